@@ -1,0 +1,178 @@
+// Package protocol is the versioned JSON-lines protocol between the runner's orchestrator (which
+// never links CUDA) and a GPU worker process (which owns one device through gorgonia.org/cu).
+//
+// The orchestrator writes one Request per line on the worker's stdin; the worker answers each with
+// exactly one Response line on stdout, in order, carrying the request's ID. Anything the worker
+// prints that is not a Response goes to stderr. A worker that dies or stops answering costs the
+// request in flight only: the orchestrator records it as failed and starts a fresh worker.
+//
+// Session: the worker first writes an unsolicited Response with Op "hello" and Version, plus the
+// Device it opened (or Error when it could not open one). Then requests follow until "quit" or EOF.
+package protocol
+
+import "tilegen/internal/variant"
+
+// Version is bumped on any incompatible change; both sides refuse a mismatch.
+const Version = 1
+
+// Ops a Request may carry.
+const (
+	OpHello  = "hello"  // worker → orchestrator, unsolicited, first line
+	OpRun    = "run"    // verify, then (if it passed and Timing is set) time one variant on one shape
+	OpCublas = "cublas" // time cuBLAS (and verify it) on one shape, same settings as a run
+	OpQuit   = "quit"   // worker exits 0
+)
+
+// Request is one line from orchestrator to worker.
+type Request struct {
+	// ID echoes back in the Response.
+	ID int64 `json:"id"`
+	// Op is one of the Op constants.
+	Op string `json:"op"`
+	// Kernel is the variant to run (OpRun).
+	Kernel *Kernel `json:"kernel,omitempty"`
+	// Shape is the problem (OpRun, OpCublas).
+	Shape Shape `json:"shape"`
+	// Verify settings; nil skips verification (never done for ranking runs).
+	Verify *VerifySettings `json:"verify,omitempty"`
+	// Timing settings; nil means verify only.
+	Timing *TimingSettings `json:"timing,omitempty"`
+}
+
+// Kernel is what the worker needs to load and launch a variant: no registry lookup on its side.
+type Kernel struct {
+	// Variant carries name, geometry and requirements.
+	Variant variant.Variant `json:"variant"`
+	// PTX is the module text.
+	PTX string `json:"ptx"`
+}
+
+// Shape is an M×N×K problem with optional leading-dimension padding (0 means ld = width).
+type Shape struct {
+	M int `json:"m"`
+	N int `json:"n"`
+	K int `json:"k"`
+}
+
+// VerifySettings control one verification.
+type VerifySettings struct {
+	// Seed for the random inputs (recorded in results); each check draws fresh inputs from it.
+	Seed uint64 `json:"seed"`
+	// SubMatrix also runs a second check with random alpha, beta ≠ 0 and leading dimensions larger
+	// than the matrix widths (lda = K+pad, ldb = ldc = N+pad), proving sub-matrix use.
+	SubMatrix bool `json:"sub_matrix"`
+	// CPUCheckMaxFlops: when 2·M·N·K is at most this, the GPU float64 reference is cross-checked
+	// against a CPU float64 reference.
+	CPUCheckMaxFlops float64 `json:"cpu_check_max_flops"`
+	// TolFactor scales the tolerance: tol = TolFactor · K · 2^-24 · (|A|·|B|)_ij bound.
+	TolFactor float64 `json:"tol_factor"`
+}
+
+// TimingSettings control one timing.
+type TimingSettings struct {
+	// Warmup launches before timing.
+	Warmup int `json:"warmup"`
+	// Reps is the minimum number of timed launches.
+	Reps int `json:"reps"`
+	// MinTimeMS is the minimum total timed time in milliseconds; reps grow until reached.
+	MinTimeMS float64 `json:"min_time_ms"`
+	// MaxReps caps the repetitions.
+	MaxReps int `json:"max_reps"`
+	// Cold flushes L2 before every timed launch.
+	Cold bool `json:"cold"`
+}
+
+// Response is one line from worker to orchestrator.
+type Response struct {
+	ID      int64  `json:"id"`
+	Op      string `json:"op"`
+	Version int    `json:"version,omitempty"`
+	// Error is set when the request could not be carried out at all (bad request, no device,
+	// load failure). A kernel that runs but computes wrong answers is not an Error: it is a
+	// Verify with Pass false.
+	Error string `json:"error,omitempty"`
+	// Device is set on hello.
+	Device *Device `json:"device,omitempty"`
+	// Attributes of the loaded function and occupancy for this shape (OpRun).
+	Attributes *Attributes `json:"attributes,omitempty"`
+	// Verify results, one per check (β = 0 first, then the sub-matrix check when asked).
+	Verify []VerifyResult `json:"verify,omitempty"`
+	// Timing statistics (when timed and verification passed).
+	Timing *TimingResult `json:"timing,omitempty"`
+	// Note carries non-fatal remarks (e.g. "cuBLAS not available: ...").
+	Note string `json:"note,omitempty"`
+}
+
+// Device describes the GPU a worker owns; recorded with every result.
+type Device struct {
+	Ordinal           int    `json:"ordinal"`
+	Name              string `json:"name"`
+	UUID              string `json:"uuid"`
+	ComputeCapability string `json:"compute_capability"`
+	SMs               int    `json:"sms"`
+	MemoryBytes       int64  `json:"memory_bytes"`
+	L2Bytes           int    `json:"l2_bytes"`
+	DriverVersion     int    `json:"driver_version"`
+	ClockKHz          int    `json:"clock_khz,omitempty"`
+	MemClockKHz       int    `json:"mem_clock_khz,omitempty"`
+	MemBusWidth       int    `json:"mem_bus_width,omitempty"`
+	CublasVersion     int    `json:"cublas_version,omitempty"`
+	CublasLibrary     string `json:"cublas_library,omitempty"`
+}
+
+// Attributes are the driver's view of a loaded kernel and its occupancy on a shape.
+type Attributes struct {
+	Registers          int `json:"registers"`
+	SharedStatic       int `json:"shared_static"`
+	LocalBytes         int `json:"local_bytes"`
+	MaxThreadsPerBlock int `json:"max_threads_per_block"`
+	// BlocksPerSM from cuOccupancyMaxActiveBlocksPerMultiprocessor.
+	BlocksPerSM int `json:"blocks_per_sm"`
+	// Blocks in the grid for this shape.
+	Blocks int `json:"blocks"`
+	// Waves = Blocks / (SMs · BlocksPerSM).
+	Waves float64 `json:"waves"`
+}
+
+// VerifyResult is one check against the float64 reference.
+type VerifyResult struct {
+	Pass   bool    `json:"pass"`
+	Seed   uint64  `json:"seed"`
+	Alpha  float32 `json:"alpha"`
+	Beta   float32 `json:"beta"`
+	LDA    int     `json:"lda"`
+	LDB    int     `json:"ldb"`
+	LDC    int     `json:"ldc"`
+	MaxAbs float64 `json:"max_abs"`
+	MaxRel float64 `json:"max_rel"`
+	// NormRel is ‖C−R‖_F / ‖R‖_F.
+	NormRel float64 `json:"norm_rel"`
+	// MismatchPct is the percentage of elements over the tolerance (NaN counts as over).
+	MismatchPct float64 `json:"mismatch_pct"`
+	MSE         float64 `json:"mse"`
+	// Tol is the element tolerance's scale used (K·eps·factor).
+	Tol float64 `json:"tol"`
+	// FirstBad is the row-major index (i*N+j) of the first failing element, -1 if none.
+	FirstBad int64 `json:"first_bad"`
+	// Reason explains a failure in one line.
+	Reason string `json:"reason,omitempty"`
+	// RefCrossChecked is true when the GPU reference was checked against the CPU reference.
+	RefCrossChecked bool `json:"ref_cross_checked"`
+}
+
+// TimingResult holds per-launch times in milliseconds.
+type TimingResult struct {
+	Reps     int     `json:"reps"`
+	MedianMS float64 `json:"median_ms"`
+	MinMS    float64 `json:"min_ms"`
+	MaxMS    float64 `json:"max_ms"`
+	MeanMS   float64 `json:"mean_ms"`
+	StdMS    float64 `json:"std_ms"`
+	// Samples are the individual times (kept for interleaved re-measurement and confidence
+	// intervals; the orchestrator may drop them from reports).
+	Samples []float64 `json:"samples,omitempty"`
+	// Cold is true when L2 was flushed before each launch.
+	Cold bool `json:"cold"`
+	// InputSets is how many rotated input sets were used.
+	InputSets int `json:"input_sets"`
+}

@@ -1,0 +1,189 @@
+// Package variant is tilegen's variant model: what one generated kernel is, how it is launched and
+// which shapes it accepts. It is defined once here and shared by the generator (which fills it from
+// variants.yaml and ptxas), the generated registry (which embeds it), the runner (which launches and
+// ranks by it) and the export (which dispatches by it). Nothing downstream re-derives geometry or
+// requirements from names or strings.
+package variant
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Signature is the C parameter list every generated kernel has, BLAS-style and row-major:
+// C = alpha·A·B + beta·C on an M×N result with leading dimensions lda, ldb, ldc (in elements).
+// beta == 0 means C is not read (it may hold NaN).
+const Signature = "int M, int N, int K, float alpha, const float* __restrict__ A, int lda, " +
+	"const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc"
+
+// Param is one template parameter of a variant with its chosen value.
+type Param struct {
+	// Name is the parameter's name as written in variants.yaml; a C and Go identifier.
+	Name string `json:"name"`
+	// Value is the parameter's integer value for this variant.
+	Value int `json:"value"`
+}
+
+// Dim2 is a pair of launch extents.
+type Dim2 struct {
+	// X is the fastest-varying extent (threadIdx.x / blockIdx.x).
+	X int `json:"x"`
+	// Y is the slower extent (threadIdx.y / blockIdx.y).
+	Y int `json:"y"`
+}
+
+// Tile is the part of C that one thread block computes.
+type Tile struct {
+	// Rows of C per block (along M); the grid's y extent is ceil(M/Rows).
+	Rows int `json:"rows"`
+	// Cols of C per block (along N); the grid's x extent is ceil(N/Cols).
+	Cols int `json:"cols"`
+}
+
+// Requirements say which problem shapes a variant accepts. A multiple of 1 means "any".
+type Requirements struct {
+	// MMultiple: M must be a multiple of this.
+	MMultiple int `json:"m_multiple"`
+	// NMultiple: N must be a multiple of this.
+	NMultiple int `json:"n_multiple"`
+	// KMultiple: K must be a multiple of this.
+	KMultiple int `json:"k_multiple"`
+	// LDMultiple: lda, ldb and ldc must be multiples of this and A, B, C aligned to
+	// 4·LDMultiple bytes (vector loads without a runtime fallback).
+	LDMultiple int `json:"ld_multiple"`
+}
+
+// Resources are what ptxas reported for the variant's PTX at the manifest's arch.
+type Resources struct {
+	// Registers per thread.
+	Registers int `json:"registers"`
+	// SharedStatic is static shared memory per block in bytes.
+	SharedStatic int `json:"shared_static"`
+	// SpillStores is bytes of register spill stores.
+	SpillStores int `json:"spill_stores"`
+	// SpillLoads is bytes of register spill loads.
+	SpillLoads int `json:"spill_loads"`
+	// StackFrame is bytes of per-thread stack frame (local memory).
+	StackFrame int `json:"stack_frame"`
+}
+
+// Variant is one point of a family's parameter space, ready to launch.
+type Variant struct {
+	// Name is the kernel's extern "C" name, a unique C and Go identifier.
+	Name string `json:"name"`
+	// Family names the kernel family (and so the technique) the variant belongs to.
+	Family string `json:"family"`
+	// Template is the family's template file name under templates/.
+	Template string `json:"template"`
+	// Params are the parameter values, in the order the family declares them.
+	Params []Param `json:"params"`
+	// Block is the thread block shape (blockDim.x, blockDim.y); blockDim.z is 1.
+	Block Dim2 `json:"block"`
+	// Tile is the C tile one block computes.
+	Tile Tile `json:"tile"`
+	// GridZ is the grid's z extent (split-K slices); 1 for most families.
+	GridZ int `json:"grid_z"`
+	// DynamicShared is the dynamic shared memory per block in bytes passed at launch (0: none).
+	DynamicShared int `json:"dynamic_shared"`
+	// Requires are the shapes the variant accepts.
+	Requires Requirements `json:"requires"`
+	// Resources are ptxas's report (zero with --no-compile).
+	Resources Resources `json:"resources"`
+	// SourceHash is the SHA-256 of the generated .cu source, hex.
+	SourceHash string `json:"source_hash"`
+	// PTXHash is the SHA-256 of the PTX, hex (empty with --no-compile).
+	PTXHash string `json:"ptx_hash,omitempty"`
+}
+
+// Manifest is generated/manifest.json.
+type Manifest struct {
+	// Generator is tilegen's generator version.
+	Generator string `json:"generator"`
+	// NVCC is nvcc's version line ("release 11.8, V11.8.89"), empty with --no-compile.
+	NVCC string `json:"nvcc"`
+	// Arch is the PTX target (sm_90).
+	Arch string `json:"arch"`
+	// Variants sorted by name.
+	Variants []Variant `json:"variants"`
+}
+
+// Threads is the number of threads per block.
+func (v *Variant) Threads() int { return v.Block.X * v.Block.Y }
+
+// Param returns the value of the named parameter and whether it exists.
+func (v *Variant) Param(name string) (int, bool) {
+	for _, p := range v.Params {
+		if p.Name == name {
+			return p.Value, true
+		}
+	}
+	return 0, false
+}
+
+// Grid returns the grid extents (x over N, y over M, z) for an M×N result.
+func (v *Variant) Grid(m, n int) (x, y, z int) {
+	z = v.GridZ
+	if z < 1 {
+		z = 1
+	}
+	return ceilDiv(n, v.Tile.Cols), ceilDiv(m, v.Tile.Rows), z
+}
+
+// Supports reports whether the variant accepts an M×N×K problem with the given leading dimensions;
+// when it does not, the error says why.
+func (v *Variant) Supports(m, n, k, lda, ldb, ldc int) error {
+	if m < 1 || n < 1 || k < 1 {
+		return fmt.Errorf("shape %dx%dx%d: every dimension must be at least 1", m, n, k)
+	}
+	if lda < k || ldb < n || ldc < n {
+		return fmt.Errorf("leading dimensions lda=%d ldb=%d ldc=%d too small for %dx%dx%d", lda, ldb, ldc, m, n, k)
+	}
+	r := v.Requires
+	for _, c := range []struct {
+		what     string
+		val, mul int
+	}{{"M", m, r.MMultiple}, {"N", n, r.NMultiple}, {"K", k, r.KMultiple},
+		{"lda", lda, r.LDMultiple}, {"ldb", ldb, r.LDMultiple}, {"ldc", ldc, r.LDMultiple}} {
+		if c.mul > 1 && c.val%c.mul != 0 {
+			return fmt.Errorf("%s=%d is not a multiple of %d", c.what, c.val, c.mul)
+		}
+	}
+	_, gy, gz := v.Grid(m, n)
+	if gy > 65535 || gz > 65535 {
+		return fmt.Errorf("grid y=%d z=%d exceeds 65535", gy, gz)
+	}
+	return nil
+}
+
+// Arbitrary reports whether the variant claims to handle any M, N, K and leading dimension.
+func (r Requirements) Arbitrary() bool {
+	return r.MMultiple <= 1 && r.NMultiple <= 1 && r.KMultiple <= 1 && r.LDMultiple <= 1
+}
+
+// ParamString renders the parameters as "A=1 B=2" in declaration order.
+func (v *Variant) ParamString() string {
+	parts := make([]string, len(v.Params))
+	for i, p := range v.Params {
+		parts[i] = fmt.Sprintf("%s=%d", p.Name, p.Value)
+	}
+	return strings.Join(parts, " ")
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// IsIdent reports whether s is a valid C and Go identifier (ASCII letters, digits, underscore).
+func IsIdent(s string) bool { return identRE.MatchString(s) && len(s) <= 200 }
+
+// SortByName sorts variants by name, the order of every generated output.
+func SortByName(vs []Variant) {
+	sort.Slice(vs, func(i, j int) bool { return vs[i].Name < vs[j].Name })
+}
+
+func ceilDiv(a, b int) int {
+	if b <= 0 {
+		return 0
+	}
+	return (a + b - 1) / b
+}

@@ -1,0 +1,14 @@
+// Package templates holds the CUDA kernel templates tilegen renders, one file per family
+// (<family>.cu.tmpl), the shared blocks they use (common.cu.tmpl) and the support kernels the
+// runner needs (support/<name>.cu.tmpl: the float64 reference, the FP32 peak probe).
+//
+// Adding a family is adding a template file here and an entry in variants.yaml: the files are
+// embedded by pattern, so no Go change is needed.
+package templates
+
+import "embed"
+
+// FS holds every template.
+//
+//go:embed *.cu.tmpl support/*.cu.tmpl
+var FS embed.FS
