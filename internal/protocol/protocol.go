@@ -150,7 +150,7 @@ type VerifyResult struct {
 	// MismatchPct is the percentage of elements over the tolerance (NaN counts as over).
 	MismatchPct float64 `json:"mismatch_pct"`
 	MSE         float64 `json:"mse"`
-	// Tol is the element tolerance's scale used (K·eps·factor).
+	// Tol is the tolerance scale TolFactor·(K+2)·2^-24; an element's bound is Tol·((|α|·|A|·|B|)_ij + |β·C0_ij|).
 	Tol float64 `json:"tol"`
 	// FirstBad is the row-major index (i*N+j) of the first failing element, -1 if none.
 	FirstBad int64 `json:"first_bad"`

@@ -1,0 +1,177 @@
+//go:generate go run ./testdata/mkptx.go
+
+package gpu
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"tilegen/internal/protocol"
+	"tilegen/internal/variant"
+)
+
+// defaultDynamicSharedLimit is the dynamic shared memory a launch may use without opting in.
+const defaultDynamicSharedLimit = 48 << 10
+
+// loadModule JIT-compiles PTX for this device, reusing a module already loaded from the same text
+// (interleaved re-measurement sends the same kernel again). A JIT failure carries ptxas's log.
+func (w *Worker) loadModule(ptx string) (cu.Module, error) {
+	key := sha256.Sum256([]byte(ptx))
+	if m, ok := w.modules[key]; ok {
+		return m, nil
+	}
+	errLog := &cu.JITErrorLogBuffer{Buffer: make([]byte, 16<<10)}
+	m, err := cu.LoadDataEx(ptx, errLog)
+	if err != nil {
+		if msg := strings.TrimSpace(string(bytes.TrimRight(errLog.Buffer, "\x00"))); msg != "" {
+			err = fmt.Errorf("%w: %s", err, msg)
+		}
+		return cu.Module{}, fmt.Errorf("loading PTX: %w", err)
+	}
+	w.modules[key] = m
+	return m, nil
+}
+
+// kernel is a loaded variant ready to launch.
+type kernel struct {
+	fn cu.Function
+	v  variant.Variant
+}
+
+// loadKernel loads the variant's function and prepares it for its dynamic shared memory.
+func (w *Worker) loadKernel(k *protocol.Kernel) (*kernel, error) {
+	mod, err := w.loadModule(k.PTX)
+	if err != nil {
+		return nil, err
+	}
+	fn, err := mod.Function(k.Variant.Name)
+	if err != nil {
+		return nil, fmt.Errorf("PTX has no kernel %q: %w", k.Variant.Name, err)
+	}
+	if k.Variant.DynamicShared > defaultDynamicSharedLimit {
+		if err := setMaxDynamicShared(fn, k.Variant.DynamicShared); err != nil {
+			return nil, err
+		}
+	}
+	return &kernel{fn: fn, v: k.Variant}, nil
+}
+
+// attributes reads the driver's view of the function and its occupancy on an M×N result.
+func (w *Worker) attributes(k *kernel, m, n int) (*protocol.Attributes, error) {
+	a := &protocol.Attributes{}
+	for _, f := range []struct {
+		attr cu.FunctionAttribute
+		dst  *int
+	}{
+		{cu.NumRegs, &a.Registers}, {cu.SharedSizeBytes, &a.SharedStatic},
+		{cu.LocalSizeBytes, &a.LocalBytes}, {cu.FnMaxThreadsPerBlock, &a.MaxThreadsPerBlock},
+	} {
+		v, err := k.fn.Attribute(f.attr)
+		if err != nil {
+			return nil, fmt.Errorf("function attribute %v: %w", f.attr, err)
+		}
+		*f.dst = v
+	}
+	if t := k.v.Threads(); t > a.MaxThreadsPerBlock {
+		return a, fmt.Errorf("block of %d threads exceeds the kernel's limit of %d (registers: %d)",
+			t, a.MaxThreadsPerBlock, a.Registers)
+	}
+	bps, err := k.fn.MaxActiveBlocksPerMultiProcessor(k.v.Threads(), int64(k.v.DynamicShared))
+	if err != nil {
+		return nil, fmt.Errorf("occupancy: %w", err)
+	}
+	a.BlocksPerSM = bps
+	gx, gy, gz := k.v.Grid(m, n)
+	a.Blocks = gx * gy * gz
+	if bps > 0 && w.info.SMs > 0 {
+		a.Waves = float64(a.Blocks) / float64(w.info.SMs*bps)
+	}
+	if bps == 0 {
+		return a, fmt.Errorf("kernel cannot be resident: 0 blocks per SM with %d threads and %d bytes of dynamic shared memory",
+			k.v.Threads(), k.v.DynamicShared)
+	}
+	return a, nil
+}
+
+// gemmFunc enqueues C = alpha·A·B + beta·C on the worker's stream (row-major, leading dimensions
+// in elements); it does not wait.
+type gemmFunc func(m, n, k int, alpha float32, a cu.DevicePtr, lda int, b cu.DevicePtr, ldb int,
+	beta float32, c cu.DevicePtr, ldc int) error
+
+// gemm returns the launcher of a variant per the shared kernel contract.
+func (w *Worker) gemm(k *kernel) gemmFunc {
+	return func(m, n, kk int, alpha float32, a cu.DevicePtr, lda int, b cu.DevicePtr, ldb int,
+		beta float32, c cu.DevicePtr, ldc int) error {
+		gx, gy, gz := k.v.Grid(m, n)
+		args := newArgs().i32(m).i32(n).i32(kk).f32(alpha).ptr(a).i32(lda).ptr(b).i32(ldb).f32(beta).ptr(c).i32(ldc)
+		return launchErr(k.fn.Launch(gx, gy, gz, k.v.Block.X, k.v.Block.Y, 1, k.v.DynamicShared, w.stream, args.pointers()))
+	}
+}
+
+// args holds kernel arguments one per 8-byte slot: cu's Launch copies 8 bytes per argument and the
+// driver takes each parameter's own size from the front of its slot (little-endian).
+type args struct{ slots []uint64 }
+
+func newArgs() *args { return &args{} }
+
+func (a *args) i32(v int) *args {
+	a.slots = append(a.slots, uint64(uint32(int32(v))))
+	return a
+}
+
+func (a *args) f32(v float32) *args {
+	a.slots = append(a.slots, uint64(*(*uint32)(unsafe.Pointer(&v))))
+	return a
+}
+
+func (a *args) ptr(p cu.DevicePtr) *args {
+	a.slots = append(a.slots, uint64(p))
+	return a
+}
+
+func (a *args) pointers() []unsafe.Pointer {
+	ps := make([]unsafe.Pointer, len(a.slots))
+	for i := range a.slots {
+		ps[i] = unsafe.Pointer(&a.slots[i])
+	}
+	return ps
+}
+
+// launchErr classifies a launch error: most are about the launch configuration and leave the
+// context usable; a sticky one (an earlier asynchronous fault surfacing) does not.
+func launchErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if sticky(err) {
+		return &FatalError{Err: fmt.Errorf("launch: %w", err)}
+	}
+	return fmt.Errorf("launch: %w", err)
+}
+
+// sticky reports whether err is one of the driver errors after which the context is unusable.
+func sticky(err error) bool {
+	for _, e := range []error{cu.IllegalAddress, cu.LaunchFailed, cu.HardwareStackError, cu.IllegalInstruction,
+		cu.MisalignedAddress, cu.InvalidAddressSpace, cu.InvalidPc, cu.Assert, cu.LaunchTimeout,
+		cu.EccUncorrectable, cu.ContextIsDestroyed} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// sync waits for the stream. Any error here is the asynchronous report of a kernel fault, and
+// after one the context cannot be trusted: always fatal.
+func (w *Worker) sync(what string) error {
+	if err := w.stream.Synchronize(); err != nil {
+		return &FatalError{Err: fmt.Errorf("%s: %w", what, err)}
+	}
+	return nil
+}

@@ -1,0 +1,313 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"tilegen/internal/protocol"
+	"tilegen/internal/variant"
+	"tilegen/internal/verify"
+)
+
+// run handles OpRun: load, attributes, verification, then timing if verification passed.
+func (w *Worker) run(req protocol.Request, resp *protocol.Response) error {
+	if req.Kernel == nil {
+		return fmt.Errorf("run request without a kernel")
+	}
+	v := req.Kernel.Variant
+	s := req.Shape
+	if err := v.Supports(s.M, s.N, s.K, s.K, s.N, s.N); err != nil {
+		return fmt.Errorf("variant %s does not support %dx%dx%d: %w", v.Name, s.M, s.N, s.K, err)
+	}
+	k, err := w.loadKernel(req.Kernel)
+	if err != nil {
+		return fmt.Errorf("variant %s: %w", v.Name, err)
+	}
+	attrs, err := w.attributes(k, s.M, s.N)
+	resp.Attributes = attrs
+	if err != nil {
+		return fmt.Errorf("variant %s: %w", v.Name, err)
+	}
+	return w.verifyAndTime(w.gemm(k), &v, req, resp)
+}
+
+// runCublas handles OpCublas exactly like a variant; a missing cuBLAS is a note, not an error.
+func (w *Worker) runCublas(req protocol.Request, resp *protocol.Response) error {
+	if w.blas == nil {
+		resp.Note = fmt.Sprintf("cuBLAS not available: %v", w.blasErr)
+		return nil
+	}
+	s := req.Shape
+	if s.M < 1 || s.N < 1 || s.K < 1 {
+		return fmt.Errorf("shape %dx%dx%d: every dimension must be at least 1", s.M, s.N, s.K)
+	}
+	return w.verifyAndTime(w.blas.sgemm, nil, req, resp)
+}
+
+func (w *Worker) verifyAndTime(g gemmFunc, v *variant.Variant, req protocol.Request, resp *protocol.Response) error {
+	s := req.Shape
+	if req.Verify != nil {
+		results, err := w.verifyAll(g, v, s, req.Verify)
+		resp.Verify = results
+		if err != nil {
+			return err
+		}
+		for _, r := range results {
+			if !r.Pass {
+				return nil // a wrong kernel is not timed
+			}
+		}
+	}
+	if req.Timing != nil {
+		t, err := w.time(g, s.M, s.N, s.K, req.Timing)
+		if err != nil {
+			return err
+		}
+		resp.Timing = t
+	}
+	return nil
+}
+
+// check is one verification's scalars and layout.
+type check struct {
+	alpha, beta   float32
+	lda, ldb, ldc int
+}
+
+// verifyAll runs the β = 0 check and, when asked, the sub-matrix check; both draw fresh inputs
+// from one generator seeded with the request's seed, so a failure reproduces from the seed alone.
+func (w *Worker) verifyAll(g gemmFunc, v *variant.Variant, s protocol.Shape, set *protocol.VerifySettings) ([]protocol.VerifyResult, error) {
+	if w.ref == nil {
+		return nil, fmt.Errorf("worker started without the reference kernel: cannot verify")
+	}
+	rnd := verify.Rand(set.Seed)
+	checks := []check{{alpha: 1, beta: 0, lda: s.K, ldb: s.N, ldc: s.N}}
+	if set.SubMatrix {
+		ldm := 1
+		if v != nil && v.Requires.LDMultiple > 1 {
+			ldm = v.Requires.LDMultiple
+		}
+		// Odd pads (3, 5) also move every row off vector alignment; a kernel that requires
+		// alignment gets the smallest pads its ld_multiple allows.
+		c := check{alpha: randScalar(rnd), beta: randScalar(rnd),
+			lda: s.K + roundUp(3, ldm), ldb: s.N + roundUp(5, ldm), ldc: s.N + roundUp(5, ldm)}
+		if v != nil {
+			if err := v.Supports(s.M, s.N, s.K, c.lda, c.ldb, c.ldc); err != nil {
+				return nil, fmt.Errorf("sub-matrix check: %w", err)
+			}
+		}
+		checks = append(checks, c)
+	}
+	var out []protocol.VerifyResult
+	for _, c := range checks {
+		r, err := w.verifyOne(g, s.M, s.N, s.K, c, rnd, set)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// randScalar is a nonzero scalar of either sign with magnitude in [0.5, 2).
+func randScalar(r *rand.Rand) float32 {
+	x := float32(0.5 + 1.5*r.Float64())
+	if r.IntN(2) == 0 {
+		x = -x
+	}
+	return x
+}
+
+func roundUp(x, m int) int { return (x + m - 1) / m * m }
+
+// guard is the number of sentinel floats before and after C (1 KiB keeps C 16-byte aligned).
+const guard = 256
+
+// refTile is the reference kernel's block edge (REF_TILE in reference.cu.tmpl).
+const refTile = 16
+
+// crossCheckTol is how closely the GPU and CPU float64 references must agree, relative to
+// |A|·|B|; both sum exact products in the same order, so they normally agree exactly.
+const crossCheckTol = 1e-12
+
+func (w *Worker) verifyOne(g gemmFunc, m, n, k int, c check, rnd *rand.Rand, set *protocol.VerifySettings) (protocol.VerifyResult, error) {
+	res := protocol.VerifyResult{Seed: set.Seed, Alpha: c.alpha, Beta: c.beta, LDA: c.lda, LDB: c.ldb, LDC: c.ldc,
+		FirstBad: -1, Tol: verify.Scale(set.TolFactor, k)}
+	nan := float32(math.NaN())
+	a := verify.Matrix(rnd, m, k, c.lda, nan) // NaN padding: reading past K poisons the result
+	b := verify.Matrix(rnd, k, n, c.ldb, nan)
+	hc := make([]float32, guard+m*c.ldc+guard)
+	for x := range hc {
+		hc[x] = verify.SentinelFloat()
+	}
+	c0 := hc[guard : guard+m*c.ldc]
+	for i := 0; i < m; i++ {
+		row := c0[i*c.ldc : i*c.ldc+n]
+		if c.beta == 0 {
+			for j := range row {
+				row[j] = nan // an element the kernel never writes stays NaN and fails
+			}
+		} else {
+			verify.Uniform(rnd, row)
+		}
+	}
+	var ar arena
+	defer ar.free()
+	dA, err := ar.upload(w.stream, a)
+	if err != nil {
+		return res, err
+	}
+	dB, err := ar.upload(w.stream, b)
+	if err != nil {
+		return res, err
+	}
+	dC, err := ar.upload(w.stream, hc)
+	if err != nil {
+		return res, err
+	}
+	dR, err := ar.alloc(int64(m) * int64(n) * 8)
+	if err != nil {
+		return res, err
+	}
+	dS, err := ar.alloc(int64(m) * int64(n) * 8)
+	if err != nil {
+		return res, err
+	}
+	// The reference runs first: a kernel that (wrongly) writes its inputs cannot then also
+	// corrupt the expectation it is judged by.
+	refArgs := newArgs().i32(m).i32(n).i32(k).ptr(dA).i32(c.lda).ptr(dB).i32(c.ldb).ptr(dR).ptr(dS).i32(n)
+	if err := launchErr(w.ref.Launch((n+refTile-1)/refTile, (m+refTile-1)/refTile, 1, refTile, refTile, 1, 0,
+		w.stream, refArgs.pointers())); err != nil {
+		return res, fmt.Errorf("reference kernel: %w", err)
+	}
+	if err := w.sync("reference kernel"); err != nil {
+		return res, err
+	}
+	if err := g(m, n, k, c.alpha, dA, c.lda, dB, c.ldb, c.beta, dC+guard*4, c.ldc); err != nil {
+		return res, err
+	}
+	if err := w.sync("kernel under test"); err != nil {
+		return res, err
+	}
+	r := make([]float64, m*n)
+	sAbs := make([]float64, m*n)
+	if err := ar.download(w.stream, r, dR); err != nil {
+		return res, err
+	}
+	if err := ar.download(w.stream, sAbs, dS); err != nil {
+		return res, err
+	}
+	// The host copy of C still holds C0 here; the download below replaces it with the result.
+	e, bound := verify.Expect(m, n, c.alpha, c.beta, r, sAbs, c0, c.ldc)
+	if err := ar.download(w.stream, hc, dC); err != nil {
+		return res, err
+	}
+	if 2*float64(m)*float64(n)*float64(k) <= set.CPUCheckMaxFlops {
+		cr, cs, err := verify.Reference(m, n, k, a, c.lda, b, c.ldb)
+		if err != nil {
+			return res, fmt.Errorf("CPU reference: %w", err)
+		}
+		if err := verify.CrossCheck(r, sAbs, cr, cs, n, crossCheckTol); err != nil {
+			return res, fmt.Errorf("GPU reference disagrees with the CPU reference: %w", err)
+		}
+		res.RefCrossChecked = true
+	}
+	met := verify.Compare(m, n, hc[guard:], c.ldc, e, bound, res.Tol)
+	res.MaxAbs, res.MaxRel, res.NormRel, res.MSE = met.MaxAbs, met.MaxRel, met.NormRel, met.MSE
+	res.MismatchPct, res.FirstBad = met.MismatchPct, met.FirstBad
+	res.Pass = met.Pass()
+	res.Reason = met.Reason(n)
+	if x := verify.SentinelBroken(hc, guard, guard, m, n, c.ldc); x >= 0 {
+		res.Pass = false
+		where := ""
+		switch {
+		case x < guard:
+			where = fmt.Sprintf("%d elements before C", guard-x)
+		case x >= guard+m*c.ldc:
+			where = fmt.Sprintf("%d elements past the end of C", x-guard-m*c.ldc+1)
+		default:
+			i, j := (x-guard)/c.ldc, (x-guard)%c.ldc
+			where = fmt.Sprintf("padding column %d of row %d (N=%d, ldc=%d)", j, i, n, c.ldc)
+		}
+		msg := "wrote outside the result: " + where
+		if res.Reason != "" {
+			msg = res.Reason + "; " + msg
+		}
+		res.Reason = msg
+	}
+	// JSON cannot carry NaN or Inf; a non-finite metric only arises with non-finite elements,
+	// which MismatchPct and Reason already report.
+	for _, p := range []*float64{&res.MaxAbs, &res.MaxRel, &res.NormRel, &res.MSE} {
+		if math.IsNaN(*p) || math.IsInf(*p, 0) {
+			*p = math.MaxFloat64
+		}
+	}
+	return res, nil
+}
+
+// arena tracks device allocations of one request so every exit path frees them.
+type arena struct{ ptrs []cu.DevicePtr }
+
+func (a *arena) alloc(bytes int64) (cu.DevicePtr, error) {
+	if bytes < 1 {
+		bytes = 1
+	}
+	p, err := cu.MemAlloc(bytes)
+	if err != nil {
+		if sticky(err) {
+			return 0, &FatalError{Err: fmt.Errorf("allocating %d bytes: %w", bytes, err)}
+		}
+		return 0, fmt.Errorf("allocating %d bytes: %w", bytes, err)
+	}
+	a.ptrs = append(a.ptrs, p)
+	return p, nil
+}
+
+func (a *arena) free() {
+	for _, p := range a.ptrs {
+		_ = cu.MemFree(p)
+	}
+	a.ptrs = nil
+}
+
+// upload allocates device memory for src and copies it there.
+func (a *arena) upload(s cu.Stream, src []float32) (cu.DevicePtr, error) {
+	p, err := a.alloc(int64(len(src)) * 4)
+	if err != nil {
+		return 0, err
+	}
+	if err := copyErr("host to device", cu.MemcpyHtoDAsync(p, unsafe.Pointer(&src[0]), int64(len(src))*4, s)); err != nil {
+		return 0, err
+	}
+	return p, copyErr("host to device", s.Synchronize())
+}
+
+// download copies len(dst) elements (float32 or float64) from p and waits for them.
+func (a *arena) download(s cu.Stream, dst any, p cu.DevicePtr) error {
+	var ptr unsafe.Pointer
+	var bytes int64
+	switch d := dst.(type) {
+	case []float32:
+		ptr, bytes = unsafe.Pointer(&d[0]), int64(len(d))*4
+	case []float64:
+		ptr, bytes = unsafe.Pointer(&d[0]), int64(len(d))*8
+	default:
+		return fmt.Errorf("download into %T", dst)
+	}
+	if err := copyErr("device to host", cu.MemcpyDtoHAsync(ptr, p, bytes, s)); err != nil {
+		return err
+	}
+	return copyErr("device to host", s.Synchronize())
+}
+
+// copyErr: copies only fail on a broken context (or a bug here); either way the worker must go.
+func copyErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &FatalError{Err: fmt.Errorf("copy %s: %w", what, err)}
+}

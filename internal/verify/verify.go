@@ -1,0 +1,266 @@
+// Package verify is the arithmetic behind a kernel's verification, kept free of CUDA so that it is
+// tested without a GPU: a float64 CPU reference GEMM, the element tolerance, and the error metrics
+// that turn a computed C and its float64 expectation into a pass or a fail.
+//
+// The model: for C = alpha·A·B + beta·C0 computed in float32 with K products per element, the
+// expectation is E = alpha·R + beta·C0 with R = A·B accumulated in float64, and the error of a
+// correct float32 kernel is bounded element by element by
+//
+//	tol_ij = TolFactor · (K+2) · 2^-24 · (|alpha| · S_ij + |beta · C0_ij|) + Tiny
+//
+// where S = |A|·|B| (also accumulated in float64). The bound follows the standard error analysis of
+// a dot product (each of the K additions and the final alpha/beta update rounds once), so it scales
+// with K and with the magnitudes actually summed, not with the (possibly cancelling) result; a
+// wrong element, a NaN or an element never written exceeds it.
+package verify
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+)
+
+// Eps32 is the unit roundoff of float32 (2^-24).
+const Eps32 = 1.0 / (1 << 24)
+
+// Tiny is added to every tolerance so that an element whose bound is exactly zero (all-zero
+// operands) still accepts an exact zero and nothing else of consequence.
+const Tiny = 1e-30
+
+// Scale returns the tolerance scale TolFactor·(K+2)·2^-24 that multiplies each element's magnitude
+// bound; it is what VerifyResult.Tol records.
+func Scale(tolFactor float64, k int) float64 {
+	return tolFactor * float64(k+2) * Eps32
+}
+
+// Reference computes R = A·B and S = |A|·|B| in float64 on the CPU for row-major A (M×K, row stride
+// lda) and B (K×N, row stride ldb); R and S are dense M×N (stride N). Rows are spread over
+// GOMAXPROCS goroutines. Products of two float32 values are exact in float64 and the k order is
+// ascending, so a GPU reference that accumulates the same way agrees bit for bit.
+func Reference(m, n, k int, a []float32, lda int, b []float32, ldb int) (r, s []float64, err error) {
+	if err := checkDims(m, n, k, len(a), lda, len(b), ldb); err != nil {
+		return nil, nil, err
+	}
+	r = make([]float64, m*n)
+	s = make([]float64, m*n)
+	workers := runtime.GOMAXPROCS(0)
+	if workers > m {
+		workers = m
+	}
+	var wg sync.WaitGroup
+	rows := make(chan int, m)
+	for i := 0; i < m; i++ {
+		rows <- i
+	}
+	close(rows)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			accR := make([]float64, n)
+			accS := make([]float64, n)
+			for i := range rows {
+				clear(accR)
+				clear(accS)
+				// i-k-j order streams rows of B; per element the k order stays ascending.
+				for p := 0; p < k; p++ {
+					av := float64(a[i*lda+p])
+					aa := math.Abs(av)
+					brow := b[p*ldb : p*ldb+n]
+					for j, bv := range brow {
+						bd := float64(bv)
+						accR[j] += av * bd
+						accS[j] += aa * math.Abs(bd)
+					}
+				}
+				copy(r[i*n:(i+1)*n], accR)
+				copy(s[i*n:(i+1)*n], accS)
+			}
+		}()
+	}
+	wg.Wait()
+	return r, s, nil
+}
+
+func checkDims(m, n, k, la, lda, lb, ldb int) error {
+	if m < 1 || n < 1 || k < 1 {
+		return fmt.Errorf("shape %dx%dx%d: every dimension must be at least 1", m, n, k)
+	}
+	if lda < k || ldb < n {
+		return fmt.Errorf("leading dimensions lda=%d ldb=%d too small for K=%d N=%d", lda, ldb, k, n)
+	}
+	if la < (m-1)*lda+k {
+		return fmt.Errorf("A holds %d elements, need %d", la, (m-1)*lda+k)
+	}
+	if lb < (k-1)*ldb+n {
+		return fmt.Errorf("B holds %d elements, need %d", lb, (k-1)*ldb+n)
+	}
+	return nil
+}
+
+// Expect turns the reference sums into the expectation and the per-element magnitude bound:
+// E = alpha·R + beta·C0 and Bound = |alpha|·S + |beta·C0|. c0 is the M×N input C with row stride
+// ldc; it is not read when beta == 0 (as a kernel must not read it either).
+func Expect(m, n int, alpha, beta float32, r, s []float64, c0 []float32, ldc int) (e, bound []float64) {
+	al, be := float64(alpha), float64(beta)
+	e = make([]float64, m*n)
+	bound = make([]float64, m*n)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			x := i*n + j
+			e[x] = al * r[x]
+			bound[x] = math.Abs(al) * s[x]
+			if beta != 0 {
+				bc := be * float64(c0[i*ldc+j])
+				e[x] += bc
+				bound[x] += math.Abs(bc)
+			}
+		}
+	}
+	return e, bound
+}
+
+// Metrics compares a computed C against its expectation.
+type Metrics struct {
+	// MaxAbs is the largest |C−E| over finite elements.
+	MaxAbs float64
+	// MaxRel is the largest |C−E|/|E| over finite elements with E ≠ 0.
+	MaxRel float64
+	// NormRel is ‖C−E‖_F / ‖E‖_F over finite elements (0 when E is all zero and C matches).
+	NormRel float64
+	// MSE is the mean of (C−E)² over finite elements.
+	MSE float64
+	// Bad counts elements over their tolerance; NaN and Inf count.
+	Bad int
+	// NonFinite counts NaN and Inf elements.
+	NonFinite int
+	// MismatchPct is 100·Bad/(M·N).
+	MismatchPct float64
+	// FirstBad is the row-major index i·N+j of the first bad element, -1 if none.
+	FirstBad int64
+	// Worst is the largest |C−E|/tol_ij seen (Inf when a non-finite element occurred).
+	Worst float64
+}
+
+// Pass reports whether no element exceeded its tolerance.
+func (m Metrics) Pass() bool { return m.Bad == 0 }
+
+// Compare measures C (M×N, row stride ldc) against the expectation e and the magnitude bound
+// (both dense M×N) with tolerance tol_ij = scale·bound_ij + Tiny.
+func Compare(m, n int, c []float32, ldc int, e, bound []float64, scale float64) Metrics {
+	met := Metrics{FirstBad: -1}
+	var sumSq, sumRef float64
+	finite := 0
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			x := i*n + j
+			got := float64(c[i*ldc+j])
+			want := e[x]
+			if math.IsNaN(got) || math.IsInf(got, 0) {
+				met.NonFinite++
+				met.markBad(int64(x))
+				met.Worst = math.Inf(1)
+				continue
+			}
+			d := math.Abs(got - want)
+			finite++
+			sumSq += d * d
+			sumRef += want * want
+			if d > met.MaxAbs {
+				met.MaxAbs = d
+			}
+			if want != 0 {
+				if r := d / math.Abs(want); r > met.MaxRel {
+					met.MaxRel = r
+				}
+			}
+			tol := scale*bound[x] + Tiny
+			if w := d / tol; w > met.Worst {
+				met.Worst = w
+			}
+			if d > tol {
+				met.markBad(int64(x))
+			}
+		}
+	}
+	if finite > 0 {
+		met.MSE = sumSq / float64(finite)
+	}
+	switch {
+	case sumRef > 0:
+		met.NormRel = math.Sqrt(sumSq / sumRef)
+	case sumSq > 0:
+		met.NormRel = math.Inf(1)
+	}
+	met.MismatchPct = 100 * float64(met.Bad) / float64(m*n)
+	return met
+}
+
+func (m *Metrics) markBad(x int64) {
+	if m.Bad == 0 {
+		m.FirstBad = x
+	}
+	m.Bad++
+}
+
+// Reason describes a failed comparison in one line ("" when it passed).
+func (m Metrics) Reason(n int) string {
+	if m.Pass() {
+		return ""
+	}
+	i, j := m.FirstBad/int64(n), m.FirstBad%int64(n)
+	msg := fmt.Sprintf("%d elements (%.4g%%) over tolerance, first at (%d,%d)", m.Bad, m.MismatchPct, i, j)
+	if m.NonFinite > 0 {
+		msg += fmt.Sprintf(", %d NaN/Inf", m.NonFinite)
+	}
+	return msg
+}
+
+// Sentinel is the bit pattern written around and between the rows of C (padding columns and guard
+// zones) that a kernel must leave untouched: a quiet NaN with a payload no arithmetic produces.
+const Sentinel uint32 = 0x7FC0FFEE
+
+// SentinelBroken returns the index (into c) of the first element that should hold Sentinel but
+// does not, or -1: the guard zones c[:front] and c[len(c)-back:], and the padding columns
+// n..ldc-1 of each of the m rows that start at c[front].
+func SentinelBroken(c []float32, front, back, m, n, ldc int) int {
+	for x := 0; x < front; x++ {
+		if math.Float32bits(c[x]) != Sentinel {
+			return x
+		}
+	}
+	for i := 0; i < m; i++ {
+		for j := n; j < ldc; j++ {
+			x := front + i*ldc + j
+			if math.Float32bits(c[x]) != Sentinel {
+				return x
+			}
+		}
+	}
+	for x := len(c) - back; x < len(c); x++ {
+		if math.Float32bits(c[x]) != Sentinel {
+			return x
+		}
+	}
+	return -1
+}
+
+// CrossCheck compares a GPU float64 reference (R, S) against the CPU one and returns an error
+// naming the first element where they differ by more than relTol·S_ij (S bounds the sum's
+// magnitude, so cancellation in R cannot make the check spuriously strict).
+func CrossCheck(gpuR, gpuS, cpuR, cpuS []float64, n int, relTol float64) error {
+	if len(gpuR) != len(cpuR) || len(gpuS) != len(cpuS) || len(gpuR) != len(gpuS) {
+		return fmt.Errorf("reference sizes differ: gpu %d/%d, cpu %d/%d", len(gpuR), len(gpuS), len(cpuR), len(cpuS))
+	}
+	for x := range cpuR {
+		lim := relTol*cpuS[x] + Tiny
+		if d := math.Abs(gpuR[x] - cpuR[x]); !(d <= lim) {
+			return fmt.Errorf("reference mismatch at (%d,%d): gpu %g, cpu %g", x/n, x%n, gpuR[x], cpuR[x])
+		}
+		if d := math.Abs(gpuS[x] - cpuS[x]); !(d <= lim) {
+			return fmt.Errorf("reference |A|·|B| mismatch at (%d,%d): gpu %g, cpu %g", x/n, x%n, gpuS[x], cpuS[x])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,72 @@
+// Command tilegen-worker owns one GPU for the tilegen runner: it answers the JSON-lines protocol of
+// tilegen/internal/protocol on stdin/stdout (hello first, then one response per request, in
+// order) and exits 0 on quit or end of input. It exits non-zero when the device cannot be opened
+// or a kernel fault left the CUDA context unusable; the runner then starts a fresh worker.
+//
+// Usage:
+//
+//	tilegen-worker [--device N] [--reference-ptx FILE]
+//
+// The float64 reference kernel the worker verifies against is the generated support kernel
+// "reference" (generated.SupportPTX); --reference-ptx replaces it with a PTX file, e.g. to try a
+// changed templates/support/reference.cu.tmpl without regenerating.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+
+	"github.com/spf13/pflag"
+
+	"tilegen/generated"
+	"tilegen/internal/gpu"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "tilegen-worker: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("tilegen-worker", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	device := fs.Int("device", 0, "CUDA device `ordinal` to open")
+	refPath := fs.String("reference-ptx", "", "PTX `file` holding the float64 reference kernel \"reference\" (default: the generated one)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	opt := gpu.Options{Ordinal: *device}
+	if *refPath != "" {
+		b, err := os.ReadFile(*refPath)
+		if err != nil {
+			return fmt.Errorf("reading the reference PTX: %w", err)
+		}
+		opt.ReferencePTX = string(b)
+	} else {
+		ptx, err := generated.SupportPTX("reference")
+		if err != nil {
+			return fmt.Errorf("reference kernel: %w", err)
+		}
+		opt.ReferencePTX = ptx
+	}
+	// CUDA contexts are current per OS thread: every CUDA call from here on must come from this
+	// goroutine on this thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	w, err := gpu.Open(opt)
+	err = gpu.Serve(w, err, stdin, stdout)
+	var fatal *gpu.FatalError
+	if w != nil && !errors.As(err, &fatal) {
+		// After a fault the context cannot be torn down cleanly; exiting releases it.
+		w.Close()
+	}
+	return err
+}
