@@ -1,0 +1,365 @@
+package orchestrator
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"tilegen/internal/protocol"
+	"tilegen/internal/variant"
+)
+
+func (s *session) runInfo() RunInfo {
+	return RunInfo{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, NVCC: s.cfg.Catalog.NVCC(), Arch: s.cfg.Catalog.Arch(),
+		Devices: s.pool.devices()}
+}
+
+func (s *session) variantByName(name string) *variant.Variant {
+	return s.byName[name]
+}
+
+// start prints the plan's size and sets up progress for the measurements still to make.
+func (s *session) start(what string, total, todo int) {
+	fmt.Fprintf(s.cfg.Stderr, "%s: %d measurements, %d cached, %d to run on %d device(s)\n",
+		what, total, total-todo, todo, len(s.pool.slots))
+	s.prog = newProgress(s.cfg.Stderr, s.cfg.Progress, todo)
+}
+
+// Tune measures cuBLAS and every planned (variant, shape), re-measures each shape's leaders
+// interleaved, writes the results into cfg.Out and prints a ranked table per shape.
+func Tune(cfg *Config) error {
+	vs, err := cfg.Filter.Select(cfg.Catalog.Variants())
+	if err != nil {
+		return err
+	}
+	items, err := buildPlan(vs, cfg.Shapes, cfg.Strategy, cfg.Shard)
+	if err != nil {
+		return err
+	}
+	s, err := openSession(cfg)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	s.index(vs)
+	s.prog = noProgress{}
+	cub := s.planCublas(cfg.Shapes)
+	// Variant keys need no cuBLAS time; their watchdogs do, so cuBLAS runs first.
+	tasks := s.planVariants(KindTune, items)
+	runnable := 0
+	for _, it := range items {
+		if it.Skip == "" {
+			runnable++
+		}
+	}
+	s.start("tune", len(cfg.Shapes)+runnable, len(cub)+len(tasks))
+	runErr := s.pool.run(cub)
+	if runErr == nil {
+		runErr = s.pool.run(tasks)
+	}
+	s.prog.done()
+	if runErr != nil {
+		return runErr
+	}
+	if s.putErr != nil {
+		return s.putErr
+	}
+	recs := s.records()
+	info := s.runInfo()
+	if err := writeResults(cfg.Out, recs, info); err != nil {
+		return err
+	}
+	ranked, notes, err := s.refine(recs)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	writeTables(&b, recs, ranked, notes, cfg.TableTop)
+	if err := writeAtomic(outPath(cfg.Out, "ranking.txt"), []byte(b.String())); err != nil {
+		return err
+	}
+	_, err = io.WriteString(cfg.Stdout, b.String())
+	return err
+}
+
+func (s *session) index(vs []variant.Variant) {
+	s.byName = map[string]*variant.Variant{}
+	for i := range vs {
+		s.byName[vs[i].Name] = &vs[i]
+	}
+}
+
+// refine ranks every shape, re-measuring its leaders interleaved (one task per shape, so that the
+// candidates of a shape alternate on one device).
+func (s *session) refine(recs []Record) (map[protocol.Shape][]entry, map[protocol.Shape]string, error) {
+	ranked := sweepRanking(recs)
+	notes := map[protocol.Shape]string{}
+	if s.cfg.Rank.Rounds <= 0 {
+		return ranked, notes, nil
+	}
+	var mu sync.Mutex
+	var tasks []task
+	for _, sh := range shapesOf(recs) {
+		sh := sh
+		es := ranked[sh]
+		idx := leaders(es, s.cfg.Rank)
+		if len(idx) < 2 {
+			continue
+		}
+		tasks = append(tasks, func(sl *slot) error {
+			note, err := s.remeasure(sl, sh, es, idx)
+			if err != nil {
+				return err
+			}
+			rank(es)
+			mu.Lock()
+			notes[sh] = note
+			mu.Unlock()
+			return nil
+		})
+	}
+	if len(tasks) > 0 {
+		fmt.Fprintf(s.cfg.Stderr, "re-measuring the leaders of %d shape(s) interleaved\n", len(tasks))
+	}
+	if err := s.pool.run(tasks); err != nil {
+		return nil, nil, err
+	}
+	return ranked, notes, nil
+}
+
+// Verify runs the edge-shape suite (or cfg.Shapes) for every selected variant without timing,
+// writes the results into cfg.Out and prints one line per variant. It fails when a variant fails a
+// shape it accepts.
+func Verify(cfg *Config) error {
+	vs, err := cfg.Filter.Select(cfg.Catalog.Variants())
+	if err != nil {
+		return err
+	}
+	var items []item
+	for i := range vs {
+		shapes := cfg.Shapes
+		if shapes == nil {
+			shapes = EdgeShapes(&vs[i])
+		}
+		it, err := buildPlan(vs[i:i+1], shapes, Strategy{}, Shard{0, 1})
+		if err != nil {
+			return err
+		}
+		items = append(items, it...)
+	}
+	if cfg.Shard.N > 1 {
+		var part []item
+		for i, it := range items {
+			if i%cfg.Shard.N == cfg.Shard.I {
+				part = append(part, it)
+			}
+		}
+		items = part
+	}
+	s, err := openSession(cfg)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	s.index(vs)
+	s.prog = noProgress{}
+	tasks := s.planVariants(KindVerify, items)
+	runnable := 0
+	for _, it := range items {
+		if it.Skip == "" {
+			runnable++
+		}
+	}
+	s.start("verify", runnable, len(tasks))
+	err = s.pool.run(tasks)
+	s.prog.done()
+	if err != nil {
+		return err
+	}
+	if s.putErr != nil {
+		return s.putErr
+	}
+	recs := s.records()
+	// Edge order (not SortRecords order) decides which failure is "first" for a variant.
+	summary, failed := edgeSummary(vs, items, recs)
+	if err := writeResults(cfg.Out, recs, s.runInfo()); err != nil {
+		return err
+	}
+	if err := writeAtomic(outPath(cfg.Out, "edge.txt"), []byte(summary)); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(cfg.Stdout, summary); err != nil {
+		return err
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d variant(s) failed verification (see %s)", failed, outPath(cfg.Out, "results.csv"))
+	}
+	return nil
+}
+
+// edgeSummary renders one line per variant: what it claims, how many shapes passed, were skipped,
+// and its first failure.
+func edgeSummary(vs []variant.Variant, items []item, recs []Record) (string, int) {
+	byID := map[string]Record{}
+	for _, r := range recs {
+		byID[ident(r.Kind, r.Variant, r.Shape)] = r
+	}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "variant\tclaims\tpassed\tskipped\tedge_suite\t")
+	failedVariants := 0
+	for i := range vs {
+		v := &vs[i]
+		var passed, skipped, checked int
+		verdict := ""
+		for _, it := range items {
+			if it.V.Name != v.Name {
+				continue
+			}
+			r, ok := byID[ident(KindVerify, v.Name, it.Shape)]
+			if !ok {
+				continue
+			}
+			checked++
+			switch r.Status {
+			case StatusOK:
+				passed++
+			case StatusSkipped:
+				skipped++
+			case StatusFailed:
+				if verdict == "" {
+					verdict = fmt.Sprintf("failed at %s: %s", ShapeString(r.Shape), r.Reason)
+				}
+			}
+		}
+		if checked == 0 {
+			continue
+		}
+		switch {
+		case verdict != "":
+			failedVariants++
+		case passed == 0:
+			verdict = "not run (no shape fits)"
+		default:
+			verdict = "passed"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t\n", v.Name, claims(v.Requires), passed, skipped, verdict)
+	}
+	tw.Flush()
+	return b.String(), failedVariants
+}
+
+// claims renders requirements: "any shape" or "M%64 N%64 K%8 ld%4".
+func claims(r variant.Requirements) string {
+	if r.Arbitrary() {
+		return "any shape"
+	}
+	var parts []string
+	for _, c := range []struct {
+		n string
+		v int
+	}{{"M", r.MMultiple}, {"N", r.NMultiple}, {"K", r.KMultiple}, {"ld", r.LDMultiple}} {
+		if c.v > 1 {
+			parts = append(parts, fmt.Sprintf("%s%%%d", c.n, c.v))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// Devices starts a worker per device and prints what each reports.
+func Devices(worker string, devices []int, wd Watchdog, stdout io.Writer) error {
+	p, err := openPool(worker, devices, wd.Hello)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "index\tname\tuuid\tcc\tSMs\tmemory\tL2\tdriver\tclock MHz\tcuBLAS\t")
+	for _, sl := range p.slots {
+		d := sl.device
+		cublas := "-"
+		if d.CublasVersion > 0 {
+			cublas = fmt.Sprint(d.CublasVersion)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.1f GiB\t%d MiB\t%d\t%d\t%s\t\n", sl.visible, d.Name, d.UUID,
+			d.ComputeCapability, d.SMs, float64(d.MemoryBytes)/(1<<30), d.L2Bytes>>20, d.DriverVersion, d.ClockKHz/1000, cublas)
+	}
+	return tw.Flush()
+}
+
+// List prints the catalog's variants: geometry, requirements and resources. It needs no GPU.
+func List(c Catalog, f Filter, stdout io.Writer) error {
+	vs, err := f.Select(c.Variants())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%d variants, nvcc %s, %s\n", len(vs), c.NVCC(), c.Arch())
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "variant\tfamily\tparams\tblock\ttile\tgrid_z\tdyn smem\trequires\tregs\tsmem\tspills\t")
+	for i := range vs {
+		v := &vs[i]
+		r := v.Resources
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%dx%d\t%dx%d\t%d\t%d\t%s\t%d\t%d\t%d\t\n", v.Name, v.Family, v.ParamString(),
+			v.Block.X, v.Block.Y, v.Tile.Rows, v.Tile.Cols, v.GridZ, v.DynamicShared, claims(v.Requires),
+			r.Registers, r.SharedStatic, r.SpillStores+r.SpillLoads)
+	}
+	return tw.Flush()
+}
+
+// Merge combines result directories (shards) into out: records deduplicated by key (the first
+// directory wins), ordered as a single run orders them; the ranked tables go to stdout.
+func Merge(dirs []string, out string, stdout io.Writer) error {
+	if len(dirs) == 0 {
+		return fmt.Errorf("merge: no result directories")
+	}
+	var recs []Record
+	seen := map[string]bool{}
+	var info RunInfo
+	devSeen := map[string]bool{}
+	for i, dir := range dirs {
+		rs, err := readJSONL(filepath.Join(dir, "results.jsonl"))
+		if err != nil {
+			return fmt.Errorf("merge: %w", err)
+		}
+		for _, r := range rs {
+			if !seen[r.Key] {
+				seen[r.Key] = true
+				recs = append(recs, r)
+			}
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "device.json"))
+		if err != nil {
+			return fmt.Errorf("merge: %w", err)
+		}
+		var ri RunInfo
+		if err := json.Unmarshal(b, &ri); err != nil {
+			return fmt.Errorf("merge: %s: %w", filepath.Join(dir, "device.json"), err)
+		}
+		if i == 0 {
+			info = ri
+			info.Devices = nil
+		}
+		for _, d := range ri.Devices {
+			if !devSeen[d.UUID] {
+				devSeen[d.UUID] = true
+				info.Devices = append(info.Devices, d)
+			}
+		}
+	}
+	if err := writeResults(out, recs, info); err != nil {
+		return err
+	}
+	var b strings.Builder
+	writeTables(&b, recs, sweepRanking(recs), nil, 0)
+	if err := writeAtomic(outPath(out, "ranking.txt"), []byte(b.String())); err != nil {
+		return err
+	}
+	_, err := io.WriteString(stdout, b.String())
+	return err
+}

@@ -1,0 +1,40 @@
+// Package orchestrator is the runner's engine: it plans which (variant, shape) pairs to measure,
+// hands them to GPU worker processes, survives their failures, caches every result, ranks the
+// variants per shape against cuBLAS and writes the reports. It never links CUDA.
+//
+// Workers. One tilegen-worker process per device (CUDA_VISIBLE_DEVICES selects the device, so a
+// worker always opens its ordinal 0; "all" starts workers for devices 0, 1, ... until one fails to
+// start). Work is handed out dynamically. A worker that exits, writes a line that is not a response,
+// or outlives its watchdog is killed; the request in flight is recorded as failed with the reason
+// ("worker crashed (exit status 2) while running: …", "timeout after 12s (watchdog)") and the next
+// request starts a fresh worker. A worker whose hello reports an error means no usable GPU: the
+// command fails with one line.
+//
+// Watchdog. Per request: 2 s start-up + (6 verification + warm-up + reps) launches at the expected
+// launch time + the minimum timing time (+ the CPU reference when it runs), clamped to
+// [--timeout-floor, --timeout-cap] (default 10 s and 120 s). The expected launch time is cuBLAS's
+// median on the shape times --timeout-factor (20), or 2·M·N·K at --floor-gflops (200) before cuBLAS
+// has been measured; cuBLAS is measured first for that reason.
+//
+// Plan. For each shape, every selected variant in name order; variants whose requirements do not fit
+// (variant.Supports) are recorded as skipped with the reason. --strategy random keeps --budget fitting
+// variants per shape, drawn from --seed. --shard i/n keeps item k of the plan when k mod n = i;
+// cuBLAS is measured in every shard and deduplicated by key when merging.
+//
+// Cache. An append-only JSONL file of Records, each fsynced, keyed by the SHA-256 of what decides the
+// result: kind, variant name, source and PTX hashes, arch, shape, verification and timing settings,
+// GPU name and UUID, driver (and cuBLAS) version. A rerun reuses every key it finds (failures too,
+// unless --retry-failed), so a killed run loses only what was in flight and a changed template
+// re-measures only its variants. A torn last line is dropped with a warning.
+//
+// Ranking. Each shape's ok variants and cuBLAS are ordered by median; neighbours whose ~95 % median
+// confidence intervals overlap (stats.Separated) share a rank, shown as "=1". After the sweep, the
+// best variant, up to --rank-top others within --rank-near percent of it, and cuBLAS are re-timed
+// interleaved (A B C cuBLAS, A B C cuBLAS, ...) in short requests until their intervals separate or
+// --rank-rounds run out; the printed table uses those samples (n marked *). results.csv's rank column
+// comes from the sweep alone, so merged shards reproduce it exactly.
+//
+// Outputs in --out: results.jsonl (the records, ordered by shape work, cuBLAS first, then name),
+// results.csv (one row per record), bench.txt (Go benchmark format for benchstat), device.json
+// (devices and tool versions), ranking.txt (the tables printed on stdout) and, for verify, edge.txt.
+package orchestrator

@@ -1,0 +1,182 @@
+package orchestrator
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"tilegen/internal/protocol"
+	"tilegen/internal/variant"
+)
+
+// DefaultShapes are the square anchors and the seeds' odd and skinny shapes.
+const DefaultShapes = "4096x4096x4096,2048x2048x2048,1024x1024x1024,1041x1247x139,535x792x414," +
+	"224x256x192,1000x1000x1000,4096x4096x32,127x4097x513"
+
+// Filter selects variants by name globs and family names (empty: all).
+type Filter struct {
+	Globs    []string
+	Families []string
+}
+
+// Select returns the variants the filter admits, sorted by name.
+func (f Filter) Select(all []variant.Variant) ([]variant.Variant, error) {
+	for _, g := range f.Globs {
+		if _, err := path.Match(g, ""); err != nil {
+			return nil, fmt.Errorf("--variants %q: %w", g, err)
+		}
+	}
+	var out []variant.Variant
+	for _, v := range all {
+		if len(f.Globs) > 0 && !anyMatch(f.Globs, v.Name) {
+			continue
+		}
+		if len(f.Families) > 0 && !contains(f.Families, v.Family) {
+			continue
+		}
+		out = append(out, v)
+	}
+	variant.SortByName(out)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no variant matches --variants %s --family %s (of %d)",
+			strings.Join(f.Globs, ","), strings.Join(f.Families, ","), len(all))
+	}
+	return out, nil
+}
+
+func anyMatch(globs []string, name string) bool {
+	for _, g := range globs {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Shard is the i-th of n deterministic parts of a plan (0 <= I < N).
+type Shard struct{ I, N int }
+
+// ParseShard parses "i/n".
+func ParseShard(s string) (Shard, error) {
+	if s == "" {
+		return Shard{0, 1}, nil
+	}
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return Shard{}, fmt.Errorf("--shard %q: want i/n with 0 <= i < n", s)
+	}
+	return Shard{i, n}, nil
+}
+
+// Strategy chooses which variants of a shape are measured.
+type Strategy struct {
+	// Name is exhaustive or random.
+	Name string
+	// Budget is the number of variants per shape the random strategy measures.
+	Budget int
+	// Seed drives the random strategy and the verification seeds.
+	Seed uint64
+}
+
+// item is one (variant, shape) of a plan; Skip is set when the variant does not accept the shape.
+type item struct {
+	V     *variant.Variant
+	Shape protocol.Shape
+	Skip  string
+}
+
+// buildPlan lists (variant, shape) items in shape order then name order, applies the strategy per
+// shape, then keeps the shard's part: item i belongs to shard i mod n.
+func buildPlan(vs []variant.Variant, shapes []protocol.Shape, st Strategy, sh Shard) ([]item, error) {
+	var all []item
+	for _, s := range shapes {
+		var fit []item
+		var skip []item
+		for i := range vs {
+			v := &vs[i]
+			if err := v.Supports(s.M, s.N, s.K, s.K, s.N, s.N); err != nil {
+				skip = append(skip, item{V: v, Shape: s, Skip: err.Error()})
+				continue
+			}
+			fit = append(fit, item{V: v, Shape: s})
+		}
+		switch st.Name {
+		case "", "exhaustive":
+		case "random":
+			if st.Budget < 1 {
+				return nil, fmt.Errorf("--strategy random needs --budget >= 1")
+			}
+			if st.Budget < len(fit) {
+				h := fnv.New64a()
+				h.Write([]byte(ShapeString(s)))
+				r := rand.New(rand.NewPCG(st.Seed, h.Sum64()))
+				perm := r.Perm(len(fit))[:st.Budget]
+				sort.Ints(perm)
+				picked := make([]item, len(perm))
+				for j, p := range perm {
+					picked[j] = fit[p]
+				}
+				fit = picked
+			}
+		default:
+			return nil, fmt.Errorf("--strategy %q: want exhaustive or random", st.Name)
+		}
+		merged := append(fit, skip...)
+		sort.SliceStable(merged, func(a, b int) bool { return merged[a].V.Name < merged[b].V.Name })
+		all = append(all, merged...)
+	}
+	if sh.N <= 1 {
+		return all, nil
+	}
+	var out []item
+	for i, it := range all {
+		if i%sh.N == sh.I {
+			out = append(out, it)
+		}
+	}
+	return out, nil
+}
+
+// EdgeShapes are the shapes `runner verify` checks a variant on: degenerate, prime and odd shapes,
+// and every dimension one more and one less than the variant's tile (K: around 64 and 128, since the
+// K tile is a template detail).
+func EdgeShapes(v *variant.Variant) []protocol.Shape {
+	shapes := []protocol.Shape{
+		{M: 1, N: 1, K: 1}, {M: 1, N: 256, K: 256}, {M: 256, N: 1, K: 256}, {M: 256, N: 256, K: 1},
+		{M: 97, N: 89, K: 83}, {M: 127, N: 129, K: 131}, {M: 4099, N: 17, K: 513}, {M: 1, N: 4097, K: 3},
+	}
+	ks := []int{63, 65, 127, 129}
+	for i, m := range []int{v.Tile.Rows - 1, v.Tile.Rows + 1} {
+		for j, n := range []int{v.Tile.Cols - 1, v.Tile.Cols + 1} {
+			for _, k := range ks[2*((i+j)%2) : 2*((i+j)%2)+2] {
+				if m >= 1 && n >= 1 {
+					shapes = append(shapes, protocol.Shape{M: m, N: n, K: k})
+				}
+			}
+		}
+	}
+	seen := map[protocol.Shape]bool{}
+	var out []protocol.Shape
+	for _, s := range shapes {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}

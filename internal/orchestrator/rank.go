@@ -1,0 +1,171 @@
+package orchestrator
+
+import (
+	"fmt"
+	"sort"
+
+	"tilegen/internal/protocol"
+	"tilegen/internal/stats"
+)
+
+// RankSettings control the noise-aware re-measurement of each shape's leaders.
+type RankSettings struct {
+	// Rounds is the most interleaved rounds per shape (0 disables re-measurement).
+	Rounds int
+	// Top is the most variants re-measured per shape (besides cuBLAS).
+	Top int
+	// NearPct admits variants whose sweep median is within this percentage of the best.
+	NearPct float64
+	// Timing is one short timing request of a round.
+	Timing protocol.TimingSettings
+}
+
+// entry is one ranked candidate of a shape.
+type entry struct {
+	Rec     *Record
+	Sum     stats.Summary
+	Refined bool // Sum comes from the interleaved re-measurement
+	Rank    int
+	Tie     bool
+}
+
+// sweepSummary summarizes a record's samples (or, without samples, its reported statistics with the
+// whole range as the interval).
+func sweepSummary(r *Record) stats.Summary {
+	t := r.Timing
+	if len(t.Samples) > 0 {
+		return stats.Summarize(t.Samples)
+	}
+	return stats.Summary{N: t.Reps, Median: t.MedianMS, Min: t.MinMS, Max: t.MaxMS, Mean: t.MeanMS, Std: t.StdMS, Lo: t.MinMS, Hi: t.MaxMS}
+}
+
+// candidates returns the ok timed records of a shape (variants and cuBLAS) as entries.
+func candidates(recs []Record, sh protocol.Shape) []entry {
+	var es []entry
+	for i := range recs {
+		r := &recs[i]
+		if r.Shape != sh || r.Status != StatusOK || r.Timing == nil || (r.Kind != KindTune && r.Kind != KindCublas) {
+			continue
+		}
+		es = append(es, entry{Rec: r, Sum: sweepSummary(r)})
+	}
+	return es
+}
+
+// rank orders entries by median and gives tied neighbours (overlapping median confidence
+// intervals) the same rank: 1, =2, =2, 4.
+func rank(es []entry) {
+	sort.SliceStable(es, func(i, j int) bool {
+		if es[i].Sum.Median != es[j].Sum.Median {
+			return es[i].Sum.Median < es[j].Sum.Median
+		}
+		return es[i].Rec.Variant < es[j].Rec.Variant
+	})
+	for i := range es {
+		es[i].Rank = i + 1
+		es[i].Tie = false
+		if i > 0 && !stats.Separated(es[i-1].Sum, es[i].Sum) {
+			es[i].Rank = es[i-1].Rank
+			es[i].Tie = true
+			es[i-1].Tie = true
+		}
+	}
+}
+
+func rankLabel(e entry) string {
+	if e.Tie {
+		return fmt.Sprintf("=%d", e.Rank)
+	}
+	return fmt.Sprint(e.Rank)
+}
+
+// leaders picks the entries to re-measure: the best, the next variants within NearPct of it (Top in
+// all), and cuBLAS.
+func leaders(es []entry, rs RankSettings) []int {
+	var picked []int
+	best := -1.0
+	for i, e := range es {
+		if e.Rec.Kind == KindCublas {
+			picked = append(picked, i)
+			continue
+		}
+		if best < 0 {
+			best = e.Sum.Median
+		}
+		n := 0
+		for _, p := range picked {
+			if es[p].Rec.Kind != KindCublas {
+				n++
+			}
+		}
+		if n < rs.Top && e.Sum.Median <= best*(1+rs.NearPct/100) {
+			picked = append(picked, i)
+		}
+	}
+	return picked
+}
+
+// allSeparated reports whether every neighbour pair of the sorted summaries is separated.
+func allSeparated(sums []stats.Summary) bool {
+	s := append([]stats.Summary(nil), sums...)
+	sort.Slice(s, func(i, j int) bool { return s[i].Median < s[j].Median })
+	for i := 1; i < len(s); i++ {
+		if !stats.Separated(s[i-1], s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// remeasure times the leaders of one shape interleaved (A B C cuBLAS, A B C cuBLAS, ...) on one
+// worker, round after round, until their median intervals separate or the rounds run out; it
+// replaces their summaries with the pooled re-measured samples. It returns a note when it stopped
+// early because of a failure.
+func (s *session) remeasure(sl *slot, sh protocol.Shape, es []entry, idx []int) (string, error) {
+	rs := s.cfg.Rank
+	samples := make([][]float64, len(idx))
+	for round := 0; round < rs.Rounds; round++ {
+		for j, i := range idx {
+			r := es[i].Rec
+			ts := rs.Timing
+			req := protocol.Request{Op: protocol.OpCublas, Shape: sh, Timing: &ts}
+			if r.Kind != KindCublas {
+				v := s.variantByName(r.Variant)
+				if v == nil {
+					return "re-measure skipped: " + r.Variant + " not in the catalog", nil
+				}
+				ptx, err := s.cfg.Catalog.PTX(v.Name)
+				if err != nil {
+					return "re-measure skipped: " + oneLine(err.Error()), nil
+				}
+				req = protocol.Request{Op: protocol.OpRun, Kernel: &protocol.Kernel{Variant: *v, PTX: ptx}, Shape: sh, Timing: &ts}
+			}
+			resp, err := sl.call(req, s.cfg.Watchdog.timeout(sh, s.cublasMS(sh), &ts, nil))
+			if isStart(err) {
+				return "", err
+			}
+			if err == nil && resp.Error != "" {
+				err = fmt.Errorf("%s", resp.Error)
+			}
+			if err == nil && (resp.Timing == nil || len(resp.Timing.Samples) == 0) {
+				err = fmt.Errorf("no timing samples")
+			}
+			if err != nil {
+				return fmt.Sprintf("re-measure stopped: %s: %s", r.Variant, oneLine(err.Error())), nil
+			}
+			samples[j] = append(samples[j], resp.Timing.Samples...)
+		}
+		sums := make([]stats.Summary, len(idx))
+		for j := range idx {
+			sums[j] = stats.Summarize(samples[j])
+		}
+		for j, i := range idx {
+			es[i].Sum = sums[j]
+			es[i].Refined = true
+		}
+		if allSeparated(sums) {
+			break
+		}
+	}
+	return "", nil
+}

@@ -1,0 +1,169 @@
+package orchestrator
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"tilegen/internal/protocol"
+	"tilegen/internal/variant"
+)
+
+// Kinds of records.
+const (
+	KindCublas = "cublas" // cuBLAS timed on a shape
+	KindTune   = "tune"   // a variant verified and timed on a shape
+	KindVerify = "verify" // a variant verified (no timing) on a shape
+)
+
+// Statuses of records.
+const (
+	StatusOK      = "ok"
+	StatusFailed  = "failed"
+	StatusSkipped = "skipped"
+)
+
+// CublasName is the variant column's value for cuBLAS rows.
+const CublasName = "cublas"
+
+// Record is one result: a line of the cache and of results.jsonl. It holds no timestamps so that a
+// merge of shards is byte-identical to a single run.
+type Record struct {
+	// Key is the content hash of everything that determines the result (see keyOf).
+	Key     string         `json:"key"`
+	Kind    string         `json:"kind"`
+	Variant string         `json:"variant"`
+	Family  string         `json:"family,omitempty"`
+	Params  string         `json:"params,omitempty"`
+	Shape   protocol.Shape `json:"shape"`
+	Status  string         `json:"status"`
+	// Reason says why a record failed or was skipped, in one line.
+	Reason string `json:"reason,omitempty"`
+	// Seed is the verification seed.
+	Seed uint64 `json:"seed,omitempty"`
+	// Device identifies the GPU that produced the record.
+	Device *DeviceRef `json:"device,omitempty"`
+	// Resources and DynamicShared come from the manifest (ptxas).
+	Resources     variant.Resources       `json:"resources"`
+	DynamicShared int                     `json:"dynamic_shared,omitempty"`
+	Attributes    *protocol.Attributes    `json:"attributes,omitempty"`
+	Verify        []protocol.VerifyResult `json:"verify,omitempty"`
+	Timing        *protocol.TimingResult  `json:"timing,omitempty"`
+	Note          string                  `json:"note,omitempty"`
+}
+
+// DeviceRef is the part of a device that identifies it in results.
+type DeviceRef struct {
+	Name   string `json:"name"`
+	UUID   string `json:"uuid"`
+	Driver int    `json:"driver"`
+}
+
+func refOf(d protocol.Device) *DeviceRef {
+	return &DeviceRef{Name: d.Name, UUID: d.UUID, Driver: d.DriverVersion}
+}
+
+// Flops is 2·M·N·K.
+func Flops(s protocol.Shape) float64 { return 2 * float64(s.M) * float64(s.N) * float64(s.K) }
+
+// ShapeString renders MxNxK.
+func ShapeString(s protocol.Shape) string { return fmt.Sprintf("%dx%dx%d", s.M, s.N, s.K) }
+
+// ParseShape parses MxNxK.
+func ParseShape(s string) (protocol.Shape, error) {
+	parts := strings.Split(strings.TrimSpace(s), "x")
+	if len(parts) != 3 {
+		return protocol.Shape{}, fmt.Errorf("shape %q: want MxNxK", s)
+	}
+	var d [3]int
+	for i, p := range parts {
+		v, err := strconv.Atoi(p)
+		if err != nil || v < 1 {
+			return protocol.Shape{}, fmt.Errorf("shape %q: %q is not a positive integer", s, p)
+		}
+		d[i] = v
+	}
+	return protocol.Shape{M: d[0], N: d[1], K: d[2]}, nil
+}
+
+// ParseShapes parses a comma-separated list of shapes, dropping duplicates.
+func ParseShapes(s string) ([]protocol.Shape, error) {
+	var out []protocol.Shape
+	seen := map[protocol.Shape]bool{}
+	for _, f := range strings.Split(s, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		sh, err := ParseShape(f)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[sh] {
+			seen[sh] = true
+			out = append(out, sh)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no shapes in %q", s)
+	}
+	return out, nil
+}
+
+// keyInput is everything that determines a result; its JSON's SHA-256 is the record key.
+type keyInput struct {
+	Kind       string                   `json:"kind"`
+	Variant    string                   `json:"variant"`
+	SourceHash string                   `json:"source_hash,omitempty"`
+	PTXHash    string                   `json:"ptx_hash,omitempty"`
+	Arch       string                   `json:"arch,omitempty"`
+	Shape      protocol.Shape           `json:"shape"`
+	Verify     *protocol.VerifySettings `json:"verify,omitempty"`
+	Timing     *protocol.TimingSettings `json:"timing,omitempty"`
+	GPU        string                   `json:"gpu"`
+	GPUUUID    string                   `json:"gpu_uuid"`
+	Driver     int                      `json:"driver"`
+	Cublas     int                      `json:"cublas,omitempty"`
+}
+
+func keyOf(k keyInput) string {
+	b, err := json.Marshal(k)
+	if err != nil {
+		panic(err) // plain structs always marshal
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:16])
+}
+
+// skipKey identifies a skipped record: it depends on no device.
+func skipKey(kind string, v *variant.Variant, s protocol.Shape) string {
+	return keyOf(keyInput{Kind: kind + "/skipped", Variant: v.Name, SourceHash: v.SourceHash, Shape: s})
+}
+
+// DeriveSeed makes the verification seed of (variant, shape) under a run seed.
+func DeriveSeed(name string, s protocol.Shape, runSeed uint64) uint64 {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%d", name, ShapeString(s), runSeed)
+	seed := binary.LittleEndian.Uint64(h.Sum(nil))
+	if seed == 0 {
+		seed = 1
+	}
+	return seed
+}
+
+// oneLine keeps worker-provided text to a single line so that every reason fits one CSV cell and one
+// error line.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = strings.TrimSpace(s[:i]) + " …"
+	}
+	const max = 300
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return s
+}

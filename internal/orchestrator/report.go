@@ -1,0 +1,351 @@
+package orchestrator
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"tilegen/internal/protocol"
+)
+
+// kindOrder puts cuBLAS before the variants of a shape.
+var kindOrder = map[string]int{KindCublas: 0, KindTune: 1, KindVerify: 2}
+
+// SortRecords orders records independently of how they were produced: shapes by decreasing work
+// (then M, N, K), cuBLAS first, then variants by name, then device and key.
+func SortRecords(rs []Record) {
+	sort.SliceStable(rs, func(i, j int) bool {
+		a, b := rs[i], rs[j]
+		if fa, fb := Flops(a.Shape), Flops(b.Shape); fa != fb {
+			return fa > fb
+		}
+		if a.Shape != b.Shape {
+			if a.Shape.M != b.Shape.M {
+				return a.Shape.M < b.Shape.M
+			}
+			if a.Shape.N != b.Shape.N {
+				return a.Shape.N < b.Shape.N
+			}
+			return a.Shape.K < b.Shape.K
+		}
+		if kindOrder[a.Kind] != kindOrder[b.Kind] {
+			return kindOrder[a.Kind] < kindOrder[b.Kind]
+		}
+		if a.Variant != b.Variant {
+			return a.Variant < b.Variant
+		}
+		if da, db := devUUID(a), devUUID(b); da != db {
+			return da < db
+		}
+		return a.Key < b.Key
+	})
+}
+
+func devUUID(r Record) string {
+	if r.Device == nil {
+		return ""
+	}
+	return r.Device.UUID
+}
+
+// shapesOf lists the distinct shapes of sorted records in order.
+func shapesOf(rs []Record) []protocol.Shape {
+	var out []protocol.Shape
+	seen := map[protocol.Shape]bool{}
+	for _, r := range rs {
+		if !seen[r.Shape] {
+			seen[r.Shape] = true
+			out = append(out, r.Shape)
+		}
+	}
+	return out
+}
+
+// cublasFor finds the cuBLAS record to compare r with: same shape, same device if there is one.
+func cublasFor(rs []Record, r *Record) *Record {
+	var any *Record
+	for i := range rs {
+		c := &rs[i]
+		if c.Kind != KindCublas || c.Shape != r.Shape || c.Status != StatusOK || c.Timing == nil {
+			continue
+		}
+		if devUUID(*c) == devUUID(*r) {
+			return c
+		}
+		if any == nil {
+			any = c
+		}
+	}
+	return any
+}
+
+func gflops(s protocol.Shape, ms float64) float64 {
+	if ms <= 0 {
+		return 0
+	}
+	return Flops(s) / (ms * 1e6)
+}
+
+// writeAtomic writes a file through a temporary file and a rename, so readers never see half of it.
+func writeAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func encodeJSONL(rs []Record) ([]byte, error) {
+	var b bytes.Buffer
+	for _, r := range rs {
+		line, err := json.Marshal(r)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", r.Variant, err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	return b.Bytes(), nil
+}
+
+// readJSONL reads a results.jsonl.
+func readJSONL(path string) ([]Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<28)
+	for line := 1; sc.Scan(); line++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var r Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		out = append(out, r)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
+
+// csvHeader are results.csv's columns.
+var csvHeader = []string{"kind", "shape", "m", "n", "k", "variant", "family", "params", "status", "reason", "rank",
+	"median_ms", "min_ms", "max_ms", "std_ms", "reps", "gflops", "pct_cublas", "registers", "shared_bytes", "spill_bytes",
+	"blocks_per_sm", "waves", "max_abs_err", "max_rel_err", "norm_rel_err", "seed", "gpu"}
+
+func ff(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
+
+// encodeCSV renders results.csv: one row per record, with the sweep rank of ok timed rows.
+func encodeCSV(rs []Record) ([]byte, error) {
+	ranks := map[*Record]string{}
+	for _, sh := range shapesOf(rs) {
+		es := candidates(rs, sh)
+		rank(es)
+		for _, e := range es {
+			ranks[e.Rec] = rankLabel(e)
+		}
+	}
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write(csvHeader)
+	for i := range rs {
+		r := &rs[i]
+		row := []string{r.Kind, ShapeString(r.Shape), fmt.Sprint(r.Shape.M), fmt.Sprint(r.Shape.N), fmt.Sprint(r.Shape.K),
+			r.Variant, r.Family, r.Params, r.Status, r.Reason, ranks[r]}
+		if t := r.Timing; t != nil && r.Status == StatusOK {
+			pct := ""
+			if c := cublasFor(rs, r); c != nil && t.MedianMS > 0 {
+				pct = strconv.FormatFloat(100*c.Timing.MedianMS/t.MedianMS, 'f', 1, 64)
+			}
+			row = append(row, ff(t.MedianMS), ff(t.MinMS), ff(t.MaxMS), ff(t.StdMS), fmt.Sprint(t.Reps),
+				strconv.FormatFloat(gflops(r.Shape, t.MedianMS), 'f', 1, 64), pct)
+		} else {
+			row = append(row, "", "", "", "", "", "", "")
+		}
+		if r.Kind == KindCublas {
+			row = append(row, "", "", "")
+		} else {
+			regs := r.Resources.Registers
+			if regs == 0 && r.Attributes != nil {
+				regs = r.Attributes.Registers
+			}
+			row = append(row, fmt.Sprint(regs), fmt.Sprint(r.Resources.SharedStatic+r.DynamicShared),
+				fmt.Sprint(r.Resources.SpillStores+r.Resources.SpillLoads))
+		}
+		if a := r.Attributes; a != nil {
+			row = append(row, fmt.Sprint(a.BlocksPerSM), strconv.FormatFloat(a.Waves, 'f', 2, 64))
+		} else {
+			row = append(row, "", "")
+		}
+		if len(r.Verify) > 0 {
+			var abs, rel, norm float64
+			for _, v := range r.Verify {
+				abs, rel, norm = max(abs, v.MaxAbs), max(rel, v.MaxRel), max(norm, v.NormRel)
+			}
+			row = append(row, ff(abs), ff(rel), ff(norm))
+		} else {
+			row = append(row, "", "", "")
+		}
+		seed := ""
+		if r.Seed != 0 {
+			seed = strconv.FormatUint(r.Seed, 10)
+		}
+		gpu := ""
+		if r.Device != nil {
+			gpu = r.Device.Name
+		}
+		row = append(row, seed, gpu)
+		w.Write(row)
+	}
+	w.Flush()
+	return b.Bytes(), w.Error()
+}
+
+// encodeBench renders bench.txt in Go benchmark format for benchstat.
+func encodeBench(rs []Record, info RunInfo) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "goos: %s\ngoarch: %s\n", info.GOOS, info.GOARCH)
+	var gpus []string
+	driver := ""
+	for _, d := range info.Devices {
+		if !contains(gpus, d.Name) {
+			gpus = append(gpus, d.Name)
+		}
+		if driver == "" {
+			driver = fmt.Sprint(d.DriverVersion)
+		}
+	}
+	fmt.Fprintf(&b, "gpu: %s\ndriver: %s\nnvcc: %s\narch: %s\n", strings.Join(gpus, ", "), driver, info.NVCC, info.Arch)
+	for _, r := range rs {
+		if r.Status != StatusOK || r.Timing == nil || (r.Kind != KindTune && r.Kind != KindCublas) {
+			continue
+		}
+		fmt.Fprintf(&b, "BenchmarkSgemm/shape=%s/variant=%s-1\t%8d\t%12.0f ns/op\t%10.1f GFLOP/s\n",
+			ShapeString(r.Shape), r.Variant, r.Timing.Reps, r.Timing.MedianMS*1e6, gflops(r.Shape, r.Timing.MedianMS))
+	}
+	return b.Bytes()
+}
+
+// writeResults writes results.jsonl, results.csv, bench.txt and device.json into dir.
+func writeResults(dir string, rs []Record, info RunInfo) error {
+	if err := ensureDir(dir); err != nil {
+		return err
+	}
+	SortRecords(rs)
+	jl, err := encodeJSONL(rs)
+	if err != nil {
+		return err
+	}
+	cs, err := encodeCSV(rs)
+	if err != nil {
+		return err
+	}
+	dj, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{"results.jsonl", jl}, {"results.csv", cs}, {"bench.txt", encodeBench(rs, info)}, {"device.json", append(dj, '\n')}} {
+		if err := writeAtomic(outPath(dir, f.name), f.data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeTables prints one ranked table per shape (cuBLAS as a row), then the shape's failures and
+// skips as counts. top limits the ranked rows (0: all); cuBLAS is always shown.
+func writeTables(w io.Writer, rs []Record, ranked map[protocol.Shape][]entry, notes map[protocol.Shape]string, top int) {
+	for _, sh := range shapesOf(rs) {
+		es := ranked[sh]
+		var failed, skipped int
+		for _, r := range rs {
+			if r.Shape == sh && r.Kind == KindTune {
+				switch r.Status {
+				case StatusFailed:
+					failed++
+				case StatusSkipped:
+					skipped++
+				}
+			}
+		}
+		fmt.Fprintf(w, "shape %s (%.3g GFLOP)\n", ShapeString(sh), Flops(sh)/1e9)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "rank\tvariant\tmedian ms\t95% CI ms\tGFLOP/s\t% cuBLAS\tregs\tblocks/SM\twaves\tn\t")
+		var cub *entry
+		for i := range es {
+			if es[i].Rec.Kind == KindCublas {
+				cub = &es[i]
+			}
+		}
+		for i, e := range es {
+			if top > 0 && i >= top && e.Rec.Kind != KindCublas {
+				continue
+			}
+			pct := "-"
+			if cub != nil && e.Sum.Median > 0 {
+				pct = fmt.Sprintf("%.1f", 100*cub.Sum.Median/e.Sum.Median)
+			}
+			regs, bps, waves := "-", "-", "-"
+			if e.Rec.Kind != KindCublas && e.Rec.Resources.Registers > 0 {
+				regs = fmt.Sprint(e.Rec.Resources.Registers)
+			}
+			if a := e.Rec.Attributes; a != nil {
+				bps, waves = fmt.Sprint(a.BlocksPerSM), fmt.Sprintf("%.2f", a.Waves)
+				if regs == "-" && e.Rec.Kind != KindCublas && a.Registers > 0 {
+					regs = fmt.Sprint(a.Registers)
+				}
+			}
+			n := fmt.Sprint(e.Sum.N)
+			if e.Refined {
+				n += "*"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.4f\t%.4f-%.4f\t%.1f\t%s\t%s\t%s\t%s\t%s\t\n", rankLabel(e), e.Rec.Variant, e.Sum.Median,
+				e.Sum.Lo, e.Sum.Hi, gflops(sh, e.Sum.Median), pct, regs, bps, waves, n)
+		}
+		tw.Flush()
+		if len(es) == 0 {
+			fmt.Fprintln(w, "  no successful measurement")
+		}
+		if top > 0 && len(es) > top {
+			fmt.Fprintf(w, "  (%d more ranked rows in results.csv)\n", len(es)-top)
+		}
+		if failed+skipped > 0 {
+			fmt.Fprintf(w, "  %d failed, %d skipped (see results.csv)\n", failed, skipped)
+		}
+		if note := notes[sh]; note != "" {
+			fmt.Fprintf(w, "  %s\n", note)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// sweepRanking ranks every shape from the sweep's own samples.
+func sweepRanking(rs []Record) map[protocol.Shape][]entry {
+	out := map[protocol.Shape][]entry{}
+	for _, sh := range shapesOf(rs) {
+		es := candidates(rs, sh)
+		rank(es)
+		out[sh] = es
+	}
+	return out
+}

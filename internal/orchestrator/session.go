@@ -1,0 +1,393 @@
+package orchestrator
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"tilegen/internal/protocol"
+	"tilegen/internal/variant"
+)
+
+// Watchdog bounds how long one request may take before its worker is killed. The expected launch
+// time is cuBLAS's median on the shape times Factor, or (without a cuBLAS time) 2·M·N·K at
+// FloorGFLOPS; the request's budget adds the warm-up, timed and verification launches, the minimum
+// timing time and a fixed start-up allowance, clamped to [Floor, Cap].
+type Watchdog struct {
+	Floor       time.Duration
+	Cap         time.Duration
+	Factor      float64
+	FloorGFLOPS float64
+	// Hello bounds a worker's start-up (process start, cuInit, context creation).
+	Hello time.Duration
+}
+
+// DefaultWatchdog returns the default watchdog settings.
+func DefaultWatchdog() Watchdog {
+	return Watchdog{Floor: 10 * time.Second, Cap: 120 * time.Second, Factor: 20, FloorGFLOPS: 200, Hello: 60 * time.Second}
+}
+
+// verifyLaunches is a generous count of kernel-equivalents per verification: the β = 0 and
+// sub-matrix checks plus the float64 reference of each.
+const verifyLaunches = 6
+
+// startupAllowance covers module load (PTX JIT), allocation and input generation.
+const startupAllowance = 2 * time.Second
+
+// timeout is the watchdog for one request on shape s; cublasMS <= 0 means unknown.
+func (w Watchdog) timeout(s protocol.Shape, cublasMS float64, t *protocol.TimingSettings, v *protocol.VerifySettings) time.Duration {
+	launchMS := Flops(s) / (w.FloorGFLOPS * 1e6)
+	if cublasMS > 0 {
+		launchMS = cublasMS * w.Factor
+	}
+	ms := float64(startupAllowance.Milliseconds())
+	if v != nil {
+		ms += verifyLaunches * launchMS
+		if Flops(s) <= v.CPUCheckMaxFlops {
+			ms += Flops(s) / 1e6 // a float64 CPU reference at about 1 GFLOP/s
+		}
+	}
+	if t != nil {
+		ms += float64(t.Warmup+t.Reps)*launchMS + t.MinTimeMS
+	}
+	d := time.Duration(ms * float64(time.Millisecond))
+	if d < w.Floor {
+		d = w.Floor
+	}
+	if d > w.Cap {
+		d = w.Cap
+	}
+	return d
+}
+
+// Config is what a tune or verify run needs.
+type Config struct {
+	Catalog Catalog
+	// Worker is the worker binary's path.
+	Worker string
+	// Devices are device indexes; nil means all.
+	Devices []int
+	// Shapes to tune on; for verify, nil means each variant's edge suite.
+	Shapes   []protocol.Shape
+	Filter   Filter
+	Strategy Strategy
+	Shard    Shard
+	Timing   protocol.TimingSettings
+	// Verify's Seed is ignored: each request's seed is derived from (variant, shape, Strategy.Seed).
+	Verify   protocol.VerifySettings
+	Watchdog Watchdog
+	// CachePath is the append-only cache file.
+	CachePath string
+	// Out is the results directory.
+	Out string
+	// RetryFailed re-measures cached failures instead of reusing them.
+	RetryFailed bool
+	Rank        RankSettings
+	// Progress is auto, bar, plain or none.
+	Progress string
+	// TableTop limits the ranked rows printed per shape (0: all).
+	TableTop int
+	Stdout   io.Writer
+	Stderr   io.Writer
+}
+
+// session is one tune or verify run: the cache, the workers and the records gathered so far.
+type session struct {
+	cfg   *Config
+	cache *Cache
+	pool  *pool
+	prog  progress
+
+	mu      sync.Mutex
+	recs    map[string]Record // by ident
+	order   []string
+	putErr  error
+	ptxMu   sync.Mutex
+	ptxHash map[string]string
+	byName  map[string]*variant.Variant
+}
+
+func ident(kind, name string, s protocol.Shape) string {
+	return kind + "\x00" + name + "\x00" + ShapeString(s)
+}
+
+func openSession(cfg *Config) (*session, error) {
+	cache, err := OpenCache(cfg.CachePath)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range cache.Warnings {
+		fmt.Fprintf(cfg.Stderr, "warning: %s\n", w)
+	}
+	p, err := openPool(cfg.Worker, cfg.Devices, cfg.Watchdog.Hello)
+	if err != nil {
+		cache.Close()
+		return nil, err
+	}
+	return &session{cfg: cfg, cache: cache, pool: p, recs: map[string]Record{}, ptxHash: map[string]string{}}, nil
+}
+
+func (s *session) close() {
+	s.pool.close()
+	s.cache.Close()
+}
+
+// add collects a record for the outputs (the last one for an ident wins).
+func (s *session) add(r Record) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := ident(r.Kind, r.Variant, r.Shape)
+	if _, ok := s.recs[id]; !ok {
+		s.order = append(s.order, id)
+	}
+	s.recs[id] = r
+}
+
+// finish stores a measured record in the cache, collects it and reports progress.
+func (s *session) finish(r Record, cache bool) {
+	if cache {
+		if err := s.cache.Put(r); err != nil {
+			s.mu.Lock()
+			if s.putErr == nil {
+				s.putErr = err
+			}
+			s.mu.Unlock()
+		}
+	}
+	s.add(r)
+	s.prog.step(r)
+}
+
+func (s *session) records() []Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Record, 0, len(s.order))
+	for _, id := range s.order {
+		out = append(out, s.recs[id])
+	}
+	return out
+}
+
+// lookup finds a cached record under the key any of the pool's devices would give it.
+func (s *session) lookup(key func(d protocol.Device) string) (Record, bool) {
+	for _, sl := range s.pool.slots {
+		if r, ok := s.cache.Get(key(sl.device)); ok {
+			if r.Status == StatusFailed && s.cfg.RetryFailed {
+				continue
+			}
+			return r, true
+		}
+	}
+	return Record{}, false
+}
+
+// ptxHashOf is the manifest's PTX hash, or the hash of the PTX text when the manifest has none.
+func (s *session) ptxHashOf(v *variant.Variant) (string, error) {
+	if v.PTXHash != "" {
+		return v.PTXHash, nil
+	}
+	s.ptxMu.Lock()
+	defer s.ptxMu.Unlock()
+	if h, ok := s.ptxHash[v.Name]; ok {
+		return h, nil
+	}
+	ptx, err := s.cfg.Catalog.PTX(v.Name)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(ptx))
+	h := hex.EncodeToString(sum[:])
+	s.ptxHash[v.Name] = h
+	return h, nil
+}
+
+func (s *session) variantKey(kind string, v *variant.Variant, sh protocol.Shape, d protocol.Device,
+	vs *protocol.VerifySettings, ts *protocol.TimingSettings) (string, error) {
+	ph, err := s.ptxHashOf(v)
+	if err != nil {
+		return "", err
+	}
+	return keyOf(keyInput{Kind: kind, Variant: v.Name, SourceHash: v.SourceHash, PTXHash: ph,
+		Arch: s.cfg.Catalog.Arch(), Shape: sh, Verify: vs, Timing: ts,
+		GPU: d.Name, GPUUUID: d.UUID, Driver: d.DriverVersion}), nil
+}
+
+func (s *session) cublasKey(sh protocol.Shape, d protocol.Device, vs *protocol.VerifySettings, ts *protocol.TimingSettings) string {
+	return keyOf(keyInput{Kind: KindCublas, Variant: CublasName, Shape: sh, Verify: vs, Timing: ts,
+		GPU: d.Name, GPUUUID: d.UUID, Driver: d.DriverVersion, Cublas: d.CublasVersion})
+}
+
+func (s *session) verifySettings(name string, sh protocol.Shape) *protocol.VerifySettings {
+	v := s.cfg.Verify
+	v.Seed = DeriveSeed(name, sh, s.cfg.Strategy.Seed)
+	return &v
+}
+
+// cublasMS is the best cuBLAS median known for the shape in this run (0 if none).
+func (s *session) cublasMS(sh protocol.Shape) float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.recs[ident(KindCublas, CublasName, sh)]; ok && r.Status == StatusOK && r.Timing != nil {
+		return r.Timing.MedianMS
+	}
+	return 0
+}
+
+// planCublas returns the cuBLAS measurements still to make, collecting cached ones.
+func (s *session) planCublas(shapes []protocol.Shape) []task {
+	var tasks []task
+	ts := s.cfg.Timing
+	for _, sh := range shapes {
+		sh := sh
+		vs := s.verifySettings(CublasName, sh)
+		if r, ok := s.lookup(func(d protocol.Device) string { return s.cublasKey(sh, d, vs, &ts) }); ok {
+			s.add(r)
+			continue
+		}
+		tasks = append(tasks, func(sl *slot) error {
+			rec := Record{Kind: KindCublas, Variant: CublasName, Shape: sh, Seed: vs.Seed,
+				Key: s.cublasKey(sh, sl.device, vs, &ts), Device: refOf(sl.device)}
+			req := protocol.Request{Op: protocol.OpCublas, Shape: sh, Verify: vs, Timing: &ts}
+			resp, err := sl.call(req, s.cfg.Watchdog.timeout(sh, 0, &ts, vs))
+			if isStart(err) {
+				return err
+			}
+			fill(&rec, resp, err, true)
+			s.finish(rec, cacheable(err))
+			return nil
+		})
+	}
+	return tasks
+}
+
+// planVariants returns the variant measurements still to make (kind tune or verify), collecting
+// cached and skipped records.
+func (s *session) planVariants(kind string, items []item) []task {
+	var tasks []task
+	var ts *protocol.TimingSettings
+	if kind == KindTune {
+		t := s.cfg.Timing
+		ts = &t
+	}
+	for _, it := range items {
+		it := it
+		v := it.V
+		base := Record{Kind: kind, Variant: v.Name, Family: v.Family, Params: v.ParamString(), Shape: it.Shape,
+			Resources: v.Resources, DynamicShared: v.DynamicShared}
+		if it.Skip != "" {
+			r := base
+			r.Key = skipKey(kind, v, it.Shape)
+			r.Status = StatusSkipped
+			r.Reason = it.Skip
+			s.add(r)
+			continue
+		}
+		vs := s.verifySettings(v.Name, it.Shape)
+		base.Seed = vs.Seed
+		if r, ok := s.lookup(func(d protocol.Device) string {
+			k, _ := s.variantKey(kind, v, it.Shape, d, vs, ts)
+			return k
+		}); ok {
+			s.add(r)
+			continue
+		}
+		tasks = append(tasks, func(sl *slot) error {
+			rec := base
+			rec.Device = refOf(sl.device)
+			key, err := s.variantKey(kind, v, it.Shape, sl.device, vs, ts)
+			var ptx string
+			if err == nil {
+				ptx, err = s.cfg.Catalog.PTX(v.Name)
+			}
+			if err != nil {
+				rec.Status, rec.Reason = StatusFailed, oneLine(err.Error())
+				s.finish(rec, false)
+				return nil
+			}
+			rec.Key = key
+			req := protocol.Request{Op: protocol.OpRun, Kernel: &protocol.Kernel{Variant: *v, PTX: ptx},
+				Shape: it.Shape, Verify: vs, Timing: ts}
+			resp, err := sl.call(req, s.cfg.Watchdog.timeout(it.Shape, s.cublasMS(it.Shape), ts, vs))
+			if isStart(err) {
+				return err
+			}
+			fill(&rec, resp, err, ts != nil)
+			s.finish(rec, cacheable(err))
+			return nil
+		})
+	}
+	return tasks
+}
+
+func isStart(err error) bool {
+	var es *errStart
+	return errors.As(err, &es)
+}
+
+// cacheable: worker failures (crash, hang, garbage) are properties of the variant and cached like
+// results; anything else (an encoding error) is not a measurement.
+func cacheable(err error) bool {
+	var we *errWorker
+	return err == nil || errors.As(err, &we)
+}
+
+// fill turns a response (or the worker's failure) into the record's status and data.
+func fill(rec *Record, resp protocol.Response, err error, timed bool) {
+	if err != nil {
+		rec.Status, rec.Reason = StatusFailed, oneLine(err.Error())
+		return
+	}
+	rec.Attributes = resp.Attributes
+	rec.Verify = resp.Verify
+	rec.Timing = resp.Timing
+	rec.Note = oneLine(resp.Note)
+	switch {
+	case resp.Error != "":
+		rec.Status, rec.Reason = StatusFailed, oneLine(resp.Error)
+	case len(resp.Verify) == 0:
+		rec.Status, rec.Reason = StatusFailed, "worker returned no verification"
+	case firstFailure(resp.Verify) != "":
+		rec.Status, rec.Reason = StatusFailed, "wrong results: "+firstFailure(resp.Verify)
+	case timed && (resp.Timing == nil || resp.Timing.Reps == 0):
+		rec.Status, rec.Reason = StatusFailed, "worker returned no timing"
+	default:
+		rec.Status = StatusOK
+	}
+}
+
+func firstFailure(vs []protocol.VerifyResult) string {
+	for _, v := range vs {
+		if !v.Pass {
+			r := v.Reason
+			if r == "" {
+				r = fmt.Sprintf("max rel error %.3g over tolerance", v.MaxRel)
+			}
+			return oneLine(r)
+		}
+	}
+	return ""
+}
+
+// RunInfo is device.json: the devices and tool versions behind a result set.
+type RunInfo struct {
+	GOOS    string            `json:"goos"`
+	GOARCH  string            `json:"goarch"`
+	NVCC    string            `json:"nvcc"`
+	Arch    string            `json:"arch"`
+	Devices []protocol.Device `json:"devices"`
+}
+
+func ensureDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("results directory: %w", err)
+	}
+	return nil
+}
+
+func outPath(dir, name string) string { return filepath.Join(dir, name) }

@@ -1,0 +1,56 @@
+// Command runner verifies and autotunes tilegen's generated SGEMM variants against cuBLAS.
+//
+// It never touches the GPU itself: each device is owned by a tilegen-worker process, and a worker
+// that crashes, hangs or writes garbage costs only the measurement in flight. See package
+// tilegen/internal/orchestrator for the method; `runner help` lists the commands.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "runner: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: runner <command> [flags]
+
+commands:
+  tune      verify and time every variant on every shape against cuBLAS, rank per shape
+  verify    check variants on edge shapes (degenerate, prime, tile ± 1), no timing
+  list      print the variants, their geometry, requirements and resources (no GPU needed)
+  devices   start a worker per device and print what it reports
+  merge     combine result directories (shards) into one: runner merge DIR... --out DIR
+
+Run "runner <command> --help" for a command's flags.
+`
+
+func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("missing command")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "tune":
+		return runTune(rest, stdout, stderr)
+	case "verify":
+		return runVerify(rest, stdout, stderr)
+	case "list":
+		return runList(rest, stdout, stderr)
+	case "devices":
+		return runDevices(rest, stdout, stderr)
+	case "merge":
+		return runMerge(rest, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", cmd)
+}
