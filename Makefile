@@ -1,0 +1,38 @@
+# tilegen's entry points. `make test` is what CI runs (through .ci/run).
+GO ?= go
+BIN ?= bin
+TUNE_FLAGS ?=
+
+.PHONY: all generate check-generated test build tune bench clean
+
+all: test build
+
+# Regenerate generated/ from variants.yaml and templates/ (only changed variants are recompiled).
+generate:
+	$(GO) generate ./generated
+
+# Fail when generated/ differs from what the generator makes now (needs nvcc; CI=true makes a
+# missing nvcc a failure instead of a skip).
+check-generated:
+	$(GO) test ./gen -run 'TestGeneratedUpToDate' -count=1 -v
+
+test:
+	$(GO) vet ./...
+	$(GO) test ./...
+
+# The runner and the GPU worker (the only binary that links the CUDA driver API).
+build:
+	mkdir -p $(BIN)
+	@if [ -d runner ]; then echo "$(GO) build -o $(BIN)/runner ./runner"; $(GO) build -o $(BIN)/runner ./runner; fi
+	@if [ -d runner/worker ]; then echo "$(GO) build -tags gpu -o $(BIN)/tilegen-worker ./runner/worker"; $(GO) build -tags gpu -o $(BIN)/tilegen-worker ./runner/worker; fi
+
+# Verify and time every variant against cuBLAS on the default shapes (needs a GPU).
+tune: build
+	$(BIN)/runner tune $(TUNE_FLAGS)
+
+# Go benchmarks of the host-side packages (no GPU needed).
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf $(BIN)
