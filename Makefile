@@ -2,8 +2,9 @@
 GO ?= go
 BIN ?= bin
 TUNE_FLAGS ?=
+BENCH_FLAGS ?=
 
-.PHONY: all generate check-generated test build tune bench clean
+.PHONY: all generate check-generated test build tune bench bench-go clean
 
 all: test build
 
@@ -30,8 +31,13 @@ build:
 tune: build
 	$(BIN)/runner tune $(TUNE_FLAGS)
 
+# The benchmark suite on a GPU host: edge suite, tune of the suite's shapes next to cuBLAS, FFMA
+# peak probe; writes results/bench/<gpu>/ (summary.json) and BENCHMARKS.md.
+bench: build
+	$(BIN)/runner bench $(BENCH_FLAGS)
+
 # Go benchmarks of the host-side packages (no GPU needed).
-bench:
+bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 clean:

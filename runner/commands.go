@@ -115,22 +115,48 @@ func (c *common) config(stdout, stderr io.Writer) (*orchestrator.Config, error) 
 	}, nil
 }
 
+// tuneFlags are the timing, search and ranking flags of tune (and bench).
+type tuneFlags struct {
+	strategy              *string
+	budget                *int
+	warmup, reps, maxReps *int
+	minTime               *time.Duration
+	cold                  *bool
+	rounds, top, rankReps *int
+	near                  *float64
+	tableTop              *int
+}
+
+func (t *tuneFlags) register(fs *pflag.FlagSet) {
+	t.strategy = fs.String("strategy", "exhaustive", "`name`: exhaustive (every variant) or random (--budget variants per shape)")
+	t.budget = fs.Int("budget", 0, "variants per shape for --strategy random (`n`)")
+	t.warmup = fs.Int("warmup", 3, "untimed launches before timing (`n`)")
+	t.reps = fs.Int("reps", 20, "least timed launches (`n`)")
+	t.minTime = fs.Duration("min-time", 100*time.Millisecond, "least total timed `duration`; launches grow until reached")
+	t.maxReps = fs.Int("max-reps", 1000, "most timed launches (`n`)")
+	t.cold = fs.Bool("cold", false, "flush L2 before every timed launch")
+	t.rounds = fs.Int("rank-rounds", 10, "most interleaved re-measurement rounds per shape (`n`; 0: rank by the sweep)")
+	t.top = fs.Int("rank-top", 3, "re-measure at most `n` leading variants per shape, plus cuBLAS")
+	t.near = fs.Float64("rank-near", 5, "re-measure variants within `pct` percent of the best")
+	t.rankReps = fs.Int("rank-reps", 10, "timed launches per candidate per round (`n`)")
+	t.tableTop = fs.Int("table-top", 20, "ranked rows printed per shape (`n`; 0: all)")
+}
+
+func (t *tuneFlags) apply(cfg *orchestrator.Config) {
+	cfg.Strategy.Name, cfg.Strategy.Budget = *t.strategy, *t.budget
+	cfg.Timing = protocol.TimingSettings{Warmup: *t.warmup, Reps: *t.reps, MinTimeMS: float64(t.minTime.Microseconds()) / 1000,
+		MaxReps: *t.maxReps, Cold: *t.cold}
+	cfg.Rank = orchestrator.RankSettings{Rounds: *t.rounds, Top: *t.top, NearPct: *t.near,
+		Timing: protocol.TimingSettings{Warmup: 2, Reps: *t.rankReps, MaxReps: *t.rankReps, Cold: *t.cold}}
+	cfg.TableTop = *t.tableTop
+}
+
 func runTune(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("tune", "[flags]", stderr)
 	var c common
 	c.register(fs, orchestrator.DefaultShapes, "results/tune")
-	strategy := fs.String("strategy", "exhaustive", "`name`: exhaustive (every variant) or random (--budget variants per shape)")
-	budget := fs.Int("budget", 0, "variants per shape for --strategy random (`n`)")
-	warmup := fs.Int("warmup", 3, "untimed launches before timing (`n`)")
-	reps := fs.Int("reps", 20, "least timed launches (`n`)")
-	minTime := fs.Duration("min-time", 100*time.Millisecond, "least total timed `duration`; launches grow until reached")
-	maxReps := fs.Int("max-reps", 1000, "most timed launches (`n`)")
-	cold := fs.Bool("cold", false, "flush L2 before every timed launch")
-	rounds := fs.Int("rank-rounds", 10, "most interleaved re-measurement rounds per shape (`n`; 0: rank by the sweep)")
-	top := fs.Int("rank-top", 3, "re-measure at most `n` leading variants per shape, plus cuBLAS")
-	near := fs.Float64("rank-near", 5, "re-measure variants within `pct` percent of the best")
-	rankReps := fs.Int("rank-reps", 10, "timed launches per candidate per round (`n`)")
-	tableTop := fs.Int("table-top", 20, "ranked rows printed per shape (`n`; 0: all)")
+	var t tuneFlags
+	t.register(fs)
 	if ok, err := parse(fs, args); !ok || err != nil {
 		return err
 	}
@@ -141,12 +167,7 @@ func runTune(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg.Strategy.Name, cfg.Strategy.Budget = *strategy, *budget
-	cfg.Timing = protocol.TimingSettings{Warmup: *warmup, Reps: *reps, MinTimeMS: float64(minTime.Microseconds()) / 1000,
-		MaxReps: *maxReps, Cold: *cold}
-	cfg.Rank = orchestrator.RankSettings{Rounds: *rounds, Top: *top, NearPct: *near,
-		Timing: protocol.TimingSettings{Warmup: 2, Reps: *rankReps, MaxReps: *rankReps, Cold: *cold}}
-	cfg.TableTop = *tableTop
+	t.apply(cfg)
 	return orchestrator.Tune(cfg)
 }
 

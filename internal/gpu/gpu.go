@@ -202,6 +202,10 @@ func (w *Worker) Handle(req protocol.Request) (protocol.Response, error) {
 		err = w.run(req, &resp)
 	case protocol.OpCublas:
 		err = w.runCublas(req, &resp)
+	case protocol.OpPeak:
+		err = w.peak(req, &resp)
+	case protocol.OpBreakdown:
+		err = w.breakdown(req, &resp)
 	case protocol.OpHello:
 		dev := w.Device()
 		resp.Version, resp.Device = protocol.Version, &dev

@@ -84,6 +84,9 @@ func Tune(cfg *Config) error {
 	if err := writeAtomic(outPath(cfg.Out, "ranking.txt"), []byte(b.String())); err != nil {
 		return err
 	}
+	if err := writeRankingJSON(outPath(cfg.Out, "ranking.json"), recs, ranked, notes); err != nil {
+		return err
+	}
 	_, err = io.WriteString(cfg.Stdout, b.String())
 	return err
 }

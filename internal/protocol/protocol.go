@@ -21,6 +21,13 @@ const (
 	OpRun    = "run"    // verify, then (if it passed and Timing is set) time one variant on one shape
 	OpCublas = "cublas" // time cuBLAS (and verify it) on one shape, same settings as a run
 	OpQuit   = "quit"   // worker exits 0
+	// OpPeak times the FP32 FFMA throughput probe (Kernel carries the support module "peak";
+	// Timing its settings) and answers with Peak.
+	OpPeak = "peak"
+	// OpBreakdown verifies a variant (when Verify is set), then Runs times allocates A, B and C on
+	// the device, copies A and B to it, launches the kernel, copies C back and frees, timing each
+	// phase; it answers with Breakdown.
+	OpBreakdown = "breakdown"
 )
 
 // Request is one line from orchestrator to worker.
@@ -37,6 +44,8 @@ type Request struct {
 	Verify *VerifySettings `json:"verify,omitempty"`
 	// Timing settings; nil means verify only.
 	Timing *TimingSettings `json:"timing,omitempty"`
+	// Runs is the number of end-to-end repetitions of an OpBreakdown.
+	Runs int `json:"runs,omitempty"`
 }
 
 // Kernel is what the worker needs to load and launch a variant: no registry lookup on its side.
@@ -99,6 +108,10 @@ type Response struct {
 	Verify []VerifyResult `json:"verify,omitempty"`
 	// Timing statistics (when timed and verification passed).
 	Timing *TimingResult `json:"timing,omitempty"`
+	// Peak is the FFMA probe's result (OpPeak).
+	Peak *PeakResult `json:"peak,omitempty"`
+	// Breakdown is the per-phase timing of an OpBreakdown.
+	Breakdown *BreakdownResult `json:"breakdown,omitempty"`
 	// Note carries non-fatal remarks (e.g. "cuBLAS not available: ...").
 	Note string `json:"note,omitempty"`
 }
@@ -175,4 +188,34 @@ type TimingResult struct {
 	Cold bool `json:"cold"`
 	// InputSets is how many rotated input sets were used.
 	InputSets int `json:"input_sets"`
+}
+
+// PeakResult is the measured FP32 FFMA throughput of the device: the ceiling that makes every
+// variant's GFLOP/s readable as a fraction of what the chip can issue.
+type PeakResult struct {
+	// Blocks and Threads of the probe launch, Iters per thread, Chains of independent FFMAs.
+	Blocks  int `json:"blocks"`
+	Threads int `json:"threads"`
+	Iters   int `json:"iters"`
+	Chains  int `json:"chains"`
+	// FlopsPerLaunch = 2·Chains·Iters·Threads·Blocks.
+	FlopsPerLaunch float64 `json:"flops_per_launch"`
+	// GFLOPS from the median launch time.
+	GFLOPS float64       `json:"gflops"`
+	Timing *TimingResult `json:"timing"`
+}
+
+// BreakdownResult holds one sample per run and phase, in milliseconds. Alloc, HtoD, DtoH and Free
+// are host wall-clock times of synchronous steps (host buffers are pageable Go memory); Kernel is
+// the event time of the launch.
+type BreakdownResult struct {
+	Runs     int       `json:"runs"`
+	AllocMS  []float64 `json:"alloc_ms"`
+	HtoDMS   []float64 `json:"htod_ms"`
+	KernelMS []float64 `json:"kernel_ms"`
+	DtoHMS   []float64 `json:"dtoh_ms"`
+	FreeMS   []float64 `json:"free_ms"`
+	// Bytes copied per run: A and B to the device, C back.
+	HtoDBytes int64 `json:"htod_bytes"`
+	DtoHBytes int64 `json:"dtoh_bytes"`
 }

@@ -1,0 +1,313 @@
+package orchestrator
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"tilegen/internal/protocol"
+)
+
+// BenchSettings configure the benchmark suite (runner bench).
+type BenchSettings struct {
+	// Root is where the suite's directory <Root>/<gpu> is made (results/bench).
+	Root string
+	// PeakPTX is the support module holding tilegen_peak_ffma.
+	PeakPTX string
+	// Markdown, when set, is the BENCHMARKS.md file rendered from the summary.
+	Markdown string
+	// Command is the command line recorded in the summary.
+	Command string
+	// Now stamps the summary (the suite is a dated measurement, unlike results.jsonl).
+	Now time.Time
+}
+
+// SeedFamilies are the families taken from the founding documents; the summary reports the best of
+// them next to the overall winner.
+var SeedFamilies = map[string]bool{"naive": true, "coalesced": true, "shared": true, "micro1d": true, "coarse": true}
+
+// BenchShapes is the suite: the cuBLAS-sized squares, 1024³, and the awkward shapes with their
+// targets (best verified variant / cuBLAS, measured in the same run).
+var BenchShapes = []struct {
+	Shape  string
+	Target float64 // 0: no target
+	Group  string
+}{
+	{"4096x4096x4096", 0.95, "large"}, {"8192x8192x8192", 0.95, "large"}, {"2048x2048x2048", 0.90, "large"},
+	{"1024x1024x1024", 0, "large"},
+	{"4096x4096x32", 1, "awkward"}, {"1041x1247x139", 1, "awkward"}, {"535x792x414", 1, "awkward"},
+	{"224x256x192", 1, "awkward"}, {"1000x1000x1000", 1, "awkward"}, {"127x4097x513", 1, "awkward"},
+}
+
+// BenchSummary is summary.json.
+type BenchSummary struct {
+	Date       string               `json:"date"`
+	Command    string               `json:"command"`
+	GPU        string               `json:"gpu"`
+	UUID       string               `json:"uuid"`
+	Driver     int                  `json:"driver"`
+	Cublas     string               `json:"cublas"`
+	NVCC       string               `json:"nvcc"`
+	Arch       string               `json:"arch"`
+	PeakGFLOPS float64              `json:"peak_gflops"`
+	Peak       *protocol.PeakResult `json:"peak"`
+	Variants   int                  `json:"variants"`
+	EdgeFailed []string             `json:"edge_failed"`
+	TuneWall   string               `json:"tune_wall"`
+	Shapes     []BenchShape         `json:"shapes"`
+}
+
+// BenchShape is one shape of the summary.
+type BenchShape struct {
+	Shape  string      `json:"shape"`
+	Group  string      `json:"group"`
+	Target float64     `json:"target,omitempty"`
+	Met    *bool       `json:"met,omitempty"`
+	Best   *BenchEntry `json:"best"`
+	Cublas *BenchEntry `json:"cublas"`
+	// Ratio is cuBLAS's median time over the best variant's (>1: faster than cuBLAS).
+	Ratio     float64     `json:"ratio"`
+	BestSeed  *BenchEntry `json:"best_seed"`
+	SeedRatio float64     `json:"seed_ratio"`
+}
+
+// BenchEntry is one measured kernel of a shape.
+type BenchEntry struct {
+	Variant  string  `json:"variant"`
+	Family   string  `json:"family,omitempty"`
+	Params   string  `json:"params,omitempty"`
+	TFLOPS   float64 `json:"tflops"`
+	MedianMS float64 `json:"median_ms"`
+	LoMS     float64 `json:"ci_lo_ms"`
+	HiMS     float64 `json:"ci_hi_ms"`
+	StdMS    float64 `json:"std_ms"`
+	N        int     `json:"n"`
+	PctPeak  float64 `json:"pct_peak"`
+}
+
+var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
+
+// Bench runs the suite: the edge suite for every selected variant, a tune of the suite's shapes,
+// the FFMA peak probe, then summary.json (and BENCHMARKS.md) from what passed. A variant that failed
+// any edge shape or its own shape is never reported as a winner.
+func Bench(cfg *Config, bs BenchSettings) error {
+	if bs.PeakPTX == "" {
+		return fmt.Errorf("bench: no peak probe module")
+	}
+	// The peak probe first: it also names the GPU, and so the suite's directory.
+	p, err := openPool(cfg.Worker, cfg.Devices, cfg.Watchdog.Hello)
+	if err != nil {
+		return err
+	}
+	dev := p.slots[0].device
+	peakTiming := protocol.TimingSettings{Warmup: 5, Reps: 50, MinTimeMS: 200, MaxReps: 1000}
+	resp, err := p.slots[0].call(protocol.Request{Op: protocol.OpPeak, Kernel: &protocol.Kernel{PTX: bs.PeakPTX},
+		Timing: &peakTiming}, time.Minute)
+	p.close()
+	if err == nil && resp.Error != "" {
+		err = fmt.Errorf("%s", resp.Error)
+	}
+	if err != nil || resp.Peak == nil {
+		return fmt.Errorf("bench: peak probe: %v", err)
+	}
+	peak := resp.Peak
+	fmt.Fprintf(cfg.Stderr, "bench: %s FP32 FFMA peak %.1f TFLOP/s\n", dev.Name, peak.GFLOPS/1e3)
+
+	dir := filepath.Join(bs.Root, strings.Trim(slugRE.ReplaceAllString(strings.ToLower(dev.Name), "-"), "-"))
+	if err := ensureDir(dir); err != nil {
+		return err
+	}
+	vcfg := *cfg
+	vcfg.Shapes, vcfg.Out = nil, filepath.Join(dir, "verify")
+	vcfg.Stdout = io.Discard
+	verr := Verify(&vcfg)
+	vrecs, rerr := readJSONL(filepath.Join(vcfg.Out, "results.jsonl"))
+	if rerr != nil {
+		if verr != nil {
+			return verr
+		}
+		return rerr
+	}
+	edgeFailed := map[string]bool{}
+	for _, r := range vrecs {
+		if r.Kind == KindVerify && r.Status == StatusFailed {
+			edgeFailed[r.Variant] = true
+		}
+	}
+
+	tcfg := *cfg
+	tcfg.Out = filepath.Join(dir, "tune")
+	if tcfg.Shapes == nil {
+		for _, b := range BenchShapes {
+			sh, _ := ParseShape(b.Shape)
+			tcfg.Shapes = append(tcfg.Shapes, sh)
+		}
+	}
+	tableFile, err := os.Create(filepath.Join(dir, "tune-stdout.txt"))
+	if err != nil {
+		return err
+	}
+	defer tableFile.Close()
+	tcfg.Stdout = io.MultiWriter(cfg.Stdout, tableFile)
+	t0 := time.Now()
+	if err := Tune(&tcfg); err != nil {
+		return err
+	}
+	wall := time.Since(t0)
+	ranking, err := ReadRanking(filepath.Join(tcfg.Out, "ranking.json"))
+	if err != nil {
+		return err
+	}
+	recs, err := readJSONL(filepath.Join(tcfg.Out, "results.jsonl"))
+	if err != nil {
+		return err
+	}
+	sum := summarize(ranking, recs, edgeFailed, peak)
+	sum.Date = bs.Now.UTC().Format("2006-01-02")
+	sum.Command, sum.GPU, sum.UUID, sum.Driver = bs.Command, dev.Name, dev.UUID, dev.DriverVersion
+	sum.Cublas = fmt.Sprintf("%d (%s)", dev.CublasVersion, filepath.Base(dev.CublasLibrary))
+	sum.NVCC, sum.Arch = cfg.Catalog.NVCC(), cfg.Catalog.Arch()
+	sum.Variants = len(cfg.Catalog.Variants())
+	sum.TuneWall = wall.Round(time.Second).String()
+	for v := range edgeFailed {
+		sum.EdgeFailed = append(sum.EdgeFailed, v)
+	}
+	sort.Strings(sum.EdgeFailed)
+	b, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeAtomic(filepath.Join(dir, "summary.json"), append(b, '\n')); err != nil {
+		return err
+	}
+	md := BenchMarkdown(sum, filepath.ToSlash(dir))
+	if bs.Markdown != "" {
+		if err := writeAtomic(bs.Markdown, []byte(md)); err != nil {
+			return err
+		}
+	}
+	_, err = io.WriteString(cfg.Stdout, md)
+	return err
+}
+
+// summarize picks, per shape of the ranking, the best variant that passed verification there and on
+// the whole edge suite, the best seed-family variant likewise, and cuBLAS.
+func summarize(ranking []ShapeRanking, recs []Record, edgeFailed map[string]bool, peak *protocol.PeakResult) BenchSummary {
+	targets := map[string]BenchShape{}
+	for _, b := range BenchShapes {
+		targets[b.Shape] = BenchShape{Target: b.Target, Group: b.Group}
+	}
+	var out BenchSummary
+	out.Peak, out.PeakGFLOPS = peak, peak.GFLOPS
+	for _, sr := range ranking {
+		bsh := targets[sr.Shape]
+		bsh.Shape = sr.Shape
+		if bsh.Group == "" {
+			bsh.Group = "other"
+		}
+		for _, e := range sr.Entries {
+			be := &BenchEntry{Variant: e.Variant, Family: e.Family, Params: e.Params, TFLOPS: e.GFLOPS / 1e3,
+				MedianMS: e.Median, LoMS: e.Lo, HiMS: e.Hi, StdMS: e.Std, N: e.N}
+			if peak.GFLOPS > 0 {
+				be.PctPeak = 100 * e.GFLOPS / peak.GFLOPS
+			}
+			switch {
+			case e.Kind == KindCublas:
+				if bsh.Cublas == nil {
+					bsh.Cublas = be
+				}
+			case edgeFailed[e.Variant]:
+				// never a winner
+			default:
+				if bsh.Best == nil {
+					bsh.Best = be
+				}
+				if SeedFamilies[e.Family] && bsh.BestSeed == nil {
+					bsh.BestSeed = be
+				}
+			}
+		}
+		if bsh.Cublas != nil && bsh.Best != nil {
+			bsh.Ratio = bsh.Cublas.MedianMS / bsh.Best.MedianMS
+			if bsh.Target > 0 {
+				met := bsh.Ratio >= bsh.Target
+				bsh.Met = &met
+			}
+		}
+		if bsh.Cublas != nil && bsh.BestSeed != nil {
+			bsh.SeedRatio = bsh.Cublas.MedianMS / bsh.BestSeed.MedianMS
+		}
+		out.Shapes = append(out.Shapes, bsh)
+	}
+	order := map[string]int{}
+	for i, b := range BenchShapes {
+		order[b.Shape] = i + 1
+	}
+	sort.SliceStable(out.Shapes, func(i, j int) bool {
+		oi, oj := order[out.Shapes[i].Shape], order[out.Shapes[j].Shape]
+		if oi == 0 {
+			oi = len(BenchShapes) + 1
+		}
+		if oj == 0 {
+			oj = len(BenchShapes) + 1
+		}
+		return oi < oj
+	})
+	return out
+}
+
+// BenchMarkdown renders a summary as the BENCHMARKS.md page.
+func BenchMarkdown(s BenchSummary, dir string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Benchmarks\n\n")
+	fmt.Fprintf(&b, "Measured %s on %s (driver %d, cuBLAS %s), PTX from nvcc %s for %s; %d variants.\n",
+		s.Date, s.GPU, s.Driver, s.Cublas, s.NVCC, s.Arch, s.Variants)
+	fmt.Fprintf(&b, "Command: `%s`. Files: `%s/` (summary.json, tune/, verify/).\n\n", s.Command, dir)
+	fmt.Fprintf(&b, "Measured FP32 FFMA peak (probe kernel): **%.1f TFLOP/s**. Tune wall time: %s.\n\n", s.PeakGFLOPS/1e3, s.TuneWall)
+	b.WriteString("Each time is the median of many launches after warm-up (CUDA events, rotated inputs); the leaders\n" +
+		"and cuBLAS are re-measured interleaved, and the interval is a 95 % confidence interval of the median.\n" +
+		"Ratio = cuBLAS median time / variant median time, both from this run (> 1: faster than cuBLAS).\n" +
+		"A variant that failed verification on the shape or on any edge shape is never listed.\n\n")
+	b.WriteString("| shape | best variant | TFLOP/s | 95 % CI (ms) | cuBLAS TFLOP/s | ratio | target | % of peak | best seed variant | seed TFLOP/s | seed ratio |\n")
+	b.WriteString("|---|---|---:|---|---:|---:|---|---:|---|---:|---:|\n")
+	for _, sh := range s.Shapes {
+		best, cub, seed := sh.Best, sh.Cublas, sh.BestSeed
+		cell := func(e *BenchEntry, f func(*BenchEntry) string) string {
+			if e == nil {
+				return "–"
+			}
+			return f(e)
+		}
+		target := "–"
+		if sh.Target > 0 {
+			target = fmt.Sprintf("≥ %.0f %%", 100*sh.Target)
+			if sh.Met != nil {
+				if *sh.Met {
+					target += " ✓"
+				} else {
+					target += " ✗"
+				}
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.3f | %s | %s | %s | %s | %.3f |\n", sh.Shape,
+			cell(best, func(e *BenchEntry) string { return "`" + e.Variant + "`" }),
+			cell(best, func(e *BenchEntry) string { return fmt.Sprintf("%.2f", e.TFLOPS) }),
+			cell(best, func(e *BenchEntry) string { return fmt.Sprintf("%.4f–%.4f", e.LoMS, e.HiMS) }),
+			cell(cub, func(e *BenchEntry) string { return fmt.Sprintf("%.2f", e.TFLOPS) }),
+			sh.Ratio, target,
+			cell(best, func(e *BenchEntry) string { return fmt.Sprintf("%.1f", e.PctPeak) }),
+			cell(seed, func(e *BenchEntry) string { return "`" + e.Variant + "`" }),
+			cell(seed, func(e *BenchEntry) string { return fmt.Sprintf("%.2f", e.TFLOPS) }),
+			sh.SeedRatio)
+	}
+	if len(s.EdgeFailed) > 0 {
+		fmt.Fprintf(&b, "\nExcluded for failing the edge suite: %s.\n", strings.Join(s.EdgeFailed, ", "))
+	}
+	return b.String()
+}

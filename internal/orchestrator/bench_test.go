@@ -1,0 +1,60 @@
+package orchestrator
+
+import (
+	"strings"
+	"testing"
+
+	"tilegen/internal/protocol"
+)
+
+func TestBenchSummarize(t *testing.T) {
+	ranking := []ShapeRanking{
+		{Shape: "224x256x192", Entries: []RankedEntry{
+			{Rank: 1, Kind: KindTune, Variant: "regtile_broken", Family: "regtile", Median: 0.005, Lo: 0.005, Hi: 0.005, GFLOPS: 4400},
+			{Rank: 2, Kind: KindTune, Variant: "micro1d_t32_r4", Family: "micro1d", Median: 0.008, Lo: 0.0079, Hi: 0.0081, GFLOPS: 2750},
+			{Rank: 3, Kind: KindCublas, Variant: CublasName, Median: 0.010, Lo: 0.0099, Hi: 0.0101, GFLOPS: 2200},
+		}},
+		{Shape: "4096x4096x4096", Entries: []RankedEntry{
+			{Rank: 1, Kind: KindCublas, Variant: CublasName, Median: 2.6, GFLOPS: 52860},
+			{Rank: 2, Kind: KindTune, Variant: "regtile_a", Family: "regtile", Median: 2.8, GFLOPS: 49085},
+			{Rank: 3, Kind: KindTune, Variant: "micro1d_t64_r16", Family: "micro1d", Median: 6.0, GFLOPS: 22906},
+		}},
+		{Shape: "100x100x100", Entries: []RankedEntry{
+			{Rank: 1, Kind: KindTune, Variant: "naive_16x16", Family: "naive", Median: 0.01, GFLOPS: 200},
+		}},
+	}
+	peak := &protocol.PeakResult{GFLOPS: 60000}
+	s := summarize(ranking, nil, map[string]bool{"regtile_broken": true}, peak)
+	if len(s.Shapes) != 3 || s.Shapes[0].Shape != "4096x4096x4096" || s.Shapes[2].Shape != "100x100x100" {
+		t.Fatalf("shape order: %+v", s.Shapes)
+	}
+	big := s.Shapes[0]
+	if big.Best.Variant != "regtile_a" || big.BestSeed.Variant != "micro1d_t64_r16" {
+		t.Errorf("4096: best %s seed %s", big.Best.Variant, big.BestSeed.Variant)
+	}
+	if r := big.Ratio; r < 0.928 || r > 0.929 {
+		t.Errorf("4096 ratio %v, want 2.6/2.8", r)
+	}
+	if big.Met == nil || *big.Met {
+		t.Errorf("4096: 92.9 %% must miss the 95 %% target: %+v", big.Met)
+	}
+	small := s.Shapes[1]
+	if small.Best.Variant != "micro1d_t32_r4" {
+		t.Errorf("an edge-suite failure was reported as winner: %s", small.Best.Variant)
+	}
+	if small.Met == nil || !*small.Met || small.Ratio < 1.24 || small.Ratio > 1.26 {
+		t.Errorf("224: ratio %v met %v", small.Ratio, small.Met)
+	}
+	if s.Shapes[2].Cublas != nil || s.Shapes[2].Ratio != 0 || s.Shapes[2].Met != nil {
+		t.Errorf("shape without cuBLAS: %+v", s.Shapes[2])
+	}
+	if p := big.Best.PctPeak; p < 81.8 || p > 81.9 {
+		t.Errorf("pct of peak %v", p)
+	}
+	md := BenchMarkdown(s, "results/bench/x")
+	for _, want := range []string{"| 4096x4096x4096 | `regtile_a` | 49.09 |", "≥ 95 % ✗", "≥ 100 % ✓", "| 100x100x100 | `naive_16x16` |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"tilegen/generated"
+	"tilegen/internal/orchestrator"
+)
+
+func runBench(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench", "[flags]", stderr)
+	var c common
+	// Empty --shapes means the suite's own shapes (orchestrator.BenchShapes).
+	c.register(fs, "", "")
+	var t tuneFlags
+	t.register(fs)
+	root := fs.String("root", "results/bench", "the suite writes into `dir`/<gpu>/")
+	md := fs.String("markdown", "BENCHMARKS.md", "render the summary into `file` (empty: do not)")
+	if ok, err := parse(fs, args); !ok || err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("bench: unexpected arguments %s", strings.Join(fs.Args(), " "))
+	}
+	cfg, err := c.config(stdout, stderr)
+	if err != nil {
+		return err
+	}
+	t.apply(cfg)
+	peak, err := generated.SupportPTX("peak")
+	if err != nil {
+		return err
+	}
+	return orchestrator.Bench(cfg, orchestrator.BenchSettings{Root: *root, PeakPTX: peak, Markdown: *md,
+		Command: "runner bench " + strings.Join(args, " "), Now: time.Now()})
+}
