@@ -12,6 +12,7 @@ func defaultCatalog() orchestrator.Catalog {
 	return orchestrator.FuncCatalog{
 		List:        generated.Variants,
 		Load:        generated.PTX,
+		Support:     generated.SupportPTX,
 		NVCCVersion: generated.NVCC,
 		Target:      generated.Arch,
 	}

@@ -102,10 +102,14 @@ func (c *common) config(stdout, stderr io.Writer) (*orchestrator.Config, error) 
 	if err != nil {
 		return nil, err
 	}
+	wargs, err := orchestrator.WorkerArgs(cat)
+	if err != nil {
+		return nil, err
+	}
 	wd := orchestrator.DefaultWatchdog()
 	wd.Floor, wd.Cap, wd.Factor, wd.FloorGFLOPS = c.timeoutFloor, c.timeoutCap, c.timeoutFactor, c.floorGFLOPS
 	return &orchestrator.Config{
-		Catalog: cat, Worker: worker, Devices: devs, Shapes: shapes,
+		Catalog: cat, Worker: worker, WorkerArgs: wargs, Devices: devs, Shapes: shapes,
 		Filter:   orchestrator.Filter{Globs: c.variants, Families: c.families},
 		Strategy: orchestrator.Strategy{Name: "exhaustive", Seed: c.seed},
 		Shard:    shard,

@@ -101,7 +101,7 @@ func Bench(cfg *Config, bs BenchSettings) error {
 		return fmt.Errorf("bench: no peak probe module")
 	}
 	// The peak probe first: it also names the GPU, and so the suite's directory.
-	p, err := openPool(cfg.Worker, cfg.Devices, cfg.Watchdog.Hello)
+	p, err := openPool(cfg.Worker, cfg.WorkerArgs, cfg.Devices, cfg.Watchdog.Hello)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package orchestrator
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -56,5 +58,38 @@ func TestBenchSummarize(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+func TestWorkerArgs(t *testing.T) {
+	dir := t.TempDir()
+	writeFile := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(filepath.Join(dir, "manifest.json"), `{"generator":"g","nvcc":"n","arch":"sm_90","variants":[]}`)
+	c, err := LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args, err := WorkerArgs(c); err != nil || args != nil {
+		t.Fatalf("catalog without a reference: args %v err %v", args, err)
+	}
+	ref := ".version 7.8\n// reference " + t.Name() + "\n"
+	writeFile(filepath.Join(dir, "support", "reference.ptx"), ref)
+	args, err := WorkerArgs(c)
+	if err != nil || len(args) != 2 || args[0] != "--reference-ptx" {
+		t.Fatalf("args %v err %v", args, err)
+	}
+	if b, err := os.ReadFile(args[1]); err != nil || string(b) != ref {
+		t.Fatalf("reference file %s: %q %v", args[1], b, err)
+	}
+	if _, err := c.SupportPTX("../manifest"); err == nil {
+		t.Fatal("a support name with a path escaped the catalog")
 	}
 }

@@ -1,6 +1,8 @@
 package orchestrator
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -22,11 +24,43 @@ type Catalog interface {
 	Arch() string
 }
 
+// SupportCatalog is a Catalog that also holds the support kernels (templates/support): the
+// float64 reference the workers verify against, the FFMA peak probe.
+type SupportCatalog interface {
+	Catalog
+	SupportPTX(name string) (string, error)
+}
+
+// WorkerArgs are the worker arguments a catalog implies: the runner hands its workers the
+// reference kernel of the catalog it plans from (written to a content-addressed file in the temp
+// directory), so that a worker never carries a catalog of its own and always verifies against the
+// reference generated with the variants. A catalog without one gives no arguments; such a worker
+// can time but not verify, and says so.
+func WorkerArgs(c Catalog) ([]string, error) {
+	sc, ok := c.(SupportCatalog)
+	if !ok {
+		return nil, nil
+	}
+	ptx, err := sc.SupportPTX("reference")
+	if err != nil {
+		return nil, nil
+	}
+	sum := sha256.Sum256([]byte(ptx))
+	path := filepath.Join(os.TempDir(), "tilegen-reference-"+hex.EncodeToString(sum[:8])+".ptx")
+	if b, err := os.ReadFile(path); err != nil || string(b) != ptx {
+		if err := writeAtomic(path, []byte(ptx)); err != nil {
+			return nil, fmt.Errorf("writing the reference kernel for the workers: %w", err)
+		}
+	}
+	return []string{"--reference-ptx", path}, nil
+}
+
 // FuncCatalog adapts the generated registry package (generated.Variants, generated.PTX,
 // generated.NVCC, generated.Arch) to a Catalog without this package importing it.
 type FuncCatalog struct {
 	List        func() []variant.Variant
 	Load        func(name string) (string, error)
+	Support     func(name string) (string, error)
 	NVCCVersion string
 	Target      string
 }
@@ -37,8 +71,14 @@ func (c FuncCatalog) Variants() []variant.Variant {
 	return vs
 }
 func (c FuncCatalog) PTX(name string) (string, error) { return c.Load(name) }
-func (c FuncCatalog) NVCC() string                    { return c.NVCCVersion }
-func (c FuncCatalog) Arch() string                    { return c.Target }
+func (c FuncCatalog) SupportPTX(name string) (string, error) {
+	if c.Support == nil {
+		return "", fmt.Errorf("support kernel %q: catalog has none", name)
+	}
+	return c.Support(name)
+}
+func (c FuncCatalog) NVCC() string { return c.NVCCVersion }
+func (c FuncCatalog) Arch() string { return c.Target }
 
 // DirCatalog reads a generated directory: manifest.json and ptx/<name>.ptx.
 type DirCatalog struct {
@@ -71,6 +111,18 @@ func (c *DirCatalog) PTX(name string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(c.dir, "ptx", name+".ptx"))
 	if err != nil {
 		return "", fmt.Errorf("ptx of %s: %w", name, err)
+	}
+	return string(b), nil
+}
+
+// SupportPTX reads dir/support/<name>.ptx.
+func (c *DirCatalog) SupportPTX(name string) (string, error) {
+	if !variant.IsIdent(name) {
+		return "", fmt.Errorf("support kernel %q: not a name", name)
+	}
+	b, err := os.ReadFile(filepath.Join(c.dir, "support", name+".ptx"))
+	if err != nil {
+		return "", fmt.Errorf("support kernel %s: %w", name, err)
 	}
 	return string(b), nil
 }

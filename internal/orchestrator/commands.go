@@ -277,7 +277,7 @@ func claims(r variant.Requirements) string {
 
 // Devices starts a worker per device and prints what each reports.
 func Devices(worker string, devices []int, wd Watchdog, stdout io.Writer) error {
-	p, err := openPool(worker, devices, wd.Hello)
+	p, err := openPool(worker, nil, devices, wd.Hello)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ type slot struct {
 	device  protocol.Device
 	w       *workerProc
 	bin     string
+	args    []string
 	hello   time.Duration
 }
 
@@ -33,7 +34,7 @@ func (e *errStart) Unwrap() error { return e.err }
 // call runs one request on the slot's worker, starting a fresh worker first when needed.
 func (s *slot) call(req protocol.Request, timeout time.Duration) (protocol.Response, error) {
 	if s.w == nil {
-		w, err := startWorker(s.bin, s.visible, s.hello)
+		w, err := startWorker(s.bin, s.args, s.visible, s.hello)
 		if err != nil {
 			return protocol.Response{}, &errStart{err}
 		}
@@ -97,7 +98,7 @@ func ParseDevices(s string) ([]int, error) {
 
 // openPool starts one worker per device. devices nil means all: workers are started for indexes
 // 0, 1, ... until one fails to open its device.
-func openPool(bin string, devices []int, hello time.Duration) (*pool, error) {
+func openPool(bin string, args []string, devices []int, hello time.Duration) (*pool, error) {
 	vis := visibleList()
 	visible := func(i int) (string, bool) {
 		if vis == nil {
@@ -114,11 +115,11 @@ func openPool(bin string, devices []int, hello time.Duration) (*pool, error) {
 		if !ok {
 			return fmt.Errorf("device %d: only %d visible through CUDA_VISIBLE_DEVICES", i, len(vis))
 		}
-		w, err := startWorker(bin, v, hello)
+		w, err := startWorker(bin, args, v, hello)
 		if err != nil {
 			return err
 		}
-		p.slots = append(p.slots, &slot{index: len(p.slots), visible: v, device: w.device, w: w, bin: bin, hello: hello})
+		p.slots = append(p.slots, &slot{index: len(p.slots), visible: v, device: w.device, w: w, bin: bin, args: args, hello: hello})
 		return nil
 	}
 	if devices == nil {

@@ -71,6 +71,8 @@ type Config struct {
 	Catalog Catalog
 	// Worker is the worker binary's path.
 	Worker string
+	// WorkerArgs are passed to every worker (see WorkerArgs).
+	WorkerArgs []string
 	// Devices are device indexes; nil means all.
 	Devices []int
 	// Shapes to tune on; for verify, nil means each variant's edge suite.
@@ -125,7 +127,7 @@ func openSession(cfg *Config) (*session, error) {
 	for _, w := range cache.Warnings {
 		fmt.Fprintf(cfg.Stderr, "warning: %s\n", w)
 	}
-	p, err := openPool(cfg.Worker, cfg.Devices, cfg.Watchdog.Hello)
+	p, err := openPool(cfg.Worker, cfg.WorkerArgs, cfg.Devices, cfg.Watchdog.Hello)
 	if err != nil {
 		cache.Close()
 		return nil, err

@@ -60,8 +60,8 @@ func (e *errWorker) Error() string { return e.reason }
 
 // startWorker starts bin for a device (selected through CUDA_VISIBLE_DEVICES, so the worker always
 // opens its ordinal 0) and waits for its hello.
-func startWorker(bin string, visible string, helloTimeout time.Duration) (*workerProc, error) {
-	cmd := exec.Command(bin)
+func startWorker(bin string, args []string, visible string, helloTimeout time.Duration) (*workerProc, error) {
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "CUDA_VISIBLE_DEVICES="+visible)
 	cmd.WaitDelay = 2 * time.Second
 	w := &workerProc{cmd: cmd, lines: make(chan []byte, 1), stderr: &tailBuffer{max: 4096}}

@@ -7,9 +7,10 @@
 //
 //	tilegen-worker [--device N] [--reference-ptx FILE]
 //
-// The float64 reference kernel the worker verifies against is the generated support kernel
-// "reference" (generated.SupportPTX); --reference-ptx replaces it with a PTX file, e.g. to try a
-// changed templates/support/reference.cu.tmpl without regenerating.
+// The float64 reference kernel the worker verifies against comes from the runner, which writes
+// its catalog's support kernel "reference" to a file and passes --reference-ptx. The worker embeds
+// no kernels of its own: everything it runs arrives from the orchestrator. Without the flag it can
+// time but every verification request fails with that reason.
 package main
 
 import (
@@ -21,7 +22,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"tilegen/generated"
 	"tilegen/internal/gpu"
 )
 
@@ -36,7 +36,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("tilegen-worker", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	device := fs.Int("device", 0, "CUDA device `ordinal` to open")
-	refPath := fs.String("reference-ptx", "", "PTX `file` holding the float64 reference kernel \"reference\" (default: the generated one)")
+	refPath := fs.String("reference-ptx", "", "PTX `file` holding the float64 reference kernel \"reference\" (the runner passes its catalog's)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -50,12 +50,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			return fmt.Errorf("reading the reference PTX: %w", err)
 		}
 		opt.ReferencePTX = string(b)
-	} else {
-		ptx, err := generated.SupportPTX("reference")
-		if err != nil {
-			return fmt.Errorf("reference kernel: %w", err)
-		}
-		opt.ReferencePTX = ptx
 	}
 	// CUDA contexts are current per OS thread: every CUDA call from here on must come from this
 	// goroutine on this thread.
