@@ -26,6 +26,56 @@ type BenchSettings struct {
 	Command string
 	// Now stamps the summary (the suite is a dated measurement, unlike results.jsonl).
 	Now time.Time
+	// LargeFlops: shapes of at least this many FLOPs are measured only for the leaders of the
+	// largest other shape (default 1e12: 8192³); LargeTop is how many leaders (default 16).
+	LargeFlops float64
+	LargeTop   int
+}
+
+func (bs BenchSettings) largeFlops() float64 {
+	if bs.LargeFlops > 0 {
+		return bs.LargeFlops
+	}
+	return 1e12
+}
+
+func (bs BenchSettings) largeTop() int {
+	if bs.LargeTop > 0 {
+		return bs.LargeTop
+	}
+	return 16
+}
+
+// largeCandidates picks, from the ranking of the largest shape, its top verified variants and its
+// best seed-family variant.
+func largeCandidates(ranking []ShapeRanking, edgeFailed map[string]bool, top int) ([]string, string) {
+	var from *ShapeRanking
+	var most float64
+	for i := range ranking {
+		sh, err := ParseShape(ranking[i].Shape)
+		if err == nil && Flops(sh) > most {
+			most, from = Flops(sh), &ranking[i]
+		}
+	}
+	if from == nil {
+		return nil, ""
+	}
+	var names []string
+	seed := false
+	for _, e := range from.Entries {
+		if e.Kind != KindTune || edgeFailed[e.Variant] {
+			continue
+		}
+		switch {
+		case len(names) < top:
+			names = append(names, e.Variant)
+			seed = seed || SeedFamilies[e.Family]
+		case !seed && SeedFamilies[e.Family]:
+			names = append(names, e.Variant)
+			seed = true
+		}
+	}
+	return names, from.Shape
 }
 
 // SeedFamilies are the families taken from the founding documents; the summary reports the best of
@@ -60,6 +110,7 @@ type BenchSummary struct {
 	Variants   int                  `json:"variants"`
 	EdgeFailed []string             `json:"edge_failed"`
 	TuneWall   string               `json:"tune_wall"`
+	Note       string               `json:"note,omitempty"`
 	Shapes     []BenchShape         `json:"shapes"`
 }
 
@@ -141,12 +192,21 @@ func Bench(cfg *Config, bs BenchSettings) error {
 		}
 	}
 
-	tcfg := *cfg
-	tcfg.Out = filepath.Join(dir, "tune")
-	if tcfg.Shapes == nil {
+	// The suite's largest shapes (8192³: a naive kernel takes seconds a launch) are measured for
+	// the leaders of the largest other shape only.
+	var small, large []protocol.Shape
+	shapes := cfg.Shapes
+	if shapes == nil {
 		for _, b := range BenchShapes {
 			sh, _ := ParseShape(b.Shape)
-			tcfg.Shapes = append(tcfg.Shapes, sh)
+			shapes = append(shapes, sh)
+		}
+	}
+	for _, sh := range shapes {
+		if Flops(sh) >= bs.largeFlops() && len(shapes) > 1 {
+			large = append(large, sh)
+		} else {
+			small = append(small, sh)
 		}
 	}
 	tableFile, err := os.Create(filepath.Join(dir, "tune-stdout.txt"))
@@ -154,12 +214,13 @@ func Bench(cfg *Config, bs BenchSettings) error {
 		return err
 	}
 	defer tableFile.Close()
-	tcfg.Stdout = io.MultiWriter(cfg.Stdout, tableFile)
 	t0 := time.Now()
+	tcfg := *cfg
+	tcfg.Out, tcfg.Shapes = filepath.Join(dir, "tune"), small
+	tcfg.Stdout = io.MultiWriter(cfg.Stdout, tableFile)
 	if err := Tune(&tcfg); err != nil {
 		return err
 	}
-	wall := time.Since(t0)
 	ranking, err := ReadRanking(filepath.Join(tcfg.Out, "ranking.json"))
 	if err != nil {
 		return err
@@ -168,6 +229,27 @@ func Bench(cfg *Config, bs BenchSettings) error {
 	if err != nil {
 		return err
 	}
+	var largeNote string
+	if len(large) > 0 {
+		names, from := largeCandidates(ranking, edgeFailed, bs.largeTop())
+		if len(names) > 0 {
+			lcfg := *cfg
+			lcfg.Out, lcfg.Shapes = filepath.Join(dir, "tune-large"), large
+			lcfg.Filter = Filter{Globs: names}
+			lcfg.Stdout = io.MultiWriter(cfg.Stdout, tableFile)
+			if err := Tune(&lcfg); err != nil {
+				return err
+			}
+			lr, err := ReadRanking(filepath.Join(lcfg.Out, "ranking.json"))
+			if err != nil {
+				return err
+			}
+			ranking = append(ranking, lr...)
+			largeNote = fmt.Sprintf("Shapes of ≥ %.0f GFLOP were measured for the %d leaders at %s (its best %d verified variants and its best seed-family variant); see tune-large/.",
+				bs.largeFlops()/1e9, len(names), from, bs.largeTop())
+		}
+	}
+	wall := time.Since(t0)
 	sum := summarize(ranking, recs, edgeFailed, peak)
 	sum.Date = bs.Now.UTC().Format("2006-01-02")
 	sum.Command, sum.GPU, sum.UUID, sum.Driver = bs.Command, dev.Name, dev.UUID, dev.DriverVersion
@@ -175,6 +257,7 @@ func Bench(cfg *Config, bs BenchSettings) error {
 	sum.NVCC, sum.Arch = cfg.Catalog.NVCC(), cfg.Catalog.Arch()
 	sum.Variants = len(cfg.Catalog.Variants())
 	sum.TuneWall = wall.Round(time.Second).String()
+	sum.Note = largeNote
 	for v := range edgeFailed {
 		sum.EdgeFailed = append(sum.EdgeFailed, v)
 	}
@@ -305,6 +388,9 @@ func BenchMarkdown(s BenchSummary, dir string) string {
 			cell(seed, func(e *BenchEntry) string { return "`" + e.Variant + "`" }),
 			cell(seed, func(e *BenchEntry) string { return fmt.Sprintf("%.2f", e.TFLOPS) }),
 			sh.SeedRatio)
+	}
+	if s.Note != "" {
+		fmt.Fprintf(&b, "\n%s\n", s.Note)
 	}
 	if len(s.EdgeFailed) > 0 {
 		fmt.Fprintf(&b, "\nExcluded for failing the edge suite: %s.\n", strings.Join(s.EdgeFailed, ", "))

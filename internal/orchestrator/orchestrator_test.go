@@ -163,12 +163,13 @@ func TestWatchdogTimeout(t *testing.T) {
 	}{
 		{"small shape gets the floor", protocol.Shape{M: 64, N: 64, K: 64}, 0, 10 * time.Second},
 		{"huge shape without cuBLAS hits the cap", protocol.Shape{M: 16384, N: 16384, K: 16384}, 0, 120 * time.Second},
-		// 2 s + 29 · 687.19 ms (2·4096³ at 200 GFLOP/s) + 100 ms.
-		{"big shape without cuBLAS", big, 0, 22029 * time.Millisecond},
-		// 2 s + (6 + 3 + 20) · 2.7 ms · 20 + 100 ms = 3.666 s → floor.
+		// 2 s + 29 · 687.19 ms (2·4096³ at 200 GFLOP/s) + 100 ms + verification host work and
+		// reference: 2 checks · (3·4096² elements · 50 ns + 2·4096³ / 1 TFLOP/s) = 5.308 s.
+		{"big shape without cuBLAS", big, 0, 27337 * time.Millisecond},
+		// 2 s + (6 + 3 + 20) · 2.7 ms · 20 + 100 ms + 5.308 s = 8.974 s → floor.
 		{"big shape with cuBLAS time", big, 2.7, 10 * time.Second},
-		// 2 s + 29 · 50 ms · 20 + 100 ms = 31.1 s.
-		{"slow cuBLAS scales", big, 50, 31100 * time.Millisecond},
+		// 2 s + 29 · 50 ms · 20 + 100 ms + 5.308 s = 36.408 s.
+		{"slow cuBLAS scales", big, 50, 36408 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := wd.timeout(tc.shape, tc.cublas, ts, vs).Round(time.Millisecond); got != tc.want {

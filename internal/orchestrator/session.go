@@ -37,6 +37,15 @@ func DefaultWatchdog() Watchdog {
 // sub-matrix checks plus the float64 reference of each.
 const verifyLaunches = 6
 
+// verifyChecks is the checks of one verification (β = 0, then the sub-matrix check);
+// verifyNSPerElement the host time per input/output element of a check (random generation,
+// copies, comparison), generously; refGFLOPS the float64 reference kernel's rate, low.
+const (
+	verifyChecks       = 2
+	verifyNSPerElement = 50
+	refGFLOPS          = 1000
+)
+
 // startupAllowance covers module load (PTX JIT), allocation and input generation.
 const startupAllowance = 2 * time.Second
 
@@ -49,6 +58,10 @@ func (w Watchdog) timeout(s protocol.Shape, cublasMS float64, t *protocol.Timing
 	ms := float64(startupAllowance.Milliseconds())
 	if v != nil {
 		ms += verifyLaunches * launchMS
+		// Each check draws fresh inputs, runs the float64 reference (about 1 TFLOP/s) and
+		// compares every element on the host: at 8192³ this dominates a fast kernel's launches.
+		elems := float64(s.M)*float64(s.K) + float64(s.K)*float64(s.N) + float64(s.M)*float64(s.N)
+		ms += verifyChecks * (elems*verifyNSPerElement/1e6 + Flops(s)/refGFLOPS/1e6)
 		if Flops(s) <= v.CPUCheckMaxFlops {
 			ms += Flops(s) / 1e6 // a float64 CPU reference at about 1 GFLOP/s
 		}
