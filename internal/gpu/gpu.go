@@ -45,7 +45,7 @@ type Options struct {
 // FatalError marks a failure after which the CUDA context is unusable: the caller must exit.
 type FatalError struct{ Err error }
 
-func (e *FatalError) Error() string { return "fatal: " + e.Err.Error() }
+func (e *FatalError) Error() string { return protocol.FatalPrefix + e.Err.Error() }
 func (e *FatalError) Unwrap() error { return e.Err }
 
 // Worker is one opened device.

@@ -112,6 +112,8 @@ func TestFaultIsolation(t *testing.T) {
 	recs := readRecords(t, cfg.Out)
 	for _, tc := range []struct{ name, status, reason string }{
 		{"bad_crash", StatusFailed, "worker crashed (exit status 2) while running: fake: illegal memory access"},
+		{"bad_fatal", StatusFailed, "fatal: kernel under test: IllegalAddress"},
+		// bad_garbage runs right after bad_fatal's worker exited: it must get a fresh worker.
 		{"bad_hang", StatusFailed, "timeout after 1s (watchdog)"},
 		{"bad_garbage", StatusFailed, `worker wrote garbage while running: "this is not JSON"`},
 		{"bad_wrong", StatusFailed, "wrong results: 12.5% of elements over tolerance, first at (0,7)"},

@@ -44,6 +44,11 @@ func (s *slot) call(req protocol.Request, timeout time.Duration) (protocol.Respo
 	var we *errWorker
 	if errors.As(err, &we) {
 		s.w = nil
+	} else if err == nil && strings.HasPrefix(resp.Error, protocol.FatalPrefix) {
+		// The worker answered, and is exiting: its context is unusable. The next request
+		// must not find it.
+		s.w.kill()
+		s.w = nil
 	}
 	return resp, err
 }

@@ -15,6 +15,9 @@ import "tilegen/internal/variant"
 // Version is bumped on any incompatible change; both sides refuse a mismatch.
 const Version = 1
 
+// FatalPrefix starts a Response.Error after which the worker exits (see Response.Error).
+const FatalPrefix = "fatal: "
+
 // Ops a Request may carry.
 const (
 	OpHello  = "hello"  // worker → orchestrator, unsolicited, first line
@@ -28,6 +31,11 @@ const (
 	// the device, copies A and B to it, launches the kernel, copies C back and frees, timing each
 	// phase; it answers with Breakdown.
 	OpBreakdown = "breakdown"
+	// OpOutOfCore multiplies host matrices larger than the device budget by streaming blocks
+	// (Request.OutOfCore; the worker generates A and B from the seed in its own pinned memory).
+	OpOutOfCore = "outofcore"
+	// OpHybrid splits one product between the GPU (first M−F rows) and the CPU (last F rows).
+	OpHybrid = "hybrid"
 )
 
 // Request is one line from orchestrator to worker.
@@ -46,6 +54,51 @@ type Request struct {
 	Timing *TimingSettings `json:"timing,omitempty"`
 	// Runs is the number of end-to-end repetitions of an OpBreakdown.
 	Runs int `json:"runs,omitempty"`
+	// OutOfCore settings (OpOutOfCore, with Kernel and Shape).
+	OutOfCore *OutOfCoreRequest `json:"outofcore,omitempty"`
+	// Hybrid settings (OpHybrid, with Kernel and Shape).
+	Hybrid *HybridRequest `json:"hybrid,omitempty"`
+}
+
+// OutOfCoreRequest asks for C = A·B on host matrices streamed through at most Budget bytes of
+// device memory (see tilegen/internal/ooc for the method).
+type OutOfCoreRequest struct {
+	// Seed generates A and B.
+	Seed uint64 `json:"seed"`
+	// Budget is the device memory the blocks may use; 0 means what the device has free less a margin.
+	Budget int64 `json:"budget,omitempty"`
+	// MinSliceK is the smallest K slice the planner prefers (0: its default).
+	MinSliceK int `json:"min_slice_k,omitempty"`
+	// Samples is the number of rows and of columns whose crossings are checked against float64 dot
+	// products (Samples² elements); every element is checked when 2MNK ≤ FullCheckMaxFlops.
+	Samples           int     `json:"samples"`
+	FullCheckMaxFlops float64 `json:"full_check_max_flops"`
+	TolFactor         float64 `json:"tol_factor"`
+	// CompareInCore also runs the same variant on the whole problem in device memory (it must fit)
+	// and compares every element with the out-of-core result.
+	CompareInCore bool `json:"compare_in_core,omitempty"`
+}
+
+// HybridRequest asks for C = A·B with rows [0, M−CPURows) on the GPU and the last CPURows rows on
+// the CPU, concurrently, in the worker process.
+type HybridRequest struct {
+	Seed    uint64 `json:"seed"`
+	CPURows int    `json:"cpu_rows"`
+	// Engine is the CPU SGEMM ("blocked" or "gonum"); Workers its goroutines (0: GOMAXPROCS).
+	Engine  string `json:"engine"`
+	Workers int    `json:"workers,omitempty"`
+	// Reps timed runs after one warm-up; the run with the median overall time is reported.
+	Reps int `json:"reps"`
+	// Samples, FullCheckMaxFlops and TolFactor as for OutOfCoreRequest (the sampled rows always
+	// include the first and last GPU and CPU rows).
+	Samples           int     `json:"samples"`
+	FullCheckMaxFlops float64 `json:"full_check_max_flops"`
+	TolFactor         float64 `json:"tol_factor"`
+	// CompareGPUOnly also computes every row on the GPU and compares: GPU rows must be bitwise
+	// identical, CPU rows within the tolerance.
+	CompareGPUOnly bool `json:"compare_gpu_only,omitempty"`
+	// ProbeRows > 0 also times every CPU engine on that many rows (for choosing F and the engine).
+	ProbeRows int `json:"probe_rows,omitempty"`
 }
 
 // Kernel is what the worker needs to load and launch a variant: no registry lookup on its side.
@@ -98,7 +151,9 @@ type Response struct {
 	Version int    `json:"version,omitempty"`
 	// Error is set when the request could not be carried out at all (bad request, no device,
 	// load failure). A kernel that runs but computes wrong answers is not an Error: it is a
-	// Verify with Pass false.
+	// Verify with Pass false. An Error that starts with FatalPrefix means the kernel left the
+	// device context unusable: the worker exits after this response, and the orchestrator starts
+	// a fresh one for the next request.
 	Error string `json:"error,omitempty"`
 	// Device is set on hello.
 	Device *Device `json:"device,omitempty"`
@@ -114,6 +169,108 @@ type Response struct {
 	Breakdown *BreakdownResult `json:"breakdown,omitempty"`
 	// Note carries non-fatal remarks (e.g. "cuBLAS not available: ...").
 	Note string `json:"note,omitempty"`
+	// OutOfCoreResult answers OpOutOfCore.
+	OutOfCoreResult *OutOfCoreResult `json:"outofcore_result,omitempty"`
+	// HybridResult answers OpHybrid.
+	HybridResult *HybridResult `json:"hybrid_result,omitempty"`
+}
+
+// ElementCheck compares computed elements with float64 dot products
+// (tol_ij = TolFactor·(K+2)·2^-24·(|A|·|B|)_ij).
+type ElementCheck struct {
+	Elements    int64   `json:"elements"`
+	Full        bool    `json:"full"`
+	Bad         int64   `json:"bad"`
+	MaxAbs      float64 `json:"max_abs"`
+	MaxErr      float64 `json:"max_err"` // largest |C−R|/tol_ij; ≤ 1 passes
+	FirstBadRow int     `json:"first_bad_row"`
+	FirstBadCol int     `json:"first_bad_col"`
+}
+
+// ResultCompare compares two float32 results of one product element by element.
+type ResultCompare struct {
+	Elements  int64   `json:"elements"`
+	Identical int64   `json:"identical"`
+	MaxAbs    float64 `json:"max_abs"`
+}
+
+// OutOfCoreResult reports one out-of-core product.
+type OutOfCoreResult struct {
+	// The plan: C blocks of BM×BN, K slices of BK.
+	BM          int   `json:"bm"`
+	BN          int   `json:"bn"`
+	BK          int   `json:"bk"`
+	BlocksM     int   `json:"blocks_m"`
+	BlocksN     int   `json:"blocks_n"`
+	SlicesK     int   `json:"slices_k"`
+	Steps       int   `json:"steps"`
+	Budget      int64 `json:"budget"`
+	DeviceBytes int64 `json:"device_bytes"`
+	DeviceFree  int64 `json:"device_free"`
+	HostBytes   int64 `json:"host_bytes"`
+	// HostPinned is false when pinned host memory could not be had (HostNote says why) and the
+	// copies ran from pageable memory.
+	HostPinned bool    `json:"host_pinned"`
+	HostNote   string  `json:"host_note,omitempty"`
+	AllocMS    float64 `json:"alloc_ms"`
+	GenerateMS float64 `json:"generate_ms"`
+	// WallMS is the streamed product from the first copy to the last byte of C on the host.
+	WallMS float64 `json:"wall_ms"`
+	// KernelMS, H2DMS and D2HMS are sums of event-timed kernels and copies.
+	KernelMS float64 `json:"kernel_ms"`
+	H2DMS    float64 `json:"h2d_ms"`
+	D2HMS    float64 `json:"d2h_ms"`
+	H2DBytes int64   `json:"h2d_bytes"`
+	D2HBytes int64   `json:"d2h_bytes"`
+	// BoundMS = max(KernelMS, H2DMS, D2HMS): what perfect overlap would take; BoundBy names it.
+	BoundMS float64      `json:"bound_ms"`
+	BoundBy string       `json:"bound_by"`
+	Check   ElementCheck `json:"check"`
+	Pass    bool         `json:"pass"`
+	Reason  string       `json:"reason,omitempty"`
+	// InCore (CompareInCore) compares with the variant run once on the whole problem.
+	InCore   *ResultCompare `json:"in_core,omitempty"`
+	InCoreMS float64        `json:"in_core_ms,omitempty"`
+}
+
+// EngineRate is a CPU engine's measured SGEMM rate.
+type EngineRate struct {
+	Engine string  `json:"engine"`
+	Rows   int     `json:"rows"`
+	MS     float64 `json:"ms"`
+	GFLOPS float64 `json:"gflops"`
+}
+
+// HybridResult reports one hybrid product.
+type HybridResult struct {
+	GPURows int    `json:"gpu_rows"`
+	CPURows int    `json:"cpu_rows"`
+	Engine  string `json:"engine"`
+	Workers int    `json:"workers"`
+	// Event-timed GPU parts, the GPU part's wall time (copies, kernel, waiting), the CPU part's
+	// wall time and the whole product's wall time, of the run with the median overall time.
+	H2DMS     float64 `json:"h2d_ms"`
+	KernelMS  float64 `json:"kernel_ms"`
+	D2HMS     float64 `json:"d2h_ms"`
+	GPUMS     float64 `json:"gpu_ms"`
+	CPUMS     float64 `json:"cpu_ms"`
+	OverallMS float64 `json:"overall_ms"`
+	// OverallSamples are every timed run's overall time.
+	OverallSamples []float64 `json:"overall_samples"`
+	HostPinned     bool      `json:"host_pinned"`
+	// Kernel geometry for wave arithmetic: blocks in the GPU part's grid, resident blocks per SM.
+	Blocks      int          `json:"blocks"`
+	BlocksPerSM int          `json:"blocks_per_sm"`
+	SMs         int          `json:"sms"`
+	Check       ElementCheck `json:"check"`
+	Pass        bool         `json:"pass"`
+	Reason      string       `json:"reason,omitempty"`
+	// GPUOnlyGPURows and GPUOnlyCPURows (CompareGPUOnly) compare the GPU and CPU rows with an
+	// all-GPU product.
+	GPUOnlyGPURows *ResultCompare `json:"gpu_only_gpu_rows,omitempty"`
+	GPUOnlyCPURows *ResultCompare `json:"gpu_only_cpu_rows,omitempty"`
+	// Probe (ProbeRows > 0): every CPU engine's rate on ProbeRows rows.
+	Probe []EngineRate `json:"probe,omitempty"`
 }
 
 // Device describes the GPU a worker owns; recorded with every result.

@@ -4,6 +4,7 @@
 //	US=n      the timing median is n microseconds (samples spread ±0.5 % around it, identical for
 //	          equal n, so equal medians tie and different ones separate)
 //	CRASH=1   exit 2 in the middle of the request
+//	FATAL=1   answer with a fatal error (the context is gone), then exit 1, as the worker does
 //	HANG=1    never answer
 //	WRONG=1   fail verification
 //	GARBAGE=1 answer with a line that is not JSON
@@ -79,6 +80,10 @@ func main() {
 		case params["CRASH"] == 1:
 			fmt.Fprintln(os.Stderr, "fake: illegal memory access")
 			os.Exit(2)
+		case params["FATAL"] == 1:
+			out := json.NewEncoder(os.Stdout)
+			_ = out.Encode(protocol.Response{ID: req.ID, Op: req.Op, Error: protocol.FatalPrefix + "kernel under test: IllegalAddress"})
+			os.Exit(1)
 		case params["HANG"] == 1:
 			for {
 				time.Sleep(time.Hour)
