@@ -26,6 +26,7 @@ commands:
   list      print the variants, their geometry, requirements and resources (no GPU needed)
   devices   start a worker per device and print what it reports
   merge     combine result directories (shards) into one: runner merge DIR... --out DIR
+  export    write the winners as a Go package, a CUDA C++ header and provenance (no GPU needed)
   bench     the benchmark suite: edge suite, tune of the suite's shapes, FFMA peak, summary.json, BENCHMARKS.md
 
 Run "runner <command> --help" for a command's flags.
@@ -48,6 +49,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runDevices(rest, stdout, stderr)
 	case "merge":
 		return runMerge(rest, stdout, stderr)
+	case "export":
+		return runExport(rest, stdout, stderr)
 	case "bench":
 		return runBench(rest, stdout, stderr)
 	case "help", "-h", "--help":

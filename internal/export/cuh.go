@@ -1,0 +1,79 @@
+package export
+
+import (
+	_ "embed"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"tilegen/internal/orchestrator"
+)
+
+//go:embed cuh.tmpl
+var cuhText string
+
+var cuhTmpl = template.Must(template.New("cuh").Parse(cuhText))
+
+type cuhKernel struct {
+	Name, Family, Params, Hash, Source string
+	BX, BY, TR, TC, GZ, Dyn            int
+	MM, NM, KM, LDM                    int
+	BigDyn                             bool
+}
+
+// stripHeader removes the generator's leading comment lines ("// Code generated ...", nvcc, the
+// variant's parameters): the header has one generated-code line of its own and names each kernel.
+func stripHeader(src string) string {
+	lines := strings.SplitAfter(src, "\n")
+	i := 0
+	for i < len(lines) && strings.HasPrefix(lines[i], "//") {
+		i++
+	}
+	return strings.TrimRight(strings.Join(lines[i:], ""), "\n")
+}
+
+// cDouble renders x as a C double literal that reads back exactly.
+func cDouble(x float64) string {
+	s := strconv.FormatFloat(x, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".eE") {
+		s += ".0"
+	}
+	return s
+}
+
+func cuhFile(p *Plan) ([]byte, error) {
+	data := struct {
+		Header, Name, Guard, GPU, Default, NVCC, Arch, Generator, Content string
+		DefaultIndex                                                      int
+		Classes, ClassRows                                                []string
+		Kernels                                                           []cuhKernel
+	}{
+		Header: header, Name: p.Name, Guard: strings.ToUpper(p.Name) + "_CUH", GPU: p.GPU,
+		Default: p.Variants[p.Default].V.Name, DefaultIndex: p.Default, NVCC: p.Manifest.NVCC, Arch: p.Manifest.Arch,
+		Generator: p.Manifest.Generator, Content: p.Content,
+	}
+	for _, c := range p.Classes {
+		data.Classes = append(data.Classes, fmt.Sprintf("%-16s %-24s %.4f ms (cuBLAS %.4f ms)",
+			orchestrator.ShapeString(c.Shape), p.Variants[c.Variant].V.Name, c.MedianMS, c.CublasMS))
+		data.ClassRows = append(data.ClassRows, fmt.Sprintf("{%d, %d, %d, %d, %s, %s}", c.Shape.M, c.Shape.N, c.Shape.K, c.Variant, cDouble(c.MedianMS), cDouble(c.CublasMS)))
+	}
+	for _, c := range p.Variants {
+		v := c.V
+		src := stripHeader(c.src.cu)
+		if strings.Contains(src, "DO NOT EDIT") {
+			return nil, fmt.Errorf("source of %s: a generated-code line after the header", v.Name)
+		}
+		data.Kernels = append(data.Kernels, cuhKernel{
+			Name: v.Name, Family: v.Family, Params: v.ParamString(), Hash: v.SourceHash, Source: src,
+			BX: v.Block.X, BY: v.Block.Y, TR: v.Tile.Rows, TC: v.Tile.Cols, GZ: atLeast1(v.GridZ), Dyn: v.DynamicShared,
+			MM: atLeast1(v.Requires.MMultiple), NM: atLeast1(v.Requires.NMultiple), KM: atLeast1(v.Requires.KMultiple),
+			LDM: atLeast1(v.Requires.LDMultiple), BigDyn: v.DynamicShared > dynSharedDefault,
+		})
+	}
+	var b strings.Builder
+	if err := cuhTmpl.Execute(&b, data); err != nil {
+		return nil, fmt.Errorf("render %s.cuh: %w", p.Name, err)
+	}
+	return []byte(b.String()), nil
+}

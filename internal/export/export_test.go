@@ -1,0 +1,456 @@
+package export
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"tilegen/internal/orchestrator"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+var fixtureResults = []string{"testdata/results/tune", "testdata/results/verify"}
+
+func fixtureOptions(out string) Options {
+	return Options{Results: fixtureResults, Generated: "testdata/generated", Out: out, Name: "tg",
+		GoPackage: "example.com/consumer/tgsgemm"}
+}
+
+// needTool skips when a tool is missing, except in CI where the toolchain must be there.
+func needTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s not found (CI=true)", name)
+		}
+		t.Skipf("%s not found", name)
+	}
+	return p
+}
+
+func exportFixture(t *testing.T) (string, *Plan) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "tgsgemm")
+	if err := Run(fixtureOptions(out)); err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := Prepare(fixtureOptions(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, p
+}
+
+func TestSelection(t *testing.T) {
+	_, p := exportFixture(t)
+	var names []string
+	for _, c := range p.Variants {
+		names = append(names, c.V.Name)
+	}
+	// From the H100 sweep: the fastest of the six fixture variants per shape, and micro1d_t64_r16 has
+	// the best worst-case ratio to cuBLAS (2.26 at 4096³).
+	if got, want := strings.Join(names, " "), "micro1d_t32_r4 micro1d_t32_r8 micro1d_t64_r16 micro1d_t64_r8"; got != want {
+		t.Errorf("variants %q, want %q", got, want)
+	}
+	if d := p.Variants[p.Default].V.Name; d != "micro1d_t64_r16" {
+		t.Errorf("default %s, want micro1d_t64_r16", d)
+	}
+	want := map[string]string{"224x256x192": "micro1d_t32_r4", "535x792x414": "micro1d_t64_r8",
+		"4096x4096x32": "micro1d_t32_r8", "4096x4096x4096": "micro1d_t64_r16"}
+	for _, c := range p.Classes {
+		if w, ok := want[orchestrator.ShapeString(c.Shape)]; ok && p.Variants[c.Variant].V.Name != w {
+			t.Errorf("class %s: %s, want %s", orchestrator.ShapeString(c.Shape), p.Variants[c.Variant].V.Name, w)
+		}
+	}
+	if len(p.Classes) != 9 {
+		t.Errorf("%d classes, want 9", len(p.Classes))
+	}
+}
+
+func TestGolden(t *testing.T) {
+	out, _ := exportFixture(t)
+	for _, name := range []string{"dispatch.go", "sgemm.go", "tg.cuh", "tg.json"} {
+		got, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden := filepath.Join("testdata", "golden", name+".golden")
+		if *update {
+			if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(golden, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatalf("%v (run go test -update)", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from %s (run go test -update and review the diff)", name, golden)
+		}
+	}
+	// Deterministic: a second export is byte-identical.
+	out2 := filepath.Join(t.TempDir(), "again")
+	if err := Run(fixtureOptions(out2)); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"dispatch.go", "sgemm.go", "tg.cuh", "tg.json", "ptx/micro1d_t32_r4.ptx"} {
+		a, _ := os.ReadFile(filepath.Join(out, name))
+		b, _ := os.ReadFile(filepath.Join(out2, name))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two exports", name)
+		}
+	}
+}
+
+// probes are problems whose dispatch the three implementations must agree on.
+var probes = [][6]int{
+	{1, 1, 1, 1, 1, 1}, {224, 256, 192, 192, 256, 256}, {230, 250, 200, 200, 250, 250}, {4096, 4096, 4096, 4096, 4096, 4096},
+	{4096, 4096, 40, 40, 4096, 4096}, {100, 5000, 600, 600, 5000, 5000}, {3000, 3000, 50, 50, 3000, 3000},
+	{535, 792, 414, 414, 792, 792}, {1, 4097, 3, 3, 4097, 4097}, {64, 64, 64, 60, 64, 64}, {0, 5, 5, 5, 5, 5},
+	{10000, 10, 10, 10, 10, 10}, {5000000, 2, 2, 2, 2, 2},
+}
+
+func planChoices(p *Plan) string {
+	var b strings.Builder
+	for _, q := range probes {
+		i, err := p.Choose(q[0], q[1], q[2], q[3], q[4], q[5])
+		name := "-"
+		if err == nil {
+			name = p.Variants[i].V.Name
+		}
+		fmt.Fprintf(&b, "%dx%dx%d %s\n", q[0], q[1], q[2], name)
+	}
+	return b.String()
+}
+
+// TestGoPackageBuilds vets and builds the exported package in a module of its own (no tilegen
+// code), then runs its dispatch (which needs no GPU) and compares it with Plan.Choose.
+func TestGoPackageBuilds(t *testing.T) {
+	goBin := needTool(t, "go")
+	out, p := exportFixture(t)
+	mod := t.TempDir()
+	pkgDir := filepath.Join(mod, "tgsgemm")
+	if err := os.CopyFS(pkgDir, os.DirFS(out)); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := os.ReadFile("../../go.sum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(mod, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/consumer\n\ngo 1.26\n\nrequire gorgonia.org/cu v0.9.6\n")
+	write("go.sum", string(sum))
+	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+	run := func(dir string, args ...string) string {
+		cmd := exec.Command(goBin, args...)
+		cmd.Dir, cmd.Env = dir, env
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, b)
+		}
+		return string(b)
+	}
+	run(mod, "vet", "./...")
+	run(mod, "build", "./...")
+
+	// The dispatch file alone (no cu import) in a second module: Choose agrees with Plan.Choose.
+	dmod := t.TempDir()
+	b, err := os.ReadFile(filepath.Join(out, "dispatch.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte("gorgonia.org/cu")) {
+		t.Fatal("dispatch.go imports cu")
+	}
+	src := strings.Replace(string(b), "package tgsgemm", "package main", 1)
+	var probe strings.Builder
+	probe.WriteString("package main\n\nimport \"fmt\"\n\nfunc main() {\n")
+	for _, q := range probes {
+		fmt.Fprintf(&probe, "\tif v, err := Choose(%d, %d, %d, %d, %d, %d); err != nil {\n\t\tfmt.Println(%q, \"-\")\n\t} else {\n\t\tfmt.Println(%q, v)\n\t}\n",
+			q[0], q[1], q[2], q[3], q[4], q[5], fmt.Sprintf("%dx%dx%d", q[0], q[1], q[2]), fmt.Sprintf("%dx%dx%d", q[0], q[1], q[2]))
+	}
+	probe.WriteString("}\n")
+	for name, text := range map[string]string{"go.mod": "module probe\n\ngo 1.26\n", "dispatch.go": src, "main.go": probe.String()} {
+		if err := os.WriteFile(filepath.Join(dmod, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := run(dmod, "run", "."), planChoices(p); got != want {
+		t.Errorf("Go package dispatch:\n%s\nPlan.Choose:\n%s", got, want)
+	}
+}
+
+// TestHeaderCompiles compiles a tiny .cu that includes the header with nvcc, runs its dispatch on
+// the host (no GPU needed) and compares it with Plan.Choose.
+func TestHeaderCompiles(t *testing.T) {
+	nvcc := needTool(t, "nvcc")
+	out, p := exportFixture(t)
+	dir := t.TempDir()
+	var src strings.Builder
+	src.WriteString("#include \"tg.cuh\"\n#include <stdio.h>\n\nint main() {\n")
+	for _, q := range probes {
+		// 256: an address aligned for every variant; the dispatch does not dereference it.
+		fmt.Fprintf(&src, "    { const char* v = tg_variant(%d, %d, %d, %d, %d, %d, (const float*)256, (const float*)256, (const float*)256);\n"+
+			"      printf(\"%dx%dx%d %%s\\n\", v ? v : \"-\"); }\n", q[0], q[1], q[2], q[3], q[4], q[5], q[0], q[1], q[2])
+	}
+	src.WriteString("    return 0;\n}\n")
+	if err := os.WriteFile(filepath.Join(dir, "probe.cu"), []byte(src.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-arch=sm_90", "-Xcompiler", "-Wall,-Werror", "-I", out}
+	if _, err := exec.LookPath("g++-11"); err == nil {
+		args = append(args, "-ccbin", "g++-11")
+	}
+	// -c: the header alone compiles into an object (kernels included).
+	cmd := exec.Command(nvcc, append(args, "-c", "-o", filepath.Join(dir, "probe.o"), filepath.Join(dir, "probe.cu"))...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("nvcc -c: %v\n%s", err, b)
+	}
+	cmd = exec.Command(nvcc, append(args, "-o", filepath.Join(dir, "probe"), filepath.Join(dir, "probe.cu"))...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("nvcc: %v\n%s", err, b)
+	}
+	b, err := exec.Command(filepath.Join(dir, "probe")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("probe: %v\n%s", err, b)
+	}
+	if got, want := string(b), planChoices(p); got != want {
+		t.Errorf("header dispatch:\n%s\nPlan.Choose:\n%s", got, want)
+	}
+}
+
+func TestChooseFallsBackToDefault(t *testing.T) {
+	_, p := exportFixture(t)
+	small := -1
+	for i, c := range p.Variants {
+		if c.V.Name == "micro1d_t32_r4" {
+			small = i
+		}
+	}
+	// Make the 224x256x192 winner demand M % 32: a nearby problem with M = 225 must go to the default,
+	// and when the default cannot take it either, an error.
+	p.Variants[small].V.Requires.MMultiple = 32
+	if i, err := p.Choose(224, 256, 192, 192, 256, 256); err != nil || i != small {
+		t.Errorf("224x256x192: %d %v, want the class winner", i, err)
+	}
+	if i, err := p.Choose(225, 256, 192, 192, 256, 256); err != nil || i != p.Default {
+		t.Errorf("225x256x192: %d %v, want the default", i, err)
+	}
+	p.Variants[p.Default].V.Requires.MMultiple = 64
+	if i, err := p.Choose(225, 256, 192, 192, 256, 256); err == nil {
+		t.Errorf("225x256x192: %d, want an error when the default cannot take it", i)
+	} else if !strings.Contains(err.Error(), "not a multiple") {
+		t.Errorf("error %q does not say why", err)
+	}
+	if _, err := p.Choose(10, 10, 10, 5, 10, 10); err == nil {
+		t.Error("lda < K accepted")
+	}
+}
+
+// copyFixture copies the fixture results and generated directories so a test can alter them.
+func copyFixture(t *testing.T) (tune, verify, gen string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "results"), os.DirFS("testdata/results")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(dir, "generated"), os.DirFS("testdata/generated")); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "results", "tune"), filepath.Join(dir, "results", "verify"), filepath.Join(dir, "generated")
+}
+
+// editRecords rewrites the records of a results.jsonl through f.
+func editRecords(t *testing.T, path string, f func(r *orchestrator.Record) bool) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var r orchestrator.Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if !f(&r) {
+			continue
+		}
+		line, _ := json.Marshal(r)
+		out.Write(append(line, '\n'))
+	}
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	t.Run("failed verification excludes the variant", func(t *testing.T) {
+		tune, verify, gen := copyFixture(t)
+		editRecords(t, filepath.Join(verify, "results.jsonl"), func(r *orchestrator.Record) bool {
+			if r.Variant == "micro1d_t64_r16" && r.Shape.M == 97 {
+				r.Status, r.Reason = orchestrator.StatusFailed, "12 elements over the tolerance"
+				r.Verify[0].Pass = false
+			}
+			return true
+		})
+		var log bytes.Buffer
+		out := filepath.Join(t.TempDir(), "x")
+		if err := Run(Options{Results: []string{tune, verify}, Generated: gen, Out: out, Name: "tg", Log: &log}); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(filepath.Join(out, "tg.json"))
+		var pv Provenance
+		if err := json.Unmarshal(b, &pv); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range pv.Variants {
+			if v.Name == "micro1d_t64_r16" {
+				t.Errorf("a variant that failed verification was exported")
+			}
+		}
+		if !strings.Contains(log.String(), "excluded micro1d_t64_r16") || !strings.Contains(log.String(), "12 elements over the tolerance") {
+			t.Errorf("log does not give the reason:\n%s", log.String())
+		}
+		if len(pv.Excluded) != 1 || pv.Excluded[0].Variant != "micro1d_t64_r16" || len(pv.Excluded[0].WouldHaveWon) == 0 {
+			t.Errorf("excluded: %+v", pv.Excluded)
+		}
+	})
+	t.Run("no edge suite", func(t *testing.T) {
+		tune, _, gen := copyFixture(t)
+		err := Run(Options{Results: []string{tune}, Generated: gen, Out: filepath.Join(t.TempDir(), "x"), Name: "tg"})
+		if err == nil || !strings.Contains(err.Error(), "never verified on the edge suite") {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("one edge shape missing", func(t *testing.T) {
+		tune, verify, gen := copyFixture(t)
+		editRecords(t, filepath.Join(verify, "results.jsonl"), func(r *orchestrator.Record) bool {
+			return !(r.Variant == "micro1d_t32_r4" && r.Shape.M == 1 && r.Shape.N == 1)
+		})
+		p, _, err := Prepare(Options{Results: []string{tune, verify}, Generated: gen, Name: "tg"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range p.Variants {
+			if c.V.Name == "micro1d_t32_r4" {
+				t.Error("a variant with an unverified edge shape was exported")
+			}
+		}
+	})
+	t.Run("stale source", func(t *testing.T) {
+		tune, verify, gen := copyFixture(t)
+		f := filepath.Join(gen, "cuda", "micro1d_t64_r16.cu")
+		b, _ := os.ReadFile(f)
+		if err := os.WriteFile(f, append(b, []byte("// edited\n")...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := Run(Options{Results: []string{tune, verify}, Generated: gen, Out: filepath.Join(t.TempDir(), "x"), Name: "tg"})
+		if err == nil || !strings.Contains(err.Error(), "stale generated directory") {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("resources differ from the manifest", func(t *testing.T) {
+		tune, verify, gen := copyFixture(t)
+		editRecords(t, filepath.Join(tune, "results.jsonl"), func(r *orchestrator.Record) bool {
+			if r.Variant == "micro1d_t32_r8" {
+				r.Resources.Registers++
+			}
+			return true
+		})
+		p, _, err := Prepare(Options{Results: []string{tune, verify}, Generated: gen, Name: "tg"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range p.Excluded {
+			if e.Variant == "micro1d_t32_r8" && strings.Contains(e.Reason, "stale") {
+				return
+			}
+		}
+		t.Errorf("micro1d_t32_r8 not excluded as stale: %+v", p.Excluded)
+	})
+}
+
+func TestOverwrite(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "x")
+	if err := Run(fixtureOptions(out)); err != nil {
+		t.Fatal(err)
+	}
+	if err := Run(fixtureOptions(out)); err == nil || !strings.Contains(err.Error(), "--force") {
+		t.Errorf("second export without --force: %v", err)
+	}
+	o := fixtureOptions(out)
+	o.Force = true
+	if err := Run(o); err != nil {
+		t.Errorf("--force over a previous export: %v", err)
+	}
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o.Out = other
+	if err := Run(o); err == nil {
+		t.Error("--force replaced a directory that is not an export")
+	}
+	if b, err := os.ReadFile(filepath.Join(other, "notes.txt")); err != nil || string(b) != "mine" {
+		t.Error("the foreign directory was touched")
+	}
+}
+
+func TestValidation(t *testing.T) {
+	for _, c := range []struct {
+		name, pkg string
+		ok        bool
+	}{
+		{"tg", "example.com/x/tgsgemm", true},
+		{"my_sgemm", "", true},
+		{"1abc", "x", false},
+		{"a-b", "x", false},
+		{"../evil", "x", false},
+		{"_tg", "x", false},
+		{"class", "x", false},
+		{"tg", "../up/pkg", false},
+		{"tg", "/abs/pkg", false},
+		{"tg", "example.com/x/my-pkg", false},
+		{"tg", "example.com/x/func", false},
+		{"tg", "example.com/x/main", false},
+		{"tg", "example.com//x", false},
+		{"tg", "example.com/x/", false},
+	} {
+		err := ValidName(c.name)
+		if err == nil && c.pkg != "" {
+			_, err = PackageName(c.pkg)
+		}
+		if (err == nil) != c.ok {
+			t.Errorf("name %q package %q: err = %v, want ok=%v", c.name, c.pkg, err, c.ok)
+		}
+	}
+	if err := Run(Options{Results: fixtureResults, Generated: "testdata/generated", Out: "..", Name: "tg"}); err == nil {
+		t.Error("--out .. accepted")
+	}
+	o := fixtureOptions(filepath.Join(t.TempDir(), "x"))
+	o.Shapes = nil
+	o.Name = "bad name"
+	if err := Run(o); err == nil {
+		t.Error("bad name accepted")
+	}
+}

@@ -1,0 +1,107 @@
+package export
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"tilegen/internal/protocol"
+	"tilegen/internal/variant"
+)
+
+// Exporter is the provenance file's "exporter" value; --force replaces only directories whose
+// provenance carries it.
+const Exporter = "tilegen export"
+
+// Provenance is <name>.json: where every number of the export came from.
+type Provenance struct {
+	Exporter  string `json:"exporter"`
+	Name      string `json:"name"`
+	GoPackage string `json:"go_package"`
+	// Generator, NVCC and Arch are the generated directory's manifest (the PTX's compiler).
+	Generator string `json:"generator"`
+	NVCC      string `json:"nvcc"`
+	Arch      string `json:"arch"`
+	// ResultsNVCC is the nvcc the results' device.json recorded.
+	ResultsNVCC string `json:"results_nvcc"`
+	GPU         string `json:"gpu"`
+	// Devices are the devices of the inputs (name, UUID, driver, cuBLAS version, clocks).
+	Devices []protocol.Device `json:"devices"`
+	Inputs  []Input           `json:"inputs"`
+	// ContentHash is the SHA-256 over the deduplicated records, each as JSON, sorted by key.
+	ContentHash string       `json:"results_content_hash"`
+	Dispatch    DispatchDoc  `json:"dispatch"`
+	Variants    []VariantDoc `json:"variants"`
+	Excluded    []Exclusion  `json:"excluded"`
+}
+
+// DispatchDoc is the dispatch table.
+type DispatchDoc struct {
+	Rule    string     `json:"rule"`
+	Default string     `json:"default"`
+	Classes []ClassDoc `json:"classes"`
+}
+
+// ClassDoc is one shape class.
+type ClassDoc struct {
+	Shape    protocol.Shape `json:"shape"`
+	Variant  string         `json:"variant"`
+	MedianMS float64        `json:"median_ms"`
+	CublasMS float64        `json:"cublas_median_ms"`
+	Ratio    float64        `json:"ratio_to_cublas"`
+}
+
+// VariantDoc is one exported variant.
+type VariantDoc struct {
+	Name          string               `json:"name"`
+	Family        string               `json:"family"`
+	Params        []variant.Param      `json:"params"`
+	Block         variant.Dim2         `json:"block"`
+	Tile          variant.Tile         `json:"tile"`
+	GridZ         int                  `json:"grid_z"`
+	DynamicShared int                  `json:"dynamic_shared"`
+	Requires      variant.Requirements `json:"requires"`
+	Resources     variant.Resources    `json:"resources"`
+	SourceSHA256  string               `json:"source_sha256"`
+	PTXSHA256     string               `json:"ptx_sha256"`
+	Default       bool                 `json:"robust_default"`
+	Won           []protocol.Shape     `json:"won"`
+	WorstRatio    float64              `json:"worst_ratio_to_cublas"`
+	Tuned         []Measure            `json:"tuned"`
+	EdgeSuite     EdgeSuite            `json:"edge_suite"`
+}
+
+const rule = "nearest tuned shape class by squared log-distance ln²(M/Mc)+ln²(N/Nc)+ln²(K/Kc) (ties: first class in M,N,K order); " +
+	"its variant when it accepts the problem, else the robust default when it does, else an error"
+
+func provenanceFile(p *Plan, resultsNVCC string) ([]byte, error) {
+	pv := Provenance{
+		Exporter: Exporter, Name: p.Name, GoPackage: p.GoPackage, Generator: p.Manifest.Generator, NVCC: p.Manifest.NVCC,
+		Arch: p.Manifest.Arch, ResultsNVCC: resultsNVCC, GPU: p.GPU, Devices: p.Devices, Inputs: p.Inputs,
+		ContentHash: p.Content, Excluded: p.Excluded,
+		Dispatch: DispatchDoc{Rule: rule, Default: p.Variants[p.Default].V.Name},
+	}
+	if pv.Excluded == nil {
+		pv.Excluded = []Exclusion{}
+	}
+	for _, c := range p.Classes {
+		pv.Dispatch.Classes = append(pv.Dispatch.Classes, ClassDoc{Shape: c.Shape, Variant: p.Variants[c.Variant].V.Name,
+			MedianMS: c.MedianMS, CublasMS: c.CublasMS, Ratio: c.MedianMS / c.CublasMS})
+	}
+	for i, c := range p.Variants {
+		v := c.V
+		won := c.Won
+		if won == nil {
+			won = []protocol.Shape{}
+		}
+		pv.Variants = append(pv.Variants, VariantDoc{
+			Name: v.Name, Family: v.Family, Params: v.Params, Block: v.Block, Tile: v.Tile, GridZ: v.GridZ,
+			DynamicShared: v.DynamicShared, Requires: v.Requires, Resources: v.Resources, SourceSHA256: v.SourceHash,
+			PTXSHA256: v.PTXHash, Default: i == p.Default, Won: won, WorstRatio: c.WorstRatio, Tuned: c.Tuned, EdgeSuite: c.Edge,
+		})
+	}
+	b, err := json.MarshalIndent(pv, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("provenance: %w", err)
+	}
+	return append(b, '\n'), nil
+}

@@ -1,0 +1,405 @@
+package export
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"tilegen/internal/orchestrator"
+	"tilegen/internal/protocol"
+	"tilegen/internal/variant"
+)
+
+// Measure is one tuned time of a variant with the cuBLAS time on the same shape and device.
+type Measure struct {
+	Shape    protocol.Shape `json:"shape"`
+	MedianMS float64        `json:"median_ms"`
+	MinMS    float64        `json:"min_ms"`
+	MaxMS    float64        `json:"max_ms"`
+	Reps     int            `json:"reps"`
+	// InputSets is how many rotated input sets the timing used (L2 not reused between launches).
+	InputSets int     `json:"input_sets"`
+	CublasMS  float64 `json:"cublas_median_ms"`
+	// Ratio is MedianMS / CublasMS (below 1: faster than cuBLAS).
+	Ratio  float64 `json:"ratio_to_cublas"`
+	GPU    string  `json:"gpu"`
+	UUID   string  `json:"gpu_uuid"`
+	Driver int     `json:"driver"`
+	Key    string  `json:"record_key"`
+	// Verify are the checks run before the timing.
+	Verify []protocol.VerifyResult `json:"verify"`
+}
+
+// EdgeSuite summarizes a variant's verify records on orchestrator.EdgeShapes.
+type EdgeSuite struct {
+	Shapes  int `json:"shapes"`
+	Passed  int `json:"passed"`
+	Skipped int `json:"skipped"`
+	// WorstNormRel and WorstMaxAbs are the largest errors of any edge check.
+	WorstNormRel float64 `json:"worst_norm_rel"`
+	WorstMaxAbs  float64 `json:"worst_max_abs"`
+	Checks       int     `json:"checks"`
+}
+
+// Chosen is an exported variant.
+type Chosen struct {
+	V   variant.Variant
+	src source
+	// Won are the shape classes it was chosen for.
+	Won []protocol.Shape
+	// Tuned are its times on every class it was measured on.
+	Tuned []Measure
+	Edge  EdgeSuite
+	// WorstRatio is the largest Ratio over Tuned.
+	WorstRatio float64
+}
+
+// Class is a tuned shape and the exported variant chosen for it.
+type Class struct {
+	Shape    protocol.Shape
+	Variant  int // index into Plan.Variants
+	MedianMS float64
+	CublasMS float64
+}
+
+// Exclusion is a variant that may not be exported, and why.
+type Exclusion struct {
+	Variant string `json:"variant"`
+	Reason  string `json:"reason"`
+	// WouldHaveWon lists the classes where it was fastest.
+	WouldHaveWon []protocol.Shape `json:"would_have_won,omitempty"`
+}
+
+// Plan is the content of an export, decided before anything is written.
+type Plan struct {
+	Name      string
+	GoPackage string
+	PkgName   string
+	Manifest  variant.Manifest // Variants unused
+	Variants  []Chosen         // sorted by name
+	Classes   []Class          // sorted by M, N, K
+	Default   int              // index into Variants
+	Excluded  []Exclusion
+	Inputs    []Input
+	Content   string
+	Devices   []protocol.Device
+	GPU       string
+}
+
+// eligibility returns, per variant name in the results, why it may not be exported ("" when it may),
+// and its edge-suite summary.
+func eligibility(recs []orchestrator.Record, byName map[string]*variant.Variant) (map[string]string, map[string]EdgeSuite, map[string]bool) {
+	why := map[string]string{}
+	fullEdge := map[string]bool{}
+	edge := map[string]EdgeSuite{}
+	verified := map[string]map[protocol.Shape]orchestrator.Record{}
+	names := map[string]bool{}
+	for _, r := range recs {
+		if r.Kind == orchestrator.KindCublas {
+			continue
+		}
+		names[r.Variant] = true
+		if why[r.Variant] != "" {
+			continue
+		}
+		v := byName[r.Variant]
+		switch {
+		case v == nil:
+			why[r.Variant] = "not in the generated catalog"
+		case r.Family != "" && r.Family != v.Family, r.Params != "" && r.Params != v.ParamString():
+			why[r.Variant] = fmt.Sprintf("results are of another build (family %s params %q; the manifest says %s %q)",
+				r.Family, r.Params, v.Family, v.ParamString())
+		case r.Status != orchestrator.StatusSkipped && r.Resources != v.Resources:
+			why[r.Variant] = fmt.Sprintf("ptxas resources in the results (%+v) differ from the manifest's (%+v): stale results or generated directory",
+				r.Resources, v.Resources)
+		case r.Status == orchestrator.StatusFailed:
+			why[r.Variant] = fmt.Sprintf("failed %s at %s: %s", r.Kind, orchestrator.ShapeString(r.Shape), r.Reason)
+		}
+		for _, c := range r.Verify {
+			if !c.Pass && why[r.Variant] == "" {
+				why[r.Variant] = fmt.Sprintf("failed verification at %s (alpha=%g beta=%g): %s", orchestrator.ShapeString(r.Shape),
+					c.Alpha, c.Beta, c.Reason)
+			}
+		}
+		if r.Kind == orchestrator.KindVerify && r.Status == orchestrator.StatusOK {
+			if verified[r.Variant] == nil {
+				verified[r.Variant] = map[protocol.Shape]orchestrator.Record{}
+			}
+			verified[r.Variant][r.Shape] = r
+		}
+	}
+	for name := range names {
+		v := byName[name]
+		if v == nil {
+			continue
+		}
+		var es EdgeSuite
+		missing := ""
+		for _, s := range orchestrator.EdgeShapes(v) {
+			es.Shapes++
+			if v.Supports(s.M, s.N, s.K, s.K, s.N, s.N) != nil {
+				es.Skipped++
+				continue
+			}
+			r, ok := verified[name][s]
+			if !ok {
+				if missing == "" {
+					missing = orchestrator.ShapeString(s)
+				}
+				continue
+			}
+			es.Passed++
+			for _, c := range r.Verify {
+				es.Checks++
+				es.WorstNormRel = math.Max(es.WorstNormRel, c.NormRel)
+				es.WorstMaxAbs = math.Max(es.WorstMaxAbs, c.MaxAbs)
+			}
+		}
+		edge[name] = es
+		fullEdge[name] = missing == "" && es.Skipped == 0
+		if why[name] == "" && missing != "" {
+			why[name] = fmt.Sprintf("never verified on the edge suite (no ok verify record at %s; pass a runner verify results directory)", missing)
+		}
+	}
+	return why, edge, fullEdge
+}
+
+// measures collects the ok tune records per shape and variant (the larger median when a pair was
+// timed on several devices), pairing each with cuBLAS on the same device.
+func measures(recs []orchestrator.Record) (map[protocol.Shape]map[string]Measure, error) {
+	cublas := map[string]orchestrator.Record{} // shape+uuid
+	ck := func(s protocol.Shape, d *orchestrator.DeviceRef) string {
+		u := ""
+		if d != nil {
+			u = d.UUID
+		}
+		return orchestrator.ShapeString(s) + "/" + u
+	}
+	for _, r := range recs {
+		if r.Kind == orchestrator.KindCublas && r.Status == orchestrator.StatusOK && r.Timing != nil {
+			cublas[ck(r.Shape, r.Device)] = r
+		}
+	}
+	out := map[protocol.Shape]map[string]Measure{}
+	for _, r := range recs {
+		if r.Kind != orchestrator.KindTune || r.Status != orchestrator.StatusOK || r.Timing == nil {
+			continue
+		}
+		c, ok := cublas[ck(r.Shape, r.Device)]
+		if !ok {
+			return nil, fmt.Errorf("no cuBLAS time for %s on the device of %s's record (ratios need one)",
+				orchestrator.ShapeString(r.Shape), r.Variant)
+		}
+		m := Measure{Shape: r.Shape, MedianMS: r.Timing.MedianMS, MinMS: r.Timing.MinMS, MaxMS: r.Timing.MaxMS,
+			Reps: r.Timing.Reps, InputSets: r.Timing.InputSets, CublasMS: c.Timing.MedianMS,
+			Ratio: r.Timing.MedianMS / c.Timing.MedianMS, Key: r.Key, Verify: r.Verify}
+		if r.Device != nil {
+			m.GPU, m.UUID, m.Driver = r.Device.Name, r.Device.UUID, r.Device.Driver
+		}
+		if out[r.Shape] == nil {
+			out[r.Shape] = map[string]Measure{}
+		}
+		if old, ok := out[r.Shape][r.Variant]; !ok || m.MedianMS > old.MedianMS {
+			out[r.Shape][r.Variant] = m
+		}
+	}
+	return out, nil
+}
+
+func lessShape(a, b protocol.Shape) bool {
+	if a.M != b.M {
+		return a.M < b.M
+	}
+	if a.N != b.N {
+		return a.N < b.N
+	}
+	return a.K < b.K
+}
+
+// choose decides the exported variants, the classes and the default.
+func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape) (*Plan, error) {
+	byName := map[string]*variant.Variant{}
+	for i := range manifest.Variants {
+		byName[manifest.Variants[i].Name] = &manifest.Variants[i]
+	}
+	gpus := map[string]bool{}
+	for _, r := range rs.records {
+		if r.Kind == orchestrator.KindTune && r.Device != nil {
+			gpus[r.Device.Name] = true
+		}
+	}
+	if len(gpus) > 1 {
+		var names []string
+		for g := range gpus {
+			names = append(names, g)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("tune results mix GPU models (%s): export one model's results", strings.Join(names, ", "))
+	}
+	ms, err := measures(rs.records)
+	if err != nil {
+		return nil, err
+	}
+	if len(ms) == 0 {
+		return nil, fmt.Errorf("no ok tune records: pass a runner tune results directory")
+	}
+	var classes []protocol.Shape
+	if shapes == nil {
+		for s := range ms {
+			classes = append(classes, s)
+		}
+	} else {
+		for _, s := range shapes {
+			if ms[s] == nil {
+				return nil, fmt.Errorf("--shapes: %s was not tuned in the results", orchestrator.ShapeString(s))
+			}
+			classes = append(classes, s)
+		}
+	}
+	sort.Slice(classes, func(i, j int) bool { return lessShape(classes[i], classes[j]) })
+	why, edge, fullEdge := eligibility(rs.records, byName)
+
+	excl := map[string]*Exclusion{}
+	winners := map[protocol.Shape]string{}
+	for _, s := range classes {
+		names := make([]string, 0, len(ms[s]))
+		for n := range ms[s] {
+			names = append(names, n)
+		}
+		sort.Slice(names, func(i, j int) bool {
+			a, b := ms[s][names[i]].MedianMS, ms[s][names[j]].MedianMS
+			if a != b {
+				return a < b
+			}
+			return names[i] < names[j]
+		})
+		for _, n := range names {
+			if why[n] == "" {
+				winners[s] = n
+				break
+			}
+			if excl[n] == nil {
+				excl[n] = &Exclusion{Variant: n, Reason: why[n]}
+			}
+			excl[n].WouldHaveWon = append(excl[n].WouldHaveWon, s)
+		}
+		if winners[s] == "" {
+			return nil, fmt.Errorf("no exportable variant for %s (%d timed, all excluded; e.g. %s: %s)",
+				orchestrator.ShapeString(s), len(names), names[0], why[names[0]])
+		}
+	}
+	for n, w := range why {
+		if w != "" && excl[n] == nil {
+			excl[n] = &Exclusion{Variant: n, Reason: w}
+		}
+	}
+
+	// The robust default: timed on every class, whole edge suite passed, best worst-case ratio.
+	bestDef, bestWorst := "", math.Inf(1)
+	var candidates []string
+	for n := range byName {
+		candidates = append(candidates, n)
+	}
+	sort.Strings(candidates)
+	for _, n := range candidates {
+		if why[n] != "" || !fullEdge[n] {
+			continue
+		}
+		worst, all := 0.0, true
+		for _, s := range classes {
+			m, ok := ms[s][n]
+			if !ok {
+				all = false
+				break
+			}
+			worst = math.Max(worst, m.Ratio)
+		}
+		if all && worst < bestWorst {
+			bestDef, bestWorst = n, worst
+		}
+	}
+	if bestDef == "" {
+		return nil, fmt.Errorf("no robust default: no exportable variant was timed on every class and passed its whole edge suite with no shape skipped")
+	}
+
+	chosen := map[string]bool{bestDef: true}
+	for _, n := range winners {
+		chosen[n] = true
+	}
+	p := &Plan{Manifest: variant.Manifest{Generator: manifest.Generator, NVCC: manifest.NVCC, Arch: manifest.Arch},
+		Inputs: rs.inputs, Content: rs.contentHash, Devices: rs.info.Devices}
+	for g := range gpus {
+		p.GPU = g
+	}
+	idx := map[string]int{}
+	var names []string
+	for n := range chosen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		c := Chosen{V: *byName[n], Edge: edge[n]}
+		for _, s := range classes {
+			if m, ok := ms[s][n]; ok {
+				c.Tuned = append(c.Tuned, m)
+				c.WorstRatio = math.Max(c.WorstRatio, m.Ratio)
+			}
+			if winners[s] == n {
+				c.Won = append(c.Won, s)
+			}
+		}
+		idx[n] = len(p.Variants)
+		p.Variants = append(p.Variants, c)
+	}
+	p.Default = idx[bestDef]
+	for _, s := range classes {
+		m := ms[s][winners[s]]
+		p.Classes = append(p.Classes, Class{Shape: s, Variant: idx[winners[s]], MedianMS: m.MedianMS, CublasMS: m.CublasMS})
+	}
+	for _, e := range excl {
+		p.Excluded = append(p.Excluded, *e)
+	}
+	sort.Slice(p.Excluded, func(i, j int) bool { return p.Excluded[i].Variant < p.Excluded[j].Variant })
+	return p, nil
+}
+
+// Choose is the dispatch rule of the exported artifacts (see the package doc): the index into
+// p.Variants launched for the problem, or an error saying why none can be. Pointer alignment is
+// not known here; the artifacts also check it.
+func (p *Plan) Choose(m, n, k, lda, ldb, ldc int) (int, error) {
+	if m < 1 || n < 1 || k < 1 {
+		return -1, fmt.Errorf("shape %dx%dx%d: every dimension must be at least 1", m, n, k)
+	}
+	best, bestD := 0, math.Inf(1)
+	for _, c := range p.Classes {
+		dm := math.Log(float64(m) / float64(c.Shape.M))
+		dn := math.Log(float64(n) / float64(c.Shape.N))
+		dk := math.Log(float64(k) / float64(c.Shape.K))
+		if d := dm*dm + dn*dn + dk*dk; d < bestD {
+			best, bestD = c.Variant, d
+		}
+	}
+	err := supports(&p.Variants[best].V, m, n, k, lda, ldb, ldc)
+	if err == nil {
+		return best, nil
+	}
+	if best == p.Default {
+		return -1, fmt.Errorf("%s: %w", p.Variants[best].V.Name, err)
+	}
+	derr := supports(&p.Variants[p.Default].V, m, n, k, lda, ldb, ldc)
+	if derr == nil {
+		return p.Default, nil
+	}
+	return -1, fmt.Errorf("%s (nearest class): %v; default %s: %w", p.Variants[best].V.Name, err, p.Variants[p.Default].V.Name, derr)
+}
+
+// supports is variant.Supports plus the 32-bit limit of the kernels' int parameters.
+func supports(v *variant.Variant, m, n, k, lda, ldb, ldc int) error {
+	for _, x := range []int{m, n, k, lda, ldb, ldc} {
+		if x > math.MaxInt32 {
+			return fmt.Errorf("dimension %d exceeds the kernels' 32-bit int", x)
+		}
+	}
+	return v.Supports(m, n, k, lda, ldb, ldc)
+}
