@@ -28,6 +28,8 @@ commands:
   merge     combine result directories (shards) into one: runner merge DIR... --out DIR
   export    write the winners as a Go package, a CUDA C++ header and provenance (no GPU needed)
   bench     the benchmark suite: edge suite, tune of the suite's shapes, FFMA peak, summary.json, BENCHMARKS.md
+  outofcore multiply matrices larger than device memory by streaming blocks: --shape MxNxK [--device-mem BYTES]
+  hybrid    split one product between the GPU and the CPU: --shape MxNxK --cpu-rows F|auto [--sweep waves]
 
 Run "runner <command> --help" for a command's flags.
 `
@@ -53,6 +55,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runExport(rest, stdout, stderr)
 	case "bench":
 		return runBench(rest, stdout, stderr)
+	case "outofcore":
+		return runOutOfCore(rest, stdout, stderr)
+	case "hybrid":
+		return runHybrid(rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -206,6 +206,10 @@ func (w *Worker) Handle(req protocol.Request) (protocol.Response, error) {
 		err = w.peak(req, &resp)
 	case protocol.OpBreakdown:
 		err = w.breakdown(req, &resp)
+	case protocol.OpOutOfCore:
+		err = w.outOfCore(req, &resp)
+	case protocol.OpHybrid:
+		err = w.hybrid(req, &resp)
 	case protocol.OpHello:
 		dev := w.Device()
 		resp.Version, resp.Device = protocol.Version, &dev

@@ -84,7 +84,7 @@ type OutOfCoreRequest struct {
 type HybridRequest struct {
 	Seed    uint64 `json:"seed"`
 	CPURows int    `json:"cpu_rows"`
-	// Engine is the CPU SGEMM ("blocked" or "gonum"); Workers its goroutines (0: GOMAXPROCS).
+	// Engine is the CPU SGEMM ("blocked" or "gonum"); Workers its goroutines (0: GOMAXPROCS−1).
 	Engine  string `json:"engine"`
 	Workers int    `json:"workers,omitempty"`
 	// Reps timed runs after one warm-up; the run with the median overall time is reported.

@@ -1,0 +1,349 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"tilegen/internal/ooc"
+	"tilegen/internal/orchestrator"
+	"tilegen/internal/protocol"
+	"tilegen/internal/variant"
+)
+
+// defaultVariant is the best seed variant on the H100 (results/h100-seeds).
+const defaultVariant = "micro1d_t64_r16"
+
+// beyondFlags are the flags outofcore and hybrid share.
+type beyondFlags struct {
+	shape, variant, results, worker, generated, out string
+	device                                          int
+	seed                                            uint64
+	samples                                         int
+	fullCheck, tolFactor                            float64
+	timeout                                         time.Duration
+}
+
+func (b *beyondFlags) register(fs interface {
+	StringVar(*string, string, string, string)
+	IntVar(*int, string, int, string)
+	Uint64Var(*uint64, string, uint64, string)
+	Float64Var(*float64, string, float64, string)
+	DurationVar(*time.Duration, string, time.Duration, string)
+}, defaultOut string) {
+	fs.StringVar(&b.shape, "shape", "", "problem `MxNxK` (required)")
+	fs.StringVar(&b.variant, "variant", defaultVariant, "variant `name`, or best: the tuned winner of --results for the nearest shape")
+	fs.StringVar(&b.results, "results", "results/tune", "tune results `dir` that --variant best reads")
+	fs.StringVar(&b.generated, "generated", "", "read variants from the generated `dir` instead of the built-in catalog")
+	fs.StringVar(&b.worker, "worker", "", "GPU worker binary `path` (default: tilegen-worker beside the runner, else on PATH)")
+	fs.IntVar(&b.device, "device", 0, "GPU `index`")
+	fs.Uint64Var(&b.seed, "seed", 1, "`seed` of the random A and B")
+	fs.IntVar(&b.samples, "samples", 64, "verify the crossings of `n` random rows and n random columns (plus block edges)")
+	fs.Float64Var(&b.fullCheck, "full-check-max-flops", 2e10, "verify every element when 2MNK is at most `flops`")
+	fs.Float64Var(&b.tolFactor, "tol-factor", 2, "verification tolerance `factor` (tol = factor·K·2^-24·|A||B|)")
+	fs.DurationVar(&b.timeout, "timeout", 20*time.Minute, "give up on the worker after `duration`")
+	fs.StringVar(&b.out, "out", defaultOut, "write result.json and summary.txt into `dir` (empty: print only)")
+}
+
+// pickKernel resolves --variant: a catalog name, or best from a tune results directory.
+func pickKernel(generated, name, results string, s protocol.Shape) (*protocol.Kernel, string, error) {
+	cat, err := loadCatalog(generated)
+	if err != nil {
+		return nil, "", err
+	}
+	why := "named"
+	if name == "best" {
+		if name, why, err = bestVariant(results, s); err != nil {
+			return nil, "", err
+		}
+	}
+	var v *variant.Variant
+	for _, x := range cat.Variants() {
+		if x.Name == name {
+			v = &x
+			break
+		}
+	}
+	if v == nil {
+		return nil, "", fmt.Errorf("variant %q is not in the catalog (runner list shows them)", name)
+	}
+	ptx, err := cat.PTX(name)
+	if err != nil {
+		return nil, "", err
+	}
+	return &protocol.Kernel{Variant: *v, PTX: ptx}, why, nil
+}
+
+// bestVariant is the fastest verified variant of a tune results directory on the tuned shape
+// nearest to s (distance: sum of |log| ratios of M, N and K).
+func bestVariant(dir string, s protocol.Shape) (string, string, error) {
+	recs, _, err := orchestrator.ReadResults(dir)
+	if err != nil {
+		return "", "", fmt.Errorf("--variant best: %w", err)
+	}
+	dist := func(t protocol.Shape) float64 {
+		l := func(a, b int) float64 { return math.Abs(math.Log(float64(a) / float64(b))) }
+		return l(t.M, s.M) + l(t.N, s.N) + l(t.K, s.K)
+	}
+	best, bestMS, bestD := "", 0.0, math.Inf(1)
+	var at protocol.Shape
+	for _, r := range recs {
+		if r.Kind != orchestrator.KindTune || r.Status != orchestrator.StatusOK || r.Timing == nil {
+			continue
+		}
+		d := dist(r.Shape)
+		if d < bestD-1e-12 || (math.Abs(d-bestD) <= 1e-12 && (r.Timing.MedianMS < bestMS || (r.Timing.MedianMS == bestMS && r.Variant < best))) {
+			best, bestMS, bestD, at = r.Variant, r.Timing.MedianMS, d, r.Shape
+		}
+	}
+	if best == "" {
+		return "", "", fmt.Errorf("--variant best: no verified timing in %s", dir)
+	}
+	return best, fmt.Sprintf("best of %s at %s (%.4f ms)", dir, orchestrator.ShapeString(at), bestMS), nil
+}
+
+// workerClient drives one worker process for a single long request.
+type workerClient struct {
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines chan []byte
+	hello protocol.Response
+}
+
+func startClient(bin string, device int) (*workerClient, error) {
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "CUDA_VISIBLE_DEVICES="+strconv.Itoa(device))
+	cmd.Stderr = os.Stderr
+	cmd.WaitDelay = 2 * time.Second
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting worker %s: %w", bin, err)
+	}
+	c := &workerClient{cmd: cmd, in: in, lines: make(chan []byte, 1)}
+	go func() {
+		r := bufio.NewReaderSize(out, 1<<16)
+		for {
+			line, err := r.ReadBytes('\n')
+			if len(line) > 0 {
+				c.lines <- line
+			}
+			if err != nil {
+				close(c.lines)
+				return
+			}
+		}
+	}()
+	if c.hello, err = c.receive(time.Minute); err != nil {
+		c.kill()
+		return nil, fmt.Errorf("worker hello: %w", err)
+	}
+	if c.hello.Op != protocol.OpHello || c.hello.Version != protocol.Version || c.hello.Device == nil {
+		c.kill()
+		return nil, fmt.Errorf("worker for device %d: bad hello (version %d, error %q)", device, c.hello.Version, c.hello.Error)
+	}
+	return c, nil
+}
+
+func (c *workerClient) receive(timeout time.Duration) (protocol.Response, error) {
+	select {
+	case line, ok := <-c.lines:
+		if !ok {
+			return protocol.Response{}, fmt.Errorf("worker exited")
+		}
+		var r protocol.Response
+		if err := json.Unmarshal(line, &r); err != nil {
+			return r, fmt.Errorf("worker wrote garbage: %.200q", line)
+		}
+		return r, nil
+	case <-time.After(timeout):
+		return protocol.Response{}, fmt.Errorf("no answer within %s", timeout)
+	}
+}
+
+// call sends req and returns the response; a response Error becomes an error.
+func (c *workerClient) call(req protocol.Request, timeout time.Duration) (protocol.Response, error) {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return protocol.Response{}, err
+	}
+	if _, err := c.in.Write(append(b, '\n')); err != nil {
+		return protocol.Response{}, fmt.Errorf("writing to the worker: %w", err)
+	}
+	r, err := c.receive(timeout)
+	if err != nil {
+		c.kill()
+		return r, err
+	}
+	if r.Error != "" {
+		return r, fmt.Errorf("worker: %s", r.Error)
+	}
+	return r, nil
+}
+
+func (c *workerClient) kill() {
+	_ = c.cmd.Process.Kill()
+	_ = c.cmd.Wait()
+}
+
+func (c *workerClient) close() {
+	b, _ := json.Marshal(protocol.Request{Op: protocol.OpQuit})
+	_, _ = c.in.Write(append(b, '\n'))
+	_ = c.in.Close()
+	done := make(chan struct{})
+	go func() { _ = c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		c.kill()
+	}
+}
+
+// writeOut writes result.json (the request and response) and summary.txt into dir.
+func writeOut(dir string, v any, summary string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "result.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "summary.txt"), []byte(summary), 0o644)
+}
+
+func runOutOfCore(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("outofcore", "--shape MxNxK [--device-mem BYTES] [--variant NAME|best] [flags]", stderr)
+	var b beyondFlags
+	b.register(fs, "")
+	deviceMem := fs.String("device-mem", "", "device memory `budget` for the blocks, e.g. 256MiB or 2GiB (default: free memory less a margin)")
+	minSliceK := fs.Int("min-slice-k", 0, "smallest K slice the planner prefers (`n`; 0: 1024)")
+	inCore := fs.Bool("compare-in-core", false, "also run the variant in device memory on the whole problem and compare every element")
+	if ok, err := parse(fs, args); !ok || err != nil {
+		return err
+	}
+	if fs.NArg() > 0 || b.shape == "" {
+		return fmt.Errorf("outofcore: want --shape MxNxK and no arguments")
+	}
+	s, err := orchestrator.ParseShape(b.shape)
+	if err != nil {
+		return err
+	}
+	var budget int64
+	if *deviceMem != "" {
+		if budget, err = ooc.ParseBytes(*deviceMem); err != nil {
+			return fmt.Errorf("--device-mem: %w", err)
+		}
+	}
+	k, why, err := pickKernel(b.generated, b.variant, b.results, s)
+	if err != nil {
+		return err
+	}
+	// Refuse impossible requests before starting anything: the worker runs on this host.
+	if budget > 0 {
+		if _, err := ooc.NewPlan(s.M, s.N, s.K, ooc.Options{Budget: budget, Align: ooc.AlignOf(&k.Variant), MinSliceK: *minSliceK}); err != nil {
+			return err
+		}
+	}
+	avail, err := ooc.MemAvailable()
+	if err != nil {
+		return err
+	}
+	if err := ooc.CheckHost(ooc.HostBytes(s.M, s.N, s.K), avail); err != nil {
+		return err
+	}
+	bin, err := orchestrator.FindWorker(b.worker)
+	if err != nil {
+		return err
+	}
+	wc, err := startClient(bin, b.device)
+	if err != nil {
+		return err
+	}
+	defer wc.close()
+	req := protocol.Request{Op: protocol.OpOutOfCore, Kernel: k, Shape: s, OutOfCore: &protocol.OutOfCoreRequest{
+		Seed: b.seed, Budget: budget, MinSliceK: *minSliceK, Samples: b.samples, FullCheckMaxFlops: b.fullCheck,
+		TolFactor: b.tolFactor, CompareInCore: *inCore}}
+	resp, err := wc.call(req, b.timeout)
+	if err != nil {
+		return err
+	}
+	r := resp.OutOfCoreResult
+	if r == nil {
+		return fmt.Errorf("worker answered without an out-of-core result")
+	}
+	summary := outOfCoreSummary(s, k.Variant.Name, why, wc.hello.Device, r)
+	fmt.Fprint(stdout, summary)
+	req.Kernel = &protocol.Kernel{Variant: k.Variant} // the PTX is in the catalog
+	if err := writeOut(b.out, struct {
+		Device   *protocol.Device  `json:"device"`
+		Request  protocol.Request  `json:"request"`
+		Response protocol.Response `json:"response"`
+	}{wc.hello.Device, req, resp}, summary); err != nil {
+		return err
+	}
+	if !r.Pass {
+		return fmt.Errorf("verification failed: %s", r.Reason)
+	}
+	if r.InCore != nil && r.InCore.Identical != r.InCore.Elements && r.SlicesK == 1 {
+		return fmt.Errorf("out-of-core differs from in-core on %d elements although K was not sliced", r.InCore.Elements-r.InCore.Identical)
+	}
+	return nil
+}
+
+func outOfCoreSummary(s protocol.Shape, name, why string, d *protocol.Device, r *protocol.OutOfCoreResult) string {
+	var b stringsBuilder
+	flops := 2 * float64(s.M) * float64(s.N) * float64(s.K)
+	b.f("out-of-core %s with %s (%s) on %s\n", orchestrator.ShapeString(s), name, why, d.Name)
+	b.f("  host matrices   %s (%s), device has %s, free %s, budget %s\n", ooc.Bytes(r.HostBytes),
+		map[bool]string{true: "pinned", false: "pageable"}[r.HostPinned], ooc.Bytes(d.MemoryBytes), ooc.Bytes(r.DeviceFree), ooc.Bytes(r.Budget))
+	if r.HostNote != "" {
+		b.f("  note            %s\n", r.HostNote)
+	}
+	b.f("  plan            %dx%d blocks of %dx%d, %d K slices of %d = %d steps, %s of device buffers\n",
+		r.BlocksM, r.BlocksN, r.BM, r.BN, r.SlicesK, r.BK, r.Steps, ooc.Bytes(r.DeviceBytes))
+	b.f("  host prep       alloc %.0f ms, generate A and B %.0f ms\n", r.AllocMS, r.GenerateMS)
+	b.f("  wall            %.1f ms = %.2f TFLOP/s\n", r.WallMS, flops/(r.WallMS*1e9))
+	b.f("  kernels         %.1f ms (sum) = %.2f TFLOP/s while computing\n", r.KernelMS, flops/(r.KernelMS*1e9))
+	b.f("  host→device     %s in %.1f ms (sum) = %.1f GB/s\n", ooc.Bytes(r.H2DBytes), r.H2DMS, float64(r.H2DBytes)/(r.H2DMS*1e6))
+	b.f("  device→host     %s in %.1f ms (sum) = %.1f GB/s\n", ooc.Bytes(r.D2HBytes), r.D2HMS, float64(r.D2HBytes)/(r.D2HMS*1e6))
+	b.f("  bound           %.1f ms (%s); wall is %.2f× the bound (1.00 = perfect overlap)\n", r.BoundMS, r.BoundBy, r.WallMS/r.BoundMS)
+	kind := fmt.Sprintf("sampled %d elements", r.Check.Elements)
+	if r.Check.Full {
+		kind = fmt.Sprintf("all %d elements", r.Check.Elements)
+	}
+	status := "PASS"
+	if !r.Pass {
+		status = "FAIL: " + r.Reason
+	}
+	b.f("  verify          %s vs float64: %s (max |err| %.3g, worst %.3g of tolerance)\n", kind, status, r.Check.MaxAbs, r.Check.MaxErr)
+	if r.InCore != nil {
+		b.f("  vs in-core      %d of %d elements bitwise identical, max |diff| %.3g (in-core kernel %.1f ms)\n",
+			r.InCore.Identical, r.InCore.Elements, r.InCore.MaxAbs, r.InCoreMS)
+	}
+	return b.String()
+}
+
+// stringsBuilder is a strings.Builder with Printf.
+type stringsBuilder struct{ buf []byte }
+
+func (b *stringsBuilder) f(format string, a ...any) { b.buf = fmt.Appendf(b.buf, format, a...) }
+func (b *stringsBuilder) String() string            { return string(b.buf) }
