@@ -1,6 +1,8 @@
 package orchestrator
 
 import (
+	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,5 +93,34 @@ func TestWorkerArgs(t *testing.T) {
 	}
 	if _, err := c.SupportPTX("../manifest"); err == nil {
 		t.Fatal("a support name with a path escaped the catalog")
+	}
+}
+
+func TestReadResultsGzipped(t *testing.T) {
+	dir := t.TempDir()
+	recs := []Record{{Key: "k1", Kind: KindTune, Variant: "a", Status: StatusOK}, {Key: "k2", Kind: KindCublas, Variant: CublasName, Status: StatusOK}}
+	if err := WriteResults(dir, recs, RunInfo{GOOS: "linux"}); err != nil {
+		t.Fatal(err)
+	}
+	plain, info, err := ReadResults(dir)
+	if err != nil || len(plain) != 2 || info.GOOS != "linux" {
+		t.Fatalf("plain: %v %+v %v", len(plain), info, err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "results.jsonl"))
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write(b)
+	zw.Close()
+	os.Remove(filepath.Join(dir, "results.jsonl"))
+	if err := os.WriteFile(filepath.Join(dir, "results.jsonl.gz"), zb.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gz, _, err := ReadResults(dir)
+	if err != nil || len(gz) != 2 || gz[1].Key != plain[1].Key {
+		t.Fatalf("gzipped: %+v %v", gz, err)
+	}
+	os.Remove(filepath.Join(dir, "results.jsonl.gz"))
+	if _, _, err := ReadResults(dir); err == nil {
+		t.Fatal("no results file read as empty results")
 	}
 }

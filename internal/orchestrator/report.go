@@ -3,10 +3,13 @@ package orchestrator
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sort"
 	"strconv"
@@ -119,15 +122,30 @@ func encodeJSONL(rs []Record) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// readJSONL reads a results.jsonl.
+// readJSONL reads a results.jsonl, or when it is absent the path.gz beside it (committed evidence
+// keeps its samples gzipped).
 func readJSONL(path string) ([]Record, error) {
+	var r io.Reader
 	f, err := os.Open(path)
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
+		gz, gerr := os.Open(path + ".gz")
+		if gerr != nil {
+			return nil, err
+		}
+		defer gz.Close()
+		zr, zerr := gzip.NewReader(gz)
+		if zerr != nil {
+			return nil, fmt.Errorf("%s.gz: %w", path, zerr)
+		}
+		r, path = zr, path+".gz"
+	} else if err != nil {
 		return nil, err
+	} else {
+		defer f.Close()
+		r = f
 	}
-	defer f.Close()
 	var out []Record
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<28)
 	for line := 1; sc.Scan(); line++ {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
