@@ -27,6 +27,8 @@ commands:
   devices   start a worker per device and print what it reports
   merge     combine result directories (shards) into one: runner merge DIR... --out DIR
   export    write the winners as a Go package, a CUDA C++ header and provenance (no GPU needed)
+  study     run one of the seeds' experiments and write its tables and charts: runner study NAME --out DIR
+  report    render result directories into report.md with charts: runner report DIR... --out DIR
   bench     the benchmark suite: edge suite, tune of the suite's shapes, FFMA peak, summary.json, BENCHMARKS.md
   outofcore multiply matrices larger than device memory by streaming blocks: --shape MxNxK [--device-mem BYTES]
   hybrid    split one product between the GPU and the CPU: --shape MxNxK --cpu-rows F|auto [--sweep waves]
@@ -55,6 +57,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runExport(rest, stdout, stderr)
 	case "bench":
 		return runBench(rest, stdout, stderr)
+	case "study":
+		return runStudy(rest, stdout, stderr)
+	case "report":
+		return runReport(rest, stdout, stderr)
 	case "outofcore":
 		return runOutOfCore(rest, stdout, stderr)
 	case "hybrid":

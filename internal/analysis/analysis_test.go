@@ -1,0 +1,117 @@
+package analysis
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+func TestModel(t *testing.T) {
+	for _, tc := range []struct {
+		family               string
+		bm, bn, m, n, k      int
+		model                string
+		reads, writes, bytes float64
+	}{
+		// naive: 2·M·N·K reads.
+		{"naive", 8, 32, 64, 64, 16, ModelNaive, 2 * 64 * 64 * 16, 64 * 64, 4 * (2*64*64*16 + 64*64)},
+		// tiled, exact multiples: M·N·K·(1/BN + 1/BM).
+		{"shared", 16, 16, 1024, 1024, 1024, ModelTiled, 1024 * 1024 * 1024 * (1.0/16 + 1.0/16), 1 << 20, 0},
+		// tiled with a partial tile: A is read ⌈N/BN⌉ = 2 times, B ⌈M/BM⌉ = 3 times.
+		{"coarse", 32, 64, 65, 100, 7, ModelTiled, 65*7*2 + 7*100*3, 6500, 0},
+		// coalesced: A per block column, B per output.
+		{"coalesced", 8, 8, 16, 16, 8, ModelCoalesced, 16*8*2 + 16*16*8, 256, 0},
+		// cuBLAS: compulsory.
+		{"", 0, 0, 10, 20, 30, ModelCompulsory, 10*30 + 30*20, 200, 0},
+		// tiled family without geometry falls back to compulsory.
+		{"shared", 0, 0, 10, 20, 30, ModelCompulsory, 10*30 + 30*20, 200, 0},
+	} {
+		tr := Model(tc.family, tc.bm, tc.bn, tc.m, tc.n, tc.k)
+		if tr.Model != tc.model || !near(tr.Reads, tc.reads) || !near(tr.Writes, tc.writes) {
+			t.Errorf("%s %dx%d on %dx%dx%d: got %+v want %s reads %g writes %g", tc.family, tc.bm, tc.bn,
+				tc.m, tc.n, tc.k, tr, tc.model, tc.reads, tc.writes)
+		}
+		if tc.bytes != 0 && !near(tr.Bytes(), tc.bytes) {
+			t.Errorf("%s: bytes %g want %g", tc.family, tr.Bytes(), tc.bytes)
+		}
+	}
+}
+
+func TestTiledIntensityGrowsWithTile(t *testing.T) {
+	prev := 0.0
+	for _, w := range []int{4, 8, 16, 32} {
+		i := Intensity(Flops(2048, 2048, 2048), Model("shared", w, w, 2048, 2048, 2048))
+		// Square N: intensity = 2N³ / (4·(2N³/W + N²)) = W/(4 + 2W/N) FLOP/byte.
+		want := float64(w) / (4 + 2*float64(w)/2048)
+		if !near(i, want) {
+			t.Errorf("W=%d: intensity %g want %g", w, i, want)
+		}
+		if i <= prev {
+			t.Errorf("W=%d: intensity %g did not grow from %g", w, i, prev)
+		}
+		prev = i
+	}
+}
+
+func TestTheoreticalPeaksH100(t *testing.T) {
+	// The H100 SXM's hello: 132 SMs, 1980 MHz, HBM3 at 2619 MHz on 5120 bits.
+	p := TheoreticalPeaks("9.0", 132, 1980000, 2619000, 5120)
+	if math.Abs(p.GFLOPS-66908.16) > 0.01 {
+		t.Errorf("GFLOPS %g want 66908.16", p.GFLOPS)
+	}
+	if math.Abs(p.GBps-3352.32) > 0.01 {
+		t.Errorf("GBps %g want 3352.32", p.GBps)
+	}
+	if q := TheoreticalPeaks("1.0", 132, 1980000, 0, 0); q.GFLOPS != 0 || q.GBps != 0 {
+		t.Errorf("unknown device: %+v", q)
+	}
+}
+
+func TestPlace(t *testing.T) {
+	pk := Peaks{GFLOPS: 1000, GBps: 100}
+	// naive on 100³: intensity = 2e6 / (4·(2e6+1e4)) ≈ 0.2488 → memory bound, roof ≈ 24.9 GFLOP/s.
+	p := Place("naive", 0, 0, 100, 100, 100, 0.1, pk)
+	if p.Bound != "memory" || !near(p.GFLOPS, 20) || math.Abs(p.Attainable-24.875) > 1e-3 {
+		t.Errorf("naive: %+v", p)
+	}
+	if math.Abs(p.PctOfRoof-100*20/p.Attainable) > 1e-9 || !near(p.GBps, p.Traffic.Bytes()/1e5) {
+		t.Errorf("naive pct/GBps: %+v", p)
+	}
+	q := Place("shared", 64, 64, 4096, 4096, 4096, 1, pk)
+	if q.Bound != "compute" || q.Attainable != 1000 {
+		t.Errorf("shared 64: %+v", q)
+	}
+	if r := Place("naive", 0, 0, 10, 10, 10, 1, Peaks{}); r.Bound != "" || r.Attainable != 0 || r.GFLOPS == 0 {
+		t.Errorf("no peaks: %+v", r)
+	}
+}
+
+func TestWavesOf(t *testing.T) {
+	for _, tc := range []struct {
+		blocks, perSM, sms int
+		waves, fill        float64
+		note               string
+	}{
+		{264, 2, 132, 1, 1, ""},
+		{300, 2, 132, 300.0 / 264, 36.0 / 264, "wave quantization: 1.14 waves, last wave 14% full"},
+		{400, 2, 132, 400.0 / 264, 136.0 / 264, ""},
+		{100, 2, 132, 100.0 / 264, 100.0 / 264, "under one wave: 100 of 264"},
+		{0, 2, 132, 0, 0, ""},
+		// 20.14 waves: the idle 86 % of one wave in 21 is 4 % of the launch, not flagged.
+		{20*264 + 36, 2, 132, (20*264 + 36) / 264.0, 36.0 / 264, ""},
+	} {
+		w := WavesOf(tc.blocks, tc.perSM, tc.sms)
+		if !near(w.Waves, tc.waves) || !near(w.LastFill, tc.fill) || !strings.HasPrefix(w.Note, tc.note) || (tc.note == "" && w.Note != "") {
+			t.Errorf("%+v: got %+v", tc, w)
+		}
+	}
+}
+
+func TestParseParams(t *testing.T) {
+	p := ParseParams("W=16 G=2 PF=0 junk X=y")
+	if len(p) != 3 || p["W"] != 16 || p["G"] != 2 || p["PF"] != 0 {
+		t.Errorf("got %v", p)
+	}
+}

@@ -1,0 +1,525 @@
+// Package report renders result sets (a tune sweep, a study) into a Markdown report with charts
+// drawn by gonum.org/v1/plot, each saved as PNG and SVG beside report.md and embedded by relative
+// link: GFLOP/s per variant per shape (sorted, cuBLAS as a line), heatmaps of a family over its
+// first two parameters, time breakdown bars when the set has them, and the ranked table with the
+// analysis columns (modelled traffic, intensity, roofline position, waves). Two or more sets are
+// also drawn side by side (before/after, two GPUs).
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"tilegen/internal/analysis"
+	"tilegen/internal/orchestrator"
+	"tilegen/internal/protocol"
+)
+
+// Set is one results directory.
+type Set struct {
+	Name    string
+	Records []orchestrator.Record
+	Info    orchestrator.RunInfo
+	Peaks   analysis.Peaks
+	SMs     int
+	// Breakdowns are the end-to-end samples of breakdown.jsonl, when present.
+	Breakdowns []Breakdown
+}
+
+// Breakdown is one line of breakdown.jsonl: a (variant or CPU kernel, shape) and its phase samples.
+type Breakdown struct {
+	Name  string                   `json:"name"`
+	Shape protocol.Shape           `json:"shape"`
+	Where string                   `json:"where"` // gpu or cpu
+	Phase protocol.BreakdownResult `json:"phase"`
+	Note  string                   `json:"note,omitempty"`
+}
+
+// Load reads a results directory.
+func Load(dir string) (*Set, error) {
+	recs, info, err := orchestrator.ReadResults(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Set{Name: filepath.Base(filepath.Clean(dir)), Records: recs, Info: info}
+	if len(info.Devices) > 0 {
+		d := info.Devices[0]
+		s.Peaks = analysis.TheoreticalPeaks(d.ComputeCapability, d.SMs, d.ClockKHz, d.MemClockKHz, d.MemBusWidth)
+		s.SMs = d.SMs
+	}
+	if s.Breakdowns, err = ReadBreakdowns(filepath.Join(dir, "breakdown.jsonl")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ReadBreakdowns reads breakdown.jsonl.
+func ReadBreakdowns(path string) ([]Breakdown, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Breakdown
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var b Breakdown
+		if err := json.Unmarshal(sc.Bytes(), &b); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		out = append(out, b)
+	}
+	return out, sc.Err()
+}
+
+// Device describes the set's first device in one line.
+func (s *Set) Device() string {
+	if len(s.Info.Devices) == 0 {
+		return "unknown device"
+	}
+	d := s.Info.Devices[0]
+	return fmt.Sprintf("%s (cc %s, %d SMs, driver %d, cuBLAS %d)", d.Name, d.ComputeCapability, d.SMs, d.DriverVersion, d.CublasVersion)
+}
+
+// Row is a record with its analysis.
+type Row struct {
+	Rec    orchestrator.Record
+	Point  analysis.Point
+	Waves  analysis.Waves
+	Cublas float64 // cuBLAS median on the shape (ms), 0 if unknown
+}
+
+// MS is the record's median time.
+func (r Row) MS() float64 {
+	if r.Rec.Timing == nil {
+		return 0
+	}
+	return r.Rec.Timing.MedianMS
+}
+
+// Analyze places every ok timed record (cuBLAS included) against the roofline.
+func (s *Set) Analyze() []Row {
+	tiles := tileOf(s.Records)
+	cub := map[protocol.Shape]float64{}
+	for _, r := range s.Records {
+		if r.Kind == orchestrator.KindCublas && r.Status == orchestrator.StatusOK && r.Timing != nil {
+			cub[r.Shape] = r.Timing.MedianMS
+		}
+	}
+	var rows []Row
+	for _, r := range s.Records {
+		if r.Status != orchestrator.StatusOK || r.Timing == nil {
+			continue
+		}
+		t := tiles[r.Variant]
+		row := Row{Rec: r, Cublas: cub[r.Shape],
+			Point: analysis.Place(r.Family, t[0], t[1], r.Shape.M, r.Shape.N, r.Shape.K, r.Timing.MedianMS, s.Peaks)}
+		if a := r.Attributes; a != nil {
+			row.Waves = analysis.WavesOf(a.Blocks, a.BlocksPerSM, s.SMs)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// tileOf recovers each variant's C tile from its grid size on some shape: blocks = ⌈N/BN⌉·⌈M/BM⌉
+// does not determine both, so the catalog is asked instead when available (Tiles).
+func tileOf(recs []orchestrator.Record) map[string][2]int {
+	out := map[string][2]int{}
+	for _, r := range recs {
+		if t, ok := Tiles[r.Variant]; ok {
+			out[r.Variant] = t
+		}
+	}
+	return out
+}
+
+// Tiles maps variant names to their C tile (rows, cols); the runner fills it from the catalog so
+// that reports on old result sets still know each variant's geometry.
+var Tiles = map[string][2]int{}
+
+// Shapes lists the set's shapes in record order.
+func Shapes(recs []orchestrator.Record) []protocol.Shape {
+	var out []protocol.Shape
+	seen := map[protocol.Shape]bool{}
+	for _, r := range recs {
+		if !seen[r.Shape] {
+			seen[r.Shape] = true
+			out = append(out, r.Shape)
+		}
+	}
+	return out
+}
+
+// slug makes a file-name-safe identifier.
+func slug(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// F formats a float compactly for tables.
+func F(v float64, prec int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	return fmt.Sprintf("%.*f", prec, v)
+}
+
+// MSf formats milliseconds with three significant digits.
+func MSf(ms float64) string {
+	if ms <= 0 || math.IsNaN(ms) {
+		return "–"
+	}
+	return fmt.Sprintf("%.3g", ms)
+}
+
+// AnalysisHeader and AnalysisCells are the analysis columns every table shares.
+var AnalysisHeader = []string{"GFLOP/s", "model", "MB moved", "FLOP/B", "GB/s", "% roof", "bound", "waves", "note"}
+
+// AnalysisCells renders a row's analysis columns.
+func AnalysisCells(r Row) []string {
+	p := r.Point
+	waves := "–"
+	if r.Waves.Capacity > 0 {
+		waves = F(r.Waves.Waves, 2)
+	}
+	return []string{F(p.GFLOPS, 1), p.Traffic.Model, F(p.Traffic.Bytes()/1e6, 1), F(p.Intensity, 2),
+		F(p.GBps, 0), F(p.PctOfRoof, 1), p.Bound, waves, r.Waves.Note}
+}
+
+// Render writes out/report.md for one or more result sets.
+func Render(sets []*Set, out string) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	var b strings.Builder
+	b.WriteString("# Results report\n\n")
+	for _, s := range sets {
+		fmt.Fprintf(&b, "- **%s**: %d records on %s; peaks %s: %.0f GFLOP/s FP32, %.0f GB/s DRAM\n",
+			s.Name, len(s.Records), s.Device(), s.Peaks.Source, s.Peaks.GFLOPS, s.Peaks.GBps)
+	}
+	b.WriteString("\nColumns: GFLOP/s = 2·M·N·K / median time; *model* is the family's modelled global traffic " +
+		"(naive 2MNK reads, tiled MNK(1/BN+1/BM), coalesced MK⌈N/BN⌉+MNK, cuBLAS compulsory); GB/s = modelled bytes / time " +
+		"(above the DRAM peak means caches served the rest); % roof = GFLOP/s over min(peak, intensity × bandwidth); " +
+		"waves = blocks / (SMs × resident blocks per SM).\n\n")
+	for i, s := range sets {
+		prefix := ""
+		if len(sets) > 1 {
+			prefix = fmt.Sprintf("set%d_", i+1)
+			fmt.Fprintf(&b, "## Set %d: %s\n\n", i+1, s.Name)
+		}
+		if err := renderSet(&b, s, out, prefix); err != nil {
+			return err
+		}
+	}
+	if len(sets) > 1 {
+		if err := renderCompare(&b, sets, out); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(out, "report.md"), []byte(b.String()), 0o644)
+}
+
+func renderSet(b *strings.Builder, s *Set, out, prefix string) error {
+	rows := s.Analyze()
+	byShape := map[protocol.Shape][]Row{}
+	for _, r := range rows {
+		byShape[r.Rec.Shape] = append(byShape[r.Rec.Shape], r)
+	}
+	for _, sh := range Shapes(s.Records) {
+		rs := byShape[sh]
+		var vs []Row
+		cub := 0.0
+		for _, r := range rs {
+			if r.Rec.Kind == orchestrator.KindCublas {
+				cub = r.MS()
+				continue
+			}
+			vs = append(vs, r)
+		}
+		if len(vs) == 0 {
+			continue
+		}
+		sort.SliceStable(vs, func(i, j int) bool { return vs[i].MS() < vs[j].MS() })
+		name := orchestrator.ShapeString(sh)
+		fmt.Fprintf(b, "### %s\n\n", name)
+		bars := Bars{Title: fmt.Sprintf("GFLOP/s per variant, %s (%s)", name, s.Name), XLabel: "GFLOP/s (higher is better)"}
+		g := Series{Name: s.Name}
+		for i := len(vs) - 1; i >= 0; i-- { // the fastest on top
+			bars.Labels = append(bars.Labels, vs[i].Rec.Variant)
+			g.Y = append(g.Y, vs[i].Point.GFLOPS)
+		}
+		bars.Groups = []Series{g}
+		if cub > 0 {
+			bars.Refs = []Ref{{Name: fmt.Sprintf("cuBLAS %.0f GFLOP/s", analysis.Flops(sh.M, sh.N, sh.K)/(cub*1e6)), Value: analysis.Flops(sh.M, sh.N, sh.K) / (cub * 1e6)}}
+		}
+		file, err := bars.Draw(out, prefix+"gflops_"+slug(name))
+		if err != nil {
+			return err
+		}
+		b.WriteString(Image("GFLOP/s per variant on "+name, file) + "\n")
+		header := append([]string{"#", "variant", "median ms", "% cuBLAS"}, AnalysisHeader...)
+		var table [][]string
+		for i, r := range vs {
+			pct := "–"
+			if cub > 0 {
+				pct = F(100*cub/r.MS(), 1)
+			}
+			table = append(table, append([]string{fmt.Sprint(i + 1), r.Rec.Variant, MSf(r.MS()), pct}, AnalysisCells(r)...))
+		}
+		if cub > 0 {
+			for _, r := range rs {
+				if r.Rec.Kind == orchestrator.KindCublas {
+					table = append(table, append([]string{"", "cuBLAS", MSf(cub), "100.0"}, AnalysisCells(r)...))
+				}
+			}
+		}
+		b.WriteString(Table(header, table) + "\n")
+		if fails := failures(s.Records, sh); fails != "" {
+			b.WriteString(fails + "\n")
+		}
+	}
+	if err := renderHeatmaps(b, s, rows, out, prefix); err != nil {
+		return err
+	}
+	return renderBreakdowns(b, s, out, prefix)
+}
+
+func failures(recs []orchestrator.Record, sh protocol.Shape) string {
+	var lines []string
+	for _, r := range recs {
+		if r.Shape == sh && r.Status != orchestrator.StatusOK {
+			lines = append(lines, fmt.Sprintf("- %s: %s (%s)", r.Variant, r.Status, r.Reason))
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return "Not timed:\n\n" + strings.Join(lines, "\n") + "\n"
+}
+
+// renderHeatmaps draws, for the largest shape, each family with at least two parameters over its
+// first two (the best time over any others), as GFLOP/s.
+func renderHeatmaps(b *strings.Builder, s *Set, rows []Row, out, prefix string) error {
+	shapes := Shapes(s.Records)
+	if len(shapes) == 0 {
+		return nil
+	}
+	sh := shapes[0] // records are sorted by decreasing work
+	type cell struct{ x, y int }
+	fams := map[string]map[cell]float64{}
+	names := map[string][2]string{}
+	for _, r := range rows {
+		if r.Rec.Shape != sh || r.Rec.Kind != orchestrator.KindTune {
+			continue
+		}
+		keys := paramKeys(r.Rec.Params)
+		if len(keys) < 2 {
+			continue
+		}
+		p := analysis.ParseParams(r.Rec.Params)
+		if fams[r.Rec.Family] == nil {
+			fams[r.Rec.Family] = map[cell]float64{}
+			names[r.Rec.Family] = [2]string{keys[0], keys[1]}
+		}
+		c := cell{p[keys[0]], p[keys[1]]}
+		fams[r.Rec.Family][c] = math.Max(fams[r.Rec.Family][c], r.Point.GFLOPS)
+	}
+	var famNames []string
+	for f := range fams {
+		famNames = append(famNames, f)
+	}
+	sort.Strings(famNames)
+	if len(famNames) > 0 {
+		fmt.Fprintf(b, "### Parameter heatmaps on %s\n\n", orchestrator.ShapeString(sh))
+	}
+	for _, f := range famNames {
+		cells := fams[f]
+		var xs, ys []int
+		sx, sy := map[int]bool{}, map[int]bool{}
+		for c := range cells {
+			if !sx[c.x] {
+				sx[c.x] = true
+				xs = append(xs, c.x)
+			}
+			if !sy[c.y] {
+				sy[c.y] = true
+				ys = append(ys, c.y)
+			}
+		}
+		sort.Ints(xs)
+		sort.Ints(ys)
+		h := Heat{Title: fmt.Sprintf("%s: GFLOP/s over %s × %s, %s", f, names[f][0], names[f][1], orchestrator.ShapeString(sh)),
+			XLabel: names[f][0], YLabel: names[f][1], Format: "%.0f"}
+		for _, x := range xs {
+			h.XTicks = append(h.XTicks, fmt.Sprint(x))
+		}
+		for _, y := range ys {
+			h.YTicks = append(h.YTicks, fmt.Sprint(y))
+			row := make([]float64, len(xs))
+			for i, x := range xs {
+				v, ok := cells[cell{x, y}]
+				if !ok {
+					v = math.NaN()
+				}
+				row[i] = v
+			}
+			h.Z = append(h.Z, row)
+		}
+		file, err := h.Draw(out, prefix+"heat_"+slug(f))
+		if err != nil {
+			return err
+		}
+		b.WriteString(Image(f+" heatmap", file) + "\n")
+	}
+	return nil
+}
+
+// paramKeys lists the parameter names of "W=16 G=2 PF=0" in order.
+func paramKeys(params string) []string {
+	var out []string
+	for _, f := range strings.Fields(params) {
+		if k, _, ok := strings.Cut(f, "="); ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// renderBreakdowns draws mean phase times per (kernel, shape) as stacked bars.
+func renderBreakdowns(b *strings.Builder, s *Set, out, prefix string) error {
+	if len(s.Breakdowns) == 0 {
+		return nil
+	}
+	b.WriteString("### Time breakdown (mean per run)\n\n")
+	st := Stacked{Title: "Time breakdown: allocation, copies, compute, free", XLabel: "milliseconds (mean of runs)",
+		Phases: []string{"alloc", "host→device", "compute", "device→host", "free"}}
+	st.Values = make([][]float64, len(st.Phases))
+	for _, bd := range s.Breakdowns {
+		st.Labels = append(st.Labels, bd.Name+" "+orchestrator.ShapeString(bd.Shape))
+		for i, ph := range [][]float64{bd.Phase.AllocMS, bd.Phase.HtoDMS, bd.Phase.KernelMS, bd.Phase.DtoHMS, bd.Phase.FreeMS} {
+			st.Values[i] = append(st.Values[i], Mean(ph))
+		}
+	}
+	file, err := st.Draw(out, prefix+"breakdown")
+	if err != nil {
+		return err
+	}
+	b.WriteString(Image("time breakdown", file) + "\n")
+	return nil
+}
+
+// Mean and Std of samples (0 for none; Std is the sample standard deviation).
+func Mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	t := 0.0
+	for _, x := range xs {
+		t += x
+	}
+	return t / float64(len(xs))
+}
+
+// Std is the sample standard deviation (0 below two samples).
+func Std(xs []float64) float64 {
+	if len(xs) < 2 {
+		return 0
+	}
+	m := Mean(xs)
+	t := 0.0
+	for _, x := range xs {
+		t += (x - m) * (x - m)
+	}
+	return math.Sqrt(t / float64(len(xs)-1))
+}
+
+// renderCompare draws the sets side by side on the shapes they share.
+func renderCompare(b *strings.Builder, sets []*Set, out string) error {
+	b.WriteString("## Side by side\n\n")
+	type key struct {
+		v  string
+		sh protocol.Shape
+	}
+	ms := make([]map[key]float64, len(sets))
+	for i, s := range sets {
+		ms[i] = map[key]float64{}
+		for _, r := range s.Records {
+			if r.Status == orchestrator.StatusOK && r.Timing != nil {
+				ms[i][key{r.Variant, r.Shape}] = r.Timing.MedianMS
+			}
+		}
+	}
+	for _, sh := range Shapes(sets[0].Records) {
+		var names []string
+		for _, r := range sets[0].Records {
+			k := key{r.Variant, sh}
+			if r.Shape != sh || ms[0][k] == 0 {
+				continue
+			}
+			all := true
+			for i := 1; i < len(sets); i++ {
+				all = all && ms[i][k] > 0
+			}
+			if all {
+				names = append(names, r.Variant)
+			}
+		}
+		if len(names) == 0 {
+			continue
+		}
+		sort.SliceStable(names, func(i, j int) bool { return ms[0][key{names[i], sh}] > ms[0][key{names[j], sh}] })
+		name := orchestrator.ShapeString(sh)
+		bars := Bars{Title: "GFLOP/s side by side, " + name, XLabel: "GFLOP/s (higher is better)", Labels: names}
+		header := []string{"variant"}
+		for _, s := range sets {
+			g := Series{Name: s.Name}
+			for _, n := range names {
+				g.Y = append(g.Y, analysis.Flops(sh.M, sh.N, sh.K)/(ms[0+indexOf(sets, s)][key{n, sh}]*1e6))
+			}
+			bars.Groups = append(bars.Groups, g)
+			header = append(header, s.Name+" ms")
+		}
+		header = append(header, "ratio "+sets[1].Name+"/"+sets[0].Name)
+		file, err := bars.Draw(out, "compare_"+slug(name))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(b, "### %s\n\n%s\n", name, Image("side by side "+name, file))
+		var table [][]string
+		for i := len(names) - 1; i >= 0; i-- {
+			n := names[i]
+			row := []string{n}
+			for j := range sets {
+				row = append(row, MSf(ms[j][key{n, sh}]))
+			}
+			row = append(row, F(ms[1][key{n, sh}]/ms[0][key{n, sh}], 3))
+			table = append(table, row)
+		}
+		b.WriteString(Table(header, table) + "\n")
+	}
+	return nil
+}
+
+func indexOf(sets []*Set, s *Set) int {
+	for i := range sets {
+		if sets[i] == s {
+			return i
+		}
+	}
+	return 0
+}
