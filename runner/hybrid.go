@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"tilegen/internal/ooc"
 	"tilegen/internal/orchestrator"
@@ -169,17 +170,17 @@ func hybrid(h *hybridFlags, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	wc, err := startClient(bin, h.device)
+	wc, err := orchestrator.StartWorker(bin, nil, h.device, time.Minute)
 	if err != nil {
 		return err
 	}
-	defer wc.close()
+	defer wc.Close()
 	base := protocol.HybridRequest{Seed: h.seed, Workers: h.workers, Reps: h.reps, Samples: h.samples,
 		FullCheckMaxFlops: h.fullCheck, TolFactor: h.tolFactor, CompareGPUOnly: h.compare}
 	call := func(f int, engine string, probe int) (*protocol.HybridResult, error) {
 		hr := base
 		hr.CPURows, hr.Engine, hr.ProbeRows = f, engine, probe
-		resp, err := wc.call(protocol.Request{Op: protocol.OpHybrid, Kernel: k, Shape: s, Hybrid: &hr}, h.timeout)
+		resp, err := wc.Call(protocol.Request{Op: protocol.OpHybrid, Kernel: k, Shape: s, Hybrid: &hr}, h.timeout)
 		if err != nil {
 			return nil, err
 		}
@@ -201,7 +202,7 @@ func hybrid(h *hybridFlags, stdout io.Writer) error {
 		return err
 	}
 	var lines []string
-	lines = append(lines, fmt.Sprintf("hybrid %s with %s (%s) on %s", orchestrator.ShapeString(s), k.Variant.Name, why, wc.hello.Device.Name))
+	lines = append(lines, fmt.Sprintf("hybrid %s with %s (%s) on %s", orchestrator.ShapeString(s), k.Variant.Name, why, wc.Device().Name))
 	engine, rate := h.engine, 0.0
 	for _, p := range gpuOnly.Probe {
 		lines = append(lines, fmt.Sprintf("CPU engine %-8s %.2f GFLOP/s (%d rows in %.1f ms)", p.Engine, p.GFLOPS, p.Rows, p.MS))
@@ -271,7 +272,7 @@ func hybrid(h *hybridFlags, stdout io.Writer) error {
 			Shape   protocol.Shape           `json:"shape"`
 			Variant string                   `json:"variant"`
 			Rows    []*protocol.HybridResult `json:"rows"`
-		}{wc.hello.Device, s, k.Variant.Name, rows}, text); err != nil {
+		}{wc.Device(), s, k.Variant.Name, rows}, text); err != nil {
 			return err
 		}
 		if h.sweep != "" {

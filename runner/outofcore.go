@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"tilegen/internal/ooc"
@@ -109,109 +106,6 @@ func bestVariant(dir string, s protocol.Shape) (string, string, error) {
 	return best, fmt.Sprintf("best of %s at %s (%.4f ms)", dir, orchestrator.ShapeString(at), bestMS), nil
 }
 
-// workerClient drives one worker process for a single long request.
-type workerClient struct {
-	cmd   *exec.Cmd
-	in    io.WriteCloser
-	lines chan []byte
-	hello protocol.Response
-}
-
-func startClient(bin string, device int) (*workerClient, error) {
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "CUDA_VISIBLE_DEVICES="+strconv.Itoa(device))
-	cmd.Stderr = os.Stderr
-	cmd.WaitDelay = 2 * time.Second
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting worker %s: %w", bin, err)
-	}
-	c := &workerClient{cmd: cmd, in: in, lines: make(chan []byte, 1)}
-	go func() {
-		r := bufio.NewReaderSize(out, 1<<16)
-		for {
-			line, err := r.ReadBytes('\n')
-			if len(line) > 0 {
-				c.lines <- line
-			}
-			if err != nil {
-				close(c.lines)
-				return
-			}
-		}
-	}()
-	if c.hello, err = c.receive(time.Minute); err != nil {
-		c.kill()
-		return nil, fmt.Errorf("worker hello: %w", err)
-	}
-	if c.hello.Op != protocol.OpHello || c.hello.Version != protocol.Version || c.hello.Device == nil {
-		c.kill()
-		return nil, fmt.Errorf("worker for device %d: bad hello (version %d, error %q)", device, c.hello.Version, c.hello.Error)
-	}
-	return c, nil
-}
-
-func (c *workerClient) receive(timeout time.Duration) (protocol.Response, error) {
-	select {
-	case line, ok := <-c.lines:
-		if !ok {
-			return protocol.Response{}, fmt.Errorf("worker exited")
-		}
-		var r protocol.Response
-		if err := json.Unmarshal(line, &r); err != nil {
-			return r, fmt.Errorf("worker wrote garbage: %.200q", line)
-		}
-		return r, nil
-	case <-time.After(timeout):
-		return protocol.Response{}, fmt.Errorf("no answer within %s", timeout)
-	}
-}
-
-// call sends req and returns the response; a response Error becomes an error.
-func (c *workerClient) call(req protocol.Request, timeout time.Duration) (protocol.Response, error) {
-	b, err := json.Marshal(req)
-	if err != nil {
-		return protocol.Response{}, err
-	}
-	if _, err := c.in.Write(append(b, '\n')); err != nil {
-		return protocol.Response{}, fmt.Errorf("writing to the worker: %w", err)
-	}
-	r, err := c.receive(timeout)
-	if err != nil {
-		c.kill()
-		return r, err
-	}
-	if r.Error != "" {
-		return r, fmt.Errorf("worker: %s", r.Error)
-	}
-	return r, nil
-}
-
-func (c *workerClient) kill() {
-	_ = c.cmd.Process.Kill()
-	_ = c.cmd.Wait()
-}
-
-func (c *workerClient) close() {
-	b, _ := json.Marshal(protocol.Request{Op: protocol.OpQuit})
-	_, _ = c.in.Write(append(b, '\n'))
-	_ = c.in.Close()
-	done := make(chan struct{})
-	go func() { _ = c.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		c.kill()
-	}
-}
-
 // writeOut writes result.json (the request and response) and summary.txt into dir.
 func writeOut(dir string, v any, summary string) error {
 	if dir == "" {
@@ -274,15 +168,15 @@ func runOutOfCore(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	wc, err := startClient(bin, b.device)
+	wc, err := orchestrator.StartWorker(bin, nil, b.device, time.Minute)
 	if err != nil {
 		return err
 	}
-	defer wc.close()
+	defer wc.Close()
 	req := protocol.Request{Op: protocol.OpOutOfCore, Kernel: k, Shape: s, OutOfCore: &protocol.OutOfCoreRequest{
 		Seed: b.seed, Budget: budget, MinSliceK: *minSliceK, Samples: b.samples, FullCheckMaxFlops: b.fullCheck,
 		TolFactor: b.tolFactor, CompareInCore: *inCore}}
-	resp, err := wc.call(req, b.timeout)
+	resp, err := wc.Call(req, b.timeout)
 	if err != nil {
 		return err
 	}
@@ -290,14 +184,14 @@ func runOutOfCore(args []string, stdout, stderr io.Writer) error {
 	if r == nil {
 		return fmt.Errorf("worker answered without an out-of-core result")
 	}
-	summary := outOfCoreSummary(s, k.Variant.Name, why, wc.hello.Device, r)
+	summary := outOfCoreSummary(s, k.Variant.Name, why, wc.Device(), r)
 	fmt.Fprint(stdout, summary)
 	req.Kernel = &protocol.Kernel{Variant: k.Variant} // the PTX is in the catalog
 	if err := writeOut(b.out, struct {
 		Device   *protocol.Device  `json:"device"`
 		Request  protocol.Request  `json:"request"`
 		Response protocol.Response `json:"response"`
-	}{wc.hello.Device, req, resp}, summary); err != nil {
+	}{wc.Device(), req, resp}, summary); err != nil {
 		return err
 	}
 	if !r.Pass {

@@ -1,9 +1,12 @@
 package orchestrator
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/variant"
 )
 
 // One session serves several studies: each Measure returns its own pairs (and cuBLAS on its own
@@ -50,5 +53,37 @@ func TestSessionMeasureReturnsItsOwnRecords(t *testing.T) {
 	}
 	if _, err := again.Measure([]Pair{{"no_such_variant", a}}, false); err == nil {
 		t.Fatal("an unknown variant was measured")
+	}
+}
+
+func TestExportedWorker(t *testing.T) {
+	w, err := StartWorker(fakeWorker, nil, 0, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if w.Device() == nil || w.Device().Name == "" {
+		t.Fatalf("no device from hello: %+v", w.Device())
+	}
+	ts := protocol.TimingSettings{Warmup: 1, Reps: 5, MaxReps: 5}
+	resp, err := w.Call(protocol.Request{Op: protocol.OpCublas, Shape: protocol.Shape{M: 8, N: 8, K: 8}, Timing: &ts}, 10*time.Second)
+	if err != nil || resp.Timing == nil {
+		t.Fatalf("cublas call: %+v %v", resp, err)
+	}
+	var fatal *variant.Variant
+	for _, v := range testCatalog(t).Variants() {
+		if v.Name == "bad_fatal" {
+			fatal = &v
+		}
+	}
+	req := protocol.Request{Op: protocol.OpRun, Kernel: &protocol.Kernel{Variant: *fatal}, Shape: protocol.Shape{M: 8, N: 8, K: 8}}
+	if _, err := w.Call(req, 10*time.Second); err == nil || !strings.Contains(err.Error(), "IllegalAddress") {
+		t.Fatalf("a fatal error response: %v", err)
+	}
+	if _, err := w.Call(protocol.Request{Op: protocol.OpCublas, Shape: protocol.Shape{M: 8, N: 8, K: 8}, Timing: &ts}, 10*time.Second); err == nil {
+		t.Fatal("a call to the exited worker succeeded")
+	}
+	if _, err := StartWorker(fakeWorker, nil, 5, 10*time.Second); err == nil {
+		t.Fatal("a worker on a missing device started")
 	}
 }
