@@ -22,7 +22,11 @@ func studyNames() string {
 
 // runStudy runs one study (or all) into --out: NAME writes into DIR, all into DIR/NAME.
 func runStudy(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("study", "NAME|all [flags]   (NAME: "+studyNames()+")", stderr)
+	// The hybrid CPU+GPU sweep (seed 000's split) has flags of its own: runner hybrid --sweep.
+	if len(args) > 0 && args[0] == "hybrid" {
+		return runStudyHybrid(args[1:], stdout, stderr)
+	}
+	fs := newFlags("study", "NAME|all [flags]   (NAME: "+studyNames()+", or hybrid: see runner hybrid --help)", stderr)
 	var c common
 	c.register(fs, "", "results/studies")
 	_ = fs.MarkHidden("shapes") // each study plans its own shapes
