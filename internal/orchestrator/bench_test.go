@@ -5,10 +5,12 @@ import (
 	"compress/gzip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/variant"
 )
 
 func TestBenchSummarize(t *testing.T) {
@@ -122,5 +124,39 @@ func TestReadResultsGzipped(t *testing.T) {
 	os.Remove(filepath.Join(dir, "results.jsonl.gz"))
 	if _, _, err := ReadResults(dir); err == nil {
 		t.Fatal("no results file read as empty results")
+	}
+}
+
+func TestAnalysisColumns(t *testing.T) {
+	dev := protocol.Device{UUID: "GPU-x", ComputeCapability: "9.0", SMs: 132, ClockKHz: 1980000, MemClockKHz: 2619000, MemBusWidth: 5120}
+	r := Record{Kind: KindTune, Variant: "shared_w32_pad0", Family: "shared", Shape: protocol.Shape{M: 4096, N: 4096, K: 4096},
+		Status: StatusOK, Tile: &variant.Tile{Rows: 32, Cols: 32}, Device: &DeviceRef{UUID: "GPU-x"},
+		Timing: &protocol.TimingResult{MedianMS: 10}, Attributes: &protocol.Attributes{Blocks: 16384, BlocksPerSM: 2}}
+	cols := analysisColumns(&r, map[string]protocol.Device{"GPU-x": dev})
+	if len(cols) != 8 {
+		t.Fatalf("%d columns: %v", len(cols), cols)
+	}
+	// 2·4096³ = 137.4 GFLOP; tiled reads MNK(1/32 + 1/32) = 2^36/16 elements + writes 2^24.
+	if cols[0] != "137.439" || cols[1] != "tiled" {
+		t.Errorf("flops/model %v", cols[:2])
+	}
+	wantMB := 4 * (float64(int64(1)<<36)/16 + float64(1<<24)) / 1e6
+	if cols[2] != strconv.FormatFloat(wantMB, 'g', 6, 64) {
+		t.Errorf("model MB %s, want %g", cols[2], wantMB)
+	}
+	if cols[4] == "" || cols[5] == "" || cols[6] == "" {
+		t.Errorf("achieved/roof/bound empty: %v", cols)
+	}
+	if cols[7] != "" {
+		t.Errorf("62.06 waves: a thin last wave of 62 is no quantization: %q", cols[7])
+	}
+	r.Attributes = &protocol.Attributes{Blocks: 280, BlocksPerSM: 2}
+	if c := analysisColumns(&r, map[string]protocol.Device{"GPU-x": dev}); !strings.Contains(c[7], "wave quantization") {
+		t.Errorf("1.06 waves: want a wave-quantization note, got %q", c[7])
+	}
+	r.Timing = nil
+	r.Status = StatusFailed
+	if c := analysisColumns(&r, nil); c[4] != "" || c[5] != "" {
+		t.Errorf("a failed record got achieved columns: %v", c)
 	}
 }

@@ -47,6 +47,8 @@ type Record struct {
 	Seed uint64 `json:"seed,omitempty"`
 	// Device identifies the GPU that produced the record.
 	Device *DeviceRef `json:"device,omitempty"`
+	// Tile is the variant's C tile per block (the geometry the analysis columns model traffic by).
+	Tile *variant.Tile `json:"tile,omitempty"`
 	// Resources and DynamicShared come from the manifest (ptxas).
 	Resources     variant.Resources       `json:"resources"`
 	DynamicShared int                     `json:"dynamic_shared,omitempty"`

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"tilegen/internal/analysis"
 	"tilegen/internal/protocol"
 )
 
@@ -166,12 +167,57 @@ func readJSONL(path string) ([]Record, error) {
 // csvHeader are results.csv's columns.
 var csvHeader = []string{"kind", "shape", "m", "n", "k", "variant", "family", "params", "status", "reason", "rank",
 	"median_ms", "min_ms", "max_ms", "std_ms", "reps", "gflops", "pct_cublas", "registers", "shared_bytes", "spill_bytes",
-	"blocks_per_sm", "waves", "max_abs_err", "max_rel_err", "norm_rel_err", "seed", "gpu"}
+	"blocks_per_sm", "waves", "max_abs_err", "max_rel_err", "norm_rel_err", "seed", "gpu",
+	"gflop", "traffic_model", "model_mbytes", "intensity", "model_gbs", "pct_roof", "bound", "wave_note"}
+
+// analysisColumns are the roofline columns of a record (internal/analysis): FLOPs, the family's
+// modelled global-memory traffic and intensity, achieved GB/s over that model, the position under
+// the roof of the device's theoretical peaks, and a wave-quantization note. Timing columns are
+// empty for records without a median; the peaks come from the record's device in device.json.
+func analysisColumns(r *Record, devs map[string]protocol.Device) []string {
+	var rows, cols int
+	if r.Tile != nil {
+		rows, cols = r.Tile.Rows, r.Tile.Cols
+	}
+	var pk analysis.Peaks
+	var sms int
+	if r.Device != nil {
+		if d, ok := devs[r.Device.UUID]; ok {
+			pk = analysis.TheoreticalPeaks(d.ComputeCapability, d.SMs, d.ClockKHz, d.MemClockKHz, d.MemBusWidth)
+			sms = d.SMs
+		}
+	}
+	ms := 0.0
+	if r.Timing != nil && r.Status == StatusOK {
+		ms = r.Timing.MedianMS
+	}
+	p := analysis.Place(r.Family, rows, cols, r.Shape.M, r.Shape.N, r.Shape.K, ms, pk)
+	out := []string{strconv.FormatFloat(p.Flops/1e9, 'g', 6, 64), p.Traffic.Model,
+		strconv.FormatFloat(p.Traffic.Bytes()/1e6, 'g', 6, 64), strconv.FormatFloat(p.Intensity, 'g', 4, 64)}
+	if ms > 0 {
+		roof := ""
+		if p.Attainable > 0 {
+			roof = strconv.FormatFloat(p.PctOfRoof, 'f', 1, 64)
+		}
+		out = append(out, strconv.FormatFloat(p.GBps, 'f', 1, 64), roof, p.Bound)
+	} else {
+		out = append(out, "", "", "")
+	}
+	note := ""
+	if a := r.Attributes; a != nil && sms > 0 {
+		note = analysis.WavesOf(a.Blocks, a.BlocksPerSM, sms).Note
+	}
+	return append(out, note)
+}
 
 func ff(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 
 // encodeCSV renders results.csv: one row per record, with the sweep rank of ok timed rows.
-func encodeCSV(rs []Record) ([]byte, error) {
+func encodeCSV(rs []Record, info RunInfo) ([]byte, error) {
+	devs := map[string]protocol.Device{}
+	for _, d := range info.Devices {
+		devs[d.UUID] = d
+	}
 	ranks := map[*Record]string{}
 	for _, sh := range shapesOf(rs) {
 		es := candidates(rs, sh)
@@ -230,6 +276,7 @@ func encodeCSV(rs []Record) ([]byte, error) {
 			gpu = r.Device.Name
 		}
 		row = append(row, seed, gpu)
+		row = append(row, analysisColumns(r, devs)...)
 		w.Write(row)
 	}
 	w.Flush()
@@ -271,7 +318,7 @@ func writeResults(dir string, rs []Record, info RunInfo) error {
 	if err != nil {
 		return err
 	}
-	cs, err := encodeCSV(rs)
+	cs, err := encodeCSV(rs, info)
 	if err != nil {
 		return err
 	}

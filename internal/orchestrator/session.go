@@ -293,8 +293,9 @@ func (s *session) planVariants(kind string, items []item) []task {
 	for _, it := range items {
 		it := it
 		v := it.V
+		tile := v.Tile
 		base := Record{Kind: kind, Variant: v.Name, Family: v.Family, Params: v.ParamString(), Shape: it.Shape,
-			Resources: v.Resources, DynamicShared: v.DynamicShared}
+			Tile: &tile, Resources: v.Resources, DynamicShared: v.DynamicShared}
 		if it.Skip != "" {
 			r := base
 			r.Key = skipKey(kind, v, it.Shape)

@@ -131,12 +131,14 @@ func (s *Set) Analyze() []Row {
 	return rows
 }
 
-// tileOf recovers each variant's C tile from its grid size on some shape: blocks = ⌈N/BN⌉·⌈M/BM⌉
-// does not determine both, so the catalog is asked instead when available (Tiles).
+// tileOf gives each variant's C tile: from the record, which carries it; for older result sets
+// without it, from the catalog through Tiles.
 func tileOf(recs []orchestrator.Record) map[string][2]int {
 	out := map[string][2]int{}
 	for _, r := range recs {
-		if t, ok := Tiles[r.Variant]; ok {
+		if r.Tile != nil {
+			out[r.Variant] = [2]int{r.Tile.Rows, r.Tile.Cols}
+		} else if t, ok := Tiles[r.Variant]; ok {
 			out[r.Variant] = t
 		}
 	}
