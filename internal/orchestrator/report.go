@@ -60,7 +60,9 @@ func devUUID(r Record) string {
 	return r.Device.UUID
 }
 
-// shapesOf lists the distinct shapes of sorted records in order.
+// ShapesOf lists the distinct shapes of records in record order.
+func ShapesOf(rs []Record) []protocol.Shape { return shapesOf(rs) }
+
 func shapesOf(rs []Record) []protocol.Shape {
 	var out []protocol.Shape
 	seen := map[protocol.Shape]bool{}

@@ -150,17 +150,7 @@ func tileOf(recs []orchestrator.Record) map[string][2]int {
 var Tiles = map[string][2]int{}
 
 // Shapes lists the set's shapes in record order.
-func Shapes(recs []orchestrator.Record) []protocol.Shape {
-	var out []protocol.Shape
-	seen := map[protocol.Shape]bool{}
-	for _, r := range recs {
-		if !seen[r.Shape] {
-			seen[r.Shape] = true
-			out = append(out, r.Shape)
-		}
-	}
-	return out
-}
+func Shapes(recs []orchestrator.Record) []protocol.Shape { return orchestrator.ShapesOf(recs) }
 
 // slug makes a file-name-safe identifier.
 func slug(s string) string {
