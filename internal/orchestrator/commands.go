@@ -24,6 +24,33 @@ func (s *session) variantByName(name string) *variant.Variant {
 	return s.byName[name]
 }
 
+// runnable counts the plan items that are not skipped.
+func runnable(items []item) int {
+	n := 0
+	for _, it := range items {
+		if it.Skip == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// runPhases runs each phase's tasks on the pool, one phase after the other, ends the progress
+// display, and reports the first failure: of the pool, or of writing the cache.
+func (s *session) runPhases(phases ...[]task) error {
+	var err error
+	for _, p := range phases {
+		if err = s.pool.run(p); err != nil {
+			break
+		}
+	}
+	s.prog.done()
+	if err != nil {
+		return err
+	}
+	return s.putErr
+}
+
 // start prints the plan's size and sets up progress for the measurements still to make.
 func (s *session) start(what string, total, todo int) {
 	fmt.Fprintf(s.cfg.Stderr, "%s: %d measurements, %d cached, %d to run on %d device(s)\n",
@@ -50,25 +77,11 @@ func Tune(cfg *Config) error {
 	s.index(vs)
 	s.prog = noProgress{}
 	cub := s.planCublas(cfg.Shapes)
-	// Variant keys need no cuBLAS time; their watchdogs do, so cuBLAS runs first.
 	tasks := s.planVariants(KindTune, items)
-	runnable := 0
-	for _, it := range items {
-		if it.Skip == "" {
-			runnable++
-		}
-	}
-	s.start("tune", len(cfg.Shapes)+runnable, len(cub)+len(tasks))
-	runErr := s.pool.run(cub)
-	if runErr == nil {
-		runErr = s.pool.run(tasks)
-	}
-	s.prog.done()
-	if runErr != nil {
-		return runErr
-	}
-	if s.putErr != nil {
-		return s.putErr
+	s.start("tune", len(cfg.Shapes)+runnable(items), len(cub)+len(tasks))
+	// Variant keys need no cuBLAS time; their watchdogs do, so cuBLAS runs first.
+	if err := s.runPhases(cub, tasks); err != nil {
+		return err
 	}
 	recs := s.records()
 	info := s.runInfo()
@@ -173,20 +186,9 @@ func Verify(cfg *Config) error {
 	s.index(vs)
 	s.prog = noProgress{}
 	tasks := s.planVariants(KindVerify, items)
-	runnable := 0
-	for _, it := range items {
-		if it.Skip == "" {
-			runnable++
-		}
-	}
-	s.start("verify", runnable, len(tasks))
-	err = s.pool.run(tasks)
-	s.prog.done()
-	if err != nil {
+	s.start("verify", runnable(items), len(tasks))
+	if err := s.runPhases(tasks); err != nil {
 		return err
-	}
-	if s.putErr != nil {
-		return s.putErr
 	}
 	recs := s.records()
 	// Edge order (not SortRecords order) decides which failure is "first" for a variant.

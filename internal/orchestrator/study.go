@@ -68,16 +68,8 @@ func (S *Session) Measure(pairs []Pair, cublas bool) ([]Record, error) {
 	}
 	tasks := s.planVariants(KindTune, items)
 	s.start("study", len(items)+len(cub), len(cub)+len(tasks))
-	err := s.pool.run(cub)
-	if err == nil {
-		err = s.pool.run(tasks)
-	}
-	s.prog.done()
-	if err != nil {
+	if err := s.runPhases(cub, tasks); err != nil {
 		return nil, err
-	}
-	if s.putErr != nil {
-		return nil, s.putErr
 	}
 	// The session's records span every Measure call on it: keep this call's pairs and shapes.
 	want := map[string]bool{}
