@@ -235,17 +235,7 @@ func rectStudy() Study {
 			h := []string{"shape"}
 			h = append(h, names...)
 			var tr, gr, vr [][]string
-			bars := report.Bars{Title: "rect: GFLOP/s per shape", XLabel: "GFLOP/s (higher is better)"}
-			for _, sh := range rectShapes {
-				bars.Labels = append(bars.Labels, orchestrator.ShapeString(sh))
-			}
-			for _, v := range names {
-				g := report.Series{Name: v}
-				for _, sh := range rectShapes {
-					g.Y = append(g.Y, gflops(sh, t.ms(v, sh)))
-				}
-				bars.Groups = append(bars.Groups, g)
-			}
+			bars := gflopsBars("rect: GFLOP/s per shape", rectShapes, names, t)
 			for _, sh := range rectShapes {
 				ss := orchestrator.ShapeString(sh)
 				trow, grow := []string{ss}, []string{ss}
@@ -404,17 +394,7 @@ func microtileStudy() Study {
 			b.WriteString("### Time (median ms)\n\n" + report.Table(h, tr) + "\n")
 			b.WriteString("### Micro-tile speedup over naive on the same block\n\n" +
 				report.Table([]string{"shape", "32×8 block", "64×4 block"}, sr) + "\n")
-			bars := report.Bars{Title: "microtile: GFLOP/s per shape", XLabel: "GFLOP/s (higher is better)"}
-			for _, sh := range microShapes {
-				bars.Labels = append(bars.Labels, orchestrator.ShapeString(sh))
-			}
-			for _, v := range names {
-				g := report.Series{Name: v}
-				for _, sh := range microShapes {
-					g.Y = append(g.Y, gflops(sh, t.ms(v, sh)))
-				}
-				bars.Groups = append(bars.Groups, g)
-			}
+			bars := gflopsBars("microtile: GFLOP/s per shape", microShapes, names, t)
 			file, err := bars.Draw(out, "gflops")
 			if err != nil {
 				return err

@@ -193,3 +193,19 @@ func sortedKeys(m map[string]bool) []string {
 	sort.Strings(out)
 	return out
 }
+
+// gflopsBars is a grouped bar chart of GFLOP/s: one group per variant, one bar per shape.
+func gflopsBars(title string, shapes []protocol.Shape, names []string, t times) report.Bars {
+	bars := report.Bars{Title: title, XLabel: "GFLOP/s (higher is better)"}
+	for _, sh := range shapes {
+		bars.Labels = append(bars.Labels, orchestrator.ShapeString(sh))
+	}
+	for _, v := range names {
+		g := report.Series{Name: v}
+		for _, sh := range shapes {
+			g.Y = append(g.Y, gflops(sh, t.ms(v, sh)))
+		}
+		bars.Groups = append(bars.Groups, g)
+	}
+	return bars
+}
