@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"tilegen/internal/ooc"
 	"tilegen/internal/orchestrator"
@@ -166,11 +165,7 @@ func hybrid(h *hybridFlags, stdout io.Writer) error {
 			return err
 		}
 	}
-	bin, err := orchestrator.FindWorker(h.worker)
-	if err != nil {
-		return err
-	}
-	wc, err := orchestrator.StartWorker(bin, nil, h.device, time.Minute)
+	wc, err := startWorker(h.worker, h.device)
 	if err != nil {
 		return err
 	}

@@ -164,11 +164,7 @@ func runOutOfCore(args []string, stdout, stderr io.Writer) error {
 	if err := ooc.CheckHost(ooc.HostBytes(s.M, s.N, s.K), avail); err != nil {
 		return err
 	}
-	bin, err := orchestrator.FindWorker(b.worker)
-	if err != nil {
-		return err
-	}
-	wc, err := orchestrator.StartWorker(bin, nil, b.device, time.Minute)
+	wc, err := startWorker(b.worker, b.device)
 	if err != nil {
 		return err
 	}
@@ -241,3 +237,13 @@ type stringsBuilder struct{ buf []byte }
 
 func (b *stringsBuilder) f(format string, a ...any) { b.buf = fmt.Appendf(b.buf, format, a...) }
 func (b *stringsBuilder) String() string            { return string(b.buf) }
+
+// startWorker starts one worker (--worker path, or the one beside the runner) on device for a
+// single long request (outofcore, hybrid); these ops verify on the CPU, so no reference kernel.
+func startWorker(path string, device int) (*orchestrator.Worker, error) {
+	bin, err := orchestrator.FindWorker(path)
+	if err != nil {
+		return nil, err
+	}
+	return orchestrator.StartWorker(bin, nil, device, time.Minute)
+}
