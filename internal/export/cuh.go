@@ -19,7 +19,6 @@ type cuhKernel struct {
 	Name, Family, Params, Hash, Source string
 	BX, BY, TR, TC, GZ, Dyn            int
 	MM, NM, KM, LDM                    int
-	BigDyn                             bool
 }
 
 // stripHeader removes the generator's leading comment lines ("// Code generated ...", nvcc, the
@@ -45,13 +44,15 @@ func cDouble(x float64) string {
 func cuhFile(p *Plan) ([]byte, error) {
 	data := struct {
 		Header, Name, Guard, GPU, Default, NVCC, Arch, Generator, Content string
-		DefaultIndex                                                      int
+		DefaultIndex, DynDefault                                          int
 		Classes, ClassRows                                                []string
 		Kernels                                                           []cuhKernel
+		// BigDyn: some kernel needs more than DynDefault bytes of dynamic shared memory.
+		BigDyn bool
 	}{
 		Header: header, Name: p.Name, Guard: strings.ToUpper(p.Name) + "_CUH", GPU: p.GPU,
 		Default: p.Variants[p.Default].V.Name, DefaultIndex: p.Default, NVCC: p.Manifest.NVCC, Arch: p.Manifest.Arch,
-		Generator: p.Manifest.Generator, Content: p.Content,
+		Generator: p.Manifest.Generator, Content: p.Content, DynDefault: dynSharedDefault, BigDyn: p.needsDynShared(),
 	}
 	for _, c := range p.Classes {
 		data.Classes = append(data.Classes, fmt.Sprintf("%-16s %-24s %.4f ms (cuBLAS %.4f ms)",
@@ -68,7 +69,7 @@ func cuhFile(p *Plan) ([]byte, error) {
 			Name: v.Name, Family: v.Family, Params: v.ParamString(), Hash: v.SourceHash, Source: src,
 			BX: v.Block.X, BY: v.Block.Y, TR: v.Tile.Rows, TC: v.Tile.Cols, GZ: atLeast1(v.GridZ), Dyn: v.DynamicShared,
 			MM: atLeast1(v.Requires.MMultiple), NM: atLeast1(v.Requires.NMultiple), KM: atLeast1(v.Requires.KMultiple),
-			LDM: atLeast1(v.Requires.LDMultiple), BigDyn: v.DynamicShared > dynSharedDefault,
+			LDM: atLeast1(v.Requires.LDMultiple),
 		})
 	}
 	var b strings.Builder

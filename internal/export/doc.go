@@ -30,7 +30,10 @@
 //
 // Launch (the runner's contract): block (Block.X, Block.Y, 1), grid (ceil(N/Tile.Cols),
 // ceil(M/Tile.Rows), GridZ), dynamic shared memory DynamicShared bytes; above 48 KiB the kernel's
-// maximum dynamic shared size attribute is raised first.
+// maximum dynamic shared size attribute is raised first: by Load in the Go package (per context),
+// once per device in the header (again if a launch fails, as after cudaDeviceReset). The header's
+// launcher keeps the CUDA runtime off its per-call path apart from the launch itself: it remembers
+// the nearest class of the last shape per thread and calls cudaLaunchKernel from a table.
 //
 // Output. Nothing in the output depends on time or map order: the same inputs give byte-identical
 // artifacts. An existing --out directory is replaced only with --force, and only when it is empty

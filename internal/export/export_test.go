@@ -136,11 +136,11 @@ func planChoices(p *Plan) string {
 	return b.String()
 }
 
-// TestGoPackageBuilds vets and builds the exported package in a module of its own (no tilegen
-// code), then runs its dispatch (which needs no GPU) and compares it with Plan.Choose.
-func TestGoPackageBuilds(t *testing.T) {
+// buildInModule vets and builds the exported package in out in a module of its own (no tilegen
+// code) and returns the go command's environment for further runs.
+func buildInModule(t *testing.T, out string) (run func(dir string, args ...string) string) {
+	t.Helper()
 	goBin := needTool(t, "go")
-	out, p := exportFixture(t)
 	mod := t.TempDir()
 	pkgDir := filepath.Join(mod, "tgsgemm")
 	if err := os.CopyFS(pkgDir, os.DirFS(out)); err != nil {
@@ -158,7 +158,7 @@ func TestGoPackageBuilds(t *testing.T) {
 	write("go.mod", "module example.com/consumer\n\ngo 1.26\n\nrequire gorgonia.org/cu v0.9.6\n")
 	write("go.sum", string(sum))
 	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
-	run := func(dir string, args ...string) string {
+	run = func(dir string, args ...string) string {
 		cmd := exec.Command(goBin, args...)
 		cmd.Dir, cmd.Env = dir, env
 		b, err := cmd.CombinedOutput()
@@ -169,6 +169,14 @@ func TestGoPackageBuilds(t *testing.T) {
 	}
 	run(mod, "vet", "./...")
 	run(mod, "build", "./...")
+	return run
+}
+
+// TestGoPackageBuilds vets and builds the exported package in a module of its own (no tilegen
+// code), then runs its dispatch (which needs no GPU) and compares it with Plan.Choose.
+func TestGoPackageBuilds(t *testing.T) {
+	out, p := exportFixture(t)
+	run := buildInModule(t, out)
 
 	// The dispatch file alone (no cu import) in a second module: Choose agrees with Plan.Choose.
 	dmod := t.TempDir()

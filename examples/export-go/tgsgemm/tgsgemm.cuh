@@ -428,10 +428,13 @@ extern "C" __global__ void __launch_bounds__(512) micro1d_t64_r8(int M, int N, i
 #endif // TILEGEN_KERNEL_micro1d_t64_r8
 
 // ---------------------------------------------------------------------------------------------
-// Launcher.
+// Launcher. Per call it does integer checks, one cudaLaunchKernel and nothing else on the CUDA
+// runtime: the nearest class is remembered for the last shape asked on each thread, and a kernel
+// that needs more than 48 KiB of dynamic shared memory gets its limit raised once per device.
 
 struct tgsgemm_kernel_info {
     const char* name;
+    const void* fn; // the __global__ function (for cudaLaunchKernel, cudaFuncGetAttributes)
     int block_x, block_y, tile_rows, tile_cols, grid_z, dynamic_shared;
     int m_multiple, n_multiple, k_multiple, ld_multiple;
 };
@@ -440,10 +443,10 @@ struct tgsgemm_kernel_info {
 inline const tgsgemm_kernel_info* tgsgemm_kernels(int* count)
 {
     static const tgsgemm_kernel_info table[] = {
-        {"micro1d_t32_r4", 32, 8, 32, 32, 1, 0, 1, 1, 1, 1},
-        {"micro1d_t32_r8", 32, 4, 32, 32, 1, 0, 1, 1, 1, 1},
-        {"micro1d_t64_r16", 64, 4, 64, 64, 1, 0, 1, 1, 1, 1},
-        {"micro1d_t64_r8", 64, 8, 64, 64, 1, 0, 1, 1, 1, 1},
+        {"micro1d_t32_r4", (const void*)micro1d_t32_r4, 32, 8, 32, 32, 1, 0, 1, 1, 1, 1},
+        {"micro1d_t32_r8", (const void*)micro1d_t32_r8, 32, 4, 32, 32, 1, 0, 1, 1, 1, 1},
+        {"micro1d_t64_r16", (const void*)micro1d_t64_r16, 64, 4, 64, 64, 1, 0, 1, 1, 1, 1},
+        {"micro1d_t64_r8", (const void*)micro1d_t64_r8, 64, 8, 64, 64, 1, 0, 1, 1, 1, 1},
     };
     if (count) *count = (int)(sizeof(table) / sizeof(table[0]));
     return table;
@@ -491,14 +494,19 @@ inline const tgsgemm_class_info* tgsgemm_classes(int* count)
     return table;
 }
 
-// tgsgemm_choose returns the index of the kernel tgsgemm_sgemm launches, or -1.
-inline int tgsgemm_choose(long long M, long long N, long long K, long long lda, long long ldb, long long ldc,
-                            uintptr_t ptrs)
+// tgsgemm_nearest returns the kernel of the class nearest to MxNxK (M, N, K >= 1; ties: the first
+// class). The answer for the last shape asked on the calling thread is kept, so a program that
+// repeats a shape computes the logarithms once.
+inline int tgsgemm_nearest(long long M, long long N, long long K)
 {
+    struct memo {
+        long long M, N, K;
+        int kernel;
+    };
+    static thread_local memo last = {0, 0, 0, -1};
+    if (last.kernel >= 0 && last.M == M && last.N == N && last.K == K) return last.kernel;
     int n_classes = 0;
     const tgsgemm_class_info* classes = tgsgemm_classes(&n_classes);
-    const int default_kernel = 2;
-    if (M < 1 || N < 1 || K < 1) return -1;
     int best = 0;
     double best_d = HUGE_VAL;
     for (int c = 0; c < n_classes; c++) {
@@ -511,6 +519,20 @@ inline int tgsgemm_choose(long long M, long long N, long long K, long long lda, 
             best_d = d;
         }
     }
+    last.M = M;
+    last.N = N;
+    last.K = K;
+    last.kernel = best;
+    return best;
+}
+
+// tgsgemm_choose returns the index of the kernel tgsgemm_sgemm launches, or -1.
+inline int tgsgemm_choose(long long M, long long N, long long K, long long lda, long long ldb, long long ldc,
+                            uintptr_t ptrs)
+{
+    const int default_kernel = 2;
+    if (M < 1 || N < 1 || K < 1) return -1;
+    int best = tgsgemm_nearest(M, N, K);
     if (tgsgemm_supports(best, M, N, K, lda, ldb, ldc, ptrs)) return best;
     if (best != default_kernel && tgsgemm_supports(default_kernel, M, N, K, lda, ldb, ldc, ptrs)) return default_kernel;
     return -1;
@@ -526,7 +548,7 @@ inline const char* tgsgemm_variant(int M, int N, int K, int lda, int ldb, int ld
 
 // tgsgemm_sgemm enqueues C = alpha*A*B + beta*C on stream s; beta == 0 means C is not read. It does
 // not wait. It returns cudaErrorInvalidValue, launching nothing, when no exported variant can take
-// the problem, else the launch's error.
+// the problem, else the launch's error (which it clears from cudaGetLastError).
 inline cudaError_t tgsgemm_sgemm(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
                                    float beta, float* C, int ldc, cudaStream_t s)
 {
@@ -537,23 +559,10 @@ inline cudaError_t tgsgemm_sgemm(int M, int N, int K, float alpha, const float* 
               (unsigned)(((long long)M + k->tile_rows - 1) / k->tile_rows),
               (unsigned)k->grid_z);
     dim3 block((unsigned)k->block_x, (unsigned)k->block_y, 1);
-    switch (i) {
-    case 0:
-        micro1d_t32_r4<<<grid, block, 0, s>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        break;
-    case 1:
-        micro1d_t32_r8<<<grid, block, 0, s>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        break;
-    case 2:
-        micro1d_t64_r16<<<grid, block, 0, s>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        break;
-    case 3:
-        micro1d_t64_r8<<<grid, block, 0, s>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        break;
-    default:
-        return cudaErrorInvalidValue;
-    }
-    return cudaGetLastError();
+    void* args[] = {&M, &N, &K, &alpha, (void*)&A, &lda, (void*)&B, &ldb, &beta, (void*)&C, &ldc};
+    cudaError_t e = cudaLaunchKernel(k->fn, grid, block, args, (size_t)k->dynamic_shared, s);
+    if (e != cudaSuccess) (void)cudaGetLastError();
+    return e;
 }
 
 #endif // TGSGEMM_CUH

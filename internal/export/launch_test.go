@@ -1,0 +1,228 @@
+package export
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// regtileOptions export testdata/regtile: two register-tiled variants from the full H100 sweep, one
+// of which needs 64 KiB of dynamic shared memory (more than a launch may use without raising the
+// function's limit).
+func regtileOptions(out string) Options {
+	return Options{Results: []string{"testdata/regtile/results/tune", "testdata/regtile/results/verify"},
+		Generated: "testdata/regtile/generated", Out: out, Name: "tg", GoPackage: "example.com/consumer/tgsgemm"}
+}
+
+func exportRegtile(t *testing.T) (string, *Plan) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "tgsgemm")
+	if err := Run(regtileOptions(out)); err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := Prepare(regtileOptions(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, p
+}
+
+// TestBigDynamicShared checks that an export whose kernel needs more than 48 KiB of dynamic shared
+// memory raises the function's limit on the Go path (Load calls cuFuncSetAttribute through
+// dynshared.go, which builds) and that an export without one has no cgo file. The .cuh path is
+// checked by running its launcher in TestHeaderLaunches.
+func TestBigDynamicShared(t *testing.T) {
+	out, p := exportRegtile(t)
+	big := ""
+	for _, c := range p.Classes {
+		if v := p.Variants[c.Variant].V; v.DynamicShared > dynSharedDefault {
+			big = v.Name
+		}
+	}
+	if big == "" {
+		t.Fatal("no class of the regtile fixture goes to a variant with more than 48 KiB of dynamic shared memory")
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, c := range []struct{ file, want string }{
+		{"dynshared.go", "C.cuFuncSetAttribute(h, C.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, C.int(bytes))"},
+		{"sgemm.go", fmt.Sprintf("if err == nil && kernels[i].dynamicShared > %d {\n\t\t\terr = setMaxDynamicShared(ks.fns[i], kernels[i].dynamicShared)", dynSharedDefault)},
+		{"sgemm.go", "kn.dynamicShared, stream, ptrs[:])"},
+		{"dispatch.go", "dynamicShared: 65536,"},
+	} {
+		if !strings.Contains(read(c.file), c.want) {
+			t.Errorf("%s lacks %q", c.file, c.want)
+		}
+	}
+	// Load raises the limit right after looking the function up, before any launch can use it.
+	sg := read("sgemm.go")
+	if i, j := strings.Index(sg, "ks.mods[i].Function(name)"), strings.Index(sg, "setMaxDynamicShared(ks.fns[i]"); i < 0 || j < i {
+		t.Error("sgemm.go: setMaxDynamicShared does not follow the function lookup in Load")
+	}
+	buildInModule(t, out)
+
+	seed, _ := exportFixture(t)
+	if _, err := os.Stat(filepath.Join(seed, "dynshared.go")); err == nil {
+		t.Error("an export without big dynamic shared memory has dynshared.go")
+	}
+	if strings.Contains(string(mustRead(t, filepath.Join(seed, "tg.cuh"))), "cudaFuncSetAttribute") {
+		t.Error("an export without big dynamic shared memory calls cudaFuncSetAttribute")
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// probeShim replaces the three runtime calls the launcher makes on its launch path (after the
+// real cuda_runtime.h is included, so only the header's calls are renamed): the launches are
+// recorded instead of run, so the launcher is exercised on a machine without a GPU. (Not static:
+// an export without big kernels never calls the first two.)
+const probeShim = `#include <cuda_runtime.h>
+#include <stdio.h>
+
+static int probe_device = 0, probe_fail_next = 0, probe_attr_calls = 0;
+static const void* probe_attr_fn[64];
+static int probe_attr_dev[64], probe_attr_value[64];
+
+cudaError_t probe_get_device(int* d) { *d = probe_device; return cudaSuccess; }
+
+cudaError_t probe_set_attribute(const void* fn, cudaFuncAttribute attr, int value)
+{
+    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize || probe_attr_calls == 64) return cudaErrorInvalidValue;
+    probe_attr_fn[probe_attr_calls] = fn;
+    probe_attr_dev[probe_attr_calls] = probe_device;
+    probe_attr_value[probe_attr_calls] = value;
+    probe_attr_calls++;
+    return cudaSuccess;
+}
+
+static const char* probe_name(const void* fn);
+
+// probe_launch prints what the real launch would get, with the limit last raised for fn on the
+// current device (0: never).
+static cudaError_t probe_launch(const void* fn, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t s)
+{
+    (void)s;
+    int raised = 0;
+    for (int i = 0; i < probe_attr_calls; i++)
+        if (probe_attr_fn[i] == fn && probe_attr_dev[i] == probe_device) raised = probe_attr_value[i];
+    if (probe_fail_next) {
+        probe_fail_next = 0;
+        printf("  failed launch\n");
+        return cudaErrorInvalidValue;
+    }
+    printf("  dev%d %dx%dx%d %s grid %u,%u,%u block %u,%u,%u shared %zu raised %d attr_calls %d\n", probe_device,
+           *(int*)args[0], *(int*)args[1], *(int*)args[2], probe_name(fn), grid.x, grid.y, grid.z, block.x, block.y, block.z,
+           shared, raised, probe_attr_calls);
+    return cudaSuccess;
+}
+
+#define cudaGetDevice probe_get_device
+#define cudaFuncSetAttribute probe_set_attribute
+#define cudaLaunchKernel probe_launch
+`
+
+// TestHeaderLaunches runs the .cuh launcher of both fixtures with the launch recorded instead of
+// run: the grid, block and dynamic shared memory of every class, and the limit raised (once per
+// device, again after a failed launch) exactly for kernels above 48 KiB. Everything runs on the
+// host.
+func TestHeaderLaunches(t *testing.T) {
+	nvcc := needTool(t, "nvcc")
+	for _, fx := range []struct {
+		name   string
+		export func(*testing.T) (string, *Plan)
+	}{{"seed", exportFixture}, {"regtile", exportRegtile}} {
+		t.Run(fx.name, func(t *testing.T) {
+			out, p := fx.export(t)
+			var src, want strings.Builder
+			src.WriteString(probeShim)
+			src.WriteString("#include \"tg.cuh\"\n\n")
+			src.WriteString("static const char* probe_name(const void* fn)\n{\n    int n = 0;\n    const tg_kernel_info* k = tg_kernels(&n);\n" +
+				"    for (int i = 0; i < n; i++)\n        if (k[i].fn == fn) return k[i].name;\n    return \"?\";\n}\n\n")
+			src.WriteString("static void call(int M, int N, int K)\n{\n" +
+				"    cudaError_t e = tg_sgemm(M, N, K, 1.0f, (const float*)256, K, (const float*)256, N, 0.0f, (float*)256, N, 0);\n" +
+				"    if (e != cudaSuccess) printf(\"  error %d\\n\", (int)e);\n}\n\n")
+			src.WriteString("int main()\n{\n")
+
+			attrCalls := 0
+			raised := map[[2]int]bool{} // kernel, device
+			expect := func(dev, m, n, k int) {
+				i, err := p.Choose(m, n, k, k, n, n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				v := p.Variants[i].V
+				lim := 0
+				if v.DynamicShared > dynSharedDefault {
+					if !raised[[2]int{i, dev}] {
+						raised[[2]int{i, dev}] = true
+						attrCalls++
+					}
+					lim = v.DynamicShared
+				}
+				fmt.Fprintf(&want, "  dev%d %dx%dx%d %s grid %d,%d,%d block %d,%d,1 shared %d raised %d attr_calls %d\n", dev, m, n, k, v.Name,
+					(n+v.Tile.Cols-1)/v.Tile.Cols, (m+v.Tile.Rows-1)/v.Tile.Rows, atLeast1(v.GridZ), v.Block.X, v.Block.Y,
+					v.DynamicShared, lim, attrCalls)
+			}
+			bigShape := -1
+			for dev := 0; dev < 2; dev++ {
+				fmt.Fprintf(&src, "    probe_device = %d;\n", dev)
+				fmt.Fprintf(&src, "    printf(\"device %d\\n\");\n", dev)
+				fmt.Fprintf(&want, "device %d\n", dev)
+				// Every class twice: the second time raises nothing.
+				for rep := 0; rep < 2; rep++ {
+					for ci, c := range p.Classes {
+						fmt.Fprintf(&src, "    call(%d, %d, %d);\n", c.Shape.M, c.Shape.N, c.Shape.K)
+						expect(dev, c.Shape.M, c.Shape.N, c.Shape.K)
+						if p.Variants[c.Variant].V.DynamicShared > dynSharedDefault {
+							bigShape = ci
+						}
+					}
+				}
+			}
+			if bigShape >= 0 {
+				// A failed launch of a big kernel (as after cudaDeviceReset) raises the limit again
+				// and retries once.
+				s := p.Classes[bigShape].Shape
+				fmt.Fprintf(&src, "    printf(\"retry\\n\");\n    probe_fail_next = 1;\n    call(%d, %d, %d);\n", s.M, s.N, s.K)
+				want.WriteString("retry\n  failed launch\n")
+				attrCalls++
+				expect(1, s.M, s.N, s.K)
+			}
+			src.WriteString("    return 0;\n}\n")
+
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "probe.cu"), []byte(src.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"-arch=sm_90", "-Xcompiler", "-Wall,-Werror", "-I", out, "-o", filepath.Join(dir, "probe"), filepath.Join(dir, "probe.cu")}
+			if _, err := exec.LookPath("g++-11"); err == nil {
+				args = append(args, "-ccbin", "g++-11")
+			}
+			if b, err := exec.Command(nvcc, args...).CombinedOutput(); err != nil {
+				t.Fatalf("nvcc: %v\n%s", err, b)
+			}
+			b, err := exec.Command(filepath.Join(dir, "probe")).CombinedOutput()
+			if err != nil {
+				t.Fatalf("probe: %v\n%s", err, b)
+			}
+			if got := string(b); got != want.String() {
+				t.Errorf("launches:\n%s\nwant:\n%s", got, want.String())
+			}
+		})
+	}
+}
