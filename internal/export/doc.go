@@ -4,10 +4,11 @@
 //
 // Inputs. One or more results directories: a `runner tune` directory (kind "tune" and "cublas"
 // records) and a `runner verify` directory (kind "verify", the edge suite), or one directory made by
-// `runner merge`. Records with the same key are read once. Kernel source and PTX come from a
-// generated directory (manifest.json, cuda/<name>.cu, ptx/<name>.ptx); each file's SHA-256 must equal
-// the manifest's hash, and the ptxas resources recorded in the results must equal the manifest's, so
-// stale results or a stale generated directory are refused rather than exported.
+// `runner merge`; results.jsonl.gz is read when results.jsonl is absent (the provenance hashes the
+// uncompressed records either way). Records with the same key are read once. Kernel source and PTX
+// come from a generated directory (manifest.json, cuda/<name>.cu, ptx/<name>.ptx); each file's
+// SHA-256 must equal the manifest's hash, and the ptxas resources recorded in the results must equal
+// the manifest's, so stale results or a stale generated directory are refused rather than exported.
 //
 // Eligibility. A variant may be exported only when no record anywhere says it failed (status
 // "failed" or a verification check that did not pass), and every edge shape of

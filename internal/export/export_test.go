@@ -3,6 +3,7 @@ package export
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -460,5 +461,42 @@ func TestValidation(t *testing.T) {
 	o.Name = "bad name"
 	if err := Run(o); err == nil {
 		t.Error("bad name accepted")
+	}
+}
+
+// TestGzippedResults exports from results.jsonl.gz (how committed evidence keeps its records) and
+// gets the same plan and provenance hashes as from the plain file.
+func TestGzippedResults(t *testing.T) {
+	tune, verify, gen := copyFixture(t)
+	plain := filepath.Join(tune, "results.jsonl")
+	b := mustRead(t, plain)
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(plain+".gz", z.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(plain); err != nil {
+		t.Fatal(err)
+	}
+	p, files, err := Prepare(Options{Results: []string{tune, verify}, Generated: gen, Name: "tg"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, want := exportFixture(t)
+	if got, want := planChoices(p), planChoices(want); got != want {
+		t.Errorf("dispatch from the gzipped results:\n%s\nwant:\n%s", got, want)
+	}
+	var pv Provenance
+	if err := json.Unmarshal(files["tg.json"], &pv); err != nil {
+		t.Fatal(err)
+	}
+	if len(pv.Inputs) == 0 || pv.Inputs[0].ResultsSHA256 != sha(b) {
+		t.Errorf("inputs %+v: want the uncompressed results' hash %s first", pv.Inputs, sha(b))
 	}
 }

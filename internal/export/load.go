@@ -3,10 +3,14 @@ package export
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -51,8 +55,7 @@ func readResults(dirs []string) (*resultsSet, error) {
 	seen := map[string]bool{}
 	devSeen := map[string]bool{}
 	for _, dir := range dirs {
-		path := filepath.Join(dir, "results.jsonl")
-		b, err := os.ReadFile(path)
+		path, b, err := readJSONL(filepath.Join(dir, "results.jsonl"))
 		if err != nil {
 			return nil, fmt.Errorf("results: %w", err)
 		}
@@ -171,4 +174,26 @@ func short(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+// readJSONL reads path, or when it is absent path.gz decompressed (committed evidence keeps its
+// records gzipped); the hash in the provenance is the uncompressed content's either way.
+func readJSONL(path string) (string, []byte, error) {
+	b, err := os.ReadFile(path)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return path, b, err
+	}
+	f, gerr := os.Open(path + ".gz")
+	if gerr != nil {
+		return path, nil, err
+	}
+	defer f.Close()
+	zr, zerr := gzip.NewReader(f)
+	if zerr == nil {
+		b, zerr = io.ReadAll(zr)
+	}
+	if zerr != nil {
+		return path + ".gz", nil, fmt.Errorf("%s.gz: %w", path, zerr)
+	}
+	return path + ".gz", b, nil
 }
