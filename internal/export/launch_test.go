@@ -226,3 +226,29 @@ func TestHeaderLaunches(t *testing.T) {
 		})
 	}
 }
+
+// TestExampleCompiles builds examples/export-cuda (the C++ program the GPU check runs) against both
+// fixture exports, named through -DTG_EXPORT_NAME as scripts/export-gpu-check.sh does.
+func TestExampleCompiles(t *testing.T) {
+	nvcc := needTool(t, "nvcc")
+	main, err := filepath.Abs("../../examples/export-cuda/main.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fx := range []struct {
+		name   string
+		export func(*testing.T) (string, *Plan)
+	}{{"seed", exportFixture}, {"regtile", exportRegtile}} {
+		t.Run(fx.name, func(t *testing.T) {
+			out, _ := fx.export(t)
+			args := []string{"-O2", "-arch=sm_90", "-Xcompiler", "-Wall,-Werror", "-DTG_EXPORT_NAME=tg", "-I", out,
+				"-o", filepath.Join(t.TempDir(), "export-cuda"), main, "-lcublas", "-lcuda"}
+			if _, err := exec.LookPath("g++-11"); err == nil {
+				args = append(args, "-ccbin", "g++-11")
+			}
+			if b, err := exec.Command(nvcc, args...).CombinedOutput(); err != nil {
+				t.Fatalf("nvcc %s: %v\n%s", strings.Join(args, " "), err, b)
+			}
+		})
+	}
+}
