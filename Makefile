@@ -4,7 +4,7 @@ BIN ?= bin
 TUNE_FLAGS ?=
 BENCH_FLAGS ?=
 
-.PHONY: all generate check-generated test build tune bench bench-go clean
+.PHONY: all generate check-generated test build tune bench bench-go export-gpu-bins clean
 
 all: test build
 
@@ -39,6 +39,14 @@ bench: build
 # Go benchmarks of the host-side packages (no GPU needed).
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Off-device binaries for scripts/export-gpu-check.sh on a GPU host without Go: the GPU test of
+# examples/export-go in $(BIN)/export-gpu/export-go.test and its export in $(BIN)/export-gpu/_export.
+# EXPORT_FLAGS="--results DIR --results DIR" builds against a fresh export of those results instead
+# of the committed examples/export-go/tgsgemm.
+EXPORT_FLAGS ?=
+export-gpu-bins:
+	scripts/export-gpu-build.sh $(BIN)/export-gpu $(EXPORT_FLAGS)
 
 clean:
 	rm -rf $(BIN)
