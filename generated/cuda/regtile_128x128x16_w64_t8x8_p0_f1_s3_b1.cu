@@ -19,6 +19,10 @@ static __device__ __forceinline__ void tg_rt_cp_async4_zfill(float* smem, const 
     unsigned s = (unsigned)__cvta_generic_to_shared(smem);
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 4 : 0));
 }
+template <bool B>
+struct tg_rt_bool {
+    static constexpr bool value = B;
+};
 static __device__ __forceinline__ void tg_rt_cp_async_commit()
 {
     asm volatile("cp.async.commit_group;\n" ::);
@@ -61,18 +65,34 @@ constexpr int A_ROWSTEP = 4 * T / BK, B_ROWSTEP = 4 * T / BN;
 static_assert(A_F4 * 4 * T == BM * BK && B_F4 * 4 * T == BK * BN, "tiles must split evenly over threads");
 static_assert(T % (BK / 4) == 0 && T % (BN / 4) == 0, "load mapping");
 
-// load_a reads this thread's float4s of the A tile at k0 into registers. FAST: the whole tile is
-// inside A and A/lda allow 16-byte loads. Otherwise element by element, zero outside M x kEnd.
-template <bool FAST>
+// Load paths, chosen per tile by the kernel (uniform across the block):
+//   PATH_FAST  interior block, full K tile, 16-byte-aligned operands: unguarded float4s.
+//   PATH_EDGE  full K tile of an edge block or of a misaligned operand: per float4, rows (columns)
+//              past the edge are zero, the rest is one float4 (vec) or four scalars (any ld).
+//   PATH_TAIL  the tile crossing kEnd: every element guarded and zero-filled (seed 003).
+// Keeping the fast path free of edge checks keeps the hot loop as lean as it can be.
+enum { PATH_FAST, PATH_EDGE, PATH_TAIL };
+
+// load_a reads this thread's float4s of the A tile at k into registers (rows of A are contiguous
+// in k, so a float4 runs along k).
+template <int PATH>
 __device__ __forceinline__ void load_a(float4 (&r)[A_F4], const float* __restrict__ A, int lda, int M,
-                                       int kEnd, int arow, int k)
+                                       int kEnd, int arow, int k, bool vec)
 {
 #pragma unroll
     for (int i = 0; i < A_F4; ++i) {
         const int row = arow + i * A_ROWSTEP;
         const float* p = A + (size_t)row * lda + k;
-        if (FAST) {
+        if (PATH == PATH_FAST) {
             r[i] = *reinterpret_cast<const float4*>(p);
+        } else if (PATH == PATH_EDGE) {
+            if (row >= M) {
+                r[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            } else if (vec) {
+                r[i] = *reinterpret_cast<const float4*>(p);
+            } else {
+                r[i] = make_float4(p[0], p[1], p[2], p[3]);
+            }
         } else {
             const bool ok = row < M;
             r[i].x = (ok && k + 0 < kEnd) ? p[0] : 0.0f;
@@ -96,17 +116,19 @@ __device__ __forceinline__ void store_a(float* as, const float4 (&r)[A_F4], int 
     }
 }
 
-// load_b / store_b: B through registers (STAGES == 1).
-template <bool FAST>
+// load_b / store_b: B through registers (STAGES == 1); float4s run along n.
+template <int PATH>
 __device__ __forceinline__ void load_b(float4 (&r)[B_F4], const float* __restrict__ B, int ldb, int N,
-                                       int kEnd, int k, int col)
+                                       int kEnd, int k, int col, bool vec)
 {
 #pragma unroll
     for (int i = 0; i < B_F4; ++i) {
         const int kk = k + i * B_ROWSTEP;
         const float* p = B + (size_t)kk * ldb + col;
-        if (FAST) {
+        if (PATH == PATH_FAST || (PATH == PATH_EDGE && vec && col + 4 <= N)) {
             r[i] = *reinterpret_cast<const float4*>(p);
+        } else if (PATH == PATH_EDGE && col + 4 <= N) {
+            r[i] = make_float4(p[0], p[1], p[2], p[3]);
         } else {
             const bool ok = kk < kEnd;
             r[i].x = (ok && col + 0 < N) ? p[0] : 0.0f;
@@ -125,22 +147,28 @@ __device__ __forceinline__ void store_b(float* bs, const float4 (&r)[B_F4], int 
 }
 
 // issue_b copies this thread's part of the B tile at k straight into shared memory with cp.async:
-// 16 bytes per float4 when FAST, else 4-byte copies that zero-fill outside kEnd x N.
-template <bool FAST>
+// one 16-byte copy per float4 on the fast path and for an edge float4 wholly inside N with an
+// aligned B (vec), four 4-byte copies for one inside N with any ldb, and element-wise zero-filling
+// copies for a float4 crossing N and in the K tail.
+template <int PATH>
 __device__ __forceinline__ void issue_b(float* bs, const float* __restrict__ B, int ldb, int N, int kEnd,
-                                        int k, int col, int bk, int bn)
+                                        int k, int col, int bk, int bn, bool vec)
 {
 #pragma unroll
     for (int i = 0; i < B_F4; ++i) {
         const int kk = k + i * B_ROWSTEP;
         float* d = bs + (bk + i * B_ROWSTEP) * BS + bn;
-        if (FAST) {
-            tg_rt_cp_async16(d, B + (size_t)kk * ldb + col);
+        const float* p = B + (size_t)kk * ldb + col;
+        if (PATH == PATH_FAST || (PATH == PATH_EDGE && vec && col + 4 <= N)) {
+            tg_rt_cp_async16(d, p);
+        } else if (PATH == PATH_EDGE && col + 4 <= N) {
+#pragma unroll
+            for (int j = 0; j < 4; ++j) tg_rt_cp_async4_zfill(d + j, p + j, true);
         } else {
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
                 const bool ok = kk < kEnd && col + j < N;
-                tg_rt_cp_async4_zfill(d + j, ok ? B + (size_t)kk * ldb + col + j : B, ok);
+                tg_rt_cp_async4_zfill(d + j, ok ? p + j : B, ok);
             }
         }
     }
@@ -180,50 +208,41 @@ __device__ __forceinline__ void compute(float (&acc)[TM][TN], const float* as, c
 }
 
 // store_c writes C = alpha*acc + beta*C for this thread's tile (seed 003: guarded stores at the
-// edges). beta == 0 never reads C. C is read with ld.global.cg so that a split-K slice sees the
-// previous slice's stores from another SM rather than a stale L1 line.
+// edges). Rows past M are skipped; a float4 wholly inside N is one 16-byte store when C and ldc are
+// 16-byte aligned (VC), else it is stored element by element with a column guard. beta == 0 never
+// reads C.
 __device__ __forceinline__ void store_c(const float (&acc)[TM][TN], float* __restrict__ C, int ldc, int M,
-                                        int N, int row0, int col0, float alpha, float beta, bool fast)
+                                        int N, int row0, int col0, float alpha, float beta, bool vc)
 {
-    if (fast) {
 #pragma unroll
-        for (int r = 0; r < TM / 4; ++r) {
+    for (int r = 0; r < TM / 4; ++r) {
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                float* crow = C + (size_t)(row0 + r * LM * 4 + i) * ldc + col0;
+        for (int i = 0; i < 4; ++i) {
+            const int row = row0 + r * LM * 4 + i;
+            if (row >= M) continue;
+            float* crow = C + (size_t)row * ldc;
 #pragma unroll
-                for (int c = 0; c < TN / 4; ++c) {
-                    float4* p = reinterpret_cast<float4*>(crow + c * LN * 4);
-                    const float* a = &acc[4 * r + i][4 * c];
+            for (int c = 0; c < TN / 4; ++c) {
+                const int col = col0 + c * LN * 4;
+                const float* a = &acc[4 * r + i][4 * c];
+                if (vc && col + 4 <= N) {
+                    float4* p = reinterpret_cast<float4*>(crow + col);
                     float4 v = make_float4(alpha * a[0], alpha * a[1], alpha * a[2], alpha * a[3]);
                     if (beta != 0.0f) {
-                        const float4 o = __ldcg(p);
+                        const float4 o = *p;
                         v.x = fmaf(beta, o.x, v.x);
                         v.y = fmaf(beta, o.y, v.y);
                         v.z = fmaf(beta, o.z, v.z);
                         v.w = fmaf(beta, o.w, v.w);
                     }
                     *p = v;
-                }
-            }
-        }
-    } else {
-#pragma unroll
-        for (int r = 0; r < TM / 4; ++r) {
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                const int row = row0 + r * LM * 4 + i;
-                if (row >= M) continue;
-                float* crow = C + (size_t)row * ldc;
-#pragma unroll
-                for (int c = 0; c < TN / 4; ++c) {
+                } else {
 #pragma unroll
                     for (int j = 0; j < 4; ++j) {
-                        const int col = col0 + c * LN * 4 + j;
-                        if (col < N) {
-                            float v = alpha * acc[4 * r + i][4 * c + j];
-                            if (beta != 0.0f) v = fmaf(beta, __ldcg(crow + col), v);
-                            crow[col] = v;
+                        if (col + j < N) {
+                            float v = alpha * a[j];
+                            if (beta != 0.0f) v = fmaf(beta, crow[col + j], v);
+                            crow[col + j] = v;
                         }
                     }
                 }
@@ -235,8 +254,9 @@ __device__ __forceinline__ void store_c(const float (&acc)[TM][TN], float* __res
 
 // regtile_128x128x16_w64_t8x8_p0_f1_s3_b1: 128x128x16 block tile, 64x32 warp tile, 8x8 thread tile,
 // PAD=0 PF=1 STAGES=3. Any M, N, K, lda, ldb, ldc:
-// interior tiles with 16-byte-aligned operands take unguarded float4 / 16-byte cp.async paths, edge
-// tiles and the K tail take guarded scalar paths that zero-fill.
+// full K tiles load float4s (16-byte paths where the operand and its ld allow, scalar otherwise),
+// rows and columns past the edge are zero-filled per float4, and only the K tail tile is guarded
+// element by element.
 extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x128x16_w64_t8x8_p0_f1_s3_b1(int M, int N, int K, float alpha, const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc)
 {
     using namespace tg_rt_regtile_128x128x16_w64_t8x8_p0_f1_s3_b1;
@@ -249,9 +269,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x128x16_w64_t8x8
     const int kBegin = 0, kEnd = K;
     const int nt = (kEnd - kBegin + BK - 1) / BK;
 
-    // Fast paths need 16-byte-aligned rows of A and B; checked once per kernel.
-    const bool vec = ((((uintptr_t)A | (uintptr_t)B) & 15) == 0) && ((lda & 3) == 0) && ((ldb & 3) == 0);
-    const bool interior = m0 + BM <= M && n0 + BN <= N;
+    // 16-byte paths need 16-byte-aligned rows; checked once per kernel and operand.
+    const bool va = (((uintptr_t)A & 15) == 0) && ((lda & 3) == 0);
+    const bool vb = (((uintptr_t)B & 15) == 0) && ((ldb & 3) == 0);
+    const bool vc = (((uintptr_t)C & 15) == 0) && ((ldc & 3) == 0);
+    const bool fast = va && vb && m0 + BM <= M && n0 + BN <= N;
 
     // Global-load coordinates (see load_a/issue_b).
     const int am = tid / (BK / 4), ak = (tid % (BK / 4)) * 4;
@@ -273,6 +295,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x128x16_w64_t8x8
         for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
     }
 
+    // The main loop is instantiated twice: for interior blocks with aligned operands (FAST: only the
+    // fast and K-tail paths) and for the rest (edge and K-tail paths). Separate loops keep the hot
+    // one as small as a kernel without edge handling (instruction-cache footprint, registers).
+    auto mainloop = [&](auto fastTag) {
+    constexpr bool FAST = decltype(fastTag)::value;
     float4 ra[A_F4];
 #if 0
     float4 rb[B_F4];
@@ -281,19 +308,22 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x128x16_w64_t8x8
 #define TG_RT_LOAD_REGS(t)                                                                          \
     do {                                                                                            \
         const int k_ = kBegin + (t) * BK;                                                           \
-        if (vec && interior && k_ + BK <= kEnd) {                                                   \
-            load_a<true>(ra, Ab, lda, aM, kEnd, am, k_ + ak);                                       \
-            TG_RT_LOAD_B(true, k_);                                                                 \
+        if (k_ + BK > kEnd) {                                                                       \
+            load_a<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k_ + ak, va);                              \
+            TG_RT_LOAD_B(PATH_TAIL, k_);                                                            \
+        } else if (FAST) {                                                                          \
+            load_a<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k_ + ak, va);                              \
+            TG_RT_LOAD_B(PATH_FAST, k_);                                                            \
         } else {                                                                                    \
-            load_a<false>(ra, Ab, lda, aM, kEnd, am, k_ + ak);                                      \
-            TG_RT_LOAD_B(false, k_);                                                                \
+            load_a<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k_ + ak, va);                              \
+            TG_RT_LOAD_B(PATH_EDGE, k_);                                                            \
         }                                                                                           \
     } while (0)
 #if 0
-#define TG_RT_LOAD_B(fast, k_) load_b<fast>(rb, Bb, ldb, bN, kEnd, k_ + bk, bn)
+#define TG_RT_LOAD_B(path, k_) load_b<path>(rb, Bb, ldb, bN, kEnd, k_ + bk, bn, vb)
 #define TG_RT_STORE_REGS(buf) do { store_a(As + (buf) * A_TILE, ra, ak, am); store_b(Bs + (buf) * B_TILE, rb, bk, bn); } while (0)
 #else
-#define TG_RT_LOAD_B(fast, k_) do { } while (0)
+#define TG_RT_LOAD_B(path, k_) do { } while (0)
 #define TG_RT_STORE_REGS(buf) store_a(As + (buf) * A_TILE, ra, ak, am)
 #endif
     // B tile t: cp.async into ring slot s (one commit group per tile, empty groups past the end so
@@ -302,10 +332,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x128x16_w64_t8x8
     do {                                                                                            \
         if ((t) < nt) {                                                                             \
             const int k_ = kBegin + (t) * BK;                                                       \
-            if (vec && interior && k_ + BK <= kEnd)                                                 \
-                issue_b<true>(Bs + (s) * B_TILE, Bb, ldb, bN, kEnd, k_ + bk, bn, bk, bn);           \
+            if (k_ + BK > kEnd)                                                                     \
+                issue_b<PATH_TAIL>(Bs + (s) * B_TILE, Bb, ldb, bN, kEnd, k_ + bk, bn, bk, bn, vb);  \
+            else if (FAST)                                                                          \
+                issue_b<PATH_FAST>(Bs + (s) * B_TILE, Bb, ldb, bN, kEnd, k_ + bk, bn, bk, bn, vb);  \
             else                                                                                    \
-                issue_b<false>(Bs + (s) * B_TILE, Bb, ldb, bN, kEnd, k_ + bk, bn, bk, bn);          \
+                issue_b<PATH_EDGE>(Bs + (s) * B_TILE, Bb, ldb, bN, kEnd, k_ + bk, bn, bk, bn, vb);  \
         }                                                                                           \
         tg_rt_cp_async_commit();                                                                    \
     } while (0)
@@ -337,8 +369,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x128x16_w64_t8x8
 #undef TG_RT_LOAD_B
 #undef TG_RT_STORE_REGS
 #undef TG_RT_ISSUE_B
+    };
+    if (fast)
+        mainloop(tg_rt_bool<true>{});
+    else
+        mainloop(tg_rt_bool<false>{});
 
     const int row0 = m0 + aoff, col0 = n0 + boff;
-    const bool cfast = interior && (((uintptr_t)C & 15) == 0) && ((ldc & 3) == 0);
-    store_c(acc, C, ldc, M, N, row0, col0, alpha, beta, cfast);
+    store_c(acc, C, ldc, M, N, row0, col0, alpha, beta, vc);
 }

@@ -54,7 +54,12 @@ func (w *Worker) loadKernel(k *protocol.Kernel) (*kernel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("PTX has no kernel %q: %w", k.Variant.Name, err)
 	}
-	if k.Variant.DynamicShared > defaultDynamicSharedLimit {
+	// The default limit covers static plus dynamic shared memory: beyond it the function must opt in.
+	static, err := fn.Attribute(cu.SharedSizeBytes)
+	if err != nil {
+		return nil, fmt.Errorf("function attribute %v: %w", cu.SharedSizeBytes, err)
+	}
+	if k.Variant.DynamicShared+static > defaultDynamicSharedLimit {
 		if err := setMaxDynamicShared(fn, k.Variant.DynamicShared); err != nil {
 			return nil, err
 		}
