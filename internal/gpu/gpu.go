@@ -61,6 +61,8 @@ type Worker struct {
 	// host is a cache of uniform random values the timing inputs are cut from, so that large
 	// problems do not pay for random generation on every request.
 	host []float32
+	// checks caches the inputs and expectations of the latest verification checks (run.go).
+	checks []*checkInputs
 }
 
 // Open makes the device's primary context current on the calling (locked) thread, loads the
@@ -112,6 +114,7 @@ func (w *Worker) Close() {
 	if w.blas != nil {
 		w.blas.close()
 	}
+	w.dropChecks()
 	for _, m := range w.modules {
 		_ = m.Unload()
 	}
@@ -202,13 +205,19 @@ func (w *Worker) Handle(req protocol.Request) (protocol.Response, error) {
 		err = w.run(req, &resp)
 	case protocol.OpCublas:
 		err = w.runCublas(req, &resp)
+	case protocol.OpPreload:
+		err = w.preload(req, &resp)
 	case protocol.OpPeak:
+		w.dropChecks()
 		err = w.peak(req, &resp)
 	case protocol.OpBreakdown:
+		w.dropChecks()
 		err = w.breakdown(req, &resp)
 	case protocol.OpOutOfCore:
+		w.dropChecks() // it plans with the device's free memory
 		err = w.outOfCore(req, &resp)
 	case protocol.OpHybrid:
+		w.dropChecks()
 		err = w.hybrid(req, &resp)
 	case protocol.OpHello:
 		dev := w.Device()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"time"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -23,7 +24,9 @@ func (w *Worker) run(req protocol.Request, resp *protocol.Response) error {
 	if err := v.Supports(s.M, s.N, s.K, s.K, s.N, s.N); err != nil {
 		return fmt.Errorf("variant %s does not support %dx%dx%d: %w", v.Name, s.M, s.N, s.K, err)
 	}
+	t0 := time.Now()
 	k, err := w.loadKernel(req.Kernel)
+	resp.Phases = &protocol.Phases{LoadMS: msSince(t0)}
 	if err != nil {
 		return fmt.Errorf("variant %s: %w", v.Name, err)
 	}
@@ -45,13 +48,19 @@ func (w *Worker) runCublas(req protocol.Request, resp *protocol.Response) error 
 	if s.M < 1 || s.N < 1 || s.K < 1 {
 		return fmt.Errorf("shape %dx%dx%d: every dimension must be at least 1", s.M, s.N, s.K)
 	}
+	resp.Phases = &protocol.Phases{}
 	return w.verifyAndTime(w.blas.sgemm, nil, req, resp)
 }
 
 func (w *Worker) verifyAndTime(g gemmFunc, v *variant.Variant, req protocol.Request, resp *protocol.Response) error {
 	s := req.Shape
+	if resp.Phases == nil {
+		resp.Phases = &protocol.Phases{}
+	}
 	if req.Verify != nil {
+		t0 := time.Now()
 		results, err := w.verifyAll(g, v, s, req.Verify)
+		resp.Phases.VerifyMS = msSince(t0)
 		resp.Verify = results
 		if err != nil {
 			return err
@@ -63,7 +72,9 @@ func (w *Worker) verifyAndTime(g gemmFunc, v *variant.Variant, req protocol.Requ
 		}
 	}
 	if req.Timing != nil {
+		t0 := time.Now()
 		t, err := w.time(g, s.M, s.N, s.K, req.Timing)
+		resp.Phases.TimeMS = msSince(t0)
 		if err != nil {
 			return err
 		}
@@ -72,20 +83,22 @@ func (w *Worker) verifyAndTime(g gemmFunc, v *variant.Variant, req protocol.Requ
 	return nil
 }
 
-// check is one verification's scalars and layout.
+// check is one verification's scalars, layout and input seed.
 type check struct {
 	alpha, beta   float32
 	lda, ldb, ldc int
+	seed          uint64
+	sub           bool // the sub-matrix check: its scalars were drawn first from its generator
 }
 
-// verifyAll runs the β = 0 check and, when asked, the sub-matrix check; both draw fresh inputs
-// from one generator seeded with the request's seed, so a failure reproduces from the seed alone.
+// verifyAll runs the β = 0 check and, when asked, the sub-matrix check. Check i draws its scalars
+// and inputs from its own generator (CheckSeed(seed, i)), so a failure reproduces from the seed
+// alone and a check's inputs do not depend on whether another check's were cached.
 func (w *Worker) verifyAll(g gemmFunc, v *variant.Variant, s protocol.Shape, set *protocol.VerifySettings) ([]protocol.VerifyResult, error) {
 	if w.ref == nil {
 		return nil, fmt.Errorf("worker started without the reference kernel: cannot verify")
 	}
-	rnd := verify.Rand(set.Seed)
-	checks := []check{{alpha: 1, beta: 0, lda: s.K, ldb: s.N, ldc: s.N}}
+	checks := []check{{alpha: 1, beta: 0, lda: s.K, ldb: s.N, ldc: s.N, seed: set.Seed}}
 	if set.SubMatrix {
 		ldm := 1
 		if v != nil && v.Requires.LDMultiple > 1 {
@@ -93,8 +106,10 @@ func (w *Worker) verifyAll(g gemmFunc, v *variant.Variant, s protocol.Shape, set
 		}
 		// Odd pads (3, 5) also move every row off vector alignment; a kernel that requires
 		// alignment gets the smallest pads its ld_multiple allows.
+		seed := verify.CheckSeed(set.Seed, 1)
+		rnd := verify.Rand(seed)
 		c := check{alpha: randScalar(rnd), beta: randScalar(rnd),
-			lda: s.K + roundUp(3, ldm), ldb: s.N + roundUp(5, ldm), ldc: s.N + roundUp(5, ldm)}
+			lda: s.K + roundUp(3, ldm), ldb: s.N + roundUp(5, ldm), ldc: s.N + roundUp(5, ldm), seed: seed, sub: true}
 		if v != nil {
 			if err := v.Supports(s.M, s.N, s.K, c.lda, c.ldb, c.ldc); err != nil {
 				return nil, fmt.Errorf("sub-matrix check: %w", err)
@@ -104,7 +119,7 @@ func (w *Worker) verifyAll(g gemmFunc, v *variant.Variant, s protocol.Shape, set
 	}
 	var out []protocol.VerifyResult
 	for _, c := range checks {
-		r, err := w.verifyOne(g, s.M, s.N, s.K, c, rnd, set)
+		r, err := w.verifyOne(g, s.M, s.N, s.K, c, set)
 		if err != nil {
 			return out, err
 		}
@@ -134,89 +149,36 @@ const refTile = 16
 // |A|·|B|; both sum exact products in the same order, so they normally agree exactly.
 const crossCheckTol = 1e-12
 
-func (w *Worker) verifyOne(g gemmFunc, m, n, k int, c check, rnd *rand.Rand, set *protocol.VerifySettings) (protocol.VerifyResult, error) {
+func (w *Worker) verifyOne(g gemmFunc, m, n, k int, c check, set *protocol.VerifySettings) (protocol.VerifyResult, error) {
 	res := protocol.VerifyResult{Seed: set.Seed, Alpha: c.alpha, Beta: c.beta, LDA: c.lda, LDB: c.ldb, LDC: c.ldc,
 		FirstBad: -1, Tol: verify.Scale(set.TolFactor, k)}
-	nan := float32(math.NaN())
-	a := verify.Matrix(rnd, m, k, c.lda, nan) // NaN padding: reading past K poisons the result
-	b := verify.Matrix(rnd, k, n, c.ldb, nan)
-	hc := make([]float32, guard+m*c.ldc+guard)
-	for x := range hc {
-		hc[x] = verify.SentinelFloat()
-	}
-	c0 := hc[guard : guard+m*c.ldc]
-	for i := 0; i < m; i++ {
-		row := c0[i*c.ldc : i*c.ldc+n]
-		if c.beta == 0 {
-			for j := range row {
-				row[j] = nan // an element the kernel never writes stays NaN and fails
-			}
-		} else {
-			verify.Uniform(rnd, row)
-		}
-	}
-	var ar arena
-	defer ar.free()
-	dA, err := ar.upload(w.stream, a)
+	in, err := w.checkInputs(m, n, k, c, set.CPUCheckMaxFlops)
 	if err != nil {
 		return res, err
 	}
-	dB, err := ar.upload(w.stream, b)
-	if err != nil {
+	res.RefCrossChecked = in.crossChecked
+	// Fresh copies of the pristine inputs and of C as drawn (NaN where beta = 0, so an element the
+	// kernel never writes fails; sentinels around it), whatever an earlier kernel did to them.
+	if err := copyErr("device to device", cu.MemcpyDtoDAsync(in.dA, in.dA0, int64(in.na)*4, w.stream)); err != nil {
 		return res, err
 	}
-	dC, err := ar.upload(w.stream, hc)
-	if err != nil {
+	if err := copyErr("device to device", cu.MemcpyDtoDAsync(in.dB, in.dB0, int64(in.nb)*4, w.stream)); err != nil {
 		return res, err
 	}
-	dR, err := ar.alloc(int64(m) * int64(n) * 8)
-	if err != nil {
+	if err := copyErr("host to device", cu.MemcpyHtoDAsync(in.dC, unsafe.Pointer(&in.hc0[0]), int64(len(in.hc0))*4, w.stream)); err != nil {
 		return res, err
 	}
-	dS, err := ar.alloc(int64(m) * int64(n) * 8)
-	if err != nil {
-		return res, err
-	}
-	// The reference runs first: a kernel that (wrongly) writes its inputs cannot then also
-	// corrupt the expectation it is judged by.
-	refArgs := newArgs().i32(m).i32(n).i32(k).ptr(dA).i32(c.lda).ptr(dB).i32(c.ldb).ptr(dR).ptr(dS).i32(n)
-	if err := launchErr(w.ref.Launch((n+refTile-1)/refTile, (m+refTile-1)/refTile, 1, refTile, refTile, 1, 0,
-		w.stream, refArgs.pointers())); err != nil {
-		return res, fmt.Errorf("reference kernel: %w", err)
-	}
-	if err := w.sync("reference kernel"); err != nil {
-		return res, err
-	}
-	if err := g(m, n, k, c.alpha, dA, c.lda, dB, c.ldb, c.beta, dC+guard*4, c.ldc); err != nil {
+	if err := g(m, n, k, c.alpha, in.dA, c.lda, in.dB, c.ldb, c.beta, in.dC+guard*4, c.ldc); err != nil {
 		return res, err
 	}
 	if err := w.sync("kernel under test"); err != nil {
 		return res, err
 	}
-	r := make([]float64, m*n)
-	sAbs := make([]float64, m*n)
-	if err := ar.download(w.stream, r, dR); err != nil {
+	hc := in.out
+	if err := in.ar.download(w.stream, hc, in.dC); err != nil {
 		return res, err
 	}
-	if err := ar.download(w.stream, sAbs, dS); err != nil {
-		return res, err
-	}
-	// The host copy of C still holds C0 here; the download below replaces it with the result.
-	e, bound := verify.Expect(m, n, c.alpha, c.beta, r, sAbs, c0, c.ldc)
-	if err := ar.download(w.stream, hc, dC); err != nil {
-		return res, err
-	}
-	if 2*float64(m)*float64(n)*float64(k) <= set.CPUCheckMaxFlops {
-		cr, cs, err := verify.Reference(m, n, k, a, c.lda, b, c.ldb)
-		if err != nil {
-			return res, fmt.Errorf("CPU reference: %w", err)
-		}
-		if err := verify.CrossCheck(r, sAbs, cr, cs, n, crossCheckTol); err != nil {
-			return res, fmt.Errorf("GPU reference disagrees with the CPU reference: %w", err)
-		}
-		res.RefCrossChecked = true
-	}
-	met := verify.Compare(m, n, hc[guard:], c.ldc, e, bound, res.Tol)
+	met := verify.Compare(m, n, hc[guard:], c.ldc, in.e, in.bound, res.Tol)
 	res.MaxAbs, res.MaxRel, res.NormRel, res.MSE = met.MaxAbs, met.MaxRel, met.NormRel, met.MSE
 	res.MismatchPct, res.FirstBad = met.MismatchPct, met.FirstBad
 	res.Pass = met.Pass()
@@ -247,6 +209,153 @@ func (w *Worker) verifyOne(g gemmFunc, m, n, k int, c check, rnd *rand.Rand, set
 		}
 	}
 	return res, nil
+}
+
+// checkKey identifies one check's inputs: everything they are drawn and computed from.
+type checkKey struct {
+	m, n, k, lda, ldb, ldc int
+	alpha, beta            float32
+	seed                   uint64
+	sub                    bool
+}
+
+// checkInputs is one check's inputs and expectation, kept on the worker so that variants verified
+// with the same seed and shape share them: A and B (pristine device copies plus working copies the
+// kernel gets), C as drawn with its sentinels, and the float64 expectation and error bound.
+type checkInputs struct {
+	key          checkKey
+	ar           arena
+	na, nb       int       // elements of A and B (with padding)
+	hc0, out     []float32 // C with guards as drawn; the buffer results are downloaded into
+	dA0, dB0     cu.DevicePtr
+	dA, dB, dC   cu.DevicePtr
+	e, bound     []float64
+	crossChecked bool
+}
+
+// maxCachedChecks is how many checks' inputs a worker keeps (the β = 0 and sub-matrix checks of
+// one shape, plus one more layout for variants whose ld_multiple changes the pads).
+const maxCachedChecks = 3
+
+// dropChecks frees every cached check (before operations that need the device's memory).
+func (w *Worker) dropChecks() {
+	for _, in := range w.checks {
+		in.ar.free()
+	}
+	w.checks = nil
+}
+
+// checkInputs returns the inputs of check c, drawing them and running the float64 reference only
+// when no cached check has the same key.
+func (w *Worker) checkInputs(m, n, k int, c check, cpuCheckMaxFlops float64) (*checkInputs, error) {
+	key := checkKey{m: m, n: n, k: k, lda: c.lda, ldb: c.ldb, ldc: c.ldc, alpha: c.alpha, beta: c.beta, seed: c.seed, sub: c.sub}
+	for i, in := range w.checks {
+		if in.key == key {
+			// Most recently used last.
+			w.checks = append(append(w.checks[:i:i], w.checks[i+1:]...), in)
+			return in, nil
+		}
+	}
+	if len(w.checks) >= maxCachedChecks {
+		w.checks[0].ar.free()
+		w.checks = w.checks[1:]
+	}
+	in, err := w.newCheckInputs(key, cpuCheckMaxFlops)
+	if err != nil {
+		return nil, err
+	}
+	w.checks = append(w.checks, in)
+	return in, nil
+}
+
+func (w *Worker) newCheckInputs(key checkKey, cpuCheckMaxFlops float64) (in *checkInputs, err error) {
+	m, n, k := key.m, key.n, key.k
+	in = &checkInputs{key: key}
+	defer func() {
+		if err != nil {
+			in.ar.free()
+		}
+	}()
+	rnd := verify.Rand(key.seed)
+	if key.sub {
+		// The sub-matrix check's scalars came first from this generator (see verifyAll).
+		randScalar(rnd)
+		randScalar(rnd)
+	}
+	nan := float32(math.NaN())
+	a := verify.Matrix(rnd, m, k, key.lda, nan) // NaN padding: reading past K poisons the result
+	b := verify.Matrix(rnd, k, n, key.ldb, nan)
+	in.na, in.nb = len(a), len(b)
+	in.hc0 = make([]float32, guard+m*key.ldc+guard)
+	for x := range in.hc0 {
+		in.hc0[x] = verify.SentinelFloat()
+	}
+	c0 := in.hc0[guard : guard+m*key.ldc]
+	for i := 0; i < m; i++ {
+		row := c0[i*key.ldc : i*key.ldc+n]
+		if key.beta == 0 {
+			for j := range row {
+				row[j] = nan // an element the kernel never writes stays NaN and fails
+			}
+		} else {
+			verify.Uniform(rnd, row)
+		}
+	}
+	in.out = make([]float32, len(in.hc0))
+	if in.dA0, err = in.ar.upload(w.stream, a); err != nil {
+		return nil, err
+	}
+	if in.dB0, err = in.ar.upload(w.stream, b); err != nil {
+		return nil, err
+	}
+	if in.dA, err = in.ar.alloc(int64(in.na) * 4); err != nil {
+		return nil, err
+	}
+	if in.dB, err = in.ar.alloc(int64(in.nb) * 4); err != nil {
+		return nil, err
+	}
+	if in.dC, err = in.ar.alloc(int64(len(in.hc0)) * 4); err != nil {
+		return nil, err
+	}
+	var tmp arena
+	defer tmp.free()
+	dR, err := tmp.alloc(int64(m) * int64(n) * 8)
+	if err != nil {
+		return nil, err
+	}
+	dS, err := tmp.alloc(int64(m) * int64(n) * 8)
+	if err != nil {
+		return nil, err
+	}
+	// The reference reads the pristine copies, which no kernel under test is ever given.
+	refArgs := newArgs().i32(m).i32(n).i32(k).ptr(in.dA0).i32(key.lda).ptr(in.dB0).i32(key.ldb).ptr(dR).ptr(dS).i32(n)
+	if err := launchErr(w.ref.Launch((n+refTile-1)/refTile, (m+refTile-1)/refTile, 1, refTile, refTile, 1, 0,
+		w.stream, refArgs.pointers())); err != nil {
+		return nil, fmt.Errorf("reference kernel: %w", err)
+	}
+	if err := w.sync("reference kernel"); err != nil {
+		return nil, err
+	}
+	r := make([]float64, m*n)
+	sAbs := make([]float64, m*n)
+	if err := tmp.download(w.stream, r, dR); err != nil {
+		return nil, err
+	}
+	if err := tmp.download(w.stream, sAbs, dS); err != nil {
+		return nil, err
+	}
+	in.e, in.bound = verify.Expect(m, n, key.alpha, key.beta, r, sAbs, c0, key.ldc)
+	if 2*float64(m)*float64(n)*float64(k) <= cpuCheckMaxFlops {
+		cr, cs, err := verify.Reference(m, n, k, a, key.lda, b, key.ldb)
+		if err != nil {
+			return nil, fmt.Errorf("CPU reference: %w", err)
+		}
+		if err := verify.CrossCheck(r, sAbs, cr, cs, n, crossCheckTol); err != nil {
+			return nil, fmt.Errorf("GPU reference disagrees with the CPU reference: %w", err)
+		}
+		in.crossChecked = true
+	}
+	return in, nil
 }
 
 // arena tracks device allocations of one request so every exit path frees them.

@@ -36,6 +36,10 @@ const (
 	OpOutOfCore = "outofcore"
 	// OpHybrid splits one product between the GPU (first M−F rows) and the CPU (last F rows).
 	OpHybrid = "hybrid"
+	// OpPreload JIT-compiles the PTX modules in Request.Preload concurrently and keeps them for
+	// later runs; it answers with Preload. It only saves time: a module that fails to load here is
+	// loaded (and its error reported) again by the run that needs it.
+	OpPreload = "preload"
 )
 
 // Request is one line from orchestrator to worker.
@@ -58,6 +62,28 @@ type Request struct {
 	OutOfCore *OutOfCoreRequest `json:"outofcore,omitempty"`
 	// Hybrid settings (OpHybrid, with Kernel and Shape).
 	Hybrid *HybridRequest `json:"hybrid,omitempty"`
+	// Preload is the PTX text of each module to load (OpPreload).
+	Preload []string `json:"preload,omitempty"`
+}
+
+// PreloadResult answers OpPreload.
+type PreloadResult struct {
+	// Modules loaded now, already loaded before, and failed (Errors holds the first few).
+	Loaded  int      `json:"loaded"`
+	Cached  int      `json:"cached"`
+	Failed  int      `json:"failed"`
+	Errors  []string `json:"errors,omitempty"`
+	Threads int      `json:"threads"`
+	WallMS  float64  `json:"wall_ms"`
+}
+
+// Phases is where a run's time went inside the worker (wall clock, milliseconds): loading the
+// module (the driver's JIT when it was not preloaded), verification (inputs, reference, kernel,
+// comparison) and timing (uploads, warm-up and timed launches).
+type Phases struct {
+	LoadMS   float64 `json:"load_ms"`
+	VerifyMS float64 `json:"verify_ms"`
+	TimeMS   float64 `json:"time_ms"`
 }
 
 // OutOfCoreRequest asks for C = A·B on host matrices streamed through at most Budget bytes of
@@ -118,7 +144,11 @@ type Shape struct {
 
 // VerifySettings control one verification.
 type VerifySettings struct {
-	// Seed for the random inputs (recorded in results); each check draws fresh inputs from it.
+	// Seed for the random inputs (recorded in results); each check draws fresh inputs from its own
+	// generator derived from it. A worker keeps the inputs and float64 reference of its latest
+	// checks, so runs that share a seed and shape (the orchestrator shares one per shape for large
+	// problems) draw and compute them once; the inputs are restored from a pristine device copy
+	// before every kernel.
 	Seed uint64 `json:"seed"`
 	// SubMatrix also runs a second check with random alpha, beta ≠ 0 and leading dimensions larger
 	// than the matrix widths (lda = K+pad, ldb = ldc = N+pad), proving sub-matrix use.
@@ -173,6 +203,10 @@ type Response struct {
 	OutOfCoreResult *OutOfCoreResult `json:"outofcore_result,omitempty"`
 	// HybridResult answers OpHybrid.
 	HybridResult *HybridResult `json:"hybrid_result,omitempty"`
+	// Preload answers OpPreload.
+	Preload *PreloadResult `json:"preload,omitempty"`
+	// Phases of an OpRun or OpCublas.
+	Phases *Phases `json:"phases,omitempty"`
 }
 
 // ElementCheck compares computed elements with float64 dot products

@@ -147,42 +147,48 @@ type Metrics struct {
 func (m Metrics) Pass() bool { return m.Bad == 0 }
 
 // Compare measures C (M×N, row stride ldc) against the expectation e and the magnitude bound
-// (both dense M×N) with tolerance tol_ij = scale·bound_ij + Tiny.
+// (both dense M×N) with tolerance tol_ij = scale·bound_ij + Tiny. Large results are compared in
+// chunks of compareRows rows on all CPUs; partial results are merged in chunk order, so the metrics
+// do not depend on the number of CPUs.
 func Compare(m, n int, c []float32, ldc int, e, bound []float64, scale float64) Metrics {
+	rows := max(1, compareElems/max(n, 1))
+	chunks := (m + rows - 1) / rows
+	parts := make([]partial, chunks)
+	if chunks <= 1 {
+		parts[0] = compareRange(0, m, n, c, ldc, e, bound, scale)
+	} else {
+		var wg sync.WaitGroup
+		next := make(chan int)
+		for w := 0; w < min(runtime.NumCPU(), chunks); w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for ch := range next {
+					parts[ch] = compareRange(ch*rows, min(m, (ch+1)*rows), n, c, ldc, e, bound, scale)
+				}
+			}()
+		}
+		for ch := 0; ch < chunks; ch++ {
+			next <- ch
+		}
+		close(next)
+		wg.Wait()
+	}
 	met := Metrics{FirstBad: -1}
 	var sumSq, sumRef float64
 	finite := 0
-	for i := 0; i < m; i++ {
-		for j := 0; j < n; j++ {
-			x := i*n + j
-			got := float64(c[i*ldc+j])
-			want := e[x]
-			if math.IsNaN(got) || math.IsInf(got, 0) {
-				met.NonFinite++
-				met.markBad(int64(x))
-				met.Worst = math.Inf(1)
-				continue
-			}
-			d := math.Abs(got - want)
-			finite++
-			sumSq += d * d
-			sumRef += want * want
-			if d > met.MaxAbs {
-				met.MaxAbs = d
-			}
-			if want != 0 {
-				if r := d / math.Abs(want); r > met.MaxRel {
-					met.MaxRel = r
-				}
-			}
-			tol := scale*bound[x] + Tiny
-			if w := d / tol; w > met.Worst {
-				met.Worst = w
-			}
-			if d > tol {
-				met.markBad(int64(x))
-			}
+	for _, p := range parts {
+		if p.Bad > 0 && met.Bad == 0 {
+			met.FirstBad = p.FirstBad
 		}
+		met.Bad += p.Bad
+		met.NonFinite += p.NonFinite
+		met.MaxAbs = max(met.MaxAbs, p.MaxAbs)
+		met.MaxRel = max(met.MaxRel, p.MaxRel)
+		met.Worst = max(met.Worst, p.Worst)
+		sumSq += p.sumSq
+		sumRef += p.sumRef
+		finite += p.finite
 	}
 	if finite > 0 {
 		met.MSE = sumSq / float64(finite)
@@ -195,6 +201,53 @@ func Compare(m, n int, c []float32, ldc int, e, bound []float64, scale float64) 
 	}
 	met.MismatchPct = 100 * float64(met.Bad) / float64(m*n)
 	return met
+}
+
+// compareElems is about how many elements one chunk of Compare holds.
+const compareElems = 1 << 18
+
+// partial is Compare's result over a range of rows.
+type partial struct {
+	Metrics
+	sumSq, sumRef float64
+	finite        int
+}
+
+func compareRange(i0, i1, n int, c []float32, ldc int, e, bound []float64, scale float64) partial {
+	p := partial{Metrics: Metrics{FirstBad: -1}}
+	for i := i0; i < i1; i++ {
+		for j := 0; j < n; j++ {
+			x := i*n + j
+			got := float64(c[i*ldc+j])
+			want := e[x]
+			if math.IsNaN(got) || math.IsInf(got, 0) {
+				p.NonFinite++
+				p.markBad(int64(x))
+				p.Worst = math.Inf(1)
+				continue
+			}
+			d := math.Abs(got - want)
+			p.finite++
+			p.sumSq += d * d
+			p.sumRef += want * want
+			if d > p.MaxAbs {
+				p.MaxAbs = d
+			}
+			if want != 0 {
+				if r := d / math.Abs(want); r > p.MaxRel {
+					p.MaxRel = r
+				}
+			}
+			tol := scale*bound[x] + Tiny
+			if w := d / tol; w > p.Worst {
+				p.Worst = w
+			}
+			if d > tol {
+				p.markBad(int64(x))
+			}
+		}
+	}
+	return p
 }
 
 func (m *Metrics) markBad(x int64) {

@@ -236,3 +236,29 @@ func TestRandDeterministic(t *testing.T) {
 		t.Error("different seeds gave the same values")
 	}
 }
+
+// TestCompareChunked: a result large enough to be compared in parallel chunks gives the counts and
+// first failure of a single pass, and the same metrics on every call.
+func TestCompareChunked(t *testing.T) {
+	const m, n = 1500, 700 // about 4 chunks
+	rnd := Rand(7)
+	e := make([]float64, m*n)
+	bound := make([]float64, m*n)
+	c := make([]float32, m*n)
+	for x := range e {
+		e[x] = rnd.Float64()*2 - 1
+		bound[x] = 1
+		c[x] = float32(e[x])
+	}
+	c[900*n+3] = float32(math.NaN())
+	c[1200*n+9] += 1
+	c[400*n+650] += 1
+	met := Compare(m, n, c, n, e, bound, 1e-6)
+	one := compareRange(0, m, n, c, n, e, bound, 1e-6)
+	if met.Bad != 3 || met.NonFinite != 1 || met.FirstBad != 400*n+650 || met.Bad != one.Bad || met.MaxAbs != one.MaxAbs {
+		t.Fatalf("chunked %+v, single pass %+v", met, one.Metrics)
+	}
+	if again := Compare(m, n, c, n, e, bound, 1e-6); again != met {
+		t.Errorf("not deterministic: %+v then %+v", met, again)
+	}
+}
