@@ -43,7 +43,7 @@ type common struct {
 	seed                               uint64
 	shard                              string
 	subMatrix                          bool
-	cpuCheck, tolFactor                float64
+	cpuCheck, tolFactor, sharedAbove   float64
 	timeoutFloor, timeoutCap           time.Duration
 	timeoutFactor, floorGFLOPS         float64
 	cache, out, progress               string
@@ -62,6 +62,7 @@ func (c *common) register(fs *pflag.FlagSet, defaultShapes, defaultOut string) {
 	fs.StringVar(&c.shard, "shard", "", "run only part `i/n` (0 <= i < n) of the plan; combine parts with runner merge")
 	fs.BoolVar(&c.subMatrix, "sub-matrix", true, "also verify with alpha, beta != 0 and padded leading dimensions")
 	fs.Float64Var(&c.cpuCheck, "cpu-check-max-flops", 1e8, "cross-check the GPU reference on the CPU when 2MNK is at most `flops`")
+	fs.Float64Var(&c.sharedAbove, "shared-inputs-above", 1e10, "verify every variant of a shape on the same fresh inputs (drawn and referenced once per run) when 2MNK is above `flops`; 0: fresh inputs per variant always")
 	fs.Float64Var(&c.tolFactor, "tol-factor", 2, "verification tolerance `factor` (tol = factor·K·2^-24·|A||B|)")
 	fs.DurationVar(&c.timeoutFloor, "timeout-floor", wd.Floor, "shortest watchdog `duration` per request")
 	fs.DurationVar(&c.timeoutCap, "timeout-cap", wd.Cap, "longest watchdog `duration` per request")
@@ -110,11 +111,12 @@ func (c *common) config(stdout, stderr io.Writer) (*orchestrator.Config, error) 
 	wd.Floor, wd.Cap, wd.Factor, wd.FloorGFLOPS = c.timeoutFloor, c.timeoutCap, c.timeoutFactor, c.floorGFLOPS
 	return &orchestrator.Config{
 		Catalog: cat, Worker: worker, WorkerArgs: wargs, Devices: devs, Shapes: shapes,
-		Filter:   orchestrator.Filter{Globs: c.variants, Families: c.families},
-		Strategy: orchestrator.Strategy{Name: "exhaustive", Seed: c.seed},
-		Shard:    shard,
-		Verify:   protocol.VerifySettings{SubMatrix: c.subMatrix, CPUCheckMaxFlops: c.cpuCheck, TolFactor: c.tolFactor},
-		Watchdog: wd, CachePath: c.cache, Out: c.out, RetryFailed: c.retryFailed, Progress: c.progress,
+		Filter:            orchestrator.Filter{Globs: c.variants, Families: c.families},
+		Strategy:          orchestrator.Strategy{Name: "exhaustive", Seed: c.seed},
+		Shard:             shard,
+		Verify:            protocol.VerifySettings{SubMatrix: c.subMatrix, CPUCheckMaxFlops: c.cpuCheck, TolFactor: c.tolFactor},
+		SharedInputsAbove: c.sharedAbove,
+		Watchdog:          wd, CachePath: c.cache, Out: c.out, RetryFailed: c.retryFailed, Progress: c.progress,
 		Stdout: stdout, Stderr: stderr,
 	}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
+	"time"
 
 	"tilegen/internal/protocol"
 	"tilegen/internal/variant"
@@ -38,6 +39,7 @@ func runnable(items []item) int {
 // runPhases runs each phase's tasks on the pool, one phase after the other, ends the progress
 // display, and reports the first failure: of the pool, or of writing the cache.
 func (s *session) runPhases(phases ...[]task) error {
+	s.preloadModules()
 	var err error
 	for _, p := range phases {
 		if err = s.pool.run(p); err != nil {
@@ -49,6 +51,131 @@ func (s *session) runPhases(phases ...[]task) error {
 		return err
 	}
 	return s.putErr
+}
+
+// Cost is where a run's time went: cost.json in the results directory and the last line tune prints.
+type Cost struct {
+	// WallS is the command's wall time, from start to written results (re-measurement included).
+	WallS float64 `json:"wall_s"`
+	// Measured (variant, shape) pairs and cuBLAS runs, and those found in the cache.
+	Measured int `json:"measured"`
+	Cached   int `json:"cached"`
+	// PerMinute is Measured per minute of WallS.
+	PerMinute float64 `json:"measured_per_minute"`
+	// Preload is the driver's JIT of the planned modules ahead of the sweep (helper processes and
+	// OpPreload), wall time.
+	PreloadS       float64 `json:"preload_s"`
+	PreloadModules int     `json:"preload_modules"`
+	PreloadThreads int     `json:"preload_threads"`
+	// JITHelpers is the number of helper workers that compiled shares of the modules first.
+	JITHelpers int `json:"jit_helpers"`
+	// LoadS, VerifyS and TimingS sum the workers' phases over the measurements.
+	LoadS   float64 `json:"load_s"`
+	VerifyS float64 `json:"verify_s"`
+	TimingS float64 `json:"timing_s"`
+	// RankS is the interleaved re-measurement of the leaders.
+	RankS float64 `json:"rank_s"`
+}
+
+func (c Cost) String() string {
+	return fmt.Sprintf("%d measured (%d cached) in %.1f s, %.0f per minute; JIT: %.1f s to preload %d modules "+
+		"(%d helper processes, then %d threads); worker time: module loads %.1f s, verification %.1f s, timing %.1f s; "+
+		"re-measuring leaders %.1f s",
+		c.Measured, c.Cached, c.WallS, c.PerMinute, c.PreloadS, c.PreloadModules, c.JITHelpers, c.PreloadThreads,
+		c.LoadS, c.VerifyS, c.TimingS, c.RankS)
+}
+
+// preloadModules has every worker JIT-compile the modules of the planned measurements before the
+// sweep (OpPreload). The driver compiles one module at a time per process (measured on an H100
+// host: 194 modules took 76 s with 16 threads in one process), so first several short-lived
+// helper workers compile shares of the modules in parallel; the driver's JIT cache on disk then
+// serves the worker that keeps them. It only saves time: a failed preload is reported and the runs
+// load (and compile) their modules themselves.
+func (s *session) preloadModules() {
+	vs := s.preload
+	s.preload = nil
+	var ptxs []string
+	seen := map[string]bool{}
+	for _, v := range vs {
+		if seen[v.Name] {
+			continue
+		}
+		seen[v.Name] = true
+		if ptx, err := s.cfg.Catalog.PTX(v.Name); err == nil {
+			ptxs = append(ptxs, ptx)
+		}
+	}
+	if len(ptxs) < 2 {
+		return
+	}
+	timeout := s.cfg.Watchdog.Hello + time.Duration(len(ptxs))*2*time.Second
+	began := time.Now()
+	var wg sync.WaitGroup
+	for _, sl := range s.pool.slots {
+		wg.Add(1)
+		go func(sl *slot) {
+			defer wg.Done()
+			s.warmJITCache(sl, ptxs, timeout)
+			resp, err := sl.call(protocol.Request{Op: protocol.OpPreload, Preload: ptxs}, timeout)
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			switch {
+			case err != nil:
+				fmt.Fprintf(s.cfg.Stderr, "warning: preloading modules on device %d: %v\n", sl.index, err)
+			case resp.Error != "":
+				fmt.Fprintf(s.cfg.Stderr, "warning: preloading modules on device %d: %s\n", sl.index, oneLine(resp.Error))
+			case resp.Preload != nil:
+				p := resp.Preload
+				s.cost.PreloadModules = max(s.cost.PreloadModules, p.Loaded)
+				s.cost.PreloadThreads = max(s.cost.PreloadThreads, p.Threads)
+				if p.Failed > 0 {
+					fmt.Fprintf(s.cfg.Stderr, "warning: %d module(s) failed to preload on device %d (their runs will report why): %s\n",
+						p.Failed, sl.index, oneLine(strings.Join(p.Errors, "; ")))
+				}
+			}
+		}(sl)
+	}
+	wg.Wait()
+	s.cost.PreloadS = time.Since(began).Seconds()
+}
+
+// jitHelpers is how many helper workers compile modules for one device: one per eight modules, at
+// most one per CPU (shared between the devices) and at most maxJITHelpers.
+func jitHelpers(modules, devices int) int {
+	return min(maxJITHelpers, max(1, runtime.NumCPU()/max(devices, 1)), modules/8)
+}
+
+const maxJITHelpers = 8
+
+// warmJITCache compiles the modules in helper workers, a share each, in parallel, so that the
+// driver's on-disk JIT cache holds them when the slot's own worker preloads. Each helper opens its
+// own context on the device; failures only cost the time saved.
+func (s *session) warmJITCache(sl *slot, ptxs []string, timeout time.Duration) {
+	n := jitHelpers(len(ptxs), len(s.pool.slots))
+	if n < 2 || os.Getenv("CUDA_CACHE_DISABLE") == "1" {
+		return
+	}
+	var wg sync.WaitGroup
+	for h := 0; h < n; h++ {
+		var share []string
+		for i := h; i < len(ptxs); i += n {
+			share = append(share, ptxs[i])
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w, err := startWorker(sl.bin, sl.args, sl.visible, sl.hello)
+			if err != nil {
+				return
+			}
+			defer w.quit()
+			_, _ = w.call(protocol.Request{Op: protocol.OpPreload, Preload: share}, timeout)
+		}()
+	}
+	wg.Wait()
+	s.mu.Lock()
+	s.cost.JITHelpers = max(s.cost.JITHelpers, n)
+	s.mu.Unlock()
 }
 
 // start prints the plan's size and sets up progress for the measurements still to make.
@@ -78,20 +205,25 @@ func Tune(cfg *Config) error {
 	s.prog = noProgress{}
 	cub := s.planCublas(cfg.Shapes)
 	tasks := s.planVariants(KindTune, items)
-	s.start("tune", len(cfg.Shapes)+runnable(items), len(cub)+len(tasks))
+	began := time.Now()
+	total := len(cfg.Shapes) + runnable(items)
+	s.start("tune", total, len(cub)+len(tasks))
 	// Variant keys need no cuBLAS time; their watchdogs do, so cuBLAS runs first.
 	if err := s.runPhases(cub, tasks); err != nil {
 		return err
 	}
+	s.cost.Cached = total - len(cub) - len(tasks)
 	recs := s.records()
 	info := s.runInfo()
 	if err := writeResults(cfg.Out, recs, info); err != nil {
 		return err
 	}
+	rankStart := time.Now()
 	ranked, notes, err := s.refine(recs)
 	if err != nil {
 		return err
 	}
+	s.cost.RankS = time.Since(rankStart).Seconds()
 	var b strings.Builder
 	writeTables(&b, recs, ranked, notes, cfg.TableTop)
 	if err := writeAtomic(outPath(cfg.Out, "ranking.txt"), []byte(b.String())); err != nil {
@@ -100,8 +232,22 @@ func Tune(cfg *Config) error {
 	if err := writeRankingJSON(outPath(cfg.Out, "ranking.json"), recs, ranked, notes); err != nil {
 		return err
 	}
-	_, err = io.WriteString(cfg.Stdout, b.String())
-	return err
+	s.cost.WallS = time.Since(began).Seconds()
+	if s.cost.WallS > 0 {
+		s.cost.PerMinute = float64(s.cost.Measured) / (s.cost.WallS / 60)
+	}
+	cj, err := json.MarshalIndent(s.cost, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeAtomic(outPath(cfg.Out, "cost.json"), append(cj, '\n')); err != nil {
+		return err
+	}
+	if _, err = io.WriteString(cfg.Stdout, b.String()); err != nil {
+		return err
+	}
+	fmt.Fprintf(cfg.Stderr, "tune: %s\n", s.cost)
+	return nil
 }
 
 func (s *session) index(vs []variant.Variant) {

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -237,6 +238,20 @@ func TestCacheResumeAndTemplateChange(t *testing.T) {
 	if first != 8+2*2*3 { // 4 variants x 2 shapes, then 3 rounds of 2 leaders per shape
 		t.Fatalf("first run: %d run requests", first)
 	}
+	// One preload of the 4 planned modules before the sweep; later runs with fewer than two
+	// modules to measure preload nothing.
+	if n := count("preload 4 modules"); n != 1 {
+		t.Errorf("first run: %d preloads of 4 modules, want 1", n)
+	}
+	var cost Cost
+	if b, err := os.ReadFile(filepath.Join(cfg.Out, "cost.json")); err != nil {
+		t.Error(err)
+	} else if err := json.Unmarshal(b, &cost); err != nil {
+		t.Error(err)
+	} else if cost.Measured != 8+2 || cost.Cached != 0 || cost.PreloadModules != 4 || cost.WallS <= 0 || cost.VerifyS != 0 {
+		// (the fake worker reports no phases)
+		t.Errorf("cost.json: %+v, want 10 measured, 0 cached, 4 modules preloaded", cost)
+	}
 	before, _ := os.ReadFile(filepath.Join(cfg.Out, "results.csv"))
 
 	cfg2, _, stderr2 := testConfig(t, dir, "fast_*", "mid", "bad_wrong")
@@ -246,6 +261,9 @@ func TestCacheResumeAndTemplateChange(t *testing.T) {
 	}
 	if n := count("run "); n != first {
 		t.Errorf("rerun measured again: %d run requests after %d\n%s", n, first, stderr2)
+	}
+	if n := count("preload"); n != 1 {
+		t.Errorf("rerun from the cache preloaded modules (%d preloads in all)", n)
 	}
 	after, _ := os.ReadFile(filepath.Join(cfg.Out, "results.csv"))
 	if !bytes.Equal(before, after) {
@@ -420,8 +438,20 @@ func TestPlainProgress(t *testing.T) {
 		"[1/3] cublas 256x256x256 ok 0.0 TFLOP/s\n" +
 		"[2/3] bad_wrong 256x256x256 failed: wrong results: 12.5% of elements over tolerance, first at (0,7)\n" +
 		"[3/3] fast_a 256x256x256 ok 0.1 TFLOP/s\n"
-	if stderr.String() != want {
-		t.Errorf("progress:\n%s\nwant:\n%s", stderr, want)
+	got, cost, _ := strings.Cut(stderr.String(), "tune: 3 measured (0 cached) in ")
+	if got != want || !strings.Contains(cost, "to preload 2 modules (0 helper processes, then 1 threads)") {
+		t.Errorf("progress:\n%s\nwant:\n%stune: 3 measured (0 cached) in ... to preload 2 modules (0 helper processes, then 1 threads) ...", stderr, want)
+	}
+}
+
+func TestJITHelpers(t *testing.T) {
+	cpus := runtime.NumCPU()
+	for _, tc := range []struct{ modules, devices, want int }{
+		{1, 1, 0}, {15, 1, 1}, {16, 1, min(2, cpus)}, {194, 1, min(8, cpus)}, {194, cpus, 1},
+	} {
+		if got := jitHelpers(tc.modules, tc.devices); got != tc.want {
+			t.Errorf("jitHelpers(%d modules, %d devices) = %d, want %d", tc.modules, tc.devices, got, tc.want)
+		}
 	}
 }
 
@@ -521,5 +551,19 @@ func TestParse(t *testing.T) {
 	}
 	if d, err := ParseDevices("all"); err != nil || d != nil {
 		t.Errorf("ParseDevices(all): %v %v", d, err)
+	}
+}
+
+func TestSplitKPointless(t *testing.T) {
+	v := &variant.Variant{Name: "s", GridZ: 2, Tile: variant.Tile{Rows: 64, Cols: 64}}
+	if r := splitKPointless(v, protocol.Shape{M: 4096, N: 4096, K: 4096}, 132); !strings.Contains(r, "4096 output tiles") {
+		t.Errorf("4096^3 with 64x64 tiles: %q, want a skip reason", r)
+	}
+	if r := splitKPointless(v, protocol.Shape{M: 1000, N: 1000, K: 1000}, 132); r != "" {
+		t.Errorf("1000^3 (256 tiles on 132 SMs): %q, want no skip", r)
+	}
+	v.GridZ = 1
+	if r := splitKPointless(v, protocol.Shape{M: 4096, N: 4096, K: 4096}, 132); r != "" {
+		t.Errorf("no split: %q", r)
 	}
 }

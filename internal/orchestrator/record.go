@@ -55,7 +55,9 @@ type Record struct {
 	Attributes    *protocol.Attributes    `json:"attributes,omitempty"`
 	Verify        []protocol.VerifyResult `json:"verify,omitempty"`
 	Timing        *protocol.TimingResult  `json:"timing,omitempty"`
-	Note          string                  `json:"note,omitempty"`
+	// Phases is where the worker spent the measurement's time (load/JIT, verification, timing).
+	Phases *protocol.Phases `json:"phases,omitempty"`
+	Note   string           `json:"note,omitempty"`
 }
 
 // DeviceRef is the part of a device that identifies it in results.

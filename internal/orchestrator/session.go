@@ -94,9 +94,14 @@ type Config struct {
 	Strategy Strategy
 	Shard    Shard
 	Timing   protocol.TimingSettings
-	// Verify's Seed is ignored: each request's seed is derived from (variant, shape, Strategy.Seed).
-	Verify   protocol.VerifySettings
-	Watchdog Watchdog
+	// Verify's Seed is ignored: each request's seed is derived from (variant, shape, Strategy.Seed),
+	// or from (shape, Strategy.Seed) alone when 2·M·N·K exceeds SharedInputsAbove.
+	Verify protocol.VerifySettings
+	// SharedInputsAbove (flops, 2·M·N·K; 0: never) is the problem size above which every variant of
+	// a run is verified on the same fresh inputs per shape, so that a worker draws them and runs
+	// the float64 reference once per shape instead of once per variant.
+	SharedInputsAbove float64
+	Watchdog          Watchdog
 	// CachePath is the append-only cache file.
 	CachePath string
 	// Out is the results directory.
@@ -126,6 +131,9 @@ type session struct {
 	ptxMu   sync.Mutex
 	ptxHash map[string]string
 	byName  map[string]*variant.Variant
+	// preload lists the variants whose measurements are planned, for OpPreload.
+	preload []*variant.Variant
+	cost    Cost
 }
 
 func ident(kind, name string, s protocol.Shape) string {
@@ -176,6 +184,14 @@ func (s *session) finish(r Record, cache bool) {
 		}
 	}
 	s.add(r)
+	s.mu.Lock()
+	s.cost.Measured++
+	if p := r.Phases; p != nil {
+		s.cost.LoadS += p.LoadMS / 1e3
+		s.cost.VerifyS += p.VerifyMS / 1e3
+		s.cost.TimingS += p.TimeMS / 1e3
+	}
+	s.mu.Unlock()
 	s.prog.step(r)
 }
 
@@ -240,9 +256,15 @@ func (s *session) cublasKey(sh protocol.Shape, d protocol.Device, vs *protocol.V
 
 func (s *session) verifySettings(name string, sh protocol.Shape) *protocol.VerifySettings {
 	v := s.cfg.Verify
+	if t := s.cfg.SharedInputsAbove; t > 0 && 2*float64(sh.M)*float64(sh.N)*float64(sh.K) > t {
+		name = sharedSeedName
+	}
 	v.Seed = DeriveSeed(name, sh, s.cfg.Strategy.Seed)
 	return &v
 }
+
+// sharedSeedName stands for the variant in DeriveSeed when a shape's inputs are shared.
+const sharedSeedName = "\x00shared"
 
 // cublasMS is the best cuBLAS median known for the shape in this run (0 if none).
 func (s *session) cublasMS(sh protocol.Shape) float64 {
@@ -290,9 +312,18 @@ func (s *session) planVariants(kind string, items []item) []task {
 		t := s.cfg.Timing
 		ts = &t
 	}
+	sms := 0
+	for _, sl := range s.pool.slots {
+		if sms == 0 || sl.device.SMs < sms {
+			sms = sl.device.SMs
+		}
+	}
 	for _, it := range items {
 		it := it
 		v := it.V
+		if it.Skip == "" && kind == KindTune {
+			it.Skip = splitKPointless(v, it.Shape, sms)
+		}
 		tile := v.Tile
 		base := Record{Kind: kind, Variant: v.Name, Family: v.Family, Params: v.ParamString(), Shape: it.Shape,
 			Tile: &tile, Resources: v.Resources, DynamicShared: v.DynamicShared}
@@ -313,6 +344,7 @@ func (s *session) planVariants(kind string, items []item) []task {
 			s.add(r)
 			continue
 		}
+		s.preload = append(s.preload, v)
 		tasks = append(tasks, func(sl *slot) error {
 			rec := base
 			rec.Device = refOf(sl.device)
@@ -341,6 +373,23 @@ func (s *session) planVariants(kind string, items []item) []task {
 	return tasks
 }
 
+// splitKTiles is how many waves of output tiles (per SM) make split-K pointless for tuning.
+const splitKTiles = 4
+
+// splitKPointless is the reason a split-K variant is not tuned on a shape whose unsplit grid already
+// has at least splitKTiles tiles per SM: splitting K only adds partial sums to reduce there. ""
+// when the variant does not split K or the shape is small enough for it to help.
+func splitKPointless(v *variant.Variant, sh protocol.Shape, sms int) string {
+	if v.GridZ <= 1 || sms <= 0 {
+		return ""
+	}
+	gx, gy, _ := v.Grid(sh.M, sh.N)
+	if gx*gy < splitKTiles*sms {
+		return ""
+	}
+	return fmt.Sprintf("split-K not tuned: %d output tiles already give the %d SMs %d or more each", gx*gy, sms, splitKTiles)
+}
+
 func isStart(err error) bool {
 	var es *errStart
 	return errors.As(err, &es)
@@ -362,6 +411,7 @@ func fill(rec *Record, resp protocol.Response, err error, timed bool) {
 	rec.Attributes = resp.Attributes
 	rec.Verify = resp.Verify
 	rec.Timing = resp.Timing
+	rec.Phases = resp.Phases
 	rec.Note = oneLine(resp.Note)
 	switch {
 	case resp.Error != "":

@@ -63,6 +63,11 @@ func (e *errWorker) Error() string { return e.reason }
 func startWorker(bin string, args []string, visible string, helloTimeout time.Duration) (*workerProc, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "CUDA_VISIBLE_DEVICES="+visible)
+	if _, ok := os.LookupEnv("CUDA_CACHE_MAXSIZE"); !ok {
+		// The driver's JIT cache (default 256 MiB) must hold a whole sweep's modules for
+		// parallel preloading (commands.go) to pay off; 1 GiB leaves room for several catalogs.
+		cmd.Env = append(cmd.Env, "CUDA_CACHE_MAXSIZE=1073741824")
+	}
 	cmd.WaitDelay = 2 * time.Second
 	w := &workerProc{cmd: cmd, lines: make(chan []byte, 1), stderr: &tailBuffer{max: 4096}}
 	cmd.Stderr = w.stderr
