@@ -207,47 +207,57 @@ __device__ __forceinline__ void compute(float (&acc)[TM][TN], const float* as, c
     }
 }
 
-// store_c writes C = alpha*acc + beta*C for this thread's tile (seed 003: guarded stores at the
-// edges). Rows past M are skipped; a float4 wholly inside N is one 16-byte store when C and ldc are
-// 16-byte aligned (VC), else it is stored element by element with a column guard. beta == 0 never
-// reads C.
+// store_c4 writes one float4 group of a thread tile, C[row][col..col+3] = alpha*v + beta*C (seed
+// 003: guarded stores at the edges). A row past M is skipped; a group wholly inside N is one
+// 16-byte store when C and ldc are 16-byte aligned (vc), else it is stored element by element with
+// a column guard. beta == 0 never reads C.
+__device__ __forceinline__ void store_c4(float4 v, float* __restrict__ C, int ldc, int M, int N, int row, int col,
+                                         float alpha, float beta, bool vc)
+{
+    if (row >= M) return;
+    float* crow = C + (size_t)row * ldc;
+    v = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
+    if (vc && col + 4 <= N) {
+        float4* p = reinterpret_cast<float4*>(crow + col);
+        if (beta != 0.0f) {
+            const float4 o = *p;
+            v.x = fmaf(beta, o.x, v.x);
+            v.y = fmaf(beta, o.y, v.y);
+            v.z = fmaf(beta, o.z, v.z);
+            v.w = fmaf(beta, o.w, v.w);
+        }
+        *p = v;
+    } else {
+        const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            if (col + j < N) {
+                float x = e[j];
+                if (beta != 0.0f) x = fmaf(beta, crow[col + j], x);
+                crow[col + j] = x;
+            }
+        }
+    }
+}
+
+// Float4 group j of a thread tile: accumulator row j / (TN/4), columns 4*(j % (TN/4)) + 0..3, at
+// C row row0 + GROW(j) and column col0 + GCOL(j).
+constexpr int F4 = TM * TN / 4;
+__device__ __forceinline__ int grow(int j) { return ((j / (TN / 4)) / 4) * LM * 4 + (j / (TN / 4)) % 4; }
+__device__ __forceinline__ int gcol(int j) { return (j % (TN / 4)) * LN * 4; }
+__device__ __forceinline__ float4 group(const float (&acc)[TM][TN], int j)
+{
+    const float* a = &acc[j / (TN / 4)][4 * (j % (TN / 4))];
+    return make_float4(a[0], a[1], a[2], a[3]);
+}
+
+// store_c writes this thread's whole tile.
 __device__ __forceinline__ void store_c(const float (&acc)[TM][TN], float* __restrict__ C, int ldc, int M,
                                         int N, int row0, int col0, float alpha, float beta, bool vc)
 {
 #pragma unroll
-    for (int r = 0; r < TM / 4; ++r) {
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            const int row = row0 + r * LM * 4 + i;
-            if (row >= M) continue;
-            float* crow = C + (size_t)row * ldc;
-#pragma unroll
-            for (int c = 0; c < TN / 4; ++c) {
-                const int col = col0 + c * LN * 4;
-                const float* a = &acc[4 * r + i][4 * c];
-                if (vc && col + 4 <= N) {
-                    float4* p = reinterpret_cast<float4*>(crow + col);
-                    float4 v = make_float4(alpha * a[0], alpha * a[1], alpha * a[2], alpha * a[3]);
-                    if (beta != 0.0f) {
-                        const float4 o = *p;
-                        v.x = fmaf(beta, o.x, v.x);
-                        v.y = fmaf(beta, o.y, v.y);
-                        v.z = fmaf(beta, o.z, v.z);
-                        v.w = fmaf(beta, o.w, v.w);
-                    }
-                    *p = v;
-                } else {
-#pragma unroll
-                    for (int j = 0; j < 4; ++j) {
-                        if (col + j < N) {
-                            float v = alpha * a[j];
-                            if (beta != 0.0f) v = fmaf(beta, crow[col + j], v);
-                            crow[col + j] = v;
-                        }
-                    }
-                }
-            }
-        }
+    for (int j = 0; j < F4; ++j) {
+        store_c4(group(acc, j), C, ldc, M, N, row0 + grow(j), col0 + gcol(j), alpha, beta, vc);
     }
 }
 } // namespace tg_rt_regtile_64x128x16_w16_t4x8_p0_f1_s3_b2

@@ -60,6 +60,8 @@ type Cost struct {
 	// Measured (variant, shape) pairs and cuBLAS runs, and those found in the cache.
 	Measured int `json:"measured"`
 	Cached   int `json:"cached"`
+	// Skipped pairs the plan left out with a reason (split-K where the grid already fills the GPU).
+	Skipped int `json:"skipped"`
 	// PerMinute is Measured per minute of WallS.
 	PerMinute float64 `json:"measured_per_minute"`
 	// Preload is the driver's JIT of the planned modules ahead of the sweep (helper processes and
@@ -78,10 +80,10 @@ type Cost struct {
 }
 
 func (c Cost) String() string {
-	return fmt.Sprintf("%d measured (%d cached) in %.1f s, %.0f per minute; JIT: %.1f s to preload %d modules "+
+	return fmt.Sprintf("%d measured (%d cached, %d skipped) in %.1f s, %.0f per minute; JIT: %.1f s to preload %d modules "+
 		"(%d helper processes, then %d threads); worker time: module loads %.1f s, verification %.1f s, timing %.1f s; "+
 		"re-measuring leaders %.1f s",
-		c.Measured, c.Cached, c.WallS, c.PerMinute, c.PreloadS, c.PreloadModules, c.JITHelpers, c.PreloadThreads,
+		c.Measured, c.Cached, c.Skipped, c.WallS, c.PerMinute, c.PreloadS, c.PreloadModules, c.JITHelpers, c.PreloadThreads,
 		c.LoadS, c.VerifyS, c.TimingS, c.RankS)
 }
 
@@ -206,7 +208,7 @@ func Tune(cfg *Config) error {
 	cub := s.planCublas(cfg.Shapes)
 	tasks := s.planVariants(KindTune, items)
 	began := time.Now()
-	total := len(cfg.Shapes) + runnable(items)
+	total := len(cfg.Shapes) + runnable(items) - s.cost.Skipped
 	s.start("tune", total, len(cub)+len(tasks))
 	// Variant keys need no cuBLAS time; their watchdogs do, so cuBLAS runs first.
 	if err := s.runPhases(cub, tasks); err != nil {

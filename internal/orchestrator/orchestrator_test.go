@@ -438,9 +438,9 @@ func TestPlainProgress(t *testing.T) {
 		"[1/3] cublas 256x256x256 ok 0.0 TFLOP/s\n" +
 		"[2/3] bad_wrong 256x256x256 failed: wrong results: 12.5% of elements over tolerance, first at (0,7)\n" +
 		"[3/3] fast_a 256x256x256 ok 0.1 TFLOP/s\n"
-	got, cost, _ := strings.Cut(stderr.String(), "tune: 3 measured (0 cached) in ")
+	got, cost, _ := strings.Cut(stderr.String(), "tune: 3 measured (0 cached, 0 skipped) in ")
 	if got != want || !strings.Contains(cost, "to preload 2 modules (0 helper processes, then 1 threads)") {
-		t.Errorf("progress:\n%s\nwant:\n%stune: 3 measured (0 cached) in ... to preload 2 modules (0 helper processes, then 1 threads) ...", stderr, want)
+		t.Errorf("progress:\n%s\nwant:\n%stune: 3 measured (0 cached, 0 skipped) in ... to preload 2 modules (0 helper processes, then 1 threads) ...", stderr, want)
 	}
 }
 

@@ -322,7 +322,9 @@ func (s *session) planVariants(kind string, items []item) []task {
 		it := it
 		v := it.V
 		if it.Skip == "" && kind == KindTune {
-			it.Skip = splitKPointless(v, it.Shape, sms)
+			if it.Skip = splitKPointless(v, it.Shape, sms); it.Skip != "" {
+				s.cost.Skipped++
+			}
 		}
 		tile := v.Tile
 		base := Record{Kind: kind, Variant: v.Name, Family: v.Family, Params: v.ParamString(), Shape: it.Shape,
