@@ -26,16 +26,25 @@ func (w *Worker) loadModule(ptx string) (cu.Module, error) {
 	if m, ok := w.modules[key]; ok {
 		return m, nil
 	}
+	m, err := jit(ptx)
+	if err != nil {
+		return cu.Module{}, fmt.Errorf("loading PTX: %w", err)
+	}
+	w.modules[key] = m
+	return m, nil
+}
+
+// jit has the driver compile and load one PTX module in the calling thread's context; a failure
+// carries ptxas's log.
+func jit(ptx string) (cu.Module, error) {
 	errLog := &cu.JITErrorLogBuffer{Buffer: make([]byte, 16<<10)}
 	m, err := cu.LoadDataEx(ptx, errLog)
 	if err != nil {
 		if msg := strings.TrimSpace(string(bytes.TrimRight(errLog.Buffer, "\x00"))); msg != "" {
 			err = fmt.Errorf("%w: %s", err, msg)
 		}
-		return cu.Module{}, fmt.Errorf("loading PTX: %w", err)
 	}
-	w.modules[key] = m
-	return m, nil
+	return m, err
 }
 
 // kernel is a loaded variant ready to launch.

@@ -1,11 +1,9 @@
 package gpu
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -62,14 +60,7 @@ func (w *Worker) preload(req protocol.Request, resp *protocol.Response) error {
 					results[i].err = fmt.Errorf("making the context current: %w", ctxErr)
 					continue
 				}
-				errLog := &cu.JITErrorLogBuffer{Buffer: make([]byte, 16<<10)}
-				m, err := cu.LoadDataEx(jobs[i].ptx, errLog)
-				if err != nil {
-					if msg := strings.TrimSpace(string(bytes.TrimRight(errLog.Buffer, "\x00"))); msg != "" {
-						err = fmt.Errorf("%w: %s", err, msg)
-					}
-				}
-				results[i].mod, results[i].err = m, err
+				results[i].mod, results[i].err = jit(jobs[i].ptx)
 			}
 		}()
 	}
