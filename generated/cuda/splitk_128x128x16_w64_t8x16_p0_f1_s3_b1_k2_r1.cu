@@ -40,7 +40,7 @@ namespace tg_rt_splitk_128x128x16_w64_t8x16_p0_f1_s3_b1_k2_r1 {
 constexpr int BM = 128, BN = 128, BK = 16;
 constexpr int WM = 64, TM = 8, TN = 16;
 constexpr int WN = 32 * TM * TN / WM;
-constexpr int PAD = 0, PF = 1, STAGES = 3;
+constexpr int PAD = 0, PF = 1, STAGES = 3, ALD = 0;
 constexpr int T = 128;
 // A warp's 32 lanes form an LM x LN grid over its warp tile. A thread's TM rows are TM/4 groups of
 // 4 consecutive rows, LM*4 apart (likewise columns), so each shared read is one float4 (LDS.128)
@@ -55,15 +55,18 @@ constexpr int AS = BM + PAD, BS = BN + PAD;
 constexpr int A_TILE = BK * AS, B_TILE = BK * BS;
 // Buffers: A goes global -> registers -> shared; with PF the next tile's registers are loaded
 // before computing the current one (register prefetch) and stored into the other of two buffers.
-// B goes the same way when STAGES == 1, else through a STAGES-deep cp.async ring.
-constexpr int NA = PF ? 2 : 1;
+// With ALD, A shares B's ring instead (4-byte cp.async per element). B goes through registers
+// when STAGES == 1, else through a STAGES-deep cp.async ring.
+constexpr int NA = ALD ? STAGES : PF ? 2 : 1;
+static_assert(!ALD || (STAGES >= 2 && PF == 0 && AS % 32 == 4),
+              "ALD: A rides the cp.async ring (STAGES >= 2, no register prefetch); AS % 32 == 4 keeps its transposed copies conflict-free");
 constexpr int NB = STAGES >= 2 ? STAGES : NA;
 // Global-load mapping: each thread moves A_F4 (B_F4) float4s per tile. A's float4s run along k
 // (rows of A are contiguous in k), B's along n. Consecutive threads take consecutive float4s,
 // so a thread's k offset in A (n offset in B) is the same for all of its float4s.
-constexpr int A_F4 = BM * BK / (4 * T), B_F4 = BK * BN / (4 * T);
+constexpr int A_F4 = ALD ? 1 : BM * BK / (4 * T), B_F4 = BK * BN / (4 * T); // ALD: A is not staged
 constexpr int A_ROWSTEP = 4 * T / BK, B_ROWSTEP = 4 * T / BN;
-static_assert(A_F4 * 4 * T == BM * BK && B_F4 * 4 * T == BK * BN, "tiles must split evenly over threads");
+static_assert((ALD || A_F4 * 4 * T == BM * BK) && B_F4 * 4 * T == BK * BN, "tiles must split evenly over threads");
 static_assert(T % (BK / 4) == 0 && T % (BN / 4) == 0, "load mapping");
 
 // Load paths, chosen per tile by the kernel (uniform across the block):
@@ -147,14 +150,55 @@ __device__ __forceinline__ void store_b(float* bs, const float4 (&r)[B_F4], int 
     }
 }
 
+// issue_b4 copies the whole B tile at k element by element (4-byte cp.async, zero-filling columns
+// past N and, on the K tail, rows past kEnd). Consecutive threads take consecutive columns, so one
+// warp-wide copy reads a contiguous row segment and writes consecutive banks: any ldb stays
+// coalesced (four 4-byte copies of one thread's float4 would touch 4x the sectors and banks).
+// bp points at this thread's first element (row tid / BN, column tid % BN, for T >= BN).
+template <bool TAIL>
+__device__ __forceinline__ void issue_b4(float* bs, const float* __restrict__ bp, const float* __restrict__ B,
+                                         int ldb, int N, int kEnd, int k, int tid)
+{
+    constexpr int E = BK * BN / T;
+#pragma unroll
+    for (int i = 0; i < E; ++i) {
+        // T >= BN: column tid % BN, rows tid / BN + i * T / BN; T < BN: row i*T / BN, column tid + i*T % BN.
+        // The row offset is multiplied out per tile (k + dr): hoisting E loop-invariant 64-bit
+        // offsets instead would cost 2E registers in every loop that holds a K-tail tile.
+        const int c = T >= BN ? tid % BN : (i * T) % BN + tid;
+        const int r = T >= BN ? tid / BN + i * (T / BN) : (i * T) / BN;
+        const int dr = T >= BN ? i * (T / BN) : (i * T) / BN;
+        const float* p = bp + (size_t)(k + dr) * ldb + (T >= BN ? 0 : (i * T) % BN);
+        if (TAIL || T < BN) {
+            const bool ok = c < N && (!TAIL || k + r < kEnd);
+            tg_rt_cp_async4_zfill(bs + r * BS + c, ok ? p : B, ok);
+        } else {
+            // Full K tile, T >= BN: the column is the thread's own; past N it reads (nothing,
+            // zero-filled) through the tile's first column instead: no per-copy select.
+            const bool ok = c < N;
+            tg_rt_cp_async4_zfill(bs + r * BS + c, ok ? p : p - c, ok);
+        }
+    }
+}
+
 // issue_b copies this thread's part of the B tile at k straight into shared memory with cp.async:
-// one 16-byte copy per float4 on the fast path and for an edge float4 wholly inside N with an
-// aligned B (vec), four 4-byte copies for one inside N with any ldb, and element-wise zero-filling
-// copies for a float4 crossing N and in the K tail.
+// one 16-byte copy per float4 on the fast path and, with an aligned B (vec), for an edge float4
+// wholly inside N; four 4-byte copies for one inside N with any ldb, and element-wise zero-filling
+// copies for a float4 crossing N and in the K tail. With ALD, a misaligned B and the K tail take
+// issue_b4 instead (coalesced; in the register-staged kernels its addressing costs 30-40 registers).
 template <int PATH>
 __device__ __forceinline__ void issue_b(float* bs, const float* __restrict__ B, int ldb, int N, int kEnd,
-                                        int k, int col, int bk, int bn, bool vec)
+                                        int k, int col, int bk, int bn, bool vec, int k0, int tid,
+                                        const float* __restrict__ bp)
 {
+    if (ALD && PATH == PATH_TAIL) {
+        issue_b4<true>(bs, bp, B, ldb, N, kEnd, k0, tid);
+        return;
+    }
+    if (ALD && PATH == PATH_EDGE && !vec) {
+        issue_b4<false>(bs, bp, B, ldb, N, kEnd, k0, tid);
+        return;
+    }
 #pragma unroll
     for (int i = 0; i < B_F4; ++i) {
         const int kk = k + i * B_ROWSTEP;
@@ -170,6 +214,39 @@ __device__ __forceinline__ void issue_b(float* bs, const float* __restrict__ B, 
             for (int j = 0; j < 4; ++j) {
                 const bool ok = kk < kEnd && col + j < N;
                 tg_rt_cp_async4_zfill(d + j, ok ? p + j : B, ok);
+            }
+        }
+    }
+}
+
+// issue_a4 (ALD) copies the A tile at k into shared memory transposed, As[k][m], one 4-byte
+// cp.async per element with zero-fill past M (and past kEnd on the tail). Lanes take 8 consecutive
+// k of 4 consecutive rows: a warp reads four 32-byte row segments, and since AS % 32 == 4 its 32
+// stores (bank 4k + m) fall in 32 distinct banks. ap points at this thread's first element (row
+// tid / 8, k tid % 8); the row offsets are loop-invariant and the k offsets immediates.
+template <int PATH>
+__device__ __forceinline__ void issue_a4(float* as, const float* __restrict__ ap, const float* __restrict__ A,
+                                         int lda, int M, int kEnd, int k, int tid)
+{
+    constexpr int MS = T / 8; // rows per pass
+    static_assert(BK % 8 == 0 && BM % MS == 0, "issue_a4 mapping");
+    const int kq = tid % 8, mq = tid / 8;
+    const float* const base = ap + k;
+#pragma unroll
+    for (int mb = 0; mb < BM / MS; ++mb) {
+        // A row past M reads (nothing, zero-filled) through the tile's first row, which exists: the
+        // row offset and the predicate are loop-invariant, no per-copy select.
+        const bool rowok = PATH == PATH_FAST || mb * MS + mq < M;
+        const float* const row = base + (rowok ? (size_t)(mb * MS) * lda : -(ptrdiff_t)mq * lda);
+#pragma unroll
+        for (int kb = 0; kb < BK / 8; ++kb) {
+            const int kk = kb * 8 + kq;
+            float* const d = as + kk * AS + mb * MS + mq;
+            if (PATH == PATH_TAIL) {
+                const bool ok = rowok && k + kk < kEnd;
+                tg_rt_cp_async4_zfill(d, ok ? row + kb * 8 : A, ok);
+            } else {
+                tg_rt_cp_async4_zfill(d, row + kb * 8, rowok);
             }
         }
     }
@@ -295,7 +372,7 @@ extern "C" __global__ void __cluster_dims__(1, 1, 2) __launch_bounds__(128, 1) s
     const bool va = (((uintptr_t)A & 15) == 0) && ((lda & 3) == 0);
     const bool vb = (((uintptr_t)B & 15) == 0) && ((ldb & 3) == 0);
     const bool vc = (((uintptr_t)C & 15) == 0) && ((ldc & 3) == 0);
-    const bool fast = va && vb && m0 + BM <= M && n0 + BN <= N;
+    const bool fast = (ALD || va) && vb && m0 + BM <= M && n0 + BN <= N;
 
     // Global-load coordinates (see load_a/issue_b).
     const int am = tid / (BK / 4), ak = (tid % (BK / 4)) * 4;
@@ -303,6 +380,9 @@ extern "C" __global__ void __cluster_dims__(1, 1, 2) __launch_bounds__(128, 1) s
     const float* const Ab = A + (size_t)m0 * lda;
     const float* const Bb = B + n0;
     const int aM = M - m0, bN = N - n0;
+    // Element-wise copies (issue_a4, issue_b4) start from these per-thread pointers.
+    const float* const aPtr = Ab + (size_t)(tid / 8) * lda + tid % 8;
+    const float* const bPtr = Bb + (T >= BN ? (size_t)(tid / BN) * ldb + tid % BN : (size_t)tid);
 
     // Compute coordinates: warp (wm, wn), lane (lm, ln).
     const int warp = tid / 32, lane = tid % 32;
@@ -348,18 +428,24 @@ extern "C" __global__ void __cluster_dims__(1, 1, 2) __launch_bounds__(128, 1) s
 #define TG_RT_LOAD_B(path, k_) do { } while (0)
 #define TG_RT_STORE_REGS(buf) store_a(As + (buf) * A_TILE, ra, ak, am)
 #endif
-    // B tile t: cp.async into ring slot s (one commit group per tile, empty groups past the end so
-    // that wait_group counts stay uniform).
+#define TG_RT_ISSUE_A(path, s, k_) do { } while (0)
+    // B tile t (and A with ALD): cp.async into ring slot s (one commit group per tile, empty groups
+    // past the end so that wait_group counts stay uniform).
+#define TG_RT_ISSUE_PATH(path, s, k_)                                                               \
+    do {                                                                                            \
+        TG_RT_ISSUE_A(path, s, k_);                                                                 \
+        issue_b<path>(Bs + (s) * B_TILE, Bb, ldb, bN, kEnd, k_ + bk, bn, bk, bn, vb, k_, tid, bPtr); \
+    } while (0)
 #define TG_RT_ISSUE_B(t, s)                                                                         \
     do {                                                                                            \
         if ((t) < nt) {                                                                             \
             const int k_ = kBegin + (t) * BK;                                                       \
             if (k_ + BK > kEnd)                                                                     \
-                issue_b<PATH_TAIL>(Bs + (s) * B_TILE, Bb, ldb, bN, kEnd, k_ + bk, bn, bk, bn, vb);  \
+                TG_RT_ISSUE_PATH(PATH_TAIL, s, k_);                                                 \
             else if (FAST)                                                                          \
-                issue_b<PATH_FAST>(Bs + (s) * B_TILE, Bb, ldb, bN, kEnd, k_ + bk, bn, bk, bn, vb);  \
+                TG_RT_ISSUE_PATH(PATH_FAST, s, k_);                                                 \
             else                                                                                    \
-                issue_b<PATH_EDGE>(Bs + (s) * B_TILE, Bb, ldb, bN, kEnd, k_ + bk, bn, bk, bn, vb);  \
+                TG_RT_ISSUE_PATH(PATH_EDGE, s, k_);                                                 \
         }                                                                                           \
         tg_rt_cp_async_commit();                                                                    \
     } while (0)
@@ -390,6 +476,8 @@ extern "C" __global__ void __cluster_dims__(1, 1, 2) __launch_bounds__(128, 1) s
 #undef TG_RT_LOAD_REGS
 #undef TG_RT_LOAD_B
 #undef TG_RT_STORE_REGS
+#undef TG_RT_ISSUE_A
+#undef TG_RT_ISSUE_PATH
 #undef TG_RT_ISSUE_B
     };
     if (fast)
@@ -399,28 +487,33 @@ extern "C" __global__ void __cluster_dims__(1, 1, 2) __launch_bounds__(128, 1) s
 
     const int row0 = m0 + aoff, col0 = n0 + boff;
     {
-        // Cluster reduction: each slice parks its partial in its own (now free) shared memory;
-        // after the cluster barrier, slice z adds up float4 groups j = z, z + SPLIT, ... of every
-        // thread tile over the slices in order 0, 1, ..., SPLIT-1 (reading the others through
-        // distributed shared memory) and stores them; a second barrier keeps every block's shared
-        // memory alive until the others are done reading it.
+        // Cluster reduction: float4 group j of every thread tile belongs to slice j % SPLIT. Each slice
+        // pushes its partial of group j straight into the owner's reduction buffer (slot z, a remote
+        // store through distributed shared memory for another slice), past the pipeline's buffers so
+        // that no slice still in its main loop is disturbed. One cluster barrier (release/acquire)
+        // later every owner adds its slots in slice order 0, 1, ..., SPLIT-1 from its own shared
+        // memory and stores C; nobody touches another block's shared memory after the barrier, so
+        // no second barrier is needed.
         namespace cg = cooperative_groups;
         cg::cluster_group cluster = cg::this_cluster();
         constexpr int S = 2;
+        constexpr int NJ = (F4 + S - 1) / S; // groups owned per slice (at most)
         const int z = (int)cluster.block_rank();
-        float4* const part = tg_rt_smem;
-        __syncthreads(); // every thread is done with the tiles in shared memory
+        float4* const red = reinterpret_cast<float4*>(Bs + NB * B_TILE);
 #pragma unroll
-        for (int j = 0; j < F4; ++j) part[j * T + tid] = group(acc, j);
+        for (int j = 0; j < F4; ++j) {
+            float4* const dst = cluster.map_shared_rank(red, j % S);
+            dst[((j / S) * S + z) * T + tid] = group(acc, j);
+        }
         cluster.sync();
 #pragma unroll
         for (int j = 0; j < F4; ++j) {
             if (j % S != z) continue;
-            const float4 own = group(acc, j);
-            float4 sum = z == 0 ? own : cluster.map_shared_rank(part, 0)[j * T + tid];
+            const float4* const slot = red + (j / S) * S * T + tid;
+            float4 sum = slot[0];
 #pragma unroll
             for (int s = 1; s < S; ++s) {
-                const float4 p = s == z ? own : cluster.map_shared_rank(part, s)[j * T + tid];
+                const float4 p = slot[s * T];
                 sum.x += p.x;
                 sum.y += p.y;
                 sum.z += p.z;
@@ -428,7 +521,7 @@ extern "C" __global__ void __cluster_dims__(1, 1, 2) __launch_bounds__(128, 1) s
             }
             store_c4(sum, C, ldc, M, N, row0 + grow(j), col0 + gcol(j), alpha, beta, vc);
         }
-        cluster.sync();
+        static_assert(NJ * S >= F4, "reduction slots");
         return;
     }
     store_c(acc, C, ldc, M, N, row0, col0, alpha, beta, vc);
