@@ -246,7 +246,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 127, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "78b0552260d7fc59a667b2da4f7c5505cb911e3def20bdf7a8a90f7a772e16ca",
+		SourceHash:    "cf2db0e8a52012cec21123e7bd9903865f751ee29d787d32a4398e5e1b138336",
 		PTXHash:       "87f49fb84abb5ecfb6e1f657a9b4d8b174135b2561bc716a20277edcb160cf11",
 	},
 	{
@@ -260,8 +260,8 @@ var variants = []variant.Variant{
 		DynamicShared: 99328,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "661fd2c44813697ac1fa350becc5521ecaddbdf7f48b740582d02cb793084ad7",
-		PTXHash:       "786f6038f83a85af8f5addae51a0dd2884a10258513621aa184796c1c72b38c4",
+		SourceHash:    "cf438d87974b9d65124618a0235e9e701e8ceb9a7cb6f93057104705c8ad35b5",
+		PTXHash:       "42398cdcb42c28c06f487ff98b807ab276eeb69b402b4dd51739db504b2cfe6e",
 	},
 	{
 		Name:          "cpasync_128x128x16_w64_t8x8_s3_k1",
@@ -274,7 +274,7 @@ var variants = []variant.Variant{
 		DynamicShared: 50688,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 127, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "17a2fa76ac3ed7f22fb80a64f2c9cc9c1ae06cdd525ccb7d3ece9ee495b8d539",
+		SourceHash:    "05629558b90d887944a0e99837bb2ad360b919aa48e6466896c728efefae1024",
 		PTXHash:       "85c88d4fe0abda3f54e02218e191a40a4bb9d769af5fff8ea017c461d6fe78b6",
 	},
 	{
@@ -288,8 +288,8 @@ var variants = []variant.Variant{
 		DynamicShared: 116224,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 130, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "19a66590655795c83444e3ab9e4306ae242acdf91fb191c9104aeb773ce5965d",
-		PTXHash:       "d9ed1360b13adea92307a9c2a5177e927980e6cc75d6fa9cb381d1f81cb43612",
+		SourceHash:    "4f8c5465826bd1bb47409a387994a664a434b1ba490762d440036892a8643902",
+		PTXHash:       "66f0c410504375df48232ea272a12e9887c545a3277cbfb4ff8e3a756669b4c8",
 	},
 	{
 		Name:          "cpasync_128x128x16_w64_t8x8_s4_k2",
@@ -302,8 +302,8 @@ var variants = []variant.Variant{
 		DynamicShared: 133120,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 157, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "35ed53ec40a1ad4812520da80a849c1bf870751bd0882052eca9c8c14007506d",
-		PTXHash:       "3d8f9c8e452c01302a0a68089f387c6778e1d2415ffd4a7804cca1d6fd91d1b9",
+		SourceHash:    "4b43b2cd02cbb4c77b0c27c8f112eed6bcb51c9e4f7bede2e73d07a7277729f9",
+		PTXHash:       "5268c104d4e1b3e8d011bb6c301ebb5ce44baf7055a7d7c7b8dbfc1418733e72",
 	},
 	{
 		Name:          "cpasync_128x128x8_w64_t8x8_s2_k1",
@@ -316,7 +316,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16896,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 139, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "32f3d1456308812a9d1eebde8a29bb2fdaed27ec911aefe2b24214674b45ce58",
+		SourceHash:    "79431c13918e04dc2eaef9518562da99fb99247240cab1c262665720bceb6304",
 		PTXHash:       "4cfe3b7452678cf01711d9dfbcb876c0d5d9c2fea66a1e671ceba119c244d56d",
 	},
 	{
@@ -330,8 +330,8 @@ var variants = []variant.Variant{
 		DynamicShared: 82432,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 163, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "401b29d0eaeac8099f49ef115a012532b5bab9d141773d2fb41be73007314869",
-		PTXHash:       "6106c7f96775c8c9672df6c2b8b048e06790022fba98941f67476d9c5c347f60",
+		SourceHash:    "193d2af09124cbbc39f8566f2c43ebb544fc80fe341edca5643b3178b429d100",
+		PTXHash:       "e14e367d17cac3b01222da7fe7da04ee88e473346b522a8197f47f5b3d607e5f",
 	},
 	{
 		Name:          "cpasync_128x128x8_w64_t8x8_s3_k1",
@@ -344,7 +344,7 @@ var variants = []variant.Variant{
 		DynamicShared: 25344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f6ba8566ea3f07bc43f6d910e7add9b546222a56735c439bd9683cf200970f46",
+		SourceHash:    "bb31f2efe8c4c33c86649622a7ac06b0b3a57c51d24b52330a5c6eb3c4f03e65",
 		PTXHash:       "108b9c32e785d9cb9a1d14062d4ce56e784bc23298714aa2c4247bd332e74099",
 	},
 	{
@@ -358,8 +358,8 @@ var variants = []variant.Variant{
 		DynamicShared: 90880,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 159, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "783660dccd223df4cd14b3bfecc446cd3ba5c45a6626c4c6811841c2cee44bf4",
-		PTXHash:       "fccceab8e286984b7e080f2f1f3487cf7adab5229e354ad52ff4aa3c4a75a60d",
+		SourceHash:    "ef42fa72170bcab4ae536e2d41240a3c3d1d2160e54757819279adf1fd01bc9d",
+		PTXHash:       "29beee4a19f9d14ef14c294e37452f696441bd771a56bd342cb645676c4468d2",
 	},
 	{
 		Name:          "cpasync_128x64x16_w64_t8x8_s3_k1",
@@ -372,7 +372,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 160, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f2a4cb24b85c54e87cc7c23cb382f27a98aaa8583103c204b99abda8714ce80d",
+		SourceHash:    "2704d8abb6cac7020b146e6a1181703bc36084117b36e9deb922a2f5f3df4246",
 		PTXHash:       "1a67766cbfe754c595c51a3fcb0433da540fc7f16709f99f81ef37074fb32737",
 	},
 	{
@@ -386,8 +386,8 @@ var variants = []variant.Variant{
 		DynamicShared: 71168,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 167, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8327289445073340136f7031bb5e22633b299b9512cdfe0b54c638441f0c4178",
-		PTXHash:       "77ec5530563db89e2ef216d293ee2b58255a0eed50382791d687e7aa919f63f6",
+		SourceHash:    "679ccdd5f3853c0b747e46e3f38b7d1db49fe31e515e4622c9afe7b648c15ba1",
+		PTXHash:       "b058a5d78f1941addeec36d174b7199f1de38ad0c7d50cb5409d49d3d06f57fa",
 	},
 	{
 		Name:          "cpasync_128x64x8_w64_t8x8_s3_k1",
@@ -400,7 +400,7 @@ var variants = []variant.Variant{
 		DynamicShared: 19200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ad88caa245a54c6a3a9d2e178e546cfc04df5a392ea42fe69beddb65e573d4ce",
+		SourceHash:    "4eeb9822546114fb29c102ee3914b4bc58740d1edbc45bc4f2c6d5d85e6e7692",
 		PTXHash:       "8a449583b48fdeba8a93a03d59b216b46481ead273e9dd9f6f377063bfbc81ae",
 	},
 	{
@@ -414,8 +414,8 @@ var variants = []variant.Variant{
 		DynamicShared: 51968,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 162, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fd237c5b7f3c6c18043baa4aa2fadceb9c0be9674a0b48246197e60e64c287b3",
-		PTXHash:       "8888e7d15685c3c8368187376f754ac2de72c5599cef3408546ad18e99ed6190",
+		SourceHash:    "e92921490d656713c91d01cb1fb12044bdfe0dfb5f7cf780e413a8ad643298a4",
+		PTXHash:       "ffba97224f89101992e757b18d6e4e7e005ab305e277fa4c47247fa5071b8d37",
 	},
 	{
 		Name:          "cpasync_32x64x8_w16_t4x4_s3_k1",
@@ -428,7 +428,7 @@ var variants = []variant.Variant{
 		DynamicShared: 9984,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 89, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "327d6c9c5453921f9634012fe2b010e4d2187abc03f12ddc40df1051e396f072",
+		SourceHash:    "d932ef7f5c443ab54e93b34850e503e8bff788284cb89eaa40b697c2053a00c0",
 		PTXHash:       "1473b81707c9ecd7ea290e26ad0661e080e84a5d1c88a8e01f858f335718eaf3",
 	},
 	{
@@ -442,8 +442,8 @@ var variants = []variant.Variant{
 		DynamicShared: 18176,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6a8622dae210a5db4b7cb7ce45acc3a6283fbdb011e5d929e5a0665fe70f7a27",
-		PTXHash:       "d62a03a5b0baf3da1495fb75fa688c2527fdde9bb8ca44b6a561fbbf6c571c2e",
+		SourceHash:    "a31ff05c49222cbc4007545b1f9e340c17864132650662b3e99eaced5df89ef6",
+		PTXHash:       "644cd6dfdfb6863556215caac151de10fc9c0c4ef64fcc95452f33100fb4963b",
 	},
 	{
 		Name:          "cpasync_32x64x8_w16_t4x4_s3_k3",
@@ -456,8 +456,8 @@ var variants = []variant.Variant{
 		DynamicShared: 22272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1d6e8d3304f4905f878fc8c487ef194d40e833c1a0b96b7f4321b25da25330c0",
-		PTXHash:       "7b8e8298c0c305324b472a3327f3cf6bcdfe23a54d74e5f705cbc0a23aa95e0c",
+		SourceHash:    "492915115eca007453a5c7b6d353d658d8c93abf569db3ea408a32640711451f",
+		PTXHash:       "a8145fdcbb91dcf9c9fcf6c1daf5a19cbe5aeed8e57aaa41ce36ef7d3e449419",
 	},
 	{
 		Name:          "cpasync_32x64x8_w16_t4x4_s3_k4",
@@ -470,8 +470,8 @@ var variants = []variant.Variant{
 		DynamicShared: 18176,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "186e820f6a16792cc5a342f1b2bb79d884494d49efb97992ae91a4eac0eb189b",
-		PTXHash:       "2349e1d9d262318433aa6d74276adc97fbe735f87866c7d530a15e3a21cffef5",
+		SourceHash:    "bef73824c5cf525d740d0c1b186ebfe2d88cd2f3147df6e3b6f58bbef69bb834",
+		PTXHash:       "e594651521a99226e2d3e69485e3755ed6ae52fa8f1082291f7efa0adf34c037",
 	},
 	{
 		Name:          "cpasync_32x64x8_w16_t4x4_s4_k1",
@@ -484,7 +484,7 @@ var variants = []variant.Variant{
 		DynamicShared: 13312,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 89, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c7a0b0367740e906e71fb489af629b8b7ddacc285c7aaebaa59cb0fee3a3345a",
+		SourceHash:    "c22bc0be0122b674f7c6a2c66d85d74916a9b594ad6a7a22caec712569641cfa",
 		PTXHash:       "cf0a59bc0b08a99ca8f9c6388647021c1d38a3d559f66764ffcafbe9928a6f9a",
 	},
 	{
@@ -498,8 +498,8 @@ var variants = []variant.Variant{
 		DynamicShared: 21504,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "656bca00df76d74b972d4eaccd0720b6f5b6b176bd22b78234e6fa6681eaa93d",
-		PTXHash:       "a8582e470f245b088db3f7fd8aeadd4c520aa40e904530384f38577ab7c25480",
+		SourceHash:    "7b06a7c8be2fdfabf673b61ce7457db5662941585b46b53722b0cf46e1b8a61e",
+		PTXHash:       "6f46db834085b15b91c92207578b6a03010b9477c913a0fd39564b25f7a5bd00",
 	},
 	{
 		Name:          "cpasync_32x64x8_w16_t4x4_s4_k3",
@@ -512,8 +512,8 @@ var variants = []variant.Variant{
 		DynamicShared: 25600,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6521f93b3eb01c1f97284f5bc4d7abd272b0de36455b8296d159b7e28a7e9c1b",
-		PTXHash:       "33bd329d31375b26ad846d24bad2ded8f3d5fb2be65cf92dd87e46ae635e86be",
+		SourceHash:    "bd8cafdb9de34c7a61046834ae949ea29fa0100ebde35d91f80e97c099c2d9f8",
+		PTXHash:       "6311e39a6884fec907b863ff07ba9ed358ae044ee35b3b0cabfb57ebd101f815",
 	},
 	{
 		Name:          "cpasync_32x64x8_w16_t4x4_s4_k4",
@@ -526,8 +526,8 @@ var variants = []variant.Variant{
 		DynamicShared: 21504,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "105a73870e9be4bd4766505631c90b9e16f0de44164f6da629bd9cc4dcb98e4f",
-		PTXHash:       "b7b781a3da736ef04f2e63706507b3b69f6c5b992878f06a97a2bfb7583ce5bf",
+		SourceHash:    "58e49b30961b743d9bc78172e4d68c8f7f43691a5004b3a53fd55284b30df508",
+		PTXHash:       "fb25134dd2d56521923391a571a02f59163c26689aa2634535f1b95f45675a51",
 	},
 	{
 		Name:          "cpasync_64x128x16_w64_t8x8_s3_k1",
@@ -540,7 +540,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "63be0d74d60a02b3ef458a7c0c13d768f3111718a854b5f2986874702fe25ac2",
+		SourceHash:    "55c47149d005eac29104a6fb6b96af1152db6a32fe0c2534cde6125a40a7085d",
 		PTXHash:       "32472479492e0eb61dc30778553f58bd9b5fb7022cb3997130abb02bae563a44",
 	},
 	{
@@ -554,8 +554,8 @@ var variants = []variant.Variant{
 		DynamicShared: 71168,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 167, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ab5d63bbb378cdf2ab51135a2065e6f8ed562d6f81d4eb56b9a23babf5dc8bf5",
-		PTXHash:       "2e0367c3b38b42dd1a8ba019f77def48ff265222afadece4c1ba8749cd3b2575",
+		SourceHash:    "6c7e35a3b682d4718039385e0d005a9fb9cf21d9039c41b8bec4d2cb64e55a8e",
+		PTXHash:       "37acfb45e1000779f662e4702fc9ae72877180c44f66a09b65e878a17d4a8380",
 	},
 	{
 		Name:          "cpasync_64x128x8_w64_t8x8_s3_k1",
@@ -568,7 +568,7 @@ var variants = []variant.Variant{
 		DynamicShared: 19200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 152, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "90c253c2e84a1a11247c445b22c6a445763286f593ebce5c3d73ca1d5cff080d",
+		SourceHash:    "92022649bd7a8be4d98960bf876aece23998a52eeab2b22e4876e22fd5ade604",
 		PTXHash:       "de45a4ab2f281531b7114d562a69e9575d1313c0a2f172b1d781cd54eba899cb",
 	},
 	{
@@ -582,8 +582,8 @@ var variants = []variant.Variant{
 		DynamicShared: 51968,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 167, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3d4d31028664b0e1bfaa6e5205a0930e5ef4be95c5090ee296e360f026dafd06",
-		PTXHash:       "304f831b872de07a21cd929d906025afdf6670010e78684e2b3bd2d800bc9dd1",
+		SourceHash:    "33c17ef6b7fefcccaa64311a5f572996457164e445b001e9080abf9b92d482d2",
+		PTXHash:       "cf6a1f708ddb4277a020f07c36d4f86d5259fe83172b44399ef29fb7e07bba09",
 	},
 	{
 		Name:          "cpasync_64x64x16_w32_t4x8_s3_k1",
@@ -596,7 +596,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 118, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fd58f4c43ccc8d60a4f48ba82d804e34b1005a43d13a8e874ee3900777cd0a25",
+		SourceHash:    "311c48bf402d537a8cbbb2cb9e733a4db980d6317f1ee524875e22b4067fd723",
 		PTXHash:       "1e95a929ae150345eaee0df87b0c73bb6ef95d1f1fb4cc35a87f9872e0ca5375",
 	},
 	{
@@ -610,8 +610,8 @@ var variants = []variant.Variant{
 		DynamicShared: 42496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "00e7a95b824bac23e02f70f1c8696dbbfa46fffdd713fc92ce493d20d136cadc",
-		PTXHash:       "5e66270c7d52acc501e9ce100442f4d4cc2d5363a3cb36ab1945981ad8a7236b",
+		SourceHash:    "8a7fe574bb5aaba1230f0e396fd5930f697df4b6b1a03cf0a8df66f9856a9087",
+		PTXHash:       "df59fbab9a232dce7407304db2e5746e168c7c3fd252526fee44334eab3790be",
 	},
 	{
 		Name:          "cpasync_64x64x16_w32_t4x8_s3_k3",
@@ -624,8 +624,8 @@ var variants = []variant.Variant{
 		DynamicShared: 44544,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "371abbd42d2cc893ab8a018d2fc8fa23cc6f7a0bb18abb52dae1963253ceccac",
-		PTXHash:       "1c9ddedc048709041a02ce3140aa003d69ee3a06ae281f19b9cf183ce22e0b59",
+		SourceHash:    "d9b182affde4f7275844510889a8f71b0bd71155abd9999ef1e2154bc785ba27",
+		PTXHash:       "2b4db23e930a6e345cda355f3bc0799927d0cf75b3d0d2bde446db63ee63841b",
 	},
 	{
 		Name:          "cpasync_64x64x16_w32_t4x8_s3_k4",
@@ -638,8 +638,8 @@ var variants = []variant.Variant{
 		DynamicShared: 42496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "546df418938fd058c4fe5e4856ab176ab39b74dece8532ad7315d0c4a3c47915",
-		PTXHash:       "afad041a10a911841bc281c55b6ff2bfc262840524243280880d05079545ff38",
+		SourceHash:    "92858bbdb5016c9dd030048c332c222ed79bc35f8cb990233b2ba887fffbb605",
+		PTXHash:       "5ad81ded930af0e1c22cf69b7965955de6eb02f7516ab840686f6859ab8b7cc9",
 	},
 	{
 		Name:          "cpasync_64x64x16_w32_t4x8_s4_k1",
@@ -652,7 +652,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 118, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "963ecdb978852fe25d554efb8bd858210b0bb843d04ef64f0b232bc92cb7a9f1",
+		SourceHash:    "6005bc1e759f0b746735104a1515452fe3b479b0b9d7e7e5c86c69f130fc1f22",
 		PTXHash:       "9855026c7ec417603dba63b32e37c97b2110e5050ce5fa26ac65cd281b3cfd09",
 	},
 	{
@@ -666,8 +666,8 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 113, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "88b42a8844991f0a7f77f8e0e88dab3e57f8a7ef69a984a729e95808005747a8",
-		PTXHash:       "2ef89b9ad54400c6e8e0b781fae3ab0e27cba8a4adbccc56f1f723a34f28aae8",
+		SourceHash:    "91e0791d3e52ef37902752eb8e6a6a07af5ff12606c91f67970678b196eb4004",
+		PTXHash:       "dbb078012310df31a158931e923e88dc88d6a90cf6324bdea327db74eedbe072",
 	},
 	{
 		Name:          "cpasync_64x64x16_w32_t4x8_s4_k3",
@@ -680,8 +680,8 @@ var variants = []variant.Variant{
 		DynamicShared: 53248,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 113, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "11a5599c481ce3ca561d0b83d0e6c3bb7f941701b17232db13414b06ab3a7cd3",
-		PTXHash:       "f320e2edff7e510fdd375122da10648ab978b64d33956d056f31f9f55b006baa",
+		SourceHash:    "aafb126baf099fe823c2097a7c4199621eef6317165af5d04565da16bd800069",
+		PTXHash:       "d74df2b0ce616b25857e254cddb710236a18d414b2e1ca4e269e7a778675e304",
 	},
 	{
 		Name:          "cpasync_64x64x16_w32_t4x8_s4_k4",
@@ -694,8 +694,8 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 113, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "03de3420060a018cc2003a7562c25de122ec148b8f8aa7bd7f5bdf691dea22fd",
-		PTXHash:       "b54ea1f6798fe3982f0700b5302c4c3d5e709ca1e036dd8dc66d0a8c8be73ce1",
+		SourceHash:    "b12505247b7f1d2e9906336cfa192d19ccf9fb6df6e915c51cf61e495240cefc",
+		PTXHash:       "9d1ed984ad1296cb2c8d0b08201faf1ebbd4565a134aa7e5ad23311f3b29e964",
 	},
 	{
 		Name:          "cpasync_64x64x16_w32_t8x4_s3_k1",
@@ -708,7 +708,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0f7d592f719dceda785d111ac47849e1dcd33f5d8556bb478f95dc59cfbac5cb",
+		SourceHash:    "befb43a529ef36538298fac160912afffa25478f5b0c7fffb1418d09ebf49575",
 		PTXHash:       "f00425a10355ad2497af1b4c5cdb6e50ad742062fdd9dcb4fe1c4e0604b8fe69",
 	},
 	{
@@ -722,8 +722,8 @@ var variants = []variant.Variant{
 		DynamicShared: 42496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 121, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "57b69c98b185dbf247e1e9af845040b35edd1645c01ef91ca3e09ee06f8cbd16",
-		PTXHash:       "3a91902e93417d3c135d4bc9f3612e46f960a72a202ca739ee1ea583d0f810d6",
+		SourceHash:    "e6c2ed3200c51de90f86cc8a2047b5a8f46a30040263ee9d0fae56120cbd6ca7",
+		PTXHash:       "097f97ead9e4dd221a74bedcd34da761c13bb7298a0588f711090acea23023ca",
 	},
 	{
 		Name:          "cpasync_64x64x16_w32_t8x4_s3_k3",
@@ -736,8 +736,8 @@ var variants = []variant.Variant{
 		DynamicShared: 44544,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 121, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5507b79c7236b8b5a1543eab86fe2bd5f074d70f27ba302a6bdad85c7904d829",
-		PTXHash:       "6af3f5b21904d9bfe604e7e5a7413204edb01aa432f0f45bd5bb4475acfdeb74",
+		SourceHash:    "1e8a76cbf2fb6386e93233789725fdafe47eff84329ed02aab3b74c402ff46fc",
+		PTXHash:       "62342e7db00bc11637a996d4f3776db06dc3d904158614547e76c99f74a9b8c6",
 	},
 	{
 		Name:          "cpasync_64x64x16_w32_t8x4_s3_k4",
@@ -750,8 +750,8 @@ var variants = []variant.Variant{
 		DynamicShared: 42496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 121, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6b070477f99a8002a1a6ac893cd63ded39d10e9ed07147fa4c71afeff0e8aa3a",
-		PTXHash:       "10e273d1fb2e1dda6a70932ea990f5ac2b172321586a6c8409d7660cd8f2f242",
+		SourceHash:    "74731d86e16c844ca4cf22ce3c3eda5b5375f038e06cf11a54bb60a03277d679",
+		PTXHash:       "138d44358291088f6c01aed69adc022352a7314fd75123b0210864940725a867",
 	},
 	{
 		Name:          "cpasync_64x64x16_w32_t8x4_s4_k1",
@@ -764,7 +764,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ec1aeca133eab45c6f259a2583942e7960917565697cd2acfb25973aefd1cdb7",
+		SourceHash:    "a536ff402c80956a4a884d4ddce68892c43171640094ca154a41d15b89c16ed8",
 		PTXHash:       "9dea122626fd2734d25720af04b2a4d6f0145ce0bb29d6e1466f541d6ea677e4",
 	},
 	{
@@ -778,8 +778,8 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c1f63af06bad3b9911bd257df8100ae09ea6a77afa45b9efd7b77e690e067ce5",
-		PTXHash:       "8016de18f2df4ff3981db822e490416a7f93e7446430c5e26bf6ab5e4a87f5fc",
+		SourceHash:    "589afc222b880c16ac8261c9fc1411ddb96ddc3181e32a71e43ab9ac96855503",
+		PTXHash:       "7fe7ee92110b01eeaf68eb247ed1dccd53e709dc721f6df667bf86c3a188e783",
 	},
 	{
 		Name:          "cpasync_64x64x16_w32_t8x4_s4_k3",
@@ -792,8 +792,8 @@ var variants = []variant.Variant{
 		DynamicShared: 53248,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "938ba865df397de119d5f53522c1522ce6c8779ce8a2edb82d6ae7f5bbc976df",
-		PTXHash:       "90152e6836e7ca57a5627528966435c6f4dce21402c4473a87266423d77de50a",
+		SourceHash:    "15f24012df25803c44d6b198d95a642286aac91aa81097d34a9f6881b48f77a5",
+		PTXHash:       "3bc0d5748d4a2ec54da032565a7179779d75b7c2e44b89c098e0cbd1eaf453e1",
 	},
 	{
 		Name:          "cpasync_64x64x16_w32_t8x4_s4_k4",
@@ -806,8 +806,8 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "deb38552fa9eb8bf218936b4f934f18c7d3f4acaf29d63cdb33334cda88ee57a",
-		PTXHash:       "73ce26b49a618f89f4ba59952fcb1ddea19eac8df8f9be0324b521657b89ab7c",
+		SourceHash:    "2453a8229e2b95a5e18bd75df37dab6c1d8507e5af4bcd2337e073e6f4345411",
+		PTXHash:       "996a4fd86e2ad84b40bc224deae440141e5c288cad42f6b6730260569161b1ea",
 	},
 	{
 		Name:          "cpasync_64x64x8_w32_t4x8_s3_k1",
@@ -820,7 +820,7 @@ var variants = []variant.Variant{
 		DynamicShared: 13056,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 106, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "aecccf551141952cd352cae325910f9b00ab2134180ea8f9e95a2be1b8d03a0c",
+		SourceHash:    "206f3b10770001f04c0e45a8a9f5adaf1be67529590311e9c25717243f59da0f",
 		PTXHash:       "479b49e395944a802d7e49e43b1f9aba092b370405067c070cd112b7dab0a213",
 	},
 	{
@@ -834,8 +834,8 @@ var variants = []variant.Variant{
 		DynamicShared: 29440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ebdd232a072755a1a0960c5d13370285ba916fdf7cc038d8e88b60960edd9f3e",
-		PTXHash:       "4d982e0925a4d36cc94ed58c1332450b77c5d4b16e2da3df0441d136276f07c6",
+		SourceHash:    "514bba33fd9731babdba829c6e302531f650fa8fff696f7798b34308eeabe01e",
+		PTXHash:       "480dcc841115ffa8c4e19048d3957c8024bfa179104f0338ea5db1f41d35e146",
 	},
 	{
 		Name:          "cpasync_64x64x8_w32_t4x8_s3_k3",
@@ -848,8 +848,8 @@ var variants = []variant.Variant{
 		DynamicShared: 31488,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bdc58b135fe3108f656edf7775980e59232b11461ff7a871739fbdf6c6b3aa62",
-		PTXHash:       "042c4edc39dbd901144ae4fbe6aee5d86bfd827f0263f866bc7aa09293c585ff",
+		SourceHash:    "3e28633d9f74e4ae0bf3c287972acf3697e443d2df5420bedb661cf023ae346d",
+		PTXHash:       "e965812717302d6e38c4c6b0063ebfd3686c5de3efc11ec21041915a822f404e",
 	},
 	{
 		Name:          "cpasync_64x64x8_w32_t4x8_s3_k4",
@@ -862,8 +862,8 @@ var variants = []variant.Variant{
 		DynamicShared: 29440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d9cc2d2a2bda2ec4c4cb6f12266a2a950921d620127501d4e35628e69655a46e",
-		PTXHash:       "e1fc5e092ae7234a6bad7cf9fb1e6b16c3a88537b4eb69f3c63768df5522f62e",
+		SourceHash:    "032667d0a0fcf4cd9e40f7982ae5eaf0f62c54d8a7675aa03814ae1eb8b52a4d",
+		PTXHash:       "c0ece6fc338c051e1829f963d7ab7198048cebe1ce4a476604071fd080d8cfee",
 	},
 	{
 		Name:          "cpasync_64x64x8_w32_t4x8_s4_k1",
@@ -876,7 +876,7 @@ var variants = []variant.Variant{
 		DynamicShared: 17408,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 106, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0bf4f5b80e83fa082d4d218e4a344457206db04c5ea36f041733e59104e5f190",
+		SourceHash:    "6be05d15e35e46785b90fdd29b331bcc8663586e393042fe2c5b399837b58230",
 		PTXHash:       "d5be1f290dd1c82d1f8a13ba48931ab319cf0cdec06ca78a4fa8b32f82e82610",
 	},
 	{
@@ -890,8 +890,8 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1ae978c61e727259478bc6cda6238683ae886501cda077abc51e862adcb35ffd",
-		PTXHash:       "c522fc607165dfc5670b34826e4cde4ee2e108b28f5bf43249aa2120f63dc3d9",
+		SourceHash:    "cde7f646cce643dea19e1ccd94ad5caa98cdb0b441f887db615476e27a4914ee",
+		PTXHash:       "d4fc5e81bb97168a37fe51c8e80fea920b546f5c148cdc5cd5df7b1777f17899",
 	},
 	{
 		Name:          "cpasync_64x64x8_w32_t4x8_s4_k3",
@@ -904,8 +904,8 @@ var variants = []variant.Variant{
 		DynamicShared: 35840,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "38a7359b051d511bd57be32d2ea821b99136db00b69378ff072d8234c5686f05",
-		PTXHash:       "15613413d324d4f4c624e67249eb3622b5a9e8160c223e14c4be392d678b88e1",
+		SourceHash:    "8d8fb9beefdc424eb9fa5d813df430232a7c5ad7420917ec5a666cfa070e426f",
+		PTXHash:       "2c64c81ff10b15f5f8582885ab27b4f7d80346e759e39fc5cf3f69102ff8a57e",
 	},
 	{
 		Name:          "cpasync_64x64x8_w32_t4x8_s4_k4",
@@ -918,8 +918,8 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f31e62ebda384fa05c84b360c8133b0eeaa063bb53d5756932e15f7df42c1944",
-		PTXHash:       "904e792e642d87a03e1576dae5e99deadb707d81e8bf4f9fe6bf16d660bd32c7",
+		SourceHash:    "0f08d52b6730eaa469333d9db563076ee8fc3eb993e761c9b6558ada6921e68b",
+		PTXHash:       "4ef9e5f739e379ee2f478fc812bf84a15db3920a9917dcd341e16f43776fbe7b",
 	},
 	{
 		Name:          "cpasync_64x64x8_w32_t8x4_s3_k1",
@@ -932,7 +932,7 @@ var variants = []variant.Variant{
 		DynamicShared: 13056,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "17d72c095f0920d1d65065c691e58741b7d38a8581befcfecfa00f81fd73e907",
+		SourceHash:    "ce312b6aeae7cfdc17750688e1a7b3f5e09752b0c9252d39d99e2d9e0bb2189a",
 		PTXHash:       "3afaf52bfd62aebcecb275fa21d8b7654075ca8da75609f67433f3590d583c78",
 	},
 	{
@@ -946,8 +946,8 @@ var variants = []variant.Variant{
 		DynamicShared: 29440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "029736e8bdec269b4eccb0710b42126cc9df8813867ab64fb1fa4d6a57b6c425",
-		PTXHash:       "6758f57be814eade940ffe33501da2a82bc2b8ee0c4f931f7997a7d0bae62e94",
+		SourceHash:    "1691166add70085a13722e3253b75de494c2c11626ff6de86a2281a2fb4e9569",
+		PTXHash:       "61be4fb4ba26b4476887612ce35bfabcaa696533087cf6657a8ca47ce88fc596",
 	},
 	{
 		Name:          "cpasync_64x64x8_w32_t8x4_s3_k3",
@@ -960,8 +960,8 @@ var variants = []variant.Variant{
 		DynamicShared: 31488,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e1e6281ae7070ded183c1966c505b4a0cbf7e8c80b4164a1738a1882dba9a43a",
-		PTXHash:       "e3c34c39b2bf05f5805aa921747db18b7536d42f2b3ef63c253da7ca81c42846",
+		SourceHash:    "b2bb987206f666f28e28b0eee0f0b19143f42f51aa946f3b0a99df8af66a61be",
+		PTXHash:       "5c81f8391a9a66851643bb09d1fca9fe3d493cdc589ac0ed4de82979953f2bc2",
 	},
 	{
 		Name:          "cpasync_64x64x8_w32_t8x4_s3_k4",
@@ -974,8 +974,8 @@ var variants = []variant.Variant{
 		DynamicShared: 29440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "77c5896a6de4823d413599fa9eb35791be0a9b1f9d1ab5c85079db2820eb263a",
-		PTXHash:       "4c80ad604c13d458a63cc34ec044cd16b3a27022f206768e5e8a718f8d947053",
+		SourceHash:    "3467999dd315811fdb93c7ca4fa2273b27a5e367bbe808c4eb60a596e4eb7c90",
+		PTXHash:       "87e54d7746435d04f84694cfc07c10a14060d533dad20b81c2aaf9c657d766f8",
 	},
 	{
 		Name:          "cpasync_64x64x8_w32_t8x4_s4_k1",
@@ -988,7 +988,7 @@ var variants = []variant.Variant{
 		DynamicShared: 17408,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4e84946b659bac86dd6bdaf461bac91e101b0eca590459ea322aaa03b533f518",
+		SourceHash:    "e898945b209d86b7fd566b2b9e5ccc6c645ed713f195407a1bcbeea5c2cd04d5",
 		PTXHash:       "871725bb42ac44a691fa57f06496d6be13171f1bc8b35c1baf84b0ec5095cc69",
 	},
 	{
@@ -1002,8 +1002,8 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "635271a42ea16b5b26d4c7b84f02a3c602d67f66087560225c4746cf10adf781",
-		PTXHash:       "ffc85a1593270947b6b2fcb3fb9f9322234ebbc5366b746d7e6cd66fa7f74326",
+		SourceHash:    "69936565d32b8229cd95b6e9e038572a859d06cbb977b2d2fd7b362aeaf650a1",
+		PTXHash:       "052503d105796b0946e0c7f827a13526933102a33f1e35d1bebef7b1142cecd2",
 	},
 	{
 		Name:          "cpasync_64x64x8_w32_t8x4_s4_k3",
@@ -1016,8 +1016,8 @@ var variants = []variant.Variant{
 		DynamicShared: 35840,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6744141ae930e223435c78bb5ed9ba4967034cda000a4456c600dc4937f14291",
-		PTXHash:       "d70cb0e358fb7ac685463092d5adbcd56cd10b8bee7dc356d0eb56635785dad6",
+		SourceHash:    "32b4d40a72ab92e589700c17cc3269d56c0d26ae2ad285c5f9ba7312322d1dab",
+		PTXHash:       "6ef6c89b7c8a16a9204db3083ce1b0283d2c6c7b6382df00ff05cdfcc60fb9ff",
 	},
 	{
 		Name:          "cpasync_64x64x8_w32_t8x4_s4_k4",
@@ -1030,8 +1030,8 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4cfe9ebc5ca0a1414c611203852e4f0d9bb7113edbcd28387e384173e74f5baa",
-		PTXHash:       "6ebdfe37ebb3450ee53e1901811096f25098cdf1d65d28dd290e68d2779dce7a",
+		SourceHash:    "d14cbd750ec014191a75d936986595ce513dc88c58c3ecb92f02f5af0a51c26f",
+		PTXHash:       "91078c7a72d9495d8c0b18f8a44675f4e5548d88a02165196a5e38874a35b526",
 	},
 	{
 		Name:          "micro1d_t16_r2",
@@ -1310,7 +1310,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 240, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "86245f97700afde87e15e38a6cf506a586bde9d08bc08015a63cc6bf69be1518",
+		SourceHash:    "a911485631ce22720178feb4f574b6c96b49029114635b8577ff6ceeca228392",
 		PTXHash:       "feeaa828571bbf17b057667708e223f93fd1a527106b1a813d3dd339ec1a30ce",
 	},
 	{
@@ -1324,7 +1324,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 248, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1e9848067cc7a6367879338f696416a8a28ed1c8ba084cde2bb0199c575680ec",
+		SourceHash:    "f67d959ebaaee8f0fcb2986ca72b5663d07eacb099fd53ac76699246467115fa",
 		PTXHash:       "d6b0d7430d2f0bf696be347974f54132115e8f9d3076aa56d1d4790b735fb692",
 	},
 	{
@@ -1338,7 +1338,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 141, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5c7637551841f434d6e1a16f545abb71654ac697c9191a0c6e080741efa56c0d",
+		SourceHash:    "8433c30cd66b6bbf8b4d0dcbd682d1a37ce70345d29eb0f4a8afcf0c5b9b9243",
 		PTXHash:       "a8b364cce7663f40a07655463170d71cd48321015ab3108861eb75f829fbfbff",
 	},
 	{
@@ -1352,7 +1352,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 143, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "eded98a820981019a2232605235effea037229e2e08cffcfcc73ef2c81206f9d",
+		SourceHash:    "18538b1b70495619a3cde25b3355e237d8e4a645fd409c56fe9e06d7d110c4b1",
 		PTXHash:       "546a05f0f180c093f34859c6ddf9a07e82852992795731c27cb9d529202b2d21",
 	},
 	{
@@ -1366,7 +1366,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0a54de99e2696472155b4a978cfeb7f37c17b4db98451955acad395c322f3975",
+		SourceHash:    "2af58fd8fce1abbaa7bb046ac2ef1828997938667b2459402c477f6c44e37edb",
 		PTXHash:       "b9566b1e1531a546a7a907fae5d40b6416159dc3eee925d10dd6dce6dc8760e3",
 	},
 	{
@@ -1380,7 +1380,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 237, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b95852969fc360ee8ec2916cf162a3a00563a0b4e54f23121b7571b7375928d8",
+		SourceHash:    "2bf9dcc4d53aa4af87dbdcf0ccb43994c4792bc9044d839b49698149355794f9",
 		PTXHash:       "833324077a9e093701701daa648ec6487a7d28eaeea3eac7986e13e2212ed5f9",
 	},
 	{
@@ -1394,7 +1394,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 240, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e09f50c46ea17e275b87ba5c9fb1a5bbf66c6ee1eaf0126f66b3b2efda40e3e2",
+		SourceHash:    "1f7b90a6c51ca37e7f2ea54bd83a2e7048255da28ee519b5ed6ffa169f78b81c",
 		PTXHash:       "24afa5a645b9b61f9a474f4605a221383d94d5a0a46b6db2cd4cbb46e5b108a8",
 	},
 	{
@@ -1408,7 +1408,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 248, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bb3292cf5a80ec4bc8fb8b0cdfabab6f33ba16621443db23d087d3ca0a2db655",
+		SourceHash:    "afb7317ccdba64fd3ee233e407969a2df8329503d6b5b1c31c636b281fde9608",
 		PTXHash:       "ac3f67b655c548f63512e793e7d48b6f6cda25aba6692356d7293fc872ba1fe4",
 	},
 	{
@@ -1422,7 +1422,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 143, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "dca570ffb3c8439e2ad59558f2ef2d91e56d28b655c8a4b7ae8f643b99eb8200",
+		SourceHash:    "fa400090e68a017f611d1f4409ddc80e1fefb25fab53823b5bd3761282970d42",
 		PTXHash:       "61cf27a0af2676bd43de8abaa3d9c62dbc40d6a765025c0aea65b21718a5fd09",
 	},
 	{
@@ -1436,7 +1436,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 139, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7c029311441f15f3e8e6d825aaf688392599f016e41f54b58b95dbe65c2327ca",
+		SourceHash:    "7a7d6fb675af82c491a1e28b24869a023add3598f129dd1e143ff6eff6738ada",
 		PTXHash:       "30dbf830a371f186ef145ad82369e12c05029f70204daada70eeaab5b0a5fe64",
 	},
 	{
@@ -1450,7 +1450,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 143, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b942ab9be1f5fee52d2ff1cd7f02cc2086c1f41a98e4dbbb3b0c68863fcfdef2",
+		SourceHash:    "6a6d960f2416864074942e4131aae36b9dd008fac1b74b31b71a272ac1082643",
 		PTXHash:       "62884008e1c5817fea2171211ae7c87603abf5be6d738a1fa43cbe06885fb1f2",
 	},
 	{
@@ -1464,7 +1464,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "cf23f020b0372d95b906bbd2574109e0e66cd92de6630b5bc48eaf83e0c513d6",
+		SourceHash:    "fa1984a4a07fc987ed91fae164f8377d6fed80a09d29df8a2a248f3dc02fb7be",
 		PTXHash:       "267ee0fbbfd90bf3cd6d1b2b727b0a482b6fd8353af16a35463d32cd380e7f66",
 	},
 	{
@@ -1478,7 +1478,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 252, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "908c432826ff91f61022506b3c2e2c237e63a4d1700eb1e85cde6437ee77aa96",
+		SourceHash:    "64e652a2e1c7cea0864d81efef8ec00d378fda13e1725302c99aec066fe580d1",
 		PTXHash:       "24efacc854b2c0f992029fdeb28d64d5d1763096ca05b4ecbe06cda63feb7aaf",
 	},
 	{
@@ -1492,7 +1492,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "24f1fd69e72315c41d17641d72d646f33f9422ddf19ce4c2e1b512b3e5832b12",
+		SourceHash:    "64bb3a45ed2534bc581cecd03e45fe3e447ddf016cfcc2750e5b1ade84bccd27",
 		PTXHash:       "dabae6a5bd791156c40fcf57b4cc49ba22316083e75ddb5986a5fe89eb223bb0",
 	},
 	{
@@ -1506,7 +1506,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 252, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e13c02aecdf747aab7d89af2fec94d60f874c543abdef69355c7d7d32bf31004",
+		SourceHash:    "3d2ea6ffd52a8635d3431882952e76f3e67d4d5061bb4770373759c6ce6aa200",
 		PTXHash:       "ccad96636c75f0c1fcb986f34b2f8d20c4fa050b5ac3ecfd8f0a61a87e4b0081",
 	},
 	{
@@ -1520,7 +1520,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 161, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c740236ad2d70d1a921ca88d1805b9d0d08b88a42db10147dddd80173c594a63",
+		SourceHash:    "4360a165074967c834fb22fc5532ba4b4a55d02285be52e228cac3fb657f7e1b",
 		PTXHash:       "7ff0a6fe05d2ae368e0408e56f3effa13780d2422b539146d075aecefefb0267",
 	},
 	{
@@ -1534,7 +1534,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "cbae6353f7757d66fe1f636402779715906ea09c2d0a8a58f931f3b94d0e2c13",
+		SourceHash:    "c8c3486c89dfeb545e6f93db1b1894e9c7d221f991b15e1e448dc228f169e0b8",
 		PTXHash:       "fe9cbd18ff91d301a2e7fde54b544655b4160c6d3500492e524305978ed1a0cf",
 	},
 	{
@@ -1548,7 +1548,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3d0824209c5cb00e65101c8524b31b71047002d065d25c19dd0013cc6ed44bb8",
+		SourceHash:    "7d9a4bb6ad9aef27f32e7cb64af81f4c4d5c1f9224b8533b057ca279709e0cec",
 		PTXHash:       "649571f1971df29f7367c6736b289f1345512e6bfc00b7f6e8e01db3ecc202d0",
 	},
 	{
@@ -1562,7 +1562,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fbfe760f51bc0b7bca6a6da1a91c6cf762a334ed7a773eab0994c031564d9f45",
+		SourceHash:    "260ccfb3eec08f735d9fdfbff4361a4ca7117e07670ef6e5b024dfec916719cb",
 		PTXHash:       "5fa3bc9c0f678e87f207a42829615eebfce115adefcfc9533269ec98e0fd275a",
 	},
 	{
@@ -1576,7 +1576,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 130, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "aaf583b1297e7bc75c8e94475fab3fab072464d3c274a1dfec3a0e2c59374f36",
+		SourceHash:    "6846008e21b8d869c58accb364e4e3e8956a69baf89a16aa6df8c5ab5a6f6b08",
 		PTXHash:       "ac999761f76bd680461870343bc40a138fad92ef3233d8ac834373f525ffc677",
 	},
 	{
@@ -1590,7 +1590,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "837f95e80054942d8f6f117ba8a3d6c733f5413434500904a0e076aac0e32a80",
+		SourceHash:    "c962a246ebfe14990f4cd0bb7cbd4fa62d7668978d5ddb92a7f15f07f41cefb1",
 		PTXHash:       "e3603961fd364c82e1b13bf423782bac6980ece01b19bdbaf3f12ed78aa0f893",
 	},
 	{
@@ -1604,7 +1604,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 133, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "560d37639bc878146587bfea84fa1fda73b2ccc94ce3506f3a64198e52ac0806",
+		SourceHash:    "ceb1004557eca8bf2263b58f4f9c879d1d5f39a55dbf5d3d7a51f69d9b35f335",
 		PTXHash:       "22a151e3af5f57144b8622f61f658f20cad64f1d82de9134da8d3351e7c103e6",
 	},
 	{
@@ -1618,7 +1618,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0d0198886d8b743ff2c987f1bc566feea65162c705a4f178f7a29fbea5c72484",
+		SourceHash:    "43c1028035157266f24a482c98bca55c1845bbae01b60cb742dc20e96076a482",
 		PTXHash:       "6218e9e03ca851fe42f769f3e756b3edd5c2958908c4013f53d99ecfcb6875e3",
 	},
 	{
@@ -1632,7 +1632,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 236, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "de3a56097f31aad0e6c0116ad4a6266b1fa122361db4e4e2191ab1b62b6da56c",
+		SourceHash:    "f81974b4f0170224132647858ea8f667fddb67678a02cf2fb3c67b28f0b41d85",
 		PTXHash:       "e2bdf9bf6272270ff549b0cdcf87fad2dfd6d9396f286d39c48ed2995f12f088",
 	},
 	{
@@ -1646,7 +1646,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "16d84a5f6e963ab7607f2a2f0d2987e1841cf9fc15fd1b46c4b9232c3c67e9e3",
+		SourceHash:    "2349b59cffacc5189fe6c9271358b9d88942ce6962f9de2d7bd20c7a1faa0619",
 		PTXHash:       "931d13bc18e655bd48f8c15e3ba1feb3be72589a30f7ebb2eab478d754987477",
 	},
 	{
@@ -1660,7 +1660,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f463f9a61c046974b7d36ce0b5a8b43feab4cf767c990d718bdcb2e86a84e69a",
+		SourceHash:    "79a17eecc702b821db0387ead0f1c9e66a294c37cfd9c7e8219b2dff4468fea6",
 		PTXHash:       "afd4e452bd2241a2eb46995188499db3bdbc98ac54d76cb3dc53036ce0721ef9",
 	},
 	{
@@ -1674,7 +1674,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 139, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "007c9b1c098a53a0fb9df0204f420386e096517361ca463142aa9072336f7f3b",
+		SourceHash:    "a6bba3acf60e76a76015145ed620dbb02889c8d0e7bc591c228b9300f94eb6e9",
 		PTXHash:       "117b67df5b0b233ad5d8422faa3e9afe935fecd7bfb3f62c4cf210cd9da34b30",
 	},
 	{
@@ -1688,7 +1688,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 130, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1ffdcb85c0aa6d8ac1644148422fa3154352f6ed7e2235abe2ed38916ae7ad32",
+		SourceHash:    "4de89c2cfdd0e831a7cf6f9c8ee71351765cd22dc1910412b7a55376b6c998d5",
 		PTXHash:       "0c5bce3fb768271ea829f16f9a26a34dcc6f08ef3d618240b7259901ab36802f",
 	},
 	{
@@ -1702,7 +1702,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e97dba2660f59bfb52e8c97a9ad7bf72947f669decfbe2123145078090b1ceec",
+		SourceHash:    "a2550c9ce13affab9a778beb3bf4fc5937df92da7d7bd635b3ac644ff1dcb22e",
 		PTXHash:       "f4909910d3029c033f124b11b232414f7dc4dd168c217c2bfce81377284f2fa5",
 	},
 	{
@@ -1716,7 +1716,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 133, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "854432a2b6e2615a3ef95f5b5fd17908680d3a79ba7887cfb64d5f77ff2c774b",
+		SourceHash:    "8e3a777f2dd3db65d868be9dd21ef87d9f9a1072d4306d0184f5ba267ac0acdb",
 		PTXHash:       "fa0de9cfa09563ddc0b54aed60b087e14e73f944002660634acd494493428bbc",
 	},
 	{
@@ -1730,7 +1730,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3ce4c3fe34154c6f14c3cffe45200f9b13854f6fc422b488632c018a1ffe99e8",
+		SourceHash:    "f18a3c5ec235c0dfaf90281701d976939de588e3a8f041d8f064d1188020112e",
 		PTXHash:       "9bee7453c5a247905e3ffb679b3292982dcd2ae6870815c05e82c13301672b8f",
 	},
 	{
@@ -1744,7 +1744,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 220, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8d62ce330c66090aacd5d6efd6e69f2d27e77b9d99e511eba5af4db3de8efafb",
+		SourceHash:    "5d753590eaa72dc295bfd4fa1191dafd5daaf2b669a67285839cdce363d96f67",
 		PTXHash:       "daddecc7ec5112a46b1f0056ae2e15341af3e0affee274d063c68b6e5f4ce713",
 	},
 	{
@@ -1758,7 +1758,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "049b86e04a31d75fd0769ebe7c8686e27d74c20b326c3cf37ce3514768044f39",
+		SourceHash:    "10f75fe2f876863915ac4edfc3e0b96bf403f7b7c04cc11a8c7c6f6bee5140bf",
 		PTXHash:       "dc3f5ef0645645dc6b7002d4114da16a3705be3723200718c4e85899039c9ac5",
 	},
 	{
@@ -1772,7 +1772,7 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7130d74774959f82c269caac6b09461eb6e9856519863834daa60a319b572502",
+		SourceHash:    "fb39a8bb7a64e0eaf2bb5e5bef54e565a9242f4e54e117b118fb86ee3083209c",
 		PTXHash:       "10da67645379bb6acc4f669075488b323bdc40d628fc5e7c62735d3e6e1bbeed",
 	},
 	{
@@ -1786,7 +1786,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 211, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2647aa19458a4b03d75d6c8f4920bd190656b38ccc54c69ca1cc754f55a87a73",
+		SourceHash:    "2165e79de90a99a7497020b965123852ef8bcbad4df753175a85899e965ed845",
 		PTXHash:       "f48267b3d4d2d44af965501dbcaa6ee505df4d1c84d73f46d0b7fa83608fdc3d",
 	},
 	{
@@ -1800,7 +1800,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 216, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "76d82d0ab51cf6104d1301f458759cd02a3bdebe196b34d9f47a1e6cbaa416ea",
+		SourceHash:    "f11fccb9b645c4730d3eb1004e71b473b83dd5b07b7c34b56284b2467b198828",
 		PTXHash:       "c867fc748ff7f9c6dfbd03483d1b27c48c52354eb4c7ba1a17fdae8cda58952c",
 	},
 	{
@@ -1814,7 +1814,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "eeecd6af1ba2134e585f115c293841844bb4096b283448c9c658d94ba1278d2c",
+		SourceHash:    "4c8cb812c54e079391e9200d7a4dbff683bd745c80e88968042c72df11c883e1",
 		PTXHash:       "1ed9d9d1740787ec1f3470ac65d2944a2e12d239052f52fcc08e3c95d4573f0c",
 	},
 	{
@@ -1828,7 +1828,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 220, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5898633455815a779141da4348c71fc21de903f670a15ad19d49029848713712",
+		SourceHash:    "4d171770e94743f9c7c7f149349eeb3dbd5dab20b2b7e55bb0c8bb7a1e504195",
 		PTXHash:       "129b2caaa2571f2cd3c3272515be74e07d06cae77d18b92eb0e8c1bf1998cf4a",
 	},
 	{
@@ -1842,7 +1842,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "88155e618c9af0d73bc0f220402c8d829c4e05e60483b9260034453694727f2c",
+		SourceHash:    "781a2e9e59496089a38b0426fe348900292ec9dfb10ab47dc390795052a27aa7",
 		PTXHash:       "c3d228cbe9d2900bbca1c98f9bc93d13304902d23bd917f1b70488b68b3dda75",
 	},
 	{
@@ -1856,7 +1856,7 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bed089fe0e0dc1757e7c9eccd83a4f731886362da5062bb6b0bd93f2d0a958df",
+		SourceHash:    "46f47ee12bc638d90da8d97b4510823e026d6b80858dc22b665d340508cff2a7",
 		PTXHash:       "4011d9368fbae986095cc2dcfbb7a46fe3288dddbb8fa731eccfca437afc8cfe",
 	},
 	{
@@ -1870,7 +1870,7 @@ var variants = []variant.Variant{
 		DynamicShared: 50176,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 220, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "882d63d9c813dbffef89583a9852f4b236b97a52678f8c4270bff87dcae081ca",
+		SourceHash:    "1916970403045820cf1ec8c15369af4e9352a052b3e6cef6a3e344d0b2c55815",
 		PTXHash:       "ed086f674c2f866757596a71c4f2fa66e391a77eb148526dac3236c4e568ee8b",
 	},
 	{
@@ -1884,7 +1884,7 @@ var variants = []variant.Variant{
 		DynamicShared: 66816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8fd5008faafffb56c95c364ab6863067ad62cd01201920d18b07817eb5f4fb5c",
+		SourceHash:    "7709f85b8a3b396a490423cc20af1824b607b91b27972c08bd72fa6a073d1c59",
 		PTXHash:       "f09b7fd416c9ef0a3f307109c57638aec4214e29c3932426031c9e872301ac46",
 	},
 	{
@@ -1898,7 +1898,7 @@ var variants = []variant.Variant{
 		DynamicShared: 83456,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "84b967306c7b248c2fae5fdf487cdd529f246950b4c6690914146e1c0bc2441f",
+		SourceHash:    "9516abe8f5aede009a68e662c1df6bf149319d1702f1c0e629fa7322d4e71a8a",
 		PTXHash:       "dc0da2e611c0a5120025ac78bac72858ded19debea1c2716a489dee82f6bf062",
 	},
 	{
@@ -1912,7 +1912,7 @@ var variants = []variant.Variant{
 		DynamicShared: 98304,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 234, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "eb6b91b07f14486e24740365058b89895a9b571f5ae7cab18827c3e6e2712d16",
+		SourceHash:    "72a91f97693efe98e84f6d280b80eba99498b87abc0ded514bd537dfe45218e7",
 		PTXHash:       "cdb830d99c952541c3807ede3466bbc7a879e60b5e6b4e3805ddd0e4c78bfd3e",
 	},
 	{
@@ -1926,7 +1926,7 @@ var variants = []variant.Variant{
 		DynamicShared: 98304,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 253, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9f300da815523282b351c1d5956e6e9795bb81dae67dbdb2c7cab602b2210f1c",
+		SourceHash:    "5edf098ede62ca69cf8d571589615819f08c13b867a4242d513b32044b7fc0a2",
 		PTXHash:       "e208042cb0eca962e6c5f5af680739adf5fbaaa497e948090631d66071720a2f",
 	},
 	{
@@ -1940,7 +1940,7 @@ var variants = []variant.Variant{
 		DynamicShared: 98304,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 234, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b362bb4c87ba2c9c36bd517530d61dd7e3cb268fd0cc3b76b9dfb009ee2f52a9",
+		SourceHash:    "b950e863773ecdf28d156a169c8d0b5037bb033b17d94fab021564dc83146356",
 		PTXHash:       "069fc13347c8efd01c6a9945dd63133b20421b68515ad1ccf01ba06b20a79f15",
 	},
 	{
@@ -1954,7 +1954,7 @@ var variants = []variant.Variant{
 		DynamicShared: 131072,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 234, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0b0a3419d3fa0718420222223e6301ab0612e4caa37f2d5fb2499fd129a90f59",
+		SourceHash:    "ab35bb2ad76b241d46d5eb624cf3be090694c9955b0d3357d13621dbafeda14f",
 		PTXHash:       "4b09d5dabf4b0270aae9f4d716f5dc5b3d503574d1a4f70bf4c82c85409487c8",
 	},
 	{
@@ -1968,7 +1968,7 @@ var variants = []variant.Variant{
 		DynamicShared: 163840,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 234, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "241b21f39f00f97b222b476028b8d10afbd51419d5cd357afef746d86b935805",
+		SourceHash:    "9a6051d964753c36dd89a1dc24eef9630b2490f2e84aabd43a5a59ec7c10e370",
 		PTXHash:       "8459542b53161e25d7b6d7194a72d79b600617f9b6ba98007b803d5d89c10ce1",
 	},
 	{
@@ -1982,7 +1982,7 @@ var variants = []variant.Variant{
 		DynamicShared: 100352,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 234, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4ca7edddf0d2f031eda88f01d7fa78b23a34a1aacb863477f89a97258c902871",
+		SourceHash:    "bef743adfd67e722425a8a8bbad8d46245f0c007b9cb4e6d11c9e6bdab1eb9bd",
 		PTXHash:       "1a7e918d51b15e783f2c5e539e96ad5789447e1caf302ebfd4d0bd1d0a2985b2",
 	},
 	{
@@ -1996,7 +1996,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 220, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2b4a115d79eb4c75bcc5aa510b00c5c4eb6fc70b4f48ec1ff03000145340e2ee",
+		SourceHash:    "2d0bac71ef827470894ca725b51a0a183febfbdfd053666b7daf9e36617c4745",
 		PTXHash:       "a159a60be181569361deea303b007772c903ab5369177f1a1d9983ce89822f51",
 	},
 	{
@@ -2010,7 +2010,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e9edc47d825e6a0c8b9b093dfb3133123481891cff703b89c013c07f50b57f6f",
+		SourceHash:    "394078248c83464d6c96144564a48255efe05ec88107907817666f24fb7e6440",
 		PTXHash:       "b13fa15358ac06f3f4688fa9a1cb567aa0e338c5e0259a52dcec2932bcedb034",
 	},
 	{
@@ -2024,7 +2024,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0da6ff8066e7e9cf3c84e713ef7e238cb5cc9855ee529224c15c300c27da8c2f",
+		SourceHash:    "911fce2469d00eea667cd44ae9beb8e9d22e789ddc3f970126f397f00a75efab",
 		PTXHash:       "ecc0f5c9f2bce47e8503c7a69d1b579a0a43818da3c495c25715d1d2119155e1",
 	},
 	{
@@ -2038,7 +2038,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "54d9bf44b97a46932ebbe1d0ae96361cbefdd0dea4dbbca7e2327c293acd7d66",
+		SourceHash:    "8e0027f9cd46dae64a2177737a2e710c2ce6df64bb9af10e6393c49d1ae3b6d1",
 		PTXHash:       "74da78cc595dee593283474e1f16f2d596e155dd75da5495f32c0e68c1e86259",
 	},
 	{
@@ -2052,7 +2052,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 220, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4a3fc1343169860d5a0f6b02aa22e6a85461e3a6aa546f1da4ec33c70cc72e88",
+		SourceHash:    "d947725ca9878cd61272a4d4044d40b691df3287d6524f5b5688ce7ff0de8c91",
 		PTXHash:       "077793114c05baafab07d3d5aa1b8e4f87391f6ed1c6cbbdd2348786e86b9fbe",
 	},
 	{
@@ -2066,7 +2066,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7e5223438f973b80f6aa56dd935951d4b33c9f21dac709735659c28a369c6e06",
+		SourceHash:    "8aa45b3f5f3e9e8b560910c9e28f1a3f4dcddae3c810a5275423a28beb13a68c",
 		PTXHash:       "0cf89e8ceb453a792394552df5f4d58f5f5425ca0fe27c95f647bbdc769a0d7e",
 	},
 	{
@@ -2080,7 +2080,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3fc86cf5b59f90c1dacf4c0b9df2dd8fd0683d34c9e396902f1f423a1301bf37",
+		SourceHash:    "9f47340858ac4528050fc54e24fa4f0f7ef74adc02f8318a0ac04a3eb411b7c1",
 		PTXHash:       "313dc40d2d40bfb0614afee955df0251e116aacf2357ce83be10728d9e85cca8",
 	},
 	{
@@ -2094,7 +2094,7 @@ var variants = []variant.Variant{
 		DynamicShared: 25088,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 220, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "aeb8dbbf0c6113ddce1f8a5e7d07effac77e513ddce2691a48b3accdbea497da",
+		SourceHash:    "fe501db38d64954845cff147e2b736c101653e90fdfdd07209633457afb96bc0",
 		PTXHash:       "e9c61e9385bb6c74ecc0a134f5ad35d52bb82a87a7e9f4397b1775d5b0b8c15e",
 	},
 	{
@@ -2108,7 +2108,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33408,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e3cbac9492d27421f3cded2f1448f315e7b4fdd482ae18cbeb92604e1efbafd4",
+		SourceHash:    "971c5e5d4e7da51df64b0535cd8e134c23f4f33d2eb606dbc2f9e6253ee47d5d",
 		PTXHash:       "4dbda39de25deefcc67da797ae47d621a3b7f4d3e2deba351aee43833a93e269",
 	},
 	{
@@ -2122,7 +2122,7 @@ var variants = []variant.Variant{
 		DynamicShared: 41728,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7db64735b5fe504cf70458c1ada0452af86afa0afba0b72014827d96c4e4fe73",
+		SourceHash:    "a4c39be77499adae30a942f14d4946870e06594a106da09cfcf4e1b41a5385d7",
 		PTXHash:       "9413b7506e63741fdac030b8cdbe2641a6bb16be3b2ada99ee9610e1a0547670",
 	},
 	{
@@ -2136,7 +2136,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a8dc24b78f3de7849087ad90b4d56dd9fb7ea2b083ab84b1d9647820ec8479d3",
+		SourceHash:    "73b29c373d5671f77f84fcb2b3af3d83b5a4f7ca4bd7bab6aed0d440eec2c664",
 		PTXHash:       "566bff8fddb5e626960ef63f11e393b35cb1dff065cc271277462977990e184a",
 	},
 	{
@@ -2150,7 +2150,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f36dee3c080a6a4cd05ebc1b1a4ec09a16ce422d4542af88ca6db437f18d1c27",
+		SourceHash:    "0f4e9a589f90b498dc13a074561e0c3851004e59242149bc17e10cfbfa868e69",
 		PTXHash:       "24975ff8234f0c07bdf14c3de9116cf1afa096506ce461d2e9279d58de54b911",
 	},
 	{
@@ -2164,7 +2164,7 @@ var variants = []variant.Variant{
 		DynamicShared: 28672,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7a3e12ff22d0d245e2869831d87f4c8901d4ac05eff0b875002134806224fbd2",
+		SourceHash:    "58938e6dc89a9920c792c7a9fb18eec06b37512041344054aeb65c9d7fb52e61",
 		PTXHash:       "b2316e99a9d0a42328bf93e95eb964fac8dd2ffea10608945adefc772c61afbb",
 	},
 	{
@@ -2178,7 +2178,7 @@ var variants = []variant.Variant{
 		DynamicShared: 28672,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "593bbd4af1f47e801e69123fd2b9fc6fdbd88b3cbdcab45bec37925818fdd07f",
+		SourceHash:    "499502a73d25d9a11c1b97c1537d9a99faa6dfb25de08ef6bea64f78781cdecb",
 		PTXHash:       "b9f27a01549b2467863bb3a7ead793caab5dc242bb23359a3970094826e35fc6",
 	},
 	{
@@ -2192,7 +2192,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1c4c95eca92e816f82fc0a2f29ce9795ee2e7d9391140263f5e5037f2a7ce41a",
+		SourceHash:    "4823d8a446040513c47b8dcc6571b8b58187498a90871615a9bfb13a2993e6f7",
 		PTXHash:       "43de270afc8828193f49b761a021738cbd69fd4579aa1c4d6e1e453949daf889",
 	},
 	{
@@ -2206,7 +2206,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f0bd95effc8310d7633b228480d1b232bbc147c25d2e90a508f38885c27af726",
+		SourceHash:    "1585f8bd9780c9e605a2b9c3f82cfb5cce48b90c0c8b704e6e4ec47c1fb90565",
 		PTXHash:       "6be840af413ea60f5481bb8d37e8bafb04ecff61d6a21506ab254e074d44f939",
 	},
 	{
@@ -2220,7 +2220,7 @@ var variants = []variant.Variant{
 		DynamicShared: 28672,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e42bfd0c9149ac815a4ec23dca04d97fdecb32efc1331609aedaf5f5b16cc5fe",
+		SourceHash:    "daac151a2a2ebab901f5554f6e8ba207b18e52a36e3dcf3cdd19ab9957cff90e",
 		PTXHash:       "756ebdd791ebdd0faa5b72f7a08cfd6ddcf4b7ebfb3449a8ba24802b6a6d88ec",
 	},
 	{
@@ -2234,7 +2234,7 @@ var variants = []variant.Variant{
 		DynamicShared: 28672,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7b4ae0bd3c4b6050e725da1d9312352adc95acc389ac1c4d58ef8e562c580d41",
+		SourceHash:    "678974e3e474147b01485c4a1f05aa7a9c83f5ffd3e8d59e53571deebc998088",
 		PTXHash:       "b56630d72e6b847c547aac371ac0ce3c34868dffb3869387df82bde8df58e8b5",
 	},
 	{
@@ -2248,7 +2248,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 155, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "267bbaca271d007d6aa08014e1e52f31a9dd1b754f828453e8a746d4a5d790c2",
+		SourceHash:    "11097582cdc24a7e6232a67c81f0597fdcb6c38fd8d2f25f22d88fd4095994f4",
 		PTXHash:       "7ab94021e377a5cd1496164a0cffe4c7db72c68a281087dafc5e091da194086f",
 	},
 	{
@@ -2262,7 +2262,7 @@ var variants = []variant.Variant{
 		DynamicShared: 28672,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 157, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c2b06bfc96c2abdc3fa74a1968b07b3ecd05cff3e8fb0c620a9c2ac109eafa53",
+		SourceHash:    "6e2839fa8ccb4b86b989b8b357ac242e5a7d34a9f76f85e2b24e52eb6d595ee3",
 		PTXHash:       "3e387067df3055fca918656cf9139d2613746043bc0b5f299d39d17102abfee9",
 	},
 	{
@@ -2276,7 +2276,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 155, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "178d37f358535c17938ae1375a5d55f6b93699b08b87bea6019877b38e400e4d",
+		SourceHash:    "238faca7549267359b9ef1a23fdc787697d605910bc5f98a5052993da3c90dcb",
 		PTXHash:       "434e42a3c58492ee460f11b2c490a5116308cccfd6a3e68cc4282122971d08d5",
 	},
 	{
@@ -2290,7 +2290,7 @@ var variants = []variant.Variant{
 		DynamicShared: 28672,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 157, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5ee456fa8287c81c978bb5451452a88a0c040dae8a78279d81d86ba8c0178086",
+		SourceHash:    "c438c05a6937fbd6d712ba6d03da6cf35f7f21c72071496b4ec9a2693fc01a30",
 		PTXHash:       "4d35502459ad2b6e248ba78b438c9a5a98b4d8dc9e4de78acf9f82c9682b80b7",
 	},
 	{
@@ -2304,7 +2304,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "aef942cbb0a9a6d3c04da58bff8e38d5ccebffb9b0317516aff0261bb0655a4c",
+		SourceHash:    "b08afdf8622f1785d8c669e4e0d22185eb3618adfc4b6656b8e656b058f14009",
 		PTXHash:       "e84bdca7fa176648dccbdbc170f7ea8d352b25272be265ec16d8256e715e9447",
 	},
 	{
@@ -2318,7 +2318,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0bbe2ef4cd3e7b350868b61250ad4c6d659f753d09519a87727253e7293858ef",
+		SourceHash:    "6be768a1c396fd81611cbb3800ebe7da4cfbd1b64d59278f0e2c9256e827c281",
 		PTXHash:       "fe435f4c37e813cbaada5f054fb2d3c69dcb2d1d5ebd37d3843372251b931d53",
 	},
 	{
@@ -2332,7 +2332,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 229, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "73fa20f54edf14fdf7ba3ef5902a27fb6a1ffe22436091c037e3690e8922354c",
+		SourceHash:    "32397b6125e3039d17e25c3c76b554a9683f1611544b699c0213c64f7ae0bf8d",
 		PTXHash:       "2a6467f3b522ad348b7489ea63e76aa806ce1b90c99f8369a01ccdc4092ffe9e",
 	},
 	{
@@ -2346,7 +2346,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 229, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bbf5152fa7f280571c0fafdfa609c7150336fb042d69d8fe20cc25df8aab30b8",
+		SourceHash:    "6c66c3b5240c35163a7cb34610dbfefe081cc9d4ff94a0b93c69b254a1291961",
 		PTXHash:       "6b6f69616e77d3b62494c554c3a2afa0ebd99163601412c61f505cfa9bff9fc9",
 	},
 	{
@@ -2360,7 +2360,7 @@ var variants = []variant.Variant{
 		DynamicShared: 12288,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 141, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2ff79646324cd882181ec9217d75fc6489215033e98c6bf5ef171434094f936e",
+		SourceHash:    "c31faff153bd2c27de2489fd60aa955abc0c9fef912ebad85ddd9bf1b41e4473",
 		PTXHash:       "e7efca858625d75dd07c2a0a8500254cf4dfcf570bde0798e482bee772294661",
 	},
 	{
@@ -2374,7 +2374,7 @@ var variants = []variant.Variant{
 		DynamicShared: 14336,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 142, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "940b77026ebbbc911f62c5129629622e2eb312c77915691609c7d6d42d7d77c0",
+		SourceHash:    "84f59975438fdb58ef9480ce8dfd91e65ee0eb2c8c3942f6128d78690756fa69",
 		PTXHash:       "944f3729d02cd14ea3a014aad9bb14f970c4eb8f55ee51ce61d8d97f7f61baa4",
 	},
 	{
@@ -2388,7 +2388,7 @@ var variants = []variant.Variant{
 		DynamicShared: 12288,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 141, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "964ac6393326e9cb9ead6997036038892629bc4e5c65188b6f472ccc49dacc65",
+		SourceHash:    "22021d908a28da752c5c08957823f4e7a6af976fca6a6001ea0448be463a3fb0",
 		PTXHash:       "913392ddcd9f326bd4a8f021b236cbebc36acb0a47c3e1c59c92b81f3c2f14b1",
 	},
 	{
@@ -2402,7 +2402,7 @@ var variants = []variant.Variant{
 		DynamicShared: 14336,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 142, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5bacf6126c5b2e271264b4c6894f22ec51acff76dcd2005afcb4675fa339c697",
+		SourceHash:    "42ba1c77542ef119d96ed3670f1ea2b32336e13246f940aba3a16fe5d8c07263",
 		PTXHash:       "5cd6d2ab9ea71b5a850dc3066f5ca044cb44d4fb1b4120e7760808291ef9b8ca",
 	},
 	{
@@ -2416,7 +2416,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "39339c5601235e4b58abd93b2bbb3ab87f957a96301d03a45ddf3e62362b88cf",
+		SourceHash:    "07a226be488e30c0c36594ff8846c00c7801103ae6a08f615604cd63c231342c",
 		PTXHash:       "8b1968805236a2386820d768fa4f595551f8d7659f6063494e2866e4be691f9b",
 	},
 	{
@@ -2430,7 +2430,7 @@ var variants = []variant.Variant{
 		DynamicShared: 57344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 226, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "21b078b80572ef68f0b265a7c66a9c541c3fe73e24f6738d2c1ca62f7f495fac",
+		SourceHash:    "40dbecde8c99b443048bf2bea13a3cc7555ae8a7a0f1144700ec49b8da9a0fca",
 		PTXHash:       "67b447e9617fec04f04e531a75f8454400daaeb6f8e9520b989c364fe06502bf",
 	},
 	{
@@ -2444,7 +2444,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 218, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "dd8111d23288c5d0b852a5337a85e8ee36bdc5f2e7c8882f1ced8f22b1d1b142",
+		SourceHash:    "404eeac58bcfde33d770f77edeb355ebb846e96c5c3193a6618d0910c75513c2",
 		PTXHash:       "d4361e87e649499de90af26529fe5298d3b7c6ab0308083e482b3887b7eafb47",
 	},
 	{
@@ -2458,7 +2458,7 @@ var variants = []variant.Variant{
 		DynamicShared: 28672,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 214, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a2b0f67ddec52e29d009bffde0171ff0b5200868f064622fe1468f88079d2c18",
+		SourceHash:    "1b66218069ee5a82d531daa7d04eebf3b2a08d3f5235b8d60835f0de29c3d70b",
 		PTXHash:       "a8ba176814ede549fc04b18a9079612f46de2c92e80072b44c62b9d627ac2f84",
 	},
 	{
@@ -2472,7 +2472,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7f7cd2f914ff4c28f27e82a3464dde8fb7924bbc6d9e61d12ea8147c4fb1077e",
+		SourceHash:    "6a450116a3af068115d8a33f1debe9d9a5863b515411da3eebb7efb6d3e4f588",
 		PTXHash:       "facee7f175f7a813edf9c554cc77110f56ad24705bd79547e791a4ae97b0dfba",
 	},
 	{
@@ -2486,7 +2486,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7d98a48242619eaaded2679348ba72c0fe1416f5c47ba5af9460b7aa6461c4d9",
+		SourceHash:    "18a85b8a748d50a84601ecec6fbd88a620115d4a9f3eef85b10d1d88873056e1",
 		PTXHash:       "a40ca7e9d77ab7bbc731a9dc0101fb1562e3665aacd3cd298031f2e4a2b0c7c8",
 	},
 	{
@@ -2500,7 +2500,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1204cc93db951f5350e4a1e8b28100abddd0ad6455a2102af98eb55fd8a43dd9",
+		SourceHash:    "03c3c0e0bb24ff2e5579aa39bab2b8f6d408ebc63264a54425d60a9029d9caac",
 		PTXHash:       "dd0a669912fc8f88bbb4a5d8d575ad70e3c81fc5bc1d86ef71a652fb115603f1",
 	},
 	{
@@ -2514,7 +2514,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "734a46fe377959660e99999f7ce057b2945af57dfe5fcd3d1f3e7ff140c611a4",
+		SourceHash:    "abab6d8645a4b35d87aa9175557c03068f46c4c9d0aaedd41813059f3c9f25a9",
 		PTXHash:       "e1b4bff016b4e1e12aa5f76b07ffb6764f5ec3a1adcb911073b5439a7fa26e82",
 	},
 	{
@@ -2528,7 +2528,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "af175cdce828a4b634637dde85fc3ec12da92fa815156c62fe8172bdc9f2ff41",
+		SourceHash:    "cc253d8181f71e825007224cc7d1dcbec8752671de09c1c4e5cb4d6b9b104d33",
 		PTXHash:       "609cd0854092c2110c7d57f99f85ea97adda8b7cc8e426039a59253bb18776ee",
 	},
 	{
@@ -2542,7 +2542,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2d96deb1a52e972a36e25557d2dbbdcdfec6167944818f009c2fe8ce0a5b6293",
+		SourceHash:    "5992bcf6c914a09771244836fa9912ef718723563ebb5dc648c671266c6902c1",
 		PTXHash:       "cc666b0220df1284fdce6047c9bf8aa3558482575e9dd690c59ce95f505a1266",
 	},
 	{
@@ -2556,7 +2556,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5eff345386248ff83c559529e2da63d802ba084902852d9346c6d7b9dcd45558",
+		SourceHash:    "a798aacc9bd9320dbfb6ee3d3010e21682832adc22af9212c1c3f3422a6ee037",
 		PTXHash:       "47100b2682907464a6a414d0bdd4b3086c6baeb0164b252e8b499b7ceacc63f5",
 	},
 	{
@@ -2570,7 +2570,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a1dd807cb65be0892eb7c8c06c3beb5db05fffc969fb65e89c9fe493e82fd16a",
+		SourceHash:    "b524051bd1cf9a2d7fecf5a147dd65fd18d375be6562d70850dbfe88b7e7f40c",
 		PTXHash:       "07664bafce64ac7f1c0dbfeae4dbaa892173005d464af46ab32fd258ee68a895",
 	},
 	{
@@ -2584,7 +2584,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a74ef23ef367e871b84eaeab60920b2ddc0c19d83f3ffcbc1eba85c89b815847",
+		SourceHash:    "55c0f1eb05293168d0afc6c4b641054e899e526e65d0ed2d16171ce3b99c6eb4",
 		PTXHash:       "bee20272699be746fb6ebc84aa01937d3c5d0e5fbeaaf1db98d095186dba20af",
 	},
 	{
@@ -2598,7 +2598,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bb1bdea99318bd5686d418dcd23058cc5f59bde1b7af6c1f0b8b97300254d0c5",
+		SourceHash:    "2c1b272a7bb917402229d7e400f3fbf90cbfc6116bcb814783433696d3196a3c",
 		PTXHash:       "83da348fc59b1686ca682e8e09c25f9bd85ad2584cdebefc37d56c53c744e9a1",
 	},
 	{
@@ -2612,7 +2612,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fd7c4eb44bd3d8508ce5581ba5e21a1ffb10b20209665514eff9dee0ae408863",
+		SourceHash:    "f89a8996d56ebedd1a11095291a166286e0d5f942f469bf136773745ac4761d5",
 		PTXHash:       "8d7ca3ccf8f8dd77441906420c919696f9069f1c242aa2819e36f976cf4a813c",
 	},
 	{
@@ -2626,7 +2626,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "02b12f80871e7ad9f12d35eebd253310b474aace88ba6d3758041bd6cd142ed7",
+		SourceHash:    "57b27ae6518898cde97d7c5ca7e2c8b62d55b264b883a4b2466530dded3ea4f2",
 		PTXHash:       "7f5426f85bfa5fe4421536efb29880332d6e3af4ca901f079277017802110395",
 	},
 	{
@@ -2640,7 +2640,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e46265d1f49fe0f9e24b6a4c6ccdf3ba3bbb5d15e5a5ff8cf6652ed79438685f",
+		SourceHash:    "7f1b435c127841d32a8fb640c2b38c5bb00be3cd91ee3338917a5deb6001ed57",
 		PTXHash:       "63f1cbfc53779e486d2c72d215aa9f6660c619b3c0b93d0688436ad0e4957d24",
 	},
 	{
@@ -2654,7 +2654,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "27c79a5c94a4b2c09cf7776d29f522eb6828c335f12f5043d28f2b8b49aac265",
+		SourceHash:    "021c4d7f2d277dde75310f97e94bbb11f277f4ad492b81be583d00b9050e3448",
 		PTXHash:       "3f4557bba77265e09fc914bfe0e8bdfcfa9a77886c3e14e237f5fc18b3185bd5",
 	},
 	{
@@ -2668,7 +2668,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 167, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "43c5eb0c9565cf2b7943452a33bef30e7823525cdfba349fa8ed4bd8ca035129",
+		SourceHash:    "0bacd0d99297dfef6aef62335714e9ed6e970e20d375faf70efb53c531b543cf",
 		PTXHash:       "66c1846fa3150b691530e52a73c1d5c85ef727a313cf6bbf834a925a8fdc9d04",
 	},
 	{
@@ -2682,7 +2682,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 165, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0b076a7b4d674cff13e4cc6ee97b3be5ef515aefa8897d0eb795b34187638c19",
+		SourceHash:    "dfa8b64d1c9e4f363e85e4f244aff3888168e41c0572b06b9a96835973ce864e",
 		PTXHash:       "e6d783922218c8e9b9d554949c486024e4ac39088eb2c58056e8b3b7168d161a",
 	},
 	{
@@ -2696,7 +2696,7 @@ var variants = []variant.Variant{
 		DynamicShared: 12288,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 130, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b0fba998a300acf1f82586429eb7308cf9e8baefbc39e6d5c3fc48334a95ad08",
+		SourceHash:    "35d4e5dff07e3d1b3d41043f2376d6967f2bbbaa38474340e963c8e6440c22ef",
 		PTXHash:       "f654d1ccb9d8d272996074777faaf6ad9d45a9cd4f6000386af8d0efcfac6eb5",
 	},
 	{
@@ -2710,7 +2710,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 141, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "322bc8e70a6c113d35d2acc9a7c8a7d437c566fc6ab4a384960d610f08be7e51",
+		SourceHash:    "a25c6454807130ca5fdc27d8c086934989ecd91a0a26b6023309094eaa7cc94e",
 		PTXHash:       "c116e5246e710325216fa9748244229dca6f6ddce890de740a34b2da553289f6",
 	},
 	{
@@ -2724,7 +2724,7 @@ var variants = []variant.Variant{
 		DynamicShared: 12288,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 130, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7bc33376c5fef4bd7d5cbc402bd08024ebfd62dc9c6ea2cea8a026f3ca3cf8dc",
+		SourceHash:    "b0e7e25009ac95b0aee03542b59b4290e1d7c0ca79730e8c3877efe2d6072686",
 		PTXHash:       "d8bf584b9f64c0fe578186beebcf0dfa51fec578d2e03b00e1d034eb35a38bae",
 	},
 	{
@@ -2738,7 +2738,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 141, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a8e4d365dd42c28f4365851fcb42db32522615b1a67b41c9ff04006c2c5dbd34",
+		SourceHash:    "e8191e72a36bc978ecb94efad973ff55b602729ef1b1f40aabb8abf6115c4753",
 		PTXHash:       "43a7e31e42ead9be7821339e8fb0c4a7367339cf2b3acff5bca3deb660e81519",
 	},
 	{
@@ -2752,7 +2752,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 78, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b18e3ad50d94d919ed93f49b5949f821d96f4a438ad0f63e85adeb0294dd5704",
+		SourceHash:    "1d6b4bcc1ab2a61789a1646e4d953d11efdca0debef9b411364ee3406d101b82",
 		PTXHash:       "90f931583c50e36f3719350bdc681784b20849c3506b7a03ec353e5d3f0609ab",
 	},
 	{
@@ -2766,7 +2766,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 79, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "197781fa6d7b9b50425e2b459c4c6e00567ef1f40446e67d22c46f344a388d33",
+		SourceHash:    "8ab7af617fc871b029b57c2bc4008bc05434c6527bdfd0e79b329db2503b089e",
 		PTXHash:       "206f1812b65815f27939d1cfa3962780c11af93a1b4d4525e5a142da4eb7b731",
 	},
 	{
@@ -2780,7 +2780,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 80, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bf9cb7fef3b9b3f249ef50b3be1d7a9e42c7c49b9f305d9306574beb3fe8038e",
+		SourceHash:    "0cddd1ea33935e67396fa0c5d6c710b7cbbe7cb0189db1bd43aa68ccf0cedb3f",
 		PTXHash:       "c7e65b195956a38c15d1d7dc7263d082fe0faf920f8de75903a814ba4c527ad5",
 	},
 	{
@@ -2794,7 +2794,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 77, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "cdc4dab0cfb26bc1d88d5c01b1885f02f6c02c66815ae19de84bef075e38c821",
+		SourceHash:    "ba9a66edbc92f3dc29aa2c84017530c2a5511c7042035c5c91ebb04a01185823",
 		PTXHash:       "26eb6a0469a521eb15976eb44668bb18e458351ce0b124f93cd5e1676ba9d1c8",
 	},
 	{
@@ -2808,7 +2808,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9b6e326273047dbdd0119cb85807ced904c8c1621f2894b1ad0b4fe69fbc7b59",
+		SourceHash:    "ac6d898afdadd2cabdaf22b232cc9d223c923c9fbccb41d1bf72987022e31575",
 		PTXHash:       "dde90c2ec58cf0005b50ed869d512d06164f205dd3190297ed7506f76b5ac470",
 	},
 	{
@@ -2822,7 +2822,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 103, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fd356ce79d96e0d02d0bcc6c11c1830745180113db0b456b8308be251cae72ab",
+		SourceHash:    "a0e3dba9cb4338fd9b1b2304fa19d63bec9b82e6f887b8b59854e7cdf12f7cfd",
 		PTXHash:       "008961a4e5a5364961a384694a2c8bd8b6808bc7f0ecc452e3e6937f922da3ef",
 	},
 	{
@@ -2836,7 +2836,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0ecac7b737be3d8a73a14a8e87c5d10b4a35c40f584ba94f300353e9df260bb2",
+		SourceHash:    "dde9c339b69abd7f9ac399c9443a3c729ff3152e9939c32f8fb23eb0368fda4a",
 		PTXHash:       "44a5ef940d6ebc612e40cc7d0e3e04aa0514c0b6b0d037c58647a18bca5aa226",
 	},
 	{
@@ -2850,7 +2850,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5b0793f54f60d4790a5fdcbb9e6782d0fae49224e1521a7d14899b5c7b3a72cb",
+		SourceHash:    "df3e26d83a4de94d64caabf5ff5017e098b66fd3f9a68d7ce41c46deef25b370",
 		PTXHash:       "f06be5733471836b82e6aa79367bea0bbf663b2a906cee2d68d6829a964181f0",
 	},
 	{
@@ -2864,7 +2864,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 87, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "af6408ecff50e2a6fae1358631aaacb41fb73834eff3c34aca558c53391a3917",
+		SourceHash:    "45e17441ceb60d7f319c4fde24a00e2b1e614f23dd6bc503efaf827252c85783",
 		PTXHash:       "8b1bef5b26eea46978b628d2fbfd365ae233d28223627f5c0d1babfaa102f15a",
 	},
 	{
@@ -2878,7 +2878,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bb660bb77969e6a05369a1b1bad6d6dfa09620d45bf1aa0056340e9f69f3984d",
+		SourceHash:    "b24356429c216dd77eca1edf7dfac47eb01e8bfc90ae156ac2e8df67a16ce132",
 		PTXHash:       "822d65b1e4f4bdb4700d9992a8ff30eed2badc8e33d67e7d375fa29420a31a6c",
 	},
 	{
@@ -2892,7 +2892,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 123, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e508f3c1443c28bfc5aeefe865522ac79757c2629e0597a498928027c3bc2fa4",
+		SourceHash:    "86573b58acaf9b42244720889874b65bbfb8167aa448df04d5546bbfa6fc8923",
 		PTXHash:       "9a520db7fd6027ebeb8b1b70d067212990c3be30c052fc777907882ac8f34d56",
 	},
 	{
@@ -2906,7 +2906,7 @@ var variants = []variant.Variant{
 		DynamicShared: 8192,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 91, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6e1d023f7e030fe5fe5864ac3686170914eb51d2ca0d8b6e083d904f878eaadc",
+		SourceHash:    "4c20d2dd0d43b94cde194b0d3c3919aacbf4baebd2810429637539ae1f5ddc3b",
 		PTXHash:       "c2fdc99c4fbe1fe46e494579a6701d0c9ef533b972ef66008228e0ca6e4adb7a",
 	},
 	{
@@ -2920,7 +2920,7 @@ var variants = []variant.Variant{
 		DynamicShared: 10240,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 91, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e57f7490067210b0fb455a976d6233cf641638b73df85428af057949f91e0f5f",
+		SourceHash:    "58ca937006931c5ce547037259fdb4de850efbc9a62f080a574cd21600d234e6",
 		PTXHash:       "f42de582ba5057661b1ceb66313d2fe364532c9466e7c0684be2a4497feac11f",
 	},
 	{
@@ -2934,7 +2934,7 @@ var variants = []variant.Variant{
 		DynamicShared: 8192,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b2e5e35a69e10b3d82e6067467ac3d344d899791f56dd3105b35f515109b5c1e",
+		SourceHash:    "944b22029ab9b346823e7c56a53cfeabaf783c4c897096436ebf8d6f7525e83f",
 		PTXHash:       "0fb2169c7c59612c24e65339789d951cab1b63fa352dc58269f69945b1606580",
 	},
 	{
@@ -2948,7 +2948,7 @@ var variants = []variant.Variant{
 		DynamicShared: 10240,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b3d6db915c5dc7257258e3ecc1890aeecefd80831d7b17d5df4f034feed06ff3",
+		SourceHash:    "f651c56559606004cd7a8354a53688d4243540fb6e0f72b64f80ea5ab0e964d1",
 		PTXHash:       "af363635790545622eea0a8aa7dbc7708fc8659281a0e918b11d4430d35ae29e",
 	},
 	{
@@ -3046,8 +3046,8 @@ var variants = []variant.Variant{
 		DynamicShared: 98304,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 233, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4fb2e4fc87db6ce179817eb6e2a8f061197fad60fc02453a20c24aa360248d65",
-		PTXHash:       "5582e534d62414b60f16262e4809f96a7f0886d1b35a322ab4ef06263812b6fb",
+		SourceHash:    "77ce9bbcbf2db5aa8a68a56cb8058c834a1ab17c6ae102182914b27afb28649c",
+		PTXHash:       "0474f189ffd36d135bf24e7782b13c8ffdd5c489d6bb1edab2c5789ea210f8f6",
 	},
 	{
 		Name:          "splitk_128x128x16_w64_t8x16_p0_f1_s2_b1_k3_r1",
@@ -3060,8 +3060,8 @@ var variants = []variant.Variant{
 		DynamicShared: 100352,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 233, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ce2ab7115b68ddf745c4f4c3e189ef5f99b1b76eef8d56cbbed277c61cd43b2a",
-		PTXHash:       "3ded135d2031d4d2d458b12f79518377cbd539ad78b9b0b3499c427b9b895c85",
+		SourceHash:    "ba0b5358070f7b88b70bf136022e022f210373b93fe02188263c3b4b7762a126",
+		PTXHash:       "52f3b0ec9ce8b75c18c200eb423df22bd66ec9de10f2668a74ac1ebfe71be172",
 	},
 	{
 		Name:          "splitk_128x128x16_w64_t8x16_p0_f1_s2_b1_k4_r1",
@@ -3074,8 +3074,8 @@ var variants = []variant.Variant{
 		DynamicShared: 98304,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 233, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "085ebe52f4a1ff1ed969147c99dfeeedc5b64d4ee4b99eca3f85413f8a7ec2b0",
-		PTXHash:       "8ef5a7165a5b037a52cc9b4f34c8d3dd8358c129b0e5f530ecce404b6e620816",
+		SourceHash:    "4aa590c6503616fd9a1c5d7350d8070164d0a5b80351469a86e2de4c8221848f",
+		PTXHash:       "03eb7688341bdc20d35f00441e3f6b27ff3efc6ab531f1343e24ed32e2c2f3cb",
 	},
 	{
 		Name:          "splitk_128x128x16_w64_t8x16_p0_f1_s3_b1_k2_r1",
@@ -3088,8 +3088,8 @@ var variants = []variant.Variant{
 		DynamicShared: 106496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 237, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "358fd02651b9d1a467c4de88a2a2bfb67477c7567eb8567ce90a2127f648651e",
-		PTXHash:       "212a5766a3193cb3690e22f2de79eb3fe84aca8e21de4faa3c6064ce975529fb",
+		SourceHash:    "23290583b2341df99b44ae2959b73dcbce780bb55333b442a31af211d767ea1e",
+		PTXHash:       "e5a722e55e690bf1a805a821b256459d0bd52f26fa42ea64bbd64aa394034ec8",
 	},
 	{
 		Name:          "splitk_128x128x16_w64_t8x16_p0_f1_s3_b1_k3_r1",
@@ -3102,8 +3102,8 @@ var variants = []variant.Variant{
 		DynamicShared: 108544,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 237, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1e6bac1143ec667325ed99b01d6cae98c496d6da69426f3ac47f128b7eeb2183",
-		PTXHash:       "ece5060ed573fbad050accd9da648200d4001989d5ef52169f8e501eb5419e4f",
+		SourceHash:    "94e109188a8a8c411e51c1e5b567e62813dbdd4a53663263dc10a1c50c45a880",
+		PTXHash:       "f8c5a8558996717e45bdcc9267d5940f93ed1ff270383dad2539ae9beb8e085b",
 	},
 	{
 		Name:          "splitk_128x128x16_w64_t8x16_p0_f1_s3_b1_k4_r1",
@@ -3116,8 +3116,8 @@ var variants = []variant.Variant{
 		DynamicShared: 106496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 237, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "22b91ba4293d5ecee1a4edb6fcece162051eb06916b9c0b05619c4dc1e7861a2",
-		PTXHash:       "ae46c3754ff06374b82c479a989a3776501d8ba811416b42165f35f48334e32d",
+		SourceHash:    "812871cf0cab4d961aa625f309b7570cc14ba77500602782232053894704b0c2",
+		PTXHash:       "8d355fe99956171e0c66c9b0740aa173c709714111ef765527e69fef8ea0aa03",
 	},
 	{
 		Name:          "splitk_128x128x16_w64_t8x8_p0_f1_s2_b1_k2_r0",
@@ -3130,7 +3130,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "871e789e56ea491a85de491a014b4a04517f569e0012af34523be1dc35efcc0a",
+		SourceHash:    "4022377dda5e88295bb305618f14d02900e9bdfb9f3e72ae0cf1ceea5495e475",
 		PTXHash:       "1bd3e33aacfb470686478fd5ccd76c01eef925495759c0062ee4dc2f49b1cd8b",
 	},
 	{
@@ -3144,8 +3144,8 @@ var variants = []variant.Variant{
 		DynamicShared: 98304,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 143, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "21be86499e4bb3a14565aaf1ad1646feccdf10a824a30cf367c0b4893f368c28",
-		PTXHash:       "daca4c3b320df1d5a18a4fb475803b05731eb9de9e9687a755abde1534f58aa7",
+		SourceHash:    "0a3e2ced0f73cf7e3ccf46a235d3098064865ac02990f7a80fad4c7e2af9b5d7",
+		PTXHash:       "18bd08e67ceb6fcc9b03aa42af38903d84cac9d54e9af40177e0179fadf8e154",
 	},
 	{
 		Name:          "splitk_128x128x16_w64_t8x8_p0_f1_s2_b1_k3_r0",
@@ -3158,7 +3158,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "80114f37f46741108e2c90beee209b380b3da86f2d44eaf3d64a1bc3337783ef",
+		SourceHash:    "42f148e51ceaafc08059e88075c0be5e635335459cddf02e25da8694ee8511dd",
 		PTXHash:       "2975b629c3f7830d00c16e4307de9ac6e1a31cf6f3765d7061a9f6b599bbc3c7",
 	},
 	{
@@ -3172,8 +3172,8 @@ var variants = []variant.Variant{
 		DynamicShared: 106496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 143, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e6915f40f6b25bb2c6feb66bcb78cd055fc1c999a5d5320df4db00dac63decd4",
-		PTXHash:       "e90d21210f479ba7397add3c98ef46c43bbfb6d06c13dca94afee5ca94f4f246",
+		SourceHash:    "ee823ec7d9569549cecbf24da2846bc3f9b7ed89a4367175cb4e90c7c38b452b",
+		PTXHash:       "6b337f4c330e8c1e40cec40e81f85ce425cf971de415a7d13fb1292d81e485e2",
 	},
 	{
 		Name:          "splitk_128x128x16_w64_t8x8_p0_f1_s2_b1_k4_r0",
@@ -3186,7 +3186,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "86d1670b4042f2a3fe686748ac3000b66a1573c50b279aa49c91f4701b49cf12",
+		SourceHash:    "7812126e4093a46e82a6efb2bb33194d95c5fe169ba4c67d10d8178530e6a960",
 		PTXHash:       "c579398ec997c31b40a1a0239014bcb94755a66d36c6b05a6f54e3ad4ad78294",
 	},
 	{
@@ -3200,8 +3200,8 @@ var variants = []variant.Variant{
 		DynamicShared: 98304,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 143, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "495caef90963d5b82321a253988de65d969cdbba96e222000db3d4f9e27ca27c",
-		PTXHash:       "a8a1c3a1b460d57796f6e323ad5400f888746a2c2b746315542d2961da5d99bb",
+		SourceHash:    "6f34c5705a49c3fbf3f5471bd7fa45aec189f8f573981944782d384c63f13d9a",
+		PTXHash:       "fb4e70ccbb670ccdfc6b7b5f12ef27802c4031bd4b2af6aa8ad642fd7b82536e",
 	},
 	{
 		Name:          "splitk_128x128x16_w64_t8x8_p0_f1_s2_b1_k8_r0",
@@ -3214,7 +3214,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "94c8b16bca59ba1a916f53956cfa45d7615da0c88dbed0aa7194bfb703f68dad",
+		SourceHash:    "19b728f6f099feeedeb6e8dda6f7417db2994a1d144bb9523339907dd4aa4f87",
 		PTXHash:       "a1c93b54df25344a21adbd8eef3cf678edc8e32c5415dce9114ab37e3496abaa",
 	},
 	{
@@ -3228,8 +3228,8 @@ var variants = []variant.Variant{
 		DynamicShared: 106496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "26c3488f63dd603c25bf090fef097b0e37d9668294c32da1f3b0581cee4befe6",
-		PTXHash:       "5eaea7fe88957ca360916365215dbb289adeb38abd17686816c6a30f357681cb",
+		SourceHash:    "9d8f97ceef6a8e6670edbe799a5058a042867d9ae9f7604cfe28a33a8aa4fbf3",
+		PTXHash:       "42509e389d695de87ce6b990cca1fcb4128cdcd75f1657f6470ba7ea684b8aee",
 	},
 	{
 		Name:          "splitk_128x128x16_w64_t8x8_p0_f1_s3_b1_k3_r1",
@@ -3242,8 +3242,8 @@ var variants = []variant.Variant{
 		DynamicShared: 114688,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ec7f144c15242d2fd07974cc58c2811d2bb2b564e82d642b0f750603f769b42c",
-		PTXHash:       "b8aa2f5580d01f7b6b13bb902b13060127b0edf7d6539b10a15033e48a83520e",
+		SourceHash:    "516f3fabe19d8fc5538fc8ee93dbc2a703c7dc62f78a53fed7536bd6a1aeaca8",
+		PTXHash:       "3f2888e1456196ea04f6bb43e7c938e85ce59688697ade4e485dc941fe1cb9ca",
 	},
 	{
 		Name:          "splitk_128x128x16_w64_t8x8_p0_f1_s3_b1_k4_r1",
@@ -3256,8 +3256,8 @@ var variants = []variant.Variant{
 		DynamicShared: 106496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0d78005340e3f37c68de3503a1e308baa6bcb2b4468f171f473518966476c65b",
-		PTXHash:       "11c343ce04400b24e1564e99bc0f5a13316ac487d2c9d3a2fe1f50f769353a6b",
+		SourceHash:    "e71b200f17c893cb8df78792ab1f99ad91474890d0ce305454c2ea946c3017de",
+		PTXHash:       "68fd0b61dd2bcccfeed563ccb65d06ee19202948fbd0fdface8130e35bc9fde7",
 	},
 	{
 		Name:          "splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1",
@@ -3270,8 +3270,8 @@ var variants = []variant.Variant{
 		DynamicShared: 180224,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 223, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e8181eee96f8a3070b20eed1e7964a50406e7a8fffb10f229a6a9c683185148d",
-		PTXHash:       "a8d9116ac9416c85f462dd7be2f73342fe20da67ff801b77fd74e8761a457420",
+		SourceHash:    "8b6585644fc6d973ff5c6360ec1926ae8d202e9128f424b1fdad2465384d44b7",
+		PTXHash:       "390e0f5068a6e72c9d3cbad8e8616d05f9836441595714bb90a8781281092152",
 	},
 	{
 		Name:          "splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k3_r1",
@@ -3284,8 +3284,8 @@ var variants = []variant.Variant{
 		DynamicShared: 184320,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 223, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6b868a4c42bfe0584f5fe85049bc561bf4e6c62f497b9791198685614acebfa9",
-		PTXHash:       "76947b2bf3893ded8f2bc100b987425873c2f32a0123face0fc3cac5afbbb3cc",
+		SourceHash:    "87afc5213813a5c6bbcfda68243f9d8676539d8f891a4b20ec692f235383bb62",
+		PTXHash:       "c7d11f569fa16b207f92039a0d893e214bd77a73ba626cb769acdef8b51af59d",
 	},
 	{
 		Name:          "splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k4_r1",
@@ -3298,8 +3298,8 @@ var variants = []variant.Variant{
 		DynamicShared: 180224,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 223, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "97f9f7339a983e0ce066e3a701ceff066695e6cbec8b9a31be74cdf25dc46b66",
-		PTXHash:       "6d64a77d531206d3b0a81848641a335ec8b983fbbc807617911e2a7e341c933e",
+		SourceHash:    "393b7978a26f878f0e0219f5610f63949c374a285dcf45bea0cf30d0669ef5ce",
+		PTXHash:       "3607721b815863221fde31b082274c2f6a43cd9ee9e5de99d0aeb5a8120513c1",
 	},
 	{
 		Name:          "splitk_128x256x16_w32_t8x16_p0_f1_s3_b1_k2_r1",
@@ -3312,8 +3312,8 @@ var variants = []variant.Variant{
 		DynamicShared: 196608,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 229, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5670a05cc310cd7595ba2cfaa1721fa802c216850967944c9aff127494e36720",
-		PTXHash:       "47bfed10ee98970e17f1c98e401ad20fccbd30499c9edee20e48373e4984bc35",
+		SourceHash:    "ae87f1712f30298345f0eb590b02e57c3a460ccd1122ea6a49ba8bd504cf6f79",
+		PTXHash:       "8d7db3d5795dc60a3b2afd495c458383bbc49a0cdef7ac66d958e59c0b71312d",
 	},
 	{
 		Name:          "splitk_128x256x16_w32_t8x16_p0_f1_s3_b1_k3_r1",
@@ -3326,8 +3326,8 @@ var variants = []variant.Variant{
 		DynamicShared: 200704,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 229, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9ed2908826814712c113b258f4fe2588322f1e79f79631e8e2dc921817e6f0e2",
-		PTXHash:       "67fcb50c6cf5b83321b43a3cfae3ff57e57d9b69c7afff5e7fcd4c1c1d8f9ee9",
+		SourceHash:    "062677bfa1f50199ed019ed7c2ef5e400c76944b1505730f0cec97aeecfd974e",
+		PTXHash:       "36b0daa84381f0f53f02ae8d2d51d24240f1890f8642efdb1ded1d45df9401a7",
 	},
 	{
 		Name:          "splitk_128x256x16_w32_t8x16_p0_f1_s3_b1_k4_r1",
@@ -3340,8 +3340,8 @@ var variants = []variant.Variant{
 		DynamicShared: 196608,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 229, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3369576279ffcc79d41a14ff9344b17e7e2fd3c9f0f852ba932944766f64479e",
-		PTXHash:       "ed5a80c86be55e213b2c20f66175faff1b3a8e6f74136bd59e097987d263f864",
+		SourceHash:    "18d63797bde61c33bcbae1f50f03f9df73cef8c6612e5e45ba80cdb5465a0aa6",
+		PTXHash:       "2de8a7bec8764e579b4e1b227a03641a0ede1844df7470b43765fe3542a8e39f",
 	},
 	{
 		Name:          "splitk_128x64x16_w64_t8x8_p0_f1_s2_b1_k2_r0",
@@ -3354,7 +3354,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "da8ef4457f85e7f5007076797019a191a2ca9c893f0047bb2d904e9adeef168a",
+		SourceHash:    "f2cfe35757b413acebe1661b844f8cebce1e57faf7b310c9001b51aca5b76cd5",
 		PTXHash:       "b3fe838c8b2d2e142c45c028f47e1356416921b267b01e39df3d52271f64bb1d",
 	},
 	{
@@ -3368,8 +3368,8 @@ var variants = []variant.Variant{
 		DynamicShared: 57344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 151, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5b4053c48df32a1e4ba4603602e2b29aeb311fccdc70d0dad3f120a83cfdb4f9",
-		PTXHash:       "71dea9eda2e68048b982285f97d4c45c850a1050da468f136d96ab227090b0c8",
+		SourceHash:    "883bdb09c157b6806455306216d7c6c564dfa0d0d237daf85bee21f977d48c5f",
+		PTXHash:       "05c80cc2b2654ce2b382633e499d4aa84c09d6d7ba5542a72753fb1fc77be8a9",
 	},
 	{
 		Name:          "splitk_128x64x16_w64_t8x8_p0_f1_s2_b1_k3_r0",
@@ -3382,7 +3382,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2adb8278dc62bf7938590e0422f9c212a1530af2830dcff91e2c3e1f170db376",
+		SourceHash:    "314f2f5875b82c1ea9b19106da1ec2620073db2e510ad4a051c14b2366aa3a34",
 		PTXHash:       "864384ea02bda612b53d1843c83c004ed4d58c85279e0898b968ff25df208bc0",
 	},
 	{
@@ -3396,8 +3396,8 @@ var variants = []variant.Variant{
 		DynamicShared: 61440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 151, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6aa385be8f7ed538688e13a12a985102502fafeb832547d4c6d768890091ad43",
-		PTXHash:       "ff116dc4ad4533efdf11d6b4d5e4e22ec06b2dead335d67900648ba7303d6e0f",
+		SourceHash:    "0223bf324441a02e633fcc408bb7a9da10dd85f04d6cbc9a21d48369d3676137",
+		PTXHash:       "a1eec3f93b27a781abc8582fb184ef0346135848d7da073af93bfdddeed0046b",
 	},
 	{
 		Name:          "splitk_128x64x16_w64_t8x8_p0_f1_s2_b1_k4_r0",
@@ -3410,7 +3410,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "dbd9f3c4063dd0f9ffebfb70f06f10b56d4af5070799ff05a2a61896fb8f7f72",
+		SourceHash:    "0ea3ea759c026f640bf9014650e22c62c5c2ac8558db5a746bf10b63cbab9526",
 		PTXHash:       "ca83d7f9dc2bd49bab4aca93d1edcfa6cdfd4f318b1000673133538abcc33168",
 	},
 	{
@@ -3424,8 +3424,8 @@ var variants = []variant.Variant{
 		DynamicShared: 57344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 151, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9dd52b38f0543228e184dcacec2a3120d835c587894738267acbab1fe86fdd67",
-		PTXHash:       "9e424b437ab29f93d5ed50e94353fe53c6485eb3b39fb202b8c2738bd319dd0b",
+		SourceHash:    "d95744ae70a6889fffe684393dcee212097a6cc548677eca266894080fc4bd29",
+		PTXHash:       "265ce515afb5f273967b69c049cf2ab04a7f8eef4122591cbc8dbec064161bc8",
 	},
 	{
 		Name:          "splitk_128x64x16_w64_t8x8_p0_f1_s2_b1_k8_r0",
@@ -3438,7 +3438,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "cf82aba950d6ce4eda2d29d636d5b6bdf85a57f3f58d23b1a94336e2da70631b",
+		SourceHash:    "7c5e3bc49fd88af05aeedab06e8ef850c9747f8cc281ff75789dd79330cf4cf7",
 		PTXHash:       "7495d37435ca5570dbdfdbe1313f83efb5e14c68e6586492231ff3cb0914df85",
 	},
 	{
@@ -3452,7 +3452,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 195, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "27357f8e3eaaf16320c9d5c56b4c098992f97d1360e327625b225c15349422eb",
+		SourceHash:    "b9758d77bf80b8e6c5647ca865ab97cff5eef8d0eada448d1bb39d71e456b47b",
 		PTXHash:       "6c8288387abb153e52b79e9120258a3de0cc95a43c22694e04a07b81dcc66a6b",
 	},
 	{
@@ -3466,8 +3466,8 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 167, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "86240eabe535e0d912561bd6ea000869dff3808c542a723cf09d99be0f2f4471",
-		PTXHash:       "871e6f38b04e5a2a1bba30919b1329468cfeacaedaa9674f839e661c6ae3aac1",
+		SourceHash:    "a628c0e7a02d1b0042855bf9f9185ed84a638855e35ae8d3859e87f1fb22b1e5",
+		PTXHash:       "0079a363925d48c1049ec100134c5ed067fbb652d64b2cc38aabd7e45ff364a0",
 	},
 	{
 		Name:          "splitk_128x64x32_w64_t8x8_p0_f1_s2_b1_k3_r0",
@@ -3480,7 +3480,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 195, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "10642f6e31950d88c0b588fad7b4f0aceaf52c4036bb99f7f412d1a8ece9d7fd",
+		SourceHash:    "37c61a9ea4d0aac2e7f741cb25e7eb33c9b41bfa278b365eff76611d41694900",
 		PTXHash:       "f95729bdad85ec6e24c7497ba42ccd47b65f27fbd316f4a05ebe51f8130498f0",
 	},
 	{
@@ -3494,8 +3494,8 @@ var variants = []variant.Variant{
 		DynamicShared: 86016,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 167, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1d5c34bb3645fb7ce4fee28496a93456cb7513c28f938660016d62ad9d4be055",
-		PTXHash:       "08c70ada51cad7c95e97aab85afbf6ba6dad46952ce08d34d2c3b40f96889096",
+		SourceHash:    "39229271207cab76553b57032e8571f045b8d7aa20eda4acf8ed32f21433310a",
+		PTXHash:       "691ca5724ffedc878eb99d5dc576697b79e43c9747b2d6761ee6ce1742eb6f21",
 	},
 	{
 		Name:          "splitk_128x64x32_w64_t8x8_p0_f1_s2_b1_k4_r0",
@@ -3508,7 +3508,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 195, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a539738b525c7e39349f28e66044f2cb7a42236137f3c1bc9c0fa393f8692fca",
+		SourceHash:    "38022144b2f0c7786e5da2990dbe628e8fa626b1aea7dde64033cec5d48f0780",
 		PTXHash:       "b8a40dfa462f5a1be976b3c02d085704cd45fa388bfb470a046bb33b1b6ce037",
 	},
 	{
@@ -3522,8 +3522,8 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 167, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "99568b8a8d6b5f0cb0524619367119d5cea96c840da4c89eda9b9a3236c1af37",
-		PTXHash:       "c07c8addeec337ae0b9d8b3e2c0d94a40511676114f9662379ed767b4dd7e879",
+		SourceHash:    "d718292b17d86f2effbd66822aa77b0410505a86bf8d3e7d69b6181fc101a983",
+		PTXHash:       "f1a2e31c4408d0457f272939ccd63ac36e7f3623f37d783efd1e589c2600adec",
 	},
 	{
 		Name:          "splitk_128x64x32_w64_t8x8_p0_f1_s2_b1_k8_r0",
@@ -3536,7 +3536,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 195, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c2a3d15588b60178596c0b3d15d49a39cadf3e1a226996674b76142c836324db",
+		SourceHash:    "ce0e11da04b92d6b76cc64c686360bae8f8cd03cfbf9b6b7ea002b9b185084a6",
 		PTXHash:       "b07e5ff66bf825f0f5eb55d578d698474de68c49d696bd77e5399dd51167783a",
 	},
 	{
@@ -3550,7 +3550,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "691e0ccd776effc6b1513aa7cb27094b61280594c31fb4d9ae253423b89565fb",
+		SourceHash:    "dda00aaf9d69c422dce9364c4e14a2e492c94e32180d1bd5a55b36aa87185f54",
 		PTXHash:       "68edbf16313c3bc7459aa672e53de7afd9246a2abd126f29ee97f5fc35542c17",
 	},
 	{
@@ -3564,8 +3564,8 @@ var variants = []variant.Variant{
 		DynamicShared: 57344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 129, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ca2a1df4cf45ecb1dc995923d23c79d01cfa005a7ddfde3f60c5e5cca2b0110c",
-		PTXHash:       "756b8f5bc372574e673d24094b42ac458254d9a51cd15ec90f4e4793793cdaf9",
+		SourceHash:    "71076db2a7809ad02dd9793a479f3e629834035c8a3d11385b5c42768aeb080d",
+		PTXHash:       "6209f2f48f352a148cd9c05f78da433474fe42a7dc22aac06a4596790ba46ed0",
 	},
 	{
 		Name:          "splitk_64x128x16_w64_t8x8_p0_f1_s2_b1_k3_r0",
@@ -3578,7 +3578,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5e3d5791a44ba03221638991389e9ebdd8417f828743b4c0f0dd515d76cc04fe",
+		SourceHash:    "2883b35814fe94847bd49c36dbd5d7ebcedc4ff7aab43964a0c50cdf0db97fa6",
 		PTXHash:       "37d538b553433ffc586e585a40e559f41db9ad1a422097b1092b2d66f73a9ee5",
 	},
 	{
@@ -3592,8 +3592,8 @@ var variants = []variant.Variant{
 		DynamicShared: 61440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 129, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0b844dabe5908bdb7d6d0bfb2a43a6f4810dd708dde35735440490dee35ecc12",
-		PTXHash:       "47911dca825cb65445a0ea6dc9f32049125913cca40f3f78b851deac061d50df",
+		SourceHash:    "2f8305610b7b6189cf605e1ce88ed5e599685f6f4d040d424296f9de03263cbf",
+		PTXHash:       "c308fe22d305645d5e3e63eabce5ce45542ea59dd2f98634e092a5658e7c72ee",
 	},
 	{
 		Name:          "splitk_64x128x16_w64_t8x8_p0_f1_s2_b1_k4_r0",
@@ -3606,7 +3606,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "99ccadf3b5f41907125734e55205aa10565da01d62d7b596319efc5e11948035",
+		SourceHash:    "23784f633fcff947cbdc01c33a53043b2c46c619ceae07b40f633d044472c7f1",
 		PTXHash:       "f29eb3c57c4d08ecb7c1000b79a0af91efc5776f75991e1b7355b7e552115449",
 	},
 	{
@@ -3620,8 +3620,8 @@ var variants = []variant.Variant{
 		DynamicShared: 57344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 129, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3002cfbf0da7f97dbe9ee0066af2452c606d791340d2e87c560aa974f7e8fcaa",
-		PTXHash:       "58c047f96a7bfe61a12fbef4c6a2eb09f190bb0807d16bcac989c9fa99eb81ff",
+		SourceHash:    "546974d62ff353bd4c317a46c686d2a65b1205f566edc96fa1e3edb07bab05c3",
+		PTXHash:       "96ba4d9698838160cb65322fe85fc47b0e902b08b5595fd59f9040878067b0b9",
 	},
 	{
 		Name:          "splitk_64x128x16_w64_t8x8_p0_f1_s2_b1_k8_r0",
@@ -3634,7 +3634,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "aeae9cba5375e9206072d283720c3d2426564bb97a7648fbabfbc84453686996",
+		SourceHash:    "a6713669dcdb8abbe4d379da4644d7699bf14faee42fc1c2d0beccd5b6441d4b",
 		PTXHash:       "323d8753647075806a92a03abf77b7d4f87190255ba75a4a431fa32f4a2e3ecf",
 	},
 	{
@@ -3648,7 +3648,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 155, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "36cf9a98b37c7bf00ae554d5effe112089920a7eff7ac2608fa0c201ca59c430",
+		SourceHash:    "c12337636ca387888e03d3e45557e32a14045e763e3a9f298baa183b25a3f41a",
 		PTXHash:       "23f30bbcb1c8899965ede864f4e5340282f9da460b60ef5b4b721050d980e5bc",
 	},
 	{
@@ -3662,8 +3662,8 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c47c880d5c67c19ef0c31680feb3e20f31f54f944d114af67ab1715b5061e430",
-		PTXHash:       "1697461523180f72d235b292fedb8dd9caacd1cec85e0001c2cdb466022cb629",
+		SourceHash:    "862b46eed81b4102acad3794f0f9f696031a5f0049ba8aa24ef4c00afc856707",
+		PTXHash:       "bf26de824e357239144dbcf56f6a2bd4e5386389755faf2fa24ee573e0ae278a",
 	},
 	{
 		Name:          "splitk_64x128x32_w64_t8x8_p0_f1_s2_b1_k3_r0",
@@ -3676,7 +3676,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 155, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9a65493bc42bc3ae648ad4d89ec1919087a86b9895e69e5d0baacc7646404394",
+		SourceHash:    "50b2be6a19c06ad8213f0a6fc3cb326281621a39ddf0cc3098cc81ee2422aa4f",
 		PTXHash:       "27ecf5a2c739704660b399ea4aeb78dd39dfbfc5ceab7cbd1d9304b880338e70",
 	},
 	{
@@ -3690,8 +3690,8 @@ var variants = []variant.Variant{
 		DynamicShared: 86016,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "922a6693ae03261d7c8b159016f512625811622305e37bc6184f8c4985446762",
-		PTXHash:       "8c89f27c99b9e3e23c7b6721c47b9f517fe1ce8ad3af0ec8525fc44e791c257c",
+		SourceHash:    "354c0857212a59e937d13719168b1abd60838325d8759af33bd81d427e8c31cc",
+		PTXHash:       "861122b0ac986709f3a11a9882ca72f1662124708b66c789dced7c69bd37cb82",
 	},
 	{
 		Name:          "splitk_64x128x32_w64_t8x8_p0_f1_s2_b1_k4_r0",
@@ -3704,7 +3704,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 155, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "50be05efaf0f4d62d2902c43b093c5db3ed381fd40d5c02aa25dbfd1f406c3ea",
+		SourceHash:    "b29f4b556939f73ec9fb439b66acce303acdc2e3304b1d82e1c4e45ea1fa15ab",
 		PTXHash:       "8939856f92f04ecce82c726e40dd9de7ae83478c771274c6410f3d2554bbee80",
 	},
 	{
@@ -3718,8 +3718,8 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "102e76af106cafd4f2e5bf7bda2fd8d7a20bb4eae8e7a663fa3052839dac8032",
-		PTXHash:       "585e095c0952399d70799352daee4a4b0cc9c487c6d7b18a006cd1057dbd927c",
+		SourceHash:    "b5d3182cb582bc90f94686c6b8991d7b97e15292d70d04b14688b260ef0171c9",
+		PTXHash:       "b692a8176127dca6fb7c9425ef95bf9d999963ba0cb2a42abee995ccddcc3267",
 	},
 	{
 		Name:          "splitk_64x128x32_w64_t8x8_p0_f1_s2_b1_k8_r0",
@@ -3732,7 +3732,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 155, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8557d86edf354c435d5c9463dc7b689d0cd23d208c9c19b1ee252ee833f1218d",
+		SourceHash:    "6fbc3cffe9673b5b0949c31a10cf2c929b5595c21c584fcf6092577a4e458f84",
 		PTXHash:       "56e0c2182a22a004f4eb232d2123367f7959f27a6ec1dd0f17843b53b8b3ee31",
 	},
 	{
@@ -3746,7 +3746,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bcae2c28ebb73a767c433710c0622eb611e94a909e90130e2f85b59695d9ef18",
+		SourceHash:    "1ee65b84b9c8ecdf8575ea8654bedfa3d55c8a09f5c7f89645c8e39824213d85",
 		PTXHash:       "333598762fc4b3ed4693a1db3c59e02d71eb6ca43fda7ebdbcb12ecfa20591e3",
 	},
 	{
@@ -3760,8 +3760,8 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 103, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "35b750a85712ddee40e7d8306be63e2bbb3ca5baca76b743e51a32421ab8fb49",
-		PTXHash:       "ed3a34fa9883bfe18aa92f874c851b792a339367510e7b2754121fda820d96e0",
+		SourceHash:    "f4a2bbb0caccc38747b69f63263b59f41532643445405566b521c850a9d9ea3f",
+		PTXHash:       "528354c666d15be00dee256acc16de93b48900ad7b727773f88d1f1df0e68e5c",
 	},
 	{
 		Name:          "splitk_64x64x16_w32_t4x8_p0_f1_s2_b1_k3_r0",
@@ -3774,7 +3774,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ea046a1eb0ce1c26bae64ba9779bb0abcf2c7b4df15375f39717609934b633d1",
+		SourceHash:    "d1a5b73a4de5cd8583cb6aa58bb6ae4df90367c48af1aa702f42b25800932a8e",
 		PTXHash:       "d2b82f0e8d19748fbda3113635baadf42ff8034c2d45a50a7b20a1fe25e4a265",
 	},
 	{
@@ -3788,8 +3788,8 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 103, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "804df4bd39c8d82ad993b683aa9f97e1d91375829fbb100a3d4302f6b3e2718d",
-		PTXHash:       "4cd3ebfda9abe490a78dd5f5ab1e0cea42ed110dbd30dd161ecc1a033cd29fcc",
+		SourceHash:    "57368169f0b3697609444d913359423e63dc9bf9cade2f0571958f9d0e8a99b3",
+		PTXHash:       "6d3b3f44561cbb465e30c15a2501c79c633dd8d5a7d34af66c9a29ae7985b47b",
 	},
 	{
 		Name:          "splitk_64x64x16_w32_t4x8_p0_f1_s2_b1_k4_r0",
@@ -3802,7 +3802,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9e8daa87632579bd9854a409dcf63f51ccb01bc989538edb45c36f3d53efa68e",
+		SourceHash:    "a6dc73d36428ac9d3722effd7dbeead97a7f3e03d773e504a549d8234dfe635a",
 		PTXHash:       "7e8e9567fd6796871490aeeb889035f56e65bd232ac3d4fad42e91dff29f12c5",
 	},
 	{
@@ -3816,8 +3816,8 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 103, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "11c8ad4cf6b1c11ddfd5d63b55af40b05ba9c7013a88e1162eab02c5f27c6d21",
-		PTXHash:       "186b3ede0d813712279be40053c8191f98a8acf862878479be04c95fc8bc3cb0",
+		SourceHash:    "09f1f1d98fbe973dce89148e6aa3bae6070c0d1e92407a39c3cb91a14852c4a2",
+		PTXHash:       "51451b0da13f7ec9050303d54dcb083ec64b9dd2bdcebb828a331d2196f5ceb8",
 	},
 	{
 		Name:          "splitk_64x64x16_w32_t4x8_p0_f1_s2_b1_k8_r0",
@@ -3830,7 +3830,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4e1998aa8100acd714b4f4f5e7e97db783b18791c1e5368751d7042b0a0a459b",
+		SourceHash:    "4075fc23ec6608dc313793c23e0ff52cb2f7457e5ab1d5eb8cb72bbd939915ca",
 		PTXHash:       "1c052cb0f281fdc67938a2aa925ab7718b79f6b925d6b28b006fbfc2d34ee3ee",
 	},
 	{
@@ -3844,7 +3844,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 113, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "22ab85733d2b1191d322e66a58df0aadf111c3aa11a7a6e9c146a403e18963b7",
+		SourceHash:    "417f863ea530cb15d76413ef7f4282598eb6e59a5194f0b6e7b21e14cf655a62",
 		PTXHash:       "3ac1de09f79f59e83bc2581ec919e837d5c03b94cbe009f5f2f84b2020749aa3",
 	},
 	{
@@ -3858,8 +3858,8 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "224d1847002a44720d27fa7349e778297b22a56ffb7b1072377880258a7c7210",
-		PTXHash:       "ebccc4276a1e7194df77150024811cb74db62e2432060ce3c0a38669d852e55b",
+		SourceHash:    "e130211fb9e0ba7a08465c41a5253e17cd7daa0efae2624ac246186e9672c2c3",
+		PTXHash:       "e3ed5304f7975429dec9899c033e2013028ec9be0b30791fd8762ed3ce176083",
 	},
 	{
 		Name:          "splitk_64x64x16_w32_t8x4_p0_f1_s2_b1_k3_r0",
@@ -3872,7 +3872,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 113, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4557396149a19b708bfd18cb3175b9e90ae54703861eb09d58e5fd1e676537e7",
+		SourceHash:    "852a2b71e440438f04a3b2feb4f964cf20c82df32ebed753e7176cbca342e19f",
 		PTXHash:       "3eca4a9594b5a26c3dfb59121e8c8fb18117711bff3c8edc181732952fc59d90",
 	},
 	{
@@ -3886,8 +3886,8 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "50a3cc0adef1872aae30049c7a283b06c5c29903924b9f984762a36e9200fcd9",
-		PTXHash:       "671b8c7c05c061482371fa3136dcb916b84710d260fcc7904643b9cfa735d665",
+		SourceHash:    "59ac72d4ca62956eabf230dd999d1f2a1124f53a10cf52beeb62e41de06cd746",
+		PTXHash:       "57ca90c4d23f9aabaeb7aeabf7049f00c3f38839b1064bb0391f152eb0819609",
 	},
 	{
 		Name:          "splitk_64x64x16_w32_t8x4_p0_f1_s2_b1_k4_r0",
@@ -3900,7 +3900,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 113, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ace5b886fd8272bc11fcc5701a4c8c1051354aebe364990120854ceda594182c",
+		SourceHash:    "88f9518c251506c4f9e7a9863102ef831424ba9b1357e4d1c9c2a3fe1e178985",
 		PTXHash:       "5819c076e816f69094163bff2711d23806be97d7960aa5a2a6504b3769eced3a",
 	},
 	{
@@ -3914,8 +3914,8 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4cf3da1945ef393bc89c42cc8a14d00734e48906262b3df7ff275a8e931ade7c",
-		PTXHash:       "051d853230090e30f684328e3844e458764e69150a4639f482f3b68d55ceebd9",
+		SourceHash:    "6bf475858ded6d3bce3b536b69cd832249ec54539a25bfc67305b41fdd28f5a1",
+		PTXHash:       "1cde1c070018b13834857fddc45c6d5ed6e45185428be460063cf88240359ce2",
 	},
 	{
 		Name:          "splitk_64x64x16_w32_t8x4_p0_f1_s2_b1_k8_r0",
@@ -3928,7 +3928,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 113, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2c650239ce3d99a56c0da14407c87d1dd1919f26bf4e0144a152c5099de52399",
+		SourceHash:    "c2a1e8faf12726a3030ec677292744253914aa8ed6d8a540e626f06bfe70d1b8",
 		PTXHash:       "8fd769046dacd0856f6f87e5314a7e9577eafb0405c96fab6868cbbfaba59798",
 	},
 	{
@@ -3942,8 +3942,8 @@ var variants = []variant.Variant{
 		DynamicShared: 36864,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b0c081f1cdd571f7d758105075b3cce15ed16f69fe5b18af3a807ed49aeed759",
-		PTXHash:       "93a05accf1eaf99d80688bbc9bb07e4dce7320413c67942e40cb723f6815e184",
+		SourceHash:    "3c268ec2541bd1f0b6acc0b7a7a954e463138f00bc6327a0a88f939d38a6076b",
+		PTXHash:       "ca718f761020c34b2fbda9315f9544328763d67a36268db2f5bd573e40cae3a2",
 	},
 	{
 		Name:          "splitk_64x64x16_w32_t8x4_p0_f1_s3_b1_k3_r1",
@@ -3956,8 +3956,8 @@ var variants = []variant.Variant{
 		DynamicShared: 38912,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7cb51fce2485075ccee752ea150300b5418013a9632be03108b67b7ad5964587",
-		PTXHash:       "07b96930fee24e63f43c4a7d726dc59290c7e7945d3d7aecd34e14b1df233705",
+		SourceHash:    "7d8a8fd467083895722e4e7db60b14ca99df6f7c0eb037cf44c22013c74459ac",
+		PTXHash:       "94b8b052c59bec2f408a2905e1c924e0fede8cc2896fc4decb3919f747d6e008",
 	},
 	{
 		Name:          "splitk_64x64x16_w32_t8x4_p0_f1_s3_b1_k4_r1",
@@ -3970,8 +3970,8 @@ var variants = []variant.Variant{
 		DynamicShared: 36864,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6f207943e905cd7f8d82461da21696cfab7067b687666bbcecbd2cc05f336cfc",
-		PTXHash:       "bdfc8d1c989de97c4f233e95580778b94d8a53f762745972ef28e7c297059b6a",
+		SourceHash:    "3881aada80aa99181c71dbc93ecb17cf5463a6a92abed2e3a806c4f0bf5aaed5",
+		PTXHash:       "6b457dc4670caa7c315a123e32071ad692928bd94c5ade68808f4ca378a4ae43",
 	},
 	{
 		Name:          "splitk_64x64x32_w32_t4x8_p0_f1_s2_b1_k2_r0",
@@ -3984,7 +3984,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "41c04f1071903c0a73ccfc1d29c6802867e95b82f554d1f8f00960c576419020",
+		SourceHash:    "87c23f85b5e748bdcec4330c622199ea841cbba9e838681c66ba125947fdb2aa",
 		PTXHash:       "4af613886cbbefa3e44e58a0babc8ddf6ee1c48044367673b71e7e0d8b489d93",
 	},
 	{
@@ -3998,8 +3998,8 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c86e8c6a4a669e67910146063c45950e4c04d3d0b96f8cdb98d1fe0468d713db",
-		PTXHash:       "2a7ddb093f18b42dbac0af136dac368d26d3436e1ae33855290145788b72ea16",
+		SourceHash:    "5de70cdaa91e36e0d8b655c894f89f71fbd19b1fdfbc3b84ae7c0b16410eba8b",
+		PTXHash:       "04b0957521f6b833a9be5b501cfcb8dcd34fb2b490acbf7774a0357c0f4ca292",
 	},
 	{
 		Name:          "splitk_64x64x32_w32_t4x8_p0_f1_s2_b1_k3_r0",
@@ -4012,7 +4012,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5bcb41223aa69c62e5b050a6979de21743d4697fb6a2c4163905db08c029579f",
+		SourceHash:    "819b1300ec57ae7dda3fbd7953f80c11d6848ebf8cc450476cd8cfcc76e961ff",
 		PTXHash:       "7b9d08cc123a5df1b3f4bd55c0ec0656dea8d5eaa588e7d6dab42144294914d3",
 	},
 	{
@@ -4026,8 +4026,8 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8b6880a3e9d26956f0da7c15a6d62a5f83ee379a529c42a6df0c9058c77d2991",
-		PTXHash:       "5b334819fbaeb1b41c53b5b6228c6dbe7d4135266f64a64b5262246c7582a4c6",
+		SourceHash:    "c013a076dca7f950e4c3cad529e57d81d354d020214907d56a4dba110a68090b",
+		PTXHash:       "a4926284f1c7cc2e5ff79b3d90a3135e435145320744e540ee4017b14d7d0968",
 	},
 	{
 		Name:          "splitk_64x64x32_w32_t4x8_p0_f1_s2_b1_k4_r0",
@@ -4040,7 +4040,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2aa4657bbdeb8807b29b24e67de32ce31282cda2db87f4f4884ffcb1c75fe91a",
+		SourceHash:    "23da4f987bfc79ccdee4152c375c63853e08efb92d21fe443276b8a7aa491648",
 		PTXHash:       "238c5d51e591e54bb879d1719c9347dbf442942818227df49b044e5ee0644e42",
 	},
 	{
@@ -4054,8 +4054,8 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d34a4799b39f54d16ab0828d399b1b0b877f266ce54cfd5299e131ff23402273",
-		PTXHash:       "6f22865b9629f030bf30a98ef1a810515a923b200a293936ff4f96b333edc882",
+		SourceHash:    "8569b7797c206f2aaeb50a6bb31e8917dc1700f8daeec9e38141dab65173533e",
+		PTXHash:       "6b2cdbcefab07d71bf3a03e005abe9f9221af0818fab0d05d2feebc61948344e",
 	},
 	{
 		Name:          "splitk_64x64x32_w32_t4x8_p0_f1_s2_b1_k8_r0",
@@ -4068,7 +4068,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7167fcbac11d002b77aff7b427ac005864e82d07b38b4a12d42f3623c8948aa5",
+		SourceHash:    "c97b58b76dcda76e60245b0f09cf99213b6a872a7b8d9c36905cffbaa890e135",
 		PTXHash:       "9aa596912d8c0cc03ae1e99b0cdc486593c6e8cee5f256c477419ec10d8ae39f",
 	},
 	{
@@ -4082,7 +4082,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 113, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "72ce4fe1b7d8c3e99a5d7ba37c1675905cff830d8c45ca302995e03b2b091157",
+		SourceHash:    "ceafe59466ed0ae0fae25d6d0015135bf2bc655ca182b86b5a405ee639c5fd4a",
 		PTXHash:       "19b65860e917e752826e50a36cb550d8a46d39fd2c4666479335376bea103c89",
 	},
 	{
@@ -4096,8 +4096,8 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 123, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "db9fba3d7bbfe2a2b3df4fa3b075162724194ec4153c6a20c8eec219de615251",
-		PTXHash:       "2ebc007f736d78cbd8b1237f887b0ec9917def5374882c05309a4d9c105fac54",
+		SourceHash:    "867beffa0d76e5e25870a2c681ec85017be4953a55a53762da0eed5f34dccdc8",
+		PTXHash:       "82812a12378c576d6dc469fb94227270a559d90cdfb8c3e6ed1ccde3d7d7483c",
 	},
 	{
 		Name:          "splitk_64x64x32_w32_t8x4_p0_f1_s2_b1_k3_r0",
@@ -4110,7 +4110,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 113, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "90b3f57ba75b0bd553df4909d5f595b1f901d59c71e7d9891c7e414a52f4fe87",
+		SourceHash:    "f9b0b3885d7961139d24cffdc1d05a9811614de2fb15375a76d41e344acf3912",
 		PTXHash:       "fd5ab531ba35e725e1ab373a97a3bd5c22de7f205ecbfcd4cfd9467950e3f6d0",
 	},
 	{
@@ -4124,8 +4124,8 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 123, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ccec342d218018f043a4423f233ef27004ba89d72c5752a17695d3c1010b14ae",
-		PTXHash:       "ed86a4448192a797b126e0a11a70fbde97d7f0568856903b8881a59bca5b0a0d",
+		SourceHash:    "5604284de10fb696c534309740ae20d932abd0a5d186f44f9e80a7034786ff12",
+		PTXHash:       "ad67c3cdfdc738799cd570c7d97a4bdcfe78de0069c510168f5769a041813b4e",
 	},
 	{
 		Name:          "splitk_64x64x32_w32_t8x4_p0_f1_s2_b1_k4_r0",
@@ -4138,7 +4138,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 113, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2f4064bf81ffdcf7a3e5c3c000fd5b3519a172b5133f88da47940ac4d2054314",
+		SourceHash:    "5cce0d9158235b858c873ef7fd131c5b144deeadba9eadfab6485d3d01ad5d25",
 		PTXHash:       "2a4032d2331b39d8e53d5ba28d6cf9116eeec6c2ad88566f0f3156c9de1a3df9",
 	},
 	{
@@ -4152,8 +4152,8 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 123, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a78f20134acf0a45f393584a475b807f4b71646f1860398d3ea9779083a36e30",
-		PTXHash:       "651ab510d369b63d570fbeed9f9ed07e70dc76de84b1a4efa34a271825b8ad34",
+		SourceHash:    "2ddd013b20086b2c35800c3309ca63a2f442f8f93b3572bc071263df2a92f011",
+		PTXHash:       "4e5ab9d3051e4325e9cd6b157a605b84d18c6be8420cb8967ebd9d80827594d9",
 	},
 	{
 		Name:          "splitk_64x64x32_w32_t8x4_p0_f1_s2_b1_k8_r0",
@@ -4166,7 +4166,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 113, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "dcec3daaaa5652b4104c3cbfcbccf8d10f17c98a16b92b5fdd8a08c2d7972da1",
+		SourceHash:    "4b5561ea10cd28cca4cf6d6ae78b232eeb048d7811bd7c844e1693b8025f8826",
 		PTXHash:       "afc80c8d4e154f2a1ca54ee720b9b653782414f3377efe021a7206246c45f19b",
 	},
 	{
@@ -4180,8 +4180,8 @@ var variants = []variant.Variant{
 		DynamicShared: 57344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 123, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "910d49abc8f34456b1ec4940c7988075cc5a217188357fb453f27b0b85468ea4",
-		PTXHash:       "683e234de50e2b8d9db02d148843ccf3010d5b718367b455286cf97092c6d7b8",
+		SourceHash:    "160bf969dd7b0a164af1289cf45c6c115c41cb8f6dfaa9f314973115c4359b71",
+		PTXHash:       "7f5d93c8d0bfa9d980af553acb75cffb041915e17feb41c64a9524699a6a01c7",
 	},
 	{
 		Name:          "splitk_64x64x32_w32_t8x4_p0_f1_s3_b1_k3_r1",
@@ -4194,8 +4194,8 @@ var variants = []variant.Variant{
 		DynamicShared: 59392,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 123, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bfaef91dde578bdef78ca58b52115ba61e9bede0adac434418416056e17fdbbb",
-		PTXHash:       "ef7f18843f0116ea12d2b78e87d9812b9339094419c7795675c80a96c2da3568",
+		SourceHash:    "cb36ddad0f7e3603fd5a621013c673a3cbedb3cca87f60ff66eaf1eb42dcc3f6",
+		PTXHash:       "4e89d86967f02ff2a5e74a0628d7c259fb871c13f7cf4d9c4adc3b6d3281cd28",
 	},
 	{
 		Name:          "splitk_64x64x32_w32_t8x4_p0_f1_s3_b1_k4_r1",
@@ -4208,8 +4208,8 @@ var variants = []variant.Variant{
 		DynamicShared: 57344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 123, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4abce2b2dd711fe72ce74e677698e3818c33eac9a7401bf5573377493dcf835c",
-		PTXHash:       "09819bf402a6001d4c51e17fe2f193206b7a68645fe31a22470bc358c412f4d1",
+		SourceHash:    "e34a7a616ff043122e54474cba9911b28d3436d8718b468b73aabd66c93b9ea2",
+		PTXHash:       "eeb6b4e5f629fe7d55e158e1d946809c555ee3fe324ce9cab115137268156cb7",
 	},
 }
 

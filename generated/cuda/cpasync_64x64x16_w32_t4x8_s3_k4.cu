@@ -356,6 +356,10 @@ extern "C" __global__ void __cluster_dims__(1, 1, 4) __launch_bounds__(128, 1) c
 
     const int tid = threadIdx.y * blockDim.x + threadIdx.x;
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    // Distributed shared memory may only be written once every block of the cluster has started:
+    // arrive now (non-blocking; its release orders nothing yet), wait just before the reduction's
+    // first remote store.
+    asm volatile("barrier.cluster.arrive.aligned;\n" ::: "memory");
     // K range of this slice, in whole BK tiles so that only the last slice has a K tail.
     constexpr bool split = true; // the cluster needs no workspace
     if (!split && blockIdx.z > 0) return;
@@ -375,7 +379,6 @@ extern "C" __global__ void __cluster_dims__(1, 1, 4) __launch_bounds__(128, 1) c
     const bool fast = (ALD || va) && vb && m0 + BM <= M && n0 + BN <= N;
 
     // Global-load coordinates (see load_a/issue_b).
-    const int am = tid / (BK / 4), ak = (tid % (BK / 4)) * 4;
     const int bk = tid / (BN / 4), bn = (tid % (BN / 4)) * 4;
     const float* const Ab = A + (size_t)m0 * lda;
     const float* const Bb = B + n0;
@@ -463,6 +466,7 @@ extern "C" __global__ void __cluster_dims__(1, 1, 4) __launch_bounds__(128, 1) c
         constexpr int NJ = (F4 + S - 1) / S; // groups owned per slice (at most)
         const int z = (int)cluster.block_rank();
         float4* const red = reinterpret_cast<float4*>(Bs + NB * B_TILE);
+        asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory"); // every block has started
 #pragma unroll
         for (int j = 0; j < F4; ++j) {
             float4* const dst = cluster.map_shared_rank(red, j % S);

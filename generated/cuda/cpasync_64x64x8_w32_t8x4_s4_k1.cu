@@ -363,7 +363,6 @@ extern "C" __global__ void __launch_bounds__(128, 1) cpasync_64x64x8_w32_t8x4_s4
     const bool fast = (ALD || va) && vb && m0 + BM <= M && n0 + BN <= N;
 
     // Global-load coordinates (see load_a/issue_b).
-    const int am = tid / (BK / 4), ak = (tid % (BK / 4)) * 4;
     const int bk = tid / (BN / 4), bn = (tid % (BN / 4)) * 4;
     const float* const Ab = A + (size_t)m0 * lda;
     const float* const Bb = B + n0;

@@ -369,7 +369,6 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_64x128x16_w64_t8x8_
     const float* const Bb = B + n0;
     const int aM = M - m0, bN = N - n0;
     // Element-wise copies (issue_a4, issue_b4) start from these per-thread pointers.
-    const float* const aPtr = Ab + (size_t)(tid / 8) * lda + tid % 8;
     const float* const bPtr = Bb + (T >= BN ? (size_t)(tid / BN) * ldb + tid % BN : (size_t)tid);
 
     // Compute coordinates: warp (wm, wn), lane (lm, ln).

@@ -356,6 +356,10 @@ extern "C" __global__ void __cluster_dims__(1, 1, 4) __launch_bounds__(256, 1) s
 
     const int tid = threadIdx.y * blockDim.x + threadIdx.x;
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    // Distributed shared memory may only be written once every block of the cluster has started:
+    // arrive now (non-blocking; its release orders nothing yet), wait just before the reduction's
+    // first remote store.
+    asm volatile("barrier.cluster.arrive.aligned;\n" ::: "memory");
     // K range of this slice, in whole BK tiles so that only the last slice has a K tail.
     constexpr bool split = true; // the cluster needs no workspace
     if (!split && blockIdx.z > 0) return;
@@ -381,7 +385,6 @@ extern "C" __global__ void __cluster_dims__(1, 1, 4) __launch_bounds__(256, 1) s
     const float* const Bb = B + n0;
     const int aM = M - m0, bN = N - n0;
     // Element-wise copies (issue_a4, issue_b4) start from these per-thread pointers.
-    const float* const aPtr = Ab + (size_t)(tid / 8) * lda + tid % 8;
     const float* const bPtr = Bb + (T >= BN ? (size_t)(tid / BN) * ldb + tid % BN : (size_t)tid);
 
     // Compute coordinates: warp (wm, wn), lane (lm, ln).
@@ -500,6 +503,7 @@ extern "C" __global__ void __cluster_dims__(1, 1, 4) __launch_bounds__(256, 1) s
         constexpr int NJ = (F4 + S - 1) / S; // groups owned per slice (at most)
         const int z = (int)cluster.block_rank();
         float4* const red = reinterpret_cast<float4*>(Bs + NB * B_TILE);
+        asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory"); // every block has started
 #pragma unroll
         for (int j = 0; j < F4; ++j) {
             float4* const dst = cluster.map_shared_rank(red, j % S);
