@@ -14,6 +14,11 @@ static __device__ __forceinline__ void tg_rt_cp_async16(float* smem, const float
     unsigned s = (unsigned)__cvta_generic_to_shared(smem);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
 }
+static __device__ __forceinline__ void tg_rt_cp_async16_zfill(float* smem, const float* gmem, bool valid)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 16 : 0));
+}
 static __device__ __forceinline__ void tg_rt_cp_async4_zfill(float* smem, const float* gmem, bool valid)
 {
     unsigned s = (unsigned)__cvta_generic_to_shared(smem);
@@ -153,29 +158,39 @@ __device__ __forceinline__ void store_b(float* bs, const float4 (&r)[B_F4], int 
 // past N and, on the K tail, rows past kEnd). Consecutive threads take consecutive columns, so one
 // warp-wide copy reads a contiguous row segment and writes consecutive banks: any ldb stays
 // coalesced (four 4-byte copies of one thread's float4 would touch 4x the sectors and banks).
-// bp points at this thread's first element (row tid / BN, column tid % BN, for T >= BN).
+// bp points at this thread's first element (row tid / BN, column tid % BN, for T >= BN; a column
+// past N is clamped to the tile's first one, so that every address is valid and only the
+// loop-invariant predicate zero-fills it). One pointer walks down the rows: two adds per copy.
 template <bool TAIL>
 __device__ __forceinline__ void issue_b4(float* bs, const float* __restrict__ bp, const float* __restrict__ B,
                                          int ldb, int N, int kEnd, int k, int tid)
 {
     constexpr int E = BK * BN / T;
+    if (T >= BN) {
+        constexpr int RS = T >= BN ? T / BN : 1; // rows per pass
+        const int c = tid % BN, r0 = tid / BN;
+        const bool cok = c < N;
+        const float* p = bp + (size_t)k * ldb;
+        const size_t step = (size_t)RS * ldb;
 #pragma unroll
-    for (int i = 0; i < E; ++i) {
-        // T >= BN: column tid % BN, rows tid / BN + i * T / BN; T < BN: row i*T / BN, column tid + i*T % BN.
-        // The row offset is multiplied out per tile (k + dr): hoisting E loop-invariant 64-bit
-        // offsets instead would cost 2E registers in every loop that holds a K-tail tile.
-        const int c = T >= BN ? tid % BN : (i * T) % BN + tid;
-        const int r = T >= BN ? tid / BN + i * (T / BN) : (i * T) / BN;
-        const int dr = T >= BN ? i * (T / BN) : (i * T) / BN;
-        const float* p = bp + (size_t)(k + dr) * ldb + (T >= BN ? 0 : (i * T) % BN);
-        if (TAIL || T < BN) {
+        for (int i = 0; i < E; ++i) {
+            const int r = r0 + i * RS;
+            if (TAIL) {
+                const bool ok = cok && k + r < kEnd;
+                tg_rt_cp_async4_zfill(bs + r * BS + c, ok ? p : B, ok);
+            } else {
+                tg_rt_cp_async4_zfill(bs + r * BS + c, p, cok);
+            }
+            p += step;
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < E; ++i) {
+            // T < BN: row i*T / BN, column tid + i*T % BN.
+            const int c = (i * T) % BN + tid, r = (i * T) / BN;
+            const float* p = bp + (size_t)(k + r) * ldb + (i * T) % BN;
             const bool ok = c < N && (!TAIL || k + r < kEnd);
             tg_rt_cp_async4_zfill(bs + r * BS + c, ok ? p : B, ok);
-        } else {
-            // Full K tile, T >= BN: the column is the thread's own; past N it reads (nothing,
-            // zero-filled) through the tile's first column instead: no per-copy select.
-            const bool ok = c < N;
-            tg_rt_cp_async4_zfill(bs + r * BS + c, ok ? p : p - c, ok);
         }
     }
 }
@@ -203,8 +218,14 @@ __device__ __forceinline__ void issue_b(float* bs, const float* __restrict__ B, 
         const int kk = k + i * B_ROWSTEP;
         float* d = bs + (bk + i * B_ROWSTEP) * BS + bn;
         const float* p = B + (size_t)kk * ldb + col;
-        if (PATH == PATH_FAST || (PATH == PATH_EDGE && vec && col + 4 <= N)) {
+        if (PATH == PATH_FAST) {
             tg_rt_cp_async16(d, p);
+        } else if (PATH == PATH_EDGE && vec && (col + 4 <= N || col >= N)) {
+            // The column is loop-invariant: a float4 wholly inside N is one 16-byte copy, one wholly
+            // past it is zero-filled through the tile's first column (a valid address, nothing read).
+            // Edge blocks thus run as fast as interior ones (the slowest block sets the kernel's time).
+            const bool ok = col < N;
+            tg_rt_cp_async16_zfill(d, ok ? p : p - col, ok);
         } else if (PATH == PATH_EDGE && col + 4 <= N) {
 #pragma unroll
             for (int j = 0; j < 4; ++j) tg_rt_cp_async4_zfill(d + j, p + j, true);
@@ -369,7 +390,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_64x64x16_w32_t4x8_p
     const float* const Bb = B + n0;
     const int aM = M - m0, bN = N - n0;
     // Element-wise copies (issue_a4, issue_b4) start from these per-thread pointers.
-    const float* const bPtr = Bb + (T >= BN ? (size_t)(tid / BN) * ldb + tid % BN : (size_t)tid);
+    const float* const bPtr = Bb + (T >= BN ? (size_t)(tid / BN) * ldb + (tid % BN < bN ? tid % BN : 0) : (size_t)tid);
 
     // Compute coordinates: warp (wm, wn), lane (lm, ln).
     const int warp = tid / 32, lane = tid % 32;
