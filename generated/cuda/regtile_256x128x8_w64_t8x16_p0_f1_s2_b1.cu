@@ -44,7 +44,7 @@ namespace tg_rt_regtile_256x128x8_w64_t8x16_p0_f1_s2_b1 {
 constexpr int BM = 256, BN = 128, BK = 8;
 constexpr int WM = 64, TM = 8, TN = 16;
 constexpr int WN = 32 * TM * TN / WM;
-constexpr int PAD = 0, PF = 1, STAGES = 2, ALD = 0;
+constexpr int PAD = 0, PF = 1, STAGES = 2, ALD = 0, XB = 0;
 constexpr int T = 256;
 // A warp's 32 lanes form an LM x LN grid over its warp tile. A thread's TM rows are TM/4 groups of
 // 4 consecutive rows, LM*4 apart (likewise columns), so each shared read is one float4 (LDS.128)
@@ -62,6 +62,7 @@ constexpr int A_TILE = BK * AS, B_TILE = BK * BS;
 // With ALD, A shares B's ring instead (4-byte cp.async per element). B goes through registers
 // when STAGES == 1, else through a STAGES-deep cp.async ring.
 constexpr int NA = ALD ? STAGES : PF ? 2 : 1;
+static_assert(!XB || (ALD && BK % 2 == 0), "XB: fragments cross the tile boundary in the ALD ring");
 static_assert(!ALD || (STAGES >= 2 && PF == 0 && AS % 32 == 4),
               "ALD: A rides the cp.async ring (STAGES >= 2, no register prefetch); AS % 32 == 4 keeps its transposed copies conflict-free");
 constexpr int NB = STAGES >= 2 ? STAGES : NA;
@@ -305,6 +306,36 @@ __device__ __forceinline__ void compute(float (&acc)[TM][TN], const float* as, c
     }
 }
 
+// load_frag / fma_frag split compute's k step in two, for XB: the fragments of step k+1 are read
+// while step k's FMAs run, across the tile boundary too.
+__device__ __forceinline__ void load_frag(float (&a)[TM], float (&b)[TN], const float* as, const float* bs, int k)
+{
+#pragma unroll
+    for (int r = 0; r < TM / 4; ++r) {
+        const float4 v = *reinterpret_cast<const float4*>(as + k * AS + r * LM * 4);
+        a[4 * r + 0] = v.x;
+        a[4 * r + 1] = v.y;
+        a[4 * r + 2] = v.z;
+        a[4 * r + 3] = v.w;
+    }
+#pragma unroll
+    for (int c = 0; c < TN / 4; ++c) {
+        const float4 v = *reinterpret_cast<const float4*>(bs + k * BS + c * LN * 4);
+        b[4 * c + 0] = v.x;
+        b[4 * c + 1] = v.y;
+        b[4 * c + 2] = v.z;
+        b[4 * c + 3] = v.w;
+    }
+}
+__device__ __forceinline__ void fma_frag(float (&acc)[TM][TN], const float (&a)[TM], const float (&b)[TN])
+{
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+}
+
 // store_c4 writes one float4 group of a thread tile, C[row][col..col+3] = alpha*v + beta*C (seed
 // 003: guarded stores at the edges). A row past M is skipped; a group wholly inside N is one
 // 16-byte store when C and ldc are 16-byte aligned (vc), else it is stored element by element with
@@ -463,7 +494,6 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_256x128x8_w64_t8x16
         TG_RT_LOAD_REGS(0);
         TG_RT_STORE_REGS(0);
     }
-
     int abuf = 0, bbuf = 0;
     int bnext = STAGES - 1; // ring slot of tile kt + STAGES - 1
     for (int kt = 0; kt < nt; ++kt) {
