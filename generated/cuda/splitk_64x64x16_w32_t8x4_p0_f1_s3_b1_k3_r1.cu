@@ -47,13 +47,17 @@ constexpr int WM = 32, TM = 8, TN = 4;
 constexpr int WN = 32 * TM * TN / WM;
 constexpr int PAD = 0, PF = 1, STAGES = 3, ALD = 0, XB = 0;
 constexpr int T = 128;
+// SK > 1 (slicedk): SK groups of TB threads each take every SK-th k step of the same block tile
+// (in-block split-K: SK times the warps for one tile, when the grid gives one block per SM).
+constexpr int SK = 1, TB = T / SK, KS = BK / SK;
+static_assert(SK == 1 || (ALD && 3 == 1 && KS % 2 == 0 && TB * SK == T), "SK: ALD kernels without grid split-K");
 // A warp's 32 lanes form an LM x LN grid over its warp tile. A thread's TM rows are TM/4 groups of
 // 4 consecutive rows, LM*4 apart (likewise columns), so each shared read is one float4 (LDS.128)
 // and a warp's reads of one k row touch LM (LN) distinct float4s, broadcast to the other lanes.
 constexpr int LM = WM / TM, LN = WN / TN, WARPS_N = BN / WN;
 static_assert(WN * WM == 32 * TM * TN && LM * LN == 32, "a warp tile must hold 32 thread tiles");
 static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tiles are made of float4 groups");
-static_assert((BM / WM) * (BN / WN) * 32 == T, "warps must cover the block tile");
+static_assert((BM / WM) * (BN / WN) * 32 == TB, "warps must cover the block tile");
 // Shared layout: A transposed (k-major, As[k][m]) so the TM values of one k are contiguous;
 // B row-major (Bs[k][n]). PAD floats per row shift banks for the transposed stores of A.
 constexpr int AS = BM + PAD, BS = BN + PAD;
@@ -63,7 +67,13 @@ constexpr int A_TILE = BK * AS, B_TILE = BK * BS;
 // With ALD, A shares B's ring instead (4-byte cp.async per element). B goes through registers
 // when STAGES == 1, else through a STAGES-deep cp.async ring.
 constexpr int NA = ALD ? STAGES : PF ? 2 : 1;
-static_assert(!XB || (ALD && BK % 2 == 0), "XB: fragments cross the tile boundary in the ALD ring");
+static_assert(!XB || (ALD && KS % 2 == 0), "XB: fragments cross the tile boundary in the ALD ring");
+// EDGE_Z16: an edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async
+// (see issue_b). Split-K and ALD kernels take it (1000^3: +8 % for a split-K kernel whose edge
+// blocks set the kernel's time); the single-slice register-staged kernels (regtile) keep four
+// guarded 4-byte copies there, because the new path changed ptxas's register allocation of their
+// hot loop and cost them 4-5 % at 4096^3, where no block takes the edge path at all.
+constexpr bool EDGE_Z16 = ALD || 3 > 1;
 static_assert(!ALD || (STAGES >= 2 && PF == 0 && AS % 32 == 4),
               "ALD: A rides the cp.async ring (STAGES >= 2, no register prefetch); AS % 32 == 4 keeps its transposed copies conflict-free");
 constexpr int NB = STAGES >= 2 ? STAGES : NA;
@@ -220,9 +230,9 @@ __device__ __forceinline__ void issue_b(float* bs, const float* __restrict__ B, 
         const int kk = k + i * B_ROWSTEP;
         float* d = bs + (bk + i * B_ROWSTEP) * BS + bn;
         const float* p = B + (size_t)kk * ldb + col;
-        if (PATH == PATH_FAST) {
+        if (PATH == PATH_FAST || (!EDGE_Z16 && PATH == PATH_EDGE && vec && col + 4 <= N)) {
             tg_rt_cp_async16(d, p);
-        } else if (PATH == PATH_EDGE && vec && (col + 4 <= N || col >= N)) {
+        } else if (EDGE_Z16 && PATH == PATH_EDGE && vec && (col + 4 <= N || col >= N)) {
             // The column is loop-invariant: a float4 wholly inside N is one 16-byte copy, one wholly
             // past it is zero-filled through the tile's first column (a valid address, nothing read).
             // Edge blocks thus run as fast as interior ones (the slowest block sets the kernel's time).
@@ -279,11 +289,11 @@ __device__ __forceinline__ void issue_a4(float* as, const float* __restrict__ ap
 __device__ __forceinline__ void compute(float (&acc)[TM][TN], const float* as, const float* bs)
 {
 #pragma unroll
-    for (int k = 0; k < BK; ++k) {
+    for (int k = 0; k < KS; ++k) {
         float a[TM], b[TN];
 #pragma unroll
         for (int r = 0; r < TM / 4; ++r) {
-            const float4 v = *reinterpret_cast<const float4*>(as + k * AS + r * LM * 4);
+            const float4 v = *reinterpret_cast<const float4*>(as + k * SK * AS + r * LM * 4);
             a[4 * r + 0] = v.x;
             a[4 * r + 1] = v.y;
             a[4 * r + 2] = v.z;
@@ -291,7 +301,7 @@ __device__ __forceinline__ void compute(float (&acc)[TM][TN], const float* as, c
         }
 #pragma unroll
         for (int c = 0; c < TN / 4; ++c) {
-            const float4 v = *reinterpret_cast<const float4*>(bs + k * BS + c * LN * 4);
+            const float4 v = *reinterpret_cast<const float4*>(bs + k * SK * BS + c * LN * 4);
             b[4 * c + 0] = v.x;
             b[4 * c + 1] = v.y;
             b[4 * c + 2] = v.z;
@@ -313,7 +323,7 @@ __device__ __forceinline__ void load_frag(float (&a)[TM], float (&b)[TN], const 
 {
 #pragma unroll
     for (int r = 0; r < TM / 4; ++r) {
-        const float4 v = *reinterpret_cast<const float4*>(as + k * AS + r * LM * 4);
+        const float4 v = *reinterpret_cast<const float4*>(as + k * SK * AS + r * LM * 4);
         a[4 * r + 0] = v.x;
         a[4 * r + 1] = v.y;
         a[4 * r + 2] = v.z;
@@ -321,7 +331,7 @@ __device__ __forceinline__ void load_frag(float (&a)[TM], float (&b)[TN], const 
     }
 #pragma unroll
     for (int c = 0; c < TN / 4; ++c) {
-        const float4 v = *reinterpret_cast<const float4*>(bs + k * BS + c * LN * 4);
+        const float4 v = *reinterpret_cast<const float4*>(bs + k * SK * BS + c * LN * 4);
         b[4 * c + 0] = v.x;
         b[4 * c + 1] = v.y;
         b[4 * c + 2] = v.z;
@@ -440,10 +450,12 @@ extern "C" __global__ void __cluster_dims__(1, 1, 3) __launch_bounds__(128, 1) s
     const float* const bPtr = Bb + (T >= BN ? (size_t)(tid / BN) * ldb + (tid % BN < bN ? tid % BN : 0) : (size_t)tid);
 
     // Compute coordinates: warp (wm, wn), lane (lm, ln).
-    const int warp = tid / 32, lane = tid % 32;
+    // ks: this thread's K slice (SK); with SK == 1 the arithmetic folds away.
+    const int warp = (SK == 1 ? tid : tid % TB) / 32, lane = tid % 32, ks = SK == 1 ? 0 : tid / TB;
     const int wm = (warp / WARPS_N) * WM, wn = (warp % WARPS_N) * WN;
     const int lm = lane / LN, ln = lane % LN;
     const int aoff = wm + lm * 4, boff = wn + ln * 4;
+    const int aoffk = aoff + ks * AS, boffk = boff + ks * BS; // shared reads start at this slice's first k
 
     float acc[TM][TN];
 #pragma unroll
@@ -520,7 +532,7 @@ extern "C" __global__ void __cluster_dims__(1, 1, 3) __launch_bounds__(128, 1) s
         bnext = bnext + 1 == STAGES ? 0 : bnext + 1;
         const bool more = kt + 1 < nt;
         if (more) TG_RT_LOAD_REGS(kt + 1); // register prefetch: loads in flight during compute
-        compute(acc, As + abuf * A_TILE + aoff, Bs + bbuf * B_TILE + boff);
+        compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
         abuf = abuf + 1 == NA ? 0 : abuf + 1;
         bbuf = bbuf + 1 == NB ? 0 : bbuf + 1;
         if (more) {
@@ -538,7 +550,6 @@ extern "C" __global__ void __cluster_dims__(1, 1, 3) __launch_bounds__(128, 1) s
         mainloop(tg_rt_bool<true>{});
     else
         mainloop(tg_rt_bool<false>{});
-
     const int row0 = m0 + aoff, col0 = n0 + boff;
     {
         // Cluster reduction: float4 group j of every thread tile belongs to slice j % SPLIT. Each slice
