@@ -38,7 +38,7 @@ func ModelFor(family string) string {
 		return ModelNaive
 	case "coalesced":
 		return ModelCoalesced
-	case "shared", "micro1d", "coarse", "regtile", "warptile", "splitk":
+	case "shared", "micro1d", "coarse", "regtile", "splitk", "cpasync", "slicedk":
 		return ModelTiled
 	}
 	return ModelCompulsory

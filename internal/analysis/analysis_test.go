@@ -2,8 +2,11 @@ package analysis
 
 import (
 	"math"
+	"os"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
@@ -113,5 +116,30 @@ func TestParseParams(t *testing.T) {
 	p := ParseParams("W=16 G=2 PF=0 junk X=y")
 	if len(p) != 3 || p["W"] != 16 || p["G"] != 2 || p["PF"] != 0 {
 		t.Errorf("got %v", p)
+	}
+}
+
+// Every family in the shipped matrix has a traffic model of its own: a family added to
+// variants.yaml without one would silently be placed under the compulsory (cuBLAS) model.
+func TestEveryFamilyHasAModel(t *testing.T) {
+	src, err := os.ReadFile("../../variants.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Families []struct {
+			Name string `yaml:"name"`
+		} `yaml:"families"`
+	}
+	if err := yaml.Unmarshal(src, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Families) == 0 {
+		t.Fatal("no families in variants.yaml")
+	}
+	for _, f := range m.Families {
+		if got := ModelFor(f.Name); got == ModelCompulsory {
+			t.Errorf("family %s has no traffic model (ModelFor gives %s)", f.Name, got)
+		}
 	}
 }
