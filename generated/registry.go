@@ -246,7 +246,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 127, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "71b7ab527f459832eaf30cee125b245573911c82983492d1fec286b2f4af1097",
+		SourceHash:    "9418f57c5a9e7642931c18b3b474e78af7c720cc94aaa4af94474af1017b3287",
 		PTXHash:       "c19856ca3706acf69addc5c14f9f5c129827e7ba9bcdd38985bc14c62ee6477e",
 	},
 	{
@@ -260,7 +260,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 157, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "14d1d46e2b8c2560c1e09461e5d17fb8122305b2006df836bf41e89736f52b97",
+		SourceHash:    "289ccd8ac7d378dceda211b67c14354f5c6808d29556ab1076803551df044acb",
 		PTXHash:       "ba30ed5460f4d228ef6f579b13b5584d575777fffdbfbc8d58a430ced21d81c6",
 	},
 	{
@@ -274,7 +274,7 @@ var variants = []variant.Variant{
 		DynamicShared: 99328,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 163, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a933710f5aede82037d9d07412c331373e8eba46f0aea5bd5436a9dcd306dc34",
+		SourceHash:    "82b3fb4459176bd88d03943f3e9445ab0c62c697f4b6c4e341b4d86dc72a9202",
 		PTXHash:       "23de81272d64ceca30728434b8a3adf27a17055e6d8d7981015923ec4d69f668",
 	},
 	{
@@ -288,7 +288,7 @@ var variants = []variant.Variant{
 		DynamicShared: 99328,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 159, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a7f117b8a78e8fdbcca45feb686f51dd4e358a825c992db478ce54e7211b4e65",
+		SourceHash:    "68d192248fc3665d95ea37177d8524071f1ebc8a46c2f884630a0d6544f02c81",
 		PTXHash:       "a54dd76a76fb5adb531e52ca7bb090730f0e26a155132ab4d6c80bd54c863443",
 	},
 	{
@@ -302,7 +302,7 @@ var variants = []variant.Variant{
 		DynamicShared: 50688,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 127, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1ed85cd48946e863b21da72046f7b9b7e5ff10db163145aab32742585366694f",
+		SourceHash:    "2a20be1627fd6154b83a783524abe54833c7ebcc450a8997afaa280d101cf188",
 		PTXHash:       "c55ad4add54c746b8a7e3fd38f7ce312ad07d7bb2a11c596f242965fc42582d9",
 	},
 	{
@@ -316,7 +316,7 @@ var variants = []variant.Variant{
 		DynamicShared: 50688,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 130, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0df556ee77a74868b10d35e52d6ab5c21a979b055113a0956630c35aea774887",
+		SourceHash:    "7ba074b2e3a8d1b6da642fba05e3ec2f12d359c1c67c0bcef37e1c671101fd0f",
 		PTXHash:       "a6017536460f1a0c2e6d1fefbd3a0d19a2f8eb5a5590e2b0d31ed8cc2b4c650a",
 	},
 	{
@@ -330,7 +330,7 @@ var variants = []variant.Variant{
 		DynamicShared: 116224,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f6e98403e577847e4ec495a12d8b14e3d6f4ac8cfb57568c80a2be81909a4bb4",
+		SourceHash:    "028545dc01deb81d0dbe6f001f769c2c9a27a7625a3459d3ab5de53a9ee41695",
 		PTXHash:       "d68418801464e38113dbc6937411eeb63904669fb6d71d9de522b2d78ac54b24",
 	},
 	{
@@ -344,7 +344,7 @@ var variants = []variant.Variant{
 		DynamicShared: 116224,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ea04ff20fddc15fead4a41097fa6c7cd993a1a1b1cee8e0c6bc95492e8fa7789",
+		SourceHash:    "27729da5013b8ea91dca241b33aa03b1956533139dd400af23867668abf0492e",
 		PTXHash:       "c1dcabec1669266c82705652dd6818f00a4fab772c5c35307bfa12526e30dacf",
 	},
 	{
@@ -358,7 +358,7 @@ var variants = []variant.Variant{
 		DynamicShared: 133120,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 163, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "08bd45cab2870c8bd7029ca9f240f814690ac4328e87dbdf6b1307654260ff21",
+		SourceHash:    "60111e845b6471941bc04a1e0ddd81b2cae7eb1968d043e3130bc7c9bf562889",
 		PTXHash:       "7d0bbd2fcab524236bbeadbf61e98a2a187199eef29034606905e20adebdbb7e",
 	},
 	{
@@ -372,7 +372,7 @@ var variants = []variant.Variant{
 		DynamicShared: 133120,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 159, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9969b5ed007281e58b3841a7234a3fc8f0d47144563a8f415553ab212814930e",
+		SourceHash:    "2e2e094b9b9dfce7d1ea4c332aae5d405f203dd6d2a0e0f5138ae2d43ae5798b",
 		PTXHash:       "5f7f10f1a4786bd96fa7cdd4b12bf5e1e0daf3096006777710732aadbe54e91e",
 	},
 	{
@@ -386,7 +386,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16896,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 130, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5d77a12e2ecba4ea8e156663276d34b0256ce08226d62037922a19e1c9fee748",
+		SourceHash:    "055a6f1ff182c19532820a6ea8e21dc84cd62632e0ef585aeeab838d91c13b90",
 		PTXHash:       "ed81e0ed32fad65c65f2faf26d6bbc20285920d16e9146774ca9ca8ceabeb332",
 	},
 	{
@@ -400,7 +400,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16896,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 157, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5272f0d2681d663921d9aee88b7005c4129cdc65da61ea8c57bacaa2a7b964eb",
+		SourceHash:    "57e46a7defec06e17ad35ae079c4c42cb7477e0f912b70af2ce0a5bb5e3d53ce",
 		PTXHash:       "4c8851872cb36010419bfa8b98244069eb56c4147590fdba06c859e16dcb8a77",
 	},
 	{
@@ -414,7 +414,7 @@ var variants = []variant.Variant{
 		DynamicShared: 82432,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 167, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "eb1229f8913bc5e87b30438f53f84767b8146e23f97e631fa0e287f119ebc93a",
+		SourceHash:    "b9e3382cd294e1d76f04cb4622f221cc6baf303c5b21ed8ab32257fd1aa35676",
 		PTXHash:       "88214513c4aed89b6d6ce0a965f1d235e54be9584217e629d6385d8a230110ca",
 	},
 	{
@@ -428,7 +428,7 @@ var variants = []variant.Variant{
 		DynamicShared: 82432,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 161, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bf213fe8acc07968e8002ce5c1e30075acfbe328354b832978b74ddbdfad1c87",
+		SourceHash:    "96c75e33f7c8d993c977a742dffb91577a5f89602e2381c609af8bf555a2dc80",
 		PTXHash:       "b3486fd8c4b91debeefcc8a0d796c4ba4f0b56cf7882955a9d3dc0b32c139acb",
 	},
 	{
@@ -442,7 +442,7 @@ var variants = []variant.Variant{
 		DynamicShared: 25344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "23bbd88284be4cd5229b4474dea8bc46b3c5e79f459e5eeb14d43ed7a99ed019",
+		SourceHash:    "d44fac3fd2ee2db71bf91914b4634b1f66f55f7928dad08f41195c3e565ddb8a",
 		PTXHash:       "b8843ed723977517e7b2056329431673aaa938bd1bd6507be9828dfb1da2b88e",
 	},
 	{
@@ -456,7 +456,7 @@ var variants = []variant.Variant{
 		DynamicShared: 25344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 130, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6d58f2b2e8ce0e7e6ec7b02b8437e24eda160566e1e9a1761bc7a0e38d725094",
+		SourceHash:    "e810402d8cfae1917162695fa656eda341b44127836388fe3bc0e1281ecd911f",
 		PTXHash:       "70e78d060edb1b0e9cca1963566c59621696c1965678cb71a27b9548e4f247d3",
 	},
 	{
@@ -470,7 +470,7 @@ var variants = []variant.Variant{
 		DynamicShared: 90880,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 157, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "33d1cbb24312bee7ef2d85f2055990cdba8f905600434381ea672173cf7d1f2d",
+		SourceHash:    "b29912845ba19d63a56da9226b04fd98cf39c7bca6ed6db5b34817aaeaac8f13",
 		PTXHash:       "9ee3207cab717dba563811f3bfa66417ef2d18f35e24239864c36d91068a69f2",
 	},
 	{
@@ -484,7 +484,7 @@ var variants = []variant.Variant{
 		DynamicShared: 90880,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 151, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9a1b4dea62523f5bba3a1784dc6dc2a1544e151f19895ae48da4d95796b7577b",
+		SourceHash:    "78b8fbe7ccd4588447ed6b73d889fdbd534af4c348a2da283552ab4682661f98",
 		PTXHash:       "d40e9533563bba1d84ca172f6492feb681fea194d8f3dc55409a8727ff11ee67",
 	},
 	{
@@ -498,7 +498,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 157, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "750be5192bc8a42c36799913dfc647008e451a67f048cb0875af61fd8383a678",
+		SourceHash:    "761dc3c32aa626db847e139f8e6a4898f523dfc990cd071513ebece82c5a08aa",
 		PTXHash:       "51a584d55c98bfa53b913447f932ab7064c73542fb68522e492c5f363c821df7",
 	},
 	{
@@ -512,7 +512,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 155, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "81b1ddfc62c94c51724f27731231bab6a554b0bfb8d9b351f1da1a8f81a9f95b",
+		SourceHash:    "85cdf026e49a6ad40ef2ab1fff96236fbbe9a9aeb06ca2ff0600e1e584c80c0f",
 		PTXHash:       "afab4581990bf9edc3f5abf926a1c9c7a28776c9c846c0089b376473a8492932",
 	},
 	{
@@ -526,7 +526,7 @@ var variants = []variant.Variant{
 		DynamicShared: 71168,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 164, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d7d34ecef9d331dd71c21e1ce153d9c7ee40e4d85edf47b22a19c25b4d1c4430",
+		SourceHash:    "f85f9b17f79e12072d0590c02ca2fb2a134b47386bac850ff86d2795eb7f2752",
 		PTXHash:       "98596d8e406de62fe03697aa70a454438f7c4cbc1a5ae940c7ce9138eca0ff27",
 	},
 	{
@@ -540,7 +540,7 @@ var variants = []variant.Variant{
 		DynamicShared: 71168,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0050954a440854dc4c7194bf463de90123fb47fde8e6e851be379727ec62c1df",
+		SourceHash:    "1a1771ac51eff873aa4f582ef1b8dec6771911eb83e3fc1a9ed07df47d0c570f",
 		PTXHash:       "25118acf8530169ad78edbc44e4987a5568977d13bc94975a4c0edcaf2056276",
 	},
 	{
@@ -554,7 +554,7 @@ var variants = []variant.Variant{
 		DynamicShared: 19200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1b21bbc7ca2aa8abb3aa38955fa5499882a5f17e9f409755a7d2265035eacb09",
+		SourceHash:    "3dfa88bb62ca5db37355fee2c81ff58ac1ec72e2d222f7204346cfff661d18a2",
 		PTXHash:       "056265721f53d6f4dfd54f878449846ec20ddf07bdc17395f7730aada25ffc49",
 	},
 	{
@@ -568,7 +568,7 @@ var variants = []variant.Variant{
 		DynamicShared: 19200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 155, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d2d8ba4c5c3bde035901e9a719307e4c39869140f29348f0fe667df5502337dd",
+		SourceHash:    "c0ae7b02aeeb780d044b5bd8cb5df83a7827642230ad316634cbe87f9ddaddf6",
 		PTXHash:       "1d277265bd05cfa8f122816a57498a3e39ef89eff3b0549414c47d3fab8eca47",
 	},
 	{
@@ -582,7 +582,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51968,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 160, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e435b6bc11d1231ad9783a4d98ec27fb7cd0add646b39dca88813e5c7771061b",
+		SourceHash:    "a521ebab53cc6eedb5fb5648718d5d158edc546137f0e5fb357518e049e4c956",
 		PTXHash:       "b15a23db1be91dced32267476964f9dc912fc4750baccb10cf34ba18ac9dbc4b",
 	},
 	{
@@ -596,7 +596,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51968,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 155, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "aec4ad9e24d5dd4e034a6072dd1f902bbe6cf6f0111b06a167d98460e0570dc2",
+		SourceHash:    "42abbe2fffd8d9c129a5e748793dff6f48cff216334838d819620b6b74a0e2c6",
 		PTXHash:       "d13c91e51f8211216b5dbdbdbbb3524768118e22695e41c9197650a831116e8f",
 	},
 	{
@@ -610,7 +610,7 @@ var variants = []variant.Variant{
 		DynamicShared: 9984,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 90, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "81b78cc8b2c37c7d341821a6edbe7a372dd86f3a68e82c8e08a49a8b8cd61732",
+		SourceHash:    "0dd5f4fd446a76e18a438f710dd3f09968e13dd7a59ce89fbd7ec7b20394a7ee",
 		PTXHash:       "12366e30354db76823504c56aa81a2bb6c86c8992fec209e30db1f7f2deda4b4",
 	},
 	{
@@ -624,7 +624,7 @@ var variants = []variant.Variant{
 		DynamicShared: 9984,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 80, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a6d7901327726db427581f37ccf22ba93892e7329d57648dbb597821194fc392",
+		SourceHash:    "7503f6254c08aa15d53617f4c8dc6ad7e3e784d31a9fcb2ed3c9ef5bf85ac071",
 		PTXHash:       "0ca2289f18afe62506512512e49a48386e62665a42100f8d835b81bf4ddada3b",
 	},
 	{
@@ -638,7 +638,7 @@ var variants = []variant.Variant{
 		DynamicShared: 18176,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bffff3a0f4f39fef231178ee14d5d8f82daed4b0db90d87d863dd77969387700",
+		SourceHash:    "e3dc29a3d3e6ef47b341e1a76380b066e29ff12eaf8eb7f207677fd47e5647ee",
 		PTXHash:       "7cbf05b5c2e02633698918449aa102c497705081d49e3d637dfe1daffa087537",
 	},
 	{
@@ -652,7 +652,7 @@ var variants = []variant.Variant{
 		DynamicShared: 18176,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 83, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6160c1e4408a3c9226ba6205e6d92bdb46cb5d852a3534dfea7caa29c5141637",
+		SourceHash:    "a7d1942bf6c3e393bd244631a9c038614dd971ab75a9a20c7ee9361a1e7dd57f",
 		PTXHash:       "1d9608a54ff565f7b45e44dd634e7b8639f916ae13ea90ecdf164ecd9367a8c2",
 	},
 	{
@@ -666,7 +666,7 @@ var variants = []variant.Variant{
 		DynamicShared: 22272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "537d41d86488f5ea69836e1f0f817d40e62d868f43ce55fd5df85703de4ba6f1",
+		SourceHash:    "182c7e185ac89da1728f52cdaca5f3a31fdb2601d8421c07bcef1e38c1a19cf2",
 		PTXHash:       "9a1c442cee0a6ba8ed630e7d6403d17d31d8ed7f75984361390ea6aa215f038f",
 	},
 	{
@@ -680,7 +680,7 @@ var variants = []variant.Variant{
 		DynamicShared: 22272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 83, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d42230842b9630396c580c8eea2f753c37e1d598a50ac6431e05a23c64cde080",
+		SourceHash:    "83db29dece0886d3354ff7d54409263958672711e27aa5f7ccfce85420ed9772",
 		PTXHash:       "dd98c5bdcec113e47446e7f592e6113b51a397f690f0d0fcd4b6cc4d8840a8a9",
 	},
 	{
@@ -694,7 +694,7 @@ var variants = []variant.Variant{
 		DynamicShared: 18176,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "adc642bcd8d510599f47ec8a7cb114394ba1f5ce3c1b33de5b6a6923a9a087f6",
+		SourceHash:    "e03f3c231c0465bebfcf4104452a8e4932768588df966a2c3a72881c07fe5fc2",
 		PTXHash:       "46a5c5000d6e06ad24a37d87489e17aa432f8472e2d942509462f64ebcea5bbd",
 	},
 	{
@@ -708,7 +708,7 @@ var variants = []variant.Variant{
 		DynamicShared: 18176,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 83, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "988df5a2fd2dead3b48ef2e30932271aa57934617d1cf2d8db381a8da1fb8013",
+		SourceHash:    "7672d7b8ec7b073cd5e56b50d24ee3a6dd29cd4479e09325086255755b5a700e",
 		PTXHash:       "122282e44ba1a9436d52782af373cf05c6ad2296504692fb5af7e6ed4e5ad98c",
 	},
 	{
@@ -722,7 +722,7 @@ var variants = []variant.Variant{
 		DynamicShared: 13312,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 94, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2d870dde9b7b85c2ad13d04b2d9121cb835f0df9bbf65e1f335a9c865a53c5d3",
+		SourceHash:    "65b1768eb5446079a9ff0fe0bd4a6156875e5dd20508b81ba77489ca1b772c62",
 		PTXHash:       "746ff748e871e6f7742ec10e1593953b0ac1f1746c7a554582378fa1189117e8",
 	},
 	{
@@ -736,7 +736,7 @@ var variants = []variant.Variant{
 		DynamicShared: 13312,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 80, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "49feab5c56670601ea40906e7b463b3577175e5ec3f24533fc94b3b26b7f2c2f",
+		SourceHash:    "c8e1847ff20cb967ba1e6281b0fd8d8fac48157518b34c5e5f2f4ee1bc656574",
 		PTXHash:       "3111b2ff7d9add71e862559a4ae87d5a78de86e745ba0f8c6c1b162391cf4081",
 	},
 	{
@@ -750,7 +750,7 @@ var variants = []variant.Variant{
 		DynamicShared: 21504,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "08e548ea40c1f7f7d5d8f90d651b53d7c4594004126ee3e414f6d2b18efc0737",
+		SourceHash:    "a4423ba8d488f2fb37e68930bfa52c5a2e2ed2f6dcbf144bf501d91931b53c71",
 		PTXHash:       "49729381a797ea65dde12e02a9156a2711af08f3f82e196cd7ec8e48589e6c2e",
 	},
 	{
@@ -764,7 +764,7 @@ var variants = []variant.Variant{
 		DynamicShared: 21504,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 83, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0c3bf3f3015b438700f6ec4d0f06bd638336db0d82b033f6a5c8b3ec5656c319",
+		SourceHash:    "b495a969af682a88c549a08804b524ea76e327533de6cac48b8aa6e41996aeb3",
 		PTXHash:       "9617650a097818d79acb521f1a2e1cfd43a87875954be11676fcd49fef3c8c50",
 	},
 	{
@@ -778,7 +778,7 @@ var variants = []variant.Variant{
 		DynamicShared: 25600,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ad0284e8b46755e25f7c94a5a2d9f3772828ebffa75ccbd986a7f99c6a9391cd",
+		SourceHash:    "7edf598c2b67816620c600ef22f8cca126decde62f17fc9e769f8f68aa1036c6",
 		PTXHash:       "5ec8207dbd82b5671035b4e53856e3d54b63489ebe9c3b6eb8d87b0dd2ec7ee7",
 	},
 	{
@@ -792,7 +792,7 @@ var variants = []variant.Variant{
 		DynamicShared: 25600,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 83, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "05e4a52a1c8bb4b0f0a89bcfede21ef50432acdc8dfad4b04f35334c10bc1832",
+		SourceHash:    "65d2568f41fd9d03cff3cf93b57aa59e717f90f7e217357b06c35508e319dd44",
 		PTXHash:       "40cbbbac1e4e0e45894eb5a1d4c7d98d5b0bd8ff63356513ba3d5513755c4c82",
 	},
 	{
@@ -806,7 +806,7 @@ var variants = []variant.Variant{
 		DynamicShared: 21504,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4f74c79784a2b3e4e07b1133559af006b977876207894c6fa6fa8f937cd2f8b6",
+		SourceHash:    "39a7d9049dc33a0a850cc3c5ecd1b2c66e246546ef8c49f0972e8f28b779263b",
 		PTXHash:       "d138519bd7d9451fb320d9ca469dbe3e0645aa41aa430fbbb52f62017f7d03fe",
 	},
 	{
@@ -820,7 +820,7 @@ var variants = []variant.Variant{
 		DynamicShared: 21504,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 83, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "13b236849910508b28272cb1850bb9fc1dba6e83e423857b9da3bb8a9a20f3db",
+		SourceHash:    "c825eff5c6a47dba3d926ee4f9800d38f3b42b678cdec1cdf742af64da60560d",
 		PTXHash:       "f1c95ab1b05b8bd42ba41cb644d0827624eb371027e2197226df531d083f3fba",
 	},
 	{
@@ -834,7 +834,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 151, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a0ed20030afe30f62bc09c15ff0865269c68e8b44d632b9023115dd2129cd8c0",
+		SourceHash:    "ab1586e98b67fdb1af4d52dab5b4318c1533bc50133d1c6434d4453cc8e91250",
 		PTXHash:       "8e667e7eed9ca544bb374648be2f0924b83e8c75b36dda9281b57cd70dccb3e6",
 	},
 	{
@@ -848,7 +848,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f37a1c5cf7e4ed4596424ac31465e43c0c836a9fd89b28cfcbf6039d1baaa51d",
+		SourceHash:    "6ea4b371f79dbdb38229419a3af909df2f11c7f6f1b112cc99abda3412d777c9",
 		PTXHash:       "4a89b8e1b2c8ed4f03b3b8e1cc5fc67871f810640e687b7a8de61c6034922427",
 	},
 	{
@@ -862,7 +862,7 @@ var variants = []variant.Variant{
 		DynamicShared: 71168,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 167, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bbddc3a0e79a7197e23f6d18129b936d47f96f28de6f56ba639f7031ca7dc8cd",
+		SourceHash:    "70056ce55f1ee26425ed42684aa28589d4452282079e1320c8e56c8bfc66e90b",
 		PTXHash:       "bc98330e7eed32d4bebdb34cb5bfb7e8c05b1093af3e834ff6152d25cc14538e",
 	},
 	{
@@ -876,7 +876,7 @@ var variants = []variant.Variant{
 		DynamicShared: 71168,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "91f2bda2e22989cf3efba529fa521fbceaa3c4e583f464593715671b3966a85a",
+		SourceHash:    "5aa826afc9e1b1b2a9659c4b9c3afeef6401f685d3a1c2d4e4d2caf9c8444895",
 		PTXHash:       "05512a9bda9bfab4490cb90f3145fa92bfa0f85938a30d76dc796076a0afb869",
 	},
 	{
@@ -890,7 +890,7 @@ var variants = []variant.Variant{
 		DynamicShared: 19200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3e4b75dab0257ea9840add4f59d1d62f5ebd63f87269d78fa430ef086f4604cb",
+		SourceHash:    "d3780d52562ae69b8c28e7efbed0bd5058824a3744f371372c1176c01ec6c94e",
 		PTXHash:       "64c724bb488b58ad135c14eaba22ead2541db70d6e724d55059577f7f1775832",
 	},
 	{
@@ -904,7 +904,7 @@ var variants = []variant.Variant{
 		DynamicShared: 19200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 157, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a247517a7f7e3a6cc8c8507f4ae92f14097ef039c059ff4ffa66300846a666ac",
+		SourceHash:    "910e7d30ab1ff5e723a8e2a337aca307d108e3ed59e6be4d245d15e48e127a87",
 		PTXHash:       "f10f079864d4cf258225a0adf7dead43587e02e896a12fd9743a747705d5f502",
 	},
 	{
@@ -918,7 +918,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51968,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 167, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "903e0ee97b854eb814139a3c97f96c3c9fc5fcc8de4e5ded18b342bb6d3d44ad",
+		SourceHash:    "f9534ae58d5c4ebf7f5c5c7f5db395aff1db536aa5abc36a28f2b7f6e80f3ffc",
 		PTXHash:       "b931bc89d8b6527af8f8ec490eef97e3f33b848ca7b740d85375d7033f6cd4bf",
 	},
 	{
@@ -932,7 +932,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51968,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d0dd923c683074bc56f2fa49ded1c2022edbdc6c2aefbbc8296821868e670e29",
+		SourceHash:    "43fffed5486be39e9aa274325fc790dc764858b4523947def842c21e9b7d2798",
 		PTXHash:       "b263efc7ff56926c6b20461f07b48bf6d2e0c327532cac0004513316bd41e044",
 	},
 	{
@@ -946,7 +946,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 120, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "61f3744a6f1138505e01cdbd2fd897b15afa6fd502fd98343e638c4ba97bb689",
+		SourceHash:    "18810461f6ad66a4586fb244ff72757c017196e9b5bd8728e56d4b8ebbad48f2",
 		PTXHash:       "d2cd4bcbbb51fbc898195b2bef82fdba627c4ca49524fa5eb102c3483609f706",
 	},
 	{
@@ -960,7 +960,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c3f87de7fdd95c9a0e148f794f0cbacf996d38e91dc295b8933d6a44bcfc3d9c",
+		SourceHash:    "fb85a8db119418706dd678b39331ab92f83e7856c9ad6f6c18610c44239a2858",
 		PTXHash:       "b355765fddd3837a4273ebfd0b093b2f25a3f95d103d3fc6560d395b61dcc987",
 	},
 	{
@@ -974,7 +974,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 117, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "843c0664df08e1f709288ab2dc99acaca48aa5d0d5f412721cf4ce454590539b",
+		SourceHash:    "52d90b08e1e3b3ac9cd737a7316e3cfeffd804d48f47c8b83097f72ef5613623",
 		PTXHash:       "9a7c958ccfd2bf6796e69b7c2bcaeb28980330de88ac73fbdf341fa88b3680ea",
 	},
 	{
@@ -988,7 +988,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "65569cac78f877b36a8c1f18d3bec525c846ae373786384edf803725cb605262",
+		SourceHash:    "20dbc6061fcefd71417a714f7fc818e8d16785105e9da0d542968d3bbfec037a",
 		PTXHash:       "eb5da46bc89931db9d822e2ebd289d2ca6901cf3e74e8ffeffef8e7663693592",
 	},
 	{
@@ -1002,7 +1002,7 @@ var variants = []variant.Variant{
 		DynamicShared: 44544,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 117, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8898458618ca4916651e176e3f06260ffd3cfc486c18e6a66f4dd1fc3152695d",
+		SourceHash:    "be7d3c42421f9d7df342ee1a498baffcaba4664a88d671da33805a2812409052",
 		PTXHash:       "83a24eb737717ddd9bb9067e98f57c88503843795eddb51862ad94e633d4d894",
 	},
 	{
@@ -1016,7 +1016,7 @@ var variants = []variant.Variant{
 		DynamicShared: 44544,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6c800b3fdcdf6beac3351ee02bc874edd808890dad32dc6968864bdcc2da64af",
+		SourceHash:    "9229fc68b4f2c3d2817534b8db88037a142f5b0bc7b0347c46d948536988fe95",
 		PTXHash:       "317b944dda9bd95592214061b77a7c7eb403eee75318a7b4b7265b3a8dc27971",
 	},
 	{
@@ -1030,7 +1030,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 117, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e9a00cbc5819bb47a287b865ab6da627d76235d2da3a067f8359401d54a2ad95",
+		SourceHash:    "2f57f34bff189dc1a53023367cdf15660ee844eb8d65004a822e42e16f7ea678",
 		PTXHash:       "c5d514ab1ef0441953cbb7ec57feb8ce303d3f34a0372599ab005c97d7b1ca1c",
 	},
 	{
@@ -1044,7 +1044,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d1825dc5991780990390b75e228e1aa488e26ae046d59e4684f4ba25c27a7c1a",
+		SourceHash:    "5d30edb1d6a3a01e9e292a1090d577552ac31b349ec715dfb7acc9277da0e22f",
 		PTXHash:       "05e6b77305f0504f57f58967c6e5fbe39112a8d89154c3a8c506f5bfdad8c5a8",
 	},
 	{
@@ -1058,7 +1058,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 120, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fa4486ba4d2d9fdcab0c49c1927927493c85d2008971f2f466a979cb7561cfa5",
+		SourceHash:    "4c2623fe79e6ba57e619d0f1ff5a7abd3759e4da19d0e7b08e6b2aee82e36305",
 		PTXHash:       "311f253c0c5d2903f2db162b69d6785584a9c4fd70ad99446fc2ed4fd415edae",
 	},
 	{
@@ -1072,7 +1072,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a857349b511bb2e1744411572fcb8c5250f7c9448d4e8e7629bbba1ff62d1690",
+		SourceHash:    "13eb2531ec97350c8a35a84c34b857e1912299a0cd07c986c6ab0aaccee3390c",
 		PTXHash:       "c9b4e477f457bb6f886302d323af6f41c1bfccd5723ea8ae9bc18ae52129a6f4",
 	},
 	{
@@ -1086,7 +1086,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 117, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "659ccb2ee1ba9b9da009b5e01cfbd05b472f354097a7844c21c941a15b713d2f",
+		SourceHash:    "45f7aa06df34581583cc0d5c8ed6607e2470d5e70723f6983d002d3559abdfcf",
 		PTXHash:       "6e89e3f9550344a31686bfc173dbe3474882dd6dfcf1e1c4f776981ee90a0950",
 	},
 	{
@@ -1100,7 +1100,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7c0a48b383fc1a7f0be0a29072c2b556c73e73f5de56d67ee7678d22c7c4846d",
+		SourceHash:    "3da8cb2dadcd6525a73dabbd486e670c33040c44eeaa4dc406196163137d422e",
 		PTXHash:       "703392a92d47f1e0a1782ded9ea3477b2697309a3f4c6fe3b2bc715d56ac4025",
 	},
 	{
@@ -1114,7 +1114,7 @@ var variants = []variant.Variant{
 		DynamicShared: 53248,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 117, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "94e53a2a2d027d63f2f9a1d2542cc71544b774e9b947c4e59b53db33f7fd52f4",
+		SourceHash:    "549fe7b0e882c3a1b968b167ce4458744494eec3ba4ccce60eb74e92cbfcd4c5",
 		PTXHash:       "3c5f6d3e3eed10100610db3ef8df33f5f855eb0839c9dca1bef81f2dcc607398",
 	},
 	{
@@ -1128,7 +1128,7 @@ var variants = []variant.Variant{
 		DynamicShared: 53248,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "08bffe078b917974e227222fee8d651c2b8c40ab56e56fb63eca5c5e9eecf513",
+		SourceHash:    "27e7e14716d0a3fa1ce8ca15a606bc4bed029910456a8fca8fd02cb9211b9fb7",
 		PTXHash:       "a3fd3bc6b30a322d2f358f26df637d56b8ef3a4eb792b58a436529738307c17c",
 	},
 	{
@@ -1142,7 +1142,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 117, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c1dcaee7a6819da6255eb6f69ea943de55be4dd700519dc45c45196b8a476958",
+		SourceHash:    "7060c2acb789225be45c595f433756f59dc04918b2b856e9b0c00edf7a0f34c4",
 		PTXHash:       "3b50c7ec3bd1ce4a1f64c6961ed74f3776d88b718437e9a954e0c358a98485f2",
 	},
 	{
@@ -1156,7 +1156,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "817cb5a48d7a039465b6a6148426e6a201c9ee5bb74e7642abb1784007ec353c",
+		SourceHash:    "6494e60183694f19e5efc49fc131fbdf0d9957e8e8d14b9678ba33b5409205e3",
 		PTXHash:       "3a21f614393b9e5d76779f408430d6c205aaecd583f8aed36aa0a9ff0b427030",
 	},
 	{
@@ -1170,7 +1170,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 122, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "52da2b8e68e202ba57d3702ed76e032bf463dcec899a37a2ec06ac8f33773b07",
+		SourceHash:    "c1204c26486c3be3cffe3e44a9ff7f2a4dc4ba5fe9a2935a49c800a6d6c97fcf",
 		PTXHash:       "14cfdfb3e1a93668bcb76f09de723e3302d6c883c7b3a7a87cc337733412046a",
 	},
 	{
@@ -1184,7 +1184,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d4a730311b2f4a51c2e5cfe9f6a7809fb8a7dc815445c5a9b867a93e977559ec",
+		SourceHash:    "6325111bb3a80e60b3d5907055cc15fe01575848f8a02a33e1678d05f966d903",
 		PTXHash:       "02ada518b1fd0ffbde771691be9a6c1a3f69b34d89f801043a622aa4d9ab95d3",
 	},
 	{
@@ -1198,7 +1198,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "95a565a2d4a3f5282abed9d8b717dda3ad917be3cc2dea3ed2afc64bd38b80b7",
+		SourceHash:    "961d6dd0a2b8c0f22d1b33392de3c95984e2134c3caa6babddc74acef35658fa",
 		PTXHash:       "3935e86b434df0dba62f081953d7f2a7960695ee2ee06f9edc0eb7c7929d3cd9",
 	},
 	{
@@ -1212,7 +1212,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b200c85b9ac336fc61e7d4a585bda60dbdb6d74e0be3fd54d3874b73f3a48bbb",
+		SourceHash:    "137548382f40b5b6d6ef6550f79810758874cee5fe147cf6b3a30fbfbcab2f60",
 		PTXHash:       "fa1449d166826b4e93680949fd40c6332289ecbb7dd94877b15d07a5030e9d72",
 	},
 	{
@@ -1226,7 +1226,7 @@ var variants = []variant.Variant{
 		DynamicShared: 44544,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d06219b3410d6480e24874d80d9852636a57df5c53405ffde250118676d57c75",
+		SourceHash:    "ac02425d5a14767d5c2c9f17df9d4f85dab05eefa6f4fb07cd663d474e019f44",
 		PTXHash:       "fc34e743faa2efea354319d880b9ae564af20341c69f66235dc2263f4467ae62",
 	},
 	{
@@ -1240,7 +1240,7 @@ var variants = []variant.Variant{
 		DynamicShared: 44544,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d4dd2212b7e47cccf58da74e83cbe1091684624a08b064a7748153424b473ace",
+		SourceHash:    "d08eb4972b4b12e83120ac4546aae34596dc7687f84894d22f3cab695c093e52",
 		PTXHash:       "1d2459b60e2ba4ad208891dd5501b4d3f8345a42d746603506ae5679a6068f61",
 	},
 	{
@@ -1254,7 +1254,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "30e768a07a232cf747a56f5c214e97a1ff6f422850500902ebc0233ed17e5aa7",
+		SourceHash:    "14f2f49972e35445a5b5581b94aeda122d7968b184df199182762ce9cd03f0b5",
 		PTXHash:       "a5db9f1c2599a63eb416a66b3e79bb85bf37bac5c457f5faffa2a291690e28a9",
 	},
 	{
@@ -1268,7 +1268,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b0d45224778aaee79f89cf79f1e0f912677544e558c7196ca88670bbb963dc95",
+		SourceHash:    "11a3535c2e3d072aedec3764920c5ddf9d9cbb93346c9fb8850fe7d29003ca01",
 		PTXHash:       "cba30f09a27943426e286f93c4b8ab0ae43554cc12a3a064d1be9025d3cf95e5",
 	},
 	{
@@ -1282,7 +1282,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 124, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "25fc9e5fb0383682ad8255211d8b5d177ddf57b8c9958a6798abbef37f2ed273",
+		SourceHash:    "e033abc5daac76d7437b56590ae12fed8556f75129ccca523098fb9c8e37a7f9",
 		PTXHash:       "ad872c5a6aa270b3d39ac555067c10010fe48c2811723bf145a18bfcddfa3dd8",
 	},
 	{
@@ -1296,7 +1296,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "036cef76baf561ef24320195a3f13f681212e19f6029deaa3500c838fab22751",
+		SourceHash:    "c0f2abfc2c6bb046ebb808a31ca6f94571d232ba0c16aa9d6ce46bc594bbacf8",
 		PTXHash:       "aae531478cb8fab19991ed1ee40e6165dcddda89738e8dbb4e971535d812c719",
 	},
 	{
@@ -1310,7 +1310,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8cdeae54db88c04f590965b4e9a674679e961ae5d087448da81881d4202514bf",
+		SourceHash:    "010bacd7d45be947a4d9dfc94b4a4ba3bd668e640da6ef386e776d97576c59c5",
 		PTXHash:       "a2de8a8e25b6d7b80ba9c65e9b8d58acac49e85393ee70507ec45dc8b6fd042c",
 	},
 	{
@@ -1324,7 +1324,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f537c930ea7db2f578c0735f71f479fd1b1a5ecb49e7f711c6fd889c964d9656",
+		SourceHash:    "59c493ece701ad934c18494f09b8776fa517af81ef09292edc19d81e48b0b532",
 		PTXHash:       "70a658f5db55cb81a1e795bd25ca2cfcc81d64b974334f99014b2a081e70d0f7",
 	},
 	{
@@ -1338,7 +1338,7 @@ var variants = []variant.Variant{
 		DynamicShared: 53248,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c505794098364103b28fe8c649cac74e98cefa9d86f8a9549d5756abab0f5032",
+		SourceHash:    "56a761e1a35f0177f15d39d90d9aad107abd73929f93b739b739f2d418135687",
 		PTXHash:       "43d697a15767b5e3a2329659a3097f4e9b9cbcf7a84ce3ffed4a6c4447af38cc",
 	},
 	{
@@ -1352,7 +1352,7 @@ var variants = []variant.Variant{
 		DynamicShared: 53248,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "206c42fd2dc2b44bfb8a43224feee767c0010c856dd48bf3685d48ea584a3ef9",
+		SourceHash:    "4a0c709264f86fd40652a63652ce5d31b4ef196aff694492b4ac837c5842cca0",
 		PTXHash:       "47f9cb6fc06b989cad1d54c485d056cf35fa1dc651db10ddbc814a8a3c411143",
 	},
 	{
@@ -1366,7 +1366,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1f46c595900d9e21b69b4b94873b5716c6d4c66035b23e39aa7ecc44a3b1183b",
+		SourceHash:    "ce3ee092417a9fb5887734d72a01ff74e084ddd3c5cd6d90a0444269681b33c0",
 		PTXHash:       "c4769a0aa9a6c8cb212db49e111a39a42ddc2d41d86c2a23d9298007d1100fce",
 	},
 	{
@@ -1380,7 +1380,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ee322dfd92d909bc12084fcbc08a318b05fe865ee985eea5fffce4f736fd052a",
+		SourceHash:    "425a46a52747f6f14b3c15e79b17886dfedc77da9d3f7c71c623f94fa6218dc3",
 		PTXHash:       "73328e5f40d809db2da6b628bd700b0d6e9f7d816173c8a1c1b1d3d99e372b89",
 	},
 	{
@@ -1394,7 +1394,7 @@ var variants = []variant.Variant{
 		DynamicShared: 13056,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 106, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a9722032f17eaddf784943bd53c6b03314547e2d180d74257290050092976103",
+		SourceHash:    "970b3dafddf568956a3eec92a45d1f93f6bf1a3f45f8212d831a9df811437f13",
 		PTXHash:       "b24c28b69bc1a5879a8eda0e1780b5f063dd11e830dbd5e1adb95b699044f66e",
 	},
 	{
@@ -1408,7 +1408,7 @@ var variants = []variant.Variant{
 		DynamicShared: 13056,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "05d5e23f6a6350e99cb257d67178fda62ff2aed6ee7b9f0bb6a56602fe964ad2",
+		SourceHash:    "1a1d7007540f33d1aa1e73dcf9c488e0350a9d3105c4969007edab7e792185ff",
 		PTXHash:       "cf97c872f2a3238f6e90475050d172558b12d740ac2eb9cffefb30fde4819eca",
 	},
 	{
@@ -1422,7 +1422,7 @@ var variants = []variant.Variant{
 		DynamicShared: 29440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "146b07ae08220adb2738586689447798d54fae1ff6ae9bc8bf0967653c08c4e4",
+		SourceHash:    "173f73122b68fa2736b6c13749b33b2fecd731b40b27b768b3aa998d0d71a203",
 		PTXHash:       "426d57107f8962eaa02879e3be5269cedbe9825334d645bd8d9d70141f34bce4",
 	},
 	{
@@ -1436,7 +1436,7 @@ var variants = []variant.Variant{
 		DynamicShared: 29440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f05063b3e692b05f36d3130a6fe437eb0d3dd627d32bf0ce1653addeb06aed51",
+		SourceHash:    "cad0d407799d76121261903c90bb4d8fb6bfca75503356d883a93c7dc878a982",
 		PTXHash:       "807111ccdba0d785257455305988ce2256ccdefc66ae533958252e3d47445d81",
 	},
 	{
@@ -1450,7 +1450,7 @@ var variants = []variant.Variant{
 		DynamicShared: 31488,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "504523dc8a6587dfb99b675c2cc2abf05a061558a4e549b1af6b5c7dacbccfdf",
+		SourceHash:    "fd7e99f322846821994b98c0bf64a6808e37139c1e5d4cf80de1676655f5df3e",
 		PTXHash:       "e85e28558896c059cb182fb75aa742636e12b57c72183dc5dd4d2ef0e394e90c",
 	},
 	{
@@ -1464,7 +1464,7 @@ var variants = []variant.Variant{
 		DynamicShared: 31488,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "76140c4dd829db2039a75a55f046e92128fe0e43765d2a18cb8ff95e96dcd660",
+		SourceHash:    "dcab89d24b5da519eb6d0e0cae3b5726a8288aead9f19e9497ac3f060bff4333",
 		PTXHash:       "da564239b7504c42b7b3f27dbfee82f4c20962da6a91a715e408b74b9e9e4c32",
 	},
 	{
@@ -1478,7 +1478,7 @@ var variants = []variant.Variant{
 		DynamicShared: 29440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "051c891106676e5c33361028c85a579db07b4aca2b55cb3c72b2434f16a84a3c",
+		SourceHash:    "da892b586745e5f0fb933a8ee0399d0faf27da80862d4f3726a4f9b396458bab",
 		PTXHash:       "258b7ad30949f67cf10c055319a2ae497197873ca394370386232d5d740f9b99",
 	},
 	{
@@ -1492,7 +1492,7 @@ var variants = []variant.Variant{
 		DynamicShared: 29440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "109e719c886579476f419d2bdc675f4524d22924c23849054f0875de6bd2e70b",
+		SourceHash:    "07ac539971c725670a63b01a893be5e537be5015ed8ece301228d9394818cadd",
 		PTXHash:       "ef4fbde6468988db074ed3da6f4678a01d38aa153265c8a663abbda0e7f79d0b",
 	},
 	{
@@ -1506,7 +1506,7 @@ var variants = []variant.Variant{
 		DynamicShared: 17408,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 106, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7357f90d681a9c5becab9546cad83939c30d5ec39514c2fc2dadc43a13da69b2",
+		SourceHash:    "416a6c27c78242aeafe96bb065964793faeb23234ffa4d907b81144e5466eaf0",
 		PTXHash:       "3601733c18a4dcc1fcf10c4a82e00dce96be218c26b77158a95bb7653c9cba6d",
 	},
 	{
@@ -1520,7 +1520,7 @@ var variants = []variant.Variant{
 		DynamicShared: 17408,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bd2b96064f723d009b945ca03ef059f52cd7baadecabb52d5141888f3b864739",
+		SourceHash:    "f9c848fdb4a1cf9197a203f0d721aa05c95297672c47f94799433cdbe5b15158",
 		PTXHash:       "507831ba8b56bbf08ecaaec07c4e59054f4d9b33b6e34a02d800b771d67ce1ae",
 	},
 	{
@@ -1534,7 +1534,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "dc82a230ef0b09e4226ce12c503066dcbd51888817ac5d64061144ff08bb963a",
+		SourceHash:    "e8bb3c662f95511761b74b95b79d25d8489b7d6c1c8df07f0d9e32d77e77bd46",
 		PTXHash:       "77f48bb592c9b422f651128e0c37180f03c19e8ad942585921f2ced42c7edcb7",
 	},
 	{
@@ -1548,7 +1548,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "eee2cfa0ddea0bda9d8bceb18a2612e0cc1615ade922220d3fd43501c724a0b5",
+		SourceHash:    "1ebb3f4313c6446ebe3c9145e8e99318b26973dee72d28dce641cdc9419193ad",
 		PTXHash:       "73e7a359531093cbfc746ef92d90322e7fef01c2fd4a71bca27f349e31a6958a",
 	},
 	{
@@ -1562,7 +1562,7 @@ var variants = []variant.Variant{
 		DynamicShared: 35840,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9b01ecd46c8d426c8e442f41b37cc9609c2267c6c634ce1b04ab71de104db53c",
+		SourceHash:    "627169a77e34ceb668005d1ad20addcf593164d04b5aa9dd9c4f5e7a662b9b5e",
 		PTXHash:       "0c90c13b8d18e0448b9d26d985b65eb33a81fb995ca45470d5a89fc7aaabd6d3",
 	},
 	{
@@ -1576,7 +1576,7 @@ var variants = []variant.Variant{
 		DynamicShared: 35840,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6a2721d8e03ac3d8173f8c57a6b9414247f361d18012806f22904e1e24e5878a",
+		SourceHash:    "f64b7c63f4d1a8c01661fde4b4562b6293feb33316783194db2afdb225519ef7",
 		PTXHash:       "d346fca0b6f938d8515f76f307efea0b0f47adb7797acbea9d11f5e1a30a82ff",
 	},
 	{
@@ -1590,7 +1590,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "20bad3e622dc8aee52e967d2e45b46c58360fb1e293e5fc55659fdb9ced678e6",
+		SourceHash:    "81058abf311ac7523d28719456f887a01ac8b594fafa7181dfcbe96bf7fec654",
 		PTXHash:       "400905007c4aecbcc06e9621a1e29540c967d4a61d77042c97bb842a4a81702f",
 	},
 	{
@@ -1604,7 +1604,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ebf4f0450f9f68f29e114f8c3a4fa312ba41aa51811b561f05f6aada1de7e627",
+		SourceHash:    "bcff599b15265d25441bb4707bf5f07b4731d8f3a3083cb9bb8e3e1e2ac3c952",
 		PTXHash:       "f344c2bc115a59a62f2c02805c93f5e34ce68ef3b0a680977b9ba8ac42cc0885",
 	},
 	{
@@ -1618,7 +1618,7 @@ var variants = []variant.Variant{
 		DynamicShared: 13056,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0294e5604161fddcab88b27468d2b78a43100c6e56f4454efa7711197639c59a",
+		SourceHash:    "99b7b4bbf40eb12721a9253018131e7abeb4a1d762511c66845575c6a6e0270a",
 		PTXHash:       "35fd59ae1e80bb7fc3a0b7702b2b9d3834855f35b736d7f41855dcd3c38e75b3",
 	},
 	{
@@ -1632,7 +1632,7 @@ var variants = []variant.Variant{
 		DynamicShared: 13056,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7ca9fea94bdf6ebfbfe47f37b54c1fb2fb4ea2dd3ac5ccab271da1756c72da5e",
+		SourceHash:    "ec02de23cd25016f6d41859583e3415ab066f958aa076962e6cc2bf1843976ca",
 		PTXHash:       "7a1abfa45305d99caa741ca1692d8600fc6b64bf6fe9f9c889f25911b6610306",
 	},
 	{
@@ -1646,7 +1646,7 @@ var variants = []variant.Variant{
 		DynamicShared: 29440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "cef1183b7ca66a3cb902b9802c59113f3b6793dc37e2a034bc90774e47723d61",
+		SourceHash:    "c5867c10c4eb71c3d2a1fa5f1fc70a760641dd0d76a1672ee5923ec98235688b",
 		PTXHash:       "e490d966d9b40ddbc22f388a0a83aaa6bd01b815a0747fda0beba8980d8cdea3",
 	},
 	{
@@ -1660,7 +1660,7 @@ var variants = []variant.Variant{
 		DynamicShared: 29440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "74c5a50a2bb4b75db929d835dbf62b27e633ba1c7dd94b761fd650136755cb9f",
+		SourceHash:    "c4c9daa04fd295c811ba24f43901b14677e7da035375b2baf646633872a6f129",
 		PTXHash:       "e3eae2f5741178dd223acd22dca17f92030b2e79ca17d278be96c72d208dce3d",
 	},
 	{
@@ -1674,7 +1674,7 @@ var variants = []variant.Variant{
 		DynamicShared: 31488,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4103baf6734a4c9299695782340def7bdbf71d8f4bc7f9bff71e3f4a5a35a0c1",
+		SourceHash:    "c65603b4fa272013b4bc25d4acf9a0ea2e86c2791b749815d44d00822af74913",
 		PTXHash:       "208ed694b2df937c1330d79a673d98c74c8ee25dbfc7f25700d147a554b3f92a",
 	},
 	{
@@ -1688,7 +1688,7 @@ var variants = []variant.Variant{
 		DynamicShared: 31488,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7081ca19bc728a8d80240c82f83c2ae3029f1eaa66482e3125929fa8db19b3ea",
+		SourceHash:    "01ff1778fb43a404353ba0da0d8b4c4cb22b53689b5e289a7137a4e7e0bcb7cf",
 		PTXHash:       "412810618e150c59b48b2af1df3a7e31b70f8da72c3cf919669012f245110e9d",
 	},
 	{
@@ -1702,7 +1702,7 @@ var variants = []variant.Variant{
 		DynamicShared: 29440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "31efc9a80ce3f710cded496c1a88833ad5657cf1d1dd5dd9107c91b611bb3d11",
+		SourceHash:    "056912e149a8ba2c3fa88654b7e1734566b76cc081c323fefb52c83da95f6ccb",
 		PTXHash:       "8da0842af9e1690922b73c4769c0ffa0f45c9d1c13d2be62499f350a9d240fbd",
 	},
 	{
@@ -1716,7 +1716,7 @@ var variants = []variant.Variant{
 		DynamicShared: 29440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "81b3d46f85155cf786248e70742603db41d3cc399b178cb04d9f70207b5c61dc",
+		SourceHash:    "52234052be3e6ae381150bd1d6acac6270c28ffb0675e08cc8df52de8b882f3d",
 		PTXHash:       "42438a105d5fcee4ead63b84e3931c273b3f8f9bbcfbcfad810861e013749b73",
 	},
 	{
@@ -1730,7 +1730,7 @@ var variants = []variant.Variant{
 		DynamicShared: 17408,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "44835df3ee1920e269a71b8416e2c813846caae67c3c4ce26da977251ca26d69",
+		SourceHash:    "0307c3c01c507cdf818c49224b801bbe5555eb44d8464529a2f401e9fc576930",
 		PTXHash:       "03bbe7859f0d9f7231c76cc093c301b18730747a95a825b6af846856986acc9b",
 	},
 	{
@@ -1744,7 +1744,7 @@ var variants = []variant.Variant{
 		DynamicShared: 17408,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ebf2e092f9a468398dc87c4a0554a139491d5812d7658c79f3f4eecb85d6691a",
+		SourceHash:    "71207ecf356c5f6e2dd40b867a953af28f938da4603c5ef78755fd0fad775433",
 		PTXHash:       "889824ee2440a597cf2ff485322000519c6ab3025778b9869477c3e1305c31d4",
 	},
 	{
@@ -1758,7 +1758,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f806e78c2a598630aa7fd5ecdba14f3202ff3f5796c205376f31f62af52741a1",
+		SourceHash:    "8af880dc5d874088512fff33b4c7f92606045222e4d434e23757dbcc73766b21",
 		PTXHash:       "0d8206cfacd9038113c3e88b7117734b93707596087f81d78e27123b372009bb",
 	},
 	{
@@ -1772,7 +1772,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "558fd3f025f43012a2dcd86a5431486a7bcd2f18923f243957e559a034821e5a",
+		SourceHash:    "b7aff45ae8c2c87072bf1749b06f56ddd224e2a1e569fee8fe9fc6d38fff57a9",
 		PTXHash:       "80020ab5d8ed06f0c51f5e0d60772139f4a7e2c6ba30694221b116f44d594c70",
 	},
 	{
@@ -1786,7 +1786,7 @@ var variants = []variant.Variant{
 		DynamicShared: 35840,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "975db8a5c373fb5d645ca420e8124053cd9ec09e76554926fa387e7fa99379f2",
+		SourceHash:    "b73a5189e35d3743e05007d2742d10c66542f430867c0ed0251ad59ecbbd93f6",
 		PTXHash:       "906f966d1873d7b08e6ad6196a03e3af7814eec9e2aa8778ba820eae7feea5ab",
 	},
 	{
@@ -1800,7 +1800,7 @@ var variants = []variant.Variant{
 		DynamicShared: 35840,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "feb94d99e19bad87ecc30289e99478805204528e57bc40e38b2e6a369228f87b",
+		SourceHash:    "47eafb22aa9257efcc1f0fa826f3a5fdb5212aac45675f855841fb0aa643f508",
 		PTXHash:       "cbdb38739b6aac9a75706ede181bf263ea2b33c9f4e56a5b10be0021a3195ef5",
 	},
 	{
@@ -1814,7 +1814,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "48f13c55ef41ca276a2b0c604b5af2498b17d35cad3d99f3e03f6b17624dff58",
+		SourceHash:    "d320c8c8f8f71a8135b8f34ff0be54e8dfcd757efa484afcd262d458b750c949",
 		PTXHash:       "7d7dfded16cbf43e995db115eb591772296cfdd503942423edc4713bec286fa3",
 	},
 	{
@@ -1828,7 +1828,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "24b3e0e25d659cd80fc5e0c4fb739f2a2f787518471961cc0577e4b7ec47ffab",
+		SourceHash:    "a86df8215396b5129e02e3fa4333ef18cf5d9ff590958e0b35f503c563e003d8",
 		PTXHash:       "d322e378d7b1f3c54202edd35147c5469dcc161c47154ea25a004ed7f9334e9b",
 	},
 	{
@@ -2108,7 +2108,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 240, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "95271d836650a61e833b346fa5c59609590a16509e1cead501fda48c9ee6051f",
+		SourceHash:    "034f784c68c0c82eba72e08b30a595dad606f91405776e254e5ce966a9e2107d",
 		PTXHash:       "feeaa828571bbf17b057667708e223f93fd1a527106b1a813d3dd339ec1a30ce",
 	},
 	{
@@ -2122,7 +2122,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 248, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b4463ab54c9293f9e90f2b50c0b1f0adce36d8a63eefa8922be9d93690bb6125",
+		SourceHash:    "6a33003bc1f492596ece17bd263f0329da9cc5fda10b0e82fcb1423df3431530",
 		PTXHash:       "d6b0d7430d2f0bf696be347974f54132115e8f9d3076aa56d1d4790b735fb692",
 	},
 	{
@@ -2136,7 +2136,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 141, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a23ffaeccd720b5f25c03cb2de06a401e22fd94ba8cbb618c9ca62955f7e509f",
+		SourceHash:    "2c9d333cc71823a08053306e3dfade06085cf6ee76a0fc59f8f4bb8ba3c2ea15",
 		PTXHash:       "a8b364cce7663f40a07655463170d71cd48321015ab3108861eb75f829fbfbff",
 	},
 	{
@@ -2150,7 +2150,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 143, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "15b62a14f6ad40667a5a7d873523210e75136af8b1dd66ae71512afbc0dd8c04",
+		SourceHash:    "fbf59054580c9c7b26cc0657e8226a0ae45951504f459aa9bb3862c3b3a99c1d",
 		PTXHash:       "546a05f0f180c093f34859c6ddf9a07e82852992795731c27cb9d529202b2d21",
 	},
 	{
@@ -2164,7 +2164,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "342b7f44edffafd355e4312278f5df91efdc8ed570768753310170d38ab59320",
+		SourceHash:    "73ac674fc57684c651cdf0a53466ee14e6c35edb479977b5e62c5e889abb69b5",
 		PTXHash:       "b9566b1e1531a546a7a907fae5d40b6416159dc3eee925d10dd6dce6dc8760e3",
 	},
 	{
@@ -2178,7 +2178,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 237, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "584ec89ba74b0dddccc7d11ee65ee386bac8f566706f52b4ae3f12d33350b3fe",
+		SourceHash:    "15fe830570b2aad823d80f70f50b42c01a5180844e014e5964254bf6e3aeae4b",
 		PTXHash:       "833324077a9e093701701daa648ec6487a7d28eaeea3eac7986e13e2212ed5f9",
 	},
 	{
@@ -2192,7 +2192,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 240, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1d0ee431c7e6404e576f1a7aaf716d8646fc70f9ecd140582bf328122534e562",
+		SourceHash:    "2068c2b0a4374f3dd7ce4d246f5bed825c1d0bf93ef8fdd39133a5cbfaa6bec5",
 		PTXHash:       "24afa5a645b9b61f9a474f4605a221383d94d5a0a46b6db2cd4cbb46e5b108a8",
 	},
 	{
@@ -2206,7 +2206,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 248, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "522add1ab1849c160e816236da03b58111ab873e72ca38322d8cd1041662c59b",
+		SourceHash:    "e2773377b8c9f2360f9f14fa72f52db118bfe0c983f308239f6451533efc386f",
 		PTXHash:       "ac3f67b655c548f63512e793e7d48b6f6cda25aba6692356d7293fc872ba1fe4",
 	},
 	{
@@ -2220,7 +2220,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 143, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "34796c5257c1645bd74e54e768c44c6b102128af5822780b9f757e08e909a603",
+		SourceHash:    "66ac883d711bf4fa893f8dfb2917f805114996ebf39b14cd432f4f7350bb36b4",
 		PTXHash:       "61cf27a0af2676bd43de8abaa3d9c62dbc40d6a765025c0aea65b21718a5fd09",
 	},
 	{
@@ -2234,7 +2234,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 139, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "dee28255e1f2fa679950abee12053224bae6a0ea66fe78b60ba75cbdefdc6352",
+		SourceHash:    "7097f0661a99227bdfe90340990995a483cb59f929d35781ef3ad9afefe4a00e",
 		PTXHash:       "30dbf830a371f186ef145ad82369e12c05029f70204daada70eeaab5b0a5fe64",
 	},
 	{
@@ -2248,7 +2248,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 143, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e57ec59febcf50be01e3c0b6cadb5ff0a3520785031b7f365e1a7f96f450b845",
+		SourceHash:    "5686d7f78523dffc01bc3eeb330a2e8680d678ec20593542cdf3b10917d91369",
 		PTXHash:       "62884008e1c5817fea2171211ae7c87603abf5be6d738a1fa43cbe06885fb1f2",
 	},
 	{
@@ -2262,7 +2262,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a195abafbb1551750a323c10efa7c8513c903bf7f58a5f548ae1279b015ff950",
+		SourceHash:    "072e40d27a13b06e4af8d698ea50f3ff0f5cbf8f3c9e1323454b7658a39e09a5",
 		PTXHash:       "267ee0fbbfd90bf3cd6d1b2b727b0a482b6fd8353af16a35463d32cd380e7f66",
 	},
 	{
@@ -2276,7 +2276,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 252, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6f910a9f10ae680cb2bc0ad18e84f1909247002acd534b352ac1796f4d2ede72",
+		SourceHash:    "c3f6ba7efc62e9042da30a1e6d3eba656cdff606377aa67845c2ab5568c16d2d",
 		PTXHash:       "24efacc854b2c0f992029fdeb28d64d5d1763096ca05b4ecbe06cda63feb7aaf",
 	},
 	{
@@ -2290,7 +2290,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f641afa54fbc1b1127dada2d9167f74d51d5d72633462c068f2d8edda0be8ef5",
+		SourceHash:    "43e9b9cf97c3ac114761ceaf49898b12c7c6acc032f6b61908437b53116ed844",
 		PTXHash:       "dabae6a5bd791156c40fcf57b4cc49ba22316083e75ddb5986a5fe89eb223bb0",
 	},
 	{
@@ -2304,7 +2304,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 252, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "24e03bf9ba12b061fc1185570ed1450fabf994f7d081b57b3987b9c19c8a90d4",
+		SourceHash:    "ffd44b9a295dd5479242002f841cfa3de40a8d6f6d0a83255d0019d6198ea7c7",
 		PTXHash:       "ccad96636c75f0c1fcb986f34b2f8d20c4fa050b5ac3ecfd8f0a61a87e4b0081",
 	},
 	{
@@ -2318,7 +2318,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 161, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2d7a313d6670ab72fb145cab16b82cb0c2f53485fb2668d94fbf55c604dd255b",
+		SourceHash:    "3814ce7f91b90a102f7f00a85cf0a86b56b4afe442465c2f5d8431955393caf8",
 		PTXHash:       "7ff0a6fe05d2ae368e0408e56f3effa13780d2422b539146d075aecefefb0267",
 	},
 	{
@@ -2332,7 +2332,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "672b75ce20087f7e493e2f1a3f9adccd68d55c19f5d406aa38d0cdd32ac91ba2",
+		SourceHash:    "69604b62e2a2d79063cf170eef285fc6d7cd3b02bee0a97e7b96b071595a45af",
 		PTXHash:       "fe9cbd18ff91d301a2e7fde54b544655b4160c6d3500492e524305978ed1a0cf",
 	},
 	{
@@ -2346,7 +2346,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "67e3549939266aef2aad4d17b69c74527cafc94e1250e9388b44d9f54fc2ccec",
+		SourceHash:    "c3d8e58815fb4baad3a7e0d8616b1bf8a147c747d3349aa6931323ad6aa59e83",
 		PTXHash:       "649571f1971df29f7367c6736b289f1345512e6bfc00b7f6e8e01db3ecc202d0",
 	},
 	{
@@ -2360,7 +2360,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bad23f57309637858398d868cc351909b6fc7388686afd46e75f6cf4d6bdf9a5",
+		SourceHash:    "ff876bf14c6be1643981d86e01ae2e205b69d64e2c0067eb2ef616a0c7e8697a",
 		PTXHash:       "5fa3bc9c0f678e87f207a42829615eebfce115adefcfc9533269ec98e0fd275a",
 	},
 	{
@@ -2374,7 +2374,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 130, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "318a6ba9577c8766a9c15953bf44062f2d5c50a72c9ba3b273ef64933226cebb",
+		SourceHash:    "fea691392fabf0ac1a8b221d564be0ec0698676334f56e373abf5efeedfaecb9",
 		PTXHash:       "ac999761f76bd680461870343bc40a138fad92ef3233d8ac834373f525ffc677",
 	},
 	{
@@ -2388,7 +2388,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c109aaf9a0b943e2625293080f748e68fbc4f3f93e023fa3b5f5cf649e17af9b",
+		SourceHash:    "93a147b345983b6835e2f63a2b166341a62a0b26522dfb1a61a1e1986cbe6577",
 		PTXHash:       "e3603961fd364c82e1b13bf423782bac6980ece01b19bdbaf3f12ed78aa0f893",
 	},
 	{
@@ -2402,7 +2402,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 133, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ced1186e6515c494fc664dfb9dd351c5b39406655c00cc0fdb4c86362de19b81",
+		SourceHash:    "7dd31ae726cee73bf7d8aef3bc88b3d18ade469826617d1b9398573c958f0065",
 		PTXHash:       "22a151e3af5f57144b8622f61f658f20cad64f1d82de9134da8d3351e7c103e6",
 	},
 	{
@@ -2416,7 +2416,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e85eeb62fce4c6119ad9b6ba01401ca7c9b2bc5aedc02231ae3509d3c1e80867",
+		SourceHash:    "15510151b7e23bb543daa98a2bc179138514dbab0eb14d0afadc5b8697ddcfef",
 		PTXHash:       "6218e9e03ca851fe42f769f3e756b3edd5c2958908c4013f53d99ecfcb6875e3",
 	},
 	{
@@ -2430,7 +2430,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 236, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "70d29cc3e9926d6ad41e8c677a90daadc729d43f96630022050337cb193d9dd5",
+		SourceHash:    "6c8b6c16f1f9780f4d161042e1e8aa1c93872ff3f52699c744bbde04e47d80cd",
 		PTXHash:       "e2bdf9bf6272270ff549b0cdcf87fad2dfd6d9396f286d39c48ed2995f12f088",
 	},
 	{
@@ -2444,7 +2444,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9320e7d9c56e5909e11e046a323027c1a90365a289533ea86a7cae8f8cc41a58",
+		SourceHash:    "d2483454dbd880b1ca9fe1aa4a2df761d4fd32559cf26b8a9aa2da370eeedc87",
 		PTXHash:       "931d13bc18e655bd48f8c15e3ba1feb3be72589a30f7ebb2eab478d754987477",
 	},
 	{
@@ -2458,7 +2458,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b8e5c4f6288de619f237caac9baa131b684a324eeafa42b4b7f8773db54ea7d0",
+		SourceHash:    "dcfbe8a31cc4161d834e7c1378b1899212c26843a38f64b49c4c62cc51e28a52",
 		PTXHash:       "afd4e452bd2241a2eb46995188499db3bdbc98ac54d76cb3dc53036ce0721ef9",
 	},
 	{
@@ -2472,7 +2472,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 139, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c9aa29adf0a3f3115cda903fbbcef054062f907143cdd044c18d3325650736b3",
+		SourceHash:    "807bad7531d74bf90dd61f60d202be17cb2b0c44a1c2d13b1acf180dfe671737",
 		PTXHash:       "117b67df5b0b233ad5d8422faa3e9afe935fecd7bfb3f62c4cf210cd9da34b30",
 	},
 	{
@@ -2486,7 +2486,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 130, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "196292433c2170d6c0323b6833f00475627b00a033ae361d8684d8d7e04ddeee",
+		SourceHash:    "c30485fc9471315ae1e9e20fc9395834a8e2d045db5ed466ca245a7118e3475b",
 		PTXHash:       "0c5bce3fb768271ea829f16f9a26a34dcc6f08ef3d618240b7259901ab36802f",
 	},
 	{
@@ -2500,7 +2500,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8da64b28f338cb05614dc15ccd75a960c15b034ca80dd10c30b1a8095c63fd70",
+		SourceHash:    "8834e791ab4dc3fbd18b338e4e3a87ac19945692200884d4221a1a012266ce19",
 		PTXHash:       "f4909910d3029c033f124b11b232414f7dc4dd168c217c2bfce81377284f2fa5",
 	},
 	{
@@ -2514,7 +2514,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 133, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b0dd0e6b14d02ca843599a2dbf6bf271cd2f78535798e35d89a502653c32dae5",
+		SourceHash:    "7b5f5bb0309c4aa3f6e4c385216fd358d2618b7d94b749c5d8e534bd51bdc8a4",
 		PTXHash:       "fa0de9cfa09563ddc0b54aed60b087e14e73f944002660634acd494493428bbc",
 	},
 	{
@@ -2528,7 +2528,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d0fdcda99234729fc0998edfd1774971db15a2891e827e5dcb61689cbfd600ad",
+		SourceHash:    "8ea80d11a8a4b527c13f3f18dec5e19846049d41f98f1c51922d342d84aeb141",
 		PTXHash:       "9bee7453c5a247905e3ffb679b3292982dcd2ae6870815c05e82c13301672b8f",
 	},
 	{
@@ -2542,7 +2542,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 220, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ba53884d8b3ba630a091001939ee2c7e066331ed4dba09e1002eeaaca3382119",
+		SourceHash:    "f8274067b11d564fa9a380d54bb3e907b3fb971ec0ccbe17ea201dc8bb345fe5",
 		PTXHash:       "daddecc7ec5112a46b1f0056ae2e15341af3e0affee274d063c68b6e5f4ce713",
 	},
 	{
@@ -2556,7 +2556,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "667559bc6b4959fae760e633d0150a52d117b35ec0e85cf1ef76bc440408a51f",
+		SourceHash:    "917483fd292aec9fb1cd1fa5d859830e3675e06b983057b46ee6df741a2dae73",
 		PTXHash:       "dc3f5ef0645645dc6b7002d4114da16a3705be3723200718c4e85899039c9ac5",
 	},
 	{
@@ -2570,7 +2570,7 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9fe6aebab6d17daa184fde4b5c84928cefaa99eca120304fd44ba410f5acd375",
+		SourceHash:    "ec3567eac0d412b802efabe832f34977f2be9d5834b37db778cb7eae50ea5adc",
 		PTXHash:       "10da67645379bb6acc4f669075488b323bdc40d628fc5e7c62735d3e6e1bbeed",
 	},
 	{
@@ -2584,7 +2584,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 211, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d34e9b23180e91902f3308af935895cc3b5679d457fb5ad2a2e8ce3aa3169add",
+		SourceHash:    "d8a3101e152139504b861889240a8a4d280bb0625bc203676ea40c5d32285061",
 		PTXHash:       "f48267b3d4d2d44af965501dbcaa6ee505df4d1c84d73f46d0b7fa83608fdc3d",
 	},
 	{
@@ -2598,7 +2598,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 216, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5a70cb7bc6955f505b882ab1a9cc9c33713a3e66dfcdea237ab0e5c45b5f6373",
+		SourceHash:    "b5516e5d162e378820859e924d8f54b1d8931b6461c7be58cdf669a1eb96b9ed",
 		PTXHash:       "c867fc748ff7f9c6dfbd03483d1b27c48c52354eb4c7ba1a17fdae8cda58952c",
 	},
 	{
@@ -2612,7 +2612,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ffa9fa5f88cf006049d403031ac2a90a25a8ab493f03c03fe0134b5164bafd53",
+		SourceHash:    "4dd989ff3990f62b0ddafe9ab61386b92758670b48c085d31b7a2db12a2612b2",
 		PTXHash:       "1ed9d9d1740787ec1f3470ac65d2944a2e12d239052f52fcc08e3c95d4573f0c",
 	},
 	{
@@ -2626,7 +2626,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 220, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "651e9866e2416ecca0634876e34353ffb84f9d51f665fae284c512c34950131c",
+		SourceHash:    "d41af633253f8addbc586f8b0b3ac58da0354d36d24d8145c5ad4a81035fdd18",
 		PTXHash:       "129b2caaa2571f2cd3c3272515be74e07d06cae77d18b92eb0e8c1bf1998cf4a",
 	},
 	{
@@ -2640,7 +2640,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "66a0743af48f2dded91352583bf3b9908aaa1b4d429625e9f5a5c2feb7d97f7e",
+		SourceHash:    "00a5aa147111bfe4384c6821e04f3809de803ab740c8bc09043d2c47deb45f3f",
 		PTXHash:       "c3d228cbe9d2900bbca1c98f9bc93d13304902d23bd917f1b70488b68b3dda75",
 	},
 	{
@@ -2654,7 +2654,7 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "eaaeb14167f83c7bfe558b60fb7ca88b57357c161d4ccbd279f28d8155dca7a2",
+		SourceHash:    "bcd8e99482768014b0ed384e03b6e14260f71f2f15c3c284a2994ca101790166",
 		PTXHash:       "4011d9368fbae986095cc2dcfbb7a46fe3288dddbb8fa731eccfca437afc8cfe",
 	},
 	{
@@ -2668,7 +2668,7 @@ var variants = []variant.Variant{
 		DynamicShared: 50176,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 220, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f365bf281bff5d56a2366b7193688cd5cd3b7ac14de4168de7d83bd37c50c770",
+		SourceHash:    "f8ad2ad7d2f5364959c3f7a3c1c24a3931bccf200400fd2c8a4362ad9b336837",
 		PTXHash:       "ed086f674c2f866757596a71c4f2fa66e391a77eb148526dac3236c4e568ee8b",
 	},
 	{
@@ -2682,7 +2682,7 @@ var variants = []variant.Variant{
 		DynamicShared: 66816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "30afdf40119a39e7c5634b325c79bcacd98e32583cc10ba37363a7b9cc22f240",
+		SourceHash:    "5395d765ef3e30a16974f448c5b1371cc854feff47e0d5c1db1bcb1f64b9fecb",
 		PTXHash:       "f09b7fd416c9ef0a3f307109c57638aec4214e29c3932426031c9e872301ac46",
 	},
 	{
@@ -2696,7 +2696,7 @@ var variants = []variant.Variant{
 		DynamicShared: 83456,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "63db379565692e7b4462a479328ec7b016b7a376d93b7c455f8615d61b961a9e",
+		SourceHash:    "1330175ba9ff98bfd4bdabb37f3a4420bcbd627472572c06cbe829aca36d299c",
 		PTXHash:       "dc0da2e611c0a5120025ac78bac72858ded19debea1c2716a489dee82f6bf062",
 	},
 	{
@@ -2710,7 +2710,7 @@ var variants = []variant.Variant{
 		DynamicShared: 98304,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 234, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fb591b2edd025cc0e8d84e2120cb0f3d5bb578d44f34bd5b9ed6182b5f0049d3",
+		SourceHash:    "172657c6e3314890d9c6c1b20b7e8214847c06620c8e7a9464776812d6104eae",
 		PTXHash:       "cdb830d99c952541c3807ede3466bbc7a879e60b5e6b4e3805ddd0e4c78bfd3e",
 	},
 	{
@@ -2724,7 +2724,7 @@ var variants = []variant.Variant{
 		DynamicShared: 98304,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 253, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b46a65acbb53a51f544d7953a37e1c6b2e97adfe2e92ec40368f414b3a1d35d3",
+		SourceHash:    "40db74f888d032084a2ebf0e956708fc630c172e5d8d86e408761fdbfcaa6862",
 		PTXHash:       "e208042cb0eca962e6c5f5af680739adf5fbaaa497e948090631d66071720a2f",
 	},
 	{
@@ -2738,7 +2738,7 @@ var variants = []variant.Variant{
 		DynamicShared: 98304,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 234, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7d66ef658ba579a53de2dfb5cd34cb6ffa7cbabab0561fa7d634e65efca506b8",
+		SourceHash:    "38b5ed6ebc076336c3e8b53ddd25a564242eff2fef9bfa0e64fca177d2af4357",
 		PTXHash:       "069fc13347c8efd01c6a9945dd63133b20421b68515ad1ccf01ba06b20a79f15",
 	},
 	{
@@ -2752,7 +2752,7 @@ var variants = []variant.Variant{
 		DynamicShared: 131072,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 234, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a8285705f758e68d5fe5f3ddba3c5585dc61047b9d43e7fffb4967a82f5ef844",
+		SourceHash:    "6f54bc2424ebdd3b0d0ae523fa03ed6f9dab9042ce4768aca546ffa8dbaa3d71",
 		PTXHash:       "4b09d5dabf4b0270aae9f4d716f5dc5b3d503574d1a4f70bf4c82c85409487c8",
 	},
 	{
@@ -2766,7 +2766,7 @@ var variants = []variant.Variant{
 		DynamicShared: 163840,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 234, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "caf18295a93e9181b917f048ee9327c9958000e019ba057dc4bdf8dea83cadb8",
+		SourceHash:    "69d19b0a000a3e797d5aaadda1f3c449b74b0bbcfc4026c2a08266ee0519419a",
 		PTXHash:       "8459542b53161e25d7b6d7194a72d79b600617f9b6ba98007b803d5d89c10ce1",
 	},
 	{
@@ -2780,7 +2780,7 @@ var variants = []variant.Variant{
 		DynamicShared: 100352,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 234, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0cd0dd9913fb633cbee8618ae9d99d1e84db173e40d2fd4630f990ed1c845d86",
+		SourceHash:    "8bdd6c075ac140bf1f8e31b25f413af75fbaababf502520a2a37739a56a18837",
 		PTXHash:       "1a7e918d51b15e783f2c5e539e96ad5789447e1caf302ebfd4d0bd1d0a2985b2",
 	},
 	{
@@ -2794,7 +2794,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 220, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b2f2ce336c96a7c9ce06a6531a947cb9546f0f0353d172ace607d68df998c67c",
+		SourceHash:    "ed3e8505e8ff8d4c36ad657e1dfbc748e5f4158df93db2155b36286c0e28101c",
 		PTXHash:       "a159a60be181569361deea303b007772c903ab5369177f1a1d9983ce89822f51",
 	},
 	{
@@ -2808,7 +2808,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a637e561b8b24f527e07af77adfe8d9f27139e982c93b6218c823b9e76e5a9e7",
+		SourceHash:    "155d29e7c738c4c2423d370d05f982d4479d88d303dd56e3f74563a632e94bd7",
 		PTXHash:       "b13fa15358ac06f3f4688fa9a1cb567aa0e338c5e0259a52dcec2932bcedb034",
 	},
 	{
@@ -2822,7 +2822,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e75cfb34cba5cc8e5d13abf92bbf5d16b8d58172ab87f74b47711b7953b4e4a6",
+		SourceHash:    "14e013f7074605370325e303c2307e01892e3541e131090b2e84769039a3dccb",
 		PTXHash:       "ecc0f5c9f2bce47e8503c7a69d1b579a0a43818da3c495c25715d1d2119155e1",
 	},
 	{
@@ -2836,7 +2836,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4fa680c4ca9bead8594071dcc09401f44dbc890ea5e5740887a87904e474daa6",
+		SourceHash:    "4e615a799538666b5358cf8bd2cb797dd0a1d2ca8a62a9b61c0331e063b7e2b6",
 		PTXHash:       "74da78cc595dee593283474e1f16f2d596e155dd75da5495f32c0e68c1e86259",
 	},
 	{
@@ -2850,7 +2850,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 220, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "39e1e4ba4681006ba8b0054b730cedd2f1503168bc1f15c531354bea50aafe7d",
+		SourceHash:    "b0368c7dd3389d29633ac605030b08561d69534b1caa7d872e297f7f33d31738",
 		PTXHash:       "077793114c05baafab07d3d5aa1b8e4f87391f6ed1c6cbbdd2348786e86b9fbe",
 	},
 	{
@@ -2864,7 +2864,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "345e368a852c9bac6d71e58f024f4d4ad5756d24549d23f956bc7e1c1af7d823",
+		SourceHash:    "ecdb912c9a4deb45c40d47bccaddec0516e6443696bd2c746f116dcbd5bcada8",
 		PTXHash:       "0cf89e8ceb453a792394552df5f4d58f5f5425ca0fe27c95f647bbdc769a0d7e",
 	},
 	{
@@ -2878,7 +2878,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "308456a31e3018295d6ae05651790cb84a53a790696a82b1aa14a17eeb57ad34",
+		SourceHash:    "da597d73f1010c2063ba3881bc1eb5f49c0a90ecaa34b522765d532dd0c6f3da",
 		PTXHash:       "313dc40d2d40bfb0614afee955df0251e116aacf2357ce83be10728d9e85cca8",
 	},
 	{
@@ -2892,7 +2892,7 @@ var variants = []variant.Variant{
 		DynamicShared: 25088,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 220, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9ea89e587095e05c94bad5590057343ec7b1e97a9f8f9df98fd0c50f062e763e",
+		SourceHash:    "cd15dc1ac47dfef5cffeb619fcc30a10d1c23042490747e66d2207b3d579e69b",
 		PTXHash:       "e9c61e9385bb6c74ecc0a134f5ad35d52bb82a87a7e9f4397b1775d5b0b8c15e",
 	},
 	{
@@ -2906,7 +2906,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33408,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "44d2483fe4eb0e5e663a8d9df272aac3ef84c49bc900bb1504f92964863690e8",
+		SourceHash:    "1fc5a1c50005f18abcbc528d20a4efd1e49acb2e4ebd75f82b36c0a57c52b889",
 		PTXHash:       "4dbda39de25deefcc67da797ae47d621a3b7f4d3e2deba351aee43833a93e269",
 	},
 	{
@@ -2920,7 +2920,7 @@ var variants = []variant.Variant{
 		DynamicShared: 41728,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b41d2b0b7055a7de4b3696696af55cdef9b4114c060ec5dd4bc853afc2ec9278",
+		SourceHash:    "749e5c0f7c8021cfb0ce55da6741b583544ce2448e4ba16bb904f0b3b254067a",
 		PTXHash:       "9413b7506e63741fdac030b8cdbe2641a6bb16be3b2ada99ee9610e1a0547670",
 	},
 	{
@@ -2934,7 +2934,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1d691e22ed4bd5541017126512f7d5e7d9c407e865ad51c1f7713be7a56d4577",
+		SourceHash:    "a526b36a5e21869cabb446af07d58ea86a9ab11301c3cd09f34a59874cf072b3",
 		PTXHash:       "566bff8fddb5e626960ef63f11e393b35cb1dff065cc271277462977990e184a",
 	},
 	{
@@ -2948,7 +2948,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "56c0d1c08e146d81b31d3faa282bdbe00ec000f92a73c4bddb72ee4010889ff2",
+		SourceHash:    "3c30b55402511bf42dc283689a41a2b8dcbb8d7546cfdf541c82f99d0e9c9e3f",
 		PTXHash:       "24975ff8234f0c07bdf14c3de9116cf1afa096506ce461d2e9279d58de54b911",
 	},
 	{
@@ -2962,7 +2962,7 @@ var variants = []variant.Variant{
 		DynamicShared: 28672,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "aaff65fbc3448168500d5dc4e8bd4def188c7c1b64b244e52865e21076d26f97",
+		SourceHash:    "2628570b0e43bd4f821287e46d35626585b487070d3bd1ec4ac3b2afa5b41a6c",
 		PTXHash:       "b2316e99a9d0a42328bf93e95eb964fac8dd2ffea10608945adefc772c61afbb",
 	},
 	{
@@ -2976,7 +2976,7 @@ var variants = []variant.Variant{
 		DynamicShared: 28672,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "683fa3aca3c858d15e1735a1bfb5dfa255f354a3d2ecb66d3c5a136e60340ada",
+		SourceHash:    "46f78affc4089ceca8303ed7c6cc2584ffb75f9f5d7df530f808b99d89eb8e70",
 		PTXHash:       "b9f27a01549b2467863bb3a7ead793caab5dc242bb23359a3970094826e35fc6",
 	},
 	{
@@ -2990,7 +2990,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e46db570aedd48a2c1e9518c8ded3f5788a4c9f2388a00b15a342d72ec7f9247",
+		SourceHash:    "97c34a3468f098a7a187922bf5b9dab7888632f69f6eb5e318bdb894e7dc9c5b",
 		PTXHash:       "43de270afc8828193f49b761a021738cbd69fd4579aa1c4d6e1e453949daf889",
 	},
 	{
@@ -3004,7 +3004,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a3632def4a971495556c42d1d9db728170bf78361dd0d71d473086527ce513c4",
+		SourceHash:    "f584d9e24d230d4553dff86ed383ab26188cf8ed9b868a0e1133507be0496044",
 		PTXHash:       "6be840af413ea60f5481bb8d37e8bafb04ecff61d6a21506ab254e074d44f939",
 	},
 	{
@@ -3018,7 +3018,7 @@ var variants = []variant.Variant{
 		DynamicShared: 28672,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a45bc85dfb76e5aea64346e3c25998ad6fb17c9f598bb26765a18aaaeb80ae3c",
+		SourceHash:    "617b757bc2705f2508a667e69a46123a4fac4123e9c1b06a1e0b0579fb3ec286",
 		PTXHash:       "756ebdd791ebdd0faa5b72f7a08cfd6ddcf4b7ebfb3449a8ba24802b6a6d88ec",
 	},
 	{
@@ -3032,7 +3032,7 @@ var variants = []variant.Variant{
 		DynamicShared: 28672,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "91ac4b58da8cb7070c75fb85254b03556d0b148788da60f3c37b12c6e3b1296e",
+		SourceHash:    "d6b6d98aba05304ade11b81988f46ab9425298ac51a8b5349a93a7067dce0bcd",
 		PTXHash:       "b56630d72e6b847c547aac371ac0ce3c34868dffb3869387df82bde8df58e8b5",
 	},
 	{
@@ -3046,7 +3046,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 155, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "58b0f7f00fca09b180a49a2707d8e305bfcc0d75b028ff9d5450c14e64c40796",
+		SourceHash:    "f317b1962869c052c13b3314a01140f9e922a80d3b35ec41b31dceef6b7f11af",
 		PTXHash:       "7ab94021e377a5cd1496164a0cffe4c7db72c68a281087dafc5e091da194086f",
 	},
 	{
@@ -3060,7 +3060,7 @@ var variants = []variant.Variant{
 		DynamicShared: 28672,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 157, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7e94318801c0fb10707834fcd6820a790103ace0cbab5c013f2c0b5c21c5030c",
+		SourceHash:    "b6e91611f2bb392c290a99b907ab9e2c73d9ae10a166a59d3cfe5c3606f2f823",
 		PTXHash:       "3e387067df3055fca918656cf9139d2613746043bc0b5f299d39d17102abfee9",
 	},
 	{
@@ -3074,7 +3074,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 155, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c64ccfbaa33700655f8da2c5f601669aa2e30ed3476d6a7bf2f3e3852a96f794",
+		SourceHash:    "8509a0c2403f94ab39ca22a8032dc2aee8394eff73f0094cd81965ee682fd61d",
 		PTXHash:       "434e42a3c58492ee460f11b2c490a5116308cccfd6a3e68cc4282122971d08d5",
 	},
 	{
@@ -3088,7 +3088,7 @@ var variants = []variant.Variant{
 		DynamicShared: 28672,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 157, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "244a4541303d02ab8b21b41e44705168dffe3e238e9e04f0afcdb66557565366",
+		SourceHash:    "b0919fdbd2810100d3bd69f0c4831903f43a73e51bdd093ee9a731387e8009db",
 		PTXHash:       "4d35502459ad2b6e248ba78b438c9a5a98b4d8dc9e4de78acf9f82c9682b80b7",
 	},
 	{
@@ -3102,7 +3102,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7a368bac3c9e5bf88b189ab705ae1f4699ea4e7c97da85a7e2c5955972ad4a77",
+		SourceHash:    "93bd0e52515565075df33fa33f27c0bcd59df72bb9bc9cb47129584626ac33e6",
 		PTXHash:       "e84bdca7fa176648dccbdbc170f7ea8d352b25272be265ec16d8256e715e9447",
 	},
 	{
@@ -3116,7 +3116,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a5647ce4f3ad66ede02c1cf7a0163c6ac75de9eea64aa8e31a60536a22bee899",
+		SourceHash:    "4923371ee03d86553f330262cf7b1119f6e7eabe2ca9274a080c168b84c781f7",
 		PTXHash:       "fe435f4c37e813cbaada5f054fb2d3c69dcb2d1d5ebd37d3843372251b931d53",
 	},
 	{
@@ -3130,7 +3130,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 229, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9d0468d815901e68fac37ffab533a6bdc644f09e4228e70a82b507e645f82aee",
+		SourceHash:    "4f709f8a78001560f5de548c877ce5a81828864a01010b2bff37c5dc944719ad",
 		PTXHash:       "2a6467f3b522ad348b7489ea63e76aa806ce1b90c99f8369a01ccdc4092ffe9e",
 	},
 	{
@@ -3144,7 +3144,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 229, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "97ef5ef7c0c404ec109b9d67910e568bc07c246864375caf51570e2a2f9df44e",
+		SourceHash:    "bd4cc49a1c5f604a4e304d4174122775c07c95095f1c5ffe8d435ce0e2b02b81",
 		PTXHash:       "6b6f69616e77d3b62494c554c3a2afa0ebd99163601412c61f505cfa9bff9fc9",
 	},
 	{
@@ -3158,7 +3158,7 @@ var variants = []variant.Variant{
 		DynamicShared: 12288,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 141, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "26af930f2457e57787978296f29b0c76472294968ba7a8379d4a5a9b31b508e4",
+		SourceHash:    "71cb9cf1e41eaac77b6246ec3993da36410400327da0a6d5ac86e729462332b6",
 		PTXHash:       "e7efca858625d75dd07c2a0a8500254cf4dfcf570bde0798e482bee772294661",
 	},
 	{
@@ -3172,7 +3172,7 @@ var variants = []variant.Variant{
 		DynamicShared: 14336,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 142, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6ebf680f48e19b18b25e85822505938e93ae794ab8d458ae219ad6e815c225ff",
+		SourceHash:    "1bedb19e498267eee3ac26482c64911d14f83e72543c05815d722721ade99a0e",
 		PTXHash:       "944f3729d02cd14ea3a014aad9bb14f970c4eb8f55ee51ce61d8d97f7f61baa4",
 	},
 	{
@@ -3186,7 +3186,7 @@ var variants = []variant.Variant{
 		DynamicShared: 12288,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 141, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "105c60ede68eba07fd9206bf7ca5b983885721ed1fbc3733b104a6d0241f226b",
+		SourceHash:    "9b7b008ee012fda81956efcae9789c5c76d2f5e68168c13a2a982e2eb34729c6",
 		PTXHash:       "913392ddcd9f326bd4a8f021b236cbebc36acb0a47c3e1c59c92b81f3c2f14b1",
 	},
 	{
@@ -3200,7 +3200,7 @@ var variants = []variant.Variant{
 		DynamicShared: 14336,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 142, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4e4b9bd7567431a40d79950395f5c00d074ad8311f14fb8aaadc0aea25a1b941",
+		SourceHash:    "aa90359f66d15e1ba2a612378baee6c2694e3fbe691936524373542176eea07a",
 		PTXHash:       "5cd6d2ab9ea71b5a850dc3066f5ca044cb44d4fb1b4120e7760808291ef9b8ca",
 	},
 	{
@@ -3214,7 +3214,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "63cdb4feab910ed5295266824052a5512f8cd083375053f869e261ab83fe5adf",
+		SourceHash:    "fd05557ea308569479e95b71ed6afe251eae8deee9aaaa74e3d493c29612d597",
 		PTXHash:       "8b1968805236a2386820d768fa4f595551f8d7659f6063494e2866e4be691f9b",
 	},
 	{
@@ -3228,7 +3228,7 @@ var variants = []variant.Variant{
 		DynamicShared: 57344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 226, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a8bf3796a0debfa5246630a2fb37ca43e06a43329f656747cf5b2ffff7ba6204",
+		SourceHash:    "19f5a2e7a305d734e6f843dbb9695d96c341d4a3d87273f9722beb1a10332196",
 		PTXHash:       "67b447e9617fec04f04e531a75f8454400daaeb6f8e9520b989c364fe06502bf",
 	},
 	{
@@ -3242,7 +3242,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 218, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c9c4225cda520b612b96a9e1f8c665636e7f6542ddc089a6d869fe2e7a57f543",
+		SourceHash:    "e5cf7063b1db9027188068f083b36de48598d1504e5fbe895bc1daf25f4edc20",
 		PTXHash:       "d4361e87e649499de90af26529fe5298d3b7c6ab0308083e482b3887b7eafb47",
 	},
 	{
@@ -3256,7 +3256,7 @@ var variants = []variant.Variant{
 		DynamicShared: 28672,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 214, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "758950150a9938235a6d6806c73be912b7c8a17d4344531145b5e638650a053f",
+		SourceHash:    "34136e9b3215040e28ca548f1fd91df0183ce6a7d2a42bf1816ba2e916025a51",
 		PTXHash:       "a8ba176814ede549fc04b18a9079612f46de2c92e80072b44c62b9d627ac2f84",
 	},
 	{
@@ -3270,7 +3270,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fd131e50459495973222b6181f2008250e21e8a0b5193afcd315e06009d385ff",
+		SourceHash:    "5e7ba47c68b9338502aa662001002561b6d5659ef07fbaa4fa85bd7d5f43f784",
 		PTXHash:       "facee7f175f7a813edf9c554cc77110f56ad24705bd79547e791a4ae97b0dfba",
 	},
 	{
@@ -3284,7 +3284,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "da27eb6ec16fba1a1c60499e6d3803488cd4e098abedcfe5051b46731a31b8cd",
+		SourceHash:    "1c9b500d5aec98b3b57090923f7590a387f6fb1865359306ca25dad49d3a7111",
 		PTXHash:       "a40ca7e9d77ab7bbc731a9dc0101fb1562e3665aacd3cd298031f2e4a2b0c7c8",
 	},
 	{
@@ -3298,7 +3298,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f77d03b32425c8291d80734ef4c95d1044e579e6d355167413d12cf75e9c6473",
+		SourceHash:    "796724d9f52d7d6d1d94d5a7ce7b5f1dab82ec9599394da1f477112f3414218a",
 		PTXHash:       "dd0a669912fc8f88bbb4a5d8d575ad70e3c81fc5bc1d86ef71a652fb115603f1",
 	},
 	{
@@ -3312,7 +3312,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f7d08cba594a561c2d936d44b7b728994d2d8d2df9c684e18815cc476deca904",
+		SourceHash:    "c6b0a5a5a5479efd873a71cb36ea882e9e893c206d30f685fcb133eb8673d42e",
 		PTXHash:       "e1b4bff016b4e1e12aa5f76b07ffb6764f5ec3a1adcb911073b5439a7fa26e82",
 	},
 	{
@@ -3326,7 +3326,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "44565048f4dd8ab7bc5b86d6f45829d1ad9fa36cf1a12188d3343b8a343c0a50",
+		SourceHash:    "700a142ff7d39ca22158055931cbd2a5fb0eadff58318d1a1271147cb6ff89fc",
 		PTXHash:       "609cd0854092c2110c7d57f99f85ea97adda8b7cc8e426039a59253bb18776ee",
 	},
 	{
@@ -3340,7 +3340,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "cb61b1cd12137068ca6750e24514fc28ffa0ab30da7bef347bc77d8ad4e4701b",
+		SourceHash:    "9d2ebcb1573dd0b545e57176b0a2309837373476dc694351ca75f7ff5fa6840c",
 		PTXHash:       "cc666b0220df1284fdce6047c9bf8aa3558482575e9dd690c59ce95f505a1266",
 	},
 	{
@@ -3354,7 +3354,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8fff8a29761fd20407c49efda6d8bafa8c18d0a8ecc6d64a24f4fc2b0ff4bc64",
+		SourceHash:    "18bc407817ac0b16b9e9164a72d58e8426680c5ed8aadb32bec59b9ba08960ec",
 		PTXHash:       "47100b2682907464a6a414d0bdd4b3086c6baeb0164b252e8b499b7ceacc63f5",
 	},
 	{
@@ -3368,7 +3368,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "970da165c7417a0d6a4e4a0470ac1b663c110df5f3e349b0eb9327048a2ae31f",
+		SourceHash:    "bc00985e14f5ab993c546cd85e4fe92214d525c9768d14cf8b9cdd73f67fad42",
 		PTXHash:       "07664bafce64ac7f1c0dbfeae4dbaa892173005d464af46ab32fd258ee68a895",
 	},
 	{
@@ -3382,7 +3382,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e7c1e232fefdc9a32cf897301b135f753743f9c99de317ab783d0d1b1ffa8d0a",
+		SourceHash:    "df2e0405802bac7493fd995d41365933c57052038cbdda9c3dac0a9b3db12ded",
 		PTXHash:       "bee20272699be746fb6ebc84aa01937d3c5d0e5fbeaaf1db98d095186dba20af",
 	},
 	{
@@ -3396,7 +3396,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "be2a1341da35b8e64b3b2f65c620cf4f3aa3d7b5c35cccf6abc9f1c252a036e1",
+		SourceHash:    "1ab445260a1946b5a58ed9a931de23a192910c3e559702043768edc11a5b5ab2",
 		PTXHash:       "83da348fc59b1686ca682e8e09c25f9bd85ad2584cdebefc37d56c53c744e9a1",
 	},
 	{
@@ -3410,7 +3410,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7a1b33a7f697166d8175d2d2ad15aa349d0b2da2a112b6b02c23f1e69178f937",
+		SourceHash:    "e64669867548efd9e6dd58a2191838cda03790eeeb72901351658d964f7603c1",
 		PTXHash:       "8d7ca3ccf8f8dd77441906420c919696f9069f1c242aa2819e36f976cf4a813c",
 	},
 	{
@@ -3424,7 +3424,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ba4b715fc264452e0766172beaffbf2b9a1c153bb8391b9e1399c7b3d14283fd",
+		SourceHash:    "f2b88547215453d131771f0d049602f744460d355b46ffe74b960f5864cd5e61",
 		PTXHash:       "7f5426f85bfa5fe4421536efb29880332d6e3af4ca901f079277017802110395",
 	},
 	{
@@ -3438,7 +3438,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a228070d29ec83763d07e03d3c1d999e4715a9bc8e1d8bd8f42a91b6c5142912",
+		SourceHash:    "81ca56bf14c364de74dcf6ccf54e2513e61b8d9bc2d38d4693f7c97778882374",
 		PTXHash:       "63f1cbfc53779e486d2c72d215aa9f6660c619b3c0b93d0688436ad0e4957d24",
 	},
 	{
@@ -3452,7 +3452,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "946871ee0315bee718b65233347b92608b3937f4a9d35f3a732878bd44417d86",
+		SourceHash:    "457f518ff453b413cb20c7b3c54292dad2a286621fcc7f4b0642911009c6150e",
 		PTXHash:       "3f4557bba77265e09fc914bfe0e8bdfcfa9a77886c3e14e237f5fc18b3185bd5",
 	},
 	{
@@ -3466,7 +3466,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 167, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "76e441e008dc72de8402c8ddfb989bf7501325f270d4d0d7138a84b401ac0cf5",
+		SourceHash:    "1b52572214054b82618f996df47bd20fa17ec5cc9de8560532afa32f0f9ec354",
 		PTXHash:       "66c1846fa3150b691530e52a73c1d5c85ef727a313cf6bbf834a925a8fdc9d04",
 	},
 	{
@@ -3480,7 +3480,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 165, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e7bf23dd435760d99fbf5073f9de117325fa330656d1831104d8951a777f12e1",
+		SourceHash:    "56c39d1505f86123be09689d07c29834294144ac6930cb4db362a1c5fb6e0ba2",
 		PTXHash:       "e6d783922218c8e9b9d554949c486024e4ac39088eb2c58056e8b3b7168d161a",
 	},
 	{
@@ -3494,7 +3494,7 @@ var variants = []variant.Variant{
 		DynamicShared: 12288,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 130, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f50e3158d3fe373da7efe63d824ca97fe79f9ebf5363077361e5998d05552b05",
+		SourceHash:    "adaa5d21bbaeec354365f884d1ecd6fc0b03bb290aef5fec15093ae244294fe6",
 		PTXHash:       "f654d1ccb9d8d272996074777faaf6ad9d45a9cd4f6000386af8d0efcfac6eb5",
 	},
 	{
@@ -3508,7 +3508,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 141, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e871c7e6bed217f4477ac8bda6792261d47b57d31b33b7996fa3c505cc7ec01d",
+		SourceHash:    "491b50c2f00afc3402823a6ce58c1723c80852c72a4f7bfc49de72f6f7335bf1",
 		PTXHash:       "c116e5246e710325216fa9748244229dca6f6ddce890de740a34b2da553289f6",
 	},
 	{
@@ -3522,7 +3522,7 @@ var variants = []variant.Variant{
 		DynamicShared: 12288,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 130, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ea528f6f6a7ed19732700282571a4948345425e6aed031a57a29b2ff38a07327",
+		SourceHash:    "d2a22e4007d67c38bc60bd6baff2f3cc8a9dd97a5f2df468daca92c32f6b9187",
 		PTXHash:       "d8bf584b9f64c0fe578186beebcf0dfa51fec578d2e03b00e1d034eb35a38bae",
 	},
 	{
@@ -3536,7 +3536,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 141, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1e51920f493caf2029b627e92e1e3f4118729ad93b3f576c4ea1ca17cc20e873",
+		SourceHash:    "8acff498e9e4d11bb133c6f4a62ba499c41c319688ea78472f8d0a6777a98c5c",
 		PTXHash:       "43a7e31e42ead9be7821339e8fb0c4a7367339cf2b3acff5bca3deb660e81519",
 	},
 	{
@@ -3550,7 +3550,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 78, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0e58477a9c152c180f3bc3832d1d554cdd1409ac21078278a266218da77da232",
+		SourceHash:    "61edf2237800a8674eb5d616c1b389a1bb9b8203e52addf995317bc514370b5b",
 		PTXHash:       "90f931583c50e36f3719350bdc681784b20849c3506b7a03ec353e5d3f0609ab",
 	},
 	{
@@ -3564,7 +3564,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 79, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "08fe1cb671a8992ca4f2f516b768c8045f31677ef5e04fc80b9399361f5e17fe",
+		SourceHash:    "176a0dc1df148f55623e1215a8aa6df8b1b903e17a225a726b0b8424dc2204d5",
 		PTXHash:       "206f1812b65815f27939d1cfa3962780c11af93a1b4d4525e5a142da4eb7b731",
 	},
 	{
@@ -3578,7 +3578,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 80, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2124b4a3c2efb1f44773169a0905c8b03d89c8d99c3c6b37830c8c49926059a1",
+		SourceHash:    "64e685a70ce263bb294d803db0127834bcd2b037c5c9a4b3b624b559a4ed142d",
 		PTXHash:       "c7e65b195956a38c15d1d7dc7263d082fe0faf920f8de75903a814ba4c527ad5",
 	},
 	{
@@ -3592,7 +3592,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 77, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "84a630ca7fd7020cb9cf074fdfc3677f68d25340d8c7c33a31ffc34d0ffef21e",
+		SourceHash:    "59ef853ae10cf02deb2abc6226a1371952b16d43301243a4690b3e1860dec0b6",
 		PTXHash:       "26eb6a0469a521eb15976eb44668bb18e458351ce0b124f93cd5e1676ba9d1c8",
 	},
 	{
@@ -3606,7 +3606,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a56e6010af8697a37d908289c0e783bd2714e5667cdb5c3250a7d3a5f5fb8add",
+		SourceHash:    "05b7e8e1f181f886579f3c6864f2c31d8ecfa325122c57bb6311a1f584bc515e",
 		PTXHash:       "dde90c2ec58cf0005b50ed869d512d06164f205dd3190297ed7506f76b5ac470",
 	},
 	{
@@ -3620,7 +3620,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 103, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9c90b8daab70ff0f22080528256c5c3387b215668897a37e6be541250f309d65",
+		SourceHash:    "02a4e7b6bdaa834e22f591b44307e1bf611a57f1f0b9b8307ceef90fbbd18cd8",
 		PTXHash:       "008961a4e5a5364961a384694a2c8bd8b6808bc7f0ecc452e3e6937f922da3ef",
 	},
 	{
@@ -3634,7 +3634,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d7336d1c6fc1869c9dca247f8459911ec92006a59e96976d03f5cf59e4680501",
+		SourceHash:    "c9b3f666bd32f2d3331d1ae1ecbb7bf24a000c9f2093aa65f50830c62cb76c96",
 		PTXHash:       "44a5ef940d6ebc612e40cc7d0e3e04aa0514c0b6b0d037c58647a18bca5aa226",
 	},
 	{
@@ -3648,7 +3648,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bd7e920626f5c2d53fb47ec9c98c522853d614a640352020bed32ba94f3cdae8",
+		SourceHash:    "b627138f2efdfaabe5cd10285425369ed332dbc4c61e54665db1c5dab44925ea",
 		PTXHash:       "f06be5733471836b82e6aa79367bea0bbf663b2a906cee2d68d6829a964181f0",
 	},
 	{
@@ -3662,7 +3662,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 87, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c90c888ff8b890552d862494e9915a85da216fd4c242201b5beee519f4f3504f",
+		SourceHash:    "b5f63c9fd6f3523af6c97f04b856ddbf5b40b21f0ee01d59ee6b4377472772c3",
 		PTXHash:       "8b1bef5b26eea46978b628d2fbfd365ae233d28223627f5c0d1babfaa102f15a",
 	},
 	{
@@ -3676,7 +3676,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2bf5937ce36230842dd4d109022529bc357afe3518120864162a86dfff08c108",
+		SourceHash:    "e0d5547dae4bfcc7de88feebc6f76c893d7abb0e28ebea5361d05ad613ec4ef5",
 		PTXHash:       "822d65b1e4f4bdb4700d9992a8ff30eed2badc8e33d67e7d375fa29420a31a6c",
 	},
 	{
@@ -3690,7 +3690,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 123, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3041b3b007a74e2b7fc2e20f09f00c32452024a0da187d00392eaf384a1ca6f8",
+		SourceHash:    "46d1ca94eb559da754b5cedf951f6cfffec78d9602c3a68e8a713d3b3ddd4c7d",
 		PTXHash:       "9a520db7fd6027ebeb8b1b70d067212990c3be30c052fc777907882ac8f34d56",
 	},
 	{
@@ -3704,7 +3704,7 @@ var variants = []variant.Variant{
 		DynamicShared: 8192,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 91, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "780c049a33060dac7dfb3f20fc28ecb142ad8211ca473c413c22f964de9b9416",
+		SourceHash:    "86fba5d34bd498f86d55fbca33701397450e069104fa9480c6e6d04e246260dc",
 		PTXHash:       "c2fdc99c4fbe1fe46e494579a6701d0c9ef533b972ef66008228e0ca6e4adb7a",
 	},
 	{
@@ -3718,7 +3718,7 @@ var variants = []variant.Variant{
 		DynamicShared: 10240,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 91, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4e4d9d0f617b3678a96431942010a6eaed5049b044fef7329a2b4ceaaa73d43a",
+		SourceHash:    "584baef98bfad60408b8530b769a70d95639c78ba0d883953b9f8f68dae78aea",
 		PTXHash:       "f42de582ba5057661b1ceb66313d2fe364532c9466e7c0684be2a4497feac11f",
 	},
 	{
@@ -3732,7 +3732,7 @@ var variants = []variant.Variant{
 		DynamicShared: 8192,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "cbabfad7c3fa435569e5be2b83f1a33992f620ca6ec874a3649224b80bc1409d",
+		SourceHash:    "da02a92ff34cd6155201f1198052e30aec39d6642c27e4b17092d3dda77a439e",
 		PTXHash:       "0fb2169c7c59612c24e65339789d951cab1b63fa352dc58269f69945b1606580",
 	},
 	{
@@ -3746,7 +3746,7 @@ var variants = []variant.Variant{
 		DynamicShared: 10240,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "364e0c94704537094aa7c8c33409083393cc4ed375d3bd5f4d40f57db02b3b1c",
+		SourceHash:    "754042c004901d814259bd2061a6265bd6a2b195581a4e40aa2d2ada8bb0d0fe",
 		PTXHash:       "af363635790545622eea0a8aa7dbc7708fc8659281a0e918b11d4430d35ae29e",
 	},
 	{
@@ -3844,7 +3844,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e1c87eee078e984b964a63de472530ac86399f37d2702eb3f494b1c50c1078e1",
+		SourceHash:    "2242998dbe5bbe6b75cf6846a72abbc423455ebafbabaf90a9c99ee529136ef9",
 		PTXHash:       "507539372042628f4cda304bde67336f672f25c57c508a345d2bd3372c2cecf5",
 	},
 	{
@@ -3858,7 +3858,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 123, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1a9bf9f70fc612c1aa0445229bb7e358124df52d449b73b1911a916ff8e4a071",
+		SourceHash:    "d722598d5548a9dd34e7f2a02169c977a168531826f2b6789f36fc5e03b54320",
 		PTXHash:       "7696314e1a672aeae5c1e023397dc406d5ada7ed45073e10dda2411883762e20",
 	},
 	{
@@ -3872,7 +3872,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 117, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "05efbf957c61e86eca5ceb68f9e7fcc63232cd7a13c61adc8542b3de1ac54100",
+		SourceHash:    "5848c2d5e8b56ea5bf374ca9786652dbf847e09ee0b39c17a6904653087af3a5",
 		PTXHash:       "b910ec444efee334b122e9c5be99485182cd4969f057bd0635135c05b6a2cb30",
 	},
 	{
@@ -3886,7 +3886,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 121, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "af363574df713fa5911e027db4f6742ab80093bf0bbd43afbf8ef61d0e72a420",
+		SourceHash:    "6d762368e9a65f199721e9bacf3b9382cc7cdedce31acac3c461657e4054106b",
 		PTXHash:       "16783678226656b4cc607699141267ab511ee3238aa4658698cadbf7dad7d685",
 	},
 	{
@@ -3900,7 +3900,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 123, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6b0c6d3c3647beb7622ad6ef5eb469b3c7e7bf3c0000adf55eb8f849962abecc",
+		SourceHash:    "8f11858ccea27c022610d92c6c447ba03b0825cdbe57d5a66f8d0a3f0bb3f563",
 		PTXHash:       "594050b29b7fd643a6b8ff9d2729562e4b1b56823db5ff49ed4121ce14514008",
 	},
 	{
@@ -3914,7 +3914,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 125, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1c0caedef128840d2e4009bdfefa78e317ca4ee4c6197a820ab3f93355c96e2d",
+		SourceHash:    "5954aed9ec23d828aed335f553abec8c32f232978bc6d8f17f6caa26de5047c2",
 		PTXHash:       "cb4bac69a6775ef5d70752873c31868d56dd247d9a575673b54cca7dec99ea48",
 	},
 	{
@@ -3928,7 +3928,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 125, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8b403128c3ba49e7a09c6da7728b63b3770b254426a983a83553fbe96ee3d0d8",
+		SourceHash:    "cd816dd1a45421dc01561357e42926d15f804ff4f15800a6efa7aed72d23c351",
 		PTXHash:       "5972114b3f1d6337de039f5a5f42dadd367c1ae65003d2e9c47999a80bc8e2b6",
 	},
 	{
@@ -3942,7 +3942,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 125, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "07eddd09df9f46d4d4c54795a8a9f144f79a309c18c54a15419727f37e7ced8f",
+		SourceHash:    "e9f1af0e6ec25e43238e995e872b651b6d11ac905753906c86ad001a4ec4e25d",
 		PTXHash:       "78ec6383066fbac6b51d91128e4e9df3805ce91f35931fd924be0c1d4496ee56",
 	},
 	{
@@ -3956,7 +3956,7 @@ var variants = []variant.Variant{
 		DynamicShared: 98304,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 235, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "58df88493d8c8e5b622e88076fd48e8d1a3cac79670c89f4c112202f5dbfcab1",
+		SourceHash:    "3a5d74218a26ecbff4921177ed52359d08cefad8412a63e761e3f931ff8205b0",
 		PTXHash:       "63f3142f179aa127dacd125f3a351d20c6c9104d54e77918ea32c9e1e5c0f794",
 	},
 	{
@@ -3970,7 +3970,7 @@ var variants = []variant.Variant{
 		DynamicShared: 100352,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 235, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f63045b62bf4e17fd4cb2bfd23e6196698d72ec8fa62a0bdb3b7d90e5a1651ee",
+		SourceHash:    "d989dd76559d92a24cb36d13f33d868ba4bfeb048f2e3ffa38a6fef9baea06e7",
 		PTXHash:       "c9d895596fb2e66544eee68b90c77d926496a590fbdb299814b8c2276e5cccd0",
 	},
 	{
@@ -3984,7 +3984,7 @@ var variants = []variant.Variant{
 		DynamicShared: 98304,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 235, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "cac7e9ca9bd65a9cb44c22e48ec1345d9bef1e1aed44727d9dc265daf9f758cb",
+		SourceHash:    "02497b9a99f26ab84bc46148d8ae1ae9239fd922928aa950e502c90fdf43bf92",
 		PTXHash:       "92db09ececc0087ea8871a9cd747dec031285a793d826f0706b309f8bbd932cf",
 	},
 	{
@@ -3998,7 +3998,7 @@ var variants = []variant.Variant{
 		DynamicShared: 106496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 233, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "af40297e4d4e6ce8831e0d4a15f42bfb7472b619c915081af477c4cd00e96ef6",
+		SourceHash:    "442f8099c8cbb4f7302149bcbbbdf1770207b81f56beb0980342fa5a3d160e93",
 		PTXHash:       "f42c3886fc8fdbcab76a7bc02127a1bf13e27d6e92071c850d171b5750c8a880",
 	},
 	{
@@ -4012,7 +4012,7 @@ var variants = []variant.Variant{
 		DynamicShared: 108544,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 233, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b4e418a7f9b39fdbc39c9c4f5a8b52ebb27287e8d7dbc56547a52b092d51f040",
+		SourceHash:    "5ef2c486e0645160c7e7b537a30b2b3e588ac909af51a47e6b21c446c7759925",
 		PTXHash:       "314586e1fcdb586ecd9dd6b4107e160bdc78bd9a0fa2ab902d8e312934e88d9f",
 	},
 	{
@@ -4026,7 +4026,7 @@ var variants = []variant.Variant{
 		DynamicShared: 106496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 233, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5806d3a3e023c964d6356d89e9879a205b465fe150e7997d1bb2f1dc4dc05203",
+		SourceHash:    "75b18ef793c553cc98e04a7aa28b14d923fb4f6342042803ca7716c38d347e93",
 		PTXHash:       "151c177384571f5d371c66707a9842ea0f0e1d6ab1ff2deccf214b5eff0961c4",
 	},
 	{
@@ -4040,7 +4040,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ffb740247a1498848f2aefcc18ab514136e13c9d8135725588c4ad78fc40f194",
+		SourceHash:    "e6cd525a97e5355a391d8a3a67ee2dbe1b256704380f237cca0908f5d9dc0f59",
 		PTXHash:       "bf19eaee983d45c6a79d86629fab2880b8eeeba11552a2593ebeae2c3476aa09",
 	},
 	{
@@ -4054,7 +4054,7 @@ var variants = []variant.Variant{
 		DynamicShared: 98304,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 143, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ca5fae6e789c0256067e851cb7a47a2f859e45eadd0a95d6eac9891dbfaeb4b1",
+		SourceHash:    "af2fbb7b0c73ea274afee7fef19028b3fe8ca55e5766698fbf8c6306c9a155eb",
 		PTXHash:       "eae400583d6830b81bc17f7e5aa04e4ef92e081bef102eba92a6992bcd7fb097",
 	},
 	{
@@ -4068,7 +4068,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "331793e77e65501fb04d02720f7f70e07698898ecfb98f71fce1fc9db98f175a",
+		SourceHash:    "161747f81d71f98d16e5b9f28dbb01092ff593c7a7cbee20dff6985f7cfd4282",
 		PTXHash:       "9f41b1321da5409a51664421cc0886c340116aaee603ab94a6210875e2e9db01",
 	},
 	{
@@ -4082,7 +4082,7 @@ var variants = []variant.Variant{
 		DynamicShared: 106496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 143, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fa315a5ec6567cf17ec2cdd262002aec10b67244510fd1ee4c461b30cf86e6e6",
+		SourceHash:    "d4d13277515fde8f5c33cdf08563d92c698298585db343b41a4ffdf87d15a969",
 		PTXHash:       "0001dc90eca76287b5a99b218322631d783de73d5f824f9e6c961c5435056f77",
 	},
 	{
@@ -4096,7 +4096,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0cc00cfcec9a2571055aa8b5c4e1fb61800865e647aa1cdacaff0c867bbc74a7",
+		SourceHash:    "03b548f20f78d3e6e2581515ec76508be787b1347aab48e23f04ec389cf77152",
 		PTXHash:       "8d53c5503e8755cdce07f5131adb00d9bcda7bc8a36f2ff0dc21d32e0e536f57",
 	},
 	{
@@ -4110,7 +4110,7 @@ var variants = []variant.Variant{
 		DynamicShared: 98304,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 143, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "300ddb140ea186c2c1d5fac0a457652ea635200472e6dce7d1151e4b79aa04bf",
+		SourceHash:    "f93916399b3861d8ba97e755f9c7f449fb13c74345994fa485a55d41261d8fd2",
 		PTXHash:       "e26024124027318ef8eb274f5e68fd7fb9d28e201f9163e26969359ffa82b695",
 	},
 	{
@@ -4124,7 +4124,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fa4d7d9bd4cad6fc278c84c0fbf9dd0b49a389a67a4fe545feead6b0e422d731",
+		SourceHash:    "6f71b5b26b44c002b3cbc50971f643f687c4caa42cfdcf03a47c5ddc103d14c7",
 		PTXHash:       "c13f53e94fdf3f28fff03c6c052086a6e50b933e025f749912dd51eb63ce05b3",
 	},
 	{
@@ -4138,7 +4138,7 @@ var variants = []variant.Variant{
 		DynamicShared: 106496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5cf9785b7c0de549484fe2031ffac2b710e445d1011d642c09546341a632406d",
+		SourceHash:    "48ea7f347911ff1adae36d14e64a750d2379652b1d063eb5ff20cd7c883adbbe",
 		PTXHash:       "db337c61d5c4b29dab91e879c7ab0fd196e8d1cb487f3b4d3aded4b488bce29a",
 	},
 	{
@@ -4152,7 +4152,7 @@ var variants = []variant.Variant{
 		DynamicShared: 114688,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6bced7202980292205100aaf2f0d2d63db9aefa0f18f9f39dcefd66f15b54520",
+		SourceHash:    "a466d5ede00d3cc5ddc6ec363578aeda8d2aabc776768b1712fa317097f6a30b",
 		PTXHash:       "be07bfb7cec25cd626599fc6de033a45afca16a44965bbec74f8d338dcae5213",
 	},
 	{
@@ -4166,7 +4166,7 @@ var variants = []variant.Variant{
 		DynamicShared: 106496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3976c4181fb0c5b5b431b06a53be68ea4785398fc525d75c867ca81badbe7102",
+		SourceHash:    "3a8eff148e8a34c0c40bf1e04ea4963fff3a40c183615a00a16031a49e832828",
 		PTXHash:       "5127ed5739602217e1ac2c576d79df2b1b3913782e90c7af1e72df92f149ca5c",
 	},
 	{
@@ -4180,7 +4180,7 @@ var variants = []variant.Variant{
 		DynamicShared: 180224,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 225, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5fc025dbdba68c8f19e9e0b77bb944e67f1138283d904ecca1e76c02cb975b94",
+		SourceHash:    "d05e06b864aee2bc4a7a7daf452e1a6eb7ac784a84984eecd61a7f7d23a9de44",
 		PTXHash:       "3ec5e28b183a3b0727c1be06cf9b8611a12581f5ea22c7cf1093cb73e13a0425",
 	},
 	{
@@ -4194,7 +4194,7 @@ var variants = []variant.Variant{
 		DynamicShared: 184320,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 225, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "577fecf2195100843dd4a57553af83d28dc07ccc9c54f39e7ffb881d6e46abeb",
+		SourceHash:    "4bdae71de1ab8e7eb543fc121fb06afd1d65e416576d6f90b8e672a2944dc655",
 		PTXHash:       "5b91e5e4a88e6ddc27fdcee54152d6770e825c1f899be8eaba8d167ecbabf353",
 	},
 	{
@@ -4208,7 +4208,7 @@ var variants = []variant.Variant{
 		DynamicShared: 180224,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 225, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a8a1602749b57a41e6bc0ba82627c861c51786d79621e3b50ef32674df70d111",
+		SourceHash:    "374a7b2ecb101dafe3153b2c1fc32d3a481d57df144858951f43a376af27be7d",
 		PTXHash:       "817501139c715dd40931c59fb6650299fbaa93ba254b137b9e091c4d8933ce35",
 	},
 	{
@@ -4222,7 +4222,7 @@ var variants = []variant.Variant{
 		DynamicShared: 196608,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 223, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "677ed5b9db93c56371511a05126ddb1b7c40b7d17ff792a8b11ab8f0bf1b91ff",
+		SourceHash:    "2007d7e58bf9549cbaa3809d10f9066aac38d808d37a6b4f6c32e4017be64c54",
 		PTXHash:       "c6c4862a56cb4a0ec36255d2689b01fd84c01aefb96cffffdcb50ece2bcc1728",
 	},
 	{
@@ -4236,7 +4236,7 @@ var variants = []variant.Variant{
 		DynamicShared: 200704,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 223, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7331b0b2e5e651891734610936613336927e0beb9d36cc6c4224292310cfd365",
+		SourceHash:    "f37ddacfeb58155a7253a66974e527c9bd62bd3cb8ff1ff6a9e2dca0fda48379",
 		PTXHash:       "6de24226d3c7b7fa13b9861bce575967482c0fd0a035e2a42c4af8a0a89ab2b1",
 	},
 	{
@@ -4250,7 +4250,7 @@ var variants = []variant.Variant{
 		DynamicShared: 196608,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 223, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0c9bf0f843b392719a99e60edfa59d3caefb2e2841c538c52237f0fd770b97cd",
+		SourceHash:    "991e6244022249d329b1bdc5b74e0aaad9d6d837c9e7962b3a5b3e96f140cd77",
 		PTXHash:       "4c0542e049397c957b50f9a2f8f4c42f28f91eef38e483d0d06b1b60f2f67a40",
 	},
 	{
@@ -4264,7 +4264,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f22da80a4577854912cc4368acfd53092725db52acda358f9d733fbc62d80f50",
+		SourceHash:    "d5f125833f39bdd1d82cc628c78bc9f70e293ab28f78c3c34bbf7dff09b1d50c",
 		PTXHash:       "ef8a8d26bf2f55d6d50ccb5cb6998775474f4258b65d118dbf4faeaaf62b8be6",
 	},
 	{
@@ -4278,7 +4278,7 @@ var variants = []variant.Variant{
 		DynamicShared: 57344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 165, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0562de318e2c22c3ccb184af8c32631795a484fc56efbc2e7590f507a5523d2f",
+		SourceHash:    "cfdf2da612a0c59151a1281dec81abe79e835b5fbd72b5c14cceaa414ca1d9e8",
 		PTXHash:       "b262cde9fc4342be00b957c481503ddc10a78eb2e80e869d6cd7927accf8a920",
 	},
 	{
@@ -4292,7 +4292,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4d76a89252cf56c280356ae4b0512ab9d5afd171b9c72e7f7bacb3c6143c6dd2",
+		SourceHash:    "e4816792cd36622c897fced54cf7ff6b8c43a7f0a187f35709fe1a7dc2520805",
 		PTXHash:       "784c0b8c76b6d86be8afa15e17d0c8e5731c2968331030bc85c1f7a8c5e20ca3",
 	},
 	{
@@ -4306,7 +4306,7 @@ var variants = []variant.Variant{
 		DynamicShared: 61440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 165, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1b5f2cf09700ea4180a23b247937b28add51bc3bbc33d2da7b8f5bb1369ae456",
+		SourceHash:    "3dacce45d348118e1beb2dd92d4c8f37bebd3162506ea18fbf82690578c9a0d9",
 		PTXHash:       "9d007f3ec2dfcea6d43c89066197d42b74404118cb5aa387844bd68a2b6966d2",
 	},
 	{
@@ -4320,7 +4320,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "03c2a252860cc4483fa686497ed73f767314ce238f5fc4ba8a223bedb90a709f",
+		SourceHash:    "1afb9f5e14b124308355cba5bd3d9d056049dcfd8b102b0a6b8f8ed2af6b50bb",
 		PTXHash:       "ef34a9725a0fac7811e25f6c60ea7b6350a4aaae8491b5eac3a16581924d4bab",
 	},
 	{
@@ -4334,7 +4334,7 @@ var variants = []variant.Variant{
 		DynamicShared: 57344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 165, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "94a286fa147e1d270740e63695e5ba91d43e1039d02bde32e29acf2ced524935",
+		SourceHash:    "d804cb4a352e3d2a1c383f34845ce6c5d391ee9d6a9891a5a414249c4c20615d",
 		PTXHash:       "c2ffff26bff32db0a5c7eed068d4efaa6716474683b4ee7f292f616c21ef58a6",
 	},
 	{
@@ -4348,7 +4348,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e687f3d2e2b71288a9218858d7d1f7c6ea974c0fc561e73bd0a4b7aed40d8c64",
+		SourceHash:    "47ce2963a43697fed2c7bd9d30fef96b6a6ae6009bf4892c0db665969d4e409e",
 		PTXHash:       "1ecb0be4eb2ea5cbf77b19d838ad73950b1b5d94f1fabdbe7762d61671250ced",
 	},
 	{
@@ -4362,7 +4362,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 195, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9375cac2edb2d220bbcd137827e355cb9a9aebf7cc796e43a56e902c7ee17548",
+		SourceHash:    "2131744fe9b8c1cf300106a0276ac6c06068c89032fbbfdba823ef09d12af704",
 		PTXHash:       "b9b554d051d8bb38f21d3dead36cfb35a3f0c7dccfed08023202d4bd4178782f",
 	},
 	{
@@ -4376,7 +4376,7 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 167, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "031af7ff6fc1b5dfc073d640358c3934638e5c92bcdf43c75fbab0cb6ff1111f",
+		SourceHash:    "31a09f80740870b115ba9fa7c236975509d4827b6e571d92accec95c0b0aa03f",
 		PTXHash:       "2d6eedef18784e96bb2496443b0b8cb42cd5726ab4537b927b27806da9fb1d8c",
 	},
 	{
@@ -4390,7 +4390,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 195, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "09691ff2560c335033a107ca335a0f27f1753a1763323108fea1804cdb9928b6",
+		SourceHash:    "c18734ddccf2978f0e0a20c3d0bdb217935c3fb17f2d5bfe1600867a975c4f82",
 		PTXHash:       "0461459229e62f39bd77c64d04fdb4db353b0458f4c4d73464e6d89e03e21b7b",
 	},
 	{
@@ -4404,7 +4404,7 @@ var variants = []variant.Variant{
 		DynamicShared: 86016,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 167, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "73bb75bb394381050adc38e78f50ffd2768e072c5c243dff77907d40698a515b",
+		SourceHash:    "c7a90951a6d9a8a2b3ddca3fe8e263eb1dc47cb3c394c3dc0f5e92fedcd2aaa0",
 		PTXHash:       "eb222857f407658b3fd6bcf603adbd10dbbf043013259b7b9cf43a33db905fdd",
 	},
 	{
@@ -4418,7 +4418,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 195, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e7fd834343307db7a0a645a26345b3c308e801cfebef360ddd2e6dd55ba6587b",
+		SourceHash:    "0ce2d70021f38efcf42ec3a64b2c1838f3b9c3f85cf3820f3b8412c7e02de237",
 		PTXHash:       "d71e3f5a440375a19919dd16f70ea5874d09e9547fe6fe4c8d70ceeff39123ed",
 	},
 	{
@@ -4432,7 +4432,7 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 167, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "cb668c496fa118caffde4c3a0848ee8cd428b5dcf78febd69bb2d59d619cded5",
+		SourceHash:    "4d8e33dbc2f83e269e00885afc4a9d33d49c7740930b118ef51d1645adcafce8",
 		PTXHash:       "208dbe5b6fc5cf951573c5f02d86eec433e3a2dfdf52933bd7d306a68069a353",
 	},
 	{
@@ -4446,7 +4446,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 195, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "825a7295303bbd9cf73a229d006537a631422495a508d0212159ba5bb3d41c94",
+		SourceHash:    "a93c6469a2a63dc6ef342aad241293a00cdf8c150dde23a477b0193d19d1ed19",
 		PTXHash:       "9439dab056684929cb94b3c01acaadf68acf3ad339b372016091d5b12c38a230",
 	},
 	{
@@ -4460,7 +4460,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c3f3680a73ca7fdc0cb1accd6a6de35dd175f0dabb39f6825c0a07a9b6f1ca69",
+		SourceHash:    "8cab1a1e576495a61673671ff58848225d86d46dd17e76c5142ef3cc92863177",
 		PTXHash:       "76967ac8df2b2d5b77090d0b54cf5cc80d5f3e7e02736aad7949e8c7dde65039",
 	},
 	{
@@ -4474,7 +4474,7 @@ var variants = []variant.Variant{
 		DynamicShared: 57344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "89183764877f5732922edf2b222ccad5ea9e2db378be6598d280f5ac481468aa",
+		SourceHash:    "f0db22a502d6b6e667625881341b1482b5bac33bc7f1b9e96084ddd7f4cd1af5",
 		PTXHash:       "0e1e057d1ade485a67ecce7a71a0fccf0ac79bddb987d7bbd20684adc4ffef6a",
 	},
 	{
@@ -4488,7 +4488,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "56e3149caba85703fdac2fc244835b9a272611b7b66c7db5c8b9d04ff8e5b1ac",
+		SourceHash:    "ac0cf79a4f8759cc2cdf864f6ef26ff56881199c8720fdeaef8acda8777cea13",
 		PTXHash:       "c6782a83c59d37d6e405546f9727fe29c793bb1962f0bede9833da318aac21e0",
 	},
 	{
@@ -4502,7 +4502,7 @@ var variants = []variant.Variant{
 		DynamicShared: 61440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "92893da2ca930908d923eb2ee797e2f455c6d696a1c1c77bdb7b0b66603db397",
+		SourceHash:    "89a1119de4f1c973aa2ab0445bce6e0d557656547579d315807be1a222badfd9",
 		PTXHash:       "d6929557947f628df4d9bc10a34f9b06378500ffb2721321ed7d1128bed5daf7",
 	},
 	{
@@ -4516,7 +4516,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a56ce5289f6d780607006b83e87b57eab2dc14b5fd6007e994142c683e384dbd",
+		SourceHash:    "6dc1a80ffd373a1adf62fe3889df6c89d6198b86eed334e0df97abd63cc9df70",
 		PTXHash:       "ff6cdda4378cb4192440f566e1d475b4846fb1bb1a31f43e7d28466477515d89",
 	},
 	{
@@ -4530,7 +4530,7 @@ var variants = []variant.Variant{
 		DynamicShared: 57344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e6ee7e39e0e61c363faa1d0ac1bac74fd12fcf09d5b95a23d8937096954a7fe4",
+		SourceHash:    "b44f5dd74366664dddc3b95261bcc328cfde9a7123d7d94c281bd5f86cfd2dd2",
 		PTXHash:       "ad161b93f3a74c6b6ead1fa38aefce7ae39482d3542ff2f20a80e92fcd31de49",
 	},
 	{
@@ -4544,7 +4544,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0639246995aec2b79fea23b8b432e93efa6bccd77729d154631b21c2097e4822",
+		SourceHash:    "cbc5bd3dc04ffb22163018937f0dc08ec0a8158dbe3d56d2afe09e353a7021ec",
 		PTXHash:       "974d5f7e6e69d461299b86c63e11d68c905356a7c72097f3ef46ef6ecd461ef5",
 	},
 	{
@@ -4558,7 +4558,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5952fa5381aac9c104a6df9dbbc01a1b1d9fccbf9a33c0acb958d5dc11d09787",
+		SourceHash:    "3a3ee94a681fd7ad5303addf5a0c040e95cafd58feabf8ce3ec3fd7d109156cb",
 		PTXHash:       "2f8cf329f055ea40b5b79c2315ee4dbac76146f242ce9f15904ab6dc8a8a3aee",
 	},
 	{
@@ -4572,7 +4572,7 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "20a1252c30d1d9d1d5fc5fde08c5a76373ff77f31ad2551273660c795565c4ab",
+		SourceHash:    "8b783419b2874d6cd3ec7c32fa85bcd16183a9c2d0d168f667208074cbca3d6a",
 		PTXHash:       "ef0e798dc5d2a142df27737fd5232256652996580d6c446d52427896cbef8918",
 	},
 	{
@@ -4586,7 +4586,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b0b68746e45708205fec51107ff8321023cf14f660b4859883b574ce2e4cfb5e",
+		SourceHash:    "113ef8d6490aca4ecd44506405164ef853ffa07047b5c5ac97781cfc9710a7c3",
 		PTXHash:       "697d6c72f2d29b83991004076c4a97e60d2165ded527984a201065aae06f8f48",
 	},
 	{
@@ -4600,7 +4600,7 @@ var variants = []variant.Variant{
 		DynamicShared: 86016,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "400975d65c56ec920a7294954960511969cd71d5ce412dea9fc99ca4d2b02b23",
+		SourceHash:    "9ed3fc0ceaf64f30870dee14cdbdc7f248c8fadf0ca10b709929827b01b711a8",
 		PTXHash:       "062cdf9df97cc8553fcc82c211afe34aaca3ea338a21d59b54361bc5b7e40380",
 	},
 	{
@@ -4614,7 +4614,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f3fa71925ff80224302fc4c9805b9270db7fe5531cc5cd5754a4f21811e754f3",
+		SourceHash:    "c33684b2e0b1049048943390e836bd3ee9e9d6557b4bb496e7492515a5c6ce2a",
 		PTXHash:       "4069262049d4729c9daccf1a3819e59ed8ddea726bc7022c59bd6919adeb62b5",
 	},
 	{
@@ -4628,7 +4628,7 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "37a2aed1347aeb5d543c08c33bd98aea8e3f0aec054703b957d230f52372eb08",
+		SourceHash:    "3bbaee37fd36687f3c0222a00149bf1f499d0dc12bb1ea94f4887ea496c7224d",
 		PTXHash:       "19adeb1a40f8083f97acafacf619223d52bdad39026bd81e0b15f18301ca3e45",
 	},
 	{
@@ -4642,7 +4642,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "39bc24219b492c0f236f1b177979a590e5610ab0b583e242cfc85a5a0efa9c5b",
+		SourceHash:    "be4d52b3cae51031a6adc1119774d4791fc69b1ceaa994cdd9cb0d95a61e690c",
 		PTXHash:       "d66884703e69faba8a7326360b6cdc8c7842b083ca50d643fd2f2dce2cd61e45",
 	},
 	{
@@ -4656,7 +4656,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "42cbe4e37d1ada4a3e4cf5accab3cd20c3abe53f8d67e34f851797ba9f49c387",
+		SourceHash:    "f1fc3cc50a7841a9999ed5ac1071102a2a079197c2de4377b38b07ce96007552",
 		PTXHash:       "d2d8a45f8e93ae436ae2c9364cba08f53cab8ecbe28f8b9fb6f456f97081c346",
 	},
 	{
@@ -4670,7 +4670,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 103, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c55ac4901a473120c3cf49a952199491752547132c5f0c2fdc5091fcddfe7afc",
+		SourceHash:    "70a11b93dabe22c26b403bf2c7f94f0f7c682da765ee89d9fb6c28284cd7abf7",
 		PTXHash:       "ca713d4cba194ecc7528735eb74bd66b2d923129c270130303b658c9a384f338",
 	},
 	{
@@ -4684,7 +4684,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "85aafee66a7fd487c81f00a7b6120a3e2366b3e89d35714cabf1474545f519e7",
+		SourceHash:    "b54f4219dddc5d0daff7fba40e99d3ce371f5cfa1d400023f16b3871c30e2f86",
 		PTXHash:       "7343b5c419cabaab392c7dfbe31ff1bc79725615198a978b92feda6fa1797a2f",
 	},
 	{
@@ -4698,7 +4698,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 103, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "eb091b175d501dcb9cf1d3f70d95de6525bb7da341091eb191489669f4cd1513",
+		SourceHash:    "5c3bc89625705bb497761d214309e50441468d81bbe89bb62d2b8afce1aefe81",
 		PTXHash:       "946e8b8fb2ef541e68f8ca5f0e45d4ed4b5727c34f6ff206db8bab9aed6d6403",
 	},
 	{
@@ -4712,7 +4712,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "36b7899095bed24eeb642a29d93b591d449414876408aa1a75732dd53ec28f31",
+		SourceHash:    "29f078c5d142ec27d5b6782fa05c21c9b9687e09544e60759288b53434a80854",
 		PTXHash:       "58561098f3365c03723afa6ad16ae9f1df4edb749cbbdd09c52b1b21bc733122",
 	},
 	{
@@ -4726,7 +4726,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 103, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5f6516d678ad336b40a7528db1354806693c8f3ee9278c49a630f48aea370543",
+		SourceHash:    "319eacefafc572cb5494f1c7d22275413c219085da44e381a7d4f627debf3192",
 		PTXHash:       "8b0f2154aaf19dfb9fb5e24b536ddc609dd624b56303b3c8bed5d5c71fc9eebd",
 	},
 	{
@@ -4740,7 +4740,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "942cf26ce7afc1cb5b1cc336b4a9071a354145a65a127caefc405608e3a04493",
+		SourceHash:    "3f4e85f2c561180a066d4ef3a3ed8bd1df491ca45d07a2032087804c0316b012",
 		PTXHash:       "e27d4f05b7a35c32de53a98946d445f1554c7550566cd833d7fa260f09dbef99",
 	},
 	{
@@ -4754,7 +4754,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e591172fd1c9e91ed352e2ec58ce8555809a829838187c1167f398b6e771c54d",
+		SourceHash:    "eea8544aa9807f0d2c3f384568ecb63868a91df4b845ca793551cca8ef7b05fc",
 		PTXHash:       "17770d7bb33dda37a392b0e3b53a4e792494de3648a4bda237231f5e5a31bba4",
 	},
 	{
@@ -4768,7 +4768,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d8baa341464a77361a169433f2531fb0ba1d8fe24e6726c908f582f584cec6c8",
+		SourceHash:    "deb7bccaf5d80439f347968b511dc9cb7de63d0640085149a626e5191132ab6e",
 		PTXHash:       "8243e162e2c28b08886f4f4c7574c4a3f6cf4c9f790d1b950bc82e424a3e3819",
 	},
 	{
@@ -4782,7 +4782,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "39b7e918f88a4f9d957407631924b65f8a7f0b944dbf27489fd2d2b4b98ab958",
+		SourceHash:    "de8369c5351bb42febf445810cb6fc13f861cc7e236e8e34244017c23e4bfe15",
 		PTXHash:       "4ae5232cbbd54a37e6e7926bc3869e6d7514f8ac807c7418c91be3ae0da2ee9e",
 	},
 	{
@@ -4796,7 +4796,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "47a84fa55d61fb92af1800efe0c032d0c7ed7308966e44ce67e6922256e81281",
+		SourceHash:    "ecfede54a9f49ff1646fed3cd23f8d8c95593bc5e8e345be10f2eaf517365283",
 		PTXHash:       "1834216e1994f4d256e1012b52e9b6106a5c65e59b25e329074ab5882ad3b6d8",
 	},
 	{
@@ -4810,7 +4810,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a8c00d186ae1edb24a19b85022bd2580cd3cbccae0600548e0fa62162605f413",
+		SourceHash:    "22ecc729ad8bc6cbca507de4fb266fc87b28b0a29cad7b0614617ef7de8d8249",
 		PTXHash:       "2f30a4e3ef70a3387bc256484cd5d43afac0cee8502e0212e697adeb3ec58f7a",
 	},
 	{
@@ -4824,7 +4824,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "298458501c23fc2ac2f719091a1ecbc5398f242a9f25492b2dce1a898d64cafb",
+		SourceHash:    "2c639e9e9f7c1f6d0bb555d870afa8456fc1f6f4fe2a0a72e4a1d17343c0a6b3",
 		PTXHash:       "0253a22b91bf7e2606a5598fb543e5a096495cbf06c8a93619ff3a9607a6c40d",
 	},
 	{
@@ -4838,7 +4838,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1ad32da3e1b7cf612e84b662a14157f605fadba1ec31973096a95dfb2747e0f9",
+		SourceHash:    "9281d3ae5267c5deb23d11a9d7b46537d544e5cf7ded7ed86ed0ca26cf3c7649",
 		PTXHash:       "0812f409445701eea36bea97e2446642741a46f38306aaa61f1c9897b77c4e6e",
 	},
 	{
@@ -4852,7 +4852,7 @@ var variants = []variant.Variant{
 		DynamicShared: 36864,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6556551e698a43236f54206200e103163c6ff68536763213d7bdcd1f1d3bc172",
+		SourceHash:    "3c7d5275689d221ae71da49f8c05b9f31912739211f0c78175cbe59d2146de90",
 		PTXHash:       "5480adccf5a0072af55d3aaa9dd6f5cda9d3fbb3bbdbe5f4d9d77f8b9eff5c17",
 	},
 	{
@@ -4866,7 +4866,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38912,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "64ef46e9e199e631e00d48a49b5ebc2687304e15df5aba28da10d9385ccc2ae2",
+		SourceHash:    "cff94420a523dbe6c480367d0f5a2e80bcba74d2e2ed748402190912c0800efd",
 		PTXHash:       "5ed546c1bbf9321149f4907e12961195cabb10ea8649e1bdf19eed67a8572707",
 	},
 	{
@@ -4880,7 +4880,7 @@ var variants = []variant.Variant{
 		DynamicShared: 36864,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a3a38c89d458a9f288d317a7fda501120a1ecaffae83dfe14697e1ba748e358b",
+		SourceHash:    "146c6183528abadf2d2ea927b4a99a1732f7c3d285edac7033e7887dba25029d",
 		PTXHash:       "08b3b2bad49f8d37fd58c9d46fa04aa828ae786bf7303d848e6f1a0ef3cde453",
 	},
 	{
@@ -4894,7 +4894,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "aef4f37842a366cc061e1982cade8c7f8907d710a1d81293f3253c0f7b198a75",
+		SourceHash:    "57de648defc160f8405a0c4ed886e380525ae19118fa345f25c282e86afe1de7",
 		PTXHash:       "52e640012a4145676c828f3412efb2d8f9c03c7c16982ed6afedd7e0a914b3b4",
 	},
 	{
@@ -4908,7 +4908,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "09380428c41824949519d67ffed65210a7bf398ad983fead8b1ec27e865b0d33",
+		SourceHash:    "c2a37a34c9c71e6891035bb9db310bba0d6347623a999250b5a6d9fe2e70ff09",
 		PTXHash:       "10994bc1ba0b27cd71ad901d35217b5367f8abf35b6544f601e3554a77adc4ca",
 	},
 	{
@@ -4922,7 +4922,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5b50f8d52ec628abc409d1f39bf5d677da1d338e05dfe36df33f24d0a3e0cb24",
+		SourceHash:    "729a496cabb47e0fd8e3302e2e24e3b46e571f124f139c5eb29ec262fdc9ea3b",
 		PTXHash:       "ebdf5e76eae6141981d8de7719e0ff4a29a776b779e0ed900b719605dd17ef2e",
 	},
 	{
@@ -4936,7 +4936,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1e7358fe9e86fa77a45d20a20c6430ea70cee6986581c2ba4241d535182de021",
+		SourceHash:    "5e3fc0b8f30e71c5a94d148eca1093ba780c959b98dd4f57a25894b8c062412d",
 		PTXHash:       "f0c1d137bd5e542a149aa65fe2e7ba12e4702b68a4b69bdd8fcd59eb167abe63",
 	},
 	{
@@ -4950,7 +4950,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ff2137019447e6798e62ba04745fab17051b61820eaa0abfbf08be74c533bb89",
+		SourceHash:    "b229ad64389825bdf0b1fb9d5d8acc5a6e569dabe95c31065f637d78aedcbff3",
 		PTXHash:       "2351a41427df8f9be430b5cc6bbbb0c7794d3796a05305390ba6db6af0be31cd",
 	},
 	{
@@ -4964,7 +4964,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f656d9196e102e651efde90caeeec6ffc7b18a6225c1a943cfad470162fb5cab",
+		SourceHash:    "bf2723a5d85b5c256dd5e45b1c40cd396ca149406e7272d43fbcefb597c0f8d1",
 		PTXHash:       "ea0b9921bd7b7640faeef4cafa6f4dbc2b40effebc9049c3b43a9260d2e591c5",
 	},
 	{
@@ -4978,7 +4978,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "dfdb656e0e4f0e02ced43baf0f8721f87c3de0cb59d17a0506753fb529a7beb3",
+		SourceHash:    "7fee7a5d37da45e8065d7e07344a1332e8e759a575244c8154892b80d977d6b0",
 		PTXHash:       "7f58c83a769b5a1f6232cc08d3608295786f1007917572f52cc30fb20d588de2",
 	},
 	{
@@ -4992,7 +4992,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d05250aa17332b8f88817fee0880adaed3c145667017ff3cb1723a0608e23099",
+		SourceHash:    "70cdcec1a5c6a3f4f5d3d3b6fc9c1d1c3de1001a105f8225fd58d2603188af3c",
 		PTXHash:       "2548c10fe0b3f392da2c03ac2efa950b2403838d69af92cf4c0c81f76e0ab8a3",
 	},
 	{
@@ -5006,7 +5006,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 123, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e1f32c9a9141e97401bd16072a138d43cb8168a6c740dca93ec89aa2978cd875",
+		SourceHash:    "34dac83a562f213e125840e48b45341789dd00428a22373879cd501535b6c0da",
 		PTXHash:       "0b3909cb4da44778463cbc6c4e6b53f726ee6468a7d1fa4e9f907997ca682a1f",
 	},
 	{
@@ -5020,7 +5020,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "63bdcebda0ea318fd2c17ad6b80a614959cee08a92036ee00344545032ba68b0",
+		SourceHash:    "a81139e6d50d1899222190ae393aaa295c486dee1505dca4bf9daf4f7bbf524f",
 		PTXHash:       "459b83b7b9982654b6fd87d592af1e6e6f6831c9cdb98f8f67fbc8706ee2cad2",
 	},
 	{
@@ -5034,7 +5034,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 123, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9f0b83ffbf7cf748fa6b0968896a1ec182b668d02433a38a57fe6b5e7f70c6a9",
+		SourceHash:    "13be4d0528c9016735abea5682f17fe31cc65eae074c45e5c8580e8e7e10e237",
 		PTXHash:       "16772fb760f36d684279a85d0e91f5ddedd33d0b2dd0e768e18afbd6dff13e70",
 	},
 	{
@@ -5048,7 +5048,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6983e3302ec9a39b58a81d00b029a141f32c7c62c0c3acc7b10cbb5a2fa232cd",
+		SourceHash:    "9a271849873735993ecd206ec794e6911c8fb84e5d3db39a56cde48dba2c21d4",
 		PTXHash:       "6d3b12ec980bbd01d06a0b26878c45184d6984fa7e9c7c444792906a9e8e4e2a",
 	},
 	{
@@ -5062,7 +5062,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 123, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "288c8b4a440d865713a514a7d396e05a82cf5d102b22ab3a49eef7164fdec486",
+		SourceHash:    "755e2403c0f9159bd7206507fb1168d5603253562ef53316df4a293bab84d0f5",
 		PTXHash:       "625aacdc90610dc0e13988ad49e1b580c8e39c60f9c4e08f752f2cf553335ac8",
 	},
 	{
@@ -5076,7 +5076,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0bec89c52ab556bc5023cab576f403bf7797888d06906f9f30173af4a0b80f46",
+		SourceHash:    "fcfca89a9ee9e995842f6e7d7d59c950fe1c00c68297e228f8187fdb6d8a5f1c",
 		PTXHash:       "09185a338089c8fb7be0980680ef55bc0853342881acf5f3e4aeae877ea1fbfe",
 	},
 	{
@@ -5090,7 +5090,7 @@ var variants = []variant.Variant{
 		DynamicShared: 57344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 127, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4c64d72d755402ef3a4593e575e529d37ea0f68c241cffa983a2b47dfc20fc4a",
+		SourceHash:    "3f03e950a2e79c2c6ea5a56fa97a3762a8a8f6a20913320d5540bbcec000630a",
 		PTXHash:       "5bb23b6244ddc561af0db973fafdaf7152760086a4549e0946bf7e26484b5190",
 	},
 	{
@@ -5104,7 +5104,7 @@ var variants = []variant.Variant{
 		DynamicShared: 59392,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 127, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9d7ba3d4eaa2d65a0aa800b47f85ea48896ad45366171655817f845087c84c75",
+		SourceHash:    "c9cb67a0eecbd78c7523deebf50695813b6c6a1fd6cec07ff5bc932f777f55df",
 		PTXHash:       "b4ec9858da77901b8d22badbaa46b5b78db20a8b50c2c16793a19c27ca697ccc",
 	},
 	{
@@ -5118,7 +5118,7 @@ var variants = []variant.Variant{
 		DynamicShared: 57344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 127, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d2afee311c68684338ddc852a115f75b5e17ecb01b3604cc748e2194d99afb2f",
+		SourceHash:    "31605014b5927870a082654ee2d0ae5801ec4f94017178b7611c273c4d8d407a",
 		PTXHash:       "8fcb3064f2dad3802a7643e684d39b8c6222dd34d236d036c38abbff202b00ce",
 	},
 }

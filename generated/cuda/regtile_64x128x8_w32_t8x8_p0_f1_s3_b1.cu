@@ -283,41 +283,9 @@ __device__ __forceinline__ void issue_a4(float* as, const float* __restrict__ ap
     }
 }
 
-// compute: BK rank-1 updates of the TM x TN accumulators from one shared tile pair. as/bs already
-// point at this thread's first float4 of the tile; all other offsets are compile-time constants.
-__device__ __forceinline__ void compute(float (&acc)[TM][TN], const float* as, const float* bs)
-{
-#pragma unroll
-    for (int k = 0; k < KS; ++k) {
-        float a[TM], b[TN];
-#pragma unroll
-        for (int r = 0; r < TM / 4; ++r) {
-            const float4 v = *reinterpret_cast<const float4*>(as + k * SK * AS + r * LM * 4);
-            a[4 * r + 0] = v.x;
-            a[4 * r + 1] = v.y;
-            a[4 * r + 2] = v.z;
-            a[4 * r + 3] = v.w;
-        }
-#pragma unroll
-        for (int c = 0; c < TN / 4; ++c) {
-            const float4 v = *reinterpret_cast<const float4*>(bs + k * SK * BS + c * LN * 4);
-            b[4 * c + 0] = v.x;
-            b[4 * c + 1] = v.y;
-            b[4 * c + 2] = v.z;
-            b[4 * c + 3] = v.w;
-        }
-#pragma unroll
-        for (int i = 0; i < TM; ++i) {
-#pragma unroll
-            for (int j = 0; j < TN; ++j) {
-                acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-            }
-        }
-    }
-}
-
-// load_frag / fma_frag split compute's k step in two, for XB: the fragments of step k+1 are read
-// while step k's FMAs run, across the tile boundary too.
+// load_frag reads the TM (TN) fragment values of k step k; fma_frag is that step's rank-1 update.
+// as/bs already point at this thread's first float4 of the tile (and slice); all other offsets are
+// compile-time constants.
 __device__ __forceinline__ void load_frag(float (&a)[TM], float (&b)[TN], const float* as, const float* bs, int k)
 {
 #pragma unroll
@@ -343,6 +311,18 @@ __device__ __forceinline__ void fma_frag(float (&acc)[TM][TN], const float (&a)[
     for (int i = 0; i < TM; ++i) {
 #pragma unroll
         for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+}
+
+// compute: the KS k steps of one shared tile pair, each fragment read just before its FMAs (XB
+// instead reads step k+1's fragments during step k's FMAs, across tiles too).
+__device__ __forceinline__ void compute(float (&acc)[TM][TN], const float* as, const float* bs)
+{
+#pragma unroll
+    for (int k = 0; k < KS; ++k) {
+        float a[TM], b[TN];
+        load_frag(a, b, as, bs, k);
+        fma_frag(acc, a, b);
     }
 }
 
