@@ -4,7 +4,7 @@ BIN ?= bin
 TUNE_FLAGS ?=
 BENCH_FLAGS ?=
 
-.PHONY: all generate check-generated test build tune bench bench-go export-gpu-bins clean
+.PHONY: all generate check-generated test test-short build tune bench bench-go export-gpu-bins clean
 
 all: test build
 
@@ -17,9 +17,17 @@ generate:
 check-generated:
 	$(GO) test ./gen -run 'TestGeneratedUpToDate' -count=1 -v
 
+# Everything CI runs: vet, then every test, with the nvcc compile of every variant and the README's
+# build commands.
 test:
 	$(GO) vet ./...
 	$(GO) test ./...
+
+# The everyday fast path: the same tests with -short (the generator compiles one variant per family,
+# the README test skips the commands that build or go run).
+test-short:
+	$(GO) vet ./...
+	$(GO) test -short ./...
 
 # The runner and the GPU worker (the only binary that links the CUDA driver API).
 build:

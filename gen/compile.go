@@ -37,23 +37,8 @@ var errNoNVCC = errors.New("nvcc not found (tried --nvcc, $NVCC, PATH, /usr/loca
 func FindToolchain(ctx context.Context, nvccFlag, ccbinFlag, arch string) (*Toolchain, error) {
 	tc := &Toolchain{Arch: arch}
 	var err error
-	switch {
-	case nvccFlag != "":
-		tc.NVCC, err = exec.LookPath(nvccFlag)
-		if err != nil {
-			return nil, fmt.Errorf("--nvcc %s: %w", nvccFlag, err)
-		}
-	case os.Getenv("NVCC") != "":
-		tc.NVCC, err = exec.LookPath(os.Getenv("NVCC"))
-		if err != nil {
-			return nil, fmt.Errorf("$NVCC=%s: %w", os.Getenv("NVCC"), err)
-		}
-	default:
-		if tc.NVCC, err = exec.LookPath("nvcc"); err != nil {
-			if tc.NVCC, err = exec.LookPath("/usr/local/cuda/bin/nvcc"); err != nil {
-				return nil, errNoNVCC
-			}
-		}
+	if tc.NVCC, err = findNVCC(nvccFlag); err != nil {
+		return nil, err
 	}
 	tc.PTXAS = filepath.Join(filepath.Dir(tc.NVCC), "ptxas")
 	if _, err := exec.LookPath(tc.PTXAS); err != nil {
@@ -71,15 +56,47 @@ func FindToolchain(ctx context.Context, nvccFlag, ccbinFlag, arch string) (*Tool
 			tc.CCBin = p
 		}
 	}
-	out, err := exec.CommandContext(ctx, tc.NVCC, "--version").CombinedOutput()
-	if err != nil {
-		return nil, fmt.Errorf("%s --version: %v: %s", tc.NVCC, err, strings.TrimSpace(string(out)))
-	}
-	tc.Version = parseNVCCVersion(string(out))
-	if tc.Version == "" {
-		return nil, fmt.Errorf("%s --version: no \"release\" line in %q", tc.NVCC, strings.TrimSpace(string(out)))
+	if tc.Version, err = nvccVersion(ctx, tc.NVCC); err != nil {
+		return nil, err
 	}
 	return tc, nil
+}
+
+// findNVCC resolves nvcc: the flag, else $NVCC, else PATH, else /usr/local/cuda/bin/nvcc.
+func findNVCC(nvccFlag string) (string, error) {
+	switch {
+	case nvccFlag != "":
+		p, err := exec.LookPath(nvccFlag)
+		if err != nil {
+			return "", fmt.Errorf("--nvcc %s: %w", nvccFlag, err)
+		}
+		return p, nil
+	case os.Getenv("NVCC") != "":
+		p, err := exec.LookPath(os.Getenv("NVCC"))
+		if err != nil {
+			return "", fmt.Errorf("$NVCC=%s: %w", os.Getenv("NVCC"), err)
+		}
+		return p, nil
+	}
+	for _, p := range []string{"nvcc", "/usr/local/cuda/bin/nvcc"} {
+		if p, err := exec.LookPath(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", errNoNVCC
+}
+
+// nvccVersion runs nvcc --version and returns its release line ("release 11.8, V11.8.89").
+func nvccVersion(ctx context.Context, nvcc string) (string, error) {
+	out, err := toolCommand(ctx, "", nvcc, "--version").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %v: %s", nvcc, err, strings.TrimSpace(string(out)))
+	}
+	v := parseNVCCVersion(string(out))
+	if v == "" {
+		return "", fmt.Errorf("%s --version: no \"release\" line in %q", nvcc, strings.TrimSpace(string(out)))
+	}
+	return v, nil
 }
 
 // parseNVCCVersion extracts "release 11.8, V11.8.89" from nvcc --version.
@@ -104,14 +121,10 @@ func sha(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// CompileAll compiles every source that reuse cannot serve, jobs at a time, and returns the results
-// by source name. Errors are collected and reported together, sorted by name.
-func CompileAll(ctx context.Context, tc *Toolchain, srcs []Source, reuse func(Source) (*Compiled, bool), jobs int) (map[string]*Compiled, error) {
-	dir, err := os.MkdirTemp("", "tilegen-gen-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
+// CompileAll compiles every source that reuse cannot serve, jobs at a time, in private folders
+// under dir, and returns the results by Source.key. Errors are collected and reported together,
+// sorted by name. Once ctx is cancelled no compile starts and running ones are killed.
+func CompileAll(ctx context.Context, tc *Toolchain, srcs []Source, reuse func(Source) (*Compiled, bool), dir string, jobs int) (map[string]*Compiled, error) {
 	if jobs < 1 {
 		jobs = 1
 	}
@@ -124,11 +137,17 @@ func CompileAll(ctx context.Context, tc *Toolchain, srcs []Source, reuse func(So
 	)
 	for _, s := range srcs {
 		if c, ok := reuse(s); ok {
-			res[s.Name] = c
+			res[s.key()] = c
 			continue
 		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
 		wg.Add(1)
-		sem <- struct{}{}
 		go func(s Source) {
 			defer wg.Done()
 			defer func() { <-sem }()
@@ -139,10 +158,13 @@ func CompileAll(ctx context.Context, tc *Toolchain, srcs []Source, reuse func(So
 				errs = append(errs, err)
 				return
 			}
-			res[s.Name] = c
+			res[s.key()] = c
 		}(s)
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if len(errs) > 0 {
 		sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 		return nil, errors.Join(errs...)
@@ -181,9 +203,7 @@ func (tc *Toolchain) compile(ctx context.Context, dir string, s Source) (*Compil
 		args = append(args, "-ccbin", tc.CCBin)
 	}
 	args = append(args, "-o", ptx, cu)
-	cmd := exec.CommandContext(ctx, tc.NVCC, args...)
-	cmd.Dir = sub
-	out, err := cmd.CombinedOutput()
+	out, err := toolCommand(ctx, sub, tc.NVCC, args...).CombinedOutput()
 	if err != nil {
 		return nil, &CompileError{What: s.what(), Msg: "nvcc failed (" + err.Error() + "):\n" +
 			strings.TrimRight(string(out), "\n") + sourceContext(string(out), cu, s.Code)}
@@ -199,9 +219,7 @@ func (tc *Toolchain) compile(ctx context.Context, dir string, s Source) (*Compil
 				`: the template must declare extern "C" __global__ void {{.V.Name}}(...)`}
 		}
 	}
-	cmd = exec.CommandContext(ctx, tc.PTXAS, "-arch="+tc.Arch, "-v", ptx, "-o", os.DevNull)
-	cmd.Dir = sub
-	out, err = cmd.CombinedOutput()
+	out, err = toolCommand(ctx, sub, tc.PTXAS, "-arch="+tc.Arch, "-v", ptx, "-o", os.DevNull).CombinedOutput()
 	if err != nil {
 		return nil, &CompileError{What: s.what(), Msg: "ptxas failed (" + err.Error() + "):\n" + strings.TrimRight(string(out), "\n")}
 	}

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"path"
 	"regexp"
-	"strconv"
 	"strings"
-	"unicode"
 
 	"gopkg.in/yaml.v3"
 
@@ -17,41 +12,22 @@ import (
 )
 
 // Limits on what variants.yaml may ask for. They keep a typo (or a fuzzer) from asking for a
-// billion variants or a value that overflows the geometry arithmetic.
+// value that overflows the geometry arithmetic; the number of combinations is capped in Expand.
 const (
 	maxParamValue    = 1 << 20 // parameter values lie in [0, maxParamValue]
 	maxValuesPerList = 256     // values per parameter
-	maxCombinations  = 100000  // cartesian product size per family
 	maxExprLen       = 1000    // characters per expression
 	maxDim           = 4096    // block dims, tile sizes, grid_z, requires.*
 	maxSharedBytes   = 1 << 30 // sanity cap for shared_bytes and dynamic_shared (real limits prune)
 )
 
-// Pos is a place in a YAML file; every input error names one.
-type Pos struct {
-	File      string
-	Line, Col int
-}
-
-func (p Pos) String() string { return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col) }
-
-// InputError is an error in the generator's input (variants.yaml or a template); main prints it
-// as "gen: file:line:col: message".
-type InputError struct {
-	Pos Pos
-	Msg string
-}
-
-func (e *InputError) Error() string { return e.Pos.String() + ": " + e.Msg }
-
-func errAt(file string, n *yaml.Node, format string, args ...any) error {
-	return &InputError{Pos: Pos{File: file, Line: n.Line, Col: n.Column}, Msg: fmt.Sprintf(format, args...)}
-}
-
 // Config is a parsed variants.yaml.
 type Config struct {
 	File     string
 	Families []*Family
+	// MaxVariants caps the parameter combinations (before pruning) of all families together;
+	// 0 means DefaultMaxVariants. gen's --max-variants sets it.
+	MaxVariants int
 }
 
 // Family is one entry of families: a template and the parameter space it is rendered over.
@@ -82,15 +58,7 @@ type ParamSpec struct {
 // Constraint prunes the combinations for which Expr is false.
 type Constraint struct {
 	Expr   *Expr
-	Reason string
-}
-
-// Expr is an integer or boolean expression over the family's parameters, compiled once.
-type Expr struct {
-	Src   string
-	Const *int // set when the YAML value was a plain integer
-	Node  *yaml.Node
-	prog  program
+	Reason string // one line of printable text (printableLine)
 }
 
 var (
@@ -103,130 +71,123 @@ var (
 )
 
 // LoadConfig parses variants.yaml content strictly: unknown keys, duplicate keys, wrong value types,
-// anchors/aliases and multiple documents are errors naming file:line:col.
+// anchors/aliases and multiple documents are errors naming file:line:col. A syntax error stops the
+// parse; every other error of the file is reported at once (an ErrorList, sorted by position).
 func LoadConfig(file string, data []byte) (*Config, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, &InputError{Pos: Pos{file, 1, 1}, Msg: "empty file: expected a mapping with key \"families\""}
-		}
-		return nil, yamlSyntaxError(file, err)
+	doc, extra, err := decodeDocuments(data)
+	if err != nil {
+		return nil, yamlSyntaxError(file, data, err)
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		return nil, errAt(file, &extra, "a second YAML document: variants.yaml holds exactly one")
-	} else if !errors.Is(err, io.EOF) {
-		return nil, yamlSyntaxError(file, err)
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+	if doc == nil || doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
 		return nil, &InputError{Pos: Pos{file, 1, 1}, Msg: "empty file: expected a mapping with key \"families\""}
 	}
-	if err := rejectAliases(file, &doc); err != nil {
-		return nil, err
+	d := &diags{file: file}
+	if extra != nil {
+		d.add(extra, "a second YAML document: variants.yaml holds exactly one")
+	}
+	// Aliases would make every later message ambiguous: stop at them.
+	if rejectAliases(d, doc); !d.ok() {
+		return nil, d.err()
 	}
 	root := doc.Content[0]
 	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
-		return nil, errAt(file, root, "empty document: expected a mapping with key \"families\"")
+		d.add(root, "empty document: expected a mapping with key \"families\"")
+		return nil, d.err()
 	}
-	fields, err := mapping(file, root, "top level", topKeys)
-	if err != nil {
-		return nil, err
+	fields, ok := d.mapping(root, "top level", topKeys)
+	if !ok {
+		return nil, d.err()
 	}
 	famsNode, ok := fields["families"]
-	if !ok {
-		return nil, errAt(file, root, "missing key \"families\"")
+	switch {
+	case !ok:
+		d.missing(root, "", "families")
+	case famsNode.Kind != yaml.SequenceNode:
+		d.add(famsNode, "families: expected a sequence of families, got %s", kindName(famsNode))
+	case len(famsNode.Content) == 0:
+		d.add(famsNode, "families: empty list; declare at least one family")
 	}
-	if famsNode.Kind != yaml.SequenceNode {
-		return nil, errAt(file, famsNode, "families: expected a sequence of families, got %s", kindName(famsNode))
-	}
-	if len(famsNode.Content) == 0 {
-		return nil, errAt(file, famsNode, "families: empty list; declare at least one family")
+	if !d.ok() {
+		return nil, d.err()
 	}
 	cfg := &Config{File: file}
 	seen := map[string]*yaml.Node{}
 	for _, fn := range famsNode.Content {
-		f, err := loadFamily(file, fn)
-		if err != nil {
-			return nil, err
+		f := d.family(fn)
+		if f == nil {
+			continue
 		}
 		if prev, dup := seen[f.Name]; dup {
-			return nil, errAt(file, f.NamePos, "duplicate family name %q (first declared at %d:%d)", f.Name, prev.Line, prev.Column)
+			d.add(f.NamePos, "duplicate family name %q (first declared at %d:%d)", f.Name, prev.Line, prev.Column)
+			continue
 		}
 		seen[f.Name] = f.NamePos
 		cfg.Families = append(cfg.Families, f)
 	}
-	return cfg, nil
-}
-
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// yamlSyntaxError turns yaml.v3's "yaml: line N: msg" into file:N:1: msg (the parser reports no column).
-func yamlSyntaxError(file string, err error) error {
-	msg := strings.SplitN(err.Error(), "\n", 2)[0]
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return &InputError{Pos: Pos{file, line, 1}, Msg: "not valid YAML: " + m[2]}
+	if !d.ok() {
+		return nil, d.err()
 	}
-	return &InputError{Pos: Pos{file, 1, 1}, Msg: "not valid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+	return cfg, nil
 }
 
 // rejectAliases refuses anchors and aliases: they would let one node appear at several places
 // (so errors could not name a single place) and are a classic YAML expansion bomb.
-func rejectAliases(file string, n *yaml.Node) error {
+func rejectAliases(d *diags, n *yaml.Node) {
 	if n.Kind == yaml.AliasNode {
-		return errAt(file, n, "YAML aliases are not supported in variants.yaml")
+		d.add(n, "YAML aliases are not supported in variants.yaml")
+		return
 	}
 	if n.Anchor != "" {
-		return errAt(file, n, "YAML anchors are not supported in variants.yaml")
+		d.add(n, "YAML anchors are not supported in variants.yaml")
 	}
 	for _, c := range n.Content {
-		if err := rejectAliases(file, c); err != nil {
-			return err
-		}
+		rejectAliases(d, c)
 	}
-	return nil
 }
 
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a sequence"
-	case yaml.ScalarNode:
-		switch n.Tag {
-		case "!!str":
-			return fmt.Sprintf("string %q", n.Value)
-		case "!!null":
-			return "null"
-		default:
-			return fmt.Sprintf("%s %s", strings.TrimPrefix(n.Tag, "!!"), n.Value)
-		}
-	}
-	return "an unsupported node"
-}
-
-// mapping checks that n is a mapping with unique keys drawn from allowed and returns key -> value node.
-func mapping(file string, n *yaml.Node, what string, allowed []string) (map[string]*yaml.Node, error) {
+// mapping checks that n is a mapping and returns key -> value node for its keys drawn from
+// allowed; unknown (with the nearest allowed key as a hint), duplicate and non-string keys are
+// recorded. ok is false only when n is not a mapping at all.
+func (d *diags) mapping(n *yaml.Node, what string, allowed []string) (map[string]*yaml.Node, bool) {
 	if n.Kind != yaml.MappingNode {
-		return nil, errAt(file, n, "%s: expected a mapping, got %s", what, kindName(n))
+		return nil, d.add(n, "%s: expected a mapping, got %s", what, kindName(n))
 	}
 	out := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if k.Kind != yaml.ScalarNode || k.Tag != "!!str" {
-			return nil, errAt(file, k, "%s: keys must be strings, got %s", what, kindName(k))
+		switch _, dup := out[k.Value]; {
+		case k.Kind != yaml.ScalarNode || k.Tag != "!!str":
+			d.add(k, "%s: keys must be strings, got %s", what, kindName(k))
+		case !contains(allowed, k.Value):
+			hint := didYouMean(k.Value, allowed)
+			if hint == "" {
+				hint = " (allowed: " + strings.Join(allowed, ", ") + ")"
+			} else {
+				if d.suggested == nil {
+					d.suggested = map[suggestion]bool{}
+				}
+				d.suggested[suggestion{n, suggest(k.Value, allowed)}] = true
+			}
+			d.add(k, "%s: unknown key %q%s", what, k.Value, hint)
+		case dup:
+			d.add(k, "%s: duplicate key %q", what, k.Value)
+		default:
+			out[k.Value] = v
 		}
-		if !contains(allowed, k.Value) {
-			return nil, errAt(file, k, "%s: unknown key %q (allowed: %s)", what, k.Value, strings.Join(allowed, ", "))
-		}
-		if _, dup := out[k.Value]; dup {
-			return nil, errAt(file, k, "%s: duplicate key %q", what, k.Value)
-		}
-		out[k.Value] = v
 	}
-	return out, nil
+	return out, true
+}
+
+// missing records that mapping n lacks key, unless an unknown key of n was already reported with
+// key as its likely spelling (one mistake, one message).
+func (d *diags) missing(n *yaml.Node, what, key string) {
+	if d.suggested[suggestion{n, key}] {
+		return
+	}
+	if what != "" {
+		what += ": "
+	}
+	d.add(n, "%smissing key %q", what, key)
 }
 
 func contains(list []string, s string) bool {
@@ -238,40 +199,52 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func stringValue(file string, n *yaml.Node, what string) (string, error) {
+func (d *diags) stringValue(n *yaml.Node, what string) (string, bool) {
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
-		return "", errAt(file, n, "%s: expected a string, got %s", what, kindName(n))
+		return "", d.add(n, "%s: expected a string, got %s", what, kindName(n))
 	}
-	return n.Value, nil
+	return n.Value, true
 }
 
-func boolValue(file string, n *yaml.Node, what string) (bool, error) {
-	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
-		return false, errAt(file, n, "%s: expected true or false, got %s", what, kindName(n))
+// textValue is a string that may be copied into generated text and --explain lines.
+func (d *diags) textValue(n *yaml.Node, what string) (string, bool) {
+	s, ok := d.stringValue(n, what)
+	if !ok {
+		return "", false
 	}
+	if why := printableLine(s); why != "" {
+		return "", d.add(n, "%s: %s", what, why)
+	}
+	return s, true
+}
+
+func (d *diags) boolValue(n *yaml.Node, what string) (bool, bool) {
 	var b bool
-	if err := n.Decode(&b); err != nil {
-		return false, errAt(file, n, "%s: %v", what, err)
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" || n.Decode(&b) != nil {
+		return false, d.add(n, "%s: expected true or false, got %s", what, kindName(n))
 	}
-	return b, nil
+	return b, true
 }
 
-// intValue decodes a YAML integer scalar; strings, floats and anything else are errors.
-func intValue(file string, n *yaml.Node, what string) (int, error) {
+// intValue decodes a YAML integer scalar in [0, maxParamValue]; strings, floats and anything else
+// are errors.
+func (d *diags) intValue(n *yaml.Node, what string) (int, bool) {
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-		return 0, errAt(file, n, "%s: expected an integer, got %s", what, kindName(n))
+		return 0, d.add(n, "%s: expected an integer, got %s", what, kindName(n))
 	}
 	var v int64
 	if err := n.Decode(&v); err != nil {
-		return 0, errAt(file, n, "%s: integer out of range: %s", what, n.Value)
+		return 0, d.add(n, "%s: integer out of range: %s", what, n.Value)
 	}
 	if v < 0 || v > maxParamValue {
-		return 0, errAt(file, n, "%s: %d outside [0, %d]", what, v, maxParamValue)
+		return 0, d.add(n, "%s: %d outside [0, %d]", what, v, maxParamValue)
 	}
-	return int(v), nil
+	return int(v), true
 }
 
-func loadFamily(file string, n *yaml.Node) (*Family, error) {
+// family checks one entry of families, recording every error; it returns nil when there was one.
+func (d *diags) family(n *yaml.Node) *Family {
+	before := len(d.list)
 	label := "family"
 	if n.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -280,141 +253,129 @@ func loadFamily(file string, n *yaml.Node) (*Family, error) {
 			}
 		}
 	}
-	fields, err := mapping(file, n, label, familyKeys)
-	if err != nil {
-		return nil, err
+	fields, ok := d.mapping(n, label, familyKeys)
+	if !ok {
+		return nil
 	}
 	f := &Family{Node: n, Geometry: map[string]*Expr{}, Requires: map[string]*Expr{}}
-	nameNode, ok := fields["name"]
-	if !ok {
-		return nil, errAt(file, n, "family: missing key \"name\"")
+	what := func(key string) string { return label + ": " + key }
+	if nameNode, ok := fields["name"]; !ok {
+		d.missing(n, "family", "name")
+	} else if f.Name, ok = d.stringValue(nameNode, "family name"); ok {
+		if !variant.IsIdent(f.Name) {
+			d.add(nameNode, "family name %q is not an identifier ([A-Za-z_][A-Za-z0-9_]*)", f.Name)
+		}
+		f.NamePos = nameNode
 	}
-	if f.Name, err = stringValue(file, nameNode, "family name"); err != nil {
-		return nil, err
+	if tn, ok := fields["template"]; !ok {
+		d.missing(n, label, "template")
+	} else if f.Template, ok = d.stringValue(tn, what("template")); ok {
+		if !plainTemplateName(f.Template) {
+			d.add(tn, "%s: %q must be a plain file name ending in .cu.tmpl (no directories, no ..)", what("template"), f.Template)
+		}
+		f.TemplatePos = tn
 	}
-	if !variant.IsIdent(f.Name) {
-		return nil, errAt(file, nameNode, "family name %q is not an identifier ([A-Za-z_][A-Za-z0-9_]*)", f.Name)
-	}
-	f.NamePos = nameNode
-	what := func(key string) string { return fmt.Sprintf("family %s: %s", f.Name, key) }
-
-	tn, ok := fields["template"]
-	if !ok {
-		return nil, errAt(file, n, "%s: missing key \"template\"", "family "+f.Name)
-	}
-	if f.Template, err = stringValue(file, tn, what("template")); err != nil {
-		return nil, err
-	}
-	if !plainTemplateName(f.Template) {
-		return nil, errAt(file, tn, "%s: %q must be a plain file name ending in .cu.tmpl (no directories, no ..)", what("template"), f.Template)
-	}
-	f.TemplatePos = tn
-
 	if dn, ok := fields["doc"]; ok {
-		if f.Doc, err = stringValue(file, dn, what("doc")); err != nil {
-			return nil, err
-		}
-		for _, r := range f.Doc {
-			if !unicode.IsPrint(r) {
-				return nil, errAt(file, dn, "%s: must be one line of printable text", what("doc"))
-			}
-		}
+		f.Doc, _ = d.textValue(dn, what("doc"))
 	}
 	if vn, ok := fields["variant_name"]; ok {
-		if f.VariantName, err = stringValue(file, vn, what("variant_name")); err != nil {
-			return nil, err
-		}
+		f.VariantName, _ = d.stringValue(vn, what("variant_name"))
 		f.NamePattern = vn
 	}
-	for _, key := range []string{"dynamic_shared_ok", "warp_multiple"} {
-		if bn, ok := fields[key]; ok {
-			b, err := boolValue(file, bn, what(key))
-			if err != nil {
-				return nil, err
-			}
-			if key == "dynamic_shared_ok" {
-				f.DynamicOK = b
-			} else {
-				f.WarpMul = b
-			}
-		}
+	if bn, ok := fields["dynamic_shared_ok"]; ok {
+		f.DynamicOK, _ = d.boolValue(bn, what("dynamic_shared_ok"))
+	}
+	if bn, ok := fields["warp_multiple"]; ok {
+		f.WarpMul, _ = d.boolValue(bn, what("warp_multiple"))
 	}
 
-	pn, ok := fields["params"]
-	if !ok {
-		return nil, errAt(file, n, "family %s: missing key \"params\"", f.Name)
-	}
-	if err := f.loadParams(file, pn); err != nil {
-		return nil, err
-	}
-	if f.VariantName != "" {
-		if err := checkNamePattern(file, f); err != nil {
-			return nil, err
+	// Expressions are checked against the parameters: without a valid parameter list they would
+	// only repeat its errors as unknown names.
+	var env map[string]any
+	if pn, ok := fields["params"]; !ok {
+		d.missing(n, label, "params")
+	} else if d.params(f, label, pn) {
+		env = f.env()
+		if f.VariantName != "" {
+			d.namePattern(f, label)
 		}
 	}
-	env := f.env()
-
 	if cn, ok := fields["constraints"]; ok {
-		if cn.Kind != yaml.SequenceNode {
-			return nil, errAt(file, cn, "%s: expected a sequence, got %s", what("constraints"), kindName(cn))
+		d.constraints(f, cn, env, label)
+	}
+	if gn, ok := fields["geometry"]; !ok {
+		d.missing(n, label, "geometry")
+	} else if gf, ok := d.mapping(gn, what("geometry"), geometryKeys); ok {
+		for _, key := range geometryKeys {
+			if vn, ok := gf[key]; ok {
+				f.Geometry[key] = d.expr(vn, env, what("geometry."+key), false)
+			} else if requiredGeom[key] {
+				d.missing(gn, what("geometry"), key)
+			}
 		}
-		for _, c := range cn.Content {
-			cf, err := mapping(file, c, what("constraint"), constraintK)
-			if err != nil {
-				return nil, err
+	}
+	if rn, ok := fields["requires"]; ok {
+		if rf, ok := d.mapping(rn, what("requires"), requiresKeys); ok {
+			for _, key := range requiresKeys {
+				if vn, ok := rf[key]; ok {
+					f.Requires[key] = d.expr(vn, env, what("requires."+key), false)
+				}
 			}
-			en, ok := cf["expr"]
-			if !ok {
-				return nil, errAt(file, c, "%s: missing key \"expr\"", what("constraint"))
-			}
-			e, err := compileExpr(file, en, env, what("constraint"), true)
-			if err != nil {
-				return nil, err
-			}
-			reason := e.Src
-			if rn, ok := cf["reason"]; ok {
-				if reason, err = stringValue(file, rn, what("constraint reason")); err != nil {
-					return nil, err
+		}
+	}
+	if len(d.list) > before {
+		return nil
+	}
+	return f
+}
+
+func (d *diags) constraints(f *Family, cn *yaml.Node, env map[string]any, label string) {
+	if cn.Kind != yaml.SequenceNode {
+		d.add(cn, "%s: constraints: expected a sequence, got %s", label, kindName(cn))
+		return
+	}
+	what := label + ": constraint"
+	for _, c := range cn.Content {
+		cf, ok := d.mapping(c, what, constraintK)
+		if !ok {
+			continue
+		}
+		en, ok := cf["expr"]
+		if !ok {
+			d.missing(c, what, "expr")
+		}
+		var reason string
+		if rn, ok := cf["reason"]; ok {
+			reason, _ = d.textValue(rn, what+" reason")
+		}
+		if en == nil {
+			continue
+		}
+		if e := d.expr(en, env, what, true); e != nil {
+			if reason == "" {
+				// The expression is the reason; its line breaks are only layout.
+				reason = strings.Join(strings.Fields(e.Src), " ")
+				if why := printableLine(reason); why != "" {
+					d.add(en, "%s: without a reason, the expression is the reason, and it %s; add a reason", what, why)
+					continue
 				}
 			}
 			f.Constraints = append(f.Constraints, Constraint{Expr: e, Reason: reason})
 		}
 	}
+}
 
-	gn, ok := fields["geometry"]
-	if !ok {
-		return nil, errAt(file, n, "family %s: missing key \"geometry\"", f.Name)
+// expr compiles an expression node when env (the parameters) is known, recording any error.
+func (d *diags) expr(n *yaml.Node, env map[string]any, what string, boolean bool) *Expr {
+	if env == nil {
+		return nil
 	}
-	gf, err := mapping(file, gn, what("geometry"), geometryKeys)
+	e, err := compileExpr(d.file, n, env, what, boolean)
 	if err != nil {
-		return nil, err
+		d.list = append(d.list, err)
+		return nil
 	}
-	for _, key := range geometryKeys {
-		vn, ok := gf[key]
-		if !ok {
-			if requiredGeom[key] {
-				return nil, errAt(file, gn, "%s: missing key %q", what("geometry"), key)
-			}
-			continue
-		}
-		if f.Geometry[key], err = compileExpr(file, vn, env, what("geometry."+key), false); err != nil {
-			return nil, err
-		}
-	}
-	if rn, ok := fields["requires"]; ok {
-		rf, err := mapping(file, rn, what("requires"), requiresKeys)
-		if err != nil {
-			return nil, err
-		}
-		for _, key := range requiresKeys {
-			if vn, ok := rf[key]; ok {
-				if f.Requires[key], err = compileExpr(file, vn, env, what("requires."+key), false); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-	return f, nil
+	return e
 }
 
 // plainTemplateName accepts "name.cu.tmpl" only: no separators, no "..", no hidden files, so a
@@ -424,70 +385,72 @@ func plainTemplateName(s string) bool {
 		strings.HasSuffix(s, ".cu.tmpl") && variant.IsIdent(strings.TrimSuffix(s, ".cu.tmpl"))
 }
 
-func (f *Family) loadParams(file string, pn *yaml.Node) error {
+// params loads the family's parameters; false when any of them is wrong.
+func (d *diags) params(f *Family, label string, pn *yaml.Node) bool {
 	if pn.Kind != yaml.MappingNode {
-		return errAt(file, pn, "family %s: params: expected a mapping of NAME: [values], got %s", f.Name, kindName(pn))
+		return d.add(pn, "%s: params: expected a mapping of NAME: [values], got %s", label, kindName(pn))
 	}
 	if len(pn.Content) == 0 {
-		return errAt(file, pn, "family %s: params: declare at least one parameter", f.Name)
+		return d.add(pn, "%s: params: declare at least one parameter", label)
 	}
+	before := len(d.list)
 	seen := map[string]bool{}
-	combos := 1
 	for i := 0; i+1 < len(pn.Content); i += 2 {
 		k, v := pn.Content[i], pn.Content[i+1]
 		if k.Kind != yaml.ScalarNode || k.Tag != "!!str" || !variant.IsIdent(k.Value) {
-			return errAt(file, k, "family %s: parameter name %s is not an identifier", f.Name, kindName(k))
+			d.add(k, "%s: parameter name %s is not an identifier", label, kindName(k))
+			continue
 		}
 		if seen[k.Value] {
-			return errAt(file, k, "family %s: duplicate parameter %q", f.Name, k.Value)
+			d.add(k, "%s: duplicate parameter %q", label, k.Value)
+			continue
 		}
 		seen[k.Value] = true
-		what := fmt.Sprintf("family %s: parameter %s", f.Name, k.Value)
+		what := fmt.Sprintf("%s: parameter %s", label, k.Value)
 		if v.Kind != yaml.SequenceNode {
-			return errAt(file, v, "%s: expected a list of integers, got %s", what, kindName(v))
+			d.add(v, "%s: expected a list of integers, got %s", what, kindName(v))
+			continue
 		}
 		if len(v.Content) == 0 || len(v.Content) > maxValuesPerList {
-			return errAt(file, v, "%s: expected 1 to %d values, got %d", what, maxValuesPerList, len(v.Content))
+			d.add(v, "%s: expected 1 to %d values, got %d", what, maxValuesPerList, len(v.Content))
+			continue
 		}
 		ps := ParamSpec{Name: k.Value, Node: k}
 		dup := map[int]bool{}
 		for _, e := range v.Content {
-			x, err := intValue(file, e, what)
-			if err != nil {
-				return err
+			x, ok := d.intValue(e, what)
+			if !ok {
+				continue
 			}
 			if dup[x] {
-				return errAt(file, e, "%s: duplicate value %d", what, x)
+				d.add(e, "%s: duplicate value %d", what, x)
+				continue
 			}
 			dup[x] = true
 			ps.Values = append(ps.Values, x)
 		}
-		combos *= len(ps.Values)
-		if combos > maxCombinations {
-			return errAt(file, v, "family %s: more than %d parameter combinations", f.Name, maxCombinations)
-		}
 		f.Params = append(f.Params, ps)
 	}
-	return nil
+	return len(d.list) == before
 }
 
 var placeholderRE = regexp.MustCompile(`\{([^{}]*)\}`)
 
-// checkNamePattern validates variant_name once: every {X} names a parameter and the literal text
+// namePattern validates variant_name once: every {X} names a parameter and the literal text
 // is identifier characters, so every expansion is an identifier.
-func checkNamePattern(file string, f *Family) error {
+func (d *diags) namePattern(f *Family, label string) {
 	for _, m := range placeholderRE.FindAllStringSubmatch(f.VariantName, -1) {
 		if _, ok := f.param(m[1]); !ok {
-			return errAt(file, f.NamePattern, "family %s: variant_name: {%s} is not a parameter of the family", f.Name, m[1])
+			d.add(f.NamePattern, "%s: variant_name: {%s} is not a parameter of the family%s", label, m[1], didYouMean(m[1], f.paramNames()))
 		}
 	}
 	lit := placeholderRE.ReplaceAllString(f.VariantName, "")
 	for _, r := range lit {
 		if !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return errAt(file, f.NamePattern, "family %s: variant_name %q: only letters, digits, _ and {PARAM} placeholders are allowed", f.Name, f.VariantName)
+			d.add(f.NamePattern, "%s: variant_name %q: only letters, digits, _ and {PARAM} placeholders are allowed", label, f.VariantName)
+			return
 		}
 	}
-	return nil
 }
 
 func (f *Family) param(name string) (ParamSpec, bool) {
@@ -497,6 +460,14 @@ func (f *Family) param(name string) (ParamSpec, bool) {
 		}
 	}
 	return ParamSpec{}, false
+}
+
+func (f *Family) paramNames() []string {
+	names := make([]string, len(f.Params))
+	for i, p := range f.Params {
+		names[i] = p.Name
+	}
+	return names
 }
 
 // env is the expression environment: every parameter is an int.

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -109,6 +108,9 @@ func TestCases(t *testing.T) {
 			args := append([]string{"--config", filepath.Join(dir, "variants.yaml"), "--out", out, "--templates", tmpl}, caseArgs(t, dir)...)
 			var stdout, stderr bytes.Buffer
 			err := callRun(t, args, &stdout, &stderr)
+			if l := leftovers(t, out); len(l) != 0 {
+				t.Errorf("transaction directories left: %v", l)
+			}
 			wantErrFile := filepath.Join(dir, "want.err")
 			if strings.HasPrefix(name, "err_") {
 				if err == nil {
@@ -302,36 +304,22 @@ func TestFuncMap(t *testing.T) {
 	}
 }
 
-// TestExitCodes runs the real binary: usage errors exit 2, input errors exit 1 with one
-// "gen: file:line:col:" line.
+// TestExitCodes runs gen as a process: usage errors exit 2 with a hint, input errors exit 1 with
+// one "gen: file:line:col:" line.
 func TestExitCodes(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "gen")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	for _, c := range []struct {
 		args []string
 		code int
 		want string
 	}{
-		{[]string{"--bogus"}, 2, "gen: unknown flag: --bogus"},
+		{[]string{"--bogus"}, 2, "gen: unknown flag: --bogus\nrun 'gen --help' for usage\n"},
 		{[]string{"--config", "testdata/cases/err_unknown_key/variants.yaml", "--out", t.TempDir()}, 1,
 			"gen: testdata/cases/err_unknown_key/variants.yaml:5:5: family tiny: unknown key \"tmplate\""},
 		{[]string{"--config", "testdata/good.yaml", "--explain"}, 0, ""},
 	} {
-		cmd := exec.Command(bin, c.args...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		err := cmd.Run()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if code != c.code || !strings.Contains(stderr.String(), c.want) {
-			t.Errorf("gen %v: exit %d, stderr %q; want exit %d and %q", c.args, code, stderr.String(), c.code, c.want)
+		code, _, stderr := runGen(t, nil, c.args...)
+		if code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("gen %v: exit %d, stderr %q; want exit %d and %q", c.args, code, stderr, c.code, c.want)
 		}
 	}
 }
@@ -362,27 +350,27 @@ func TestRewriteOnlyChanged(t *testing.T) {
 	gen := func(cfg string) error {
 		return run([]string{"--config", cfg, "--templates", "testdata/templates", "--out", out, "--no-compile"}, &bytes.Buffer{}, &bytes.Buffer{})
 	}
-	if err := gen("testdata/good.yaml"); err != nil {
+	if err := gen(goodVariant(t, "8, 16, 32")); err != nil {
 		t.Fatal(err)
 	}
 	keep := filepath.Join(out, "doc.go")
 	if err := os.WriteFile(keep, []byte("package generated\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stale := filepath.Join(out, "cuda", "gone_variant.cu")
-	if err := os.WriteFile(stale, []byte("old"), 0o644); err != nil {
+	stale := filepath.Join(out, "cuda", "tiny_32_u1.cu")
+	if _, err := os.Stat(stale); err != nil {
 		t.Fatal(err)
 	}
 	old := time.Now().Add(-time.Hour)
-	manifest := filepath.Join(out, "manifest.json")
-	if err := os.Chtimes(manifest, old, old); err != nil {
+	unchanged := filepath.Join(out, "cuda", "tiny_8_u1.cu")
+	if err := os.Chtimes(unchanged, old, old); err != nil {
 		t.Fatal(err)
 	}
 	if err := gen("testdata/good.yaml"); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := os.Stat(manifest); err != nil || !st.ModTime().Equal(old) {
-		t.Errorf("manifest.json rewritten although unchanged (%v)", err)
+	if st, err := os.Stat(unchanged); err != nil || !st.ModTime().Equal(old) {
+		t.Errorf("%s rewritten although unchanged (%v)", unchanged, err)
 	}
 	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("stale %s not removed: %v", stale, err)
@@ -390,13 +378,25 @@ func TestRewriteOnlyChanged(t *testing.T) {
 	if _, err := os.Stat(keep); err != nil {
 		t.Errorf("doc.go removed: %v", err)
 	}
+	manifest := filepath.Join(out, "manifest.json")
+	if err := os.Chtimes(manifest, old, old); err != nil {
+		t.Fatal(err)
+	}
+	var so bytes.Buffer
+	if err := run([]string{"--config", "testdata/good.yaml", "--templates", "testdata/templates", "--out", out, "--no-compile"}, &so, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(so.String(), " 0 files written, 6 unchanged, 0 removed") {
+		t.Errorf("second identical run: %s", so.String())
+	}
+	if st, err := os.Stat(manifest); err != nil || !st.ModTime().Equal(old) {
+		t.Errorf("manifest.json rewritten although unchanged (%v)", err)
+	}
 	before := snapshot(t, out)
 	if err := gen("testdata/cases/err_tile_zero/variants.yaml"); err == nil {
 		t.Fatal("want an error")
 	}
-	if after := snapshot(t, out); strings.Join(keys(after), " ") != strings.Join(keys(before), " ") {
-		t.Errorf("a failed run changed the output: %v -> %v", keys(before), keys(after))
-	}
+	sameTree(t, "after a failed run", snapshot(t, out), before)
 }
 
 // TestReuse: a second compile reuses every PTX; a changed PTX on disk is recompiled.

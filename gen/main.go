@@ -7,6 +7,12 @@
 //
 //	go run ./gen [--config variants.yaml] [--out generated] [--arch sm_90] [--jobs N]
 //	             [--nvcc PATH] [--ccbin PATH] [--templates DIR] [--no-compile] [--explain]
+//	             [--max-variants N]
+//	go run ./gen --help | --version
+//
+// --help prints the flags to stdout; --version prints, in the line every tilegen binary prints,
+// gen's module version, Go's, nvcc's (or "nvcc not found") and the git revision gen was built from
+// ("unknown" under go run or -buildvcs=false), then gen's output format.
 //
 // # Input
 //
@@ -17,7 +23,12 @@
 // the parameters. The file is read strictly through yaml.Node: unknown or duplicate keys, wrong
 // value types, non-integer parameter values, anchors/aliases, a second document, unknown names in
 // an expression, non-integral or out-of-range geometry (dims and tiles must lie in [1, 4096]) are
-// errors, each printed as `gen: file:line:col: message`.
+// errors, each printed as `gen: file:line:col: message`; every error of the file is reported at
+// once, in file order, with the nearest known key or parameter as a "did you mean" for a typo.
+// Expressions are loop-free (no ranges, predicates, let, calls or strings: see Expr), and integer
+// + - * that would leave 64 bits is an error, never a wrapped value. doc and reason are one line
+// of printable text without "/*", "*/" or a backslash. The parameter combinations of all families
+// are counted before expansion and capped at --max-variants (default 100000).
 //
 // The cartesian product of each family's parameters (last parameter fastest) is filtered by the
 // constraints (evaluated first, so they may guard the geometry) and by built-in resource checks:
@@ -26,11 +37,14 @@
 // combination (variant name, reason) and the kept count, and writes nothing. A family whose every
 // combination is pruned is an error that counts the reasons. Variant names come from variant_name
 // ("shared_w{W}") or default to family + "_" + lower(param)+value for each parameter; they must be
-// identifiers and unique across families.
+// identifiers, unique across families, and not a support kernel's name or entry point (reference,
+// peak, anything starting with tilegen_).
 //
 // # Templates
 //
-// Templates come from the embedded tilegen/templates FS, or from --templates DIR. Each family
+// Templates come from the embedded tilegen/templates FS, or from --templates DIR, opened as an
+// os.Root: a symbolic link that leads out of DIR is refused. The config and every template are
+// read up to 8 MiB; a larger (or endless, like /dev/zero) file is an error naming it. Each family
 // template is parsed with common.cu.tmpl (when present) and executed with TemplateData; each
 // templates/support/<name>.cu.tmpl is executed with SupportData. Helpers: add sub mul div mod min
 // max log2 seq ispow2 (div, mod and log2 fail rather than return a wrong number). Template errors
@@ -41,25 +55,40 @@
 // Under --out: cuda/<variant>.cu (with a generated-code header naming the nvcc version and the
 // variant's parameters), ptx/<variant>.ptx, support/<name>.ptx, manifest.json (variant.Manifest,
 // sorted by name) and registry.go (package generated: Variants, Lookup, PTX, SupportPTX, NVCC,
-// Arch, GeneratorVersion, with the PTX embedded). Everything is rendered and compiled in memory
-// first; nothing is written unless every step succeeded. A file is rewritten only when its bytes
-// change; .cu/.ptx files of variants that no longer exist are removed; other files (doc.go) are
-// never touched. Output is deterministic: sorted, no timestamps, no absolute paths.
+// Arch, GeneratorVersion, with the PTX embedded). manifest.json also lists every file gen wrote
+// ("files"); the next run removes only listed files that it no longer writes, never anything else
+// under --out (doc.go, a hand-written .cu), and refuses to overwrite an unlisted file. cuda/, ptx/
+// or support/ as a symbolic link is refused. Output is deterministic: sorted, no timestamps, no
+// absolute paths.
 //
-// nvcc runs --jobs at a time (default GOMAXPROCS) in a private temporary directory; a variant whose
+// A run is one transaction: it renders, compiles and stages the complete next --out (unchanged files
+// hard-linked, so their inode and mtime stay) in a private directory beside it,
+// .<out>.gen-tx-*, and then swaps the two with one atomic rename (renameat2 RENAME_EXCHANGE on Linux;
+// elsewhere two renames, undone by the next run when interrupted between them). Killed at any
+// moment, even by kill -9, a run leaves --out as it was or as the run made it. Nothing is swapped
+// when no file changed. The private directory is removed on every exit, SIGINT and SIGTERM
+// included; one left by kill -9 is no longer locked (flock) and the next run removes it. As --out
+// becomes a new directory, a shell whose working directory is inside it must cd there again to
+// see the new files.
+//
+// nvcc runs --jobs at a time (default GOMAXPROCS) in the private directory; a variant whose
 // source, nvcc version, arch and generator version match the existing manifest, and whose PTX file
 // still has the recorded hash, is not recompiled. After nvcc, `ptxas -arch=ARCH -v` (ptxas beside
 // nvcc) fills each variant's Resources. nvcc is --nvcc, else $NVCC, else nvcc on PATH, else
 // /usr/local/cuda/bin/nvcc; the host compiler is --ccbin, else $NVCC_CCBIN, else g++-11 when on
 // PATH (nvcc 11.8 rejects newer g++). A compile error shows nvcc's message and the generated source
-// lines around each line it names.
+// lines around each line it names. Each nvcc and ptxas runs in a process group of its own under a
+// small supervisor (gen's own binary, re-executed): cancelling kills the group, and when gen dies,
+// even by kill -9, the kernel signals the supervisor (Pdeathsig), which kills the group, so no
+// compiler outlives gen.
 //
 // --no-compile needs no CUDA toolkit: it writes the sources, a manifest without PTX hashes or
-// resources (nvcc ""), and a registry whose PTX and SupportPTX return errors; existing PTX files
-// under --out are removed so the package stays consistent. Regenerate without it before running
+// resources (nvcc ""), and a registry whose PTX and SupportPTX return errors; PTX files an earlier
+// run wrote are removed so the package stays consistent. Regenerate without it before running
 // kernels.
 //
-// Exit status: 0 on success, 1 on bad input or a failed compile, 2 on a usage error.
+// Exit status: 0 on success (and for --help, --version), 1 on bad input, a failed compile or an
+// interrupt, 2 on a usage error (printed with "run 'gen --help' for usage").
 package main
 
 import (
@@ -67,23 +96,37 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
+	"os/signal"
 	"runtime"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"tilegen/internal/version"
 	"tilegen/templates"
 )
 
 func main() {
-	err := run(os.Args[1:], os.Stdout, os.Stderr)
-	if err == nil {
-		return
+	if os.Getenv(supervisorEnv) == "1" {
+		os.Exit(supervise(os.Args[1:]))
 	}
-	fmt.Fprintf(os.Stderr, "gen: %v\n", err)
-	os.Exit(exitCode(err))
+	os.Exit(report(run(os.Args[1:], os.Stdout, os.Stderr), os.Stderr))
+}
+
+// report prints err as "gen: err" (and, for a usage error, where to find the usage) and returns the
+// exit status: 0, 1, or 2 for a usage error.
+func report(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "gen: %v\n", err)
+	code := exitCode(err)
+	if code == 2 {
+		fmt.Fprintln(stderr, "run 'gen --help' for usage")
+	}
+	return code
 }
 
 // exitCode is 2 for usage errors and 1 for everything else.
@@ -106,14 +149,19 @@ func (e *usageError) Error() string { return e.err.Error() }
 
 type options struct {
 	config, out, arch, nvcc, ccbin, templates string
-	noCompile, explain                        bool
+	noCompile, explain, help, version         bool
 	jobs                                      int
+	maxVariants                               int
+
+	// sample, when set, keeps only the variants it returns (tests compile a few per family).
+	sample func([]Planned) []Planned
 }
 
-func parseFlags(args []string, stderr io.Writer) (*options, error) {
-	o := &options{}
+func newFlagSet(o *options) *pflag.FlagSet {
 	fl := pflag.NewFlagSet("gen", pflag.ContinueOnError)
-	fl.SetOutput(stderr)
+	fl.SetOutput(io.Discard)
+	fl.Usage = func() {}
+	fl.SortFlags = false
 	fl.StringVar(&o.config, "config", "variants.yaml", "read the variant matrix from `file`")
 	fl.StringVar(&o.out, "out", "generated", "write the generated package to `dir`")
 	fl.StringVar(&o.arch, "arch", "sm_90", "compile PTX for `arch` (sm_XX)")
@@ -123,14 +171,42 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fl.BoolVar(&o.noCompile, "no-compile", false, "write sources, manifest and a PTX-less registry without running nvcc")
 	fl.BoolVar(&o.explain, "explain", false, "print every pruned combination with its reason and write nothing")
 	fl.IntVar(&o.jobs, "jobs", runtime.GOMAXPROCS(0), "run `n` nvcc processes at a time")
+	fl.IntVar(&o.maxVariants, "max-variants", DefaultMaxVariants, "refuse a matrix of more than `n` parameter combinations (all families, before pruning)")
+	fl.BoolVarP(&o.help, "help", "h", false, "print this help and exit")
+	fl.BoolVar(&o.version, "version", false, "print the versions of gen, Go, nvcc and the git revision, and exit")
+	return fl
+}
+
+const usageHead = `Usage: gen [flags]
+
+gen expands variants.yaml into SGEMM kernel variants, renders each through its family's template,
+compiles them to PTX with nvcc and writes the generated Go package (go doc tilegen/gen has the
+details). Run it from the repository root, or through go generate ./generated.
+
+Flags:
+`
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, usageHead, newFlagSet(&options{}).FlagUsages())
+}
+
+func parseFlags(args []string) (*options, error) {
+	o := &options{}
+	fl := newFlagSet(o)
 	if err := fl.Parse(args); err != nil {
 		return nil, &usageError{err}
+	}
+	if o.help || o.version {
+		return o, nil
 	}
 	if fl.NArg() > 0 {
 		return nil, &usageError{fmt.Errorf("unexpected arguments %q", fl.Args())}
 	}
 	if o.jobs < 1 {
 		return nil, &usageError{fmt.Errorf("--jobs %d: must be at least 1", o.jobs)}
+	}
+	if o.maxVariants < 1 {
+		return nil, &usageError{fmt.Errorf("--max-variants %d: must be at least 1", o.maxVariants)}
 	}
 	if !archRE.MatchString(o.arch) {
 		return nil, &usageError{fmt.Errorf("--arch %q: want sm_XX", o.arch)}
@@ -139,19 +215,35 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
-	o, err := parseFlags(args, stderr)
+	o, err := parseFlags(args)
 	if err != nil {
-		if errors.Is(err.(*usageError).err, pflag.ErrHelp) {
-			return nil
-		}
 		return err
 	}
-	return generate(context.Background(), o, stdout)
+	return runOptions(o, stdout)
+}
+
+// runOptions runs parsed options; SIGINT and SIGTERM cancel the run, which kills nvcc and leaves
+// --out as it was.
+func runOptions(o *options, stdout io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch {
+	case o.help:
+		usage(stdout)
+		return nil
+	case o.version:
+		return printVersion(ctx, o, stdout)
+	}
+	err := generate(ctx, o, stdout)
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("interrupted: %s is unchanged", o.out)
+	}
+	return err
 }
 
 func generate(ctx context.Context, o *options, stdout io.Writer) error {
 	start := time.Now()
-	data, err := os.ReadFile(o.config)
+	data, err := readInputFile(o.config)
 	if err != nil {
 		return fmt.Errorf("reading config: %w", err)
 	}
@@ -159,9 +251,13 @@ func generate(ctx context.Context, o *options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	cfg.MaxVariants = o.maxVariants
 	exp, err := Expand(cfg)
 	if err != nil {
 		return err
+	}
+	if o.sample != nil {
+		exp.Variants = o.sample(exp.Variants)
 	}
 	if o.explain {
 		for _, p := range exp.Pruned {
@@ -171,16 +267,16 @@ func generate(ctx context.Context, o *options, stdout io.Writer) error {
 		return nil
 	}
 
-	var tsys fs.FS = templates.FS
-	desc := "the embedded templates"
-	if o.templates != "" {
-		if st, err := os.Stat(o.templates); err != nil || !st.IsDir() {
-			return &usageError{fmt.Errorf("--templates %s: not a directory", o.templates)}
-		}
-		tsys, desc = os.DirFS(o.templates), o.templates
+	tsys, desc, closeTemplates, err := openTemplates(templates.FS, o.templates)
+	if err != nil {
+		return err
 	}
+	defer closeTemplates()
 	ts, err := newTemplateSet(tsys, desc)
 	if err != nil {
+		return err
+	}
+	if err := checkOutDirs(o.out); err != nil {
 		return err
 	}
 
@@ -196,10 +292,15 @@ func generate(ctx context.Context, o *options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	t, err := beginTx(o.out)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", o.out, err)
+	}
+	defer t.close()
 	var compiled map[string]*Compiled
 	reused := 0
 	if tc != nil {
-		if compiled, err = CompileAll(ctx, tc, srcs, reuser(o.out, tc), o.jobs); err != nil {
+		if compiled, err = CompileAll(ctx, tc, srcs, reuser(t.out, tc), t.scratch(), o.jobs); err != nil {
 			return err
 		}
 		for _, c := range compiled {
@@ -212,7 +313,14 @@ func generate(ctx context.Context, o *options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	st, err := Write(o.out, out)
+	owned, err := ownedFiles(t.out, out)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	st, err := t.commit(out, owned)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", o.out, err)
 	}
@@ -223,5 +331,19 @@ func generate(ctx context.Context, o *options, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "gen: %d variants (%d pruned), %d support kernels, %s, %d PTX reused; %d files written, %d unchanged, %d removed in %s\n",
 		len(exp.Variants), len(exp.Pruned), len(srcs)-len(exp.Variants), mode, reused,
 		st.Written, st.Unchanged, st.Removed, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// printVersion prints the line every tilegen binary prints for --version (internal/version), naming
+// the nvcc that --nvcc, $NVCC or PATH finds, and the output format gen writes.
+func printVersion(ctx context.Context, o *options, w io.Writer) error {
+	nvcc := "not found"
+	if p, err := findNVCC(o.nvcc); err == nil {
+		if v, err := nvccVersion(ctx, p); err == nil {
+			nvcc = v
+		}
+	}
+	fmt.Fprintln(w, version.String("gen", nvcc))
+	fmt.Fprintf(w, "output format: %s\n", GeneratorVersion)
 	return nil
 }

@@ -33,7 +33,7 @@ func BuildOutput(srcs []Source, compiled map[string]*Compiled, tc *Toolchain, ar
 	}
 	var supports []string
 	for _, s := range srcs {
-		c := compiled[s.Name] // nil with --no-compile
+		c := compiled[s.key()] // nil with --no-compile
 		if s.Support {
 			if c != nil {
 				out["support/"+s.Name+".ptx"] = c.PTX
@@ -53,7 +53,9 @@ func BuildOutput(srcs []Source, compiled map[string]*Compiled, tc *Toolchain, ar
 	}
 	variant.SortByName(m.Variants)
 	sort.Strings(supports)
-	js, err := json.MarshalIndent(m, "", "  ")
+	files := append(sortedKeys(out), "manifest.json", "registry.go")
+	sort.Strings(files)
+	js, err := json.MarshalIndent(manifestFile{Manifest: m, Files: files}, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encoding manifest: %w", err)
 	}
@@ -201,18 +203,61 @@ func registry(m variant.Manifest, supports []string, compiled bool) ([]byte, err
 	return buf.Bytes(), nil
 }
 
+// manifestFile is manifest.json: the variant manifest plus the files gen owns under --out.
+type manifestFile struct {
+	variant.Manifest
+	// Files lists every file gen wrote under --out, manifest.json included (slash paths, sorted).
+	// The next run removes only these: anything else under --out is never touched.
+	Files []string `json:"files"`
+}
+
 // readManifest loads out/manifest.json when present (nil when absent or unreadable: reuse is an
 // optimisation, never a source of truth).
-func readManifest(dir string) *variant.Manifest {
+func readManifest(dir string) *manifestFile {
 	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	if err != nil {
 		return nil
 	}
-	var m variant.Manifest
+	var m manifestFile
 	if json.Unmarshal(b, &m) != nil {
 		return nil
 	}
 	return &m
+}
+
+// ownedFiles returns the files under dir that the previous run wrote, as its manifest lists them.
+// A manifest from before that list owns what its generator wrote: manifest.json, registry.go, the
+// .cu and .ptx of its variants, and the support PTX this run writes again.
+func ownedFiles(dir string, out Output) (map[string]bool, error) {
+	p := filepath.Join(dir, "manifest.json")
+	owned := map[string]bool{}
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return owned, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var m manifestFile
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s is not a manifest gen wrote (%v), so gen cannot tell which files under %s are its own: "+
+			"restore it, or remove it together with the generated files", p, err, dir)
+	}
+	if m.Files != nil {
+		for _, f := range m.Files {
+			owned[f] = true
+		}
+		return owned, nil
+	}
+	owned["manifest.json"], owned["registry.go"] = true, true
+	for _, v := range m.Variants {
+		owned["cuda/"+v.Name+".cu"], owned["ptx/"+v.Name+".ptx"] = true, true
+	}
+	for f := range out {
+		if strings.HasPrefix(f, "support/") {
+			owned[f] = true
+		}
+	}
+	return owned, nil
 }
 
 // reuser serves PTX from a previous run when the source, nvcc version, arch and generator match and
@@ -238,74 +283,5 @@ func reuser(dir string, tc *Toolchain) func(Source) (*Compiled, bool) {
 	}
 }
 
-// ownedDirs are the output folders whose files the generator owns by extension; anything else
-// under --out (doc.go, say) is never touched.
-var ownedDirs = map[string]string{"cuda": ".cu", "ptx": ".ptx", "support": ".ptx"}
-
-// WriteStats counts what Write changed.
-type WriteStats struct{ Written, Unchanged, Removed int }
-
-// Write makes dir hold exactly out: files whose bytes differ are replaced (via a temporary file and
-// rename), owned files no longer produced are removed.
-func Write(dir string, out Output) (WriteStats, error) {
-	var st WriteStats
-	names := make([]string, 0, len(out))
-	for n := range out {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		p := filepath.Join(dir, filepath.FromSlash(n))
-		if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, out[n]) {
-			st.Unchanged++
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return st, err
-		}
-		tmp, err := os.CreateTemp(filepath.Dir(p), ".gen-*")
-		if err != nil {
-			return st, err
-		}
-		_, werr := tmp.Write(out[n])
-		cerr := tmp.Close()
-		if err := errors.Join(werr, cerr); err != nil {
-			os.Remove(tmp.Name())
-			return st, fmt.Errorf("writing %s: %w", p, err)
-		}
-		if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-			os.Remove(tmp.Name())
-			return st, err
-		}
-		if err := os.Rename(tmp.Name(), p); err != nil {
-			os.Remove(tmp.Name())
-			return st, fmt.Errorf("writing %s: %w", p, err)
-		}
-		st.Written++
-	}
-	dirs := make([]string, 0, len(ownedDirs))
-	for d := range ownedDirs {
-		dirs = append(dirs, d)
-	}
-	sort.Strings(dirs)
-	for _, d := range dirs {
-		entries, err := os.ReadDir(filepath.Join(dir, d))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		} else if err != nil {
-			return st, err
-		}
-		for _, e := range entries {
-			rel := d + "/" + e.Name()
-			if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ownedDirs[d]) {
-				if _, keep := out[rel]; !keep {
-					if err := os.Remove(filepath.Join(dir, d, e.Name())); err != nil {
-						return st, err
-					}
-					st.Removed++
-				}
-			}
-		}
-	}
-	return st, nil
-}
+// ownedDirs are the folders under --out that gen writes files into.
+var ownedDirs = []string{"cuda", "ptx", "support"}

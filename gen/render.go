@@ -81,9 +81,9 @@ type templateSet struct {
 
 func newTemplateSet(fsys fs.FS, desc string) (*templateSet, error) {
 	ts := &templateSet{fsys: fsys, desc: desc, cache: map[string]*template.Template{}}
-	b, err := fs.ReadFile(fsys, commonTemplate)
+	b, err := readFSFile(fsys, commonTemplate, desc)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("reading %s from %s: %w", commonTemplate, desc, err)
+		return nil, templateReadError(commonTemplate, desc, err)
 	}
 	ts.common = b
 	return ts, nil
@@ -94,12 +94,9 @@ func (ts *templateSet) get(file string) (*template.Template, error) {
 	if t, ok := ts.cache[file]; ok {
 		return t, nil
 	}
-	src, err := fs.ReadFile(ts.fsys, file)
+	src, err := readFSFile(ts.fsys, file, ts.desc)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("template %s not found in %s", file, ts.desc)
-		}
-		return nil, fmt.Errorf("reading template %s: %w", file, err)
+		return nil, templateReadError(file, ts.desc, err)
 	}
 	t := template.New(file).Funcs(funcMap).Option("missingkey=error")
 	if ts.common != nil {
@@ -133,7 +130,7 @@ func (ts *templateSet) supportNames() ([]string, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("listing support templates in %s: %w", ts.desc, err)
+		return nil, fmt.Errorf("listing support templates: %w", templateReadError("support", ts.desc, err))
 	}
 	var names []string
 	for _, e := range entries {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -11,7 +10,7 @@ import (
 )
 
 func runBench(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "[flags]", stderr)
+	fs := newFlags("bench", "[flags]", stdout)
 	var c common
 	// Empty --shapes means the suite's own shapes (orchestrator.BenchShapes).
 	c.register(fs, "", "")
@@ -22,10 +21,13 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if ok, err := parse(fs, args); !ok || err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("bench: unexpected arguments %s", strings.Join(fs.Args(), " "))
+	if err := noArgs(fs); err != nil {
+		return err
 	}
-	cfg, err := c.config(stdout, stderr)
+	if err := t.check("bench"); err != nil {
+		return err
+	}
+	cfg, err := c.config(stdout, stderr, true)
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -110,11 +108,11 @@ type hybridFlags struct {
 	beyondFlags
 	cpuRows, engine, sweep string
 	workers, reps, probe   int
-	compare                bool
+	compare, renderOnly    bool
 }
 
 func runHybrid(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("hybrid", "--shape MxNxK --cpu-rows F|auto [flags]", stderr)
+	fs := newFlags("hybrid", "--shape MxNxK --cpu-rows F|auto [flags]", stdout)
 	var h hybridFlags
 	h.register(fs, "")
 	fs.StringVar(&h.cpuRows, "cpu-rows", "auto", "rows `F` the CPU computes (the last F rows of C), or auto")
@@ -124,11 +122,17 @@ func runHybrid(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&h.probe, "probe-rows", 256, "rows each CPU engine is timed on to measure its rate (`n`)")
 	fs.BoolVar(&h.compare, "compare-gpu-only", false, "also compute all rows on the GPU and compare")
 	fs.StringVar(&h.sweep, "sweep", "", "run a sweep over F instead: comma-separated `list` of F, or waves (the wave candidates)")
+	fs.BoolVar(&h.renderOnly, "render-only", false, "only redraw the sweep chart (hybrid.png, .svg) from --out's result.json (no GPU)")
+	atLeast(fs, ">=0", "cpu-workers")
+	atLeast(fs, ">=1", "reps", "probe-rows")
 	if ok, err := parse(fs, args); !ok || err != nil {
 		return err
 	}
+	if h.renderOnly {
+		return renderHybrid(h.out, stdout)
+	}
 	if fs.NArg() > 0 || h.shape == "" {
-		return fmt.Errorf("hybrid: want --shape MxNxK and no arguments")
+		return usageErr("hybrid", "want --shape MxNxK and no arguments")
 	}
 	return hybrid(&h, stdout)
 }
@@ -141,7 +145,7 @@ func runStudyHybrid(args []string, stdout, stderr io.Writer) error {
 func hybrid(h *hybridFlags, stdout io.Writer) error {
 	s, err := orchestrator.ParseShape(h.shape)
 	if err != nil {
-		return err
+		return usageErr("hybrid", "--shape: %v", err)
 	}
 	k, why, err := pickKernel(h.generated, h.variant, h.results, s)
 	if err != nil {
@@ -157,7 +161,7 @@ func hybrid(h *hybridFlags, stdout io.Writer) error {
 	fixedF := -1
 	if h.cpuRows != "auto" {
 		if fixedF, err = strconv.Atoi(h.cpuRows); err != nil || fixedF < 0 || fixedF > s.M {
-			return fmt.Errorf("--cpu-rows %q: want auto or an integer in [0, M=%d]", h.cpuRows, s.M)
+			return usageErr("hybrid", "--cpu-rows %q: want auto or an integer in [0, M=%d]", h.cpuRows, s.M)
 		}
 	}
 	if h.engine != "auto" {
@@ -231,7 +235,7 @@ func hybrid(h *hybridFlags, stdout io.Writer) error {
 		for _, x := range strings.Split(h.sweep, ",") {
 			f, err := strconv.Atoi(strings.TrimSpace(x))
 			if err != nil || f < 0 || f > s.M {
-				return fmt.Errorf("--sweep %q: want integers in [0, M=%d] or waves", h.sweep, s.M)
+				return usageErr("hybrid", "--sweep %q: want integers in [0, M=%d] or waves", h.sweep, s.M)
 			}
 			fs = append(fs, f)
 		}
@@ -271,7 +275,7 @@ func hybrid(h *hybridFlags, stdout io.Writer) error {
 			return err
 		}
 		if h.sweep != "" {
-			if err := os.WriteFile(filepath.Join(h.out, "hybrid.svg"), []byte(svgChart(s, k.Variant.Name, rows)), 0o644); err != nil {
+			if _, err := drawHybrid(h.out, hybridResult{wc.Device(), s, k.Variant.Name, rows}); err != nil {
 				return err
 			}
 		}
@@ -347,46 +351,5 @@ func asciiChart(rows []*protocol.HybridResult) string {
 		fmt.Fprintf(&b, "%8s C %-50s %.3f\n", "", bar(r.CPUMS, "-"), r.CPUMS)
 		fmt.Fprintf(&b, "%8s # %-50s %.3f\n", "", bar(r.OverallMS, "#"), r.OverallMS)
 	}
-	return b.String()
-}
-
-// svgChart plots GPU, CPU and overall time against F.
-func svgChart(s protocol.Shape, name string, rows []*protocol.HybridResult) string {
-	const w, h, l, r, t, bt = 640.0, 400.0, 70.0, 20.0, 40.0, 50.0
-	maxF, maxT := 1.0, 0.0
-	for _, x := range rows {
-		maxF = math.Max(maxF, float64(x.CPURows))
-		maxT = math.Max(maxT, math.Max(x.OverallMS, math.Max(x.GPUMS, x.CPUMS)))
-	}
-	maxT *= 1.1
-	px := func(f float64) float64 { return l + (w-l-r)*f/maxF }
-	py := func(ms float64) float64 { return h - bt - (h-t-bt)*ms/maxT }
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`+"\n", w, h)
-	fmt.Fprintf(&b, `<text x="%.0f" y="20" font-size="14">hybrid %s (%s): time against CPU rows F</text>`+"\n", l, orchestrator.ShapeString(s), name)
-	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/><line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n",
-		l, h-bt, w-r, h-bt, l, t, l, h-bt)
-	for i := 0; i <= 4; i++ {
-		ms := maxT * float64(i) / 4
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="end">%.2f</text>`+"\n", l-5, py(ms)+4, ms)
-		f := maxF * float64(i) / 4
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">%.0f</text>`+"\n", px(f), h-bt+16, f)
-	}
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">F (rows on the CPU)</text>`+"\n", (l+w-r)/2, h-10)
-	fmt.Fprintf(&b, `<text x="15" y="%.0f" transform="rotate(-90 15 %.0f)" text-anchor="middle">ms</text>`+"\n", (t+h-bt)/2, (t+h-bt)/2)
-	for i, series := range []struct {
-		label, color string
-		get          func(*protocol.HybridResult) float64
-	}{{"GPU part", "#1f77b4", func(x *protocol.HybridResult) float64 { return x.GPUMS }},
-		{"CPU part", "#ff7f0e", func(x *protocol.HybridResult) float64 { return x.CPUMS }},
-		{"overall", "#2ca02c", func(x *protocol.HybridResult) float64 { return x.OverallMS }}} {
-		var pts []string
-		for _, x := range rows {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(float64(x.CPURows)), py(series.get(x))))
-		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", series.color, strings.Join(pts, " "))
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" fill="%s">%s</text>`+"\n", w-r-90, t+15+16*float64(i), series.color, series.label)
-	}
-	b.WriteString("</svg>\n")
 	return b.String()
 }

@@ -2,73 +2,154 @@
 //
 // It never touches the GPU itself: each device is owned by a tilegen-worker process, and a worker
 // that crashes, hangs or writes garbage costs only the measurement in flight. See package
-// tilegen/internal/orchestrator for the method; `runner help` lists the commands.
+// tilegen/internal/orchestrator for the method; `runner help` lists the commands and
+// `runner help CMD` shows a command's flags.
+//
+// Exit status: 0 on success (help and --version included), 1 when the work failed, 2 for a usage
+// error (unknown command or flag, a value out of range, a missing argument), which is printed as
+// one line followed by a hint naming the help to read.
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+
+	"tilegen/generated"
+	"tilegen/internal/version"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintf(os.Stderr, "runner: %v\n", err)
-		os.Exit(1)
+	os.Exit(exitStatus(run(os.Args[1:], os.Stdout, os.Stderr), os.Stderr))
+}
+
+// exitStatus prints err (if any) the way the runner reports it and returns the process status.
+func exitStatus(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if !errors.As(err, &ee) {
+		fmt.Fprintf(stderr, "runner: %v\n", err)
+		return 1
+	}
+	if ee.code == 2 {
+		help := "runner help"
+		prefix := "runner: "
+		if ee.cmd != "" {
+			prefix = "runner " + ee.cmd + ": "
+		}
+		if ee.cmd != "" && ee.cmd != "help" {
+			help += " " + ee.cmd
+		}
+		fmt.Fprintf(stderr, "%s%v\nRun '%s' for usage.\n", prefix, ee.err, help)
+	} else {
+		fmt.Fprintf(stderr, "runner: %v\n", ee.err)
+	}
+	return ee.code
+}
+
+// exitError carries the exit status an error calls for; code 2 is a usage error of command cmd
+// ("" for the runner itself).
+type exitError struct {
+	code int
+	cmd  string
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.cmd != "" {
+		return e.cmd + ": " + e.err.Error()
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErr makes a usage error of command cmd.
+func usageErr(cmd string, format string, args ...any) error {
+	return &exitError{code: 2, cmd: cmd, err: fmt.Errorf(format, args...)}
+}
+
+// command is one of the runner's subcommands.
+type command struct {
+	name, summary string
+	run           func(args []string, stdout, stderr io.Writer) error
+}
+
+// commands are listed in this order by `runner help`. Initialised in init: the help command reads
+// the table.
+var commands []command
+
+func init() {
+	commands = []command{
+		{"tune", "verify and time every variant on every shape against cuBLAS, rank per shape (--dry-run: the plan, no GPU)", runTune},
+		{"verify", "check variants on edge shapes (degenerate, prime, tile ± 1), no timing", runVerify},
+		{"list", "print the variants, their geometry, requirements and resources (no GPU needed)", runList},
+		{"devices", "start a worker per device and print what it reports", runDevices},
+		{"merge", "combine result directories (shards) into one: runner merge DIR... --out DIR", runMerge},
+		{"export", "write the winners as a Go package, a CUDA C++ header and provenance (no GPU needed)", runExport},
+		{"study", "run one of the seeds' experiments and write its tables and charts: runner study NAME --out DIR", runStudy},
+		{"report", "render result directories into report.md with charts: runner report DIR... --out DIR (no GPU needed)", runReport},
+		{"bench", "the benchmark suite: edge suite, tune of the suite's shapes, FFMA peak, summary.json, BENCHMARKS.md", runBench},
+		{"outofcore", "multiply matrices larger than device memory by streaming blocks: --shape MxNxK [--device-mem BYTES]", runOutOfCore},
+		{"hybrid", "split one product between the GPU and the CPU: --shape MxNxK --cpu-rows F|auto [--sweep waves]", runHybrid},
+		{"help", "show this list, or a command's flags: runner help CMD", runHelp},
 	}
 }
 
-const usage = `usage: runner <command> [flags]
+func lookupCommand(name string) *command {
+	for i := range commands {
+		if commands[i].name == name {
+			return &commands[i]
+		}
+	}
+	return nil
+}
 
-commands:
-  tune      verify and time every variant on every shape against cuBLAS, rank per shape
-  verify    check variants on edge shapes (degenerate, prime, tile ± 1), no timing
-  list      print the variants, their geometry, requirements and resources (no GPU needed)
-  devices   start a worker per device and print what it reports
-  merge     combine result directories (shards) into one: runner merge DIR... --out DIR
-  export    write the winners as a Go package, a CUDA C++ header and provenance (no GPU needed)
-  study     run one of the seeds' experiments and write its tables and charts: runner study NAME --out DIR
-  report    render result directories into report.md with charts: runner report DIR... --out DIR
-  bench     the benchmark suite: edge suite, tune of the suite's shapes, FFMA peak, summary.json, BENCHMARKS.md
-  outofcore multiply matrices larger than device memory by streaming blocks: --shape MxNxK [--device-mem BYTES]
-  hybrid    split one product between the GPU and the CPU: --shape MxNxK --cpu-rows F|auto [--sweep waves]
-
-Run "runner <command> --help" for a command's flags.
-`
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: runner <command> [flags]\n\ncommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'runner help <command>' (or runner <command> --help) for a command's flags;")
+	fmt.Fprintln(w, "'runner --version' prints the version, Go, nvcc and git revision.")
+}
 
 func run(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return fmt.Errorf("missing command")
+		return usageErr("", "missing command")
 	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "tune":
-		return runTune(rest, stdout, stderr)
-	case "verify":
-		return runVerify(rest, stdout, stderr)
-	case "list":
-		return runList(rest, stdout, stderr)
-	case "devices":
-		return runDevices(rest, stdout, stderr)
-	case "merge":
-		return runMerge(rest, stdout, stderr)
-	case "export":
-		return runExport(rest, stdout, stderr)
-	case "bench":
-		return runBench(rest, stdout, stderr)
-	case "study":
-		return runStudy(rest, stdout, stderr)
-	case "report":
-		return runReport(rest, stdout, stderr)
-	case "outofcore":
-		return runOutOfCore(rest, stdout, stderr)
-	case "hybrid":
-		return runHybrid(rest, stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+	switch args[0] {
+	case "-h", "--help", "-help":
+		usage(stdout)
+		return nil
+	case "--version", "-version":
+		_, err := fmt.Fprintln(stdout, version.String("runner", generated.NVCC))
+		return err
+	}
+	c := lookupCommand(args[0])
+	if c == nil {
+		return usageErr("", "unknown command %q", args[0])
+	}
+	return c.run(args[1:], stdout, stderr)
+}
+
+// runHelp prints the command list, or a command's help (its --help).
+func runHelp(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
 		return nil
 	}
-	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", cmd)
+	c := lookupCommand(args[0])
+	if c == nil {
+		return &exitError{code: 2, cmd: "help", err: fmt.Errorf("unknown command %q", args[0])}
+	}
+	if c.name == "help" {
+		usage(stdout)
+		return nil
+	}
+	// study hybrid has its own flags: runner help study hybrid.
+	return c.run(append(append([]string{}, args[1:]...), "--help"), stdout, stderr)
 }

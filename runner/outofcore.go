@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"tilegen/internal/ooc"
 	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
@@ -28,13 +30,7 @@ type beyondFlags struct {
 	timeout                                         time.Duration
 }
 
-func (b *beyondFlags) register(fs interface {
-	StringVar(*string, string, string, string)
-	IntVar(*int, string, int, string)
-	Uint64Var(*uint64, string, uint64, string)
-	Float64Var(*float64, string, float64, string)
-	DurationVar(*time.Duration, string, time.Duration, string)
-}, defaultOut string) {
+func (b *beyondFlags) register(fs *pflag.FlagSet, defaultOut string) {
 	fs.StringVar(&b.shape, "shape", "", "problem `MxNxK` (required)")
 	fs.StringVar(&b.variant, "variant", defaultVariant, "variant `name`, or best: the tuned winner of --results for the nearest shape")
 	fs.StringVar(&b.results, "results", "results/tune", "tune results `dir` that --variant best reads")
@@ -47,6 +43,8 @@ func (b *beyondFlags) register(fs interface {
 	fs.Float64Var(&b.tolFactor, "tol-factor", 2, "verification tolerance `factor` (tol = factor·K·2^-24·|A||B|)")
 	fs.DurationVar(&b.timeout, "timeout", 20*time.Minute, "give up on the worker after `duration`")
 	fs.StringVar(&b.out, "out", defaultOut, "write result.json and summary.txt into `dir` (empty: print only)")
+	atLeast(fs, ">=0", "device", "seed", "samples", "full-check-max-flops")
+	atLeast(fs, ">0", "tol-factor", "timeout")
 }
 
 // pickKernel resolves --variant: a catalog name, or best from a tune results directory.
@@ -125,26 +123,27 @@ func writeOut(dir string, v any, summary string) error {
 }
 
 func runOutOfCore(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("outofcore", "--shape MxNxK [--device-mem BYTES] [--variant NAME|best] [flags]", stderr)
+	fs := newFlags("outofcore", "--shape MxNxK [--device-mem BYTES] [--variant NAME|best] [flags]", stdout)
 	var b beyondFlags
 	b.register(fs, "")
 	deviceMem := fs.String("device-mem", "", "device memory `budget` for the blocks, e.g. 256MiB or 2GiB (default: free memory less a margin)")
 	minSliceK := fs.Int("min-slice-k", 0, "smallest K slice the planner prefers (`n`; 0: 1024)")
 	inCore := fs.Bool("compare-in-core", false, "also run the variant in device memory on the whole problem and compare every element")
+	atLeast(fs, ">=0", "min-slice-k")
 	if ok, err := parse(fs, args); !ok || err != nil {
 		return err
 	}
 	if fs.NArg() > 0 || b.shape == "" {
-		return fmt.Errorf("outofcore: want --shape MxNxK and no arguments")
+		return usageErr("outofcore", "want --shape MxNxK and no arguments")
 	}
 	s, err := orchestrator.ParseShape(b.shape)
 	if err != nil {
-		return err
+		return usageErr("outofcore", "--shape: %v", err)
 	}
 	var budget int64
 	if *deviceMem != "" {
 		if budget, err = ooc.ParseBytes(*deviceMem); err != nil {
-			return fmt.Errorf("--device-mem: %w", err)
+			return usageErr("outofcore", "--device-mem: %v", err)
 		}
 	}
 	k, why, err := pickKernel(b.generated, b.variant, b.results, s)

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 
+	"tilegen/internal/orchestrator"
 	"tilegen/internal/report"
 )
 
@@ -20,14 +22,26 @@ func fillTiles(generated string) error {
 }
 
 func runReport(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("report", "RESULTS_DIR... --out DIR", stderr)
+	fs := newFlags("report", "RESULTS_DIR... --out DIR", stdout)
 	out := fs.String("out", "", "report `dir`: report.md and its charts (PNG and SVG)")
 	generated := fs.String("generated", "", "read variant geometry from the generated `dir` instead of the built-in catalog")
+	files := fs.Bool("results-files", false, "rewrite the results.csv and bench.txt each RESULTS_DIR has from its results.jsonl (no GPU); --out is then optional")
 	if ok, err := parse(fs, args); !ok || err != nil {
 		return err
 	}
-	if *out == "" || fs.NArg() == 0 {
-		return fmt.Errorf("report: want result directories and --out DIR")
+	if fs.NArg() == 0 || (*out == "" && !*files) {
+		return usageErr("report", "want result directories and --out DIR (or --results-files)")
+	}
+	if *files {
+		for _, dir := range fs.Args() {
+			if err := orchestrator.RenderResultFiles(dir); err != nil {
+				return fmt.Errorf("report: %w", err)
+			}
+			fmt.Fprintf(stdout, "rewrote %s\n", filepath.Join(dir, "results.csv, bench.txt"))
+		}
+		if *out == "" {
+			return nil
+		}
 	}
 	if err := fillTiles(*generated); err != nil {
 		return err

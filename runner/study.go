@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"tilegen/internal/orchestrator"
-	"tilegen/internal/protocol"
 	"tilegen/internal/study"
 )
 
@@ -26,14 +25,12 @@ func runStudy(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "hybrid" {
 		return runStudyHybrid(args[1:], stdout, stderr)
 	}
-	fs := newFlags("study", "NAME|all [flags]   (NAME: "+studyNames()+", or hybrid: see runner hybrid --help)", stderr)
+	fs := newFlags("study", "NAME|all [flags]   (NAME: "+studyNames()+", or hybrid: see runner hybrid --help)", stdout)
 	var c common
 	c.register(fs, "", "results/studies")
 	_ = fs.MarkHidden("shapes") // each study plans its own shapes
-	warmup := fs.Int("warmup", 3, "untimed launches before timing (`n`)")
-	reps := fs.Int("reps", 20, "least timed launches (`n`)")
-	minTime := fs.Duration("min-time", 100*time.Millisecond, "least total timed `duration`; launches grow until reached")
-	maxReps := fs.Int("max-reps", 1000, "most timed launches (`n`)")
+	var tf timingFlags
+	tf.register(fs)
 	opt := study.DefaultOptions()
 	fs.IntVar(&opt.Runs, "runs", opt.Runs, "cpu-gpu: end-to-end repetitions per point (`n`)")
 	fs.IntVar(&opt.CPUNaiveMax, "cpu-naive-max", opt.CPUNaiveMax, "cpu-gpu: largest `N` the CPU naive kernel runs at")
@@ -41,11 +38,18 @@ func runStudy(args []string, stdout, stderr io.Writer) error {
 	budget := fs.Duration("cpu-budget", time.Duration(opt.CPUBudgetMS)*time.Millisecond, "cpu-gpu: time `budget` per CPU point; fewer runs (at least 3) above it")
 	fs.IntVar(&opt.Workers, "cpu-workers", 0, "cpu-gpu: goroutines of the blocked CPU kernel (`n`; 0: GOMAXPROCS)")
 	renderOnly := fs.Bool("render-only", false, "only render report.md and charts from the results already in --out (no GPU)")
+	atLeast(fs, ">=1", "runs")
+	atLeast(fs, ">=0", "cpu-naive-max", "cpu-blocked-max", "cpu-workers")
+	atLeast(fs, ">0", "cpu-budget")
 	if ok, err := parse(fs, args); !ok || err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return fmt.Errorf("study: want one study name (%s) or all", studyNames())
+		return usageErr("study", "want one study name (%s) or all", studyNames())
+	}
+	ts, err := tf.settings("study", false)
+	if err != nil {
+		return err
 	}
 	opt.CPUBudgetMS = float64(budget.Milliseconds())
 	var studies []study.Study
@@ -54,7 +58,7 @@ func runStudy(args []string, stdout, stderr io.Writer) error {
 	} else {
 		st, err := study.Lookup(name)
 		if err != nil {
-			return err
+			return usageErr("study", "%v", err)
 		}
 		studies = []study.Study{st}
 	}
@@ -76,12 +80,11 @@ func runStudy(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	cfg, err := c.config(stdout, stderr)
+	cfg, err := c.config(stdout, stderr, true)
 	if err != nil {
 		return err
 	}
-	cfg.Timing = protocol.TimingSettings{Warmup: *warmup, Reps: *reps, MinTimeMS: float64(minTime.Microseconds()) / 1000,
-		MaxReps: *maxReps}
+	cfg.Timing = ts
 	sess, err := orchestrator.OpenSession(cfg)
 	if err != nil {
 		return err

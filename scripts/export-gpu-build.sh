@@ -10,7 +10,8 @@
 # `runner export` flags (--results DIR ... [--generated DIR] [--shapes ...]) a fresh export, named
 # tgsgemm, is made from those results and the test is built against it through go's -overlay,
 # which stands it in for the committed package (e.g. register-tiled winners with more than 48 KiB
-# of dynamic shared memory).
+# of dynamic shared memory). Results written before records carried source/PTX hashes, as the
+# committed ones under results/ were, need --allow-unhashed among the flags.
 #
 # usage: scripts/export-gpu-build.sh OUT [runner export flags]
 set -euo pipefail

@@ -98,7 +98,7 @@ echo "== Go test (log: $logs/export-go-test.log)"
 "$go_test" -test.v -test.count=1 -test.timeout 20m >"$logs/export-go-test.log" 2>&1 ||
 	{ status=1; tail -n 3 "$logs/export-go-test.log"; }
 grep -E 'cuBLAS [0-9]+ from|time +[0-9]|--- (PASS|FAIL)|^(ok|FAIL|PASS)' "$logs/export-go-test.log" || true
-grep -E 'gpu_test.go:[0-9]+: .*(accepted|slower|vs cuBLAS:|vs float64:|itself)' "$logs/export-go-test.log" || true
+grep -E 'gpu_test.go:[0-9]+: .*(accepted|slower|vs cuBLAS:|vs float64:|itself|current context)' "$logs/export-go-test.log" || true
 
 if [ $status -eq 0 ]; then echo "export-gpu-check: PASS"; else echo "export-gpu-check: FAIL"; fi
 exit $status

@@ -14,6 +14,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -31,6 +32,12 @@ import (
 func TestExportedOnGPU(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	// No context is current on this thread yet: Load refuses (an error, not ErrUnavailable).
+	if ks, err := tgsgemm.Load(); err == nil || errors.Is(err, tgsgemm.ErrUnavailable) {
+		t.Errorf("Load without a current context: %v, %v", ks, err)
+	} else {
+		t.Logf("Load without a current context: %v", err)
+	}
 	dev := cu.Device(0)
 	ctx, err := dev.RetainPrimaryCtx()
 	if err != nil {
@@ -74,10 +81,16 @@ func TestExportedOnGPU(t *testing.T) {
 		for _, c := range []struct {
 			alpha, beta float32
 			pad         int
-		}{{1, 0, 0}, {1.5, -0.75, 3}} {
+			// legacy: launch on the legacy default stream (handle 0) instead of stream.
+			legacy bool
+		}{{1, 0, 0, false}, {1.5, -0.75, 3, true}} {
 			seed++
 			cpu := 2*float64(p.m)*float64(p.n)*float64(p.k) <= cpuRefFlops
-			checkOne(t, ks, blas, stream, p.m, p.n, p.k, c.alpha, c.beta, c.pad, seed, cpu)
+			on := handle(stream)
+			if c.legacy {
+				on = 0
+			}
+			checkOne(t, ks, blas, stream, on, p.m, p.n, p.k, c.alpha, c.beta, c.pad, seed, cpu)
 		}
 	}
 
@@ -87,12 +100,12 @@ func TestExportedOnGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cu.MemFree(d)
-	if err := ks.Sgemm(4, 4, 4, 1, d, 3, d, 4, 0, d, 4, stream); err == nil {
+	if err := ks.Sgemm(4, 4, 4, 1, uintptr(d), 3, uintptr(d), 4, 0, uintptr(d), 4, handle(stream)); err == nil {
 		t.Errorf("lda < K accepted")
 	} else {
 		t.Logf("lda < K refused: %v", err)
 	}
-	if err := ks.Sgemm(0, 4, 4, 1, d, 4, d, 4, 0, d, 4, stream); err == nil {
+	if err := ks.Sgemm(0, 4, 4, 1, uintptr(d), 4, uintptr(d), 4, 0, uintptr(d), 4, handle(stream)); err == nil {
 		t.Errorf("M = 0 accepted")
 	}
 
@@ -103,13 +116,16 @@ func TestExportedOnGPU(t *testing.T) {
 	}
 	for _, c := range tgsgemm.Classes() {
 		ms, sets := medianMS(t, ks, stream, c.M, c.N, c.K, int64(l2))
-		ratio := ms / c.TunedMS
-		t.Logf("time %5dx%5dx%5d %-18s sets=%2d now %.5f ms, tuned %.5f ms, ratio %.3f", c.M, c.N, c.K, c.Variant, sets, ms, c.TunedMS, ratio)
-		if ratio > 1.05 {
-			t.Errorf("%dx%dx%d: %.5f ms is %.1f %% slower than the %.5f ms recorded at tuning", c.M, c.N, c.K, ms, 100*(ratio-1), c.TunedMS)
+		slower := ms / c.TunedMS
+		t.Logf("time %5dx%5dx%5d %-18s sets=%2d now %.5f ms, tuned %.5f ms, now/tuned %.3f", c.M, c.N, c.K, c.Variant, sets, ms, c.TunedMS, slower)
+		if slower > 1.05 {
+			t.Errorf("%dx%dx%d: %.5f ms is %.1f %% slower than the %.5f ms recorded at tuning", c.M, c.N, c.K, ms, 100*(slower-1), c.TunedMS)
 		}
 	}
 }
+
+// handle is a cu stream's CUstream handle as the exported package takes it.
+func handle(s cu.Stream) uintptr { return uintptr(unsafe.Pointer(s.C())) }
 
 func uploadT(t *testing.T, h []float32) cu.DevicePtr {
 	t.Helper()
@@ -131,8 +147,9 @@ func uploadT(t *testing.T, h []float32) cu.DevicePtr {
 // twice that of each other; |A|·|B| comes from cuBLAS on the absolute values, so no CPU work is
 // needed and 4096³ is checked too. With cpu, both results are also checked against the float64
 // CPU reference (cuBLAS failing there means the comparison itself is wrong). The padding columns
-// of C must stay untouched.
-func checkOne(t *testing.T, ks *tgsgemm.Kernels, blas *gpu.Cublas, s cu.Stream, m, n, k int, alpha, beta float32, pad int,
+// of C must stay untouched. The exported kernel runs on the stream handle on (0: the legacy default
+// stream), cuBLAS on s.
+func checkOne(t *testing.T, ks *tgsgemm.Kernels, blas *gpu.Cublas, s cu.Stream, on uintptr, m, n, k int, alpha, beta float32, pad int,
 	seed uint64, cpu bool) {
 	t.Helper()
 	lda, ldb, ldc := k+pad, n+pad, n+pad
@@ -157,7 +174,7 @@ func checkOne(t *testing.T, ks *tgsgemm.Kernels, blas *gpu.Cublas, s cu.Stream, 
 	for _, d := range []cu.DevicePtr{dA, dB, dC, dR, dAbsA, dAbsB, dS} {
 		defer cu.MemFree(d)
 	}
-	if err := ks.Sgemm(m, n, k, alpha, dA, lda, dB, ldb, beta, dC, ldc, s); err != nil {
+	if err := ks.Sgemm(m, n, k, alpha, uintptr(dA), lda, uintptr(dB), ldb, beta, uintptr(dC), ldc, on); err != nil {
 		t.Errorf("%dx%dx%d: %v", m, n, k, err)
 		return
 	}
@@ -167,7 +184,8 @@ func checkOne(t *testing.T, ks *tgsgemm.Kernels, blas *gpu.Cublas, s cu.Stream, 
 	if err := blas.Sgemm(m, n, k, 1, dAbsA, lda, dAbsB, ldb, 0, dS, ldc); err != nil {
 		t.Fatalf("%dx%dx%d: |A|·|B|: %v", m, n, k, err)
 	}
-	if err := s.Synchronize(); err != nil {
+	// The whole context: the kernel may have run on the legacy default stream (on == 0).
+	if err := cu.Synchronize(); err != nil {
 		t.Fatalf("%dx%dx%d (%s): %v", m, n, k, v, err)
 	}
 	c, r, sAbs := downloadT(t, dC, len(c0)), downloadT(t, dR, len(c0)), downloadT(t, dS, len(c0))
@@ -193,8 +211,8 @@ func checkOne(t *testing.T, ks *tgsgemm.Kernels, blas *gpu.Cublas, s cu.Stream, 
 			}
 		}
 	}
-	line := fmt.Sprintf("check %dx%dx%d alpha=%g beta=%g pad=%d %s: vs cuBLAS max_abs %.3g worst/tol %.3f bad %d", m, n, k,
-		alpha, beta, pad, v, met.MaxAbs, met.Worst, met.Bad)
+	line := fmt.Sprintf("check %dx%dx%d alpha=%g beta=%g pad=%d stream=%#x %s: vs cuBLAS max_abs %.3g worst/tol %.3f bad %d", m, n, k,
+		alpha, beta, pad, on, v, met.MaxAbs, met.Worst, met.Bad)
 	if !met.Pass() || pads > 0 {
 		t.Errorf("%dx%dx%d alpha=%g beta=%g pad=%d (%s) vs cuBLAS: %s; %d padding elements written", m, n, k, alpha, beta, pad, v,
 			met.Reason(n), pads)
@@ -263,7 +281,7 @@ func medianMS(t *testing.T, ks *tgsgemm.Kernels, s cu.Stream, m, n, k int, l2 in
 	}()
 	launch := func(i int) {
 		st := sets[i%nsets]
-		if err := ks.Sgemm(m, n, k, 1, st.a, k, st.b, n, 0, st.c, n, s); err != nil {
+		if err := ks.Sgemm(m, n, k, 1, uintptr(st.a), k, uintptr(st.b), n, 0, uintptr(st.c), n, handle(s)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,7 +1,9 @@
 // Command export-go uses a Go package written by `runner export` (here tgsgemm, exported from the
 // H100 sweep in results/h100-seeds): it loads the embedded kernels into device 0's primary
 // context, multiplies two random matrices with Sgemm and checks a sample of rows against float64
-// on the CPU. The package needs gorgonia.org/cu and a CUDA driver, and no tilegen code.
+// on the CPU. The exported package needs no tilegen code and no module beyond the standard library
+// (it opens the CUDA driver itself when Load is called); this program uses gorgonia.org/cu for the
+// context, memory and stream, and passes their raw handles as uintptr.
 //
 //	go run ./examples/export-go [-m 1000 -n 1000 -k 1000]
 package main
@@ -82,7 +84,7 @@ func run(m, n, k int) error {
 	}
 	defer stream.Destroy()
 
-	if err := ks.Sgemm(m, n, k, 1, dA, k, dB, n, 0, dC, n, stream); err != nil {
+	if err := ks.Sgemm(m, n, k, 1, uintptr(dA), k, uintptr(dB), n, 0, uintptr(dC), n, uintptr(unsafe.Pointer(stream.C()))); err != nil {
 		return err
 	}
 	if err := stream.Synchronize(); err != nil {

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
-
-	"tilegen/internal/orchestrator"
 )
 
 //go:embed cuh.tmpl
@@ -50,13 +48,12 @@ func cuhFile(p *Plan) ([]byte, error) {
 		// BigDyn: some kernel needs more than DynDefault bytes of dynamic shared memory.
 		BigDyn bool
 	}{
-		Header: header, Name: p.Name, Guard: strings.ToUpper(p.Name) + "_CUH", GPU: p.GPU,
-		Default: p.Variants[p.Default].V.Name, DefaultIndex: p.Default, NVCC: p.Manifest.NVCC, Arch: p.Manifest.Arch,
-		Generator: p.Manifest.Generator, Content: p.Content, DynDefault: dynSharedDefault, BigDyn: p.needsDynShared(),
+		Header: header, Name: p.Name, Guard: strings.ToUpper(p.Name) + "_CUH", GPU: safeText(p.GPU),
+		Default: p.Variants[p.Default].V.Name, DefaultIndex: p.Default, NVCC: safeText(p.Manifest.NVCC), Arch: safeText(p.Manifest.Arch),
+		Generator: safeText(p.Manifest.Generator), Content: p.Content, DynDefault: dynSharedDefault, BigDyn: p.needsDynShared(),
 	}
 	for _, c := range p.Classes {
-		data.Classes = append(data.Classes, fmt.Sprintf("%-16s %-24s %.4f ms (cuBLAS %.4f ms)",
-			orchestrator.ShapeString(c.Shape), p.Variants[c.Variant].V.Name, c.MedianMS, c.CublasMS))
+		data.Classes = append(data.Classes, p.classLine(c))
 		data.ClassRows = append(data.ClassRows, fmt.Sprintf("{%d, %d, %d, %d, %s, %s}", c.Shape.M, c.Shape.N, c.Shape.K, c.Variant, cDouble(c.MedianMS), cDouble(c.CublasMS)))
 	}
 	for _, c := range p.Variants {
@@ -66,7 +63,7 @@ func cuhFile(p *Plan) ([]byte, error) {
 			return nil, fmt.Errorf("source of %s: a generated-code line after the header", v.Name)
 		}
 		data.Kernels = append(data.Kernels, cuhKernel{
-			Name: v.Name, Family: v.Family, Params: v.ParamString(), Hash: v.SourceHash, Source: src,
+			Name: v.Name, Family: safeText(v.Family), Params: safeText(v.ParamString()), Hash: safeText(v.SourceHash), Source: src,
 			BX: v.Block.X, BY: v.Block.Y, TR: v.Tile.Rows, TC: v.Tile.Cols, GZ: atLeast1(v.GridZ), Dyn: v.DynamicShared,
 			MM: atLeast1(v.Requires.MMultiple), NM: atLeast1(v.Requires.NMultiple), KM: atLeast1(v.Requires.KMultiple),
 			LDM: atLeast1(v.Requires.LDMultiple),

@@ -1,6 +1,7 @@
 // Package export turns a tilegen results set into artifacts another project uses with no tilegen
-// code at run time: a Go package (cu driver API, PTX embedded with //go:embed), a CUDA C++ header
-// (<name>.cuh, kernel source plus an inline launcher) and a provenance file (<name>.json).
+// code at run time: a Go package (PTX embedded with //go:embed, its own cgo binding of the CUDA
+// driver), a CUDA C++ header (<name>.cuh, kernel source plus an inline launcher) and a provenance
+// file (<name>.json).
 //
 // Inputs. One or more results directories: a `runner tune` directory (kind "tune" and "cublas"
 // records) and a `runner verify` directory (kind "verify", the edge suite), or one directory made by
@@ -10,6 +11,14 @@
 // SHA-256 must equal the manifest's hash, and the ptxas resources recorded in the results must equal
 // the manifest's, so stale results or a stale generated directory are refused rather than exported.
 //
+// Hashes. Every tune and verify record names the SHA-256 of the source and PTX it measured
+// (source_hash, ptx_hash). A variant with a record whose hashes differ from the manifest's (it was
+// regenerated after tuning) is excluded, with the variant and the runner tune / runner verify
+// commands to rerun. Records without hashes (written before results carried them, as the committed
+// H100 evidence was) are refused, the whole set when none has hashes, else per variant, unless
+// AllowUnhashed (--allow-unhashed): then they are matched by ptxas resources alone, and the
+// provenance counts them (unhashed_records).
+//
 // Eligibility. A variant may be exported only when no record anywhere says it failed (status
 // "failed" or a verification check that did not pass), and every edge shape of
 // orchestrator.EdgeShapes that the variant accepts has an ok verify record. Others are excluded with
@@ -17,10 +26,11 @@
 //
 // Selection. The shape classes are the tuned shapes (all of them, or --shapes). Each class gets the
 // eligible variant with the lowest median time there (ties: by name). When a (variant, shape) was
-// timed on several devices the larger median is used. The robust default is the eligible variant
-// that was timed on every class and passed its whole edge suite with no shape skipped, with the best
-// (lowest) worst-case ratio of its time to cuBLAS's over the classes. The exported set is the class
-// winners plus the default, sorted by name.
+// timed on several devices the larger median is used. Every ratio is cuBLAS time / tilegen time on
+// the same shape and device (above 1: faster than cuBLAS), as in bench and the reports. The robust
+// default is the eligible variant that was timed on every class and passed its whole edge suite
+// with no shape skipped, with the best (largest) worst-case, that is smallest, ratio over the
+// classes. The exported set is the class winners plus the default, sorted by name.
 //
 // Dispatch (identical in the Go package and the header). For M×N×K the class nearest by
 // log-distance, d = ln²(M/Mc) + ln²(N/Nc) + ln²(K/Kc), is chosen (ties: the first class in M, N, K
@@ -36,7 +46,26 @@
 // launcher keeps the CUDA runtime off its per-call path apart from the launch itself: it remembers
 // the nearest class of the last shape per thread and calls cudaLaunchKernel from a table.
 //
+// The Go package imports only the standard library and does not import gorgonia.org/cu (whose init
+// exits the process without a GPU). driver.go (cgo, Linux) opens libcuda.so.1 with dlopen when Load
+// is first called and calls eight driver entry points through it (cuInit, cuCtxGetCurrent,
+// cuModuleLoadData, cuModuleGetFunction, cuFuncSetAttribute, cuLaunchKernel, cuModuleUnload,
+// cuGetErrorString); it links only libc and libdl. A program importing the package therefore builds
+// without the CUDA toolkit and starts anywhere; without a driver, device or current context Load
+// returns an error (wrapping ErrUnavailable for the first two), and builds without cgo get
+// driver_unsupported.go, whose Load always fails. Device pointers and the stream are uintptr.
+//
+// Input text. Text from the inputs that reaches generated code or printed output (device names,
+// nvcc and generator versions, families, parameter names, failure reasons, variant names from
+// results files) is written as it is when it is plain printable ASCII that cannot end a comment, and
+// Go-quoted otherwise (one line, no control characters, "*/" broken up); Go string literals are
+// quoted by the Go renderer and the provenance by encoding/json. Variant names, which are
+// identifiers in the generated code, must be C identifiers or the export is refused.
+//
 // Output. Nothing in the output depends on time or map order: the same inputs give byte-identical
-// artifacts. An existing --out directory is replaced only with --force, and only when it is empty
-// or holds a previous export (its provenance file names the exporter).
+// artifacts. The provenance lists every file of the export (files). An existing --out directory is
+// used only with --force, and only when it is empty or holds a previous export (its provenance
+// names the exporter); then the files that export wrote (its list, or for exports older than the
+// list the names exports wrote then) are replaced or removed and every other file is kept, and a
+// file in the way that the previous export did not write stops the export before anything changes.
 package export

@@ -2,15 +2,12 @@ package export
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"go/token"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 
 	"tilegen/internal/orchestrator"
@@ -32,8 +29,12 @@ type Options struct {
 	Name string
 	// GoPackage is the Go package's import path; its last element is the package name.
 	GoPackage string
-	// Force replaces an existing Out that is empty or a previous export.
+	// Force replaces an existing Out that is empty or a previous export, removing only the files
+	// that export wrote.
 	Force bool
+	// AllowUnhashed accepts records without source/PTX hashes (written before results carried them),
+	// matching them to the generated kernels by ptxas resources only.
+	AllowUnhashed bool
 	// Log receives the summary (classes, default, exclusions); nil discards it.
 	Log io.Writer
 }
@@ -121,11 +122,18 @@ func Prepare(o Options) (*Plan, map[string][]byte, error) {
 	if rs.info.Arch != "" && m.Arch != rs.info.Arch {
 		return nil, nil, fmt.Errorf("results were measured with %s PTX, the generated directory has %s", rs.info.Arch, m.Arch)
 	}
-	p, err := choose(rs, m, o.Shapes)
+	unhashed, measured := rs.unhashed()
+	if unhashed == measured && measured > 0 && !o.AllowUnhashed {
+		return nil, nil, fmt.Errorf("no record of %s carries source/PTX hashes (they were written before results recorded them), "+
+			"so export cannot tell whether the generated kernels are the ones measured: rerun runner tune and runner verify "+
+			"with this generated directory, or pass --allow-unhashed to match them by ptxas resources only", strings.Join(o.Results, ", "))
+	}
+	p, err := choose(rs, m, o.Shapes, o.AllowUnhashed)
 	if err != nil {
 		return nil, nil, err
 	}
 	p.Name, p.GoPackage, p.PkgName = o.Name, o.GoPackage, pkg
+	p.Unhashed, p.AllowUnhashed = unhashed, o.AllowUnhashed
 	var chosen []variant.Variant
 	for _, c := range p.Variants {
 		chosen = append(chosen, c.V)
@@ -148,7 +156,11 @@ func Prepare(o Options) (*Plan, map[string][]byte, error) {
 	if files[o.Name+".cuh"], err = cuhFile(p); err != nil {
 		return nil, nil, err
 	}
-	if files[o.Name+".json"], err = provenanceFile(p, rs.info.NVCC); err != nil {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	if files[o.Name+".json"], err = provenanceFile(p, rs.info.NVCC, names); err != nil {
 		return nil, nil, err
 	}
 	return p, files, nil
@@ -160,14 +172,20 @@ func Run(o Options) error {
 	if o.Out == "" || out == "." || out == "/" || out == ".." || strings.HasSuffix(out, string(filepath.Separator)+"..") {
 		return fmt.Errorf("--out %q: want a new directory", o.Out)
 	}
-	if err := checkOut(out, o.Force); err != nil {
+	prev, err := previousExport(out, o.Force)
+	if err != nil {
 		return err
 	}
 	p, files, err := Prepare(o)
 	if err != nil {
 		return err
 	}
-	if err := writeDir(out, files, o.Force); err != nil {
+	if prev == nil {
+		err = writeNew(out, files)
+	} else {
+		err = replace(out, files, prev)
+	}
+	if err != nil {
 		return err
 	}
 	if o.Log != nil {
@@ -176,102 +194,21 @@ func Run(o Options) error {
 	return nil
 }
 
-// checkOut refuses an existing directory without force, and with force anything but an empty
-// directory or a previous export.
-func checkOut(out string, force bool) error {
-	fi, err := os.Lstat(out)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("--out %s exists and is not a directory", out)
-	}
-	if !force {
-		return fmt.Errorf("--out %s exists (use --force to replace a previous export)", out)
-	}
-	ents, err := os.ReadDir(out)
-	if err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
-	if len(ents) == 0 {
-		return nil
-	}
-	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".json") || e.IsDir() {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(out, e.Name()))
-		if err != nil {
-			continue
-		}
-		var head struct {
-			Exporter string `json:"exporter"`
-		}
-		if json.Unmarshal(b, &head) == nil && head.Exporter == Exporter {
-			return nil
-		}
-	}
-	return fmt.Errorf("--out %s is not empty and holds no previous export: not replacing it even with --force", out)
-}
-
-// writeDir writes the files into a fresh sibling directory and renames it into place, so that a
-// failed export leaves out as it was.
-func writeDir(out string, files map[string][]byte, force bool) error {
-	parent := filepath.Dir(out)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+".new-")
-	if err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		path := filepath.Join(tmp, filepath.FromSlash(n))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return fmt.Errorf("write export: %w", err)
-		}
-		if err := os.WriteFile(path, files[n], 0o644); err != nil {
-			return fmt.Errorf("write export: %w", err)
-		}
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return fmt.Errorf("write export: %w", err)
-	}
-	if _, err := os.Lstat(out); err == nil {
-		if !force {
-			return fmt.Errorf("--out %s appeared during the export", out)
-		}
-		old := tmp + ".old"
-		if err := os.Rename(out, old); err != nil {
-			return fmt.Errorf("replace %s: %w", out, err)
-		}
-		defer os.RemoveAll(old)
-	}
-	if err := os.Rename(tmp, out); err != nil {
-		return fmt.Errorf("write export: %w", err)
-	}
-	return nil
-}
-
 func summary(w io.Writer, p *Plan, out string) {
 	fmt.Fprintf(w, "exported %d variant(s) for %d shape class(es) on %s into %s (package %s, %s.cuh, %s.json)\n",
-		len(p.Variants), len(p.Classes), p.GPU, out, p.GoPackage, p.Name, p.Name)
+		len(p.Variants), len(p.Classes), safeText(p.GPU), safeText(out), p.GoPackage, p.Name, p.Name)
+	fmt.Fprintf(w, "  ratio = cuBLAS time / tilegen time (above 1: faster than cuBLAS)\n")
 	for _, c := range p.Classes {
-		fmt.Fprintf(w, "  %-16s %-24s %9.4f ms  %.2fx cuBLAS\n", orchestrator.ShapeString(c.Shape),
-			p.Variants[c.Variant].V.Name, c.MedianMS, c.MedianMS/c.CublasMS)
+		fmt.Fprintf(w, "  %-16s %-24s %9.4f ms  ratio %.2f\n", orchestrator.ShapeString(c.Shape),
+			p.Variants[c.Variant].V.Name, c.MedianMS, c.Ratio())
 	}
 	d := p.Variants[p.Default]
-	fmt.Fprintf(w, "  robust default: %s (worst case %.2fx cuBLAS, edge suite %d/%d passed)\n", d.V.Name, d.WorstRatio,
+	fmt.Fprintf(w, "  robust default: %s (worst ratio %.2f, edge suite %d/%d passed)\n", d.V.Name, d.WorstRatio,
 		d.Edge.Passed, d.Edge.Shapes)
+	if p.Unhashed > 0 {
+		fmt.Fprintf(w, "  warning: %d record(s) carry no source/PTX hash (--allow-unhashed): matched to the generated kernels by ptxas resources only\n",
+			p.Unhashed)
+	}
 	n := 0
 	for _, e := range p.Excluded {
 		if len(e.WouldHaveWon) > 0 {
@@ -279,7 +216,7 @@ func summary(w io.Writer, p *Plan, out string) {
 			for _, s := range e.WouldHaveWon {
 				ss = append(ss, orchestrator.ShapeString(s))
 			}
-			fmt.Fprintf(w, "  excluded %s (fastest at %s): %s\n", e.Variant, strings.Join(ss, ", "), e.Reason)
+			fmt.Fprintf(w, "  excluded %s (fastest at %s): %s\n", safeText(e.Variant), strings.Join(ss, ", "), safeText(e.Reason))
 		} else {
 			n++
 		}

@@ -14,15 +14,18 @@ import (
 	"testing"
 
 	"tilegen/internal/orchestrator"
+	"tilegen/internal/variant"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 var fixtureResults = []string{"testdata/results/tune", "testdata/results/verify"}
 
+// fixtureOptions export the fixture as committed: H100 records from before results carried
+// source/PTX hashes, as the committed examples are (copyFixture makes a hashed copy).
 func fixtureOptions(out string) Options {
 	return Options{Results: fixtureResults, Generated: "testdata/generated", Out: out, Name: "tg",
-		GoPackage: "example.com/consumer/tgsgemm"}
+		GoPackage: "example.com/consumer/tgsgemm", AllowUnhashed: true}
 }
 
 // needTool skips when a tool is missing, except in CI where the toolchain must be there.
@@ -77,9 +80,12 @@ func TestSelection(t *testing.T) {
 	}
 }
 
+// goldenFiles are the files of the fixture's export compared with testdata/golden.
+var goldenFiles = []string{"dispatch.go", "sgemm.go", "driver.go", "driver_unsupported.go", "tg.cuh", "tg.json"}
+
 func TestGolden(t *testing.T) {
 	out, _ := exportFixture(t)
-	for _, name := range []string{"dispatch.go", "sgemm.go", "tg.cuh", "tg.json"} {
+	for _, name := range goldenFiles {
 		got, err := os.ReadFile(filepath.Join(out, name))
 		if err != nil {
 			t.Fatal(err)
@@ -107,7 +113,7 @@ func TestGolden(t *testing.T) {
 	if err := Run(fixtureOptions(out2)); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"dispatch.go", "sgemm.go", "tg.cuh", "tg.json", "ptx/micro1d_t32_r4.ptx"} {
+	for _, name := range append(goldenFiles, "ptx/micro1d_t32_r4.ptx") {
 		a, _ := os.ReadFile(filepath.Join(out, name))
 		b, _ := os.ReadFile(filepath.Join(out2, name))
 		if !bytes.Equal(a, b) {
@@ -137,73 +143,50 @@ func planChoices(p *Plan) string {
 	return b.String()
 }
 
-// buildInModule vets and builds the exported package in out in a module of its own (no tilegen
-// code) and returns the go command's environment for further runs.
-func buildInModule(t *testing.T, out string) (run func(dir string, args ...string) string) {
+// goModule copies the exported package in out into a module of its own that requires nothing (no
+// tilegen code, no module outside the standard library: it must build with GOPROXY=off on a machine
+// whose module cache is empty) and returns the module's directory and a go command runner.
+func goModule(t *testing.T, out string) (mod string, gocmd func(dir string, env []string, args ...string) string) {
 	t.Helper()
 	goBin := needTool(t, "go")
-	mod := t.TempDir()
-	pkgDir := filepath.Join(mod, "tgsgemm")
-	if err := os.CopyFS(pkgDir, os.DirFS(out)); err != nil {
+	mod = t.TempDir()
+	if err := os.CopyFS(filepath.Join(mod, "tgsgemm"), os.DirFS(out)); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := os.ReadFile("../../go.sum")
-	if err != nil {
+	if err := os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module example.com/consumer\n\ngo 1.26\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	write := func(name, text string) {
-		if err := os.WriteFile(filepath.Join(mod, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("go.mod", "module example.com/consumer\n\ngo 1.26\n\nrequire gorgonia.org/cu v0.9.6\n")
-	write("go.sum", string(sum))
-	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
-	run = func(dir string, args ...string) string {
+	gocmd = func(dir string, env []string, args ...string) string {
+		t.Helper()
 		cmd := exec.Command(goBin, args...)
-		cmd.Dir, cmd.Env = dir, env
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), append([]string{"GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off"}, env...)...)
 		b, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, b)
 		}
 		return string(b)
 	}
-	run(mod, "vet", "./...")
-	run(mod, "build", "./...")
-	return run
+	return mod, gocmd
 }
 
-// TestGoPackageBuilds vets and builds the exported package in a module of its own (no tilegen
-// code), then runs its dispatch (which needs no GPU) and compares it with Plan.Choose.
-func TestGoPackageBuilds(t *testing.T) {
-	out, p := exportFixture(t)
-	run := buildInModule(t, out)
-
-	// The dispatch file alone (no cu import) in a second module: Choose agrees with Plan.Choose.
-	dmod := t.TempDir()
-	b, err := os.ReadFile(filepath.Join(out, "dispatch.go"))
-	if err != nil {
-		t.Fatal(err)
+// buildInModule vets and builds the exported package in out in a module of its own (goModule),
+// with cgo and without, and checks that it depends on the standard library only and links
+// nothing but libdl/libc.
+func buildInModule(t *testing.T, out string) (mod string, gocmd func(dir string, env []string, args ...string) string) {
+	t.Helper()
+	mod, gocmd = goModule(t, out)
+	gocmd(mod, nil, "vet", "./...")
+	gocmd(mod, nil, "build", "./...")
+	gocmd(mod, []string{"CGO_ENABLED=0"}, "vet", "./...")
+	deps := gocmd(mod, nil, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./tgsgemm")
+	if got := strings.Fields(deps); len(got) != 1 || got[0] != "example.com/consumer/tgsgemm" {
+		t.Errorf("the exported package depends on %v beyond the standard library", got)
 	}
-	if bytes.Contains(b, []byte("gorgonia.org/cu")) {
-		t.Fatal("dispatch.go imports cu")
+	if ld := gocmd(mod, nil, "list", "-f", "{{.CgoLDFLAGS}}", "./tgsgemm"); strings.TrimSpace(ld) != "[-ldl]" {
+		t.Errorf("cgo LDFLAGS %s, want [-ldl] (libcuda.so.1 is opened at run time)", strings.TrimSpace(ld))
 	}
-	src := strings.Replace(string(b), "package tgsgemm", "package main", 1)
-	var probe strings.Builder
-	probe.WriteString("package main\n\nimport \"fmt\"\n\nfunc main() {\n")
-	for _, q := range probes {
-		fmt.Fprintf(&probe, "\tif v, err := Choose(%d, %d, %d, %d, %d, %d); err != nil {\n\t\tfmt.Println(%q, \"-\")\n\t} else {\n\t\tfmt.Println(%q, v)\n\t}\n",
-			q[0], q[1], q[2], q[3], q[4], q[5], fmt.Sprintf("%dx%dx%d", q[0], q[1], q[2]), fmt.Sprintf("%dx%dx%d", q[0], q[1], q[2]))
-	}
-	probe.WriteString("}\n")
-	for name, text := range map[string]string{"go.mod": "module probe\n\ngo 1.26\n", "dispatch.go": src, "main.go": probe.String()} {
-		if err := os.WriteFile(filepath.Join(dmod, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got, want := run(dmod, "run", "."), planChoices(p); got != want {
-		t.Errorf("Go package dispatch:\n%s\nPlan.Choose:\n%s", got, want)
-	}
+	return mod, gocmd
 }
 
 // TestHeaderCompiles compiles a tiny .cu that includes the header with nvcc, runs its dispatch on
@@ -273,7 +256,9 @@ func TestChooseFallsBackToDefault(t *testing.T) {
 	}
 }
 
-// copyFixture copies the fixture results and generated directories so a test can alter them.
+// copyFixture copies the fixture results and generated directories so a test can alter them, and
+// gives the copy's tune and verify records the source and PTX hashes of the fixture's manifest, as
+// runner tune and verify now record them.
 func copyFixture(t *testing.T) (tune, verify, gen string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -283,7 +268,24 @@ func copyFixture(t *testing.T) (tune, verify, gen string) {
 	if err := os.CopyFS(filepath.Join(dir, "generated"), os.DirFS("testdata/generated")); err != nil {
 		t.Fatal(err)
 	}
-	return filepath.Join(dir, "results", "tune"), filepath.Join(dir, "results", "verify"), filepath.Join(dir, "generated")
+	tune, verify, gen = filepath.Join(dir, "results", "tune"), filepath.Join(dir, "results", "verify"), filepath.Join(dir, "generated")
+	cat, err := orchestrator.LoadDir(gen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]variant.Variant{}
+	for _, v := range cat.Variants() {
+		byName[v.Name] = v
+	}
+	for _, d := range []string{tune, verify} {
+		editRecords(t, filepath.Join(d, "results.jsonl"), func(r *orchestrator.Record) bool {
+			if v, ok := byName[r.Variant]; ok && r.Kind != orchestrator.KindCublas {
+				r.SourceHash, r.PTXHash = v.SourceHash, v.PTXHash
+			}
+			return true
+		})
+	}
+	return tune, verify, gen
 }
 
 // editRecords rewrites the records of a results.jsonl through f.
@@ -397,32 +399,6 @@ func TestRefusals(t *testing.T) {
 		}
 		t.Errorf("micro1d_t32_r8 not excluded as stale: %+v", p.Excluded)
 	})
-}
-
-func TestOverwrite(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "x")
-	if err := Run(fixtureOptions(out)); err != nil {
-		t.Fatal(err)
-	}
-	if err := Run(fixtureOptions(out)); err == nil || !strings.Contains(err.Error(), "--force") {
-		t.Errorf("second export without --force: %v", err)
-	}
-	o := fixtureOptions(out)
-	o.Force = true
-	if err := Run(o); err != nil {
-		t.Errorf("--force over a previous export: %v", err)
-	}
-	other := t.TempDir()
-	if err := os.WriteFile(filepath.Join(other, "notes.txt"), []byte("mine"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	o.Out = other
-	if err := Run(o); err == nil {
-		t.Error("--force replaced a directory that is not an export")
-	}
-	if b, err := os.ReadFile(filepath.Join(other, "notes.txt")); err != nil || string(b) != "mine" {
-		t.Error("the foreign directory was touched")
-	}
 }
 
 func TestValidation(t *testing.T) {

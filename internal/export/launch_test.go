@@ -14,7 +14,8 @@ import (
 // function's limit).
 func regtileOptions(out string) Options {
 	return Options{Results: []string{"testdata/regtile/results/tune", "testdata/regtile/results/verify"},
-		Generated: "testdata/regtile/generated", Out: out, Name: "tg", GoPackage: "example.com/consumer/tgsgemm"}
+		Generated: "testdata/regtile/generated", Out: out, Name: "tg", GoPackage: "example.com/consumer/tgsgemm",
+		AllowUnhashed: true}
 }
 
 func exportRegtile(t *testing.T) (string, *Plan) {
@@ -31,9 +32,9 @@ func exportRegtile(t *testing.T) (string, *Plan) {
 }
 
 // TestBigDynamicShared checks that an export whose kernel needs more than 48 KiB of dynamic shared
-// memory raises the function's limit on the Go path (Load calls cuFuncSetAttribute through
-// dynshared.go, which builds) and that an export without one has no cgo file. The .cuh path is
-// checked by running its launcher in TestHeaderLaunches.
+// memory raises the function's limit on the Go path (Load calls cuFuncSetAttribute through the
+// package's driver binding right after looking the function up; TestGoPackageDriver runs it) and
+// that the package builds. The .cuh path is checked by running its launcher in TestHeaderLaunches.
 func TestBigDynamicShared(t *testing.T) {
 	out, p := exportRegtile(t)
 	big := ""
@@ -53,9 +54,9 @@ func TestBigDynamicShared(t *testing.T) {
 		return string(b)
 	}
 	for _, c := range []struct{ file, want string }{
-		{"dynshared.go", "C.cuFuncSetAttribute(h, C.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, C.int(bytes))"},
+		{"driver.go", "return tg_drv.func_set_attribute((void*)fn, 8, bytes);"},
 		{"sgemm.go", fmt.Sprintf("if err == nil && kernels[i].dynamicShared > %d {\n\t\t\terr = setMaxDynamicShared(ks.fns[i], kernels[i].dynamicShared)", dynSharedDefault)},
-		{"sgemm.go", "kn.dynamicShared, stream, ptrs[:])"},
+		{"sgemm.go", "kn.dynamicShared, stream, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)"},
 		{"dispatch.go", "dynamicShared: 65536,"},
 	} {
 		if !strings.Contains(read(c.file), c.want) {
@@ -64,15 +65,12 @@ func TestBigDynamicShared(t *testing.T) {
 	}
 	// Load raises the limit right after looking the function up, before any launch can use it.
 	sg := read("sgemm.go")
-	if i, j := strings.Index(sg, "ks.mods[i].Function(name)"), strings.Index(sg, "setMaxDynamicShared(ks.fns[i]"); i < 0 || j < i {
+	if i, j := strings.Index(sg, "getFunction(ks.mods[i], name)"), strings.Index(sg, "setMaxDynamicShared(ks.fns[i]"); i < 0 || j < i {
 		t.Error("sgemm.go: setMaxDynamicShared does not follow the function lookup in Load")
 	}
 	buildInModule(t, out)
 
 	seed, _ := exportFixture(t)
-	if _, err := os.Stat(filepath.Join(seed, "dynshared.go")); err == nil {
-		t.Error("an export without big dynamic shared memory has dynshared.go")
-	}
 	if strings.Contains(string(mustRead(t, filepath.Join(seed, "tg.cuh"))), "cudaFuncSetAttribute") {
 		t.Error("an export without big dynamic shared memory calls cudaFuncSetAttribute")
 	}

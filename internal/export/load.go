@@ -122,6 +122,21 @@ func readResults(dirs []string) (*resultsSet, error) {
 	return rs, nil
 }
 
+// unhashed counts the tune and verify records that measured a kernel (not skipped) and how many of
+// them carry no source hash.
+func (rs *resultsSet) unhashed() (unhashed, measured int) {
+	for _, r := range rs.records {
+		if r.Kind == orchestrator.KindCublas || r.Status == orchestrator.StatusSkipped {
+			continue
+		}
+		measured++
+		if r.SourceHash == "" {
+			unhashed++
+		}
+	}
+	return unhashed, measured
+}
+
 // device returns the device with the given UUID from the inputs' device.json files.
 func (rs *resultsSet) device(uuid string) (protocol.Device, bool) {
 	for _, d := range rs.info.Devices {

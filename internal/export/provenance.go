@@ -3,6 +3,7 @@ package export
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 
 	"tilegen/internal/protocol"
 	"tilegen/internal/variant"
@@ -28,10 +29,19 @@ type Provenance struct {
 	Devices []protocol.Device `json:"devices"`
 	Inputs  []Input           `json:"inputs"`
 	// ContentHash is the SHA-256 over the deduplicated records, each as JSON, sorted by key.
-	ContentHash string       `json:"results_content_hash"`
-	Dispatch    DispatchDoc  `json:"dispatch"`
-	Variants    []VariantDoc `json:"variants"`
-	Excluded    []Exclusion  `json:"excluded"`
+	ContentHash string `json:"results_content_hash"`
+	// UnhashedRecords counts the records (tune and verify) without source/PTX hashes, accepted with
+	// --allow-unhashed (AllowUnhashed) on the ptxas-resources check alone.
+	UnhashedRecords int  `json:"unhashed_records"`
+	AllowUnhashed   bool `json:"allow_unhashed"`
+	// RatioDefinition says what every "ratio" here is.
+	RatioDefinition string       `json:"ratio_definition"`
+	Dispatch        DispatchDoc  `json:"dispatch"`
+	Variants        []VariantDoc `json:"variants"`
+	Excluded        []Exclusion  `json:"excluded"`
+	// Files are the files of the export, this one included, relative to its directory: the files
+	// a later export with --force replaces or removes (and no others).
+	Files []string `json:"files"`
 }
 
 // DispatchDoc is the dispatch table.
@@ -47,7 +57,7 @@ type ClassDoc struct {
 	Variant  string         `json:"variant"`
 	MedianMS float64        `json:"median_ms"`
 	CublasMS float64        `json:"cublas_median_ms"`
-	Ratio    float64        `json:"ratio_to_cublas"`
+	Ratio    float64        `json:"ratio"`
 }
 
 // VariantDoc is one exported variant.
@@ -65,7 +75,7 @@ type VariantDoc struct {
 	PTXSHA256     string               `json:"ptx_sha256"`
 	Default       bool                 `json:"robust_default"`
 	Won           []protocol.Shape     `json:"won"`
-	WorstRatio    float64              `json:"worst_ratio_to_cublas"`
+	WorstRatio    float64              `json:"worst_ratio"`
 	Tuned         []Measure            `json:"tuned"`
 	EdgeSuite     EdgeSuite            `json:"edge_suite"`
 }
@@ -73,19 +83,25 @@ type VariantDoc struct {
 const rule = "nearest tuned shape class by squared log-distance ln²(M/Mc)+ln²(N/Nc)+ln²(K/Kc) (ties: first class in M,N,K order); " +
 	"its variant when it accepts the problem, else the robust default when it does, else an error"
 
-func provenanceFile(p *Plan, resultsNVCC string) ([]byte, error) {
+const ratioDefinition = "ratio = cuBLAS median time / tilegen median time on the same shape and device (above 1: faster than cuBLAS); " +
+	"worst_ratio is a variant's smallest ratio over the classes it was timed on"
+
+// provenanceFile renders <name>.json; files are the other files of the export.
+func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error) {
 	pv := Provenance{
 		Exporter: Exporter, Name: p.Name, GoPackage: p.GoPackage, Generator: p.Manifest.Generator, NVCC: p.Manifest.NVCC,
 		Arch: p.Manifest.Arch, ResultsNVCC: resultsNVCC, GPU: p.GPU, Devices: p.Devices, Inputs: p.Inputs,
-		ContentHash: p.Content, Excluded: p.Excluded,
+		ContentHash: p.Content, UnhashedRecords: p.Unhashed, AllowUnhashed: p.AllowUnhashed, RatioDefinition: ratioDefinition,
+		Excluded: p.Excluded, Files: append(append([]string(nil), files...), p.Name+".json"),
 		Dispatch: DispatchDoc{Rule: rule, Default: p.Variants[p.Default].V.Name},
 	}
+	sort.Strings(pv.Files)
 	if pv.Excluded == nil {
 		pv.Excluded = []Exclusion{}
 	}
 	for _, c := range p.Classes {
 		pv.Dispatch.Classes = append(pv.Dispatch.Classes, ClassDoc{Shape: c.Shape, Variant: p.Variants[c.Variant].V.Name,
-			MedianMS: c.MedianMS, CublasMS: c.CublasMS, Ratio: c.MedianMS / c.CublasMS})
+			MedianMS: c.MedianMS, CublasMS: c.CublasMS, Ratio: c.Ratio()})
 	}
 	for i, c := range p.Variants {
 		v := c.V

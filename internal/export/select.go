@@ -21,8 +21,8 @@ type Measure struct {
 	// InputSets is how many rotated input sets the timing used (L2 not reused between launches).
 	InputSets int     `json:"input_sets"`
 	CublasMS  float64 `json:"cublas_median_ms"`
-	// Ratio is MedianMS / CublasMS (below 1: faster than cuBLAS).
-	Ratio  float64 `json:"ratio_to_cublas"`
+	// Ratio is CublasMS / MedianMS: cuBLAS time / tilegen time (above 1: faster than cuBLAS).
+	Ratio  float64 `json:"ratio"`
 	GPU    string  `json:"gpu"`
 	UUID   string  `json:"gpu_uuid"`
 	Driver int     `json:"driver"`
@@ -51,7 +51,7 @@ type Chosen struct {
 	// Tuned are its times on every class it was measured on.
 	Tuned []Measure
 	Edge  EdgeSuite
-	// WorstRatio is the largest Ratio over Tuned.
+	// WorstRatio is the smallest Ratio over Tuned (its worst case against cuBLAS).
 	WorstRatio float64
 }
 
@@ -62,6 +62,10 @@ type Class struct {
 	MedianMS float64
 	CublasMS float64
 }
+
+// Ratio is cuBLAS time / tilegen time at the class (above 1: faster than cuBLAS), the convention
+// of every tilegen report.
+func (c Class) Ratio() float64 { return c.CublasMS / c.MedianMS }
 
 // Exclusion is a variant that may not be exported, and why.
 type Exclusion struct {
@@ -85,11 +89,15 @@ type Plan struct {
 	Content   string
 	Devices   []protocol.Device
 	GPU       string
+	// Unhashed counts the records (tune and verify, not skipped) without source/PTX hashes, accepted
+	// with AllowUnhashed.
+	Unhashed      int
+	AllowUnhashed bool
 }
 
 // eligibility returns, per variant name in the results, why it may not be exported ("" when it may),
 // and its edge-suite summary.
-func eligibility(recs []orchestrator.Record, byName map[string]*variant.Variant) (map[string]string, map[string]EdgeSuite, map[string]bool) {
+func eligibility(recs []orchestrator.Record, byName map[string]*variant.Variant, allowUnhashed bool) (map[string]string, map[string]EdgeSuite, map[string]bool) {
 	why := map[string]string{}
 	fullEdge := map[string]bool{}
 	edge := map[string]EdgeSuite{}
@@ -109,17 +117,25 @@ func eligibility(recs []orchestrator.Record, byName map[string]*variant.Variant)
 			why[r.Variant] = "not in the generated catalog"
 		case r.Family != "" && r.Family != v.Family, r.Params != "" && r.Params != v.ParamString():
 			why[r.Variant] = fmt.Sprintf("results are of another build (family %s params %q; the manifest says %s %q)",
-				r.Family, r.Params, v.Family, v.ParamString())
+				safeText(r.Family), r.Params, safeText(v.Family), v.ParamString())
+		case r.Status != orchestrator.StatusSkipped && staleHashes(r, v):
+			why[r.Variant] = fmt.Sprintf("its %s record at %s measured source %s, PTX %s; the generated directory now has source %s, PTX %s "+
+				"(regenerated since): %s", r.Kind, orchestrator.ShapeString(r.Shape), short(r.SourceHash), short(r.PTXHash),
+				short(v.SourceHash), short(v.PTXHash), rerun(v.Name))
+		case r.Status != orchestrator.StatusSkipped && r.SourceHash == "" && !allowUnhashed:
+			why[r.Variant] = fmt.Sprintf("its %s record at %s carries no source/PTX hash (written before results recorded them), "+
+				"so the measured kernel cannot be matched to the generated one: %s, or pass --allow-unhashed", r.Kind,
+				orchestrator.ShapeString(r.Shape), rerun(v.Name))
 		case r.Status != orchestrator.StatusSkipped && r.Resources != v.Resources:
 			why[r.Variant] = fmt.Sprintf("ptxas resources in the results (%+v) differ from the manifest's (%+v): stale results or generated directory",
 				r.Resources, v.Resources)
 		case r.Status == orchestrator.StatusFailed:
-			why[r.Variant] = fmt.Sprintf("failed %s at %s: %s", r.Kind, orchestrator.ShapeString(r.Shape), r.Reason)
+			why[r.Variant] = fmt.Sprintf("failed %s at %s: %s", r.Kind, orchestrator.ShapeString(r.Shape), safeText(r.Reason))
 		}
 		for _, c := range r.Verify {
 			if !c.Pass && why[r.Variant] == "" {
 				why[r.Variant] = fmt.Sprintf("failed verification at %s (alpha=%g beta=%g): %s", orchestrator.ShapeString(r.Shape),
-					c.Alpha, c.Beta, c.Reason)
+					c.Alpha, c.Beta, safeText(c.Reason))
 			}
 		}
 		if r.Kind == orchestrator.KindVerify && r.Status == orchestrator.StatusOK {
@@ -165,6 +181,17 @@ func eligibility(recs []orchestrator.Record, byName map[string]*variant.Variant)
 	return why, edge, fullEdge
 }
 
+// staleHashes says whether a record names a source or PTX other than the manifest's (a record
+// without hashes names none).
+func staleHashes(r orchestrator.Record, v *variant.Variant) bool {
+	return r.SourceHash != "" && r.SourceHash != v.SourceHash || r.PTXHash != "" && r.PTXHash != v.PTXHash
+}
+
+// rerun says how to measure a variant again.
+func rerun(name string) string {
+	return fmt.Sprintf("rerun `runner tune --variants %s` on the tuned shapes and `runner verify --variants %s`", name, name)
+}
+
 // measures collects the ok tune records per shape and variant (the larger median when a pair was
 // timed on several devices), pairing each with cuBLAS on the same device.
 func measures(recs []orchestrator.Record) (map[protocol.Shape]map[string]Measure, error) {
@@ -193,7 +220,7 @@ func measures(recs []orchestrator.Record) (map[protocol.Shape]map[string]Measure
 		}
 		m := Measure{Shape: r.Shape, MedianMS: r.Timing.MedianMS, MinMS: r.Timing.MinMS, MaxMS: r.Timing.MaxMS,
 			Reps: r.Timing.Reps, InputSets: r.Timing.InputSets, CublasMS: c.Timing.MedianMS,
-			Ratio: r.Timing.MedianMS / c.Timing.MedianMS, Key: r.Key, Verify: r.Verify}
+			Ratio: c.Timing.MedianMS / r.Timing.MedianMS, Key: r.Key, Verify: r.Verify}
 		if r.Device != nil {
 			m.GPU, m.UUID, m.Driver = r.Device.Name, r.Device.UUID, r.Device.Driver
 		}
@@ -218,7 +245,7 @@ func lessShape(a, b protocol.Shape) bool {
 }
 
 // choose decides the exported variants, the classes and the default.
-func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape) (*Plan, error) {
+func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape, allowUnhashed bool) (*Plan, error) {
 	byName := map[string]*variant.Variant{}
 	for i := range manifest.Variants {
 		byName[manifest.Variants[i].Name] = &manifest.Variants[i]
@@ -258,7 +285,7 @@ func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape) 
 		}
 	}
 	sort.Slice(classes, func(i, j int) bool { return lessShape(classes[i], classes[j]) })
-	why, edge, fullEdge := eligibility(rs.records, byName)
+	why, edge, fullEdge := eligibility(rs.records, byName, allowUnhashed)
 
 	excl := map[string]*Exclusion{}
 	winners := map[protocol.Shape]string{}
@@ -286,7 +313,7 @@ func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape) 
 		}
 		if winners[s] == "" {
 			return nil, fmt.Errorf("no exportable variant for %s (%d timed, all excluded; e.g. %s: %s)",
-				orchestrator.ShapeString(s), len(names), names[0], why[names[0]])
+				orchestrator.ShapeString(s), len(names), safeText(names[0]), why[names[0]])
 		}
 	}
 	for n, w := range why {
@@ -295,8 +322,9 @@ func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape) 
 		}
 	}
 
-	// The robust default: timed on every class, whole edge suite passed, best worst-case ratio.
-	bestDef, bestWorst := "", math.Inf(1)
+	// The robust default: timed on every class, whole edge suite passed, best worst-case ratio
+	// (the largest smallest cuBLAS time / tilegen time).
+	bestDef, bestWorst := "", math.Inf(-1)
 	var candidates []string
 	for n := range byName {
 		candidates = append(candidates, n)
@@ -306,16 +334,16 @@ func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape) 
 		if why[n] != "" || !fullEdge[n] {
 			continue
 		}
-		worst, all := 0.0, true
+		worst, all := math.Inf(1), true
 		for _, s := range classes {
 			m, ok := ms[s][n]
 			if !ok {
 				all = false
 				break
 			}
-			worst = math.Max(worst, m.Ratio)
+			worst = math.Min(worst, m.Ratio)
 		}
-		if all && worst < bestWorst {
+		if all && worst > bestWorst {
 			bestDef, bestWorst = n, worst
 		}
 	}
@@ -339,11 +367,11 @@ func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape) 
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		c := Chosen{V: *byName[n], Edge: edge[n]}
+		c := Chosen{V: *byName[n], Edge: edge[n], WorstRatio: math.Inf(1)}
 		for _, s := range classes {
 			if m, ok := ms[s][n]; ok {
 				c.Tuned = append(c.Tuned, m)
-				c.WorstRatio = math.Max(c.WorstRatio, m.Ratio)
+				c.WorstRatio = math.Min(c.WorstRatio, m.Ratio)
 			}
 			if winners[s] == n {
 				c.Won = append(c.Won, s)

@@ -122,9 +122,6 @@ func (w *Worker) Close() {
 	_ = w.dev.ReleasePrimaryCtx()
 }
 
-// maxLine bounds one request line (a PTX module of a large unrolled kernel is a few MB).
-const maxLine = 256 << 20
-
 // Serve writes the hello, then answers each request line on in with one Response line on out,
 // in order, until a quit request or EOF (nil). It returns a *FatalError after answering a request
 // whose kernel left the context unusable, and other errors when out cannot be written.
@@ -168,7 +165,11 @@ func Serve(w *Worker, openErr error, in io.Reader, out io.Writer) error {
 		} else {
 			resp, fatal = w.Handle(req)
 		}
-		if err := enc.Encode(resp); err != nil {
+		b, err := protocol.MarshalResponse(resp)
+		if err != nil {
+			return err
+		}
+		if _, err := out.Write(b); err != nil {
 			return fmt.Errorf("writing response %d: %w", req.ID, err)
 		}
 		if fatal != nil {
@@ -182,8 +183,8 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 	for {
 		chunk, err := r.ReadSlice('\n')
 		line = append(line, chunk...)
-		if len(line) > maxLine {
-			return nil, fmt.Errorf("request line longer than %d bytes", maxLine)
+		if len(line) > protocol.MaxRequestBytes {
+			return nil, fmt.Errorf("request line longer than %d bytes", protocol.MaxRequestBytes)
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue

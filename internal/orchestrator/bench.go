@@ -355,7 +355,8 @@ func BenchMarkdown(s BenchSummary, dir string) string {
 	fmt.Fprintf(&b, "Measured FP32 FFMA peak (probe kernel): **%.1f TFLOP/s**. Tune wall time: %s.\n\n", s.PeakGFLOPS/1e3, s.TuneWall)
 	b.WriteString("Each time is the median of many launches after warm-up (CUDA events, rotated inputs); the leaders\n" +
 		"and cuBLAS are re-measured interleaved, and the interval is a 95 % confidence interval of the median.\n" +
-		"Ratio = cuBLAS median time / variant median time, both from this run (> 1: faster than cuBLAS).\n" +
+		"Ratio = cuBLAS median time / variant median time, both from this run (> 1: faster than cuBLAS);\n" +
+		"the target is a least ratio, and the seed ratio is the best seed-family variant's.\n" +
 		"A variant that failed verification on the shape or on any edge shape is never listed.\n\n")
 	b.WriteString("| shape | best variant | TFLOP/s | 95 % CI (ms) | cuBLAS TFLOP/s | ratio | target | % of peak | best seed variant | seed TFLOP/s | seed ratio |\n")
 	b.WriteString("|---|---|---:|---|---:|---:|---|---:|---|---:|---:|\n")
@@ -369,7 +370,7 @@ func BenchMarkdown(s BenchSummary, dir string) string {
 		}
 		target := "–"
 		if sh.Target > 0 {
-			target = fmt.Sprintf("≥ %.0f %%", 100*sh.Target)
+			target = fmt.Sprintf("≥ %.2f", sh.Target)
 			if sh.Met != nil {
 				if *sh.Met {
 					target += " ✓"

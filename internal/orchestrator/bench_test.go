@@ -58,7 +58,7 @@ func TestBenchSummarize(t *testing.T) {
 		t.Errorf("pct of peak %v", p)
 	}
 	md := BenchMarkdown(s, "results/bench/x")
-	for _, want := range []string{"| 4096x4096x4096 | `regtile_a` | 49.09 |", "≥ 95 % ✗", "≥ 100 % ✓", "| 100x100x100 | `naive_16x16` |"} {
+	for _, want := range []string{"| 4096x4096x4096 | `regtile_a` | 49.09 |", "≥ 0.95 ✗", "≥ 1.00 ✓", "| 100x100x100 | `naive_16x16` |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}

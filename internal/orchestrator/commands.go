@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -220,6 +219,9 @@ func Tune(cfg *Config) error {
 	if err := writeResults(cfg.Out, recs, info); err != nil {
 		return err
 	}
+	if err := writeRunPlan(cfg.Out, planOf(cfg, KindTune, vs)); err != nil {
+		return err
+	}
 	rankStart := time.Now()
 	ranked, notes, err := s.refine(recs)
 	if err != nil {
@@ -344,6 +346,9 @@ func Verify(cfg *Config) error {
 	if err := writeResults(cfg.Out, recs, s.runInfo()); err != nil {
 		return err
 	}
+	if err := writeRunPlan(cfg.Out, planOf(cfg, KindVerify, vs)); err != nil {
+		return err
+	}
 	if err := writeAtomic(outPath(cfg.Out, "edge.txt"), []byte(summary)); err != nil {
 		return err
 	}
@@ -463,56 +468,4 @@ func List(c Catalog, f Filter, stdout io.Writer) error {
 			r.Registers, r.SharedStatic, r.SpillStores+r.SpillLoads)
 	}
 	return tw.Flush()
-}
-
-// Merge combines result directories (shards) into out: records deduplicated by key (the first
-// directory wins), ordered as a single run orders them; the ranked tables go to stdout.
-func Merge(dirs []string, out string, stdout io.Writer) error {
-	if len(dirs) == 0 {
-		return fmt.Errorf("merge: no result directories")
-	}
-	var recs []Record
-	seen := map[string]bool{}
-	var info RunInfo
-	devSeen := map[string]bool{}
-	for i, dir := range dirs {
-		rs, err := readJSONL(filepath.Join(dir, "results.jsonl"))
-		if err != nil {
-			return fmt.Errorf("merge: %w", err)
-		}
-		for _, r := range rs {
-			if !seen[r.Key] {
-				seen[r.Key] = true
-				recs = append(recs, r)
-			}
-		}
-		b, err := os.ReadFile(filepath.Join(dir, "device.json"))
-		if err != nil {
-			return fmt.Errorf("merge: %w", err)
-		}
-		var ri RunInfo
-		if err := json.Unmarshal(b, &ri); err != nil {
-			return fmt.Errorf("merge: %s: %w", filepath.Join(dir, "device.json"), err)
-		}
-		if i == 0 {
-			info = ri
-			info.Devices = nil
-		}
-		for _, d := range ri.Devices {
-			if !devSeen[d.UUID] {
-				devSeen[d.UUID] = true
-				info.Devices = append(info.Devices, d)
-			}
-		}
-	}
-	if err := writeResults(out, recs, info); err != nil {
-		return err
-	}
-	var b strings.Builder
-	writeTables(&b, recs, sweepRanking(recs), nil, 0)
-	if err := writeAtomic(outPath(out, "ranking.txt"), []byte(b.String())); err != nil {
-		return err
-	}
-	_, err := io.WriteString(stdout, b.String())
-	return err
 }

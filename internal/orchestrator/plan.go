@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,10 +18,36 @@ import (
 const DefaultShapes = "4096x4096x4096,2048x2048x2048,1024x1024x1024,1041x1247x139,535x792x414," +
 	"224x256x192,1000x1000x1000,4096x4096x32,127x4097x513"
 
-// Filter selects variants by name globs and family names (empty: all).
+// Filter selects variants by name globs, family names and parameter values (empty: all).
 type Filter struct {
 	Globs    []string
 	Families []string
+	// Params keeps variants whose parameter of each named key has one of the listed values
+	// (--param KEY=V1,V2; see ParseParams). A variant without the parameter is left out.
+	Params map[string][]int
+}
+
+// ParseParams parses --param arguments: each KEY=V or KEY=V1,V2,...; repeating a key adds values.
+func ParseParams(args []string) (map[string][]int, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	out := map[string][]int{}
+	for _, a := range args {
+		key, vals, ok := strings.Cut(a, "=")
+		key = strings.TrimSpace(key)
+		if !ok || key == "" || strings.TrimSpace(vals) == "" {
+			return nil, fmt.Errorf("--param %q: want KEY=VALUE or KEY=V1,V2", a)
+		}
+		for _, f := range strings.Split(vals, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return nil, fmt.Errorf("--param %q: %q is not an integer", a, strings.TrimSpace(f))
+			}
+			out[key] = append(out[key], n)
+		}
+	}
+	return out, nil
 }
 
 // Select returns the variants the filter admits, sorted by name.
@@ -30,6 +57,9 @@ func (f Filter) Select(all []variant.Variant) ([]variant.Variant, error) {
 			return nil, fmt.Errorf("--variants %q: %w", g, err)
 		}
 	}
+	if err := f.checkParams(all); err != nil {
+		return nil, err
+	}
 	var out []variant.Variant
 	for _, v := range all {
 		if len(f.Globs) > 0 && !anyMatch(f.Globs, v.Name) {
@@ -38,14 +68,81 @@ func (f Filter) Select(all []variant.Variant) ([]variant.Variant, error) {
 		if len(f.Families) > 0 && !contains(f.Families, v.Family) {
 			continue
 		}
+		if !f.paramsMatch(&v) {
+			continue
+		}
 		out = append(out, v)
 	}
 	variant.SortByName(out)
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no variant matches --variants %s --family %s (of %d)",
-			strings.Join(f.Globs, ","), strings.Join(f.Families, ","), len(all))
+		return nil, fmt.Errorf("no variant matches %s (of %d)", f, len(all))
 	}
 	return out, nil
+}
+
+// String renders the filter as the flags that make it.
+func (f Filter) String() string {
+	var parts []string
+	if len(f.Globs) > 0 {
+		parts = append(parts, "--variants "+strings.Join(f.Globs, ","))
+	}
+	if len(f.Families) > 0 {
+		parts = append(parts, "--family "+strings.Join(f.Families, ","))
+	}
+	keys := make([]string, 0, len(f.Params))
+	for k := range f.Params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		vals := make([]string, len(f.Params[k]))
+		for i, v := range f.Params[k] {
+			vals[i] = strconv.Itoa(v)
+		}
+		parts = append(parts, "--param "+k+"="+strings.Join(vals, ","))
+	}
+	if len(parts) == 0 {
+		return "the catalog"
+	}
+	return strings.Join(parts, " ")
+}
+
+// checkParams refuses a --param key that no variant of the catalog has (a misspelling would
+// otherwise select nothing), naming the parameters there are.
+func (f Filter) checkParams(all []variant.Variant) error {
+	known := map[string]bool{}
+	for _, v := range all {
+		for _, p := range v.Params {
+			known[p.Name] = true
+		}
+	}
+	for k := range f.Params {
+		if !known[k] {
+			names := make([]string, 0, len(known))
+			for n := range known {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			return fmt.Errorf("--param %s: no variant has the parameter %s (parameters: %s)", k, k, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
+func (f Filter) paramsMatch(v *variant.Variant) bool {
+	for k, want := range f.Params {
+		found := false
+		for _, p := range v.Params {
+			if p.Name == k && slices.Contains(want, p.Value) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 func anyMatch(globs []string, name string) bool {

@@ -34,17 +34,25 @@ const CublasName = "cublas"
 // merge of shards is byte-identical to a single run.
 type Record struct {
 	// Key is the content hash of everything that determines the result (see keyOf).
-	Key     string         `json:"key"`
-	Kind    string         `json:"kind"`
-	Variant string         `json:"variant"`
-	Family  string         `json:"family,omitempty"`
-	Params  string         `json:"params,omitempty"`
-	Shape   protocol.Shape `json:"shape"`
-	Status  string         `json:"status"`
+	Key     string `json:"key"`
+	Kind    string `json:"kind"`
+	Variant string `json:"variant"`
+	Family  string `json:"family,omitempty"`
+	Params  string `json:"params,omitempty"`
+	// SourceHash and PTXHash identify the code that was measured (the manifest's SHA-256 of the
+	// generated .cu and of its PTX), so that export can refuse a variant regenerated since. Empty
+	// for cuBLAS rows.
+	SourceHash string         `json:"source_hash,omitempty"`
+	PTXHash    string         `json:"ptx_hash,omitempty"`
+	Shape      protocol.Shape `json:"shape"`
+	Status     string         `json:"status"`
 	// Reason says why a record failed or was skipped, in one line.
 	Reason string `json:"reason,omitempty"`
 	// Seed is the verification seed.
 	Seed uint64 `json:"seed,omitempty"`
+	// SettingsHash identifies the arch and the verification and timing settings the record was
+	// measured under (see settingsHash), so that a cache hit can be checked against the request.
+	SettingsHash string `json:"settings_hash,omitempty"`
 	// Device identifies the GPU that produced the record.
 	Device *DeviceRef `json:"device,omitempty"`
 	// Tile is the variant's C tile per block (the geometry the analysis columns model traffic by).
@@ -140,6 +148,12 @@ func keyOf(k keyInput) string {
 	}
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:16])
+}
+
+// settingsHash is Record.SettingsHash: the hash of the PTX target and the verification (seed
+// included) and timing settings.
+func settingsHash(arch string, vs *protocol.VerifySettings, ts *protocol.TimingSettings) string {
+	return keyOf(keyInput{Kind: "settings", Arch: arch, Verify: vs, Timing: ts})
 }
 
 // skipKey identifies a skipped record: it depends on no device.

@@ -166,9 +166,11 @@ func readJSONL(path string) ([]Record, error) {
 	return out, nil
 }
 
-// csvHeader are results.csv's columns.
+// csvHeader are results.csv's columns. ratio is cuBLAS's median time on the shape (same device
+// when there is one) over the row's (> 1: faster than cuBLAS), the convention of every table and
+// JSON file.
 var csvHeader = []string{"kind", "shape", "m", "n", "k", "variant", "family", "params", "status", "reason", "rank",
-	"median_ms", "min_ms", "max_ms", "std_ms", "reps", "gflops", "pct_cublas", "registers", "shared_bytes", "spill_bytes",
+	"median_ms", "min_ms", "max_ms", "std_ms", "reps", "gflops", "ratio", "registers", "shared_bytes", "spill_bytes",
 	"blocks_per_sm", "waves", "max_abs_err", "max_rel_err", "norm_rel_err", "seed", "gpu",
 	"gflop", "traffic_model", "model_mbytes", "intensity", "model_gbs", "pct_roof", "bound", "wave_note"}
 
@@ -236,12 +238,12 @@ func encodeCSV(rs []Record, info RunInfo) ([]byte, error) {
 		row := []string{r.Kind, ShapeString(r.Shape), fmt.Sprint(r.Shape.M), fmt.Sprint(r.Shape.N), fmt.Sprint(r.Shape.K),
 			r.Variant, r.Family, r.Params, r.Status, r.Reason, ranks[r]}
 		if t := r.Timing; t != nil && r.Status == StatusOK {
-			pct := ""
+			ratio := ""
 			if c := cublasFor(rs, r); c != nil && t.MedianMS > 0 {
-				pct = strconv.FormatFloat(100*c.Timing.MedianMS/t.MedianMS, 'f', 1, 64)
+				ratio = ff(c.Timing.MedianMS / t.MedianMS)
 			}
 			row = append(row, ff(t.MedianMS), ff(t.MinMS), ff(t.MaxMS), ff(t.StdMS), fmt.Sprint(t.Reps),
-				strconv.FormatFloat(gflops(r.Shape, t.MedianMS), 'f', 1, 64), pct)
+				strconv.FormatFloat(gflops(r.Shape, t.MedianMS), 'f', 1, 64), ratio)
 		} else {
 			row = append(row, "", "", "", "", "", "", "")
 		}
@@ -285,6 +287,13 @@ func encodeCSV(rs []Record, info RunInfo) ([]byte, error) {
 	return b.Bytes(), w.Error()
 }
 
+// BenchRuns is how many benchmark lines bench.txt gives a record with samples, the `go test
+// -count` convention: the samples split into up to BenchRuns consecutive runs, each line the run's
+// iteration count and mean time, so that benchstat sees n values and prints a confidence interval
+// (it needs at least 6). A record with fewer samples gets one line per sample; one without samples
+// (older results) gets its median once, with its repetition count.
+const BenchRuns = 10
+
 // encodeBench renders bench.txt in Go benchmark format for benchstat.
 func encodeBench(rs []Record, info RunInfo) []byte {
 	var b bytes.Buffer
@@ -304,10 +313,68 @@ func encodeBench(rs []Record, info RunInfo) []byte {
 		if r.Status != StatusOK || r.Timing == nil || (r.Kind != KindTune && r.Kind != KindCublas) {
 			continue
 		}
-		fmt.Fprintf(&b, "BenchmarkSgemm/shape=%s/variant=%s-1\t%8d\t%12.0f ns/op\t%10.1f GFLOP/s\n",
-			ShapeString(r.Shape), r.Variant, r.Timing.Reps, r.Timing.MedianMS*1e6, gflops(r.Shape, r.Timing.MedianMS))
+		name := fmt.Sprintf("BenchmarkSgemm/shape=%s/variant=%s-1", ShapeString(r.Shape), r.Variant)
+		for _, run := range benchRuns(r.Timing) {
+			fmt.Fprintf(&b, "%s\t%8d\t%12.0f ns/op\t%10.1f GFLOP/s\n", name, run.n, run.ms*1e6, gflops(r.Shape, run.ms))
+		}
 	}
 	return b.Bytes()
+}
+
+// benchRun is one line of bench.txt: n launches of mean time ms.
+type benchRun struct {
+	n  int
+	ms float64
+}
+
+// benchRuns splits a timing's samples into at most BenchRuns consecutive runs of near-equal size.
+func benchRuns(t *protocol.TimingResult) []benchRun {
+	if len(t.Samples) == 0 {
+		return []benchRun{{n: max(t.Reps, 1), ms: t.MedianMS}}
+	}
+	k := min(len(t.Samples), BenchRuns)
+	out := make([]benchRun, 0, k)
+	for i := 0; i < k; i++ {
+		part := t.Samples[i*len(t.Samples)/k : (i+1)*len(t.Samples)/k]
+		sum := 0.0
+		for _, x := range part {
+			sum += x
+		}
+		out = append(out, benchRun{n: len(part), ms: sum / float64(len(part))})
+	}
+	return out
+}
+
+// RenderResultFiles rewrites those of results.csv and bench.txt that dir has from its results.jsonl
+// (or .gz) and device.json, and leaves the records untouched: how committed results follow a change
+// of those formats without a GPU.
+func RenderResultFiles(dir string) error {
+	recs, info, err := ReadResults(dir)
+	if err != nil {
+		return err
+	}
+	SortRecords(recs)
+	cs, err := encodeCSV(recs, info)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	n := 0
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{"results.csv", cs}, {"bench.txt", encodeBench(recs, info)}} {
+		if _, err := os.Stat(outPath(dir, f.name)); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err := writeAtomic(outPath(dir, f.name), f.data); err != nil {
+			return err
+		}
+		n++
+	}
+	if n == 0 {
+		return fmt.Errorf("%s has neither results.csv nor bench.txt to rewrite", dir)
+	}
+	return nil
 }
 
 // writeResults writes results.jsonl, results.csv, bench.txt and device.json into dir.
@@ -339,8 +406,8 @@ func writeResults(dir string, rs []Record, info RunInfo) error {
 	return nil
 }
 
-// writeTables prints one ranked table per shape (cuBLAS as a row), then the shape's failures and
-// skips as counts. top limits the ranked rows (0: all); cuBLAS is always shown.
+// writeTables prints one ranked table per shape (cuBLAS as a row; ratio = cuBLAS median / median),
+// then the shape's failures and skips as counts. top limits the ranked rows (0: all); cuBLAS is always shown.
 func writeTables(w io.Writer, rs []Record, ranked map[protocol.Shape][]entry, notes map[protocol.Shape]string, top int) {
 	for _, sh := range shapesOf(rs) {
 		es := ranked[sh]
@@ -357,7 +424,7 @@ func writeTables(w io.Writer, rs []Record, ranked map[protocol.Shape][]entry, no
 		}
 		fmt.Fprintf(w, "shape %s (%.3g GFLOP)\n", ShapeString(sh), Flops(sh)/1e9)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "rank\tvariant\tmedian ms\t95% CI ms\tGFLOP/s\t% cuBLAS\tregs\tblocks/SM\twaves\tn\t")
+		fmt.Fprintln(tw, "rank\tvariant\tmedian ms\t95% CI ms\tGFLOP/s\tratio\tregs\tblocks/SM\twaves\tn\t")
 		var cub *entry
 		for i := range es {
 			if es[i].Rec.Kind == KindCublas {
@@ -368,9 +435,9 @@ func writeTables(w io.Writer, rs []Record, ranked map[protocol.Shape][]entry, no
 			if top > 0 && i >= top && e.Rec.Kind != KindCublas {
 				continue
 			}
-			pct := "-"
+			ratio := "-"
 			if cub != nil && e.Sum.Median > 0 {
-				pct = fmt.Sprintf("%.1f", 100*cub.Sum.Median/e.Sum.Median)
+				ratio = fmt.Sprintf("%.3f", cub.Sum.Median/e.Sum.Median)
 			}
 			regs, bps, waves := "-", "-", "-"
 			if e.Rec.Kind != KindCublas && e.Rec.Resources.Registers > 0 {
@@ -387,7 +454,7 @@ func writeTables(w io.Writer, rs []Record, ranked map[protocol.Shape][]entry, no
 				n += "*"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%.4f\t%.4f-%.4f\t%.1f\t%s\t%s\t%s\t%s\t%s\t\n", rankLabel(e), e.Rec.Variant, e.Sum.Median,
-				e.Sum.Lo, e.Sum.Hi, gflops(sh, e.Sum.Median), pct, regs, bps, waves, n)
+				e.Sum.Lo, e.Sum.Hi, gflops(sh, e.Sum.Median), ratio, regs, bps, waves, n)
 		}
 		tw.Flush()
 		if len(es) == 0 {

@@ -134,6 +134,9 @@ type session struct {
 	// preload lists the variants whose measurements are planned, for OpPreload.
 	preload []*variant.Variant
 	cost    Cost
+	// stale counts cache hits that did not match their request, unhashed those that predate the
+	// records' hashes (see lookup).
+	stale, unhashed int
 }
 
 func ident(kind, name string, s protocol.Shape) string {
@@ -205,19 +208,6 @@ func (s *session) records() []Record {
 	return out
 }
 
-// lookup finds a cached record under the key any of the pool's devices would give it.
-func (s *session) lookup(key func(d protocol.Device) string) (Record, bool) {
-	for _, sl := range s.pool.slots {
-		if r, ok := s.cache.Get(key(sl.device)); ok {
-			if r.Status == StatusFailed && s.cfg.RetryFailed {
-				continue
-			}
-			return r, true
-		}
-	}
-	return Record{}, false
-}
-
 // ptxHashOf is the manifest's PTX hash, or the hash of the PTX text when the manifest has none.
 func (s *session) ptxHashOf(v *variant.Variant) (string, error) {
 	if v.PTXHash != "" {
@@ -283,13 +273,15 @@ func (s *session) planCublas(shapes []protocol.Shape) []task {
 	for _, sh := range shapes {
 		sh := sh
 		vs := s.verifySettings(CublasName, sh)
-		if r, ok := s.lookup(func(d protocol.Device) string { return s.cublasKey(sh, d, vs, &ts) }); ok {
+		base := Record{Kind: KindCublas, Variant: CublasName, Shape: sh, Seed: vs.Seed,
+			SettingsHash: settingsHash(s.cfg.Catalog.Arch(), vs, &ts)}
+		if r, ok := s.lookup(func(d protocol.Device) string { return s.cublasKey(sh, d, vs, &ts) }, base); ok {
 			s.add(r)
 			continue
 		}
 		tasks = append(tasks, func(sl *slot) error {
-			rec := Record{Kind: KindCublas, Variant: CublasName, Shape: sh, Seed: vs.Seed,
-				Key: s.cublasKey(sh, sl.device, vs, &ts), Device: refOf(sl.device)}
+			rec := base
+			rec.Key, rec.Device = s.cublasKey(sh, sl.device, vs, &ts), refOf(sl.device)
 			req := protocol.Request{Op: protocol.OpCublas, Shape: sh, Verify: vs, Timing: &ts}
 			resp, err := sl.call(req, s.cfg.Watchdog.timeout(sh, 0, &ts, vs))
 			if isStart(err) {
@@ -327,7 +319,8 @@ func (s *session) planVariants(kind string, items []item) []task {
 			}
 		}
 		tile := v.Tile
-		base := Record{Kind: kind, Variant: v.Name, Family: v.Family, Params: v.ParamString(), Shape: it.Shape,
+		base := Record{Kind: kind, Variant: v.Name, Family: v.Family, Params: v.ParamString(),
+			SourceHash: v.SourceHash, PTXHash: v.PTXHash, Shape: it.Shape,
 			Tile: &tile, Resources: v.Resources, DynamicShared: v.DynamicShared}
 		if it.Skip != "" {
 			r := base
@@ -339,12 +332,17 @@ func (s *session) planVariants(kind string, items []item) []task {
 		}
 		vs := s.verifySettings(v.Name, it.Shape)
 		base.Seed = vs.Seed
-		if r, ok := s.lookup(func(d protocol.Device) string {
-			k, _ := s.variantKey(kind, v, it.Shape, d, vs, ts)
-			return k
-		}); ok {
-			s.add(r)
-			continue
+		base.SettingsHash = settingsHash(s.cfg.Catalog.Arch(), vs, ts)
+		if ph, err := s.ptxHashOf(v); err == nil {
+			want := base
+			want.PTXHash = ph
+			if r, ok := s.lookup(func(d protocol.Device) string {
+				k, _ := s.variantKey(kind, v, it.Shape, d, vs, ts)
+				return k
+			}, want); ok {
+				s.add(r)
+				continue
+			}
 		}
 		s.preload = append(s.preload, v)
 		tasks = append(tasks, func(sl *slot) error {
@@ -354,6 +352,11 @@ func (s *session) planVariants(kind string, items []item) []task {
 			var ptx string
 			if err == nil {
 				ptx, err = s.cfg.Catalog.PTX(v.Name)
+			}
+			if err == nil {
+				// The hash of what the worker is sent: export compares it with the manifest's.
+				sum := sha256.Sum256([]byte(ptx))
+				rec.PTXHash = hex.EncodeToString(sum[:])
 			}
 			if err != nil {
 				rec.Status, rec.Reason = StatusFailed, oneLine(err.Error())
@@ -372,6 +375,7 @@ func (s *session) planVariants(kind string, items []item) []task {
 			return nil
 		})
 	}
+	s.reportStale()
 	return tasks
 }
 

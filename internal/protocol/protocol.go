@@ -8,6 +8,10 @@
 //
 // Session: the worker first writes an unsolicited Response with Op "hello" and Version, plus the
 // Device it opened (or Error when it could not open one). Then requests follow until "quit" or EOF.
+// A worker that exits before its hello (gorgonia.org/cu's init prints its cuInit failure on stdout
+// and exits 1 on a host without a GPU) is reported with its exit status and last output. Lines are
+// bounded (MaxRequestBytes, MaxResponseBytes); the orchestrator's deadline for a request covers
+// writing it, so a worker that stops reading cannot block the orchestrator.
 package protocol
 
 import "tilegen/internal/variant"

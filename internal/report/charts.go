@@ -4,21 +4,23 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"path/filepath"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Series is one line of a chart; Err (optional) is a symmetric error (one standard deviation).
+// Series is one line of a chart, or one group of bars. Lo and Hi (optional, same length as Y)
+// bound each value's spread — a confidence interval, min–max, or mean ± standard deviation, as the
+// chart's caption says; a NaN bound draws no error bar.
 type Series struct {
-	Name string
-	X, Y []float64
-	Err  []float64
+	Name   string
+	X, Y   []float64
+	Lo, Hi []float64
+	// Dashed draws a line chart's series dashed, to show it over another it coincides with.
+	Dashed bool
 }
 
 // Line is a chart of series over a numeric x axis.
@@ -38,82 +40,61 @@ type Ref struct {
 	Value float64
 }
 
-// Bars is a horizontal bar chart: one bar per label, sorted by the caller; Refs are vertical lines.
+// Bars is a horizontal bar chart: one band per label, the first label at the top (callers sort);
+// Refs are vertical lines.
 type Bars struct {
 	Title, XLabel string
 	Labels        []string
-	// Groups holds one value per label per group (several result sets side by side); a NaN or
-	// non-positive value draws no bar.
-	Groups     []Series
-	Refs       []Ref
-	LogX       bool
-	GroupNames []string
+	// Groups holds one value per label per group (several variants or result sets side by side,
+	// the first group on top in each band); a NaN or non-positive value draws no bar.
+	Groups []Series
+	Refs   []Ref
+	LogX   bool
 }
 
-// Heat is a heatmap of Z[row][col] over two nominal parameters.
-type Heat struct {
-	Title, XLabel, YLabel string
-	XTicks, YTicks        []string
-	Z                     [][]float64 // NaN: no value
-	// Format renders a cell's label.
-	Format string
-}
-
-// Stacked is stacked horizontal bars: one bar per label, one segment per phase.
+// Stacked is stacked horizontal bars: one bar per label (the first at the top), one segment per
+// phase. Percent draws each bar as shares of its total (the totals go into the labels), so that
+// bars of very different lengths still show where their time goes.
 type Stacked struct {
 	Title, XLabel string
 	Labels        []string
 	Phases        []string
 	Values        [][]float64 // [phase][label]
+	Percent       bool
+	// Unit names the totals in Percent mode's labels ("ms").
+	Unit string
 }
 
-const (
-	chartW = 9 * vg.Inch
-	chartH = 5.5 * vg.Inch
-)
-
-// save writes base.png and base.svg into dir and returns the PNG's file name.
-func save(p *plot.Plot, dir, base string, w, h vg.Length) (string, error) {
-	for _, ext := range []string{".png", ".svg"} {
-		if err := p.Save(w, h, filepath.Join(dir, base+ext)); err != nil {
-			return "", fmt.Errorf("saving chart %s%s: %w", base, ext, err)
-		}
-	}
-	return base + ".png", nil
+// palette tells up to ten series apart (Tableau 10); lines cycle through dash patterns beyond.
+var seriesColors = []color.Color{
+	rgb(0x4e79a7), rgb(0xf28e2b), rgb(0xe15759), rgb(0x76b7b2), rgb(0x59a14f),
+	rgb(0xedc948), rgb(0xb07aa1), rgb(0xff9da7), rgb(0x9c755f), rgb(0xbab0ac),
 }
 
-func newPlot(title string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font.Size = vg.Points(13)
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Add(plotter.NewGrid())
-	return p
+func rgb(v uint32) color.Color {
+	return color.RGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 255}
 }
 
-// errXY pairs points with error bars for plotter.NewYErrorBars.
-type errXY struct {
-	plotter.XYs
-	plotter.YErrors
-}
+func colorOf(i int) color.Color { return seriesColors[i%len(seriesColors)] }
+
+var refColor = color.Gray{Y: 40}
 
 // Draw renders the line chart into dir as base.png/.svg.
 func (l Line) Draw(dir, base string) (string, error) {
-	p := newPlot(l.Title)
+	f := newFigure(l.Title)
+	p := f.p
 	p.X.Label.Text, p.Y.Label.Text = l.XLabel, l.YLabel
 	if l.LogX {
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
 	}
 	if l.LogY {
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 	}
 	if len(l.XTicks) > 0 {
+		labels := TickLabels(l.XTicks)
 		var ticks []plot.Tick
-		for _, x := range l.XTicks {
-			ticks = append(ticks, plot.Tick{Value: x, Label: fmt.Sprint(x)})
+		for i, x := range l.XTicks {
+			ticks = append(ticks, plot.Tick{Value: x, Label: labels[i]})
 		}
 		p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	}
@@ -121,20 +102,20 @@ func (l Line) Draw(dir, base string) (string, error) {
 	for i, s := range l.Series {
 		var pts plotter.XYs
 		var errs plotter.YErrors
+		hasErr := false
 		for j := range s.X {
 			y := s.Y[j]
-			if math.IsNaN(y) || (l.LogY && y <= 0) {
+			if math.IsNaN(y) || (l.LogY && y <= 0) { // no measurement, or not on a log axis
 				continue
 			}
 			pts = append(pts, plotter.XY{X: s.X[j], Y: y})
 			xmin, xmax = math.Min(xmin, s.X[j]), math.Max(xmax, s.X[j])
-			if s.Err != nil {
-				lo := s.Err[j]
-				if l.LogY && y-lo <= 0 {
-					lo = y * 0.999 // a log axis cannot show a bar reaching zero
-				}
-				errs = append(errs, struct{ Low, High float64 }{lo, s.Err[j]})
+			lo, hi := bounds(s, j)
+			if l.LogY && lo <= 0 {
+				lo = y // a log axis cannot show a bar reaching zero
 			}
+			hasErr = hasErr || lo < y || hi > y
+			errs = append(errs, struct{ Low, High float64 }{y - lo, hi - y})
 		}
 		if len(pts) == 0 {
 			continue
@@ -143,19 +124,26 @@ func (l Line) Draw(dir, base string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("chart %s: %w", base, err)
 		}
-		ln.Color = plotutil.Color(i)
-		ln.Dashes = plotutil.Dashes(i / 7)
+		ln.Color, sc.Color = colorOf(i), colorOf(i)
+		ln.Dashes = plotutil.Dashes(i / len(seriesColors))
+		if s.Dashed {
+			ln.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
 		ln.Width = vg.Points(1.5)
-		sc.Color = plotutil.Color(i)
 		sc.Shape = plotutil.Shape(i)
+		sc.Radius = vg.Points(3)
 		p.Add(ln, sc)
-		p.Legend.Add(s.Name, ln, sc)
-		if s.Err != nil {
-			eb, err := plotter.NewYErrorBars(errXY{pts, errs})
+		f.legend.Add(s.Name, ln, sc)
+		if hasErr {
+			eb, err := plotter.NewYErrorBars(struct {
+				plotter.XYs
+				plotter.YErrors
+			}{pts, errs})
 			if err != nil {
 				return "", fmt.Errorf("chart %s: %w", base, err)
 			}
-			eb.Color = plotutil.Color(i)
+			eb.Color = colorOf(i)
+			eb.LineStyle.Width = vg.Points(1)
 			p.Add(eb)
 		}
 	}
@@ -165,55 +153,82 @@ func (l Line) Draw(dir, base string) (string, error) {
 		}
 		ln, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: r.Value}, {X: xmax, Y: r.Value}})
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("chart %s: %w", base, err)
 		}
-		ln.Color = color.Gray{Y: uint8(60 + 50*i)}
+		ln.Color = color.Gray{Y: uint8(40 + 50*i)}
 		ln.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 		ln.Width = vg.Points(1.5)
 		p.Add(ln)
-		p.Legend.Add(r.Name, ln)
+		f.legend.Add(r.Name, ln)
 	}
-	return save(p, dir, base, chartW, chartH)
+	return f.save(dir, base, chartW, chartH)
 }
 
-// Draw renders the bar chart; its height grows with the number of labels.
+// bounds gives a series' spread at j (the value itself where it has none).
+func bounds(s Series, j int) (float64, float64) {
+	lo, hi := s.Y[j], s.Y[j]
+	if j < len(s.Lo) && !math.IsNaN(s.Lo[j]) {
+		lo = s.Lo[j]
+	}
+	if j < len(s.Hi) && !math.IsNaN(s.Hi[j]) {
+		hi = s.Hi[j]
+	}
+	return lo, hi
+}
+
+// barLayout is the thickness of one bar, the height of one label's band and of the whole chart for
+// a number of labels of groups bars each; an error when that is taller than MaxChartPx.
+func barLayout(labels, groups int) (bar, band, height vg.Length, err error) {
+	bar, band = barBand(groups)
+	// Title, axis and margins take about an inch and a half.
+	height = max(vg.Length(labels)*band+1.5*vg.Inch, 3*vg.Inch)
+	if height > maxLen {
+		return 0, 0, 0, fmt.Errorf("%d labels × %d bars need %.0f px, more than %d: chart fewer (TopBars, BarsThatFit) or split",
+			labels, groups, float64(height)*dpi/float64(vg.Inch), MaxChartPx)
+	}
+	return bar, band, height, nil
+}
+
+func barBand(groups int) (bar, band vg.Length) {
+	if groups <= 1 {
+		return vg.Points(14), vg.Points(20)
+	}
+	bar = vg.Points(max(4, min(12, 36/float64(groups))))
+	return bar, bar*vg.Length(groups) + vg.Points(10)
+}
+
+// BarsThatFit is how many labels of groups bars each a chart holds within MaxChartPx.
+func BarsThatFit(groups int) int {
+	_, band := barBand(groups)
+	return int((maxLen - 1.5*vg.Inch) / band)
+}
+
+// Draw renders the bar chart; its height grows with the number of labels, up to MaxChartPx.
 func (b Bars) Draw(dir, base string) (string, error) {
-	p := newPlot(b.Title)
+	n := len(b.Groups)
+	barW, _, h, err := barLayout(len(b.Labels), n)
+	if err != nil {
+		return "", fmt.Errorf("chart %s: %w", base, err)
+	}
+	f := newFigure(b.Title)
+	f.barGrid()
+	p := f.p
 	p.X.Label.Text = b.XLabel
 	if b.LogX {
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
 	}
-	p.Legend.Left = false
-	n := len(b.Groups)
-	// One band per label: 14 pt for a single set, 7 pt per bar when several sets share it.
-	barW := vg.Points(14)
-	if n > 1 {
-		barW = vg.Points(7)
+	if !b.LogX {
+		p.X.Min = 0
 	}
-	band := barW * vg.Length(max(n, 1))
-	top := 0.0
-	for _, g := range b.Groups {
-		for _, v := range g.Y {
-			if !math.IsNaN(v) {
-				top = math.Max(top, v)
-			}
-		}
-	}
-	for _, r := range b.Refs {
-		top = math.Max(top, r.Value)
-	}
-	if n > 1 && !b.LogX && top > 0 {
-		p.X.Max = top * 1.4 // room on the right for the legend, clear of the bars
-	}
+	rows := len(b.Labels)
 	for gi, g := range b.Groups {
-		vals := make(plotter.Values, len(b.Labels))
+		vals := make(plotter.Values, rows)
 		for i := range vals {
-			v := g.Y[i]
+			v := g.Y[rows-1-i] // the first label at the top
 			if math.IsNaN(v) || v <= 0 {
 				v = 0
 				if b.LogX {
-					v = 1e-9
+					v = math.SmallestNonzeroFloat64
 				}
 			}
 			vals[i] = v
@@ -223,118 +238,132 @@ func (b Bars) Draw(dir, base string) (string, error) {
 			return "", fmt.Errorf("chart %s: %w", base, err)
 		}
 		bc.Horizontal = true
-		bc.Color = plotutil.Color(gi)
+		bc.Color = colorOf(gi)
 		bc.LineStyle.Width = 0
-		bc.Offset = barW * (vg.Length(gi) - vg.Length(n-1)/2)
+		off := barW * (vg.Length(n-1)/2 - vg.Length(gi)) // the first group on top
+		bc.Offset = off
 		p.Add(bc)
 		if n > 1 {
-			p.Legend.Add(g.Name, bc)
+			f.legend.Add(g.Name, bc)
+		}
+		wh := whiskers{off: off}
+		for i := range b.Labels {
+			if lo, hi := bounds(g, i); lo < hi && g.Y[i] > 0 {
+				wh.rows = append(wh.rows, whisker{y: float64(rows - 1 - i), lo: lo, hi: hi})
+			}
+		}
+		if len(wh.rows) > 0 {
+			p.Add(wh)
 		}
 	}
 	for i, r := range b.Refs {
-		ln, err := plotter.NewLine(plotter.XYs{{X: r.Value, Y: -0.5}, {X: r.Value, Y: float64(len(b.Labels)) - 0.5}})
+		ln, err := plotter.NewLine(plotter.XYs{{X: r.Value, Y: -0.5}, {X: r.Value, Y: float64(rows) - 0.5}})
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("chart %s: %w", base, err)
 		}
-		ln.Color = plotutil.Color(len(b.Groups) + i)
+		ln.Color = refColor
 		ln.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+		if i > 0 {
+			ln.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+		}
 		ln.Width = vg.Points(2)
 		p.Add(ln)
-		p.Legend.Add(r.Name, ln)
+		f.legend.Add(r.Name, ln)
 	}
-	p.NominalY(b.Labels...)
-	h := max(vg.Length(len(b.Labels))*(band+vg.Points(6))+vg.Inch*1.5, 3*vg.Inch)
-	// NominalY spaces labels one unit apart; the band must fit in one unit of the axis.
-	if n > 1 {
-		h = max(h, vg.Length(len(b.Labels))*(band+vg.Points(10))+vg.Inch*1.5)
-	}
-	return save(p, dir, base, chartW, h)
+	p.NominalY(reversed(b.Labels)...)
+	p.Y.Tick.Label.Font.Size = vg.Points(10)
+	return f.save(dir, base, chartW, h)
 }
 
-// heatGrid adapts Heat to plotter.GridXYZ.
-type heatGrid struct{ z [][]float64 }
+func reversed(xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[len(xs)-1-i] = x
+	}
+	return out
+}
 
-func (g heatGrid) Dims() (int, int)   { return len(g.z[0]), len(g.z) }
-func (g heatGrid) Z(c, r int) float64 { return g.z[r][c] }
-func (g heatGrid) X(c int) float64    { return float64(c) }
-func (g heatGrid) Y(r int) float64    { return float64(r) }
+// whiskers draw horizontal error bars at a bar chart's offset (plotter.XErrorBars cannot be
+// offset by a length, which grouped bars need).
+type whiskers struct {
+	rows []whisker
+	off  vg.Length
+}
 
-// Draw renders the heatmap with each cell's value written on it.
-func (h Heat) Draw(dir, base string) (string, error) {
-	if len(h.Z) == 0 || len(h.Z[0]) == 0 {
-		return "", fmt.Errorf("chart %s: empty heatmap", base)
+type whisker struct{ y, lo, hi float64 }
+
+func (w whiskers) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	sty := draw.LineStyle{Color: color.Black, Width: vg.Points(1)}
+	capH := vg.Points(3)
+	for _, r := range w.rows {
+		y := trY(r.y) + w.off
+		x0, x1 := trX(r.lo), trX(r.hi)
+		c.StrokeLine2(sty, x0, y, x1, y)
+		c.StrokeLine2(sty, x0, y-capH, x0, y+capH)
+		c.StrokeLine2(sty, x1, y-capH, x1, y+capH)
 	}
-	p := newPlot(h.Title)
-	p.X.Label.Text, p.Y.Label.Text = h.XLabel, h.YLabel
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, row := range h.Z {
-		for _, v := range row {
-			if !math.IsNaN(v) {
-				lo, hi = math.Min(lo, v), math.Max(hi, v)
-			}
-		}
+}
+
+func (w whiskers) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax = math.Inf(1), math.Inf(-1)
+	ymin, ymax = math.Inf(1), math.Inf(-1)
+	for _, r := range w.rows {
+		xmin, xmax = math.Min(xmin, r.lo), math.Max(xmax, r.hi)
+		ymin, ymax = math.Min(ymin, r.y), math.Max(ymax, r.y)
 	}
-	if math.IsInf(lo, 0) {
-		return "", fmt.Errorf("chart %s: no values", base)
-	}
-	if hi == lo {
-		hi = lo + 1
-	}
-	pal := moreland.SmoothBlueRed()
-	pal.SetMin(lo)
-	pal.SetMax(hi)
-	hm := plotter.NewHeatMap(heatGrid{h.Z}, pal.Palette(255))
-	hm.Min, hm.Max = lo, hi
-	hm.NaN = color.Gray{Y: 230}
-	p.Add(hm)
-	var xys plotter.XYs
-	var labels []string
-	for r, row := range h.Z {
-		for c, v := range row {
-			if math.IsNaN(v) {
-				continue
-			}
-			xys = append(xys, plotter.XY{X: float64(c), Y: float64(r)})
-			labels = append(labels, fmt.Sprintf(h.Format, v))
-		}
-	}
-	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
-	if err != nil {
-		return "", err
-	}
-	for i := range lb.TextStyle {
-		lb.TextStyle[i].XAlign = draw.XCenter
-		lb.TextStyle[i].YAlign = draw.YCenter
-		lb.TextStyle[i].Font.Size = vg.Points(11)
-	}
-	p.Add(lb)
-	p.NominalX(h.XTicks...)
-	p.NominalY(h.YTicks...)
-	return save(p, dir, base, 7*vg.Inch, 5*vg.Inch)
+	return
 }
 
 // Draw renders stacked horizontal bars.
 func (s Stacked) Draw(dir, base string) (string, error) {
-	p := newPlot(s.Title)
+	_, _, h, err := barLayout(len(s.Labels), 1)
+	if err != nil {
+		return "", fmt.Errorf("chart %s: %w", base, err)
+	}
+	f := newFigure(s.Title)
+	f.barGrid()
+	p := f.p
 	p.X.Label.Text = s.XLabel
-	p.Legend.Left = false
+	p.X.Min = 0
+	rows := len(s.Labels)
+	totals := make([]float64, rows)
+	for _, ph := range s.Values {
+		for i, v := range ph {
+			totals[i] += v
+		}
+	}
+	labels := append([]string(nil), s.Labels...)
+	if s.Percent {
+		p.X.Max = 100
+		for i := range labels {
+			labels[i] += fmt.Sprintf(" (%s %s)", Sig(totals[i], 3), s.Unit)
+		}
+	}
 	var prev *plotter.BarChart
 	for i, ph := range s.Phases {
-		bc, err := plotter.NewBarChart(plotter.Values(s.Values[i]), vg.Points(14))
+		vals := make(plotter.Values, rows)
+		for j := range vals {
+			v := s.Values[i][rows-1-j]
+			if s.Percent && totals[rows-1-j] > 0 {
+				v = 100 * v / totals[rows-1-j]
+			}
+			vals[j] = v
+		}
+		bc, err := plotter.NewBarChart(vals, vg.Points(14))
 		if err != nil {
 			return "", fmt.Errorf("chart %s: %w", base, err)
 		}
 		bc.Horizontal = true
-		bc.Color = plotutil.Color(i)
+		bc.Color = colorOf(i)
 		bc.LineStyle.Width = 0
 		if prev != nil {
 			bc.StackOn(prev)
 		}
 		p.Add(bc)
-		p.Legend.Add(ph, bc)
+		f.legend.Add(ph, bc)
 		prev = bc
 	}
-	p.NominalY(s.Labels...)
-	h := max(vg.Length(len(s.Labels))*vg.Points(20)+vg.Inch*1.5, 3*vg.Inch)
-	return save(p, dir, base, chartW, h)
+	p.NominalY(reversed(labels)...)
+	return f.save(dir, base, chartW, h)
 }

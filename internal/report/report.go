@@ -1,9 +1,14 @@
 // Package report renders result sets (a tune sweep, a study) into a Markdown report with charts
 // drawn by gonum.org/v1/plot, each saved as PNG and SVG beside report.md and embedded by relative
-// link: GFLOP/s per variant per shape (sorted, cuBLAS as a line), heatmaps of a family over its
-// first two parameters, time breakdown bars when the set has them, and the ranked table with the
-// analysis columns (modelled traffic, intensity, roofline position, waves). Two or more sets are
-// also drawn side by side (before/after, two GPUs).
+// link: GFLOP/s of the TopBars fastest variants per shape (cuBLAS as a line, whiskers the 95 %
+// confidence interval of each median), heatmaps of a family over its first two parameters with
+// their colour scale, time breakdowns as shares of each run, and the ranked table of every variant
+// with the analysis columns (modelled traffic, intensity, roofline position, waves) and ratio =
+// cuBLAS median time / the variant's (> 1: faster than cuBLAS). Two or more sets are also drawn
+// side by side (before/after, two GPUs).
+//
+// Every chart keeps its legend (or colour scale) beside the data, labels ticks without spurious
+// decimals, and stays within MaxChartPx on both sides.
 package report
 
 import (
@@ -16,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"tilegen/internal/analysis"
@@ -171,12 +177,34 @@ func F(v float64, prec int) string {
 	return fmt.Sprintf("%.*f", prec, v)
 }
 
+// Ratio is the convention every table, CSV and JSON file shares: cuBLAS's median time over the
+// kernel's (> 1: faster than cuBLAS), three decimals; "–" when either is unknown.
+func Ratio(cublasMS, ms float64) string {
+	if !(cublasMS > 0) || !(ms > 0) {
+		return "–"
+	}
+	return F(cublasMS/ms, 3)
+}
+
 // MSf formats milliseconds with three significant digits.
 func MSf(ms float64) string {
 	if ms <= 0 || math.IsNaN(ms) {
 		return "–"
 	}
-	return fmt.Sprintf("%.3g", ms)
+	return Sig(ms, 3)
+}
+
+// Sig formats v with n significant digits and no exponent (5940, not 5.94e+03; 0.0123).
+func Sig(v float64, n int) string {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return F(v, 0)
+	}
+	d := n - 1 - int(math.Floor(math.Log10(math.Abs(v))))
+	if d <= 0 {
+		p := math.Pow10(-d)
+		return strconv.FormatFloat(math.Round(v/p)*p, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', d, 64)
 }
 
 // AnalysisHeader and AnalysisCells are the analysis columns every table shares.
@@ -204,10 +232,12 @@ func Render(sets []*Set, out string) error {
 		fmt.Fprintf(&b, "- **%s**: %d records on %s; peaks %s: %.0f GFLOP/s FP32, %.0f GB/s DRAM\n",
 			s.Name, len(s.Records), s.Device(), s.Peaks.Source, s.Peaks.GFLOPS, s.Peaks.GBps)
 	}
-	b.WriteString("\nColumns: GFLOP/s = 2·M·N·K / median time; *model* is the family's modelled global traffic " +
-		"(naive 2MNK reads, tiled MNK(1/BN+1/BM), coalesced MK⌈N/BN⌉+MNK, cuBLAS compulsory); GB/s = modelled bytes / time " +
-		"(above the DRAM peak means caches served the rest); % roof = GFLOP/s over min(peak, intensity × bandwidth); " +
-		"waves = blocks / (SMs × resident blocks per SM).\n\n")
+	fmt.Fprintf(&b, "\nColumns: GFLOP/s = 2·M·N·K / median time; *model* is the family's modelled global traffic "+
+		"(naive 2MNK reads, tiled MNK(1/BN+1/BM), coalesced MK⌈N/BN⌉+MNK, cuBLAS compulsory); GB/s = modelled bytes / time "+
+		"(above the DRAM peak means caches served the rest); %% roof = GFLOP/s over min(peak, intensity × bandwidth); "+
+		"waves = blocks / (SMs × resident blocks per SM); ratio = cuBLAS median time / the variant's median time "+
+		"(> 1: faster than cuBLAS). Bar charts show the %d fastest variants of a shape (the tables list all), "+
+		"whiskers the 95 %% confidence interval of each median.\n\n", TopBars)
 	for i, s := range sets {
 		prefix := ""
 		if len(sets) > 1 {
@@ -249,34 +279,20 @@ func renderSet(b *strings.Builder, s *Set, out, prefix string) error {
 		sort.SliceStable(vs, func(i, j int) bool { return vs[i].MS() < vs[j].MS() })
 		name := orchestrator.ShapeString(sh)
 		fmt.Fprintf(b, "### %s\n\n", name)
-		bars := Bars{Title: fmt.Sprintf("GFLOP/s per variant, %s (%s)", name, s.Name), XLabel: "GFLOP/s (higher is better)"}
-		g := Series{Name: s.Name}
-		for i := len(vs) - 1; i >= 0; i-- { // the fastest on top
-			bars.Labels = append(bars.Labels, vs[i].Rec.Variant)
-			g.Y = append(g.Y, vs[i].Point.GFLOPS)
-		}
-		bars.Groups = []Series{g}
-		if cub > 0 {
-			bars.Refs = []Ref{{Name: fmt.Sprintf("cuBLAS %.0f GFLOP/s", analysis.Flops(sh.M, sh.N, sh.K)/(cub*1e6)), Value: analysis.Flops(sh.M, sh.N, sh.K) / (cub * 1e6)}}
-		}
-		file, err := bars.Draw(out, prefix+"gflops_"+slug(name))
+		file, err := variantBars(vs, sh, cub, s.Name, out, prefix+"gflops_"+slug(name))
 		if err != nil {
 			return err
 		}
 		b.WriteString(Image("GFLOP/s per variant on "+name, file) + "\n")
-		header := append([]string{"#", "variant", "median ms", "% cuBLAS"}, AnalysisHeader...)
+		header := append([]string{"#", "variant", "median ms", "ratio"}, AnalysisHeader...)
 		var table [][]string
 		for i, r := range vs {
-			pct := "–"
-			if cub > 0 {
-				pct = F(100*cub/r.MS(), 1)
-			}
-			table = append(table, append([]string{fmt.Sprint(i + 1), r.Rec.Variant, MSf(r.MS()), pct}, AnalysisCells(r)...))
+			table = append(table, append([]string{fmt.Sprint(i + 1), r.Rec.Variant, MSf(r.MS()), Ratio(cub, r.MS())}, AnalysisCells(r)...))
 		}
 		if cub > 0 {
 			for _, r := range rs {
 				if r.Rec.Kind == orchestrator.KindCublas {
-					table = append(table, append([]string{"", "cuBLAS", MSf(cub), "100.0"}, AnalysisCells(r)...))
+					table = append(table, append([]string{"", "cuBLAS", MSf(cub), Ratio(cub, cub)}, AnalysisCells(r)...))
 				}
 			}
 		}
@@ -337,7 +353,8 @@ func renderHeatmaps(b *strings.Builder, s *Set, rows []Row, out, prefix string) 
 	}
 	sort.Strings(famNames)
 	if len(famNames) > 0 {
-		fmt.Fprintf(b, "### Parameter heatmaps on %s\n\n", orchestrator.ShapeString(sh))
+		fmt.Fprintf(b, "### Parameter heatmaps on %s\n\nEach cell is the best GFLOP/s over the family's other parameters; "+
+			"grey cells have no variant.\n\n", orchestrator.ShapeString(sh))
 	}
 	for _, f := range famNames {
 		cells := fams[f]
@@ -356,7 +373,7 @@ func renderHeatmaps(b *strings.Builder, s *Set, rows []Row, out, prefix string) 
 		sort.Ints(xs)
 		sort.Ints(ys)
 		h := Heat{Title: fmt.Sprintf("%s: GFLOP/s over %s × %s, %s", f, names[f][0], names[f][1], orchestrator.ShapeString(sh)),
-			XLabel: names[f][0], YLabel: names[f][1], Format: "%.0f"}
+			XLabel: names[f][0], YLabel: names[f][1], Format: "%.0f", Unit: "GFLOP/s (best over other parameters)"}
 		for _, x := range xs {
 			h.XTicks = append(h.XTicks, fmt.Sprint(x))
 		}
@@ -398,8 +415,8 @@ func renderBreakdowns(b *strings.Builder, s *Set, out, prefix string) error {
 		return nil
 	}
 	b.WriteString("### Time breakdown (mean per run)\n\n")
-	st := Stacked{Title: "Time breakdown: allocation, copies, compute, free", XLabel: "milliseconds (mean of runs)",
-		Phases: []string{"alloc", "host→device", "compute", "device→host", "free"}}
+	st := Stacked{Title: "Time breakdown: allocation, copies, compute, free (mean per run)", XLabel: "share of the run (%)",
+		Phases: []string{"alloc", "host→device", "compute", "device→host", "free"}, Percent: true, Unit: "ms"}
 	st.Values = make([][]float64, len(st.Phases))
 	for _, bd := range s.Breakdowns {
 		st.Labels = append(st.Labels, bd.Name+" "+orchestrator.ShapeString(bd.Shape))
@@ -438,80 +455,4 @@ func Std(xs []float64) float64 {
 		t += (x - m) * (x - m)
 	}
 	return math.Sqrt(t / float64(len(xs)-1))
-}
-
-// renderCompare draws the sets side by side on the shapes they share.
-func renderCompare(b *strings.Builder, sets []*Set, out string) error {
-	b.WriteString("## Side by side\n\n")
-	type key struct {
-		v  string
-		sh protocol.Shape
-	}
-	ms := make([]map[key]float64, len(sets))
-	for i, s := range sets {
-		ms[i] = map[key]float64{}
-		for _, r := range s.Records {
-			if r.Status == orchestrator.StatusOK && r.Timing != nil {
-				ms[i][key{r.Variant, r.Shape}] = r.Timing.MedianMS
-			}
-		}
-	}
-	for _, sh := range Shapes(sets[0].Records) {
-		var names []string
-		for _, r := range sets[0].Records {
-			k := key{r.Variant, sh}
-			if r.Shape != sh || ms[0][k] == 0 {
-				continue
-			}
-			all := true
-			for i := 1; i < len(sets); i++ {
-				all = all && ms[i][k] > 0
-			}
-			if all {
-				names = append(names, r.Variant)
-			}
-		}
-		if len(names) == 0 {
-			continue
-		}
-		sort.SliceStable(names, func(i, j int) bool { return ms[0][key{names[i], sh}] > ms[0][key{names[j], sh}] })
-		name := orchestrator.ShapeString(sh)
-		bars := Bars{Title: "GFLOP/s side by side, " + name, XLabel: "GFLOP/s (higher is better)", Labels: names}
-		header := []string{"variant"}
-		for _, s := range sets {
-			g := Series{Name: s.Name}
-			for _, n := range names {
-				g.Y = append(g.Y, analysis.Flops(sh.M, sh.N, sh.K)/(ms[0+indexOf(sets, s)][key{n, sh}]*1e6))
-			}
-			bars.Groups = append(bars.Groups, g)
-			header = append(header, s.Name+" ms")
-		}
-		header = append(header, "ratio "+sets[1].Name+"/"+sets[0].Name)
-		file, err := bars.Draw(out, "compare_"+slug(name))
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(b, "### %s\n\n%s\n", name, Image("side by side "+name, file))
-		var table [][]string
-		for i := len(names) - 1; i >= 0; i-- {
-			n := names[i]
-			row := []string{n}
-			for j := range sets {
-				row = append(row, MSf(ms[j][key{n, sh}]))
-			}
-			row = append(row, F(ms[1][key{n, sh}]/ms[0][key{n, sh}], 3))
-			table = append(table, row)
-		}
-		b.WriteString(Table(header, table) + "\n")
-	}
-	return nil
-}
-
-func indexOf(sets []*Set, s *Set) int {
-	for i := range sets {
-		if sets[i] == s {
-			return i
-		}
-	}
-	return 0
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -78,12 +79,24 @@ func TestRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(md)
-	for _, want := range []string{"| 1 | coarse_w32_g2_pf0 |", "cuBLAS", "## Side by side", "heat_coarse.png", "| tiled |"} {
+	// ratio = cuBLAS ms / ms: 0.01 / 0.03, and 1 for cuBLAS itself.
+	for _, want := range []string{"| 1 | coarse_w32_g2_pf0 | 0.0300 | 0.333 |", "|  | cuBLAS | 0.0100 | 1.000 |", "## Side by side",
+		"heat_coarse.png", "| tiled |", "| # | variant | median ms | ratio |"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	for _, line := range strings.Split(text, "\n") {
+	if strings.Contains(text, "% cuBLAS") {
+		t.Error("report still has a % cuBLAS column")
+	}
+	checkCharts(t, out, text)
+}
+
+// checkCharts checks that every chart report.md embeds exists as PNG and SVG and fits MaxChartPx.
+func checkCharts(t *testing.T, out, md string) {
+	t.Helper()
+	n := 0
+	for _, line := range strings.Split(md, "\n") {
 		if i := strings.Index(line, "]("); strings.HasPrefix(line, "![") && i > 0 {
 			png := strings.TrimSuffix(line[i+2:], ")")
 			for _, f := range []string{png, strings.TrimSuffix(png, ".png") + ".svg"} {
@@ -91,6 +104,52 @@ func TestRender(t *testing.T) {
 					t.Errorf("chart %s missing: %v", f, err)
 				}
 			}
+			if w, h := pngSize(t, filepath.Join(out, png)); w > MaxChartPx || h > MaxChartPx {
+				t.Errorf("chart %s is %d×%d px, over %d", png, w, h, MaxChartPx)
+			}
+			n++
 		}
+	}
+	if n == 0 {
+		t.Error("report embeds no chart")
+	}
+}
+
+// TestRenderManyVariants: a shape with more variants than TopBars gets a chart of the fastest
+// TopBars (within MaxChartPx) and a table of all of them.
+func TestRenderManyVariants(t *testing.T) {
+	dir := t.TempDir()
+	sh := protocol.Shape{M: 512, N: 512, K: 512}
+	dev := &orchestrator.DeviceRef{Name: "Test GPU", UUID: "GPU-1"}
+	recs := []orchestrator.Record{{Key: "c", Kind: orchestrator.KindCublas, Variant: orchestrator.CublasName, Shape: sh,
+		Status: orchestrator.StatusOK, Device: dev, Timing: &protocol.TimingResult{Reps: 3, MedianMS: 0.05, Samples: []float64{0.05, 0.051, 0.049}}}}
+	const n = 120
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("regtile_%03d", i)
+		ms := 0.05 + 0.001*float64(i)
+		recs = append(recs, orchestrator.Record{Key: name, Kind: orchestrator.KindTune, Variant: name, Family: "regtile",
+			Params: fmt.Sprintf("A=%d B=%d", i%10, i/10), Shape: sh, Status: orchestrator.StatusOK, Device: dev,
+			Timing: &protocol.TimingResult{Reps: 8, MedianMS: ms, Samples: []float64{ms, ms * 1.01, ms * 0.99, ms, ms * 1.02, ms, ms, ms * 0.98}}})
+	}
+	if err := orchestrator.WriteResults(dir, recs, orchestrator.RunInfo{}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "rep")
+	if err := Render([]*Set{s, s}, out); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	text := string(md)
+	if got := strings.Count(text, "| regtile_"); got != 3*n { // two ranked tables and the side-by-side one
+		t.Errorf("tables list %d variant rows, want %d", got, 3*n)
+	}
+	checkCharts(t, out, text)
+	svg, _ := os.ReadFile(filepath.Join(out, "set1_gflops_512x512x512.svg"))
+	if !strings.Contains(string(svg), "30 fastest of 120") || strings.Contains(string(svg), ">regtile_030<") {
+		t.Errorf("per-shape chart does not show only the %d fastest", TopBars)
 	}
 }

@@ -192,7 +192,7 @@ func cpuGPURender(b *strings.Builder, s *report.Set, out string) error {
 	}
 	for _, ph := range cpuGPUPhases {
 		var rows [][]string
-		l := report.Line{Title: "cpu-gpu: " + ph.title + ", mean ± std", XLabel: "N (log scale)",
+		l := report.Line{Title: "cpu-gpu: " + ph.title + ", mean; whiskers: ± one standard deviation", XLabel: "N (log scale)",
 			YLabel: ph.name + " (ms, log scale)", LogX: true, LogY: true, XTicks: itoa(cpuGPUNs)}
 		for _, n := range cpuGPUNs {
 			row := []string{fmt.Sprint(n)}
@@ -205,7 +205,7 @@ func cpuGPURender(b *strings.Builder, s *report.Set, out string) error {
 					row = append(row, "n/a")
 				default:
 					m, sd := meanStd(x.Phase, ph.of)
-					cell := fmt.Sprintf("%.3g ± %.2g", m, sd)
+					cell := report.Sig(m, 3) + " ± " + report.Sig(sd, 2)
 					if x.Note != "" {
 						cell += " (" + x.Note + ")"
 					}
@@ -222,7 +222,7 @@ func cpuGPURender(b *strings.Builder, s *report.Set, out string) error {
 					continue
 				}
 				m, sd := meanStd(x.Phase, ph.of)
-				sr.X, sr.Y, sr.Err = append(sr.X, float64(n)), append(sr.Y, m), append(sr.Err, sd)
+				sr.X, sr.Y, sr.Lo, sr.Hi = append(sr.X, float64(n)), append(sr.Y, m), append(sr.Lo, m-sd), append(sr.Hi, m+sd)
 			}
 			if len(sr.X) > 0 {
 				l.Series = append(l.Series, sr)
@@ -236,8 +236,9 @@ func cpuGPURender(b *strings.Builder, s *report.Set, out string) error {
 		b.WriteString(report.Image(ph.title, file) + "\n")
 	}
 	// Where the time goes at the largest N each kernel ran.
-	st := report.Stacked{Title: "cpu-gpu: where the time goes (mean per run, largest N each kernel ran)",
-		XLabel: "milliseconds (mean per run, phases stacked)", Phases: []string{"alloc", "host→device", "compute", "device→host", "free"}}
+	st := report.Stacked{Title: "cpu-gpu: where the time goes (mean per run, largest N each kernel ran; total in brackets)",
+		XLabel: "share of the run (%)", Phases: []string{"alloc", "host→device", "compute", "device→host", "free"},
+		Percent: true, Unit: "ms"}
 	st.Values = make([][]float64, len(st.Phases))
 	for _, c := range cols {
 		n := maxN(bd[c.name])

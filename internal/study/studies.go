@@ -87,8 +87,8 @@ func compareStudy() Study {
 			}
 			b.WriteString("### Time over (N, W) per kernel\n\n")
 			for _, k := range kernels {
-				l := report.Line{Title: "compare: " + k.label + " kernel, C(N×N) = A(N×W)·B(W×N)", XLabel: "N (log scale)",
-					YLabel: "median time (ms, log scale)", LogX: true, LogY: true, XTicks: itoa(seedNs)}
+				l := report.Line{Title: "compare: " + k.label + " kernel, C(N×N) = A(N×W)·B(W×N); whiskers: 95 % CI of the median",
+					XLabel: "N (log scale)", YLabel: "median time (ms, log scale)", LogX: true, LogY: true, XTicks: itoa(seedNs)}
 				for _, w := range seedWs {
 					v := k.of(w)
 					if v == "" {
@@ -96,7 +96,7 @@ func compareStudy() Study {
 					}
 					sr := report.Series{Name: fmt.Sprintf("W=%d (%s)", w, v)}
 					for _, n := range seedNs {
-						sr.X, sr.Y = append(sr.X, float64(n)), append(sr.Y, t.ms(v, sq(n, w)))
+						t.add(&sr, float64(n), v, sq(n, w), false)
 					}
 					l.Series = append(l.Series, sr)
 				}
@@ -158,25 +158,24 @@ func squareStudy() Study {
 				}
 				cub := t.ms(orchestrator.CublasName, sh)
 				best = append(best, []string{fmt.Sprint(n), fmt.Sprint(bw), report.MSf(bms), report.F(gflops(sh, bms), 1),
-					growth, report.MSf(cub), report.F(100*cub/bms, 1)})
+					growth, report.MSf(cub), report.Ratio(cub, bms)})
 				prevBest = bms
 			}
 			b.WriteString("### Time (median ms)\n\n" + report.Table(h, tr) + "\n")
 			b.WriteString("### GFLOP/s\n\n" + report.Table(h, gr) + "\n")
 			b.WriteString("### Speedup vs W = 4, per N\n\n" + report.Table(h, sr) + "\n")
 			b.WriteString("### Across N at the best W\n\nTime growth from the previous N (the work grows 8× per doubling; " +
-				"less than 8× means the larger problem uses the GPU better).\n\n")
-			b.WriteString(report.Table([]string{"N", "best W", "ms", "GFLOP/s", "time vs previous N", "cuBLAS ms", "% of cuBLAS"}, best) + "\n")
+				"less than 8× means the larger problem uses the GPU better); ratio = cuBLAS ms / ms (> 1: faster than cuBLAS).\n\n")
+			b.WriteString(report.Table([]string{"N", "best W", "ms", "GFLOP/s", "time vs previous N", "cuBLAS ms", "ratio"}, best) + "\n")
 			for _, c := range []struct {
 				base, ylabel string
-				f            func(sh protocol.Shape, ms float64) float64
-				logY         bool
+				gflops, logY bool
 			}{
-				{"time", "median time (ms, log scale)", func(_ protocol.Shape, ms float64) float64 { return ms }, true},
-				{"gflops", "GFLOP/s", gflops, false},
+				{"time", "median time (ms, log scale)", false, true},
+				{"gflops", "GFLOP/s", true, false},
 			} {
-				l := report.Line{Title: "square: shared A+B tiles, N×N·N×N", XLabel: "N (log scale)", YLabel: c.ylabel,
-					LogX: true, LogY: c.logY, XTicks: itoa(seedNs)}
+				l := report.Line{Title: "square: shared A+B tiles, N×N·N×N; whiskers: 95 % CI of the median", XLabel: "N (log scale)",
+					YLabel: c.ylabel, LogX: true, LogY: c.logY, XTicks: itoa(seedNs)}
 				for _, w := range append(seedWs, 0) {
 					v, name := sharedFor(w), fmt.Sprintf("W=%d", w)
 					if w == 0 {
@@ -184,8 +183,7 @@ func squareStudy() Study {
 					}
 					sr := report.Series{Name: name}
 					for _, n := range seedNs {
-						sh := sq(n, n)
-						sr.X, sr.Y = append(sr.X, float64(n)), append(sr.Y, c.f(sh, t.ms(v, sh)))
+						t.add(&sr, float64(n), v, sq(n, n), c.gflops)
 					}
 					l.Series = append(l.Series, sr)
 				}
@@ -323,12 +321,12 @@ func granularityStudy() Study {
 					n, report.MSf(t.ms(orchestrator.CublasName, sh)), report.Table(h, tr), report.Table(h, sr))
 			}
 			for _, w := range granWs {
-				l := report.Line{Title: fmt.Sprintf("granularity: W=%d, columns per thread", w), XLabel: "N (log scale)",
+				l := report.Line{Title: fmt.Sprintf("granularity: W=%d, columns per thread; whiskers: 95 %% CI of the median", w), XLabel: "N (log scale)",
 					YLabel: "GFLOP/s", LogX: true, XTicks: itoa(granNs)}
 				for _, c := range granCfgs {
 					sr := report.Series{Name: c.label + " (" + c.of(w) + ")"}
 					for _, n := range granNs {
-						sr.X, sr.Y = append(sr.X, float64(n)), append(sr.Y, gflops(sq(n, n), t.ms(c.of(w), sq(n, n))))
+						t.add(&sr, float64(n), c.of(w), sq(n, n), true)
 					}
 					l.Series = append(l.Series, sr)
 				}

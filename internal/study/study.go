@@ -17,6 +17,7 @@ package study
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -138,28 +139,55 @@ func analysisSection(b *strings.Builder, s *report.Set) {
 	}
 }
 
-// times indexes a set's medians by (variant, shape).
-type times map[string]map[protocol.Shape]float64
+// times indexes a set's timings by (variant, shape).
+type times map[string]map[protocol.Shape]*protocol.TimingResult
 
 func timesOf(s *report.Set) times {
 	t := times{}
 	for _, r := range s.Records {
-		if r.Status != orchestrator.StatusOK || r.Timing == nil {
+		if r.Status != orchestrator.StatusOK || r.Timing == nil || r.Timing.MedianMS <= 0 {
 			continue
 		}
 		if t[r.Variant] == nil {
-			t[r.Variant] = map[protocol.Shape]float64{}
+			t[r.Variant] = map[protocol.Shape]*protocol.TimingResult{}
 		}
-		t[r.Variant][r.Shape] = r.Timing.MedianMS
+		t[r.Variant][r.Shape] = r.Timing
 	}
 	return t
 }
 
-func (t times) ms(v string, sh protocol.Shape) float64 { return t[v][sh] }
+// ms is the median time of a variant on a shape, 0 when it was not measured.
+func (t times) ms(v string, sh protocol.Shape) float64 {
+	if r := t[v][sh]; r != nil {
+		return r.MedianMS
+	}
+	return 0
+}
 
+// point is a chart point: the median time, or its GFLOP/s with gflops set, and the 95 % interval of
+// the median; NaN when the pair was not measured.
+func (t times) point(v string, sh protocol.Shape, asGFLOPS bool) (y, lo, hi float64) {
+	r := t[v][sh]
+	if r == nil {
+		return math.NaN(), math.NaN(), math.NaN()
+	}
+	lo, hi = report.TimingCI(r)
+	if !asGFLOPS {
+		return r.MedianMS, lo, hi
+	}
+	return gflops(sh, r.MedianMS), gflops(sh, hi), gflops(sh, lo)
+}
+
+// add appends the point of (v, sh) at x to a series.
+func (t times) add(s *report.Series, x float64, v string, sh protocol.Shape, asGFLOPS bool) {
+	y, lo, hi := t.point(v, sh, asGFLOPS)
+	s.X, s.Y, s.Lo, s.Hi = append(s.X, x), append(s.Y, y), append(s.Lo, lo), append(s.Hi, hi)
+}
+
+// gflops is 2·M·N·K over a median time; NaN without one (a table shows "–").
 func gflops(sh protocol.Shape, ms float64) float64 {
 	if ms <= 0 {
-		return 0
+		return math.NaN()
 	}
 	return orchestrator.Flops(sh) / (ms * 1e6)
 }
@@ -194,16 +222,20 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-// gflopsBars is a grouped bar chart of GFLOP/s: one group per variant, one bar per shape.
+// gflopsBars is a grouped bar chart of GFLOP/s with each median's 95 % interval: one band per
+// shape (in order, the first at the top), one bar per variant.
 func gflopsBars(title string, shapes []protocol.Shape, names []string, t times) report.Bars {
-	bars := report.Bars{Title: title, XLabel: "GFLOP/s (higher is better)"}
+	bars := report.Bars{Title: title, XLabel: "GFLOP/s (higher is better; whiskers: 95 % CI of the median)"}
 	for _, sh := range shapes {
 		bars.Labels = append(bars.Labels, orchestrator.ShapeString(sh))
 	}
 	for _, v := range names {
 		g := report.Series{Name: v}
-		for _, sh := range shapes {
-			g.Y = append(g.Y, gflops(sh, t.ms(v, sh)))
+		if v == orchestrator.CublasName {
+			g.Name = "cuBLAS"
+		}
+		for i, sh := range shapes {
+			t.add(&g, float64(i), v, sh, true)
 		}
 		bars.Groups = append(bars.Groups, g)
 	}

@@ -1,11 +1,16 @@
 // Command tilegen-worker owns one GPU for the tilegen runner: it answers the JSON-lines protocol of
 // tilegen/internal/protocol on stdin/stdout (hello first, then one response per request, in
 // order) and exits 0 on quit or end of input. It exits non-zero when the device cannot be opened
-// or a kernel fault left the CUDA context unusable; the runner then starts a fresh worker.
+// or a kernel fault left the CUDA context unusable; the runner then starts a fresh worker. On a host
+// without a usable GPU it cannot even say hello: gorgonia.org/cu's package init prints its cuInit
+// failure on stdout and exits 1 before main runs, and the runner reports that as "no CUDA device
+// found (driver: …)". The runner starts it in its own process group with SIGKILL as its
+// parent-death signal, so it never outlives the runner.
 //
 // Usage:
 //
 //	tilegen-worker [--device N] [--reference-ptx FILE]
+//	tilegen-worker --version
 //
 // The float64 reference kernel the worker verifies against comes from the runner, which writes
 // its catalog's support kernel "reference" to a file and passes --reference-ptx. The worker embeds
@@ -23,6 +28,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"tilegen/internal/gpu"
+	"tilegen/internal/version"
 )
 
 func main() {
@@ -37,7 +43,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	device := fs.Int("device", 0, "CUDA device `ordinal` to open")
 	refPath := fs.String("reference-ptx", "", "PTX `file` holding the float64 reference kernel \"reference\" (the runner passes its catalog's)")
+	showVersion := fs.Bool("version", false, "print the version, Go toolchain and git revision, and exit")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *showVersion {
+		_, err := fmt.Fprintln(stdout, version.String("tilegen-worker", ""))
 		return err
 	}
 	if fs.NArg() != 0 {

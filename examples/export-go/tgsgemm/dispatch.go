@@ -3,24 +3,35 @@
 // Package tgsgemm computes SGEMM, C = alpha·A·B + beta·C (float32, row-major, BLAS-style leading
 // dimensions), with CUDA kernels generated and tuned by tilegen on NVIDIA H100 80GB HBM3.
 //
-// Load the kernels into the current cu context with Load, then call Sgemm; Choose tells which
-// variant a problem gets. The PTX is embedded; nothing else is read at run time.
+// Load the kernels into the calling thread's current CUDA context with Load, then call Sgemm;
+// Choose tells which variant a problem gets. The PTX is embedded; nothing else is read at run time.
+//
+// The package imports only the standard library. It reaches the CUDA driver through cgo and
+// dlopen("libcuda.so.1") when Load is first called, and links only libc and libdl, so a program
+// that imports it builds without the CUDA toolkit and starts on a host without a GPU: there Load
+// returns an error wrapping ErrUnavailable, and Choose, Classes, Variants and Default still work.
+// Without cgo, or off Linux, Load always returns that error.
+//
+// Device pointers and the stream are raw CUDA handles as uintptr (the stream 0 is the legacy
+// default stream). With gorgonia.org/cu: uintptr(p) for a cu.DevicePtr p, and
+// uintptr(unsafe.Pointer(s.C())) for a cu.Stream s; the context cu made current is the one Load
+// and Sgemm use (both packages' calls go to the same libcuda.so.1).
 //
 // Dispatch: the tuned shape class nearest to M×N×K by squared log-distance
 // ln²(M/Mc) + ln²(N/Nc) + ln²(K/Kc) picks the variant; when it cannot take the problem the
 // robust default (micro1d_t64_r16) is used; when that cannot either, Sgemm returns an error and launches nothing.
 //
-// Classes (tuned median, cuBLAS median):
+// Classes (tuned median, cuBLAS median, ratio = cuBLAS time / tuned time; above 1: faster than cuBLAS):
 //
-//	127x4097x513     micro1d_t32_r4           0.0412 ms (cuBLAS 0.0254 ms)
-//	224x256x192      micro1d_t32_r4           0.0108 ms (cuBLAS 0.0137 ms)
-//	535x792x414      micro1d_t64_r8           0.0322 ms (cuBLAS 0.0208 ms)
-//	1000x1000x1000   micro1d_t64_r16          0.1045 ms (cuBLAS 0.0616 ms)
-//	1024x1024x1024   micro1d_t64_r16          0.1045 ms (cuBLAS 0.0631 ms)
-//	1041x1247x139    micro1d_t32_r8           0.0304 ms (cuBLAS 0.0172 ms)
-//	2048x2048x2048   micro1d_t64_r16          0.7682 ms (cuBLAS 0.3423 ms)
-//	4096x4096x32     micro1d_t32_r8           0.0648 ms (cuBLAS 0.0510 ms)
-//	4096x4096x4096   micro1d_t64_r16          6.0180 ms (cuBLAS 2.6585 ms)
+//	127x4097x513     micro1d_t32_r4           0.0412 ms (cuBLAS 0.0254 ms, ratio 0.62)
+//	224x256x192      micro1d_t32_r4           0.0108 ms (cuBLAS 0.0137 ms, ratio 1.26)
+//	535x792x414      micro1d_t64_r8           0.0322 ms (cuBLAS 0.0208 ms, ratio 0.65)
+//	1000x1000x1000   micro1d_t64_r16          0.1045 ms (cuBLAS 0.0616 ms, ratio 0.59)
+//	1024x1024x1024   micro1d_t64_r16          0.1045 ms (cuBLAS 0.0631 ms, ratio 0.60)
+//	1041x1247x139    micro1d_t32_r8           0.0304 ms (cuBLAS 0.0172 ms, ratio 0.57)
+//	2048x2048x2048   micro1d_t64_r16          0.7682 ms (cuBLAS 0.3423 ms, ratio 0.45)
+//	4096x4096x32     micro1d_t32_r8           0.0648 ms (cuBLAS 0.0510 ms, ratio 0.79)
+//	4096x4096x4096   micro1d_t64_r16          6.0180 ms (cuBLAS 2.6585 ms, ratio 0.44)
 //
 // Provenance (parameters, times, verification errors, GPU, driver, nvcc, results hash): tgsgemm.json.
 // PTX: nvcc release 11.8, V11.8.89, sm_90; generator tilegen-gen 1; results content hash b4ab0b7a97886131d9d63fb12ecb0713d4c464500a6500b866bd894913a9160a.

@@ -4,36 +4,48 @@ package tgsgemm
 
 import (
 	"embed"
+	"errors"
 	"fmt"
-	cu "gorgonia.org/cu"
-	"math"
-	"unsafe"
 )
 
 //go:embed ptx/*.ptx
 var ptxFS embed.FS
 
-// Kernels are the exported variants loaded into one cu context.
+// ErrUnavailable is wrapped by Load's error when this process cannot use CUDA: no libcuda.so.1 (no
+// NVIDIA driver), cuInit failed (e.g. no device), or the build has no driver binding (no cgo).
+var ErrUnavailable = errors.New("CUDA driver unavailable")
+
+// Kernels are the exported variants loaded into one CUDA context (driver handles as uintptr).
 type Kernels struct {
-	mods   [len(kernels)]cu.Module
-	fns    [len(kernels)]cu.Function
+	mods   [len(kernels)]uintptr
+	fns    [len(kernels)]uintptr
 	loaded [len(kernels)]bool
 }
 
-// Load JIT-compiles the embedded PTX into the calling thread's current context (lock the OS
-// thread and make the context current first, e.g. with cu.SetCurrentContext). Kernels are valid
-// in that context only.
+// Load JIT-compiles the embedded PTX into the calling thread's current CUDA context (lock the OS
+// thread and make the context current first, e.g. with cu.SetCurrentContext) and raises the dynamic
+// shared memory limit of kernels that need more than 48 KiB. Kernels are valid in that context only.
+// The first call loads the CUDA driver; without one the error wraps ErrUnavailable.
 func Load() (*Kernels, error) {
+	if err := openDriver(); err != nil {
+		return nil, fmt.Errorf("tgsgemm: load: %w", err)
+	}
+	if err := requireContext(); err != nil {
+		return nil, fmt.Errorf("tgsgemm: load: %w", err)
+	}
 	ks := &Kernels{}
 	for i := range kernels {
 		name := kernels[i].name
 		ptx, err := ptxFS.ReadFile("ptx/" + name + ".ptx")
 		if err == nil {
-			ks.mods[i], err = cu.LoadData(string(ptx))
+			ks.mods[i], err = loadModule(ptx)
 		}
 		if err == nil {
 			ks.loaded[i] = true
-			ks.fns[i], err = ks.mods[i].Function(name)
+			ks.fns[i], err = getFunction(ks.mods[i], name)
+		}
+		if err == nil && kernels[i].dynamicShared > 49152 {
+			err = setMaxDynamicShared(ks.fns[i], kernels[i].dynamicShared)
 		}
 		if err != nil {
 			ks.Unload()
@@ -51,40 +63,30 @@ func (ks *Kernels) Unload() error {
 			continue
 		}
 		ks.loaded[i] = false
-		if err := ks.mods[i].Unload(); err != nil && first == nil {
-			first = err
+		if err := unloadModule(ks.mods[i]); err != nil && first == nil {
+			first = fmt.Errorf("tgsgemm: unload %s: %w", kernels[i].name, err)
 		}
 	}
 	return first
 }
 
 // Sgemm enqueues C = alpha·A·B + beta·C on stream for row-major A (M×K, row stride lda), B (K×N,
-// ldb) and C (M×N, ldc); beta == 0 means C is not read. It does not wait. It returns an error, and
-// launches nothing, when no exported variant can take the problem (see Choose).
-func (ks *Kernels) Sgemm(m, n, k int, alpha float32, a cu.DevicePtr, lda int, b cu.DevicePtr, ldb int, beta float32, c cu.DevicePtr, ldc int, stream cu.Stream) error {
-	i, err := choose(m, n, k, lda, ldb, ldc, uintptr(a)|uintptr(b)|uintptr(c))
+// ldb) and C (M×N, ldc) in device memory; beta == 0 means C is not read. a, b, c are device
+// addresses and stream a CUstream handle (0: the legacy default stream), all as uintptr. It does not
+// wait. It returns an error, and launches nothing, when no exported variant can take the problem
+// (see Choose).
+func (ks *Kernels) Sgemm(m, n, k int, alpha float32, a uintptr, lda int, b uintptr, ldb int, beta float32, c uintptr, ldc int, stream uintptr) error {
+	i, err := choose(m, n, k, lda, ldb, ldc, a|b|c)
 	if err != nil {
 		return err
 	}
-	if !ks.loaded[i] {
+	if ks == nil || !ks.loaded[i] {
 		return fmt.Errorf("tgsgemm: %s is not loaded (call Load)", kernels[i].name)
 	}
 	kn := &kernels[i]
-	// One 8-byte slot per parameter: the driver reads each parameter's own size from the front of
-	// its slot (little-endian), as the tilegen runner launches them.
-	args := [11]uint64{i32(m), i32(n), i32(k), uint64(math.Float32bits(alpha)), uint64(a), i32(lda), uint64(b), i32(ldb), uint64(math.Float32bits(beta)), uint64(c), i32(ldc)}
-	var ptrs [11]unsafe.Pointer
-	for j := range args {
-		ptrs[j] = unsafe.Pointer(&args[j])
-	}
-	gx := (n + kn.tileCols - 1) / kn.tileCols
-	gy := (m + kn.tileRows - 1) / kn.tileRows
-	if err := ks.fns[i].Launch(gx, gy, kn.gridZ, kn.blockX, kn.blockY, 1, kn.dynamicShared, stream, ptrs[:]); err != nil {
+	grid := [3]int{(n + kn.tileCols - 1) / kn.tileCols, (m + kn.tileRows - 1) / kn.tileRows, kn.gridZ}
+	if err := launch(ks.fns[i], grid, [2]int{kn.blockX, kn.blockY}, kn.dynamicShared, stream, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); err != nil {
 		return fmt.Errorf("tgsgemm: launch %s: %w", kn.name, err)
 	}
 	return nil
-}
-
-func i32(v int) uint64 {
-	return uint64(uint32(int32(v)))
 }

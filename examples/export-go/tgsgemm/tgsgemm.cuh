@@ -13,16 +13,16 @@
 // default (micro1d_t64_r16) is used; when that cannot either, tgsgemm_sgemm returns
 // cudaErrorInvalidValue and launches nothing (tgsgemm_variant returns NULL).
 //
-// Classes (tuned median, cuBLAS median):
-//     127x4097x513     micro1d_t32_r4           0.0412 ms (cuBLAS 0.0254 ms)
-//     224x256x192      micro1d_t32_r4           0.0108 ms (cuBLAS 0.0137 ms)
-//     535x792x414      micro1d_t64_r8           0.0322 ms (cuBLAS 0.0208 ms)
-//     1000x1000x1000   micro1d_t64_r16          0.1045 ms (cuBLAS 0.0616 ms)
-//     1024x1024x1024   micro1d_t64_r16          0.1045 ms (cuBLAS 0.0631 ms)
-//     1041x1247x139    micro1d_t32_r8           0.0304 ms (cuBLAS 0.0172 ms)
-//     2048x2048x2048   micro1d_t64_r16          0.7682 ms (cuBLAS 0.3423 ms)
-//     4096x4096x32     micro1d_t32_r8           0.0648 ms (cuBLAS 0.0510 ms)
-//     4096x4096x4096   micro1d_t64_r16          6.0180 ms (cuBLAS 2.6585 ms)
+// Classes (tuned median, cuBLAS median, ratio = cuBLAS time / tuned time; above 1: faster than cuBLAS):
+//     127x4097x513     micro1d_t32_r4           0.0412 ms (cuBLAS 0.0254 ms, ratio 0.62)
+//     224x256x192      micro1d_t32_r4           0.0108 ms (cuBLAS 0.0137 ms, ratio 1.26)
+//     535x792x414      micro1d_t64_r8           0.0322 ms (cuBLAS 0.0208 ms, ratio 0.65)
+//     1000x1000x1000   micro1d_t64_r16          0.1045 ms (cuBLAS 0.0616 ms, ratio 0.59)
+//     1024x1024x1024   micro1d_t64_r16          0.1045 ms (cuBLAS 0.0631 ms, ratio 0.60)
+//     1041x1247x139    micro1d_t32_r8           0.0304 ms (cuBLAS 0.0172 ms, ratio 0.57)
+//     2048x2048x2048   micro1d_t64_r16          0.7682 ms (cuBLAS 0.3423 ms, ratio 0.45)
+//     4096x4096x32     micro1d_t32_r8           0.0648 ms (cuBLAS 0.0510 ms, ratio 0.79)
+//     4096x4096x4096   micro1d_t64_r16          6.0180 ms (cuBLAS 2.6585 ms, ratio 0.44)
 //
 // Provenance (parameters, times, verification errors, GPU, driver, nvcc, results hash): tgsgemm.json.
 // Kernels: nvcc release 11.8, V11.8.89 for sm_90 at tuning; generator tilegen-gen 1; results content hash

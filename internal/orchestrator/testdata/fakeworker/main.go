@@ -9,10 +9,17 @@
 //	WRONG=1   fail verification
 //	GARBAGE=1 answer with a line that is not JSON
 //	SLOWMS=n  sleep n milliseconds before answering
+//	FLOOD=1   write bytes without a newline until the pipe breaks
+//	PARTIAL=1 write half a response line, a line on stderr, then exit 3 (PARTIAL=2: kill itself
+//	          with SIGKILL instead)
 //
-// Environment: FAKEWORKER_NOGPU=1 says hello with an error (no GPU); FAKEWORKER_DEVICES=n (default 1)
-// makes device indexes >= n fail to start like a missing device; FAKEWORKER_LOG=file appends one
-// line per request ("op variant MxNxK"); FAKEWORKER_CUBLAS_US sets cuBLAS's median (default 1000).
+// Environment: FAKEWORKER_NOGPU=1 says hello with an error (no GPU); FAKEWORKER_CUINIT=1 exits
+// before the hello the way gorgonia.org/cu's init does on a host without a GPU; FAKEWORKER_DEVICES=n
+// (default 1) makes device indexes >= n fail to start like a missing device; FAKEWORKER_NOREAD=1
+// stops reading requests after the hello; FAKEWORKER_GRANDCHILD=1 starts a child that holds
+// stdout and stderr open for 30 s (its pid goes to the log as "grandchild PID");
+// FAKEWORKER_LOG=file appends one line per request ("op variant MxNxK"); FAKEWORKER_CUBLAS_US sets
+// cuBLAS's median (default 1000).
 package main
 
 import (
@@ -20,13 +27,45 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
+	"syscall"
 	"time"
 
 	"tilegen/internal/protocol"
 )
 
+// logf appends one line to FAKEWORKER_LOG, if set.
+func logf(format string, args ...any) {
+	if f := os.Getenv("FAKEWORKER_LOG"); f != "" {
+		if lf, err := os.OpenFile(f, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
+			fmt.Fprintf(lf, format+"\n", args...)
+			lf.Close()
+		}
+	}
+}
+
 func main() {
+	if os.Getenv("FAKEWORKER_SLEEPER") == "1" {
+		time.Sleep(30 * time.Second)
+		return
+	}
+	if os.Getenv("FAKEWORKER_CUINIT") == "1" {
+		// gorgonia.org/cu v0.9.6, cu.go: init() on cuInit failure.
+		fmt.Printf("Error in initialization, please refer to %q for details on: %+v\n",
+			"https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__INITIALIZE.html", "NoDevice")
+		os.Exit(1)
+	}
+	if os.Getenv("FAKEWORKER_GRANDCHILD") == "1" {
+		gc := exec.Command(os.Args[0])
+		gc.Env = append(os.Environ(), "FAKEWORKER_SLEEPER=1")
+		gc.Stdout, gc.Stderr = os.Stdout, os.Stderr
+		if err := gc.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "grandchild:", err)
+			os.Exit(4)
+		}
+		logf("grandchild %d", gc.Process.Pid)
+	}
 	dev, _ := strconv.Atoi(os.Getenv("CUDA_VISIBLE_DEVICES"))
 	n := 1
 	if s := os.Getenv("FAKEWORKER_DEVICES"); s != "" {
@@ -46,6 +85,9 @@ func main() {
 	hello.Device = &protocol.Device{Ordinal: 0, Name: "Fake GPU", UUID: fmt.Sprintf("GPU-fake-%d", dev),
 		ComputeCapability: "9.0", SMs: 4, MemoryBytes: 1 << 30, L2Bytes: 1 << 20, DriverVersion: 13000, CublasVersion: 130000}
 	out.Encode(hello)
+	if os.Getenv("FAKEWORKER_NOREAD") == "1" {
+		time.Sleep(time.Hour)
+	}
 
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<26)
@@ -60,12 +102,7 @@ func main() {
 		}
 		if req.Op == protocol.OpPreload {
 			// Preloading only saves time on a real device; the fake logs the module count.
-			if f := os.Getenv("FAKEWORKER_LOG"); f != "" {
-				if lf, err := os.OpenFile(f, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
-					fmt.Fprintf(lf, "preload %d modules\n", len(req.Preload))
-					lf.Close()
-				}
-			}
+			logf("preload %d modules", len(req.Preload))
 			out.Encode(protocol.Response{ID: req.ID, Op: req.Op,
 				Preload: &protocol.PreloadResult{Loaded: len(req.Preload), Threads: 1}})
 			continue
@@ -78,13 +115,7 @@ func main() {
 				params[p.Name] = p.Value
 			}
 		}
-		if f := os.Getenv("FAKEWORKER_LOG"); f != "" {
-			lf, err := os.OpenFile(f, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-			if err == nil {
-				fmt.Fprintf(lf, "%s %s %dx%dx%d\n", req.Op, name, req.Shape.M, req.Shape.N, req.Shape.K)
-				lf.Close()
-			}
-		}
+		logf("%s %s %dx%dx%d", req.Op, name, req.Shape.M, req.Shape.N, req.Shape.K)
 		if ms := params["SLOWMS"]; ms > 0 {
 			time.Sleep(time.Duration(ms) * time.Millisecond)
 		}
@@ -100,6 +131,23 @@ func main() {
 			for {
 				time.Sleep(time.Hour)
 			}
+		case params["FLOOD"] == 1:
+			chunk := make([]byte, 1<<20)
+			for i := range chunk {
+				chunk[i] = 'x'
+			}
+			for {
+				if _, err := os.Stdout.Write(chunk); err != nil {
+					os.Exit(5)
+				}
+			}
+		case params["PARTIAL"] > 0:
+			fmt.Printf(`{"id":%d,"op":"run","tim`, req.ID)
+			fmt.Fprintln(os.Stderr, "fake: died mid-line")
+			if params["PARTIAL"] == 2 {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			}
+			os.Exit(3)
 		case params["GARBAGE"] == 1:
 			fmt.Println("this is not JSON")
 			continue

@@ -1,0 +1,41 @@
+package export
+
+import (
+	"bytes"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// exampleCommand regenerates the committed export of examples/export-go (README, "Export the
+// winners"; the results predate record hashes).
+const exampleCommand = "bin/runner export --results results/h100-seeds/tune --results results/h100-seeds/verify --allow-unhashed " +
+	"--out examples/export-go/tgsgemm --name tgsgemm --go-package tilegen/examples/export-go/tgsgemm --force"
+
+// TestCommittedExampleIsCurrent re-exports the committed results as the README says and compares
+// every file with examples/export-go/tgsgemm: the committed example is what export writes today,
+// and no file of it is left over from an older export.
+func TestCommittedExampleIsCurrent(t *testing.T) {
+	t.Chdir("../..")
+	_, files, err := Prepare(Options{Results: []string{"results/h100-seeds/tune", "results/h100-seeds/verify"},
+		Generated: "generated", Name: "tgsgemm", GoPackage: "tilegen/examples/export-go/tgsgemm", AllowUnhashed: true})
+	if err != nil {
+		t.Fatalf("%v\n(the committed example cannot be regenerated with: %s)", err, exampleCommand)
+	}
+	committed := tree(t, filepath.Join("examples", "export-go", "tgsgemm"))
+	var stale []string
+	for _, name := range sortedNames(files) {
+		if got, ok := committed[name]; !ok || !bytes.Equal([]byte(got), files[name]) {
+			stale = append(stale, name)
+		}
+		delete(committed, name)
+	}
+	for name := range committed {
+		stale = append(stale, name+" (not written by export)")
+	}
+	sort.Strings(stale)
+	if len(stale) > 0 {
+		t.Errorf("examples/export-go/tgsgemm is stale: %s\nregenerate it with: %s", strings.Join(stale, ", "), exampleCommand)
+	}
+}
