@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -379,5 +380,35 @@ func TestCacheHitMismatch(t *testing.T) {
 				t.Errorf("%d records, want fast_a and cuBLAS: %v", len(recs), recs)
 			}
 		})
+	}
+}
+
+// TestWriteAtomicConcurrent: two runners write the same file at once (the reference kernel the
+// workers load from the temp dir, or one --out): every write succeeds and the file is whole. With a
+// fixed temporary name one runner's rename found its temporary file already renamed away.
+func TestWriteAtomicConcurrent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ref.ptx")
+	want := bytes.Repeat([]byte("x"), 1<<16)
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := 0; i < 64; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- writeAtomic(path, want)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("file after concurrent writes: %d bytes, %v", len(got), err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*.tmp")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
 	}
 }
