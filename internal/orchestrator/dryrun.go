@@ -1,8 +1,6 @@
 package orchestrator
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,7 +39,8 @@ func DryRun(cfg *Config, sms int) error {
 	if err != nil {
 		return err
 	}
-	cache, err := readCache(cfg.CachePath)
+	// OpenCache only reads: the file is created, cut or locked for writing by a Put alone.
+	cache, err := OpenCache(cfg.CachePath)
 	if err != nil {
 		return err
 	}
@@ -208,41 +207,6 @@ func uniqueNames(vs []*variant.Variant) map[string]bool {
 		out[v.Name] = true
 	}
 	return out
-}
-
-// readCache reads a cache file without creating, cutting or locking it: the dry run's view. A
-// missing file is an empty cache; a file with lines but no record is not a cache.
-func readCache(path string) (*Cache, error) {
-	c := &Cache{path: path, byKey: map[string]Record{}}
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return c, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("cache: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<28)
-	lines := 0
-	for sc.Scan() {
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
-		lines++
-		var r Record
-		if json.Unmarshal(text, &r) == nil && r.Key != "" {
-			c.byKey[r.Key] = r
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("cache %s: %w", path, err)
-	}
-	if lines > 0 && len(c.byKey) == 0 {
-		return nil, fmt.Errorf("cache %s: not a tilegen result cache (no record in %d lines)", path, lines)
-	}
-	return c, nil
 }
 
 // knownDevices are the GPUs a dry run looks cached records up under: --out's device.json (complete

@@ -124,7 +124,7 @@ func TestDryRunRefusesANonCache(t *testing.T) {
 	if err := os.WriteFile(cfg.CachePath, []byte("a,b,c\n1,2,3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := DryRun(cfg, 0); err == nil || !strings.Contains(err.Error(), "not a tilegen result cache") {
+	if err := DryRun(cfg, 0); err == nil || !strings.Contains(err.Error(), "not a tilegen cache") {
 		t.Errorf("got %v", err)
 	}
 }
