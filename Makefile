@@ -15,7 +15,7 @@ generate:
 # Fail when generated/ differs from what the generator makes now (needs nvcc; CI=true makes a
 # missing nvcc a failure instead of a skip).
 check-generated:
-	$(GO) test ./gen -run 'TestGeneratedUpToDate' -count=1 -v
+	$(GO) test ./internal/gen -run 'TestGeneratedUpToDate' -count=1 -v
 
 # Everything CI runs: vet, then every test, with the nvcc compile of every variant and the README's
 # build commands.

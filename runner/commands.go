@@ -9,6 +9,7 @@ import (
 
 	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 )
 
 // common are the flags tune, verify, bench and study share.
@@ -77,7 +78,7 @@ func (c *common) config(stdout, stderr io.Writer, needWorker bool) (*orchestrato
 	}
 	var shapes []protocol.Shape
 	if c.shapes != "" {
-		if shapes, err = orchestrator.ParseShapes(c.shapes); err != nil {
+		if shapes, err = results.ParseShapes(c.shapes); err != nil {
 			return nil, usageErr(c.cmd, "--shapes: %v", err)
 		}
 	}

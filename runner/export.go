@@ -4,15 +4,15 @@ import (
 	"io"
 
 	"tilegen/internal/export"
-	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 )
 
 // runExport writes the winners of a results set as a Go package, a CUDA C++ header and a
 // provenance file (see package tilegen/internal/export).
 func runExport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("export", "--results DIR [--results DIR] --out DIR [flags]", stdout)
-	results := fs.StringArray("results", nil, "results `dir` of runner tune, verify or merge (repeat: a tune and a verify directory)")
+	resultDirs := fs.StringArray("results", nil, "results `dir` of runner tune, verify or merge (repeat: a tune and a verify directory)")
 	shapes := fs.String("shapes", "", "comma-separated tuned `MxNxK` shapes to dispatch by (default: every tuned shape)")
 	out := fs.String("out", "", "`dir` to create: the Go package, <name>.cuh and <name>.json (required)")
 	name := fs.String("name", "tilegen_sgemm", "`name` of the header, its launcher <name>_sgemm and the provenance file (a C identifier)")
@@ -26,16 +26,16 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	if len(*results) == 0 || *out == "" {
+	if len(*resultDirs) == 0 || *out == "" {
 		return usageErr("export", "want --results DIR and --out DIR")
 	}
 	var sh []protocol.Shape
 	if *shapes != "" {
 		var err error
-		if sh, err = orchestrator.ParseShapes(*shapes); err != nil {
+		if sh, err = results.ParseShapes(*shapes); err != nil {
 			return usageErr("export", "--shapes: %v", err)
 		}
 	}
-	return export.Run(export.Options{Results: *results, Shapes: sh, Generated: *generated, Out: *out, Name: *name,
+	return export.Run(export.Options{Results: *resultDirs, Shapes: sh, Generated: *generated, Out: *out, Name: *name,
 		GoPackage: *goPkg, Force: *force, AllowUnhashed: *allowUnhashed, Log: stdout})
 }

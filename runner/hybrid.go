@@ -8,100 +8,9 @@ import (
 	"strings"
 
 	"tilegen/internal/ooc"
-	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 )
-
-// gpuModel predicts the GPU part of a hybrid product on G rows from an all-GPU run: kernel time
-// scales with the waves of thread blocks (a partial wave costs a whole one), copies with bytes.
-type gpuModel struct {
-	M, N, K                int
-	TileRows, TileCols     int
-	SMs, BlocksPerSM       int
-	KernelMS, H2DMS, D2HMS float64 // measured with G = M
-	CPUGFLOPS              float64
-}
-
-// waves is the number of waves of thread blocks the kernel needs for G rows.
-func (g gpuModel) waves(rows int) int {
-	if rows <= 0 {
-		return 0
-	}
-	blocks := ceilDiv(rows, g.TileRows) * ceilDiv(g.N, g.TileCols)
-	return ceilDiv(blocks, max(g.SMs*g.BlocksPerSM, 1))
-}
-
-func (g gpuModel) gpuMS(rows int) float64 {
-	if rows <= 0 {
-		return 0
-	}
-	w0 := float64(g.waves(g.M))
-	kern := g.KernelMS * float64(g.waves(rows)) / w0
-	ab := float64(rows)*float64(g.K) + float64(g.K)*float64(g.N)
-	h2d := g.H2DMS * ab / (float64(g.M)*float64(g.K) + float64(g.K)*float64(g.N))
-	return h2d + kern + g.D2HMS*float64(rows)/float64(g.M)
-}
-
-func (g gpuModel) cpuMS(rows int) float64 {
-	return 2 * float64(rows) * float64(g.N) * float64(g.K) / (g.CPUGFLOPS * 1e6)
-}
-
-// waveCandidates lists, for every count of waves below the all-GPU count, the CPU rows F that
-// remove exactly the waves above it (the largest GPU part that fits in w waves); F = 0 first.
-// Any F between two candidates buys no kernel time: the GPU still runs the same number of waves.
-func (g gpuModel) waveCandidates() []int {
-	out := []int{0}
-	perWave := g.SMs * g.BlocksPerSM
-	bandsN := ceilDiv(g.N, g.TileCols)
-	for w := g.waves(g.M) - 1; w >= 0; w-- {
-		rows := min(g.M, (w*perWave/bandsN)*g.TileRows)
-		if f := g.M - rows; f > out[len(out)-1] {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// planF picks the CPU rows: the wave candidate with the smallest predicted overall time among those
-// where the CPU part finishes no later than the GPU part; the lines explain the choice.
-func planF(g gpuModel) (int, []string) {
-	bandsN := ceilDiv(g.N, g.TileCols)
-	perWave := g.SMs * g.BlocksPerSM
-	rowsPerWave := float64(perWave) / float64(bandsN) * float64(g.TileRows)
-	lines := []string{
-		fmt.Sprintf("GPU: %d rows = %d waves of %d blocks (%d SMs × %d blocks/SM; a wave covers %.1f rows of %d-row tiles across %d column tiles)",
-			g.M, g.waves(g.M), perWave, g.SMs, g.BlocksPerSM, rowsPerWave, g.TileRows, bandsN),
-		fmt.Sprintf("measured: all-GPU kernel %.3f ms, copies %.3f + %.3f ms; CPU %.1f GFLOP/s", g.KernelMS, g.H2DMS, g.D2HMS, g.CPUGFLOPS),
-		"only F that remove a whole wave shorten the kernel (rows inside a wave buy nothing); candidates:",
-	}
-	best, bestT := 0, g.gpuMS(g.M)
-	for _, f := range g.waveCandidates() {
-		gpu, cpu := g.gpuMS(g.M-f), g.cpuMS(f)
-		verdict := ""
-		switch {
-		case f == 0:
-			verdict = "all-GPU baseline"
-		case cpu > gpu:
-			verdict = "rejected: the CPU would finish after the GPU"
-		case math.Max(gpu, cpu) < bestT:
-			verdict = "better"
-		default:
-			verdict = "no gain"
-		}
-		lines = append(lines, fmt.Sprintf("  F=%-6d GPU rows %-6d waves %-4d predicted GPU %.3f ms, CPU %.3f ms: %s",
-			f, g.M-f, g.waves(g.M-f), gpu, cpu, verdict))
-		if f > 0 && cpu <= gpu && math.Max(gpu, cpu) < bestT {
-			best, bestT = f, math.Max(gpu, cpu)
-		}
-		if cpu > gpu {
-			break // every larger F gives the CPU more and the GPU less
-		}
-	}
-	lines = append(lines, fmt.Sprintf("chosen F=%d: predicted overall %.3f ms vs %.3f ms all-GPU", best, bestT, g.gpuMS(g.M)))
-	return best, lines
-}
-
-func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // hybridFlags are hybrid's own flags.
 type hybridFlags struct {
@@ -143,7 +52,7 @@ func runStudyHybrid(args []string, stdout, stderr io.Writer) error {
 }
 
 func hybrid(h *hybridFlags, stdout io.Writer) error {
-	s, err := orchestrator.ParseShape(h.shape)
+	s, err := results.ParseShape(h.shape)
 	if err != nil {
 		return usageErr("hybrid", "--shape: %v", err)
 	}
@@ -151,11 +60,7 @@ func hybrid(h *hybridFlags, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	avail, err := ooc.MemAvailable()
-	if err != nil {
-		return err
-	}
-	if err := ooc.CheckHost(ooc.HostBytes(s.M, s.N, s.K), avail); err != nil {
+	if err := ooc.HostFits(s.M, s.N, s.K); err != nil {
 		return err
 	}
 	fixedF := -1
@@ -201,35 +106,17 @@ func hybrid(h *hybridFlags, stdout io.Writer) error {
 		return err
 	}
 	var lines []string
-	lines = append(lines, fmt.Sprintf("hybrid %s with %s (%s) on %s", orchestrator.ShapeString(s), k.Variant.Name, why, wc.Device().Name))
-	engine, rate := h.engine, 0.0
+	lines = append(lines, fmt.Sprintf("hybrid %s with %s (%s) on %s", results.ShapeString(s), k.Variant.Name, why, wc.Device().Name))
 	for _, p := range gpuOnly.Probe {
 		lines = append(lines, fmt.Sprintf("CPU engine %-8s %.2f GFLOP/s (%d rows in %.1f ms)", p.Engine, p.GFLOPS, p.Rows, p.MS))
-		if (h.engine == "auto" && p.GFLOPS > rate) || p.Engine == h.engine {
-			engine, rate = p.Engine, p.GFLOPS
-		}
 	}
+	engine, rate := ooc.PickEngine(gpuOnly.Probe, h.engine)
 	lines = append(lines, fmt.Sprintf("CPU engine used: %s", engine))
-	model := gpuModel{M: s.M, N: s.N, K: s.K, TileRows: k.Variant.Tile.Rows, TileCols: k.Variant.Tile.Cols,
-		SMs: gpuOnly.SMs, BlocksPerSM: gpuOnly.BlocksPerSM, KernelMS: gpuOnly.KernelMS, H2DMS: gpuOnly.H2DMS,
-		D2HMS: gpuOnly.D2HMS, CPUGFLOPS: rate}
+	model := ooc.NewGPUModel(s, &k.Variant, gpuOnly, rate)
 	fs := []int{fixedF}
 	switch {
 	case h.sweep == "waves":
-		// The wave candidates while the CPU part is predicted within 3× the all-GPU time (past the
-		// crossover), plus F inside the first wave, which show that rows short of a wave buy nothing.
-		c := model.waveCandidates()
-		fs = []int{0}
-		if len(c) > 1 {
-			fs = append(fs, c[1]/4, c[1]/2)
-		}
-		for _, f := range c[1:] {
-			if model.cpuMS(f) > 3*model.gpuMS(s.M) && len(fs) > 4 {
-				break
-			}
-			fs = append(fs, f)
-		}
-		fs = uniqueSorted(fs, s.M, 12)
+		fs = ooc.SweepWaves(model)
 	case h.sweep != "":
 		fs = nil
 		for _, x := range strings.Split(h.sweep, ",") {
@@ -239,9 +126,9 @@ func hybrid(h *hybridFlags, stdout io.Writer) error {
 			}
 			fs = append(fs, f)
 		}
-		fs = uniqueSorted(fs, s.M, 1000)
+		fs = ooc.UniqueSorted(fs, s.M, 1000)
 	case fixedF < 0:
-		f, why := planF(model)
+		f, why := ooc.PlanF(model)
 		lines = append(lines, why...)
 		fs = []int{f}
 	}
@@ -257,7 +144,7 @@ func hybrid(h *hybridFlags, stdout io.Writer) error {
 	}
 	if fixedF >= 0 || h.sweep != "" || len(rows) == 0 || rows[0].CPURows != 0 {
 		rows = append([]*protocol.HybridResult{gpuOnly}, rows...)
-		rows = dedupe(rows)
+		rows = ooc.Dedupe(rows)
 	}
 	table := hybridTable(s, rows, gpuOnly.OverallMS)
 	text := strings.Join(lines, "\n") + "\n\n" + table
@@ -283,38 +170,6 @@ func hybrid(h *hybridFlags, stdout io.Writer) error {
 	return nil
 }
 
-func uniqueSorted(fs []int, m, limit int) []int {
-	seen := map[int]bool{}
-	var out []int
-	for _, f := range fs {
-		if f >= 0 && f <= m && !seen[f] {
-			seen[f] = true
-			out = append(out, f)
-		}
-	}
-	for i := 1; i < len(out); i++ { // insertion sort: short lists
-		for j := i; j > 0 && out[j] < out[j-1]; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out
-}
-
-func dedupe(rows []*protocol.HybridResult) []*protocol.HybridResult {
-	var out []*protocol.HybridResult
-	seen := map[int]bool{}
-	for _, r := range rows {
-		if !seen[r.CPURows] {
-			seen[r.CPURows] = true
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // hybridTable is the seed's table: per F the kernel, transfer, GPU total, CPU and overall times.
 func hybridTable(s protocol.Shape, rows []*protocol.HybridResult, base float64) string {
 	var b strings.Builder
@@ -323,7 +178,7 @@ func hybridTable(s protocol.Shape, rows []*protocol.HybridResult, base float64) 
 	for _, r := range rows {
 		waves := "-"
 		if r.BlocksPerSM > 0 && r.SMs > 0 {
-			waves = strconv.Itoa(ceilDiv(r.Blocks, r.SMs*r.BlocksPerSM))
+			waves = strconv.Itoa(ooc.Waves(r.Blocks, r.SMs*r.BlocksPerSM))
 		}
 		chk := "ok"
 		if !r.Pass {
@@ -333,7 +188,7 @@ func hybridTable(s protocol.Shape, rows []*protocol.HybridResult, base float64) 
 			r.KernelMS, r.H2DMS+r.D2HMS, r.GPUMS, r.CPUMS, r.OverallMS, base/r.OverallMS, chk)
 	}
 	fmt.Fprintf(&b, "(%s; transfer = host→device A rows and B + device→host C rows, event-timed; overall = wall clock of both parts; median of the runs)\n",
-		orchestrator.ShapeString(s))
+		results.ShapeString(s))
 	return b.String()
 }
 

@@ -8,9 +8,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
 	"tilegen/internal/report"
+	"tilegen/internal/results"
 )
 
 // hybridResult is result.json of a hybrid run.
@@ -28,7 +28,7 @@ type hybridResult struct {
 func drawHybrid(dir string, r hybridResult) (string, error) {
 	l := report.Line{
 		Title: fmt.Sprintf("hybrid %s (%s): time against CPU rows F; whiskers: min–max of the runs",
-			orchestrator.ShapeString(r.Shape), r.Variant),
+			results.ShapeString(r.Shape), r.Variant),
 		XLabel: "F (rows of C computed on the CPU)", YLabel: "ms (log scale)", LogY: true,
 	}
 	gpu := report.Series{Name: "GPU part (copies + kernel)"}

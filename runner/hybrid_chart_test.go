@@ -12,6 +12,7 @@ import (
 	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
 	"tilegen/internal/report"
+	"tilegen/internal/results"
 )
 
 // TestHybridRenderOnly redraws a sweep's chart from result.json without a GPU: PNG and SVG, within
@@ -45,7 +46,7 @@ func TestHybridRenderOnly(t *testing.T) {
 		t.Errorf("hybrid.png %d×%d (%v)", cfg.Width, cfg.Height, err)
 	}
 	svg, _ := os.ReadFile(filepath.Join(dir, "hybrid.svg"))
-	for _, want := range []string{">GPU part", ">CPU part", ">overall", ">all-GPU overall 62.0 ms<", orchestrator.ShapeString(r.Shape)} {
+	for _, want := range []string{">GPU part", ">CPU part", ">overall", ">all-GPU overall 62.0 ms<", results.ShapeString(r.Shape)} {
 		if !strings.Contains(string(svg), want) {
 			t.Errorf("hybrid.svg lacks %q", want)
 		}
@@ -59,13 +60,13 @@ func TestHybridRenderOnly(t *testing.T) {
 func TestReportResultsFiles(t *testing.T) {
 	dir := t.TempDir()
 	sh := protocol.Shape{M: 64, N: 64, K: 64}
-	recs := []orchestrator.Record{
-		{Key: "c", Kind: orchestrator.KindCublas, Variant: orchestrator.CublasName, Shape: sh, Status: orchestrator.StatusOK,
+	recs := []results.Record{
+		{Key: "c", Kind: results.KindCublas, Variant: results.CublasName, Shape: sh, Status: results.StatusOK,
 			Timing: &protocol.TimingResult{Reps: 1, MedianMS: 1}},
-		{Key: "v", Kind: orchestrator.KindTune, Variant: "v", Shape: sh, Status: orchestrator.StatusOK,
+		{Key: "v", Kind: results.KindTune, Variant: "v", Shape: sh, Status: results.StatusOK,
 			Timing: &protocol.TimingResult{Reps: 1, MedianMS: 0.5}},
 	}
-	if err := orchestrator.WriteResults(dir, recs, orchestrator.RunInfo{}); err != nil {
+	if err := orchestrator.WriteResults(dir, recs, results.RunInfo{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "results.csv"), []byte("stale\n"), 0o644); err != nil {

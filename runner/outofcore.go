@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -14,6 +13,8 @@ import (
 	"tilegen/internal/ooc"
 	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
+	"tilegen/internal/shapes"
 	"tilegen/internal/variant"
 )
 
@@ -77,31 +78,31 @@ func pickKernel(generated, name, results string, s protocol.Shape) (*protocol.Ke
 }
 
 // bestVariant is the fastest verified variant of a tune results directory on the tuned shape
-// nearest to s (distance: sum of |log| ratios of M, N and K).
+// nearest to s (shapes.Best: sum of |log| ratios of M, N and K; ties to the faster median, then
+// the smaller name).
 func bestVariant(dir string, s protocol.Shape) (string, string, error) {
-	recs, _, err := orchestrator.ReadResults(dir)
+	recs, _, err := results.ReadDir(dir)
 	if err != nil {
 		return "", "", fmt.Errorf("--variant best: %w", err)
 	}
-	dist := func(t protocol.Shape) float64 {
-		l := func(a, b int) float64 { return math.Abs(math.Log(float64(a) / float64(b))) }
-		return l(t.M, s.M) + l(t.N, s.N) + l(t.K, s.K)
-	}
-	best, bestMS, bestD := "", 0.0, math.Inf(1)
-	var at protocol.Shape
+	var tuned []results.Record
 	for _, r := range recs {
-		if r.Kind != orchestrator.KindTune || r.Status != orchestrator.StatusOK || r.Timing == nil {
-			continue
-		}
-		d := dist(r.Shape)
-		if d < bestD-1e-12 || (math.Abs(d-bestD) <= 1e-12 && (r.Timing.MedianMS < bestMS || (r.Timing.MedianMS == bestMS && r.Variant < best))) {
-			best, bestMS, bestD, at = r.Variant, r.Timing.MedianMS, d, r.Shape
+		if r.Kind == results.KindTune && r.Status == results.StatusOK && r.Timing != nil {
+			tuned = append(tuned, r)
 		}
 	}
-	if best == "" {
+	i := shapes.Nearest(shapes.Best, s.M, s.N, s.K, len(tuned), func(i int) (int, int, int) {
+		t := tuned[i].Shape
+		return t.M, t.N, t.K
+	}, func(i, best int) bool {
+		a, b := tuned[i], tuned[best]
+		return a.Timing.MedianMS < b.Timing.MedianMS || (a.Timing.MedianMS == b.Timing.MedianMS && a.Variant < b.Variant)
+	})
+	if i < 0 || tuned[i].Variant == "" {
 		return "", "", fmt.Errorf("--variant best: no verified timing in %s", dir)
 	}
-	return best, fmt.Sprintf("best of %s at %s (%.4f ms)", dir, orchestrator.ShapeString(at), bestMS), nil
+	r := tuned[i]
+	return r.Variant, fmt.Sprintf("best of %s at %s (%.4f ms)", dir, results.ShapeString(r.Shape), r.Timing.MedianMS), nil
 }
 
 // writeOut writes result.json (the request and response) and summary.txt into dir.
@@ -136,7 +137,7 @@ func runOutOfCore(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 || b.shape == "" {
 		return usageErr("outofcore", "want --shape MxNxK and no arguments")
 	}
-	s, err := orchestrator.ParseShape(b.shape)
+	s, err := results.ParseShape(b.shape)
 	if err != nil {
 		return usageErr("outofcore", "--shape: %v", err)
 	}
@@ -156,11 +157,7 @@ func runOutOfCore(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	avail, err := ooc.MemAvailable()
-	if err != nil {
-		return err
-	}
-	if err := ooc.CheckHost(ooc.HostBytes(s.M, s.N, s.K), avail); err != nil {
+	if err := ooc.HostFits(s.M, s.N, s.K); err != nil {
 		return err
 	}
 	wc, err := startWorker(b.worker, b.device)
@@ -201,7 +198,7 @@ func runOutOfCore(args []string, stdout, stderr io.Writer) error {
 func outOfCoreSummary(s protocol.Shape, name, why string, d *protocol.Device, r *protocol.OutOfCoreResult) string {
 	var b stringsBuilder
 	flops := 2 * float64(s.M) * float64(s.N) * float64(s.K)
-	b.f("out-of-core %s with %s (%s) on %s\n", orchestrator.ShapeString(s), name, why, d.Name)
+	b.f("out-of-core %s with %s (%s) on %s\n", results.ShapeString(s), name, why, d.Name)
 	b.f("  host matrices   %s (%s), device has %s, free %s, budget %s\n", ooc.Bytes(r.HostBytes),
 		map[bool]string{true: "pinned", false: "pageable"}[r.HostPinned], ooc.Bytes(d.MemoryBytes), ooc.Bytes(r.DeviceFree), ooc.Bytes(r.Budget))
 	if r.HostNote != "" {

@@ -1,6 +1,6 @@
-// Package analysis is the arithmetic behind every study and report column: the FLOPs of a GEMM, the
-// global-memory traffic each kernel family is modelled to make, the arithmetic intensity that
-// follows, where a measured time puts a kernel against the device's roofline, and how a grid
+// Package analysis is the arithmetic behind every study and report column: the global-memory
+// traffic each kernel family is modelled to make, the arithmetic intensity that follows (over
+// results.Flops), where a measured time puts a kernel against the device's roofline, and how a grid
 // falls into waves of resident blocks.
 //
 // Traffic model (elements of 4 bytes; the seeds' questions). Writes are always M·N. Reads:
@@ -20,6 +20,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"tilegen/internal/protocol"
+	"tilegen/internal/results"
+	"tilegen/internal/variant"
 )
 
 // Model names.
@@ -54,11 +58,6 @@ type Traffic struct {
 // Bytes is the modelled traffic in bytes (float32 elements).
 func (t Traffic) Bytes() float64 { return 4 * (t.Reads + t.Writes) }
 
-// Flops is 2·M·N·K.
-func Flops(m, n, k int) float64 { return 2 * float64(m) * float64(n) * float64(k) }
-
-func ceilDiv(a, b int) float64 { return float64((a + b - 1) / b) }
-
 // Model returns the traffic of a family's kernel with a tileRows×tileCols block tile on M×N×K.
 // Tiles below 1 (unknown geometry) fall back to the compulsory model.
 func Model(family string, tileRows, tileCols, m, n, k int) Traffic {
@@ -71,9 +70,9 @@ func Model(family string, tileRows, tileCols, m, n, k int) Traffic {
 	case ModelNaive:
 		t.Reads = 2 * fm * fn * fk
 	case ModelCoalesced:
-		t.Reads = fm*fk*ceilDiv(n, tileCols) + fm*fn*fk
+		t.Reads = fm*fk*float64(variant.CeilDiv(n, tileCols)) + fm*fn*fk
 	case ModelTiled:
-		t.Reads = fm*fk*ceilDiv(n, tileCols) + fk*fn*ceilDiv(m, tileRows)
+		t.Reads = fm*fk*float64(variant.CeilDiv(n, tileCols)) + fk*fn*float64(variant.CeilDiv(m, tileRows))
 	default:
 		t.Reads = fm*fk + fk*fn
 	}
@@ -130,7 +129,7 @@ type Point struct {
 
 // Place computes a Point for a kernel of the given family and tile that took ms milliseconds.
 func Place(family string, tileRows, tileCols, m, n, k int, ms float64, pk Peaks) Point {
-	p := Point{Flops: Flops(m, n, k), Traffic: Model(family, tileRows, tileCols, m, n, k)}
+	p := Point{Flops: results.Flops(protocol.Shape{M: m, N: n, K: k}), Traffic: Model(family, tileRows, tileCols, m, n, k)}
 	p.Intensity = Intensity(p.Flops, p.Traffic)
 	if ms > 0 {
 		p.GFLOPS = p.Flops / (ms * 1e6)

@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
@@ -45,7 +48,7 @@ func TestModel(t *testing.T) {
 func TestTiledIntensityGrowsWithTile(t *testing.T) {
 	prev := 0.0
 	for _, w := range []int{4, 8, 16, 32} {
-		i := Intensity(Flops(2048, 2048, 2048), Model("shared", w, w, 2048, 2048, 2048))
+		i := Intensity(results.Flops(protocol.Shape{M: 2048, N: 2048, K: 2048}), Model("shared", w, w, 2048, 2048, 2048))
 		// Square N: intensity = 2N³ / (4·(2N³/W + N²)) = W/(4 + 2W/N) FLOP/byte.
 		want := float64(w) / (4 + 2*float64(w)/2048)
 		if !near(i, want) {

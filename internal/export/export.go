@@ -12,6 +12,7 @@ import (
 
 	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 	"tilegen/internal/variant"
 )
 
@@ -199,7 +200,7 @@ func summary(w io.Writer, p *Plan, out string) {
 		len(p.Variants), len(p.Classes), safeText(p.GPU), safeText(out), p.GoPackage, p.Name, p.Name)
 	fmt.Fprintf(w, "  ratio = cuBLAS time / tilegen time (above 1: faster than cuBLAS)\n")
 	for _, c := range p.Classes {
-		fmt.Fprintf(w, "  %-16s %-24s %9.4f ms  ratio %.2f\n", orchestrator.ShapeString(c.Shape),
+		fmt.Fprintf(w, "  %-16s %-24s %9.4f ms  ratio %.2f\n", results.ShapeString(c.Shape),
 			p.Variants[c.Variant].V.Name, c.MedianMS, c.Ratio())
 	}
 	d := p.Variants[p.Default]
@@ -214,7 +215,7 @@ func summary(w io.Writer, p *Plan, out string) {
 		if len(e.WouldHaveWon) > 0 {
 			var ss []string
 			for _, s := range e.WouldHaveWon {
-				ss = append(ss, orchestrator.ShapeString(s))
+				ss = append(ss, results.ShapeString(s))
 			}
 			fmt.Fprintf(w, "  excluded %s (fastest at %s): %s\n", safeText(e.Variant), strings.Join(ss, ", "), safeText(e.Reason))
 		} else {

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"tilegen/internal/orchestrator"
+	"tilegen/internal/results"
 	"tilegen/internal/variant"
 )
 
@@ -71,8 +72,8 @@ func TestSelection(t *testing.T) {
 	want := map[string]string{"224x256x192": "micro1d_t32_r4", "535x792x414": "micro1d_t64_r8",
 		"4096x4096x32": "micro1d_t32_r8", "4096x4096x4096": "micro1d_t64_r16"}
 	for _, c := range p.Classes {
-		if w, ok := want[orchestrator.ShapeString(c.Shape)]; ok && p.Variants[c.Variant].V.Name != w {
-			t.Errorf("class %s: %s, want %s", orchestrator.ShapeString(c.Shape), p.Variants[c.Variant].V.Name, w)
+		if w, ok := want[results.ShapeString(c.Shape)]; ok && p.Variants[c.Variant].V.Name != w {
+			t.Errorf("class %s: %s, want %s", results.ShapeString(c.Shape), p.Variants[c.Variant].V.Name, w)
 		}
 	}
 	if len(p.Classes) != 9 {
@@ -278,8 +279,8 @@ func copyFixture(t *testing.T) (tune, verify, gen string) {
 		byName[v.Name] = v
 	}
 	for _, d := range []string{tune, verify} {
-		editRecords(t, filepath.Join(d, "results.jsonl"), func(r *orchestrator.Record) bool {
-			if v, ok := byName[r.Variant]; ok && r.Kind != orchestrator.KindCublas {
+		editRecords(t, filepath.Join(d, "results.jsonl"), func(r *results.Record) bool {
+			if v, ok := byName[r.Variant]; ok && r.Kind != results.KindCublas {
 				r.SourceHash, r.PTXHash = v.SourceHash, v.PTXHash
 			}
 			return true
@@ -289,7 +290,7 @@ func copyFixture(t *testing.T) (tune, verify, gen string) {
 }
 
 // editRecords rewrites the records of a results.jsonl through f.
-func editRecords(t *testing.T, path string, f func(r *orchestrator.Record) bool) {
+func editRecords(t *testing.T, path string, f func(r *results.Record) bool) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -299,7 +300,7 @@ func editRecords(t *testing.T, path string, f func(r *orchestrator.Record) bool)
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
-		var r orchestrator.Record
+		var r results.Record
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatal(err)
 		}
@@ -317,9 +318,9 @@ func editRecords(t *testing.T, path string, f func(r *orchestrator.Record) bool)
 func TestRefusals(t *testing.T) {
 	t.Run("failed verification excludes the variant", func(t *testing.T) {
 		tune, verify, gen := copyFixture(t)
-		editRecords(t, filepath.Join(verify, "results.jsonl"), func(r *orchestrator.Record) bool {
+		editRecords(t, filepath.Join(verify, "results.jsonl"), func(r *results.Record) bool {
 			if r.Variant == "micro1d_t64_r16" && r.Shape.M == 97 {
-				r.Status, r.Reason = orchestrator.StatusFailed, "12 elements over the tolerance"
+				r.Status, r.Reason = results.StatusFailed, "12 elements over the tolerance"
 				r.Verify[0].Pass = false
 			}
 			return true
@@ -355,7 +356,7 @@ func TestRefusals(t *testing.T) {
 	})
 	t.Run("one edge shape missing", func(t *testing.T) {
 		tune, verify, gen := copyFixture(t)
-		editRecords(t, filepath.Join(verify, "results.jsonl"), func(r *orchestrator.Record) bool {
+		editRecords(t, filepath.Join(verify, "results.jsonl"), func(r *results.Record) bool {
 			return !(r.Variant == "micro1d_t32_r4" && r.Shape.M == 1 && r.Shape.N == 1)
 		})
 		p, _, err := Prepare(Options{Results: []string{tune, verify}, Generated: gen, Name: "tg"})
@@ -382,7 +383,7 @@ func TestRefusals(t *testing.T) {
 	})
 	t.Run("resources differ from the manifest", func(t *testing.T) {
 		tune, verify, gen := copyFixture(t)
-		editRecords(t, filepath.Join(tune, "results.jsonl"), func(r *orchestrator.Record) bool {
+		editRecords(t, filepath.Join(tune, "results.jsonl"), func(r *results.Record) bool {
 			if r.Variant == "micro1d_t32_r8" {
 				r.Resources.Registers++
 			}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
-	"tilegen/internal/orchestrator"
+	"tilegen/internal/results"
 )
 
 const (
@@ -203,7 +203,7 @@ func (p *Plan) needsDynShared() bool {
 // classLine is one class in the package doc and the header: shape, variant, tuned and cuBLAS
 // medians and the ratio (cuBLAS time / tuned time, above 1: faster than cuBLAS).
 func (p *Plan) classLine(c Class) string {
-	return fmt.Sprintf("%-16s %-24s %.4f ms (cuBLAS %.4f ms, ratio %.2f)", orchestrator.ShapeString(c.Shape),
+	return fmt.Sprintf("%-16s %-24s %.4f ms (cuBLAS %.4f ms, ratio %.2f)", results.ShapeString(c.Shape),
 		p.Variants[c.Variant].V.Name, c.MedianMS, c.CublasMS, c.Ratio())
 }
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"tilegen/internal/orchestrator"
+	"tilegen/internal/results"
 )
 
 // editManifest rewrites the generated directory's manifest.json through f (generic JSON).
@@ -106,7 +106,7 @@ func TestRecordHashes(t *testing.T) {
 	})
 	t.Run("PTX differs", func(t *testing.T) {
 		tune, verify, gen := copyFixture(t)
-		editRecords(t, filepath.Join(tune, "results.jsonl"), func(r *orchestrator.Record) bool {
+		editRecords(t, filepath.Join(tune, "results.jsonl"), func(r *results.Record) bool {
 			if r.Variant == "micro1d_t32_r8" {
 				r.PTXHash = strings.Repeat("0", 64)
 			}
@@ -151,7 +151,7 @@ func TestRecordHashes(t *testing.T) {
 	})
 	t.Run("one variant without hashes", func(t *testing.T) {
 		tune, verify, gen := copyFixture(t)
-		editRecords(t, filepath.Join(verify, "results.jsonl"), func(r *orchestrator.Record) bool {
+		editRecords(t, filepath.Join(verify, "results.jsonl"), func(r *results.Record) bool {
 			if r.Variant == "micro1d_t64_r8" {
 				r.SourceHash, r.PTXHash = "", ""
 			}

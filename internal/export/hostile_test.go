@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"tilegen/internal/orchestrator"
+	"tilegen/internal/results"
 )
 
 // hostile is text from an input file that tries to break out of a comment or a line: a newline and
@@ -45,7 +45,7 @@ func TestHostileText(t *testing.T) {
 	const fam, param = "micro1d_t32_r4", "micro1d_t64_r8" // variants whose family / parameter name turn hostile
 	for _, d := range []string{tune, verify} {
 		editJSON(t, filepath.Join(d, "device.json"), func(m map[string]any) { m["arch"] = hostile })
-		editRecords(t, filepath.Join(d, "results.jsonl"), func(r *orchestrator.Record) bool {
+		editRecords(t, filepath.Join(d, "results.jsonl"), func(r *results.Record) bool {
 			if r.Device != nil {
 				r.Device.Name = hostile
 			}
@@ -55,8 +55,8 @@ func TestHostileText(t *testing.T) {
 			case param:
 				r.Params = strings.Replace(r.Params, "T=", hostile+"=", 1)
 			}
-			if r.Variant == "micro1d_t64_r16" && r.Kind == orchestrator.KindVerify && r.Shape.M == 97 {
-				r.Status, r.Reason = orchestrator.StatusFailed, hostile
+			if r.Variant == "micro1d_t64_r16" && r.Kind == results.KindVerify && r.Shape.M == 97 {
+				r.Status, r.Reason = results.StatusFailed, hostile
 				r.Verify[0].Pass, r.Verify[0].Reason = false, hostile
 			}
 			return true
@@ -64,8 +64,8 @@ func TestHostileText(t *testing.T) {
 	}
 	// A variant the catalog does not know, fastest at 224x256x192.
 	var forged []byte
-	editRecords(t, filepath.Join(tune, "results.jsonl"), func(r *orchestrator.Record) bool {
-		if r.Variant == fam && r.Shape.M == 224 && r.Kind == orchestrator.KindTune {
+	editRecords(t, filepath.Join(tune, "results.jsonl"), func(r *results.Record) bool {
+		if r.Variant == fam && r.Shape.M == 224 && r.Kind == results.KindTune {
 			f := *r
 			f.Key, f.Variant = "forged", hostile
 			timing := *r.Timing
@@ -176,7 +176,7 @@ func TestHostileVariantName(t *testing.T) {
 	const old = "micro1d_t32_r4"
 	bad := "micro1d_t32_r4\n#error injected"
 	for _, d := range []string{tune, verify} {
-		editRecords(t, filepath.Join(d, "results.jsonl"), func(r *orchestrator.Record) bool {
+		editRecords(t, filepath.Join(d, "results.jsonl"), func(r *results.Record) bool {
 			if r.Variant == old {
 				r.Variant = bad
 			}

@@ -3,20 +3,16 @@ package export
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 
-	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 	"tilegen/internal/variant"
 )
 
@@ -35,8 +31,8 @@ type Input struct {
 // resultsSet is every record of the inputs (deduplicated by key) and the devices they ran on.
 type resultsSet struct {
 	inputs  []Input
-	records []orchestrator.Record
-	info    orchestrator.RunInfo
+	records []results.Record
+	info    results.RunInfo
 	// contentHash is the SHA-256 over the deduplicated records, each as JSON, sorted by key.
 	contentHash string
 }
@@ -55,7 +51,7 @@ func readResults(dirs []string) (*resultsSet, error) {
 	seen := map[string]bool{}
 	devSeen := map[string]bool{}
 	for _, dir := range dirs {
-		path, b, err := readJSONL(filepath.Join(dir, "results.jsonl"))
+		path, b, err := results.ReadFile(filepath.Join(dir, "results.jsonl"))
 		if err != nil {
 			return nil, fmt.Errorf("results: %w", err)
 		}
@@ -68,7 +64,7 @@ func readResults(dirs []string) (*resultsSet, error) {
 			if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 				continue
 			}
-			var r orchestrator.Record
+			var r results.Record
 			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 				return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 			}
@@ -90,7 +86,7 @@ func readResults(dirs []string) (*resultsSet, error) {
 			return nil, fmt.Errorf("results: %w", err)
 		}
 		in.DeviceSHA256 = sha(db)
-		var ri orchestrator.RunInfo
+		var ri results.RunInfo
 		if err := json.Unmarshal(db, &ri); err != nil {
 			return nil, fmt.Errorf("%s: %w", dpath, err)
 		}
@@ -106,7 +102,7 @@ func readResults(dirs []string) (*resultsSet, error) {
 		rs.inputs = append(rs.inputs, in)
 	}
 	sort.Slice(rs.info.Devices, func(i, j int) bool { return rs.info.Devices[i].UUID < rs.info.Devices[j].UUID })
-	sorted := append([]orchestrator.Record(nil), rs.records...)
+	sorted := append([]results.Record(nil), rs.records...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Key < sorted[j].Key })
 	h := sha256.New()
 	for _, r := range sorted {
@@ -118,7 +114,7 @@ func readResults(dirs []string) (*resultsSet, error) {
 		h.Write([]byte{'\n'})
 	}
 	rs.contentHash = hex.EncodeToString(h.Sum(nil))
-	orchestrator.SortRecords(rs.records)
+	results.SortRecords(rs.records)
 	return rs, nil
 }
 
@@ -126,7 +122,7 @@ func readResults(dirs []string) (*resultsSet, error) {
 // them carry no source hash.
 func (rs *resultsSet) unhashed() (unhashed, measured int) {
 	for _, r := range rs.records {
-		if r.Kind == orchestrator.KindCublas || r.Status == orchestrator.StatusSkipped {
+		if r.Kind == results.KindCublas || r.Status == results.StatusSkipped {
 			continue
 		}
 		measured++
@@ -189,26 +185,4 @@ func short(h string) string {
 		return h[:12]
 	}
 	return h
-}
-
-// readJSONL reads path, or when it is absent path.gz decompressed (committed evidence keeps its
-// records gzipped); the hash in the provenance is the uncompressed content's either way.
-func readJSONL(path string) (string, []byte, error) {
-	b, err := os.ReadFile(path)
-	if !errors.Is(err, fs.ErrNotExist) {
-		return path, b, err
-	}
-	f, gerr := os.Open(path + ".gz")
-	if gerr != nil {
-		return path, nil, err
-	}
-	defer f.Close()
-	zr, zerr := gzip.NewReader(f)
-	if zerr == nil {
-		b, zerr = io.ReadAll(zr)
-	}
-	if zerr != nil {
-		return path + ".gz", nil, fmt.Errorf("%s.gz: %w", path, zerr)
-	}
-	return path + ".gz", b, nil
 }

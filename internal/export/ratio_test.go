@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"tilegen/internal/orchestrator"
+	"tilegen/internal/results"
 )
 
 // TestRatioConvention: every ratio the export writes or prints is cuBLAS time / tilegen time
@@ -36,9 +36,9 @@ func TestRatioConvention(t *testing.T) {
 	files := tree(t, o.Out)
 	for _, c := range pv.Dispatch.Classes {
 		if want := c.CublasMS / c.MedianMS; !same(c.Ratio, want) {
-			t.Errorf("class %s: ratio %g, want cuBLAS/tuned %g", orchestrator.ShapeString(c.Shape), c.Ratio, want)
+			t.Errorf("class %s: ratio %g, want cuBLAS/tuned %g", results.ShapeString(c.Shape), c.Ratio, want)
 		}
-		shape := orchestrator.ShapeString(c.Shape)
+		shape := results.ShapeString(c.Shape)
 		if shape == "224x256x192" {
 			faster = c.Ratio > 1
 		}
@@ -59,7 +59,7 @@ func TestRatioConvention(t *testing.T) {
 		worst := math.Inf(1)
 		for _, m := range v.Tuned {
 			if want := m.CublasMS / m.MedianMS; !same(m.Ratio, want) {
-				t.Errorf("%s at %s: ratio %g, want %g", v.Name, orchestrator.ShapeString(m.Shape), m.Ratio, want)
+				t.Errorf("%s at %s: ratio %g, want %g", v.Name, results.ShapeString(m.Shape), m.Ratio, want)
 			}
 			worst = math.Min(worst, m.Ratio)
 		}

@@ -8,6 +8,8 @@ import (
 
 	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
+	"tilegen/internal/shapes"
 	"tilegen/internal/variant"
 )
 
@@ -97,14 +99,14 @@ type Plan struct {
 
 // eligibility returns, per variant name in the results, why it may not be exported ("" when it may),
 // and its edge-suite summary.
-func eligibility(recs []orchestrator.Record, byName map[string]*variant.Variant, allowUnhashed bool) (map[string]string, map[string]EdgeSuite, map[string]bool) {
+func eligibility(recs []results.Record, byName map[string]*variant.Variant, allowUnhashed bool) (map[string]string, map[string]EdgeSuite, map[string]bool) {
 	why := map[string]string{}
 	fullEdge := map[string]bool{}
 	edge := map[string]EdgeSuite{}
-	verified := map[string]map[protocol.Shape]orchestrator.Record{}
+	verified := map[string]map[protocol.Shape]results.Record{}
 	names := map[string]bool{}
 	for _, r := range recs {
-		if r.Kind == orchestrator.KindCublas {
+		if r.Kind == results.KindCublas {
 			continue
 		}
 		names[r.Variant] = true
@@ -118,29 +120,29 @@ func eligibility(recs []orchestrator.Record, byName map[string]*variant.Variant,
 		case r.Family != "" && r.Family != v.Family, r.Params != "" && r.Params != v.ParamString():
 			why[r.Variant] = fmt.Sprintf("results are of another build (family %s params %q; the manifest says %s %q)",
 				safeText(r.Family), r.Params, safeText(v.Family), v.ParamString())
-		case r.Status != orchestrator.StatusSkipped && staleHashes(r, v):
+		case r.Status != results.StatusSkipped && staleHashes(r, v):
 			why[r.Variant] = fmt.Sprintf("its %s record at %s measured source %s, PTX %s; the generated directory now has source %s, PTX %s "+
-				"(regenerated since): %s", r.Kind, orchestrator.ShapeString(r.Shape), short(r.SourceHash), short(r.PTXHash),
+				"(regenerated since): %s", r.Kind, results.ShapeString(r.Shape), short(r.SourceHash), short(r.PTXHash),
 				short(v.SourceHash), short(v.PTXHash), rerun(v.Name))
-		case r.Status != orchestrator.StatusSkipped && r.SourceHash == "" && !allowUnhashed:
+		case r.Status != results.StatusSkipped && r.SourceHash == "" && !allowUnhashed:
 			why[r.Variant] = fmt.Sprintf("its %s record at %s carries no source/PTX hash (written before results recorded them), "+
 				"so the measured kernel cannot be matched to the generated one: %s, or pass --allow-unhashed", r.Kind,
-				orchestrator.ShapeString(r.Shape), rerun(v.Name))
-		case r.Status != orchestrator.StatusSkipped && r.Resources != v.Resources:
+				results.ShapeString(r.Shape), rerun(v.Name))
+		case r.Status != results.StatusSkipped && r.Resources != v.Resources:
 			why[r.Variant] = fmt.Sprintf("ptxas resources in the results (%+v) differ from the manifest's (%+v): stale results or generated directory",
 				r.Resources, v.Resources)
-		case r.Status == orchestrator.StatusFailed:
-			why[r.Variant] = fmt.Sprintf("failed %s at %s: %s", r.Kind, orchestrator.ShapeString(r.Shape), safeText(r.Reason))
+		case r.Status == results.StatusFailed:
+			why[r.Variant] = fmt.Sprintf("failed %s at %s: %s", r.Kind, results.ShapeString(r.Shape), safeText(r.Reason))
 		}
 		for _, c := range r.Verify {
 			if !c.Pass && why[r.Variant] == "" {
-				why[r.Variant] = fmt.Sprintf("failed verification at %s (alpha=%g beta=%g): %s", orchestrator.ShapeString(r.Shape),
+				why[r.Variant] = fmt.Sprintf("failed verification at %s (alpha=%g beta=%g): %s", results.ShapeString(r.Shape),
 					c.Alpha, c.Beta, safeText(c.Reason))
 			}
 		}
-		if r.Kind == orchestrator.KindVerify && r.Status == orchestrator.StatusOK {
+		if r.Kind == results.KindVerify && r.Status == results.StatusOK {
 			if verified[r.Variant] == nil {
-				verified[r.Variant] = map[protocol.Shape]orchestrator.Record{}
+				verified[r.Variant] = map[protocol.Shape]results.Record{}
 			}
 			verified[r.Variant][r.Shape] = r
 		}
@@ -161,7 +163,7 @@ func eligibility(recs []orchestrator.Record, byName map[string]*variant.Variant,
 			r, ok := verified[name][s]
 			if !ok {
 				if missing == "" {
-					missing = orchestrator.ShapeString(s)
+					missing = results.ShapeString(s)
 				}
 				continue
 			}
@@ -183,7 +185,7 @@ func eligibility(recs []orchestrator.Record, byName map[string]*variant.Variant,
 
 // staleHashes says whether a record names a source or PTX other than the manifest's (a record
 // without hashes names none).
-func staleHashes(r orchestrator.Record, v *variant.Variant) bool {
+func staleHashes(r results.Record, v *variant.Variant) bool {
 	return r.SourceHash != "" && r.SourceHash != v.SourceHash || r.PTXHash != "" && r.PTXHash != v.PTXHash
 }
 
@@ -194,29 +196,29 @@ func rerun(name string) string {
 
 // measures collects the ok tune records per shape and variant (the larger median when a pair was
 // timed on several devices), pairing each with cuBLAS on the same device.
-func measures(recs []orchestrator.Record) (map[protocol.Shape]map[string]Measure, error) {
-	cublas := map[string]orchestrator.Record{} // shape+uuid
-	ck := func(s protocol.Shape, d *orchestrator.DeviceRef) string {
+func measures(recs []results.Record) (map[protocol.Shape]map[string]Measure, error) {
+	cublas := map[string]results.Record{} // shape+uuid
+	ck := func(s protocol.Shape, d *results.DeviceRef) string {
 		u := ""
 		if d != nil {
 			u = d.UUID
 		}
-		return orchestrator.ShapeString(s) + "/" + u
+		return results.ShapeString(s) + "/" + u
 	}
 	for _, r := range recs {
-		if r.Kind == orchestrator.KindCublas && r.Status == orchestrator.StatusOK && r.Timing != nil {
+		if r.Kind == results.KindCublas && r.Status == results.StatusOK && r.Timing != nil {
 			cublas[ck(r.Shape, r.Device)] = r
 		}
 	}
 	out := map[protocol.Shape]map[string]Measure{}
 	for _, r := range recs {
-		if r.Kind != orchestrator.KindTune || r.Status != orchestrator.StatusOK || r.Timing == nil {
+		if r.Kind != results.KindTune || r.Status != results.StatusOK || r.Timing == nil {
 			continue
 		}
 		c, ok := cublas[ck(r.Shape, r.Device)]
 		if !ok {
 			return nil, fmt.Errorf("no cuBLAS time for %s on the device of %s's record (ratios need one)",
-				orchestrator.ShapeString(r.Shape), r.Variant)
+				results.ShapeString(r.Shape), r.Variant)
 		}
 		m := Measure{Shape: r.Shape, MedianMS: r.Timing.MedianMS, MinMS: r.Timing.MinMS, MaxMS: r.Timing.MaxMS,
 			Reps: r.Timing.Reps, InputSets: r.Timing.InputSets, CublasMS: c.Timing.MedianMS,
@@ -252,7 +254,7 @@ func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape, 
 	}
 	gpus := map[string]bool{}
 	for _, r := range rs.records {
-		if r.Kind == orchestrator.KindTune && r.Device != nil {
+		if r.Kind == results.KindTune && r.Device != nil {
 			gpus[r.Device.Name] = true
 		}
 	}
@@ -279,7 +281,7 @@ func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape, 
 	} else {
 		for _, s := range shapes {
 			if ms[s] == nil {
-				return nil, fmt.Errorf("--shapes: %s was not tuned in the results", orchestrator.ShapeString(s))
+				return nil, fmt.Errorf("--shapes: %s was not tuned in the results", results.ShapeString(s))
 			}
 			classes = append(classes, s)
 		}
@@ -313,7 +315,7 @@ func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape, 
 		}
 		if winners[s] == "" {
 			return nil, fmt.Errorf("no exportable variant for %s (%d timed, all excluded; e.g. %s: %s)",
-				orchestrator.ShapeString(s), len(names), safeText(names[0]), why[names[0]])
+				results.ShapeString(s), len(names), safeText(names[0]), why[names[0]])
 		}
 	}
 	for n, w := range why {
@@ -399,14 +401,12 @@ func (p *Plan) Choose(m, n, k, lda, ldb, ldc int) (int, error) {
 	if m < 1 || n < 1 || k < 1 {
 		return -1, fmt.Errorf("shape %dx%dx%d: every dimension must be at least 1", m, n, k)
 	}
-	best, bestD := 0, math.Inf(1)
-	for _, c := range p.Classes {
-		dm := math.Log(float64(m) / float64(c.Shape.M))
-		dn := math.Log(float64(n) / float64(c.Shape.N))
-		dk := math.Log(float64(k) / float64(c.Shape.K))
-		if d := dm*dm + dn*dn + dk*dk; d < bestD {
-			best, bestD = c.Variant, d
-		}
+	best := 0
+	if i := shapes.Nearest(shapes.Dispatch, m, n, k, len(p.Classes), func(i int) (int, int, int) {
+		c := p.Classes[i].Shape
+		return c.M, c.N, c.K
+	}, nil); i >= 0 {
+		best = p.Classes[i].Variant
 	}
 	err := supports(&p.Variants[best].V, m, n, k, lda, ldb, ldc)
 	if err == nil {

@@ -49,11 +49,7 @@ func (w *Worker) hybrid(req protocol.Request, resp *protocol.Response) error {
 			return fmt.Errorf("variant %s does not support the GPU part %dx%dx%d: %w", v.Name, g, n, kk, err)
 		}
 	}
-	avail, err := ooc.MemAvailable()
-	if err != nil {
-		return err
-	}
-	if err := ooc.CheckHost(ooc.HostBytes(m, n, kk), avail); err != nil {
+	if err := ooc.HostFits(m, n, kk); err != nil {
 		return err
 	}
 	k, err := w.loadKernel(req.Kernel)

@@ -92,10 +92,6 @@ func launchOn(k *kernel, s cu.Stream, m, n, kk int, alpha float32, a cu.DevicePt
 	return launchErr(k.fn.Launch(gx, gy, gz, k.v.Block.X, k.v.Block.Y, 1, k.v.DynamicShared, s, args.pointers()))
 }
 
-// deviceMargin is device memory left free when the request names no budget (the context's own
-// allocations, cuBLAS workspace, fragmentation).
-func deviceMargin(free int64) int64 { return max(512<<20, free/50) }
-
 // eventRing is how many steps' timing events are in flight before the oldest is read back.
 const eventRing = 64
 
@@ -208,12 +204,8 @@ func (w *Worker) outOfCore(req protocol.Request, resp *protocol.Response) error 
 	}
 	res := &protocol.OutOfCoreResult{DeviceFree: free, HostBytes: ooc.HostBytes(s.M, s.N, s.K)}
 	resp.OutOfCoreResult = res
-	res.Budget = o.Budget
-	if res.Budget == 0 {
-		res.Budget = free - deviceMargin(free)
-	}
-	if res.Budget > free {
-		return fmt.Errorf("device budget %s exceeds the device's free memory %s", ooc.Bytes(res.Budget), ooc.Bytes(free))
+	if res.Budget, err = ooc.DeviceBudget(o.Budget, free); err != nil {
+		return err
 	}
 	plan, err := ooc.NewPlan(s.M, s.N, s.K, ooc.Options{Budget: res.Budget, Align: ooc.AlignOf(&v), MinSliceK: o.MinSliceK})
 	if err != nil {
@@ -222,22 +214,10 @@ func (w *Worker) outOfCore(req protocol.Request, resp *protocol.Response) error 
 	res.BM, res.BN, res.BK = plan.BM, plan.BN, plan.BK
 	res.BlocksM, res.BlocksN, res.SlicesK, res.Steps = plan.BlocksM, plan.BlocksN, plan.SlicesK, plan.Steps()
 	res.DeviceBytes, res.H2DBytes, res.D2HBytes = plan.DeviceBytes, plan.H2DBytes, plan.D2HBytes
-	// Every distinct block shape must be one the variant accepts (edge blocks and the last slice
-	// are smaller; pitches are the buffer extents).
-	for _, b := range []int{0, plan.Blocks() - 1} {
-		_, rows, _, cols := plan.Block(b)
-		for _, sl := range []int{0, plan.SlicesK - 1} {
-			_, depth := plan.Slice(sl)
-			if err := v.Supports(rows, cols, depth, plan.BK, plan.BN, plan.BN); err != nil {
-				return fmt.Errorf("variant %s rejects block %dx%dx%d of the plan: %w", v.Name, rows, cols, depth, err)
-			}
-		}
-	}
-	avail, err := ooc.MemAvailable()
-	if err != nil {
+	if err := plan.CheckVariant(&v); err != nil {
 		return err
 	}
-	if err := ooc.CheckHost(res.HostBytes, avail); err != nil {
+	if err := ooc.HostFits(s.M, s.N, s.K); err != nil {
 		return err
 	}
 	k, err := w.loadKernel(req.Kernel)

@@ -79,6 +79,16 @@ func CheckHost(need, available int64) error {
 	return nil
 }
 
+// HostFits checks, before anything is allocated, that the host has the memory of an M×N×K
+// product's matrices (HostBytes) available with HostMargin to spare.
+func HostFits(m, n, k int) error {
+	avail, err := MemAvailable()
+	if err != nil {
+		return err
+	}
+	return CheckHost(HostBytes(m, n, k), avail)
+}
+
 // fillChunk is the number of elements one generator stream fills; fixed so that the values do
 // not depend on how many goroutines fill.
 const fillChunk = 1 << 18

@@ -17,6 +17,13 @@
 // preferring slices of at least MinSliceK (a thin slice makes every block GEMM a poor, memory-bound
 // kernel) and then the fewest steps. Every device buffer is also kept below 2^31 elements, because
 // the generated kernels index with 32-bit int, and a block's grid within CUDA's limits.
+//
+// Hybrid method. The GPU computes the first M−F rows of C while a CPU SGEMM (Engine) computes the
+// last F. GPUModel predicts both parts from one all-GPU run: kernel time grows with waves of thread
+// blocks, so only an F that removes a whole wave (WaveCandidates) can shorten it; PlanF picks the
+// candidate with the least predicted overall time among those where the CPU finishes no later than
+// the GPU, and SweepWaves the F of a sweep. The runner's hybrid and outofcore commands only parse
+// flags, call this package and the worker, and print.
 package ooc
 
 import (
@@ -133,11 +140,43 @@ func NewPlan(m, n, k int, o Options) (Plan, error) {
 	}
 	if !found {
 		bm, bn, bk := min(roundUp(m, ar), ar), min(roundUp(n, ac), ac), min(roundUp(k, ak), ak)
-		need := 4 * (2*(int64(bm)*int64(bk)+int64(bk)*int64(bn)) + min(2, int64(ceilDiv(m, bm))*int64(ceilDiv(n, bn)))*int64(bm)*int64(bn))
+		need := 4 * (2*(int64(bm)*int64(bk)+int64(bk)*int64(bn)) + min(2, int64(variant.CeilDiv(m, bm))*int64(variant.CeilDiv(n, bn)))*int64(bm)*int64(bn))
 		return Plan{}, fmt.Errorf("%w: %s cannot hold one step of %dx%dx%d; the smallest (C block %dx%d, K slice %d, double-buffered) needs %s",
 			ErrBudget, Bytes(o.Budget), m, n, k, bm, bn, bk, Bytes(need))
 	}
 	return best, nil
+}
+
+// DeviceMargin is device memory left free when the request names no budget (the context's own
+// allocations, cuBLAS workspace, fragmentation).
+func DeviceMargin(free int64) int64 { return max(512<<20, free/50) }
+
+// DeviceBudget is the device memory a plan may use: requested, or when that is 0 the free memory
+// less DeviceMargin. The budget is returned with the error when it exceeds the free memory.
+func DeviceBudget(requested, free int64) (int64, error) {
+	budget := requested
+	if budget == 0 {
+		budget = free - DeviceMargin(free)
+	}
+	if budget > free {
+		return budget, fmt.Errorf("device budget %s exceeds the device's free memory %s", Bytes(budget), Bytes(free))
+	}
+	return budget, nil
+}
+
+// CheckVariant reports whether v accepts every distinct block GEMM of the plan: edge blocks and the
+// last slice are smaller, and the pitches are the buffer extents.
+func (p Plan) CheckVariant(v *variant.Variant) error {
+	for _, b := range []int{0, p.Blocks() - 1} {
+		_, rows, _, cols := p.Block(b)
+		for _, sl := range []int{0, p.SlicesK - 1} {
+			_, depth := p.Slice(sl)
+			if err := v.Supports(rows, cols, depth, p.BK, p.BN, p.BN); err != nil {
+				return fmt.Errorf("variant %s rejects block %dx%dx%d of the plan: %w", v.Name, rows, cols, depth, err)
+			}
+		}
+	}
+	return nil
 }
 
 // edges lists the distinct aligned block edges for a dimension of length d: ⌈d/b⌉ rounded up to the
@@ -145,8 +184,8 @@ func NewPlan(m, n, k int, o Options) (Plan, error) {
 func edges(d, align int) []int {
 	var out []int
 	last := -1
-	for nb := 1; nb <= min(ceilDiv(d, align), maxCandidates); nb++ {
-		e := roundUp(ceilDiv(d, nb), align)
+	for nb := 1; nb <= min(variant.CeilDiv(d, align), maxCandidates); nb++ {
+		e := roundUp(variant.CeilDiv(d, nb), align)
 		if e != last {
 			out = append(out, e)
 			last = e
@@ -157,7 +196,7 @@ func edges(d, align int) []int {
 
 // fit completes a plan for block edges bm×bn with the deepest K slice the budget allows.
 func fit(m, n, k, bm, bn, ak int, words, maxElems int64) (Plan, bool) {
-	p := Plan{M: m, N: n, K: k, BM: bm, BN: bn, BlocksM: ceilDiv(m, bm), BlocksN: ceilDiv(n, bn)}
+	p := Plan{M: m, N: n, K: k, BM: bm, BN: bn, BlocksM: variant.CeilDiv(m, bm), BlocksN: variant.CeilDiv(n, bn)}
 	blocks := p.BlocksM * p.BlocksN
 	p.CBuffers = min(2, blocks)
 	left := words - int64(p.CBuffers)*int64(bm)*int64(bn)
@@ -176,9 +215,9 @@ func fit(m, n, k, bm, bn, ak int, words, maxElems int64) (Plan, bool) {
 	if bk < 1 {
 		return Plan{}, false
 	}
-	p.SlicesK = ceilDiv(k, int(bk))
+	p.SlicesK = variant.CeilDiv(k, int(bk))
 	// Balance the slices: the same count with the least padding.
-	p.BK = roundUp(ceilDiv(k, p.SlicesK), ak)
+	p.BK = roundUp(variant.CeilDiv(k, p.SlicesK), ak)
 	p.DeviceBytes = 4 * (int64(p.SliceBuffers)*(int64(bm)*int64(p.BK)+int64(p.BK)*int64(bn)) + int64(p.CBuffers)*int64(bm)*int64(bn))
 	p.H2DBytes = 4 * (int64(m)*int64(k)*int64(p.BlocksN) + int64(k)*int64(n)*int64(p.BlocksM))
 	p.D2HBytes = 4 * int64(m) * int64(n)
@@ -250,6 +289,4 @@ func Bytes(b int64) string {
 	return fmt.Sprintf("%.2f %ciB", float64(b)/float64(div), "KMGTP"[exp])
 }
 
-func ceilDiv(a, b int) int { return (a + b - 1) / b }
-
-func roundUp(x, m int) int { return ceilDiv(x, m) * m }
+func roundUp(x, m int) int { return variant.CeilDiv(x, m) * m }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 )
 
 // BenchSettings configure the benchmark suite (runner bench).
@@ -48,13 +49,13 @@ func (bs BenchSettings) largeTop() int {
 
 // largeCandidates picks, from the ranking of the largest shape, its top verified variants and its
 // best seed-family variant.
-func largeCandidates(ranking []ShapeRanking, edgeFailed map[string]bool, top int) ([]string, string) {
-	var from *ShapeRanking
+func largeCandidates(ranking []results.ShapeRanking, edgeFailed map[string]bool, top int) ([]string, string) {
+	var from *results.ShapeRanking
 	var most float64
 	for i := range ranking {
-		sh, err := ParseShape(ranking[i].Shape)
-		if err == nil && Flops(sh) > most {
-			most, from = Flops(sh), &ranking[i]
+		sh, err := results.ParseShape(ranking[i].Shape)
+		if err == nil && results.Flops(sh) > most {
+			most, from = results.Flops(sh), &ranking[i]
 		}
 	}
 	if from == nil {
@@ -63,7 +64,7 @@ func largeCandidates(ranking []ShapeRanking, edgeFailed map[string]bool, top int
 	var names []string
 	seed := false
 	for _, e := range from.Entries {
-		if e.Kind != KindTune || edgeFailed[e.Variant] {
+		if e.Kind != results.KindTune || edgeFailed[e.Variant] {
 			continue
 		}
 		switch {
@@ -178,7 +179,7 @@ func Bench(cfg *Config, bs BenchSettings) error {
 	vcfg.Shapes, vcfg.Out = nil, filepath.Join(dir, "verify")
 	vcfg.Stdout = io.Discard
 	verr := Verify(&vcfg)
-	vrecs, rerr := readJSONL(filepath.Join(vcfg.Out, "results.jsonl"))
+	vrecs, rerr := results.ReadJSONL(filepath.Join(vcfg.Out, "results.jsonl"))
 	if rerr != nil {
 		if verr != nil {
 			return verr
@@ -187,7 +188,7 @@ func Bench(cfg *Config, bs BenchSettings) error {
 	}
 	edgeFailed := map[string]bool{}
 	for _, r := range vrecs {
-		if r.Kind == KindVerify && r.Status == StatusFailed {
+		if r.Kind == results.KindVerify && r.Status == results.StatusFailed {
 			edgeFailed[r.Variant] = true
 		}
 	}
@@ -198,12 +199,12 @@ func Bench(cfg *Config, bs BenchSettings) error {
 	shapes := cfg.Shapes
 	if shapes == nil {
 		for _, b := range BenchShapes {
-			sh, _ := ParseShape(b.Shape)
+			sh, _ := results.ParseShape(b.Shape)
 			shapes = append(shapes, sh)
 		}
 	}
 	for _, sh := range shapes {
-		if Flops(sh) >= bs.largeFlops() && len(shapes) > 1 {
+		if results.Flops(sh) >= bs.largeFlops() && len(shapes) > 1 {
 			large = append(large, sh)
 		} else {
 			small = append(small, sh)
@@ -221,11 +222,11 @@ func Bench(cfg *Config, bs BenchSettings) error {
 	if err := Tune(&tcfg); err != nil {
 		return err
 	}
-	ranking, err := ReadRanking(filepath.Join(tcfg.Out, "ranking.json"))
+	ranking, err := results.ReadRanking(filepath.Join(tcfg.Out, "ranking.json"))
 	if err != nil {
 		return err
 	}
-	recs, err := readJSONL(filepath.Join(tcfg.Out, "results.jsonl"))
+	recs, err := results.ReadJSONL(filepath.Join(tcfg.Out, "results.jsonl"))
 	if err != nil {
 		return err
 	}
@@ -240,7 +241,7 @@ func Bench(cfg *Config, bs BenchSettings) error {
 			if err := Tune(&lcfg); err != nil {
 				return err
 			}
-			lr, err := ReadRanking(filepath.Join(lcfg.Out, "ranking.json"))
+			lr, err := results.ReadRanking(filepath.Join(lcfg.Out, "ranking.json"))
 			if err != nil {
 				return err
 			}
@@ -281,7 +282,7 @@ func Bench(cfg *Config, bs BenchSettings) error {
 
 // summarize picks, per shape of the ranking, the best variant that passed verification there and on
 // the whole edge suite, the best seed-family variant likewise, and cuBLAS.
-func summarize(ranking []ShapeRanking, recs []Record, edgeFailed map[string]bool, peak *protocol.PeakResult) BenchSummary {
+func summarize(ranking []results.ShapeRanking, recs []results.Record, edgeFailed map[string]bool, peak *protocol.PeakResult) BenchSummary {
 	targets := map[string]BenchShape{}
 	for _, b := range BenchShapes {
 		targets[b.Shape] = BenchShape{Target: b.Target, Group: b.Group}
@@ -301,7 +302,7 @@ func summarize(ranking []ShapeRanking, recs []Record, edgeFailed map[string]bool
 				be.PctPeak = 100 * e.GFLOPS / peak.GFLOPS
 			}
 			switch {
-			case e.Kind == KindCublas:
+			case e.Kind == results.KindCublas:
 				if bsh.Cublas == nil {
 					bsh.Cublas = be
 				}

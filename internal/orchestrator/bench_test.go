@@ -10,23 +10,24 @@ import (
 	"testing"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 	"tilegen/internal/variant"
 )
 
 func TestBenchSummarize(t *testing.T) {
-	ranking := []ShapeRanking{
-		{Shape: "224x256x192", Entries: []RankedEntry{
-			{Rank: 1, Kind: KindTune, Variant: "regtile_broken", Family: "regtile", Median: 0.005, Lo: 0.005, Hi: 0.005, GFLOPS: 4400},
-			{Rank: 2, Kind: KindTune, Variant: "micro1d_t32_r4", Family: "micro1d", Median: 0.008, Lo: 0.0079, Hi: 0.0081, GFLOPS: 2750},
-			{Rank: 3, Kind: KindCublas, Variant: CublasName, Median: 0.010, Lo: 0.0099, Hi: 0.0101, GFLOPS: 2200},
+	ranking := []results.ShapeRanking{
+		{Shape: "224x256x192", Entries: []results.RankedEntry{
+			{Rank: 1, Kind: results.KindTune, Variant: "regtile_broken", Family: "regtile", Median: 0.005, Lo: 0.005, Hi: 0.005, GFLOPS: 4400},
+			{Rank: 2, Kind: results.KindTune, Variant: "micro1d_t32_r4", Family: "micro1d", Median: 0.008, Lo: 0.0079, Hi: 0.0081, GFLOPS: 2750},
+			{Rank: 3, Kind: results.KindCublas, Variant: results.CublasName, Median: 0.010, Lo: 0.0099, Hi: 0.0101, GFLOPS: 2200},
 		}},
-		{Shape: "4096x4096x4096", Entries: []RankedEntry{
-			{Rank: 1, Kind: KindCublas, Variant: CublasName, Median: 2.6, GFLOPS: 52860},
-			{Rank: 2, Kind: KindTune, Variant: "regtile_a", Family: "regtile", Median: 2.8, GFLOPS: 49085},
-			{Rank: 3, Kind: KindTune, Variant: "micro1d_t64_r16", Family: "micro1d", Median: 6.0, GFLOPS: 22906},
+		{Shape: "4096x4096x4096", Entries: []results.RankedEntry{
+			{Rank: 1, Kind: results.KindCublas, Variant: results.CublasName, Median: 2.6, GFLOPS: 52860},
+			{Rank: 2, Kind: results.KindTune, Variant: "regtile_a", Family: "regtile", Median: 2.8, GFLOPS: 49085},
+			{Rank: 3, Kind: results.KindTune, Variant: "micro1d_t64_r16", Family: "micro1d", Median: 6.0, GFLOPS: 22906},
 		}},
-		{Shape: "100x100x100", Entries: []RankedEntry{
-			{Rank: 1, Kind: KindTune, Variant: "naive_16x16", Family: "naive", Median: 0.01, GFLOPS: 200},
+		{Shape: "100x100x100", Entries: []results.RankedEntry{
+			{Rank: 1, Kind: results.KindTune, Variant: "naive_16x16", Family: "naive", Median: 0.01, GFLOPS: 200},
 		}},
 	}
 	peak := &protocol.PeakResult{GFLOPS: 60000}
@@ -100,11 +101,11 @@ func TestWorkerArgs(t *testing.T) {
 
 func TestReadResultsGzipped(t *testing.T) {
 	dir := t.TempDir()
-	recs := []Record{{Key: "k1", Kind: KindTune, Variant: "a", Status: StatusOK}, {Key: "k2", Kind: KindCublas, Variant: CublasName, Status: StatusOK}}
-	if err := WriteResults(dir, recs, RunInfo{GOOS: "linux"}); err != nil {
+	recs := []results.Record{{Key: "k1", Kind: results.KindTune, Variant: "a", Status: results.StatusOK}, {Key: "k2", Kind: results.KindCublas, Variant: results.CublasName, Status: results.StatusOK}}
+	if err := WriteResults(dir, recs, results.RunInfo{GOOS: "linux"}); err != nil {
 		t.Fatal(err)
 	}
-	plain, info, err := ReadResults(dir)
+	plain, info, err := results.ReadDir(dir)
 	if err != nil || len(plain) != 2 || info.GOOS != "linux" {
 		t.Fatalf("plain: %v %+v %v", len(plain), info, err)
 	}
@@ -117,20 +118,20 @@ func TestReadResultsGzipped(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "results.jsonl.gz"), zb.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	gz, _, err := ReadResults(dir)
+	gz, _, err := results.ReadDir(dir)
 	if err != nil || len(gz) != 2 || gz[1].Key != plain[1].Key {
 		t.Fatalf("gzipped: %+v %v", gz, err)
 	}
 	os.Remove(filepath.Join(dir, "results.jsonl.gz"))
-	if _, _, err := ReadResults(dir); err == nil {
+	if _, _, err := results.ReadDir(dir); err == nil {
 		t.Fatal("no results file read as empty results")
 	}
 }
 
 func TestAnalysisColumns(t *testing.T) {
 	dev := protocol.Device{UUID: "GPU-x", ComputeCapability: "9.0", SMs: 132, ClockKHz: 1980000, MemClockKHz: 2619000, MemBusWidth: 5120}
-	r := Record{Kind: KindTune, Variant: "shared_w32_pad0", Family: "shared", Shape: protocol.Shape{M: 4096, N: 4096, K: 4096},
-		Status: StatusOK, Tile: &variant.Tile{Rows: 32, Cols: 32}, Device: &DeviceRef{UUID: "GPU-x"},
+	r := results.Record{Kind: results.KindTune, Variant: "shared_w32_pad0", Family: "shared", Shape: protocol.Shape{M: 4096, N: 4096, K: 4096},
+		Status: results.StatusOK, Tile: &variant.Tile{Rows: 32, Cols: 32}, Device: &results.DeviceRef{UUID: "GPU-x"},
 		Timing: &protocol.TimingResult{MedianMS: 10}, Attributes: &protocol.Attributes{Blocks: 16384, BlocksPerSM: 2}}
 	cols := analysisColumns(&r, map[string]protocol.Device{"GPU-x": dev})
 	if len(cols) != 8 {
@@ -155,7 +156,7 @@ func TestAnalysisColumns(t *testing.T) {
 		t.Errorf("1.06 waves: want a wave-quantization note, got %q", c[7])
 	}
 	r.Timing = nil
-	r.Status = StatusFailed
+	r.Status = results.StatusFailed
 	if c := analysisColumns(&r, nil); c[4] != "" || c[5] != "" {
 		t.Errorf("a failed record got achieved columns: %v", c)
 	}

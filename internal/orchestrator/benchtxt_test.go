@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 )
 
 // benchLine is one parsed result line of Go benchmark format (golang.org/x/perf/benchfmt):
@@ -74,14 +75,14 @@ func TestBenchTxtOneLinePerRun(t *testing.T) {
 	for i := range many {
 		many[i] = 1 + float64(i)/100
 	}
-	recs := []Record{
-		{Kind: KindCublas, Variant: CublasName, Shape: sh, Status: StatusOK, Timing: &protocol.TimingResult{Reps: 25, MedianMS: 1.12, Samples: many}},
-		{Kind: KindTune, Variant: "few", Shape: sh, Status: StatusOK, Timing: &protocol.TimingResult{Reps: 4, MedianMS: 0.5, Samples: []float64{0.5, 0.4, 0.6, 0.5}}},
-		{Kind: KindTune, Variant: "old", Shape: sh, Status: StatusOK, Timing: &protocol.TimingResult{Reps: 40, MedianMS: 0.25}},
-		{Kind: KindTune, Variant: "broken", Shape: sh, Status: StatusFailed},
-		{Kind: KindVerify, Variant: "verified", Shape: sh, Status: StatusOK, Timing: &protocol.TimingResult{Reps: 1, MedianMS: 1}},
+	recs := []results.Record{
+		{Kind: results.KindCublas, Variant: results.CublasName, Shape: sh, Status: results.StatusOK, Timing: &protocol.TimingResult{Reps: 25, MedianMS: 1.12, Samples: many}},
+		{Kind: results.KindTune, Variant: "few", Shape: sh, Status: results.StatusOK, Timing: &protocol.TimingResult{Reps: 4, MedianMS: 0.5, Samples: []float64{0.5, 0.4, 0.6, 0.5}}},
+		{Kind: results.KindTune, Variant: "old", Shape: sh, Status: results.StatusOK, Timing: &protocol.TimingResult{Reps: 40, MedianMS: 0.25}},
+		{Kind: results.KindTune, Variant: "broken", Shape: sh, Status: results.StatusFailed},
+		{Kind: results.KindVerify, Variant: "verified", Shape: sh, Status: results.StatusOK, Timing: &protocol.TimingResult{Reps: 1, MedianMS: 1}},
 	}
-	info := RunInfo{GOOS: "linux", GOARCH: "amd64", NVCC: "11.8", Arch: "sm_90", Devices: []protocol.Device{{Name: "Test GPU", DriverVersion: 13000}}}
+	info := results.RunInfo{GOOS: "linux", GOARCH: "amd64", NVCC: "11.8", Arch: "sm_90", Devices: []protocol.Device{{Name: "Test GPU", DriverVersion: 13000}}}
 	config, lines := parseBench(t, encodeBench(recs, info))
 	for k, want := range map[string]string{"goos": "linux", "gpu": "Test GPU", "driver": "13000", "nvcc": "11.8", "arch": "sm_90"} {
 		if config[k] != want {
@@ -120,7 +121,7 @@ func TestBenchTxtOneLinePerRun(t *testing.T) {
 			t.Errorf("%s: lines cover %d samples, want %d", v, i, len(samples))
 		}
 	}
-	check(CublasName, many, BenchRuns)
+	check(results.CublasName, many, BenchRuns)
 	check("few", []float64{0.5, 0.4, 0.6, 0.5}, 4)
 	if ls := by["old"]; len(ls) != 1 || ls[0].iters != 40 || ls[0].units["ns/op"] != 250000 {
 		t.Errorf("record without samples: %+v, want its median once with its 40 repetitions", ls)
@@ -135,7 +136,7 @@ func TestBenchTxtOneLinePerRun(t *testing.T) {
 func TestRenderResultFiles(t *testing.T) {
 	dir := t.TempDir()
 	recs := ratioFixture()
-	if err := WriteResults(dir, recs, RunInfo{GOOS: "linux"}); err != nil {
+	if err := WriteResults(dir, recs, results.RunInfo{GOOS: "linux"}); err != nil {
 		t.Fatal(err)
 	}
 	read := func(name string) string {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"tilegen/internal/results"
 )
 
 // Cache is the append-only JSONL file of measured records, keyed by Record.Key. Every record is
@@ -38,7 +40,7 @@ type Cache struct {
 	// line has shown the file to be a cache.
 	lines     int
 	sawRecord bool
-	byKey     map[string]Record
+	byKey     map[string]results.Record
 	// Warnings are the problems found while reading the file (torn or corrupt lines).
 	Warnings []string
 }
@@ -46,7 +48,7 @@ type Cache struct {
 // OpenCache reads the cache at path, which need not exist (a missing file is an empty cache and is
 // created by the first Put). A file that is not a tilegen cache, or not a regular file, is an error.
 func OpenCache(path string) (*Cache, error) {
-	c := &Cache{path: path, byKey: map[string]Record{}}
+	c := &Cache{path: path, byKey: map[string]results.Record{}}
 	st, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return c, nil
@@ -89,11 +91,11 @@ func errNotCache(path string, line int) error {
 }
 
 // decodeRecord parses one line; ok when it is a record with a key.
-func decodeRecord(line []byte) (Record, bool) {
-	var r Record
+func decodeRecord(line []byte) (results.Record, bool) {
+	var r results.Record
 	text := bytes.TrimSpace(line)
 	if len(text) == 0 || text[0] != '{' || json.Unmarshal(text, &r) != nil || r.Key == "" {
-		return Record{}, false
+		return results.Record{}, false
 	}
 	return r, true
 }
@@ -139,7 +141,7 @@ func (c *Cache) parse(data []byte) ([]byte, error) {
 }
 
 // Get returns the cached record with the key.
-func (c *Cache) Get(key string) (Record, bool) {
+func (c *Cache) Get(key string) (results.Record, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r, ok := c.byKey[key]
@@ -154,7 +156,7 @@ func (c *Cache) Len() int {
 }
 
 // Put appends the record as one line and fsyncs it, under the file's exclusive lock.
-func (c *Cache) Put(r Record) error {
+func (c *Cache) Put(r results.Record) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("cache: encode %s: %w", r.Variant, err)

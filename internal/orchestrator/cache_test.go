@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"tilegen/internal/results"
 )
 
 // cacheWriterEnv makes the test binary a cache writer (see init) for TestCacheConcurrentAppend:
@@ -59,7 +61,7 @@ func cacheWriter(spec string) error {
 	// Long lines make interleaved or overlapping writes likely when appends are not atomic.
 	note := strings.Repeat(prefix, 2000/len(prefix))
 	for i := 0; i < n; i++ {
-		if err := c.Put(Record{Key: fmt.Sprintf("%s-%d", prefix, i), Kind: KindTune, Variant: prefix, Status: StatusOK, Note: note}); err != nil {
+		if err := c.Put(results.Record{Key: fmt.Sprintf("%s-%d", prefix, i), Kind: results.KindTune, Variant: prefix, Status: results.StatusOK, Note: note}); err != nil {
 			return err
 		}
 	}
@@ -132,17 +134,17 @@ func TestCacheSeesOtherWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if err := a.Put(Record{Key: "a1", Kind: KindTune, Status: StatusOK}); err != nil {
+	if err := a.Put(results.Record{Key: "a1", Kind: results.KindTune, Status: results.StatusOK}); err != nil {
 		t.Fatal(err)
 	}
 	// A writer killed mid-line.
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"key":"dead","kind":"tu`)
 	f.Close()
-	if err := b.Put(Record{Key: "b1", Kind: KindTune, Status: StatusOK}); err != nil {
+	if err := b.Put(results.Record{Key: "b1", Kind: results.KindTune, Status: results.StatusOK}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Put(Record{Key: "a2", Kind: KindTune, Status: StatusOK}); err != nil {
+	if err := a.Put(results.Record{Key: "a2", Kind: results.KindTune, Status: results.StatusOK}); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := b.Get("a1"); !ok {
@@ -175,7 +177,7 @@ func TestCacheRefusesForeignFile(t *testing.T) {
 			os.WriteFile(path, []byte(tc.content), 0o644)
 			c, err := OpenCache(path)
 			if err == nil {
-				c.Put(Record{Key: "new", Kind: KindTune, Status: StatusOK})
+				c.Put(results.Record{Key: "new", Kind: results.KindTune, Status: results.StatusOK})
 				c.Close()
 				t.Errorf("accepted as a cache")
 			} else if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "nothing was changed") {
@@ -217,7 +219,7 @@ func TestCacheTornOnlyLine(t *testing.T) {
 	if b, _ := os.ReadFile(path); string(b) != `{"key":"x","kind":"tu` {
 		t.Errorf("opening changed the file: %q", b)
 	}
-	if err := c.Put(Record{Key: "new", Kind: KindTune, Status: StatusOK}); err != nil {
+	if err := c.Put(results.Record{Key: "new", Kind: results.KindTune, Status: results.StatusOK}); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
@@ -258,7 +260,7 @@ func TestCacheCreatedLazily(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Put(Record{Key: "k", Kind: KindTune, Status: StatusOK}); err != nil {
+	if err := c.Put(results.Record{Key: "k", Kind: results.KindTune, Status: results.StatusOK}); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
@@ -278,8 +280,8 @@ func editCacheLine(t *testing.T, path, variant, shape string, edit func(m map[st
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 	found := false
 	for i, l := range lines {
-		var r Record
-		if json.Unmarshal([]byte(l), &r) != nil || r.Variant != variant || ShapeString(r.Shape) != shape {
+		var r results.Record
+		if json.Unmarshal([]byte(l), &r) != nil || r.Variant != variant || results.ShapeString(r.Shape) != shape {
 			continue
 		}
 		var m map[string]any
@@ -329,7 +331,7 @@ func TestCacheHitMismatch(t *testing.T) {
 	}{
 		{"unchanged", "", nil},
 		{"variant", "fast_a", func(m map[string]any) { m["variant"] = "fast_b" }},
-		{"kind", "fast_a", func(m map[string]any) { m["kind"] = KindVerify }},
+		{"kind", "fast_a", func(m map[string]any) { m["kind"] = results.KindVerify }},
 		{"shape", "fast_a", func(m map[string]any) { m["shape"] = map[string]int{"m": 1, "n": 1, "k": 1} }},
 		{"source hash", "fast_a", func(m map[string]any) { m["source_hash"] = "0123" }},
 		{"PTX hash", "fast_a", func(m map[string]any) { delete(m, "ptx_hash") }},
@@ -343,7 +345,7 @@ func TestCacheHitMismatch(t *testing.T) {
 			delete(m, "ptx_hash")
 			delete(m, "settings_hash")
 		}},
-		{"cuBLAS shape", CublasName, func(m map[string]any) { m["shape"] = map[string]int{"m": 2, "n": 2, "k": 2} }},
+		{"cuBLAS shape", results.CublasName, func(m map[string]any) { m["shape"] = map[string]int{"m": 2, "n": 2, "k": 2} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := os.WriteFile(cfg.CachePath, pristine, 0o644); err != nil {
@@ -373,7 +375,7 @@ func TestCacheHitMismatch(t *testing.T) {
 				t.Errorf("edited %s: %d measured again (want 1), warned %v\n%s", tc.name, measured, warned, stderr)
 			}
 			recs := readRecords(t, again.Out)
-			if r := recs[tc.variant+" "+sh]; r.Variant != tc.variant || r.Status != StatusOK || r.Kind == KindVerify {
+			if r := recs[tc.variant+" "+sh]; r.Variant != tc.variant || r.Status != results.StatusOK || r.Kind == results.KindVerify {
 				t.Errorf("record served: %+v", r)
 			}
 			if len(recs) != 2 {

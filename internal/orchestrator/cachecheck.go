@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 )
 
 // maxStaleWarnings bounds the cache-mismatch warnings a run prints one by one (a cache written by
@@ -15,18 +16,18 @@ const maxStaleWarnings = 5
 // hashes, seed and settings; the device is the slot's. One that is not (a hand-edited or foreign
 // line, or one written before records carried their hashes) is reported on stderr and measured
 // again; the new measurement is appended and wins from then on.
-func (s *session) lookup(key func(d protocol.Device) string, want Record) (Record, bool) {
+func (s *session) lookup(key func(d protocol.Device) string, want results.Record) (results.Record, bool) {
 	for _, sl := range s.pool.slots {
 		k := key(sl.device)
 		r, ok := s.cache.Get(k)
 		if !ok {
 			continue
 		}
-		if r.Status == StatusFailed && s.cfg.RetryFailed {
+		if r.Status == results.StatusFailed && s.cfg.RetryFailed {
 			continue
 		}
 		w := want
-		w.Key, w.Device = k, refOf(sl.device)
+		w.Key, w.Device = k, results.RefOf(sl.device)
 		if r.SourceHash == "" && r.PTXHash == "" && r.SettingsHash == "" {
 			// Written before records carried their hashes: the key was computed from the very same
 			// hashes and settings, so it vouches for them.
@@ -41,16 +42,16 @@ func (s *session) lookup(key func(d protocol.Device) string, want Record) (Recor
 		}
 		return r, true
 	}
-	return Record{}, false
+	return results.Record{}, false
 }
 
 // mismatch says how a cached record differs from the one requested ("" when it may be served).
-func mismatch(got, want Record) string {
+func mismatch(got, want results.Record) string {
 	for _, f := range []struct{ name, got, want string }{
 		{"key", got.Key, want.Key},
 		{"kind", got.Kind, want.Kind},
 		{"variant", got.Variant, want.Variant},
-		{"shape", ShapeString(got.Shape), ShapeString(want.Shape)},
+		{"shape", results.ShapeString(got.Shape), results.ShapeString(want.Shape)},
 		{"source hash", got.SourceHash, want.SourceHash},
 		{"PTX hash", got.PTXHash, want.PTXHash},
 		{"settings", got.SettingsHash, want.SettingsHash},
@@ -62,15 +63,15 @@ func mismatch(got, want Record) string {
 		}
 	}
 	switch got.Status {
-	case StatusFailed:
+	case results.StatusFailed:
 		if got.Reason == "" {
 			return "a failure without a reason"
 		}
-	case StatusOK:
+	case results.StatusOK:
 		if len(got.Verify) == 0 {
 			return "ok without verification results"
 		}
-		if got.Kind != KindVerify && (got.Timing == nil || got.Timing.Reps == 0) {
+		if got.Kind != results.KindVerify && (got.Timing == nil || got.Timing.Reps == 0) {
 			return "ok without timing"
 		}
 	default:
@@ -79,7 +80,7 @@ func mismatch(got, want Record) string {
 	return ""
 }
 
-func deviceString(d *DeviceRef) string {
+func deviceString(d *results.DeviceRef) string {
 	if d == nil {
 		return "none"
 	}
@@ -87,13 +88,13 @@ func deviceString(d *DeviceRef) string {
 }
 
 // staleHit reports a cached record that does not match its request.
-func (s *session) staleHit(got, want Record, why string) {
+func (s *session) staleHit(got, want results.Record, why string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stale++
 	if s.stale <= maxStaleWarnings {
 		fmt.Fprintf(s.cfg.Stderr, "warning: cache %s: the record under key %s does not match %s %s on %s (%s): measuring it again\n",
-			s.cfg.CachePath, want.Key, want.Variant, ShapeString(want.Shape), want.Device.UUID, why)
+			s.cfg.CachePath, want.Key, want.Variant, results.ShapeString(want.Shape), want.Device.UUID, why)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"tilegen/internal/results"
 	"tilegen/internal/variant"
 )
 
@@ -72,12 +73,12 @@ func TestRecordsCarryMeasuredHashes(t *testing.T) {
 	sum := sha256.Sum256([]byte(ptx))
 	n := 0
 	for _, r := range readRecords(t, cfg.Out) {
-		if r.Kind == KindCublas {
+		if r.Kind == results.KindCublas {
 			continue
 		}
 		v, _ := variantNamed(cat, r.Variant)
 		want := v.PTXHash
-		if r.Status != StatusSkipped {
+		if r.Status != results.StatusSkipped {
 			want = hex.EncodeToString(sum[:])
 			if r.Variant != "fast_a" {
 				p, _ := cat.PTX(r.Variant)
@@ -86,7 +87,7 @@ func TestRecordsCarryMeasuredHashes(t *testing.T) {
 			}
 		}
 		if r.SourceHash != v.SourceHash || r.PTXHash != want || r.SourceHash == "" {
-			t.Errorf("%s %s (%s): hashes %q %q, want %q %q", r.Variant, ShapeString(r.Shape), r.Status, r.SourceHash, r.PTXHash, v.SourceHash, want)
+			t.Errorf("%s %s (%s): hashes %q %q, want %q %q", r.Variant, results.ShapeString(r.Shape), r.Status, r.SourceHash, r.PTXHash, v.SourceHash, want)
 		}
 		n++
 	}

@@ -12,11 +12,12 @@ import (
 	"time"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 	"tilegen/internal/variant"
 )
 
-func (s *session) runInfo() RunInfo {
-	return RunInfo{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, NVCC: s.cfg.Catalog.NVCC(), Arch: s.cfg.Catalog.Arch(),
+func (s *session) runInfo() results.RunInfo {
+	return results.RunInfo{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, NVCC: s.cfg.Catalog.NVCC(), Arch: s.cfg.Catalog.Arch(),
 		Devices: s.pool.devices()}
 }
 
@@ -205,7 +206,7 @@ func Tune(cfg *Config) error {
 	s.index(vs)
 	s.prog = noProgress{}
 	cub := s.planCublas(cfg.Shapes)
-	tasks := s.planVariants(KindTune, items)
+	tasks := s.planVariants(results.KindTune, items)
 	began := time.Now()
 	total := len(cfg.Shapes) + runnable(items) - s.cost.Skipped
 	s.start("tune", total, len(cub)+len(tasks))
@@ -219,7 +220,7 @@ func Tune(cfg *Config) error {
 	if err := writeResults(cfg.Out, recs, info); err != nil {
 		return err
 	}
-	if err := writeRunPlan(cfg.Out, planOf(cfg, KindTune, vs)); err != nil {
+	if err := writeRunPlan(cfg.Out, planOf(cfg, results.KindTune, vs)); err != nil {
 		return err
 	}
 	rankStart := time.Now()
@@ -263,7 +264,7 @@ func (s *session) index(vs []variant.Variant) {
 
 // refine ranks every shape, re-measuring its leaders interleaved (one task per shape, so that the
 // candidates of a shape alternate on one device).
-func (s *session) refine(recs []Record) (map[protocol.Shape][]entry, map[protocol.Shape]string, error) {
+func (s *session) refine(recs []results.Record) (map[protocol.Shape][]entry, map[protocol.Shape]string, error) {
 	ranked := sweepRanking(recs)
 	notes := map[protocol.Shape]string{}
 	if s.cfg.Rank.Rounds <= 0 {
@@ -271,7 +272,7 @@ func (s *session) refine(recs []Record) (map[protocol.Shape][]entry, map[protoco
 	}
 	var mu sync.Mutex
 	var tasks []task
-	for _, sh := range shapesOf(recs) {
+	for _, sh := range results.ShapesOf(recs) {
 		sh := sh
 		es := ranked[sh]
 		idx := leaders(es, s.cfg.Rank)
@@ -335,7 +336,7 @@ func Verify(cfg *Config) error {
 	defer s.close()
 	s.index(vs)
 	s.prog = noProgress{}
-	tasks := s.planVariants(KindVerify, items)
+	tasks := s.planVariants(results.KindVerify, items)
 	s.start("verify", runnable(items), len(tasks))
 	if err := s.runPhases(tasks); err != nil {
 		return err
@@ -346,7 +347,7 @@ func Verify(cfg *Config) error {
 	if err := writeResults(cfg.Out, recs, s.runInfo()); err != nil {
 		return err
 	}
-	if err := writeRunPlan(cfg.Out, planOf(cfg, KindVerify, vs)); err != nil {
+	if err := writeRunPlan(cfg.Out, planOf(cfg, results.KindVerify, vs)); err != nil {
 		return err
 	}
 	if err := writeAtomic(outPath(cfg.Out, "edge.txt"), []byte(summary)); err != nil {
@@ -363,8 +364,8 @@ func Verify(cfg *Config) error {
 
 // edgeSummary renders one line per variant: what it claims, how many shapes passed, were skipped,
 // and its first failure.
-func edgeSummary(vs []variant.Variant, items []item, recs []Record) (string, int) {
-	byID := map[string]Record{}
+func edgeSummary(vs []variant.Variant, items []item, recs []results.Record) (string, int) {
+	byID := map[string]results.Record{}
 	for _, r := range recs {
 		byID[ident(r.Kind, r.Variant, r.Shape)] = r
 	}
@@ -380,19 +381,19 @@ func edgeSummary(vs []variant.Variant, items []item, recs []Record) (string, int
 			if it.V.Name != v.Name {
 				continue
 			}
-			r, ok := byID[ident(KindVerify, v.Name, it.Shape)]
+			r, ok := byID[ident(results.KindVerify, v.Name, it.Shape)]
 			if !ok {
 				continue
 			}
 			checked++
 			switch r.Status {
-			case StatusOK:
+			case results.StatusOK:
 				passed++
-			case StatusSkipped:
+			case results.StatusSkipped:
 				skipped++
-			case StatusFailed:
+			case results.StatusFailed:
 				if verdict == "" {
-					verdict = fmt.Sprintf("failed at %s: %s", ShapeString(r.Shape), r.Reason)
+					verdict = fmt.Sprintf("failed at %s: %s", results.ShapeString(r.Shape), r.Reason)
 				}
 			}
 		}

@@ -62,4 +62,6 @@
 // results.csv (one row per record), bench.txt (Go benchmark format for benchstat), device.json
 // (devices and tool versions), run.json (the plan and shard), ranking.txt (the tables printed on
 // stdout) and, for verify, edge.txt. Records carry the source and PTX hashes of what was measured.
+// Records, device.json and ranking.json are the data model of internal/results, which the engine
+// shares with export, report and study.
 package orchestrator

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 	"tilegen/internal/variant"
 )
 
@@ -52,10 +53,10 @@ func DryRun(cfg *Config, sms int) error {
 	for i, d := range devs {
 		p.slots = append(p.slots, &slot{index: i, device: d})
 	}
-	s := &session{cfg: cfg, cache: cache, pool: p, recs: map[string]Record{}, ptxHash: map[string]string{}, prog: noProgress{}}
+	s := &session{cfg: cfg, cache: cache, pool: p, recs: map[string]results.Record{}, ptxHash: map[string]string{}, prog: noProgress{}}
 	s.index(vs)
 	cub := s.planCublas(cfg.Shapes)
-	s.planVariants(KindTune, items)
+	s.planVariants(results.KindTune, items)
 	pl := classify(s, items, cfg.Shapes)
 	pl.cublasTodo = len(cub)
 
@@ -126,18 +127,18 @@ type prunedGroup struct {
 func classify(s *session, items []item, shapes []protocol.Shape) *plan {
 	pl := &plan{shapes: shapes, byShape: map[protocol.Shape]*shapeCount{}}
 	for _, sh := range shapes {
-		_, cached := s.recs[ident(KindCublas, CublasName, sh)]
+		_, cached := s.recs[ident(results.KindCublas, results.CublasName, sh)]
 		pl.byShape[sh] = &shapeCount{cublasTodo: !cached}
 	}
 	groups := map[string]int{}
 	for _, it := range items {
 		c := pl.byShape[it.Shape]
 		c.pairs++
-		r, ok := s.recs[ident(KindTune, it.V.Name, it.Shape)]
+		r, ok := s.recs[ident(results.KindTune, it.V.Name, it.Shape)]
 		switch {
 		case !ok:
 			c.measure++
-		case r.Status != StatusSkipped:
+		case r.Status != results.StatusSkipped:
 			c.cached++
 		default:
 			if it.Skip != "" {
@@ -145,7 +146,7 @@ func classify(s *session, items []item, shapes []protocol.Shape) *plan {
 			} else {
 				c.splitK++
 			}
-			key := ShapeString(it.Shape) + "\x00" + r.Reason
+			key := results.ShapeString(it.Shape) + "\x00" + r.Reason
 			g, seen := groups[key]
 			if !seen {
 				g = len(pl.pruned)
@@ -177,7 +178,7 @@ func (pl *plan) writeTable(w io.Writer) {
 		if c.cublasTodo {
 			cublas = "measure"
 		}
-		row(ShapeString(sh), c, cublas)
+		row(results.ShapeString(sh), c, cublas)
 	}
 	row("total", &pl.total, fmt.Sprintf("%d to measure", pl.cublasTodo))
 	tw.Flush()
@@ -197,7 +198,7 @@ func (pl *plan) writePruned(w io.Writer) {
 			more = fmt.Sprintf(", … (%d more)", len(names)-show)
 			names = names[:show]
 		}
-		fmt.Fprintf(w, "  %s: %s: %d: %s%s\n", ShapeString(g.shape), g.reason, len(g.names), strings.Join(names, ", "), more)
+		fmt.Fprintf(w, "  %s: %s: %d: %s%s\n", results.ShapeString(g.shape), g.reason, len(g.names), strings.Join(names, ", "), more)
 	}
 }
 
@@ -221,7 +222,7 @@ func knownDevices(c *Cache, out string, sms int) ([]protocol.Device, error) {
 	b, err := os.ReadFile(filepath.Join(out, "device.json"))
 	switch {
 	case err == nil:
-		var ri RunInfo
+		var ri results.RunInfo
 		if err := json.Unmarshal(b, &ri); err != nil {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(out, "device.json"), err)
 		}

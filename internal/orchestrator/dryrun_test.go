@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"tilegen/internal/results"
 )
 
 // dryRunConfig plans fast_a, fast_b, mid (made a split-K variant) and aligned_64 on three shapes:
@@ -19,7 +21,7 @@ func dryRunConfig(t *testing.T, dir string) (*Config, *bytes.Buffer) {
 		}
 	}
 	cfg.Catalog = cat
-	cfg.Shapes, _ = ParseShapes("64x64x64,256x256x256,1041x1247x139")
+	cfg.Shapes, _ = results.ParseShapes("64x64x64,256x256x256,1041x1247x139")
 	cfg.Rank.Rounds = 0
 	return cfg, stdout
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 )
 
 // The time model of `runner tune --dry-run`: rough, per-measurement constants fitted to the
@@ -32,7 +33,7 @@ const (
 
 // estKernel is the modelled time of one launch on the shape.
 func estKernel(s protocol.Shape) time.Duration {
-	return estLaunch + time.Duration(Flops(s)/estRate*1e9)
+	return estLaunch + time.Duration(results.Flops(s)/estRate*1e9)
 }
 
 // estTimed is the modelled number of timed launches: at least Reps, until MinTime, at most MaxReps.
@@ -63,7 +64,7 @@ func EstimateMeasurement(s protocol.Shape, t protocol.TimingSettings, v protocol
 	checks := time.Duration(estChecks(v))
 	verify := checks * (k + time.Duration(float64(s.M)*float64(s.N)*estCompare))
 	if !shared {
-		verify += checks * time.Duration(Flops(s)/estReference*1e9)
+		verify += checks * time.Duration(results.Flops(s)/estReference*1e9)
 	}
 	timing := time.Duration(t.Warmup+estTimed(t, k))*k + estTiming
 	return estRequest + verify + timing
@@ -71,7 +72,7 @@ func EstimateMeasurement(s protocol.Shape, t protocol.TimingSettings, v protocol
 
 // EstimateSharedInputs models the once-per-shape reference of a shape whose inputs are shared.
 func EstimateSharedInputs(s protocol.Shape, v protocol.VerifySettings) time.Duration {
-	return time.Duration(estChecks(v)) * time.Duration(Flops(s)/estReference*1e9)
+	return time.Duration(estChecks(v)) * time.Duration(results.Flops(s)/estReference*1e9)
 }
 
 // EstimateRank models the interleaved re-measurement of a shape's leaders: each round times every
@@ -124,7 +125,7 @@ func estimatePlan(cfg *Config, perShape map[protocol.Shape]int, modules, devices
 		if n == 0 {
 			continue
 		}
-		shared := cfg.SharedInputsAbove > 0 && Flops(s) > cfg.SharedInputsAbove
+		shared := cfg.SharedInputsAbove > 0 && results.Flops(s) > cfg.SharedInputsAbove
 		c.Measure += time.Duration(n) * EstimateMeasurement(s, cfg.Timing, cfg.Verify, shared)
 		if shared {
 			c.SharedInputs += EstimateSharedInputs(s, cfg.Verify)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 )
 
 // TestEstimateMatchesCommittedRuns: the dry run's time model, applied to what each committed H100
@@ -29,7 +30,7 @@ func TestEstimateMatchesCommittedRuns(t *testing.T) {
 		{"probes/awkward-tune-edge-copies", bench, 1}, // see its README.md
 	} {
 		dir := filepath.Join(root, tc.dir)
-		recs, err := readJSONL(filepath.Join(dir, "results.jsonl"))
+		recs, err := results.ReadJSONL(filepath.Join(dir, "results.jsonl"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,11 +48,11 @@ func TestEstimateMatchesCommittedRuns(t *testing.T) {
 		perShape := map[protocol.Shape]int{}
 		modules := map[string]bool{}
 		for _, r := range recs {
-			if r.Status == StatusSkipped || (r.Kind != KindTune && r.Kind != KindCublas) {
+			if r.Status == results.StatusSkipped || (r.Kind != results.KindTune && r.Kind != results.KindCublas) {
 				continue
 			}
 			perShape[r.Shape]++
-			if r.Kind == KindTune {
+			if r.Kind == results.KindTune {
 				modules[r.Variant] = true
 			}
 		}

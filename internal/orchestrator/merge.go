@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"tilegen/internal/results"
 )
 
 // MergeOptions are runner merge's settings.
@@ -24,8 +26,8 @@ type shardDir struct {
 	dir   string
 	plan  RunPlan
 	shard Shard
-	recs  []Record
-	info  RunInfo
+	recs  []results.Record
+	info  results.RunInfo
 }
 
 // Merge combines the result directories of the shards of one plan into out, ordered as a single
@@ -117,7 +119,7 @@ func readShard(dir string) (*shardDir, error) {
 	if err != nil || p.Shard == "" {
 		return nil, fmt.Errorf("%s: shard %q in %s: want i/n", dir, p.Shard, runPlanFile)
 	}
-	recs, info, err := ReadResults(dir)
+	recs, info, err := results.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -185,39 +187,39 @@ func checkShards(shards []*shardDir) (problems, missing []string, fit []*shardDi
 // mergeRecords collects the shards' records: every variant record once, cuBLAS rows of the
 // lowest-numbered shard that has the shape. It lists records without a key, of a kind foreign to
 // the plan, and variant records found twice, and counts the cuBLAS rows left out.
-func mergeRecords(shards []*shardDir) ([]Record, []string, int) {
+func mergeRecords(shards []*shardDir) ([]results.Record, []string, int) {
 	var problems []string
-	var out []Record
+	var out []results.Record
 	from := map[string]string{}     // ident → directory
 	content := map[string][]byte{}  // key → JSON
 	cublasShard := map[string]int{} // shape → shard index whose cuBLAS rows are kept
 	dropped := 0
 	for _, sd := range shards {
 		for n, r := range sd.recs {
-			where := fmt.Sprintf("%s line %d (%s %s %s)", filepath.Join(sd.dir, "results.jsonl"), n+1, r.Kind, r.Variant, ShapeString(r.Shape))
+			where := fmt.Sprintf("%s line %d (%s %s %s)", filepath.Join(sd.dir, "results.jsonl"), n+1, r.Kind, r.Variant, results.ShapeString(r.Shape))
 			if r.Key == "" {
 				problems = append(problems, where+": record has no key")
 				continue
 			}
-			if r.Kind != KindCublas && r.Kind != sd.plan.Command {
+			if r.Kind != results.KindCublas && r.Kind != sd.plan.Command {
 				problems = append(problems, fmt.Sprintf("%s: a %s record in a %s run", where, r.Kind, sd.plan.Command))
 				continue
 			}
 			js, _ := json.Marshal(r)
-			if prev, ok := content[r.Key]; ok && !bytes.Equal(prev, js) && r.Kind != KindCublas {
+			if prev, ok := content[r.Key]; ok && !bytes.Equal(prev, js) && r.Kind != results.KindCublas {
 				problems = append(problems, fmt.Sprintf("%s: key %s holds a different record in another shard", where, r.Key))
 				continue
 			}
 			content[r.Key] = js
 			id := ident(r.Kind, r.Variant, r.Shape)
-			if r.Kind == KindCublas {
-				sh := ShapeString(r.Shape)
+			if r.Kind == results.KindCublas {
+				sh := results.ShapeString(r.Shape)
 				if i, ok := cublasShard[sh]; ok && i != sd.shard.I {
 					dropped++
 					continue
 				}
 				cublasShard[sh] = sd.shard.I
-				id += "\x00" + devUUID(r)
+				id += "\x00" + results.DeviceUUID(r)
 			}
 			if d, ok := from[id]; ok {
 				problems = append(problems, fmt.Sprintf("%s: also in %s (a record twice: the shards overlap)", where, d))

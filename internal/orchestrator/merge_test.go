@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"tilegen/internal/results"
 )
 
 var mergeGlobs = []string{"fast_*", "mid", "slow", "aligned_64", "bad_wrong"}
@@ -52,11 +54,11 @@ func rewriteFile(t *testing.T, path string, edit func(string) string) {
 }
 
 // firstLine returns the first results.jsonl line of dir whose record satisfies keep.
-func firstLine(t *testing.T, dir string, keep func(Record) bool) string {
+func firstLine(t *testing.T, dir string, keep func(results.Record) bool) string {
 	t.Helper()
 	b, _ := os.ReadFile(filepath.Join(dir, "results.jsonl"))
 	for _, l := range strings.Split(string(b), "\n") {
-		var r Record
+		var r results.Record
 		if json.Unmarshal([]byte(l), &r) == nil && keep(r) {
 			return l
 		}
@@ -65,7 +67,9 @@ func firstLine(t *testing.T, dir string, keep func(Record) bool) string {
 	return ""
 }
 
-func isVariant(r Record) bool { return r.Kind == KindTune && r.Status == StatusOK }
+func isVariant(r results.Record) bool {
+	return r.Kind == results.KindTune && r.Status == results.StatusOK
+}
 
 // Merge refuses inputs that are not the complete shards of one plan, naming what is wrong
 // (issue 14 §2, item 6).
@@ -136,7 +140,7 @@ func TestMergeRefuses(t *testing.T) {
 }
 
 func blankKey(t *testing.T, line string) string {
-	var r Record
+	var r results.Record
 	if err := json.Unmarshal([]byte(line), &r); err != nil {
 		t.Fatal(err)
 	}
@@ -162,17 +166,17 @@ func TestMergeAllowPartial(t *testing.T) {
 	}
 	want := 0
 	for _, d := range []string{outs[0], outs[2]} {
-		recs, _, _ := ReadResults(d)
+		recs, _, _ := results.ReadDir(d)
 		for _, r := range recs {
-			if r.Kind != KindCublas {
+			if r.Kind != results.KindCublas {
 				want++
 			}
 		}
 	}
-	recs, _, _ := ReadResults(out)
+	recs, _, _ := results.ReadDir(out)
 	got := 0
 	for _, r := range recs {
-		if r.Kind != KindCublas {
+		if r.Kind != results.KindCublas {
 			got++
 		}
 	}
@@ -216,14 +220,14 @@ func TestMergeShardsOnTwoGPUs(t *testing.T) {
 	if !bytes.Equal(x, y) {
 		t.Errorf("run.json of the complete merge differs from the single run's:\n%s\n%s", x, y)
 	}
-	recs, info, err := ReadResults(a)
+	recs, info, err := results.ReadDir(a)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cublas := map[string][]string{}
 	for _, r := range recs {
-		if r.Kind == KindCublas {
-			cublas[ShapeString(r.Shape)] = append(cublas[ShapeString(r.Shape)], r.Device.UUID)
+		if r.Kind == results.KindCublas {
+			cublas[results.ShapeString(r.Shape)] = append(cublas[results.ShapeString(r.Shape)], r.Device.UUID)
 		}
 	}
 	for sh, devs := range cublas {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 	"tilegen/internal/stats"
 	"tilegen/internal/variant"
 )
@@ -59,7 +60,7 @@ func testConfig(t *testing.T, dir string, globs ...string) (*Config, *bytes.Buff
 	var stdout, stderr bytes.Buffer
 	wd := DefaultWatchdog()
 	wd.Floor, wd.Cap = time.Second, time.Second
-	shapes, _ := ParseShapes("256x256x256,1041x1247x139")
+	shapes, _ := results.ParseShapes("256x256x256,1041x1247x139")
 	return &Config{
 		Catalog: testCatalog(t), Worker: fakeWorker, Devices: []int{0}, Shapes: shapes,
 		Filter:   Filter{Globs: globs},
@@ -72,15 +73,15 @@ func testConfig(t *testing.T, dir string, globs ...string) (*Config, *bytes.Buff
 	}, &stdout, &stderr
 }
 
-func readRecords(t *testing.T, dir string) map[string]Record {
+func readRecords(t *testing.T, dir string) map[string]results.Record {
 	t.Helper()
-	rs, err := readJSONL(filepath.Join(dir, "results.jsonl"))
+	rs, err := results.ReadJSONL(filepath.Join(dir, "results.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]Record{}
+	out := map[string]results.Record{}
 	for _, r := range rs {
-		out[r.Variant+" "+ShapeString(r.Shape)] = r
+		out[r.Variant+" "+results.ShapeString(r.Shape)] = r
 	}
 	return out
 }
@@ -112,14 +113,14 @@ func TestFaultIsolation(t *testing.T) {
 	}
 	recs := readRecords(t, cfg.Out)
 	for _, tc := range []struct{ name, status, reason string }{
-		{"bad_crash", StatusFailed, "worker crashed (exit status 2) while running: fake: illegal memory access"},
-		{"bad_fatal", StatusFailed, "fatal: kernel under test: IllegalAddress"},
+		{"bad_crash", results.StatusFailed, "worker crashed (exit status 2) while running: fake: illegal memory access"},
+		{"bad_fatal", results.StatusFailed, "fatal: kernel under test: IllegalAddress"},
 		// bad_garbage runs right after bad_fatal's worker exited: it must get a fresh worker.
-		{"bad_hang", StatusFailed, "timeout after 1s (watchdog)"},
-		{"bad_garbage", StatusFailed, `worker wrote garbage while running: "this is not JSON"`},
-		{"bad_wrong", StatusFailed, "wrong results: 12.5% of elements over tolerance, first at (0,7)"},
-		{"fast_a", StatusOK, ""}, {"mid", StatusOK, ""}, {"slow", StatusOK, ""}, {"aligned_64", StatusOK, ""},
-		{"cublas", StatusOK, ""},
+		{"bad_hang", results.StatusFailed, "timeout after 1s (watchdog)"},
+		{"bad_garbage", results.StatusFailed, `worker wrote garbage while running: "this is not JSON"`},
+		{"bad_wrong", results.StatusFailed, "wrong results: 12.5% of elements over tolerance, first at (0,7)"},
+		{"fast_a", results.StatusOK, ""}, {"mid", results.StatusOK, ""}, {"slow", results.StatusOK, ""}, {"aligned_64", results.StatusOK, ""},
+		{"cublas", results.StatusOK, ""},
 	} {
 		r, ok := recs[tc.name+" 256x256x256"]
 		if !ok {
@@ -141,7 +142,7 @@ func TestFaultIsolation(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, row := range rows[1:] {
-		if row[5] == "bad_wrong" && (row[8] != StatusFailed || row[10] != "") {
+		if row[5] == "bad_wrong" && (row[8] != results.StatusFailed || row[10] != "") {
 			t.Errorf("wrong variant ranked or not failed: %v", row)
 		}
 		if row[5] == "fast_a" && row[10] != "=1" {
@@ -204,7 +205,7 @@ func TestCacheTornLine(t *testing.T) {
 			if c.Len() != tc.keys || len(c.Warnings) != tc.warnings {
 				t.Fatalf("keys %d warnings %q, want %d and %d", c.Len(), c.Warnings, tc.keys, tc.warnings)
 			}
-			if err := c.Put(Record{Key: "new", Kind: KindTune, Variant: "y", Status: StatusOK}); err != nil {
+			if err := c.Put(results.Record{Key: "new", Kind: results.KindTune, Variant: "y", Status: results.StatusOK}); err != nil {
 				t.Fatal(err)
 			}
 			c.Close()
@@ -323,7 +324,7 @@ func TestShardMergeEqualsSingleRun(t *testing.T) {
 
 func TestRandomStrategyDeterministic(t *testing.T) {
 	vs := testCatalog(t).Variants()
-	shapes, _ := ParseShapes("256x256x256,1041x1247x139")
+	shapes, _ := results.ParseShapes("256x256x256,1041x1247x139")
 	names := func(seed uint64) string {
 		items, err := buildPlan(vs, shapes, Strategy{Name: "random", Budget: 3, Seed: seed}, Shard{0, 1})
 		if err != nil {
@@ -332,7 +333,7 @@ func TestRandomStrategyDeterministic(t *testing.T) {
 		var b strings.Builder
 		for _, it := range items {
 			if it.Skip == "" {
-				fmt.Fprintf(&b, "%s@%s ", it.V.Name, ShapeString(it.Shape))
+				fmt.Fprintf(&b, "%s@%s ", it.V.Name, results.ShapeString(it.Shape))
 			}
 		}
 		return b.String()
@@ -361,7 +362,7 @@ func TestRankingTies(t *testing.T) {
 		return s
 	}
 	mk := func(name string, xs []float64) entry {
-		return entry{Rec: &Record{Variant: name, Kind: KindTune}, Sum: stats.Summarize(xs)}
+		return entry{Rec: &results.Record{Variant: name, Kind: results.KindTune}, Sum: stats.Summarize(xs)}
 	}
 	for _, tc := range []struct {
 		name    string
@@ -414,10 +415,10 @@ func TestSkippedShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	recs := readRecords(t, cfg.Out)
-	if r := recs["aligned_64 1041x1247x139"]; r.Status != StatusSkipped || r.Reason != "M=1041 is not a multiple of 64" {
+	if r := recs["aligned_64 1041x1247x139"]; r.Status != results.StatusSkipped || r.Reason != "M=1041 is not a multiple of 64" {
 		t.Errorf("odd shape: %s %q", r.Status, r.Reason)
 	}
-	if r := recs["aligned_64 256x256x256"]; r.Status != StatusOK {
+	if r := recs["aligned_64 256x256x256"]; r.Status != results.StatusOK {
 		t.Errorf("aligned shape: %s %q", r.Status, r.Reason)
 	}
 }
@@ -505,7 +506,7 @@ func TestVerifyEdgeSuite(t *testing.T) {
 		}
 	}
 	recs := readRecords(t, cfg.Out)
-	if r := recs["fast_a 31x33x127"]; r.Kind != KindVerify || r.Status != StatusOK || r.Timing != nil {
+	if r := recs["fast_a 31x33x127"]; r.Kind != results.KindVerify || r.Status != results.StatusOK || r.Timing != nil {
 		t.Errorf("tile-1 shape record: %+v", r)
 	}
 }
@@ -514,7 +515,7 @@ func TestEdgeShapes(t *testing.T) {
 	v := &variant.Variant{Tile: variant.Tile{Rows: 64, Cols: 128}}
 	got := map[string]bool{}
 	for _, s := range EdgeShapes(v) {
-		got[ShapeString(s)] = true
+		got[results.ShapeString(s)] = true
 	}
 	for _, want := range []string{"1x1x1", "1x256x256", "256x1x256", "97x89x83", "127x129x131", "4099x17x513", "1x4097x3",
 		"63x127x63", "63x127x65", "65x129x63", "63x129x127", "65x127x129"} {
@@ -535,10 +536,10 @@ func TestParse(t *testing.T) {
 			t.Errorf("ParseShard(%q) = %v, %v", tc.in, got, err)
 		}
 	}
-	if _, err := ParseShapes("4096x4096"); err == nil {
+	if _, err := results.ParseShapes("4096x4096"); err == nil {
 		t.Error("two-dimensional shape accepted")
 	}
-	if s, err := ParseShapes("1x2x3, 1x2x3,4x5x6"); err != nil || len(s) != 2 {
+	if s, err := results.ParseShapes("1x2x3, 1x2x3,4x5x6"); err != nil || len(s) != 2 {
 		t.Errorf("ParseShapes: %v %v", s, err)
 	}
 	if d, err := ParseDevices("0,1,1"); err != nil || len(d) != 2 {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 	"tilegen/internal/variant"
 )
 
@@ -220,7 +221,7 @@ func buildPlan(vs []variant.Variant, shapes []protocol.Shape, st Strategy, sh Sh
 			}
 			if st.Budget < len(fit) {
 				h := fnv.New64a()
-				h.Write([]byte(ShapeString(s)))
+				h.Write([]byte(results.ShapeString(s)))
 				r := rand.New(rand.NewPCG(st.Seed, h.Sum64()))
 				perm := r.Perm(len(fit))[:st.Budget]
 				sort.Ints(perm)

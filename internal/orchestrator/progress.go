@@ -8,11 +8,13 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
+
+	"tilegen/internal/results"
 )
 
 // progress reports each finished measurement.
 type progress interface {
-	step(r Record)
+	step(r results.Record)
 	done()
 }
 
@@ -44,8 +46,8 @@ func ValidProgress(s string) bool {
 
 type noProgress struct{}
 
-func (noProgress) step(Record) {}
-func (noProgress) done()       {}
+func (noProgress) step(results.Record) {}
+func (noProgress) done()               {}
 
 type plainProgress struct {
 	mu    sync.Mutex
@@ -54,11 +56,11 @@ type plainProgress struct {
 	total int
 }
 
-func (p *plainProgress) step(r Record) {
+func (p *plainProgress) step(r results.Record) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.n++
-	fmt.Fprintf(p.w, "[%d/%d] %s %s %s\n", p.n, p.total, r.Variant, ShapeString(r.Shape), outcome(r))
+	fmt.Fprintf(p.w, "[%d/%d] %s %s %s\n", p.n, p.total, r.Variant, results.ShapeString(r.Shape), outcome(r))
 }
 
 func (p *plainProgress) done() {}
@@ -68,10 +70,10 @@ type barProgress struct {
 	bar *progressbar.ProgressBar
 }
 
-func (p *barProgress) step(r Record) {
+func (p *barProgress) step(r results.Record) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.bar.Describe(fmt.Sprintf("%s %s %s", r.Variant, ShapeString(r.Shape), outcome(r)))
+	p.bar.Describe(fmt.Sprintf("%s %s %s", r.Variant, results.ShapeString(r.Shape), outcome(r)))
 	p.bar.Add(1)
 }
 
@@ -82,12 +84,12 @@ func (p *barProgress) done() {
 }
 
 // outcome is a record's status in a few words: "ok 9.1 TFLOP/s", "failed: reason".
-func outcome(r Record) string {
+func outcome(r results.Record) string {
 	switch {
-	case r.Status != StatusOK:
+	case r.Status != results.StatusOK:
 		return r.Status + ": " + r.Reason
 	case r.Timing != nil:
-		return fmt.Sprintf("ok %.1f TFLOP/s", gflops(r.Shape, r.Timing.MedianMS)/1000)
+		return fmt.Sprintf("ok %.1f TFLOP/s", results.GFLOPS(r.Shape, r.Timing.MedianMS)/1000)
 	default:
 		worst := 0.0
 		for _, v := range r.Verify {

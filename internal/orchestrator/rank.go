@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 	"tilegen/internal/stats"
 )
 
@@ -22,7 +23,7 @@ type RankSettings struct {
 
 // entry is one ranked candidate of a shape.
 type entry struct {
-	Rec     *Record
+	Rec     *results.Record
 	Sum     stats.Summary
 	Refined bool // Sum comes from the interleaved re-measurement
 	Rank    int
@@ -31,7 +32,7 @@ type entry struct {
 
 // sweepSummary summarizes a record's samples (or, without samples, its reported statistics with the
 // whole range as the interval).
-func sweepSummary(r *Record) stats.Summary {
+func sweepSummary(r *results.Record) stats.Summary {
 	t := r.Timing
 	if len(t.Samples) > 0 {
 		return stats.Summarize(t.Samples)
@@ -40,11 +41,11 @@ func sweepSummary(r *Record) stats.Summary {
 }
 
 // candidates returns the ok timed records of a shape (variants and cuBLAS) as entries.
-func candidates(recs []Record, sh protocol.Shape) []entry {
+func candidates(recs []results.Record, sh protocol.Shape) []entry {
 	var es []entry
 	for i := range recs {
 		r := &recs[i]
-		if r.Shape != sh || r.Status != StatusOK || r.Timing == nil || (r.Kind != KindTune && r.Kind != KindCublas) {
+		if r.Shape != sh || r.Status != results.StatusOK || r.Timing == nil || (r.Kind != results.KindTune && r.Kind != results.KindCublas) {
 			continue
 		}
 		es = append(es, entry{Rec: r, Sum: sweepSummary(r)})
@@ -85,7 +86,7 @@ func leaders(es []entry, rs RankSettings) []int {
 	var picked []int
 	best := -1.0
 	for i, e := range es {
-		if e.Rec.Kind == KindCublas {
+		if e.Rec.Kind == results.KindCublas {
 			picked = append(picked, i)
 			continue
 		}
@@ -94,7 +95,7 @@ func leaders(es []entry, rs RankSettings) []int {
 		}
 		n := 0
 		for _, p := range picked {
-			if es[p].Rec.Kind != KindCublas {
+			if es[p].Rec.Kind != results.KindCublas {
 				n++
 			}
 		}
@@ -129,7 +130,7 @@ func (s *session) remeasure(sl *slot, sh protocol.Shape, es []entry, idx []int) 
 			r := es[i].Rec
 			ts := rs.Timing
 			req := protocol.Request{Op: protocol.OpCublas, Shape: sh, Timing: &ts}
-			if r.Kind != KindCublas {
+			if r.Kind != results.KindCublas {
 				v := s.variantByName(r.Variant)
 				if v == nil {
 					return "re-measure skipped: " + r.Variant + " not in the catalog", nil

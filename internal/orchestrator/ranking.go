@@ -2,68 +2,29 @@ package orchestrator
 
 import (
 	"encoding/json"
-	"fmt"
-	"os"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 )
 
-// ShapeRanking is one shape's final ranking as tune prints it, machine-readable (ranking.json):
-// medians and intervals come from the interleaved re-measurement where it ran, else the sweep.
-type ShapeRanking struct {
-	Shape   string        `json:"shape"`
-	Note    string        `json:"note,omitempty"`
-	Entries []RankedEntry `json:"entries"`
-}
-
-// RankedEntry is one row of a ShapeRanking.
-type RankedEntry struct {
-	Rank    int     `json:"rank"`
-	Tie     bool    `json:"tie"`
-	Kind    string  `json:"kind"`
-	Variant string  `json:"variant"`
-	Family  string  `json:"family,omitempty"`
-	Params  string  `json:"params,omitempty"`
-	N       int     `json:"n"`
-	Refined bool    `json:"refined"`
-	Median  float64 `json:"median_ms"`
-	Lo      float64 `json:"ci_lo_ms"`
-	Hi      float64 `json:"ci_hi_ms"`
-	Std     float64 `json:"std_ms"`
-	GFLOPS  float64 `json:"gflops"`
-}
-
-func rankingOf(recs []Record, ranked map[protocol.Shape][]entry, notes map[protocol.Shape]string) []ShapeRanking {
-	var out []ShapeRanking
-	for _, sh := range shapesOf(recs) {
-		sr := ShapeRanking{Shape: ShapeString(sh), Note: notes[sh], Entries: []RankedEntry{}}
+func rankingOf(recs []results.Record, ranked map[protocol.Shape][]entry, notes map[protocol.Shape]string) []results.ShapeRanking {
+	var out []results.ShapeRanking
+	for _, sh := range results.ShapesOf(recs) {
+		sr := results.ShapeRanking{Shape: results.ShapeString(sh), Note: notes[sh], Entries: []results.RankedEntry{}}
 		for _, e := range ranked[sh] {
-			sr.Entries = append(sr.Entries, RankedEntry{Rank: e.Rank, Tie: e.Tie, Kind: e.Rec.Kind, Variant: e.Rec.Variant,
+			sr.Entries = append(sr.Entries, results.RankedEntry{Rank: e.Rank, Tie: e.Tie, Kind: e.Rec.Kind, Variant: e.Rec.Variant,
 				Family: e.Rec.Family, Params: e.Rec.Params, N: e.Sum.N, Refined: e.Refined, Median: e.Sum.Median,
-				Lo: e.Sum.Lo, Hi: e.Sum.Hi, Std: e.Sum.Std, GFLOPS: gflops(sh, e.Sum.Median)})
+				Lo: e.Sum.Lo, Hi: e.Sum.Hi, Std: e.Sum.Std, GFLOPS: results.GFLOPS(sh, e.Sum.Median)})
 		}
 		out = append(out, sr)
 	}
 	return out
 }
 
-func writeRankingJSON(path string, recs []Record, ranked map[protocol.Shape][]entry, notes map[protocol.Shape]string) error {
+func writeRankingJSON(path string, recs []results.Record, ranked map[protocol.Shape][]entry, notes map[protocol.Shape]string) error {
 	b, err := json.MarshalIndent(rankingOf(recs, ranked, notes), "", "  ")
 	if err != nil {
 		return err
 	}
 	return writeAtomic(path, append(b, '\n'))
-}
-
-// ReadRanking reads a tune results directory's ranking.json.
-func ReadRanking(path string) ([]ShapeRanking, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var rs []ShapeRanking
-	if err := json.Unmarshal(b, &rs); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return rs, nil
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 )
 
 // ratioName matches a column or field name that compares a kernel with cuBLAS, whatever it is
@@ -20,23 +21,23 @@ var ratioName = regexp.MustCompile(`(?i)ratio|cublas|speedup|faster|slower|pct_?
 
 // ratioFixture: cuBLAS at 1 ms, a variant twice as fast, one at half its speed, and a shape
 // without cuBLAS.
-func ratioFixture() []Record {
+func ratioFixture() []results.Record {
 	sh := protocol.Shape{M: 256, N: 256, K: 256}
 	other := protocol.Shape{M: 64, N: 64, K: 64}
-	dev := &DeviceRef{Name: "Test GPU", UUID: "GPU-1"}
-	mk := func(kind, name string, sh protocol.Shape, ms float64) Record {
-		return Record{Key: name + ShapeString(sh), Kind: kind, Variant: name, Family: "naive", Shape: sh, Status: StatusOK,
+	dev := &results.DeviceRef{Name: "Test GPU", UUID: "GPU-1"}
+	mk := func(kind, name string, sh protocol.Shape, ms float64) results.Record {
+		return results.Record{Key: name + results.ShapeString(sh), Kind: kind, Variant: name, Family: "naive", Shape: sh, Status: results.StatusOK,
 			Device: dev, Timing: &protocol.TimingResult{Reps: 3, MedianMS: ms, MinMS: ms, MaxMS: ms, Samples: []float64{ms, ms, ms}}}
 	}
-	return []Record{mk(KindCublas, CublasName, sh, 1), mk(KindTune, "fast", sh, 0.5), mk(KindTune, "slow", sh, 2),
-		mk(KindTune, "alone", other, 0.1)}
+	return []results.Record{mk(results.KindCublas, results.CublasName, sh, 1), mk(results.KindTune, "fast", sh, 0.5), mk(results.KindTune, "slow", sh, 2),
+		mk(results.KindTune, "alone", other, 0.1)}
 }
 
 // TestRatioConventionCSV fails when results.csv names a cuBLAS comparison other than "ratio", or
 // fills "ratio" with anything but cuBLAS's median over the row's.
 func TestRatioConventionCSV(t *testing.T) {
 	recs := ratioFixture()
-	b, err := encodeCSV(recs, RunInfo{})
+	b, err := encodeCSV(recs, results.RunInfo{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestRatioConventionCSV(t *testing.T) {
 	if col < 0 {
 		t.Fatalf("results.csv has no ratio column: %v", rows[0])
 	}
-	want := map[string]string{CublasName: "1", "fast": "2", "slow": "0.5", "alone": ""}
+	want := map[string]string{results.CublasName: "1", "fast": "2", "slow": "0.5", "alone": ""}
 	for _, row := range rows[1:] {
 		if got := row[col]; got != want[row[5]] {
 			t.Errorf("%s: ratio %q, want cuBLAS ms / ms = %q", row[5], got, want[row[5]])
@@ -91,7 +92,7 @@ func TestRatioConventionTables(t *testing.T) {
 			got[f[1]] = f[col]
 		}
 	}
-	for v, want := range map[string]string{"fast": "2.000", "slow": "0.500", CublasName: "1.000", "alone": "-"} {
+	for v, want := range map[string]string{"fast": "2.000", "slow": "0.500", results.CublasName: "1.000", "alone": "-"} {
 		if got[v] != want {
 			t.Errorf("%s: ratio %q, want %q\n%s", v, got[v], want, b.String())
 		}
@@ -107,7 +108,7 @@ func TestRatioConventionJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ranking []ShapeRanking
+	var ranking []results.ShapeRanking
 	if err := json.Unmarshal(rb, &ranking); err != nil {
 		t.Fatal(err)
 	}

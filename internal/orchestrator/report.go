@@ -1,9 +1,7 @@
 package orchestrator
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -12,94 +10,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"tilegen/internal/analysis"
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 )
-
-// kindOrder puts cuBLAS before the variants of a shape.
-var kindOrder = map[string]int{KindCublas: 0, KindTune: 1, KindVerify: 2}
-
-// SortRecords orders records independently of how they were produced: shapes by decreasing work
-// (then M, N, K), cuBLAS first, then variants by name, then device and key.
-func SortRecords(rs []Record) {
-	sort.SliceStable(rs, func(i, j int) bool {
-		a, b := rs[i], rs[j]
-		if fa, fb := Flops(a.Shape), Flops(b.Shape); fa != fb {
-			return fa > fb
-		}
-		if a.Shape != b.Shape {
-			if a.Shape.M != b.Shape.M {
-				return a.Shape.M < b.Shape.M
-			}
-			if a.Shape.N != b.Shape.N {
-				return a.Shape.N < b.Shape.N
-			}
-			return a.Shape.K < b.Shape.K
-		}
-		if kindOrder[a.Kind] != kindOrder[b.Kind] {
-			return kindOrder[a.Kind] < kindOrder[b.Kind]
-		}
-		if a.Variant != b.Variant {
-			return a.Variant < b.Variant
-		}
-		if da, db := devUUID(a), devUUID(b); da != db {
-			return da < db
-		}
-		return a.Key < b.Key
-	})
-}
-
-func devUUID(r Record) string {
-	if r.Device == nil {
-		return ""
-	}
-	return r.Device.UUID
-}
-
-// ShapesOf lists the distinct shapes of records in record order.
-func ShapesOf(rs []Record) []protocol.Shape { return shapesOf(rs) }
-
-func shapesOf(rs []Record) []protocol.Shape {
-	var out []protocol.Shape
-	seen := map[protocol.Shape]bool{}
-	for _, r := range rs {
-		if !seen[r.Shape] {
-			seen[r.Shape] = true
-			out = append(out, r.Shape)
-		}
-	}
-	return out
-}
-
-// cublasFor finds the cuBLAS record to compare r with: same shape, same device if there is one.
-func cublasFor(rs []Record, r *Record) *Record {
-	var any *Record
-	for i := range rs {
-		c := &rs[i]
-		if c.Kind != KindCublas || c.Shape != r.Shape || c.Status != StatusOK || c.Timing == nil {
-			continue
-		}
-		if devUUID(*c) == devUUID(*r) {
-			return c
-		}
-		if any == nil {
-			any = c
-		}
-	}
-	return any
-}
-
-func gflops(s protocol.Shape, ms float64) float64 {
-	if ms <= 0 {
-		return 0
-	}
-	return Flops(s) / (ms * 1e6)
-}
 
 // writeAtomic writes a file through a temporary file and a rename, so readers never see half of it.
 func writeAtomic(path string, data []byte) error {
@@ -127,60 +45,6 @@ func writeAtomic(path string, data []byte) error {
 	return nil
 }
 
-func encodeJSONL(rs []Record) ([]byte, error) {
-	var b bytes.Buffer
-	for _, r := range rs {
-		line, err := json.Marshal(r)
-		if err != nil {
-			return nil, fmt.Errorf("encode %s: %w", r.Variant, err)
-		}
-		b.Write(line)
-		b.WriteByte('\n')
-	}
-	return b.Bytes(), nil
-}
-
-// readJSONL reads a results.jsonl, or when it is absent the path.gz beside it (committed evidence
-// keeps its samples gzipped).
-func readJSONL(path string) ([]Record, error) {
-	var r io.Reader
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		gz, gerr := os.Open(path + ".gz")
-		if gerr != nil {
-			return nil, err
-		}
-		defer gz.Close()
-		zr, zerr := gzip.NewReader(gz)
-		if zerr != nil {
-			return nil, fmt.Errorf("%s.gz: %w", path, zerr)
-		}
-		r, path = zr, path+".gz"
-	} else if err != nil {
-		return nil, err
-	} else {
-		defer f.Close()
-		r = f
-	}
-	var out []Record
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<28)
-	for line := 1; sc.Scan(); line++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var r Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		out = append(out, r)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return out, nil
-}
-
 // csvHeader are results.csv's columns. ratio is cuBLAS's median time on the shape (same device
 // when there is one) over the row's (> 1: faster than cuBLAS), the convention of every table and
 // JSON file.
@@ -193,7 +57,7 @@ var csvHeader = []string{"kind", "shape", "m", "n", "k", "variant", "family", "p
 // modelled global-memory traffic and intensity, achieved GB/s over that model, the position under
 // the roof of the device's theoretical peaks, and a wave-quantization note. Timing columns are
 // empty for records without a median; the peaks come from the record's device in device.json.
-func analysisColumns(r *Record, devs map[string]protocol.Device) []string {
+func analysisColumns(r *results.Record, devs map[string]protocol.Device) []string {
 	var rows, cols int
 	if r.Tile != nil {
 		rows, cols = r.Tile.Rows, r.Tile.Cols
@@ -207,7 +71,7 @@ func analysisColumns(r *Record, devs map[string]protocol.Device) []string {
 		}
 	}
 	ms := 0.0
-	if r.Timing != nil && r.Status == StatusOK {
+	if r.Timing != nil && r.Status == results.StatusOK {
 		ms = r.Timing.MedianMS
 	}
 	p := analysis.Place(r.Family, rows, cols, r.Shape.M, r.Shape.N, r.Shape.K, ms, pk)
@@ -232,13 +96,13 @@ func analysisColumns(r *Record, devs map[string]protocol.Device) []string {
 func ff(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 
 // encodeCSV renders results.csv: one row per record, with the sweep rank of ok timed rows.
-func encodeCSV(rs []Record, info RunInfo) ([]byte, error) {
+func encodeCSV(rs []results.Record, info results.RunInfo) ([]byte, error) {
 	devs := map[string]protocol.Device{}
 	for _, d := range info.Devices {
 		devs[d.UUID] = d
 	}
-	ranks := map[*Record]string{}
-	for _, sh := range shapesOf(rs) {
+	ranks := map[*results.Record]string{}
+	for _, sh := range results.ShapesOf(rs) {
 		es := candidates(rs, sh)
 		rank(es)
 		for _, e := range es {
@@ -250,19 +114,19 @@ func encodeCSV(rs []Record, info RunInfo) ([]byte, error) {
 	w.Write(csvHeader)
 	for i := range rs {
 		r := &rs[i]
-		row := []string{r.Kind, ShapeString(r.Shape), fmt.Sprint(r.Shape.M), fmt.Sprint(r.Shape.N), fmt.Sprint(r.Shape.K),
+		row := []string{r.Kind, results.ShapeString(r.Shape), fmt.Sprint(r.Shape.M), fmt.Sprint(r.Shape.N), fmt.Sprint(r.Shape.K),
 			r.Variant, r.Family, r.Params, r.Status, r.Reason, ranks[r]}
-		if t := r.Timing; t != nil && r.Status == StatusOK {
+		if t := r.Timing; t != nil && r.Status == results.StatusOK {
 			ratio := ""
-			if c := cublasFor(rs, r); c != nil && t.MedianMS > 0 {
+			if c := results.CublasFor(rs, r); c != nil && t.MedianMS > 0 {
 				ratio = ff(c.Timing.MedianMS / t.MedianMS)
 			}
 			row = append(row, ff(t.MedianMS), ff(t.MinMS), ff(t.MaxMS), ff(t.StdMS), fmt.Sprint(t.Reps),
-				strconv.FormatFloat(gflops(r.Shape, t.MedianMS), 'f', 1, 64), ratio)
+				strconv.FormatFloat(results.GFLOPS(r.Shape, t.MedianMS), 'f', 1, 64), ratio)
 		} else {
 			row = append(row, "", "", "", "", "", "", "")
 		}
-		if r.Kind == KindCublas {
+		if r.Kind == results.KindCublas {
 			row = append(row, "", "", "")
 		} else {
 			regs := r.Resources.Registers
@@ -310,7 +174,7 @@ func encodeCSV(rs []Record, info RunInfo) ([]byte, error) {
 const BenchRuns = 10
 
 // encodeBench renders bench.txt in Go benchmark format for benchstat.
-func encodeBench(rs []Record, info RunInfo) []byte {
+func encodeBench(rs []results.Record, info results.RunInfo) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "goos: %s\ngoarch: %s\n", info.GOOS, info.GOARCH)
 	var gpus []string
@@ -325,12 +189,12 @@ func encodeBench(rs []Record, info RunInfo) []byte {
 	}
 	fmt.Fprintf(&b, "gpu: %s\ndriver: %s\nnvcc: %s\narch: %s\n", strings.Join(gpus, ", "), driver, info.NVCC, info.Arch)
 	for _, r := range rs {
-		if r.Status != StatusOK || r.Timing == nil || (r.Kind != KindTune && r.Kind != KindCublas) {
+		if r.Status != results.StatusOK || r.Timing == nil || (r.Kind != results.KindTune && r.Kind != results.KindCublas) {
 			continue
 		}
-		name := fmt.Sprintf("BenchmarkSgemm/shape=%s/variant=%s-1", ShapeString(r.Shape), r.Variant)
+		name := fmt.Sprintf("BenchmarkSgemm/shape=%s/variant=%s-1", results.ShapeString(r.Shape), r.Variant)
 		for _, run := range benchRuns(r.Timing) {
-			fmt.Fprintf(&b, "%s\t%8d\t%12.0f ns/op\t%10.1f GFLOP/s\n", name, run.n, run.ms*1e6, gflops(r.Shape, run.ms))
+			fmt.Fprintf(&b, "%s\t%8d\t%12.0f ns/op\t%10.1f GFLOP/s\n", name, run.n, run.ms*1e6, results.GFLOPS(r.Shape, run.ms))
 		}
 	}
 	return b.Bytes()
@@ -364,11 +228,11 @@ func benchRuns(t *protocol.TimingResult) []benchRun {
 // (or .gz) and device.json, and leaves the records untouched: how committed results follow a change
 // of those formats without a GPU.
 func RenderResultFiles(dir string) error {
-	recs, info, err := ReadResults(dir)
+	recs, info, err := results.ReadDir(dir)
 	if err != nil {
 		return err
 	}
-	SortRecords(recs)
+	results.SortRecords(recs)
 	cs, err := encodeCSV(recs, info)
 	if err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
@@ -392,13 +256,18 @@ func RenderResultFiles(dir string) error {
 	return nil
 }
 
+// WriteResults writes results.jsonl, results.csv, bench.txt and device.json into dir.
+func WriteResults(dir string, recs []results.Record, info results.RunInfo) error {
+	return writeResults(dir, recs, info)
+}
+
 // writeResults writes results.jsonl, results.csv, bench.txt and device.json into dir.
-func writeResults(dir string, rs []Record, info RunInfo) error {
+func writeResults(dir string, rs []results.Record, info results.RunInfo) error {
 	if err := ensureDir(dir); err != nil {
 		return err
 	}
-	SortRecords(rs)
-	jl, err := encodeJSONL(rs)
+	results.SortRecords(rs)
+	jl, err := results.EncodeJSONL(rs)
 	if err != nil {
 		return err
 	}
@@ -423,31 +292,31 @@ func writeResults(dir string, rs []Record, info RunInfo) error {
 
 // writeTables prints one ranked table per shape (cuBLAS as a row; ratio = cuBLAS median / median),
 // then the shape's failures and skips as counts. top limits the ranked rows (0: all); cuBLAS is always shown.
-func writeTables(w io.Writer, rs []Record, ranked map[protocol.Shape][]entry, notes map[protocol.Shape]string, top int) {
-	for _, sh := range shapesOf(rs) {
+func writeTables(w io.Writer, rs []results.Record, ranked map[protocol.Shape][]entry, notes map[protocol.Shape]string, top int) {
+	for _, sh := range results.ShapesOf(rs) {
 		es := ranked[sh]
 		var failed, skipped int
 		for _, r := range rs {
-			if r.Shape == sh && r.Kind == KindTune {
+			if r.Shape == sh && r.Kind == results.KindTune {
 				switch r.Status {
-				case StatusFailed:
+				case results.StatusFailed:
 					failed++
-				case StatusSkipped:
+				case results.StatusSkipped:
 					skipped++
 				}
 			}
 		}
-		fmt.Fprintf(w, "shape %s (%.3g GFLOP)\n", ShapeString(sh), Flops(sh)/1e9)
+		fmt.Fprintf(w, "shape %s (%.3g GFLOP)\n", results.ShapeString(sh), results.Flops(sh)/1e9)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "rank\tvariant\tmedian ms\t95% CI ms\tGFLOP/s\tratio\tregs\tblocks/SM\twaves\tn\t")
 		var cub *entry
 		for i := range es {
-			if es[i].Rec.Kind == KindCublas {
+			if es[i].Rec.Kind == results.KindCublas {
 				cub = &es[i]
 			}
 		}
 		for i, e := range es {
-			if top > 0 && i >= top && e.Rec.Kind != KindCublas {
+			if top > 0 && i >= top && e.Rec.Kind != results.KindCublas {
 				continue
 			}
 			ratio := "-"
@@ -455,12 +324,12 @@ func writeTables(w io.Writer, rs []Record, ranked map[protocol.Shape][]entry, no
 				ratio = fmt.Sprintf("%.3f", cub.Sum.Median/e.Sum.Median)
 			}
 			regs, bps, waves := "-", "-", "-"
-			if e.Rec.Kind != KindCublas && e.Rec.Resources.Registers > 0 {
+			if e.Rec.Kind != results.KindCublas && e.Rec.Resources.Registers > 0 {
 				regs = fmt.Sprint(e.Rec.Resources.Registers)
 			}
 			if a := e.Rec.Attributes; a != nil {
 				bps, waves = fmt.Sprint(a.BlocksPerSM), fmt.Sprintf("%.2f", a.Waves)
-				if regs == "-" && e.Rec.Kind != KindCublas && a.Registers > 0 {
+				if regs == "-" && e.Rec.Kind != results.KindCublas && a.Registers > 0 {
 					regs = fmt.Sprint(a.Registers)
 				}
 			}
@@ -469,7 +338,7 @@ func writeTables(w io.Writer, rs []Record, ranked map[protocol.Shape][]entry, no
 				n += "*"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%.4f\t%.4f-%.4f\t%.1f\t%s\t%s\t%s\t%s\t%s\t\n", rankLabel(e), e.Rec.Variant, e.Sum.Median,
-				e.Sum.Lo, e.Sum.Hi, gflops(sh, e.Sum.Median), ratio, regs, bps, waves, n)
+				e.Sum.Lo, e.Sum.Hi, results.GFLOPS(sh, e.Sum.Median), ratio, regs, bps, waves, n)
 		}
 		tw.Flush()
 		if len(es) == 0 {
@@ -489,9 +358,9 @@ func writeTables(w io.Writer, rs []Record, ranked map[protocol.Shape][]entry, no
 }
 
 // sweepRanking ranks every shape from the sweep's own samples.
-func sweepRanking(rs []Record) map[protocol.Shape][]entry {
+func sweepRanking(rs []results.Record) map[protocol.Shape][]entry {
 	out := map[protocol.Shape][]entry{}
-	for _, sh := range shapesOf(rs) {
+	for _, sh := range results.ShapesOf(rs) {
 		es := candidates(rs, sh)
 		rank(es)
 		out[sh] = es

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 	"tilegen/internal/variant"
 )
 
@@ -63,13 +64,13 @@ func planOf(cfg *Config, command string, vs []variant.Variant) RunPlan {
 	p := RunPlan{Command: command, Shard: shardString(cfg.Shard), Variants: len(vs),
 		Strategy: st.Name, Budget: st.Budget, Seed: st.Seed}
 	for _, sh := range cfg.Shapes {
-		p.Shapes = append(p.Shapes, ShapeString(sh))
+		p.Shapes = append(p.Shapes, results.ShapeString(sh))
 	}
 	vset := cfg.Verify
 	vset.Seed = 0
 	p.Settings = RunSettings{Arch: cfg.Catalog.Arch(), NVCC: cfg.Catalog.NVCC(), Verify: vset,
 		SharedInputsAbove: cfg.SharedInputsAbove}
-	if command == KindTune {
+	if command == results.KindTune {
 		t := cfg.Timing
 		p.Settings.Timing = &t
 	}
@@ -125,7 +126,7 @@ func ReadRunPlan(dir string) (RunPlan, error) {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return RunPlan{}, fmt.Errorf("%s: %w", path, err)
 	}
-	if p.Plan == "" || (p.Command != KindTune && p.Command != KindVerify) {
+	if p.Plan == "" || (p.Command != results.KindTune && p.Command != results.KindVerify) {
 		return RunPlan{}, fmt.Errorf("%s: not a run plan (no plan hash, or command %q is neither tune nor verify)", path, p.Command)
 	}
 	return p, nil
@@ -188,7 +189,7 @@ func flatJSON(v any) map[string]string {
 
 // deviceModels names the kinds of GPU a run used (model, compute capability, driver, cuBLAS), sorted:
 // shards of one plan may run on different GPUs of one kind, not on different kinds.
-func deviceModels(info RunInfo) string {
+func deviceModels(info results.RunInfo) string {
 	seen := map[string]bool{}
 	var out []string
 	for _, d := range info.Devices {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 	"tilegen/internal/variant"
 )
 
@@ -51,7 +52,7 @@ const startupAllowance = 2 * time.Second
 
 // timeout is the watchdog for one request on shape s; cublasMS <= 0 means unknown.
 func (w Watchdog) timeout(s protocol.Shape, cublasMS float64, t *protocol.TimingSettings, v *protocol.VerifySettings) time.Duration {
-	launchMS := Flops(s) / (w.FloorGFLOPS * 1e6)
+	launchMS := results.Flops(s) / (w.FloorGFLOPS * 1e6)
 	if cublasMS > 0 {
 		launchMS = cublasMS * w.Factor
 	}
@@ -61,9 +62,9 @@ func (w Watchdog) timeout(s protocol.Shape, cublasMS float64, t *protocol.Timing
 		// Each check draws fresh inputs, runs the float64 reference (about 1 TFLOP/s) and
 		// compares every element on the host: at 8192³ this dominates a fast kernel's launches.
 		elems := float64(s.M)*float64(s.K) + float64(s.K)*float64(s.N) + float64(s.M)*float64(s.N)
-		ms += verifyChecks * (elems*verifyNSPerElement/1e6 + Flops(s)/refGFLOPS/1e6)
-		if Flops(s) <= v.CPUCheckMaxFlops {
-			ms += Flops(s) / 1e6 // a float64 CPU reference at about 1 GFLOP/s
+		ms += verifyChecks * (elems*verifyNSPerElement/1e6 + results.Flops(s)/refGFLOPS/1e6)
+		if results.Flops(s) <= v.CPUCheckMaxFlops {
+			ms += results.Flops(s) / 1e6 // a float64 CPU reference at about 1 GFLOP/s
 		}
 	}
 	if t != nil {
@@ -125,7 +126,7 @@ type session struct {
 	prog  progress
 
 	mu      sync.Mutex
-	recs    map[string]Record // by ident
+	recs    map[string]results.Record // by ident
 	order   []string
 	putErr  error
 	ptxMu   sync.Mutex
@@ -140,7 +141,7 @@ type session struct {
 }
 
 func ident(kind, name string, s protocol.Shape) string {
-	return kind + "\x00" + name + "\x00" + ShapeString(s)
+	return kind + "\x00" + name + "\x00" + results.ShapeString(s)
 }
 
 func openSession(cfg *Config) (*session, error) {
@@ -156,7 +157,7 @@ func openSession(cfg *Config) (*session, error) {
 		cache.Close()
 		return nil, err
 	}
-	return &session{cfg: cfg, cache: cache, pool: p, recs: map[string]Record{}, ptxHash: map[string]string{}}, nil
+	return &session{cfg: cfg, cache: cache, pool: p, recs: map[string]results.Record{}, ptxHash: map[string]string{}}, nil
 }
 
 func (s *session) close() {
@@ -165,7 +166,7 @@ func (s *session) close() {
 }
 
 // add collects a record for the outputs (the last one for an ident wins).
-func (s *session) add(r Record) {
+func (s *session) add(r results.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id := ident(r.Kind, r.Variant, r.Shape)
@@ -176,7 +177,7 @@ func (s *session) add(r Record) {
 }
 
 // finish stores a measured record in the cache, collects it and reports progress.
-func (s *session) finish(r Record, cache bool) {
+func (s *session) finish(r results.Record, cache bool) {
 	if cache {
 		if err := s.cache.Put(r); err != nil {
 			s.mu.Lock()
@@ -198,10 +199,10 @@ func (s *session) finish(r Record, cache bool) {
 	s.prog.step(r)
 }
 
-func (s *session) records() []Record {
+func (s *session) records() []results.Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Record, 0, len(s.order))
+	out := make([]results.Record, 0, len(s.order))
 	for _, id := range s.order {
 		out = append(out, s.recs[id])
 	}
@@ -240,7 +241,7 @@ func (s *session) variantKey(kind string, v *variant.Variant, sh protocol.Shape,
 }
 
 func (s *session) cublasKey(sh protocol.Shape, d protocol.Device, vs *protocol.VerifySettings, ts *protocol.TimingSettings) string {
-	return keyOf(keyInput{Kind: KindCublas, Variant: CublasName, Shape: sh, Verify: vs, Timing: ts,
+	return keyOf(keyInput{Kind: results.KindCublas, Variant: results.CublasName, Shape: sh, Verify: vs, Timing: ts,
 		GPU: d.Name, GPUUUID: d.UUID, Driver: d.DriverVersion, Cublas: d.CublasVersion})
 }
 
@@ -260,7 +261,7 @@ const sharedSeedName = "\x00shared"
 func (s *session) cublasMS(sh protocol.Shape) float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r, ok := s.recs[ident(KindCublas, CublasName, sh)]; ok && r.Status == StatusOK && r.Timing != nil {
+	if r, ok := s.recs[ident(results.KindCublas, results.CublasName, sh)]; ok && r.Status == results.StatusOK && r.Timing != nil {
 		return r.Timing.MedianMS
 	}
 	return 0
@@ -272,8 +273,8 @@ func (s *session) planCublas(shapes []protocol.Shape) []task {
 	ts := s.cfg.Timing
 	for _, sh := range shapes {
 		sh := sh
-		vs := s.verifySettings(CublasName, sh)
-		base := Record{Kind: KindCublas, Variant: CublasName, Shape: sh, Seed: vs.Seed,
+		vs := s.verifySettings(results.CublasName, sh)
+		base := results.Record{Kind: results.KindCublas, Variant: results.CublasName, Shape: sh, Seed: vs.Seed,
 			SettingsHash: settingsHash(s.cfg.Catalog.Arch(), vs, &ts)}
 		if r, ok := s.lookup(func(d protocol.Device) string { return s.cublasKey(sh, d, vs, &ts) }, base); ok {
 			s.add(r)
@@ -281,7 +282,7 @@ func (s *session) planCublas(shapes []protocol.Shape) []task {
 		}
 		tasks = append(tasks, func(sl *slot) error {
 			rec := base
-			rec.Key, rec.Device = s.cublasKey(sh, sl.device, vs, &ts), refOf(sl.device)
+			rec.Key, rec.Device = s.cublasKey(sh, sl.device, vs, &ts), results.RefOf(sl.device)
 			req := protocol.Request{Op: protocol.OpCublas, Shape: sh, Verify: vs, Timing: &ts}
 			resp, err := sl.call(req, s.cfg.Watchdog.timeout(sh, 0, &ts, vs))
 			if isStart(err) {
@@ -300,7 +301,7 @@ func (s *session) planCublas(shapes []protocol.Shape) []task {
 func (s *session) planVariants(kind string, items []item) []task {
 	var tasks []task
 	var ts *protocol.TimingSettings
-	if kind == KindTune {
+	if kind == results.KindTune {
 		t := s.cfg.Timing
 		ts = &t
 	}
@@ -313,19 +314,19 @@ func (s *session) planVariants(kind string, items []item) []task {
 	for _, it := range items {
 		it := it
 		v := it.V
-		if it.Skip == "" && kind == KindTune {
+		if it.Skip == "" && kind == results.KindTune {
 			if it.Skip = splitKPointless(v, it.Shape, sms); it.Skip != "" {
 				s.cost.Skipped++
 			}
 		}
 		tile := v.Tile
-		base := Record{Kind: kind, Variant: v.Name, Family: v.Family, Params: v.ParamString(),
+		base := results.Record{Kind: kind, Variant: v.Name, Family: v.Family, Params: v.ParamString(),
 			SourceHash: v.SourceHash, PTXHash: v.PTXHash, Shape: it.Shape,
 			Tile: &tile, Resources: v.Resources, DynamicShared: v.DynamicShared}
 		if it.Skip != "" {
 			r := base
 			r.Key = skipKey(kind, v, it.Shape)
-			r.Status = StatusSkipped
+			r.Status = results.StatusSkipped
 			r.Reason = it.Skip
 			s.add(r)
 			continue
@@ -347,7 +348,7 @@ func (s *session) planVariants(kind string, items []item) []task {
 		s.preload = append(s.preload, v)
 		tasks = append(tasks, func(sl *slot) error {
 			rec := base
-			rec.Device = refOf(sl.device)
+			rec.Device = results.RefOf(sl.device)
 			key, err := s.variantKey(kind, v, it.Shape, sl.device, vs, ts)
 			var ptx string
 			if err == nil {
@@ -359,7 +360,7 @@ func (s *session) planVariants(kind string, items []item) []task {
 				rec.PTXHash = hex.EncodeToString(sum[:])
 			}
 			if err != nil {
-				rec.Status, rec.Reason = StatusFailed, oneLine(err.Error())
+				rec.Status, rec.Reason = results.StatusFailed, oneLine(err.Error())
 				s.finish(rec, false)
 				return nil
 			}
@@ -409,9 +410,9 @@ func cacheable(err error) bool {
 }
 
 // fill turns a response (or the worker's failure) into the record's status and data.
-func fill(rec *Record, resp protocol.Response, err error, timed bool) {
+func fill(rec *results.Record, resp protocol.Response, err error, timed bool) {
 	if err != nil {
-		rec.Status, rec.Reason = StatusFailed, oneLine(err.Error())
+		rec.Status, rec.Reason = results.StatusFailed, oneLine(err.Error())
 		return
 	}
 	rec.Attributes = resp.Attributes
@@ -421,15 +422,15 @@ func fill(rec *Record, resp protocol.Response, err error, timed bool) {
 	rec.Note = oneLine(resp.Note)
 	switch {
 	case resp.Error != "":
-		rec.Status, rec.Reason = StatusFailed, oneLine(resp.Error)
+		rec.Status, rec.Reason = results.StatusFailed, oneLine(resp.Error)
 	case len(resp.Verify) == 0:
-		rec.Status, rec.Reason = StatusFailed, "worker returned no verification"
+		rec.Status, rec.Reason = results.StatusFailed, "worker returned no verification"
 	case firstFailure(resp.Verify) != "":
-		rec.Status, rec.Reason = StatusFailed, "wrong results: "+firstFailure(resp.Verify)
+		rec.Status, rec.Reason = results.StatusFailed, "wrong results: "+firstFailure(resp.Verify)
 	case timed && (resp.Timing == nil || resp.Timing.Reps == 0):
-		rec.Status, rec.Reason = StatusFailed, "worker returned no timing"
+		rec.Status, rec.Reason = results.StatusFailed, "worker returned no timing"
 	default:
-		rec.Status = StatusOK
+		rec.Status = results.StatusOK
 	}
 }
 
@@ -444,15 +445,6 @@ func firstFailure(vs []protocol.VerifyResult) string {
 		}
 	}
 	return ""
-}
-
-// RunInfo is device.json: the devices and tool versions behind a result set.
-type RunInfo struct {
-	GOOS    string            `json:"goos"`
-	GOARCH  string            `json:"goarch"`
-	NVCC    string            `json:"nvcc"`
-	Arch    string            `json:"arch"`
-	Devices []protocol.Device `json:"devices"`
 }
 
 func ensureDir(dir string) error {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 )
 
 // This file is the hook the studies (package study) use: a session that measures an explicit list
@@ -35,14 +36,14 @@ func OpenSession(cfg *Config) (*Session, error) {
 func (S *Session) Close() { S.s.close() }
 
 // Info is device.json for what this session ran on.
-func (S *Session) Info() RunInfo { return S.s.runInfo() }
+func (S *Session) Info() results.RunInfo { return S.s.runInfo() }
 
 // Measure verifies and times the pairs (kind tune, with cfg.Timing) and, when cublas is set,
 // cuBLAS on every shape they name first; cached records are reused. It returns this call's records
 // only, so one session serves several studies. A pair whose variant does not
 // accept its shape is recorded as skipped; an unknown variant is an error. Records come back in
 // SortRecords order.
-func (S *Session) Measure(pairs []Pair, cublas bool) ([]Record, error) {
+func (S *Session) Measure(pairs []Pair, cublas bool) ([]results.Record, error) {
 	s := S.s
 	var items []item
 	var shapes []protocol.Shape
@@ -66,7 +67,7 @@ func (S *Session) Measure(pairs []Pair, cublas bool) ([]Record, error) {
 	if cublas {
 		cub = s.planCublas(shapes)
 	}
-	tasks := s.planVariants(KindTune, items)
+	tasks := s.planVariants(results.KindTune, items)
 	s.start("study", len(items)+len(cub), len(cub)+len(tasks))
 	if err := s.runPhases(cub, tasks); err != nil {
 		return nil, err
@@ -74,20 +75,20 @@ func (S *Session) Measure(pairs []Pair, cublas bool) ([]Record, error) {
 	// The session's records span every Measure call on it: keep this call's pairs and shapes.
 	want := map[string]bool{}
 	for _, it := range items {
-		want[ident(KindTune, it.V.Name, it.Shape)] = true
+		want[ident(results.KindTune, it.V.Name, it.Shape)] = true
 	}
 	if cublas {
 		for _, sh := range shapes {
-			want[ident(KindCublas, CublasName, sh)] = true
+			want[ident(results.KindCublas, results.CublasName, sh)] = true
 		}
 	}
-	var recs []Record
+	var recs []results.Record
 	for _, r := range s.records() {
 		if want[ident(r.Kind, r.Variant, r.Shape)] {
 			recs = append(recs, r)
 		}
 	}
-	SortRecords(recs)
+	results.SortRecords(recs)
 	return recs, nil
 }
 
@@ -123,16 +124,16 @@ func (S *Session) Breakdown(name string, sh protocol.Shape, runs int) (protocol.
 		err = callErr
 	}
 	if err != nil {
-		return resp, fmt.Errorf("breakdown %s %s: %w", name, ShapeString(sh), err)
+		return resp, fmt.Errorf("breakdown %s %s: %w", name, results.ShapeString(sh), err)
 	}
 	if resp.Error != "" {
-		return resp, fmt.Errorf("breakdown %s %s: %s", name, ShapeString(sh), resp.Error)
+		return resp, fmt.Errorf("breakdown %s %s: %s", name, results.ShapeString(sh), resp.Error)
 	}
 	if f := firstFailure(resp.Verify); f != "" {
-		return resp, fmt.Errorf("breakdown %s %s: wrong results: %s", name, ShapeString(sh), f)
+		return resp, fmt.Errorf("breakdown %s %s: wrong results: %s", name, results.ShapeString(sh), f)
 	}
 	if resp.Breakdown == nil || len(resp.Breakdown.KernelMS) != runs {
-		return resp, fmt.Errorf("breakdown %s %s: worker returned no breakdown", name, ShapeString(sh))
+		return resp, fmt.Errorf("breakdown %s %s: worker returned no breakdown", name, results.ShapeString(sh))
 	}
 	return resp, nil
 }

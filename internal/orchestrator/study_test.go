@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 	"tilegen/internal/variant"
 )
 
@@ -29,10 +30,10 @@ func TestSessionMeasureReturnsItsOwnRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	names := func(rs []Record) map[string]bool {
+	names := func(rs []results.Record) map[string]bool {
 		m := map[string]bool{}
 		for _, r := range rs {
-			m[r.Variant+" "+ShapeString(r.Shape)] = true
+			m[r.Variant+" "+results.ShapeString(r.Shape)] = true
 		}
 		return m
 	}
@@ -48,7 +49,7 @@ func TestSessionMeasureReturnsItsOwnRecords(t *testing.T) {
 	}
 	defer again.Close()
 	rs, err := again.Measure([]Pair{{"mid", a}}, false)
-	if err != nil || len(rs) != 1 || rs[0].Status != StatusOK {
+	if err != nil || len(rs) != 1 || rs[0].Status != results.StatusOK {
 		t.Fatalf("cached re-measure: %+v %v", rs, err)
 	}
 	if _, err := again.Measure([]Pair{{"no_such_variant", a}}, false); err == nil {

@@ -6,9 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"tilegen/internal/analysis"
-	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 	"tilegen/internal/stats"
 )
 
@@ -24,7 +23,7 @@ func renderCompare(b *strings.Builder, sets []*Set, out string) error {
 	for i, s := range sets {
 		ts[i] = map[key]*protocol.TimingResult{}
 		for _, r := range s.Records {
-			if r.Status == orchestrator.StatusOK && r.Timing != nil && r.Timing.MedianMS > 0 {
+			if r.Status == results.StatusOK && r.Timing != nil && r.Timing.MedianMS > 0 {
 				ts[i][key{r.Variant, r.Shape}] = r.Timing
 			}
 		}
@@ -48,7 +47,7 @@ func renderCompare(b *strings.Builder, sets []*Set, out string) error {
 			continue
 		}
 		sort.SliceStable(names, func(i, j int) bool { return ts[0][key{names[i], sh}].MedianMS < ts[0][key{names[j], sh}].MedianMS })
-		name := orchestrator.ShapeString(sh)
+		name := results.ShapeString(sh)
 		shown := names[:min(len(names), TopBars, BarsThatFit(len(sets)))]
 		title := "GFLOP/s side by side, " + name
 		if len(shown) < len(names) {
@@ -56,7 +55,7 @@ func renderCompare(b *strings.Builder, sets []*Set, out string) error {
 		}
 		bars := Bars{Title: title, XLabel: "GFLOP/s (higher is better; whiskers: 95 % CI of the median)", Labels: shown}
 		header := []string{"variant"}
-		flops := analysis.Flops(sh.M, sh.N, sh.K)
+		flops := results.Flops(sh)
 		for i, s := range sets {
 			g := Series{Name: fmt.Sprintf("set %d: %s", i+1, s.Name)}
 			for _, n := range shown {
@@ -90,8 +89,8 @@ func renderCompare(b *strings.Builder, sets []*Set, out string) error {
 // variantBars charts a shape's variants (sorted fastest first; the TopBars fastest when there are
 // more) as GFLOP/s with each median's 95 % interval, and cuBLAS (median cub ms) as a line.
 func variantBars(vs []Row, sh protocol.Shape, cub float64, set, out, base string) (string, error) {
-	name := orchestrator.ShapeString(sh)
-	flops := analysis.Flops(sh.M, sh.N, sh.K)
+	name := results.ShapeString(sh)
+	flops := results.Flops(sh)
 	shown := vs[:min(len(vs), TopBars)]
 	title := fmt.Sprintf("GFLOP/s per variant, %s (%s)", name, set)
 	if len(shown) < len(vs) {

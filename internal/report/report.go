@@ -25,15 +25,15 @@ import (
 	"strings"
 
 	"tilegen/internal/analysis"
-	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 )
 
 // Set is one results directory.
 type Set struct {
 	Name    string
-	Records []orchestrator.Record
-	Info    orchestrator.RunInfo
+	Records []results.Record
+	Info    results.RunInfo
 	Peaks   analysis.Peaks
 	SMs     int
 	// Breakdowns are the end-to-end samples of breakdown.jsonl, when present.
@@ -51,7 +51,7 @@ type Breakdown struct {
 
 // Load reads a results directory.
 func Load(dir string) (*Set, error) {
-	recs, info, err := orchestrator.ReadResults(dir)
+	recs, info, err := results.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func (s *Set) Device() string {
 
 // Row is a record with its analysis.
 type Row struct {
-	Rec    orchestrator.Record
+	Rec    results.Record
 	Point  analysis.Point
 	Waves  analysis.Waves
 	Cublas float64 // cuBLAS median on the shape (ms), 0 if unknown
@@ -117,13 +117,13 @@ func (s *Set) Analyze() []Row {
 	tiles := tileOf(s.Records)
 	cub := map[protocol.Shape]float64{}
 	for _, r := range s.Records {
-		if r.Kind == orchestrator.KindCublas && r.Status == orchestrator.StatusOK && r.Timing != nil {
+		if r.Kind == results.KindCublas && r.Status == results.StatusOK && r.Timing != nil {
 			cub[r.Shape] = r.Timing.MedianMS
 		}
 	}
 	var rows []Row
 	for _, r := range s.Records {
-		if r.Status != orchestrator.StatusOK || r.Timing == nil {
+		if r.Status != results.StatusOK || r.Timing == nil {
 			continue
 		}
 		t := tiles[r.Variant]
@@ -139,7 +139,7 @@ func (s *Set) Analyze() []Row {
 
 // tileOf gives each variant's C tile: from the record, which carries it; for older result sets
 // without it, from the catalog through Tiles.
-func tileOf(recs []orchestrator.Record) map[string][2]int {
+func tileOf(recs []results.Record) map[string][2]int {
 	out := map[string][2]int{}
 	for _, r := range recs {
 		if r.Tile != nil {
@@ -156,7 +156,7 @@ func tileOf(recs []orchestrator.Record) map[string][2]int {
 var Tiles = map[string][2]int{}
 
 // Shapes lists the set's shapes in record order.
-func Shapes(recs []orchestrator.Record) []protocol.Shape { return orchestrator.ShapesOf(recs) }
+func Shapes(recs []results.Record) []protocol.Shape { return results.ShapesOf(recs) }
 
 // slug makes a file-name-safe identifier.
 func slug(s string) string {
@@ -267,7 +267,7 @@ func renderSet(b *strings.Builder, s *Set, out, prefix string) error {
 		var vs []Row
 		cub := 0.0
 		for _, r := range rs {
-			if r.Rec.Kind == orchestrator.KindCublas {
+			if r.Rec.Kind == results.KindCublas {
 				cub = r.MS()
 				continue
 			}
@@ -277,7 +277,7 @@ func renderSet(b *strings.Builder, s *Set, out, prefix string) error {
 			continue
 		}
 		sort.SliceStable(vs, func(i, j int) bool { return vs[i].MS() < vs[j].MS() })
-		name := orchestrator.ShapeString(sh)
+		name := results.ShapeString(sh)
 		fmt.Fprintf(b, "### %s\n\n", name)
 		file, err := variantBars(vs, sh, cub, s.Name, out, prefix+"gflops_"+slug(name))
 		if err != nil {
@@ -291,7 +291,7 @@ func renderSet(b *strings.Builder, s *Set, out, prefix string) error {
 		}
 		if cub > 0 {
 			for _, r := range rs {
-				if r.Rec.Kind == orchestrator.KindCublas {
+				if r.Rec.Kind == results.KindCublas {
 					table = append(table, append([]string{"", "cuBLAS", MSf(cub), Ratio(cub, cub)}, AnalysisCells(r)...))
 				}
 			}
@@ -307,10 +307,10 @@ func renderSet(b *strings.Builder, s *Set, out, prefix string) error {
 	return renderBreakdowns(b, s, out, prefix)
 }
 
-func failures(recs []orchestrator.Record, sh protocol.Shape) string {
+func failures(recs []results.Record, sh protocol.Shape) string {
 	var lines []string
 	for _, r := range recs {
-		if r.Shape == sh && r.Status != orchestrator.StatusOK {
+		if r.Shape == sh && r.Status != results.StatusOK {
 			lines = append(lines, fmt.Sprintf("- %s: %s (%s)", r.Variant, r.Status, r.Reason))
 		}
 	}
@@ -332,7 +332,7 @@ func renderHeatmaps(b *strings.Builder, s *Set, rows []Row, out, prefix string) 
 	fams := map[string]map[cell]float64{}
 	names := map[string][2]string{}
 	for _, r := range rows {
-		if r.Rec.Shape != sh || r.Rec.Kind != orchestrator.KindTune {
+		if r.Rec.Shape != sh || r.Rec.Kind != results.KindTune {
 			continue
 		}
 		keys := paramKeys(r.Rec.Params)
@@ -354,7 +354,7 @@ func renderHeatmaps(b *strings.Builder, s *Set, rows []Row, out, prefix string) 
 	sort.Strings(famNames)
 	if len(famNames) > 0 {
 		fmt.Fprintf(b, "### Parameter heatmaps on %s\n\nEach cell is the best GFLOP/s over the family's other parameters; "+
-			"grey cells have no variant.\n\n", orchestrator.ShapeString(sh))
+			"grey cells have no variant.\n\n", results.ShapeString(sh))
 	}
 	for _, f := range famNames {
 		cells := fams[f]
@@ -372,7 +372,7 @@ func renderHeatmaps(b *strings.Builder, s *Set, rows []Row, out, prefix string) 
 		}
 		sort.Ints(xs)
 		sort.Ints(ys)
-		h := Heat{Title: fmt.Sprintf("%s: GFLOP/s over %s × %s, %s", f, names[f][0], names[f][1], orchestrator.ShapeString(sh)),
+		h := Heat{Title: fmt.Sprintf("%s: GFLOP/s over %s × %s, %s", f, names[f][0], names[f][1], results.ShapeString(sh)),
 			XLabel: names[f][0], YLabel: names[f][1], Format: "%.0f", Unit: "GFLOP/s (best over other parameters)"}
 		for _, x := range xs {
 			h.XTicks = append(h.XTicks, fmt.Sprint(x))
@@ -419,7 +419,7 @@ func renderBreakdowns(b *strings.Builder, s *Set, out, prefix string) error {
 		Phases: []string{"alloc", "host→device", "compute", "device→host", "free"}, Percent: true, Unit: "ms"}
 	st.Values = make([][]float64, len(st.Phases))
 	for _, bd := range s.Breakdowns {
-		st.Labels = append(st.Labels, bd.Name+" "+orchestrator.ShapeString(bd.Shape))
+		st.Labels = append(st.Labels, bd.Name+" "+results.ShapeString(bd.Shape))
 		for i, ph := range [][]float64{bd.Phase.AllocMS, bd.Phase.HtoDMS, bd.Phase.KernelMS, bd.Phase.DtoHMS, bd.Phase.FreeMS} {
 			st.Values[i] = append(st.Values[i], Mean(ph))
 		}

@@ -10,6 +10,7 @@ import (
 
 	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
 )
 
 func TestTable(t *testing.T) {
@@ -35,22 +36,22 @@ func TestMeanStd(t *testing.T) {
 func TestRender(t *testing.T) {
 	dir := t.TempDir()
 	sh := protocol.Shape{M: 256, N: 256, K: 256}
-	dev := &orchestrator.DeviceRef{Name: "Test GPU", UUID: "GPU-1"}
-	mk := func(kind, name, fam, params string, ms float64) orchestrator.Record {
-		return orchestrator.Record{Key: name, Kind: kind, Variant: name, Family: fam, Params: params, Shape: sh,
-			Status: orchestrator.StatusOK, Device: dev,
+	dev := &results.DeviceRef{Name: "Test GPU", UUID: "GPU-1"}
+	mk := func(kind, name, fam, params string, ms float64) results.Record {
+		return results.Record{Key: name, Kind: kind, Variant: name, Family: fam, Params: params, Shape: sh,
+			Status: results.StatusOK, Device: dev,
 			Attributes: &protocol.Attributes{Blocks: 256, BlocksPerSM: 2, Waves: 1},
 			Timing:     &protocol.TimingResult{Reps: 3, MedianMS: ms}}
 	}
-	recs := []orchestrator.Record{
-		mk(orchestrator.KindCublas, orchestrator.CublasName, "", "", 0.01),
-		mk(orchestrator.KindTune, "coarse_w16_g2_pf0", "coarse", "W=16 G=2 PF=0", 0.05),
-		mk(orchestrator.KindTune, "coarse_w16_g4_pf0", "coarse", "W=16 G=4 PF=0", 0.04),
-		mk(orchestrator.KindTune, "coarse_w32_g2_pf0", "coarse", "W=32 G=2 PF=0", 0.03),
-		mk(orchestrator.KindTune, "naive_16x16", "naive", "BX=16 BY=16", 0.2),
+	recs := []results.Record{
+		mk(results.KindCublas, results.CublasName, "", "", 0.01),
+		mk(results.KindTune, "coarse_w16_g2_pf0", "coarse", "W=16 G=2 PF=0", 0.05),
+		mk(results.KindTune, "coarse_w16_g4_pf0", "coarse", "W=16 G=4 PF=0", 0.04),
+		mk(results.KindTune, "coarse_w32_g2_pf0", "coarse", "W=32 G=2 PF=0", 0.03),
+		mk(results.KindTune, "naive_16x16", "naive", "BX=16 BY=16", 0.2),
 	}
 	Tiles["coarse_w16_g2_pf0"] = [2]int{16, 32}
-	info := orchestrator.RunInfo{Devices: []protocol.Device{{Name: "Test GPU", ComputeCapability: "9.0", SMs: 132,
+	info := results.RunInfo{Devices: []protocol.Device{{Name: "Test GPU", ComputeCapability: "9.0", SMs: 132,
 		ClockKHz: 1980000, MemClockKHz: 2619000, MemBusWidth: 5120}}}
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	if err := orchestrator.WriteResults(a, recs, info); err != nil {
@@ -120,18 +121,18 @@ func checkCharts(t *testing.T, out, md string) {
 func TestRenderManyVariants(t *testing.T) {
 	dir := t.TempDir()
 	sh := protocol.Shape{M: 512, N: 512, K: 512}
-	dev := &orchestrator.DeviceRef{Name: "Test GPU", UUID: "GPU-1"}
-	recs := []orchestrator.Record{{Key: "c", Kind: orchestrator.KindCublas, Variant: orchestrator.CublasName, Shape: sh,
-		Status: orchestrator.StatusOK, Device: dev, Timing: &protocol.TimingResult{Reps: 3, MedianMS: 0.05, Samples: []float64{0.05, 0.051, 0.049}}}}
+	dev := &results.DeviceRef{Name: "Test GPU", UUID: "GPU-1"}
+	recs := []results.Record{{Key: "c", Kind: results.KindCublas, Variant: results.CublasName, Shape: sh,
+		Status: results.StatusOK, Device: dev, Timing: &protocol.TimingResult{Reps: 3, MedianMS: 0.05, Samples: []float64{0.05, 0.051, 0.049}}}}
 	const n = 120
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("regtile_%03d", i)
 		ms := 0.05 + 0.001*float64(i)
-		recs = append(recs, orchestrator.Record{Key: name, Kind: orchestrator.KindTune, Variant: name, Family: "regtile",
-			Params: fmt.Sprintf("A=%d B=%d", i%10, i/10), Shape: sh, Status: orchestrator.StatusOK, Device: dev,
+		recs = append(recs, results.Record{Key: name, Kind: results.KindTune, Variant: name, Family: "regtile",
+			Params: fmt.Sprintf("A=%d B=%d", i%10, i/10), Shape: sh, Status: results.StatusOK, Device: dev,
 			Timing: &protocol.TimingResult{Reps: 8, MedianMS: ms, Samples: []float64{ms, ms * 1.01, ms * 0.99, ms, ms * 1.02, ms, ms, ms * 0.98}}})
 	}
-	if err := orchestrator.WriteResults(dir, recs, orchestrator.RunInfo{}); err != nil {
+	if err := orchestrator.WriteResults(dir, recs, results.RunInfo{}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := Load(dir)

@@ -11,13 +11,14 @@ import (
 	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
 	"tilegen/internal/report"
+	"tilegen/internal/results"
 )
 
 // factor scales a shape's time per kernel: cuBLAS 1, the widest shared tiles 2 (so the square
 // study's best W is 32 with ratio 0.5 everywhere), others slower.
 func factor(v string) float64 {
 	switch v {
-	case orchestrator.CublasName:
+	case results.CublasName:
 		return 1
 	case "shared_w32_pad0":
 		return 2
@@ -30,23 +31,23 @@ func factor(v string) float64 {
 // fakeResults writes a results directory for a study's plan: every pair measured, with samples.
 func fakeResults(t *testing.T, st Study, dir string) {
 	t.Helper()
-	dev := &orchestrator.DeviceRef{Name: "Test GPU", UUID: "GPU-1"}
-	mk := func(kind, v string, sh protocol.Shape) orchestrator.Record {
-		ms := factor(v) * orchestrator.Flops(sh) / 1e10
-		return orchestrator.Record{Key: v + orchestrator.ShapeString(sh), Kind: kind, Variant: v, Shape: sh,
-			Status: orchestrator.StatusOK, Device: dev,
+	dev := &results.DeviceRef{Name: "Test GPU", UUID: "GPU-1"}
+	mk := func(kind, v string, sh protocol.Shape) results.Record {
+		ms := factor(v) * results.Flops(sh) / 1e10
+		return results.Record{Key: v + results.ShapeString(sh), Kind: kind, Variant: v, Shape: sh,
+			Status: results.StatusOK, Device: dev,
 			Timing: &protocol.TimingResult{Reps: 6, MedianMS: ms, Samples: []float64{ms, ms * 1.02, ms * 0.99, ms, ms * 1.05, ms * 0.97}}}
 	}
-	var recs []orchestrator.Record
+	var recs []results.Record
 	seen := map[protocol.Shape]bool{}
 	for _, p := range st.Pairs() {
-		recs = append(recs, mk(orchestrator.KindTune, p.Variant, p.Shape))
+		recs = append(recs, mk(results.KindTune, p.Variant, p.Shape))
 		if st.Cublas && !seen[p.Shape] {
 			seen[p.Shape] = true
-			recs = append(recs, mk(orchestrator.KindCublas, orchestrator.CublasName, p.Shape))
+			recs = append(recs, mk(results.KindCublas, results.CublasName, p.Shape))
 		}
 	}
-	if err := orchestrator.WriteResults(dir, recs, orchestrator.RunInfo{}); err != nil {
+	if err := orchestrator.WriteResults(dir, recs, results.RunInfo{}); err != nil {
 		t.Fatal(err)
 	}
 	if st.Name != "cpu-gpu" {

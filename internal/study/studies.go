@@ -8,6 +8,7 @@ import (
 	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
 	"tilegen/internal/report"
+	"tilegen/internal/results"
 )
 
 var (
@@ -156,7 +157,7 @@ func squareStudy() Study {
 				if prevBest > 0 && bw > 0 {
 					growth = report.F(bms/prevBest, 2) + "× (work ×8)"
 				}
-				cub := t.ms(orchestrator.CublasName, sh)
+				cub := t.ms(results.CublasName, sh)
 				best = append(best, []string{fmt.Sprint(n), fmt.Sprint(bw), report.MSf(bms), report.F(gflops(sh, bms), 1),
 					growth, report.MSf(cub), report.Ratio(cub, bms)})
 				prevBest = bms
@@ -179,7 +180,7 @@ func squareStudy() Study {
 				for _, w := range append(seedWs, 0) {
 					v, name := sharedFor(w), fmt.Sprintf("W=%d", w)
 					if w == 0 {
-						v, name = orchestrator.CublasName, "cuBLAS"
+						v, name = results.CublasName, "cuBLAS"
 					}
 					sr := report.Series{Name: name}
 					for _, n := range seedNs {
@@ -219,7 +220,7 @@ func rectStudy() Study {
 					verified[r.Variant] = map[protocol.Shape]string{}
 				}
 				switch {
-				case r.Status == orchestrator.StatusOK:
+				case r.Status == results.StatusOK:
 					worst := 0.0
 					for _, v := range r.Verify {
 						worst = math.Max(worst, v.NormRel)
@@ -229,18 +230,18 @@ func rectStudy() Study {
 					verified[r.Variant][r.Shape] = r.Status + ": " + r.Reason
 				}
 			}
-			names := append(append([]string{}, rectVariants...), orchestrator.CublasName)
+			names := append(append([]string{}, rectVariants...), results.CublasName)
 			h := []string{"shape"}
 			h = append(h, names...)
 			var tr, gr, vr [][]string
 			bars := gflopsBars("rect: GFLOP/s per shape", rectShapes, names, t)
 			for _, sh := range rectShapes {
-				ss := orchestrator.ShapeString(sh)
+				ss := results.ShapeString(sh)
 				trow, grow := []string{ss}, []string{ss}
 				for _, v := range names {
 					trow = append(trow, report.MSf(t.ms(v, sh)))
 					grow = append(grow, report.F(gflops(sh, t.ms(v, sh)), 1))
-					if v != orchestrator.CublasName {
+					if v != results.CublasName {
 						vr = append(vr, []string{ss, v, verified[v][sh]})
 					}
 				}
@@ -318,7 +319,7 @@ func granularityStudy() Study {
 					tr, sr = append(tr, trow), append(sr, srow)
 				}
 				fmt.Fprintf(b, "### N = %d (cuBLAS %s ms)\n\nTime (median ms):\n\n%s\nSpeedup vs 1 column:\n\n%s\n",
-					n, report.MSf(t.ms(orchestrator.CublasName, sh)), report.Table(h, tr), report.Table(h, sr))
+					n, report.MSf(t.ms(results.CublasName, sh)), report.Table(h, tr), report.Table(h, sr))
 			}
 			for _, w := range granWs {
 				l := report.Line{Title: fmt.Sprintf("granularity: W=%d, columns per thread; whiskers: 95 %% CI of the median", w), XLabel: "N (log scale)",
@@ -369,11 +370,11 @@ func microtileStudy() Study {
 			for _, p := range microPairs {
 				names = append(names, p.naive, p.micro)
 			}
-			names = append(names, orchestrator.CublasName)
+			names = append(names, results.CublasName)
 			h := append([]string{"shape"}, names...)
 			var tr, sr [][]string
 			for _, sh := range microShapes {
-				ss := orchestrator.ShapeString(sh)
+				ss := results.ShapeString(sh)
 				trow := []string{ss}
 				for _, v := range names {
 					trow = append(trow, report.MSf(t.ms(v, sh)))

@@ -26,6 +26,7 @@ import (
 	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
 	"tilegen/internal/report"
+	"tilegen/internal/results"
 )
 
 // Options tune the studies that take them.
@@ -124,14 +125,14 @@ func analysisSection(b *strings.Builder, s *report.Set) {
 	header := append([]string{"shape", "variant", "median ms"}, report.AnalysisHeader...)
 	var table [][]string
 	for _, r := range rows {
-		table = append(table, append([]string{orchestrator.ShapeString(r.Rec.Shape), r.Rec.Variant, report.MSf(r.MS())},
+		table = append(table, append([]string{results.ShapeString(r.Rec.Shape), r.Rec.Variant, report.MSf(r.MS())},
 			report.AnalysisCells(r)...))
 	}
 	b.WriteString(report.Table(header, table) + "\n")
 	var bad []string
 	for _, r := range s.Records {
-		if r.Status != orchestrator.StatusOK {
-			bad = append(bad, fmt.Sprintf("- %s on %s: %s (%s)", r.Variant, orchestrator.ShapeString(r.Shape), r.Status, r.Reason))
+		if r.Status != results.StatusOK {
+			bad = append(bad, fmt.Sprintf("- %s on %s: %s (%s)", r.Variant, results.ShapeString(r.Shape), r.Status, r.Reason))
 		}
 	}
 	if len(bad) > 0 {
@@ -145,7 +146,7 @@ type times map[string]map[protocol.Shape]*protocol.TimingResult
 func timesOf(s *report.Set) times {
 	t := times{}
 	for _, r := range s.Records {
-		if r.Status != orchestrator.StatusOK || r.Timing == nil || r.Timing.MedianMS <= 0 {
+		if r.Status != results.StatusOK || r.Timing == nil || r.Timing.MedianMS <= 0 {
 			continue
 		}
 		if t[r.Variant] == nil {
@@ -189,7 +190,7 @@ func gflops(sh protocol.Shape, ms float64) float64 {
 	if ms <= 0 {
 		return math.NaN()
 	}
-	return orchestrator.Flops(sh) / (ms * 1e6)
+	return results.Flops(sh) / (ms * 1e6)
 }
 
 func sq(n, k int) protocol.Shape { return protocol.Shape{M: n, N: n, K: k} }
@@ -227,11 +228,11 @@ func sortedKeys(m map[string]bool) []string {
 func gflopsBars(title string, shapes []protocol.Shape, names []string, t times) report.Bars {
 	bars := report.Bars{Title: title, XLabel: "GFLOP/s (higher is better; whiskers: 95 % CI of the median)"}
 	for _, sh := range shapes {
-		bars.Labels = append(bars.Labels, orchestrator.ShapeString(sh))
+		bars.Labels = append(bars.Labels, results.ShapeString(sh))
 	}
 	for _, v := range names {
 		g := report.Series{Name: v}
-		if v == orchestrator.CublasName {
+		if v == results.CublasName {
 			g.Name = "cuBLAS"
 		}
 		for i, sh := range shapes {

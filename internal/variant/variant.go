@@ -128,7 +128,7 @@ func (v *Variant) Grid(m, n int) (x, y, z int) {
 	if z < 1 {
 		z = 1
 	}
-	return ceilDiv(n, v.Tile.Cols), ceilDiv(m, v.Tile.Rows), z
+	return CeilDiv(n, v.Tile.Cols), CeilDiv(m, v.Tile.Rows), z
 }
 
 // Supports reports whether the variant accepts an M×N×K problem with the given leading dimensions;
@@ -181,7 +181,9 @@ func SortByName(vs []Variant) {
 	sort.Slice(vs, func(i, j int) bool { return vs[i].Name < vs[j].Name })
 }
 
-func ceilDiv(a, b int) int {
+// CeilDiv is ⌈a/b⌉ for a ≥ 0, or 0 when b ≤ 0 (an unknown tile); the one ceiling division of the
+// module.
+func CeilDiv(a, b int) int {
 	if b <= 0 {
 		return 0
 	}

@@ -1,0 +1,133 @@
+package results
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"tilegen/internal/protocol"
+	"tilegen/internal/variant"
+)
+
+// Kinds of records.
+const (
+	KindCublas = "cublas" // cuBLAS timed on a shape
+	KindTune   = "tune"   // a variant verified and timed on a shape
+	KindVerify = "verify" // a variant verified (no timing) on a shape
+)
+
+// Statuses of records.
+const (
+	StatusOK      = "ok"
+	StatusFailed  = "failed"
+	StatusSkipped = "skipped"
+)
+
+// CublasName is the variant column's value for cuBLAS rows.
+const CublasName = "cublas"
+
+// Record is one result: a line of the cache and of results.jsonl. It holds no timestamps so that a
+// merge of shards is byte-identical to a single run.
+type Record struct {
+	// Key is the content hash of everything that determines the result (the engine's keyOf).
+	Key     string `json:"key"`
+	Kind    string `json:"kind"`
+	Variant string `json:"variant"`
+	Family  string `json:"family,omitempty"`
+	Params  string `json:"params,omitempty"`
+	// SourceHash and PTXHash identify the code that was measured (the manifest's SHA-256 of the
+	// generated .cu and of its PTX), so that export can refuse a variant regenerated since. Empty
+	// for cuBLAS rows.
+	SourceHash string         `json:"source_hash,omitempty"`
+	PTXHash    string         `json:"ptx_hash,omitempty"`
+	Shape      protocol.Shape `json:"shape"`
+	Status     string         `json:"status"`
+	// Reason says why a record failed or was skipped, in one line.
+	Reason string `json:"reason,omitempty"`
+	// Seed is the verification seed.
+	Seed uint64 `json:"seed,omitempty"`
+	// SettingsHash identifies the arch and the verification and timing settings the record was
+	// measured under (the engine's settingsHash), so that a cache hit can be checked against the
+	// request.
+	SettingsHash string `json:"settings_hash,omitempty"`
+	// Device identifies the GPU that produced the record.
+	Device *DeviceRef `json:"device,omitempty"`
+	// Tile is the variant's C tile per block (the geometry the analysis columns model traffic by).
+	Tile *variant.Tile `json:"tile,omitempty"`
+	// Resources and DynamicShared come from the manifest (ptxas).
+	Resources     variant.Resources       `json:"resources"`
+	DynamicShared int                     `json:"dynamic_shared,omitempty"`
+	Attributes    *protocol.Attributes    `json:"attributes,omitempty"`
+	Verify        []protocol.VerifyResult `json:"verify,omitempty"`
+	Timing        *protocol.TimingResult  `json:"timing,omitempty"`
+	// Phases is where the worker spent the measurement's time (load/JIT, verification, timing).
+	Phases *protocol.Phases `json:"phases,omitempty"`
+	Note   string           `json:"note,omitempty"`
+}
+
+// DeviceRef is the part of a device that identifies it in results.
+type DeviceRef struct {
+	Name   string `json:"name"`
+	UUID   string `json:"uuid"`
+	Driver int    `json:"driver"`
+}
+
+// RefOf is the DeviceRef of a device.
+func RefOf(d protocol.Device) *DeviceRef {
+	return &DeviceRef{Name: d.Name, UUID: d.UUID, Driver: d.DriverVersion}
+}
+
+// RunInfo is device.json: the devices and tool versions behind a result set.
+type RunInfo struct {
+	GOOS    string            `json:"goos"`
+	GOARCH  string            `json:"goarch"`
+	NVCC    string            `json:"nvcc"`
+	Arch    string            `json:"arch"`
+	Devices []protocol.Device `json:"devices"`
+}
+
+// Flops is 2·M·N·K.
+func Flops(s protocol.Shape) float64 { return 2 * float64(s.M) * float64(s.N) * float64(s.K) }
+
+// ShapeString renders MxNxK.
+func ShapeString(s protocol.Shape) string { return fmt.Sprintf("%dx%dx%d", s.M, s.N, s.K) }
+
+// ParseShape parses MxNxK.
+func ParseShape(s string) (protocol.Shape, error) {
+	parts := strings.Split(strings.TrimSpace(s), "x")
+	if len(parts) != 3 {
+		return protocol.Shape{}, fmt.Errorf("shape %q: want MxNxK", s)
+	}
+	var d [3]int
+	for i, p := range parts {
+		v, err := strconv.Atoi(p)
+		if err != nil || v < 1 {
+			return protocol.Shape{}, fmt.Errorf("shape %q: %q is not a positive integer", s, p)
+		}
+		d[i] = v
+	}
+	return protocol.Shape{M: d[0], N: d[1], K: d[2]}, nil
+}
+
+// ParseShapes parses a comma-separated list of shapes, dropping duplicates.
+func ParseShapes(s string) ([]protocol.Shape, error) {
+	var out []protocol.Shape
+	seen := map[protocol.Shape]bool{}
+	for _, f := range strings.Split(s, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		sh, err := ParseShape(f)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[sh] {
+			seen[sh] = true
+			out = append(out, sh)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no shapes in %q", s)
+	}
+	return out, nil
+}

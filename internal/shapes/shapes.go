@@ -1,0 +1,70 @@
+// Package shapes decides which tuned shape a problem M×N×K is nearest to. It is the one place that
+// rule lives: the export's dispatch (internal/export, and the code it emits into the exported Go
+// package and CUDA header, which must stand alone and so repeat it) and the runner's
+// `--variant best` (outofcore, hybrid) both call Nearest. It imports nothing of tilegen, so any
+// package can use it without pulling in CUDA or the orchestrator.
+//
+// The two callers measure distance differently and break ties differently, and each keeps its
+// rule; the Metric and Rule say which:
+//
+//   - export dispatch: SquaredLog, exact comparison, ties to the first class (classes are in M, N,
+//     K order);
+//   - runner --variant best: AbsLog, distances within 1e-12 are ties, broken by the caller (the
+//     faster median, then the smaller variant name).
+package shapes
+
+import "math"
+
+// Metric is a distance between two shapes, on the logarithms of their extents, so that 2048 is
+// as far from 1024 as 4096 from 2048.
+type Metric int
+
+const (
+	// SquaredLog is ln²(M/Mc) + ln²(N/Nc) + ln²(K/Kc): the export's dispatch.
+	SquaredLog Metric = iota
+	// AbsLog is |ln(M/Mc)| + |ln(N/Nc)| + |ln(K/Kc)|: the runner's --variant best.
+	AbsLog
+)
+
+// Distance is the metric's distance from m×n×k to the candidate cm×cn×ck.
+func (d Metric) Distance(m, n, k, cm, cn, ck int) float64 {
+	switch d {
+	case AbsLog:
+		l := func(a, b int) float64 { return math.Abs(math.Log(float64(a) / float64(b))) }
+		return l(cm, m) + l(cn, n) + l(ck, k)
+	default:
+		dm := math.Log(float64(m) / float64(cm))
+		dn := math.Log(float64(n) / float64(cn))
+		dk := math.Log(float64(k) / float64(ck))
+		return dm*dm + dn*dn + dk*dk
+	}
+}
+
+// Rule is a nearest-shape rule: a metric and the width of a tie.
+type Rule struct {
+	Metric Metric
+	// Tie: candidates whose distances differ by at most Tie are tied (0: only equal distances).
+	Tie float64
+}
+
+// Dispatch is the export's rule (see the package doc).
+var Dispatch = Rule{Metric: SquaredLog}
+
+// Best is the runner's --variant best rule (see the package doc).
+var Best = Rule{Metric: AbsLog, Tie: 1e-12}
+
+// Nearest returns the index of the candidate nearest to m×n×k under r, or −1 when there is none
+// (no candidates, or none at a finite distance). shape(i) is candidate i's M, N and K, for i in
+// [0, count). A candidate tied with the nearest so far replaces it only when better(i, best)
+// says so; with better nil the first of tied candidates wins.
+func Nearest(r Rule, m, n, k, count int, shape func(i int) (cm, cn, ck int), better func(i, best int) bool) int {
+	best, bestD := -1, math.Inf(1)
+	for i := range count {
+		cm, cn, ck := shape(i)
+		d := r.Metric.Distance(m, n, k, cm, cn, ck)
+		if d < bestD-r.Tie || (best >= 0 && better != nil && math.Abs(d-bestD) <= r.Tie && better(i, best)) {
+			best, bestD = i, d
+		}
+	}
+	return best
+}
