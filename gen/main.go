@@ -20,9 +20,14 @@
 // an ordered mapping of integer parameters, optional constraints (expr-lang booleans; false prunes
 // the combination with the constraint's reason), geometry (block_x, block_y, tile_rows, tile_cols,
 // grid_z, shared_bytes, dynamic_shared) and requires (m/n/k/ld_multiple) as integer expressions over
-// the parameters. The file is read strictly through yaml.Node: unknown or duplicate keys, wrong
-// value types, non-integer parameter values, anchors/aliases, a second document, unknown names in
-// an expression, non-integral or out-of-range geometry (dims and tiles must lie in [1, 4096]) are
+// the parameters. Two optional keys carry what the rest of tilegen knows about a family, so that
+// adding one needs no Go: traffic_model (naive, coalesced, tiled or compulsory, the default; the
+// global-memory traffic model internal/analysis applies to it) and seed (true for a family taken
+// from the founding documents; the bench summary reports the best of them). Both are copied onto
+// every variant of the family in manifest.json and registry.go. The file is read strictly through
+// yaml.Node: unknown or duplicate keys, wrong value types, non-integer parameter values, an
+// unknown traffic_model, anchors/aliases, a second document, unknown names in an expression,
+// non-integral or out-of-range geometry (dims and tiles must lie in [1, 4096]) are
 // errors, each printed as `gen: file:line:col: message`; every error of the file is reported at
 // once, in file order, with the nearest known key or parameter as a "did you mean" for a typo.
 // Expressions are loop-free (no ranges, predicates, let, calls or strings: see Expr), and integer

@@ -13,9 +13,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench", "[flags]", stdout)
 	var c common
 	// Empty --shapes means the suite's own shapes (orchestrator.BenchShapes).
-	c.register(fs, "", "")
+	fs.AddFlagSet(c.flags("", ""))
 	var t tuneFlags
-	t.register(fs)
+	fs.AddFlagSet(t.flags())
 	root := fs.String("root", "results/bench", "the suite writes into `dir`/<gpu>/")
 	md := fs.String("markdown", "BENCHMARKS.md", "render the summary into `file` (empty: do not)")
 	if ok, err := parse(fs, args); !ok || err != nil {
@@ -27,7 +27,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err := t.check("bench"); err != nil {
 		return err
 	}
-	cfg, err := c.config(stdout, stderr, true)
+	cfg, err := c.config("bench", stdout, stderr, true)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"tilegen/generated"
+	"tilegen/internal/analysis"
 	"tilegen/internal/orchestrator"
 )
 
@@ -22,5 +23,11 @@ func loadCatalog(dir string) (orchestrator.Catalog, error) {
 	if dir == "" {
 		return defaultCatalog(), nil
 	}
-	return orchestrator.LoadDir(dir)
+	c, err := orchestrator.LoadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	// Records carry only a family name: the reports model them as this catalog's variants.yaml says.
+	analysis.UseCatalog(c.Variants())
+	return c, nil
 }

@@ -17,7 +17,10 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "`dir` to create: the Go package, <name>.cuh and <name>.json (required)")
 	name := fs.String("name", "tilegen_sgemm", "`name` of the header, its launcher <name>_sgemm and the provenance file (a C identifier)")
 	goPkg := fs.String("go-package", "", "import `path` of the Go package; its last element is the package name (default: the name)")
-	generated := fs.String("generated", "generated", "generated `dir` with manifest.json, cuda/ and ptx/ (hashes are checked)")
+	var cf catalogFlags
+	fs.AddFlagSet(cf.sourceFlags())
+	redefault(fs, "generated", "generated")
+	reword(fs, "generated", "generated `dir` with manifest.json, cuda/ and ptx/ (hashes are checked)")
 	force := fs.Bool("force", false, "replace the files of a previous export in --out (other files there are kept)")
 	allowUnhashed := fs.Bool("allow-unhashed", false, "accept records without source/PTX hashes (results written before they were recorded)")
 	if ok, err := parse(fs, args); !ok || err != nil {
@@ -36,6 +39,6 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 			return usageErr("export", "--shapes: %v", err)
 		}
 	}
-	return export.Run(export.Options{Results: *resultDirs, Shapes: sh, Generated: *generated, Out: *out, Name: *name,
+	return export.Run(export.Options{Results: *resultDirs, Shapes: sh, Generated: cf.generated, Out: *out, Name: *name,
 		GoPackage: *goPkg, Force: *force, AllowUnhashed: *allowUnhashed, Log: stdout})
 }

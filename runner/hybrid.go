@@ -23,7 +23,7 @@ type hybridFlags struct {
 func runHybrid(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("hybrid", "--shape MxNxK --cpu-rows F|auto [flags]", stdout)
 	var h hybridFlags
-	h.register(fs, "")
+	fs.AddFlagSet(h.beyondFlags.flags(""))
 	fs.StringVar(&h.cpuRows, "cpu-rows", "auto", "rows `F` the CPU computes (the last F rows of C), or auto")
 	fs.StringVar(&h.engine, "engine", "auto", "CPU SGEMM `name`: blocked, gonum, or auto (the faster in the probe)")
 	fs.IntVar(&h.workers, "cpu-workers", 0, "goroutines of the blocked CPU SGEMM (`n`; 0: GOMAXPROCS-1, leaving one for the GPU side)")

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
 	"tilegen/internal/report"
 	"tilegen/internal/results"
+	"tilegen/internal/resultsdir"
 )
 
 // TestHybridRenderOnly redraws a sweep's chart from result.json without a GPU: PNG and SVG, within
@@ -66,7 +66,7 @@ func TestReportResultsFiles(t *testing.T) {
 		{Key: "v", Kind: results.KindTune, Variant: "v", Shape: sh, Status: results.StatusOK,
 			Timing: &protocol.TimingResult{Reps: 1, MedianMS: 0.5}},
 	}
-	if err := orchestrator.WriteResults(dir, recs, results.RunInfo{}); err != nil {
+	if err := resultsdir.WriteResults(dir, recs, results.RunInfo{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "results.csv"), []byte("stale\n"), 0o644); err != nil {

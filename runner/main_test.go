@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 	}
 	runnerBin = filepath.Join(dir, "runner")
 	workerBin = filepath.Join(dir, "tilegen-worker")
-	for _, b := range [][2]string{{runnerBin, "."}, {workerBin, "../internal/orchestrator/testdata/fakeworker"}} {
+	for _, b := range [][2]string{{runnerBin, "."}, {workerBin, "../internal/workerproc/testdata/fakeworker"}} {
 		if out, err := exec.Command(goTool(), "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", b[1], err, out)
 			os.Exit(1)

@@ -11,11 +11,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"tilegen/internal/ooc"
-	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
 	"tilegen/internal/shapes"
 	"tilegen/internal/variant"
+	"tilegen/internal/workerproc"
 )
 
 // defaultVariant is the best seed variant on the H100 (results/h100-seeds).
@@ -23,29 +23,33 @@ const defaultVariant = "micro1d_t64_r16"
 
 // beyondFlags are the flags outofcore and hybrid share.
 type beyondFlags struct {
-	shape, variant, results, worker, generated, out string
-	device                                          int
-	seed                                            uint64
-	samples                                         int
-	fullCheck, tolFactor                            float64
-	timeout                                         time.Duration
+	catalogFlags
+	workerFlags
+	shape, variant, results, out string
+	device                       int
+	seed                         uint64
+	samples                      int
+	fullCheck, tolFactor         float64
+	timeout                      time.Duration
 }
 
-func (b *beyondFlags) register(fs *pflag.FlagSet, defaultOut string) {
+func (b *beyondFlags) flags(defaultOut string) *pflag.FlagSet {
+	fs := group()
 	fs.StringVar(&b.shape, "shape", "", "problem `MxNxK` (required)")
 	fs.StringVar(&b.variant, "variant", defaultVariant, "variant `name`, or best: the tuned winner of --results for the nearest shape")
 	fs.StringVar(&b.results, "results", "results/tune", "tune results `dir` that --variant best reads")
-	fs.StringVar(&b.generated, "generated", "", "read variants from the generated `dir` instead of the built-in catalog")
-	fs.StringVar(&b.worker, "worker", "", "GPU worker binary `path` (default: tilegen-worker beside the runner, else on PATH)")
+	fs.AddFlagSet(b.sourceFlags())
+	fs.AddFlagSet(b.workerFlags.flags(false))
 	fs.IntVar(&b.device, "device", 0, "GPU `index`")
 	fs.Uint64Var(&b.seed, "seed", 1, "`seed` of the random A and B")
 	fs.IntVar(&b.samples, "samples", 64, "verify the crossings of `n` random rows and n random columns (plus block edges)")
 	fs.Float64Var(&b.fullCheck, "full-check-max-flops", 2e10, "verify every element when 2MNK is at most `flops`")
-	fs.Float64Var(&b.tolFactor, "tol-factor", 2, "verification tolerance `factor` (tol = factor·K·2^-24·|A||B|)")
+	fs.AddFlagSet(tolFactorFlags(&b.tolFactor))
 	fs.DurationVar(&b.timeout, "timeout", 20*time.Minute, "give up on the worker after `duration`")
 	fs.StringVar(&b.out, "out", defaultOut, "write result.json and summary.txt into `dir` (empty: print only)")
 	atLeast(fs, ">=0", "device", "seed", "samples", "full-check-max-flops")
-	atLeast(fs, ">0", "tol-factor", "timeout")
+	atLeast(fs, ">0", "timeout")
+	return fs
 }
 
 // pickKernel resolves --variant: a catalog name, or best from a tune results directory.
@@ -126,7 +130,7 @@ func writeOut(dir string, v any, summary string) error {
 func runOutOfCore(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("outofcore", "--shape MxNxK [--device-mem BYTES] [--variant NAME|best] [flags]", stdout)
 	var b beyondFlags
-	b.register(fs, "")
+	fs.AddFlagSet(b.flags(""))
 	deviceMem := fs.String("device-mem", "", "device memory `budget` for the blocks, e.g. 256MiB or 2GiB (default: free memory less a margin)")
 	minSliceK := fs.Int("min-slice-k", 0, "smallest K slice the planner prefers (`n`; 0: 1024)")
 	inCore := fs.Bool("compare-in-core", false, "also run the variant in device memory on the whole problem and compare every element")
@@ -236,10 +240,10 @@ func (b *stringsBuilder) String() string            { return string(b.buf) }
 
 // startWorker starts one worker (--worker path, or the one beside the runner) on device for a
 // single long request (outofcore, hybrid); these ops verify on the CPU, so no reference kernel.
-func startWorker(path string, device int) (*orchestrator.Worker, error) {
-	bin, err := orchestrator.FindWorker(path)
+func startWorker(path string, device int) (*workerproc.Worker, error) {
+	bin, err := workerproc.FindWorker(path)
 	if err != nil {
 		return nil, err
 	}
-	return orchestrator.StartWorker(bin, nil, device, time.Minute)
+	return workerproc.StartWorker(bin, nil, device, time.Minute)
 }

@@ -5,8 +5,8 @@ import (
 	"io"
 	"path/filepath"
 
-	"tilegen/internal/orchestrator"
 	"tilegen/internal/report"
+	"tilegen/internal/resultsdir"
 )
 
 // fillTiles tells the report each catalog variant's C tile, which its traffic model needs.
@@ -24,7 +24,9 @@ func fillTiles(generated string) error {
 func runReport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("report", "RESULTS_DIR... --out DIR", stdout)
 	out := fs.String("out", "", "report `dir`: report.md and its charts (PNG and SVG)")
-	generated := fs.String("generated", "", "read variant geometry from the generated `dir` instead of the built-in catalog")
+	var cf catalogFlags
+	fs.AddFlagSet(cf.sourceFlags())
+	reword(fs, "generated", "read variant geometry from the generated `dir` instead of the built-in catalog")
 	files := fs.Bool("results-files", false, "rewrite the results.csv and bench.txt each RESULTS_DIR has from its results.jsonl (no GPU); --out is then optional")
 	if ok, err := parse(fs, args); !ok || err != nil {
 		return err
@@ -34,7 +36,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	}
 	if *files {
 		for _, dir := range fs.Args() {
-			if err := orchestrator.RenderResultFiles(dir); err != nil {
+			if err := resultsdir.RenderResultFiles(dir); err != nil {
 				return fmt.Errorf("report: %w", err)
 			}
 			fmt.Fprintf(stdout, "rewrote %s\n", filepath.Join(dir, "results.csv, bench.txt"))
@@ -43,7 +45,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 			return nil
 		}
 	}
-	if err := fillTiles(*generated); err != nil {
+	if err := fillTiles(cf.generated); err != nil {
 		return err
 	}
 	var sets []*report.Set

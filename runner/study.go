@@ -27,10 +27,10 @@ func runStudy(args []string, stdout, stderr io.Writer) error {
 	}
 	fs := newFlags("study", "NAME|all [flags]   (NAME: "+studyNames()+", or hybrid: see runner hybrid --help)", stdout)
 	var c common
-	c.register(fs, "", "results/studies")
+	fs.AddFlagSet(c.flags("", "results/studies"))
 	_ = fs.MarkHidden("shapes") // each study plans its own shapes
 	var tf timingFlags
-	tf.register(fs)
+	fs.AddFlagSet(tf.flags())
 	opt := study.DefaultOptions()
 	fs.IntVar(&opt.Runs, "runs", opt.Runs, "cpu-gpu: end-to-end repetitions per point (`n`)")
 	fs.IntVar(&opt.CPUNaiveMax, "cpu-naive-max", opt.CPUNaiveMax, "cpu-gpu: largest `N` the CPU naive kernel runs at")
@@ -47,7 +47,7 @@ func runStudy(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() != 1 {
 		return usageErr("study", "want one study name (%s) or all", studyNames())
 	}
-	ts, err := tf.settings("study", false)
+	ts, err := tf.timing("study", false)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func runStudy(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	cfg, err := c.config(stdout, stderr, true)
+	cfg, err := c.config("study", stdout, stderr, true)
 	if err != nil {
 		return err
 	}

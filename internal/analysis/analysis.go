@@ -13,6 +13,10 @@
 // for a block tile of BM rows × BN columns of C. For exact multiples the tiled form is the seeds'
 // M·N·K·(1/BN + 1/BM). Caches are ignored on purpose: the model says what the kernel asks of
 // memory, and achieved bandwidth above the device's peak means the caches served the difference.
+//
+// Which model a family gets is its traffic_model in variants.yaml: carried on every variant
+// (ModelOf) and, by family name for records, taken from the built-in catalog and from any catalog
+// given to UseCatalog (ModelFor).
 package analysis
 
 import (
@@ -20,30 +24,54 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
+	"tilegen/generated"
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
 	"tilegen/internal/variant"
 )
 
-// Model names.
+// Model names: the values of variants.yaml's traffic_model.
 const (
-	ModelNaive      = "naive"
-	ModelCoalesced  = "coalesced"
-	ModelTiled      = "tiled"
-	ModelCompulsory = "compulsory"
+	ModelNaive      = variant.TrafficNaive
+	ModelCoalesced  = variant.TrafficCoalesced
+	ModelTiled      = variant.TrafficTiled
+	ModelCompulsory = variant.TrafficCompulsory
 )
 
-// ModelFor maps a family to its traffic model: naive and coalesced are themselves, every family
-// that stages both operands per block tile is tiled, anything else (cuBLAS) is compulsory.
+// families maps a family to the traffic model variants.yaml gives it: the built-in catalog's
+// families, and those of catalogs passed to UseCatalog.
+var (
+	familiesMu sync.RWMutex
+	families   = variant.FamilyModels(generated.Variants())
+)
+
+// UseCatalog adds the traffic models of vs's families (a catalog read with --generated DIR), so
+// that records, which carry only a family name, are modelled as that catalog says.
+func UseCatalog(vs []variant.Variant) {
+	familiesMu.Lock()
+	defer familiesMu.Unlock()
+	for f, m := range variant.FamilyModels(vs) {
+		families[f] = m
+	}
+}
+
+// ModelOf is the traffic model of v's family (variants.yaml traffic_model).
+func ModelOf(v *variant.Variant) string {
+	if v.TrafficModel == "" {
+		return ModelCompulsory
+	}
+	return v.TrafficModel
+}
+
+// ModelFor is the traffic model of a family by name; anything no catalog lists (cuBLAS) is
+// compulsory.
 func ModelFor(family string) string {
-	switch family {
-	case "naive":
-		return ModelNaive
-	case "coalesced":
-		return ModelCoalesced
-	case "shared", "micro1d", "coarse", "regtile", "splitk", "cpasync", "slicedk":
-		return ModelTiled
+	familiesMu.RLock()
+	defer familiesMu.RUnlock()
+	if m := families[family]; m != "" {
+		return m
 	}
 	return ModelCompulsory
 }

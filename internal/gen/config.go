@@ -46,6 +46,9 @@ type Family struct {
 	DynamicOK   bool
 	WarpMul     bool
 	Node        *yaml.Node
+	// TrafficModel is traffic_model (one of variant.TrafficModels; default compulsory); Seed is seed.
+	TrafficModel string
+	Seed         bool
 }
 
 // ParamSpec is one parameter with the values it ranges over, in declared order.
@@ -63,7 +66,7 @@ type Constraint struct {
 
 var (
 	topKeys      = []string{"families"}
-	familyKeys   = []string{"name", "template", "doc", "variant_name", "params", "constraints", "geometry", "dynamic_shared_ok", "warp_multiple", "requires"}
+	familyKeys   = []string{"name", "template", "doc", "variant_name", "traffic_model", "seed", "params", "constraints", "geometry", "dynamic_shared_ok", "warp_multiple", "requires"}
 	geometryKeys = []string{"block_x", "block_y", "tile_rows", "tile_cols", "grid_z", "shared_bytes", "dynamic_shared"}
 	requiredGeom = map[string]bool{"block_x": true, "block_y": true, "tile_rows": true, "tile_cols": true}
 	requiresKeys = []string{"m_multiple", "n_multiple", "k_multiple", "ld_multiple"}
@@ -277,6 +280,23 @@ func (d *diags) family(n *yaml.Node) *Family {
 	}
 	if dn, ok := fields["doc"]; ok {
 		f.Doc, _ = d.textValue(dn, what("doc"))
+	}
+	f.TrafficModel = variant.TrafficCompulsory
+	if tn, ok := fields["traffic_model"]; ok {
+		if m, ok := d.stringValue(tn, what("traffic_model")); ok {
+			if contains(variant.TrafficModels, m) {
+				f.TrafficModel = m
+			} else {
+				hint := didYouMean(m, variant.TrafficModels)
+				if hint == "" {
+					hint = " (allowed: " + strings.Join(variant.TrafficModels, ", ") + ")"
+				}
+				d.add(tn, "%s: unknown traffic model %q%s", what("traffic_model"), m, hint)
+			}
+		}
+	}
+	if sn, ok := fields["seed"]; ok {
+		f.Seed, _ = d.boolValue(sn, what("seed"))
 	}
 	if vn, ok := fields["variant_name"]; ok {
 		f.VariantName, _ = d.stringValue(vn, what("variant_name"))

@@ -242,7 +242,8 @@ func expandOne(file string, f *Family, vals []int) (*Planned, *Pruned, *InputErr
 		pm[p.Name] = vals[i]
 		params[i] = variant.Param{Name: p.Name, Value: vals[i]}
 	}
-	v := variant.Variant{Name: variantName(f, vals), Family: f.Name, Template: f.Template, Params: params}
+	v := variant.Variant{Name: variantName(f, vals), Family: f.Name, Template: f.Template,
+		TrafficModel: f.TrafficModel, Seed: f.Seed, Params: params}
 	where := func() string { return fmt.Sprintf("family %s, variant %s (%s)", f.Name, v.Name, v.ParamString()) }
 	nameNode := f.NamePattern
 	if nameNode == nil {

@@ -107,6 +107,8 @@ func registry(m variant.Manifest, supports []string, compiled bool) ([]byte, err
 			jen.Id("Name").Op(":").Lit(v.Name),
 			jen.Id("Family").Op(":").Lit(v.Family),
 			jen.Id("Template").Op(":").Lit(v.Template),
+			jen.Id("TrafficModel").Op(":").Lit(v.TrafficModel),
+			jen.Id("Seed").Op(":").Lit(v.Seed),
 			jen.Id("Params").Op(":").Index().Qual(variantPkg, "Param").Values(params...),
 			jen.Id("Block").Op(":").Qual(variantPkg, "Dim2").Values(jen.Id("X").Op(":").Lit(v.Block.X), jen.Id("Y").Op(":").Lit(v.Block.Y)),
 			jen.Id("Tile").Op(":").Qual(variantPkg, "Tile").Values(jen.Id("Rows").Op(":").Lit(v.Tile.Rows), jen.Id("Cols").Op(":").Lit(v.Tile.Cols)),

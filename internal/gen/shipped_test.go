@@ -96,6 +96,10 @@ func TestShippedNoSpills(t *testing.T) {
 		if v.PTXHash == "" || v.Resources.Registers == 0 {
 			t.Errorf("%s: no PTX or no ptxas report", v.Name)
 		}
+		if v.Seed != contains(seedFamilies, v.Family) {
+			t.Errorf("%s: seed %v in variants.yaml, but family %s is %s", v.Name, v.Seed, v.Family,
+				map[bool]string{true: "a seed family", false: "not a seed family"}[contains(seedFamilies, v.Family)])
+		}
 		if !contains(seedFamilies, v.Family) {
 			continue
 		}

@@ -13,6 +13,9 @@ import (
 
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
+	"tilegen/internal/resultsdir"
+	"tilegen/internal/variant"
+	"tilegen/internal/workerproc"
 )
 
 // BenchSettings configure the benchmark suite (runner bench).
@@ -48,8 +51,8 @@ func (bs BenchSettings) largeTop() int {
 }
 
 // largeCandidates picks, from the ranking of the largest shape, its top verified variants and its
-// best seed-family variant.
-func largeCandidates(ranking []results.ShapeRanking, edgeFailed map[string]bool, top int) ([]string, string) {
+// best seed-family variant (seeds: the catalog's seed families).
+func largeCandidates(ranking []results.ShapeRanking, edgeFailed, seeds map[string]bool, top int) ([]string, string) {
 	var from *results.ShapeRanking
 	var most float64
 	for i := range ranking {
@@ -70,18 +73,14 @@ func largeCandidates(ranking []results.ShapeRanking, edgeFailed map[string]bool,
 		switch {
 		case len(names) < top:
 			names = append(names, e.Variant)
-			seed = seed || SeedFamilies[e.Family]
-		case !seed && SeedFamilies[e.Family]:
+			seed = seed || seeds[e.Family]
+		case !seed && seeds[e.Family]:
 			names = append(names, e.Variant)
 			seed = true
 		}
 	}
 	return names, from.Shape
 }
-
-// SeedFamilies are the families taken from the founding documents; the summary reports the best of
-// them next to the overall winner.
-var SeedFamilies = map[string]bool{"naive": true, "coalesced": true, "shared": true, "micro1d": true, "coarse": true}
 
 // BenchShapes is the suite: the cuBLAS-sized squares, 1024³, and the awkward shapes with their
 // targets (best verified variant / cuBLAS, measured in the same run).
@@ -153,15 +152,15 @@ func Bench(cfg *Config, bs BenchSettings) error {
 		return fmt.Errorf("bench: no peak probe module")
 	}
 	// The peak probe first: it also names the GPU, and so the suite's directory.
-	p, err := openPool(cfg.Worker, cfg.WorkerArgs, cfg.Devices, cfg.Watchdog.Hello)
+	p, err := workerproc.OpenPool(cfg.Worker, cfg.WorkerArgs, cfg.Devices, cfg.Watchdog.Hello)
 	if err != nil {
 		return err
 	}
-	dev := p.slots[0].device
+	dev := p.Slots[0].Device
 	peakTiming := protocol.TimingSettings{Warmup: 5, Reps: 50, MinTimeMS: 200, MaxReps: 1000}
-	resp, err := p.slots[0].call(protocol.Request{Op: protocol.OpPeak, Kernel: &protocol.Kernel{PTX: bs.PeakPTX},
+	resp, err := p.Slots[0].Call(protocol.Request{Op: protocol.OpPeak, Kernel: &protocol.Kernel{PTX: bs.PeakPTX},
 		Timing: &peakTiming}, time.Minute)
-	p.close()
+	p.Close()
 	if err == nil && resp.Error != "" {
 		err = fmt.Errorf("%s", resp.Error)
 	}
@@ -172,7 +171,7 @@ func Bench(cfg *Config, bs BenchSettings) error {
 	fmt.Fprintf(cfg.Stderr, "bench: %s FP32 FFMA peak %.1f TFLOP/s\n", dev.Name, peak.GFLOPS/1e3)
 
 	dir := filepath.Join(bs.Root, strings.Trim(slugRE.ReplaceAllString(strings.ToLower(dev.Name), "-"), "-"))
-	if err := ensureDir(dir); err != nil {
+	if err := resultsdir.EnsureDir(dir); err != nil {
 		return err
 	}
 	vcfg := *cfg
@@ -230,9 +229,10 @@ func Bench(cfg *Config, bs BenchSettings) error {
 	if err != nil {
 		return err
 	}
+	seeds := variant.SeedFamilies(cfg.Catalog.Variants())
 	var largeNote string
 	if len(large) > 0 {
-		names, from := largeCandidates(ranking, edgeFailed, bs.largeTop())
+		names, from := largeCandidates(ranking, edgeFailed, seeds, bs.largeTop())
 		if len(names) > 0 {
 			lcfg := *cfg
 			lcfg.Out, lcfg.Shapes = filepath.Join(dir, "tune-large"), large
@@ -251,7 +251,7 @@ func Bench(cfg *Config, bs BenchSettings) error {
 		}
 	}
 	wall := time.Since(t0)
-	sum := summarize(ranking, recs, edgeFailed, peak)
+	sum := summarize(ranking, recs, edgeFailed, seeds, peak)
 	sum.Date = bs.Now.UTC().Format("2006-01-02")
 	sum.Command, sum.GPU, sum.UUID, sum.Driver = bs.Command, dev.Name, dev.UUID, dev.DriverVersion
 	sum.Cublas = fmt.Sprintf("%d (%s)", dev.CublasVersion, filepath.Base(dev.CublasLibrary))
@@ -267,12 +267,12 @@ func Bench(cfg *Config, bs BenchSettings) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(filepath.Join(dir, "summary.json"), append(b, '\n')); err != nil {
+	if err := resultsdir.WriteAtomic(filepath.Join(dir, "summary.json"), append(b, '\n')); err != nil {
 		return err
 	}
 	md := BenchMarkdown(sum, filepath.ToSlash(dir))
 	if bs.Markdown != "" {
-		if err := writeAtomic(bs.Markdown, []byte(md)); err != nil {
+		if err := resultsdir.WriteAtomic(bs.Markdown, []byte(md)); err != nil {
 			return err
 		}
 	}
@@ -281,8 +281,9 @@ func Bench(cfg *Config, bs BenchSettings) error {
 }
 
 // summarize picks, per shape of the ranking, the best variant that passed verification there and on
-// the whole edge suite, the best seed-family variant likewise, and cuBLAS.
-func summarize(ranking []results.ShapeRanking, recs []results.Record, edgeFailed map[string]bool, peak *protocol.PeakResult) BenchSummary {
+// the whole edge suite, the best variant of a seed family (variants.yaml seed: true) likewise, and
+// cuBLAS.
+func summarize(ranking []results.ShapeRanking, recs []results.Record, edgeFailed, seeds map[string]bool, peak *protocol.PeakResult) BenchSummary {
 	targets := map[string]BenchShape{}
 	for _, b := range BenchShapes {
 		targets[b.Shape] = BenchShape{Target: b.Target, Group: b.Group}
@@ -312,7 +313,7 @@ func summarize(ranking []results.ShapeRanking, recs []results.Record, edgeFailed
 				if bsh.Best == nil {
 					bsh.Best = be
 				}
-				if SeedFamilies[e.Family] && bsh.BestSeed == nil {
+				if seeds[e.Family] && bsh.BestSeed == nil {
 					bsh.BestSeed = be
 				}
 			}

@@ -1,14 +1,12 @@
 package orchestrator
 
 import (
-	"bytes"
-	"compress/gzip"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
+	"tilegen/generated"
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
 	"tilegen/internal/variant"
@@ -31,7 +29,7 @@ func TestBenchSummarize(t *testing.T) {
 		}},
 	}
 	peak := &protocol.PeakResult{GFLOPS: 60000}
-	s := summarize(ranking, nil, map[string]bool{"regtile_broken": true}, peak)
+	s := summarize(ranking, nil, map[string]bool{"regtile_broken": true}, variant.SeedFamilies(generated.Variants()), peak)
 	if len(s.Shapes) != 3 || s.Shapes[0].Shape != "4096x4096x4096" || s.Shapes[2].Shape != "100x100x100" {
 		t.Fatalf("shape order: %+v", s.Shapes)
 	}
@@ -96,68 +94,5 @@ func TestWorkerArgs(t *testing.T) {
 	}
 	if _, err := c.SupportPTX("../manifest"); err == nil {
 		t.Fatal("a support name with a path escaped the catalog")
-	}
-}
-
-func TestReadResultsGzipped(t *testing.T) {
-	dir := t.TempDir()
-	recs := []results.Record{{Key: "k1", Kind: results.KindTune, Variant: "a", Status: results.StatusOK}, {Key: "k2", Kind: results.KindCublas, Variant: results.CublasName, Status: results.StatusOK}}
-	if err := WriteResults(dir, recs, results.RunInfo{GOOS: "linux"}); err != nil {
-		t.Fatal(err)
-	}
-	plain, info, err := results.ReadDir(dir)
-	if err != nil || len(plain) != 2 || info.GOOS != "linux" {
-		t.Fatalf("plain: %v %+v %v", len(plain), info, err)
-	}
-	b, _ := os.ReadFile(filepath.Join(dir, "results.jsonl"))
-	var zb bytes.Buffer
-	zw := gzip.NewWriter(&zb)
-	zw.Write(b)
-	zw.Close()
-	os.Remove(filepath.Join(dir, "results.jsonl"))
-	if err := os.WriteFile(filepath.Join(dir, "results.jsonl.gz"), zb.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gz, _, err := results.ReadDir(dir)
-	if err != nil || len(gz) != 2 || gz[1].Key != plain[1].Key {
-		t.Fatalf("gzipped: %+v %v", gz, err)
-	}
-	os.Remove(filepath.Join(dir, "results.jsonl.gz"))
-	if _, _, err := results.ReadDir(dir); err == nil {
-		t.Fatal("no results file read as empty results")
-	}
-}
-
-func TestAnalysisColumns(t *testing.T) {
-	dev := protocol.Device{UUID: "GPU-x", ComputeCapability: "9.0", SMs: 132, ClockKHz: 1980000, MemClockKHz: 2619000, MemBusWidth: 5120}
-	r := results.Record{Kind: results.KindTune, Variant: "shared_w32_pad0", Family: "shared", Shape: protocol.Shape{M: 4096, N: 4096, K: 4096},
-		Status: results.StatusOK, Tile: &variant.Tile{Rows: 32, Cols: 32}, Device: &results.DeviceRef{UUID: "GPU-x"},
-		Timing: &protocol.TimingResult{MedianMS: 10}, Attributes: &protocol.Attributes{Blocks: 16384, BlocksPerSM: 2}}
-	cols := analysisColumns(&r, map[string]protocol.Device{"GPU-x": dev})
-	if len(cols) != 8 {
-		t.Fatalf("%d columns: %v", len(cols), cols)
-	}
-	// 2·4096³ = 137.4 GFLOP; tiled reads MNK(1/32 + 1/32) = 2^36/16 elements + writes 2^24.
-	if cols[0] != "137.439" || cols[1] != "tiled" {
-		t.Errorf("flops/model %v", cols[:2])
-	}
-	wantMB := 4 * (float64(int64(1)<<36)/16 + float64(1<<24)) / 1e6
-	if cols[2] != strconv.FormatFloat(wantMB, 'g', 6, 64) {
-		t.Errorf("model MB %s, want %g", cols[2], wantMB)
-	}
-	if cols[4] == "" || cols[5] == "" || cols[6] == "" {
-		t.Errorf("achieved/roof/bound empty: %v", cols)
-	}
-	if cols[7] != "" {
-		t.Errorf("62.06 waves: a thin last wave of 62 is no quantization: %q", cols[7])
-	}
-	r.Attributes = &protocol.Attributes{Blocks: 280, BlocksPerSM: 2}
-	if c := analysisColumns(&r, map[string]protocol.Device{"GPU-x": dev}); !strings.Contains(c[7], "wave quantization") {
-		t.Errorf("1.06 waves: want a wave-quantization note, got %q", c[7])
-	}
-	r.Timing = nil
-	r.Status = results.StatusFailed
-	if c := analysisColumns(&r, nil); c[4] != "" || c[5] != "" {
-		t.Errorf("a failed record got achieved columns: %v", c)
 	}
 }

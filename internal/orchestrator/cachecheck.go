@@ -17,8 +17,8 @@ const maxStaleWarnings = 5
 // line, or one written before records carried their hashes) is reported on stderr and measured
 // again; the new measurement is appended and wins from then on.
 func (s *session) lookup(key func(d protocol.Device) string, want results.Record) (results.Record, bool) {
-	for _, sl := range s.pool.slots {
-		k := key(sl.device)
+	for _, sl := range s.pool.Slots {
+		k := key(sl.Device)
 		r, ok := s.cache.Get(k)
 		if !ok {
 			continue
@@ -27,7 +27,7 @@ func (s *session) lookup(key func(d protocol.Device) string, want results.Record
 			continue
 		}
 		w := want
-		w.Key, w.Device = k, results.RefOf(sl.device)
+		w.Key, w.Device = k, results.RefOf(sl.Device)
 		if r.SourceHash == "" && r.PTXHash == "" && r.SettingsHash == "" {
 			// Written before records carried their hashes: the key was computed from the very same
 			// hashes and settings, so it vouches for them.

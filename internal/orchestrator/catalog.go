@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"tilegen/internal/resultsdir"
 	"tilegen/internal/variant"
 )
 
@@ -48,7 +49,7 @@ func WorkerArgs(c Catalog) ([]string, error) {
 	sum := sha256.Sum256([]byte(ptx))
 	path := filepath.Join(os.TempDir(), "tilegen-reference-"+hex.EncodeToString(sum[:8])+".ptx")
 	if b, err := os.ReadFile(path); err != nil || string(b) != ptx {
-		if err := writeAtomic(path, []byte(ptx)); err != nil {
+		if err := resultsdir.WriteAtomic(path, []byte(ptx)); err != nil {
 			return nil, fmt.Errorf("writing the reference kernel for the workers: %w", err)
 		}
 	}

@@ -13,12 +13,14 @@ import (
 
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
+	"tilegen/internal/resultsdir"
 	"tilegen/internal/variant"
+	"tilegen/internal/workerproc"
 )
 
 func (s *session) runInfo() results.RunInfo {
 	return results.RunInfo{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, NVCC: s.cfg.Catalog.NVCC(), Arch: s.cfg.Catalog.Arch(),
-		Devices: s.pool.devices()}
+		Devices: s.pool.Devices()}
 }
 
 func (s *session) variantByName(name string) *variant.Variant {
@@ -38,11 +40,11 @@ func runnable(items []item) int {
 
 // runPhases runs each phase's tasks on the pool, one phase after the other, ends the progress
 // display, and reports the first failure: of the pool, or of writing the cache.
-func (s *session) runPhases(phases ...[]task) error {
+func (s *session) runPhases(phases ...[]workerproc.Task) error {
 	s.preloadModules()
 	var err error
 	for _, p := range phases {
-		if err = s.pool.run(p); err != nil {
+		if err = s.pool.Run(p); err != nil {
 			break
 		}
 	}
@@ -113,26 +115,26 @@ func (s *session) preloadModules() {
 	timeout := s.cfg.Watchdog.Hello + time.Duration(len(ptxs))*2*time.Second
 	began := time.Now()
 	var wg sync.WaitGroup
-	for _, sl := range s.pool.slots {
+	for _, sl := range s.pool.Slots {
 		wg.Add(1)
-		go func(sl *slot) {
+		go func(sl *workerproc.Slot) {
 			defer wg.Done()
 			s.warmJITCache(sl, ptxs, timeout)
-			resp, err := sl.call(protocol.Request{Op: protocol.OpPreload, Preload: ptxs}, timeout)
+			resp, err := sl.Call(protocol.Request{Op: protocol.OpPreload, Preload: ptxs}, timeout)
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			switch {
 			case err != nil:
-				fmt.Fprintf(s.cfg.Stderr, "warning: preloading modules on device %d: %v\n", sl.index, err)
+				fmt.Fprintf(s.cfg.Stderr, "warning: preloading modules on device %d: %v\n", sl.Index, err)
 			case resp.Error != "":
-				fmt.Fprintf(s.cfg.Stderr, "warning: preloading modules on device %d: %s\n", sl.index, oneLine(resp.Error))
+				fmt.Fprintf(s.cfg.Stderr, "warning: preloading modules on device %d: %s\n", sl.Index, workerproc.OneLine(resp.Error))
 			case resp.Preload != nil:
 				p := resp.Preload
 				s.cost.PreloadModules = max(s.cost.PreloadModules, p.Loaded)
 				s.cost.PreloadThreads = max(s.cost.PreloadThreads, p.Threads)
 				if p.Failed > 0 {
 					fmt.Fprintf(s.cfg.Stderr, "warning: %d module(s) failed to preload on device %d (their runs will report why): %s\n",
-						p.Failed, sl.index, oneLine(strings.Join(p.Errors, "; ")))
+						p.Failed, sl.Index, workerproc.OneLine(strings.Join(p.Errors, "; ")))
 				}
 			}
 		}(sl)
@@ -152,8 +154,8 @@ const maxJITHelpers = 8
 // warmJITCache compiles the modules in helper workers, a share each, in parallel, so that the
 // driver's on-disk JIT cache holds them when the slot's own worker preloads. Each helper opens its
 // own context on the device; failures only cost the time saved.
-func (s *session) warmJITCache(sl *slot, ptxs []string, timeout time.Duration) {
-	n := jitHelpers(len(ptxs), len(s.pool.slots))
+func (s *session) warmJITCache(sl *workerproc.Slot, ptxs []string, timeout time.Duration) {
+	n := jitHelpers(len(ptxs), len(s.pool.Slots))
 	if n < 2 || os.Getenv("CUDA_CACHE_DISABLE") == "1" {
 		return
 	}
@@ -166,12 +168,12 @@ func (s *session) warmJITCache(sl *slot, ptxs []string, timeout time.Duration) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w, err := startWorker(sl.bin, sl.args, sl.visible, sl.hello)
+			w, err := sl.StartHelper()
 			if err != nil {
 				return
 			}
-			defer w.quit()
-			_, _ = w.call(protocol.Request{Op: protocol.OpPreload, Preload: share}, timeout)
+			defer w.Close()
+			_, _ = w.Call(protocol.Request{Op: protocol.OpPreload, Preload: share}, timeout)
 		}()
 	}
 	wg.Wait()
@@ -183,7 +185,7 @@ func (s *session) warmJITCache(sl *slot, ptxs []string, timeout time.Duration) {
 // start prints the plan's size and sets up progress for the measurements still to make.
 func (s *session) start(what string, total, todo int) {
 	fmt.Fprintf(s.cfg.Stderr, "%s: %d measurements, %d cached, %d to run on %d device(s)\n",
-		what, total, total-todo, todo, len(s.pool.slots))
+		what, total, total-todo, todo, len(s.pool.Slots))
 	s.prog = newProgress(s.cfg.Stderr, s.cfg.Progress, todo)
 }
 
@@ -217,7 +219,7 @@ func Tune(cfg *Config) error {
 	s.cost.Cached = total - len(cub) - len(tasks)
 	recs := s.records()
 	info := s.runInfo()
-	if err := writeResults(cfg.Out, recs, info); err != nil {
+	if err := resultsdir.WriteResults(cfg.Out, recs, info); err != nil {
 		return err
 	}
 	if err := writeRunPlan(cfg.Out, planOf(cfg, results.KindTune, vs)); err != nil {
@@ -230,11 +232,11 @@ func Tune(cfg *Config) error {
 	}
 	s.cost.RankS = time.Since(rankStart).Seconds()
 	var b strings.Builder
-	writeTables(&b, recs, ranked, notes, cfg.TableTop)
-	if err := writeAtomic(outPath(cfg.Out, "ranking.txt"), []byte(b.String())); err != nil {
+	resultsdir.WriteTables(&b, recs, ranked, notes, cfg.TableTop)
+	if err := resultsdir.WriteAtomic(outPath(cfg.Out, "ranking.txt"), []byte(b.String())); err != nil {
 		return err
 	}
-	if err := writeRankingJSON(outPath(cfg.Out, "ranking.json"), recs, ranked, notes); err != nil {
+	if err := resultsdir.WriteRankingJSON(outPath(cfg.Out, "ranking.json"), recs, ranked, notes); err != nil {
 		return err
 	}
 	s.cost.WallS = time.Since(began).Seconds()
@@ -245,7 +247,7 @@ func Tune(cfg *Config) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(outPath(cfg.Out, "cost.json"), append(cj, '\n')); err != nil {
+	if err := resultsdir.WriteAtomic(outPath(cfg.Out, "cost.json"), append(cj, '\n')); err != nil {
 		return err
 	}
 	if _, err = io.WriteString(cfg.Stdout, b.String()); err != nil {
@@ -264,14 +266,14 @@ func (s *session) index(vs []variant.Variant) {
 
 // refine ranks every shape, re-measuring its leaders interleaved (one task per shape, so that the
 // candidates of a shape alternate on one device).
-func (s *session) refine(recs []results.Record) (map[protocol.Shape][]entry, map[protocol.Shape]string, error) {
-	ranked := sweepRanking(recs)
+func (s *session) refine(recs []results.Record) (map[protocol.Shape][]resultsdir.Entry, map[protocol.Shape]string, error) {
+	ranked := resultsdir.SweepRanking(recs)
 	notes := map[protocol.Shape]string{}
 	if s.cfg.Rank.Rounds <= 0 {
 		return ranked, notes, nil
 	}
 	var mu sync.Mutex
-	var tasks []task
+	var tasks []workerproc.Task
 	for _, sh := range results.ShapesOf(recs) {
 		sh := sh
 		es := ranked[sh]
@@ -279,12 +281,12 @@ func (s *session) refine(recs []results.Record) (map[protocol.Shape][]entry, map
 		if len(idx) < 2 {
 			continue
 		}
-		tasks = append(tasks, func(sl *slot) error {
+		tasks = append(tasks, func(sl *workerproc.Slot) error {
 			note, err := s.remeasure(sl, sh, es, idx)
 			if err != nil {
 				return err
 			}
-			rank(es)
+			resultsdir.Rank(es)
 			mu.Lock()
 			notes[sh] = note
 			mu.Unlock()
@@ -294,7 +296,7 @@ func (s *session) refine(recs []results.Record) (map[protocol.Shape][]entry, map
 	if len(tasks) > 0 {
 		fmt.Fprintf(s.cfg.Stderr, "re-measuring the leaders of %d shape(s) interleaved\n", len(tasks))
 	}
-	if err := s.pool.run(tasks); err != nil {
+	if err := s.pool.Run(tasks); err != nil {
 		return nil, nil, err
 	}
 	return ranked, notes, nil
@@ -344,13 +346,13 @@ func Verify(cfg *Config) error {
 	recs := s.records()
 	// Edge order (not SortRecords order) decides which failure is "first" for a variant.
 	summary, failed := edgeSummary(vs, items, recs)
-	if err := writeResults(cfg.Out, recs, s.runInfo()); err != nil {
+	if err := resultsdir.WriteResults(cfg.Out, recs, s.runInfo()); err != nil {
 		return err
 	}
 	if err := writeRunPlan(cfg.Out, planOf(cfg, results.KindVerify, vs)); err != nil {
 		return err
 	}
-	if err := writeAtomic(outPath(cfg.Out, "edge.txt"), []byte(summary)); err != nil {
+	if err := resultsdir.WriteAtomic(outPath(cfg.Out, "edge.txt"), []byte(summary)); err != nil {
 		return err
 	}
 	if _, err := io.WriteString(cfg.Stdout, summary); err != nil {
@@ -433,20 +435,20 @@ func claims(r variant.Requirements) string {
 
 // Devices starts a worker per device and prints what each reports.
 func Devices(worker string, devices []int, wd Watchdog, stdout io.Writer) error {
-	p, err := openPool(worker, nil, devices, wd.Hello)
+	p, err := workerproc.OpenPool(worker, nil, devices, wd.Hello)
 	if err != nil {
 		return err
 	}
-	defer p.close()
+	defer p.Close()
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "index\tname\tuuid\tcc\tSMs\tmemory\tL2\tdriver\tclock MHz\tcuBLAS\t")
-	for _, sl := range p.slots {
-		d := sl.device
+	for _, sl := range p.Slots {
+		d := sl.Device
 		cublas := "-"
 		if d.CublasVersion > 0 {
 			cublas = fmt.Sprint(d.CublasVersion)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.1f GiB\t%d MiB\t%d\t%d\t%s\t\n", sl.visible, d.Name, d.UUID,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.1f GiB\t%d MiB\t%d\t%d\t%s\t\n", sl.Visible, d.Name, d.UUID,
 			d.ComputeCapability, d.SMs, float64(d.MemoryBytes)/(1<<30), d.L2Bytes>>20, d.DriverVersion, d.ClockKHz/1000, cublas)
 	}
 	return tw.Flush()

@@ -2,19 +2,19 @@
 // hands them to GPU worker processes, survives their failures, caches every result, ranks the
 // variants per shape against cuBLAS and writes the reports. It never links CUDA.
 //
-// Workers. One tilegen-worker process per device (CUDA_VISIBLE_DEVICES selects the device, so a
-// worker always opens its ordinal 0; "all" starts workers for devices 0, 1, ... until one fails to
-// start). Work is handed out dynamically. A worker that exits, writes a line that is not a response
-// or one over protocol.MaxResponseBytes, or outlives its watchdog (which also covers writing the
-// request) is killed; the request in flight is recorded as failed with the reason ("worker crashed
-// (exit status 2) while running: …" with the last line of its stderr, "timeout after 12s
-// (watchdog)", "worker response over 64 MiB …") and the next request starts a fresh worker. Each
-// worker runs in its own process group with SIGKILL as its parent-death signal: a runner killed
-// with -9 takes its workers along, and killing or shutting down a worker kills anything it started,
-// so nothing that holds its output delays the runner. A worker whose hello reports an error, or that
-// exits before its hello, means no usable GPU: the command fails with one line naming the worker, its
-// exit status and its last output, led by "no CUDA device found (driver: …)" when that output is
-// gorgonia.org/cu's cuInit failure.
+// Workers (the process handling is internal/workerproc). One tilegen-worker process per device
+// (CUDA_VISIBLE_DEVICES selects the device, so a worker always opens its ordinal 0; "all" starts
+// workers for devices 0, 1, ... until one fails to start). Work is handed out dynamically. A worker
+// that exits, writes a line that is not a response or one over protocol.MaxResponseBytes, or
+// outlives its watchdog (which also covers writing the request) is killed; the request in flight is
+// recorded as failed with the reason ("worker crashed (exit status 2) while running: …" with the
+// last line of its stderr, "timeout after 12s (watchdog)", "worker response over 64 MiB …") and the
+// next request starts a fresh worker. Each worker runs in its own process group with SIGKILL as its
+// parent-death signal: a runner killed with -9 takes its workers along, and killing or shutting
+// down a worker kills anything it started, so nothing that holds its output delays the runner. A
+// worker whose hello reports an error, or that exits before its hello, means no usable GPU: the
+// command fails with one line naming the worker, its exit status and its last output, led by "no
+// CUDA device found (driver: …)" when that output is gorgonia.org/cu's cuInit failure.
 //
 // Watchdog. Per request: 2 s start-up + (6 verification + warm-up + reps) launches at the expected
 // launch time + the minimum timing time (+ the CPU reference when it runs), clamped to
@@ -35,15 +35,16 @@
 // (EstimateMeasurement and its neighbours; TestEstimateMatchesCommittedRuns keeps them within a
 // third of those runs' cost.json).
 //
-// Cache. An append-only JSONL file of Records, each fsynced, keyed by the SHA-256 of what decides the
-// result: kind, variant name, source and PTX hashes, arch, shape, verification and timing settings,
-// GPU name and UUID, driver (and cuBLAS) version. A rerun reuses every key it finds (failures too,
-// unless --retry-failed), so a killed run loses only what was in flight and a changed template
-// re-measures only its variants. A hit is served only if the record says it is what was asked for
-// (kind, variant, shape, source and PTX hashes, settings hash, seed, device); otherwise a warning
-// and a new measurement. Runners may share a cache: appends are single O_APPEND writes under an
-// exclusive flock. A torn last line is dropped with a warning (and cut by the next append); a file
-// that is not a cache is refused untouched; the file is created by the first record.
+// Cache (the file is internal/cache; keys and serving hits are the engine's). An append-only JSONL
+// file of Records, each fsynced, keyed by the SHA-256 of what decides the result: kind, variant
+// name, source and PTX hashes, arch, shape, verification and timing settings, GPU name and UUID,
+// driver (and cuBLAS) version. A rerun reuses every key it finds (failures too, unless
+// --retry-failed), so a killed run loses only what was in flight and a changed template re-measures
+// only its variants. A hit is served only if the record says it is what was asked for (kind,
+// variant, shape, source and PTX hashes, settings hash, seed, device); otherwise a warning and a
+// new measurement. Runners may share a cache: appends are single O_APPEND writes under an exclusive
+// flock. A torn last line is dropped with a warning (and cut by the next append); a file that is
+// not a cache is refused untouched; the file is created by the first record.
 //
 // Merge. Every tune and verify directory holds run.json (RunPlan): the plan's hash, the shard i/n
 // and the settings. runner merge accepts only shards 0..n-1 of one plan, each once, with equal
@@ -58,10 +59,10 @@
 // --rank-rounds run out; the printed table uses those samples (n marked *). results.csv's rank column
 // comes from the sweep alone, so merged shards reproduce it exactly.
 //
-// Outputs in --out: results.jsonl (the records, ordered by shape work, cuBLAS first, then name),
-// results.csv (one row per record), bench.txt (Go benchmark format for benchstat), device.json
-// (devices and tool versions), run.json (the plan and shard), ranking.txt (the tables printed on
-// stdout) and, for verify, edge.txt. Records carry the source and PTX hashes of what was measured.
-// Records, device.json and ranking.json are the data model of internal/results, which the engine
-// shares with export, report and study.
+// Outputs in --out (written through internal/resultsdir): results.jsonl (the records, ordered by
+// shape work, cuBLAS first, then name), results.csv (one row per record), bench.txt (Go benchmark
+// format for benchstat), device.json (devices and tool versions), run.json (the plan and shard),
+// ranking.txt (the tables printed on stdout) and, for verify, edge.txt. Records carry the source
+// and PTX hashes of what was measured. Records, device.json and ranking.json are the data model of
+// internal/results, which the engine shares with export, report and study.
 package orchestrator

@@ -12,9 +12,11 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"tilegen/internal/cache"
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
 	"tilegen/internal/variant"
+	"tilegen/internal/workerproc"
 )
 
 // DefaultSMs is the SM count a dry run assumes for the split-K rule when it knows no device (an
@@ -40,20 +42,20 @@ func DryRun(cfg *Config, sms int) error {
 	if err != nil {
 		return err
 	}
-	// OpenCache only reads: the file is created, cut or locked for writing by a Put alone.
-	cache, err := OpenCache(cfg.CachePath)
+	// cache.Open only reads: the file is created, cut or locked for writing by a Put alone.
+	rc, err := cache.Open(cfg.CachePath)
 	if err != nil {
 		return err
 	}
-	devs, err := knownDevices(cache, cfg.Out, sms)
+	devs, err := knownDevices(rc, cfg.Out, sms)
 	if err != nil {
 		return err
 	}
-	p := &pool{}
+	p := &workerproc.Pool{}
 	for i, d := range devs {
-		p.slots = append(p.slots, &slot{index: i, device: d})
+		p.Slots = append(p.Slots, &workerproc.Slot{Index: i, Device: d})
 	}
-	s := &session{cfg: cfg, cache: cache, pool: p, recs: map[string]results.Record{}, ptxHash: map[string]string{}, prog: noProgress{}}
+	s := &session{cfg: cfg, cache: rc, pool: p, recs: map[string]results.Record{}, ptxHash: map[string]string{}, prog: noProgress{}}
 	s.index(vs)
 	cub := s.planCublas(cfg.Shapes)
 	s.planVariants(results.KindTune, items)
@@ -71,7 +73,7 @@ func DryRun(cfg *Config, sms int) error {
 		fmt.Fprintf(w, "; --strategy random keeps at most %d per shape", cfg.Strategy.Budget)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "cache %s: %d records; GPUs known: %s\n", cfg.CachePath, cache.Len(), describeDevices(devs))
+	fmt.Fprintf(w, "cache %s: %d records; GPUs known: %s\n", cfg.CachePath, rc.Len(), describeDevices(devs))
 	pl.writeTable(w)
 	pl.writePruned(w)
 	ndev := len(cfg.Devices)
@@ -213,7 +215,7 @@ func uniqueNames(vs []*variant.Variant) map[string]bool {
 // knownDevices are the GPUs a dry run looks cached records up under: --out's device.json (complete
 // descriptions) and the devices named by the cache's records (name, UUID and driver only), each
 // once; a placeholder with sms SMs when there are none. sms > 0 overrides every device's SM count.
-func knownDevices(c *Cache, out string, sms int) ([]protocol.Device, error) {
+func knownDevices(c *cache.Cache, out string, sms int) ([]protocol.Device, error) {
 	type id struct {
 		uuid   string
 		driver int
@@ -232,7 +234,7 @@ func knownDevices(c *Cache, out string, sms int) ([]protocol.Device, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
-	for _, r := range c.byKey {
+	for _, r := range c.Records() {
 		if d := r.Device; d != nil {
 			if _, ok := byID[id{d.UUID, d.Driver}]; !ok {
 				byID[id{d.UUID, d.Driver}] = protocol.Device{Name: d.Name, UUID: d.UUID, DriverVersion: d.Driver}

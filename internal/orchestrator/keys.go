@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
@@ -58,18 +57,4 @@ func DeriveSeed(name string, s protocol.Shape, runSeed uint64) uint64 {
 		seed = 1
 	}
 	return seed
-}
-
-// oneLine keeps worker-provided text to a single line so that every reason fits one CSV cell and one
-// error line.
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-		s = strings.TrimSpace(s[:i]) + " …"
-	}
-	const max = 300
-	if len(s) > max {
-		s = s[:max] + "…"
-	}
-	return s
 }

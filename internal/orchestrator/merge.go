@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"tilegen/internal/results"
+	"tilegen/internal/resultsdir"
 )
 
 // MergeOptions are runner merge's settings.
@@ -84,7 +85,7 @@ func Merge(dirs []string, out string, o MergeOptions) error {
 			}
 		}
 	}
-	if err := writeResults(out, recs, info); err != nil {
+	if err := resultsdir.WriteResults(out, recs, info); err != nil {
 		return err
 	}
 	plan := shards[0].plan
@@ -93,8 +94,8 @@ func Merge(dirs []string, out string, o MergeOptions) error {
 		return err
 	}
 	var b strings.Builder
-	writeTables(&b, recs, sweepRanking(recs), nil, 0)
-	if err := writeAtomic(outPath(out, "ranking.txt"), []byte(b.String())); err != nil {
+	resultsdir.WriteTables(&b, recs, resultsdir.SweepRanking(recs), nil, 0)
+	if err := resultsdir.WriteAtomic(outPath(out, "ranking.txt"), []byte(b.String())); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.Stderr, "merge: %d of %d shard(s) of %s: %d records", len(shards), shards[0].shard.N, plan.describe(), len(recs))

@@ -13,13 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"tilegen/internal/cache"
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
-	"tilegen/internal/stats"
 	"tilegen/internal/variant"
 )
 
-// fakeWorker is the test-double worker binary, built once for the package's tests.
+// fakeWorker is the test-double worker binary (internal/workerproc/testdata/fakeworker), built once
+// for the package's tests.
 var fakeWorker string
 
 func goTool() string {
@@ -35,7 +36,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	fakeWorker = filepath.Join(dir, "tilegen-worker")
-	out, err := exec.Command(goTool(), "build", "-o", fakeWorker, "./testdata/fakeworker").CombinedOutput()
+	out, err := exec.Command(goTool(), "build", "-o", fakeWorker, "../workerproc/testdata/fakeworker").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build fake worker: %v\n%s", err, out)
 		os.Exit(1)
@@ -198,7 +199,7 @@ func TestCacheTornLine(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			os.WriteFile(path, []byte(tc.content), 0o644)
-			c, err := OpenCache(path)
+			c, err := cache.Open(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -209,7 +210,7 @@ func TestCacheTornLine(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.Close()
-			c, err = OpenCache(path)
+			c, err = cache.Open(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -350,39 +351,6 @@ func TestRandomStrategyDeterministic(t *testing.T) {
 	}
 	if _, err := buildPlan(vs, shapes, Strategy{Name: "random"}, Shard{0, 1}); err == nil {
 		t.Error("random without a budget accepted")
-	}
-}
-
-func TestRankingTies(t *testing.T) {
-	samples := func(us float64, spread float64) []float64 {
-		var s []float64
-		for i := 0; i < 30; i++ {
-			s = append(s, us*(1+spread*float64((i*7)%11-5)))
-		}
-		return s
-	}
-	mk := func(name string, xs []float64) entry {
-		return entry{Rec: &results.Record{Variant: name, Kind: results.KindTune}, Sum: stats.Summarize(xs)}
-	}
-	for _, tc := range []struct {
-		name    string
-		entries []entry
-		want    string
-	}{
-		{"equal medians tie", []entry{mk("b", samples(1, 0.001)), mk("a", samples(1, 0.001)), mk("c", samples(2, 0.001))}, "=1 a, =1 b, 3 c"},
-		{"clearly different separate", []entry{mk("x", samples(1.2, 0.001)), mk("y", samples(1, 0.001))}, "1 y, 2 x"},
-		{"noisy near values tie", []entry{mk("p", samples(1, 0.05)), mk("q", samples(1.01, 0.05)), mk("r", samples(3, 0.001))}, "=1 p, =1 q, 3 r"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rank(tc.entries)
-			var got []string
-			for _, e := range tc.entries {
-				got = append(got, rankLabel(e)+" "+e.Rec.Variant)
-			}
-			if s := strings.Join(got, ", "); s != tc.want {
-				t.Errorf("got %s, want %s", s, tc.want)
-			}
-		})
 	}
 }
 
@@ -541,12 +509,6 @@ func TestParse(t *testing.T) {
 	}
 	if s, err := results.ParseShapes("1x2x3, 1x2x3,4x5x6"); err != nil || len(s) != 2 {
 		t.Errorf("ParseShapes: %v %v", s, err)
-	}
-	if d, err := ParseDevices("0,1,1"); err != nil || len(d) != 2 {
-		t.Errorf("ParseDevices: %v %v", d, err)
-	}
-	if d, err := ParseDevices("all"); err != nil || d != nil {
-		t.Errorf("ParseDevices(all): %v %v", d, err)
 	}
 }
 

@@ -6,7 +6,9 @@ import (
 
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
+	"tilegen/internal/resultsdir"
 	"tilegen/internal/stats"
+	"tilegen/internal/workerproc"
 )
 
 // RankSettings control the noise-aware re-measurement of each shape's leaders.
@@ -21,68 +23,9 @@ type RankSettings struct {
 	Timing protocol.TimingSettings
 }
 
-// entry is one ranked candidate of a shape.
-type entry struct {
-	Rec     *results.Record
-	Sum     stats.Summary
-	Refined bool // Sum comes from the interleaved re-measurement
-	Rank    int
-	Tie     bool
-}
-
-// sweepSummary summarizes a record's samples (or, without samples, its reported statistics with the
-// whole range as the interval).
-func sweepSummary(r *results.Record) stats.Summary {
-	t := r.Timing
-	if len(t.Samples) > 0 {
-		return stats.Summarize(t.Samples)
-	}
-	return stats.Summary{N: t.Reps, Median: t.MedianMS, Min: t.MinMS, Max: t.MaxMS, Mean: t.MeanMS, Std: t.StdMS, Lo: t.MinMS, Hi: t.MaxMS}
-}
-
-// candidates returns the ok timed records of a shape (variants and cuBLAS) as entries.
-func candidates(recs []results.Record, sh protocol.Shape) []entry {
-	var es []entry
-	for i := range recs {
-		r := &recs[i]
-		if r.Shape != sh || r.Status != results.StatusOK || r.Timing == nil || (r.Kind != results.KindTune && r.Kind != results.KindCublas) {
-			continue
-		}
-		es = append(es, entry{Rec: r, Sum: sweepSummary(r)})
-	}
-	return es
-}
-
-// rank orders entries by median and gives tied neighbours (overlapping median confidence
-// intervals) the same rank: 1, =2, =2, 4.
-func rank(es []entry) {
-	sort.SliceStable(es, func(i, j int) bool {
-		if es[i].Sum.Median != es[j].Sum.Median {
-			return es[i].Sum.Median < es[j].Sum.Median
-		}
-		return es[i].Rec.Variant < es[j].Rec.Variant
-	})
-	for i := range es {
-		es[i].Rank = i + 1
-		es[i].Tie = false
-		if i > 0 && !stats.Separated(es[i-1].Sum, es[i].Sum) {
-			es[i].Rank = es[i-1].Rank
-			es[i].Tie = true
-			es[i-1].Tie = true
-		}
-	}
-}
-
-func rankLabel(e entry) string {
-	if e.Tie {
-		return fmt.Sprintf("=%d", e.Rank)
-	}
-	return fmt.Sprint(e.Rank)
-}
-
 // leaders picks the entries to re-measure: the best, the next variants within NearPct of it (Top in
 // all), and cuBLAS.
-func leaders(es []entry, rs RankSettings) []int {
+func leaders(es []resultsdir.Entry, rs RankSettings) []int {
 	var picked []int
 	best := -1.0
 	for i, e := range es {
@@ -122,7 +65,7 @@ func allSeparated(sums []stats.Summary) bool {
 // worker, round after round, until their median intervals separate or the rounds run out; it
 // replaces their summaries with the pooled re-measured samples. It returns a note when it stopped
 // early because of a failure.
-func (s *session) remeasure(sl *slot, sh protocol.Shape, es []entry, idx []int) (string, error) {
+func (s *session) remeasure(sl *workerproc.Slot, sh protocol.Shape, es []resultsdir.Entry, idx []int) (string, error) {
 	rs := s.cfg.Rank
 	samples := make([][]float64, len(idx))
 	for round := 0; round < rs.Rounds; round++ {
@@ -137,11 +80,11 @@ func (s *session) remeasure(sl *slot, sh protocol.Shape, es []entry, idx []int) 
 				}
 				ptx, err := s.cfg.Catalog.PTX(v.Name)
 				if err != nil {
-					return "re-measure skipped: " + oneLine(err.Error()), nil
+					return "re-measure skipped: " + workerproc.OneLine(err.Error()), nil
 				}
 				req = protocol.Request{Op: protocol.OpRun, Kernel: &protocol.Kernel{Variant: *v, PTX: ptx}, Shape: sh, Timing: &ts}
 			}
-			resp, err := sl.call(req, s.cfg.Watchdog.timeout(sh, s.cublasMS(sh), &ts, nil))
+			resp, err := sl.Call(req, s.cfg.Watchdog.timeout(sh, s.cublasMS(sh), &ts, nil))
 			if isStart(err) {
 				return "", err
 			}
@@ -152,7 +95,7 @@ func (s *session) remeasure(sl *slot, sh protocol.Shape, es []entry, idx []int) 
 				err = fmt.Errorf("no timing samples")
 			}
 			if err != nil {
-				return fmt.Sprintf("re-measure stopped: %s: %s", r.Variant, oneLine(err.Error())), nil
+				return fmt.Sprintf("re-measure stopped: %s: %s", r.Variant, workerproc.OneLine(err.Error())), nil
 			}
 			samples[j] = append(samples[j], resp.Timing.Samples...)
 		}

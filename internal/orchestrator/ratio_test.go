@@ -6,13 +6,18 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"tilegen/generated"
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
+	"tilegen/internal/resultsdir"
+	"tilegen/internal/variant"
 )
 
 // ratioName matches a column or field name that compares a kernel with cuBLAS, whatever it is
@@ -37,7 +42,7 @@ func ratioFixture() []results.Record {
 // fills "ratio" with anything but cuBLAS's median over the row's.
 func TestRatioConventionCSV(t *testing.T) {
 	recs := ratioFixture()
-	b, err := encodeCSV(recs, results.RunInfo{})
+	b, err := resultsdir.EncodeCSV(recs, results.RunInfo{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +75,7 @@ func TestRatioConventionCSV(t *testing.T) {
 func TestRatioConventionTables(t *testing.T) {
 	recs := ratioFixture()
 	var b strings.Builder
-	writeTables(&b, recs, sweepRanking(recs), nil, 0)
+	resultsdir.WriteTables(&b, recs, resultsdir.SweepRanking(recs), nil, 0)
 	sc := bufio.NewScanner(strings.NewReader(b.String()))
 	col := -1
 	got := map[string]string{}
@@ -103,8 +108,8 @@ func TestRatioConventionTables(t *testing.T) {
 // be ratio (or seed_ratio) and hold cuBLAS's median over the entry's.
 func TestRatioConventionJSON(t *testing.T) {
 	recs := ratioFixture()
-	ranked := sweepRanking(recs)
-	rb, err := json.Marshal(rankingOf(recs, ranked, nil))
+	ranked := resultsdir.SweepRanking(recs)
+	rb, err := json.Marshal(resultsdir.RankingOf(recs, ranked, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +117,7 @@ func TestRatioConventionJSON(t *testing.T) {
 	if err := json.Unmarshal(rb, &ranking); err != nil {
 		t.Fatal(err)
 	}
-	sum := summarize(ranking, recs, nil, &protocol.PeakResult{GFLOPS: 1000})
+	sum := summarize(ranking, recs, nil, variant.SeedFamilies(generated.Variants()), &protocol.PeakResult{GFLOPS: 1000})
 	sb, err := json.Marshal(sum)
 	if err != nil {
 		t.Fatal(err)
@@ -170,5 +175,37 @@ func walkJSON(v any, path string, visit func(path, key string, val any)) {
 		for i, val := range x {
 			walkJSON(val, path+strconv.Itoa(i)+".", visit)
 		}
+	}
+}
+
+// TestRenderResultFiles: the render-only rewrite of results.csv and bench.txt reproduces what a run
+// writes, touches neither results.jsonl nor a file the directory did not have.
+func TestRenderResultFiles(t *testing.T) {
+	dir := t.TempDir()
+	recs := ratioFixture()
+	if err := resultsdir.WriteResults(dir, recs, results.RunInfo{GOOS: "linux"}); err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string) string {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		return string(b)
+	}
+	jsonl, csvWant := read("results.jsonl"), read("results.csv")
+	if err := os.WriteFile(filepath.Join(dir, "results.csv"), []byte("kind,pct_cublas\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "bench.txt"))
+	if err := resultsdir.RenderResultFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	if read("results.csv") != csvWant || read("results.jsonl") != jsonl {
+		t.Errorf("rewritten results.csv differs from the run's, or results.jsonl changed:\n%s", read("results.csv"))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bench.txt")); err == nil {
+		t.Error("bench.txt was created where there was none")
+	}
+	os.Remove(filepath.Join(dir, "results.csv"))
+	if err := resultsdir.RenderResultFiles(dir); err == nil {
+		t.Error("nothing to rewrite: want an error")
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
+	"tilegen/internal/resultsdir"
 	"tilegen/internal/variant"
 )
 
@@ -108,7 +109,7 @@ func writeRunPlan(dir string, p RunPlan) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", runPlanFile, err)
 	}
-	return writeAtomic(outPath(dir, runPlanFile), append(b, '\n'))
+	return resultsdir.WriteAtomic(outPath(dir, runPlanFile), append(b, '\n'))
 }
 
 // ReadRunPlan reads dir/run.json.

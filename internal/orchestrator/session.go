@@ -3,17 +3,17 @@ package orchestrator
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"tilegen/internal/cache"
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
 	"tilegen/internal/variant"
+	"tilegen/internal/workerproc"
 )
 
 // Watchdog bounds how long one request may take before its worker is killed. The expected launch
@@ -121,8 +121,8 @@ type Config struct {
 // session is one tune or verify run: the cache, the workers and the records gathered so far.
 type session struct {
 	cfg   *Config
-	cache *Cache
-	pool  *pool
+	cache *cache.Cache
+	pool  *workerproc.Pool
 	prog  progress
 
 	mu      sync.Mutex
@@ -145,23 +145,23 @@ func ident(kind, name string, s protocol.Shape) string {
 }
 
 func openSession(cfg *Config) (*session, error) {
-	cache, err := OpenCache(cfg.CachePath)
+	rc, err := cache.Open(cfg.CachePath)
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range cache.Warnings {
+	for _, w := range rc.Warnings {
 		fmt.Fprintf(cfg.Stderr, "warning: %s\n", w)
 	}
-	p, err := openPool(cfg.Worker, cfg.WorkerArgs, cfg.Devices, cfg.Watchdog.Hello)
+	p, err := workerproc.OpenPool(cfg.Worker, cfg.WorkerArgs, cfg.Devices, cfg.Watchdog.Hello)
 	if err != nil {
-		cache.Close()
+		rc.Close()
 		return nil, err
 	}
-	return &session{cfg: cfg, cache: cache, pool: p, recs: map[string]results.Record{}, ptxHash: map[string]string{}}, nil
+	return &session{cfg: cfg, cache: rc, pool: p, recs: map[string]results.Record{}, ptxHash: map[string]string{}}, nil
 }
 
 func (s *session) close() {
-	s.pool.close()
+	s.pool.Close()
 	s.cache.Close()
 }
 
@@ -268,8 +268,8 @@ func (s *session) cublasMS(sh protocol.Shape) float64 {
 }
 
 // planCublas returns the cuBLAS measurements still to make, collecting cached ones.
-func (s *session) planCublas(shapes []protocol.Shape) []task {
-	var tasks []task
+func (s *session) planCublas(shapes []protocol.Shape) []workerproc.Task {
+	var tasks []workerproc.Task
 	ts := s.cfg.Timing
 	for _, sh := range shapes {
 		sh := sh
@@ -280,11 +280,11 @@ func (s *session) planCublas(shapes []protocol.Shape) []task {
 			s.add(r)
 			continue
 		}
-		tasks = append(tasks, func(sl *slot) error {
+		tasks = append(tasks, func(sl *workerproc.Slot) error {
 			rec := base
-			rec.Key, rec.Device = s.cublasKey(sh, sl.device, vs, &ts), results.RefOf(sl.device)
+			rec.Key, rec.Device = s.cublasKey(sh, sl.Device, vs, &ts), results.RefOf(sl.Device)
 			req := protocol.Request{Op: protocol.OpCublas, Shape: sh, Verify: vs, Timing: &ts}
-			resp, err := sl.call(req, s.cfg.Watchdog.timeout(sh, 0, &ts, vs))
+			resp, err := sl.Call(req, s.cfg.Watchdog.timeout(sh, 0, &ts, vs))
 			if isStart(err) {
 				return err
 			}
@@ -298,17 +298,17 @@ func (s *session) planCublas(shapes []protocol.Shape) []task {
 
 // planVariants returns the variant measurements still to make (kind tune or verify), collecting
 // cached and skipped records.
-func (s *session) planVariants(kind string, items []item) []task {
-	var tasks []task
+func (s *session) planVariants(kind string, items []item) []workerproc.Task {
+	var tasks []workerproc.Task
 	var ts *protocol.TimingSettings
 	if kind == results.KindTune {
 		t := s.cfg.Timing
 		ts = &t
 	}
 	sms := 0
-	for _, sl := range s.pool.slots {
-		if sms == 0 || sl.device.SMs < sms {
-			sms = sl.device.SMs
+	for _, sl := range s.pool.Slots {
+		if sms == 0 || sl.Device.SMs < sms {
+			sms = sl.Device.SMs
 		}
 	}
 	for _, it := range items {
@@ -346,10 +346,10 @@ func (s *session) planVariants(kind string, items []item) []task {
 			}
 		}
 		s.preload = append(s.preload, v)
-		tasks = append(tasks, func(sl *slot) error {
+		tasks = append(tasks, func(sl *workerproc.Slot) error {
 			rec := base
-			rec.Device = results.RefOf(sl.device)
-			key, err := s.variantKey(kind, v, it.Shape, sl.device, vs, ts)
+			rec.Device = results.RefOf(sl.Device)
+			key, err := s.variantKey(kind, v, it.Shape, sl.Device, vs, ts)
 			var ptx string
 			if err == nil {
 				ptx, err = s.cfg.Catalog.PTX(v.Name)
@@ -360,14 +360,14 @@ func (s *session) planVariants(kind string, items []item) []task {
 				rec.PTXHash = hex.EncodeToString(sum[:])
 			}
 			if err != nil {
-				rec.Status, rec.Reason = results.StatusFailed, oneLine(err.Error())
+				rec.Status, rec.Reason = results.StatusFailed, workerproc.OneLine(err.Error())
 				s.finish(rec, false)
 				return nil
 			}
 			rec.Key = key
 			req := protocol.Request{Op: protocol.OpRun, Kernel: &protocol.Kernel{Variant: *v, PTX: ptx},
 				Shape: it.Shape, Verify: vs, Timing: ts}
-			resp, err := sl.call(req, s.cfg.Watchdog.timeout(it.Shape, s.cublasMS(it.Shape), ts, vs))
+			resp, err := sl.Call(req, s.cfg.Watchdog.timeout(it.Shape, s.cublasMS(it.Shape), ts, vs))
 			if isStart(err) {
 				return err
 			}
@@ -397,32 +397,28 @@ func splitKPointless(v *variant.Variant, sh protocol.Shape, sms int) string {
 	return fmt.Sprintf("split-K not tuned: %d output tiles already give the %d SMs %d or more each", gx*gy, sms, splitKTiles)
 }
 
-func isStart(err error) bool {
-	var es *errStart
-	return errors.As(err, &es)
-}
+func isStart(err error) bool { return workerproc.IsStartError(err) }
 
 // cacheable: worker failures (crash, hang, garbage) are properties of the variant and cached like
 // results; anything else (an encoding error) is not a measurement.
 func cacheable(err error) bool {
-	var we *errWorker
-	return err == nil || errors.As(err, &we)
+	return err == nil || workerproc.IsWorkerFailure(err)
 }
 
 // fill turns a response (or the worker's failure) into the record's status and data.
 func fill(rec *results.Record, resp protocol.Response, err error, timed bool) {
 	if err != nil {
-		rec.Status, rec.Reason = results.StatusFailed, oneLine(err.Error())
+		rec.Status, rec.Reason = results.StatusFailed, workerproc.OneLine(err.Error())
 		return
 	}
 	rec.Attributes = resp.Attributes
 	rec.Verify = resp.Verify
 	rec.Timing = resp.Timing
 	rec.Phases = resp.Phases
-	rec.Note = oneLine(resp.Note)
+	rec.Note = workerproc.OneLine(resp.Note)
 	switch {
 	case resp.Error != "":
-		rec.Status, rec.Reason = results.StatusFailed, oneLine(resp.Error)
+		rec.Status, rec.Reason = results.StatusFailed, workerproc.OneLine(resp.Error)
 	case len(resp.Verify) == 0:
 		rec.Status, rec.Reason = results.StatusFailed, "worker returned no verification"
 	case firstFailure(resp.Verify) != "":
@@ -441,17 +437,10 @@ func firstFailure(vs []protocol.VerifyResult) string {
 			if r == "" {
 				r = fmt.Sprintf("max rel error %.3g over tolerance", v.MaxRel)
 			}
-			return oneLine(r)
+			return workerproc.OneLine(r)
 		}
 	}
 	return ""
-}
-
-func ensureDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("results directory: %w", err)
-	}
-	return nil
 }
 
 func outPath(dir, name string) string { return filepath.Join(dir, name) }

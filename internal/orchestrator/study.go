@@ -6,6 +6,7 @@ import (
 
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
+	"tilegen/internal/workerproc"
 )
 
 // This file is the hook the studies (package study) use: a session that measures an explicit list
@@ -63,7 +64,7 @@ func (S *Session) Measure(pairs []Pair, cublas bool) ([]results.Record, error) {
 			shapes = append(shapes, p.Shape)
 		}
 	}
-	var cub []task
+	var cub []workerproc.Task
 	if cublas {
 		cub = s.planCublas(shapes)
 	}
@@ -107,13 +108,13 @@ func (S *Session) Breakdown(name string, sh protocol.Shape, runs int) (protocol.
 	}
 	var resp protocol.Response
 	var callErr error
-	err = s.pool.run([]task{func(sl *slot) error {
+	err = s.pool.Run([]workerproc.Task{func(sl *workerproc.Slot) error {
 		req := protocol.Request{Op: protocol.OpBreakdown, Kernel: &protocol.Kernel{Variant: *v, PTX: ptx},
 			Shape: sh, Verify: s.verifySettings(name, sh), Runs: runs}
 		to := s.cfg.Watchdog.timeout(sh, 0, &protocol.TimingSettings{Reps: 2 * runs}, req.Verify)
 		// Allocation and copies are not in the launch-time model: allow a second per run on top.
 		to += s.cfg.Watchdog.Floor + time.Duration(runs)*time.Second
-		r, cerr := sl.call(req, to)
+		r, cerr := sl.Call(req, to)
 		if isStart(cerr) {
 			return cerr
 		}

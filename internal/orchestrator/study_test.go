@@ -8,6 +8,7 @@ import (
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
 	"tilegen/internal/variant"
+	"tilegen/internal/workerproc"
 )
 
 // One session serves several studies: each Measure returns its own pairs (and cuBLAS on its own
@@ -58,7 +59,7 @@ func TestSessionMeasureReturnsItsOwnRecords(t *testing.T) {
 }
 
 func TestExportedWorker(t *testing.T) {
-	w, err := StartWorker(fakeWorker, nil, 0, 10*time.Second)
+	w, err := workerproc.StartWorker(fakeWorker, nil, 0, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestExportedWorker(t *testing.T) {
 	if _, err := w.Call(protocol.Request{Op: protocol.OpCublas, Shape: protocol.Shape{M: 8, N: 8, K: 8}, Timing: &ts}, 10*time.Second); err == nil {
 		t.Fatal("a call to the exited worker succeeded")
 	}
-	if _, err := StartWorker(fakeWorker, nil, 5, 10*time.Second); err == nil {
+	if _, err := workerproc.StartWorker(fakeWorker, nil, 5, 10*time.Second); err == nil {
 		t.Fatal("a worker on a missing device started")
 	}
 }

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
+	"tilegen/internal/resultsdir"
 )
 
 func TestTable(t *testing.T) {
@@ -54,13 +54,13 @@ func TestRender(t *testing.T) {
 	info := results.RunInfo{Devices: []protocol.Device{{Name: "Test GPU", ComputeCapability: "9.0", SMs: 132,
 		ClockKHz: 1980000, MemClockKHz: 2619000, MemBusWidth: 5120}}}
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
-	if err := orchestrator.WriteResults(a, recs, info); err != nil {
+	if err := resultsdir.WriteResults(a, recs, info); err != nil {
 		t.Fatal(err)
 	}
 	for i := range recs {
 		recs[i].Timing = &protocol.TimingResult{Reps: 3, MedianMS: recs[i].Timing.MedianMS / 2}
 	}
-	if err := orchestrator.WriteResults(b, recs, info); err != nil {
+	if err := resultsdir.WriteResults(b, recs, info); err != nil {
 		t.Fatal(err)
 	}
 	var sets []*Set
@@ -132,7 +132,7 @@ func TestRenderManyVariants(t *testing.T) {
 			Params: fmt.Sprintf("A=%d B=%d", i%10, i/10), Shape: sh, Status: results.StatusOK, Device: dev,
 			Timing: &protocol.TimingResult{Reps: 8, MedianMS: ms, Samples: []float64{ms, ms * 1.01, ms * 0.99, ms, ms * 1.02, ms, ms, ms * 0.98}}})
 	}
-	if err := orchestrator.WriteResults(dir, recs, results.RunInfo{}); err != nil {
+	if err := resultsdir.WriteResults(dir, recs, results.RunInfo{}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := Load(dir)

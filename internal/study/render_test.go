@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
 	"tilegen/internal/report"
 	"tilegen/internal/results"
+	"tilegen/internal/resultsdir"
 )
 
 // factor scales a shape's time per kernel: cuBLAS 1, the widest shared tiles 2 (so the square
@@ -47,7 +47,7 @@ func fakeResults(t *testing.T, st Study, dir string) {
 			recs = append(recs, mk(results.KindCublas, results.CublasName, p.Shape))
 		}
 	}
-	if err := orchestrator.WriteResults(dir, recs, results.RunInfo{}); err != nil {
+	if err := resultsdir.WriteResults(dir, recs, results.RunInfo{}); err != nil {
 		t.Fatal(err)
 	}
 	if st.Name != "cpu-gpu" {

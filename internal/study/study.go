@@ -27,6 +27,7 @@ import (
 	"tilegen/internal/protocol"
 	"tilegen/internal/report"
 	"tilegen/internal/results"
+	"tilegen/internal/resultsdir"
 )
 
 // Options tune the studies that take them.
@@ -82,7 +83,7 @@ func Run(st Study, sess *orchestrator.Session, out string, opt Options, log func
 	if err != nil {
 		return err
 	}
-	if err := orchestrator.WriteResults(out, recs, sess.Info()); err != nil {
+	if err := resultsdir.WriteResults(out, recs, sess.Info()); err != nil {
 		return err
 	}
 	if st.Extra != nil {

@@ -18,6 +18,38 @@ import (
 const Signature = "int M, int N, int K, float alpha, const float* __restrict__ A, int lda, " +
 	"const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc"
 
+// Traffic models a family may declare in variants.yaml (traffic_model); internal/analysis says
+// what each one counts.
+const (
+	TrafficNaive      = "naive"      // every output reads a row of A and a column of B
+	TrafficCoalesced  = "coalesced"  // A staged once per block column, B read per output
+	TrafficTiled      = "tiled"      // both operands staged once per block tile
+	TrafficCompulsory = "compulsory" // each input once (cuBLAS; the default)
+)
+
+// TrafficModels lists the traffic models, in the order variants.yaml's documentation gives them.
+var TrafficModels = []string{TrafficNaive, TrafficCoalesced, TrafficTiled, TrafficCompulsory}
+
+// FamilyModels maps each family of vs to its traffic model.
+func FamilyModels(vs []Variant) map[string]string {
+	out := map[string]string{}
+	for i := range vs {
+		out[vs[i].Family] = vs[i].TrafficModel
+	}
+	return out
+}
+
+// SeedFamilies is the set of vs's seed families.
+func SeedFamilies(vs []Variant) map[string]bool {
+	out := map[string]bool{}
+	for i := range vs {
+		if vs[i].Seed {
+			out[vs[i].Family] = true
+		}
+	}
+	return out
+}
+
 // Param is one template parameter of a variant with its chosen value.
 type Param struct {
 	// Name is the parameter's name as written in variants.yaml; a C and Go identifier.
@@ -77,6 +109,12 @@ type Variant struct {
 	Family string `json:"family"`
 	// Template is the family's template file name under templates/.
 	Template string `json:"template"`
+	// TrafficModel is the family's global-memory traffic model (variants.yaml traffic_model, one of
+	// TrafficModels), which internal/analysis computes; "" means compulsory.
+	TrafficModel string `json:"traffic_model"`
+	// Seed marks a family taken from the founding documents (variants.yaml seed: true): the bench
+	// summary reports the best of them next to the overall winner.
+	Seed bool `json:"seed"`
 	// Params are the parameter values, in the order the family declares them.
 	Params []Param `json:"params"`
 	// Block is the thread block shape (blockDim.x, blockDim.y); blockDim.z is 1.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
+	"tilegen/internal/workerproc"
 )
 
 // This test binary links gorgonia.org/cu like the worker, so it only runs on a GPU host. It doubles
@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 
 func TestWorkerProcess(t *testing.T) {
 	t.Setenv("TILEGEN_TEST_AS_WORKER", "1")
-	w, err := orchestrator.StartWorker(os.Args[0], nil, 0, time.Minute)
+	w, err := workerproc.StartWorker(os.Args[0], nil, 0, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

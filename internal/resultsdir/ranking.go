@@ -1,4 +1,4 @@
-package orchestrator
+package resultsdir
 
 import (
 	"encoding/json"
@@ -7,7 +7,8 @@ import (
 	"tilegen/internal/results"
 )
 
-func rankingOf(recs []results.Record, ranked map[protocol.Shape][]entry, notes map[protocol.Shape]string) []results.ShapeRanking {
+// RankingOf is ranking.json's content: per shape of recs, its ranked entries and note.
+func RankingOf(recs []results.Record, ranked map[protocol.Shape][]Entry, notes map[protocol.Shape]string) []results.ShapeRanking {
 	var out []results.ShapeRanking
 	for _, sh := range results.ShapesOf(recs) {
 		sr := results.ShapeRanking{Shape: results.ShapeString(sh), Note: notes[sh], Entries: []results.RankedEntry{}}
@@ -21,10 +22,12 @@ func rankingOf(recs []results.Record, ranked map[protocol.Shape][]entry, notes m
 	return out
 }
 
-func writeRankingJSON(path string, recs []results.Record, ranked map[protocol.Shape][]entry, notes map[protocol.Shape]string) error {
-	b, err := json.MarshalIndent(rankingOf(recs, ranked, notes), "", "  ")
+// WriteRankingJSON writes ranking.json (results.ShapeRanking per shape) from ranked entries and
+// per-shape notes.
+func WriteRankingJSON(path string, recs []results.Record, ranked map[protocol.Shape][]Entry, notes map[protocol.Shape]string) error {
+	b, err := json.MarshalIndent(RankingOf(recs, ranked, notes), "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeAtomic(path, append(b, '\n'))
+	return WriteAtomic(path, append(b, '\n'))
 }

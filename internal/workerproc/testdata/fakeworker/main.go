@@ -1,4 +1,4 @@
-// Command fakeworker is the orchestrator tests' stand-in for the GPU worker: it speaks the worker
+// Command fakeworker is the stand-in, in the worker client's and the engine's tests, for the GPU worker: it speaks the worker
 // protocol without a GPU and misbehaves on cue. A variant's parameters choose its behaviour:
 //
 //	US=n      the timing median is n microseconds (samples spread ±0.5 % around it, identical for

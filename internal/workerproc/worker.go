@@ -1,4 +1,4 @@
-package orchestrator
+package workerproc
 
 import (
 	"bufio"
@@ -101,6 +101,13 @@ type errWorker struct{ reason string }
 
 func (e *errWorker) Error() string { return e.reason }
 
+// IsWorkerFailure reports whether err is a failure of the worker process (crash, hang, garbage)
+// rather than of the request: the worker is gone and the request in flight is lost.
+func IsWorkerFailure(err error) bool {
+	var we *errWorker
+	return errors.As(err, &we)
+}
+
 // startWorker starts bin for a device (selected through CUDA_VISIBLE_DEVICES, so the worker always
 // opens its ordinal 0) and waits for its hello.
 func startWorker(bin string, args []string, visible string, helloTimeout time.Duration) (*workerProc, error) {
@@ -131,7 +138,7 @@ func startWorker(bin string, args []string, visible string, helloTimeout time.Du
 		if msg == "" {
 			msg = "no device in hello"
 		}
-		return nil, &noDeviceError{visible: visible, msg: oneLine(msg)}
+		return nil, &noDeviceError{visible: visible, msg: OneLine(msg)}
 	}
 	w.device = *resp.Device
 	return w, nil
@@ -143,8 +150,8 @@ func spawnWorker(bin string, args []string, visible string) (*workerProc, error)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "CUDA_VISIBLE_DEVICES="+visible)
 	if _, ok := os.LookupEnv("CUDA_CACHE_MAXSIZE"); !ok {
-		// The driver's JIT cache (default 256 MiB) must hold a whole sweep's modules for
-		// parallel preloading (commands.go) to pay off; 1 GiB leaves room for several catalogs.
+		// The driver's JIT cache (default 256 MiB) must hold a whole sweep's modules for the
+		// engine's parallel preloading to pay off; 1 GiB leaves room for several catalogs.
 		cmd.Env = append(cmd.Env, "CUDA_CACHE_MAXSIZE=1073741824")
 	}
 	var ends [6]*os.File // stdin r/w, stdout r/w, stderr r/w
@@ -303,7 +310,7 @@ func (w *workerProc) receive(id int64, deadline time.Time, timeout time.Duration
 }
 
 func garbage(line []byte, doing string) error {
-	return &errWorker{fmt.Sprintf("worker wrote garbage while %s: %q", doing, oneLine(string(line)))}
+	return &errWorker{fmt.Sprintf("worker wrote garbage while %s: %q", doing, OneLine(string(line)))}
 }
 
 // ended describes a worker whose output ended, that exited, or that printed something other than
@@ -357,7 +364,7 @@ func (w *workerProc) ended(doing string) error {
 		msg += fmt.Sprintf(", %d bytes into a response line", partial)
 	}
 	if last != "" {
-		msg += ": " + oneLine(last)
+		msg += ": " + OneLine(last)
 	}
 	return &errWorker{msg}
 }

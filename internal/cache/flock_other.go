@@ -1,6 +1,6 @@
 //go:build !unix
 
-package orchestrator
+package cache
 
 import "os"
 

@@ -1,11 +1,9 @@
-package orchestrator
+package resultsdir
 
 import (
 	"bufio"
 	"bytes"
 	"math"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -128,37 +126,5 @@ func TestBenchTxtOneLinePerRun(t *testing.T) {
 	}
 	if BenchRuns < 6 {
 		t.Errorf("BenchRuns %d: benchstat needs 6 values for a 95 %% interval", BenchRuns)
-	}
-}
-
-// TestRenderResultFiles: the render-only rewrite of results.csv and bench.txt reproduces what a run
-// writes, touches neither results.jsonl nor a file the directory did not have.
-func TestRenderResultFiles(t *testing.T) {
-	dir := t.TempDir()
-	recs := ratioFixture()
-	if err := WriteResults(dir, recs, results.RunInfo{GOOS: "linux"}); err != nil {
-		t.Fatal(err)
-	}
-	read := func(name string) string {
-		b, _ := os.ReadFile(filepath.Join(dir, name))
-		return string(b)
-	}
-	jsonl, csvWant := read("results.jsonl"), read("results.csv")
-	if err := os.WriteFile(filepath.Join(dir, "results.csv"), []byte("kind,pct_cublas\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(filepath.Join(dir, "bench.txt"))
-	if err := RenderResultFiles(dir); err != nil {
-		t.Fatal(err)
-	}
-	if read("results.csv") != csvWant || read("results.jsonl") != jsonl {
-		t.Errorf("rewritten results.csv differs from the run's, or results.jsonl changed:\n%s", read("results.csv"))
-	}
-	if _, err := os.Stat(filepath.Join(dir, "bench.txt")); err == nil {
-		t.Error("bench.txt was created where there was none")
-	}
-	os.Remove(filepath.Join(dir, "results.csv"))
-	if err := RenderResultFiles(dir); err == nil {
-		t.Error("nothing to rewrite: want an error")
 	}
 }

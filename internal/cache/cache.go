@@ -1,4 +1,4 @@
-package orchestrator
+package cache
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 // Several runners may share one file (the default results/cache.jsonl). The strategy is a lock plus
 // atomic appends: each record is one line written by a single write(2) on a descriptor opened with
 // O_APPEND, while the writer holds an exclusive advisory lock on the file (flock(2) LOCK_EX, held
-// through the fsync); OpenCache reads under a shared lock, so it never sees half of another
+// through the fsync); Open reads under a shared lock, so it never sees half of another
 // runner's line. Before it appends, a writer reads what the others appended since it last looked,
 // so their records are served by its later lookups too.
 //
@@ -45,9 +45,9 @@ type Cache struct {
 	Warnings []string
 }
 
-// OpenCache reads the cache at path, which need not exist (a missing file is an empty cache and is
+// Open reads the cache at path, which need not exist (a missing file is an empty cache and is
 // created by the first Put). A file that is not a tilegen cache, or not a regular file, is an error.
-func OpenCache(path string) (*Cache, error) {
+func Open(path string) (*Cache, error) {
 	c := &Cache{path: path, byKey: map[string]results.Record{}}
 	st, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -153,6 +153,17 @@ func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.byKey)
+}
+
+// Records returns the cached records, one per key, in no particular order.
+func (c *Cache) Records() []results.Record {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]results.Record, 0, len(c.byKey))
+	for _, r := range c.byKey {
+		out = append(out, r)
+	}
+	return out
 }
 
 // Put appends the record as one line and fsyncs it, under the file's exclusive lock.

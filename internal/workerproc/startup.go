@@ -1,4 +1,4 @@
-package orchestrator
+package workerproc
 
 import (
 	"fmt"
@@ -40,7 +40,7 @@ func earlyExit(bin, visible, status, stderrLast string, early []byte) error {
 	}
 	msg := fmt.Sprintf("worker %s for device %s exited before its hello (%s)", bin, visible, status)
 	if last != "" {
-		msg += ": " + oneLine(last)
+		msg += ": " + OneLine(last)
 	} else {
 		msg += " without printing anything"
 	}
@@ -94,4 +94,18 @@ func printable(s string) string {
 		}
 		return r
 	}, strings.TrimRight(s, "\r\n"))
+}
+
+// OneLine keeps worker-provided text to a single line so that every reason fits one CSV cell and one
+// error line.
+func OneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = strings.TrimSpace(s[:i]) + " …"
+	}
+	const max = 300
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return s
 }

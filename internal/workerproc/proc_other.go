@@ -1,6 +1,6 @@
 //go:build !linux
 
-package orchestrator
+package workerproc
 
 import (
 	"os/exec"

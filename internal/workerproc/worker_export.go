@@ -1,4 +1,4 @@
-package orchestrator
+package workerproc
 
 import (
 	"fmt"

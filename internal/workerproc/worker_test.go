@@ -1,10 +1,9 @@
 //go:build linux
 
-package orchestrator
+package workerproc
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -151,10 +150,10 @@ func TestWorkerGrandchildHoldsOutput(t *testing.T) {
 // Item 3: a response line without a newline is cut off at protocol.MaxResponseBytes; the request
 // fails with that reason and the slot starts a fresh worker for the next one.
 func TestWorkerResponseLineCap(t *testing.T) {
-	s := &slot{visible: "0", bin: fakeWorker, hello: 10 * time.Second}
+	s := &Slot{Visible: "0", bin: fakeWorker, hello: 10 * time.Second}
 	defer s.close()
 	err, _ := callWithin(t, 30*time.Second, func() error {
-		_, err := s.call(fakeRun(variant.Param{Name: "FLOOD", Value: 1}), 20*time.Second)
+		_, err := s.Call(fakeRun(variant.Param{Name: "FLOOD", Value: 1}), 20*time.Second)
 		return err
 	})
 	var we *errWorker
@@ -164,7 +163,7 @@ func TestWorkerResponseLineCap(t *testing.T) {
 	if s.w != nil {
 		t.Fatal("the slot kept the killed worker")
 	}
-	resp, err := s.call(protocol.Request{Op: protocol.OpCublas, Shape: protocol.Shape{M: 8, N: 8, K: 8},
+	resp, err := s.Call(protocol.Request{Op: protocol.OpCublas, Shape: protocol.Shape{M: 8, N: 8, K: 8},
 		Timing: &protocol.TimingSettings{Reps: 3}}, 10*time.Second)
 	if err != nil || resp.Timing == nil {
 		t.Fatalf("no fresh worker after the cut-off: %+v %v", resp, err)
@@ -251,14 +250,8 @@ func TestWorkerNoCUDADevice(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), wantPrefix) || !strings.HasSuffix(err.Error(), wantSuffix) {
 		t.Fatalf("got  %v\nwant %s…%s", err, wantPrefix, wantSuffix)
 	}
-	// runner devices and runner tune go through the same start.
-	if err := Devices(fakeWorker, nil, DefaultWatchdog(), &bytes.Buffer{}); err == nil || !strings.HasPrefix(err.Error(), wantPrefix) {
-		t.Errorf("devices: %v", err)
-	}
-	cfg, _, _ := testConfig(t, t.TempDir(), "fast_a")
-	if err := Tune(cfg); err == nil || !strings.HasPrefix(err.Error(), wantPrefix) || strings.Contains(err.Error(), "\n") {
-		t.Errorf("tune: %v", err)
-	}
+	// runner devices and runner tune go through the same start: the engine's
+	// TestNoCUDADeviceThroughCommands.
 }
 
 // Any worker that exits before its hello is named with its exit status and stderr's last line.

@@ -1,4 +1,4 @@
-package orchestrator
+package resultsdir
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -19,8 +20,16 @@ import (
 	"tilegen/internal/results"
 )
 
-// writeAtomic writes a file through a temporary file and a rename, so readers never see half of it.
-func writeAtomic(path string, data []byte) error {
+// EnsureDir creates a results directory and its parents.
+func EnsureDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("results directory: %w", err)
+	}
+	return nil
+}
+
+// WriteAtomic writes a file through a temporary file and a rename, so readers never see half of it.
+func WriteAtomic(path string, data []byte) error {
 	// A temporary name of its own (not path+".tmp"): two runners writing the same file at once
 	// (the shared reference kernel, one --out) each rename a complete file, and the last one wins.
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
@@ -95,8 +104,8 @@ func analysisColumns(r *results.Record, devs map[string]protocol.Device) []strin
 
 func ff(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 
-// encodeCSV renders results.csv: one row per record, with the sweep rank of ok timed rows.
-func encodeCSV(rs []results.Record, info results.RunInfo) ([]byte, error) {
+// EncodeCSV renders results.csv: one row per record, with the sweep rank of ok timed rows.
+func EncodeCSV(rs []results.Record, info results.RunInfo) ([]byte, error) {
 	devs := map[string]protocol.Device{}
 	for _, d := range info.Devices {
 		devs[d.UUID] = d
@@ -104,9 +113,9 @@ func encodeCSV(rs []results.Record, info results.RunInfo) ([]byte, error) {
 	ranks := map[*results.Record]string{}
 	for _, sh := range results.ShapesOf(rs) {
 		es := candidates(rs, sh)
-		rank(es)
+		Rank(es)
 		for _, e := range es {
-			ranks[e.Rec] = rankLabel(e)
+			ranks[e.Rec] = RankLabel(e)
 		}
 	}
 	var b bytes.Buffer
@@ -180,7 +189,7 @@ func encodeBench(rs []results.Record, info results.RunInfo) []byte {
 	var gpus []string
 	driver := ""
 	for _, d := range info.Devices {
-		if !contains(gpus, d.Name) {
+		if !slices.Contains(gpus, d.Name) {
 			gpus = append(gpus, d.Name)
 		}
 		if driver == "" {
@@ -233,7 +242,7 @@ func RenderResultFiles(dir string) error {
 		return err
 	}
 	results.SortRecords(recs)
-	cs, err := encodeCSV(recs, info)
+	cs, err := EncodeCSV(recs, info)
 	if err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
@@ -242,10 +251,10 @@ func RenderResultFiles(dir string) error {
 		name string
 		data []byte
 	}{{"results.csv", cs}, {"bench.txt", encodeBench(recs, info)}} {
-		if _, err := os.Stat(outPath(dir, f.name)); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(dir, f.name)); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if err := writeAtomic(outPath(dir, f.name), f.data); err != nil {
+		if err := WriteAtomic(filepath.Join(dir, f.name), f.data); err != nil {
 			return err
 		}
 		n++
@@ -257,13 +266,8 @@ func RenderResultFiles(dir string) error {
 }
 
 // WriteResults writes results.jsonl, results.csv, bench.txt and device.json into dir.
-func WriteResults(dir string, recs []results.Record, info results.RunInfo) error {
-	return writeResults(dir, recs, info)
-}
-
-// writeResults writes results.jsonl, results.csv, bench.txt and device.json into dir.
-func writeResults(dir string, rs []results.Record, info results.RunInfo) error {
-	if err := ensureDir(dir); err != nil {
+func WriteResults(dir string, rs []results.Record, info results.RunInfo) error {
+	if err := EnsureDir(dir); err != nil {
 		return err
 	}
 	results.SortRecords(rs)
@@ -271,7 +275,7 @@ func writeResults(dir string, rs []results.Record, info results.RunInfo) error {
 	if err != nil {
 		return err
 	}
-	cs, err := encodeCSV(rs, info)
+	cs, err := EncodeCSV(rs, info)
 	if err != nil {
 		return err
 	}
@@ -283,16 +287,16 @@ func writeResults(dir string, rs []results.Record, info results.RunInfo) error {
 		name string
 		data []byte
 	}{{"results.jsonl", jl}, {"results.csv", cs}, {"bench.txt", encodeBench(rs, info)}, {"device.json", append(dj, '\n')}} {
-		if err := writeAtomic(outPath(dir, f.name), f.data); err != nil {
+		if err := WriteAtomic(filepath.Join(dir, f.name), f.data); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// writeTables prints one ranked table per shape (cuBLAS as a row; ratio = cuBLAS median / median),
+// WriteTables prints one ranked table per shape (cuBLAS as a row; ratio = cuBLAS median / median),
 // then the shape's failures and skips as counts. top limits the ranked rows (0: all); cuBLAS is always shown.
-func writeTables(w io.Writer, rs []results.Record, ranked map[protocol.Shape][]entry, notes map[protocol.Shape]string, top int) {
+func WriteTables(w io.Writer, rs []results.Record, ranked map[protocol.Shape][]Entry, notes map[protocol.Shape]string, top int) {
 	for _, sh := range results.ShapesOf(rs) {
 		es := ranked[sh]
 		var failed, skipped int
@@ -309,7 +313,7 @@ func writeTables(w io.Writer, rs []results.Record, ranked map[protocol.Shape][]e
 		fmt.Fprintf(w, "shape %s (%.3g GFLOP)\n", results.ShapeString(sh), results.Flops(sh)/1e9)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "rank\tvariant\tmedian ms\t95% CI ms\tGFLOP/s\tratio\tregs\tblocks/SM\twaves\tn\t")
-		var cub *entry
+		var cub *Entry
 		for i := range es {
 			if es[i].Rec.Kind == results.KindCublas {
 				cub = &es[i]
@@ -337,7 +341,7 @@ func writeTables(w io.Writer, rs []results.Record, ranked map[protocol.Shape][]e
 			if e.Refined {
 				n += "*"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%.4f\t%.4f-%.4f\t%.1f\t%s\t%s\t%s\t%s\t%s\t\n", rankLabel(e), e.Rec.Variant, e.Sum.Median,
+			fmt.Fprintf(tw, "%s\t%s\t%.4f\t%.4f-%.4f\t%.1f\t%s\t%s\t%s\t%s\t%s\t\n", RankLabel(e), e.Rec.Variant, e.Sum.Median,
 				e.Sum.Lo, e.Sum.Hi, results.GFLOPS(sh, e.Sum.Median), ratio, regs, bps, waves, n)
 		}
 		tw.Flush()
@@ -357,12 +361,12 @@ func writeTables(w io.Writer, rs []results.Record, ranked map[protocol.Shape][]e
 	}
 }
 
-// sweepRanking ranks every shape from the sweep's own samples.
-func sweepRanking(rs []results.Record) map[protocol.Shape][]entry {
-	out := map[protocol.Shape][]entry{}
+// SweepRanking ranks every shape from the sweep's own samples.
+func SweepRanking(rs []results.Record) map[protocol.Shape][]Entry {
+	out := map[protocol.Shape][]Entry{}
 	for _, sh := range results.ShapesOf(rs) {
 		es := candidates(rs, sh)
-		rank(es)
+		Rank(es)
 		out[sh] = es
 	}
 	return out

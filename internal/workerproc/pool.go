@@ -1,4 +1,4 @@
-package orchestrator
+package workerproc
 
 import (
 	"errors"
@@ -12,16 +12,19 @@ import (
 	"tilegen/internal/protocol"
 )
 
-// slot is one device and the worker process currently serving it (nil after a crash, until the next
+// Slot is one device and the worker process currently serving it (nil after a crash, until the next
 // request starts a fresh one).
-type slot struct {
-	index   int    // position in the pool
-	visible string // CUDA_VISIBLE_DEVICES value for its workers
-	device  protocol.Device
-	w       *workerProc
-	bin     string
-	args    []string
-	hello   time.Duration
+type Slot struct {
+	// Index is the slot's position in the pool.
+	Index int
+	// Visible is the CUDA_VISIBLE_DEVICES value for its workers.
+	Visible string
+	// Device is what its first worker reported in its hello.
+	Device protocol.Device
+	w      *workerProc
+	bin    string
+	args   []string
+	hello  time.Duration
 }
 
 // errStart is a worker that could not be (re)started: the slot retires and its task goes back to the
@@ -31,10 +34,19 @@ type errStart struct{ err error }
 func (e *errStart) Error() string { return e.err.Error() }
 func (e *errStart) Unwrap() error { return e.err }
 
-// call runs one request on the slot's worker, starting a fresh worker first when needed.
-func (s *slot) call(req protocol.Request, timeout time.Duration) (protocol.Response, error) {
+// IsStartError reports whether err is a slot's failure to start a worker: the slot retires and
+// its task goes to another.
+func IsStartError(err error) bool {
+	var es *errStart
+	return errors.As(err, &es)
+}
+
+// Call runs one request on the slot's worker, starting a fresh worker first when needed. A start
+// failure is reported as one IsStartError recognizes; a worker failure (crash, hang, garbage: the
+// worker is gone) as one IsWorkerFailure recognizes.
+func (s *Slot) Call(req protocol.Request, timeout time.Duration) (protocol.Response, error) {
 	if s.w == nil {
-		w, err := startWorker(s.bin, s.args, s.visible, s.hello)
+		w, err := startWorker(s.bin, s.args, s.Visible, s.hello)
 		if err != nil {
 			return protocol.Response{}, &errStart{err}
 		}
@@ -53,17 +65,28 @@ func (s *slot) call(req protocol.Request, timeout time.Duration) (protocol.Respo
 	return resp, err
 }
 
-func (s *slot) close() {
+// StartHelper starts one more worker on the slot's device, with the slot's binary and arguments,
+// for the caller to drive and close (the engine's JIT cache warmers).
+func (s *Slot) StartHelper() (*Worker, error) {
+	p, err := startWorker(s.bin, s.args, s.Visible, s.hello)
+	if err != nil {
+		return nil, err
+	}
+	return &Worker{p: p}, nil
+}
+
+func (s *Slot) close() {
 	if s.w != nil {
 		s.w.quit()
 		s.w = nil
 	}
 }
 
-// pool holds one slot per device. Work is handed out dynamically: each slot takes the next task when
+// Pool holds one slot per device. Work is handed out dynamically: each slot takes the next task when
 // it is free.
-type pool struct {
-	slots []*slot
+type Pool struct {
+	// Slots are the devices, in the order they were opened.
+	Slots []*Slot
 }
 
 // visibleList maps device indexes to CUDA_VISIBLE_DEVICES values, respecting a restriction the
@@ -101,9 +124,9 @@ func ParseDevices(s string) ([]int, error) {
 	return out, nil
 }
 
-// openPool starts one worker per device. devices nil means all: workers are started for indexes
+// OpenPool starts one worker per device. devices nil means all: workers are started for indexes
 // 0, 1, ... until one fails to open its device.
-func openPool(bin string, args []string, devices []int, hello time.Duration) (*pool, error) {
+func OpenPool(bin string, args []string, devices []int, hello time.Duration) (*Pool, error) {
 	vis := visibleList()
 	visible := func(i int) (string, bool) {
 		if vis == nil {
@@ -114,7 +137,7 @@ func openPool(bin string, args []string, devices []int, hello time.Duration) (*p
 		}
 		return "", false
 	}
-	p := &pool{}
+	p := &Pool{}
 	start := func(i int) error {
 		v, ok := visible(i)
 		if !ok {
@@ -124,7 +147,7 @@ func openPool(bin string, args []string, devices []int, hello time.Duration) (*p
 		if err != nil {
 			return err
 		}
-		p.slots = append(p.slots, &slot{index: len(p.slots), visible: v, device: w.device, w: w, bin: bin, args: args, hello: hello})
+		p.Slots = append(p.Slots, &Slot{Index: len(p.Slots), Visible: v, Device: w.device, w: w, bin: bin, args: args, hello: hello})
 		return nil
 	}
 	if devices == nil {
@@ -140,46 +163,48 @@ func openPool(bin string, args []string, devices []int, hello time.Duration) (*p
 	}
 	for _, d := range devices {
 		if err := start(d); err != nil {
-			p.close()
+			p.Close()
 			return nil, err
 		}
 	}
 	return p, nil
 }
 
-func (p *pool) devices() []protocol.Device {
-	out := make([]protocol.Device, len(p.slots))
-	for i, s := range p.slots {
-		out[i] = s.device
+// Devices lists what each slot's worker reported, in slot order.
+func (p *Pool) Devices() []protocol.Device {
+	out := make([]protocol.Device, len(p.Slots))
+	for i, s := range p.Slots {
+		out[i] = s.Device
 	}
 	return out
 }
 
-func (p *pool) close() {
-	for _, s := range p.slots {
+// Close asks every slot's worker to quit (killing those that do not).
+func (p *Pool) Close() {
+	for _, s := range p.Slots {
 		s.close()
 	}
 }
 
-// task is one unit of work run on a slot. It returns an errStart when the slot could not start a
+// Task is one unit of work run on a slot. It returns an errStart when the slot could not start a
 // worker; every other failure it records itself.
-type task func(s *slot) error
+type Task func(s *Slot) error
 
-// run hands tasks out to the slots in order until none are left. A slot whose worker cannot be
-// restarted retires and its task goes to another slot; when every slot has retired, run reports why.
-func (p *pool) run(tasks []task) error {
+// Run hands tasks out to the slots in order until none are left. A slot whose worker cannot be
+// restarted retires and its task goes to another slot; when every slot has retired, Run reports why.
+func (p *Pool) Run(tasks []Task) error {
 	var mu sync.Mutex
-	queue := append([]task(nil), tasks...)
+	queue := append([]Task(nil), tasks...)
 	var startErr error
-	alive := append([]*slot(nil), p.slots...)
+	alive := append([]*Slot(nil), p.Slots...)
 	// A slot that retires puts its task back; slots that already found the queue empty then need
 	// another round.
 	for len(queue) > 0 && len(alive) > 0 {
 		var wg sync.WaitGroup
-		retired := map[*slot]bool{}
+		retired := map[*Slot]bool{}
 		for _, s := range alive {
 			wg.Add(1)
-			go func(s *slot) {
+			go func(s *Slot) {
 				defer wg.Done()
 				for {
 					mu.Lock()
@@ -194,7 +219,7 @@ func (p *pool) run(tasks []task) error {
 					var es *errStart
 					if errors.As(err, &es) {
 						mu.Lock()
-						queue = append([]task{t}, queue...)
+						queue = append([]Task{t}, queue...)
 						startErr = es.err
 						retired[s] = true
 						mu.Unlock()
@@ -204,7 +229,7 @@ func (p *pool) run(tasks []task) error {
 			}(s)
 		}
 		wg.Wait()
-		var next []*slot
+		var next []*Slot
 		for _, s := range alive {
 			if !retired[s] {
 				next = append(next, s)

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"tilegen/internal/orchestrator"
+	"tilegen/internal/protocol"
+	"tilegen/internal/results"
+	"tilegen/internal/workerproc"
+)
+
+// common are the flags tune, verify, bench and study share.
+type common struct {
+	catalogFlags
+	workerFlags
+	verifyFlags
+	watchdogFlags
+	outputFlags
+	shapes string
+	seed   uint64
+	shard  string
+}
+
+// flags composes the shared groups in the order help lists them.
+func (c *common) flags(defaultShapes, defaultOut string) *pflag.FlagSet {
+	fs := group()
+	fs.AddFlagSet(c.sourceFlags())
+	reword(fs, "generated", "read variants from the generated `dir` (manifest.json, ptx/) instead of the built-in catalog")
+	fs.AddFlagSet(c.workerFlags.flags(true))
+	fs.StringVar(&c.shapes, "shapes", defaultShapes, "comma-separated `MxNxK` shapes")
+	fs.AddFlagSet(c.filterFlags())
+	fs.Uint64Var(&c.seed, "seed", 1, "run `seed`: verification inputs and the random strategy derive from it")
+	fs.StringVar(&c.shard, "shard", "", "run only part `i/n` (0 <= i < n) of the plan; combine parts with runner merge")
+	atLeast(fs, ">=0", "seed")
+	fs.AddFlagSet(c.verifyFlags.flags())
+	fs.AddFlagSet(c.watchdogFlags.flags())
+	fs.AddFlagSet(c.outputFlags.flags(defaultOut))
+	return fs
+}
+
+// config checks the flags and makes the run's configuration of command cmd; needWorker finds the
+// worker binary (a dry run needs none).
+func (c *common) config(cmd string, stdout, stderr io.Writer, needWorker bool) (*orchestrator.Config, error) {
+	devs, err := c.parseDevices(cmd)
+	if err != nil {
+		return nil, err
+	}
+	var shapes []protocol.Shape
+	if c.shapes != "" {
+		if shapes, err = results.ParseShapes(c.shapes); err != nil {
+			return nil, usageErr(cmd, "--shapes: %v", err)
+		}
+	}
+	shard, err := orchestrator.ParseShard(c.shard)
+	if err != nil {
+		return nil, usageErr(cmd, "%v", err)
+	}
+	if !orchestrator.ValidProgress(c.progress) {
+		return nil, usageErr(cmd, "--progress %q: want auto, bar, plain or none", c.progress)
+	}
+	wd, err := c.watchdog(cmd)
+	if err != nil {
+		return nil, err
+	}
+	flt, err := c.filter(cmd)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := c.catalog()
+	if err != nil {
+		return nil, err
+	}
+	var worker string
+	var wargs []string
+	if needWorker {
+		if worker, err = workerproc.FindWorker(c.worker); err != nil {
+			return nil, err
+		}
+		if wargs, err = orchestrator.WorkerArgs(cat); err != nil {
+			return nil, err
+		}
+	}
+	return &orchestrator.Config{
+		Catalog: cat, Worker: worker, WorkerArgs: wargs, Devices: devs, Shapes: shapes,
+		Filter:            flt,
+		Strategy:          orchestrator.Strategy{Name: "exhaustive", Seed: c.seed},
+		Shard:             shard,
+		Verify:            c.settings(),
+		SharedInputsAbove: c.sharedAbove,
+		Watchdog:          wd, CachePath: c.cache, Out: c.out, RetryFailed: c.retryFailed, Progress: c.progress,
+		Stdout: stdout, Stderr: stderr,
+	}, nil
+}
