@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"tilegen/internal/cache"
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
+	"tilegen/internal/testutil"
 	"tilegen/internal/variant"
 )
 
@@ -23,28 +23,7 @@ import (
 // for the package's tests.
 var fakeWorker string
 
-func goTool() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
-}
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "fakeworker")
-	if err != nil {
-		panic(err)
-	}
-	fakeWorker = filepath.Join(dir, "tilegen-worker")
-	out, err := exec.Command(goTool(), "build", "-o", fakeWorker, "../workerproc/testdata/fakeworker").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "build fake worker: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testutil.MainWithFakeWorker(m.Run, &fakeWorker) }
 
 func testCatalog(t *testing.T) *DirCatalog {
 	t.Helper()

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"tilegen/internal/testutil"
 )
 
 // TestRealWorkerWithoutGPU builds the real worker (cgo, gorgonia.org/cu) and starts it on a host
@@ -29,7 +31,7 @@ func TestRealWorkerWithoutGPU(t *testing.T) {
 		t.Skip("no cuda.h: the real worker cannot be built here")
 	}
 	bin := filepath.Join(t.TempDir(), WorkerName)
-	cmd := exec.Command(goTool(), "build", "-tags", "gpu", "-o", bin, "../../runner/worker")
+	cmd := exec.Command(testutil.GoTool(), "build", "-tags", "gpu", "-o", bin, "../../runner/worker")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building the worker: %v\n%s", err, out)
