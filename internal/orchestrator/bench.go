@@ -177,13 +177,10 @@ func Bench(cfg *Config, bs BenchSettings) error {
 	vcfg := *cfg
 	vcfg.Shapes, vcfg.Out = nil, filepath.Join(dir, "verify")
 	vcfg.Stdout = io.Discard
-	verr := Verify(&vcfg)
-	vrecs, rerr := results.ReadJSONL(filepath.Join(vcfg.Out, "results.jsonl"))
-	if rerr != nil {
-		if verr != nil {
-			return verr
-		}
-		return rerr
+	// A variant failing the edge suite fails Verify; the suite goes on and leaves it out.
+	vrecs, written, verr := verify(&vcfg)
+	if !written {
+		return verr
 	}
 	edgeFailed := map[string]bool{}
 	for _, r := range vrecs {
@@ -218,17 +215,11 @@ func Bench(cfg *Config, bs BenchSettings) error {
 	tcfg := *cfg
 	tcfg.Out, tcfg.Shapes = filepath.Join(dir, "tune"), small
 	tcfg.Stdout = io.MultiWriter(cfg.Stdout, tableFile)
-	if err := Tune(&tcfg); err != nil {
-		return err
-	}
-	ranking, err := results.ReadRanking(filepath.Join(tcfg.Out, "ranking.json"))
+	tuned, err := tune(&tcfg)
 	if err != nil {
 		return err
 	}
-	recs, err := results.ReadJSONL(filepath.Join(tcfg.Out, "results.jsonl"))
-	if err != nil {
-		return err
-	}
+	ranking, recs := tuned.ranking, tuned.recs
 	seeds := variant.SeedFamilies(cfg.Catalog.Variants())
 	var largeNote string
 	if len(large) > 0 {
@@ -238,14 +229,11 @@ func Bench(cfg *Config, bs BenchSettings) error {
 			lcfg.Out, lcfg.Shapes = filepath.Join(dir, "tune-large"), large
 			lcfg.Filter = Filter{Globs: names}
 			lcfg.Stdout = io.MultiWriter(cfg.Stdout, tableFile)
-			if err := Tune(&lcfg); err != nil {
-				return err
-			}
-			lr, err := results.ReadRanking(filepath.Join(lcfg.Out, "ranking.json"))
+			lt, err := tune(&lcfg)
 			if err != nil {
 				return err
 			}
-			ranking = append(ranking, lr...)
+			ranking = append(ranking, lt.ranking...)
 			largeNote = fmt.Sprintf("Shapes of ≥ %.0f GFLOP were measured for the %d leaders at %s (its best %d verified variants and its best seed-family variant); see tune-large/.",
 				bs.largeFlops()/1e9, len(names), from, bs.largeTop())
 		}

@@ -1,6 +1,8 @@
 package orchestrator
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,5 +96,84 @@ func TestWorkerArgs(t *testing.T) {
 	}
 	if _, err := c.SupportPTX("../manifest"); err == nil {
 		t.Fatal("a support name with a path escaped the catalog")
+	}
+}
+
+// TestBenchUsesWhatItWrote pins that bench's in-memory results (what tune and verify return) are
+// what their results directories hold, so summary.json and BENCHMARKS.md come out as they did when
+// bench read those files back.
+func TestBenchUsesWhatItWrote(t *testing.T) {
+	dir := t.TempDir()
+	// bad_wrong fails verification, so the edge suite excludes it from the summary.
+	cfg, _, _ := testConfig(t, dir, "fast_*", "mid", "bad_wrong")
+	tuned, err := tune(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jl, err := results.EncodeJSONL(tuned.recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(cfg.Out, "results.jsonl")); err != nil || !bytes.Equal(jl, b) {
+		t.Errorf("tune's records differ from its results.jsonl (%v)", err)
+	}
+	rj, err := json.MarshalIndent(tuned.ranking, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(cfg.Out, "ranking.json")); err != nil || !bytes.Equal(append(rj, '\n'), b) {
+		t.Errorf("tune's ranking differs from its ranking.json (%v)", err)
+	}
+	readRanking, err := results.ReadRanking(filepath.Join(cfg.Out, "ranking.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readRecs, err := results.ReadJSONL(filepath.Join(cfg.Out, "results.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	vcfg := *cfg
+	vcfg.Shapes, vcfg.Out = nil, filepath.Join(dir, "verify")
+	vrecs, written, verr := verify(&vcfg)
+	if !written {
+		t.Fatalf("verify wrote nothing: %v", verr)
+	}
+	vjl, err := results.EncodeJSONL(vrecs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(vcfg.Out, "results.jsonl")); err != nil || !bytes.Equal(vjl, b) {
+		t.Errorf("verify's records differ from its results.jsonl (%v)", err)
+	}
+	readVerify, err := results.ReadJSONL(filepath.Join(vcfg.Out, "results.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	failedOf := func(rs []results.Record) map[string]bool {
+		m := map[string]bool{}
+		for _, r := range rs {
+			if r.Kind == results.KindVerify && r.Status == results.StatusFailed {
+				m[r.Variant] = true
+			}
+		}
+		return m
+	}
+	seeds := variant.SeedFamilies(cfg.Catalog.Variants())
+	peak := &protocol.PeakResult{GFLOPS: 1000}
+	render := func(ranking []results.ShapeRanking, recs, vrecs []results.Record) string {
+		sum := summarize(ranking, recs, failedOf(vrecs), seeds, peak)
+		b, err := json.MarshalIndent(sum, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b) + "\n" + BenchMarkdown(sum, "results/bench/x")
+	}
+	if len(failedOf(vrecs)) == 0 {
+		t.Error("no variant failed the edge suite; the test means to exclude one")
+	}
+	if got, want := render(tuned.ranking, tuned.recs, vrecs), render(readRanking, readRecs, readVerify); got != want {
+		t.Errorf("summary from memory:\n%s\nfrom the files:\n%s", got, want)
 	}
 }
