@@ -5,6 +5,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // startupError is a worker that ended before its hello. Its message names the worker, the device,
@@ -96,16 +97,22 @@ func printable(s string) string {
 	}, strings.TrimRight(s, "\r\n"))
 }
 
-// OneLine keeps worker-provided text to a single line so that every reason fits one CSV cell and one
-// error line.
+// OneLine keeps worker-provided text to a single printable line so that every reason fits one CSV
+// cell and one error line: the first line only, control characters (escape sequences included) as
+// in printable, at most 300 bytes.
 func OneLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		s = strings.TrimSpace(s[:i]) + " …"
 	}
+	s = printable(s)
 	const max = 300
 	if len(s) > max {
-		s = s[:max] + "…"
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut-- // never split a character
+		}
+		s = s[:cut] + "…"
 	}
 	return s
 }
