@@ -90,7 +90,9 @@ type Config struct {
 	// Devices are device indexes; nil means all.
 	Devices []int
 	// Shapes to tune on; for verify, nil means each variant's edge suite.
-	Shapes   []protocol.Shape
+	Shapes []protocol.Shape
+	// Sources says where shapes come from (a shapes file's comments); it travels into run.json.
+	Sources  map[protocol.Shape]string
 	Filter   Filter
 	Strategy Strategy
 	Shard    Shard
