@@ -8,8 +8,10 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"tilegen/generated"
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
+	"tilegen/internal/variant"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
@@ -171,5 +173,39 @@ func TestBlocksPerSM(t *testing.T) {
 		if got := BlocksPerSM(tc.threads, tc.regs, tc.shared, Hopper); got != tc.want {
 			t.Errorf("%s: %d blocks per SM, want %d", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestBlocksPerSMMatchesDriver: for every variant of the committed H100 bench, the occupancy count
+// from its threads, shared memory and the registers the driver gave it (its JIT may differ from
+// ptxas by a few) is what the driver reported (cuOccupancyMaxActiveBlocksPerMultiprocessor).
+func TestBlocksPerSMMatchesDriver(t *testing.T) {
+	recs, err := results.ReadJSONL("../../results/bench/nvidia-h100-80gb-hbm3/tune/results.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*variant.Variant{}
+	vs := generated.Variants()
+	for i := range vs {
+		byName[vs[i].Name] = &vs[i]
+	}
+	checked := 0
+	seen := map[string]bool{}
+	for _, r := range recs {
+		v := byName[r.Variant]
+		if r.Attributes == nil || v == nil || seen[r.Variant] || r.Resources != v.Resources {
+			continue
+		}
+		seen[r.Variant] = true
+		checked++
+		a := r.Attributes
+		got := BlocksPerSM(v.Threads(), a.Registers, a.SharedStatic+v.DynamicShared, Hopper)
+		if got != a.BlocksPerSM {
+			t.Errorf("%s: %d blocks per SM, the driver said %d (threads %d, registers %d, shared %d)", r.Variant, got,
+				a.BlocksPerSM, v.Threads(), a.Registers, a.SharedStatic+v.DynamicShared)
+		}
+	}
+	if checked < 100 {
+		t.Errorf("only %d variants checked", checked)
 	}
 }

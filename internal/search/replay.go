@@ -59,6 +59,9 @@ type ReplayConfig struct {
 	Within float64
 	// Isolated searches each shape alone, so that no shape learns from another's measurements.
 	Isolated bool
+	// Until, when set, stops a shape's search once it has found a variant within the tolerance and
+	// made at least Until(candidates) measurements; otherwise every candidate is measured.
+	Until func(candidates int) int
 }
 
 // ShapeReplay is one shape's replayed search.
@@ -75,7 +78,7 @@ type ShapeReplay struct {
 	// Order is the variants in the order they were measured (until found).
 	Order []string `json:"-"`
 	// BestAt is the best time found after each number of measurements (index n-1), relative to the
-	// exhaustive winner (1: found it).
+	// exhaustive winner (1: found it), as far as the search went.
 	BestAt []float64 `json:"-"`
 }
 
@@ -170,6 +173,9 @@ func Replay(o Oracle, catalog []variant.Variant, cfg ReplayConfig) ([]ShapeRepla
 						p.found = true
 						p.rep.Needed = len(p.rep.BestAt)
 					}
+				}
+				if p.found && cfg.Until != nil && len(p.rep.BestAt) >= cfg.Until(p.rep.Candidates) {
+					s.Stop(pk.Shape)
 				}
 			}
 		}

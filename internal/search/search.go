@@ -138,6 +138,9 @@ func randomOrder(seed uint64, s protocol.Shape, n int) []int {
 	return rand.New(rand.NewPCG(seed, h.Sum64())).Perm(n)
 }
 
+// tieJitter bounds the seeded jitter of the model's prior (log units: 10⁻⁶).
+const tieJitter = 1e-6
+
 // unrunnableMS is the prior of a variant of which no block fits an SM.
 const unrunnableMS = 1e9
 
@@ -147,7 +150,7 @@ type Config struct {
 	Method string
 	// Budget bounds the measurements per shape.
 	Budget Budget
-	// Seed drives the random method.
+	// Seed drives the random method, and orders the candidates the model cannot tell apart.
 	Seed uint64
 	// Device is what the model knows of the GPU.
 	Device Device
@@ -269,6 +272,13 @@ func (s *Search) start() {
 		}
 	}
 	if s.cfg.Method == Model {
+		// The prior cannot tell apart variants that differ only in what it does not model (stages,
+		// warp layout): a seeded jitter far below any measurable difference orders them.
+		for _, st := range s.shapes {
+			for i, j := range randomOrder(s.cfg.Seed, st.shape, len(st.cands)) {
+				st.cands[i].prior += tieJitter * float64(j) / float64(len(st.cands))
+			}
+		}
 		s.model = newModel(s.shapes)
 	}
 }
@@ -305,6 +315,14 @@ func (s *Search) Next() []Pick {
 		}
 	}
 	return out
+}
+
+// Stop ends shape sh's search: Next hands out nothing more for it.
+func (s *Search) Stop(sh protocol.Shape) {
+	if st := s.byShape[sh]; st != nil {
+		st.budget = st.handed
+		st.order = st.order[:min(len(st.order), st.next)]
+	}
 }
 
 // Observe reports a pick's result: its median time in milliseconds when ok, or a failure.
