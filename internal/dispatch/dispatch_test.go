@@ -128,24 +128,25 @@ func TestCrossValidationGeneralizes(t *testing.T) {
 // TestFoldsHoldOut checks that a fold's rule never saw its shapes: changing every time of a
 // held-out shape does not change the rule fitted without it.
 func TestFoldsHoldOut(t *testing.T) {
-	d := synthData(synthCorpus(30, 3))
+	d := synthData(synthCorpus(10, 3))
 	v, err := CrossValidate(d, 5, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	var train []int
+	changed := 0
 	for i := range d.Samples {
 		if v.Fold[i] != 2 {
+			train = append(train, i)
 			continue
 		}
+		changed++
 		for j := range d.Times[i] {
 			d.Times[i][j] *= 1 + float64(j%3)
 		}
 	}
-	var train []int
-	for i := range d.Samples {
-		if v.Fold[i] != 2 {
-			train = append(train, i)
-		}
+	if changed == 0 || v.Rules[2] == nil {
+		t.Fatal("fold 2 is empty")
 	}
 	r, err := Fit(d, train, Config{})
 	if err != nil {
@@ -153,13 +154,6 @@ func TestFoldsHoldOut(t *testing.T) {
 	}
 	if !reflect.DeepEqual(r, v.Rules[2]) {
 		t.Error("the rule of fold 2 depends on fold 2's measurements")
-	}
-	full, err := Fit(d, nil, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if reflect.DeepEqual(full.Table, v.Full.Table) && full.Params == v.Full.Params {
-		t.Log("note: the full rule did not change with fold 2's times (possible, not required)")
 	}
 }
 

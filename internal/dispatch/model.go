@@ -74,6 +74,9 @@ const (
 	nearWinner = 1.05
 	// shortfall is the ratio below which the fitting objective counts a shape's loss twice.
 	shortfall = 0.9
+	// cutoff: a training shape farther than cutoff bandwidths from a point carries no weight there
+	// (its Gaussian weight would be below e^−8).
+	cutoff = 4.0
 )
 
 // grid lists the hyperparameters leave-one-out chooses from, in order of preference on a tie:
@@ -348,6 +351,10 @@ func (m *model) weights(w []float64, u [3]float64, reg, skip int, p Params) bool
 		}
 		d2 := (u[0]-v[0])*(u[0]-v[0]) + (u[1]-v[1])*(u[1]-v[1]) + (u[2]-v[2])*(u[2]-v[2])
 		near = near || p.Reach == 0 || d2 <= p.Reach*p.Reach
+		if d2 > cutoff*cutoff*p.Bandwidth*p.Bandwidth {
+			w[t] = 0
+			continue
+		}
 		w[t] = math.Exp(-d2 / (2 * p.Bandwidth * p.Bandwidth))
 		if m.reg[t] != reg {
 			w[t] *= p.CrossRegime
