@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/shapes"
 )
 
 // FoldRule says how Fold assigns folds, for the summary.
@@ -43,6 +44,27 @@ func (d *Data) Evaluate(r *Rule, i int) (Outcome, error) {
 	return Outcome{Kernel: j, Ratio: ratio, Imputed: imp}, nil
 }
 
+// nearest is what the nearest-shape rule fitted on train gives sample i (see Validation.Nearest).
+func (d *Data) nearest(train []int, def, i int) (Outcome, error) {
+	s := d.Samples[i].Shape
+	t := shapes.Nearest(shapes.Rule{Metric: shapes.SquaredLog}, s.M, s.N, s.K, len(train), func(t int) (int, int, int) {
+		c := d.Samples[train[t]].Shape
+		return c.M, c.N, c.K
+	}, nil)
+	j := def
+	if t >= 0 {
+		if _, k := d.bestKernel(train[t]); k >= 0 {
+			j = k
+		}
+	}
+	j = d.dispatched(i, j, def, def)
+	r, imp, ok := d.Ratio(i, j)
+	if !ok {
+		return Outcome{}, fmt.Errorf("%dx%dx%d: %s cannot take it, or nothing was timed there", s.M, s.N, s.K, d.Kernels[j].Name)
+	}
+	return Outcome{Kernel: j, Ratio: r, Imputed: imp}, nil
+}
+
 // Validation is a cross-validation of the rule over a corpus.
 type Validation struct {
 	Folds int
@@ -57,6 +79,10 @@ type Validation struct {
 	// Best[i] is the best ratio timed on sample i and BestKernel[i] its kernel (the per-shape oracle).
 	Best       []float64
 	BestKernel []int
+	// Nearest[i] is what the rule this package replaced gives sample i, cross-validated the same
+	// way: the fastest variant timed on the nearest shape of the other folds (squared log-distance,
+	// ties to the first), else the robust default.
+	Nearest []Outcome
 }
 
 // CrossValidate fits the rule on all samples and, for each of k folds, on the others only, and
@@ -70,7 +96,8 @@ func CrossValidate(d *Data, k int, cfg Config) (*Validation, error) {
 		return nil, err
 	}
 	v := &Validation{Folds: k, Full: full, Rules: make([]*Rule, k), All: make([]Outcome, len(d.Samples)),
-		CV: make([]Outcome, len(d.Samples)), Best: make([]float64, len(d.Samples)), BestKernel: make([]int, len(d.Samples))}
+		CV: make([]Outcome, len(d.Samples)), Best: make([]float64, len(d.Samples)), BestKernel: make([]int, len(d.Samples)),
+		Nearest: make([]Outcome, len(d.Samples))}
 	for i, s := range d.Samples {
 		v.Fold = append(v.Fold, Fold(s.Shape, k))
 		if v.All[i], err = d.Evaluate(full, i); err != nil {
@@ -100,6 +127,9 @@ func CrossValidate(d *Data, k int, cfg Config) (*Validation, error) {
 		v.Rules[f] = r
 		for _, i := range test {
 			if v.CV[i], err = d.Evaluate(r, i); err != nil {
+				return nil, fmt.Errorf("fold %d: %w", f, err)
+			}
+			if v.Nearest[i], err = d.nearest(train, r.Default, i); err != nil {
 				return nil, fmt.Errorf("fold %d: %w", f, err)
 			}
 		}

@@ -55,40 +55,6 @@ func TestRegime(t *testing.T) {
 	}
 }
 
-// nearestCV is the dispatch the fitted rule replaces, cross-validated the same way: a held-out
-// shape gets the fastest kernel of the training shape nearest in squared log-distance.
-func nearestCV(d *Data, v *Validation, def func(train []int) int) []float64 {
-	out := make([]float64, len(d.Samples))
-	for f := range v.Folds {
-		var train []int
-		for i := range d.Samples {
-			if v.Fold[i] != f {
-				train = append(train, i)
-			}
-		}
-		df := def(train)
-		for i, smp := range d.Samples {
-			if v.Fold[i] != f {
-				continue
-			}
-			s := smp.Shape
-			best, bestD := -1, math.Inf(1)
-			for _, t := range train {
-				c := d.Samples[t].Shape
-				l := func(a, b int) float64 { return math.Log(float64(a) / float64(b)) }
-				dm, dn, dk := l(s.M, c.M), l(s.N, c.N), l(s.K, c.K)
-				if dd := dm*dm + dn*dn + dk*dk; dd < bestD {
-					best, bestD = t, dd
-				}
-			}
-			_, j := d.bestKernel(best)
-			r, _, _ := d.Ratio(i, d.dispatched(i, j, df, df))
-			out[i] = r
-		}
-	}
-	return out
-}
-
 func ratios(os []Outcome) []float64 {
 	var out []float64
 	for _, o := range os {
@@ -107,7 +73,7 @@ func TestCrossValidationGeneralizes(t *testing.T) {
 		t.Fatal(err)
 	}
 	all, cv, best := Summarize(ratios(v.All)), Summarize(ratios(v.CV)), Summarize(v.Best)
-	near := Summarize(nearestCV(d, v, func(train []int) int { j, _ := d.chooseDefault(train); return j }))
+	near := Summarize(ratios(v.Nearest))
 	t.Logf("%d shapes: best %+v", len(d.Samples), best)
 	t.Logf("fitted on all: %+v (params %+v, %d candidates)", all, v.Full.Params, len(v.Full.Candidates))
 	t.Logf("held out:      %+v", cv)

@@ -8,7 +8,7 @@ import (
 // RatioDefinition says what every ratio of a Summary is.
 const RatioDefinition = "ratio = cuBLAS median time / tilegen median time on the same shape, device and run (above 1: faster than cuBLAS); " +
 	"ratio: the dispatch fitted on every corpus shape (the one the export carries); ratio_cv: the dispatch fitted without the shape's fold; " +
-	"best_ratio: the fastest exportable variant timed on the shape; a dispatched variant that was not timed on the shape counts as the slowest timed there (untimed)"
+	"best_ratio: the fastest exportable variant timed on the shape; nearest_cv: the nearest-tuned-shape dispatch this rule replaced, cross-validated the same way; a dispatched variant that was not timed on the shape counts as the slowest timed there (untimed)"
 
 // Summary is summary.json of `runner workload`: per corpus shape, what the exported dispatch and
 // the held-out dispatch give it, and the totals.
@@ -51,13 +51,16 @@ type ShapeResult struct {
 	// BestVariant and BestRatio: the fastest exportable variant timed here.
 	BestVariant string  `json:"best_variant"`
 	BestRatio   float64 `json:"best_ratio"`
+	// NearestCV: the nearest-shape dispatch this rule replaced, held out the same way.
+	NearestCV float64 `json:"nearest_cv"`
 }
 
-// SummaryTotals are the totals of the three ratios.
+// SummaryTotals are the totals of the ratios.
 type SummaryTotals struct {
-	Ratio   Totals `json:"ratio"`
-	RatioCV Totals `json:"ratio_cv"`
-	Best    Totals `json:"best"`
+	Ratio     Totals `json:"ratio"`
+	RatioCV   Totals `json:"ratio_cv"`
+	Best      Totals `json:"best"`
+	NearestCV Totals `json:"nearest_cv"`
 }
 
 // RegimeTotals are one regime class's totals.
@@ -108,7 +111,7 @@ func (v *Validation) Summary(d *Data) *Summary {
 		}
 		s.FoldRules = append(s.FoldRules, d.ruleSummary(r, f, n))
 	}
-	type acc struct{ all, cv, best []float64 }
+	type acc struct{ all, cv, best, near []float64 }
 	byRegime := map[int]*acc{}
 	var tot acc
 	for i, smp := range d.Samples {
@@ -118,7 +121,7 @@ func (v *Validation) Summary(d *Data) *Summary {
 			Fold: v.Fold[i], Flops: 2 * float64(sh.M) * float64(sh.N) * float64(sh.K), CublasMS: smp.CublasMS,
 			Variant: d.Kernels[v.All[i].Kernel].Name, Ratio: v.All[i].Ratio, Untimed: v.All[i].Imputed,
 			VariantCV: d.Kernels[v.CV[i].Kernel].Name, RatioCV: v.CV[i].Ratio, UntimedCV: v.CV[i].Imputed,
-			BestRatio: v.Best[i]}
+			BestRatio: v.Best[i], NearestCV: v.Nearest[i].Ratio}
 		if v.BestKernel[i] >= 0 {
 			r.BestVariant = d.Kernels[v.BestKernel[i]].Name
 		}
@@ -127,7 +130,7 @@ func (v *Validation) Summary(d *Data) *Summary {
 			byRegime[reg] = &acc{}
 		}
 		for _, a := range []*acc{&tot, byRegime[reg]} {
-			a.all, a.cv, a.best = append(a.all, r.Ratio), append(a.cv, r.RatioCV), append(a.best, r.BestRatio)
+			a.all, a.cv, a.best, a.near = append(a.all, r.Ratio), append(a.cv, r.RatioCV), append(a.best, r.BestRatio), append(a.near, r.NearestCV)
 		}
 	}
 	sort.SliceStable(s.Shapes, func(i, j int) bool {
@@ -136,10 +139,10 @@ func (v *Validation) Summary(d *Data) *Summary {
 		}
 		return s.Shapes[i].Shape < s.Shapes[j].Shape
 	})
-	s.Totals = SummaryTotals{Summarize(tot.all), Summarize(tot.cv), Summarize(tot.best)}
+	s.Totals = SummaryTotals{Summarize(tot.all), Summarize(tot.cv), Summarize(tot.best), Summarize(tot.near)}
 	for reg, name := range RegimeNames {
 		if a := byRegime[reg]; a != nil {
-			s.Regimes = append(s.Regimes, RegimeTotals{name, SummaryTotals{Summarize(a.all), Summarize(a.cv), Summarize(a.best)}})
+			s.Regimes = append(s.Regimes, RegimeTotals{name, SummaryTotals{Summarize(a.all), Summarize(a.cv), Summarize(a.best), Summarize(a.near)}})
 		}
 	}
 	return s

@@ -60,7 +60,8 @@ func WorkloadMarkdown(s *dispatch.Summary, chart string) string {
 	fmt.Fprintf(&b, "Ratio = cuBLAS time / tilegen time, both measured in the same run (above 1: faster than cuBLAS). "+
 		"*Held out*: the dispatch fitted without the shape's fold (%d folds, %s), so the shape's measurements "+
 		"were never used to fit it. *Exported*: the dispatch fitted on every shape, as `runner export --corpus` "+
-		"writes it. *Fastest timed*: the best exportable variant measured on the shape. %d exportable variants were timed.\n\n",
+		"writes it. *Fastest timed*: the best exportable variant measured on the shape. *Nearest tuned shape*: the dispatch "+
+		"this one replaced (the fastest variant of the nearest shape of the other folds). %d exportable variants were timed.\n\n",
 		s.Folds, s.FoldRule, s.Kernels)
 	tot := func(name string, t dispatch.Totals) []string {
 		return []string{name, fmt.Sprint(t.Count), f3(t.Geomean), f3(t.Min), f3(t.Median), fmt.Sprint(t.Below09)}
@@ -69,15 +70,16 @@ func WorkloadMarkdown(s *dispatch.Summary, chart string) string {
 		tot("held out (cross-validated)", s.Totals.RatioCV),
 		tot("exported (fitted on all shapes)", s.Totals.Ratio),
 		tot("fastest timed per shape", s.Totals.Best),
+		tot("nearest tuned shape (the rule replaced), held out", s.Totals.NearestCV),
 	}))
 	b.WriteString("\n")
 	var rows [][]string
 	for _, r := range s.Regimes {
 		rows = append(rows, []string{r.Regime, fmt.Sprint(r.Ratio.Count), f3(r.RatioCV.Geomean), f3(r.RatioCV.Min),
-			f3(r.Ratio.Geomean), f3(r.Ratio.Min), f3(r.Best.Geomean)})
+			f3(r.Ratio.Geomean), f3(r.Ratio.Min), f3(r.Best.Geomean), f3(r.NearestCV.Geomean)})
 	}
 	b.WriteString(Table([]string{"regime", "shapes", "held-out geomean", "held-out min", "exported geomean", "exported min",
-		"fastest geomean"}, rows))
+		"fastest geomean", "nearest-shape held-out geomean"}, rows))
 	b.WriteString("\n")
 	if chart != "" {
 		b.WriteString(Image("ratio against problem size", chart))
