@@ -8,7 +8,7 @@ func BenchmarkTune(b *testing.B) {
 	for i := range d.Samples {
 		all = append(all, i)
 	}
-	m, _ := newModel(d, all)
+	m, _ := newModel(d, all, 1)
 	for b.Loop() {
 		m.loo(grid[len(grid)/2])
 	}
@@ -20,7 +20,7 @@ func BenchmarkCompile(b *testing.B) {
 	for i := range d.Samples {
 		all = append(all, i)
 	}
-	m, _ := newModel(d, all)
+	m, _ := newModel(d, all, 1)
 	for b.Loop() {
 		r := &Rule{Shift: 1, Lo: [3]int{0, 0, 0}, Hi: [3]int{30, 30, 30}}
 		m.compile(r, grid[len(grid)/2])

@@ -84,6 +84,20 @@ func TestCrossValidationGeneralizes(t *testing.T) {
 	if cv.Geomean <= near.Geomean || cv.Min <= near.Min {
 		t.Errorf("held-out geomean %.3f / min %.3f: not better than the nearest-shape rule's %.3f / %.3f", cv.Geomean, cv.Min, near.Geomean, near.Min)
 	}
+	// Pinned cells: a corpus shape alone in its cell gets its fastest variant from the exported rule.
+	if v.Full.Params.Pin {
+		count := map[int]int{}
+		for _, s := range d.Samples {
+			count[v.Full.Cell(s.Shape.M, s.Shape.N, s.Shape.K)]++
+		}
+		for i, s := range d.Samples {
+			if count[v.Full.Cell(s.Shape.M, s.Shape.N, s.Shape.K)] == 1 && v.All[i].Ratio != v.Best[i] {
+				t.Errorf("%v alone in its pinned cell: ratio %.3f, its fastest %.3f", s.Shape, v.All[i].Ratio, v.Best[i])
+			}
+		}
+	} else {
+		t.Log("the fit did not pin cells")
+	}
 	for i, o := range v.CV {
 		if o.Imputed {
 			t.Errorf("%v: held-out pick %s was not timed (every kernel was)", d.Samples[i].Shape, d.Kernels[o.Kernel].Name)

@@ -52,9 +52,12 @@
 // skipped, timed on the most training shapes, with the best worst-case ratio there), and the
 // hyperparameters (h, λ, α, γ, ρ, R) from a small grid by leave-one-out over the training shapes,
 // maximizing the mean log ratio plus the mean shortfall below 0.9× (shortfalls count twice: a
-// slowdown costs more than an equal gain earns; ties: the smoother, simpler setting). The tables
-// then take, per cell, the candidate with the best score: the plane at the cell's centre and the q
-// and e terms averaged over up to eight points of the cell.
+// slowdown costs more than an equal gain earns; ties: the smoother, simpler setting), and then
+// whether to pin (kept unless leave-one-out finds it worse). The tables then take, per cell: when
+// pinning and the cell holds training shapes, the candidate with the best total measured log ratio
+// on them (so each corpus shape alone in its cell gets its fastest variant); otherwise the
+// candidate with the best score, the plane at the cell's centre and the q and e terms averaged
+// over up to eight points of the cell.
 //
 // # Validation
 //

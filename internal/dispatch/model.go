@@ -49,8 +49,12 @@ type Data struct {
 
 // Params are the model's hyperparameters (see the package doc).
 type Params struct {
-	// Bandwidth is h, in octaves.
+	// Bandwidth is h, in octaves; with Adaptive > 0, the smallest h.
 	Bandwidth float64 `json:"bandwidth_octaves"`
+	// Adaptive, when above 0, makes h at a point Adaptive times the distance to the nearest training
+	// shape (at least Bandwidth): narrow where the corpus has a shape close by, wide where it has
+	// none.
+	Adaptive float64 `json:"adaptive"`
 	// Waves is α, the weight of the wave-quantization feature.
 	Waves float64 `json:"waves_weight"`
 	// Edge is γ, the weight of the tile-waste feature.
@@ -63,6 +67,9 @@ type Params struct {
 	// Reach is how far, in octaves, a shape may be from every training shape before it gets the
 	// robust default (0: any distance).
 	Reach float64 `json:"reach_octaves"`
+	// Pin: a table cell that holds training shapes takes the candidate with the best total log
+	// ratio measured on them (the model fills the other cells).
+	Pin bool `json:"pin_cells"`
 }
 
 // Model constants (see the package doc).
@@ -74,8 +81,8 @@ const (
 	nearWinner = 1.05
 	// shortfall is the ratio below which the fitting objective counts a shape's loss twice.
 	shortfall = 0.9
-	// cutoff: a training shape farther than cutoff bandwidths from a point carries no weight there
-	// (its Gaussian weight would be below e^−8).
+	// cutoff: a training shape whose squared distance exceeds the nearest one's by more than
+	// (cutoff·h)² carries no weight (its weight relative to the nearest's would be below e^−8).
 	cutoff = 4.0
 )
 
@@ -83,13 +90,21 @@ const (
 // smoother first, then fewer features, then no regime partition.
 var grid = func() []Params {
 	var out []Params
-	for _, h := range []float64{2, 1.5, 1, 0.7, 0.5} {
+	type bw struct{ h, k float64 }
+	var bws []bw
+	for _, k := range []float64{3, 2, 1.5, 1, 0.5} {
+		for _, h := range []float64{0.5, 0.25, 0.1} {
+			bws = append(bws, bw{h, k})
+		}
+	}
+	for _, b := range bws {
+		h := b.h
 		for _, l := range []float64{0, 1, 0.1} {
 			for _, a := range []float64{0, 1} {
 				for _, g := range []float64{0, 1} {
 					for _, r := range []float64{1, 0.05} {
 						for _, far := range []float64{3, 0} {
-							out = append(out, Params{Bandwidth: h, Ridge: l, Waves: a, Edge: g, CrossRegime: r, Reach: far})
+							out = append(out, Params{Bandwidth: h, Adaptive: b.k, Ridge: l, Waves: a, Edge: g, CrossRegime: r, Reach: far})
 						}
 					}
 				}
@@ -232,6 +247,53 @@ type model struct {
 	// u are the training shapes' log2 M, N, K; reg their regimes.
 	u   [][3]float64
 	reg []int
+	// shift is the table's resolution; cells holds the training shapes (indices into train) of each
+	// cell (absolute buckets).
+	shift int
+	cells map[[3]int][]int
+}
+
+func cellOf(s protocol.Shape, shift int) [3]int {
+	return [3]int{Bucket(s.M, shift), Bucket(s.N, shift), Bucket(s.K, shift)}
+}
+
+// pinned is the candidate with the best total log ratio over the training shapes ts but skip, of
+// those that take every one of them, and the same among the general candidates; ok is false when
+// no other training shape is in ts or no candidate takes them all.
+func (m *model) pinned(ts []int, skip int) (best, general int, ok bool) {
+	b, g := -1, -1
+	var sb, sg float64
+	for c := range m.cand {
+		sum, n := 0.0, 0
+		for _, t := range ts {
+			if t == skip {
+				continue
+			}
+			if math.IsNaN(m.logr[t][c]) {
+				n = -1
+				break
+			}
+			sum += m.logr[t][c]
+			n++
+		}
+		if n <= 0 {
+			continue
+		}
+		if b < 0 || sum > sb {
+			b, sb = c, sum
+		}
+		if m.gen[c] && (g < 0 || sum > sg) {
+			g, sg = c, sum
+		}
+	}
+	if b < 0 {
+		return 0, 0, false
+	}
+	best, general = m.cand[b], m.def
+	if g >= 0 {
+		general = m.cand[g]
+	}
+	return best, general, true
 }
 
 func log2s(s protocol.Shape) [3]float64 {
@@ -308,7 +370,7 @@ func (d *Data) chooseCandidates(train []int, def int) []int {
 	return ks
 }
 
-func newModel(d *Data, train []int) (*model, error) {
+func newModel(d *Data, train []int, shift int) (*model, error) {
 	if len(train) == 0 {
 		return nil, fmt.Errorf("dispatch: no training shapes")
 	}
@@ -316,7 +378,7 @@ func newModel(d *Data, train []int) (*model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &model{d: d, train: train, def: def, cand: d.chooseCandidates(train, def)}
+	m := &model{d: d, train: train, def: def, cand: d.chooseCandidates(train, def), shift: shift, cells: map[[3]int][]int{}}
 	for _, j := range m.cand {
 		m.gen = append(m.gen, d.Kernels[j].General)
 	}
@@ -333,6 +395,7 @@ func newModel(d *Data, train []int) (*model, error) {
 			lq[c], le[c] = d.features(j, s.M, s.N, s.K)
 		}
 		m.logr, m.logq, m.loge = append(m.logr, lr), append(m.logq, lq), append(m.loge, le)
+		m.cells[cellOf(s, shift)] = append(m.cells[cellOf(s, shift)], len(m.u))
 		m.u = append(m.u, log2s(s))
 		m.reg = append(m.reg, Regime(float64(s.M), float64(s.N), float64(s.K)))
 	}
@@ -343,24 +406,31 @@ func newModel(d *Data, train []int) (*model, error) {
 // leaving out training shape skip (−1: none), and says whether the model may answer there (some
 // training shape is within p.Reach).
 func (m *model) weights(w []float64, u [3]float64, reg, skip int, p Params) bool {
-	near := false
+	nearest := math.Inf(1)
 	for t, v := range m.u {
-		if t == skip {
-			w[t] = 0
-			continue
-		}
-		d2 := (u[0]-v[0])*(u[0]-v[0]) + (u[1]-v[1])*(u[1]-v[1]) + (u[2]-v[2])*(u[2]-v[2])
-		near = near || p.Reach == 0 || d2 <= p.Reach*p.Reach
-		if d2 > cutoff*cutoff*p.Bandwidth*p.Bandwidth {
-			w[t] = 0
-			continue
-		}
-		w[t] = math.Exp(-d2 / (2 * p.Bandwidth * p.Bandwidth))
-		if m.reg[t] != reg {
-			w[t] *= p.CrossRegime
+		w[t] = (u[0]-v[0])*(u[0]-v[0]) + (u[1]-v[1])*(u[1]-v[1]) + (u[2]-v[2])*(u[2]-v[2])
+		if t != skip {
+			nearest = math.Min(nearest, w[t])
 		}
 	}
-	return near
+	h := p.Bandwidth
+	if p.Adaptive > 0 {
+		h = math.Max(h, p.Adaptive*math.Sqrt(nearest))
+	}
+	// Relative to the nearest shape's, so that the nearest always has weight 1 (a constant factor
+	// changes neither the mean nor the plane): a narrow h is the nearest-shape rule.
+	for t, d2 := range w {
+		switch {
+		case t == skip || d2-nearest > cutoff*cutoff*h*h:
+			w[t] = 0
+		default:
+			w[t] = math.Exp(-(d2 - nearest) / (2 * h * h))
+			if m.reg[t] != reg {
+				w[t] *= p.CrossRegime
+			}
+		}
+	}
+	return !math.IsInf(nearest, 1) && (p.Reach == 0 || nearest <= p.Reach*p.Reach)
 }
 
 // smooth fills s with each candidate's smoothed target at the point u under weights w: the
@@ -520,6 +590,11 @@ func (m *model) argmax(score []float64) (best, general int) {
 
 // pickAt is what the model picks at training shape t, fitted without it (leave-one-out).
 func (m *model) pickAt(t int, w, s []float64, p Params) (best, general int) {
+	if p.Pin {
+		if b, g, ok := m.pinned(m.cells[cellOf(m.d.Samples[m.train[t]].Shape, m.shift)], t); ok {
+			return b, g
+		}
+	}
 	if !m.weights(w, m.u[t], m.reg[t], t, p) {
 		return m.def, m.def
 	}
@@ -596,6 +671,14 @@ func (m *model) tune() Params {
 			best = g
 		}
 	}
+	// Pinning is kept unless leave-one-out finds it worse: where no cell holds two training shapes,
+	// it changes only the cells of the training shapes themselves, which leave-one-out cannot judge,
+	// and there it launches what was measured fastest.
+	p := grid[best]
+	p.Pin = true
+	if m.loo(p) >= score[best]-1e-12 {
+		return p
+	}
 	return grid[best]
 }
 
@@ -631,7 +714,7 @@ func Fit(d *Data, train []int, cfg Config) (*Rule, error) {
 			train = append(train, i)
 		}
 	}
-	m, err := newModel(d, train)
+	m, err := newModel(d, train, shift)
 	if err != nil {
 		return nil, err
 	}
@@ -696,8 +779,15 @@ func (m *model) compile(r *Rule, p Params) {
 			for i := range next {
 				am := axes[0][i]
 				cell := i * dims[1] * dims[2]
-				for _, an := range axes[1] {
-					for _, ak := range axes[2] {
+				for j, an := range axes[1] {
+					for l, ak := range axes[2] {
+						if ts := m.cells[[3]int{r.Lo[0] + i, r.Lo[1] + j, r.Lo[2] + l}]; p.Pin && len(ts) > 0 {
+							var ok bool
+							if r.Table[cell], r.General[cell], ok = m.pinned(ts, -1); ok {
+								cell++
+								continue
+							}
+						}
 						r.Table[cell], r.General[cell] = m.pickCell(am.pts, an.pts, ak.pts, [3]float64{am.mid, an.mid, ak.mid},
 							am.ok && an.ok && ak.ok, w, s, p)
 						cell++
