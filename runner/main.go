@@ -90,6 +90,7 @@ func init() {
 		{"devices", "start a worker per device and print what it reports", runDevices},
 		{"merge", "combine result directories (shards) into one: runner merge DIR... --out DIR", runMerge},
 		{"export", "write the winners as a Go package, a CUDA C++ header and provenance (no GPU needed)", runExport},
+		{"workload", "fit the export's dispatch on a tuned workload corpus and cross-validate it: summary.json, chart (no GPU needed)", runWorkload},
 		{"study", "run one of the seeds' experiments and write its tables and charts: runner study NAME --out DIR", runStudy},
 		{"report", "render result directories into report.md with charts: runner report DIR... --out DIR (no GPU needed)", runReport},
 		{"bench", "the benchmark suite: edge suite, tune of the suite's shapes, FFMA peak, summary.json, BENCHMARKS.md", runBench},

@@ -43,14 +43,16 @@ func cuhFile(p *Plan) ([]byte, error) {
 	data := struct {
 		Header, Name, Guard, GPU, Default, NVCC, Arch, Generator, Content string
 		DefaultIndex, DynDefault                                          int
-		Classes, ClassRows                                                []string
+		Classes, ClassRows, RuleDoc                                       []string
 		Kernels                                                           []cuhKernel
+		Rule                                                              cuhRule
 		// BigDyn: some kernel needs more than DynDefault bytes of dynamic shared memory.
 		BigDyn bool
 	}{
 		Header: header, Name: p.Name, Guard: strings.ToUpper(p.Name) + "_CUH", GPU: safeText(p.GPU),
 		Default: p.Variants[p.Default].V.Name, DefaultIndex: p.Default, NVCC: safeText(p.Manifest.NVCC), Arch: safeText(p.Manifest.Arch),
 		Generator: safeText(p.Manifest.Generator), Content: p.Content, DynDefault: dynSharedDefault, BigDyn: p.needsDynShared(),
+		RuleDoc: strings.Split(ruleDoc(p, p.Name+"_sgemm returns cudaErrorInvalidValue ("+p.Name+"_variant: NULL)"), "\n"), Rule: cuhRuleData(p),
 	}
 	for _, c := range p.Classes {
 		data.Classes = append(data.Classes, p.classLine(c))

@@ -81,10 +81,11 @@ func runConsumer(t *testing.T, bin string, env ...string) string {
 
 // TestGoPackageBuilds builds the exported package in a module of its own that requires nothing
 // (so an empty module cache and GOPROXY=off suffice), and runs a program importing it on this host,
-// which has no GPU: it starts, its Choose agrees with Plan.Choose, and Load returns an error, both
-// with cgo (the driver opened by dlopen, or missing) and without.
+// which has no GPU: it starts, its Choose agrees with Plan.Choose on every probe (an export with
+// variants that have requirements, so that both of the rule's tables are exercised), and Load
+// returns an error, both with cgo (the driver opened by dlopen, or missing) and without.
 func TestGoPackageBuilds(t *testing.T) {
-	out, p := exportFixture(t)
+	out, p := requirementsFixture(t)
 	cgo, nocgo := buildConsumer(t, out)
 	choices := planChoices(p)
 	for _, c := range []struct {

@@ -86,10 +86,10 @@ func goDispatch(p *Plan) *jen.File {
 		}
 	})
 	f.Line()
-	f.Comment("defaultKernel is the robust default: launched when the nearest class's variant cannot take a problem.")
+	f.Comment("defaultKernel is the robust default: launched when neither variant of a problem's cell can take it.")
 	f.Const().Id("defaultKernel").Op("=").Lit(p.Default).Comment(p.Variants[p.Default].V.Name)
 	f.Line()
-	f.Comment(lineComment("Class is a tuned shape, the variant launched for problems nearest to it, and the median times\nrecorded at tuning (milliseconds)."))
+	f.Comment(lineComment("Class is a shape the dispatch rule was fitted on, the variant it launches there, and the median\ntimes recorded at tuning (milliseconds)."))
 	f.Type().Id("Class").Struct(
 		jen.Id("M").Op(",").Id("N").Op(",").Id("K").Int(),
 		jen.Id("Variant").String(),
@@ -97,20 +97,17 @@ func goDispatch(p *Plan) *jen.File {
 		jen.Id("CublasMS").Float64(),
 	)
 	f.Line()
-	f.Comment("classes are sorted by M, N, K; classKernel[i] indexes kernels.")
+	f.Comment(lineComment("classes are the shapes the rule was fitted on where the variant it launches was timed, sorted\nby M, N, K."))
 	f.Var().Id("classes").Op("=").Index().Id("Class").ValuesFunc(func(g *jen.Group) {
 		for _, c := range p.Classes {
 			g.Values(jen.Dict{jen.Id("M"): jen.Lit(c.Shape.M), jen.Id("N"): jen.Lit(c.Shape.N), jen.Id("K"): jen.Lit(c.Shape.K),
 				jen.Id("Variant"): jen.Lit(p.Variants[c.Variant].V.Name), jen.Id("TunedMS"): jen.Lit(c.MedianMS), jen.Id("CublasMS"): jen.Lit(c.CublasMS)})
 		}
 	})
-	f.Var().Id("classKernel").Op("=").Index().Int().ValuesFunc(func(g *jen.Group) {
-		for _, c := range p.Classes {
-			g.Lit(c.Variant)
-		}
-	})
 	f.Line()
-	f.Comment("Classes returns the tuned shape classes in M, N, K order.")
+	goRule(f, p)
+	f.Line()
+	f.Comment("Classes returns the shapes the rule was fitted on (see classes) in M, N, K order.")
 	f.Func().Id("Classes").Params().Index().Id("Class").Block(
 		jen.Return(jen.Append(jen.Index().Id("Class").Parens(jen.Nil()), jen.Id("classes").Op("..."))),
 	)
@@ -137,30 +134,19 @@ func goDispatch(p *Plan) *jen.File {
 		jen.If(jen.Id("m").Op("<").Lit(1).Op("||").Id("n").Op("<").Lit(1).Op("||").Id("k").Op("<").Lit(1)).Block(
 			jen.Return(jen.Lit(-1), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": shape %dx%dx%d: every dimension must be at least 1"), jen.Id("m"), jen.Id("n"), jen.Id("k"))),
 		),
-		jen.Id("best").Op(":=").Id("nearest").Call(jen.Id("m"), jen.Id("n"), jen.Id("k")),
+		jen.List(jen.Id("best"), jen.Id("general")).Op(":=").Id("rule").Call(jen.Id("m"), jen.Id("n"), jen.Id("k")),
 		jen.Id("err").Op(":=").Id("supports").Call(jen.Op("&").Id("kernels").Index(jen.Id("best")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")),
 		jen.If(jen.Err().Op("==").Nil()).Block(jen.Return(jen.Id("best"), jen.Nil())),
+		jen.If(jen.Id("general").Op("!=").Id("best").Op("&&").Id("supports").Call(jen.Op("&").Id("kernels").Index(jen.Id("general")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")).Op("==").Nil()).Block(
+			jen.Return(jen.Id("general"), jen.Nil()),
+		),
 		jen.If(jen.Id("best").Op("==").Id("defaultKernel")).Block(
 			jen.Return(jen.Lit(-1), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": %s: %w"), jen.Id("kernels").Index(jen.Id("best")).Dot("name"), jen.Err())),
 		),
 		jen.Id("derr").Op(":=").Id("supports").Call(jen.Op("&").Id("kernels").Index(jen.Id("defaultKernel")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")),
 		jen.If(jen.Id("derr").Op("==").Nil()).Block(jen.Return(jen.Id("defaultKernel"), jen.Nil())),
-		jen.Return(jen.Lit(-1), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": %s (nearest class): %v; default %s: %w"),
+		jen.Return(jen.Lit(-1), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": %s (the rule's choice): %v; default %s: %w"),
 			jen.Id("kernels").Index(jen.Id("best")).Dot("name"), jen.Err(), jen.Id("kernels").Index(jen.Id("defaultKernel")).Dot("name"), jen.Id("derr"))),
-	)
-	f.Line()
-	f.Comment("nearest returns the kernel of the class nearest to M×N×K by squared log-distance (ties: the first class).")
-	f.Func().Id("nearest").Params(jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k")).Int()).Int().Block(
-		jen.List(jen.Id("best"), jen.Id("bestD")).Op(":=").List(jen.Lit(0), jen.Qual("math", "Inf").Call(jen.Lit(1))),
-		jen.For(jen.List(jen.Id("i"), jen.Id("c")).Op(":=").Range().Id("classes")).Block(
-			jen.Id("dm").Op(":=").Qual("math", "Log").Call(jen.Float64().Call(jen.Id("m")).Op("/").Float64().Call(jen.Id("c").Dot("M"))),
-			jen.Id("dn").Op(":=").Qual("math", "Log").Call(jen.Float64().Call(jen.Id("n")).Op("/").Float64().Call(jen.Id("c").Dot("N"))),
-			jen.Id("dk").Op(":=").Qual("math", "Log").Call(jen.Float64().Call(jen.Id("k")).Op("/").Float64().Call(jen.Id("c").Dot("K"))),
-			jen.If(jen.Id("d").Op(":=").Id("dm").Op("*").Id("dm").Op("+").Id("dn").Op("*").Id("dn").Op("+").Id("dk").Op("*").Id("dk"), jen.Id("d").Op("<").Id("bestD")).Block(
-				jen.List(jen.Id("best"), jen.Id("bestD")).Op("=").List(jen.Id("classKernel").Index(jen.Id("i")), jen.Id("d")),
-			),
-		),
-		jen.Return(jen.Id("best")),
 	)
 	f.Line()
 	f.Comment(lineComment("supports says why kernel kn cannot take the problem (nil: it can): the checks of the\ngenerator's variant model, the kernels' 32-bit int parameters and the pointers' alignment."))
@@ -222,10 +208,7 @@ func packageDoc(p *Plan) string {
 	b.WriteString("default stream). With gorgonia.org/cu: uintptr(p) for a cu.DevicePtr p, and\n")
 	b.WriteString("uintptr(unsafe.Pointer(s.C())) for a cu.Stream s; the context cu made current is the one Load\n")
 	b.WriteString("and Sgemm use (both packages' calls go to the same libcuda.so.1).\n\n")
-	b.WriteString("Dispatch: the tuned shape class nearest to M×N×K by squared log-distance\n")
-	b.WriteString("ln²(M/Mc) + ln²(N/Nc) + ln²(K/Kc) picks the variant; when it cannot take the problem the\n")
-	fmt.Fprintf(&b, "robust default (%s) is used; when that cannot either, Sgemm returns an error and launches nothing.\n\n",
-		p.Variants[p.Default].V.Name)
+	b.WriteString(ruleDoc(p, "Sgemm returns an error") + "\n\n")
 	b.WriteString("Classes (tuned median, cuBLAS median, ratio = cuBLAS time / tuned time; above 1: faster than cuBLAS):\n\n")
 	for _, c := range p.Classes {
 		fmt.Fprintf(&b, "\t%s\n", p.classLine(c))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"tilegen/internal/dispatch"
 	"tilegen/internal/protocol"
 	"tilegen/internal/variant"
 )
@@ -44,11 +45,24 @@ type Provenance struct {
 	Files []string `json:"files"`
 }
 
-// DispatchDoc is the dispatch table.
+// DispatchDoc is the dispatch rule.
 type DispatchDoc struct {
-	Rule    string     `json:"rule"`
-	Default string     `json:"default"`
-	Classes []ClassDoc `json:"classes"`
+	Rule    string `json:"rule"`
+	Default string `json:"default"`
+	// BucketsPerOctave, Lo and Hi are the table's buckets (internal/dispatch's Rule).
+	BucketsPerOctave int    `json:"buckets_per_octave"`
+	Lo               [3]int `json:"bucket_lo"`
+	Hi               [3]int `json:"bucket_hi"`
+	// Params are the fitted hyperparameters; Candidates the variants the table chose from.
+	Params     dispatch.Params `json:"params"`
+	Candidates []string        `json:"candidates"`
+	// FittedOn is how many shapes the rule was fitted on, Corpus whether they were a workload corpus.
+	FittedOn int  `json:"fitted_on_shapes"`
+	Corpus   bool `json:"corpus"`
+	// Classes are the shapes fitted on with the variant launched there; Untimed the shapes where that
+	// variant was not timed.
+	Classes []ClassDoc       `json:"classes"`
+	Untimed []protocol.Shape `json:"untimed"`
 }
 
 // ClassDoc is one shape class.
@@ -80,11 +94,12 @@ type VariantDoc struct {
 	EdgeSuite     EdgeSuite            `json:"edge_suite"`
 }
 
-const rule = "nearest tuned shape class by squared log-distance ln²(M/Mc)+ln²(N/Nc)+ln²(K/Kc) (ties: first class in M,N,K order); " +
-	"its variant when it accepts the problem, else the robust default when it does, else an error"
+const rule = "table of the cell of bucket(M), bucket(N), bucket(K) (buckets_per_octave buckets per octave, clamped to [bucket_lo, bucket_hi]), " +
+	"fitted by internal/dispatch on the shapes' timings; the cell's variant when it accepts the problem, else the cell's variant without " +
+	"requirements, else the robust default, else an error"
 
 const ratioDefinition = "ratio = cuBLAS median time / tilegen median time on the same shape and device (above 1: faster than cuBLAS); " +
-	"worst_ratio is a variant's smallest ratio over the classes it was timed on"
+	"worst_ratio is a variant's smallest ratio over the shapes fitted on where it was timed"
 
 // provenanceFile renders <name>.json; files are the other files of the export.
 func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error) {
@@ -93,7 +108,9 @@ func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error)
 		Arch: p.Manifest.Arch, ResultsNVCC: resultsNVCC, GPU: p.GPU, Devices: p.Devices, Inputs: p.Inputs,
 		ContentHash: p.Content, UnhashedRecords: p.Unhashed, AllowUnhashed: p.AllowUnhashed, RatioDefinition: ratioDefinition,
 		Excluded: p.Excluded, Files: append(append([]string(nil), files...), p.Name+".json"),
-		Dispatch: DispatchDoc{Rule: rule, Default: p.Variants[p.Default].V.Name},
+		Dispatch: DispatchDoc{Rule: rule, Default: p.Variants[p.Default].V.Name, BucketsPerOctave: 1 << p.Rule.Shift, Lo: p.Rule.Lo,
+			Hi: p.Rule.Hi, Params: p.Rule.Params, Candidates: p.Candidates, FittedOn: p.FitShapes, Corpus: p.Corpus,
+			Classes: []ClassDoc{}, Untimed: append([]protocol.Shape{}, p.Untimed...)},
 	}
 	sort.Strings(pv.Files)
 	if pv.Excluded == nil {

@@ -6,11 +6,12 @@ import (
 	"sort"
 	"strings"
 
+	"tilegen/internal/dispatch"
 	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
-	"tilegen/internal/shapes"
 	"tilegen/internal/variant"
+	"tilegen/internal/workload"
 )
 
 // Measure is one tuned time of a variant with the cuBLAS time on the same shape and device.
@@ -48,7 +49,7 @@ type EdgeSuite struct {
 type Chosen struct {
 	V   variant.Variant
 	src source
-	// Won are the shape classes it was chosen for.
+	// Won are the shape classes the rule launches it on.
 	Won []protocol.Shape
 	// Tuned are its times on every class it was measured on.
 	Tuned []Measure
@@ -57,7 +58,7 @@ type Chosen struct {
 	WorstRatio float64
 }
 
-// Class is a tuned shape and the exported variant chosen for it.
+// Class is a shape the rule was fitted on and the exported variant launched there.
 type Class struct {
 	Shape    protocol.Shape
 	Variant  int // index into Plan.Variants
@@ -84,7 +85,7 @@ type Plan struct {
 	PkgName   string
 	Manifest  variant.Manifest // Variants unused
 	Variants  []Chosen         // sorted by name
-	Classes   []Class          // sorted by M, N, K
+	Classes   []Class          // the shapes fitted on, sorted by M, N, K
 	Default   int              // index into Variants
 	Excluded  []Exclusion
 	Inputs    []Input
@@ -95,6 +96,15 @@ type Plan struct {
 	// with AllowUnhashed.
 	Unhashed      int
 	AllowUnhashed bool
+	// Rule is the dispatch rule (kernel indices into Variants); Candidates the names of the
+	// variants it was fitted to choose from; FitShapes how many shapes it was fitted on, Corpus
+	// whether those were a workload corpus (else the tuned shapes).
+	Rule       *dispatch.Rule
+	Candidates []string
+	FitShapes  int
+	Corpus     bool
+	// Untimed are the shapes fitted on where the variant launched was not timed (no class).
+	Untimed []protocol.Shape
 }
 
 // eligibility returns, per variant name in the results, why it may not be exported ("" when it may),
@@ -246,11 +256,24 @@ func lessShape(a, b protocol.Shape) bool {
 	return a.K < b.K
 }
 
-// choose decides the exported variants, the classes and the default.
-func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape, allowUnhashed bool) (*Plan, error) {
-	byName := map[string]*variant.Variant{}
+// selection is what the export knows before fitting the dispatch rule: the classes (the corpus's
+// shapes, or the tuned shapes), every eligible variant's times there, and the exclusions.
+type selection struct {
+	byName  map[string]*variant.Variant
+	ms      map[protocol.Shape]map[string]Measure
+	classes []protocol.Shape // sorted by M, N, K
+	sources map[protocol.Shape]string
+	edge    map[string]EdgeSuite
+	excl    []Exclusion
+	gpu     string
+	data    *dispatch.Data
+}
+
+// selectInputs checks the records and gathers the fitting input of the dispatch rule.
+func selectInputs(rs *resultsSet, manifest variant.Manifest, o Options) (*selection, error) {
+	sel := &selection{byName: map[string]*variant.Variant{}, sources: map[protocol.Shape]string{}}
 	for i := range manifest.Variants {
-		byName[manifest.Variants[i].Name] = &manifest.Variants[i]
+		sel.byName[manifest.Variants[i].Name] = &manifest.Variants[i]
 	}
 	gpus := map[string]bool{}
 	for _, r := range rs.records {
@@ -266,6 +289,9 @@ func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape, 
 		sort.Strings(names)
 		return nil, fmt.Errorf("tune results mix GPU models (%s): export one model's results", strings.Join(names, ", "))
 	}
+	for g := range gpus {
+		sel.gpu = g
+	}
 	ms, err := measures(rs.records)
 	if err != nil {
 		return nil, err
@@ -273,25 +299,43 @@ func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape, 
 	if len(ms) == 0 {
 		return nil, fmt.Errorf("no ok tune records: pass a runner tune results directory")
 	}
-	var classes []protocol.Shape
-	if shapes == nil {
-		for s := range ms {
-			classes = append(classes, s)
+	sel.ms = ms
+	switch {
+	case o.Corpus != nil && o.Shapes != nil:
+		return nil, fmt.Errorf("a corpus and --shapes both choose the shapes to fit on: give one")
+	case o.Corpus != nil:
+		var missing []string
+		for _, s := range workload.Unique(o.Corpus) {
+			if ms[s] == nil {
+				missing = append(missing, results.ShapeString(s))
+				continue
+			}
+			sel.classes = append(sel.classes, s)
 		}
-	} else {
-		for _, s := range shapes {
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("%d corpus shape(s) have no ok tune record in the results (tune the corpus first): %s",
+				len(missing), abbreviate(missing, 8))
+		}
+		sel.sources = workload.Sources(o.Corpus)
+	case o.Shapes != nil:
+		for _, s := range o.Shapes {
 			if ms[s] == nil {
 				return nil, fmt.Errorf("--shapes: %s was not tuned in the results", results.ShapeString(s))
 			}
-			classes = append(classes, s)
+			sel.classes = append(sel.classes, s)
+		}
+	default:
+		for s := range ms {
+			sel.classes = append(sel.classes, s)
 		}
 	}
-	sort.Slice(classes, func(i, j int) bool { return lessShape(classes[i], classes[j]) })
-	why, edge, fullEdge := eligibility(rs.records, byName, allowUnhashed)
+	sort.Slice(sel.classes, func(i, j int) bool { return lessShape(sel.classes[i], sel.classes[j]) })
+	why, edge, fullEdge := eligibility(rs.records, sel.byName, o.AllowUnhashed)
+	sel.edge = edge
 
+	// Exclusions, with the classes where an excluded variant was the fastest.
 	excl := map[string]*Exclusion{}
-	winners := map[protocol.Shape]string{}
-	for _, s := range classes {
+	for _, s := range sel.classes {
 		names := make([]string, 0, len(ms[s]))
 		for n := range ms[s] {
 			names = append(names, n)
@@ -303,9 +347,10 @@ func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape, 
 			}
 			return names[i] < names[j]
 		})
+		won := false
 		for _, n := range names {
 			if why[n] == "" {
-				winners[s] = n
+				won = true
 				break
 			}
 			if excl[n] == nil {
@@ -313,7 +358,7 @@ func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape, 
 			}
 			excl[n].WouldHaveWon = append(excl[n].WouldHaveWon, s)
 		}
-		if winners[s] == "" {
+		if !won {
 			return nil, fmt.Errorf("no exportable variant for %s (%d timed, all excluded; e.g. %s: %s)",
 				results.ShapeString(s), len(names), safeText(names[0]), why[names[0]])
 		}
@@ -323,76 +368,145 @@ func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape, 
 			excl[n] = &Exclusion{Variant: n, Reason: w}
 		}
 	}
-
-	// The robust default: timed on every class, whole edge suite passed, best worst-case ratio
-	// (the largest smallest cuBLAS time / tilegen time).
-	bestDef, bestWorst := "", math.Inf(-1)
-	var candidates []string
-	for n := range byName {
-		candidates = append(candidates, n)
+	for _, e := range excl {
+		sel.excl = append(sel.excl, *e)
 	}
-	sort.Strings(candidates)
-	for _, n := range candidates {
-		if why[n] != "" || !fullEdge[n] {
-			continue
+	sort.Slice(sel.excl, func(i, j int) bool { return sel.excl[i].Variant < sel.excl[j].Variant })
+
+	sel.data = fitData(rs, sel, why, fullEdge)
+	return sel, nil
+}
+
+// abbreviate joins the first n of xs, saying how many more there are.
+func abbreviate(xs []string, n int) string {
+	if len(xs) <= n {
+		return strings.Join(xs, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(xs[:n], ", "), len(xs)-n)
+}
+
+// fitData is the dispatch rule's input: every eligible variant timed on a class, by name, and its
+// times on the classes. A time is stored as the class's cuBLAS time over the variant's ratio, so
+// that each ratio stays the one measured on one device even when devices differ.
+func fitData(rs *resultsSet, sel *selection, why map[string]string, fullEdge map[string]bool) *dispatch.Data {
+	d := &dispatch.Data{SMs: orchestrator.DefaultSMs}
+	for _, dev := range rs.info.Devices {
+		if dev.SMs > 0 && (sel.gpu == "" || dev.Name == sel.gpu) {
+			d.SMs = dev.SMs
+			break
 		}
-		worst, all := math.Inf(1), true
-		for _, s := range classes {
-			m, ok := ms[s][n]
-			if !ok {
-				all = false
-				break
+	}
+	blocksPerSM := map[string]int{}
+	for _, r := range rs.records {
+		if r.Kind == results.KindTune && r.Attributes != nil {
+			blocksPerSM[r.Variant] = max(blocksPerSM[r.Variant], r.Attributes.BlocksPerSM)
+		}
+	}
+	timed := map[string]bool{}
+	for _, s := range sel.classes {
+		for n := range sel.ms[s] {
+			if why[n] == "" {
+				timed[n] = true
 			}
-			worst = math.Min(worst, m.Ratio)
-		}
-		if all && worst > bestWorst {
-			bestDef, bestWorst = n, worst
 		}
 	}
-	if bestDef == "" {
-		return nil, fmt.Errorf("no robust default: no exportable variant was timed on every class and passed its whole edge suite with no shape skipped")
-	}
-
-	chosen := map[string]bool{bestDef: true}
-	for _, n := range winners {
-		chosen[n] = true
-	}
-	p := &Plan{Manifest: variant.Manifest{Generator: manifest.Generator, NVCC: manifest.NVCC, Arch: manifest.Arch},
-		Inputs: rs.inputs, Content: rs.contentHash, Devices: rs.info.Devices}
-	for g := range gpus {
-		p.GPU = g
-	}
-	idx := map[string]int{}
 	var names []string
-	for n := range chosen {
+	for n := range timed {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		c := Chosen{V: *byName[n], Edge: edge[n], WorstRatio: math.Inf(1)}
-		for _, s := range classes {
-			if m, ok := ms[s][n]; ok {
+		v := sel.byName[n]
+		r := v.Requires
+		d.Kernels = append(d.Kernels, dispatch.Kernel{Name: n, TileRows: v.Tile.Rows, TileCols: v.Tile.Cols, GridZ: atLeast1(v.GridZ),
+			BlocksPerSM: max(blocksPerSM[n], 1), Robust: fullEdge[n],
+			General:  atLeast1(r.MMultiple) == 1 && atLeast1(r.NMultiple) == 1 && atLeast1(r.KMultiple) == 1 && atLeast1(r.LDMultiple) == 1,
+			Supports: func(m, nn, k int) bool { return supports(v, m, nn, k, k, nn, nn) == nil }})
+	}
+	for _, s := range sel.classes {
+		cub := math.Inf(1)
+		for _, m := range sel.ms[s] {
+			cub = math.Min(cub, m.CublasMS)
+		}
+		row := make([]float64, len(names))
+		for j, n := range names {
+			if m, ok := sel.ms[s][n]; ok {
+				row[j] = cub / m.Ratio
+			}
+		}
+		d.Samples = append(d.Samples, dispatch.Sample{Shape: s, Source: sel.sources[s], CublasMS: cub})
+		d.Times = append(d.Times, row)
+	}
+	return d
+}
+
+// choose decides the exported variants, the dispatch rule, the default and the classes.
+func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error) {
+	sel, err := selectInputs(rs, manifest, o)
+	if err != nil {
+		return nil, err
+	}
+	if len(sel.data.Kernels) == 0 {
+		return nil, fmt.Errorf("no exportable variant was timed on the shapes")
+	}
+	rule, err := dispatch.Fit(sel.data, nil, dispatch.Config{BucketsPerOctave: o.BucketsPerOctave})
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Manifest: variant.Manifest{Generator: manifest.Generator, NVCC: manifest.NVCC, Arch: manifest.Arch},
+		Inputs: rs.inputs, Content: rs.contentHash, Devices: rs.info.Devices, GPU: sel.gpu, Excluded: sel.excl,
+		FitShapes: len(sel.classes), Corpus: o.Corpus != nil}
+	for _, j := range rule.Candidates {
+		p.Candidates = append(p.Candidates, sel.data.Kernels[j].Name)
+	}
+	used := rule.Used()
+	if len(used) > maxExported {
+		return nil, fmt.Errorf("the dispatch rule uses %d variants, more than the %d an export encodes", len(used), maxExported)
+	}
+	idx := map[int]int{}
+	for i, j := range used { // used is ascending and the kernels are sorted by name: so are the variants
+		idx[j] = i
+		n := sel.data.Kernels[j].Name
+		p.Variants = append(p.Variants, Chosen{V: *sel.byName[n], Edge: sel.edge[n], WorstRatio: math.Inf(1)})
+	}
+	p.Rule = rule.Remap(func(j int) int {
+		if i, ok := idx[j]; ok {
+			return i
+		}
+		return -1
+	})
+	p.Default = p.Rule.Default
+	for i := range p.Variants {
+		c := &p.Variants[i]
+		for _, s := range sel.classes {
+			if m, ok := sel.ms[s][c.V.Name]; ok {
 				c.Tuned = append(c.Tuned, m)
 				c.WorstRatio = math.Min(c.WorstRatio, m.Ratio)
 			}
-			if winners[s] == n {
-				c.Won = append(c.Won, s)
-			}
 		}
-		idx[n] = len(p.Variants)
-		p.Variants = append(p.Variants, c)
 	}
-	p.Default = idx[bestDef]
-	for _, s := range classes {
-		m := ms[s][winners[s]]
-		p.Classes = append(p.Classes, Class{Shape: s, Variant: idx[winners[s]], MedianMS: m.MedianMS, CublasMS: m.CublasMS})
+	// The classes: every shape fitted on, with the variant the rule launches there (packed leading
+	// dimensions, aligned pointers) and its time; a shape where that variant was not timed is
+	// counted in Untimed instead.
+	for _, s := range sel.classes {
+		i, err := p.Choose(s.M, s.N, s.K, s.K, s.N, s.N)
+		if err != nil {
+			return nil, fmt.Errorf("the dispatch rule launches nothing on the tuned shape %s: %w", results.ShapeString(s), err)
+		}
+		m, ok := sel.ms[s][p.Variants[i].V.Name]
+		if !ok {
+			p.Untimed = append(p.Untimed, s)
+			continue
+		}
+		p.Classes = append(p.Classes, Class{Shape: s, Variant: i, MedianMS: m.MedianMS, CublasMS: m.CublasMS})
+		p.Variants[i].Won = append(p.Variants[i].Won, s)
 	}
-	for _, e := range excl {
-		p.Excluded = append(p.Excluded, *e)
-	}
-	sort.Slice(p.Excluded, func(i, j int) bool { return p.Excluded[i].Variant < p.Excluded[j].Variant })
 	return p, nil
 }
+
+// maxExported bounds the variants one export dispatches to: the table encodes an index as one
+// character, '0' + index.
+const maxExported = dispatch.MaxCandidates
 
 // Choose is the dispatch rule of the exported artifacts (see the package doc): the index into
 // p.Variants launched for the problem, or an error saying why none can be. Pointer alignment is
@@ -401,16 +515,15 @@ func (p *Plan) Choose(m, n, k, lda, ldb, ldc int) (int, error) {
 	if m < 1 || n < 1 || k < 1 {
 		return -1, fmt.Errorf("shape %dx%dx%d: every dimension must be at least 1", m, n, k)
 	}
-	best := 0
-	if i := shapes.Nearest(shapes.Dispatch, m, n, k, len(p.Classes), func(i int) (int, int, int) {
-		c := p.Classes[i].Shape
-		return c.M, c.N, c.K
-	}, nil); i >= 0 {
-		best = p.Classes[i].Variant
-	}
+	best, general := p.Rule.Pick(m, n, k)
 	err := supports(&p.Variants[best].V, m, n, k, lda, ldb, ldc)
 	if err == nil {
 		return best, nil
+	}
+	if general != best {
+		if supports(&p.Variants[general].V, m, n, k, lda, ldb, ldc) == nil {
+			return general, nil
+		}
 	}
 	if best == p.Default {
 		return -1, fmt.Errorf("%s: %w", p.Variants[best].V.Name, err)
@@ -419,7 +532,7 @@ func (p *Plan) Choose(m, n, k, lda, ldb, ldc int) (int, error) {
 	if derr == nil {
 		return p.Default, nil
 	}
-	return -1, fmt.Errorf("%s (nearest class): %v; default %s: %w", p.Variants[best].V.Name, err, p.Variants[p.Default].V.Name, derr)
+	return -1, fmt.Errorf("%s (the rule's choice): %v; default %s: %w", p.Variants[best].V.Name, err, p.Variants[p.Default].V.Name, derr)
 }
 
 // supports is variant.Supports plus the 32-bit limit of the kernels' int parameters.
