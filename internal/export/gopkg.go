@@ -86,7 +86,7 @@ func goDispatch(p *Plan) *jen.File {
 		}
 	})
 	f.Line()
-	f.Comment("defaultKernel is the robust default: launched when neither variant of a problem's cell can take it.")
+	f.Comment("defaultKernel is the robust default: launched when none of the variants of a problem's cell can take it.")
 	f.Const().Id("defaultKernel").Op("=").Lit(p.Default).Comment(p.Variants[p.Default].V.Name)
 	f.Line()
 	f.Comment(lineComment("Class is a shape the dispatch rule was fitted on, the variant it launches there, and the median\ntimes recorded at tuning (milliseconds)."))
@@ -134,19 +134,22 @@ func goDispatch(p *Plan) *jen.File {
 		jen.If(jen.Id("m").Op("<").Lit(1).Op("||").Id("n").Op("<").Lit(1).Op("||").Id("k").Op("<").Lit(1)).Block(
 			jen.Return(jen.Lit(-1), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": shape %dx%dx%d: every dimension must be at least 1"), jen.Id("m"), jen.Id("n"), jen.Id("k"))),
 		),
-		jen.List(jen.Id("best"), jen.Id("general")).Op(":=").Id("rule").Call(jen.Id("m"), jen.Id("n"), jen.Id("k")),
-		jen.Id("err").Op(":=").Id("supports").Call(jen.Op("&").Id("kernels").Index(jen.Id("best")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")),
-		jen.If(jen.Err().Op("==").Nil()).Block(jen.Return(jen.Id("best"), jen.Nil())),
-		jen.If(jen.Id("general").Op("!=").Id("best").Op("&&").Id("supports").Call(jen.Op("&").Id("kernels").Index(jen.Id("general")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")).Op("==").Nil()).Block(
-			jen.Return(jen.Id("general"), jen.Nil()),
+		jen.List(jen.Id("aligned"), jen.Id("unaligned"), jen.Id("general")).Op(":=").Id("rule").Call(jen.Id("m"), jen.Id("n"), jen.Id("k")),
+		jen.Id("ka").Op(":=").Op("&").Id("kernels").Index(jen.Id("aligned")),
+		jen.Id("err").Op(":=").Id("supports").Call(jen.Id("ka"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")),
+		jen.If(jen.Id("m").Op("%").Id("ka").Dot("tileRows").Op("==").Lit(0).Op("&&").Id("n").Op("%").Id("ka").Dot("tileCols").Op("==").Lit(0).Op("&&").Err().Op("==").Nil()).Block(
+			jen.Return(jen.Id("aligned"), jen.Nil()),
 		),
-		jen.If(jen.Id("best").Op("==").Id("defaultKernel")).Block(
-			jen.Return(jen.Lit(-1), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": %s: %w"), jen.Id("kernels").Index(jen.Id("best")).Dot("name"), jen.Err())),
+		jen.Comment("The cell's kernel for problems its tile does not divide, its kernel without requirements, then"),
+		jen.Comment("the aligned one on a partial tile, then the robust default."),
+		jen.For(jen.List(jen.Id("_"), jen.Id("i")).Op(":=").Range().Index(jen.Lit(4)).Int().Values(jen.Id("unaligned"), jen.Id("general"), jen.Id("aligned"), jen.Id("defaultKernel"))).Block(
+			jen.If(jen.Id("supports").Call(jen.Op("&").Id("kernels").Index(jen.Id("i")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")).Op("==").Nil()).Block(
+				jen.Return(jen.Id("i"), jen.Nil()),
+			),
 		),
 		jen.Id("derr").Op(":=").Id("supports").Call(jen.Op("&").Id("kernels").Index(jen.Id("defaultKernel")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")),
-		jen.If(jen.Id("derr").Op("==").Nil()).Block(jen.Return(jen.Id("defaultKernel"), jen.Nil())),
-		jen.Return(jen.Lit(-1), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": %s (the rule's choice): %v; default %s: %w"),
-			jen.Id("kernels").Index(jen.Id("best")).Dot("name"), jen.Err(), jen.Id("kernels").Index(jen.Id("defaultKernel")).Dot("name"), jen.Id("derr"))),
+		jen.Return(jen.Lit(-1), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": no exported variant takes %dx%dx%d: %s: %v; default %s: %w"),
+			jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("ka").Dot("name"), jen.Err(), jen.Id("kernels").Index(jen.Id("defaultKernel")).Dot("name"), jen.Id("derr"))),
 	)
 	f.Line()
 	f.Comment(lineComment("supports says why kernel kn cannot take the problem (nil: it can): the checks of the\ngenerator's variant model, the kernels' 32-bit int parameters and the pointers' alignment."))
