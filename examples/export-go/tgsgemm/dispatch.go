@@ -905,48 +905,87 @@ func choose(m, n, k, lda, ldb, ldc int, ptrs uintptr) (int, error) {
 	}
 	aligned, unaligned, general := rule(m, n, k)
 	ka := &kernels[aligned]
-	err := supports(ka, m, n, k, lda, ldb, ldc, ptrs)
-	if m%ka.tileRows == 0 && n%ka.tileCols == 0 && err == nil {
+	if m%ka.tileRows == 0 && n%ka.tileCols == 0 && reject(ka, m, n, k, lda, ldb, ldc, ptrs) == 0 {
 		return aligned, nil
 	}
 	// The cell's kernel for problems its tile does not divide, its kernel without requirements, then
 	// the aligned one on a partial tile, then the robust default.
 	for _, i := range [4]int{unaligned, general, aligned, defaultKernel} {
-		if supports(&kernels[i], m, n, k, lda, ldb, ldc, ptrs) == nil {
+		if reject(&kernels[i], m, n, k, lda, ldb, ldc, ptrs) == 0 {
 			return i, nil
 		}
 	}
+	err := supports(ka, m, n, k, lda, ldb, ldc, ptrs)
 	derr := supports(&kernels[defaultKernel], m, n, k, lda, ldb, ldc, ptrs)
 	return -1, fmt.Errorf("tgsgemm: no exported variant takes %dx%dx%d: %s: %v; default %s: %w", m, n, k, ka.name, err, kernels[defaultKernel].name, derr)
 }
 
-// supports says why kernel kn cannot take the problem (nil: it can): the checks of the
-// generator's variant model, the kernels' 32-bit int parameters and the pointers' alignment.
-func supports(kn *kernel, m, n, k, lda, ldb, ldc int, ptrs uintptr) error {
-	for _, x := range []int{m, n, k, lda, ldb, ldc} {
-		if x > math.MaxInt32 {
-			return fmt.Errorf("dimension %d exceeds the kernels' 32-bit int", x)
-		}
+// Checks reject reports (0: kernel kn can take the problem): the kernels' 32-bit int parameters,
+// the leading dimensions, the generator's multiples of M, N, K and of the leading dimensions, the
+// pointers' alignment, the grid limits.
+const (
+	rejectInt32 = iota + 1
+	rejectLD
+	rejectM
+	rejectN
+	rejectK
+	rejectLDMultiple
+	rejectAlign
+	rejectGrid
+)
+
+// reject returns the first check kernel kn fails on the problem (0: none), without allocating:
+// the dispatch calls it on every launch.
+func reject(kn *kernel, m, n, k, lda, ldb, ldc int, ptrs uintptr) int {
+	if m > math.MaxInt32 || n > math.MaxInt32 || k > math.MaxInt32 || lda > math.MaxInt32 || ldb > math.MaxInt32 || ldc > math.MaxInt32 {
+		return rejectInt32
 	}
 	if lda < k || ldb < n || ldc < n {
-		return fmt.Errorf("leading dimensions lda=%d ldb=%d ldc=%d too small for %dx%dx%d", lda, ldb, ldc, m, n, k)
+		return rejectLD
 	}
 	if m%kn.mMultiple != 0 {
-		return fmt.Errorf("M=%d is not a multiple of %d", m, kn.mMultiple)
+		return rejectM
 	}
 	if n%kn.nMultiple != 0 {
-		return fmt.Errorf("N=%d is not a multiple of %d", n, kn.nMultiple)
+		return rejectN
 	}
 	if k%kn.kMultiple != 0 {
-		return fmt.Errorf("K=%d is not a multiple of %d", k, kn.kMultiple)
+		return rejectK
 	}
 	if lda%kn.ldMultiple != 0 || ldb%kn.ldMultiple != 0 || ldc%kn.ldMultiple != 0 {
-		return fmt.Errorf("lda=%d ldb=%d ldc=%d are not multiples of %d", lda, ldb, ldc, kn.ldMultiple)
+		return rejectLDMultiple
 	}
 	if ptrs%uintptr(4*kn.ldMultiple) != 0 {
-		return fmt.Errorf("A, B and C must be aligned to %d bytes", 4*kn.ldMultiple)
+		return rejectAlign
 	}
 	if (m+kn.tileRows-1)/kn.tileRows > 65535 || kn.gridZ > 65535 {
+		return rejectGrid
+	}
+	return 0
+}
+
+// supports says why kernel kn cannot take the problem (nil: it can); see reject.
+func supports(kn *kernel, m, n, k, lda, ldb, ldc int, ptrs uintptr) error {
+	switch reject(kn, m, n, k, lda, ldb, ldc, ptrs) {
+	case rejectInt32:
+		for _, x := range []int{m, n, k, lda, ldb, ldc} {
+			if x > math.MaxInt32 {
+				return fmt.Errorf("dimension %d exceeds the kernels' 32-bit int", x)
+			}
+		}
+	case rejectLD:
+		return fmt.Errorf("leading dimensions lda=%d ldb=%d ldc=%d too small for %dx%dx%d", lda, ldb, ldc, m, n, k)
+	case rejectM:
+		return fmt.Errorf("M=%d is not a multiple of %d", m, kn.mMultiple)
+	case rejectN:
+		return fmt.Errorf("N=%d is not a multiple of %d", n, kn.nMultiple)
+	case rejectK:
+		return fmt.Errorf("K=%d is not a multiple of %d", k, kn.kMultiple)
+	case rejectLDMultiple:
+		return fmt.Errorf("lda=%d ldb=%d ldc=%d are not multiples of %d", lda, ldb, ldc, kn.ldMultiple)
+	case rejectAlign:
+		return fmt.Errorf("A, B and C must be aligned to %d bytes", 4*kn.ldMultiple)
+	case rejectGrid:
 		return fmt.Errorf("grid y=%d z=%d exceeds 65535", (m+kn.tileRows-1)/kn.tileRows, kn.gridZ)
 	}
 	return nil
