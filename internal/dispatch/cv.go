@@ -35,8 +35,11 @@ type Outcome struct {
 // Evaluate is what rule r (fitted on d's kernels) gives sample i.
 func (d *Data) Evaluate(r *Rule, i int) (Outcome, error) {
 	s := d.Samples[i].Shape
-	b, g := r.Pick(s.M, s.N, s.K)
-	j := d.dispatched(i, b, g, r.Default)
+	a, u, g := r.Pick(s.M, s.N, s.K)
+	j := d.dispatched(i, a, u, g, r.Default)
+	if j < 0 {
+		return Outcome{}, fmt.Errorf("%dx%dx%d: no dispatched variant takes it", s.M, s.N, s.K)
+	}
 	ratio, imp, ok := d.Ratio(i, j)
 	if !ok {
 		return Outcome{}, fmt.Errorf("%dx%dx%d: %s cannot take it, or nothing was timed there", s.M, s.N, s.K, d.Kernels[j].Name)
@@ -57,7 +60,9 @@ func (d *Data) nearest(train []int, def, i int) (Outcome, error) {
 			j = k
 		}
 	}
-	j = d.dispatched(i, j, def, def)
+	if !d.supports(i, j) {
+		j = def
+	}
 	r, imp, ok := d.Ratio(i, j)
 	if !ok {
 		return Outcome{}, fmt.Errorf("%dx%dx%d: %s cannot take it, or nothing was timed there", s.M, s.N, s.K, d.Kernels[j].Name)

@@ -1,22 +1,25 @@
 // Package dispatch is the exported SGEMM's dispatch rule: which exported variant runs an M×N×K
-// problem. It is fitted on measurements of a workload corpus, compiled into a small table, and
-// that table is what the exported Go package and CUDA header carry, so that a call costs a few
-// integer operations and one table lookup (no allocation, no floating point). The rule lives here
+// problem. It is fitted on measurements of a workload corpus, compiled into small tables, and
+// those tables are what the exported Go package and CUDA header carry, so that a call costs a few
+// integer operations and table reads (no allocation, no floating point). The rule lives here
 // once, in Go; internal/export emits the same integer code into both artifacts, and its tests
 // compile both and compare them with Rule.Pick on thousands of shapes. The package imports nothing
 // of tilegen but the shape type, so it runs and is tested anywhere.
 //
-// # The table
+// # The tables
 //
 // Each dimension x of M, N and K is put in a bucket b(x) = 2^s·e + f, where e = floor(log2 x)
 // and f is the s bits of x after its leading one (s = Rule.Shift: 2^s buckets per octave; s = 1
 // splits [2^e, 2^(e+1)) at 1.5·2^e). The bucket is clamped to the fitted range [Lo, Hi] of its
 // dimension (the corpus's range plus an octave each side), so a problem beyond the corpus is
-// treated like its edge. Two tables hold a kernel index per (b(M), b(N), b(K)) cell, M-major: the
-// cell's best kernel, and its best kernel without requirements (General: no multiple of M, N, K or
-// the leading dimensions needed). Rule.Pick computes exactly that; Rule.Dispatch, and the
-// exported artifacts, launch the first of the two and the robust default that takes the problem,
-// or nothing (an error): no kernel is launched on a problem it was not built for.
+// treated like its edge. Three tables hold a kernel index per (b(M), b(N), b(K)) cell, M-major:
+// the cell's kernel for problems whose M and N its tile divides (Table: kernels take a faster path
+// without partial tiles), its kernel for the other problems (Unaligned), and its best kernel
+// without requirements (General: no multiple of M, N, K or the leading dimensions needed).
+// Rule.Pick computes exactly that. Rule.Dispatch, and the exported artifacts, launch the aligned
+// kernel when its tile divides M and N and it takes the problem, else the first of the unaligned,
+// general and aligned kernels and the robust default that takes it, or nothing (an error): no
+// kernel is launched on a problem it was not built for.
 //
 // # The model behind the tables
 //
@@ -35,29 +38,36 @@
 // counting split-K slices), and e_v, the tile waste at the edges (padded output area / output
 // area). The rest of a variant's behaviour — K depth and K per slice, arithmetic intensity, tiny M
 // or N, launch-bound sizes — varies smoothly in log-space and is what the plane carries. The weight
-// is w(x,s) = exp(−d²/2h²)·ρ^[regime(x) ≠ regime(s)], d the Euclidean distance between the log2
-// (M, N, K) of x and s, zero beyond 4h. The regime classes, in order: gemv-m (M ≤ 16), gemv-n
+// is w(x,s) = exp(−(d² − d₁²)/2h²)·ρ^[regime(x) ≠ regime(s)], d the Euclidean distance between the
+// log2 (M, N, K) of x and s and d₁ that of the nearest training shape (so the nearest weighs 1;
+// zero when d² − d₁² > 16h²); the bandwidth h = max(h₀, κ·d₁) narrows where the corpus has a
+// shape close by and widens where it has none (κ = 0: fixed; a small fixed h with no plane and no
+// features is the nearest-shape rule). The regime classes, in order: gemv-m (M ≤ 16), gemv-n
 // (N ≤ 16), deep-k (K ≥ 4·max(M,N)), small (2·M·N·K ≤ 2^27), skinny (min(M,N) ≤ 128), large;
-// ρ < 1 keeps the regimes apart where the data says that helps.
+// ρ < 1 keeps the regimes apart where the data says that helps. With an alignment weight β < 1
+// the smoother is a weighted mean in which, for each variant, the training shapes on the other
+// side of "its tile divides M and N" weigh β times less: the aligned table is scored on aligned
+// evidence, the other two on unaligned evidence.
 //
 // A variant that can take a training shape but was not timed there (the tuner skipped it, or a
 // search never tried it) counts as the slowest variant timed on that shape, in fitting and in
 // evaluation alike, so the rule learns to avoid what it cannot vouch for. The variant with the best
-// score wins (ties: the lower index); a shape with no training shape within 4h, or farther than
-// the reach R from every one (R = 0: no limit), gets the robust default.
+// score wins (ties: the lower index); a shape farther than the reach R from every training shape
+// (R = 0: no limit) gets the robust default.
 //
 // Fitting (Fit) chooses, from the training shapes only: the candidates (variants within 5 % of the
-// best, or of the best without requirements, on some training shape; at most MaxCandidates with
-// the default), the robust default (a variant that passed its whole edge suite with no shape
-// skipped, timed on the most training shapes, with the best worst-case ratio there), and the
-// hyperparameters (h, λ, α, γ, ρ, R) from a small grid by leave-one-out over the training shapes,
-// maximizing the mean log ratio plus the mean shortfall below 0.9× (shortfalls count twice: a
-// slowdown costs more than an equal gain earns; ties: the smoother, simpler setting), and then
-// whether to pin (kept unless leave-one-out finds it worse). The tables then take, per cell: when
-// pinning and the cell holds training shapes, the candidate with the best total measured log ratio
-// on them (so each corpus shape alone in its cell gets its fastest variant); otherwise the
-// candidate with the best score, the plane at the cell's centre and the q and e terms averaged
-// over up to eight points of the cell.
+// best on some training shape; at most MaxCandidates with the default), the robust default (a
+// variant that passed its whole edge suite with no shape skipped, timed on the most training
+// shapes, with the best worst-case ratio there), and the hyperparameters (h₀, κ, λ, β, α, γ, ρ, R)
+// from a small grid by leave-one-out over the training shapes, maximizing the mean log ratio plus
+// the mean shortfall below 0.9× (shortfalls count twice: a slowdown costs more than an equal gain
+// earns; ties: the earlier, smoother setting), and then whether to pin (kept unless leave-one-out
+// finds it worse). The tables then take, per cell: when pinning and the cell holds training
+// shapes, the aligned and unaligned kernels whose dispatch has the best total measured log ratio on
+// them and the general kernel with the best total (so a corpus shape alone in its cell gets its
+// fastest variant whenever the dispatch can launch it); otherwise the candidates with the best
+// scores, the plane at the cell's centre and the q and e terms averaged over up to eight points of
+// the cell.
 //
 // # Validation
 //

@@ -37,6 +37,10 @@ type Kernel struct {
 	Robust bool
 }
 
+// Fits says whether the kernel's tile divides M and N (no partial tile at the edges: kernels take
+// a slower, bounds-checked path on partial tiles, and the rule tells the two cases apart).
+func (k *Kernel) Fits(m, n int) bool { return m%k.TileRows == 0 && n%k.TileCols == 0 }
+
 // Data is the fitting input: the corpus, the kernels and their times.
 type Data struct {
 	// SMs is the GPU's multiprocessor count.
@@ -67,9 +71,13 @@ type Params struct {
 	// Reach is how far, in octaves, a shape may be from every training shape before it gets the
 	// robust default (0: any distance).
 	Reach float64 `json:"reach_octaves"`
-	// Pin: a table cell that holds training shapes takes the candidate with the best total log
-	// ratio measured on them (the model fills the other cells).
+	// Pin: a table cell that holds training shapes takes the pair of variants with the best total
+	// log ratio measured on them (the model fills the other cells).
 	Pin bool `json:"pin_cells"`
+	// Align is the weight, for a variant, of a training shape whose M and N its tile divides when
+	// the prediction is for one that it does not, and the other way round (1: no distinction;
+	// below 1 the smoother is a weighted mean, no plane).
+	Align float64 `json:"align_weight"`
 }
 
 // Model constants (see the package doc).
@@ -92,19 +100,22 @@ var grid = func() []Params {
 	var out []Params
 	type bw struct{ h, k float64 }
 	var bws []bw
-	for _, k := range []float64{3, 2, 1.5, 1, 0.5} {
-		for _, h := range []float64{0.5, 0.25, 0.1} {
+	for _, k := range []float64{3, 2, 1, 0.5} {
+		for _, h := range []float64{0.5, 0.1} {
 			bws = append(bws, bw{h, k})
 		}
 	}
+	// Last, a fixed narrow bandwidth: with no plane and no features, the nearest-shape rule.
+	bws = append(bws, bw{0.1, 0})
+	type smoother struct{ ridge, align float64 }
 	for _, b := range bws {
-		h := b.h
-		for _, l := range []float64{0, 1, 0.1} {
+		for _, sm := range []smoother{{0, 1}, {1, 1}, {0.1, 1}, {0, 0.1}} {
 			for _, a := range []float64{0, 1} {
 				for _, g := range []float64{0, 1} {
 					for _, r := range []float64{1, 0.05} {
 						for _, far := range []float64{3, 0} {
-							out = append(out, Params{Bandwidth: h, Adaptive: b.k, Ridge: l, Waves: a, Edge: g, CrossRegime: r, Reach: far})
+							out = append(out, Params{Bandwidth: b.h, Adaptive: b.k, Ridge: sm.ridge, Align: sm.align, Waves: a, Edge: g,
+								CrossRegime: r, Reach: far})
 						}
 					}
 				}
@@ -242,8 +253,10 @@ type model struct {
 	cand  []int // kernel indices, ascending
 	gen   []bool
 	def   int
-	// For training shape t and candidate c: log ratio (NaN where c cannot take it), log q, log e.
+	// For training shape t and candidate c: log ratio (NaN where c cannot take it), log q, log e,
+	// and whether c's tile divides t's M and N.
 	logr, logq, loge [][]float64
+	fits             [][]bool
 	// u are the training shapes' log2 M, N, K; reg their regimes.
 	u   [][3]float64
 	reg []int
@@ -257,43 +270,60 @@ func cellOf(s protocol.Shape, shift int) [3]int {
 	return [3]int{Bucket(s.M, shift), Bucket(s.N, shift), Bucket(s.K, shift)}
 }
 
-// pinned is the candidate with the best total log ratio over the training shapes ts but skip, of
-// those that take every one of them, and the same among the general candidates; ok is false when
-// no other training shape is in ts or no candidate takes them all.
-func (m *model) pinned(ts []int, skip int) (best, general int, ok bool) {
-	b, g := -1, -1
-	var sb, sg float64
-	for c := range m.cand {
-		sum, n := 0.0, 0
-		for _, t := range ts {
-			if t == skip {
-				continue
+// pinned are the candidates of a cell holding the training shapes ts (but skip): the pair (for
+// shapes their tile divides, for the others) whose dispatch with the default as the general
+// kernel has the best total log ratio on them, and the general candidate with the best total log
+// ratio on them; ok is false when no other training shape is in ts.
+func (m *model) pinned(ts []int, skip int) (aligned, unaligned, general int, ok bool) {
+	ba, bu, bs := -1, -1, math.Inf(-1)
+	for a := range m.cand {
+		for u := range m.cand {
+			sum, n := 0.0, 0
+			for _, t := range ts {
+				if t == skip {
+					continue
+				}
+				n++
+				sum += m.outcome(t, m.cand[a], m.cand[u], m.def)
 			}
-			if math.IsNaN(m.logr[t][c]) {
-				n = -1
-				break
+			if n == 0 {
+				return 0, 0, 0, false
 			}
-			sum += m.logr[t][c]
-			n++
+			if sum > bs {
+				ba, bu, bs = a, u, sum
+			}
 		}
-		if n <= 0 {
+	}
+	general, gs := m.def, math.Inf(-1)
+	for g := range m.cand {
+		if !m.gen[g] {
 			continue
 		}
-		if b < 0 || sum > sb {
-			b, sb = c, sum
+		sum := 0.0
+		for _, t := range ts {
+			if t != skip {
+				sum += m.outcome(t, m.cand[g], m.cand[g], m.cand[g])
+			}
 		}
-		if m.gen[c] && (g < 0 || sum > sg) {
-			g, sg = c, sum
+		if sum > gs {
+			general, gs = m.cand[g], sum
 		}
 	}
-	if b < 0 {
-		return 0, 0, false
+	return m.cand[ba], m.cand[bu], general, true
+}
+
+// outcome is the log ratio the dispatch of kernels a (aligned), u (unaligned) and g (general) gets
+// on training shape t (−Inf where nothing it would launch has a ratio there).
+func (m *model) outcome(t, a, u, g int) float64 {
+	i := m.train[t]
+	j := m.d.dispatched(i, a, u, g, m.def)
+	if j < 0 {
+		return math.Inf(-1)
 	}
-	best, general = m.cand[b], m.def
-	if g >= 0 {
-		general = m.cand[g]
+	if r, _, ok := m.d.Ratio(i, j); ok {
+		return math.Log(r)
 	}
-	return best, general, true
+	return math.Inf(-1)
 }
 
 func log2s(s protocol.Shape) [3]float64 {
@@ -332,20 +362,14 @@ func (d *Data) chooseDefault(train []int) (int, error) {
 	return best, nil
 }
 
-// chooseCandidates lists the kernels within nearWinner of the best, or of the best general kernel,
-// on some training shape, most such shapes first, at most MaxCandidates with the default,
-// returned ascending.
+// chooseCandidates lists the kernels within nearWinner of the best on some training shape, most
+// such shapes first, at most MaxCandidates with the default, returned ascending.
 func (d *Data) chooseCandidates(train []int, def int) []int {
 	count := map[int]int{}
 	for _, i := range train {
-		b, bg := d.best(i), 0.0
+		b := d.best(i)
 		for j, t := range d.Times[i] {
-			if t > 0 && d.Kernels[j].General {
-				bg = math.Max(bg, d.Samples[i].CublasMS/t)
-			}
-		}
-		for j, t := range d.Times[i] {
-			if r := d.Samples[i].CublasMS / t; t > 0 && (r*nearWinner >= b || d.Kernels[j].General && r*nearWinner >= bg) {
+			if t > 0 && d.Samples[i].CublasMS/t*nearWinner >= b {
 				count[j]++
 			}
 		}
@@ -387,14 +411,16 @@ func newModel(d *Data, train []int, shift int) (*model, error) {
 		lr := make([]float64, len(m.cand))
 		lq := make([]float64, len(m.cand))
 		le := make([]float64, len(m.cand))
+		fit := make([]bool, len(m.cand))
 		for c, j := range m.cand {
 			lr[c] = math.NaN()
 			if r, _, ok := d.Ratio(i, j); ok {
 				lr[c] = math.Log(r)
 			}
 			lq[c], le[c] = d.features(j, s.M, s.N, s.K)
+			fit[c] = d.Kernels[j].Fits(s.M, s.N)
 		}
-		m.logr, m.logq, m.loge = append(m.logr, lr), append(m.logq, lq), append(m.loge, le)
+		m.logr, m.logq, m.loge, m.fits = append(m.logr, lr), append(m.logq, lq), append(m.loge, le), append(m.fits, fit)
 		m.cells[cellOf(s, shift)] = append(m.cells[cellOf(s, shift)], len(m.u))
 		m.u = append(m.u, log2s(s))
 		m.reg = append(m.reg, Regime(float64(s.M), float64(s.N), float64(s.K)))
@@ -433,11 +459,44 @@ func (m *model) weights(w []float64, u [3]float64, reg, skip int, p Params) bool
 	return !math.IsInf(nearest, 1) && (p.Reach == 0 || nearest <= p.Reach*p.Reach)
 }
 
-// smooth fills s with each candidate's smoothed target at the point u under weights w: the
+// smooth fills sa and sm with each candidate's smoothed target at the point u under weights w, for
+// a shape its tile divides (sa) and for one it does not (sm): with p.Align < 1, weighted means in
+// which the training shapes of the other kind weigh p.Align times less; else both are smoothPlane.
+func (m *model) smooth(sa, sm, w []float64, u [3]float64, p Params) {
+	if p.Align == 1 {
+		m.smoothPlane(sa, w, u, p)
+		copy(sm, sa)
+		return
+	}
+	for c := range m.cand {
+		var na, da, nm, dm float64
+		for t, wt := range w {
+			lr := m.logr[t][c]
+			if wt == 0 || math.IsNaN(lr) {
+				continue
+			}
+			y := lr + p.Waves*m.logq[t][c] + p.Edge*m.loge[t][c]
+			wa, wm := wt, wt*p.Align
+			if !m.fits[t][c] {
+				wa, wm = wm, wa
+			}
+			na, da, nm, dm = na+wa*y, da+wa, nm+wm*y, dm+wm
+		}
+		sa[c], sm[c] = math.Inf(-1), math.Inf(-1)
+		if da > 0 {
+			sa[c] = na / da
+		}
+		if dm > 0 {
+			sm[c] = nm / dm
+		}
+	}
+}
+
+// smoothPlane fills s with each candidate's smoothed target at the point u under weights w: the
 // intercept of a weighted least-squares plane in (log2 M, log2 N, log2 K) around u whose slopes
 // carry a ridge penalty of p.Ridge times the total weight (with Ridge 0, the weighted mean); −Inf
 // where no training shape the candidate can take has weight.
-func (m *model) smooth(s, w []float64, u [3]float64, p Params) {
+func (m *model) smoothPlane(s, w []float64, u [3]float64, p Params) {
 	nc := len(m.cand)
 	if p.Ridge == 0 {
 		num := make([]float64, nc)
@@ -563,58 +622,75 @@ func intercept(a [4][4]float64, b [4]float64) float64 {
 	return z[0]
 }
 
-// argmax is the kernel of the best score and the general kernel of the best score (ties: the
-// lower kernel index; the default where none has a score).
-func (m *model) argmax(score []float64) (best, general int) {
-	b, g := -1, -1
+// argmax is the candidate with the best score for a shape its tile divides (sa), the one with the
+// best score for a shape its tile does not divide (sm), and the general one with the best score
+// for such a shape; ties: the lower kernel index; the default where none has a score.
+func (m *model) argmax(sa, sm []float64) (aligned, unaligned, general int) {
+	a, u, g := -1, -1, -1
 	for c := range m.cand {
-		if math.IsInf(score[c], -1) {
-			continue
+		if !math.IsInf(sa[c], -1) && (a < 0 || sa[c] > sa[a]) {
+			a = c
 		}
-		if b < 0 || score[c] > score[b] {
-			b = c
+		if !math.IsInf(sm[c], -1) && (u < 0 || sm[c] > sm[u]) {
+			u = c
 		}
-		if m.gen[c] && (g < 0 || score[c] > score[g]) {
+		if m.gen[c] && !math.IsInf(sm[c], -1) && (g < 0 || sm[c] > sm[g]) {
 			g = c
 		}
 	}
-	best, general = m.def, m.def
-	if g >= 0 {
-		general = m.cand[g]
+	pick := func(c int) int {
+		if c < 0 {
+			return m.def
+		}
+		return m.cand[c]
 	}
-	if b >= 0 {
-		best = m.cand[b]
-	}
-	return best, general
+	return pick(a), pick(u), pick(g)
 }
 
 // pickAt is what the model picks at training shape t, fitted without it (leave-one-out).
-func (m *model) pickAt(t int, w, s []float64, p Params) (best, general int) {
+func (m *model) pickAt(t int, w, sa, sm []float64, p Params) (aligned, unaligned, general int) {
 	if p.Pin {
-		if b, g, ok := m.pinned(m.cells[cellOf(m.d.Samples[m.train[t]].Shape, m.shift)], t); ok {
-			return b, g
+		if a, u, g, ok := m.pinned(m.cells[cellOf(m.d.Samples[m.train[t]].Shape, m.shift)], t); ok {
+			return a, u, g
 		}
 	}
 	if !m.weights(w, m.u[t], m.reg[t], t, p) {
-		return m.def, m.def
+		return m.def, m.def, m.def
 	}
-	m.smooth(s, w, m.u[t], p)
+	m.smooth(sa, sm, w, m.u[t], p)
 	for c := range m.cand {
-		s[c] -= p.Waves*m.logq[t][c] + p.Edge*m.loge[t][c]
+		adj := p.Waves*m.logq[t][c] + p.Edge*m.loge[t][c]
+		sa[c] -= adj
+		sm[c] -= adj
 	}
-	return m.argmax(s)
+	return m.argmax(sa, sm)
 }
 
-// dispatched is the kernel an export launches on sample i when the rule picks best and general:
-// the first of them and the default that takes the problem.
-func (d *Data) dispatched(i, best, general, def int) int {
+// dispatched is the kernel an export launches on sample i when the rule picks aligned, unaligned
+// and general (see Rule.Dispatch).
+func (d *Data) dispatched(i, aligned, unaligned, general, def int) int {
+	s := d.Samples[i].Shape
+	return dispatchChain(aligned, unaligned, general, def, func(j int) bool { return d.supports(i, j) },
+		func(j int) bool { return d.Kernels[j].Fits(s.M, s.N) })
+}
+
+// dispatchChain is the order in which a problem's kernels are tried: the cell's aligned kernel
+// when its tile divides M and N, the cell's unaligned kernel, its general kernel, the aligned one,
+// the default; the first that takes the problem runs (−1: none).
+func dispatchChain(aligned, unaligned, general, def int, takes, fits func(j int) bool) int {
 	switch {
-	case d.supports(i, best):
-		return best
-	case d.supports(i, general):
+	case fits(aligned) && takes(aligned):
+		return aligned
+	case takes(unaligned):
+		return unaligned
+	case takes(general):
 		return general
+	case takes(aligned):
+		return aligned
+	case takes(def):
+		return def
 	}
-	return def
+	return -1
 }
 
 // objective is the mean log ratio plus the mean shortfall below 0.9× (log ratios).
@@ -633,11 +709,14 @@ func objective(logs []float64) float64 {
 // loo is the objective of p by leave-one-out over the training shapes.
 func (m *model) loo(p Params) float64 {
 	w := make([]float64, len(m.train))
-	s := make([]float64, len(m.cand))
+	sa, sm := make([]float64, len(m.cand)), make([]float64, len(m.cand))
 	logs := make([]float64, 0, len(m.train))
 	for t, i := range m.train {
-		b, g := m.pickAt(t, w, s, p)
-		j := m.d.dispatched(i, b, g, m.def)
+		a, u, g := m.pickAt(t, w, sa, sm, p)
+		j := m.d.dispatched(i, a, u, g, m.def)
+		if j < 0 {
+			continue
+		}
 		if r, _, ok := m.d.Ratio(i, j); ok {
 			logs = append(logs, math.Log(r))
 		}
@@ -754,7 +833,7 @@ func cellPoints(b, shift int) (mid float64, pts []int, ok bool) {
 func (m *model) compile(r *Rule, p Params) {
 	dims := r.Dims()
 	r.Table = make([]int, dims[0]*dims[1]*dims[2])
-	r.General = make([]int, len(r.Table))
+	r.Unaligned, r.General = make([]int, len(r.Table)), make([]int, len(r.Table))
 	type axis struct {
 		mid float64
 		pts []int
@@ -775,7 +854,7 @@ func (m *model) compile(r *Rule, p Params) {
 		go func() {
 			defer wg.Done()
 			w := make([]float64, len(m.train))
-			s := make([]float64, len(m.cand))
+			sa, sm := make([]float64, len(m.cand)), make([]float64, len(m.cand))
 			for i := range next {
 				am := axes[0][i]
 				cell := i * dims[1] * dims[2]
@@ -783,13 +862,13 @@ func (m *model) compile(r *Rule, p Params) {
 					for l, ak := range axes[2] {
 						if ts := m.cells[[3]int{r.Lo[0] + i, r.Lo[1] + j, r.Lo[2] + l}]; p.Pin && len(ts) > 0 {
 							var ok bool
-							if r.Table[cell], r.General[cell], ok = m.pinned(ts, -1); ok {
+							if r.Table[cell], r.Unaligned[cell], r.General[cell], ok = m.pinned(ts, -1); ok {
 								cell++
 								continue
 							}
 						}
-						r.Table[cell], r.General[cell] = m.pickCell(am.pts, an.pts, ak.pts, [3]float64{am.mid, an.mid, ak.mid},
-							am.ok && an.ok && ak.ok, w, s, p)
+						r.Table[cell], r.Unaligned[cell], r.General[cell] = m.pickCell(am.pts, an.pts, ak.pts, [3]float64{am.mid, an.mid, ak.mid},
+							am.ok && an.ok && ak.ok, w, sa, sm, p)
 						cell++
 					}
 				}
@@ -803,15 +882,15 @@ func (m *model) compile(r *Rule, p Params) {
 	wg.Wait()
 }
 
-func (m *model) pickCell(pm, pn, pk []int, u [3]float64, ok bool, w, s []float64, p Params) (best, general int) {
+func (m *model) pickCell(pm, pn, pk []int, u [3]float64, ok bool, w, sa, sm []float64, p Params) (aligned, unaligned, general int) {
 	if !ok {
-		return m.def, m.def // no integer falls in this cell
+		return m.def, m.def, m.def // no integer falls in this cell
 	}
 	reg := Regime(math.Exp2(u[0]), math.Exp2(u[1]), math.Exp2(u[2]))
 	if !m.weights(w, u, reg, -1, p) {
-		return m.def, m.def
+		return m.def, m.def, m.def
 	}
-	m.smooth(s, w, u, p)
+	m.smooth(sa, sm, w, u, p)
 	if p.Waves != 0 || p.Edge != 0 {
 		npts := float64(len(pm) * len(pn) * len(pk))
 		for c, j := range m.cand {
@@ -824,8 +903,9 @@ func (m *model) pickCell(pm, pn, pk []int, u [3]float64, ok bool, w, s []float64
 					}
 				}
 			}
-			s[c] -= adj / npts
+			sa[c] -= adj / npts
+			sm[c] -= adj / npts
 		}
 	}
-	return m.argmax(s)
+	return m.argmax(sa, sm)
 }

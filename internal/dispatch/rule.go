@@ -17,11 +17,14 @@ type Rule struct {
 	Lo [3]int `json:"lo"`
 	Hi [3]int `json:"hi"`
 	// Table holds a kernel index per cell, M-major: cell (i, j, l) is at (i·NN + j)·NK + l, where
-	// NN and NK are the sizes of the N and K ranges.
+	// NN and NK are the sizes of the N and K ranges. It is the cell's kernel for a problem whose M
+	// and N the kernel's tile divides.
 	Table []int `json:"-"`
-	// General holds, per cell, the best kernel without requirements: launched where the cell's
-	// kernel cannot take the problem (M, N, K or a leading dimension not a multiple it needs).
-	General []int `json:"-"`
+	// Unaligned holds, per cell, the kernel for the other problems (partial tiles at the edges of
+	// Table's kernel, or a requirement of it not met); General the best kernel without
+	// requirements for them, for a problem that neither of the other two takes.
+	Unaligned []int `json:"-"`
+	General   []int `json:"-"`
 	// Default is the robust default's kernel index.
 	Default int `json:"default"`
 	// Params are the fitted hyperparameters.
@@ -75,23 +78,18 @@ func (r *Rule) Cell(m, n, k int) int {
 	return (c(m, 0)*d[1]+c(n, 1))*d[2] + c(k, 2)
 }
 
-// Pick is the kernel index the rule gives M×N×K (each at least 1), before any requirement check,
-// and the general kernel for when that one cannot take the problem.
-func (r *Rule) Pick(m, n, k int) (best, general int) {
+// Pick is the three kernels of M×N×K's cell (each dimension at least 1), before any check.
+func (r *Rule) Pick(m, n, k int) (aligned, unaligned, general int) {
 	c := r.Cell(m, n, k)
-	return r.Table[c], r.General[c]
+	return r.Table[c], r.Unaligned[c], r.General[c]
 }
 
-// Dispatch is the kernel launched on M×N×K: the first of the cell's kernel, its general kernel
-// and the default that takes the problem, or −1 when none does.
-func (r *Rule) Dispatch(m, n, k int, takes func(j int) bool) int {
-	b, g := r.Pick(m, n, k)
-	for _, j := range []int{b, g, r.Default} {
-		if takes(j) {
-			return j
-		}
-	}
-	return -1
+// Dispatch is the kernel launched on M×N×K: the cell's aligned kernel when its tile divides M and
+// N (fits) and it takes the problem (takes), else the first of the cell's unaligned kernel, its
+// general kernel, the aligned one and the default that takes it; −1 when none does.
+func (r *Rule) Dispatch(m, n, k int, takes, fits func(j int) bool) int {
+	a, u, g := r.Pick(m, n, k)
+	return dispatchChain(a, u, g, r.Default, takes, fits)
 }
 
 // Check says whether the rule is well formed for nk kernels.
@@ -106,14 +104,14 @@ func (r *Rule) Check(nk int) error {
 		}
 		size *= r.Hi[i] - r.Lo[i] + 1
 	}
-	if len(r.Table) != size || len(r.General) != size {
-		return fmt.Errorf("dispatch rule: tables of %d and %d cells, want %d", len(r.Table), len(r.General), size)
+	if len(r.Table) != size || len(r.Unaligned) != size || len(r.General) != size {
+		return fmt.Errorf("dispatch rule: tables of %d, %d and %d cells, want %d", len(r.Table), len(r.Unaligned), len(r.General), size)
 	}
 	if r.Default < 0 || r.Default >= nk {
 		return fmt.Errorf("dispatch rule: default %d of %d kernels", r.Default, nk)
 	}
 	for i := range r.Table {
-		for _, j := range []int{r.Table[i], r.General[i]} {
+		for _, j := range []int{r.Table[i], r.Unaligned[i], r.General[i]} {
 			if j < 0 || j >= nk {
 				return fmt.Errorf("dispatch rule: cell %d holds kernel %d of %d", i, j, nk)
 			}
@@ -126,7 +124,7 @@ func (r *Rule) Check(nk int) error {
 func (r *Rule) Used() []int {
 	seen := map[int]bool{r.Default: true}
 	for i := range r.Table {
-		seen[r.Table[i]], seen[r.General[i]] = true, true
+		seen[r.Table[i]], seen[r.Unaligned[i]], seen[r.General[i]] = true, true, true
 	}
 	out := make([]int, 0, len(seen))
 	for j := range seen {
@@ -140,9 +138,9 @@ func (r *Rule) Used() []int {
 // of Used() and may give −1 for other candidates, which are then left out of Candidates.
 func (r *Rule) Remap(f func(int) int) *Rule {
 	c := *r
-	c.Table, c.General = make([]int, len(r.Table)), make([]int, len(r.General))
+	c.Table, c.Unaligned, c.General = make([]int, len(r.Table)), make([]int, len(r.Table)), make([]int, len(r.Table))
 	for i := range r.Table {
-		c.Table[i], c.General[i] = f(r.Table[i]), f(r.General[i])
+		c.Table[i], c.Unaligned[i], c.General[i] = f(r.Table[i]), f(r.Unaligned[i]), f(r.General[i])
 	}
 	c.Default = f(r.Default)
 	c.Candidates = nil

@@ -40,12 +40,14 @@
 //
 // Dispatch (identical in the Go package and the header; internal/dispatch's Rule.Dispatch). M, N
 // and K each go into a bucket (2^s per octave: floor(log2 x) and the s bits after the leading one,
-// clamped to the fitted range) with integer operations; two tables give the cell's variant and
-// the cell's best variant without requirements. The first of these and the robust default that
-// accepts the problem (dimensions, leading-dimension and alignment requirements, the kernels'
-// 32-bit ints, grid limits) is launched; when none does, the call returns an error and launches
-// nothing. A call never launches a kernel on a problem the kernel was not built for, and costs a
-// few integer operations and two table reads: no allocation, no floating point. The tests compile
+// clamped to the fitted range) with integer operations; three tables give the cell's variant for
+// problems whose M and N its tile divides, its variant for the other problems, and its best
+// variant without requirements. The aligned variant is launched when its tile divides M and N and
+// it accepts the problem (dimensions, leading-dimension and alignment requirements, the kernels'
+// 32-bit ints, grid limits); else the first of the unaligned, general and aligned variants and the
+// robust default that accepts it; when none does, the call returns an error and launches nothing.
+// A call never launches a kernel on a problem the kernel was not built for, and costs a few
+// integer operations and three table reads: no allocation, no floating point. The tests compile
 // the Go package and the header and compare their choices with Plan.Choose (which follows
 // Rule.Dispatch) on about 1300 shapes.
 //

@@ -12,7 +12,8 @@ import (
 // consumerMain is a program that imports the exported package (as example.com/consumer/tgsgemm):
 // it prints Choose for every probe, then loads the kernels; when that fails it prints the error and
 // exits 0, otherwise it runs every class through Sgemm with recognizable arguments, one refused
-// problem, and Unload.
+// problem, and Unload. With TG_ALLOCS set it prints instead how many allocations a dispatch of
+// every probe Choose accepts makes (testing.AllocsPerRun).
 func consumerMain() string {
 	var b strings.Builder
 	b.WriteString(`package main
@@ -20,17 +21,35 @@ func consumerMain() string {
 import (
 	"errors"
 	"fmt"
+	"os"
+	"testing"
 
 	"example.com/consumer/tgsgemm"
 )
 
-func main() {
-	for _, q := range [][6]int{
+var probes = [][6]int{
 `)
 	for _, q := range probes {
-		fmt.Fprintf(&b, "\t\t{%d, %d, %d, %d, %d, %d},\n", q[0], q[1], q[2], q[3], q[4], q[5])
+		fmt.Fprintf(&b, "\t{%d, %d, %d, %d, %d, %d},\n", q[0], q[1], q[2], q[3], q[4], q[5])
 	}
-	b.WriteString(`	} {
+	b.WriteString(`}
+
+func main() {
+	if os.Getenv("TG_ALLOCS") != "" {
+		var ok [][6]int
+		for _, q := range probes {
+			if _, err := tgsgemm.Choose(q[0], q[1], q[2], q[3], q[4], q[5]); err == nil {
+				ok = append(ok, q)
+			}
+		}
+		fmt.Printf("allocations per dispatch of %d problems: %v\n", len(ok), testing.AllocsPerRun(10, func() {
+			for _, q := range ok {
+				tgsgemm.Choose(q[0], q[1], q[2], q[3], q[4], q[5])
+			}
+		}))
+		return
+	}
+	for _, q := range probes {
 		name := "-"
 		if v, err := tgsgemm.Choose(q[0], q[1], q[2], q[3], q[4], q[5]); err == nil {
 			name = v
@@ -105,6 +124,12 @@ func TestGoPackageBuilds(t *testing.T) {
 		}
 		t.Logf("%s: %s", filepath.Base(c.bin), strings.TrimSpace(rest))
 	}
+	// The dispatch allocates nothing on a problem it accepts (a variant's requirements included).
+	got := runConsumer(t, cgo, "TG_ALLOCS=1")
+	if !strings.HasPrefix(got, "allocations per dispatch of ") || !strings.HasSuffix(got, ": 0\n") {
+		t.Errorf("dispatch allocates: %s", got)
+	}
+	t.Log(strings.TrimSpace(got))
 }
 
 // fakeCUDA is a libcuda.so.1 with the entry points the exported package uses, for running its

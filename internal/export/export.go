@@ -245,9 +245,11 @@ func summary(w io.Writer, p *Plan, out string) {
 		fitted = "the corpus"
 	}
 	dims := p.Rule.Dims()
-	fmt.Fprintf(w, "  dispatch: a %d×%d×%d table (M×N×K buckets, %d per octave) fitted on %d shapes (%s): bandwidth %g octaves, ridge %g, waves %g, edge %g, cross-regime %g, reach %g\n",
-		dims[0], dims[1], dims[2], 1<<p.Rule.Shift, p.FitShapes, fitted, p.Rule.Params.Bandwidth, p.Rule.Params.Ridge,
-		p.Rule.Params.Waves, p.Rule.Params.Edge, p.Rule.Params.CrossRegime, p.Rule.Params.Reach)
+	pr := p.Rule.Params
+	fmt.Fprintf(w, "  dispatch: %d×%d×%d tables (M×N×K buckets, %d per octave) fitted on %d shapes (%s): bandwidth %g octaves "+
+		"(adaptive %g), ridge %g, waves %g, edge %g, cross-regime %g, alignment %g, reach %g, pinned cells %v\n",
+		dims[0], dims[1], dims[2], 1<<p.Rule.Shift, p.FitShapes, fitted, pr.Bandwidth, pr.Adaptive, pr.Ridge, pr.Waves, pr.Edge,
+		pr.CrossRegime, pr.Align, pr.Reach, pr.Pin)
 	for _, s := range p.Untimed {
 		fmt.Fprintf(w, "  note: at %s the rule launches a variant that was not timed there\n", results.ShapeString(s))
 	}

@@ -133,23 +133,37 @@ func requirementsFixture(t *testing.T) (string, *Plan) {
 // package's rule followed by the requirement checks.
 func TestChooseFollowsRule(t *testing.T) {
 	_, p := requirementsFixture(t)
-	differ := 0
+	used := map[string]int{}
 	for _, q := range probes {
 		m, n, k := q[0], q[1], q[2]
 		if m < 1 || n < 1 || k < 1 {
 			continue
 		}
 		i, err := p.Choose(m, n, k, k, n, n)
-		j := p.Rule.Dispatch(m, n, k, func(j int) bool { return supports(&p.Variants[j].V, m, n, k, k, n, n) == nil })
+		j := p.Rule.Dispatch(m, n, k, func(j int) bool { return supports(&p.Variants[j].V, m, n, k, k, n, n) == nil },
+			func(j int) bool { return m%p.Variants[j].V.Tile.Rows == 0 && n%p.Variants[j].V.Tile.Cols == 0 })
 		if (err == nil) != (j >= 0) || err == nil && i != j {
 			t.Errorf("%dx%dx%d: Choose %d (%v), the rule %d", m, n, k, i, err, j)
 		}
-		if b, g := p.Rule.Pick(m, n, k); j >= 0 && j != b && j == g && g != p.Default {
-			differ++
+		if j < 0 {
+			continue
+		}
+		switch a, u, g := p.Rule.Pick(m, n, k); j {
+		case a:
+			used["aligned"]++
+		case u:
+			used["unaligned"]++
+		case g:
+			used["general"]++
+		default:
+			used["default"]++
 		}
 	}
-	if differ == 0 {
-		t.Error("no probe fell back from the cell's variant to its general one: that fallback is not exercised")
+	t.Logf("launched from: %v", used)
+	for _, from := range []string{"aligned", "unaligned"} {
+		if used[from] == 0 {
+			t.Errorf("no probe launched the cell's %s kernel: that path is not exercised", from)
+		}
 	}
 }
 

@@ -86,7 +86,7 @@ func goDispatch(p *Plan) *jen.File {
 		}
 	})
 	f.Line()
-	f.Comment("defaultKernel is the robust default: launched when neither variant of a problem's cell can take it.")
+	f.Comment("defaultKernel is the robust default: launched when none of the variants of a problem's cell can take it.")
 	f.Const().Id("defaultKernel").Op("=").Lit(p.Default).Comment(p.Variants[p.Default].V.Name)
 	f.Line()
 	f.Comment(lineComment("Class is a shape the dispatch rule was fitted on, the variant it launches there, and the median\ntimes recorded at tuning (milliseconds)."))
@@ -134,43 +134,83 @@ func goDispatch(p *Plan) *jen.File {
 		jen.If(jen.Id("m").Op("<").Lit(1).Op("||").Id("n").Op("<").Lit(1).Op("||").Id("k").Op("<").Lit(1)).Block(
 			jen.Return(jen.Lit(-1), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": shape %dx%dx%d: every dimension must be at least 1"), jen.Id("m"), jen.Id("n"), jen.Id("k"))),
 		),
-		jen.List(jen.Id("best"), jen.Id("general")).Op(":=").Id("rule").Call(jen.Id("m"), jen.Id("n"), jen.Id("k")),
-		jen.Id("err").Op(":=").Id("supports").Call(jen.Op("&").Id("kernels").Index(jen.Id("best")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")),
-		jen.If(jen.Err().Op("==").Nil()).Block(jen.Return(jen.Id("best"), jen.Nil())),
-		jen.If(jen.Id("general").Op("!=").Id("best").Op("&&").Id("supports").Call(jen.Op("&").Id("kernels").Index(jen.Id("general")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")).Op("==").Nil()).Block(
-			jen.Return(jen.Id("general"), jen.Nil()),
+		jen.List(jen.Id("aligned"), jen.Id("unaligned"), jen.Id("general")).Op(":=").Id("rule").Call(jen.Id("m"), jen.Id("n"), jen.Id("k")),
+		jen.Id("ka").Op(":=").Op("&").Id("kernels").Index(jen.Id("aligned")),
+		jen.If(jen.Id("m").Op("%").Id("ka").Dot("tileRows").Op("==").Lit(0).Op("&&").Id("n").Op("%").Id("ka").Dot("tileCols").Op("==").Lit(0).Op("&&").
+			Id("reject").Call(jen.Id("ka"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")).Op("==").Lit(0)).Block(
+			jen.Return(jen.Id("aligned"), jen.Nil()),
 		),
-		jen.If(jen.Id("best").Op("==").Id("defaultKernel")).Block(
-			jen.Return(jen.Lit(-1), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": %s: %w"), jen.Id("kernels").Index(jen.Id("best")).Dot("name"), jen.Err())),
+		jen.Comment("The cell's kernel for problems its tile does not divide, its kernel without requirements, then"),
+		jen.Comment("the aligned one on a partial tile, then the robust default."),
+		jen.For(jen.List(jen.Id("_"), jen.Id("i")).Op(":=").Range().Index(jen.Lit(4)).Int().Values(jen.Id("unaligned"), jen.Id("general"), jen.Id("aligned"), jen.Id("defaultKernel"))).Block(
+			jen.If(jen.Id("reject").Call(jen.Op("&").Id("kernels").Index(jen.Id("i")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")).Op("==").Lit(0)).Block(
+				jen.Return(jen.Id("i"), jen.Nil()),
+			),
 		),
+		jen.Id("err").Op(":=").Id("supports").Call(jen.Id("ka"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")),
 		jen.Id("derr").Op(":=").Id("supports").Call(jen.Op("&").Id("kernels").Index(jen.Id("defaultKernel")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")),
-		jen.If(jen.Id("derr").Op("==").Nil()).Block(jen.Return(jen.Id("defaultKernel"), jen.Nil())),
-		jen.Return(jen.Lit(-1), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": %s (the rule's choice): %v; default %s: %w"),
-			jen.Id("kernels").Index(jen.Id("best")).Dot("name"), jen.Err(), jen.Id("kernels").Index(jen.Id("defaultKernel")).Dot("name"), jen.Id("derr"))),
+		jen.Return(jen.Lit(-1), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": no exported variant takes %dx%dx%d: %s: %v; default %s: %w"),
+			jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("ka").Dot("name"), jen.Err(), jen.Id("kernels").Index(jen.Id("defaultKernel")).Dot("name"), jen.Id("derr"))),
 	)
 	f.Line()
-	f.Comment(lineComment("supports says why kernel kn cannot take the problem (nil: it can): the checks of the\ngenerator's variant model, the kernels' 32-bit int parameters and the pointers' alignment."))
+	params := []jen.Code{jen.Id("kn").Op("*").Id("kernel"), jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc")).Int(), jen.Id("ptrs").Uintptr()}
+	args := []jen.Code{jen.Id("kn"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")}
+	f.Comment(lineComment("Checks reject reports (0: kernel kn can take the problem): the kernels' 32-bit int parameters,\n" +
+		"the leading dimensions, the generator's multiples of M, N, K and of the leading dimensions, the\n" +
+		"pointers' alignment, the grid limits."))
+	f.Const().Defs(
+		jen.Id("rejectInt32").Op("=").Iota().Op("+").Lit(1),
+		jen.Id("rejectLD"),
+		jen.Id("rejectM"),
+		jen.Id("rejectN"),
+		jen.Id("rejectK"),
+		jen.Id("rejectLDMultiple"),
+		jen.Id("rejectAlign"),
+		jen.Id("rejectGrid"),
+	)
+	f.Line()
+	f.Comment(lineComment("reject returns the first check kernel kn fails on the problem (0: none), without allocating:\nthe dispatch calls it on every launch."))
+	f.Func().Id("reject").Params(params...).Int().Block(
+		jen.If(jen.Id("m").Op(">").Qual("math", "MaxInt32").Op("||").Id("n").Op(">").Qual("math", "MaxInt32").Op("||").Id("k").Op(">").Qual("math", "MaxInt32").Op("||").
+			Id("lda").Op(">").Qual("math", "MaxInt32").Op("||").Id("ldb").Op(">").Qual("math", "MaxInt32").Op("||").Id("ldc").Op(">").Qual("math", "MaxInt32")).Block(jen.Return(jen.Id("rejectInt32"))),
+		jen.If(jen.Id("lda").Op("<").Id("k").Op("||").Id("ldb").Op("<").Id("n").Op("||").Id("ldc").Op("<").Id("n")).Block(jen.Return(jen.Id("rejectLD"))),
+		jen.If(jen.Id("m").Op("%").Id("kn").Dot("mMultiple").Op("!=").Lit(0)).Block(jen.Return(jen.Id("rejectM"))),
+		jen.If(jen.Id("n").Op("%").Id("kn").Dot("nMultiple").Op("!=").Lit(0)).Block(jen.Return(jen.Id("rejectN"))),
+		jen.If(jen.Id("k").Op("%").Id("kn").Dot("kMultiple").Op("!=").Lit(0)).Block(jen.Return(jen.Id("rejectK"))),
+		jen.If(jen.Id("lda").Op("%").Id("kn").Dot("ldMultiple").Op("!=").Lit(0).Op("||").Id("ldb").Op("%").Id("kn").Dot("ldMultiple").Op("!=").Lit(0).Op("||").Id("ldc").Op("%").Id("kn").Dot("ldMultiple").Op("!=").Lit(0)).Block(
+			jen.Return(jen.Id("rejectLDMultiple")),
+		),
+		jen.If(jen.Id("ptrs").Op("%").Uintptr().Call(jen.Lit(4).Op("*").Id("kn").Dot("ldMultiple")).Op("!=").Lit(0)).Block(jen.Return(jen.Id("rejectAlign"))),
+		jen.If(jen.Parens(jen.Id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows").Op(">").Lit(65535).Op("||").Id("kn").Dot("gridZ").Op(">").Lit(65535)).Block(
+			jen.Return(jen.Id("rejectGrid")),
+		),
+		jen.Return(jen.Lit(0)),
+	)
+	f.Line()
+	f.Comment(lineComment("supports says why kernel kn cannot take the problem (nil: it can); see reject."))
 	errf := func(format string, args ...jen.Code) jen.Code {
 		return jen.Return(jen.Qual("fmt", "Errorf").Call(append([]jen.Code{jen.Lit(format)}, args...)...))
 	}
-	f.Func().Id("supports").Params(jen.Id("kn").Op("*").Id("kernel"), jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc")).Int(), jen.Id("ptrs").Uintptr()).Error().Block(
-		jen.For(jen.List(jen.Id("_"), jen.Id("x")).Op(":=").Range().Index().Int().Values(jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"))).Block(
-			jen.If(jen.Id("x").Op(">").Qual("math", "MaxInt32")).Block(errf("dimension %d exceeds the kernels' 32-bit int", jen.Id("x"))),
-		),
-		jen.If(jen.Id("lda").Op("<").Id("k").Op("||").Id("ldb").Op("<").Id("n").Op("||").Id("ldc").Op("<").Id("n")).Block(
-			errf("leading dimensions lda=%d ldb=%d ldc=%d too small for %dx%dx%d", jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("m"), jen.Id("n"), jen.Id("k")),
-		),
-		jen.If(jen.Id("m").Op("%").Id("kn").Dot("mMultiple").Op("!=").Lit(0)).Block(errf("M=%d is not a multiple of %d", jen.Id("m"), jen.Id("kn").Dot("mMultiple"))),
-		jen.If(jen.Id("n").Op("%").Id("kn").Dot("nMultiple").Op("!=").Lit(0)).Block(errf("N=%d is not a multiple of %d", jen.Id("n"), jen.Id("kn").Dot("nMultiple"))),
-		jen.If(jen.Id("k").Op("%").Id("kn").Dot("kMultiple").Op("!=").Lit(0)).Block(errf("K=%d is not a multiple of %d", jen.Id("k"), jen.Id("kn").Dot("kMultiple"))),
-		jen.If(jen.Id("lda").Op("%").Id("kn").Dot("ldMultiple").Op("!=").Lit(0).Op("||").Id("ldb").Op("%").Id("kn").Dot("ldMultiple").Op("!=").Lit(0).Op("||").Id("ldc").Op("%").Id("kn").Dot("ldMultiple").Op("!=").Lit(0)).Block(
-			errf("lda=%d ldb=%d ldc=%d are not multiples of %d", jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("kn").Dot("ldMultiple")),
-		),
-		jen.If(jen.Id("ptrs").Op("%").Uintptr().Call(jen.Lit(4).Op("*").Id("kn").Dot("ldMultiple")).Op("!=").Lit(0)).Block(
-			errf("A, B and C must be aligned to %d bytes", jen.Lit(4).Op("*").Id("kn").Dot("ldMultiple")),
-		),
-		jen.If(jen.Parens(jen.Id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows").Op(">").Lit(65535).Op("||").Id("kn").Dot("gridZ").Op(">").Lit(65535)).Block(
-			errf("grid y=%d z=%d exceeds 65535", jen.Parens(jen.Id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows"), jen.Id("kn").Dot("gridZ")),
+	f.Func().Id("supports").Params(params...).Error().Block(
+		jen.Switch(jen.Id("reject").Call(args...)).Block(
+			jen.Case(jen.Id("rejectInt32")).Block(
+				jen.For(jen.List(jen.Id("_"), jen.Id("x")).Op(":=").Range().Index().Int().Values(jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"))).Block(
+					jen.If(jen.Id("x").Op(">").Qual("math", "MaxInt32")).Block(errf("dimension %d exceeds the kernels' 32-bit int", jen.Id("x"))),
+				),
+			),
+			jen.Case(jen.Id("rejectLD")).Block(
+				errf("leading dimensions lda=%d ldb=%d ldc=%d too small for %dx%dx%d", jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("m"), jen.Id("n"), jen.Id("k")),
+			),
+			jen.Case(jen.Id("rejectM")).Block(errf("M=%d is not a multiple of %d", jen.Id("m"), jen.Id("kn").Dot("mMultiple"))),
+			jen.Case(jen.Id("rejectN")).Block(errf("N=%d is not a multiple of %d", jen.Id("n"), jen.Id("kn").Dot("nMultiple"))),
+			jen.Case(jen.Id("rejectK")).Block(errf("K=%d is not a multiple of %d", jen.Id("k"), jen.Id("kn").Dot("kMultiple"))),
+			jen.Case(jen.Id("rejectLDMultiple")).Block(
+				errf("lda=%d ldb=%d ldc=%d are not multiples of %d", jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("kn").Dot("ldMultiple")),
+			),
+			jen.Case(jen.Id("rejectAlign")).Block(errf("A, B and C must be aligned to %d bytes", jen.Lit(4).Op("*").Id("kn").Dot("ldMultiple"))),
+			jen.Case(jen.Id("rejectGrid")).Block(
+				errf("grid y=%d z=%d exceeds 65535", jen.Parens(jen.Id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows"), jen.Id("kn").Dot("gridZ")),
+			),
 		),
 		jen.Return(jen.Nil()),
 	)

@@ -9,9 +9,10 @@ import (
 	"tilegen/internal/dispatch"
 )
 
-// The dispatch rule in the artifacts: the bucket function and the two tables of internal/dispatch's
-// Rule, one row per (M bucket, N bucket), one character per K bucket, '0' + the kernel's index
-// (at most maxExported kernels, so the characters run from '0' to '[' and need no escaping).
+// The dispatch rule in the artifacts: the bucket function and the three tables of internal/dispatch's
+// Rule (aligned, unaligned, general), one row per (M bucket, N bucket), one character per K
+// bucket, '0' + the kernel's index (at most maxExported kernels, so the characters run from '0' to
+// '[' and need no escaping).
 
 // tableRows renders a table of the rule as rows of characters, with a comment per row naming its M
 // and N ranges.
@@ -83,12 +84,14 @@ func ruleDoc(p *Plan, refusal string) string {
 		fitted = "a workload corpus"
 	}
 	per := 1 << p.Rule.Shift
-	return fmt.Sprintf("Dispatch: a table picks the variant from M, N and K, each put in a bucket (%d per octave):\n"+
-		"integer operations and one lookup per call. It was fitted on the timings of %d shapes (%s):\n"+
-		"a local-linear smoother of measured ratios to cuBLAS in log-space, with wave-quantization and\n"+
+	return fmt.Sprintf("Dispatch: tables pick the variant from M, N and K, each put in a bucket (%d per octave):\n"+
+		"integer operations and table reads per call. They were fitted on the timings of %d shapes (%s):\n"+
+		"a smoother of measured ratios to cuBLAS over log M, N, K, with wave-quantization and\n"+
 		"edge-waste features and regime classes (tilegen's internal/dispatch; parameters in %s.json).\n"+
-		"When the cell's variant cannot take a problem (a multiple it needs, alignment), the cell's best\n"+
-		"variant without requirements runs, else the robust default (%s);\nwhen none can, %s and launches nothing.", per, p.FitShapes, fitted, p.Name, p.Variants[p.Default].V.Name, refusal)
+		"A cell holds three variants: one for problems whose M and N its tile divides, one for the\n"+
+		"others, and one without requirements; the first that can take the problem runs (the aligned\n"+
+		"one only when its tile divides M and N), else the robust default (%s);\n"+
+		"when none can, %s and launches nothing.", per, p.FitShapes, fitted, p.Name, p.Variants[p.Default].V.Name, refusal)
 }
 
 // goRule emits the rule into the Go package: the tables, bucket and rule.
@@ -96,10 +99,12 @@ func goRule(f *jen.File, p *Plan) {
 	r := p.Rule
 	d := r.Dims()
 	rows, comments := tableRows(r, r.Table)
+	unaligned, _ := tableRows(r, r.Unaligned)
 	general, _ := tableRows(r, r.General)
 	f.Comment(lineComment(fmt.Sprintf("The dispatch rule: M, N and K go into buckets (bucket), clamped to [ruleLo, ruleHi] per\n"+
-		"dimension; ruleRows[bm*%d+bn][bk] - '0' is the kernel for the cell, ruleGeneral the same place's\n"+
-		"kernel without requirements.\n%s", d[1], wrap("Columns (K): "+kColumns(r)+".", 96))))
+		"dimension; ruleAligned[bm*%d+bn][bk] - '0' is the cell's kernel for problems whose M and N its tile\n"+
+		"divides, ruleUnaligned the same place's kernel for the others, ruleGeneral its kernel without\n"+
+		"requirements.\n%s", d[1], wrap("Columns (K): "+kColumns(r)+".", 96))))
 	f.Const().Id("ruleShift").Op("=").Lit(r.Shift)
 	f.Line()
 	f.Var().Id("ruleLo").Op("=").Index(jen.Lit(3)).Int().Values(jen.Lit(r.Lo[0]), jen.Lit(r.Lo[1]), jen.Lit(r.Lo[2]))
@@ -111,11 +116,11 @@ func goRule(f *jen.File, p *Plan) {
 			items = append(items, jen.Lit(row).Op(",").Comment(comments[i]))
 		}
 		f.Var().Id(name).Op("=").Index(jen.Lit(len(rows))).String().Custom(jen.Options{Open: "{", Close: "}", Multi: true}, items...)
+		f.Line()
 	}
-	table("ruleRows", rows)
-	f.Line()
+	table("ruleAligned", rows)
+	table("ruleUnaligned", unaligned)
 	table("ruleGeneral", general)
-	f.Line()
 	f.Comment(lineComment("bucket is the bucket of x >= 1 (2^ruleShift per octave: floor(log2 x) and the ruleShift bits after\n" +
 		"x's leading one), clamped to [lo, hi], less lo."))
 	f.Func().Id("bucket").Params(jen.List(jen.Id("x"), jen.Id("lo"), jen.Id("hi")).Int()).Int().Block(
@@ -128,13 +133,15 @@ func goRule(f *jen.File, p *Plan) {
 		jen.Return(jen.Id("b").Op("-").Id("lo")),
 	)
 	f.Line()
-	f.Comment("rule returns the kernel of M×N×K's cell and the cell's kernel without requirements (M, N, K >= 1).")
-	f.Func().Id("rule").Params(jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k")).Int()).Params(jen.List(jen.Id("best"), jen.Id("general")).Int()).Block(
+	f.Comment("rule returns the three kernels of M×N×K's cell (M, N, K >= 1).")
+	cell := func(table string) jen.Code {
+		return jen.Int().Call(jen.Id(table).Index(jen.Id("r")).Index(jen.Id("c")).Op("-").LitRune('0'))
+	}
+	f.Func().Id("rule").Params(jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k")).Int()).Params(jen.List(jen.Id("aligned"), jen.Id("unaligned"), jen.Id("general")).Int()).Block(
 		jen.Id("r").Op(":=").Id("bucket").Call(jen.Id("m"), jen.Id("ruleLo").Index(jen.Lit(0)), jen.Id("ruleHi").Index(jen.Lit(0))).Op("*").Lit(d[1]).Op("+").
 			Id("bucket").Call(jen.Id("n"), jen.Id("ruleLo").Index(jen.Lit(1)), jen.Id("ruleHi").Index(jen.Lit(1))),
 		jen.Id("c").Op(":=").Id("bucket").Call(jen.Id("k"), jen.Id("ruleLo").Index(jen.Lit(2)), jen.Id("ruleHi").Index(jen.Lit(2))),
-		jen.Return(jen.Int().Call(jen.Id("ruleRows").Index(jen.Id("r")).Index(jen.Id("c")).Op("-").LitRune('0')),
-			jen.Int().Call(jen.Id("ruleGeneral").Index(jen.Id("r")).Index(jen.Id("c")).Op("-").LitRune('0'))),
+		jen.Return(cell("ruleAligned"), cell("ruleUnaligned"), cell("ruleGeneral")),
 	)
 }
 
@@ -144,7 +151,12 @@ type cuhRule struct {
 	Lo, Hi            [3]int
 	NN                int
 	KColumns          []string
-	Table, General    []cuhRow
+	Tables            []cuhTable
+}
+
+type cuhTable struct {
+	Name string
+	Rows []cuhRow
 }
 
 type cuhRow struct{ Row, Comment string }
@@ -152,12 +164,19 @@ type cuhRow struct{ Row, Comment string }
 func cuhRuleData(p *Plan) cuhRule {
 	r := p.Rule
 	d := r.Dims()
-	rows, comments := tableRows(r, r.Table)
-	general, _ := tableRows(r, r.General)
-	c := cuhRule{Shift: r.Shift, Rows: len(rows), Cols: d[2], Lo: r.Lo, Hi: r.Hi, NN: d[1], KColumns: strings.Split(wrap("Columns (K): "+kColumns(r)+".", 96), "\n")}
-	for i := range rows {
-		c.Table = append(c.Table, cuhRow{rows[i], comments[i]})
-		c.General = append(c.General, cuhRow{general[i], comments[i]})
+	c := cuhRule{Shift: r.Shift, Cols: d[2], Lo: r.Lo, Hi: r.Hi, NN: d[1],
+		KColumns: strings.Split(wrap("Columns (K): "+kColumns(r)+".", 96), "\n")}
+	for _, t := range []struct {
+		name  string
+		table []int
+	}{{"aligned", r.Table}, {"unaligned", r.Unaligned}, {"general", r.General}} {
+		rows, comments := tableRows(r, t.table)
+		ct := cuhTable{Name: t.name}
+		for i := range rows {
+			ct.Rows = append(ct.Rows, cuhRow{rows[i], comments[i]})
+		}
+		c.Rows = len(rows)
+		c.Tables = append(c.Tables, ct)
 	}
 	return c
 }

@@ -515,24 +515,26 @@ func (p *Plan) Choose(m, n, k, lda, ldb, ldc int) (int, error) {
 	if m < 1 || n < 1 || k < 1 {
 		return -1, fmt.Errorf("shape %dx%dx%d: every dimension must be at least 1", m, n, k)
 	}
-	best, general := p.Rule.Pick(m, n, k)
-	err := supports(&p.Variants[best].V, m, n, k, lda, ldb, ldc)
-	if err == nil {
-		return best, nil
+	aligned, unaligned, general := p.Rule.Pick(m, n, k)
+	fits := func(j int) bool { return m%p.Variants[j].V.Tile.Rows == 0 && n%p.Variants[j].V.Tile.Cols == 0 }
+	why := func(j int) error { return supports(&p.Variants[j].V, m, n, k, lda, ldb, ldc) }
+	if fits(aligned) && why(aligned) == nil {
+		return aligned, nil
 	}
-	if general != best {
-		if supports(&p.Variants[general].V, m, n, k, lda, ldb, ldc) == nil {
-			return general, nil
+	for _, j := range []int{unaligned, general, aligned, p.Default} {
+		if why(j) == nil {
+			return j, nil
 		}
 	}
-	if best == p.Default {
-		return -1, fmt.Errorf("%s: %w", p.Variants[best].V.Name, err)
+	var errs []string
+	seen := map[int]bool{}
+	for _, j := range []int{aligned, unaligned, general, p.Default} {
+		if !seen[j] {
+			seen[j] = true
+			errs = append(errs, fmt.Sprintf("%s: %v", p.Variants[j].V.Name, why(j)))
+		}
 	}
-	derr := supports(&p.Variants[p.Default].V, m, n, k, lda, ldb, ldc)
-	if derr == nil {
-		return p.Default, nil
-	}
-	return -1, fmt.Errorf("%s (the rule's choice): %v; default %s: %w", p.Variants[best].V.Name, err, p.Variants[p.Default].V.Name, derr)
+	return -1, fmt.Errorf("no exported variant takes %dx%dx%d (lda=%d ldb=%d ldc=%d): %s", m, n, k, lda, ldb, ldc, strings.Join(errs, "; "))
 }
 
 // supports is variant.Supports plus the 32-bit limit of the kernels' int parameters.

@@ -17,12 +17,13 @@
 // uintptr(unsafe.Pointer(s.C())) for a cu.Stream s; the context cu made current is the one Load
 // and Sgemm use (both packages' calls go to the same libcuda.so.1).
 //
-// Dispatch: a table picks the variant from M, N and K, each put in a bucket (2 per octave):
-// integer operations and one lookup per call. It was fitted on the timings of 9 shapes (the tuned shapes):
-// a local-linear smoother of measured ratios to cuBLAS in log-space, with wave-quantization and
+// Dispatch: tables pick the variant from M, N and K, each put in a bucket (2 per octave):
+// integer operations and table reads per call. They were fitted on the timings of 9 shapes (the tuned shapes):
+// a smoother of measured ratios to cuBLAS over log M, N, K, with wave-quantization and
 // edge-waste features and regime classes (tilegen's internal/dispatch; parameters in tgsgemm.json).
-// When the cell's variant cannot take a problem (a multiple it needs, alignment), the cell's best
-// variant without requirements runs, else the robust default (micro1d_t64_r16);
+// A cell holds three variants: one for problems whose M and N its tile divides, one for the
+// others, and one without requirements; the first that can take the problem runs (the aligned
+// one only when its tile divides M and N), else the robust default (micro1d_t64_r16);
 // when none can, Sgemm returns an error and launches nothing.
 //
 // Classes (tuned median, cuBLAS median, ratio = cuBLAS time / tuned time; above 1: faster than cuBLAS):
@@ -119,7 +120,7 @@ var kernels = [5]kernel{{
 	tileRows:      64,
 }}
 
-// defaultKernel is the robust default: launched when neither variant of a problem's cell can take it.
+// defaultKernel is the robust default: launched when none of the variants of a problem's cell can take it.
 const defaultKernel = 3 // micro1d_t64_r16
 
 // Class is a shape the dispatch rule was fitted on, the variant it launches there, and the median
@@ -199,8 +200,9 @@ var classes = []Class{{
 }}
 
 // The dispatch rule: M, N and K go into buckets (bucket), clamped to [ruleLo, ruleHi] per
-// dimension; ruleRows[bm*13+bn][bk] - '0' is the kernel for the cell, ruleGeneral the same place's
-// kernel without requirements.
+// dimension; ruleAligned[bm*13+bn][bk] - '0' is the cell's kernel for problems whose M and N its tile
+// divides, ruleUnaligned the same place's kernel for the others, ruleGeneral its kernel without
+// requirements.
 // Columns (K): <= 23 | 24-31 | 32-47 | 48-63 | 64-95 | 96-127 | 128-191 | 192-255 | 256-383 |
 // 384-511 | 512-767 | 768-1023 | 1024-1535 | 1536-2047 | 2048-3071 | 3072-4095 | 4096-6143 |
 // 6144-8191 | >= 8192.
@@ -209,7 +211,218 @@ const ruleShift = 1
 var ruleLo = [3]int{11, 14, 8}
 var ruleHi = [3]int{26, 26, 26}
 
-var ruleRows = [208]string{
+var ruleAligned = [208]string{
+	"0000000011111114444", // M <= 63, N <= 191
+	"0000001111111144444", // M <= 63, N 192-255
+	"1111111111111144444", // M <= 63, N 256-383
+	"1111111111111144444", // M <= 63, N 384-511
+	"1111111111111144444", // M <= 63, N 512-767
+	"1111111111111144444", // M <= 63, N 768-1023
+	"1111111111111444444", // M <= 63, N 1024-1535
+	"1111111111111444444", // M <= 63, N 1536-2047
+	"1111111111111444444", // M <= 63, N 2048-3071
+	"1111111111111444444", // M <= 63, N 3072-4095
+	"1111111111111444444", // M <= 63, N 4096-6143
+	"1111111111114444444", // M <= 63, N 6144-8191
+	"1111111111114444444", // M <= 63, N >= 8192
+	"0000000111111114444", // M 64-95, N <= 191
+	"0000011111111144444", // M 64-95, N 192-255
+	"1111111111111144444", // M 64-95, N 256-383
+	"1111111111111144444", // M 64-95, N 384-511
+	"1111111111111444444", // M 64-95, N 512-767
+	"1111111111111444444", // M 64-95, N 768-1023
+	"1111111111111444444", // M 64-95, N 1024-1535
+	"1111111111111444444", // M 64-95, N 1536-2047
+	"1111111111114444444", // M 64-95, N 2048-3071
+	"1111111111114444444", // M 64-95, N 3072-4095
+	"1111111111111444444", // M 64-95, N 4096-6143
+	"1111111111111444444", // M 64-95, N 6144-8191
+	"1111111111114444444", // M 64-95, N >= 8192
+	"0000011111111144444", // M 96-127, N <= 191
+	"1111111111111144444", // M 96-127, N 192-255
+	"1111111111111144444", // M 96-127, N 256-383
+	"1111111111111444444", // M 96-127, N 384-511
+	"1111111111111444444", // M 96-127, N 512-767
+	"1111111111111444444", // M 96-127, N 768-1023
+	"1111111111114444444", // M 96-127, N 1024-1535
+	"1111111111114444444", // M 96-127, N 1536-2047
+	"1111111111144444444", // M 96-127, N 2048-3071
+	"1111111111114444444", // M 96-127, N 3072-4095
+	"1111111111014444444", // M 96-127, N 4096-6143
+	"1111111111114444444", // M 96-127, N 6144-8191
+	"1111111111114444444", // M 96-127, N >= 8192
+	"1000111111111144444", // M 128-191, N <= 191
+	"1111111111111144444", // M 128-191, N 192-255
+	"1111111111111144444", // M 128-191, N 256-383
+	"1111111111111444444", // M 128-191, N 384-511
+	"1111111111111444444", // M 128-191, N 512-767
+	"1111111111114444444", // M 128-191, N 768-1023
+	"1111111111144444444", // M 128-191, N 1024-1535
+	"1111111111444444444", // M 128-191, N 1536-2047
+	"1111111111144443333", // M 128-191, N 2048-3071
+	"1111111111114433333", // M 128-191, N 3072-4095
+	"1111111111114433333", // M 128-191, N 4096-6143
+	"1111111111114433333", // M 128-191, N 6144-8191
+	"1111111111144433333", // M 128-191, N >= 8192
+	"1111111111111144444", // M 192-255, N <= 191
+	"1111111111111144444", // M 192-255, N 192-255
+	"1111111111111444444", // M 192-255, N 256-383
+	"1111111111111444444", // M 192-255, N 384-511
+	"1111111111114443333", // M 192-255, N 512-767
+	"1111111111144433333", // M 192-255, N 768-1023
+	"1111111111444433333", // M 192-255, N 1024-1535
+	"1111111111444333333", // M 192-255, N 1536-2047
+	"1111111114444333333", // M 192-255, N 2048-3071
+	"1111111111444333333", // M 192-255, N 3072-4095
+	"1111111111144333333", // M 192-255, N 4096-6143
+	"1111111111444333333", // M 192-255, N 6144-8191
+	"1111111111443333333", // M 192-255, N >= 8192
+	"1111111111111444444", // M 256-383, N <= 191
+	"1111111111111444444", // M 256-383, N 192-255
+	"1111111111111433333", // M 256-383, N 256-383
+	"1111111111114333333", // M 256-383, N 384-511
+	"1111111111143333333", // M 256-383, N 512-767
+	"1111111114443333333", // M 256-383, N 768-1023
+	"1111111114443333333", // M 256-383, N 1024-1535
+	"1111111114433333333", // M 256-383, N 1536-2047
+	"1111111114433333333", // M 256-383, N 2048-3071
+	"1111111114433333333", // M 256-383, N 3072-4095
+	"1111111114433333333", // M 256-383, N 4096-6143
+	"1111111114433333333", // M 256-383, N 6144-8191
+	"1111111111333333333", // M 256-383, N >= 8192
+	"1111111111111443333", // M 384-511, N <= 191
+	"1111111111111333333", // M 384-511, N 192-255
+	"1111111111113333333", // M 384-511, N 256-383
+	"1111111111133333333", // M 384-511, N 384-511
+	"1111111114433333333", // M 384-511, N 512-767
+	"1111111144433333333", // M 384-511, N 768-1023
+	"1111111114433333333", // M 384-511, N 1024-1535
+	"1111111113333333333", // M 384-511, N 1536-2047
+	"1111111113333333333", // M 384-511, N 2048-3071
+	"1111111113333333333", // M 384-511, N 3072-4095
+	"1111111123333333333", // M 384-511, N 4096-6143
+	"1111111223333333333", // M 384-511, N 6144-8191
+	"1111122222333333333", // M 384-511, N >= 8192
+	"1111111111114333333", // M 512-767, N <= 191
+	"1111111111113333333", // M 512-767, N 192-255
+	"1111111111133333333", // M 512-767, N 256-383
+	"1111111111433333333", // M 512-767, N 384-511
+	"1111111144433333333", // M 512-767, N 512-767
+	"1111111140433333333", // M 512-767, N 768-1023
+	"1111111114333333333", // M 512-767, N 1024-1535
+	"1111111133333333333", // M 512-767, N 1536-2047
+	"1111111133333333333", // M 512-767, N 2048-3071
+	"1111111223333333333", // M 512-767, N 3072-4095
+	"1111112222333333333", // M 512-767, N 4096-6143
+	"1111122222333333333", // M 512-767, N 6144-8191
+	"1111222222333333333", // M 512-767, N >= 8192
+	"1111111111113333333", // M 768-1023, N <= 191
+	"1111111111133333333", // M 768-1023, N 192-255
+	"1111111111333333333", // M 768-1023, N 256-383
+	"1111111113333333333", // M 768-1023, N 384-511
+	"1111111134333333333", // M 768-1023, N 512-767
+	"1111122133303333333", // M 768-1023, N 768-1023
+	"1111222133333333333", // M 768-1023, N 1024-1535
+	"1111222233333333333", // M 768-1023, N 1536-2047
+	"1111222233333333333", // M 768-1023, N 2048-3071
+	"1111222223333333333", // M 768-1023, N 3072-4095
+	"1111222222333333333", // M 768-1023, N 4096-6143
+	"1222222222333333333", // M 768-1023, N 6144-8191
+	"2222222222233333333", // M 768-1023, N >= 8192
+	"1111111111133333333", // M 1024-1535, N <= 191
+	"1111111111333333333", // M 1024-1535, N 192-255
+	"1111111113333333333", // M 1024-1535, N 256-383
+	"1111111113333333333", // M 1024-1535, N 384-511
+	"1111111133333333333", // M 1024-1535, N 512-767
+	"1111122233333333333", // M 1024-1535, N 768-1023
+	"1111220233333333333", // M 1024-1535, N 1024-1535
+	"1112222233333333333", // M 1024-1535, N 1536-2047
+	"2222222223333333333", // M 1024-1535, N 2048-3071
+	"2222222222333333333", // M 1024-1535, N 3072-4095
+	"2222222222333333333", // M 1024-1535, N 4096-6143
+	"2222222222233333333", // M 1024-1535, N 6144-8191
+	"2222222222233333333", // M 1024-1535, N >= 8192
+	"1111111111333333333", // M 1536-2047, N <= 191
+	"1111111111333333333", // M 1536-2047, N 192-255
+	"1111111113333333333", // M 1536-2047, N 256-383
+	"1111111133333333333", // M 1536-2047, N 384-511
+	"1111111233333333333", // M 1536-2047, N 512-767
+	"1111222233333333333", // M 1536-2047, N 768-1023
+	"1112222233333333333", // M 1536-2047, N 1024-1535
+	"2222222233333333333", // M 1536-2047, N 1536-2047
+	"2222222223333333333", // M 1536-2047, N 2048-3071
+	"2222222222333333333", // M 1536-2047, N 3072-4095
+	"2222222222333333333", // M 1536-2047, N 4096-6143
+	"2222222222233333333", // M 1536-2047, N 6144-8191
+	"2222222222233333333", // M 1536-2047, N >= 8192
+	"1111111111333333333", // M 2048-3071, N <= 191
+	"1111111113333333333", // M 2048-3071, N 192-255
+	"1111111113333333333", // M 2048-3071, N 256-383
+	"1111111133333333333", // M 2048-3071, N 384-511
+	"1111112233333333333", // M 2048-3071, N 512-767
+	"1111222233333333333", // M 2048-3071, N 768-1023
+	"2222222223333333333", // M 2048-3071, N 1024-1535
+	"2222222223333333333", // M 2048-3071, N 1536-2047
+	"2222222222333333333", // M 2048-3071, N 2048-3071
+	"2222222222333333333", // M 2048-3071, N 3072-4095
+	"2222222222233333333", // M 2048-3071, N 4096-6143
+	"2222222222233333333", // M 2048-3071, N 6144-8191
+	"2222222222223333333", // M 2048-3071, N >= 8192
+	"1111111113333333333", // M 3072-4095, N <= 191
+	"1111111113333333333", // M 3072-4095, N 192-255
+	"1111111123333333333", // M 3072-4095, N 256-383
+	"1111112223333333333", // M 3072-4095, N 384-511
+	"1111122223333333333", // M 3072-4095, N 512-767
+	"1112222223333333333", // M 3072-4095, N 768-1023
+	"2222222223333333333", // M 3072-4095, N 1024-1535
+	"2222222222333333333", // M 3072-4095, N 1536-2047
+	"2222222222333333333", // M 3072-4095, N 2048-3071
+	"2222222222333333333", // M 3072-4095, N 3072-4095
+	"2222222222233333333", // M 3072-4095, N 4096-6143
+	"2222222222223333333", // M 3072-4095, N 6144-8191
+	"2222222222223333333", // M 3072-4095, N >= 8192
+	"1111111113333333333", // M 4096-6143, N <= 191
+	"1111111123333333333", // M 4096-6143, N 192-255
+	"1111111223333333333", // M 4096-6143, N 256-383
+	"1111122223333333333", // M 4096-6143, N 384-511
+	"1111222223333333333", // M 4096-6143, N 512-767
+	"2222222223333333333", // M 4096-6143, N 768-1023
+	"2222222222333333333", // M 4096-6143, N 1024-1535
+	"2222222222333333333", // M 4096-6143, N 1536-2047
+	"2222222222333333333", // M 4096-6143, N 2048-3071
+	"2222222222233333333", // M 4096-6143, N 3072-4095
+	"2222222222233333333", // M 4096-6143, N 4096-6143
+	"2222222222223333333", // M 4096-6143, N 6144-8191
+	"2222222222223333333", // M 4096-6143, N >= 8192
+	"1111111123333333333", // M 6144-8191, N <= 191
+	"1111112223333333333", // M 6144-8191, N 192-255
+	"1111122223333333333", // M 6144-8191, N 256-383
+	"1111222223333333333", // M 6144-8191, N 384-511
+	"1122222222333333333", // M 6144-8191, N 512-767
+	"2222222222333333333", // M 6144-8191, N 768-1023
+	"2222222222333333333", // M 6144-8191, N 1024-1535
+	"2222222222333333333", // M 6144-8191, N 1536-2047
+	"2222222222233333333", // M 6144-8191, N 2048-3071
+	"2222222222233333333", // M 6144-8191, N 3072-4095
+	"2222222222223333333", // M 6144-8191, N 4096-6143
+	"2222222222223333333", // M 6144-8191, N 6144-8191
+	"2222222222222333333", // M 6144-8191, N >= 8192
+	"1111112223333333333", // M >= 8192, N <= 191
+	"1111122223333333333", // M >= 8192, N 192-255
+	"1111222222333333333", // M >= 8192, N 256-383
+	"1122222222333333333", // M >= 8192, N 384-511
+	"2222222222333333333", // M >= 8192, N 512-767
+	"2222222222333333333", // M >= 8192, N 768-1023
+	"2222222222233333333", // M >= 8192, N 1024-1535
+	"2222222222233333333", // M >= 8192, N 1536-2047
+	"2222222222233333333", // M >= 8192, N 2048-3071
+	"2222222222223333333", // M >= 8192, N 3072-4095
+	"2222222222223333333", // M >= 8192, N 4096-6143
+	"2222222222223333333", // M >= 8192, N 6144-8191
+	"2222222222222333333", // M >= 8192, N >= 8192
+}
+
+var ruleUnaligned = [208]string{
 	"0000000011111114444", // M <= 63, N <= 191
 	"0000001111111144444", // M <= 63, N 192-255
 	"1111111111111144444", // M <= 63, N 256-383
@@ -264,7 +477,7 @@ var ruleRows = [208]string{
 	"1111111111144433333", // M 128-191, N >= 8192
 	"1111111111111144444", // M 192-255, N <= 191
 	"1111111111111144444", // M 192-255, N 192-255
-	"1111111111111444444", // M 192-255, N 256-383
+	"1111111011111444444", // M 192-255, N 256-383
 	"1111111111111444444", // M 192-255, N 384-511
 	"1111111111114443333", // M 192-255, N 512-767
 	"1111111111144433333", // M 192-255, N 768-1023
@@ -333,7 +546,7 @@ var ruleRows = [208]string{
 	"1111111113333333333", // M 1024-1535, N 384-511
 	"1111111133333333333", // M 1024-1535, N 512-767
 	"1111122233333333333", // M 1024-1535, N 768-1023
-	"1111222233333333333", // M 1024-1535, N 1024-1535
+	"1111222233330333333", // M 1024-1535, N 1024-1535
 	"1112222233333333333", // M 1024-1535, N 1536-2047
 	"2222222223333333333", // M 1024-1535, N 2048-3071
 	"2222222222333333333", // M 1024-1535, N 3072-4095
@@ -361,7 +574,7 @@ var ruleRows = [208]string{
 	"1111222233333333333", // M 2048-3071, N 768-1023
 	"2222222223333333333", // M 2048-3071, N 1024-1535
 	"2222222223333333333", // M 2048-3071, N 1536-2047
-	"2222222222333333333", // M 2048-3071, N 2048-3071
+	"2222222222333303333", // M 2048-3071, N 2048-3071
 	"2222222222333333333", // M 2048-3071, N 3072-4095
 	"2222222222233333333", // M 2048-3071, N 4096-6143
 	"2222222222233333333", // M 2048-3071, N 6144-8191
@@ -389,7 +602,7 @@ var ruleRows = [208]string{
 	"2222222222333333333", // M 4096-6143, N 1536-2047
 	"2222222222333333333", // M 4096-6143, N 2048-3071
 	"2222222222233333333", // M 4096-6143, N 3072-4095
-	"2222222222233333333", // M 4096-6143, N 4096-6143
+	"2202222222233333033", // M 4096-6143, N 4096-6143
 	"2222222222223333333", // M 4096-6143, N 6144-8191
 	"2222222222223333333", // M 4096-6143, N >= 8192
 	"1111111123333333333", // M 6144-8191, N <= 191
@@ -649,11 +862,11 @@ func bucket(x, lo, hi int) int {
 	return b - lo
 }
 
-// rule returns the kernel of M×N×K's cell and the cell's kernel without requirements (M, N, K >= 1).
-func rule(m, n, k int) (best, general int) {
+// rule returns the three kernels of M×N×K's cell (M, N, K >= 1).
+func rule(m, n, k int) (aligned, unaligned, general int) {
 	r := bucket(m, ruleLo[0], ruleHi[0])*13 + bucket(n, ruleLo[1], ruleHi[1])
 	c := bucket(k, ruleLo[2], ruleHi[2])
-	return int(ruleRows[r][c] - '0'), int(ruleGeneral[r][c] - '0')
+	return int(ruleAligned[r][c] - '0'), int(ruleUnaligned[r][c] - '0'), int(ruleGeneral[r][c] - '0')
 }
 
 // Classes returns the shapes the rule was fitted on (see classes) in M, N, K order.
@@ -690,51 +903,89 @@ func choose(m, n, k, lda, ldb, ldc int, ptrs uintptr) (int, error) {
 	if m < 1 || n < 1 || k < 1 {
 		return -1, fmt.Errorf("tgsgemm: shape %dx%dx%d: every dimension must be at least 1", m, n, k)
 	}
-	best, general := rule(m, n, k)
-	err := supports(&kernels[best], m, n, k, lda, ldb, ldc, ptrs)
-	if err == nil {
-		return best, nil
+	aligned, unaligned, general := rule(m, n, k)
+	ka := &kernels[aligned]
+	if m%ka.tileRows == 0 && n%ka.tileCols == 0 && reject(ka, m, n, k, lda, ldb, ldc, ptrs) == 0 {
+		return aligned, nil
 	}
-	if general != best && supports(&kernels[general], m, n, k, lda, ldb, ldc, ptrs) == nil {
-		return general, nil
-	}
-	if best == defaultKernel {
-		return -1, fmt.Errorf("tgsgemm: %s: %w", kernels[best].name, err)
-	}
-	derr := supports(&kernels[defaultKernel], m, n, k, lda, ldb, ldc, ptrs)
-	if derr == nil {
-		return defaultKernel, nil
-	}
-	return -1, fmt.Errorf("tgsgemm: %s (the rule's choice): %v; default %s: %w", kernels[best].name, err, kernels[defaultKernel].name, derr)
-}
-
-// supports says why kernel kn cannot take the problem (nil: it can): the checks of the
-// generator's variant model, the kernels' 32-bit int parameters and the pointers' alignment.
-func supports(kn *kernel, m, n, k, lda, ldb, ldc int, ptrs uintptr) error {
-	for _, x := range []int{m, n, k, lda, ldb, ldc} {
-		if x > math.MaxInt32 {
-			return fmt.Errorf("dimension %d exceeds the kernels' 32-bit int", x)
+	// The cell's kernel for problems its tile does not divide, its kernel without requirements, then
+	// the aligned one on a partial tile, then the robust default.
+	for _, i := range [4]int{unaligned, general, aligned, defaultKernel} {
+		if reject(&kernels[i], m, n, k, lda, ldb, ldc, ptrs) == 0 {
+			return i, nil
 		}
 	}
+	err := supports(ka, m, n, k, lda, ldb, ldc, ptrs)
+	derr := supports(&kernels[defaultKernel], m, n, k, lda, ldb, ldc, ptrs)
+	return -1, fmt.Errorf("tgsgemm: no exported variant takes %dx%dx%d: %s: %v; default %s: %w", m, n, k, ka.name, err, kernels[defaultKernel].name, derr)
+}
+
+// Checks reject reports (0: kernel kn can take the problem): the kernels' 32-bit int parameters,
+// the leading dimensions, the generator's multiples of M, N, K and of the leading dimensions, the
+// pointers' alignment, the grid limits.
+const (
+	rejectInt32 = iota + 1
+	rejectLD
+	rejectM
+	rejectN
+	rejectK
+	rejectLDMultiple
+	rejectAlign
+	rejectGrid
+)
+
+// reject returns the first check kernel kn fails on the problem (0: none), without allocating:
+// the dispatch calls it on every launch.
+func reject(kn *kernel, m, n, k, lda, ldb, ldc int, ptrs uintptr) int {
+	if m > math.MaxInt32 || n > math.MaxInt32 || k > math.MaxInt32 || lda > math.MaxInt32 || ldb > math.MaxInt32 || ldc > math.MaxInt32 {
+		return rejectInt32
+	}
 	if lda < k || ldb < n || ldc < n {
-		return fmt.Errorf("leading dimensions lda=%d ldb=%d ldc=%d too small for %dx%dx%d", lda, ldb, ldc, m, n, k)
+		return rejectLD
 	}
 	if m%kn.mMultiple != 0 {
-		return fmt.Errorf("M=%d is not a multiple of %d", m, kn.mMultiple)
+		return rejectM
 	}
 	if n%kn.nMultiple != 0 {
-		return fmt.Errorf("N=%d is not a multiple of %d", n, kn.nMultiple)
+		return rejectN
 	}
 	if k%kn.kMultiple != 0 {
-		return fmt.Errorf("K=%d is not a multiple of %d", k, kn.kMultiple)
+		return rejectK
 	}
 	if lda%kn.ldMultiple != 0 || ldb%kn.ldMultiple != 0 || ldc%kn.ldMultiple != 0 {
-		return fmt.Errorf("lda=%d ldb=%d ldc=%d are not multiples of %d", lda, ldb, ldc, kn.ldMultiple)
+		return rejectLDMultiple
 	}
 	if ptrs%uintptr(4*kn.ldMultiple) != 0 {
-		return fmt.Errorf("A, B and C must be aligned to %d bytes", 4*kn.ldMultiple)
+		return rejectAlign
 	}
 	if (m+kn.tileRows-1)/kn.tileRows > 65535 || kn.gridZ > 65535 {
+		return rejectGrid
+	}
+	return 0
+}
+
+// supports says why kernel kn cannot take the problem (nil: it can); see reject.
+func supports(kn *kernel, m, n, k, lda, ldb, ldc int, ptrs uintptr) error {
+	switch reject(kn, m, n, k, lda, ldb, ldc, ptrs) {
+	case rejectInt32:
+		for _, x := range []int{m, n, k, lda, ldb, ldc} {
+			if x > math.MaxInt32 {
+				return fmt.Errorf("dimension %d exceeds the kernels' 32-bit int", x)
+			}
+		}
+	case rejectLD:
+		return fmt.Errorf("leading dimensions lda=%d ldb=%d ldc=%d too small for %dx%dx%d", lda, ldb, ldc, m, n, k)
+	case rejectM:
+		return fmt.Errorf("M=%d is not a multiple of %d", m, kn.mMultiple)
+	case rejectN:
+		return fmt.Errorf("N=%d is not a multiple of %d", n, kn.nMultiple)
+	case rejectK:
+		return fmt.Errorf("K=%d is not a multiple of %d", k, kn.kMultiple)
+	case rejectLDMultiple:
+		return fmt.Errorf("lda=%d ldb=%d ldc=%d are not multiples of %d", lda, ldb, ldc, kn.ldMultiple)
+	case rejectAlign:
+		return fmt.Errorf("A, B and C must be aligned to %d bytes", 4*kn.ldMultiple)
+	case rejectGrid:
 		return fmt.Errorf("grid y=%d z=%d exceeds 65535", (m+kn.tileRows-1)/kn.tileRows, kn.gridZ)
 	}
 	return nil
