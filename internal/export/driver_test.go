@@ -197,7 +197,7 @@ func TestGoPackageDriver(t *testing.T) {
 	for _, fx := range []struct {
 		name   string
 		export func(*testing.T) (string, *Plan)
-	}{{"seed", exportFixture}, {"regtile", exportRegtile}, {"split", exportSplit}} {
+	}{{"seed", exportFixture}, {"regtile", exportRegtile}, {"regimes", exportRegimes}} {
 		t.Run(fx.name, func(t *testing.T) {
 			out, p := fx.export(t)
 			bin, _ := buildConsumer(t, out)

@@ -153,7 +153,7 @@ func TestHeaderLaunches(t *testing.T) {
 	for _, fx := range []struct {
 		name   string
 		export func(*testing.T) (string, *Plan)
-	}{{"seed", exportFixture}, {"regtile", exportRegtile}, {"split", exportSplit}} {
+	}{{"seed", exportFixture}, {"regtile", exportRegtile}, {"regimes", exportRegimes}} {
 		t.Run(fx.name, func(t *testing.T) {
 			out, p := fx.export(t)
 			var src, want strings.Builder
@@ -261,7 +261,7 @@ func TestExampleCompiles(t *testing.T) {
 	for _, fx := range []struct {
 		name   string
 		export func(*testing.T) (string, *Plan)
-	}{{"seed", exportFixture}, {"regtile", exportRegtile}} {
+	}{{"seed", exportFixture}, {"regtile", exportRegtile}, {"regimes", exportRegimes}} {
 		t.Run(fx.name, func(t *testing.T) {
 			out, _ := fx.export(t)
 			args := []string{"-O2", "-arch=sm_90", "-Xcompiler", "-Wall,-Werror", "-DTG_EXPORT_NAME=tg", "-I", out,
@@ -280,34 +280,32 @@ func TestExampleCompiles(t *testing.T) {
 // (where a split rule picks many slices), GEMV-like and small ones.
 var launchShapes = [][3]int{{32, 32, 100000}, {1, 4096, 4096}, {4096, 8, 4096}, {64, 196, 4608}, {48, 48, 48}}
 
-// exportSplit exports a copy of the seed fixture whose variants all carry a launch-time split rule
-// (as grid_z: auto variants do), each a different one, so that the launchers' grid z must follow
-// the rule with the device's SM count. The rules are only manifest entries: the kernels are never
-// run (the launch tests record launches on the host), so their code need not split K.
-func exportSplit(t *testing.T) (string, *Plan) {
+// regimesOptions export testdata/regimes: five variants of the split-rule families (grid_z: auto)
+// with their H100 records from results/regimes-h100 (tune on the 16 regime shapes and the edge
+// suite), hashed as runner tune and verify now record them.
+func regimesOptions(out string) Options {
+	return Options{Results: []string{"testdata/regimes/results/tune", "testdata/regimes/results/verify"},
+		Generated: "testdata/regimes/generated", Out: out, Name: "tg", GoPackage: "example.com/consumer/tgsgemm"}
+}
+
+// exportRegimes exports testdata/regimes: every class goes to a variant whose grid z its split rule
+// picks at launch, so the launchers' grid z must follow the rule with the device's SM count.
+func exportRegimes(t *testing.T) (string, *Plan) {
 	t.Helper()
-	tune, verify, gen := copyFixture(t)
-	editManifest(t, gen, func(vs []any) {
-		for i, v := range vs {
-			m := v.(map[string]any)
-			max := 16 << (i % 6)
-			m["grid_z"] = max
-			m["split"] = map[string]any{"max": max, "k_step": 8 << (i % 3), "min_k": 64 << (i % 4), "blocks_per_sm": 1 + i%8,
-				"workspace_floats": 1 << (18 + i%6)}
-		}
-	})
 	out := filepath.Join(t.TempDir(), "tgsgemm")
-	opts := Options{Results: []string{tune, verify}, Generated: gen, Out: out, Name: "tg", GoPackage: "example.com/consumer/tgsgemm"}
-	if err := Run(opts); err != nil {
+	if err := Run(regimesOptions(out)); err != nil {
 		t.Fatal(err)
 	}
-	p, _, err := Prepare(opts)
+	p, _, err := Prepare(regimesOptions(out))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range p.Variants {
-		if c.V.Split == nil {
-			t.Fatalf("%s lost its split rule on the way into the plan", c.V.Name)
+	if len(p.Classes) != 16 {
+		t.Fatalf("%d classes, want the 16 regime shapes", len(p.Classes))
+	}
+	for _, c := range p.Classes {
+		if v := p.Variants[c.Variant].V; v.Split == nil {
+			t.Fatalf("class %v goes to %s, which has no split rule", c.Shape, v.Name)
 		}
 	}
 	return out, p
