@@ -20,7 +20,9 @@
 // an ordered mapping of integer parameters, optional constraints (expr-lang booleans; false prunes
 // the combination with the constraint's reason), geometry (block_x, block_y, tile_rows, tile_cols,
 // grid_z, shared_bytes, dynamic_shared) and requires (m/n/k/ld_multiple) as integer expressions over
-// the parameters. Two optional keys carry what the rest of tilegen knows about a family, so that
+// the parameters. grid_z: auto instead chooses grid z at launch by the rule in geometry.split (max,
+// k_step, min_k, blocks_per_sm, workspace_floats; variant.SplitRule), copied onto every variant.
+// Two optional keys carry what the rest of tilegen knows about a family, so that
 // adding one needs no Go: traffic_model (naive, coalesced, tiled or compulsory, the default; the
 // global-memory traffic model internal/analysis applies to it) and seed (true for a family taken
 // from the founding documents; the bench summary reports the best of them). Both are copied onto

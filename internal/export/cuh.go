@@ -17,6 +17,8 @@ type cuhKernel struct {
 	Name, Family, Params, Hash, Source string
 	BX, BY, TR, TC, GZ, Dyn            int
 	MM, NM, KM, LDM                    int
+	// The launch-time split-K rule (variant.SplitRule); all 0 when grid z is fixed.
+	SplitMax, KStep, MinK, BlocksPerSM, WorkspaceFloats int
 }
 
 // stripHeader removes the generator's leading comment lines ("// Code generated ...", nvcc, the
@@ -64,16 +66,29 @@ func cuhFile(p *Plan) ([]byte, error) {
 		if strings.Contains(src, "DO NOT EDIT") {
 			return nil, fmt.Errorf("source of %s: a generated-code line after the header", v.Name)
 		}
-		data.Kernels = append(data.Kernels, cuhKernel{
+		k := cuhKernel{
 			Name: v.Name, Family: safeText(v.Family), Params: safeText(v.ParamString()), Hash: safeText(v.SourceHash), Source: src,
 			BX: v.Block.X, BY: v.Block.Y, TR: v.Tile.Rows, TC: v.Tile.Cols, GZ: atLeast1(v.GridZ), Dyn: v.DynamicShared,
 			MM: atLeast1(v.Requires.MMultiple), NM: atLeast1(v.Requires.NMultiple), KM: atLeast1(v.Requires.KMultiple),
 			LDM: atLeast1(v.Requires.LDMultiple),
-		})
+		}
+		if r := v.Split; r != nil {
+			k.SplitMax, k.KStep, k.MinK, k.BlocksPerSM, k.WorkspaceFloats = r.Max, r.KStep, r.MinK, r.BlocksPerSM, r.WorkspaceFloats
+		}
+		data.Kernels = append(data.Kernels, k)
 	}
 	var b strings.Builder
 	if err := cuhTmpl.Execute(&b, data); err != nil {
 		return nil, fmt.Errorf("render %s.cuh: %w", p.Name, err)
 	}
 	return []byte(b.String()), nil
+}
+
+// cuhSplitRule renders the .cuh's split rule, {name}_split_slices, alone (the text the header holds).
+func cuhSplitRule(name string) (string, error) {
+	var b strings.Builder
+	if err := cuhTmpl.ExecuteTemplate(&b, "slices", name); err != nil {
+		return "", fmt.Errorf("render the split rule: %w", err)
+	}
+	return b.String(), nil
 }

@@ -52,10 +52,15 @@
 // Rule.Dispatch) on about 1300 shapes.
 //
 // Launch (the runner's contract): block (Block.X, Block.Y, 1), grid (ceil(N/Tile.Cols),
-// ceil(M/Tile.Rows), GridZ), dynamic shared memory DynamicShared bytes; above 48 KiB the kernel's
+// ceil(M/Tile.Rows), z), dynamic shared memory DynamicShared bytes; above 48 KiB the kernel's
 // maximum dynamic shared size attribute is raised first: by Load in the Go package (per context),
-// once per device in the header (again if a launch fails, as after cudaDeviceReset). The header's
-// launcher keeps the CUDA runtime off its per-call path apart from the launch itself: it reads the
+// once per device in the header (again if a launch fails, as after cudaDeviceReset). z is GridZ,
+// or for a variant with a launch-time split rule (variants.yaml grid_z: auto) what the rule
+// (variant.SplitRule.Slices) picks from the shape and the device's SM count; both outputs carry
+// a copy of the rule (splitSlices, <name>_split_slices), tested to agree with the Go original on
+// many shapes. The Go package reads the SM count in Load; the header once per device, at the first
+// launch of such a kernel (cudaGetDevice on each of its launches). The header's launcher otherwise
+// keeps the CUDA runtime off its per-call path apart from the launch itself: it reads the
 // rule's tables and calls cudaLaunchKernel from a table of kernels.
 //
 // The Go package imports only the standard library and does not import gorgonia.org/cu (whose init

@@ -64,6 +64,14 @@ func main() {
 	for _, c := range tgsgemm.Classes() {
 		fmt.Println("sgemm", ks.Sgemm(c.M, c.N, c.K, 1.5, 256, c.K, 512, c.N, 0, 1024, c.N, 0x77))
 	}
+	for _, s := range [][3]int{
+`)
+	for _, s := range launchShapes {
+		fmt.Fprintf(&b, "\t\t{%d, %d, %d},\n", s[0], s[1], s[2])
+	}
+	b.WriteString(`	} {
+		fmt.Println("sgemm", ks.Sgemm(s[0], s[1], s[2], 1.5, 256, s[2], 512, s[1], 0, 1024, s[1], 0x77))
+	}
 	fmt.Println("lda < K refused:", ks.Sgemm(4, 4, 4, 1, 256, 3, 256, 4, 0, 256, 4, 0) != nil)
 	fmt.Println("unload", ks.Unload())
 }
@@ -147,6 +155,11 @@ int cuInit(unsigned flags) { return mode("noinit") || flags ? 100 : 0; }
 
 int cuCtxGetCurrent(void** ctx) { *ctx = mode("nocontext") ? NULL : (void*)0x1000; return 0; }
 
+int cuCtxGetDevice(int* dev) { *dev = 0; return 0; }
+
+// CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT (16): the H100's 132.
+int cuDeviceGetAttribute(int* v, int attr, int dev) { *v = attr == 16 && dev == 0 ? 132 : -1; return attr == 16 ? 0 : 1; }
+
 int cuModuleLoadData(void** mod, const void* image)
 {
     if (!strstr((const char*)image, ".entry")) return 218;
@@ -195,7 +208,8 @@ int cuGetErrorString(int r, const char** s)
 // LD_LIBRARY_PATH): the errors of a host without a device or context, and, where every call
 // succeeds, that Load loads every kernel and raises the dynamic shared memory limit exactly of
 // those above 48 KiB, and that Sgemm launches the kernel Plan.Choose picks with its grid, block,
-// shared memory, stream and the eleven parameters in order.
+// shared memory, stream and the eleven parameters in order, its grid z from the split rule with the
+// device's SM count (132 here) where the variant has one.
 func TestGoPackageDriver(t *testing.T) {
 	gcc := needTool(t, "gcc")
 	lib := t.TempDir()
@@ -209,7 +223,7 @@ func TestGoPackageDriver(t *testing.T) {
 	for _, fx := range []struct {
 		name   string
 		export func(*testing.T) (string, *Plan)
-	}{{"seed", exportFixture}, {"regtile", exportRegtile}} {
+	}{{"seed", exportFixture}, {"regtile", exportRegtile}, {"regimes", exportRegimes}} {
 		t.Run(fx.name, func(t *testing.T) {
 			out, p := fx.export(t)
 			bin, _ := buildConsumer(t, out)
@@ -231,16 +245,22 @@ func TestGoPackageDriver(t *testing.T) {
 					fmt.Fprintf(&want, "attr %s 8 %d\n", c.V.Name, c.V.DynamicShared)
 				}
 			}
-			for _, c := range p.Classes {
-				s := c.Shape
-				i, err := p.Choose(s.M, s.N, s.K, s.K, s.N, s.N)
+			shapes := launchShapes
+			for i := len(p.Classes) - 1; i >= 0; i-- {
+				s := p.Classes[i].Shape
+				shapes = append([][3]int{{s.M, s.N, s.K}}, shapes...)
+			}
+			for _, s := range shapes {
+				m, n, k := s[0], s[1], s[2]
+				i, err := p.Choose(m, n, k, k, n, n)
 				if err != nil {
 					t.Fatal(err)
 				}
 				v := p.Variants[i].V
+				gx, gy, gz := v.Grid(m, n, k, 132)
 				fmt.Fprintf(&want, "launch %s grid %d,%d,%d block %d,%d,1 shared %d stream 77 extra 0 M=%d N=%d K=%d alpha=1.5 "+
-					"A=100 lda=%d B=200 ldb=%d beta=0 C=400 ldc=%d\nsgemm <nil>\n", v.Name, (s.N+v.Tile.Cols-1)/v.Tile.Cols,
-					(s.M+v.Tile.Rows-1)/v.Tile.Rows, atLeast1(v.GridZ), v.Block.X, v.Block.Y, v.DynamicShared, s.M, s.N, s.K, s.K, s.N, s.N)
+					"A=100 lda=%d B=200 ldb=%d beta=0 C=400 ldc=%d\nsgemm <nil>\n", v.Name, gx, gy, gz, v.Block.X, v.Block.Y,
+					v.DynamicShared, m, n, k, k, n, n)
 			}
 			want.WriteString("lda < K refused: true\nunload <nil>\n")
 			if got := runConsumer(t, bin, env("ok")...); got != want.String() {

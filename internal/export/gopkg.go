@@ -70,19 +70,26 @@ func goDispatch(p *Plan) *jen.File {
 		jen.Id("tileRows").Op(",").Id("tileCols").Op(",").Id("gridZ").Int(),
 		jen.Id("dynamicShared").Int(),
 		jen.Id("mMultiple").Op(",").Id("nMultiple").Op(",").Id("kMultiple").Op(",").Id("ldMultiple").Int(),
+		jen.Comment("The launch-time split-K rule (splitSlices): splitMax > 0 means grid z is chosen per launch, at most splitMax."),
+		jen.Id("splitMax").Op(",").Id("kStep").Op(",").Id("minK").Op(",").Id("blocksPerSM").Op(",").Id("workspaceFloats").Int(),
 	)
 	f.Line()
 	f.Comment("kernels are the exported variants, sorted by name.")
 	f.Var().Id("kernels").Op("=").Index(jen.Lit(len(p.Variants))).Id("kernel").ValuesFunc(func(g *jen.Group) {
 		for _, c := range p.Variants {
 			v := c.V
-			g.Values(jen.Dict{
+			d := jen.Dict{
 				jen.Id("name"): jen.Lit(v.Name), jen.Id("blockX"): jen.Lit(v.Block.X), jen.Id("blockY"): jen.Lit(v.Block.Y),
 				jen.Id("tileRows"): jen.Lit(v.Tile.Rows), jen.Id("tileCols"): jen.Lit(v.Tile.Cols), jen.Id("gridZ"): jen.Lit(atLeast1(v.GridZ)),
 				jen.Id("dynamicShared"): jen.Lit(v.DynamicShared),
 				jen.Id("mMultiple"):     jen.Lit(atLeast1(v.Requires.MMultiple)), jen.Id("nMultiple"): jen.Lit(atLeast1(v.Requires.NMultiple)),
 				jen.Id("kMultiple"): jen.Lit(atLeast1(v.Requires.KMultiple)), jen.Id("ldMultiple"): jen.Lit(atLeast1(v.Requires.LDMultiple)),
-			})
+			}
+			if r := v.Split; r != nil {
+				d[jen.Id("splitMax")], d[jen.Id("kStep")], d[jen.Id("minK")] = jen.Lit(r.Max), jen.Lit(r.KStep), jen.Lit(r.MinK)
+				d[jen.Id("blocksPerSM")], d[jen.Id("workspaceFloats")] = jen.Lit(r.BlocksPerSM), jen.Lit(r.WorkspaceFloats)
+			}
+			g.Values(d)
 		}
 	})
 	f.Line()
@@ -187,6 +194,8 @@ func goDispatch(p *Plan) *jen.File {
 		jen.Return(jen.Lit(0)),
 	)
 	f.Line()
+	goSplitRule(f)
+	f.Line()
 	f.Comment(lineComment("supports says why kernel kn cannot take the problem (nil: it can); see reject."))
 	errf := func(format string, args ...jen.Code) jen.Code {
 		return jen.Return(jen.Qual("fmt", "Errorf").Call(append([]jen.Code{jen.Lit(format)}, args...)...))
@@ -275,6 +284,7 @@ func goSgemm(p *Plan) *jen.File {
 		jen.Id("mods").Index(jen.Len(jen.Id("kernels"))).Uintptr(),
 		jen.Id("fns").Index(jen.Len(jen.Id("kernels"))).Uintptr(),
 		jen.Id("loaded").Index(jen.Len(jen.Id("kernels"))).Bool(),
+		jen.Id("sms").Int().Comment("the context's device's multiprocessor count, for the split rule"),
 	)
 	f.Line()
 	f.Comment(lineComment("Load JIT-compiles the embedded PTX into the calling thread's current CUDA context (lock the OS\n" +
@@ -289,6 +299,11 @@ func goSgemm(p *Plan) *jen.File {
 			jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": load: %w"), jen.Err())),
 		),
 		jen.Id("ks").Op(":=").Op("&").Id("Kernels").Values(),
+		jen.List(jen.Id("sms"), jen.Err()).Op(":=").Id("smCount").Call(),
+		jen.If(jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": load: %w"), jen.Err())),
+		),
+		jen.Id("ks").Dot("sms").Op("=").Id("sms"),
 		jen.For(jen.Id("i").Op(":=").Range().Id("kernels")).Block(
 			jen.Id("name").Op(":=").Id("kernels").Index(jen.Id("i")).Dot("name"),
 			jen.List(jen.Id("ptx"), jen.Err()).Op(":=").Id("ptxFS").Dot("ReadFile").Call(jen.Lit("ptx/").Op("+").Id("name").Op("+").Lit(".ptx")),
@@ -345,6 +360,11 @@ func goSgemm(p *Plan) *jen.File {
 			jen.Parens(jen.Id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows"),
 			jen.Id("kn").Dot("gridZ"),
 		),
+		jen.If(jen.Id("kn").Dot("splitMax").Op(">").Lit(0)).Block(
+			jen.Id("grid").Index(jen.Lit(2)).Op("=").Id("splitSlices").Call(jen.Id("grid").Index(jen.Lit(0)).Op("*").Id("grid").Index(jen.Lit(1)),
+				jen.Id("kn").Dot("tileRows").Op("*").Id("kn").Dot("tileCols"), jen.Id("k"), jen.Id("ks").Dot("sms"), jen.Id("kn").Dot("splitMax"),
+				jen.Id("kn").Dot("kStep"), jen.Id("kn").Dot("minK"), jen.Id("kn").Dot("blocksPerSM"), jen.Id("kn").Dot("workspaceFloats")),
+		),
 		jen.If(jen.Err().Op(":=").Id("launch").Call(jen.Id("ks").Dot("fns").Index(jen.Id("i")), jen.Id("grid"),
 			jen.Index(jen.Lit(2)).Int().Values(jen.Id("kn").Dot("blockX"), jen.Id("kn").Dot("blockY")), jen.Id("kn").Dot("dynamicShared"), jen.Id("stream"),
 			jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("alpha"), jen.Id("a"), jen.Id("lda"), jen.Id("b"), jen.Id("ldb"), jen.Id("beta"), jen.Id("c"), jen.Id("ldc")),
@@ -354,4 +374,25 @@ func goSgemm(p *Plan) *jen.File {
 		jen.Return(jen.Nil()),
 	)
 	return f
+}
+
+// goSplitRule adds splitSlices, the Go package's copy of tilegen's launch-time split-K rule
+// (variant.SplitRule.Slices; the .cuh has the same rule, and the tests check that all three agree).
+func goSplitRule(f *jen.File) {
+	id := jen.Id
+	f.Comment(lineComment("splitSlices is tilegen's launch-time split-K rule: about blocksPerSM blocks per SM over all\n" +
+		"tiles and slices, at most maxSlices, none shorter than minK, each a whole number of kStep, never more\n" +
+		"partial tiles than the kernel's workspace holds; under two slices, one; rounded down so that no slice\n" +
+		"is empty."))
+	f.Func().Id("splitSlices").Params(jen.List(id("tiles"), id("tileFloats"), id("k"), id("sms"), id("maxSlices"), id("kStep"), id("minK"),
+		id("blocksPerSM"), id("workspaceFloats")).Int()).Int().Block(
+		jen.If(id("tiles").Op("<").Lit(1).Op("||").Id("tileFloats").Op("<").Lit(1).Op("||").Id("k").Op("<").Lit(1)).Block(jen.Return(jen.Lit(1))),
+		jen.List(id("sms"), id("kStep"), id("minK")).Op("=").List(jen.Max(id("sms"), jen.Lit(1)), jen.Max(id("kStep"), jen.Lit(1)), jen.Max(id("minK"), jen.Lit(1))),
+		id("steps").Op(":=").Parens(id("k").Op("+").Id("kStep").Op("-").Lit(1)).Op("/").Id("kStep"),
+		id("z").Op(":=").Min(jen.Parens(id("blocksPerSM").Op("*").Id("sms").Op("+").Id("tiles").Op("-").Lit(1)).Op("/").Id("tiles"),
+			id("maxSlices"), id("steps"), id("k").Op("/").Id("minK"), id("workspaceFloats").Op("/").Parens(id("tiles").Op("*").Id("tileFloats"))),
+		jen.If(id("z").Op("<").Lit(2)).Block(jen.Return(jen.Lit(1))),
+		id("per").Op(":=").Parens(id("steps").Op("+").Id("z").Op("-").Lit(1)).Op("/").Id("z"),
+		jen.Return(jen.Parens(id("steps").Op("+").Id("per").Op("-").Lit(1)).Op("/").Id("per")),
+	)
 }

@@ -82,6 +82,7 @@ type VariantDoc struct {
 	Block         variant.Dim2         `json:"block"`
 	Tile          variant.Tile         `json:"tile"`
 	GridZ         int                  `json:"grid_z"`
+	Split         *variant.SplitRule   `json:"split,omitempty"` // grid z chosen at launch by this rule (then GridZ is its max)
 	DynamicShared int                  `json:"dynamic_shared"`
 	Requires      variant.Requirements `json:"requires"`
 	Resources     variant.Resources    `json:"resources"`
@@ -127,7 +128,7 @@ func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error)
 			won = []protocol.Shape{}
 		}
 		pv.Variants = append(pv.Variants, VariantDoc{
-			Name: v.Name, Family: v.Family, Params: v.Params, Block: v.Block, Tile: v.Tile, GridZ: v.GridZ,
+			Name: v.Name, Family: v.Family, Params: v.Params, Block: v.Block, Tile: v.Tile, GridZ: v.GridZ, Split: v.Split,
 			DynamicShared: v.DynamicShared, Requires: v.Requires, Resources: v.Resources, SourceSHA256: v.SourceHash,
 			PTXSHA256: v.PTXHash, Default: i == p.Default, Won: won, WorstRatio: c.WorstRatio, Tuned: c.Tuned, EdgeSuite: c.Edge,
 		})

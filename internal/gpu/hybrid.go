@@ -79,7 +79,7 @@ func (w *Worker) hybrid(req protocol.Request, resp *protocol.Response) error {
 	defer ar.free()
 	var dA, dB, dC cu.DevicePtr
 	if g > 0 {
-		attrs, err := w.attributes(k, g, n)
+		attrs, err := w.attributes(k, g, n, kk)
 		resp.Attributes = attrs
 		if err != nil {
 			return fmt.Errorf("variant %s: %w", v.Name, err)

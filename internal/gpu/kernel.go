@@ -47,11 +47,16 @@ func jit(ptx string) (cu.Module, error) {
 	return m, err
 }
 
-// kernel is a loaded variant ready to launch.
+// kernel is a loaded variant ready to launch on a device of sms multiprocessors (the split-K rule
+// of a grid_z: auto variant chooses its grid z from them).
 type kernel struct {
-	fn cu.Function
-	v  variant.Variant
+	fn  cu.Function
+	v   variant.Variant
+	sms int
 }
+
+// grid is the kernel's launch grid for an M×N×K problem (variant.Variant.Grid on this device).
+func (k *kernel) grid(m, n, kk int) (x, y, z int) { return k.v.Grid(m, n, kk, k.sms) }
 
 // loadKernel loads the variant's function and prepares it for its dynamic shared memory.
 func (w *Worker) loadKernel(k *protocol.Kernel) (*kernel, error) {
@@ -73,11 +78,11 @@ func (w *Worker) loadKernel(k *protocol.Kernel) (*kernel, error) {
 			return nil, err
 		}
 	}
-	return &kernel{fn: fn, v: k.Variant}, nil
+	return &kernel{fn: fn, v: k.Variant, sms: w.info.SMs}, nil
 }
 
-// attributes reads the driver's view of the function and its occupancy on an M×N result.
-func (w *Worker) attributes(k *kernel, m, n int) (*protocol.Attributes, error) {
+// attributes reads the driver's view of the function and its occupancy on an M×N×K problem.
+func (w *Worker) attributes(k *kernel, m, n, kk int) (*protocol.Attributes, error) {
 	a := &protocol.Attributes{}
 	for _, f := range []struct {
 		attr cu.FunctionAttribute
@@ -101,7 +106,7 @@ func (w *Worker) attributes(k *kernel, m, n int) (*protocol.Attributes, error) {
 		return nil, fmt.Errorf("occupancy: %w", err)
 	}
 	a.BlocksPerSM = bps
-	gx, gy, gz := k.v.Grid(m, n)
+	gx, gy, gz := k.grid(m, n, kk)
 	a.Blocks = gx * gy * gz
 	if bps > 0 && w.info.SMs > 0 {
 		a.Waves = float64(a.Blocks) / float64(w.info.SMs*bps)
@@ -122,7 +127,7 @@ type gemmFunc func(m, n, k int, alpha float32, a cu.DevicePtr, lda int, b cu.Dev
 func (w *Worker) gemm(k *kernel) gemmFunc {
 	return func(m, n, kk int, alpha float32, a cu.DevicePtr, lda int, b cu.DevicePtr, ldb int,
 		beta float32, c cu.DevicePtr, ldc int) error {
-		gx, gy, gz := k.v.Grid(m, n)
+		gx, gy, gz := k.grid(m, n, kk)
 		args := newArgs().i32(m).i32(n).i32(kk).f32(alpha).ptr(a).i32(lda).ptr(b).i32(ldb).f32(beta).ptr(c).i32(ldc)
 		return launchErr(k.fn.Launch(gx, gy, gz, k.v.Block.X, k.v.Block.Y, 1, k.v.DynamicShared, w.stream, args.pointers()))
 	}

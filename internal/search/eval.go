@@ -66,17 +66,17 @@ type Eval struct {
 	Shapes  []ShapeEval `json:"shapes"`
 	// Totals over the shapes (of the medians), and how many shapes met the target (median needed ≤
 	// limit); WorstModelOverLimit is the largest model median over its limit.
-	TotalCandidates     int     `json:"total_candidates"`
-	TotalLimit          int     `json:"total_limit"`
-	TotalModel          float64 `json:"total_model_median"`
-	TotalModelIsolated  float64 `json:"total_model_isolated_median"`
-	TotalRandom         float64 `json:"total_random_median"`
-	MetModel            int     `json:"met_model"`
-	MetModelIsolated    int     `json:"met_model_isolated"`
-	MetRandom           int     `json:"met_random_median"`
+	TotalCandidates    int     `json:"total_candidates"`
+	TotalLimit         int     `json:"total_limit"`
+	TotalModel         float64 `json:"total_model_median"`
+	TotalModelIsolated float64 `json:"total_model_isolated_median"`
+	TotalRandom        float64 `json:"total_random_median"`
+	MetModel           int     `json:"met_model"`
+	MetModelIsolated   int     `json:"met_model_isolated"`
+	MetRandom          int     `json:"met_random_median"`
 	// RunsMet counts the (shape, seed) replays of the model in one run that met the target, of Runs.
-	RunsMet int `json:"model_runs_met"`
-	Runs    int `json:"model_runs"`
+	RunsMet             int     `json:"model_runs_met"`
+	Runs                int     `json:"model_runs"`
 	WorstModelOverLimit float64 `json:"worst_model_over_limit"`
 }
 

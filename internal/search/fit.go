@@ -125,8 +125,7 @@ func newModel(shapes []*shapeState) *model {
 				g.idx = append(g.idx, add(fmt.Sprintf("%s %s=%d", v.Family, p.Name, p.Value), penParam))
 				g.val = append(g.val, 1)
 			}
-			_, _, gz := v.Grid(st.shape.M, st.shape.N)
-			cf := contFeatures(c.est, gz)
+			cf := contFeatures(c.est, c.est.GridZ)
 			for i, x := range cf {
 				g.idx = append(g.idx, cont[i])
 				g.val = append(g.val, x)
@@ -135,7 +134,7 @@ func newModel(shapes []*shapeState) *model {
 			c.z = []int{0,
 				ladd("family "+v.Family, penLocal),
 				ladd(fmt.Sprintf("tile %s %dx%d", v.Family, v.Tile.Rows, v.Tile.Cols), penLocal),
-				ladd(fmt.Sprintf("slices %d", gz), penLocal),
+				ladd(fmt.Sprintf("slices %d", c.est.GridZ), penLocal),
 			}
 			c.mean = c.prior
 		}

@@ -63,6 +63,8 @@ type Estimate struct {
 	// ComputeMS and MemoryMS are the two roofs; Warps the warps an SM holds at once.
 	ComputeMS, MemoryMS float64
 	Warps               int
+	// GridZ is the grid's z extent: split-K slices (a launch-time split rule's choice on the shape).
+	GridZ int
 }
 
 // Prior predicts the time of variant v on shape s: the busiest SM's share of the grid's
@@ -71,8 +73,8 @@ type Estimate struct {
 // family (variants.yaml traffic_model) over the DRAM bandwidth, whichever is longer, plus the launch
 // and a split-K reduction. It ranks; the search learns the corrections from measurements.
 func Prior(v *variant.Variant, s protocol.Shape, d Device) Estimate {
-	gx, gy, gz := v.Grid(s.M, s.N)
-	e := Estimate{Blocks: gx * gy * gz}
+	gx, gy, gz := v.Grid(s.M, s.N, s.K, d.SMs)
+	e := Estimate{Blocks: gx * gy * gz, GridZ: gz}
 	threads := v.Threads()
 	shared := v.Resources.SharedStatic + v.DynamicShared
 	e.BlocksPerSM = analysis.BlocksPerSM(threads, v.Resources.Registers, shared, d.Limits)

@@ -55,6 +55,8 @@ type kernel struct {
 	tileRows, tileCols, gridZ                   int
 	dynamicShared                               int
 	mMultiple, nMultiple, kMultiple, ldMultiple int
+	// The launch-time split-K rule (splitSlices): splitMax > 0 means grid z is chosen per launch, at most splitMax.
+	splitMax, kStep, minK, blocksPerSM, workspaceFloats int
 }
 
 // kernels are the exported variants, sorted by name.
@@ -962,6 +964,24 @@ func reject(kn *kernel, m, n, k, lda, ldb, ldc int, ptrs uintptr) int {
 		return rejectGrid
 	}
 	return 0
+}
+
+// splitSlices is tilegen's launch-time split-K rule: about blocksPerSM blocks per SM over all
+// tiles and slices, at most maxSlices, none shorter than minK, each a whole number of kStep, never more
+// partial tiles than the kernel's workspace holds; under two slices, one; rounded down so that no slice
+// is empty.
+func splitSlices(tiles, tileFloats, k, sms, maxSlices, kStep, minK, blocksPerSM, workspaceFloats int) int {
+	if tiles < 1 || tileFloats < 1 || k < 1 {
+		return 1
+	}
+	sms, kStep, minK = max(sms, 1), max(kStep, 1), max(minK, 1)
+	steps := (k + kStep - 1) / kStep
+	z := min((blocksPerSM*sms+tiles-1)/tiles, maxSlices, steps, k/minK, workspaceFloats/(tiles*tileFloats))
+	if z < 2 {
+		return 1
+	}
+	per := (steps + z - 1) / z
+	return (steps + per - 1) / per
 }
 
 // supports says why kernel kn cannot take the problem (nil: it can); see reject.

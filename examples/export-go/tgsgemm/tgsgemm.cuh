@@ -39,6 +39,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <atomic>
+
 // ---------------------------------------------------------------------------------------------
 // micro1d_t32_r2: family micro1d, T=32 R=2; block 32x16, C tile 32x32, grid_z 1,
 // dynamic shared 0 B; generated source sha256 658ddbcd5930ba09680185aac2d4d9bdc018516fac75c2db77add0f392cd2145.
@@ -539,17 +541,21 @@ struct tgsgemm_kernel_info {
     const void* fn; // the __global__ function (for cudaLaunchKernel, cudaFuncGetAttributes)
     int block_x, block_y, tile_rows, tile_cols, grid_z, dynamic_shared;
     int m_multiple, n_multiple, k_multiple, ld_multiple;
+    // Launch-time split-K rule (tgsgemm_split_slices): split_max > 0 means grid z is chosen per
+    // launch from the shape and the device's SM count (at most split_max); 0 means grid_z is fixed.
+    int split_max, k_step, min_k, blocks_per_sm;
+    long long workspace_floats;
 };
 
 // tgsgemm_kernels lists the exported variants, sorted by name.
 inline const tgsgemm_kernel_info* tgsgemm_kernels(int* count)
 {
     static const tgsgemm_kernel_info table[] = {
-        {"micro1d_t32_r2", (const void*)micro1d_t32_r2, 32, 16, 32, 32, 1, 0, 1, 1, 1, 1},
-        {"micro1d_t32_r4", (const void*)micro1d_t32_r4, 32, 8, 32, 32, 1, 0, 1, 1, 1, 1},
-        {"micro1d_t32_r8", (const void*)micro1d_t32_r8, 32, 4, 32, 32, 1, 0, 1, 1, 1, 1},
-        {"micro1d_t64_r16", (const void*)micro1d_t64_r16, 64, 4, 64, 64, 1, 0, 1, 1, 1, 1},
-        {"micro1d_t64_r8", (const void*)micro1d_t64_r8, 64, 8, 64, 64, 1, 0, 1, 1, 1, 1},
+        {"micro1d_t32_r2", (const void*)micro1d_t32_r2, 32, 16, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
+        {"micro1d_t32_r4", (const void*)micro1d_t32_r4, 32, 8, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
+        {"micro1d_t32_r8", (const void*)micro1d_t32_r8, 32, 4, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
+        {"micro1d_t64_r16", (const void*)micro1d_t64_r16, 64, 4, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
+        {"micro1d_t64_r8", (const void*)micro1d_t64_r8, 64, 8, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
     };
     if (count) *count = (int)(sizeof(table) / sizeof(table[0]));
     return table;
@@ -570,6 +576,64 @@ inline int tgsgemm_supports(int i, long long M, long long N, long long K, long l
     if (ptrs % (uintptr_t)(4 * k->ld_multiple)) return 0;
     if ((M + k->tile_rows - 1) / k->tile_rows > 65535 || k->grid_z > 65535) return 0;
     return 1;
+}
+
+// tgsgemm_split_slices is tilegen's launch-time split-K rule (variant.SplitRule.Slices; the Go package
+// has the same rule, and tilegen tests that all three agree): about blocks_per_sm blocks per SM over
+// all tiles and slices, at most max_slices, none shorter than min_k, each a whole number of k_step,
+// never more partial tiles than the kernel's workspace holds; under two slices, one; rounded down
+// so that no slice is empty.
+inline int tgsgemm_split_slices(long long tiles, long long tile_floats, long long K, long long sms, long long max_slices,
+                              long long k_step, long long min_k, long long blocks_per_sm, long long workspace_floats)
+{
+    if (tiles < 1 || tile_floats < 1 || K < 1) return 1;
+    if (sms < 1) sms = 1;
+    if (k_step < 1) k_step = 1;
+    if (min_k < 1) min_k = 1;
+    const long long steps = (K + k_step - 1) / k_step;
+    long long z = (blocks_per_sm * sms + tiles - 1) / tiles;
+    if (z > max_slices) z = max_slices;
+    if (z > steps) z = steps;
+    if (z > K / min_k) z = K / min_k;
+    if (z > workspace_floats / (tiles * tile_floats)) z = workspace_floats / (tiles * tile_floats);
+    if (z < 2) return 1;
+    const long long per = (steps + z - 1) / z;
+    return (int)((steps + per - 1) / per);
+}
+
+// tgsgemm_sm_count returns the current device's multiprocessor count, asked once per device and
+// process (cudaGetDevice on every call), or 0 when the runtime cannot say (the split rule then
+// assumes one SM: fewer slices, the same result).
+inline int tgsgemm_sm_count()
+{
+    static std::atomic<int> counts[64]; // by device; 0: not asked yet
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    const bool cached = dev >= 0 && dev < 64;
+    if (cached) {
+        const int c = counts[dev].load(std::memory_order_relaxed);
+        if (c > 0) return c;
+    }
+    int c = 0;
+    if (cudaDeviceGetAttribute(&c, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    if (cached) counts[dev].store(c, std::memory_order_relaxed);
+    return c;
+}
+
+// tgsgemm_grid_z is kernel k's grid z for an M x N x K launch on the current device: its fixed
+// grid_z, or what the split rule picks.
+inline int tgsgemm_grid_z(const tgsgemm_kernel_info* k, long long M, long long N, long long K)
+{
+    if (k->split_max <= 0) return k->grid_z;
+    const long long tiles = ((N + k->tile_cols - 1) / k->tile_cols) * ((M + k->tile_rows - 1) / k->tile_rows);
+    return tgsgemm_split_slices(tiles, (long long)k->tile_rows * k->tile_cols, K, tgsgemm_sm_count(), k->split_max,
+                                  k->k_step, k->min_k, k->blocks_per_sm, k->workspace_floats);
 }
 
 struct tgsgemm_class_info {
@@ -1296,7 +1360,7 @@ inline cudaError_t tgsgemm_sgemm(int M, int N, int K, float alpha, const float* 
     const tgsgemm_kernel_info* k = &tgsgemm_kernels(NULL)[i];
     dim3 grid((unsigned)(((long long)N + k->tile_cols - 1) / k->tile_cols),
               (unsigned)(((long long)M + k->tile_rows - 1) / k->tile_rows),
-              (unsigned)k->grid_z);
+              (unsigned)tgsgemm_grid_z(k, M, N, K));
     dim3 block((unsigned)k->block_x, (unsigned)k->block_y, 1);
     void* args[] = {&M, &N, &K, &alpha, (void*)&A, &lda, (void*)&B, &ldb, &beta, (void*)&C, &ldc};
     cudaError_t e = cudaLaunchKernel(k->fn, grid, block, args, (size_t)k->dynamic_shared, s);
@@ -1305,3 +1369,4 @@ inline cudaError_t tgsgemm_sgemm(int M, int N, int K, float alpha, const float* 
 }
 
 #endif // TGSGEMM_CUH
+
