@@ -10,5 +10,5 @@ import "embed"
 
 // FS holds every template.
 //
-//go:embed *.cu.tmpl support/*.cu.tmpl
+//go:embed *.cu.tmpl support/*.cu.tmpl include/tilegen/*.cuh
 var FS embed.FS
