@@ -73,8 +73,8 @@ var funcMap = template.FuncMap{
 
 // templateSet parses family templates (each with common.cu.tmpl when present) once per file.
 type templateSet struct {
-	fsys   fs.FS
-	desc   string // "embedded templates" or the --templates directory, for messages
+	fsys    fs.FS
+	desc    string // "embedded templates" or the --templates directory, for messages
 	common  []byte
 	cache   map[string]*template.Template
 	library map[string][]byte // headers of the CUDA library by path (include.go)

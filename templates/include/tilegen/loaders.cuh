@@ -14,6 +14,10 @@
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
+// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
+// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
+// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+//
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
 // matrix edge; past it, and past kEnd on the tail tile, the tile is zero-filled (seed 003).
