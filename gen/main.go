@@ -55,7 +55,13 @@
 // template is parsed with common.cu.tmpl (when present) and executed with TemplateData; each
 // templates/support/<name>.cu.tmpl is executed with SupportData. Helpers: add sub mul div mod min
 // max log2 seq ispow2 (div, mod and log2 fail rather than return a wrong number). Template errors
-// keep text/template's file:line:col and name the variant.
+// keep text/template's file:line:col and name the variant. A line `#include "tilegen/NAME.cuh"` of
+// a rendered source (or of a header it includes) is replaced by include/tilegen/NAME.cuh from the
+// same template directory, plain CUDA: the CUDA header library that the families share. Each
+// header is inlined where it is first included and dropped where it is included again (its
+// include guard does the same when the export puts several sources into one file), so every
+// generated source is self-contained; a header that is missing, or an include of tilegen/ that does
+// not name one, is an error naming the line.
 //
 // # Output
 //

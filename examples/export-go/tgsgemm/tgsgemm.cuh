@@ -141,21 +141,22 @@ extern "C" __global__ void __launch_bounds__(512) micro1d_t32_r2(int M, int N, i
 
 // ---------------------------------------------------------------------------------------------
 // micro1d_t32_r4: family micro1d, T=32 R=4; block 32x8, C tile 32x32, grid_z 1,
-// dynamic shared 0 B; generated source sha256 6523cff466206668a54dd7c669356ae66b71c3798e09943e501450b74dfb6d60.
+// dynamic shared 0 B; generated source sha256 e7ace4ad5c847900f434dea63e2fdcf46ef84ca93d5b00f34ed6c1e16d9dd184.
 #ifndef TILEGEN_KERNEL_micro1d_t32_r4
 #define TILEGEN_KERNEL_micro1d_t32_r4
-#ifndef TILEGEN_COMMON_H
-#define TILEGEN_COMMON_H
-// Shared epilogue, emitted once per translation unit: the export concatenates several variants into
-// one header, so the helpers are include-guarded. They are inline (not static) so that a unit that
-// uses only one of them gets no unused-function warning, and inline linkage lets several units
-// define them without clashing.
-//
-// tg_store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result
-// (seed 003: boundary conditions on the store). beta == 0 never reads C, so C may hold NaN/garbage
-// on entry (BLAS semantics).
-__device__ __forceinline__ void tg_store(float* __restrict__ C, int ldc, int M, int N, int i, int j,
-                                         float alpha, float beta, float acc)
+#ifndef TILEGEN_EPILOGUE_CUH
+#define TILEGEN_EPILOGUE_CUH
+// tilegen/epilogue.cuh: writing results, C = alpha*acc + beta*C, with the boundary conditions of
+// seed 003 (nothing outside the M x N result is written). beta == 0 never reads C, so C may hold
+// NaN or garbage on entry (BLAS semantics).
+//   store, store_unguarded  one element: the seed families (naive, coalesced, shared, micro1d,
+//                           coarse), one or a few results per thread.
+//   store4, store_tile      float4 groups: the register-tiled families' thread tiles.
+namespace tg {
+
+// store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result.
+__device__ __forceinline__ void store(float* __restrict__ C, int ldc, int M, int N, int i, int j, float alpha,
+                                      float beta, float acc)
 {
     if (i < M && j < N) {
         float* p = C + (size_t)i * ldc + j;
@@ -167,9 +168,9 @@ __device__ __forceinline__ void tg_store(float* __restrict__ C, int ldc, int M, 
     }
 }
 
-// tg_store_unguarded is tg_store for elements known to be inside the result (interior tiles).
-__device__ __forceinline__ void tg_store_unguarded(float* __restrict__ C, int ldc, int i, int j,
-                                                   float alpha, float beta, float acc)
+// store_unguarded is store for an element known to be inside the result.
+__device__ __forceinline__ void store_unguarded(float* __restrict__ C, int ldc, int i, int j, float alpha, float beta,
+                                                float acc)
 {
     float* p = C + (size_t)i * ldc + j;
     if (beta == 0.0f) {
@@ -178,7 +179,53 @@ __device__ __forceinline__ void tg_store_unguarded(float* __restrict__ C, int ld
         *p = alpha * acc + beta * *p;
     }
 }
-#endif // TILEGEN_COMMON_H
+
+// store4 writes one float4 group of a thread tile, C[row][col..col+3] = alpha*v + beta*C. A row
+// past M is skipped; a group wholly inside N is one 16-byte store when C and ldc are 16-byte
+// aligned (vc), else it is stored element by element with a column guard.
+__device__ __forceinline__ void store4(float4 v, float* __restrict__ C, int ldc, int M, int N, int row, int col,
+                                       float alpha, float beta, bool vc)
+{
+    if (row >= M) return;
+    float* crow = C + (size_t)row * ldc;
+    v = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
+    if (vc && col + 4 <= N) {
+        float4* p = reinterpret_cast<float4*>(crow + col);
+        if (beta != 0.0f) {
+            const float4 o = *p;
+            v.x = fmaf(beta, o.x, v.x);
+            v.y = fmaf(beta, o.y, v.y);
+            v.z = fmaf(beta, o.z, v.z);
+            v.w = fmaf(beta, o.w, v.w);
+        }
+        *p = v;
+    } else {
+        const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            if (col + j < N) {
+                float x = e[j];
+                if (beta != 0.0f) x = fmaf(beta, crow[col + j], x);
+                crow[col + j] = x;
+            }
+        }
+    }
+}
+
+// store_tile writes a thread's whole TM x TN tile (Tile: a tg::WarpTile) whose first element is
+// C[row0][col0], group by group.
+template <class Tile>
+__device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN], float* __restrict__ C, int ldc,
+                                           int M, int N, int row0, int col0, float alpha, float beta, bool vc)
+{
+#pragma unroll
+    for (int j = 0; j < Tile::F4; ++j) {
+        store4(Tile::group(acc, j), C, ldc, M, N, row0 + Tile::grow(j), col0 + Tile::gcol(j), alpha, beta, vc);
+    }
+}
+
+} // namespace tg
+#endif // TILEGEN_EPILOGUE_CUH
 
 // Family micro1d (seed 002: tiled kernel with 1D micro-tiles on rectangular 32x8 / 64x4 blocks;
 // seed 004: 64x64 tiles on 64x16 blocks, 4 results per thread):
@@ -232,28 +279,29 @@ extern "C" __global__ void __launch_bounds__(256) micro1d_t32_r4(int M, int N, i
     }
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        tg_store(C, ldc, M, N, row0 + ty + i * 8, col, alpha, beta, acc[i]);
+        tg::store(C, ldc, M, N, row0 + ty + i * 8, col, alpha, beta, acc[i]);
     }
 }
 #endif // TILEGEN_KERNEL_micro1d_t32_r4
 
 // ---------------------------------------------------------------------------------------------
 // micro1d_t32_r8: family micro1d, T=32 R=8; block 32x4, C tile 32x32, grid_z 1,
-// dynamic shared 0 B; generated source sha256 cf826e672e7c0a2dc63491f2003372c1c3ccfc7f7a22d1f39c6ff8d60698384a.
+// dynamic shared 0 B; generated source sha256 d60213baad1dc1841551469cae9a6319087c4f8df3c534e7ef9574393bd0457c.
 #ifndef TILEGEN_KERNEL_micro1d_t32_r8
 #define TILEGEN_KERNEL_micro1d_t32_r8
-#ifndef TILEGEN_COMMON_H
-#define TILEGEN_COMMON_H
-// Shared epilogue, emitted once per translation unit: the export concatenates several variants into
-// one header, so the helpers are include-guarded. They are inline (not static) so that a unit that
-// uses only one of them gets no unused-function warning, and inline linkage lets several units
-// define them without clashing.
-//
-// tg_store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result
-// (seed 003: boundary conditions on the store). beta == 0 never reads C, so C may hold NaN/garbage
-// on entry (BLAS semantics).
-__device__ __forceinline__ void tg_store(float* __restrict__ C, int ldc, int M, int N, int i, int j,
-                                         float alpha, float beta, float acc)
+#ifndef TILEGEN_EPILOGUE_CUH
+#define TILEGEN_EPILOGUE_CUH
+// tilegen/epilogue.cuh: writing results, C = alpha*acc + beta*C, with the boundary conditions of
+// seed 003 (nothing outside the M x N result is written). beta == 0 never reads C, so C may hold
+// NaN or garbage on entry (BLAS semantics).
+//   store, store_unguarded  one element: the seed families (naive, coalesced, shared, micro1d,
+//                           coarse), one or a few results per thread.
+//   store4, store_tile      float4 groups: the register-tiled families' thread tiles.
+namespace tg {
+
+// store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result.
+__device__ __forceinline__ void store(float* __restrict__ C, int ldc, int M, int N, int i, int j, float alpha,
+                                      float beta, float acc)
 {
     if (i < M && j < N) {
         float* p = C + (size_t)i * ldc + j;
@@ -265,9 +313,9 @@ __device__ __forceinline__ void tg_store(float* __restrict__ C, int ldc, int M, 
     }
 }
 
-// tg_store_unguarded is tg_store for elements known to be inside the result (interior tiles).
-__device__ __forceinline__ void tg_store_unguarded(float* __restrict__ C, int ldc, int i, int j,
-                                                   float alpha, float beta, float acc)
+// store_unguarded is store for an element known to be inside the result.
+__device__ __forceinline__ void store_unguarded(float* __restrict__ C, int ldc, int i, int j, float alpha, float beta,
+                                                float acc)
 {
     float* p = C + (size_t)i * ldc + j;
     if (beta == 0.0f) {
@@ -276,7 +324,53 @@ __device__ __forceinline__ void tg_store_unguarded(float* __restrict__ C, int ld
         *p = alpha * acc + beta * *p;
     }
 }
-#endif // TILEGEN_COMMON_H
+
+// store4 writes one float4 group of a thread tile, C[row][col..col+3] = alpha*v + beta*C. A row
+// past M is skipped; a group wholly inside N is one 16-byte store when C and ldc are 16-byte
+// aligned (vc), else it is stored element by element with a column guard.
+__device__ __forceinline__ void store4(float4 v, float* __restrict__ C, int ldc, int M, int N, int row, int col,
+                                       float alpha, float beta, bool vc)
+{
+    if (row >= M) return;
+    float* crow = C + (size_t)row * ldc;
+    v = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
+    if (vc && col + 4 <= N) {
+        float4* p = reinterpret_cast<float4*>(crow + col);
+        if (beta != 0.0f) {
+            const float4 o = *p;
+            v.x = fmaf(beta, o.x, v.x);
+            v.y = fmaf(beta, o.y, v.y);
+            v.z = fmaf(beta, o.z, v.z);
+            v.w = fmaf(beta, o.w, v.w);
+        }
+        *p = v;
+    } else {
+        const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            if (col + j < N) {
+                float x = e[j];
+                if (beta != 0.0f) x = fmaf(beta, crow[col + j], x);
+                crow[col + j] = x;
+            }
+        }
+    }
+}
+
+// store_tile writes a thread's whole TM x TN tile (Tile: a tg::WarpTile) whose first element is
+// C[row0][col0], group by group.
+template <class Tile>
+__device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN], float* __restrict__ C, int ldc,
+                                           int M, int N, int row0, int col0, float alpha, float beta, bool vc)
+{
+#pragma unroll
+    for (int j = 0; j < Tile::F4; ++j) {
+        store4(Tile::group(acc, j), C, ldc, M, N, row0 + Tile::grow(j), col0 + Tile::gcol(j), alpha, beta, vc);
+    }
+}
+
+} // namespace tg
+#endif // TILEGEN_EPILOGUE_CUH
 
 // Family micro1d (seed 002: tiled kernel with 1D micro-tiles on rectangular 32x8 / 64x4 blocks;
 // seed 004: 64x64 tiles on 64x16 blocks, 4 results per thread):
@@ -330,28 +424,29 @@ extern "C" __global__ void __launch_bounds__(128) micro1d_t32_r8(int M, int N, i
     }
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
-        tg_store(C, ldc, M, N, row0 + ty + i * 4, col, alpha, beta, acc[i]);
+        tg::store(C, ldc, M, N, row0 + ty + i * 4, col, alpha, beta, acc[i]);
     }
 }
 #endif // TILEGEN_KERNEL_micro1d_t32_r8
 
 // ---------------------------------------------------------------------------------------------
 // micro1d_t64_r16: family micro1d, T=64 R=16; block 64x4, C tile 64x64, grid_z 1,
-// dynamic shared 0 B; generated source sha256 06a8813903c7ad318cfdc8b5c651e9b40924f9429b99b9d1e5f1e27ba73a5355.
+// dynamic shared 0 B; generated source sha256 e0de72884668b897d696561b730ab97db344a310a328c49abfb63db165b4677b.
 #ifndef TILEGEN_KERNEL_micro1d_t64_r16
 #define TILEGEN_KERNEL_micro1d_t64_r16
-#ifndef TILEGEN_COMMON_H
-#define TILEGEN_COMMON_H
-// Shared epilogue, emitted once per translation unit: the export concatenates several variants into
-// one header, so the helpers are include-guarded. They are inline (not static) so that a unit that
-// uses only one of them gets no unused-function warning, and inline linkage lets several units
-// define them without clashing.
-//
-// tg_store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result
-// (seed 003: boundary conditions on the store). beta == 0 never reads C, so C may hold NaN/garbage
-// on entry (BLAS semantics).
-__device__ __forceinline__ void tg_store(float* __restrict__ C, int ldc, int M, int N, int i, int j,
-                                         float alpha, float beta, float acc)
+#ifndef TILEGEN_EPILOGUE_CUH
+#define TILEGEN_EPILOGUE_CUH
+// tilegen/epilogue.cuh: writing results, C = alpha*acc + beta*C, with the boundary conditions of
+// seed 003 (nothing outside the M x N result is written). beta == 0 never reads C, so C may hold
+// NaN or garbage on entry (BLAS semantics).
+//   store, store_unguarded  one element: the seed families (naive, coalesced, shared, micro1d,
+//                           coarse), one or a few results per thread.
+//   store4, store_tile      float4 groups: the register-tiled families' thread tiles.
+namespace tg {
+
+// store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result.
+__device__ __forceinline__ void store(float* __restrict__ C, int ldc, int M, int N, int i, int j, float alpha,
+                                      float beta, float acc)
 {
     if (i < M && j < N) {
         float* p = C + (size_t)i * ldc + j;
@@ -363,9 +458,9 @@ __device__ __forceinline__ void tg_store(float* __restrict__ C, int ldc, int M, 
     }
 }
 
-// tg_store_unguarded is tg_store for elements known to be inside the result (interior tiles).
-__device__ __forceinline__ void tg_store_unguarded(float* __restrict__ C, int ldc, int i, int j,
-                                                   float alpha, float beta, float acc)
+// store_unguarded is store for an element known to be inside the result.
+__device__ __forceinline__ void store_unguarded(float* __restrict__ C, int ldc, int i, int j, float alpha, float beta,
+                                                float acc)
 {
     float* p = C + (size_t)i * ldc + j;
     if (beta == 0.0f) {
@@ -374,7 +469,53 @@ __device__ __forceinline__ void tg_store_unguarded(float* __restrict__ C, int ld
         *p = alpha * acc + beta * *p;
     }
 }
-#endif // TILEGEN_COMMON_H
+
+// store4 writes one float4 group of a thread tile, C[row][col..col+3] = alpha*v + beta*C. A row
+// past M is skipped; a group wholly inside N is one 16-byte store when C and ldc are 16-byte
+// aligned (vc), else it is stored element by element with a column guard.
+__device__ __forceinline__ void store4(float4 v, float* __restrict__ C, int ldc, int M, int N, int row, int col,
+                                       float alpha, float beta, bool vc)
+{
+    if (row >= M) return;
+    float* crow = C + (size_t)row * ldc;
+    v = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
+    if (vc && col + 4 <= N) {
+        float4* p = reinterpret_cast<float4*>(crow + col);
+        if (beta != 0.0f) {
+            const float4 o = *p;
+            v.x = fmaf(beta, o.x, v.x);
+            v.y = fmaf(beta, o.y, v.y);
+            v.z = fmaf(beta, o.z, v.z);
+            v.w = fmaf(beta, o.w, v.w);
+        }
+        *p = v;
+    } else {
+        const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            if (col + j < N) {
+                float x = e[j];
+                if (beta != 0.0f) x = fmaf(beta, crow[col + j], x);
+                crow[col + j] = x;
+            }
+        }
+    }
+}
+
+// store_tile writes a thread's whole TM x TN tile (Tile: a tg::WarpTile) whose first element is
+// C[row0][col0], group by group.
+template <class Tile>
+__device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN], float* __restrict__ C, int ldc,
+                                           int M, int N, int row0, int col0, float alpha, float beta, bool vc)
+{
+#pragma unroll
+    for (int j = 0; j < Tile::F4; ++j) {
+        store4(Tile::group(acc, j), C, ldc, M, N, row0 + Tile::grow(j), col0 + Tile::gcol(j), alpha, beta, vc);
+    }
+}
+
+} // namespace tg
+#endif // TILEGEN_EPILOGUE_CUH
 
 // Family micro1d (seed 002: tiled kernel with 1D micro-tiles on rectangular 32x8 / 64x4 blocks;
 // seed 004: 64x64 tiles on 64x16 blocks, 4 results per thread):
@@ -428,28 +569,29 @@ extern "C" __global__ void __launch_bounds__(256) micro1d_t64_r16(int M, int N, 
     }
 #pragma unroll
     for (int i = 0; i < 16; ++i) {
-        tg_store(C, ldc, M, N, row0 + ty + i * 4, col, alpha, beta, acc[i]);
+        tg::store(C, ldc, M, N, row0 + ty + i * 4, col, alpha, beta, acc[i]);
     }
 }
 #endif // TILEGEN_KERNEL_micro1d_t64_r16
 
 // ---------------------------------------------------------------------------------------------
 // micro1d_t64_r8: family micro1d, T=64 R=8; block 64x8, C tile 64x64, grid_z 1,
-// dynamic shared 0 B; generated source sha256 eeca56a521a7440304e5f1dd5c427a3b417e45896ad048dcca86ddcf35a5958f.
+// dynamic shared 0 B; generated source sha256 b7438fb657cd0e7166731b397f7074266879ce48e54b9094dffd10802854a21f.
 #ifndef TILEGEN_KERNEL_micro1d_t64_r8
 #define TILEGEN_KERNEL_micro1d_t64_r8
-#ifndef TILEGEN_COMMON_H
-#define TILEGEN_COMMON_H
-// Shared epilogue, emitted once per translation unit: the export concatenates several variants into
-// one header, so the helpers are include-guarded. They are inline (not static) so that a unit that
-// uses only one of them gets no unused-function warning, and inline linkage lets several units
-// define them without clashing.
-//
-// tg_store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result
-// (seed 003: boundary conditions on the store). beta == 0 never reads C, so C may hold NaN/garbage
-// on entry (BLAS semantics).
-__device__ __forceinline__ void tg_store(float* __restrict__ C, int ldc, int M, int N, int i, int j,
-                                         float alpha, float beta, float acc)
+#ifndef TILEGEN_EPILOGUE_CUH
+#define TILEGEN_EPILOGUE_CUH
+// tilegen/epilogue.cuh: writing results, C = alpha*acc + beta*C, with the boundary conditions of
+// seed 003 (nothing outside the M x N result is written). beta == 0 never reads C, so C may hold
+// NaN or garbage on entry (BLAS semantics).
+//   store, store_unguarded  one element: the seed families (naive, coalesced, shared, micro1d,
+//                           coarse), one or a few results per thread.
+//   store4, store_tile      float4 groups: the register-tiled families' thread tiles.
+namespace tg {
+
+// store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result.
+__device__ __forceinline__ void store(float* __restrict__ C, int ldc, int M, int N, int i, int j, float alpha,
+                                      float beta, float acc)
 {
     if (i < M && j < N) {
         float* p = C + (size_t)i * ldc + j;
@@ -461,9 +603,9 @@ __device__ __forceinline__ void tg_store(float* __restrict__ C, int ldc, int M, 
     }
 }
 
-// tg_store_unguarded is tg_store for elements known to be inside the result (interior tiles).
-__device__ __forceinline__ void tg_store_unguarded(float* __restrict__ C, int ldc, int i, int j,
-                                                   float alpha, float beta, float acc)
+// store_unguarded is store for an element known to be inside the result.
+__device__ __forceinline__ void store_unguarded(float* __restrict__ C, int ldc, int i, int j, float alpha, float beta,
+                                                float acc)
 {
     float* p = C + (size_t)i * ldc + j;
     if (beta == 0.0f) {
@@ -472,7 +614,53 @@ __device__ __forceinline__ void tg_store_unguarded(float* __restrict__ C, int ld
         *p = alpha * acc + beta * *p;
     }
 }
-#endif // TILEGEN_COMMON_H
+
+// store4 writes one float4 group of a thread tile, C[row][col..col+3] = alpha*v + beta*C. A row
+// past M is skipped; a group wholly inside N is one 16-byte store when C and ldc are 16-byte
+// aligned (vc), else it is stored element by element with a column guard.
+__device__ __forceinline__ void store4(float4 v, float* __restrict__ C, int ldc, int M, int N, int row, int col,
+                                       float alpha, float beta, bool vc)
+{
+    if (row >= M) return;
+    float* crow = C + (size_t)row * ldc;
+    v = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
+    if (vc && col + 4 <= N) {
+        float4* p = reinterpret_cast<float4*>(crow + col);
+        if (beta != 0.0f) {
+            const float4 o = *p;
+            v.x = fmaf(beta, o.x, v.x);
+            v.y = fmaf(beta, o.y, v.y);
+            v.z = fmaf(beta, o.z, v.z);
+            v.w = fmaf(beta, o.w, v.w);
+        }
+        *p = v;
+    } else {
+        const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            if (col + j < N) {
+                float x = e[j];
+                if (beta != 0.0f) x = fmaf(beta, crow[col + j], x);
+                crow[col + j] = x;
+            }
+        }
+    }
+}
+
+// store_tile writes a thread's whole TM x TN tile (Tile: a tg::WarpTile) whose first element is
+// C[row0][col0], group by group.
+template <class Tile>
+__device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN], float* __restrict__ C, int ldc,
+                                           int M, int N, int row0, int col0, float alpha, float beta, bool vc)
+{
+#pragma unroll
+    for (int j = 0; j < Tile::F4; ++j) {
+        store4(Tile::group(acc, j), C, ldc, M, N, row0 + Tile::grow(j), col0 + Tile::gcol(j), alpha, beta, vc);
+    }
+}
+
+} // namespace tg
+#endif // TILEGEN_EPILOGUE_CUH
 
 // Family micro1d (seed 002: tiled kernel with 1D micro-tiles on rectangular 32x8 / 64x4 blocks;
 // seed 004: 64x64 tiles on 64x16 blocks, 4 results per thread):
@@ -526,7 +714,7 @@ extern "C" __global__ void __launch_bounds__(512) micro1d_t64_r8(int M, int N, i
     }
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
-        tg_store(C, ldc, M, N, row0 + ty + i * 8, col, alpha, beta, acc[i]);
+        tg::store(C, ldc, M, N, row0 + ty + i * 8, col, alpha, beta, acc[i]);
     }
 }
 #endif // TILEGEN_KERNEL_micro1d_t64_r8
