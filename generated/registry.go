@@ -2103,7 +2103,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 150, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8198180bf0c520a5a83c0f9bf4807c428bca293d128763c943eb843f113386fa",
+		SourceHash:    "3368299ba661fdc971841bd739e77c4a931fbdf36ddb789728ba9cf0cdd0f51e",
 		PTXHash:       "77713b2b15a38b647b743ee706575dd466d7d807999af8cb0d5f60e03cb8f9bd",
 	},
 	{
@@ -2120,7 +2120,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 150, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e5c11faa255b99e15e832b5fb761800c1a31cb94ae2e5e55e1cb7355e01825a4",
+		SourceHash:    "ed07bf93d1bdc7e5d834f13f7a08f5ba8faca71f6860e6f104c02b7a65d6dc8e",
 		PTXHash:       "423391e82fe071393a73f58c303d43c92ad7ac6ed87192ba5104240837697df2",
 	},
 	{
@@ -2137,7 +2137,7 @@ var variants = []variant.Variant{
 		DynamicShared: 37632,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 165, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "49e0fba958a513c848187f2a238658e7a385998bd7ee83b327cc3004a7e78d34",
+		SourceHash:    "a79640158597dcaeb7f30343df636a888523b38c560e40d7a00e8dd4551ba2d9",
 		PTXHash:       "69f699166f86ccccfeb1f4c8b6e56f238e9d2c6f45cd0ba9b288ca093e9fc71c",
 	},
 	{
@@ -2154,7 +2154,7 @@ var variants = []variant.Variant{
 		DynamicShared: 37632,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 165, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "cefe0c8fa9c45cffc2655eaab445a72ac4184e21f931b92f62f47f5e3c7995a3",
+		SourceHash:    "155747248650b28389fe0cb130c9701767f58b07d85c0abb4683a9a0cc5da8d9",
 		PTXHash:       "f5a41f66abfe7d347aa61999c4821a960722655bf409d0b1848fdb02a999f21a",
 	},
 	{
@@ -2171,7 +2171,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c53a4f8ab541e766098b92f343e5ed3921f028621bfce3f7ebf6db57ea3c3b9e",
+		SourceHash:    "4e574e6292058551338cc85d2d94f1fd9e952de650343b7ff899188d2c02d870",
 		PTXHash:       "93094b1a5e74b3b33d10303e7becb9041e59f191fcfb0f6b520eb9ee5048c1ce",
 	},
 	{
@@ -2188,7 +2188,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5d7438a73ab83367e3883a7757c43b5bf6112fdafa84ef172786d0870ec1cf4b",
+		SourceHash:    "7ba776e69ba786ba3aa0f1762568cbd62563219222cdd4e4d68b4204d2eb504e",
 		PTXHash:       "3c70ff1fc836015f302ad7d91e6f234ea94574d47ebbd29ec65f31c1c19ac691",
 	},
 	{
@@ -2205,7 +2205,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "10ee68286f6b1a19627a2ede576df41ab10a6713a0ee3b9fef574c587eec0494",
+		SourceHash:    "474d17822ba42ceb71dbaf7de746bcba218877d8a52da47f24f6e71c047deea5",
 		PTXHash:       "ea2626541dd2a168a555f009c0508d3d7950c7b927964824e594e611e823d2a0",
 	},
 	{
@@ -2222,7 +2222,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f540d8dd6c57c7e998e531a636abb3620374ee51a11c1c03111204e8d5caa843",
+		SourceHash:    "ca78a3004290c1efc8dd05d17319832cc3926e3c1fe6d85a5076471051332199",
 		PTXHash:       "d20910160ce47e98d8ce7aedb82f60b41c29636e048b083a9a63e021ccd74a21",
 	},
 	{
@@ -2239,7 +2239,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 87, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4ca3c4917ef35d64cdc6801d4182b5fcc7094f9947aa94bfcbb2e6063ff96505",
+		SourceHash:    "0429cfb65fc6b5af0dd3125517ebba005ff2611bd1b18456b88c449c62e54376",
 		PTXHash:       "ad962efca22d67f176f57d2bc0ce5bd8e49a02ab943d964933fafcdd3e906718",
 	},
 	{
@@ -2256,7 +2256,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 87, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ad3aa5577d1eb124fcc843ce45fe7df5aec2bcafd88e0f5848d57286549d0e24",
+		SourceHash:    "33ed5f68e16158648789440741e905c9c7eb66c1a4793bbc4e03c2db23673a98",
 		PTXHash:       "ed3b416b2e1f0fbb95d14b8a8f069f7544acf235bea6a2cbfc46cf03cb6fa27c",
 	},
 	{
@@ -2273,7 +2273,7 @@ var variants = []variant.Variant{
 		DynamicShared: 37632,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e6259d35725c548afad40ec3e2b3181ac332ea3101509131c968c58fa99dc4f1",
+		SourceHash:    "1a34487510f0967c82d9e3d4de5c7d6d5ef5ba3949871c369eee04cc8f60ab4e",
 		PTXHash:       "aa42ef331d403cdeae0cbd2d70891a4e2e47605305d190fa872b1b3615b35df4",
 	},
 	{
@@ -2290,7 +2290,7 @@ var variants = []variant.Variant{
 		DynamicShared: 37632,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d75682db405df8b9978b0195ae294890b3923bf2d1f9a740538644e1d743eeec",
+		SourceHash:    "2678d906b24f29a62805ed898e2523e56b16c551aab2a33007fe72c5ada15334",
 		PTXHash:       "0c9763a5b084d167b13a3a3eb3ee4b0fb5bf1488d1fb2f476c1d11c217604a2d",
 	},
 	{
@@ -2307,7 +2307,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "af8d544f17bfb13a001faacd6dc745905f124fc85af2192870f3b98f3524cd2e",
+		SourceHash:    "dd7f98619ac3b0d930d37ccf110f346cf6b83200c40e8e6a12d83beedc7bef41",
 		PTXHash:       "be0f824fee688d070a963318b13e62ea1c9a49a8fe72cfc062c8752e6ac37997",
 	},
 	{
@@ -2324,7 +2324,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e51f163978a556000d56545797be151a197853a53b789906352846f8d2e2502e",
+		SourceHash:    "06fe4d1cf28d96d514cd54afa74b22c6ae4ed5a00a1fa35ae67cf1409c843f7b",
 		PTXHash:       "2738aaf4a3a36881e19f65f809be2159af7054d17b453fb74223c7bcecc2b095",
 	},
 	{
@@ -2341,7 +2341,7 @@ var variants = []variant.Variant{
 		DynamicShared: 50688,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 79, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "34dc6395eb691358aa1a37e6b38f7a8d25b8cea2a6500fecc94215689560572b",
+		SourceHash:    "a4e9c0f617bd72a83ad55dc62c2bc9df5dbaec176dd99414030ab0779e0f896a",
 		PTXHash:       "449b935b04c5ad836551e048f8ac79d823e7c7c70aacc99b0998a81cfc5107f4",
 	},
 	{
@@ -2358,7 +2358,7 @@ var variants = []variant.Variant{
 		DynamicShared: 50688,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 79, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "707703b261947730ed49683f1bfd2bfd5a2f55355deb698b255ff4f8c526f3b4",
+		SourceHash:    "a2e366c14b7714d96edce65620354449e678ea9042529363c8f696511966897f",
 		PTXHash:       "a6ad9a71afbe1091e32d3d7f4f5cb8d93c13e9e28cc29339147e4b74f61414f5",
 	},
 	{
@@ -2375,7 +2375,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 14340, SpillStores: 192, SpillLoads: 628, StackFrame: 56},
-		SourceHash:    "a6de05a8aaaf11f6589fd70bc5965214360cd4f9c4aba117482883387b9d2cba",
+		SourceHash:    "e5a6c1627d84a09edd420f2ffa24e12b9e937f21340adaac59004a85ea44a7bd",
 		PTXHash:       "952208180280f61e5519930f7657c1a6ddc148bfba7fba936d042d020df6fa4c",
 	},
 	{
@@ -2392,7 +2392,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 14340, SpillStores: 192, SpillLoads: 628, StackFrame: 56},
-		SourceHash:    "2a6aae47cfd547db3f3cc6d1b3d1e8c1def19063d4be391960f48caea5028676",
+		SourceHash:    "c86f8beaf123e823b43cb75748946a649c6c21a9f0f2625b67356811cfa7a4d5",
 		PTXHash:       "dc628c62c7b3898c196297494bb9e47770b383289819a6234fe1e723f4815e47",
 	},
 	{
@@ -2409,7 +2409,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 12292, SpillStores: 192, SpillLoads: 628, StackFrame: 56},
-		SourceHash:    "4a5e03763c1fe2066813063be18cef1655809d96fe07d9a82a98cb38859733f3",
+		SourceHash:    "3511008f6118a8210617d1c88c45f4dcd36ffcaaac837546821f2a442cc02609",
 		PTXHash:       "cd5296ff78540e040099d0f0ba282307a3bc39a8b9185c95ef6a1fd6b8e8a8eb",
 	},
 	{
@@ -2426,7 +2426,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 12292, SpillStores: 192, SpillLoads: 628, StackFrame: 56},
-		SourceHash:    "ce2a87884b69ebd0a52ef2a1b384e1f011cfdd4f4a1d86ac18db8c04be6bac5e",
+		SourceHash:    "8508116d6a22552afdd3977b566a16705b6e8108b0fbc86f3d2208231689b592",
 		PTXHash:       "8c0115e097927949014b40c4f9422ede5d2dfb6fd53dbe025913ef25a3fde015",
 	},
 	{
@@ -2443,7 +2443,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 100, SharedStatic: 14340, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e7de657132020efd662aa9ca4f62849cfed365a4c5598ec1b5af99ee9481509b",
+		SourceHash:    "e35fae8b6045b855431a1f333651d4b8628183748c568332cb980b914cc4cc18",
 		PTXHash:       "0ebc83432e0fd9948203532e244d3daa74f1d46785c0fb480f94f7825cb39762",
 	},
 	{
@@ -2460,7 +2460,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 100, SharedStatic: 14340, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1a9e49e0fd77236a7a0371ac51e1afb6992464db850c578bbd3278e32b039959",
+		SourceHash:    "a1d90d7939bf04e0f81cc7f158302fe3655d2e423a1193891806fb0c22007ff6",
 		PTXHash:       "2fa61fcc81e4bc87c0783c7bd8a423beca6291b9a4b91ebd15932da3d9c40e6c",
 	},
 	{
@@ -2477,7 +2477,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 100, SharedStatic: 12292, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bc56e7d4a29b8d536a90aab732574dbd66de5584bd56b3cd540da411424dac29",
+		SourceHash:    "d44563b4e33adf7482936e9419dd665366835779b85ad7599ee91072aacbeb20",
 		PTXHash:       "257b91d1ea499672841f1c9fd452627aac6550e12f6851a7c6eaa639b82ee438",
 	},
 	{
@@ -2494,7 +2494,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 100, SharedStatic: 12292, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e6cbfeabf01c1c9ee28ffee7d7e4312185ead492c2d409f148c28da6b7bafbab",
+		SourceHash:    "a30758bdbc1565773db8cdc23a8b4bec04bbcd8e6adbe400afe1ee94591f376f",
 		PTXHash:       "51701a2aad7bb22b4d777c8b1a1861d6ec5694b97d7f73025a36d40347ebe88f",
 	},
 	{
@@ -2511,7 +2511,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 80, SharedStatic: 14340, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d1694b2fcc03e543feaa7be709fd96ad1cb0e76e1b2fcc8715c4eb2bc0505c79",
+		SourceHash:    "2b0d503f3f9f629e876494cd420ddabd0a7a9cfa43e81b595d8cb9e871371524",
 		PTXHash:       "35600ddea9ccf3c18e564c2fbf5a895fd4148050a25caf06d14aba1061b45be2",
 	},
 	{
@@ -2528,7 +2528,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 80, SharedStatic: 14340, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "13d7423eeecb42a32ef95b9288d9afdfb3718dbe3fbec750f65d776911730dd0",
+		SourceHash:    "3d25e5090fb734c81276fdeee6ff2918092d6b29b3661defc63f88ef63a80bdc",
 		PTXHash:       "2ac0c1a26d270b573e9bc5974f771b8dd674a723f54ef5cc1723168633de599d",
 	},
 	{
@@ -2545,7 +2545,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 80, SharedStatic: 12292, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "10e81439daa1ac0914b0f66f7e960d4a99d735a8dd4dea42bb2a3ccc797a07ce",
+		SourceHash:    "bce092576ba62cb454bdb58e2699c308b609d1795481a3d10bc8f0029ff9f084",
 		PTXHash:       "2b7650b3ba7ac31b77dc9105fa096a33ce7aff2376fa7f2a802bd60fcf66d9f8",
 	},
 	{
@@ -2562,7 +2562,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 80, SharedStatic: 12292, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "222aa8ee43aafcd977629e78b4763ac0b2fbc442075768963e1c29bb3d6f7211",
+		SourceHash:    "79a77e817f567ec42f59fd58a2b98b5e4d891ac00937eac65a19c123dfe5607f",
 		PTXHash:       "737248a277d83f6ac6b58573e334c5523674b547a1d07ec16f959921c48e7912",
 	},
 	{
@@ -2579,7 +2579,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 88, SharedStatic: 14340, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a1474bfbd681c5e7b82660fc249e96ec956bb040279ec1214918e22725e227c4",
+		SourceHash:    "91be9a2e0fc7532a056e881d96920f1ece3a058ef8512f940d4eb793015ac26d",
 		PTXHash:       "79c3c503bd953d6093ce5c3a54754339d7245a608d666fd5c36e4d493bada5a2",
 	},
 	{
@@ -2596,7 +2596,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 88, SharedStatic: 14340, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "29d6ad6dd55b35380865b8835b341c5608f8ce2c154a4066557e4382c8b006d4",
+		SourceHash:    "4ec53562b4c1dcefd39913be44d3ac7e3b66b4df54e64f14c47d1b715865691f",
 		PTXHash:       "a622bfbd67b71b874966046e15fd5dc99d0f608c2ea40ddd38bcd0476914e899",
 	},
 	{
@@ -2613,7 +2613,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 88, SharedStatic: 12292, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ee155d49b5459d4c51cfb8a78cf7f353e85b327802c341a9c5fae9048449e429",
+		SourceHash:    "57a51aef43f62d609722eb8273660d1fcc537c00c36ab7071960d43100c12fab",
 		PTXHash:       "b11150584eef1cfee0436029f9880730734e2df2b4cf883b7a158945688fd593",
 	},
 	{
@@ -2630,7 +2630,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 88, SharedStatic: 12292, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ca9f0981fdf00ccddae0d8dc174af4595ad1e3c4b94f7fb5663f1cec171ed7ea",
+		SourceHash:    "887b960de9ae0854e43036ff1eeeda67f1dc73aabe087444461ad6d79e14fd48",
 		PTXHash:       "97ba6cfebde3943e52b11845acafe1c2caaa14c45aa7ad11c0cc225957c3e64f",
 	},
 	{
@@ -2647,7 +2647,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 14340, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f9068b10447c8b6e65e80d443b2111d0b46556ec24d19d77ba8a79e51d3381bf",
+		SourceHash:    "ae26e13ab355a0152a9122957487206a65742ad91bb01fc4d15418b0679eb8f4",
 		PTXHash:       "ae509bcb77c21ad37f8c2a4462743f1207dadd5c1de9146c5ae4cc121218c0e4",
 	},
 	{
@@ -2664,7 +2664,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 14340, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8aff1eb55b4a7032de9a8478eb2922bc45001d1b23bce1cd52a3a45de25476c4",
+		SourceHash:    "c4666939f3e698426aa17c5b162271cadd36996fb64e266b383c2a41c067ef84",
 		PTXHash:       "bba77c9bb30ae712940e94a8b6d86c1f098d8683e381977bc0eaf8c35fbed6d1",
 	},
 	{
@@ -2681,7 +2681,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 12292, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c44c37e453245e13854b69d42e2ce76e881a0d3187a33a1dc1f9741ebf963244",
+		SourceHash:    "8d1f4f5c8e2a13c20e54d4d0ef0f54afc7fcaac9116cf19dda26c7635b9b64d8",
 		PTXHash:       "b3a474b2b64e2951af7bc99394f9e43a4ea8d75c6b469e9a1669b1f891133ab5",
 	},
 	{
@@ -2698,7 +2698,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 12292, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "cb21de09770f2677f9b87c55023f3a295e4a3ffafbce90a16c437508e6a51741",
+		SourceHash:    "8ab91db50577caf610da1e597d5990ccf5458e6beccde2879372a3cf86aece9e",
 		PTXHash:       "c6589a01d8f234cec48144348cbee52d85aa5457e6500ad78d01906f04d2ac16",
 	},
 	{
@@ -2715,7 +2715,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 64, SharedStatic: 15364, SpillStores: 8, SpillLoads: 8, StackFrame: 8},
-		SourceHash:    "467c45510783fc8568d1fc36d1b0a740005ffe0a660fd9e7ac18f1c2dceb01f5",
+		SourceHash:    "7404676b67e282a32a70ecfeb55e5d2698d480ebcef10da67d108baa9a239e25",
 		PTXHash:       "411df21225a8f35fd31ee4d3e33d8b5d0b31c2dae7a635b97b70858d305aa1fb",
 	},
 	{
@@ -2732,7 +2732,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 72, SharedStatic: 3076, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4b07cdd4a1966129c80c03526b48fa778a86ac8538c41e9625463a59ecf6ece5",
+		SourceHash:    "61176fc74df8256851c288dc9de9abad96a8615488afca08b960cc6630027246",
 		PTXHash:       "411d6d13f221da3c1357f692a115dc24a3d9f7fc253ab0f977ddc1c811536ada",
 	},
 	{
@@ -2749,7 +2749,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 74, SharedStatic: 7172, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8492efb621a37edad19edeb061269c16099937959e6e2486a8bc1d6dd6614fe3",
+		SourceHash:    "dc22b1461908c5ba27761238d9238a89672b2237c6c13ca3a34334e737ef2eb6",
 		PTXHash:       "b9d8939f3161d495d058c2dc043248376cb6e1a1eac4e39729d3459b493d0049",
 	},
 	{
@@ -2766,7 +2766,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 74, SharedStatic: 7172, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2ee5eecd9a8c435989739e01355acf6ff237eb249da6e84a0ee35842bed9922f",
+		SourceHash:    "24801a669756895ee77366d1f8e2b801aef8d84062da23f7ff4b6e01970e3790",
 		PTXHash:       "62908373eb82720e4c0c9c0351d96c3f658a8e6341c7f63944584a4090c2420d",
 	},
 	{
@@ -2783,7 +2783,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 64, SharedStatic: 7684, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6e270470d720b8437e2a1bea76e2186f4b0557a411ca4478126c48ad7452f0fd",
+		SourceHash:    "92309c142635312695f9dd3ccf95b24b5ebde33acda87667eb9a8ca5aab8e001",
 		PTXHash:       "746517dd94c0e3947ac7556f032a48d3d72a6a9e52592b51f45c6a4b69e9078e",
 	},
 	{
@@ -2800,7 +2800,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 1540, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "72ed736f22fc39e158fe5472a44f5783db61f01dab15a94a8f61d12cffc590b4",
+		SourceHash:    "48c4911c52a68f969dcf8f21ed49aea10aa2628db748b63c472da1894e109b08",
 		PTXHash:       "60b480ac41b29f9f790b504e44b1b7e15888a2c6ab27d2598d747472c4bcb5a9",
 	},
 	{
@@ -2817,7 +2817,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 64, SharedStatic: 3588, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "438dbec64c9ab88fdfe9e7589a3a1f909386aed61f92a95516c3f7239f1b88f5",
+		SourceHash:    "ab1e2ab60788731589ef11760ce67f09400267dd21128b0833524617b56df2ab",
 		PTXHash:       "89d12c48d7ba433bdd9bfe93653ed6dd2a811cdd34d9cf1aa4bb1da24af268bb",
 	},
 	{
@@ -2834,7 +2834,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 64, SharedStatic: 3588, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8b0f4c30e60a331e0a910d2699087617a095af9a0ce556a5284d908a55d2da1a",
+		SourceHash:    "828958aa4e23c497106c83f009319df7937d9189b42c98a6b0d2d07f90cb764d",
 		PTXHash:       "37405b235ff13c01ac9d599ab7d23b7bb57d0f7975ae0a715468567c1482e3a3",
 	},
 	{
@@ -2851,7 +2851,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 88, SharedStatic: 15364, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fce08b5cb3c534e6bf91e328e8b98cab4eb205d30dbb21d4b550865b48e38b60",
+		SourceHash:    "395a119ba12f6fbbcf3d52ef18474b8670893c4d067205420218c9fc498ec3dd",
 		PTXHash:       "1cf7cc33e11d20b4c3d18cdfcde78c7dbe3dd53f6025897b34853a1981d13ada",
 	},
 	{
@@ -2868,7 +2868,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 72, SharedStatic: 3076, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4cdaff75d94f0ba9153a8e168d8383fefa09fb9bfa15610caf292c7562f99a27",
+		SourceHash:    "51e760d9ee2ba97f018cb743ae909d55520795438b8206c651c82bf534b8c757",
 		PTXHash:       "c2d682a6df613e150f0098a1313212ac61b6606d9df3dd5ed8cfec70324e2065",
 	},
 	{
@@ -2885,7 +2885,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 76, SharedStatic: 7172, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ceb5dec1da29d5738c83e214d76f61e13bc3f121aa788ffd5076459a196883ab",
+		SourceHash:    "cf7ecdf6a72aec2cf72e5d1a2037ea0b72ed7cb7dcc025c6a761202b28f850fe",
 		PTXHash:       "6c68888b806350977f586dd5fb056143c7e33e66ddcf338f7133c2df6093886f",
 	},
 	{
@@ -2902,7 +2902,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 76, SharedStatic: 7172, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "68d76ab952fc4bdc6a448ec73853f9a6aa501d4c3ff9886de1c22542f4430134",
+		SourceHash:    "b7d3b3cd7c09dd064a346b9e6e5fe348a72e7c0739d63c2fd0e4108afca824b5",
 		PTXHash:       "bb062a30bfda4654b2c7c89cedf25d0a2769701846487a43fc0500298027b8c5",
 	},
 	{

@@ -43,21 +43,22 @@
 
 // ---------------------------------------------------------------------------------------------
 // micro1d_t32_r2: family micro1d, T=32 R=2; block 32x16, C tile 32x32, grid_z 1,
-// dynamic shared 0 B; generated source sha256 658ddbcd5930ba09680185aac2d4d9bdc018516fac75c2db77add0f392cd2145.
+// dynamic shared 0 B; generated source sha256 f1a8b9f8c8cd0b0d1d07acb2f2b5c6f0038c88607a5af085172de4c137cb3ffe.
 #ifndef TILEGEN_KERNEL_micro1d_t32_r2
 #define TILEGEN_KERNEL_micro1d_t32_r2
-#ifndef TILEGEN_COMMON_H
-#define TILEGEN_COMMON_H
-// Shared epilogue, emitted once per translation unit: the export concatenates several variants into
-// one header, so the helpers are include-guarded. They are inline (not static) so that a unit that
-// uses only one of them gets no unused-function warning, and inline linkage lets several units
-// define them without clashing.
-//
-// tg_store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result
-// (seed 003: boundary conditions on the store). beta == 0 never reads C, so C may hold NaN/garbage
-// on entry (BLAS semantics).
-__device__ __forceinline__ void tg_store(float* __restrict__ C, int ldc, int M, int N, int i, int j,
-                                         float alpha, float beta, float acc)
+#ifndef TILEGEN_EPILOGUE_CUH
+#define TILEGEN_EPILOGUE_CUH
+// tilegen/epilogue.cuh: writing results, C = alpha*acc + beta*C, with the boundary conditions of
+// seed 003 (nothing outside the M x N result is written). beta == 0 never reads C, so C may hold
+// NaN or garbage on entry (BLAS semantics).
+//   store, store_unguarded  one element: the seed families (naive, coalesced, shared, micro1d,
+//                           coarse), one or a few results per thread.
+//   store4, store_tile      float4 groups: the register-tiled families' thread tiles.
+namespace tg {
+
+// store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result.
+__device__ __forceinline__ void store(float* __restrict__ C, int ldc, int M, int N, int i, int j, float alpha,
+                                      float beta, float acc)
 {
     if (i < M && j < N) {
         float* p = C + (size_t)i * ldc + j;
@@ -69,9 +70,9 @@ __device__ __forceinline__ void tg_store(float* __restrict__ C, int ldc, int M, 
     }
 }
 
-// tg_store_unguarded is tg_store for elements known to be inside the result (interior tiles).
-__device__ __forceinline__ void tg_store_unguarded(float* __restrict__ C, int ldc, int i, int j,
-                                                   float alpha, float beta, float acc)
+// store_unguarded is store for an element known to be inside the result.
+__device__ __forceinline__ void store_unguarded(float* __restrict__ C, int ldc, int i, int j, float alpha, float beta,
+                                                float acc)
 {
     float* p = C + (size_t)i * ldc + j;
     if (beta == 0.0f) {
@@ -80,7 +81,53 @@ __device__ __forceinline__ void tg_store_unguarded(float* __restrict__ C, int ld
         *p = alpha * acc + beta * *p;
     }
 }
-#endif // TILEGEN_COMMON_H
+
+// store4 writes one float4 group of a thread tile, C[row][col..col+3] = alpha*v + beta*C. A row
+// past M is skipped; a group wholly inside N is one 16-byte store when C and ldc are 16-byte
+// aligned (vc), else it is stored element by element with a column guard.
+__device__ __forceinline__ void store4(float4 v, float* __restrict__ C, int ldc, int M, int N, int row, int col,
+                                       float alpha, float beta, bool vc)
+{
+    if (row >= M) return;
+    float* crow = C + (size_t)row * ldc;
+    v = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
+    if (vc && col + 4 <= N) {
+        float4* p = reinterpret_cast<float4*>(crow + col);
+        if (beta != 0.0f) {
+            const float4 o = *p;
+            v.x = fmaf(beta, o.x, v.x);
+            v.y = fmaf(beta, o.y, v.y);
+            v.z = fmaf(beta, o.z, v.z);
+            v.w = fmaf(beta, o.w, v.w);
+        }
+        *p = v;
+    } else {
+        const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            if (col + j < N) {
+                float x = e[j];
+                if (beta != 0.0f) x = fmaf(beta, crow[col + j], x);
+                crow[col + j] = x;
+            }
+        }
+    }
+}
+
+// store_tile writes a thread's whole TM x TN tile (Tile: a tg::WarpTile) whose first element is
+// C[row0][col0], group by group.
+template <class Tile>
+__device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN], float* __restrict__ C, int ldc,
+                                           int M, int N, int row0, int col0, float alpha, float beta, bool vc)
+{
+#pragma unroll
+    for (int j = 0; j < Tile::F4; ++j) {
+        store4(Tile::group(acc, j), C, ldc, M, N, row0 + Tile::grow(j), col0 + Tile::gcol(j), alpha, beta, vc);
+    }
+}
+
+} // namespace tg
+#endif // TILEGEN_EPILOGUE_CUH
 
 // Family micro1d (seed 002: tiled kernel with 1D micro-tiles on rectangular 32x8 / 64x4 blocks;
 // seed 004: 64x64 tiles on 64x16 blocks, 4 results per thread):
@@ -134,7 +181,7 @@ extern "C" __global__ void __launch_bounds__(512) micro1d_t32_r2(int M, int N, i
     }
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-        tg_store(C, ldc, M, N, row0 + ty + i * 16, col, alpha, beta, acc[i]);
+        tg::store(C, ldc, M, N, row0 + ty + i * 16, col, alpha, beta, acc[i]);
     }
 }
 #endif // TILEGEN_KERNEL_micro1d_t32_r2
