@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -29,7 +30,7 @@ func (c *common) flags(defaultShapes, defaultOut string) *pflag.FlagSet {
 	fs.AddFlagSet(c.sourceFlags())
 	reword(fs, "generated", "read variants from the generated `dir` (manifest.json, ptx/) instead of the built-in catalog")
 	fs.AddFlagSet(c.workerFlags.flags(true))
-	fs.StringVar(&c.shapes, "shapes", defaultShapes, "comma-separated `MxNxK` shapes")
+	fs.StringVar(&c.shapes, "shapes", defaultShapes, "comma-separated `MxNxK` shapes, each optionally with its op (MxNxK:TN; default NN)")
 	fs.AddFlagSet(c.filterFlags())
 	fs.Uint64Var(&c.seed, "seed", 1, "run `seed`: verification inputs and the random strategy derive from it")
 	fs.StringVar(&c.shard, "shard", "", "run only part `i/n` (0 <= i < n) of the plan; combine parts with runner merge")
@@ -67,6 +68,12 @@ func (c *common) config(cmd string, stdout, stderr io.Writer, needWorker bool) (
 	flt, err := c.filter(cmd)
 	if err != nil {
 		return nil, err
+	}
+	if len(flt.Ops) > 0 && shapes != nil {
+		if strings.Contains(c.shapes, ":") {
+			return nil, usageErr(cmd, "--ops with --shapes that name their ops: give ops one way (MxNxK:OP or --ops)")
+		}
+		shapes = results.WithOps(shapes, flt.Ops)
 	}
 	cat, err := c.catalog()
 	if err != nil {

@@ -49,6 +49,26 @@ type Family struct {
 	// TrafficModel is traffic_model (one of variant.TrafficModels; default compulsory); Seed is seed.
 	TrafficModel string
 	Seed         bool
+	// Ops is ops: the operations the family is generated for, an axis of the matrix outside its
+	// parameters (default NN only). When the family declares ops, its expressions may read OPA and
+	// OPB (1 when op(A), op(B) is transposed, else 0) and a variant of another op than NN gets the
+	// op in lower case as a name suffix (shared_w16_pad0_tn).
+	Ops     []variant.Op
+	OpsNode *yaml.Node
+}
+
+// Names the expressions of a family that declares ops may read (see Family.Ops).
+const (
+	opAName = "OPA"
+	opBName = "OPB"
+)
+
+// ops is the family's op axis (NN alone when it declares none).
+func (f *Family) ops() []variant.Op {
+	if len(f.Ops) == 0 {
+		return []variant.Op{variant.OpNN}
+	}
+	return f.Ops
 }
 
 // ParamSpec is one parameter with the values it ranges over, in declared order.
@@ -66,7 +86,7 @@ type Constraint struct {
 
 var (
 	topKeys      = []string{"families"}
-	familyKeys   = []string{"name", "template", "doc", "variant_name", "traffic_model", "seed", "params", "constraints", "geometry", "dynamic_shared_ok", "warp_multiple", "requires"}
+	familyKeys   = []string{"name", "template", "doc", "variant_name", "traffic_model", "seed", "ops", "params", "constraints", "geometry", "dynamic_shared_ok", "warp_multiple", "requires"}
 	geometryKeys = []string{"block_x", "block_y", "tile_rows", "tile_cols", "grid_z", "shared_bytes", "dynamic_shared"}
 	requiredGeom = map[string]bool{"block_x": true, "block_y": true, "tile_rows": true, "tile_cols": true}
 	requiresKeys = []string{"m_multiple", "n_multiple", "k_multiple", "ld_multiple"}
@@ -298,6 +318,9 @@ func (d *diags) family(n *yaml.Node) *Family {
 	if sn, ok := fields["seed"]; ok {
 		f.Seed, _ = d.boolValue(sn, what("seed"))
 	}
+	if on, ok := fields["ops"]; ok {
+		d.opsList(f, on, what("ops"))
+	}
 	if vn, ok := fields["variant_name"]; ok {
 		f.VariantName, _ = d.stringValue(vn, what("variant_name"))
 		f.NamePattern = vn
@@ -426,6 +449,10 @@ func (d *diags) params(f *Family, label string, pn *yaml.Node) bool {
 			continue
 		}
 		seen[k.Value] = true
+		if f.OpsNode != nil && (k.Value == opAName || k.Value == opBName) {
+			d.add(k, "%s: parameter %s: the name is the op axis's (the family declares ops); rename the parameter", label, k.Value)
+			continue
+		}
 		what := fmt.Sprintf("%s: parameter %s", label, k.Value)
 		if v.Kind != yaml.SequenceNode {
 			d.add(v, "%s: expected a list of integers, got %s", what, kindName(v))
@@ -490,11 +517,41 @@ func (f *Family) paramNames() []string {
 	return names
 }
 
-// env is the expression environment: every parameter is an int.
+// env is the expression environment: every parameter is an int, and so are OPA and OPB when the
+// family declares ops.
 func (f *Family) env() map[string]any {
 	env := map[string]any{}
 	for _, p := range f.Params {
 		env[p.Name] = 0
 	}
+	if f.OpsNode != nil {
+		env[opAName], env[opBName] = 0, 0
+	}
 	return env
+}
+
+// opsList loads ops: a non-empty list of distinct NN, NT, TN, TT.
+func (d *diags) opsList(f *Family, n *yaml.Node, what string) {
+	f.OpsNode = n
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		d.add(n, "%s: expected a list of NN, NT, TN, TT, got %s", what, kindName(n))
+		return
+	}
+	seen := map[variant.Op]bool{}
+	for _, e := range n.Content {
+		s, ok := d.stringValue(e, what)
+		if !ok {
+			continue
+		}
+		op, err := variant.ParseOp(s)
+		switch {
+		case err != nil || s != op.String():
+			d.add(e, "%s: %q is not an op (NN, NT, TN or TT, upper case)", what, s)
+		case seen[op]:
+			d.add(e, "%s: duplicate op %s", what, s)
+		default:
+			seen[op] = true
+			f.Ops = append(f.Ops, op)
+		}
+	}
 }

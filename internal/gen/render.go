@@ -15,7 +15,7 @@ import (
 
 // TemplateData is what each family template is executed with.
 type TemplateData struct {
-	V         variant.Variant // the variant: name, block, tile, grid_z, dynamic shared, requirements
+	V         variant.Variant // the variant: name, op ({{if .V.Op.TransA}}), block, tile, grid_z, dynamic shared, requirements
 	P         map[string]int  // parameters by name: {{.P.W}}
 	Signature string          // variant.Signature, the kernel parameter list
 }
@@ -179,7 +179,11 @@ func RenderAll(ts *templateSet, cfg *Config, exp *Expansion, nvccVersion, arch s
 		var b bytes.Buffer
 		b.WriteString(generatedHeader)
 		b.WriteString(nvccHeaderLine(nvccVersion))
-		fmt.Fprintf(&b, "// variant: %s family=%s params: %s\n", p.V.Name, p.Family.Name, p.V.ParamString())
+		op := ""
+		if p.V.Op != variant.OpNN {
+			op = " op=" + p.V.Op.String() // NN sources read as before ops existed
+		}
+		fmt.Fprintf(&b, "// variant: %s family=%s%s params: %s\n", p.V.Name, p.Family.Name, op, p.V.ParamString())
 		b.Write(body)
 		out = append(out, Source{Name: p.V.Name, Code: b.Bytes(), Planned: p})
 	}

@@ -62,12 +62,14 @@ static int tg_version(tg_cublas *c, int *v) { return c->version(c->handle, v); }
 static int tg_setstream(tg_cublas *c, void *s) { return c->setstream(c->handle, s); }
 static int tg_setmath(tg_cublas *c, int mode) { return c->setmath(c->handle, mode); }
 
-// tg_sgemm_rowmajor computes row-major C (m×n) = alpha·A(m×k)·B(k×n) + beta·C through
+// tg_sgemm_rowmajor computes row-major C (m×n) = alpha·op(A)·op(B) + beta·C through
 // column-major cuBLAS: a row-major matrix is its transpose in column-major, and
-// Cᵀ = Bᵀ·Aᵀ, so cuBLAS is asked for an n×m product of B (n×k column-major) and A (k×m).
-static int tg_sgemm_rowmajor(tg_cublas *c, int m, int n, int k, float alpha, uintptr_t A, int lda,
-                             uintptr_t B, int ldb, float beta, uintptr_t C, int ldc) {
-	return c->sgemm(c->handle, 0, 0, n, m, k, &alpha, (const float *)B, ldb, (const float *)A, lda,
+// Cᵀ = op(B)ᵀ·op(A)ᵀ, so cuBLAS is asked for an n×m product of B and A. Read column-major, a
+// stored row-major B is Bᵀ when op(B) = B (so cuBLAS's op is N) and op(B) when op(B) = Bᵀ (T):
+// cuBLAS's transa is the row-major transb and its transb the row-major transa (0 N, 1 T).
+static int tg_sgemm_rowmajor(tg_cublas *c, int transa, int transb, int m, int n, int k, float alpha,
+                             uintptr_t A, int lda, uintptr_t B, int ldb, float beta, uintptr_t C, int ldc) {
+	return c->sgemm(c->handle, transb, transa, n, m, k, &alpha, (const float *)B, ldb, (const float *)A, lda,
 	                &beta, (float *)C, ldc);
 }
 */
@@ -79,6 +81,8 @@ import (
 	"unsafe"
 
 	"gorgonia.org/cu"
+
+	"tilegen/internal/variant"
 )
 
 // cublasDefaultMath is CUBLAS_DEFAULT_MATH: full FP32 arithmetic; TF32 tensor cores are used only
@@ -155,12 +159,26 @@ func openCublas(stream cu.Stream) (*cublas, error) {
 // sgemm enqueues row-major C = alpha·A·B + beta·C on the handle's stream.
 func (b *cublas) sgemm(m, n, k int, alpha float32, a cu.DevicePtr, lda int, bm cu.DevicePtr, ldb int,
 	beta float32, c cu.DevicePtr, ldc int) error {
-	st := C.tg_sgemm_rowmajor(b.c, C.int(m), C.int(n), C.int(k), C.float(alpha), C.uintptr_t(a), C.int(lda),
-		C.uintptr_t(bm), C.int(ldb), C.float(beta), C.uintptr_t(c), C.int(ldc))
+	return b.sgemmOp(variant.OpNN, m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc)
+}
+
+// gemm is the launcher of cuBLAS's SGEMM for row-major problems of op.
+func (b *cublas) gemm(op variant.Op) gemmFunc {
+	return func(m, n, k int, alpha float32, a cu.DevicePtr, lda int, bm cu.DevicePtr, ldb int,
+		beta float32, c cu.DevicePtr, ldc int) error {
+		return b.sgemmOp(op, m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc)
+	}
+}
+
+// sgemmOp enqueues row-major C = alpha·op(A)·op(B) + beta·C on the handle's stream.
+func (b *cublas) sgemmOp(op variant.Op, m, n, k int, alpha float32, a cu.DevicePtr, lda int, bm cu.DevicePtr, ldb int,
+	beta float32, c cu.DevicePtr, ldc int) error {
+	st := C.tg_sgemm_rowmajor(b.c, C.int(b2i(op.TransA())), C.int(b2i(op.TransB())), C.int(m), C.int(n), C.int(k),
+		C.float(alpha), C.uintptr_t(a), C.int(lda), C.uintptr_t(bm), C.int(ldb), C.float(beta), C.uintptr_t(c), C.int(ldc))
 	if st == 0 {
 		return nil
 	}
-	err := fmt.Errorf("cublasSgemm: status %d", int(st))
+	err := fmt.Errorf("cublasSgemm (%s): status %d", op, int(st))
 	if st == cublasStatusExecutionFailed {
 		// The device faulted under cuBLAS: the context is as unusable as after a variant's fault.
 		if serr := ctxSynchronize(); serr != nil {

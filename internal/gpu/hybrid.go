@@ -14,6 +14,7 @@ import (
 
 	"tilegen/internal/ooc"
 	"tilegen/internal/protocol"
+	"tilegen/internal/variant"
 )
 
 // pollInterval is how often the GPU side checks its last event while the CPU part runs: a
@@ -41,6 +42,9 @@ func (w *Worker) hybrid(req protocol.Request, resp *protocol.Response) error {
 	v := req.Kernel.Variant
 	m, n, kk := s.M, s.N, s.K
 	g := m - h.CPURows
+	if v.Op != variant.OpNN || s.Op != variant.OpNN {
+		return fmt.Errorf("hybrid runs NN products only (variant %s computes %s, the problem is %s)", v.Name, v.Op, s.Op)
+	}
 	if err := v.Supports(m, n, kk, kk, n, n); err != nil {
 		return fmt.Errorf("variant %s does not support %dx%dx%d: %w", v.Name, m, n, kk, err)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"tilegen/internal/ooc"
 	"tilegen/internal/protocol"
+	"tilegen/internal/variant"
 	"tilegen/internal/verify"
 )
 
@@ -195,6 +196,9 @@ func (w *Worker) outOfCore(req protocol.Request, resp *protocol.Response) error 
 		return fmt.Errorf("outofcore request without settings or kernel")
 	}
 	v := req.Kernel.Variant
+	if v.Op != variant.OpNN || s.Op != variant.OpNN {
+		return fmt.Errorf("out-of-core runs NN products only (variant %s computes %s, the problem is %s)", v.Name, v.Op, s.Op)
+	}
 	if err := v.Supports(s.M, s.N, s.K, s.K, s.N, s.N); err != nil {
 		return fmt.Errorf("variant %s does not support %dx%dx%d: %w", v.Name, s.M, s.N, s.K, err)
 	}

@@ -21,8 +21,11 @@ func (w *Worker) run(req protocol.Request, resp *protocol.Response) error {
 	}
 	v := req.Kernel.Variant
 	s := req.Shape
-	if err := v.Supports(s.M, s.N, s.K, s.K, s.N, s.N); err != nil {
-		return fmt.Errorf("variant %s does not support %dx%dx%d: %w", v.Name, s.M, s.N, s.K, err)
+	if v.Op != s.Op {
+		return fmt.Errorf("variant %s computes %s, the problem is %s", v.Name, v.Op, s.Op)
+	}
+	if err := v.SupportsDense(s.M, s.N, s.K); err != nil {
+		return fmt.Errorf("variant %s does not support %s %dx%dx%d: %w", v.Name, s.Op, s.M, s.N, s.K, err)
 	}
 	t0 := time.Now()
 	k, err := w.loadKernel(req.Kernel)
@@ -48,8 +51,11 @@ func (w *Worker) runCublas(req protocol.Request, resp *protocol.Response) error 
 	if s.M < 1 || s.N < 1 || s.K < 1 {
 		return fmt.Errorf("shape %dx%dx%d: every dimension must be at least 1", s.M, s.N, s.K)
 	}
+	if !s.Op.Valid() {
+		return fmt.Errorf("op %q: want NN, NT, TN or TT", string(s.Op))
+	}
 	resp.Phases = &protocol.Phases{}
-	return w.verifyAndTime(w.blas.sgemm, nil, req, resp)
+	return w.verifyAndTime(w.blas.gemm(s.Op), nil, req, resp)
 }
 
 func (w *Worker) verifyAndTime(g gemmFunc, v *variant.Variant, req protocol.Request, resp *protocol.Response) error {
@@ -73,7 +79,7 @@ func (w *Worker) verifyAndTime(g gemmFunc, v *variant.Variant, req protocol.Requ
 	}
 	if req.Timing != nil {
 		t0 := time.Now()
-		t, err := w.time(g, s.M, s.N, s.K, req.Timing)
+		t, err := w.time(g, s, req.Timing)
 		resp.Phases.TimeMS = msSince(t0)
 		if err != nil {
 			return err
@@ -98,7 +104,8 @@ func (w *Worker) verifyAll(g gemmFunc, v *variant.Variant, s protocol.Shape, set
 	if w.ref == nil {
 		return nil, fmt.Errorf("worker started without the reference kernel: cannot verify")
 	}
-	checks := []check{{alpha: 1, beta: 0, lda: s.K, ldb: s.N, ldc: s.N, seed: set.Seed}}
+	lda, ldb, ldc := s.Dense()
+	checks := []check{{alpha: 1, beta: 0, lda: lda, ldb: ldb, ldc: ldc, seed: set.Seed}}
 	if set.SubMatrix {
 		ldm := 1
 		if v != nil && v.Requires.LDMultiple > 1 {
@@ -109,7 +116,7 @@ func (w *Worker) verifyAll(g gemmFunc, v *variant.Variant, s protocol.Shape, set
 		seed := verify.CheckSeed(set.Seed, 1)
 		rnd := verify.Rand(seed)
 		c := check{alpha: randScalar(rnd), beta: randScalar(rnd),
-			lda: s.K + roundUp(3, ldm), ldb: s.N + roundUp(5, ldm), ldc: s.N + roundUp(5, ldm), seed: seed, sub: true}
+			lda: lda + roundUp(3, ldm), ldb: ldb + roundUp(5, ldm), ldc: ldc + roundUp(5, ldm), seed: seed, sub: true}
 		if v != nil {
 			if err := v.Supports(s.M, s.N, s.K, c.lda, c.ldb, c.ldc); err != nil {
 				return nil, fmt.Errorf("sub-matrix check: %w", err)
@@ -119,7 +126,7 @@ func (w *Worker) verifyAll(g gemmFunc, v *variant.Variant, s protocol.Shape, set
 	}
 	var out []protocol.VerifyResult
 	for _, c := range checks {
-		r, err := w.verifyOne(g, s.M, s.N, s.K, c, set)
+		r, err := w.verifyOne(g, s, c, set)
 		if err != nil {
 			return out, err
 		}
@@ -139,6 +146,13 @@ func randScalar(r *rand.Rand) float32 {
 
 func roundUp(x, m int) int { return (x + m - 1) / m * m }
 
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // guard is the number of sentinel floats before and after C (1 KiB keeps C 16-byte aligned).
 const guard = 256
 
@@ -149,10 +163,11 @@ const refTile = 16
 // |A|·|B|; both sum exact products in the same order, so they normally agree exactly.
 const crossCheckTol = 1e-12
 
-func (w *Worker) verifyOne(g gemmFunc, m, n, k int, c check, set *protocol.VerifySettings) (protocol.VerifyResult, error) {
+func (w *Worker) verifyOne(g gemmFunc, s protocol.Shape, c check, set *protocol.VerifySettings) (protocol.VerifyResult, error) {
+	m, n, k := s.M, s.N, s.K
 	res := protocol.VerifyResult{Seed: set.Seed, Alpha: c.alpha, Beta: c.beta, LDA: c.lda, LDB: c.ldb, LDC: c.ldc,
 		FirstBad: -1, Tol: verify.Scale(set.TolFactor, k)}
-	in, err := w.checkInputs(m, n, k, c, set.CPUCheckMaxFlops)
+	in, err := w.checkInputs(s, c, set.CPUCheckMaxFlops)
 	if err != nil {
 		return res, err
 	}
@@ -213,6 +228,7 @@ func (w *Worker) verifyOne(g gemmFunc, m, n, k int, c check, set *protocol.Verif
 
 // checkKey identifies one check's inputs: everything they are drawn and computed from.
 type checkKey struct {
+	op                     variant.Op
 	m, n, k, lda, ldb, ldc int
 	alpha, beta            float32
 	seed                   uint64
@@ -247,8 +263,8 @@ func (w *Worker) dropChecks() {
 
 // checkInputs returns the inputs of check c, drawing them and running the float64 reference only
 // when no cached check has the same key.
-func (w *Worker) checkInputs(m, n, k int, c check, cpuCheckMaxFlops float64) (*checkInputs, error) {
-	key := checkKey{m: m, n: n, k: k, lda: c.lda, ldb: c.ldb, ldc: c.ldc, alpha: c.alpha, beta: c.beta, seed: c.seed, sub: c.sub}
+func (w *Worker) checkInputs(s protocol.Shape, c check, cpuCheckMaxFlops float64) (*checkInputs, error) {
+	key := checkKey{op: s.Op, m: s.M, n: s.N, k: s.K, lda: c.lda, ldb: c.ldb, ldc: c.ldc, alpha: c.alpha, beta: c.beta, seed: c.seed, sub: c.sub}
 	for i, in := range w.checks {
 		if in.key == key {
 			// Most recently used last.
@@ -283,8 +299,11 @@ func (w *Worker) newCheckInputs(key checkKey, cpuCheckMaxFlops float64) (in *che
 		randScalar(rnd)
 	}
 	nan := float32(math.NaN())
-	a := verify.Matrix(rnd, m, k, key.lda, nan) // NaN padding: reading past K poisons the result
-	b := verify.Matrix(rnd, k, n, key.ldb, nan)
+	// A and B as the op stores them; NaN padding: reading past a stored row poisons the result.
+	ar, ac := key.op.StoredA(m, k)
+	br, bc := key.op.StoredB(k, n)
+	a := verify.Matrix(rnd, ar, ac, key.lda, nan)
+	b := verify.Matrix(rnd, br, bc, key.ldb, nan)
 	in.na, in.nb = len(a), len(b)
 	in.hc0 = make([]float32, guard+m*key.ldc+guard)
 	for x := range in.hc0 {
@@ -328,7 +347,8 @@ func (w *Worker) newCheckInputs(key checkKey, cpuCheckMaxFlops float64) (in *che
 		return nil, err
 	}
 	// The reference reads the pristine copies, which no kernel under test is ever given.
-	refArgs := newArgs().i32(m).i32(n).i32(k).ptr(in.dA0).i32(key.lda).ptr(in.dB0).i32(key.ldb).ptr(dR).ptr(dS).i32(n)
+	refArgs := newArgs().i32(m).i32(n).i32(k).i32(b2i(key.op.TransA())).i32(b2i(key.op.TransB())).
+		ptr(in.dA0).i32(key.lda).ptr(in.dB0).i32(key.ldb).ptr(dR).ptr(dS).i32(n)
 	if err := launchErr(w.ref.Launch((n+refTile-1)/refTile, (m+refTile-1)/refTile, 1, refTile, refTile, 1, 0,
 		w.stream, refArgs.pointers())); err != nil {
 		return nil, fmt.Errorf("reference kernel: %w", err)
@@ -346,7 +366,7 @@ func (w *Worker) newCheckInputs(key checkKey, cpuCheckMaxFlops float64) (in *che
 	}
 	in.e, in.bound = verify.Expect(m, n, key.alpha, key.beta, r, sAbs, c0, key.ldc)
 	if 2*float64(m)*float64(n)*float64(k) <= cpuCheckMaxFlops {
-		cr, cs, err := verify.Reference(m, n, k, a, key.lda, b, key.ldb)
+		cr, cs, err := verify.ReferenceOp(key.op, m, n, k, a, key.lda, b, key.ldb)
 		if err != nil {
 			return nil, fmt.Errorf("CPU reference: %w", err)
 		}

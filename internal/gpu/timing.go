@@ -45,8 +45,10 @@ func (w *Worker) randomHost(n int) []float32 {
 
 // time runs Warmup launches, then timed launches until at least Reps launches and MinTimeMS of
 // kernel time (at most MaxReps), each launch between its own pair of events, with beta = 0 and
-// dense leading dimensions.
-func (w *Worker) time(g gemmFunc, m, n, k int, t *protocol.TimingSettings) (*protocol.TimingResult, error) {
+// the dense leading dimensions of the shape's op.
+func (w *Worker) time(g gemmFunc, s protocol.Shape, t *protocol.TimingSettings) (*protocol.TimingResult, error) {
+	m, n, k := s.M, s.N, s.K
+	lda, ldb, ldc := s.Dense()
 	maxReps := t.MaxReps
 	if maxReps <= 0 {
 		maxReps = defaultMaxReps
@@ -84,8 +86,8 @@ func (w *Worker) time(g gemmFunc, m, n, k int, t *protocol.TimingSettings) (*pro
 		}
 	}
 	launch := func(i int) error {
-		s := sets[i%nsets]
-		return g(m, n, k, 1, s.a, k, s.b, n, 0, s.c, n)
+		in := sets[i%nsets]
+		return g(m, n, k, 1, in.a, lda, in.b, ldb, 0, in.c, ldc)
 	}
 	for i := 0; i < t.Warmup; i++ {
 		if err := launch(i); err != nil {

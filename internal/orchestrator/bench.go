@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -50,14 +51,14 @@ func (bs BenchSettings) largeTop() int {
 	return 16
 }
 
-// largeCandidates picks, from the ranking of the largest shape, its top verified variants and its
-// best seed-family variant (seeds: the catalog's seed families).
-func largeCandidates(ranking []results.ShapeRanking, edgeFailed, seeds map[string]bool, top int) ([]string, string) {
+// largeCandidates picks, from the ranking of the largest shape of op, its top verified variants
+// and its best seed-family variant (seeds: the catalog's seed families).
+func largeCandidates(ranking []results.ShapeRanking, op variant.Op, edgeFailed, seeds map[string]bool, top int) ([]string, string) {
 	var from *results.ShapeRanking
 	var most float64
 	for i := range ranking {
 		sh, err := results.ParseShape(ranking[i].Shape)
-		if err == nil && results.Flops(sh) > most {
+		if err == nil && sh.Op == op && results.Flops(sh) > most {
 			most, from = results.Flops(sh), &ranking[i]
 		}
 	}
@@ -82,8 +83,9 @@ func largeCandidates(ranking []results.ShapeRanking, edgeFailed, seeds map[strin
 	return names, from.Shape
 }
 
-// BenchShapes is the suite: the cuBLAS-sized squares, 1024³, and the awkward shapes with their
-// targets (best verified variant / cuBLAS, measured in the same run).
+// BenchShapes is the suite: the cuBLAS-sized squares, 1024³, the awkward shapes, and the large
+// squares under the other ops (issue 16: each against cuBLAS with the same op), with their targets
+// (best verified variant / cuBLAS, measured in the same run).
 var BenchShapes = []struct {
 	Shape  string
 	Target float64 // 0: no target
@@ -93,6 +95,8 @@ var BenchShapes = []struct {
 	{"1024x1024x1024", 0, "large"},
 	{"4096x4096x32", 1, "awkward"}, {"1041x1247x139", 1, "awkward"}, {"535x792x414", 1, "awkward"},
 	{"224x256x192", 1, "awkward"}, {"1000x1000x1000", 1, "awkward"}, {"127x4097x513", 1, "awkward"},
+	{"4096x4096x4096:NT", 0.95, "ops"}, {"4096x4096x4096:TN", 0.95, "ops"}, {"4096x4096x4096:TT", 0.95, "ops"},
+	{"8192x8192x8192:NT", 0.95, "ops"}, {"8192x8192x8192:TN", 0.95, "ops"}, {"8192x8192x8192:TT", 0.95, "ops"},
 }
 
 // BenchSummary is summary.json.
@@ -116,8 +120,13 @@ type BenchSummary struct {
 
 // BenchShape is one shape of the summary.
 type BenchShape struct {
-	Shape  string      `json:"shape"`
-	Group  string      `json:"group"`
+	// Shape is MxNxK; Op the operation (NN, NT, TN, TT) and Batch the batch count (1: one product).
+	Shape string `json:"shape"`
+	Op    string `json:"op"`
+	Batch int    `json:"batch"`
+	// Baseline names what Ratio compares with: cublas (cublasSgemm with the same op).
+	Baseline string      `json:"baseline"`
+	Group    string      `json:"group"`
 	Target float64     `json:"target,omitempty"`
 	Met    *bool       `json:"met,omitempty"`
 	Best   *BenchEntry `json:"best"`
@@ -126,6 +135,14 @@ type BenchShape struct {
 	Ratio     float64     `json:"ratio"`
 	BestSeed  *BenchEntry `json:"best_seed"`
 	SeedRatio float64     `json:"seed_ratio"`
+}
+
+// key is the shape as the ranking and BenchShapes write it (MxNxK, or MxNxK:OP).
+func (b BenchShape) key() string {
+	if b.Op == "" || b.Op == variant.OpNN.String() {
+		return b.Shape
+	}
+	return b.Shape + ":" + b.Op
 }
 
 // BenchEntry is one measured kernel of a shape.
@@ -196,7 +213,9 @@ func Bench(cfg *Config, bs BenchSettings) error {
 	if shapes == nil {
 		for _, b := range BenchShapes {
 			sh, _ := results.ParseShape(b.Shape)
-			shapes = append(shapes, sh)
+			if len(cfg.Filter.Ops) == 0 || slices.Contains(cfg.Filter.Ops, sh.Op) {
+				shapes = append(shapes, sh)
+			}
 		}
 	}
 	for _, sh := range shapes {
@@ -223,7 +242,19 @@ func Bench(cfg *Config, bs BenchSettings) error {
 	seeds := variant.SeedFamilies(cfg.Catalog.Variants())
 	var largeNote string
 	if len(large) > 0 {
-		names, from := largeCandidates(ranking, edgeFailed, seeds, bs.largeTop())
+		// The leaders of each op's largest shape run that op's large shapes.
+		var names, froms []string
+		for _, op := range variant.Ops {
+			if !slices.ContainsFunc(large, func(s protocol.Shape) bool { return s.Op == op }) {
+				continue
+			}
+			n, from := largeCandidates(ranking, op, edgeFailed, seeds, bs.largeTop())
+			if len(n) > 0 {
+				names = append(names, n...)
+				froms = append(froms, from)
+			}
+		}
+		from := strings.Join(froms, ", ")
 		if len(names) > 0 {
 			lcfg := *cfg
 			lcfg.Out, lcfg.Shapes = filepath.Join(dir, "tune-large"), large
@@ -280,7 +311,10 @@ func summarize(ranking []results.ShapeRanking, recs []results.Record, edgeFailed
 	out.Peak, out.PeakGFLOPS = peak, peak.GFLOPS
 	for _, sr := range ranking {
 		bsh := targets[sr.Shape]
-		bsh.Shape = sr.Shape
+		bsh.Shape, bsh.Op, bsh.Batch, bsh.Baseline = sr.Shape, variant.OpNN.String(), 1, "cublas"
+		if sh, err := results.ParseShape(sr.Shape); err == nil {
+			bsh.Shape, bsh.Op = results.DimsString(sh), sh.Op.String()
+		}
 		if bsh.Group == "" {
 			bsh.Group = "other"
 		}
@@ -323,7 +357,7 @@ func summarize(ranking []results.ShapeRanking, recs []results.Record, edgeFailed
 		order[b.Shape] = i + 1
 	}
 	sort.SliceStable(out.Shapes, func(i, j int) bool {
-		oi, oj := order[out.Shapes[i].Shape], order[out.Shapes[j].Shape]
+		oi, oj := order[out.Shapes[i].key()], order[out.Shapes[j].key()]
 		if oi == 0 {
 			oi = len(BenchShapes) + 1
 		}
@@ -369,7 +403,7 @@ func BenchMarkdown(s BenchSummary, dir string) string {
 				}
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.3f | %s | %s | %s | %s | %.3f |\n", sh.Shape,
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.3f | %s | %s | %s | %s | %.3f |\n", sh.key(),
 			cell(best, func(e *BenchEntry) string { return "`" + e.Variant + "`" }),
 			cell(best, func(e *BenchEntry) string { return fmt.Sprintf("%.2f", e.TFLOPS) }),
 			cell(best, func(e *BenchEntry) string { return fmt.Sprintf("%.4f–%.4f", e.LoMS, e.HiMS) }),

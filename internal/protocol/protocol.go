@@ -16,8 +16,9 @@ package protocol
 
 import "tilegen/internal/variant"
 
-// Version is bumped on any incompatible change; both sides refuse a mismatch.
-const Version = 1
+// Version is bumped on any incompatible change; both sides refuse a mismatch. 2: Shape.Op (a worker
+// of version 1 would ignore it and compute NN).
+const Version = 2
 
 // FatalPrefix starts a Response.Error after which the worker exits (see Response.Error).
 const FatalPrefix = "fatal: "
@@ -139,12 +140,19 @@ type Kernel struct {
 	PTX string `json:"ptx"`
 }
 
-// Shape is an M×N×K problem with optional leading-dimension padding (0 means ld = width).
+// Shape is a problem: C (M×N) = alpha·op(A)·op(B) + beta·C with op(A) M×K and op(B) K×N, row-major
+// (see variant.Op for the stored layouts). Op is OpNN ("") for NN, so an NN shape serializes as it
+// did before ops existed and keeps its record keys; the zero Op is the only spelling of NN (use
+// variant.ParseOp), so that shapes compare and key maps correctly.
 type Shape struct {
-	M int `json:"m"`
-	N int `json:"n"`
-	K int `json:"k"`
+	M  int        `json:"m"`
+	N  int        `json:"n"`
+	K  int        `json:"k"`
+	Op variant.Op `json:"op,omitempty"`
 }
+
+// Dense returns the smallest leading dimensions of the shape under its op.
+func (s Shape) Dense() (lda, ldb, ldc int) { return s.Op.DenseLD(s.M, s.N, s.K) }
 
 // VerifySettings control one verification.
 type VerifySettings struct {

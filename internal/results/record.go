@@ -89,14 +89,33 @@ type RunInfo struct {
 // Flops is 2·M·N·K.
 func Flops(s protocol.Shape) float64 { return 2 * float64(s.M) * float64(s.N) * float64(s.K) }
 
-// ShapeString renders MxNxK.
-func ShapeString(s protocol.Shape) string { return fmt.Sprintf("%dx%dx%d", s.M, s.N, s.K) }
+// ShapeString renders MxNxK for an NN problem and MxNxK:OP (4096x4096x4096:TN) for the other ops,
+// so NN strings (and what derives from them: verification seeds, bench names) are those of before
+// ops existed.
+func ShapeString(s protocol.Shape) string {
+	out := DimsString(s)
+	if s.Op != variant.OpNN {
+		out += ":" + s.Op.String()
+	}
+	return out
+}
 
-// ParseShape parses MxNxK.
+// DimsString renders MxNxK without the op.
+func DimsString(s protocol.Shape) string { return fmt.Sprintf("%dx%dx%d", s.M, s.N, s.K) }
+
+// ParseShape parses MxNxK with an optional :OP (NN, NT, TN or TT; NN when absent).
 func ParseShape(s string) (protocol.Shape, error) {
-	parts := strings.Split(strings.TrimSpace(s), "x")
+	dims, opText, hasOp := strings.Cut(strings.TrimSpace(s), ":")
+	var op variant.Op
+	if hasOp {
+		var err error
+		if op, err = variant.ParseOp(opText); err != nil {
+			return protocol.Shape{}, fmt.Errorf("shape %q: %w", s, err)
+		}
+	}
+	parts := strings.Split(dims, "x")
 	if len(parts) != 3 {
-		return protocol.Shape{}, fmt.Errorf("shape %q: want MxNxK", s)
+		return protocol.Shape{}, fmt.Errorf("shape %q: want MxNxK or MxNxK:OP", s)
 	}
 	var d [3]int
 	for i, p := range parts {
@@ -106,7 +125,27 @@ func ParseShape(s string) (protocol.Shape, error) {
 		}
 		d[i] = v
 	}
-	return protocol.Shape{M: d[0], N: d[1], K: d[2]}, nil
+	return protocol.Shape{M: d[0], N: d[1], K: d[2], Op: op}, nil
+}
+
+// WithOps returns every shape under every op of ops, shape-major, duplicates dropped (the ops of
+// the shapes themselves are replaced). Without ops the shapes are returned as they are.
+func WithOps(shapes []protocol.Shape, ops []variant.Op) []protocol.Shape {
+	if len(ops) == 0 {
+		return shapes
+	}
+	var out []protocol.Shape
+	seen := map[protocol.Shape]bool{}
+	for _, s := range shapes {
+		for _, op := range ops {
+			s.Op = op
+			if !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // ParseShapes parses a comma-separated list of shapes, dropping duplicates.

@@ -13,7 +13,8 @@ import (
 )
 
 // Signature is the C parameter list every generated kernel has, BLAS-style and row-major:
-// C = alpha·A·B + beta·C on an M×N result with leading dimensions lda, ldb, ldc (in elements).
+// C = alpha·op(A)·op(B) + beta·C on an M×N result with leading dimensions lda, ldb, ldc (in
+// elements; see Op for what they bound under each op, which a kernel is compiled for).
 // beta == 0 means C is not read (it may hold NaN).
 const Signature = "int M, int N, int K, float alpha, const float* __restrict__ A, int lda, " +
 	"const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc"
@@ -115,6 +116,9 @@ type Variant struct {
 	// Seed marks a family taken from the founding documents (variants.yaml seed: true): the bench
 	// summary reports the best of them next to the overall winner.
 	Seed bool `json:"seed"`
+	// Op is the operation the kernel is compiled for (variants.yaml ops; OpNN, "", by default): it
+	// takes problems of that op only.
+	Op Op `json:"op,omitempty"`
 	// Params are the parameter values, in the order the family declares them.
 	Params []Param `json:"params"`
 	// Block is the thread block shape (blockDim.x, blockDim.y); blockDim.z is 1.
@@ -169,14 +173,15 @@ func (v *Variant) Grid(m, n int) (x, y, z int) {
 	return CeilDiv(n, v.Tile.Cols), CeilDiv(m, v.Tile.Rows), z
 }
 
-// Supports reports whether the variant accepts an M×N×K problem with the given leading dimensions;
-// when it does not, the error says why.
+// Supports reports whether the variant accepts an M×N×K problem of its op with the given leading
+// dimensions (bounded as Op says for the variant's op); when it does not, the error says why.
 func (v *Variant) Supports(m, n, k, lda, ldb, ldc int) error {
 	if m < 1 || n < 1 || k < 1 {
 		return fmt.Errorf("shape %dx%dx%d: every dimension must be at least 1", m, n, k)
 	}
-	if lda < k || ldb < n || ldc < n {
-		return fmt.Errorf("leading dimensions lda=%d ldb=%d ldc=%d too small for %dx%dx%d", lda, ldb, ldc, m, n, k)
+	if wa, wb, wc := v.Op.DenseLD(m, n, k); lda < wa || ldb < wb || ldc < wc {
+		return fmt.Errorf("leading dimensions lda=%d ldb=%d ldc=%d too small for %s %dx%dx%d (at least %d, %d, %d)",
+			lda, ldb, ldc, v.Op, m, n, k, wa, wb, wc)
 	}
 	r := v.Requires
 	for _, c := range []struct {
@@ -193,6 +198,12 @@ func (v *Variant) Supports(m, n, k, lda, ldb, ldc int) error {
 		return fmt.Errorf("grid y=%d z=%d exceeds 65535", gy, gz)
 	}
 	return nil
+}
+
+// SupportsDense is Supports with the smallest leading dimensions of the variant's op.
+func (v *Variant) SupportsDense(m, n, k int) error {
+	lda, ldb, ldc := v.Op.DenseLD(m, n, k)
+	return v.Supports(m, n, k, lda, ldb, ldc)
 }
 
 // Arbitrary reports whether the variant claims to handle any M, N, K and leading dimension.

@@ -19,6 +19,8 @@ import (
 	"math"
 	"runtime"
 	"sync"
+
+	"tilegen/internal/variant"
 )
 
 // Eps32 is the unit roundoff of float32 (2^-24).
@@ -39,6 +41,59 @@ func Scale(tolFactor float64, k int) float64 {
 // GOMAXPROCS goroutines. Products of two float32 values are exact in float64 and the k order is
 // ascending, so a GPU reference that accumulates the same way agrees bit for bit.
 func Reference(m, n, k int, a []float32, lda int, b []float32, ldb int) (r, s []float64, err error) {
+	return ReferenceOp(variant.OpNN, m, n, k, a, lda, b, ldb)
+}
+
+// ReferenceOp is Reference for R = op(A)·op(B) and S = |op(A)|·|op(B)|, with A and B stored as op
+// says (variant.Op: under T, A is K×M with row stride lda ≥ M, B is N×K with ldb ≥ K). The sums
+// are those of Reference on the operands op makes (k ascending), so they agree with the GPU
+// reference bit for bit under every op.
+func ReferenceOp(op variant.Op, m, n, k int, a []float32, lda int, b []float32, ldb int) (r, s []float64, err error) {
+	if !op.Valid() {
+		return nil, nil, fmt.Errorf("op %q: want NN, NT, TN or TT", string(op))
+	}
+	ar, ac := op.StoredA(m, k)
+	br, bc := op.StoredB(k, n)
+	if err := checkStored("A", ar, ac, len(a), lda); err != nil {
+		return nil, nil, fmt.Errorf("%s %dx%dx%d: %w", op, m, n, k, err)
+	}
+	if err := checkStored("B", br, bc, len(b), ldb); err != nil {
+		return nil, nil, fmt.Errorf("%s %dx%dx%d: %w", op, m, n, k, err)
+	}
+	if op.TransA() {
+		a, lda = transpose(a, ar, ac, lda), ar
+	}
+	if op.TransB() {
+		b, ldb = transpose(b, br, bc, ldb), br
+	}
+	return reference(m, n, k, a, lda, b, ldb)
+}
+
+// transpose returns the dense cols×rows transpose of a rows×cols matrix with row stride ld.
+func transpose(x []float32, rows, cols, ld int) []float32 {
+	t := make([]float32, rows*cols)
+	for i := 0; i < rows; i++ {
+		for j := 0; j < cols; j++ {
+			t[j*rows+i] = x[i*ld+j]
+		}
+	}
+	return t
+}
+
+func checkStored(name string, rows, cols, have, ld int) error {
+	if rows < 1 || cols < 1 {
+		return fmt.Errorf("every dimension must be at least 1")
+	}
+	if ld < cols {
+		return fmt.Errorf("leading dimension of %s %d too small for %d columns", name, ld, cols)
+	}
+	if have < (rows-1)*ld+cols {
+		return fmt.Errorf("%s holds %d elements, need %d", name, have, (rows-1)*ld+cols)
+	}
+	return nil
+}
+
+func reference(m, n, k int, a []float32, lda int, b []float32, ldb int) (r, s []float64, err error) {
 	if err := checkDims(m, n, k, len(a), lda, len(b), ldb); err != nil {
 		return nil, nil, err
 	}
