@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"tilegen/internal/variant"
 )
 
 // consumerMain is a program that imports the exported package (as example.com/consumer/tgsgemm):
@@ -207,7 +209,7 @@ func TestGoPackageDriver(t *testing.T) {
 			}
 			for _, c := range p.Classes {
 				s := c.Shape
-				i, err := p.Choose(s.M, s.N, s.K, s.K, s.N, s.N)
+				i, err := p.Choose(variant.OpNN, s.M, s.N, s.K, s.K, s.N, s.N)
 				if err != nil {
 					t.Fatal(err)
 				}

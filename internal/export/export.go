@@ -195,6 +195,15 @@ func Run(o Options) error {
 	return nil
 }
 
+// opLabel is " for OP" when the export holds kernels of several ops or of another op than NN, else
+// "" (an NN-only export reads as before ops existed).
+func (p *Plan) opLabel(op variant.Op) string {
+	if p.opsList() == "NN" {
+		return ""
+	}
+	return " for " + op.String()
+}
+
 func summary(w io.Writer, p *Plan, out string) {
 	fmt.Fprintf(w, "exported %d variant(s) for %d shape class(es) on %s into %s (package %s, %s.cuh, %s.json)\n",
 		len(p.Variants), len(p.Classes), safeText(p.GPU), safeText(out), p.GoPackage, p.Name, p.Name)
@@ -203,9 +212,14 @@ func summary(w io.Writer, p *Plan, out string) {
 		fmt.Fprintf(w, "  %-16s %-24s %9.4f ms  ratio %.2f\n", results.ShapeString(c.Shape),
 			p.Variants[c.Variant].V.Name, c.MedianMS, c.Ratio())
 	}
-	d := p.Variants[p.Default]
-	fmt.Fprintf(w, "  robust default: %s (worst ratio %.2f, edge suite %d/%d passed)\n", d.V.Name, d.WorstRatio,
-		d.Edge.Passed, d.Edge.Shapes)
+	for i, op := range variant.Ops {
+		if p.Defaults[i] < 0 {
+			continue
+		}
+		d := p.Variants[p.Defaults[i]]
+		fmt.Fprintf(w, "  robust default%s: %s (worst ratio %.2f, edge suite %d/%d passed)\n", p.opLabel(op), d.V.Name, d.WorstRatio,
+			d.Edge.Passed, d.Edge.Shapes)
+	}
 	if p.Unhashed > 0 {
 		fmt.Fprintf(w, "  warning: %d record(s) carry no source/PTX hash (--allow-unhashed): matched to the generated kernels by ptxas resources only\n",
 			p.Unhashed)

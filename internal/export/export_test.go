@@ -66,7 +66,7 @@ func TestSelection(t *testing.T) {
 	if got, want := strings.Join(names, " "), "micro1d_t32_r4 micro1d_t32_r8 micro1d_t64_r16 micro1d_t64_r8"; got != want {
 		t.Errorf("variants %q, want %q", got, want)
 	}
-	if d := p.Variants[p.Default].V.Name; d != "micro1d_t64_r16" {
+	if d := p.Variants[p.Defaults[0]].V.Name; d != "micro1d_t64_r16" {
 		t.Errorf("default %s, want micro1d_t64_r16", d)
 	}
 	want := map[string]string{"224x256x192": "micro1d_t32_r4", "535x792x414": "micro1d_t64_r8",
@@ -134,7 +134,7 @@ var probes = [][6]int{
 func planChoices(p *Plan) string {
 	var b strings.Builder
 	for _, q := range probes {
-		i, err := p.Choose(q[0], q[1], q[2], q[3], q[4], q[5])
+		i, err := p.Choose(variant.OpNN, q[0], q[1], q[2], q[3], q[4], q[5])
 		name := "-"
 		if err == nil {
 			name = p.Variants[i].V.Name
@@ -240,19 +240,19 @@ func TestChooseFallsBackToDefault(t *testing.T) {
 	// Make the 224x256x192 winner demand M % 32: a nearby problem with M = 225 must go to the default,
 	// and when the default cannot take it either, an error.
 	p.Variants[small].V.Requires.MMultiple = 32
-	if i, err := p.Choose(224, 256, 192, 192, 256, 256); err != nil || i != small {
+	if i, err := p.Choose(variant.OpNN, 224, 256, 192, 192, 256, 256); err != nil || i != small {
 		t.Errorf("224x256x192: %d %v, want the class winner", i, err)
 	}
-	if i, err := p.Choose(225, 256, 192, 192, 256, 256); err != nil || i != p.Default {
+	if i, err := p.Choose(variant.OpNN, 225, 256, 192, 192, 256, 256); err != nil || i != p.Defaults[0] {
 		t.Errorf("225x256x192: %d %v, want the default", i, err)
 	}
-	p.Variants[p.Default].V.Requires.MMultiple = 64
-	if i, err := p.Choose(225, 256, 192, 192, 256, 256); err == nil {
+	p.Variants[p.Defaults[0]].V.Requires.MMultiple = 64
+	if i, err := p.Choose(variant.OpNN, 225, 256, 192, 192, 256, 256); err == nil {
 		t.Errorf("225x256x192: %d, want an error when the default cannot take it", i)
 	} else if !strings.Contains(err.Error(), "not a multiple") {
 		t.Errorf("error %q does not say why", err)
 	}
-	if _, err := p.Choose(10, 10, 10, 5, 10, 10); err == nil {
+	if _, err := p.Choose(variant.OpNN, 10, 10, 10, 5, 10, 10); err == nil {
 		t.Error("lda < K accepted")
 	}
 }

@@ -46,9 +46,12 @@ type Provenance struct {
 
 // DispatchDoc is the dispatch table.
 type DispatchDoc struct {
-	Rule    string     `json:"rule"`
-	Default string     `json:"default"`
-	Classes []ClassDoc `json:"classes"`
+	Rule string `json:"rule"`
+	// Default is the robust default of NN (empty when the export has no NN kernel); Defaults names
+	// the robust default of every op the export has kernels for.
+	Default  string            `json:"default"`
+	Defaults map[string]string `json:"defaults"`
+	Classes  []ClassDoc        `json:"classes"`
 }
 
 // ClassDoc is one shape class.
@@ -73,15 +76,19 @@ type VariantDoc struct {
 	Resources     variant.Resources    `json:"resources"`
 	SourceSHA256  string               `json:"source_sha256"`
 	PTXSHA256     string               `json:"ptx_sha256"`
-	Default       bool                 `json:"robust_default"`
-	Won           []protocol.Shape     `json:"won"`
-	WorstRatio    float64              `json:"worst_ratio"`
-	Tuned         []Measure            `json:"tuned"`
-	EdgeSuite     EdgeSuite            `json:"edge_suite"`
+	// Op is the operation the kernel computes (NN, NT, TN, TT).
+	Op         string           `json:"op"`
+	Default    bool             `json:"robust_default"`
+	Won        []protocol.Shape `json:"won"`
+	WorstRatio float64          `json:"worst_ratio"`
+	Tuned      []Measure        `json:"tuned"`
+	EdgeSuite  EdgeSuite        `json:"edge_suite"`
 }
 
-const rule = "nearest tuned shape class by squared log-distance ln²(M/Mc)+ln²(N/Nc)+ln²(K/Kc) (ties: first class in M,N,K order); " +
-	"its variant when it accepts the problem, else the robust default when it does, else an error"
+const rule = "among the tuned shape classes of the problem's op, the nearest by squared log-distance ln²(M/Mc)+ln²(N/Nc)+ln²(K/Kc) " +
+	"(ties: first class in M,N,K order); its variant when it accepts the problem, else the op's robust default when it does, " +
+	"else an error (also for an op without kernels); a column-major call (transa, transb) runs the row-major op (transb, transa) " +
+	"on the swapped operands"
 
 const ratioDefinition = "ratio = cuBLAS median time / tilegen median time on the same shape and device (above 1: faster than cuBLAS); " +
 	"worst_ratio is a variant's smallest ratio over the classes it was timed on"
@@ -93,8 +100,14 @@ func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error)
 		Arch: p.Manifest.Arch, ResultsNVCC: resultsNVCC, GPU: p.GPU, Devices: p.Devices, Inputs: p.Inputs,
 		ContentHash: p.Content, UnhashedRecords: p.Unhashed, AllowUnhashed: p.AllowUnhashed, RatioDefinition: ratioDefinition,
 		Excluded: p.Excluded, Files: append(append([]string(nil), files...), p.Name+".json"),
-		Dispatch: DispatchDoc{Rule: rule, Default: p.Variants[p.Default].V.Name},
+		Dispatch: DispatchDoc{Rule: rule, Defaults: map[string]string{}},
 	}
+	for i, op := range variant.Ops {
+		if d := p.Defaults[i]; d >= 0 {
+			pv.Dispatch.Defaults[op.String()] = p.Variants[d].V.Name
+		}
+	}
+	pv.Dispatch.Default = pv.Dispatch.Defaults[variant.OpNN.String()]
 	sort.Strings(pv.Files)
 	if pv.Excluded == nil {
 		pv.Excluded = []Exclusion{}
@@ -112,7 +125,7 @@ func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error)
 		pv.Variants = append(pv.Variants, VariantDoc{
 			Name: v.Name, Family: v.Family, Params: v.Params, Block: v.Block, Tile: v.Tile, GridZ: v.GridZ,
 			DynamicShared: v.DynamicShared, Requires: v.Requires, Resources: v.Resources, SourceSHA256: v.SourceHash,
-			PTXSHA256: v.PTXHash, Default: i == p.Default, Won: won, WorstRatio: c.WorstRatio, Tuned: c.Tuned, EdgeSuite: c.Edge,
+			PTXSHA256: v.PTXHash, Op: v.Op.String(), Default: i == p.Defaults[v.Op.Index()], Won: won, WorstRatio: c.WorstRatio, Tuned: c.Tuned, EdgeSuite: c.Edge,
 		})
 	}
 	b, err := json.MarshalIndent(pv, "", "  ")

@@ -3,6 +3,7 @@ package export
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -57,7 +58,7 @@ type Chosen struct {
 	WorstRatio float64
 }
 
-// Class is a tuned shape and the exported variant chosen for it.
+// Class is a tuned shape (dimensions and op) and the exported variant chosen for it.
 type Class struct {
 	Shape    protocol.Shape
 	Variant  int // index into Plan.Variants
@@ -84,13 +85,15 @@ type Plan struct {
 	PkgName   string
 	Manifest  variant.Manifest // Variants unused
 	Variants  []Chosen         // sorted by name
-	Classes   []Class          // sorted by M, N, K
-	Default   int              // index into Variants
-	Excluded  []Exclusion
-	Inputs    []Input
-	Content   string
-	Devices   []protocol.Device
-	GPU       string
+	Classes   []Class          // sorted by op (variant.Ops order), then M, N, K
+	// Defaults holds, per op (indexed by variant.Op.Index), the robust default's index into
+	// Variants, or -1 when the export has no kernel for that op.
+	Defaults [4]int
+	Excluded []Exclusion
+	Inputs   []Input
+	Content  string
+	Devices  []protocol.Device
+	GPU      string
 	// Unhashed counts the records (tune and verify, not skipped) without source/PTX hashes, accepted
 	// with AllowUnhashed.
 	Unhashed      int
@@ -156,7 +159,7 @@ func eligibility(recs []results.Record, byName map[string]*variant.Variant, allo
 		missing := ""
 		for _, s := range orchestrator.EdgeShapes(v) {
 			es.Shapes++
-			if v.Supports(s.M, s.N, s.K, s.K, s.N, s.N) != nil {
+			if v.SupportsDense(s.M, s.N, s.K) != nil {
 				es.Skipped++
 				continue
 			}
@@ -237,6 +240,9 @@ func measures(recs []results.Record) (map[protocol.Shape]map[string]Measure, err
 }
 
 func lessShape(a, b protocol.Shape) bool {
+	if a.Op != b.Op {
+		return a.Op.Index() < b.Op.Index()
+	}
 	if a.M != b.M {
 		return a.M < b.M
 	}
@@ -304,6 +310,9 @@ func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape, 
 			return names[i] < names[j]
 		})
 		for _, n := range names {
+			if v := byName[n]; v != nil && v.Op != s.Op {
+				continue // records of a variant at a problem of another op: no candidate
+			}
 			if why[n] == "" {
 				winners[s] = n
 				break
@@ -324,36 +333,49 @@ func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape, 
 		}
 	}
 
-	// The robust default: timed on every class, whole edge suite passed, best worst-case ratio
-	// (the largest smallest cuBLAS time / tilegen time).
-	bestDef, bestWorst := "", math.Inf(-1)
+	// The robust default of each op: timed on every class of the op, whole edge suite passed, best
+	// worst-case ratio (the largest smallest cuBLAS time / tilegen time).
 	var candidates []string
 	for n := range byName {
 		candidates = append(candidates, n)
 	}
 	sort.Strings(candidates)
-	for _, n := range candidates {
-		if why[n] != "" || !fullEdge[n] {
-			continue
+	defaults := map[variant.Op]string{}
+	for _, op := range variant.Ops {
+		if !slices.ContainsFunc(classes, func(s protocol.Shape) bool { return s.Op == op }) {
+			continue // no class of this op: the export has no kernel for it
 		}
-		worst, all := math.Inf(1), true
-		for _, s := range classes {
-			m, ok := ms[s][n]
-			if !ok {
-				all = false
-				break
+		bestDef, bestWorst := "", math.Inf(-1)
+		for _, n := range candidates {
+			if byName[n].Op != op || why[n] != "" || !fullEdge[n] {
+				continue
 			}
-			worst = math.Min(worst, m.Ratio)
+			worst, all := math.Inf(1), true
+			for _, s := range classes {
+				if s.Op != op {
+					continue
+				}
+				m, ok := ms[s][n]
+				if !ok {
+					all = false
+					break
+				}
+				worst = math.Min(worst, m.Ratio)
+			}
+			if all && worst > bestWorst {
+				bestDef, bestWorst = n, worst
+			}
 		}
-		if all && worst > bestWorst {
-			bestDef, bestWorst = n, worst
+		if bestDef == "" {
+			return nil, fmt.Errorf("no robust default for %s: no exportable %s variant was timed on every %s class and passed its whole edge suite with no shape skipped", op, op, op)
 		}
-	}
-	if bestDef == "" {
-		return nil, fmt.Errorf("no robust default: no exportable variant was timed on every class and passed its whole edge suite with no shape skipped")
+		defaults[op] = bestDef
 	}
 
-	chosen := map[string]bool{bestDef: true}
+	chosen := map[string]bool{}
+	for _, n := range defaults {
+		chosen[n] = true
+	}
 	for _, n := range winners {
 		chosen[n] = true
 	}
@@ -382,7 +404,12 @@ func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape, 
 		idx[n] = len(p.Variants)
 		p.Variants = append(p.Variants, c)
 	}
-	p.Default = idx[bestDef]
+	for i, op := range variant.Ops {
+		p.Defaults[i] = -1
+		if n, ok := defaults[op]; ok {
+			p.Defaults[i] = idx[n]
+		}
+	}
 	for _, s := range classes {
 		m := ms[s][winners[s]]
 		p.Classes = append(p.Classes, Class{Shape: s, Variant: idx[winners[s]], MedianMS: m.MedianMS, CublasMS: m.CublasMS})
@@ -395,31 +422,86 @@ func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape, 
 }
 
 // Choose is the dispatch rule of the exported artifacts (see the package doc): the index into
-// p.Variants launched for the problem, or an error saying why none can be. Pointer alignment is
-// not known here; the artifacts also check it.
-func (p *Plan) Choose(m, n, k, lda, ldb, ldc int) (int, error) {
+// p.Variants launched for the row-major problem of op, or an error saying why none can be. Pointer
+// alignment is not known here; the artifacts also check it.
+func (p *Plan) Choose(op variant.Op, m, n, k, lda, ldb, ldc int) (int, error) {
 	if m < 1 || n < 1 || k < 1 {
 		return -1, fmt.Errorf("shape %dx%dx%d: every dimension must be at least 1", m, n, k)
 	}
-	best := 0
-	if i := shapes.Nearest(shapes.Dispatch, m, n, k, len(p.Classes), func(i int) (int, int, int) {
-		c := p.Classes[i].Shape
+	if !op.Valid() {
+		return -1, fmt.Errorf("op %q: want NN, NT, TN or TT", string(op))
+	}
+	def := p.Defaults[op.Index()]
+	if def < 0 {
+		return -1, fmt.Errorf("no %s kernel in this export (it was tuned for %s)", op, p.opsList())
+	}
+	// The classes of op (contiguous: classes are sorted by op first).
+	var cls []Class
+	for _, c := range p.Classes {
+		if c.Shape.Op == op {
+			cls = append(cls, c)
+		}
+	}
+	best := def
+	if i := shapes.Nearest(shapes.Dispatch, m, n, k, len(cls), func(i int) (int, int, int) {
+		c := cls[i].Shape
 		return c.M, c.N, c.K
 	}, nil); i >= 0 {
-		best = p.Classes[i].Variant
+		best = cls[i].Variant
 	}
 	err := supports(&p.Variants[best].V, m, n, k, lda, ldb, ldc)
 	if err == nil {
 		return best, nil
 	}
-	if best == p.Default {
+	if best == def {
 		return -1, fmt.Errorf("%s: %w", p.Variants[best].V.Name, err)
 	}
-	derr := supports(&p.Variants[p.Default].V, m, n, k, lda, ldb, ldc)
+	derr := supports(&p.Variants[def].V, m, n, k, lda, ldb, ldc)
 	if derr == nil {
-		return p.Default, nil
+		return def, nil
 	}
-	return -1, fmt.Errorf("%s (nearest class): %v; default %s: %w", p.Variants[best].V.Name, err, p.Variants[p.Default].V.Name, derr)
+	return -1, fmt.Errorf("%s (nearest class): %v; default %s: %w", p.Variants[best].V.Name, err, p.Variants[def].V.Name, derr)
+}
+
+// ChooseColumnMajor is Choose for a column-major BLAS call (cublasSgemm's arguments, transa and
+// transb 'N' or 'T'; see variant.ColumnMajor): the row-major kernel of the swapped problem.
+func (p *Plan) ChooseColumnMajor(transa, transb byte, m, n, k, lda, ldb, ldc int) (int, error) {
+	op, err := variant.ColumnMajor(transa, transb)
+	if err != nil {
+		return -1, err
+	}
+	if err := blasLD(transa, transb, m, n, k, lda, ldb, ldc); err != nil {
+		return -1, err
+	}
+	return p.Choose(op, n, m, k, ldb, lda, ldc)
+}
+
+// blasLD checks cublasSgemm's leading-dimension rules: lda ≥ max(1, transa == N ? m : k),
+// ldb ≥ max(1, transb == N ? k : n), ldc ≥ max(1, m).
+func blasLD(transa, transb byte, m, n, k, lda, ldb, ldc int) error {
+	wa, wb := k, n
+	if transa == 'N' || transa == 'n' {
+		wa = m
+	}
+	if transb == 'N' || transb == 'n' {
+		wb = k
+	}
+	if lda < max(1, wa) || ldb < max(1, wb) || ldc < max(1, m) {
+		return fmt.Errorf("leading dimensions lda=%d ldb=%d ldc=%d too small for transa=%c transb=%c m=%d n=%d k=%d (at least %d, %d, %d)",
+			lda, ldb, ldc, transa, transb, m, n, k, max(1, wa), max(1, wb), max(1, m))
+	}
+	return nil
+}
+
+// opsList names the ops the export has kernels for.
+func (p *Plan) opsList() string {
+	var ops []string
+	for i, op := range variant.Ops {
+		if p.Defaults[i] >= 0 {
+			ops = append(ops, op.String())
+		}
+	}
+	return strings.Join(ops, ", ")
 }
 
 // supports is variant.Supports plus the 32-bit limit of the kernels' int parameters.
