@@ -127,10 +127,10 @@ type BenchShape struct {
 	// Baseline names what Ratio compares with: cublas (cublasSgemm with the same op).
 	Baseline string      `json:"baseline"`
 	Group    string      `json:"group"`
-	Target float64     `json:"target,omitempty"`
-	Met    *bool       `json:"met,omitempty"`
-	Best   *BenchEntry `json:"best"`
-	Cublas *BenchEntry `json:"cublas"`
+	Target   float64     `json:"target,omitempty"`
+	Met      *bool       `json:"met,omitempty"`
+	Best     *BenchEntry `json:"best"`
+	Cublas   *BenchEntry `json:"cublas"`
 	// Ratio is cuBLAS's median time over the best variant's (>1: faster than cuBLAS).
 	Ratio     float64     `json:"ratio"`
 	BestSeed  *BenchEntry `json:"best_seed"`
