@@ -120,6 +120,8 @@ func eligibility(recs []results.Record, byName map[string]*variant.Variant, allo
 		switch {
 		case v == nil:
 			why[r.Variant] = "not in the generated catalog"
+		case v.Batched:
+			why[r.Variant] = "a strided-batched kernel: the export has no strided-batched entry"
 		case r.Family != "" && r.Family != v.Family, r.Params != "" && r.Params != v.ParamString():
 			why[r.Variant] = fmt.Sprintf("results are of another build (family %s params %q; the manifest says %s %q)",
 				safeText(r.Family), r.Params, safeText(v.Family), v.ParamString())
@@ -215,7 +217,8 @@ func measures(recs []results.Record) (map[protocol.Shape]map[string]Measure, err
 	}
 	out := map[protocol.Shape]map[string]Measure{}
 	for _, r := range recs {
-		if r.Kind != results.KindTune || r.Status != results.StatusOK || r.Timing == nil {
+		// Batched shapes are no dispatch classes: the entries run one product.
+		if r.Kind != results.KindTune || r.Status != results.StatusOK || r.Timing == nil || r.Shape.Batch > 0 {
 			continue
 		}
 		c, ok := cublas[ck(r.Shape, r.Device)]

@@ -55,13 +55,29 @@ type Family struct {
 	// op in lower case as a name suffix (shared_w16_pad0_tn).
 	Ops     []variant.Op
 	OpsNode *yaml.Node
+	// Batched is batched: whether the family is generated as one-product kernels (false), as
+	// strided-batched kernels (true, variant.BatchedSignature) or both, another axis outside the
+	// parameters (default [false]). When declared, expressions may read BATCHED (0 or 1), and a
+	// batched variant's name ends in _sb.
+	Batched     []bool
+	BatchedNode *yaml.Node
 }
 
-// Names the expressions of a family that declares ops may read (see Family.Ops).
+// Names the expressions of a family that declares ops (OPA, OPB; see Family.Ops) or batched
+// (BATCHED) may read.
 const (
-	opAName = "OPA"
-	opBName = "OPB"
+	opAName    = "OPA"
+	opBName    = "OPB"
+	batchedVar = "BATCHED"
 )
+
+// batched is the family's batch axis ([false] when it declares none).
+func (f *Family) batched() []bool {
+	if len(f.Batched) == 0 {
+		return []bool{false}
+	}
+	return f.Batched
+}
 
 // ops is the family's op axis (NN alone when it declares none).
 func (f *Family) ops() []variant.Op {
@@ -86,7 +102,7 @@ type Constraint struct {
 
 var (
 	topKeys      = []string{"families"}
-	familyKeys   = []string{"name", "template", "doc", "variant_name", "traffic_model", "seed", "ops", "params", "constraints", "geometry", "dynamic_shared_ok", "warp_multiple", "requires"}
+	familyKeys   = []string{"name", "template", "doc", "variant_name", "traffic_model", "seed", "ops", "batched", "params", "constraints", "geometry", "dynamic_shared_ok", "warp_multiple", "requires"}
 	geometryKeys = []string{"block_x", "block_y", "tile_rows", "tile_cols", "grid_z", "shared_bytes", "dynamic_shared"}
 	requiredGeom = map[string]bool{"block_x": true, "block_y": true, "tile_rows": true, "tile_cols": true}
 	requiresKeys = []string{"m_multiple", "n_multiple", "k_multiple", "ld_multiple"}
@@ -321,6 +337,9 @@ func (d *diags) family(n *yaml.Node) *Family {
 	if on, ok := fields["ops"]; ok {
 		d.opsList(f, on, what("ops"))
 	}
+	if bn, ok := fields["batched"]; ok {
+		d.batchedList(f, bn, what("batched"))
+	}
 	if vn, ok := fields["variant_name"]; ok {
 		f.VariantName, _ = d.stringValue(vn, what("variant_name"))
 		f.NamePattern = vn
@@ -453,6 +472,10 @@ func (d *diags) params(f *Family, label string, pn *yaml.Node) bool {
 			d.add(k, "%s: parameter %s: the name is the op axis's (the family declares ops); rename the parameter", label, k.Value)
 			continue
 		}
+		if f.BatchedNode != nil && k.Value == batchedVar {
+			d.add(k, "%s: parameter %s: the name is the batch axis's (the family declares batched); rename the parameter", label, k.Value)
+			continue
+		}
 		what := fmt.Sprintf("%s: parameter %s", label, k.Value)
 		if v.Kind != yaml.SequenceNode {
 			d.add(v, "%s: expected a list of integers, got %s", what, kindName(v))
@@ -527,7 +550,32 @@ func (f *Family) env() map[string]any {
 	if f.OpsNode != nil {
 		env[opAName], env[opBName] = 0, 0
 	}
+	if f.BatchedNode != nil {
+		env[batchedVar] = 0
+	}
 	return env
+}
+
+// batchedList loads batched: a non-empty list of distinct booleans.
+func (d *diags) batchedList(f *Family, n *yaml.Node, what string) {
+	f.BatchedNode = n
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 || len(n.Content) > 2 {
+		d.add(n, "%s: expected [false], [true] or [false, true], got %s", what, kindName(n))
+		return
+	}
+	seen := map[bool]bool{}
+	for _, e := range n.Content {
+		b, ok := d.boolValue(e, what)
+		if !ok {
+			continue
+		}
+		if seen[b] {
+			d.add(e, "%s: duplicate value %v", what, b)
+			continue
+		}
+		seen[b] = true
+		f.Batched = append(f.Batched, b)
+	}
 }
 
 // opsList loads ops: a non-empty list of distinct NN, NT, TN, TT.

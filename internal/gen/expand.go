@@ -63,12 +63,12 @@ func Expand(cfg *Config) (*Expansion, error) {
 	for _, f := range cfg.Families {
 		kept, failed := 0, false
 		reasons := map[string]int{}
-		for _, op := range f.ops() {
+		for _, ax := range f.axes() {
 			if failed {
 				break
 			}
 			forEachCombo(f.Params, func(vals []int) bool {
-				p, pr, err := expandOne(cfg.File, f, op, vals)
+				p, pr, err := expandOne(cfg.File, f, ax, vals)
 				if err != nil {
 					d.list = append(d.list, err)
 					failed = true
@@ -123,10 +123,13 @@ func checkCombinations(d *diags, cfg *Config) bool {
 	total := new(big.Int)
 	ok := true
 	for _, f := range cfg.Families {
-		n := big.NewInt(int64(len(f.ops())))
+		n := big.NewInt(int64(len(f.axes())))
 		var factors []string
 		if len(f.Ops) > 0 {
 			factors = append(factors, fmt.Sprintf("ops %d", len(f.Ops)))
+		}
+		if len(f.Batched) > 0 {
+			factors = append(factors, fmt.Sprintf("batched %d", len(f.Batched)))
 		}
 		for _, p := range f.Params {
 			n.Mul(n, big.NewInt(int64(len(p.Values))))
@@ -170,12 +173,32 @@ func forEachCombo(params []ParamSpec, fn func([]int) bool) {
 	}
 }
 
+// axis is one point of a family's axes outside its parameters: the op and whether it is batched.
+type axis struct {
+	op      variant.Op
+	batched bool
+}
+
+// axes lists the family's ops × batched, ops outermost.
+func (f *Family) axes() []axis {
+	var out []axis
+	for _, op := range f.ops() {
+		for _, b := range f.batched() {
+			out = append(out, axis{op, b})
+		}
+	}
+	return out
+}
+
 // variantName is the family's name pattern (or default scheme) for vals, with the op in lower case as
-// a suffix for any op but NN.
-func variantName(f *Family, op variant.Op, vals []int) string {
+// a suffix for any op but NN, and _sb for a strided-batched kernel.
+func variantName(f *Family, ax axis, vals []int) string {
 	name := baseName(f, vals)
-	if op != variant.OpNN {
-		name += "_" + strings.ToLower(op.String())
+	if ax.op != variant.OpNN {
+		name += "_" + strings.ToLower(ax.op.String())
+	}
+	if ax.batched {
+		name += "_sb"
 	}
 	return name
 }
@@ -258,7 +281,8 @@ func checkedSum(a, b int64) (int64, bool) {
 	return c, (b >= 0) == (c >= a)
 }
 
-func expandOne(file string, f *Family, op variant.Op, vals []int) (*Planned, *Pruned, *InputError) {
+func expandOne(file string, f *Family, ax axis, vals []int) (*Planned, *Pruned, *InputError) {
+	op := ax.op
 	env := make(map[string]any, len(vals)+2)
 	pm := make(map[string]int, len(vals))
 	params := make([]variant.Param, len(vals))
@@ -270,8 +294,11 @@ func expandOne(file string, f *Family, op variant.Op, vals []int) (*Planned, *Pr
 	if f.OpsNode != nil {
 		env[opAName], env[opBName] = b2i(op.TransA()), b2i(op.TransB())
 	}
-	v := variant.Variant{Name: variantName(f, op, vals), Family: f.Name, Template: f.Template,
-		TrafficModel: f.TrafficModel, Seed: f.Seed, Op: op, Params: params}
+	if f.BatchedNode != nil {
+		env[batchedVar] = b2i(ax.batched)
+	}
+	v := variant.Variant{Name: variantName(f, ax, vals), Family: f.Name, Template: f.Template,
+		TrafficModel: f.TrafficModel, Seed: f.Seed, Op: op, Batched: ax.batched, Params: params}
 	where := func() string { return fmt.Sprintf("family %s, variant %s (%s)", f.Name, v.Name, v.ParamString()) }
 	nameNode := f.NamePattern
 	if nameNode == nil {

@@ -49,6 +49,42 @@ func TestOpsAxis(t *testing.T) {
 	}
 }
 
+// TestBatchedAxis: batched: [false, true] doubles the matrix, batched variants end in _sb, and
+// BATCHED reaches the expressions.
+func TestBatchedAxis(t *testing.T) {
+	src := edit(t, baseYAML, "    params:\n", "    ops: [NN, TT]\n    batched: [false, true]\n    params:\n")
+	src = edit(t, src, "        reason: \"block of W*W threads exceeds 1024\"\n",
+		"        reason: \"block of W*W threads exceeds 1024\"\n      - expr: \"BATCHED == 0 || U == 1\"\n        reason: \"batched with U=1 only\"\n")
+	exp, err := loadAndExpand(src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, p := range exp.Variants {
+		got[p.V.Name] = true
+		if p.V.Batched != strings.HasSuffix(p.V.Name, "_sb") {
+			t.Errorf("%s: batched %v", p.V.Name, p.V.Batched)
+		}
+	}
+	for _, want := range []string{"tiny_8_u1", "tiny_8_u4", "tiny_8_u1_sb", "tiny_16_u1_tt_sb", "tiny_16_u4_tt"} {
+		if !got[want] {
+			t.Errorf("no variant %s in %v", want, got)
+		}
+	}
+	if got["tiny_8_u4_sb"] || len(got) != 12 {
+		t.Errorf("variants %v: want 2 W × (2 U unbatched + 1 U batched) × 2 ops", got)
+	}
+	for _, c := range []struct{ old, new, want string }{
+		{"    params:\n", "    batched: [true, true]\n    params:\n", "duplicate value true"},
+		{"    params:\n", "    batched: [1]\n    params:\n", "expected true or false"},
+		{"      U: [1, 4]\n", "      U: [1, 4]\n      BATCHED: [0]\n    batched: [true]\n", "the name is the batch axis's"},
+	} {
+		if _, err := loadAndExpand(edit(t, baseYAML, c.old, c.new), 0); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.new, err, c.want)
+		}
+	}
+}
+
 // TestOpsErrors: ops must be a list of distinct upper-case ops, and a family with ops cannot have a
 // parameter named OPA or OPB; expressions of a family without ops cannot read them.
 func TestOpsErrors(t *testing.T) {

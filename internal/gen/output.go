@@ -110,6 +110,7 @@ func registry(m variant.Manifest, supports []string, compiled bool) ([]byte, err
 			jen.Id("TrafficModel").Op(":").Lit(v.TrafficModel),
 			jen.Id("Seed").Op(":").Lit(v.Seed),
 			opField(v.Op),
+			batchedField(v.Batched),
 			jen.Id("Params").Op(":").Index().Qual(variantPkg, "Param").Values(params...),
 			jen.Id("Block").Op(":").Qual(variantPkg, "Dim2").Values(jen.Id("X").Op(":").Lit(v.Block.X), jen.Id("Y").Op(":").Lit(v.Block.Y)),
 			jen.Id("Tile").Op(":").Qual(variantPkg, "Tile").Values(jen.Id("Rows").Op(":").Lit(v.Tile.Rows), jen.Id("Cols").Op(":").Lit(v.Tile.Cols)),
@@ -296,4 +297,12 @@ func opField(op variant.Op) jen.Code {
 		return jen.Null()
 	}
 	return jen.Id("Op").Op(":").Lit(string(op))
+}
+
+// batchedField is the Batched field of a variant literal, left out when false.
+func batchedField(b bool) jen.Code {
+	if !b {
+		return jen.Null()
+	}
+	return jen.Id("Batched").Op(":").True()
 }

@@ -25,6 +25,9 @@ func (w *Worker) breakdown(req protocol.Request, resp *protocol.Response) error 
 	}
 	v := req.Kernel.Variant
 	s := req.Shape
+	if v.Batched || s.Batch > 0 {
+		return fmt.Errorf("breakdown runs one product at a time (variant %s, shape batch %d)", v.Name, s.Batch)
+	}
 	if v.Op != s.Op {
 		return fmt.Errorf("variant %s computes %s, the problem is %s", v.Name, v.Op, s.Op)
 	}
@@ -35,7 +38,7 @@ func (w *Worker) breakdown(req protocol.Request, resp *protocol.Response) error 
 	if err != nil {
 		return fmt.Errorf("variant %s: %w", v.Name, err)
 	}
-	attrs, err := w.attributes(k, s.M, s.N)
+	attrs, err := w.attributes(k, s.M, s.N, 0)
 	resp.Attributes = attrs
 	if err != nil {
 		return fmt.Errorf("variant %s: %w", v.Name, err)
@@ -108,7 +111,7 @@ func (w *Worker) breakdown(req protocol.Request, resp *protocol.Response) error 
 			ar.free()
 			return fmt.Errorf("recording event: %w", err)
 		}
-		if err := g(m, n, kk, 1, dA, lda, dB, ldb, 0, dC, ldc); err != nil {
+		if err := g(m, n, kk, 1, dA, lda, dB, ldb, 0, dC, ldc, batchArgs{}); err != nil {
 			ar.free()
 			return err
 		}

@@ -77,7 +77,7 @@ func (w *Worker) loadKernel(k *protocol.Kernel) (*kernel, error) {
 }
 
 // attributes reads the driver's view of the function and its occupancy on an M×N result.
-func (w *Worker) attributes(k *kernel, m, n int) (*protocol.Attributes, error) {
+func (w *Worker) attributes(k *kernel, m, n, batch int) (*protocol.Attributes, error) {
 	a := &protocol.Attributes{}
 	for _, f := range []struct {
 		attr cu.FunctionAttribute
@@ -101,7 +101,7 @@ func (w *Worker) attributes(k *kernel, m, n int) (*protocol.Attributes, error) {
 		return nil, fmt.Errorf("occupancy: %w", err)
 	}
 	a.BlocksPerSM = bps
-	gx, gy, gz := k.v.Grid(m, n)
+	gx, gy, gz := k.v.GridBatch(m, n, batch)
 	a.Blocks = gx * gy * gz
 	if bps > 0 && w.info.SMs > 0 {
 		a.Waves = float64(a.Blocks) / float64(w.info.SMs*bps)
@@ -113,17 +113,32 @@ func (w *Worker) attributes(k *kernel, m, n int) (*protocol.Attributes, error) {
 	return a, nil
 }
 
-// gemmFunc enqueues C = alpha·A·B + beta·C on the worker's stream (row-major, leading dimensions
-// in elements); it does not wait.
-type gemmFunc func(m, n, k int, alpha float32, a cu.DevicePtr, lda int, b cu.DevicePtr, ldb int,
-	beta float32, c cu.DevicePtr, ldc int) error
+// batchArgs are a strided batch: the number of products and the element strides between their
+// matrices (count 0: one unbatched product, strides unused).
+type batchArgs struct {
+	count      int
+	sa, sb, sc int64
+}
 
-// gemm returns the launcher of a variant per the shared kernel contract.
+// gemmFunc enqueues C = alpha·op(A)·op(B) + beta·C on the worker's stream (row-major, leading
+// dimensions in elements; the op is the kernel's or, for cuBLAS, chosen when the function is made),
+// or a strided batch of them; it does not wait.
+type gemmFunc func(m, n, k int, alpha float32, a cu.DevicePtr, lda int, b cu.DevicePtr, ldb int,
+	beta float32, c cu.DevicePtr, ldc int, bt batchArgs) error
+
+// gemm returns the launcher of a variant per the shared kernel contract: a batched variant gets the
+// strides as three more parameters and the batch in grid z (GridZ per product).
 func (w *Worker) gemm(k *kernel) gemmFunc {
 	return func(m, n, kk int, alpha float32, a cu.DevicePtr, lda int, b cu.DevicePtr, ldb int,
-		beta float32, c cu.DevicePtr, ldc int) error {
-		gx, gy, gz := k.v.Grid(m, n)
+		beta float32, c cu.DevicePtr, ldc int, bt batchArgs) error {
+		if k.v.Batched != (bt.count > 0) {
+			return fmt.Errorf("variant %s (batched %v) launched with a batch of %d", k.v.Name, k.v.Batched, bt.count)
+		}
+		gx, gy, gz := k.v.GridBatch(m, n, bt.count)
 		args := newArgs().i32(m).i32(n).i32(kk).f32(alpha).ptr(a).i32(lda).ptr(b).i32(ldb).f32(beta).ptr(c).i32(ldc)
+		if k.v.Batched {
+			args.i64(bt.sa).i64(bt.sb).i64(bt.sc)
+		}
 		return launchErr(k.fn.Launch(gx, gy, gz, k.v.Block.X, k.v.Block.Y, 1, k.v.DynamicShared, w.stream, args.pointers()))
 	}
 }
@@ -136,6 +151,11 @@ func newArgs() *args { return &args{} }
 
 func (a *args) i32(v int) *args {
 	a.slots = append(a.slots, uint64(uint32(int32(v))))
+	return a
+}
+
+func (a *args) i64(v int64) *args {
+	a.slots = append(a.slots, uint64(v))
 	return a
 }
 

@@ -41,7 +41,7 @@ func (w *Worker) peak(req protocol.Request, resp *protocol.Response) error {
 		return err
 	}
 	blocks := w.info.SMs * peakBlocksPerSM
-	launch := func(_, _, _ int, _ float32, _ cu.DevicePtr, _ int, _ cu.DevicePtr, _ int, _ float32, _ cu.DevicePtr, _ int) error {
+	launch := func(_, _, _ int, _ float32, _ cu.DevicePtr, _ int, _ cu.DevicePtr, _ int, _ float32, _ cu.DevicePtr, _ int, _ batchArgs) error {
 		args := newArgs().ptr(out).i32(peakIters)
 		return launchErr(fn.Launch(blocks, 1, 1, peakThreads, 1, 1, 0, w.stream, args.pointers()))
 	}

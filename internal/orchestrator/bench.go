@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -58,7 +59,7 @@ func largeCandidates(ranking []results.ShapeRanking, op variant.Op, edgeFailed, 
 	var most float64
 	for i := range ranking {
 		sh, err := results.ParseShape(ranking[i].Shape)
-		if err == nil && sh.Op == op && results.Flops(sh) > most {
+		if err == nil && sh.Op == op && sh.Batch == 0 && results.Flops(sh) > most {
 			most, from = results.Flops(sh), &ranking[i]
 		}
 	}
@@ -97,7 +98,17 @@ var BenchShapes = []struct {
 	{"224x256x192", 1, "awkward"}, {"1000x1000x1000", 1, "awkward"}, {"127x4097x513", 1, "awkward"},
 	{"4096x4096x4096:NT", 0.95, "ops"}, {"4096x4096x4096:TN", 0.95, "ops"}, {"4096x4096x4096:TT", 0.95, "ops"},
 	{"8192x8192x8192:NT", 0.95, "ops"}, {"8192x8192x8192:TN", 0.95, "ops"}, {"8192x8192x8192:TT", 0.95, "ops"},
+	// The strided-batch suite (against cublasSgemmStridedBatched): no shape below 0.9, and the
+	// group's geometric mean at least BatchGeomeanTarget.
+	{"512x512x64:b64", 0.9, "batch"}, {"512x512x64:NT:b64", 0.9, "batch"}, {"512x512x64:TN:b64", 0.9, "batch"}, {"512x512x64:TT:b64", 0.9, "batch"},
+	{"128x128x128:b64", 0.9, "batch"}, {"128x128x128:NT:b64", 0.9, "batch"}, {"128x128x128:TN:b64", 0.9, "batch"}, {"128x128x128:TT:b64", 0.9, "batch"},
+	{"64x64x64:b1024", 0.9, "batch"}, {"64x64x64:NT:b1024", 0.9, "batch"}, {"64x64x64:TN:b1024", 0.9, "batch"}, {"64x64x64:TT:b1024", 0.9, "batch"},
+	{"384x384x64:b12", 0.9, "batch"}, {"384x384x64:NT:b12", 0.9, "batch"}, {"384x384x64:TN:b12", 0.9, "batch"}, {"384x384x64:TT:b12", 0.9, "batch"},
+	{"4096x4096x64:b8", 0.9, "batch"},
 }
+
+// BatchGeomeanTarget is the least geometric mean of the batch group's ratios (issue 16).
+const BatchGeomeanTarget = 1.2
 
 // BenchSummary is summary.json.
 type BenchSummary struct {
@@ -124,7 +135,8 @@ type BenchShape struct {
 	Shape string `json:"shape"`
 	Op    string `json:"op"`
 	Batch int    `json:"batch"`
-	// Baseline names what Ratio compares with: cublas (cublasSgemm with the same op).
+	// Baseline names what Ratio compares with: cublas (cublasSgemm with the same op) or
+	// cublas_batched (cublasSgemmStridedBatched, same op and batch).
 	Baseline string      `json:"baseline"`
 	Group    string      `json:"group"`
 	Target   float64     `json:"target,omitempty"`
@@ -137,12 +149,16 @@ type BenchShape struct {
 	SeedRatio float64     `json:"seed_ratio"`
 }
 
-// key is the shape as the ranking and BenchShapes write it (MxNxK, or MxNxK:OP).
+// key is the shape as the ranking and BenchShapes write it (results.ShapeString).
 func (b BenchShape) key() string {
-	if b.Op == "" || b.Op == variant.OpNN.String() {
-		return b.Shape
+	out := b.Shape
+	if b.Op != "" && b.Op != variant.OpNN.String() {
+		out += ":" + b.Op
 	}
-	return b.Shape + ":" + b.Op
+	if b.Baseline == "cublas_batched" {
+		out += fmt.Sprintf(":b%d", b.Batch)
+	}
+	return out
 }
 
 // BenchEntry is one measured kernel of a shape.
@@ -313,7 +329,10 @@ func summarize(ranking []results.ShapeRanking, recs []results.Record, edgeFailed
 		bsh := targets[sr.Shape]
 		bsh.Shape, bsh.Op, bsh.Batch, bsh.Baseline = sr.Shape, variant.OpNN.String(), 1, "cublas"
 		if sh, err := results.ParseShape(sr.Shape); err == nil {
-			bsh.Shape, bsh.Op = results.DimsString(sh), sh.Op.String()
+			bsh.Shape, bsh.Op, bsh.Batch = results.DimsString(sh), sh.Op.String(), sh.Products()
+			if sh.Batch > 0 {
+				bsh.Baseline = "cublas_batched"
+			}
 		}
 		if bsh.Group == "" {
 			bsh.Group = "other"
@@ -369,6 +388,22 @@ func summarize(ranking []results.ShapeRanking, recs []results.Record, edgeFailed
 	return out
 }
 
+// BatchGeomean is the geometric mean of the batch group's ratios and how many it has (shapes without
+// a ratio, where no variant passed, count as missing, not as zero).
+func (s BenchSummary) BatchGeomean() (float64, int) {
+	sum, n := 0.0, 0
+	for _, sh := range s.Shapes {
+		if sh.Group == "batch" && sh.Ratio > 0 {
+			sum += math.Log(sh.Ratio)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return math.Exp(sum / float64(n)), n
+}
+
 // BenchMarkdown renders a summary as the BENCHMARKS.md page.
 func BenchMarkdown(s BenchSummary, dir string) string {
 	var b strings.Builder
@@ -413,6 +448,14 @@ func BenchMarkdown(s BenchSummary, dir string) string {
 			cell(seed, func(e *BenchEntry) string { return "`" + e.Variant + "`" }),
 			cell(seed, func(e *BenchEntry) string { return fmt.Sprintf("%.2f", e.TFLOPS) }),
 			sh.SeedRatio)
+	}
+	if g, n := s.BatchGeomean(); n > 0 {
+		verdict := "✗"
+		if g >= BatchGeomeanTarget {
+			verdict = "✓"
+		}
+		fmt.Fprintf(&b, "\nStrided-batch suite (baseline cublasSgemmStridedBatched): geometric mean ratio %.3f over %d shapes (target ≥ %.1f %s).\n",
+			g, n, BatchGeomeanTarget, verdict)
 	}
 	if s.Note != "" {
 		fmt.Fprintf(&b, "\n%s\n", s.Note)

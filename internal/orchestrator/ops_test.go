@@ -82,8 +82,8 @@ func TestTuneOps(t *testing.T) {
 
 func TestPlanAndEdgeShapesPerOp(t *testing.T) {
 	vs := []variant.Variant{
-		{Name: "a", Tile: variant.Tile{Rows: 16, Cols: 16}, Requires: variant.Requirements{1, 1, 1, 1}},
-		{Name: "b_tt", Op: variant.OpTT, Tile: variant.Tile{Rows: 16, Cols: 16}, Requires: variant.Requirements{1, 1, 1, 1}},
+		{Name: "a", Tile: variant.Tile{Rows: 16, Cols: 16}, Requires: variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1}},
+		{Name: "b_tt", Op: variant.OpTT, Tile: variant.Tile{Rows: 16, Cols: 16}, Requires: variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1}},
 	}
 	shapes := []protocol.Shape{{M: 8, N: 8, K: 8}, {M: 8, N: 8, K: 8, Op: variant.OpTT}, {M: 8, N: 8, K: 8, Op: variant.OpNT}}
 	items, err := buildPlan(vs, shapes, Strategy{}, Shard{0, 1})
@@ -96,6 +96,20 @@ func TestPlanAndEdgeShapesPerOp(t *testing.T) {
 	for _, s := range EdgeShapes(&vs[1]) {
 		if s.Op != variant.OpTT {
 			t.Fatalf("edge shape %s of a TT variant", results.ShapeString(s))
+		}
+	}
+	// Batched variants take batched shapes only, unbatched ones one product.
+	sb := variant.Variant{Name: "c_sb", Batched: true, Tile: variant.Tile{Rows: 16, Cols: 16}, Requires: variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1}}
+	items, err = buildPlan([]variant.Variant{vs[0], sb}, []protocol.Shape{{M: 8, N: 8, K: 8}, {M: 8, N: 8, K: 8, Batch: 4}, {M: 8, N: 8, K: 8, Batch: 70000}}, Strategy{}, Shard{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 3 || items[0].V.Name != "a" || items[1].V.Name != "c_sb" || items[1].Skip != "" || items[2].Skip == "" {
+		t.Errorf("batched plan %+v", items)
+	}
+	for _, s := range EdgeShapes(&sb) {
+		if s.Batch != EdgeBatch {
+			t.Fatalf("edge shape %s of a batched variant", results.ShapeString(s))
 		}
 	}
 	f := Filter{Ops: []variant.Op{variant.OpTT}}

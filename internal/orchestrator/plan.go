@@ -219,10 +219,10 @@ func buildPlan(vs []variant.Variant, shapes []protocol.Shape, st Strategy, sh Sh
 		var skip []item
 		for i := range vs {
 			v := &vs[i]
-			if v.Op != s.Op {
-				continue // a variant of another op is no candidate (and no skipped record)
+			if v.Op != s.Op || v.Batched != (s.Batch > 0) {
+				continue // a variant of another op or batching is no candidate (and no skipped record)
 			}
-			if err := v.SupportsDense(s.M, s.N, s.K); err != nil {
+			if err := supportsShape(v, s); err != nil {
 				skip = append(skip, item{V: v, Shape: s, Skip: err.Error()})
 				continue
 			}
@@ -265,13 +265,32 @@ func buildPlan(vs []variant.Variant, shapes []protocol.Shape, st Strategy, sh Sh
 	return out, nil
 }
 
-// EdgeShapes are the shapes `runner verify` checks a variant on, under the variant's op: degenerate,
-// prime and odd shapes, and every dimension one more and one less than the variant's tile (K: around
-// 64 and 128, since the K tile is a template detail).
+// supportsShape is Variant.SupportsDense plus the grid's z limit for the shape's batch.
+func supportsShape(v *variant.Variant, s protocol.Shape) error {
+	if err := v.SupportsDense(s.M, s.N, s.K); err != nil {
+		return err
+	}
+	if _, _, z := v.GridBatch(s.M, s.N, s.Batch); z > variant.MaxGridZ {
+		return fmt.Errorf("grid z %d for a batch of %d exceeds %d", z, s.Batch, variant.MaxGridZ)
+	}
+	return nil
+}
+
+// EdgeBatch is the batch of the edge shapes of a strided-batched variant: enough products that a
+// wrong stride, or a write into the gaps between them, shows.
+const EdgeBatch = 3
+
+// EdgeShapes are the shapes `runner verify` checks a variant on, under the variant's op (and, for a
+// strided-batched variant, as batches of EdgeBatch): degenerate, prime and odd shapes, and every
+// dimension one more and one less than the variant's tile (K: around 64 and 128, since the K tile
+// is a template detail).
 func EdgeShapes(v *variant.Variant) []protocol.Shape {
 	out := edgeDims(v)
 	for i := range out {
 		out[i].Op = v.Op
+		if v.Batched {
+			out[i].Batch = EdgeBatch
+		}
 	}
 	return out
 }

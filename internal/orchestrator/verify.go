@@ -31,8 +31,17 @@ func verify(cfg *Config) ([]results.Record, bool, error) {
 	for i := range vs {
 		shapes := EdgeShapes(&vs[i])
 		if cfg.Shapes != nil {
-			// The dimensions of --shapes, under the variant's own op.
+			// The dimensions of --shapes, under the variant's own op (and as batches of EdgeBatch
+			// for a batched variant, unless the shape names its batch).
 			shapes = results.WithOps(cfg.Shapes, []variant.Op{vs[i].Op})
+			for j := range shapes {
+				switch {
+				case !vs[i].Batched:
+					shapes[j].Batch = 0
+				case shapes[j].Batch == 0:
+					shapes[j].Batch = EdgeBatch
+				}
+			}
 		}
 		it, err := buildPlan(vs[i:i+1], shapes, Strategy{}, Shard{0, 1})
 		if err != nil {

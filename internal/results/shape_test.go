@@ -13,6 +13,9 @@ func TestShapeStringWithOps(t *testing.T) {
 		"4096x4096x4096:NN": {M: 4096, N: 4096, K: 4096},
 		"1x2x3:tn":          {M: 1, N: 2, K: 3, Op: variant.OpTN},
 		"5x6x7:TT":          {M: 5, N: 6, K: 7, Op: variant.OpTT},
+		"5x6x7:TT:b64":      {M: 5, N: 6, K: 7, Op: variant.OpTT, Batch: 64},
+		"5x6x7:b1":          {M: 5, N: 6, K: 7, Batch: 1},
+		"5x6x7:NN:b3":       {M: 5, N: 6, K: 7, Batch: 3},
 	} {
 		got, err := ParseShape(s)
 		if err != nil || got != want {
@@ -25,7 +28,10 @@ func TestShapeStringWithOps(t *testing.T) {
 	if ShapeString(protocol.Shape{M: 1, N: 2, K: 3}) != "1x2x3" || ShapeString(protocol.Shape{M: 1, N: 2, K: 3, Op: variant.OpNT}) != "1x2x3:NT" {
 		t.Error("ShapeString: NN must read as before ops existed, others with :OP")
 	}
-	for _, bad := range []string{"1x2x3:XY", "1x2:NT", "1x2x3:", "1x2x3:NT:NT"} {
+	if ShapeString(protocol.Shape{M: 1, N: 2, K: 3, Batch: 8}) != "1x2x3:b8" || Flops(protocol.Shape{M: 1, N: 2, K: 3, Batch: 8}) != 96 {
+		t.Error("batched shape string or flops")
+	}
+	for _, bad := range []string{"1x2x3:XY", "1x2:NT", "1x2x3:", "1x2x3:NT:NT", "1x2x3:b0", "1x2x3:b65536", "1x2x3:b2:NT", "1x2x3:bx", "1x2x3:NT:b2:b2"} {
 		if _, err := ParseShape(bad); err == nil {
 			t.Errorf("ParseShape(%q) accepted", bad)
 		}

@@ -19,6 +19,20 @@ import (
 const Signature = "int M, int N, int K, float alpha, const float* __restrict__ A, int lda, " +
 	"const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc"
 
+// BatchedSignature is the parameter list of a strided-batched kernel (Variant.Batched): Signature
+// plus the element strides between consecutive matrices of A, B and C, as in
+// cublasSgemmStridedBatched. The batch is the grid's z extent over GridZ; a stride of 0 makes every
+// product use the same matrix (a shared operand).
+const BatchedSignature = Signature + ", long long strideA, long long strideB, long long strideC"
+
+// SignatureOf is the parameter list of v's kernel.
+func SignatureOf(v *Variant) string {
+	if v.Batched {
+		return BatchedSignature
+	}
+	return Signature
+}
+
 // Traffic models a family may declare in variants.yaml (traffic_model); internal/analysis says
 // what each one counts.
 const (
@@ -119,6 +133,9 @@ type Variant struct {
 	// Op is the operation the kernel is compiled for (variants.yaml ops; OpNN, "", by default): it
 	// takes problems of that op only.
 	Op Op `json:"op,omitempty"`
+	// Batched marks a strided-batched kernel (variants.yaml batched): it has BatchedSignature and
+	// takes batched problems only; an unbatched kernel takes one product.
+	Batched bool `json:"batched,omitempty"`
 	// Params are the parameter values, in the order the family declares them.
 	Params []Param `json:"params"`
 	// Block is the thread block shape (blockDim.x, blockDim.y); blockDim.z is 1.
@@ -172,6 +189,15 @@ func (v *Variant) Grid(m, n int) (x, y, z int) {
 	}
 	return CeilDiv(n, v.Tile.Cols), CeilDiv(m, v.Tile.Rows), z
 }
+
+// GridBatch is Grid for batch products of a batched kernel: z is GridZ·batch (batch < 1 counts as 1).
+func (v *Variant) GridBatch(m, n, batch int) (x, y, z int) {
+	x, y, z = v.Grid(m, n)
+	return x, y, z * max(batch, 1)
+}
+
+// MaxGridZ is the largest grid z extent (and so GridZ·batch) a launch may have.
+const MaxGridZ = 65535
 
 // Supports reports whether the variant accepts an M×N×K problem of its op with the given leading
 // dimensions (bounded as Op says for the variant's op); when it does not, the error says why.

@@ -63,3 +63,45 @@ func TestReferenceOpRejectsBadLayouts(t *testing.T) {
 		t.Error("a bad op accepted")
 	}
 }
+
+// TestCompareBatch: results at a stride with gaps compare as the concatenation of dense results,
+// a bad element is named with its product, and the gaps' sentinels are checked.
+func TestCompareBatch(t *testing.T) {
+	const batch, m, n, ldc, sc, front, back = 3, 4, 5, 7, 31, 8, 8
+	c := make([]float32, front+(batch-1)*sc+m*ldc+back)
+	for x := range c {
+		c[x] = SentinelFloat()
+	}
+	e := make([]float64, batch*m*n)
+	bound := make([]float64, batch*m*n)
+	for b := 0; b < batch; b++ {
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				x := b*m*n + i*n + j
+				e[x], bound[x] = float64(x), 1
+				c[front+b*sc+i*ldc+j] = float32(x)
+			}
+		}
+	}
+	if met := CompareBatch(batch, m, n, c[front:], sc, ldc, e, bound, 1e-6); !met.Pass() {
+		t.Fatalf("exact results fail: %+v", met)
+	}
+	if x := SentinelBrokenBatch(c, front, back, batch, sc, m, n, ldc); x != -1 {
+		t.Fatalf("intact sentinels reported broken at %d", x)
+	}
+	c[front+2*sc+1*ldc+3] += 1 // product 2, element (1,3)
+	met := CompareBatch(batch, m, n, c[front:], sc, ldc, e, bound, 1e-6)
+	if met.Bad != 1 || met.FirstBad != int64(2*m*n+1*n+3) || met.ReasonBatch(m, n) != "1 elements (1.667%) over tolerance, first at (1,3) of product 2" {
+		t.Errorf("%+v: %q", met, met.ReasonBatch(m, n))
+	}
+	gap := front + 1*sc - 2 // in the gap between products 0 and 1
+	c[gap] = 0
+	if x := SentinelBrokenBatch(c, front, back, batch, sc, m, n, ldc); x != gap {
+		t.Errorf("write into the gap between products found at %d, want %d", x, gap)
+	}
+	c[gap] = SentinelFloat()
+	c[len(c)-1] = 0
+	if x := SentinelBrokenBatch(c, front, back, batch, sc, m, n, ldc); x != len(c)-1 {
+		t.Errorf("write past the end found at %d", x)
+	}
+}
