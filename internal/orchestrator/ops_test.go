@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
@@ -119,5 +120,18 @@ func TestPlanAndEdgeShapesPerOp(t *testing.T) {
 	}
 	if f.String() != "--ops TT" {
 		t.Errorf("filter string %q", f.String())
+	}
+}
+
+// TestWatchdogCountsTheBatch: a batch's verification handles every product's elements in three
+// checks, so its watchdog budget grows with the batch (8×(4096×4096×64) timed out at the 10 s floor
+// when it did not).
+func TestWatchdogCountsTheBatch(t *testing.T) {
+	w := DefaultWatchdog()
+	v := &protocol.VerifySettings{SubMatrix: true, TolFactor: 2}
+	one := w.timeout(protocol.Shape{M: 4096, N: 4096, K: 64}, 0.1, nil, v)
+	batch := w.timeout(protocol.Shape{M: 4096, N: 4096, K: 64, Batch: 8}, 0.8, nil, v)
+	if batch < 20*time.Second || batch <= one {
+		t.Errorf("watchdog for 8×(4096×4096×64) %v (one product %v): too short for 3 checks of 8 products", batch, one)
 	}
 }
