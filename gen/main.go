@@ -20,7 +20,9 @@
 // an ordered mapping of integer parameters, optional constraints (expr-lang booleans; false prunes
 // the combination with the constraint's reason), geometry (block_x, block_y, tile_rows, tile_cols,
 // grid_z, shared_bytes, dynamic_shared) and requires (m/n/k/ld_multiple) as integer expressions over
-// the parameters. Two optional keys carry what the rest of tilegen knows about a family, so that
+// the parameters. grid_z: auto instead chooses grid z at launch by the rule in geometry.split (max,
+// k_step, min_k, blocks_per_sm, workspace_floats; variant.SplitRule), copied onto every variant.
+// Two optional keys carry what the rest of tilegen knows about a family, so that
 // adding one needs no Go: traffic_model (naive, coalesced, tiled or compulsory, the default; the
 // global-memory traffic model internal/analysis applies to it) and seed (true for a family taken
 // from the founding documents; the bench summary reports the best of them). Both are copied onto
@@ -53,7 +55,13 @@
 // template is parsed with common.cu.tmpl (when present) and executed with TemplateData; each
 // templates/support/<name>.cu.tmpl is executed with SupportData. Helpers: add sub mul div mod min
 // max log2 seq ispow2 (div, mod and log2 fail rather than return a wrong number). Template errors
-// keep text/template's file:line:col and name the variant.
+// keep text/template's file:line:col and name the variant. A line `#include "tilegen/NAME.cuh"` of
+// a rendered source (or of a header it includes) is replaced by include/tilegen/NAME.cuh from the
+// same template directory, plain CUDA: the CUDA header library that the families share. Each
+// header is inlined where it is first included and dropped where it is included again (its
+// include guard does the same when the export puts several sources into one file), so every
+// generated source is self-contained; a header that is missing, or an include of tilegen/ that does
+// not name one, is an error naming the line.
 //
 // # Output
 //

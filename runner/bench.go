@@ -24,7 +24,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	if err := t.check("bench"); err != nil {
+	if err := t.check("bench", c.shard); err != nil {
 		return err
 	}
 	cfg, err := c.config("bench", stdout, stderr, true)

@@ -96,7 +96,7 @@ func TestVersion(t *testing.T) {
 // usage error naming the flag, before anything is started or read.
 func TestNumericFlagsRefused(t *testing.T) {
 	cases := map[string][]string{
-		"tune": {"--reps=0", "--reps=-1", "--budget=0", "--budget=-3", "--min-time=0s", "--min-time=-1s",
+		"tune": {"--reps=0", "--reps=-1", "--budget=0", "--budget=-3", "--budget=1.5", "--budget=0%", "--budget=101%", "--budget=many", "--min-time=0s", "--min-time=-1s",
 			"--max-reps=0", "--warmup=-1", "--rank-rounds=-1", "--rank-top=0", "--rank-near=-1", "--rank-reps=0",
 			"--table-top=-1", "--timeout-floor=0s", "--timeout-cap=-1s", "--timeout-factor=0", "--floor-gflops=0",
 			"--tol-factor=0", "--tol-factor=-2", "--cpu-check-max-flops=-1", "--shared-inputs-above=-1", "--sms=-1"},
@@ -127,6 +127,8 @@ func TestNumericFlagsRefused(t *testing.T) {
 		{"tune", "--timeout-floor", "10s", "--timeout-cap", "5s"},
 		{"tune", "--strategy", "random"},
 		{"tune", "--strategy", "greedy"},
+		{"tune", "--budget", "3"},
+		{"tune", "--strategy", "model", "--shard", "0/2"},
 	} {
 		var ee *exitError
 		if err := run(args, &bytes.Buffer{}, &bytes.Buffer{}); !errors.As(err, &ee) || ee.code != 2 {

@@ -36,7 +36,7 @@ func runTune(args []string, stdout, stderr io.Writer) error {
 	if fs.Changed("sms") && !*dryRun {
 		return usageErr("tune", "--sms is for --dry-run (a run uses its GPUs' SM count)")
 	}
-	if err := t.check("tune"); err != nil {
+	if err := t.check("tune", c.shard); err != nil {
 		return err
 	}
 	cfg, err := c.config("tune", stdout, stderr, !*dryRun)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
 	"tilegen/internal/workerproc"
+	"tilegen/internal/workload"
 )
 
 // common are the flags tune, verify, bench and study share.
@@ -19,9 +21,12 @@ type common struct {
 	verifyFlags
 	watchdogFlags
 	outputFlags
-	shapes string
-	seed   uint64
-	shard  string
+	shapes     string
+	shapesFile string
+	// shapesFlag is --shapes itself, to tell a given --shapes from its default.
+	shapesFlag *pflag.Flag
+	seed       uint64
+	shard      string
 }
 
 // flags composes the shared groups in the order help lists them.
@@ -30,7 +35,9 @@ func (c *common) flags(defaultShapes, defaultOut string) *pflag.FlagSet {
 	fs.AddFlagSet(c.sourceFlags())
 	reword(fs, "generated", "read variants from the generated `dir` (manifest.json, ptx/) instead of the built-in catalog")
 	fs.AddFlagSet(c.workerFlags.flags(true))
-	fs.StringVar(&c.shapes, "shapes", defaultShapes, "comma-separated `MxNxK` shapes, each optionally with its op (MxNxK:TN; default NN)")
+	fs.StringVar(&c.shapes, "shapes", defaultShapes, "comma-separated `MxNxK` shapes, each optionally with its op and batch (MxNxK:TN, MxNxK:NT:b64; default NN, one product)")
+	c.shapesFlag = fs.Lookup("shapes")
+	fs.StringVar(&c.shapesFile, "shapes-file", "", "read shapes from `file`, one \"M N K  # source\" a line (workloads/corpus.txt); replaces the default shapes, or adds to those --shapes names")
 	fs.AddFlagSet(c.filterFlags())
 	fs.Uint64Var(&c.seed, "seed", 1, "run `seed`: verification inputs and the random strategy derive from it")
 	fs.StringVar(&c.shard, "shard", "", "run only part `i/n` (0 <= i < n) of the plan; combine parts with runner merge")
@@ -48,11 +55,9 @@ func (c *common) config(cmd string, stdout, stderr io.Writer, needWorker bool) (
 	if err != nil {
 		return nil, err
 	}
-	var shapes []protocol.Shape
-	if c.shapes != "" {
-		if shapes, err = results.ParseShapes(c.shapes); err != nil {
-			return nil, usageErr(cmd, "--shapes: %v", err)
-		}
+	shapes, sources, err := c.readShapes(cmd)
+	if err != nil {
+		return nil, err
 	}
 	shard, err := orchestrator.ParseShard(c.shard)
 	if err != nil {
@@ -74,6 +79,11 @@ func (c *common) config(cmd string, stdout, stderr io.Writer, needWorker bool) (
 			return nil, usageErr(cmd, "--ops with --shapes that name their ops: give ops one way (MxNxK:OP or --ops)")
 		}
 		shapes = results.WithOps(shapes, flt.Ops)
+		for _, s := range shapes { // a shape's source holds under every op
+			if src, ok := sources[protocol.Shape{M: s.M, N: s.N, K: s.K, Batch: s.Batch}]; ok && sources != nil {
+				sources[s] = src
+			}
+		}
 	}
 	cat, err := c.catalog()
 	if err != nil {
@@ -90,7 +100,7 @@ func (c *common) config(cmd string, stdout, stderr io.Writer, needWorker bool) (
 		}
 	}
 	return &orchestrator.Config{
-		Catalog: cat, Worker: worker, WorkerArgs: wargs, Devices: devs, Shapes: shapes,
+		Catalog: cat, Worker: worker, WorkerArgs: wargs, Devices: devs, Shapes: shapes, Sources: sources,
 		Filter:            flt,
 		Strategy:          orchestrator.Strategy{Name: "exhaustive", Seed: c.seed},
 		Shard:             shard,
@@ -99,4 +109,36 @@ func (c *common) config(cmd string, stdout, stderr io.Writer, needWorker bool) (
 		Watchdog:          wd, CachePath: c.cache, Out: c.out, RetryFailed: c.retryFailed, Progress: c.progress,
 		Stdout: stdout, Stderr: stderr,
 	}, nil
+}
+
+// readShapes reads --shapes and --shapes-file. A shapes file replaces --shapes' default; given
+// together, the run takes the union: --shapes' shapes first, then the file's that --shapes does not
+// list, in file order. The sources are the file's comments per shape (nil without a file).
+func (c *common) readShapes(cmd string) ([]protocol.Shape, map[protocol.Shape]string, error) {
+	var shapes []protocol.Shape
+	var err error
+	useFlag := c.shapes != "" && (c.shapesFile == "" || c.shapesFlag == nil || c.shapesFlag.Changed)
+	if useFlag {
+		if shapes, err = results.ParseShapes(c.shapes); err != nil {
+			return nil, nil, usageErr(cmd, "--shapes: %v", err)
+		}
+	}
+	if c.shapesFile == "" {
+		return shapes, nil, nil
+	}
+	es, err := workload.ReadFile(c.shapesFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--shapes-file: %w", err)
+	}
+	seen := map[protocol.Shape]bool{}
+	for _, s := range shapes {
+		seen[s] = true
+	}
+	for _, s := range workload.Unique(es) {
+		if !seen[s] {
+			seen[s] = true
+			shapes = append(shapes, s)
+		}
+	}
+	return shapes, workload.Sources(es), nil
 }

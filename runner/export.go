@@ -6,6 +6,7 @@ import (
 	"tilegen/internal/export"
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
+	"tilegen/internal/workload"
 )
 
 // runExport writes the winners of a results set as a Go package, a CUDA C++ header and a
@@ -13,7 +14,9 @@ import (
 func runExport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("export", "--results DIR [--results DIR] --out DIR [flags]", stdout)
 	resultDirs := fs.StringArray("results", nil, "results `dir` of runner tune, verify or merge (repeat: a tune and a verify directory)")
-	shapes := fs.String("shapes", "", "comma-separated tuned `MxNxK` shapes to dispatch by (default: every tuned shape)")
+	shapes := fs.String("shapes", "", "comma-separated tuned `MxNxK` shapes to fit the dispatch on (default: every tuned shape)")
+	corpus := fs.String("corpus", "", "fit the dispatch on the workload corpus shapes `file` the results tuned (M N K  # source per line; see runner workload)")
+	buckets := fs.Int("buckets-per-octave", 2, "dispatch table resolution: `n` buckets per octave of M, N and K (1, 2 or 4)")
 	out := fs.String("out", "", "`dir` to create: the Go package, <name>.cuh and <name>.json (required)")
 	name := fs.String("name", "tilegen_sgemm", "`name` of the header, its launcher <name>_sgemm and the provenance file (a C identifier)")
 	goPkg := fs.String("go-package", "", "import `path` of the Go package; its last element is the package name (default: the name)")
@@ -23,6 +26,7 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	reword(fs, "generated", "generated `dir` with manifest.json, cuda/ and ptx/ (hashes are checked)")
 	force := fs.Bool("force", false, "replace the files of a previous export in --out (other files there are kept)")
 	allowUnhashed := fs.Bool("allow-unhashed", false, "accept records without source/PTX hashes (results written before they were recorded)")
+	atLeast(fs, ">=1", "buckets-per-octave")
 	if ok, err := parse(fs, args); !ok || err != nil {
 		return err
 	}
@@ -32,6 +36,12 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	if len(*resultDirs) == 0 || *out == "" {
 		return usageErr("export", "want --results DIR and --out DIR")
 	}
+	if *shapes != "" && *corpus != "" {
+		return usageErr("export", "--shapes and --corpus both choose the shapes to fit on: give one")
+	}
+	if *buckets != 1 && *buckets != 2 && *buckets != 4 {
+		return usageErr("export", "--buckets-per-octave %d: want 1, 2 or 4", *buckets)
+	}
 	var sh []protocol.Shape
 	if *shapes != "" {
 		var err error
@@ -39,6 +49,13 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 			return usageErr("export", "--shapes: %v", err)
 		}
 	}
-	return export.Run(export.Options{Results: *resultDirs, Shapes: sh, Generated: cf.generated, Out: *out, Name: *name,
-		GoPackage: *goPkg, Force: *force, AllowUnhashed: *allowUnhashed, Log: stdout})
+	var entries []workload.Entry
+	if *corpus != "" {
+		var err error
+		if entries, err = readCorpus("export", *corpus); err != nil {
+			return err
+		}
+	}
+	return export.Run(export.Options{Results: *resultDirs, Shapes: sh, Corpus: entries, BucketsPerOctave: *buckets,
+		Generated: cf.generated, Out: *out, Name: *name, GoPackage: *goPkg, Force: *force, AllowUnhashed: *allowUnhashed, Log: stdout})
 }

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
+	"tilegen/internal/search"
 	"tilegen/internal/variant"
 	"tilegen/internal/workerproc"
 )
@@ -209,8 +212,7 @@ func (t *timingFlags) timing(cmd string, cold bool) (protocol.TimingSettings, er
 // tuneFlags are the timing, search and ranking flags of tune (and bench).
 type tuneFlags struct {
 	timingFlags
-	strategy              string
-	budget                int
+	strategy, budget      string
 	cold                  bool
 	rounds, top, rankReps int
 	near                  float64
@@ -219,9 +221,8 @@ type tuneFlags struct {
 
 func (t *tuneFlags) flags() *pflag.FlagSet {
 	fs := group()
-	fs.StringVar(&t.strategy, "strategy", "exhaustive", "`name`: exhaustive (every variant) or random (--budget variants per shape)")
-	fs.IntVar(&t.budget, "budget", 0, "variants per shape for --strategy random (`n`)")
-	atLeast(fs, ">=1", "budget")
+	fs.StringVar(&t.strategy, "strategy", search.Exhaustive, "`name`: exhaustive (every variant), random (--budget variants per shape, drawn from --seed) or model (the most promising first, learning from each measurement, until --budget)")
+	fs.StringVar(&t.budget, "budget", "", "measurements per shape for --strategy random or model: a count `n`, or a fraction of the shape's candidates (0.2 or 20%); model's default 20%")
 	fs.AddFlagSet(t.timingFlags.flags())
 	fs.BoolVar(&t.cold, "cold", false, "flush L2 before every timed launch")
 	fs.IntVar(&t.rounds, "rank-rounds", 10, "most interleaved re-measurement rounds per shape (`n`; 0: rank by the sweep)")
@@ -234,15 +235,25 @@ func (t *tuneFlags) flags() *pflag.FlagSet {
 	return fs
 }
 
-// check refuses flag combinations that make no sense; call it before config.
-func (t *tuneFlags) check(cmd string) error {
+// check refuses flag combinations that make no sense (shard: --shard's value); call it before
+// config.
+func (t *tuneFlags) check(cmd, shard string) error {
+	var b search.Budget
+	if t.budget != "" {
+		var err error
+		if b, err = search.ParseBudget(t.budget); err != nil {
+			return usageErr(cmd, "--%v", err)
+		}
+	}
 	switch {
-	case t.strategy != "exhaustive" && t.strategy != "random":
-		return usageErr(cmd, "--strategy %q: want exhaustive or random", t.strategy)
-	case t.strategy == "random" && t.budget < 1:
-		return usageErr(cmd, "--strategy random needs --budget n (n >= 1 variants per shape)")
-	case t.strategy != "random" && t.budget != 0:
-		return usageErr(cmd, "--budget %d: only --strategy random takes a budget", t.budget)
+	case !slices.Contains(search.Methods, t.strategy):
+		return usageErr(cmd, "--strategy %q: want %s", t.strategy, strings.Join(search.Methods, ", "))
+	case t.strategy == search.Random && b.IsZero():
+		return usageErr(cmd, "--strategy random needs --budget (measurements per shape: n, or a fraction such as 0.2)")
+	case t.strategy == search.Exhaustive && !b.IsZero():
+		return usageErr(cmd, "--budget %s: only --strategy random or model take a budget", t.budget)
+	case t.strategy == search.Model && shard != "":
+		return usageErr(cmd, "--shard with --strategy model: the search learns across the run's shapes, so a shard's picks would depend on the others; give each job its own shapes (--shapes-file) instead")
 	}
 	_, err := t.timing(cmd, t.cold)
 	return err
@@ -251,7 +262,8 @@ func (t *tuneFlags) check(cmd string) error {
 // apply sets the checked flags in cfg.
 func (t *tuneFlags) apply(cfg *orchestrator.Config) {
 	ts, _ := t.timing("", t.cold)
-	cfg.Strategy.Name, cfg.Strategy.Budget = t.strategy, t.budget
+	b, _ := search.ParseBudget(t.budget) // checked; "" leaves the zero budget
+	cfg.Strategy.Name, cfg.Strategy.Budget = t.strategy, b
 	cfg.Timing = ts
 	cfg.Rank = orchestrator.RankSettings{Rounds: t.rounds, Top: t.top, NearPct: t.near,
 		Timing: protocol.TimingSettings{Warmup: 2, Reps: t.rankReps, MaxReps: t.rankReps, Cold: t.cold}}

@@ -90,11 +90,13 @@ func init() {
 		{"devices", "start a worker per device and print what it reports", runDevices},
 		{"merge", "combine result directories (shards) into one: runner merge DIR... --out DIR", runMerge},
 		{"export", "write the winners as a Go package, a CUDA C++ header and provenance (no GPU needed)", runExport},
+		{"workload", "fit the export's dispatch on a tuned workload corpus and cross-validate it: summary.json, chart (no GPU needed)", runWorkload},
 		{"study", "run one of the seeds' experiments and write its tables and charts: runner study NAME --out DIR", runStudy},
 		{"report", "render result directories into report.md with charts: runner report DIR... --out DIR (no GPU needed)", runReport},
 		{"bench", "the benchmark suite: edge suite, tune of the suite's shapes, FFMA peak, summary.json, BENCHMARKS.md", runBench},
 		{"outofcore", "multiply matrices larger than device memory by streaming blocks: --shape MxNxK [--device-mem BYTES]", runOutOfCore},
 		{"hybrid", "split one product between the GPU and the CPU: --shape MxNxK --cpu-rows F|auto [--sweep waves]", runHybrid},
+		{"search-eval", "replay the search strategies against exhaustive tunes' records: measurements to reach the winner (no GPU needed)", runSearchEval},
 		{"help", "show this list, or a command's flags: runner help CMD", runHelp},
 	}
 }
@@ -110,8 +112,12 @@ func lookupCommand(name string) *command {
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: runner <command> [flags]\n\ncommands:")
+	width := 0
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-*s %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'runner help <command>' (or runner <command> --help) for a command's flags;")
 	fmt.Fprintln(w, "'runner --version' prints the version, Go, nvcc and git revision.")

@@ -29,6 +29,7 @@ func runStudy(args []string, stdout, stderr io.Writer) error {
 	var c common
 	fs.AddFlagSet(c.flags("", "results/studies"))
 	_ = fs.MarkHidden("shapes") // each study plans its own shapes
+	_ = fs.MarkHidden("shapes-file")
 	var tf timingFlags
 	fs.AddFlagSet(tf.flags())
 	opt := study.DefaultOptions()

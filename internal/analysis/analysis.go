@@ -236,3 +236,44 @@ func ParseParams(s string) map[string]int {
 	}
 	return out
 }
+
+// SMLimits are the per-SM resources that bound how many blocks of a kernel are resident at once.
+type SMLimits struct {
+	// Registers is the register file (32-bit registers), split evenly among Partitions schedulers
+	// (a warp's registers come from its scheduler's share); RegisterUnit the allocation granularity
+	// of a warp's registers.
+	Registers, RegisterUnit, Partitions int
+	// SharedBytes is the shared memory an SM gives blocks; SharedReserved what the system reserves
+	// per block; SharedUnit the allocation granularity.
+	SharedBytes, SharedReserved, SharedUnit int
+	// Threads and Blocks are the resident threads and blocks at most.
+	Threads, Blocks int
+}
+
+// Hopper is sm_90's limits (CUDA programming guide, compute capability 9.0): 64 K registers in four
+// scheduler partitions, allocated per warp in units of 256, 228 KB of shared memory with 1 KB
+// reserved per block, 2048 threads and 32 blocks.
+var Hopper = SMLimits{Registers: 65536, RegisterUnit: 256, Partitions: 4, SharedBytes: 228 * 1024, SharedReserved: 1024,
+	SharedUnit: 128, Threads: 2048, Blocks: 32}
+
+// BlocksPerSM is how many blocks of threads threads, regs registers a thread and shared bytes of
+// shared memory (static and dynamic) fit an SM at once, as the occupancy calculator counts them; 0
+// when one does not fit.
+func BlocksPerSM(threads, regs, shared int, l SMLimits) int {
+	if threads < 1 || threads > l.Threads {
+		return 0
+	}
+	warps := variant.CeilDiv(threads, 32)
+	n := min(l.Blocks, l.Threads/(warps*32))
+	if regs > 0 && l.RegisterUnit > 0 {
+		perWarp := variant.CeilDiv(regs*32, l.RegisterUnit) * l.RegisterUnit
+		parts := max(1, l.Partitions)
+		n = min(n, parts*(l.Registers/parts/perWarp)/warps)
+	}
+	if l.SharedBytes > 0 {
+		unit := max(1, l.SharedUnit)
+		perBlock := variant.CeilDiv(shared+l.SharedReserved, unit) * unit
+		n = min(n, l.SharedBytes/perBlock)
+	}
+	return max(n, 0)
+}

@@ -8,8 +8,10 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"tilegen/generated"
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
+	"tilegen/internal/variant"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
@@ -144,5 +146,66 @@ func TestEveryFamilyHasAModel(t *testing.T) {
 		if got := ModelFor(f.Name); got == ModelCompulsory {
 			t.Errorf("family %s has no traffic model (ModelFor gives %s)", f.Name, got)
 		}
+	}
+}
+
+// TestBlocksPerSM: the occupancy count agrees with what the driver reported on the H100 for
+// variants of the committed bench (results/bench/nvidia-h100-80gb-hbm3: attributes.blocks_per_sm).
+func TestBlocksPerSM(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		threads, regs, shared int
+		want                  int
+	}{
+		{"coalesced_w16", 256, 32, 1024, 8},
+		{"cpasync_128x64x8_w64_t8x8_s3_k1_x0", 128, 149, 19200, 3},
+		{"cpasync_64x64x8_w32_t8x4_s4_k1_x1", 128, 109, 17408, 4},
+		{"regtile_128x128x16_w64_t8x16_p0_f1_s1_b1", 128, 237, 32768, 2},
+		{"regtile_128x128x8_w64_t8x8_p0_f1_s3_b2", 256, 128, 20480, 2},
+		{"regtile_128x256x8_w64_t8x16_p0_f1_s4_b1", 256, 222, 40960, 1},
+		{"regtile_64x64x16_w32_t4x4_p0_f1_s3_b1", 256, 80, 20480, 3},
+		{"slicedk_64x64x16_w32_t8x4_s4_x0", 256, 125, 34816, 2},
+		{"splitk_128x64x32_w64_t8x8_p0_f1_s2_b1_k2_r1", 128, 167, 81920, 2},
+		{"cpasync_32x64x8_w16_t4x4_s3_k4_x1", 128, 83, 18176, 5},
+		{"too much shared memory", 128, 32, 300 * 1024, 0},
+		{"too many threads", 4096, 32, 0, 0},
+	} {
+		if got := BlocksPerSM(tc.threads, tc.regs, tc.shared, Hopper); got != tc.want {
+			t.Errorf("%s: %d blocks per SM, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestBlocksPerSMMatchesDriver: for every variant of the committed H100 bench, the occupancy count
+// from its threads, shared memory and the registers the driver gave it (its JIT may differ from
+// ptxas by a few) is what the driver reported (cuOccupancyMaxActiveBlocksPerMultiprocessor).
+func TestBlocksPerSMMatchesDriver(t *testing.T) {
+	recs, err := results.ReadJSONL("../../results/bench/nvidia-h100-80gb-hbm3/tune/results.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*variant.Variant{}
+	vs := generated.Variants()
+	for i := range vs {
+		byName[vs[i].Name] = &vs[i]
+	}
+	checked := 0
+	seen := map[string]bool{}
+	for _, r := range recs {
+		v := byName[r.Variant]
+		if r.Attributes == nil || v == nil || seen[r.Variant] || r.Resources != v.Resources {
+			continue
+		}
+		seen[r.Variant] = true
+		checked++
+		a := r.Attributes
+		got := BlocksPerSM(v.Threads(), a.Registers, a.SharedStatic+v.DynamicShared, Hopper)
+		if got != a.BlocksPerSM {
+			t.Errorf("%s: %d blocks per SM, the driver said %d (threads %d, registers %d, shared %d)", r.Variant, got,
+				a.BlocksPerSM, v.Threads(), a.Registers, a.SharedStatic+v.DynamicShared)
+		}
+	}
+	if checked < 100 {
+		t.Errorf("only %d variants checked", checked)
 	}
 }

@@ -19,6 +19,8 @@ type cuhKernel struct {
 	Name, Family, Params, Hash, Source, OpName string
 	Op, BX, BY, TR, TC, GZ, Dyn                int
 	MM, NM, KM, LDM                            int
+	// The launch-time split-K rule (variant.SplitRule); all 0 when grid z is fixed.
+	SplitMax, KStep, MinK, BlocksPerSM, WorkspaceFloats int
 }
 
 // stripHeader removes the generator's leading comment lines ("// Code generated ...", nvcc, the
@@ -44,27 +46,28 @@ func cDouble(x float64) string {
 func cuhFile(p *Plan) ([]byte, error) {
 	data := struct {
 		Header, Name, Guard, GPU, NVCC, Arch, Generator, Content string
-		// Ops lists the ops with kernels; Defaults names each one's robust default; DefaultTable is
-		// the C initializer of the per-op default table.
-		Ops, Defaults, DefaultTable string
+		// Ops lists the ops with kernels; DefaultTable is the C initializer of the per-op defaults.
+		Ops, DefaultTable           string
 		DynDefault                  int
-		Classes, ClassRows          []string
+		Classes, ClassRows, RuleDoc []string
 		Kernels                     []cuhKernel
+		Rules                       []cuhRule
 		// BigDyn: some kernel needs more than DynDefault bytes of dynamic shared memory.
 		BigDyn bool
 	}{
 		Header: header, Name: p.Name, Guard: strings.ToUpper(p.Name) + "_CUH", GPU: safeText(p.GPU),
 		Ops: p.opsList(), NVCC: safeText(p.Manifest.NVCC), Arch: safeText(p.Manifest.Arch),
 		Generator: safeText(p.Manifest.Generator), Content: p.Content, DynDefault: dynSharedDefault, BigDyn: p.needsDynShared(),
+		RuleDoc: strings.Split(ruleDoc(p, p.Name+"_sgemm returns cudaErrorInvalidValue ("+p.Name+"_variant: NULL)"), "\n"),
 	}
-	var defs, table []string
-	for i, op := range variant.Ops {
-		table = append(table, strconv.Itoa(p.Defaults[i]))
-		if d := p.Defaults[i]; d >= 0 {
-			defs = append(defs, op.String()+" "+p.Variants[d].V.Name)
+	var table []string
+	for _, op := range variant.Ops {
+		table = append(table, strconv.Itoa(p.DefaultOf(op)))
+		if r := p.RuleOf(op); r != nil {
+			data.Rules = append(data.Rules, cuhRuleData(r))
 		}
 	}
-	data.Defaults, data.DefaultTable = strings.Join(defs, ", "), strings.Join(table, ", ")
+	data.DefaultTable = strings.Join(table, ", ")
 	for _, c := range p.Classes {
 		data.Classes = append(data.Classes, p.classLine(c))
 		data.ClassRows = append(data.ClassRows, fmt.Sprintf("{%d, %d, %d, %d, %d, %s, %s}", c.Shape.Op.Index(), c.Shape.M, c.Shape.N, c.Shape.K, c.Variant, cDouble(c.MedianMS), cDouble(c.CublasMS)))
@@ -75,16 +78,29 @@ func cuhFile(p *Plan) ([]byte, error) {
 		if strings.Contains(src, "DO NOT EDIT") {
 			return nil, fmt.Errorf("source of %s: a generated-code line after the header", v.Name)
 		}
-		data.Kernels = append(data.Kernels, cuhKernel{
+		k := cuhKernel{
 			Name: v.Name, Family: safeText(v.Family), Params: safeText(v.ParamString()), Hash: safeText(v.SourceHash), Source: src,
 			Op: v.Op.Index(), OpName: v.Op.String(), BX: v.Block.X, BY: v.Block.Y, TR: v.Tile.Rows, TC: v.Tile.Cols, GZ: atLeast1(v.GridZ), Dyn: v.DynamicShared,
 			MM: atLeast1(v.Requires.MMultiple), NM: atLeast1(v.Requires.NMultiple), KM: atLeast1(v.Requires.KMultiple),
 			LDM: atLeast1(v.Requires.LDMultiple),
-		})
+		}
+		if r := v.Split; r != nil {
+			k.SplitMax, k.KStep, k.MinK, k.BlocksPerSM, k.WorkspaceFloats = r.Max, r.KStep, r.MinK, r.BlocksPerSM, r.WorkspaceFloats
+		}
+		data.Kernels = append(data.Kernels, k)
 	}
 	var b strings.Builder
 	if err := cuhTmpl.Execute(&b, data); err != nil {
 		return nil, fmt.Errorf("render %s.cuh: %w", p.Name, err)
 	}
 	return []byte(b.String()), nil
+}
+
+// cuhSplitRule renders the .cuh's split rule, {name}_split_slices, alone (the text the header holds).
+func cuhSplitRule(name string) (string, error) {
+	var b strings.Builder
+	if err := cuhTmpl.ExecuteTemplate(&b, "slices", name); err != nil {
+		return "", fmt.Errorf("render the split rule: %w", err)
+	}
+	return b.String(), nil
 }

@@ -24,27 +24,44 @@
 // orchestrator.EdgeShapes that the variant accepts has an ok verify record. Others are excluded with
 // the reason (printed, and listed under "excluded" in the provenance).
 //
-// Selection. The shape classes are the tuned shapes (all of them, or --shapes). Each class gets the
-// eligible variant with the lowest median time there (ties: by name). When a (variant, shape) was
-// timed on several devices the larger median is used. Every ratio is cuBLAS time / tilegen time on
-// the same shape and device (above 1: faster than cuBLAS), as in bench and the reports. The robust
-// default is the eligible variant that was timed on every class and passed its whole edge suite
-// with no shape skipped, with the best (largest) worst-case, that is smallest, ratio over the
-// classes. The exported set is the class winners plus the default, sorted by name.
+// Selection. The dispatch rule is fitted on a set of shapes: a workload corpus (Options.Corpus,
+// --corpus: every shape must have been tuned), or --shapes, or every tuned shape. Its input is, per
+// shape, cuBLAS's median time and the median of every eligible variant timed there; when a
+// (variant, shape) was timed on several devices the larger median is used, and every ratio is
+// cuBLAS time / tilegen time on the same shape and device (above 1: faster than cuBLAS), as in
+// bench and the reports. The rule (package internal/dispatch) picks the robust default — an
+// eligible variant that passed its whole edge suite with no shape skipped, timed on the most
+// shapes, with the best worst-case ratio there — and the variants its tables launch. The exported
+// set is those variants plus the default, sorted by name. The classes (Classes() in the Go package,
+// <name>_classes in the header) are the fitted shapes with the variant the rule launches there and
+// its time; a shape where that variant was not timed is listed in the provenance (untimed) instead.
+// A variant that was fastest on a fitted shape but is not eligible is listed with the shapes it
+// would have won.
 //
-// Dispatch (identical in the Go package and the header). For M×N×K the class nearest by
-// log-distance, d = ln²(M/Mc) + ln²(N/Nc) + ln²(K/Kc), is chosen (ties: the first class in M, N, K
-// order), and its variant is launched when it accepts the problem (dimensions, leading-dimension
-// and alignment requirements, grid limits). Otherwise the robust default is launched when it
-// accepts the problem; otherwise the call returns an error and launches nothing. A call never
-// launches a kernel on a problem the kernel was not built for.
+// Dispatch (identical in the Go package and the header; internal/dispatch's Rule.Dispatch). M, N
+// and K each go into a bucket (2^s per octave: floor(log2 x) and the s bits after the leading one,
+// clamped to the fitted range) with integer operations; three tables give the cell's variant for
+// problems whose M and N its tile divides, its variant for the other problems, and its best
+// variant without requirements. The aligned variant is launched when its tile divides M and N and
+// it accepts the problem (dimensions, leading-dimension and alignment requirements, the kernels'
+// 32-bit ints, grid limits); else the first of the unaligned, general and aligned variants and the
+// robust default that accepts it; when none does, the call returns an error and launches nothing.
+// A call never launches a kernel on a problem the kernel was not built for, and costs a few
+// integer operations and three table reads: no allocation, no floating point. The tests compile
+// the Go package and the header and compare their choices with Plan.Choose (which follows
+// Rule.Dispatch) on about 1300 shapes.
 //
 // Launch (the runner's contract): block (Block.X, Block.Y, 1), grid (ceil(N/Tile.Cols),
-// ceil(M/Tile.Rows), GridZ), dynamic shared memory DynamicShared bytes; above 48 KiB the kernel's
+// ceil(M/Tile.Rows), z), dynamic shared memory DynamicShared bytes; above 48 KiB the kernel's
 // maximum dynamic shared size attribute is raised first: by Load in the Go package (per context),
-// once per device in the header (again if a launch fails, as after cudaDeviceReset). The header's
-// launcher keeps the CUDA runtime off its per-call path apart from the launch itself: it remembers
-// the nearest class of the last shape per thread and calls cudaLaunchKernel from a table.
+// once per device in the header (again if a launch fails, as after cudaDeviceReset). z is GridZ,
+// or for a variant with a launch-time split rule (variants.yaml grid_z: auto) what the rule
+// (variant.SplitRule.Slices) picks from the shape and the device's SM count; both outputs carry
+// a copy of the rule (splitSlices, <name>_split_slices), tested to agree with the Go original on
+// many shapes. The Go package reads the SM count in Load; the header once per device, at the first
+// launch of such a kernel (cudaGetDevice on each of its launches). The header's launcher otherwise
+// keeps the CUDA runtime off its per-call path apart from the launch itself: it reads the
+// rule's tables and calls cudaLaunchKernel from a table of kernels.
 //
 // The Go package imports only the standard library and does not import gorgonia.org/cu (whose init
 // exits the process without a GPU). driver.go (cgo, Linux) opens libcuda.so.1 with dlopen when Load
@@ -57,10 +74,11 @@
 //
 // Input text. Text from the inputs that reaches generated code or printed output (device names,
 // nvcc and generator versions, families, parameter names, failure reasons, variant names from
-// results files) is written as it is when it is plain printable ASCII that cannot end a comment, and
-// Go-quoted otherwise (one line, no control characters, "*/" broken up); Go string literals are
-// quoted by the Go renderer and the provenance by encoding/json. Variant names, which are
-// identifiers in the generated code, must be C identifiers or the export is refused.
+// results files; a corpus's sources never reach the export) is written as it is when it is plain
+// printable ASCII that cannot end a comment, and Go-quoted otherwise (one line, no control
+// characters, "*/" broken up); Go string literals are quoted by the Go renderer and the provenance
+// by encoding/json. Variant names, which are identifiers in the generated code, must be C
+// identifiers or the export is refused.
 //
 // Output. Nothing in the output depends on time or map order: the same inputs give byte-identical
 // artifacts. The provenance lists every file of the export (files). An existing --out directory is

@@ -14,7 +14,8 @@ import (
 // consumerMain is a program that imports the exported package (as example.com/consumer/tgsgemm):
 // it prints Choose for every probe, then loads the kernels; when that fails it prints the error and
 // exits 0, otherwise it runs every class through Sgemm with recognizable arguments, one refused
-// problem, and Unload.
+// problem, and Unload. With TG_ALLOCS set it prints instead how many allocations a dispatch of
+// every probe Choose accepts makes (testing.AllocsPerRun).
 func consumerMain() string {
 	var b strings.Builder
 	b.WriteString(`package main
@@ -22,17 +23,35 @@ func consumerMain() string {
 import (
 	"errors"
 	"fmt"
+	"os"
+	"testing"
 
 	"example.com/consumer/tgsgemm"
 )
 
-func main() {
-	for _, q := range [][6]int{
+var probes = [][6]int{
 `)
 	for _, q := range probes {
-		fmt.Fprintf(&b, "\t\t{%d, %d, %d, %d, %d, %d},\n", q[0], q[1], q[2], q[3], q[4], q[5])
+		fmt.Fprintf(&b, "\t{%d, %d, %d, %d, %d, %d},\n", q[0], q[1], q[2], q[3], q[4], q[5])
 	}
-	b.WriteString(`	} {
+	b.WriteString(`}
+
+func main() {
+	if os.Getenv("TG_ALLOCS") != "" {
+		var ok [][6]int
+		for _, q := range probes {
+			if _, err := tgsgemm.Choose(q[0], q[1], q[2], q[3], q[4], q[5]); err == nil {
+				ok = append(ok, q)
+			}
+		}
+		fmt.Printf("allocations per dispatch of %d problems: %v\n", len(ok), testing.AllocsPerRun(10, func() {
+			for _, q := range ok {
+				tgsgemm.Choose(q[0], q[1], q[2], q[3], q[4], q[5])
+			}
+		}))
+		return
+	}
+	for _, q := range probes {
 		name := "-"
 		if v, err := tgsgemm.Choose(q[0], q[1], q[2], q[3], q[4], q[5]); err == nil {
 			name = v
@@ -46,6 +65,14 @@ func main() {
 	}
 	for _, c := range tgsgemm.Classes() {
 		fmt.Println("sgemm", ks.Sgemm(c.M, c.N, c.K, 1.5, 256, c.K, 512, c.N, 0, 1024, c.N, 0x77))
+	}
+	for _, s := range [][3]int{
+`)
+	for _, s := range launchShapes {
+		fmt.Fprintf(&b, "\t\t{%d, %d, %d},\n", s[0], s[1], s[2])
+	}
+	b.WriteString(`	} {
+		fmt.Println("sgemm", ks.Sgemm(s[0], s[1], s[2], 1.5, 256, s[2], 512, s[1], 0, 1024, s[1], 0x77))
 	}
 	fmt.Println("lda < K refused:", ks.Sgemm(4, 4, 4, 1, 256, 3, 256, 4, 0, 256, 4, 0) != nil)
 	fmt.Println("unload", ks.Unload())
@@ -83,10 +110,11 @@ func runConsumer(t *testing.T, bin string, env ...string) string {
 
 // TestGoPackageBuilds builds the exported package in a module of its own that requires nothing
 // (so an empty module cache and GOPROXY=off suffice), and runs a program importing it on this host,
-// which has no GPU: it starts, its Choose agrees with Plan.Choose, and Load returns an error, both
-// with cgo (the driver opened by dlopen, or missing) and without.
+// which has no GPU: it starts, its Choose agrees with Plan.Choose on every probe (an export with
+// variants that have requirements, so that both of the rule's tables are exercised), and Load
+// returns an error, both with cgo (the driver opened by dlopen, or missing) and without.
 func TestGoPackageBuilds(t *testing.T) {
-	out, p := exportFixture(t)
+	out, p := requirementsFixture(t)
 	cgo, nocgo := buildConsumer(t, out)
 	choices := planChoices(p)
 	for _, c := range []struct {
@@ -106,6 +134,12 @@ func TestGoPackageBuilds(t *testing.T) {
 		}
 		t.Logf("%s: %s", filepath.Base(c.bin), strings.TrimSpace(rest))
 	}
+	// The dispatch allocates nothing on a problem it accepts (a variant's requirements included).
+	got := runConsumer(t, cgo, "TG_ALLOCS=1")
+	if !strings.HasPrefix(got, "allocations per dispatch of ") || !strings.HasSuffix(got, ": 0\n") {
+		t.Errorf("dispatch allocates: %s", got)
+	}
+	t.Log(strings.TrimSpace(got))
 }
 
 // fakeCUDA is a libcuda.so.1 with the entry points the exported package uses, for running its
@@ -122,6 +156,11 @@ static int mode(const char* m) { const char* e = getenv("FAKE_CUDA"); return e &
 int cuInit(unsigned flags) { return mode("noinit") || flags ? 100 : 0; }
 
 int cuCtxGetCurrent(void** ctx) { *ctx = mode("nocontext") ? NULL : (void*)0x1000; return 0; }
+
+int cuCtxGetDevice(int* dev) { *dev = 0; return 0; }
+
+// CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT (16): the H100's 132.
+int cuDeviceGetAttribute(int* v, int attr, int dev) { *v = attr == 16 && dev == 0 ? 132 : -1; return attr == 16 ? 0 : 1; }
 
 int cuModuleLoadData(void** mod, const void* image)
 {
@@ -171,7 +210,8 @@ int cuGetErrorString(int r, const char** s)
 // LD_LIBRARY_PATH): the errors of a host without a device or context, and, where every call
 // succeeds, that Load loads every kernel and raises the dynamic shared memory limit exactly of
 // those above 48 KiB, and that Sgemm launches the kernel Plan.Choose picks with its grid, block,
-// shared memory, stream and the eleven parameters in order.
+// shared memory, stream and the eleven parameters in order, its grid z from the split rule with the
+// device's SM count (132 here) where the variant has one.
 func TestGoPackageDriver(t *testing.T) {
 	gcc := needTool(t, "gcc")
 	lib := t.TempDir()
@@ -185,7 +225,7 @@ func TestGoPackageDriver(t *testing.T) {
 	for _, fx := range []struct {
 		name   string
 		export func(*testing.T) (string, *Plan)
-	}{{"seed", exportFixture}, {"regtile", exportRegtile}} {
+	}{{"seed", exportFixture}, {"regtile", exportRegtile}, {"regimes", exportRegimes}} {
 		t.Run(fx.name, func(t *testing.T) {
 			out, p := fx.export(t)
 			bin, _ := buildConsumer(t, out)
@@ -207,16 +247,22 @@ func TestGoPackageDriver(t *testing.T) {
 					fmt.Fprintf(&want, "attr %s 8 %d\n", c.V.Name, c.V.DynamicShared)
 				}
 			}
-			for _, c := range p.Classes {
-				s := c.Shape
-				i, err := p.Choose(variant.OpNN, s.M, s.N, s.K, s.K, s.N, s.N)
+			shapes := launchShapes
+			for i := len(p.Classes) - 1; i >= 0; i-- {
+				s := p.Classes[i].Shape
+				shapes = append([][3]int{{s.M, s.N, s.K}}, shapes...)
+			}
+			for _, s := range shapes {
+				m, n, k := s[0], s[1], s[2]
+				i, err := p.Choose(variant.OpNN, m, n, k, k, n, n)
 				if err != nil {
 					t.Fatal(err)
 				}
 				v := p.Variants[i].V
+				gx, gy, gz := v.Grid(m, n, k, 132)
 				fmt.Fprintf(&want, "launch %s grid %d,%d,%d block %d,%d,1 shared %d stream 77 extra 0 M=%d N=%d K=%d alpha=1.5 "+
-					"A=100 lda=%d B=200 ldb=%d beta=0 C=400 ldc=%d\nsgemm <nil>\n", v.Name, (s.N+v.Tile.Cols-1)/v.Tile.Cols,
-					(s.M+v.Tile.Rows-1)/v.Tile.Rows, atLeast1(v.GridZ), v.Block.X, v.Block.Y, v.DynamicShared, s.M, s.N, s.K, s.K, s.N, s.N)
+					"A=100 lda=%d B=200 ldb=%d beta=0 C=400 ldc=%d\nsgemm <nil>\n", v.Name, gx, gy, gz, v.Block.X, v.Block.Y,
+					v.DynamicShared, m, n, k, k, n, n)
 			}
 			want.WriteString("lda < K refused: true\nunload <nil>\n")
 			if got := runConsumer(t, bin, env("ok")...); got != want.String() {

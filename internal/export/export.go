@@ -10,18 +10,26 @@ import (
 	"regexp"
 	"strings"
 
+	"tilegen/internal/dispatch"
 	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
 	"tilegen/internal/variant"
+	"tilegen/internal/workload"
 )
 
 // Options are one export's inputs.
 type Options struct {
 	// Results are results directories (results.jsonl, device.json).
 	Results []string
-	// Shapes restricts the classes to these tuned shapes (nil: every tuned shape).
+	// Shapes restricts the shapes the dispatch rule is fitted on to these tuned shapes (nil: every
+	// tuned shape, or the corpus).
 	Shapes []protocol.Shape
+	// Corpus, when set, is the workload corpus the dispatch rule is fitted on (every shape must be
+	// tuned in the results); nil: the tuned shapes.
+	Corpus []workload.Entry
+	// BucketsPerOctave is the dispatch table's resolution: 1, 2 or 4 (0: 2).
+	BucketsPerOctave int
 	// Generated is the generated directory (manifest.json, cuda/, ptx/).
 	Generated string
 	// Out is the directory to create: the Go package's directory, also holding <Name>.cuh and <Name>.json.
@@ -88,6 +96,59 @@ func PackageName(path string) (string, error) {
 	return name, nil
 }
 
+// load reads the results and the generated directory's manifest and checks that they belong
+// together; unhashed counts the records without source/PTX hashes.
+func load(o Options) (rs *resultsSet, m variant.Manifest, unhashed int, err error) {
+	if rs, err = readResults(o.Results); err != nil {
+		return nil, m, 0, err
+	}
+	cat, err := orchestrator.LoadDir(o.Generated)
+	if err != nil {
+		return nil, m, 0, err
+	}
+	m = variant.Manifest{NVCC: cat.NVCC(), Arch: cat.Arch(), Variants: cat.Variants()}
+	b, err := os.ReadFile(filepath.Join(o.Generated, "manifest.json"))
+	if err != nil {
+		return nil, m, 0, fmt.Errorf("read catalog: %w", err)
+	}
+	var head struct {
+		Generator string `json:"generator"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, m, 0, fmt.Errorf("manifest: %w", err)
+	}
+	m.Generator = head.Generator
+	if rs.info.Arch != "" && m.Arch != rs.info.Arch {
+		return nil, m, 0, fmt.Errorf("results were measured with %s PTX, the generated directory has %s", rs.info.Arch, m.Arch)
+	}
+	unhashed, measured := rs.unhashed()
+	if unhashed == measured && measured > 0 && !o.AllowUnhashed {
+		return nil, m, 0, fmt.Errorf("no record of %s carries source/PTX hashes (they were written before results recorded them), "+
+			"so export cannot tell whether the generated kernels are the ones measured: rerun runner tune and runner verify "+
+			"with this generated directory, or pass --allow-unhashed to match them by ptxas resources only", strings.Join(o.Results, ", "))
+	}
+	return rs, m, unhashed, nil
+}
+
+// Workload is the NN dispatch rule's fitting input as an export would fit it (o.Corpus, or the
+// tuned shapes: the same records, eligibility and exclusions), for cross-validating the rule, and
+// the GPU.
+func Workload(o Options) (*dispatch.Data, string, error) {
+	rs, m, _, err := load(o)
+	if err != nil {
+		return nil, "", err
+	}
+	sel, err := selectInputs(rs, m, o)
+	if err != nil {
+		return nil, "", err
+	}
+	d := sel.data[variant.OpNN]
+	if d == nil || len(d.Kernels) == 0 {
+		return nil, "", fmt.Errorf("no exportable NN variant was timed on the shapes")
+	}
+	return d, sel.gpu, nil
+}
+
 // Prepare validates the options and decides the export without writing anything.
 func Prepare(o Options) (*Plan, map[string][]byte, error) {
 	if err := ValidName(o.Name); err != nil {
@@ -100,36 +161,11 @@ func Prepare(o Options) (*Plan, map[string][]byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	rs, err := readResults(o.Results)
+	rs, m, unhashed, err := load(o)
 	if err != nil {
 		return nil, nil, err
 	}
-	cat, err := orchestrator.LoadDir(o.Generated)
-	if err != nil {
-		return nil, nil, err
-	}
-	m := variant.Manifest{NVCC: cat.NVCC(), Arch: cat.Arch(), Variants: cat.Variants()}
-	b, err := os.ReadFile(filepath.Join(o.Generated, "manifest.json"))
-	if err != nil {
-		return nil, nil, fmt.Errorf("read catalog: %w", err)
-	}
-	var head struct {
-		Generator string `json:"generator"`
-	}
-	if err := json.Unmarshal(b, &head); err != nil {
-		return nil, nil, fmt.Errorf("manifest: %w", err)
-	}
-	m.Generator = head.Generator
-	if rs.info.Arch != "" && m.Arch != rs.info.Arch {
-		return nil, nil, fmt.Errorf("results were measured with %s PTX, the generated directory has %s", rs.info.Arch, m.Arch)
-	}
-	unhashed, measured := rs.unhashed()
-	if unhashed == measured && measured > 0 && !o.AllowUnhashed {
-		return nil, nil, fmt.Errorf("no record of %s carries source/PTX hashes (they were written before results recorded them), "+
-			"so export cannot tell whether the generated kernels are the ones measured: rerun runner tune and runner verify "+
-			"with this generated directory, or pass --allow-unhashed to match them by ptxas resources only", strings.Join(o.Results, ", "))
-	}
-	p, err := choose(rs, m, o.Shapes, o.AllowUnhashed)
+	p, err := choose(rs, m, o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -195,8 +231,8 @@ func Run(o Options) error {
 	return nil
 }
 
-// opLabel is " for OP" when the export holds kernels of several ops or of another op than NN, else
-// "" (an NN-only export reads as before ops existed).
+// opLabel is " for OP" when the export holds kernels of another op than NN, else "" (an NN-only
+// export reads as before ops existed).
 func (p *Plan) opLabel(op variant.Op) string {
 	if p.opsList() == "NN" {
 		return ""
@@ -205,20 +241,30 @@ func (p *Plan) opLabel(op variant.Op) string {
 }
 
 func summary(w io.Writer, p *Plan, out string) {
-	fmt.Fprintf(w, "exported %d variant(s) for %d shape class(es) on %s into %s (package %s, %s.cuh, %s.json)\n",
+	fmt.Fprintf(w, "exported %d variant(s), %d shape class(es) on %s into %s (package %s, %s.cuh, %s.json)\n",
 		len(p.Variants), len(p.Classes), safeText(p.GPU), safeText(out), p.GoPackage, p.Name, p.Name)
 	fmt.Fprintf(w, "  ratio = cuBLAS time / tilegen time (above 1: faster than cuBLAS)\n")
 	for _, c := range p.Classes {
-		fmt.Fprintf(w, "  %-16s %-24s %9.4f ms  ratio %.2f\n", results.ShapeString(c.Shape),
+		fmt.Fprintf(w, "  %-19s %-24s %9.4f ms  ratio %.2f\n", results.ShapeString(c.Shape),
 			p.Variants[c.Variant].V.Name, c.MedianMS, c.Ratio())
 	}
-	for i, op := range variant.Ops {
-		if p.Defaults[i] < 0 {
-			continue
-		}
-		d := p.Variants[p.Defaults[i]]
-		fmt.Fprintf(w, "  robust default%s: %s (worst ratio %.2f, edge suite %d/%d passed)\n", p.opLabel(op), d.V.Name, d.WorstRatio,
+	fitted := "the tuned shapes"
+	if p.Corpus {
+		fitted = "the corpus"
+	}
+	for _, r := range p.Rules {
+		d := p.Variants[r.Default]
+		fmt.Fprintf(w, "  robust default%s: %s (worst ratio %.2f, edge suite %d/%d passed)\n", p.opLabel(r.Op), d.V.Name, d.WorstRatio,
 			d.Edge.Passed, d.Edge.Shapes)
+		dims := r.Rule.Dims()
+		pr := r.Rule.Params
+		fmt.Fprintf(w, "  dispatch%s: %d×%d×%d tables (M×N×K buckets, %d per octave) fitted on %d shapes (%s): bandwidth %g octaves "+
+			"(adaptive %g), ridge %g, waves %g, edge %g, cross-regime %g, alignment %g, reach %g, pinned cells %v\n",
+			p.opLabel(r.Op), dims[0], dims[1], dims[2], 1<<r.Rule.Shift, r.FitShapes, fitted, pr.Bandwidth, pr.Adaptive, pr.Ridge, pr.Waves, pr.Edge,
+			pr.CrossRegime, pr.Align, pr.Reach, pr.Pin)
+	}
+	for _, s := range p.Untimed {
+		fmt.Fprintf(w, "  note: at %s the rule launches a variant that was not timed there\n", results.ShapeString(s))
 	}
 	if p.Unhashed > 0 {
 		fmt.Fprintf(w, "  warning: %d record(s) carry no source/PTX hash (--allow-unhashed): matched to the generated kernels by ptxas resources only\n",

@@ -93,32 +93,38 @@ func goDispatch(p *Plan) *jen.File {
 		jen.Id("tileRows").Op(",").Id("tileCols").Op(",").Id("gridZ").Int(),
 		jen.Id("dynamicShared").Int(),
 		jen.Id("mMultiple").Op(",").Id("nMultiple").Op(",").Id("kMultiple").Op(",").Id("ldMultiple").Int(),
+		jen.Comment("The launch-time split-K rule (splitSlices): splitMax > 0 means grid z is chosen per launch, at most splitMax."),
+		jen.Id("splitMax").Op(",").Id("kStep").Op(",").Id("minK").Op(",").Id("blocksPerSM").Op(",").Id("workspaceFloats").Int(),
 	)
 	f.Line()
 	f.Comment("kernels are the exported variants, sorted by name.")
 	f.Var().Id("kernels").Op("=").Index(jen.Lit(len(p.Variants))).Id("kernel").ValuesFunc(func(g *jen.Group) {
 		for _, c := range p.Variants {
 			v := c.V
-			g.Values(jen.Dict{
+			d := jen.Dict{
 				jen.Id("name"): jen.Lit(v.Name), jen.Id("op"): jen.Id(goOp(v.Op)), jen.Id("blockX"): jen.Lit(v.Block.X), jen.Id("blockY"): jen.Lit(v.Block.Y),
 				jen.Id("tileRows"): jen.Lit(v.Tile.Rows), jen.Id("tileCols"): jen.Lit(v.Tile.Cols), jen.Id("gridZ"): jen.Lit(atLeast1(v.GridZ)),
 				jen.Id("dynamicShared"): jen.Lit(v.DynamicShared),
 				jen.Id("mMultiple"):     jen.Lit(atLeast1(v.Requires.MMultiple)), jen.Id("nMultiple"): jen.Lit(atLeast1(v.Requires.NMultiple)),
 				jen.Id("kMultiple"): jen.Lit(atLeast1(v.Requires.KMultiple)), jen.Id("ldMultiple"): jen.Lit(atLeast1(v.Requires.LDMultiple)),
-			})
+			}
+			if r := v.Split; r != nil {
+				d[jen.Id("splitMax")], d[jen.Id("kStep")], d[jen.Id("minK")] = jen.Lit(r.Max), jen.Lit(r.KStep), jen.Lit(r.MinK)
+				d[jen.Id("blocksPerSM")], d[jen.Id("workspaceFloats")] = jen.Lit(r.BlocksPerSM), jen.Lit(r.WorkspaceFloats)
+			}
+			g.Values(d)
 		}
 	})
 	f.Line()
-	f.Comment(lineComment("defaultKernel holds each op's robust default, launched when the nearest class's variant cannot\n" +
-		"take a problem (-1: the export has no kernel for that op)."))
+	f.Comment(lineComment("defaultKernel holds each op's robust default, launched when none of the variants of a problem's\n" +
+		"cell can take it (-1: the export has no kernel for the op)."))
 	f.Var().Id("defaultKernel").Op("=").Index(jen.Lit(4)).Int().ValuesFunc(func(g *jen.Group) {
-		for _, d := range p.Defaults {
-			g.Lit(d)
+		for _, op := range variant.Ops {
+			g.Lit(p.DefaultOf(op))
 		}
 	})
 	f.Line()
-	f.Comment(lineComment("Class is a tuned shape and op, the variant launched for problems of that op nearest to it,\n" +
-		"and the median times recorded at tuning (milliseconds; cuBLAS with the same op)."))
+	f.Comment(lineComment("Class is a shape and op the op's dispatch rule was fitted on, the variant it launches there, and\nthe median times recorded at tuning (milliseconds; cuBLAS with the same op)."))
 	f.Type().Id("Class").Struct(
 		jen.Id("Op").Id("Op"),
 		jen.Id("M").Op(",").Id("N").Op(",").Id("K").Int(),
@@ -127,20 +133,17 @@ func goDispatch(p *Plan) *jen.File {
 		jen.Id("CublasMS").Float64(),
 	)
 	f.Line()
-	f.Comment("classes are sorted by op, then M, N, K; classKernel[i] indexes kernels.")
+	f.Comment(lineComment("classes are the shapes the rules were fitted on where the variant they launch was timed, sorted\nby op, then M, N, K."))
 	f.Var().Id("classes").Op("=").Index().Id("Class").ValuesFunc(func(g *jen.Group) {
 		for _, c := range p.Classes {
 			g.Values(jen.Dict{jen.Id("Op"): jen.Id(goOp(c.Shape.Op)), jen.Id("M"): jen.Lit(c.Shape.M), jen.Id("N"): jen.Lit(c.Shape.N), jen.Id("K"): jen.Lit(c.Shape.K),
 				jen.Id("Variant"): jen.Lit(p.Variants[c.Variant].V.Name), jen.Id("TunedMS"): jen.Lit(c.MedianMS), jen.Id("CublasMS"): jen.Lit(c.CublasMS)})
 		}
 	})
-	f.Var().Id("classKernel").Op("=").Index().Int().ValuesFunc(func(g *jen.Group) {
-		for _, c := range p.Classes {
-			g.Lit(c.Variant)
-		}
-	})
 	f.Line()
-	f.Comment("Classes returns the tuned shape classes, sorted by op, then M, N, K.")
+	goRule(f, p)
+	f.Line()
+	f.Comment("Classes returns the shapes the rules were fitted on (see classes), by op, then in M, N, K order.")
 	f.Func().Id("Classes").Params().Index().Id("Class").Block(
 		jen.Return(jen.Append(jen.Index().Id("Class").Parens(jen.Nil()), jen.Id("classes").Op("..."))),
 	)
@@ -210,76 +213,107 @@ func goDispatch(p *Plan) *jen.File {
 		jen.Return(jen.Lit(-1)),
 	)
 	f.Line()
-	f.Comment("choose applies the dispatch rule; ptrs is the OR of the A, B and C addresses (0: unknown).")
+	f.Comment("choose applies op's dispatch rule; ptrs is the OR of the A, B and C addresses (0: unknown).")
 	f.Func().Id("choose").Params(jen.Id("op").Id("Op"), jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc")).Int(), jen.Id("ptrs").Uintptr()).Params(jen.Int(), jen.Error()).Block(
 		jen.If(jen.Id("m").Op("<").Lit(1).Op("||").Id("n").Op("<").Lit(1).Op("||").Id("k").Op("<").Lit(1)).Block(
 			jen.Return(jen.Lit(-1), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": shape %dx%dx%d: every dimension must be at least 1"), jen.Id("m"), jen.Id("n"), jen.Id("k"))),
 		),
-		jen.If(jen.Id("op").Op("<").Id("OpNN").Op("||").Id("op").Op(">").Id("OpTT").Op("||").Id("defaultKernel").Index(jen.Id("op")).Op("<").Lit(0)).Block(
+		jen.If(jen.Id("op").Op("<").Id("OpNN").Op("||").Id("op").Op(">").Id("OpTT").Op("||").Id("rules").Index(jen.Id("op")).Op("==").Nil()).Block(
 			jen.Return(jen.Lit(-1), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": no %s kernel in this export (it has "+p.opsList()+")"), jen.Id("op"))),
 		),
 		jen.Id("def").Op(":=").Id("defaultKernel").Index(jen.Id("op")),
-		jen.Id("best").Op(":=").Id("nearest").Call(jen.Id("op"), jen.Id("m"), jen.Id("n"), jen.Id("k")),
-		jen.Id("err").Op(":=").Id("supports").Call(jen.Op("&").Id("kernels").Index(jen.Id("best")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")),
-		jen.If(jen.Err().Op("==").Nil()).Block(jen.Return(jen.Id("best"), jen.Nil())),
-		jen.If(jen.Id("best").Op("==").Id("def")).Block(
-			jen.Return(jen.Lit(-1), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": %s: %w"), jen.Id("kernels").Index(jen.Id("best")).Dot("name"), jen.Err())),
+		jen.List(jen.Id("aligned"), jen.Id("unaligned"), jen.Id("general")).Op(":=").Id("rules").Index(jen.Id("op")).Dot("pick").Call(jen.Id("m"), jen.Id("n"), jen.Id("k")),
+		jen.Id("ka").Op(":=").Op("&").Id("kernels").Index(jen.Id("aligned")),
+		jen.If(jen.Id("m").Op("%").Id("ka").Dot("tileRows").Op("==").Lit(0).Op("&&").Id("n").Op("%").Id("ka").Dot("tileCols").Op("==").Lit(0).Op("&&").
+			Id("reject").Call(jen.Id("ka"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")).Op("==").Lit(0)).Block(
+			jen.Return(jen.Id("aligned"), jen.Nil()),
 		),
-		jen.Id("derr").Op(":=").Id("supports").Call(jen.Op("&").Id("kernels").Index(jen.Id("def")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")),
-		jen.If(jen.Id("derr").Op("==").Nil()).Block(jen.Return(jen.Id("def"), jen.Nil())),
-		jen.Return(jen.Lit(-1), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": %s (nearest class): %v; default %s: %w"),
-			jen.Id("kernels").Index(jen.Id("best")).Dot("name"), jen.Err(), jen.Id("kernels").Index(jen.Id("def")).Dot("name"), jen.Id("derr"))),
-	)
-	f.Line()
-	f.Comment(lineComment("nearest returns the kernel of op's class nearest to M×N×K by squared log-distance (ties: the first\nclass), or op's default when the op has no class."))
-	f.Func().Id("nearest").Params(jen.Id("op").Id("Op"), jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k")).Int()).Int().Block(
-		jen.List(jen.Id("best"), jen.Id("bestD")).Op(":=").List(jen.Id("defaultKernel").Index(jen.Id("op")), jen.Qual("math", "Inf").Call(jen.Lit(1))),
-		jen.For(jen.List(jen.Id("i"), jen.Id("c")).Op(":=").Range().Id("classes")).Block(
-			jen.If(jen.Id("c").Dot("Op").Op("!=").Id("op")).Block(jen.Continue()),
-			jen.Id("dm").Op(":=").Qual("math", "Log").Call(jen.Float64().Call(jen.Id("m")).Op("/").Float64().Call(jen.Id("c").Dot("M"))),
-			jen.Id("dn").Op(":=").Qual("math", "Log").Call(jen.Float64().Call(jen.Id("n")).Op("/").Float64().Call(jen.Id("c").Dot("N"))),
-			jen.Id("dk").Op(":=").Qual("math", "Log").Call(jen.Float64().Call(jen.Id("k")).Op("/").Float64().Call(jen.Id("c").Dot("K"))),
-			jen.If(jen.Id("d").Op(":=").Id("dm").Op("*").Id("dm").Op("+").Id("dn").Op("*").Id("dn").Op("+").Id("dk").Op("*").Id("dk"), jen.Id("d").Op("<").Id("bestD")).Block(
-				jen.List(jen.Id("best"), jen.Id("bestD")).Op("=").List(jen.Id("classKernel").Index(jen.Id("i")), jen.Id("d")),
+		jen.Comment("The cell's kernel for problems its tile does not divide, its kernel without requirements, then"),
+		jen.Comment("the aligned one on a partial tile, then the op's robust default."),
+		jen.For(jen.List(jen.Id("_"), jen.Id("i")).Op(":=").Range().Index(jen.Lit(4)).Int().Values(jen.Id("unaligned"), jen.Id("general"), jen.Id("aligned"), jen.Id("def"))).Block(
+			jen.If(jen.Id("reject").Call(jen.Op("&").Id("kernels").Index(jen.Id("i")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")).Op("==").Lit(0)).Block(
+				jen.Return(jen.Id("i"), jen.Nil()),
 			),
 		),
-		jen.Return(jen.Id("best")),
+		jen.Id("err").Op(":=").Id("supports").Call(jen.Id("ka"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")),
+		jen.Id("derr").Op(":=").Id("supports").Call(jen.Op("&").Id("kernels").Index(jen.Id("def")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")),
+		jen.Return(jen.Lit(-1), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": no exported %s variant takes %dx%dx%d: %s: %v; default %s: %w"),
+			jen.Id("op"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("ka").Dot("name"), jen.Err(), jen.Id("kernels").Index(jen.Id("def")).Dot("name"), jen.Id("derr"))),
 	)
 	f.Line()
-	f.Comment(lineComment("supports says why kernel kn cannot take the problem (nil: it can): the checks of the\ngenerator's variant model under the kernel's op, the kernels' 32-bit int parameters and the\npointers' alignment."))
+	params := []jen.Code{jen.Id("kn").Op("*").Id("kernel"), jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc")).Int(), jen.Id("ptrs").Uintptr()}
+	args := []jen.Code{jen.Id("kn"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")}
+	f.Comment(lineComment("Checks reject reports (0: kernel kn can take the problem): the kernels' 32-bit int parameters,\n" +
+		"the leading dimensions, the generator's multiples of M, N, K and of the leading dimensions, the\n" +
+		"pointers' alignment, the grid limits."))
+	f.Const().Defs(
+		jen.Id("rejectInt32").Op("=").Iota().Op("+").Lit(1),
+		jen.Id("rejectLD"),
+		jen.Id("rejectM"),
+		jen.Id("rejectN"),
+		jen.Id("rejectK"),
+		jen.Id("rejectLDMultiple"),
+		jen.Id("rejectAlign"),
+		jen.Id("rejectGrid"),
+	)
+	f.Line()
+	f.Comment(lineComment("reject returns the first check kernel kn fails on the problem (0: none), without allocating:\nthe dispatch calls it on every launch."))
+	f.Func().Id("reject").Params(params...).Int().Block(
+		jen.If(jen.Id("m").Op(">").Qual("math", "MaxInt32").Op("||").Id("n").Op(">").Qual("math", "MaxInt32").Op("||").Id("k").Op(">").Qual("math", "MaxInt32").Op("||").
+			Id("lda").Op(">").Qual("math", "MaxInt32").Op("||").Id("ldb").Op(">").Qual("math", "MaxInt32").Op("||").Id("ldc").Op(">").Qual("math", "MaxInt32")).Block(jen.Return(jen.Id("rejectInt32"))),
+		jen.Comment("A is stored K×M under op(A) = Aᵀ, B N×K under op(B) = Bᵀ."),
+		jen.If(jen.Id("lda").Op("<").Id("storedWidth").Call(jen.Id("kn").Dot("op").Op("&").Id("OpTN").Op("!=").Lit(0), jen.Id("m"), jen.Id("k")).Op("||").
+			Id("ldb").Op("<").Id("storedWidth").Call(jen.Id("kn").Dot("op").Op("&").Id("OpNT").Op("!=").Lit(0), jen.Id("k"), jen.Id("n")).Op("||").Id("ldc").Op("<").Id("n")).Block(jen.Return(jen.Id("rejectLD"))),
+		jen.If(jen.Id("m").Op("%").Id("kn").Dot("mMultiple").Op("!=").Lit(0)).Block(jen.Return(jen.Id("rejectM"))),
+		jen.If(jen.Id("n").Op("%").Id("kn").Dot("nMultiple").Op("!=").Lit(0)).Block(jen.Return(jen.Id("rejectN"))),
+		jen.If(jen.Id("k").Op("%").Id("kn").Dot("kMultiple").Op("!=").Lit(0)).Block(jen.Return(jen.Id("rejectK"))),
+		jen.If(jen.Id("lda").Op("%").Id("kn").Dot("ldMultiple").Op("!=").Lit(0).Op("||").Id("ldb").Op("%").Id("kn").Dot("ldMultiple").Op("!=").Lit(0).Op("||").Id("ldc").Op("%").Id("kn").Dot("ldMultiple").Op("!=").Lit(0)).Block(
+			jen.Return(jen.Id("rejectLDMultiple")),
+		),
+		jen.If(jen.Id("ptrs").Op("%").Uintptr().Call(jen.Lit(4).Op("*").Id("kn").Dot("ldMultiple")).Op("!=").Lit(0)).Block(jen.Return(jen.Id("rejectAlign"))),
+		jen.If(jen.Parens(jen.Id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows").Op(">").Lit(65535).Op("||").Id("kn").Dot("gridZ").Op(">").Lit(65535)).Block(
+			jen.Return(jen.Id("rejectGrid")),
+		),
+		jen.Return(jen.Lit(0)),
+	)
+	f.Line()
+	f.Comment("storedWidth is t ? transposed : plain, the width of an operand as stored.")
+	f.Func().Id("storedWidth").Params(jen.Id("t").Bool(), jen.List(jen.Id("transposed"), jen.Id("plain")).Int()).Int().Block(
+		jen.If(jen.Id("t")).Block(jen.Return(jen.Id("transposed"))),
+		jen.Return(jen.Id("plain")),
+	)
+	f.Line()
+	goSplitRule(f)
+	f.Line()
+	f.Comment(lineComment("supports says why kernel kn cannot take the problem (nil: it can); see reject."))
 	errf := func(format string, args ...jen.Code) jen.Code {
 		return jen.Return(jen.Qual("fmt", "Errorf").Call(append([]jen.Code{jen.Lit(format)}, args...)...))
 	}
-	f.Func().Id("supports").Params(jen.Id("kn").Op("*").Id("kernel"), jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc")).Int(), jen.Id("ptrs").Uintptr()).Error().Block(
-		jen.For(jen.List(jen.Id("_"), jen.Id("x")).Op(":=").Range().Index().Int().Values(jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"))).Block(
-			jen.If(jen.Id("x").Op(">").Qual("math", "MaxInt32")).Block(errf("dimension %d exceeds the kernels' 32-bit int", jen.Id("x"))),
-		),
-		jen.Comment("The stored widths of A and B under the kernel's op bound lda and ldb."),
-		jen.List(jen.Id("wa"), jen.Id("wb")).Op(":=").List(jen.Id("k"), jen.Id("n")),
-		jen.If(jen.Id("kn").Dot("op").Op("==").Id("OpTN").Op("||").Id("kn").Dot("op").Op("==").Id("OpTT")).Block(jen.Id("wa").Op("=").Id("m")),
-		jen.If(jen.Id("kn").Dot("op").Op("==").Id("OpNT").Op("||").Id("kn").Dot("op").Op("==").Id("OpTT")).Block(jen.Id("wb").Op("=").Id("k")),
-		jen.If(jen.Id("lda").Op("<").Id("wa").Op("||").Id("ldb").Op("<").Id("wb").Op("||").Id("ldc").Op("<").Id("n")).Block(
-			errf("leading dimensions lda=%d ldb=%d ldc=%d too small for %s %dx%dx%d (at least %d, %d, %d)", jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("kn").Dot("op"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("wa"), jen.Id("wb"), jen.Id("n")),
-		),
-		jen.If(jen.Id("m").Op("%").Id("kn").Dot("mMultiple").Op("!=").Lit(0)).Block(errf("M=%d is not a multiple of %d", jen.Id("m"), jen.Id("kn").Dot("mMultiple"))),
-		jen.If(jen.Id("n").Op("%").Id("kn").Dot("nMultiple").Op("!=").Lit(0)).Block(errf("N=%d is not a multiple of %d", jen.Id("n"), jen.Id("kn").Dot("nMultiple"))),
-		jen.If(jen.Id("k").Op("%").Id("kn").Dot("kMultiple").Op("!=").Lit(0)).Block(errf("K=%d is not a multiple of %d", jen.Id("k"), jen.Id("kn").Dot("kMultiple"))),
-		jen.If(jen.Id("lda").Op("%").Id("kn").Dot("ldMultiple").Op("!=").Lit(0).Op("||").Id("ldb").Op("%").Id("kn").Dot("ldMultiple").Op("!=").Lit(0).Op("||").Id("ldc").Op("%").Id("kn").Dot("ldMultiple").Op("!=").Lit(0)).Block(
-			errf("lda=%d ldb=%d ldc=%d are not multiples of %d", jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("kn").Dot("ldMultiple")),
-		),
-		jen.If(jen.Id("ptrs").Op("%").Uintptr().Call(jen.Lit(4).Op("*").Id("kn").Dot("ldMultiple")).Op("!=").Lit(0)).Block(
-			errf("A, B and C must be aligned to %d bytes", jen.Lit(4).Op("*").Id("kn").Dot("ldMultiple")),
-		),
-		jen.If(jen.Parens(jen.Id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows").Op(">").Lit(65535).Op("||").Id("kn").Dot("gridZ").Op(">").Lit(65535)).Block(
-			errf("grid y=%d z=%d exceeds 65535", jen.Parens(jen.Id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows"), jen.Id("kn").Dot("gridZ")),
+	f.Func().Id("supports").Params(params...).Error().Block(
+		jen.Switch(jen.Id("reject").Call(args...)).Block(
+			jen.Case(jen.Id("rejectInt32")).Block(
+				jen.For(jen.List(jen.Id("_"), jen.Id("x")).Op(":=").Range().Index().Int().Values(jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"))).Block(
+					jen.If(jen.Id("x").Op(">").Qual("math", "MaxInt32")).Block(errf("dimension %d exceeds the kernels' 32-bit int", jen.Id("x"))),
+				),
+			),
+			jen.Case(jen.Id("rejectLD")).Block(
+				errf("leading dimensions lda=%d ldb=%d ldc=%d too small for %s %dx%dx%d", jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("kn").Dot("op"), jen.Id("m"), jen.Id("n"), jen.Id("k")),
+			),
+			jen.Case(jen.Id("rejectM")).Block(errf("M=%d is not a multiple of %d", jen.Id("m"), jen.Id("kn").Dot("mMultiple"))),
+			jen.Case(jen.Id("rejectN")).Block(errf("N=%d is not a multiple of %d", jen.Id("n"), jen.Id("kn").Dot("nMultiple"))),
+			jen.Case(jen.Id("rejectK")).Block(errf("K=%d is not a multiple of %d", jen.Id("k"), jen.Id("kn").Dot("kMultiple"))),
+			jen.Case(jen.Id("rejectLDMultiple")).Block(
+				errf("lda=%d ldb=%d ldc=%d are not multiples of %d", jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("kn").Dot("ldMultiple")),
+			),
+			jen.Case(jen.Id("rejectAlign")).Block(errf("A, B and C must be aligned to %d bytes", jen.Lit(4).Op("*").Id("kn").Dot("ldMultiple"))),
+			jen.Case(jen.Id("rejectGrid")).Block(
+				errf("grid y=%d z=%d exceeds 65535", jen.Parens(jen.Id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows"), jen.Id("kn").Dot("gridZ")),
+			),
 		),
 		jen.Return(jen.Nil()),
 	)
 	return f
 }
-
-// goOp is the exported package's constant for op.
-func goOp(op variant.Op) string { return "Op" + op.String() }
 
 func (p *Plan) needsDynShared() bool {
 	for _, c := range p.Variants {
@@ -314,18 +348,10 @@ func packageDoc(p *Plan) string {
 	b.WriteString("default stream). With gorgonia.org/cu: uintptr(p) for a cu.DevicePtr p, and\n")
 	b.WriteString("uintptr(unsafe.Pointer(s.C())) for a cu.Stream s; the context cu made current is the one Load\n")
 	b.WriteString("and Sgemm use (both packages' calls go to the same libcuda.so.1).\n\n")
-	b.WriteString("Dispatch: among the tuned shape classes of the problem's op, the one nearest to M×N×K by squared\n")
-	b.WriteString("log-distance ln²(M/Mc) + ln²(N/Nc) + ln²(K/Kc) picks the variant; when it cannot take the problem\n")
-	b.WriteString("the op's robust default is used; when that cannot either, or the export has no kernel for the op,\n")
-	b.WriteString("the call returns an error and launches nothing. A column-major call (transa, transb) is the\n")
-	b.WriteString("row-major product Cᵀ = op(B)ᵀ·op(A)ᵀ: op (transb, transa) with the operands swapped.\n")
-	b.WriteString("Robust defaults:")
-	for i, op := range variant.Ops {
-		if d := p.Defaults[i]; d >= 0 {
-			fmt.Fprintf(&b, " %s %s;", op, p.Variants[d].V.Name)
-		}
-	}
-	b.WriteString("\n\nClasses (tuned median, cuBLAS median with the same op, ratio = cuBLAS time / tuned time; above 1:\nfaster than cuBLAS):\n\n")
+	b.WriteString(ruleDoc(p, "Sgemm returns an error") + "\n")
+	b.WriteString("A column-major call (transa, transb) is the row-major product Cᵀ = op(B)ᵀ·op(A)ᵀ: op (transb,\n")
+	b.WriteString("transa) with the operands swapped.\n\n")
+	b.WriteString("Classes (tuned median, cuBLAS median with the same op, ratio = cuBLAS time / tuned time; above 1:\nfaster than cuBLAS):\n\n")
 	for _, c := range p.Classes {
 		fmt.Fprintf(&b, "\t%s\n", p.classLine(c))
 	}
@@ -351,6 +377,7 @@ func goSgemm(p *Plan) *jen.File {
 		jen.Id("mods").Index(jen.Len(jen.Id("kernels"))).Uintptr(),
 		jen.Id("fns").Index(jen.Len(jen.Id("kernels"))).Uintptr(),
 		jen.Id("loaded").Index(jen.Len(jen.Id("kernels"))).Bool(),
+		jen.Id("sms").Int().Comment("the context's device's multiprocessor count, for the split rule"),
 	)
 	f.Line()
 	f.Comment(lineComment("Load JIT-compiles the embedded PTX into the calling thread's current CUDA context (lock the OS\n" +
@@ -365,6 +392,11 @@ func goSgemm(p *Plan) *jen.File {
 			jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": load: %w"), jen.Err())),
 		),
 		jen.Id("ks").Op(":=").Op("&").Id("Kernels").Values(),
+		jen.List(jen.Id("sms"), jen.Err()).Op(":=").Id("smCount").Call(),
+		jen.If(jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": load: %w"), jen.Err())),
+		),
+		jen.Id("ks").Dot("sms").Op("=").Id("sms"),
 		jen.For(jen.Id("i").Op(":=").Range().Id("kernels")).Block(
 			jen.Id("name").Op(":=").Id("kernels").Index(jen.Id("i")).Dot("name"),
 			jen.List(jen.Id("ptx"), jen.Err()).Op(":=").Id("ptxFS").Dot("ReadFile").Call(jen.Lit("ptx/").Op("+").Id("name").Op("+").Lit(".ptx")),
@@ -433,6 +465,11 @@ func goSgemm(p *Plan) *jen.File {
 			jen.Parens(jen.Id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows"),
 			jen.Id("kn").Dot("gridZ"),
 		),
+		jen.If(jen.Id("kn").Dot("splitMax").Op(">").Lit(0)).Block(
+			jen.Id("grid").Index(jen.Lit(2)).Op("=").Id("splitSlices").Call(jen.Id("grid").Index(jen.Lit(0)).Op("*").Id("grid").Index(jen.Lit(1)),
+				jen.Id("kn").Dot("tileRows").Op("*").Id("kn").Dot("tileCols"), jen.Id("k"), jen.Id("ks").Dot("sms"), jen.Id("kn").Dot("splitMax"),
+				jen.Id("kn").Dot("kStep"), jen.Id("kn").Dot("minK"), jen.Id("kn").Dot("blocksPerSM"), jen.Id("kn").Dot("workspaceFloats")),
+		),
 		jen.If(jen.Err().Op(":=").Id("launch").Call(jen.Id("ks").Dot("fns").Index(jen.Id("i")), jen.Id("grid"),
 			jen.Index(jen.Lit(2)).Int().Values(jen.Id("kn").Dot("blockX"), jen.Id("kn").Dot("blockY")), jen.Id("kn").Dot("dynamicShared"), jen.Id("stream"),
 			jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("alpha"), jen.Id("a"), jen.Id("lda"), jen.Id("b"), jen.Id("ldb"), jen.Id("beta"), jen.Id("c"), jen.Id("ldc")),
@@ -459,3 +496,27 @@ func goSgemm(p *Plan) *jen.File {
 	)
 	return f
 }
+
+// goSplitRule adds splitSlices, the Go package's copy of tilegen's launch-time split-K rule
+// (variant.SplitRule.Slices; the .cuh has the same rule, and the tests check that all three agree).
+func goSplitRule(f *jen.File) {
+	id := jen.Id
+	f.Comment(lineComment("splitSlices is tilegen's launch-time split-K rule: about blocksPerSM blocks per SM over all\n" +
+		"tiles and slices, at most maxSlices, none shorter than minK, each a whole number of kStep, never more\n" +
+		"partial tiles than the kernel's workspace holds; under two slices, one; rounded down so that no slice\n" +
+		"is empty."))
+	f.Func().Id("splitSlices").Params(jen.List(id("tiles"), id("tileFloats"), id("k"), id("sms"), id("maxSlices"), id("kStep"), id("minK"),
+		id("blocksPerSM"), id("workspaceFloats")).Int()).Int().Block(
+		jen.If(id("tiles").Op("<").Lit(1).Op("||").Id("tileFloats").Op("<").Lit(1).Op("||").Id("k").Op("<").Lit(1)).Block(jen.Return(jen.Lit(1))),
+		jen.List(id("sms"), id("kStep"), id("minK")).Op("=").List(jen.Max(id("sms"), jen.Lit(1)), jen.Max(id("kStep"), jen.Lit(1)), jen.Max(id("minK"), jen.Lit(1))),
+		id("steps").Op(":=").Parens(id("k").Op("+").Id("kStep").Op("-").Lit(1)).Op("/").Id("kStep"),
+		id("z").Op(":=").Min(jen.Parens(id("blocksPerSM").Op("*").Id("sms").Op("+").Id("tiles").Op("-").Lit(1)).Op("/").Id("tiles"),
+			id("maxSlices"), id("steps"), id("k").Op("/").Id("minK"), id("workspaceFloats").Op("/").Parens(id("tiles").Op("*").Id("tileFloats"))),
+		jen.If(id("z").Op("<").Lit(2)).Block(jen.Return(jen.Lit(1))),
+		id("per").Op(":=").Parens(id("steps").Op("+").Id("z").Op("-").Lit(1)).Op("/").Id("z"),
+		jen.Return(jen.Parens(id("steps").Op("+").Id("per").Op("-").Lit(1)).Op("/").Id("per")),
+	)
+}
+
+// goOp is the exported package's constant for op.
+func goOp(op variant.Op) string { return "Op" + op.String() }

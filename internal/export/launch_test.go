@@ -94,7 +94,7 @@ func mustRead(t *testing.T, path string) []byte {
 const probeShim = `#include <cuda_runtime.h>
 #include <stdio.h>
 
-static int probe_device = 0, probe_fail_next = 0, probe_attr_calls = 0;
+static int probe_device = 0, probe_fail_next = 0, probe_attr_calls = 0, probe_sm_calls = 0;
 static const void* probe_attr_fn[64];
 static int probe_attr_dev[64], probe_attr_value[64];
 
@@ -107,6 +107,15 @@ cudaError_t probe_set_attribute(const void* fn, cudaFuncAttribute attr, int valu
     probe_attr_dev[probe_attr_calls] = probe_device;
     probe_attr_value[probe_attr_calls] = value;
     probe_attr_calls++;
+    return cudaSuccess;
+}
+
+// probe_device_attribute answers the SM count: 132 on device 0, 114 on device 1 (H100 SXM, PCIe).
+cudaError_t probe_device_attribute(int* v, cudaDeviceAttr attr, int dev)
+{
+    if (attr != cudaDevAttrMultiProcessorCount) return cudaErrorInvalidValue;
+    probe_sm_calls++;
+    *v = dev == 0 ? 132 : 114;
     return cudaSuccess;
 }
 
@@ -134,18 +143,19 @@ static cudaError_t probe_launch(const void* fn, dim3 grid, dim3 block, void** ar
 #define cudaGetDevice probe_get_device
 #define cudaFuncSetAttribute probe_set_attribute
 #define cudaLaunchKernel probe_launch
+#define cudaDeviceGetAttribute probe_device_attribute
 `
 
 // TestHeaderLaunches runs the .cuh launcher of both fixtures with the launch recorded instead of
 // run: the grid, block and dynamic shared memory of every class, and the limit raised (once per
-// device, again after a failed launch) exactly for kernels above 48 KiB. Everything runs on the
-// host.
+// device, again after a failed launch) exactly for kernels above 48 KiB, and grid z by the split
+// rule with each device's SM count, asked once per device. Everything runs on the host.
 func TestHeaderLaunches(t *testing.T) {
 	nvcc := needTool(t, "nvcc")
 	for _, fx := range []struct {
 		name   string
 		export func(*testing.T) (string, *Plan)
-	}{{"seed", exportFixture}, {"regtile", exportRegtile}} {
+	}{{"seed", exportFixture}, {"regtile", exportRegtile}, {"regimes", exportRegimes}} {
 		t.Run(fx.name, func(t *testing.T) {
 			out, p := fx.export(t)
 			var src, want strings.Builder
@@ -174,9 +184,9 @@ func TestHeaderLaunches(t *testing.T) {
 					}
 					lim = v.DynamicShared
 				}
+				gx, gy, gz := v.Grid(m, n, k, []int{132, 114}[dev])
 				fmt.Fprintf(&want, "  dev%d %dx%dx%d %s grid %d,%d,%d block %d,%d,1 shared %d raised %d attr_calls %d\n", dev, m, n, k, v.Name,
-					(n+v.Tile.Cols-1)/v.Tile.Cols, (m+v.Tile.Rows-1)/v.Tile.Rows, atLeast1(v.GridZ), v.Block.X, v.Block.Y,
-					v.DynamicShared, lim, attrCalls)
+					gx, gy, gz, v.Block.X, v.Block.Y, v.DynamicShared, lim, attrCalls)
 			}
 			bigShape := -1
 			for dev := 0; dev < 2; dev++ {
@@ -192,6 +202,10 @@ func TestHeaderLaunches(t *testing.T) {
 							bigShape = ci
 						}
 					}
+					for _, s := range launchShapes {
+						fmt.Fprintf(&src, "    call(%d, %d, %d);\n", s[0], s[1], s[2])
+						expect(dev, s[0], s[1], s[2])
+					}
 				}
 			}
 			if bigShape >= 0 {
@@ -203,6 +217,17 @@ func TestHeaderLaunches(t *testing.T) {
 				attrCalls++
 				expect(1, s.M, s.N, s.K)
 			}
+			// The SM count is asked once per device, and only for kernels with a split rule.
+			splits := false
+			for _, c := range p.Variants {
+				splits = splits || c.V.Split != nil
+			}
+			smCalls := 0
+			if splits {
+				smCalls = 2
+			}
+			src.WriteString("    printf(\"sm_calls %d\\n\", probe_sm_calls);\n")
+			fmt.Fprintf(&want, "sm_calls %d\n", smCalls)
 			src.WriteString("    return 0;\n}\n")
 
 			dir := t.TempDir()
@@ -238,7 +263,7 @@ func TestExampleCompiles(t *testing.T) {
 	for _, fx := range []struct {
 		name   string
 		export func(*testing.T) (string, *Plan)
-	}{{"seed", exportFixture}, {"regtile", exportRegtile}} {
+	}{{"seed", exportFixture}, {"regtile", exportRegtile}, {"regimes", exportRegimes}} {
 		t.Run(fx.name, func(t *testing.T) {
 			out, _ := fx.export(t)
 			args := []string{"-O2", "-arch=sm_90", "-Xcompiler", "-Wall,-Werror", "-DTG_EXPORT_NAME=tg", "-I", out,
@@ -251,4 +276,39 @@ func TestExampleCompiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// launchShapes are problems the launch tests run besides the classes: deep K with small outputs
+// (where a split rule picks many slices), GEMV-like and small ones.
+var launchShapes = [][3]int{{32, 32, 100000}, {1, 4096, 4096}, {4096, 8, 4096}, {64, 196, 4608}, {48, 48, 48}}
+
+// regimesOptions export testdata/regimes: five variants of the split-rule families (grid_z: auto)
+// with their H100 records from results/regimes-h100 (tune on the 16 regime shapes and the edge
+// suite), hashed as runner tune and verify now record them.
+func regimesOptions(out string) Options {
+	return Options{Results: []string{"testdata/regimes/results/tune", "testdata/regimes/results/verify"},
+		Generated: "testdata/regimes/generated", Out: out, Name: "tg", GoPackage: "example.com/consumer/tgsgemm"}
+}
+
+// exportRegimes exports testdata/regimes: every class goes to a variant whose grid z its split rule
+// picks at launch, so the launchers' grid z must follow the rule with the device's SM count.
+func exportRegimes(t *testing.T) (string, *Plan) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "tgsgemm")
+	if err := Run(regimesOptions(out)); err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := Prepare(regimesOptions(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Classes) != 16 {
+		t.Fatalf("%d classes, want the 16 regime shapes", len(p.Classes))
+	}
+	for _, c := range p.Classes {
+		if v := p.Variants[c.Variant].V; v.Split == nil {
+			t.Fatalf("class %v goes to %s, which has no split rule", c.Shape, v.Name)
+		}
+	}
+	return out, p
 }

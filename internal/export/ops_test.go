@@ -149,14 +149,14 @@ func opPlanChoices(p *Plan) string {
 
 func TestOpsDispatch(t *testing.T) {
 	_, p := opPlan(t)
-	if d := p.Defaults[variant.OpTN.Index()]; d < 0 || p.Variants[d].V.Op != variant.OpTN {
+	if d := p.DefaultOf(variant.OpTN); d < 0 || p.Variants[d].V.Op != variant.OpTN {
 		t.Fatalf("TN default %d", d)
 	}
 	for _, op := range []variant.Op{variant.OpNT, variant.OpTT} {
-		if p.Defaults[op.Index()] != -1 {
+		if p.DefaultOf(op) != -1 {
 			t.Errorf("%s has a default without a class", op)
 		}
-		if _, err := p.Choose(op, 64, 64, 64, 64, 64, 64); err == nil || !strings.Contains(err.Error(), "no "+op.String()+" kernel in this export (it was tuned for NN, TN)") {
+		if _, err := p.Choose(op, 64, 64, 64, 64, 64, 64); err == nil || !strings.Contains(err.Error(), "no "+op.String()+" kernel in this export (it has NN, TN)") {
 			t.Errorf("%s: %v, want a clear refusal", op, err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"tilegen/internal/dispatch"
 	"tilegen/internal/protocol"
 	"tilegen/internal/variant"
 )
@@ -44,14 +45,32 @@ type Provenance struct {
 	Files []string `json:"files"`
 }
 
-// DispatchDoc is the dispatch table.
+// DispatchDoc is the dispatch: one rule per op the export has kernels for.
 type DispatchDoc struct {
 	Rule string `json:"rule"`
-	// Default is the robust default of NN (empty when the export has no NN kernel); Defaults names
-	// the robust default of every op the export has kernels for.
-	Default  string            `json:"default"`
-	Defaults map[string]string `json:"defaults"`
-	Classes  []ClassDoc        `json:"classes"`
+	// Ops are the ops' rules, in NN, NT, TN, TT order.
+	Ops []OpDispatchDoc `json:"ops"`
+	// Corpus says whether the rules were fitted on a workload corpus (else the tuned shapes).
+	Corpus bool `json:"corpus"`
+	// Classes are the shapes fitted on with the variant launched there; Untimed the shapes where that
+	// variant was not timed.
+	Classes []ClassDoc       `json:"classes"`
+	Untimed []protocol.Shape `json:"untimed"`
+}
+
+// OpDispatchDoc is one op's dispatch rule.
+type OpDispatchDoc struct {
+	Op      string `json:"op"`
+	Default string `json:"default"`
+	// BucketsPerOctave, Lo and Hi are the table's buckets (internal/dispatch's Rule).
+	BucketsPerOctave int    `json:"buckets_per_octave"`
+	Lo               [3]int `json:"bucket_lo"`
+	Hi               [3]int `json:"bucket_hi"`
+	// Params are the fitted hyperparameters; Candidates the variants the table chose from.
+	Params     dispatch.Params `json:"params"`
+	Candidates []string        `json:"candidates"`
+	// FittedOn is how many shapes of the op the rule was fitted on.
+	FittedOn int `json:"fitted_on_shapes"`
 }
 
 // ClassDoc is one shape class.
@@ -71,12 +90,14 @@ type VariantDoc struct {
 	Block         variant.Dim2         `json:"block"`
 	Tile          variant.Tile         `json:"tile"`
 	GridZ         int                  `json:"grid_z"`
+	Split         *variant.SplitRule   `json:"split,omitempty"` // grid z chosen at launch by this rule (then GridZ is its max)
 	DynamicShared int                  `json:"dynamic_shared"`
 	Requires      variant.Requirements `json:"requires"`
 	Resources     variant.Resources    `json:"resources"`
 	SourceSHA256  string               `json:"source_sha256"`
 	PTXSHA256     string               `json:"ptx_sha256"`
-	// Op is the operation the kernel computes (NN, NT, TN, TT).
+	// Op is the operation the kernel computes (NN, NT, TN, TT); Default whether it is its op's
+	// robust default.
 	Op         string           `json:"op"`
 	Default    bool             `json:"robust_default"`
 	Won        []protocol.Shape `json:"won"`
@@ -85,13 +106,13 @@ type VariantDoc struct {
 	EdgeSuite  EdgeSuite        `json:"edge_suite"`
 }
 
-const rule = "among the tuned shape classes of the problem's op, the nearest by squared log-distance ln²(M/Mc)+ln²(N/Nc)+ln²(K/Kc) " +
-	"(ties: first class in M,N,K order); its variant when it accepts the problem, else the op's robust default when it does, " +
-	"else an error (also for an op without kernels); a column-major call (transa, transb) runs the row-major op (transb, transa) " +
-	"on the swapped operands"
+const rule = "the rule of the problem's op (an op without one is an error): table of the cell of bucket(M), bucket(N), bucket(K) " +
+	"(buckets_per_octave buckets per octave, clamped to [bucket_lo, bucket_hi]), fitted by internal/dispatch on the op's shapes' timings; " +
+	"the cell's variant when it accepts the problem, else the cell's variant without requirements, else the op's robust default, " +
+	"else an error; a column-major call (transa, transb) runs the row-major op (transb, transa) on the swapped operands"
 
 const ratioDefinition = "ratio = cuBLAS median time / tilegen median time on the same shape and device (above 1: faster than cuBLAS); " +
-	"worst_ratio is a variant's smallest ratio over the classes it was timed on"
+	"worst_ratio is a variant's smallest ratio over the shapes fitted on where it was timed"
 
 // provenanceFile renders <name>.json; files are the other files of the export.
 func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error) {
@@ -100,14 +121,13 @@ func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error)
 		Arch: p.Manifest.Arch, ResultsNVCC: resultsNVCC, GPU: p.GPU, Devices: p.Devices, Inputs: p.Inputs,
 		ContentHash: p.Content, UnhashedRecords: p.Unhashed, AllowUnhashed: p.AllowUnhashed, RatioDefinition: ratioDefinition,
 		Excluded: p.Excluded, Files: append(append([]string(nil), files...), p.Name+".json"),
-		Dispatch: DispatchDoc{Rule: rule, Defaults: map[string]string{}},
+		Dispatch: DispatchDoc{Rule: rule, Corpus: p.Corpus, Classes: []ClassDoc{}, Untimed: append([]protocol.Shape{}, p.Untimed...)},
 	}
-	for i, op := range variant.Ops {
-		if d := p.Defaults[i]; d >= 0 {
-			pv.Dispatch.Defaults[op.String()] = p.Variants[d].V.Name
-		}
+	for _, r := range p.Rules {
+		pv.Dispatch.Ops = append(pv.Dispatch.Ops, OpDispatchDoc{Op: r.Op.String(), Default: p.Variants[r.Default].V.Name,
+			BucketsPerOctave: 1 << r.Rule.Shift, Lo: r.Rule.Lo, Hi: r.Rule.Hi, Params: r.Rule.Params, Candidates: r.Candidates,
+			FittedOn: r.FitShapes})
 	}
-	pv.Dispatch.Default = pv.Dispatch.Defaults[variant.OpNN.String()]
 	sort.Strings(pv.Files)
 	if pv.Excluded == nil {
 		pv.Excluded = []Exclusion{}
@@ -123,9 +143,9 @@ func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error)
 			won = []protocol.Shape{}
 		}
 		pv.Variants = append(pv.Variants, VariantDoc{
-			Name: v.Name, Family: v.Family, Params: v.Params, Block: v.Block, Tile: v.Tile, GridZ: v.GridZ,
+			Name: v.Name, Family: v.Family, Params: v.Params, Block: v.Block, Tile: v.Tile, GridZ: v.GridZ, Split: v.Split,
 			DynamicShared: v.DynamicShared, Requires: v.Requires, Resources: v.Resources, SourceSHA256: v.SourceHash,
-			PTXSHA256: v.PTXHash, Op: v.Op.String(), Default: i == p.Defaults[v.Op.Index()], Won: won, WorstRatio: c.WorstRatio, Tuned: c.Tuned, EdgeSuite: c.Edge,
+			PTXSHA256: v.PTXHash, Op: v.Op.String(), Default: i == p.DefaultOf(v.Op), Won: won, WorstRatio: c.WorstRatio, Tuned: c.Tuned, EdgeSuite: c.Edge,
 		})
 	}
 	b, err := json.MarshalIndent(pv, "", "  ")

@@ -7,11 +7,12 @@ import (
 	"sort"
 	"strings"
 
+	"tilegen/internal/dispatch"
 	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
-	"tilegen/internal/shapes"
 	"tilegen/internal/variant"
+	"tilegen/internal/workload"
 )
 
 // Measure is one tuned time of a variant with the cuBLAS time on the same shape and device.
@@ -49,7 +50,7 @@ type EdgeSuite struct {
 type Chosen struct {
 	V   variant.Variant
 	src source
-	// Won are the shape classes it was chosen for.
+	// Won are the shape classes the rule launches it on.
 	Won []protocol.Shape
 	// Tuned are its times on every class it was measured on.
 	Tuned []Measure
@@ -58,7 +59,8 @@ type Chosen struct {
 	WorstRatio float64
 }
 
-// Class is a tuned shape (dimensions and op) and the exported variant chosen for it.
+// Class is a shape (dimensions and op) the rule of its op was fitted on and the exported variant
+// launched there.
 type Class struct {
 	Shape    protocol.Shape
 	Variant  int // index into Plan.Variants
@@ -85,19 +87,60 @@ type Plan struct {
 	PkgName   string
 	Manifest  variant.Manifest // Variants unused
 	Variants  []Chosen         // sorted by name
-	Classes   []Class          // sorted by op (variant.Ops order), then M, N, K
-	// Defaults holds, per op (indexed by variant.Op.Index), the robust default's index into
-	// Variants, or -1 when the export has no kernel for that op.
-	Defaults [4]int
-	Excluded []Exclusion
-	Inputs   []Input
-	Content  string
-	Devices  []protocol.Device
-	GPU      string
+	Classes   []Class          // the shapes fitted on, sorted by op (variant.Ops order), then M, N, K
+	Excluded  []Exclusion
+	Inputs    []Input
+	Content   string
+	Devices   []protocol.Device
+	GPU       string
 	// Unhashed counts the records (tune and verify, not skipped) without source/PTX hashes, accepted
 	// with AllowUnhashed.
 	Unhashed      int
 	AllowUnhashed bool
+	// Rules holds the dispatch of every op the export has kernels for, in variant.Ops order: each
+	// op has its own rule, fitted on that op's shapes and variants (kernel indices into Variants).
+	// Corpus says whether the shapes were a workload corpus (else the tuned shapes).
+	Rules  []OpRule
+	Corpus bool
+	// Untimed are the shapes fitted on where the variant launched was not timed (no class).
+	Untimed []protocol.Shape
+}
+
+// OpRule is one op's dispatch: the rule, its robust default (an index into Plan.Variants), the
+// names of the variants it was fitted to choose from, and how many shapes it was fitted on.
+type OpRule struct {
+	Op         variant.Op
+	Rule       *dispatch.Rule
+	Default    int
+	Candidates []string
+	FitShapes  int
+}
+
+// RuleOf is op's dispatch, or nil when the export has no kernel for op.
+func (p *Plan) RuleOf(op variant.Op) *OpRule {
+	for i := range p.Rules {
+		if p.Rules[i].Op == op {
+			return &p.Rules[i]
+		}
+	}
+	return nil
+}
+
+// DefaultOf is op's robust default (an index into Variants), or -1.
+func (p *Plan) DefaultOf(op variant.Op) int {
+	if r := p.RuleOf(op); r != nil {
+		return r.Default
+	}
+	return -1
+}
+
+// opsList names the ops the export has kernels for.
+func (p *Plan) opsList() string {
+	var ops []string
+	for _, r := range p.Rules {
+		ops = append(ops, r.Op.String())
+	}
+	return strings.Join(ops, ", ")
 }
 
 // eligibility returns, per variant name in the results, why it may not be exported ("" when it may),
@@ -255,11 +298,25 @@ func lessShape(a, b protocol.Shape) bool {
 	return a.K < b.K
 }
 
-// choose decides the exported variants, the classes and the default.
-func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape, allowUnhashed bool) (*Plan, error) {
-	byName := map[string]*variant.Variant{}
+// selection is what the export knows before fitting the dispatch rule: the classes (the corpus's
+// shapes, or the tuned shapes), every eligible variant's times there, and the exclusions.
+type selection struct {
+	byName  map[string]*variant.Variant
+	ms      map[protocol.Shape]map[string]Measure
+	classes []protocol.Shape // sorted by op, then M, N, K
+	sources map[protocol.Shape]string
+	edge    map[string]EdgeSuite
+	excl    []Exclusion
+	gpu     string
+	// data is each op's fitting input (the ops with classes only).
+	data map[variant.Op]*dispatch.Data
+}
+
+// selectInputs checks the records and gathers the fitting input of the dispatch rule.
+func selectInputs(rs *resultsSet, manifest variant.Manifest, o Options) (*selection, error) {
+	sel := &selection{byName: map[string]*variant.Variant{}, sources: map[protocol.Shape]string{}}
 	for i := range manifest.Variants {
-		byName[manifest.Variants[i].Name] = &manifest.Variants[i]
+		sel.byName[manifest.Variants[i].Name] = &manifest.Variants[i]
 	}
 	gpus := map[string]bool{}
 	for _, r := range rs.records {
@@ -275,6 +332,9 @@ func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape, 
 		sort.Strings(names)
 		return nil, fmt.Errorf("tune results mix GPU models (%s): export one model's results", strings.Join(names, ", "))
 	}
+	for g := range gpus {
+		sel.gpu = g
+	}
 	ms, err := measures(rs.records)
 	if err != nil {
 		return nil, err
@@ -282,25 +342,43 @@ func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape, 
 	if len(ms) == 0 {
 		return nil, fmt.Errorf("no ok tune records: pass a runner tune results directory")
 	}
-	var classes []protocol.Shape
-	if shapes == nil {
-		for s := range ms {
-			classes = append(classes, s)
+	sel.ms = ms
+	switch {
+	case o.Corpus != nil && o.Shapes != nil:
+		return nil, fmt.Errorf("a corpus and --shapes both choose the shapes to fit on: give one")
+	case o.Corpus != nil:
+		var missing []string
+		for _, s := range workload.Unique(o.Corpus) {
+			if ms[s] == nil {
+				missing = append(missing, results.ShapeString(s))
+				continue
+			}
+			sel.classes = append(sel.classes, s)
 		}
-	} else {
-		for _, s := range shapes {
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("%d corpus shape(s) have no ok tune record in the results (tune the corpus first): %s",
+				len(missing), abbreviate(missing, 8))
+		}
+		sel.sources = workload.Sources(o.Corpus)
+	case o.Shapes != nil:
+		for _, s := range o.Shapes {
 			if ms[s] == nil {
 				return nil, fmt.Errorf("--shapes: %s was not tuned in the results", results.ShapeString(s))
 			}
-			classes = append(classes, s)
+			sel.classes = append(sel.classes, s)
+		}
+	default:
+		for s := range ms {
+			sel.classes = append(sel.classes, s)
 		}
 	}
-	sort.Slice(classes, func(i, j int) bool { return lessShape(classes[i], classes[j]) })
-	why, edge, fullEdge := eligibility(rs.records, byName, allowUnhashed)
+	sort.Slice(sel.classes, func(i, j int) bool { return lessShape(sel.classes[i], sel.classes[j]) })
+	why, edge, fullEdge := eligibility(rs.records, sel.byName, o.AllowUnhashed)
+	sel.edge = edge
 
+	// Exclusions, with the classes where an excluded variant was the fastest.
 	excl := map[string]*Exclusion{}
-	winners := map[protocol.Shape]string{}
-	for _, s := range classes {
+	for _, s := range sel.classes {
 		names := make([]string, 0, len(ms[s]))
 		for n := range ms[s] {
 			names = append(names, n)
@@ -312,12 +390,10 @@ func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape, 
 			}
 			return names[i] < names[j]
 		})
+		won := false
 		for _, n := range names {
-			if v := byName[n]; v != nil && v.Op != s.Op {
-				continue // records of a variant at a problem of another op: no candidate
-			}
 			if why[n] == "" {
-				winners[s] = n
+				won = true
 				break
 			}
 			if excl[n] == nil {
@@ -325,7 +401,7 @@ func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape, 
 			}
 			excl[n].WouldHaveWon = append(excl[n].WouldHaveWon, s)
 		}
-		if winners[s] == "" {
+		if !won {
 			return nil, fmt.Errorf("no exportable variant for %s (%d timed, all excluded; e.g. %s: %s)",
 				results.ShapeString(s), len(names), safeText(names[0]), why[names[0]])
 		}
@@ -335,98 +411,197 @@ func choose(rs *resultsSet, manifest variant.Manifest, shapes []protocol.Shape, 
 			excl[n] = &Exclusion{Variant: n, Reason: w}
 		}
 	}
-
-	// The robust default of each op: timed on every class of the op, whole edge suite passed, best
-	// worst-case ratio (the largest smallest cuBLAS time / tilegen time).
-	var candidates []string
-	for n := range byName {
-		candidates = append(candidates, n)
+	for _, e := range excl {
+		sel.excl = append(sel.excl, *e)
 	}
-	sort.Strings(candidates)
-	defaults := map[variant.Op]string{}
+	sort.Slice(sel.excl, func(i, j int) bool { return sel.excl[i].Variant < sel.excl[j].Variant })
+
+	sel.data = map[variant.Op]*dispatch.Data{}
 	for _, op := range variant.Ops {
-		if !slices.ContainsFunc(classes, func(s protocol.Shape) bool { return s.Op == op }) {
-			continue // no class of this op: the export has no kernel for it
+		if slices.ContainsFunc(sel.classes, func(s protocol.Shape) bool { return s.Op == op }) {
+			sel.data[op] = fitData(rs, sel, why, fullEdge, op)
 		}
-		bestDef, bestWorst := "", math.Inf(-1)
-		for _, n := range candidates {
-			if byName[n].Op != op || why[n] != "" || !fullEdge[n] {
-				continue
-			}
-			worst, all := math.Inf(1), true
-			for _, s := range classes {
-				if s.Op != op {
-					continue
-				}
-				m, ok := ms[s][n]
-				if !ok {
-					all = false
-					break
-				}
-				worst = math.Min(worst, m.Ratio)
-			}
-			if all && worst > bestWorst {
-				bestDef, bestWorst = n, worst
-			}
-		}
-		if bestDef == "" {
-			return nil, fmt.Errorf("no robust default for %s: no exportable %s variant was timed on every %s class and passed its whole edge suite with no shape skipped", op, op, op)
-		}
-		defaults[op] = bestDef
 	}
+	return sel, nil
+}
 
-	chosen := map[string]bool{}
-	for _, n := range defaults {
-		chosen[n] = true
+// abbreviate joins the first n of xs, saying how many more there are.
+func abbreviate(xs []string, n int) string {
+	if len(xs) <= n {
+		return strings.Join(xs, ", ")
 	}
-	for _, n := range winners {
-		chosen[n] = true
+	return fmt.Sprintf("%s and %d more", strings.Join(xs[:n], ", "), len(xs)-n)
+}
+
+// fitData is the dispatch rule's input for op: every eligible variant of op timed on a class of op,
+// by name, and its times on those classes. A time is stored as the class's cuBLAS time over the variant's ratio, so
+// that each ratio stays the one measured on one device even when devices differ.
+func fitData(rs *resultsSet, sel *selection, why map[string]string, fullEdge map[string]bool, op variant.Op) *dispatch.Data {
+	var classes []protocol.Shape
+	for _, s := range sel.classes {
+		if s.Op == op {
+			classes = append(classes, s)
+		}
 	}
-	p := &Plan{Manifest: variant.Manifest{Generator: manifest.Generator, NVCC: manifest.NVCC, Arch: manifest.Arch},
-		Inputs: rs.inputs, Content: rs.contentHash, Devices: rs.info.Devices}
-	for g := range gpus {
-		p.GPU = g
+	d := &dispatch.Data{SMs: orchestrator.DefaultSMs}
+	for _, dev := range rs.info.Devices {
+		if dev.SMs > 0 && (sel.gpu == "" || dev.Name == sel.gpu) {
+			d.SMs = dev.SMs
+			break
+		}
 	}
-	idx := map[string]int{}
+	blocksPerSM := map[string]int{}
+	for _, r := range rs.records {
+		if r.Kind == results.KindTune && r.Attributes != nil {
+			blocksPerSM[r.Variant] = max(blocksPerSM[r.Variant], r.Attributes.BlocksPerSM)
+		}
+	}
+	timed := map[string]bool{}
+	for _, s := range classes {
+		for n := range sel.ms[s] {
+			if why[n] == "" && sel.byName[n].Op == op {
+				timed[n] = true
+			}
+		}
+	}
 	var names []string
-	for n := range chosen {
+	for n := range timed {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		c := Chosen{V: *byName[n], Edge: edge[n], WorstRatio: math.Inf(1)}
-		for _, s := range classes {
-			if m, ok := ms[s][n]; ok {
+		v := sel.byName[n]
+		r := v.Requires
+		d.Kernels = append(d.Kernels, dispatch.Kernel{Name: n, TileRows: v.Tile.Rows, TileCols: v.Tile.Cols, GridZ: atLeast1(v.GridZ),
+			BlocksPerSM: max(blocksPerSM[n], 1), Robust: fullEdge[n],
+			General: atLeast1(r.MMultiple) == 1 && atLeast1(r.NMultiple) == 1 && atLeast1(r.KMultiple) == 1 && atLeast1(r.LDMultiple) == 1,
+			Supports: func(m, nn, k int) bool {
+				lda, ldb, ldc := v.Op.DenseLD(m, nn, k)
+				return supports(v, m, nn, k, lda, ldb, ldc) == nil
+			}})
+	}
+	for _, s := range classes {
+		cub := math.Inf(1)
+		for _, m := range sel.ms[s] {
+			cub = math.Min(cub, m.CublasMS)
+		}
+		row := make([]float64, len(names))
+		for j, n := range names {
+			if m, ok := sel.ms[s][n]; ok {
+				row[j] = cub / m.Ratio
+			}
+		}
+		d.Samples = append(d.Samples, dispatch.Sample{Shape: s, Source: sel.sources[s], CublasMS: cub})
+		d.Times = append(d.Times, row)
+	}
+	return d
+}
+
+// choose decides the exported variants, each op's dispatch rule and default, and the classes.
+func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error) {
+	sel, err := selectInputs(rs, manifest, o)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Manifest: variant.Manifest{Generator: manifest.Generator, NVCC: manifest.NVCC, Arch: manifest.Arch},
+		Inputs: rs.inputs, Content: rs.contentHash, Devices: rs.info.Devices, GPU: sel.gpu, Excluded: sel.excl,
+		Corpus: o.Corpus != nil}
+	// Fit each op's rule on its own shapes and variants, then number the variants the rules use,
+	// all ops together, by name.
+	type fitted struct {
+		op   variant.Op
+		data *dispatch.Data
+		rule *dispatch.Rule
+	}
+	var fits []fitted
+	usedNames := map[string]bool{}
+	for _, op := range variant.Ops {
+		d := sel.data[op]
+		if d == nil {
+			continue
+		}
+		if len(d.Kernels) == 0 {
+			return nil, fmt.Errorf("no exportable %s variant was timed on the %s shapes", op, op)
+		}
+		rule, err := dispatch.Fit(d, nil, dispatch.Config{BucketsPerOctave: o.BucketsPerOctave})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", op, err)
+		}
+		fits = append(fits, fitted{op, d, rule})
+		for _, j := range rule.Used() {
+			usedNames[d.Kernels[j].Name] = true
+		}
+	}
+	if len(fits) == 0 {
+		return nil, fmt.Errorf("no exportable variant was timed on the shapes")
+	}
+	if len(usedNames) > maxExported {
+		return nil, fmt.Errorf("the dispatch rules use %d variants, more than the %d an export encodes", len(usedNames), maxExported)
+	}
+	names := make([]string, 0, len(usedNames))
+	for n := range usedNames {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	idx := map[string]int{}
+	for i, n := range names {
+		idx[n] = i
+		p.Variants = append(p.Variants, Chosen{V: *sel.byName[n], Edge: sel.edge[n], WorstRatio: math.Inf(1)})
+	}
+	for _, f := range fits {
+		r := OpRule{Op: f.op, FitShapes: len(f.data.Samples)}
+		for _, j := range f.rule.Candidates {
+			r.Candidates = append(r.Candidates, f.data.Kernels[j].Name)
+		}
+		r.Rule = f.rule.Remap(func(j int) int {
+			if i, ok := idx[f.data.Kernels[j].Name]; ok && usedIn(f.rule, j) {
+				return i
+			}
+			return -1
+		})
+		r.Default = r.Rule.Default
+		p.Rules = append(p.Rules, r)
+	}
+	for i := range p.Variants {
+		c := &p.Variants[i]
+		for _, s := range sel.classes {
+			if m, ok := sel.ms[s][c.V.Name]; ok {
 				c.Tuned = append(c.Tuned, m)
 				c.WorstRatio = math.Min(c.WorstRatio, m.Ratio)
 			}
-			if winners[s] == n {
-				c.Won = append(c.Won, s)
-			}
-		}
-		idx[n] = len(p.Variants)
-		p.Variants = append(p.Variants, c)
-	}
-	for i, op := range variant.Ops {
-		p.Defaults[i] = -1
-		if n, ok := defaults[op]; ok {
-			p.Defaults[i] = idx[n]
 		}
 	}
-	for _, s := range classes {
-		m := ms[s][winners[s]]
-		p.Classes = append(p.Classes, Class{Shape: s, Variant: idx[winners[s]], MedianMS: m.MedianMS, CublasMS: m.CublasMS})
+	// The classes: every shape fitted on, with the variant its op's rule launches there (packed
+	// leading dimensions, aligned pointers) and its time; a shape where that variant was not timed
+	// is counted in Untimed instead.
+	for _, s := range sel.classes {
+		lda, ldb, ldc := s.Dense()
+		i, err := p.Choose(s.Op, s.M, s.N, s.K, lda, ldb, ldc)
+		if err != nil {
+			return nil, fmt.Errorf("the dispatch rule launches nothing on the tuned shape %s: %w", results.ShapeString(s), err)
+		}
+		m, ok := sel.ms[s][p.Variants[i].V.Name]
+		if !ok {
+			p.Untimed = append(p.Untimed, s)
+			continue
+		}
+		p.Classes = append(p.Classes, Class{Shape: s, Variant: i, MedianMS: m.MedianMS, CublasMS: m.CublasMS})
+		p.Variants[i].Won = append(p.Variants[i].Won, s)
 	}
-	for _, e := range excl {
-		p.Excluded = append(p.Excluded, *e)
-	}
-	sort.Slice(p.Excluded, func(i, j int) bool { return p.Excluded[i].Variant < p.Excluded[j].Variant })
 	return p, nil
 }
 
+// usedIn says whether kernel j appears in the rule (a table cell or the default).
+func usedIn(r *dispatch.Rule, j int) bool { return slices.Contains(r.Used(), j) }
+
+// maxExported bounds the variants one export dispatches to: the table encodes an index as one
+// character, '0' + index.
+const maxExported = dispatch.MaxCandidates
+
 // Choose is the dispatch rule of the exported artifacts (see the package doc): the index into
-// p.Variants launched for the row-major problem of op, or an error saying why none can be. Pointer
-// alignment is not known here; the artifacts also check it.
+// p.Variants launched for the row-major problem of op, or an error saying why none can be (an op
+// the export has no kernel for included). Pointer alignment is not known here; the artifacts also
+// check it.
 func (p *Plan) Choose(op variant.Op, m, n, k, lda, ldb, ldc int) (int, error) {
 	if m < 1 || n < 1 || k < 1 {
 		return -1, fmt.Errorf("shape %dx%dx%d: every dimension must be at least 1", m, n, k)
@@ -434,36 +609,30 @@ func (p *Plan) Choose(op variant.Op, m, n, k, lda, ldb, ldc int) (int, error) {
 	if !op.Valid() {
 		return -1, fmt.Errorf("op %q: want NN, NT, TN or TT", string(op))
 	}
-	def := p.Defaults[op.Index()]
-	if def < 0 {
-		return -1, fmt.Errorf("no %s kernel in this export (it was tuned for %s)", op, p.opsList())
+	r := p.RuleOf(op)
+	if r == nil {
+		return -1, fmt.Errorf("no %s kernel in this export (it has %s)", op, p.opsList())
 	}
-	// The classes of op (contiguous: classes are sorted by op first).
-	var cls []Class
-	for _, c := range p.Classes {
-		if c.Shape.Op == op {
-			cls = append(cls, c)
+	aligned, unaligned, general := r.Rule.Pick(m, n, k)
+	fits := func(j int) bool { return m%p.Variants[j].V.Tile.Rows == 0 && n%p.Variants[j].V.Tile.Cols == 0 }
+	why := func(j int) error { return supports(&p.Variants[j].V, m, n, k, lda, ldb, ldc) }
+	if fits(aligned) && why(aligned) == nil {
+		return aligned, nil
+	}
+	for _, j := range []int{unaligned, general, aligned, r.Default} {
+		if why(j) == nil {
+			return j, nil
 		}
 	}
-	best := def
-	if i := shapes.Nearest(shapes.Dispatch, m, n, k, len(cls), func(i int) (int, int, int) {
-		c := cls[i].Shape
-		return c.M, c.N, c.K
-	}, nil); i >= 0 {
-		best = cls[i].Variant
+	var errs []string
+	seen := map[int]bool{}
+	for _, j := range []int{aligned, unaligned, general, r.Default} {
+		if !seen[j] {
+			seen[j] = true
+			errs = append(errs, fmt.Sprintf("%s: %v", p.Variants[j].V.Name, why(j)))
+		}
 	}
-	err := supports(&p.Variants[best].V, m, n, k, lda, ldb, ldc)
-	if err == nil {
-		return best, nil
-	}
-	if best == def {
-		return -1, fmt.Errorf("%s: %w", p.Variants[best].V.Name, err)
-	}
-	derr := supports(&p.Variants[def].V, m, n, k, lda, ldb, ldc)
-	if derr == nil {
-		return def, nil
-	}
-	return -1, fmt.Errorf("%s (nearest class): %v; default %s: %w", p.Variants[best].V.Name, err, p.Variants[def].V.Name, derr)
+	return -1, fmt.Errorf("no exported %s variant takes %dx%dx%d (lda=%d ldb=%d ldc=%d): %s", op, m, n, k, lda, ldb, ldc, strings.Join(errs, "; "))
 }
 
 // ChooseColumnMajor is Choose for a column-major BLAS call (cublasSgemm's arguments, transa and
@@ -494,17 +663,6 @@ func blasLD(transa, transb byte, m, n, k, lda, ldb, ldc int) error {
 			lda, ldb, ldc, transa, transb, m, n, k, max(1, wa), max(1, wb), max(1, m))
 	}
 	return nil
-}
-
-// opsList names the ops the export has kernels for.
-func (p *Plan) opsList() string {
-	var ops []string
-	for i, op := range variant.Ops {
-		if p.Defaults[i] >= 0 {
-			ops = append(ops, op.String())
-		}
-	}
-	return strings.Join(ops, ", ")
 }
 
 // supports is variant.Supports plus the 32-bit limit of the kernels' int parameters.

@@ -19,6 +19,9 @@ const (
 	maxExprLen       = 1000    // characters per expression
 	maxDim           = 4096    // block dims, tile sizes, grid_z, requires.*
 	maxSharedBytes   = 1 << 30 // sanity cap for shared_bytes and dynamic_shared (real limits prune)
+	maxGridZ         = 65535   // split.max: the grid's z limit
+	// maxWorkspaceFloats caps split.workspace_floats: 256 Mi floats (1 GiB) of module-global memory.
+	maxWorkspaceFloats = 1 << 28
 )
 
 // Config is a parsed variants.yaml.
@@ -41,11 +44,15 @@ type Family struct {
 	NamePattern *yaml.Node
 	Params      []ParamSpec
 	Constraints []Constraint
-	Geometry    map[string]*Expr // keys of geometryKeys
-	Requires    map[string]*Expr // keys of requiresKeys
-	DynamicOK   bool
-	WarpMul     bool
-	Node        *yaml.Node
+	Geometry    map[string]*Expr // keys of geometryKeys (grid_z absent when GridZAuto)
+	// GridZAuto: geometry says grid_z: auto, and Split holds the rule's expressions (keys of
+	// splitKeys): grid z is chosen at launch by variant.SplitRule.
+	GridZAuto bool
+	Split     map[string]*Expr
+	Requires  map[string]*Expr // keys of requiresKeys
+	DynamicOK bool
+	WarpMul   bool
+	Node      *yaml.Node
 	// TrafficModel is traffic_model (one of variant.TrafficModels; default compulsory); Seed is seed.
 	TrafficModel string
 	Seed         bool
@@ -103,7 +110,10 @@ type Constraint struct {
 var (
 	topKeys      = []string{"families"}
 	familyKeys   = []string{"name", "template", "doc", "variant_name", "traffic_model", "seed", "ops", "batched", "params", "constraints", "geometry", "dynamic_shared_ok", "warp_multiple", "requires"}
-	geometryKeys = []string{"block_x", "block_y", "tile_rows", "tile_cols", "grid_z", "shared_bytes", "dynamic_shared"}
+	geometryKeys = []string{"block_x", "block_y", "tile_rows", "tile_cols", "grid_z", "split", "shared_bytes", "dynamic_shared"}
+	// splitKeys are the fields of geometry.split, the launch-time split-K rule of grid_z: auto
+	// (variant.SplitRule); all are required.
+	splitKeys    = []string{"max", "k_step", "min_k", "blocks_per_sm", "workspace_floats"}
 	requiredGeom = map[string]bool{"block_x": true, "block_y": true, "tile_rows": true, "tile_cols": true}
 	requiresKeys = []string{"m_multiple", "n_multiple", "k_multiple", "ld_multiple"}
 	constraintK  = []string{"expr", "reason"}
@@ -369,11 +379,24 @@ func (d *diags) family(n *yaml.Node) *Family {
 		d.missing(n, label, "geometry")
 	} else if gf, ok := d.mapping(gn, what("geometry"), geometryKeys); ok {
 		for _, key := range geometryKeys {
-			if vn, ok := gf[key]; ok {
+			vn, ok := gf[key]
+			switch {
+			case !ok:
+				if requiredGeom[key] {
+					d.missing(gn, what("geometry"), key)
+				}
+			case key == "grid_z" && vn.Kind == yaml.ScalarNode && vn.Tag == "!!str" && vn.Value == "auto":
+				f.GridZAuto = true
+			case key == "split":
+				d.split(f, vn, env, what("geometry.split"))
+			default:
 				f.Geometry[key] = d.expr(vn, env, what("geometry."+key), false)
-			} else if requiredGeom[key] {
-				d.missing(gn, what("geometry"), key)
 			}
+		}
+		if sn, ok := gf["split"]; ok && !f.GridZAuto {
+			d.add(sn, "%s: split is the rule of grid_z: auto; set grid_z: auto or remove split", what("geometry"))
+		} else if f.GridZAuto && !ok {
+			d.missing(gn, what("geometry")+" (grid_z: auto)", "split")
 		}
 	}
 	if rn, ok := fields["requires"]; ok {
@@ -389,6 +412,22 @@ func (d *diags) family(n *yaml.Node) *Family {
 		return nil
 	}
 	return f
+}
+
+// split loads geometry.split, the expressions of the launch-time split-K rule.
+func (d *diags) split(f *Family, n *yaml.Node, env map[string]any, what string) {
+	sf, ok := d.mapping(n, what, splitKeys)
+	if !ok {
+		return
+	}
+	f.Split = map[string]*Expr{}
+	for _, key := range splitKeys {
+		if vn, ok := sf[key]; ok {
+			f.Split[key] = d.expr(vn, env, what+"."+key, false)
+		} else {
+			d.missing(n, what, key)
+		}
+	}
 }
 
 func (d *diags) constraints(f *Family, cn *yaml.Node, env map[string]any, label string) {

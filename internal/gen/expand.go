@@ -356,6 +356,25 @@ func expandOne(file string, f *Family, ax axis, vals []int) (*Planned, *Pruned, 
 			return nil, nil, err
 		}
 	}
+	if f.GridZAuto {
+		r := &variant.SplitRule{}
+		for _, x := range []struct {
+			key    string
+			dst    *int
+			lo, hi int
+		}{
+			{"max", &r.Max, 2, maxGridZ},
+			{"k_step", &r.KStep, 1, maxDim},
+			{"min_k", &r.MinK, 1, maxParamValue},
+			{"blocks_per_sm", &r.BlocksPerSM, 1, maxDim},
+			{"workspace_floats", &r.WorkspaceFloats, 1, maxWorkspaceFloats},
+		} {
+			if *x.dst, err = eval(f.Split, x.key, 0, x.lo, x.hi); err != nil {
+				return nil, nil, err
+			}
+		}
+		v.Split, v.GridZ = r, r.Max
+	}
 	shared, err := eval(g, "shared_bytes", 0, 0, maxSharedBytes)
 	if err != nil {
 		return nil, nil, err

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"tilegen/internal/variant"
 )
 
 // baseYAML is testdata/good.yaml: one family, six combinations, two pruned.
@@ -357,5 +359,43 @@ func TestMaxVariants(t *testing.T) {
 	}
 	if err := gen("--max-variants", "0"); exitCode(err) != 2 {
 		t.Errorf("--max-variants 0: %v (exit %d), want a usage error", err, exitCode(err))
+	}
+}
+
+// TestGridZAuto: grid_z: auto takes its rule from geometry.split (expressions over the parameters,
+// every key required, each in range) into variant.SplitRule, with GridZ its max; split without
+// grid_z: auto, or grid_z: auto without split, is an error.
+func TestGridZAuto(t *testing.T) {
+	auto := edit(t, baseYAML, "      shared_bytes: 0\n", `      grid_z: auto
+      split: {max: "W * 4", k_step: W, min_k: "2 * W", blocks_per_sm: 4, workspace_floats: 1048576}
+      shared_bytes: 0
+`)
+	exp, err := loadAndExpand(auto, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range exp.Variants {
+		v := p.V
+		w := p.P["W"]
+		want := variant.SplitRule{Max: 4 * w, KStep: w, MinK: 2 * w, BlocksPerSM: 4, WorkspaceFloats: 1 << 20}
+		if v.Split == nil || *v.Split != want || v.GridZ != 4*w {
+			t.Errorf("%s: split %+v grid_z %d, want %+v and %d", v.Name, v.Split, v.GridZ, want, 4*w)
+		}
+	}
+	for _, c := range []struct{ src, want string }{
+		{edit(t, auto, "      grid_z: auto\n", ""), `f.yaml:17:14: family tiny: geometry: split is the rule of grid_z: auto; set grid_z: auto or remove split`},
+		{edit(t, auto, `      split: {max: "W * 4", k_step: W, min_k: "2 * W", blocks_per_sm: 4, workspace_floats: 1048576}`+"\n", ""),
+			`f.yaml:13:7: family tiny: geometry (grid_z: auto): missing key "split"`},
+		{edit(t, auto, `blocks_per_sm: 4, `, ""), `f.yaml:18:14: family tiny: geometry.split: missing key "blocks_per_sm"`},
+		{edit(t, auto, `k_step: W`, `k_stp: W`), `f.yaml:18:29: family tiny: geometry.split: unknown key "k_stp"; did you mean "k_step"?`},
+	} {
+		if _, err := LoadConfig("f.yaml", []byte(c.src)); err == nil || err.Error() != c.want {
+			t.Errorf("got %v\nwant %s", err, c.want)
+		}
+	}
+	// Values out of range are expansion errors naming the expression.
+	if _, err := loadAndExpand(edit(t, auto, `max: "W * 4"`, `max: "W - 8"`), 0); err == nil ||
+		!strings.Contains(err.Error(), "max = 0 (W - 8) is outside [2, 65535]") {
+		t.Errorf("max 0: %v", err)
 	}
 }

@@ -103,7 +103,13 @@ func registry(m variant.Manifest, supports []string, compiled bool) ([]byte, err
 		for j, p := range v.Params {
 			params[j] = jen.Values(jen.Id("Name").Op(":").Lit(p.Name), jen.Id("Value").Op(":").Lit(p.Value))
 		}
-		vals[i] = jen.Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true},
+		var split []jen.Code
+		if r := v.Split; r != nil {
+			split = append(split, jen.Id("Split").Op(":").Op("&").Qual(variantPkg, "SplitRule").Values(
+				jen.Id("Max").Op(":").Lit(r.Max), jen.Id("KStep").Op(":").Lit(r.KStep), jen.Id("MinK").Op(":").Lit(r.MinK),
+				jen.Id("BlocksPerSM").Op(":").Lit(r.BlocksPerSM), jen.Id("WorkspaceFloats").Op(":").Lit(r.WorkspaceFloats)))
+		}
+		vals[i] = jen.Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, append([]jen.Code{
 			jen.Id("Name").Op(":").Lit(v.Name),
 			jen.Id("Family").Op(":").Lit(v.Family),
 			jen.Id("Template").Op(":").Lit(v.Template),
@@ -114,7 +120,7 @@ func registry(m variant.Manifest, supports []string, compiled bool) ([]byte, err
 			jen.Id("Params").Op(":").Index().Qual(variantPkg, "Param").Values(params...),
 			jen.Id("Block").Op(":").Qual(variantPkg, "Dim2").Values(jen.Id("X").Op(":").Lit(v.Block.X), jen.Id("Y").Op(":").Lit(v.Block.Y)),
 			jen.Id("Tile").Op(":").Qual(variantPkg, "Tile").Values(jen.Id("Rows").Op(":").Lit(v.Tile.Rows), jen.Id("Cols").Op(":").Lit(v.Tile.Cols)),
-			jen.Id("GridZ").Op(":").Lit(v.GridZ),
+			jen.Id("GridZ").Op(":").Lit(v.GridZ)}, append(split,
 			jen.Id("DynamicShared").Op(":").Lit(v.DynamicShared),
 			jen.Id("Requires").Op(":").Qual(variantPkg, "Requirements").Values(
 				jen.Id("MMultiple").Op(":").Lit(v.Requires.MMultiple), jen.Id("NMultiple").Op(":").Lit(v.Requires.NMultiple),
@@ -124,7 +130,7 @@ func registry(m variant.Manifest, supports []string, compiled bool) ([]byte, err
 				jen.Id("SpillStores").Op(":").Lit(v.Resources.SpillStores), jen.Id("SpillLoads").Op(":").Lit(v.Resources.SpillLoads),
 				jen.Id("StackFrame").Op(":").Lit(v.Resources.StackFrame)),
 			jen.Id("SourceHash").Op(":").Lit(v.SourceHash),
-			jen.Id("PTXHash").Op(":").Lit(v.PTXHash))
+			jen.Id("PTXHash").Op(":").Lit(v.PTXHash))...)...)
 	}
 	f.Comment("variants is the variant table, sorted by name (the manifest's order).")
 	f.Var().Id("variants").Op("=").Index().Qual(variantPkg, "Variant").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, vals...)
@@ -195,9 +201,13 @@ func registry(m variant.Manifest, supports []string, compiled bool) ([]byte, err
 		)
 		f.Line()
 	}
-	f.Comment("clone copies v so callers cannot modify the table through Params.")
+	f.Comment("clone copies v so callers cannot modify the table through Params or Split.")
 	f.Func().Id("clone").Params(jen.Id("v").Qual(variantPkg, "Variant")).Qual(variantPkg, "Variant").Block(
 		jen.Id("v").Dot("Params").Op("=").Append(jen.Index().Qual(variantPkg, "Param").Call(jen.Nil()), jen.Id("v").Dot("Params").Op("...")),
+		jen.If(jen.Id("v").Dot("Split").Op("!=").Nil()).Block(
+			jen.Id("s").Op(":=").Op("*").Id("v").Dot("Split"),
+			jen.Id("v").Dot("Split").Op("=").Op("&").Id("s"),
+		),
 		jen.Return(jen.Id("v")),
 	)
 	var buf bytes.Buffer

@@ -73,14 +73,15 @@ var funcMap = template.FuncMap{
 
 // templateSet parses family templates (each with common.cu.tmpl when present) once per file.
 type templateSet struct {
-	fsys   fs.FS
-	desc   string // "embedded templates" or the --templates directory, for messages
-	common []byte
-	cache  map[string]*template.Template
+	fsys    fs.FS
+	desc    string // "embedded templates" or the --templates directory, for messages
+	common  []byte
+	cache   map[string]*template.Template
+	library map[string][]byte // headers of the CUDA library by path (include.go)
 }
 
 func newTemplateSet(fsys fs.FS, desc string) (*templateSet, error) {
-	ts := &templateSet{fsys: fsys, desc: desc, cache: map[string]*template.Template{}}
+	ts := &templateSet{fsys: fsys, desc: desc, cache: map[string]*template.Template{}, library: map[string][]byte{}}
 	b, err := readFSFile(fsys, commonTemplate, desc)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, templateReadError(commonTemplate, desc, err)
@@ -111,6 +112,7 @@ func (ts *templateSet) get(file string) (*template.Template, error) {
 	return t, nil
 }
 
+// execute renders file with data and inlines the CUDA library headers it includes.
 func (ts *templateSet) execute(file string, data any) ([]byte, error) {
 	t, err := ts.get(file)
 	if err != nil {
@@ -120,7 +122,7 @@ func (ts *templateSet) execute(file string, data any) ([]byte, error) {
 	if err := t.ExecuteTemplate(&buf, file, data); err != nil {
 		return nil, err // "template: FILE:LINE:COL: executing ..."
 	}
-	return buf.Bytes(), nil
+	return ts.inlineLibrary(buf.Bytes(), "rendered "+file)
 }
 
 // supportNames lists support/<name>.cu.tmpl, sorted.

@@ -38,7 +38,7 @@ func (w *Worker) breakdown(req protocol.Request, resp *protocol.Response) error 
 	if err != nil {
 		return fmt.Errorf("variant %s: %w", v.Name, err)
 	}
-	attrs, err := w.attributes(k, s.M, s.N, 0)
+	attrs, err := w.attributes(k, s.M, s.N, s.K, 0)
 	resp.Attributes = attrs
 	if err != nil {
 		return fmt.Errorf("variant %s: %w", v.Name, err)

@@ -213,7 +213,7 @@ func TestGoodKernelVerifiesAndTimes(t *testing.T) {
 			t.Errorf("sub-matrix check did not use beta/padding: %+v", sub)
 		}
 		a := r.Attributes
-		gx, gy, _ := tc.k.Variant.Grid(tc.shape.M, tc.shape.N)
+		gx, gy, _ := tc.k.Variant.Grid(tc.shape.M, tc.shape.N, tc.shape.K, 1)
 		if a.Registers < 1 || a.BlocksPerSM < 1 || a.Blocks != gx*gy || a.Waves <= 0 || a.MaxThreadsPerBlock < 256 {
 			t.Errorf("attributes %+v", a)
 		}

@@ -84,7 +84,7 @@ func (w *Worker) hybrid(req protocol.Request, resp *protocol.Response) error {
 	defer ar.free()
 	var dA, dB, dC cu.DevicePtr
 	if g > 0 {
-		attrs, err := w.attributes(k, g, n, 0)
+		attrs, err := w.attributes(k, g, n, kk, 0)
 		resp.Attributes = attrs
 		if err != nil {
 			return fmt.Errorf("variant %s: %w", v.Name, err)

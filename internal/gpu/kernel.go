@@ -47,11 +47,16 @@ func jit(ptx string) (cu.Module, error) {
 	return m, err
 }
 
-// kernel is a loaded variant ready to launch.
+// kernel is a loaded variant ready to launch on a device of sms multiprocessors (the split-K rule
+// of a grid_z: auto variant chooses its grid z from them).
 type kernel struct {
-	fn cu.Function
-	v  variant.Variant
+	fn  cu.Function
+	v   variant.Variant
+	sms int
 }
+
+// grid is the kernel's launch grid for an M×N×K problem (variant.Variant.Grid on this device).
+func (k *kernel) grid(m, n, kk int) (x, y, z int) { return k.v.Grid(m, n, kk, k.sms) }
 
 // loadKernel loads the variant's function and prepares it for its dynamic shared memory.
 func (w *Worker) loadKernel(k *protocol.Kernel) (*kernel, error) {
@@ -73,11 +78,12 @@ func (w *Worker) loadKernel(k *protocol.Kernel) (*kernel, error) {
 			return nil, err
 		}
 	}
-	return &kernel{fn: fn, v: k.Variant}, nil
+	return &kernel{fn: fn, v: k.Variant, sms: w.info.SMs}, nil
 }
 
-// attributes reads the driver's view of the function and its occupancy on an M×N result.
-func (w *Worker) attributes(k *kernel, m, n, batch int) (*protocol.Attributes, error) {
+// attributes reads the driver's view of the function and its occupancy on an M×N×K problem (a
+// batch of them when batch > 0).
+func (w *Worker) attributes(k *kernel, m, n, kk, batch int) (*protocol.Attributes, error) {
 	a := &protocol.Attributes{}
 	for _, f := range []struct {
 		attr cu.FunctionAttribute
@@ -101,7 +107,8 @@ func (w *Worker) attributes(k *kernel, m, n, batch int) (*protocol.Attributes, e
 		return nil, fmt.Errorf("occupancy: %w", err)
 	}
 	a.BlocksPerSM = bps
-	gx, gy, gz := k.v.GridBatch(m, n, batch)
+	gx, gy, gz := k.grid(m, n, kk)
+	gz *= max(batch, 1)
 	a.Blocks = gx * gy * gz
 	if bps > 0 && w.info.SMs > 0 {
 		a.Waves = float64(a.Blocks) / float64(w.info.SMs*bps)
@@ -134,7 +141,8 @@ func (w *Worker) gemm(k *kernel) gemmFunc {
 		if k.v.Batched != (bt.count > 0) {
 			return fmt.Errorf("variant %s (batched %v) launched with a batch of %d", k.v.Name, k.v.Batched, bt.count)
 		}
-		gx, gy, gz := k.v.GridBatch(m, n, bt.count)
+		gx, gy, gz := k.grid(m, n, kk)
+		gz *= max(bt.count, 1)
 		args := newArgs().i32(m).i32(n).i32(kk).f32(alpha).ptr(a).i32(lda).ptr(b).i32(ldb).f32(beta).ptr(c).i32(ldc)
 		if k.v.Batched {
 			args.i64(bt.sa).i64(bt.sb).i64(bt.sc)

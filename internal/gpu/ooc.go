@@ -89,7 +89,7 @@ func copy2D(toDevice bool, host []float32, ho int64, hp int, dev cu.DevicePtr, d
 // launchOn launches a variant on stream s per the shared kernel contract.
 func launchOn(k *kernel, s cu.Stream, m, n, kk int, alpha float32, a cu.DevicePtr, lda int, b cu.DevicePtr, ldb int,
 	beta float32, c cu.DevicePtr, ldc int) error {
-	gx, gy, gz := k.v.Grid(m, n)
+	gx, gy, gz := k.grid(m, n, kk)
 	args := newArgs().i32(m).i32(n).i32(kk).f32(alpha).ptr(a).i32(lda).ptr(b).i32(ldb).f32(beta).ptr(c).i32(ldc)
 	return launchErr(k.fn.Launch(gx, gy, gz, k.v.Block.X, k.v.Block.Y, 1, k.v.DynamicShared, s, args.pointers()))
 }

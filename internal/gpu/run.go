@@ -21,7 +21,7 @@ func (w *Worker) run(req protocol.Request, resp *protocol.Response) error {
 	}
 	v := req.Kernel.Variant
 	s := req.Shape
-	if err := fits(&v, s); err != nil {
+	if err := fits(&v, s, w.info.SMs); err != nil {
 		return err
 	}
 	t0 := time.Now()
@@ -30,7 +30,7 @@ func (w *Worker) run(req protocol.Request, resp *protocol.Response) error {
 	if err != nil {
 		return fmt.Errorf("variant %s: %w", v.Name, err)
 	}
-	attrs, err := w.attributes(k, s.M, s.N, s.Batch)
+	attrs, err := w.attributes(k, s.M, s.N, s.K, s.Batch)
 	resp.Attributes = attrs
 	if err != nil {
 		return fmt.Errorf("variant %s: %w", v.Name, err)
@@ -40,7 +40,7 @@ func (w *Worker) run(req protocol.Request, resp *protocol.Response) error {
 
 // fits says why variant v cannot run problem s (nil: it can): another op, a batch for an unbatched
 // kernel or the other way round, the shape's requirements, or a grid too deep for the batch.
-func fits(v *variant.Variant, s protocol.Shape) error {
+func fits(v *variant.Variant, s protocol.Shape, sms int) error {
 	if v.Op != s.Op {
 		return fmt.Errorf("variant %s computes %s, the problem is %s", v.Name, v.Op, s.Op)
 	}
@@ -50,7 +50,7 @@ func fits(v *variant.Variant, s protocol.Shape) error {
 	if err := v.SupportsDense(s.M, s.N, s.K); err != nil {
 		return fmt.Errorf("variant %s does not support %s %dx%dx%d: %w", v.Name, s.Op, s.M, s.N, s.K, err)
 	}
-	if _, _, z := v.GridBatch(s.M, s.N, s.Batch); z > variant.MaxGridZ {
+	if _, _, z := v.GridBatch(s.M, s.N, s.K, sms, s.Batch); z > variant.MaxGridZ {
 		return fmt.Errorf("variant %s: grid z %d for a batch of %d exceeds %d", v.Name, z, s.Batch, variant.MaxGridZ)
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
 	"tilegen/internal/resultsdir"
+	"tilegen/internal/search"
 	"tilegen/internal/variant"
 	"tilegen/internal/workerproc"
 )
@@ -275,6 +276,8 @@ func Bench(cfg *Config, bs BenchSettings) error {
 			lcfg := *cfg
 			lcfg.Out, lcfg.Shapes = filepath.Join(dir, "tune-large"), large
 			lcfg.Filter = Filter{Globs: names}
+			// The leaders are a selection already: each is measured.
+			lcfg.Strategy.Name, lcfg.Strategy.Budget = search.Exhaustive, search.Budget{}
 			lcfg.Stdout = io.MultiWriter(cfg.Stdout, tableFile)
 			lt, err := tune(&lcfg)
 			if err != nil {

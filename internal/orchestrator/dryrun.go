@@ -9,12 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"tilegen/internal/cache"
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
+	"tilegen/internal/search"
 	"tilegen/internal/variant"
 	"tilegen/internal/workerproc"
 )
@@ -69,8 +71,11 @@ func DryRun(cfg *Config, sms int) error {
 	if cfg.Shard.N > 1 {
 		fmt.Fprintf(w, "; shard %d/%d keeps %d pairs", cfg.Shard.I, cfg.Shard.N, len(items))
 	}
-	if cfg.Strategy.Name == "random" {
-		fmt.Fprintf(w, "; --strategy random keeps at most %d per shape", cfg.Strategy.Budget)
+	switch cfg.Strategy.Name {
+	case search.Random:
+		fmt.Fprintf(w, "; --strategy random keeps %s per shape", describeBudget(cfg.Strategy.Budget))
+	case search.Model:
+		fmt.Fprintf(w, "; --strategy model measures %s per shape, the most promising first", describeBudget(cfg.Strategy.budget()))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "cache %s: %d records; GPUs known: %s\n", cfg.CachePath, rc.Len(), describeDevices(devs))
@@ -85,15 +90,25 @@ func DryRun(cfg *Config, sms int) error {
 		ndev, devNote = 1, "1 GPU (--devices all: name the devices to divide the time among them)"
 	}
 	perShape := map[protocol.Shape]int{}
+	variantRuns := 0
 	for sh, c := range pl.byShape {
 		perShape[sh] = c.measure
+		if cfg.Strategy.Name == search.Model {
+			// The budget of the shape's candidates, less what the cache serves (at most).
+			perShape[sh] = min(c.measure, cfg.Strategy.budget().For(c.measure+c.cached))
+		}
+		variantRuns += perShape[sh]
 		if c.cublasTodo {
 			perShape[sh]++
 		}
 	}
 	modules := len(uniqueNames(s.preload))
 	est := estimatePlan(cfg, perShape, modules, ndev)
-	fmt.Fprintf(w, "\nto measure: %d variant runs and %d cuBLAS runs, %d modules to JIT-compile\n", pl.total.measure, len(cub), modules)
+	atMost := ""
+	if cfg.Strategy.Name == search.Model {
+		atMost = "at most "
+	}
+	fmt.Fprintf(w, "\nto measure: %s%d variant runs and %d cuBLAS runs, %d modules to JIT-compile\n", atMost, variantRuns, len(cub), modules)
 	fmt.Fprintf(w, "estimated time: %s on %s (measurements %s, shared inputs %s, ranking %s, JIT %s)\n",
 		fmtDuration(est.Total), devNote, fmtDuration(est.Measure), fmtDuration(est.SharedInputs), fmtDuration(est.Rank), fmtDuration(est.JIT))
 	for _, l := range wrap("("+estimateModel+".)", 100) {
@@ -309,4 +324,12 @@ func wrap(text string, width int) []string {
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// describeBudget says a budget in words: "at most 40" or "20 % of the candidates".
+func describeBudget(b search.Budget) string {
+	if b.Fraction > 0 {
+		return strconv.FormatFloat(100*b.Fraction, 'g', -1, 64) + " % of the candidates"
+	}
+	return fmt.Sprintf("at most %d", b.Count)
 }

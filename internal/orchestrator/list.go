@@ -18,8 +18,12 @@ func List(c Catalog, f Filter, stdout io.Writer) error {
 	for i := range vs {
 		v := &vs[i]
 		r := v.Resources
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%dx%d\t%dx%d\t%d\t%d\t%s\t%d\t%d\t%d\t\n", v.Name, v.Family, v.ParamString(),
-			v.Block.X, v.Block.Y, v.Tile.Rows, v.Tile.Cols, v.GridZ, v.DynamicShared, claims(v.Requires),
+		gz := fmt.Sprint(v.GridZ)
+		if v.Split != nil {
+			gz = fmt.Sprintf("auto<=%d", v.Split.Max) // chosen per launch by the split rule
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%dx%d\t%dx%d\t%s\t%d\t%s\t%d\t%d\t%d\t\n", v.Name, v.Family, v.ParamString(),
+			v.Block.X, v.Block.Y, v.Tile.Rows, v.Tile.Cols, gz, v.DynamicShared, claims(v.Requires),
 			r.Registers, r.SharedStatic, r.SpillStores+r.SpillLoads)
 	}
 	return tw.Flush()

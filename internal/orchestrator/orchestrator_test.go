@@ -15,6 +15,7 @@ import (
 	"tilegen/internal/cache"
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
+	"tilegen/internal/search"
 	"tilegen/internal/testutil"
 	"tilegen/internal/variant"
 )
@@ -306,7 +307,7 @@ func TestRandomStrategyDeterministic(t *testing.T) {
 	vs := testCatalog(t).Variants()
 	shapes, _ := results.ParseShapes("256x256x256,1041x1247x139")
 	names := func(seed uint64) string {
-		items, err := buildPlan(vs, shapes, Strategy{Name: "random", Budget: 3, Seed: seed}, Shard{0, 1})
+		items, err := buildPlan(vs, shapes, Strategy{Name: "random", Budget: search.Budget{Count: 3}, Seed: seed}, Shard{0, 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,8 +2,6 @@ package orchestrator
 
 import (
 	"fmt"
-	"hash/fnv"
-	"math/rand/v2"
 	"path"
 	"slices"
 	"sort"
@@ -11,7 +9,7 @@ import (
 	"strings"
 
 	"tilegen/internal/protocol"
-	"tilegen/internal/results"
+	"tilegen/internal/search"
 	"tilegen/internal/variant"
 )
 
@@ -193,14 +191,33 @@ func ParseShard(s string) (Shard, error) {
 	return Shard{i, n}, nil
 }
 
-// Strategy chooses which variants of a shape are measured.
+// Strategy chooses which variants of a shape are measured (internal/search).
 type Strategy struct {
-	// Name is exhaustive or random.
+	// Name is exhaustive, random or model.
 	Name string
-	// Budget is the number of variants per shape the random strategy measures.
-	Budget int
+	// Budget bounds the measurements per shape of the random and model strategies (the model's
+	// default: DefaultModelBudget).
+	Budget search.Budget
 	// Seed drives the random strategy and the verification seeds.
 	Seed uint64
+}
+
+// DefaultModelBudget is the model strategy's budget when none is given: a fifth of each shape's
+// candidates (the target: within 1 % of the exhaustive winner at that cost).
+var DefaultModelBudget = search.Budget{Fraction: 0.2}
+
+// budget is the strategy's effective budget (zero: every candidate).
+func (st Strategy) budget() search.Budget {
+	switch st.Name {
+	case search.Random:
+		return st.Budget
+	case search.Model:
+		if st.Budget.IsZero() {
+			return DefaultModelBudget
+		}
+		return st.Budget
+	}
+	return search.Budget{}
 }
 
 // item is one (variant, shape) of a plan; Skip is set when the variant does not accept the shape.
@@ -213,6 +230,9 @@ type item struct {
 // buildPlan lists (variant, shape) items in shape order then name order, applies the strategy per
 // shape, then keeps the shard's part: item i belongs to shard i mod n.
 func buildPlan(vs []variant.Variant, shapes []protocol.Shape, st Strategy, sh Shard) ([]item, error) {
+	if st.Name == search.Model && sh.N > 1 {
+		return nil, fmt.Errorf("--strategy model cannot be sharded: the search learns across the run's shapes")
+	}
 	var all []item
 	for _, s := range shapes {
 		var fit []item
@@ -229,25 +249,20 @@ func buildPlan(vs []variant.Variant, shapes []protocol.Shape, st Strategy, sh Sh
 			fit = append(fit, item{V: v, Shape: s})
 		}
 		switch st.Name {
-		case "", "exhaustive":
-		case "random":
-			if st.Budget < 1 {
-				return nil, fmt.Errorf("--strategy random needs --budget >= 1")
+		case "", search.Exhaustive, search.Model:
+			// The model strategy chooses among every fitting variant as it measures (tuneModel).
+		case search.Random:
+			if st.Budget.IsZero() {
+				return nil, fmt.Errorf("--strategy random needs --budget")
 			}
-			if st.Budget < len(fit) {
-				h := fnv.New64a()
-				h.Write([]byte(results.ShapeString(s)))
-				r := rand.New(rand.NewPCG(st.Seed, h.Sum64()))
-				perm := r.Perm(len(fit))[:st.Budget]
-				sort.Ints(perm)
-				picked := make([]item, len(perm))
-				for j, p := range perm {
-					picked[j] = fit[p]
-				}
-				fit = picked
+			picks := search.RandomPicks(st.Seed, s, len(fit), st.Budget.For(len(fit)))
+			picked := make([]item, len(picks))
+			for j, p := range picks {
+				picked[j] = fit[p]
 			}
+			fit = picked
 		default:
-			return nil, fmt.Errorf("--strategy %q: want exhaustive or random", st.Name)
+			return nil, fmt.Errorf("--strategy %q: want %s", st.Name, strings.Join(search.Methods, ", "))
 		}
 		merged := append(fit, skip...)
 		sort.SliceStable(merged, func(a, b int) bool { return merged[a].V.Name < merged[b].V.Name })
@@ -270,7 +285,12 @@ func supportsShape(v *variant.Variant, s protocol.Shape) error {
 	if err := v.SupportsDense(s.M, s.N, s.K); err != nil {
 		return err
 	}
-	if _, _, z := v.GridBatch(s.M, s.N, s.Batch); z > variant.MaxGridZ {
+	if s.Batch == 0 {
+		return nil
+	}
+	// A batched kernel has a fixed grid z per product (no launch-time split rule), so the SM count
+	// does not matter here.
+	if _, _, z := v.GridBatch(s.M, s.N, s.K, DefaultSMs, s.Batch); z > variant.MaxGridZ {
 		return fmt.Errorf("grid z %d for a batch of %d exceeds %d", z, s.Batch, variant.MaxGridZ)
 	}
 	return nil

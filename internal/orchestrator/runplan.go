@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
 	"tilegen/internal/resultsdir"
+	"tilegen/internal/search"
 	"tilegen/internal/variant"
 )
 
@@ -31,9 +33,15 @@ type RunPlan struct {
 	// plan for people.
 	Variants int      `json:"variants"`
 	Shapes   []string `json:"shapes,omitempty"`
-	Strategy string   `json:"strategy"`
-	Budget   int      `json:"budget,omitempty"`
-	Seed     uint64   `json:"seed"`
+	// Sources names, per shape ("MxNxK"), where it comes from: the comments of the --shapes-file
+	// lines that list it. Not part of the plan's hash.
+	Sources  map[string]string `json:"sources,omitempty"`
+	Strategy string            `json:"strategy"`
+	// Budget is the measurements per shape of the random and model strategies: a count, or
+	// BudgetFraction of each shape's candidates.
+	Budget         int     `json:"budget,omitempty"`
+	BudgetFraction float64 `json:"budget_fraction,omitempty"`
+	Seed           uint64  `json:"seed"`
 	// Settings are what every measurement of the plan was taken under.
 	Settings RunSettings `json:"settings"`
 	// Missing lists the shards a partial merge (--allow-partial) did not have.
@@ -57,15 +65,19 @@ const runPlanFile = "run.json"
 func planOf(cfg *Config, command string, vs []variant.Variant) RunPlan {
 	st := cfg.Strategy
 	if st.Name == "" {
-		st.Name = "exhaustive"
+		st.Name = search.Exhaustive
 	}
-	if st.Name != "random" {
-		st.Budget = 0
-	}
+	b := st.budget()
 	p := RunPlan{Command: command, Shard: shardString(cfg.Shard), Variants: len(vs),
-		Strategy: st.Name, Budget: st.Budget, Seed: st.Seed}
+		Strategy: st.Name, Budget: b.Count, BudgetFraction: b.Fraction, Seed: st.Seed}
 	for _, sh := range cfg.Shapes {
 		p.Shapes = append(p.Shapes, results.ShapeString(sh))
+		if src := cfg.Sources[sh]; src != "" {
+			if p.Sources == nil {
+				p.Sources = map[string]string{}
+			}
+			p.Sources[results.ShapeString(sh)] = src
+		}
 	}
 	vset := cfg.Verify
 	vset.Seed = 0
@@ -76,7 +88,11 @@ func planOf(cfg *Config, command string, vs []variant.Variant) RunPlan {
 		p.Settings.Timing = &t
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%d\x00%d\x00%s\n", command, st.Name, st.Budget, st.Seed, strings.Join(p.Shapes, ","))
+	budget := strconv.Itoa(b.Count)
+	if b.Fraction > 0 {
+		budget = b.String()
+	}
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00%s\n", command, st.Name, budget, st.Seed, strings.Join(p.Shapes, ","))
 	for i := range vs {
 		fmt.Fprintf(h, "%s\x00%s\x00%s\n", vs[i].Name, vs[i].SourceHash, vs[i].PTXHash)
 	}
@@ -100,6 +116,9 @@ func (p RunPlan) describe() string {
 	s := fmt.Sprintf("%s of %d variants on %s, %s, seed %d", p.Command, p.Variants, shapes, p.Strategy, p.Seed)
 	if p.Budget > 0 {
 		s += fmt.Sprintf(", budget %d", p.Budget)
+	}
+	if p.BudgetFraction > 0 {
+		s += ", budget " + search.Budget{Fraction: p.BudgetFraction}.String()
 	}
 	return s + ", plan " + p.Plan[:min(12, len(p.Plan))]
 }

@@ -95,7 +95,9 @@ type Config struct {
 	// Devices are device indexes; nil means all.
 	Devices []int
 	// Shapes to tune on; for verify, nil means each variant's edge suite.
-	Shapes   []protocol.Shape
+	Shapes []protocol.Shape
+	// Sources says where shapes come from (a shapes file's comments); it travels into run.json.
+	Sources  map[protocol.Shape]string
 	Filter   Filter
 	Strategy Strategy
 	Shard    Shard
@@ -390,12 +392,14 @@ const splitKTiles = 4
 
 // splitKPointless is the reason a split-K variant is not tuned on a shape whose unsplit grid already
 // has at least splitKTiles tiles per SM: splitting K only adds partial sums to reduce there. ""
-// when the variant does not split K or the shape is small enough for it to help.
+// when the variant does not split K or the shape is small enough for it to help. A variant whose
+// grid z is chosen at launch (grid_z: auto) is never left out: its rule already picks one slice
+// where splitting cannot help, and it is then a kernel like any other.
 func splitKPointless(v *variant.Variant, sh protocol.Shape, sms int) string {
-	if v.GridZ <= 1 || sms <= 0 {
+	if v.GridZ <= 1 || v.Split != nil || sms <= 0 {
 		return ""
 	}
-	gx, gy, _ := v.Grid(sh.M, sh.N)
+	gx, gy, _ := v.Grid(sh.M, sh.N, sh.K, sms)
 	if gx*gy < splitKTiles*sms {
 		return ""
 	}

@@ -11,6 +11,7 @@ import (
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
 	"tilegen/internal/resultsdir"
+	"tilegen/internal/search"
 	"tilegen/internal/workerproc"
 )
 
@@ -47,15 +48,21 @@ func tune(cfg *Config) (*tuneOutcome, error) {
 	s.index(vs)
 	s.prog = noProgress{}
 	cub := s.planCublas(cfg.Shapes)
-	tasks := s.planVariants(results.KindTune, items)
 	began := time.Now()
-	total := len(cfg.Shapes) + runnable(items) - s.cost.Skipped
-	s.start("tune", total, len(cub)+len(tasks))
-	// Variant keys need no cuBLAS time; their watchdogs do, so cuBLAS runs first.
-	if err := s.runPhases(cub, tasks); err != nil {
-		return nil, err
+	if cfg.Strategy.Name == search.Model {
+		if err := s.tuneModel(items, cub); err != nil {
+			return nil, err
+		}
+	} else {
+		tasks := s.planVariants(results.KindTune, items)
+		total := len(cfg.Shapes) + runnable(items) - s.cost.Skipped
+		s.start("tune", total, len(cub)+len(tasks))
+		// Variant keys need no cuBLAS time; their watchdogs do, so cuBLAS runs first.
+		if err := s.runPhases(cub, tasks); err != nil {
+			return nil, err
+		}
+		s.cost.Cached = total - len(cub) - len(tasks)
 	}
-	s.cost.Cached = total - len(cub) - len(tasks)
 	recs := s.records()
 	info := s.runInfo()
 	if err := resultsdir.WriteResults(cfg.Out, recs, info); err != nil {

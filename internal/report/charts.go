@@ -32,6 +32,8 @@ type Line struct {
 	XTicks []float64
 	// HLines are horizontal reference lines (a peak, cuBLAS).
 	HLines []Ref
+	// Points draws each series as points only (a scatter), for x values that are not a sequence.
+	Points bool
 }
 
 // Ref is a labelled reference value.
@@ -132,8 +134,13 @@ func (l Line) Draw(dir, base string) (string, error) {
 		ln.Width = vg.Points(1.5)
 		sc.Shape = plotutil.Shape(i)
 		sc.Radius = vg.Points(3)
-		p.Add(ln, sc)
-		f.legend.Add(s.Name, ln, sc)
+		if l.Points {
+			p.Add(sc)
+			f.legend.Add(s.Name, sc)
+		} else {
+			p.Add(ln, sc)
+			f.legend.Add(s.Name, ln, sc)
+		}
 		if hasErr {
 			eb, err := plotter.NewYErrorBars(struct {
 				plotter.XYs

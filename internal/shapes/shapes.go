@@ -1,16 +1,11 @@
-// Package shapes decides which tuned shape a problem M×N×K is nearest to. It is the one place that
-// rule lives: the export's dispatch (internal/export, and the code it emits into the exported Go
-// package and CUDA header, which must stand alone and so repeat it) and the runner's
-// `--variant best` (outofcore, hybrid) both call Nearest. It imports nothing of tilegen, so any
-// package can use it without pulling in CUDA or the orchestrator.
-//
-// The two callers measure distance differently and break ties differently, and each keeps its
-// rule; the Metric and Rule say which:
-//
-//   - export dispatch: SquaredLog, exact comparison, ties to the first class (classes are in M, N,
-//     K order);
-//   - runner --variant best: AbsLog, distances within 1e-12 are ties, broken by the caller (the
-//     faster median, then the smaller variant name).
+// Package shapes decides which tuned shape a problem M×N×K is nearest to. The runner's
+// `--variant best` (outofcore, hybrid) runs the variant that was fastest on the nearest tuned
+// shape: AbsLog, distances within 1e-12 tied, ties broken by the caller (the faster median, then
+// the smaller variant name). internal/dispatch cross-validates the exported dispatch it replaced —
+// the fastest variant of the nearest tuned shape by SquaredLog, ties to the first — as the
+// baseline of `runner workload`; the exports themselves carry internal/dispatch's fitted table.
+// The package imports nothing of tilegen, so any package can use it without pulling in CUDA or the
+// orchestrator.
 package shapes
 
 import "math"
@@ -20,23 +15,24 @@ import "math"
 type Metric int
 
 const (
-	// SquaredLog is ln²(M/Mc) + ln²(N/Nc) + ln²(K/Kc): the export's dispatch.
-	SquaredLog Metric = iota
 	// AbsLog is |ln(M/Mc)| + |ln(N/Nc)| + |ln(K/Kc)|: the runner's --variant best.
-	AbsLog
+	AbsLog Metric = iota
+	// SquaredLog is ln²(M/Mc) + ln²(N/Nc) + ln²(K/Kc): the export's dispatch before it was fitted,
+	// now the baseline runner workload compares the fitted rule with.
+	SquaredLog
 )
 
 // Distance is the metric's distance from m×n×k to the candidate cm×cn×ck.
 func (d Metric) Distance(m, n, k, cm, cn, ck int) float64 {
 	switch d {
-	case AbsLog:
-		l := func(a, b int) float64 { return math.Abs(math.Log(float64(a) / float64(b))) }
-		return l(cm, m) + l(cn, n) + l(ck, k)
-	default:
+	case SquaredLog:
 		dm := math.Log(float64(m) / float64(cm))
 		dn := math.Log(float64(n) / float64(cn))
 		dk := math.Log(float64(k) / float64(ck))
 		return dm*dm + dn*dn + dk*dk
+	default:
+		l := func(a, b int) float64 { return math.Abs(math.Log(float64(a) / float64(b))) }
+		return l(cm, m) + l(cn, n) + l(ck, k)
 	}
 }
 
@@ -46,9 +42,6 @@ type Rule struct {
 	// Tie: candidates whose distances differ by at most Tie are tied (0: only equal distances).
 	Tie float64
 }
-
-// Dispatch is the export's rule (see the package doc).
-var Dispatch = Rule{Metric: SquaredLog}
 
 // Best is the runner's --variant best rule (see the package doc).
 var Best = Rule{Metric: AbsLog, Tie: 1e-12}

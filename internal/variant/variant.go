@@ -142,8 +142,12 @@ type Variant struct {
 	Block Dim2 `json:"block"`
 	// Tile is the C tile one block computes.
 	Tile Tile `json:"tile"`
-	// GridZ is the grid's z extent (split-K slices); 1 for most families.
+	// GridZ is the grid's z extent (split-K slices); 1 for most families. With a Split rule it is
+	// the rule's Max, the most slices a launch may get; the launch's z comes from Grid.
 	GridZ int `json:"grid_z"`
+	// Split is the launch-time split-K rule of a variant whose variants.yaml geometry says
+	// grid_z: auto; nil when grid z is the fixed GridZ.
+	Split *SplitRule `json:"split,omitempty"`
 	// DynamicShared is the dynamic shared memory per block in bytes passed at launch (0: none).
 	DynamicShared int `json:"dynamic_shared"`
 	// Requires are the shapes the variant accepts.
@@ -181,18 +185,20 @@ func (v *Variant) Param(name string) (int, bool) {
 	return 0, false
 }
 
-// Grid returns the grid extents (x over N, y over M, z) for an M×N result.
-func (v *Variant) Grid(m, n int) (x, y, z int) {
-	z = v.GridZ
-	if z < 1 {
-		z = 1
+// Grid returns the grid extents (x over N, y over M, z) of an M×N×K launch on a GPU with sms
+// multiprocessors: z is the fixed GridZ, or what the Split rule picks for the shape and SM count.
+func (v *Variant) Grid(m, n, k, sms int) (x, y, z int) {
+	x, y = CeilDiv(n, v.Tile.Cols), CeilDiv(m, v.Tile.Rows)
+	if v.Split != nil {
+		return x, y, v.Split.Slices(x*y, v.Tile.Rows*v.Tile.Cols, k, sms)
 	}
-	return CeilDiv(n, v.Tile.Cols), CeilDiv(m, v.Tile.Rows), z
+	return x, y, max(v.GridZ, 1)
 }
 
-// GridBatch is Grid for batch products of a batched kernel: z is GridZ·batch (batch < 1 counts as 1).
-func (v *Variant) GridBatch(m, n, batch int) (x, y, z int) {
-	x, y, z = v.Grid(m, n)
+// GridBatch is Grid for batch products of a batched kernel: z is Grid's z times the batch (batch < 1
+// counts as 1).
+func (v *Variant) GridBatch(m, n, k, sms, batch int) (x, y, z int) {
+	x, y, z = v.Grid(m, n, k, sms)
 	return x, y, z * max(batch, 1)
 }
 
@@ -219,7 +225,7 @@ func (v *Variant) Supports(m, n, k, lda, ldb, ldc int) error {
 			return fmt.Errorf("%s=%d is not a multiple of %d", c.what, c.val, c.mul)
 		}
 	}
-	_, gy, gz := v.Grid(m, n)
+	_, gy, gz := v.Grid(m, n, k, 1)
 	if gy > 65535 || gz > 65535 {
 		return fmt.Errorf("grid y=%d z=%d exceeds 65535", gy, gz)
 	}

@@ -8,11 +8,11 @@ import (
 func TestGridAndSupports(t *testing.T) {
 	v := Variant{Name: "t", Block: Dim2{X: 256, Y: 1}, Tile: Tile{Rows: 128, Cols: 256}, GridZ: 0,
 		Requires: Requirements{MMultiple: 1, NMultiple: 4, KMultiple: 1, LDMultiple: 4}}
-	if x, y, z := v.Grid(1000, 1000); x != 4 || y != 8 || z != 1 {
+	if x, y, z := v.Grid(1000, 1000, 1000, 132); x != 4 || y != 8 || z != 1 {
 		t.Errorf("grid %d %d %d, want 4 8 1", x, y, z)
 	}
 	v.GridZ = 3
-	if _, _, z := v.Grid(1, 1); z != 3 {
+	if _, _, z := v.Grid(1, 1, 1, 132); z != 3 {
 		t.Errorf("grid z %d", z)
 	}
 	if v.Threads() != 256 {
@@ -63,5 +63,32 @@ func TestIsIdentAndParams(t *testing.T) {
 	SortByName(vs)
 	if vs[0].Name != "a" {
 		t.Error("SortByName")
+	}
+}
+
+func TestSplitRule(t *testing.T) {
+	// deepk_32x32x32_t4x4_s4_b8's rule on an H100 (132 SMs).
+	v := Variant{Tile: Tile{Rows: 32, Cols: 32}, GridZ: 512,
+		Split: &SplitRule{Max: 512, KStep: 32, MinK: 128, BlocksPerSM: 8, WorkspaceFloats: 1 << 22}}
+	for _, c := range []struct {
+		m, n, k, sms, z int
+		why             string
+	}{
+		// 1056 blocks wanted, capped at 512 slices; 3125 steps of 32 in slices of 7 steps: 447 slices.
+		{32, 32, 100000, 132, 447, "Gram: one tile, capped by max, rounded down to non-empty slices"},
+		{64, 196, 4608, 132, 36, "14 tiles: 1056/14 = 76 wanted, K/min_k = 36"},
+		{48, 48, 48, 132, 1, "K below two min_k slices"},
+		{4096, 4096, 4096, 132, 1, "16384 tiles already fill the GPU"},
+		{32, 32, 100000, 0, 8, "no SM count: one SM's worth of blocks"},
+		{2048, 2048, 100000, 132, 1, "4096 tiles of 1024 floats fill the workspace already"},
+		{512, 512, 100000, 132, 5, "256 tiles: 1056/256 = 5 wanted, within the workspace (16)"},
+	} {
+		if _, _, z := v.Grid(c.m, c.n, c.k, c.sms); z != c.z {
+			t.Errorf("%dx%dx%d on %d SMs: z = %d, want %d (%s)", c.m, c.n, c.k, c.sms, z, c.z, c.why)
+		}
+	}
+	var nilRule *SplitRule
+	if z := nilRule.Slices(1, 1, 1000, 132); z != 1 {
+		t.Errorf("nil rule: %d slices", z)
 	}
 }

@@ -5,7 +5,7 @@
 //
 //	# a comment line
 //	M N K            # source: the rest of the line after '#' says where the shape comes from
-//	768 128 3072     # BERT-base FFN up-projection, 128 tokens
+//	128 3072 768     # BERT-base: FFN up 768->3072 (128 tokens)
 //
 // M, N and K are positive decimal integers (the row-major product C[M×N] = A[M×K]·B[K×N]),
 // separated by spaces or tabs. Blank lines and lines that start with '#' are skipped. Further

@@ -8,15 +8,15 @@ import (
 )
 
 func TestParse(t *testing.T) {
-	in := "# corpus\n\n768 128 3072   # BERT-base FFN up, 128 tokens\n\t1 4096 4096\n768 128 3072 # GPT-2 small\n"
+	in := "# corpus\n\n128 3072 768   # BERT-base: FFN up (128 tokens)\n\t1 4096 4096\n128 3072 768 # GPT-2 small\n"
 	got, err := Parse("c.txt", strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []Entry{
-		{protocol.Shape{M: 768, N: 128, K: 3072}, "BERT-base FFN up, 128 tokens", 3},
+		{protocol.Shape{M: 128, N: 3072, K: 768}, "BERT-base: FFN up (128 tokens)", 3},
 		{protocol.Shape{M: 1, N: 4096, K: 4096}, "", 4},
-		{protocol.Shape{M: 768, N: 128, K: 3072}, "GPT-2 small", 5},
+		{protocol.Shape{M: 128, N: 3072, K: 768}, "GPT-2 small", 5},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d entries, want %d: %+v", len(got), len(want), got)
@@ -26,10 +26,10 @@ func TestParse(t *testing.T) {
 			t.Errorf("entry %d = %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if u := Unique(got); len(u) != 2 || u[0].M != 768 || u[1].M != 1 {
+	if u := Unique(got); len(u) != 2 || u[0].M != 128 || u[1].M != 1 {
 		t.Errorf("Unique = %v", u)
 	}
-	if s := Sources(got)[protocol.Shape{M: 768, N: 128, K: 3072}]; s != "BERT-base FFN up, 128 tokens; GPT-2 small" {
+	if s := Sources(got)[protocol.Shape{M: 128, N: 3072, K: 768}]; s != "BERT-base: FFN up (128 tokens); GPT-2 small" {
 		t.Errorf("Sources = %q", s)
 	}
 }
@@ -60,7 +60,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	f.Add("768 128 3072 # x\n")
+	f.Add("128 3072 768 # x\n")
 	f.Add("# c\n1 1 1\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		es, err := Parse("f", strings.NewReader(s))

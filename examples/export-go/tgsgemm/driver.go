@@ -17,6 +17,8 @@ typedef int tg_result;
 static struct {
 	tg_result (*init)(unsigned int);
 	tg_result (*ctx_get_current)(void**);
+	tg_result (*ctx_get_device)(int*);
+	tg_result (*device_get_attribute)(int*, int, int);
 	tg_result (*module_load_data)(void**, const void*);
 	tg_result (*module_get_function)(void**, void*, const char*);
 	tg_result (*func_set_attribute)(void*, int, int);
@@ -40,6 +42,8 @@ static const char* tg_open(tg_result* init)
 	if (!(*(void**)&tg_drv.field = dlsym(lib, name))) return "libcuda.so.1 has no " name;
 	TG_SYM(init, "cuInit")
 	TG_SYM(ctx_get_current, "cuCtxGetCurrent")
+	TG_SYM(ctx_get_device, "cuCtxGetDevice")
+	TG_SYM(device_get_attribute, "cuDeviceGetAttribute")
 	TG_SYM(module_load_data, "cuModuleLoadData")
 	TG_SYM(module_get_function, "cuModuleGetFunction")
 	TG_SYM(func_set_attribute, "cuFuncSetAttribute")
@@ -64,6 +68,16 @@ static tg_result tg_ctx_get_current(uintptr_t* ctx)
 	tg_result r = tg_drv.ctx_get_current(&c);
 	*ctx = (uintptr_t)c;
 	return r;
+}
+
+// tg_sm_count reads the current context's device's multiprocessor count
+// (CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT is 16 in cuda.h).
+static tg_result tg_sm_count(int* sms)
+{
+	int dev = 0;
+	tg_result r = tg_drv.ctx_get_device(&dev);
+	if (r) return r;
+	return tg_drv.device_get_attribute(sms, 16, dev);
 }
 
 static tg_result tg_module_load(uintptr_t* mod, const char* image)
@@ -141,6 +155,15 @@ func requireContext() error {
 		return fmt.Errorf("no CUDA context is current on this thread (lock the OS thread and make one current first)")
 	}
 	return nil
+}
+
+// smCount is the multiprocessor count of the current context's device (the split rule's input).
+func smCount() (int, error) {
+	var sms C.int
+	if r := C.tg_sm_count(&sms); r != 0 {
+		return 0, cudaError("cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)", r)
+	}
+	return int(sms), nil
 }
 
 func loadModule(ptx []byte) (uintptr, error) {

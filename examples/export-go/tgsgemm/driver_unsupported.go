@@ -15,6 +15,8 @@ func openDriver() error { return errNoDriver }
 
 func requireContext() error { return errNoDriver }
 
+func smCount() (int, error) { return 0, errNoDriver }
+
 func loadModule([]byte) (uintptr, error) { return 0, errNoDriver }
 
 func getFunction(uintptr, string) (uintptr, error) { return 0, errNoDriver }

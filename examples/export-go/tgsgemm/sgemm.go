@@ -20,6 +20,7 @@ type Kernels struct {
 	mods   [len(kernels)]uintptr
 	fns    [len(kernels)]uintptr
 	loaded [len(kernels)]bool
+	sms    int // the context's device's multiprocessor count, for the split rule
 }
 
 // Load JIT-compiles the embedded PTX into the calling thread's current CUDA context (lock the OS
@@ -34,6 +35,11 @@ func Load() (*Kernels, error) {
 		return nil, fmt.Errorf("tgsgemm: load: %w", err)
 	}
 	ks := &Kernels{}
+	sms, err := smCount()
+	if err != nil {
+		return nil, fmt.Errorf("tgsgemm: load: %w", err)
+	}
+	ks.sms = sms
 	for i := range kernels {
 		name := kernels[i].name
 		ptx, err := ptxFS.ReadFile("ptx/" + name + ".ptx")
@@ -92,6 +98,9 @@ func (ks *Kernels) SgemmOp(op Op, m, n, k int, alpha float32, a uintptr, lda int
 	}
 	kn := &kernels[i]
 	grid := [3]int{(n + kn.tileCols - 1) / kn.tileCols, (m + kn.tileRows - 1) / kn.tileRows, kn.gridZ}
+	if kn.splitMax > 0 {
+		grid[2] = splitSlices(grid[0]*grid[1], kn.tileRows*kn.tileCols, k, ks.sms, kn.splitMax, kn.kStep, kn.minK, kn.blocksPerSM, kn.workspaceFloats)
+	}
 	if err := launch(ks.fns[i], grid, [2]int{kn.blockX, kn.blockY}, kn.dynamicShared, stream, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); err != nil {
 		return fmt.Errorf("tgsgemm: launch %s: %w", kn.name, err)
 	}

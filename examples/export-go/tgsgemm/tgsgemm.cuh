@@ -13,12 +13,18 @@
 // Include it in ONE translation unit of a program (it defines extern "C" kernels). It needs only the
 // CUDA runtime; compile for the GPU you run on, e.g. nvcc -arch=sm_90.
 //
-// Dispatch: among the tuned shape classes of the problem's op, the one nearest to MxNxK by squared
-// log-distance ln^2(M/Mc) + ln^2(N/Nc) + ln^2(K/Kc) picks the variant; when it cannot take the
-// problem the op's robust default (NN micro1d_t64_r16) is used; when that cannot either, or the header
-// has no kernel for the op, the launchers return cudaErrorInvalidValue and launch nothing (the
-// tgsgemm_variant functions return NULL). A column-major call (transa, transb) is the row-major
-// product C^T = op(B)^T * op(A)^T: op (transb, transa) on the swapped operands, M = n, N = m.
+// Dispatch: each op has its own rule (NN 2 buckets per octave, fitted on 9 shapes), whose tables pick the variant from M, N and K, each put
+// in a bucket: integer operations and table reads per call. They were fitted on the timings of the tuned shapes of
+// the op: a smoother of measured ratios to cuBLAS over log M, N, K, with wave-quantization and
+// edge-waste features and regime classes (tilegen's internal/dispatch; parameters in tgsgemm.json).
+// A cell holds three variants: one for problems whose M and N its tile divides, one for the
+// others, and one without requirements; the first that can take the problem runs (the aligned
+// one only when its tile divides M and N), else the op's robust default (NN micro1d_t64_r16);
+// when none can, or the export has no kernel for the op, tgsgemm_sgemm returns cudaErrorInvalidValue (tgsgemm_variant: NULL) and launches nothing.
+//
+// Each op has its own rule and robust default; a problem of an op the header has no kernel for is
+// refused (cudaErrorInvalidValue). A column-major call (transa, transb) is the row-major product
+// C^T = op(B)^T * op(A)^T: op (transb, transa) on the swapped operands, M = n, N = m.
 //
 // Classes (tuned median, cuBLAS median with the same op, ratio = cuBLAS time / tuned time; above 1:
 // faster than cuBLAS):
@@ -43,23 +49,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <atomic>
+
 // ---------------------------------------------------------------------------------------------
-// micro1d_t32_r4: family micro1d, T=32 R=4; op NN; block 32x8, C tile 32x32, grid_z 1,
-// dynamic shared 0 B; generated source sha256 6523cff466206668a54dd7c669356ae66b71c3798e09943e501450b74dfb6d60.
-#ifndef TILEGEN_KERNEL_micro1d_t32_r4
-#define TILEGEN_KERNEL_micro1d_t32_r4
-#ifndef TILEGEN_COMMON_H
-#define TILEGEN_COMMON_H
-// Shared epilogue, emitted once per translation unit: the export concatenates several variants into
-// one header, so the helpers are include-guarded. They are inline (not static) so that a unit that
-// uses only one of them gets no unused-function warning, and inline linkage lets several units
-// define them without clashing.
-//
-// tg_store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result
-// (seed 003: boundary conditions on the store). beta == 0 never reads C, so C may hold NaN/garbage
-// on entry (BLAS semantics).
-__device__ __forceinline__ void tg_store(float* __restrict__ C, int ldc, int M, int N, int i, int j,
-                                         float alpha, float beta, float acc)
+// micro1d_t32_r2: family micro1d, T=32 R=2; op NN; block 32x16, C tile 32x32, grid_z 1,
+// dynamic shared 0 B; generated source sha256 f1a8b9f8c8cd0b0d1d07acb2f2b5c6f0038c88607a5af085172de4c137cb3ffe.
+#ifndef TILEGEN_KERNEL_micro1d_t32_r2
+#define TILEGEN_KERNEL_micro1d_t32_r2
+#ifndef TILEGEN_EPILOGUE_CUH
+#define TILEGEN_EPILOGUE_CUH
+// tilegen/epilogue.cuh: writing results, C = alpha*acc + beta*C, with the boundary conditions of
+// seed 003 (nothing outside the M x N result is written). beta == 0 never reads C, so C may hold
+// NaN or garbage on entry (BLAS semantics).
+//   store, store_unguarded  one element: the seed families (naive, coalesced, shared, micro1d,
+//                           coarse), one or a few results per thread.
+//   store4, store_tile      float4 groups: the register-tiled families' thread tiles.
+namespace tg {
+
+// store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result.
+__device__ __forceinline__ void store(float* __restrict__ C, int ldc, int M, int N, int i, int j, float alpha,
+                                      float beta, float acc)
 {
     if (i < M && j < N) {
         float* p = C + (size_t)i * ldc + j;
@@ -71,9 +80,9 @@ __device__ __forceinline__ void tg_store(float* __restrict__ C, int ldc, int M, 
     }
 }
 
-// tg_store_unguarded is tg_store for elements known to be inside the result (interior tiles).
-__device__ __forceinline__ void tg_store_unguarded(float* __restrict__ C, int ldc, int i, int j,
-                                                   float alpha, float beta, float acc)
+// store_unguarded is store for an element known to be inside the result.
+__device__ __forceinline__ void store_unguarded(float* __restrict__ C, int ldc, int i, int j, float alpha, float beta,
+                                                float acc)
 {
     float* p = C + (size_t)i * ldc + j;
     if (beta == 0.0f) {
@@ -82,7 +91,198 @@ __device__ __forceinline__ void tg_store_unguarded(float* __restrict__ C, int ld
         *p = alpha * acc + beta * *p;
     }
 }
-#endif // TILEGEN_COMMON_H
+
+// store4 writes one float4 group of a thread tile, C[row][col..col+3] = alpha*v + beta*C. A row
+// past M is skipped; a group wholly inside N is one 16-byte store when C and ldc are 16-byte
+// aligned (vc), else it is stored element by element with a column guard.
+__device__ __forceinline__ void store4(float4 v, float* __restrict__ C, int ldc, int M, int N, int row, int col,
+                                       float alpha, float beta, bool vc)
+{
+    if (row >= M) return;
+    float* crow = C + (size_t)row * ldc;
+    v = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
+    if (vc && col + 4 <= N) {
+        float4* p = reinterpret_cast<float4*>(crow + col);
+        if (beta != 0.0f) {
+            const float4 o = *p;
+            v.x = fmaf(beta, o.x, v.x);
+            v.y = fmaf(beta, o.y, v.y);
+            v.z = fmaf(beta, o.z, v.z);
+            v.w = fmaf(beta, o.w, v.w);
+        }
+        *p = v;
+    } else {
+        const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            if (col + j < N) {
+                float x = e[j];
+                if (beta != 0.0f) x = fmaf(beta, crow[col + j], x);
+                crow[col + j] = x;
+            }
+        }
+    }
+}
+
+// store_tile writes a thread's whole TM x TN tile (Tile: a tg::WarpTile) whose first element is
+// C[row0][col0], group by group.
+template <class Tile>
+__device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN], float* __restrict__ C, int ldc,
+                                           int M, int N, int row0, int col0, float alpha, float beta, bool vc)
+{
+#pragma unroll
+    for (int j = 0; j < Tile::F4; ++j) {
+        store4(Tile::group(acc, j), C, ldc, M, N, row0 + Tile::grow(j), col0 + Tile::gcol(j), alpha, beta, vc);
+    }
+}
+
+} // namespace tg
+#endif // TILEGEN_EPILOGUE_CUH
+
+// Family micro1d (seed 002: tiled kernel with 1D micro-tiles on rectangular 32x8 / 64x4 blocks;
+// seed 004: 64x64 tiles on 64x16 blocks, 4 results per thread):
+// a 32x16 block computes a 32x32 tile of C; each thread owns one column of the tile
+// and R=2 of its rows, strided by the block height (16), so it keeps 2 accumulators
+// in registers and reuses each element of B it reads from shared memory 2 times. K is walked
+// in 32-wide steps through a 32x32 tile of A and one of B in shared memory
+// (8192 bytes).
+extern "C" __global__ void __launch_bounds__(512) micro1d_t32_r2(int M, int N, int K, float alpha, const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc)
+{
+    __shared__ float As[32][32];
+    __shared__ float Bs[32][32];
+    const int tx = threadIdx.x;
+    const int ty = threadIdx.y;
+    const int row0 = blockIdx.y * 32;
+    const int col = blockIdx.x * 32 + tx;
+    const bool col_ok = col < N;
+    float acc[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+        acc[i] = 0.0f;
+    }
+    for (int k0 = 0; k0 < K; k0 += 32) {
+        // seed 002: each thread loads 2 rows of the A tile (consecutive threads read
+        // consecutive columns of a row: coalesced); seed 003: zero-fill past M and K.
+        const bool ka_ok = k0 + tx < K;
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            const int r = ty + i * 16;
+            const int gr = row0 + r;
+            As[r][tx] = (ka_ok && gr < M) ? A[(size_t)gr * lda + (k0 + tx)] : 0.0f;
+        }
+        // seed 002: the B tile, 2 rows per thread, coalesced; seed 003: zero-fill past K and N.
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            const int r = ty + i * 16;
+            const int gk = k0 + r;
+            Bs[r][tx] = (col_ok && gk < K) ? B[(size_t)gk * ldb + col] : 0.0f;
+        }
+        __syncthreads();
+        // seed 002: 1D micro-tile: one element of B from shared memory feeds 2 accumulators.
+#pragma unroll
+        for (int k = 0; k < 32; ++k) {
+            const float bv = Bs[k][tx];
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                acc[i] = fmaf(As[ty + i * 16][k], bv, acc[i]);
+            }
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+        tg::store(C, ldc, M, N, row0 + ty + i * 16, col, alpha, beta, acc[i]);
+    }
+}
+#endif // TILEGEN_KERNEL_micro1d_t32_r2
+
+// ---------------------------------------------------------------------------------------------
+// micro1d_t32_r4: family micro1d, T=32 R=4; op NN; block 32x8, C tile 32x32, grid_z 1,
+// dynamic shared 0 B; generated source sha256 e7ace4ad5c847900f434dea63e2fdcf46ef84ca93d5b00f34ed6c1e16d9dd184.
+#ifndef TILEGEN_KERNEL_micro1d_t32_r4
+#define TILEGEN_KERNEL_micro1d_t32_r4
+#ifndef TILEGEN_EPILOGUE_CUH
+#define TILEGEN_EPILOGUE_CUH
+// tilegen/epilogue.cuh: writing results, C = alpha*acc + beta*C, with the boundary conditions of
+// seed 003 (nothing outside the M x N result is written). beta == 0 never reads C, so C may hold
+// NaN or garbage on entry (BLAS semantics).
+//   store, store_unguarded  one element: the seed families (naive, coalesced, shared, micro1d,
+//                           coarse), one or a few results per thread.
+//   store4, store_tile      float4 groups: the register-tiled families' thread tiles.
+namespace tg {
+
+// store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result.
+__device__ __forceinline__ void store(float* __restrict__ C, int ldc, int M, int N, int i, int j, float alpha,
+                                      float beta, float acc)
+{
+    if (i < M && j < N) {
+        float* p = C + (size_t)i * ldc + j;
+        if (beta == 0.0f) {
+            *p = alpha * acc;
+        } else {
+            *p = alpha * acc + beta * *p;
+        }
+    }
+}
+
+// store_unguarded is store for an element known to be inside the result.
+__device__ __forceinline__ void store_unguarded(float* __restrict__ C, int ldc, int i, int j, float alpha, float beta,
+                                                float acc)
+{
+    float* p = C + (size_t)i * ldc + j;
+    if (beta == 0.0f) {
+        *p = alpha * acc;
+    } else {
+        *p = alpha * acc + beta * *p;
+    }
+}
+
+// store4 writes one float4 group of a thread tile, C[row][col..col+3] = alpha*v + beta*C. A row
+// past M is skipped; a group wholly inside N is one 16-byte store when C and ldc are 16-byte
+// aligned (vc), else it is stored element by element with a column guard.
+__device__ __forceinline__ void store4(float4 v, float* __restrict__ C, int ldc, int M, int N, int row, int col,
+                                       float alpha, float beta, bool vc)
+{
+    if (row >= M) return;
+    float* crow = C + (size_t)row * ldc;
+    v = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
+    if (vc && col + 4 <= N) {
+        float4* p = reinterpret_cast<float4*>(crow + col);
+        if (beta != 0.0f) {
+            const float4 o = *p;
+            v.x = fmaf(beta, o.x, v.x);
+            v.y = fmaf(beta, o.y, v.y);
+            v.z = fmaf(beta, o.z, v.z);
+            v.w = fmaf(beta, o.w, v.w);
+        }
+        *p = v;
+    } else {
+        const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            if (col + j < N) {
+                float x = e[j];
+                if (beta != 0.0f) x = fmaf(beta, crow[col + j], x);
+                crow[col + j] = x;
+            }
+        }
+    }
+}
+
+// store_tile writes a thread's whole TM x TN tile (Tile: a tg::WarpTile) whose first element is
+// C[row0][col0], group by group.
+template <class Tile>
+__device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN], float* __restrict__ C, int ldc,
+                                           int M, int N, int row0, int col0, float alpha, float beta, bool vc)
+{
+#pragma unroll
+    for (int j = 0; j < Tile::F4; ++j) {
+        store4(Tile::group(acc, j), C, ldc, M, N, row0 + Tile::grow(j), col0 + Tile::gcol(j), alpha, beta, vc);
+    }
+}
+
+} // namespace tg
+#endif // TILEGEN_EPILOGUE_CUH
 
 // Family micro1d (seed 002: tiled kernel with 1D micro-tiles on rectangular 32x8 / 64x4 blocks;
 // seed 004: 64x64 tiles on 64x16 blocks, 4 results per thread):
@@ -136,28 +336,29 @@ extern "C" __global__ void __launch_bounds__(256) micro1d_t32_r4(int M, int N, i
     }
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        tg_store(C, ldc, M, N, row0 + ty + i * 8, col, alpha, beta, acc[i]);
+        tg::store(C, ldc, M, N, row0 + ty + i * 8, col, alpha, beta, acc[i]);
     }
 }
 #endif // TILEGEN_KERNEL_micro1d_t32_r4
 
 // ---------------------------------------------------------------------------------------------
 // micro1d_t32_r8: family micro1d, T=32 R=8; op NN; block 32x4, C tile 32x32, grid_z 1,
-// dynamic shared 0 B; generated source sha256 cf826e672e7c0a2dc63491f2003372c1c3ccfc7f7a22d1f39c6ff8d60698384a.
+// dynamic shared 0 B; generated source sha256 d60213baad1dc1841551469cae9a6319087c4f8df3c534e7ef9574393bd0457c.
 #ifndef TILEGEN_KERNEL_micro1d_t32_r8
 #define TILEGEN_KERNEL_micro1d_t32_r8
-#ifndef TILEGEN_COMMON_H
-#define TILEGEN_COMMON_H
-// Shared epilogue, emitted once per translation unit: the export concatenates several variants into
-// one header, so the helpers are include-guarded. They are inline (not static) so that a unit that
-// uses only one of them gets no unused-function warning, and inline linkage lets several units
-// define them without clashing.
-//
-// tg_store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result
-// (seed 003: boundary conditions on the store). beta == 0 never reads C, so C may hold NaN/garbage
-// on entry (BLAS semantics).
-__device__ __forceinline__ void tg_store(float* __restrict__ C, int ldc, int M, int N, int i, int j,
-                                         float alpha, float beta, float acc)
+#ifndef TILEGEN_EPILOGUE_CUH
+#define TILEGEN_EPILOGUE_CUH
+// tilegen/epilogue.cuh: writing results, C = alpha*acc + beta*C, with the boundary conditions of
+// seed 003 (nothing outside the M x N result is written). beta == 0 never reads C, so C may hold
+// NaN or garbage on entry (BLAS semantics).
+//   store, store_unguarded  one element: the seed families (naive, coalesced, shared, micro1d,
+//                           coarse), one or a few results per thread.
+//   store4, store_tile      float4 groups: the register-tiled families' thread tiles.
+namespace tg {
+
+// store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result.
+__device__ __forceinline__ void store(float* __restrict__ C, int ldc, int M, int N, int i, int j, float alpha,
+                                      float beta, float acc)
 {
     if (i < M && j < N) {
         float* p = C + (size_t)i * ldc + j;
@@ -169,9 +370,9 @@ __device__ __forceinline__ void tg_store(float* __restrict__ C, int ldc, int M, 
     }
 }
 
-// tg_store_unguarded is tg_store for elements known to be inside the result (interior tiles).
-__device__ __forceinline__ void tg_store_unguarded(float* __restrict__ C, int ldc, int i, int j,
-                                                   float alpha, float beta, float acc)
+// store_unguarded is store for an element known to be inside the result.
+__device__ __forceinline__ void store_unguarded(float* __restrict__ C, int ldc, int i, int j, float alpha, float beta,
+                                                float acc)
 {
     float* p = C + (size_t)i * ldc + j;
     if (beta == 0.0f) {
@@ -180,7 +381,53 @@ __device__ __forceinline__ void tg_store_unguarded(float* __restrict__ C, int ld
         *p = alpha * acc + beta * *p;
     }
 }
-#endif // TILEGEN_COMMON_H
+
+// store4 writes one float4 group of a thread tile, C[row][col..col+3] = alpha*v + beta*C. A row
+// past M is skipped; a group wholly inside N is one 16-byte store when C and ldc are 16-byte
+// aligned (vc), else it is stored element by element with a column guard.
+__device__ __forceinline__ void store4(float4 v, float* __restrict__ C, int ldc, int M, int N, int row, int col,
+                                       float alpha, float beta, bool vc)
+{
+    if (row >= M) return;
+    float* crow = C + (size_t)row * ldc;
+    v = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
+    if (vc && col + 4 <= N) {
+        float4* p = reinterpret_cast<float4*>(crow + col);
+        if (beta != 0.0f) {
+            const float4 o = *p;
+            v.x = fmaf(beta, o.x, v.x);
+            v.y = fmaf(beta, o.y, v.y);
+            v.z = fmaf(beta, o.z, v.z);
+            v.w = fmaf(beta, o.w, v.w);
+        }
+        *p = v;
+    } else {
+        const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            if (col + j < N) {
+                float x = e[j];
+                if (beta != 0.0f) x = fmaf(beta, crow[col + j], x);
+                crow[col + j] = x;
+            }
+        }
+    }
+}
+
+// store_tile writes a thread's whole TM x TN tile (Tile: a tg::WarpTile) whose first element is
+// C[row0][col0], group by group.
+template <class Tile>
+__device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN], float* __restrict__ C, int ldc,
+                                           int M, int N, int row0, int col0, float alpha, float beta, bool vc)
+{
+#pragma unroll
+    for (int j = 0; j < Tile::F4; ++j) {
+        store4(Tile::group(acc, j), C, ldc, M, N, row0 + Tile::grow(j), col0 + Tile::gcol(j), alpha, beta, vc);
+    }
+}
+
+} // namespace tg
+#endif // TILEGEN_EPILOGUE_CUH
 
 // Family micro1d (seed 002: tiled kernel with 1D micro-tiles on rectangular 32x8 / 64x4 blocks;
 // seed 004: 64x64 tiles on 64x16 blocks, 4 results per thread):
@@ -234,28 +481,29 @@ extern "C" __global__ void __launch_bounds__(128) micro1d_t32_r8(int M, int N, i
     }
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
-        tg_store(C, ldc, M, N, row0 + ty + i * 4, col, alpha, beta, acc[i]);
+        tg::store(C, ldc, M, N, row0 + ty + i * 4, col, alpha, beta, acc[i]);
     }
 }
 #endif // TILEGEN_KERNEL_micro1d_t32_r8
 
 // ---------------------------------------------------------------------------------------------
 // micro1d_t64_r16: family micro1d, T=64 R=16; op NN; block 64x4, C tile 64x64, grid_z 1,
-// dynamic shared 0 B; generated source sha256 06a8813903c7ad318cfdc8b5c651e9b40924f9429b99b9d1e5f1e27ba73a5355.
+// dynamic shared 0 B; generated source sha256 e0de72884668b897d696561b730ab97db344a310a328c49abfb63db165b4677b.
 #ifndef TILEGEN_KERNEL_micro1d_t64_r16
 #define TILEGEN_KERNEL_micro1d_t64_r16
-#ifndef TILEGEN_COMMON_H
-#define TILEGEN_COMMON_H
-// Shared epilogue, emitted once per translation unit: the export concatenates several variants into
-// one header, so the helpers are include-guarded. They are inline (not static) so that a unit that
-// uses only one of them gets no unused-function warning, and inline linkage lets several units
-// define them without clashing.
-//
-// tg_store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result
-// (seed 003: boundary conditions on the store). beta == 0 never reads C, so C may hold NaN/garbage
-// on entry (BLAS semantics).
-__device__ __forceinline__ void tg_store(float* __restrict__ C, int ldc, int M, int N, int i, int j,
-                                         float alpha, float beta, float acc)
+#ifndef TILEGEN_EPILOGUE_CUH
+#define TILEGEN_EPILOGUE_CUH
+// tilegen/epilogue.cuh: writing results, C = alpha*acc + beta*C, with the boundary conditions of
+// seed 003 (nothing outside the M x N result is written). beta == 0 never reads C, so C may hold
+// NaN or garbage on entry (BLAS semantics).
+//   store, store_unguarded  one element: the seed families (naive, coalesced, shared, micro1d,
+//                           coarse), one or a few results per thread.
+//   store4, store_tile      float4 groups: the register-tiled families' thread tiles.
+namespace tg {
+
+// store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result.
+__device__ __forceinline__ void store(float* __restrict__ C, int ldc, int M, int N, int i, int j, float alpha,
+                                      float beta, float acc)
 {
     if (i < M && j < N) {
         float* p = C + (size_t)i * ldc + j;
@@ -267,9 +515,9 @@ __device__ __forceinline__ void tg_store(float* __restrict__ C, int ldc, int M, 
     }
 }
 
-// tg_store_unguarded is tg_store for elements known to be inside the result (interior tiles).
-__device__ __forceinline__ void tg_store_unguarded(float* __restrict__ C, int ldc, int i, int j,
-                                                   float alpha, float beta, float acc)
+// store_unguarded is store for an element known to be inside the result.
+__device__ __forceinline__ void store_unguarded(float* __restrict__ C, int ldc, int i, int j, float alpha, float beta,
+                                                float acc)
 {
     float* p = C + (size_t)i * ldc + j;
     if (beta == 0.0f) {
@@ -278,7 +526,53 @@ __device__ __forceinline__ void tg_store_unguarded(float* __restrict__ C, int ld
         *p = alpha * acc + beta * *p;
     }
 }
-#endif // TILEGEN_COMMON_H
+
+// store4 writes one float4 group of a thread tile, C[row][col..col+3] = alpha*v + beta*C. A row
+// past M is skipped; a group wholly inside N is one 16-byte store when C and ldc are 16-byte
+// aligned (vc), else it is stored element by element with a column guard.
+__device__ __forceinline__ void store4(float4 v, float* __restrict__ C, int ldc, int M, int N, int row, int col,
+                                       float alpha, float beta, bool vc)
+{
+    if (row >= M) return;
+    float* crow = C + (size_t)row * ldc;
+    v = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
+    if (vc && col + 4 <= N) {
+        float4* p = reinterpret_cast<float4*>(crow + col);
+        if (beta != 0.0f) {
+            const float4 o = *p;
+            v.x = fmaf(beta, o.x, v.x);
+            v.y = fmaf(beta, o.y, v.y);
+            v.z = fmaf(beta, o.z, v.z);
+            v.w = fmaf(beta, o.w, v.w);
+        }
+        *p = v;
+    } else {
+        const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            if (col + j < N) {
+                float x = e[j];
+                if (beta != 0.0f) x = fmaf(beta, crow[col + j], x);
+                crow[col + j] = x;
+            }
+        }
+    }
+}
+
+// store_tile writes a thread's whole TM x TN tile (Tile: a tg::WarpTile) whose first element is
+// C[row0][col0], group by group.
+template <class Tile>
+__device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN], float* __restrict__ C, int ldc,
+                                           int M, int N, int row0, int col0, float alpha, float beta, bool vc)
+{
+#pragma unroll
+    for (int j = 0; j < Tile::F4; ++j) {
+        store4(Tile::group(acc, j), C, ldc, M, N, row0 + Tile::grow(j), col0 + Tile::gcol(j), alpha, beta, vc);
+    }
+}
+
+} // namespace tg
+#endif // TILEGEN_EPILOGUE_CUH
 
 // Family micro1d (seed 002: tiled kernel with 1D micro-tiles on rectangular 32x8 / 64x4 blocks;
 // seed 004: 64x64 tiles on 64x16 blocks, 4 results per thread):
@@ -332,28 +626,29 @@ extern "C" __global__ void __launch_bounds__(256) micro1d_t64_r16(int M, int N, 
     }
 #pragma unroll
     for (int i = 0; i < 16; ++i) {
-        tg_store(C, ldc, M, N, row0 + ty + i * 4, col, alpha, beta, acc[i]);
+        tg::store(C, ldc, M, N, row0 + ty + i * 4, col, alpha, beta, acc[i]);
     }
 }
 #endif // TILEGEN_KERNEL_micro1d_t64_r16
 
 // ---------------------------------------------------------------------------------------------
 // micro1d_t64_r8: family micro1d, T=64 R=8; op NN; block 64x8, C tile 64x64, grid_z 1,
-// dynamic shared 0 B; generated source sha256 eeca56a521a7440304e5f1dd5c427a3b417e45896ad048dcca86ddcf35a5958f.
+// dynamic shared 0 B; generated source sha256 b7438fb657cd0e7166731b397f7074266879ce48e54b9094dffd10802854a21f.
 #ifndef TILEGEN_KERNEL_micro1d_t64_r8
 #define TILEGEN_KERNEL_micro1d_t64_r8
-#ifndef TILEGEN_COMMON_H
-#define TILEGEN_COMMON_H
-// Shared epilogue, emitted once per translation unit: the export concatenates several variants into
-// one header, so the helpers are include-guarded. They are inline (not static) so that a unit that
-// uses only one of them gets no unused-function warning, and inline linkage lets several units
-// define them without clashing.
-//
-// tg_store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result
-// (seed 003: boundary conditions on the store). beta == 0 never reads C, so C may hold NaN/garbage
-// on entry (BLAS semantics).
-__device__ __forceinline__ void tg_store(float* __restrict__ C, int ldc, int M, int N, int i, int j,
-                                         float alpha, float beta, float acc)
+#ifndef TILEGEN_EPILOGUE_CUH
+#define TILEGEN_EPILOGUE_CUH
+// tilegen/epilogue.cuh: writing results, C = alpha*acc + beta*C, with the boundary conditions of
+// seed 003 (nothing outside the M x N result is written). beta == 0 never reads C, so C may hold
+// NaN or garbage on entry (BLAS semantics).
+//   store, store_unguarded  one element: the seed families (naive, coalesced, shared, micro1d,
+//                           coarse), one or a few results per thread.
+//   store4, store_tile      float4 groups: the register-tiled families' thread tiles.
+namespace tg {
+
+// store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result.
+__device__ __forceinline__ void store(float* __restrict__ C, int ldc, int M, int N, int i, int j, float alpha,
+                                      float beta, float acc)
 {
     if (i < M && j < N) {
         float* p = C + (size_t)i * ldc + j;
@@ -365,9 +660,9 @@ __device__ __forceinline__ void tg_store(float* __restrict__ C, int ldc, int M, 
     }
 }
 
-// tg_store_unguarded is tg_store for elements known to be inside the result (interior tiles).
-__device__ __forceinline__ void tg_store_unguarded(float* __restrict__ C, int ldc, int i, int j,
-                                                   float alpha, float beta, float acc)
+// store_unguarded is store for an element known to be inside the result.
+__device__ __forceinline__ void store_unguarded(float* __restrict__ C, int ldc, int i, int j, float alpha, float beta,
+                                                float acc)
 {
     float* p = C + (size_t)i * ldc + j;
     if (beta == 0.0f) {
@@ -376,7 +671,53 @@ __device__ __forceinline__ void tg_store_unguarded(float* __restrict__ C, int ld
         *p = alpha * acc + beta * *p;
     }
 }
-#endif // TILEGEN_COMMON_H
+
+// store4 writes one float4 group of a thread tile, C[row][col..col+3] = alpha*v + beta*C. A row
+// past M is skipped; a group wholly inside N is one 16-byte store when C and ldc are 16-byte
+// aligned (vc), else it is stored element by element with a column guard.
+__device__ __forceinline__ void store4(float4 v, float* __restrict__ C, int ldc, int M, int N, int row, int col,
+                                       float alpha, float beta, bool vc)
+{
+    if (row >= M) return;
+    float* crow = C + (size_t)row * ldc;
+    v = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
+    if (vc && col + 4 <= N) {
+        float4* p = reinterpret_cast<float4*>(crow + col);
+        if (beta != 0.0f) {
+            const float4 o = *p;
+            v.x = fmaf(beta, o.x, v.x);
+            v.y = fmaf(beta, o.y, v.y);
+            v.z = fmaf(beta, o.z, v.z);
+            v.w = fmaf(beta, o.w, v.w);
+        }
+        *p = v;
+    } else {
+        const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            if (col + j < N) {
+                float x = e[j];
+                if (beta != 0.0f) x = fmaf(beta, crow[col + j], x);
+                crow[col + j] = x;
+            }
+        }
+    }
+}
+
+// store_tile writes a thread's whole TM x TN tile (Tile: a tg::WarpTile) whose first element is
+// C[row0][col0], group by group.
+template <class Tile>
+__device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN], float* __restrict__ C, int ldc,
+                                           int M, int N, int row0, int col0, float alpha, float beta, bool vc)
+{
+#pragma unroll
+    for (int j = 0; j < Tile::F4; ++j) {
+        store4(Tile::group(acc, j), C, ldc, M, N, row0 + Tile::grow(j), col0 + Tile::gcol(j), alpha, beta, vc);
+    }
+}
+
+} // namespace tg
+#endif // TILEGEN_EPILOGUE_CUH
 
 // Family micro1d (seed 002: tiled kernel with 1D micro-tiles on rectangular 32x8 / 64x4 blocks;
 // seed 004: 64x64 tiles on 64x16 blocks, 4 results per thread):
@@ -430,15 +771,15 @@ extern "C" __global__ void __launch_bounds__(512) micro1d_t64_r8(int M, int N, i
     }
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
-        tg_store(C, ldc, M, N, row0 + ty + i * 8, col, alpha, beta, acc[i]);
+        tg::store(C, ldc, M, N, row0 + ty + i * 8, col, alpha, beta, acc[i]);
     }
 }
 #endif // TILEGEN_KERNEL_micro1d_t64_r8
 
 // ---------------------------------------------------------------------------------------------
-// Launcher. Per call it does integer checks, one cudaLaunchKernel and nothing else on the CUDA
-// runtime: the nearest class is remembered for the last shape asked on each thread, and a kernel
-// that needs more than 48 KiB of dynamic shared memory gets its limit raised once per device.
+// Launcher. Per call it does integer checks, two table lookups, one cudaLaunchKernel and nothing
+// else on the CUDA runtime; a kernel that needs more than 48 KiB of dynamic shared memory gets its
+// limit raised once per device.
 
 struct tgsgemm_kernel_info {
     const char* name;
@@ -446,36 +787,24 @@ struct tgsgemm_kernel_info {
     int op;         // 0 NN, 1 NT, 2 TN, 3 TT: bit 1 is op(A) = A^T, bit 0 op(B) = B^T
     int block_x, block_y, tile_rows, tile_cols, grid_z, dynamic_shared;
     int m_multiple, n_multiple, k_multiple, ld_multiple;
+    // Launch-time split-K rule (tgsgemm_split_slices): split_max > 0 means grid z is chosen per
+    // launch from the shape and the device's SM count (at most split_max); 0 means grid_z is fixed.
+    int split_max, k_step, min_k, blocks_per_sm;
+    long long workspace_floats;
 };
 
 // tgsgemm_kernels lists the exported variants, sorted by name.
 inline const tgsgemm_kernel_info* tgsgemm_kernels(int* count)
 {
     static const tgsgemm_kernel_info table[] = {
-        {"micro1d_t32_r4", (const void*)micro1d_t32_r4, 0, 32, 8, 32, 32, 1, 0, 1, 1, 1, 1},
-        {"micro1d_t32_r8", (const void*)micro1d_t32_r8, 0, 32, 4, 32, 32, 1, 0, 1, 1, 1, 1},
-        {"micro1d_t64_r16", (const void*)micro1d_t64_r16, 0, 64, 4, 64, 64, 1, 0, 1, 1, 1, 1},
-        {"micro1d_t64_r8", (const void*)micro1d_t64_r8, 0, 64, 8, 64, 64, 1, 0, 1, 1, 1, 1},
+        {"micro1d_t32_r2", (const void*)micro1d_t32_r2, 0, 32, 16, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
+        {"micro1d_t32_r4", (const void*)micro1d_t32_r4, 0, 32, 8, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
+        {"micro1d_t32_r8", (const void*)micro1d_t32_r8, 0, 32, 4, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
+        {"micro1d_t64_r16", (const void*)micro1d_t64_r16, 0, 64, 4, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
+        {"micro1d_t64_r8", (const void*)micro1d_t64_r8, 0, 64, 8, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
     };
     if (count) *count = (int)(sizeof(table) / sizeof(table[0]));
     return table;
-}
-
-// tgsgemm_default_kernel returns op's robust default (an index into tgsgemm_kernels), or -1 when
-// the header has no kernel for op.
-inline int tgsgemm_default_kernel(int op)
-{
-    static const int table[4] = {2, -1, -1, -1};
-    return op >= 0 && op < 4 ? table[op] : -1;
-}
-
-// tgsgemm_op returns the op of a row-major problem with op(A) = opa and op(B) = opb ('N' or 'T';
-// 'C' is T for real data), or -1.
-inline int tgsgemm_op(char opa, char opb)
-{
-    const int a = opa == 'N' || opa == 'n' ? 0 : opa == 'T' || opa == 't' || opa == 'C' || opa == 'c' ? 1 : -1;
-    const int b = opb == 'N' || opb == 'n' ? 0 : opb == 'T' || opb == 't' || opb == 'C' || opb == 'c' ? 1 : -1;
-    return a < 0 || b < 0 ? -1 : a << 1 | b;
 }
 
 // tgsgemm_supports returns 1 when kernel i can take the row-major problem of its op (the
@@ -496,65 +825,770 @@ inline int tgsgemm_supports(int i, long long M, long long N, long long K, long l
     return 1;
 }
 
+// tgsgemm_split_slices is tilegen's launch-time split-K rule (variant.SplitRule.Slices; the Go package
+// has the same rule, and tilegen tests that all three agree): about blocks_per_sm blocks per SM over
+// all tiles and slices, at most max_slices, none shorter than min_k, each a whole number of k_step,
+// never more partial tiles than the kernel's workspace holds; under two slices, one; rounded down
+// so that no slice is empty.
+inline int tgsgemm_split_slices(long long tiles, long long tile_floats, long long K, long long sms, long long max_slices,
+                              long long k_step, long long min_k, long long blocks_per_sm, long long workspace_floats)
+{
+    if (tiles < 1 || tile_floats < 1 || K < 1) return 1;
+    if (sms < 1) sms = 1;
+    if (k_step < 1) k_step = 1;
+    if (min_k < 1) min_k = 1;
+    const long long steps = (K + k_step - 1) / k_step;
+    long long z = (blocks_per_sm * sms + tiles - 1) / tiles;
+    if (z > max_slices) z = max_slices;
+    if (z > steps) z = steps;
+    if (z > K / min_k) z = K / min_k;
+    if (z > workspace_floats / (tiles * tile_floats)) z = workspace_floats / (tiles * tile_floats);
+    if (z < 2) return 1;
+    const long long per = (steps + z - 1) / z;
+    return (int)((steps + per - 1) / per);
+}
+
+// tgsgemm_sm_count returns the current device's multiprocessor count, asked once per device and
+// process (cudaGetDevice on every call), or 0 when the runtime cannot say (the split rule then
+// assumes one SM: fewer slices, the same result).
+inline int tgsgemm_sm_count()
+{
+    static std::atomic<int> counts[64]; // by device; 0: not asked yet
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    const bool cached = dev >= 0 && dev < 64;
+    if (cached) {
+        const int c = counts[dev].load(std::memory_order_relaxed);
+        if (c > 0) return c;
+    }
+    int c = 0;
+    if (cudaDeviceGetAttribute(&c, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    if (cached) counts[dev].store(c, std::memory_order_relaxed);
+    return c;
+}
+
+// tgsgemm_grid_z is kernel k's grid z for an M x N x K launch on the current device: its fixed
+// grid_z, or what the split rule picks.
+inline int tgsgemm_grid_z(const tgsgemm_kernel_info* k, long long M, long long N, long long K)
+{
+    if (k->split_max <= 0) return k->grid_z;
+    const long long tiles = ((N + k->tile_cols - 1) / k->tile_cols) * ((M + k->tile_rows - 1) / k->tile_rows);
+    return tgsgemm_split_slices(tiles, (long long)k->tile_rows * k->tile_cols, K, tgsgemm_sm_count(), k->split_max,
+                                  k->k_step, k->min_k, k->blocks_per_sm, k->workspace_floats);
+}
+
 struct tgsgemm_class_info {
     int op; // as tgsgemm_kernel_info::op
     int M, N, K;
-    int kernel;       // index into tgsgemm_kernels
+    int kernel;       // index into tgsgemm_kernels: the kernel the rule launches there
     double tuned_ms;  // the kernel's median time at tuning
-    double cublas_ms; // cuBLAS's median time at tuning, same op
+    double cublas_ms; // cuBLAS's median time at tuning
 };
 
-// tgsgemm_classes lists the tuned shape classes sorted by op, then M, N, K.
+// tgsgemm_classes lists the shapes the rules were fitted on where the kernel they launch was timed,
+// by op, then in M, N, K order.
 inline const tgsgemm_class_info* tgsgemm_classes(int* count)
 {
     static const tgsgemm_class_info table[] = {
-        {0, 127, 4097, 513, 0, 0.04124800115823746, 0.02537599951028824},
-        {0, 224, 256, 192, 0, 0.010816000401973724, 0.013663999736309052},
-        {0, 535, 792, 414, 3, 0.03219199925661087, 0.0208320003002882},
-        {0, 1000, 1000, 1000, 2, 0.10454399883747101, 0.0615679994225502},
-        {0, 1024, 1024, 1024, 2, 0.10454399883747101, 0.06307200342416763},
-        {0, 1041, 1247, 139, 1, 0.030400000512599945, 0.017216000705957413},
-        {0, 2048, 2048, 2048, 2, 0.7681919932365417, 0.342303991317749},
-        {0, 4096, 4096, 32, 1, 0.06483200192451477, 0.050992000848054886},
-        {0, 4096, 4096, 4096, 2, 6.018032073974609, 2.658511996269226},
+        {0, 127, 4097, 513, 1, 0.04124800115823746, 0.02537599951028824},
+        {0, 224, 256, 192, 1, 0.010816000401973724, 0.013663999736309052},
+        {0, 535, 792, 414, 4, 0.03219199925661087, 0.0208320003002882},
+        {0, 1000, 1000, 1000, 3, 0.10454399883747101, 0.0615679994225502},
+        {0, 1024, 1024, 1024, 3, 0.10454399883747101, 0.06307200342416763},
+        {0, 1041, 1247, 139, 2, 0.030400000512599945, 0.017216000705957413},
+        {0, 2048, 2048, 2048, 3, 0.7681919932365417, 0.342303991317749},
+        {0, 4096, 4096, 32, 2, 0.06483200192451477, 0.050992000848054886},
+        {0, 4096, 4096, 4096, 3, 6.018032073974609, 2.658511996269226},
     };
     if (count) *count = (int)(sizeof(table) / sizeof(table[0]));
     return table;
 }
 
-// tgsgemm_nearest returns the kernel of op's class nearest to MxNxK (M, N, K >= 1; ties: the first
-// class), or op's default when op has no class. The answer for the last problem asked on the calling
-// thread is kept, so a program that repeats a shape computes the logarithms once.
-inline int tgsgemm_nearest(int op, long long M, long long N, long long K)
+// tgsgemm_bucket is the bucket of x >= 1 with 2^shift buckets per octave (floor(log2 x) and the
+// shift bits after x's leading one), clamped to [lo, hi], less lo.
+inline int tgsgemm_bucket(long long x, int shift, int lo, int hi)
 {
-    struct memo {
-        int op;
-        long long M, N, K;
-        int kernel;
-    };
-    static thread_local memo last = {0, 0, 0, 0, -1};
-    if (last.kernel >= 0 && last.op == op && last.M == M && last.N == N && last.K == K) return last.kernel;
-    int n_classes = 0;
-    const tgsgemm_class_info* classes = tgsgemm_classes(&n_classes);
-    int best = tgsgemm_default_kernel(op);
-    double best_d = HUGE_VAL;
-    for (int c = 0; c < n_classes; c++) {
-        if (classes[c].op != op) continue;
-        double dm = log((double)M / (double)classes[c].M);
-        double dn = log((double)N / (double)classes[c].N);
-        double dk = log((double)K / (double)classes[c].K);
-        double d = dm * dm + dn * dn + dk * dk;
-        if (d < best_d) {
-            best = classes[c].kernel;
-            best_d = d;
-        }
+    int e = 0;
+#if defined(__GNUC__) || defined(__clang__)
+    e = 63 - __builtin_clzll((unsigned long long)x);
+#else
+    while ((x >> e) > 1) e++;
+#endif
+    const long long f = e >= shift ? x >> (e - shift) : (x << shift) >> e;
+    const int b = (e << shift) | (int)(f & ((1 << shift) - 1));
+    return (b < lo ? lo : b > hi ? hi : b) - lo;
+}
+
+// tgsgemm_default_kernel returns op's robust default (an index into tgsgemm_kernels), or -1 when
+// the header has no kernel for op.
+inline int tgsgemm_default_kernel(int op)
+{
+    static const int table[4] = {3, -1, -1, -1};
+    return op >= 0 && op < 4 ? table[op] : -1;
+}
+
+// tgsgemm_rule returns, from op's rule, the kernel of MxNxK's cell (M, N, K >= 1) for problems
+// whose M and N its tile divides, and sets *unaligned to the cell's kernel for the others and
+// *general to its kernel without requirements; -1 when the header has no kernel for op. Rows: M
+// bucket * (the op's N buckets) + N bucket.
+inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unaligned, int* general)
+{
+    if (op == 0) { // NN
+        // Columns (K): <= 23 | 24-31 | 32-47 | 48-63 | 64-95 | 96-127 | 128-191 | 192-255 | 256-383 |
+        // 384-511 | 512-767 | 768-1023 | 1024-1535 | 1536-2047 | 2048-3071 | 3072-4095 | 4096-6143 |
+        // 6144-8191 | >= 8192.
+        static const char aligned_table[208][19 + 1] = {
+            "0000000011111114444", // M <= 63, N <= 191
+            "0000001111111144444", // M <= 63, N 192-255
+            "1111111111111144444", // M <= 63, N 256-383
+            "1111111111111144444", // M <= 63, N 384-511
+            "1111111111111144444", // M <= 63, N 512-767
+            "1111111111111144444", // M <= 63, N 768-1023
+            "1111111111111444444", // M <= 63, N 1024-1535
+            "1111111111111444444", // M <= 63, N 1536-2047
+            "1111111111111444444", // M <= 63, N 2048-3071
+            "1111111111111444444", // M <= 63, N 3072-4095
+            "1111111111111444444", // M <= 63, N 4096-6143
+            "1111111111114444444", // M <= 63, N 6144-8191
+            "1111111111114444444", // M <= 63, N >= 8192
+            "0000000111111114444", // M 64-95, N <= 191
+            "0000011111111144444", // M 64-95, N 192-255
+            "1111111111111144444", // M 64-95, N 256-383
+            "1111111111111144444", // M 64-95, N 384-511
+            "1111111111111444444", // M 64-95, N 512-767
+            "1111111111111444444", // M 64-95, N 768-1023
+            "1111111111111444444", // M 64-95, N 1024-1535
+            "1111111111111444444", // M 64-95, N 1536-2047
+            "1111111111114444444", // M 64-95, N 2048-3071
+            "1111111111114444444", // M 64-95, N 3072-4095
+            "1111111111111444444", // M 64-95, N 4096-6143
+            "1111111111111444444", // M 64-95, N 6144-8191
+            "1111111111114444444", // M 64-95, N >= 8192
+            "0000011111111144444", // M 96-127, N <= 191
+            "1111111111111144444", // M 96-127, N 192-255
+            "1111111111111144444", // M 96-127, N 256-383
+            "1111111111111444444", // M 96-127, N 384-511
+            "1111111111111444444", // M 96-127, N 512-767
+            "1111111111111444444", // M 96-127, N 768-1023
+            "1111111111114444444", // M 96-127, N 1024-1535
+            "1111111111114444444", // M 96-127, N 1536-2047
+            "1111111111144444444", // M 96-127, N 2048-3071
+            "1111111111114444444", // M 96-127, N 3072-4095
+            "1111111111014444444", // M 96-127, N 4096-6143
+            "1111111111114444444", // M 96-127, N 6144-8191
+            "1111111111114444444", // M 96-127, N >= 8192
+            "1000111111111144444", // M 128-191, N <= 191
+            "1111111111111144444", // M 128-191, N 192-255
+            "1111111111111144444", // M 128-191, N 256-383
+            "1111111111111444444", // M 128-191, N 384-511
+            "1111111111111444444", // M 128-191, N 512-767
+            "1111111111114444444", // M 128-191, N 768-1023
+            "1111111111144444444", // M 128-191, N 1024-1535
+            "1111111111444444444", // M 128-191, N 1536-2047
+            "1111111111144443333", // M 128-191, N 2048-3071
+            "1111111111114433333", // M 128-191, N 3072-4095
+            "1111111111114433333", // M 128-191, N 4096-6143
+            "1111111111114433333", // M 128-191, N 6144-8191
+            "1111111111144433333", // M 128-191, N >= 8192
+            "1111111111111144444", // M 192-255, N <= 191
+            "1111111111111144444", // M 192-255, N 192-255
+            "1111111111111444444", // M 192-255, N 256-383
+            "1111111111111444444", // M 192-255, N 384-511
+            "1111111111114443333", // M 192-255, N 512-767
+            "1111111111144433333", // M 192-255, N 768-1023
+            "1111111111444433333", // M 192-255, N 1024-1535
+            "1111111111444333333", // M 192-255, N 1536-2047
+            "1111111114444333333", // M 192-255, N 2048-3071
+            "1111111111444333333", // M 192-255, N 3072-4095
+            "1111111111144333333", // M 192-255, N 4096-6143
+            "1111111111444333333", // M 192-255, N 6144-8191
+            "1111111111443333333", // M 192-255, N >= 8192
+            "1111111111111444444", // M 256-383, N <= 191
+            "1111111111111444444", // M 256-383, N 192-255
+            "1111111111111433333", // M 256-383, N 256-383
+            "1111111111114333333", // M 256-383, N 384-511
+            "1111111111143333333", // M 256-383, N 512-767
+            "1111111114443333333", // M 256-383, N 768-1023
+            "1111111114443333333", // M 256-383, N 1024-1535
+            "1111111114433333333", // M 256-383, N 1536-2047
+            "1111111114433333333", // M 256-383, N 2048-3071
+            "1111111114433333333", // M 256-383, N 3072-4095
+            "1111111114433333333", // M 256-383, N 4096-6143
+            "1111111114433333333", // M 256-383, N 6144-8191
+            "1111111111333333333", // M 256-383, N >= 8192
+            "1111111111111443333", // M 384-511, N <= 191
+            "1111111111111333333", // M 384-511, N 192-255
+            "1111111111113333333", // M 384-511, N 256-383
+            "1111111111133333333", // M 384-511, N 384-511
+            "1111111114433333333", // M 384-511, N 512-767
+            "1111111144433333333", // M 384-511, N 768-1023
+            "1111111114433333333", // M 384-511, N 1024-1535
+            "1111111113333333333", // M 384-511, N 1536-2047
+            "1111111113333333333", // M 384-511, N 2048-3071
+            "1111111113333333333", // M 384-511, N 3072-4095
+            "1111111123333333333", // M 384-511, N 4096-6143
+            "1111111223333333333", // M 384-511, N 6144-8191
+            "1111122222333333333", // M 384-511, N >= 8192
+            "1111111111114333333", // M 512-767, N <= 191
+            "1111111111113333333", // M 512-767, N 192-255
+            "1111111111133333333", // M 512-767, N 256-383
+            "1111111111433333333", // M 512-767, N 384-511
+            "1111111144433333333", // M 512-767, N 512-767
+            "1111111140433333333", // M 512-767, N 768-1023
+            "1111111114333333333", // M 512-767, N 1024-1535
+            "1111111133333333333", // M 512-767, N 1536-2047
+            "1111111133333333333", // M 512-767, N 2048-3071
+            "1111111223333333333", // M 512-767, N 3072-4095
+            "1111112222333333333", // M 512-767, N 4096-6143
+            "1111122222333333333", // M 512-767, N 6144-8191
+            "1111222222333333333", // M 512-767, N >= 8192
+            "1111111111113333333", // M 768-1023, N <= 191
+            "1111111111133333333", // M 768-1023, N 192-255
+            "1111111111333333333", // M 768-1023, N 256-383
+            "1111111113333333333", // M 768-1023, N 384-511
+            "1111111134333333333", // M 768-1023, N 512-767
+            "1111122133303333333", // M 768-1023, N 768-1023
+            "1111222133333333333", // M 768-1023, N 1024-1535
+            "1111222233333333333", // M 768-1023, N 1536-2047
+            "1111222233333333333", // M 768-1023, N 2048-3071
+            "1111222223333333333", // M 768-1023, N 3072-4095
+            "1111222222333333333", // M 768-1023, N 4096-6143
+            "1222222222333333333", // M 768-1023, N 6144-8191
+            "2222222222233333333", // M 768-1023, N >= 8192
+            "1111111111133333333", // M 1024-1535, N <= 191
+            "1111111111333333333", // M 1024-1535, N 192-255
+            "1111111113333333333", // M 1024-1535, N 256-383
+            "1111111113333333333", // M 1024-1535, N 384-511
+            "1111111133333333333", // M 1024-1535, N 512-767
+            "1111122233333333333", // M 1024-1535, N 768-1023
+            "1111220233333333333", // M 1024-1535, N 1024-1535
+            "1112222233333333333", // M 1024-1535, N 1536-2047
+            "2222222223333333333", // M 1024-1535, N 2048-3071
+            "2222222222333333333", // M 1024-1535, N 3072-4095
+            "2222222222333333333", // M 1024-1535, N 4096-6143
+            "2222222222233333333", // M 1024-1535, N 6144-8191
+            "2222222222233333333", // M 1024-1535, N >= 8192
+            "1111111111333333333", // M 1536-2047, N <= 191
+            "1111111111333333333", // M 1536-2047, N 192-255
+            "1111111113333333333", // M 1536-2047, N 256-383
+            "1111111133333333333", // M 1536-2047, N 384-511
+            "1111111233333333333", // M 1536-2047, N 512-767
+            "1111222233333333333", // M 1536-2047, N 768-1023
+            "1112222233333333333", // M 1536-2047, N 1024-1535
+            "2222222233333333333", // M 1536-2047, N 1536-2047
+            "2222222223333333333", // M 1536-2047, N 2048-3071
+            "2222222222333333333", // M 1536-2047, N 3072-4095
+            "2222222222333333333", // M 1536-2047, N 4096-6143
+            "2222222222233333333", // M 1536-2047, N 6144-8191
+            "2222222222233333333", // M 1536-2047, N >= 8192
+            "1111111111333333333", // M 2048-3071, N <= 191
+            "1111111113333333333", // M 2048-3071, N 192-255
+            "1111111113333333333", // M 2048-3071, N 256-383
+            "1111111133333333333", // M 2048-3071, N 384-511
+            "1111112233333333333", // M 2048-3071, N 512-767
+            "1111222233333333333", // M 2048-3071, N 768-1023
+            "2222222223333333333", // M 2048-3071, N 1024-1535
+            "2222222223333333333", // M 2048-3071, N 1536-2047
+            "2222222222333333333", // M 2048-3071, N 2048-3071
+            "2222222222333333333", // M 2048-3071, N 3072-4095
+            "2222222222233333333", // M 2048-3071, N 4096-6143
+            "2222222222233333333", // M 2048-3071, N 6144-8191
+            "2222222222223333333", // M 2048-3071, N >= 8192
+            "1111111113333333333", // M 3072-4095, N <= 191
+            "1111111113333333333", // M 3072-4095, N 192-255
+            "1111111123333333333", // M 3072-4095, N 256-383
+            "1111112223333333333", // M 3072-4095, N 384-511
+            "1111122223333333333", // M 3072-4095, N 512-767
+            "1112222223333333333", // M 3072-4095, N 768-1023
+            "2222222223333333333", // M 3072-4095, N 1024-1535
+            "2222222222333333333", // M 3072-4095, N 1536-2047
+            "2222222222333333333", // M 3072-4095, N 2048-3071
+            "2222222222333333333", // M 3072-4095, N 3072-4095
+            "2222222222233333333", // M 3072-4095, N 4096-6143
+            "2222222222223333333", // M 3072-4095, N 6144-8191
+            "2222222222223333333", // M 3072-4095, N >= 8192
+            "1111111113333333333", // M 4096-6143, N <= 191
+            "1111111123333333333", // M 4096-6143, N 192-255
+            "1111111223333333333", // M 4096-6143, N 256-383
+            "1111122223333333333", // M 4096-6143, N 384-511
+            "1111222223333333333", // M 4096-6143, N 512-767
+            "2222222223333333333", // M 4096-6143, N 768-1023
+            "2222222222333333333", // M 4096-6143, N 1024-1535
+            "2222222222333333333", // M 4096-6143, N 1536-2047
+            "2222222222333333333", // M 4096-6143, N 2048-3071
+            "2222222222233333333", // M 4096-6143, N 3072-4095
+            "2222222222233333333", // M 4096-6143, N 4096-6143
+            "2222222222223333333", // M 4096-6143, N 6144-8191
+            "2222222222223333333", // M 4096-6143, N >= 8192
+            "1111111123333333333", // M 6144-8191, N <= 191
+            "1111112223333333333", // M 6144-8191, N 192-255
+            "1111122223333333333", // M 6144-8191, N 256-383
+            "1111222223333333333", // M 6144-8191, N 384-511
+            "1122222222333333333", // M 6144-8191, N 512-767
+            "2222222222333333333", // M 6144-8191, N 768-1023
+            "2222222222333333333", // M 6144-8191, N 1024-1535
+            "2222222222333333333", // M 6144-8191, N 1536-2047
+            "2222222222233333333", // M 6144-8191, N 2048-3071
+            "2222222222233333333", // M 6144-8191, N 3072-4095
+            "2222222222223333333", // M 6144-8191, N 4096-6143
+            "2222222222223333333", // M 6144-8191, N 6144-8191
+            "2222222222222333333", // M 6144-8191, N >= 8192
+            "1111112223333333333", // M >= 8192, N <= 191
+            "1111122223333333333", // M >= 8192, N 192-255
+            "1111222222333333333", // M >= 8192, N 256-383
+            "1122222222333333333", // M >= 8192, N 384-511
+            "2222222222333333333", // M >= 8192, N 512-767
+            "2222222222333333333", // M >= 8192, N 768-1023
+            "2222222222233333333", // M >= 8192, N 1024-1535
+            "2222222222233333333", // M >= 8192, N 1536-2047
+            "2222222222233333333", // M >= 8192, N 2048-3071
+            "2222222222223333333", // M >= 8192, N 3072-4095
+            "2222222222223333333", // M >= 8192, N 4096-6143
+            "2222222222223333333", // M >= 8192, N 6144-8191
+            "2222222222222333333", // M >= 8192, N >= 8192
+        };
+        static const char unaligned_table[208][19 + 1] = {
+            "0000000011111114444", // M <= 63, N <= 191
+            "0000001111111144444", // M <= 63, N 192-255
+            "1111111111111144444", // M <= 63, N 256-383
+            "1111111111111144444", // M <= 63, N 384-511
+            "1111111111111144444", // M <= 63, N 512-767
+            "1111111111111144444", // M <= 63, N 768-1023
+            "1111111111111444444", // M <= 63, N 1024-1535
+            "1111111111111444444", // M <= 63, N 1536-2047
+            "1111111111111444444", // M <= 63, N 2048-3071
+            "1111111111111444444", // M <= 63, N 3072-4095
+            "1111111111111444444", // M <= 63, N 4096-6143
+            "1111111111114444444", // M <= 63, N 6144-8191
+            "1111111111114444444", // M <= 63, N >= 8192
+            "0000000111111114444", // M 64-95, N <= 191
+            "0000011111111144444", // M 64-95, N 192-255
+            "1111111111111144444", // M 64-95, N 256-383
+            "1111111111111144444", // M 64-95, N 384-511
+            "1111111111111444444", // M 64-95, N 512-767
+            "1111111111111444444", // M 64-95, N 768-1023
+            "1111111111111444444", // M 64-95, N 1024-1535
+            "1111111111111444444", // M 64-95, N 1536-2047
+            "1111111111114444444", // M 64-95, N 2048-3071
+            "1111111111114444444", // M 64-95, N 3072-4095
+            "1111111111111444444", // M 64-95, N 4096-6143
+            "1111111111111444444", // M 64-95, N 6144-8191
+            "1111111111114444444", // M 64-95, N >= 8192
+            "0000011111111144444", // M 96-127, N <= 191
+            "1111111111111144444", // M 96-127, N 192-255
+            "1111111111111144444", // M 96-127, N 256-383
+            "1111111111111444444", // M 96-127, N 384-511
+            "1111111111111444444", // M 96-127, N 512-767
+            "1111111111111444444", // M 96-127, N 768-1023
+            "1111111111114444444", // M 96-127, N 1024-1535
+            "1111111111114444444", // M 96-127, N 1536-2047
+            "1111111111144444444", // M 96-127, N 2048-3071
+            "1111111111114444444", // M 96-127, N 3072-4095
+            "1111111111114444444", // M 96-127, N 4096-6143
+            "1111111111114444444", // M 96-127, N 6144-8191
+            "1111111111114444444", // M 96-127, N >= 8192
+            "1000111111111144444", // M 128-191, N <= 191
+            "1111111111111144444", // M 128-191, N 192-255
+            "1111111111111144444", // M 128-191, N 256-383
+            "1111111111111444444", // M 128-191, N 384-511
+            "1111111111111444444", // M 128-191, N 512-767
+            "1111111111114444444", // M 128-191, N 768-1023
+            "1111111111144444444", // M 128-191, N 1024-1535
+            "1111111111444444444", // M 128-191, N 1536-2047
+            "1111111111144443333", // M 128-191, N 2048-3071
+            "1111111111114433333", // M 128-191, N 3072-4095
+            "1111111111114433333", // M 128-191, N 4096-6143
+            "1111111111114433333", // M 128-191, N 6144-8191
+            "1111111111144433333", // M 128-191, N >= 8192
+            "1111111111111144444", // M 192-255, N <= 191
+            "1111111111111144444", // M 192-255, N 192-255
+            "1111111011111444444", // M 192-255, N 256-383
+            "1111111111111444444", // M 192-255, N 384-511
+            "1111111111114443333", // M 192-255, N 512-767
+            "1111111111144433333", // M 192-255, N 768-1023
+            "1111111111444433333", // M 192-255, N 1024-1535
+            "1111111111444333333", // M 192-255, N 1536-2047
+            "1111111114444333333", // M 192-255, N 2048-3071
+            "1111111111444333333", // M 192-255, N 3072-4095
+            "1111111111144333333", // M 192-255, N 4096-6143
+            "1111111111444333333", // M 192-255, N 6144-8191
+            "1111111111443333333", // M 192-255, N >= 8192
+            "1111111111111444444", // M 256-383, N <= 191
+            "1111111111111444444", // M 256-383, N 192-255
+            "1111111111111433333", // M 256-383, N 256-383
+            "1111111111114333333", // M 256-383, N 384-511
+            "1111111111143333333", // M 256-383, N 512-767
+            "1111111114443333333", // M 256-383, N 768-1023
+            "1111111114443333333", // M 256-383, N 1024-1535
+            "1111111114433333333", // M 256-383, N 1536-2047
+            "1111111114433333333", // M 256-383, N 2048-3071
+            "1111111114433333333", // M 256-383, N 3072-4095
+            "1111111114433333333", // M 256-383, N 4096-6143
+            "1111111114433333333", // M 256-383, N 6144-8191
+            "1111111111333333333", // M 256-383, N >= 8192
+            "1111111111111443333", // M 384-511, N <= 191
+            "1111111111111333333", // M 384-511, N 192-255
+            "1111111111113333333", // M 384-511, N 256-383
+            "1111111111133333333", // M 384-511, N 384-511
+            "1111111114433333333", // M 384-511, N 512-767
+            "1111111144433333333", // M 384-511, N 768-1023
+            "1111111114433333333", // M 384-511, N 1024-1535
+            "1111111113333333333", // M 384-511, N 1536-2047
+            "1111111113333333333", // M 384-511, N 2048-3071
+            "1111111113333333333", // M 384-511, N 3072-4095
+            "1111111123333333333", // M 384-511, N 4096-6143
+            "1111111223333333333", // M 384-511, N 6144-8191
+            "1111122222333333333", // M 384-511, N >= 8192
+            "1111111111114333333", // M 512-767, N <= 191
+            "1111111111113333333", // M 512-767, N 192-255
+            "1111111111133333333", // M 512-767, N 256-383
+            "1111111111433333333", // M 512-767, N 384-511
+            "1111111144433333333", // M 512-767, N 512-767
+            "1111111144433333333", // M 512-767, N 768-1023
+            "1111111114333333333", // M 512-767, N 1024-1535
+            "1111111133333333333", // M 512-767, N 1536-2047
+            "1111111133333333333", // M 512-767, N 2048-3071
+            "1111111223333333333", // M 512-767, N 3072-4095
+            "1111112222333333333", // M 512-767, N 4096-6143
+            "1111122222333333333", // M 512-767, N 6144-8191
+            "1111222222333333333", // M 512-767, N >= 8192
+            "1111111111113333333", // M 768-1023, N <= 191
+            "1111111111133333333", // M 768-1023, N 192-255
+            "1111111111333333333", // M 768-1023, N 256-383
+            "1111111113333333333", // M 768-1023, N 384-511
+            "1111111134333333333", // M 768-1023, N 512-767
+            "1111122133333333333", // M 768-1023, N 768-1023
+            "1111222133333333333", // M 768-1023, N 1024-1535
+            "1111222233333333333", // M 768-1023, N 1536-2047
+            "1111222233333333333", // M 768-1023, N 2048-3071
+            "1111222223333333333", // M 768-1023, N 3072-4095
+            "1111222222333333333", // M 768-1023, N 4096-6143
+            "1222222222333333333", // M 768-1023, N 6144-8191
+            "2222222222233333333", // M 768-1023, N >= 8192
+            "1111111111133333333", // M 1024-1535, N <= 191
+            "1111111111333333333", // M 1024-1535, N 192-255
+            "1111111113333333333", // M 1024-1535, N 256-383
+            "1111111113333333333", // M 1024-1535, N 384-511
+            "1111111133333333333", // M 1024-1535, N 512-767
+            "1111122233333333333", // M 1024-1535, N 768-1023
+            "1111222233330333333", // M 1024-1535, N 1024-1535
+            "1112222233333333333", // M 1024-1535, N 1536-2047
+            "2222222223333333333", // M 1024-1535, N 2048-3071
+            "2222222222333333333", // M 1024-1535, N 3072-4095
+            "2222222222333333333", // M 1024-1535, N 4096-6143
+            "2222222222233333333", // M 1024-1535, N 6144-8191
+            "2222222222233333333", // M 1024-1535, N >= 8192
+            "1111111111333333333", // M 1536-2047, N <= 191
+            "1111111111333333333", // M 1536-2047, N 192-255
+            "1111111113333333333", // M 1536-2047, N 256-383
+            "1111111133333333333", // M 1536-2047, N 384-511
+            "1111111233333333333", // M 1536-2047, N 512-767
+            "1111222233333333333", // M 1536-2047, N 768-1023
+            "1112222233333333333", // M 1536-2047, N 1024-1535
+            "2222222233333333333", // M 1536-2047, N 1536-2047
+            "2222222223333333333", // M 1536-2047, N 2048-3071
+            "2222222222333333333", // M 1536-2047, N 3072-4095
+            "2222222222333333333", // M 1536-2047, N 4096-6143
+            "2222222222233333333", // M 1536-2047, N 6144-8191
+            "2222222222233333333", // M 1536-2047, N >= 8192
+            "1111111111333333333", // M 2048-3071, N <= 191
+            "1111111113333333333", // M 2048-3071, N 192-255
+            "1111111113333333333", // M 2048-3071, N 256-383
+            "1111111133333333333", // M 2048-3071, N 384-511
+            "1111112233333333333", // M 2048-3071, N 512-767
+            "1111222233333333333", // M 2048-3071, N 768-1023
+            "2222222223333333333", // M 2048-3071, N 1024-1535
+            "2222222223333333333", // M 2048-3071, N 1536-2047
+            "2222222222333303333", // M 2048-3071, N 2048-3071
+            "2222222222333333333", // M 2048-3071, N 3072-4095
+            "2222222222233333333", // M 2048-3071, N 4096-6143
+            "2222222222233333333", // M 2048-3071, N 6144-8191
+            "2222222222223333333", // M 2048-3071, N >= 8192
+            "1111111113333333333", // M 3072-4095, N <= 191
+            "1111111113333333333", // M 3072-4095, N 192-255
+            "1111111123333333333", // M 3072-4095, N 256-383
+            "1111112223333333333", // M 3072-4095, N 384-511
+            "1111122223333333333", // M 3072-4095, N 512-767
+            "1112222223333333333", // M 3072-4095, N 768-1023
+            "2222222223333333333", // M 3072-4095, N 1024-1535
+            "2222222222333333333", // M 3072-4095, N 1536-2047
+            "2222222222333333333", // M 3072-4095, N 2048-3071
+            "2222222222333333333", // M 3072-4095, N 3072-4095
+            "2222222222233333333", // M 3072-4095, N 4096-6143
+            "2222222222223333333", // M 3072-4095, N 6144-8191
+            "2222222222223333333", // M 3072-4095, N >= 8192
+            "1111111113333333333", // M 4096-6143, N <= 191
+            "1111111123333333333", // M 4096-6143, N 192-255
+            "1111111223333333333", // M 4096-6143, N 256-383
+            "1111122223333333333", // M 4096-6143, N 384-511
+            "1111222223333333333", // M 4096-6143, N 512-767
+            "2222222223333333333", // M 4096-6143, N 768-1023
+            "2222222222333333333", // M 4096-6143, N 1024-1535
+            "2222222222333333333", // M 4096-6143, N 1536-2047
+            "2222222222333333333", // M 4096-6143, N 2048-3071
+            "2222222222233333333", // M 4096-6143, N 3072-4095
+            "2202222222233333033", // M 4096-6143, N 4096-6143
+            "2222222222223333333", // M 4096-6143, N 6144-8191
+            "2222222222223333333", // M 4096-6143, N >= 8192
+            "1111111123333333333", // M 6144-8191, N <= 191
+            "1111112223333333333", // M 6144-8191, N 192-255
+            "1111122223333333333", // M 6144-8191, N 256-383
+            "1111222223333333333", // M 6144-8191, N 384-511
+            "1122222222333333333", // M 6144-8191, N 512-767
+            "2222222222333333333", // M 6144-8191, N 768-1023
+            "2222222222333333333", // M 6144-8191, N 1024-1535
+            "2222222222333333333", // M 6144-8191, N 1536-2047
+            "2222222222233333333", // M 6144-8191, N 2048-3071
+            "2222222222233333333", // M 6144-8191, N 3072-4095
+            "2222222222223333333", // M 6144-8191, N 4096-6143
+            "2222222222223333333", // M 6144-8191, N 6144-8191
+            "2222222222222333333", // M 6144-8191, N >= 8192
+            "1111112223333333333", // M >= 8192, N <= 191
+            "1111122223333333333", // M >= 8192, N 192-255
+            "1111222222333333333", // M >= 8192, N 256-383
+            "1122222222333333333", // M >= 8192, N 384-511
+            "2222222222333333333", // M >= 8192, N 512-767
+            "2222222222333333333", // M >= 8192, N 768-1023
+            "2222222222233333333", // M >= 8192, N 1024-1535
+            "2222222222233333333", // M >= 8192, N 1536-2047
+            "2222222222233333333", // M >= 8192, N 2048-3071
+            "2222222222223333333", // M >= 8192, N 3072-4095
+            "2222222222223333333", // M >= 8192, N 4096-6143
+            "2222222222223333333", // M >= 8192, N 6144-8191
+            "2222222222222333333", // M >= 8192, N >= 8192
+        };
+        static const char general_table[208][19 + 1] = {
+            "0000000011111114444", // M <= 63, N <= 191
+            "0000001111111144444", // M <= 63, N 192-255
+            "1111111111111144444", // M <= 63, N 256-383
+            "1111111111111144444", // M <= 63, N 384-511
+            "1111111111111144444", // M <= 63, N 512-767
+            "1111111111111144444", // M <= 63, N 768-1023
+            "1111111111111444444", // M <= 63, N 1024-1535
+            "1111111111111444444", // M <= 63, N 1536-2047
+            "1111111111111444444", // M <= 63, N 2048-3071
+            "1111111111111444444", // M <= 63, N 3072-4095
+            "1111111111111444444", // M <= 63, N 4096-6143
+            "1111111111114444444", // M <= 63, N 6144-8191
+            "1111111111114444444", // M <= 63, N >= 8192
+            "0000000111111114444", // M 64-95, N <= 191
+            "0000011111111144444", // M 64-95, N 192-255
+            "1111111111111144444", // M 64-95, N 256-383
+            "1111111111111144444", // M 64-95, N 384-511
+            "1111111111111444444", // M 64-95, N 512-767
+            "1111111111111444444", // M 64-95, N 768-1023
+            "1111111111111444444", // M 64-95, N 1024-1535
+            "1111111111111444444", // M 64-95, N 1536-2047
+            "1111111111114444444", // M 64-95, N 2048-3071
+            "1111111111114444444", // M 64-95, N 3072-4095
+            "1111111111111444444", // M 64-95, N 4096-6143
+            "1111111111111444444", // M 64-95, N 6144-8191
+            "1111111111114444444", // M 64-95, N >= 8192
+            "0000011111111144444", // M 96-127, N <= 191
+            "1111111111111144444", // M 96-127, N 192-255
+            "1111111111111144444", // M 96-127, N 256-383
+            "1111111111111444444", // M 96-127, N 384-511
+            "1111111111111444444", // M 96-127, N 512-767
+            "1111111111111444444", // M 96-127, N 768-1023
+            "1111111111114444444", // M 96-127, N 1024-1535
+            "1111111111114444444", // M 96-127, N 1536-2047
+            "1111111111144444444", // M 96-127, N 2048-3071
+            "1111111111114444444", // M 96-127, N 3072-4095
+            "1111111111114444444", // M 96-127, N 4096-6143
+            "1111111111114444444", // M 96-127, N 6144-8191
+            "1111111111114444444", // M 96-127, N >= 8192
+            "1000111111111144444", // M 128-191, N <= 191
+            "1111111111111144444", // M 128-191, N 192-255
+            "1111111111111144444", // M 128-191, N 256-383
+            "1111111111111444444", // M 128-191, N 384-511
+            "1111111111111444444", // M 128-191, N 512-767
+            "1111111111114444444", // M 128-191, N 768-1023
+            "1111111111144444444", // M 128-191, N 1024-1535
+            "1111111111444444444", // M 128-191, N 1536-2047
+            "1111111111144443333", // M 128-191, N 2048-3071
+            "1111111111114433333", // M 128-191, N 3072-4095
+            "1111111111114433333", // M 128-191, N 4096-6143
+            "1111111111114433333", // M 128-191, N 6144-8191
+            "1111111111144433333", // M 128-191, N >= 8192
+            "1111111111111144444", // M 192-255, N <= 191
+            "1111111111111144444", // M 192-255, N 192-255
+            "1111111111111444444", // M 192-255, N 256-383
+            "1111111111111444444", // M 192-255, N 384-511
+            "1111111111114443333", // M 192-255, N 512-767
+            "1111111111144433333", // M 192-255, N 768-1023
+            "1111111111444433333", // M 192-255, N 1024-1535
+            "1111111111444333333", // M 192-255, N 1536-2047
+            "1111111114444333333", // M 192-255, N 2048-3071
+            "1111111111444333333", // M 192-255, N 3072-4095
+            "1111111111144333333", // M 192-255, N 4096-6143
+            "1111111111444333333", // M 192-255, N 6144-8191
+            "1111111111443333333", // M 192-255, N >= 8192
+            "1111111111111444444", // M 256-383, N <= 191
+            "1111111111111444444", // M 256-383, N 192-255
+            "1111111111111433333", // M 256-383, N 256-383
+            "1111111111114333333", // M 256-383, N 384-511
+            "1111111111143333333", // M 256-383, N 512-767
+            "1111111114443333333", // M 256-383, N 768-1023
+            "1111111114443333333", // M 256-383, N 1024-1535
+            "1111111114433333333", // M 256-383, N 1536-2047
+            "1111111114433333333", // M 256-383, N 2048-3071
+            "1111111114433333333", // M 256-383, N 3072-4095
+            "1111111114433333333", // M 256-383, N 4096-6143
+            "1111111114433333333", // M 256-383, N 6144-8191
+            "1111111111333333333", // M 256-383, N >= 8192
+            "1111111111111443333", // M 384-511, N <= 191
+            "1111111111111333333", // M 384-511, N 192-255
+            "1111111111113333333", // M 384-511, N 256-383
+            "1111111111133333333", // M 384-511, N 384-511
+            "1111111114433333333", // M 384-511, N 512-767
+            "1111111144433333333", // M 384-511, N 768-1023
+            "1111111114433333333", // M 384-511, N 1024-1535
+            "1111111113333333333", // M 384-511, N 1536-2047
+            "1111111113333333333", // M 384-511, N 2048-3071
+            "1111111113333333333", // M 384-511, N 3072-4095
+            "1111111123333333333", // M 384-511, N 4096-6143
+            "1111111223333333333", // M 384-511, N 6144-8191
+            "1111122222333333333", // M 384-511, N >= 8192
+            "1111111111114333333", // M 512-767, N <= 191
+            "1111111111113333333", // M 512-767, N 192-255
+            "1111111111133333333", // M 512-767, N 256-383
+            "1111111111433333333", // M 512-767, N 384-511
+            "1111111144433333333", // M 512-767, N 512-767
+            "1111111144433333333", // M 512-767, N 768-1023
+            "1111111114333333333", // M 512-767, N 1024-1535
+            "1111111133333333333", // M 512-767, N 1536-2047
+            "1111111133333333333", // M 512-767, N 2048-3071
+            "1111111223333333333", // M 512-767, N 3072-4095
+            "1111112222333333333", // M 512-767, N 4096-6143
+            "1111122222333333333", // M 512-767, N 6144-8191
+            "1111222222333333333", // M 512-767, N >= 8192
+            "1111111111113333333", // M 768-1023, N <= 191
+            "1111111111133333333", // M 768-1023, N 192-255
+            "1111111111333333333", // M 768-1023, N 256-383
+            "1111111113333333333", // M 768-1023, N 384-511
+            "1111111134333333333", // M 768-1023, N 512-767
+            "1111122133333333333", // M 768-1023, N 768-1023
+            "1111222133333333333", // M 768-1023, N 1024-1535
+            "1111222233333333333", // M 768-1023, N 1536-2047
+            "1111222233333333333", // M 768-1023, N 2048-3071
+            "1111222223333333333", // M 768-1023, N 3072-4095
+            "1111222222333333333", // M 768-1023, N 4096-6143
+            "1222222222333333333", // M 768-1023, N 6144-8191
+            "2222222222233333333", // M 768-1023, N >= 8192
+            "1111111111133333333", // M 1024-1535, N <= 191
+            "1111111111333333333", // M 1024-1535, N 192-255
+            "1111111113333333333", // M 1024-1535, N 256-383
+            "1111111113333333333", // M 1024-1535, N 384-511
+            "1111111133333333333", // M 1024-1535, N 512-767
+            "1111122233333333333", // M 1024-1535, N 768-1023
+            "1111222233333333333", // M 1024-1535, N 1024-1535
+            "1112222233333333333", // M 1024-1535, N 1536-2047
+            "2222222223333333333", // M 1024-1535, N 2048-3071
+            "2222222222333333333", // M 1024-1535, N 3072-4095
+            "2222222222333333333", // M 1024-1535, N 4096-6143
+            "2222222222233333333", // M 1024-1535, N 6144-8191
+            "2222222222233333333", // M 1024-1535, N >= 8192
+            "1111111111333333333", // M 1536-2047, N <= 191
+            "1111111111333333333", // M 1536-2047, N 192-255
+            "1111111113333333333", // M 1536-2047, N 256-383
+            "1111111133333333333", // M 1536-2047, N 384-511
+            "1111111233333333333", // M 1536-2047, N 512-767
+            "1111222233333333333", // M 1536-2047, N 768-1023
+            "1112222233333333333", // M 1536-2047, N 1024-1535
+            "2222222233333333333", // M 1536-2047, N 1536-2047
+            "2222222223333333333", // M 1536-2047, N 2048-3071
+            "2222222222333333333", // M 1536-2047, N 3072-4095
+            "2222222222333333333", // M 1536-2047, N 4096-6143
+            "2222222222233333333", // M 1536-2047, N 6144-8191
+            "2222222222233333333", // M 1536-2047, N >= 8192
+            "1111111111333333333", // M 2048-3071, N <= 191
+            "1111111113333333333", // M 2048-3071, N 192-255
+            "1111111113333333333", // M 2048-3071, N 256-383
+            "1111111133333333333", // M 2048-3071, N 384-511
+            "1111112233333333333", // M 2048-3071, N 512-767
+            "1111222233333333333", // M 2048-3071, N 768-1023
+            "2222222223333333333", // M 2048-3071, N 1024-1535
+            "2222222223333333333", // M 2048-3071, N 1536-2047
+            "2222222222333333333", // M 2048-3071, N 2048-3071
+            "2222222222333333333", // M 2048-3071, N 3072-4095
+            "2222222222233333333", // M 2048-3071, N 4096-6143
+            "2222222222233333333", // M 2048-3071, N 6144-8191
+            "2222222222223333333", // M 2048-3071, N >= 8192
+            "1111111113333333333", // M 3072-4095, N <= 191
+            "1111111113333333333", // M 3072-4095, N 192-255
+            "1111111123333333333", // M 3072-4095, N 256-383
+            "1111112223333333333", // M 3072-4095, N 384-511
+            "1111122223333333333", // M 3072-4095, N 512-767
+            "1112222223333333333", // M 3072-4095, N 768-1023
+            "2222222223333333333", // M 3072-4095, N 1024-1535
+            "2222222222333333333", // M 3072-4095, N 1536-2047
+            "2222222222333333333", // M 3072-4095, N 2048-3071
+            "2222222222333333333", // M 3072-4095, N 3072-4095
+            "2222222222233333333", // M 3072-4095, N 4096-6143
+            "2222222222223333333", // M 3072-4095, N 6144-8191
+            "2222222222223333333", // M 3072-4095, N >= 8192
+            "1111111113333333333", // M 4096-6143, N <= 191
+            "1111111123333333333", // M 4096-6143, N 192-255
+            "1111111223333333333", // M 4096-6143, N 256-383
+            "1111122223333333333", // M 4096-6143, N 384-511
+            "1111222223333333333", // M 4096-6143, N 512-767
+            "2222222223333333333", // M 4096-6143, N 768-1023
+            "2222222222333333333", // M 4096-6143, N 1024-1535
+            "2222222222333333333", // M 4096-6143, N 1536-2047
+            "2222222222333333333", // M 4096-6143, N 2048-3071
+            "2222222222233333333", // M 4096-6143, N 3072-4095
+            "2222222222233333333", // M 4096-6143, N 4096-6143
+            "2222222222223333333", // M 4096-6143, N 6144-8191
+            "2222222222223333333", // M 4096-6143, N >= 8192
+            "1111111123333333333", // M 6144-8191, N <= 191
+            "1111112223333333333", // M 6144-8191, N 192-255
+            "1111122223333333333", // M 6144-8191, N 256-383
+            "1111222223333333333", // M 6144-8191, N 384-511
+            "1122222222333333333", // M 6144-8191, N 512-767
+            "2222222222333333333", // M 6144-8191, N 768-1023
+            "2222222222333333333", // M 6144-8191, N 1024-1535
+            "2222222222333333333", // M 6144-8191, N 1536-2047
+            "2222222222233333333", // M 6144-8191, N 2048-3071
+            "2222222222233333333", // M 6144-8191, N 3072-4095
+            "2222222222223333333", // M 6144-8191, N 4096-6143
+            "2222222222223333333", // M 6144-8191, N 6144-8191
+            "2222222222222333333", // M 6144-8191, N >= 8192
+            "1111112223333333333", // M >= 8192, N <= 191
+            "1111122223333333333", // M >= 8192, N 192-255
+            "1111222222333333333", // M >= 8192, N 256-383
+            "1122222222333333333", // M >= 8192, N 384-511
+            "2222222222333333333", // M >= 8192, N 512-767
+            "2222222222333333333", // M >= 8192, N 768-1023
+            "2222222222233333333", // M >= 8192, N 1024-1535
+            "2222222222233333333", // M >= 8192, N 1536-2047
+            "2222222222233333333", // M >= 8192, N 2048-3071
+            "2222222222223333333", // M >= 8192, N 3072-4095
+            "2222222222223333333", // M >= 8192, N 4096-6143
+            "2222222222223333333", // M >= 8192, N 6144-8191
+            "2222222222222333333", // M >= 8192, N >= 8192
+        };
+        const int r = tgsgemm_bucket(M, 1, 11, 26) * 13 + tgsgemm_bucket(N, 1, 14, 26);
+        const int c = tgsgemm_bucket(K, 1, 8, 26);
+        *unaligned = unaligned_table[r][c] - '0';
+        *general = general_table[r][c] - '0';
+        return aligned_table[r][c] - '0';
     }
-    last.op = op;
-    last.M = M;
-    last.N = N;
-    last.K = K;
-    last.kernel = best;
-    return best;
+    return -1;
+}
+
+// tgsgemm_op returns the op of a row-major problem with op(A) = opa and op(B) = opb ('N' or 'T';
+// 'C' is T for real data), or -1.
+inline int tgsgemm_op(char opa, char opb)
+{
+    const int a = opa == 'N' || opa == 'n' ? 0 : opa == 'T' || opa == 't' || opa == 'C' || opa == 'c' ? 1 : -1;
+    const int b = opb == 'N' || opb == 'n' ? 0 : opb == 'T' || opb == 't' || opb == 'C' || opb == 'c' ? 1 : -1;
+    return a < 0 || b < 0 ? -1 : a << 1 | b;
 }
 
 // tgsgemm_choose returns the index of the kernel launched for the row-major problem of op, or -1.
@@ -563,9 +1597,15 @@ inline int tgsgemm_choose(int op, long long M, long long N, long long K, long lo
 {
     const int default_kernel = tgsgemm_default_kernel(op);
     if (M < 1 || N < 1 || K < 1 || default_kernel < 0) return -1;
-    int best = tgsgemm_nearest(op, M, N, K);
-    if (tgsgemm_supports(best, M, N, K, lda, ldb, ldc, ptrs)) return best;
-    if (best != default_kernel && tgsgemm_supports(default_kernel, M, N, K, lda, ldb, ldc, ptrs)) return default_kernel;
+    int unaligned = 0, general = 0;
+    const int aligned = tgsgemm_rule(op, M, N, K, &unaligned, &general);
+    const tgsgemm_kernel_info* ka = &tgsgemm_kernels(NULL)[aligned];
+    if (M % ka->tile_rows == 0 && N % ka->tile_cols == 0 && tgsgemm_supports(aligned, M, N, K, lda, ldb, ldc, ptrs)) return aligned;
+    // The cell's kernel for problems its tile does not divide, its kernel without requirements, then
+    // the aligned one on a partial tile, then the robust default.
+    const int order[4] = {unaligned, general, aligned, default_kernel};
+    for (int i = 0; i < 4; i++)
+        if (tgsgemm_supports(order[i], M, N, K, lda, ldb, ldc, ptrs)) return order[i];
     return -1;
 }
 
@@ -620,7 +1660,7 @@ inline cudaError_t tgsgemm_launch(int op, int M, int N, int K, float alpha, cons
     const tgsgemm_kernel_info* k = &tgsgemm_kernels(NULL)[i];
     dim3 grid((unsigned)(((long long)N + k->tile_cols - 1) / k->tile_cols),
               (unsigned)(((long long)M + k->tile_rows - 1) / k->tile_rows),
-              (unsigned)k->grid_z);
+              (unsigned)tgsgemm_grid_z(k, M, N, K));
     dim3 block((unsigned)k->block_x, (unsigned)k->block_y, 1);
     void* args[] = {&M, &N, &K, &alpha, (void*)&A, &lda, (void*)&B, &ldb, &beta, (void*)&C, &ldc};
     cudaError_t e = cudaLaunchKernel(k->fn, grid, block, args, (size_t)k->dynamic_shared, s);
@@ -659,3 +1699,4 @@ inline cudaError_t tgsgemm_sgemm_blas(char transa, char transb, int m, int n, in
 }
 
 #endif // TGSGEMM_CUH
+

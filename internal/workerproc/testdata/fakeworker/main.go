@@ -162,7 +162,7 @@ func main() {
 		}
 		if req.Kernel != nil {
 			v := req.Kernel.Variant
-			gx, gy, gz := v.Grid(req.Shape.M, req.Shape.N)
+			gx, gy, gz := v.Grid(req.Shape.M, req.Shape.N, req.Shape.K, 4)
 			blocks := gx * gy * gz
 			resp.Attributes = &protocol.Attributes{Registers: 32, BlocksPerSM: 2, Blocks: blocks,
 				Waves: float64(blocks) / float64(4*2), MaxThreadsPerBlock: 1024}

@@ -139,8 +139,12 @@ func read(path string) (string, error) {
 	return string(b), nil
 }
 
-// clone copies v so callers cannot modify the table through Params.
+// clone copies v so callers cannot modify the table through Params or Split.
 func clone(v variant.Variant) variant.Variant {
 	v.Params = append([]variant.Param(nil), v.Params...)
+	if v.Split != nil {
+		s := *v.Split
+		v.Split = &s
+	}
 	return v
 }

@@ -125,8 +125,12 @@ func SupportPTX(name string) (string, error) {
 	return "", fmt.Errorf("generated: no support kernel %q", name)
 }
 
-// clone copies v so callers cannot modify the table through Params.
+// clone copies v so callers cannot modify the table through Params or Split.
 func clone(v variant.Variant) variant.Variant {
 	v.Params = append([]variant.Param(nil), v.Params...)
+	if v.Split != nil {
+		s := *v.Split
+		v.Split = &s
+	}
 	return v
 }

@@ -1,0 +1,266 @@
+package dispatch
+
+import (
+	"math"
+	"reflect"
+	"testing"
+
+	"tilegen/internal/protocol"
+)
+
+func TestBucket(t *testing.T) {
+	for _, c := range []struct{ x, shift, want int }{
+		{1, 0, 0}, {2, 0, 1}, {3, 0, 1}, {4, 0, 2}, {1 << 30, 0, 30},
+		{1, 1, 0}, {2, 1, 2}, {3, 1, 3}, {4, 1, 4}, {5, 1, 4}, {6, 1, 5}, {7, 1, 5}, {8, 1, 6}, {11, 1, 6}, {12, 1, 7},
+		{1, 2, 0}, {2, 2, 4}, {3, 2, 6}, {4, 2, 8}, {5, 2, 9}, {7, 2, 11}, {8, 2, 12}, {9, 2, 12}, {10, 2, 13},
+	} {
+		if got := Bucket(c.x, c.shift); got != c.want {
+			t.Errorf("Bucket(%d, %d) = %d, want %d", c.x, c.shift, got, c.want)
+		}
+	}
+	// BucketRange inverts Bucket: every x up to 5000 lies in its bucket's range, and the ranges of
+	// consecutive non-empty buckets tile the integers.
+	for shift := 0; shift <= MaxShift; shift++ {
+		next := 1
+		for b := 0; b <= 12<<shift; b++ {
+			lo, hi, ok := BucketRange(b, shift)
+			if !ok {
+				continue
+			}
+			if lo != next || hi < lo {
+				t.Fatalf("shift %d bucket %d: [%d, %d], want it to start at %d", shift, b, lo, hi, next)
+			}
+			for x := lo; x <= hi; x++ {
+				if Bucket(x, shift) != b {
+					t.Fatalf("shift %d: Bucket(%d) = %d, outside bucket %d [%d, %d]", shift, x, Bucket(x, shift), b, lo, hi)
+				}
+			}
+			next = hi + 1
+		}
+	}
+}
+
+func TestRegime(t *testing.T) {
+	for _, c := range []struct {
+		m, n, k float64
+		want    int
+	}{
+		{1, 4096, 4096, RegimeRows}, {4096, 16, 4096, RegimeCols}, {16, 16, 4096, RegimeRows}, {32, 32, 100000, RegimeDeepK},
+		{512, 49, 4608, RegimeDeepK}, {224, 256, 192, RegimeSmall}, {128, 4096, 4096, RegimeSkinny},
+		{4096, 4096, 4096, RegimeLarge}, {4096, 4096, 32, RegimeLarge},
+	} {
+		if got := Regime(c.m, c.n, c.k); got != c.want {
+			t.Errorf("Regime(%v×%v×%v) = %s, want %s", c.m, c.n, c.k, RegimeNames[got], RegimeNames[c.want])
+		}
+	}
+}
+
+func ratios(os []Outcome) []float64 {
+	var out []float64
+	for _, o := range os {
+		out = append(out, o.Ratio)
+	}
+	return out
+}
+
+// TestCrossValidationGeneralizes fits the rule on a synthetic GPU's corpus: held out, it must come
+// within 7 % of the per-shape best and beat the nearest-tuned-shape rule it replaces, on the
+// geometric mean and on the worst shape.
+func TestCrossValidationGeneralizes(t *testing.T) {
+	d := synthData(synthCorpus(80, 7))
+	v, err := CrossValidate(d, 5, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, cv, best := Summarize(ratios(v.All)), Summarize(ratios(v.CV)), Summarize(v.Best)
+	near := Summarize(ratios(v.Nearest))
+	t.Logf("%d shapes: best %+v", len(d.Samples), best)
+	t.Logf("fitted on all: %+v (params %+v, %d candidates)", all, v.Full.Params, len(v.Full.Candidates))
+	t.Logf("held out:      %+v", cv)
+	t.Logf("nearest rule:  %+v", near)
+	if cv.Geomean < 0.93*best.Geomean {
+		t.Errorf("held-out geomean %.3f is more than 7 %% below the per-shape best %.3f", cv.Geomean, best.Geomean)
+	}
+	if cv.Geomean <= near.Geomean || cv.Min <= near.Min {
+		t.Errorf("held-out geomean %.3f / min %.3f: not better than the nearest-shape rule's %.3f / %.3f", cv.Geomean, cv.Min, near.Geomean, near.Min)
+	}
+	// Pinned cells: a corpus shape alone in its cell gets its fastest variant from the exported rule.
+	if v.Full.Params.Pin {
+		count := map[int]int{}
+		for _, s := range d.Samples {
+			count[v.Full.Cell(s.Shape.M, s.Shape.N, s.Shape.K)]++
+		}
+		for i, s := range d.Samples {
+			if count[v.Full.Cell(s.Shape.M, s.Shape.N, s.Shape.K)] == 1 && v.All[i].Ratio != v.Best[i] {
+				t.Errorf("%v alone in its pinned cell: ratio %.3f, its fastest %.3f", s.Shape, v.All[i].Ratio, v.Best[i])
+			}
+		}
+	} else {
+		t.Log("the fit did not pin cells")
+	}
+	for i, o := range v.CV {
+		if o.Imputed {
+			t.Errorf("%v: held-out pick %s was not timed (every kernel was)", d.Samples[i].Shape, d.Kernels[o.Kernel].Name)
+		}
+	}
+}
+
+// TestFoldsHoldOut checks that a fold's rule never saw its shapes: changing every time of a
+// held-out shape does not change the rule fitted without it.
+func TestFoldsHoldOut(t *testing.T) {
+	d := synthData(synthCorpus(10, 3))
+	v, err := CrossValidate(d, 5, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var train []int
+	changed := 0
+	for i := range d.Samples {
+		if v.Fold[i] != 2 {
+			train = append(train, i)
+			continue
+		}
+		changed++
+		for j := range d.Times[i] {
+			d.Times[i][j] *= 1 + float64(j%3)
+		}
+	}
+	if changed == 0 || v.Rules[2] == nil {
+		t.Fatal("fold 2 is empty")
+	}
+	r, err := Fit(d, train, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(r, v.Rules[2]) {
+		t.Error("the rule of fold 2 depends on fold 2's measurements")
+	}
+}
+
+func TestFold(t *testing.T) {
+	counts := make([]int, 5)
+	for _, s := range synthCorpus(200, 1) {
+		f := Fold(s, 5)
+		if f != Fold(s, 5) || f < 0 || f >= 5 {
+			t.Fatalf("Fold(%v) = %d", s, f)
+		}
+		counts[f]++
+	}
+	for f, c := range counts {
+		if c < 30 {
+			t.Errorf("fold %d has %d of %d shapes", f, c, len(synthCorpus(200, 1)))
+		}
+	}
+	// Pinned: the fold depends only on the shape, so these never change.
+	if got := []int{Fold(protocol.Shape{M: 4096, N: 4096, K: 4096}, 5), Fold(protocol.Shape{M: 1, N: 768, K: 768}, 5)}; !reflect.DeepEqual(got, []int{fnvFold("4096x4096x4096"), fnvFold("1x768x768")}) {
+		t.Errorf("folds %v", got)
+	}
+}
+
+// fnvFold is FNV-1a 64 spelled out, modulo 5.
+func fnvFold(s string) int {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return int(h % 5)
+}
+
+// TestUntimedCountsAsWorst: a kernel that the rule launches, and that is fastest, on M = 1 shapes
+// while it is timed there is no longer launched there once it is not (an untimed kernel counts as
+// the slowest timed).
+func TestUntimedCountsAsWorst(t *testing.T) {
+	d := synthData(synthCorpus(60, 5))
+	r, err := Fit(d, nil, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	launched := func(r *Rule, i int) int {
+		s := d.Samples[i].Shape
+		a, u, g := r.Pick(s.M, s.N, s.K)
+		return d.dispatched(i, a, u, g, r.Default)
+	}
+	wins := map[int]int{}
+	for i, s := range d.Samples {
+		if j := launched(r, i); s.Shape.M == 1 && j != r.Default {
+			if _, b := d.bestKernel(i); b == j {
+				wins[j]++
+			}
+		}
+	}
+	k, most := -1, 0
+	for j, c := range wins {
+		if c > most || c == most && j < k {
+			k, most = j, c
+		}
+	}
+	if most < 2 {
+		t.Fatalf("no kernel but the default is launched, and fastest, on two M = 1 shapes: %v", wins)
+	}
+	for i, s := range d.Samples {
+		if s.Shape.M == 1 {
+			d.Times[i][k] = 0
+		}
+	}
+	if r, err = Fit(d, nil, Config{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range d.Samples {
+		if s.Shape.M == 1 && launched(r, i) == k {
+			t.Errorf("%v: %s launched where it was never timed", s.Shape, d.Kernels[k].Name)
+		}
+	}
+}
+
+func TestFitDeterministicAndChecked(t *testing.T) {
+	d := synthData(synthCorpus(20, 9))
+	a, err := Fit(d, nil, Config{BucketsPerOctave: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Fit(d, nil, Config{BucketsPerOctave: 1})
+	if err != nil || !reflect.DeepEqual(a, b) {
+		t.Fatalf("two fits differ (%v)", err)
+	}
+	if a.Shift != 0 {
+		t.Errorf("shift %d for 1 bucket per octave", a.Shift)
+	}
+	// Beyond the fitted range a shape is clamped to the edge cell: no panic, a valid kernel.
+	for _, x := range []int{1, 2, 3, 1 << 20, 1<<31 - 1, 1 << 40} {
+		if j, u, g := a.Pick(x, x, x); j < 0 || j >= len(d.Kernels) || u < 0 || u >= len(d.Kernels) || g < 0 || g >= len(d.Kernels) || !d.Kernels[g].General {
+			t.Errorf("Pick(%d³) = %d", x, j)
+		}
+	}
+	if _, err := Fit(d, nil, Config{BucketsPerOctave: 3}); err == nil {
+		t.Error("3 buckets per octave accepted")
+	}
+	for _, k := range d.Kernels {
+		k.Robust = false
+	}
+	noRobust := *d
+	noRobust.Kernels = append([]Kernel(nil), d.Kernels...)
+	for j := range noRobust.Kernels {
+		noRobust.Kernels[j].Robust = false
+	}
+	if _, err := Fit(&noRobust, nil, Config{}); err == nil {
+		t.Error("fitted without a robust default")
+	}
+	bad := *d
+	bad.Times = d.Times[:1]
+	if _, err := Fit(&bad, nil, Config{}); err == nil {
+		t.Error("times of the wrong size accepted")
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	got := Summarize([]float64{2, 0.5, 1, 0.8})
+	want := Totals{Count: 4, Geomean: math.Pow(0.8, 0.25), Min: 0.5, Median: 0.9, Below09: 2}
+	if math.Abs(got.Geomean-want.Geomean) > 1e-12 {
+		t.Errorf("geomean %v, want %v", got.Geomean, want.Geomean)
+	}
+	got.Geomean = want.Geomean
+	if got != want {
+		t.Errorf("%+v, want %+v", got, want)
+	}
+}

@@ -1,0 +1,80 @@
+// Package dispatch is the exported SGEMM's dispatch rule: which exported variant runs an M×N×K
+// problem. It is fitted on measurements of a workload corpus, compiled into small tables, and
+// those tables are what the exported Go package and CUDA header carry, so that a call costs a few
+// integer operations and table reads (no allocation, no floating point). The rule lives here
+// once, in Go; internal/export emits the same integer code into both artifacts, and its tests
+// compile both and compare them with Rule.Pick on thousands of shapes. The package imports nothing
+// of tilegen but the shape type, so it runs and is tested anywhere.
+//
+// # The tables
+//
+// Each dimension x of M, N and K is put in a bucket b(x) = 2^s·e + f, where e = floor(log2 x)
+// and f is the s bits of x after its leading one (s = Rule.Shift: 2^s buckets per octave; s = 1
+// splits [2^e, 2^(e+1)) at 1.5·2^e). The bucket is clamped to the fitted range [Lo, Hi] of its
+// dimension (the corpus's range plus an octave each side), so a problem beyond the corpus is
+// treated like its edge. Three tables hold a kernel index per (b(M), b(N), b(K)) cell, M-major:
+// the cell's kernel for problems whose M and N its tile divides (Table: kernels take a faster path
+// without partial tiles), its kernel for the other problems (Unaligned), and its best kernel
+// without requirements (General: no multiple of M, N, K or the leading dimensions needed).
+// Rule.Pick computes exactly that. Rule.Dispatch, and the exported artifacts, launch the aligned
+// kernel when its tile divides M and N and it takes the problem, else the first of the unaligned,
+// general and aligned kernels and the robust default that takes it, or nothing (an error): no
+// kernel is launched on a problem it was not built for.
+//
+// # The model behind the tables
+//
+// The training data is, per corpus shape, cuBLAS's median time and the median time of every
+// exportable variant timed there in the same run. The model predicts a variant's log ratio
+// (cuBLAS time / its time) at any shape x as
+//
+//	score_v(x) = a_v(x) − α·log q_v(x) − γ·log e_v(x)
+//
+// where a_v(x) is the intercept of a weighted least-squares plane in (log2 M, log2 N, log2 K),
+// centred on x, through the targets y_v(s) = log ratio_v(s) + α·log q_v(s) + γ·log e_v(s) of the
+// training shapes s that v can take, with weights w(x,s) and a ridge penalty λ (times the total
+// weight) on the plane's slopes (λ = 0: the weighted mean, no plane). The two explicit features
+// are the ones that jump between neighbouring shapes and so cannot be smoothed: q_v, the wave
+// quantization of v's grid (ceil(tiles/slots)·slots/tiles with slots = SMs × blocks per SM, tiles
+// counting split-K slices), and e_v, the tile waste at the edges (padded output area / output
+// area). The rest of a variant's behaviour — K depth and K per slice, arithmetic intensity, tiny M
+// or N, launch-bound sizes — varies smoothly in log-space and is what the plane carries. The weight
+// is w(x,s) = exp(−(d² − d₁²)/2h²)·ρ^[regime(x) ≠ regime(s)], d the Euclidean distance between the
+// log2 (M, N, K) of x and s and d₁ that of the nearest training shape (so the nearest weighs 1;
+// zero when d² − d₁² > 16h²); the bandwidth h = max(h₀, κ·d₁) narrows where the corpus has a
+// shape close by and widens where it has none (κ = 0: fixed; a small fixed h with no plane and no
+// features is the nearest-shape rule). The regime classes, in order: gemv-m (M ≤ 16), gemv-n
+// (N ≤ 16), deep-k (K ≥ 4·max(M,N)), small (2·M·N·K ≤ 2^27), skinny (min(M,N) ≤ 128), large;
+// ρ < 1 keeps the regimes apart where the data says that helps. With an alignment weight β < 1
+// the smoother is a weighted mean in which, for each variant, the training shapes on the other
+// side of "its tile divides M and N" weigh β times less: the aligned table is scored on aligned
+// evidence, the other two on unaligned evidence.
+//
+// A variant that can take a training shape but was not timed there (the tuner skipped it, or a
+// search never tried it) counts as the slowest variant timed on that shape, in fitting and in
+// evaluation alike, so the rule learns to avoid what it cannot vouch for. The variant with the best
+// score wins (ties: the lower index); a shape farther than the reach R from every training shape
+// (R = 0: no limit) gets the robust default.
+//
+// Fitting (Fit) chooses, from the training shapes only: the candidates (variants within 5 % of the
+// best on some training shape; at most MaxCandidates with the default), the robust default (a
+// variant that passed its whole edge suite with no shape skipped, timed on the most training
+// shapes, with the best worst-case ratio there), and the hyperparameters (h₀, κ, λ, β, α, γ, ρ, R)
+// from a small grid by leave-one-out over the training shapes, maximizing the mean log ratio plus
+// the mean shortfall below 0.9× (shortfalls count twice: a slowdown costs more than an equal gain
+// earns; ties: the earlier, smoother setting), and then whether to pin (kept unless leave-one-out
+// finds it worse). The tables then take, per cell: when pinning and the cell holds training
+// shapes, the aligned and unaligned kernels whose dispatch has the best total measured log ratio on
+// them and the general kernel with the best total (so a corpus shape alone in its cell gets its
+// fastest variant whenever the dispatch can launch it); otherwise the candidates with the best
+// scores, the plane at the cell's centre and the q and e terms averaged over up to eight points of
+// the cell.
+//
+// # Validation
+//
+// CrossValidate splits the corpus into k folds by a hash of the shape (Fold: FNV-1a 64 of
+// "MxNxK" modulo k, so a shape keeps its fold whatever else the corpus holds), fits the rule on
+// the other folds only — candidates, default, hyperparameters and tables — and reads each held-out
+// shape's ratio from its measurements for the variant that rule launches there. The rule fitted on
+// every shape gives the ratio the export delivers on the corpus itself. Summary renders both, per
+// shape and in total, as `runner workload` writes them (summary.json).
+package dispatch

@@ -1,0 +1,911 @@
+package dispatch
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+
+	"tilegen/internal/protocol"
+)
+
+// Sample is one shape of the training corpus with cuBLAS's time on it.
+type Sample struct {
+	Shape protocol.Shape
+	// Source says where the shape comes from (the corpus line's comment).
+	Source string
+	// CublasMS is cuBLAS's median time, measured in the same run as the kernels'.
+	CublasMS float64
+}
+
+// Kernel is one exportable variant as the rule sees it.
+type Kernel struct {
+	Name               string
+	TileRows, TileCols int
+	// GridZ is the number of split-K slices (1: none).
+	GridZ int
+	// BlocksPerSM is how many of its blocks an SM holds at once (occupancy; 1 when unknown).
+	BlocksPerSM int
+	// Supports says whether it takes the M×N×K problem with packed leading dimensions (lda = K,
+	// ldb = ldc = N) and aligned pointers.
+	Supports func(m, n, k int) bool
+	// General: it has no requirement on M, N, K or the leading dimensions (multiples of 1), so only
+	// the grid limits can refuse a problem.
+	General bool
+	// Robust: it may be the robust default (it passed its whole edge suite, no shape skipped).
+	Robust bool
+}
+
+// Fits says whether the kernel's tile divides M and N (no partial tile at the edges: kernels take
+// a slower, bounds-checked path on partial tiles, and the rule tells the two cases apart).
+func (k *Kernel) Fits(m, n int) bool { return m%k.TileRows == 0 && n%k.TileCols == 0 }
+
+// Data is the fitting input: the corpus, the kernels and their times.
+type Data struct {
+	// SMs is the GPU's multiprocessor count.
+	SMs     int
+	Samples []Sample
+	Kernels []Kernel
+	// Times[i][j] is kernel j's median time on sample i in milliseconds; 0: not timed there.
+	Times [][]float64
+}
+
+// Params are the model's hyperparameters (see the package doc).
+type Params struct {
+	// Bandwidth is h, in octaves; with Adaptive > 0, the smallest h.
+	Bandwidth float64 `json:"bandwidth_octaves"`
+	// Adaptive, when above 0, makes h at a point Adaptive times the distance to the nearest training
+	// shape (at least Bandwidth): narrow where the corpus has a shape close by, wide where it has
+	// none.
+	Adaptive float64 `json:"adaptive"`
+	// Waves is α, the weight of the wave-quantization feature.
+	Waves float64 `json:"waves_weight"`
+	// Edge is γ, the weight of the tile-waste feature.
+	Edge float64 `json:"edge_weight"`
+	// CrossRegime is ρ, the weight of a training shape of another regime class.
+	CrossRegime float64 `json:"cross_regime_weight"`
+	// Ridge is λ, the penalty on the slopes of the local plane relative to the total weight (0: no
+	// plane, a weighted mean).
+	Ridge float64 `json:"ridge"`
+	// Reach is how far, in octaves, a shape may be from every training shape before it gets the
+	// robust default (0: any distance).
+	Reach float64 `json:"reach_octaves"`
+	// Pin: a table cell that holds training shapes takes the pair of variants with the best total
+	// log ratio measured on them (the model fills the other cells).
+	Pin bool `json:"pin_cells"`
+	// Align is the weight, for a variant, of a training shape whose M and N its tile divides when
+	// the prediction is for one that it does not, and the other way round (1: no distinction;
+	// below 1 the smoother is a weighted mean, no plane).
+	Align float64 `json:"align_weight"`
+}
+
+// Model constants (see the package doc).
+const (
+	// MaxCandidates bounds the kernels one rule chooses from (the export encodes an index as one
+	// printable character).
+	MaxCandidates = 44
+	// nearWinner: a kernel within this factor of a training shape's best is a candidate.
+	nearWinner = 1.05
+	// shortfall is the ratio below which the fitting objective counts a shape's loss twice.
+	shortfall = 0.9
+	// cutoff: a training shape whose squared distance exceeds the nearest one's by more than
+	// (cutoff·h)² carries no weight (its weight relative to the nearest's would be below e^−8).
+	cutoff = 4.0
+)
+
+// grid lists the hyperparameters leave-one-out chooses from, in order of preference on a tie:
+// smoother first, then fewer features, then no regime partition.
+var grid = func() []Params {
+	var out []Params
+	type bw struct{ h, k float64 }
+	var bws []bw
+	for _, k := range []float64{3, 2, 1, 0.5} {
+		for _, h := range []float64{0.5, 0.1} {
+			bws = append(bws, bw{h, k})
+		}
+	}
+	// Last, a fixed narrow bandwidth: with no plane and no features, the nearest-shape rule.
+	bws = append(bws, bw{0.1, 0})
+	type smoother struct{ ridge, align float64 }
+	for _, b := range bws {
+		for _, sm := range []smoother{{0, 1}, {1, 1}, {0.1, 1}, {0, 0.1}} {
+			for _, a := range []float64{0, 1} {
+				for _, g := range []float64{0, 1} {
+					for _, r := range []float64{1, 0.05} {
+						for _, far := range []float64{3, 0} {
+							out = append(out, Params{Bandwidth: b.h, Adaptive: b.k, Ridge: sm.ridge, Align: sm.align, Waves: a, Edge: g,
+								CrossRegime: r, Reach: far})
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}()
+
+// Regime classes (see the package doc).
+const (
+	RegimeRows = iota
+	RegimeCols
+	RegimeDeepK
+	RegimeSmall
+	RegimeSkinny
+	RegimeLarge
+)
+
+// RegimeNames name the regime classes by their constant.
+var RegimeNames = []string{"gemv-m", "gemv-n", "deep-k", "small", "skinny", "large"}
+
+// Regime is the regime class of an M×N×K problem.
+func Regime(m, n, k float64) int {
+	switch {
+	case m <= 16:
+		return RegimeRows
+	case n <= 16:
+		return RegimeCols
+	case k >= 4*math.Max(m, n):
+		return RegimeDeepK
+	case 2*m*n*k <= 1<<27:
+		return RegimeSmall
+	case math.Min(m, n) <= 128:
+		return RegimeSkinny
+	}
+	return RegimeLarge
+}
+
+// Check validates the data.
+func (d *Data) Check() error {
+	if d.SMs < 1 {
+		return fmt.Errorf("dispatch data: %d SMs", d.SMs)
+	}
+	if len(d.Samples) == 0 || len(d.Kernels) == 0 {
+		return fmt.Errorf("dispatch data: %d shapes, %d kernels", len(d.Samples), len(d.Kernels))
+	}
+	if len(d.Times) != len(d.Samples) {
+		return fmt.Errorf("dispatch data: %d rows of times for %d shapes", len(d.Times), len(d.Samples))
+	}
+	for i, s := range d.Samples {
+		if s.Shape.M < 1 || s.Shape.N < 1 || s.Shape.K < 1 {
+			return fmt.Errorf("dispatch data: shape %v", s.Shape)
+		}
+		if !(s.CublasMS > 0) || math.IsInf(s.CublasMS, 0) {
+			return fmt.Errorf("dispatch data: cuBLAS time %v at %v", s.CublasMS, s.Shape)
+		}
+		if len(d.Times[i]) != len(d.Kernels) {
+			return fmt.Errorf("dispatch data: %d times at %v for %d kernels", len(d.Times[i]), s.Shape, len(d.Kernels))
+		}
+		for j, t := range d.Times[i] {
+			if t < 0 || math.IsNaN(t) || math.IsInf(t, 0) {
+				return fmt.Errorf("dispatch data: time %v of %s at %v", t, d.Kernels[j].Name, s.Shape)
+			}
+		}
+	}
+	for _, k := range d.Kernels {
+		if k.TileRows < 1 || k.TileCols < 1 || k.Supports == nil {
+			return fmt.Errorf("dispatch data: kernel %s has no tile or requirements", k.Name)
+		}
+	}
+	return nil
+}
+
+// supports says whether kernel j takes sample i's shape.
+func (d *Data) supports(i, j int) bool {
+	s := d.Samples[i].Shape
+	return d.Kernels[j].Supports(s.M, s.N, s.K)
+}
+
+// Ratio is cuBLAS time / kernel j's time on sample i. A kernel that takes the shape but was not
+// timed there gets the smallest ratio timed there (imputed). ok is false when the kernel cannot
+// take the shape or nothing was timed there.
+func (d *Data) Ratio(i, j int) (r float64, imputed, ok bool) {
+	if !d.supports(i, j) {
+		return 0, false, false
+	}
+	if t := d.Times[i][j]; t > 0 {
+		return d.Samples[i].CublasMS / t, false, true
+	}
+	worst := math.Inf(1)
+	for _, t := range d.Times[i] {
+		if t > 0 {
+			worst = math.Min(worst, d.Samples[i].CublasMS/t)
+		}
+	}
+	if math.IsInf(worst, 1) {
+		return 0, false, false
+	}
+	return worst, true, true
+}
+
+// best is the largest timed ratio on sample i.
+func (d *Data) best(i int) float64 {
+	r, _ := d.bestKernel(i)
+	return r
+}
+
+// bestKernel is the largest timed ratio on sample i and its kernel (−1 when nothing was timed).
+func (d *Data) bestKernel(i int) (float64, int) {
+	r, at := 0.0, -1
+	for j, t := range d.Times[i] {
+		if t > 0 && d.Samples[i].CublasMS/t > r {
+			r, at = d.Samples[i].CublasMS/t, j
+		}
+	}
+	return r, at
+}
+
+// features are log q (wave quantization) and log e (tile waste at the edges) of kernel j at M×N×K.
+func (d *Data) features(j, m, n, k int) (logq, loge float64) {
+	kn := &d.Kernels[j]
+	tm, tn := (m+kn.TileRows-1)/kn.TileRows, (n+kn.TileCols-1)/kn.TileCols
+	tiles := float64(tm) * float64(tn) * float64(max(kn.GridZ, 1))
+	slots := float64(d.SMs * max(kn.BlocksPerSM, 1))
+	logq = math.Log(math.Ceil(tiles/slots) * slots / tiles)
+	loge = math.Log(float64(tm)*float64(kn.TileRows)/float64(m)) + math.Log(float64(tn)*float64(kn.TileCols)/float64(n))
+	return logq, loge
+}
+
+// model is a rule being fitted: the training shapes, the candidates and their targets.
+type model struct {
+	d     *Data
+	train []int // sample indices
+	cand  []int // kernel indices, ascending
+	gen   []bool
+	def   int
+	// For training shape t and candidate c: log ratio (NaN where c cannot take it), log q, log e,
+	// and whether c's tile divides t's M and N.
+	logr, logq, loge [][]float64
+	fits             [][]bool
+	// u are the training shapes' log2 M, N, K; reg their regimes.
+	u   [][3]float64
+	reg []int
+	// shift is the table's resolution; cells holds the training shapes (indices into train) of each
+	// cell (absolute buckets).
+	shift int
+	cells map[[3]int][]int
+}
+
+func cellOf(s protocol.Shape, shift int) [3]int {
+	return [3]int{Bucket(s.M, shift), Bucket(s.N, shift), Bucket(s.K, shift)}
+}
+
+// pinned are the candidates of a cell holding the training shapes ts (but skip): the pair (for
+// shapes their tile divides, for the others) whose dispatch with the default as the general
+// kernel has the best total log ratio on them, and the general candidate with the best total log
+// ratio on them; ok is false when no other training shape is in ts.
+func (m *model) pinned(ts []int, skip int) (aligned, unaligned, general int, ok bool) {
+	ba, bu, bs := -1, -1, math.Inf(-1)
+	for a := range m.cand {
+		for u := range m.cand {
+			sum, n := 0.0, 0
+			for _, t := range ts {
+				if t == skip {
+					continue
+				}
+				n++
+				sum += m.outcome(t, m.cand[a], m.cand[u], m.def)
+			}
+			if n == 0 {
+				return 0, 0, 0, false
+			}
+			if sum > bs {
+				ba, bu, bs = a, u, sum
+			}
+		}
+	}
+	general, gs := m.def, math.Inf(-1)
+	for g := range m.cand {
+		if !m.gen[g] {
+			continue
+		}
+		sum := 0.0
+		for _, t := range ts {
+			if t != skip {
+				sum += m.outcome(t, m.cand[g], m.cand[g], m.cand[g])
+			}
+		}
+		if sum > gs {
+			general, gs = m.cand[g], sum
+		}
+	}
+	return m.cand[ba], m.cand[bu], general, true
+}
+
+// outcome is the log ratio the dispatch of kernels a (aligned), u (unaligned) and g (general) gets
+// on training shape t (−Inf where nothing it would launch has a ratio there).
+func (m *model) outcome(t, a, u, g int) float64 {
+	i := m.train[t]
+	j := m.d.dispatched(i, a, u, g, m.def)
+	if j < 0 {
+		return math.Inf(-1)
+	}
+	if r, _, ok := m.d.Ratio(i, j); ok {
+		return math.Log(r)
+	}
+	return math.Inf(-1)
+}
+
+func log2s(s protocol.Shape) [3]float64 {
+	return [3]float64{math.Log2(float64(s.M)), math.Log2(float64(s.N)), math.Log2(float64(s.K))}
+}
+
+// chooseDefault picks the robust default from the training shapes: a Robust kernel that takes every
+// one of them, timed on the most, with the best worst-case ratio there (ties: the lower index).
+func (d *Data) chooseDefault(train []int) (int, error) {
+	best, bestCov, bestWorst := -1, -1, math.Inf(-1)
+	for j, k := range d.Kernels {
+		if !k.Robust {
+			continue
+		}
+		cov, worst, all := 0, math.Inf(1), true
+		for _, i := range train {
+			if !d.supports(i, j) {
+				all = false
+				break
+			}
+			if t := d.Times[i][j]; t > 0 {
+				cov++
+				worst = math.Min(worst, d.Samples[i].CublasMS/t)
+			}
+		}
+		if !all || cov == 0 {
+			continue
+		}
+		if cov > bestCov || cov == bestCov && worst > bestWorst {
+			best, bestCov, bestWorst = j, cov, worst
+		}
+	}
+	if best < 0 {
+		return -1, fmt.Errorf("no robust default: no exportable variant that passed its whole edge suite with no shape skipped was timed on the training shapes")
+	}
+	return best, nil
+}
+
+// chooseCandidates lists the kernels within nearWinner of the best on some training shape, most
+// such shapes first, at most MaxCandidates with the default, returned ascending.
+func (d *Data) chooseCandidates(train []int, def int) []int {
+	count := map[int]int{}
+	for _, i := range train {
+		b := d.best(i)
+		for j, t := range d.Times[i] {
+			if t > 0 && d.Samples[i].CublasMS/t*nearWinner >= b {
+				count[j]++
+			}
+		}
+	}
+	var ks []int
+	for j := range count {
+		if j != def {
+			ks = append(ks, j)
+		}
+	}
+	sort.Slice(ks, func(a, b int) bool {
+		if count[ks[a]] != count[ks[b]] {
+			return count[ks[a]] > count[ks[b]]
+		}
+		return ks[a] < ks[b]
+	})
+	if len(ks) > MaxCandidates-1 {
+		ks = ks[:MaxCandidates-1]
+	}
+	ks = append(ks, def)
+	sort.Ints(ks)
+	return ks
+}
+
+func newModel(d *Data, train []int, shift int) (*model, error) {
+	if len(train) == 0 {
+		return nil, fmt.Errorf("dispatch: no training shapes")
+	}
+	def, err := d.chooseDefault(train)
+	if err != nil {
+		return nil, err
+	}
+	m := &model{d: d, train: train, def: def, cand: d.chooseCandidates(train, def), shift: shift, cells: map[[3]int][]int{}}
+	for _, j := range m.cand {
+		m.gen = append(m.gen, d.Kernels[j].General)
+	}
+	for _, i := range train {
+		s := d.Samples[i].Shape
+		lr := make([]float64, len(m.cand))
+		lq := make([]float64, len(m.cand))
+		le := make([]float64, len(m.cand))
+		fit := make([]bool, len(m.cand))
+		for c, j := range m.cand {
+			lr[c] = math.NaN()
+			if r, _, ok := d.Ratio(i, j); ok {
+				lr[c] = math.Log(r)
+			}
+			lq[c], le[c] = d.features(j, s.M, s.N, s.K)
+			fit[c] = d.Kernels[j].Fits(s.M, s.N)
+		}
+		m.logr, m.logq, m.loge, m.fits = append(m.logr, lr), append(m.logq, lq), append(m.loge, le), append(m.fits, fit)
+		m.cells[cellOf(s, shift)] = append(m.cells[cellOf(s, shift)], len(m.u))
+		m.u = append(m.u, log2s(s))
+		m.reg = append(m.reg, Regime(float64(s.M), float64(s.N), float64(s.K)))
+	}
+	return m, nil
+}
+
+// weights fills w with each training shape's weight at the point u (log2 M, N, K) of regime reg,
+// leaving out training shape skip (−1: none), and says whether the model may answer there (some
+// training shape is within p.Reach).
+func (m *model) weights(w []float64, u [3]float64, reg, skip int, p Params) bool {
+	nearest := math.Inf(1)
+	for t, v := range m.u {
+		w[t] = (u[0]-v[0])*(u[0]-v[0]) + (u[1]-v[1])*(u[1]-v[1]) + (u[2]-v[2])*(u[2]-v[2])
+		if t != skip {
+			nearest = math.Min(nearest, w[t])
+		}
+	}
+	h := p.Bandwidth
+	if p.Adaptive > 0 {
+		h = math.Max(h, p.Adaptive*math.Sqrt(nearest))
+	}
+	// Relative to the nearest shape's, so that the nearest always has weight 1 (a constant factor
+	// changes neither the mean nor the plane): a narrow h is the nearest-shape rule.
+	for t, d2 := range w {
+		switch {
+		case t == skip || d2-nearest > cutoff*cutoff*h*h:
+			w[t] = 0
+		default:
+			w[t] = math.Exp(-(d2 - nearest) / (2 * h * h))
+			if m.reg[t] != reg {
+				w[t] *= p.CrossRegime
+			}
+		}
+	}
+	return !math.IsInf(nearest, 1) && (p.Reach == 0 || nearest <= p.Reach*p.Reach)
+}
+
+// smooth fills sa and sm with each candidate's smoothed target at the point u under weights w, for
+// a shape its tile divides (sa) and for one it does not (sm): with p.Align < 1, weighted means in
+// which the training shapes of the other kind weigh p.Align times less; else both are smoothPlane.
+func (m *model) smooth(sa, sm, w []float64, u [3]float64, p Params) {
+	if p.Align == 1 {
+		m.smoothPlane(sa, w, u, p)
+		copy(sm, sa)
+		return
+	}
+	for c := range m.cand {
+		var na, da, nm, dm float64
+		for t, wt := range w {
+			lr := m.logr[t][c]
+			if wt == 0 || math.IsNaN(lr) {
+				continue
+			}
+			y := lr + p.Waves*m.logq[t][c] + p.Edge*m.loge[t][c]
+			wa, wm := wt, wt*p.Align
+			if !m.fits[t][c] {
+				wa, wm = wm, wa
+			}
+			na, da, nm, dm = na+wa*y, da+wa, nm+wm*y, dm+wm
+		}
+		sa[c], sm[c] = math.Inf(-1), math.Inf(-1)
+		if da > 0 {
+			sa[c] = na / da
+		}
+		if dm > 0 {
+			sm[c] = nm / dm
+		}
+	}
+}
+
+// smoothPlane fills s with each candidate's smoothed target at the point u under weights w: the
+// intercept of a weighted least-squares plane in (log2 M, log2 N, log2 K) around u whose slopes
+// carry a ridge penalty of p.Ridge times the total weight (with Ridge 0, the weighted mean); −Inf
+// where no training shape the candidate can take has weight.
+func (m *model) smoothPlane(s, w []float64, u [3]float64, p Params) {
+	nc := len(m.cand)
+	if p.Ridge == 0 {
+		num := make([]float64, nc)
+		den := make([]float64, nc)
+		for t, wt := range w {
+			if wt == 0 {
+				continue
+			}
+			lr, lq, le := m.logr[t], m.logq[t], m.loge[t]
+			for c := range nc {
+				if math.IsNaN(lr[c]) {
+					continue
+				}
+				num[c] += wt * (lr[c] + p.Waves*lq[c] + p.Edge*le[c])
+				den[c] += wt
+			}
+		}
+		for c := range nc {
+			if den[c] > 0 {
+				s[c] = num[c] / den[c]
+			} else {
+				s[c] = math.Inf(-1)
+			}
+		}
+		return
+	}
+	// Normal equations: A = Σ w·x·xᵀ over the training shapes a candidate can take (x = (1, u_t −
+	// u)), b = Σ w·x·y. A is shared, less the shapes a candidate cannot take.
+	var a [4][4]float64
+	b := make([][4]float64, nc)
+	ac := make([]*[4][4]float64, nc) // a candidate's own A, when some weighted shape is missing
+	total := 0.0
+	for t, wt := range w {
+		if wt == 0 {
+			continue
+		}
+		x := [4]float64{1, m.u[t][0] - u[0], m.u[t][1] - u[1], m.u[t][2] - u[2]}
+		total += wt
+		for i := range 4 {
+			for j := i; j < 4; j++ {
+				a[i][j] += wt * x[i] * x[j]
+			}
+		}
+		lr, lq, le := m.logr[t], m.logq[t], m.loge[t]
+		for c := range nc {
+			if math.IsNaN(lr[c]) {
+				if ac[c] == nil {
+					ac[c] = &[4][4]float64{}
+				}
+				for i := range 4 {
+					for j := i; j < 4; j++ {
+						ac[c][i][j] -= wt * x[i] * x[j]
+					}
+				}
+				continue
+			}
+			y := wt * (lr[c] + p.Waves*lq[c] + p.Edge*le[c])
+			b[c][0] += y
+			b[c][1] += y * x[1]
+			b[c][2] += y * x[2]
+			b[c][3] += y * x[3]
+		}
+	}
+	for c := range nc {
+		sys := a
+		if ac[c] != nil {
+			for i := range 4 {
+				for j := i; j < 4; j++ {
+					sys[i][j] += ac[c][i][j]
+				}
+			}
+		}
+		if sys[0][0] <= 1e-300 || total == 0 {
+			s[c] = math.Inf(-1)
+			continue
+		}
+		for i := 1; i < 4; i++ {
+			sys[i][i] += p.Ridge * total
+		}
+		for i := range 4 {
+			for j := 0; j < i; j++ {
+				sys[i][j] = sys[j][i]
+			}
+		}
+		s[c] = intercept(sys, b[c])
+	}
+}
+
+// intercept solves the symmetric positive definite system a·z = b (Cholesky) and returns z[0].
+func intercept(a [4][4]float64, b [4]float64) float64 {
+	var l [4][4]float64
+	for i := range 4 {
+		for j := 0; j <= i; j++ {
+			sum := a[i][j]
+			for k := 0; k < j; k++ {
+				sum -= l[i][k] * l[j][k]
+			}
+			if i == j {
+				if sum <= 0 {
+					return math.Inf(-1)
+				}
+				l[i][i] = math.Sqrt(sum)
+			} else {
+				l[i][j] = sum / l[j][j]
+			}
+		}
+	}
+	var y, z [4]float64
+	for i := range 4 {
+		sum := b[i]
+		for k := 0; k < i; k++ {
+			sum -= l[i][k] * y[k]
+		}
+		y[i] = sum / l[i][i]
+	}
+	for i := 3; i >= 0; i-- {
+		sum := y[i]
+		for k := i + 1; k < 4; k++ {
+			sum -= l[k][i] * z[k]
+		}
+		z[i] = sum / l[i][i]
+	}
+	return z[0]
+}
+
+// argmax is the candidate with the best score for a shape its tile divides (sa), the one with the
+// best score for a shape its tile does not divide (sm), and the general one with the best score
+// for such a shape; ties: the lower kernel index; the default where none has a score.
+func (m *model) argmax(sa, sm []float64) (aligned, unaligned, general int) {
+	a, u, g := -1, -1, -1
+	for c := range m.cand {
+		if !math.IsInf(sa[c], -1) && (a < 0 || sa[c] > sa[a]) {
+			a = c
+		}
+		if !math.IsInf(sm[c], -1) && (u < 0 || sm[c] > sm[u]) {
+			u = c
+		}
+		if m.gen[c] && !math.IsInf(sm[c], -1) && (g < 0 || sm[c] > sm[g]) {
+			g = c
+		}
+	}
+	pick := func(c int) int {
+		if c < 0 {
+			return m.def
+		}
+		return m.cand[c]
+	}
+	return pick(a), pick(u), pick(g)
+}
+
+// pickAt is what the model picks at training shape t, fitted without it (leave-one-out).
+func (m *model) pickAt(t int, w, sa, sm []float64, p Params) (aligned, unaligned, general int) {
+	if p.Pin {
+		if a, u, g, ok := m.pinned(m.cells[cellOf(m.d.Samples[m.train[t]].Shape, m.shift)], t); ok {
+			return a, u, g
+		}
+	}
+	if !m.weights(w, m.u[t], m.reg[t], t, p) {
+		return m.def, m.def, m.def
+	}
+	m.smooth(sa, sm, w, m.u[t], p)
+	for c := range m.cand {
+		adj := p.Waves*m.logq[t][c] + p.Edge*m.loge[t][c]
+		sa[c] -= adj
+		sm[c] -= adj
+	}
+	return m.argmax(sa, sm)
+}
+
+// dispatched is the kernel an export launches on sample i when the rule picks aligned, unaligned
+// and general (see Rule.Dispatch).
+func (d *Data) dispatched(i, aligned, unaligned, general, def int) int {
+	s := d.Samples[i].Shape
+	return dispatchChain(aligned, unaligned, general, def, func(j int) bool { return d.supports(i, j) },
+		func(j int) bool { return d.Kernels[j].Fits(s.M, s.N) })
+}
+
+// dispatchChain is the order in which a problem's kernels are tried: the cell's aligned kernel
+// when its tile divides M and N, the cell's unaligned kernel, its general kernel, the aligned one,
+// the default; the first that takes the problem runs (−1: none).
+func dispatchChain(aligned, unaligned, general, def int, takes, fits func(j int) bool) int {
+	switch {
+	case fits(aligned) && takes(aligned):
+		return aligned
+	case takes(unaligned):
+		return unaligned
+	case takes(general):
+		return general
+	case takes(aligned):
+		return aligned
+	case takes(def):
+		return def
+	}
+	return -1
+}
+
+// objective is the mean log ratio plus the mean shortfall below 0.9× (log ratios).
+func objective(logs []float64) float64 {
+	if len(logs) == 0 {
+		return 0
+	}
+	sum, short := 0.0, 0.0
+	for _, l := range logs {
+		sum += l
+		short += math.Min(0, l-math.Log(shortfall))
+	}
+	return (sum + short) / float64(len(logs))
+}
+
+// loo is the objective of p by leave-one-out over the training shapes.
+func (m *model) loo(p Params) float64 {
+	w := make([]float64, len(m.train))
+	sa, sm := make([]float64, len(m.cand)), make([]float64, len(m.cand))
+	logs := make([]float64, 0, len(m.train))
+	for t, i := range m.train {
+		a, u, g := m.pickAt(t, w, sa, sm, p)
+		j := m.d.dispatched(i, a, u, g, m.def)
+		if j < 0 {
+			continue
+		}
+		if r, _, ok := m.d.Ratio(i, j); ok {
+			logs = append(logs, math.Log(r))
+		}
+	}
+	return objective(logs)
+}
+
+// tune chooses the hyperparameters by leave-one-out over the training shapes (the grid's first
+// of the best on a tie; evaluated in parallel, chosen in grid order).
+func (m *model) tune() Params {
+	score := make([]float64, len(grid))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for g := range next {
+				score[g] = m.loo(grid[g])
+			}
+		}()
+	}
+	for g := range grid {
+		next <- g
+	}
+	close(next)
+	wg.Wait()
+	best := 0
+	for g := range grid {
+		if score[g] > score[best]+1e-12 {
+			best = g
+		}
+	}
+	// Pinning is kept unless leave-one-out finds it worse: where no cell holds two training shapes,
+	// it changes only the cells of the training shapes themselves, which leave-one-out cannot judge,
+	// and there it launches what was measured fastest.
+	p := grid[best]
+	p.Pin = true
+	if m.loo(p) >= score[best]-1e-12 {
+		return p
+	}
+	return grid[best]
+}
+
+// Config chooses the table's resolution.
+type Config struct {
+	// BucketsPerOctave is 1, 2 or 4 (0: 2).
+	BucketsPerOctave int
+}
+
+func (c Config) shift() (int, error) {
+	switch c.BucketsPerOctave {
+	case 0, 2:
+		return 1, nil
+	case 1:
+		return 0, nil
+	case 4:
+		return 2, nil
+	}
+	return 0, fmt.Errorf("dispatch: %d buckets per octave (want 1, 2 or 4)", c.BucketsPerOctave)
+}
+
+// Fit fits the rule on the samples train (indices into d.Samples; nil: all) and compiles its table.
+func Fit(d *Data, train []int, cfg Config) (*Rule, error) {
+	if err := d.Check(); err != nil {
+		return nil, err
+	}
+	shift, err := cfg.shift()
+	if err != nil {
+		return nil, err
+	}
+	if train == nil {
+		for i := range d.Samples {
+			train = append(train, i)
+		}
+	}
+	m, err := newModel(d, train, shift)
+	if err != nil {
+		return nil, err
+	}
+	p := m.tune()
+	r := &Rule{Shift: shift, Default: m.def, Params: p, Candidates: m.cand}
+	for dim := range 3 {
+		lo, hi := math.MaxInt, 0
+		for _, i := range train {
+			x := [3]int{d.Samples[i].Shape.M, d.Samples[i].Shape.N, d.Samples[i].Shape.K}[dim]
+			b := Bucket(x, shift)
+			lo, hi = min(lo, b), max(hi, b)
+		}
+		r.Lo[dim], r.Hi[dim] = max(lo-1<<shift, 0), min(hi+1<<shift, 31<<shift)
+	}
+	m.compile(r, p)
+	return r, r.Check(len(d.Kernels))
+}
+
+// cellPoints are a bucket's representative log2 value (the middle of its range in log-space) and up
+// to two integers inside it (at a quarter and three quarters of its log range) for the features.
+func cellPoints(b, shift int) (mid float64, pts []int, ok bool) {
+	lo, hi, ok := BucketRange(b, shift)
+	if !ok {
+		return 0, nil, false
+	}
+	l, h := math.Log2(float64(lo)), math.Log2(float64(hi))
+	for _, f := range []float64{0.25, 0.75} {
+		x := min(max(int(math.Round(math.Exp2(l+f*(h-l)))), lo), hi)
+		if len(pts) == 0 || pts[len(pts)-1] != x {
+			pts = append(pts, x)
+		}
+	}
+	return (l + h) / 2, pts, true
+}
+
+// compile fills the rule's table: per cell, the candidate with the best score (see the package doc).
+func (m *model) compile(r *Rule, p Params) {
+	dims := r.Dims()
+	r.Table = make([]int, dims[0]*dims[1]*dims[2])
+	r.Unaligned, r.General = make([]int, len(r.Table)), make([]int, len(r.Table))
+	type axis struct {
+		mid float64
+		pts []int
+		ok  bool
+	}
+	axes := [3][]axis{}
+	for dim := range 3 {
+		for b := r.Lo[dim]; b <= r.Hi[dim]; b++ {
+			mid, pts, ok := cellPoints(b, r.Shift)
+			axes[dim] = append(axes[dim], axis{mid, pts, ok})
+		}
+	}
+	// One M bucket at a time, in parallel: each writes its own part of the tables.
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := make([]float64, len(m.train))
+			sa, sm := make([]float64, len(m.cand)), make([]float64, len(m.cand))
+			for i := range next {
+				am := axes[0][i]
+				cell := i * dims[1] * dims[2]
+				for j, an := range axes[1] {
+					for l, ak := range axes[2] {
+						if ts := m.cells[[3]int{r.Lo[0] + i, r.Lo[1] + j, r.Lo[2] + l}]; p.Pin && len(ts) > 0 {
+							var ok bool
+							if r.Table[cell], r.Unaligned[cell], r.General[cell], ok = m.pinned(ts, -1); ok {
+								cell++
+								continue
+							}
+						}
+						r.Table[cell], r.Unaligned[cell], r.General[cell] = m.pickCell(am.pts, an.pts, ak.pts, [3]float64{am.mid, an.mid, ak.mid},
+							am.ok && an.ok && ak.ok, w, sa, sm, p)
+						cell++
+					}
+				}
+			}
+		}()
+	}
+	for i := range axes[0] {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+func (m *model) pickCell(pm, pn, pk []int, u [3]float64, ok bool, w, sa, sm []float64, p Params) (aligned, unaligned, general int) {
+	if !ok {
+		return m.def, m.def, m.def // no integer falls in this cell
+	}
+	reg := Regime(math.Exp2(u[0]), math.Exp2(u[1]), math.Exp2(u[2]))
+	if !m.weights(w, u, reg, -1, p) {
+		return m.def, m.def, m.def
+	}
+	m.smooth(sa, sm, w, u, p)
+	if p.Waves != 0 || p.Edge != 0 {
+		npts := float64(len(pm) * len(pn) * len(pk))
+		for c, j := range m.cand {
+			adj := 0.0
+			for _, x := range pm {
+				for _, y := range pn {
+					for _, z := range pk {
+						lq, le := m.d.features(j, x, y, z)
+						adj += p.Waves*lq + p.Edge*le
+					}
+				}
+			}
+			sa[c] -= adj / npts
+			sm[c] -= adj / npts
+		}
+	}
+	return m.argmax(sa, sm)
+}

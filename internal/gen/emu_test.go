@@ -1,0 +1,87 @@
+package gen
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"tilegen/internal/variant"
+)
+
+// TestSplitKernelsOnHost compiles committed sources of the split-rule families (deepk, gemvm, gemvn:
+// one or two variants each, of different thread counts and tiles) for the host against
+// testdata/emu/emu.h, a small emulation of the CUDA they use, and checks them against a float64
+// reference as the worker's verification does (NaN padding, alpha and beta, leading dimensions
+// past the matrix, tile edges plus and minus one), at several slice counts including two-level
+// fix-ups and a count beyond the workspace. It checks indexing, edges and the fix-up's order of
+// work, not speed or the memory model: the GPU's verification stays the judge.
+func TestSplitKernelsOnHost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("emulating the kernels on the host takes a minute or two")
+	}
+	cxx, err := exec.LookPath("g++")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true and no g++")
+		}
+		t.Skip("needs g++")
+	}
+	var m variant.Manifest
+	b, err := os.ReadFile(filepath.Join("..", "..", "generated", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]variant.Variant{}
+	for _, v := range m.Variants {
+		byName[v.Name] = v
+	}
+	emu, err := filepath.Abs(filepath.Join("testdata", "emu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 4x4 and 8x8 thread tiles of deepk; gemvm with 16 rows (its reduction in chunks of 4 rows over
+	// 8 thread groups); gemvn on 4 warps. (A block at a time on one thread per CUDA thread is slow:
+	// about two minutes for these four.)
+	for _, name := range []string{
+		"deepk_32x32x32_t4x4_s4_b8", "deepk_128x64x16_t8x8_s3_b4", "gemvm_m16_x32_y8_u1_w2", "gemvn_n4_k4_u2_w2",
+	} {
+		t.Run(name, func(t *testing.T) {
+			v, ok := byName[name]
+			if !ok || v.Split == nil {
+				t.Fatalf("%s: not in generated/manifest.json with a split rule", name)
+			}
+			src, err := os.ReadFile(filepath.Join("..", "..", "generated", "cuda", name+".cu"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Dynamic shared memory becomes a static array of the variant's size.
+			code := strings.Replace(string(src), "extern __shared__ float4 tg_dk_smem[];",
+				fmt.Sprintf("static float4 tg_dk_smem[%d];", v.DynamicShared/16+1), 1)
+			dir := t.TempDir()
+			unit := "#include \"emu.h\"\n" + code + "\n#include \"main.inc\"\n"
+			if err := os.WriteFile(filepath.Join(dir, "emu.cpp"), []byte(unit), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			bin := filepath.Join(dir, "emu")
+			args := []string{"-std=c++20", "-O2", "-pthread", "-w", "-I", emu, "-o", bin, filepath.Join(dir, "emu.cpp"),
+				"-DEMU_KERNEL=" + name, fmt.Sprintf("-DEMU_NAME=%q", name), fmt.Sprintf("-DEMU_THREADS=%d", v.Threads()),
+				fmt.Sprintf("-DEMU_TILE_ROWS=%d", v.Tile.Rows), fmt.Sprintf("-DEMU_TILE_COLS=%d", v.Tile.Cols),
+				fmt.Sprintf("-DEMU_MAX_SLICES=%d", v.Split.Max)}
+			if out, err := exec.Command(cxx, args...).CombinedOutput(); err != nil {
+				t.Fatalf("g++: %v\n%s", err, out)
+			}
+			out, err := exec.Command(bin).CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			t.Log(strings.TrimSpace(string(out)))
+		})
+	}
+}

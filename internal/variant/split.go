@@ -1,0 +1,45 @@
+package variant
+
+// SplitRule chooses a variant's number of split-K slices (its grid z) at launch, from the shape and
+// the GPU's SM count, where variants.yaml's geometry says grid_z: auto. Slices is the one
+// definition: the worker launches by it, the planner reasons with it, and the export emits it into
+// the .cuh and the Go package as code that must agree with it (internal/export tests that they do
+// on many shapes).
+//
+// The rule: aim for BlocksPerSM·sms blocks in all (tiles × slices), never more than Max slices,
+// never a slice shorter than MinK elements of K (nor below KStep), and never more partial tiles than
+// the kernel's workspace holds (tiles · slices · tile_rows · tile_cols ≤ WorkspaceFloats). Under two
+// slices it is one. Slices are whole multiples of KStep, all of the same length but the last, and
+// none empty: the count is rounded down to the number that per-slice length needs. A kernel
+// divides K the same way: per = ⌈⌈K/KStep⌉/z⌉ steps of KStep per slice, slice s starting at
+// s·per·KStep.
+type SplitRule struct {
+	// Max is the most slices (at most 65535, the grid's z limit).
+	Max int `json:"max"`
+	// KStep: a slice is a whole number of KStep elements of K (the kernel's K tile).
+	KStep int `json:"k_step"`
+	// MinK is the least K per slice the rule aims for.
+	MinK int `json:"min_k"`
+	// BlocksPerSM is how many blocks per SM the rule aims for, over all tiles and slices.
+	BlocksPerSM int `json:"blocks_per_sm"`
+	// WorkspaceFloats is the kernel's partial-sum workspace in floats; a launch needs
+	// tiles · slices · tile_rows · tile_cols of them.
+	WorkspaceFloats int `json:"workspace_floats"`
+}
+
+// Slices is the rule's grid z for tiles output tiles of tileFloats elements each, a K of k and sms
+// multiprocessors (sms < 1 counts as 1). Integer arithmetic only, in 64 bits, so that the exported
+// C++ and Go copies compute the same number.
+func (r *SplitRule) Slices(tiles, tileFloats, k, sms int) int {
+	if r == nil || tiles < 1 || tileFloats < 1 || k < 1 {
+		return 1
+	}
+	sms = max(sms, 1)
+	kSteps := CeilDiv(k, max(r.KStep, 1))
+	z := CeilDiv(r.BlocksPerSM*sms, tiles)
+	z = min(z, r.Max, kSteps, k/max(r.MinK, 1), r.WorkspaceFloats/(tiles*tileFloats))
+	if z < 2 {
+		return 1
+	}
+	return CeilDiv(kSteps, CeilDiv(kSteps, z))
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"tilegen/internal/dispatch"
+	"tilegen/internal/export"
+	"tilegen/internal/report"
+	"tilegen/internal/resultsdir"
+	"tilegen/internal/workload"
+)
+
+// readCorpus reads a --corpus shapes file; its errors are usage errors of cmd.
+func readCorpus(cmd, path string) ([]workload.Entry, error) {
+	es, err := workload.ReadFile(path)
+	if err != nil {
+		return nil, usageErr(cmd, "--corpus: %v", err)
+	}
+	return es, nil
+}
+
+// runWorkload fits the export's dispatch rule on a tuned workload corpus, cross-validates it and
+// writes summary.json, summary.md and the ratio chart (see package tilegen/internal/dispatch).
+func runWorkload(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("workload", "--results DIR [--results DIR] --corpus FILE --out DIR [flags]", stdout)
+	resultDirs := fs.StringArray("results", nil, "results `dir` of runner tune (over the corpus) and verify, or merge (repeat)")
+	corpus := fs.String("corpus", "", "the corpus shapes `file` (M N K  # source per line) the results tuned (required)")
+	out := fs.String("out", "", "`dir` for summary.json, summary.md and ratio.png/.svg, e.g. results/workload/<gpu> (required)")
+	folds := fs.Int("folds", 5, "cross-validation `folds` (a shape's fold is a hash of the shape)")
+	buckets := fs.Int("buckets-per-octave", 2, "dispatch table resolution: `n` buckets per octave of M, N and K (1, 2 or 4)")
+	var cf catalogFlags
+	fs.AddFlagSet(cf.sourceFlags())
+	redefault(fs, "generated", "generated")
+	reword(fs, "generated", "generated `dir` with manifest.json, cuda/ and ptx/ (hashes are checked, as by export)")
+	allowUnhashed := fs.Bool("allow-unhashed", false, "accept records without source/PTX hashes (results written before they were recorded)")
+	atLeast(fs, ">=1", "folds", "buckets-per-octave")
+	if ok, err := parse(fs, args); !ok || err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if len(*resultDirs) == 0 || *corpus == "" || *out == "" {
+		return usageErr("workload", "want --results DIR, --corpus FILE and --out DIR")
+	}
+	if *folds < 2 {
+		return usageErr("workload", "--folds %d: want at least 2", *folds)
+	}
+	if *buckets != 1 && *buckets != 2 && *buckets != 4 {
+		return usageErr("workload", "--buckets-per-octave %d: want 1, 2 or 4", *buckets)
+	}
+	entries, err := readCorpus("workload", *corpus)
+	if err != nil {
+		return err
+	}
+	d, gpu, err := export.Workload(export.Options{Results: *resultDirs, Generated: cf.generated, Corpus: entries,
+		AllowUnhashed: *allowUnhashed})
+	if err != nil {
+		return fmt.Errorf("workload: %w", err)
+	}
+	v, err := dispatch.CrossValidate(d, *folds, dispatch.Config{BucketsPerOctave: *buckets})
+	if err != nil {
+		return fmt.Errorf("workload: %w", err)
+	}
+	s := v.Summary(d)
+	s.GPU, s.Corpus, s.Results = gpu, filepath.ToSlash(*corpus), *resultDirs
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := resultsdir.WriteAtomic(filepath.Join(*out, "summary.json"), append(b, '\n')); err != nil {
+		return err
+	}
+	if err := report.WriteWorkload(s, *out); err != nil {
+		return fmt.Errorf("workload: %w", err)
+	}
+	fmt.Fprintf(stdout, "%d corpus shapes, %d exportable variants timed; ratio = cuBLAS time / tilegen time\n", len(s.Shapes), s.Kernels)
+	for _, t := range []struct {
+		name string
+		t    dispatch.Totals
+	}{{"held out (cross-validated)", s.Totals.RatioCV}, {"exported (fitted on all)", s.Totals.Ratio}, {"fastest timed per shape", s.Totals.Best}} {
+		fmt.Fprintf(stdout, "  %-28s geomean %.3f  min %.3f  median %.3f  below 0.9: %d\n", t.name, t.t.Geomean, t.t.Min, t.t.Median, t.t.Below09)
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(*out, "summary.json, summary.md, ratio.png, ratio.svg"))
+	return nil
+}
