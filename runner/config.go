@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -34,7 +35,7 @@ func (c *common) flags(defaultShapes, defaultOut string) *pflag.FlagSet {
 	fs.AddFlagSet(c.sourceFlags())
 	reword(fs, "generated", "read variants from the generated `dir` (manifest.json, ptx/) instead of the built-in catalog")
 	fs.AddFlagSet(c.workerFlags.flags(true))
-	fs.StringVar(&c.shapes, "shapes", defaultShapes, "comma-separated `MxNxK` shapes")
+	fs.StringVar(&c.shapes, "shapes", defaultShapes, "comma-separated `MxNxK` shapes, each optionally with its op and batch (MxNxK:TN, MxNxK:NT:b64; default NN, one product)")
 	c.shapesFlag = fs.Lookup("shapes")
 	fs.StringVar(&c.shapesFile, "shapes-file", "", "read shapes from `file`, one \"M N K  # source\" a line (workloads/corpus.txt); replaces the default shapes, or adds to those --shapes names")
 	fs.AddFlagSet(c.filterFlags())
@@ -72,6 +73,17 @@ func (c *common) config(cmd string, stdout, stderr io.Writer, needWorker bool) (
 	flt, err := c.filter(cmd)
 	if err != nil {
 		return nil, err
+	}
+	if len(flt.Ops) > 0 && shapes != nil {
+		if strings.Contains(c.shapes, ":") {
+			return nil, usageErr(cmd, "--ops with --shapes that name their ops: give ops one way (MxNxK:OP or --ops)")
+		}
+		shapes = results.WithOps(shapes, flt.Ops)
+		for _, s := range shapes { // a shape's source holds under every op
+			if src, ok := sources[protocol.Shape{M: s.M, N: s.N, K: s.K, Batch: s.Batch}]; ok && sources != nil {
+				sources[s] = src
+			}
+		}
 	}
 	cat, err := c.catalog()
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
 	"tilegen/internal/search"
+	"tilegen/internal/variant"
 	"tilegen/internal/workerproc"
 )
 
@@ -48,6 +49,7 @@ func redefault(fs *pflag.FlagSet, name, value string) {
 type catalogFlags struct {
 	generated                  string
 	variants, families, params []string
+	ops                        string
 }
 
 // sourceFlags is --generated.
@@ -63,6 +65,7 @@ func (c *catalogFlags) filterFlags() *pflag.FlagSet {
 	fs.StringSliceVar(&c.variants, "variants", nil, "only variants whose name matches a `glob` (comma-separated)")
 	fs.StringSliceVar(&c.families, "family", nil, "only variants of the family `name` (comma-separated)")
 	fs.StringArrayVar(&c.params, "param", nil, "only variants whose parameter KEY has one of the values: `KEY=V[,V...]` (repeatable; keys combine with and)")
+	fs.StringVar(&c.ops, "ops", "", "only variants of these `ops` (comma-separated NN, NT, TN, TT); tune and bench run every shape under each")
 	return fs
 }
 
@@ -72,7 +75,13 @@ func (c *catalogFlags) filter(cmd string) (orchestrator.Filter, error) {
 	if err != nil {
 		return orchestrator.Filter{}, usageErr(cmd, "%v", err)
 	}
-	return orchestrator.Filter{Globs: c.variants, Families: c.families, Params: p}, nil
+	var ops []variant.Op
+	if c.ops != "" {
+		if ops, err = variant.ParseOps(c.ops); err != nil {
+			return orchestrator.Filter{}, usageErr(cmd, "--ops: %v", err)
+		}
+	}
+	return orchestrator.Filter{Globs: c.variants, Families: c.families, Params: p, Ops: ops}, nil
 }
 
 // catalog loads the catalog --generated names.

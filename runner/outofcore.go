@@ -81,8 +81,8 @@ func pickKernel(generated, name, results string, s protocol.Shape) (*protocol.Ke
 	return &protocol.Kernel{Variant: *v, PTX: ptx}, why, nil
 }
 
-// bestVariant is the fastest verified variant of a tune results directory on the tuned shape
-// nearest to s (shapes.Best: sum of |log| ratios of M, N and K; ties to the faster median, then
+// bestVariant is the fastest verified variant of a tune results directory on the tuned one-product
+// NN shape nearest to s (shapes.Best: sum of |log| ratios of M, N and K; ties to the faster median, then
 // the smaller name).
 func bestVariant(dir string, s protocol.Shape) (string, string, error) {
 	recs, _, err := results.ReadDir(dir)
@@ -91,7 +91,8 @@ func bestVariant(dir string, s protocol.Shape) (string, string, error) {
 	}
 	var tuned []results.Record
 	for _, r := range recs {
-		if r.Kind == results.KindTune && r.Status == results.StatusOK && r.Timing != nil {
+		// Out-of-core and hybrid run one NN product: records of other ops and of batches do not count.
+		if r.Kind == results.KindTune && r.Status == results.StatusOK && r.Timing != nil && r.Shape.Op == variant.OpNN && r.Shape.Batch == 0 {
 			tuned = append(tuned, r)
 		}
 	}

@@ -1,5 +1,8 @@
 // export-cuda uses a header written by `runner export` from any nvcc project: it runs the exported
-// SGEMM on every tuned shape class and on edge shapes, checks each result against cuBLAS, and
+// SGEMM on every tuned shape class (each with its op) and on edge shapes of every op the header
+// has, through the row-major entries (NAME_sgemm, NAME_sgemm_op) and the column-major BLAS entry
+// (NAME_sgemm_blas, e.g. a column-major TN call), checks each result against cuBLAS with the same
+// op and layout, and
 // times each class the way the tuner did (rotated input sets, one event pair per launch, median),
 // printing now/tuned, its time over the time recorded at tuning (not a "ratio", which in tilegen is
 // always cuBLAS time / tilegen time). It exits 1 when a result is wrong, when a
@@ -67,12 +70,17 @@
         }                                                                               \
     } while (0)
 
-// Row-major C = alpha*A*B + beta*C through column-major cuBLAS: C^T = B^T * A^T.
-static void cublas_rowmajor(cublasHandle_t h, int M, int N, int K, float alpha, const float* A, int lda,
+// Row-major C = alpha*op(A)*op(B) + beta*C (op: bit 1 op(A) = A^T, bit 0 op(B) = B^T) through
+// column-major cuBLAS: C^T = op(B)^T * op(A)^T, and a stored row-major operand read column-major is
+// its transpose, so cuBLAS's transa is the row-major op(B)'s and its transb op(A)'s.
+static void cublas_rowmajor(cublasHandle_t h, int op, int M, int N, int K, float alpha, const float* A, int lda,
                             const float* B, int ldb, float beta, float* C, int ldc)
 {
-    CHECK_BLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, ldb, A, lda, &beta, C, ldc));
+    cublasOperation_t ta = (op & 1) ? CUBLAS_OP_T : CUBLAS_OP_N, tb = (op & 2) ? CUBLAS_OP_T : CUBLAS_OP_N;
+    CHECK_BLAS(cublasSgemm(h, ta, tb, N, M, K, &alpha, B, ldb, A, lda, &beta, C, ldc));
 }
+
+static const char* op_name(int op) { return op == 0 ? "NN" : op == 1 ? "NT" : op == 2 ? "TN" : op == 3 ? "TT" : "??"; }
 
 static float* upload(const std::vector<float>& h)
 {
@@ -90,13 +98,40 @@ static std::vector<float> random_matrix(std::mt19937& rng, size_t n)
     return v;
 }
 
-// check compares the exported SGEMM with cuBLAS on one problem. The tolerance per element is
-// 2*(K+2)*2^-24 * (|alpha|*(|A||B|)_ij + |beta*C0_ij|) for each of the two results (so twice that
-// between them); |A||B| comes from cuBLAS on the absolute values.
-static bool check(cublasHandle_t h, int M, int N, int K, float alpha, float beta, int pad, std::mt19937& rng)
+// compare checks a result against cuBLAS's on rows x cols elements with row stride ld (the
+// padding past cols must be untouched). The tolerance per element is 2*(K+2)*2^-24 *
+// (|alpha|*(|A||B|)_ij + |beta*C0_ij|) for each of the two results (so twice that between them);
+// |A||B| comes from cuBLAS on the absolute values.
+static long compare(const std::vector<float>& c, const std::vector<float>& r, const std::vector<float>& s,
+                    const std::vector<float>& c0, int rows, int cols, int ld, int K, float alpha, float beta,
+                    double* max_abs, double* worst)
 {
-    int lda = K + pad, ldb = N + pad, ldc = N + pad;
-    std::vector<float> a = random_matrix(rng, (size_t)M * lda), b = random_matrix(rng, (size_t)K * ldb),
+    double scale = 2.0 * (K + 2) * std::ldexp(1.0, -24);
+    long bad = 0;
+    *max_abs = 0, *worst = 0;
+    for (int i = 0; i < rows; i++) {
+        for (int j = 0; j < cols; j++) {
+            size_t x = (size_t)i * ld + j;
+            double bound = 2.0 * scale * (std::fabs(alpha) * s[x] + std::fabs(beta * c0[x])) + 1e-30;
+            double d = std::fabs((double)c[x] - (double)r[x]);
+            if (!(d <= bound)) bad++;
+            *max_abs = std::max(*max_abs, d);
+            *worst = std::max(*worst, d / bound);
+        }
+        for (int j = cols; j < ld; j++)
+            if (c[(size_t)i * ld + j] != c0[(size_t)i * ld + j]) bad++;
+    }
+    return bad;
+}
+
+// check compares the exported row-major SGEMM of op with cuBLAS on one problem (NAME_sgemm for NN,
+// NAME_sgemm_op otherwise).
+static bool check(cublasHandle_t h, int op, int M, int N, int K, float alpha, float beta, int pad, std::mt19937& rng)
+{
+    // Stored A is K x M under op(A) = A^T, B N x K under op(B) = B^T.
+    int rows_a = (op & 2) ? K : M, rows_b = (op & 1) ? N : K;
+    int lda = ((op & 2) ? M : K) + pad, ldb = ((op & 1) ? K : N) + pad, ldc = N + pad;
+    std::vector<float> a = random_matrix(rng, (size_t)rows_a * lda), b = random_matrix(rng, (size_t)rows_b * ldb),
                        c0 = random_matrix(rng, (size_t)M * ldc);
     std::vector<float> aa(a.size()), ab(b.size());
     for (size_t i = 0; i < a.size(); i++) aa[i] = std::fabs(a[i]);
@@ -105,9 +140,11 @@ static bool check(cublasHandle_t h, int M, int N, int K, float alpha, float beta
     std::vector<float> zeros((size_t)M * ldc, 0.0f);
     float* dS = upload(zeros);
 
-    cudaError_t err = TG(_sgemm)(M, N, K, alpha, dA, lda, dB, ldb, beta, dC, ldc, 0);
-    cublas_rowmajor(h, M, N, K, alpha, dA, lda, dB, ldb, beta, dR, ldc);
-    cublas_rowmajor(h, M, N, K, 1.0f, dAA, lda, dAB, ldb, 0.0f, dS, ldc);
+    const char opa = (op & 2) ? 'T' : 'N', opb = (op & 1) ? 'T' : 'N';
+    cudaError_t err = op == 0 ? TG(_sgemm)(M, N, K, alpha, dA, lda, dB, ldb, beta, dC, ldc, 0)
+                              : TG(_sgemm_op)(opa, opb, M, N, K, alpha, dA, lda, dB, ldb, beta, dC, ldc, 0);
+    cublas_rowmajor(h, op, M, N, K, alpha, dA, lda, dB, ldb, beta, dR, ldc);
+    cublas_rowmajor(h, op, M, N, K, 1.0f, dAA, lda, dAB, ldb, 0.0f, dS, ldc);
     CHECK_CUDA(cudaDeviceSynchronize());
     std::vector<float> c((size_t)M * ldc), r((size_t)M * ldc), s((size_t)M * ldc);
     CHECK_CUDA(cudaMemcpy(c.data(), dC, c.size() * sizeof(float), cudaMemcpyDeviceToHost));
@@ -115,30 +152,57 @@ static bool check(cublasHandle_t h, int M, int N, int K, float alpha, float beta
     CHECK_CUDA(cudaMemcpy(s.data(), dS, s.size() * sizeof(float), cudaMemcpyDeviceToHost));
     for (float* p : {dA, dB, dC, dR, dAA, dAB, dS}) CHECK_CUDA(cudaFree(p));
 
-    const char* v = TG(_variant)(M, N, K, lda, ldb, ldc, dA, dB, dC);
+    const char* v = TG(_variant_op)(opa, opb, M, N, K, lda, ldb, ldc, dA, dB, dC);
     if (err != cudaSuccess) {
-        std::printf("FAIL %dx%dx%d alpha=%g beta=%g pad=%d: %s (variant %s)\n", M, N, K, alpha, beta, pad,
+        std::printf("FAIL %s %dx%dx%d alpha=%g beta=%g pad=%d: %s (variant %s)\n", op_name(op), M, N, K, alpha, beta, pad,
                     cudaGetErrorString(err), v ? v : "none");
         return false;
     }
-    double scale = 2.0 * (K + 2) * std::ldexp(1.0, -24), max_abs = 0, worst = 0;
-    long bad = 0;
-    for (int i = 0; i < M; i++) {
-        for (int j = 0; j < N; j++) {
-            size_t x = (size_t)i * ldc + j;
-            double bound = 2.0 * scale * (std::fabs(alpha) * s[x] + std::fabs(beta * c0[x])) + 1e-30;
-            double d = std::fabs((double)c[x] - (double)r[x]);
-            if (!(d <= bound)) bad++;
-            max_abs = std::max(max_abs, d);
-            worst = std::max(worst, d / bound);
-        }
+    double max_abs, worst;
+    long bad = compare(c, r, s, c0, M, N, ldc, K, alpha, beta, &max_abs, &worst);
+    std::printf("%s %s %dx%dx%d alpha=%g beta=%g pad=%d variant=%s max_abs=%.3g worst/tol=%.3f bad=%ld\n",
+                bad ? "FAIL" : "ok  ", op_name(op), M, N, K, alpha, beta, pad, v, max_abs, worst, bad);
+    return bad == 0;
+}
+
+// check_blas calls the column-major BLAS entry, NAME_sgemm_blas(transa, transb, m, n, k, ...) with
+// cublasSgemm's arguments, and compares with cublasSgemm called with the very same arguments.
+static bool check_blas(cublasHandle_t h, char transa, char transb, int m, int n, int k, float alpha, float beta, int pad,
+                       std::mt19937& rng)
+{
+    // Column-major: A is m x k (lda >= m) under 'N', k x m (lda >= k) under 'T'; B likewise k x n / n x k.
+    int cols_a = transa == 'N' ? k : m, cols_b = transb == 'N' ? n : k;
+    int lda = (transa == 'N' ? m : k) + pad, ldb = (transb == 'N' ? k : n) + pad, ldc = m + pad;
+    std::vector<float> a = random_matrix(rng, (size_t)cols_a * lda), b = random_matrix(rng, (size_t)cols_b * ldb),
+                       c0 = random_matrix(rng, (size_t)n * ldc);
+    std::vector<float> aa(a.size()), ab(b.size());
+    for (size_t i = 0; i < a.size(); i++) aa[i] = std::fabs(a[i]);
+    for (size_t i = 0; i < b.size(); i++) ab[i] = std::fabs(b[i]);
+    float *dA = upload(a), *dB = upload(b), *dC = upload(c0), *dR = upload(c0), *dAA = upload(aa), *dAB = upload(ab);
+    std::vector<float> zeros((size_t)n * ldc, 0.0f);
+    float* dS = upload(zeros);
+    cublasOperation_t ta = transa == 'N' ? CUBLAS_OP_N : CUBLAS_OP_T, tb = transb == 'N' ? CUBLAS_OP_N : CUBLAS_OP_T;
+    const float one = 1.0f, zero = 0.0f;
+    cudaError_t err = TG(_sgemm_blas)(transa, transb, m, n, k, alpha, dA, lda, dB, ldb, beta, dC, ldc, 0);
+    CHECK_BLAS(cublasSgemm(h, ta, tb, m, n, k, &alpha, dA, lda, dB, ldb, &beta, dR, ldc));
+    CHECK_BLAS(cublasSgemm(h, ta, tb, m, n, k, &one, dAA, lda, dAB, ldb, &zero, dS, ldc));
+    CHECK_CUDA(cudaDeviceSynchronize());
+    std::vector<float> c((size_t)n * ldc), r((size_t)n * ldc), s((size_t)n * ldc);
+    CHECK_CUDA(cudaMemcpy(c.data(), dC, c.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(r.data(), dR, r.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(s.data(), dS, s.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    for (float* p : {dA, dB, dC, dR, dAA, dAB, dS}) CHECK_CUDA(cudaFree(p));
+    const char* v = TG(_variant_blas)(transa, transb, m, n, k, lda, ldb, ldc, dA, dB, dC);
+    if (err != cudaSuccess) {
+        std::printf("FAIL blas %c%c m=%d n=%d k=%d: %s (variant %s)\n", transa, transb, m, n, k, cudaGetErrorString(err),
+                    v ? v : "none");
+        return false;
     }
-    // The padding columns must be untouched.
-    for (int i = 0; i < M; i++)
-        for (int j = N; j < ldc; j++)
-            if (c[(size_t)i * ldc + j] != c0[(size_t)i * ldc + j]) bad++;
-    std::printf("%s %dx%dx%d alpha=%g beta=%g pad=%d variant=%s max_abs=%.3g worst/tol=%.3f bad=%ld\n",
-                bad ? "FAIL" : "ok  ", M, N, K, alpha, beta, pad, v, max_abs, worst, bad);
+    // Column-major m x n with ldc is n "rows" of m elements.
+    double max_abs, worst;
+    long bad = compare(c, r, s, c0, n, m, ldc, k, alpha, beta, &max_abs, &worst);
+    std::printf("%s blas %c%c m=%d n=%d k=%d alpha=%g beta=%g pad=%d variant=%s max_abs=%.3g worst/tol=%.3f bad=%ld\n",
+                bad ? "FAIL" : "ok  ", transa, transb, m, n, k, alpha, beta, pad, v, max_abs, worst, bad);
     return bad == 0;
 }
 
@@ -185,10 +249,11 @@ static double time_ms(cudaStream_t s, F launch)
 // about three times L2 when one fits in it (at most 64), so a launch does not find its inputs
 // cached by the previous one.
 struct input_sets {
-    int M, N, K, n;
+    int op, M, N, K, n, lda, ldb, ldc;
     std::vector<float*> A, B, C;
 
-    input_sets(int M_, int N_, int K_, int l2) : M(M_), N(N_), K(K_), n(1)
+    input_sets(int op_, int M_, int N_, int K_, int l2)
+        : op(op_), M(M_), N(N_), K(K_), n(1), lda((op_ & 2) ? M_ : K_), ldb((op_ & 1) ? K_ : N_), ldc(N_)
     {
         long long set_bytes = 4LL * ((long long)M * K + (long long)K * N + (long long)M * N);
         if (set_bytes <= l2) n = (int)std::min<long long>(std::max<long long>((3LL * l2 + set_bytes - 1) / set_bytes, 2), 64);
@@ -218,7 +283,7 @@ static double driver_ms(CUfunction f, const TG(_kernel_info) & k, input_sets& in
         CHECK_CU(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k.dynamic_shared));
     unsigned gx = (unsigned)((in.N + k.tile_cols - 1) / k.tile_cols), gy = (unsigned)((in.M + k.tile_rows - 1) / k.tile_rows);
     return time_ms(s, [&](int i) {
-        int x = i % in.n, M = in.M, N = in.N, K = in.K, lda = in.K, ldb = in.N, ldc = in.N;
+        int x = i % in.n, M = in.M, N = in.N, K = in.K, lda = in.lda, ldb = in.ldb, ldc = in.ldc;
         float alpha = 1.0f, beta = 0.0f;
         const float *A = in.A[x], *B = in.B[x];
         float* C = in.C[x];
@@ -278,11 +343,22 @@ int main(int argc, char** argv)
     const TG(_class_info)* cls = TG(_classes)(&n_classes);
     std::printf("== correctness vs cuBLAS\n");
     for (int i = 0; i < n_classes; i++) {
-        ok &= check(h, cls[i].M, cls[i].N, cls[i].K, 1.0f, 0.0f, 0, rng);
-        ok &= check(h, cls[i].M, cls[i].N, cls[i].K, 1.5f, -0.75f, 3, rng);
+        ok &= check(h, cls[i].op, cls[i].M, cls[i].N, cls[i].K, 1.0f, 0.0f, 0, rng);
+        ok &= check(h, cls[i].op, cls[i].M, cls[i].N, cls[i].K, 1.5f, -0.75f, 3, rng);
     }
     const int edges[][3] = {{1, 1, 1}, {97, 89, 83}, {4099, 17, 513}, {1, 4097, 3}, {33, 65, 129}, {2500, 300, 700}};
-    for (auto& e : edges) ok &= check(h, e[0], e[1], e[2], -0.5f, 2.0f, 1, rng);
+    for (int op = 0; op < 4; op++)
+        if (TG(_default_kernel)(op) >= 0)
+            for (auto& e : edges) ok &= check(h, op, e[0], e[1], e[2], -0.5f, 2.0f, 1, rng);
+    // The column-major BLAS entry, for every (transa, transb) whose row-major op (transb, transa)
+    // the header has: column-major (N, T), a TN call in row-major terms, among them.
+    const char trans[] = {'N', 'T'};
+    for (char ta : trans)
+        for (char tb : trans)
+            if (TG(_default_kernel)(TG(_op)(tb, ta)) >= 0) {
+                ok &= check_blas(h, ta, tb, 256, 224, 192, 1.0f, 0.0f, 0, rng);
+                ok &= check_blas(h, ta, tb, 97, 1041, 139, -1.25f, 0.5f, 3, rng);
+            }
 
     std::printf("== refusals (must return an error and launch nothing)\n");
     {
@@ -290,9 +366,20 @@ int main(int argc, char** argv)
         CHECK_CUDA(cudaMalloc(&d, 64 * sizeof(float)));
         cudaError_t e1 = TG(_sgemm)(4, 4, 4, 1, d, 3, d, 4, 0, d, 4, 0);  // lda < K
         cudaError_t e2 = TG(_sgemm)(0, 4, 4, 1, d, 4, d, 4, 0, d, 4, 0);  // M = 0
-        bool refused = e1 == cudaErrorInvalidValue && e2 == cudaErrorInvalidValue;
-        std::printf("%s lda<K -> %s, M=0 -> %s\n", refused ? "ok  " : "FAIL", cudaGetErrorName(e1), cudaGetErrorName(e2));
+        cudaError_t e3 = TG(_sgemm_blas)('N', 'T', 4, 4, 4, 1, d, 3, d, 4, 0, d, 4, 0);  // lda < m
+        cudaError_t e4 = TG(_sgemm_op)('X', 'N', 4, 4, 4, 1, d, 4, d, 4, 0, d, 4, 0);  // no such op
+        bool refused = e1 == cudaErrorInvalidValue && e2 == cudaErrorInvalidValue && e3 == cudaErrorInvalidValue &&
+                       e4 == cudaErrorInvalidValue;
+        std::printf("%s lda<K -> %s, M=0 -> %s, blas lda<m -> %s, op XN -> %s\n", refused ? "ok  " : "FAIL", cudaGetErrorName(e1),
+                    cudaGetErrorName(e2), cudaGetErrorName(e3), cudaGetErrorName(e4));
         ok &= refused;
+        for (int op = 0; op < 4; op++) {
+            if (TG(_default_kernel)(op) >= 0) continue;
+            // An op the header has no kernel for is an error, never a wrong launch.
+            cudaError_t e = TG(_sgemm_op)((op & 2) ? 'T' : 'N', (op & 1) ? 'T' : 'N', 4, 4, 4, 1, d, 4, d, 4, 0, d, 4, 0);
+            std::printf("%s %s (no kernel) -> %s\n", e == cudaErrorInvalidValue ? "ok  " : "FAIL", op_name(op), cudaGetErrorName(e));
+            ok &= e == cudaErrorInvalidValue;
+        }
         CHECK_CUDA(cudaFree(d));
     }
 
@@ -318,14 +405,14 @@ int main(int argc, char** argv)
     std::printf("ms; launcher: %s_sgemm; driver: its kernel through cuLaunchKernel; ptx: the exported PTX JIT-compiled\n"
                 "by the driver, launched the same way (the tuner's code and launch); now/tuned: launcher / tuned\n",
                 TG_STR(TG_EXPORT_NAME));
-    std::printf("%-17s %-40s %4s %10s %10s %10s %10s %9s %9s\n", "shape", "variant", "sets", "launcher", "driver", "ptx",
+    std::printf("%-20s %-40s %4s %10s %10s %10s %10s %9s %9s\n", "shape", "variant", "sets", "launcher", "driver", "ptx",
                 "tuned", "now/tuned", "ptx/tuned");
     for (int i = 0; i < n_classes; i++) {
         const TG(_kernel_info)& k = TG(_kernels)(NULL)[cls[i].kernel];
-        input_sets in(cls[i].M, cls[i].N, cls[i].K, l2);
+        input_sets in(cls[i].op, cls[i].M, cls[i].N, cls[i].K, l2);
         double ms = time_ms(s, [&](int j) {
             int x = j % in.n;
-            CHECK_CUDA(TG(_sgemm)(in.M, in.N, in.K, 1.0f, in.A[x], in.K, in.B[x], in.N, 0.0f, in.C[x], in.N, s));
+            CHECK_CUDA(TG(_launch)(in.op, in.M, in.N, in.K, 1.0f, in.A[x], in.lda, in.B[x], in.ldb, 0.0f, in.C[x], in.ldc, s));
         });
         cudaFunction_t hf;
         CHECK_CUDA(cudaGetFuncBySymbol(&hf, k.fn));
@@ -340,7 +427,7 @@ int main(int argc, char** argv)
             std::snprintf(ptx[0], sizeof ptx[0], "%.5f", pms);
             std::snprintf(ptx[1], sizeof ptx[1], "%.3f", pms / cls[i].tuned_ms);
         }
-        std::printf("%5dx%5dx%5d %-40s %4d %10.5f %10.5f %10s %10.5f %9.3f %9s%s\n", cls[i].M, cls[i].N, cls[i].K, k.name, in.n,
+        std::printf("%5dx%5dx%5d:%s %-40s %4d %10.5f %10.5f %10s %10.5f %9.3f %9s%s\n", cls[i].M, cls[i].N, cls[i].K, op_name(cls[i].op), k.name, in.n,
                     ms, dms, ptx[0], cls[i].tuned_ms, now_tuned, ptx[1], slow ? "  SLOW" : "");
         ok &= !slow;
     }

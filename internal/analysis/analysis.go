@@ -157,7 +157,15 @@ type Point struct {
 
 // Place computes a Point for a kernel of the given family and tile that took ms milliseconds.
 func Place(family string, tileRows, tileCols, m, n, k int, ms float64, pk Peaks) Point {
-	p := Point{Flops: results.Flops(protocol.Shape{M: m, N: n, K: k}), Traffic: Model(family, tileRows, tileCols, m, n, k)}
+	return PlaceBatch(family, tileRows, tileCols, m, n, k, 1, ms, pk)
+}
+
+// PlaceBatch is Place for a strided batch of products M×N×K products in one launch: flops and
+// modelled traffic are those of one product times the batch.
+func PlaceBatch(family string, tileRows, tileCols, m, n, k, products int, ms float64, pk Peaks) Point {
+	tr := Model(family, tileRows, tileCols, m, n, k)
+	tr.Reads, tr.Writes = tr.Reads*float64(products), tr.Writes*float64(products)
+	p := Point{Flops: results.Flops(protocol.Shape{M: m, N: n, K: k}) * float64(products), Traffic: tr}
 	p.Intensity = Intensity(p.Flops, p.Traffic)
 	if ms > 0 {
 		p.GFLOPS = p.Flops / (ms * 1e6)

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
+
+	"tilegen/internal/variant"
 )
 
 //go:embed cuh.tmpl
@@ -14,9 +16,9 @@ var cuhText string
 var cuhTmpl = template.Must(template.New("cuh").Parse(cuhText))
 
 type cuhKernel struct {
-	Name, Family, Params, Hash, Source string
-	BX, BY, TR, TC, GZ, Dyn            int
-	MM, NM, KM, LDM                    int
+	Name, Family, Params, Hash, Source, OpName string
+	Op, BX, BY, TR, TC, GZ, Dyn                int
+	MM, NM, KM, LDM                            int
 	// The launch-time split-K rule (variant.SplitRule); all 0 when grid z is fixed.
 	SplitMax, KStep, MinK, BlocksPerSM, WorkspaceFloats int
 }
@@ -43,22 +45,32 @@ func cDouble(x float64) string {
 
 func cuhFile(p *Plan) ([]byte, error) {
 	data := struct {
-		Header, Name, Guard, GPU, Default, NVCC, Arch, Generator, Content string
-		DefaultIndex, DynDefault                                          int
-		Classes, ClassRows, RuleDoc                                       []string
-		Kernels                                                           []cuhKernel
-		Rule                                                              cuhRule
+		Header, Name, Guard, GPU, NVCC, Arch, Generator, Content string
+		// Ops lists the ops with kernels; DefaultTable is the C initializer of the per-op defaults.
+		Ops, DefaultTable           string
+		DynDefault                  int
+		Classes, ClassRows, RuleDoc []string
+		Kernels                     []cuhKernel
+		Rules                       []cuhRule
 		// BigDyn: some kernel needs more than DynDefault bytes of dynamic shared memory.
 		BigDyn bool
 	}{
 		Header: header, Name: p.Name, Guard: strings.ToUpper(p.Name) + "_CUH", GPU: safeText(p.GPU),
-		Default: p.Variants[p.Default].V.Name, DefaultIndex: p.Default, NVCC: safeText(p.Manifest.NVCC), Arch: safeText(p.Manifest.Arch),
+		Ops: p.opsList(), NVCC: safeText(p.Manifest.NVCC), Arch: safeText(p.Manifest.Arch),
 		Generator: safeText(p.Manifest.Generator), Content: p.Content, DynDefault: dynSharedDefault, BigDyn: p.needsDynShared(),
-		RuleDoc: strings.Split(ruleDoc(p, p.Name+"_sgemm returns cudaErrorInvalidValue ("+p.Name+"_variant: NULL)"), "\n"), Rule: cuhRuleData(p),
+		RuleDoc: strings.Split(ruleDoc(p, p.Name+"_sgemm returns cudaErrorInvalidValue ("+p.Name+"_variant: NULL)"), "\n"),
 	}
+	var table []string
+	for _, op := range variant.Ops {
+		table = append(table, strconv.Itoa(p.DefaultOf(op)))
+		if r := p.RuleOf(op); r != nil {
+			data.Rules = append(data.Rules, cuhRuleData(r))
+		}
+	}
+	data.DefaultTable = strings.Join(table, ", ")
 	for _, c := range p.Classes {
 		data.Classes = append(data.Classes, p.classLine(c))
-		data.ClassRows = append(data.ClassRows, fmt.Sprintf("{%d, %d, %d, %d, %s, %s}", c.Shape.M, c.Shape.N, c.Shape.K, c.Variant, cDouble(c.MedianMS), cDouble(c.CublasMS)))
+		data.ClassRows = append(data.ClassRows, fmt.Sprintf("{%d, %d, %d, %d, %d, %s, %s}", c.Shape.Op.Index(), c.Shape.M, c.Shape.N, c.Shape.K, c.Variant, cDouble(c.MedianMS), cDouble(c.CublasMS)))
 	}
 	for _, c := range p.Variants {
 		v := c.V
@@ -68,7 +80,7 @@ func cuhFile(p *Plan) ([]byte, error) {
 		}
 		k := cuhKernel{
 			Name: v.Name, Family: safeText(v.Family), Params: safeText(v.ParamString()), Hash: safeText(v.SourceHash), Source: src,
-			BX: v.Block.X, BY: v.Block.Y, TR: v.Tile.Rows, TC: v.Tile.Cols, GZ: atLeast1(v.GridZ), Dyn: v.DynamicShared,
+			Op: v.Op.Index(), OpName: v.Op.String(), BX: v.Block.X, BY: v.Block.Y, TR: v.Tile.Rows, TC: v.Tile.Cols, GZ: atLeast1(v.GridZ), Dyn: v.DynamicShared,
 			MM: atLeast1(v.Requires.MMultiple), NM: atLeast1(v.Requires.NMultiple), KM: atLeast1(v.Requires.KMultiple),
 			LDM: atLeast1(v.Requires.LDMultiple),
 		}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"tilegen/internal/variant"
 )
 
 // consumerMain is a program that imports the exported package (as example.com/consumer/tgsgemm):
@@ -252,7 +254,7 @@ func TestGoPackageDriver(t *testing.T) {
 			}
 			for _, s := range shapes {
 				m, n, k := s[0], s[1], s[2]
-				i, err := p.Choose(m, n, k, k, n, n)
+				i, err := p.Choose(variant.OpNN, m, n, k, k, n, n)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -130,8 +130,9 @@ func load(o Options) (rs *resultsSet, m variant.Manifest, unhashed int, err erro
 	return rs, m, unhashed, nil
 }
 
-// Workload is the dispatch rule's fitting input as an export would fit it (o.Corpus, or the tuned
-// shapes: the same records, eligibility and exclusions), for cross-validating the rule, and the GPU.
+// Workload is the NN dispatch rule's fitting input as an export would fit it (o.Corpus, or the
+// tuned shapes: the same records, eligibility and exclusions), for cross-validating the rule, and
+// the GPU.
 func Workload(o Options) (*dispatch.Data, string, error) {
 	rs, m, _, err := load(o)
 	if err != nil {
@@ -141,10 +142,11 @@ func Workload(o Options) (*dispatch.Data, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if len(sel.data.Kernels) == 0 {
-		return nil, "", fmt.Errorf("no exportable variant was timed on the shapes")
+	d := sel.data[variant.OpNN]
+	if d == nil || len(d.Kernels) == 0 {
+		return nil, "", fmt.Errorf("no exportable NN variant was timed on the shapes")
 	}
-	return sel.data, sel.gpu, nil
+	return d, sel.gpu, nil
 }
 
 // Prepare validates the options and decides the export without writing anything.
@@ -229,27 +231,38 @@ func Run(o Options) error {
 	return nil
 }
 
+// opLabel is " for OP" when the export holds kernels of another op than NN, else "" (an NN-only
+// export reads as before ops existed).
+func (p *Plan) opLabel(op variant.Op) string {
+	if p.opsList() == "NN" {
+		return ""
+	}
+	return " for " + op.String()
+}
+
 func summary(w io.Writer, p *Plan, out string) {
 	fmt.Fprintf(w, "exported %d variant(s), %d shape class(es) on %s into %s (package %s, %s.cuh, %s.json)\n",
 		len(p.Variants), len(p.Classes), safeText(p.GPU), safeText(out), p.GoPackage, p.Name, p.Name)
 	fmt.Fprintf(w, "  ratio = cuBLAS time / tilegen time (above 1: faster than cuBLAS)\n")
 	for _, c := range p.Classes {
-		fmt.Fprintf(w, "  %-16s %-24s %9.4f ms  ratio %.2f\n", results.ShapeString(c.Shape),
+		fmt.Fprintf(w, "  %-19s %-24s %9.4f ms  ratio %.2f\n", results.ShapeString(c.Shape),
 			p.Variants[c.Variant].V.Name, c.MedianMS, c.Ratio())
 	}
-	d := p.Variants[p.Default]
-	fmt.Fprintf(w, "  robust default: %s (worst ratio %.2f, edge suite %d/%d passed)\n", d.V.Name, d.WorstRatio,
-		d.Edge.Passed, d.Edge.Shapes)
 	fitted := "the tuned shapes"
 	if p.Corpus {
 		fitted = "the corpus"
 	}
-	dims := p.Rule.Dims()
-	pr := p.Rule.Params
-	fmt.Fprintf(w, "  dispatch: %d×%d×%d tables (M×N×K buckets, %d per octave) fitted on %d shapes (%s): bandwidth %g octaves "+
-		"(adaptive %g), ridge %g, waves %g, edge %g, cross-regime %g, alignment %g, reach %g, pinned cells %v\n",
-		dims[0], dims[1], dims[2], 1<<p.Rule.Shift, p.FitShapes, fitted, pr.Bandwidth, pr.Adaptive, pr.Ridge, pr.Waves, pr.Edge,
-		pr.CrossRegime, pr.Align, pr.Reach, pr.Pin)
+	for _, r := range p.Rules {
+		d := p.Variants[r.Default]
+		fmt.Fprintf(w, "  robust default%s: %s (worst ratio %.2f, edge suite %d/%d passed)\n", p.opLabel(r.Op), d.V.Name, d.WorstRatio,
+			d.Edge.Passed, d.Edge.Shapes)
+		dims := r.Rule.Dims()
+		pr := r.Rule.Params
+		fmt.Fprintf(w, "  dispatch%s: %d×%d×%d tables (M×N×K buckets, %d per octave) fitted on %d shapes (%s): bandwidth %g octaves "+
+			"(adaptive %g), ridge %g, waves %g, edge %g, cross-regime %g, alignment %g, reach %g, pinned cells %v\n",
+			p.opLabel(r.Op), dims[0], dims[1], dims[2], 1<<r.Rule.Shift, r.FitShapes, fitted, pr.Bandwidth, pr.Adaptive, pr.Ridge, pr.Waves, pr.Edge,
+			pr.CrossRegime, pr.Align, pr.Reach, pr.Pin)
+	}
 	for _, s := range p.Untimed {
 		fmt.Fprintf(w, "  note: at %s the rule launches a variant that was not timed there\n", results.ShapeString(s))
 	}

@@ -61,12 +61,12 @@ func TestSelection(t *testing.T) {
 	_, p := exportFixture(t)
 	// From the H100 sweep: micro1d_t64_r16 has the best worst-case ratio to cuBLAS of the six
 	// fixture variants (0.44 at 4096³) and passed its whole edge suite.
-	if d := p.Variants[p.Default].V.Name; d != "micro1d_t64_r16" {
+	if d := p.Variants[p.DefaultOf(variant.OpNN)].V.Name; d != "micro1d_t64_r16" {
 		t.Errorf("default %s, want micro1d_t64_r16", d)
 	}
 	// The exported variants are those the rule launches, and the default.
 	used := map[int]bool{}
-	for _, j := range p.Rule.Used() {
+	for _, j := range p.RuleOf(variant.OpNN).Rule.Used() {
 		used[j] = true
 	}
 	if len(used) != len(p.Variants) {
@@ -80,8 +80,8 @@ func TestSelection(t *testing.T) {
 	// Fitted on the 9 tuned shapes, every one of which had every variant timed: each gets the variant
 	// the rule launches there, within 6 % of the shape's fastest exportable variant (the smoother
 	// trades a little on the tuned shapes for shapes it never saw), and the clear winners exactly.
-	if len(p.Classes) != 9 || len(p.Untimed) != 0 || p.FitShapes != 9 || p.Corpus {
-		t.Errorf("%d classes, %d untimed, fitted on %d (corpus %v); want 9, 0, 9, false", len(p.Classes), len(p.Untimed), p.FitShapes, p.Corpus)
+	if len(p.Classes) != 9 || len(p.Untimed) != 0 || p.RuleOf(variant.OpNN).FitShapes != 9 || p.Corpus {
+		t.Errorf("%d classes, %d untimed, fitted on %d (corpus %v); want 9, 0, 9, false", len(p.Classes), len(p.Untimed), p.RuleOf(variant.OpNN).FitShapes, p.Corpus)
 	}
 	fastest := map[string]float64{"127x4097x513": 0.0412, "224x256x192": 0.0108, "535x792x414": 0.0322, "1000x1000x1000": 0.1045,
 		"1024x1024x1024": 0.1045, "1041x1247x139": 0.0304, "2048x2048x2048": 0.7682, "4096x4096x32": 0.0648, "4096x4096x4096": 6.0180}
@@ -89,7 +89,7 @@ func TestSelection(t *testing.T) {
 		"2048x2048x2048": "micro1d_t64_r16"}
 	for _, c := range p.Classes {
 		sh := results.ShapeString(c.Shape)
-		i, err := p.Choose(c.Shape.M, c.Shape.N, c.Shape.K, c.Shape.K, c.Shape.N, c.Shape.N)
+		i, err := p.Choose(variant.OpNN, c.Shape.M, c.Shape.N, c.Shape.K, c.Shape.K, c.Shape.N, c.Shape.N)
 		if err != nil || i != c.Variant {
 			t.Errorf("class %s: %s, but Choose gives %d %v", sh, p.Variants[c.Variant].V.Name, i, err)
 		}
@@ -139,8 +139,8 @@ func TestChooseFollowsRule(t *testing.T) {
 		if m < 1 || n < 1 || k < 1 {
 			continue
 		}
-		i, err := p.Choose(m, n, k, k, n, n)
-		j := p.Rule.Dispatch(m, n, k, func(j int) bool { return supports(&p.Variants[j].V, m, n, k, k, n, n) == nil },
+		i, err := p.Choose(variant.OpNN, m, n, k, k, n, n)
+		j := p.RuleOf(variant.OpNN).Rule.Dispatch(m, n, k, func(j int) bool { return supports(&p.Variants[j].V, m, n, k, k, n, n) == nil },
 			func(j int) bool { return m%p.Variants[j].V.Tile.Rows == 0 && n%p.Variants[j].V.Tile.Cols == 0 })
 		if (err == nil) != (j >= 0) || err == nil && i != j {
 			t.Errorf("%dx%dx%d: Choose %d (%v), the rule %d", m, n, k, i, err, j)
@@ -148,7 +148,7 @@ func TestChooseFollowsRule(t *testing.T) {
 		if j < 0 {
 			continue
 		}
-		switch a, u, g := p.Rule.Pick(m, n, k); j {
+		switch a, u, g := p.RuleOf(variant.OpNN).Rule.Pick(m, n, k); j {
 		case a:
 			used["aligned"]++
 		case u:
@@ -256,7 +256,7 @@ func generatedProbes() [][6]int {
 func planChoices(p *Plan) string {
 	var b strings.Builder
 	for _, q := range probes {
-		i, err := p.Choose(q[0], q[1], q[2], q[3], q[4], q[5])
+		i, err := p.Choose(variant.OpNN, q[0], q[1], q[2], q[3], q[4], q[5])
 		name := "-"
 		if err == nil {
 			name = p.Variants[i].V.Name
@@ -373,19 +373,19 @@ func TestChooseFallsBackToDefault(t *testing.T) {
 	// Make the 224x256x192 winner demand M % 32: a nearby problem with M = 225 must go to the default,
 	// and when the default cannot take it either, an error.
 	p.Variants[small].V.Requires.MMultiple = 32
-	if i, err := p.Choose(224, 256, 192, 192, 256, 256); err != nil || i != small {
+	if i, err := p.Choose(variant.OpNN, 224, 256, 192, 192, 256, 256); err != nil || i != small {
 		t.Errorf("224x256x192: %d %v, want the class winner", i, err)
 	}
-	if i, err := p.Choose(225, 256, 192, 192, 256, 256); err != nil || i != p.Default {
+	if i, err := p.Choose(variant.OpNN, 225, 256, 192, 192, 256, 256); err != nil || i != p.DefaultOf(variant.OpNN) {
 		t.Errorf("225x256x192: %d %v, want the default", i, err)
 	}
-	p.Variants[p.Default].V.Requires.MMultiple = 64
-	if i, err := p.Choose(225, 256, 192, 192, 256, 256); err == nil {
+	p.Variants[p.DefaultOf(variant.OpNN)].V.Requires.MMultiple = 64
+	if i, err := p.Choose(variant.OpNN, 225, 256, 192, 192, 256, 256); err == nil {
 		t.Errorf("225x256x192: %d, want an error when the default cannot take it", i)
 	} else if !strings.Contains(err.Error(), "not a multiple") {
 		t.Errorf("error %q does not say why", err)
 	}
-	if _, err := p.Choose(10, 10, 10, 5, 10, 10); err == nil {
+	if _, err := p.Choose(variant.OpNN, 10, 10, 10, 5, 10, 10); err == nil {
 		t.Error("lda < K accepted")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"tilegen/internal/results"
+	"tilegen/internal/variant"
 )
 
 const (
@@ -63,9 +64,31 @@ func goDispatch(p *Plan) *jen.File {
 	f.HeaderComment(header)
 	f.PackageComment(lineComment(packageDoc(p)))
 
-	f.Comment("kernel is one exported variant's launch geometry and requirements (multiples of 1: any).")
+	f.Comment(lineComment("Op is a row-major operation, C = alpha·op(A)·op(B) + beta·C, with op(A) M×K and op(B) K×N each the\n" +
+		"operand as stored (N) or its transpose (T). Under N, A is stored M×K with lda ≥ K and B K×N with\n" +
+		"ldb ≥ N; under T, A is stored K×M with lda ≥ M and B N×K with ldb ≥ K. C is M×N with ldc ≥ N."))
+	f.Type().Id("Op").Int()
+	f.Line()
+	f.Comment("The four operations; each exported kernel computes one of them.")
+	f.Const().Defs(
+		jen.Id("OpNN").Id("Op").Op("=").Iota().Comment("op(A) = A, op(B) = B"),
+		jen.Id("OpNT").Comment("op(A) = A, op(B) = Bᵀ"),
+		jen.Id("OpTN").Comment("op(A) = Aᵀ, op(B) = B"),
+		jen.Id("OpTT").Comment("op(A) = Aᵀ, op(B) = Bᵀ"),
+	)
+	f.Line()
+	f.Comment("String is NN, NT, TN or TT.")
+	f.Func().Params(jen.Id("o").Id("Op")).Id("String").Params().String().Block(
+		jen.If(jen.Id("o").Op(">=").Id("OpNN").Op("&&").Id("o").Op("<=").Id("OpTT")).Block(
+			jen.Return(jen.Index(jen.Lit(4)).String().Values(jen.Lit("NN"), jen.Lit("NT"), jen.Lit("TN"), jen.Lit("TT")).Index(jen.Id("o"))),
+		),
+		jen.Return(jen.Qual("fmt", "Sprintf").Call(jen.Lit("Op(%d)"), jen.Int().Call(jen.Id("o")))),
+	)
+	f.Line()
+	f.Comment("kernel is one exported variant's operation, launch geometry and requirements (multiples of 1: any).")
 	f.Type().Id("kernel").Struct(
 		jen.Id("name").String(),
+		jen.Id("op").Id("Op"),
 		jen.Id("blockX").Op(",").Id("blockY").Int(),
 		jen.Id("tileRows").Op(",").Id("tileCols").Op(",").Id("gridZ").Int(),
 		jen.Id("dynamicShared").Int(),
@@ -79,7 +102,7 @@ func goDispatch(p *Plan) *jen.File {
 		for _, c := range p.Variants {
 			v := c.V
 			d := jen.Dict{
-				jen.Id("name"): jen.Lit(v.Name), jen.Id("blockX"): jen.Lit(v.Block.X), jen.Id("blockY"): jen.Lit(v.Block.Y),
+				jen.Id("name"): jen.Lit(v.Name), jen.Id("op"): jen.Id(goOp(v.Op)), jen.Id("blockX"): jen.Lit(v.Block.X), jen.Id("blockY"): jen.Lit(v.Block.Y),
 				jen.Id("tileRows"): jen.Lit(v.Tile.Rows), jen.Id("tileCols"): jen.Lit(v.Tile.Cols), jen.Id("gridZ"): jen.Lit(atLeast1(v.GridZ)),
 				jen.Id("dynamicShared"): jen.Lit(v.DynamicShared),
 				jen.Id("mMultiple"):     jen.Lit(atLeast1(v.Requires.MMultiple)), jen.Id("nMultiple"): jen.Lit(atLeast1(v.Requires.NMultiple)),
@@ -93,71 +116,129 @@ func goDispatch(p *Plan) *jen.File {
 		}
 	})
 	f.Line()
-	f.Comment("defaultKernel is the robust default: launched when none of the variants of a problem's cell can take it.")
-	f.Const().Id("defaultKernel").Op("=").Lit(p.Default).Comment(p.Variants[p.Default].V.Name)
+	f.Comment(lineComment("defaultKernel holds each op's robust default, launched when none of the variants of a problem's\n" +
+		"cell can take it (-1: the export has no kernel for the op)."))
+	f.Var().Id("defaultKernel").Op("=").Index(jen.Lit(4)).Int().ValuesFunc(func(g *jen.Group) {
+		for _, op := range variant.Ops {
+			g.Lit(p.DefaultOf(op))
+		}
+	})
 	f.Line()
-	f.Comment(lineComment("Class is a shape the dispatch rule was fitted on, the variant it launches there, and the median\ntimes recorded at tuning (milliseconds)."))
+	f.Comment(lineComment("Class is a shape and op the op's dispatch rule was fitted on, the variant it launches there, and\nthe median times recorded at tuning (milliseconds; cuBLAS with the same op)."))
 	f.Type().Id("Class").Struct(
+		jen.Id("Op").Id("Op"),
 		jen.Id("M").Op(",").Id("N").Op(",").Id("K").Int(),
 		jen.Id("Variant").String(),
 		jen.Id("TunedMS").Float64(),
 		jen.Id("CublasMS").Float64(),
 	)
 	f.Line()
-	f.Comment(lineComment("classes are the shapes the rule was fitted on where the variant it launches was timed, sorted\nby M, N, K."))
+	f.Comment(lineComment("classes are the shapes the rules were fitted on where the variant they launch was timed, sorted\nby op, then M, N, K."))
 	f.Var().Id("classes").Op("=").Index().Id("Class").ValuesFunc(func(g *jen.Group) {
 		for _, c := range p.Classes {
-			g.Values(jen.Dict{jen.Id("M"): jen.Lit(c.Shape.M), jen.Id("N"): jen.Lit(c.Shape.N), jen.Id("K"): jen.Lit(c.Shape.K),
+			g.Values(jen.Dict{jen.Id("Op"): jen.Id(goOp(c.Shape.Op)), jen.Id("M"): jen.Lit(c.Shape.M), jen.Id("N"): jen.Lit(c.Shape.N), jen.Id("K"): jen.Lit(c.Shape.K),
 				jen.Id("Variant"): jen.Lit(p.Variants[c.Variant].V.Name), jen.Id("TunedMS"): jen.Lit(c.MedianMS), jen.Id("CublasMS"): jen.Lit(c.CublasMS)})
 		}
 	})
 	f.Line()
 	goRule(f, p)
 	f.Line()
-	f.Comment("Classes returns the shapes the rule was fitted on (see classes) in M, N, K order.")
+	f.Comment("Classes returns the shapes the rules were fitted on (see classes), by op, then in M, N, K order.")
 	f.Func().Id("Classes").Params().Index().Id("Class").Block(
 		jen.Return(jen.Append(jen.Index().Id("Class").Parens(jen.Nil()), jen.Id("classes").Op("..."))),
 	)
 	f.Line()
-	f.Comment("Variants returns the names of the exported variants; the robust default is Variants()[DefaultIndex()].")
+	f.Comment("Variants returns the names of the exported variants.")
 	f.Func().Id("Variants").Params().Index().String().Block(
 		jen.Id("names").Op(":=").Make(jen.Index().String(), jen.Len(jen.Id("kernels"))),
 		jen.For(jen.List(jen.Id("i"), jen.Id("k")).Op(":=").Range().Id("kernels")).Block(jen.Id("names").Index(jen.Id("i")).Op("=").Id("k").Dot("name")),
 		jen.Return(jen.Id("names")),
 	)
 	f.Line()
-	f.Comment("Default returns the name of the robust default variant.")
-	f.Func().Id("Default").Params().String().Block(jen.Return(jen.Id("kernels").Index(jen.Id("defaultKernel")).Dot("name")))
+	f.Comment("Default returns the name of the robust default variant of NN (\"\" when the export has no NN kernel).")
+	f.Func().Id("Default").Params().String().Block(jen.Return(jen.Id("DefaultOp").Call(jen.Id("OpNN"))))
 	f.Line()
-	f.Comment(lineComment("Choose returns the variant Sgemm launches for an M×N×K problem with leading dimensions lda, ldb,\nldc (elements), or why none can. Sgemm also checks the pointers' alignment."))
+	f.Comment("DefaultOp returns the name of op's robust default variant (\"\" when the export has no kernel for op).")
+	f.Func().Id("DefaultOp").Params(jen.Id("op").Id("Op")).String().Block(
+		jen.If(jen.Id("op").Op("<").Id("OpNN").Op("||").Id("op").Op(">").Id("OpTT").Op("||").Id("defaultKernel").Index(jen.Id("op")).Op("<").Lit(0)).Block(jen.Return(jen.Lit(""))),
+		jen.Return(jen.Id("kernels").Index(jen.Id("defaultKernel").Index(jen.Id("op"))).Dot("name")),
+	)
+	f.Line()
+	f.Comment(lineComment("Choose returns the variant Sgemm launches for a row-major NN problem M×N×K with leading dimensions\n" +
+		"lda, ldb, ldc (elements), or why none can. Sgemm also checks the pointers' alignment."))
 	f.Func().Id("Choose").Params(jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc")).Int()).Params(jen.String(), jen.Error()).Block(
-		jen.List(jen.Id("i"), jen.Err()).Op(":=").Id("choose").Call(jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Lit(0)),
+		jen.Return(jen.Id("ChooseOp").Call(jen.Id("OpNN"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"))),
+	)
+	f.Line()
+	f.Comment("ChooseOp is Choose for a row-major problem of op (what SgemmOp launches).")
+	f.Func().Id("ChooseOp").Params(jen.Id("op").Id("Op"), jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc")).Int()).Params(jen.String(), jen.Error()).Block(
+		jen.List(jen.Id("i"), jen.Err()).Op(":=").Id("choose").Call(jen.Id("op"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Lit(0)),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Lit(""), jen.Err())),
 		jen.Return(jen.Id("kernels").Index(jen.Id("i")).Dot("name"), jen.Nil()),
 	)
 	f.Line()
-	f.Comment("choose applies the dispatch rule; ptrs is the OR of the A, B and C addresses (0: unknown).")
-	f.Func().Id("choose").Params(jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc")).Int(), jen.Id("ptrs").Uintptr()).Params(jen.Int(), jen.Error()).Block(
+	f.Comment("ChooseBLAS is Choose for a column-major call with cublasSgemm's arguments (what SgemmBLAS launches).")
+	f.Func().Id("ChooseBLAS").Params(jen.List(jen.Id("transa"), jen.Id("transb")).Byte(), jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc")).Int()).Params(jen.String(), jen.Error()).Block(
+		jen.List(jen.Id("op"), jen.Err()).Op(":=").Id("columnMajor").Call(jen.Id("transa"), jen.Id("transb"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Lit(""), jen.Err())),
+		jen.Return(jen.Id("ChooseOp").Call(jen.Id("op"), jen.Id("n"), jen.Id("m"), jen.Id("k"), jen.Id("ldb"), jen.Id("lda"), jen.Id("ldc"))),
+	)
+	f.Line()
+	f.Comment(lineComment("columnMajor maps a column-major call, C (m×n) = alpha·op(A)·op(B) + beta·C with transa and transb\n" +
+		"'N' or 'T' ('C' is T for real data), onto the row-major op that computes it: read row-major, the\n" +
+		"column-major C is Cᵀ = op(B)ᵀ·op(A)ᵀ, an n×m product whose first operand is B under transb and\n" +
+		"second is A under transa. It checks cublasSgemm's leading-dimension rules first."))
+	f.Func().Id("columnMajor").Params(jen.List(jen.Id("transa"), jen.Id("transb")).Byte(), jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc")).Int()).Params(jen.Id("Op"), jen.Error()).Block(
+		jen.List(jen.Id("ta"), jen.Id("tb")).Op(":=").List(jen.Id("transFlag").Call(jen.Id("transa")), jen.Id("transFlag").Call(jen.Id("transb"))),
+		jen.If(jen.Id("ta").Op("<").Lit(0).Op("||").Id("tb").Op("<").Lit(0)).Block(
+			jen.Return(jen.Id("OpNN"), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": transa %q, transb %q: want 'N' or 'T'"), jen.Id("rune").Call(jen.Id("transa")), jen.Id("rune").Call(jen.Id("transb")))),
+		),
+		jen.List(jen.Id("wa"), jen.Id("wb")).Op(":=").List(jen.Id("m"), jen.Id("k")),
+		jen.If(jen.Id("ta").Op("==").Lit(1)).Block(jen.Id("wa").Op("=").Id("k")),
+		jen.If(jen.Id("tb").Op("==").Lit(1)).Block(jen.Id("wb").Op("=").Id("n")),
+		jen.If(jen.Id("lda").Op("<").Max(jen.Lit(1), jen.Id("wa")).Op("||").Id("ldb").Op("<").Max(jen.Lit(1), jen.Id("wb")).Op("||").Id("ldc").Op("<").Max(jen.Lit(1), jen.Id("m"))).Block(
+			jen.Return(jen.Id("OpNN"), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": leading dimensions lda=%d ldb=%d ldc=%d too small for transa=%c transb=%c m=%d n=%d k=%d (at least %d, %d, %d)"),
+				jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("rune").Call(jen.Id("transa")), jen.Id("rune").Call(jen.Id("transb")), jen.Id("m"), jen.Id("n"), jen.Id("k"),
+				jen.Max(jen.Lit(1), jen.Id("wa")), jen.Max(jen.Lit(1), jen.Id("wb")), jen.Max(jen.Lit(1), jen.Id("m")))),
+		),
+		jen.Return(jen.Id("Op").Call(jen.Id("tb").Op("<<").Lit(1).Op("|").Id("ta")), jen.Nil()),
+	)
+	f.Line()
+	f.Comment("transFlag is 0 for 'N', 1 for 'T' (or 'C'), -1 otherwise.")
+	f.Func().Id("transFlag").Params(jen.Id("c").Byte()).Int().Block(
+		jen.Switch(jen.Id("c")).Block(
+			jen.Case(jen.LitRune('N'), jen.LitRune('n')).Block(jen.Return(jen.Lit(0))),
+			jen.Case(jen.LitRune('T'), jen.LitRune('t'), jen.LitRune('C'), jen.LitRune('c')).Block(jen.Return(jen.Lit(1))),
+		),
+		jen.Return(jen.Lit(-1)),
+	)
+	f.Line()
+	f.Comment("choose applies op's dispatch rule; ptrs is the OR of the A, B and C addresses (0: unknown).")
+	f.Func().Id("choose").Params(jen.Id("op").Id("Op"), jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc")).Int(), jen.Id("ptrs").Uintptr()).Params(jen.Int(), jen.Error()).Block(
 		jen.If(jen.Id("m").Op("<").Lit(1).Op("||").Id("n").Op("<").Lit(1).Op("||").Id("k").Op("<").Lit(1)).Block(
 			jen.Return(jen.Lit(-1), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": shape %dx%dx%d: every dimension must be at least 1"), jen.Id("m"), jen.Id("n"), jen.Id("k"))),
 		),
-		jen.List(jen.Id("aligned"), jen.Id("unaligned"), jen.Id("general")).Op(":=").Id("rule").Call(jen.Id("m"), jen.Id("n"), jen.Id("k")),
+		jen.If(jen.Id("op").Op("<").Id("OpNN").Op("||").Id("op").Op(">").Id("OpTT").Op("||").Id("rules").Index(jen.Id("op")).Op("==").Nil()).Block(
+			jen.Return(jen.Lit(-1), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": no %s kernel in this export (it has "+p.opsList()+")"), jen.Id("op"))),
+		),
+		jen.Id("def").Op(":=").Id("defaultKernel").Index(jen.Id("op")),
+		jen.List(jen.Id("aligned"), jen.Id("unaligned"), jen.Id("general")).Op(":=").Id("rules").Index(jen.Id("op")).Dot("pick").Call(jen.Id("m"), jen.Id("n"), jen.Id("k")),
 		jen.Id("ka").Op(":=").Op("&").Id("kernels").Index(jen.Id("aligned")),
 		jen.If(jen.Id("m").Op("%").Id("ka").Dot("tileRows").Op("==").Lit(0).Op("&&").Id("n").Op("%").Id("ka").Dot("tileCols").Op("==").Lit(0).Op("&&").
 			Id("reject").Call(jen.Id("ka"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")).Op("==").Lit(0)).Block(
 			jen.Return(jen.Id("aligned"), jen.Nil()),
 		),
 		jen.Comment("The cell's kernel for problems its tile does not divide, its kernel without requirements, then"),
-		jen.Comment("the aligned one on a partial tile, then the robust default."),
-		jen.For(jen.List(jen.Id("_"), jen.Id("i")).Op(":=").Range().Index(jen.Lit(4)).Int().Values(jen.Id("unaligned"), jen.Id("general"), jen.Id("aligned"), jen.Id("defaultKernel"))).Block(
+		jen.Comment("the aligned one on a partial tile, then the op's robust default."),
+		jen.For(jen.List(jen.Id("_"), jen.Id("i")).Op(":=").Range().Index(jen.Lit(4)).Int().Values(jen.Id("unaligned"), jen.Id("general"), jen.Id("aligned"), jen.Id("def"))).Block(
 			jen.If(jen.Id("reject").Call(jen.Op("&").Id("kernels").Index(jen.Id("i")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")).Op("==").Lit(0)).Block(
 				jen.Return(jen.Id("i"), jen.Nil()),
 			),
 		),
 		jen.Id("err").Op(":=").Id("supports").Call(jen.Id("ka"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")),
-		jen.Id("derr").Op(":=").Id("supports").Call(jen.Op("&").Id("kernels").Index(jen.Id("defaultKernel")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")),
-		jen.Return(jen.Lit(-1), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": no exported variant takes %dx%dx%d: %s: %v; default %s: %w"),
-			jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("ka").Dot("name"), jen.Err(), jen.Id("kernels").Index(jen.Id("defaultKernel")).Dot("name"), jen.Id("derr"))),
+		jen.Id("derr").Op(":=").Id("supports").Call(jen.Op("&").Id("kernels").Index(jen.Id("def")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")),
+		jen.Return(jen.Lit(-1), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": no exported %s variant takes %dx%dx%d: %s: %v; default %s: %w"),
+			jen.Id("op"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("ka").Dot("name"), jen.Err(), jen.Id("kernels").Index(jen.Id("def")).Dot("name"), jen.Id("derr"))),
 	)
 	f.Line()
 	params := []jen.Code{jen.Id("kn").Op("*").Id("kernel"), jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc")).Int(), jen.Id("ptrs").Uintptr()}
@@ -180,7 +261,9 @@ func goDispatch(p *Plan) *jen.File {
 	f.Func().Id("reject").Params(params...).Int().Block(
 		jen.If(jen.Id("m").Op(">").Qual("math", "MaxInt32").Op("||").Id("n").Op(">").Qual("math", "MaxInt32").Op("||").Id("k").Op(">").Qual("math", "MaxInt32").Op("||").
 			Id("lda").Op(">").Qual("math", "MaxInt32").Op("||").Id("ldb").Op(">").Qual("math", "MaxInt32").Op("||").Id("ldc").Op(">").Qual("math", "MaxInt32")).Block(jen.Return(jen.Id("rejectInt32"))),
-		jen.If(jen.Id("lda").Op("<").Id("k").Op("||").Id("ldb").Op("<").Id("n").Op("||").Id("ldc").Op("<").Id("n")).Block(jen.Return(jen.Id("rejectLD"))),
+		jen.Comment("A is stored K×M under op(A) = Aᵀ, B N×K under op(B) = Bᵀ."),
+		jen.If(jen.Id("lda").Op("<").Id("storedWidth").Call(jen.Id("kn").Dot("op").Op("&").Id("OpTN").Op("!=").Lit(0), jen.Id("m"), jen.Id("k")).Op("||").
+			Id("ldb").Op("<").Id("storedWidth").Call(jen.Id("kn").Dot("op").Op("&").Id("OpNT").Op("!=").Lit(0), jen.Id("k"), jen.Id("n")).Op("||").Id("ldc").Op("<").Id("n")).Block(jen.Return(jen.Id("rejectLD"))),
 		jen.If(jen.Id("m").Op("%").Id("kn").Dot("mMultiple").Op("!=").Lit(0)).Block(jen.Return(jen.Id("rejectM"))),
 		jen.If(jen.Id("n").Op("%").Id("kn").Dot("nMultiple").Op("!=").Lit(0)).Block(jen.Return(jen.Id("rejectN"))),
 		jen.If(jen.Id("k").Op("%").Id("kn").Dot("kMultiple").Op("!=").Lit(0)).Block(jen.Return(jen.Id("rejectK"))),
@@ -192,6 +275,12 @@ func goDispatch(p *Plan) *jen.File {
 			jen.Return(jen.Id("rejectGrid")),
 		),
 		jen.Return(jen.Lit(0)),
+	)
+	f.Line()
+	f.Comment("storedWidth is t ? transposed : plain, the width of an operand as stored.")
+	f.Func().Id("storedWidth").Params(jen.Id("t").Bool(), jen.List(jen.Id("transposed"), jen.Id("plain")).Int()).Int().Block(
+		jen.If(jen.Id("t")).Block(jen.Return(jen.Id("transposed"))),
+		jen.Return(jen.Id("plain")),
 	)
 	f.Line()
 	goSplitRule(f)
@@ -208,7 +297,7 @@ func goDispatch(p *Plan) *jen.File {
 				),
 			),
 			jen.Case(jen.Id("rejectLD")).Block(
-				errf("leading dimensions lda=%d ldb=%d ldc=%d too small for %dx%dx%d", jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("m"), jen.Id("n"), jen.Id("k")),
+				errf("leading dimensions lda=%d ldb=%d ldc=%d too small for %s %dx%dx%d", jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("kn").Dot("op"), jen.Id("m"), jen.Id("n"), jen.Id("k")),
 			),
 			jen.Case(jen.Id("rejectM")).Block(errf("M=%d is not a multiple of %d", jen.Id("m"), jen.Id("kn").Dot("mMultiple"))),
 			jen.Case(jen.Id("rejectN")).Block(errf("N=%d is not a multiple of %d", jen.Id("n"), jen.Id("kn").Dot("nMultiple"))),
@@ -238,16 +327,18 @@ func (p *Plan) needsDynShared() bool {
 // classLine is one class in the package doc and the header: shape, variant, tuned and cuBLAS
 // medians and the ratio (cuBLAS time / tuned time, above 1: faster than cuBLAS).
 func (p *Plan) classLine(c Class) string {
-	return fmt.Sprintf("%-16s %-24s %.4f ms (cuBLAS %.4f ms, ratio %.2f)", results.ShapeString(c.Shape),
+	return fmt.Sprintf("%-19s %-24s %.4f ms (cuBLAS %.4f ms, ratio %.2f)", results.ShapeString(c.Shape),
 		p.Variants[c.Variant].V.Name, c.MedianMS, c.CublasMS, c.Ratio())
 }
 
 func packageDoc(p *Plan) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Package %s computes SGEMM, C = alpha·A·B + beta·C (float32, row-major, BLAS-style leading\n", p.PkgName)
-	fmt.Fprintf(&b, "dimensions), with CUDA kernels generated and tuned by tilegen on %s.\n\n", safeText(p.GPU))
-	b.WriteString("Load the kernels into the calling thread's current CUDA context with Load, then call Sgemm;\n")
-	b.WriteString("Choose tells which variant a problem gets. The PTX is embedded; nothing else is read at run time.\n\n")
+	fmt.Fprintf(&b, "Package %s computes SGEMM, C = alpha·op(A)·op(B) + beta·C (float32, BLAS-style leading\n", p.PkgName)
+	fmt.Fprintf(&b, "dimensions), with CUDA kernels generated and tuned by tilegen on %s, for %s.\n\n", safeText(p.GPU), p.opsList())
+	b.WriteString("Load the kernels into the calling thread's current CUDA context with Load, then call Sgemm\n")
+	b.WriteString("(row-major NN), SgemmOp (row-major, any op) or SgemmBLAS (column-major, cublasSgemm's arguments);\n")
+	b.WriteString("Choose, ChooseOp and ChooseBLAS tell which variant a problem gets. The PTX is embedded; nothing\n")
+	b.WriteString("else is read at run time.\n\n")
 	b.WriteString("The package imports only the standard library. It reaches the CUDA driver through cgo and\n")
 	b.WriteString("dlopen(\"libcuda.so.1\") when Load is first called, and links only libc and libdl, so a program\n")
 	b.WriteString("that imports it builds without the CUDA toolkit and starts on a host without a GPU: there Load\n")
@@ -257,8 +348,10 @@ func packageDoc(p *Plan) string {
 	b.WriteString("default stream). With gorgonia.org/cu: uintptr(p) for a cu.DevicePtr p, and\n")
 	b.WriteString("uintptr(unsafe.Pointer(s.C())) for a cu.Stream s; the context cu made current is the one Load\n")
 	b.WriteString("and Sgemm use (both packages' calls go to the same libcuda.so.1).\n\n")
-	b.WriteString(ruleDoc(p, "Sgemm returns an error") + "\n\n")
-	b.WriteString("Classes (tuned median, cuBLAS median, ratio = cuBLAS time / tuned time; above 1: faster than cuBLAS):\n\n")
+	b.WriteString(ruleDoc(p, "Sgemm returns an error") + "\n")
+	b.WriteString("A column-major call (transa, transb) is the row-major product Cᵀ = op(B)ᵀ·op(A)ᵀ: op (transb,\n")
+	b.WriteString("transa) with the operands swapped.\n\n")
+	b.WriteString("Classes (tuned median, cuBLAS median with the same op, ratio = cuBLAS time / tuned time; above 1:\nfaster than cuBLAS):\n\n")
 	for _, c := range p.Classes {
 		fmt.Fprintf(&b, "\t%s\n", p.classLine(c))
 	}
@@ -348,7 +441,19 @@ func goSgemm(p *Plan) *jen.File {
 		jen.Id("b").Uintptr(), jen.Id("ldb").Int(), jen.Id("beta").Float32(), jen.Id("c").Uintptr(), jen.Id("ldc").Int(),
 		jen.Id("stream").Uintptr(),
 	).Error().Block(
-		jen.List(jen.Id("i"), jen.Err()).Op(":=").Id("choose").Call(jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"),
+		jen.Return(jen.Id("ks").Dot("SgemmOp").Call(jen.Id("OpNN"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("alpha"), jen.Id("a"), jen.Id("lda"),
+			jen.Id("b"), jen.Id("ldb"), jen.Id("beta"), jen.Id("c"), jen.Id("ldc"), jen.Id("stream"))),
+	)
+	f.Line()
+	f.Comment(lineComment("SgemmOp is Sgemm for the row-major C = alpha·op(A)·op(B) + beta·C, A and B stored as op says\n" +
+		"(see Op). It returns an error, and launches nothing, when the export has no kernel for op or none\n" +
+		"of its kernels can take the problem (see ChooseOp)."))
+	f.Func().Params(jen.Id("ks").Op("*").Id("Kernels")).Id("SgemmOp").Params(
+		jen.Id("op").Id("Op"), jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k")).Int(), jen.Id("alpha").Float32(), jen.Id("a").Uintptr(), jen.Id("lda").Int(),
+		jen.Id("b").Uintptr(), jen.Id("ldb").Int(), jen.Id("beta").Float32(), jen.Id("c").Uintptr(), jen.Id("ldc").Int(),
+		jen.Id("stream").Uintptr(),
+	).Error().Block(
+		jen.List(jen.Id("i"), jen.Err()).Op(":=").Id("choose").Call(jen.Id("op"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"),
 			jen.Id("a").Op("|").Id("b").Op("|").Id("c")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		jen.If(jen.Id("ks").Op("==").Nil().Op("||").Op("!").Id("ks").Dot("loaded").Index(jen.Id("i"))).Block(
@@ -373,6 +478,22 @@ func goSgemm(p *Plan) *jen.File {
 		),
 		jen.Return(jen.Nil()),
 	)
+	f.Line()
+	f.Comment(lineComment("SgemmBLAS is the BLAS entry: column-major C (m×n, ldc) = alpha·op(A)·op(B) + beta·C with\n" +
+		"cublasSgemm's arguments in its order: transa and transb 'N' or 'T' ('C' is T for real data), op(A)\n" +
+		"m×k and op(B) k×n, lda ≥ max(1, transa == 'N' ? m : k), ldb ≥ max(1, transb == 'N' ? k : n),\n" +
+		"ldc ≥ max(1, m) (alpha and beta by value; m, n, k at least 1). It runs the row-major kernel of\n" +
+		"op (transb, transa) on the swapped problem, Cᵀ = op(B)ᵀ·op(A)ᵀ (see ChooseBLAS)."))
+	f.Func().Params(jen.Id("ks").Op("*").Id("Kernels")).Id("SgemmBLAS").Params(
+		jen.List(jen.Id("transa"), jen.Id("transb")).Byte(), jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k")).Int(), jen.Id("alpha").Float32(), jen.Id("a").Uintptr(), jen.Id("lda").Int(),
+		jen.Id("b").Uintptr(), jen.Id("ldb").Int(), jen.Id("beta").Float32(), jen.Id("c").Uintptr(), jen.Id("ldc").Int(),
+		jen.Id("stream").Uintptr(),
+	).Error().Block(
+		jen.List(jen.Id("op"), jen.Err()).Op(":=").Id("columnMajor").Call(jen.Id("transa"), jen.Id("transb"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Return(jen.Id("ks").Dot("SgemmOp").Call(jen.Id("op"), jen.Id("n"), jen.Id("m"), jen.Id("k"), jen.Id("alpha"), jen.Id("b"), jen.Id("ldb"),
+			jen.Id("a"), jen.Id("lda"), jen.Id("beta"), jen.Id("c"), jen.Id("ldc"), jen.Id("stream"))),
+	)
 	return f
 }
 
@@ -396,3 +517,6 @@ func goSplitRule(f *jen.File) {
 		jen.Return(jen.Parens(id("steps").Op("+").Id("per").Op("-").Lit(1)).Op("/").Id("per")),
 	)
 }
+
+// goOp is the exported package's constant for op.
+func goOp(op variant.Op) string { return "Op" + op.String() }

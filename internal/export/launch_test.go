@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"tilegen/internal/variant"
 )
 
 // regtileOptions export testdata/regtile: two register-tiled variants from the full H100 sweep, one
@@ -169,7 +171,7 @@ func TestHeaderLaunches(t *testing.T) {
 			attrCalls := 0
 			raised := map[[2]int]bool{} // kernel, device
 			expect := func(dev, m, n, k int) {
-				i, err := p.Choose(m, n, k, k, n, n)
+				i, err := p.Choose(variant.OpNN, m, n, k, k, n, n)
 				if err != nil {
 					t.Fatal(err)
 				}

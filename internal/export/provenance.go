@@ -45,9 +45,22 @@ type Provenance struct {
 	Files []string `json:"files"`
 }
 
-// DispatchDoc is the dispatch rule.
+// DispatchDoc is the dispatch: one rule per op the export has kernels for.
 type DispatchDoc struct {
-	Rule    string `json:"rule"`
+	Rule string `json:"rule"`
+	// Ops are the ops' rules, in NN, NT, TN, TT order.
+	Ops []OpDispatchDoc `json:"ops"`
+	// Corpus says whether the rules were fitted on a workload corpus (else the tuned shapes).
+	Corpus bool `json:"corpus"`
+	// Classes are the shapes fitted on with the variant launched there; Untimed the shapes where that
+	// variant was not timed.
+	Classes []ClassDoc       `json:"classes"`
+	Untimed []protocol.Shape `json:"untimed"`
+}
+
+// OpDispatchDoc is one op's dispatch rule.
+type OpDispatchDoc struct {
+	Op      string `json:"op"`
 	Default string `json:"default"`
 	// BucketsPerOctave, Lo and Hi are the table's buckets (internal/dispatch's Rule).
 	BucketsPerOctave int    `json:"buckets_per_octave"`
@@ -56,13 +69,8 @@ type DispatchDoc struct {
 	// Params are the fitted hyperparameters; Candidates the variants the table chose from.
 	Params     dispatch.Params `json:"params"`
 	Candidates []string        `json:"candidates"`
-	// FittedOn is how many shapes the rule was fitted on, Corpus whether they were a workload corpus.
-	FittedOn int  `json:"fitted_on_shapes"`
-	Corpus   bool `json:"corpus"`
-	// Classes are the shapes fitted on with the variant launched there; Untimed the shapes where that
-	// variant was not timed.
-	Classes []ClassDoc       `json:"classes"`
-	Untimed []protocol.Shape `json:"untimed"`
+	// FittedOn is how many shapes of the op the rule was fitted on.
+	FittedOn int `json:"fitted_on_shapes"`
 }
 
 // ClassDoc is one shape class.
@@ -88,16 +96,20 @@ type VariantDoc struct {
 	Resources     variant.Resources    `json:"resources"`
 	SourceSHA256  string               `json:"source_sha256"`
 	PTXSHA256     string               `json:"ptx_sha256"`
-	Default       bool                 `json:"robust_default"`
-	Won           []protocol.Shape     `json:"won"`
-	WorstRatio    float64              `json:"worst_ratio"`
-	Tuned         []Measure            `json:"tuned"`
-	EdgeSuite     EdgeSuite            `json:"edge_suite"`
+	// Op is the operation the kernel computes (NN, NT, TN, TT); Default whether it is its op's
+	// robust default.
+	Op         string           `json:"op"`
+	Default    bool             `json:"robust_default"`
+	Won        []protocol.Shape `json:"won"`
+	WorstRatio float64          `json:"worst_ratio"`
+	Tuned      []Measure        `json:"tuned"`
+	EdgeSuite  EdgeSuite        `json:"edge_suite"`
 }
 
-const rule = "table of the cell of bucket(M), bucket(N), bucket(K) (buckets_per_octave buckets per octave, clamped to [bucket_lo, bucket_hi]), " +
-	"fitted by internal/dispatch on the shapes' timings; the cell's variant when it accepts the problem, else the cell's variant without " +
-	"requirements, else the robust default, else an error"
+const rule = "the rule of the problem's op (an op without one is an error): table of the cell of bucket(M), bucket(N), bucket(K) " +
+	"(buckets_per_octave buckets per octave, clamped to [bucket_lo, bucket_hi]), fitted by internal/dispatch on the op's shapes' timings; " +
+	"the cell's variant when it accepts the problem, else the cell's variant without requirements, else the op's robust default, " +
+	"else an error; a column-major call (transa, transb) runs the row-major op (transb, transa) on the swapped operands"
 
 const ratioDefinition = "ratio = cuBLAS median time / tilegen median time on the same shape and device (above 1: faster than cuBLAS); " +
 	"worst_ratio is a variant's smallest ratio over the shapes fitted on where it was timed"
@@ -109,9 +121,12 @@ func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error)
 		Arch: p.Manifest.Arch, ResultsNVCC: resultsNVCC, GPU: p.GPU, Devices: p.Devices, Inputs: p.Inputs,
 		ContentHash: p.Content, UnhashedRecords: p.Unhashed, AllowUnhashed: p.AllowUnhashed, RatioDefinition: ratioDefinition,
 		Excluded: p.Excluded, Files: append(append([]string(nil), files...), p.Name+".json"),
-		Dispatch: DispatchDoc{Rule: rule, Default: p.Variants[p.Default].V.Name, BucketsPerOctave: 1 << p.Rule.Shift, Lo: p.Rule.Lo,
-			Hi: p.Rule.Hi, Params: p.Rule.Params, Candidates: p.Candidates, FittedOn: p.FitShapes, Corpus: p.Corpus,
-			Classes: []ClassDoc{}, Untimed: append([]protocol.Shape{}, p.Untimed...)},
+		Dispatch: DispatchDoc{Rule: rule, Corpus: p.Corpus, Classes: []ClassDoc{}, Untimed: append([]protocol.Shape{}, p.Untimed...)},
+	}
+	for _, r := range p.Rules {
+		pv.Dispatch.Ops = append(pv.Dispatch.Ops, OpDispatchDoc{Op: r.Op.String(), Default: p.Variants[r.Default].V.Name,
+			BucketsPerOctave: 1 << r.Rule.Shift, Lo: r.Rule.Lo, Hi: r.Rule.Hi, Params: r.Rule.Params, Candidates: r.Candidates,
+			FittedOn: r.FitShapes})
 	}
 	sort.Strings(pv.Files)
 	if pv.Excluded == nil {
@@ -130,7 +145,7 @@ func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error)
 		pv.Variants = append(pv.Variants, VariantDoc{
 			Name: v.Name, Family: v.Family, Params: v.Params, Block: v.Block, Tile: v.Tile, GridZ: v.GridZ, Split: v.Split,
 			DynamicShared: v.DynamicShared, Requires: v.Requires, Resources: v.Resources, SourceSHA256: v.SourceHash,
-			PTXSHA256: v.PTXHash, Default: i == p.Default, Won: won, WorstRatio: c.WorstRatio, Tuned: c.Tuned, EdgeSuite: c.Edge,
+			PTXSHA256: v.PTXHash, Op: v.Op.String(), Default: i == p.DefaultOf(v.Op), Won: won, WorstRatio: c.WorstRatio, Tuned: c.Tuned, EdgeSuite: c.Edge,
 		})
 	}
 	b, err := json.MarshalIndent(pv, "", "  ")

@@ -83,70 +83,94 @@ func ruleDoc(p *Plan, refusal string) string {
 	if p.Corpus {
 		fitted = "a workload corpus"
 	}
-	per := 1 << p.Rule.Shift
-	return fmt.Sprintf("Dispatch: tables pick the variant from M, N and K, each put in a bucket (%d per octave):\n"+
-		"integer operations and table reads per call. They were fitted on the timings of %d shapes (%s):\n"+
-		"a smoother of measured ratios to cuBLAS over log M, N, K, with wave-quantization and\n"+
+	var per, defaults []string
+	for _, r := range p.Rules {
+		per = append(per, fmt.Sprintf("%s %d buckets per octave, fitted on %d shapes", r.Op, 1<<r.Rule.Shift, r.FitShapes))
+		defaults = append(defaults, fmt.Sprintf("%s %s", r.Op, p.Variants[r.Default].V.Name))
+	}
+	return fmt.Sprintf("Dispatch: each op has its own rule (%s), whose tables pick the variant from M, N and K, each put\n"+
+		"in a bucket: integer operations and table reads per call. They were fitted on the timings of %s of\n"+
+		"the op: a smoother of measured ratios to cuBLAS over log M, N, K, with wave-quantization and\n"+
 		"edge-waste features and regime classes (tilegen's internal/dispatch; parameters in %s.json).\n"+
 		"A cell holds three variants: one for problems whose M and N its tile divides, one for the\n"+
 		"others, and one without requirements; the first that can take the problem runs (the aligned\n"+
-		"one only when its tile divides M and N), else the robust default (%s);\n"+
-		"when none can, %s and launches nothing.", per, p.FitShapes, fitted, p.Name, p.Variants[p.Default].V.Name, refusal)
+		"one only when its tile divides M and N), else the op's robust default (%s);\n"+
+		"when none can, or the export has no kernel for the op, %s and launches nothing.",
+		strings.Join(per, "; "), fitted, p.Name, strings.Join(defaults, ", "), refusal)
 }
 
-// goRule emits the rule into the Go package: the tables, bucket and rule.
+// goRule emits the rules into the Go package: one opRule per op, bucket and pick.
 func goRule(f *jen.File, p *Plan) {
-	r := p.Rule
-	d := r.Dims()
-	rows, comments := tableRows(r, r.Table)
-	unaligned, _ := tableRows(r, r.Unaligned)
-	general, _ := tableRows(r, r.General)
-	f.Comment(lineComment(fmt.Sprintf("The dispatch rule: M, N and K go into buckets (bucket), clamped to [ruleLo, ruleHi] per\n"+
-		"dimension; ruleAligned[bm*%d+bn][bk] - '0' is the cell's kernel for problems whose M and N its tile\n"+
-		"divides, ruleUnaligned the same place's kernel for the others, ruleGeneral its kernel without\n"+
-		"requirements.\n%s", d[1], wrap("Columns (K): "+kColumns(r)+".", 96))))
-	f.Const().Id("ruleShift").Op("=").Lit(r.Shift)
+	f.Comment(lineComment("opRule is one op's dispatch rule: M, N and K go into buckets (bucket; 2^shift per octave),\n" +
+		"clamped to [lo, hi] per dimension; aligned[bm*nn+bn][bk] - '0' is the cell's kernel for problems\n" +
+		"whose M and N its tile divides, unaligned the same place's kernel for the others, general its\n" +
+		"kernel without requirements."))
+	f.Type().Id("opRule").Struct(
+		jen.Id("shift").Int(),
+		jen.List(jen.Id("lo"), jen.Id("hi")).Index(jen.Lit(3)).Int(),
+		jen.Id("nn").Int(),
+		jen.List(jen.Id("aligned"), jen.Id("unaligned"), jen.Id("general")).Index().String(),
+	)
 	f.Line()
-	f.Var().Id("ruleLo").Op("=").Index(jen.Lit(3)).Int().Values(jen.Lit(r.Lo[0]), jen.Lit(r.Lo[1]), jen.Lit(r.Lo[2]))
-	f.Var().Id("ruleHi").Op("=").Index(jen.Lit(3)).Int().Values(jen.Lit(r.Hi[0]), jen.Lit(r.Hi[1]), jen.Lit(r.Hi[2]))
+	f.Comment("rules holds each op's rule, indexed by Op (nil: the export has no kernel for the op).")
+	f.Var().Id("rules").Op("=").Index(jen.Lit(4)).Op("*").Id("opRule").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true},
+		func() []jen.Code {
+			var items []jen.Code
+			for _, or := range p.Rules {
+				r := or.Rule
+				d := r.Dims()
+				rows, comments := tableRows(r, r.Table)
+				unaligned, _ := tableRows(r, r.Unaligned)
+				general, _ := tableRows(r, r.General)
+				table := func(rows []string) jen.Code {
+					var cells []jen.Code
+					for i, row := range rows {
+						cells = append(cells, jen.Lit(row).Op(",").Comment(comments[i]))
+					}
+					return jen.Index().String().Custom(jen.Options{Open: "{", Close: "}", Multi: true}, cells...)
+				}
+				items = append(items, jen.Comment(lineComment(wrap(or.Op.String()+": Columns (K): "+kColumns(r)+".", 96))),
+					jen.Id(goOp(or.Op)).Op(":").Values(jen.Dict{
+						jen.Id("shift"):   jen.Lit(r.Shift),
+						jen.Id("lo"):      jen.Index(jen.Lit(3)).Int().Values(jen.Lit(r.Lo[0]), jen.Lit(r.Lo[1]), jen.Lit(r.Lo[2])),
+						jen.Id("hi"):      jen.Index(jen.Lit(3)).Int().Values(jen.Lit(r.Hi[0]), jen.Lit(r.Hi[1]), jen.Lit(r.Hi[2])),
+						jen.Id("nn"):      jen.Lit(d[1]),
+						jen.Id("aligned"): table(rows), jen.Id("unaligned"): table(unaligned), jen.Id("general"): table(general),
+					}))
+			}
+			return items
+		}()...)
 	f.Line()
-	table := func(name string, rows []string) {
-		var items []jen.Code
-		for i, row := range rows {
-			items = append(items, jen.Lit(row).Op(",").Comment(comments[i]))
-		}
-		f.Var().Id(name).Op("=").Index(jen.Lit(len(rows))).String().Custom(jen.Options{Open: "{", Close: "}", Multi: true}, items...)
-		f.Line()
-	}
-	table("ruleAligned", rows)
-	table("ruleUnaligned", unaligned)
-	table("ruleGeneral", general)
-	f.Comment(lineComment("bucket is the bucket of x >= 1 (2^ruleShift per octave: floor(log2 x) and the ruleShift bits after\n" +
-		"x's leading one), clamped to [lo, hi], less lo."))
-	f.Func().Id("bucket").Params(jen.List(jen.Id("x"), jen.Id("lo"), jen.Id("hi")).Int()).Int().Block(
+	f.Comment(lineComment("bucket is the bucket of x >= 1 (2^shift per octave: floor(log2 x) and the shift bits after x's\n" +
+		"leading one), clamped to [lo, hi], less lo."))
+	f.Func().Id("bucket").Params(jen.List(jen.Id("x"), jen.Id("shift"), jen.Id("lo"), jen.Id("hi")).Int()).Int().Block(
 		jen.Id("e").Op(":=").Qual("math/bits", "Len64").Call(jen.Uint64().Call(jen.Id("x"))).Op("-").Lit(1),
-		jen.Id("f").Op(":=").Id("x").Op("<<").Id("ruleShift").Op(">>").Id("e"),
-		jen.If(jen.Id("e").Op(">=").Id("ruleShift")).Block(jen.Id("f").Op("=").Id("x").Op(">>").Parens(jen.Id("e").Op("-").Id("ruleShift"))),
-		jen.Id("b").Op(":=").Id("e").Op("<<").Id("ruleShift").Op("|").Id("f").Op("&").Parens(jen.Lit(1).Op("<<").Id("ruleShift").Op("-").Lit(1)),
+		jen.Id("f").Op(":=").Id("x").Op("<<").Id("shift").Op(">>").Id("e"),
+		jen.If(jen.Id("e").Op(">=").Id("shift")).Block(jen.Id("f").Op("=").Id("x").Op(">>").Parens(jen.Id("e").Op("-").Id("shift"))),
+		jen.Id("b").Op(":=").Id("e").Op("<<").Id("shift").Op("|").Id("f").Op("&").Parens(jen.Lit(1).Op("<<").Id("shift").Op("-").Lit(1)),
 		jen.If(jen.Id("b").Op("<").Id("lo")).Block(jen.Id("b").Op("=").Id("lo")),
 		jen.If(jen.Id("b").Op(">").Id("hi")).Block(jen.Id("b").Op("=").Id("hi")),
 		jen.Return(jen.Id("b").Op("-").Id("lo")),
 	)
 	f.Line()
-	f.Comment("rule returns the three kernels of M×N×K's cell (M, N, K >= 1).")
+	f.Comment("pick returns the three kernels of M×N×K's cell (M, N, K >= 1).")
 	cell := func(table string) jen.Code {
-		return jen.Int().Call(jen.Id(table).Index(jen.Id("r")).Index(jen.Id("c")).Op("-").LitRune('0'))
+		return jen.Int().Call(jen.Id("r").Dot(table).Index(jen.Id("row")).Index(jen.Id("c")).Op("-").LitRune('0'))
 	}
-	f.Func().Id("rule").Params(jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k")).Int()).Params(jen.List(jen.Id("aligned"), jen.Id("unaligned"), jen.Id("general")).Int()).Block(
-		jen.Id("r").Op(":=").Id("bucket").Call(jen.Id("m"), jen.Id("ruleLo").Index(jen.Lit(0)), jen.Id("ruleHi").Index(jen.Lit(0))).Op("*").Lit(d[1]).Op("+").
-			Id("bucket").Call(jen.Id("n"), jen.Id("ruleLo").Index(jen.Lit(1)), jen.Id("ruleHi").Index(jen.Lit(1))),
-		jen.Id("c").Op(":=").Id("bucket").Call(jen.Id("k"), jen.Id("ruleLo").Index(jen.Lit(2)), jen.Id("ruleHi").Index(jen.Lit(2))),
-		jen.Return(cell("ruleAligned"), cell("ruleUnaligned"), cell("ruleGeneral")),
+	b := func(x string, dim int) jen.Code {
+		return jen.Id("bucket").Call(jen.Id(x), jen.Id("r").Dot("shift"), jen.Id("r").Dot("lo").Index(jen.Lit(dim)), jen.Id("r").Dot("hi").Index(jen.Lit(dim)))
+	}
+	f.Func().Params(jen.Id("r").Op("*").Id("opRule")).Id("pick").Params(jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k")).Int()).Params(jen.List(jen.Id("aligned"), jen.Id("unaligned"), jen.Id("general")).Int()).Block(
+		jen.Id("row").Op(":=").Add(b("m", 0)).Op("*").Id("r").Dot("nn").Op("+").Add(b("n", 1)),
+		jen.Id("c").Op(":=").Add(b("k", 2)),
+		jen.Return(cell("aligned"), cell("unaligned"), cell("general")),
 	)
 }
 
-// cuhRule is the rule's part of the header template's data.
+// cuhRule is one op's rule in the header template's data.
 type cuhRule struct {
+	Op                int // variant.Op.Index
+	OpName            string
 	Shift, Rows, Cols int
 	Lo, Hi            [3]int
 	NN                int
@@ -161,10 +185,10 @@ type cuhTable struct {
 
 type cuhRow struct{ Row, Comment string }
 
-func cuhRuleData(p *Plan) cuhRule {
-	r := p.Rule
+func cuhRuleData(or *OpRule) cuhRule {
+	r := or.Rule
 	d := r.Dims()
-	c := cuhRule{Shift: r.Shift, Cols: d[2], Lo: r.Lo, Hi: r.Hi, NN: d[1],
+	c := cuhRule{Op: or.Op.Index(), OpName: or.Op.String(), Shift: r.Shift, Cols: d[2], Lo: r.Lo, Hi: r.Hi, NN: d[1],
 		KColumns: strings.Split(wrap("Columns (K): "+kColumns(r)+".", 96), "\n")}
 	for _, t := range []struct {
 		name  string

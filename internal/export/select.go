@@ -3,6 +3,7 @@ package export
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -58,7 +59,8 @@ type Chosen struct {
 	WorstRatio float64
 }
 
-// Class is a shape the rule was fitted on and the exported variant launched there.
+// Class is a shape (dimensions and op) the rule of its op was fitted on and the exported variant
+// launched there.
 type Class struct {
 	Shape    protocol.Shape
 	Variant  int // index into Plan.Variants
@@ -85,8 +87,7 @@ type Plan struct {
 	PkgName   string
 	Manifest  variant.Manifest // Variants unused
 	Variants  []Chosen         // sorted by name
-	Classes   []Class          // the shapes fitted on, sorted by M, N, K
-	Default   int              // index into Variants
+	Classes   []Class          // the shapes fitted on, sorted by op (variant.Ops order), then M, N, K
 	Excluded  []Exclusion
 	Inputs    []Input
 	Content   string
@@ -96,15 +97,50 @@ type Plan struct {
 	// with AllowUnhashed.
 	Unhashed      int
 	AllowUnhashed bool
-	// Rule is the dispatch rule (kernel indices into Variants); Candidates the names of the
-	// variants it was fitted to choose from; FitShapes how many shapes it was fitted on, Corpus
-	// whether those were a workload corpus (else the tuned shapes).
-	Rule       *dispatch.Rule
-	Candidates []string
-	FitShapes  int
-	Corpus     bool
+	// Rules holds the dispatch of every op the export has kernels for, in variant.Ops order: each
+	// op has its own rule, fitted on that op's shapes and variants (kernel indices into Variants).
+	// Corpus says whether the shapes were a workload corpus (else the tuned shapes).
+	Rules  []OpRule
+	Corpus bool
 	// Untimed are the shapes fitted on where the variant launched was not timed (no class).
 	Untimed []protocol.Shape
+}
+
+// OpRule is one op's dispatch: the rule, its robust default (an index into Plan.Variants), the
+// names of the variants it was fitted to choose from, and how many shapes it was fitted on.
+type OpRule struct {
+	Op         variant.Op
+	Rule       *dispatch.Rule
+	Default    int
+	Candidates []string
+	FitShapes  int
+}
+
+// RuleOf is op's dispatch, or nil when the export has no kernel for op.
+func (p *Plan) RuleOf(op variant.Op) *OpRule {
+	for i := range p.Rules {
+		if p.Rules[i].Op == op {
+			return &p.Rules[i]
+		}
+	}
+	return nil
+}
+
+// DefaultOf is op's robust default (an index into Variants), or -1.
+func (p *Plan) DefaultOf(op variant.Op) int {
+	if r := p.RuleOf(op); r != nil {
+		return r.Default
+	}
+	return -1
+}
+
+// opsList names the ops the export has kernels for.
+func (p *Plan) opsList() string {
+	var ops []string
+	for _, r := range p.Rules {
+		ops = append(ops, r.Op.String())
+	}
+	return strings.Join(ops, ", ")
 }
 
 // eligibility returns, per variant name in the results, why it may not be exported ("" when it may),
@@ -127,6 +163,8 @@ func eligibility(recs []results.Record, byName map[string]*variant.Variant, allo
 		switch {
 		case v == nil:
 			why[r.Variant] = "not in the generated catalog"
+		case v.Batched:
+			why[r.Variant] = "a strided-batched kernel: the export has no strided-batched entry"
 		case r.Family != "" && r.Family != v.Family, r.Params != "" && r.Params != v.ParamString():
 			why[r.Variant] = fmt.Sprintf("results are of another build (family %s params %q; the manifest says %s %q)",
 				safeText(r.Family), r.Params, safeText(v.Family), v.ParamString())
@@ -166,7 +204,7 @@ func eligibility(recs []results.Record, byName map[string]*variant.Variant, allo
 		missing := ""
 		for _, s := range orchestrator.EdgeShapes(v) {
 			es.Shapes++
-			if v.Supports(s.M, s.N, s.K, s.K, s.N, s.N) != nil {
+			if v.SupportsDense(s.M, s.N, s.K) != nil {
 				es.Skipped++
 				continue
 			}
@@ -222,7 +260,8 @@ func measures(recs []results.Record) (map[protocol.Shape]map[string]Measure, err
 	}
 	out := map[protocol.Shape]map[string]Measure{}
 	for _, r := range recs {
-		if r.Kind != results.KindTune || r.Status != results.StatusOK || r.Timing == nil {
+		// Batched shapes are no dispatch classes: the entries run one product.
+		if r.Kind != results.KindTune || r.Status != results.StatusOK || r.Timing == nil || r.Shape.Batch > 0 {
 			continue
 		}
 		c, ok := cublas[ck(r.Shape, r.Device)]
@@ -247,6 +286,9 @@ func measures(recs []results.Record) (map[protocol.Shape]map[string]Measure, err
 }
 
 func lessShape(a, b protocol.Shape) bool {
+	if a.Op != b.Op {
+		return a.Op.Index() < b.Op.Index()
+	}
 	if a.M != b.M {
 		return a.M < b.M
 	}
@@ -261,12 +303,13 @@ func lessShape(a, b protocol.Shape) bool {
 type selection struct {
 	byName  map[string]*variant.Variant
 	ms      map[protocol.Shape]map[string]Measure
-	classes []protocol.Shape // sorted by M, N, K
+	classes []protocol.Shape // sorted by op, then M, N, K
 	sources map[protocol.Shape]string
 	edge    map[string]EdgeSuite
 	excl    []Exclusion
 	gpu     string
-	data    *dispatch.Data
+	// data is each op's fitting input (the ops with classes only).
+	data map[variant.Op]*dispatch.Data
 }
 
 // selectInputs checks the records and gathers the fitting input of the dispatch rule.
@@ -373,7 +416,12 @@ func selectInputs(rs *resultsSet, manifest variant.Manifest, o Options) (*select
 	}
 	sort.Slice(sel.excl, func(i, j int) bool { return sel.excl[i].Variant < sel.excl[j].Variant })
 
-	sel.data = fitData(rs, sel, why, fullEdge)
+	sel.data = map[variant.Op]*dispatch.Data{}
+	for _, op := range variant.Ops {
+		if slices.ContainsFunc(sel.classes, func(s protocol.Shape) bool { return s.Op == op }) {
+			sel.data[op] = fitData(rs, sel, why, fullEdge, op)
+		}
+	}
 	return sel, nil
 }
 
@@ -385,10 +433,16 @@ func abbreviate(xs []string, n int) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(xs[:n], ", "), len(xs)-n)
 }
 
-// fitData is the dispatch rule's input: every eligible variant timed on a class, by name, and its
-// times on the classes. A time is stored as the class's cuBLAS time over the variant's ratio, so
+// fitData is the dispatch rule's input for op: every eligible variant of op timed on a class of op,
+// by name, and its times on those classes. A time is stored as the class's cuBLAS time over the variant's ratio, so
 // that each ratio stays the one measured on one device even when devices differ.
-func fitData(rs *resultsSet, sel *selection, why map[string]string, fullEdge map[string]bool) *dispatch.Data {
+func fitData(rs *resultsSet, sel *selection, why map[string]string, fullEdge map[string]bool, op variant.Op) *dispatch.Data {
+	var classes []protocol.Shape
+	for _, s := range sel.classes {
+		if s.Op == op {
+			classes = append(classes, s)
+		}
+	}
 	d := &dispatch.Data{SMs: orchestrator.DefaultSMs}
 	for _, dev := range rs.info.Devices {
 		if dev.SMs > 0 && (sel.gpu == "" || dev.Name == sel.gpu) {
@@ -403,9 +457,9 @@ func fitData(rs *resultsSet, sel *selection, why map[string]string, fullEdge map
 		}
 	}
 	timed := map[string]bool{}
-	for _, s := range sel.classes {
+	for _, s := range classes {
 		for n := range sel.ms[s] {
-			if why[n] == "" {
+			if why[n] == "" && sel.byName[n].Op == op {
 				timed[n] = true
 			}
 		}
@@ -420,10 +474,13 @@ func fitData(rs *resultsSet, sel *selection, why map[string]string, fullEdge map
 		r := v.Requires
 		d.Kernels = append(d.Kernels, dispatch.Kernel{Name: n, TileRows: v.Tile.Rows, TileCols: v.Tile.Cols, GridZ: atLeast1(v.GridZ),
 			BlocksPerSM: max(blocksPerSM[n], 1), Robust: fullEdge[n],
-			General:  atLeast1(r.MMultiple) == 1 && atLeast1(r.NMultiple) == 1 && atLeast1(r.KMultiple) == 1 && atLeast1(r.LDMultiple) == 1,
-			Supports: func(m, nn, k int) bool { return supports(v, m, nn, k, k, nn, nn) == nil }})
+			General: atLeast1(r.MMultiple) == 1 && atLeast1(r.NMultiple) == 1 && atLeast1(r.KMultiple) == 1 && atLeast1(r.LDMultiple) == 1,
+			Supports: func(m, nn, k int) bool {
+				lda, ldb, ldc := v.Op.DenseLD(m, nn, k)
+				return supports(v, m, nn, k, lda, ldb, ldc) == nil
+			}})
 	}
-	for _, s := range sel.classes {
+	for _, s := range classes {
 		cub := math.Inf(1)
 		for _, m := range sel.ms[s] {
 			cub = math.Min(cub, m.CublasMS)
@@ -440,42 +497,71 @@ func fitData(rs *resultsSet, sel *selection, why map[string]string, fullEdge map
 	return d
 }
 
-// choose decides the exported variants, the dispatch rule, the default and the classes.
+// choose decides the exported variants, each op's dispatch rule and default, and the classes.
 func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error) {
 	sel, err := selectInputs(rs, manifest, o)
 	if err != nil {
 		return nil, err
 	}
-	if len(sel.data.Kernels) == 0 {
-		return nil, fmt.Errorf("no exportable variant was timed on the shapes")
-	}
-	rule, err := dispatch.Fit(sel.data, nil, dispatch.Config{BucketsPerOctave: o.BucketsPerOctave})
-	if err != nil {
-		return nil, err
-	}
 	p := &Plan{Manifest: variant.Manifest{Generator: manifest.Generator, NVCC: manifest.NVCC, Arch: manifest.Arch},
 		Inputs: rs.inputs, Content: rs.contentHash, Devices: rs.info.Devices, GPU: sel.gpu, Excluded: sel.excl,
-		FitShapes: len(sel.classes), Corpus: o.Corpus != nil}
-	for _, j := range rule.Candidates {
-		p.Candidates = append(p.Candidates, sel.data.Kernels[j].Name)
+		Corpus: o.Corpus != nil}
+	// Fit each op's rule on its own shapes and variants, then number the variants the rules use,
+	// all ops together, by name.
+	type fitted struct {
+		op   variant.Op
+		data *dispatch.Data
+		rule *dispatch.Rule
 	}
-	used := rule.Used()
-	if len(used) > maxExported {
-		return nil, fmt.Errorf("the dispatch rule uses %d variants, more than the %d an export encodes", len(used), maxExported)
+	var fits []fitted
+	usedNames := map[string]bool{}
+	for _, op := range variant.Ops {
+		d := sel.data[op]
+		if d == nil {
+			continue
+		}
+		if len(d.Kernels) == 0 {
+			return nil, fmt.Errorf("no exportable %s variant was timed on the %s shapes", op, op)
+		}
+		rule, err := dispatch.Fit(d, nil, dispatch.Config{BucketsPerOctave: o.BucketsPerOctave})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", op, err)
+		}
+		fits = append(fits, fitted{op, d, rule})
+		for _, j := range rule.Used() {
+			usedNames[d.Kernels[j].Name] = true
+		}
 	}
-	idx := map[int]int{}
-	for i, j := range used { // used is ascending and the kernels are sorted by name: so are the variants
-		idx[j] = i
-		n := sel.data.Kernels[j].Name
+	if len(fits) == 0 {
+		return nil, fmt.Errorf("no exportable variant was timed on the shapes")
+	}
+	if len(usedNames) > maxExported {
+		return nil, fmt.Errorf("the dispatch rules use %d variants, more than the %d an export encodes", len(usedNames), maxExported)
+	}
+	names := make([]string, 0, len(usedNames))
+	for n := range usedNames {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	idx := map[string]int{}
+	for i, n := range names {
+		idx[n] = i
 		p.Variants = append(p.Variants, Chosen{V: *sel.byName[n], Edge: sel.edge[n], WorstRatio: math.Inf(1)})
 	}
-	p.Rule = rule.Remap(func(j int) int {
-		if i, ok := idx[j]; ok {
-			return i
+	for _, f := range fits {
+		r := OpRule{Op: f.op, FitShapes: len(f.data.Samples)}
+		for _, j := range f.rule.Candidates {
+			r.Candidates = append(r.Candidates, f.data.Kernels[j].Name)
 		}
-		return -1
-	})
-	p.Default = p.Rule.Default
+		r.Rule = f.rule.Remap(func(j int) int {
+			if i, ok := idx[f.data.Kernels[j].Name]; ok && usedIn(f.rule, j) {
+				return i
+			}
+			return -1
+		})
+		r.Default = r.Rule.Default
+		p.Rules = append(p.Rules, r)
+	}
 	for i := range p.Variants {
 		c := &p.Variants[i]
 		for _, s := range sel.classes {
@@ -485,11 +571,12 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 			}
 		}
 	}
-	// The classes: every shape fitted on, with the variant the rule launches there (packed leading
-	// dimensions, aligned pointers) and its time; a shape where that variant was not timed is
-	// counted in Untimed instead.
+	// The classes: every shape fitted on, with the variant its op's rule launches there (packed
+	// leading dimensions, aligned pointers) and its time; a shape where that variant was not timed
+	// is counted in Untimed instead.
 	for _, s := range sel.classes {
-		i, err := p.Choose(s.M, s.N, s.K, s.K, s.N, s.N)
+		lda, ldb, ldc := s.Dense()
+		i, err := p.Choose(s.Op, s.M, s.N, s.K, lda, ldb, ldc)
 		if err != nil {
 			return nil, fmt.Errorf("the dispatch rule launches nothing on the tuned shape %s: %w", results.ShapeString(s), err)
 		}
@@ -504,37 +591,78 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 	return p, nil
 }
 
+// usedIn says whether kernel j appears in the rule (a table cell or the default).
+func usedIn(r *dispatch.Rule, j int) bool { return slices.Contains(r.Used(), j) }
+
 // maxExported bounds the variants one export dispatches to: the table encodes an index as one
 // character, '0' + index.
 const maxExported = dispatch.MaxCandidates
 
 // Choose is the dispatch rule of the exported artifacts (see the package doc): the index into
-// p.Variants launched for the problem, or an error saying why none can be. Pointer alignment is
-// not known here; the artifacts also check it.
-func (p *Plan) Choose(m, n, k, lda, ldb, ldc int) (int, error) {
+// p.Variants launched for the row-major problem of op, or an error saying why none can be (an op
+// the export has no kernel for included). Pointer alignment is not known here; the artifacts also
+// check it.
+func (p *Plan) Choose(op variant.Op, m, n, k, lda, ldb, ldc int) (int, error) {
 	if m < 1 || n < 1 || k < 1 {
 		return -1, fmt.Errorf("shape %dx%dx%d: every dimension must be at least 1", m, n, k)
 	}
-	aligned, unaligned, general := p.Rule.Pick(m, n, k)
+	if !op.Valid() {
+		return -1, fmt.Errorf("op %q: want NN, NT, TN or TT", string(op))
+	}
+	r := p.RuleOf(op)
+	if r == nil {
+		return -1, fmt.Errorf("no %s kernel in this export (it has %s)", op, p.opsList())
+	}
+	aligned, unaligned, general := r.Rule.Pick(m, n, k)
 	fits := func(j int) bool { return m%p.Variants[j].V.Tile.Rows == 0 && n%p.Variants[j].V.Tile.Cols == 0 }
 	why := func(j int) error { return supports(&p.Variants[j].V, m, n, k, lda, ldb, ldc) }
 	if fits(aligned) && why(aligned) == nil {
 		return aligned, nil
 	}
-	for _, j := range []int{unaligned, general, aligned, p.Default} {
+	for _, j := range []int{unaligned, general, aligned, r.Default} {
 		if why(j) == nil {
 			return j, nil
 		}
 	}
 	var errs []string
 	seen := map[int]bool{}
-	for _, j := range []int{aligned, unaligned, general, p.Default} {
+	for _, j := range []int{aligned, unaligned, general, r.Default} {
 		if !seen[j] {
 			seen[j] = true
 			errs = append(errs, fmt.Sprintf("%s: %v", p.Variants[j].V.Name, why(j)))
 		}
 	}
-	return -1, fmt.Errorf("no exported variant takes %dx%dx%d (lda=%d ldb=%d ldc=%d): %s", m, n, k, lda, ldb, ldc, strings.Join(errs, "; "))
+	return -1, fmt.Errorf("no exported %s variant takes %dx%dx%d (lda=%d ldb=%d ldc=%d): %s", op, m, n, k, lda, ldb, ldc, strings.Join(errs, "; "))
+}
+
+// ChooseColumnMajor is Choose for a column-major BLAS call (cublasSgemm's arguments, transa and
+// transb 'N' or 'T'; see variant.ColumnMajor): the row-major kernel of the swapped problem.
+func (p *Plan) ChooseColumnMajor(transa, transb byte, m, n, k, lda, ldb, ldc int) (int, error) {
+	op, err := variant.ColumnMajor(transa, transb)
+	if err != nil {
+		return -1, err
+	}
+	if err := blasLD(transa, transb, m, n, k, lda, ldb, ldc); err != nil {
+		return -1, err
+	}
+	return p.Choose(op, n, m, k, ldb, lda, ldc)
+}
+
+// blasLD checks cublasSgemm's leading-dimension rules: lda ≥ max(1, transa == N ? m : k),
+// ldb ≥ max(1, transb == N ? k : n), ldc ≥ max(1, m).
+func blasLD(transa, transb byte, m, n, k, lda, ldb, ldc int) error {
+	wa, wb := k, n
+	if transa == 'N' || transa == 'n' {
+		wa = m
+	}
+	if transb == 'N' || transb == 'n' {
+		wb = k
+	}
+	if lda < max(1, wa) || ldb < max(1, wb) || ldc < max(1, m) {
+		return fmt.Errorf("leading dimensions lda=%d ldb=%d ldc=%d too small for transa=%c transb=%c m=%d n=%d k=%d (at least %d, %d, %d)",
+			lda, ldb, ldc, transa, transb, m, n, k, max(1, wa), max(1, wb), max(1, m))
+	}
+	return nil
 }
 
 // supports is variant.Supports plus the 32-bit limit of the kernels' int parameters.

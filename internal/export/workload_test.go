@@ -10,6 +10,7 @@ import (
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
 	"tilegen/internal/workload"
+	"tilegen/internal/variant"
 )
 
 func fixtureCorpus(t *testing.T) []workload.Entry {
@@ -30,17 +31,18 @@ func TestCorpusExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.Corpus || p.FitShapes != 9 {
-		t.Errorf("corpus %v, fitted on %d shapes; want true, 9", p.Corpus, p.FitShapes)
+	if !p.Corpus || p.RuleOf(variant.OpNN).FitShapes != 9 {
+		t.Errorf("corpus %v, fitted on %d shapes; want true, 9", p.Corpus, p.RuleOf(variant.OpNN).FitShapes)
 	}
 	var pv Provenance
 	if err := json.Unmarshal(files["tg.json"], &pv); err != nil {
 		t.Fatal(err)
 	}
-	if !pv.Dispatch.Corpus || pv.Dispatch.FittedOn != 9 || pv.Dispatch.BucketsPerOctave != 2 || len(pv.Dispatch.Candidates) == 0 {
+	if !pv.Dispatch.Corpus || len(pv.Dispatch.Ops) != 1 || pv.Dispatch.Ops[0].FittedOn != 9 || pv.Dispatch.Ops[0].BucketsPerOctave != 2 ||
+		len(pv.Dispatch.Ops[0].Candidates) == 0 {
 		t.Errorf("provenance dispatch %+v", pv.Dispatch)
 	}
-	if !strings.Contains(string(files["dispatch.go"]), "fitted on the timings of 9 shapes (a workload corpus)") {
+	if doc := string(files["dispatch.go"]); !strings.Contains(doc, "NN 2 buckets per octave, fitted on 9 shapes") || !strings.Contains(doc, "fitted on the timings of a workload corpus") {
 		t.Error("the package doc does not say the rule was fitted on a corpus")
 	}
 
@@ -78,7 +80,7 @@ func TestWorkloadUntimedPick(t *testing.T) {
 		t.Fatal(err)
 	}
 	target := protocol.Shape{M: 2048, N: 2048, K: 2048}
-	i, err := p.Choose(2048, 2048, 2048, 2048, 2048, 2048)
+	i, err := p.Choose(variant.OpNN, 2048, 2048, 2048, 2048, 2048, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +129,7 @@ func TestWorkloadUntimedPick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if i, _ := p.Choose(2048, 2048, 2048, 2048, 2048, 2048); p.Variants[i].V.Name == name {
+	if i, _ := p.Choose(variant.OpNN, 2048, 2048, 2048, 2048, 2048, 2048); p.Variants[i].V.Name == name {
 		if len(p.Untimed) != 1 || p.Untimed[0] != target || len(p.Classes) != 8 {
 			t.Errorf("untimed %v, %d classes; want 2048³ untimed and 8 classes", p.Untimed, len(p.Classes))
 		}

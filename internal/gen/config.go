@@ -56,6 +56,42 @@ type Family struct {
 	// TrafficModel is traffic_model (one of variant.TrafficModels; default compulsory); Seed is seed.
 	TrafficModel string
 	Seed         bool
+	// Ops is ops: the operations the family is generated for, an axis of the matrix outside its
+	// parameters (default NN only). When the family declares ops, its expressions may read OPA and
+	// OPB (1 when op(A), op(B) is transposed, else 0) and a variant of another op than NN gets the
+	// op in lower case as a name suffix (shared_w16_pad0_tn).
+	Ops     []variant.Op
+	OpsNode *yaml.Node
+	// Batched is batched: whether the family is generated as one-product kernels (false), as
+	// strided-batched kernels (true, variant.BatchedSignature) or both, another axis outside the
+	// parameters (default [false]). When declared, expressions may read BATCHED (0 or 1), and a
+	// batched variant's name ends in _sb.
+	Batched     []bool
+	BatchedNode *yaml.Node
+}
+
+// Names the expressions of a family that declares ops (OPA, OPB; see Family.Ops) or batched
+// (BATCHED) may read.
+const (
+	opAName    = "OPA"
+	opBName    = "OPB"
+	batchedVar = "BATCHED"
+)
+
+// batched is the family's batch axis ([false] when it declares none).
+func (f *Family) batched() []bool {
+	if len(f.Batched) == 0 {
+		return []bool{false}
+	}
+	return f.Batched
+}
+
+// ops is the family's op axis (NN alone when it declares none).
+func (f *Family) ops() []variant.Op {
+	if len(f.Ops) == 0 {
+		return []variant.Op{variant.OpNN}
+	}
+	return f.Ops
 }
 
 // ParamSpec is one parameter with the values it ranges over, in declared order.
@@ -73,7 +109,7 @@ type Constraint struct {
 
 var (
 	topKeys      = []string{"families"}
-	familyKeys   = []string{"name", "template", "doc", "variant_name", "traffic_model", "seed", "params", "constraints", "geometry", "dynamic_shared_ok", "warp_multiple", "requires"}
+	familyKeys   = []string{"name", "template", "doc", "variant_name", "traffic_model", "seed", "ops", "batched", "params", "constraints", "geometry", "dynamic_shared_ok", "warp_multiple", "requires"}
 	geometryKeys = []string{"block_x", "block_y", "tile_rows", "tile_cols", "grid_z", "split", "shared_bytes", "dynamic_shared"}
 	// splitKeys are the fields of geometry.split, the launch-time split-K rule of grid_z: auto
 	// (variant.SplitRule); all are required.
@@ -308,6 +344,12 @@ func (d *diags) family(n *yaml.Node) *Family {
 	if sn, ok := fields["seed"]; ok {
 		f.Seed, _ = d.boolValue(sn, what("seed"))
 	}
+	if on, ok := fields["ops"]; ok {
+		d.opsList(f, on, what("ops"))
+	}
+	if bn, ok := fields["batched"]; ok {
+		d.batchedList(f, bn, what("batched"))
+	}
 	if vn, ok := fields["variant_name"]; ok {
 		f.VariantName, _ = d.stringValue(vn, what("variant_name"))
 		f.NamePattern = vn
@@ -465,6 +507,14 @@ func (d *diags) params(f *Family, label string, pn *yaml.Node) bool {
 			continue
 		}
 		seen[k.Value] = true
+		if f.OpsNode != nil && (k.Value == opAName || k.Value == opBName) {
+			d.add(k, "%s: parameter %s: the name is the op axis's (the family declares ops); rename the parameter", label, k.Value)
+			continue
+		}
+		if f.BatchedNode != nil && k.Value == batchedVar {
+			d.add(k, "%s: parameter %s: the name is the batch axis's (the family declares batched); rename the parameter", label, k.Value)
+			continue
+		}
 		what := fmt.Sprintf("%s: parameter %s", label, k.Value)
 		if v.Kind != yaml.SequenceNode {
 			d.add(v, "%s: expected a list of integers, got %s", what, kindName(v))
@@ -529,11 +579,66 @@ func (f *Family) paramNames() []string {
 	return names
 }
 
-// env is the expression environment: every parameter is an int.
+// env is the expression environment: every parameter is an int, and so are OPA and OPB when the
+// family declares ops.
 func (f *Family) env() map[string]any {
 	env := map[string]any{}
 	for _, p := range f.Params {
 		env[p.Name] = 0
 	}
+	if f.OpsNode != nil {
+		env[opAName], env[opBName] = 0, 0
+	}
+	if f.BatchedNode != nil {
+		env[batchedVar] = 0
+	}
 	return env
+}
+
+// batchedList loads batched: a non-empty list of distinct booleans.
+func (d *diags) batchedList(f *Family, n *yaml.Node, what string) {
+	f.BatchedNode = n
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 || len(n.Content) > 2 {
+		d.add(n, "%s: expected [false], [true] or [false, true], got %s", what, kindName(n))
+		return
+	}
+	seen := map[bool]bool{}
+	for _, e := range n.Content {
+		b, ok := d.boolValue(e, what)
+		if !ok {
+			continue
+		}
+		if seen[b] {
+			d.add(e, "%s: duplicate value %v", what, b)
+			continue
+		}
+		seen[b] = true
+		f.Batched = append(f.Batched, b)
+	}
+}
+
+// opsList loads ops: a non-empty list of distinct NN, NT, TN, TT.
+func (d *diags) opsList(f *Family, n *yaml.Node, what string) {
+	f.OpsNode = n
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		d.add(n, "%s: expected a list of NN, NT, TN, TT, got %s", what, kindName(n))
+		return
+	}
+	seen := map[variant.Op]bool{}
+	for _, e := range n.Content {
+		s, ok := d.stringValue(e, what)
+		if !ok {
+			continue
+		}
+		op, err := variant.ParseOp(s)
+		switch {
+		case err != nil || s != op.String():
+			d.add(e, "%s: %q is not an op (NN, NT, TN or TT, upper case)", what, s)
+		case seen[op]:
+			d.add(e, "%s: duplicate op %s", what, s)
+		default:
+			seen[op] = true
+			f.Ops = append(f.Ops, op)
+		}
+	}
 }

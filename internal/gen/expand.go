@@ -63,29 +63,34 @@ func Expand(cfg *Config) (*Expansion, error) {
 	for _, f := range cfg.Families {
 		kept, failed := 0, false
 		reasons := map[string]int{}
-		forEachCombo(f.Params, func(vals []int) bool {
-			p, pr, err := expandOne(cfg.File, f, vals)
-			if err != nil {
-				d.list = append(d.list, err)
-				failed = true
-				return false
+		for _, ax := range f.axes() {
+			if failed {
+				break
 			}
-			if pr != nil {
-				out.Pruned = append(out.Pruned, *pr)
-				reasons[pr.Reason]++
+			forEachCombo(f.Params, func(vals []int) bool {
+				p, pr, err := expandOne(cfg.File, f, ax, vals)
+				if err != nil {
+					d.list = append(d.list, err)
+					failed = true
+					return false
+				}
+				if pr != nil {
+					out.Pruned = append(out.Pruned, *pr)
+					reasons[pr.Reason]++
+					return true
+				}
+				pos := Pos{cfg.File, f.NamePos.Line, f.NamePos.Column}
+				if prev, dup := owner[p.V.Name]; dup {
+					d.add(f.NamePos, "duplicate variant name %s: family %s (%s) and %s", p.V.Name, f.Name, p.V.ParamString(), prev)
+					failed = true
+					return false
+				}
+				owner[p.V.Name] = fmt.Sprintf("family %s (%s) at %s", f.Name, p.V.ParamString(), pos)
+				out.Variants = append(out.Variants, *p)
+				kept++
 				return true
-			}
-			pos := Pos{cfg.File, f.NamePos.Line, f.NamePos.Column}
-			if prev, dup := owner[p.V.Name]; dup {
-				d.add(f.NamePos, "duplicate variant name %s: family %s (%s) and %s", p.V.Name, f.Name, p.V.ParamString(), prev)
-				failed = true
-				return false
-			}
-			owner[p.V.Name] = fmt.Sprintf("family %s (%s) at %s", f.Name, p.V.ParamString(), pos)
-			out.Variants = append(out.Variants, *p)
-			kept++
-			return true
-		})
+			})
+		}
 		if kept == 0 && !failed {
 			keys := make([]string, 0, len(reasons))
 			for r := range reasons {
@@ -118,11 +123,17 @@ func checkCombinations(d *diags, cfg *Config) bool {
 	total := new(big.Int)
 	ok := true
 	for _, f := range cfg.Families {
-		n := big.NewInt(1)
-		factors := make([]string, len(f.Params))
-		for i, p := range f.Params {
+		n := big.NewInt(int64(len(f.axes())))
+		var factors []string
+		if len(f.Ops) > 0 {
+			factors = append(factors, fmt.Sprintf("ops %d", len(f.Ops)))
+		}
+		if len(f.Batched) > 0 {
+			factors = append(factors, fmt.Sprintf("batched %d", len(f.Batched)))
+		}
+		for _, p := range f.Params {
 			n.Mul(n, big.NewInt(int64(len(p.Values))))
-			factors[i] = fmt.Sprintf("%s %d", p.Name, len(p.Values))
+			factors = append(factors, fmt.Sprintf("%s %d", p.Name, len(p.Values)))
 		}
 		if n.Cmp(capN) > 0 {
 			ok = d.add(f.NamePos, "family %s: its parameters expand to %s combinations (%s) before pruning, more than the limit of %d; split the family or raise --max-variants",
@@ -162,7 +173,37 @@ func forEachCombo(params []ParamSpec, fn func([]int) bool) {
 	}
 }
 
-func variantName(f *Family, vals []int) string {
+// axis is one point of a family's axes outside its parameters: the op and whether it is batched.
+type axis struct {
+	op      variant.Op
+	batched bool
+}
+
+// axes lists the family's ops × batched, ops outermost.
+func (f *Family) axes() []axis {
+	var out []axis
+	for _, op := range f.ops() {
+		for _, b := range f.batched() {
+			out = append(out, axis{op, b})
+		}
+	}
+	return out
+}
+
+// variantName is the family's name pattern (or default scheme) for vals, with the op in lower case as
+// a suffix for any op but NN, and _sb for a strided-batched kernel.
+func variantName(f *Family, ax axis, vals []int) string {
+	name := baseName(f, vals)
+	if ax.op != variant.OpNN {
+		name += "_" + strings.ToLower(ax.op.String())
+	}
+	if ax.batched {
+		name += "_sb"
+	}
+	return name
+}
+
+func baseName(f *Family, vals []int) string {
 	if f.VariantName == "" {
 		var b strings.Builder
 		b.WriteString(f.Name)
@@ -180,6 +221,13 @@ func variantName(f *Family, vals []int) string {
 		}
 		return m // unreachable: namePattern rejected unknown placeholders
 	})
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // reservedPrefix starts the entry symbols of support kernels; no variant may take such a name.
@@ -233,8 +281,9 @@ func checkedSum(a, b int64) (int64, bool) {
 	return c, (b >= 0) == (c >= a)
 }
 
-func expandOne(file string, f *Family, vals []int) (*Planned, *Pruned, *InputError) {
-	env := make(map[string]any, len(vals))
+func expandOne(file string, f *Family, ax axis, vals []int) (*Planned, *Pruned, *InputError) {
+	op := ax.op
+	env := make(map[string]any, len(vals)+2)
 	pm := make(map[string]int, len(vals))
 	params := make([]variant.Param, len(vals))
 	for i, p := range f.Params {
@@ -242,8 +291,14 @@ func expandOne(file string, f *Family, vals []int) (*Planned, *Pruned, *InputErr
 		pm[p.Name] = vals[i]
 		params[i] = variant.Param{Name: p.Name, Value: vals[i]}
 	}
-	v := variant.Variant{Name: variantName(f, vals), Family: f.Name, Template: f.Template,
-		TrafficModel: f.TrafficModel, Seed: f.Seed, Params: params}
+	if f.OpsNode != nil {
+		env[opAName], env[opBName] = b2i(op.TransA()), b2i(op.TransB())
+	}
+	if f.BatchedNode != nil {
+		env[batchedVar] = b2i(ax.batched)
+	}
+	v := variant.Variant{Name: variantName(f, ax, vals), Family: f.Name, Template: f.Template,
+		TrafficModel: f.TrafficModel, Seed: f.Seed, Op: op, Batched: ax.batched, Params: params}
 	where := func() string { return fmt.Sprintf("family %s, variant %s (%s)", f.Name, v.Name, v.ParamString()) }
 	nameNode := f.NamePattern
 	if nameNode == nil {

@@ -115,6 +115,8 @@ func registry(m variant.Manifest, supports []string, compiled bool) ([]byte, err
 			jen.Id("Template").Op(":").Lit(v.Template),
 			jen.Id("TrafficModel").Op(":").Lit(v.TrafficModel),
 			jen.Id("Seed").Op(":").Lit(v.Seed),
+			opField(v.Op),
+			batchedField(v.Batched),
 			jen.Id("Params").Op(":").Index().Qual(variantPkg, "Param").Values(params...),
 			jen.Id("Block").Op(":").Qual(variantPkg, "Dim2").Values(jen.Id("X").Op(":").Lit(v.Block.X), jen.Id("Y").Op(":").Lit(v.Block.Y)),
 			jen.Id("Tile").Op(":").Qual(variantPkg, "Tile").Values(jen.Id("Rows").Op(":").Lit(v.Tile.Rows), jen.Id("Cols").Op(":").Lit(v.Tile.Cols)),
@@ -297,3 +299,20 @@ func reuser(dir string, tc *Toolchain) func(Source) (*Compiled, bool) {
 
 // ownedDirs are the folders under --out that gen writes files into.
 var ownedDirs = []string{"cuda", "ptx", "support"}
+
+// opField is the Op field of a variant literal; NN variants leave it out (their entries read as
+// before ops existed).
+func opField(op variant.Op) jen.Code {
+	if op == variant.OpNN {
+		return jen.Null()
+	}
+	return jen.Id("Op").Op(":").Lit(string(op))
+}
+
+// batchedField is the Batched field of a variant literal, left out when false.
+func batchedField(b bool) jen.Code {
+	if !b {
+		return jen.Null()
+	}
+	return jen.Id("Batched").Op(":").True()
+}

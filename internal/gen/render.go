@@ -15,9 +15,9 @@ import (
 
 // TemplateData is what each family template is executed with.
 type TemplateData struct {
-	V         variant.Variant // the variant: name, block, tile, grid_z, dynamic shared, requirements
+	V         variant.Variant // the variant: name, op ({{if .V.Op.TransA}}), block, tile, grid_z, dynamic shared, requirements
 	P         map[string]int  // parameters by name: {{.P.W}}
-	Signature string          // variant.Signature, the kernel parameter list
+	Signature string          // variant.SignatureOf(V), the kernel parameter list
 }
 
 // SupportData is what each support template (templates/support/<name>.cu.tmpl) is executed with.
@@ -172,7 +172,7 @@ func RenderAll(ts *templateSet, cfg *Config, exp *Expansion, nvccVersion, arch s
 	var out []Source
 	for i := range exp.Variants {
 		p := &exp.Variants[i]
-		data := TemplateData{V: p.V, P: p.P, Signature: variant.Signature}
+		data := TemplateData{V: p.V, P: p.P, Signature: variant.SignatureOf(&p.V)}
 		body, err := ts.execute(p.V.Template, data)
 		if err != nil {
 			return nil, &InputError{Pos: Pos{cfg.File, p.Family.TemplatePos.Line, p.Family.TemplatePos.Column},
@@ -181,7 +181,14 @@ func RenderAll(ts *templateSet, cfg *Config, exp *Expansion, nvccVersion, arch s
 		var b bytes.Buffer
 		b.WriteString(generatedHeader)
 		b.WriteString(nvccHeaderLine(nvccVersion))
-		fmt.Fprintf(&b, "// variant: %s family=%s params: %s\n", p.V.Name, p.Family.Name, p.V.ParamString())
+		op := ""
+		if p.V.Op != variant.OpNN {
+			op = " op=" + p.V.Op.String() // NN sources read as before ops existed
+		}
+		if p.V.Batched {
+			op += " batched"
+		}
+		fmt.Fprintf(&b, "// variant: %s family=%s%s params: %s\n", p.V.Name, p.Family.Name, op, p.V.ParamString())
 		b.Write(body)
 		out = append(out, Source{Name: p.V.Name, Code: b.Bytes(), Planned: p})
 	}

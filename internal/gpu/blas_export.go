@@ -1,6 +1,10 @@
 package gpu
 
-import "gorgonia.org/cu"
+import (
+	"gorgonia.org/cu"
+
+	"tilegen/internal/variant"
+)
 
 // Cublas is the worker's run-time-loaded cuBLAS (see cublas.go) for other GPU programs and tests in
 // this module, such as the GPU test of an exported package (examples/export-go). It is loaded with
@@ -26,6 +30,12 @@ func OpenCublas(stream cu.Stream) (*Cublas, error) {
 func (c *Cublas) Sgemm(m, n, k int, alpha float32, a cu.DevicePtr, lda int, b cu.DevicePtr, ldb int,
 	beta float32, cm cu.DevicePtr, ldc int) error {
 	return c.b.sgemm(m, n, k, alpha, a, lda, b, ldb, beta, cm, ldc)
+}
+
+// SgemmOp is Sgemm for row-major C = alpha·op(A)·op(B) + beta·C, A and B stored as variant.Op says.
+func (c *Cublas) SgemmOp(op variant.Op, m, n, k int, alpha float32, a cu.DevicePtr, lda int, b cu.DevicePtr, ldb int,
+	beta float32, cm cu.DevicePtr, ldc int) error {
+	return c.b.sgemmOp(op, m, n, k, alpha, a, lda, b, ldb, beta, cm, ldc)
 }
 
 // Version is cublasGetVersion's answer, e.g. 130100 for cuBLAS 13.1.

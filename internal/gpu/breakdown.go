@@ -25,14 +25,20 @@ func (w *Worker) breakdown(req protocol.Request, resp *protocol.Response) error 
 	}
 	v := req.Kernel.Variant
 	s := req.Shape
-	if err := v.Supports(s.M, s.N, s.K, s.K, s.N, s.N); err != nil {
-		return fmt.Errorf("variant %s does not support %dx%dx%d: %w", v.Name, s.M, s.N, s.K, err)
+	if v.Batched || s.Batch > 0 {
+		return fmt.Errorf("breakdown runs one product at a time (variant %s, shape batch %d)", v.Name, s.Batch)
+	}
+	if v.Op != s.Op {
+		return fmt.Errorf("variant %s computes %s, the problem is %s", v.Name, v.Op, s.Op)
+	}
+	if err := v.SupportsDense(s.M, s.N, s.K); err != nil {
+		return fmt.Errorf("variant %s does not support %s %dx%dx%d: %w", v.Name, s.Op, s.M, s.N, s.K, err)
 	}
 	k, err := w.loadKernel(req.Kernel)
 	if err != nil {
 		return fmt.Errorf("variant %s: %w", v.Name, err)
 	}
-	attrs, err := w.attributes(k, s.M, s.N, s.K)
+	attrs, err := w.attributes(k, s.M, s.N, s.K, 0)
 	resp.Attributes = attrs
 	if err != nil {
 		return fmt.Errorf("variant %s: %w", v.Name, err)
@@ -51,6 +57,7 @@ func (w *Worker) breakdown(req protocol.Request, resp *protocol.Response) error 
 		}
 	}
 	m, n, kk := s.M, s.N, s.K
+	lda, ldb, ldc := s.Dense()
 	la, lb, lc := int64(m)*int64(kk), int64(kk)*int64(n), int64(m)*int64(n)
 	// Separate host buffers for A and B (the random cache is one slice: copy B out of it).
 	ha := w.randomHost(int(la))
@@ -104,7 +111,7 @@ func (w *Worker) breakdown(req protocol.Request, resp *protocol.Response) error 
 			ar.free()
 			return fmt.Errorf("recording event: %w", err)
 		}
-		if err := g(m, n, kk, 1, dA, kk, dB, n, 0, dC, n); err != nil {
+		if err := g(m, n, kk, 1, dA, lda, dB, ldb, 0, dC, ldc, batchArgs{}); err != nil {
 			ar.free()
 			return err
 		}

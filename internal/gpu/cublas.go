@@ -19,6 +19,10 @@ typedef int (*tg_setmath_t)(void *handle, int mode);
 typedef int (*tg_sgemm_t)(void *handle, int transa, int transb, int m, int n, int k,
                           const float *alpha, const float *A, int lda, const float *B, int ldb,
                           const float *beta, float *C, int ldc);
+typedef int (*tg_sgemm_sb_t)(void *handle, int transa, int transb, int m, int n, int k,
+                             const float *alpha, const float *A, int lda, long long strideA,
+                             const float *B, int ldb, long long strideB, const float *beta,
+                             float *C, int ldc, long long strideC, int batch);
 
 typedef struct {
 	void *lib;
@@ -28,6 +32,7 @@ typedef struct {
 	tg_setstream_t setstream;
 	tg_setmath_t setmath;
 	tg_sgemm_t sgemm;
+	tg_sgemm_sb_t sgemm_sb;
 	void *handle;
 } tg_cublas;
 
@@ -46,6 +51,7 @@ static const char *tg_resolve(tg_cublas *c) {
 	if (!(c->setstream = (tg_setstream_t)dlsym(c->lib, "cublasSetStream_v2"))) return "cublasSetStream_v2";
 	if (!(c->setmath = (tg_setmath_t)dlsym(c->lib, "cublasSetMathMode"))) return "cublasSetMathMode";
 	if (!(c->sgemm = (tg_sgemm_t)dlsym(c->lib, "cublasSgemm_v2"))) return "cublasSgemm_v2";
+	if (!(c->sgemm_sb = (tg_sgemm_sb_t)dlsym(c->lib, "cublasSgemmStridedBatched"))) return "cublasSgemmStridedBatched";
 	return NULL;
 }
 
@@ -62,13 +68,24 @@ static int tg_version(tg_cublas *c, int *v) { return c->version(c->handle, v); }
 static int tg_setstream(tg_cublas *c, void *s) { return c->setstream(c->handle, s); }
 static int tg_setmath(tg_cublas *c, int mode) { return c->setmath(c->handle, mode); }
 
-// tg_sgemm_rowmajor computes row-major C (m×n) = alpha·A(m×k)·B(k×n) + beta·C through
+// tg_sgemm_rowmajor computes row-major C (m×n) = alpha·op(A)·op(B) + beta·C through
 // column-major cuBLAS: a row-major matrix is its transpose in column-major, and
-// Cᵀ = Bᵀ·Aᵀ, so cuBLAS is asked for an n×m product of B (n×k column-major) and A (k×m).
-static int tg_sgemm_rowmajor(tg_cublas *c, int m, int n, int k, float alpha, uintptr_t A, int lda,
-                             uintptr_t B, int ldb, float beta, uintptr_t C, int ldc) {
-	return c->sgemm(c->handle, 0, 0, n, m, k, &alpha, (const float *)B, ldb, (const float *)A, lda,
+// Cᵀ = op(B)ᵀ·op(A)ᵀ, so cuBLAS is asked for an n×m product of B and A. Read column-major, a
+// stored row-major B is Bᵀ when op(B) = B (so cuBLAS's op is N) and op(B) when op(B) = Bᵀ (T):
+// cuBLAS's transa is the row-major transb and its transb the row-major transa (0 N, 1 T).
+static int tg_sgemm_rowmajor(tg_cublas *c, int transa, int transb, int m, int n, int k, float alpha,
+                             uintptr_t A, int lda, uintptr_t B, int ldb, float beta, uintptr_t C, int ldc) {
+	return c->sgemm(c->handle, transb, transa, n, m, k, &alpha, (const float *)B, ldb, (const float *)A, lda,
 	                &beta, (float *)C, ldc);
+}
+
+// tg_sgemm_sb_rowmajor is tg_sgemm_rowmajor for a strided batch (cublasSgemmStridedBatched), the
+// strides swapped with their operands.
+static int tg_sgemm_sb_rowmajor(tg_cublas *c, int transa, int transb, int m, int n, int k, float alpha,
+                                uintptr_t A, int lda, long long sa, uintptr_t B, int ldb, long long sb,
+                                float beta, uintptr_t C, int ldc, long long sc, int batch) {
+	return c->sgemm_sb(c->handle, transb, transa, n, m, k, &alpha, (const float *)B, ldb, sb,
+	                   (const float *)A, lda, sa, &beta, (float *)C, ldc, sc, batch);
 }
 */
 import "C"
@@ -79,6 +96,8 @@ import (
 	"unsafe"
 
 	"gorgonia.org/cu"
+
+	"tilegen/internal/variant"
 )
 
 // cublasDefaultMath is CUBLAS_DEFAULT_MATH: full FP32 arithmetic; TF32 tensor cores are used only
@@ -155,12 +174,44 @@ func openCublas(stream cu.Stream) (*cublas, error) {
 // sgemm enqueues row-major C = alpha·A·B + beta·C on the handle's stream.
 func (b *cublas) sgemm(m, n, k int, alpha float32, a cu.DevicePtr, lda int, bm cu.DevicePtr, ldb int,
 	beta float32, c cu.DevicePtr, ldc int) error {
-	st := C.tg_sgemm_rowmajor(b.c, C.int(m), C.int(n), C.int(k), C.float(alpha), C.uintptr_t(a), C.int(lda),
-		C.uintptr_t(bm), C.int(ldb), C.float(beta), C.uintptr_t(c), C.int(ldc))
+	return b.sgemmOp(variant.OpNN, m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc)
+}
+
+// gemm is the launcher of cuBLAS's SGEMM for row-major problems of op: cublasSgemm for one product,
+// cublasSgemmStridedBatched for a batch.
+func (b *cublas) gemm(op variant.Op) gemmFunc {
+	return func(m, n, k int, alpha float32, a cu.DevicePtr, lda int, bm cu.DevicePtr, ldb int,
+		beta float32, c cu.DevicePtr, ldc int, bt batchArgs) error {
+		if bt.count > 0 {
+			return b.sgemmBatched(op, m, n, k, alpha, a, lda, bt.sa, bm, ldb, bt.sb, beta, c, ldc, bt.sc, bt.count)
+		}
+		return b.sgemmOp(op, m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc)
+	}
+}
+
+// sgemmBatched enqueues a strided batch of row-major C = alpha·op(A)·op(B) + beta·C.
+func (b *cublas) sgemmBatched(op variant.Op, m, n, k int, alpha float32, a cu.DevicePtr, lda int, sa int64,
+	bm cu.DevicePtr, ldb int, sb int64, beta float32, c cu.DevicePtr, ldc int, sc int64, batch int) error {
+	st := C.tg_sgemm_sb_rowmajor(b.c, C.int(b2i(op.TransA())), C.int(b2i(op.TransB())), C.int(m), C.int(n), C.int(k),
+		C.float(alpha), C.uintptr_t(a), C.int(lda), C.longlong(sa), C.uintptr_t(bm), C.int(ldb), C.longlong(sb),
+		C.float(beta), C.uintptr_t(c), C.int(ldc), C.longlong(sc), C.int(batch))
+	return b.status("cublasSgemmStridedBatched", op, st)
+}
+
+// sgemmOp enqueues row-major C = alpha·op(A)·op(B) + beta·C on the handle's stream.
+func (b *cublas) sgemmOp(op variant.Op, m, n, k int, alpha float32, a cu.DevicePtr, lda int, bm cu.DevicePtr, ldb int,
+	beta float32, c cu.DevicePtr, ldc int) error {
+	st := C.tg_sgemm_rowmajor(b.c, C.int(b2i(op.TransA())), C.int(b2i(op.TransB())), C.int(m), C.int(n), C.int(k),
+		C.float(alpha), C.uintptr_t(a), C.int(lda), C.uintptr_t(bm), C.int(ldb), C.float(beta), C.uintptr_t(c), C.int(ldc))
+	return b.status("cublasSgemm", op, st)
+}
+
+// status turns a cuBLAS status into an error (nil for success).
+func (b *cublas) status(fn string, op variant.Op, st C.int) error {
 	if st == 0 {
 		return nil
 	}
-	err := fmt.Errorf("cublasSgemm: status %d", int(st))
+	err := fmt.Errorf("%s (%s): status %d", fn, op, int(st))
 	if st == cublasStatusExecutionFailed {
 		// The device faulted under cuBLAS: the context is as unusable as after a variant's fault.
 		if serr := ctxSynchronize(); serr != nil {

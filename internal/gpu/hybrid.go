@@ -14,6 +14,8 @@ import (
 
 	"tilegen/internal/ooc"
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
+	"tilegen/internal/variant"
 )
 
 // pollInterval is how often the GPU side checks its last event while the CPU part runs: a
@@ -41,6 +43,9 @@ func (w *Worker) hybrid(req protocol.Request, resp *protocol.Response) error {
 	v := req.Kernel.Variant
 	m, n, kk := s.M, s.N, s.K
 	g := m - h.CPURows
+	if v.Op != variant.OpNN || s.Op != variant.OpNN || v.Batched || s.Batch > 0 {
+		return fmt.Errorf("hybrid runs one NN product (variant %s computes %s, batched %v; the problem is %s)", v.Name, v.Op, v.Batched, results.ShapeString(s))
+	}
 	if err := v.Supports(m, n, kk, kk, n, n); err != nil {
 		return fmt.Errorf("variant %s does not support %dx%dx%d: %w", v.Name, m, n, kk, err)
 	}
@@ -79,7 +84,7 @@ func (w *Worker) hybrid(req protocol.Request, resp *protocol.Response) error {
 	defer ar.free()
 	var dA, dB, dC cu.DevicePtr
 	if g > 0 {
-		attrs, err := w.attributes(k, g, n, kk)
+		attrs, err := w.attributes(k, g, n, kk, 0)
 		resp.Attributes = attrs
 		if err != nil {
 			return fmt.Errorf("variant %s: %w", v.Name, err)
@@ -224,7 +229,7 @@ func (w *Worker) compareGPUOnly(k *kernel, m, n, kk, g int, a, b, c []float32, r
 	if err != nil {
 		return err
 	}
-	if err := w.gemm(k)(m, n, kk, 1, dA, kk, dB, n, 0, dC, n); err != nil {
+	if err := w.gemm(k)(m, n, kk, 1, dA, kk, dB, n, 0, dC, n, batchArgs{}); err != nil {
 		return err
 	}
 	if err := w.sync("GPU-only product"); err != nil {

@@ -81,8 +81,9 @@ func (w *Worker) loadKernel(k *protocol.Kernel) (*kernel, error) {
 	return &kernel{fn: fn, v: k.Variant, sms: w.info.SMs}, nil
 }
 
-// attributes reads the driver's view of the function and its occupancy on an M×N×K problem.
-func (w *Worker) attributes(k *kernel, m, n, kk int) (*protocol.Attributes, error) {
+// attributes reads the driver's view of the function and its occupancy on an M×N×K problem (a
+// batch of them when batch > 0).
+func (w *Worker) attributes(k *kernel, m, n, kk, batch int) (*protocol.Attributes, error) {
 	a := &protocol.Attributes{}
 	for _, f := range []struct {
 		attr cu.FunctionAttribute
@@ -107,6 +108,7 @@ func (w *Worker) attributes(k *kernel, m, n, kk int) (*protocol.Attributes, erro
 	}
 	a.BlocksPerSM = bps
 	gx, gy, gz := k.grid(m, n, kk)
+	gz *= max(batch, 1)
 	a.Blocks = gx * gy * gz
 	if bps > 0 && w.info.SMs > 0 {
 		a.Waves = float64(a.Blocks) / float64(w.info.SMs*bps)
@@ -118,17 +120,33 @@ func (w *Worker) attributes(k *kernel, m, n, kk int) (*protocol.Attributes, erro
 	return a, nil
 }
 
-// gemmFunc enqueues C = alpha·A·B + beta·C on the worker's stream (row-major, leading dimensions
-// in elements); it does not wait.
-type gemmFunc func(m, n, k int, alpha float32, a cu.DevicePtr, lda int, b cu.DevicePtr, ldb int,
-	beta float32, c cu.DevicePtr, ldc int) error
+// batchArgs are a strided batch: the number of products and the element strides between their
+// matrices (count 0: one unbatched product, strides unused).
+type batchArgs struct {
+	count      int
+	sa, sb, sc int64
+}
 
-// gemm returns the launcher of a variant per the shared kernel contract.
+// gemmFunc enqueues C = alpha·op(A)·op(B) + beta·C on the worker's stream (row-major, leading
+// dimensions in elements; the op is the kernel's or, for cuBLAS, chosen when the function is made),
+// or a strided batch of them; it does not wait.
+type gemmFunc func(m, n, k int, alpha float32, a cu.DevicePtr, lda int, b cu.DevicePtr, ldb int,
+	beta float32, c cu.DevicePtr, ldc int, bt batchArgs) error
+
+// gemm returns the launcher of a variant per the shared kernel contract: a batched variant gets the
+// strides as three more parameters and the batch in grid z (GridZ per product).
 func (w *Worker) gemm(k *kernel) gemmFunc {
 	return func(m, n, kk int, alpha float32, a cu.DevicePtr, lda int, b cu.DevicePtr, ldb int,
-		beta float32, c cu.DevicePtr, ldc int) error {
+		beta float32, c cu.DevicePtr, ldc int, bt batchArgs) error {
+		if k.v.Batched != (bt.count > 0) {
+			return fmt.Errorf("variant %s (batched %v) launched with a batch of %d", k.v.Name, k.v.Batched, bt.count)
+		}
 		gx, gy, gz := k.grid(m, n, kk)
+		gz *= max(bt.count, 1)
 		args := newArgs().i32(m).i32(n).i32(kk).f32(alpha).ptr(a).i32(lda).ptr(b).i32(ldb).f32(beta).ptr(c).i32(ldc)
+		if k.v.Batched {
+			args.i64(bt.sa).i64(bt.sb).i64(bt.sc)
+		}
 		return launchErr(k.fn.Launch(gx, gy, gz, k.v.Block.X, k.v.Block.Y, 1, k.v.DynamicShared, w.stream, args.pointers()))
 	}
 }
@@ -141,6 +159,11 @@ func newArgs() *args { return &args{} }
 
 func (a *args) i32(v int) *args {
 	a.slots = append(a.slots, uint64(uint32(int32(v))))
+	return a
+}
+
+func (a *args) i64(v int64) *args {
+	a.slots = append(a.slots, uint64(v))
 	return a
 }
 

@@ -21,6 +21,8 @@ import (
 
 	"tilegen/internal/ooc"
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
+	"tilegen/internal/variant"
 	"tilegen/internal/verify"
 )
 
@@ -195,6 +197,9 @@ func (w *Worker) outOfCore(req protocol.Request, resp *protocol.Response) error 
 		return fmt.Errorf("outofcore request without settings or kernel")
 	}
 	v := req.Kernel.Variant
+	if v.Op != variant.OpNN || s.Op != variant.OpNN || v.Batched || s.Batch > 0 {
+		return fmt.Errorf("out-of-core runs one NN product (variant %s computes %s, batched %v; the problem is %s)", v.Name, v.Op, v.Batched, results.ShapeString(s))
+	}
 	if err := v.Supports(s.M, s.N, s.K, s.K, s.N, s.N); err != nil {
 		return fmt.Errorf("variant %s does not support %dx%dx%d: %w", v.Name, s.M, s.N, s.K, err)
 	}
@@ -455,7 +460,7 @@ func (w *Worker) inCore(k *kernel, m, n, kk int, a, b, c []float32) (*protocol.R
 	if err := ev[0].Record(w.stream); err != nil {
 		return nil, 0, fmt.Errorf("recording event: %w", err)
 	}
-	if err := w.gemm(k)(m, n, kk, 1, dA, kk, dB, n, 0, dC, n); err != nil {
+	if err := w.gemm(k)(m, n, kk, 1, dA, kk, dB, n, 0, dC, n, batchArgs{}); err != nil {
 		return nil, 0, err
 	}
 	if err := ev[1].Record(w.stream); err != nil {

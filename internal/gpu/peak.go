@@ -41,11 +41,11 @@ func (w *Worker) peak(req protocol.Request, resp *protocol.Response) error {
 		return err
 	}
 	blocks := w.info.SMs * peakBlocksPerSM
-	launch := func(_, _, _ int, _ float32, _ cu.DevicePtr, _ int, _ cu.DevicePtr, _ int, _ float32, _ cu.DevicePtr, _ int) error {
+	launch := func(_, _, _ int, _ float32, _ cu.DevicePtr, _ int, _ cu.DevicePtr, _ int, _ float32, _ cu.DevicePtr, _ int, _ batchArgs) error {
 		args := newArgs().ptr(out).i32(peakIters)
 		return launchErr(fn.Launch(blocks, 1, 1, peakThreads, 1, 1, 0, w.stream, args.pointers()))
 	}
-	t, err := w.time(launch, 1, 1, 1, req.Timing)
+	t, err := w.time(launch, protocol.Shape{M: 1, N: 1, K: 1}, req.Timing)
 	if err != nil {
 		return fmt.Errorf("peak: %w", err)
 	}

@@ -21,8 +21,8 @@ func (w *Worker) run(req protocol.Request, resp *protocol.Response) error {
 	}
 	v := req.Kernel.Variant
 	s := req.Shape
-	if err := v.Supports(s.M, s.N, s.K, s.K, s.N, s.N); err != nil {
-		return fmt.Errorf("variant %s does not support %dx%dx%d: %w", v.Name, s.M, s.N, s.K, err)
+	if err := fits(&v, s, w.info.SMs); err != nil {
+		return err
 	}
 	t0 := time.Now()
 	k, err := w.loadKernel(req.Kernel)
@@ -30,12 +30,30 @@ func (w *Worker) run(req protocol.Request, resp *protocol.Response) error {
 	if err != nil {
 		return fmt.Errorf("variant %s: %w", v.Name, err)
 	}
-	attrs, err := w.attributes(k, s.M, s.N, s.K)
+	attrs, err := w.attributes(k, s.M, s.N, s.K, s.Batch)
 	resp.Attributes = attrs
 	if err != nil {
 		return fmt.Errorf("variant %s: %w", v.Name, err)
 	}
 	return w.verifyAndTime(w.gemm(k), &v, req, resp)
+}
+
+// fits says why variant v cannot run problem s (nil: it can): another op, a batch for an unbatched
+// kernel or the other way round, the shape's requirements, or a grid too deep for the batch.
+func fits(v *variant.Variant, s protocol.Shape, sms int) error {
+	if v.Op != s.Op {
+		return fmt.Errorf("variant %s computes %s, the problem is %s", v.Name, v.Op, s.Op)
+	}
+	if v.Batched != (s.Batch > 0) {
+		return fmt.Errorf("variant %s (batched %v) does not take a problem of batch %d", v.Name, v.Batched, s.Batch)
+	}
+	if err := v.SupportsDense(s.M, s.N, s.K); err != nil {
+		return fmt.Errorf("variant %s does not support %s %dx%dx%d: %w", v.Name, s.Op, s.M, s.N, s.K, err)
+	}
+	if _, _, z := v.GridBatch(s.M, s.N, s.K, sms, s.Batch); z > variant.MaxGridZ {
+		return fmt.Errorf("variant %s: grid z %d for a batch of %d exceeds %d", v.Name, z, s.Batch, variant.MaxGridZ)
+	}
+	return nil
 }
 
 // runCublas handles OpCublas exactly like a variant; a missing cuBLAS is a note, not an error.
@@ -48,8 +66,14 @@ func (w *Worker) runCublas(req protocol.Request, resp *protocol.Response) error 
 	if s.M < 1 || s.N < 1 || s.K < 1 {
 		return fmt.Errorf("shape %dx%dx%d: every dimension must be at least 1", s.M, s.N, s.K)
 	}
+	if !s.Op.Valid() {
+		return fmt.Errorf("op %q: want NN, NT, TN or TT", string(s.Op))
+	}
+	if s.Batch < 0 {
+		return fmt.Errorf("batch %d: want 0 (one product) or more", s.Batch)
+	}
 	resp.Phases = &protocol.Phases{}
-	return w.verifyAndTime(w.blas.sgemm, nil, req, resp)
+	return w.verifyAndTime(w.blas.gemm(s.Op), nil, req, resp)
 }
 
 func (w *Worker) verifyAndTime(g gemmFunc, v *variant.Variant, req protocol.Request, resp *protocol.Response) error {
@@ -73,7 +97,7 @@ func (w *Worker) verifyAndTime(g gemmFunc, v *variant.Variant, req protocol.Requ
 	}
 	if req.Timing != nil {
 		t0 := time.Now()
-		t, err := w.time(g, s.M, s.N, s.K, req.Timing)
+		t, err := w.time(g, s, req.Timing)
 		resp.Phases.TimeMS = msSince(t0)
 		if err != nil {
 			return err
@@ -87,39 +111,68 @@ func (w *Worker) verifyAndTime(g gemmFunc, v *variant.Variant, req protocol.Requ
 type check struct {
 	alpha, beta   float32
 	lda, ldb, ldc int
-	seed          uint64
-	sub           bool // the sub-matrix check: its scalars were drawn first from its generator
+	// sa, sb, sc are the element strides between the products of a batched shape (0 for an
+	// unbatched one; sb 0 in the broadcast check: every product shares one B).
+	sa, sb, sc int64
+	seed       uint64
+	sub        bool // the sub-matrix check: its scalars were drawn first from its generator
 }
 
-// verifyAll runs the β = 0 check and, when asked, the sub-matrix check. Check i draws its scalars
-// and inputs from its own generator (CheckSeed(seed, i)), so a failure reproduces from the seed
-// alone and a check's inputs do not depend on whether another check's were cached.
+// batchGap is the number of elements left between consecutive matrices of a batch in the
+// sub-matrix check, NaN in A and B and sentinels in C: a kernel that reads or writes past one
+// product's matrices into the gap, or uses a wrong stride, fails.
+const batchGap = 37
+
+// verifyAll runs the β = 0 check and, when asked, the sub-matrix check, and for a batched shape the
+// broadcast check (strideB = 0, as when every product shares one B). Check i draws its scalars and
+// inputs from its own generator (CheckSeed(seed, i)), so a failure reproduces from the seed alone
+// and a check's inputs do not depend on whether another check's were cached. A batched shape's
+// first check has dense strides (consecutive matrices); the sub-matrix check has gaps between
+// them.
 func (w *Worker) verifyAll(g gemmFunc, v *variant.Variant, s protocol.Shape, set *protocol.VerifySettings) ([]protocol.VerifyResult, error) {
 	if w.ref == nil {
 		return nil, fmt.Errorf("worker started without the reference kernel: cannot verify")
 	}
-	checks := []check{{alpha: 1, beta: 0, lda: s.K, ldb: s.N, ldc: s.N, seed: set.Seed}}
-	if set.SubMatrix {
-		ldm := 1
-		if v != nil && v.Requires.LDMultiple > 1 {
-			ldm = v.Requires.LDMultiple
+	lda, ldb, ldc := s.Dense()
+	// strides returns the strides of matrices of the given leading dimensions plus gap elements.
+	strides := func(lda, ldb, ldc, gap int, align int) (sa, sb, sc int64) {
+		if s.Batch == 0 {
+			return 0, 0, 0
 		}
+		ra, _ := s.Op.StoredA(s.M, s.K)
+		rb, _ := s.Op.StoredB(s.K, s.N)
+		return int64(ra*lda + roundUp(gap, align)), int64(rb*ldb + roundUp(gap, align)), int64(s.M*ldc + roundUp(gap, align))
+	}
+	ldm := 1
+	if v != nil && v.Requires.LDMultiple > 1 {
+		ldm = v.Requires.LDMultiple
+	}
+	c0 := check{alpha: 1, beta: 0, lda: lda, ldb: ldb, ldc: ldc, seed: set.Seed}
+	c0.sa, c0.sb, c0.sc = strides(lda, ldb, ldc, 0, 1)
+	checks := []check{c0}
+	if set.SubMatrix {
 		// Odd pads (3, 5) also move every row off vector alignment; a kernel that requires
 		// alignment gets the smallest pads its ld_multiple allows.
 		seed := verify.CheckSeed(set.Seed, 1)
 		rnd := verify.Rand(seed)
 		c := check{alpha: randScalar(rnd), beta: randScalar(rnd),
-			lda: s.K + roundUp(3, ldm), ldb: s.N + roundUp(5, ldm), ldc: s.N + roundUp(5, ldm), seed: seed, sub: true}
+			lda: lda + roundUp(3, ldm), ldb: ldb + roundUp(5, ldm), ldc: ldc + roundUp(5, ldm), seed: seed, sub: true}
+		c.sa, c.sb, c.sc = strides(c.lda, c.ldb, c.ldc, batchGap, ldm)
 		if v != nil {
 			if err := v.Supports(s.M, s.N, s.K, c.lda, c.ldb, c.ldc); err != nil {
 				return nil, fmt.Errorf("sub-matrix check: %w", err)
 			}
 		}
 		checks = append(checks, c)
+		if s.Batch > 0 {
+			bc := check{alpha: 1, beta: 0, lda: lda, ldb: ldb, ldc: ldc, seed: verify.CheckSeed(set.Seed, 2)}
+			bc.sa, _, bc.sc = strides(lda, ldb, ldc, batchGap, ldm)
+			checks = append(checks, bc) // sb = 0: one B for every product
+		}
 	}
 	var out []protocol.VerifyResult
 	for _, c := range checks {
-		r, err := w.verifyOne(g, s.M, s.N, s.K, c, set)
+		r, err := w.verifyOne(g, s, c, set)
 		if err != nil {
 			return out, err
 		}
@@ -139,6 +192,13 @@ func randScalar(r *rand.Rand) float32 {
 
 func roundUp(x, m int) int { return (x + m - 1) / m * m }
 
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // guard is the number of sentinel floats before and after C (1 KiB keeps C 16-byte aligned).
 const guard = 256
 
@@ -149,10 +209,11 @@ const refTile = 16
 // |A|·|B|; both sum exact products in the same order, so they normally agree exactly.
 const crossCheckTol = 1e-12
 
-func (w *Worker) verifyOne(g gemmFunc, m, n, k int, c check, set *protocol.VerifySettings) (protocol.VerifyResult, error) {
+func (w *Worker) verifyOne(g gemmFunc, s protocol.Shape, c check, set *protocol.VerifySettings) (protocol.VerifyResult, error) {
+	m, n, k := s.M, s.N, s.K
 	res := protocol.VerifyResult{Seed: set.Seed, Alpha: c.alpha, Beta: c.beta, LDA: c.lda, LDB: c.ldb, LDC: c.ldc,
-		FirstBad: -1, Tol: verify.Scale(set.TolFactor, k)}
-	in, err := w.checkInputs(m, n, k, c, set.CPUCheckMaxFlops)
+		StrideA: c.sa, StrideB: c.sb, StrideC: c.sc, FirstBad: -1, Tol: verify.Scale(set.TolFactor, k)}
+	in, err := w.checkInputs(s, c, set.CPUCheckMaxFlops)
 	if err != nil {
 		return res, err
 	}
@@ -168,7 +229,8 @@ func (w *Worker) verifyOne(g gemmFunc, m, n, k int, c check, set *protocol.Verif
 	if err := copyErr("host to device", cu.MemcpyHtoDAsync(in.dC, unsafe.Pointer(&in.hc0[0]), int64(len(in.hc0))*4, w.stream)); err != nil {
 		return res, err
 	}
-	if err := g(m, n, k, c.alpha, in.dA, c.lda, in.dB, c.ldb, c.beta, in.dC+guard*4, c.ldc); err != nil {
+	if err := g(m, n, k, c.alpha, in.dA, c.lda, in.dB, c.ldb, c.beta, in.dC+guard*4, c.ldc,
+		batchArgs{count: s.Batch, sa: c.sa, sb: c.sb, sc: c.sc}); err != nil {
 		return res, err
 	}
 	if err := w.sync("kernel under test"); err != nil {
@@ -178,22 +240,38 @@ func (w *Worker) verifyOne(g gemmFunc, m, n, k int, c check, set *protocol.Verif
 	if err := in.ar.download(w.stream, hc, in.dC); err != nil {
 		return res, err
 	}
-	met := verify.Compare(m, n, hc[guard:], c.ldc, in.e, in.bound, res.Tol)
+	products := s.Products()
+	met := verify.CompareBatch(products, m, n, hc[guard:], int(c.sc), c.ldc, in.e, in.bound, res.Tol)
 	res.MaxAbs, res.MaxRel, res.NormRel, res.MSE = met.MaxAbs, met.MaxRel, met.NormRel, met.MSE
 	res.MismatchPct, res.FirstBad = met.MismatchPct, met.FirstBad
 	res.Pass = met.Pass()
-	res.Reason = met.Reason(n)
-	if x := verify.SentinelBroken(hc, guard, guard, m, n, c.ldc); x >= 0 {
+	if s.Batch > 0 {
+		res.Reason = met.ReasonBatch(m, n)
+	} else {
+		res.Reason = met.Reason(n)
+	}
+	if x := verify.SentinelBrokenBatch(hc, guard, guard, products, int(c.sc), m, n, c.ldc); x >= 0 {
 		res.Pass = false
+		last := guard + (products-1)*int(c.sc) + m*c.ldc // one past the last product's rows
 		where := ""
 		switch {
 		case x < guard:
 			where = fmt.Sprintf("%d elements before C", guard-x)
-		case x >= guard+m*c.ldc:
-			where = fmt.Sprintf("%d elements past the end of C", x-guard-m*c.ldc+1)
+		case x >= last:
+			where = fmt.Sprintf("%d elements past the end of C", x-last+1)
 		default:
-			i, j := (x-guard)/c.ldc, (x-guard)%c.ldc
-			where = fmt.Sprintf("padding column %d of row %d (N=%d, ldc=%d)", j, i, n, c.ldc)
+			b, y := 0, x-guard
+			if c.sc > 0 {
+				b, y = y/int(c.sc), y%int(c.sc)
+			}
+			if y >= m*c.ldc {
+				where = fmt.Sprintf("the gap after product %d (%d elements past its last row)", b, y-m*c.ldc+1)
+			} else {
+				where = fmt.Sprintf("padding column %d of row %d (N=%d, ldc=%d)", y%c.ldc, y/c.ldc, n, c.ldc)
+				if s.Batch > 0 {
+					where += fmt.Sprintf(" of product %d", b)
+				}
+			}
 		}
 		msg := "wrote outside the result: " + where
 		if res.Reason != "" {
@@ -213,7 +291,10 @@ func (w *Worker) verifyOne(g gemmFunc, m, n, k int, c check, set *protocol.Verif
 
 // checkKey identifies one check's inputs: everything they are drawn and computed from.
 type checkKey struct {
+	op                     variant.Op
 	m, n, k, lda, ldb, ldc int
+	batch                  int
+	sa, sb, sc             int64
 	alpha, beta            float32
 	seed                   uint64
 	sub                    bool
@@ -221,11 +302,12 @@ type checkKey struct {
 
 // checkInputs is one check's inputs and expectation, kept on the worker so that variants verified
 // with the same seed and shape share them: A and B (pristine device copies plus working copies the
-// kernel gets), C as drawn with its sentinels, and the float64 expectation and error bound.
+// kernel gets), C as drawn with its sentinels, and the float64 expectation and error bound (of
+// every product of a batch, one after the other).
 type checkInputs struct {
 	key          checkKey
 	ar           arena
-	na, nb       int       // elements of A and B (with padding)
+	na, nb       int       // elements of A and B (with padding and gaps)
 	hc0, out     []float32 // C with guards as drawn; the buffer results are downloaded into
 	dA0, dB0     cu.DevicePtr
 	dA, dB, dC   cu.DevicePtr
@@ -233,8 +315,8 @@ type checkInputs struct {
 	crossChecked bool
 }
 
-// maxCachedChecks is how many checks' inputs a worker keeps (the β = 0 and sub-matrix checks of
-// one shape, plus one more layout for variants whose ld_multiple changes the pads).
+// maxCachedChecks is how many checks' inputs a worker keeps (the β = 0, sub-matrix and broadcast
+// checks of one shape).
 const maxCachedChecks = 3
 
 // dropChecks frees every cached check (before operations that need the device's memory).
@@ -247,8 +329,9 @@ func (w *Worker) dropChecks() {
 
 // checkInputs returns the inputs of check c, drawing them and running the float64 reference only
 // when no cached check has the same key.
-func (w *Worker) checkInputs(m, n, k int, c check, cpuCheckMaxFlops float64) (*checkInputs, error) {
-	key := checkKey{m: m, n: n, k: k, lda: c.lda, ldb: c.ldb, ldc: c.ldc, alpha: c.alpha, beta: c.beta, seed: c.seed, sub: c.sub}
+func (w *Worker) checkInputs(s protocol.Shape, c check, cpuCheckMaxFlops float64) (*checkInputs, error) {
+	key := checkKey{op: s.Op, m: s.M, n: s.N, k: s.K, lda: c.lda, ldb: c.ldb, ldc: c.ldc, batch: s.Batch,
+		sa: c.sa, sb: c.sb, sc: c.sc, alpha: c.alpha, beta: c.beta, seed: c.seed, sub: c.sub}
 	for i, in := range w.checks {
 		if in.key == key {
 			// Most recently used last.
@@ -268,8 +351,26 @@ func (w *Worker) checkInputs(m, n, k int, c check, cpuCheckMaxFlops float64) (*c
 	return in, nil
 }
 
+// batchMatrices draws products matrices of rows×cols (row stride ld) at stride elements apart into
+// one buffer; everything else (row padding, the gaps between matrices) holds pad. A stride of 0 is
+// one matrix that every product shares.
+func batchMatrices(rnd *rand.Rand, products, rows, cols, ld int, stride int64, pad float32) []float32 {
+	if stride == 0 {
+		return verify.Matrix(rnd, rows, cols, ld, pad)
+	}
+	x := make([]float32, int(stride)*(products-1)+rows*ld)
+	for i := range x {
+		x[i] = pad
+	}
+	for b := 0; b < products; b++ {
+		copy(x[int(stride)*b:], verify.Matrix(rnd, rows, cols, ld, pad))
+	}
+	return x
+}
+
 func (w *Worker) newCheckInputs(key checkKey, cpuCheckMaxFlops float64) (in *checkInputs, err error) {
 	m, n, k := key.m, key.n, key.k
+	products := max(key.batch, 1)
 	in = &checkInputs{key: key}
 	defer func() {
 		if err != nil {
@@ -283,22 +384,33 @@ func (w *Worker) newCheckInputs(key checkKey, cpuCheckMaxFlops float64) (in *che
 		randScalar(rnd)
 	}
 	nan := float32(math.NaN())
-	a := verify.Matrix(rnd, m, k, key.lda, nan) // NaN padding: reading past K poisons the result
-	b := verify.Matrix(rnd, k, n, key.ldb, nan)
+	// A and B as the op stores them; NaN padding and gaps: reading past a stored row, or past one
+	// product's matrix, poisons the result.
+	ar, ac := key.op.StoredA(m, k)
+	br, bc := key.op.StoredB(k, n)
+	a := batchMatrices(rnd, products, ar, ac, key.lda, key.sa, nan)
+	b := batchMatrices(rnd, products, br, bc, key.ldb, key.sb, nan)
 	in.na, in.nb = len(a), len(b)
-	in.hc0 = make([]float32, guard+m*key.ldc+guard)
+	cElems := m * key.ldc
+	if products > 1 {
+		cElems += int(key.sc) * (products - 1)
+	}
+	in.hc0 = make([]float32, guard+cElems+guard)
 	for x := range in.hc0 {
 		in.hc0[x] = verify.SentinelFloat()
 	}
-	c0 := in.hc0[guard : guard+m*key.ldc]
-	for i := 0; i < m; i++ {
-		row := c0[i*key.ldc : i*key.ldc+n]
-		if key.beta == 0 {
-			for j := range row {
-				row[j] = nan // an element the kernel never writes stays NaN and fails
+	c0 := in.hc0[guard : guard+cElems]
+	for p := 0; p < products; p++ {
+		for i := 0; i < m; i++ {
+			off := p*int(key.sc) + i*key.ldc
+			row := c0[off : off+n]
+			if key.beta == 0 {
+				for j := range row {
+					row[j] = nan // an element the kernel never writes stays NaN and fails
+				}
+			} else {
+				verify.Uniform(rnd, row)
 			}
-		} else {
-			verify.Uniform(rnd, row)
 		}
 	}
 	in.out = make([]float32, len(in.hc0))
@@ -319,39 +431,57 @@ func (w *Worker) newCheckInputs(key checkKey, cpuCheckMaxFlops float64) (in *che
 	}
 	var tmp arena
 	defer tmp.free()
-	dR, err := tmp.alloc(int64(m) * int64(n) * 8)
+	mn := int64(m) * int64(n)
+	dR, err := tmp.alloc(mn * int64(products) * 8)
 	if err != nil {
 		return nil, err
 	}
-	dS, err := tmp.alloc(int64(m) * int64(n) * 8)
+	dS, err := tmp.alloc(mn * int64(products) * 8)
 	if err != nil {
 		return nil, err
 	}
-	// The reference reads the pristine copies, which no kernel under test is ever given.
-	refArgs := newArgs().i32(m).i32(n).i32(k).ptr(in.dA0).i32(key.lda).ptr(in.dB0).i32(key.ldb).ptr(dR).ptr(dS).i32(n)
-	if err := launchErr(w.ref.Launch((n+refTile-1)/refTile, (m+refTile-1)/refTile, 1, refTile, refTile, 1, 0,
-		w.stream, refArgs.pointers())); err != nil {
-		return nil, fmt.Errorf("reference kernel: %w", err)
+	// The reference reads the pristine copies, which no kernel under test is ever given; one launch
+	// per product of a batch.
+	for p := 0; p < products; p++ {
+		pa, pb := in.dA0+cu.DevicePtr(4*int64(p)*key.sa), in.dB0+cu.DevicePtr(4*int64(p)*key.sb)
+		pr, ps := dR+cu.DevicePtr(8*int64(p)*mn), dS+cu.DevicePtr(8*int64(p)*mn)
+		refArgs := newArgs().i32(m).i32(n).i32(k).i32(b2i(key.op.TransA())).i32(b2i(key.op.TransB())).
+			ptr(pa).i32(key.lda).ptr(pb).i32(key.ldb).ptr(pr).ptr(ps).i32(n)
+		if err := launchErr(w.ref.Launch((n+refTile-1)/refTile, (m+refTile-1)/refTile, 1, refTile, refTile, 1, 0,
+			w.stream, refArgs.pointers())); err != nil {
+			return nil, fmt.Errorf("reference kernel: %w", err)
+		}
 	}
 	if err := w.sync("reference kernel"); err != nil {
 		return nil, err
 	}
-	r := make([]float64, m*n)
-	sAbs := make([]float64, m*n)
+	r := make([]float64, int(mn)*products)
+	sAbs := make([]float64, int(mn)*products)
 	if err := tmp.download(w.stream, r, dR); err != nil {
 		return nil, err
 	}
 	if err := tmp.download(w.stream, sAbs, dS); err != nil {
 		return nil, err
 	}
-	in.e, in.bound = verify.Expect(m, n, key.alpha, key.beta, r, sAbs, c0, key.ldc)
-	if 2*float64(m)*float64(n)*float64(k) <= cpuCheckMaxFlops {
-		cr, cs, err := verify.Reference(m, n, k, a, key.lda, b, key.ldb)
-		if err != nil {
-			return nil, fmt.Errorf("CPU reference: %w", err)
-		}
-		if err := verify.CrossCheck(r, sAbs, cr, cs, n, crossCheckTol); err != nil {
-			return nil, fmt.Errorf("GPU reference disagrees with the CPU reference: %w", err)
+	in.e = make([]float64, 0, len(r))
+	in.bound = make([]float64, 0, len(r))
+	for p := 0; p < products; p++ {
+		lo, hi := int(mn)*p, int(mn)*(p+1)
+		e, bound := verify.Expect(m, n, key.alpha, key.beta, r[lo:hi], sAbs[lo:hi], c0[p*int(key.sc):], key.ldc)
+		in.e, in.bound = append(in.e, e...), append(in.bound, bound...)
+	}
+	if 2*float64(m)*float64(n)*float64(k)*float64(products) <= cpuCheckMaxFlops {
+		la, lb := (ar-1)*key.lda+ac, (br-1)*key.ldb+bc
+		for p := 0; p < products; p++ {
+			oa, ob := p*int(key.sa), p*int(key.sb)
+			cr, cs, err := verify.ReferenceOp(key.op, m, n, k, a[oa:oa+la], key.lda, b[ob:ob+lb], key.ldb)
+			if err != nil {
+				return nil, fmt.Errorf("CPU reference: %w", err)
+			}
+			lo, hi := int(mn)*p, int(mn)*(p+1)
+			if err := verify.CrossCheck(r[lo:hi], sAbs[lo:hi], cr, cs, n, crossCheckTol); err != nil {
+				return nil, fmt.Errorf("GPU reference disagrees with the CPU reference (product %d): %w", p, err)
+			}
 		}
 		in.crossChecked = true
 	}

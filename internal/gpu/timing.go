@@ -45,8 +45,16 @@ func (w *Worker) randomHost(n int) []float32 {
 
 // time runs Warmup launches, then timed launches until at least Reps launches and MinTimeMS of
 // kernel time (at most MaxReps), each launch between its own pair of events, with beta = 0 and
-// dense leading dimensions.
-func (w *Worker) time(g gemmFunc, m, n, k int, t *protocol.TimingSettings) (*protocol.TimingResult, error) {
+// the dense leading dimensions of the shape's op.
+func (w *Worker) time(g gemmFunc, s protocol.Shape, t *protocol.TimingSettings) (*protocol.TimingResult, error) {
+	m, n, k := s.M, s.N, s.K
+	lda, ldb, ldc := s.Dense()
+	// A batch's matrices lie back to back (dense strides).
+	products := int64(s.Products())
+	bt := batchArgs{count: s.Batch}
+	if s.Batch > 0 {
+		bt.sa, bt.sb, bt.sc = int64(m)*int64(k), int64(k)*int64(n), int64(m)*int64(n)
+	}
 	maxReps := t.MaxReps
 	if maxReps <= 0 {
 		maxReps = defaultMaxReps
@@ -55,7 +63,7 @@ func (w *Worker) time(g gemmFunc, m, n, k int, t *protocol.TimingSettings) (*pro
 	if reps > maxReps {
 		return nil, fmt.Errorf("timing: reps %d above max_reps %d", reps, maxReps)
 	}
-	la, lb, lc := int64(m)*int64(k), int64(k)*int64(n), int64(m)*int64(n)
+	la, lb, lc := int64(m)*int64(k)*products, int64(k)*int64(n)*products, int64(m)*int64(n)*products
 	l2 := int64(w.info.L2Bytes)
 	nsets := inputSets(4*(la+lb+lc), l2, t.Cold)
 
@@ -84,8 +92,8 @@ func (w *Worker) time(g gemmFunc, m, n, k int, t *protocol.TimingSettings) (*pro
 		}
 	}
 	launch := func(i int) error {
-		s := sets[i%nsets]
-		return g(m, n, k, 1, s.a, k, s.b, n, 0, s.c, n)
+		in := sets[i%nsets]
+		return g(m, n, k, 1, in.a, lda, in.b, ldb, 0, in.c, ldc, bt)
 	}
 	for i := 0; i < t.Warmup; i++ {
 		if err := launch(i); err != nil {

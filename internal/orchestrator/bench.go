@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -51,14 +53,14 @@ func (bs BenchSettings) largeTop() int {
 	return 16
 }
 
-// largeCandidates picks, from the ranking of the largest shape, its top verified variants and its
-// best seed-family variant (seeds: the catalog's seed families).
-func largeCandidates(ranking []results.ShapeRanking, edgeFailed, seeds map[string]bool, top int) ([]string, string) {
+// largeCandidates picks, from the ranking of the largest shape of op, its top verified variants
+// and its best seed-family variant (seeds: the catalog's seed families).
+func largeCandidates(ranking []results.ShapeRanking, op variant.Op, edgeFailed, seeds map[string]bool, top int) ([]string, string) {
 	var from *results.ShapeRanking
 	var most float64
 	for i := range ranking {
 		sh, err := results.ParseShape(ranking[i].Shape)
-		if err == nil && results.Flops(sh) > most {
+		if err == nil && sh.Op == op && sh.Batch == 0 && results.Flops(sh) > most {
 			most, from = results.Flops(sh), &ranking[i]
 		}
 	}
@@ -83,8 +85,9 @@ func largeCandidates(ranking []results.ShapeRanking, edgeFailed, seeds map[strin
 	return names, from.Shape
 }
 
-// BenchShapes is the suite: the cuBLAS-sized squares, 1024³, and the awkward shapes with their
-// targets (best verified variant / cuBLAS, measured in the same run).
+// BenchShapes is the suite: the cuBLAS-sized squares, 1024³, the awkward shapes, and the large
+// squares under the other ops (issue 16: each against cuBLAS with the same op), with their targets
+// (best verified variant / cuBLAS, measured in the same run).
 var BenchShapes = []struct {
 	Shape  string
 	Target float64 // 0: no target
@@ -94,7 +97,19 @@ var BenchShapes = []struct {
 	{"1024x1024x1024", 0, "large"},
 	{"4096x4096x32", 1, "awkward"}, {"1041x1247x139", 1, "awkward"}, {"535x792x414", 1, "awkward"},
 	{"224x256x192", 1, "awkward"}, {"1000x1000x1000", 1, "awkward"}, {"127x4097x513", 1, "awkward"},
+	{"4096x4096x4096:NT", 0.95, "ops"}, {"4096x4096x4096:TN", 0.95, "ops"}, {"4096x4096x4096:TT", 0.95, "ops"},
+	{"8192x8192x8192:NT", 0.95, "ops"}, {"8192x8192x8192:TN", 0.95, "ops"}, {"8192x8192x8192:TT", 0.95, "ops"},
+	// The strided-batch suite (against cublasSgemmStridedBatched): no shape below 0.9, and the
+	// group's geometric mean at least BatchGeomeanTarget.
+	{"512x512x64:b64", 0.9, "batch"}, {"512x512x64:NT:b64", 0.9, "batch"}, {"512x512x64:TN:b64", 0.9, "batch"}, {"512x512x64:TT:b64", 0.9, "batch"},
+	{"128x128x128:b64", 0.9, "batch"}, {"128x128x128:NT:b64", 0.9, "batch"}, {"128x128x128:TN:b64", 0.9, "batch"}, {"128x128x128:TT:b64", 0.9, "batch"},
+	{"64x64x64:b1024", 0.9, "batch"}, {"64x64x64:NT:b1024", 0.9, "batch"}, {"64x64x64:TN:b1024", 0.9, "batch"}, {"64x64x64:TT:b1024", 0.9, "batch"},
+	{"384x384x64:b12", 0.9, "batch"}, {"384x384x64:NT:b12", 0.9, "batch"}, {"384x384x64:TN:b12", 0.9, "batch"}, {"384x384x64:TT:b12", 0.9, "batch"},
+	{"4096x4096x64:b8", 0.9, "batch"},
 }
+
+// BatchGeomeanTarget is the least geometric mean of the batch group's ratios (issue 16).
+const BatchGeomeanTarget = 1.2
 
 // BenchSummary is summary.json.
 type BenchSummary struct {
@@ -117,16 +132,34 @@ type BenchSummary struct {
 
 // BenchShape is one shape of the summary.
 type BenchShape struct {
-	Shape  string      `json:"shape"`
-	Group  string      `json:"group"`
-	Target float64     `json:"target,omitempty"`
-	Met    *bool       `json:"met,omitempty"`
-	Best   *BenchEntry `json:"best"`
-	Cublas *BenchEntry `json:"cublas"`
+	// Shape is MxNxK; Op the operation (NN, NT, TN, TT) and Batch the batch count (1: one product).
+	Shape string `json:"shape"`
+	Op    string `json:"op"`
+	Batch int    `json:"batch"`
+	// Baseline names what Ratio compares with: cublas (cublasSgemm with the same op) or
+	// cublas_batched (cublasSgemmStridedBatched, same op and batch).
+	Baseline string      `json:"baseline"`
+	Group    string      `json:"group"`
+	Target   float64     `json:"target,omitempty"`
+	Met      *bool       `json:"met,omitempty"`
+	Best     *BenchEntry `json:"best"`
+	Cublas   *BenchEntry `json:"cublas"`
 	// Ratio is cuBLAS's median time over the best variant's (>1: faster than cuBLAS).
 	Ratio     float64     `json:"ratio"`
 	BestSeed  *BenchEntry `json:"best_seed"`
 	SeedRatio float64     `json:"seed_ratio"`
+}
+
+// key is the shape as the ranking and BenchShapes write it (results.ShapeString).
+func (b BenchShape) key() string {
+	out := b.Shape
+	if b.Op != "" && b.Op != variant.OpNN.String() {
+		out += ":" + b.Op
+	}
+	if b.Baseline == "cublas_batched" {
+		out += fmt.Sprintf(":b%d", b.Batch)
+	}
+	return out
 }
 
 // BenchEntry is one measured kernel of a shape.
@@ -197,7 +230,9 @@ func Bench(cfg *Config, bs BenchSettings) error {
 	if shapes == nil {
 		for _, b := range BenchShapes {
 			sh, _ := results.ParseShape(b.Shape)
-			shapes = append(shapes, sh)
+			if len(cfg.Filter.Ops) == 0 || slices.Contains(cfg.Filter.Ops, sh.Op) {
+				shapes = append(shapes, sh)
+			}
 		}
 	}
 	for _, sh := range shapes {
@@ -224,7 +259,19 @@ func Bench(cfg *Config, bs BenchSettings) error {
 	seeds := variant.SeedFamilies(cfg.Catalog.Variants())
 	var largeNote string
 	if len(large) > 0 {
-		names, from := largeCandidates(ranking, edgeFailed, seeds, bs.largeTop())
+		// The leaders of each op's largest shape run that op's large shapes.
+		var names, froms []string
+		for _, op := range variant.Ops {
+			if !slices.ContainsFunc(large, func(s protocol.Shape) bool { return s.Op == op }) {
+				continue
+			}
+			n, from := largeCandidates(ranking, op, edgeFailed, seeds, bs.largeTop())
+			if len(n) > 0 {
+				names = append(names, n...)
+				froms = append(froms, from)
+			}
+		}
+		from := strings.Join(froms, ", ")
 		if len(names) > 0 {
 			lcfg := *cfg
 			lcfg.Out, lcfg.Shapes = filepath.Join(dir, "tune-large"), large
@@ -283,7 +330,13 @@ func summarize(ranking []results.ShapeRanking, recs []results.Record, edgeFailed
 	out.Peak, out.PeakGFLOPS = peak, peak.GFLOPS
 	for _, sr := range ranking {
 		bsh := targets[sr.Shape]
-		bsh.Shape = sr.Shape
+		bsh.Shape, bsh.Op, bsh.Batch, bsh.Baseline = sr.Shape, variant.OpNN.String(), 1, "cublas"
+		if sh, err := results.ParseShape(sr.Shape); err == nil {
+			bsh.Shape, bsh.Op, bsh.Batch = results.DimsString(sh), sh.Op.String(), sh.Products()
+			if sh.Batch > 0 {
+				bsh.Baseline = "cublas_batched"
+			}
+		}
 		if bsh.Group == "" {
 			bsh.Group = "other"
 		}
@@ -326,7 +379,7 @@ func summarize(ranking []results.ShapeRanking, recs []results.Record, edgeFailed
 		order[b.Shape] = i + 1
 	}
 	sort.SliceStable(out.Shapes, func(i, j int) bool {
-		oi, oj := order[out.Shapes[i].Shape], order[out.Shapes[j].Shape]
+		oi, oj := order[out.Shapes[i].key()], order[out.Shapes[j].key()]
 		if oi == 0 {
 			oi = len(BenchShapes) + 1
 		}
@@ -336,6 +389,22 @@ func summarize(ranking []results.ShapeRanking, recs []results.Record, edgeFailed
 		return oi < oj
 	})
 	return out
+}
+
+// BatchGeomean is the geometric mean of the batch group's ratios and how many it has (shapes without
+// a ratio, where no variant passed, count as missing, not as zero).
+func (s BenchSummary) BatchGeomean() (float64, int) {
+	sum, n := 0.0, 0
+	for _, sh := range s.Shapes {
+		if sh.Group == "batch" && sh.Ratio > 0 {
+			sum += math.Log(sh.Ratio)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return math.Exp(sum / float64(n)), n
 }
 
 // BenchMarkdown renders a summary as the BENCHMARKS.md page.
@@ -372,7 +441,7 @@ func BenchMarkdown(s BenchSummary, dir string) string {
 				}
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.3f | %s | %s | %s | %s | %.3f |\n", sh.Shape,
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.3f | %s | %s | %s | %s | %.3f |\n", sh.key(),
 			cell(best, func(e *BenchEntry) string { return "`" + e.Variant + "`" }),
 			cell(best, func(e *BenchEntry) string { return fmt.Sprintf("%.2f", e.TFLOPS) }),
 			cell(best, func(e *BenchEntry) string { return fmt.Sprintf("%.4f–%.4f", e.LoMS, e.HiMS) }),
@@ -382,6 +451,14 @@ func BenchMarkdown(s BenchSummary, dir string) string {
 			cell(seed, func(e *BenchEntry) string { return "`" + e.Variant + "`" }),
 			cell(seed, func(e *BenchEntry) string { return fmt.Sprintf("%.2f", e.TFLOPS) }),
 			sh.SeedRatio)
+	}
+	if g, n := s.BatchGeomean(); n > 0 {
+		verdict := "✗"
+		if g >= BatchGeomeanTarget {
+			verdict = "✓"
+		}
+		fmt.Fprintf(&b, "\nStrided-batch suite (baseline cublasSgemmStridedBatched): geometric mean ratio %.3f over %d shapes (target ≥ %.1f %s).\n",
+			g, n, BatchGeomeanTarget, verdict)
 	}
 	if s.Note != "" {
 		fmt.Fprintf(&b, "\n%s\n", s.Note)

@@ -24,6 +24,8 @@ type Filter struct {
 	// Params keeps variants whose parameter of each named key has one of the listed values
 	// (--param KEY=V1,V2; see ParseParams). A variant without the parameter is left out.
 	Params map[string][]int
+	// Ops keeps variants of these ops (--ops); empty: every op.
+	Ops []variant.Op
 }
 
 // ParseParams parses --param arguments: each KEY=V or KEY=V1,V2,...; repeating a key adds values.
@@ -70,6 +72,9 @@ func (f Filter) Select(all []variant.Variant) ([]variant.Variant, error) {
 		if !f.paramsMatch(&v) {
 			continue
 		}
+		if len(f.Ops) > 0 && !slices.Contains(f.Ops, v.Op) {
+			continue
+		}
 		out = append(out, v)
 	}
 	variant.SortByName(out)
@@ -99,6 +104,13 @@ func (f Filter) String() string {
 			vals[i] = strconv.Itoa(v)
 		}
 		parts = append(parts, "--param "+k+"="+strings.Join(vals, ","))
+	}
+	if len(f.Ops) > 0 {
+		ops := make([]string, len(f.Ops))
+		for i, op := range f.Ops {
+			ops[i] = op.String()
+		}
+		parts = append(parts, "--ops "+strings.Join(ops, ","))
 	}
 	if len(parts) == 0 {
 		return "the catalog"
@@ -227,7 +239,10 @@ func buildPlan(vs []variant.Variant, shapes []protocol.Shape, st Strategy, sh Sh
 		var skip []item
 		for i := range vs {
 			v := &vs[i]
-			if err := v.Supports(s.M, s.N, s.K, s.K, s.N, s.N); err != nil {
+			if v.Op != s.Op || v.Batched != (s.Batch > 0) {
+				continue // a variant of another op or batching is no candidate (and no skipped record)
+			}
+			if err := supportsShape(v, s); err != nil {
 				skip = append(skip, item{V: v, Shape: s, Skip: err.Error()})
 				continue
 			}
@@ -265,10 +280,42 @@ func buildPlan(vs []variant.Variant, shapes []protocol.Shape, st Strategy, sh Sh
 	return out, nil
 }
 
-// EdgeShapes are the shapes `runner verify` checks a variant on: degenerate, prime and odd shapes,
-// and every dimension one more and one less than the variant's tile (K: around 64 and 128, since the
-// K tile is a template detail).
+// supportsShape is Variant.SupportsDense plus the grid's z limit for the shape's batch.
+func supportsShape(v *variant.Variant, s protocol.Shape) error {
+	if err := v.SupportsDense(s.M, s.N, s.K); err != nil {
+		return err
+	}
+	if s.Batch == 0 {
+		return nil
+	}
+	// A batched kernel has a fixed grid z per product (no launch-time split rule), so the SM count
+	// does not matter here.
+	if _, _, z := v.GridBatch(s.M, s.N, s.K, DefaultSMs, s.Batch); z > variant.MaxGridZ {
+		return fmt.Errorf("grid z %d for a batch of %d exceeds %d", z, s.Batch, variant.MaxGridZ)
+	}
+	return nil
+}
+
+// EdgeBatch is the batch of the edge shapes of a strided-batched variant: enough products that a
+// wrong stride, or a write into the gaps between them, shows.
+const EdgeBatch = 3
+
+// EdgeShapes are the shapes `runner verify` checks a variant on, under the variant's op (and, for a
+// strided-batched variant, as batches of EdgeBatch): degenerate, prime and odd shapes, and every
+// dimension one more and one less than the variant's tile (K: around 64 and 128, since the K tile
+// is a template detail).
 func EdgeShapes(v *variant.Variant) []protocol.Shape {
+	out := edgeDims(v)
+	for i := range out {
+		out[i].Op = v.Op
+		if v.Batched {
+			out[i].Batch = EdgeBatch
+		}
+	}
+	return out
+}
+
+func edgeDims(v *variant.Variant) []protocol.Shape {
 	shapes := []protocol.Shape{
 		{M: 1, N: 1, K: 1}, {M: 1, N: 256, K: 256}, {M: 256, N: 1, K: 256}, {M: 256, N: 256, K: 1},
 		{M: 97, N: 89, K: 83}, {M: 127, N: 129, K: 131}, {M: 4099, N: 17, K: 513}, {M: 1, N: 4097, K: 3},

@@ -61,8 +61,13 @@ func (w Watchdog) timeout(s protocol.Shape, cublasMS float64, t *protocol.Timing
 		ms += verifyLaunches * launchMS
 		// Each check draws fresh inputs, runs the float64 reference (about 1 TFLOP/s) and
 		// compares every element on the host: at 8192³ this dominates a fast kernel's launches.
-		elems := float64(s.M)*float64(s.K) + float64(s.K)*float64(s.N) + float64(s.M)*float64(s.N)
-		ms += verifyChecks * (elems*verifyNSPerElement/1e6 + results.Flops(s)/refGFLOPS/1e6)
+		// A batch has every product's elements and a third (broadcast) check.
+		elems := (float64(s.M)*float64(s.K) + float64(s.K)*float64(s.N) + float64(s.M)*float64(s.N)) * float64(s.Products())
+		checks := float64(verifyChecks)
+		if s.Batch > 0 {
+			checks++
+		}
+		ms += checks * (elems*verifyNSPerElement/1e6 + results.Flops(s)/refGFLOPS/1e6)
 		if results.Flops(s) <= v.CPUCheckMaxFlops {
 			ms += results.Flops(s) / 1e6 // a float64 CPU reference at about 1 GFLOP/s
 		}

@@ -11,7 +11,8 @@ import (
 	"tilegen/internal/variant"
 )
 
-// Verify runs the edge-shape suite (or cfg.Shapes) for every selected variant without timing,
+// Verify runs the edge-shape suite (or cfg.Shapes' dimensions) for every selected variant, each
+// under its own op, without timing,
 // writes the results into cfg.Out and prints one line per variant. It fails when a variant fails a
 // shape it accepts.
 func Verify(cfg *Config) error {
@@ -28,9 +29,19 @@ func verify(cfg *Config) ([]results.Record, bool, error) {
 	}
 	var items []item
 	for i := range vs {
-		shapes := cfg.Shapes
-		if shapes == nil {
-			shapes = EdgeShapes(&vs[i])
+		shapes := EdgeShapes(&vs[i])
+		if cfg.Shapes != nil {
+			// The dimensions of --shapes, under the variant's own op (and as batches of EdgeBatch
+			// for a batched variant, unless the shape names its batch).
+			shapes = results.WithOps(cfg.Shapes, []variant.Op{vs[i].Op})
+			for j := range shapes {
+				switch {
+				case !vs[i].Batched:
+					shapes[j].Batch = 0
+				case shapes[j].Batch == 0:
+					shapes[j].Batch = EdgeBatch
+				}
+			}
 		}
 		it, err := buildPlan(vs[i:i+1], shapes, Strategy{}, Shard{0, 1})
 		if err != nil {

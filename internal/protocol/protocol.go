@@ -16,8 +16,9 @@ package protocol
 
 import "tilegen/internal/variant"
 
-// Version is bumped on any incompatible change; both sides refuse a mismatch.
-const Version = 1
+// Version is bumped on any incompatible change; both sides refuse a mismatch. 2: Shape.Op and
+// Shape.Batch (a worker of version 1 would ignore them and compute one NN product).
+const Version = 2
 
 // FatalPrefix starts a Response.Error after which the worker exits (see Response.Error).
 const FatalPrefix = "fatal: "
@@ -139,12 +140,25 @@ type Kernel struct {
 	PTX string `json:"ptx"`
 }
 
-// Shape is an M×N×K problem with optional leading-dimension padding (0 means ld = width).
+// Shape is a problem: C (M×N) = alpha·op(A)·op(B) + beta·C with op(A) M×K and op(B) K×N, row-major
+// (see variant.Op for the stored layouts), or Batch such products at once (strided-batched, as
+// cublasSgemmStridedBatched; Batch 0 is one product, unbatched). Op is OpNN ("") for NN and Batch
+// 0 for one product, so such a shape serializes as it did before ops and batches existed and keeps
+// its record keys; those zero values are the only spellings (use variant.ParseOp and Batch 0, never
+// 1, for one product), so that shapes compare and key maps correctly.
 type Shape struct {
-	M int `json:"m"`
-	N int `json:"n"`
-	K int `json:"k"`
+	M     int        `json:"m"`
+	N     int        `json:"n"`
+	K     int        `json:"k"`
+	Op    variant.Op `json:"op,omitempty"`
+	Batch int        `json:"batch,omitempty"`
 }
+
+// Products is the number of M×N×K products: Batch, or 1 when unbatched.
+func (s Shape) Products() int { return max(s.Batch, 1) }
+
+// Dense returns the smallest leading dimensions of the shape under its op.
+func (s Shape) Dense() (lda, ldb, ldc int) { return s.Op.DenseLD(s.M, s.N, s.K) }
 
 // VerifySettings control one verification.
 type VerifySettings struct {
@@ -344,15 +358,20 @@ type Attributes struct {
 
 // VerifyResult is one check against the float64 reference.
 type VerifyResult struct {
-	Pass   bool    `json:"pass"`
-	Seed   uint64  `json:"seed"`
-	Alpha  float32 `json:"alpha"`
-	Beta   float32 `json:"beta"`
-	LDA    int     `json:"lda"`
-	LDB    int     `json:"ldb"`
-	LDC    int     `json:"ldc"`
-	MaxAbs float64 `json:"max_abs"`
-	MaxRel float64 `json:"max_rel"`
+	Pass  bool    `json:"pass"`
+	Seed  uint64  `json:"seed"`
+	Alpha float32 `json:"alpha"`
+	Beta  float32 `json:"beta"`
+	LDA   int     `json:"lda"`
+	LDB   int     `json:"ldb"`
+	LDC   int     `json:"ldc"`
+	// StrideA, StrideB and StrideC are the element strides between the products of a batched
+	// shape (0 for one product; StrideB 0 with several: every product shares one B).
+	StrideA int64   `json:"stride_a,omitempty"`
+	StrideB int64   `json:"stride_b,omitempty"`
+	StrideC int64   `json:"stride_c,omitempty"`
+	MaxAbs  float64 `json:"max_abs"`
+	MaxRel  float64 `json:"max_rel"`
 	// NormRel is ‖C−R‖_F / ‖R‖_F.
 	NormRel float64 `json:"norm_rel"`
 	// MismatchPct is the percentage of elements over the tolerance (NaN counts as over).

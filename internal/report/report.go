@@ -128,7 +128,7 @@ func (s *Set) Analyze() []Row {
 		}
 		t := tiles[r.Variant]
 		row := Row{Rec: r, Cublas: cub[r.Shape],
-			Point: analysis.Place(r.Family, t[0], t[1], r.Shape.M, r.Shape.N, r.Shape.K, r.Timing.MedianMS, s.Peaks)}
+			Point: analysis.PlaceBatch(r.Family, t[0], t[1], r.Shape.M, r.Shape.N, r.Shape.K, r.Shape.Products(), r.Timing.MedianMS, s.Peaks)}
 		if a := r.Attributes; a != nil {
 			row.Waves = analysis.WavesOf(a.Blocks, a.BlocksPerSM, s.SMs)
 		}

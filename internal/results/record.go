@@ -86,17 +86,60 @@ type RunInfo struct {
 	Devices []protocol.Device `json:"devices"`
 }
 
-// Flops is 2·M·N·K.
-func Flops(s protocol.Shape) float64 { return 2 * float64(s.M) * float64(s.N) * float64(s.K) }
+// Flops is 2·M·N·K, times the batch of a batched shape.
+func Flops(s protocol.Shape) float64 {
+	return 2 * float64(s.M) * float64(s.N) * float64(s.K) * float64(s.Products())
+}
 
-// ShapeString renders MxNxK.
-func ShapeString(s protocol.Shape) string { return fmt.Sprintf("%dx%dx%d", s.M, s.N, s.K) }
+// MaxBatch bounds a shape's batch (the grid's z extent).
+const MaxBatch = 65535
 
-// ParseShape parses MxNxK.
+// ShapeString renders MxNxK for one NN product, MxNxK:OP (4096x4096x4096:TN) for the other ops and
+// a :bBATCH suffix for a strided batch (512x512x64:TN:b64, 128x128x128:b64), so the strings of one
+// NN product (and what derives from them: verification seeds, bench names) are those of before ops
+// and batches existed.
+func ShapeString(s protocol.Shape) string {
+	out := DimsString(s)
+	if s.Op != variant.OpNN {
+		out += ":" + s.Op.String()
+	}
+	if s.Batch > 0 {
+		out += fmt.Sprintf(":b%d", s.Batch)
+	}
+	return out
+}
+
+// DimsString renders MxNxK without the op.
+func DimsString(s protocol.Shape) string { return fmt.Sprintf("%dx%dx%d", s.M, s.N, s.K) }
+
+// ParseShape parses MxNxK with an optional :OP (NN, NT, TN or TT; NN when absent) and an optional
+// :bBATCH (a strided batch of BATCH ≥ 1 products; absent: one product, unbatched), in that order.
 func ParseShape(s string) (protocol.Shape, error) {
-	parts := strings.Split(strings.TrimSpace(s), "x")
+	fields := strings.Split(strings.TrimSpace(s), ":")
+	dims, rest := fields[0], fields[1:]
+	var op variant.Op
+	batch := 0
+	if len(rest) > 0 && !strings.HasPrefix(rest[0], "b") {
+		var err error
+		if op, err = variant.ParseOp(rest[0]); err != nil {
+			return protocol.Shape{}, fmt.Errorf("shape %q: %w", s, err)
+		}
+		rest = rest[1:]
+	}
+	if len(rest) > 0 {
+		n, err := strconv.Atoi(strings.TrimPrefix(rest[0], "b"))
+		if err != nil || n < 1 || n > MaxBatch {
+			return protocol.Shape{}, fmt.Errorf("shape %q: batch %q: want b1 to b%d", s, rest[0], MaxBatch)
+		}
+		batch = n
+		rest = rest[1:]
+	}
+	if len(rest) > 0 {
+		return protocol.Shape{}, fmt.Errorf("shape %q: want MxNxK[:OP][:bBATCH]", s)
+	}
+	parts := strings.Split(dims, "x")
 	if len(parts) != 3 {
-		return protocol.Shape{}, fmt.Errorf("shape %q: want MxNxK", s)
+		return protocol.Shape{}, fmt.Errorf("shape %q: want MxNxK[:OP][:bBATCH]", s)
 	}
 	var d [3]int
 	for i, p := range parts {
@@ -106,7 +149,27 @@ func ParseShape(s string) (protocol.Shape, error) {
 		}
 		d[i] = v
 	}
-	return protocol.Shape{M: d[0], N: d[1], K: d[2]}, nil
+	return protocol.Shape{M: d[0], N: d[1], K: d[2], Op: op, Batch: batch}, nil
+}
+
+// WithOps returns every shape under every op of ops, shape-major, duplicates dropped (the ops of
+// the shapes themselves are replaced). Without ops the shapes are returned as they are.
+func WithOps(shapes []protocol.Shape, ops []variant.Op) []protocol.Shape {
+	if len(ops) == 0 {
+		return shapes
+	}
+	var out []protocol.Shape
+	seen := map[protocol.Shape]bool{}
+	for _, s := range shapes {
+		for _, op := range ops {
+			s.Op = op
+			if !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // ParseShapes parses a comma-separated list of shapes, dropping duplicates.

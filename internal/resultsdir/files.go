@@ -83,7 +83,7 @@ func analysisColumns(r *results.Record, devs map[string]protocol.Device) []strin
 	if r.Timing != nil && r.Status == results.StatusOK {
 		ms = r.Timing.MedianMS
 	}
-	p := analysis.Place(r.Family, rows, cols, r.Shape.M, r.Shape.N, r.Shape.K, ms, pk)
+	p := analysis.PlaceBatch(r.Family, rows, cols, r.Shape.M, r.Shape.N, r.Shape.K, r.Shape.Products(), ms, pk)
 	out := []string{strconv.FormatFloat(p.Flops/1e9, 'g', 6, 64), p.Traffic.Model,
 		strconv.FormatFloat(p.Traffic.Bytes()/1e6, 'g', 6, 64), strconv.FormatFloat(p.Intensity, 'g', 4, 64)}
 	if ms > 0 {

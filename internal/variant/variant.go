@@ -13,10 +13,25 @@ import (
 )
 
 // Signature is the C parameter list every generated kernel has, BLAS-style and row-major:
-// C = alpha·A·B + beta·C on an M×N result with leading dimensions lda, ldb, ldc (in elements).
+// C = alpha·op(A)·op(B) + beta·C on an M×N result with leading dimensions lda, ldb, ldc (in
+// elements; see Op for what they bound under each op, which a kernel is compiled for).
 // beta == 0 means C is not read (it may hold NaN).
 const Signature = "int M, int N, int K, float alpha, const float* __restrict__ A, int lda, " +
 	"const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc"
+
+// BatchedSignature is the parameter list of a strided-batched kernel (Variant.Batched): Signature
+// plus the element strides between consecutive matrices of A, B and C, as in
+// cublasSgemmStridedBatched. The batch is the grid's z extent over GridZ; a stride of 0 makes every
+// product use the same matrix (a shared operand).
+const BatchedSignature = Signature + ", long long strideA, long long strideB, long long strideC"
+
+// SignatureOf is the parameter list of v's kernel.
+func SignatureOf(v *Variant) string {
+	if v.Batched {
+		return BatchedSignature
+	}
+	return Signature
+}
 
 // Traffic models a family may declare in variants.yaml (traffic_model); internal/analysis says
 // what each one counts.
@@ -115,6 +130,12 @@ type Variant struct {
 	// Seed marks a family taken from the founding documents (variants.yaml seed: true): the bench
 	// summary reports the best of them next to the overall winner.
 	Seed bool `json:"seed"`
+	// Op is the operation the kernel is compiled for (variants.yaml ops; OpNN, "", by default): it
+	// takes problems of that op only.
+	Op Op `json:"op,omitempty"`
+	// Batched marks a strided-batched kernel (variants.yaml batched): it has BatchedSignature and
+	// takes batched problems only; an unbatched kernel takes one product.
+	Batched bool `json:"batched,omitempty"`
 	// Params are the parameter values, in the order the family declares them.
 	Params []Param `json:"params"`
 	// Block is the thread block shape (blockDim.x, blockDim.y); blockDim.z is 1.
@@ -174,14 +195,25 @@ func (v *Variant) Grid(m, n, k, sms int) (x, y, z int) {
 	return x, y, max(v.GridZ, 1)
 }
 
-// Supports reports whether the variant accepts an M×N×K problem with the given leading dimensions;
-// when it does not, the error says why.
+// GridBatch is Grid for batch products of a batched kernel: z is Grid's z times the batch (batch < 1
+// counts as 1).
+func (v *Variant) GridBatch(m, n, k, sms, batch int) (x, y, z int) {
+	x, y, z = v.Grid(m, n, k, sms)
+	return x, y, z * max(batch, 1)
+}
+
+// MaxGridZ is the largest grid z extent (and so GridZ·batch) a launch may have.
+const MaxGridZ = 65535
+
+// Supports reports whether the variant accepts an M×N×K problem of its op with the given leading
+// dimensions (bounded as Op says for the variant's op); when it does not, the error says why.
 func (v *Variant) Supports(m, n, k, lda, ldb, ldc int) error {
 	if m < 1 || n < 1 || k < 1 {
 		return fmt.Errorf("shape %dx%dx%d: every dimension must be at least 1", m, n, k)
 	}
-	if lda < k || ldb < n || ldc < n {
-		return fmt.Errorf("leading dimensions lda=%d ldb=%d ldc=%d too small for %dx%dx%d", lda, ldb, ldc, m, n, k)
+	if wa, wb, wc := v.Op.DenseLD(m, n, k); lda < wa || ldb < wb || ldc < wc {
+		return fmt.Errorf("leading dimensions lda=%d ldb=%d ldc=%d too small for %s %dx%dx%d (at least %d, %d, %d)",
+			lda, ldb, ldc, v.Op, m, n, k, wa, wb, wc)
 	}
 	r := v.Requires
 	for _, c := range []struct {
@@ -198,6 +230,12 @@ func (v *Variant) Supports(m, n, k, lda, ldb, ldc int) error {
 		return fmt.Errorf("grid y=%d z=%d exceeds 65535", gy, gz)
 	}
 	return nil
+}
+
+// SupportsDense is Supports with the smallest leading dimensions of the variant's op.
+func (v *Variant) SupportsDense(m, n, k int) error {
+	lda, ldb, ldc := v.Op.DenseLD(m, n, k)
+	return v.Supports(m, n, k, lda, ldb, ldc)
 }
 
 // Arbitrary reports whether the variant claims to handle any M, N, K and leading dimension.

@@ -19,6 +19,8 @@ import (
 	"math"
 	"runtime"
 	"sync"
+
+	"tilegen/internal/variant"
 )
 
 // Eps32 is the unit roundoff of float32 (2^-24).
@@ -39,6 +41,59 @@ func Scale(tolFactor float64, k int) float64 {
 // GOMAXPROCS goroutines. Products of two float32 values are exact in float64 and the k order is
 // ascending, so a GPU reference that accumulates the same way agrees bit for bit.
 func Reference(m, n, k int, a []float32, lda int, b []float32, ldb int) (r, s []float64, err error) {
+	return ReferenceOp(variant.OpNN, m, n, k, a, lda, b, ldb)
+}
+
+// ReferenceOp is Reference for R = op(A)·op(B) and S = |op(A)|·|op(B)|, with A and B stored as op
+// says (variant.Op: under T, A is K×M with row stride lda ≥ M, B is N×K with ldb ≥ K). The sums
+// are those of Reference on the operands op makes (k ascending), so they agree with the GPU
+// reference bit for bit under every op.
+func ReferenceOp(op variant.Op, m, n, k int, a []float32, lda int, b []float32, ldb int) (r, s []float64, err error) {
+	if !op.Valid() {
+		return nil, nil, fmt.Errorf("op %q: want NN, NT, TN or TT", string(op))
+	}
+	ar, ac := op.StoredA(m, k)
+	br, bc := op.StoredB(k, n)
+	if err := checkStored("A", ar, ac, len(a), lda); err != nil {
+		return nil, nil, fmt.Errorf("%s %dx%dx%d: %w", op, m, n, k, err)
+	}
+	if err := checkStored("B", br, bc, len(b), ldb); err != nil {
+		return nil, nil, fmt.Errorf("%s %dx%dx%d: %w", op, m, n, k, err)
+	}
+	if op.TransA() {
+		a, lda = transpose(a, ar, ac, lda), ar
+	}
+	if op.TransB() {
+		b, ldb = transpose(b, br, bc, ldb), br
+	}
+	return reference(m, n, k, a, lda, b, ldb)
+}
+
+// transpose returns the dense cols×rows transpose of a rows×cols matrix with row stride ld.
+func transpose(x []float32, rows, cols, ld int) []float32 {
+	t := make([]float32, rows*cols)
+	for i := 0; i < rows; i++ {
+		for j := 0; j < cols; j++ {
+			t[j*rows+i] = x[i*ld+j]
+		}
+	}
+	return t
+}
+
+func checkStored(name string, rows, cols, have, ld int) error {
+	if rows < 1 || cols < 1 {
+		return fmt.Errorf("every dimension must be at least 1")
+	}
+	if ld < cols {
+		return fmt.Errorf("leading dimension of %s %d too small for %d columns", name, ld, cols)
+	}
+	if have < (rows-1)*ld+cols {
+		return fmt.Errorf("%s holds %d elements, need %d", name, have, (rows-1)*ld+cols)
+	}
+	return nil
+}
+
+func reference(m, n, k int, a []float32, lda int, b []float32, ldb int) (r, s []float64, err error) {
 	if err := checkDims(m, n, k, len(a), lda, len(b), ldb); err != nil {
 		return nil, nil, err
 	}
@@ -151,11 +206,24 @@ func (m Metrics) Pass() bool { return m.Bad == 0 }
 // chunks of compareRows rows on all CPUs; partial results are merged in chunk order, so the metrics
 // do not depend on the number of CPUs.
 func Compare(m, n int, c []float32, ldc int, e, bound []float64, scale float64) Metrics {
+	return CompareBatch(1, m, n, c, 0, ldc, e, bound, scale)
+}
+
+// CompareBatch is Compare over batch M×N results at once (a strided batch): result b starts at
+// c[b·sc] with row stride ldc, and its expectation and bound at e[b·M·N] and bound[b·M·N]. The
+// metrics are those of the batch's results taken together; FirstBad indexes them concatenated
+// (b·M·N + i·N + j).
+func CompareBatch(batch, m, n int, c []float32, sc, ldc int, e, bound []float64, scale float64) Metrics {
+	total := batch * m // rows of all results; row r is row r%m of result r/m
 	rows := max(1, compareElems/max(n, 1))
-	chunks := (m + rows - 1) / rows
-	parts := make([]partial, chunks)
+	chunks := (total + rows - 1) / rows
+	parts := make([]partial, max(chunks, 1))
+	crow := func(r int) []float32 {
+		off := (r/m)*sc + (r%m)*ldc
+		return c[off : off+n]
+	}
 	if chunks <= 1 {
-		parts[0] = compareRange(0, m, n, c, ldc, e, bound, scale)
+		parts[0] = compareRange(0, total, n, crow, e, bound, scale)
 	} else {
 		var wg sync.WaitGroup
 		next := make(chan int)
@@ -164,7 +232,7 @@ func Compare(m, n int, c []float32, ldc int, e, bound []float64, scale float64) 
 			go func() {
 				defer wg.Done()
 				for ch := range next {
-					parts[ch] = compareRange(ch*rows, min(m, (ch+1)*rows), n, c, ldc, e, bound, scale)
+					parts[ch] = compareRange(ch*rows, min(total, (ch+1)*rows), n, crow, e, bound, scale)
 				}
 			}()
 		}
@@ -199,7 +267,7 @@ func Compare(m, n int, c []float32, ldc int, e, bound []float64, scale float64) 
 	case sumSq > 0:
 		met.NormRel = math.Inf(1)
 	}
-	met.MismatchPct = 100 * float64(met.Bad) / float64(m*n)
+	met.MismatchPct = 100 * float64(met.Bad) / float64(total*n)
 	return met
 }
 
@@ -213,12 +281,13 @@ type partial struct {
 	finite        int
 }
 
-func compareRange(i0, i1, n int, c []float32, ldc int, e, bound []float64, scale float64) partial {
+func compareRange(i0, i1, n int, crow func(int) []float32, e, bound []float64, scale float64) partial {
 	p := partial{Metrics: Metrics{FirstBad: -1}}
 	for i := i0; i < i1; i++ {
+		row := crow(i)
 		for j := 0; j < n; j++ {
 			x := i*n + j
-			got := float64(c[i*ldc+j])
+			got := float64(row[j])
 			want := e[x]
 			if math.IsNaN(got) || math.IsInf(got, 0) {
 				p.NonFinite++
@@ -259,11 +328,21 @@ func (m *Metrics) markBad(x int64) {
 
 // Reason describes a failed comparison in one line ("" when it passed).
 func (m Metrics) Reason(n int) string {
+	return m.ReasonBatch(0, n)
+}
+
+// ReasonBatch is Reason for CompareBatch's metrics over results of M rows (M 0: one result); the
+// first bad element is named with its product when there are several.
+func (m Metrics) ReasonBatch(rowsPerResult, n int) string {
 	if m.Pass() {
 		return ""
 	}
 	i, j := m.FirstBad/int64(n), m.FirstBad%int64(n)
-	msg := fmt.Sprintf("%d elements (%.4g%%) over tolerance, first at (%d,%d)", m.Bad, m.MismatchPct, i, j)
+	at := fmt.Sprintf("(%d,%d)", i, j)
+	if rowsPerResult > 0 {
+		at = fmt.Sprintf("(%d,%d) of product %d", i%int64(rowsPerResult), j, i/int64(rowsPerResult))
+	}
+	msg := fmt.Sprintf("%d elements (%.4g%%) over tolerance, first at %s", m.Bad, m.MismatchPct, at)
 	if m.NonFinite > 0 {
 		msg += fmt.Sprintf(", %d NaN/Inf", m.NonFinite)
 	}
@@ -278,20 +357,32 @@ const Sentinel uint32 = 0x7FC0FFEE
 // does not, or -1: the guard zones c[:front] and c[len(c)-back:], and the padding columns
 // n..ldc-1 of each of the m rows that start at c[front].
 func SentinelBroken(c []float32, front, back, m, n, ldc int) int {
-	for x := 0; x < front; x++ {
-		if math.Float32bits(c[x]) != Sentinel {
-			return x
-		}
-	}
-	for i := 0; i < m; i++ {
-		for j := n; j < ldc; j++ {
-			x := front + i*ldc + j
+	return SentinelBrokenBatch(c, front, back, 1, 0, m, n, ldc)
+}
+
+// SentinelBrokenBatch is SentinelBroken for batch results of m rows, result b starting at
+// c[front + b·sc] (sc ≥ m·ldc, or 0 with one result): every element outside the results' m×n
+// elements, between the guards included, must hold Sentinel.
+func SentinelBrokenBatch(c []float32, front, back, batch, sc, m, n, ldc int) int {
+	_ = back // the back guard is everything after the last result
+	x := 0
+	for b := 0; b < batch; b++ {
+		start := front + b*sc
+		for ; x < start; x++ { // before C, or the gap after the previous result
 			if math.Float32bits(c[x]) != Sentinel {
 				return x
 			}
 		}
+		for i := 0; i < m; i++ {
+			for j := n; j < ldc; j++ {
+				if y := start + i*ldc + j; math.Float32bits(c[y]) != Sentinel {
+					return y
+				}
+			}
+		}
+		x = start + m*ldc
 	}
-	for x := len(c) - back; x < len(c); x++ {
+	for ; x < len(c); x++ {
 		if math.Float32bits(c[x]) != Sentinel {
 			return x
 		}

@@ -254,7 +254,7 @@ func TestCompareChunked(t *testing.T) {
 	c[1200*n+9] += 1
 	c[400*n+650] += 1
 	met := Compare(m, n, c, n, e, bound, 1e-6)
-	one := compareRange(0, m, n, c, n, e, bound, 1e-6)
+	one := compareRange(0, m, n, func(r int) []float32 { return c[r*n : r*n+n] }, e, bound, 1e-6)
 	if met.Bad != 3 || met.NonFinite != 1 || met.FirstBad != 400*n+650 || met.Bad != one.Bad || met.MaxAbs != one.MaxAbs {
 		t.Fatalf("chunked %+v, single pass %+v", met, one.Metrics)
 	}

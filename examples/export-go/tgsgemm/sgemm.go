@@ -82,7 +82,14 @@ func (ks *Kernels) Unload() error {
 // wait. It returns an error, and launches nothing, when no exported variant can take the problem
 // (see Choose).
 func (ks *Kernels) Sgemm(m, n, k int, alpha float32, a uintptr, lda int, b uintptr, ldb int, beta float32, c uintptr, ldc int, stream uintptr) error {
-	i, err := choose(m, n, k, lda, ldb, ldc, a|b|c)
+	return ks.SgemmOp(OpNN, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream)
+}
+
+// SgemmOp is Sgemm for the row-major C = alpha·op(A)·op(B) + beta·C, A and B stored as op says
+// (see Op). It returns an error, and launches nothing, when the export has no kernel for op or none
+// of its kernels can take the problem (see ChooseOp).
+func (ks *Kernels) SgemmOp(op Op, m, n, k int, alpha float32, a uintptr, lda int, b uintptr, ldb int, beta float32, c uintptr, ldc int, stream uintptr) error {
+	i, err := choose(op, m, n, k, lda, ldb, ldc, a|b|c)
 	if err != nil {
 		return err
 	}
@@ -98,4 +105,17 @@ func (ks *Kernels) Sgemm(m, n, k int, alpha float32, a uintptr, lda int, b uintp
 		return fmt.Errorf("tgsgemm: launch %s: %w", kn.name, err)
 	}
 	return nil
+}
+
+// SgemmBLAS is the BLAS entry: column-major C (m×n, ldc) = alpha·op(A)·op(B) + beta·C with
+// cublasSgemm's arguments in its order: transa and transb 'N' or 'T' ('C' is T for real data), op(A)
+// m×k and op(B) k×n, lda ≥ max(1, transa == 'N' ? m : k), ldb ≥ max(1, transb == 'N' ? k : n),
+// ldc ≥ max(1, m) (alpha and beta by value; m, n, k at least 1). It runs the row-major kernel of
+// op (transb, transa) on the swapped problem, Cᵀ = op(B)ᵀ·op(A)ᵀ (see ChooseBLAS).
+func (ks *Kernels) SgemmBLAS(transa, transb byte, m, n, k int, alpha float32, a uintptr, lda int, b uintptr, ldb int, beta float32, c uintptr, ldc int, stream uintptr) error {
+	op, err := columnMajor(transa, transb, m, n, k, lda, ldb, ldc)
+	if err != nil {
+		return err
+	}
+	return ks.SgemmOp(op, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc, stream)
 }
