@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Corpus tune for issue 17: model-guided search over the whole catalog on every corpus shape.
 set -u
-mkdir -p bin; for f in devcarry/final/*.xz; do xz -T0 -dc "$f" > "bin/$(basename "$f" .xz)"; chmod +x "bin/$(basename "$f" .xz)"; done
-W=/tmp/w; mkdir -p $W
+mkdir -p bin; for f in ${CARRY:-carry}/*.xz; do xz -T0 -dc "$f" > "bin/$(basename "$f" .xz)"; chmod +x "bin/$(basename "$f" .xz)"; done
+W=${TMPDIR:-/tmp}/tilegen-workload; mkdir -p $W
 nvidia-smi -L; nvidia-smi --query-gpu=driver_version --format=csv,noheader
 STEP=${1:-tune}
 if [ "$STEP" = tune ]; then
