@@ -553,8 +553,12 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 		for _, j := range f.rule.Candidates {
 			r.Candidates = append(r.Candidates, f.data.Kernels[j].Name)
 		}
+		used := map[int]bool{}
+		for _, j := range f.rule.Used() {
+			used[j] = true
+		}
 		r.Rule = f.rule.Remap(func(j int) int {
-			if i, ok := idx[f.data.Kernels[j].Name]; ok && usedIn(f.rule, j) {
+			if i, ok := idx[f.data.Kernels[j].Name]; ok && used[j] {
 				return i
 			}
 			return -1
@@ -590,9 +594,6 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 	}
 	return p, nil
 }
-
-// usedIn says whether kernel j appears in the rule (a table cell or the default).
-func usedIn(r *dispatch.Rule, j int) bool { return slices.Contains(r.Used(), j) }
 
 // maxExported bounds the variants one export dispatches to: the table encodes an index as one
 // character, '0' + index.

@@ -9,8 +9,8 @@ import (
 	"tilegen/internal/dispatch"
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
-	"tilegen/internal/workload"
 	"tilegen/internal/variant"
+	"tilegen/internal/workload"
 )
 
 func fixtureCorpus(t *testing.T) []workload.Entry {
