@@ -43,6 +43,7 @@ func runHybrid(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 || h.shape == "" {
 		return usageErr("hybrid", "want --shape MxNxK and no arguments")
 	}
+	h.settle(fs)
 	return hybrid(&h, stdout)
 }
 
@@ -60,6 +61,7 @@ func hybrid(h *hybridFlags, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	why = h.why(why)
 	if err := ooc.HostFits(s.M, s.N, s.K); err != nil {
 		return err
 	}

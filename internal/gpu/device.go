@@ -29,6 +29,9 @@ func deviceInfo(dev cu.Device, ordinal int) (protocol.Device, error) {
 	if d.MemoryBytes, err = dev.TotalMem(); err != nil {
 		return d, fmt.Errorf("device memory: %w", err)
 	}
+	if free, _, err := cu.MemInfo(); err == nil {
+		d.FreeBytes = free
+	}
 	for _, a := range []struct {
 		attr     cu.DeviceAttribute
 		dst      *int

@@ -22,6 +22,7 @@ import (
 	"tilegen/internal/ooc"
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
+	"tilegen/internal/stats"
 	"tilegen/internal/variant"
 	"tilegen/internal/verify"
 )
@@ -239,7 +240,7 @@ func (w *Worker) outOfCore(req protocol.Request, resp *protocol.Response) error 
 	defer hc.free()
 	res.HostPinned, res.HostNote, res.AllocMS, res.GenerateMS = pinned, note, allocMS, genMS
 
-	if err := w.runPlan(plan, k, ha.data, hb.data, hc.data, res); err != nil {
+	if err := w.runPlan(plan, k, ha.data, hb.data, hc.data, o.BlockReps, res); err != nil {
 		return err
 	}
 	res.BoundMS, res.BoundBy = res.KernelMS, "compute"
@@ -276,7 +277,7 @@ func (w *Worker) outOfCore(req protocol.Request, resp *protocol.Response) error 
 // into the block's C buffer (compute stream, after the upload and, on a block's first slice, after
 // the download that last used the C buffer), and after a block's last slice copy the block out
 // (d2h stream). Timing events are read back eventRing steps behind.
-func (w *Worker) runPlan(p ooc.Plan, k *kernel, a, b, c []float32, res *protocol.OutOfCoreResult) error {
+func (w *Worker) runPlan(p ooc.Plan, k *kernel, a, b, c []float32, blockReps int, res *protocol.OutOfCoreResult) error {
 	var ar arena
 	defer ar.free()
 	dA, dB, dC := make([]cu.DevicePtr, p.SliceBuffers), make([]cu.DevicePtr, p.SliceBuffers), make([]cu.DevicePtr, p.CBuffers)
@@ -423,7 +424,44 @@ func (w *Worker) runPlan(p ooc.Plan, k *kernel, a, b, c []float32, res *protocol
 			return err
 		}
 	}
+	if blockReps > 0 {
+		ms, err := timeBlock(k, comp, p, dA[0], dB[0], dC[0], blockReps)
+		if err != nil {
+			return fmt.Errorf("timing the block in device memory: %w", err)
+		}
+		res.BlockMS = ms
+	}
 	return nil
+}
+
+// timeBlock times the variant on the plan's full block GEMM (BM×BN×BK with the step's buffers and
+// pitches, β = 0) reps times after one warm-up, in device memory, and returns the median.
+func timeBlock(k *kernel, s cu.Stream, p ooc.Plan, a, b, c cu.DevicePtr, reps int) (float64, error) {
+	ev, err := makeEvents(2, cu.DefaultEvent)
+	if err != nil {
+		return 0, err
+	}
+	defer destroyEvents(ev)
+	times := make([]float64, 0, reps)
+	for i := range reps + 1 {
+		if err := ev[0].Record(s); err != nil {
+			return 0, fmt.Errorf("recording event: %w", err)
+		}
+		if err := launchOn(k, s, p.BM, p.BN, p.BK, 1, a, p.BK, b, p.BN, 0, c, p.BN); err != nil {
+			return 0, err
+		}
+		if err := ev[1].Record(s); err != nil {
+			return 0, fmt.Errorf("recording event: %w", err)
+		}
+		ms, err := elapsed(ev[0], ev[1])
+		if err != nil {
+			return 0, err
+		}
+		if i > 0 {
+			times = append(times, ms)
+		}
+	}
+	return stats.Median(times), nil
 }
 
 func firstErr(errs ...error) error {

@@ -108,6 +108,10 @@ type OutOfCoreRequest struct {
 	// CompareInCore also runs the same variant on the whole problem in device memory (it must fit)
 	// and compares every element with the out-of-core result.
 	CompareInCore bool `json:"compare_in_core,omitempty"`
+	// BlockReps times the variant in device memory on the plan's full block GEMM (BM×BN×BK, the
+	// same buffers and pitches as a step) this many times after one warm-up, once the streamed
+	// product is done: the in-core rate the streamed one is judged against. 0 skips it.
+	BlockReps int `json:"block_reps,omitempty"`
 }
 
 // HybridRequest asks for C = A·B with rows [0, M−CPURows) on the GPU and the last CPURows rows on
@@ -283,6 +287,8 @@ type OutOfCoreResult struct {
 	// InCore (CompareInCore) compares with the variant run once on the whole problem.
 	InCore   *ResultCompare `json:"in_core,omitempty"`
 	InCoreMS float64        `json:"in_core_ms,omitempty"`
+	// BlockMS is the median of BlockReps in-device runs of the full block GEMM (BlockReps > 0).
+	BlockMS float64 `json:"block_ms,omitempty"`
 }
 
 // EngineRate is a CPU engine's measured SGEMM rate.
@@ -333,6 +339,9 @@ type Device struct {
 	ComputeCapability string `json:"compute_capability"`
 	SMs               int    `json:"sms"`
 	MemoryBytes       int64  `json:"memory_bytes"`
+	// FreeBytes is the device memory free when the worker said hello (its context created): what an
+	// out-of-core plan may budget for before the request reaches the worker.
+	FreeBytes int64 `json:"free_bytes,omitempty"`
 	L2Bytes           int    `json:"l2_bytes"`
 	DriverVersion     int    `json:"driver_version"`
 	ClockKHz          int    `json:"clock_khz,omitempty"`
