@@ -28,6 +28,40 @@ type Cost struct {
 	TimingS float64 `json:"timing_s"`
 	// RankS is the interleaved re-measurement of the leaders.
 	RankS float64 `json:"rank_s"`
+	// Devices is the same per GPU, in the pool's order: how evenly the work spread and how much of
+	// the wall time each GPU's worker spent measuring.
+	Devices []DeviceCost `json:"devices,omitempty"`
+}
+
+// DeviceCost is one GPU's share of a run.
+type DeviceCost struct {
+	// Slot is the pool position, Visible the CUDA_VISIBLE_DEVICES value its workers ran under.
+	Slot    int    `json:"slot"`
+	Visible string `json:"visible"`
+	Name    string `json:"name"`
+	UUID    string `json:"uuid"`
+	// Measured counts the measurements this GPU made; PerMinute is Measured per minute of the run's
+	// wall time.
+	Measured  int     `json:"measured"`
+	PerMinute float64 `json:"measured_per_minute"`
+	// WorkerS sums the worker's phases (module load, verification, timing) of those measurements;
+	// Busy is WorkerS over the wall time (the rest: JIT, the orchestrator, waiting at phase ends,
+	// re-measuring leaders).
+	WorkerS float64 `json:"worker_s"`
+	Busy    float64 `json:"busy"`
+}
+
+// perDevice fills c.Devices from the counts by device UUID, in the order of slots.
+func (c *Cost) perDevice(slots []DeviceCost, measured map[string]int, workerS map[string]float64) {
+	c.Devices = nil
+	for _, d := range slots {
+		d.Measured, d.WorkerS = measured[d.UUID], workerS[d.UUID]
+		if c.WallS > 0 {
+			d.PerMinute = float64(d.Measured) / (c.WallS / 60)
+			d.Busy = d.WorkerS / c.WallS
+		}
+		c.Devices = append(c.Devices, d)
+	}
 }
 
 func (c Cost) String() string {
@@ -35,5 +69,28 @@ func (c Cost) String() string {
 		"(%d helper processes, then %d threads); worker time: module loads %.1f s, verification %.1f s, timing %.1f s; "+
 		"re-measuring leaders %.1f s",
 		c.Measured, c.Cached, c.Skipped, c.WallS, c.PerMinute, c.PreloadS, c.PreloadModules, c.JITHelpers, c.PreloadThreads,
-		c.LoadS, c.VerifyS, c.TimingS, c.RankS)
+		c.LoadS, c.VerifyS, c.TimingS, c.RankS) + c.deviceString()
+}
+
+func (c Cost) deviceString() string {
+	if len(c.Devices) < 2 {
+		return ""
+	}
+	out := "; per GPU:"
+	for _, d := range c.Devices {
+		out += fmt.Sprintf(" [%d] %d (%.0f/min, busy %.0f %%)", d.Slot, d.Measured, d.PerMinute, 100*d.Busy)
+	}
+	return out
+}
+
+// slotCosts lists the pool's GPUs (the per-device entries before counting).
+func (s *session) slotCosts() []DeviceCost {
+	if s.pool == nil {
+		return nil
+	}
+	out := make([]DeviceCost, 0, len(s.pool.Slots))
+	for _, sl := range s.pool.Slots {
+		out = append(out, DeviceCost{Slot: sl.Index, Visible: sl.Visible, Name: sl.Device.Name, UUID: sl.Device.UUID})
+	}
+	return out
 }

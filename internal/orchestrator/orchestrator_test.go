@@ -505,3 +505,42 @@ func TestSplitKPointless(t *testing.T) {
 		t.Errorf("no split: %q", r)
 	}
 }
+
+// TestCostPerDevice: with two GPUs, cost.json says how the measurements spread: one entry per
+// slot, in pool order, the counts adding up to the run's.
+func TestCostPerDevice(t *testing.T) {
+	t.Setenv("FAKEWORKER_DEVICES", "2")
+	dir := t.TempDir()
+	cfg, _, _ := testConfig(t, dir, "fast_*", "mid")
+	cfg.Devices = []int{0, 1}
+	if err := Tune(cfg); err != nil {
+		t.Fatal(err)
+	}
+	var cost Cost
+	b, err := os.ReadFile(filepath.Join(cfg.Out, "cost.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &cost); err != nil {
+		t.Fatal(err)
+	}
+	if len(cost.Devices) != 2 {
+		t.Fatalf("cost.json devices: %+v, want 2", cost.Devices)
+	}
+	sum := 0
+	for i, d := range cost.Devices {
+		if d.Slot != i || d.UUID != fmt.Sprintf("GPU-fake-%d", i) || d.Name != "Fake GPU" {
+			t.Errorf("device %d: %+v", i, d)
+		}
+		if d.Measured > 0 && d.PerMinute <= 0 {
+			t.Errorf("device %d measured %d but rates %.1f per minute", i, d.Measured, d.PerMinute)
+		}
+		sum += d.Measured
+	}
+	if sum != cost.Measured {
+		t.Errorf("per-device measurements add up to %d, the run measured %d", sum, cost.Measured)
+	}
+	if !strings.Contains(cost.String(), "per GPU: [0]") {
+		t.Errorf("cost line %q does not give the per-GPU split", cost.String())
+	}
+}

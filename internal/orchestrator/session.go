@@ -142,6 +142,10 @@ type session struct {
 	// preload lists the variants whose measurements are planned, for OpPreload.
 	preload []*variant.Variant
 	cost    Cost
+	// devMeasured and devWorkerS count measurements and worker seconds per device UUID (cost.json's
+	// devices).
+	devMeasured map[string]int
+	devWorkerS  map[string]float64
 	// stale counts cache hits that did not match their request, unhashed those that predate the
 	// records' hashes (see lookup).
 	stale, unhashed int
@@ -197,10 +201,19 @@ func (s *session) finish(r results.Record, cache bool) {
 	s.add(r)
 	s.mu.Lock()
 	s.cost.Measured++
+	uuid := ""
+	if r.Device != nil {
+		uuid = r.Device.UUID
+	}
+	if s.devMeasured == nil {
+		s.devMeasured, s.devWorkerS = map[string]int{}, map[string]float64{}
+	}
+	s.devMeasured[uuid]++
 	if p := r.Phases; p != nil {
 		s.cost.LoadS += p.LoadMS / 1e3
 		s.cost.VerifyS += p.VerifyMS / 1e3
 		s.cost.TimingS += p.TimeMS / 1e3
+		s.devWorkerS[uuid] += (p.LoadMS + p.VerifyMS + p.TimeMS) / 1e3
 	}
 	s.mu.Unlock()
 	s.prog.step(r)

@@ -90,6 +90,9 @@ func tune(cfg *Config) (*tuneOutcome, error) {
 	if s.cost.WallS > 0 {
 		s.cost.PerMinute = float64(s.cost.Measured) / (s.cost.WallS / 60)
 	}
+	s.mu.Lock()
+	s.cost.perDevice(s.slotCosts(), s.devMeasured, s.devWorkerS)
+	s.mu.Unlock()
 	cj, err := json.MarshalIndent(s.cost, "", "  ")
 	if err != nil {
 		return nil, err
