@@ -339,9 +339,6 @@ type Device struct {
 	ComputeCapability string `json:"compute_capability"`
 	SMs               int    `json:"sms"`
 	MemoryBytes       int64  `json:"memory_bytes"`
-	// FreeBytes is the device memory free when the worker said hello (its context created): what an
-	// out-of-core plan may budget for before the request reaches the worker.
-	FreeBytes int64 `json:"free_bytes,omitempty"`
 	L2Bytes           int    `json:"l2_bytes"`
 	DriverVersion     int    `json:"driver_version"`
 	ClockKHz          int    `json:"clock_khz,omitempty"`
@@ -349,6 +346,9 @@ type Device struct {
 	MemBusWidth       int    `json:"mem_bus_width,omitempty"`
 	CublasVersion     int    `json:"cublas_version,omitempty"`
 	CublasLibrary     string `json:"cublas_library,omitempty"`
+	// FreeBytes is the device memory free when the worker said hello (its context created): what an
+	// out-of-core plan may budget for before the request reaches the worker.
+	FreeBytes int64 `json:"free_bytes,omitempty"`
 }
 
 // Attributes are the driver's view of a loaded kernel and its occupancy on a shape.
