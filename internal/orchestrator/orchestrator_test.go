@@ -391,11 +391,49 @@ func TestPlainProgress(t *testing.T) {
 func TestJITHelpers(t *testing.T) {
 	cpus := runtime.NumCPU()
 	for _, tc := range []struct{ modules, devices, want int }{
-		{1, 1, 0}, {15, 1, 1}, {16, 1, min(2, cpus)}, {194, 1, min(8, cpus)}, {194, cpus, 1},
+		{1, 1, 0}, {15, 1, 1}, {16, 1, min(2, cpus)}, {194, 1, min(8, cpus)},
+		{194, 2, min(8, max(1, cpus/2), 12)}, {31, 2, 1}, {15, 2, 0},
 	} {
 		if got := jitHelpers(tc.modules, tc.devices); got != tc.want {
 			t.Errorf("jitHelpers(%d modules, %d devices) = %d, want %d", tc.modules, tc.devices, got, tc.want)
 		}
+	}
+}
+
+// TestJITShares: the modules are dealt once over the helpers of all devices, not once per device.
+func TestJITShares(t *testing.T) {
+	for _, tc := range []struct{ modules, devices int }{{194, 1}, {194, 2}, {232, 2}, {40, 3}, {17, 2}} {
+		shares := jitShares(tc.modules, tc.devices)
+		per := jitHelpers(tc.modules, tc.devices)
+		if len(shares) != per*tc.devices {
+			t.Fatalf("%+v: %d shares, want %d helpers on each of %d devices", tc, len(shares), per, tc.devices)
+		}
+		seen := make([]int, tc.modules)
+		onSlot := make([]int, tc.devices)
+		lo, hi := tc.modules, 0
+		for _, sh := range shares {
+			onSlot[sh.slot]++
+			lo, hi = min(lo, len(sh.modules)), max(hi, len(sh.modules))
+			for _, m := range sh.modules {
+				seen[m]++
+			}
+		}
+		for m, n := range seen {
+			if n != 1 {
+				t.Errorf("%+v: module %d compiled %d times", tc, m, n)
+			}
+		}
+		for d, n := range onSlot {
+			if n != per {
+				t.Errorf("%+v: device %d runs %d helpers, want %d", tc, d, n, per)
+			}
+		}
+		if hi-lo > 1 {
+			t.Errorf("%+v: shares of %d to %d modules", tc, lo, hi)
+		}
+	}
+	if s := jitShares(10, 2); s != nil {
+		t.Errorf("10 modules on 2 devices: %d shares, want none (too few to be worth a helper)", len(s))
 	}
 }
 

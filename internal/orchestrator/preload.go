@@ -37,12 +37,12 @@ func (s *session) preloadModules() {
 	}
 	timeout := s.cfg.Watchdog.Hello + time.Duration(len(ptxs))*2*time.Second
 	began := time.Now()
+	s.warmJITCache(ptxs, timeout)
 	var wg sync.WaitGroup
 	for _, sl := range s.pool.Slots {
 		wg.Add(1)
 		go func(sl *workerproc.Slot) {
 			defer wg.Done()
-			s.warmJITCache(sl, ptxs, timeout)
 			resp, err := sl.Call(protocol.Request{Op: protocol.OpPreload, Preload: ptxs}, timeout)
 			s.mu.Lock()
 			defer s.mu.Unlock()
@@ -66,28 +66,37 @@ func (s *session) preloadModules() {
 	s.cost.PreloadS = time.Since(began).Seconds()
 }
 
-// jitHelpers is how many helper workers compile modules for one device: one per eight modules, at
-// most one per CPU (shared between the devices) and at most maxJITHelpers.
+// jitHelpers is how many helper workers compile modules on each device: together at least eight
+// modules each, at most one per CPU (shared between the devices) and at most maxJITHelpers per
+// device.
 func jitHelpers(modules, devices int) int {
-	return min(maxJITHelpers, max(1, runtime.NumCPU()/max(devices, 1)), modules/8)
+	devices = max(devices, 1)
+	return min(maxJITHelpers, max(1, runtime.NumCPU()/devices), modules/(8*devices))
 }
 
 const maxJITHelpers = 8
 
 // warmJITCache compiles the modules in helper workers, a share each, in parallel, so that the
-// driver's on-disk JIT cache holds them when the slot's own worker preloads. Each helper opens its
-// own context on the device; failures only cost the time saved.
-func (s *session) warmJITCache(sl *workerproc.Slot, ptxs []string, timeout time.Duration) {
-	n := jitHelpers(len(ptxs), len(s.pool.Slots))
-	if n < 2 || os.Getenv("CUDA_CACHE_DISABLE") == "1" {
+// driver's on-disk JIT cache holds them when the slots' own workers preload. The cache is one per
+// host and user, shared by every device of the same architecture, so the modules are split among the
+// helpers of all slots together: with two GPUs each compiles half, instead of both compiling all
+// (which made the JIT the part of a two-GPU tune that did not shrink). Each helper opens its own
+// context on its slot's device; failures only cost the time saved.
+func (s *session) warmJITCache(ptxs []string, timeout time.Duration) {
+	if os.Getenv("CUDA_CACHE_DISABLE") == "1" {
+		return
+	}
+	shares := jitShares(len(ptxs), len(s.pool.Slots))
+	if len(shares) < 2 {
 		return
 	}
 	var wg sync.WaitGroup
-	for h := 0; h < n; h++ {
+	for _, sh := range shares {
 		var share []string
-		for i := h; i < len(ptxs); i += n {
+		for _, i := range sh.modules {
 			share = append(share, ptxs[i])
 		}
+		sl := s.pool.Slots[sh.slot]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -101,6 +110,30 @@ func (s *session) warmJITCache(sl *workerproc.Slot, ptxs []string, timeout time.
 	}
 	wg.Wait()
 	s.mu.Lock()
-	s.cost.JITHelpers = max(s.cost.JITHelpers, n)
+	s.cost.JITHelpers = max(s.cost.JITHelpers, len(shares))
 	s.mu.Unlock()
+}
+
+// jitShare is one helper's work: the slot it runs on and the indexes of the modules it compiles.
+type jitShare struct {
+	slot    int
+	modules []int
+}
+
+// jitShares deals the modules round-robin to jitHelpers(modules, devices) helpers on each of the
+// devices: every module once, the helpers' shares differing by at most one.
+func jitShares(modules, devices int) []jitShare {
+	per := jitHelpers(modules, devices)
+	total := per * max(devices, 1)
+	if per < 1 || total < 2 {
+		return nil
+	}
+	out := make([]jitShare, total)
+	for h := range out {
+		out[h].slot = h % max(devices, 1)
+	}
+	for i := range modules {
+		out[i%total].modules = append(out[i%total].modules, i)
+	}
+	return out
 }
