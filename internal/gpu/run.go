@@ -465,7 +465,7 @@ func (w *Worker) newCheckInputs(key checkKey, cpuCheckMaxFlops float64) (in *che
 				return nil, fmt.Errorf("reference kernel: %w", err)
 			}
 			refArgs := newArgs().i32(band.Rows).i32(n).i32(k).i32(b2i(key.op.TransA())).i32(b2i(key.op.TransB())).
-				ptr(pa+cu.DevicePtr(4*aOff)).i32(key.lda).ptr(pb).i32(key.ldb).ptr(pr+cu.DevicePtr(rOff)).ptr(ps+cu.DevicePtr(rOff)).i32(n)
+				ptr(pa + cu.DevicePtr(4*aOff)).i32(key.lda).ptr(pb).i32(key.ldb).ptr(pr + cu.DevicePtr(rOff)).ptr(ps + cu.DevicePtr(rOff)).i32(n)
 			if err := launchErr(w.ref.Launch(gx, gy, 1, refTile, refTile, 1, 0, w.stream, refArgs.pointers())); err != nil {
 				return nil, fmt.Errorf("reference kernel: %w", err)
 			}
