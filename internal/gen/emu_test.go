@@ -21,7 +21,7 @@ import (
 // work, not speed or the memory model: the GPU's verification stays the judge.
 func TestSplitKernelsOnHost(t *testing.T) {
 	if testing.Short() {
-		t.Skip("emulating the kernels on the host takes a minute or two")
+		t.Skip("emulating the kernels on the host takes a few minutes")
 	}
 	cxx, err := exec.LookPath("g++")
 	if err != nil {
