@@ -3,11 +3,11 @@ package dispatch
 import (
 	"fmt"
 	"hash/fnv"
-	"math"
 	"sort"
 
 	"tilegen/internal/protocol"
 	"tilegen/internal/shapes"
+	"tilegen/internal/stats"
 )
 
 // FoldRule says how Fold assigns folds, for the summary.
@@ -160,14 +160,12 @@ func Summarize(ratios []float64) Totals {
 	}
 	s := append([]float64(nil), ratios...)
 	sort.Float64s(s)
-	logs := 0.0
 	for _, r := range s {
-		logs += math.Log(r)
 		if r < 0.9 {
 			t.Below09++
 		}
 	}
-	t.Geomean = math.Exp(logs / float64(len(s)))
+	t.Geomean = stats.Geomean(s)
 	t.Min = s[0]
 	if n := len(s); n%2 == 1 {
 		t.Median = s[n/2]

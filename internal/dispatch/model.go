@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/variant"
 )
 
 // Sample is one shape of the training corpus with cuBLAS's time on it.
@@ -23,8 +24,11 @@ type Sample struct {
 type Kernel struct {
 	Name               string
 	TileRows, TileCols int
-	// GridZ is the number of split-K slices (1: none).
+	// GridZ is the number of split-K slices (1: none) of a kernel with a fixed grid z.
 	GridZ int
+	// Split is the launch-time split rule of a grid_z: auto kernel (nil: GridZ holds); its slices
+	// depend on the shape and the SM count, as the exported launcher computes them.
+	Split *variant.SplitRule
 	// BlocksPerSM is how many of its blocks an SM holds at once (occupancy; 1 when unknown).
 	BlocksPerSM int
 	// Supports says whether it takes the M×N×K problem with packed leading dimensions (lda = K,
@@ -35,6 +39,17 @@ type Kernel struct {
 	General bool
 	// Robust: it may be the robust default (it passed its whole edge suite, no shape skipped).
 	Robust bool
+}
+
+// Slices is the kernel's grid z on an M×N×K problem on sms multiprocessors: its split rule's choice
+// (variant.SplitRule.Slices over its output tiles, the number the exported launcher computes), else
+// GridZ (at least 1).
+func (k *Kernel) Slices(m, n, kk, sms int) int {
+	if k.Split != nil {
+		tiles := variant.CeilDiv(m, k.TileRows) * variant.CeilDiv(n, k.TileCols)
+		return k.Split.Slices(tiles, k.TileRows*k.TileCols, kk, sms)
+	}
+	return max(k.GridZ, 1)
 }
 
 // Fits says whether the kernel's tile divides M and N (no partial tile at the edges: kernels take
@@ -239,7 +254,7 @@ func (d *Data) bestKernel(i int) (float64, int) {
 func (d *Data) features(j, m, n, k int) (logq, loge float64) {
 	kn := &d.Kernels[j]
 	tm, tn := (m+kn.TileRows-1)/kn.TileRows, (n+kn.TileCols-1)/kn.TileCols
-	tiles := float64(tm) * float64(tn) * float64(max(kn.GridZ, 1))
+	tiles := float64(tm) * float64(tn) * float64(kn.Slices(m, n, k, d.SMs))
 	slots := float64(d.SMs * max(kn.BlocksPerSM, 1))
 	logq = math.Log(math.Ceil(tiles/slots) * slots / tiles)
 	loge = math.Log(float64(tm)*float64(kn.TileRows)/float64(m)) + math.Log(float64(tn)*float64(kn.TileCols)/float64(n))

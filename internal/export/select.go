@@ -472,7 +472,7 @@ func fitData(rs *resultsSet, sel *selection, why map[string]string, fullEdge map
 	for _, n := range names {
 		v := sel.byName[n]
 		r := v.Requires
-		d.Kernels = append(d.Kernels, dispatch.Kernel{Name: n, TileRows: v.Tile.Rows, TileCols: v.Tile.Cols, GridZ: atLeast1(v.GridZ),
+		d.Kernels = append(d.Kernels, dispatch.Kernel{Name: n, TileRows: v.Tile.Rows, TileCols: v.Tile.Cols, GridZ: atLeast1(v.GridZ), Split: v.Split,
 			BlocksPerSM: max(blocksPerSM[n], 1), Robust: fullEdge[n],
 			General: atLeast1(r.MMultiple) == 1 && atLeast1(r.NMultiple) == 1 && atLeast1(r.KMultiple) == 1 && atLeast1(r.LDMultiple) == 1,
 			Supports: func(m, nn, k int) bool {

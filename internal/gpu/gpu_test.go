@@ -341,3 +341,34 @@ func TestHangIsKillable(t *testing.T) {
 		t.Fatal("hung worker survived SIGKILL for 30 s")
 	}
 }
+
+// TestTallShapes: products whose M puts the float64 reference's grid past 65535 blocks in y (VGG-16
+// conv1 as im2col at batch 32, M = 1605632) verify, the reference launched in bands of rows; the
+// band edge is cross-checked on the CPU (under both layouts of A, where a band moves A's pointer by
+// rows or by columns). A kernel whose own grid is too tall is a clear error. Before the fix the
+// worker died with a nil dereference on the reference's failed launch.
+func TestTallShapes(t *testing.T) {
+	c := startWorker(t)
+	edge := 65535*refTile + 37 // one band plus 37 rows
+	for _, op := range []variant.Op{variant.OpNN, variant.OpTN} {
+		s := protocol.Shape{M: edge, N: 3, K: 5, Op: op}
+		r := c.call(protocol.Request{Op: protocol.OpCublas, Shape: s, Verify: verifyAll(11)})
+		if r.Error != "" || len(r.Verify) != 2 || !r.Verify[0].Pass || !r.Verify[1].Pass || !r.Verify[0].RefCrossChecked {
+			t.Fatalf("cuBLAS %s %dx3x5: %+v", op, edge, r)
+		}
+	}
+	for _, k := range []int{27, 576} {
+		s := protocol.Shape{M: 1605632, N: 64, K: k, Op: variant.OpNN}
+		r := c.call(protocol.Request{Op: protocol.OpCublas, Shape: s, Verify: verifyAll(12),
+			Timing: &protocol.TimingSettings{Warmup: 2, Reps: 10, MinTimeMS: 20, MaxReps: 1000}})
+		if r.Error != "" || len(r.Verify) != 2 || !r.Verify[0].Pass || !r.Verify[1].Pass || r.Timing == nil {
+			t.Fatalf("cuBLAS 1605632x64x%d: %+v", k, r)
+		}
+		t.Logf("cuBLAS 1605632x64x%d: median %.4f ms, verify maxrel %.3g", k, r.Timing.MedianMS, r.Verify[0].MaxRel)
+	}
+	r := c.call(protocol.Request{Op: protocol.OpRun, Kernel: fixture("good", 16, 0),
+		Shape: protocol.Shape{M: 1605632, N: 64, K: 27}, Verify: verifyAll(13)})
+	if !strings.Contains(r.Error, "grid y=100352") {
+		t.Fatalf("16-row tiles on M=1605632: want a grid y error, got %+v", r)
+	}
+}

@@ -143,6 +143,9 @@ func (w *Worker) gemm(k *kernel) gemmFunc {
 		}
 		gx, gy, gz := k.grid(m, n, kk)
 		gz *= max(bt.count, 1)
+		if err := variant.CheckGrid(gx, gy, gz); err != nil {
+			return fmt.Errorf("variant %s on %dx%dx%d: %w", k.v.Name, m, n, kk, err)
+		}
 		args := newArgs().i32(m).i32(n).i32(kk).f32(alpha).ptr(a).i32(lda).ptr(b).i32(ldb).f32(beta).ptr(c).i32(ldc)
 		if k.v.Batched {
 			args.i64(bt.sa).i64(bt.sb).i64(bt.sc)

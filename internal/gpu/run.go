@@ -50,8 +50,12 @@ func fits(v *variant.Variant, s protocol.Shape, sms int) error {
 	if err := v.SupportsDense(s.M, s.N, s.K); err != nil {
 		return fmt.Errorf("variant %s does not support %s %dx%dx%d: %w", v.Name, s.Op, s.M, s.N, s.K, err)
 	}
-	if _, _, z := v.GridBatch(s.M, s.N, s.K, sms, s.Batch); z > variant.MaxGridZ {
+	x, y, z := v.GridBatch(s.M, s.N, s.K, sms, s.Batch)
+	if z > variant.MaxGridZ {
 		return fmt.Errorf("variant %s: grid z %d for a batch of %d exceeds %d", v.Name, z, s.Batch, variant.MaxGridZ)
+	}
+	if err := variant.CheckGrid(x, y, z); err != nil {
+		return fmt.Errorf("variant %s on %dx%dx%d: %w", v.Name, s.M, s.N, s.K, err)
 	}
 	return nil
 }
@@ -371,10 +375,14 @@ func batchMatrices(rnd *rand.Rand, products, rows, cols, ld int, stride int64, p
 func (w *Worker) newCheckInputs(key checkKey, cpuCheckMaxFlops float64) (in *checkInputs, err error) {
 	m, n, k := key.m, key.n, key.k
 	products := max(key.batch, 1)
-	in = &checkInputs{key: key}
+	// built is freed on every error return: those set the named result in to nil, so the deferred
+	// cleanup must not go through it (it did, and a failed reference launch became a nil
+	// dereference that killed the worker).
+	built := &checkInputs{key: key}
+	in = built
 	defer func() {
 		if err != nil {
-			in.ar.free()
+			built.ar.free()
 		}
 	}()
 	rnd := verify.Rand(key.seed)
@@ -441,15 +449,26 @@ func (w *Worker) newCheckInputs(key checkKey, cpuCheckMaxFlops float64) (in *che
 		return nil, err
 	}
 	// The reference reads the pristine copies, which no kernel under test is ever given; one launch
-	// per product of a batch.
+	// per product of a batch and band of rows (its rows lie on grid y, at most 65535 blocks).
 	for p := 0; p < products; p++ {
 		pa, pb := in.dA0+cu.DevicePtr(4*int64(p)*key.sa), in.dB0+cu.DevicePtr(4*int64(p)*key.sb)
 		pr, ps := dR+cu.DevicePtr(8*int64(p)*mn), dS+cu.DevicePtr(8*int64(p)*mn)
-		refArgs := newArgs().i32(m).i32(n).i32(k).i32(b2i(key.op.TransA())).i32(b2i(key.op.TransB())).
-			ptr(pa).i32(key.lda).ptr(pb).i32(key.ldb).ptr(pr).ptr(ps).i32(n)
-		if err := launchErr(w.ref.Launch((n+refTile-1)/refTile, (m+refTile-1)/refTile, 1, refTile, refTile, 1, 0,
-			w.stream, refArgs.pointers())); err != nil {
-			return nil, fmt.Errorf("reference kernel: %w", err)
+		for _, band := range variant.RowBands(m, refTile) {
+			// Row r of op(A) starts r·lda elements in when A is stored M×K, r elements in when K×M.
+			aOff := int64(band.Row0) * int64(key.lda)
+			if key.op.TransA() {
+				aOff = int64(band.Row0)
+			}
+			rOff := 8 * int64(band.Row0) * int64(n)
+			gx, gy := variant.CeilDiv(n, refTile), variant.CeilDiv(band.Rows, refTile)
+			if err := variant.CheckGrid(gx, gy, 1); err != nil {
+				return nil, fmt.Errorf("reference kernel: %w", err)
+			}
+			refArgs := newArgs().i32(band.Rows).i32(n).i32(k).i32(b2i(key.op.TransA())).i32(b2i(key.op.TransB())).
+				ptr(pa + cu.DevicePtr(4*aOff)).i32(key.lda).ptr(pb).i32(key.ldb).ptr(pr + cu.DevicePtr(rOff)).ptr(ps + cu.DevicePtr(rOff)).i32(n)
+			if err := launchErr(w.ref.Launch(gx, gy, 1, refTile, refTile, 1, 0, w.stream, refArgs.pointers())); err != nil {
+				return nil, fmt.Errorf("reference kernel: %w", err)
+			}
 		}
 	}
 	if err := w.sync("reference kernel"); err != nil {

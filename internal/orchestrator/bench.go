@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,6 +16,7 @@ import (
 	"tilegen/internal/results"
 	"tilegen/internal/resultsdir"
 	"tilegen/internal/search"
+	"tilegen/internal/stats"
 	"tilegen/internal/variant"
 	"tilegen/internal/workerproc"
 )
@@ -394,17 +394,16 @@ func summarize(ranking []results.ShapeRanking, recs []results.Record, edgeFailed
 // BatchGeomean is the geometric mean of the batch group's ratios and how many it has (shapes without
 // a ratio, where no variant passed, count as missing, not as zero).
 func (s BenchSummary) BatchGeomean() (float64, int) {
-	sum, n := 0.0, 0
+	var ratios []float64
 	for _, sh := range s.Shapes {
 		if sh.Group == "batch" && sh.Ratio > 0 {
-			sum += math.Log(sh.Ratio)
-			n++
+			ratios = append(ratios, sh.Ratio)
 		}
 	}
-	if n == 0 {
+	if len(ratios) == 0 {
 		return 0, 0
 	}
-	return math.Exp(sum / float64(n)), n
+	return stats.Geomean(ratios), len(ratios)
 }
 
 // BenchMarkdown renders a summary as the BENCHMARKS.md page.

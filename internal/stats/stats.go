@@ -90,3 +90,20 @@ func MedianCI(sorted []float64) (lo, hi float64) {
 func Separated(a, b Summary) bool {
 	return a.Hi < b.Lo || b.Hi < a.Lo
 }
+
+// Geomean is the geometric mean of xs, computed as exp of the mean log (no overflow or underflow
+// of a running product). It is NaN for an empty sample or one holding a value ≤ 0 or NaN: a ratio
+// that is missing must be left out by the caller, never averaged in as zero.
+func Geomean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	sum := 0.0
+	for _, x := range xs {
+		if !(x > 0) {
+			return math.NaN()
+		}
+		sum += math.Log(x)
+	}
+	return math.Exp(sum / float64(len(xs)))
+}

@@ -39,3 +39,26 @@ func TestSeparated(t *testing.T) {
 		t.Errorf("small-sample CI %v %v", lo, hi)
 	}
 }
+
+func TestGeomean(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{[]float64{4}, 4},
+		{[]float64{1, 4}, 2},
+		{[]float64{0.5, 2, 1}, 1},
+		{[]float64{2, 8, 4}, 4},
+		// A product of these overflows float64; the mean log does not.
+		{[]float64{1e300, 1e300, 1e-300, 1e-300}, 1},
+	} {
+		if got := Geomean(c.xs); math.Abs(got-c.want) > 1e-12*c.want {
+			t.Errorf("Geomean(%v) = %v, want %v", c.xs, got, c.want)
+		}
+	}
+	for _, xs := range [][]float64{nil, {1, 0}, {2, -1}, {math.NaN()}} {
+		if got := Geomean(xs); !math.IsNaN(got) {
+			t.Errorf("Geomean(%v) = %v, want NaN", xs, got)
+		}
+	}
+}

@@ -202,9 +202,6 @@ func (v *Variant) GridBatch(m, n, k, sms, batch int) (x, y, z int) {
 	return x, y, z * max(batch, 1)
 }
 
-// MaxGridZ is the largest grid z extent (and so GridZ·batch) a launch may have.
-const MaxGridZ = 65535
-
 // Supports reports whether the variant accepts an M×N×K problem of its op with the given leading
 // dimensions (bounded as Op says for the variant's op); when it does not, the error says why.
 func (v *Variant) Supports(m, n, k, lda, ldb, ldc int) error {
@@ -225,9 +222,12 @@ func (v *Variant) Supports(m, n, k, lda, ldb, ldc int) error {
 			return fmt.Errorf("%s=%d is not a multiple of %d", c.what, c.val, c.mul)
 		}
 	}
-	_, gy, gz := v.Grid(m, n, k, 1)
-	if gy > 65535 || gz > 65535 {
+	gx, gy, gz := v.Grid(m, n, k, 1)
+	if gy > MaxGridY || gz > MaxGridZ {
 		return fmt.Errorf("grid y=%d z=%d exceeds 65535", gy, gz)
+	}
+	if gx > MaxGridX {
+		return fmt.Errorf("grid x=%d exceeds %d", gx, MaxGridX)
 	}
 	return nil
 }

@@ -60,6 +60,19 @@ inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst
 template <class T> T __ldg(const T* p) { return *p; }
 template <class T> T __ldcg(const T* p) { return *p; }
 template <class T> void __stcg(T* p, T v) { *p = v; }
+// __shfl_xor_sync: the value of lane (lane ^ o) of the warp, exchanged through a block-wide buffer
+// between two barriers; every live thread of the block must call it together (gemvn's butterfly
+// does: no thread leaves before it).
+static float emu_shfl[1024];
+inline float __shfl_xor_sync(unsigned, float v, int o)
+{
+    const unsigned t = threadIdx.x;
+    emu_shfl[t] = v;
+    emu_bar.sync();
+    const float r = emu_shfl[t ^ (unsigned)o];
+    emu_bar.sync();
+    return r;
+}
 inline unsigned atomicAdd(unsigned* p, unsigned v) { return std::atomic_ref<unsigned>(*p).fetch_add(v); }
 inline int min(int a, int b) { return a < b ? a : b; }
 inline long long min(long long a, long long b) { return a < b ? a : b; }
