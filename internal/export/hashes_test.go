@@ -31,7 +31,8 @@ func editManifest(t *testing.T, gen string, f func(variants []any)) {
 
 // regenerate edits a variant's generated source and records the new source hash in the manifest,
 // as the generator does after a template change that leaves the PTX as it was.
-func regenerate(t *testing.T, gen, name string) {
+// regenerate edits a variant's generated source after tuning, and its PTX hash too when ptx is set.
+func regenerate(t *testing.T, gen, name string, ptx bool) {
 	t.Helper()
 	cu := filepath.Join(gen, "cuda", name+".cu")
 	b := append(mustRead(t, cu), []byte("// a template edit after tuning\n")...)
@@ -42,6 +43,9 @@ func regenerate(t *testing.T, gen, name string) {
 		for _, v := range vs {
 			if m := v.(map[string]any); m["name"] == name {
 				m["source_hash"] = sha(b)
+				if ptx {
+					m["ptx_hash"] = strings.Repeat("f", 64)
+				}
 			}
 		}
 	})
@@ -77,9 +81,20 @@ func TestRecordHashes(t *testing.T) {
 			t.Errorf("provenance: unhashed %d allow %v", pv.UnhashedRecords, pv.AllowUnhashed)
 		}
 	})
+	t.Run("source edited, PTX identical", func(t *testing.T) {
+		tune, verify, gen := copyFixture(t)
+		regenerate(t, gen, "micro1d_t32_r4", false)
+		p, _, err := Prepare(Options{Results: []string{tune, verify}, Generated: gen, Name: "tg"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if why := excludedFor(p, "micro1d_t32_r4"); why != "" {
+			t.Errorf("a variant whose PTX is the measured one was excluded: %s", why)
+		}
+	})
 	t.Run("source regenerated after tuning", func(t *testing.T) {
 		tune, verify, gen := copyFixture(t)
-		regenerate(t, gen, "micro1d_t32_r4")
+		regenerate(t, gen, "micro1d_t32_r4", true)
 		var log bytes.Buffer
 		out := filepath.Join(t.TempDir(), "x")
 		if err := Run(Options{Results: []string{tune, verify}, Generated: gen, Out: out, Name: "tg", Log: &log}); err != nil {

@@ -231,10 +231,16 @@ func eligibility(recs []results.Record, byName map[string]*variant.Variant, allo
 	return why, edge, fullEdge
 }
 
-// staleHashes says whether a record names a source or PTX other than the manifest's (a record
-// without hashes names none).
+// staleHashes says whether a record measured other code than the manifest's. The PTX is what ran:
+// a record with a PTX hash is stale when that differs, whatever the source (a template refactor that
+// leaves the PTX byte-identical changes only the source hash, and the measured kernel is still the
+// one exported). A record with only a source hash is stale when that differs; one without hashes
+// names no code.
 func staleHashes(r results.Record, v *variant.Variant) bool {
-	return r.SourceHash != "" && r.SourceHash != v.SourceHash || r.PTXHash != "" && r.PTXHash != v.PTXHash
+	if r.PTXHash != "" {
+		return r.PTXHash != v.PTXHash
+	}
+	return r.SourceHash != "" && r.SourceHash != v.SourceHash
 }
 
 // rerun says how to measure a variant again.
