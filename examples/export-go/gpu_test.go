@@ -135,9 +135,9 @@ func TestExportedOnGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range tgsgemm.Classes() {
-		ms, sets := medianMS(t, ks, stream, c.M, c.N, c.K, int64(l2))
+		ms, sets := medianMS(t, ks, stream, c.Op, c.M, c.N, c.K, int64(l2))
 		slower := ms / c.TunedMS
-		t.Logf("time %5dx%5dx%5d %-18s sets=%2d now %.5f ms, tuned %.5f ms, now/tuned %.3f", c.M, c.N, c.K, c.Variant, sets, ms, c.TunedMS, slower)
+		t.Logf("time %5dx%5dx%5d:%s %-18s sets=%2d now %.5f ms, tuned %.5f ms, now/tuned %.3f", c.M, c.N, c.K, c.Op, c.Variant, sets, ms, c.TunedMS, slower)
 		if slower > 1.05 {
 			t.Errorf("%dx%dx%d: %.5f ms is %.1f %% slower than the %.5f ms recorded at tuning", c.M, c.N, c.K, ms, 100*(slower-1), c.TunedMS)
 		}
@@ -272,7 +272,7 @@ func downloadT(t *testing.T, d cu.DevicePtr, n int) []float32 {
 // medianMS times like the tuner: beta = 0, dense leading dimensions, input sets rotated so that
 // together they are about three times L2 when one fits in it, 3 warm-up launches, then at least 20
 // launches and 100 ms (at most 1000), each between its own event pair.
-func medianMS(t *testing.T, ks *tgsgemm.Kernels, s cu.Stream, m, n, k int, l2 int64) (float64, int) {
+func medianMS(t *testing.T, ks *tgsgemm.Kernels, s cu.Stream, op tgsgemm.Op, m, n, k int, l2 int64) (float64, int) {
 	t.Helper()
 	setBytes := 4 * (int64(m)*int64(k) + int64(k)*int64(n) + int64(m)*int64(n))
 	nsets := 1
@@ -299,9 +299,17 @@ func medianMS(t *testing.T, ks *tgsgemm.Kernels, s cu.Stream, m, n, k int, l2 in
 			cu.MemFree(st.c)
 		}
 	}()
+	// Dense leading dimensions of the class's op (A stored K×M under op(A) = Aᵀ, B N×K under op(B) = Bᵀ).
+	lda, ldb := k, n
+	if op&tgsgemm.OpTN != 0 {
+		lda = m
+	}
+	if op&tgsgemm.OpNT != 0 {
+		ldb = k
+	}
 	launch := func(i int) {
 		st := sets[i%nsets]
-		if err := ks.Sgemm(m, n, k, 1, uintptr(st.a), k, uintptr(st.b), n, 0, uintptr(st.c), n, handle(s)); err != nil {
+		if err := ks.SgemmOp(op, m, n, k, 1, uintptr(st.a), lda, uintptr(st.b), ldb, 0, uintptr(st.c), n, handle(s)); err != nil {
 			t.Fatal(err)
 		}
 	}
