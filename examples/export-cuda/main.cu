@@ -1,8 +1,10 @@
 // export-cuda uses a header written by `runner export` from any nvcc project: it runs the exported
 // SGEMM on every tuned shape class (each with its op) and on edge shapes of every op the header
 // has, through the row-major entries (NAME_sgemm, NAME_sgemm_op) and the column-major BLAS entry
-// (NAME_sgemm_blas, e.g. a column-major TN call), checks each result against cuBLAS with the same
-// op and layout, and
+// (NAME_sgemm_blas, e.g. a column-major TN call) and the strided-batched entry (NAME_sgemm_strided_batched,
+// cublasSgemmStridedBatched's arguments: every batch class, with gaps between products and a shared B),
+// checks each result against cuBLAS with the same op and layout (cublasSgemmStridedBatched for
+// batches), and
 // times each class the way the tuner did (rotated input sets, one event pair per launch, median),
 // printing now/tuned, its time over the time recorded at tuning (not a "ratio", which in tilegen is
 // always cuBLAS time / tilegen time). It exits 1 when a result is wrong, when a
@@ -206,6 +208,64 @@ static bool check_blas(cublasHandle_t h, char transa, char transb, int m, int n,
     return bad == 0;
 }
 
+// check_batched calls the strided-batched BLAS entry, NAME_sgemm_strided_batched(transa, transb, m,
+// n, k, ..., batch) with cublasSgemmStridedBatched's arguments, and compares every product with
+// cublasSgemmStridedBatched called with the very same arguments. The strides leave a gap of `gap`
+// elements between products (the gaps of C must stay untouched); share_b makes strideB = 0 (one B
+// for every product).
+static bool check_batched(cublasHandle_t h, char transa, char transb, int m, int n, int k, float alpha, float beta, int pad,
+                          int batch, int gap, bool share_b, std::mt19937& rng)
+{
+    int cols_a = transa == 'N' ? k : m, cols_b = transb == 'N' ? n : k;
+    int lda = (transa == 'N' ? m : k) + pad, ldb = (transb == 'N' ? k : n) + pad, ldc = m + pad;
+    long long sa = (long long)cols_a * lda + gap, sb = share_b ? 0 : (long long)cols_b * ldb + gap, sc = (long long)n * ldc + gap;
+    size_t na = (size_t)(sa * (batch - 1) + (long long)cols_a * lda), nb = (size_t)(sb * (batch - 1) + (long long)cols_b * ldb),
+           nc = (size_t)(sc * batch);
+    std::vector<float> a = random_matrix(rng, na), b = random_matrix(rng, nb), c0 = random_matrix(rng, nc);
+    std::vector<float> aa(a.size()), ab(b.size());
+    for (size_t i = 0; i < a.size(); i++) aa[i] = std::fabs(a[i]);
+    for (size_t i = 0; i < b.size(); i++) ab[i] = std::fabs(b[i]);
+    float *dA = upload(a), *dB = upload(b), *dC = upload(c0), *dR = upload(c0), *dAA = upload(aa), *dAB = upload(ab);
+    std::vector<float> zeros(nc, 0.0f);
+    float* dS = upload(zeros);
+    cublasOperation_t ta = transa == 'N' ? CUBLAS_OP_N : CUBLAS_OP_T, tb = transb == 'N' ? CUBLAS_OP_N : CUBLAS_OP_T;
+    const float one = 1.0f, zero = 0.0f;
+    cudaError_t err = TG(_sgemm_strided_batched)(transa, transb, m, n, k, alpha, dA, lda, sa, dB, ldb, sb, beta, dC, ldc, sc,
+                                                 batch, 0);
+    CHECK_BLAS(cublasSgemmStridedBatched(h, ta, tb, m, n, k, &alpha, dA, lda, sa, dB, ldb, sb, &beta, dR, ldc, sc, batch));
+    CHECK_BLAS(cublasSgemmStridedBatched(h, ta, tb, m, n, k, &one, dAA, lda, sa, dAB, ldb, sb, &zero, dS, ldc, sc, batch));
+    CHECK_CUDA(cudaDeviceSynchronize());
+    std::vector<float> c(nc), r(nc), sabs(nc);
+    CHECK_CUDA(cudaMemcpy(c.data(), dC, nc * sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(r.data(), dR, nc * sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(sabs.data(), dS, nc * sizeof(float), cudaMemcpyDeviceToHost));
+    for (float* p : {dA, dB, dC, dR, dAA, dAB, dS}) CHECK_CUDA(cudaFree(p));
+    const char* v = TG(_variant_strided_batched)(transa, transb, m, n, k, lda, sa, ldb, sb, ldc, sc, batch, dA, dB, dC);
+    if (err != cudaSuccess) {
+        std::printf("FAIL batched %c%c m=%d n=%d k=%d batch=%d: %s (variant %s)\n", transa, transb, m, n, k, batch,
+                    cudaGetErrorString(err), v ? v : "none");
+        return false;
+    }
+    long bad = 0;
+    double max_abs = 0, worst = 0;
+    for (int i = 0; i < batch; i++) {
+        // Product i: column-major m x n with ldc is n "rows" of m elements; then its gap.
+        size_t off = (size_t)(sc * i), len = (size_t)n * ldc;
+        std::vector<float> ci(c.begin() + off, c.begin() + off + len), ri(r.begin() + off, r.begin() + off + len),
+            si(sabs.begin() + off, sabs.begin() + off + len), c0i(c0.begin() + off, c0.begin() + off + len);
+        double ma, w;
+        bad += compare(ci, ri, si, c0i, n, m, ldc, k, alpha, beta, &ma, &w);
+        max_abs = std::max(max_abs, ma);
+        worst = std::max(worst, w);
+        for (size_t j = off + len; j < off + (size_t)sc; j++)
+            if (c[j] != c0[j]) bad++;
+    }
+    std::printf("%s batched %c%c m=%d n=%d k=%d batch=%d alpha=%g beta=%g pad=%d gap=%d strideB=%lld variant=%s max_abs=%.3g "
+                "worst/tol=%.3f bad=%ld\n",
+                bad ? "FAIL" : "ok  ", transa, transb, m, n, k, batch, alpha, beta, pad, gap, sb, v, max_abs, worst, bad);
+    return bad == 0;
+}
+
 // time_ms times launch(i), i = 0, 1, ..., like the tuner: 3 warm-up launches, then at least 20
 // launches and 100 ms of measured time (at most 1000), each between its own event pair, enqueued in
 // batches of 128 before the events are read; it returns the median.
@@ -360,6 +420,17 @@ int main(int argc, char** argv)
                 ok &= check_blas(h, ta, tb, 97, 1041, 139, -1.25f, 0.5f, 3, rng);
             }
 
+    // The strided-batched entry: every batch class called column-major (its row-major op (opa, opb)
+    // is column-major (opb, opa) on m = N, n = M), dense and with padding, gaps and a shared B.
+    int n_batch = 0;
+    const TG(_batch_class)* bcls = TG(_batch_classes)(&n_batch);
+    for (int i = 0; i < n_batch; i++) {
+        const char ta = (bcls[i].op & 1) ? 'T' : 'N', tb = (bcls[i].op & 2) ? 'T' : 'N';
+        ok &= check_batched(h, ta, tb, bcls[i].N, bcls[i].M, bcls[i].K, 1.0f, 0.0f, 0, bcls[i].batch, 0, false, rng);
+        ok &= check_batched(h, ta, tb, bcls[i].N, bcls[i].M, bcls[i].K, 1.5f, -0.75f, 3, std::min(bcls[i].batch, 7), 5, false, rng);
+        ok &= check_batched(h, ta, tb, 97, 89, 83, -0.5f, 2.0f, 1, 3, 2, true, rng);
+    }
+
     std::printf("== refusals (must return an error and launch nothing)\n");
     {
         float* d = nullptr;
@@ -374,6 +445,23 @@ int main(int argc, char** argv)
                     cudaGetErrorName(e2), cudaGetErrorName(e3), cudaGetErrorName(e4));
         ok &= refused;
         for (int op = 0; op < 4; op++) {
+            if (TG(_batch_default)(op) < 0) {
+                // An op without strided-batched kernels is an error too.
+                cudaError_t e = TG(_sgemm_strided_batched_op)((op & 2) ? 'T' : 'N', (op & 1) ? 'T' : 'N', 4, 4, 4, 1, d, 4, 16, d, 4, 16,
+                                                              0, d, 4, 16, 2, 0);
+                std::printf("%s batched %s (no kernel) -> %s\n", e == cudaErrorInvalidValue ? "ok  " : "FAIL", op_name(op),
+                            cudaGetErrorName(e));
+                ok &= e == cudaErrorInvalidValue;
+            } else {
+                // batch 0, and C products that overlap (strideC < M*ldc), are refused.
+                const char a = (op & 2) ? 'T' : 'N', b = (op & 1) ? 'T' : 'N';
+                cudaError_t e1 = TG(_sgemm_strided_batched_op)(a, b, 4, 4, 4, 1, d, 4, 16, d, 4, 16, 0, d, 4, 16, 0, 0);
+                cudaError_t e2 = TG(_sgemm_strided_batched_op)(a, b, 4, 4, 4, 1, d, 4, 16, d, 4, 16, 0, d, 4, 8, 2, 0);
+                bool r = e1 == cudaErrorInvalidValue && e2 == cudaErrorInvalidValue;
+                std::printf("%s batched %s batch=0 -> %s, strideC overlap -> %s\n", r ? "ok  " : "FAIL", op_name(op), cudaGetErrorName(e1),
+                            cudaGetErrorName(e2));
+                ok &= r;
+            }
             if (TG(_default_kernel)(op) >= 0) continue;
             // An op the header has no kernel for is an error, never a wrong launch.
             cudaError_t e = TG(_sgemm_op)((op & 2) ? 'T' : 'N', (op & 1) ? 'T' : 'N', 4, 4, 4, 1, d, 4, d, 4, 0, d, 4, 0);
@@ -430,6 +518,38 @@ int main(int argc, char** argv)
         std::printf("%5dx%5dx%5d:%s %-40s %4d %10.5f %10.5f %10s %10.5f %9.3f %9s%s\n", cls[i].M, cls[i].N, cls[i].K, op_name(cls[i].op), k.name, in.n,
                     ms, dms, ptx[0], cls[i].tuned_ms, now_tuned, ptx[1], slow ? "  SLOW" : "");
         ok &= !slow;
+    }
+    if (n_batch > 0) {
+        // Strided batches: the launcher against cublasSgemmStridedBatched in this run (ratio = cuBLAS
+        // time / launcher time, above 1: faster than cuBLAS) and against the time at tuning.
+        std::printf("%-24s %-44s %10s %10s %7s %10s %9s\n", "batch shape", "variant", "launcher", "cuBLAS", "ratio", "tuned",
+                    "now/tuned");
+        CHECK_BLAS(cublasSetStream(h, s));
+        for (int i = 0; i < n_batch; i++) {
+            const TG(_batch_class)& b = bcls[i];
+            int lda = (b.op & 2) ? b.M : b.K, ldb = (b.op & 1) ? b.K : b.N, ldc = b.N;
+            long long sa = (long long)b.M * b.K, sb = (long long)b.K * b.N, sc = (long long)b.M * b.N;
+            float *A = nullptr, *B = nullptr, *C = nullptr;
+            CHECK_CUDA(cudaMalloc(&A, sa * b.batch * sizeof(float)));
+            CHECK_CUDA(cudaMalloc(&B, sb * b.batch * sizeof(float)));
+            CHECK_CUDA(cudaMalloc(&C, sc * b.batch * sizeof(float)));
+            CHECK_CUDA(cudaMemset(A, 0, sa * b.batch * sizeof(float)));
+            CHECK_CUDA(cudaMemset(B, 0, sb * b.batch * sizeof(float)));
+            const char oa = (b.op & 2) ? 'T' : 'N', ob = (b.op & 1) ? 'T' : 'N';
+            double ms = time_ms(s, [&](int) {
+                CHECK_CUDA(TG(_sgemm_strided_batched_op)(oa, ob, b.M, b.N, b.K, 1.0f, A, lda, sa, B, ldb, sb, 0.0f, C, ldc, sc, b.batch, s));
+            });
+            const float one = 1.0f, zero = 0.0f;
+            cublasOperation_t ta = (b.op & 1) ? CUBLAS_OP_T : CUBLAS_OP_N, tb = (b.op & 2) ? CUBLAS_OP_T : CUBLAS_OP_N;
+            double cms = time_ms(s, [&](int) {
+                CHECK_BLAS(cublasSgemmStridedBatched(h, ta, tb, b.N, b.M, b.K, &one, B, ldb, sb, A, lda, sa, &zero, C, ldc, sc, b.batch));
+            });
+            char shape[64];
+            std::snprintf(shape, sizeof shape, "%dx%dx%d:%s:b%d", b.M, b.N, b.K, op_name(b.op), b.batch);
+            std::printf("%-24s %-44s %10.5f %10.5f %7.3f %10.5f %9.3f\n", shape, TG(_kernels)(NULL)[b.kernel].name, ms, cms, cms / ms,
+                        b.tuned_ms, ms / b.tuned_ms);
+            for (float* p : {A, B, C}) CHECK_CUDA(cudaFree(p));
+        }
     }
     CHECK_CUDA(cudaStreamDestroy(s));
     CHECK_BLAS(cublasDestroy(h));

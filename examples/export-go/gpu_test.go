@@ -26,6 +26,7 @@ import (
 
 	"tilegen/examples/export-go/tgsgemm"
 	"tilegen/internal/gpu"
+	"tilegen/internal/variant"
 	"tilegen/internal/verify"
 )
 
@@ -94,6 +95,25 @@ func TestExportedOnGPU(t *testing.T) {
 		}
 	}
 
+	// The column-major BLAS entry and the strided-batched entries, against cuBLAS with the same op.
+	for _, op := range []tgsgemm.Op{tgsgemm.OpNN, tgsgemm.OpNT, tgsgemm.OpTN, tgsgemm.OpTT} {
+		if tgsgemm.DefaultOp(op) == "" {
+			continue
+		}
+		// Row-major op (opa, opb) is the column-major call (transa, transb) = (opb, opa): column-major
+		// (N, T) is a TN call in row-major terms.
+		seed++
+		checkBatched(t, ks, blas, stream, op, 224, 256, 192, 1.5, -0.75, 3, 1, 0, false, true, seed)
+	}
+	for _, c := range tgsgemm.BatchClasses() {
+		seed++
+		checkBatched(t, ks, blas, stream, c.Op, c.M, c.N, c.K, 1, 0, 0, c.Batch, 0, false, false, seed)
+		seed++
+		checkBatched(t, ks, blas, stream, c.Op, c.M, c.N, c.K, 1.5, -0.75, 3, min(c.Batch, 7), 5, false, true, seed)
+		seed++
+		checkBatched(t, ks, blas, stream, c.Op, 97, 89, 83, -0.5, 2, 1, 3, 2, true, true, seed)
+	}
+
 	// Refusals: an error, and C untouched.
 	d, err := cu.MemAlloc(64 * 4)
 	if err != nil {
@@ -115,9 +135,9 @@ func TestExportedOnGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range tgsgemm.Classes() {
-		ms, sets := medianMS(t, ks, stream, c.M, c.N, c.K, int64(l2))
+		ms, sets := medianMS(t, ks, stream, c.Op, c.M, c.N, c.K, int64(l2))
 		slower := ms / c.TunedMS
-		t.Logf("time %5dx%5dx%5d %-18s sets=%2d now %.5f ms, tuned %.5f ms, now/tuned %.3f", c.M, c.N, c.K, c.Variant, sets, ms, c.TunedMS, slower)
+		t.Logf("time %5dx%5dx%5d:%s %-18s sets=%2d now %.5f ms, tuned %.5f ms, now/tuned %.3f", c.M, c.N, c.K, c.Op, c.Variant, sets, ms, c.TunedMS, slower)
 		if slower > 1.05 {
 			t.Errorf("%dx%dx%d: %.5f ms is %.1f %% slower than the %.5f ms recorded at tuning", c.M, c.N, c.K, ms, 100*(slower-1), c.TunedMS)
 		}
@@ -252,7 +272,7 @@ func downloadT(t *testing.T, d cu.DevicePtr, n int) []float32 {
 // medianMS times like the tuner: beta = 0, dense leading dimensions, input sets rotated so that
 // together they are about three times L2 when one fits in it, 3 warm-up launches, then at least 20
 // launches and 100 ms (at most 1000), each between its own event pair.
-func medianMS(t *testing.T, ks *tgsgemm.Kernels, s cu.Stream, m, n, k int, l2 int64) (float64, int) {
+func medianMS(t *testing.T, ks *tgsgemm.Kernels, s cu.Stream, op tgsgemm.Op, m, n, k int, l2 int64) (float64, int) {
 	t.Helper()
 	setBytes := 4 * (int64(m)*int64(k) + int64(k)*int64(n) + int64(m)*int64(n))
 	nsets := 1
@@ -279,9 +299,17 @@ func medianMS(t *testing.T, ks *tgsgemm.Kernels, s cu.Stream, m, n, k int, l2 in
 			cu.MemFree(st.c)
 		}
 	}()
+	// Dense leading dimensions of the class's op (A stored K×M under op(A) = Aᵀ, B N×K under op(B) = Bᵀ).
+	lda, ldb := k, n
+	if op&tgsgemm.OpTN != 0 {
+		lda = m
+	}
+	if op&tgsgemm.OpNT != 0 {
+		ldb = k
+	}
 	launch := func(i int) {
 		st := sets[i%nsets]
-		if err := ks.Sgemm(m, n, k, 1, uintptr(st.a), k, uintptr(st.b), n, 0, uintptr(st.c), n, handle(s)); err != nil {
+		if err := ks.SgemmOp(op, m, n, k, 1, uintptr(st.a), lda, uintptr(st.b), ldb, 0, uintptr(st.c), n, handle(s)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -340,4 +368,120 @@ func medianMS(t *testing.T, ks *tgsgemm.Kernels, s cu.Stream, m, n, k int, l2 in
 		return samples[h], nsets
 	}
 	return (samples[h-1] + samples[h]) / 2, nsets
+}
+
+// checkBatched runs batch row-major products of op through the exported package and through cuBLAS
+// (cublasSgemmStridedBatched with the same op) and compares every product; strides leave gap
+// elements between products (C's gaps must stay untouched) and shareB makes strideB 0. colMajor
+// calls the column-major entries with cublasSgemmStridedBatched's arguments (transa, transb) =
+// (opb, opa) on the swapped problem; batch 1 with colMajor goes through SgemmBLAS instead.
+func checkBatched(t *testing.T, ks *tgsgemm.Kernels, blas *gpu.Cublas, s cu.Stream, op tgsgemm.Op, m, n, k int, alpha, beta float32,
+	pad, batch, gap int, shareB, colMajor bool, seed uint64) {
+	t.Helper()
+	ta, tb := op&tgsgemm.OpTN != 0, op&tgsgemm.OpNT != 0
+	rowsA, colsA, rowsB, colsB := m, k, k, n
+	if ta {
+		rowsA, colsA = k, m
+	}
+	if tb {
+		rowsB, colsB = n, k
+	}
+	lda, ldb, ldc := colsA+pad, colsB+pad, n+pad
+	sa, sb, sc := rowsA*lda+gap, rowsB*ldb+gap, m*ldc+gap
+	if shareB {
+		sb = 0
+	}
+	rng := verify.Rand(seed)
+	a := verify.Matrix(rng, 1, sa*(batch-1)+rowsA*lda, sa*(batch-1)+rowsA*lda, 0)
+	b := verify.Matrix(rng, 1, sb*(batch-1)+rowsB*ldb, sb*(batch-1)+rowsB*ldb, 0)
+	c0 := verify.Matrix(rng, 1, sc*batch, sc*batch, verify.SentinelFloat())
+	abs := func(x []float32) []float32 {
+		y := make([]float32, len(x))
+		for i, e := range x {
+			y[i] = float32(math.Abs(float64(e)))
+		}
+		return y
+	}
+	dA, dB, dC, dR := uploadT(t, a), uploadT(t, b), uploadT(t, c0), uploadT(t, c0)
+	dAbsA, dAbsB, dS := uploadT(t, abs(a)), uploadT(t, abs(b)), uploadT(t, make([]float32, len(c0)))
+	for _, d := range []cu.DevicePtr{dA, dB, dC, dR, dAbsA, dAbsB, dS} {
+		defer cu.MemFree(d)
+	}
+	opa, opb := byte('N'), byte('N')
+	if ta {
+		opa = 'T'
+	}
+	if tb {
+		opb = 'T'
+	}
+	var v string
+	var err error
+	what := fmt.Sprintf("%s %dx%dx%d batch=%d", op, m, n, k, batch)
+	switch {
+	case colMajor && batch == 1:
+		what = fmt.Sprintf("column-major %c%c m=%d n=%d k=%d", opb, opa, n, m, k)
+		if v, err = tgsgemm.ChooseBLAS(opb, opa, n, m, k, ldb, lda, ldc); err == nil {
+			err = ks.SgemmBLAS(opb, opa, n, m, k, alpha, uintptr(dB), ldb, uintptr(dA), lda, beta, uintptr(dC), ldc, handle(s))
+		}
+	case colMajor:
+		what = fmt.Sprintf("column-major batched %c%c m=%d n=%d k=%d batch=%d", opb, opa, n, m, k, batch)
+		if v, err = tgsgemm.ChooseStridedBatched(opb, opa, n, m, k, ldb, sb, lda, sa, ldc, sc, batch); err == nil {
+			err = ks.SgemmStridedBatched(opb, opa, n, m, k, alpha, uintptr(dB), ldb, sb, uintptr(dA), lda, sa, beta, uintptr(dC), ldc, sc,
+				batch, handle(s))
+		}
+	default:
+		if v, err = tgsgemm.ChooseStridedBatchedOp(op, m, n, k, lda, sa, ldb, sb, ldc, sc, batch); err == nil {
+			err = ks.SgemmStridedBatchedOp(op, m, n, k, alpha, uintptr(dA), lda, sa, uintptr(dB), ldb, sb, beta, uintptr(dC), ldc, sc,
+				batch, handle(s))
+		}
+	}
+	if err != nil {
+		t.Errorf("%s: %v", what, err)
+		return
+	}
+	vop := variant.Ops[op]
+	if err := blas.SgemmStridedBatchedOp(vop, m, n, k, alpha, dA, lda, int64(sa), dB, ldb, int64(sb), beta, dR, ldc, int64(sc), batch); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if err := blas.SgemmStridedBatchedOp(vop, m, n, k, 1, dAbsA, lda, int64(sa), dAbsB, ldb, int64(sb), 0, dS, ldc, int64(sc), batch); err != nil {
+		t.Fatalf("%s: |A|·|B|: %v", what, err)
+	}
+	if err := cu.Synchronize(); err != nil {
+		t.Fatalf("%s (%s): %v", what, v, err)
+	}
+	c, r, sAbs := downloadT(t, dC, len(c0)), downloadT(t, dR, len(c0)), downloadT(t, dS, len(c0))
+	worst, bad, gaps := 0.0, 0, 0
+	for p := 0; p < batch; p++ {
+		o := p * sc
+		e, bound := make([]float64, m*n), make([]float64, m*n)
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				x := o + i*ldc + j
+				e[i*n+j] = float64(r[x])
+				bound[i*n+j] = math.Abs(float64(alpha)) * float64(sAbs[x])
+				if beta != 0 {
+					bound[i*n+j] += math.Abs(float64(beta) * float64(c0[x]))
+				}
+			}
+			for j := n; j < ldc; j++ {
+				if math.Float32bits(c[o+i*ldc+j]) != math.Float32bits(c0[o+i*ldc+j]) {
+					gaps++
+				}
+			}
+		}
+		for x := o + m*ldc; x < o+sc; x++ {
+			if math.Float32bits(c[x]) != math.Float32bits(c0[x]) {
+				gaps++
+			}
+		}
+		met := verify.Compare(m, n, c[o:], ldc, e, bound, verify.Scale(4, k))
+		worst, bad = max(worst, met.Worst), bad+met.Bad
+		if !met.Pass() {
+			t.Errorf("%s (%s) product %d vs cuBLAS: %s", what, v, p, met.Reason(n))
+		}
+	}
+	if gaps > 0 {
+		t.Errorf("%s (%s): %d padding or gap elements written", what, v, gaps)
+	}
+	t.Logf("check %s alpha=%g beta=%g pad=%d gap=%d strideB=%d %s: vs cuBLAS worst/tol %.3f bad %d", what, alpha, beta, pad, gap, sb, v, worst, bad)
 }

@@ -17,7 +17,7 @@ var cuhTmpl = template.Must(template.New("cuh").Parse(cuhText))
 
 type cuhKernel struct {
 	Name, Family, Params, Hash, Source, OpName string
-	Op, BX, BY, TR, TC, GZ, Dyn                int
+	Op, Batched, BX, BY, TR, TC, GZ, Dyn       int
 	MM, NM, KM, LDM                            int
 	// The launch-time split-K rule (variant.SplitRule); all 0 when grid z is fixed.
 	SplitMax, KStep, MinK, BlocksPerSM, WorkspaceFloats int
@@ -54,6 +54,12 @@ func cuhFile(p *Plan) ([]byte, error) {
 		Rules                       []cuhRule
 		// BigDyn: some kernel needs more than DynDefault bytes of dynamic shared memory.
 		BigDyn bool
+		// The strided-batched entry: the ops with batched kernels, the batch classes (comment lines
+		// and C initializers; one placeholder row when there are none, BatchClassCount 0) and the
+		// per-op batched defaults.
+		BatchOps, BatchDefaultTable  string
+		BatchClasses, BatchClassRows []string
+		BatchClassCount              int
 	}{
 		Header: header, Name: p.Name, Guard: strings.ToUpper(p.Name) + "_CUH", GPU: safeText(p.GPU),
 		Ops: p.opsList(), NVCC: safeText(p.Manifest.NVCC), Arch: safeText(p.Manifest.Arch),
@@ -68,6 +74,27 @@ func cuhFile(p *Plan) ([]byte, error) {
 		}
 	}
 	data.DefaultTable = strings.Join(table, ", ")
+	data.BatchOps = p.batchOpsList()
+	var btable []string
+	for _, op := range variant.Ops {
+		d := -1
+		if r := p.BatchRuleOf(op); r != nil {
+			d = r.Default
+		}
+		btable = append(btable, strconv.Itoa(d))
+	}
+	data.BatchDefaultTable = strings.Join(btable, ", ")
+	for _, r := range p.Batched {
+		for _, c := range r.Classes {
+			data.BatchClasses = append(data.BatchClasses, p.classLine(c))
+			data.BatchClassRows = append(data.BatchClassRows, fmt.Sprintf("{%d, %d, %d, %d, %d, %d, %s, %s}", c.Shape.Op.Index(), c.Shape.M, c.Shape.N,
+				c.Shape.K, c.Shape.Batch, c.Variant, cDouble(c.MedianMS), cDouble(c.CublasMS)))
+		}
+	}
+	data.BatchClassCount = len(data.BatchClassRows)
+	if data.BatchClassCount == 0 {
+		data.BatchClassRows = []string{"{-1, 0, 0, 0, 0, -1, 0.0, 0.0}"}
+	}
 	for _, c := range p.Classes {
 		data.Classes = append(data.Classes, p.classLine(c))
 		data.ClassRows = append(data.ClassRows, fmt.Sprintf("{%d, %d, %d, %d, %d, %s, %s}", c.Shape.Op.Index(), c.Shape.M, c.Shape.N, c.Shape.K, c.Variant, cDouble(c.MedianMS), cDouble(c.CublasMS)))
@@ -80,7 +107,7 @@ func cuhFile(p *Plan) ([]byte, error) {
 		}
 		k := cuhKernel{
 			Name: v.Name, Family: safeText(v.Family), Params: safeText(v.ParamString()), Hash: safeText(v.SourceHash), Source: src,
-			Op: v.Op.Index(), OpName: v.Op.String(), BX: v.Block.X, BY: v.Block.Y, TR: v.Tile.Rows, TC: v.Tile.Cols, GZ: atLeast1(v.GridZ), Dyn: v.DynamicShared,
+			Op: v.Op.Index(), Batched: boolInt(v.Batched), OpName: v.Op.String(), BX: v.Block.X, BY: v.Block.Y, TR: v.Tile.Rows, TC: v.Tile.Cols, GZ: atLeast1(v.GridZ), Dyn: v.DynamicShared,
 			MM: atLeast1(v.Requires.MMultiple), NM: atLeast1(v.Requires.NMultiple), KM: atLeast1(v.Requires.KMultiple),
 			LDM: atLeast1(v.Requires.LDMultiple),
 		}
@@ -103,4 +130,11 @@ func cuhSplitRule(name string) (string, error) {
 		return "", fmt.Errorf("render the split rule: %w", err)
 	}
 	return b.String(), nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

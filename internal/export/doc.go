@@ -32,11 +32,20 @@
 // bench and the reports. The rule (package internal/dispatch) picks the robust default — an
 // eligible variant that passed its whole edge suite with no shape skipped, timed on the most
 // shapes, with the best worst-case ratio there — and the variants its tables launch. The exported
-// set is those variants plus the default, sorted by name. The classes (Classes() in the Go package,
+// set is those variants plus the default, sorted by name (then the batched ones, below). The classes (Classes() in the Go package,
 // <name>_classes in the header) are the fitted shapes with the variant the rule launches there and
 // its time; a shape where that variant was not timed is listed in the provenance (untimed) instead.
 // A variant that was fastest on a fitted shape but is not eligible is listed with the shapes it
 // would have won.
+//
+// Strided batches. The batched tunes (shapes with a batch) are not fitted on: each op with eligible
+// batched kernels gets a BatchRule, its batch classes (every batched shape of the op, with the
+// fastest eligible batched kernel there) and a robust default (the batched kernel without
+// requirements, timed on all the op's batch classes, with the best geometric mean of its time over
+// the fastest). The strided-batched entries (SgemmStridedBatched(Op), <name>_sgemm_strided_batched
+// (_op)) launch the kernel of the nearest class (batchDistance: integer buckets of M, N, K and the
+// batch) when it takes the problem, else the default; the batched kernels follow the one-product
+// ones in the exported set, each group sorted by name.
 //
 // Dispatch (identical in the Go package and the header; internal/dispatch's Rule.Dispatch). M, N
 // and K each go into a bucket (2^s per octave: floor(log2 x) and the s bits after the leading one,

@@ -263,6 +263,13 @@ func summary(w io.Writer, p *Plan, out string) {
 			p.opLabel(r.Op), dims[0], dims[1], dims[2], 1<<r.Rule.Shift, r.FitShapes, fitted, pr.Bandwidth, pr.Adaptive, pr.Ridge, pr.Waves, pr.Edge,
 			pr.CrossRegime, pr.Align, pr.Reach, pr.Pin)
 	}
+	for _, r := range p.Batched {
+		for _, c := range r.Classes {
+			fmt.Fprintf(w, "  %-19s %-24s %9.4f ms  ratio %.2f (cublasSgemmStridedBatched)\n", results.ShapeString(c.Shape),
+				p.Variants[c.Variant].V.Name, c.MedianMS, c.Ratio())
+		}
+		fmt.Fprintf(w, "  strided-batched default for %s: %s\n", r.Op, p.Variants[r.Default].V.Name)
+	}
 	for _, s := range p.Untimed {
 		fmt.Fprintf(w, "  note: at %s the rule launches a variant that was not timed there\n", results.ShapeString(s))
 	}

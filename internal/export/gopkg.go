@@ -4,6 +4,8 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"go/format"
+	"strconv"
 	"strings"
 	"text/template"
 
@@ -24,6 +26,45 @@ var driverText string
 
 var driverTmpl = template.Must(template.New("driver").Parse(driverText))
 
+//go:embed batched.go.tmpl
+var batchedText string
+
+var batchedTmpl = template.Must(template.New("batched").Parse(batchedText))
+
+// goBatched renders batched.go, the strided-batched entry of the Go package: its classes and
+// defaults, the dispatch (the header's, in Go) and SgemmStridedBatched(Op).
+func goBatched(p *Plan) ([]byte, error) {
+	data := struct {
+		Header, Pkg, Ops, Defaults string
+		Classes                    []string
+	}{Header: header, Pkg: p.PkgName, Ops: p.batchOpsList()}
+	var defs []string
+	for _, op := range variant.Ops {
+		d := -1
+		if r := p.BatchRuleOf(op); r != nil {
+			d = r.Default
+		}
+		defs = append(defs, strconv.Itoa(d))
+	}
+	data.Defaults = strings.Join(defs, ", ")
+	for _, r := range p.Batched {
+		for _, c := range r.Classes {
+			data.Classes = append(data.Classes, fmt.Sprintf("{op: %s, m: %d, n: %d, k: %d, batch: %d, kernel: %d, tunedMS: %s, cublasMS: %s}",
+				goOp(r.Op), c.Shape.M, c.Shape.N, c.Shape.K, c.Shape.Batch, c.Variant,
+				strconv.FormatFloat(c.MedianMS, 'g', -1, 64), strconv.FormatFloat(c.CublasMS, 'g', -1, 64)))
+		}
+	}
+	var b bytes.Buffer
+	if err := batchedTmpl.Execute(&b, data); err != nil {
+		return nil, fmt.Errorf("render batched.go: %w", err)
+	}
+	src, err := format.Source(b.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("format batched.go: %w", err)
+	}
+	return src, nil
+}
+
 // goFiles renders the Go package: dispatch.go (tables and the dispatch rule), sgemm.go (Load,
 // Sgemm, Unload), driver.go (the CUDA driver binding: cgo, libcuda.so.1 opened with dlopen by Load)
 // and driver_unsupported.go (builds without cgo or off Linux, where Load returns an error). The
@@ -37,6 +78,11 @@ func goFiles(p *Plan) (map[string][]byte, error) {
 		}
 		out[name] = b.Bytes()
 	}
+	batched, err := goBatched(p)
+	if err != nil {
+		return nil, err
+	}
+	out["batched.go"] = batched
 	data := struct{ Header, Pkg string }{header, p.PkgName}
 	for name, tmpl := range map[string]string{"driver.go": "cgo", "driver_unsupported.go": "other"} {
 		var b bytes.Buffer
@@ -89,6 +135,7 @@ func goDispatch(p *Plan) *jen.File {
 	f.Type().Id("kernel").Struct(
 		jen.Id("name").String(),
 		jen.Id("op").Id("Op"),
+		jen.Id("batched").Bool().Comment("a strided-batched kernel (three strides after ldc; the product is grid z)"),
 		jen.Id("blockX").Op(",").Id("blockY").Int(),
 		jen.Id("tileRows").Op(",").Id("tileCols").Op(",").Id("gridZ").Int(),
 		jen.Id("dynamicShared").Int(),
@@ -107,6 +154,9 @@ func goDispatch(p *Plan) *jen.File {
 				jen.Id("dynamicShared"): jen.Lit(v.DynamicShared),
 				jen.Id("mMultiple"):     jen.Lit(atLeast1(v.Requires.MMultiple)), jen.Id("nMultiple"): jen.Lit(atLeast1(v.Requires.NMultiple)),
 				jen.Id("kMultiple"): jen.Lit(atLeast1(v.Requires.KMultiple)), jen.Id("ldMultiple"): jen.Lit(atLeast1(v.Requires.LDMultiple)),
+			}
+			if v.Batched {
+				d[jen.Id("batched")] = jen.True()
 			}
 			if r := v.Split; r != nil {
 				d[jen.Id("splitMax")], d[jen.Id("kStep")], d[jen.Id("minK")] = jen.Lit(r.Max), jen.Lit(r.KStep), jen.Lit(r.MinK)

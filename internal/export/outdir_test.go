@@ -99,7 +99,7 @@ func TestForceKeepsForeignFiles(t *testing.T) {
 		if legacy {
 			// As written before the provenance listed its files: with the cgo file of that time.
 			editProvenance(t, filepath.Join(out, "tg.json"), func(pv map[string]any) { delete(pv, "files") })
-			for _, f := range []string{"driver.go", "driver_unsupported.go"} {
+			for _, f := range []string{"driver.go", "driver_unsupported.go", "batched.go"} {
 				if err := os.Remove(filepath.Join(out, f)); err != nil {
 					t.Fatal(err)
 				}
@@ -150,8 +150,10 @@ func TestForceRefusesForeignClash(t *testing.T) {
 	}{
 		{"user file in the way", func(t *testing.T, out string) {
 			editProvenance(t, filepath.Join(out, "tg.json"), func(pv map[string]any) { delete(pv, "files") })
-			if err := os.Remove(filepath.Join(out, "driver.go")); err != nil {
-				t.Fatal(err)
+			for _, f := range []string{"driver.go", "batched.go"} { // files of later exports
+				if err := os.Remove(filepath.Join(out, f)); err != nil {
+					t.Fatal(err)
+				}
 			}
 			writeFiles(t, out, map[string]string{"driver.go": "package tgsgemm // the user's\n"})
 		}, "driver.go exists and was not written by the previous export"},

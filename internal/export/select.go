@@ -86,7 +86,7 @@ type Plan struct {
 	GoPackage string
 	PkgName   string
 	Manifest  variant.Manifest // Variants unused
-	Variants  []Chosen         // sorted by name
+	Variants  []Chosen         // the one-product kernels sorted by name, then the strided-batched ones
 	Classes   []Class          // the shapes fitted on, sorted by op (variant.Ops order), then M, N, K
 	Excluded  []Exclusion
 	Inputs    []Input
@@ -102,6 +102,10 @@ type Plan struct {
 	// Corpus says whether the shapes were a workload corpus (else the tuned shapes).
 	Rules  []OpRule
 	Corpus bool
+	// Batched holds the strided-batched dispatch of every op the export has batched kernels for, in
+	// variant.Ops order (see BatchRule); the batched kernels come after the one-product ones in
+	// Variants.
+	Batched []BatchRule
 	// Untimed are the shapes fitted on where the variant launched was not timed (no class).
 	Untimed []protocol.Shape
 }
@@ -163,8 +167,6 @@ func eligibility(recs []results.Record, byName map[string]*variant.Variant, allo
 		switch {
 		case v == nil:
 			why[r.Variant] = "not in the generated catalog"
-		case v.Batched:
-			why[r.Variant] = "a strided-batched kernel: the export has no strided-batched entry"
 		case r.Family != "" && r.Family != v.Family, r.Params != "" && r.Params != v.ParamString():
 			why[r.Variant] = fmt.Sprintf("results are of another build (family %s params %q; the manifest says %s %q)",
 				safeText(r.Family), r.Params, safeText(v.Family), v.ParamString())
@@ -248,9 +250,15 @@ func rerun(name string) string {
 	return fmt.Sprintf("rerun `runner tune --variants %s` on the tuned shapes and `runner verify --variants %s`", name, name)
 }
 
-// measures collects the ok tune records per shape and variant (the larger median when a pair was
-// timed on several devices), pairing each with cuBLAS on the same device.
+// measures collects the ok tune records of single products per shape and variant (the larger
+// median when a pair was timed on several devices), pairing each with cuBLAS on the same device.
 func measures(recs []results.Record) (map[protocol.Shape]map[string]Measure, error) {
+	return measuresOf(recs, false)
+}
+
+// measuresOf is measures for the batched shapes (batched) or the single products (the dispatch
+// classes of the one-product entries).
+func measuresOf(recs []results.Record, batched bool) (map[protocol.Shape]map[string]Measure, error) {
 	cublas := map[string]results.Record{} // shape+uuid
 	ck := func(s protocol.Shape, d *results.DeviceRef) string {
 		u := ""
@@ -266,8 +274,8 @@ func measures(recs []results.Record) (map[protocol.Shape]map[string]Measure, err
 	}
 	out := map[protocol.Shape]map[string]Measure{}
 	for _, r := range recs {
-		// Batched shapes are no dispatch classes: the entries run one product.
-		if r.Kind != results.KindTune || r.Status != results.StatusOK || r.Timing == nil || r.Shape.Batch > 0 {
+		// Batched shapes are the strided-batched entry's classes, the others the one-product entries'.
+		if r.Kind != results.KindTune || r.Status != results.StatusOK || r.Timing == nil || (r.Shape.Batch > 0) != batched {
 			continue
 		}
 		c, ok := cublas[ck(r.Shape, r.Device)]
@@ -316,6 +324,12 @@ type selection struct {
 	gpu     string
 	// data is each op's fitting input (the ops with classes only).
 	data map[variant.Op]*dispatch.Data
+	// why and fullEdge are eligibility's: why a variant may not be exported ("" when it may) and
+	// whether it passed its whole edge suite.
+	why      map[string]string
+	fullEdge map[string]bool
+	// batch is the strided-batched entry's input.
+	batch *batchSelection
 }
 
 // selectInputs checks the records and gathers the fitting input of the dispatch rule.
@@ -380,7 +394,10 @@ func selectInputs(rs *resultsSet, manifest variant.Manifest, o Options) (*select
 	}
 	sort.Slice(sel.classes, func(i, j int) bool { return lessShape(sel.classes[i], sel.classes[j]) })
 	why, edge, fullEdge := eligibility(rs.records, sel.byName, o.AllowUnhashed)
-	sel.edge = edge
+	sel.edge, sel.why, sel.fullEdge = edge, why, fullEdge
+	if sel.batch, err = selectBatched(rs.records, sel.byName, why, fullEdge); err != nil {
+		return nil, err
+	}
 
 	// Exclusions, with the classes where an excluded variant was the fastest.
 	excl := map[string]*Exclusion{}
@@ -549,6 +566,25 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	// The strided-batched kernels follow the one-product ones (whose indices the rules' tables
+	// encode as one character each), by name too.
+	batchWin, batchDef, err := sel.batch.winners(sel.byName)
+	if err != nil {
+		return nil, err
+	}
+	batchUsed := map[string]bool{}
+	for op, ws := range batchWin {
+		for _, n := range ws {
+			batchUsed[n] = true
+		}
+		batchUsed[batchDef[op]] = true
+	}
+	var batchNames []string
+	for n := range batchUsed {
+		batchNames = append(batchNames, n)
+	}
+	sort.Strings(batchNames)
+	names = append(names, batchNames...)
 	idx := map[string]int{}
 	for i, n := range names {
 		idx[n] = i
@@ -572,10 +608,28 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 		r.Default = r.Rule.Default
 		p.Rules = append(p.Rules, r)
 	}
+	for _, op := range variant.Ops {
+		if batchDef[op] == "" {
+			continue
+		}
+		br := BatchRule{Op: op, Default: idx[batchDef[op]]}
+		for j, s := range sel.batch.classes[op] {
+			i := idx[batchWin[op][j]]
+			m := sel.batch.ms[s][batchWin[op][j]]
+			br.Classes = append(br.Classes, Class{Shape: s, Variant: i, MedianMS: m.MedianMS, CublasMS: m.CublasMS})
+			p.Variants[i].Won = append(p.Variants[i].Won, s)
+		}
+		p.Batched = append(p.Batched, br)
+	}
 	for i := range p.Variants {
 		c := &p.Variants[i]
-		for _, s := range sel.classes {
-			if m, ok := sel.ms[s][c.V.Name]; ok {
+		classes := sel.classes
+		ms := sel.ms
+		if c.V.Batched {
+			classes, ms = sel.batch.classes[c.V.Op], sel.batch.ms
+		}
+		for _, s := range classes {
+			if m, ok := ms[s][c.V.Name]; ok {
 				c.Tuned = append(c.Tuned, m)
 				c.WorstRatio = math.Min(c.WorstRatio, m.Ratio)
 			}

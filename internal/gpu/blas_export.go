@@ -38,6 +38,13 @@ func (c *Cublas) SgemmOp(op variant.Op, m, n, k int, alpha float32, a cu.DeviceP
 	return c.b.sgemmOp(op, m, n, k, alpha, a, lda, b, ldb, beta, cm, ldc)
 }
 
+// SgemmStridedBatchedOp enqueues batch row-major products C_i = alpha·op(A_i)·op(B_i) + beta·C_i,
+// X_i = X + i·strideX elements (cublasSgemmStridedBatched).
+func (c *Cublas) SgemmStridedBatchedOp(op variant.Op, m, n, k int, alpha float32, a cu.DevicePtr, lda int, strideA int64,
+	b cu.DevicePtr, ldb int, strideB int64, beta float32, cm cu.DevicePtr, ldc int, strideC int64, batch int) error {
+	return c.b.sgemmBatched(op, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, cm, ldc, strideC, batch)
+}
+
 // Version is cublasGetVersion's answer, e.g. 130100 for cuBLAS 13.1.
 func (c *Cublas) Version() int { return c.b.Version }
 

@@ -78,6 +78,7 @@ func (o Op) String() string {
 type kernel struct {
 	name                                        string
 	op                                          Op
+	batched                                     bool // a strided-batched kernel (three strides after ldc; the product is grid z)
 	blockX, blockY                              int
 	tileRows, tileCols, gridZ                   int
 	dynamicShared                               int

@@ -112,6 +112,16 @@ static tg_result tg_launch(uintptr_t fn, unsigned gx, unsigned gy, unsigned gz, 
 	void* args[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc};
 	return tg_drv.launch_kernel((void*)fn, gx, gy, gz, bx, by, 1, shared, (void*)stream, args, NULL);
 }
+
+// tg_launch_batched launches a strided-batched kernel: tg_launch's parameters and the three strides.
+static tg_result tg_launch_batched(uintptr_t fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+	unsigned shared, uintptr_t stream, int M, int N, int K, float alpha, unsigned long long A, int lda,
+	unsigned long long B, int ldb, float beta, unsigned long long C, int ldc, long long strideA, long long strideB,
+	long long strideC)
+{
+	void* args[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &strideA, &strideB, &strideC};
+	return tg_drv.launch_kernel((void*)fn, gx, gy, gz, bx, by, 1, shared, (void*)stream, args, NULL);
+}
 */
 import "C"
 
@@ -206,6 +216,17 @@ func launch(fn uintptr, g [3]int, b [2]int, shared int, stream uintptr, m, n, k 
 	if r := C.tg_launch(C.uintptr_t(fn), C.uint(g[0]), C.uint(g[1]), C.uint(g[2]), C.uint(b[0]),
 		C.uint(b[1]), C.uint(shared), C.uintptr_t(stream), C.int(m), C.int(n), C.int(k), C.float(alpha),
 		C.ulonglong(a), C.int(lda), C.ulonglong(bp), C.int(ldb), C.float(beta), C.ulonglong(c), C.int(ldc)); r != 0 {
+		return cudaError("cuLaunchKernel", r)
+	}
+	return nil
+}
+
+func launchBatched(fn uintptr, g [3]int, b [2]int, shared int, stream uintptr, m, n, k int, alpha float32, a uintptr, lda int,
+	bp uintptr, ldb int, beta float32, c uintptr, ldc int, strideA, strideB, strideC int) error {
+	if r := C.tg_launch_batched(C.uintptr_t(fn), C.uint(g[0]), C.uint(g[1]), C.uint(g[2]), C.uint(b[0]),
+		C.uint(b[1]), C.uint(shared), C.uintptr_t(stream), C.int(m), C.int(n), C.int(k), C.float(alpha),
+		C.ulonglong(a), C.int(lda), C.ulonglong(bp), C.int(ldb), C.float(beta), C.ulonglong(c), C.int(ldc),
+		C.longlong(strideA), C.longlong(strideB), C.longlong(strideC)); r != 0 {
 		return cudaError("cuLaunchKernel", r)
 	}
 	return nil

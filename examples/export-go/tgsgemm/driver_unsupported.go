@@ -29,3 +29,8 @@ func launch(uintptr, [3]int, [2]int, int, uintptr, int, int, int, float32, uintp
 	int) error {
 	return errNoDriver
 }
+
+func launchBatched(uintptr, [3]int, [2]int, int, uintptr, int, int, int, float32, uintptr, int, uintptr, int, float32, uintptr,
+	int, int, int, int) error {
+	return errNoDriver
+}

@@ -9,6 +9,12 @@
 //     err = tgsgemm_sgemm_op('T', 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
 //     // column-major, cublasSgemm's arguments in its order (alpha and beta by value):
 //     err = tgsgemm_sgemm_blas('T', 'N', m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+//     // batch column-major products, cublasSgemmStridedBatched's arguments in its order (strides in elements):
+//     err = tgsgemm_sgemm_strided_batched('N', 'T', m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc,
+//                                  strideC, batch, stream);
+//     // the same, row-major (op(A), op(B) as tgsgemm_sgemm_op):
+//     err = tgsgemm_sgemm_strided_batched_op('T', 'N', M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc,
+//                                     strideC, batch, stream);
 //
 // Include it in ONE translation unit of a program (it defines extern "C" kernels). It needs only the
 // CUDA runtime; compile for the GPU you run on, e.g. nvcc -arch=sm_90.
@@ -37,6 +43,12 @@
 //     2048x2048x2048      micro1d_t64_r16          0.7682 ms (cuBLAS 0.3423 ms, ratio 0.45)
 //     4096x4096x32        micro1d_t32_r8           0.0648 ms (cuBLAS 0.0510 ms, ratio 0.79)
 //     4096x4096x4096      micro1d_t64_r16          6.0180 ms (cuBLAS 2.6585 ms, ratio 0.44)
+//
+// Strided batches (none): a problem goes to the kernel of the nearest batch class of its op
+// (integer buckets, two per octave, of M, N, K and the batch; squared differences summed, the first
+// class on a tie), else to the op's batched default; an op without batched kernels, batch outside
+// [1, 65535], a negative stride or a strideC that overlaps the products' C is refused
+// (cudaErrorInvalidValue). Batch classes (cuBLAS: cublasSgemmStridedBatched with the same op):
 //
 // Provenance (parameters, times, verification errors, GPU, driver, nvcc, results hash): tgsgemm.json.
 // Kernels: nvcc release 11.8, V11.8.89 for sm_90 at tuning; generator tilegen-gen 1; results content hash
@@ -785,6 +797,7 @@ struct tgsgemm_kernel_info {
     const char* name;
     const void* fn; // the __global__ function (for cudaLaunchKernel, cudaFuncGetAttributes)
     int op;         // 0 NN, 1 NT, 2 TN, 3 TT: bit 1 is op(A) = A^T, bit 0 op(B) = B^T
+    int batched;    // 1: a strided-batched kernel (three long long strides after ldc; the product is grid z)
     int block_x, block_y, tile_rows, tile_cols, grid_z, dynamic_shared;
     int m_multiple, n_multiple, k_multiple, ld_multiple;
     // Launch-time split-K rule (tgsgemm_split_slices): split_max > 0 means grid z is chosen per
@@ -797,11 +810,11 @@ struct tgsgemm_kernel_info {
 inline const tgsgemm_kernel_info* tgsgemm_kernels(int* count)
 {
     static const tgsgemm_kernel_info table[] = {
-        {"micro1d_t32_r2", (const void*)micro1d_t32_r2, 0, 32, 16, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"micro1d_t32_r4", (const void*)micro1d_t32_r4, 0, 32, 8, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"micro1d_t32_r8", (const void*)micro1d_t32_r8, 0, 32, 4, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"micro1d_t64_r16", (const void*)micro1d_t64_r16, 0, 64, 4, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"micro1d_t64_r8", (const void*)micro1d_t64_r8, 0, 64, 8, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
+        {"micro1d_t32_r2", (const void*)micro1d_t32_r2, 0, 0, 32, 16, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
+        {"micro1d_t32_r4", (const void*)micro1d_t32_r4, 0, 0, 32, 8, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
+        {"micro1d_t32_r8", (const void*)micro1d_t32_r8, 0, 0, 32, 4, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
+        {"micro1d_t64_r16", (const void*)micro1d_t64_r16, 0, 0, 64, 4, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
+        {"micro1d_t64_r8", (const void*)micro1d_t64_r8, 0, 0, 64, 8, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
     };
     if (count) *count = (int)(sizeof(table) / sizeof(table[0]));
     return table;
@@ -1696,6 +1709,148 @@ inline cudaError_t tgsgemm_sgemm_blas(char transa, char transb, int m, int n, in
     const int op = tgsgemm_blas_op(transa, transb, m, n, k, lda, ldb, ldc);
     if (op < 0) return cudaErrorInvalidValue;
     return tgsgemm_launch(op, n, m, k, alpha, B, ldb, A, lda, beta, C, ldc, s);
+}
+
+struct tgsgemm_batch_class {
+    int op; // as tgsgemm_kernel_info::op
+    int M, N, K, batch;
+    int kernel;       // index into tgsgemm_kernels: the strided-batched kernel launched there
+    double tuned_ms;  // the kernel's median time at tuning (all batch products)
+    double cublas_ms; // cublasSgemmStridedBatched's median time at tuning
+};
+
+// tgsgemm_batch_classes lists the batched shapes the strided-batched dispatch was built from, by
+// op, then in M, N, K, batch order.
+inline const tgsgemm_batch_class* tgsgemm_batch_classes(int* count)
+{
+    static const tgsgemm_batch_class table[] = {
+        {-1, 0, 0, 0, 0, -1, 0.0, 0.0},
+    };
+    if (count) *count = 0;
+    return table;
+}
+
+// tgsgemm_batch_default returns op's robust strided-batched default (an index into
+// tgsgemm_kernels), or -1 when the header has no batched kernel for op.
+inline int tgsgemm_batch_default(int op)
+{
+    static const int table[4] = {-1, -1, -1, -1};
+    return op >= 0 && op < 4 ? table[op] : -1;
+}
+
+// tgsgemm_batch_supports is tgsgemm_supports for batched kernel i with the strides (elements).
+inline int tgsgemm_batch_supports(int i, long long M, long long N, long long K, long long lda, long long ldb,
+                                    long long ldc, long long strideA, long long strideB, long long strideC, uintptr_t ptrs)
+{
+    const tgsgemm_kernel_info* k = &tgsgemm_kernels(NULL)[i];
+    if (!k->batched || k->split_max > 0) return 0;
+    if (strideA % k->ld_multiple || strideB % k->ld_multiple || strideC % k->ld_multiple) return 0;
+    return tgsgemm_supports(i, M, N, K, lda, ldb, ldc, ptrs);
+}
+
+// tgsgemm_choose_batched returns the index of the strided-batched kernel launched for batch
+// row-major products of op, or -1 (see the header's comment on strided batches).
+inline int tgsgemm_choose_batched(int op, long long M, long long N, long long K, long long lda, long long ldb,
+                                    long long ldc, long long strideA, long long strideB, long long strideC,
+                                    long long batch, uintptr_t ptrs)
+{
+    const int def = tgsgemm_batch_default(op);
+    if (M < 1 || N < 1 || K < 1 || def < 0) return -1;
+    if (batch < 1 || batch > 65535 || strideA < 0 || strideB < 0 || strideC < 0) return -1;
+    if (batch > 1 && strideC < (M - 1) * ldc + N) return -1;
+    int count = 0, best = -1;
+    long long bestd = 0;
+    const tgsgemm_batch_class* cs = tgsgemm_batch_classes(&count);
+    for (int i = 0; i < count; i++) {
+        if (cs[i].op != op) continue;
+        const long long x[4] = {M, N, K, batch}, c[4] = {cs[i].M, cs[i].N, cs[i].K, cs[i].batch};
+        long long d = 0;
+        for (int j = 0; j < 4; j++) {
+            const long long e = tgsgemm_bucket(x[j], 1, 0, 127) - tgsgemm_bucket(c[j], 1, 0, 127);
+            d += e * e;
+        }
+        if (best < 0 || d < bestd) {
+            best = i;
+            bestd = d;
+        }
+    }
+    if (best >= 0 && tgsgemm_batch_supports(cs[best].kernel, M, N, K, lda, ldb, ldc, strideA, strideB, strideC, ptrs))
+        return cs[best].kernel;
+    if (tgsgemm_batch_supports(def, M, N, K, lda, ldb, ldc, strideA, strideB, strideC, ptrs)) return def;
+    return -1;
+}
+
+// tgsgemm_variant_strided_batched returns the name of the variant tgsgemm_sgemm_strided_batched
+// launches for the column-major call, or NULL.
+inline const char* tgsgemm_variant_strided_batched(char transa, char transb, int m, int n, int k, int lda,
+                                                     long long strideA, int ldb, long long strideB, int ldc,
+                                                     long long strideC, int batch, const float* A, const float* B,
+                                                     const float* C)
+{
+    const int op = tgsgemm_blas_op(transa, transb, m, n, k, lda, ldb, ldc);
+    int i = op < 0 ? -1 : tgsgemm_choose_batched(op, n, m, k, ldb, lda, ldc, strideB, strideA, strideC, batch,
+                                                    (uintptr_t)A | (uintptr_t)B | (uintptr_t)C);
+    return i < 0 ? NULL : tgsgemm_kernels(NULL)[i].name;
+}
+
+// tgsgemm_variant_strided_batched_op returns the name of the variant
+// tgsgemm_sgemm_strided_batched_op launches, or NULL.
+inline const char* tgsgemm_variant_strided_batched_op(char opa, char opb, int M, int N, int K, int lda,
+                                                        long long strideA, int ldb, long long strideB, int ldc,
+                                                        long long strideC, int batch, const float* A, const float* B,
+                                                        const float* C)
+{
+    const int op = tgsgemm_op(opa, opb);
+    int i = op < 0 ? -1 : tgsgemm_choose_batched(op, M, N, K, lda, ldb, ldc, strideA, strideB, strideC, batch,
+                                                    (uintptr_t)A | (uintptr_t)B | (uintptr_t)C);
+    return i < 0 ? NULL : tgsgemm_kernels(NULL)[i].name;
+}
+
+// tgsgemm_launch_batched enqueues batch row-major products C_i = alpha*op(A_i)*op(B_i) + beta*C_i,
+// X_i = X + i*strideX (elements; 0 shares the operand), on stream s, as tgsgemm_launch does one.
+inline cudaError_t tgsgemm_launch_batched(int op, int M, int N, int K, float alpha, const float* A, int lda,
+                                            long long strideA, const float* B, int ldb, long long strideB, float beta,
+                                            float* C, int ldc, long long strideC, int batch, cudaStream_t s)
+{
+    int i = tgsgemm_choose_batched(op, M, N, K, lda, ldb, ldc, strideA, strideB, strideC, batch,
+                                     (uintptr_t)A | (uintptr_t)B | (uintptr_t)C);
+    if (i < 0) return cudaErrorInvalidValue;
+    const tgsgemm_kernel_info* k = &tgsgemm_kernels(NULL)[i];
+    dim3 grid((unsigned)(((long long)N + k->tile_cols - 1) / k->tile_cols),
+              (unsigned)(((long long)M + k->tile_rows - 1) / k->tile_rows), (unsigned)(k->grid_z * batch));
+    dim3 block((unsigned)k->block_x, (unsigned)k->block_y, 1);
+    void* args[] = {&M, &N, &K, &alpha, (void*)&A, &lda, (void*)&B, &ldb, &beta, (void*)&C, &ldc, &strideA, &strideB, &strideC};
+    cudaError_t e = cudaLaunchKernel(k->fn, grid, block, args, (size_t)k->dynamic_shared, s);
+    if (e != cudaSuccess) (void)cudaGetLastError();
+    return e;
+}
+
+// tgsgemm_sgemm_strided_batched_op is the row-major strided-batched entry: batch products of
+// tgsgemm_sgemm_op's problem, X_i = X + i*strideX (elements). A bad opa or opb, an op without
+// batched kernels, batch outside [1, 65535], negative strides or overlapping C products are
+// cudaErrorInvalidValue.
+inline cudaError_t tgsgemm_sgemm_strided_batched_op(char opa, char opb, int M, int N, int K, float alpha,
+                                                      const float* A, int lda, long long strideA, const float* B, int ldb,
+                                                      long long strideB, float beta, float* C, int ldc, long long strideC,
+                                                      int batch, cudaStream_t s)
+{
+    const int op = tgsgemm_op(opa, opb);
+    if (op < 0) return cudaErrorInvalidValue;
+    return tgsgemm_launch_batched(op, M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batch, s);
+}
+
+// tgsgemm_sgemm_strided_batched is the BLAS strided-batched entry: cublasSgemmStridedBatched's
+// arguments in its order (column-major; transa, transb 'N' or 'T'; alpha and beta by value; strides
+// in elements, 0 shares an operand), cublasSgemm's leading-dimension rules (tgsgemm_blas_op). It
+// launches the row-major kernel of op (transb, transa) on C_i^T = op(B_i)^T * op(A_i)^T.
+inline cudaError_t tgsgemm_sgemm_strided_batched(char transa, char transb, int m, int n, int k, float alpha,
+                                                   const float* A, int lda, long long strideA, const float* B, int ldb,
+                                                   long long strideB, float beta, float* C, int ldc, long long strideC,
+                                                   int batch, cudaStream_t s)
+{
+    const int op = tgsgemm_blas_op(transa, transb, m, n, k, lda, ldb, ldc);
+    if (op < 0) return cudaErrorInvalidValue;
+    return tgsgemm_launch_batched(op, n, m, k, alpha, B, ldb, strideB, A, lda, strideA, beta, C, ldc, strideC, batch, s);
 }
 
 #endif // TGSGEMM_CUH
