@@ -165,6 +165,8 @@ func eligibility(recs []results.Record, byName map[string]*variant.Variant, allo
 			why[r.Variant] = "not in the generated catalog"
 		case v.Batched:
 			why[r.Variant] = "a strided-batched kernel: the export has no strided-batched entry"
+		case v.Epilogue != variant.EpiNone:
+			why[r.Variant] = "a fused-epilogue kernel (" + v.Epilogue.String() + "): the export's dispatch rule is for plain GEMMs"
 		case r.Family != "" && r.Family != v.Family, r.Params != "" && r.Params != v.ParamString():
 			why[r.Variant] = fmt.Sprintf("results are of another build (family %s params %q; the manifest says %s %q)",
 				safeText(r.Family), r.Params, safeText(v.Family), v.ParamString())
@@ -260,8 +262,9 @@ func measures(recs []results.Record) (map[protocol.Shape]map[string]Measure, err
 	}
 	out := map[protocol.Shape]map[string]Measure{}
 	for _, r := range recs {
-		// Batched shapes are no dispatch classes: the entries run one product.
-		if r.Kind != results.KindTune || r.Status != results.StatusOK || r.Timing == nil || r.Shape.Batch > 0 {
+		// Batched shapes are no dispatch classes: the entries run one product; nor are shapes with
+		// a fused epilogue (their kernels are not plain GEMMs).
+		if r.Kind != results.KindTune || r.Status != results.StatusOK || r.Timing == nil || r.Shape.Batch > 0 || r.Shape.Epilogue != variant.EpiNone {
 			continue
 		}
 		c, ok := cublas[ck(r.Shape, r.Device)]
