@@ -122,20 +122,6 @@ func DimsString(s protocol.Shape) string { return fmt.Sprintf("%dx%dx%d", s.M, s
 // shapeSyntax is the shape grammar error messages name.
 const shapeSyntax = "MxNxK[:OP][:bBATCH][:EPILOGUE]"
 
-// isBatchField reports whether f is a :bBATCH field (b and digits; an epilogue such as bias_row
-// also starts with b).
-func isBatchField(f string) bool {
-	if len(f) < 2 || f[0] != 'b' {
-		return false
-	}
-	for _, r := range f[1:] {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // ParseShape parses MxNxK with an optional :OP (NN, NT, TN or TT; NN when absent), an optional
 // :bBATCH (a strided batch of BATCH ≥ 1 products; absent: one product, unbatched) and an optional
 // :EPILOGUE (variant.ParseEpilogue: none, bias_row, bias_relu_col, ...; absent: none), in that
@@ -146,7 +132,7 @@ func ParseShape(s string) (protocol.Shape, error) {
 	var op variant.Op
 	batch := 0
 	epi := variant.EpiNone
-	if len(rest) > 0 && !isBatchField(rest[0]) && !strings.HasPrefix(strings.ToLower(rest[0]), "bias") && strings.ToLower(rest[0]) != "none" {
+	if len(rest) > 0 && !strings.HasPrefix(rest[0], "b") && !strings.HasPrefix(strings.ToLower(rest[0]), "bias") && strings.ToLower(rest[0]) != "none" {
 		var err error
 		if op, err = variant.ParseOp(rest[0]); err != nil {
 			return protocol.Shape{}, fmt.Errorf("shape %q: %w", s, err)

@@ -192,9 +192,11 @@ func ApplyEpilogue(epi variant.Epilogue, m, n, k int, e, bound []float64, bias [
 	row, slope := epi.BiasPerRow(), epi.Slope()*(1+epilogueUlps/float64(k+2))
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
-			b := float64(bias[j])
+			var b float64
 			if row {
 				b = float64(bias[i])
+			} else {
+				b = float64(bias[j])
 			}
 			x := i*n + j
 			e[x] = epi.Apply(e[x], b)
