@@ -1,5 +1,5 @@
 #!/bin/bash
-# The fused-epilogue measurements (issue 16) on one GPU: run from a folder holding runner,
+# The fused-epilogue measurements (issue 16) on one GPU host: run from a folder holding runner,
 # tilegen-worker and gpu.test (go test -c -tags gpu ./internal/gpu), each possibly as .xz;
 # everything lands in OUT (argument 1), packed into OUT/epilogue.tgz after every step.
 set -u
@@ -21,21 +21,18 @@ EPI=${EPI#,}
 BASE=regtile_128x256x16_w32_t8x16_p0_f1_s4_b1,regtile_128x256x16_w64_t8x16_p0_f1_s3_b1,regtile_128x128x16_w64_t8x8_p0_f1_s3_b2,regtile_128x128x16_w32_t8x16_p0_f1_s3_b1
 # 1. the worker's epilogue tests: fused kernels, cuBLAS + separate epilogue and cublasLt against the
 #    float64 reference + epilogue on odd shapes, and kernels claiming the wrong epilogue failing.
-timeout 45 ./gpu.test -test.run 'TestEpilogueVerify|TestHelloAndProtocol' -test.v > "$W/gpu-test.txt" 2>&1
+timeout 40 ./gpu.test -test.run 'TestEpilogueVerify|TestHelloAndProtocol' -test.v > "$W/gpu-test.txt" 2>&1
 echo "gpu.test rc=$?" >> "$W/rc.txt"; pack
-# 2. the epilogue variants at the issue's shapes, each against cuBLAS + the separate epilogue
-#    (interleaved re-measurement) and cublasLt's fused epilogue.
-timeout 80 ./runner tune --worker ./tilegen-worker --family regtile_epi --shapes "$EPI" \
-  --cache "$W/cache.jsonl" --out "$W/tune-epilogue" --progress plain > "$W/tune-epilogue.txt" 2>&1
-echo "tune-epilogue rc=$?" >> "$W/rc.txt"; pack
+# 2. the bench flow on the epilogue family: the edge suite of every epilogue variant, then each
+#    variant at the issue's shapes against cuBLAS + the separate epilogue (interleaved
+#    re-measurement) and cublasLt's fused epilogue; summary.json with both baselines per shape.
+timeout 115 ./runner bench --worker ./tilegen-worker --family regtile_epi --shapes "$EPI" \
+  --cache "$W/cache.jsonl" --root "$W/bench" --markdown "$W/bench/BENCHMARKS.md" --progress plain > "$W/bench.txt" 2>&1
+echo "bench rc=$?" >> "$W/rc.txt"; pack
 # 3. the same four configurations without an epilogue, against plain cuBLAS (what the epilogue costs).
 timeout 20 ./runner tune --worker ./tilegen-worker --variants "$BASE" --shapes 4096x4096x1024,8192x1024x4096 \
   --cache "$W/cache.jsonl" --out "$W/tune-plain" --progress plain > "$W/tune-plain.txt" 2>&1
 echo "tune-plain rc=$?" >> "$W/rc.txt"; pack
-# 4. the edge suite of every epilogue variant.
-timeout 35 ./runner verify --worker ./tilegen-worker --family regtile_epi \
-  --cache "$W/cache.jsonl" --out "$W/verify" --progress plain > "$W/verify.txt" 2>&1
-echo "verify rc=$?" >> "$W/rc.txt"; pack
 cat "$W/rc.txt"
-tail -5 "$W/gpu-test.txt"
-grep -A8 "bias_relu_col\|bias_gelu_col" "$W/tune-epilogue.txt" | head -60
+grep -E "^(--- |FAIL|ok|PASS)" "$W/gpu-test.txt" | head
+grep "^|" "$W/bench.txt" | head -40
