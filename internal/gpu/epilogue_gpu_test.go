@@ -55,6 +55,11 @@ func TestEpilogueVerify(t *testing.T) {
 					t.Errorf("cublaslt %s %+v: %s", epi, s, lt.Note)
 				}
 				t.Logf("cublaslt %s %dx%dx%d: %s", epi, s.M, s.N, s.K, lt.Note)
+			case lt.Error == "" && len(lt.Verify) > 0 && !lt.Verify[0].Pass && epi.Activation() == variant.ActGELU && s.K < 32 && lt.Verify[0].MaxAbs < 1e-5:
+				// Measured on the H100 (cuBLAS 13.1): cublasLt's GELU is an approximation about
+				// 5e-6 off, above the tolerance of a product of a few terms (K = 1, 5, 7); from K
+				// of about 80 it passes, as at the suite's shapes. The baseline then has no ratio.
+				t.Logf("cublaslt %s %dx%dx%d: its GELU is %.2g off (tolerance %.2g)", epi, s.M, s.N, s.K, lt.Verify[0].MaxAbs, lt.Verify[0].Tol)
 			case lt.Error != "" || !passed(protocol.Response{Verify: lt.Verify}):
 				t.Errorf("cublaslt %s %+v: %+v", epi, s, lt)
 			}
