@@ -25,9 +25,9 @@ type cuhKernel struct {
 
 // cuhEpi is one fused-epilogue entry of the header.
 type cuhEpi struct {
-	Value                        int // the epilogue's number in the header's enum (variant.Epilogues order)
+	Value                       int // the epilogue's number in the header's enum (variant.Epilogues order)
 	Name, Upper, Variant, Ratio string
-	Kernel, Shapes               int
+	Kernel, Shapes              int
 }
 
 // epiIndex is e's number in the exported enums: its position in variant.Epilogues (none is 0).

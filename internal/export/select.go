@@ -667,6 +667,12 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 				c.WorstRatio = math.Min(c.WorstRatio, m.Ratio)
 			}
 		}
+		// An epilogue kernel's worst ratio is against cuBLAS + the separate epilogue.
+		if e, ok := sel.epi[c.V.Epilogue]; ok && c.V.Epilogue != variant.EpiNone && e.name == c.V.Name {
+			for _, r := range e.ratios {
+				c.WorstRatio = math.Min(c.WorstRatio, r)
+			}
+		}
 	}
 	// The classes: every shape fitted on, with the variant its op's rule launches there (packed
 	// leading dimensions, aligned pointers) and its time; a shape where that variant was not timed
