@@ -263,6 +263,10 @@ func summary(w io.Writer, p *Plan, out string) {
 			p.opLabel(r.Op), dims[0], dims[1], dims[2], 1<<r.Rule.Shift, r.FitShapes, fitted, pr.Bandwidth, pr.Adaptive, pr.Ridge, pr.Waves, pr.Edge,
 			pr.CrossRegime, pr.Align, pr.Reach, pr.Pin)
 	}
+	for _, e := range p.Epilogues {
+		fmt.Fprintf(w, "  epilogue %s: %s (ratio %.2f against cuBLAS + separate epilogue over %d shape(s))\n", e.Epilogue,
+			p.Variants[e.Kernel].V.Name, e.Ratio, len(e.Shapes))
+	}
 	for _, s := range p.Untimed {
 		fmt.Fprintf(w, "  note: at %s the rule launches a variant that was not timed there\n", results.ShapeString(s))
 	}
