@@ -23,6 +23,23 @@ type cuhKernel struct {
 	SplitMax, KStep, MinK, BlocksPerSM, WorkspaceFloats int
 }
 
+// cuhEpi is one fused-epilogue entry of the header.
+type cuhEpi struct {
+	Value                       int // the epilogue's number in the header's enum (variant.Epilogues order)
+	Name, Upper, Variant, Ratio string
+	Kernel, Shapes              int
+}
+
+// epiIndex is e's number in the exported enums: its position in variant.Epilogues (none is 0).
+func epiIndex(e variant.Epilogue) int {
+	for i, x := range variant.Epilogues {
+		if x == e {
+			return i
+		}
+	}
+	return -1
+}
+
 // stripHeader removes the generator's leading comment lines ("// Code generated ...", nvcc, the
 // variant's parameters): the header has one generated-code line of its own and names each kernel.
 func stripHeader(src string) string {
@@ -60,6 +77,8 @@ func cuhFile(p *Plan) ([]byte, error) {
 		BatchOps, BatchDefaultTable  string
 		BatchClasses, BatchClassRows []string
 		BatchClassCount              int
+		// Epilogues are the fused-epilogue entries (none: no epilogue section).
+		Epilogues []cuhEpi
 	}{
 		Header: header, Name: p.Name, Guard: strings.ToUpper(p.Name) + "_CUH", GPU: safeText(p.GPU),
 		Ops: p.opsList(), NVCC: safeText(p.Manifest.NVCC), Arch: safeText(p.Manifest.Arch),
@@ -98,6 +117,11 @@ func cuhFile(p *Plan) ([]byte, error) {
 	for _, c := range p.Classes {
 		data.Classes = append(data.Classes, p.classLine(c))
 		data.ClassRows = append(data.ClassRows, fmt.Sprintf("{%d, %d, %d, %d, %d, %s, %s}", c.Shape.Op.Index(), c.Shape.M, c.Shape.N, c.Shape.K, c.Variant, cDouble(c.MedianMS), cDouble(c.CublasMS)))
+	}
+	for _, e := range p.Epilogues {
+		data.Epilogues = append(data.Epilogues, cuhEpi{Value: epiIndex(e.Epilogue), Name: e.Epilogue.String(),
+			Upper: strings.ToUpper(e.Epilogue.String()), Kernel: e.Kernel, Variant: p.Variants[e.Kernel].V.Name,
+			Ratio: fmt.Sprintf("%.3f", e.Ratio), Shapes: len(e.Shapes)})
 	}
 	for _, c := range p.Variants {
 		v := c.V

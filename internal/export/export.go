@@ -270,6 +270,10 @@ func summary(w io.Writer, p *Plan, out string) {
 		}
 		fmt.Fprintf(w, "  strided-batched default for %s: %s\n", r.Op, p.Variants[r.Default].V.Name)
 	}
+	for _, e := range p.Epilogues {
+		fmt.Fprintf(w, "  epilogue %s: %s (ratio %.2f against cuBLAS + separate epilogue over %d shape(s))\n", e.Epilogue,
+			p.Variants[e.Kernel].V.Name, e.Ratio, len(e.Shapes))
+	}
 	for _, s := range p.Untimed {
 		fmt.Fprintf(w, "  note: at %s the rule launches a variant that was not timed there\n", results.ShapeString(s))
 	}

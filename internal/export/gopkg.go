@@ -83,7 +83,10 @@ func goFiles(p *Plan) (map[string][]byte, error) {
 		return nil, err
 	}
 	out["batched.go"] = batched
-	data := struct{ Header, Pkg string }{header, p.PkgName}
+	data := struct {
+		Header, Pkg string
+		Epi         bool // the package has fused-epilogue kernels (launchBias)
+	}{header, p.PkgName, len(p.Epilogues) > 0}
 	for name, tmpl := range map[string]string{"driver.go": "cgo", "driver_unsupported.go": "other"} {
 		var b bytes.Buffer
 		if err := driverTmpl.ExecuteTemplate(&b, tmpl, data); err != nil {
@@ -544,7 +547,92 @@ func goSgemm(p *Plan) *jen.File {
 		jen.Return(jen.Id("ks").Dot("SgemmOp").Call(jen.Id("op"), jen.Id("n"), jen.Id("m"), jen.Id("k"), jen.Id("alpha"), jen.Id("b"), jen.Id("ldb"),
 			jen.Id("a"), jen.Id("lda"), jen.Id("beta"), jen.Id("c"), jen.Id("ldc"), jen.Id("stream"))),
 	)
+	if len(p.Epilogues) > 0 {
+		goEpilogue(f, p)
+	}
 	return f
+}
+
+// goEpilogue adds the fused-epilogue entry: the Epilogue type, the kernel of each epilogue the
+// package holds, and SgemmEpilogue.
+func goEpilogue(f *jen.File, p *Plan) {
+	f.Line()
+	f.Comment(lineComment("Epilogue is a fused epilogue of SgemmEpilogue: C = act(alpha·A·B + beta·C + bias) with bias[i]\n" +
+		"per row (M floats) or bias[j] per column (N floats) of the row-major C, act none, ReLU or GELU\n" +
+		"(tanh form)."))
+	f.Type().Id("Epilogue").Int()
+	f.Line()
+	var consts []jen.Code
+	for i, e := range variant.Epilogues[1:] {
+		consts = append(consts, jen.Id(goEpi(e)).Id("Epilogue").Op("=").Lit(i+1))
+	}
+	f.Const().Defs(consts...)
+	f.Line()
+	table := make([]jen.Code, len(variant.Epilogues))
+	for i := range table {
+		table[i] = jen.Lit(-1)
+	}
+	doc := "epilogueKernels is the kernel of each Epilogue (-1: none in this package):"
+	for _, e := range p.Epilogues {
+		table[epiIndex(e.Epilogue)] = jen.Lit(e.Kernel)
+		doc += fmt.Sprintf("\n%s: %s (ratio %.3f against cuBLAS + the separate epilogue over %d shape(s))",
+			e.Epilogue, safeText(p.Variants[e.Kernel].V.Name), e.Ratio, len(e.Shapes))
+	}
+	f.Comment(lineComment(doc))
+	f.Var().Id("epilogueKernels").Op("=").Index(jen.Lit(len(table))).Int().Values(table...)
+	f.Line()
+	f.Comment(lineComment("SgemmEpilogue enqueues the row-major C = act(alpha·A·B + beta·C + bias) of epi on stream (see\n" +
+		"Sgemm for the other arguments; bias is a device address). It returns an error, and launches\n" +
+		"nothing, for an epilogue the package has no kernel for, a zero bias or a problem its kernel\n" +
+		"cannot take."))
+	f.Func().Params(jen.Id("ks").Op("*").Id("Kernels")).Id("SgemmEpilogue").Params(
+		jen.Id("epi").Id("Epilogue"), jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k")).Int(), jen.Id("alpha").Float32(), jen.Id("a").Uintptr(), jen.Id("lda").Int(),
+		jen.Id("b").Uintptr(), jen.Id("ldb").Int(), jen.Id("beta").Float32(), jen.Id("c").Uintptr(), jen.Id("ldc").Int(),
+		jen.Id("bias").Uintptr(), jen.Id("stream").Uintptr(),
+	).Error().Block(
+		jen.If(jen.Id("epi").Op("<").Lit(1).Op("||").Int().Call(jen.Id("epi")).Op(">=").Len(jen.Id("epilogueKernels")).Op("||").Id("epilogueKernels").Index(jen.Id("epi")).Op("<").Lit(0)).Block(
+			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": epilogue %d: the package holds no kernel for it"), jen.Id("epi"))),
+		),
+		jen.If(jen.Id("bias").Op("==").Lit(0)).Block(
+			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": epilogue %d: no bias"), jen.Id("epi"))),
+		),
+		jen.Id("i").Op(":=").Id("epilogueKernels").Index(jen.Id("epi")),
+		jen.Id("kn").Op(":=").Op("&").Id("kernels").Index(jen.Id("i")),
+		jen.If(jen.Err().Op(":=").Id("supports").Call(jen.Id("kn"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"),
+			jen.Id("a").Op("|").Id("b").Op("|").Id("c").Op("|").Id("bias")), jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": %s: %w"), jen.Id("kn").Dot("name"), jen.Err())),
+		),
+		jen.If(jen.Id("ks").Op("==").Nil().Op("||").Op("!").Id("ks").Dot("loaded").Index(jen.Id("i"))).Block(
+			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": %s is not loaded (call Load)"), jen.Id("kn").Dot("name"))),
+		),
+		jen.Id("grid").Op(":=").Index(jen.Lit(3)).Int().Values(
+			jen.Parens(jen.Id("n").Op("+").Id("kn").Dot("tileCols").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileCols"),
+			jen.Parens(jen.Id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows"),
+			jen.Id("kn").Dot("gridZ"),
+		),
+		jen.If(jen.Id("kn").Dot("splitMax").Op(">").Lit(0)).Block(
+			jen.Id("grid").Index(jen.Lit(2)).Op("=").Id("splitSlices").Call(jen.Id("grid").Index(jen.Lit(0)).Op("*").Id("grid").Index(jen.Lit(1)),
+				jen.Id("kn").Dot("tileRows").Op("*").Id("kn").Dot("tileCols"), jen.Id("k"), jen.Id("ks").Dot("sms"), jen.Id("kn").Dot("splitMax"),
+				jen.Id("kn").Dot("kStep"), jen.Id("kn").Dot("minK"), jen.Id("kn").Dot("blocksPerSM"), jen.Id("kn").Dot("workspaceFloats")),
+		),
+		jen.If(jen.Err().Op(":=").Id("launchBias").Call(jen.Id("ks").Dot("fns").Index(jen.Id("i")), jen.Id("grid"),
+			jen.Index(jen.Lit(2)).Int().Values(jen.Id("kn").Dot("blockX"), jen.Id("kn").Dot("blockY")), jen.Id("kn").Dot("dynamicShared"), jen.Id("stream"),
+			jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("alpha"), jen.Id("a"), jen.Id("lda"), jen.Id("b"), jen.Id("ldb"), jen.Id("beta"), jen.Id("c"), jen.Id("ldc"), jen.Id("bias")),
+			jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": launch %s: %w"), jen.Id("kn").Dot("name"), jen.Err())),
+		),
+		jen.Return(jen.Nil()),
+	)
+}
+
+// goEpi is the Go constant of a fused epilogue (EpiBiasReluCol).
+func goEpi(e variant.Epilogue) string {
+	var b strings.Builder
+	b.WriteString("Epi")
+	for _, w := range strings.Split(string(e), "_") {
+		b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+	}
+	return b.String()
 }
 
 // goSplitRule adds splitSlices, the Go package's copy of tilegen's launch-time split-K rule

@@ -108,6 +108,85 @@ type Plan struct {
 	Batched []BatchRule
 	// Untimed are the shapes fitted on where the variant launched was not timed (no class).
 	Untimed []protocol.Shape
+	// Epilogues are the fused-epilogue entries (row-major NN with a bias): per epilogue the one
+	// variant it launches, in variant.Epilogues order; empty when the results hold none.
+	Epilogues []EpiEntry
+}
+
+// EpiEntry is one fused epilogue of the export: the variant (an index into Plan.Variants) with the
+// best geometric-mean ratio against cuBLAS + the separate epilogue over the shapes it was timed on
+// with that epilogue, among the variants verified there, on the whole edge suite of that epilogue and
+// with matching hashes.
+type EpiEntry struct {
+	Epilogue variant.Epilogue
+	Kernel   int
+	Ratio    float64
+	Shapes   []protocol.Shape
+}
+
+// epiCandidate is an eligible epilogue variant's timings (tune records against the cuBLAS record of
+// the same shape and device).
+type epiCandidate struct {
+	name   string
+	ratios []float64
+	shapes []protocol.Shape
+}
+
+// epilogueEntries picks, per epilogue, the eligible variant (why empty, full edge suite) with the
+// best geometric-mean ratio over its timed shapes of that epilogue (ties: the name).
+func epilogueEntries(recs []results.Record, byName map[string]*variant.Variant, why map[string]string, fullEdge map[string]bool) map[variant.Epilogue]epiCandidate {
+	cublas := map[string]float64{}
+	key := func(s protocol.Shape, d *results.DeviceRef) string {
+		u := ""
+		if d != nil {
+			u = d.UUID
+		}
+		return results.ShapeString(s) + "/" + u
+	}
+	for _, r := range recs {
+		if r.Kind == results.KindCublas && r.Status == results.StatusOK && r.Timing != nil && r.Shape.Epilogue != variant.EpiNone {
+			cublas[key(r.Shape, r.Device)] = r.Timing.MedianMS
+		}
+	}
+	cands := map[string]*epiCandidate{}
+	for _, r := range recs {
+		v := byName[r.Variant]
+		if r.Kind != results.KindTune || r.Status != results.StatusOK || r.Timing == nil || v == nil ||
+			v.Epilogue == variant.EpiNone || r.Shape.Epilogue != v.Epilogue || r.Shape.Op != variant.OpNN || r.Shape.Batch > 0 ||
+			why[r.Variant] != "" || !fullEdge[r.Variant] {
+			continue
+		}
+		c, ok := cublas[key(r.Shape, r.Device)]
+		if !ok || r.Timing.MedianMS <= 0 {
+			continue
+		}
+		if cands[r.Variant] == nil {
+			cands[r.Variant] = &epiCandidate{name: r.Variant}
+		}
+		cands[r.Variant].ratios = append(cands[r.Variant].ratios, c/r.Timing.MedianMS)
+		cands[r.Variant].shapes = append(cands[r.Variant].shapes, r.Shape)
+	}
+	best := map[variant.Epilogue]epiCandidate{}
+	names := make([]string, 0, len(cands))
+	for n := range cands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		c, e := *cands[n], byName[n].Epilogue
+		if b, ok := best[e]; !ok || geomean(c.ratios) > geomean(b.ratios) {
+			best[e] = c
+		}
+	}
+	return best
+}
+
+func geomean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += math.Log(x)
+	}
+	return math.Exp(s / float64(len(xs)))
 }
 
 // OpRule is one op's dispatch: the rule, its robust default (an index into Plan.Variants), the
@@ -274,8 +353,10 @@ func measuresOf(recs []results.Record, batched bool) (map[protocol.Shape]map[str
 	}
 	out := map[protocol.Shape]map[string]Measure{}
 	for _, r := range recs {
-		// Batched shapes are the strided-batched entry's classes, the others the one-product entries'.
-		if r.Kind != results.KindTune || r.Status != results.StatusOK || r.Timing == nil || (r.Shape.Batch > 0) != batched {
+		// Batched shapes are the strided-batched entry's classes, the others the one-product entries';
+		// shapes with a fused epilogue are neither (their kernels are not plain GEMMs).
+		if r.Kind != results.KindTune || r.Status != results.StatusOK || r.Timing == nil || (r.Shape.Batch > 0) != batched ||
+			r.Shape.Epilogue != variant.EpiNone {
 			continue
 		}
 		c, ok := cublas[ck(r.Shape, r.Device)]
@@ -330,6 +411,8 @@ type selection struct {
 	fullEdge map[string]bool
 	// batch is the strided-batched entry's input.
 	batch *batchSelection
+	// epi is each fused epilogue's chosen variant (epilogueEntries).
+	epi map[variant.Epilogue]epiCandidate
 }
 
 // selectInputs checks the records and gathers the fitting input of the dispatch rule.
@@ -398,6 +481,7 @@ func selectInputs(rs *resultsSet, manifest variant.Manifest, o Options) (*select
 	if sel.batch, err = selectBatched(rs.records, sel.byName, why, fullEdge); err != nil {
 		return nil, err
 	}
+	sel.epi = epilogueEntries(rs.records, sel.byName, why, fullEdge)
 
 	// Exclusions, with the classes where an excluded variant was the fastest.
 	excl := map[string]*Exclusion{}
@@ -558,6 +642,11 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 	if len(fits) == 0 {
 		return nil, fmt.Errorf("no exportable variant was timed on the shapes")
 	}
+	for _, e := range variant.Epilogues {
+		if c, ok := sel.epi[e]; ok {
+			usedNames[c.name] = true
+		}
+	}
 	if len(usedNames) > maxExported {
 		return nil, fmt.Errorf("the dispatch rules use %d variants, more than the %d an export encodes", len(usedNames), maxExported)
 	}
@@ -621,6 +710,11 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 		}
 		p.Batched = append(p.Batched, br)
 	}
+	for _, e := range variant.Epilogues {
+		if c, ok := sel.epi[e]; ok {
+			p.Epilogues = append(p.Epilogues, EpiEntry{Epilogue: e, Kernel: idx[c.name], Ratio: geomean(c.ratios), Shapes: c.shapes})
+		}
+	}
 	for i := range p.Variants {
 		c := &p.Variants[i]
 		classes := sel.classes
@@ -632,6 +726,12 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 			if m, ok := ms[s][c.V.Name]; ok {
 				c.Tuned = append(c.Tuned, m)
 				c.WorstRatio = math.Min(c.WorstRatio, m.Ratio)
+			}
+		}
+		// An epilogue kernel's worst ratio is against cuBLAS + the separate epilogue.
+		if e, ok := sel.epi[c.V.Epilogue]; ok && c.V.Epilogue != variant.EpiNone && e.name == c.V.Name {
+			for _, r := range e.ratios {
+				c.WorstRatio = math.Min(c.WorstRatio, r)
 			}
 		}
 	}
@@ -694,6 +794,26 @@ func (p *Plan) Choose(op variant.Op, m, n, k, lda, ldb, ldc int) (int, error) {
 		}
 	}
 	return -1, fmt.Errorf("no exported %s variant takes %dx%dx%d (lda=%d ldb=%d ldc=%d): %s", op, m, n, k, lda, ldb, ldc, strings.Join(errs, "; "))
+}
+
+// ChooseEpilogue is the fused-epilogue entry's choice for a row-major NN problem with epilogue epi:
+// the export's variant of epi, or an error when it holds none or that variant cannot take the
+// problem.
+func (p *Plan) ChooseEpilogue(epi variant.Epilogue, m, n, k, lda, ldb, ldc int) (int, error) {
+	if epi == variant.EpiNone || !epi.Valid() {
+		return -1, fmt.Errorf("epilogue %q: want one of bias_row, bias_col, bias_relu_row, bias_relu_col, bias_gelu_row, bias_gelu_col", string(epi))
+	}
+	for _, e := range p.Epilogues {
+		if e.Epilogue != epi {
+			continue
+		}
+		v := &p.Variants[e.Kernel].V
+		if err := v.Supports(m, n, k, lda, ldb, ldc); err != nil {
+			return -1, fmt.Errorf("epilogue %s: %s: %w", epi, v.Name, err)
+		}
+		return e.Kernel, nil
+	}
+	return -1, fmt.Errorf("epilogue %s: the export holds no kernel for it", epi)
 }
 
 // ChooseColumnMajor is Choose for a column-major BLAS call (cublasSgemm's arguments, transa and

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -68,6 +69,12 @@ type Family struct {
 	// batched variant's name ends in _sb.
 	Batched     []bool
 	BatchedNode *yaml.Node
+	// Epilogues is epilogues: the fused epilogues the family is generated for (variant.Epilogue:
+	// none, bias_row, bias_col, bias_relu_row, ...), a third axis outside the parameters (default
+	// [none]). When declared, expressions may read EPI (0 for none, 1 with a bias), and a variant
+	// with an epilogue gets its name as a suffix (_bias_relu_row). Not with batched: true.
+	Epilogues     []variant.Epilogue
+	EpiloguesNode *yaml.Node
 }
 
 // Names the expressions of a family that declares ops (OPA, OPB; see Family.Ops) or batched
@@ -76,7 +83,16 @@ const (
 	opAName    = "OPA"
 	opBName    = "OPB"
 	batchedVar = "BATCHED"
+	epiVar     = "EPI"
 )
+
+// epilogues is the family's epilogue axis ([none] when it declares none).
+func (f *Family) epilogues() []variant.Epilogue {
+	if len(f.Epilogues) == 0 {
+		return []variant.Epilogue{variant.EpiNone}
+	}
+	return f.Epilogues
+}
 
 // batched is the family's batch axis ([false] when it declares none).
 func (f *Family) batched() []bool {
@@ -109,7 +125,7 @@ type Constraint struct {
 
 var (
 	topKeys      = []string{"families"}
-	familyKeys   = []string{"name", "template", "doc", "variant_name", "traffic_model", "seed", "ops", "batched", "params", "constraints", "geometry", "dynamic_shared_ok", "warp_multiple", "requires"}
+	familyKeys   = []string{"name", "template", "doc", "variant_name", "traffic_model", "seed", "ops", "batched", "epilogues", "params", "constraints", "geometry", "dynamic_shared_ok", "warp_multiple", "requires"}
 	geometryKeys = []string{"block_x", "block_y", "tile_rows", "tile_cols", "grid_z", "split", "shared_bytes", "dynamic_shared"}
 	// splitKeys are the fields of geometry.split, the launch-time split-K rule of grid_z: auto
 	// (variant.SplitRule); all are required.
@@ -350,6 +366,12 @@ func (d *diags) family(n *yaml.Node) *Family {
 	if bn, ok := fields["batched"]; ok {
 		d.batchedList(f, bn, what("batched"))
 	}
+	if en, ok := fields["epilogues"]; ok {
+		d.epiloguesList(f, en, what("epilogues"))
+		if slices.Contains(f.Batched, true) && slices.ContainsFunc(f.Epilogues, variant.Epilogue.HasBias) {
+			d.add(en, "%s: epilogues with a bias and batched: true in one family are not supported (strided-batched kernels take no bias)", what("epilogues"))
+		}
+	}
 	if vn, ok := fields["variant_name"]; ok {
 		f.VariantName, _ = d.stringValue(vn, what("variant_name"))
 		f.NamePattern = vn
@@ -511,6 +533,10 @@ func (d *diags) params(f *Family, label string, pn *yaml.Node) bool {
 			d.add(k, "%s: parameter %s: the name is the op axis's (the family declares ops); rename the parameter", label, k.Value)
 			continue
 		}
+		if f.EpiloguesNode != nil && k.Value == epiVar {
+			d.add(k, "%s: parameter %s: the name is the epilogue axis's (the family declares epilogues); rename the parameter", label, k.Value)
+			continue
+		}
 		if f.BatchedNode != nil && k.Value == batchedVar {
 			d.add(k, "%s: parameter %s: the name is the batch axis's (the family declares batched); rename the parameter", label, k.Value)
 			continue
@@ -592,7 +618,36 @@ func (f *Family) env() map[string]any {
 	if f.BatchedNode != nil {
 		env[batchedVar] = 0
 	}
+	if f.EpiloguesNode != nil {
+		env[epiVar] = 0
+	}
 	return env
+}
+
+// epiloguesList loads epilogues: a non-empty list of distinct epilogue names.
+func (d *diags) epiloguesList(f *Family, n *yaml.Node, what string) {
+	f.EpiloguesNode = n
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		d.add(n, "%s: expected a list of none, bias_row, bias_col, bias_relu_row, bias_relu_col, bias_gelu_row, bias_gelu_col, got %s", what, kindName(n))
+		return
+	}
+	seen := map[variant.Epilogue]bool{}
+	for _, e := range n.Content {
+		s, ok := d.stringValue(e, what)
+		if !ok {
+			continue
+		}
+		ep, err := variant.ParseEpilogue(s)
+		switch {
+		case err != nil || s != ep.String():
+			d.add(e, "%s: %q is not an epilogue (none, bias_row, bias_col, bias_relu_row, bias_relu_col, bias_gelu_row or bias_gelu_col, lower case)", what, s)
+		case seen[ep]:
+			d.add(e, "%s: duplicate epilogue %s", what, s)
+		default:
+			seen[ep] = true
+			f.Epilogues = append(f.Epilogues, ep)
+		}
+	}
 }
 
 // batchedList loads batched: a non-empty list of distinct booleans.

@@ -131,6 +131,9 @@ func checkCombinations(d *diags, cfg *Config) bool {
 		if len(f.Batched) > 0 {
 			factors = append(factors, fmt.Sprintf("batched %d", len(f.Batched)))
 		}
+		if len(f.Epilogues) > 0 {
+			factors = append(factors, fmt.Sprintf("epilogues %d", len(f.Epilogues)))
+		}
 		for _, p := range f.Params {
 			n.Mul(n, big.NewInt(int64(len(p.Values))))
 			factors = append(factors, fmt.Sprintf("%s %d", p.Name, len(p.Values)))
@@ -177,14 +180,17 @@ func forEachCombo(params []ParamSpec, fn func([]int) bool) {
 type axis struct {
 	op      variant.Op
 	batched bool
+	epi     variant.Epilogue
 }
 
-// axes lists the family's ops × batched, ops outermost.
+// axes lists the family's ops × batched × epilogues, ops outermost.
 func (f *Family) axes() []axis {
 	var out []axis
 	for _, op := range f.ops() {
 		for _, b := range f.batched() {
-			out = append(out, axis{op, b})
+			for _, e := range f.epilogues() {
+				out = append(out, axis{op, b, e})
+			}
 		}
 	}
 	return out
@@ -199,6 +205,9 @@ func variantName(f *Family, ax axis, vals []int) string {
 	}
 	if ax.batched {
 		name += "_sb"
+	}
+	if ax.epi != variant.EpiNone {
+		name += "_" + string(ax.epi)
 	}
 	return name
 }
@@ -297,8 +306,11 @@ func expandOne(file string, f *Family, ax axis, vals []int) (*Planned, *Pruned, 
 	if f.BatchedNode != nil {
 		env[batchedVar] = b2i(ax.batched)
 	}
+	if f.EpiloguesNode != nil {
+		env[epiVar] = b2i(ax.epi.HasBias())
+	}
 	v := variant.Variant{Name: variantName(f, ax, vals), Family: f.Name, Template: f.Template,
-		TrafficModel: f.TrafficModel, Seed: f.Seed, Op: op, Batched: ax.batched, Params: params}
+		TrafficModel: f.TrafficModel, Seed: f.Seed, Op: op, Batched: ax.batched, Epilogue: ax.epi, Params: params}
 	where := func() string { return fmt.Sprintf("family %s, variant %s (%s)", f.Name, v.Name, v.ParamString()) }
 	nameNode := f.NamePattern
 	if nameNode == nil {

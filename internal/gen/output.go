@@ -117,6 +117,7 @@ func registry(m variant.Manifest, supports []string, compiled bool) ([]byte, err
 			jen.Id("Seed").Op(":").Lit(v.Seed),
 			opField(v.Op),
 			batchedField(v.Batched),
+			epilogueField(v.Epilogue),
 			jen.Id("Params").Op(":").Index().Qual(variantPkg, "Param").Values(params...),
 			jen.Id("Block").Op(":").Qual(variantPkg, "Dim2").Values(jen.Id("X").Op(":").Lit(v.Block.X), jen.Id("Y").Op(":").Lit(v.Block.Y)),
 			jen.Id("Tile").Op(":").Qual(variantPkg, "Tile").Values(jen.Id("Rows").Op(":").Lit(v.Tile.Rows), jen.Id("Cols").Op(":").Lit(v.Tile.Cols)),
@@ -315,4 +316,12 @@ func batchedField(b bool) jen.Code {
 		return jen.Null()
 	}
 	return jen.Id("Batched").Op(":").True()
+}
+
+// epilogueField is the Epilogue field of a variant literal, left out for none.
+func epilogueField(e variant.Epilogue) jen.Code {
+	if e == variant.EpiNone {
+		return jen.Null()
+	}
+	return jen.Id("Epilogue").Op(":").Lit(string(e))
 }

@@ -188,6 +188,9 @@ func RenderAll(ts *templateSet, cfg *Config, exp *Expansion, nvccVersion, arch s
 		if p.V.Batched {
 			op += " batched"
 		}
+		if p.V.Epilogue != variant.EpiNone {
+			op += " epilogue=" + string(p.V.Epilogue)
+		}
 		fmt.Fprintf(&b, "// variant: %s family=%s%s params: %s\n", p.V.Name, p.Family.Name, op, p.V.ParamString())
 		b.Write(body)
 		out = append(out, Source{Name: p.V.Name, Code: b.Bytes(), Planned: p})

@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/cu"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/variant"
 )
 
 // breakdown handles OpBreakdown: the end-to-end cost of one GEMM as a program that owns its data
@@ -25,6 +26,9 @@ func (w *Worker) breakdown(req protocol.Request, resp *protocol.Response) error 
 	}
 	v := req.Kernel.Variant
 	s := req.Shape
+	if v.Epilogue != variant.EpiNone || s.Epilogue != variant.EpiNone {
+		return fmt.Errorf("breakdown runs plain GEMMs (variant %s, epilogue %s)", v.Name, v.Epilogue)
+	}
 	if v.Batched || s.Batch > 0 {
 		return fmt.Errorf("breakdown runs one product at a time (variant %s, shape batch %d)", v.Name, s.Batch)
 	}

@@ -40,6 +40,10 @@ type Options struct {
 	// ReferencePTX is the module holding the float64 reference kernel "reference"
 	// (templates/support/reference.cu.tmpl). Without it the worker can time but not verify.
 	ReferencePTX string
+	// EpiloguePTX is the module holding "tilegen_bias_act" (templates/support/epilogue.cu.tmpl),
+	// the separate epilogue pass of the cublas+epilogue baseline. Without it cuBLAS on a shape with
+	// an epilogue is skipped with a note.
+	EpiloguePTX string
 }
 
 // FatalError marks a failure after which the CUDA context is unusable: the caller must exit.
@@ -57,6 +61,9 @@ type Worker struct {
 	ref     *cu.Function // nil without Options.ReferencePTX
 	blas    *cublas      // nil when cuBLAS could not be opened
 	blasErr error
+	epi     *cu.Function // tilegen_bias_act; nil without Options.EpiloguePTX
+	lt      *cublasLt    // nil when cublasLt could not be opened (ltErr says why)
+	ltErr   error
 	modules map[[sha256.Size]byte]cu.Module
 	// host is a cache of uniform random values the timing inputs are cut from, so that large
 	// problems do not pay for random generation on every request.
@@ -99,6 +106,20 @@ func Open(opt Options) (*Worker, error) {
 		}
 		w.ref = &fn
 	}
+	if opt.EpiloguePTX != "" {
+		mod, err := w.loadModule(opt.EpiloguePTX)
+		if err != nil {
+			return nil, fmt.Errorf("loading the epilogue kernel: %w", err)
+		}
+		fn, err := mod.Function("tilegen_bias_act")
+		if err != nil {
+			return nil, fmt.Errorf("epilogue module has no kernel \"tilegen_bias_act\": %w", err)
+		}
+		w.epi = &fn
+	}
+	if w.lt, w.ltErr = openCublasLt(w.stream); w.lt != nil {
+		w.info.CublasLtVersion, w.info.CublasLtLibrary = w.lt.Version, w.lt.Path
+	}
 	if w.blas, w.blasErr = openCublas(w.stream); w.blas != nil {
 		w.info.CublasVersion = w.blas.Version
 		w.info.CublasLibrary = w.blas.Path
@@ -113,6 +134,9 @@ func (w *Worker) Device() protocol.Device { return w.info }
 func (w *Worker) Close() {
 	if w.blas != nil {
 		w.blas.close()
+	}
+	if w.lt != nil {
+		w.lt.close()
 	}
 	w.dropChecks()
 	for _, m := range w.modules {

@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 // workerMain is the worker binary's body (runner/worker), with the fixture reference PTX.
 func workerMain() int {
 	runtime.LockOSThread()
-	w, err := Open(Options{Ordinal: 0, ReferencePTX: referencePTX})
+	w, err := Open(Options{Ordinal: 0, ReferencePTX: referencePTX, EpiloguePTX: testEpiloguePTX})
 	if err := Serve(w, err, os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
 		return 1

@@ -43,7 +43,7 @@ func (w *Worker) hybrid(req protocol.Request, resp *protocol.Response) error {
 	v := req.Kernel.Variant
 	m, n, kk := s.M, s.N, s.K
 	g := m - h.CPURows
-	if v.Op != variant.OpNN || s.Op != variant.OpNN || v.Batched || s.Batch > 0 {
+	if v.Op != variant.OpNN || s.Op != variant.OpNN || v.Batched || s.Batch > 0 || v.Epilogue != variant.EpiNone || s.Epilogue != variant.EpiNone {
 		return fmt.Errorf("hybrid runs one NN product (variant %s computes %s, batched %v; the problem is %s)", v.Name, v.Op, v.Batched, results.ShapeString(s))
 	}
 	if err := v.Supports(m, n, kk, kk, n, n); err != nil {

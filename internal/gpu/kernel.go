@@ -120,11 +120,13 @@ func (w *Worker) attributes(k *kernel, m, n, kk, batch int) (*protocol.Attribute
 	return a, nil
 }
 
-// batchArgs are a strided batch: the number of products and the element strides between their
-// matrices (count 0: one unbatched product, strides unused).
+// batchArgs are a launch's arguments beyond BLAS's: a strided batch (the number of products and
+// the element strides between their matrices; count 0: one unbatched product, strides unused) and
+// the bias vector of a fused epilogue (0 without one).
 type batchArgs struct {
 	count      int
 	sa, sb, sc int64
+	bias       cu.DevicePtr
 }
 
 // gemmFunc enqueues C = alpha·op(A)·op(B) + beta·C on the worker's stream (row-major, leading
@@ -134,7 +136,8 @@ type gemmFunc func(m, n, k int, alpha float32, a cu.DevicePtr, lda int, b cu.Dev
 	beta float32, c cu.DevicePtr, ldc int, bt batchArgs) error
 
 // gemm returns the launcher of a variant per the shared kernel contract: a batched variant gets the
-// strides as three more parameters and the batch in grid z (GridZ per product).
+// strides as three more parameters and the batch in grid z (GridZ per product); a variant with an
+// epilogue gets the bias pointer last (variant.EpilogueSignature).
 func (w *Worker) gemm(k *kernel) gemmFunc {
 	return func(m, n, kk int, alpha float32, a cu.DevicePtr, lda int, b cu.DevicePtr, ldb int,
 		beta float32, c cu.DevicePtr, ldc int, bt batchArgs) error {
@@ -149,6 +152,12 @@ func (w *Worker) gemm(k *kernel) gemmFunc {
 		args := newArgs().i32(m).i32(n).i32(kk).f32(alpha).ptr(a).i32(lda).ptr(b).i32(ldb).f32(beta).ptr(c).i32(ldc)
 		if k.v.Batched {
 			args.i64(bt.sa).i64(bt.sb).i64(bt.sc)
+		}
+		if k.v.Epilogue.HasBias() {
+			if bt.bias == 0 {
+				return fmt.Errorf("variant %s (epilogue %s) launched without a bias", k.v.Name, k.v.Epilogue)
+			}
+			args.ptr(bt.bias)
 		}
 		return launchErr(k.fn.Launch(gx, gy, gz, k.v.Block.X, k.v.Block.Y, 1, k.v.DynamicShared, w.stream, args.pointers()))
 	}

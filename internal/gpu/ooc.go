@@ -198,7 +198,7 @@ func (w *Worker) outOfCore(req protocol.Request, resp *protocol.Response) error 
 		return fmt.Errorf("outofcore request without settings or kernel")
 	}
 	v := req.Kernel.Variant
-	if v.Op != variant.OpNN || s.Op != variant.OpNN || v.Batched || s.Batch > 0 {
+	if v.Op != variant.OpNN || s.Op != variant.OpNN || v.Batched || s.Batch > 0 || v.Epilogue != variant.EpiNone || s.Epilogue != variant.EpiNone {
 		return fmt.Errorf("out-of-core runs one NN product (variant %s computes %s, batched %v; the problem is %s)", v.Name, v.Op, v.Batched, results.ShapeString(s))
 	}
 	if err := v.Supports(s.M, s.N, s.K, s.K, s.N, s.N); err != nil {

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -44,6 +45,9 @@ func fits(v *variant.Variant, s protocol.Shape, sms int) error {
 	if v.Op != s.Op {
 		return fmt.Errorf("variant %s computes %s, the problem is %s", v.Name, v.Op, s.Op)
 	}
+	if v.Epilogue != s.Epilogue {
+		return fmt.Errorf("variant %s applies the epilogue %s, the problem's is %s", v.Name, v.Epilogue, s.Epilogue)
+	}
 	if v.Batched != (s.Batch > 0) {
 		return fmt.Errorf("variant %s (batched %v) does not take a problem of batch %d", v.Name, v.Batched, s.Batch)
 	}
@@ -60,8 +64,59 @@ func fits(v *variant.Variant, s protocol.Shape, sms int) error {
 	return nil
 }
 
-// runCublas handles OpCublas exactly like a variant; a missing cuBLAS is a note, not an error.
+// runCublas handles OpCublas exactly like a variant; a missing cuBLAS is a note, not an error. On a
+// shape with an epilogue it is cuBLAS's SGEMM followed by the epilogue as a separate kernel
+// (protocol.BaselineCublasEpilogue), and the extra baselines the request names follow.
 func (w *Worker) runCublas(req protocol.Request, resp *protocol.Response) error {
+	if err := w.runCublasMain(req, resp); err != nil {
+		return err
+	}
+	for _, name := range req.Baselines {
+		b, err := w.extraBaseline(name, req)
+		var fatal *FatalError
+		if errors.As(err, &fatal) {
+			return err
+		}
+		if err != nil {
+			b.Error = err.Error()
+		}
+		resp.Baselines = append(resp.Baselines, b)
+	}
+	return nil
+}
+
+// extraBaseline verifies and times one of Request.Baselines on the request's shape.
+func (w *Worker) extraBaseline(name string, req protocol.Request) (protocol.BaselineResult, error) {
+	out := protocol.BaselineResult{Name: name}
+	s := req.Shape
+	switch name {
+	case protocol.BaselineCublasLt:
+		if s.Epilogue == variant.EpiNone || s.Batch > 0 {
+			out.Note = "cublaslt: measured for one product with a fused epilogue only"
+			return out, nil
+		}
+		if w.lt == nil {
+			out.Note = fmt.Sprintf("cublasLt not available: %v", w.ltErr)
+			return out, nil
+		}
+		g, err := w.lt.gemm(s.Op, s.Epilogue)
+		if err != nil {
+			out.Note = "cublaslt: " + err.Error()
+			return out, nil
+		}
+		var r protocol.Response
+		err = w.verifyAndTime(g, nil, req, &r)
+		out.Verify, out.Timing = r.Verify, r.Timing
+		if errors.Is(err, errLtNoAlgo) {
+			out.Note, err = "cublaslt: "+err.Error(), nil
+		}
+		return out, err
+	}
+	return out, fmt.Errorf("unknown baseline %q (want %s)", name, protocol.BaselineCublasLt)
+}
+
+// runCublasMain is OpCublas's own measurement (see runCublas).
+func (w *Worker) runCublasMain(req protocol.Request, resp *protocol.Response) error {
 	if w.blas == nil {
 		resp.Note = fmt.Sprintf("cuBLAS not available: %v", w.blasErr)
 		return nil
@@ -76,8 +131,44 @@ func (w *Worker) runCublas(req protocol.Request, resp *protocol.Response) error 
 	if s.Batch < 0 {
 		return fmt.Errorf("batch %d: want 0 (one product) or more", s.Batch)
 	}
+	if !s.Epilogue.Valid() {
+		return fmt.Errorf("epilogue %q: not an epilogue", string(s.Epilogue))
+	}
+	g := w.blas.gemm(s.Op)
+	if s.Epilogue != variant.EpiNone {
+		if s.Batch > 0 {
+			return fmt.Errorf("epilogue %s on a batch of %d: not supported", s.Epilogue, s.Batch)
+		}
+		if w.epi == nil {
+			resp.Note = "cublas+epilogue not available: the worker has no epilogue kernel (--epilogue-ptx)"
+			return nil
+		}
+		g = w.withEpilogue(g, s.Epilogue)
+	}
 	resp.Phases = &protocol.Phases{}
-	return w.verifyAndTime(w.blas.gemm(s.Op), nil, req, resp)
+	return w.verifyAndTime(g, nil, req, resp)
+}
+
+// epilogueBlock is the separate epilogue kernel's block (threads along a row of C).
+const epilogueBlock = 256
+
+// withEpilogue is g followed by the epilogue epi as a separate pass over C (tilegen_bias_act): the
+// cublas+epilogue baseline, what a program without fused epilogues runs. Both launches go on the
+// worker's stream, so a timing's event pair holds both.
+func (w *Worker) withEpilogue(g gemmFunc, epi variant.Epilogue) gemmFunc {
+	act := map[string]int{variant.ActNone: 0, variant.ActReLU: 1, variant.ActGELU: 2}[epi.Activation()]
+	return func(m, n, k int, alpha float32, a cu.DevicePtr, lda int, b cu.DevicePtr, ldb int,
+		beta float32, c cu.DevicePtr, ldc int, bt batchArgs) error {
+		if bt.bias == 0 {
+			return fmt.Errorf("cublas+epilogue (%s) launched without a bias", epi)
+		}
+		if err := g(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bt); err != nil {
+			return err
+		}
+		args := newArgs().i32(m).i32(n).ptr(c).i32(ldc).ptr(bt.bias).i32(act).i32(b2i(epi.BiasPerRow()))
+		gx, gy := (n+epilogueBlock-1)/epilogueBlock, min(m, variant.MaxGridZ)
+		return launchErr(w.epi.Launch(gx, gy, 1, epilogueBlock, 1, 1, 0, w.stream, args.pointers()))
+	}
 }
 
 func (w *Worker) verifyAndTime(g gemmFunc, v *variant.Variant, req protocol.Request, resp *protocol.Response) error {
@@ -234,7 +325,7 @@ func (w *Worker) verifyOne(g gemmFunc, s protocol.Shape, c check, set *protocol.
 		return res, err
 	}
 	if err := g(m, n, k, c.alpha, in.dA, c.lda, in.dB, c.ldb, c.beta, in.dC+guard*4, c.ldc,
-		batchArgs{count: s.Batch, sa: c.sa, sb: c.sb, sc: c.sc}); err != nil {
+		batchArgs{count: s.Batch, sa: c.sa, sb: c.sb, sc: c.sc, bias: in.dBias}); err != nil {
 		return res, err
 	}
 	if err := w.sync("kernel under test"); err != nil {
@@ -296,6 +387,7 @@ func (w *Worker) verifyOne(g gemmFunc, s protocol.Shape, c check, set *protocol.
 // checkKey identifies one check's inputs: everything they are drawn and computed from.
 type checkKey struct {
 	op                     variant.Op
+	epi                    variant.Epilogue
 	m, n, k, lda, ldb, ldc int
 	batch                  int
 	sa, sb, sc             int64
@@ -315,6 +407,7 @@ type checkInputs struct {
 	hc0, out     []float32 // C with guards as drawn; the buffer results are downloaded into
 	dA0, dB0     cu.DevicePtr
 	dA, dB, dC   cu.DevicePtr
+	dBias        cu.DevicePtr // the epilogue's bias (0 without one)
 	e, bound     []float64
 	crossChecked bool
 }
@@ -334,7 +427,7 @@ func (w *Worker) dropChecks() {
 // checkInputs returns the inputs of check c, drawing them and running the float64 reference only
 // when no cached check has the same key.
 func (w *Worker) checkInputs(s protocol.Shape, c check, cpuCheckMaxFlops float64) (*checkInputs, error) {
-	key := checkKey{op: s.Op, m: s.M, n: s.N, k: s.K, lda: c.lda, ldb: c.ldb, ldc: c.ldc, batch: s.Batch,
+	key := checkKey{op: s.Op, epi: s.Epilogue, m: s.M, n: s.N, k: s.K, lda: c.lda, ldb: c.ldb, ldc: c.ldc, batch: s.Batch,
 		sa: c.sa, sb: c.sb, sc: c.sc, alpha: c.alpha, beta: c.beta, seed: c.seed, sub: c.sub}
 	for i, in := range w.checks {
 		if in.key == key {
@@ -421,6 +514,12 @@ func (w *Worker) newCheckInputs(key checkKey, cpuCheckMaxFlops float64) (in *che
 			}
 		}
 	}
+	// The epilogue's bias, drawn after everything else so that a plain GEMM's inputs are as before.
+	var bias []float32
+	if key.epi.HasBias() {
+		bias = make([]float32, key.epi.BiasLen(m, n))
+		verify.Uniform(rnd, bias)
+	}
 	in.out = make([]float32, len(in.hc0))
 	if in.dA0, err = in.ar.upload(w.stream, a); err != nil {
 		return nil, err
@@ -436,6 +535,11 @@ func (w *Worker) newCheckInputs(key checkKey, cpuCheckMaxFlops float64) (in *che
 	}
 	if in.dC, err = in.ar.alloc(int64(len(in.hc0)) * 4); err != nil {
 		return nil, err
+	}
+	if bias != nil {
+		if in.dBias, err = in.ar.upload(w.stream, bias); err != nil {
+			return nil, err
+		}
 	}
 	var tmp arena
 	defer tmp.free()
@@ -487,6 +591,7 @@ func (w *Worker) newCheckInputs(key checkKey, cpuCheckMaxFlops float64) (in *che
 	for p := 0; p < products; p++ {
 		lo, hi := int(mn)*p, int(mn)*(p+1)
 		e, bound := verify.Expect(m, n, key.alpha, key.beta, r[lo:hi], sAbs[lo:hi], c0[p*int(key.sc):], key.ldc)
+		verify.ApplyEpilogue(key.epi, m, n, k, e, bound, bias)
 		in.e, in.bound = append(in.e, e...), append(in.bound, bound...)
 	}
 	if 2*float64(m)*float64(n)*float64(k)*float64(products) <= cpuCheckMaxFlops {

@@ -83,6 +83,13 @@ func (w *Worker) time(g gemmFunc, s protocol.Shape, t *protocol.TimingSettings) 
 			return nil, err
 		}
 	}
+	if s.Epilogue.HasBias() {
+		// One bias for every input set: M or N floats stay in L2 like a real layer's bias.
+		var err error
+		if bt.bias, err = ar.upload(w.stream, w.randomHost(s.Epilogue.BiasLen(m, n))); err != nil {
+			return nil, err
+		}
+	}
 	var flush cu.DevicePtr
 	flushWords := 2 * l2 / 4
 	if t.Cold {

@@ -106,6 +106,11 @@ var BenchShapes = []struct {
 	{"64x64x64:b1024", 0.9, "batch"}, {"64x64x64:NT:b1024", 0.9, "batch"}, {"64x64x64:TN:b1024", 0.9, "batch"}, {"64x64x64:TT:b1024", 0.9, "batch"},
 	{"384x384x64:b12", 0.9, "batch"}, {"384x384x64:NT:b12", 0.9, "batch"}, {"384x384x64:TN:b12", 0.9, "batch"}, {"384x384x64:TT:b12", 0.9, "batch"},
 	{"4096x4096x64:b8", 0.9, "batch"},
+	// Fused epilogues (a layer's bias per output feature: per column of the row-major C), each
+	// against cuBLAS + the same epilogue as a separate kernel and against cublasLt's fused epilogue
+	// (two rows per shape): faster than the first, at least as fast as the second.
+	{"4096x4096x1024:bias_relu_col", 1, "epilogue"}, {"4096x4096x1024:bias_gelu_col", 1, "epilogue"},
+	{"8192x1024x4096:bias_relu_col", 1, "epilogue"}, {"8192x1024x4096:bias_gelu_col", 1, "epilogue"},
 }
 
 // BatchGeomeanTarget is the least geometric mean of the batch group's ratios (issue 16).
@@ -136,8 +141,14 @@ type BenchShape struct {
 	Shape string `json:"shape"`
 	Op    string `json:"op"`
 	Batch int    `json:"batch"`
-	// Baseline names what Ratio compares with: cublas (cublasSgemm with the same op) or
-	// cublas_batched (cublasSgemmStridedBatched, same op and batch).
+	// Epilogue is the fused epilogue's kind (none, bias, bias_relu, bias_gelu) and Bias where its
+	// bias runs (row or col of C; empty for none).
+	Epilogue string `json:"epilogue"`
+	Bias     string `json:"bias,omitempty"`
+	// Baseline names what Ratio compares with: cublas (cublasSgemm with the same op),
+	// cublas_batched (cublasSgemmStridedBatched, same op and batch), and for a fused epilogue
+	// cublas+epilogue (cublasSgemm, then the epilogue as a separate kernel) or cublaslt
+	// (cublasLtMatmul with its fused epilogue); a shape with an epilogue has a row for each.
 	Baseline string      `json:"baseline"`
 	Group    string      `json:"group"`
 	Target   float64     `json:"target,omitempty"`
@@ -156,10 +167,22 @@ func (b BenchShape) key() string {
 	if b.Op != "" && b.Op != variant.OpNN.String() {
 		out += ":" + b.Op
 	}
-	if b.Baseline == "cublas_batched" {
+	if b.Baseline == protocol.BaselineCublasBatched {
 		out += fmt.Sprintf(":b%d", b.Batch)
 	}
+	if b.Epilogue != "" && b.Epilogue != variant.EpiNone.String() {
+		out += ":" + b.Epilogue + "_" + b.Bias
+	}
 	return out
+}
+
+// label is the shape as the Markdown table shows it: its key, and for a fused epilogue the
+// baseline of the row (the cuBLAS column then holds that baseline).
+func (b BenchShape) label() string {
+	if b.Baseline == protocol.BaselineCublasEpilogue || b.Baseline == protocol.BaselineCublasLt {
+		return b.key() + " vs " + b.Baseline
+	}
+	return b.key()
 }
 
 // BenchEntry is one measured kernel of a shape.
@@ -330,11 +353,17 @@ func summarize(ranking []results.ShapeRanking, recs []results.Record, edgeFailed
 	out.Peak, out.PeakGFLOPS = peak, peak.GFLOPS
 	for _, sr := range ranking {
 		bsh := targets[sr.Shape]
-		bsh.Shape, bsh.Op, bsh.Batch, bsh.Baseline = sr.Shape, variant.OpNN.String(), 1, "cublas"
-		if sh, err := results.ParseShape(sr.Shape); err == nil {
+		bsh.Shape, bsh.Op, bsh.Batch, bsh.Baseline = sr.Shape, variant.OpNN.String(), 1, protocol.BaselineCublas
+		bsh.Epilogue = variant.EpiNone.String()
+		sh, perr := results.ParseShape(sr.Shape)
+		if perr == nil {
 			bsh.Shape, bsh.Op, bsh.Batch = results.DimsString(sh), sh.Op.String(), sh.Products()
+			bsh.Epilogue, bsh.Bias = sh.Epilogue.Kind(), sh.Epilogue.Placement()
 			if sh.Batch > 0 {
-				bsh.Baseline = "cublas_batched"
+				bsh.Baseline = protocol.BaselineCublasBatched
+			}
+			if sh.Epilogue != variant.EpiNone {
+				bsh.Baseline = protocol.BaselineCublasEpilogue
 			}
 		}
 		if bsh.Group == "" {
@@ -373,6 +402,26 @@ func summarize(ranking []results.ShapeRanking, recs []results.Record, edgeFailed
 			bsh.SeedRatio = bsh.Cublas.MedianMS / bsh.BestSeed.MedianMS
 		}
 		out.Shapes = append(out.Shapes, bsh)
+		if perr == nil && sh.Epilogue != variant.EpiNone {
+			// The second baseline of a fused epilogue: cublasLt's, from the cuBLAS record's
+			// extra baselines (a row without it when the device's cuBLAS has none).
+			lt := bsh
+			lt.Baseline, lt.Cublas, lt.Ratio, lt.Met, lt.SeedRatio = protocol.BaselineCublasLt, nil, 0, nil, 0
+			if e := baselineEntry(recs, sh, protocol.BaselineCublasLt, peak); e != nil {
+				lt.Cublas = e
+				if lt.Best != nil {
+					lt.Ratio = e.MedianMS / lt.Best.MedianMS
+					if lt.Target > 0 {
+						met := lt.Ratio >= lt.Target
+						lt.Met = &met
+					}
+				}
+				if lt.BestSeed != nil {
+					lt.SeedRatio = e.MedianMS / lt.BestSeed.MedianMS
+				}
+			}
+			out.Shapes = append(out.Shapes, lt)
+		}
 	}
 	order := map[string]int{}
 	for i, b := range BenchShapes {
@@ -389,6 +438,33 @@ func summarize(ranking []results.ShapeRanking, recs []results.Record, edgeFailed
 		return oi < oj
 	})
 	return out
+}
+
+// baselineEntry is the extra baseline name measured with the cuBLAS record of sh, or nil.
+func baselineEntry(recs []results.Record, sh protocol.Shape, name string, peak *protocol.PeakResult) *BenchEntry {
+	for _, r := range recs {
+		if r.Kind != results.KindCublas || r.Shape != sh || r.Status != results.StatusOK {
+			continue
+		}
+		for _, b := range r.Baselines {
+			if b.Name != name || b.Timing == nil || b.Error != "" || firstFailure(b.Verify) != "" || len(b.Verify) == 0 {
+				continue
+			}
+			t := b.Timing
+			lo, hi := t.MinMS, t.MaxMS
+			if len(t.Samples) > 0 {
+				sum := stats.Summarize(t.Samples)
+				lo, hi = sum.Lo, sum.Hi
+			}
+			e := &BenchEntry{Variant: name, TFLOPS: results.Flops(sh) / (t.MedianMS * 1e-3) / 1e12, MedianMS: t.MedianMS,
+				LoMS: lo, HiMS: hi, StdMS: t.StdMS, N: t.Reps}
+			if peak != nil && peak.GFLOPS > 0 {
+				e.PctPeak = 100 * e.TFLOPS * 1e3 / peak.GFLOPS
+			}
+			return e
+		}
+	}
+	return nil
 }
 
 // BatchGeomean is the geometric mean of the batch group's ratios and how many it has (shapes without
@@ -416,7 +492,9 @@ func BenchMarkdown(s BenchSummary, dir string) string {
 	fmt.Fprintf(&b, "Measured FP32 FFMA peak (probe kernel): **%.1f TFLOP/s**. Tune wall time: %s.\n\n", s.PeakGFLOPS/1e3, s.TuneWall)
 	b.WriteString("Each time is the median of many launches after warm-up (CUDA events, rotated inputs); the leaders\n" +
 		"and cuBLAS are re-measured interleaved, and the interval is a 95 % confidence interval of the median.\n" +
-		"Ratio = cuBLAS median time / variant median time, both from this run (> 1: faster than cuBLAS);\n" +
+		"Ratio = baseline median time / variant median time, both from this run (> 1: faster than the baseline);\n" +
+		"the baseline is cuBLAS with the same op (cublasSgemmStridedBatched for a batch), and for a fused epilogue\n" +
+		"cuBLAS followed by the epilogue as a separate kernel (cublas+epilogue) and cublasLt's fused epilogue (cublaslt);\n" +
 		"the target is a least ratio, and the seed ratio is the best seed-family variant's.\n" +
 		"A variant that failed verification on the shape or on any edge shape is never listed.\n\n")
 	b.WriteString("| shape | best variant | TFLOP/s | 95 % CI (ms) | cuBLAS TFLOP/s | ratio | target | % of peak | best seed variant | seed TFLOP/s | seed ratio |\n")
@@ -440,7 +518,7 @@ func BenchMarkdown(s BenchSummary, dir string) string {
 				}
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.3f | %s | %s | %s | %s | %.3f |\n", sh.key(),
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.3f | %s | %s | %s | %s | %.3f |\n", sh.label(),
 			cell(best, func(e *BenchEntry) string { return "`" + e.Variant + "`" }),
 			cell(best, func(e *BenchEntry) string { return fmt.Sprintf("%.2f", e.TFLOPS) }),
 			cell(best, func(e *BenchEntry) string { return fmt.Sprintf("%.4f–%.4f", e.LoMS, e.HiMS) }),

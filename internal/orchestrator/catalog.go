@@ -42,18 +42,24 @@ func WorkerArgs(c Catalog) ([]string, error) {
 	if !ok {
 		return nil, nil
 	}
-	ptx, err := sc.SupportPTX("reference")
-	if err != nil {
-		return nil, nil
-	}
-	sum := sha256.Sum256([]byte(ptx))
-	path := filepath.Join(os.TempDir(), "tilegen-reference-"+hex.EncodeToString(sum[:8])+".ptx")
-	if b, err := os.ReadFile(path); err != nil || string(b) != ptx {
-		if err := resultsdir.WriteAtomic(path, []byte(ptx)); err != nil {
-			return nil, fmt.Errorf("writing the reference kernel for the workers: %w", err)
+	var args []string
+	// The reference verifies; the epilogue kernel is the separate pass of the cublas+epilogue
+	// baseline (issue 16). A catalog without one gives no argument for it.
+	for _, sup := range []struct{ name, flag string }{{"reference", "--reference-ptx"}, {"epilogue", "--epilogue-ptx"}} {
+		ptx, err := sc.SupportPTX(sup.name)
+		if err != nil {
+			continue
 		}
+		sum := sha256.Sum256([]byte(ptx))
+		path := filepath.Join(os.TempDir(), "tilegen-"+sup.name+"-"+hex.EncodeToString(sum[:8])+".ptx")
+		if b, err := os.ReadFile(path); err != nil || string(b) != ptx {
+			if err := resultsdir.WriteAtomic(path, []byte(ptx)); err != nil {
+				return nil, fmt.Errorf("writing the %s kernel for the workers: %w", sup.name, err)
+			}
+		}
+		args = append(args, sup.flag, path)
 	}
-	return []string{"--reference-ptx", path}, nil
+	return args, nil
 }
 
 // FuncCatalog adapts the generated registry package (generated.Variants, generated.PTX,

@@ -239,8 +239,8 @@ func buildPlan(vs []variant.Variant, shapes []protocol.Shape, st Strategy, sh Sh
 		var skip []item
 		for i := range vs {
 			v := &vs[i]
-			if v.Op != s.Op || v.Batched != (s.Batch > 0) {
-				continue // a variant of another op or batching is no candidate (and no skipped record)
+			if v.Op != s.Op || v.Batched != (s.Batch > 0) || v.Epilogue != s.Epilogue {
+				continue // a variant of another op, batching or epilogue is no candidate (and no skipped record)
 			}
 			if err := supportsShape(v, s); err != nil {
 				skip = append(skip, item{V: v, Shape: s, Skip: err.Error()})
@@ -300,14 +300,15 @@ func supportsShape(v *variant.Variant, s protocol.Shape) error {
 // wrong stride, or a write into the gaps between them, shows.
 const EdgeBatch = 3
 
-// EdgeShapes are the shapes `runner verify` checks a variant on, under the variant's op (and, for a
-// strided-batched variant, as batches of EdgeBatch): degenerate, prime and odd shapes, and every
+// EdgeShapes are the shapes `runner verify` checks a variant on, under the variant's op and
+// epilogue (and, for a strided-batched variant, as batches of EdgeBatch): degenerate, prime and odd shapes, and every
 // dimension one more and one less than the variant's tile (K: around 64 and 128, since the K tile
 // is a template detail).
 func EdgeShapes(v *variant.Variant) []protocol.Shape {
 	out := edgeDims(v)
 	for i := range out {
 		out[i].Op = v.Op
+		out[i].Epilogue = v.Epilogue
 		if v.Batched {
 			out[i].Batch = EdgeBatch
 		}

@@ -304,7 +304,12 @@ func (s *session) planCublas(shapes []protocol.Shape) []workerproc.Task {
 			rec := base
 			rec.Key, rec.Device = s.cublasKey(sh, sl.Device, vs, &ts), results.RefOf(sl.Device)
 			req := protocol.Request{Op: protocol.OpCublas, Shape: sh, Verify: vs, Timing: &ts}
-			resp, err := sl.Call(req, s.cfg.Watchdog.timeout(sh, 0, &ts, vs))
+			if sh.Epilogue != variant.EpiNone {
+				// The fused epilogue's other baseline, cublasLt's matmul with the same epilogue,
+				// verified and timed by the same worker right after cuBLAS + the separate pass.
+				req.Baselines = []string{protocol.BaselineCublasLt}
+			}
+			resp, err := sl.Call(req, time.Duration(1+len(req.Baselines))*s.cfg.Watchdog.timeout(sh, 0, &ts, vs))
 			if isStart(err) {
 				return err
 			}
@@ -438,6 +443,7 @@ func fill(rec *results.Record, resp protocol.Response, err error, timed bool) {
 	rec.Timing = resp.Timing
 	rec.Phases = resp.Phases
 	rec.Note = workerproc.OneLine(resp.Note)
+	rec.Baselines = resp.Baselines
 	switch {
 	case resp.Error != "":
 		rec.Status, rec.Reason = results.StatusFailed, workerproc.OneLine(resp.Error)

@@ -17,8 +17,9 @@ package protocol
 import "tilegen/internal/variant"
 
 // Version is bumped on any incompatible change; both sides refuse a mismatch. 2: Shape.Op and
-// Shape.Batch (a worker of version 1 would ignore them and compute one NN product).
-const Version = 2
+// Shape.Batch (a worker of version 1 would ignore them and compute one NN product). 3:
+// Shape.Epilogue (a worker of version 2 would launch a bias kernel without its bias).
+const Version = 3
 
 // FatalPrefix starts a Response.Error after which the worker exits (see Response.Error).
 const FatalPrefix = "fatal: "
@@ -69,6 +70,28 @@ type Request struct {
 	Hybrid *HybridRequest `json:"hybrid,omitempty"`
 	// Preload is the PTX text of each module to load (OpPreload).
 	Preload []string `json:"preload,omitempty"`
+	// Baselines asks an OpCublas for more baselines than cuBLAS's on the same shape and settings,
+	// answered in Response.Baselines: BaselineCublasLt (cublasLt's matmul with its fused epilogue,
+	// for a shape with an epilogue).
+	Baselines []string `json:"baselines,omitempty"`
+}
+
+// Baseline names: what a bench row's ratio compares with.
+const (
+	BaselineCublas         = "cublas"          // cublasSgemm with the same op
+	BaselineCublasBatched  = "cublas_batched"  // cublasSgemmStridedBatched
+	BaselineCublasEpilogue = "cublas+epilogue" // cublasSgemm, then the epilogue as a separate kernel
+	BaselineCublasLt       = "cublaslt"        // cublasLtMatmul with its BIAS / RELU_BIAS / GELU_BIAS epilogue
+)
+
+// BaselineResult is one extra baseline of an OpCublas (Request.Baselines): verified like a
+// variant, then timed; Note says why it was skipped (the library or the epilogue not available).
+type BaselineResult struct {
+	Name   string         `json:"name"`
+	Verify []VerifyResult `json:"verify,omitempty"`
+	Timing *TimingResult  `json:"timing,omitempty"`
+	Note   string         `json:"note,omitempty"`
+	Error  string         `json:"error,omitempty"`
 }
 
 // PreloadResult answers OpPreload.
@@ -150,12 +173,18 @@ type Kernel struct {
 // 0 for one product, so such a shape serializes as it did before ops and batches existed and keeps
 // its record keys; those zero values are the only spellings (use variant.ParseOp and Batch 0, never
 // 1, for one product), so that shapes compare and key maps correctly.
+//
+// Epilogue is the fused epilogue (variant.Epilogue; EpiNone, "", for a plain GEMM, which keeps the
+// serialization and keys of before epilogues existed): C = act(alpha·op(A)·op(B) + beta·C + bias),
+// the worker drawing the bias. OpCublas on a shape with an epilogue times cuBLAS's SGEMM followed by
+// the same epilogue as a separate kernel (the "cublas+epilogue" baseline).
 type Shape struct {
-	M     int        `json:"m"`
-	N     int        `json:"n"`
-	K     int        `json:"k"`
-	Op    variant.Op `json:"op,omitempty"`
-	Batch int        `json:"batch,omitempty"`
+	M        int              `json:"m"`
+	N        int              `json:"n"`
+	K        int              `json:"k"`
+	Op       variant.Op       `json:"op,omitempty"`
+	Batch    int              `json:"batch,omitempty"`
+	Epilogue variant.Epilogue `json:"epilogue,omitempty"`
 }
 
 // Products is the number of M×N×K products: Batch, or 1 when unbatched.
@@ -229,6 +258,8 @@ type Response struct {
 	Preload *PreloadResult `json:"preload,omitempty"`
 	// Phases of an OpRun or OpCublas.
 	Phases *Phases `json:"phases,omitempty"`
+	// Baselines answers Request.Baselines, one per name asked, in order.
+	Baselines []BaselineResult `json:"baselines,omitempty"`
 }
 
 // ElementCheck compares computed elements with float64 dot products
@@ -349,6 +380,10 @@ type Device struct {
 	// FreeBytes is the device memory free when the worker said hello (its context created): what an
 	// out-of-core plan may budget for before the request reaches the worker.
 	FreeBytes int64 `json:"free_bytes,omitempty"`
+	// CublasLtVersion and CublasLtLibrary describe the cublasLt the worker opened (the cublaslt
+	// baseline of fused epilogues); empty when it has none.
+	CublasLtVersion int    `json:"cublaslt_version,omitempty"`
+	CublasLtLibrary string `json:"cublaslt_library,omitempty"`
 }
 
 // Attributes are the driver's view of a loaded kernel and its occupancy on a shape.

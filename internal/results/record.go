@@ -63,6 +63,9 @@ type Record struct {
 	// Phases is where the worker spent the measurement's time (load/JIT, verification, timing).
 	Phases *protocol.Phases `json:"phases,omitempty"`
 	Note   string           `json:"note,omitempty"`
+	// Baselines are a cuBLAS row's extra baselines on the same shape (cublasLt's fused epilogue on
+	// a shape with an epilogue, whose Timing is cuBLAS followed by the separate epilogue pass).
+	Baselines []protocol.BaselineResult `json:"baselines,omitempty"`
 }
 
 // DeviceRef is the part of a device that identifies it in results.
@@ -94,10 +97,11 @@ func Flops(s protocol.Shape) float64 {
 // MaxBatch bounds a shape's batch (the grid's z extent).
 const MaxBatch = 65535
 
-// ShapeString renders MxNxK for one NN product, MxNxK:OP (4096x4096x4096:TN) for the other ops and
-// a :bBATCH suffix for a strided batch (512x512x64:TN:b64, 128x128x128:b64), so the strings of one
-// NN product (and what derives from them: verification seeds, bench names) are those of before ops
-// and batches existed.
+// ShapeString renders MxNxK for one NN product, MxNxK:OP (4096x4096x4096:TN) for the other ops, a
+// :bBATCH suffix for a strided batch (512x512x64:TN:b64, 128x128x128:b64) and a :EPILOGUE suffix
+// for a fused epilogue (4096x4096x1024:bias_relu_col), so the strings of one NN product without an
+// epilogue (and what derives from them: verification seeds, bench names) are those of before ops,
+// batches and epilogues existed.
 func ShapeString(s protocol.Shape) string {
 	out := DimsString(s)
 	if s.Op != variant.OpNN {
@@ -106,27 +110,36 @@ func ShapeString(s protocol.Shape) string {
 	if s.Batch > 0 {
 		out += fmt.Sprintf(":b%d", s.Batch)
 	}
+	if s.Epilogue != variant.EpiNone {
+		out += ":" + string(s.Epilogue)
+	}
 	return out
 }
 
 // DimsString renders MxNxK without the op.
 func DimsString(s protocol.Shape) string { return fmt.Sprintf("%dx%dx%d", s.M, s.N, s.K) }
 
-// ParseShape parses MxNxK with an optional :OP (NN, NT, TN or TT; NN when absent) and an optional
-// :bBATCH (a strided batch of BATCH ≥ 1 products; absent: one product, unbatched), in that order.
+// shapeSyntax is the shape grammar error messages name.
+const shapeSyntax = "MxNxK[:OP][:bBATCH][:EPILOGUE]"
+
+// ParseShape parses MxNxK with an optional :OP (NN, NT, TN or TT; NN when absent), an optional
+// :bBATCH (a strided batch of BATCH ≥ 1 products; absent: one product, unbatched) and an optional
+// :EPILOGUE (variant.ParseEpilogue: none, bias_row, bias_relu_col, ...; absent: none), in that
+// order.
 func ParseShape(s string) (protocol.Shape, error) {
 	fields := strings.Split(strings.TrimSpace(s), ":")
 	dims, rest := fields[0], fields[1:]
 	var op variant.Op
 	batch := 0
-	if len(rest) > 0 && !strings.HasPrefix(rest[0], "b") {
+	epi := variant.EpiNone
+	if len(rest) > 0 && !strings.HasPrefix(rest[0], "b") && !strings.HasPrefix(strings.ToLower(rest[0]), "bias") && strings.ToLower(rest[0]) != "none" {
 		var err error
 		if op, err = variant.ParseOp(rest[0]); err != nil {
 			return protocol.Shape{}, fmt.Errorf("shape %q: %w", s, err)
 		}
 		rest = rest[1:]
 	}
-	if len(rest) > 0 {
+	if len(rest) > 0 && strings.HasPrefix(rest[0], "b") && !strings.HasPrefix(strings.ToLower(rest[0]), "bias") {
 		n, err := strconv.Atoi(strings.TrimPrefix(rest[0], "b"))
 		if err != nil || n < 1 || n > MaxBatch {
 			return protocol.Shape{}, fmt.Errorf("shape %q: batch %q: want b1 to b%d", s, rest[0], MaxBatch)
@@ -135,11 +148,21 @@ func ParseShape(s string) (protocol.Shape, error) {
 		rest = rest[1:]
 	}
 	if len(rest) > 0 {
-		return protocol.Shape{}, fmt.Errorf("shape %q: want MxNxK[:OP][:bBATCH]", s)
+		var err error
+		if epi, err = variant.ParseEpilogue(rest[0]); err != nil {
+			return protocol.Shape{}, fmt.Errorf("shape %q: %w", s, err)
+		}
+		rest = rest[1:]
+	}
+	if len(rest) > 0 {
+		return protocol.Shape{}, fmt.Errorf("shape %q: want %s", s, shapeSyntax)
+	}
+	if batch > 0 && epi != variant.EpiNone {
+		return protocol.Shape{}, fmt.Errorf("shape %q: a strided batch with an epilogue is not supported", s)
 	}
 	parts := strings.Split(dims, "x")
 	if len(parts) != 3 {
-		return protocol.Shape{}, fmt.Errorf("shape %q: want MxNxK[:OP][:bBATCH]", s)
+		return protocol.Shape{}, fmt.Errorf("shape %q: want %s", s, shapeSyntax)
 	}
 	var d [3]int
 	for i, p := range parts {
@@ -149,7 +172,7 @@ func ParseShape(s string) (protocol.Shape, error) {
 		}
 		d[i] = v
 	}
-	return protocol.Shape{M: d[0], N: d[1], K: d[2], Op: op, Batch: batch}, nil
+	return protocol.Shape{M: d[0], N: d[1], K: d[2], Op: op, Batch: batch, Epilogue: epi}, nil
 }
 
 // WithOps returns every shape under every op of ops, shape-major, duplicates dropped (the ops of

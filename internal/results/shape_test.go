@@ -1,6 +1,7 @@
 package results
 
 import (
+	"strings"
 	"testing"
 
 	"tilegen/internal/protocol"
@@ -45,6 +46,45 @@ func TestShapeStringWithOps(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("WithOps[%d] = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// TestShapeEpilogue: the :EPILOGUE field after the op and batch, its round trip through
+// ShapeString, and the plain strings unchanged.
+func TestShapeEpilogue(t *testing.T) {
+	for s, want := range map[string]protocol.Shape{
+		"4096x4096x1024:bias_relu_col":    {M: 4096, N: 4096, K: 1024, Epilogue: variant.EpiBiasReluCol},
+		"8192x1024x4096:TN:bias_gelu_row": {M: 8192, N: 1024, K: 4096, Op: variant.OpTN, Epilogue: variant.EpiBiasGeluRow},
+		"64x64x64:none":                   {M: 64, N: 64, K: 64},
+		"64x64x64:b3":                     {M: 64, N: 64, K: 64, Batch: 3},
+		"64x64x64:bias_row":               {M: 64, N: 64, K: 64, Epilogue: variant.EpiBiasRow},
+	} {
+		got, err := ParseShape(s)
+		if err != nil || got != want {
+			t.Errorf("%s: %+v %v, want %+v", s, got, err, want)
+			continue
+		}
+		back := ShapeString(got)
+		if again, err := ParseShape(back); err != nil || again != got {
+			t.Errorf("%s: round trip %q gives %+v %v", s, back, again, err)
+		}
+	}
+	if s := ShapeString(protocol.Shape{M: 1, N: 2, K: 3}); s != "1x2x3" {
+		t.Errorf("plain shape %q", s)
+	}
+	if s := ShapeString(protocol.Shape{M: 1, N: 2, K: 3, Epilogue: variant.EpiBiasGeluCol}); s != "1x2x3:bias_gelu_col" {
+		t.Errorf("epilogue shape %q", s)
+	}
+	for s, want := range map[string]string{
+		"64x64x64:bias_tanh_row":     "want none, bias_row",
+		"64x64x64:b3:bias_row":       "a strided batch with an epilogue is not supported",
+		"64x64x64:bias_row:NT":       "want MxNxK[:OP][:bBATCH][:EPILOGUE]",
+		"64x64x64:bias_row:bias_row": "want MxNxK[:OP][:bBATCH][:EPILOGUE]",
+		"64x64x64:bx":                "batch",
+	} {
+		if _, err := ParseShape(s); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", s, err, want)
 		}
 	}
 }

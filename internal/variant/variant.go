@@ -30,6 +30,9 @@ func SignatureOf(v *Variant) string {
 	if v.Batched {
 		return BatchedSignature
 	}
+	if v.Epilogue.HasBias() {
+		return EpilogueSignature
+	}
 	return Signature
 }
 
@@ -136,6 +139,10 @@ type Variant struct {
 	// Batched marks a strided-batched kernel (variants.yaml batched): it has BatchedSignature and
 	// takes batched problems only; an unbatched kernel takes one product.
 	Batched bool `json:"batched,omitempty"`
+	// Epilogue is the fused epilogue the kernel is compiled for (variants.yaml epilogues; EpiNone,
+	// "", by default): a kernel with one has EpilogueSignature and takes problems of that epilogue
+	// only.
+	Epilogue Epilogue `json:"epilogue,omitempty"`
 	// Params are the parameter values, in the order the family declares them.
 	Params []Param `json:"params"`
 	// Block is the thread block shape (blockDim.x, blockDim.y); blockDim.z is 1.

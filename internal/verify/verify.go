@@ -176,6 +176,38 @@ func Expect(m, n int, alpha, beta float32, r, s []float64, c0 []float32, ldc int
 	return e, bound
 }
 
+// ApplyEpilogue turns the expectation and error bound of alpha·op(A)·op(B) + beta·C (Expect's, dense
+// M×N) into those of the fused epilogue epi with its bias (M floats for a per-row bias, N per
+// column): e = act(e + bias) in float64 (variant.Epilogue.Apply), and the bound grows by |bias|
+// (the rounding of the addition is relative to |e + bias| ≤ bound + |bias|) and by the activation's
+// largest slope (GELU's 1.13: an error in its input moves its output by at most that much). The
+// epilogue's own float32 rounding (the addition, tanhf and GELU's products: at most about 8 ulp of
+// the magnitude) does not grow with K while the tolerance's scale does (Scale: factor·(K+2)·2^-24),
+// so it enters the bound as 8/(K+2) of the magnitude: a K-independent 8·factor ulp in the tolerance.
+// Without an epilogue it changes nothing.
+func ApplyEpilogue(epi variant.Epilogue, m, n, k int, e, bound []float64, bias []float32) {
+	if epi == variant.EpiNone {
+		return
+	}
+	row, slope := epi.BiasPerRow(), epi.Slope()*(1+epilogueUlps/float64(k+2))
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var b float64
+			if row {
+				b = float64(bias[i])
+			} else {
+				b = float64(bias[j])
+			}
+			x := i*n + j
+			e[x] = epi.Apply(e[x], b)
+			bound[x] = slope * (bound[x] + math.Abs(b))
+		}
+	}
+}
+
+// epilogueUlps bounds the rounding of an epilogue in float32, in ulp of its input's magnitude.
+const epilogueUlps = 8
+
 // Metrics compares a computed C against its expectation.
 type Metrics struct {
 	// MaxAbs is the largest |C−E| over finite elements.

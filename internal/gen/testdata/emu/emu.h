@@ -58,6 +58,8 @@ struct emu_barrier {
 inline void __syncthreads() { emu_bar.sync(); }
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 template <class T> T __ldg(const T* p) { return *p; }
+inline float __expf(float x) { return std::exp(x); }
+inline float __fdividef(float a, float b) { return a / b; }
 template <class T> T __ldcg(const T* p) { return *p; }
 template <class T> void __stcg(T* p, T v) { *p = v; }
 // __shfl_xor_sync: the value of lane (lane ^ o) of the warp, exchanged through a block-wide buffer
