@@ -85,6 +85,23 @@ func (c *common) config(cmd string, stdout, stderr io.Writer, needWorker bool) (
 			}
 		}
 	}
+	if shapes != nil {
+		// Every shape under every allowed precision (FP32 alone by default); a shape's source holds
+		// under each.
+		base := shapes
+		shapes = results.WithPrecisions(shapes, flt.Precisions)
+		if sources != nil {
+			for _, s := range base {
+				if src, ok := sources[s]; ok {
+					for _, p := range flt.Precisions {
+						t := s
+						t.Precision = p
+						sources[t] = src
+					}
+				}
+			}
+		}
+	}
 	cat, err := c.catalog()
 	if err != nil {
 		return nil, err

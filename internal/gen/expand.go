@@ -131,6 +131,9 @@ func checkCombinations(d *diags, cfg *Config) bool {
 		if len(f.Batched) > 0 {
 			factors = append(factors, fmt.Sprintf("batched %d", len(f.Batched)))
 		}
+		if len(f.Precisions) > 0 {
+			factors = append(factors, fmt.Sprintf("precision %d", len(f.Precisions)))
+		}
 		for _, p := range f.Params {
 			n.Mul(n, big.NewInt(int64(len(p.Values))))
 			factors = append(factors, fmt.Sprintf("%s %d", p.Name, len(p.Values)))
@@ -175,16 +178,19 @@ func forEachCombo(params []ParamSpec, fn func([]int) bool) {
 
 // axis is one point of a family's axes outside its parameters: the op and whether it is batched.
 type axis struct {
-	op      variant.Op
-	batched bool
+	op        variant.Op
+	batched   bool
+	precision variant.Precision
 }
 
-// axes lists the family's ops × batched, ops outermost.
+// axes lists the family's ops × batched × precisions, ops outermost.
 func (f *Family) axes() []axis {
 	var out []axis
 	for _, op := range f.ops() {
 		for _, b := range f.batched() {
-			out = append(out, axis{op, b})
+			for _, p := range f.precisions() {
+				out = append(out, axis{op, b, p})
+			}
 		}
 	}
 	return out
@@ -199,6 +205,9 @@ func variantName(f *Family, ax axis, vals []int) string {
 	}
 	if ax.batched {
 		name += "_sb"
+	}
+	if ax.precision != variant.PrecisionFP32 {
+		name += "_" + ax.precision.Label()
 	}
 	return name
 }
@@ -298,7 +307,8 @@ func expandOne(file string, f *Family, ax axis, vals []int) (*Planned, *Pruned, 
 		env[batchedVar] = b2i(ax.batched)
 	}
 	v := variant.Variant{Name: variantName(f, ax, vals), Family: f.Name, Template: f.Template,
-		TrafficModel: f.TrafficModel, Seed: f.Seed, Op: op, Batched: ax.batched, Params: params}
+		TrafficModel: f.TrafficModel, Seed: f.Seed, Op: op, Batched: ax.batched,
+		Precision: ax.precision, Params: params}
 	where := func() string { return fmt.Sprintf("family %s, variant %s (%s)", f.Name, v.Name, v.ParamString()) }
 	nameNode := f.NamePattern
 	if nameNode == nil {

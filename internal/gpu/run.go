@@ -44,6 +44,9 @@ func fits(v *variant.Variant, s protocol.Shape, sms int) error {
 	if v.Op != s.Op {
 		return fmt.Errorf("variant %s computes %s, the problem is %s", v.Name, v.Op, s.Op)
 	}
+	if v.Precision != s.Precision {
+		return fmt.Errorf("variant %s computes in %s, the problem asks for %s", v.Name, v.Precision, s.Precision)
+	}
 	if v.Batched != (s.Batch > 0) {
 		return fmt.Errorf("variant %s (batched %v) does not take a problem of batch %d", v.Name, v.Batched, s.Batch)
 	}
@@ -72,8 +75,11 @@ func (w *Worker) runCublas(req protocol.Request, resp *protocol.Response) error 
 	if s.Batch < 0 {
 		return fmt.Errorf("batch %d: want 0 (one product) or more", s.Batch)
 	}
+	if !s.Precision.Valid() {
+		return fmt.Errorf("precision %q: want fp32, 3xtf32 or tf32", string(s.Precision))
+	}
 	resp.Phases = &protocol.Phases{}
-	return w.verifyAndTime(w.blas.gemm(s.Op), nil, req, resp)
+	return w.verifyAndTime(w.blas.gemmPrecision(s.Op, s.Precision), nil, req, resp)
 }
 
 func (w *Worker) verifyAndTime(g gemmFunc, v *variant.Variant, req protocol.Request, resp *protocol.Response) error {
@@ -212,7 +218,7 @@ const crossCheckTol = 1e-12
 func (w *Worker) verifyOne(g gemmFunc, s protocol.Shape, c check, set *protocol.VerifySettings) (protocol.VerifyResult, error) {
 	m, n, k := s.M, s.N, s.K
 	res := protocol.VerifyResult{Seed: set.Seed, Alpha: c.alpha, Beta: c.beta, LDA: c.lda, LDB: c.ldb, LDC: c.ldc,
-		StrideA: c.sa, StrideB: c.sb, StrideC: c.sc, FirstBad: -1, Tol: verify.Scale(set.TolFactor, k)}
+		StrideA: c.sa, StrideB: c.sb, StrideC: c.sc, FirstBad: -1, Tol: verify.ScalePrecision(set.TolFactor, k, s.Precision)}
 	in, err := w.checkInputs(s, c, set.CPUCheckMaxFlops)
 	if err != nil {
 		return res, err

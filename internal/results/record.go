@@ -94,10 +94,11 @@ func Flops(s protocol.Shape) float64 {
 // MaxBatch bounds a shape's batch (the grid's z extent).
 const MaxBatch = 65535
 
-// ShapeString renders MxNxK for one NN product, MxNxK:OP (4096x4096x4096:TN) for the other ops and
-// a :bBATCH suffix for a strided batch (512x512x64:TN:b64, 128x128x128:b64), so the strings of one
-// NN product (and what derives from them: verification seeds, bench names) are those of before ops
-// and batches existed.
+// ShapeString renders MxNxK for one NN product, MxNxK:OP (4096x4096x4096:TN) for the other ops,
+// a :bBATCH suffix for a strided batch (512x512x64:TN:b64, 128x128x128:b64) and a :3xtf32 or :tf32
+// suffix for a precision other than FP32, so the strings of one FP32 NN product (and what derives
+// from them: verification seeds, bench names) are those of before ops, batches and precisions
+// existed.
 func ShapeString(s protocol.Shape) string {
 	out := DimsString(s)
 	if s.Op != variant.OpNN {
@@ -106,20 +107,24 @@ func ShapeString(s protocol.Shape) string {
 	if s.Batch > 0 {
 		out += fmt.Sprintf(":b%d", s.Batch)
 	}
+	if s.Precision != variant.PrecisionFP32 {
+		out += ":" + s.Precision.Label()
+	}
 	return out
 }
 
 // DimsString renders MxNxK without the op.
 func DimsString(s protocol.Shape) string { return fmt.Sprintf("%dx%dx%d", s.M, s.N, s.K) }
 
-// ParseShape parses MxNxK with an optional :OP (NN, NT, TN or TT; NN when absent) and an optional
-// :bBATCH (a strided batch of BATCH ≥ 1 products; absent: one product, unbatched), in that order.
+// ParseShape parses MxNxK with an optional :OP (NN, NT, TN or TT; NN when absent), an optional
+// :bBATCH (a strided batch of BATCH ≥ 1 products; absent: one product, unbatched) and an optional
+// :3xtf32 or :tf32 (the precision; absent: FP32), in that order.
 func ParseShape(s string) (protocol.Shape, error) {
 	fields := strings.Split(strings.TrimSpace(s), ":")
 	dims, rest := fields[0], fields[1:]
 	var op variant.Op
 	batch := 0
-	if len(rest) > 0 && !strings.HasPrefix(rest[0], "b") {
+	if len(rest) > 0 && !strings.HasPrefix(rest[0], "b") && !isPrecision(rest[0]) {
 		var err error
 		if op, err = variant.ParseOp(rest[0]); err != nil {
 			return protocol.Shape{}, fmt.Errorf("shape %q: %w", s, err)
@@ -134,8 +139,17 @@ func ParseShape(s string) (protocol.Shape, error) {
 		batch = n
 		rest = rest[1:]
 	}
+	var prec variant.Precision
 	if len(rest) > 0 {
-		return protocol.Shape{}, fmt.Errorf("shape %q: want MxNxK[:OP][:bBATCH]", s)
+		p, err := variant.ParsePrecision(rest[0])
+		if err != nil || p == variant.PrecisionFP32 {
+			return protocol.Shape{}, fmt.Errorf("shape %q: want MxNxK[:OP][:bBATCH][:3xtf32|:tf32]", s)
+		}
+		prec = p
+		rest = rest[1:]
+	}
+	if len(rest) > 0 {
+		return protocol.Shape{}, fmt.Errorf("shape %q: want MxNxK[:OP][:bBATCH][:3xtf32|:tf32]", s)
 	}
 	parts := strings.Split(dims, "x")
 	if len(parts) != 3 {
@@ -149,7 +163,34 @@ func ParseShape(s string) (protocol.Shape, error) {
 		}
 		d[i] = v
 	}
-	return protocol.Shape{M: d[0], N: d[1], K: d[2], Op: op, Batch: batch}, nil
+	return protocol.Shape{M: d[0], N: d[1], K: d[2], Op: op, Batch: batch, Precision: prec}, nil
+}
+
+// isPrecision reports whether a shape suffix names a precision other than FP32.
+func isPrecision(s string) bool {
+	p, err := variant.ParsePrecision(s)
+	return err == nil && p != variant.PrecisionFP32
+}
+
+// WithPrecisions returns every shape under every precision of precs, shape-major, duplicates
+// dropped (the shapes' own precisions are replaced). Without precs the shapes are returned as they
+// are.
+func WithPrecisions(shapes []protocol.Shape, precs []variant.Precision) []protocol.Shape {
+	if len(precs) == 0 {
+		return shapes
+	}
+	var out []protocol.Shape
+	seen := map[protocol.Shape]bool{}
+	for _, s := range shapes {
+		for _, p := range precs {
+			s.Precision = p
+			if !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // WithOps returns every shape under every op of ops, shape-major, duplicates dropped (the ops of

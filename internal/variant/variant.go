@@ -136,6 +136,9 @@ type Variant struct {
 	// Batched marks a strided-batched kernel (variants.yaml batched): it has BatchedSignature and
 	// takes batched problems only; an unbatched kernel takes one product.
 	Batched bool `json:"batched,omitempty"`
+	// Precision is the arithmetic the kernel computes in (variants.yaml precision; PrecisionFP32,
+	// "", by default): it takes problems of that precision only.
+	Precision Precision `json:"precision,omitempty"`
 	// Params are the parameter values, in the order the family declares them.
 	Params []Param `json:"params"`
 	// Block is the thread block shape (blockDim.x, blockDim.y); blockDim.z is 1.

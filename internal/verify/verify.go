@@ -36,6 +36,21 @@ func Scale(tolFactor float64, k int) float64 {
 	return tolFactor * float64(k+2) * Eps32
 }
 
+// EpsTF32 is TF32's unit roundoff, 2^-11 (10 explicit mantissa bits, round to nearest).
+const EpsTF32 = 1.0 / (1 << 11)
+
+// ScalePrecision is Scale for a product computed in precision p. FP32 and 3xTF32 results get the
+// FP32 tolerance itself. A TF32 result gets its own, scaled to TF32's 2^-11: each operand may be
+// off by 2·2^-11 relative (rounded to nearest, or truncated as the tensor cores do with FP32 bits
+// they are given), so each product by 4·2^-11 of |a||b|, on top of the FP32 accumulation:
+// TolFactor·(4·2^-11 + (K+2)·2^-24).
+func ScalePrecision(tolFactor float64, k int, p variant.Precision) float64 {
+	if p.FP32Accurate() {
+		return Scale(tolFactor, k)
+	}
+	return tolFactor * (4*EpsTF32 + float64(k+2)*Eps32)
+}
+
 // Reference computes R = A·B and S = |A|·|B| in float64 on the CPU for row-major A (M×K, row stride
 // lda) and B (K×N, row stride ldb); R and S are dense M×N (stride N). Rows are spread over
 // GOMAXPROCS goroutines. Products of two float32 values are exact in float64 and the k order is
