@@ -46,6 +46,11 @@ type Options struct {
 	AllowUnhashed bool
 	// Log receives the summary (classes, default, exclusions); nil discards it.
 	Log io.Writer
+	// Precision is the arithmetic the export's kernels may use (variant.Precision): FP32 (the zero
+	// value) exports FP32 kernels only; 3xtf32 also admits the 3xTF32 kernels (FP32-accurate,
+	// ratios against cuBLAS SGEMM); tf32 exports TF32 kernels only (ratios against cuBLAS TF32),
+	// labelled tf32 in the provenance, the header and the package, never mixed with FP32 ones.
+	Precision variant.Precision
 }
 
 var cKeywords = map[string]bool{}
@@ -118,6 +123,10 @@ func load(o Options) (rs *resultsSet, m variant.Manifest, unhashed int, err erro
 		return nil, m, 0, fmt.Errorf("manifest: %w", err)
 	}
 	m.Generator = head.Generator
+	if !o.Precision.Valid() {
+		return nil, m, 0, fmt.Errorf("precision %q: want fp32, 3xtf32 or tf32", string(o.Precision))
+	}
+	rs.records = precisionRecords(rs.records, o.Precision)
 	if rs.info.Arch != "" && m.Arch != rs.info.Arch {
 		return nil, m, 0, fmt.Errorf("results were measured with %s PTX, the generated directory has %s", rs.info.Arch, m.Arch)
 	}
@@ -128,6 +137,22 @@ func load(o Options) (rs *resultsSet, m variant.Manifest, unhashed int, err erro
 			"with this generated directory, or pass --allow-unhashed to match them by ptxas resources only", strings.Join(o.Results, ", "))
 	}
 	return rs, m, unhashed, nil
+}
+
+// precisionRecords keeps the records of the precisions an export of precision p admits (p itself;
+// FP32 too under 3xtf32, as both meet the FP32 tolerance and are timed against cuBLAS SGEMM), their
+// shapes made FP32: the export's classes are problems, and its precision is the export's label.
+func precisionRecords(recs []results.Record, p variant.Precision) []results.Record {
+	var out []results.Record
+	for _, r := range recs {
+		sp := r.Shape.Precision
+		if sp != p && !(p == variant.Precision3xTF32 && sp == variant.PrecisionFP32) {
+			continue
+		}
+		r.Shape.Precision = variant.PrecisionFP32
+		out = append(out, r)
+	}
+	return out
 }
 
 // Workload is the NN dispatch rule's fitting input as an export would fit it (o.Corpus, or the

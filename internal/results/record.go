@@ -131,7 +131,7 @@ func ParseShape(s string) (protocol.Shape, error) {
 		}
 		rest = rest[1:]
 	}
-	if len(rest) > 0 {
+	if len(rest) > 0 && !isPrecision(rest[0]) {
 		n, err := strconv.Atoi(strings.TrimPrefix(rest[0], "b"))
 		if err != nil || n < 1 || n > MaxBatch {
 			return protocol.Shape{}, fmt.Errorf("shape %q: batch %q: want b1 to b%d", s, rest[0], MaxBatch)
