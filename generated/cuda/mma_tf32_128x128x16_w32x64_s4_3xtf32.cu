@@ -101,6 +101,13 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // The k index of A and B only pairs a[k] with b[k], so the kernels map fragment k-slots t and t+4
 // to the adjacent k = 2t and 2t+1 of shared memory: one 8-byte load per A row pair.
 //
+// The tensor core adds into its FP32 accumulator with truncation (round toward zero), so a long
+// running sum kept in the MMA accumulator drifts toward zero by up to an ulp per MMA: measured on
+// H100 at 4096^3 this made 3xTF32 25x less accurate than SGEMM. The 3xTF32 kernels therefore sum
+// each k-step's three products in a fresh accumulator (small terms first) and add it to the running
+// sum with an FP32 add, rounded to nearest (Ootomo and Yokota, "Recovering single precision
+// accuracy from Tensor Cores while surpassing the FP32 theoretical peak performance", 2022).
+//
 // Where 3xTF32 differs from FP32: hi = tf32(x) of a finite x near FLT_MAX may round up to
 // infinity (then lo = x - inf is NaN), and x - hi of an infinite x is NaN; operands are
 // expected finite and below 2^127 * (2 - 2^-10).
@@ -108,20 +115,31 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 
 namespace tg {
 
-// to_tf32 rounds x to TF32 (10 explicit mantissa bits, round to nearest, ties away from zero);
-// the result is an FP32 bit pattern whose low 13 bits are zero.
+// to_tf32 is x as a TF32 MMA operand, rounded to nearest (ties away from zero): half a TF32 ulp
+// (bit 12) is added to the FP32 bits and the tensor core ignores the low 13 bits, so the MMA sees
+// the rounded value (CUTLASS's round_half_ulp_truncate). One integer add instead of cvt.rna's
+// finiteness test, add and select; Inf stays Inf, and a finite x that rounds past FLT_MAX becomes
+// Inf as under cvt.rna.
 __device__ __forceinline__ uint32_t to_tf32(float x)
 {
-    uint32_t r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-    return r;
+    return __float_as_uint(x) + 0x1000u;
 }
 
-// split_tf32 is the 3xTF32 split of x: hi = tf32(x), lo = tf32(x - hi) (x - hi is exact in FP32).
+// split_tf32 is the 3xTF32 split of x: hi = tf32(x) (rounded to nearest, low bits cleared, so that
+// x - hi is exact in FP32), lo = tf32(x - hi) as an MMA operand. hi + lo is x to 2^-22 relative.
 __device__ __forceinline__ void split_tf32(float x, uint32_t& hi, uint32_t& lo)
 {
-    hi = to_tf32(x);
+    hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
     lo = to_tf32(x - __uint_as_float(hi));
+}
+
+// mma_tf32_zero is d = a * b on one m16n8k8 TF32 tile (a fresh accumulator).
+__device__ __forceinline__ void mma_tf32_zero(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
+{
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%10, %10, %10, %10};\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(0.0f));
 }
 
 // mma_tf32 is d += a * b on one m16n8k8 TF32 tile: a is the A fragment (a0..a3), b the B
@@ -262,10 +280,15 @@ __device__ __forceinline__ void tc_warp_tile(float (&acc)[Cfg::MI][Cfg::NI][4], 
                 split_tf32(q.y, ah[3], al[3]);
 #pragma unroll
                 for (int j = 0; j < Cfg::NI; ++j) {
+                    // This k-step's products in a fresh accumulator, added to the running sum
+                    // rounded to nearest (tilegen/mma_tf32.cuh: the tensor core truncates).
                     const uint32_t bhj[2] = {bh[j][0], bh[j][1]}, blj[2] = {bl[j][0], bl[j][1]};
-                    mma_tf32(acc[i][j], al, bhj);
-                    mma_tf32(acc[i][j], ah, blj);
-                    mma_tf32(acc[i][j], ah, bhj);
+                    float d[4];
+                    mma_tf32_zero(d, al, bhj);
+                    mma_tf32(d, ah, blj);
+                    mma_tf32(d, ah, bhj);
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) acc[i][j][e] += d[e];
                 }
             } else {
                 ah[0] = to_tf32(p.x);

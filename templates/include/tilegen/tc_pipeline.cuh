@@ -116,10 +116,15 @@ __device__ __forceinline__ void tc_warp_tile(float (&acc)[Cfg::MI][Cfg::NI][4], 
                 split_tf32(q.y, ah[3], al[3]);
 #pragma unroll
                 for (int j = 0; j < Cfg::NI; ++j) {
+                    // This k-step's products in a fresh accumulator, added to the running sum
+                    // rounded to nearest (tilegen/mma_tf32.cuh: the tensor core truncates).
                     const uint32_t bhj[2] = {bh[j][0], bh[j][1]}, blj[2] = {bl[j][0], bl[j][1]};
-                    mma_tf32(acc[i][j], al, bhj);
-                    mma_tf32(acc[i][j], ah, blj);
-                    mma_tf32(acc[i][j], ah, bhj);
+                    float d[4];
+                    mma_tf32_zero(d, al, bhj);
+                    mma_tf32(d, ah, blj);
+                    mma_tf32(d, ah, bhj);
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) acc[i][j][e] += d[e];
                 }
             } else {
                 ah[0] = to_tf32(p.x);
