@@ -136,8 +136,10 @@ type BenchShape struct {
 	Shape string `json:"shape"`
 	Op    string `json:"op"`
 	Batch int    `json:"batch"`
-	// Baseline names what Ratio compares with: cublas (cublasSgemm with the same op) or
-	// cublas_batched (cublasSgemmStridedBatched, same op and batch).
+	// Precision is the arithmetic (fp32, 3xtf32, tf32; variant.Precision's label).
+	Precision string `json:"precision"`
+	// Baseline names what Ratio compares with: cublas (cublasSgemm with the same op; for tf32 in
+	// TF32 tensor-op math) or cublas_batched (cublasSgemmStridedBatched, same op and batch).
 	Baseline string      `json:"baseline"`
 	Group    string      `json:"group"`
 	Target   float64     `json:"target,omitempty"`
@@ -158,6 +160,9 @@ func (b BenchShape) key() string {
 	}
 	if b.Baseline == "cublas_batched" {
 		out += fmt.Sprintf(":b%d", b.Batch)
+	}
+	if b.Precision != "" && b.Precision != variant.PrecisionFP32.Label() {
+		out += ":" + b.Precision
 	}
 	return out
 }
@@ -234,6 +239,8 @@ func Bench(cfg *Config, bs BenchSettings) error {
 				shapes = append(shapes, sh)
 			}
 		}
+		// Every suite shape under every precision --precision allows (FP32 alone by default).
+		shapes = results.WithPrecisions(shapes, cfg.Filter.Precisions)
 	}
 	for _, sh := range shapes {
 		if results.Flops(sh) >= bs.largeFlops() && len(shapes) > 1 {
@@ -331,8 +338,10 @@ func summarize(ranking []results.ShapeRanking, recs []results.Record, edgeFailed
 	for _, sr := range ranking {
 		bsh := targets[sr.Shape]
 		bsh.Shape, bsh.Op, bsh.Batch, bsh.Baseline = sr.Shape, variant.OpNN.String(), 1, "cublas"
+		bsh.Precision = variant.PrecisionFP32.Label()
 		if sh, err := results.ParseShape(sr.Shape); err == nil {
 			bsh.Shape, bsh.Op, bsh.Batch = results.DimsString(sh), sh.Op.String(), sh.Products()
+			bsh.Precision = sh.Precision.Label()
 			if sh.Batch > 0 {
 				bsh.Baseline = "cublas_batched"
 			}
