@@ -93,6 +93,14 @@ func (f Filter) Select(all []variant.Variant) ([]variant.Variant, error) {
 	}
 	variant.SortByName(out)
 	if len(out) == 0 {
+		if len(f.Precisions) != len(variant.Precisions) {
+			g := f
+			g.Precisions = variant.Precisions
+			if more, err := g.Select(all); err == nil {
+				return nil, fmt.Errorf("no variant matches %s (of %d); %d do under another precision (%s is %s): allow it with --precision",
+					f, len(all), len(more), more[0].Name, more[0].Precision)
+			}
+		}
 		return nil, fmt.Errorf("no variant matches %s (of %d)", f, len(all))
 	}
 	return out, nil
