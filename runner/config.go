@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -10,6 +11,7 @@ import (
 	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
+	"tilegen/internal/variant"
 	"tilegen/internal/workerproc"
 	"tilegen/internal/workload"
 )
@@ -82,6 +84,40 @@ func (c *common) config(cmd string, stdout, stderr io.Writer, needWorker bool) (
 		for _, s := range shapes { // a shape's source holds under every op
 			if src, ok := sources[protocol.Shape{M: s.M, N: s.N, K: s.K, Batch: s.Batch}]; ok && sources != nil {
 				sources[s] = src
+			}
+		}
+	}
+	var named []variant.Precision // precisions the shapes name (MxNxK:3xtf32)
+	for _, s := range shapes {
+		if s.Precision != variant.PrecisionFP32 && !slices.Contains(named, s.Precision) {
+			named = append(named, s.Precision)
+		}
+	}
+	if len(named) > 0 {
+		if c.precision != "fp32" {
+			return nil, usageErr(cmd, "--precision with --shapes that name their precision: give precisions one way (MxNxK:3xtf32 or --precision)")
+		}
+		// The shapes say which precisions run: allow those (and FP32 where a shape names none).
+		for _, s := range shapes {
+			if s.Precision == variant.PrecisionFP32 && !slices.Contains(named, s.Precision) {
+				named = append(named, s.Precision)
+			}
+		}
+		flt.Precisions = named
+	} else if shapes != nil {
+		// Every shape under every allowed precision (FP32 alone by default); a shape's source holds
+		// under each.
+		base := shapes
+		shapes = results.WithPrecisions(shapes, flt.Precisions)
+		if sources != nil {
+			for _, s := range base {
+				if src, ok := sources[s]; ok {
+					for _, p := range flt.Precisions {
+						t := s
+						t.Precision = p
+						sources[t] = src
+					}
+				}
 			}
 		}
 	}

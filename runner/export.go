@@ -6,6 +6,7 @@ import (
 	"tilegen/internal/export"
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
+	"tilegen/internal/variant"
 	"tilegen/internal/workload"
 )
 
@@ -26,6 +27,7 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	reword(fs, "generated", "generated `dir` with manifest.json, cuda/ and ptx/ (hashes are checked)")
 	force := fs.Bool("force", false, "replace the files of a previous export in --out (other files there are kept)")
 	allowUnhashed := fs.Bool("allow-unhashed", false, "accept records without source/PTX hashes (results written before they were recorded)")
+	precision := fs.String("precision", "fp32", "arithmetic of the exported kernels: `precision` fp32 (FP32 kernels only), 3xtf32 (also 3xTF32 tensor-core kernels, FP32-accurate) or tf32 (TF32 kernels only, labelled tf32, ratios against cuBLAS TF32)")
 	atLeast(fs, ">=1", "buckets-per-octave")
 	if ok, err := parse(fs, args); !ok || err != nil {
 		return err
@@ -42,6 +44,10 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	if *buckets != 1 && *buckets != 2 && *buckets != 4 {
 		return usageErr("export", "--buckets-per-octave %d: want 1, 2 or 4", *buckets)
 	}
+	prec, err := variant.ParsePrecision(*precision)
+	if err != nil {
+		return usageErr("export", "--precision: %v", err)
+	}
 	var sh []protocol.Shape
 	if *shapes != "" {
 		var err error
@@ -57,5 +63,6 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return export.Run(export.Options{Results: *resultDirs, Shapes: sh, Corpus: entries, BucketsPerOctave: *buckets,
-		Generated: cf.generated, Out: *out, Name: *name, GoPackage: *goPkg, Force: *force, AllowUnhashed: *allowUnhashed, Log: stdout})
+		Generated: cf.generated, Out: *out, Name: *name, GoPackage: *goPkg, Force: *force, AllowUnhashed: *allowUnhashed, Log: stdout,
+		Precision: prec})
 }

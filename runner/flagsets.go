@@ -50,6 +50,7 @@ type catalogFlags struct {
 	generated                  string
 	variants, families, params []string
 	ops                        string
+	precision                  string
 }
 
 // sourceFlags is --generated.
@@ -66,6 +67,7 @@ func (c *catalogFlags) filterFlags() *pflag.FlagSet {
 	fs.StringSliceVar(&c.families, "family", nil, "only variants of the family `name` (comma-separated)")
 	fs.StringArrayVar(&c.params, "param", nil, "only variants whose parameter KEY has one of the values: `KEY=V[,V...]` (repeatable; keys combine with and)")
 	fs.StringVar(&c.ops, "ops", "", "only variants of these `ops` (comma-separated NN, NT, TN, TT); tune and bench run every shape under each")
+	fs.StringVar(&c.precision, "precision", "fp32", "only variants of these `precisions` (comma-separated fp32, 3xtf32, tf32, or all): 3xtf32 is FP32-accurate on TF32 tensor cores, tf32 one TF32 product (its own tolerance, baseline cuBLAS TF32); tune and bench run every shape under each")
 	return fs
 }
 
@@ -81,7 +83,11 @@ func (c *catalogFlags) filter(cmd string) (orchestrator.Filter, error) {
 			return orchestrator.Filter{}, usageErr(cmd, "--ops: %v", err)
 		}
 	}
-	return orchestrator.Filter{Globs: c.variants, Families: c.families, Params: p, Ops: ops}, nil
+	precs, err := variant.ParsePrecisions(c.precision)
+	if err != nil {
+		return orchestrator.Filter{}, usageErr(cmd, "--precision: %v", err)
+	}
+	return orchestrator.Filter{Globs: c.variants, Families: c.families, Params: p, Ops: ops, Precisions: precs}, nil
 }
 
 // catalog loads the catalog --generated names.

@@ -96,6 +96,7 @@ func init() {
 		{"bench", "the benchmark suite: edge suite, tune of the suite's shapes, FFMA peak, summary.json, BENCHMARKS.md", runBench},
 		{"outofcore", "multiply matrices larger than device memory by streaming blocks: --shape MxNxK [--device-mem BYTES]", runOutOfCore},
 		{"hybrid", "split one product between the GPU and the CPU: --shape MxNxK --cpu-rows F|auto [--sweep waves]", runHybrid},
+		{"accuracy", "error of the tensor-core kernels, cuBLAS SGEMM and cuBLAS TF32 on the same inputs vs float64 (uniform and 2^±20 rows): --shape MxNxK [--out FILE]", runAccuracy},
 		{"search-eval", "replay the search strategies against exhaustive tunes' records: measurements to reach the winner (no GPU needed)", runSearchEval},
 		{"help", "show this list, or a command's flags: runner help CMD", runHelp},
 	}

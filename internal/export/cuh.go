@@ -40,6 +40,15 @@ func epiIndex(e variant.Epilogue) int {
 	return -1
 }
 
+// precisionLines is precisionDoc as comment lines, ending with an empty one (none for FP32).
+func precisionLines(p variant.Precision) []string {
+	d := precisionDoc(p)
+	if d == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(d, "\n"), "\n")
+}
+
 // stripHeader removes the generator's leading comment lines ("// Code generated ...", nvcc, the
 // variant's parameters): the header has one generated-code line of its own and names each kernel.
 func stripHeader(src string) string {
@@ -65,6 +74,7 @@ func cuhFile(p *Plan) ([]byte, error) {
 		Header, Name, Guard, GPU, NVCC, Arch, Generator, Content string
 		// Ops lists the ops with kernels; DefaultTable is the C initializer of the per-op defaults.
 		Ops, DefaultTable           string
+		PrecisionDoc                []string
 		DynDefault                  int
 		Classes, ClassRows, RuleDoc []string
 		Kernels                     []cuhKernel
@@ -83,7 +93,8 @@ func cuhFile(p *Plan) ([]byte, error) {
 		Header: header, Name: p.Name, Guard: strings.ToUpper(p.Name) + "_CUH", GPU: safeText(p.GPU),
 		Ops: p.opsList(), NVCC: safeText(p.Manifest.NVCC), Arch: safeText(p.Manifest.Arch),
 		Generator: safeText(p.Manifest.Generator), Content: p.Content, DynDefault: dynSharedDefault, BigDyn: p.needsDynShared(),
-		RuleDoc: strings.Split(ruleDoc(p, p.Name+"_sgemm returns cudaErrorInvalidValue ("+p.Name+"_variant: NULL)"), "\n"),
+		PrecisionDoc: precisionLines(p.Precision),
+		RuleDoc:      strings.Split(ruleDoc(p, p.Name+"_sgemm returns cudaErrorInvalidValue ("+p.Name+"_variant: NULL)"), "\n"),
 	}
 	var table []string
 	for _, op := range variant.Ops {

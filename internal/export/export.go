@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"tilegen/internal/dispatch"
@@ -46,6 +47,11 @@ type Options struct {
 	AllowUnhashed bool
 	// Log receives the summary (classes, default, exclusions); nil discards it.
 	Log io.Writer
+	// Precision is the arithmetic the export's kernels may use (variant.Precision): FP32 (the zero
+	// value) exports FP32 kernels only; 3xtf32 also admits the 3xTF32 kernels (FP32-accurate,
+	// ratios against cuBLAS SGEMM); tf32 exports TF32 kernels only (ratios against cuBLAS TF32),
+	// labelled tf32 in the provenance, the header and the package, never mixed with FP32 ones.
+	Precision variant.Precision
 }
 
 var cKeywords = map[string]bool{}
@@ -118,6 +124,21 @@ func load(o Options) (rs *resultsSet, m variant.Manifest, unhashed int, err erro
 		return nil, m, 0, fmt.Errorf("manifest: %w", err)
 	}
 	m.Generator = head.Generator
+	if !o.Precision.Valid() {
+		return nil, m, 0, fmt.Errorf("precision %q: want fp32, 3xtf32 or tf32", string(o.Precision))
+	}
+	kept := precisionRecords(rs.records, o.Precision)
+	if tuned(kept) == 0 && tuned(rs.records) > 0 {
+		var other []string
+		for _, r := range rs.records {
+			if l := r.Shape.Precision.Label(); r.Kind == results.KindTune && !slices.Contains(other, l) {
+				other = append(other, l)
+			}
+		}
+		return nil, m, 0, fmt.Errorf("the results hold no tune record of precision %s (they have %s): pass --precision to export those",
+			o.Precision, strings.Join(other, ", "))
+	}
+	rs.records = kept
 	if rs.info.Arch != "" && m.Arch != rs.info.Arch {
 		return nil, m, 0, fmt.Errorf("results were measured with %s PTX, the generated directory has %s", rs.info.Arch, m.Arch)
 	}
@@ -128,6 +149,37 @@ func load(o Options) (rs *resultsSet, m variant.Manifest, unhashed int, err erro
 			"with this generated directory, or pass --allow-unhashed to match them by ptxas resources only", strings.Join(o.Results, ", "))
 	}
 	return rs, m, unhashed, nil
+}
+
+// tuned counts the tune records of recs.
+func tuned(recs []results.Record) int {
+	n := 0
+	for _, r := range recs {
+		if r.Kind == results.KindTune {
+			n++
+		}
+	}
+	return n
+}
+
+// precisionRecords keeps the records of the precisions an export of precision p admits (p itself;
+// FP32 too under 3xtf32, as both meet the FP32 tolerance and are timed against cuBLAS SGEMM), their
+// tune and cuBLAS shapes made FP32: the export's classes are problems, and its precision is the
+// export's label. Verify records keep their shapes, which the edge suite of each variant's own
+// precision (orchestrator.EdgeShapes) is matched against.
+func precisionRecords(recs []results.Record, p variant.Precision) []results.Record {
+	var out []results.Record
+	for _, r := range recs {
+		sp := r.Shape.Precision
+		if sp != p && !(p == variant.Precision3xTF32 && sp == variant.PrecisionFP32) {
+			continue
+		}
+		if r.Kind != results.KindVerify {
+			r.Shape.Precision = variant.PrecisionFP32
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // Workload is the NN dispatch rule's fitting input as an export would fit it (o.Corpus, or the

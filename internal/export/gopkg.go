@@ -384,6 +384,22 @@ func (p *Plan) classLine(c Class) string {
 		p.Variants[c.Variant].V.Name, c.MedianMS, c.CublasMS, c.Ratio())
 }
 
+// precisionDoc is the paragraph that labels an export of another precision than FP32 (empty for
+// FP32, whose documents are as before the precision axis).
+func precisionDoc(p variant.Precision) string {
+	switch p {
+	case variant.Precision3xTF32:
+		return "Precision 3xtf32: some kernels run on TF32 tensor cores with each operand split into a TF32\n" +
+			"high part and residual (three products, FP32 accuracy: verified against the FP32 tolerance;\n" +
+			"operands must be finite and below about 2^127). Ratios are against cuBLAS SGEMM.\n\n"
+	case variant.PrecisionTF32:
+		return "Precision tf32: NOT FP32. The kernels multiply operands rounded to TF32 (10-bit mantissa) and\n" +
+			"accumulate in FP32, like cuBLAS with CUBLAS_TF32_TENSOR_OP_MATH: expect relative errors\n" +
+			"near 2^-11 per product. Ratios are against cuBLAS in TF32 math mode.\n\n"
+	}
+	return ""
+}
+
 func packageDoc(p *Plan) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Package %s computes SGEMM, C = alpha·op(A)·op(B) + beta·C (float32, BLAS-style leading\n", p.PkgName)
@@ -392,6 +408,7 @@ func packageDoc(p *Plan) string {
 	b.WriteString("(row-major NN), SgemmOp (row-major, any op) or SgemmBLAS (column-major, cublasSgemm's arguments);\n")
 	b.WriteString("Choose, ChooseOp and ChooseBLAS tell which variant a problem gets. The PTX is embedded; nothing\n")
 	b.WriteString("else is read at run time.\n\n")
+	b.WriteString(precisionDoc(p.Precision))
 	b.WriteString("The package imports only the standard library. It reaches the CUDA driver through cgo and\n")
 	b.WriteString("dlopen(\"libcuda.so.1\") when Load is first called, and links only libc and libdl, so a program\n")
 	b.WriteString("that imports it builds without the CUDA toolkit and starts on a host without a GPU: there Load\n")

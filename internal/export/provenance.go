@@ -19,6 +19,10 @@ type Provenance struct {
 	Exporter  string `json:"exporter"`
 	Name      string `json:"name"`
 	GoPackage string `json:"go_package"`
+	// Precision is the arithmetic of the exported kernels: 3xtf32 (FP32 accuracy on TF32 tensor
+	// cores, with FP32 kernels) or tf32 (TF32 accuracy, ratios against cuBLAS TF32); absent: FP32,
+	// as every export before the precision axis.
+	Precision variant.Precision `json:"precision,omitempty"`
 	// Generator, NVCC and Arch are the generated directory's manifest (the PTX's compiler).
 	Generator string `json:"generator"`
 	NVCC      string `json:"nvcc"`
@@ -117,7 +121,7 @@ const ratioDefinition = "ratio = cuBLAS median time / tilegen median time on the
 // provenanceFile renders <name>.json; files are the other files of the export.
 func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error) {
 	pv := Provenance{
-		Exporter: Exporter, Name: p.Name, GoPackage: p.GoPackage, Generator: p.Manifest.Generator, NVCC: p.Manifest.NVCC,
+		Exporter: Exporter, Name: p.Name, GoPackage: p.GoPackage, Precision: p.Precision, Generator: p.Manifest.Generator, NVCC: p.Manifest.NVCC,
 		Arch: p.Manifest.Arch, ResultsNVCC: resultsNVCC, GPU: p.GPU, Devices: p.Devices, Inputs: p.Inputs,
 		ContentHash: p.Content, UnhashedRecords: p.Unhashed, AllowUnhashed: p.AllowUnhashed, RatioDefinition: ratioDefinition,
 		Excluded: p.Excluded, Files: append(append([]string(nil), files...), p.Name+".json"),

@@ -97,6 +97,8 @@ type Plan struct {
 	// with AllowUnhashed.
 	Unhashed      int
 	AllowUnhashed bool
+	// Precision is the export's arithmetic (Options.Precision).
+	Precision variant.Precision
 	// Rules holds the dispatch of every op the export has kernels for, in variant.Ops order: each
 	// op has its own rule, fitted on that op's shapes and variants (kernel indices into Variants).
 	// Corpus says whether the shapes were a workload corpus (else the tuned shapes).
@@ -612,7 +614,7 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 	}
 	p := &Plan{Manifest: variant.Manifest{Generator: manifest.Generator, NVCC: manifest.NVCC, Arch: manifest.Arch},
 		Inputs: rs.inputs, Content: rs.contentHash, Devices: rs.info.Devices, GPU: sel.gpu, Excluded: sel.excl,
-		Corpus: o.Corpus != nil}
+		Corpus: o.Corpus != nil, Precision: o.Precision}
 	// Fit each op's rule on its own shapes and variants, then number the variants the rules use,
 	// all ops together, by name.
 	type fitted struct {

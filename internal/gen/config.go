@@ -75,6 +75,12 @@ type Family struct {
 	// with an epilogue gets its name as a suffix (_bias_relu_row). Not with batched: true.
 	Epilogues     []variant.Epilogue
 	EpiloguesNode *yaml.Node
+	// Precisions is precision: the arithmetic the family is generated for (variant.Precision), a
+	// fourth axis outside the parameters (default [fp32]); a variant of another precision than fp32
+	// gets it as a name suffix (mma_tf32_128x128x32_w64x64_s3_3xtf32). The template reads it as
+	// .V.Precision.
+	Precisions    []variant.Precision
+	PrecisionNode *yaml.Node
 }
 
 // Names the expressions of a family that declares ops (OPA, OPB; see Family.Ops) or batched
@@ -102,6 +108,14 @@ func (f *Family) batched() []bool {
 	return f.Batched
 }
 
+// precisions is the family's precision axis (fp32 alone when it declares none).
+func (f *Family) precisions() []variant.Precision {
+	if len(f.Precisions) == 0 {
+		return []variant.Precision{variant.PrecisionFP32}
+	}
+	return f.Precisions
+}
+
 // ops is the family's op axis (NN alone when it declares none).
 func (f *Family) ops() []variant.Op {
 	if len(f.Ops) == 0 {
@@ -125,7 +139,7 @@ type Constraint struct {
 
 var (
 	topKeys      = []string{"families"}
-	familyKeys   = []string{"name", "template", "doc", "variant_name", "traffic_model", "seed", "ops", "batched", "epilogues", "params", "constraints", "geometry", "dynamic_shared_ok", "warp_multiple", "requires"}
+	familyKeys   = []string{"name", "template", "doc", "variant_name", "traffic_model", "seed", "ops", "batched", "epilogues", "precision", "params", "constraints", "geometry", "dynamic_shared_ok", "warp_multiple", "requires"}
 	geometryKeys = []string{"block_x", "block_y", "tile_rows", "tile_cols", "grid_z", "split", "shared_bytes", "dynamic_shared"}
 	// splitKeys are the fields of geometry.split, the launch-time split-K rule of grid_z: auto
 	// (variant.SplitRule); all are required.
@@ -371,6 +385,9 @@ func (d *diags) family(n *yaml.Node) *Family {
 		if slices.Contains(f.Batched, true) && slices.ContainsFunc(f.Epilogues, variant.Epilogue.HasBias) {
 			d.add(en, "%s: epilogues with a bias and batched: true in one family are not supported (strided-batched kernels take no bias)", what("epilogues"))
 		}
+	}
+	if pn, ok := fields["precision"]; ok {
+		d.precisionList(f, pn, what("precision"))
 	}
 	if vn, ok := fields["variant_name"]; ok {
 		f.VariantName, _ = d.stringValue(vn, what("variant_name"))
@@ -669,6 +686,36 @@ func (d *diags) batchedList(f *Family, n *yaml.Node, what string) {
 		}
 		seen[b] = true
 		f.Batched = append(f.Batched, b)
+	}
+}
+
+// precisionList loads precision: one of fp32, 3xtf32, tf32, or a non-empty list of distinct ones.
+func (d *diags) precisionList(f *Family, n *yaml.Node, what string) {
+	f.PrecisionNode = n
+	items := n.Content
+	switch {
+	case n.Kind == yaml.ScalarNode:
+		items = []*yaml.Node{n}
+	case n.Kind != yaml.SequenceNode || len(n.Content) == 0:
+		d.add(n, "%s: expected fp32, 3xtf32, tf32 or a list of them, got %s", what, kindName(n))
+		return
+	}
+	seen := map[variant.Precision]bool{}
+	for _, e := range items {
+		s, ok := d.stringValue(e, what)
+		if !ok {
+			continue
+		}
+		p, err := variant.ParsePrecision(s)
+		switch {
+		case err != nil || s != p.Label():
+			d.add(e, "%s: %q is not a precision (fp32, 3xtf32 or tf32, lower case)", what, s)
+		case seen[p]:
+			d.add(e, "%s: duplicate precision %s", what, s)
+		default:
+			seen[p] = true
+			f.Precisions = append(f.Precisions, p)
+		}
 	}
 }
 

@@ -134,6 +134,9 @@ func checkCombinations(d *diags, cfg *Config) bool {
 		if len(f.Epilogues) > 0 {
 			factors = append(factors, fmt.Sprintf("epilogues %d", len(f.Epilogues)))
 		}
+		if len(f.Precisions) > 0 {
+			factors = append(factors, fmt.Sprintf("precision %d", len(f.Precisions)))
+		}
 		for _, p := range f.Params {
 			n.Mul(n, big.NewInt(int64(len(p.Values))))
 			factors = append(factors, fmt.Sprintf("%s %d", p.Name, len(p.Values)))
@@ -178,18 +181,21 @@ func forEachCombo(params []ParamSpec, fn func([]int) bool) {
 
 // axis is one point of a family's axes outside its parameters: the op and whether it is batched.
 type axis struct {
-	op      variant.Op
-	batched bool
-	epi     variant.Epilogue
+	op        variant.Op
+	batched   bool
+	epi       variant.Epilogue
+	precision variant.Precision
 }
 
-// axes lists the family's ops × batched × epilogues, ops outermost.
+// axes lists the family's ops × batched × epilogues × precisions, ops outermost.
 func (f *Family) axes() []axis {
 	var out []axis
 	for _, op := range f.ops() {
 		for _, b := range f.batched() {
 			for _, e := range f.epilogues() {
-				out = append(out, axis{op, b, e})
+				for _, p := range f.precisions() {
+					out = append(out, axis{op, b, e, p})
+				}
 			}
 		}
 	}
@@ -208,6 +214,9 @@ func variantName(f *Family, ax axis, vals []int) string {
 	}
 	if ax.epi != variant.EpiNone {
 		name += "_" + string(ax.epi)
+	}
+	if ax.precision != variant.PrecisionFP32 {
+		name += "_" + ax.precision.Label()
 	}
 	return name
 }
@@ -310,7 +319,8 @@ func expandOne(file string, f *Family, ax axis, vals []int) (*Planned, *Pruned, 
 		env[epiVar] = b2i(ax.epi.HasBias())
 	}
 	v := variant.Variant{Name: variantName(f, ax, vals), Family: f.Name, Template: f.Template,
-		TrafficModel: f.TrafficModel, Seed: f.Seed, Op: op, Batched: ax.batched, Epilogue: ax.epi, Params: params}
+		TrafficModel: f.TrafficModel, Seed: f.Seed, Op: op, Batched: ax.batched, Epilogue: ax.epi,
+		Precision: ax.precision, Params: params}
 	where := func() string { return fmt.Sprintf("family %s, variant %s (%s)", f.Name, v.Name, v.ParamString()) }
 	nameNode := f.NamePattern
 	if nameNode == nil {

@@ -118,6 +118,7 @@ func registry(m variant.Manifest, supports []string, compiled bool) ([]byte, err
 			opField(v.Op),
 			batchedField(v.Batched),
 			epilogueField(v.Epilogue),
+			precisionField(v.Precision),
 			jen.Id("Params").Op(":").Index().Qual(variantPkg, "Param").Values(params...),
 			jen.Id("Block").Op(":").Qual(variantPkg, "Dim2").Values(jen.Id("X").Op(":").Lit(v.Block.X), jen.Id("Y").Op(":").Lit(v.Block.Y)),
 			jen.Id("Tile").Op(":").Qual(variantPkg, "Tile").Values(jen.Id("Rows").Op(":").Lit(v.Tile.Rows), jen.Id("Cols").Op(":").Lit(v.Tile.Cols)),
@@ -308,6 +309,14 @@ func opField(op variant.Op) jen.Code {
 		return jen.Null()
 	}
 	return jen.Id("Op").Op(":").Lit(string(op))
+}
+
+// precisionField is the Precision field of a variant literal, left out for FP32.
+func precisionField(p variant.Precision) jen.Code {
+	if p == variant.PrecisionFP32 {
+		return jen.Null()
+	}
+	return jen.Id("Precision").Op(":").Lit(string(p))
 }
 
 // batchedField is the Batched field of a variant literal, left out when false.

@@ -104,6 +104,10 @@ import (
 // under CUBLAS_TF32_TENSOR_OP_MATH, which the baseline must not get (the variants are true FP32).
 const cublasDefaultMath = 0
 
+// cublasTF32TensorOpMath is CUBLAS_TF32_TENSOR_OP_MATH: SGEMM on TF32 tensor cores, the baseline of
+// precision tf32 only.
+const cublasTF32TensorOpMath = 3
+
 // cublasStatusExecutionFailed is CUBLAS_STATUS_EXECUTION_FAILED: the kernel failed on the GPU.
 const cublasStatusExecutionFailed = 13
 
@@ -186,6 +190,27 @@ func (b *cublas) gemm(op variant.Op) gemmFunc {
 			return b.sgemmBatched(op, m, n, k, alpha, a, lda, bt.sa, bm, ldb, bt.sb, beta, c, ldc, bt.sc, bt.count)
 		}
 		return b.sgemmOp(op, m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc)
+	}
+}
+
+// gemmPrecision is gemm in the math mode of precision p's baseline: FP32 (cuBLAS's default math)
+// for fp32 and 3xtf32, TF32 tensor-op math for tf32. The mode is set for the call and restored
+// after it, so every other call keeps FP32 math.
+func (b *cublas) gemmPrecision(op variant.Op, p variant.Precision) gemmFunc {
+	g := b.gemm(op)
+	if p.FP32Accurate() {
+		return g
+	}
+	return func(m, n, k int, alpha float32, a cu.DevicePtr, lda int, bm cu.DevicePtr, ldb int,
+		beta float32, c cu.DevicePtr, ldc int, bt batchArgs) error {
+		if st := C.tg_setmath(b.c, cublasTF32TensorOpMath); st != 0 {
+			return fmt.Errorf("cublasSetMathMode(TF32_TENSOR_OP): status %d", int(st))
+		}
+		err := g(m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc, bt)
+		if st := C.tg_setmath(b.c, cublasDefaultMath); st != 0 && err == nil {
+			err = fmt.Errorf("cublasSetMathMode(DEFAULT): status %d", int(st))
+		}
+		return err
 	}
 }
 

@@ -244,6 +244,9 @@ func (w *Worker) Handle(req protocol.Request) (protocol.Response, error) {
 	case protocol.OpHybrid:
 		w.dropChecks()
 		err = w.hybrid(req, &resp)
+	case protocol.OpAccuracy:
+		w.dropChecks()
+		err = w.accuracy(req, &resp)
 	case protocol.OpHello:
 		dev := w.Device()
 		resp.Version, resp.Device = protocol.Version, &dev

@@ -48,6 +48,9 @@ func fits(v *variant.Variant, s protocol.Shape, sms int) error {
 	if v.Epilogue != s.Epilogue {
 		return fmt.Errorf("variant %s applies the epilogue %s, the problem's is %s", v.Name, v.Epilogue, s.Epilogue)
 	}
+	if v.Precision != s.Precision {
+		return fmt.Errorf("variant %s computes in %s, the problem asks for %s", v.Name, v.Precision, s.Precision)
+	}
 	if v.Batched != (s.Batch > 0) {
 		return fmt.Errorf("variant %s (batched %v) does not take a problem of batch %d", v.Name, v.Batched, s.Batch)
 	}
@@ -134,7 +137,13 @@ func (w *Worker) runCublasMain(req protocol.Request, resp *protocol.Response) er
 	if !s.Epilogue.Valid() {
 		return fmt.Errorf("epilogue %q: not an epilogue", string(s.Epilogue))
 	}
-	g := w.blas.gemm(s.Op)
+	if !s.Precision.Valid() {
+		return fmt.Errorf("precision %q: want fp32, 3xtf32 or tf32", string(s.Precision))
+	}
+	if s.Precision != variant.PrecisionFP32 && s.Epilogue != variant.EpiNone {
+		return fmt.Errorf("epilogue %s in %s: the tensor-core precisions take no epilogue", s.Epilogue, s.Precision)
+	}
+	g := w.blas.gemmPrecision(s.Op, s.Precision)
 	if s.Epilogue != variant.EpiNone {
 		if s.Batch > 0 {
 			return fmt.Errorf("epilogue %s on a batch of %d: not supported", s.Epilogue, s.Batch)
@@ -307,7 +316,7 @@ const crossCheckTol = 1e-12
 func (w *Worker) verifyOne(g gemmFunc, s protocol.Shape, c check, set *protocol.VerifySettings) (protocol.VerifyResult, error) {
 	m, n, k := s.M, s.N, s.K
 	res := protocol.VerifyResult{Seed: set.Seed, Alpha: c.alpha, Beta: c.beta, LDA: c.lda, LDB: c.ldb, LDC: c.ldc,
-		StrideA: c.sa, StrideB: c.sb, StrideC: c.sc, FirstBad: -1, Tol: verify.Scale(set.TolFactor, k)}
+		StrideA: c.sa, StrideB: c.sb, StrideC: c.sc, FirstBad: -1, Tol: verify.ScalePrecision(set.TolFactor, k, s.Precision)}
 	in, err := w.checkInputs(s, c, set.CPUCheckMaxFlops)
 	if err != nil {
 		return res, err

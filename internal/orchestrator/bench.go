@@ -145,10 +145,12 @@ type BenchShape struct {
 	// bias runs (row or col of C; empty for none).
 	Epilogue string `json:"epilogue"`
 	Bias     string `json:"bias,omitempty"`
-	// Baseline names what Ratio compares with: cublas (cublasSgemm with the same op),
-	// cublas_batched (cublasSgemmStridedBatched, same op and batch), and for a fused epilogue
-	// cublas+epilogue (cublasSgemm, then the epilogue as a separate kernel) or cublaslt
-	// (cublasLtMatmul with its fused epilogue); a shape with an epilogue has a row for each.
+	// Precision is the arithmetic (fp32, 3xtf32, tf32; variant.Precision's label).
+	Precision string `json:"precision"`
+	// Baseline names what Ratio compares with: cublas (cublasSgemm with the same op; for tf32 in
+	// TF32 tensor-op math), cublas_batched (cublasSgemmStridedBatched, same op and batch), and for a
+	// fused epilogue cublas+epilogue (cublasSgemm, then the epilogue as a separate kernel) or
+	// cublaslt (cublasLtMatmul with its fused epilogue); a shape with an epilogue has a row for each.
 	Baseline string      `json:"baseline"`
 	Group    string      `json:"group"`
 	Target   float64     `json:"target,omitempty"`
@@ -172,6 +174,9 @@ func (b BenchShape) key() string {
 	}
 	if b.Epilogue != "" && b.Epilogue != variant.EpiNone.String() {
 		out += ":" + b.Epilogue + "_" + b.Bias
+	}
+	if b.Precision != "" && b.Precision != variant.PrecisionFP32.Label() {
+		out += ":" + b.Precision
 	}
 	return out
 }
@@ -257,6 +262,8 @@ func Bench(cfg *Config, bs BenchSettings) error {
 				shapes = append(shapes, sh)
 			}
 		}
+		// Every suite shape under every precision --precision allows (FP32 alone by default).
+		shapes = results.WithPrecisions(shapes, cfg.Filter.Precisions)
 	}
 	for _, sh := range shapes {
 		if results.Flops(sh) >= bs.largeFlops() && len(shapes) > 1 {
@@ -355,10 +362,12 @@ func summarize(ranking []results.ShapeRanking, recs []results.Record, edgeFailed
 		bsh := targets[sr.Shape]
 		bsh.Shape, bsh.Op, bsh.Batch, bsh.Baseline = sr.Shape, variant.OpNN.String(), 1, protocol.BaselineCublas
 		bsh.Epilogue = variant.EpiNone.String()
+		bsh.Precision = variant.PrecisionFP32.Label()
 		sh, perr := results.ParseShape(sr.Shape)
 		if perr == nil {
 			bsh.Shape, bsh.Op, bsh.Batch = results.DimsString(sh), sh.Op.String(), sh.Products()
 			bsh.Epilogue, bsh.Bias = sh.Epilogue.Kind(), sh.Epilogue.Placement()
+			bsh.Precision = sh.Precision.Label()
 			if sh.Batch > 0 {
 				bsh.Baseline = protocol.BaselineCublasBatched
 			}

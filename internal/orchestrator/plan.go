@@ -26,6 +26,17 @@ type Filter struct {
 	Params map[string][]int
 	// Ops keeps variants of these ops (--ops); empty: every op.
 	Ops []variant.Op
+	// Precisions keeps variants of these precisions (--precision); empty: FP32 only, so a
+	// tensor-core kernel (3xtf32, tf32) runs only when the user allows its precision.
+	Precisions []variant.Precision
+}
+
+// precisions is the filter's precisions: FP32 alone unless --precision named others.
+func (f Filter) precisions() []variant.Precision {
+	if len(f.Precisions) == 0 {
+		return []variant.Precision{variant.PrecisionFP32}
+	}
+	return f.Precisions
 }
 
 // ParseParams parses --param arguments: each KEY=V or KEY=V1,V2,...; repeating a key adds values.
@@ -75,10 +86,21 @@ func (f Filter) Select(all []variant.Variant) ([]variant.Variant, error) {
 		if len(f.Ops) > 0 && !slices.Contains(f.Ops, v.Op) {
 			continue
 		}
+		if !slices.Contains(f.precisions(), v.Precision) {
+			continue
+		}
 		out = append(out, v)
 	}
 	variant.SortByName(out)
 	if len(out) == 0 {
+		if len(f.Precisions) != len(variant.Precisions) {
+			g := f
+			g.Precisions = variant.Precisions
+			if more, err := g.Select(all); err == nil {
+				return nil, fmt.Errorf("no variant matches %s (of %d); %d do under another precision (%s is %s): allow it with --precision",
+					f, len(all), len(more), more[0].Name, more[0].Precision)
+			}
+		}
 		return nil, fmt.Errorf("no variant matches %s (of %d)", f, len(all))
 	}
 	return out, nil
@@ -111,6 +133,13 @@ func (f Filter) String() string {
 			ops[i] = op.String()
 		}
 		parts = append(parts, "--ops "+strings.Join(ops, ","))
+	}
+	if len(f.Precisions) > 0 && !slices.Equal(f.Precisions, []variant.Precision{variant.PrecisionFP32}) {
+		ps := make([]string, len(f.Precisions))
+		for i, p := range f.Precisions {
+			ps[i] = p.Label()
+		}
+		parts = append(parts, "--precision "+strings.Join(ps, ","))
 	}
 	if len(parts) == 0 {
 		return "the catalog"
@@ -239,8 +268,8 @@ func buildPlan(vs []variant.Variant, shapes []protocol.Shape, st Strategy, sh Sh
 		var skip []item
 		for i := range vs {
 			v := &vs[i]
-			if v.Op != s.Op || v.Batched != (s.Batch > 0) || v.Epilogue != s.Epilogue {
-				continue // a variant of another op, batching or epilogue is no candidate (and no skipped record)
+			if v.Op != s.Op || v.Batched != (s.Batch > 0) || v.Epilogue != s.Epilogue || v.Precision != s.Precision {
+				continue // a variant of another op, batching, epilogue or precision is no candidate (and no skipped record)
 			}
 			if err := supportsShape(v, s); err != nil {
 				skip = append(skip, item{V: v, Shape: s, Skip: err.Error()})
@@ -309,6 +338,7 @@ func EdgeShapes(v *variant.Variant) []protocol.Shape {
 	for i := range out {
 		out[i].Op = v.Op
 		out[i].Epilogue = v.Epilogue
+		out[i].Precision = v.Precision
 		if v.Batched {
 			out[i].Batch = EdgeBatch
 		}

@@ -55,8 +55,8 @@ func (S *Session) Measure(pairs []Pair, cublas bool) ([]results.Record, error) {
 			return nil, fmt.Errorf("study: no variant %q in the catalog", p.Variant)
 		}
 		it := item{V: v, Shape: p.Shape}
-		if v.Op != p.Shape.Op || v.Batched != (p.Shape.Batch > 0) || v.Epilogue != p.Shape.Epilogue {
-			it.Skip = fmt.Sprintf("variant %s computes %s (batched %v, epilogue %s), the problem is %s", v.Name, v.Op, v.Batched, v.Epilogue, results.ShapeString(p.Shape))
+		if v.Op != p.Shape.Op || v.Batched != (p.Shape.Batch > 0) || v.Epilogue != p.Shape.Epilogue || v.Precision != p.Shape.Precision {
+			it.Skip = fmt.Sprintf("variant %s computes %s (batched %v, epilogue %s, precision %s), the problem is %s", v.Name, v.Op, v.Batched, v.Epilogue, v.Precision.Label(), results.ShapeString(p.Shape))
 		} else if err := supportsShape(v, p.Shape); err != nil {
 			it.Skip = err.Error()
 		}

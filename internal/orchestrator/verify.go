@@ -35,6 +35,7 @@ func verify(cfg *Config) ([]results.Record, bool, error) {
 			// for a batched variant, unless the shape names its batch).
 			shapes = results.WithOps(cfg.Shapes, []variant.Op{vs[i].Op})
 			for j := range shapes {
+				shapes[j].Precision = vs[i].Precision
 				switch {
 				case !vs[i].Batched:
 					shapes[j].Batch = 0

@@ -19,7 +19,9 @@ import "tilegen/internal/variant"
 // Version is bumped on any incompatible change; both sides refuse a mismatch. 2: Shape.Op and
 // Shape.Batch (a worker of version 1 would ignore them and compute one NN product). 3:
 // Shape.Epilogue (a worker of version 2 would launch a bias kernel without its bias).
-const Version = 3
+// 4: Shape.Precision (a worker of version 3 would verify a TF32 kernel against the FP32 tolerance
+// and time cuBLAS without TF32) and OpAccuracy.
+const Version = 4
 
 // FatalPrefix starts a Response.Error after which the worker exits (see Response.Error).
 const FatalPrefix = "fatal: "
@@ -46,6 +48,9 @@ const (
 	// later runs; it answers with Preload. It only saves time: a module that fails to load here is
 	// loaded (and its error reported) again by the run that needs it.
 	OpPreload = "preload"
+	// OpAccuracy measures the error of kernels and of cuBLAS (SGEMM and TF32 math) against the
+	// float64 reference on the same inputs (Request.Accuracy, Shape); it answers with Accuracy.
+	OpAccuracy = "accuracy"
 )
 
 // Request is one line from orchestrator to worker.
@@ -74,6 +79,8 @@ type Request struct {
 	// answered in Response.Baselines: BaselineCublasLt (cublasLt's matmul with its fused epilogue,
 	// for a shape with an epilogue).
 	Baselines []string `json:"baselines,omitempty"`
+	// Accuracy settings (OpAccuracy, with Shape).
+	Accuracy *AccuracyRequest `json:"accuracy,omitempty"`
 }
 
 // Baseline names: what a bench row's ratio compares with.
@@ -92,6 +99,50 @@ type BaselineResult struct {
 	Timing *TimingResult  `json:"timing,omitempty"`
 	Note   string         `json:"note,omitempty"`
 	Error  string         `json:"error,omitempty"`
+}
+
+// Input distributions of an accuracy measurement.
+const (
+	// InputsUniform: every element of A and B uniform in [-1, 1).
+	InputsUniform = "uniform"
+	// InputsWide: uniform elements, each row of A and of B scaled by 2^e with e uniform in
+	// [-Span, Span] (rows spanning 2^±20 by default): products of very different magnitudes meet in
+	// one sum.
+	InputsWide = "wide"
+)
+
+// AccuracyRequest asks for the error of each kernel, of cuBLAS SGEMM and of cuBLAS with TF32
+// tensor-op math on one NN product C = A·B (alpha 1, beta 0) of fresh inputs from Seed.
+type AccuracyRequest struct {
+	Seed uint64 `json:"seed"`
+	// Inputs is InputsUniform or InputsWide; Span the exponent range of InputsWide (0: 20).
+	Inputs string `json:"inputs"`
+	Span   int    `json:"span,omitempty"`
+	// Kernels are the variants measured (any precision).
+	Kernels []Kernel `json:"kernels"`
+}
+
+// AccuracyResult answers OpAccuracy: one row per kernel, then cuBLAS SGEMM and cuBLAS TF32.
+type AccuracyResult struct {
+	Inputs string        `json:"inputs"`
+	Span   int           `json:"span,omitempty"`
+	Rows   []AccuracyRow `json:"rows"`
+}
+
+// AccuracyRow is one computation's error against the float64 reference R of the same inputs.
+type AccuracyRow struct {
+	// Name is the variant, or cublas_sgemm / cublas_tf32.
+	Name string `json:"name"`
+	// Precision is its label (fp32, 3xtf32, tf32).
+	Precision string `json:"precision"`
+	// NormRel is ‖C−R‖_F / ‖R‖_F.
+	NormRel float64 `json:"norm_rel"`
+	// MaxRel is max |C−R|/|R| over the elements with R ≠ 0.
+	MaxRel float64 `json:"max_rel"`
+	// MaxRelBound is max |C−R| / (|A|·|B|), the verifier's normalization (no blow-up where R cancels).
+	MaxRelBound float64 `json:"max_rel_bound"`
+	// NonFinite counts elements of C that are NaN or infinite.
+	NonFinite int `json:"non_finite"`
 }
 
 // PreloadResult answers OpPreload.
@@ -185,6 +236,11 @@ type Shape struct {
 	Op       variant.Op       `json:"op,omitempty"`
 	Batch    int              `json:"batch,omitempty"`
 	Epilogue variant.Epilogue `json:"epilogue,omitempty"`
+	// Precision is the arithmetic the product is computed in (variant.Precision; FP32, the zero
+	// value, unless the user allows another): variants of that precision only take it, it sets the
+	// verification tolerance (TF32: variant.TF32ToleranceScale wider) and the cuBLAS baseline (SGEMM
+	// for fp32 and 3xtf32, TF32 tensor-op math for tf32).
+	Precision variant.Precision `json:"precision,omitempty"`
 }
 
 // Products is the number of M×N×K products: Batch, or 1 when unbatched.
@@ -254,6 +310,8 @@ type Response struct {
 	OutOfCoreResult *OutOfCoreResult `json:"outofcore_result,omitempty"`
 	// HybridResult answers OpHybrid.
 	HybridResult *HybridResult `json:"hybrid_result,omitempty"`
+	// Accuracy answers OpAccuracy.
+	Accuracy *AccuracyResult `json:"accuracy,omitempty"`
 	// Preload answers OpPreload.
 	Preload *PreloadResult `json:"preload,omitempty"`
 	// Phases of an OpRun or OpCublas.

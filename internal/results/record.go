@@ -98,10 +98,11 @@ func Flops(s protocol.Shape) float64 {
 const MaxBatch = 65535
 
 // ShapeString renders MxNxK for one NN product, MxNxK:OP (4096x4096x4096:TN) for the other ops, a
-// :bBATCH suffix for a strided batch (512x512x64:TN:b64, 128x128x128:b64) and a :EPILOGUE suffix
-// for a fused epilogue (4096x4096x1024:bias_relu_col), so the strings of one NN product without an
-// epilogue (and what derives from them: verification seeds, bench names) are those of before ops,
-// batches and epilogues existed.
+// :bBATCH suffix for a strided batch (512x512x64:TN:b64, 128x128x128:b64), a :EPILOGUE suffix for a
+// fused epilogue (4096x4096x1024:bias_relu_col) and a :3xtf32 or :tf32 suffix for a precision other
+// than FP32, so the strings of one FP32 NN product without an epilogue (and what derives from them:
+// verification seeds, bench names) are those of before ops, batches, epilogues and precisions
+// existed.
 func ShapeString(s protocol.Shape) string {
 	out := DimsString(s)
 	if s.Op != variant.OpNN {
@@ -113,6 +114,9 @@ func ShapeString(s protocol.Shape) string {
 	if s.Epilogue != variant.EpiNone {
 		out += ":" + string(s.Epilogue)
 	}
+	if s.Precision != variant.PrecisionFP32 {
+		out += ":" + s.Precision.Label()
+	}
 	return out
 }
 
@@ -120,26 +124,32 @@ func ShapeString(s protocol.Shape) string {
 func DimsString(s protocol.Shape) string { return fmt.Sprintf("%dx%dx%d", s.M, s.N, s.K) }
 
 // shapeSyntax is the shape grammar error messages name.
-const shapeSyntax = "MxNxK[:OP][:bBATCH][:EPILOGUE]"
+const shapeSyntax = "MxNxK[:OP][:bBATCH][:EPILOGUE][:3xtf32|:tf32]"
 
 // ParseShape parses MxNxK with an optional :OP (NN, NT, TN or TT; NN when absent), an optional
-// :bBATCH (a strided batch of BATCH ≥ 1 products; absent: one product, unbatched) and an optional
-// :EPILOGUE (variant.ParseEpilogue: none, bias_row, bias_relu_col, ...; absent: none), in that
-// order.
+// :bBATCH (a strided batch of BATCH ≥ 1 products; absent: one product, unbatched), an optional
+// :EPILOGUE (variant.ParseEpilogue: none, bias_row, bias_relu_col, ...; absent: none) and an
+// optional :3xtf32 or :tf32 (the precision; absent: FP32), in that order.
 func ParseShape(s string) (protocol.Shape, error) {
 	fields := strings.Split(strings.TrimSpace(s), ":")
 	dims, rest := fields[0], fields[1:]
 	var op variant.Op
 	batch := 0
 	epi := variant.EpiNone
-	if len(rest) > 0 && !strings.HasPrefix(rest[0], "b") && !strings.HasPrefix(strings.ToLower(rest[0]), "bias") && strings.ToLower(rest[0]) != "none" {
+	var prec variant.Precision
+	isEpi := func(x string) bool {
+		x = strings.ToLower(x)
+		return strings.HasPrefix(x, "bias") || x == "none"
+	}
+	isBatch := func(x string) bool { return strings.HasPrefix(x, "b") && !isEpi(x) }
+	if len(rest) > 0 && !isBatch(rest[0]) && !isEpi(rest[0]) && !isPrecision(rest[0]) {
 		var err error
 		if op, err = variant.ParseOp(rest[0]); err != nil {
 			return protocol.Shape{}, fmt.Errorf("shape %q: %w", s, err)
 		}
 		rest = rest[1:]
 	}
-	if len(rest) > 0 && strings.HasPrefix(rest[0], "b") && !strings.HasPrefix(strings.ToLower(rest[0]), "bias") {
+	if len(rest) > 0 && isBatch(rest[0]) {
 		n, err := strconv.Atoi(strings.TrimPrefix(rest[0], "b"))
 		if err != nil || n < 1 || n > MaxBatch {
 			return protocol.Shape{}, fmt.Errorf("shape %q: batch %q: want b1 to b%d", s, rest[0], MaxBatch)
@@ -147,7 +157,7 @@ func ParseShape(s string) (protocol.Shape, error) {
 		batch = n
 		rest = rest[1:]
 	}
-	if len(rest) > 0 {
+	if len(rest) > 0 && !isPrecision(rest[0]) {
 		var err error
 		if epi, err = variant.ParseEpilogue(rest[0]); err != nil {
 			return protocol.Shape{}, fmt.Errorf("shape %q: %w", s, err)
@@ -155,10 +165,21 @@ func ParseShape(s string) (protocol.Shape, error) {
 		rest = rest[1:]
 	}
 	if len(rest) > 0 {
+		p, err := variant.ParsePrecision(rest[0])
+		if err != nil || p == variant.PrecisionFP32 {
+			return protocol.Shape{}, fmt.Errorf("shape %q: want %s", s, shapeSyntax)
+		}
+		prec = p
+		rest = rest[1:]
+	}
+	if len(rest) > 0 {
 		return protocol.Shape{}, fmt.Errorf("shape %q: want %s", s, shapeSyntax)
 	}
 	if batch > 0 && epi != variant.EpiNone {
 		return protocol.Shape{}, fmt.Errorf("shape %q: a strided batch with an epilogue is not supported", s)
+	}
+	if prec != variant.PrecisionFP32 && epi != variant.EpiNone {
+		return protocol.Shape{}, fmt.Errorf("shape %q: the tensor-core precisions take no epilogue", s)
 	}
 	parts := strings.Split(dims, "x")
 	if len(parts) != 3 {
@@ -172,7 +193,39 @@ func ParseShape(s string) (protocol.Shape, error) {
 		}
 		d[i] = v
 	}
-	return protocol.Shape{M: d[0], N: d[1], K: d[2], Op: op, Batch: batch, Epilogue: epi}, nil
+	return protocol.Shape{M: d[0], N: d[1], K: d[2], Op: op, Batch: batch, Epilogue: epi, Precision: prec}, nil
+}
+
+// isPrecision reports whether a shape suffix names a precision other than FP32.
+func isPrecision(s string) bool {
+	p, err := variant.ParsePrecision(s)
+	return err == nil && p != variant.PrecisionFP32
+}
+
+// WithPrecisions returns every shape under every precision of precs, shape-major, duplicates
+// dropped (the shapes' own precisions are replaced). The tensor-core kernels compute one NN
+// product without an epilogue: other shapes keep FP32 only. Without precs the shapes are returned
+// as they are.
+func WithPrecisions(shapes []protocol.Shape, precs []variant.Precision) []protocol.Shape {
+	if len(precs) == 0 {
+		return shapes
+	}
+	var out []protocol.Shape
+	seen := map[protocol.Shape]bool{}
+	for _, s := range shapes {
+		plain := s.Op == variant.OpNN && s.Batch == 0 && s.Epilogue == variant.EpiNone
+		for _, p := range precs {
+			if p != variant.PrecisionFP32 && !plain {
+				continue
+			}
+			s.Precision = p
+			if !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // WithOps returns every shape under every op of ops, shape-major, duplicates dropped (the ops of

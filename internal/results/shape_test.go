@@ -88,3 +88,34 @@ func TestShapeEpilogue(t *testing.T) {
 		}
 	}
 }
+
+// TestShapePrecision: a precision other than FP32 is a :3xtf32 or :tf32 suffix after the op and
+// batch; FP32 shapes keep their strings; parsing round-trips.
+func TestShapePrecision(t *testing.T) {
+	for _, c := range []struct {
+		s    protocol.Shape
+		want string
+	}{
+		{protocol.Shape{M: 4096, N: 4096, K: 4096}, "4096x4096x4096"},
+		{protocol.Shape{M: 4096, N: 4096, K: 4096, Precision: variant.Precision3xTF32}, "4096x4096x4096:3xtf32"},
+		{protocol.Shape{M: 8, N: 9, K: 10, Op: variant.OpTN, Batch: 4, Precision: variant.PrecisionTF32}, "8x9x10:TN:b4:tf32"},
+		{protocol.Shape{M: 8, N: 9, K: 10, Batch: 4, Precision: variant.PrecisionTF32}, "8x9x10:b4:tf32"},
+	} {
+		if got := ShapeString(c.s); got != c.want {
+			t.Errorf("ShapeString(%+v) = %q, want %q", c.s, got, c.want)
+		}
+		back, err := ParseShape(c.want)
+		if err != nil || back != c.s {
+			t.Errorf("ParseShape(%q) = %+v, %v; want %+v", c.want, back, err, c.s)
+		}
+	}
+	for _, bad := range []string{"8x8x8:fp32", "8x8x8:tf32:NN", "8x8x8:bf16", "8x8x8:tf32:tf32"} {
+		if _, err := ParseShape(bad); err == nil {
+			t.Errorf("ParseShape(%q): no error", bad)
+		}
+	}
+	got := WithPrecisions([]protocol.Shape{{M: 1, N: 2, K: 3}}, []variant.Precision{variant.PrecisionFP32, variant.PrecisionTF32})
+	if len(got) != 2 || got[0].Precision != variant.PrecisionFP32 || got[1].Precision != variant.PrecisionTF32 {
+		t.Errorf("WithPrecisions: %+v", got)
+	}
+}

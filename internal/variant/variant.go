@@ -143,6 +143,9 @@ type Variant struct {
 	// "", by default): a kernel with one has EpilogueSignature and takes problems of that epilogue
 	// only.
 	Epilogue Epilogue `json:"epilogue,omitempty"`
+	// Precision is the arithmetic the kernel computes in (variants.yaml precision; PrecisionFP32,
+	// "", by default): it takes problems of that precision only.
+	Precision Precision `json:"precision,omitempty"`
 	// Params are the parameter values, in the order the family declares them.
 	Params []Param `json:"params"`
 	// Block is the thread block shape (blockDim.x, blockDim.y); blockDim.z is 1.

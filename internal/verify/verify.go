@@ -36,6 +36,31 @@ func Scale(tolFactor float64, k int) float64 {
 	return tolFactor * float64(k+2) * Eps32
 }
 
+// EpsTF32 is TF32's unit roundoff, 2^-11 (10 explicit mantissa bits, round to nearest).
+const EpsTF32 = 1.0 / (1 << 11)
+
+// Split3Term is the 3xTF32 operand split's bound per product, relative to |a||b|: hi + lo holds an
+// operand to 2^-22 (lo keeps 11 of the residual's 13 bits) and the lo·lo product is left out, so
+// a·b is off by up to 3·2^-22 = 12·2^-24 before any sum.
+const Split3Term = 12 * Eps32
+
+// ScalePrecision is Scale for a product computed in precision p. FP32 results get the FP32
+// tolerance. 3xTF32 results get the FP32 tolerance plus Split3Term, which matters only for K
+// below about 8 (at K = 1 the FP32 tolerance with factor 2 is 6·2^-24, under the split's 12·2^-24;
+// from K = 4 on, the FP32 tolerance alone covers it). A TF32 result gets its own, scaled to TF32's
+// 2^-11: each operand may be off by 2·2^-11 relative (rounded to nearest, or truncated as the
+// tensor cores do with FP32 bits they are given), so each product by 4·2^-11 of |a||b|, on top of
+// the FP32 accumulation: TolFactor·(4·2^-11 + (K+2)·2^-24).
+func ScalePrecision(tolFactor float64, k int, p variant.Precision) float64 {
+	switch p {
+	case variant.PrecisionFP32:
+		return Scale(tolFactor, k)
+	case variant.Precision3xTF32:
+		return Scale(tolFactor, k) + Split3Term
+	}
+	return tolFactor * (4*EpsTF32 + float64(k+2)*Eps32)
+}
+
 // Reference computes R = A·B and S = |A|·|B| in float64 on the CPU for row-major A (M×K, row stride
 // lda) and B (K×N, row stride ldb); R and S are dense M×N (stride N). Rows are spread over
 // GOMAXPROCS goroutines. Products of two float32 values are exact in float64 and the k order is

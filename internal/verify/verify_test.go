@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"tilegen/internal/variant"
 )
 
 // naive is the textbook triple loop, the oracle for Reference.
@@ -260,5 +262,23 @@ func TestCompareChunked(t *testing.T) {
 	}
 	if again := Compare(m, n, c, n, e, bound, 1e-6); again != met {
 		t.Errorf("not deterministic: %+v then %+v", met, again)
+	}
+}
+
+// TestScalePrecision: FP32 keeps Scale; 3xTF32 adds the split's 12·2^-24 only; TF32 is scaled to
+// 2^-11 and far wider.
+func TestScalePrecision(t *testing.T) {
+	for _, k := range []int{1, 3, 64, 4096} {
+		f := Scale(2, k)
+		if got := ScalePrecision(2, k, variant.PrecisionFP32); got != f {
+			t.Errorf("fp32 K=%d: %g, want %g", k, got, f)
+		}
+		if got := ScalePrecision(2, k, variant.Precision3xTF32); got != f+12*Eps32 {
+			t.Errorf("3xtf32 K=%d: %g, want %g", k, got, f+12*Eps32)
+		}
+		tf := ScalePrecision(2, k, variant.PrecisionTF32)
+		if want := 2 * (4.0/2048 + float64(k+2)*Eps32); tf != want || tf <= f {
+			t.Errorf("tf32 K=%d: %g, want %g", k, tf, want)
+		}
 	}
 }
