@@ -5,6 +5,7 @@ import (
 
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
+	"tilegen/internal/workerproc"
 )
 
 // maxStaleWarnings bounds the cache-mismatch warnings a run prints one by one (a cache written by
@@ -17,7 +18,12 @@ const maxStaleWarnings = 5
 // line, or one written before records carried their hashes) is reported on stderr and measured
 // again; the new measurement is appended and wins from then on.
 func (s *session) lookup(key func(d protocol.Device) string, want results.Record) (results.Record, bool) {
-	for _, sl := range s.pool.Slots {
+	return s.lookupOn(s.pool.Slots, key, want)
+}
+
+// lookupOn is lookup over the given slots' devices only.
+func (s *session) lookupOn(slots []*workerproc.Slot, key func(d protocol.Device) string, want results.Record) (results.Record, bool) {
+	for _, sl := range slots {
 		k := key(sl.Device)
 		r, ok := s.cache.Get(k)
 		if !ok {

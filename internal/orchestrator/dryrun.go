@@ -144,8 +144,7 @@ type prunedGroup struct {
 func classify(s *session, items []item, shapes []protocol.Shape) *plan {
 	pl := &plan{shapes: shapes, byShape: map[protocol.Shape]*shapeCount{}}
 	for _, sh := range shapes {
-		_, cached := s.recs[ident(results.KindCublas, results.CublasName, sh)]
-		pl.byShape[sh] = &shapeCount{cublasTodo: !cached}
+		pl.byShape[sh] = &shapeCount{cublasTodo: !s.hasCublas(sh)}
 	}
 	groups := map[string]int{}
 	for _, it := range items {

@@ -581,4 +581,41 @@ func TestCostPerDevice(t *testing.T) {
 	if !strings.Contains(cost.String(), "per GPU: [0]") {
 		t.Errorf("cost line %q does not give the per-GPU split", cost.String())
 	}
+	// Every kernel timed on a device is compared with cuBLAS timed on that device in this run.
+	recs, err := results.ReadJSONL(filepath.Join(cfg.Out, "results.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	devices := map[string]bool{}
+	for i := range recs {
+		r := &recs[i]
+		if r.Kind != results.KindTune || r.Status != results.StatusOK {
+			continue
+		}
+		devices[results.DeviceUUID(*r)] = true
+		c := results.CublasFor(recs, r)
+		if c == nil || results.DeviceUUID(*c) != results.DeviceUUID(*r) {
+			t.Errorf("%s at %s on %s: no cuBLAS record of that device", r.Variant, results.ShapeString(r.Shape), results.DeviceUUID(*r))
+		}
+	}
+	if len(devices) != 2 {
+		t.Errorf("kernels timed on %d devices, want both", len(devices))
+	}
+	// A rerun finds every cuBLAS record, per device, in the cache.
+	cfg2, _, _ := testConfig(t, dir, "fast_*", "mid")
+	cfg2.Devices = []int{0, 1}
+	if err := Tune(cfg2); err != nil {
+		t.Fatal(err)
+	}
+	b, err = os.ReadFile(filepath.Join(cfg2.Out, "cost.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again Cost
+	if err := json.Unmarshal(b, &again); err != nil {
+		t.Fatal(err)
+	}
+	if again.Measured != 0 {
+		t.Errorf("rerun measured %d, want everything from the cache", again.Measured)
+	}
 }

@@ -24,13 +24,18 @@ type RankSettings struct {
 }
 
 // leaders picks the entries to re-measure: the best, the next variants within NearPct of it (Top in
-// all), and cuBLAS.
+// all), and cuBLAS (its fastest record when several devices timed it: the re-measurement runs them
+// all on one device anyway).
 func leaders(es []resultsdir.Entry, rs RankSettings) []int {
 	var picked []int
 	best := -1.0
+	cublas := false
 	for i, e := range es {
 		if e.Rec.Kind == results.KindCublas {
-			picked = append(picked, i)
+			if !cublas {
+				picked = append(picked, i)
+				cublas = true
+			}
 			continue
 		}
 		if best < 0 {

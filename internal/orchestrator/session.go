@@ -149,6 +149,14 @@ type session struct {
 	// stale counts cache hits that did not match their request, unhashed those that predate the
 	// records' hashes (see lookup).
 	stale, unhashed int
+	// cublasT is the best cuBLAS median per shape (the watchdog's yardstick); cublasOn marks the
+	// (device UUID, shape) pairs that have a cuBLAS record, so that every device compares its kernels
+	// with its own cuBLAS (ensureCublas).
+	cublasT    map[protocol.Shape]float64
+	cublasOn   map[string]bool
+	cublasSeen map[protocol.Shape]bool
+	// cublasMu serializes ensureCublas's check-and-measure per pair.
+	cublasMu sync.Mutex
 }
 
 func ident(kind, name string, s protocol.Shape) string {
@@ -180,11 +188,44 @@ func (s *session) close() {
 func (s *session) add(r results.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id := ident(r.Kind, r.Variant, r.Shape)
+	id := recKey(r)
 	if _, ok := s.recs[id]; !ok {
 		s.order = append(s.order, id)
 	}
 	s.recs[id] = r
+	if r.Kind == results.KindCublas {
+		if s.cublasOn == nil {
+			s.cublasOn, s.cublasT, s.cublasSeen = map[string]bool{}, map[protocol.Shape]float64{}, map[protocol.Shape]bool{}
+		}
+		s.cublasOn[cublasPair(results.DeviceUUID(r), r.Shape)] = true
+		s.cublasSeen[r.Shape] = true
+		if r.Status == results.StatusOK && r.Timing != nil {
+			if t, ok := s.cublasT[r.Shape]; !ok || r.Timing.MedianMS < t {
+				s.cublasT[r.Shape] = r.Timing.MedianMS
+			}
+		}
+	}
+}
+
+// recKey identifies a record among the session's: kind, variant and shape, and for cuBLAS also the
+// device (each device of a run times its own cuBLAS, as runner merge keeps them).
+func recKey(r results.Record) string {
+	id := ident(r.Kind, r.Variant, r.Shape)
+	if r.Kind == results.KindCublas {
+		id += "\x00" + results.DeviceUUID(r)
+	}
+	return id
+}
+
+func cublasPair(uuid string, sh protocol.Shape) string {
+	return uuid + "\x00" + results.ShapeString(sh)
+}
+
+// hasCublas says whether the session holds a cuBLAS record of the shape on any device.
+func (s *session) hasCublas(sh protocol.Shape) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cublasSeen[sh]
 }
 
 // finish stores a measured record in the cache, collects it and reports progress.
@@ -281,44 +322,95 @@ const sharedSeedName = "\x00shared"
 func (s *session) cublasMS(sh protocol.Shape) float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r, ok := s.recs[ident(results.KindCublas, results.CublasName, sh)]; ok && r.Status == results.StatusOK && r.Timing != nil {
-		return r.Timing.MedianMS
-	}
-	return 0
+	return s.cublasT[sh]
 }
 
-// planCublas returns the cuBLAS measurements still to make, collecting cached ones.
+// planCublas returns the cuBLAS measurements still to make, collecting cached ones. With several
+// devices each also times cuBLAS on every shape it measures a variant of, before the first one
+// (ensureCublas), so that a kernel's ratio compares two times of one device.
 func (s *session) planCublas(shapes []protocol.Shape) []workerproc.Task {
 	var tasks []workerproc.Task
-	ts := s.cfg.Timing
 	for _, sh := range shapes {
 		sh := sh
-		vs := s.verifySettings(results.CublasName, sh)
-		base := results.Record{Kind: results.KindCublas, Variant: results.CublasName, Shape: sh, Seed: vs.Seed,
-			SettingsHash: settingsHash(s.cfg.Catalog.Arch(), vs, &ts)}
-		if r, ok := s.lookup(func(d protocol.Device) string { return s.cublasKey(sh, d, vs, &ts) }, base); ok {
+		base, vs, ts := s.cublasBase(sh)
+		if r, ok := s.lookup(func(d protocol.Device) string { return s.cublasKey(sh, d, vs, ts) }, base); ok {
 			s.add(r)
 			continue
 		}
 		tasks = append(tasks, func(sl *workerproc.Slot) error {
-			rec := base
-			rec.Key, rec.Device = s.cublasKey(sh, sl.Device, vs, &ts), results.RefOf(sl.Device)
-			req := protocol.Request{Op: protocol.OpCublas, Shape: sh, Verify: vs, Timing: &ts}
-			if sh.Epilogue != variant.EpiNone {
-				// The fused epilogue's other baseline, cublasLt's matmul with the same epilogue,
-				// verified and timed by the same worker right after cuBLAS + the separate pass.
-				req.Baselines = []string{protocol.BaselineCublasLt}
-			}
-			resp, err := sl.Call(req, time.Duration(1+len(req.Baselines))*s.cfg.Watchdog.timeout(sh, 0, &ts, vs))
+			rec, err := s.measureCublas(sl, sh)
 			if isStart(err) {
 				return err
 			}
-			fill(&rec, resp, err, true)
 			s.finish(rec, cacheable(err))
 			return nil
 		})
 	}
 	return tasks
+}
+
+// cublasBase is the cuBLAS record of a shape before it is measured, and its settings.
+func (s *session) cublasBase(sh protocol.Shape) (results.Record, *protocol.VerifySettings, *protocol.TimingSettings) {
+	ts := s.cfg.Timing
+	vs := s.verifySettings(results.CublasName, sh)
+	return results.Record{Kind: results.KindCublas, Variant: results.CublasName, Shape: sh, Seed: vs.Seed,
+		SettingsHash: settingsHash(s.cfg.Catalog.Arch(), vs, &ts)}, vs, &ts
+}
+
+// measureCublas verifies and times cuBLAS (and, for a fused epilogue, cublasLt's) on sl; the error is
+// the call's (a start error retires the slot).
+func (s *session) measureCublas(sl *workerproc.Slot, sh protocol.Shape) (results.Record, error) {
+	rec, vs, ts := s.cublasBase(sh)
+	rec.Key, rec.Device = s.cublasKey(sh, sl.Device, vs, ts), results.RefOf(sl.Device)
+	req := protocol.Request{Op: protocol.OpCublas, Shape: sh, Verify: vs, Timing: ts}
+	if sh.Epilogue != variant.EpiNone {
+		// The fused epilogue's other baseline, cublasLt's matmul with the same epilogue,
+		// verified and timed by the same worker right after cuBLAS + the separate pass.
+		req.Baselines = []string{protocol.BaselineCublasLt}
+	}
+	resp, err := sl.Call(req, time.Duration(1+len(req.Baselines))*s.cfg.Watchdog.timeout(sh, 0, ts, vs))
+	if !isStart(err) {
+		fill(&rec, resp, err, true)
+	}
+	return rec, err
+}
+
+// ensureCublas gives sl's device a cuBLAS record of sh before it times a kernel there, when the run
+// has several devices (with one, planCublas's phase already did): from the cache if it holds one for
+// this device, else measured now. It adds to the records and the cache but not to the progress
+// count (the plan counted one cuBLAS measurement per shape).
+func (s *session) ensureCublas(sl *workerproc.Slot, sh protocol.Shape) error {
+	if len(s.pool.Slots) < 2 {
+		return nil
+	}
+	s.cublasMu.Lock()
+	defer s.cublasMu.Unlock()
+	s.mu.Lock()
+	done := s.cublasOn[cublasPair(sl.Device.UUID, sh)]
+	s.mu.Unlock()
+	if done {
+		return nil
+	}
+	base, vs, ts := s.cublasBase(sh)
+	if r, ok := s.lookupOn([]*workerproc.Slot{sl}, func(d protocol.Device) string { return s.cublasKey(sh, d, vs, ts) }, base); ok {
+		s.add(r)
+		return nil
+	}
+	rec, err := s.measureCublas(sl, sh)
+	if isStart(err) {
+		return err
+	}
+	if cacheable(err) {
+		if perr := s.cache.Put(rec); perr != nil {
+			s.mu.Lock()
+			if s.putErr == nil {
+				s.putErr = perr
+			}
+			s.mu.Unlock()
+		}
+	}
+	s.add(rec)
+	return nil
 }
 
 // planVariants returns the variant measurements still to make (kind tune or verify), collecting
@@ -372,6 +464,11 @@ func (s *session) planVariants(kind string, items []item) []workerproc.Task {
 		}
 		s.preload = append(s.preload, v)
 		tasks = append(tasks, func(sl *workerproc.Slot) error {
+			if ts != nil {
+				if err := s.ensureCublas(sl, it.Shape); isStart(err) {
+					return err
+				}
+			}
 			rec := base
 			rec.Device = results.RefOf(sl.Device)
 			key, err := s.variantKey(kind, v, it.Shape, sl.Device, vs, ts)

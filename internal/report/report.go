@@ -115,11 +115,29 @@ func (r Row) MS() float64 {
 // Analyze places every ok timed record (cuBLAS included) against the roofline.
 func (s *Set) Analyze() []Row {
 	tiles := tileOf(s.Records)
-	cub := map[protocol.Shape]float64{}
+	// cuBLAS of the same shape, on the same device when the run timed it on several (as
+	// results.CublasFor, indexed).
+	type onDevice struct {
+		sh   protocol.Shape
+		uuid string
+	}
+	cubOn, cubAny := map[onDevice]float64{}, map[protocol.Shape]float64{}
 	for _, r := range s.Records {
 		if r.Kind == results.KindCublas && r.Status == results.StatusOK && r.Timing != nil {
-			cub[r.Shape] = r.Timing.MedianMS
+			k := onDevice{r.Shape, results.DeviceUUID(r)}
+			if _, ok := cubOn[k]; !ok {
+				cubOn[k] = r.Timing.MedianMS
+			}
+			if _, ok := cubAny[r.Shape]; !ok {
+				cubAny[r.Shape] = r.Timing.MedianMS
+			}
 		}
+	}
+	cub := func(r *results.Record) float64 {
+		if t, ok := cubOn[onDevice{r.Shape, results.DeviceUUID(*r)}]; ok {
+			return t
+		}
+		return cubAny[r.Shape]
 	}
 	var rows []Row
 	for _, r := range s.Records {
@@ -127,7 +145,7 @@ func (s *Set) Analyze() []Row {
 			continue
 		}
 		t := tiles[r.Variant]
-		row := Row{Rec: r, Cublas: cub[r.Shape],
+		row := Row{Rec: r, Cublas: cub(&r),
 			Point: analysis.PlaceBatch(r.Family, t[0], t[1], r.Shape.M, r.Shape.N, r.Shape.K, r.Shape.Products(), r.Timing.MedianMS, s.Peaks)}
 		if a := r.Attributes; a != nil {
 			row.Waves = analysis.WavesOf(a.Blocks, a.BlocksPerSM, s.SMs)
