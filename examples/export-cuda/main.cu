@@ -3,8 +3,10 @@
 // has, through the row-major entries (NAME_sgemm, NAME_sgemm_op) and the column-major BLAS entry
 // (NAME_sgemm_blas, e.g. a column-major TN call) and the strided-batched entry (NAME_sgemm_strided_batched,
 // cublasSgemmStridedBatched's arguments: every batch class, with gaps between products and a shared B),
-// checks each result against cuBLAS with the same op and layout (cublasSgemmStridedBatched for
-// batches), and
+// and, when the header has fused epilogues, the epilogue entry (NAME_sgemm_epilogue: bias per row or
+// column, then ReLU or GELU), checks each result against cuBLAS with the same op and layout
+// (cublasSgemmStridedBatched for batches; cublasSgemm followed by the same epilogue on the host for
+// fused epilogues), and
 // times each class the way the tuner did (rotated input sets, one event pair per launch, median),
 // printing now/tuned, its time over the time recorded at tuning (not a "ratio", which in tilegen is
 // always cuBLAS time / tilegen time). It exits 1 when a result is wrong, when a
@@ -32,6 +34,11 @@
 // TG(_sgemm) is NAME_sgemm.
 #define TG(suffix) TG_CAT(TG_EXPORT_NAME, suffix)
 #include TG_STR(TG_EXPORT_NAME.cuh)
+// The header defines NAME_HAS_EPILOGUES (1) when it has fused-epilogue entries; in #if an undefined
+// name is 0.
+#if TG_CAT(TG_EXPORT_NAME, _HAS_EPILOGUES)
+#define TG_HAS_EPILOGUES_ 1
+#endif
 
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -207,6 +214,73 @@ static bool check_blas(cublasHandle_t h, char transa, char transb, int m, int n,
                 bad ? "FAIL" : "ok  ", transa, transb, m, n, k, alpha, beta, pad, v, max_abs, worst, bad);
     return bad == 0;
 }
+
+#ifdef TG_HAS_EPILOGUES_
+// act applies an epilogue's activation in double: 0 none, 1 ReLU, 2 GELU (tanh form); slope bounds
+// its derivative (how far an error of its argument can grow).
+static double act(int a, double x)
+{
+    if (a == 1) return x > 0 ? x : 0;
+    if (a == 2) return 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+    return x;
+}
+
+// check_epilogue calls the fused-epilogue entry, NAME_sgemm_epilogue(epi, M, N, K, ..., bias), and
+// compares with cublasSgemm on the same row-major problem followed by bias and activation on the
+// host: the tolerance is compare's for the product (times GELU's slope bound 1.13) plus 8 ulp of the
+// result for the epilogue's own rounding.
+static bool check_epilogue(cublasHandle_t h, int epi, int M, int N, int K, float alpha, float beta, int pad, std::mt19937& rng)
+{
+    // The enum: odd = bias per row, even = per column; (epi-1)/2 = 0 none, 1 ReLU, 2 GELU.
+    const bool per_row = epi % 2 == 1;
+    const int a = (epi - 1) / 2;
+    int lda = K + pad, ldb = N + pad, ldc = N + pad;
+    std::vector<float> A = random_matrix(rng, (size_t)M * lda), B = random_matrix(rng, (size_t)K * ldb),
+                       c0 = random_matrix(rng, (size_t)M * ldc), bias = random_matrix(rng, per_row ? M : N);
+    std::vector<float> aa(A.size()), ab(B.size());
+    for (size_t i = 0; i < A.size(); i++) aa[i] = std::fabs(A[i]);
+    for (size_t i = 0; i < B.size(); i++) ab[i] = std::fabs(B[i]);
+    float *dA = upload(A), *dB = upload(B), *dC = upload(c0), *dR = upload(c0), *dAA = upload(aa), *dAB = upload(ab),
+          *dBias = upload(bias);
+    std::vector<float> zeros((size_t)M * ldc, 0.0f);
+    float* dS = upload(zeros);
+    cudaError_t err = TG(_sgemm_epilogue)(epi, M, N, K, alpha, dA, lda, dB, ldb, beta, dC, ldc, dBias, 0);
+    const char* v = TG(_variant_epilogue)(epi, M, N, K, lda, ldb, ldc, dA, dB, dC, dBias);
+    cublas_rowmajor(h, 0, M, N, K, alpha, dA, lda, dB, ldb, beta, dR, ldc);
+    cublas_rowmajor(h, 0, M, N, K, 1.0f, dAA, lda, dAB, ldb, 0.0f, dS, ldc);
+    CHECK_CUDA(cudaDeviceSynchronize());
+    std::vector<float> c((size_t)M * ldc), r((size_t)M * ldc), s((size_t)M * ldc);
+    CHECK_CUDA(cudaMemcpy(c.data(), dC, c.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(r.data(), dR, r.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(s.data(), dS, s.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    for (float* p : {dA, dB, dC, dR, dAA, dAB, dS, dBias}) CHECK_CUDA(cudaFree(p));
+    if (err != cudaSuccess) {
+        std::printf("FAIL epilogue %d %dx%dx%d: %s (variant %s)\n", epi, M, N, K, cudaGetErrorString(err), v ? v : "none");
+        return false;
+    }
+    const double scale = 2.0 * (K + 2) * std::ldexp(1.0, -24), slope = a == 2 ? 1.13 : 1.0;
+    long bad = 0;
+    double max_abs = 0, worst = 0;
+    for (int i = 0; i < M; i++) {
+        for (int j = 0; j < N; j++) {
+            size_t x = (size_t)i * ldc + j;
+            double want = act(a, (double)r[x] + bias[per_row ? i : j]);
+            double bound = slope * 2.0 * scale * (std::fabs(alpha) * s[x] + std::fabs(beta * c0[x])) +
+                           8 * std::ldexp(1.0, -24) * (std::fabs(want) + std::fabs(bias[per_row ? i : j])) + 1e-30;
+            double d = std::fabs((double)c[x] - want);
+            if (!(d <= bound)) bad++;
+            max_abs = std::max(max_abs, d);
+            worst = std::max(worst, d / bound);
+        }
+        for (int j = N; j < ldc; j++)
+            if (c[(size_t)i * ldc + j] != c0[(size_t)i * ldc + j]) bad++;
+    }
+    std::printf("%s epilogue %d (%s bias, %s) %dx%dx%d alpha=%g beta=%g pad=%d variant=%s max_abs=%.3g worst/tol=%.3f bad=%ld\n",
+                bad ? "FAIL" : "ok  ", epi, per_row ? "row" : "col", a == 0 ? "none" : a == 1 ? "ReLU" : "GELU", M, N, K, alpha,
+                beta, pad, v, max_abs, worst, bad);
+    return bad == 0;
+}
+#endif
 
 // check_batched calls the strided-batched BLAS entry, NAME_sgemm_strided_batched(transa, transb, m,
 // n, k, ..., batch) with cublasSgemmStridedBatched's arguments, and compares every product with
@@ -430,6 +504,30 @@ int main(int argc, char** argv)
         ok &= check_batched(h, ta, tb, bcls[i].N, bcls[i].M, bcls[i].K, 1.5f, -0.75f, 3, std::min(bcls[i].batch, 7), 5, false, rng);
         ok &= check_batched(h, ta, tb, 97, 89, 83, -0.5f, 2.0f, 1, 3, 2, true, rng);
     }
+
+#ifdef TG_HAS_EPILOGUES_
+    // The fused-epilogue entry: every epilogue the header holds, on a tile-sized and an odd problem;
+    // the others must be refused, as a NULL bias must.
+    for (int epi = 1; epi <= 6; epi++) {
+        if (TG(_epilogue_kernel)(epi) < 0) {
+            float* d = nullptr;
+            CHECK_CUDA(cudaMalloc(&d, 64 * sizeof(float)));
+            cudaError_t e = TG(_sgemm_epilogue)(epi, 4, 4, 4, 1, d, 4, d, 4, 0, d, 4, d, 0);
+            std::printf("%s epilogue %d (no kernel) -> %s\n", e == cudaErrorInvalidValue ? "ok  " : "FAIL", epi, cudaGetErrorName(e));
+            ok &= e == cudaErrorInvalidValue;
+            CHECK_CUDA(cudaFree(d));
+            continue;
+        }
+        ok &= check_epilogue(h, epi, 512, 384, 256, 1.0f, 0.0f, 0, rng);
+        ok &= check_epilogue(h, epi, 97, 89, 83, 1.5f, -0.75f, 3, rng);
+        float* d = nullptr;
+        CHECK_CUDA(cudaMalloc(&d, 64 * sizeof(float)));
+        cudaError_t e = TG(_sgemm_epilogue)(epi, 4, 4, 4, 1, d, 4, d, 4, 0, d, 4, nullptr, 0);
+        std::printf("%s epilogue %d bias=NULL -> %s\n", e == cudaErrorInvalidValue ? "ok  " : "FAIL", epi, cudaGetErrorName(e));
+        ok &= e == cudaErrorInvalidValue;
+        CHECK_CUDA(cudaFree(d));
+    }
+#endif
 
     std::printf("== refusals (must return an error and launch nothing)\n");
     {

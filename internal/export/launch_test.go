@@ -263,7 +263,7 @@ func TestExampleCompiles(t *testing.T) {
 	for _, fx := range []struct {
 		name   string
 		export func(*testing.T) (string, *Plan)
-	}{{"seed", exportFixture}, {"regtile", exportRegtile}, {"regimes", exportRegimes}} {
+	}{{"seed", exportFixture}, {"regtile", exportRegtile}, {"regimes", exportRegimes}, {"epilogue", exportEpilogue}} {
 		t.Run(fx.name, func(t *testing.T) {
 			out, _ := fx.export(t)
 			args := []string{"-O2", "-arch=sm_90", "-Xcompiler", "-Wall,-Werror", "-DTG_EXPORT_NAME=tg", "-I", out,
@@ -276,6 +276,24 @@ func TestExampleCompiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// exportEpilogue exports the epilogue fixture (fused-epilogue entries for five epilogues).
+func exportEpilogue(t *testing.T) (string, *Plan) {
+	t.Helper()
+	dirs, gen := epilogueFixture(t, variant.EpiBiasGeluRow)
+	out := filepath.Join(t.TempDir(), "tgsgemm")
+	if err := Run(Options{Results: dirs, Generated: gen, Out: out, Name: "tg"}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "tg.cuh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "#define tg_HAS_EPILOGUES 1") {
+		t.Fatal("the epilogue export does not say it has epilogues (the example would leave them out)")
+	}
+	return out, nil
 }
 
 // launchShapes are problems the launch tests run besides the classes: deep K with small outputs
@@ -311,4 +329,33 @@ func exportRegimes(t *testing.T) (string, *Plan) {
 		}
 	}
 	return out, p
+}
+
+// TestExampleSeesEpilogues: against an export with fused epilogues the example compiles its
+// epilogue checks in (the header's NAME_HAS_EPILOGUES reaches its #if), against one without it
+// leaves them out.
+func TestExampleSeesEpilogues(t *testing.T) {
+	nvcc := needTool(t, "nvcc")
+	main, err := filepath.Abs("../../examples/export-cuda/main.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fx := range []struct {
+		name   string
+		export func(*testing.T) (string, *Plan)
+		want   bool
+	}{{"epilogue", exportEpilogue, true}, {"seed", exportFixture, false}} {
+		out, _ := fx.export(t)
+		args := []string{"-E", "-DTG_EXPORT_NAME=tg", "-I", out, main}
+		if _, err := exec.LookPath("g++-11"); err == nil {
+			args = append(args, "-ccbin", "g++-11")
+		}
+		b, err := exec.Command(nvcc, args...).Output()
+		if err != nil {
+			t.Fatalf("%s: nvcc -E: %v", fx.name, err)
+		}
+		if got := strings.Contains(string(b), "check_epilogue(h, epi,"); got != fx.want {
+			t.Errorf("%s: epilogue checks compiled in: %v, want %v", fx.name, got, fx.want)
+		}
+	}
 }
