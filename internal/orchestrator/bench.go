@@ -340,7 +340,11 @@ func Bench(cfg *Config, bs BenchSettings) error {
 	}
 	md := BenchMarkdown(sum, filepath.ToSlash(dir))
 	if bs.Markdown != "" {
-		if err := resultsdir.WriteAtomic(bs.Markdown, []byte(md)); err != nil {
+		old, err := os.ReadFile(bs.Markdown)
+		if err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		if err := resultsdir.WriteAtomic(bs.Markdown, []byte(KeepWritten(md, string(old)))); err != nil {
 			return err
 		}
 	}
@@ -489,6 +493,20 @@ func (s BenchSummary) BatchGeomean() (float64, int) {
 		return 0, 0
 	}
 	return stats.Geomean(ratios), len(ratios)
+}
+
+// WrittenMarker starts the part of BENCHMARKS.md written by hand (analysis, profiling, the workload
+// and per-issue evidence): runner bench replaces what comes before it and keeps it and what follows.
+const WrittenMarker = "<!-- Written by hand from here on: runner bench keeps it. -->"
+
+// KeepWritten is the page md (the generated summary) followed by the hand-written part of old (from
+// WrittenMarker on), or md alone when old has none.
+func KeepWritten(md, old string) string {
+	i := strings.Index(old, WrittenMarker)
+	if i < 0 {
+		return md
+	}
+	return strings.TrimRight(md, "\n") + "\n\n" + old[i:]
 }
 
 // BenchMarkdown renders a summary as the BENCHMARKS.md page.

@@ -177,3 +177,17 @@ func TestBenchUsesWhatItWrote(t *testing.T) {
 		t.Errorf("summary from memory:\n%s\nfrom the files:\n%s", got, want)
 	}
 }
+
+// TestKeepWritten: a bench run replaces the generated summary of BENCHMARKS.md and keeps the
+// hand-written part after the marker.
+func TestKeepWritten(t *testing.T) {
+	old := "# Benchmarks\n\nold table\n\n" + WrittenMarker + "\n\n## Profiling\n\nnotes\n"
+	got := KeepWritten("# Benchmarks\n\nnew table\n", old)
+	want := "# Benchmarks\n\nnew table\n\n" + WrittenMarker + "\n\n## Profiling\n\nnotes\n"
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	if got := KeepWritten("# Benchmarks\n", "# Benchmarks\n\nno marker\n"); got != "# Benchmarks\n" {
+		t.Errorf("without a marker: %q", got)
+	}
+}
