@@ -1,7 +1,6 @@
 package export
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -33,46 +32,13 @@ var batchFixtureShapes = [][3]int{{224, 256, 192}, {1024, 1024, 1024}, {4096, 40
 func batchFixture(t *testing.T) (tune, verify, gen string) {
 	t.Helper()
 	tune, verify, gen = copyFixture(t)
-	b, err := os.ReadFile("../../generated/manifest.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var repo variant.Manifest
-	if err := json.Unmarshal(b, &repo); err != nil {
-		t.Fatal(err)
-	}
-	mpath := filepath.Join(gen, "manifest.json")
-	if b, err = os.ReadFile(mpath); err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
 	twins := map[string][]variant.Variant{} // one-product kernel -> its batched twins
-	for _, v := range repo.Variants {
-		if base, ok := batchTwins[v.Name]; ok {
-			twins[base] = append(twins[base], v)
-			m["variants"] = append(m["variants"].([]any), v)
-			for _, f := range []string{"cuda/" + v.Name + ".cu", "ptx/" + v.Name + ".ptx"} {
-				src, err := os.ReadFile(filepath.Join("../../generated", f))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(gen, f), src, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
+	for _, v := range addRepoVariants(t, gen, func(v variant.Variant) bool { _, ok := batchTwins[v.Name]; return ok }) {
+		base := batchTwins[v.Name]
+		twins[base] = append(twins[base], v)
 	}
 	if n := len(twins["micro1d_t32_r8"]) + len(twins["micro1d_t64_r8"]); n != len(batchTwins) {
 		t.Fatalf("the repository's manifest lacks batched twins: %d of %d", n, len(batchTwins))
-	}
-	if b, err = json.Marshal(m); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(mpath, b, 0o644); err != nil {
-		t.Fatal(err)
 	}
 	batches := func(s [3]int, op variant.Op) []int {
 		if s == batchFixtureShapes[0] && op == variant.OpNN {
@@ -117,15 +83,7 @@ func batchFixture(t *testing.T) (tune, verify, gen string) {
 			}
 			return true
 		})
-		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range extra {
-			line, _ := json.Marshal(r)
-			f.Write(append(line, '\n'))
-		}
-		f.Close()
+		appendRecords(t, path, extra)
 	}
 	return tune, verify, gen
 }
@@ -133,16 +91,7 @@ func batchFixture(t *testing.T) (tune, verify, gen string) {
 func batchPlan(t *testing.T) (string, *Plan) {
 	t.Helper()
 	tune, verify, gen := batchFixture(t)
-	out := filepath.Join(t.TempDir(), "tgsgemm")
-	o := Options{Results: []string{tune, verify}, Generated: gen, Out: out, Name: "tg", GoPackage: "example.com/consumer/tgsgemm"}
-	if err := Run(o); err != nil {
-		t.Fatal(err)
-	}
-	p, _, err := Prepare(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out, p
+	return fixturePlan(t, tune, verify, gen)
 }
 
 // batchProbes are strided-batched problems (row-major op or column-major transa/transb, m, n, k,

@@ -1,7 +1,6 @@
 package export
 
 import (
-	"encoding/json"
 	"go/parser"
 	"go/token"
 	"os"
@@ -23,47 +22,8 @@ const epiRun = "../../results/epilogue-h100/run2/bench/nvidia-h100-80gb-hbm3"
 func epilogueFixture(t *testing.T, drop ...variant.Epilogue) (dirs []string, gen string) {
 	t.Helper()
 	tune, verify, gen := copyFixture(t)
-	b, err := os.ReadFile("../../generated/manifest.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var repo variant.Manifest
-	if err := json.Unmarshal(b, &repo); err != nil {
-		t.Fatal(err)
-	}
-	mpath := filepath.Join(gen, "manifest.json")
-	if b, err = os.ReadFile(mpath); err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, v := range repo.Variants {
-		if v.Family != "regtile_epi" {
-			continue
-		}
-		n++
-		m["variants"] = append(m["variants"].([]any), v)
-		for _, f := range []string{"cuda/" + v.Name + ".cu", "ptx/" + v.Name + ".ptx"} {
-			src, err := os.ReadFile(filepath.Join("../../generated", f))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(gen, f), src, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if n != 24 {
+	if n := len(addRepoVariants(t, gen, func(v variant.Variant) bool { return v.Family == "regtile_epi" })); n != 24 {
 		t.Fatalf("%d regtile_epi variants in the repository's manifest, want 24", n)
-	}
-	if b, err = json.Marshal(m); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(mpath, b, 0o644); err != nil {
-		t.Fatal(err)
 	}
 	root := t.TempDir()
 	for _, d := range []string{"tune", "verify"} {

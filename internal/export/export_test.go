@@ -422,6 +422,88 @@ func copyFixture(t *testing.T) (tune, verify, gen string) {
 	return tune, verify, gen
 }
 
+// addRepoVariants adds to a fixture's generated directory the repository's variants that keep
+// selects (their manifest entries, sources and PTX as the repository's generator wrote them), in the
+// repository manifest's order, and returns them.
+func addRepoVariants(t *testing.T, gen string, keep func(variant.Variant) bool) []variant.Variant {
+	t.Helper()
+	b, err := os.ReadFile("../../generated/manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var repo variant.Manifest
+	if err := json.Unmarshal(b, &repo); err != nil {
+		t.Fatal(err)
+	}
+	mpath := filepath.Join(gen, "manifest.json")
+	if b, err = os.ReadFile(mpath); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	var added []variant.Variant
+	for _, v := range repo.Variants {
+		if !keep(v) {
+			continue
+		}
+		added = append(added, v)
+		m["variants"] = append(m["variants"].([]any), v)
+		for _, f := range []string{"cuda/" + v.Name + ".cu", "ptx/" + v.Name + ".ptx"} {
+			src, err := os.ReadFile(filepath.Join("../../generated", f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(gen, f), src, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mpath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return added
+}
+
+// appendRecords appends records to a results.jsonl.
+func appendRecords(t *testing.T, path string, recs []results.Record) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, r := range recs {
+		line, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(append(line, '\n')); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// fixturePlan exports a fixture's tune and verify records (Run, into a temporary tgsgemm) and
+// returns the output directory and the plan.
+func fixturePlan(t *testing.T, tune, verify, gen string) (string, *Plan) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "tgsgemm")
+	o := Options{Results: []string{tune, verify}, Generated: gen, Out: out, Name: "tg", GoPackage: "example.com/consumer/tgsgemm"}
+	if err := Run(o); err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := Prepare(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, p
+}
+
 // editRecords rewrites the records of a results.jsonl through f.
 func editRecords(t *testing.T, path string, f func(r *results.Record) bool) {
 	t.Helper()

@@ -522,7 +522,7 @@ func goSgemm(p *Plan) *jen.File {
 		jen.Id("op").Id("Op"), jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k")).Int(), jen.Id("alpha").Float32(), jen.Id("a").Uintptr(), jen.Id("lda").Int(),
 		jen.Id("b").Uintptr(), jen.Id("ldb").Int(), jen.Id("beta").Float32(), jen.Id("c").Uintptr(), jen.Id("ldc").Int(),
 		jen.Id("stream").Uintptr(),
-	).Error().Block(
+	).Error().Block(append(append([]jen.Code{
 		jen.List(jen.Id("i"), jen.Err()).Op(":=").Id("choose").Call(jen.Id("op"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"),
 			jen.Id("a").Op("|").Id("b").Op("|").Id("c")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
@@ -530,16 +530,7 @@ func goSgemm(p *Plan) *jen.File {
 			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": %s is not loaded (call Load)"), jen.Id("kernels").Index(jen.Id("i")).Dot("name"))),
 		),
 		jen.Id("kn").Op(":=").Op("&").Id("kernels").Index(jen.Id("i")),
-		jen.Id("grid").Op(":=").Index(jen.Lit(3)).Int().Values(
-			jen.Parens(jen.Id("n").Op("+").Id("kn").Dot("tileCols").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileCols"),
-			jen.Parens(jen.Id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows"),
-			jen.Id("kn").Dot("gridZ"),
-		),
-		jen.If(jen.Id("kn").Dot("splitMax").Op(">").Lit(0)).Block(
-			jen.Id("grid").Index(jen.Lit(2)).Op("=").Id("splitSlices").Call(jen.Id("grid").Index(jen.Lit(0)).Op("*").Id("grid").Index(jen.Lit(1)),
-				jen.Id("kn").Dot("tileRows").Op("*").Id("kn").Dot("tileCols"), jen.Id("k"), jen.Id("ks").Dot("sms"), jen.Id("kn").Dot("splitMax"),
-				jen.Id("kn").Dot("kStep"), jen.Id("kn").Dot("minK"), jen.Id("kn").Dot("blocksPerSM"), jen.Id("kn").Dot("workspaceFloats")),
-		),
+	}, launchGrid()...),
 		jen.If(jen.Err().Op(":=").Id("launch").Call(jen.Id("ks").Dot("fns").Index(jen.Id("i")), jen.Id("grid"),
 			jen.Index(jen.Lit(2)).Int().Values(jen.Id("kn").Dot("blockX"), jen.Id("kn").Dot("blockY")), jen.Id("kn").Dot("dynamicShared"), jen.Id("stream"),
 			jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("alpha"), jen.Id("a"), jen.Id("lda"), jen.Id("b"), jen.Id("ldb"), jen.Id("beta"), jen.Id("c"), jen.Id("ldc")),
@@ -547,7 +538,7 @@ func goSgemm(p *Plan) *jen.File {
 			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": launch %s: %w"), jen.Id("kn").Dot("name"), jen.Err())),
 		),
 		jen.Return(jen.Nil()),
-	)
+	)...)
 	f.Line()
 	f.Comment(lineComment("SgemmBLAS is the BLAS entry: column-major C (m×n, ldc) = alpha·op(A)·op(B) + beta·C with\n" +
 		"cublasSgemm's arguments in its order: transa and transb 'N' or 'T' ('C' is T for real data), op(A)\n" +
@@ -606,7 +597,7 @@ func goEpilogue(f *jen.File, p *Plan) {
 		jen.Id("epi").Id("Epilogue"), jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k")).Int(), jen.Id("alpha").Float32(), jen.Id("a").Uintptr(), jen.Id("lda").Int(),
 		jen.Id("b").Uintptr(), jen.Id("ldb").Int(), jen.Id("beta").Float32(), jen.Id("c").Uintptr(), jen.Id("ldc").Int(),
 		jen.Id("bias").Uintptr(), jen.Id("stream").Uintptr(),
-	).Error().Block(
+	).Error().Block(append(append([]jen.Code{
 		jen.If(jen.Id("epi").Op("<").Lit(1).Op("||").Int().Call(jen.Id("epi")).Op(">=").Len(jen.Id("epilogueKernels")).Op("||").Id("epilogueKernels").Index(jen.Id("epi")).Op("<").Lit(0)).Block(
 			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": epilogue %d: the package holds no kernel for it"), jen.Id("epi"))),
 		),
@@ -622,16 +613,7 @@ func goEpilogue(f *jen.File, p *Plan) {
 		jen.If(jen.Id("ks").Op("==").Nil().Op("||").Op("!").Id("ks").Dot("loaded").Index(jen.Id("i"))).Block(
 			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": %s is not loaded (call Load)"), jen.Id("kn").Dot("name"))),
 		),
-		jen.Id("grid").Op(":=").Index(jen.Lit(3)).Int().Values(
-			jen.Parens(jen.Id("n").Op("+").Id("kn").Dot("tileCols").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileCols"),
-			jen.Parens(jen.Id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows"),
-			jen.Id("kn").Dot("gridZ"),
-		),
-		jen.If(jen.Id("kn").Dot("splitMax").Op(">").Lit(0)).Block(
-			jen.Id("grid").Index(jen.Lit(2)).Op("=").Id("splitSlices").Call(jen.Id("grid").Index(jen.Lit(0)).Op("*").Id("grid").Index(jen.Lit(1)),
-				jen.Id("kn").Dot("tileRows").Op("*").Id("kn").Dot("tileCols"), jen.Id("k"), jen.Id("ks").Dot("sms"), jen.Id("kn").Dot("splitMax"),
-				jen.Id("kn").Dot("kStep"), jen.Id("kn").Dot("minK"), jen.Id("kn").Dot("blocksPerSM"), jen.Id("kn").Dot("workspaceFloats")),
-		),
+	}, launchGrid()...),
 		jen.If(jen.Err().Op(":=").Id("launchBias").Call(jen.Id("ks").Dot("fns").Index(jen.Id("i")), jen.Id("grid"),
 			jen.Index(jen.Lit(2)).Int().Values(jen.Id("kn").Dot("blockX"), jen.Id("kn").Dot("blockY")), jen.Id("kn").Dot("dynamicShared"), jen.Id("stream"),
 			jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("alpha"), jen.Id("a"), jen.Id("lda"), jen.Id("b"), jen.Id("ldb"), jen.Id("beta"), jen.Id("c"), jen.Id("ldc"), jen.Id("bias")),
@@ -639,7 +621,7 @@ func goEpilogue(f *jen.File, p *Plan) {
 			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": launch %s: %w"), jen.Id("kn").Dot("name"), jen.Err())),
 		),
 		jen.Return(jen.Nil()),
-	)
+	)...)
 }
 
 // goEpi is the Go constant of a fused epilogue (EpiBiasReluCol).
@@ -675,3 +657,21 @@ func goSplitRule(f *jen.File) {
 
 // goOp is the exported package's constant for op.
 func goOp(op variant.Op) string { return "Op" + op.String() }
+
+// launchGrid is the emitted computation of kernel kn's grid for an m×n×k problem: tiles over C, then
+// for a grid_z: auto kernel the split rule's slices. Every entry that launches a plain or fused
+// kernel uses it.
+func launchGrid() []jen.Code {
+	return []jen.Code{
+		jen.Id("grid").Op(":=").Index(jen.Lit(3)).Int().Values(
+			jen.Parens(jen.Id("n").Op("+").Id("kn").Dot("tileCols").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileCols"),
+			jen.Parens(jen.Id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows"),
+			jen.Id("kn").Dot("gridZ"),
+		),
+		jen.If(jen.Id("kn").Dot("splitMax").Op(">").Lit(0)).Block(
+			jen.Id("grid").Index(jen.Lit(2)).Op("=").Id("splitSlices").Call(jen.Id("grid").Index(jen.Lit(0)).Op("*").Id("grid").Index(jen.Lit(1)),
+				jen.Id("kn").Dot("tileRows").Op("*").Id("kn").Dot("tileCols"), jen.Id("k"), jen.Id("ks").Dot("sms"), jen.Id("kn").Dot("splitMax"),
+				jen.Id("kn").Dot("kStep"), jen.Id("kn").Dot("minK"), jen.Id("kn").Dot("blocksPerSM"), jen.Id("kn").Dot("workspaceFloats")),
+		),
+	}
+}

@@ -1,7 +1,6 @@
 package export
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -20,46 +19,14 @@ import (
 func opFixture(t *testing.T) (tune, verify, gen string) {
 	t.Helper()
 	tune, verify, gen = copyFixture(t)
-	b, err := os.ReadFile("../../generated/manifest.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var repo variant.Manifest
-	if err := json.Unmarshal(b, &repo); err != nil {
-		t.Fatal(err)
-	}
-	mpath := filepath.Join(gen, "manifest.json")
-	if b, err = os.ReadFile(mpath); err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
 	twins := map[string]variant.Variant{}
-	for _, v := range repo.Variants {
-		if v.Name == "micro1d_t32_r4_tn" || v.Name == "micro1d_t64_r16_tn" {
-			twins[strings.TrimSuffix(v.Name, "_tn")] = v
-			m["variants"] = append(m["variants"].([]any), v)
-			for _, f := range []string{"cuda/" + v.Name + ".cu", "ptx/" + v.Name + ".ptx"} {
-				src, err := os.ReadFile(filepath.Join("../../generated", f))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(gen, f), src, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
+	for _, v := range addRepoVariants(t, gen, func(v variant.Variant) bool {
+		return v.Name == "micro1d_t32_r4_tn" || v.Name == "micro1d_t64_r16_tn"
+	}) {
+		twins[strings.TrimSuffix(v.Name, "_tn")] = v
 	}
 	if len(twins) != 2 {
 		t.Fatalf("the repository's manifest lacks the TN twins: %v", twins)
-	}
-	if b, err = json.Marshal(m); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(mpath, b, 0o644); err != nil {
-		t.Fatal(err)
 	}
 	for _, d := range []string{tune, verify} {
 		path := filepath.Join(d, "results.jsonl")
@@ -77,15 +44,7 @@ func opFixture(t *testing.T) (tune, verify, gen string) {
 			}
 			return true
 		})
-		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range extra {
-			line, _ := json.Marshal(r)
-			f.Write(append(line, '\n'))
-		}
-		f.Close()
+		appendRecords(t, path, extra)
 	}
 	return tune, verify, gen
 }
@@ -93,16 +52,7 @@ func opFixture(t *testing.T) (tune, verify, gen string) {
 func opPlan(t *testing.T) (string, *Plan) {
 	t.Helper()
 	tune, verify, gen := opFixture(t)
-	out := filepath.Join(t.TempDir(), "tgsgemm")
-	o := Options{Results: []string{tune, verify}, Generated: gen, Out: out, Name: "tg", GoPackage: "example.com/consumer/tgsgemm"}
-	if err := Run(o); err != nil {
-		t.Fatal(err)
-	}
-	p, _, err := Prepare(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out, p
+	return fixturePlan(t, tune, verify, gen)
 }
 
 // opProbes are (op or column-major transa/transb, m, n, k, lda, ldb, ldc) problems whose dispatch
