@@ -19,6 +19,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -112,6 +113,15 @@ func TestExportedOnGPU(t *testing.T) {
 		checkBatched(t, ks, blas, stream, c.Op, c.M, c.N, c.K, 1.5, -0.75, 3, min(c.Batch, 7), 5, false, true, seed)
 		seed++
 		checkBatched(t, ks, blas, stream, c.Op, 97, 89, 83, -0.5, 2, 1, 3, 2, true, true, seed)
+	}
+
+	// The fused-epilogue entry: every epilogue the package holds against cuBLAS followed by the same
+	// bias and activation in float64; the others are refused.
+	for epi := tgsgemm.EpiBiasRow; epi <= tgsgemm.EpiBiasGeluCol; epi++ {
+		seed++
+		checkEpilogue(t, ks, blas, stream, epi, 512, 384, 256, 1, 0, 0, seed)
+		seed++
+		checkEpilogue(t, ks, blas, stream, epi, 97, 89, 83, 1.5, -0.75, 3, seed)
 	}
 
 	// Refusals: an error, and C untouched.
@@ -484,4 +494,77 @@ func checkBatched(t *testing.T, ks *tgsgemm.Kernels, blas *gpu.Cublas, s cu.Stre
 		t.Errorf("%s (%s): %d padding or gap elements written", what, v, gaps)
 	}
 	t.Logf("check %s alpha=%g beta=%g pad=%d gap=%d strideB=%d %s: vs cuBLAS worst/tol %.3f bad %d", what, alpha, beta, pad, gap, sb, v, worst, bad)
+}
+
+// checkEpilogue calls SgemmEpilogue and compares with cuBLAS's alpha·A·B + beta·C followed by the
+// epilogue (bias, activation) in float64 (verify.ApplyEpilogue: the bound grows by |bias| and the
+// activation's slope); an epilogue the package has no kernel for must be refused, as must a zero
+// bias.
+func checkEpilogue(t *testing.T, ks *tgsgemm.Kernels, blas *gpu.Cublas, s cu.Stream, epi tgsgemm.Epilogue, m, n, k int,
+	alpha, beta float32, pad int, seed uint64) {
+	t.Helper()
+	ve := variant.Epilogues[epi] // the package numbers epilogues in variant.Epilogues order
+	lda, ldb, ldc := k+pad, n+pad, n+pad
+	rng := verify.Rand(seed)
+	a := verify.Matrix(rng, m, k, lda, 0)
+	b := verify.Matrix(rng, k, n, ldb, 0)
+	c0 := verify.Matrix(rng, m, n, ldc, verify.SentinelFloat())
+	nb := n
+	if ve.BiasPerRow() {
+		nb = m
+	}
+	bias := verify.Matrix(rng, 1, nb, nb, 0)
+	abs := func(x []float32) []float32 {
+		y := make([]float32, len(x))
+		for i, e := range x {
+			y[i] = float32(math.Abs(float64(e)))
+		}
+		return y
+	}
+	dA, dB, dC, dR := uploadT(t, a), uploadT(t, b), uploadT(t, c0), uploadT(t, c0)
+	dAbsA, dAbsB, dS, dBias := uploadT(t, abs(a)), uploadT(t, abs(b)), uploadT(t, make([]float32, len(c0))), uploadT(t, bias)
+	for _, d := range []cu.DevicePtr{dA, dB, dC, dR, dAbsA, dAbsB, dS, dBias} {
+		defer cu.MemFree(d)
+	}
+	err := ks.SgemmEpilogue(epi, m, n, k, alpha, uintptr(dA), lda, uintptr(dB), ldb, beta, uintptr(dC), ldc, uintptr(dBias), handle(s))
+	if zero := ks.SgemmEpilogue(epi, m, n, k, alpha, uintptr(dA), lda, uintptr(dB), ldb, beta, uintptr(dC), ldc, 0, handle(s)); zero == nil {
+		t.Errorf("epilogue %s: a zero bias was accepted", ve)
+	}
+	if err != nil {
+		// Only an epilogue the package holds no kernel for may be refused.
+		if strings.Contains(err.Error(), "holds no kernel for it") {
+			t.Logf("epilogue %s refused: %v", ve, err)
+		} else {
+			t.Errorf("epilogue %s %dx%dx%d: %v", ve, m, n, k, err)
+		}
+		return
+	}
+	if err := blas.Sgemm(m, n, k, alpha, dA, lda, dB, ldb, beta, dR, ldc); err != nil {
+		t.Fatalf("%dx%dx%d: %v", m, n, k, err)
+	}
+	if err := blas.Sgemm(m, n, k, 1, dAbsA, lda, dAbsB, ldb, 0, dS, ldc); err != nil {
+		t.Fatalf("%dx%dx%d: |A|·|B|: %v", m, n, k, err)
+	}
+	if err := s.Synchronize(); err != nil {
+		t.Fatalf("epilogue %s %dx%dx%d: %v", ve, m, n, k, err)
+	}
+	c, r, sAbs := downloadT(t, dC, len(c0)), downloadT(t, dR, len(c0)), downloadT(t, dS, len(c0))
+	e, bound := make([]float64, m*n), make([]float64, m*n)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			x := i*ldc + j
+			e[i*n+j] = float64(r[x])
+			bound[i*n+j] = math.Abs(float64(alpha)) * float64(sAbs[x])
+			if beta != 0 {
+				bound[i*n+j] += math.Abs(float64(beta) * float64(c0[x]))
+			}
+		}
+	}
+	verify.ApplyEpilogue(ve, m, n, k, e, bound, bias)
+	met := verify.Compare(m, n, c, ldc, e, bound, verify.Scale(4, k))
+	if !met.Pass() {
+		t.Errorf("epilogue %s %dx%dx%d alpha=%g beta=%g pad=%d vs cuBLAS + epilogue: %s", ve, m, n, k, alpha, beta, pad, met.Reason(n))
+	}
+	t.Logf("epilogue %s %dx%dx%d alpha=%g beta=%g pad=%d: vs cuBLAS + epilogue max_abs %.3g worst/tol %.3f bad %d", ve, m, n, k,
+		alpha, beta, pad, met.MaxAbs, met.Worst, met.Bad)
 }

@@ -122,6 +122,15 @@ static tg_result tg_launch_batched(uintptr_t fn, unsigned gx, unsigned gy, unsig
 	void* args[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &strideA, &strideB, &strideC};
 	return tg_drv.launch_kernel((void*)fn, gx, gy, gz, bx, by, 1, shared, (void*)stream, args, NULL);
 }
+
+// tg_launch_bias launches a fused-epilogue kernel: the signature plus the bias pointer.
+static tg_result tg_launch_bias(uintptr_t fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+	unsigned shared, uintptr_t stream, int M, int N, int K, float alpha, unsigned long long A, int lda,
+	unsigned long long B, int ldb, float beta, unsigned long long C, int ldc, unsigned long long bias)
+{
+	void* args[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &bias};
+	return tg_drv.launch_kernel((void*)fn, gx, gy, gz, bx, by, 1, shared, (void*)stream, args, NULL);
+}
 */
 import "C"
 
@@ -227,6 +236,18 @@ func launchBatched(fn uintptr, g [3]int, b [2]int, shared int, stream uintptr, m
 		C.uint(b[1]), C.uint(shared), C.uintptr_t(stream), C.int(m), C.int(n), C.int(k), C.float(alpha),
 		C.ulonglong(a), C.int(lda), C.ulonglong(bp), C.int(ldb), C.float(beta), C.ulonglong(c), C.int(ldc),
 		C.longlong(strideA), C.longlong(strideB), C.longlong(strideC)); r != 0 {
+		return cudaError("cuLaunchKernel", r)
+	}
+	return nil
+}
+
+// launchBias is launch for a fused-epilogue kernel, with its bias pointer.
+func launchBias(fn uintptr, g [3]int, b [2]int, shared int, stream uintptr, m, n, k int, alpha float32, a uintptr, lda int,
+	bp uintptr, ldb int, beta float32, c uintptr, ldc int, bias uintptr) error {
+	if r := C.tg_launch_bias(C.uintptr_t(fn), C.uint(g[0]), C.uint(g[1]), C.uint(g[2]), C.uint(b[0]),
+		C.uint(b[1]), C.uint(shared), C.uintptr_t(stream), C.int(m), C.int(n), C.int(k), C.float(alpha),
+		C.ulonglong(a), C.int(lda), C.ulonglong(bp), C.int(ldb), C.float(beta), C.ulonglong(c), C.int(ldc),
+		C.ulonglong(bias)); r != 0 {
 		return cudaError("cuLaunchKernel", r)
 	}
 	return nil

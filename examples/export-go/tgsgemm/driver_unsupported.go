@@ -34,3 +34,8 @@ func launchBatched(uintptr, [3]int, [2]int, int, uintptr, int, int, int, float32
 	int, int, int, int) error {
 	return errNoDriver
 }
+
+func launchBias(uintptr, [3]int, [2]int, int, uintptr, int, int, int, float32, uintptr, int, uintptr, int, float32,
+	uintptr, int, uintptr) error {
+	return errNoDriver
+}
