@@ -37,7 +37,7 @@ func (c *common) flags(defaultShapes, defaultOut string) *pflag.FlagSet {
 	fs.AddFlagSet(c.sourceFlags())
 	reword(fs, "generated", "read variants from the generated `dir` (manifest.json, ptx/) instead of the built-in catalog")
 	fs.AddFlagSet(c.workerFlags.flags(true))
-	fs.StringVar(&c.shapes, "shapes", defaultShapes, "comma-separated `MxNxK` shapes, each optionally with its op and batch (MxNxK:TN, MxNxK:NT:b64; default NN, one product)")
+	fs.StringVar(&c.shapes, "shapes", defaultShapes, "comma-separated `MxNxK` shapes, each optionally with its op, batch, fused epilogue and precision (MxNxK[:OP][:bN][:EPILOGUE][:3xtf32|:tf32], e.g. MxNxK:TN, MxNxK:NT:b64, MxNxK:bias_relu_col, MxNxK:3xtf32; default NN, one product, no epilogue, FP32)")
 	c.shapesFlag = fs.Lookup("shapes")
 	fs.StringVar(&c.shapesFile, "shapes-file", "", "read shapes from `file`, one \"M N K  # source\" a line (workloads/corpus.txt); replaces the default shapes, or adds to those --shapes names")
 	fs.AddFlagSet(c.filterFlags())
