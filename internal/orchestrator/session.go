@@ -155,8 +155,6 @@ type session struct {
 	cublasT    map[protocol.Shape]float64
 	cublasOn   map[string]bool
 	cublasSeen map[protocol.Shape]bool
-	// cublasMu serializes ensureCublas's check-and-measure per pair.
-	cublasMu sync.Mutex
 }
 
 func ident(kind, name string, s protocol.Shape) string {
@@ -383,8 +381,8 @@ func (s *session) ensureCublas(sl *workerproc.Slot, sh protocol.Shape) error {
 	if len(s.pool.Slots) < 2 {
 		return nil
 	}
-	s.cublasMu.Lock()
-	defer s.cublasMu.Unlock()
+	// No lock around the check and the measurement: a slot runs one task at a time, so only this
+	// slot's tasks look at its device's pairs.
 	s.mu.Lock()
 	done := s.cublasOn[cublasPair(sl.Device.UUID, sh)]
 	s.mu.Unlock()
