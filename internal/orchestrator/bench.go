@@ -116,6 +116,14 @@ var BenchShapes = []struct {
 // BatchGeomeanTarget is the least geometric mean of the batch group's ratios (issue 16).
 const BatchGeomeanTarget = 1.2
 
+// PrecisionTargets are the targets of the suite's squares under the tensor-core precisions (issue
+// 18; bench --precision runs them): 3xTF32 against cuBLAS SGEMM, TF32 against cuBLAS in TF32 math.
+// Their rows form the group "precision".
+var PrecisionTargets = map[variant.Precision]map[string]float64{
+	variant.Precision3xTF32: {"4096x4096x4096": 2.0, "8192x8192x8192": 2.0},
+	variant.PrecisionTF32:   {"4096x4096x4096": 0.9, "8192x8192x8192": 0.9},
+}
+
 // BenchSummary is summary.json.
 type BenchSummary struct {
 	Date       string               `json:"date"`
@@ -372,6 +380,9 @@ func summarize(ranking []results.ShapeRanking, recs []results.Record, edgeFailed
 			bsh.Shape, bsh.Op, bsh.Batch = results.DimsString(sh), sh.Op.String(), sh.Products()
 			bsh.Epilogue, bsh.Bias = sh.Epilogue.Kind(), sh.Epilogue.Placement()
 			bsh.Precision = sh.Precision.Label()
+			if sh.Precision != variant.PrecisionFP32 {
+				bsh.Group, bsh.Target = "precision", PrecisionTargets[sh.Precision][results.DimsString(sh)]
+			}
 			if sh.Batch > 0 {
 				bsh.Baseline = protocol.BaselineCublasBatched
 			}

@@ -191,3 +191,45 @@ func TestKeepWritten(t *testing.T) {
 		t.Errorf("without a marker: %q", got)
 	}
 }
+
+// TestBenchPrecisionTargets: a suite square under 3xTF32 or TF32 is in the group "precision" with
+// the target, and its row says its precision; other tensor-core shapes have no target.
+func TestBenchPrecisionTargets(t *testing.T) {
+	entries := func(cublasMS, kernelMS float64) []results.RankedEntry {
+		return []results.RankedEntry{
+			{Rank: 1, Kind: results.KindTune, Variant: "mma_tf32_x", Family: "mma_tf32", Median: kernelMS, GFLOPS: 1},
+			{Rank: 2, Kind: results.KindCublas, Variant: results.CublasName, Median: cublasMS, GFLOPS: 1},
+		}
+	}
+	ranking := []results.ShapeRanking{
+		{Shape: "4096x4096x4096:3xtf32", Entries: entries(2.6, 2.3)}, // 1.13: misses 2.0
+		{Shape: "8192x8192x8192:tf32", Entries: entries(2.7, 2.9)},   // 0.93: meets 0.9
+		{Shape: "1041x1247x139:3xtf32", Entries: entries(0.02, 0.01)},
+	}
+	s := summarize(ranking, nil, nil, nil, &protocol.PeakResult{GFLOPS: 60000})
+	type row struct {
+		prec   string
+		target float64
+		met    *bool
+	}
+	f, tr := false, true
+	want := map[string]row{
+		"4096x4096x4096:3xtf32": {"3xtf32", 2.0, &f},
+		"8192x8192x8192:tf32":   {"tf32", 0.9, &tr},
+		"1041x1247x139:3xtf32":  {"3xtf32", 0, nil},
+	}
+	for _, sh := range s.Shapes {
+		key := sh.Shape + ":" + sh.Precision
+		w, ok := want[key]
+		if !ok {
+			t.Errorf("unexpected row %s", key)
+			continue
+		}
+		if sh.Group != "precision" || sh.Target != w.target || sh.Precision != w.prec {
+			t.Errorf("%s: group %q target %v precision %q", key, sh.Group, sh.Target, sh.Precision)
+		}
+		if (sh.Met == nil) != (w.met == nil) || sh.Met != nil && *sh.Met != *w.met {
+			t.Errorf("%s: met %v, want %v", key, sh.Met, w.met)
+		}
+	}
+}
