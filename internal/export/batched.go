@@ -147,7 +147,7 @@ type batchSelection struct {
 // selectBatched keeps the batched shapes of the records and, per shape, the times of the eligible
 // batched kernels of its op (why == "", the whole edge suite passed).
 func selectBatched(recs []results.Record, byName map[string]*variant.Variant, why map[string]string, fullEdge map[string]bool) (*batchSelection, error) {
-	all, err := measuresOf(recs, true)
+	all, err := measuresOf(recs, func(s protocol.Shape) bool { return s.Batch > 0 && s.Epilogue == variant.EpiNone }, false)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"tilegen/internal/orchestrator"
 	"tilegen/internal/protocol"
 	"tilegen/internal/results"
+	"tilegen/internal/stats"
 	"tilegen/internal/variant"
 	"tilegen/internal/workload"
 )
@@ -137,36 +138,29 @@ type epiCandidate struct {
 // epilogueEntries picks, per epilogue, the eligible variant (why empty, full edge suite) with the
 // best geometric-mean ratio over its timed shapes of that epilogue (ties: the name).
 func epilogueEntries(recs []results.Record, byName map[string]*variant.Variant, why map[string]string, fullEdge map[string]bool) map[variant.Epilogue]epiCandidate {
-	cublas := map[string]float64{}
-	key := func(s protocol.Shape, d *results.DeviceRef) string {
-		u := ""
-		if d != nil {
-			u = d.UUID
-		}
-		return results.ShapeString(s) + "/" + u
+	// A fused-epilogue record whose device timed no cuBLAS + epilogue of its shape (a run that timed
+	// cuBLAS on one device per shape) is left out rather than refused: it has no same-device ratio.
+	all, _ := measuresOf(recs, func(s protocol.Shape) bool {
+		return s.Epilogue != variant.EpiNone && s.Op == variant.OpNN && s.Batch == 0
+	}, true)
+	shapes := make([]protocol.Shape, 0, len(all))
+	for s := range all {
+		shapes = append(shapes, s)
 	}
-	for _, r := range recs {
-		if r.Kind == results.KindCublas && r.Status == results.StatusOK && r.Timing != nil && r.Shape.Epilogue != variant.EpiNone {
-			cublas[key(r.Shape, r.Device)] = r.Timing.MedianMS
-		}
-	}
+	sort.Slice(shapes, func(i, j int) bool { return results.ShapeString(shapes[i]) < results.ShapeString(shapes[j]) })
 	cands := map[string]*epiCandidate{}
-	for _, r := range recs {
-		v := byName[r.Variant]
-		if r.Kind != results.KindTune || r.Status != results.StatusOK || r.Timing == nil || v == nil ||
-			v.Epilogue == variant.EpiNone || r.Shape.Epilogue != v.Epilogue || r.Shape.Op != variant.OpNN || r.Shape.Batch > 0 ||
-			why[r.Variant] != "" || !fullEdge[r.Variant] {
-			continue
+	for _, s := range shapes {
+		for n, m := range all[s] {
+			v := byName[n]
+			if v == nil || v.Epilogue != s.Epilogue || why[n] != "" || !fullEdge[n] {
+				continue
+			}
+			if cands[n] == nil {
+				cands[n] = &epiCandidate{name: n}
+			}
+			cands[n].ratios = append(cands[n].ratios, m.Ratio)
+			cands[n].shapes = append(cands[n].shapes, s)
 		}
-		c, ok := cublas[key(r.Shape, r.Device)]
-		if !ok || r.Timing.MedianMS <= 0 {
-			continue
-		}
-		if cands[r.Variant] == nil {
-			cands[r.Variant] = &epiCandidate{name: r.Variant}
-		}
-		cands[r.Variant].ratios = append(cands[r.Variant].ratios, c/r.Timing.MedianMS)
-		cands[r.Variant].shapes = append(cands[r.Variant].shapes, r.Shape)
 	}
 	best := map[variant.Epilogue]epiCandidate{}
 	names := make([]string, 0, len(cands))
@@ -176,19 +170,11 @@ func epilogueEntries(recs []results.Record, byName map[string]*variant.Variant, 
 	sort.Strings(names)
 	for _, n := range names {
 		c, e := *cands[n], byName[n].Epilogue
-		if b, ok := best[e]; !ok || geomean(c.ratios) > geomean(b.ratios) {
+		if b, ok := best[e]; !ok || stats.Geomean(c.ratios) > stats.Geomean(b.ratios) {
 			best[e] = c
 		}
 	}
 	return best
-}
-
-func geomean(xs []float64) float64 {
-	s := 0.0
-	for _, x := range xs {
-		s += math.Log(x)
-	}
-	return math.Exp(s / float64(len(xs)))
 }
 
 // OpRule is one op's dispatch: the rule, its robust default (an index into Plan.Variants), the
@@ -334,12 +320,14 @@ func rerun(name string) string {
 // measures collects the ok tune records of single products per shape and variant (the larger
 // median when a pair was timed on several devices), pairing each with cuBLAS on the same device.
 func measures(recs []results.Record) (map[protocol.Shape]map[string]Measure, error) {
-	return measuresOf(recs, false)
+	return measuresOf(recs, func(s protocol.Shape) bool { return s.Batch == 0 && s.Epilogue == variant.EpiNone }, false)
 }
 
-// measuresOf is measures for the batched shapes (batched) or the single products (the dispatch
-// classes of the one-product entries).
-func measuresOf(recs []results.Record, batched bool) (map[protocol.Shape]map[string]Measure, error) {
+// measuresOf is measures for the shapes keep selects: the single products (the dispatch classes of
+// the one-product entries), the batched shapes (the strided-batched entry's) or those with a fused
+// epilogue. A tune record needs the cuBLAS record of its shape and device (an error without one),
+// unless skipUnpaired leaves such a record out.
+func measuresOf(recs []results.Record, keep func(protocol.Shape) bool, skipUnpaired bool) (map[protocol.Shape]map[string]Measure, error) {
 	cublas := map[string]results.Record{} // shape+uuid
 	ck := func(s protocol.Shape, d *results.DeviceRef) string {
 		u := ""
@@ -355,13 +343,13 @@ func measuresOf(recs []results.Record, batched bool) (map[protocol.Shape]map[str
 	}
 	out := map[protocol.Shape]map[string]Measure{}
 	for _, r := range recs {
-		// Batched shapes are the strided-batched entry's classes, the others the one-product entries';
-		// shapes with a fused epilogue are neither (their kernels are not plain GEMMs).
-		if r.Kind != results.KindTune || r.Status != results.StatusOK || r.Timing == nil || (r.Shape.Batch > 0) != batched ||
-			r.Shape.Epilogue != variant.EpiNone {
+		if r.Kind != results.KindTune || r.Status != results.StatusOK || r.Timing == nil || !keep(r.Shape) {
 			continue
 		}
 		c, ok := cublas[ck(r.Shape, r.Device)]
+		if !ok && skipUnpaired {
+			continue
+		}
 		if !ok {
 			return nil, fmt.Errorf("no cuBLAS time for %s on the device of %s's record (ratios need one)",
 				results.ShapeString(r.Shape), r.Variant)
@@ -714,7 +702,7 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 	}
 	for _, e := range variant.Epilogues {
 		if c, ok := sel.epi[e]; ok {
-			p.Epilogues = append(p.Epilogues, EpiEntry{Epilogue: e, Kernel: idx[c.name], Ratio: geomean(c.ratios), Shapes: c.shapes})
+			p.Epilogues = append(p.Epilogues, EpiEntry{Epilogue: e, Kernel: idx[c.name], Ratio: stats.Geomean(c.ratios), Shapes: c.shapes})
 		}
 	}
 	for i := range p.Variants {
