@@ -110,9 +110,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -258,6 +259,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -463,8 +476,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -478,9 +492,8 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).

@@ -14,9 +14,10 @@
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -164,6 +165,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 

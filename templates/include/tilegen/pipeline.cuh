@@ -29,8 +29,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -44,9 +45,8 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
