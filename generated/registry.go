@@ -278,8 +278,25 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 127, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "584905a075142145d2f3931ddd3dd0d01b859f1cae15731d17b679f8bf21fbff",
+		SourceHash:    "0eff47a93c4f2702d3dbe2b8519fd0b97f9994d31f8dc75f53c85915ab615f5b",
 		PTXHash:       "c19856ca3706acf69addc5c14f9f5c129827e7ba9bcdd38985bc14c62ee6477e",
+	},
+	{
+		Name:          "cpasync_128x128x16_w64_t8x8_s2_k1_x0_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 128}, {Name: "BK", Value: 16}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 8}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 2}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 0}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 128},
+		GridZ:         1,
+		DynamicShared: 33792,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 127, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "c0f8608cd9ba83e30775b86892dc75f6c6580e3af3ffb19ebfe4ebe9339a3b0c",
+		PTXHash:       "0a1e7a92079ac8e07820ab2fa84d59ff9169e6be991483b95d96a6b8c9d7fe44",
 	},
 	{
 		Name:          "cpasync_128x128x16_w64_t8x8_s2_k1_x1",
@@ -294,8 +311,25 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 157, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "500c8c35cd035077d43c63009c8e5277fa9c7d4a128bb476901a26786e59bb71",
+		SourceHash:    "922b72e36d914a4d891641bb3dbdfd798078bddfa5748f758969bb1d1bfd4eb5",
 		PTXHash:       "ba30ed5460f4d228ef6f579b13b5584d575777fffdbfbc8d58a430ced21d81c6",
+	},
+	{
+		Name:          "cpasync_128x128x16_w64_t8x8_s2_k1_x1_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 128}, {Name: "BK", Value: 16}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 8}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 2}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 1}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 128},
+		GridZ:         1,
+		DynamicShared: 33792,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 122, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "bbb07098d569a71dae8282b74952824ea86149e987c2fddf2e22348c6feabbe7",
+		PTXHash:       "7acc0b84e86901695db6d3e3b4f3281ec4c10f4946dbe40cfa146ac8ba6fbaba",
 	},
 	{
 		Name:          "cpasync_128x128x16_w64_t8x8_s2_k2_x0",
@@ -310,7 +344,7 @@ var variants = []variant.Variant{
 		DynamicShared: 99328,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 163, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "29bd2aba24627493d40b7fe02d635911ab932f22b6ad56365bf1679a2e612460",
+		SourceHash:    "a124da9584cdc38101d18b1397a34fd1e52097fe13629ba03ffd4ba95fde8c18",
 		PTXHash:       "23de81272d64ceca30728434b8a3adf27a17055e6d8d7981015923ec4d69f668",
 	},
 	{
@@ -326,7 +360,7 @@ var variants = []variant.Variant{
 		DynamicShared: 99328,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 159, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3836aeecc05c63ffde92e431754a6bd937d4c59eba387cb16e0eb243da2b143e",
+		SourceHash:    "8f147f7575b965e9fc376e0a0312107a3fb7eadce7a59825c1968e4e04bc2b20",
 		PTXHash:       "a54dd76a76fb5adb531e52ca7bb090730f0e26a155132ab4d6c80bd54c863443",
 	},
 	{
@@ -342,8 +376,25 @@ var variants = []variant.Variant{
 		DynamicShared: 50688,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 127, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "73e388148cd0a5d7ae6cec03af3dfe77435503c17d48595c260fb73dbe287d4d",
+		SourceHash:    "37a58c73b7828df513f515fb0e385c295f8e0748ca81254bf58040c580a22832",
 		PTXHash:       "c55ad4add54c746b8a7e3fd38f7ce312ad07d7bb2a11c596f242965fc42582d9",
+	},
+	{
+		Name:          "cpasync_128x128x16_w64_t8x8_s3_k1_x0_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 128}, {Name: "BK", Value: 16}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 8}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 3}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 0}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 128},
+		GridZ:         1,
+		DynamicShared: 50688,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 127, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "70929485ffaf8d29d8808dd67996c79be3a1b59fe8f57e90fb3636daed0d0ddc",
+		PTXHash:       "12f0148a954af38269e7093b39332864a6245f107c552b8627b541279d093297",
 	},
 	{
 		Name:          "cpasync_128x128x16_w64_t8x8_s3_k1_x1",
@@ -358,8 +409,25 @@ var variants = []variant.Variant{
 		DynamicShared: 50688,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 130, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "35970276e5cf3305255bc3cf75c075cee16d10aab62c46588e94b29acf6142d1",
+		SourceHash:    "be26f1b65e426f03e0c67c078db7b2afc56fb6064b72d12b3cc96fce9608bdc8",
 		PTXHash:       "a6017536460f1a0c2e6d1fefbd3a0d19a2f8eb5a5590e2b0d31ed8cc2b4c650a",
+	},
+	{
+		Name:          "cpasync_128x128x16_w64_t8x8_s3_k1_x1_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 128}, {Name: "BK", Value: 16}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 8}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 3}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 1}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 128},
+		GridZ:         1,
+		DynamicShared: 50688,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 122, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "49c079189ad4935ccac39fef96564dcc9291852d15bc3ad78752a26aecdc8c3b",
+		PTXHash:       "fe25e418522cdaf558c355047f2fe966a61b0ebc8abf7ff1e491f97af1199c02",
 	},
 	{
 		Name:          "cpasync_128x128x16_w64_t8x8_s3_k2_x0",
@@ -374,7 +442,7 @@ var variants = []variant.Variant{
 		DynamicShared: 116224,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d1123892e5a76ec4119c65279083c5ac8f01747be030da72d297b5b7bd9789de",
+		SourceHash:    "93e026d230c8363fb3dff4c513a606bb98cc9d866b660ec80aa62f2ac0db0d52",
 		PTXHash:       "d68418801464e38113dbc6937411eeb63904669fb6d71d9de522b2d78ac54b24",
 	},
 	{
@@ -390,7 +458,7 @@ var variants = []variant.Variant{
 		DynamicShared: 116224,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "05c0194b5104498db762be957866ebbaa2f76ada5b01d63c11741c78c9174e74",
+		SourceHash:    "b04efab13fbed414021a4d7da26d78ef33e9e441dfbf9be9639f252c712eb7e2",
 		PTXHash:       "c1dcabec1669266c82705652dd6818f00a4fab772c5c35307bfa12526e30dacf",
 	},
 	{
@@ -406,7 +474,7 @@ var variants = []variant.Variant{
 		DynamicShared: 133120,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 163, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2db0c4e31638f9dd80c7a3379f16ffeda54a784bf5edd1314ae01a1de50b4171",
+		SourceHash:    "49d220c56a024737737262baca769709590c080f8ccfd2bbccb337aef8393c10",
 		PTXHash:       "7d0bbd2fcab524236bbeadbf61e98a2a187199eef29034606905e20adebdbb7e",
 	},
 	{
@@ -422,7 +490,7 @@ var variants = []variant.Variant{
 		DynamicShared: 133120,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 159, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9566aaf05a7baf92cfee5715ecee6cb192d86c4ca2298e6eb5f1b1f67783b7b4",
+		SourceHash:    "8719fa4a8995af86cad1800ae7ed59bced26ee02fc18a3e90447ded01702c8a4",
 		PTXHash:       "5f7f10f1a4786bd96fa7cdd4b12bf5e1e0daf3096006777710732aadbe54e91e",
 	},
 	{
@@ -438,8 +506,25 @@ var variants = []variant.Variant{
 		DynamicShared: 16896,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 130, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ff17c8ecd50c553140c73491279429a7c16b9e046ca87bc5665c1f11db244865",
+		SourceHash:    "f874126a74ad75e7b406e3e192d49273ccdb5ea422403e8f51106eb1ec754182",
 		PTXHash:       "ed81e0ed32fad65c65f2faf26d6bbc20285920d16e9146774ca9ca8ceabeb332",
+	},
+	{
+		Name:          "cpasync_128x128x8_w64_t8x8_s2_k1_x0_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 128}, {Name: "BK", Value: 8}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 8}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 2}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 0}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 128},
+		GridZ:         1,
+		DynamicShared: 16896,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 127, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "f1c936ca79b55c49600c0a8066daa2a218a85855b1ed3bf70a127508b293df82",
+		PTXHash:       "c0b34f8062644b1ba48b7e6cc35617c03f5bd18d88989c7de4fb46b55a8e874d",
 	},
 	{
 		Name:          "cpasync_128x128x8_w64_t8x8_s2_k1_x1",
@@ -454,8 +539,25 @@ var variants = []variant.Variant{
 		DynamicShared: 16896,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 157, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fa526e8e8f0e6149ead6069880283fa46847f1d8faef4058fdf3b23b3aed42a1",
+		SourceHash:    "83ef6c32913660b5ffbfba869e572bfaed8b22ce7967e0e6b5e796b434a622fe",
 		PTXHash:       "4c8851872cb36010419bfa8b98244069eb56c4147590fdba06c859e16dcb8a77",
+	},
+	{
+		Name:          "cpasync_128x128x8_w64_t8x8_s2_k1_x1_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 128}, {Name: "BK", Value: 8}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 8}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 2}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 1}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 128},
+		GridZ:         1,
+		DynamicShared: 16896,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 120, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "1d492de0df079186a5650b58c5df667738fa035fcac2a34c911766586b9674e4",
+		PTXHash:       "8832fcf4f4f65791f29394183d555c8c3f8ad09258e395f0fd709db2e91c68dc",
 	},
 	{
 		Name:          "cpasync_128x128x8_w64_t8x8_s2_k2_x0",
@@ -470,7 +572,7 @@ var variants = []variant.Variant{
 		DynamicShared: 82432,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 167, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b78ce40c9901cbfd9f27598d569f4c5163409b3b7d79f6457e0111dc25888380",
+		SourceHash:    "5eaad3399327b6cbcbe9630844631414977f10a9558eb845c433a3736c260da8",
 		PTXHash:       "88214513c4aed89b6d6ce0a965f1d235e54be9584217e629d6385d8a230110ca",
 	},
 	{
@@ -486,7 +588,7 @@ var variants = []variant.Variant{
 		DynamicShared: 82432,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 161, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "28a7ee198e1af79a313eb4acbc0db3b1366e3eb4662d65505178f4d27a597e74",
+		SourceHash:    "91d8f04159a2b8160cd3ec1072c2f21d5e6a8ae357cb61882770a49bdc98475f",
 		PTXHash:       "b3486fd8c4b91debeefcc8a0d796c4ba4f0b56cf7882955a9d3dc0b32c139acb",
 	},
 	{
@@ -502,8 +604,25 @@ var variants = []variant.Variant{
 		DynamicShared: 25344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "266a5c411d1b426f1bf2856a62b23b47cb6fe5a884170e36bd497d6551c8a2d6",
+		SourceHash:    "3ff4489875b403c973782e32919c74bf65ce502bd607bf61e802153071c63d67",
 		PTXHash:       "b8843ed723977517e7b2056329431673aaa938bd1bd6507be9828dfb1da2b88e",
+	},
+	{
+		Name:          "cpasync_128x128x8_w64_t8x8_s3_k1_x0_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 128}, {Name: "BK", Value: 8}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 8}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 3}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 0}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 128},
+		GridZ:         1,
+		DynamicShared: 25344,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 125, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "7ec87fc6b81a4d1728cde51cec4bc7919f4076172559a1b012d7efc494f9f463",
+		PTXHash:       "f95ea2ee0b96a17c3a8573cf23e86cbbd4da3dbf7bb3757404eaac8689532acb",
 	},
 	{
 		Name:          "cpasync_128x128x8_w64_t8x8_s3_k1_x1",
@@ -518,8 +637,25 @@ var variants = []variant.Variant{
 		DynamicShared: 25344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 130, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fcc2318e8f95111024f125b41b16317cb57e3be38e238a11da3539a417443339",
+		SourceHash:    "59ebfbc05f45b28d388e16cc95a1c148be020628bb2c42ae00217004f6f14969",
 		PTXHash:       "70e78d060edb1b0e9cca1963566c59621696c1965678cb71a27b9548e4f247d3",
+	},
+	{
+		Name:          "cpasync_128x128x8_w64_t8x8_s3_k1_x1_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 128}, {Name: "BK", Value: 8}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 8}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 3}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 1}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 128},
+		GridZ:         1,
+		DynamicShared: 25344,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 122, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "043c6b131fac700ea8f2d4bbb7fe7ce22eedf1a3970bc75467ea206ed8725259",
+		PTXHash:       "c8ab7a2a60c582b00f26370f15c82d7f51d758929d0f56a42d93d981cc44c6a0",
 	},
 	{
 		Name:          "cpasync_128x128x8_w64_t8x8_s3_k2_x0",
@@ -534,7 +670,7 @@ var variants = []variant.Variant{
 		DynamicShared: 90880,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 157, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2705a3b2b4cf3cb46c2898ac52a4309a20818e36c9539e50481fe9504c3b35b9",
+		SourceHash:    "913afef8806bd726b3c4a967c12eaa1b9cfda4c06c9ed304239be0f951735627",
 		PTXHash:       "9ee3207cab717dba563811f3bfa66417ef2d18f35e24239864c36d91068a69f2",
 	},
 	{
@@ -550,8 +686,382 @@ var variants = []variant.Variant{
 		DynamicShared: 90880,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 151, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6492f3e7bb748e58d0e0df0651075018adc316146e33469f011bea62515adb85",
+		SourceHash:    "ff047f8d63ba050a277735439ba5393d05172c7e56da6fb3ab5cdddf1d9d80f4",
 		PTXHash:       "d40e9533563bba1d84ca172f6492feb681fea194d8f3dc55409a8727ff11ee67",
+	},
+	{
+		Name:          "cpasync_128x128x8_w64_t8x8_s4_k1_x0_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 128}, {Name: "BK", Value: 8}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 8}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 4}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 0}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 128},
+		GridZ:         1,
+		DynamicShared: 33792,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 125, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "a0b2c0164d1c60958551845261a432f9c1be462600d9552357e8ec277cdf5ec9",
+		PTXHash:       "718fa20efce63beee208600be1271b3f54599dc79699fbc08419389730445ad4",
+	},
+	{
+		Name:          "cpasync_128x128x8_w64_t8x8_s4_k1_x1_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 128}, {Name: "BK", Value: 8}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 8}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 4}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 1}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 128},
+		GridZ:         1,
+		DynamicShared: 33792,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 122, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "72b040f5f8b7bb343f620da81aa27aca410d3ea76bbc673ee0847ff3f365d051",
+		PTXHash:       "2efe5ba09f33425d88e631696cf8f185ee5d81abdff4718540efc99074bed90f",
+	},
+	{
+		Name:          "cpasync_128x256x16_w32_t8x16_s2_k1_x0_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 256}, {Name: "BK", Value: 16}, {Name: "WM", Value: 32}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 2}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 0}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 256},
+		GridZ:         1,
+		DynamicShared: 50176,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 232, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "fd8a5ba49600a977157c46a5e5374e209402673aee2054f9ddca799a444e2e84",
+		PTXHash:       "b3d3d08d1b457563eaa280daeeae373d872da2df71dd68a97e83b2ded88509ce",
+	},
+	{
+		Name:          "cpasync_128x256x16_w32_t8x16_s2_k1_x1_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 256}, {Name: "BK", Value: 16}, {Name: "WM", Value: 32}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 2}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 1}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 256},
+		GridZ:         1,
+		DynamicShared: 50176,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 235, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "1145d71162045b5ce441cda5da5a072bf60526fa5585c0975e1810507fe8a19d",
+		PTXHash:       "d09e1fec1e5d8a84394040e677075143cb0a198dcfce786f34387c00497c2284",
+	},
+	{
+		Name:          "cpasync_128x256x16_w32_t8x16_s3_k1_x0_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 256}, {Name: "BK", Value: 16}, {Name: "WM", Value: 32}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 3}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 0}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 256},
+		GridZ:         1,
+		DynamicShared: 75264,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 232, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "f41a97803211bf9bf73211e59862ac17cf80561996210d4179f6a2e6473a9517",
+		PTXHash:       "f0455f3fe49a4e7bc3dc9e7b1a76433a30e3da189e8cac8939b5eea1619e9803",
+	},
+	{
+		Name:          "cpasync_128x256x16_w32_t8x16_s3_k1_x1_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 256}, {Name: "BK", Value: 16}, {Name: "WM", Value: 32}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 3}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 1}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 256},
+		GridZ:         1,
+		DynamicShared: 75264,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 235, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "e63984caa0cd9be67a8e60c54772e59a64a5489fc2d5e7f90c27bd191f89c531",
+		PTXHash:       "e71c2f49c1d57f37e9554448f6e2a740b100c8dc17a2167238a6d02e12ce9974",
+	},
+	{
+		Name:          "cpasync_128x256x16_w64_t8x16_s2_k1_x0_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 256}, {Name: "BK", Value: 16}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 2}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 0}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 256},
+		GridZ:         1,
+		DynamicShared: 50176,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 232, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "5363ae3076a7c13c0ae36b6f56248a9ab761aad6fa6f63529d886c3ceffe9f07",
+		PTXHash:       "9b8581b62fe0ecd4570fdb6db5f2aa3da080c6d28e55c9ec2c3ab28615c8a23b",
+	},
+	{
+		Name:          "cpasync_128x256x16_w64_t8x16_s2_k1_x1_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 256}, {Name: "BK", Value: 16}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 2}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 1}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 256},
+		GridZ:         1,
+		DynamicShared: 50176,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 235, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "1fe6213e441735000e2728279f55b36595ee3f61d3a9687624634d569c19bea2",
+		PTXHash:       "9267f260fab414a18739cab34c0d75120330b5016168ddc7194f8abebf0e1a46",
+	},
+	{
+		Name:          "cpasync_128x256x16_w64_t8x16_s3_k1_x0_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 256}, {Name: "BK", Value: 16}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 3}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 0}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 256},
+		GridZ:         1,
+		DynamicShared: 75264,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 232, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "3675e7054bdb97105aac7590992df9fb0f18e4ac11034d43f29a9454e2b9a988",
+		PTXHash:       "9e17e12170c59c124199e964b4cc142a18ab8454697fdbd5e292f7258d9b0aee",
+	},
+	{
+		Name:          "cpasync_128x256x16_w64_t8x16_s3_k1_x1_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 256}, {Name: "BK", Value: 16}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 3}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 1}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 256},
+		GridZ:         1,
+		DynamicShared: 75264,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 235, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "626048240384364c8c2c6ec495c57e3ff032aef90c2dabc6ed66c6d9f3e6da3e",
+		PTXHash:       "5678a983e75501427bea9161280d504d806cb13f370aac6b549de707e35a0763",
+	},
+	{
+		Name:          "cpasync_128x256x8_w32_t8x16_s2_k1_x0_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 256}, {Name: "BK", Value: 8}, {Name: "WM", Value: 32}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 2}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 0}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 256},
+		GridZ:         1,
+		DynamicShared: 25088,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 214, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "563c43e00d78ff1cc799002c44fee3db489ac5ce770f08076f1ee27e6075b6c3",
+		PTXHash:       "2d0d93f7b9deb6d56dc37721979495c9d62cb0a6ca1e28121c0b75b3f8d03224",
+	},
+	{
+		Name:          "cpasync_128x256x8_w32_t8x16_s2_k1_x1_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 256}, {Name: "BK", Value: 8}, {Name: "WM", Value: 32}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 2}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 1}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 256},
+		GridZ:         1,
+		DynamicShared: 25088,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 235, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "e075a279cfbbce0971fab9f533c7306c3d248922f74952278a62478724bd4503",
+		PTXHash:       "4035ffc6e3d70585f09b15fe5878325683ec09f717baa1b496d674a19d333410",
+	},
+	{
+		Name:          "cpasync_128x256x8_w32_t8x16_s3_k1_x0_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 256}, {Name: "BK", Value: 8}, {Name: "WM", Value: 32}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 3}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 0}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 256},
+		GridZ:         1,
+		DynamicShared: 37632,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 212, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "4d30fd3bb8d5a8bec7fe0bfcb7b914436061ed5870769eb14fd797eab62dc6e1",
+		PTXHash:       "bef3c21cbbd64510c9764c0f9365d2d42114525c924d6084939b20f9537f4fc3",
+	},
+	{
+		Name:          "cpasync_128x256x8_w32_t8x16_s3_k1_x1_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 256}, {Name: "BK", Value: 8}, {Name: "WM", Value: 32}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 3}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 1}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 256},
+		GridZ:         1,
+		DynamicShared: 37632,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 237, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "6c28046dd8db337ebc6f0bfb6839030eb06488af989b1d4bc6399230068b2e1b",
+		PTXHash:       "ef9ddffa9c20dba388a7daf3f0f62148c65a5387fa31719ae7a18427417fa387",
+	},
+	{
+		Name:          "cpasync_128x256x8_w32_t8x16_s4_k1_x0_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 256}, {Name: "BK", Value: 8}, {Name: "WM", Value: 32}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 4}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 0}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 256},
+		GridZ:         1,
+		DynamicShared: 50176,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 212, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "4215b379bc5b619e47e7d04b7b0d34cdaeabfc66ef69675810e1cf889a5f784a",
+		PTXHash:       "38af712834b8c7619aa59a3437db75167205c9331c9ff703758606af5a73663b",
+	},
+	{
+		Name:          "cpasync_128x256x8_w32_t8x16_s4_k1_x1_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 256}, {Name: "BK", Value: 8}, {Name: "WM", Value: 32}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 4}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 1}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 256},
+		GridZ:         1,
+		DynamicShared: 50176,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 237, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "c5c90ab4235ed64bb2957485aad27c9074f42a029ab309be66557b136608b8c8",
+		PTXHash:       "51a8045160e5639c50fc04095e5ed3eac8d91bd0c55c863bceef81381e4d9456",
+	},
+	{
+		Name:          "cpasync_128x256x8_w64_t8x16_s2_k1_x0_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 256}, {Name: "BK", Value: 8}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 2}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 0}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 256},
+		GridZ:         1,
+		DynamicShared: 25088,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 214, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "1a19a0b2c3ee37bca26478621fcf765a3ca21816151452bf0c1383be19a07df8",
+		PTXHash:       "813a48bd09022d1ca467506d1e3d91643e63397fda9a224acec73155de5d984f",
+	},
+	{
+		Name:          "cpasync_128x256x8_w64_t8x16_s2_k1_x1_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 256}, {Name: "BK", Value: 8}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 2}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 1}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 256},
+		GridZ:         1,
+		DynamicShared: 25088,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 235, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "df510bf77221f3e3f41cb813874fff178aa7f6a10e593b6079a6684d04199c51",
+		PTXHash:       "36893d0923fa57a0feb5ec8763eac05ae9e7847d814af1ef5298846be28dbad1",
+	},
+	{
+		Name:          "cpasync_128x256x8_w64_t8x16_s3_k1_x0_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 256}, {Name: "BK", Value: 8}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 3}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 0}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 256},
+		GridZ:         1,
+		DynamicShared: 37632,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 212, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "d776ab25c562b0ee2b3ca0d01ff38b7b1c753449d5112ace1b99add926cd3f96",
+		PTXHash:       "839f60c13c51bcb39d6d7f008de64b31aab1756a1a066a6f1346e3e506d74e3f",
+	},
+	{
+		Name:          "cpasync_128x256x8_w64_t8x16_s3_k1_x1_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 256}, {Name: "BK", Value: 8}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 3}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 1}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 256},
+		GridZ:         1,
+		DynamicShared: 37632,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 237, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "b2bc67f97766bf23dcbbf27f2964aa33c9cae55b619c229181b2554e78c5ef04",
+		PTXHash:       "49fdaead6a79c33fda9f312f6213a439a7823b0e69bddd4e8ba1b57abbfbed91",
+	},
+	{
+		Name:          "cpasync_128x256x8_w64_t8x16_s4_k1_x0_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 256}, {Name: "BK", Value: 8}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 4}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 0}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 256},
+		GridZ:         1,
+		DynamicShared: 50176,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 212, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "3229209ca8c4533bbe00d380716e25d32ef885311e94ea3349d6ea55013c0db8",
+		PTXHash:       "d374e2226c3b0a1c8cf3abfdc9ed1070c44b25f08d2955e256490a269b80724c",
+	},
+	{
+		Name:          "cpasync_128x256x8_w64_t8x16_s4_k1_x1_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 256}, {Name: "BK", Value: 8}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 4}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 1}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 128, Cols: 256},
+		GridZ:         1,
+		DynamicShared: 50176,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 237, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "75ec237272a6f147fa5fb1c9311a56c90268be6d6787601ced68daf70955704c",
+		PTXHash:       "7ece509efbbda6f6a4bd451fae61cb4e05bc311e337ca9fdf592c926506ab6d4",
 	},
 	{
 		Name:          "cpasync_128x64x16_w64_t8x8_s3_k1_x0",
@@ -566,7 +1076,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 157, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5a9d2da2526165e6c688756e73fcaa5fcb3fcbbf819ee9668c74ae6b781cf1c8",
+		SourceHash:    "2d1c439527777415ffc56ce6f74c98a12a7967926a5723cc8d96b740a27b7728",
 		PTXHash:       "51a584d55c98bfa53b913447f932ab7064c73542fb68522e492c5f363c821df7",
 	},
 	{
@@ -582,7 +1092,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 155, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "43c77acc533863af539cf746c2e2f8cc855204c365742f0cfc9dc87459fd9c99",
+		SourceHash:    "f8aa23abe9ea91927956c5c6ea7a7f74349a109605e31be33f7eb5422b581b6a",
 		PTXHash:       "afab4581990bf9edc3f5abf926a1c9c7a28776c9c846c0089b376473a8492932",
 	},
 	{
@@ -598,7 +1108,7 @@ var variants = []variant.Variant{
 		DynamicShared: 71168,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 164, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "478107dfa861ae9ef33e0bc10efa20871b93af7345e4d1daebf65413fc1d3472",
+		SourceHash:    "72554ece1138185e54f887085d19d696df0719cfe39d5694ad8d77d8e381755a",
 		PTXHash:       "98596d8e406de62fe03697aa70a454438f7c4cbc1a5ae940c7ce9138eca0ff27",
 	},
 	{
@@ -614,7 +1124,7 @@ var variants = []variant.Variant{
 		DynamicShared: 71168,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0c558db6e77bc1f6c321c734f6f03ded574ccc8149bf2db575a3c466824201ba",
+		SourceHash:    "380b289a1d7a92a44c9dd83fcfca27ae7e428fc5f8999585472e58a27e856173",
 		PTXHash:       "25118acf8530169ad78edbc44e4987a5568977d13bc94975a4c0edcaf2056276",
 	},
 	{
@@ -630,7 +1140,7 @@ var variants = []variant.Variant{
 		DynamicShared: 19200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f4a36e3d92e9d6ae7d1b61d4b4e8570c0f5c9cf0ecf788194eb1c8fb2eeb5c77",
+		SourceHash:    "ffec7b278c040e72490a224d10564e3a4ad463f9a8c5841a0f617cf55b513410",
 		PTXHash:       "056265721f53d6f4dfd54f878449846ec20ddf07bdc17395f7730aada25ffc49",
 	},
 	{
@@ -646,7 +1156,7 @@ var variants = []variant.Variant{
 		DynamicShared: 19200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 155, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4685a74e7e9be669cb8e0e98e8e527804ebab8e770886811c25b4f2644fb8b8e",
+		SourceHash:    "095f30dea730b721618f54ecdf22b658a3f9c4f6018e2522a91fbb5eab3d232d",
 		PTXHash:       "1d277265bd05cfa8f122816a57498a3e39ef89eff3b0549414c47d3fab8eca47",
 	},
 	{
@@ -662,7 +1172,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51968,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 160, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a3ac7c2f00f2788456c983599b35dbf2fd64ec502f5d4e82ce9aa6b6563345a5",
+		SourceHash:    "92715b14d3a3fe2217b5c8306b2042fecc7a995c84168153c632e407b8bc1115",
 		PTXHash:       "b15a23db1be91dced32267476964f9dc912fc4750baccb10cf34ba18ac9dbc4b",
 	},
 	{
@@ -678,8 +1188,178 @@ var variants = []variant.Variant{
 		DynamicShared: 51968,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 155, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bf3e4e35084c0d6643722671b40ac8e525ca7279aee0d3aa76377feb5c1d6755",
+		SourceHash:    "e8da0c2d415ace61af3493c3ed8600064c0d92701b3e28862d3100a2f7162862",
 		PTXHash:       "d13c91e51f8211216b5dbdbdbbb3524768118e22695e41c9197650a831116e8f",
+	},
+	{
+		Name:          "cpasync_256x128x16_w64_t8x16_s2_k1_x0_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 256}, {Name: "BN", Value: 128}, {Name: "BK", Value: 16}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 2}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 0}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 256, Cols: 128},
+		GridZ:         1,
+		DynamicShared: 50176,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 232, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "016fee36b43a5b2a52dc6fe387f2cdc9ef718bb9e8cf196c2f506e49ba1daa95",
+		PTXHash:       "c39465cff4d098b8f91a03c5e8cad5ce0b81694df9bbb62e225e99308c7149ff",
+	},
+	{
+		Name:          "cpasync_256x128x16_w64_t8x16_s2_k1_x1_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 256}, {Name: "BN", Value: 128}, {Name: "BK", Value: 16}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 2}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 1}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 256, Cols: 128},
+		GridZ:         1,
+		DynamicShared: 50176,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 235, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "05f81049e02e19d955eec8bf25d68c672eac613828cc6b373bf3c179e7dc1ff8",
+		PTXHash:       "5cfbc53e6dee9c7fef4306f91bbb10679403da652a3bf2856329f381feec0b48",
+	},
+	{
+		Name:          "cpasync_256x128x16_w64_t8x16_s3_k1_x0_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 256}, {Name: "BN", Value: 128}, {Name: "BK", Value: 16}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 3}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 0}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 256, Cols: 128},
+		GridZ:         1,
+		DynamicShared: 75264,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 226, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "a61271faf45cd66714d6b097cef628769f3ae66ea98b523f2e9a3844bfa7dd77",
+		PTXHash:       "2c6cdf9035014cf76a3ac3f9ec9d10c1d8a4934b654b7109a251ffe10524ce67",
+	},
+	{
+		Name:          "cpasync_256x128x16_w64_t8x16_s3_k1_x1_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 256}, {Name: "BN", Value: 128}, {Name: "BK", Value: 16}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 3}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 1}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 256, Cols: 128},
+		GridZ:         1,
+		DynamicShared: 75264,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 235, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "06faac3c59310527b126668f88597e2425f9115ed9895082c8f9d4a2629dba80",
+		PTXHash:       "48a8ec0f2929fb776303c89cbc7ce2dddfc9d96b63a43c556d91c76819ecd444",
+	},
+	{
+		Name:          "cpasync_256x128x8_w64_t8x16_s2_k1_x0_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 256}, {Name: "BN", Value: 128}, {Name: "BK", Value: 8}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 2}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 0}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 256, Cols: 128},
+		GridZ:         1,
+		DynamicShared: 25088,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 214, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "e4c24360c0639472ade7e8e3a965983e064645cccc3ff7975a98343f526ed0a7",
+		PTXHash:       "639778737bf91244b3f26c01952af9204772522b0d03aa04834bc36b45f1caac",
+	},
+	{
+		Name:          "cpasync_256x128x8_w64_t8x16_s2_k1_x1_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 256}, {Name: "BN", Value: 128}, {Name: "BK", Value: 8}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 2}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 1}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 256, Cols: 128},
+		GridZ:         1,
+		DynamicShared: 25088,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 235, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "710ebf74428fdff53bce062fa4feeceb752ed2d9306adef657332a4ae232b256",
+		PTXHash:       "7a4b4efab3eedf8b40613b908c0f574c8e03fdb4123da215a4359d40e1781526",
+	},
+	{
+		Name:          "cpasync_256x128x8_w64_t8x16_s3_k1_x0_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 256}, {Name: "BN", Value: 128}, {Name: "BK", Value: 8}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 3}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 0}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 256, Cols: 128},
+		GridZ:         1,
+		DynamicShared: 37632,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 211, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "0a0146d47a404833e2c37d464c7941fea628b3006b15a28819b5b7ccc08be906",
+		PTXHash:       "253d4325ec0f61e7c1b2bb2f62062fb336035abc6ce2c293a2c104b35342699e",
+	},
+	{
+		Name:          "cpasync_256x128x8_w64_t8x16_s3_k1_x1_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 256}, {Name: "BN", Value: 128}, {Name: "BK", Value: 8}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 3}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 1}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 256, Cols: 128},
+		GridZ:         1,
+		DynamicShared: 37632,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 237, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "c3c6a1aabfebadd9609078df7270a59fd4335d997acc653734f4ad0bfeaa77e1",
+		PTXHash:       "a7c3573ed13e2ae5cc634c8492dee8164e1c151928a2643b93255c1e0a469990",
+	},
+	{
+		Name:          "cpasync_256x128x8_w64_t8x16_s4_k1_x0_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 256}, {Name: "BN", Value: 128}, {Name: "BK", Value: 8}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 4}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 0}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 256, Cols: 128},
+		GridZ:         1,
+		DynamicShared: 50176,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 211, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "b1fdbfe9890f6c0ddd99f4cf05b754a17c85dcd88e0848147b5fcb22abe8e228",
+		PTXHash:       "7523fed345aa3128f735595416701c7f0f48e4b56d8b582f951396782b4e21b5",
+	},
+	{
+		Name:          "cpasync_256x128x8_w64_t8x16_s4_k1_x1_nt",
+		Family:        "cpasync_bt",
+		Template:      "cpasync.cu.tmpl",
+		TrafficModel:  "tiled",
+		Seed:          false,
+		Op:            "NT",
+		Params:        []variant.Param{{Name: "BM", Value: 256}, {Name: "BN", Value: 128}, {Name: "BK", Value: 8}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 4}, {Name: "PF", Value: 0}, {Name: "STAGES", Value: 4}, {Name: "MINB", Value: 1}, {Name: "ALD", Value: 1}, {Name: "SPLIT", Value: 1}, {Name: "RED", Value: 1}, {Name: "XB", Value: 1}},
+		Block:         variant.Dim2{X: 256, Y: 1},
+		Tile:          variant.Tile{Rows: 256, Cols: 128},
+		GridZ:         1,
+		DynamicShared: 50176,
+		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
+		Resources:     variant.Resources{Registers: 237, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
+		SourceHash:    "274e845f1e370cda76b4ae2b0b0651803f46db326c0065d9e08e5d89792e6122",
+		PTXHash:       "9b4102930ad9076ed310a119964b4d007e7f02e837e13800535adf7684eab623",
 	},
 	{
 		Name:          "cpasync_32x64x8_w16_t4x4_s3_k1_x0",
@@ -694,7 +1374,7 @@ var variants = []variant.Variant{
 		DynamicShared: 9984,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 90, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "77e90033fb68e145d11f7843619ff625fa5b1dce0ecc522aec6a3439c9023b93",
+		SourceHash:    "94dff3b07c7f7586518de9b69746bab6d98ad4225355db591584f5fc5b2dd199",
 		PTXHash:       "12366e30354db76823504c56aa81a2bb6c86c8992fec209e30db1f7f2deda4b4",
 	},
 	{
@@ -710,7 +1390,7 @@ var variants = []variant.Variant{
 		DynamicShared: 9984,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 80, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2a5dd253e30b7f2dd970060c3c5c98cd3291a1e6a6cdada5823d14fdbb582320",
+		SourceHash:    "72f0070dbd3a02156693cc1431b3da670013a63182662cd1c9d608f055d9520b",
 		PTXHash:       "0ca2289f18afe62506512512e49a48386e62665a42100f8d835b81bf4ddada3b",
 	},
 	{
@@ -726,7 +1406,7 @@ var variants = []variant.Variant{
 		DynamicShared: 18176,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3460720b7f8bfd5eb3ce7c27f4aa8eb917cd5cdb3abe96f5097f03798aa795a0",
+		SourceHash:    "b1c07dc4ec0f50cbdbfb82608895192db52ab9b32812384dade126f5845d8172",
 		PTXHash:       "7cbf05b5c2e02633698918449aa102c497705081d49e3d637dfe1daffa087537",
 	},
 	{
@@ -742,7 +1422,7 @@ var variants = []variant.Variant{
 		DynamicShared: 18176,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 83, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "905b15f8552c0cbadb49079ca82e799b0e6357c2bce115dd4e1b767bde722e8b",
+		SourceHash:    "752130b719b5af891173f1f5ca4deb4be070bb421f90bfab99f0ab6579df6916",
 		PTXHash:       "1d9608a54ff565f7b45e44dd634e7b8639f916ae13ea90ecdf164ecd9367a8c2",
 	},
 	{
@@ -758,7 +1438,7 @@ var variants = []variant.Variant{
 		DynamicShared: 22272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b57731292c18014e9243ee26f3b4d8882130f0d41ed73d8d30ce695724232069",
+		SourceHash:    "82de6377b0a7fe5ba9a9f5be76b346022adb5de6878bbd621352ca63a7edf4ec",
 		PTXHash:       "9a1c442cee0a6ba8ed630e7d6403d17d31d8ed7f75984361390ea6aa215f038f",
 	},
 	{
@@ -774,7 +1454,7 @@ var variants = []variant.Variant{
 		DynamicShared: 22272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 83, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2abff0bceb8d1bc4f6c50aa63f7ee3a4f1a38023fb44dc54fef99b56bc7524ae",
+		SourceHash:    "5b4dc1c203bde3975ec23663727080bbff8c0e805d9cce6829a1321619bfdbfd",
 		PTXHash:       "dd98c5bdcec113e47446e7f592e6113b51a397f690f0d0fcd4b6cc4d8840a8a9",
 	},
 	{
@@ -790,7 +1470,7 @@ var variants = []variant.Variant{
 		DynamicShared: 18176,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e75eb7084435a3c1903b86c8bb4b11b71ab6fa6c4560579cd2d29958fdfbed67",
+		SourceHash:    "1387c969792f03382348a80c73d60da21f196c1fb51247c0548ca25ccd733dd0",
 		PTXHash:       "46a5c5000d6e06ad24a37d87489e17aa432f8472e2d942509462f64ebcea5bbd",
 	},
 	{
@@ -806,7 +1486,7 @@ var variants = []variant.Variant{
 		DynamicShared: 18176,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 83, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "37097288c9e4d353cc300f03f3cd843d8962c9462ac4000de14bbef3bfafafa5",
+		SourceHash:    "edad395b5e29f03dab569eb03d0fcb539c26ac8ef30337707c4e8724d2428cab",
 		PTXHash:       "122282e44ba1a9436d52782af373cf05c6ad2296504692fb5af7e6ed4e5ad98c",
 	},
 	{
@@ -822,7 +1502,7 @@ var variants = []variant.Variant{
 		DynamicShared: 13312,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 94, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9eb72e5f20cbd20034f0128e5008fee965e85bfb28665cd2c9fe7f2c4c78f3e5",
+		SourceHash:    "b5559f02d1569317060cd6e73e4ff850e24fab077840fb411c38545ebec9dad5",
 		PTXHash:       "746ff748e871e6f7742ec10e1593953b0ac1f1746c7a554582378fa1189117e8",
 	},
 	{
@@ -838,7 +1518,7 @@ var variants = []variant.Variant{
 		DynamicShared: 13312,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 80, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f9a9ecf688af3fcb41fb6b857c4352fa33c015bd6e89ae93c780c64f96761097",
+		SourceHash:    "3bba15900bcc820f6edb00df0cd0db09510926494a1f65750f2b9449f91c3d44",
 		PTXHash:       "3111b2ff7d9add71e862559a4ae87d5a78de86e745ba0f8c6c1b162391cf4081",
 	},
 	{
@@ -854,7 +1534,7 @@ var variants = []variant.Variant{
 		DynamicShared: 21504,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "dce503638c0902d27e0b28ebc151d9b1e9aa0c5a87db13eb6acd64d2406af2c4",
+		SourceHash:    "8a2fc8ac15cbc78656872e2bd158233004f51465f0fff0cde1ff2fd92e83b86a",
 		PTXHash:       "49729381a797ea65dde12e02a9156a2711af08f3f82e196cd7ec8e48589e6c2e",
 	},
 	{
@@ -870,7 +1550,7 @@ var variants = []variant.Variant{
 		DynamicShared: 21504,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 83, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "617c5eab4eb189d2f811ccce9eb574df8c7f4bd35d188d564ffc847b15910662",
+		SourceHash:    "3d85a75b79cfbe82526f52d4a9ca369bc50b92d1dbe80f339cea8750806a0113",
 		PTXHash:       "9617650a097818d79acb521f1a2e1cfd43a87875954be11676fcd49fef3c8c50",
 	},
 	{
@@ -886,7 +1566,7 @@ var variants = []variant.Variant{
 		DynamicShared: 25600,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ad01989bbf551ae633dce9d745244fface9495df5d529b23dae3bc0fb8366600",
+		SourceHash:    "688584fa248ae0e133d533814bd6b86680db9d9c13015ed00fa3e51aaaa199db",
 		PTXHash:       "5ec8207dbd82b5671035b4e53856e3d54b63489ebe9c3b6eb8d87b0dd2ec7ee7",
 	},
 	{
@@ -902,7 +1582,7 @@ var variants = []variant.Variant{
 		DynamicShared: 25600,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 83, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "582e0767b1a92504eb6889d60316a1eff0d92e9e06523540895fdaf8a7f9f4ce",
+		SourceHash:    "bea1fdd19eac2a92156093191ffa67ffdc3fce3557647c2e5c5844f3fedd7df9",
 		PTXHash:       "40cbbbac1e4e0e45894eb5a1d4c7d98d5b0bd8ff63356513ba3d5513755c4c82",
 	},
 	{
@@ -918,7 +1598,7 @@ var variants = []variant.Variant{
 		DynamicShared: 21504,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "123a356b1b1a8336b1d18744e0b2f31f91b0c8f3d9ea7861c6a817cab73c16bc",
+		SourceHash:    "28e8e7096da66d4e018852ed1678771b5cf3ada7d54b4b075ed823421260bac0",
 		PTXHash:       "d138519bd7d9451fb320d9ca469dbe3e0645aa41aa430fbbb52f62017f7d03fe",
 	},
 	{
@@ -934,7 +1614,7 @@ var variants = []variant.Variant{
 		DynamicShared: 21504,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 83, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "853ca1e0e34351d8a073ded2595bda0e395a617c75270a250f45e7572b73019d",
+		SourceHash:    "10272df07a07eac7411f9f8b25d1835cdaa0751febc183c34cce8e127bdddeab",
 		PTXHash:       "f1c95ab1b05b8bd42ba41cb644d0827624eb371027e2197226df531d083f3fba",
 	},
 	{
@@ -950,7 +1630,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 151, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0be97ac88b65d2c004f7bbcb18b9d7d27f9a3d5d025f90c4e2b2623164586723",
+		SourceHash:    "d33e0c03fb28729f55626a8f10757dcc5b4e2e35a793366c9e2349dabbbe0d66",
 		PTXHash:       "8e667e7eed9ca544bb374648be2f0924b83e8c75b36dda9281b57cd70dccb3e6",
 	},
 	{
@@ -966,7 +1646,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2fe853988cfcb01ebd89faa0942d8b57da13cd4eaf0a3adc64431e8c7f0d4228",
+		SourceHash:    "0f59da4e380fbff520129ac50fdc41275f94718033da1916cf67dc56d37c86e9",
 		PTXHash:       "4a89b8e1b2c8ed4f03b3b8e1cc5fc67871f810640e687b7a8de61c6034922427",
 	},
 	{
@@ -982,7 +1662,7 @@ var variants = []variant.Variant{
 		DynamicShared: 71168,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 167, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "794dac8c640ee5746d2b160e83066e7c32e3323a9b33b5c9add6e2ea288ae35a",
+		SourceHash:    "8da51721f428d79075520a483654ba2d49e93a9f7c694d7c5d3d49cc8817c6a5",
 		PTXHash:       "bc98330e7eed32d4bebdb34cb5bfb7e8c05b1093af3e834ff6152d25cc14538e",
 	},
 	{
@@ -998,7 +1678,7 @@ var variants = []variant.Variant{
 		DynamicShared: 71168,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1f050af72010b93593e20727c214675f3cca9f94946739ad21069a1cca9d1b76",
+		SourceHash:    "e1bcc08004d76ea030a958b85790a8495909f713ebccf3513b9012ffa198aad3",
 		PTXHash:       "05512a9bda9bfab4490cb90f3145fa92bfa0f85938a30d76dc796076a0afb869",
 	},
 	{
@@ -1014,7 +1694,7 @@ var variants = []variant.Variant{
 		DynamicShared: 19200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5a53ff8c98481d78b357a3cf6ef8d20e5624ad375e00c4664c85d2cd69c5b57b",
+		SourceHash:    "7a1d17ad1ad7a4b4380f40d43f925ba934c9e13c71cdbf301199a2a142be1f3a",
 		PTXHash:       "64c724bb488b58ad135c14eaba22ead2541db70d6e724d55059577f7f1775832",
 	},
 	{
@@ -1030,7 +1710,7 @@ var variants = []variant.Variant{
 		DynamicShared: 19200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 157, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3a6de5078f3e686055def7a8d8e9f687e17ea695c9d3b39740a80f692fbe7df4",
+		SourceHash:    "9c70ed38f1a73a8d20498a58e3620513886d3cd1b481748fd1a897188697bb03",
 		PTXHash:       "f10f079864d4cf258225a0adf7dead43587e02e896a12fd9743a747705d5f502",
 	},
 	{
@@ -1046,7 +1726,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51968,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 167, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "01e165dc55b2b4bb9f0d300d7b647fd1bf1eae15bb0516e1e81279a2b6a36ef6",
+		SourceHash:    "9ce5eacf782d064d191a88939307c20a2f4eecb1956a0f91ce1682bed16d9940",
 		PTXHash:       "b931bc89d8b6527af8f8ec490eef97e3f33b848ca7b740d85375d7033f6cd4bf",
 	},
 	{
@@ -1062,7 +1742,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51968,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "79b2cf79c5bae789923b8f3b826ad9771d345d882e6ea79e446e8db8f98bdb6d",
+		SourceHash:    "a5afe7f80025f5e096e356deed07e43d5e791f91e91164e4e9b984135ed36fd9",
 		PTXHash:       "b263efc7ff56926c6b20461f07b48bf6d2e0c327532cac0004513316bd41e044",
 	},
 	{
@@ -1078,7 +1758,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 120, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c733dab5c9766300510e66bef045ffa70334ca5fe499a68863e07b67eec6c169",
+		SourceHash:    "5ff92a3a1373b4aed403860a1d5230d7fbe6b17b8b746258d887a0619fea042b",
 		PTXHash:       "d2cd4bcbbb51fbc898195b2bef82fdba627c4ca49524fa5eb102c3483609f706",
 	},
 	{
@@ -1094,7 +1774,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "df60c3f71cf44ac30dabd96895f361985a08ca6fa2f8c5c4ae77652dd8054fa3",
+		SourceHash:    "8f9a128917c8908cb15a772532a67aef3e195abee549d171c6d7d7c88c1dd66e",
 		PTXHash:       "b355765fddd3837a4273ebfd0b093b2f25a3f95d103d3fc6560d395b61dcc987",
 	},
 	{
@@ -1110,7 +1790,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 117, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1815a7b5adc247a7d1d60e7bc897245f43bc84888161a24d298d2b1286e2f514",
+		SourceHash:    "58dc8b550f9d3695f271c113fd7e4a23104b3a9b9c6fef4d8b91ee354dfbdf83",
 		PTXHash:       "9a7c958ccfd2bf6796e69b7c2bcaeb28980330de88ac73fbdf341fa88b3680ea",
 	},
 	{
@@ -1126,7 +1806,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "075bfa68620e6be8a60ef8c9c03d1097fe11b24b12b2182ad82d92e54f42b47e",
+		SourceHash:    "4c568dbc706c8c70c546f327f3ca3c42313621b313f455861a84cc8b5e7e05a1",
 		PTXHash:       "eb5da46bc89931db9d822e2ebd289d2ca6901cf3e74e8ffeffef8e7663693592",
 	},
 	{
@@ -1142,7 +1822,7 @@ var variants = []variant.Variant{
 		DynamicShared: 44544,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 117, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8fd8df42b82a0de30cdd0e87930784010c7f2816f5d62944ddb9ba2c44ea5aaa",
+		SourceHash:    "1323084ebaeab191fc23816bff7020a8a5950c0b84621a1ecc3a6f38a0b8892d",
 		PTXHash:       "83a24eb737717ddd9bb9067e98f57c88503843795eddb51862ad94e633d4d894",
 	},
 	{
@@ -1158,7 +1838,7 @@ var variants = []variant.Variant{
 		DynamicShared: 44544,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "70b84c328bbbcc24ce790e3f06f82b77fb02f8a0f434ec29958079464e400123",
+		SourceHash:    "6bcd5d28bc3d4fd6fd8c3af2d4c3e5e3b30e6d3b147cde94dc769f5260c795b9",
 		PTXHash:       "317b944dda9bd95592214061b77a7c7eb403eee75318a7b4b7265b3a8dc27971",
 	},
 	{
@@ -1174,7 +1854,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 117, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2a4795820ee4f34e291714a0e766bfc670c5f0139354da14d051e46dcf205d8a",
+		SourceHash:    "758321b25c3289f360eb386eb53b275a9a79507cc1bdbe0a93e29f70832c6cf4",
 		PTXHash:       "c5d514ab1ef0441953cbb7ec57feb8ce303d3f34a0372599ab005c97d7b1ca1c",
 	},
 	{
@@ -1190,7 +1870,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "63b7581430ce9b17f5c58a2c5d97fbd1f9d21d929a7b28e56c9b0367d4035139",
+		SourceHash:    "91e364ba24cc767e9bd2faa36c7f641a6524354ffc03ee3b9fa1d7316f3a092e",
 		PTXHash:       "05e6b77305f0504f57f58967c6e5fbe39112a8d89154c3a8c506f5bfdad8c5a8",
 	},
 	{
@@ -1206,7 +1886,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 120, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d95d286eb3749f2fc8ee638b9bc770977fbcb84d47faabdf531c1e8baf202ef3",
+		SourceHash:    "c7222cc9d7a4e164f1edab96f4e449c003b7be8d9e0d6487f755c5b91256bfb0",
 		PTXHash:       "311f253c0c5d2903f2db162b69d6785584a9c4fd70ad99446fc2ed4fd415edae",
 	},
 	{
@@ -1222,7 +1902,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "969f3d3f656ac70994160a69266b542e39226260abf24eeac2ce446b23f959b3",
+		SourceHash:    "336f199f0a243b55f6069ea34753735c5f3bc065778c64c44702341343a3fc7a",
 		PTXHash:       "c9b4e477f457bb6f886302d323af6f41c1bfccd5723ea8ae9bc18ae52129a6f4",
 	},
 	{
@@ -1238,7 +1918,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 117, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "57439d6c9a83d4be98661dc2745e904973c5b29b9bbc011171353a4f0437eb24",
+		SourceHash:    "db6102e9987dc7b25e4ed531e948152af2302107e7735abcd39f9f8762135509",
 		PTXHash:       "6e89e3f9550344a31686bfc173dbe3474882dd6dfcf1e1c4f776981ee90a0950",
 	},
 	{
@@ -1254,7 +1934,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6fcef2bd5b674a476cc545f06a31de3c8cc03b3e5681ae0872a06183f0dcfc14",
+		SourceHash:    "cc71c6a7350b0ce0c248d88546a336c88aeea029c80a3be5926a9815c272e2b5",
 		PTXHash:       "703392a92d47f1e0a1782ded9ea3477b2697309a3f4c6fe3b2bc715d56ac4025",
 	},
 	{
@@ -1270,7 +1950,7 @@ var variants = []variant.Variant{
 		DynamicShared: 53248,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 117, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bb3818daa7cdaa6d4389d38d111a6b42488cf36b94ded519554f98b4e52e1249",
+		SourceHash:    "62f66f95c9e4c41b6a3f2ef54dfda804493c1bb95a7a6e0b566eac9b228c97d7",
 		PTXHash:       "3c5f6d3e3eed10100610db3ef8df33f5f855eb0839c9dca1bef81f2dcc607398",
 	},
 	{
@@ -1286,7 +1966,7 @@ var variants = []variant.Variant{
 		DynamicShared: 53248,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4a7119ed317b36dd0775c41ad1135fc7a4bcfe154cca6c811a8b3d35d9943750",
+		SourceHash:    "56fa2600e263a8c1778795e671460c76b7b24fa8af79bbd9ea3b7d8892c96a18",
 		PTXHash:       "a3fd3bc6b30a322d2f358f26df637d56b8ef3a4eb792b58a436529738307c17c",
 	},
 	{
@@ -1302,7 +1982,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 117, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "215a8ddfabe9b1a22a6645962b8020ab8cdd9188da885b7c9d79d2e69eb95ac6",
+		SourceHash:    "5f5531b91e7242d69450df7a2a985a6bc1fbfae2e6d22b0ce91913c914cd03ec",
 		PTXHash:       "3b50c7ec3bd1ce4a1f64c6961ed74f3776d88b718437e9a954e0c358a98485f2",
 	},
 	{
@@ -1318,7 +1998,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "887167e0ee3d030264c8d9ec741e0ae3779fc68790b5f87eaa1d8c844e131250",
+		SourceHash:    "2b6d286b630b5a9dc809f56e5dcd568ac2d9510668137ed5dfe3145e41361196",
 		PTXHash:       "3a21f614393b9e5d76779f408430d6c205aaecd583f8aed36aa0a9ff0b427030",
 	},
 	{
@@ -1334,7 +2014,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 122, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3e470a35ef093191b7ec60dcf6596ddc1eabbfef1819a4e9bea4f75d5a24400a",
+		SourceHash:    "6cfbc417e1c9347b8de370be2f3f13a52c438f8ff2fe5ec2377f2ed3db7d6370",
 		PTXHash:       "14cfdfb3e1a93668bcb76f09de723e3302d6c883c7b3a7a87cc337733412046a",
 	},
 	{
@@ -1350,7 +2030,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e7fbccffe0f93c64c1761e03a87f8b765d3ec4d75ba4c1000f6dc6ca5d3240bc",
+		SourceHash:    "15ba05c7004af156fd9ea118610034d5f202a6c19dc75d46abe21c2397b994e4",
 		PTXHash:       "02ada518b1fd0ffbde771691be9a6c1a3f69b34d89f801043a622aa4d9ab95d3",
 	},
 	{
@@ -1366,7 +2046,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ecf08dc285bd187a46adcd533d8552a110eca49d28c6df173dd0a2d3f4efaf25",
+		SourceHash:    "74eee3f8bc395377a354d1b3b8b22789c69aab0e6e243daadf35dddee3717c56",
 		PTXHash:       "3935e86b434df0dba62f081953d7f2a7960695ee2ee06f9edc0eb7c7929d3cd9",
 	},
 	{
@@ -1382,7 +2062,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9b9910e65cae424d3e4e0827ffe464a855fdbf696a3da85425d798f806be042a",
+		SourceHash:    "96a7ee67116bf5f624ea9e7d1ee60812db01a42066bf34d86cf5b14a83203626",
 		PTXHash:       "fa1449d166826b4e93680949fd40c6332289ecbb7dd94877b15d07a5030e9d72",
 	},
 	{
@@ -1398,7 +2078,7 @@ var variants = []variant.Variant{
 		DynamicShared: 44544,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5f0d24323126a4c90fb672404c9b7f386e11724700d532407e764f35832ca0a4",
+		SourceHash:    "a145d93b7a44bc6b75b0ceb8443092be712a5ac5e25e88f2b3a2de17f1992991",
 		PTXHash:       "fc34e743faa2efea354319d880b9ae564af20341c69f66235dc2263f4467ae62",
 	},
 	{
@@ -1414,7 +2094,7 @@ var variants = []variant.Variant{
 		DynamicShared: 44544,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "af292e87aa15782acdb5aa5cdc1e7d19ef22a1f1cdab57d0fee48602cdeaf66e",
+		SourceHash:    "d787ba936d7a1f4e26b54e76de07d82979eb89cd1d88c1f43b6d501eb194d73f",
 		PTXHash:       "1d2459b60e2ba4ad208891dd5501b4d3f8345a42d746603506ae5679a6068f61",
 	},
 	{
@@ -1430,7 +2110,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b0470389941bcd542974ed56099a6bc481add0c5f6a7eaa032c1f6fd616451db",
+		SourceHash:    "db02ce3fc9b5f19f454eb7de6517b83f0047bd2c9f122741328977ffcd5f6e23",
 		PTXHash:       "a5db9f1c2599a63eb416a66b3e79bb85bf37bac5c457f5faffa2a291690e28a9",
 	},
 	{
@@ -1446,7 +2126,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a9e3edecbaef4600133185748331b82614847df46ff7e9478f839f7e4e046277",
+		SourceHash:    "4c07418de2e933f202de20ce17feb00a3b79f416a36b81a2a2304cb6234fec73",
 		PTXHash:       "cba30f09a27943426e286f93c4b8ab0ae43554cc12a3a064d1be9025d3cf95e5",
 	},
 	{
@@ -1462,7 +2142,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 124, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0ad9d2d7f3abfc202f63c5e1780c9e4bf15244d87d171be0605dd16e249dc8f3",
+		SourceHash:    "c0cc43b6b184d99651d56ab9d1bd1a9f21c1196ce69e7696932e1a2edd796fcd",
 		PTXHash:       "ad872c5a6aa270b3d39ac555067c10010fe48c2811723bf145a18bfcddfa3dd8",
 	},
 	{
@@ -1478,7 +2158,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0d7119646109dc830d648c7f5dadd4be701e46741386e99c9b0ea6cbed090ffe",
+		SourceHash:    "cec66cd347f16c135a8f5ea2b0d16b32568792bb67bd810befed5950c4c4bbda",
 		PTXHash:       "aae531478cb8fab19991ed1ee40e6165dcddda89738e8dbb4e971535d812c719",
 	},
 	{
@@ -1494,7 +2174,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a255a62a1a4bdd9956cbddc7f551a89976d5b6c08d21692dea067353861d05fc",
+		SourceHash:    "1baf868017446e864b001c705b69b165baf258ac2356659ecc36ec77dc1a28fa",
 		PTXHash:       "a2de8a8e25b6d7b80ba9c65e9b8d58acac49e85393ee70507ec45dc8b6fd042c",
 	},
 	{
@@ -1510,7 +2190,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8a5ae6e736c775640c048f6456a44a8aa51be997df834c2c0ae746c36ab052b1",
+		SourceHash:    "87d084ce0750c0f71ef5cb77d6810e27acf9b471cc92b771dd8bc7fa319a51ed",
 		PTXHash:       "70a658f5db55cb81a1e795bd25ca2cfcc81d64b974334f99014b2a081e70d0f7",
 	},
 	{
@@ -1526,7 +2206,7 @@ var variants = []variant.Variant{
 		DynamicShared: 53248,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fc140ab5200c35c6abaab39e5015f11fa9955eeef53e938b8ddc1c707363f2f5",
+		SourceHash:    "6972e90ae0a869a841177e3893e90261ae8d27d5becc491f9db7f262074e38c9",
 		PTXHash:       "43d697a15767b5e3a2329659a3097f4e9b9cbcf7a84ce3ffed4a6c4447af38cc",
 	},
 	{
@@ -1542,7 +2222,7 @@ var variants = []variant.Variant{
 		DynamicShared: 53248,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "add5f6d9253d8b9f3faa99f4d88bc4dadb3c438ba7f952abed246c3ca8f6478d",
+		SourceHash:    "b7ec021839adbf14932863df5e9e95e9affb0ffbbca91a505e5aab3d1259ba8d",
 		PTXHash:       "47f9cb6fc06b989cad1d54c485d056cf35fa1dc651db10ddbc814a8a3c411143",
 	},
 	{
@@ -1558,7 +2238,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "160052a2b72203370347c792050a5d1dfdec5d60ff11f0463f2cff75270ec6ac",
+		SourceHash:    "e2f1df7ddf7391534d3ae4756b2c6868f17a94ebc7575f36fa4f0b540892144c",
 		PTXHash:       "c4769a0aa9a6c8cb212db49e111a39a42ddc2d41d86c2a23d9298007d1100fce",
 	},
 	{
@@ -1574,7 +2254,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "06d1ea31c65a1213ab072a1e6beddce4a9c7366fe7d8d013228b6bc66293f2aa",
+		SourceHash:    "df482b2eebfe416b6bf87d69d0073b558f48ac104ecef4ee657106ca8dee00b8",
 		PTXHash:       "73328e5f40d809db2da6b628bd700b0d6e9f7d816173c8a1c1b1d3d99e372b89",
 	},
 	{
@@ -1590,7 +2270,7 @@ var variants = []variant.Variant{
 		DynamicShared: 13056,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 106, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2752eed1088034c50b41f2a85253df57eaf49e4a5c3ef091445a99b7d3f18720",
+		SourceHash:    "a6394e33ee1ad36c4ecdd8af3c9cea8bae47efcc3c323070b9cdb41f40f288f9",
 		PTXHash:       "b24c28b69bc1a5879a8eda0e1780b5f063dd11e830dbd5e1adb95b699044f66e",
 	},
 	{
@@ -1606,7 +2286,7 @@ var variants = []variant.Variant{
 		DynamicShared: 13056,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "713cdb092050cc7742d1d4337389ae8b76986c516d14aab64522160dfa0cabc6",
+		SourceHash:    "2c7e655f54b912848dc5519c80243713e79da1e5ed1523723c2c1211cbb9a284",
 		PTXHash:       "cf97c872f2a3238f6e90475050d172558b12d740ac2eb9cffefb30fde4819eca",
 	},
 	{
@@ -1622,7 +2302,7 @@ var variants = []variant.Variant{
 		DynamicShared: 29440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0dbd8d8e039a010c744a6034d56ddb15dbed3fe79072fc0a66d3ad9f5caeb56b",
+		SourceHash:    "3411aadad7ab3ba61c9548b7f4c1ba9a216fc599cfa02efca021e8384bd559eb",
 		PTXHash:       "426d57107f8962eaa02879e3be5269cedbe9825334d645bd8d9d70141f34bce4",
 	},
 	{
@@ -1638,7 +2318,7 @@ var variants = []variant.Variant{
 		DynamicShared: 29440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c450f090bcd02762ddcba990235c6b0d240689a3e0c09b063eb36b318558a95f",
+		SourceHash:    "4000f11839edd3901116025a160c49e8b69187377d33dec28f03f133afed89fa",
 		PTXHash:       "807111ccdba0d785257455305988ce2256ccdefc66ae533958252e3d47445d81",
 	},
 	{
@@ -1654,7 +2334,7 @@ var variants = []variant.Variant{
 		DynamicShared: 31488,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a5d2b20543070fb428319f920ac8736154cf6b6468ef723c26b82ee0e2f2ad1a",
+		SourceHash:    "f0bd3b7463b9b07bacb7f8c2e1418a667a815b7f17f9fbb30a7318fda3173b9e",
 		PTXHash:       "e85e28558896c059cb182fb75aa742636e12b57c72183dc5dd4d2ef0e394e90c",
 	},
 	{
@@ -1670,7 +2350,7 @@ var variants = []variant.Variant{
 		DynamicShared: 31488,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e1d8184bacc6a725dbda973be1546afae8efa0069b1728bab018257c34aab771",
+		SourceHash:    "e4a431cf4c2117f55bf456dd4a8a01817bddc2dc1371d2f874864e341ba5b145",
 		PTXHash:       "da564239b7504c42b7b3f27dbfee82f4c20962da6a91a715e408b74b9e9e4c32",
 	},
 	{
@@ -1686,7 +2366,7 @@ var variants = []variant.Variant{
 		DynamicShared: 29440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "68b06bf91f6564a1ee024f1bbf533e3ecdb42adfba01dd0a20e5fcc6bc963d13",
+		SourceHash:    "223de41c03108fbf02fd982cf77ed2bcd3254272e956c31747d788abff6dce6d",
 		PTXHash:       "258b7ad30949f67cf10c055319a2ae497197873ca394370386232d5d740f9b99",
 	},
 	{
@@ -1702,7 +2382,7 @@ var variants = []variant.Variant{
 		DynamicShared: 29440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f3844991dcb70ad909581edc0c2b72b9214141df655da5db1a7789b4a7c8c421",
+		SourceHash:    "52cdf4d44a7e7d42e0114087d9d8d171e3434bc33a8d7594dc6be59dfaabf9ed",
 		PTXHash:       "ef4fbde6468988db074ed3da6f4678a01d38aa153265c8a663abbda0e7f79d0b",
 	},
 	{
@@ -1718,7 +2398,7 @@ var variants = []variant.Variant{
 		DynamicShared: 17408,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 106, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0bc6594d53b715639fb335f974225c54999ea7f983976bea6277b727973becb7",
+		SourceHash:    "ce8055756e9a59451b9c429eb49c3676454b8cfe739f074c9cffa9c994c78497",
 		PTXHash:       "3601733c18a4dcc1fcf10c4a82e00dce96be218c26b77158a95bb7653c9cba6d",
 	},
 	{
@@ -1734,7 +2414,7 @@ var variants = []variant.Variant{
 		DynamicShared: 17408,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "91a469dda8acf5fca15ef9e445da990a8d2241eb9870f4e2719f495920ed3eb5",
+		SourceHash:    "14bd96befcf1fad2167b5686a87a103cdfb58e005f6d9769fa9922c36043083e",
 		PTXHash:       "507831ba8b56bbf08ecaaec07c4e59054f4d9b33b6e34a02d800b771d67ce1ae",
 	},
 	{
@@ -1750,7 +2430,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "dcc5b20cedcc91a63e2d26d938c58bd46b69846bdbda02f1500d3d605989510a",
+		SourceHash:    "fd6033c9cd752ea4318de6f10ec289ade0781bee1576371217633db5d5ca8875",
 		PTXHash:       "77f48bb592c9b422f651128e0c37180f03c19e8ad942585921f2ced42c7edcb7",
 	},
 	{
@@ -1766,7 +2446,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c25972f2ee71c74a0193978dc57e22e1f2c910a2be503861210e432780fc9e5f",
+		SourceHash:    "a41a157dcc03d5b59ae09494ef1a7fff75047916b991b33d1049bd2e45a601e0",
 		PTXHash:       "73e7a359531093cbfc746ef92d90322e7fef01c2fd4a71bca27f349e31a6958a",
 	},
 	{
@@ -1782,7 +2462,7 @@ var variants = []variant.Variant{
 		DynamicShared: 35840,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a441f8ba419932ab49ee94e3df8ffd5c19a5e6c193ac440e4ca185753a00e706",
+		SourceHash:    "22c5a10ae45f2139f97242e762579e1b96e7a49c28ccee4ca4531ecd00b2fb0f",
 		PTXHash:       "0c90c13b8d18e0448b9d26d985b65eb33a81fb995ca45470d5a89fc7aaabd6d3",
 	},
 	{
@@ -1798,7 +2478,7 @@ var variants = []variant.Variant{
 		DynamicShared: 35840,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2d785097880efd157284868966366427f053e269478df34a1d99b51515d50c99",
+		SourceHash:    "65a4bb4b5065ed03aeda11c6f7656455922b63390642aa0c7b2666b0851b10fd",
 		PTXHash:       "d346fca0b6f938d8515f76f307efea0b0f47adb7797acbea9d11f5e1a30a82ff",
 	},
 	{
@@ -1814,7 +2494,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "676cec778124bbef3e1d0649e5c246921e3200952fe3b3f6e0e0a363ac06ec25",
+		SourceHash:    "9ce5c777578cc5ccc4827ae2918b43fceafefcf6e1362334b4f89ef155ecf522",
 		PTXHash:       "400905007c4aecbcc06e9621a1e29540c967d4a61d77042c97bb842a4a81702f",
 	},
 	{
@@ -1830,7 +2510,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fc94c87407e212690d48d88bb6af09031010cea38bbe671ad07d7ec1ad5c92ce",
+		SourceHash:    "6b6357e763544128905cfe1d56748513f882726868bc621ec9636d4e8da85832",
 		PTXHash:       "f344c2bc115a59a62f2c02805c93f5e34ce68ef3b0a680977b9ba8ac42cc0885",
 	},
 	{
@@ -1846,7 +2526,7 @@ var variants = []variant.Variant{
 		DynamicShared: 13056,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1708c7353d679e7a51e4c022322c55407fb7f8399848a941df469bae2fc6dd92",
+		SourceHash:    "d16a3e2950dc654d3ddf7d9a0acf259a77e8227801cf92ffea2e1cd54bf88d27",
 		PTXHash:       "35fd59ae1e80bb7fc3a0b7702b2b9d3834855f35b736d7f41855dcd3c38e75b3",
 	},
 	{
@@ -1862,7 +2542,7 @@ var variants = []variant.Variant{
 		DynamicShared: 13056,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a21b8a12634d6b3af8e19eec7dc2a60c54010215bbee0fb28cf86aa8c7fe8572",
+		SourceHash:    "0e3d520356c5d6d13f57b1fc966f16474e469657aae8c186c475c941df5a50be",
 		PTXHash:       "7a1abfa45305d99caa741ca1692d8600fc6b64bf6fe9f9c889f25911b6610306",
 	},
 	{
@@ -1878,7 +2558,7 @@ var variants = []variant.Variant{
 		DynamicShared: 29440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3136b138cec39a31c92a2b7ae68cb6a40b3b31aba69f01bc936f4559118d901f",
+		SourceHash:    "12ce54b98751f257124df27812dd6639e2d266500fd8a330551ced56374911c2",
 		PTXHash:       "e490d966d9b40ddbc22f388a0a83aaa6bd01b815a0747fda0beba8980d8cdea3",
 	},
 	{
@@ -1894,7 +2574,7 @@ var variants = []variant.Variant{
 		DynamicShared: 29440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1366d54802c6c88e01bac157a37d231e9cbaa139b5638deba2e82ee10450ca73",
+		SourceHash:    "d43a5b5e5c5796179e168e03ac05e5f261adb51ad04e76650ca019a1a99273c4",
 		PTXHash:       "e3eae2f5741178dd223acd22dca17f92030b2e79ca17d278be96c72d208dce3d",
 	},
 	{
@@ -1910,7 +2590,7 @@ var variants = []variant.Variant{
 		DynamicShared: 31488,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ee29cf7556b9459079957db9742a0ccc56b82d9096218de668784683185cb756",
+		SourceHash:    "d8ec664f7308c4158460b6daf09107391ae09047aef0c4c03b2ecead138d5938",
 		PTXHash:       "208ed694b2df937c1330d79a673d98c74c8ee25dbfc7f25700d147a554b3f92a",
 	},
 	{
@@ -1926,7 +2606,7 @@ var variants = []variant.Variant{
 		DynamicShared: 31488,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "803aab1a29df465bc3ba859ecdde930bd1c0c69c1cfd6eeec20184f421d7c45f",
+		SourceHash:    "cd3e685820cac45cd2cd053b3f525d40462d64d9ea0f8790ee163da32c7a9263",
 		PTXHash:       "412810618e150c59b48b2af1df3a7e31b70f8da72c3cf919669012f245110e9d",
 	},
 	{
@@ -1942,7 +2622,7 @@ var variants = []variant.Variant{
 		DynamicShared: 29440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e7730a847415ffc6a686f8092cab92028f531456ba7b6f68cfcfe1ad88879eef",
+		SourceHash:    "3fd21f0a36544d502096af9aab1e9821c8ad030e79a04056dc39989a1d7f1c48",
 		PTXHash:       "8da0842af9e1690922b73c4769c0ffa0f45c9d1c13d2be62499f350a9d240fbd",
 	},
 	{
@@ -1958,7 +2638,7 @@ var variants = []variant.Variant{
 		DynamicShared: 29440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a6164c8bd226ffe77ba802acd597d57bd29714782350ced9af22ebca323a4464",
+		SourceHash:    "2f6ac1b90e9d03ad8c3d7786bd831b7a64738a607848a61d7aa6b2ce7c9c3c17",
 		PTXHash:       "42438a105d5fcee4ead63b84e3931c273b3f8f9bbcfbcfad810861e013749b73",
 	},
 	{
@@ -1974,7 +2654,7 @@ var variants = []variant.Variant{
 		DynamicShared: 17408,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "51c58f1851ac63ec577e85f19a549ed89b2a8e74a0f5a0415d80157faf01d837",
+		SourceHash:    "dade8862afce7ecc943bd0db28644074d21c4904a6a5c53fc37ca7c718148521",
 		PTXHash:       "03bbe7859f0d9f7231c76cc093c301b18730747a95a825b6af846856986acc9b",
 	},
 	{
@@ -1990,7 +2670,7 @@ var variants = []variant.Variant{
 		DynamicShared: 17408,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "54d4b015d42994b530de6914dd5bbd29e283c2b16d7a4c6532a033b2f02e04ba",
+		SourceHash:    "41f6cb7772359aa3e5735307afe71a0f0f981562482005bd302118a8df477eaa",
 		PTXHash:       "889824ee2440a597cf2ff485322000519c6ab3025778b9869477c3e1305c31d4",
 	},
 	{
@@ -2006,7 +2686,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "339e7fe2b6c592c155eeb7b23e8daa05ac38992cbcdc73148445518a262db9cd",
+		SourceHash:    "077392e63e3bd8100371af00c6e719210322aa9b698559ed4db321680923d616",
 		PTXHash:       "0d8206cfacd9038113c3e88b7117734b93707596087f81d78e27123b372009bb",
 	},
 	{
@@ -2022,7 +2702,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c31595aaf32062476a27516a2d8284882b7908cf12236a197739152775ff3a2d",
+		SourceHash:    "714c2677bb6a79353667dc1715d3f732ded3e428296f265aec9822d56e72a14b",
 		PTXHash:       "80020ab5d8ed06f0c51f5e0d60772139f4a7e2c6ba30694221b116f44d594c70",
 	},
 	{
@@ -2038,7 +2718,7 @@ var variants = []variant.Variant{
 		DynamicShared: 35840,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2a1814becfd96997f9bf3117b1e8272ac28a1b6909972ffa733920aa1d2f4c9e",
+		SourceHash:    "ea645f4a53d1e8daf729a69d16616561a89824d5607da88eb15c188d7d3b92dc",
 		PTXHash:       "906f966d1873d7b08e6ad6196a03e3af7814eec9e2aa8778ba820eae7feea5ab",
 	},
 	{
@@ -2054,7 +2734,7 @@ var variants = []variant.Variant{
 		DynamicShared: 35840,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a24b4c751d06dd6631754b2cca1c1348e2986b8fa607d27ea072146fc5aba6bd",
+		SourceHash:    "864ca17a967eeeed70bd14603ea012aea92f359001110e2d9b1de559dfc46811",
 		PTXHash:       "cbdb38739b6aac9a75706ede181bf263ea2b33c9f4e56a5b10be0021a3195ef5",
 	},
 	{
@@ -2070,7 +2750,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8f7fb5f8d5b4969f444295e7c618d816a359099761f17f796ed158e52115102d",
+		SourceHash:    "8601995ad5d678d0e6fab69db63c1f69881c453a5eb3d674e8aab21e0cb3eeb2",
 		PTXHash:       "7d7dfded16cbf43e995db115eb591772296cfdd503942423edc4713bec286fa3",
 	},
 	{
@@ -2086,7 +2766,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5c736685384451668977bcf8185fe526ed0caff7a3617b4c12bd43f8459a7444",
+		SourceHash:    "3e09deff419dc6fa401ffbfb379baefd202b29ac133fe1d472d81bac5492c79e",
 		PTXHash:       "d322e378d7b1f3c54202edd35147c5469dcc161c47154ea25a004ed7f9334e9b",
 	},
 	{
@@ -6008,7 +6688,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 240, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "361fd9f3930b2bd7f04ced815f9d4deb6e5d141e921d9a707e100b6e052517c9",
+		SourceHash:    "462bc86e12fdea21e8d0d102f68871566e0521fe1a48f1c8568e81b46c902b91",
 		PTXHash:       "feeaa828571bbf17b057667708e223f93fd1a527106b1a813d3dd339ec1a30ce",
 	},
 	{
@@ -6025,7 +6705,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 234, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0dae67405f15ea22722569bcdc872bd8dc2d67b14d83295a60b56a203a320490",
+		SourceHash:    "dcb05c55fc2d34bdbd6c5d1346d681e1ef1961fa17c76b465e6735e02bfd116d",
 		PTXHash:       "32be0771abe1e7e7794c19c8dec7328c57d2c8b8778d5084a03fba2c77510719",
 	},
 	{
@@ -6041,7 +6721,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 248, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1bcda5a0e487dc61d4aa179632b44aeb799abe74f7b56198ec0f26b29c08bcbe",
+		SourceHash:    "169bc2c0d4c502b96d2c57c5b0175141f9d9ff8dff6066c5c840fd527cd1a306",
 		PTXHash:       "d6b0d7430d2f0bf696be347974f54132115e8f9d3076aa56d1d4790b735fb692",
 	},
 	{
@@ -6058,7 +6738,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 244, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ed7ef8a2f718cd8fb156f13fe011038747b5dbaefd7a7181bae57b6df125faa2",
+		SourceHash:    "39fa364f8e85ff0f02b33b643cdb1f7b5d195842bcadb232bbd00002437727f2",
 		PTXHash:       "4ba477c16b486fc9f176aacbac1a081425b673cd87b1bc64a1d948dd26b0d686",
 	},
 	{
@@ -6075,7 +6755,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 244, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "205af2b89dbfb24b44b697b86fac03a6276e79b8c1c8dc438f04ec2bf65f071d",
+		SourceHash:    "99fc78ba86d4dfacffdb676f6d5eb1779b1f2d7285dd04fcb05caab12367edc4",
 		PTXHash:       "de106b58023a4c7aa823c769a9bfd30da67511cb9473c30eb9b452fd47697298",
 	},
 	{
@@ -6092,7 +6772,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 244, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9517f98be6cad557a8481c7e60f77cbaa2e4f27c7c0bdaf8b3350131eff8e48d",
+		SourceHash:    "420a7308dfdef7c638c965a8bd0caf37221dbade54ef9c124a920bfee963146f",
 		PTXHash:       "d35c4594bfaac37f5327942f5a17e73889beb60d9ab8ab08d206235c4eb51874",
 	},
 	{
@@ -6109,7 +6789,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 244, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6bed0974cd83f9e2bbf4d203ae941bd0fcc1e819f252d060259d772802167a0a",
+		SourceHash:    "2786dcb597d48c159143141b5926578a88def27fe365e81e82a90bdb2b5a1549",
 		PTXHash:       "0ad822b79981f57748fa2bed8971c0f302f02f5d398119580aaf7b5a1efecfac",
 	},
 	{
@@ -6126,7 +6806,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 244, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "69f4e77b25bb6ba58ccd17de50e36218a6218ca9176883a9c460c80d7a4f249a",
+		SourceHash:    "0706cdf76c7f762ce93928da48366a0d93308821fe440bf9ac6d191b1c4f4982",
 		PTXHash:       "a6ab7592b94fb9bb4daec626ffdfee8516fa6cebdae65db62279d5bcdb650127",
 	},
 	{
@@ -6143,7 +6823,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 244, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fc309697bbd416bce3b04b2de5f9e93939a54a104f47b2a830576a33e9c0fd60",
+		SourceHash:    "5b5826785f34b5ff4dceee7424184991f07d60c55f90ffb50e7e1ec72f712040",
 		PTXHash:       "192bd792b15c477619d0d2bcebd14635084b0e22d6ab03d3118fe4003d84023e",
 	},
 	{
@@ -6160,7 +6840,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 234, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ca3381a1a8e19c28cfc4e2b7ddd3e0a5688fe4cf3644164fc744461f5c41d68f",
+		SourceHash:    "6565c8101de6795d706394c20a188b37609e9809adf38ff37dafea594d331780",
 		PTXHash:       "12340bd9e5e9be9cec47c8a63d3a3e768ef232bfb9a878d39f7fa0f6758ddfaf",
 	},
 	{
@@ -6178,7 +6858,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 157, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9a1b84432ca2ba0e62e78488e0b630e4d5c577c889ffd5682198dfd9f61f454d",
+		SourceHash:    "05fbcf69d2caa53ed1c7661c0a89cfe06c081d92ab9d533d3806ed23ecdf7f98",
 		PTXHash:       "45c63fb0031865d8f73d153816fda3de6e206177490f279bca0f2137ad883550",
 	},
 	{
@@ -6196,7 +6876,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 151, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "66279ea85eb83063b055cb6bfb50dbc20dca97e987c409887b26406428e14c08",
+		SourceHash:    "0fdb1310f9fdc83d64c7704314ed1d7e391ccd9bb467fd2f2073d497f1f34c49",
 		PTXHash:       "dfc4b0694a46c167adcc48a7cf3f7b07ab7bbbc9a64f8791079f53790d63396b",
 	},
 	{
@@ -6212,7 +6892,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 141, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "65f235c09777e1feeffade6ecca5d0dfaf0ac61124c50a4bcb9b0e06d26b9697",
+		SourceHash:    "3ac46bdba35e278f67c0c88f13b93322e41520227b205d8858144ef47567e85d",
 		PTXHash:       "a8b364cce7663f40a07655463170d71cd48321015ab3108861eb75f829fbfbff",
 	},
 	{
@@ -6229,7 +6909,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fc557502f25d631a7b01c8c6da9050e8befe9b263637053d1a336651f0d0f37a",
+		SourceHash:    "0156a2c3030d9b1a91f46239d254dbcfe98fde8ca0516e1069aa65f46b3d156a",
 		PTXHash:       "94aaf53337e1cd49db4c187e65145c40ba9fcce746fb6adf19572ec8356da533",
 	},
 	{
@@ -6246,7 +6926,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 135, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9b380ea9c72da88537248d93791891ecf9fe0f896e187bc32273a038ea648312",
+		SourceHash:    "f1f623c4029415f312528ce8ba4c80b437d0cbe51dd30521fbe9ca6a639a1019",
 		PTXHash:       "12a3658295c984c1af3072f29d4deb1b6e2451e4c1ece7cca272a57174b048ae",
 	},
 	{
@@ -6264,7 +6944,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 139, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1c54b0fd0277dcf33e30fb30025e094913c4e4dd22bb841cd0034b000646bfa3",
+		SourceHash:    "e667b766799bce68141955193ea9bb5524014aee372376f9deebb9ff9af55079",
 		PTXHash:       "c97b1aecbb41bc8ae1dbe9b6716e8fb4d1bb960ba1fa1eab0ca5e7f78602d655",
 	},
 	{
@@ -6280,7 +6960,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 143, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "078901bb0efa549e6ab7961781a88e02981d79772c6df1b8a7006c8b4c1646e0",
+		SourceHash:    "03633960cd305c83f26240cbec421217d6d06960a4ad667e783ce1898daf842d",
 		PTXHash:       "546a05f0f180c093f34859c6ddf9a07e82852992795731c27cb9d529202b2d21",
 	},
 	{
@@ -6297,7 +6977,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 141, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "678848d61087aee7377945ae66cf39119e8499c8deff47de77122a31b0a6d395",
+		SourceHash:    "9c2fcd4749f8ed6c74e27a2d5827d306d5df5f5782859d70dbf93b3c4ac421eb",
 		PTXHash:       "84b25511853579b2c0edc98d96e6490b7a5ff45e21ab6847692c1f17524d002b",
 	},
 	{
@@ -6313,7 +6993,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8fd7de591dcfdfec6be7c58c48352937b1a2e2038d4909234426fd4169c27d50",
+		SourceHash:    "30158fead5f9875ebc6578751e8981f37704d4bccceb694f5b37bdd7d69fa922",
 		PTXHash:       "b9566b1e1531a546a7a907fae5d40b6416159dc3eee925d10dd6dce6dc8760e3",
 	},
 	{
@@ -6330,7 +7010,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0379c577375e370cab8674dfe1bac4e682aaee2eef8b431fb9db8d76c97e2dc1",
+		SourceHash:    "2a4023eaa4458ac2e29827b3a8c799f473aa845017eac9549b99efe752c8f5ad",
 		PTXHash:       "1df43def5ba86c2fbb7b083d21270dc318af30319892280fd8c1fea02fac83ae",
 	},
 	{
@@ -6347,7 +7027,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 143, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "00ebd7ad70367bc84ed912957c91a0dacd9a4d40ed8e532e199c931f8b974509",
+		SourceHash:    "6210fddd1c182f592cc1f31957a9e7f6bc7b0d44a2ea5d1a403be634dde10aaa",
 		PTXHash:       "14f9db31b414859d571ccb5d4ac2adec11d16b33e9b29aeb7847cef80325e439",
 	},
 	{
@@ -6364,7 +7044,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8127e29f4c5b5c079891777304b5cfa178f34607bf0d4a27c0d05cb50a3fae8e",
+		SourceHash:    "3fe01d4e74cd80bbb42f736ea6f65efd4be24cbed036daa93151fb1133d7592b",
 		PTXHash:       "43eac560f37899ac0c905ed4740b371c3f31309f5358391bcad5e92c65e48e80",
 	},
 	{
@@ -6381,7 +7061,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3e369ffe1b6406a8288f5a8ef986623d730842b542089a8af091a3ae6d3a6ce0",
+		SourceHash:    "3b7d91a22be2eb11714db1d6fda6943ecc21f1c7d9240349decb8b0583772239",
 		PTXHash:       "2363a9114fcfeb70e4be2c84e302239aed52e2dadf2f755f7695c066c2649072",
 	},
 	{
@@ -6398,7 +7078,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42240,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 143, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "abb51e23ca0ab12cffbfa13f03c4f7e73f8ea3b064d7a212c1e21ce7ef6c5280",
+		SourceHash:    "a1391d80f2ed322c0bbb18bccaac6df6f5155416fd7aba7b7fdd46160ba84357",
 		PTXHash:       "7386432df78df2d8dc5bd44d36a2ce2ce153a432513690fd3427c0d73edf6fd6",
 	},
 	{
@@ -6415,7 +7095,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42240,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 141, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2c9fc3adef25d4920a16034319cef5e69a576fa0120f0f0ea60a7bcfb689a035",
+		SourceHash:    "56e745660462da4dc9e19554914ea29e573c51e155dbce0a77970557f4774896",
 		PTXHash:       "83f41ea462041f5421e44dddc46890d92713a045457f91f5d130320521e1de96",
 	},
 	{
@@ -6432,7 +7112,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42240,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6be4d485056ddb504be1c4034461095218261f51dad5fc6f56faf2ee8f6e6249",
+		SourceHash:    "c8f86d3d494aabc50b13dfd4521a3d789f045462ec9fffddf1e61d8f2c3052d5",
 		PTXHash:       "3ba0a86a4c23cb9d51a0cd2a5c5bb708f87ac537ea95d01a25c61cb02d08059d",
 	},
 	{
@@ -6449,7 +7129,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42240,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e9056ed97d69aec0fc401e10b1417635575b1cc1a2312981b31215a7961b90ed",
+		SourceHash:    "fbba1e9d7919d0d9c4671380db066cebc57775401bf79da2bd5ae4a6d5f87b67",
 		PTXHash:       "f8aa089c2ae524da784244e288a297e4979a35abbfcc76f760c85db81afc7af0",
 	},
 	{
@@ -6465,7 +7145,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 237, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3f6dbce1e71f972c3904c43c33741cf23ab56f009245e26e80a04cfbc617520c",
+		SourceHash:    "f3506d1b291320c83801859c5bbbb6c2fa577ccecd776ae2ad1972c690488faf",
 		PTXHash:       "833324077a9e093701701daa648ec6487a7d28eaeea3eac7986e13e2212ed5f9",
 	},
 	{
@@ -6482,7 +7162,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 237, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b017affd2f447728a2288cf20687f06a645fec08e3e04f57a603783be748baef",
+		SourceHash:    "dd8907f9fdf5cdc5016c35e890e4f6f7185e8eca27a589cedf2e9cf9f0366a13",
 		PTXHash:       "e72d531eee056179aa8e087565ed6cc81d6b1089a1bad48ee4f764744a5d4f15",
 	},
 	{
@@ -6499,7 +7179,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 248, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ccaa9aaa1f198d064a29d25396021c4b2bdcaed95af508e2fcc32049c14729fb",
+		SourceHash:    "867ed0b4054f25633a1786da88e69401185a368ae9afd7499f2ee0962d602594",
 		PTXHash:       "844bbb99d96ca460ca802288d3efa074e3e0332be74697f11dac9227a7a1b426",
 	},
 	{
@@ -6516,7 +7196,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 237, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "02de7c71f6653610b431d957ca22a2d84078fddf5954299a82407b97192182c6",
+		SourceHash:    "fa509d527ee4de95d2a5af3be84bca0fd6d3cb67f62604ddc1f0067a71f86828",
 		PTXHash:       "5974009c8435f67ed1a7716f7ae9ea2b9c22528bcb0303bb4fab1efab96ae528",
 	},
 	{
@@ -6532,7 +7212,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 240, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c46810eeb9ce0162b3c5ef2f97f79d06a5c91f2a500ba4a18f66432fc0b4a639",
+		SourceHash:    "f842d015befbb826e0a381589f4541d13edb6a8da19bc8d11a8f6b470418e133",
 		PTXHash:       "24afa5a645b9b61f9a474f4605a221383d94d5a0a46b6db2cd4cbb46e5b108a8",
 	},
 	{
@@ -6549,7 +7229,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 234, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "cc5ff557b5cd01823ff28b6d6c14b111c288517be41a4ba83bf57217af2a51b2",
+		SourceHash:    "93834431c0d6f9c2ee5b5285052f621bb1cae2a2b8eed99b51aaf34768fc6152",
 		PTXHash:       "e2fe5ac2f487720e64c34b7d3f943c85e7f0c8a410dc23f938d17e9fd491c8e8",
 	},
 	{
@@ -6565,7 +7245,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 248, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8363c436f5e883de97eef933586048da80a8990d40d6ac8930845d4d4e90ff89",
+		SourceHash:    "cf1eeb90d51b75f1e18c1bb50a3ea6589cc1ed7aaefa6adcddd0fb9c3632df42",
 		PTXHash:       "ac3f67b655c548f63512e793e7d48b6f6cda25aba6692356d7293fc872ba1fe4",
 	},
 	{
@@ -6582,7 +7262,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 234, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8f6f8dd2f6bd000cbdb952e0eafe83ae39b8eb00a83614f80ef1d9773e73fb1c",
+		SourceHash:    "41472269e06e2899cd408a1cdaf11237201ccbe1f0b71a77b360c6e534ee375d",
 		PTXHash:       "f6c26acabdbb301edde2e8d97a31a9311b86cb5ec794fcf603e06ca04dba6231",
 	},
 	{
@@ -6599,7 +7279,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 240, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7a52f85be0429878055409a9a31c87e8b1efedd66cc7f6ee5e08f42525d17fcd",
+		SourceHash:    "cf23e78d5137dfb113701775606f9496dc973c91c1354b6b8bc8cc7256cbd1d2",
 		PTXHash:       "1a773929a939618b2b2169b1c1fe2c6cc42c682ec17cffe04669649ef953c7d5",
 	},
 	{
@@ -6616,7 +7296,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 236, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "847fee045e65cf0435e967b983864fbf7623f4455d9c973a2be58a900cb5caf0",
+		SourceHash:    "614207108a494d3279ba31017ff2d98af274d3a7e280da3a58f00a482465f647",
 		PTXHash:       "a077b95b24a0a87449fd413e7fc44d9d86d01753318d4f70c2e3d5aaa0721eb9",
 	},
 	{
@@ -6633,7 +7313,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42240,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 242, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9cfbf06d862105c7644e1b1d1b79a1aba2cb26727355253cbd0a5eb649647cf8",
+		SourceHash:    "af2f0adb0bb9f33fb9fd2288383f99c9d91eaea83c9acdf80f88735d96993346",
 		PTXHash:       "3cf03f14bd8e3fc0ea48d6ffb0ae5a39cf29e8b3b8b43971ad8848245bfe7aaf",
 	},
 	{
@@ -6650,7 +7330,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42240,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 236, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "960a60e46109817c7f11ee2eb61aad327c3e15a951c9a2b7567d1c4b21c23f97",
+		SourceHash:    "5833396dff8f9579289aecb7d730501ce1f67cb58c1839cfb51a3a72d81b60a7",
 		PTXHash:       "1c03fda4c136fc9a2f8a35a456602a27e54f9835513ba190881fa4ce2bd32614",
 	},
 	{
@@ -6666,7 +7346,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 143, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "17e0a672e304af0e66b169231497999aede45e3d9245d329510138f63ff781c4",
+		SourceHash:    "c581b9225827bb273c315592962c2f9ba3fc81ad455e553a46e38321c1dffdcb",
 		PTXHash:       "61cf27a0af2676bd43de8abaa3d9c62dbc40d6a765025c0aea65b21718a5fd09",
 	},
 	{
@@ -6683,7 +7363,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "40ed1f5a89ab62c43d78aecb6e929bdc9e2046c39f6889642fe6a4facafc9006",
+		SourceHash:    "0d336c6abc5c5eb11b2ecf83700eafd9316dd0e4be8fd5c2d68fd3de67b81243",
 		PTXHash:       "e7611fef3ab8312f6c8ffd87af5270f8037a50dd9f61039d99b0d00bf1ca5a37",
 	},
 	{
@@ -6701,7 +7381,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 157, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ef949d454ef64fd75af962d6d8012ecbc75531f60fb470734eb141bbf64128fb",
+		SourceHash:    "654f4154f1baf19b7c4fb853d41a87ac609b07823e20cdc2b2ba094d6fd47330",
 		PTXHash:       "bf2351bd44c1a65893bd5875f1294c310dba644a5a1a88fdf326077c923b921c",
 	},
 	{
@@ -6718,7 +7398,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4c47d4b43026d906ecc333ceb1844f9217e91a576245b98726f93c4309047569",
+		SourceHash:    "13445a5e5022bf1aac59cd3fced2d5e58a9e59b90790c3b67a4790b9a28626f0",
 		PTXHash:       "0c045ecb94cce6f885caadf7d63bdd34540f89777eec194412c87c5c96050a27",
 	},
 	{
@@ -6735,7 +7415,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "624801c5e3c8ea7bb5aec74babcedee29dafc1e93cfeaf2748dde2d5d5059897",
+		SourceHash:    "0c4d5456e14040b0895bb04ef798196a571b13130b9b2dc3a6fb6ae0dabccf7d",
 		PTXHash:       "37d79c8da9a0d9dfc22b87a0b13c1614f782665061dfadda4d583a405a0a61a0",
 	},
 	{
@@ -6753,7 +7433,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 151, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b4aa9d636c6913c689ec062e19b4dd84dc57931748df728c4019363d70538630",
+		SourceHash:    "317dd9f7e9970725ec04d7a3567fb77378256346cd74ea286100cd7f883a5396",
 		PTXHash:       "68bae06fb1171787a4ecd2497f6809c75c89bc0762adc160abf33c531caf7f68",
 	},
 	{
@@ -6769,7 +7449,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 139, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a24a0edbfc10263cd98b4ff1d18886d0891a5ae255acdf53e821db5e76168bef",
+		SourceHash:    "7a38e03664afdf4b23c1be5a7f83d476694ca20ff1d7021bd3b6ee013a99baea",
 		PTXHash:       "30dbf830a371f186ef145ad82369e12c05029f70204daada70eeaab5b0a5fe64",
 	},
 	{
@@ -6786,7 +7466,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e4696bdf8e8079f4b96c0a431f0ba105d7cb6263d4db793d09b3790584ca0f69",
+		SourceHash:    "59d019e2288622b973f0eae2540ffb3f26b8aca21f5015c4498dc0ea2450afa9",
 		PTXHash:       "0e61ba0bdc3e0aa56408d3dd4b15218de19c07f684df71f3b2a6add426357d9e",
 	},
 	{
@@ -6803,7 +7483,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 135, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "08035035e4533d2eb97dee7e5ab8e411ca2558c24c4ae845ace38dcbf0ec2c6c",
+		SourceHash:    "944ae17021cedeae5be6e696b2ea8375f058e22c60117564e67fe2c9a80785ca",
 		PTXHash:       "4345e4a57e90ff829b5080495b675e6c93eae88f911b053b5b81bcb995682bcd",
 	},
 	{
@@ -6821,7 +7501,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 137, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0000b052d865d0d5a800d3d6e08ae866a94c5989d29d55c2fcf733c3dadd4bab",
+		SourceHash:    "4adb1126062c35d40f8ecb6196e1d7203fce6dba52aa50c72eb18ad2d92f5190",
 		PTXHash:       "e369c946dafcc4906f7bbe6c79e6eddc504fe80a3cae9086180facd5ded0fdc2",
 	},
 	{
@@ -6837,7 +7517,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 143, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "10587294817b59387f4ed3c7d74040ec0a7adcfb4cac861db637368245a696f5",
+		SourceHash:    "cd0a955c8f590dba97d8946a2f19cca4269e53200980307a30cd9307165ec0f1",
 		PTXHash:       "62884008e1c5817fea2171211ae7c87603abf5be6d738a1fa43cbe06885fb1f2",
 	},
 	{
@@ -6854,7 +7534,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 139, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8bf7214bccd04f666e4d562aa20edc1ef2b385a80d1fbf19bdbf3cde8769cc2a",
+		SourceHash:    "c02edda41ba60593d056b3b428c0639fbd11b13fb00db1f6a8658eb0ee1ba723",
 		PTXHash:       "62b89c35955146bb17442c133e6b733d29b193baa5e4a3503e0c2811d4dc225a",
 	},
 	{
@@ -6870,7 +7550,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d02468ceff2019bff683b94583d9b71501d7a1f1a03f30ffcefcda13e9b4cb69",
+		SourceHash:    "70ed179dfb17bd40e8066979a34bfceee7206eae4eb7da146ca7b90fb7911c95",
 		PTXHash:       "267ee0fbbfd90bf3cd6d1b2b727b0a482b6fd8353af16a35463d32cd380e7f66",
 	},
 	{
@@ -6887,7 +7567,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "da7b7aa9d60cbafd1cf52092357c189bfc1fc96bad77292c97dc36d91a167308",
+		SourceHash:    "9c6877c017cfa139808a52618917b0c33c3fffc96e3543abd2e861f839fbf077",
 		PTXHash:       "389012467b81ca5bb8162dad4cb9573c6e6a524e8261a9f7dd8f82d3ae8a030c",
 	},
 	{
@@ -6904,7 +7584,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3e41fe545a5274b586858faf430f4eaf2e98e6fbde84c7ef3979983e13debf8e",
+		SourceHash:    "f13ea8536e2d978ef0bdd657f6cd0dbc95747e4b4d645ab66072afc55a5470e4",
 		PTXHash:       "320e8ff6bec43e8081f9ed1a7e8dccb44e8234a4e86e39c2323c10431e5c52f4",
 	},
 	{
@@ -6921,7 +7601,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "210773b4f4c99d5dc9ad31594826f75145446c84492d88a44cae79c40a106f63",
+		SourceHash:    "c384e6554e971c6d595e00723bd7a60a0cbdb06c74c06c0e367c55c8f0552007",
 		PTXHash:       "ffa23f41e527220777463421506ceaa50358dff03d9ac577f80719eb08ebf9b1",
 	},
 	{
@@ -6938,7 +7618,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8cbf8c38626b91897732876fbd6744ad110d5b88ed1b2451e38b9b18a739c3d4",
+		SourceHash:    "62c925abf4d083064a41a591110898e297ca20c339e7d3070a06a8001dfd3c80",
 		PTXHash:       "3fca1addc4e7eabf391ef5c2bc84375d374dfee7327e31a9008f399ac09e1835",
 	},
 	{
@@ -6955,7 +7635,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8d3169d358493d48d33fc1f6112b753ce31fa70e945543c9eddd0766b2203128",
+		SourceHash:    "46a0ef42542a3934f3acda3854cfdd305b36958ba33feee96b1ef98f74976c2f",
 		PTXHash:       "47d7fc61e01b5cd78671d619129dec07b6f828900e1ad1e7a99a7d59a9d8ea26",
 	},
 	{
@@ -6972,7 +7652,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "55b3b4ccb5002277527b1cc908fce8047eb906cfd38d042703b3863ede501336",
+		SourceHash:    "e6209dc96efa0dca04b8c7ba19bc1be07b355c85ce96d8826256149ed1079b09",
 		PTXHash:       "175cb96efcfea06923c0149ba59b72f79a9ecd3de917dcfbfdd5cda48b271ccf",
 	},
 	{
@@ -6989,7 +7669,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 143, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e2ebcea9251db2a9c46fe981acf8d76b2f359fc7162b817d898955a29ab2fae0",
+		SourceHash:    "3956c2ed54deb098a8d66002235ca58402d4e973af10f4bc4529da2c987dd82e",
 		PTXHash:       "55d52e93e5b0a65eb3f4698d113cc0bd4b66f12fbe74f21ebd8e0a4f7ad1002e",
 	},
 	{
@@ -7006,7 +7686,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4c886f885b95bf11b10e2ed97192f08fad5818c2863cd21808d4b9210954703b",
+		SourceHash:    "8c3bcb54bcdc5be0eec5d38e6b6e10b16f486cced13c2ead0f262a2dd94c2a2b",
 		PTXHash:       "0dcb32662755ee7c172cab603f1ad6bb694537e91a37d550e6727f3ed4bc4ff7",
 	},
 	{
@@ -7023,7 +7703,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e5bb5623bc30fb8a12c9305c5fdb2229299f32df2814923f1a7a038dcc6551a1",
+		SourceHash:    "0b299b7cd35a8852564cbb0c9eaffa7d99bc15cc2c24d0e47b95566fe92715fe",
 		PTXHash:       "74b5c0459a0b61a1cebb1f23bd694d5f93e36ffd5c3211424d85c38be5146263",
 	},
 	{
@@ -7040,7 +7720,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33792,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "da0481ee14450615818c9f4c27cf3945b507f5066d2ffc0da439f905b2c46a63",
+		SourceHash:    "1d02e392e5314daf5441c479bb9a503fb72e7f34fcef0ea8afbb11d280b06c5a",
 		PTXHash:       "637f82a2824ee13984e26a87f1f90e715e8166ff6879896e8b123df8136de873",
 	},
 	{
@@ -7057,7 +7737,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42240,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 141, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e8a48c75ccce36feb17c7f955648e670db105247a7e0a8f6f0d6c054a19e5b02",
+		SourceHash:    "4cd5514ef235e922bb0776787aa4824139b7cbe41d30a23ef23d035e20c18bc8",
 		PTXHash:       "4de640d400bfd8cf301d6278912d4c9d2bfb304231d88e3d943a1e5afc3b5b9f",
 	},
 	{
@@ -7074,7 +7754,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42240,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c5bac4242ace98c3657ae6bf3e22165385dda4042ebfd2bf1705bafbe1cf724c",
+		SourceHash:    "4a389597f2fac9224ff3c7017e98784c1cab2310d7a8cea18ab29ba681cb47bc",
 		PTXHash:       "90c2e5e002280411a964c65912dff1dc1b29a08b1cc3c13006184f4d53958816",
 	},
 	{
@@ -7091,7 +7771,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42240,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f481527d48583f7d50bbfbb986d35677f05989f8440c838885e09112669570a8",
+		SourceHash:    "2a7534eab9997763a8c2cc343b8244a948f0312f1a7cab823cb7e12a6cf02a54",
 		PTXHash:       "4d5478d35f293741a8a84774685b55a3db9d7f3b3496f644707d7458fe0dbed3",
 	},
 	{
@@ -7108,7 +7788,7 @@ var variants = []variant.Variant{
 		DynamicShared: 42240,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7a96ae772d961eb11219c35f5e7d0b1c146da86ad589d1ef1625794195bc28ae",
+		SourceHash:    "d486044d9c94312558e66577d5eb9e1fbf26d67ebdfabeb9b6905ef028cfbf71",
 		PTXHash:       "49dc300809fbc3c51a1d7f8c7220a0deedd59696bbf8d97129a7a7917dc95afc",
 	},
 	{
@@ -7124,7 +7804,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 252, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "478be94ef44152b8c29c333e40bb675d79b5c9e09820cd6d10b2181d75643b44",
+		SourceHash:    "8c88c26a277661f5044f94364374fba8002bbd4ebc43bee3e9df1816932e511a",
 		PTXHash:       "24efacc854b2c0f992029fdeb28d64d5d1763096ca05b4ecbe06cda63feb7aaf",
 	},
 	{
@@ -7140,7 +7820,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1a3b278ae52f85bfa1b84171135b42958819aee2ba9c8fc40098a3baa2dfc4a5",
+		SourceHash:    "08193d69c9015ca78534df762e849b369d6966dc89ce2cda657e171bc55411f3",
 		PTXHash:       "dabae6a5bd791156c40fcf57b4cc49ba22316083e75ddb5986a5fe89eb223bb0",
 	},
 	{
@@ -7157,7 +7837,7 @@ var variants = []variant.Variant{
 		DynamicShared: 67584,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "43737ca60e6d02c8dad4279f71975839ad811483eabc513f92e586cd8c267934",
+		SourceHash:    "4d91dfe76b57213e54fbd5f4f7c96e077641b27f563010433824e1095457914a",
 		PTXHash:       "d403f44be777aba021e127c1784289101065c25444bca7d69618cd26354291b3",
 	},
 	{
@@ -7174,7 +7854,7 @@ var variants = []variant.Variant{
 		DynamicShared: 67584,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a5622a9a3f2295cf131e03f630f4b7da4ee1ad72db469bea01da2ecf352e2a10",
+		SourceHash:    "6e4bfcb4be36ab3ab815b4e6e1a960e6519a38baa670fca8eb9453358b22d55e",
 		PTXHash:       "bd9001ecc7376556ec9bb6041082358491995e22a3850899f1a12956ebfdebad",
 	},
 	{
@@ -7191,7 +7871,7 @@ var variants = []variant.Variant{
 		DynamicShared: 84480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b2d46568be11cc6f60e01cc073e809015db96168228389052c35a9b4d6f663cc",
+		SourceHash:    "26711ba695f17334a868b9353ace0e43181646d83996daf7a77590c3380f381b",
 		PTXHash:       "abf1216f16f8c69641be9beb2754d1fa2da558adb09e42721c1729b4fe91b32b",
 	},
 	{
@@ -7208,7 +7888,7 @@ var variants = []variant.Variant{
 		DynamicShared: 84480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "77ffbb6ded47b3d5bedf785ccf6acdd219bfc26d3e9181209b611f06cc928f8e",
+		SourceHash:    "515ddf7bd81ce15108aac1d2b5366a18cd5d4d93d9a7d55cb63e8085fb44d181",
 		PTXHash:       "17b24ec26cff33f926e3327ec827d3842d39e045cb6d4558582a52a052dbbb06",
 	},
 	{
@@ -7224,7 +7904,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 252, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4a9a17e46171c31530259ec5379ddee0f3198d55bb81e154fea49d8b1fad6b86",
+		SourceHash:    "b7b9ab1172403b6152933c843299be3537037601c093fbd22aa20a624b364061",
 		PTXHash:       "ccad96636c75f0c1fcb986f34b2f8d20c4fa050b5ac3ecfd8f0a61a87e4b0081",
 	},
 	{
@@ -7241,7 +7921,7 @@ var variants = []variant.Variant{
 		DynamicShared: 67584,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 246, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2fe6be0d97a1ce8259f1797e9e7b9d048561ce498f6792d3c725c4ee15a82e32",
+		SourceHash:    "8cc5f19091f8794afef23154801e0d30bea40c6c62f4057e50f88209f0736109",
 		PTXHash:       "7413f03d83818b447adec2b0b4f2867719c14199875298785b2d95b0966b5825",
 	},
 	{
@@ -7258,7 +7938,7 @@ var variants = []variant.Variant{
 		DynamicShared: 67584,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 249, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "99fb600bda63aa9570333fc39c311b82ffaa6cfd84c6234d55e41a15294c259a",
+		SourceHash:    "612199c7f589c9eb897076d234047f101e1137e8f743564458f927918066965d",
 		PTXHash:       "eea75d1b39b8e35c628d9f24203e7c64d818f4c12221716429022ee3d678be0e",
 	},
 	{
@@ -7275,7 +7955,7 @@ var variants = []variant.Variant{
 		DynamicShared: 84480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 246, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "82f83006fb9769aac1037fd3bb6082cf5ebb9531ef9af63be7d4e8e8e276b7c4",
+		SourceHash:    "de20c981c812f350b8d3dff974f1a012bb956bdbb58a99e84e315cb059925e6d",
 		PTXHash:       "882df956c72f14e6f41c7c7c5774fb53b347580a51536fbadb07c7942342054e",
 	},
 	{
@@ -7292,7 +7972,7 @@ var variants = []variant.Variant{
 		DynamicShared: 84480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 251, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e0e5b4f7d20e0673557e65d583b8907c3d5257cb3e7e42e4ad3a103cd33cbe77",
+		SourceHash:    "52876ec2d3aa9bbc8f199372016903b9ecfb719abc35f3d32cd6f0df63d150be",
 		PTXHash:       "e105f8143f25309d8504c05cfabd0f6bce759415643bb79c8c35da6703ac349d",
 	},
 	{
@@ -7308,7 +7988,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 161, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4454ed109ff403dc45142e24cfc427aa8fef2db32240e66760bc98a247a86ac1",
+		SourceHash:    "1910caf4b6b01d679a084807e69d7ccb779d052e4081348185d013df75a161b6",
 		PTXHash:       "7ff0a6fe05d2ae368e0408e56f3effa13780d2422b539146d075aecefefb0267",
 	},
 	{
@@ -7324,7 +8004,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d13626a8d4fdfe98cc072f8a141fc1101f1e838e537793d63fcc4806662e2567",
+		SourceHash:    "d3c7800a5f65991a3d83954d1cc0a828f9df43d06096f62beedf633554bf0cdf",
 		PTXHash:       "fe9cbd18ff91d301a2e7fde54b544655b4160c6d3500492e524305978ed1a0cf",
 	},
 	{
@@ -7341,7 +8021,7 @@ var variants = []variant.Variant{
 		DynamicShared: 67584,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b413d6b11038bce7e474da6e73897678e556f68afd8f58a9524c3b191ec1a441",
+		SourceHash:    "27a7ae18a7d68d175e01f76c96e692642e535570cbc2c6c4262e67a656f97682",
 		PTXHash:       "5c219b322a724a34b6a6944dfd7c96e74e78f45cff740d2b67b8849e22ff2ecb",
 	},
 	{
@@ -7358,7 +8038,7 @@ var variants = []variant.Variant{
 		DynamicShared: 67584,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5ecad1fbb7650af790babe3de1105f98bf95df0bd17a0baa1ee49d3c8397a8fa",
+		SourceHash:    "cab684296b40b152b53c8cdc0a9cd09ac64bfa3e34fcffd8f0cb00913910d3b1",
 		PTXHash:       "7457078701e4aa74d58118d4a4592d05faab9388e87ef23d39adf24551385fe9",
 	},
 	{
@@ -7375,7 +8055,7 @@ var variants = []variant.Variant{
 		DynamicShared: 84480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "65bbdf92e2843d9b8ff9a4b103e9dd6a269948e6c714bc888e2b7acf29f4f642",
+		SourceHash:    "595b47fac8bef4ad8e6389eeb3153d2faea01214bb03aa912c73fd63749a4a99",
 		PTXHash:       "a626f170f997382ae34b58d993dc95ca905e80d8463ed9727f35e4cf24b62b26",
 	},
 	{
@@ -7392,7 +8072,7 @@ var variants = []variant.Variant{
 		DynamicShared: 84480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "cf47f6a0be6c893f38a68dcae1996723fc7d925bc70ee79c6524f4184bc10e62",
+		SourceHash:    "2edac1590ecb7e6e96d5474f70d52131ad1b7b98af4004a6a273c8ce60a6a7a8",
 		PTXHash:       "85fb28c2ea25139f8bbb341275b6e6142f444997317a29f920e28c4ae823ce7c",
 	},
 	{
@@ -7408,7 +8088,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "39cc623c25ba07b84ebdf9b4e9e269972929e4ca712c4e6437874aa4a77606fc",
+		SourceHash:    "b48fed7f56a502d27b32054b3cd5db27ca92afecc76693b36e2a929a9a23e66b",
 		PTXHash:       "649571f1971df29f7367c6736b289f1345512e6bfc00b7f6e8e01db3ecc202d0",
 	},
 	{
@@ -7424,7 +8104,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "030fbb712bb9929ff8c902febb91d147ce6afa62498ce4354017c1d55fd40204",
+		SourceHash:    "e805ff42b46783a1a6645e6c76b4a39ee5ffcbf436388c415de292a6a46c79f8",
 		PTXHash:       "5fa3bc9c0f678e87f207a42829615eebfce115adefcfc9533269ec98e0fd275a",
 	},
 	{
@@ -7440,7 +8120,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 130, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "35da0cbd6b68aa1c269d4bd5cf55f965c0003be458915690dc7ff8b10af2cf55",
+		SourceHash:    "084fee6a27be1103ce212aeb5544520c6721cb7f68d27afabb1d367ecf723430",
 		PTXHash:       "ac999761f76bd680461870343bc40a138fad92ef3233d8ac834373f525ffc677",
 	},
 	{
@@ -7456,7 +8136,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5fb4bdc84ae39e1b7c3478503a96c0516db989dbd1e012acea6b985eecc55d8b",
+		SourceHash:    "0e1342adc2d7f9010adf3ec59512f6f8648b1ff9ea3d98d3150518068072caf0",
 		PTXHash:       "e3603961fd364c82e1b13bf423782bac6980ece01b19bdbaf3f12ed78aa0f893",
 	},
 	{
@@ -7472,7 +8152,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 133, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b465e906f25a6b1c961b49d4a3dd9474878fe08697097b4b8b75daa6e67bbb6f",
+		SourceHash:    "593f93d1abdcde61408b6a66e8c98a5cb74e2082cf8588e048b9d8bafd532494",
 		PTXHash:       "22a151e3af5f57144b8622f61f658f20cad64f1d82de9134da8d3351e7c103e6",
 	},
 	{
@@ -7488,7 +8168,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0467ec6177661317b97c106810d6cda82b9f0caaeb4e8765f05b39e376b47773",
+		SourceHash:    "1a4b7c095e5d2231b602a88e6b0ae9820a18d9135677304a517b1f6a1bfb88cf",
 		PTXHash:       "6218e9e03ca851fe42f769f3e756b3edd5c2958908c4013f53d99ecfcb6875e3",
 	},
 	{
@@ -7504,7 +8184,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 236, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "70c05346d03db4eb9b0db1092e9ad6db2aa1bb08df311e292305ba707ba49051",
+		SourceHash:    "bcd816acc8f3928af7db475b5dd0306758fe806cb0c4c55c21eb71e8960039f3",
 		PTXHash:       "e2bdf9bf6272270ff549b0cdcf87fad2dfd6d9396f286d39c48ed2995f12f088",
 	},
 	{
@@ -7520,7 +8200,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "38029c6c865f06342345ad52467b3da21bb591f5dd95fbb0ecd76cdf90005df2",
+		SourceHash:    "a2d68125a3f23e31c87a9595062c4400562ed823f2c772f6c1bffd04404613c5",
 		PTXHash:       "931d13bc18e655bd48f8c15e3ba1feb3be72589a30f7ebb2eab478d754987477",
 	},
 	{
@@ -7536,7 +8216,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9b5fd02d5b066dd2483cef90c01e4dd6d667ff74dc5cc7407450a2a68fdf3f50",
+		SourceHash:    "a73b41a2b8917c456552dcdcb212cea8d0ba58832e63521f4bc6d30fe68e22cd",
 		PTXHash:       "afd4e452bd2241a2eb46995188499db3bdbc98ac54d76cb3dc53036ce0721ef9",
 	},
 	{
@@ -7552,7 +8232,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 139, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "78e212b6c00791f7f419ae3631fea772bd79bc1ba14f3ad8bf90b983b0e98f74",
+		SourceHash:    "2a9555b4bcb085ef7b89b6a49f95d04afa77972acbb9bb3d1c686ca6104fbbe8",
 		PTXHash:       "117b67df5b0b233ad5d8422faa3e9afe935fecd7bfb3f62c4cf210cd9da34b30",
 	},
 	{
@@ -7568,7 +8248,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 130, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ccd7b2f34a2ffcb3363e0548c3c528fe1f081b5dedb5405e8da3667efe562489",
+		SourceHash:    "81ecffaa7a6bfe83a719c9b8eccd8349feb23377784a833c1519cbaa6a18b5b3",
 		PTXHash:       "0c5bce3fb768271ea829f16f9a26a34dcc6f08ef3d618240b7259901ab36802f",
 	},
 	{
@@ -7584,7 +8264,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "122394576ddf27ae21342180f8b2624eefefe6d3981d6dc31018bb17e1d82f3b",
+		SourceHash:    "a7cd2819f3c5d5ea37f17bfcf2bcf27a86ec370d7567eaebb2bb6895f6c090fb",
 		PTXHash:       "f4909910d3029c033f124b11b232414f7dc4dd168c217c2bfce81377284f2fa5",
 	},
 	{
@@ -7600,7 +8280,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 133, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d42c378355e19ccf35abc734d32e626c65a209dc4a3abd8c0fd7a0ee44c2fa1d",
+		SourceHash:    "4c56bd756b49bc24608d1a3112da3ce469bdaa261efcf865d222221e8b7444ef",
 		PTXHash:       "fa0de9cfa09563ddc0b54aed60b087e14e73f944002660634acd494493428bbc",
 	},
 	{
@@ -7616,7 +8296,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "dd627ac0cf75c3d2e56d90144505078990f53eeab897acb18e1feea31408c17d",
+		SourceHash:    "5d825fcd8677dd72de191a474bec09eccb0274120eba3e6748eeecf429827ea7",
 		PTXHash:       "9bee7453c5a247905e3ffb679b3292982dcd2ae6870815c05e82c13301672b8f",
 	},
 	{
@@ -7632,7 +8312,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 220, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "72de78d5c8bf4c4f2ca2aced3d368ec592ffc3db3dfa42fe54607c7d7cc2baa3",
+		SourceHash:    "4fd4a67c9751351ed272a9376388c94980dcc9c99a8feec73637904e2e85f63c",
 		PTXHash:       "daddecc7ec5112a46b1f0056ae2e15341af3e0affee274d063c68b6e5f4ce713",
 	},
 	{
@@ -7649,7 +8329,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 218, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f0f7a210045321fe6186c9005225b346e5c84d27a757e894c95634851943e680",
+		SourceHash:    "e5fd599e863736dab4beb8545539abd9a4126e942bb24ed6cd1491c6cb901518",
 		PTXHash:       "7768da7a44fd5e8655465db914b76f9484305902dd928c1ddd14b5dc0333b7f8",
 	},
 	{
@@ -7665,7 +8345,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e0d571ed98afca773860ce4655bc60adf2393a773d9034cdc23376793182c915",
+		SourceHash:    "948550ac16828647ec8bf0eab2404eb9df7aefa1d1c3cf4f92b159ca8458730d",
 		PTXHash:       "dc3f5ef0645645dc6b7002d4114da16a3705be3723200718c4e85899039c9ac5",
 	},
 	{
@@ -7682,7 +8362,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "39ab619757329f5a5e843dc563b395d0f8a1936e9b0179b487c8188949a91e19",
+		SourceHash:    "08e00fcc5adfac3ea502b193add6e27d6e996d5c91e13593901f46afbaf1dec6",
 		PTXHash:       "fc4d03e1d1b734bd83e4ac26de2241d567ffee9ee46c305bdfd3dbe725f5ade1",
 	},
 	{
@@ -7698,7 +8378,7 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6c3c08b217340433c173008208a6aa98d9a7ab57f7f2fcae55ed3e1fffd59ac4",
+		SourceHash:    "a2bd9e740ede57a750c515a09826b1694f3b0a590d9842a2ab042a552e651f23",
 		PTXHash:       "10da67645379bb6acc4f669075488b323bdc40d628fc5e7c62735d3e6e1bbeed",
 	},
 	{
@@ -7715,7 +8395,7 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 226, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3e51dd5896f68caeb003240430489a80c1511d6d1c4e09e8bac34ffef7d2de16",
+		SourceHash:    "905b1f6ed433940aee4e1cd918ddda5328ae67d1de44385961999c001dda86ca",
 		PTXHash:       "3bd0fbbf3a5333063bcfc6bf1e0391eb77ec664f5954db64097c4aa726937cb5",
 	},
 	{
@@ -7732,7 +8412,7 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 226, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "84745d934a0ab7fa3dd18ac7723c6fa4f3efc6a9bd610396b1bd4c1b448f15ea",
+		SourceHash:    "6c1cf410a5f88fd5981b6a4bbd1e7fd0e126322ac1bffc4d3047fd163dc727b0",
 		PTXHash:       "163eb72e7a9d9891f3b7e1f3429bf4ed907ef7c7bc02e0247ec2450391a324de",
 	},
 	{
@@ -7749,7 +8429,7 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 226, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fdb30b583eee075fca4527db39bddaf19d0e7a92ff7e18a645f067b4333439d9",
+		SourceHash:    "2bb6a951f4f030d10430ed7572569d44526140935e35326e04c7a02e2a63a7c4",
 		PTXHash:       "1a6a12c7fb89c0941885cb02960c1c98d7ac5857b8d49d52f50004e688452cff",
 	},
 	{
@@ -7766,7 +8446,7 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 226, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0b61a9502a6727d0f290037576427297bafd77b250c9c240ce99ffb235a1dedf",
+		SourceHash:    "cd4beccac6b2875bff168ff8b6f2b0fb88fa686e0836b609b85cd021f17dbb64",
 		PTXHash:       "9798bdf508b6a782f860e87cb2de545333d32a4a7d92c3dc00a7b9c59bd74b62",
 	},
 	{
@@ -7783,7 +8463,7 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 226, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bc5b2c99449294de6ebe8feb3795f10f80d33a1bb2c81cc52fb48756197e88aa",
+		SourceHash:    "b2cb96171c3df987d68499a67a13227c645570f68d87ba5ce612ce1755a78a3b",
 		PTXHash:       "d0f316ee997af72148ff9c18507e0586f194cbb4363678d59384ab30d5890b4e",
 	},
 	{
@@ -7800,7 +8480,7 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 226, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b4b73df4484163615fd0ebde1dd995e966a072d78fe5ec76f5dd183b8860cd1e",
+		SourceHash:    "3892670c6e0588b8e31e4e6e6cbd41f5165adc12f5dc4170b8751f37a881069b",
 		PTXHash:       "73fd955cef67fa3d78aac0bd93aa738a0a08cc3d2aae37f5e491091a95cdd804",
 	},
 	{
@@ -7817,7 +8497,7 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "dd3a0b15f337cf2ce7ff9f9b65155965a50763356d4881a9d8943e0198fc05e6",
+		SourceHash:    "96a5279012f4d6b5f59314f9a1d4edff6b125758ca1ff0e7181e41c7ded6c662",
 		PTXHash:       "7a071d782e240adb9ff7d94ec04712238a0c44ba8a0e41ec08243bf00b831ac7",
 	},
 	{
@@ -7834,7 +8514,7 @@ var variants = []variant.Variant{
 		DynamicShared: 50176,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9e23540b2191d4d0005f57663a5739891202a351798f509a52b9dec88bb01fed",
+		SourceHash:    "1d4e3b5420957d5e465bd51ebd1cf0fc99f56ee7a268c4733fa6bcbc67263a56",
 		PTXHash:       "3bd29f00808f11adb7a6796d134e1d130b25cf2f9bbf1ab265e12d6bea748c52",
 	},
 	{
@@ -7851,7 +8531,7 @@ var variants = []variant.Variant{
 		DynamicShared: 50176,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 220, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "977332159ba47df05b3ba8acce9a0593a0414065bcbc4e49ca089ea48c2c8f5c",
+		SourceHash:    "e5b09be4ee493da873be7cb1069bb0ee3a299297f420d954a882bc09f28d51e5",
 		PTXHash:       "e5541127299b91e13da47620e4cce32965fd5bd4b1f9c08158bfaa7e32370c46",
 	},
 	{
@@ -7868,7 +8548,7 @@ var variants = []variant.Variant{
 		DynamicShared: 66816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3a34f9cfcc1262942f33371a6300630de6e68d60b1b981e776748883b7c73118",
+		SourceHash:    "469c183433438b4ca1a5e8f590dc5957c8d98cb84e334c45bb4d7bb847865f72",
 		PTXHash:       "616330e38d48fbc4e6c0dd9fe754ad7e84f0672702f0aa7a5547fd7a21e7f8bf",
 	},
 	{
@@ -7885,7 +8565,7 @@ var variants = []variant.Variant{
 		DynamicShared: 66816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "268502272438c7cceb1dca7bfcb5f6f4c22d91390fc78cc1a1246edacfe902c9",
+		SourceHash:    "8ef809514b2ff9159e860bbed9eb23b54d4653e77c5729f7c881daf359592a9f",
 		PTXHash:       "067040ad376adfe89a507f4c14fead1cb8ce158809a01f0902d6fe61e4f5a1f7",
 	},
 	{
@@ -7902,7 +8582,7 @@ var variants = []variant.Variant{
 		DynamicShared: 83456,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2845b30d1716727d47f4c69afda76470804951a0ac580c60f45b51c913d45875",
+		SourceHash:    "a8323ca535b88d458e9a5ba6f97efc9b4abb6cecd46681f8a6ebd9ffe5d4f968",
 		PTXHash:       "90492d0c86f906e7464d2e570002eda0ae17b8672009d7bcead463d2cf606d9c",
 	},
 	{
@@ -7919,7 +8599,7 @@ var variants = []variant.Variant{
 		DynamicShared: 83456,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e9dbf4d8a8e7c18cdbab79414b6bc1ede9c0bfa7e5b0a5fe0d73533ea2dff2ad",
+		SourceHash:    "20d373ee11e1c5f58eadf518ef3ae4a8f428835242f690d1725bbd93c6003723",
 		PTXHash:       "12a245067c9d1a0eab16e2653d415233a69cf1bb70db8353e1d2332992c9d36c",
 	},
 	{
@@ -7935,7 +8615,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 211, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "16700937b27a8bfe7152e5cc1e6d11023e785e76f9bc8ef23ce6f01358b9af28",
+		SourceHash:    "89d23eabe9ebc0e54ca0c5c2021440deb6cc68c90c9edd0274dd3fd9af1b5c2f",
 		PTXHash:       "f48267b3d4d2d44af965501dbcaa6ee505df4d1c84d73f46d0b7fa83608fdc3d",
 	},
 	{
@@ -7952,7 +8632,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 207, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f2a4e2a1160309ed12794f81746177f9a0f648f0d93ca592d45b3c01ab364b41",
+		SourceHash:    "9d812954ef8a474bb61fe58e42887538b1ac52bc2870859d2fd67cb50570ad80",
 		PTXHash:       "d6ddb1f6a792337e17a431d6591e3e93c3665b8ef42a0f13f41be466d1eb6a00",
 	},
 	{
@@ -7969,7 +8649,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 204, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c6eba4d04386b2faa378b1cda1c8c2cf760faed10255ea560b93ea048606a8cf",
+		SourceHash:    "5cd4e1a394c29ce43d2ca32bfa8ae9e9fb6f2fce289f684c233e21a54002e3a6",
 		PTXHash:       "95d55c1ff8c96f29cd51e95ee05b8b494c62b0f9ecfa2b300e6afb385237dc1a",
 	},
 	{
@@ -7986,7 +8666,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 206, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b6952d9081b7215a7757402d20b17b0934b0d15880b57862b359be49a976713a",
+		SourceHash:    "bfb77f46b283a01e4f2f601c1101d46691c86202beeb07634f2f1d7e9ef1c5c6",
 		PTXHash:       "05c3ff63c7bed277ee379422a665568db67ebaf7b5c67ae752f10de26c589acb",
 	},
 	{
@@ -8002,7 +8682,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 216, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6f4c5935d0390d41ed95f1a47c86a22cf8f3f508f1823091aa63bcb2f911d23e",
+		SourceHash:    "8c1232b2c9a8573660874833f5bc717fb9d221e874bfa822e44328107db99763",
 		PTXHash:       "c867fc748ff7f9c6dfbd03483d1b27c48c52354eb4c7ba1a17fdae8cda58952c",
 	},
 	{
@@ -8019,7 +8699,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 214, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d0f558b5657e6fbb40c77e7d81c025b6b93869ec1c890783540c7fc53a465b55",
+		SourceHash:    "6831bc18627ab5442980a29f61f0838b326ebcce24e56722b2e42d135f162190",
 		PTXHash:       "7d582a959ae82088c865186041dcef25a84f8427061d664dd9622c59ec4f849d",
 	},
 	{
@@ -8035,7 +8715,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8b0cc0a26bb72ea9e3fab8ea00de7e6af4eb52c1ce7016e68b82f7f946e3f1a9",
+		SourceHash:    "796fd2e0e7724b934f13b01e56e4df4cc90b35d620ab5bae6e70d607b74492a1",
 		PTXHash:       "1ed9d9d1740787ec1f3470ac65d2944a2e12d239052f52fcc08e3c95d4573f0c",
 	},
 	{
@@ -8052,7 +8732,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bab5f6d02a04a1ea97e1243495ace774a6cc342faa7e21e9dd8f9efcdc74ca4e",
+		SourceHash:    "2920a791d5246a9e3e4f6604ae15c227bfe1ee3d558ccde745ce8093ab8e8b59",
 		PTXHash:       "ad82cc088af57df2224c5ec7aefea66f8e2117756810b47e4e4275e191970047",
 	},
 	{
@@ -8070,7 +8750,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 236, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "450a9d99c9d54f8be282087476436f44d9db86455e7d3d151f1ae10cc9a5e317",
+		SourceHash:    "3c3483fc5bfd6dca6eec82e637bc67b9ab887d23e7c86582b9b0f335a7bbc92c",
 		PTXHash:       "54b1319b8bee7a7e9cb9f55e604311107f08dbd339d38cb18e34d906c6a57a34",
 	},
 	{
@@ -8087,7 +8767,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 232, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "340b8d58aacc59470c485848f9ca2ccb8900ff5956b5c3f7d2c84890cbea7665",
+		SourceHash:    "69d72f73c1dd75546ca95b7071a67818408cdd00fe0408a9a910b22db609f8de",
 		PTXHash:       "8e27678eec1fa749e44fbb3a7a401b07db0ad9dbda8840abeaeb5d10f00de72e",
 	},
 	{
@@ -8104,7 +8784,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "52ad5c57b025d497c57f498b6f8840a145eeee1f6f20f0f609955017ae463f6e",
+		SourceHash:    "960f32297c7bd690ee3e79b2e044df2c1596eace62c2a1f3fcf2a3dfeb388132",
 		PTXHash:       "2340bff529db2181871c99d3400733ee10bdf2e1bb3c64884c7550e3a51b8960",
 	},
 	{
@@ -8122,7 +8802,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 238, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c81072e165abca51bb51d307f682263a1cfe8961f40d5f7b31f9a9b7ff3218b4",
+		SourceHash:    "3c7428248d8206f6421244718be505030b81de643acf56c36fcda0b8d839dce7",
 		PTXHash:       "86506f1bec7c8b038d17a13871b028e82a8d62e7c47ad6acd69e36af753d882a",
 	},
 	{
@@ -8138,7 +8818,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 220, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c6d431f781febd8e72e823adc571afc944cd1da3b8c98f23e2d18356eb0c22f1",
+		SourceHash:    "6f437ff2bc895f01a4df869e201f772470aef78bc2c260ba8ce3bd9481bb7916",
 		PTXHash:       "129b2caaa2571f2cd3c3272515be74e07d06cae77d18b92eb0e8c1bf1998cf4a",
 	},
 	{
@@ -8155,7 +8835,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 218, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "05a69dc951409d7129623238ddc9aaece5d20c6b5663bf27846c79b5f7e8d103",
+		SourceHash:    "44b7411b3c6611a356eecd5d709ebe7b6f4ed6a7c5580a750a3eb5fb44aced59",
 		PTXHash:       "56e59a54bf736181c58ea2f5cd4191b248632ef089c830602400b7548f49d478",
 	},
 	{
@@ -8171,7 +8851,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d575a10712c3cbcf3d7c4e3426be3001ffb9e3e6c5a6ed1de30237d5cbfa713a",
+		SourceHash:    "537d05118267eecf3e31b9059f89e4e8ae1f8a244b050a3a0cb45a5acc4c4687",
 		PTXHash:       "c3d228cbe9d2900bbca1c98f9bc93d13304902d23bd917f1b70488b68b3dda75",
 	},
 	{
@@ -8188,7 +8868,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 226, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e6b54a96cdb4042ca5af51324d50ae14eedec7a75b3f0bce5dba2e2d8755a9e2",
+		SourceHash:    "0dc3055234371af26a30deebdfaa0c3f30d5d0c43297bd0ad0f68b2b04e94374",
 		PTXHash:       "30df09817a53985e9b61891c4de9599f210fd5a4e5792aa7a1fdf6284b0e2966",
 	},
 	{
@@ -8205,7 +8885,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 226, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3e47bcae659ebd3f104e393effeb68848d0b1326a9494170f1944aa142972df5",
+		SourceHash:    "a6df4cc2b3603bea9082623cd371f6e513116603f64e4ac2a57c4f073fac3105",
 		PTXHash:       "2615b37c0c950c70953a5825ab3e9bc6c73033a9585d705d5333736063335cf8",
 	},
 	{
@@ -8222,7 +8902,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 226, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6cd4ee4658633538c935d709e49db558a8f11681a9417accaa8885221b1561a0",
+		SourceHash:    "9df1926315021a4feed9821bfec46abe5533ecf08696b495f106dc7f36d6d6fb",
 		PTXHash:       "42c766af147164821984e1bd7bc0a2a42865d879d1eb9f591048b9da6ee79bfa",
 	},
 	{
@@ -8239,7 +8919,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 226, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b27a7b40adb1a0f65beb65f79e2f9a7b378b5a5beb1bc2a2a2177f212482642f",
+		SourceHash:    "9acb8fccdb58bf2d9a1d5ebdf86d3644aaa0c72578d3e89ee0e05e66b4f2f826",
 		PTXHash:       "59b31da138ae60f3bf2af7ee5628fcff660d4820945a21ee7b7db181eb41b203",
 	},
 	{
@@ -8256,7 +8936,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 226, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d10f452d75254e62655536096b0d50b24b4968a21bc1abe8debdbd58883094bc",
+		SourceHash:    "7cb3a95f1f98703b63388227ee2bc80ce3373dc6bf785b9a3e429b718a0aae88",
 		PTXHash:       "0e5504b63284bc21be2fcf779ceb4109822aa78fe99effbbc877f2c5047a92d5",
 	},
 	{
@@ -8273,7 +8953,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 226, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "649224bc18a3e52b2d9b86dcfdb960015f77f2739f4890111d8b67a9a9245631",
+		SourceHash:    "536417da034ec77e9b3f4f25901ffeaae653cb907813fb0a1881b2e68349f165",
 		PTXHash:       "a602520346f37b678f7176478db1a55e98f512aada6b35c24ecc66b86979d739",
 	},
 	{
@@ -8290,7 +8970,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 232, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "73dfb5877e4faf18360c2b9a81dbd8607dcb0cf91af8039abe1c9a90702a701d",
+		SourceHash:    "366210a1595118418ff15caf150cfbcb7d71a6b9ccdf27acf3875775a34461b7",
 		PTXHash:       "50d30feaa3d38f7efd2e5ba0090772e1c057ac5f40b8dc44e372057b709b1fdb",
 	},
 	{
@@ -8307,7 +8987,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7f24f9114b56641e97a57f935e998423b1e86a7327bb7cb17b7a83022d9c01d9",
+		SourceHash:    "7de198f222dfa5e5d8af3ede0a074cb3ef88afa5fbe49e031cfb4c9eae3c6741",
 		PTXHash:       "93504636c33edaf4c7a0104c2aee2c8b9b802262844b7d71f959846ab4e0e5ba",
 	},
 	{
@@ -8325,7 +9005,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 230, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bb5d610b6ddffd88a5dddc853fcebc908ef90a23b814f3caed2eeb9211ad78a7",
+		SourceHash:    "a482525cb824a815ce090d033542ccf5d4ff56913a5adfaeadab7596267097b8",
 		PTXHash:       "a5316bc1e7432ea2f1ebddb9e31b3fad7c6d32285f6351486b4cfde7f7290619",
 	},
 	{
@@ -8341,7 +9021,7 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "76d554eb388df4e942dd8c9517b36b8c41cbc3ef55018358b5bee35ccb20741a",
+		SourceHash:    "768f56780d187553f69a9c36e1ea1fe5f1177d3af5b14ca7e3b174f00a3573ee",
 		PTXHash:       "4011d9368fbae986095cc2dcfbb7a46fe3288dddbb8fa731eccfca437afc8cfe",
 	},
 	{
@@ -8358,7 +9038,7 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6358f5e398e65785802828a794fb9c74f3c839a1b59b1fa7328e0e84cb62d312",
+		SourceHash:    "ea169329b6825116029d0f9529abfbc6c666ee26ab4741548c3f5d5334dc6334",
 		PTXHash:       "a2336785fcbb46751fe339e5e6133934f7d49e959ba378bbcf5c4566e50da394",
 	},
 	{
@@ -8374,7 +9054,7 @@ var variants = []variant.Variant{
 		DynamicShared: 50176,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 220, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b5cca0221106654826f8d5818515d528083552ddb35d0349a7589cdbcbb5dd17",
+		SourceHash:    "c0269dd143b71ce1c371680cbd8d15ce8c39c1cc5a1cdb80e8f4e9ba1ff748a6",
 		PTXHash:       "ed086f674c2f866757596a71c4f2fa66e391a77eb148526dac3236c4e568ee8b",
 	},
 	{
@@ -8391,7 +9071,7 @@ var variants = []variant.Variant{
 		DynamicShared: 50176,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0052915b2cfce9e4f3b8ecc6f143af7cb855cfefb322917de2220f7ecb62b979",
+		SourceHash:    "4fed257614e610eb757fdc77a7f8ed38bcaeb52e7c682c54df94e2693245512e",
 		PTXHash:       "eda4e1befa57ac63da417d344a9a3b6013c119848cb430869f28fc4ff2c8267c",
 	},
 	{
@@ -8408,7 +9088,7 @@ var variants = []variant.Variant{
 		DynamicShared: 50176,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 220, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "80d28ffacca6a2f3d8f506971f765a127fb263101d0427dc18b28153aa42b14a",
+		SourceHash:    "f188e258f784f1dbea4cd7a299cd030ab21e0ae0de44847329cf703fb526af8b",
 		PTXHash:       "1b321941d58ee31b7131952a44ac9a8d37da09fd0f3f1ec628e58cdb38d2e957",
 	},
 	{
@@ -8424,7 +9104,7 @@ var variants = []variant.Variant{
 		DynamicShared: 66816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f7c0403c0cf75bf69e7c75434ac2bd0a703033e89117e1ba5b999f1a44d08fe9",
+		SourceHash:    "baa3e34fe90db5b0704e2a3219934d0376f6fc6cd821b78afc235a36749050b1",
 		PTXHash:       "f09b7fd416c9ef0a3f307109c57638aec4214e29c3932426031c9e872301ac46",
 	},
 	{
@@ -8441,7 +9121,7 @@ var variants = []variant.Variant{
 		DynamicShared: 66816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "81436ad5be531623b978fb52a412ca4ee9ecc602df2ea0efafe2f334dcf7d281",
+		SourceHash:    "8feb6e380db6df17231d80fba4f65d1353a965d5c7915da60b67538e50678fdb",
 		PTXHash:       "8f5cc4a8179a15ec91bc417cf5b2c1c5b41414042fec06fca06126ddd4204fab",
 	},
 	{
@@ -8458,7 +9138,7 @@ var variants = []variant.Variant{
 		DynamicShared: 66816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 232, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ff0b60c182756f532004a3ee545e8ba5dcf8d9855d21e8e3cd1b5f0a78e16a01",
+		SourceHash:    "f9ca9b4e782977b9d60e68a90d4c19ca701077b65c21d92242ac85771e438b62",
 		PTXHash:       "c3f61d724cd558432197cb57e673dbed293bad1f6614db0b5c7f9ddd9d9e2b8b",
 	},
 	{
@@ -8475,7 +9155,7 @@ var variants = []variant.Variant{
 		DynamicShared: 66816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d14eb9b9ef891e9d2aef9cae13fb2dcf1cd21f43ebb9e3317a97272e57e258de",
+		SourceHash:    "b702fdd217907abecf9c01e124f6d1bb6d208ec25559abaa5faabf69690ab911",
 		PTXHash:       "dd223d97be3172627d0238dbbcd4513d3399ae0cb713089e120b99659dfe1021",
 	},
 	{
@@ -8491,7 +9171,7 @@ var variants = []variant.Variant{
 		DynamicShared: 83456,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b075ac559b164ee3925e4474c968a2387c5bec799f2b325536643ed78d071013",
+		SourceHash:    "4bfa99a640ccd63808cf28223590ad19b1ebdc6fabc4a111e80252c18b8d44f4",
 		PTXHash:       "dc0da2e611c0a5120025ac78bac72858ded19debea1c2716a489dee82f6bf062",
 	},
 	{
@@ -8508,7 +9188,7 @@ var variants = []variant.Variant{
 		DynamicShared: 83456,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f6dd8b5eed78bedb5e84dc4b37db9b0a73f3f7933ae11ab7fd0208d86e7841db",
+		SourceHash:    "130bb981f44eb4b1bacc492ff8a60d1f6d43797b4e506a7fd5b238ca76a5dce3",
 		PTXHash:       "562493c7e89502674777a75deaaf38868376001ef30210dff2fadffda0823d13",
 	},
 	{
@@ -8525,7 +9205,7 @@ var variants = []variant.Variant{
 		DynamicShared: 83456,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e9e31268e2ab1611a4ef80207589ead629518f423ce1335608ac546f080b737f",
+		SourceHash:    "ebbe7cdae2b9246818b47d93d5f3431d019288c68d007f4ed3fceb429cbad436",
 		PTXHash:       "4a78e3d3eaab384c014be9c46561e6d1da08fc5711359a7b3381e79e5e69717f",
 	},
 	{
@@ -8541,7 +9221,7 @@ var variants = []variant.Variant{
 		DynamicShared: 98304,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 234, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9d68d2210ad61a158b1202ee3776b79987424fddca6c6a0607fe444d0d5b70f3",
+		SourceHash:    "5859f12037d749c8db0d9b1638474f975ba2578582b5896c40cb4b0da638fe20",
 		PTXHash:       "cdb830d99c952541c3807ede3466bbc7a879e60b5e6b4e3805ddd0e4c78bfd3e",
 	},
 	{
@@ -8558,7 +9238,7 @@ var variants = []variant.Variant{
 		DynamicShared: 100352,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "14401c1f5391aff7e4a9b922e573f8b6ac0881fd07ba5913bf1d37642cf3196e",
+		SourceHash:    "139319de003df2871962c30a521233df8099f29d89ea6ed8672b59192fb4b33e",
 		PTXHash:       "f232c1c07fdf3bdb7f13ce3d6874fcb35fb5d0178af4154968c2cea8004962bd",
 	},
 	{
@@ -8575,7 +9255,7 @@ var variants = []variant.Variant{
 		DynamicShared: 100352,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 230, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b8b396b1af0f5114837c9157c6f53a579d9b425b2faac4b4e3312ce121864441",
+		SourceHash:    "e4c01c6f6d80b88fa5852a6996791ac172ceb65326c18644db4c96e417b8f888",
 		PTXHash:       "2c113406d832825868ee96cd321a14d62a62f0eb8e583502c3a54c5f30977de9",
 	},
 	{
@@ -8592,7 +9272,7 @@ var variants = []variant.Variant{
 		DynamicShared: 133632,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d9f25115ec55171f618650257cb94640e6273bd037f79f8800eef1f7fcbba804",
+		SourceHash:    "3b220156829a5d7ec5021c37637c91dd4bf3c050a936b1577c37bdcb1e7fe7fd",
 		PTXHash:       "6b8cc3a6424524a23f79f7c2c0d3bf76126f739c741a867370e9a4fbc1430973",
 	},
 	{
@@ -8609,7 +9289,7 @@ var variants = []variant.Variant{
 		DynamicShared: 133632,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0a309072e845f7a37070fdf1e17447cc226455a05a0b3221f257da3854ef7d51",
+		SourceHash:    "80cffcb32a46439494825ad912569eb0f4d33c86314e79837cb62a0b846af837",
 		PTXHash:       "117ed86c3390e7ec7c26bb5c8cf298c303e26465387f106f6987fa7c47cbdc6c",
 	},
 	{
@@ -8625,7 +9305,7 @@ var variants = []variant.Variant{
 		DynamicShared: 98304,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 253, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "043ef90aec010f3bdb465d4a98477e576dfa83afce8ad4f6135209e0c01081a3",
+		SourceHash:    "43d710ecd40d4cb34d09d89b3a437f5e6bb802ef78948395360ef945615a9d31",
 		PTXHash:       "e208042cb0eca962e6c5f5af680739adf5fbaaa497e948090631d66071720a2f",
 	},
 	{
@@ -8641,7 +9321,7 @@ var variants = []variant.Variant{
 		DynamicShared: 98304,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 234, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a2bc6ecd5aa192aa4958077ecacc03001303c77e694341434fb24b77cd9f5f71",
+		SourceHash:    "627eebd74087687e261be2a073add2f4ea5732205212668dd1efa5142a170330",
 		PTXHash:       "069fc13347c8efd01c6a9945dd63133b20421b68515ad1ccf01ba06b20a79f15",
 	},
 	{
@@ -8657,7 +9337,7 @@ var variants = []variant.Variant{
 		DynamicShared: 131072,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 234, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "06f8173070c3650b81f1454b19c5ecf05d5bab8bec8009b19d437eac3d50de89",
+		SourceHash:    "a54b9408a053da9d4a758ac175ad11621f814f3097f462d8b1576ec8af07f5b8",
 		PTXHash:       "4b09d5dabf4b0270aae9f4d716f5dc5b3d503574d1a4f70bf4c82c85409487c8",
 	},
 	{
@@ -8673,7 +9353,7 @@ var variants = []variant.Variant{
 		DynamicShared: 163840,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 234, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4a50b87cad7d71ee3e935f30ece0403c200b5d5d832e8054590c6adeb86c16a7",
+		SourceHash:    "4e172065d79a4f1485c6436879b634b98eba53325da3c2600c70fdb87e41f538",
 		PTXHash:       "8459542b53161e25d7b6d7194a72d79b600617f9b6ba98007b803d5d89c10ce1",
 	},
 	{
@@ -8689,7 +9369,7 @@ var variants = []variant.Variant{
 		DynamicShared: 100352,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 234, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5744ed4c81f76fe4d3c09bd1899152bf64d68720a59a00a4bd498d3a3ccfaad8",
+		SourceHash:    "0ecdb43dc9dd0fb795a217bad2df1cf910305cf428011d10462856e4e79965d2",
 		PTXHash:       "1a7e918d51b15e783f2c5e539e96ad5789447e1caf302ebfd4d0bd1d0a2985b2",
 	},
 	{
@@ -8706,7 +9386,7 @@ var variants = []variant.Variant{
 		DynamicShared: 100352,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a90596520158509e5468bca4ff143babe55578daff885022ada4cb129b16e52b",
+		SourceHash:    "4356083d84d5b491db982fca61bcd86ed5518ebcf2e2796a909ab3e47b9d0a26",
 		PTXHash:       "0504e9ee4c98ce717423df0ba1d05afb75b57beeba53672bae33946ff0a3014b",
 	},
 	{
@@ -8723,7 +9403,7 @@ var variants = []variant.Variant{
 		DynamicShared: 100352,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 230, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b4f6dd89373d22c05c9835c998b4c062f712ebb6cc9f4c8c991dce6609337462",
+		SourceHash:    "dd6c87f4e0a6a84cbbefbcee1c6da43cb8a6a90e45bd989338f909892c3b5025",
 		PTXHash:       "4d911cf6a3b5eb446e6c0513f2e80e5bf6fa9152f3f4b6fc41a3d0ade64d3367",
 	},
 	{
@@ -8740,7 +9420,7 @@ var variants = []variant.Variant{
 		DynamicShared: 133632,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "176bc28df6d5120ceb831152cec91581eb3caa75089afe50e74b8805fa842808",
+		SourceHash:    "f754a179a4fa4130134beccff539eadabafa18d76d5de596d60f437a64f35ebd",
 		PTXHash:       "33d5b494d9cd7a6e1e7d7571fa5c51417d159b65b8539eaa11e284b07ee2b7fb",
 	},
 	{
@@ -8757,7 +9437,7 @@ var variants = []variant.Variant{
 		DynamicShared: 133632,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "382791729bb888890291e5f93ff19d092d695bd12645d555f42d0274cf237e6e",
+		SourceHash:    "eb0538d8527678bbaed1096c5079f26fd727a5e6a8a6ac59244bf4cb89717a89",
 		PTXHash:       "ca2e28a5dca30d8547ec7bf901355ecc174491cf6bbd2addd181b2d74655dc52",
 	},
 	{
@@ -8773,7 +9453,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 220, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f17e048c88308a7be4fc7ebf59dd56ef6c363a9aad4bb2c19a2eeb86b78058d3",
+		SourceHash:    "adab8cdb302a62d92f58f27194cb53579a0e7f36ab0edd6a7d611817c83eb59b",
 		PTXHash:       "a159a60be181569361deea303b007772c903ab5369177f1a1d9983ce89822f51",
 	},
 	{
@@ -8789,7 +9469,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "07d84b44538d354ead9d1d30d118e31e1cfbd089b65beb8322aaa81ea72a983a",
+		SourceHash:    "edb4c102dcb406075e2c5441a1c38990275f0f365a733a64eb0cc19203fc53d6",
 		PTXHash:       "b13fa15358ac06f3f4688fa9a1cb567aa0e338c5e0259a52dcec2932bcedb034",
 	},
 	{
@@ -8805,7 +9485,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a37fee2304016437d8143ca9bac6b94da990a19d8b1f1f4bca3d0b542ffc3db0",
+		SourceHash:    "8994a2f0c3ee0441924b5ebd27b4d747119a7a05e5b363d31f5d4f7317895a73",
 		PTXHash:       "ecc0f5c9f2bce47e8503c7a69d1b579a0a43818da3c495c25715d1d2119155e1",
 	},
 	{
@@ -8821,7 +9501,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 224, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7773ee51602215c1d4eadb13455c25699238df691cea8fa5b1accb42304fd85d",
+		SourceHash:    "89e0394250fb3bad01251e0f5604cc54d55d053d8be044702bfa06d6f5c9f26a",
 		PTXHash:       "74da78cc595dee593283474e1f16f2d596e155dd75da5495f32c0e68c1e86259",
 	},
 	{
@@ -8837,7 +9517,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 220, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "32c77a45b86c13427e852a55678d7e0b8e083ef0d79de2ff21749c976c968fe1",
+		SourceHash:    "089e285a1d3ac404764e6eb78ecfd0f25e3b91055875e3a6758c0a9b4ced12cc",
 		PTXHash:       "077793114c05baafab07d3d5aa1b8e4f87391f6ed1c6cbbdd2348786e86b9fbe",
 	},
 	{
@@ -8853,7 +9533,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5638e03c5e26b023c63d26ea9c25782323fdd3edd97792ad313409a245886e0c",
+		SourceHash:    "f94be1d49b0d0722a26f5812017aacf493c28c45f5d9d97db93fa05cb04fffb4",
 		PTXHash:       "0cf89e8ceb453a792394552df5f4d58f5f5425ca0fe27c95f647bbdc769a0d7e",
 	},
 	{
@@ -8869,7 +9549,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "dbc217066ea07bafee819f6b38f450a8fee7a77f54e1316659a230cb0473f698",
+		SourceHash:    "5d77139513e06a52b48459649a8ff5fe3d489e861e7e6850b65375b27e3051db",
 		PTXHash:       "313dc40d2d40bfb0614afee955df0251e116aacf2357ce83be10728d9e85cca8",
 	},
 	{
@@ -8885,7 +9565,7 @@ var variants = []variant.Variant{
 		DynamicShared: 25088,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 220, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ddeafe497915346f892872a486807a1aaf03f5345ec8c8bf0d1375f330ec2f99",
+		SourceHash:    "882109af54fb70665b53bf6809affde7ca94012bc9826606b61c8d2457f28abf",
 		PTXHash:       "e9c61e9385bb6c74ecc0a134f5ad35d52bb82a87a7e9f4397b1775d5b0b8c15e",
 	},
 	{
@@ -8901,7 +9581,7 @@ var variants = []variant.Variant{
 		DynamicShared: 33408,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f62c1b42128300ecb3f947d96c231a6d36c7c2d886e9ceeb89d75d40da939f95",
+		SourceHash:    "de78240e3dd5f5a8511216e9d6473d74eb5f2643a8540a8d26bf3c1a1022ff50",
 		PTXHash:       "4dbda39de25deefcc67da797ae47d621a3b7f4d3e2deba351aee43833a93e269",
 	},
 	{
@@ -8917,7 +9597,7 @@ var variants = []variant.Variant{
 		DynamicShared: 41728,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 222, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "60bfac9166912398205672f7adc06365f0d41884c938ac848a30b7ce91d61f7a",
+		SourceHash:    "eee9c68194302b23369a38efc3af97233fe855754079b295b1ff4677c906b18c",
 		PTXHash:       "9413b7506e63741fdac030b8cdbe2641a6bb16be3b2ada99ee9610e1a0547670",
 	},
 	{
@@ -8935,7 +9615,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7b6a04ceb8e096284aa3fe842111b29c1bc87c2facbc1c04bdd632fddee715de",
+		SourceHash:    "e3a79e196643e2558e202b57b45ee3ccb67759dd6a6f89d3a969f4ec1355e199",
 		PTXHash:       "58be8b60d18e456c0a674caea50209fe2b6aed0399098156a69a13448367cb1f",
 	},
 	{
@@ -8953,7 +9633,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 100, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d284d97c578a03b62989eede40093d42a57c285366b20d4bfc3049d98d96b29c",
+		SourceHash:    "3cc120ac254ff1148de7cc563d247b026b7f7046fbe2db2753dac9f54517062d",
 		PTXHash:       "2e42dfc84391074a02a8bfc59b003fcc6388f4ca560ae66118eb0ae03dcacbca",
 	},
 	{
@@ -8969,7 +9649,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9c1e3a8ab87cbb7c64a1c5db728ec8cac184d5be82abf49dfacd4b4c0dde76b6",
+		SourceHash:    "416bdea25197380cd776e9b1e99792ba0bf340f15682edbdc4a1fc0a62708868",
 		PTXHash:       "566bff8fddb5e626960ef63f11e393b35cb1dff065cc271277462977990e184a",
 	},
 	{
@@ -8986,7 +9666,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "85f2a110e899a25f3489cc823a5af0144d86372d4a034b2643592adc918d9b78",
+		SourceHash:    "aca9cfdcf2e6f9ed5574e5095be60210c341890e91ad214f0a3ecb7851246115",
 		PTXHash:       "b3a5a73a026303a081881268b43c09c65402c0638bd0ffd2ebb2e3ce6a8ca14e",
 	},
 	{
@@ -9004,7 +9684,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "dc5e32a578c7b78c71b54581cf4da4acc3888944a0ae9ce7e8dc854b2b9c4f7a",
+		SourceHash:    "157e6f3413b656cadbca278a3a0051888a718591edb629793faffda1927722a1",
 		PTXHash:       "f6207748cb8e1f4beb62dc9349ee3551f0d64452bcecb9a03b54b99d56e27dc8",
 	},
 	{
@@ -9020,7 +9700,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5969a8c6ab36b6f8461ad646b10da592479392923c74fcd0c65508cfe02d5294",
+		SourceHash:    "138d31b4489a9d492725b92aa8b699b178d9da31193e9ebe5743d2357e4d6a73",
 		PTXHash:       "24975ff8234f0c07bdf14c3de9116cf1afa096506ce461d2e9279d58de54b911",
 	},
 	{
@@ -9036,7 +9716,7 @@ var variants = []variant.Variant{
 		DynamicShared: 28672,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6751fe27c753059205c14f062fc4a9010381f12027316a6f666ce788eadba213",
+		SourceHash:    "66091edd28c70fceca1c11a922b568acab6dcfab619fe140b69b9e972b3dece4",
 		PTXHash:       "b2316e99a9d0a42328bf93e95eb964fac8dd2ffea10608945adefc772c61afbb",
 	},
 	{
@@ -9052,7 +9732,7 @@ var variants = []variant.Variant{
 		DynamicShared: 28672,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5320a9bbdeb6fce19e6fd8873e36834f42b44c29df33da1632a1e0a092c24815",
+		SourceHash:    "2a7a80a1fe533bbe3164b469e7ec3b1eafad12f8b5092e30d680a0d98163fd09",
 		PTXHash:       "b9f27a01549b2467863bb3a7ead793caab5dc242bb23359a3970094826e35fc6",
 	},
 	{
@@ -9070,7 +9750,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 99, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "08a837a293586c4ef720afad72881e10212c0d1a77427efe78faca56f96a6385",
+		SourceHash:    "33b32f3a51d6616639d1bebd25c061c0cc43d9b3ae2abfebb64414b0249c1792",
 		PTXHash:       "aae8f08d511c853e0d768f92cd684479e951a2c2ce4ce75067321c1dd668c84f",
 	},
 	{
@@ -9088,7 +9768,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 100, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2ea022a5510ab53c88633db7b3cb4a8ecf875ce36fef8b971dfe4da154df3eac",
+		SourceHash:    "82e1e17c11566d7a12ad6a0510e6ca65e3f329955d03e14b36d3ea4ff8613185",
 		PTXHash:       "16cd5f28070dc51a2f26b2d853881f6f20b05cdb959b3909fcdf2220fdeea53d",
 	},
 	{
@@ -9104,7 +9784,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6ce9127f974f762e66e5d86d680885a56c32b5c541b434b7ab8e28b9d8232b3f",
+		SourceHash:    "472e080e3d1ddda0fc0566e0a4f45af7b95b7018a4de66815e0ee89b71c3af5d",
 		PTXHash:       "43de270afc8828193f49b761a021738cbd69fd4579aa1c4d6e1e453949daf889",
 	},
 	{
@@ -9121,7 +9801,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d0644212667d70fe34a64f82d6cdb9d8bb8ab6a166b05082c8c88599272fe58b",
+		SourceHash:    "92bd793725c47750ff31ae2bd5a92a98a88c21bdff34eb88dbb55adbe6907518",
 		PTXHash:       "2b41ba96a156a0c516377c23b4cd55ef87397f7d7e0e99a9ab28e88d95a172da",
 	},
 	{
@@ -9139,7 +9819,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "15031d042e5b58345320b3c27d245c339e5c1bca163b9d309bf674cc0f317487",
+		SourceHash:    "18eb978be267219712ee84295d8ce462b086de39ac69cd1f3b819acca835e5cb",
 		PTXHash:       "fd1f1d906dcdfdb8d3bd2316b56931ff5b68a18cf0638a969959d341e616807d",
 	},
 	{
@@ -9155,7 +9835,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "57c3b44fd6ccb624ff19d9cbeab22aa83c9c3c0dcee451ed4564b814607f2263",
+		SourceHash:    "b993e6589a904b7494954b7bd1a2e982f5d4bff4e47b83fa1454bc3f9da0bd12",
 		PTXHash:       "6be840af413ea60f5481bb8d37e8bafb04ecff61d6a21506ab254e074d44f939",
 	},
 	{
@@ -9171,7 +9851,7 @@ var variants = []variant.Variant{
 		DynamicShared: 28672,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4eede510640d8321ee15b8febe54f46f9601efaa2213b35245237ff2626cbca3",
+		SourceHash:    "b993a6d6b4a23069b2382e1d8a13e1f889ab1dfd14d3cbc7fc376221fd156cdb",
 		PTXHash:       "756ebdd791ebdd0faa5b72f7a08cfd6ddcf4b7ebfb3449a8ba24802b6a6d88ec",
 	},
 	{
@@ -9187,7 +9867,7 @@ var variants = []variant.Variant{
 		DynamicShared: 28672,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6f82907faeefaec1a07c88f386b9ee7ecaa685913dea02292146ecfb4524d6e4",
+		SourceHash:    "d56df08e173e3bfe16af150ac063b149bed933bb2ea6a6fdd6949182ec6156a9",
 		PTXHash:       "b56630d72e6b847c547aac371ac0ce3c34868dffb3869387df82bde8df58e8b5",
 	},
 	{
@@ -9205,7 +9885,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 189, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2db92379a386116d0f34701ffa3329ec14a3162dd2e0e74b9993814afd216954",
+		SourceHash:    "5d7c41720281674e1b243faf5fc774e7e94576ac2b32253b908f3a5fe601a438",
 		PTXHash:       "1da264c52f437cf30aa80d85f53ee7cb4ee608f763c0ef58be427ebac107c21c",
 	},
 	{
@@ -9223,7 +9903,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 166, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "de312b7fb2babaa133d1b6dd4ff29a0046fda2b713a5bfdf7ef56cf67d8c5229",
+		SourceHash:    "6d763eed2eec08ba624a5a4e0f6db9c77f8e39b210a26fe509c4cfdaec3be56d",
 		PTXHash:       "1a11c0cf9f5a4665180b153afc357a6506b6ce5479627bc05f79584790e3f5d6",
 	},
 	{
@@ -9239,7 +9919,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 155, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d47f2cd2a4ab9119595aef50c3c85320af4e2faa7765a750fb05d2b405e2d59c",
+		SourceHash:    "967d36ae9fe3d2537518a3ab11f1cee4beb743ecc4a329d1f0e954898783433d",
 		PTXHash:       "7ab94021e377a5cd1496164a0cffe4c7db72c68a281087dafc5e091da194086f",
 	},
 	{
@@ -9256,7 +9936,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 159, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0f8dfc06adb06b222efa4cb624984194e550cc3ef727d26268f68a885acfb101",
+		SourceHash:    "a6f5e0169a6d9379863acbc4fb2675b8d49538f3a8ebcfd7b5d92fb23a9a177c",
 		PTXHash:       "66c787f4bbfcd166fe5120d4606c0a4cdf0b382a34123439c44f18cf37e96a4d",
 	},
 	{
@@ -9274,7 +9954,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 157, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "65cce7ce61ce13fa627b09e237187ad2040fbbef9b8670e52485112ad8a55c19",
+		SourceHash:    "aa03036a136cbf087446dec4e1040b5ee3573c2d04e7f2d5ca4f959c9521c3bb",
 		PTXHash:       "19fd0fbf055ec18ba03f6b019abc5d06e1a164371682f7fa17f15df77231b59d",
 	},
 	{
@@ -9290,7 +9970,7 @@ var variants = []variant.Variant{
 		DynamicShared: 28672,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 157, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b3db8a945fb490f293c0d1e761d982cfba0a40650d752028e9431b300bfa6c5b",
+		SourceHash:    "1867480d759803af12b79b831ee2344e681fed2888dfde6053ba84b1414ef55a",
 		PTXHash:       "3e387067df3055fca918656cf9139d2613746043bc0b5f299d39d17102abfee9",
 	},
 	{
@@ -9308,7 +9988,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 187, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "de3660fd5baa1737eff8537a5823e8a86ed7dead5e5e099952c4baccfb281ec4",
+		SourceHash:    "0a4b0d342356b9a243f939ad2e1415db2aec0b905d5fd84337020eeb1205ccad",
 		PTXHash:       "fa76334599e4aa4252182820d9e61cbe0e30a0e8787f04113749aa258db703ca",
 	},
 	{
@@ -9326,7 +10006,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 166, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a17beb60dd56e256285bda980375c1e5414a4b0b31498f47f9488ad1f62cdd06",
+		SourceHash:    "159eb5f8a75835b83782080c968b7a8d8be059e623fc092886cc33764cc63813",
 		PTXHash:       "d82673dad02461d2f4ab99115dd1e1e518dcaaa4f753ed1069de26ec654f7b7c",
 	},
 	{
@@ -9342,7 +10022,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 155, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "129f6f0cbe1bb491d684bab76369630d928fdf30bd4f4c38c5d9c465fbb6cc36",
+		SourceHash:    "92e2182e86a5ce88286ca106272bdb0d6ab5d8a23976c756457ba24443d3b180",
 		PTXHash:       "434e42a3c58492ee460f11b2c490a5116308cccfd6a3e68cc4282122971d08d5",
 	},
 	{
@@ -9359,7 +10039,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 159, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "daaeb499fa569d4f9d9112892998f47cc0ea62cbd516f6f8b07045a88a38b322",
+		SourceHash:    "fcdf60e8a40d47c1862f4543adffbfe967739a6d317129f73f2fcc8705cdb459",
 		PTXHash:       "3def39ebd10ef4387037b6ca9e1b44873f202392bc8fa5be661f2a6fde5c61ee",
 	},
 	{
@@ -9377,7 +10057,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 155, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b4a4137d7d67df4d694f31f614044bd9c53dcccf1da55bce08d53252a66fdd70",
+		SourceHash:    "080db25969b918f6c7d3b8ade689d3291de8d86649b4a6c02129c0cd77c29aab",
 		PTXHash:       "9a41c46e8f6c80d1bb72b731ab3c0c6cdd5928b7962a5c6e243d8f93480fd82e",
 	},
 	{
@@ -9393,7 +10073,7 @@ var variants = []variant.Variant{
 		DynamicShared: 28672,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 157, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "dfa0c73bb945b5658c6c9c2bb66ec7d17bef6005e1b7591afd95f13d478d8512",
+		SourceHash:    "cbebe123bfcbf87d91e5b2f442a23c8a2b96f395a192468ce045d9c22820f584",
 		PTXHash:       "4d35502459ad2b6e248ba78b438c9a5a98b4d8dc9e4de78acf9f82c9682b80b7",
 	},
 	{
@@ -9409,7 +10089,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4340671731b61912f28d135094a64f1cc5a0c4e85f9085f586824eade2167056",
+		SourceHash:    "11dc41358e8c87eef5269384d2570a0202cca20c9e792890069abcacb465c238",
 		PTXHash:       "e84bdca7fa176648dccbdbc170f7ea8d352b25272be265ec16d8256e715e9447",
 	},
 	{
@@ -9427,7 +10107,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "887b63fac915137ac802a7f1cf33ce7a29a601bb0d912dd0643febbdc57f12fc",
+		SourceHash:    "a13829803aa4ca58e56529bd09517fe377c4fff63b77c9b2f9281d81acf7a820",
 		PTXHash:       "5368145ddfa9d5fb3d4a86e6d7325e76db9e0fac0790b39b07df269fddce0d90",
 	},
 	{
@@ -9445,7 +10125,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 121, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6fff2dbfa22bb94f6b1879ab65ac745993a7011132edacae3cb02a2d570ce7b5",
+		SourceHash:    "53558826f6ba20a92ded708afe39d19c2cb5d4657030a7836ccd20865118eb9a",
 		PTXHash:       "ea11faf88b7817a1933b67ca97fabaff7e16bf4200ed2b5d0de2d5b466be2a02",
 	},
 	{
@@ -9461,7 +10141,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "65615eba7bd4fb0695c33204ebed33f3e476b5166e7639b9699c5aa4c17f4fc3",
+		SourceHash:    "a422c00ca35851c976de5f8ab5394bc887331cfe646b0badce7ad67d3fee83b2",
 		PTXHash:       "fe435f4c37e813cbaada5f054fb2d3c69dcb2d1d5ebd37d3843372251b931d53",
 	},
 	{
@@ -9478,7 +10158,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fc96616cef172e92d88a0a79b5fcbef364446bc42561ec2339f1b3fd0ce14b05",
+		SourceHash:    "e3ddcb6f5f02cadf514942699ce530d0f2413914af0bfd32a6cf2f97602a31f9",
 		PTXHash:       "2beeaea6c31250a88ba4051cdd45611770a304d7b9e2c8274ae3012faa2c4483",
 	},
 	{
@@ -9496,7 +10176,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c567304d6b27e6846aeafe32d3d874677556de1efca46ed0bcd8bb82b57d9ea2",
+		SourceHash:    "3eed78018c7a5011350469440a0196e7dd055e6827cec8f9eaf50d8531c1b585",
 		PTXHash:       "3098300f6eaa1e9543b8a2c34f23b4a166a571245b8fc67ac66b7659db93ea38",
 	},
 	{
@@ -9514,7 +10194,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f730be45c0269f09f06a660a186a1954ecfd3f759eca4beeff8d7ed756d79da2",
+		SourceHash:    "d5dd48112d09e47430b778ddf0ebba34650797e98906f1e6aca4af3bfff19334",
 		PTXHash:       "89f2d9060802253abf750854af17129b9767df2baf0c72ab6154c6cd157520ae",
 	},
 	{
@@ -9532,7 +10212,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 204, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "32277eff68710d6f05206cda23ed3ee4b648d7af0fa1443e76776108bb9f51d9",
+		SourceHash:    "c9f7b0860dc69209b9984974b238a7ceba81ca556b09b2a4ea7a4acaee390d81",
 		PTXHash:       "c745118e47f6e752aefac36e2df2be6f8cc829b65dd918f22dc1865538d834ef",
 	},
 	{
@@ -9548,7 +10228,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 229, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8dcd6db2c006f147a03134d506e48b8e5f8b100f4461df8f0f5523a049f0d9e3",
+		SourceHash:    "cb16030e8a53aea1d66866cbfb539ce756da7b3267da785cca641a8102690613",
 		PTXHash:       "2a6467f3b522ad348b7489ea63e76aa806ce1b90c99f8369a01ccdc4092ffe9e",
 	},
 	{
@@ -9565,7 +10245,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 225, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ad7a73c9d5a8cdb016469f5efeb0c98f16a0a36fad1a6ad811ea67c66ad8fce0",
+		SourceHash:    "b3e04d82ee09bab56d7ee1aa7dc327a4efb8535246ae58be7146c5b2215048d1",
 		PTXHash:       "a6aa3dab9b11ab686777a000d1f8787f522134911c547b9411ceec286a9133fa",
 	},
 	{
@@ -9583,7 +10263,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 168, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2b8ffd14261b503dd3ec4d23f01f58dd01ab8ff7d29b4330ade54c93bbff1139",
+		SourceHash:    "931eb3c74feb7f01a2663f20fa76007fc5f8a3630cf8cbf88ff20b0c06d8e35c",
 		PTXHash:       "8d0ad61741d4838da929b1ba2ee9bcb9280f324a69d35204376b687f4c388b0d",
 	},
 	{
@@ -9599,7 +10279,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 229, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1e359f32361df8782e74eab24f7734722f1ab16624b81627dda7eda09d616b3d",
+		SourceHash:    "72c12dfde012b168b8bf7005197526465c1b5df9987700fe86067993388b4293",
 		PTXHash:       "6b6f69616e77d3b62494c554c3a2afa0ebd99163601412c61f505cfa9bff9fc9",
 	},
 	{
@@ -9615,7 +10295,7 @@ var variants = []variant.Variant{
 		DynamicShared: 12288,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 141, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "71ec5dbc2d23911bb26d157437b29d12aa3a52eb8c8b5b5cc62f52bf436c42fe",
+		SourceHash:    "5009aa6c60070c212d58a6f7036883340d8ad5faff7af8fdf1e0b00d4cb7790a",
 		PTXHash:       "e7efca858625d75dd07c2a0a8500254cf4dfcf570bde0798e482bee772294661",
 	},
 	{
@@ -9631,7 +10311,7 @@ var variants = []variant.Variant{
 		DynamicShared: 14336,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 142, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8b8c8f12f927ea0713f76b0fc95c75ec3d61a4662297d620eead311d53fe08f6",
+		SourceHash:    "7467e159803552f2f85e66367d2d6e8fc8197a6b242e7ec47a81436f75bbc7db",
 		PTXHash:       "944f3729d02cd14ea3a014aad9bb14f970c4eb8f55ee51ce61d8d97f7f61baa4",
 	},
 	{
@@ -9647,7 +10327,7 @@ var variants = []variant.Variant{
 		DynamicShared: 12288,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 141, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "75c3edaf2f11d6ed327e7bb09fc919278436a3591fb0c89508695a675ca881d7",
+		SourceHash:    "76a35ac402f82e255943aa51b19e843692f3d5267c0e47509234fe009b3f60d5",
 		PTXHash:       "913392ddcd9f326bd4a8f021b236cbebc36acb0a47c3e1c59c92b81f3c2f14b1",
 	},
 	{
@@ -9663,7 +10343,7 @@ var variants = []variant.Variant{
 		DynamicShared: 14336,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 142, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8f6b02155929e2111c76b5e765460d71152f2994057b57c14394b31c6cf4a2a1",
+		SourceHash:    "d1aa148fd38da074de4b61b26ba6e4ed9972ef5684f79f783934565f35ad1f20",
 		PTXHash:       "5cd6d2ab9ea71b5a850dc3066f5ca044cb44d4fb1b4120e7760808291ef9b8ca",
 	},
 	{
@@ -9679,7 +10359,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c22f55425e8d6335850edab6176c45bca1134cf4fccd8c60875d58affc72c4e6",
+		SourceHash:    "2c9cc33d051cc1b3aa94d59ecd2903dfa5ef55b811a8fdaa84d4b00493cc38c3",
 		PTXHash:       "8b1968805236a2386820d768fa4f595551f8d7659f6063494e2866e4be691f9b",
 	},
 	{
@@ -9696,7 +10376,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 230, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "43ea84890ebe44f8671c97a7d87419ea5b94207bd0e26a4781c8f46df01914f3",
+		SourceHash:    "ee4e545fb7b02e00c70af1dc64d4ef9338476c3dacf6f3f858eaaf337ef8f2ab",
 		PTXHash:       "4503b62b34c9a82ce1e8776548561763b87bda92cfcc668bcd5687304537be95",
 	},
 	{
@@ -9712,7 +10392,7 @@ var variants = []variant.Variant{
 		DynamicShared: 57344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 226, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5abc6d989cd17dac15e21192a678a135288de507085de07f6514bb6f56eb2b2a",
+		SourceHash:    "0e3bfabb7288ca409224f09f1407d57229e0abb62899233f806fbc2d06e677d4",
 		PTXHash:       "67b447e9617fec04f04e531a75f8454400daaeb6f8e9520b989c364fe06502bf",
 	},
 	{
@@ -9729,7 +10409,7 @@ var variants = []variant.Variant{
 		DynamicShared: 57344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5a037cacaa27ed2048b6517f7ac77527243ee831668a26350a257a78c310467e",
+		SourceHash:    "e9113263ee52f32bbff8ce2dfc6fe93bbc0e5c6935e11e0b086f180402d66aac",
 		PTXHash:       "69696787b5e3e36f44fc9c84c8dbc56b5e15ad9ad7c992168d13e4fc9c48a8ac",
 	},
 	{
@@ -9746,7 +10426,7 @@ var variants = []variant.Variant{
 		DynamicShared: 50176,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2ca9acb87b65267819c86c0129bae72bd23b8a848ce3c28d2b0552ca065e0ede",
+		SourceHash:    "2123dbbf560a5e14fc57d99e7ffb0c90fc442fa70a7d5fca792da41abc2c631d",
 		PTXHash:       "4376bbacac3f5516be32d7b1d00412c9aa85deddd12f4cdb252708b00eac4bf8",
 	},
 	{
@@ -9763,7 +10443,7 @@ var variants = []variant.Variant{
 		DynamicShared: 50176,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8f7ab480fc7992734e88d648ce0190de8a126fa236798c475c01335651a4a6f4",
+		SourceHash:    "03d668517514f9b7b3bd1340c1c74f0a985b4e24a3240814f4fbfae7333f50ec",
 		PTXHash:       "30dd937338233c0f8ca91a378f07e509558b183e66ed99cf5c2b3ba0d77f5523",
 	},
 	{
@@ -9780,7 +10460,7 @@ var variants = []variant.Variant{
 		DynamicShared: 58624,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 226, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8980929b71f6b688c7ffbb328483caeeb41841f36dd480aeeec9109c6c20affc",
+		SourceHash:    "7ab082cd9befa8f700ff30b22eddf08b9d049df8f6efbf4f680e12c8b6d038d0",
 		PTXHash:       "b42b7bbb715eeeba43d546e421be45a166cb4b91a148f7ed2c04ef8acbebc09f",
 	},
 	{
@@ -9797,7 +10477,7 @@ var variants = []variant.Variant{
 		DynamicShared: 58624,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "de1347fd62b020462217ef4854aef7b37121ae382357c576baaaaccb6866f7f9",
+		SourceHash:    "985c4d73efe8b7227d937ead90fc4077577d665bb78e6bf5b9efd03127cb0f2b",
 		PTXHash:       "1e6f96c0054d24e03ecc992dd5027af575e563eb6c4ecc40a94f0c8c0284f28e",
 	},
 	{
@@ -9813,7 +10493,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 218, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ac330fd7559022f780522d77783516b2f16359b67959300a3124aee900708f97",
+		SourceHash:    "ff4d0b21d08b2195f982233572a254d428e9f45346e8bd1fba0e371077473c1b",
 		PTXHash:       "d4361e87e649499de90af26529fe5298d3b7c6ab0308083e482b3887b7eafb47",
 	},
 	{
@@ -9829,7 +10509,7 @@ var variants = []variant.Variant{
 		DynamicShared: 28672,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 214, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9bd49cb01689354aa11f444c4e3c7020ada412f9412fa75ea2b33c7ff55a5683",
+		SourceHash:    "754f36c7ca90fe8fbd8e9c43d57094786000a1a30f51e3c2a1165c52cf9d68b8",
 		PTXHash:       "a8ba176814ede549fc04b18a9079612f46de2c92e80072b44c62b9d627ac2f84",
 	},
 	{
@@ -9847,7 +10527,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a84ed8e7697d44f89b8e02655fe2f7226ffe90e24d1492e5e15cb16498b6c2dc",
+		SourceHash:    "76bb6689c9f578a04cee35228959bae20a4912ed0812a1f26824d5188ad03294",
 		PTXHash:       "46829bb9ee01944becd319468d50043c98c6aaca6b26c6f1686d30cc201d0adf",
 	},
 	{
@@ -9865,7 +10545,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4ce024bd2b4c7d2fcc5d9f7a3209ccd48ba858011abed8e2d184581a25eedd8b",
+		SourceHash:    "91ce1e7e29c1b6967f6a00ce4231144e5a7f50f301ac78a4d6bc866a13d11d55",
 		PTXHash:       "551cc8e162fb8031fe1f1d3742742ec6060353b9248dc354c1b82964ab4cb089",
 	},
 	{
@@ -9881,7 +10561,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "31756395a9161e910ba20b908496d175bc249af7e042a24801da7d07183e03b0",
+		SourceHash:    "285100564668a442ee76b238d416895492d53a24112157bb33d6b15c1029e12a",
 		PTXHash:       "facee7f175f7a813edf9c554cc77110f56ad24705bd79547e791a4ae97b0dfba",
 	},
 	{
@@ -9898,7 +10578,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4d5adfa55a69e429534ed4b7813a584cda16259354f8cf5cd8dcdaa93b832096",
+		SourceHash:    "4a2cf8a99e250897eb690b9260c1ccf81cb031d9be797a96003c404f169c0189",
 		PTXHash:       "c9109bb9c177c3e9ddea2ff101db1c56a3c42e9f4aa60d024babc31c3a638672",
 	},
 	{
@@ -9916,7 +10596,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3a30e7bac1a78795fd0cd1575781e8fea2a40a12b18a5cc4595d043c8886d699",
+		SourceHash:    "a455fe75553877fab09341755b11586701529c2270626297a362d3d28bcbfc28",
 		PTXHash:       "baa0440510543b4b154107fc38bc280ce41e4353b48518c02f373139fd7b0ec5",
 	},
 	{
@@ -9932,7 +10612,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "36ff24e740030d64c103eaf6ccf70acf6edebbe08500932c653448e4b2732a31",
+		SourceHash:    "a8eae8d945cd55d5458e9f00659f777b73856eb4fd312c63ce3067a26e5188bc",
 		PTXHash:       "a40ca7e9d77ab7bbc731a9dc0101fb1562e3665aacd3cd298031f2e4a2b0c7c8",
 	},
 	{
@@ -9948,7 +10628,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "748ff4abf2c7f671f9e7c471d096737e1cab699a3a52afe650249ac80bd5af39",
+		SourceHash:    "c8986b20f65e67254df923982cafa61f758577d35a5bbae1716535b64acabdaf",
 		PTXHash:       "dd0a669912fc8f88bbb4a5d8d575ad70e3c81fc5bc1d86ef71a652fb115603f1",
 	},
 	{
@@ -9964,7 +10644,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "aea6b30a2b9ed01a809bef7565b76026a311bc5620df61bd6c11e43822ae57d6",
+		SourceHash:    "6dc0610657453a09c709b5791f95c1d3c3c38c9878bab15d7a298c412dc332a5",
 		PTXHash:       "e1b4bff016b4e1e12aa5f76b07ffb6764f5ec3a1adcb911073b5439a7fa26e82",
 	},
 	{
@@ -9982,7 +10662,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9e2604034d3da4745c1adae41b6431ccc81ab8f820f0d4f20b6d48a9e1bf9870",
+		SourceHash:    "8bbee01bca03dc21882ab97f7af53f2d5a0d45de0daf5fa23bc56900b5784329",
 		PTXHash:       "0c35ecf771298b86f1a887ae3d3c3addf715862310f3934702d48a6c718aa52c",
 	},
 	{
@@ -10000,7 +10680,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8d3e0c6246e8fc467a2510eb394e4a445fe1640078a44474dbde44646fac101e",
+		SourceHash:    "fcfe8fb3e87e6527648a0fd3480f19b0d90af062a982cfd8c0756d57e7e1b2c9",
 		PTXHash:       "6769b05059ac707da5e585f3e3302c3a31cb0addffd3aa17a7d741dab9fa0c8d",
 	},
 	{
@@ -10016,7 +10696,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "15ede65efd64c5bdc40cf2c8a5974b352ac579a8c7a5b8cacd681263654d0aaa",
+		SourceHash:    "b4d720fe1914e7255bf110277e9a5bf344708276108759fdd54bcdb24b195c00",
 		PTXHash:       "609cd0854092c2110c7d57f99f85ea97adda8b7cc8e426039a59253bb18776ee",
 	},
 	{
@@ -10033,7 +10713,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7d8fe7cd1949363090d663fd776b89bc432a32ee7d6920914a210a76981f00eb",
+		SourceHash:    "f401bc155b0cc99f2449d8896a3c0368a75a16cb9840eeca86de18db57df1675",
 		PTXHash:       "7183d6c4cd1678742c5cb52809ed2baeeac82a96c68f57e25b4cfd372984e92d",
 	},
 	{
@@ -10051,7 +10731,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7ab29139fdf5825d5a36722bcf3af790f462f772ee142027e2fbc3d3d080fab5",
+		SourceHash:    "afa152acc827a4ac907f12a66a5b4da1188438c82aa3bbcb57825ddcf87de72a",
 		PTXHash:       "1df0329a59f532622fbb93338d192bcd4ba2543f7ab9f036eb2591388d43e663",
 	},
 	{
@@ -10067,7 +10747,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "61a7e4896afa2324d635806c913b237b59647814d800eb121866ec783f2ed5ce",
+		SourceHash:    "eede6622e317477be2b28478a7a20cc57ded77e99d96d7fdd6c884679e28cb3b",
 		PTXHash:       "cc666b0220df1284fdce6047c9bf8aa3558482575e9dd690c59ce95f505a1266",
 	},
 	{
@@ -10083,7 +10763,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "50d83b85f14d2e3fb68afb5f6470b3edaccebb2c553b7965867b89a158a2a6d5",
+		SourceHash:    "d530bd8bfae647bb88008b379153b8c408960b3010a116ee64c3193d4fc9762e",
 		PTXHash:       "47100b2682907464a6a414d0bdd4b3086c6baeb0164b252e8b499b7ceacc63f5",
 	},
 	{
@@ -10099,7 +10779,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5e77ce67a504f920b301fc5a155f09df7221e6c91f12d7105f010f8abaa3d44d",
+		SourceHash:    "74b0ed0be6acced95301eaf342227e45af4f27913c912de6cce6cc431281fc41",
 		PTXHash:       "07664bafce64ac7f1c0dbfeae4dbaa892173005d464af46ab32fd258ee68a895",
 	},
 	{
@@ -10117,7 +10797,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 187, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "20d9607ce8edd3d0d69602b577e8ccb6479d7b3a60955e846b33e98a2df8d9f7",
+		SourceHash:    "0c9934976edbf6077a39a70a41b73c9ad118a7f92006607c36f0e60ba0182e62",
 		PTXHash:       "9695d378da0b49f11f1f1f3794a97b07f2b98c168efb0774a81ee2cfdccfe75b",
 	},
 	{
@@ -10135,7 +10815,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 177, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6d6bac4cd75f3e478c46701f1ffa2fed1daedd8c90c4ea9d0d745e721ef010e5",
+		SourceHash:    "893057c5b9d1ac8c73e288ddf826eb98600c296c4ef53e71d2cba35446399a45",
 		PTXHash:       "a8fc26ac6555663c3231747a63978523b36cbd9377d1fabc29bfe37863dec56c",
 	},
 	{
@@ -10151,7 +10831,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "172dda43f56a691adcb94817514041f8b2b8ed39b08c938f675897300c1b0ea6",
+		SourceHash:    "34432f25a80c3ae776b860a4cb8e8f8c7fe94c699840eea931a02e22d55a07d3",
 		PTXHash:       "bee20272699be746fb6ebc84aa01937d3c5d0e5fbeaaf1db98d095186dba20af",
 	},
 	{
@@ -10168,7 +10848,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "aef28004bc5c48851c9a0817520407453ac0efb68175f84c516f66dda08084ba",
+		SourceHash:    "7bda19a9066feb4edc36a2e721f4b1b9982c44fc52f52bd41d07d968dd12e226",
 		PTXHash:       "edfcd6af65f675678405fc728106a47623a99c94257ca227bc999ac42aea5105",
 	},
 	{
@@ -10186,7 +10866,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "50e311de0e7efcaa112f5e19e352705b33c4c1332ed59dbfe5cc21b3aedb2bc5",
+		SourceHash:    "a102f35f2464218bda06171f03c021c1e2c02112630418063e481dc79f64aea2",
 		PTXHash:       "a91b404cc02f76cdae365912ab3c54aeff31dd434a6f17879016ef0fc7b77d58",
 	},
 	{
@@ -10202,7 +10882,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2cb904449f8081474005c92a43e1908ea05fe66b16fb01e347cd13864e819199",
+		SourceHash:    "02458ed7d78ddc9ec8cb65f95b633e4d2697ffac540e24c379656b5b27267b2d",
 		PTXHash:       "83da348fc59b1686ca682e8e09c25f9bd85ad2584cdebefc37d56c53c744e9a1",
 	},
 	{
@@ -10220,7 +10900,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 187, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "65ce4e587cd6be0924d806923becaa642138f404d8eda690fa6c888ccc2389de",
+		SourceHash:    "57fda0c9f391d527fcf2fb0d1c2a96ef27a50fe75fd922e0927b20126627a787",
 		PTXHash:       "24e68e12c5c401048d3c146059d7a1a4b38c6d171ebac43391eed9f43a4e55d2",
 	},
 	{
@@ -10238,7 +10918,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 177, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "72a1a6047defd79784249723da9d918626d059960467e1653d4f8bf0840287ab",
+		SourceHash:    "bd771ed84ed33c060b1e1e6f5a4e658c7ac279d74cbfc51e20fb7580b3da97dc",
 		PTXHash:       "bd10b6ba78e13fa53d7264c904d0f73b642ac0f27fe86bbe2dc08bb56664afc9",
 	},
 	{
@@ -10254,7 +10934,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c2bfc6ea270c5299356ffe307d1a331a26c9c835a294bb7bfa2b6ec6e561067a",
+		SourceHash:    "3fb059edc46ae9d571f83d0b946a4220bffdb6e4e27d5aeddc1f2ccd02f0d3a5",
 		PTXHash:       "8d7ca3ccf8f8dd77441906420c919696f9069f1c242aa2819e36f976cf4a813c",
 	},
 	{
@@ -10271,7 +10951,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c1b064121c3ec5fbe3c798f4da5e591e1e9f40e4cf62d7253f5bbb7c37877bac",
+		SourceHash:    "9b3f4a4c9c3ad548f388e797f47133459b1bcce30fa79a1e2ad95eebd8641459",
 		PTXHash:       "934844dcc4d0ba9b04ba1c8190afe7083860bdb37875de15e0a7245e672f907b",
 	},
 	{
@@ -10289,7 +10969,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "50d680cd4aa169f3283d34baeba66fe1263fb0d39a33258aeb3d0bc0c0ef565a",
+		SourceHash:    "ec7773e74baa2c3c47c2bdfaa805dcf41a93c4af86fa3f7babb77b0bab231cb6",
 		PTXHash:       "69a20ba75e743f057869bbc516d0c526a814e68558d189c23a8cce6f8d52bcaf",
 	},
 	{
@@ -10305,7 +10985,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5ea3e288b58c4fb530326dd4116a3b2a61f104dbf21204861d872935e7febc5b",
+		SourceHash:    "41c77b318154996bc907e6d864c767e1b80732f3ac295385a9115f4290a3ebbf",
 		PTXHash:       "7f5426f85bfa5fe4421536efb29880332d6e3af4ca901f079277017802110395",
 	},
 	{
@@ -10321,7 +11001,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "73d47c1b5d60756d7dbd68ed0816c204579e0a8bba860be57bd3bbf12278b426",
+		SourceHash:    "294a31e8e1cf82d0253afe14dafd668ff34b9163111c5c087791ce897cfffbbd",
 		PTXHash:       "63f1cbfc53779e486d2c72d215aa9f6660c619b3c0b93d0688436ad0e4957d24",
 	},
 	{
@@ -10339,7 +11019,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6b11b18cac0a6a8187d991ab627d073dea3493d506baba962de87daf9a5ee2fa",
+		SourceHash:    "eae41907c4c00ec78e16737f2c60ab7ac05cf988092d2140cbd5e2ad2ff85147",
 		PTXHash:       "65d1362191b5656a4b301b3f60c5dfeb42b5f46a677fdc58ab7589b95b779863",
 	},
 	{
@@ -10357,7 +11037,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 127, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ce1fc91d22d0fb3e55cdb5d3f82c38a4b1f1641597f7c00ee2f05040f6b99387",
+		SourceHash:    "b9c80bf8854af76d303628768b345f5b12ef6bc69937180685cd517b3e00bda6",
 		PTXHash:       "3fa6b01715f421b63fea7e4440f4e4d906ef1531d960f370b8983dfa1d642cf8",
 	},
 	{
@@ -10373,7 +11053,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "cc073a1bda43072c97166e23013e55a9ac65dfb54267b8c53e3ba4ad9baf9305",
+		SourceHash:    "c287e79f88e201ffcc81639295f2dbdbff1d5208ccc34e1579c637e83bb57efd",
 		PTXHash:       "3f4557bba77265e09fc914bfe0e8bdfcfa9a77886c3e14e237f5fc18b3185bd5",
 	},
 	{
@@ -10390,7 +11070,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 103, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "74576d302636ac19a597ee717d83f4c23210405c67ad54fd7a1fe437e7cbfc6b",
+		SourceHash:    "6b6dd5ae993018d3535a5cb1e8a182b41e40a88fcb23b4710d0a6cb0f13495c9",
 		PTXHash:       "f18824f7df75ef806a95bce4df5547435b5c820c9990c1bdb9fef4a27872f0a6",
 	},
 	{
@@ -10408,7 +11088,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8b30efd9e318a0a8b8068a55582256ee92be673b24fde0410318eef8a381df6f",
+		SourceHash:    "6f1476a1bc154ea92056974adf1d8b1475b1b47435b3365d04ea9707b0921074",
 		PTXHash:       "5cc300b11cd504a19ac624bc4d2792a84780710cde40f4f18acb307b2c17c554",
 	},
 	{
@@ -10426,7 +11106,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 228, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8b5755eeb8938b44fd1438df7d182ffaf7ccc4bed0e44084498c99ab94f71922",
+		SourceHash:    "5d2f8c14dbeb46832067a647e5f7b8924cbae859403b972af016a748bb54456b",
 		PTXHash:       "c3896affa0da2813fcf2dd2442c1a8e35e6f9548f23117ee9763aed6b954e37c",
 	},
 	{
@@ -10444,7 +11124,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 227, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5c5c400ae00a6a7d07080ad65ae4d0d064a5981c25227206a41ccd376faa6fe2",
+		SourceHash:    "c7858eec4c4cd1ac4e86f32d0568c12c2b4a96863bdbf392ea24b789144ca4aa",
 		PTXHash:       "d1d1bd8c1ea4e91cbbb2decc2dcef1e555ab9c9843b30fb3af4d88d00ff5dd4c",
 	},
 	{
@@ -10460,7 +11140,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 167, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e4742f48a5d88c1481505e44442fc43daeb53bcc97723739abc045c3242c128e",
+		SourceHash:    "7c695fff9978970d9a01896eca2fd1b91fbfa8f37baca012f7f0577a40ee1f3b",
 		PTXHash:       "66c1846fa3150b691530e52a73c1d5c85ef727a313cf6bbf834a925a8fdc9d04",
 	},
 	{
@@ -10477,7 +11157,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 167, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1ac1157f4cb428dd75e875c490b5a5d237e86c953f4c50a43aa346d995c9d39e",
+		SourceHash:    "e1927b88187e0d25a2312d7fe9b3acba691f254bfd67651f3846483fb98625a0",
 		PTXHash:       "754ec1c14ae1f2fa2e111364cf5ac749392c1b33e746bf900a8eb3219f7a7367",
 	},
 	{
@@ -10495,7 +11175,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 159, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7f5b4772f6ca4d544aa9914f5be01922194a9334e69c77ce1f06b22638d22f6f",
+		SourceHash:    "8ea11fa5ef8968361717139406ef6a09f69a20d3d233ec711ef0cc7d663b8c30",
 		PTXHash:       "1fb4eeb35cbd78c0cd942db8eb1ceb97b6519b820c655ddacc4f69c2ad802a74",
 	},
 	{
@@ -10511,7 +11191,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 165, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e61e2dcdc069ede3ea59c043fb8245007be32f0e382eaf9f889f734dc8a0b778",
+		SourceHash:    "90e2b8ffa093d01969208e4ece54a0f4f98e92aad923fc9cd82901f7386f2dc7",
 		PTXHash:       "e6d783922218c8e9b9d554949c486024e4ac39088eb2c58056e8b3b7168d161a",
 	},
 	{
@@ -10527,7 +11207,7 @@ var variants = []variant.Variant{
 		DynamicShared: 12288,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 130, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0cb72267b1989d0414ae3e3120d862d8e4ec7480b239a54d2bcab4227779d65a",
+		SourceHash:    "7f8901c8dae5d038ddbea77260dd73c4ab5ad1947b95b8fdf1d1d82af999d606",
 		PTXHash:       "f654d1ccb9d8d272996074777faaf6ad9d45a9cd4f6000386af8d0efcfac6eb5",
 	},
 	{
@@ -10543,7 +11223,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 141, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2e67d8c7fe1ea082e033e08843b02370bd047dd4bc56a51d9b690ff94955c9f9",
+		SourceHash:    "c93c3242166c262cc3bafe4797ea8bcfb3ed493ab1739bd224a75cd46e79313f",
 		PTXHash:       "c116e5246e710325216fa9748244229dca6f6ddce890de740a34b2da553289f6",
 	},
 	{
@@ -10559,7 +11239,7 @@ var variants = []variant.Variant{
 		DynamicShared: 12288,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 130, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "db56379568546092a1d20638a4180a7b709f6f9832bd909653d138d6182641ad",
+		SourceHash:    "a43ebb50f2ffa5ea91700e2fd093efc5032f6f0a623a8d757727d1089961bf98",
 		PTXHash:       "d8bf584b9f64c0fe578186beebcf0dfa51fec578d2e03b00e1d034eb35a38bae",
 	},
 	{
@@ -10575,7 +11255,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 141, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "22b4daf2942e54d6382984badf15080aa097f3e497412c88bc22660aaa441bd7",
+		SourceHash:    "d951eede0eb5b0d49ce1eadf53a2c1f572f9bd579246e26809741e6527a8f780",
 		PTXHash:       "43a7e31e42ead9be7821339e8fb0c4a7367339cf2b3acff5bca3deb660e81519",
 	},
 	{
@@ -10593,7 +11273,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 77, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "df07c255147081202baee5afe6dd6ddd9c1383ce2f40b56bfe1b1f7f7d61f174",
+		SourceHash:    "8713ebe66eebd8ab1e2c3a1de8199bf67a91cf5fb758cc42e115212296f963f6",
 		PTXHash:       "38d401fe3d6fd5ee87c7e5be4cbc73002508d6c67e6ca5bdc35c02458c548ed4",
 	},
 	{
@@ -10611,7 +11291,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 80, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b723509b0684df84c001a003710dfeef3a313590a98b112a11423d52fa845ee6",
+		SourceHash:    "9412491dde2e480ef945367c8c6cf3bf8f027b01692315c62e3efc1461a456e8",
 		PTXHash:       "a89ed3c67e96ba895ffdd9666c8a872b234c0a8401538a27a2002efb2ef9c1cb",
 	},
 	{
@@ -10627,7 +11307,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 78, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bc0dcbbfc0eb193053487bdf4dff783c5a122e938d0385e89186c47419e83ab9",
+		SourceHash:    "4a595ff8f049b83a7c4275960ddb2349cc3a79764e6358c83bc9a20713702dbf",
 		PTXHash:       "90f931583c50e36f3719350bdc681784b20849c3506b7a03ec353e5d3f0609ab",
 	},
 	{
@@ -10644,7 +11324,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 78, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d0365bdac5d1d3d0a46fbed3428918eaefbb28738569a62be458dc80fa4bdd7c",
+		SourceHash:    "af69e4e520fa46e0132f579e5db888e11396979c8d93bfd3c7c5b6e8d345d685",
 		PTXHash:       "4639f42262da51a020663088d05c86800a1539d21dfa981c436068a3de39b6ca",
 	},
 	{
@@ -10662,7 +11342,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 72, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "607fe9e15dc298c6b21ae7543fd98cb53d6bc13ed2fcafc25a42e76d234868a2",
+		SourceHash:    "390456e226615f9f7cc5215b3a35142b0f3da5298ed9e529b28b8de30d4dc6d1",
 		PTXHash:       "a1d4fb36d128b3c9499bad6671b162ee3d763681ddb5bdab0e9f98067b617548",
 	},
 	{
@@ -10678,7 +11358,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 79, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a428ff7dbf928ff31bcc1058e8778cbc905de142821649db053938d0b8f769ea",
+		SourceHash:    "7b125e446c7c76ffb334e734be23bacf270ce638e6294ea93b0b03e7521fb4bd",
 		PTXHash:       "206f1812b65815f27939d1cfa3962780c11af93a1b4d4525e5a142da4eb7b731",
 	},
 	{
@@ -10694,7 +11374,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 80, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "16b34fb96a521ecac335961867aa25e04a8d382c6d1bd0915b242c92f158cfa4",
+		SourceHash:    "0564bfe1199050b7c714dd4bbf9cbba4aed01ea434e5857947dc1df46e1ddb3e",
 		PTXHash:       "c7e65b195956a38c15d1d7dc7263d082fe0faf920f8de75903a814ba4c527ad5",
 	},
 	{
@@ -10710,7 +11390,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 77, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9a08098d90fee83ea15c8a494e8551c49ef9b4573f061b280024133d936f52ca",
+		SourceHash:    "9626a06b0acf73de940b9b2e1c075c9a50bf353857c2cb7bc065ad3c2311c926",
 		PTXHash:       "26eb6a0469a521eb15976eb44668bb18e458351ce0b124f93cd5e1676ba9d1c8",
 	},
 	{
@@ -10728,7 +11408,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0b74c1e3b1000211b0f34a964650e94a9dc95383db7d49fa0f6a8249ce412043",
+		SourceHash:    "cf318fc6e4ba1f2e30d62da7080a056fb000ff6b4be5e555610068638c4e6745",
 		PTXHash:       "90be1a0951730c871e5500f5c7a16cdc27cc40b0737015b054a0ae20f7a5fde3",
 	},
 	{
@@ -10746,7 +11426,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ebab06735fa0ed54bc8d2954b7fe3b490a274cf31fbb88eee48f3cbd53a43023",
+		SourceHash:    "15fa515c4b4716f40c2955dbab38ac0c3876aba98da2ad4c33a430559bb77c5c",
 		PTXHash:       "c80dcf7fad8958d2cab1fb1442dd952953d9fb8c8bbf1bd8099824609aa99e9d",
 	},
 	{
@@ -10762,7 +11442,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "503eb5572eb54f3f0ca25366629cb21727dbce55e9b8f57483fd021b189233d0",
+		SourceHash:    "a3056f8a0d5c65a3e1d7114cd5801aea892dd01db338cb256a37c23438e779b5",
 		PTXHash:       "dde90c2ec58cf0005b50ed869d512d06164f205dd3190297ed7506f76b5ac470",
 	},
 	{
@@ -10779,7 +11459,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "aa56fd9e92cacda2458792a5bf35bc113f8866d3235baeb4928ef487ba9f60ac",
+		SourceHash:    "41b34e72a77f5a0654864ffa4aa66c2b6c90d50bd4fc29c9a8fcef5dedaa54c5",
 		PTXHash:       "79b94852e05f07f67822ae9ec2d1f70361dd6cc51e66247be4f8bb13b9aafb85",
 	},
 	{
@@ -10797,7 +11477,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d987da3bf7fd9be1e0650e7ad6c253facc8c7604684bc3f1eae4763993656b16",
+		SourceHash:    "069acf18c3ce36e2504adf304cb380f8026eed7419a51538880c22136f010237",
 		PTXHash:       "88f957cd019d945b201acbe89556552867a5486f89561f8838ec1fabcdb89b21",
 	},
 	{
@@ -10813,7 +11493,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 103, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ae2607cc7d708665c0eb89df8ffc5dbe43d85d19f36b33fb2b32ebfe71d1273e",
+		SourceHash:    "22fb6b32fd3bc2e3aa43e6b2c67af62536522ed1b2e0157f2b376e12a3f15baa",
 		PTXHash:       "008961a4e5a5364961a384694a2c8bd8b6808bc7f0ecc452e3e6937f922da3ef",
 	},
 	{
@@ -10831,7 +11511,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "16b4ede0eb1e00ef774c392d5920c98bf6faf6c84b1847901e02cee9db84cc74",
+		SourceHash:    "4bb94371c64060093324d4caa98afe72c4299f9f0e61914a5d24cf1653eff35e",
 		PTXHash:       "726801b5c9b7630b95f1c8265dcef4fac25a2a08a2593a8e02626f70bbd2ceaa",
 	},
 	{
@@ -10849,7 +11529,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "220cec0216155001d063d6f0d3f55622db597e784beaf2790e722b632a792aa3",
+		SourceHash:    "8e08ff71f270724fa237060271657bd37590fd477258fc91df11872451cb5dd5",
 		PTXHash:       "68a502d728e42b327bfe3a9cdb2ed72d382a98274a2579caccd1716849809016",
 	},
 	{
@@ -10865,7 +11545,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8098eb8b3e9ab20f97d99133fc994a8d5d87b5bcf3f09cad68b8c932b903cdb4",
+		SourceHash:    "2335960ea995e79362929a547fed853ae8b56580069319f2e710c34bf1c8ce49",
 		PTXHash:       "44a5ef940d6ebc612e40cc7d0e3e04aa0514c0b6b0d037c58647a18bca5aa226",
 	},
 	{
@@ -10882,7 +11562,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "55d7b53fab15b89c9f556e0dca9101085ec8e383dabe40a982efbc9c0404ed19",
+		SourceHash:    "9c0dac9a01f47cfbbdc5a20ca4be52fc14ac09cb715ae39ee3a2775087cea1f1",
 		PTXHash:       "fe115379d702e44c96816f22afcce41f15ad1fce7cf9610c3ab8d3fbb2132c72",
 	},
 	{
@@ -10900,7 +11580,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b45e3ec4cdda76026e1cc8c65f2407dfe41c535f284ec8170bc2f69ae7e8e81e",
+		SourceHash:    "2953eabd172db7fa73aea6b35ca875ee66de99f654965ffeea41e115363cdd87",
 		PTXHash:       "4b743a4652384423a4442c5fa69dac61fb0be334d96e68dceb83efe90f2016f7",
 	},
 	{
@@ -10916,7 +11596,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "73834519ca98f22022a8e1a43b36b4f6d453b71aec28f0b996af234cf78cd617",
+		SourceHash:    "8137c77599ff7c822bbde039f828462b788d8fd9258afa05da11837eb3d53cce",
 		PTXHash:       "f06be5733471836b82e6aa79367bea0bbf663b2a906cee2d68d6829a964181f0",
 	},
 	{
@@ -10934,7 +11614,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bd5591af7ded08e794688ceaf3e58c3098aa89e427efa663d8a731df3bb79fd3",
+		SourceHash:    "2c3b8c720a24a9376fe235f52d40ba7b05c3d7dd9350bf5f797652a5946cfe7d",
 		PTXHash:       "6e7b1a852cde7b10e4356804058ebbedf42e21af0f72e72909a8bfcd7c37383a",
 	},
 	{
@@ -10952,7 +11632,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a85db983e819c449cef86bf80ef1ed6e6cd9a05ecd2fe23e3035c9b87ddc627e",
+		SourceHash:    "9f05ea9a187e32842994e5406747f1d152b182b296acd040fb1c3a583190e1e0",
 		PTXHash:       "52a4f6e067bc1cf08fd24857b8fb88f350716c65287768fc32a2878c26161f12",
 	},
 	{
@@ -10968,7 +11648,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 87, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f427f53eadef5dcac7bee914f3eee5e4b5fbae2d9437a7385d1fc45aea44170d",
+		SourceHash:    "631d68e772f3e6d6512f19aceef9847cde9e11fb6ac3beabab71eeed02feb60f",
 		PTXHash:       "8b1bef5b26eea46978b628d2fbfd365ae233d28223627f5c0d1babfaa102f15a",
 	},
 	{
@@ -10985,7 +11665,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 91, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8f2888652b2face8ae85c212968bb62c4cbd0c48133bb2b5460816bb84d2b458",
+		SourceHash:    "f72d9c219b60033c6207f00ee469595e9ab52d207b061dac24c63f0a3b46f756",
 		PTXHash:       "0268a830e01e02f80c7a921471ac17df1f3d5816058612b0b3e640bce6feec3b",
 	},
 	{
@@ -11003,7 +11683,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 79, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bed65cc32585b4acd24a672d3cb317c8316a19a6e42e411e27bbfaf736c7ed18",
+		SourceHash:    "fb19abe4e4043ef7a9704c967e8b4ec0f708d6595f46b72707f7dbbf1267e8a1",
 		PTXHash:       "f3cf0c7cc8c5bd537881bb32315b47b350b986bbf59490aea5ddc094a160112c",
 	},
 	{
@@ -11021,7 +11701,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 147, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "736028a17acbb83dec26a75941647d3b67dc31ab52ded710a091117468f2fe0a",
+		SourceHash:    "0f42ece528e832145e20540e64f2891301eec0d94ebee972b160416833e5be41",
 		PTXHash:       "466c5867a2f57c167ad96c6b525b44b6bcfad339fdd916ca52034334626251e3",
 	},
 	{
@@ -11039,7 +11719,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c49ccbf0c005f9b22cde4736267be5ce34e1b5067650fe7c83950438e34574a5",
+		SourceHash:    "678eae642199f8e360a29eae040c0d8390f2513119aaca19ecba74671cd7e8f6",
 		PTXHash:       "5c241263de04965590e7ba14b23b03d0553f4991747226c0d48a92a46a9c9433",
 	},
 	{
@@ -11055,7 +11735,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "076cfed997e7a75c5e81ce4994c6e1c061bf3d3f942677de4dcceeddd3ada414",
+		SourceHash:    "68ffca24a6acdb5b487106626855e0ebdf8b3199b43310c7f561bef15b035b37",
 		PTXHash:       "822d65b1e4f4bdb4700d9992a8ff30eed2badc8e33d67e7d375fa29420a31a6c",
 	},
 	{
@@ -11072,7 +11752,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e2886491cbecb130ee46f0280faecee48e112711e6fa8b48e4dd170248216934",
+		SourceHash:    "b2adeffc9aba3086495a74f0c3bafc884faff07c2d10048debf95a999586da73",
 		PTXHash:       "edca00c1e43119bbbd77b5e90b0970d6bb6b7e2430d5269d2cf71c0e9905b2f5",
 	},
 	{
@@ -11090,7 +11770,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6658d4d5f57fe9e8c97b452bdfb5d82e1471a138873d666c54e89ca86ae3c3c1",
+		SourceHash:    "fff0b7d6a2f74fbb45e4e7c724634a670e78e9f7d38a44be042528b39540acd0",
 		PTXHash:       "256575c4597249160dad5c76d45715430c2eda624f66ec52e4c1050748f29240",
 	},
 	{
@@ -11108,7 +11788,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 151, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "258c3d2d4addd153484c6eaf529d92ec1837db8dfdceda26a53fa3605444d38f",
+		SourceHash:    "146f83e062b9db4c5d23fdc56e892510527b75dac3b81c13836af619fcc29d1c",
 		PTXHash:       "ac426ab21cb1828d56bd21c198c56bf71adf8c92b942bdc6d7e90dba7c174ca3",
 	},
 	{
@@ -11126,7 +11806,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "60d2f74cf1d2d047c9b2af9a682c4fe8ffd855ed7a9d31971244da97d9f7f43b",
+		SourceHash:    "8d8b4863f3517ed26981061acdf002f633bf0b5190b622b203779e7527dfeccd",
 		PTXHash:       "b056157c3fdecc3a23754589e41261f7efcd324d1e9b8995c427df9a9347d2c9",
 	},
 	{
@@ -11142,7 +11822,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 123, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f1aa6f617a209946209398234b9954d3aadb5f7fc9e0b6d45c78e6b47f8694e3",
+		SourceHash:    "4fc75af3895cdd66a2ea3ed059e4f8e0c89f05f49fd9edffeacba5647be6a52c",
 		PTXHash:       "9a520db7fd6027ebeb8b1b70d067212990c3be30c052fc777907882ac8f34d56",
 	},
 	{
@@ -11159,7 +11839,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 123, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "81c5f7b9f3212c12046b57af4d9913600c45e7bee544b3ff50d7c7ef39c0264c",
+		SourceHash:    "86f1d422464cceb6729590f18a3597333e4608e61d4b79a461037c41d5aea310",
 		PTXHash:       "81521d1053a191ac1cc968bf2808ad3140f1665af34dc5785108059894da6aea",
 	},
 	{
@@ -11177,7 +11857,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 113, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "986e7e722c9b86cce9eafe17962119744790f37a8bdec2b7b3775a23245b67b1",
+		SourceHash:    "f8e4c6cf9bc487bf19b833374ef902c271f4f7476adc2bc0d4dd8f34d3c102e3",
 		PTXHash:       "c0ea2f60aa3f5c1ca18a636f90c825d1b76607161296949e3d3b2f460d3158e0",
 	},
 	{
@@ -11195,7 +11875,7 @@ var variants = []variant.Variant{
 		DynamicShared: 8192,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 89, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6cf201596e8a0f69513410eafdac8deb2463bac77d36775cd17292d4af279abf",
+		SourceHash:    "dc8ac00ad067e8834aa0e1a81a78ea43145827e0cd5192fbd47ccb4fac6f59da",
 		PTXHash:       "1521fc01da6fd7801d9feb862cfffd5ff8b092dcd38306800030970e70ddc4b3",
 	},
 	{
@@ -11213,7 +11893,7 @@ var variants = []variant.Variant{
 		DynamicShared: 8192,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 91, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d7e34a3fa36625952547269bce627ef2658bb6a0363f4bd41bc50e842fdc1e9f",
+		SourceHash:    "716eb3deaf0a1f7aa2beee77de6da44f224bb6236ddb3e215fb3ca4e902b477d",
 		PTXHash:       "c8d2549716b054e5ad84ad0486b447b0ae12e9e205903ad402aaacbe57fb0908",
 	},
 	{
@@ -11229,7 +11909,7 @@ var variants = []variant.Variant{
 		DynamicShared: 8192,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 91, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b63e3a813b5f44c11c5f1ee0d19b319795338ed933c1a060795816b449cd2f9d",
+		SourceHash:    "d728fc869724e60d8c6e83aca1678d3d33cc7e3ca26bddb6113edd6b71c879aa",
 		PTXHash:       "c2fdc99c4fbe1fe46e494579a6701d0c9ef533b972ef66008228e0ca6e4adb7a",
 	},
 	{
@@ -11246,7 +11926,7 @@ var variants = []variant.Variant{
 		DynamicShared: 8192,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 91, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "79b9b48f266c2770ab45941ecf5d20d7c0db19aaacb791d1237bc5162ed4d316",
+		SourceHash:    "4c8269f6e455652e06a042cf0ba524bbe4f4a1d49957792f948211626fb2202c",
 		PTXHash:       "3250c941e8d1533997c024f68d623d65eb63ebc95687e5a39cced8450b310149",
 	},
 	{
@@ -11264,7 +11944,7 @@ var variants = []variant.Variant{
 		DynamicShared: 8192,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 87, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d9861b5e3551aa3845ac93765ffa6bfc9bee5a630f7de558ab2c8c606e0e1bdf",
+		SourceHash:    "4c194493fad0f9787614c20b454861c9770ae2eb058c5465733ce76ac3e2f261",
 		PTXHash:       "a3eec09a9ddc85245566b02fda02abe556b65d1d8dc4b3c9323675271e4fa5b7",
 	},
 	{
@@ -11280,7 +11960,7 @@ var variants = []variant.Variant{
 		DynamicShared: 10240,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 91, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0d0b14ab623e411096e1659d88545197096bd7a5cda1c5e6bb3638703c0470a9",
+		SourceHash:    "c2840094c94d053e12768b68fccfdbf519be2ef396cd4ea07d48fc722f6bf4d0",
 		PTXHash:       "f42de582ba5057661b1ceb66313d2fe364532c9466e7c0684be2a4497feac11f",
 	},
 	{
@@ -11298,7 +11978,7 @@ var variants = []variant.Variant{
 		DynamicShared: 8192,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f311652d2b573d64934da49097e352b04ed12ef1fbd2752853dc20af8d58fec9",
+		SourceHash:    "5ec377c05c6fbbf0ca15ac25ceebf252cee2bb9a95de1248ca23e18e1e512d43",
 		PTXHash:       "ce308fbabc58779c62baa99ea03a46c710d1c8870d55c7a059ac123ab9b7bc97",
 	},
 	{
@@ -11316,7 +11996,7 @@ var variants = []variant.Variant{
 		DynamicShared: 8192,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e8792c1926aacdfd891df78dc27fe354a85daaf51baef7c8ed96f3526594b47b",
+		SourceHash:    "35c56c2b67da8871c7993a9a0442da4e232db5b9c462b61e868fe0892017b2d2",
 		PTXHash:       "fbede1b2ff09b3d13db338e03743b7be5b9df54ec6ee1508786b8100d02960ea",
 	},
 	{
@@ -11332,7 +12012,7 @@ var variants = []variant.Variant{
 		DynamicShared: 8192,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9b642b78aaccde3d40a8fda370724c6d6985f82fdbd30866937ce0e3dc848d0d",
+		SourceHash:    "450cd6067059c2e803a9880c48e1cd8594aeada8cc066b75fb4adf747481ef90",
 		PTXHash:       "0fb2169c7c59612c24e65339789d951cab1b63fa352dc58269f69945b1606580",
 	},
 	{
@@ -11349,7 +12029,7 @@ var variants = []variant.Variant{
 		DynamicShared: 8192,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "39a944e4a9ad2d1a6d6ea4afa3535889b4857efbe9cd4ad8965b306631a32652",
+		SourceHash:    "5e70c3f2becdbb3d65d52bc276bd9be2dd570e3d57f293fa05d02ed5a644307f",
 		PTXHash:       "ec035a2d015fcf0e62b8ba04ff36ab4f38f0042d1176ddd857d58ead4da34960",
 	},
 	{
@@ -11367,7 +12047,7 @@ var variants = []variant.Variant{
 		DynamicShared: 8192,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 87, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bdd97c82b9b4b774a6153dda614361dfd6024eea878e26bd1b59c28e77847a68",
+		SourceHash:    "c6976ba424fd9ed5be37ad1d1059185cfbc2da474022a72031c2b73acdf40ce9",
 		PTXHash:       "6374c1187a165d89f8462489bcdef110886cbef7c6130c7a23539faaf3a393b3",
 	},
 	{
@@ -11383,7 +12063,7 @@ var variants = []variant.Variant{
 		DynamicShared: 10240,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c681651146a73593f47f3629412a819dd832db5d77442c56563cc0ec1c080368",
+		SourceHash:    "9e25c9189e4639dc834ce51531eaa44f0502a5bcbfba8e329c5702857200974f",
 		PTXHash:       "af363635790545622eea0a8aa7dbc7708fc8659281a0e918b11d4430d35ae29e",
 	},
 	{
@@ -11699,7 +12379,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 115, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "077a3bb492373b9d4965f2641a290b52ac95237e5661df32870375634a975f4b",
+		SourceHash:    "6a175bf3e0f8df33baed8e66beb99ae86e5101a36005b30bc65bd5e7f7e46d91",
 		PTXHash:       "507539372042628f4cda304bde67336f672f25c57c508a345d2bd3372c2cecf5",
 	},
 	{
@@ -11715,7 +12395,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 123, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8b108efff61c38a0a8969d26bab84214f9082060eee217b3eafa60d4b8a36a61",
+		SourceHash:    "adcc464fab022103d34f5e365a8961339087f7c4ce8cb148b3b1cc3d1285933b",
 		PTXHash:       "7696314e1a672aeae5c1e023397dc406d5ada7ed45073e10dda2411883762e20",
 	},
 	{
@@ -11731,7 +12411,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 117, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e18d1ac9a30d6dde4ef7b83ef83867a308fe41d1a1290258331f94bf0eefb0d8",
+		SourceHash:    "21dfa3254ba29185951ab08f80473f6b93869c3f573954ee4d87cffdaebe900b",
 		PTXHash:       "b910ec444efee334b122e9c5be99485182cd4969f057bd0635135c05b6a2cb30",
 	},
 	{
@@ -11747,7 +12427,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 121, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6db55f327a86f6f98db02e3ce4782836a4c3da3127ad99cf029b10f9362c451e",
+		SourceHash:    "d2ac2331ff5580ddf5ea220a2b419a8796e740b72ae9906eda79c9cf2771ef6b",
 		PTXHash:       "16783678226656b4cc607699141267ab511ee3238aa4658698cadbf7dad7d685",
 	},
 	{
@@ -11763,7 +12443,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 123, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "31e9804ed312553d5b7d608a4cef9450b6eb300c4b5a1080b6d235833b81e855",
+		SourceHash:    "6e23f6849f8de6f388b0a2c29575d5b8a2a0d9f334498ed4bd3305b8410742d7",
 		PTXHash:       "594050b29b7fd643a6b8ff9d2729562e4b1b56823db5ff49ed4121ce14514008",
 	},
 	{
@@ -11779,7 +12459,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 125, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e52c48b62e1ea35fc773acae8f279437626f67ab1816afc2e250911ebdebecab",
+		SourceHash:    "226827214d9a4157afdea8f63fc9e6083ceceafc41f206e71e8daeb7e11d8120",
 		PTXHash:       "cb4bac69a6775ef5d70752873c31868d56dd247d9a575673b54cca7dec99ea48",
 	},
 	{
@@ -11795,7 +12475,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 125, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f97722d3367fb6e6a09cb94b6776ffe95abf12213ce34a33c9fc1e633ee154c0",
+		SourceHash:    "80271049da59624aab1a892c191a528e4eee8acc171ee3f9537681a899e959b6",
 		PTXHash:       "5972114b3f1d6337de039f5a5f42dadd367c1ae65003d2e9c47999a80bc8e2b6",
 	},
 	{
@@ -11811,7 +12491,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 125, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "583fe24cc2ec1365b92a67f67b8d4de81ab7c6dd8a252ee167c382a1fd975686",
+		SourceHash:    "298e1eced433fea93200dd6310df9e6fc3e7ac13d5931f6fba24da1a30c2b177",
 		PTXHash:       "78ec6383066fbac6b51d91128e4e9df3805ce91f35931fd924be0c1d4496ee56",
 	},
 	{
@@ -11827,7 +12507,7 @@ var variants = []variant.Variant{
 		DynamicShared: 98304,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 235, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4a4b24b1205c8903a5385af88276a9e78faefaa63110f9111a4b74803ba43ea4",
+		SourceHash:    "e5c8f5e8d50f8c8036db5cbdce694262047004e41e80aafaf6434f6e13f7e6cf",
 		PTXHash:       "63f3142f179aa127dacd125f3a351d20c6c9104d54e77918ea32c9e1e5c0f794",
 	},
 	{
@@ -11843,7 +12523,7 @@ var variants = []variant.Variant{
 		DynamicShared: 100352,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 235, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "64e08c07313c2e9221ec03d51d3c8775ee77415ecc387fa931481ecd8d09bfad",
+		SourceHash:    "f89c21b3d86651cf763f06fff2d10156dbf075e1a6971d39de5fb766c449259f",
 		PTXHash:       "c9d895596fb2e66544eee68b90c77d926496a590fbdb299814b8c2276e5cccd0",
 	},
 	{
@@ -11859,7 +12539,7 @@ var variants = []variant.Variant{
 		DynamicShared: 98304,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 235, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9bfde0be55d0a8b8afb2dc60bdc8d57c45f175bda1b8531d63178817aa8ed7a3",
+		SourceHash:    "35baceff45d0c62bdcec4701f73d1c5635eaf657a2a3d5e2ed709f8c0359b94e",
 		PTXHash:       "92db09ececc0087ea8871a9cd747dec031285a793d826f0706b309f8bbd932cf",
 	},
 	{
@@ -11875,7 +12555,7 @@ var variants = []variant.Variant{
 		DynamicShared: 106496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 233, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a1972cf8a27e6c9914b8ab7fcf085aa8cc88dc6ecb3c3bf7ede25485b276ef03",
+		SourceHash:    "0c63e02667f5d08add796fc18566cf171472cff373c41e16d46a0804bae57071",
 		PTXHash:       "f42c3886fc8fdbcab76a7bc02127a1bf13e27d6e92071c850d171b5750c8a880",
 	},
 	{
@@ -11891,7 +12571,7 @@ var variants = []variant.Variant{
 		DynamicShared: 108544,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 233, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "876666eb6c292d2f229045060851ae19a6a3b82309a96786b5caa781d81b5472",
+		SourceHash:    "4ada4aeab4287705929be06789ebd9b469b2b345fa40aa01c7c80bb87ce43cfd",
 		PTXHash:       "314586e1fcdb586ecd9dd6b4107e160bdc78bd9a0fa2ab902d8e312934e88d9f",
 	},
 	{
@@ -11907,7 +12587,7 @@ var variants = []variant.Variant{
 		DynamicShared: 106496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 233, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "774edf1bcd517d90219887da32e9c5181f578c5d43b65f800d34e2711ad43a39",
+		SourceHash:    "e0f4f8b84a1952f1c0158486bef07b5d5035532bb0380dfc16c7c4366653d81a",
 		PTXHash:       "151c177384571f5d371c66707a9842ea0f0e1d6ab1ff2deccf214b5eff0961c4",
 	},
 	{
@@ -11923,7 +12603,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4625ed835e3f07c79a42c28a0f1f8f9a3792f4523d38b456a0e6d4089fe9ee0e",
+		SourceHash:    "fbcfca2da5e12ca1603ba71f00d9e8e6246bc0039599422393ee6bbaabe3b8c7",
 		PTXHash:       "bf19eaee983d45c6a79d86629fab2880b8eeeba11552a2593ebeae2c3476aa09",
 	},
 	{
@@ -11939,7 +12619,7 @@ var variants = []variant.Variant{
 		DynamicShared: 98304,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 143, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f543c5bd7d97c3e4d9e19a7bb8747f8f5beb55a667a9481d8622a62e6a1ed550",
+		SourceHash:    "2f4bf2a53a5922a6d93ed94a411658999392a86cff696d310b9bdd5d1deb7fd3",
 		PTXHash:       "eae400583d6830b81bc17f7e5aa04e4ef92e081bef102eba92a6992bcd7fb097",
 	},
 	{
@@ -11955,7 +12635,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "24cd2af286250d50cf665e141bbb21d919e3a866225ffafbe87bc9c7223f418c",
+		SourceHash:    "8341f4f123e1379841c62c37b8d416eb74f6f3dea8df714be3a5a34f29f84bab",
 		PTXHash:       "9f41b1321da5409a51664421cc0886c340116aaee603ab94a6210875e2e9db01",
 	},
 	{
@@ -11971,7 +12651,7 @@ var variants = []variant.Variant{
 		DynamicShared: 106496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 143, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d82e319d9eb4ad099ecb5c65f82d39e0ede385cee7724b30e0c0c310a9ca9b2b",
+		SourceHash:    "4bc4d2be6e5cf125cfc1e48b1f2d2db74e2ed85c05977d53a3917a6ce8159153",
 		PTXHash:       "0001dc90eca76287b5a99b218322631d783de73d5f824f9e6c961c5435056f77",
 	},
 	{
@@ -11987,7 +12667,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "66c1d9c46bf95b5395e1d0500413af5537c873ce3a18c7ab3020eee535ab0bb0",
+		SourceHash:    "1e0b828c6ca18d66f59949efd22a1a2248536598bb880ca00c34c6b22f5bc0e8",
 		PTXHash:       "8d53c5503e8755cdce07f5131adb00d9bcda7bc8a36f2ff0dc21d32e0e536f57",
 	},
 	{
@@ -12003,7 +12683,7 @@ var variants = []variant.Variant{
 		DynamicShared: 98304,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 143, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e4ec5a6a80e79c0db3cc7ed97a360dbfb8e368c60e3a37346df8be6a688ed14d",
+		SourceHash:    "40ee7f0664d7d3d4739d6789ebc85528c049e2661d0edfa1a310d89468915f0d",
 		PTXHash:       "e26024124027318ef8eb274f5e68fd7fb9d28e201f9163e26969359ffa82b695",
 	},
 	{
@@ -12019,7 +12699,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5fe3f29587e2dc25d918ad666b848f88b8c108c3a67391dbe48e05230fffc1b9",
+		SourceHash:    "4064e38aa68438ed2d2bc490f38664b973ff49afc5bb68fc9824a1914fe17841",
 		PTXHash:       "c13f53e94fdf3f28fff03c6c052086a6e50b933e025f749912dd51eb63ce05b3",
 	},
 	{
@@ -12035,7 +12715,7 @@ var variants = []variant.Variant{
 		DynamicShared: 106496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "eb5dc559b2a6a8a900803c48524f9748016a1cc0e3014b7fa80acfb76b5bef2f",
+		SourceHash:    "ec34cb841d496c6ddfc54fcf54b7c9c4dae0a181ea4c50721c37c56d9e7ff88b",
 		PTXHash:       "db337c61d5c4b29dab91e879c7ab0fd196e8d1cb487f3b4d3aded4b488bce29a",
 	},
 	{
@@ -12051,7 +12731,7 @@ var variants = []variant.Variant{
 		DynamicShared: 114688,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "120d56b7bb12e3d316b37ed4f475fba60ee521519341b55915ce0f9e5c86df57",
+		SourceHash:    "f60e7009746e2517d477864ab1c751fb77d6068fae6bffbb26a8e478400dff80",
 		PTXHash:       "be07bfb7cec25cd626599fc6de033a45afca16a44965bbec74f8d338dcae5213",
 	},
 	{
@@ -12067,7 +12747,7 @@ var variants = []variant.Variant{
 		DynamicShared: 106496,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c46fca1a81b0c82f4bc7868903799a2ef3c16d35cb5946bbc6595d5935ad72fe",
+		SourceHash:    "fb958f24f73c5b52e5d4e424cb80ab30cbde779a8699a8c4bd1bf522617c20c1",
 		PTXHash:       "5127ed5739602217e1ac2c576d79df2b1b3913782e90c7af1e72df92f149ca5c",
 	},
 	{
@@ -12083,7 +12763,7 @@ var variants = []variant.Variant{
 		DynamicShared: 180224,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 225, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f6eace282a5c99221dbdb7c357d5d4f89a84cbe9e67a0e6bb3761c7deac518b8",
+		SourceHash:    "7661af56873e84a1a8de2f6e47814c2190b85c616557ea3ae688f977cbbad77b",
 		PTXHash:       "3ec5e28b183a3b0727c1be06cf9b8611a12581f5ea22c7cf1093cb73e13a0425",
 	},
 	{
@@ -12099,7 +12779,7 @@ var variants = []variant.Variant{
 		DynamicShared: 184320,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 225, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "01fb87f669c7e0d62958e46643d7b7937baead59d008f0248352bd0066f9b662",
+		SourceHash:    "9efc208ec95949f9cd5fd4e129ba00c4fdaf98d4305c7ea743a995e0faef10ad",
 		PTXHash:       "5b91e5e4a88e6ddc27fdcee54152d6770e825c1f899be8eaba8d167ecbabf353",
 	},
 	{
@@ -12115,7 +12795,7 @@ var variants = []variant.Variant{
 		DynamicShared: 180224,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 225, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a918bf57d4a1c860b814edf38d47a3efc3d2dd32de502500f111c8f23c73ad76",
+		SourceHash:    "19a36ff03b675ec725b72032d75897a3db3835d744039f40e35d4aee57b8a626",
 		PTXHash:       "817501139c715dd40931c59fb6650299fbaa93ba254b137b9e091c4d8933ce35",
 	},
 	{
@@ -12131,7 +12811,7 @@ var variants = []variant.Variant{
 		DynamicShared: 196608,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 223, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "72085833fe7cd91903f9f875a354062860214b3554206fa0b58685b24729f871",
+		SourceHash:    "cefbf9b6f143faa32bd7c6448b8e5264f327baa7f9678f67113042572069d23e",
 		PTXHash:       "c6c4862a56cb4a0ec36255d2689b01fd84c01aefb96cffffdcb50ece2bcc1728",
 	},
 	{
@@ -12147,7 +12827,7 @@ var variants = []variant.Variant{
 		DynamicShared: 200704,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 223, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7de59a26b298333ab38d6832dc6f9ae8115580fc25f3c2848b08363103e2a2e2",
+		SourceHash:    "7a449b8fb2fddd4e35a51961dbb593b6b54bbf426824500ad346ab109557011b",
 		PTXHash:       "6de24226d3c7b7fa13b9861bce575967482c0fd0a035e2a42c4af8a0a89ab2b1",
 	},
 	{
@@ -12163,7 +12843,7 @@ var variants = []variant.Variant{
 		DynamicShared: 196608,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 223, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "784cf0253e65a3df865ba3ab97386972aba19d26f8e458e80dad3fe008754bfb",
+		SourceHash:    "44c9d202bea2f8bcbbb722a6de508488a924a179c4287bf2ffc9a2ce127573d8",
 		PTXHash:       "4c0542e049397c957b50f9a2f8f4c42f28f91eef38e483d0d06b1b60f2f67a40",
 	},
 	{
@@ -12179,7 +12859,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9558343de747eda5d6a52c99430578155bed7c4b95bed5fc1e6b5b783c347f83",
+		SourceHash:    "a0ad241110ad958056fe836234c2e3d5d3e98ae19a1c70b0ad9389b5b3ea4b0b",
 		PTXHash:       "ef8a8d26bf2f55d6d50ccb5cb6998775474f4258b65d118dbf4faeaaf62b8be6",
 	},
 	{
@@ -12195,7 +12875,7 @@ var variants = []variant.Variant{
 		DynamicShared: 57344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 165, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "67a6cd8a85ec5bad83b15ea9ac857773f140d04faa9a4138b91151d567069221",
+		SourceHash:    "3c744a8881a7e3662783eb701f1c68ac51552d160a7ec4d68ea4b481c97290b1",
 		PTXHash:       "b262cde9fc4342be00b957c481503ddc10a78eb2e80e869d6cd7927accf8a920",
 	},
 	{
@@ -12211,7 +12891,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "841c8b0f364b80648c8cbaeb0f1a4bb5a552d47fe4b33cec3c14fd940f48cb2d",
+		SourceHash:    "799c9445d7141f5291da6dd5f9a382602720d5f1e86d45a86d4130a9523c278f",
 		PTXHash:       "784c0b8c76b6d86be8afa15e17d0c8e5731c2968331030bc85c1f7a8c5e20ca3",
 	},
 	{
@@ -12227,7 +12907,7 @@ var variants = []variant.Variant{
 		DynamicShared: 61440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 165, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a0e5443bb505d10e0f1b23a1e592b23eecceffa9876d283bb9d840777c7d5534",
+		SourceHash:    "089223cd1809c3296fe8e82480479e4a34d383292cab0cc9c289bdaa5c09c753",
 		PTXHash:       "9d007f3ec2dfcea6d43c89066197d42b74404118cb5aa387844bd68a2b6966d2",
 	},
 	{
@@ -12243,7 +12923,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "08c2ded140f278cc5636026834b8779cb49f738ec825842f401c2abaa2ae5298",
+		SourceHash:    "1fa3a86552b8c289d6161256d150631f9c12ec242e62f050987589ff521038fb",
 		PTXHash:       "ef34a9725a0fac7811e25f6c60ea7b6350a4aaae8491b5eac3a16581924d4bab",
 	},
 	{
@@ -12259,7 +12939,7 @@ var variants = []variant.Variant{
 		DynamicShared: 57344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 165, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6159691e10a65671243006ec5ddad61ca620510aa345628d8479e46666437ad0",
+		SourceHash:    "98d9e3e2d824db4d9bf666c5dcd37ba6978cdb2dd94f36551b29355d06464f88",
 		PTXHash:       "c2ffff26bff32db0a5c7eed068d4efaa6716474683b4ee7f292f616c21ef58a6",
 	},
 	{
@@ -12275,7 +12955,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "da7e8505ec7745bb79cd63e9c3f6d4320ffdc5d075d123c19262689539c4a69f",
+		SourceHash:    "548ae6aeb0a8b34efba509670ede227a3f69a2248c2a5073afe1949e6427f9e0",
 		PTXHash:       "1ecb0be4eb2ea5cbf77b19d838ad73950b1b5d94f1fabdbe7762d61671250ced",
 	},
 	{
@@ -12291,7 +12971,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 195, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "37d9aae028cda66a953ed9d17a4f6de039f62e770e04c237fb58e949f024130a",
+		SourceHash:    "c4173f03fe5c901d7501ce33297447b34eeda516b0417474054cfdcb1aa5c44c",
 		PTXHash:       "b9b554d051d8bb38f21d3dead36cfb35a3f0c7dccfed08023202d4bd4178782f",
 	},
 	{
@@ -12307,7 +12987,7 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 167, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7a4162594eb62bd3bf7eda30e65ca1b1c50331818cee66c01c9803f206ed1001",
+		SourceHash:    "aa21afe966b95eca9c5f973b75014dfede86caf7f079dfe7cabcfbff83fe287c",
 		PTXHash:       "2d6eedef18784e96bb2496443b0b8cb42cd5726ab4537b927b27806da9fb1d8c",
 	},
 	{
@@ -12323,7 +13003,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 195, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "955b661725995f6c9d8236e617cbfc795198f30be3cf8b4350961e7a5ae4ab87",
+		SourceHash:    "6c11409316704beaffdb3b13c39061976f7723284117ea2cf661df5a94063b7b",
 		PTXHash:       "0461459229e62f39bd77c64d04fdb4db353b0458f4c4d73464e6d89e03e21b7b",
 	},
 	{
@@ -12339,7 +13019,7 @@ var variants = []variant.Variant{
 		DynamicShared: 86016,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 167, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "63e859862554c5814f794cbd584c9dcec179e51e60c4e2e70278b5ede0c10cca",
+		SourceHash:    "ad3362c417df5c6ca336c6044418d39b90f5e5e5a509517a5cc1c9220dc3cd14",
 		PTXHash:       "eb222857f407658b3fd6bcf603adbd10dbbf043013259b7b9cf43a33db905fdd",
 	},
 	{
@@ -12355,7 +13035,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 195, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b7ffabf94d22780732cdfd1c1f6dc5e65cf6add50855715f00c834f48b2fe041",
+		SourceHash:    "502e75b06c3bc93fcc3e5c3a19c76fdaf5d80f150db9fb3973ab270aaa70f5bb",
 		PTXHash:       "d71e3f5a440375a19919dd16f70ea5874d09e9547fe6fe4c8d70ceeff39123ed",
 	},
 	{
@@ -12371,7 +13051,7 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 167, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6524af9f459c437a07451ed41a0d61a7818d44a5b3967c63f733148cc78cf08c",
+		SourceHash:    "1bd4c03c503bd1e63fb5160185b32a39b75466709c86ca224168334d6576ffdb",
 		PTXHash:       "208dbe5b6fc5cf951573c5f02d86eec433e3a2dfdf52933bd7d306a68069a353",
 	},
 	{
@@ -12387,7 +13067,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 195, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a591c55d4a61e084f223735a5725a528548ce67beb966a6ad973959d680d245c",
+		SourceHash:    "f3320aae4339ac8403b0cbf8c862fe28691eef2f007f5f1bed5df92e291fe300",
 		PTXHash:       "9439dab056684929cb94b3c01acaadf68acf3ad339b372016091d5b12c38a230",
 	},
 	{
@@ -12403,7 +13083,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7eb1635c3b3b825750416687d6d9d580171e6e40cb51b7f4cc6a267f7171a71c",
+		SourceHash:    "42ed4a22b6a0b3aa88a26ffe96d9038c36e9489f92630361a0d28b07be6d8198",
 		PTXHash:       "76967ac8df2b2d5b77090d0b54cf5cc80d5f3e7e02736aad7949e8c7dde65039",
 	},
 	{
@@ -12419,7 +13099,7 @@ var variants = []variant.Variant{
 		DynamicShared: 57344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3fa91c201e5e55db6aea4b69993d2ca2303cafac245fed3b98c2284d4aeac9c3",
+		SourceHash:    "8b399b20aeec7b35b0622f30beee2ae77ecdb7eab71fba95208caa6aa1c89f0f",
 		PTXHash:       "0e1e057d1ade485a67ecce7a71a0fccf0ac79bddb987d7bbd20684adc4ffef6a",
 	},
 	{
@@ -12435,7 +13115,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9ed9db323ff305939098645b80e00932a8353e4e029f8f10bf8f6194be2d76f8",
+		SourceHash:    "1c529523e3a3308e8dca42a4839990fec945a3057aed6abfb30c47466b86ea0c",
 		PTXHash:       "c6782a83c59d37d6e405546f9727fe29c793bb1962f0bede9833da318aac21e0",
 	},
 	{
@@ -12451,7 +13131,7 @@ var variants = []variant.Variant{
 		DynamicShared: 61440,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "836132c7f5e7850ba9703e1b51959fb79d391a4646299bda7aaba69677e4c8cb",
+		SourceHash:    "1d04fb390021f50e3d36d9a2d63d05c09c6c3369a488656f8bacefed420cf266",
 		PTXHash:       "d6929557947f628df4d9bc10a34f9b06378500ffb2721321ed7d1128bed5daf7",
 	},
 	{
@@ -12467,7 +13147,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a958c28331eb9415ebf3f90d59ccbf99186338854ac341719e6ba282a82dd022",
+		SourceHash:    "39de3b6c27d110bee393bfeb0dcee05df5b7ab809d83372976205d315c521512",
 		PTXHash:       "ff6cdda4378cb4192440f566e1d475b4846fb1bb1a31f43e7d28466477515d89",
 	},
 	{
@@ -12483,7 +13163,7 @@ var variants = []variant.Variant{
 		DynamicShared: 57344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "84beb7aa319343c7e0a8291f9a7b533a93cb29559eee9852de96a6e2843b807c",
+		SourceHash:    "8ac705fc2d09e1ee4d5846d802d7771aef4ed3a741ecc6c522cd4c48446fe556",
 		PTXHash:       "ad161b93f3a74c6b6ead1fa38aefce7ae39482d3542ff2f20a80e92fcd31de49",
 	},
 	{
@@ -12499,7 +13179,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9881ade8805528466b890ad803717b8ba049bade59d5814aa7a3ecbb50dd2d06",
+		SourceHash:    "5514f8233256d834c392be3011f520c90a9db0ae8ef161eba2c4740c1dc3ab4e",
 		PTXHash:       "974d5f7e6e69d461299b86c63e11d68c905356a7c72097f3ef46ef6ecd461ef5",
 	},
 	{
@@ -12515,7 +13195,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1bde4362055bd6b893572643c86d5d63e30868be5f516bbe466cdcb9440b38da",
+		SourceHash:    "b0c11d423e05aaaab84a1209f43b84435cdbec0bb6848513a10eca328466df5f",
 		PTXHash:       "2f8cf329f055ea40b5b79c2315ee4dbac76146f242ce9f15904ab6dc8a8a3aee",
 	},
 	{
@@ -12531,7 +13211,7 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1c9bfd77a58c31fcfe574ef4881cd4d0db38e7583dbb765a8912a0f6c80de010",
+		SourceHash:    "a1bc92d88bada68c0be6ca0f622d57d1e78e2af03e8d91de5667626ef3df315d",
 		PTXHash:       "ef0e798dc5d2a142df27737fd5232256652996580d6c446d52427896cbef8918",
 	},
 	{
@@ -12547,7 +13227,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "eafa152ae7fab243905a04c20800708a49f26729912641bf36541b271b4c3bb6",
+		SourceHash:    "e007c17b138caf3b0f589e1382553044db655ba42b3064b7310c3e47b2713cd5",
 		PTXHash:       "697d6c72f2d29b83991004076c4a97e60d2165ded527984a201065aae06f8f48",
 	},
 	{
@@ -12563,7 +13243,7 @@ var variants = []variant.Variant{
 		DynamicShared: 86016,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "da865bec17b6f30ce004bb929e800513bd38b30267679bcc978ac98262bd5146",
+		SourceHash:    "9334ca9c573c787d111cc312b775212d9e5de99e15940e0c317dd0bef8ada583",
 		PTXHash:       "062cdf9df97cc8553fcc82c211afe34aaca3ea338a21d59b54361bc5b7e40380",
 	},
 	{
@@ -12579,7 +13259,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "db51cad11d08f05015bda239b5cbdff37a3f521973bc6ed8f803581e8b7035ee",
+		SourceHash:    "f523008efcf54d8f6cac07b0f520632cdfaec18bd08690a98d2b43eb178c53f0",
 		PTXHash:       "4069262049d4729c9daccf1a3819e59ed8ddea726bc7022c59bd6919adeb62b5",
 	},
 	{
@@ -12595,7 +13275,7 @@ var variants = []variant.Variant{
 		DynamicShared: 81920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fdcaa594a578f49a4ebe19e6da7562516c01aeb55834fe6132a88897377e397b",
+		SourceHash:    "e66c4947509b5042511feec0e0c75d6c78e0e5fe0ece865121c5b46e81d8f40b",
 		PTXHash:       "19adeb1a40f8083f97acafacf619223d52bdad39026bd81e0b15f18301ca3e45",
 	},
 	{
@@ -12611,7 +13291,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2bce633b2a9fc39430feee0fad20840f04131ff48d4d1a92eeb0313eb32f2022",
+		SourceHash:    "362a352c1b170fe9844ad7351e5484ef484508a99523d4d6bab44324fe25c1c0",
 		PTXHash:       "d66884703e69faba8a7326360b6cdc8c7842b083ca50d643fd2f2dce2cd61e45",
 	},
 	{
@@ -12627,7 +13307,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d517b87493755cf8e997adecc5708df448745c7bbb26e3e6972dcfada22baa6c",
+		SourceHash:    "db53f5491267ce23e5bbdac8697f653f4b69d89741a7b0ccbefe1002d7e2e8d8",
 		PTXHash:       "d2d8a45f8e93ae436ae2c9364cba08f53cab8ecbe28f8b9fb6f456f97081c346",
 	},
 	{
@@ -12643,7 +13323,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 103, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "88b8554ff09bbb9b25d6a925989094d3308893d4cc99258fa776d2f41e250eaa",
+		SourceHash:    "e23271f3da386f3e412b789494346223c5936f0f92f1ee882d9b9bd310e1d022",
 		PTXHash:       "ca713d4cba194ecc7528735eb74bd66b2d923129c270130303b658c9a384f338",
 	},
 	{
@@ -12659,7 +13339,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "679a525485c0d43e9d0ced2bb92a3e9fe57a275fb2e56fd50cba0660244bba70",
+		SourceHash:    "e353dcb4899af3d963c462669e1ddb37a73681922d7b00ea68b3f64042369c0e",
 		PTXHash:       "7343b5c419cabaab392c7dfbe31ff1bc79725615198a978b92feda6fa1797a2f",
 	},
 	{
@@ -12675,7 +13355,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 103, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7cb1d269bf54a11a770220b83208ed547285197e0fd461762f8e446f81af1f9a",
+		SourceHash:    "2bf575ce05e732b33766d7f36df46358add9ae4dcb6339865404b1554fe3810d",
 		PTXHash:       "946e8b8fb2ef541e68f8ca5f0e45d4ed4b5727c34f6ff206db8bab9aed6d6403",
 	},
 	{
@@ -12691,7 +13371,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a5fcb88b8d76f1b6d692cd7a4b1f298eb1cb8b832cc4549beef68a84231206a8",
+		SourceHash:    "c391f44dd415fd7cc3b197425cda90aef789b12044063792bf120afcb96ba193",
 		PTXHash:       "58561098f3365c03723afa6ad16ae9f1df4edb749cbbdd09c52b1b21bc733122",
 	},
 	{
@@ -12707,7 +13387,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 103, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "009acd4e47a002af03ef78a1cd1b914042f5c90f9834fdf132e2953fb6e8d425",
+		SourceHash:    "884cde9e9be206a571b97e4a9852eae2b24a6ddebe3ef4cae9130e8f6d838ba8",
 		PTXHash:       "8b0f2154aaf19dfb9fb5e24b536ddc609dd624b56303b3c8bed5d5c71fc9eebd",
 	},
 	{
@@ -12723,7 +13403,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "29bd2cbb357c133119755922312b0f763d59f321dea67822deb9bab5265c7ed6",
+		SourceHash:    "c11f9ea47b2ea48fd04146e4ff90ae6d0743c7458079004b65cba2c28099645b",
 		PTXHash:       "e27d4f05b7a35c32de53a98946d445f1554c7550566cd833d7fa260f09dbef99",
 	},
 	{
@@ -12739,7 +13419,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7ad36eb9a606d3dbb81b52b80d570749960c821c58cb98dbaf7845469ea0f4f6",
+		SourceHash:    "9fcf33de59ec60402a009279545668112b2b0a47626338f27b4056c690614484",
 		PTXHash:       "17770d7bb33dda37a392b0e3b53a4e792494de3648a4bda237231f5e5a31bba4",
 	},
 	{
@@ -12755,7 +13435,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b4ec2515c5b58cc886ea39e6f4cb6fd4b89fd4e54222a4986e54b688969f556f",
+		SourceHash:    "f7a8bf7ca8b54c4c10946eb4a0a3b535c27383c5e1551fb548869fb00ea70146",
 		PTXHash:       "8243e162e2c28b08886f4f4c7574c4a3f6cf4c9f790d1b950bc82e424a3e3819",
 	},
 	{
@@ -12771,7 +13451,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f548148595591f5ef5e4fc62d2be716592506fcbd8414573ca7ee8ab6122c0fb",
+		SourceHash:    "f142960a021132e08643b51414591163c2a6324d8824a1928068a5517860fadb",
 		PTXHash:       "4ae5232cbbd54a37e6e7926bc3869e6d7514f8ac807c7418c91be3ae0da2ee9e",
 	},
 	{
@@ -12787,7 +13467,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "292548c0a2c53fba47144f2c6affe4862109288c5f0c7969a405eca266c6a999",
+		SourceHash:    "b0d88940a635922a9a6095ab1bc7ea1edc411bd85cff6b2e5d6449e1a8ff2ae2",
 		PTXHash:       "1834216e1994f4d256e1012b52e9b6106a5c65e59b25e329074ab5882ad3b6d8",
 	},
 	{
@@ -12803,7 +13483,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ec5aa1c046a7f925c83de29e53fa91dfec322ba7a8049a16615b40b3bb67e8bd",
+		SourceHash:    "12b3127071edef2014ff9308aac0efd36dd1b0728ec0997ffa23056a4e8568d6",
 		PTXHash:       "2f30a4e3ef70a3387bc256484cd5d43afac0cee8502e0212e697adeb3ec58f7a",
 	},
 	{
@@ -12819,7 +13499,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "89ecb3b04e61069d68331d2c8901af2bc784407a41d0cd25d416955995316123",
+		SourceHash:    "dea8b13f79ee32b6a14bf5a1c770731c40708b6b283df9f11c9c2314a34adee1",
 		PTXHash:       "0253a22b91bf7e2606a5598fb543e5a096495cbf06c8a93619ff3a9607a6c40d",
 	},
 	{
@@ -12835,7 +13515,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "96653e822b8b854f30590e575e36df3c70bc126c3951b38fc0d6c5dfebbc5754",
+		SourceHash:    "1614f9acd20932d4a86de39281e010173dc229d4c90049888bf91a113d53eab4",
 		PTXHash:       "0812f409445701eea36bea97e2446642741a46f38306aaa61f1c9897b77c4e6e",
 	},
 	{
@@ -12851,7 +13531,7 @@ var variants = []variant.Variant{
 		DynamicShared: 36864,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e015162aea6ed35af929867824b4a8590d820166299c7e06d836eddb8e9ee1cd",
+		SourceHash:    "3a2ec469a92f8b6ed99d549feaf34428abd9f6d11d0ad4c255b3a7b506e1b39b",
 		PTXHash:       "5480adccf5a0072af55d3aaa9dd6f5cda9d3fbb3bbdbe5f4d9d77f8b9eff5c17",
 	},
 	{
@@ -12867,7 +13547,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38912,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2d92b53e7d822349e14c12f657e1935d52d1fc6dab9da5c1688355e3e5cfa274",
+		SourceHash:    "2cdb1a824d1cac6638483f47aca3c1dd8028d5508b00d0a44c8ef95f81229813",
 		PTXHash:       "5ed546c1bbf9321149f4907e12961195cabb10ea8649e1bdf19eed67a8572707",
 	},
 	{
@@ -12883,7 +13563,7 @@ var variants = []variant.Variant{
 		DynamicShared: 36864,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 109, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5c41ae8982cbf7c54425afa6fdf8a5a6eee4c2f314f030101d0fec8cb6f681ec",
+		SourceHash:    "9846bc87bfb30c02f3a3ee8638e92959d6aae9f169130afd8e09484b576e9e82",
 		PTXHash:       "08b3b2bad49f8d37fd58c9d46fa04aa828ae786bf7303d848e6f1a0ef3cde453",
 	},
 	{
@@ -12899,7 +13579,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bec96b037917365898463dfd03260393400eded2709e68d290c3ea7e6915eb81",
+		SourceHash:    "377c8dad99d389de69b0af108190d95de2494fb751094788fbe549f3ee367364",
 		PTXHash:       "52e640012a4145676c828f3412efb2d8f9c03c7c16982ed6afedd7e0a914b3b4",
 	},
 	{
@@ -12915,7 +13595,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5eff000f692b173e3388cce4dd4e127625e0285236c233aeb6ddc40152802294",
+		SourceHash:    "9ae8c6419568419570dba5889cf8004000866dbed109a1804005c8a983c2b357",
 		PTXHash:       "10994bc1ba0b27cd71ad901d35217b5367f8abf35b6544f601e3554a77adc4ca",
 	},
 	{
@@ -12931,7 +13611,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2dce1aafe9c1afa107bf88668710d3adf5534f5b125ab16f341ec9d2e5171a8a",
+		SourceHash:    "124db1311c7c5b01b77348c0c6665b36209d1abbe83daf14f7516d3c4334ac53",
 		PTXHash:       "ebdf5e76eae6141981d8de7719e0ff4a29a776b779e0ed900b719605dd17ef2e",
 	},
 	{
@@ -12947,7 +13627,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "98748b94668f964236a6e8c14f598cfa2293a3ba307f2d6cc95eabfe06ede2e8",
+		SourceHash:    "2c1c1d259bde34167b4ccb8e3862f27d9150d26181fbf8f681d8762ef60cbeee",
 		PTXHash:       "f0c1d137bd5e542a149aa65fe2e7ba12e4702b68a4b69bdd8fcd59eb167abe63",
 	},
 	{
@@ -12963,7 +13643,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c0c0e7f378d9249b41991197e4fa0d4cadafbb1885b7abed51b1e8fb5c84d421",
+		SourceHash:    "8b0de7c152eb0fb5031d3d3d2966dd0e8f18628623ab96a20980b3b2e080cd8c",
 		PTXHash:       "2351a41427df8f9be430b5cc6bbbb0c7794d3796a05305390ba6db6af0be31cd",
 	},
 	{
@@ -12979,7 +13659,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 119, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "616acdd4507a161d79274e5120397926f9ec728438a091657cc5f09c5c5415fd",
+		SourceHash:    "065e9b547b19485e46ad21a33953804063c3d4599fade389d30d5eee47eb608e",
 		PTXHash:       "ea0b9921bd7b7640faeef4cafa6f4dbc2b40effebc9049c3b43a9260d2e591c5",
 	},
 	{
@@ -12995,7 +13675,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 107, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ff72c9f3755e5634e83fbd05d50174ead5319369c4a554091ad3497f32b8cb9e",
+		SourceHash:    "1fca049a549c20cd07e36f6bb3316d3531b4e61c6840a4ebe0db06ebbc657660",
 		PTXHash:       "7f58c83a769b5a1f6232cc08d3608295786f1007917572f52cc30fb20d588de2",
 	},
 	{
@@ -13011,7 +13691,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b631f973b192547b078379de65b230d88039c9eba630601cf7bde464a1a5ee56",
+		SourceHash:    "557c06e116b4ba52128fb426c1ffd4f2d6f194fc16d0846d4a75a892c255ba1f",
 		PTXHash:       "2548c10fe0b3f392da2c03ac2efa950b2403838d69af92cf4c0c81f76e0ab8a3",
 	},
 	{
@@ -13027,7 +13707,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 123, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "efe8103a83eb348727fc2eb50767f8ce294cdae202b3124582355ec9b054d544",
+		SourceHash:    "d05e0b577abe5a27f29d4b3b9c73df0fedb5ad47a3d4baa524527de9de834520",
 		PTXHash:       "0b3909cb4da44778463cbc6c4e6b53f726ee6468a7d1fa4e9f907997ca682a1f",
 	},
 	{
@@ -13043,7 +13723,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f57aad2baed4a7daaadf0fa7ef4e762170cdf12080d85b50701b7d434b9dc346",
+		SourceHash:    "ec7dc30e2545ee91ef5709c30536c0c212ad2e82822458de21f08589a505a1e5",
 		PTXHash:       "459b83b7b9982654b6fd87d592af1e6e6f6831c9cdb98f8f67fbc8706ee2cad2",
 	},
 	{
@@ -13059,7 +13739,7 @@ var variants = []variant.Variant{
 		DynamicShared: 51200,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 123, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "16c2d5862f41330f238fa4c6c055efec3389f3913046efcfe624f3a63499e8c9",
+		SourceHash:    "5a57e2ff44c87f44c24d4a29555ec52f697b3741d278de0676841e3630e2dab9",
 		PTXHash:       "16772fb760f36d684279a85d0e91f5ddedd33d0b2dd0e768e18afbd6dff13e70",
 	},
 	{
@@ -13075,7 +13755,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6567b91326529a12442652e24f4581bd6f5294532e453509ba51da1d605511cf",
+		SourceHash:    "a9e82e2d4e6b75a3781cefdb03418677d8e42c02f7316eeca4eedef6e7bdc9ff",
 		PTXHash:       "6d3b12ec980bbd01d06a0b26878c45184d6984fa7e9c7c444792906a9e8e4e2a",
 	},
 	{
@@ -13091,7 +13771,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49152,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 123, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f67ebff00e59d10a3269965c3bef8cf968b216a36440fa017451c2ca2866c113",
+		SourceHash:    "06cf5b0f736920fa2ea25544a9245a0cd53129ad578d55704c0a615aed658f95",
 		PTXHash:       "625aacdc90610dc0e13988ad49e1b580c8e39c60f9c4e08f752f2cf553335ac8",
 	},
 	{
@@ -13107,7 +13787,7 @@ var variants = []variant.Variant{
 		DynamicShared: 32768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6ff07a00fdef98925bf3b2024f0a14cbfe5a49422eaad4aa8632c02c95afaf31",
+		SourceHash:    "d42e53e21bd3a7dd663ec49ffff70f184ef88165e89dde12bf3a633799332aaf",
 		PTXHash:       "09185a338089c8fb7be0980680ef55bc0853342881acf5f3e4aeae877ea1fbfe",
 	},
 	{
@@ -13123,7 +13803,7 @@ var variants = []variant.Variant{
 		DynamicShared: 57344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 127, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e64b010df55b01c37813a0f2cb6667ca5d2622f43bf43e2e1bdbcee4996de5b5",
+		SourceHash:    "1e4f591d40309391558d6a6545ecdeee3c22846fd0ea6006263775f34fa957e8",
 		PTXHash:       "5bb23b6244ddc561af0db973fafdaf7152760086a4549e0946bf7e26484b5190",
 	},
 	{
@@ -13139,7 +13819,7 @@ var variants = []variant.Variant{
 		DynamicShared: 59392,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 127, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bff73a97337bbe239401e94af57000e48e0446aabc9c94aa82e49fe7f7dcda5f",
+		SourceHash:    "5db6e5574ddeb04241d3c759bfb0894f9c87aaddcc41d9f3cc685868543cdf49",
 		PTXHash:       "b4ec9858da77901b8d22badbaa46b5b78db20a8b50c2c16793a19c27ca697ccc",
 	},
 	{
@@ -13155,7 +13835,7 @@ var variants = []variant.Variant{
 		DynamicShared: 57344,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 127, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9bafa51c041f9787c4a494479642b1ce66a8c98d9037f3e2c4cdb707f58e5417",
+		SourceHash:    "72338ffe3b75c52dbc847a0c8f835ada96ccf1097046635ab788d7039ca0d9e5",
 		PTXHash:       "8fcb3064f2dad3802a7643e684d39b8c6222dd34d236d036c38abbff202b00ce",
 	},
 }

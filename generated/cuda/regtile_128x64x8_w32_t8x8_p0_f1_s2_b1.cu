@@ -11,9 +11,9 @@
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -497,13 +497,15 @@ struct StagedConfig : Tile {
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
