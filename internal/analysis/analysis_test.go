@@ -150,7 +150,7 @@ func TestEveryFamilyHasAModel(t *testing.T) {
 }
 
 // TestBlocksPerSM: the occupancy count agrees with what the driver reported on the H100 for
-// variants of the committed bench (results/bench/nvidia-h100-80gb-hbm3: attributes.blocks_per_sm).
+// variants of the committed bench (results/bench/nvidia-h100-80gb-hbm3/2026-11-22-exhaustive: attributes.blocks_per_sm).
 func TestBlocksPerSM(t *testing.T) {
 	for _, tc := range []struct {
 		name                  string
@@ -180,7 +180,7 @@ func TestBlocksPerSM(t *testing.T) {
 // from its threads, shared memory and the registers the driver gave it (its JIT may differ from
 // ptxas by a few) is what the driver reported (cuOccupancyMaxActiveBlocksPerMultiprocessor).
 func TestBlocksPerSMMatchesDriver(t *testing.T) {
-	recs, err := results.ReadJSONL("../../results/bench/nvidia-h100-80gb-hbm3/tune/results.jsonl")
+	recs, err := results.ReadJSONL("../../results/bench/nvidia-h100-80gb-hbm3/2026-11-22-exhaustive/tune/results.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -556,7 +556,11 @@ func BenchMarkdown(s BenchSummary, dir string) string {
 				}
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.3f | %s | %s | %s | %s | %.3f |\n", sh.label(),
+		seedRatio := "–" // no seed-family variant timed (a budgeted search may skip them)
+		if seed != nil {
+			seedRatio = fmt.Sprintf("%.3f", sh.SeedRatio)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.3f | %s | %s | %s | %s | %s |\n", sh.label(),
 			cell(best, func(e *BenchEntry) string { return "`" + e.Variant + "`" }),
 			cell(best, func(e *BenchEntry) string { return fmt.Sprintf("%.2f", e.TFLOPS) }),
 			cell(best, func(e *BenchEntry) string { return fmt.Sprintf("%.4f–%.4f", e.LoMS, e.HiMS) }),
@@ -565,7 +569,7 @@ func BenchMarkdown(s BenchSummary, dir string) string {
 			cell(best, func(e *BenchEntry) string { return fmt.Sprintf("%.1f", e.PctPeak) }),
 			cell(seed, func(e *BenchEntry) string { return "`" + e.Variant + "`" }),
 			cell(seed, func(e *BenchEntry) string { return fmt.Sprintf("%.2f", e.TFLOPS) }),
-			sh.SeedRatio)
+			seedRatio)
 	}
 	if g, n := s.BatchGeomean(); n > 0 {
 		verdict := "✗"

@@ -17,7 +17,7 @@ import (
 func TestEstimateMatchesCommittedRuns(t *testing.T) {
 	bench := protocol.TimingSettings{Warmup: 3, Reps: 10, MinTimeMS: 30, MaxReps: 1000}
 	deflt := protocol.TimingSettings{Warmup: 3, Reps: 20, MinTimeMS: 100, MaxReps: 1000}
-	root := "../../results/bench/nvidia-h100-80gb-hbm3"
+	root := "../../results/bench/nvidia-h100-80gb-hbm3/2026-11-22-exhaustive"
 	for _, tc := range []struct {
 		dir         string
 		timing      protocol.TimingSettings
