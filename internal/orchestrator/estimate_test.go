@@ -17,13 +17,13 @@ import (
 func TestEstimateMatchesCommittedRuns(t *testing.T) {
 	bench := protocol.TimingSettings{Warmup: 3, Reps: 10, MinTimeMS: 30, MaxReps: 1000}
 	deflt := protocol.TimingSettings{Warmup: 3, Reps: 20, MinTimeMS: 100, MaxReps: 1000}
-	root := "../../results/bench/nvidia-h100-80gb-hbm3/2026-11-22-exhaustive"
+	root := "../../results/bench/nvidia-h100-80gb-hbm3"
 	for _, tc := range []struct {
 		dir         string
 		timing      protocol.TimingSettings
 		sharedAbove float64
 	}{
-		{"tune", bench, 1},                            // runner bench --reps 10 --min-time 30ms --shared-inputs-above 1
+		{"2026-11-22-exhaustive/tune", bench, 1},      // runner bench --reps 10 --min-time 30ms --shared-inputs-above 1
 		{"tuning-cost/t4096", deflt, 1e10},            // runner tune --shapes 4096x4096x4096
 		{"probes/awkward-tune-xb", bench, 1},          // see its README.md
 		{"probes/awkward-tune-slicedk", bench, 1},     // see its README.md

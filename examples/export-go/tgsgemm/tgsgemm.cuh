@@ -814,7 +814,7 @@ extern "C" __global__ void __launch_bounds__(512) micro1d_t64_r8(int M, int N, i
 
 // ---------------------------------------------------------------------------------------------
 // regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_nt: family regtile_op, BM=128 BN=128 BK=16 WM=64 TM=8 TN=16 PAD=0 PF=1 STAGES=1 MINB=1; op NT; block 128x1, C tile 128x128, grid_z 1,
-// dynamic shared 32768 B; generated source sha256 6dbfc083b74187b22cd77f4980a1c0f5628ecd2ca6fd1c95ab510b34316ca0b3.
+// dynamic shared 32768 B; generated source sha256 dd8907f9fdf5cdc5016c35e890e4f6f7185e8eca27a589cedf2e9cf9f0366a13.
 #ifndef TILEGEN_KERNEL_regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_nt
 #define TILEGEN_KERNEL_regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_nt
 #ifndef TILEGEN_PIPELINE_CUH
@@ -827,9 +827,9 @@ extern "C" __global__ void __launch_bounds__(512) micro1d_t64_r8(int M, int N, i
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -926,9 +926,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -1074,6 +1075,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -1279,8 +1292,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -1294,19 +1308,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -1748,7 +1763,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_128x128x16_w64_t8x1
 
 // ---------------------------------------------------------------------------------------------
 // regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_tt: family regtile_op, BM=128 BN=128 BK=16 WM=64 TM=8 TN=16 PAD=0 PF=1 STAGES=1 MINB=1; op TT; block 128x1, C tile 128x128, grid_z 1,
-// dynamic shared 32768 B; generated source sha256 761a9f9e0e490651146748bdc24ca85c6caf621eb3c6f2656c3ea2912d18e1e1.
+// dynamic shared 32768 B; generated source sha256 fa509d527ee4de95d2a5af3be84bca0fd6d3cb67f62604ddc1f0067a71f86828.
 #ifndef TILEGEN_KERNEL_regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_tt
 #define TILEGEN_KERNEL_regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_tt
 #ifndef TILEGEN_PIPELINE_CUH
@@ -1761,9 +1776,9 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_128x128x16_w64_t8x1
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -1860,9 +1875,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -2008,6 +2024,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -2213,8 +2241,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -2228,19 +2257,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -2684,7 +2714,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_128x128x16_w64_t8x1
 
 // ---------------------------------------------------------------------------------------------
 // regtile_128x256x16_w32_t8x16_p0_f1_s3_b1_tn: family regtile_op, BM=128 BN=256 BK=16 WM=32 TM=8 TN=16 PAD=0 PF=1 STAGES=3 MINB=1; op TN; block 256x1, C tile 128x256, grid_z 1,
-// dynamic shared 65536 B; generated source sha256 3d400c831f1a9c08c974d74bddfc6a4b18caa8936b468641ac2508e616fb604a.
+// dynamic shared 65536 B; generated source sha256 08e00fcc5adfac3ea502b193add6e27d6e996d5c91e13593901f46afbaf1dec6.
 #ifndef TILEGEN_KERNEL_regtile_128x256x16_w32_t8x16_p0_f1_s3_b1_tn
 #define TILEGEN_KERNEL_regtile_128x256x16_w32_t8x16_p0_f1_s3_b1_tn
 #ifndef TILEGEN_PIPELINE_CUH
@@ -2697,9 +2727,9 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_128x128x16_w64_t8x1
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -2796,9 +2826,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -2944,6 +2975,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -3149,8 +3192,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -3164,19 +3208,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -3621,7 +3666,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w32_t8x1
 
 // ---------------------------------------------------------------------------------------------
 // regtile_128x256x16_w32_t8x16_p0_f1_s4_b1: family regtile, BM=128 BN=256 BK=16 WM=32 TM=8 TN=16 PAD=0 PF=1 STAGES=4 MINB=1; op NN; block 256x1, C tile 128x256, grid_z 1,
-// dynamic shared 81920 B; generated source sha256 9459cbe295704fb7abfe139672f55e2e1070f5706adc569aae73acb6aea17207.
+// dynamic shared 81920 B; generated source sha256 a2bd9e740ede57a750c515a09826b1694f3b0a590d9842a2ab042a552e651f23.
 #ifndef TILEGEN_KERNEL_regtile_128x256x16_w32_t8x16_p0_f1_s4_b1
 #define TILEGEN_KERNEL_regtile_128x256x16_w32_t8x16_p0_f1_s4_b1
 #ifndef TILEGEN_PIPELINE_CUH
@@ -3634,9 +3679,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w32_t8x1
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -3733,9 +3778,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -3881,6 +3927,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -4086,8 +4144,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -4101,19 +4160,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -4555,7 +4615,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w32_t8x1
 
 // ---------------------------------------------------------------------------------------------
 // regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_col: family regtile_epi, BM=128 BN=256 BK=16 WM=32 TM=8 TN=16 PAD=0 PF=1 STAGES=4 MINB=1; op NN; block 256x1, C tile 128x256, grid_z 1,
-// dynamic shared 81920 B; generated source sha256 a11437eb30c3526b680287c31bc2f869268eecc1e60945bbd6862c9001ae6140.
+// dynamic shared 81920 B; generated source sha256 6c1cf410a5f88fd5981b6a4bbd1e7fd0e126322ac1bffc4d3047fd163dc727b0.
 #ifndef TILEGEN_KERNEL_regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_col
 #define TILEGEN_KERNEL_regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_col
 #ifndef TILEGEN_PIPELINE_CUH
@@ -4568,9 +4628,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w32_t8x1
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -4667,9 +4727,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -4815,6 +4876,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -5020,8 +5093,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -5035,19 +5109,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -5590,7 +5665,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w32_t8x1
 
 // ---------------------------------------------------------------------------------------------
 // regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_row: family regtile_epi, BM=128 BN=256 BK=16 WM=32 TM=8 TN=16 PAD=0 PF=1 STAGES=4 MINB=1; op NN; block 256x1, C tile 128x256, grid_z 1,
-// dynamic shared 81920 B; generated source sha256 7a66bc0d3fdcd447013d50fde53758a71f2520783b6451266abf8e2d2b713c72.
+// dynamic shared 81920 B; generated source sha256 2bb6a951f4f030d10430ed7572569d44526140935e35326e04c7a02e2a63a7c4.
 #ifndef TILEGEN_KERNEL_regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_row
 #define TILEGEN_KERNEL_regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_row
 #ifndef TILEGEN_PIPELINE_CUH
@@ -5603,9 +5678,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w32_t8x1
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -5702,9 +5777,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -5850,6 +5926,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -6055,8 +6143,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -6070,19 +6159,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -6625,7 +6715,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w32_t8x1
 
 // ---------------------------------------------------------------------------------------------
 // regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_relu_row: family regtile_epi, BM=128 BN=256 BK=16 WM=32 TM=8 TN=16 PAD=0 PF=1 STAGES=4 MINB=1; op NN; block 256x1, C tile 128x256, grid_z 1,
-// dynamic shared 81920 B; generated source sha256 c93ffbd3507da31df3112beeb49ddf9cf5cbd3db0a67e61b8af7add5504d19de.
+// dynamic shared 81920 B; generated source sha256 b2cb96171c3df987d68499a67a13227c645570f68d87ba5ce612ce1755a78a3b.
 #ifndef TILEGEN_KERNEL_regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_relu_row
 #define TILEGEN_KERNEL_regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_relu_row
 #ifndef TILEGEN_PIPELINE_CUH
@@ -6638,9 +6728,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w32_t8x1
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -6737,9 +6827,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -6885,6 +6976,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -7090,8 +7193,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -7105,19 +7209,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -7660,7 +7765,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w32_t8x1
 
 // ---------------------------------------------------------------------------------------------
 // regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_nt: family regtile_op, BM=128 BN=256 BK=16 WM=64 TM=8 TN=16 PAD=0 PF=1 STAGES=1 MINB=1; op NT; block 256x1, C tile 128x256, grid_z 1,
-// dynamic shared 49152 B; generated source sha256 1aa832037c30d0a5ba1d7b643e1909d80e27b8bee2b78489ac664bfdf9801309.
+// dynamic shared 49152 B; generated source sha256 2920a791d5246a9e3e4f6604ae15c227bfe1ee3d558ccde745ce8093ab8e8b59.
 #ifndef TILEGEN_KERNEL_regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_nt
 #define TILEGEN_KERNEL_regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_nt
 #ifndef TILEGEN_PIPELINE_CUH
@@ -7673,9 +7778,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w32_t8x1
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -7772,9 +7877,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -7920,6 +8026,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -8125,8 +8243,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -8140,19 +8259,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -8594,7 +8714,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w64_t8x1
 
 // ---------------------------------------------------------------------------------------------
 // regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_tt: family regtile_op, BM=128 BN=256 BK=16 WM=64 TM=8 TN=16 PAD=0 PF=1 STAGES=1 MINB=1; op TT; block 256x1, C tile 128x256, grid_z 1,
-// dynamic shared 49152 B; generated source sha256 46bc20c1eb1f9bebb4e5f438de189ee4a42adc71cfadf2c6ea99b7100a521cb7.
+// dynamic shared 49152 B; generated source sha256 960f32297c7bd690ee3e79b2e044df2c1596eace62c2a1f3fcf2a3dfeb388132.
 #ifndef TILEGEN_KERNEL_regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_tt
 #define TILEGEN_KERNEL_regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_tt
 #ifndef TILEGEN_PIPELINE_CUH
@@ -8607,9 +8727,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w64_t8x1
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -8706,9 +8826,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -8854,6 +8975,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -9059,8 +9192,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -9074,19 +9208,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -9530,7 +9665,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w64_t8x1
 
 // ---------------------------------------------------------------------------------------------
 // regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_col: family regtile_epi, BM=128 BN=256 BK=16 WM=64 TM=8 TN=16 PAD=0 PF=1 STAGES=3 MINB=1; op NN; block 256x1, C tile 128x256, grid_z 1,
-// dynamic shared 65536 B; generated source sha256 9752ed38c991742c1bf447784d9162004058d734cedd8dc5b9ee35f54e0c85b4.
+// dynamic shared 65536 B; generated source sha256 0dc3055234371af26a30deebdfaa0c3f30d5d0c43297bd0ad0f68b2b04e94374.
 #ifndef TILEGEN_KERNEL_regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_col
 #define TILEGEN_KERNEL_regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_col
 #ifndef TILEGEN_PIPELINE_CUH
@@ -9543,9 +9678,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w64_t8x1
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -9642,9 +9777,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -9790,6 +9926,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -9995,8 +10143,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -10010,19 +10159,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -10565,7 +10715,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w64_t8x1
 
 // ---------------------------------------------------------------------------------------------
 // regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_col: family regtile_epi, BM=128 BN=256 BK=16 WM=64 TM=8 TN=16 PAD=0 PF=1 STAGES=3 MINB=1; op NN; block 256x1, C tile 128x256, grid_z 1,
-// dynamic shared 65536 B; generated source sha256 02ebb1dbe03f3f141df84f94ebabb9ae74e3669f139c8539d8d68eb5be389b50.
+// dynamic shared 65536 B; generated source sha256 9acb8fccdb58bf2d9a1d5ebdf86d3644aaa0c72578d3e89ee0e05e66b4f2f826.
 #ifndef TILEGEN_KERNEL_regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_col
 #define TILEGEN_KERNEL_regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_col
 #ifndef TILEGEN_PIPELINE_CUH
@@ -10578,9 +10728,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w64_t8x1
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -10677,9 +10827,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -10825,6 +10976,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -11030,8 +11193,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -11045,19 +11209,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -11600,7 +11765,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w64_t8x1
 
 // ---------------------------------------------------------------------------------------------
 // regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_row: family regtile_epi, BM=128 BN=256 BK=16 WM=64 TM=8 TN=16 PAD=0 PF=1 STAGES=3 MINB=1; op NN; block 256x1, C tile 128x256, grid_z 1,
-// dynamic shared 65536 B; generated source sha256 68629f1d08cc1863e602450b41aef2ff4717ad95348e57d7625ca1a9f77c0be3.
+// dynamic shared 65536 B; generated source sha256 536417da034ec77e9b3f4f25901ffeaae653cb907813fb0a1881b2e68349f165.
 #ifndef TILEGEN_KERNEL_regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_row
 #define TILEGEN_KERNEL_regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_row
 #ifndef TILEGEN_PIPELINE_CUH
@@ -11613,9 +11778,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w64_t8x1
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -11712,9 +11877,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -11860,6 +12026,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -12065,8 +12243,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -12080,19 +12259,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -12635,7 +12815,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w64_t8x1
 
 // ---------------------------------------------------------------------------------------------
 // regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn: family regtile_op, BM=128 BN=256 BK=16 WM=64 TM=8 TN=16 PAD=0 PF=1 STAGES=4 MINB=1; op TN; block 256x1, C tile 128x256, grid_z 1,
-// dynamic shared 81920 B; generated source sha256 15122aac885dfed8bffb70f286ecff22a02c47c64bd762d3fddff9e39a202e25.
+// dynamic shared 81920 B; generated source sha256 ea169329b6825116029d0f9529abfbc6c666ee26ab4741548c3f5d5334dc6334.
 #ifndef TILEGEN_KERNEL_regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn
 #define TILEGEN_KERNEL_regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn
 #ifndef TILEGEN_PIPELINE_CUH
@@ -12648,9 +12828,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w64_t8x1
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -12747,9 +12927,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -12895,6 +13076,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -13100,8 +13293,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -13115,19 +13309,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -13572,7 +13767,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w64_t8x1
 
 // ---------------------------------------------------------------------------------------------
 // regtile_128x128x16_w32_t8x8_p0_f1_s1_b1_nt_sb: family regtile_op, BM=128 BN=128 BK=16 WM=32 TM=8 TN=8 PAD=0 PF=1 STAGES=1 MINB=1; op NT; block 256x1, C tile 128x128, grid_z 1,
-// dynamic shared 32768 B; generated source sha256 cdcd716748841a20cd0cac2241d153fd6465b7f111ed9e1d683d77baef78ff26.
+// dynamic shared 32768 B; generated source sha256 05fbcf69d2caa53ed1c7661c0a89cfe06c081d92ab9d533d3806ed23ecdf7f98.
 #ifndef TILEGEN_KERNEL_regtile_128x128x16_w32_t8x8_p0_f1_s1_b1_nt_sb
 #define TILEGEN_KERNEL_regtile_128x128x16_w32_t8x8_p0_f1_s1_b1_nt_sb
 #ifndef TILEGEN_PIPELINE_CUH
@@ -13585,9 +13780,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w64_t8x1
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -13684,9 +13879,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -13832,6 +14028,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -14037,8 +14245,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -14052,19 +14261,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -14514,7 +14724,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x128x16_w32_t8x8
 
 // ---------------------------------------------------------------------------------------------
 // regtile_128x128x16_w64_t8x8_p0_f1_s1_b1_nt_sb: family regtile_op, BM=128 BN=128 BK=16 WM=64 TM=8 TN=8 PAD=0 PF=1 STAGES=1 MINB=1; op NT; block 256x1, C tile 128x128, grid_z 1,
-// dynamic shared 32768 B; generated source sha256 e07043ae287b64e165d7f308452847c181349d43e50ccccf0b410f2d50fe4def.
+// dynamic shared 32768 B; generated source sha256 654f4154f1baf19b7c4fb853d41a87ac609b07823e20cdc2b2ba094d6fd47330.
 #ifndef TILEGEN_KERNEL_regtile_128x128x16_w64_t8x8_p0_f1_s1_b1_nt_sb
 #define TILEGEN_KERNEL_regtile_128x128x16_w64_t8x8_p0_f1_s1_b1_nt_sb
 #ifndef TILEGEN_PIPELINE_CUH
@@ -14527,9 +14737,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x128x16_w32_t8x8
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -14626,9 +14836,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -14774,6 +14985,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -14979,8 +15202,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -14994,19 +15218,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -15456,7 +15681,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x128x16_w64_t8x8
 
 // ---------------------------------------------------------------------------------------------
 // regtile_128x64x16_w32_t8x8_p0_f1_s1_b1_tt_sb: family regtile_op, BM=128 BN=64 BK=16 WM=32 TM=8 TN=8 PAD=0 PF=1 STAGES=1 MINB=1; op TT; block 128x1, C tile 128x64, grid_z 1,
-// dynamic shared 24576 B; generated source sha256 712fa5c8370174821a92a15535f03706cc0a70bd3664ef9d411dc3350d5d5861.
+// dynamic shared 24576 B; generated source sha256 6d763eed2eec08ba624a5a4e0f6db9c77f8e39b210a26fe509c4cfdaec3be56d.
 #ifndef TILEGEN_KERNEL_regtile_128x64x16_w32_t8x8_p0_f1_s1_b1_tt_sb
 #define TILEGEN_KERNEL_regtile_128x64x16_w32_t8x8_p0_f1_s1_b1_tt_sb
 #ifndef TILEGEN_PIPELINE_CUH
@@ -15469,9 +15694,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x128x16_w64_t8x8
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -15568,9 +15793,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -15716,6 +15942,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -15921,8 +16159,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -15936,19 +16175,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -16400,7 +16640,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_128x64x16_w32_t8x8_
 
 // ---------------------------------------------------------------------------------------------
 // regtile_128x64x16_w32_t8x8_p0_f1_s2_b1_sb: family regtile, BM=128 BN=64 BK=16 WM=32 TM=8 TN=8 PAD=0 PF=1 STAGES=2 MINB=1; op NN; block 128x1, C tile 128x64, grid_z 1,
-// dynamic shared 24576 B; generated source sha256 5ed380bc6871e446c2a4faf01eb0feb7328d76ca65942d6455e4c08f9b2befdc.
+// dynamic shared 24576 B; generated source sha256 a6f5e0169a6d9379863acbc4fb2675b8d49538f3a8ebcfd7b5d92fb23a9a177c.
 #ifndef TILEGEN_KERNEL_regtile_128x64x16_w32_t8x8_p0_f1_s2_b1_sb
 #define TILEGEN_KERNEL_regtile_128x64x16_w32_t8x8_p0_f1_s2_b1_sb
 #ifndef TILEGEN_PIPELINE_CUH
@@ -16413,9 +16653,9 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_128x64x16_w32_t8x8_
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -16512,9 +16752,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -16660,6 +16901,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -16865,8 +17118,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -16880,19 +17134,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -17342,7 +17597,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_128x64x16_w32_t8x8_
 
 // ---------------------------------------------------------------------------------------------
 // regtile_128x64x16_w64_t8x8_p0_f1_s2_b1_tn_sb: family regtile_op, BM=128 BN=64 BK=16 WM=64 TM=8 TN=8 PAD=0 PF=1 STAGES=2 MINB=1; op TN; block 128x1, C tile 128x64, grid_z 1,
-// dynamic shared 24576 B; generated source sha256 2a7aa763f750c8f0c7a362b0489d1c5297c17c2c1ed58475c85ec3e7eb779486.
+// dynamic shared 24576 B; generated source sha256 080db25969b918f6c7d3b8ade689d3291de8d86649b4a6c02129c0cd77c29aab.
 #ifndef TILEGEN_KERNEL_regtile_128x64x16_w64_t8x8_p0_f1_s2_b1_tn_sb
 #define TILEGEN_KERNEL_regtile_128x64x16_w64_t8x8_p0_f1_s2_b1_tn_sb
 #ifndef TILEGEN_PIPELINE_CUH
@@ -17355,9 +17610,9 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_128x64x16_w32_t8x8_
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -17454,9 +17709,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -17602,6 +17858,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -17807,8 +18075,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -17822,19 +18091,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -18287,7 +18557,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_128x64x16_w64_t8x8_
 
 // ---------------------------------------------------------------------------------------------
 // regtile_64x128x16_w32_t8x8_p0_f1_s2_b1_sb: family regtile, BM=64 BN=128 BK=16 WM=32 TM=8 TN=8 PAD=0 PF=1 STAGES=2 MINB=1; op NN; block 128x1, C tile 64x128, grid_z 1,
-// dynamic shared 24576 B; generated source sha256 d998beb6fdfb1dfda03ea1f69a32fe7851939ba4294d1f305b83d5d2435f769f.
+// dynamic shared 24576 B; generated source sha256 7bda19a9066feb4edc36a2e721f4b1b9982c44fc52f52bd41d07d968dd12e226.
 #ifndef TILEGEN_KERNEL_regtile_64x128x16_w32_t8x8_p0_f1_s2_b1_sb
 #define TILEGEN_KERNEL_regtile_64x128x16_w32_t8x8_p0_f1_s2_b1_sb
 #ifndef TILEGEN_PIPELINE_CUH
@@ -18300,9 +18570,9 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_128x64x16_w64_t8x8_
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -18399,9 +18669,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -18547,6 +18818,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -18752,8 +19035,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -18767,19 +19051,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -19229,7 +19514,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_64x128x16_w32_t8x8_
 
 // ---------------------------------------------------------------------------------------------
 // regtile_64x128x16_w64_t8x8_p0_f1_s2_b1_sb: family regtile, BM=64 BN=128 BK=16 WM=64 TM=8 TN=8 PAD=0 PF=1 STAGES=2 MINB=1; op NN; block 128x1, C tile 64x128, grid_z 1,
-// dynamic shared 24576 B; generated source sha256 c7d84849b2b48fd9b4dcde40a4b75bb182fbf14343f1b8a3762f66aadbfd6825.
+// dynamic shared 24576 B; generated source sha256 9b3f4a4c9c3ad548f388e797f47133459b1bcce30fa79a1e2ad95eebd8641459.
 #ifndef TILEGEN_KERNEL_regtile_64x128x16_w64_t8x8_p0_f1_s2_b1_sb
 #define TILEGEN_KERNEL_regtile_64x128x16_w64_t8x8_p0_f1_s2_b1_sb
 #ifndef TILEGEN_PIPELINE_CUH
@@ -19242,9 +19527,9 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_64x128x16_w32_t8x8_
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -19341,9 +19626,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -19489,6 +19775,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -19694,8 +19992,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -19709,19 +20008,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -20171,7 +20471,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_64x128x16_w64_t8x8_
 
 // ---------------------------------------------------------------------------------------------
 // regtile_64x64x16_w32_t4x4_p0_f1_s1_b1_tt_sb: family regtile_op, BM=64 BN=64 BK=16 WM=32 TM=4 TN=4 PAD=0 PF=1 STAGES=1 MINB=1; op TT; block 256x1, C tile 64x64, grid_z 1,
-// dynamic shared 16384 B; generated source sha256 22ef1afa0a4f1d8ab60e0da4490c95b5ec31bac10f3856b4cc6b447f42d636a6.
+// dynamic shared 16384 B; generated source sha256 9412491dde2e480ef945367c8c6cf3bf8f027b01692315c62e3efc1461a456e8.
 #ifndef TILEGEN_KERNEL_regtile_64x64x16_w32_t4x4_p0_f1_s1_b1_tt_sb
 #define TILEGEN_KERNEL_regtile_64x64x16_w32_t4x4_p0_f1_s1_b1_tt_sb
 #ifndef TILEGEN_PIPELINE_CUH
@@ -20184,9 +20484,9 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_64x128x16_w64_t8x8_
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -20283,9 +20583,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -20431,6 +20732,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -20636,8 +20949,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -20651,19 +20965,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -21115,7 +21430,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_64x64x16_w32_t4x4_p
 
 // ---------------------------------------------------------------------------------------------
 // regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_nt_sb: family regtile_op, BM=64 BN=64 BK=16 WM=32 TM=8 TN=4 PAD=0 PF=1 STAGES=1 MINB=1; op NT; block 128x1, C tile 64x64, grid_z 1,
-// dynamic shared 16384 B; generated source sha256 e403ffc9a2b23499b4d863db3be766f24a7b200597e3c37289b02ba2e44ee736.
+// dynamic shared 16384 B; generated source sha256 4bb94371c64060093324d4caa98afe72c4299f9f0e61914a5d24cf1653eff35e.
 #ifndef TILEGEN_KERNEL_regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_nt_sb
 #define TILEGEN_KERNEL_regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_nt_sb
 #ifndef TILEGEN_PIPELINE_CUH
@@ -21128,9 +21443,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_64x64x16_w32_t4x4_p
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -21227,9 +21542,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -21375,6 +21691,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -21580,8 +21908,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -21595,19 +21924,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -22057,7 +22387,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_64x64x16_w32_t8x4_p
 
 // ---------------------------------------------------------------------------------------------
 // regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_tt_sb: family regtile_op, BM=64 BN=64 BK=16 WM=32 TM=8 TN=4 PAD=0 PF=1 STAGES=1 MINB=1; op TT; block 128x1, C tile 64x64, grid_z 1,
-// dynamic shared 16384 B; generated source sha256 78f4f82e43b5b84e16422d8689b784513153401638af027dd717362d0a42053c.
+// dynamic shared 16384 B; generated source sha256 8e08ff71f270724fa237060271657bd37590fd477258fc91df11872451cb5dd5.
 #ifndef TILEGEN_KERNEL_regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_tt_sb
 #define TILEGEN_KERNEL_regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_tt_sb
 #ifndef TILEGEN_PIPELINE_CUH
@@ -22070,9 +22400,9 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_64x64x16_w32_t8x4_p
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -22169,9 +22499,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -22317,6 +22648,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -22522,8 +22865,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -22537,19 +22881,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -23001,7 +23346,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_64x64x16_w32_t8x4_p
 
 // ---------------------------------------------------------------------------------------------
 // regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_sb: family regtile, BM=64 BN=64 BK=16 WM=32 TM=8 TN=4 PAD=0 PF=1 STAGES=2 MINB=1; op NN; block 128x1, C tile 64x64, grid_z 1,
-// dynamic shared 16384 B; generated source sha256 c0582881b2ee0105b35a6a882e252337cbb9daf8042d845f8ee0603475c21b27.
+// dynamic shared 16384 B; generated source sha256 9c0dac9a01f47cfbbdc5a20ca4be52fc14ac09cb715ae39ee3a2775087cea1f1.
 #ifndef TILEGEN_KERNEL_regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_sb
 #define TILEGEN_KERNEL_regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_sb
 #ifndef TILEGEN_PIPELINE_CUH
@@ -23014,9 +23359,9 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_64x64x16_w32_t8x4_p
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -23113,9 +23458,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -23261,6 +23607,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -23466,8 +23824,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -23481,19 +23840,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -23943,7 +24303,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_64x64x16_w32_t8x4_p
 
 // ---------------------------------------------------------------------------------------------
 // regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_tn_sb: family regtile_op, BM=64 BN=64 BK=16 WM=32 TM=8 TN=4 PAD=0 PF=1 STAGES=2 MINB=1; op TN; block 128x1, C tile 64x64, grid_z 1,
-// dynamic shared 16384 B; generated source sha256 70995c5e7f4bb61b7d8a6435499bce6bb2c9491c15bd5e09dd382506e4e81ff1.
+// dynamic shared 16384 B; generated source sha256 2953eabd172db7fa73aea6b35ca875ee66de99f654965ffeea41e115363cdd87.
 #ifndef TILEGEN_KERNEL_regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_tn_sb
 #define TILEGEN_KERNEL_regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_tn_sb
 #ifndef TILEGEN_PIPELINE_CUH
@@ -23956,9 +24316,9 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_64x64x16_w32_t8x4_p
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -24055,9 +24415,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -24203,6 +24564,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -24408,8 +24781,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -24423,19 +24797,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -24888,7 +25263,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_64x64x16_w32_t8x4_p
 
 // ---------------------------------------------------------------------------------------------
 // regtile_64x64x32_w32_t8x4_p0_f1_s2_b1_tn_sb: family regtile_op, BM=64 BN=64 BK=32 WM=32 TM=8 TN=4 PAD=0 PF=1 STAGES=2 MINB=1; op TN; block 128x1, C tile 64x64, grid_z 1,
-// dynamic shared 32768 B; generated source sha256 d0984ae73d5c01e3779224f2a026dcf99ad19f8d286bce0eed903d6acb8ba21f.
+// dynamic shared 32768 B; generated source sha256 f8e4c6cf9bc487bf19b833374ef902c271f4f7476adc2bc0d4dd8f34d3c102e3.
 #ifndef TILEGEN_KERNEL_regtile_64x64x32_w32_t8x4_p0_f1_s2_b1_tn_sb
 #define TILEGEN_KERNEL_regtile_64x64x32_w32_t8x4_p0_f1_s2_b1_tn_sb
 #ifndef TILEGEN_PIPELINE_CUH
@@ -24901,9 +25276,9 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_64x64x16_w32_t8x4_p
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -25000,9 +25375,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -25148,6 +25524,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -25353,8 +25741,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -25368,19 +25757,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -25833,7 +26223,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_64x64x32_w32_t8x4_p
 
 // ---------------------------------------------------------------------------------------------
 // regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_nt_sb: family regtile_op, BM=64 BN=64 BK=8 WM=32 TM=8 TN=4 PAD=0 PF=1 STAGES=1 MINB=1; op NT; block 128x1, C tile 64x64, grid_z 1,
-// dynamic shared 8192 B; generated source sha256 5f4b6cf101362bf0d7a55fe4a9c3ffc49d537056ee49bedd43ddf3699c80820a.
+// dynamic shared 8192 B; generated source sha256 5ec377c05c6fbbf0ca15ac25ceebf252cee2bb9a95de1248ca23e18e1e512d43.
 #ifndef TILEGEN_KERNEL_regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_nt_sb
 #define TILEGEN_KERNEL_regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_nt_sb
 #ifndef TILEGEN_PIPELINE_CUH
@@ -25846,9 +26236,9 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_64x64x32_w32_t8x4_p
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -25945,9 +26335,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -26093,6 +26484,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -26298,8 +26701,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -26313,19 +26717,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
@@ -26775,7 +27180,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_64x64x8_w32_t8x4_p0
 
 // ---------------------------------------------------------------------------------------------
 // regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_tt_sb: family regtile_op, BM=64 BN=64 BK=8 WM=32 TM=8 TN=4 PAD=0 PF=1 STAGES=1 MINB=1; op TT; block 128x1, C tile 64x64, grid_z 1,
-// dynamic shared 8192 B; generated source sha256 f9c1adf9caaa1430dc2ec98e19d935d6bb795a7c4797c8d6e95d47e031bfa813.
+// dynamic shared 8192 B; generated source sha256 35c56c2b67da8871c7993a9a0442da4e232db5b9c462b61e868fe0892017b2d2.
 #ifndef TILEGEN_KERNEL_regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_tt_sb
 #define TILEGEN_KERNEL_regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_tt_sb
 #ifndef TILEGEN_PIPELINE_CUH
@@ -26788,9 +27193,9 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_64x64x8_w32_t8x4_p0
 //                       ring. In both, PF = 1 loads the next tile's registers before computing the
 //                       current one (seed 001 prefetch) and stores them into the other of two
 //                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A transposed in flight
-//                       by element copies; XB = 1 double-buffers the fragments across the k-tile
-//                       boundary.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
 // A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
 // (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
 // loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
@@ -26887,9 +27292,10 @@ __device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
 // register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
 // registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
 //
-// Today A is k-contiguous and B mn-contiguous (C = A*B with both row-major). An op(A), op(B) axis
-// swaps them (A^T runs along m, B^T along k): StagedLoad and AsyncCopy::copy4 serve either layout
-// as they are; AsyncCopy::copy (16-byte copies straight into k rows) needs mn-contiguous rows.
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
 //
 // MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
 // the operand at the block's first row (column) and `extent`, the rows (columns) left before the
@@ -27035,6 +27441,18 @@ struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
                 }
             }
         }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
     }
 };
 
@@ -27240,8 +27658,9 @@ namespace tg {
 // StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
 // tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
 // k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout, the cp.async ring of B needs mn-contiguous rows (a
-// k-contiguous B goes through registers, STAGES = 1). EDGE_Z16: an
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
 // edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
 // AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
 // set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
@@ -27255,19 +27674,20 @@ struct StagedConfig : Tile {
     static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
     using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
     using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-    static_assert(STAGES == 1 || LB == Layout::MNContiguous, "the cp.async ring of B copies mn-contiguous rows");
 };
 
 // AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-template <class Tile, int STAGES_, int XB_>
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
 struct AsyncConfig : Tile {
     static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
     static constexpr bool ALD = true, EDGE_Z16 = true;
     static constexpr int NA = STAGES, NB = STAGES;
     using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<Layout::MNContiguous, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
     static_assert(STAGES >= 2, "the ring needs two slots at least");
     static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
 };
