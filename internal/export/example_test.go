@@ -9,13 +9,16 @@ import (
 )
 
 // exampleResults are the results the committed export of examples/export-go is made from: the
-// seed-family tune (it predates record hashes), the register-tiled ops (NT, TN, TT), the strided
+// seed-family tune (it predates record hashes), the register-tiled ops (NT, TN, TT; NT and TT also
+// with the transposed B in the cp.async ring), the strided
 // batches and the fused epilogues, all measured on the H100.
 var exampleResults = []string{
 	"results/h100-seeds/tune",
 	"results/h100-seeds/verify",
 	"results/ops-h100/regtile-op/tune-ops",
 	"results/ops-h100/regtile-op/verify",
+	"results/ops-h100/btring/tune",
+	"results/ops-h100/btring/verify",
 	"results/batch-h100/call1/tune-batch",
 	"results/batch-h100/call2/tune-batch",
 	"results/batch-h100/call2/verify",

@@ -25,7 +25,7 @@
 // edge-waste features and regime classes (tilegen's internal/dispatch; parameters in tgsgemm.json).
 // A cell holds three variants: one for problems whose M and N its tile divides, one for the
 // others, and one without requirements; the first that can take the problem runs (the aligned
-// one only when its tile divides M and N), else the op's robust default (NN micro1d_t64_r16, NT regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_nt, TN regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn, TT regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_tt);
+// one only when its tile divides M and N), else the op's robust default (NN micro1d_t64_r16, NT regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt, TN regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn, TT regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt);
 // when none can, or the export has no kernel for the op, tgsgemm_sgemm returns cudaErrorInvalidValue (tgsgemm_variant: NULL) and launches nothing.
 //
 // Each op has its own rule and robust default; a problem of an op the header has no kernel for is
@@ -44,12 +44,12 @@
 //     4096x4096x32        micro1d_t32_r8           0.0648 ms (cuBLAS 0.0510 ms, ratio 0.79)
 //     4096x4096x4096      regtile_128x256x16_w32_t8x16_p0_f1_s4_b1 2.7106 ms (cuBLAS 2.6608 ms, ratio 0.98)
 //     8192x8192x8192      regtile_128x256x16_w32_t8x16_p0_f1_s4_b1 21.3758 ms (cuBLAS 21.2833 ms, ratio 1.00)
-//     4096x4096x4096:NT   regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_nt 3.1461 ms (cuBLAS 2.7321 ms, ratio 0.87)
-//     8192x8192x8192:NT   regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_nt 24.8365 ms (cuBLAS 21.4921 ms, ratio 0.87)
+//     4096x4096x4096:NT   regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt 2.9220 ms (cuBLAS 2.7271 ms, ratio 0.93)
+//     8192x8192x8192:NT   regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt 23.1951 ms (cuBLAS 21.4844 ms, ratio 0.93)
 //     4096x4096x4096:TN   regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn 2.6687 ms (cuBLAS 2.6560 ms, ratio 1.00)
 //     8192x8192x8192:TN   regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn 21.0494 ms (cuBLAS 20.5712 ms, ratio 0.98)
-//     4096x4096x4096:TT   regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_tt 3.0198 ms (cuBLAS 2.7969 ms, ratio 0.93)
-//     8192x8192x8192:TT   regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_tt 23.9199 ms (cuBLAS 21.6722 ms, ratio 0.91)
+//     4096x4096x4096:TT   regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt 2.9306 ms (cuBLAS 2.7949 ms, ratio 0.95)
+//     8192x8192x8192:TT   regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt 22.6888 ms (cuBLAS 21.6795 ms, ratio 0.96)
 //
 // Strided batches (NN, NT, TN, TT): a problem goes to the kernel of the nearest batch class of its op
 // (integer buckets, two per octave, of M, N, K and the batch; squared differences summed, the first
@@ -76,7 +76,7 @@
 //
 // Provenance (parameters, times, verification errors, GPU, driver, nvcc, results hash): tgsgemm.json.
 // Kernels: nvcc release 11.8, V11.8.89 for sm_90 at tuning; generator tilegen-gen 1; results content hash
-// 93a342cd0e62b122a6a03be6e0506fb7fa18641720e820726a7dcfeea3736913.
+// 611695ea8da1092d0c59a5f3fbdb60621240e8b05c4782e70753a82ed9873f6c.
 #ifndef TGSGEMM_CUH
 #define TGSGEMM_CUH
 
@@ -811,955 +811,6 @@ extern "C" __global__ void __launch_bounds__(512) micro1d_t64_r8(int M, int N, i
     }
 }
 #endif // TILEGEN_KERNEL_micro1d_t64_r8
-
-// ---------------------------------------------------------------------------------------------
-// regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_nt: family regtile_op, BM=128 BN=128 BK=16 WM=64 TM=8 TN=16 PAD=0 PF=1 STAGES=1 MINB=1; op NT; block 128x1, C tile 128x128, grid_z 1,
-// dynamic shared 32768 B; generated source sha256 dd8907f9fdf5cdc5016c35e890e4f6f7185e8eca27a589cedf2e9cf9f0366a13.
-#ifndef TILEGEN_KERNEL_regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_nt
-#define TILEGEN_KERNEL_regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_nt
-#ifndef TILEGEN_PIPELINE_CUH
-#define TILEGEN_PIPELINE_CUH
-// tilegen/pipeline.cuh: the main loops of the register-tiled kernels. They walk a block's k range
-// tile by tile, moving the operands' next tiles towards shared memory (tilegen/loaders.cuh) while
-// computing on the current ones (tilegen/fragments.cuh), one barrier per tile:
-//   registers_mainloop  (regtile STAGES = 1) A and B through registers, A stored transposed.
-//   staged_mainloop     (regtile, splitk) A through registers, B through a STAGES-deep cp.async
-//                       ring. In both, PF = 1 loads the next tile's registers before computing the
-//                       current one (seed 001 prefetch) and stores them into the other of two
-//                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
-//                       transposed in flight by element copies; XB = 1 double-buffers the
-//                       fragments across the k-tile boundary.
-// A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
-// (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
-// loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
-//
-// The ring: tile t lives in slot t % STAGES; one commit group per tile, empty groups past the end
-// so that wait_group counts stay uniform; waiting for all but STAGES - 2 groups means tile kt has
-// landed (this thread's copies), and the barrier after it makes it visible to all and frees the
-// slot of tile kt-1, which the next copies then fill.
-#ifndef TILEGEN_CP_ASYNC_CUH
-#define TILEGEN_CP_ASYNC_CUH
-// tilegen/cp_async.cuh: the cp.async instructions (sm_80+) that the pipelined loaders and the
-// STAGES-deep shared-memory rings are built from. A copy goes from global to shared memory without
-// passing through registers; copies are grouped per k tile (commit), and wait<N> blocks until at
-// most N of this thread's groups are still in flight (the ring's depth minus one, or zero).
-//
-// The 16-byte form bypasses L1 (.cg); the zero-filling forms take a source size so that an element
-// past the matrix edge is written as zero without reading global memory (seed 003: zero-filled
-// partial tiles).
-namespace tg {
-
-__device__ __forceinline__ void cp_async16(float* smem, const float* gmem)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
-}
-
-__device__ __forceinline__ void cp_async16_zfill(float* smem, const float* gmem, bool valid)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 16 : 0));
-}
-
-__device__ __forceinline__ void cp_async4_zfill(float* smem, const float* gmem, bool valid)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 4 : 0));
-}
-
-__device__ __forceinline__ void cp_async_commit()
-{
-    asm volatile("cp.async.commit_group;\n" ::);
-}
-
-template <int N>
-__device__ __forceinline__ void cp_async_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
-
-} // namespace tg
-#endif // TILEGEN_CP_ASYNC_CUH
-#ifndef TILEGEN_GUARDS_CUH
-#define TILEGEN_GUARDS_CUH
-// tilegen/guards.cuh: edge guards (seed 003: tiles with boundary conditions). Every kernel of the
-// library accepts any M, N, K and leading dimension: rows and columns past the matrix edge are
-// zero-filled when a tile is loaded, so the math on a partial tile needs no guard and adds exact
-// zeros, and the store skips what lies outside C. The guards cost instructions, so a kernel picks
-// a path per k tile, uniform across the block, and the hot path carries none.
-#include <stdint.h>
-
-namespace tg {
-
-// Path of one k tile's loads.
-//   PATH_FAST  interior block, full k tile, 16-byte-aligned operands: unguarded float4s.
-//   PATH_EDGE  full k tile of an edge block or of a misaligned operand: per float4, rows (columns)
-//              past the edge are zero, the rest is one float4 (aligned) or four scalars (any ld).
-//   PATH_TAIL  the tile crossing the end of the k range: every element guarded and zero-filled.
-enum Path { PATH_FAST, PATH_EDGE, PATH_TAIL };
-
-// aligned16 says whether the rows of a matrix at address addr with leading dimension ld are 16-byte
-// aligned, the condition of every float4 (16-byte) path; kernels check it once per operand. It
-// takes the address as an integer: handing the pointer itself to a function changes how nvcc
-// loads through it (ld.global.nc), and kernels keep their loads as they are.
-__device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
-{
-    return ((addr & 15) == 0) && ((ld & 3) == 0);
-}
-
-} // namespace tg
-#endif // TILEGEN_GUARDS_CUH
-#ifndef TILEGEN_LOADERS_CUH
-#define TILEGEN_LOADERS_CUH
-// tilegen/loaders.cuh: moving one operand's k tile from global to shared memory.
-//
-// Every kernel of the library computes from k-major shared tiles, S[k][mn] with LDS floats per k
-// row (A as As[k][m], B as Bs[k][n]), so that the TM (TN) fragment values of one k are contiguous
-// (tilegen/fragments.cuh). In global memory an operand runs either along k (Layout::KContiguous: A
-// of C = A*B with row-major A, a row of A is contiguous in k) or along m/n (Layout::MNContiguous: B
-// with row-major B). A loader is chosen by that layout:
-//   KContiguous   the tile is transposed on its way into shared memory (the seed's As[ty][i] turned
-//                 k-major: measured 7 to 9 points of cuBLAS over an untransposed A on H100);
-//   MNContiguous  the tile is copied straight, rows of global memory to k rows of shared memory.
-// Each comes as StagedLoad (float4 loads into registers, then stores into shared memory: the
-// register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
-// registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
-//
-// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
-// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
-// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
-// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
-//
-// MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
-// the operand at the block's first row (column) and `extent`, the rows (columns) left before the
-// matrix edge; past it, and past kEnd on the tail tile, the tile is zero-filled (seed 003).
-
-namespace tg {
-
-// How an operand runs in global memory (see above).
-enum class Layout { KContiguous, MNContiguous };
-
-template <Layout L, int MN, int BK, int LDS, int T>
-struct StagedLoad;
-template <Layout L, int MN, int BK, int LDS, int T>
-struct AsyncCopy;
-
-// StagedLoad, k-contiguous (A): each thread moves F4 float4s that run along k; consecutive threads
-// take consecutive float4s, so a thread's k offset is the same for all of them and its rows are
-// STEP apart. store() writes them transposed (S[k][mn]).
-template <int MN, int BK, int LDS, int T>
-struct StagedLoad<Layout::KContiguous, MN, BK, LDS, T> {
-    static constexpr int F4 = MN * BK / (4 * T);
-    static constexpr int ROW_F4 = BK / 4; // float4s per row: thread t's first is row t / ROW_F4, k (t % ROW_F4) * 4
-    static constexpr int STEP = 4 * T / BK;
-    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
-
-    // load reads this thread's float4s of the tile at k (k includes the thread's k offset) into registers.
-    template <Path PATH>
-    static __device__ __forceinline__ void load(float4 (&r)[F4], const float* __restrict__ g, int ld, int extent,
-                                                int kEnd, int mn, int k, bool vec)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            const int row = mn + i * STEP;
-            const float* p = g + (size_t)row * ld + k;
-            if (PATH == PATH_FAST) {
-                r[i] = *reinterpret_cast<const float4*>(p);
-            } else if (PATH == PATH_EDGE) {
-                if (row >= extent) {
-                    r[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                } else if (vec) {
-                    r[i] = *reinterpret_cast<const float4*>(p);
-                } else {
-                    r[i] = make_float4(p[0], p[1], p[2], p[3]);
-                }
-            } else {
-                const bool ok = row < extent;
-                r[i].x = (ok && k + 0 < kEnd) ? p[0] : 0.0f;
-                r[i].y = (ok && k + 1 < kEnd) ? p[1] : 0.0f;
-                r[i].z = (ok && k + 2 < kEnd) ? p[2] : 0.0f;
-                r[i].w = (ok && k + 3 < kEnd) ? p[3] : 0.0f;
-            }
-        }
-    }
-
-    // store writes the registers transposed into the shared tile s: S[k][mn].
-    static __device__ __forceinline__ void store(float* s, const float4 (&r)[F4], int k, int mn)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            float* p = s + k * LDS + mn + i * STEP;
-            p[0 * LDS] = r[i].x;
-            p[1 * LDS] = r[i].y;
-            p[2 * LDS] = r[i].z;
-            p[3 * LDS] = r[i].w;
-        }
-    }
-};
-
-// StagedLoad, mn-contiguous (B): float4s run along mn, a thread's rows (k) are STEP apart. A
-// float4 can cross the edge, so the edge path checks it whole and falls back to guarded elements.
-template <int MN, int BK, int LDS, int T>
-struct StagedLoad<Layout::MNContiguous, MN, BK, LDS, T> {
-    static constexpr int F4 = MN * BK / (4 * T);
-    static constexpr int ROW_F4 = MN / 4; // float4s per k row: thread t's first is k row t / ROW_F4, mn (t % ROW_F4) * 4
-    static constexpr int STEP = 4 * T / MN;
-    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
-
-    template <Path PATH>
-    static __device__ __forceinline__ void load(float4 (&r)[F4], const float* __restrict__ g, int ld, int extent,
-                                                int kEnd, int mn, int k, bool vec)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            const int kk = k + i * STEP;
-            const float* p = g + (size_t)kk * ld + mn;
-            if (PATH == PATH_FAST || (PATH == PATH_EDGE && vec && mn + 4 <= extent)) {
-                r[i] = *reinterpret_cast<const float4*>(p);
-            } else if (PATH == PATH_EDGE && mn + 4 <= extent) {
-                r[i] = make_float4(p[0], p[1], p[2], p[3]);
-            } else {
-                const bool ok = kk < kEnd;
-                r[i].x = (ok && mn + 0 < extent) ? p[0] : 0.0f;
-                r[i].y = (ok && mn + 1 < extent) ? p[1] : 0.0f;
-                r[i].z = (ok && mn + 2 < extent) ? p[2] : 0.0f;
-                r[i].w = (ok && mn + 3 < extent) ? p[3] : 0.0f;
-            }
-        }
-    }
-
-    static __device__ __forceinline__ void store(float* s, const float4 (&r)[F4], int k, int mn)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            *reinterpret_cast<float4*>(s + (k + i * STEP) * LDS + mn) = r[i];
-        }
-    }
-};
-
-// AsyncCopy, k-contiguous (A of cpasync and slicedk): copy4 copies the tile into shared memory
-// transposed, S[k][mn], one 4-byte cp.async per element with zero-fill past the edge (and past kEnd
-// on the tail): no register staging, so any ld costs the same. Lanes take 8 consecutive k of 4
-// consecutive rows: a warp reads four 32-byte row segments, and since LDS % 32 == 4 its 32 stores
-// (bank 4k + mn) fall in 32 distinct banks. The row offsets are loop-invariant, the k offsets
-// immediates.
-template <int MN, int BK, int LDS, int T>
-struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
-    static_assert(LDS % 32 == 4, "transposed element copies are conflict-free only with LDS % 32 == 4");
-
-    template <Path PATH>
-    static __device__ __forceinline__ void copy4(float* s, const float* __restrict__ tp, const float* __restrict__ g,
-                                                 int ld, int extent, int kEnd, int k, int tid)
-    {
-        // tp is this thread's first element, g + (tid / 8) * ld + tid % 8.
-        constexpr int MS = T / 8; // rows per pass
-        static_assert(BK % 8 == 0 && MN % MS == 0, "transposed element copies: 8 k by T/8 rows per pass");
-        const int kq = tid % 8, mq = tid / 8;
-        const float* const base = tp + k;
-#pragma unroll
-        for (int mb = 0; mb < MN / MS; ++mb) {
-            // A row past the edge reads (nothing, zero-filled) through the tile's first row, which
-            // exists: the row offset and the predicate are loop-invariant, no per-copy select.
-            const bool rowok = PATH == PATH_FAST || mb * MS + mq < extent;
-            const float* const row = base + (rowok ? (size_t)(mb * MS) * ld : -(ptrdiff_t)mq * ld);
-#pragma unroll
-            for (int kb = 0; kb < BK / 8; ++kb) {
-                const int kk = kb * 8 + kq;
-                float* const d = s + kk * LDS + mb * MS + mq;
-                if (PATH == PATH_TAIL) {
-                    const bool ok = rowok && k + kk < kEnd;
-                    cp_async4_zfill(d, ok ? row + kb * 8 : g, ok);
-                } else {
-                    cp_async4_zfill(d, row + kb * 8, rowok);
-                }
-            }
-        }
-    }
-
-    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
-    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
-    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
-    // element, g + (tid / 8) * ld + tid % 8.
-    template <Path PATH, bool EDGE_Z16, bool ELEM>
-    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
-                                                int, int, int, int, bool, int k0, int tid,
-                                                const float* __restrict__ tp)
-    {
-        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
-    }
-};
-
-// AsyncCopy, mn-contiguous (B of every pipelined kernel): copy() moves this thread's float4s
-// straight into shared memory, copy4() the whole tile element by element.
-template <int MN, int BK, int LDS, int T>
-struct AsyncCopy<Layout::MNContiguous, MN, BK, LDS, T> {
-    static constexpr int F4 = MN * BK / (4 * T);
-    static constexpr int ROW_F4 = MN / 4; // as StagedLoad's: thread t's first float4 is k row t / ROW_F4, mn (t % ROW_F4) * 4
-    static constexpr int STEP = 4 * T / MN;
-    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
-
-    // copy4 copies the whole tile at k element by element (4-byte cp.async, zero-filling columns
-    // past the edge and, on the tail, rows past kEnd). Consecutive threads take consecutive columns,
-    // so one warp-wide copy reads a contiguous row segment and writes consecutive banks: any ld
-    // stays coalesced (four 4-byte copies of one thread's float4 would touch 4x the sectors and
-    // banks). One pointer walks down the rows: two adds per copy. tp is this thread's first element:
-    // g + (tid / MN) * ld + tid % MN for T >= MN, with a column past the edge clamped to the tile's
-    // first one, so that every address is valid and only the loop-invariant predicate zero-fills it;
-    // g + tid for T < MN.
-    template <Path PATH>
-    static __device__ __forceinline__ void copy4(float* s, const float* __restrict__ tp, const float* __restrict__ g,
-                                                 int ld, int extent, int kEnd, int k, int tid)
-    {
-        constexpr bool TAIL = PATH == PATH_TAIL;
-        constexpr int E = BK * MN / T;
-        if (T >= MN) {
-            constexpr int RS = T >= MN ? T / MN : 1; // rows per pass
-            const int c = tid % MN, r0 = tid / MN;
-            const bool cok = c < extent;
-            const float* p = tp + (size_t)k * ld;
-            const size_t step = (size_t)RS * ld;
-#pragma unroll
-            for (int i = 0; i < E; ++i) {
-                const int r = r0 + i * RS;
-                if (TAIL) {
-                    const bool ok = cok && k + r < kEnd;
-                    cp_async4_zfill(s + r * LDS + c, ok ? p : g, ok);
-                } else {
-                    cp_async4_zfill(s + r * LDS + c, p, cok);
-                }
-                p += step;
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < E; ++i) {
-                // T < MN: row i*T / MN, column tid + i*T % MN.
-                const int c = (i * T) % MN + tid, r = (i * T) / MN;
-                const float* p = tp + (size_t)(k + r) * ld + (i * T) % MN;
-                const bool ok = c < extent && (!TAIL || k + r < kEnd);
-                cp_async4_zfill(s + r * LDS + c, ok ? p : g, ok);
-            }
-        }
-    }
-
-    // copy issues this thread's part of the tile at k0 (its row k = k0 + sk, column mn = smn):
-    // one 16-byte copy per float4 on the fast path and, with an aligned operand (vec), for an edge
-    // float4 wholly inside the edge; four 4-byte copies for one inside it with any ld, and
-    // element-wise zero-filling copies for a float4 crossing the edge and on the tail.
-    // EDGE_Z16: an edge float4 wholly past the edge is one zero-filling 16-byte copy too (edge
-    // blocks then run as fast as interior ones). ELEM: a misaligned operand and the tail take copy4
-    // instead (coalesced; in register-staged kernels its addressing costs 30-40 registers).
-    template <Path PATH, bool EDGE_Z16, bool ELEM>
-    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
-                                                int k, int mn, int sk, int smn, bool vec, int k0, int tid,
-                                                const float* __restrict__ tp)
-    {
-        if (ELEM && PATH == PATH_TAIL) {
-            copy4<PATH_TAIL>(s, tp, g, ld, extent, kEnd, k0, tid);
-            return;
-        }
-        if (ELEM && PATH == PATH_EDGE && !vec) {
-            copy4<PATH_EDGE>(s, tp, g, ld, extent, kEnd, k0, tid);
-            return;
-        }
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            const int kk = k + i * STEP;
-            float* d = s + (sk + i * STEP) * LDS + smn;
-            const float* p = g + (size_t)kk * ld + mn;
-            if (PATH == PATH_FAST || (!EDGE_Z16 && PATH == PATH_EDGE && vec && mn + 4 <= extent)) {
-                cp_async16(d, p);
-            } else if (EDGE_Z16 && PATH == PATH_EDGE && vec && (mn + 4 <= extent || mn >= extent)) {
-                // The column is loop-invariant: a float4 wholly inside the edge is one 16-byte copy,
-                // one wholly past it is zero-filled through the tile's first column (a valid
-                // address, nothing read).
-                const bool ok = mn < extent;
-                cp_async16_zfill(d, ok ? p : p - mn, ok);
-            } else if (PATH == PATH_EDGE && mn + 4 <= extent) {
-#pragma unroll
-                for (int j = 0; j < 4; ++j) cp_async4_zfill(d + j, p + j, true);
-            } else {
-#pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    const bool ok = kk < kEnd && mn + j < extent;
-                    cp_async4_zfill(d + j, ok ? p + j : g, ok);
-                }
-            }
-        }
-    }
-};
-
-} // namespace tg
-#endif // TILEGEN_LOADERS_CUH
-#ifndef TILEGEN_FRAGMENTS_CUH
-#define TILEGEN_FRAGMENTS_CUH
-// tilegen/fragments.cuh: 2D register tiling with warp tiles (seed 001: more work per thread), the
-// math of every regtile-class kernel. A block of T threads computes a BM x BN tile of C; each warp a
-// WM x WN warp tile (WN = 32*TM*TN/WM); each thread a TM x TN thread tile held in registers. Per k
-// step a thread reads TM values of A and TN of B from the k-major shared tiles (its fragments) and
-// does TM*TN FFMAs, an outer product: FFMAs per shared read is what sets speed on Hopper, where
-// every other instruction takes an FFMA's issue slot.
-//
-// A warp's 32 lanes form an LM x LN grid over its warp tile. A thread's TM rows are TM/4 groups of
-// 4 consecutive rows, LM*4 apart (likewise columns), so each fragment read is one float4 (LDS.128)
-// and a warp's reads of one k row touch LM (LN) distinct float4s, broadcast to the other lanes.
-//
-// SK > 1 (slicedk): SK groups of TB = T/SK threads each take every SK-th k step of the same tile
-// (in-block split-K), so a group computes KS = BK/SK steps per tile.
-namespace tg {
-
-template <int BM_, int BN_, int BK_, int WM_, int TM_, int TN_, int PAD_, int T_, int SK_ = 1>
-struct WarpTile {
-    static constexpr int BM = BM_, BN = BN_, BK = BK_;
-    static constexpr int WM = WM_, TM = TM_, TN = TN_;
-    static constexpr int WN = 32 * TM * TN / WM;
-    static constexpr int PAD = PAD_, T = T_;
-    static constexpr int SK = SK_, TB = T / SK, KS = BK / SK;
-    static constexpr int LM = WM / TM, LN = WN / TN, WARPS_N = BN / WN;
-    static_assert(WN * WM == 32 * TM * TN && LM * LN == 32, "a warp tile must hold 32 thread tiles");
-    static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tiles are made of float4 groups");
-    static_assert((BM / WM) * (BN / WN) * 32 == TB, "warps must cover the block tile");
-    // Shared tiles, k-major: As[k][m] with AS floats per k row, Bs[k][n] with BS. PAD floats per
-    // row shift banks (for the transposed stores of A).
-    static constexpr int AS = BM + PAD, BS = BN + PAD;
-    static constexpr int A_TILE = BK * AS, B_TILE = BK * BS;
-    // A thread tile is F4 float4 groups: group j is accumulator row j / (TN/4), columns
-    // 4*(j % (TN/4)) + 0..3, at C row row0 + grow(j) and column col0 + gcol(j).
-    static constexpr int F4 = TM * TN / 4;
-
-    // Thread t computes in warp w = (t % TB) / 32 at lane l = t % 32 (k slice t / TB): its thread
-    // tile starts at row (w / WARPS_N) * WM + (l / LN) * 4 and column (w % WARPS_N) * WN + (l % LN) * 4
-    // of the block tile, its fragments at k row ks of the shared tiles (aoffk = row + ks * AS).
-
-    // load_frag reads the TM (TN) fragment values of k step k; as/bs already point at this thread's
-    // first float4 of the tile (and slice), so all other offsets are compile-time constants.
-    static __device__ __forceinline__ void load_frag(float (&a)[TM], float (&b)[TN], const float* as, const float* bs, int k)
-    {
-#pragma unroll
-        for (int r = 0; r < TM / 4; ++r) {
-            const float4 v = *reinterpret_cast<const float4*>(as + k * SK * AS + r * LM * 4);
-            a[4 * r + 0] = v.x;
-            a[4 * r + 1] = v.y;
-            a[4 * r + 2] = v.z;
-            a[4 * r + 3] = v.w;
-        }
-#pragma unroll
-        for (int c = 0; c < TN / 4; ++c) {
-            const float4 v = *reinterpret_cast<const float4*>(bs + k * SK * BS + c * LN * 4);
-            b[4 * c + 0] = v.x;
-            b[4 * c + 1] = v.y;
-            b[4 * c + 2] = v.z;
-            b[4 * c + 3] = v.w;
-        }
-    }
-
-    // fma_frag is one k step's rank-1 update of the thread tile.
-    static __device__ __forceinline__ void fma_frag(float (&acc)[TM][TN], const float (&a)[TM], const float (&b)[TN])
-    {
-#pragma unroll
-        for (int i = 0; i < TM; ++i) {
-#pragma unroll
-            for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-        }
-    }
-
-    // compute runs the KS k steps of one shared tile pair, each fragment read just before its FMAs
-    // (the XB main loop instead reads step k+1's fragments during step k's FMAs).
-    static __device__ __forceinline__ void compute(float (&acc)[TM][TN], const float* as, const float* bs)
-    {
-#pragma unroll
-        for (int k = 0; k < KS; ++k) {
-            float a[TM], b[TN];
-            load_frag(a, b, as, bs, k);
-            fma_frag(acc, a, b);
-        }
-    }
-
-    static __device__ __forceinline__ int grow(int j) { return ((j / (TN / 4)) / 4) * LM * 4 + (j / (TN / 4)) % 4; }
-    static __device__ __forceinline__ int gcol(int j) { return (j % (TN / 4)) * LN * 4; }
-    static __device__ __forceinline__ float4 group(const float (&acc)[TM][TN], int j)
-    {
-        const float* a = &acc[j / (TN / 4)][4 * (j % (TN / 4))];
-        return make_float4(a[0], a[1], a[2], a[3]);
-    }
-};
-
-} // namespace tg
-#endif // TILEGEN_FRAGMENTS_CUH
-
-namespace tg {
-
-// StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
-// tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
-// k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
-// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
-// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
-// edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
-// AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
-// set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
-// the 16-byte path changed ptxas's register allocation of their hot loop and cost them 4-5 % at
-// 4096^3, where no block takes the edge path at all.
-template <class Tile, int STAGES_, int PF_, bool EDGE_Z16_, Layout LA = Layout::KContiguous, Layout LB = Layout::MNContiguous>
-struct StagedConfig : Tile {
-    static constexpr int STAGES = STAGES_, PF = PF_, XB = 0;
-    static constexpr bool ALD = false, EDGE_Z16 = EDGE_Z16_;
-    static constexpr int NA = PF ? 2 : 1;             // A buffers
-    static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
-    using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-};
-
-// AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
-// copies transposed in flight like A's; then no operand needs 16-byte rows).
-template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
-struct AsyncConfig : Tile {
-    static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
-    static constexpr bool ALD = true, EDGE_Z16 = true;
-    static constexpr int NA = STAGES, NB = STAGES;
-    using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    static_assert(STAGES >= 2, "the ring needs two slots at least");
-    static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
-};
-
-// The main loops take the block's operands and this thread's coordinates as values (the kernel
-// computes them once): the shared tiles As, Bs (NA and NB tiles, or ring slots); the k range
-// [kBegin, kEnd) and its nt BK tiles (only the last may be partial); A at the block's first row (Ab,
-// lda, aM = rows left before M, va = 16-byte rows) and B at its first column (Bb, ldb, bN, vb); the
-// thread's first float4 of the staged A loads (am, ak) and of the B loads and copies (bk, bn), its
-// first element of the element-wise copies (aPtr, bPtr), and its first fragment (aoffk, boffk; see
-// tg::WarpTile). Each load or copy site picks the tile's path in place: the tail when the tile
-// crosses kEnd, else fast or edge by FAST. (The sites are written out rather than factored into
-// helpers: nvcc optimizes a helper on its own before inlining it, which moves instructions, and
-// the generated PTX is kept exactly as it was measured.)
-
-// registers_mainloop: STAGES == 1, A and B through registers; PF = 1 prefetches the next tile's
-// registers before the math into the other of two buffers, PF = 0 loads them after it and a barrier
-// into the one buffer.
-template <class Cfg, bool FAST>
-static __device__ void registers_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs,
-                                          const int kBegin, const int kEnd, const int nt, const float* const Ab,
-                                          const int lda, const int aM, const int am, const int ak, const bool va,
-                                          const float* const Bb, const int ldb, const int bN, const int bk, const int bn,
-                                          const bool vb, const int aoffk, const int boffk)
-{
-    using ALoad = typename Cfg::ALoad;
-    using BLoad = typename Cfg::BLoad;
-    constexpr int BK = Cfg::BK, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
-    static_assert(Cfg::STAGES == 1, "registers_mainloop: B through registers");
-    float4 ra[ALoad::F4];
-    float4 rb[BLoad::F4];
-    if (nt > 0) {
-        const int k0 = kBegin + 0 * BK;
-        if (k0 + BK > kEnd) {
-            ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-            BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-        } else if (FAST) {
-            ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-            BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-        } else {
-            ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-            BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-        }
-        ALoad::store(As, ra, ak, am);
-        BLoad::store(Bs, rb, bk, bn);
-    }
-    int abuf = 0, bbuf = 0;
-    for (int kt = 0; kt < nt; ++kt) {
-        // Tile kt is visible to all; every thread is done with tile kt-1, so its buffers are free.
-        __syncthreads();
-        const bool more = kt + 1 < nt;
-        if constexpr (Cfg::PF) {
-            if (more) { // register prefetch: the loads are in flight during the math
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                }
-            }
-        }
-        Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
-        abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
-        bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
-        if (more) {
-            if constexpr (!Cfg::PF) {
-                __syncthreads(); // single buffer: wait until every thread is done reading it
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                }
-            }
-            ALoad::store(As + abuf * A_TILE, ra, ak, am);
-            BLoad::store(Bs + abuf * B_TILE, rb, bk, bn);
-        }
-    }
-}
-
-// staged_mainloop: STAGES >= 2, A through registers (PF as above), B through the ring.
-template <class Cfg, bool FAST>
-static __device__ void staged_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs, const int kBegin,
-                                       const int kEnd, const int nt, const float* const Ab, const int lda, const int aM,
-                                       const int am, const int ak, const bool va, const float* const Bb, const int ldb,
-                                       const int bN, const int bk, const int bn, const bool vb, const int tid,
-                                       const float* const bPtr, const int aoffk, const int boffk)
-{
-    using ALoad = typename Cfg::ALoad;
-    using BCopy = typename Cfg::BCopy;
-    constexpr int BK = Cfg::BK, STAGES = Cfg::STAGES, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
-    constexpr bool Z16 = Cfg::EDGE_Z16;
-    static_assert(STAGES >= 2, "staged_mainloop: B through the ring");
-    float4 ra[ALoad::F4];
-    // The ring's first STAGES - 1 tiles of B.
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < nt) {
-            const int k0 = kBegin + s * BK;
-            if (k0 + BK > kEnd)
-                BCopy::template copy<PATH_TAIL, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else if (FAST)
-                BCopy::template copy<PATH_FAST, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else
-                BCopy::template copy<PATH_EDGE, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-        }
-        cp_async_commit();
-    }
-    if (nt > 0) {
-        const int k0 = kBegin + 0 * BK;
-        if (k0 + BK > kEnd) {
-            ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-        } else if (FAST) {
-            ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-        } else {
-            ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-        }
-        ALoad::store(As, ra, ak, am);
-    }
-    int bbuf = 0, abuf = 0;
-    int bnext = STAGES - 1; // ring slot of tile kt + STAGES - 1
-    for (int kt = 0; kt < nt; ++kt) {
-        cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt have landed
-        // Tile kt is visible to all; every thread is done with tile kt-1, so its slot and buffer are free.
-        __syncthreads();
-        if (kt + STAGES - 1 < nt) {
-            const int k0 = kBegin + (kt + STAGES - 1) * BK;
-            if (k0 + BK > kEnd)
-                BCopy::template copy<PATH_TAIL, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else if (FAST)
-                BCopy::template copy<PATH_FAST, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else
-                BCopy::template copy<PATH_EDGE, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-        }
-        cp_async_commit();
-        bnext = bnext + 1 == STAGES ? 0 : bnext + 1;
-        const bool more = kt + 1 < nt;
-        if constexpr (Cfg::PF) {
-            if (more) { // register prefetch: the loads are in flight during the math
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                }
-            }
-        }
-        Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
-        abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
-        bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
-        if (more) {
-            if constexpr (!Cfg::PF) {
-                __syncthreads(); // single buffer: wait until every thread is done reading it
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                }
-            }
-            ALoad::store(As + abuf * A_TILE, ra, ak, am);
-        }
-    }
-}
-
-// async_mainloop: both operands through the ring; XB = 1 double-buffers the fragments.
-template <class Cfg, bool FAST>
-static __device__ void async_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs, const int kBegin,
-                                      const int kEnd, const int nt, const float* const Ab, const int lda, const int aM,
-                                      const float* const aPtr, const float* const Bb, const int ldb, const int bN,
-                                      const int bk, const int bn, const bool vb, const int tid, const float* const bPtr,
-                                      const int aoffk, const int boffk)
-{
-    using ACopy = typename Cfg::ACopy;
-    using BCopy = typename Cfg::BCopy;
-    constexpr int BK = Cfg::BK, STAGES = Cfg::STAGES, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
-    // The ring's first STAGES - 1 tiles.
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < nt) {
-            const int k0 = kBegin + s * BK;
-            if (k0 + BK > kEnd) {
-                ACopy::template copy4<PATH_TAIL>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_TAIL, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else if (FAST) {
-                ACopy::template copy4<PATH_FAST>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_FAST, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else {
-                ACopy::template copy4<PATH_EDGE>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_EDGE, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            }
-        }
-        cp_async_commit();
-    }
-    if constexpr (Cfg::XB) {
-        // XB: the fragments of the next k step are read from shared memory while this step's FMAs
-        // run, across the tile boundary too: the barrier that publishes tile kt+1 sits before tile
-        // kt's last step, whose fragments are already in registers, so that step's FMAs hide the
-        // first shared reads of tile kt+1 (with one warp per scheduler nothing else would). After
-        // the barrier in iteration kt nobody reads tile kt's slot any more, so tile kt + STAGES is
-        // issued into it: all STAGES slots hold tiles in flight while kt+1 is computed.
-        float fa[2][Cfg::TM], fb[2][Cfg::TN];
-        const float* const aw = As + aoffk;
-        const float* const bw = Bs + boffk;
-        int cur = 0; // ring slot of tile kt
-        cp_async_wait<STAGES - 2>(); // tile 0 has landed (this thread's copies)
-        __syncthreads();
-        if (STAGES - 1 < nt) {
-            const int k0 = kBegin + (STAGES - 1) * BK;
-            if (k0 + BK > kEnd) {
-                ACopy::template copy4<PATH_TAIL>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_TAIL, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else if (FAST) {
-                ACopy::template copy4<PATH_FAST>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_FAST, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else {
-                ACopy::template copy4<PATH_EDGE>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_EDGE, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            }
-        }
-        cp_async_commit();
-        Cfg::load_frag(fa[0], fb[0], aw, bw, 0);
-        for (int kt = 0; kt < nt; ++kt) {
-            const float* const as = aw + cur * A_TILE;
-            const float* const bs = bw + cur * B_TILE;
-#pragma unroll
-            for (int k = 0; k < Cfg::KS - 1; ++k) {
-                Cfg::load_frag(fa[(k + 1) & 1], fb[(k + 1) & 1], as, bs, k + 1);
-                Cfg::fma_frag(acc, fa[k & 1], fb[k & 1]);
-            }
-            if (kt + 1 < nt) {
-                cp_async_wait<STAGES - 2>(); // tile kt+1 has landed
-                __syncthreads();             // ... for everyone, and everyone is done with slot cur
-                if (kt + STAGES < nt) {
-                    const int k0 = kBegin + (kt + STAGES) * BK;
-                    if (k0 + BK > kEnd) {
-                        ACopy::template copy4<PATH_TAIL>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                        BCopy::template copy<PATH_TAIL, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                    } else if (FAST) {
-                        ACopy::template copy4<PATH_FAST>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                        BCopy::template copy<PATH_FAST, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                    } else {
-                        ACopy::template copy4<PATH_EDGE>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                        BCopy::template copy<PATH_EDGE, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                    }
-                }
-                cp_async_commit();
-                cur = cur + 1 == STAGES ? 0 : cur + 1;
-                Cfg::load_frag(fa[0], fb[0], aw + cur * A_TILE, bw + cur * B_TILE, 0);
-            }
-            Cfg::fma_frag(acc, fa[(Cfg::KS - 1) & 1], fb[(Cfg::KS - 1) & 1]);
-        }
-    } else {
-        int bbuf = 0, abuf = 0;
-        int bnext = STAGES - 1; // ring slot of tile kt + STAGES - 1
-        for (int kt = 0; kt < nt; ++kt) {
-            cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt have landed
-            // Tile kt is visible to all; every thread is done with tile kt-1, so its slot is free.
-            __syncthreads();
-            if (kt + STAGES - 1 < nt) {
-                const int k0 = kBegin + (kt + STAGES - 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ACopy::template copy4<PATH_TAIL>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                    BCopy::template copy<PATH_TAIL, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                } else if (FAST) {
-                    ACopy::template copy4<PATH_FAST>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                    BCopy::template copy<PATH_FAST, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                } else {
-                    ACopy::template copy4<PATH_EDGE>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                    BCopy::template copy<PATH_EDGE, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                }
-            }
-            cp_async_commit();
-            bnext = bnext + 1 == STAGES ? 0 : bnext + 1;
-            Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
-            abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
-            bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
-        }
-    }
-}
-
-} // namespace tg
-#endif // TILEGEN_PIPELINE_CUH
-#ifndef TILEGEN_EPILOGUE_CUH
-#define TILEGEN_EPILOGUE_CUH
-// tilegen/epilogue.cuh: writing results, C = alpha*acc + beta*C, with the boundary conditions of
-// seed 003 (nothing outside the M x N result is written). beta == 0 never reads C, so C may hold
-// NaN or garbage on entry (BLAS semantics).
-//   store, store_unguarded  one element: the seed families (naive, coalesced, shared, micro1d,
-//                           coarse), one or a few results per thread.
-//   store4, store_tile      float4 groups: the register-tiled families' thread tiles.
-namespace tg {
-
-// store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result.
-__device__ __forceinline__ void store(float* __restrict__ C, int ldc, int M, int N, int i, int j, float alpha,
-                                      float beta, float acc)
-{
-    if (i < M && j < N) {
-        float* p = C + (size_t)i * ldc + j;
-        if (beta == 0.0f) {
-            *p = alpha * acc;
-        } else {
-            *p = alpha * acc + beta * *p;
-        }
-    }
-}
-
-// store_unguarded is store for an element known to be inside the result.
-__device__ __forceinline__ void store_unguarded(float* __restrict__ C, int ldc, int i, int j, float alpha, float beta,
-                                                float acc)
-{
-    float* p = C + (size_t)i * ldc + j;
-    if (beta == 0.0f) {
-        *p = alpha * acc;
-    } else {
-        *p = alpha * acc + beta * *p;
-    }
-}
-
-// store4 writes one float4 group of a thread tile, C[row][col..col+3] = alpha*v + beta*C. A row
-// past M is skipped; a group wholly inside N is one 16-byte store when C and ldc are 16-byte
-// aligned (vc), else it is stored element by element with a column guard.
-__device__ __forceinline__ void store4(float4 v, float* __restrict__ C, int ldc, int M, int N, int row, int col,
-                                       float alpha, float beta, bool vc)
-{
-    if (row >= M) return;
-    float* crow = C + (size_t)row * ldc;
-    v = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
-    if (vc && col + 4 <= N) {
-        float4* p = reinterpret_cast<float4*>(crow + col);
-        if (beta != 0.0f) {
-            const float4 o = *p;
-            v.x = fmaf(beta, o.x, v.x);
-            v.y = fmaf(beta, o.y, v.y);
-            v.z = fmaf(beta, o.z, v.z);
-            v.w = fmaf(beta, o.w, v.w);
-        }
-        *p = v;
-    } else {
-        const float e[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            if (col + j < N) {
-                float x = e[j];
-                if (beta != 0.0f) x = fmaf(beta, crow[col + j], x);
-                crow[col + j] = x;
-            }
-        }
-    }
-}
-
-// store_tile writes a thread's whole TM x TN tile (Tile: a tg::WarpTile) whose first element is
-// C[row0][col0], group by group.
-template <class Tile>
-__device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN], float* __restrict__ C, int ldc,
-                                           int M, int N, int row0, int col0, float alpha, float beta, bool vc)
-{
-#pragma unroll
-    for (int j = 0; j < Tile::F4; ++j) {
-        store4(Tile::group(acc, j), C, ldc, M, N, row0 + Tile::grow(j), col0 + Tile::gcol(j), alpha, beta, vc);
-    }
-}
-
-} // namespace tg
-#endif // TILEGEN_EPILOGUE_CUH
-
-// regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_nt: 128x128x16 block tile, 64x64 warp tile, 8x16 thread tile,
-// PAD=0 PF=1 STAGES=1. A block computes a BM x BN tile of C over all of K: A is loaded
-// with float4s into registers and stored transposed (k-major) in shared memory, B is copied into a
-// cp.async ring (tg::staged_mainloop; with A through registers when STAGES = 1,
-// tg::registers_mainloop), and each thread accumulates its thread tile in registers (tg::WarpTile).
-// Any M, N, K, lda, ldb, ldc: full k tiles load
-// float4s (16-byte paths where the operand and its ld allow, scalar otherwise), rows and columns
-// past the edge are zero-filled per float4, and only the k tail tile is guarded element by element.
-extern "C" __global__ void __launch_bounds__(128, 1) regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_nt(int M, int N, int K, float alpha, const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc)
-{
-    using Tile = tg::WarpTile<128, 128, 16, 64, 8, 16, 0, 128>;
-    using Cfg = tg::StagedConfig<Tile, 1, 1, /* EDGE_Z16 */ false, tg::Layout::KContiguous, tg::Layout::KContiguous>;
-    extern __shared__ float4 tg_rt_smem[];
-    float* const As = reinterpret_cast<float*>(tg_rt_smem);
-    float* const Bs = As + Cfg::NA * Cfg::A_TILE;
-
-    const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-    const int m0 = blockIdx.y * Cfg::BM, n0 = blockIdx.x * Cfg::BN;
-    const int kBegin = 0, kEnd = K;
-    const int nt = (kEnd - kBegin + Cfg::BK - 1) / Cfg::BK;
-
-    // 16-byte paths need 16-byte-aligned rows; checked once per kernel and operand.
-    const bool va = tg::aligned16((uintptr_t)A, lda);
-    const bool vb = tg::aligned16((uintptr_t)B, ldb);
-    const bool vc = tg::aligned16((uintptr_t)C, ldc);
-    const bool fast = va && vb && m0 + Cfg::BM <= M && n0 + Cfg::BN <= N;
-
-    // This thread's float4s of A and B (tg::StagedLoad, tg::AsyncCopy), the operands at the block's
-    // first row and column, and the first element of B's element copies.
-    // op NT: each operand is loaded along its stored rows (tg::StagedLoad of its layout):
-    const int am = tid / Cfg::ALoad::ROW_F4, ak = (tid % Cfg::ALoad::ROW_F4) * 4;
-    const float* const Ab = A + (size_t)m0 * lda;
-    // B is stored N x K (k-contiguous): a thread's float4s run along k, at n row tid / ROW_F4, and
-    // are stored transposed (k-major) like A's in NN; the block's B starts at row n0.
-    const int bn = tid / Cfg::BLoad::ROW_F4, bk = (tid % Cfg::BLoad::ROW_F4) * 4;
-    const float* const Bb = B + (size_t)n0 * ldb;
-    const int aM = M - m0, bN = N - n0;
-
-    // This thread's tile: warp (wm, wn), lane (lm, ln) (tg::WarpTile).
-    const int warp = tid / 32, lane = tid % 32;
-    const int wm = (warp / Cfg::WARPS_N) * Cfg::WM, wn = (warp % Cfg::WARPS_N) * Cfg::WN;
-    const int lm = lane / Cfg::LN, ln = lane % Cfg::LN;
-    const int aoff = wm + lm * 4, boff = wn + ln * 4;
-
-    float acc[Cfg::TM][Cfg::TN];
-#pragma unroll
-    for (int i = 0; i < Cfg::TM; ++i) {
-#pragma unroll
-        for (int j = 0; j < Cfg::TN; ++j) acc[i][j] = 0.0f;
-    }
-    if (fast)
-        tg::registers_mainloop<Cfg, true>(acc, As, Bs, kBegin, kEnd, nt, Ab, lda, aM, am, ak, va, Bb, ldb, bN, bk, bn, vb, aoff, boff);
-    else
-        tg::registers_mainloop<Cfg, false>(acc, As, Bs, kBegin, kEnd, nt, Ab, lda, aM, am, ak, va, Bb, ldb, bN, bk, bn, vb, aoff, boff);
-
-    tg::store_tile<Tile>(acc, C, ldc, M, N, m0 + aoff, n0 + boff, alpha, beta, vc);
-}
-#endif // TILEGEN_KERNEL_regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_nt
 
 // ---------------------------------------------------------------------------------------------
 // regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_tt: family regtile_op, BM=128 BN=128 BK=16 WM=64 TM=8 TN=16 PAD=0 PF=1 STAGES=1 MINB=1; op TT; block 128x1, C tile 128x128, grid_z 1,
@@ -2711,6 +1762,960 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_128x128x16_w64_t8x1
     tg::store_tile<Tile>(acc, C, ldc, M, N, m0 + aoff, n0 + boff, alpha, beta, vc);
 }
 #endif // TILEGEN_KERNEL_regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_tt
+
+// ---------------------------------------------------------------------------------------------
+// regtile_128x128x32_w64_t8x16_p4_f1_s2_b1_nt: family regtile_btring, BM=128 BN=128 BK=32 WM=64 TM=8 TN=16 PAD=4 PF=1 STAGES=2 MINB=1; op NT; block 128x1, C tile 128x128, grid_z 1,
+// dynamic shared 67584 B; generated source sha256 8cc5f19091f8794afef23154801e0d30bea40c6c62f4057e50f88209f0736109.
+#ifndef TILEGEN_KERNEL_regtile_128x128x32_w64_t8x16_p4_f1_s2_b1_nt
+#define TILEGEN_KERNEL_regtile_128x128x32_w64_t8x16_p4_f1_s2_b1_nt
+#ifndef TILEGEN_PIPELINE_CUH
+#define TILEGEN_PIPELINE_CUH
+// tilegen/pipeline.cuh: the main loops of the register-tiled kernels. They walk a block's k range
+// tile by tile, moving the operands' next tiles towards shared memory (tilegen/loaders.cuh) while
+// computing on the current ones (tilegen/fragments.cuh), one barrier per tile:
+//   registers_mainloop  (regtile STAGES = 1) A and B through registers, A stored transposed.
+//   staged_mainloop     (regtile, splitk) A through registers, B through a STAGES-deep cp.async
+//                       ring. In both, PF = 1 loads the next tile's registers before computing the
+//                       current one (seed 001 prefetch) and stores them into the other of two
+//                       buffers; PF = 0 loads them after the math and a barrier.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
+// A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
+// (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
+// loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
+//
+// The ring: tile t lives in slot t % STAGES; one commit group per tile, empty groups past the end
+// so that wait_group counts stay uniform; waiting for all but STAGES - 2 groups means tile kt has
+// landed (this thread's copies), and the barrier after it makes it visible to all and frees the
+// slot of tile kt-1, which the next copies then fill.
+#ifndef TILEGEN_CP_ASYNC_CUH
+#define TILEGEN_CP_ASYNC_CUH
+// tilegen/cp_async.cuh: the cp.async instructions (sm_80+) that the pipelined loaders and the
+// STAGES-deep shared-memory rings are built from. A copy goes from global to shared memory without
+// passing through registers; copies are grouped per k tile (commit), and wait<N> blocks until at
+// most N of this thread's groups are still in flight (the ring's depth minus one, or zero).
+//
+// The 16-byte form bypasses L1 (.cg); the zero-filling forms take a source size so that an element
+// past the matrix edge is written as zero without reading global memory (seed 003: zero-filled
+// partial tiles).
+namespace tg {
+
+__device__ __forceinline__ void cp_async16(float* smem, const float* gmem)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+}
+
+__device__ __forceinline__ void cp_async16_zfill(float* smem, const float* gmem, bool valid)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 16 : 0));
+}
+
+__device__ __forceinline__ void cp_async4_zfill(float* smem, const float* gmem, bool valid)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 4 : 0));
+}
+
+__device__ __forceinline__ void cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+} // namespace tg
+#endif // TILEGEN_CP_ASYNC_CUH
+#ifndef TILEGEN_GUARDS_CUH
+#define TILEGEN_GUARDS_CUH
+// tilegen/guards.cuh: edge guards (seed 003: tiles with boundary conditions). Every kernel of the
+// library accepts any M, N, K and leading dimension: rows and columns past the matrix edge are
+// zero-filled when a tile is loaded, so the math on a partial tile needs no guard and adds exact
+// zeros, and the store skips what lies outside C. The guards cost instructions, so a kernel picks
+// a path per k tile, uniform across the block, and the hot path carries none.
+#include <stdint.h>
+
+namespace tg {
+
+// Path of one k tile's loads.
+//   PATH_FAST  interior block, full k tile, 16-byte-aligned operands: unguarded float4s.
+//   PATH_EDGE  full k tile of an edge block or of a misaligned operand: per float4, rows (columns)
+//              past the edge are zero, the rest is one float4 (aligned) or four scalars (any ld).
+//   PATH_TAIL  the tile crossing the end of the k range: every element guarded and zero-filled.
+enum Path { PATH_FAST, PATH_EDGE, PATH_TAIL };
+
+// aligned16 says whether the rows of a matrix at address addr with leading dimension ld are 16-byte
+// aligned, the condition of every float4 (16-byte) path; kernels check it once per operand. It
+// takes the address as an integer: handing the pointer itself to a function changes how nvcc
+// loads through it (ld.global.nc), and kernels keep their loads as they are.
+__device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
+{
+    return ((addr & 15) == 0) && ((ld & 3) == 0);
+}
+
+} // namespace tg
+#endif // TILEGEN_GUARDS_CUH
+#ifndef TILEGEN_LOADERS_CUH
+#define TILEGEN_LOADERS_CUH
+// tilegen/loaders.cuh: moving one operand's k tile from global to shared memory.
+//
+// Every kernel of the library computes from k-major shared tiles, S[k][mn] with LDS floats per k
+// row (A as As[k][m], B as Bs[k][n]), so that the TM (TN) fragment values of one k are contiguous
+// (tilegen/fragments.cuh). In global memory an operand runs either along k (Layout::KContiguous: A
+// of C = A*B with row-major A, a row of A is contiguous in k) or along m/n (Layout::MNContiguous: B
+// with row-major B). A loader is chosen by that layout:
+//   KContiguous   the tile is transposed on its way into shared memory (the seed's As[ty][i] turned
+//                 k-major: measured 7 to 9 points of cuBLAS over an untransposed A on H100);
+//   MNContiguous  the tile is copied straight, rows of global memory to k rows of shared memory.
+// Each comes as StagedLoad (float4 loads into registers, then stores into shared memory: the
+// register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
+// registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
+//
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
+//
+// MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
+// the operand at the block's first row (column) and `extent`, the rows (columns) left before the
+// matrix edge; past it, and past kEnd on the tail tile, the tile is zero-filled (seed 003).
+
+namespace tg {
+
+// How an operand runs in global memory (see above).
+enum class Layout { KContiguous, MNContiguous };
+
+template <Layout L, int MN, int BK, int LDS, int T>
+struct StagedLoad;
+template <Layout L, int MN, int BK, int LDS, int T>
+struct AsyncCopy;
+
+// StagedLoad, k-contiguous (A): each thread moves F4 float4s that run along k; consecutive threads
+// take consecutive float4s, so a thread's k offset is the same for all of them and its rows are
+// STEP apart. store() writes them transposed (S[k][mn]).
+template <int MN, int BK, int LDS, int T>
+struct StagedLoad<Layout::KContiguous, MN, BK, LDS, T> {
+    static constexpr int F4 = MN * BK / (4 * T);
+    static constexpr int ROW_F4 = BK / 4; // float4s per row: thread t's first is row t / ROW_F4, k (t % ROW_F4) * 4
+    static constexpr int STEP = 4 * T / BK;
+    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
+
+    // load reads this thread's float4s of the tile at k (k includes the thread's k offset) into registers.
+    template <Path PATH>
+    static __device__ __forceinline__ void load(float4 (&r)[F4], const float* __restrict__ g, int ld, int extent,
+                                                int kEnd, int mn, int k, bool vec)
+    {
+#pragma unroll
+        for (int i = 0; i < F4; ++i) {
+            const int row = mn + i * STEP;
+            const float* p = g + (size_t)row * ld + k;
+            if (PATH == PATH_FAST) {
+                r[i] = *reinterpret_cast<const float4*>(p);
+            } else if (PATH == PATH_EDGE) {
+                if (row >= extent) {
+                    r[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                } else if (vec) {
+                    r[i] = *reinterpret_cast<const float4*>(p);
+                } else {
+                    r[i] = make_float4(p[0], p[1], p[2], p[3]);
+                }
+            } else {
+                const bool ok = row < extent;
+                r[i].x = (ok && k + 0 < kEnd) ? p[0] : 0.0f;
+                r[i].y = (ok && k + 1 < kEnd) ? p[1] : 0.0f;
+                r[i].z = (ok && k + 2 < kEnd) ? p[2] : 0.0f;
+                r[i].w = (ok && k + 3 < kEnd) ? p[3] : 0.0f;
+            }
+        }
+    }
+
+    // store writes the registers transposed into the shared tile s: S[k][mn].
+    static __device__ __forceinline__ void store(float* s, const float4 (&r)[F4], int k, int mn)
+    {
+#pragma unroll
+        for (int i = 0; i < F4; ++i) {
+            float* p = s + k * LDS + mn + i * STEP;
+            p[0 * LDS] = r[i].x;
+            p[1 * LDS] = r[i].y;
+            p[2 * LDS] = r[i].z;
+            p[3 * LDS] = r[i].w;
+        }
+    }
+};
+
+// StagedLoad, mn-contiguous (B): float4s run along mn, a thread's rows (k) are STEP apart. A
+// float4 can cross the edge, so the edge path checks it whole and falls back to guarded elements.
+template <int MN, int BK, int LDS, int T>
+struct StagedLoad<Layout::MNContiguous, MN, BK, LDS, T> {
+    static constexpr int F4 = MN * BK / (4 * T);
+    static constexpr int ROW_F4 = MN / 4; // float4s per k row: thread t's first is k row t / ROW_F4, mn (t % ROW_F4) * 4
+    static constexpr int STEP = 4 * T / MN;
+    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
+
+    template <Path PATH>
+    static __device__ __forceinline__ void load(float4 (&r)[F4], const float* __restrict__ g, int ld, int extent,
+                                                int kEnd, int mn, int k, bool vec)
+    {
+#pragma unroll
+        for (int i = 0; i < F4; ++i) {
+            const int kk = k + i * STEP;
+            const float* p = g + (size_t)kk * ld + mn;
+            if (PATH == PATH_FAST || (PATH == PATH_EDGE && vec && mn + 4 <= extent)) {
+                r[i] = *reinterpret_cast<const float4*>(p);
+            } else if (PATH == PATH_EDGE && mn + 4 <= extent) {
+                r[i] = make_float4(p[0], p[1], p[2], p[3]);
+            } else {
+                const bool ok = kk < kEnd;
+                r[i].x = (ok && mn + 0 < extent) ? p[0] : 0.0f;
+                r[i].y = (ok && mn + 1 < extent) ? p[1] : 0.0f;
+                r[i].z = (ok && mn + 2 < extent) ? p[2] : 0.0f;
+                r[i].w = (ok && mn + 3 < extent) ? p[3] : 0.0f;
+            }
+        }
+    }
+
+    static __device__ __forceinline__ void store(float* s, const float4 (&r)[F4], int k, int mn)
+    {
+#pragma unroll
+        for (int i = 0; i < F4; ++i) {
+            *reinterpret_cast<float4*>(s + (k + i * STEP) * LDS + mn) = r[i];
+        }
+    }
+};
+
+// AsyncCopy, k-contiguous (A of cpasync and slicedk): copy4 copies the tile into shared memory
+// transposed, S[k][mn], one 4-byte cp.async per element with zero-fill past the edge (and past kEnd
+// on the tail): no register staging, so any ld costs the same. Lanes take 8 consecutive k of 4
+// consecutive rows: a warp reads four 32-byte row segments, and since LDS % 32 == 4 its 32 stores
+// (bank 4k + mn) fall in 32 distinct banks. The row offsets are loop-invariant, the k offsets
+// immediates.
+template <int MN, int BK, int LDS, int T>
+struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
+    static_assert(LDS % 32 == 4, "transposed element copies are conflict-free only with LDS % 32 == 4");
+
+    template <Path PATH>
+    static __device__ __forceinline__ void copy4(float* s, const float* __restrict__ tp, const float* __restrict__ g,
+                                                 int ld, int extent, int kEnd, int k, int tid)
+    {
+        // tp is this thread's first element, g + (tid / 8) * ld + tid % 8.
+        constexpr int MS = T / 8; // rows per pass
+        static_assert(BK % 8 == 0 && MN % MS == 0, "transposed element copies: 8 k by T/8 rows per pass");
+        const int kq = tid % 8, mq = tid / 8;
+        const float* const base = tp + k;
+#pragma unroll
+        for (int mb = 0; mb < MN / MS; ++mb) {
+            // A row past the edge reads (nothing, zero-filled) through the tile's first row, which
+            // exists: the row offset and the predicate are loop-invariant, no per-copy select.
+            const bool rowok = PATH == PATH_FAST || mb * MS + mq < extent;
+            const float* const row = base + (rowok ? (size_t)(mb * MS) * ld : -(ptrdiff_t)mq * ld);
+#pragma unroll
+            for (int kb = 0; kb < BK / 8; ++kb) {
+                const int kk = kb * 8 + kq;
+                float* const d = s + kk * LDS + mb * MS + mq;
+                if (PATH == PATH_TAIL) {
+                    const bool ok = rowok && k + kk < kEnd;
+                    cp_async4_zfill(d, ok ? row + kb * 8 : g, ok);
+                } else {
+                    cp_async4_zfill(d, row + kb * 8, rowok);
+                }
+            }
+        }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
+    }
+};
+
+// AsyncCopy, mn-contiguous (B of every pipelined kernel): copy() moves this thread's float4s
+// straight into shared memory, copy4() the whole tile element by element.
+template <int MN, int BK, int LDS, int T>
+struct AsyncCopy<Layout::MNContiguous, MN, BK, LDS, T> {
+    static constexpr int F4 = MN * BK / (4 * T);
+    static constexpr int ROW_F4 = MN / 4; // as StagedLoad's: thread t's first float4 is k row t / ROW_F4, mn (t % ROW_F4) * 4
+    static constexpr int STEP = 4 * T / MN;
+    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
+
+    // copy4 copies the whole tile at k element by element (4-byte cp.async, zero-filling columns
+    // past the edge and, on the tail, rows past kEnd). Consecutive threads take consecutive columns,
+    // so one warp-wide copy reads a contiguous row segment and writes consecutive banks: any ld
+    // stays coalesced (four 4-byte copies of one thread's float4 would touch 4x the sectors and
+    // banks). One pointer walks down the rows: two adds per copy. tp is this thread's first element:
+    // g + (tid / MN) * ld + tid % MN for T >= MN, with a column past the edge clamped to the tile's
+    // first one, so that every address is valid and only the loop-invariant predicate zero-fills it;
+    // g + tid for T < MN.
+    template <Path PATH>
+    static __device__ __forceinline__ void copy4(float* s, const float* __restrict__ tp, const float* __restrict__ g,
+                                                 int ld, int extent, int kEnd, int k, int tid)
+    {
+        constexpr bool TAIL = PATH == PATH_TAIL;
+        constexpr int E = BK * MN / T;
+        if (T >= MN) {
+            constexpr int RS = T >= MN ? T / MN : 1; // rows per pass
+            const int c = tid % MN, r0 = tid / MN;
+            const bool cok = c < extent;
+            const float* p = tp + (size_t)k * ld;
+            const size_t step = (size_t)RS * ld;
+#pragma unroll
+            for (int i = 0; i < E; ++i) {
+                const int r = r0 + i * RS;
+                if (TAIL) {
+                    const bool ok = cok && k + r < kEnd;
+                    cp_async4_zfill(s + r * LDS + c, ok ? p : g, ok);
+                } else {
+                    cp_async4_zfill(s + r * LDS + c, p, cok);
+                }
+                p += step;
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < E; ++i) {
+                // T < MN: row i*T / MN, column tid + i*T % MN.
+                const int c = (i * T) % MN + tid, r = (i * T) / MN;
+                const float* p = tp + (size_t)(k + r) * ld + (i * T) % MN;
+                const bool ok = c < extent && (!TAIL || k + r < kEnd);
+                cp_async4_zfill(s + r * LDS + c, ok ? p : g, ok);
+            }
+        }
+    }
+
+    // copy issues this thread's part of the tile at k0 (its row k = k0 + sk, column mn = smn):
+    // one 16-byte copy per float4 on the fast path and, with an aligned operand (vec), for an edge
+    // float4 wholly inside the edge; four 4-byte copies for one inside it with any ld, and
+    // element-wise zero-filling copies for a float4 crossing the edge and on the tail.
+    // EDGE_Z16: an edge float4 wholly past the edge is one zero-filling 16-byte copy too (edge
+    // blocks then run as fast as interior ones). ELEM: a misaligned operand and the tail take copy4
+    // instead (coalesced; in register-staged kernels its addressing costs 30-40 registers).
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int k, int mn, int sk, int smn, bool vec, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        if (ELEM && PATH == PATH_TAIL) {
+            copy4<PATH_TAIL>(s, tp, g, ld, extent, kEnd, k0, tid);
+            return;
+        }
+        if (ELEM && PATH == PATH_EDGE && !vec) {
+            copy4<PATH_EDGE>(s, tp, g, ld, extent, kEnd, k0, tid);
+            return;
+        }
+#pragma unroll
+        for (int i = 0; i < F4; ++i) {
+            const int kk = k + i * STEP;
+            float* d = s + (sk + i * STEP) * LDS + smn;
+            const float* p = g + (size_t)kk * ld + mn;
+            if (PATH == PATH_FAST || (!EDGE_Z16 && PATH == PATH_EDGE && vec && mn + 4 <= extent)) {
+                cp_async16(d, p);
+            } else if (EDGE_Z16 && PATH == PATH_EDGE && vec && (mn + 4 <= extent || mn >= extent)) {
+                // The column is loop-invariant: a float4 wholly inside the edge is one 16-byte copy,
+                // one wholly past it is zero-filled through the tile's first column (a valid
+                // address, nothing read).
+                const bool ok = mn < extent;
+                cp_async16_zfill(d, ok ? p : p - mn, ok);
+            } else if (PATH == PATH_EDGE && mn + 4 <= extent) {
+#pragma unroll
+                for (int j = 0; j < 4; ++j) cp_async4_zfill(d + j, p + j, true);
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    const bool ok = kk < kEnd && mn + j < extent;
+                    cp_async4_zfill(d + j, ok ? p + j : g, ok);
+                }
+            }
+        }
+    }
+};
+
+} // namespace tg
+#endif // TILEGEN_LOADERS_CUH
+#ifndef TILEGEN_FRAGMENTS_CUH
+#define TILEGEN_FRAGMENTS_CUH
+// tilegen/fragments.cuh: 2D register tiling with warp tiles (seed 001: more work per thread), the
+// math of every regtile-class kernel. A block of T threads computes a BM x BN tile of C; each warp a
+// WM x WN warp tile (WN = 32*TM*TN/WM); each thread a TM x TN thread tile held in registers. Per k
+// step a thread reads TM values of A and TN of B from the k-major shared tiles (its fragments) and
+// does TM*TN FFMAs, an outer product: FFMAs per shared read is what sets speed on Hopper, where
+// every other instruction takes an FFMA's issue slot.
+//
+// A warp's 32 lanes form an LM x LN grid over its warp tile. A thread's TM rows are TM/4 groups of
+// 4 consecutive rows, LM*4 apart (likewise columns), so each fragment read is one float4 (LDS.128)
+// and a warp's reads of one k row touch LM (LN) distinct float4s, broadcast to the other lanes.
+//
+// SK > 1 (slicedk): SK groups of TB = T/SK threads each take every SK-th k step of the same tile
+// (in-block split-K), so a group computes KS = BK/SK steps per tile.
+namespace tg {
+
+template <int BM_, int BN_, int BK_, int WM_, int TM_, int TN_, int PAD_, int T_, int SK_ = 1>
+struct WarpTile {
+    static constexpr int BM = BM_, BN = BN_, BK = BK_;
+    static constexpr int WM = WM_, TM = TM_, TN = TN_;
+    static constexpr int WN = 32 * TM * TN / WM;
+    static constexpr int PAD = PAD_, T = T_;
+    static constexpr int SK = SK_, TB = T / SK, KS = BK / SK;
+    static constexpr int LM = WM / TM, LN = WN / TN, WARPS_N = BN / WN;
+    static_assert(WN * WM == 32 * TM * TN && LM * LN == 32, "a warp tile must hold 32 thread tiles");
+    static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tiles are made of float4 groups");
+    static_assert((BM / WM) * (BN / WN) * 32 == TB, "warps must cover the block tile");
+    // Shared tiles, k-major: As[k][m] with AS floats per k row, Bs[k][n] with BS. PAD floats per
+    // row shift banks (for the transposed stores of A).
+    static constexpr int AS = BM + PAD, BS = BN + PAD;
+    static constexpr int A_TILE = BK * AS, B_TILE = BK * BS;
+    // A thread tile is F4 float4 groups: group j is accumulator row j / (TN/4), columns
+    // 4*(j % (TN/4)) + 0..3, at C row row0 + grow(j) and column col0 + gcol(j).
+    static constexpr int F4 = TM * TN / 4;
+
+    // Thread t computes in warp w = (t % TB) / 32 at lane l = t % 32 (k slice t / TB): its thread
+    // tile starts at row (w / WARPS_N) * WM + (l / LN) * 4 and column (w % WARPS_N) * WN + (l % LN) * 4
+    // of the block tile, its fragments at k row ks of the shared tiles (aoffk = row + ks * AS).
+
+    // load_frag reads the TM (TN) fragment values of k step k; as/bs already point at this thread's
+    // first float4 of the tile (and slice), so all other offsets are compile-time constants.
+    static __device__ __forceinline__ void load_frag(float (&a)[TM], float (&b)[TN], const float* as, const float* bs, int k)
+    {
+#pragma unroll
+        for (int r = 0; r < TM / 4; ++r) {
+            const float4 v = *reinterpret_cast<const float4*>(as + k * SK * AS + r * LM * 4);
+            a[4 * r + 0] = v.x;
+            a[4 * r + 1] = v.y;
+            a[4 * r + 2] = v.z;
+            a[4 * r + 3] = v.w;
+        }
+#pragma unroll
+        for (int c = 0; c < TN / 4; ++c) {
+            const float4 v = *reinterpret_cast<const float4*>(bs + k * SK * BS + c * LN * 4);
+            b[4 * c + 0] = v.x;
+            b[4 * c + 1] = v.y;
+            b[4 * c + 2] = v.z;
+            b[4 * c + 3] = v.w;
+        }
+    }
+
+    // fma_frag is one k step's rank-1 update of the thread tile.
+    static __device__ __forceinline__ void fma_frag(float (&acc)[TM][TN], const float (&a)[TM], const float (&b)[TN])
+    {
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+#pragma unroll
+            for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        }
+    }
+
+    // compute runs the KS k steps of one shared tile pair, each fragment read just before its FMAs
+    // (the XB main loop instead reads step k+1's fragments during step k's FMAs).
+    static __device__ __forceinline__ void compute(float (&acc)[TM][TN], const float* as, const float* bs)
+    {
+#pragma unroll
+        for (int k = 0; k < KS; ++k) {
+            float a[TM], b[TN];
+            load_frag(a, b, as, bs, k);
+            fma_frag(acc, a, b);
+        }
+    }
+
+    static __device__ __forceinline__ int grow(int j) { return ((j / (TN / 4)) / 4) * LM * 4 + (j / (TN / 4)) % 4; }
+    static __device__ __forceinline__ int gcol(int j) { return (j % (TN / 4)) * LN * 4; }
+    static __device__ __forceinline__ float4 group(const float (&acc)[TM][TN], int j)
+    {
+        const float* a = &acc[j / (TN / 4)][4 * (j % (TN / 4))];
+        return make_float4(a[0], a[1], a[2], a[3]);
+    }
+};
+
+} // namespace tg
+#endif // TILEGEN_FRAGMENTS_CUH
+
+namespace tg {
+
+// StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
+// tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
+// k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
+// edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
+// AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
+// set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
+// the 16-byte path changed ptxas's register allocation of their hot loop and cost them 4-5 % at
+// 4096^3, where no block takes the edge path at all.
+template <class Tile, int STAGES_, int PF_, bool EDGE_Z16_, Layout LA = Layout::KContiguous, Layout LB = Layout::MNContiguous>
+struct StagedConfig : Tile {
+    static constexpr int STAGES = STAGES_, PF = PF_, XB = 0;
+    static constexpr bool ALD = false, EDGE_Z16 = EDGE_Z16_;
+    static constexpr int NA = PF ? 2 : 1;             // A buffers
+    static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
+    using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
+    using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
+};
+
+// AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
+struct AsyncConfig : Tile {
+    static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
+    static constexpr bool ALD = true, EDGE_Z16 = true;
+    static constexpr int NA = STAGES, NB = STAGES;
+    using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    static_assert(STAGES >= 2, "the ring needs two slots at least");
+    static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
+};
+
+// The main loops take the block's operands and this thread's coordinates as values (the kernel
+// computes them once): the shared tiles As, Bs (NA and NB tiles, or ring slots); the k range
+// [kBegin, kEnd) and its nt BK tiles (only the last may be partial); A at the block's first row (Ab,
+// lda, aM = rows left before M, va = 16-byte rows) and B at its first column (Bb, ldb, bN, vb); the
+// thread's first float4 of the staged A loads (am, ak) and of the B loads and copies (bk, bn), its
+// first element of the element-wise copies (aPtr, bPtr), and its first fragment (aoffk, boffk; see
+// tg::WarpTile). Each load or copy site picks the tile's path in place: the tail when the tile
+// crosses kEnd, else fast or edge by FAST. (The sites are written out rather than factored into
+// helpers: nvcc optimizes a helper on its own before inlining it, which moves instructions, and
+// the generated PTX is kept exactly as it was measured.)
+
+// registers_mainloop: STAGES == 1, A and B through registers; PF = 1 prefetches the next tile's
+// registers before the math into the other of two buffers, PF = 0 loads them after it and a barrier
+// into the one buffer.
+template <class Cfg, bool FAST>
+static __device__ void registers_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs,
+                                          const int kBegin, const int kEnd, const int nt, const float* const Ab,
+                                          const int lda, const int aM, const int am, const int ak, const bool va,
+                                          const float* const Bb, const int ldb, const int bN, const int bk, const int bn,
+                                          const bool vb, const int aoffk, const int boffk)
+{
+    using ALoad = typename Cfg::ALoad;
+    using BLoad = typename Cfg::BLoad;
+    constexpr int BK = Cfg::BK, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
+    static_assert(Cfg::STAGES == 1, "registers_mainloop: B through registers");
+    float4 ra[ALoad::F4];
+    float4 rb[BLoad::F4];
+    if (nt > 0) {
+        const int k0 = kBegin + 0 * BK;
+        if (k0 + BK > kEnd) {
+            ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+            BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+        } else if (FAST) {
+            ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+            BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+        } else {
+            ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+            BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+        }
+        ALoad::store(As, ra, ak, am);
+        BLoad::store(Bs, rb, bk, bn);
+    }
+    int abuf = 0, bbuf = 0;
+    for (int kt = 0; kt < nt; ++kt) {
+        // Tile kt is visible to all; every thread is done with tile kt-1, so its buffers are free.
+        __syncthreads();
+        const bool more = kt + 1 < nt;
+        if constexpr (Cfg::PF) {
+            if (more) { // register prefetch: the loads are in flight during the math
+                const int k0 = kBegin + (kt + 1) * BK;
+                if (k0 + BK > kEnd) {
+                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                    BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+                } else if (FAST) {
+                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                    BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+                } else {
+                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                    BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+                }
+            }
+        }
+        Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
+        abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
+        bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
+        if (more) {
+            if constexpr (!Cfg::PF) {
+                __syncthreads(); // single buffer: wait until every thread is done reading it
+                const int k0 = kBegin + (kt + 1) * BK;
+                if (k0 + BK > kEnd) {
+                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                    BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+                } else if (FAST) {
+                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                    BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+                } else {
+                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                    BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+                }
+            }
+            ALoad::store(As + abuf * A_TILE, ra, ak, am);
+            BLoad::store(Bs + abuf * B_TILE, rb, bk, bn);
+        }
+    }
+}
+
+// staged_mainloop: STAGES >= 2, A through registers (PF as above), B through the ring.
+template <class Cfg, bool FAST>
+static __device__ void staged_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs, const int kBegin,
+                                       const int kEnd, const int nt, const float* const Ab, const int lda, const int aM,
+                                       const int am, const int ak, const bool va, const float* const Bb, const int ldb,
+                                       const int bN, const int bk, const int bn, const bool vb, const int tid,
+                                       const float* const bPtr, const int aoffk, const int boffk)
+{
+    using ALoad = typename Cfg::ALoad;
+    using BCopy = typename Cfg::BCopy;
+    constexpr int BK = Cfg::BK, STAGES = Cfg::STAGES, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
+    constexpr bool Z16 = Cfg::EDGE_Z16;
+    static_assert(STAGES >= 2, "staged_mainloop: B through the ring");
+    float4 ra[ALoad::F4];
+    // The ring's first STAGES - 1 tiles of B.
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < nt) {
+            const int k0 = kBegin + s * BK;
+            if (k0 + BK > kEnd)
+                BCopy::template copy<PATH_TAIL, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            else if (FAST)
+                BCopy::template copy<PATH_FAST, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            else
+                BCopy::template copy<PATH_EDGE, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+        }
+        cp_async_commit();
+    }
+    if (nt > 0) {
+        const int k0 = kBegin + 0 * BK;
+        if (k0 + BK > kEnd) {
+            ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+        } else if (FAST) {
+            ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+        } else {
+            ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+        }
+        ALoad::store(As, ra, ak, am);
+    }
+    int bbuf = 0, abuf = 0;
+    int bnext = STAGES - 1; // ring slot of tile kt + STAGES - 1
+    for (int kt = 0; kt < nt; ++kt) {
+        cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt have landed
+        // Tile kt is visible to all; every thread is done with tile kt-1, so its slot and buffer are free.
+        __syncthreads();
+        if (kt + STAGES - 1 < nt) {
+            const int k0 = kBegin + (kt + STAGES - 1) * BK;
+            if (k0 + BK > kEnd)
+                BCopy::template copy<PATH_TAIL, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            else if (FAST)
+                BCopy::template copy<PATH_FAST, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            else
+                BCopy::template copy<PATH_EDGE, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+        }
+        cp_async_commit();
+        bnext = bnext + 1 == STAGES ? 0 : bnext + 1;
+        const bool more = kt + 1 < nt;
+        if constexpr (Cfg::PF) {
+            if (more) { // register prefetch: the loads are in flight during the math
+                const int k0 = kBegin + (kt + 1) * BK;
+                if (k0 + BK > kEnd) {
+                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                } else if (FAST) {
+                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                } else {
+                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                }
+            }
+        }
+        Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
+        abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
+        bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
+        if (more) {
+            if constexpr (!Cfg::PF) {
+                __syncthreads(); // single buffer: wait until every thread is done reading it
+                const int k0 = kBegin + (kt + 1) * BK;
+                if (k0 + BK > kEnd) {
+                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                } else if (FAST) {
+                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                } else {
+                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                }
+            }
+            ALoad::store(As + abuf * A_TILE, ra, ak, am);
+        }
+    }
+}
+
+// async_mainloop: both operands through the ring; XB = 1 double-buffers the fragments.
+template <class Cfg, bool FAST>
+static __device__ void async_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs, const int kBegin,
+                                      const int kEnd, const int nt, const float* const Ab, const int lda, const int aM,
+                                      const float* const aPtr, const float* const Bb, const int ldb, const int bN,
+                                      const int bk, const int bn, const bool vb, const int tid, const float* const bPtr,
+                                      const int aoffk, const int boffk)
+{
+    using ACopy = typename Cfg::ACopy;
+    using BCopy = typename Cfg::BCopy;
+    constexpr int BK = Cfg::BK, STAGES = Cfg::STAGES, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
+    // The ring's first STAGES - 1 tiles.
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < nt) {
+            const int k0 = kBegin + s * BK;
+            if (k0 + BK > kEnd) {
+                ACopy::template copy4<PATH_TAIL>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                BCopy::template copy<PATH_TAIL, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            } else if (FAST) {
+                ACopy::template copy4<PATH_FAST>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                BCopy::template copy<PATH_FAST, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            } else {
+                ACopy::template copy4<PATH_EDGE>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                BCopy::template copy<PATH_EDGE, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            }
+        }
+        cp_async_commit();
+    }
+    if constexpr (Cfg::XB) {
+        // XB: the fragments of the next k step are read from shared memory while this step's FMAs
+        // run, across the tile boundary too: the barrier that publishes tile kt+1 sits before tile
+        // kt's last step, whose fragments are already in registers, so that step's FMAs hide the
+        // first shared reads of tile kt+1 (with one warp per scheduler nothing else would). After
+        // the barrier in iteration kt nobody reads tile kt's slot any more, so tile kt + STAGES is
+        // issued into it: all STAGES slots hold tiles in flight while kt+1 is computed.
+        float fa[2][Cfg::TM], fb[2][Cfg::TN];
+        const float* const aw = As + aoffk;
+        const float* const bw = Bs + boffk;
+        int cur = 0; // ring slot of tile kt
+        cp_async_wait<STAGES - 2>(); // tile 0 has landed (this thread's copies)
+        __syncthreads();
+        if (STAGES - 1 < nt) {
+            const int k0 = kBegin + (STAGES - 1) * BK;
+            if (k0 + BK > kEnd) {
+                ACopy::template copy4<PATH_TAIL>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                BCopy::template copy<PATH_TAIL, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            } else if (FAST) {
+                ACopy::template copy4<PATH_FAST>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                BCopy::template copy<PATH_FAST, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            } else {
+                ACopy::template copy4<PATH_EDGE>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                BCopy::template copy<PATH_EDGE, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            }
+        }
+        cp_async_commit();
+        Cfg::load_frag(fa[0], fb[0], aw, bw, 0);
+        for (int kt = 0; kt < nt; ++kt) {
+            const float* const as = aw + cur * A_TILE;
+            const float* const bs = bw + cur * B_TILE;
+#pragma unroll
+            for (int k = 0; k < Cfg::KS - 1; ++k) {
+                Cfg::load_frag(fa[(k + 1) & 1], fb[(k + 1) & 1], as, bs, k + 1);
+                Cfg::fma_frag(acc, fa[k & 1], fb[k & 1]);
+            }
+            if (kt + 1 < nt) {
+                cp_async_wait<STAGES - 2>(); // tile kt+1 has landed
+                __syncthreads();             // ... for everyone, and everyone is done with slot cur
+                if (kt + STAGES < nt) {
+                    const int k0 = kBegin + (kt + STAGES) * BK;
+                    if (k0 + BK > kEnd) {
+                        ACopy::template copy4<PATH_TAIL>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                        BCopy::template copy<PATH_TAIL, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+                    } else if (FAST) {
+                        ACopy::template copy4<PATH_FAST>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                        BCopy::template copy<PATH_FAST, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+                    } else {
+                        ACopy::template copy4<PATH_EDGE>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                        BCopy::template copy<PATH_EDGE, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+                    }
+                }
+                cp_async_commit();
+                cur = cur + 1 == STAGES ? 0 : cur + 1;
+                Cfg::load_frag(fa[0], fb[0], aw + cur * A_TILE, bw + cur * B_TILE, 0);
+            }
+            Cfg::fma_frag(acc, fa[(Cfg::KS - 1) & 1], fb[(Cfg::KS - 1) & 1]);
+        }
+    } else {
+        int bbuf = 0, abuf = 0;
+        int bnext = STAGES - 1; // ring slot of tile kt + STAGES - 1
+        for (int kt = 0; kt < nt; ++kt) {
+            cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt have landed
+            // Tile kt is visible to all; every thread is done with tile kt-1, so its slot is free.
+            __syncthreads();
+            if (kt + STAGES - 1 < nt) {
+                const int k0 = kBegin + (kt + STAGES - 1) * BK;
+                if (k0 + BK > kEnd) {
+                    ACopy::template copy4<PATH_TAIL>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                    BCopy::template copy<PATH_TAIL, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+                } else if (FAST) {
+                    ACopy::template copy4<PATH_FAST>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                    BCopy::template copy<PATH_FAST, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+                } else {
+                    ACopy::template copy4<PATH_EDGE>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                    BCopy::template copy<PATH_EDGE, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+                }
+            }
+            cp_async_commit();
+            bnext = bnext + 1 == STAGES ? 0 : bnext + 1;
+            Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
+            abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
+            bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
+        }
+    }
+}
+
+} // namespace tg
+#endif // TILEGEN_PIPELINE_CUH
+#ifndef TILEGEN_EPILOGUE_CUH
+#define TILEGEN_EPILOGUE_CUH
+// tilegen/epilogue.cuh: writing results, C = alpha*acc + beta*C, with the boundary conditions of
+// seed 003 (nothing outside the M x N result is written). beta == 0 never reads C, so C may hold
+// NaN or garbage on entry (BLAS semantics).
+//   store, store_unguarded  one element: the seed families (naive, coalesced, shared, micro1d,
+//                           coarse), one or a few results per thread.
+//   store4, store_tile      float4 groups: the register-tiled families' thread tiles.
+namespace tg {
+
+// store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result.
+__device__ __forceinline__ void store(float* __restrict__ C, int ldc, int M, int N, int i, int j, float alpha,
+                                      float beta, float acc)
+{
+    if (i < M && j < N) {
+        float* p = C + (size_t)i * ldc + j;
+        if (beta == 0.0f) {
+            *p = alpha * acc;
+        } else {
+            *p = alpha * acc + beta * *p;
+        }
+    }
+}
+
+// store_unguarded is store for an element known to be inside the result.
+__device__ __forceinline__ void store_unguarded(float* __restrict__ C, int ldc, int i, int j, float alpha, float beta,
+                                                float acc)
+{
+    float* p = C + (size_t)i * ldc + j;
+    if (beta == 0.0f) {
+        *p = alpha * acc;
+    } else {
+        *p = alpha * acc + beta * *p;
+    }
+}
+
+// store4 writes one float4 group of a thread tile, C[row][col..col+3] = alpha*v + beta*C. A row
+// past M is skipped; a group wholly inside N is one 16-byte store when C and ldc are 16-byte
+// aligned (vc), else it is stored element by element with a column guard.
+__device__ __forceinline__ void store4(float4 v, float* __restrict__ C, int ldc, int M, int N, int row, int col,
+                                       float alpha, float beta, bool vc)
+{
+    if (row >= M) return;
+    float* crow = C + (size_t)row * ldc;
+    v = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
+    if (vc && col + 4 <= N) {
+        float4* p = reinterpret_cast<float4*>(crow + col);
+        if (beta != 0.0f) {
+            const float4 o = *p;
+            v.x = fmaf(beta, o.x, v.x);
+            v.y = fmaf(beta, o.y, v.y);
+            v.z = fmaf(beta, o.z, v.z);
+            v.w = fmaf(beta, o.w, v.w);
+        }
+        *p = v;
+    } else {
+        const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            if (col + j < N) {
+                float x = e[j];
+                if (beta != 0.0f) x = fmaf(beta, crow[col + j], x);
+                crow[col + j] = x;
+            }
+        }
+    }
+}
+
+// store_tile writes a thread's whole TM x TN tile (Tile: a tg::WarpTile) whose first element is
+// C[row0][col0], group by group.
+template <class Tile>
+__device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN], float* __restrict__ C, int ldc,
+                                           int M, int N, int row0, int col0, float alpha, float beta, bool vc)
+{
+#pragma unroll
+    for (int j = 0; j < Tile::F4; ++j) {
+        store4(Tile::group(acc, j), C, ldc, M, N, row0 + Tile::grow(j), col0 + Tile::gcol(j), alpha, beta, vc);
+    }
+}
+
+} // namespace tg
+#endif // TILEGEN_EPILOGUE_CUH
+
+// regtile_128x128x32_w64_t8x16_p4_f1_s2_b1_nt: 128x128x32 block tile, 64x64 warp tile, 8x16 thread tile,
+// PAD=4 PF=1 STAGES=2. A block computes a BM x BN tile of C over all of K: A is loaded
+// with float4s into registers and stored transposed (k-major) in shared memory, B is copied into a
+// cp.async ring (tg::staged_mainloop; with A through registers when STAGES = 1,
+// tg::registers_mainloop), and each thread accumulates its thread tile in registers (tg::WarpTile).
+// Any M, N, K, lda, ldb, ldc: full k tiles load
+// float4s (16-byte paths where the operand and its ld allow, scalar otherwise), rows and columns
+// past the edge are zero-filled per float4, and only the k tail tile is guarded element by element.
+extern "C" __global__ void __launch_bounds__(128, 1) regtile_128x128x32_w64_t8x16_p4_f1_s2_b1_nt(int M, int N, int K, float alpha, const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc)
+{
+    using Tile = tg::WarpTile<128, 128, 32, 64, 8, 16, 4, 128>;
+    using Cfg = tg::StagedConfig<Tile, 2, 1, /* EDGE_Z16 */ false, tg::Layout::KContiguous, tg::Layout::KContiguous>;
+    extern __shared__ float4 tg_rt_smem[];
+    float* const As = reinterpret_cast<float*>(tg_rt_smem);
+    float* const Bs = As + Cfg::NA * Cfg::A_TILE;
+
+    const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    const int m0 = blockIdx.y * Cfg::BM, n0 = blockIdx.x * Cfg::BN;
+    const int kBegin = 0, kEnd = K;
+    const int nt = (kEnd - kBegin + Cfg::BK - 1) / Cfg::BK;
+
+    // 16-byte paths need 16-byte-aligned rows; checked once per kernel and operand.
+    const bool va = tg::aligned16((uintptr_t)A, lda);
+    const bool vb = tg::aligned16((uintptr_t)B, ldb);
+    const bool vc = tg::aligned16((uintptr_t)C, ldc);
+    const bool fast = va && vb && m0 + Cfg::BM <= M && n0 + Cfg::BN <= N;
+
+    // This thread's float4s of A and B (tg::StagedLoad, tg::AsyncCopy), the operands at the block's
+    // first row and column, and the first element of B's element copies.
+    // op NT: each operand is loaded along its stored rows (tg::StagedLoad of its layout):
+    const int am = tid / Cfg::ALoad::ROW_F4, ak = (tid % Cfg::ALoad::ROW_F4) * 4;
+    const float* const Ab = A + (size_t)m0 * lda;
+    // B is stored N x K (k-contiguous): a thread's float4s run along k, at n row tid / ROW_F4, and
+    // are stored transposed (k-major) like A's in NN; the block's B starts at row n0.
+    const int bn = tid / Cfg::BLoad::ROW_F4, bk = (tid % Cfg::BLoad::ROW_F4) * 4;
+    const float* const Bb = B + (size_t)n0 * ldb;
+    const int aM = M - m0, bN = N - n0;
+    // The ring copies B^T's tile element by element, transposed (tg::AsyncCopy<KContiguous>): this
+    // thread's first element is k (tid % 8) of n row tid / 8.
+    const float* const bPtr = Bb + (size_t)(tid / 8) * ldb + tid % 8;
+
+    // This thread's tile: warp (wm, wn), lane (lm, ln) (tg::WarpTile).
+    const int warp = tid / 32, lane = tid % 32;
+    const int wm = (warp / Cfg::WARPS_N) * Cfg::WM, wn = (warp % Cfg::WARPS_N) * Cfg::WN;
+    const int lm = lane / Cfg::LN, ln = lane % Cfg::LN;
+    const int aoff = wm + lm * 4, boff = wn + ln * 4;
+
+    float acc[Cfg::TM][Cfg::TN];
+#pragma unroll
+    for (int i = 0; i < Cfg::TM; ++i) {
+#pragma unroll
+        for (int j = 0; j < Cfg::TN; ++j) acc[i][j] = 0.0f;
+    }
+    if (fast)
+        tg::staged_mainloop<Cfg, true>(acc, As, Bs, kBegin, kEnd, nt, Ab, lda, aM, am, ak, va, Bb, ldb, bN, bk, bn, vb, tid, bPtr,
+                                       aoff, boff);
+    else
+        tg::staged_mainloop<Cfg, false>(acc, As, Bs, kBegin, kEnd, nt, Ab, lda, aM, am, ak, va, Bb, ldb, bN, bk, bn, vb, tid, bPtr,
+                                        aoff, boff);
+
+    tg::store_tile<Tile>(acc, C, ldc, M, N, m0 + aoff, n0 + boff, alpha, beta, vc);
+}
+#endif // TILEGEN_KERNEL_regtile_128x128x32_w64_t8x16_p4_f1_s2_b1_nt
 
 // ---------------------------------------------------------------------------------------------
 // regtile_128x256x16_w32_t8x16_p0_f1_s3_b1_tn: family regtile_op, BM=128 BN=256 BK=16 WM=32 TM=8 TN=16 PAD=0 PF=1 STAGES=3 MINB=1; op TN; block 256x1, C tile 128x256, grid_z 1,
@@ -7764,1906 +7769,6 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w32_t8x1
 #endif // TILEGEN_KERNEL_regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_relu_row
 
 // ---------------------------------------------------------------------------------------------
-// regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_nt: family regtile_op, BM=128 BN=256 BK=16 WM=64 TM=8 TN=16 PAD=0 PF=1 STAGES=1 MINB=1; op NT; block 256x1, C tile 128x256, grid_z 1,
-// dynamic shared 49152 B; generated source sha256 2920a791d5246a9e3e4f6604ae15c227bfe1ee3d558ccde745ce8093ab8e8b59.
-#ifndef TILEGEN_KERNEL_regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_nt
-#define TILEGEN_KERNEL_regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_nt
-#ifndef TILEGEN_PIPELINE_CUH
-#define TILEGEN_PIPELINE_CUH
-// tilegen/pipeline.cuh: the main loops of the register-tiled kernels. They walk a block's k range
-// tile by tile, moving the operands' next tiles towards shared memory (tilegen/loaders.cuh) while
-// computing on the current ones (tilegen/fragments.cuh), one barrier per tile:
-//   registers_mainloop  (regtile STAGES = 1) A and B through registers, A stored transposed.
-//   staged_mainloop     (regtile, splitk) A through registers, B through a STAGES-deep cp.async
-//                       ring. In both, PF = 1 loads the next tile's registers before computing the
-//                       current one (seed 001 prefetch) and stores them into the other of two
-//                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
-//                       transposed in flight by element copies; XB = 1 double-buffers the
-//                       fragments across the k-tile boundary.
-// A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
-// (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
-// loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
-//
-// The ring: tile t lives in slot t % STAGES; one commit group per tile, empty groups past the end
-// so that wait_group counts stay uniform; waiting for all but STAGES - 2 groups means tile kt has
-// landed (this thread's copies), and the barrier after it makes it visible to all and frees the
-// slot of tile kt-1, which the next copies then fill.
-#ifndef TILEGEN_CP_ASYNC_CUH
-#define TILEGEN_CP_ASYNC_CUH
-// tilegen/cp_async.cuh: the cp.async instructions (sm_80+) that the pipelined loaders and the
-// STAGES-deep shared-memory rings are built from. A copy goes from global to shared memory without
-// passing through registers; copies are grouped per k tile (commit), and wait<N> blocks until at
-// most N of this thread's groups are still in flight (the ring's depth minus one, or zero).
-//
-// The 16-byte form bypasses L1 (.cg); the zero-filling forms take a source size so that an element
-// past the matrix edge is written as zero without reading global memory (seed 003: zero-filled
-// partial tiles).
-namespace tg {
-
-__device__ __forceinline__ void cp_async16(float* smem, const float* gmem)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
-}
-
-__device__ __forceinline__ void cp_async16_zfill(float* smem, const float* gmem, bool valid)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 16 : 0));
-}
-
-__device__ __forceinline__ void cp_async4_zfill(float* smem, const float* gmem, bool valid)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 4 : 0));
-}
-
-__device__ __forceinline__ void cp_async_commit()
-{
-    asm volatile("cp.async.commit_group;\n" ::);
-}
-
-template <int N>
-__device__ __forceinline__ void cp_async_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
-
-} // namespace tg
-#endif // TILEGEN_CP_ASYNC_CUH
-#ifndef TILEGEN_GUARDS_CUH
-#define TILEGEN_GUARDS_CUH
-// tilegen/guards.cuh: edge guards (seed 003: tiles with boundary conditions). Every kernel of the
-// library accepts any M, N, K and leading dimension: rows and columns past the matrix edge are
-// zero-filled when a tile is loaded, so the math on a partial tile needs no guard and adds exact
-// zeros, and the store skips what lies outside C. The guards cost instructions, so a kernel picks
-// a path per k tile, uniform across the block, and the hot path carries none.
-#include <stdint.h>
-
-namespace tg {
-
-// Path of one k tile's loads.
-//   PATH_FAST  interior block, full k tile, 16-byte-aligned operands: unguarded float4s.
-//   PATH_EDGE  full k tile of an edge block or of a misaligned operand: per float4, rows (columns)
-//              past the edge are zero, the rest is one float4 (aligned) or four scalars (any ld).
-//   PATH_TAIL  the tile crossing the end of the k range: every element guarded and zero-filled.
-enum Path { PATH_FAST, PATH_EDGE, PATH_TAIL };
-
-// aligned16 says whether the rows of a matrix at address addr with leading dimension ld are 16-byte
-// aligned, the condition of every float4 (16-byte) path; kernels check it once per operand. It
-// takes the address as an integer: handing the pointer itself to a function changes how nvcc
-// loads through it (ld.global.nc), and kernels keep their loads as they are.
-__device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
-{
-    return ((addr & 15) == 0) && ((ld & 3) == 0);
-}
-
-} // namespace tg
-#endif // TILEGEN_GUARDS_CUH
-#ifndef TILEGEN_LOADERS_CUH
-#define TILEGEN_LOADERS_CUH
-// tilegen/loaders.cuh: moving one operand's k tile from global to shared memory.
-//
-// Every kernel of the library computes from k-major shared tiles, S[k][mn] with LDS floats per k
-// row (A as As[k][m], B as Bs[k][n]), so that the TM (TN) fragment values of one k are contiguous
-// (tilegen/fragments.cuh). In global memory an operand runs either along k (Layout::KContiguous: A
-// of C = A*B with row-major A, a row of A is contiguous in k) or along m/n (Layout::MNContiguous: B
-// with row-major B). A loader is chosen by that layout:
-//   KContiguous   the tile is transposed on its way into shared memory (the seed's As[ty][i] turned
-//                 k-major: measured 7 to 9 points of cuBLAS over an untransposed A on H100);
-//   MNContiguous  the tile is copied straight, rows of global memory to k rows of shared memory.
-// Each comes as StagedLoad (float4 loads into registers, then stores into shared memory: the
-// register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
-// registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
-//
-// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
-// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
-// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
-// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
-//
-// MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
-// the operand at the block's first row (column) and `extent`, the rows (columns) left before the
-// matrix edge; past it, and past kEnd on the tail tile, the tile is zero-filled (seed 003).
-
-namespace tg {
-
-// How an operand runs in global memory (see above).
-enum class Layout { KContiguous, MNContiguous };
-
-template <Layout L, int MN, int BK, int LDS, int T>
-struct StagedLoad;
-template <Layout L, int MN, int BK, int LDS, int T>
-struct AsyncCopy;
-
-// StagedLoad, k-contiguous (A): each thread moves F4 float4s that run along k; consecutive threads
-// take consecutive float4s, so a thread's k offset is the same for all of them and its rows are
-// STEP apart. store() writes them transposed (S[k][mn]).
-template <int MN, int BK, int LDS, int T>
-struct StagedLoad<Layout::KContiguous, MN, BK, LDS, T> {
-    static constexpr int F4 = MN * BK / (4 * T);
-    static constexpr int ROW_F4 = BK / 4; // float4s per row: thread t's first is row t / ROW_F4, k (t % ROW_F4) * 4
-    static constexpr int STEP = 4 * T / BK;
-    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
-
-    // load reads this thread's float4s of the tile at k (k includes the thread's k offset) into registers.
-    template <Path PATH>
-    static __device__ __forceinline__ void load(float4 (&r)[F4], const float* __restrict__ g, int ld, int extent,
-                                                int kEnd, int mn, int k, bool vec)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            const int row = mn + i * STEP;
-            const float* p = g + (size_t)row * ld + k;
-            if (PATH == PATH_FAST) {
-                r[i] = *reinterpret_cast<const float4*>(p);
-            } else if (PATH == PATH_EDGE) {
-                if (row >= extent) {
-                    r[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                } else if (vec) {
-                    r[i] = *reinterpret_cast<const float4*>(p);
-                } else {
-                    r[i] = make_float4(p[0], p[1], p[2], p[3]);
-                }
-            } else {
-                const bool ok = row < extent;
-                r[i].x = (ok && k + 0 < kEnd) ? p[0] : 0.0f;
-                r[i].y = (ok && k + 1 < kEnd) ? p[1] : 0.0f;
-                r[i].z = (ok && k + 2 < kEnd) ? p[2] : 0.0f;
-                r[i].w = (ok && k + 3 < kEnd) ? p[3] : 0.0f;
-            }
-        }
-    }
-
-    // store writes the registers transposed into the shared tile s: S[k][mn].
-    static __device__ __forceinline__ void store(float* s, const float4 (&r)[F4], int k, int mn)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            float* p = s + k * LDS + mn + i * STEP;
-            p[0 * LDS] = r[i].x;
-            p[1 * LDS] = r[i].y;
-            p[2 * LDS] = r[i].z;
-            p[3 * LDS] = r[i].w;
-        }
-    }
-};
-
-// StagedLoad, mn-contiguous (B): float4s run along mn, a thread's rows (k) are STEP apart. A
-// float4 can cross the edge, so the edge path checks it whole and falls back to guarded elements.
-template <int MN, int BK, int LDS, int T>
-struct StagedLoad<Layout::MNContiguous, MN, BK, LDS, T> {
-    static constexpr int F4 = MN * BK / (4 * T);
-    static constexpr int ROW_F4 = MN / 4; // float4s per k row: thread t's first is k row t / ROW_F4, mn (t % ROW_F4) * 4
-    static constexpr int STEP = 4 * T / MN;
-    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
-
-    template <Path PATH>
-    static __device__ __forceinline__ void load(float4 (&r)[F4], const float* __restrict__ g, int ld, int extent,
-                                                int kEnd, int mn, int k, bool vec)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            const int kk = k + i * STEP;
-            const float* p = g + (size_t)kk * ld + mn;
-            if (PATH == PATH_FAST || (PATH == PATH_EDGE && vec && mn + 4 <= extent)) {
-                r[i] = *reinterpret_cast<const float4*>(p);
-            } else if (PATH == PATH_EDGE && mn + 4 <= extent) {
-                r[i] = make_float4(p[0], p[1], p[2], p[3]);
-            } else {
-                const bool ok = kk < kEnd;
-                r[i].x = (ok && mn + 0 < extent) ? p[0] : 0.0f;
-                r[i].y = (ok && mn + 1 < extent) ? p[1] : 0.0f;
-                r[i].z = (ok && mn + 2 < extent) ? p[2] : 0.0f;
-                r[i].w = (ok && mn + 3 < extent) ? p[3] : 0.0f;
-            }
-        }
-    }
-
-    static __device__ __forceinline__ void store(float* s, const float4 (&r)[F4], int k, int mn)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            *reinterpret_cast<float4*>(s + (k + i * STEP) * LDS + mn) = r[i];
-        }
-    }
-};
-
-// AsyncCopy, k-contiguous (A of cpasync and slicedk): copy4 copies the tile into shared memory
-// transposed, S[k][mn], one 4-byte cp.async per element with zero-fill past the edge (and past kEnd
-// on the tail): no register staging, so any ld costs the same. Lanes take 8 consecutive k of 4
-// consecutive rows: a warp reads four 32-byte row segments, and since LDS % 32 == 4 its 32 stores
-// (bank 4k + mn) fall in 32 distinct banks. The row offsets are loop-invariant, the k offsets
-// immediates.
-template <int MN, int BK, int LDS, int T>
-struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
-    static_assert(LDS % 32 == 4, "transposed element copies are conflict-free only with LDS % 32 == 4");
-
-    template <Path PATH>
-    static __device__ __forceinline__ void copy4(float* s, const float* __restrict__ tp, const float* __restrict__ g,
-                                                 int ld, int extent, int kEnd, int k, int tid)
-    {
-        // tp is this thread's first element, g + (tid / 8) * ld + tid % 8.
-        constexpr int MS = T / 8; // rows per pass
-        static_assert(BK % 8 == 0 && MN % MS == 0, "transposed element copies: 8 k by T/8 rows per pass");
-        const int kq = tid % 8, mq = tid / 8;
-        const float* const base = tp + k;
-#pragma unroll
-        for (int mb = 0; mb < MN / MS; ++mb) {
-            // A row past the edge reads (nothing, zero-filled) through the tile's first row, which
-            // exists: the row offset and the predicate are loop-invariant, no per-copy select.
-            const bool rowok = PATH == PATH_FAST || mb * MS + mq < extent;
-            const float* const row = base + (rowok ? (size_t)(mb * MS) * ld : -(ptrdiff_t)mq * ld);
-#pragma unroll
-            for (int kb = 0; kb < BK / 8; ++kb) {
-                const int kk = kb * 8 + kq;
-                float* const d = s + kk * LDS + mb * MS + mq;
-                if (PATH == PATH_TAIL) {
-                    const bool ok = rowok && k + kk < kEnd;
-                    cp_async4_zfill(d, ok ? row + kb * 8 : g, ok);
-                } else {
-                    cp_async4_zfill(d, row + kb * 8, rowok);
-                }
-            }
-        }
-    }
-
-    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
-    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
-    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
-    // element, g + (tid / 8) * ld + tid % 8.
-    template <Path PATH, bool EDGE_Z16, bool ELEM>
-    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
-                                                int, int, int, int, bool, int k0, int tid,
-                                                const float* __restrict__ tp)
-    {
-        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
-    }
-};
-
-// AsyncCopy, mn-contiguous (B of every pipelined kernel): copy() moves this thread's float4s
-// straight into shared memory, copy4() the whole tile element by element.
-template <int MN, int BK, int LDS, int T>
-struct AsyncCopy<Layout::MNContiguous, MN, BK, LDS, T> {
-    static constexpr int F4 = MN * BK / (4 * T);
-    static constexpr int ROW_F4 = MN / 4; // as StagedLoad's: thread t's first float4 is k row t / ROW_F4, mn (t % ROW_F4) * 4
-    static constexpr int STEP = 4 * T / MN;
-    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
-
-    // copy4 copies the whole tile at k element by element (4-byte cp.async, zero-filling columns
-    // past the edge and, on the tail, rows past kEnd). Consecutive threads take consecutive columns,
-    // so one warp-wide copy reads a contiguous row segment and writes consecutive banks: any ld
-    // stays coalesced (four 4-byte copies of one thread's float4 would touch 4x the sectors and
-    // banks). One pointer walks down the rows: two adds per copy. tp is this thread's first element:
-    // g + (tid / MN) * ld + tid % MN for T >= MN, with a column past the edge clamped to the tile's
-    // first one, so that every address is valid and only the loop-invariant predicate zero-fills it;
-    // g + tid for T < MN.
-    template <Path PATH>
-    static __device__ __forceinline__ void copy4(float* s, const float* __restrict__ tp, const float* __restrict__ g,
-                                                 int ld, int extent, int kEnd, int k, int tid)
-    {
-        constexpr bool TAIL = PATH == PATH_TAIL;
-        constexpr int E = BK * MN / T;
-        if (T >= MN) {
-            constexpr int RS = T >= MN ? T / MN : 1; // rows per pass
-            const int c = tid % MN, r0 = tid / MN;
-            const bool cok = c < extent;
-            const float* p = tp + (size_t)k * ld;
-            const size_t step = (size_t)RS * ld;
-#pragma unroll
-            for (int i = 0; i < E; ++i) {
-                const int r = r0 + i * RS;
-                if (TAIL) {
-                    const bool ok = cok && k + r < kEnd;
-                    cp_async4_zfill(s + r * LDS + c, ok ? p : g, ok);
-                } else {
-                    cp_async4_zfill(s + r * LDS + c, p, cok);
-                }
-                p += step;
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < E; ++i) {
-                // T < MN: row i*T / MN, column tid + i*T % MN.
-                const int c = (i * T) % MN + tid, r = (i * T) / MN;
-                const float* p = tp + (size_t)(k + r) * ld + (i * T) % MN;
-                const bool ok = c < extent && (!TAIL || k + r < kEnd);
-                cp_async4_zfill(s + r * LDS + c, ok ? p : g, ok);
-            }
-        }
-    }
-
-    // copy issues this thread's part of the tile at k0 (its row k = k0 + sk, column mn = smn):
-    // one 16-byte copy per float4 on the fast path and, with an aligned operand (vec), for an edge
-    // float4 wholly inside the edge; four 4-byte copies for one inside it with any ld, and
-    // element-wise zero-filling copies for a float4 crossing the edge and on the tail.
-    // EDGE_Z16: an edge float4 wholly past the edge is one zero-filling 16-byte copy too (edge
-    // blocks then run as fast as interior ones). ELEM: a misaligned operand and the tail take copy4
-    // instead (coalesced; in register-staged kernels its addressing costs 30-40 registers).
-    template <Path PATH, bool EDGE_Z16, bool ELEM>
-    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
-                                                int k, int mn, int sk, int smn, bool vec, int k0, int tid,
-                                                const float* __restrict__ tp)
-    {
-        if (ELEM && PATH == PATH_TAIL) {
-            copy4<PATH_TAIL>(s, tp, g, ld, extent, kEnd, k0, tid);
-            return;
-        }
-        if (ELEM && PATH == PATH_EDGE && !vec) {
-            copy4<PATH_EDGE>(s, tp, g, ld, extent, kEnd, k0, tid);
-            return;
-        }
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            const int kk = k + i * STEP;
-            float* d = s + (sk + i * STEP) * LDS + smn;
-            const float* p = g + (size_t)kk * ld + mn;
-            if (PATH == PATH_FAST || (!EDGE_Z16 && PATH == PATH_EDGE && vec && mn + 4 <= extent)) {
-                cp_async16(d, p);
-            } else if (EDGE_Z16 && PATH == PATH_EDGE && vec && (mn + 4 <= extent || mn >= extent)) {
-                // The column is loop-invariant: a float4 wholly inside the edge is one 16-byte copy,
-                // one wholly past it is zero-filled through the tile's first column (a valid
-                // address, nothing read).
-                const bool ok = mn < extent;
-                cp_async16_zfill(d, ok ? p : p - mn, ok);
-            } else if (PATH == PATH_EDGE && mn + 4 <= extent) {
-#pragma unroll
-                for (int j = 0; j < 4; ++j) cp_async4_zfill(d + j, p + j, true);
-            } else {
-#pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    const bool ok = kk < kEnd && mn + j < extent;
-                    cp_async4_zfill(d + j, ok ? p + j : g, ok);
-                }
-            }
-        }
-    }
-};
-
-} // namespace tg
-#endif // TILEGEN_LOADERS_CUH
-#ifndef TILEGEN_FRAGMENTS_CUH
-#define TILEGEN_FRAGMENTS_CUH
-// tilegen/fragments.cuh: 2D register tiling with warp tiles (seed 001: more work per thread), the
-// math of every regtile-class kernel. A block of T threads computes a BM x BN tile of C; each warp a
-// WM x WN warp tile (WN = 32*TM*TN/WM); each thread a TM x TN thread tile held in registers. Per k
-// step a thread reads TM values of A and TN of B from the k-major shared tiles (its fragments) and
-// does TM*TN FFMAs, an outer product: FFMAs per shared read is what sets speed on Hopper, where
-// every other instruction takes an FFMA's issue slot.
-//
-// A warp's 32 lanes form an LM x LN grid over its warp tile. A thread's TM rows are TM/4 groups of
-// 4 consecutive rows, LM*4 apart (likewise columns), so each fragment read is one float4 (LDS.128)
-// and a warp's reads of one k row touch LM (LN) distinct float4s, broadcast to the other lanes.
-//
-// SK > 1 (slicedk): SK groups of TB = T/SK threads each take every SK-th k step of the same tile
-// (in-block split-K), so a group computes KS = BK/SK steps per tile.
-namespace tg {
-
-template <int BM_, int BN_, int BK_, int WM_, int TM_, int TN_, int PAD_, int T_, int SK_ = 1>
-struct WarpTile {
-    static constexpr int BM = BM_, BN = BN_, BK = BK_;
-    static constexpr int WM = WM_, TM = TM_, TN = TN_;
-    static constexpr int WN = 32 * TM * TN / WM;
-    static constexpr int PAD = PAD_, T = T_;
-    static constexpr int SK = SK_, TB = T / SK, KS = BK / SK;
-    static constexpr int LM = WM / TM, LN = WN / TN, WARPS_N = BN / WN;
-    static_assert(WN * WM == 32 * TM * TN && LM * LN == 32, "a warp tile must hold 32 thread tiles");
-    static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tiles are made of float4 groups");
-    static_assert((BM / WM) * (BN / WN) * 32 == TB, "warps must cover the block tile");
-    // Shared tiles, k-major: As[k][m] with AS floats per k row, Bs[k][n] with BS. PAD floats per
-    // row shift banks (for the transposed stores of A).
-    static constexpr int AS = BM + PAD, BS = BN + PAD;
-    static constexpr int A_TILE = BK * AS, B_TILE = BK * BS;
-    // A thread tile is F4 float4 groups: group j is accumulator row j / (TN/4), columns
-    // 4*(j % (TN/4)) + 0..3, at C row row0 + grow(j) and column col0 + gcol(j).
-    static constexpr int F4 = TM * TN / 4;
-
-    // Thread t computes in warp w = (t % TB) / 32 at lane l = t % 32 (k slice t / TB): its thread
-    // tile starts at row (w / WARPS_N) * WM + (l / LN) * 4 and column (w % WARPS_N) * WN + (l % LN) * 4
-    // of the block tile, its fragments at k row ks of the shared tiles (aoffk = row + ks * AS).
-
-    // load_frag reads the TM (TN) fragment values of k step k; as/bs already point at this thread's
-    // first float4 of the tile (and slice), so all other offsets are compile-time constants.
-    static __device__ __forceinline__ void load_frag(float (&a)[TM], float (&b)[TN], const float* as, const float* bs, int k)
-    {
-#pragma unroll
-        for (int r = 0; r < TM / 4; ++r) {
-            const float4 v = *reinterpret_cast<const float4*>(as + k * SK * AS + r * LM * 4);
-            a[4 * r + 0] = v.x;
-            a[4 * r + 1] = v.y;
-            a[4 * r + 2] = v.z;
-            a[4 * r + 3] = v.w;
-        }
-#pragma unroll
-        for (int c = 0; c < TN / 4; ++c) {
-            const float4 v = *reinterpret_cast<const float4*>(bs + k * SK * BS + c * LN * 4);
-            b[4 * c + 0] = v.x;
-            b[4 * c + 1] = v.y;
-            b[4 * c + 2] = v.z;
-            b[4 * c + 3] = v.w;
-        }
-    }
-
-    // fma_frag is one k step's rank-1 update of the thread tile.
-    static __device__ __forceinline__ void fma_frag(float (&acc)[TM][TN], const float (&a)[TM], const float (&b)[TN])
-    {
-#pragma unroll
-        for (int i = 0; i < TM; ++i) {
-#pragma unroll
-            for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-        }
-    }
-
-    // compute runs the KS k steps of one shared tile pair, each fragment read just before its FMAs
-    // (the XB main loop instead reads step k+1's fragments during step k's FMAs).
-    static __device__ __forceinline__ void compute(float (&acc)[TM][TN], const float* as, const float* bs)
-    {
-#pragma unroll
-        for (int k = 0; k < KS; ++k) {
-            float a[TM], b[TN];
-            load_frag(a, b, as, bs, k);
-            fma_frag(acc, a, b);
-        }
-    }
-
-    static __device__ __forceinline__ int grow(int j) { return ((j / (TN / 4)) / 4) * LM * 4 + (j / (TN / 4)) % 4; }
-    static __device__ __forceinline__ int gcol(int j) { return (j % (TN / 4)) * LN * 4; }
-    static __device__ __forceinline__ float4 group(const float (&acc)[TM][TN], int j)
-    {
-        const float* a = &acc[j / (TN / 4)][4 * (j % (TN / 4))];
-        return make_float4(a[0], a[1], a[2], a[3]);
-    }
-};
-
-} // namespace tg
-#endif // TILEGEN_FRAGMENTS_CUH
-
-namespace tg {
-
-// StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
-// tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
-// k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
-// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
-// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
-// edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
-// AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
-// set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
-// the 16-byte path changed ptxas's register allocation of their hot loop and cost them 4-5 % at
-// 4096^3, where no block takes the edge path at all.
-template <class Tile, int STAGES_, int PF_, bool EDGE_Z16_, Layout LA = Layout::KContiguous, Layout LB = Layout::MNContiguous>
-struct StagedConfig : Tile {
-    static constexpr int STAGES = STAGES_, PF = PF_, XB = 0;
-    static constexpr bool ALD = false, EDGE_Z16 = EDGE_Z16_;
-    static constexpr int NA = PF ? 2 : 1;             // A buffers
-    static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
-    using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-};
-
-// AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
-// copies transposed in flight like A's; then no operand needs 16-byte rows).
-template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
-struct AsyncConfig : Tile {
-    static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
-    static constexpr bool ALD = true, EDGE_Z16 = true;
-    static constexpr int NA = STAGES, NB = STAGES;
-    using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    static_assert(STAGES >= 2, "the ring needs two slots at least");
-    static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
-};
-
-// The main loops take the block's operands and this thread's coordinates as values (the kernel
-// computes them once): the shared tiles As, Bs (NA and NB tiles, or ring slots); the k range
-// [kBegin, kEnd) and its nt BK tiles (only the last may be partial); A at the block's first row (Ab,
-// lda, aM = rows left before M, va = 16-byte rows) and B at its first column (Bb, ldb, bN, vb); the
-// thread's first float4 of the staged A loads (am, ak) and of the B loads and copies (bk, bn), its
-// first element of the element-wise copies (aPtr, bPtr), and its first fragment (aoffk, boffk; see
-// tg::WarpTile). Each load or copy site picks the tile's path in place: the tail when the tile
-// crosses kEnd, else fast or edge by FAST. (The sites are written out rather than factored into
-// helpers: nvcc optimizes a helper on its own before inlining it, which moves instructions, and
-// the generated PTX is kept exactly as it was measured.)
-
-// registers_mainloop: STAGES == 1, A and B through registers; PF = 1 prefetches the next tile's
-// registers before the math into the other of two buffers, PF = 0 loads them after it and a barrier
-// into the one buffer.
-template <class Cfg, bool FAST>
-static __device__ void registers_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs,
-                                          const int kBegin, const int kEnd, const int nt, const float* const Ab,
-                                          const int lda, const int aM, const int am, const int ak, const bool va,
-                                          const float* const Bb, const int ldb, const int bN, const int bk, const int bn,
-                                          const bool vb, const int aoffk, const int boffk)
-{
-    using ALoad = typename Cfg::ALoad;
-    using BLoad = typename Cfg::BLoad;
-    constexpr int BK = Cfg::BK, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
-    static_assert(Cfg::STAGES == 1, "registers_mainloop: B through registers");
-    float4 ra[ALoad::F4];
-    float4 rb[BLoad::F4];
-    if (nt > 0) {
-        const int k0 = kBegin + 0 * BK;
-        if (k0 + BK > kEnd) {
-            ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-            BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-        } else if (FAST) {
-            ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-            BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-        } else {
-            ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-            BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-        }
-        ALoad::store(As, ra, ak, am);
-        BLoad::store(Bs, rb, bk, bn);
-    }
-    int abuf = 0, bbuf = 0;
-    for (int kt = 0; kt < nt; ++kt) {
-        // Tile kt is visible to all; every thread is done with tile kt-1, so its buffers are free.
-        __syncthreads();
-        const bool more = kt + 1 < nt;
-        if constexpr (Cfg::PF) {
-            if (more) { // register prefetch: the loads are in flight during the math
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                }
-            }
-        }
-        Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
-        abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
-        bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
-        if (more) {
-            if constexpr (!Cfg::PF) {
-                __syncthreads(); // single buffer: wait until every thread is done reading it
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                }
-            }
-            ALoad::store(As + abuf * A_TILE, ra, ak, am);
-            BLoad::store(Bs + abuf * B_TILE, rb, bk, bn);
-        }
-    }
-}
-
-// staged_mainloop: STAGES >= 2, A through registers (PF as above), B through the ring.
-template <class Cfg, bool FAST>
-static __device__ void staged_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs, const int kBegin,
-                                       const int kEnd, const int nt, const float* const Ab, const int lda, const int aM,
-                                       const int am, const int ak, const bool va, const float* const Bb, const int ldb,
-                                       const int bN, const int bk, const int bn, const bool vb, const int tid,
-                                       const float* const bPtr, const int aoffk, const int boffk)
-{
-    using ALoad = typename Cfg::ALoad;
-    using BCopy = typename Cfg::BCopy;
-    constexpr int BK = Cfg::BK, STAGES = Cfg::STAGES, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
-    constexpr bool Z16 = Cfg::EDGE_Z16;
-    static_assert(STAGES >= 2, "staged_mainloop: B through the ring");
-    float4 ra[ALoad::F4];
-    // The ring's first STAGES - 1 tiles of B.
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < nt) {
-            const int k0 = kBegin + s * BK;
-            if (k0 + BK > kEnd)
-                BCopy::template copy<PATH_TAIL, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else if (FAST)
-                BCopy::template copy<PATH_FAST, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else
-                BCopy::template copy<PATH_EDGE, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-        }
-        cp_async_commit();
-    }
-    if (nt > 0) {
-        const int k0 = kBegin + 0 * BK;
-        if (k0 + BK > kEnd) {
-            ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-        } else if (FAST) {
-            ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-        } else {
-            ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-        }
-        ALoad::store(As, ra, ak, am);
-    }
-    int bbuf = 0, abuf = 0;
-    int bnext = STAGES - 1; // ring slot of tile kt + STAGES - 1
-    for (int kt = 0; kt < nt; ++kt) {
-        cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt have landed
-        // Tile kt is visible to all; every thread is done with tile kt-1, so its slot and buffer are free.
-        __syncthreads();
-        if (kt + STAGES - 1 < nt) {
-            const int k0 = kBegin + (kt + STAGES - 1) * BK;
-            if (k0 + BK > kEnd)
-                BCopy::template copy<PATH_TAIL, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else if (FAST)
-                BCopy::template copy<PATH_FAST, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else
-                BCopy::template copy<PATH_EDGE, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-        }
-        cp_async_commit();
-        bnext = bnext + 1 == STAGES ? 0 : bnext + 1;
-        const bool more = kt + 1 < nt;
-        if constexpr (Cfg::PF) {
-            if (more) { // register prefetch: the loads are in flight during the math
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                }
-            }
-        }
-        Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
-        abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
-        bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
-        if (more) {
-            if constexpr (!Cfg::PF) {
-                __syncthreads(); // single buffer: wait until every thread is done reading it
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                }
-            }
-            ALoad::store(As + abuf * A_TILE, ra, ak, am);
-        }
-    }
-}
-
-// async_mainloop: both operands through the ring; XB = 1 double-buffers the fragments.
-template <class Cfg, bool FAST>
-static __device__ void async_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs, const int kBegin,
-                                      const int kEnd, const int nt, const float* const Ab, const int lda, const int aM,
-                                      const float* const aPtr, const float* const Bb, const int ldb, const int bN,
-                                      const int bk, const int bn, const bool vb, const int tid, const float* const bPtr,
-                                      const int aoffk, const int boffk)
-{
-    using ACopy = typename Cfg::ACopy;
-    using BCopy = typename Cfg::BCopy;
-    constexpr int BK = Cfg::BK, STAGES = Cfg::STAGES, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
-    // The ring's first STAGES - 1 tiles.
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < nt) {
-            const int k0 = kBegin + s * BK;
-            if (k0 + BK > kEnd) {
-                ACopy::template copy4<PATH_TAIL>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_TAIL, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else if (FAST) {
-                ACopy::template copy4<PATH_FAST>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_FAST, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else {
-                ACopy::template copy4<PATH_EDGE>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_EDGE, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            }
-        }
-        cp_async_commit();
-    }
-    if constexpr (Cfg::XB) {
-        // XB: the fragments of the next k step are read from shared memory while this step's FMAs
-        // run, across the tile boundary too: the barrier that publishes tile kt+1 sits before tile
-        // kt's last step, whose fragments are already in registers, so that step's FMAs hide the
-        // first shared reads of tile kt+1 (with one warp per scheduler nothing else would). After
-        // the barrier in iteration kt nobody reads tile kt's slot any more, so tile kt + STAGES is
-        // issued into it: all STAGES slots hold tiles in flight while kt+1 is computed.
-        float fa[2][Cfg::TM], fb[2][Cfg::TN];
-        const float* const aw = As + aoffk;
-        const float* const bw = Bs + boffk;
-        int cur = 0; // ring slot of tile kt
-        cp_async_wait<STAGES - 2>(); // tile 0 has landed (this thread's copies)
-        __syncthreads();
-        if (STAGES - 1 < nt) {
-            const int k0 = kBegin + (STAGES - 1) * BK;
-            if (k0 + BK > kEnd) {
-                ACopy::template copy4<PATH_TAIL>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_TAIL, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else if (FAST) {
-                ACopy::template copy4<PATH_FAST>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_FAST, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else {
-                ACopy::template copy4<PATH_EDGE>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_EDGE, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            }
-        }
-        cp_async_commit();
-        Cfg::load_frag(fa[0], fb[0], aw, bw, 0);
-        for (int kt = 0; kt < nt; ++kt) {
-            const float* const as = aw + cur * A_TILE;
-            const float* const bs = bw + cur * B_TILE;
-#pragma unroll
-            for (int k = 0; k < Cfg::KS - 1; ++k) {
-                Cfg::load_frag(fa[(k + 1) & 1], fb[(k + 1) & 1], as, bs, k + 1);
-                Cfg::fma_frag(acc, fa[k & 1], fb[k & 1]);
-            }
-            if (kt + 1 < nt) {
-                cp_async_wait<STAGES - 2>(); // tile kt+1 has landed
-                __syncthreads();             // ... for everyone, and everyone is done with slot cur
-                if (kt + STAGES < nt) {
-                    const int k0 = kBegin + (kt + STAGES) * BK;
-                    if (k0 + BK > kEnd) {
-                        ACopy::template copy4<PATH_TAIL>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                        BCopy::template copy<PATH_TAIL, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                    } else if (FAST) {
-                        ACopy::template copy4<PATH_FAST>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                        BCopy::template copy<PATH_FAST, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                    } else {
-                        ACopy::template copy4<PATH_EDGE>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                        BCopy::template copy<PATH_EDGE, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                    }
-                }
-                cp_async_commit();
-                cur = cur + 1 == STAGES ? 0 : cur + 1;
-                Cfg::load_frag(fa[0], fb[0], aw + cur * A_TILE, bw + cur * B_TILE, 0);
-            }
-            Cfg::fma_frag(acc, fa[(Cfg::KS - 1) & 1], fb[(Cfg::KS - 1) & 1]);
-        }
-    } else {
-        int bbuf = 0, abuf = 0;
-        int bnext = STAGES - 1; // ring slot of tile kt + STAGES - 1
-        for (int kt = 0; kt < nt; ++kt) {
-            cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt have landed
-            // Tile kt is visible to all; every thread is done with tile kt-1, so its slot is free.
-            __syncthreads();
-            if (kt + STAGES - 1 < nt) {
-                const int k0 = kBegin + (kt + STAGES - 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ACopy::template copy4<PATH_TAIL>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                    BCopy::template copy<PATH_TAIL, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                } else if (FAST) {
-                    ACopy::template copy4<PATH_FAST>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                    BCopy::template copy<PATH_FAST, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                } else {
-                    ACopy::template copy4<PATH_EDGE>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                    BCopy::template copy<PATH_EDGE, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                }
-            }
-            cp_async_commit();
-            bnext = bnext + 1 == STAGES ? 0 : bnext + 1;
-            Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
-            abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
-            bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
-        }
-    }
-}
-
-} // namespace tg
-#endif // TILEGEN_PIPELINE_CUH
-#ifndef TILEGEN_EPILOGUE_CUH
-#define TILEGEN_EPILOGUE_CUH
-// tilegen/epilogue.cuh: writing results, C = alpha*acc + beta*C, with the boundary conditions of
-// seed 003 (nothing outside the M x N result is written). beta == 0 never reads C, so C may hold
-// NaN or garbage on entry (BLAS semantics).
-//   store, store_unguarded  one element: the seed families (naive, coalesced, shared, micro1d,
-//                           coarse), one or a few results per thread.
-//   store4, store_tile      float4 groups: the register-tiled families' thread tiles.
-namespace tg {
-
-// store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result.
-__device__ __forceinline__ void store(float* __restrict__ C, int ldc, int M, int N, int i, int j, float alpha,
-                                      float beta, float acc)
-{
-    if (i < M && j < N) {
-        float* p = C + (size_t)i * ldc + j;
-        if (beta == 0.0f) {
-            *p = alpha * acc;
-        } else {
-            *p = alpha * acc + beta * *p;
-        }
-    }
-}
-
-// store_unguarded is store for an element known to be inside the result.
-__device__ __forceinline__ void store_unguarded(float* __restrict__ C, int ldc, int i, int j, float alpha, float beta,
-                                                float acc)
-{
-    float* p = C + (size_t)i * ldc + j;
-    if (beta == 0.0f) {
-        *p = alpha * acc;
-    } else {
-        *p = alpha * acc + beta * *p;
-    }
-}
-
-// store4 writes one float4 group of a thread tile, C[row][col..col+3] = alpha*v + beta*C. A row
-// past M is skipped; a group wholly inside N is one 16-byte store when C and ldc are 16-byte
-// aligned (vc), else it is stored element by element with a column guard.
-__device__ __forceinline__ void store4(float4 v, float* __restrict__ C, int ldc, int M, int N, int row, int col,
-                                       float alpha, float beta, bool vc)
-{
-    if (row >= M) return;
-    float* crow = C + (size_t)row * ldc;
-    v = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
-    if (vc && col + 4 <= N) {
-        float4* p = reinterpret_cast<float4*>(crow + col);
-        if (beta != 0.0f) {
-            const float4 o = *p;
-            v.x = fmaf(beta, o.x, v.x);
-            v.y = fmaf(beta, o.y, v.y);
-            v.z = fmaf(beta, o.z, v.z);
-            v.w = fmaf(beta, o.w, v.w);
-        }
-        *p = v;
-    } else {
-        const float e[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            if (col + j < N) {
-                float x = e[j];
-                if (beta != 0.0f) x = fmaf(beta, crow[col + j], x);
-                crow[col + j] = x;
-            }
-        }
-    }
-}
-
-// store_tile writes a thread's whole TM x TN tile (Tile: a tg::WarpTile) whose first element is
-// C[row0][col0], group by group.
-template <class Tile>
-__device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN], float* __restrict__ C, int ldc,
-                                           int M, int N, int row0, int col0, float alpha, float beta, bool vc)
-{
-#pragma unroll
-    for (int j = 0; j < Tile::F4; ++j) {
-        store4(Tile::group(acc, j), C, ldc, M, N, row0 + Tile::grow(j), col0 + Tile::gcol(j), alpha, beta, vc);
-    }
-}
-
-} // namespace tg
-#endif // TILEGEN_EPILOGUE_CUH
-
-// regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_nt: 128x256x16 block tile, 64x64 warp tile, 8x16 thread tile,
-// PAD=0 PF=1 STAGES=1. A block computes a BM x BN tile of C over all of K: A is loaded
-// with float4s into registers and stored transposed (k-major) in shared memory, B is copied into a
-// cp.async ring (tg::staged_mainloop; with A through registers when STAGES = 1,
-// tg::registers_mainloop), and each thread accumulates its thread tile in registers (tg::WarpTile).
-// Any M, N, K, lda, ldb, ldc: full k tiles load
-// float4s (16-byte paths where the operand and its ld allow, scalar otherwise), rows and columns
-// past the edge are zero-filled per float4, and only the k tail tile is guarded element by element.
-extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_nt(int M, int N, int K, float alpha, const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc)
-{
-    using Tile = tg::WarpTile<128, 256, 16, 64, 8, 16, 0, 256>;
-    using Cfg = tg::StagedConfig<Tile, 1, 1, /* EDGE_Z16 */ false, tg::Layout::KContiguous, tg::Layout::KContiguous>;
-    extern __shared__ float4 tg_rt_smem[];
-    float* const As = reinterpret_cast<float*>(tg_rt_smem);
-    float* const Bs = As + Cfg::NA * Cfg::A_TILE;
-
-    const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-    const int m0 = blockIdx.y * Cfg::BM, n0 = blockIdx.x * Cfg::BN;
-    const int kBegin = 0, kEnd = K;
-    const int nt = (kEnd - kBegin + Cfg::BK - 1) / Cfg::BK;
-
-    // 16-byte paths need 16-byte-aligned rows; checked once per kernel and operand.
-    const bool va = tg::aligned16((uintptr_t)A, lda);
-    const bool vb = tg::aligned16((uintptr_t)B, ldb);
-    const bool vc = tg::aligned16((uintptr_t)C, ldc);
-    const bool fast = va && vb && m0 + Cfg::BM <= M && n0 + Cfg::BN <= N;
-
-    // This thread's float4s of A and B (tg::StagedLoad, tg::AsyncCopy), the operands at the block's
-    // first row and column, and the first element of B's element copies.
-    // op NT: each operand is loaded along its stored rows (tg::StagedLoad of its layout):
-    const int am = tid / Cfg::ALoad::ROW_F4, ak = (tid % Cfg::ALoad::ROW_F4) * 4;
-    const float* const Ab = A + (size_t)m0 * lda;
-    // B is stored N x K (k-contiguous): a thread's float4s run along k, at n row tid / ROW_F4, and
-    // are stored transposed (k-major) like A's in NN; the block's B starts at row n0.
-    const int bn = tid / Cfg::BLoad::ROW_F4, bk = (tid % Cfg::BLoad::ROW_F4) * 4;
-    const float* const Bb = B + (size_t)n0 * ldb;
-    const int aM = M - m0, bN = N - n0;
-
-    // This thread's tile: warp (wm, wn), lane (lm, ln) (tg::WarpTile).
-    const int warp = tid / 32, lane = tid % 32;
-    const int wm = (warp / Cfg::WARPS_N) * Cfg::WM, wn = (warp % Cfg::WARPS_N) * Cfg::WN;
-    const int lm = lane / Cfg::LN, ln = lane % Cfg::LN;
-    const int aoff = wm + lm * 4, boff = wn + ln * 4;
-
-    float acc[Cfg::TM][Cfg::TN];
-#pragma unroll
-    for (int i = 0; i < Cfg::TM; ++i) {
-#pragma unroll
-        for (int j = 0; j < Cfg::TN; ++j) acc[i][j] = 0.0f;
-    }
-    if (fast)
-        tg::registers_mainloop<Cfg, true>(acc, As, Bs, kBegin, kEnd, nt, Ab, lda, aM, am, ak, va, Bb, ldb, bN, bk, bn, vb, aoff, boff);
-    else
-        tg::registers_mainloop<Cfg, false>(acc, As, Bs, kBegin, kEnd, nt, Ab, lda, aM, am, ak, va, Bb, ldb, bN, bk, bn, vb, aoff, boff);
-
-    tg::store_tile<Tile>(acc, C, ldc, M, N, m0 + aoff, n0 + boff, alpha, beta, vc);
-}
-#endif // TILEGEN_KERNEL_regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_nt
-
-// ---------------------------------------------------------------------------------------------
-// regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_tt: family regtile_op, BM=128 BN=256 BK=16 WM=64 TM=8 TN=16 PAD=0 PF=1 STAGES=1 MINB=1; op TT; block 256x1, C tile 128x256, grid_z 1,
-// dynamic shared 49152 B; generated source sha256 960f32297c7bd690ee3e79b2e044df2c1596eace62c2a1f3fcf2a3dfeb388132.
-#ifndef TILEGEN_KERNEL_regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_tt
-#define TILEGEN_KERNEL_regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_tt
-#ifndef TILEGEN_PIPELINE_CUH
-#define TILEGEN_PIPELINE_CUH
-// tilegen/pipeline.cuh: the main loops of the register-tiled kernels. They walk a block's k range
-// tile by tile, moving the operands' next tiles towards shared memory (tilegen/loaders.cuh) while
-// computing on the current ones (tilegen/fragments.cuh), one barrier per tile:
-//   registers_mainloop  (regtile STAGES = 1) A and B through registers, A stored transposed.
-//   staged_mainloop     (regtile, splitk) A through registers, B through a STAGES-deep cp.async
-//                       ring. In both, PF = 1 loads the next tile's registers before computing the
-//                       current one (seed 001 prefetch) and stores them into the other of two
-//                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
-//                       transposed in flight by element copies; XB = 1 double-buffers the
-//                       fragments across the k-tile boundary.
-// A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
-// (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
-// loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
-//
-// The ring: tile t lives in slot t % STAGES; one commit group per tile, empty groups past the end
-// so that wait_group counts stay uniform; waiting for all but STAGES - 2 groups means tile kt has
-// landed (this thread's copies), and the barrier after it makes it visible to all and frees the
-// slot of tile kt-1, which the next copies then fill.
-#ifndef TILEGEN_CP_ASYNC_CUH
-#define TILEGEN_CP_ASYNC_CUH
-// tilegen/cp_async.cuh: the cp.async instructions (sm_80+) that the pipelined loaders and the
-// STAGES-deep shared-memory rings are built from. A copy goes from global to shared memory without
-// passing through registers; copies are grouped per k tile (commit), and wait<N> blocks until at
-// most N of this thread's groups are still in flight (the ring's depth minus one, or zero).
-//
-// The 16-byte form bypasses L1 (.cg); the zero-filling forms take a source size so that an element
-// past the matrix edge is written as zero without reading global memory (seed 003: zero-filled
-// partial tiles).
-namespace tg {
-
-__device__ __forceinline__ void cp_async16(float* smem, const float* gmem)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
-}
-
-__device__ __forceinline__ void cp_async16_zfill(float* smem, const float* gmem, bool valid)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 16 : 0));
-}
-
-__device__ __forceinline__ void cp_async4_zfill(float* smem, const float* gmem, bool valid)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 4 : 0));
-}
-
-__device__ __forceinline__ void cp_async_commit()
-{
-    asm volatile("cp.async.commit_group;\n" ::);
-}
-
-template <int N>
-__device__ __forceinline__ void cp_async_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
-
-} // namespace tg
-#endif // TILEGEN_CP_ASYNC_CUH
-#ifndef TILEGEN_GUARDS_CUH
-#define TILEGEN_GUARDS_CUH
-// tilegen/guards.cuh: edge guards (seed 003: tiles with boundary conditions). Every kernel of the
-// library accepts any M, N, K and leading dimension: rows and columns past the matrix edge are
-// zero-filled when a tile is loaded, so the math on a partial tile needs no guard and adds exact
-// zeros, and the store skips what lies outside C. The guards cost instructions, so a kernel picks
-// a path per k tile, uniform across the block, and the hot path carries none.
-#include <stdint.h>
-
-namespace tg {
-
-// Path of one k tile's loads.
-//   PATH_FAST  interior block, full k tile, 16-byte-aligned operands: unguarded float4s.
-//   PATH_EDGE  full k tile of an edge block or of a misaligned operand: per float4, rows (columns)
-//              past the edge are zero, the rest is one float4 (aligned) or four scalars (any ld).
-//   PATH_TAIL  the tile crossing the end of the k range: every element guarded and zero-filled.
-enum Path { PATH_FAST, PATH_EDGE, PATH_TAIL };
-
-// aligned16 says whether the rows of a matrix at address addr with leading dimension ld are 16-byte
-// aligned, the condition of every float4 (16-byte) path; kernels check it once per operand. It
-// takes the address as an integer: handing the pointer itself to a function changes how nvcc
-// loads through it (ld.global.nc), and kernels keep their loads as they are.
-__device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
-{
-    return ((addr & 15) == 0) && ((ld & 3) == 0);
-}
-
-} // namespace tg
-#endif // TILEGEN_GUARDS_CUH
-#ifndef TILEGEN_LOADERS_CUH
-#define TILEGEN_LOADERS_CUH
-// tilegen/loaders.cuh: moving one operand's k tile from global to shared memory.
-//
-// Every kernel of the library computes from k-major shared tiles, S[k][mn] with LDS floats per k
-// row (A as As[k][m], B as Bs[k][n]), so that the TM (TN) fragment values of one k are contiguous
-// (tilegen/fragments.cuh). In global memory an operand runs either along k (Layout::KContiguous: A
-// of C = A*B with row-major A, a row of A is contiguous in k) or along m/n (Layout::MNContiguous: B
-// with row-major B). A loader is chosen by that layout:
-//   KContiguous   the tile is transposed on its way into shared memory (the seed's As[ty][i] turned
-//                 k-major: measured 7 to 9 points of cuBLAS over an untransposed A on H100);
-//   MNContiguous  the tile is copied straight, rows of global memory to k rows of shared memory.
-// Each comes as StagedLoad (float4 loads into registers, then stores into shared memory: the
-// register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
-// registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
-//
-// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
-// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
-// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
-// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
-//
-// MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
-// the operand at the block's first row (column) and `extent`, the rows (columns) left before the
-// matrix edge; past it, and past kEnd on the tail tile, the tile is zero-filled (seed 003).
-
-namespace tg {
-
-// How an operand runs in global memory (see above).
-enum class Layout { KContiguous, MNContiguous };
-
-template <Layout L, int MN, int BK, int LDS, int T>
-struct StagedLoad;
-template <Layout L, int MN, int BK, int LDS, int T>
-struct AsyncCopy;
-
-// StagedLoad, k-contiguous (A): each thread moves F4 float4s that run along k; consecutive threads
-// take consecutive float4s, so a thread's k offset is the same for all of them and its rows are
-// STEP apart. store() writes them transposed (S[k][mn]).
-template <int MN, int BK, int LDS, int T>
-struct StagedLoad<Layout::KContiguous, MN, BK, LDS, T> {
-    static constexpr int F4 = MN * BK / (4 * T);
-    static constexpr int ROW_F4 = BK / 4; // float4s per row: thread t's first is row t / ROW_F4, k (t % ROW_F4) * 4
-    static constexpr int STEP = 4 * T / BK;
-    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
-
-    // load reads this thread's float4s of the tile at k (k includes the thread's k offset) into registers.
-    template <Path PATH>
-    static __device__ __forceinline__ void load(float4 (&r)[F4], const float* __restrict__ g, int ld, int extent,
-                                                int kEnd, int mn, int k, bool vec)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            const int row = mn + i * STEP;
-            const float* p = g + (size_t)row * ld + k;
-            if (PATH == PATH_FAST) {
-                r[i] = *reinterpret_cast<const float4*>(p);
-            } else if (PATH == PATH_EDGE) {
-                if (row >= extent) {
-                    r[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                } else if (vec) {
-                    r[i] = *reinterpret_cast<const float4*>(p);
-                } else {
-                    r[i] = make_float4(p[0], p[1], p[2], p[3]);
-                }
-            } else {
-                const bool ok = row < extent;
-                r[i].x = (ok && k + 0 < kEnd) ? p[0] : 0.0f;
-                r[i].y = (ok && k + 1 < kEnd) ? p[1] : 0.0f;
-                r[i].z = (ok && k + 2 < kEnd) ? p[2] : 0.0f;
-                r[i].w = (ok && k + 3 < kEnd) ? p[3] : 0.0f;
-            }
-        }
-    }
-
-    // store writes the registers transposed into the shared tile s: S[k][mn].
-    static __device__ __forceinline__ void store(float* s, const float4 (&r)[F4], int k, int mn)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            float* p = s + k * LDS + mn + i * STEP;
-            p[0 * LDS] = r[i].x;
-            p[1 * LDS] = r[i].y;
-            p[2 * LDS] = r[i].z;
-            p[3 * LDS] = r[i].w;
-        }
-    }
-};
-
-// StagedLoad, mn-contiguous (B): float4s run along mn, a thread's rows (k) are STEP apart. A
-// float4 can cross the edge, so the edge path checks it whole and falls back to guarded elements.
-template <int MN, int BK, int LDS, int T>
-struct StagedLoad<Layout::MNContiguous, MN, BK, LDS, T> {
-    static constexpr int F4 = MN * BK / (4 * T);
-    static constexpr int ROW_F4 = MN / 4; // float4s per k row: thread t's first is k row t / ROW_F4, mn (t % ROW_F4) * 4
-    static constexpr int STEP = 4 * T / MN;
-    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
-
-    template <Path PATH>
-    static __device__ __forceinline__ void load(float4 (&r)[F4], const float* __restrict__ g, int ld, int extent,
-                                                int kEnd, int mn, int k, bool vec)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            const int kk = k + i * STEP;
-            const float* p = g + (size_t)kk * ld + mn;
-            if (PATH == PATH_FAST || (PATH == PATH_EDGE && vec && mn + 4 <= extent)) {
-                r[i] = *reinterpret_cast<const float4*>(p);
-            } else if (PATH == PATH_EDGE && mn + 4 <= extent) {
-                r[i] = make_float4(p[0], p[1], p[2], p[3]);
-            } else {
-                const bool ok = kk < kEnd;
-                r[i].x = (ok && mn + 0 < extent) ? p[0] : 0.0f;
-                r[i].y = (ok && mn + 1 < extent) ? p[1] : 0.0f;
-                r[i].z = (ok && mn + 2 < extent) ? p[2] : 0.0f;
-                r[i].w = (ok && mn + 3 < extent) ? p[3] : 0.0f;
-            }
-        }
-    }
-
-    static __device__ __forceinline__ void store(float* s, const float4 (&r)[F4], int k, int mn)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            *reinterpret_cast<float4*>(s + (k + i * STEP) * LDS + mn) = r[i];
-        }
-    }
-};
-
-// AsyncCopy, k-contiguous (A of cpasync and slicedk): copy4 copies the tile into shared memory
-// transposed, S[k][mn], one 4-byte cp.async per element with zero-fill past the edge (and past kEnd
-// on the tail): no register staging, so any ld costs the same. Lanes take 8 consecutive k of 4
-// consecutive rows: a warp reads four 32-byte row segments, and since LDS % 32 == 4 its 32 stores
-// (bank 4k + mn) fall in 32 distinct banks. The row offsets are loop-invariant, the k offsets
-// immediates.
-template <int MN, int BK, int LDS, int T>
-struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
-    static_assert(LDS % 32 == 4, "transposed element copies are conflict-free only with LDS % 32 == 4");
-
-    template <Path PATH>
-    static __device__ __forceinline__ void copy4(float* s, const float* __restrict__ tp, const float* __restrict__ g,
-                                                 int ld, int extent, int kEnd, int k, int tid)
-    {
-        // tp is this thread's first element, g + (tid / 8) * ld + tid % 8.
-        constexpr int MS = T / 8; // rows per pass
-        static_assert(BK % 8 == 0 && MN % MS == 0, "transposed element copies: 8 k by T/8 rows per pass");
-        const int kq = tid % 8, mq = tid / 8;
-        const float* const base = tp + k;
-#pragma unroll
-        for (int mb = 0; mb < MN / MS; ++mb) {
-            // A row past the edge reads (nothing, zero-filled) through the tile's first row, which
-            // exists: the row offset and the predicate are loop-invariant, no per-copy select.
-            const bool rowok = PATH == PATH_FAST || mb * MS + mq < extent;
-            const float* const row = base + (rowok ? (size_t)(mb * MS) * ld : -(ptrdiff_t)mq * ld);
-#pragma unroll
-            for (int kb = 0; kb < BK / 8; ++kb) {
-                const int kk = kb * 8 + kq;
-                float* const d = s + kk * LDS + mb * MS + mq;
-                if (PATH == PATH_TAIL) {
-                    const bool ok = rowok && k + kk < kEnd;
-                    cp_async4_zfill(d, ok ? row + kb * 8 : g, ok);
-                } else {
-                    cp_async4_zfill(d, row + kb * 8, rowok);
-                }
-            }
-        }
-    }
-
-    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
-    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
-    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
-    // element, g + (tid / 8) * ld + tid % 8.
-    template <Path PATH, bool EDGE_Z16, bool ELEM>
-    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
-                                                int, int, int, int, bool, int k0, int tid,
-                                                const float* __restrict__ tp)
-    {
-        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
-    }
-};
-
-// AsyncCopy, mn-contiguous (B of every pipelined kernel): copy() moves this thread's float4s
-// straight into shared memory, copy4() the whole tile element by element.
-template <int MN, int BK, int LDS, int T>
-struct AsyncCopy<Layout::MNContiguous, MN, BK, LDS, T> {
-    static constexpr int F4 = MN * BK / (4 * T);
-    static constexpr int ROW_F4 = MN / 4; // as StagedLoad's: thread t's first float4 is k row t / ROW_F4, mn (t % ROW_F4) * 4
-    static constexpr int STEP = 4 * T / MN;
-    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
-
-    // copy4 copies the whole tile at k element by element (4-byte cp.async, zero-filling columns
-    // past the edge and, on the tail, rows past kEnd). Consecutive threads take consecutive columns,
-    // so one warp-wide copy reads a contiguous row segment and writes consecutive banks: any ld
-    // stays coalesced (four 4-byte copies of one thread's float4 would touch 4x the sectors and
-    // banks). One pointer walks down the rows: two adds per copy. tp is this thread's first element:
-    // g + (tid / MN) * ld + tid % MN for T >= MN, with a column past the edge clamped to the tile's
-    // first one, so that every address is valid and only the loop-invariant predicate zero-fills it;
-    // g + tid for T < MN.
-    template <Path PATH>
-    static __device__ __forceinline__ void copy4(float* s, const float* __restrict__ tp, const float* __restrict__ g,
-                                                 int ld, int extent, int kEnd, int k, int tid)
-    {
-        constexpr bool TAIL = PATH == PATH_TAIL;
-        constexpr int E = BK * MN / T;
-        if (T >= MN) {
-            constexpr int RS = T >= MN ? T / MN : 1; // rows per pass
-            const int c = tid % MN, r0 = tid / MN;
-            const bool cok = c < extent;
-            const float* p = tp + (size_t)k * ld;
-            const size_t step = (size_t)RS * ld;
-#pragma unroll
-            for (int i = 0; i < E; ++i) {
-                const int r = r0 + i * RS;
-                if (TAIL) {
-                    const bool ok = cok && k + r < kEnd;
-                    cp_async4_zfill(s + r * LDS + c, ok ? p : g, ok);
-                } else {
-                    cp_async4_zfill(s + r * LDS + c, p, cok);
-                }
-                p += step;
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < E; ++i) {
-                // T < MN: row i*T / MN, column tid + i*T % MN.
-                const int c = (i * T) % MN + tid, r = (i * T) / MN;
-                const float* p = tp + (size_t)(k + r) * ld + (i * T) % MN;
-                const bool ok = c < extent && (!TAIL || k + r < kEnd);
-                cp_async4_zfill(s + r * LDS + c, ok ? p : g, ok);
-            }
-        }
-    }
-
-    // copy issues this thread's part of the tile at k0 (its row k = k0 + sk, column mn = smn):
-    // one 16-byte copy per float4 on the fast path and, with an aligned operand (vec), for an edge
-    // float4 wholly inside the edge; four 4-byte copies for one inside it with any ld, and
-    // element-wise zero-filling copies for a float4 crossing the edge and on the tail.
-    // EDGE_Z16: an edge float4 wholly past the edge is one zero-filling 16-byte copy too (edge
-    // blocks then run as fast as interior ones). ELEM: a misaligned operand and the tail take copy4
-    // instead (coalesced; in register-staged kernels its addressing costs 30-40 registers).
-    template <Path PATH, bool EDGE_Z16, bool ELEM>
-    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
-                                                int k, int mn, int sk, int smn, bool vec, int k0, int tid,
-                                                const float* __restrict__ tp)
-    {
-        if (ELEM && PATH == PATH_TAIL) {
-            copy4<PATH_TAIL>(s, tp, g, ld, extent, kEnd, k0, tid);
-            return;
-        }
-        if (ELEM && PATH == PATH_EDGE && !vec) {
-            copy4<PATH_EDGE>(s, tp, g, ld, extent, kEnd, k0, tid);
-            return;
-        }
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            const int kk = k + i * STEP;
-            float* d = s + (sk + i * STEP) * LDS + smn;
-            const float* p = g + (size_t)kk * ld + mn;
-            if (PATH == PATH_FAST || (!EDGE_Z16 && PATH == PATH_EDGE && vec && mn + 4 <= extent)) {
-                cp_async16(d, p);
-            } else if (EDGE_Z16 && PATH == PATH_EDGE && vec && (mn + 4 <= extent || mn >= extent)) {
-                // The column is loop-invariant: a float4 wholly inside the edge is one 16-byte copy,
-                // one wholly past it is zero-filled through the tile's first column (a valid
-                // address, nothing read).
-                const bool ok = mn < extent;
-                cp_async16_zfill(d, ok ? p : p - mn, ok);
-            } else if (PATH == PATH_EDGE && mn + 4 <= extent) {
-#pragma unroll
-                for (int j = 0; j < 4; ++j) cp_async4_zfill(d + j, p + j, true);
-            } else {
-#pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    const bool ok = kk < kEnd && mn + j < extent;
-                    cp_async4_zfill(d + j, ok ? p + j : g, ok);
-                }
-            }
-        }
-    }
-};
-
-} // namespace tg
-#endif // TILEGEN_LOADERS_CUH
-#ifndef TILEGEN_FRAGMENTS_CUH
-#define TILEGEN_FRAGMENTS_CUH
-// tilegen/fragments.cuh: 2D register tiling with warp tiles (seed 001: more work per thread), the
-// math of every regtile-class kernel. A block of T threads computes a BM x BN tile of C; each warp a
-// WM x WN warp tile (WN = 32*TM*TN/WM); each thread a TM x TN thread tile held in registers. Per k
-// step a thread reads TM values of A and TN of B from the k-major shared tiles (its fragments) and
-// does TM*TN FFMAs, an outer product: FFMAs per shared read is what sets speed on Hopper, where
-// every other instruction takes an FFMA's issue slot.
-//
-// A warp's 32 lanes form an LM x LN grid over its warp tile. A thread's TM rows are TM/4 groups of
-// 4 consecutive rows, LM*4 apart (likewise columns), so each fragment read is one float4 (LDS.128)
-// and a warp's reads of one k row touch LM (LN) distinct float4s, broadcast to the other lanes.
-//
-// SK > 1 (slicedk): SK groups of TB = T/SK threads each take every SK-th k step of the same tile
-// (in-block split-K), so a group computes KS = BK/SK steps per tile.
-namespace tg {
-
-template <int BM_, int BN_, int BK_, int WM_, int TM_, int TN_, int PAD_, int T_, int SK_ = 1>
-struct WarpTile {
-    static constexpr int BM = BM_, BN = BN_, BK = BK_;
-    static constexpr int WM = WM_, TM = TM_, TN = TN_;
-    static constexpr int WN = 32 * TM * TN / WM;
-    static constexpr int PAD = PAD_, T = T_;
-    static constexpr int SK = SK_, TB = T / SK, KS = BK / SK;
-    static constexpr int LM = WM / TM, LN = WN / TN, WARPS_N = BN / WN;
-    static_assert(WN * WM == 32 * TM * TN && LM * LN == 32, "a warp tile must hold 32 thread tiles");
-    static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tiles are made of float4 groups");
-    static_assert((BM / WM) * (BN / WN) * 32 == TB, "warps must cover the block tile");
-    // Shared tiles, k-major: As[k][m] with AS floats per k row, Bs[k][n] with BS. PAD floats per
-    // row shift banks (for the transposed stores of A).
-    static constexpr int AS = BM + PAD, BS = BN + PAD;
-    static constexpr int A_TILE = BK * AS, B_TILE = BK * BS;
-    // A thread tile is F4 float4 groups: group j is accumulator row j / (TN/4), columns
-    // 4*(j % (TN/4)) + 0..3, at C row row0 + grow(j) and column col0 + gcol(j).
-    static constexpr int F4 = TM * TN / 4;
-
-    // Thread t computes in warp w = (t % TB) / 32 at lane l = t % 32 (k slice t / TB): its thread
-    // tile starts at row (w / WARPS_N) * WM + (l / LN) * 4 and column (w % WARPS_N) * WN + (l % LN) * 4
-    // of the block tile, its fragments at k row ks of the shared tiles (aoffk = row + ks * AS).
-
-    // load_frag reads the TM (TN) fragment values of k step k; as/bs already point at this thread's
-    // first float4 of the tile (and slice), so all other offsets are compile-time constants.
-    static __device__ __forceinline__ void load_frag(float (&a)[TM], float (&b)[TN], const float* as, const float* bs, int k)
-    {
-#pragma unroll
-        for (int r = 0; r < TM / 4; ++r) {
-            const float4 v = *reinterpret_cast<const float4*>(as + k * SK * AS + r * LM * 4);
-            a[4 * r + 0] = v.x;
-            a[4 * r + 1] = v.y;
-            a[4 * r + 2] = v.z;
-            a[4 * r + 3] = v.w;
-        }
-#pragma unroll
-        for (int c = 0; c < TN / 4; ++c) {
-            const float4 v = *reinterpret_cast<const float4*>(bs + k * SK * BS + c * LN * 4);
-            b[4 * c + 0] = v.x;
-            b[4 * c + 1] = v.y;
-            b[4 * c + 2] = v.z;
-            b[4 * c + 3] = v.w;
-        }
-    }
-
-    // fma_frag is one k step's rank-1 update of the thread tile.
-    static __device__ __forceinline__ void fma_frag(float (&acc)[TM][TN], const float (&a)[TM], const float (&b)[TN])
-    {
-#pragma unroll
-        for (int i = 0; i < TM; ++i) {
-#pragma unroll
-            for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-        }
-    }
-
-    // compute runs the KS k steps of one shared tile pair, each fragment read just before its FMAs
-    // (the XB main loop instead reads step k+1's fragments during step k's FMAs).
-    static __device__ __forceinline__ void compute(float (&acc)[TM][TN], const float* as, const float* bs)
-    {
-#pragma unroll
-        for (int k = 0; k < KS; ++k) {
-            float a[TM], b[TN];
-            load_frag(a, b, as, bs, k);
-            fma_frag(acc, a, b);
-        }
-    }
-
-    static __device__ __forceinline__ int grow(int j) { return ((j / (TN / 4)) / 4) * LM * 4 + (j / (TN / 4)) % 4; }
-    static __device__ __forceinline__ int gcol(int j) { return (j % (TN / 4)) * LN * 4; }
-    static __device__ __forceinline__ float4 group(const float (&acc)[TM][TN], int j)
-    {
-        const float* a = &acc[j / (TN / 4)][4 * (j % (TN / 4))];
-        return make_float4(a[0], a[1], a[2], a[3]);
-    }
-};
-
-} // namespace tg
-#endif // TILEGEN_FRAGMENTS_CUH
-
-namespace tg {
-
-// StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
-// tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
-// k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
-// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
-// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
-// edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
-// AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
-// set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
-// the 16-byte path changed ptxas's register allocation of their hot loop and cost them 4-5 % at
-// 4096^3, where no block takes the edge path at all.
-template <class Tile, int STAGES_, int PF_, bool EDGE_Z16_, Layout LA = Layout::KContiguous, Layout LB = Layout::MNContiguous>
-struct StagedConfig : Tile {
-    static constexpr int STAGES = STAGES_, PF = PF_, XB = 0;
-    static constexpr bool ALD = false, EDGE_Z16 = EDGE_Z16_;
-    static constexpr int NA = PF ? 2 : 1;             // A buffers
-    static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
-    using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-};
-
-// AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
-// copies transposed in flight like A's; then no operand needs 16-byte rows).
-template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
-struct AsyncConfig : Tile {
-    static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
-    static constexpr bool ALD = true, EDGE_Z16 = true;
-    static constexpr int NA = STAGES, NB = STAGES;
-    using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    static_assert(STAGES >= 2, "the ring needs two slots at least");
-    static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
-};
-
-// The main loops take the block's operands and this thread's coordinates as values (the kernel
-// computes them once): the shared tiles As, Bs (NA and NB tiles, or ring slots); the k range
-// [kBegin, kEnd) and its nt BK tiles (only the last may be partial); A at the block's first row (Ab,
-// lda, aM = rows left before M, va = 16-byte rows) and B at its first column (Bb, ldb, bN, vb); the
-// thread's first float4 of the staged A loads (am, ak) and of the B loads and copies (bk, bn), its
-// first element of the element-wise copies (aPtr, bPtr), and its first fragment (aoffk, boffk; see
-// tg::WarpTile). Each load or copy site picks the tile's path in place: the tail when the tile
-// crosses kEnd, else fast or edge by FAST. (The sites are written out rather than factored into
-// helpers: nvcc optimizes a helper on its own before inlining it, which moves instructions, and
-// the generated PTX is kept exactly as it was measured.)
-
-// registers_mainloop: STAGES == 1, A and B through registers; PF = 1 prefetches the next tile's
-// registers before the math into the other of two buffers, PF = 0 loads them after it and a barrier
-// into the one buffer.
-template <class Cfg, bool FAST>
-static __device__ void registers_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs,
-                                          const int kBegin, const int kEnd, const int nt, const float* const Ab,
-                                          const int lda, const int aM, const int am, const int ak, const bool va,
-                                          const float* const Bb, const int ldb, const int bN, const int bk, const int bn,
-                                          const bool vb, const int aoffk, const int boffk)
-{
-    using ALoad = typename Cfg::ALoad;
-    using BLoad = typename Cfg::BLoad;
-    constexpr int BK = Cfg::BK, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
-    static_assert(Cfg::STAGES == 1, "registers_mainloop: B through registers");
-    float4 ra[ALoad::F4];
-    float4 rb[BLoad::F4];
-    if (nt > 0) {
-        const int k0 = kBegin + 0 * BK;
-        if (k0 + BK > kEnd) {
-            ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-            BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-        } else if (FAST) {
-            ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-            BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-        } else {
-            ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-            BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-        }
-        ALoad::store(As, ra, ak, am);
-        BLoad::store(Bs, rb, bk, bn);
-    }
-    int abuf = 0, bbuf = 0;
-    for (int kt = 0; kt < nt; ++kt) {
-        // Tile kt is visible to all; every thread is done with tile kt-1, so its buffers are free.
-        __syncthreads();
-        const bool more = kt + 1 < nt;
-        if constexpr (Cfg::PF) {
-            if (more) { // register prefetch: the loads are in flight during the math
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                }
-            }
-        }
-        Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
-        abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
-        bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
-        if (more) {
-            if constexpr (!Cfg::PF) {
-                __syncthreads(); // single buffer: wait until every thread is done reading it
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                }
-            }
-            ALoad::store(As + abuf * A_TILE, ra, ak, am);
-            BLoad::store(Bs + abuf * B_TILE, rb, bk, bn);
-        }
-    }
-}
-
-// staged_mainloop: STAGES >= 2, A through registers (PF as above), B through the ring.
-template <class Cfg, bool FAST>
-static __device__ void staged_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs, const int kBegin,
-                                       const int kEnd, const int nt, const float* const Ab, const int lda, const int aM,
-                                       const int am, const int ak, const bool va, const float* const Bb, const int ldb,
-                                       const int bN, const int bk, const int bn, const bool vb, const int tid,
-                                       const float* const bPtr, const int aoffk, const int boffk)
-{
-    using ALoad = typename Cfg::ALoad;
-    using BCopy = typename Cfg::BCopy;
-    constexpr int BK = Cfg::BK, STAGES = Cfg::STAGES, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
-    constexpr bool Z16 = Cfg::EDGE_Z16;
-    static_assert(STAGES >= 2, "staged_mainloop: B through the ring");
-    float4 ra[ALoad::F4];
-    // The ring's first STAGES - 1 tiles of B.
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < nt) {
-            const int k0 = kBegin + s * BK;
-            if (k0 + BK > kEnd)
-                BCopy::template copy<PATH_TAIL, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else if (FAST)
-                BCopy::template copy<PATH_FAST, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else
-                BCopy::template copy<PATH_EDGE, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-        }
-        cp_async_commit();
-    }
-    if (nt > 0) {
-        const int k0 = kBegin + 0 * BK;
-        if (k0 + BK > kEnd) {
-            ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-        } else if (FAST) {
-            ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-        } else {
-            ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-        }
-        ALoad::store(As, ra, ak, am);
-    }
-    int bbuf = 0, abuf = 0;
-    int bnext = STAGES - 1; // ring slot of tile kt + STAGES - 1
-    for (int kt = 0; kt < nt; ++kt) {
-        cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt have landed
-        // Tile kt is visible to all; every thread is done with tile kt-1, so its slot and buffer are free.
-        __syncthreads();
-        if (kt + STAGES - 1 < nt) {
-            const int k0 = kBegin + (kt + STAGES - 1) * BK;
-            if (k0 + BK > kEnd)
-                BCopy::template copy<PATH_TAIL, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else if (FAST)
-                BCopy::template copy<PATH_FAST, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else
-                BCopy::template copy<PATH_EDGE, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-        }
-        cp_async_commit();
-        bnext = bnext + 1 == STAGES ? 0 : bnext + 1;
-        const bool more = kt + 1 < nt;
-        if constexpr (Cfg::PF) {
-            if (more) { // register prefetch: the loads are in flight during the math
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                }
-            }
-        }
-        Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
-        abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
-        bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
-        if (more) {
-            if constexpr (!Cfg::PF) {
-                __syncthreads(); // single buffer: wait until every thread is done reading it
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                }
-            }
-            ALoad::store(As + abuf * A_TILE, ra, ak, am);
-        }
-    }
-}
-
-// async_mainloop: both operands through the ring; XB = 1 double-buffers the fragments.
-template <class Cfg, bool FAST>
-static __device__ void async_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs, const int kBegin,
-                                      const int kEnd, const int nt, const float* const Ab, const int lda, const int aM,
-                                      const float* const aPtr, const float* const Bb, const int ldb, const int bN,
-                                      const int bk, const int bn, const bool vb, const int tid, const float* const bPtr,
-                                      const int aoffk, const int boffk)
-{
-    using ACopy = typename Cfg::ACopy;
-    using BCopy = typename Cfg::BCopy;
-    constexpr int BK = Cfg::BK, STAGES = Cfg::STAGES, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
-    // The ring's first STAGES - 1 tiles.
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < nt) {
-            const int k0 = kBegin + s * BK;
-            if (k0 + BK > kEnd) {
-                ACopy::template copy4<PATH_TAIL>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_TAIL, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else if (FAST) {
-                ACopy::template copy4<PATH_FAST>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_FAST, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else {
-                ACopy::template copy4<PATH_EDGE>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_EDGE, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            }
-        }
-        cp_async_commit();
-    }
-    if constexpr (Cfg::XB) {
-        // XB: the fragments of the next k step are read from shared memory while this step's FMAs
-        // run, across the tile boundary too: the barrier that publishes tile kt+1 sits before tile
-        // kt's last step, whose fragments are already in registers, so that step's FMAs hide the
-        // first shared reads of tile kt+1 (with one warp per scheduler nothing else would). After
-        // the barrier in iteration kt nobody reads tile kt's slot any more, so tile kt + STAGES is
-        // issued into it: all STAGES slots hold tiles in flight while kt+1 is computed.
-        float fa[2][Cfg::TM], fb[2][Cfg::TN];
-        const float* const aw = As + aoffk;
-        const float* const bw = Bs + boffk;
-        int cur = 0; // ring slot of tile kt
-        cp_async_wait<STAGES - 2>(); // tile 0 has landed (this thread's copies)
-        __syncthreads();
-        if (STAGES - 1 < nt) {
-            const int k0 = kBegin + (STAGES - 1) * BK;
-            if (k0 + BK > kEnd) {
-                ACopy::template copy4<PATH_TAIL>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_TAIL, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else if (FAST) {
-                ACopy::template copy4<PATH_FAST>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_FAST, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else {
-                ACopy::template copy4<PATH_EDGE>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_EDGE, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            }
-        }
-        cp_async_commit();
-        Cfg::load_frag(fa[0], fb[0], aw, bw, 0);
-        for (int kt = 0; kt < nt; ++kt) {
-            const float* const as = aw + cur * A_TILE;
-            const float* const bs = bw + cur * B_TILE;
-#pragma unroll
-            for (int k = 0; k < Cfg::KS - 1; ++k) {
-                Cfg::load_frag(fa[(k + 1) & 1], fb[(k + 1) & 1], as, bs, k + 1);
-                Cfg::fma_frag(acc, fa[k & 1], fb[k & 1]);
-            }
-            if (kt + 1 < nt) {
-                cp_async_wait<STAGES - 2>(); // tile kt+1 has landed
-                __syncthreads();             // ... for everyone, and everyone is done with slot cur
-                if (kt + STAGES < nt) {
-                    const int k0 = kBegin + (kt + STAGES) * BK;
-                    if (k0 + BK > kEnd) {
-                        ACopy::template copy4<PATH_TAIL>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                        BCopy::template copy<PATH_TAIL, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                    } else if (FAST) {
-                        ACopy::template copy4<PATH_FAST>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                        BCopy::template copy<PATH_FAST, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                    } else {
-                        ACopy::template copy4<PATH_EDGE>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                        BCopy::template copy<PATH_EDGE, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                    }
-                }
-                cp_async_commit();
-                cur = cur + 1 == STAGES ? 0 : cur + 1;
-                Cfg::load_frag(fa[0], fb[0], aw + cur * A_TILE, bw + cur * B_TILE, 0);
-            }
-            Cfg::fma_frag(acc, fa[(Cfg::KS - 1) & 1], fb[(Cfg::KS - 1) & 1]);
-        }
-    } else {
-        int bbuf = 0, abuf = 0;
-        int bnext = STAGES - 1; // ring slot of tile kt + STAGES - 1
-        for (int kt = 0; kt < nt; ++kt) {
-            cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt have landed
-            // Tile kt is visible to all; every thread is done with tile kt-1, so its slot is free.
-            __syncthreads();
-            if (kt + STAGES - 1 < nt) {
-                const int k0 = kBegin + (kt + STAGES - 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ACopy::template copy4<PATH_TAIL>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                    BCopy::template copy<PATH_TAIL, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                } else if (FAST) {
-                    ACopy::template copy4<PATH_FAST>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                    BCopy::template copy<PATH_FAST, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                } else {
-                    ACopy::template copy4<PATH_EDGE>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                    BCopy::template copy<PATH_EDGE, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                }
-            }
-            cp_async_commit();
-            bnext = bnext + 1 == STAGES ? 0 : bnext + 1;
-            Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
-            abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
-            bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
-        }
-    }
-}
-
-} // namespace tg
-#endif // TILEGEN_PIPELINE_CUH
-#ifndef TILEGEN_EPILOGUE_CUH
-#define TILEGEN_EPILOGUE_CUH
-// tilegen/epilogue.cuh: writing results, C = alpha*acc + beta*C, with the boundary conditions of
-// seed 003 (nothing outside the M x N result is written). beta == 0 never reads C, so C may hold
-// NaN or garbage on entry (BLAS semantics).
-//   store, store_unguarded  one element: the seed families (naive, coalesced, shared, micro1d,
-//                           coarse), one or a few results per thread.
-//   store4, store_tile      float4 groups: the register-tiled families' thread tiles.
-namespace tg {
-
-// store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result.
-__device__ __forceinline__ void store(float* __restrict__ C, int ldc, int M, int N, int i, int j, float alpha,
-                                      float beta, float acc)
-{
-    if (i < M && j < N) {
-        float* p = C + (size_t)i * ldc + j;
-        if (beta == 0.0f) {
-            *p = alpha * acc;
-        } else {
-            *p = alpha * acc + beta * *p;
-        }
-    }
-}
-
-// store_unguarded is store for an element known to be inside the result.
-__device__ __forceinline__ void store_unguarded(float* __restrict__ C, int ldc, int i, int j, float alpha, float beta,
-                                                float acc)
-{
-    float* p = C + (size_t)i * ldc + j;
-    if (beta == 0.0f) {
-        *p = alpha * acc;
-    } else {
-        *p = alpha * acc + beta * *p;
-    }
-}
-
-// store4 writes one float4 group of a thread tile, C[row][col..col+3] = alpha*v + beta*C. A row
-// past M is skipped; a group wholly inside N is one 16-byte store when C and ldc are 16-byte
-// aligned (vc), else it is stored element by element with a column guard.
-__device__ __forceinline__ void store4(float4 v, float* __restrict__ C, int ldc, int M, int N, int row, int col,
-                                       float alpha, float beta, bool vc)
-{
-    if (row >= M) return;
-    float* crow = C + (size_t)row * ldc;
-    v = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
-    if (vc && col + 4 <= N) {
-        float4* p = reinterpret_cast<float4*>(crow + col);
-        if (beta != 0.0f) {
-            const float4 o = *p;
-            v.x = fmaf(beta, o.x, v.x);
-            v.y = fmaf(beta, o.y, v.y);
-            v.z = fmaf(beta, o.z, v.z);
-            v.w = fmaf(beta, o.w, v.w);
-        }
-        *p = v;
-    } else {
-        const float e[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            if (col + j < N) {
-                float x = e[j];
-                if (beta != 0.0f) x = fmaf(beta, crow[col + j], x);
-                crow[col + j] = x;
-            }
-        }
-    }
-}
-
-// store_tile writes a thread's whole TM x TN tile (Tile: a tg::WarpTile) whose first element is
-// C[row0][col0], group by group.
-template <class Tile>
-__device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN], float* __restrict__ C, int ldc,
-                                           int M, int N, int row0, int col0, float alpha, float beta, bool vc)
-{
-#pragma unroll
-    for (int j = 0; j < Tile::F4; ++j) {
-        store4(Tile::group(acc, j), C, ldc, M, N, row0 + Tile::grow(j), col0 + Tile::gcol(j), alpha, beta, vc);
-    }
-}
-
-} // namespace tg
-#endif // TILEGEN_EPILOGUE_CUH
-
-// regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_tt: 128x256x16 block tile, 64x64 warp tile, 8x16 thread tile,
-// PAD=0 PF=1 STAGES=1. A block computes a BM x BN tile of C over all of K: A is loaded
-// with float4s into registers and stored transposed (k-major) in shared memory, B is copied into a
-// cp.async ring (tg::staged_mainloop; with A through registers when STAGES = 1,
-// tg::registers_mainloop), and each thread accumulates its thread tile in registers (tg::WarpTile).
-// Any M, N, K, lda, ldb, ldc: full k tiles load
-// float4s (16-byte paths where the operand and its ld allow, scalar otherwise), rows and columns
-// past the edge are zero-filled per float4, and only the k tail tile is guarded element by element.
-extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_tt(int M, int N, int K, float alpha, const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc)
-{
-    using Tile = tg::WarpTile<128, 256, 16, 64, 8, 16, 0, 256>;
-    using Cfg = tg::StagedConfig<Tile, 1, 1, /* EDGE_Z16 */ false, tg::Layout::MNContiguous, tg::Layout::KContiguous>;
-    extern __shared__ float4 tg_rt_smem[];
-    float* const As = reinterpret_cast<float*>(tg_rt_smem);
-    float* const Bs = As + Cfg::NA * Cfg::A_TILE;
-
-    const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-    const int m0 = blockIdx.y * Cfg::BM, n0 = blockIdx.x * Cfg::BN;
-    const int kBegin = 0, kEnd = K;
-    const int nt = (kEnd - kBegin + Cfg::BK - 1) / Cfg::BK;
-
-    // 16-byte paths need 16-byte-aligned rows; checked once per kernel and operand.
-    const bool va = tg::aligned16((uintptr_t)A, lda);
-    const bool vb = tg::aligned16((uintptr_t)B, ldb);
-    const bool vc = tg::aligned16((uintptr_t)C, ldc);
-    const bool fast = va && vb && m0 + Cfg::BM <= M && n0 + Cfg::BN <= N;
-
-    // This thread's float4s of A and B (tg::StagedLoad, tg::AsyncCopy), the operands at the block's
-    // first row and column, and the first element of B's element copies.
-    // op TT: each operand is loaded along its stored rows (tg::StagedLoad of its layout):
-    // A is stored K x M (mn-contiguous): a thread's float4s run along m, at k row tid / ROW_F4, and
-    // are stored straight into the k-major tile; the block's A starts at column m0.
-    const int am = (tid % Cfg::ALoad::ROW_F4) * 4, ak = tid / Cfg::ALoad::ROW_F4;
-    const float* const Ab = A + m0;
-    // B is stored N x K (k-contiguous): a thread's float4s run along k, at n row tid / ROW_F4, and
-    // are stored transposed (k-major) like A's in NN; the block's B starts at row n0.
-    const int bn = tid / Cfg::BLoad::ROW_F4, bk = (tid % Cfg::BLoad::ROW_F4) * 4;
-    const float* const Bb = B + (size_t)n0 * ldb;
-    const int aM = M - m0, bN = N - n0;
-
-    // This thread's tile: warp (wm, wn), lane (lm, ln) (tg::WarpTile).
-    const int warp = tid / 32, lane = tid % 32;
-    const int wm = (warp / Cfg::WARPS_N) * Cfg::WM, wn = (warp % Cfg::WARPS_N) * Cfg::WN;
-    const int lm = lane / Cfg::LN, ln = lane % Cfg::LN;
-    const int aoff = wm + lm * 4, boff = wn + ln * 4;
-
-    float acc[Cfg::TM][Cfg::TN];
-#pragma unroll
-    for (int i = 0; i < Cfg::TM; ++i) {
-#pragma unroll
-        for (int j = 0; j < Cfg::TN; ++j) acc[i][j] = 0.0f;
-    }
-    if (fast)
-        tg::registers_mainloop<Cfg, true>(acc, As, Bs, kBegin, kEnd, nt, Ab, lda, aM, am, ak, va, Bb, ldb, bN, bk, bn, vb, aoff, boff);
-    else
-        tg::registers_mainloop<Cfg, false>(acc, As, Bs, kBegin, kEnd, nt, Ab, lda, aM, am, ak, va, Bb, ldb, bN, bk, bn, vb, aoff, boff);
-
-    tg::store_tile<Tile>(acc, C, ldc, M, N, m0 + aoff, n0 + boff, alpha, beta, vc);
-}
-#endif // TILEGEN_KERNEL_regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_tt
-
-// ---------------------------------------------------------------------------------------------
 // regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_col: family regtile_epi, BM=128 BN=256 BK=16 WM=64 TM=8 TN=16 PAD=0 PF=1 STAGES=3 MINB=1; op NN; block 256x1, C tile 128x256, grid_z 1,
 // dynamic shared 65536 B; generated source sha256 0dc3055234371af26a30deebdfaa0c3f30d5d0c43297bd0ad0f68b2b04e94374.
 #ifndef TILEGEN_KERNEL_regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_col
@@ -13764,6 +11869,1916 @@ extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w64_t8x1
     tg::store_tile<Tile>(acc, C, ldc, M, N, m0 + aoff, n0 + boff, alpha, beta, vc);
 }
 #endif // TILEGEN_KERNEL_regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn
+
+// ---------------------------------------------------------------------------------------------
+// regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt: family regtile_btring, BM=256 BN=128 BK=16 WM=64 TM=8 TN=16 PAD=4 PF=1 STAGES=2 MINB=1; op TT; block 256x1, C tile 256x128, grid_z 1,
+// dynamic shared 50176 B; generated source sha256 03d668517514f9b7b3bd1340c1c74f0a985b4e24a3240814f4fbfae7333f50ec.
+#ifndef TILEGEN_KERNEL_regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt
+#define TILEGEN_KERNEL_regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt
+#ifndef TILEGEN_PIPELINE_CUH
+#define TILEGEN_PIPELINE_CUH
+// tilegen/pipeline.cuh: the main loops of the register-tiled kernels. They walk a block's k range
+// tile by tile, moving the operands' next tiles towards shared memory (tilegen/loaders.cuh) while
+// computing on the current ones (tilegen/fragments.cuh), one barrier per tile:
+//   registers_mainloop  (regtile STAGES = 1) A and B through registers, A stored transposed.
+//   staged_mainloop     (regtile, splitk) A through registers, B through a STAGES-deep cp.async
+//                       ring. In both, PF = 1 loads the next tile's registers before computing the
+//                       current one (seed 001 prefetch) and stores them into the other of two
+//                       buffers; PF = 0 loads them after the math and a barrier.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
+// A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
+// (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
+// loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
+//
+// The ring: tile t lives in slot t % STAGES; one commit group per tile, empty groups past the end
+// so that wait_group counts stay uniform; waiting for all but STAGES - 2 groups means tile kt has
+// landed (this thread's copies), and the barrier after it makes it visible to all and frees the
+// slot of tile kt-1, which the next copies then fill.
+#ifndef TILEGEN_CP_ASYNC_CUH
+#define TILEGEN_CP_ASYNC_CUH
+// tilegen/cp_async.cuh: the cp.async instructions (sm_80+) that the pipelined loaders and the
+// STAGES-deep shared-memory rings are built from. A copy goes from global to shared memory without
+// passing through registers; copies are grouped per k tile (commit), and wait<N> blocks until at
+// most N of this thread's groups are still in flight (the ring's depth minus one, or zero).
+//
+// The 16-byte form bypasses L1 (.cg); the zero-filling forms take a source size so that an element
+// past the matrix edge is written as zero without reading global memory (seed 003: zero-filled
+// partial tiles).
+namespace tg {
+
+__device__ __forceinline__ void cp_async16(float* smem, const float* gmem)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+}
+
+__device__ __forceinline__ void cp_async16_zfill(float* smem, const float* gmem, bool valid)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 16 : 0));
+}
+
+__device__ __forceinline__ void cp_async4_zfill(float* smem, const float* gmem, bool valid)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 4 : 0));
+}
+
+__device__ __forceinline__ void cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+} // namespace tg
+#endif // TILEGEN_CP_ASYNC_CUH
+#ifndef TILEGEN_GUARDS_CUH
+#define TILEGEN_GUARDS_CUH
+// tilegen/guards.cuh: edge guards (seed 003: tiles with boundary conditions). Every kernel of the
+// library accepts any M, N, K and leading dimension: rows and columns past the matrix edge are
+// zero-filled when a tile is loaded, so the math on a partial tile needs no guard and adds exact
+// zeros, and the store skips what lies outside C. The guards cost instructions, so a kernel picks
+// a path per k tile, uniform across the block, and the hot path carries none.
+#include <stdint.h>
+
+namespace tg {
+
+// Path of one k tile's loads.
+//   PATH_FAST  interior block, full k tile, 16-byte-aligned operands: unguarded float4s.
+//   PATH_EDGE  full k tile of an edge block or of a misaligned operand: per float4, rows (columns)
+//              past the edge are zero, the rest is one float4 (aligned) or four scalars (any ld).
+//   PATH_TAIL  the tile crossing the end of the k range: every element guarded and zero-filled.
+enum Path { PATH_FAST, PATH_EDGE, PATH_TAIL };
+
+// aligned16 says whether the rows of a matrix at address addr with leading dimension ld are 16-byte
+// aligned, the condition of every float4 (16-byte) path; kernels check it once per operand. It
+// takes the address as an integer: handing the pointer itself to a function changes how nvcc
+// loads through it (ld.global.nc), and kernels keep their loads as they are.
+__device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
+{
+    return ((addr & 15) == 0) && ((ld & 3) == 0);
+}
+
+} // namespace tg
+#endif // TILEGEN_GUARDS_CUH
+#ifndef TILEGEN_LOADERS_CUH
+#define TILEGEN_LOADERS_CUH
+// tilegen/loaders.cuh: moving one operand's k tile from global to shared memory.
+//
+// Every kernel of the library computes from k-major shared tiles, S[k][mn] with LDS floats per k
+// row (A as As[k][m], B as Bs[k][n]), so that the TM (TN) fragment values of one k are contiguous
+// (tilegen/fragments.cuh). In global memory an operand runs either along k (Layout::KContiguous: A
+// of C = A*B with row-major A, a row of A is contiguous in k) or along m/n (Layout::MNContiguous: B
+// with row-major B). A loader is chosen by that layout:
+//   KContiguous   the tile is transposed on its way into shared memory (the seed's As[ty][i] turned
+//                 k-major: measured 7 to 9 points of cuBLAS over an untransposed A on H100);
+//   MNContiguous  the tile is copied straight, rows of global memory to k rows of shared memory.
+// Each comes as StagedLoad (float4 loads into registers, then stores into shared memory: the
+// register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
+// registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
+//
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
+//
+// MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
+// the operand at the block's first row (column) and `extent`, the rows (columns) left before the
+// matrix edge; past it, and past kEnd on the tail tile, the tile is zero-filled (seed 003).
+
+namespace tg {
+
+// How an operand runs in global memory (see above).
+enum class Layout { KContiguous, MNContiguous };
+
+template <Layout L, int MN, int BK, int LDS, int T>
+struct StagedLoad;
+template <Layout L, int MN, int BK, int LDS, int T>
+struct AsyncCopy;
+
+// StagedLoad, k-contiguous (A): each thread moves F4 float4s that run along k; consecutive threads
+// take consecutive float4s, so a thread's k offset is the same for all of them and its rows are
+// STEP apart. store() writes them transposed (S[k][mn]).
+template <int MN, int BK, int LDS, int T>
+struct StagedLoad<Layout::KContiguous, MN, BK, LDS, T> {
+    static constexpr int F4 = MN * BK / (4 * T);
+    static constexpr int ROW_F4 = BK / 4; // float4s per row: thread t's first is row t / ROW_F4, k (t % ROW_F4) * 4
+    static constexpr int STEP = 4 * T / BK;
+    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
+
+    // load reads this thread's float4s of the tile at k (k includes the thread's k offset) into registers.
+    template <Path PATH>
+    static __device__ __forceinline__ void load(float4 (&r)[F4], const float* __restrict__ g, int ld, int extent,
+                                                int kEnd, int mn, int k, bool vec)
+    {
+#pragma unroll
+        for (int i = 0; i < F4; ++i) {
+            const int row = mn + i * STEP;
+            const float* p = g + (size_t)row * ld + k;
+            if (PATH == PATH_FAST) {
+                r[i] = *reinterpret_cast<const float4*>(p);
+            } else if (PATH == PATH_EDGE) {
+                if (row >= extent) {
+                    r[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                } else if (vec) {
+                    r[i] = *reinterpret_cast<const float4*>(p);
+                } else {
+                    r[i] = make_float4(p[0], p[1], p[2], p[3]);
+                }
+            } else {
+                const bool ok = row < extent;
+                r[i].x = (ok && k + 0 < kEnd) ? p[0] : 0.0f;
+                r[i].y = (ok && k + 1 < kEnd) ? p[1] : 0.0f;
+                r[i].z = (ok && k + 2 < kEnd) ? p[2] : 0.0f;
+                r[i].w = (ok && k + 3 < kEnd) ? p[3] : 0.0f;
+            }
+        }
+    }
+
+    // store writes the registers transposed into the shared tile s: S[k][mn].
+    static __device__ __forceinline__ void store(float* s, const float4 (&r)[F4], int k, int mn)
+    {
+#pragma unroll
+        for (int i = 0; i < F4; ++i) {
+            float* p = s + k * LDS + mn + i * STEP;
+            p[0 * LDS] = r[i].x;
+            p[1 * LDS] = r[i].y;
+            p[2 * LDS] = r[i].z;
+            p[3 * LDS] = r[i].w;
+        }
+    }
+};
+
+// StagedLoad, mn-contiguous (B): float4s run along mn, a thread's rows (k) are STEP apart. A
+// float4 can cross the edge, so the edge path checks it whole and falls back to guarded elements.
+template <int MN, int BK, int LDS, int T>
+struct StagedLoad<Layout::MNContiguous, MN, BK, LDS, T> {
+    static constexpr int F4 = MN * BK / (4 * T);
+    static constexpr int ROW_F4 = MN / 4; // float4s per k row: thread t's first is k row t / ROW_F4, mn (t % ROW_F4) * 4
+    static constexpr int STEP = 4 * T / MN;
+    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
+
+    template <Path PATH>
+    static __device__ __forceinline__ void load(float4 (&r)[F4], const float* __restrict__ g, int ld, int extent,
+                                                int kEnd, int mn, int k, bool vec)
+    {
+#pragma unroll
+        for (int i = 0; i < F4; ++i) {
+            const int kk = k + i * STEP;
+            const float* p = g + (size_t)kk * ld + mn;
+            if (PATH == PATH_FAST || (PATH == PATH_EDGE && vec && mn + 4 <= extent)) {
+                r[i] = *reinterpret_cast<const float4*>(p);
+            } else if (PATH == PATH_EDGE && mn + 4 <= extent) {
+                r[i] = make_float4(p[0], p[1], p[2], p[3]);
+            } else {
+                const bool ok = kk < kEnd;
+                r[i].x = (ok && mn + 0 < extent) ? p[0] : 0.0f;
+                r[i].y = (ok && mn + 1 < extent) ? p[1] : 0.0f;
+                r[i].z = (ok && mn + 2 < extent) ? p[2] : 0.0f;
+                r[i].w = (ok && mn + 3 < extent) ? p[3] : 0.0f;
+            }
+        }
+    }
+
+    static __device__ __forceinline__ void store(float* s, const float4 (&r)[F4], int k, int mn)
+    {
+#pragma unroll
+        for (int i = 0; i < F4; ++i) {
+            *reinterpret_cast<float4*>(s + (k + i * STEP) * LDS + mn) = r[i];
+        }
+    }
+};
+
+// AsyncCopy, k-contiguous (A of cpasync and slicedk): copy4 copies the tile into shared memory
+// transposed, S[k][mn], one 4-byte cp.async per element with zero-fill past the edge (and past kEnd
+// on the tail): no register staging, so any ld costs the same. Lanes take 8 consecutive k of 4
+// consecutive rows: a warp reads four 32-byte row segments, and since LDS % 32 == 4 its 32 stores
+// (bank 4k + mn) fall in 32 distinct banks. The row offsets are loop-invariant, the k offsets
+// immediates.
+template <int MN, int BK, int LDS, int T>
+struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
+    static_assert(LDS % 32 == 4, "transposed element copies are conflict-free only with LDS % 32 == 4");
+
+    template <Path PATH>
+    static __device__ __forceinline__ void copy4(float* s, const float* __restrict__ tp, const float* __restrict__ g,
+                                                 int ld, int extent, int kEnd, int k, int tid)
+    {
+        // tp is this thread's first element, g + (tid / 8) * ld + tid % 8.
+        constexpr int MS = T / 8; // rows per pass
+        static_assert(BK % 8 == 0 && MN % MS == 0, "transposed element copies: 8 k by T/8 rows per pass");
+        const int kq = tid % 8, mq = tid / 8;
+        const float* const base = tp + k;
+#pragma unroll
+        for (int mb = 0; mb < MN / MS; ++mb) {
+            // A row past the edge reads (nothing, zero-filled) through the tile's first row, which
+            // exists: the row offset and the predicate are loop-invariant, no per-copy select.
+            const bool rowok = PATH == PATH_FAST || mb * MS + mq < extent;
+            const float* const row = base + (rowok ? (size_t)(mb * MS) * ld : -(ptrdiff_t)mq * ld);
+#pragma unroll
+            for (int kb = 0; kb < BK / 8; ++kb) {
+                const int kk = kb * 8 + kq;
+                float* const d = s + kk * LDS + mb * MS + mq;
+                if (PATH == PATH_TAIL) {
+                    const bool ok = rowok && k + kk < kEnd;
+                    cp_async4_zfill(d, ok ? row + kb * 8 : g, ok);
+                } else {
+                    cp_async4_zfill(d, row + kb * 8, rowok);
+                }
+            }
+        }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
+    }
+};
+
+// AsyncCopy, mn-contiguous (B of every pipelined kernel): copy() moves this thread's float4s
+// straight into shared memory, copy4() the whole tile element by element.
+template <int MN, int BK, int LDS, int T>
+struct AsyncCopy<Layout::MNContiguous, MN, BK, LDS, T> {
+    static constexpr int F4 = MN * BK / (4 * T);
+    static constexpr int ROW_F4 = MN / 4; // as StagedLoad's: thread t's first float4 is k row t / ROW_F4, mn (t % ROW_F4) * 4
+    static constexpr int STEP = 4 * T / MN;
+    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
+
+    // copy4 copies the whole tile at k element by element (4-byte cp.async, zero-filling columns
+    // past the edge and, on the tail, rows past kEnd). Consecutive threads take consecutive columns,
+    // so one warp-wide copy reads a contiguous row segment and writes consecutive banks: any ld
+    // stays coalesced (four 4-byte copies of one thread's float4 would touch 4x the sectors and
+    // banks). One pointer walks down the rows: two adds per copy. tp is this thread's first element:
+    // g + (tid / MN) * ld + tid % MN for T >= MN, with a column past the edge clamped to the tile's
+    // first one, so that every address is valid and only the loop-invariant predicate zero-fills it;
+    // g + tid for T < MN.
+    template <Path PATH>
+    static __device__ __forceinline__ void copy4(float* s, const float* __restrict__ tp, const float* __restrict__ g,
+                                                 int ld, int extent, int kEnd, int k, int tid)
+    {
+        constexpr bool TAIL = PATH == PATH_TAIL;
+        constexpr int E = BK * MN / T;
+        if (T >= MN) {
+            constexpr int RS = T >= MN ? T / MN : 1; // rows per pass
+            const int c = tid % MN, r0 = tid / MN;
+            const bool cok = c < extent;
+            const float* p = tp + (size_t)k * ld;
+            const size_t step = (size_t)RS * ld;
+#pragma unroll
+            for (int i = 0; i < E; ++i) {
+                const int r = r0 + i * RS;
+                if (TAIL) {
+                    const bool ok = cok && k + r < kEnd;
+                    cp_async4_zfill(s + r * LDS + c, ok ? p : g, ok);
+                } else {
+                    cp_async4_zfill(s + r * LDS + c, p, cok);
+                }
+                p += step;
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < E; ++i) {
+                // T < MN: row i*T / MN, column tid + i*T % MN.
+                const int c = (i * T) % MN + tid, r = (i * T) / MN;
+                const float* p = tp + (size_t)(k + r) * ld + (i * T) % MN;
+                const bool ok = c < extent && (!TAIL || k + r < kEnd);
+                cp_async4_zfill(s + r * LDS + c, ok ? p : g, ok);
+            }
+        }
+    }
+
+    // copy issues this thread's part of the tile at k0 (its row k = k0 + sk, column mn = smn):
+    // one 16-byte copy per float4 on the fast path and, with an aligned operand (vec), for an edge
+    // float4 wholly inside the edge; four 4-byte copies for one inside it with any ld, and
+    // element-wise zero-filling copies for a float4 crossing the edge and on the tail.
+    // EDGE_Z16: an edge float4 wholly past the edge is one zero-filling 16-byte copy too (edge
+    // blocks then run as fast as interior ones). ELEM: a misaligned operand and the tail take copy4
+    // instead (coalesced; in register-staged kernels its addressing costs 30-40 registers).
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int k, int mn, int sk, int smn, bool vec, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        if (ELEM && PATH == PATH_TAIL) {
+            copy4<PATH_TAIL>(s, tp, g, ld, extent, kEnd, k0, tid);
+            return;
+        }
+        if (ELEM && PATH == PATH_EDGE && !vec) {
+            copy4<PATH_EDGE>(s, tp, g, ld, extent, kEnd, k0, tid);
+            return;
+        }
+#pragma unroll
+        for (int i = 0; i < F4; ++i) {
+            const int kk = k + i * STEP;
+            float* d = s + (sk + i * STEP) * LDS + smn;
+            const float* p = g + (size_t)kk * ld + mn;
+            if (PATH == PATH_FAST || (!EDGE_Z16 && PATH == PATH_EDGE && vec && mn + 4 <= extent)) {
+                cp_async16(d, p);
+            } else if (EDGE_Z16 && PATH == PATH_EDGE && vec && (mn + 4 <= extent || mn >= extent)) {
+                // The column is loop-invariant: a float4 wholly inside the edge is one 16-byte copy,
+                // one wholly past it is zero-filled through the tile's first column (a valid
+                // address, nothing read).
+                const bool ok = mn < extent;
+                cp_async16_zfill(d, ok ? p : p - mn, ok);
+            } else if (PATH == PATH_EDGE && mn + 4 <= extent) {
+#pragma unroll
+                for (int j = 0; j < 4; ++j) cp_async4_zfill(d + j, p + j, true);
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    const bool ok = kk < kEnd && mn + j < extent;
+                    cp_async4_zfill(d + j, ok ? p + j : g, ok);
+                }
+            }
+        }
+    }
+};
+
+} // namespace tg
+#endif // TILEGEN_LOADERS_CUH
+#ifndef TILEGEN_FRAGMENTS_CUH
+#define TILEGEN_FRAGMENTS_CUH
+// tilegen/fragments.cuh: 2D register tiling with warp tiles (seed 001: more work per thread), the
+// math of every regtile-class kernel. A block of T threads computes a BM x BN tile of C; each warp a
+// WM x WN warp tile (WN = 32*TM*TN/WM); each thread a TM x TN thread tile held in registers. Per k
+// step a thread reads TM values of A and TN of B from the k-major shared tiles (its fragments) and
+// does TM*TN FFMAs, an outer product: FFMAs per shared read is what sets speed on Hopper, where
+// every other instruction takes an FFMA's issue slot.
+//
+// A warp's 32 lanes form an LM x LN grid over its warp tile. A thread's TM rows are TM/4 groups of
+// 4 consecutive rows, LM*4 apart (likewise columns), so each fragment read is one float4 (LDS.128)
+// and a warp's reads of one k row touch LM (LN) distinct float4s, broadcast to the other lanes.
+//
+// SK > 1 (slicedk): SK groups of TB = T/SK threads each take every SK-th k step of the same tile
+// (in-block split-K), so a group computes KS = BK/SK steps per tile.
+namespace tg {
+
+template <int BM_, int BN_, int BK_, int WM_, int TM_, int TN_, int PAD_, int T_, int SK_ = 1>
+struct WarpTile {
+    static constexpr int BM = BM_, BN = BN_, BK = BK_;
+    static constexpr int WM = WM_, TM = TM_, TN = TN_;
+    static constexpr int WN = 32 * TM * TN / WM;
+    static constexpr int PAD = PAD_, T = T_;
+    static constexpr int SK = SK_, TB = T / SK, KS = BK / SK;
+    static constexpr int LM = WM / TM, LN = WN / TN, WARPS_N = BN / WN;
+    static_assert(WN * WM == 32 * TM * TN && LM * LN == 32, "a warp tile must hold 32 thread tiles");
+    static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tiles are made of float4 groups");
+    static_assert((BM / WM) * (BN / WN) * 32 == TB, "warps must cover the block tile");
+    // Shared tiles, k-major: As[k][m] with AS floats per k row, Bs[k][n] with BS. PAD floats per
+    // row shift banks (for the transposed stores of A).
+    static constexpr int AS = BM + PAD, BS = BN + PAD;
+    static constexpr int A_TILE = BK * AS, B_TILE = BK * BS;
+    // A thread tile is F4 float4 groups: group j is accumulator row j / (TN/4), columns
+    // 4*(j % (TN/4)) + 0..3, at C row row0 + grow(j) and column col0 + gcol(j).
+    static constexpr int F4 = TM * TN / 4;
+
+    // Thread t computes in warp w = (t % TB) / 32 at lane l = t % 32 (k slice t / TB): its thread
+    // tile starts at row (w / WARPS_N) * WM + (l / LN) * 4 and column (w % WARPS_N) * WN + (l % LN) * 4
+    // of the block tile, its fragments at k row ks of the shared tiles (aoffk = row + ks * AS).
+
+    // load_frag reads the TM (TN) fragment values of k step k; as/bs already point at this thread's
+    // first float4 of the tile (and slice), so all other offsets are compile-time constants.
+    static __device__ __forceinline__ void load_frag(float (&a)[TM], float (&b)[TN], const float* as, const float* bs, int k)
+    {
+#pragma unroll
+        for (int r = 0; r < TM / 4; ++r) {
+            const float4 v = *reinterpret_cast<const float4*>(as + k * SK * AS + r * LM * 4);
+            a[4 * r + 0] = v.x;
+            a[4 * r + 1] = v.y;
+            a[4 * r + 2] = v.z;
+            a[4 * r + 3] = v.w;
+        }
+#pragma unroll
+        for (int c = 0; c < TN / 4; ++c) {
+            const float4 v = *reinterpret_cast<const float4*>(bs + k * SK * BS + c * LN * 4);
+            b[4 * c + 0] = v.x;
+            b[4 * c + 1] = v.y;
+            b[4 * c + 2] = v.z;
+            b[4 * c + 3] = v.w;
+        }
+    }
+
+    // fma_frag is one k step's rank-1 update of the thread tile.
+    static __device__ __forceinline__ void fma_frag(float (&acc)[TM][TN], const float (&a)[TM], const float (&b)[TN])
+    {
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+#pragma unroll
+            for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        }
+    }
+
+    // compute runs the KS k steps of one shared tile pair, each fragment read just before its FMAs
+    // (the XB main loop instead reads step k+1's fragments during step k's FMAs).
+    static __device__ __forceinline__ void compute(float (&acc)[TM][TN], const float* as, const float* bs)
+    {
+#pragma unroll
+        for (int k = 0; k < KS; ++k) {
+            float a[TM], b[TN];
+            load_frag(a, b, as, bs, k);
+            fma_frag(acc, a, b);
+        }
+    }
+
+    static __device__ __forceinline__ int grow(int j) { return ((j / (TN / 4)) / 4) * LM * 4 + (j / (TN / 4)) % 4; }
+    static __device__ __forceinline__ int gcol(int j) { return (j % (TN / 4)) * LN * 4; }
+    static __device__ __forceinline__ float4 group(const float (&acc)[TM][TN], int j)
+    {
+        const float* a = &acc[j / (TN / 4)][4 * (j % (TN / 4))];
+        return make_float4(a[0], a[1], a[2], a[3]);
+    }
+};
+
+} // namespace tg
+#endif // TILEGEN_FRAGMENTS_CUH
+
+namespace tg {
+
+// StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
+// tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
+// k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
+// edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
+// AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
+// set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
+// the 16-byte path changed ptxas's register allocation of their hot loop and cost them 4-5 % at
+// 4096^3, where no block takes the edge path at all.
+template <class Tile, int STAGES_, int PF_, bool EDGE_Z16_, Layout LA = Layout::KContiguous, Layout LB = Layout::MNContiguous>
+struct StagedConfig : Tile {
+    static constexpr int STAGES = STAGES_, PF = PF_, XB = 0;
+    static constexpr bool ALD = false, EDGE_Z16 = EDGE_Z16_;
+    static constexpr int NA = PF ? 2 : 1;             // A buffers
+    static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
+    using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
+    using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
+};
+
+// AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
+struct AsyncConfig : Tile {
+    static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
+    static constexpr bool ALD = true, EDGE_Z16 = true;
+    static constexpr int NA = STAGES, NB = STAGES;
+    using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    static_assert(STAGES >= 2, "the ring needs two slots at least");
+    static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
+};
+
+// The main loops take the block's operands and this thread's coordinates as values (the kernel
+// computes them once): the shared tiles As, Bs (NA and NB tiles, or ring slots); the k range
+// [kBegin, kEnd) and its nt BK tiles (only the last may be partial); A at the block's first row (Ab,
+// lda, aM = rows left before M, va = 16-byte rows) and B at its first column (Bb, ldb, bN, vb); the
+// thread's first float4 of the staged A loads (am, ak) and of the B loads and copies (bk, bn), its
+// first element of the element-wise copies (aPtr, bPtr), and its first fragment (aoffk, boffk; see
+// tg::WarpTile). Each load or copy site picks the tile's path in place: the tail when the tile
+// crosses kEnd, else fast or edge by FAST. (The sites are written out rather than factored into
+// helpers: nvcc optimizes a helper on its own before inlining it, which moves instructions, and
+// the generated PTX is kept exactly as it was measured.)
+
+// registers_mainloop: STAGES == 1, A and B through registers; PF = 1 prefetches the next tile's
+// registers before the math into the other of two buffers, PF = 0 loads them after it and a barrier
+// into the one buffer.
+template <class Cfg, bool FAST>
+static __device__ void registers_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs,
+                                          const int kBegin, const int kEnd, const int nt, const float* const Ab,
+                                          const int lda, const int aM, const int am, const int ak, const bool va,
+                                          const float* const Bb, const int ldb, const int bN, const int bk, const int bn,
+                                          const bool vb, const int aoffk, const int boffk)
+{
+    using ALoad = typename Cfg::ALoad;
+    using BLoad = typename Cfg::BLoad;
+    constexpr int BK = Cfg::BK, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
+    static_assert(Cfg::STAGES == 1, "registers_mainloop: B through registers");
+    float4 ra[ALoad::F4];
+    float4 rb[BLoad::F4];
+    if (nt > 0) {
+        const int k0 = kBegin + 0 * BK;
+        if (k0 + BK > kEnd) {
+            ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+            BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+        } else if (FAST) {
+            ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+            BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+        } else {
+            ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+            BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+        }
+        ALoad::store(As, ra, ak, am);
+        BLoad::store(Bs, rb, bk, bn);
+    }
+    int abuf = 0, bbuf = 0;
+    for (int kt = 0; kt < nt; ++kt) {
+        // Tile kt is visible to all; every thread is done with tile kt-1, so its buffers are free.
+        __syncthreads();
+        const bool more = kt + 1 < nt;
+        if constexpr (Cfg::PF) {
+            if (more) { // register prefetch: the loads are in flight during the math
+                const int k0 = kBegin + (kt + 1) * BK;
+                if (k0 + BK > kEnd) {
+                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                    BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+                } else if (FAST) {
+                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                    BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+                } else {
+                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                    BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+                }
+            }
+        }
+        Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
+        abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
+        bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
+        if (more) {
+            if constexpr (!Cfg::PF) {
+                __syncthreads(); // single buffer: wait until every thread is done reading it
+                const int k0 = kBegin + (kt + 1) * BK;
+                if (k0 + BK > kEnd) {
+                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                    BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+                } else if (FAST) {
+                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                    BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+                } else {
+                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                    BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+                }
+            }
+            ALoad::store(As + abuf * A_TILE, ra, ak, am);
+            BLoad::store(Bs + abuf * B_TILE, rb, bk, bn);
+        }
+    }
+}
+
+// staged_mainloop: STAGES >= 2, A through registers (PF as above), B through the ring.
+template <class Cfg, bool FAST>
+static __device__ void staged_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs, const int kBegin,
+                                       const int kEnd, const int nt, const float* const Ab, const int lda, const int aM,
+                                       const int am, const int ak, const bool va, const float* const Bb, const int ldb,
+                                       const int bN, const int bk, const int bn, const bool vb, const int tid,
+                                       const float* const bPtr, const int aoffk, const int boffk)
+{
+    using ALoad = typename Cfg::ALoad;
+    using BCopy = typename Cfg::BCopy;
+    constexpr int BK = Cfg::BK, STAGES = Cfg::STAGES, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
+    constexpr bool Z16 = Cfg::EDGE_Z16;
+    static_assert(STAGES >= 2, "staged_mainloop: B through the ring");
+    float4 ra[ALoad::F4];
+    // The ring's first STAGES - 1 tiles of B.
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < nt) {
+            const int k0 = kBegin + s * BK;
+            if (k0 + BK > kEnd)
+                BCopy::template copy<PATH_TAIL, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            else if (FAST)
+                BCopy::template copy<PATH_FAST, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            else
+                BCopy::template copy<PATH_EDGE, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+        }
+        cp_async_commit();
+    }
+    if (nt > 0) {
+        const int k0 = kBegin + 0 * BK;
+        if (k0 + BK > kEnd) {
+            ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+        } else if (FAST) {
+            ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+        } else {
+            ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+        }
+        ALoad::store(As, ra, ak, am);
+    }
+    int bbuf = 0, abuf = 0;
+    int bnext = STAGES - 1; // ring slot of tile kt + STAGES - 1
+    for (int kt = 0; kt < nt; ++kt) {
+        cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt have landed
+        // Tile kt is visible to all; every thread is done with tile kt-1, so its slot and buffer are free.
+        __syncthreads();
+        if (kt + STAGES - 1 < nt) {
+            const int k0 = kBegin + (kt + STAGES - 1) * BK;
+            if (k0 + BK > kEnd)
+                BCopy::template copy<PATH_TAIL, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            else if (FAST)
+                BCopy::template copy<PATH_FAST, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            else
+                BCopy::template copy<PATH_EDGE, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+        }
+        cp_async_commit();
+        bnext = bnext + 1 == STAGES ? 0 : bnext + 1;
+        const bool more = kt + 1 < nt;
+        if constexpr (Cfg::PF) {
+            if (more) { // register prefetch: the loads are in flight during the math
+                const int k0 = kBegin + (kt + 1) * BK;
+                if (k0 + BK > kEnd) {
+                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                } else if (FAST) {
+                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                } else {
+                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                }
+            }
+        }
+        Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
+        abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
+        bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
+        if (more) {
+            if constexpr (!Cfg::PF) {
+                __syncthreads(); // single buffer: wait until every thread is done reading it
+                const int k0 = kBegin + (kt + 1) * BK;
+                if (k0 + BK > kEnd) {
+                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                } else if (FAST) {
+                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                } else {
+                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                }
+            }
+            ALoad::store(As + abuf * A_TILE, ra, ak, am);
+        }
+    }
+}
+
+// async_mainloop: both operands through the ring; XB = 1 double-buffers the fragments.
+template <class Cfg, bool FAST>
+static __device__ void async_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs, const int kBegin,
+                                      const int kEnd, const int nt, const float* const Ab, const int lda, const int aM,
+                                      const float* const aPtr, const float* const Bb, const int ldb, const int bN,
+                                      const int bk, const int bn, const bool vb, const int tid, const float* const bPtr,
+                                      const int aoffk, const int boffk)
+{
+    using ACopy = typename Cfg::ACopy;
+    using BCopy = typename Cfg::BCopy;
+    constexpr int BK = Cfg::BK, STAGES = Cfg::STAGES, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
+    // The ring's first STAGES - 1 tiles.
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < nt) {
+            const int k0 = kBegin + s * BK;
+            if (k0 + BK > kEnd) {
+                ACopy::template copy4<PATH_TAIL>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                BCopy::template copy<PATH_TAIL, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            } else if (FAST) {
+                ACopy::template copy4<PATH_FAST>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                BCopy::template copy<PATH_FAST, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            } else {
+                ACopy::template copy4<PATH_EDGE>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                BCopy::template copy<PATH_EDGE, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            }
+        }
+        cp_async_commit();
+    }
+    if constexpr (Cfg::XB) {
+        // XB: the fragments of the next k step are read from shared memory while this step's FMAs
+        // run, across the tile boundary too: the barrier that publishes tile kt+1 sits before tile
+        // kt's last step, whose fragments are already in registers, so that step's FMAs hide the
+        // first shared reads of tile kt+1 (with one warp per scheduler nothing else would). After
+        // the barrier in iteration kt nobody reads tile kt's slot any more, so tile kt + STAGES is
+        // issued into it: all STAGES slots hold tiles in flight while kt+1 is computed.
+        float fa[2][Cfg::TM], fb[2][Cfg::TN];
+        const float* const aw = As + aoffk;
+        const float* const bw = Bs + boffk;
+        int cur = 0; // ring slot of tile kt
+        cp_async_wait<STAGES - 2>(); // tile 0 has landed (this thread's copies)
+        __syncthreads();
+        if (STAGES - 1 < nt) {
+            const int k0 = kBegin + (STAGES - 1) * BK;
+            if (k0 + BK > kEnd) {
+                ACopy::template copy4<PATH_TAIL>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                BCopy::template copy<PATH_TAIL, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            } else if (FAST) {
+                ACopy::template copy4<PATH_FAST>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                BCopy::template copy<PATH_FAST, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            } else {
+                ACopy::template copy4<PATH_EDGE>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                BCopy::template copy<PATH_EDGE, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            }
+        }
+        cp_async_commit();
+        Cfg::load_frag(fa[0], fb[0], aw, bw, 0);
+        for (int kt = 0; kt < nt; ++kt) {
+            const float* const as = aw + cur * A_TILE;
+            const float* const bs = bw + cur * B_TILE;
+#pragma unroll
+            for (int k = 0; k < Cfg::KS - 1; ++k) {
+                Cfg::load_frag(fa[(k + 1) & 1], fb[(k + 1) & 1], as, bs, k + 1);
+                Cfg::fma_frag(acc, fa[k & 1], fb[k & 1]);
+            }
+            if (kt + 1 < nt) {
+                cp_async_wait<STAGES - 2>(); // tile kt+1 has landed
+                __syncthreads();             // ... for everyone, and everyone is done with slot cur
+                if (kt + STAGES < nt) {
+                    const int k0 = kBegin + (kt + STAGES) * BK;
+                    if (k0 + BK > kEnd) {
+                        ACopy::template copy4<PATH_TAIL>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                        BCopy::template copy<PATH_TAIL, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+                    } else if (FAST) {
+                        ACopy::template copy4<PATH_FAST>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                        BCopy::template copy<PATH_FAST, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+                    } else {
+                        ACopy::template copy4<PATH_EDGE>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                        BCopy::template copy<PATH_EDGE, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+                    }
+                }
+                cp_async_commit();
+                cur = cur + 1 == STAGES ? 0 : cur + 1;
+                Cfg::load_frag(fa[0], fb[0], aw + cur * A_TILE, bw + cur * B_TILE, 0);
+            }
+            Cfg::fma_frag(acc, fa[(Cfg::KS - 1) & 1], fb[(Cfg::KS - 1) & 1]);
+        }
+    } else {
+        int bbuf = 0, abuf = 0;
+        int bnext = STAGES - 1; // ring slot of tile kt + STAGES - 1
+        for (int kt = 0; kt < nt; ++kt) {
+            cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt have landed
+            // Tile kt is visible to all; every thread is done with tile kt-1, so its slot is free.
+            __syncthreads();
+            if (kt + STAGES - 1 < nt) {
+                const int k0 = kBegin + (kt + STAGES - 1) * BK;
+                if (k0 + BK > kEnd) {
+                    ACopy::template copy4<PATH_TAIL>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                    BCopy::template copy<PATH_TAIL, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+                } else if (FAST) {
+                    ACopy::template copy4<PATH_FAST>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                    BCopy::template copy<PATH_FAST, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+                } else {
+                    ACopy::template copy4<PATH_EDGE>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                    BCopy::template copy<PATH_EDGE, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+                }
+            }
+            cp_async_commit();
+            bnext = bnext + 1 == STAGES ? 0 : bnext + 1;
+            Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
+            abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
+            bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
+        }
+    }
+}
+
+} // namespace tg
+#endif // TILEGEN_PIPELINE_CUH
+#ifndef TILEGEN_EPILOGUE_CUH
+#define TILEGEN_EPILOGUE_CUH
+// tilegen/epilogue.cuh: writing results, C = alpha*acc + beta*C, with the boundary conditions of
+// seed 003 (nothing outside the M x N result is written). beta == 0 never reads C, so C may hold
+// NaN or garbage on entry (BLAS semantics).
+//   store, store_unguarded  one element: the seed families (naive, coalesced, shared, micro1d,
+//                           coarse), one or a few results per thread.
+//   store4, store_tile      float4 groups: the register-tiled families' thread tiles.
+namespace tg {
+
+// store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result.
+__device__ __forceinline__ void store(float* __restrict__ C, int ldc, int M, int N, int i, int j, float alpha,
+                                      float beta, float acc)
+{
+    if (i < M && j < N) {
+        float* p = C + (size_t)i * ldc + j;
+        if (beta == 0.0f) {
+            *p = alpha * acc;
+        } else {
+            *p = alpha * acc + beta * *p;
+        }
+    }
+}
+
+// store_unguarded is store for an element known to be inside the result.
+__device__ __forceinline__ void store_unguarded(float* __restrict__ C, int ldc, int i, int j, float alpha, float beta,
+                                                float acc)
+{
+    float* p = C + (size_t)i * ldc + j;
+    if (beta == 0.0f) {
+        *p = alpha * acc;
+    } else {
+        *p = alpha * acc + beta * *p;
+    }
+}
+
+// store4 writes one float4 group of a thread tile, C[row][col..col+3] = alpha*v + beta*C. A row
+// past M is skipped; a group wholly inside N is one 16-byte store when C and ldc are 16-byte
+// aligned (vc), else it is stored element by element with a column guard.
+__device__ __forceinline__ void store4(float4 v, float* __restrict__ C, int ldc, int M, int N, int row, int col,
+                                       float alpha, float beta, bool vc)
+{
+    if (row >= M) return;
+    float* crow = C + (size_t)row * ldc;
+    v = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
+    if (vc && col + 4 <= N) {
+        float4* p = reinterpret_cast<float4*>(crow + col);
+        if (beta != 0.0f) {
+            const float4 o = *p;
+            v.x = fmaf(beta, o.x, v.x);
+            v.y = fmaf(beta, o.y, v.y);
+            v.z = fmaf(beta, o.z, v.z);
+            v.w = fmaf(beta, o.w, v.w);
+        }
+        *p = v;
+    } else {
+        const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            if (col + j < N) {
+                float x = e[j];
+                if (beta != 0.0f) x = fmaf(beta, crow[col + j], x);
+                crow[col + j] = x;
+            }
+        }
+    }
+}
+
+// store_tile writes a thread's whole TM x TN tile (Tile: a tg::WarpTile) whose first element is
+// C[row0][col0], group by group.
+template <class Tile>
+__device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN], float* __restrict__ C, int ldc,
+                                           int M, int N, int row0, int col0, float alpha, float beta, bool vc)
+{
+#pragma unroll
+    for (int j = 0; j < Tile::F4; ++j) {
+        store4(Tile::group(acc, j), C, ldc, M, N, row0 + Tile::grow(j), col0 + Tile::gcol(j), alpha, beta, vc);
+    }
+}
+
+} // namespace tg
+#endif // TILEGEN_EPILOGUE_CUH
+
+// regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt: 256x128x16 block tile, 64x64 warp tile, 8x16 thread tile,
+// PAD=4 PF=1 STAGES=2. A block computes a BM x BN tile of C over all of K: A is loaded
+// with float4s into registers and stored transposed (k-major) in shared memory, B is copied into a
+// cp.async ring (tg::staged_mainloop; with A through registers when STAGES = 1,
+// tg::registers_mainloop), and each thread accumulates its thread tile in registers (tg::WarpTile).
+// Any M, N, K, lda, ldb, ldc: full k tiles load
+// float4s (16-byte paths where the operand and its ld allow, scalar otherwise), rows and columns
+// past the edge are zero-filled per float4, and only the k tail tile is guarded element by element.
+extern "C" __global__ void __launch_bounds__(256, 1) regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt(int M, int N, int K, float alpha, const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc)
+{
+    using Tile = tg::WarpTile<256, 128, 16, 64, 8, 16, 4, 256>;
+    using Cfg = tg::StagedConfig<Tile, 2, 1, /* EDGE_Z16 */ false, tg::Layout::MNContiguous, tg::Layout::KContiguous>;
+    extern __shared__ float4 tg_rt_smem[];
+    float* const As = reinterpret_cast<float*>(tg_rt_smem);
+    float* const Bs = As + Cfg::NA * Cfg::A_TILE;
+
+    const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    const int m0 = blockIdx.y * Cfg::BM, n0 = blockIdx.x * Cfg::BN;
+    const int kBegin = 0, kEnd = K;
+    const int nt = (kEnd - kBegin + Cfg::BK - 1) / Cfg::BK;
+
+    // 16-byte paths need 16-byte-aligned rows; checked once per kernel and operand.
+    const bool va = tg::aligned16((uintptr_t)A, lda);
+    const bool vb = tg::aligned16((uintptr_t)B, ldb);
+    const bool vc = tg::aligned16((uintptr_t)C, ldc);
+    const bool fast = va && vb && m0 + Cfg::BM <= M && n0 + Cfg::BN <= N;
+
+    // This thread's float4s of A and B (tg::StagedLoad, tg::AsyncCopy), the operands at the block's
+    // first row and column, and the first element of B's element copies.
+    // op TT: each operand is loaded along its stored rows (tg::StagedLoad of its layout):
+    // A is stored K x M (mn-contiguous): a thread's float4s run along m, at k row tid / ROW_F4, and
+    // are stored straight into the k-major tile; the block's A starts at column m0.
+    const int am = (tid % Cfg::ALoad::ROW_F4) * 4, ak = tid / Cfg::ALoad::ROW_F4;
+    const float* const Ab = A + m0;
+    // B is stored N x K (k-contiguous): a thread's float4s run along k, at n row tid / ROW_F4, and
+    // are stored transposed (k-major) like A's in NN; the block's B starts at row n0.
+    const int bn = tid / Cfg::BLoad::ROW_F4, bk = (tid % Cfg::BLoad::ROW_F4) * 4;
+    const float* const Bb = B + (size_t)n0 * ldb;
+    const int aM = M - m0, bN = N - n0;
+    // The ring copies B^T's tile element by element, transposed (tg::AsyncCopy<KContiguous>): this
+    // thread's first element is k (tid % 8) of n row tid / 8.
+    const float* const bPtr = Bb + (size_t)(tid / 8) * ldb + tid % 8;
+
+    // This thread's tile: warp (wm, wn), lane (lm, ln) (tg::WarpTile).
+    const int warp = tid / 32, lane = tid % 32;
+    const int wm = (warp / Cfg::WARPS_N) * Cfg::WM, wn = (warp % Cfg::WARPS_N) * Cfg::WN;
+    const int lm = lane / Cfg::LN, ln = lane % Cfg::LN;
+    const int aoff = wm + lm * 4, boff = wn + ln * 4;
+
+    float acc[Cfg::TM][Cfg::TN];
+#pragma unroll
+    for (int i = 0; i < Cfg::TM; ++i) {
+#pragma unroll
+        for (int j = 0; j < Cfg::TN; ++j) acc[i][j] = 0.0f;
+    }
+    if (fast)
+        tg::staged_mainloop<Cfg, true>(acc, As, Bs, kBegin, kEnd, nt, Ab, lda, aM, am, ak, va, Bb, ldb, bN, bk, bn, vb, tid, bPtr,
+                                       aoff, boff);
+    else
+        tg::staged_mainloop<Cfg, false>(acc, As, Bs, kBegin, kEnd, nt, Ab, lda, aM, am, ak, va, Bb, ldb, bN, bk, bn, vb, tid, bPtr,
+                                        aoff, boff);
+
+    tg::store_tile<Tile>(acc, C, ldc, M, N, m0 + aoff, n0 + boff, alpha, beta, vc);
+}
+#endif // TILEGEN_KERNEL_regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt
+
+// ---------------------------------------------------------------------------------------------
+// regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt: family regtile_btring, BM=256 BN=128 BK=16 WM=64 TM=8 TN=16 PAD=4 PF=1 STAGES=3 MINB=1; op NT; block 256x1, C tile 256x128, grid_z 1,
+// dynamic shared 58624 B; generated source sha256 7ab082cd9befa8f700ff30b22eddf08b9d049df8f6efbf4f680e12c8b6d038d0.
+#ifndef TILEGEN_KERNEL_regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt
+#define TILEGEN_KERNEL_regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt
+#ifndef TILEGEN_PIPELINE_CUH
+#define TILEGEN_PIPELINE_CUH
+// tilegen/pipeline.cuh: the main loops of the register-tiled kernels. They walk a block's k range
+// tile by tile, moving the operands' next tiles towards shared memory (tilegen/loaders.cuh) while
+// computing on the current ones (tilegen/fragments.cuh), one barrier per tile:
+//   registers_mainloop  (regtile STAGES = 1) A and B through registers, A stored transposed.
+//   staged_mainloop     (regtile, splitk) A through registers, B through a STAGES-deep cp.async
+//                       ring. In both, PF = 1 loads the next tile's registers before computing the
+//                       current one (seed 001 prefetch) and stores them into the other of two
+//                       buffers; PF = 0 loads them after the math and a barrier.
+//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
+//                       transposed in flight by element copies; XB = 1 double-buffers the
+//                       fragments across the k-tile boundary.
+// A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
+// (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
+// loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
+//
+// The ring: tile t lives in slot t % STAGES; one commit group per tile, empty groups past the end
+// so that wait_group counts stay uniform; waiting for all but STAGES - 2 groups means tile kt has
+// landed (this thread's copies), and the barrier after it makes it visible to all and frees the
+// slot of tile kt-1, which the next copies then fill.
+#ifndef TILEGEN_CP_ASYNC_CUH
+#define TILEGEN_CP_ASYNC_CUH
+// tilegen/cp_async.cuh: the cp.async instructions (sm_80+) that the pipelined loaders and the
+// STAGES-deep shared-memory rings are built from. A copy goes from global to shared memory without
+// passing through registers; copies are grouped per k tile (commit), and wait<N> blocks until at
+// most N of this thread's groups are still in flight (the ring's depth minus one, or zero).
+//
+// The 16-byte form bypasses L1 (.cg); the zero-filling forms take a source size so that an element
+// past the matrix edge is written as zero without reading global memory (seed 003: zero-filled
+// partial tiles).
+namespace tg {
+
+__device__ __forceinline__ void cp_async16(float* smem, const float* gmem)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+}
+
+__device__ __forceinline__ void cp_async16_zfill(float* smem, const float* gmem, bool valid)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 16 : 0));
+}
+
+__device__ __forceinline__ void cp_async4_zfill(float* smem, const float* gmem, bool valid)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 4 : 0));
+}
+
+__device__ __forceinline__ void cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+} // namespace tg
+#endif // TILEGEN_CP_ASYNC_CUH
+#ifndef TILEGEN_GUARDS_CUH
+#define TILEGEN_GUARDS_CUH
+// tilegen/guards.cuh: edge guards (seed 003: tiles with boundary conditions). Every kernel of the
+// library accepts any M, N, K and leading dimension: rows and columns past the matrix edge are
+// zero-filled when a tile is loaded, so the math on a partial tile needs no guard and adds exact
+// zeros, and the store skips what lies outside C. The guards cost instructions, so a kernel picks
+// a path per k tile, uniform across the block, and the hot path carries none.
+#include <stdint.h>
+
+namespace tg {
+
+// Path of one k tile's loads.
+//   PATH_FAST  interior block, full k tile, 16-byte-aligned operands: unguarded float4s.
+//   PATH_EDGE  full k tile of an edge block or of a misaligned operand: per float4, rows (columns)
+//              past the edge are zero, the rest is one float4 (aligned) or four scalars (any ld).
+//   PATH_TAIL  the tile crossing the end of the k range: every element guarded and zero-filled.
+enum Path { PATH_FAST, PATH_EDGE, PATH_TAIL };
+
+// aligned16 says whether the rows of a matrix at address addr with leading dimension ld are 16-byte
+// aligned, the condition of every float4 (16-byte) path; kernels check it once per operand. It
+// takes the address as an integer: handing the pointer itself to a function changes how nvcc
+// loads through it (ld.global.nc), and kernels keep their loads as they are.
+__device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
+{
+    return ((addr & 15) == 0) && ((ld & 3) == 0);
+}
+
+} // namespace tg
+#endif // TILEGEN_GUARDS_CUH
+#ifndef TILEGEN_LOADERS_CUH
+#define TILEGEN_LOADERS_CUH
+// tilegen/loaders.cuh: moving one operand's k tile from global to shared memory.
+//
+// Every kernel of the library computes from k-major shared tiles, S[k][mn] with LDS floats per k
+// row (A as As[k][m], B as Bs[k][n]), so that the TM (TN) fragment values of one k are contiguous
+// (tilegen/fragments.cuh). In global memory an operand runs either along k (Layout::KContiguous: A
+// of C = A*B with row-major A, a row of A is contiguous in k) or along m/n (Layout::MNContiguous: B
+// with row-major B). A loader is chosen by that layout:
+//   KContiguous   the tile is transposed on its way into shared memory (the seed's As[ty][i] turned
+//                 k-major: measured 7 to 9 points of cuBLAS over an untransposed A on H100);
+//   MNContiguous  the tile is copied straight, rows of global memory to k rows of shared memory.
+// Each comes as StagedLoad (float4 loads into registers, then stores into shared memory: the
+// register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
+// registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
+//
+// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
+// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
+// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
+// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
+//
+// MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
+// the operand at the block's first row (column) and `extent`, the rows (columns) left before the
+// matrix edge; past it, and past kEnd on the tail tile, the tile is zero-filled (seed 003).
+
+namespace tg {
+
+// How an operand runs in global memory (see above).
+enum class Layout { KContiguous, MNContiguous };
+
+template <Layout L, int MN, int BK, int LDS, int T>
+struct StagedLoad;
+template <Layout L, int MN, int BK, int LDS, int T>
+struct AsyncCopy;
+
+// StagedLoad, k-contiguous (A): each thread moves F4 float4s that run along k; consecutive threads
+// take consecutive float4s, so a thread's k offset is the same for all of them and its rows are
+// STEP apart. store() writes them transposed (S[k][mn]).
+template <int MN, int BK, int LDS, int T>
+struct StagedLoad<Layout::KContiguous, MN, BK, LDS, T> {
+    static constexpr int F4 = MN * BK / (4 * T);
+    static constexpr int ROW_F4 = BK / 4; // float4s per row: thread t's first is row t / ROW_F4, k (t % ROW_F4) * 4
+    static constexpr int STEP = 4 * T / BK;
+    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
+
+    // load reads this thread's float4s of the tile at k (k includes the thread's k offset) into registers.
+    template <Path PATH>
+    static __device__ __forceinline__ void load(float4 (&r)[F4], const float* __restrict__ g, int ld, int extent,
+                                                int kEnd, int mn, int k, bool vec)
+    {
+#pragma unroll
+        for (int i = 0; i < F4; ++i) {
+            const int row = mn + i * STEP;
+            const float* p = g + (size_t)row * ld + k;
+            if (PATH == PATH_FAST) {
+                r[i] = *reinterpret_cast<const float4*>(p);
+            } else if (PATH == PATH_EDGE) {
+                if (row >= extent) {
+                    r[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                } else if (vec) {
+                    r[i] = *reinterpret_cast<const float4*>(p);
+                } else {
+                    r[i] = make_float4(p[0], p[1], p[2], p[3]);
+                }
+            } else {
+                const bool ok = row < extent;
+                r[i].x = (ok && k + 0 < kEnd) ? p[0] : 0.0f;
+                r[i].y = (ok && k + 1 < kEnd) ? p[1] : 0.0f;
+                r[i].z = (ok && k + 2 < kEnd) ? p[2] : 0.0f;
+                r[i].w = (ok && k + 3 < kEnd) ? p[3] : 0.0f;
+            }
+        }
+    }
+
+    // store writes the registers transposed into the shared tile s: S[k][mn].
+    static __device__ __forceinline__ void store(float* s, const float4 (&r)[F4], int k, int mn)
+    {
+#pragma unroll
+        for (int i = 0; i < F4; ++i) {
+            float* p = s + k * LDS + mn + i * STEP;
+            p[0 * LDS] = r[i].x;
+            p[1 * LDS] = r[i].y;
+            p[2 * LDS] = r[i].z;
+            p[3 * LDS] = r[i].w;
+        }
+    }
+};
+
+// StagedLoad, mn-contiguous (B): float4s run along mn, a thread's rows (k) are STEP apart. A
+// float4 can cross the edge, so the edge path checks it whole and falls back to guarded elements.
+template <int MN, int BK, int LDS, int T>
+struct StagedLoad<Layout::MNContiguous, MN, BK, LDS, T> {
+    static constexpr int F4 = MN * BK / (4 * T);
+    static constexpr int ROW_F4 = MN / 4; // float4s per k row: thread t's first is k row t / ROW_F4, mn (t % ROW_F4) * 4
+    static constexpr int STEP = 4 * T / MN;
+    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
+
+    template <Path PATH>
+    static __device__ __forceinline__ void load(float4 (&r)[F4], const float* __restrict__ g, int ld, int extent,
+                                                int kEnd, int mn, int k, bool vec)
+    {
+#pragma unroll
+        for (int i = 0; i < F4; ++i) {
+            const int kk = k + i * STEP;
+            const float* p = g + (size_t)kk * ld + mn;
+            if (PATH == PATH_FAST || (PATH == PATH_EDGE && vec && mn + 4 <= extent)) {
+                r[i] = *reinterpret_cast<const float4*>(p);
+            } else if (PATH == PATH_EDGE && mn + 4 <= extent) {
+                r[i] = make_float4(p[0], p[1], p[2], p[3]);
+            } else {
+                const bool ok = kk < kEnd;
+                r[i].x = (ok && mn + 0 < extent) ? p[0] : 0.0f;
+                r[i].y = (ok && mn + 1 < extent) ? p[1] : 0.0f;
+                r[i].z = (ok && mn + 2 < extent) ? p[2] : 0.0f;
+                r[i].w = (ok && mn + 3 < extent) ? p[3] : 0.0f;
+            }
+        }
+    }
+
+    static __device__ __forceinline__ void store(float* s, const float4 (&r)[F4], int k, int mn)
+    {
+#pragma unroll
+        for (int i = 0; i < F4; ++i) {
+            *reinterpret_cast<float4*>(s + (k + i * STEP) * LDS + mn) = r[i];
+        }
+    }
+};
+
+// AsyncCopy, k-contiguous (A of cpasync and slicedk): copy4 copies the tile into shared memory
+// transposed, S[k][mn], one 4-byte cp.async per element with zero-fill past the edge (and past kEnd
+// on the tail): no register staging, so any ld costs the same. Lanes take 8 consecutive k of 4
+// consecutive rows: a warp reads four 32-byte row segments, and since LDS % 32 == 4 its 32 stores
+// (bank 4k + mn) fall in 32 distinct banks. The row offsets are loop-invariant, the k offsets
+// immediates.
+template <int MN, int BK, int LDS, int T>
+struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
+    static_assert(LDS % 32 == 4, "transposed element copies are conflict-free only with LDS % 32 == 4");
+
+    template <Path PATH>
+    static __device__ __forceinline__ void copy4(float* s, const float* __restrict__ tp, const float* __restrict__ g,
+                                                 int ld, int extent, int kEnd, int k, int tid)
+    {
+        // tp is this thread's first element, g + (tid / 8) * ld + tid % 8.
+        constexpr int MS = T / 8; // rows per pass
+        static_assert(BK % 8 == 0 && MN % MS == 0, "transposed element copies: 8 k by T/8 rows per pass");
+        const int kq = tid % 8, mq = tid / 8;
+        const float* const base = tp + k;
+#pragma unroll
+        for (int mb = 0; mb < MN / MS; ++mb) {
+            // A row past the edge reads (nothing, zero-filled) through the tile's first row, which
+            // exists: the row offset and the predicate are loop-invariant, no per-copy select.
+            const bool rowok = PATH == PATH_FAST || mb * MS + mq < extent;
+            const float* const row = base + (rowok ? (size_t)(mb * MS) * ld : -(ptrdiff_t)mq * ld);
+#pragma unroll
+            for (int kb = 0; kb < BK / 8; ++kb) {
+                const int kk = kb * 8 + kq;
+                float* const d = s + kk * LDS + mb * MS + mq;
+                if (PATH == PATH_TAIL) {
+                    const bool ok = rowok && k + kk < kEnd;
+                    cp_async4_zfill(d, ok ? row + kb * 8 : g, ok);
+                } else {
+                    cp_async4_zfill(d, row + kb * 8, rowok);
+                }
+            }
+        }
+    }
+
+    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
+    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
+    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
+    // element, g + (tid / 8) * ld + tid % 8.
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int, int, int, int, bool, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
+    }
+};
+
+// AsyncCopy, mn-contiguous (B of every pipelined kernel): copy() moves this thread's float4s
+// straight into shared memory, copy4() the whole tile element by element.
+template <int MN, int BK, int LDS, int T>
+struct AsyncCopy<Layout::MNContiguous, MN, BK, LDS, T> {
+    static constexpr int F4 = MN * BK / (4 * T);
+    static constexpr int ROW_F4 = MN / 4; // as StagedLoad's: thread t's first float4 is k row t / ROW_F4, mn (t % ROW_F4) * 4
+    static constexpr int STEP = 4 * T / MN;
+    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
+
+    // copy4 copies the whole tile at k element by element (4-byte cp.async, zero-filling columns
+    // past the edge and, on the tail, rows past kEnd). Consecutive threads take consecutive columns,
+    // so one warp-wide copy reads a contiguous row segment and writes consecutive banks: any ld
+    // stays coalesced (four 4-byte copies of one thread's float4 would touch 4x the sectors and
+    // banks). One pointer walks down the rows: two adds per copy. tp is this thread's first element:
+    // g + (tid / MN) * ld + tid % MN for T >= MN, with a column past the edge clamped to the tile's
+    // first one, so that every address is valid and only the loop-invariant predicate zero-fills it;
+    // g + tid for T < MN.
+    template <Path PATH>
+    static __device__ __forceinline__ void copy4(float* s, const float* __restrict__ tp, const float* __restrict__ g,
+                                                 int ld, int extent, int kEnd, int k, int tid)
+    {
+        constexpr bool TAIL = PATH == PATH_TAIL;
+        constexpr int E = BK * MN / T;
+        if (T >= MN) {
+            constexpr int RS = T >= MN ? T / MN : 1; // rows per pass
+            const int c = tid % MN, r0 = tid / MN;
+            const bool cok = c < extent;
+            const float* p = tp + (size_t)k * ld;
+            const size_t step = (size_t)RS * ld;
+#pragma unroll
+            for (int i = 0; i < E; ++i) {
+                const int r = r0 + i * RS;
+                if (TAIL) {
+                    const bool ok = cok && k + r < kEnd;
+                    cp_async4_zfill(s + r * LDS + c, ok ? p : g, ok);
+                } else {
+                    cp_async4_zfill(s + r * LDS + c, p, cok);
+                }
+                p += step;
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < E; ++i) {
+                // T < MN: row i*T / MN, column tid + i*T % MN.
+                const int c = (i * T) % MN + tid, r = (i * T) / MN;
+                const float* p = tp + (size_t)(k + r) * ld + (i * T) % MN;
+                const bool ok = c < extent && (!TAIL || k + r < kEnd);
+                cp_async4_zfill(s + r * LDS + c, ok ? p : g, ok);
+            }
+        }
+    }
+
+    // copy issues this thread's part of the tile at k0 (its row k = k0 + sk, column mn = smn):
+    // one 16-byte copy per float4 on the fast path and, with an aligned operand (vec), for an edge
+    // float4 wholly inside the edge; four 4-byte copies for one inside it with any ld, and
+    // element-wise zero-filling copies for a float4 crossing the edge and on the tail.
+    // EDGE_Z16: an edge float4 wholly past the edge is one zero-filling 16-byte copy too (edge
+    // blocks then run as fast as interior ones). ELEM: a misaligned operand and the tail take copy4
+    // instead (coalesced; in register-staged kernels its addressing costs 30-40 registers).
+    template <Path PATH, bool EDGE_Z16, bool ELEM>
+    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
+                                                int k, int mn, int sk, int smn, bool vec, int k0, int tid,
+                                                const float* __restrict__ tp)
+    {
+        if (ELEM && PATH == PATH_TAIL) {
+            copy4<PATH_TAIL>(s, tp, g, ld, extent, kEnd, k0, tid);
+            return;
+        }
+        if (ELEM && PATH == PATH_EDGE && !vec) {
+            copy4<PATH_EDGE>(s, tp, g, ld, extent, kEnd, k0, tid);
+            return;
+        }
+#pragma unroll
+        for (int i = 0; i < F4; ++i) {
+            const int kk = k + i * STEP;
+            float* d = s + (sk + i * STEP) * LDS + smn;
+            const float* p = g + (size_t)kk * ld + mn;
+            if (PATH == PATH_FAST || (!EDGE_Z16 && PATH == PATH_EDGE && vec && mn + 4 <= extent)) {
+                cp_async16(d, p);
+            } else if (EDGE_Z16 && PATH == PATH_EDGE && vec && (mn + 4 <= extent || mn >= extent)) {
+                // The column is loop-invariant: a float4 wholly inside the edge is one 16-byte copy,
+                // one wholly past it is zero-filled through the tile's first column (a valid
+                // address, nothing read).
+                const bool ok = mn < extent;
+                cp_async16_zfill(d, ok ? p : p - mn, ok);
+            } else if (PATH == PATH_EDGE && mn + 4 <= extent) {
+#pragma unroll
+                for (int j = 0; j < 4; ++j) cp_async4_zfill(d + j, p + j, true);
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    const bool ok = kk < kEnd && mn + j < extent;
+                    cp_async4_zfill(d + j, ok ? p + j : g, ok);
+                }
+            }
+        }
+    }
+};
+
+} // namespace tg
+#endif // TILEGEN_LOADERS_CUH
+#ifndef TILEGEN_FRAGMENTS_CUH
+#define TILEGEN_FRAGMENTS_CUH
+// tilegen/fragments.cuh: 2D register tiling with warp tiles (seed 001: more work per thread), the
+// math of every regtile-class kernel. A block of T threads computes a BM x BN tile of C; each warp a
+// WM x WN warp tile (WN = 32*TM*TN/WM); each thread a TM x TN thread tile held in registers. Per k
+// step a thread reads TM values of A and TN of B from the k-major shared tiles (its fragments) and
+// does TM*TN FFMAs, an outer product: FFMAs per shared read is what sets speed on Hopper, where
+// every other instruction takes an FFMA's issue slot.
+//
+// A warp's 32 lanes form an LM x LN grid over its warp tile. A thread's TM rows are TM/4 groups of
+// 4 consecutive rows, LM*4 apart (likewise columns), so each fragment read is one float4 (LDS.128)
+// and a warp's reads of one k row touch LM (LN) distinct float4s, broadcast to the other lanes.
+//
+// SK > 1 (slicedk): SK groups of TB = T/SK threads each take every SK-th k step of the same tile
+// (in-block split-K), so a group computes KS = BK/SK steps per tile.
+namespace tg {
+
+template <int BM_, int BN_, int BK_, int WM_, int TM_, int TN_, int PAD_, int T_, int SK_ = 1>
+struct WarpTile {
+    static constexpr int BM = BM_, BN = BN_, BK = BK_;
+    static constexpr int WM = WM_, TM = TM_, TN = TN_;
+    static constexpr int WN = 32 * TM * TN / WM;
+    static constexpr int PAD = PAD_, T = T_;
+    static constexpr int SK = SK_, TB = T / SK, KS = BK / SK;
+    static constexpr int LM = WM / TM, LN = WN / TN, WARPS_N = BN / WN;
+    static_assert(WN * WM == 32 * TM * TN && LM * LN == 32, "a warp tile must hold 32 thread tiles");
+    static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tiles are made of float4 groups");
+    static_assert((BM / WM) * (BN / WN) * 32 == TB, "warps must cover the block tile");
+    // Shared tiles, k-major: As[k][m] with AS floats per k row, Bs[k][n] with BS. PAD floats per
+    // row shift banks (for the transposed stores of A).
+    static constexpr int AS = BM + PAD, BS = BN + PAD;
+    static constexpr int A_TILE = BK * AS, B_TILE = BK * BS;
+    // A thread tile is F4 float4 groups: group j is accumulator row j / (TN/4), columns
+    // 4*(j % (TN/4)) + 0..3, at C row row0 + grow(j) and column col0 + gcol(j).
+    static constexpr int F4 = TM * TN / 4;
+
+    // Thread t computes in warp w = (t % TB) / 32 at lane l = t % 32 (k slice t / TB): its thread
+    // tile starts at row (w / WARPS_N) * WM + (l / LN) * 4 and column (w % WARPS_N) * WN + (l % LN) * 4
+    // of the block tile, its fragments at k row ks of the shared tiles (aoffk = row + ks * AS).
+
+    // load_frag reads the TM (TN) fragment values of k step k; as/bs already point at this thread's
+    // first float4 of the tile (and slice), so all other offsets are compile-time constants.
+    static __device__ __forceinline__ void load_frag(float (&a)[TM], float (&b)[TN], const float* as, const float* bs, int k)
+    {
+#pragma unroll
+        for (int r = 0; r < TM / 4; ++r) {
+            const float4 v = *reinterpret_cast<const float4*>(as + k * SK * AS + r * LM * 4);
+            a[4 * r + 0] = v.x;
+            a[4 * r + 1] = v.y;
+            a[4 * r + 2] = v.z;
+            a[4 * r + 3] = v.w;
+        }
+#pragma unroll
+        for (int c = 0; c < TN / 4; ++c) {
+            const float4 v = *reinterpret_cast<const float4*>(bs + k * SK * BS + c * LN * 4);
+            b[4 * c + 0] = v.x;
+            b[4 * c + 1] = v.y;
+            b[4 * c + 2] = v.z;
+            b[4 * c + 3] = v.w;
+        }
+    }
+
+    // fma_frag is one k step's rank-1 update of the thread tile.
+    static __device__ __forceinline__ void fma_frag(float (&acc)[TM][TN], const float (&a)[TM], const float (&b)[TN])
+    {
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+#pragma unroll
+            for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        }
+    }
+
+    // compute runs the KS k steps of one shared tile pair, each fragment read just before its FMAs
+    // (the XB main loop instead reads step k+1's fragments during step k's FMAs).
+    static __device__ __forceinline__ void compute(float (&acc)[TM][TN], const float* as, const float* bs)
+    {
+#pragma unroll
+        for (int k = 0; k < KS; ++k) {
+            float a[TM], b[TN];
+            load_frag(a, b, as, bs, k);
+            fma_frag(acc, a, b);
+        }
+    }
+
+    static __device__ __forceinline__ int grow(int j) { return ((j / (TN / 4)) / 4) * LM * 4 + (j / (TN / 4)) % 4; }
+    static __device__ __forceinline__ int gcol(int j) { return (j % (TN / 4)) * LN * 4; }
+    static __device__ __forceinline__ float4 group(const float (&acc)[TM][TN], int j)
+    {
+        const float* a = &acc[j / (TN / 4)][4 * (j % (TN / 4))];
+        return make_float4(a[0], a[1], a[2], a[3]);
+    }
+};
+
+} // namespace tg
+#endif // TILEGEN_FRAGMENTS_CUH
+
+namespace tg {
+
+// StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
+// tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
+// k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
+// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
+// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
+// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
+// edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
+// AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
+// set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
+// the 16-byte path changed ptxas's register allocation of their hot loop and cost them 4-5 % at
+// 4096^3, where no block takes the edge path at all.
+template <class Tile, int STAGES_, int PF_, bool EDGE_Z16_, Layout LA = Layout::KContiguous, Layout LB = Layout::MNContiguous>
+struct StagedConfig : Tile {
+    static constexpr int STAGES = STAGES_, PF = PF_, XB = 0;
+    static constexpr bool ALD = false, EDGE_Z16 = EDGE_Z16_;
+    static constexpr int NA = PF ? 2 : 1;             // A buffers
+    static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
+    using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
+    using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
+};
+
+// AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
+// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
+// copies transposed in flight like A's; then no operand needs 16-byte rows).
+template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
+struct AsyncConfig : Tile {
+    static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
+    static constexpr bool ALD = true, EDGE_Z16 = true;
+    static constexpr int NA = STAGES, NB = STAGES;
+    using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
+    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
+    static_assert(STAGES >= 2, "the ring needs two slots at least");
+    static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
+};
+
+// The main loops take the block's operands and this thread's coordinates as values (the kernel
+// computes them once): the shared tiles As, Bs (NA and NB tiles, or ring slots); the k range
+// [kBegin, kEnd) and its nt BK tiles (only the last may be partial); A at the block's first row (Ab,
+// lda, aM = rows left before M, va = 16-byte rows) and B at its first column (Bb, ldb, bN, vb); the
+// thread's first float4 of the staged A loads (am, ak) and of the B loads and copies (bk, bn), its
+// first element of the element-wise copies (aPtr, bPtr), and its first fragment (aoffk, boffk; see
+// tg::WarpTile). Each load or copy site picks the tile's path in place: the tail when the tile
+// crosses kEnd, else fast or edge by FAST. (The sites are written out rather than factored into
+// helpers: nvcc optimizes a helper on its own before inlining it, which moves instructions, and
+// the generated PTX is kept exactly as it was measured.)
+
+// registers_mainloop: STAGES == 1, A and B through registers; PF = 1 prefetches the next tile's
+// registers before the math into the other of two buffers, PF = 0 loads them after it and a barrier
+// into the one buffer.
+template <class Cfg, bool FAST>
+static __device__ void registers_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs,
+                                          const int kBegin, const int kEnd, const int nt, const float* const Ab,
+                                          const int lda, const int aM, const int am, const int ak, const bool va,
+                                          const float* const Bb, const int ldb, const int bN, const int bk, const int bn,
+                                          const bool vb, const int aoffk, const int boffk)
+{
+    using ALoad = typename Cfg::ALoad;
+    using BLoad = typename Cfg::BLoad;
+    constexpr int BK = Cfg::BK, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
+    static_assert(Cfg::STAGES == 1, "registers_mainloop: B through registers");
+    float4 ra[ALoad::F4];
+    float4 rb[BLoad::F4];
+    if (nt > 0) {
+        const int k0 = kBegin + 0 * BK;
+        if (k0 + BK > kEnd) {
+            ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+            BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+        } else if (FAST) {
+            ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+            BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+        } else {
+            ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+            BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+        }
+        ALoad::store(As, ra, ak, am);
+        BLoad::store(Bs, rb, bk, bn);
+    }
+    int abuf = 0, bbuf = 0;
+    for (int kt = 0; kt < nt; ++kt) {
+        // Tile kt is visible to all; every thread is done with tile kt-1, so its buffers are free.
+        __syncthreads();
+        const bool more = kt + 1 < nt;
+        if constexpr (Cfg::PF) {
+            if (more) { // register prefetch: the loads are in flight during the math
+                const int k0 = kBegin + (kt + 1) * BK;
+                if (k0 + BK > kEnd) {
+                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                    BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+                } else if (FAST) {
+                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                    BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+                } else {
+                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                    BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+                }
+            }
+        }
+        Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
+        abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
+        bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
+        if (more) {
+            if constexpr (!Cfg::PF) {
+                __syncthreads(); // single buffer: wait until every thread is done reading it
+                const int k0 = kBegin + (kt + 1) * BK;
+                if (k0 + BK > kEnd) {
+                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                    BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+                } else if (FAST) {
+                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                    BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+                } else {
+                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                    BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
+                }
+            }
+            ALoad::store(As + abuf * A_TILE, ra, ak, am);
+            BLoad::store(Bs + abuf * B_TILE, rb, bk, bn);
+        }
+    }
+}
+
+// staged_mainloop: STAGES >= 2, A through registers (PF as above), B through the ring.
+template <class Cfg, bool FAST>
+static __device__ void staged_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs, const int kBegin,
+                                       const int kEnd, const int nt, const float* const Ab, const int lda, const int aM,
+                                       const int am, const int ak, const bool va, const float* const Bb, const int ldb,
+                                       const int bN, const int bk, const int bn, const bool vb, const int tid,
+                                       const float* const bPtr, const int aoffk, const int boffk)
+{
+    using ALoad = typename Cfg::ALoad;
+    using BCopy = typename Cfg::BCopy;
+    constexpr int BK = Cfg::BK, STAGES = Cfg::STAGES, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
+    constexpr bool Z16 = Cfg::EDGE_Z16;
+    static_assert(STAGES >= 2, "staged_mainloop: B through the ring");
+    float4 ra[ALoad::F4];
+    // The ring's first STAGES - 1 tiles of B.
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < nt) {
+            const int k0 = kBegin + s * BK;
+            if (k0 + BK > kEnd)
+                BCopy::template copy<PATH_TAIL, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            else if (FAST)
+                BCopy::template copy<PATH_FAST, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            else
+                BCopy::template copy<PATH_EDGE, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+        }
+        cp_async_commit();
+    }
+    if (nt > 0) {
+        const int k0 = kBegin + 0 * BK;
+        if (k0 + BK > kEnd) {
+            ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+        } else if (FAST) {
+            ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+        } else {
+            ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+        }
+        ALoad::store(As, ra, ak, am);
+    }
+    int bbuf = 0, abuf = 0;
+    int bnext = STAGES - 1; // ring slot of tile kt + STAGES - 1
+    for (int kt = 0; kt < nt; ++kt) {
+        cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt have landed
+        // Tile kt is visible to all; every thread is done with tile kt-1, so its slot and buffer are free.
+        __syncthreads();
+        if (kt + STAGES - 1 < nt) {
+            const int k0 = kBegin + (kt + STAGES - 1) * BK;
+            if (k0 + BK > kEnd)
+                BCopy::template copy<PATH_TAIL, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            else if (FAST)
+                BCopy::template copy<PATH_FAST, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            else
+                BCopy::template copy<PATH_EDGE, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+        }
+        cp_async_commit();
+        bnext = bnext + 1 == STAGES ? 0 : bnext + 1;
+        const bool more = kt + 1 < nt;
+        if constexpr (Cfg::PF) {
+            if (more) { // register prefetch: the loads are in flight during the math
+                const int k0 = kBegin + (kt + 1) * BK;
+                if (k0 + BK > kEnd) {
+                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                } else if (FAST) {
+                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                } else {
+                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                }
+            }
+        }
+        Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
+        abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
+        bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
+        if (more) {
+            if constexpr (!Cfg::PF) {
+                __syncthreads(); // single buffer: wait until every thread is done reading it
+                const int k0 = kBegin + (kt + 1) * BK;
+                if (k0 + BK > kEnd) {
+                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                } else if (FAST) {
+                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                } else {
+                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
+                }
+            }
+            ALoad::store(As + abuf * A_TILE, ra, ak, am);
+        }
+    }
+}
+
+// async_mainloop: both operands through the ring; XB = 1 double-buffers the fragments.
+template <class Cfg, bool FAST>
+static __device__ void async_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs, const int kBegin,
+                                      const int kEnd, const int nt, const float* const Ab, const int lda, const int aM,
+                                      const float* const aPtr, const float* const Bb, const int ldb, const int bN,
+                                      const int bk, const int bn, const bool vb, const int tid, const float* const bPtr,
+                                      const int aoffk, const int boffk)
+{
+    using ACopy = typename Cfg::ACopy;
+    using BCopy = typename Cfg::BCopy;
+    constexpr int BK = Cfg::BK, STAGES = Cfg::STAGES, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
+    // The ring's first STAGES - 1 tiles.
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < nt) {
+            const int k0 = kBegin + s * BK;
+            if (k0 + BK > kEnd) {
+                ACopy::template copy4<PATH_TAIL>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                BCopy::template copy<PATH_TAIL, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            } else if (FAST) {
+                ACopy::template copy4<PATH_FAST>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                BCopy::template copy<PATH_FAST, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            } else {
+                ACopy::template copy4<PATH_EDGE>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                BCopy::template copy<PATH_EDGE, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            }
+        }
+        cp_async_commit();
+    }
+    if constexpr (Cfg::XB) {
+        // XB: the fragments of the next k step are read from shared memory while this step's FMAs
+        // run, across the tile boundary too: the barrier that publishes tile kt+1 sits before tile
+        // kt's last step, whose fragments are already in registers, so that step's FMAs hide the
+        // first shared reads of tile kt+1 (with one warp per scheduler nothing else would). After
+        // the barrier in iteration kt nobody reads tile kt's slot any more, so tile kt + STAGES is
+        // issued into it: all STAGES slots hold tiles in flight while kt+1 is computed.
+        float fa[2][Cfg::TM], fb[2][Cfg::TN];
+        const float* const aw = As + aoffk;
+        const float* const bw = Bs + boffk;
+        int cur = 0; // ring slot of tile kt
+        cp_async_wait<STAGES - 2>(); // tile 0 has landed (this thread's copies)
+        __syncthreads();
+        if (STAGES - 1 < nt) {
+            const int k0 = kBegin + (STAGES - 1) * BK;
+            if (k0 + BK > kEnd) {
+                ACopy::template copy4<PATH_TAIL>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                BCopy::template copy<PATH_TAIL, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            } else if (FAST) {
+                ACopy::template copy4<PATH_FAST>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                BCopy::template copy<PATH_FAST, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            } else {
+                ACopy::template copy4<PATH_EDGE>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                BCopy::template copy<PATH_EDGE, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+            }
+        }
+        cp_async_commit();
+        Cfg::load_frag(fa[0], fb[0], aw, bw, 0);
+        for (int kt = 0; kt < nt; ++kt) {
+            const float* const as = aw + cur * A_TILE;
+            const float* const bs = bw + cur * B_TILE;
+#pragma unroll
+            for (int k = 0; k < Cfg::KS - 1; ++k) {
+                Cfg::load_frag(fa[(k + 1) & 1], fb[(k + 1) & 1], as, bs, k + 1);
+                Cfg::fma_frag(acc, fa[k & 1], fb[k & 1]);
+            }
+            if (kt + 1 < nt) {
+                cp_async_wait<STAGES - 2>(); // tile kt+1 has landed
+                __syncthreads();             // ... for everyone, and everyone is done with slot cur
+                if (kt + STAGES < nt) {
+                    const int k0 = kBegin + (kt + STAGES) * BK;
+                    if (k0 + BK > kEnd) {
+                        ACopy::template copy4<PATH_TAIL>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                        BCopy::template copy<PATH_TAIL, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+                    } else if (FAST) {
+                        ACopy::template copy4<PATH_FAST>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                        BCopy::template copy<PATH_FAST, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+                    } else {
+                        ACopy::template copy4<PATH_EDGE>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                        BCopy::template copy<PATH_EDGE, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+                    }
+                }
+                cp_async_commit();
+                cur = cur + 1 == STAGES ? 0 : cur + 1;
+                Cfg::load_frag(fa[0], fb[0], aw + cur * A_TILE, bw + cur * B_TILE, 0);
+            }
+            Cfg::fma_frag(acc, fa[(Cfg::KS - 1) & 1], fb[(Cfg::KS - 1) & 1]);
+        }
+    } else {
+        int bbuf = 0, abuf = 0;
+        int bnext = STAGES - 1; // ring slot of tile kt + STAGES - 1
+        for (int kt = 0; kt < nt; ++kt) {
+            cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt have landed
+            // Tile kt is visible to all; every thread is done with tile kt-1, so its slot is free.
+            __syncthreads();
+            if (kt + STAGES - 1 < nt) {
+                const int k0 = kBegin + (kt + STAGES - 1) * BK;
+                if (k0 + BK > kEnd) {
+                    ACopy::template copy4<PATH_TAIL>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                    BCopy::template copy<PATH_TAIL, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+                } else if (FAST) {
+                    ACopy::template copy4<PATH_FAST>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                    BCopy::template copy<PATH_FAST, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+                } else {
+                    ACopy::template copy4<PATH_EDGE>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
+                    BCopy::template copy<PATH_EDGE, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
+                }
+            }
+            cp_async_commit();
+            bnext = bnext + 1 == STAGES ? 0 : bnext + 1;
+            Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
+            abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
+            bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
+        }
+    }
+}
+
+} // namespace tg
+#endif // TILEGEN_PIPELINE_CUH
+#ifndef TILEGEN_EPILOGUE_CUH
+#define TILEGEN_EPILOGUE_CUH
+// tilegen/epilogue.cuh: writing results, C = alpha*acc + beta*C, with the boundary conditions of
+// seed 003 (nothing outside the M x N result is written). beta == 0 never reads C, so C may hold
+// NaN or garbage on entry (BLAS semantics).
+//   store, store_unguarded  one element: the seed families (naive, coalesced, shared, micro1d,
+//                           coarse), one or a few results per thread.
+//   store4, store_tile      float4 groups: the register-tiled families' thread tiles.
+namespace tg {
+
+// store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result.
+__device__ __forceinline__ void store(float* __restrict__ C, int ldc, int M, int N, int i, int j, float alpha,
+                                      float beta, float acc)
+{
+    if (i < M && j < N) {
+        float* p = C + (size_t)i * ldc + j;
+        if (beta == 0.0f) {
+            *p = alpha * acc;
+        } else {
+            *p = alpha * acc + beta * *p;
+        }
+    }
+}
+
+// store_unguarded is store for an element known to be inside the result.
+__device__ __forceinline__ void store_unguarded(float* __restrict__ C, int ldc, int i, int j, float alpha, float beta,
+                                                float acc)
+{
+    float* p = C + (size_t)i * ldc + j;
+    if (beta == 0.0f) {
+        *p = alpha * acc;
+    } else {
+        *p = alpha * acc + beta * *p;
+    }
+}
+
+// store4 writes one float4 group of a thread tile, C[row][col..col+3] = alpha*v + beta*C. A row
+// past M is skipped; a group wholly inside N is one 16-byte store when C and ldc are 16-byte
+// aligned (vc), else it is stored element by element with a column guard.
+__device__ __forceinline__ void store4(float4 v, float* __restrict__ C, int ldc, int M, int N, int row, int col,
+                                       float alpha, float beta, bool vc)
+{
+    if (row >= M) return;
+    float* crow = C + (size_t)row * ldc;
+    v = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
+    if (vc && col + 4 <= N) {
+        float4* p = reinterpret_cast<float4*>(crow + col);
+        if (beta != 0.0f) {
+            const float4 o = *p;
+            v.x = fmaf(beta, o.x, v.x);
+            v.y = fmaf(beta, o.y, v.y);
+            v.z = fmaf(beta, o.z, v.z);
+            v.w = fmaf(beta, o.w, v.w);
+        }
+        *p = v;
+    } else {
+        const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            if (col + j < N) {
+                float x = e[j];
+                if (beta != 0.0f) x = fmaf(beta, crow[col + j], x);
+                crow[col + j] = x;
+            }
+        }
+    }
+}
+
+// store_tile writes a thread's whole TM x TN tile (Tile: a tg::WarpTile) whose first element is
+// C[row0][col0], group by group.
+template <class Tile>
+__device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN], float* __restrict__ C, int ldc,
+                                           int M, int N, int row0, int col0, float alpha, float beta, bool vc)
+{
+#pragma unroll
+    for (int j = 0; j < Tile::F4; ++j) {
+        store4(Tile::group(acc, j), C, ldc, M, N, row0 + Tile::grow(j), col0 + Tile::gcol(j), alpha, beta, vc);
+    }
+}
+
+} // namespace tg
+#endif // TILEGEN_EPILOGUE_CUH
+
+// regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt: 256x128x16 block tile, 64x64 warp tile, 8x16 thread tile,
+// PAD=4 PF=1 STAGES=3. A block computes a BM x BN tile of C over all of K: A is loaded
+// with float4s into registers and stored transposed (k-major) in shared memory, B is copied into a
+// cp.async ring (tg::staged_mainloop; with A through registers when STAGES = 1,
+// tg::registers_mainloop), and each thread accumulates its thread tile in registers (tg::WarpTile).
+// Any M, N, K, lda, ldb, ldc: full k tiles load
+// float4s (16-byte paths where the operand and its ld allow, scalar otherwise), rows and columns
+// past the edge are zero-filled per float4, and only the k tail tile is guarded element by element.
+extern "C" __global__ void __launch_bounds__(256, 1) regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt(int M, int N, int K, float alpha, const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc)
+{
+    using Tile = tg::WarpTile<256, 128, 16, 64, 8, 16, 4, 256>;
+    using Cfg = tg::StagedConfig<Tile, 3, 1, /* EDGE_Z16 */ false, tg::Layout::KContiguous, tg::Layout::KContiguous>;
+    extern __shared__ float4 tg_rt_smem[];
+    float* const As = reinterpret_cast<float*>(tg_rt_smem);
+    float* const Bs = As + Cfg::NA * Cfg::A_TILE;
+
+    const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    const int m0 = blockIdx.y * Cfg::BM, n0 = blockIdx.x * Cfg::BN;
+    const int kBegin = 0, kEnd = K;
+    const int nt = (kEnd - kBegin + Cfg::BK - 1) / Cfg::BK;
+
+    // 16-byte paths need 16-byte-aligned rows; checked once per kernel and operand.
+    const bool va = tg::aligned16((uintptr_t)A, lda);
+    const bool vb = tg::aligned16((uintptr_t)B, ldb);
+    const bool vc = tg::aligned16((uintptr_t)C, ldc);
+    const bool fast = va && vb && m0 + Cfg::BM <= M && n0 + Cfg::BN <= N;
+
+    // This thread's float4s of A and B (tg::StagedLoad, tg::AsyncCopy), the operands at the block's
+    // first row and column, and the first element of B's element copies.
+    // op NT: each operand is loaded along its stored rows (tg::StagedLoad of its layout):
+    const int am = tid / Cfg::ALoad::ROW_F4, ak = (tid % Cfg::ALoad::ROW_F4) * 4;
+    const float* const Ab = A + (size_t)m0 * lda;
+    // B is stored N x K (k-contiguous): a thread's float4s run along k, at n row tid / ROW_F4, and
+    // are stored transposed (k-major) like A's in NN; the block's B starts at row n0.
+    const int bn = tid / Cfg::BLoad::ROW_F4, bk = (tid % Cfg::BLoad::ROW_F4) * 4;
+    const float* const Bb = B + (size_t)n0 * ldb;
+    const int aM = M - m0, bN = N - n0;
+    // The ring copies B^T's tile element by element, transposed (tg::AsyncCopy<KContiguous>): this
+    // thread's first element is k (tid % 8) of n row tid / 8.
+    const float* const bPtr = Bb + (size_t)(tid / 8) * ldb + tid % 8;
+
+    // This thread's tile: warp (wm, wn), lane (lm, ln) (tg::WarpTile).
+    const int warp = tid / 32, lane = tid % 32;
+    const int wm = (warp / Cfg::WARPS_N) * Cfg::WM, wn = (warp % Cfg::WARPS_N) * Cfg::WN;
+    const int lm = lane / Cfg::LN, ln = lane % Cfg::LN;
+    const int aoff = wm + lm * 4, boff = wn + ln * 4;
+
+    float acc[Cfg::TM][Cfg::TN];
+#pragma unroll
+    for (int i = 0; i < Cfg::TM; ++i) {
+#pragma unroll
+        for (int j = 0; j < Cfg::TN; ++j) acc[i][j] = 0.0f;
+    }
+    if (fast)
+        tg::staged_mainloop<Cfg, true>(acc, As, Bs, kBegin, kEnd, nt, Ab, lda, aM, am, ak, va, Bb, ldb, bN, bk, bn, vb, tid, bPtr,
+                                       aoff, boff);
+    else
+        tg::staged_mainloop<Cfg, false>(acc, As, Bs, kBegin, kEnd, nt, Ab, lda, aM, am, ak, va, Bb, ldb, bN, bk, bn, vb, tid, bPtr,
+                                        aoff, boff);
+
+    tg::store_tile<Tile>(acc, C, ldc, M, N, m0 + aoff, n0 + boff, alpha, beta, vc);
+}
+#endif // TILEGEN_KERNEL_regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt
 
 // ---------------------------------------------------------------------------------------------
 // regtile_128x128x16_w32_t8x8_p0_f1_s1_b1_nt_sb: family regtile_op, BM=128 BN=128 BK=16 WM=32 TM=8 TN=8 PAD=0 PF=1 STAGES=1 MINB=1; op NT; block 256x1, C tile 128x128, grid_z 1,
@@ -28164,19 +28179,19 @@ inline const tgsgemm_kernel_info* tgsgemm_kernels(int* count)
         {"micro1d_t32_r8", (const void*)micro1d_t32_r8, 0, 0, 32, 4, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
         {"micro1d_t64_r16", (const void*)micro1d_t64_r16, 0, 0, 64, 4, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
         {"micro1d_t64_r8", (const void*)micro1d_t64_r8, 0, 0, 64, 8, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_nt", (const void*)regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_nt, 1, 0, 128, 1, 128, 128, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
         {"regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_tt", (const void*)regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_tt, 3, 0, 128, 1, 128, 128, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
+        {"regtile_128x128x32_w64_t8x16_p4_f1_s2_b1_nt", (const void*)regtile_128x128x32_w64_t8x16_p4_f1_s2_b1_nt, 1, 0, 128, 1, 128, 128, 1, 67584, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
         {"regtile_128x256x16_w32_t8x16_p0_f1_s3_b1_tn", (const void*)regtile_128x256x16_w32_t8x16_p0_f1_s3_b1_tn, 2, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
         {"regtile_128x256x16_w32_t8x16_p0_f1_s4_b1", (const void*)regtile_128x256x16_w32_t8x16_p0_f1_s4_b1, 0, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
         {"regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_col", (const void*)regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_col, 0, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
         {"regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_row", (const void*)regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_row, 0, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
         {"regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_relu_row", (const void*)regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_relu_row, 0, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_nt", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_nt, 1, 0, 256, 1, 128, 256, 1, 49152, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_tt", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s1_b1_tt, 3, 0, 256, 1, 128, 256, 1, 49152, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
         {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_col", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_col, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
         {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_col", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_col, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
         {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_row", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_row, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
         {"regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn, 2, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
+        {"regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt", (const void*)regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt, 3, 0, 256, 1, 256, 128, 1, 50176, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
+        {"regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt", (const void*)regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt, 1, 0, 256, 1, 256, 128, 1, 58624, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
         {"regtile_128x128x16_w32_t8x8_p0_f1_s1_b1_nt_sb", (const void*)regtile_128x128x16_w32_t8x8_p0_f1_s1_b1_nt_sb, 1, 1, 256, 1, 128, 128, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
         {"regtile_128x128x16_w64_t8x8_p0_f1_s1_b1_nt_sb", (const void*)regtile_128x128x16_w64_t8x8_p0_f1_s1_b1_nt_sb, 1, 1, 256, 1, 128, 128, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
         {"regtile_128x64x16_w32_t8x8_p0_f1_s1_b1_tt_sb", (const void*)regtile_128x64x16_w32_t8x8_p0_f1_s1_b1_tt_sb, 3, 1, 128, 1, 128, 64, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
@@ -28296,12 +28311,12 @@ inline const tgsgemm_class_info* tgsgemm_classes(int* count)
         {0, 4096, 4096, 32, 2, 0.06483200192451477, 0.050992000848054886},
         {0, 4096, 4096, 4096, 8, 2.7105600833892822, 2.660815954208374},
         {0, 8192, 8192, 8192, 8, 21.375840187072754, 21.28326416015625},
-        {1, 4096, 4096, 4096, 12, 3.146079897880554, 2.7320640087127686},
-        {1, 8192, 8192, 8192, 5, 24.836511611938477, 21.492112159729004},
-        {2, 4096, 4096, 4096, 17, 2.6686559915542603, 2.655967950820923},
-        {2, 8192, 8192, 8192, 17, 21.049439430236816, 20.571167945861816},
-        {3, 4096, 4096, 4096, 13, 3.019792079925537, 2.796895980834961},
-        {3, 8192, 8192, 8192, 13, 23.919888496398926, 21.672240257263184},
+        {1, 4096, 4096, 4096, 17, 2.9220480918884277, 2.72707200050354},
+        {1, 8192, 8192, 8192, 17, 23.195120811462402, 21.484447479248047},
+        {2, 4096, 4096, 4096, 15, 2.6686559915542603, 2.655967950820923},
+        {2, 8192, 8192, 8192, 15, 21.049439430236816, 20.571167945861816},
+        {3, 4096, 4096, 4096, 16, 2.930624008178711, 2.7949440479278564},
+        {3, 8192, 8192, 8192, 16, 22.68876838684082, 21.67950439453125},
     };
     if (count) *count = (int)(sizeof(table) / sizeof(table[0]));
     return table;
@@ -28326,7 +28341,7 @@ inline int tgsgemm_bucket(long long x, int shift, int lo, int hi)
 // the header has no kernel for op.
 inline int tgsgemm_default_kernel(int op)
 {
-    static const int table[4] = {3, 5, 17, 13};
+    static const int table[4] = {3, 17, 15, 16};
     return op >= 0 && op < 4 ? table[op] : -1;
 }
 
@@ -29165,157 +29180,157 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
     if (op == 1) { // NT
         // Columns (K): <= 3071 | 3072-4095 | 4096-6143 | 6144-8191 | 8192-12287 | 12288-16383 | >= 16384.
         static const char aligned_table[49][7 + 1] = {
-            "<<<<<<<", // M <= 3071, N <= 3071
-            "<<<<<<<", // M <= 3071, N 3072-4095
-            "<<<<<<<", // M <= 3071, N 4096-6143
-            "<<<<<<<", // M <= 3071, N 6144-8191
-            "<<<<<<<", // M <= 3071, N 8192-12287
-            "<<<<<<<", // M <= 3071, N 12288-16383
-            "<<<<<<<", // M <= 3071, N >= 16384
-            "<<<<<<<", // M 3072-4095, N <= 3071
-            "<<<<<<<", // M 3072-4095, N 3072-4095
-            "<<<<<<<", // M 3072-4095, N 4096-6143
-            "<<<<<<<", // M 3072-4095, N 6144-8191
-            "<<<<<<<", // M 3072-4095, N 8192-12287
-            "<<<<<<<", // M 3072-4095, N 12288-16383
-            "<<<<<<<", // M 3072-4095, N >= 16384
-            "<<<<<<<", // M 4096-6143, N <= 3071
-            "<<<<<<<", // M 4096-6143, N 3072-4095
-            "<<<<<<<", // M 4096-6143, N 4096-6143
-            "<<<<<<<", // M 4096-6143, N 6144-8191
-            "<<<<5<<", // M 4096-6143, N 8192-12287
-            "<<<<<<<", // M 4096-6143, N 12288-16383
-            "<<<<<<<", // M 4096-6143, N >= 16384
-            "<<<<<<<", // M 6144-8191, N <= 3071
-            "<<<<<<<", // M 6144-8191, N 3072-4095
-            "<<<<<<<", // M 6144-8191, N 4096-6143
-            "<<<555<", // M 6144-8191, N 6144-8191
-            "<<<555<", // M 6144-8191, N 8192-12287
-            "<<<555<", // M 6144-8191, N 12288-16383
-            "<<<<<<<", // M 6144-8191, N >= 16384
-            "<<<<<<<", // M 8192-12287, N <= 3071
-            "<<<<<<<", // M 8192-12287, N 3072-4095
-            "<<<<5<<", // M 8192-12287, N 4096-6143
-            "<<<555<", // M 8192-12287, N 6144-8191
-            "<<5555<", // M 8192-12287, N 8192-12287
-            "<<<555<", // M 8192-12287, N 12288-16383
-            "<<<<<<<", // M 8192-12287, N >= 16384
-            "<<<<<<<", // M 12288-16383, N <= 3071
-            "<<<<<<<", // M 12288-16383, N 3072-4095
-            "<<<<<<<", // M 12288-16383, N 4096-6143
-            "<<<555<", // M 12288-16383, N 6144-8191
-            "<<<555<", // M 12288-16383, N 8192-12287
-            "<<<555<", // M 12288-16383, N 12288-16383
-            "<<<<<<<", // M 12288-16383, N >= 16384
-            "<<<<<<<", // M >= 16384, N <= 3071
-            "<<<<<<<", // M >= 16384, N 3072-4095
-            "<<<<<<<", // M >= 16384, N 4096-6143
-            "<<<<<<<", // M >= 16384, N 6144-8191
-            "<<<<<<<", // M >= 16384, N 8192-12287
-            "<<<<<<<", // M >= 16384, N 12288-16383
-            "<<<<<<<", // M >= 16384, N >= 16384
+            "AAAAAAA", // M <= 3071, N <= 3071
+            "AAAAAAA", // M <= 3071, N 3072-4095
+            "AAAAAAA", // M <= 3071, N 4096-6143
+            "AAAAAAA", // M <= 3071, N 6144-8191
+            "AAAAAAA", // M <= 3071, N 8192-12287
+            "AAAAAAA", // M <= 3071, N 12288-16383
+            "AAAAAAA", // M <= 3071, N >= 16384
+            "AAAAAAA", // M 3072-4095, N <= 3071
+            "AAAAAAA", // M 3072-4095, N 3072-4095
+            "AAAAAAA", // M 3072-4095, N 4096-6143
+            "AAAAAAA", // M 3072-4095, N 6144-8191
+            "AAAAAAA", // M 3072-4095, N 8192-12287
+            "AAAAAAA", // M 3072-4095, N 12288-16383
+            "AAAAAAA", // M 3072-4095, N >= 16384
+            "AAAAAAA", // M 4096-6143, N <= 3071
+            "AAAAAAA", // M 4096-6143, N 3072-4095
+            "AAAAAAA", // M 4096-6143, N 4096-6143
+            "AAAAAAA", // M 4096-6143, N 6144-8191
+            "AAAAAAA", // M 4096-6143, N 8192-12287
+            "AAAAAAA", // M 4096-6143, N 12288-16383
+            "AAAAAAA", // M 4096-6143, N >= 16384
+            "AAAAAAA", // M 6144-8191, N <= 3071
+            "AAAAAAA", // M 6144-8191, N 3072-4095
+            "AAAAAAA", // M 6144-8191, N 4096-6143
+            "AAAAAAA", // M 6144-8191, N 6144-8191
+            "AAAAAAA", // M 6144-8191, N 8192-12287
+            "AAAAAAA", // M 6144-8191, N 12288-16383
+            "AAAAAAA", // M 6144-8191, N >= 16384
+            "AAAAAAA", // M 8192-12287, N <= 3071
+            "AAAAAAA", // M 8192-12287, N 3072-4095
+            "AAAAAAA", // M 8192-12287, N 4096-6143
+            "AAAAAAA", // M 8192-12287, N 6144-8191
+            "AAAAAAA", // M 8192-12287, N 8192-12287
+            "AAAAAAA", // M 8192-12287, N 12288-16383
+            "AAAAAAA", // M 8192-12287, N >= 16384
+            "AAAAAAA", // M 12288-16383, N <= 3071
+            "AAAAAAA", // M 12288-16383, N 3072-4095
+            "AAAAAAA", // M 12288-16383, N 4096-6143
+            "AAAAAAA", // M 12288-16383, N 6144-8191
+            "AAAAAAA", // M 12288-16383, N 8192-12287
+            "AAAAAAA", // M 12288-16383, N 12288-16383
+            "AAAAAAA", // M 12288-16383, N >= 16384
+            "AAAAAAA", // M >= 16384, N <= 3071
+            "AAAAAAA", // M >= 16384, N 3072-4095
+            "AAAAAAA", // M >= 16384, N 4096-6143
+            "AAAAAAA", // M >= 16384, N 6144-8191
+            "AAAAAAA", // M >= 16384, N 8192-12287
+            "AAAAAAA", // M >= 16384, N 12288-16383
+            "AAAAAAA", // M >= 16384, N >= 16384
         };
         static const char unaligned_table[49][7 + 1] = {
-            "<<<<<<<", // M <= 3071, N <= 3071
-            "<<<<<<<", // M <= 3071, N 3072-4095
-            "<<<<<<<", // M <= 3071, N 4096-6143
-            "<<<<<<<", // M <= 3071, N 6144-8191
-            "<<<<<<<", // M <= 3071, N 8192-12287
-            "<<<<<<<", // M <= 3071, N 12288-16383
-            "<<<<<<<", // M <= 3071, N >= 16384
-            "<<<<<<<", // M 3072-4095, N <= 3071
-            "<<<<<<<", // M 3072-4095, N 3072-4095
-            "<<<<<<<", // M 3072-4095, N 4096-6143
-            "<<<<<<<", // M 3072-4095, N 6144-8191
-            "<<<<<<<", // M 3072-4095, N 8192-12287
-            "<<<<<<<", // M 3072-4095, N 12288-16383
-            "<<<<<<<", // M 3072-4095, N >= 16384
-            "<<<<<<<", // M 4096-6143, N <= 3071
-            "<<<<<<<", // M 4096-6143, N 3072-4095
-            "<<5<<<<", // M 4096-6143, N 4096-6143
-            "<<<<<<<", // M 4096-6143, N 6144-8191
-            "<<<<5<<", // M 4096-6143, N 8192-12287
-            "<<<<<<<", // M 4096-6143, N 12288-16383
-            "<<<<<<<", // M 4096-6143, N >= 16384
-            "<<<<<<<", // M 6144-8191, N <= 3071
-            "<<<<<<<", // M 6144-8191, N 3072-4095
-            "<<<<<<<", // M 6144-8191, N 4096-6143
-            "<<<555<", // M 6144-8191, N 6144-8191
-            "<<<555<", // M 6144-8191, N 8192-12287
-            "<<<555<", // M 6144-8191, N 12288-16383
-            "<<<<<<<", // M 6144-8191, N >= 16384
-            "<<<<<<<", // M 8192-12287, N <= 3071
-            "<<<<<<<", // M 8192-12287, N 3072-4095
-            "<<<<5<<", // M 8192-12287, N 4096-6143
-            "<<<555<", // M 8192-12287, N 6144-8191
-            "<<5555<", // M 8192-12287, N 8192-12287
-            "<<<555<", // M 8192-12287, N 12288-16383
-            "<<<<<<<", // M 8192-12287, N >= 16384
-            "<<<<<<<", // M 12288-16383, N <= 3071
-            "<<<<<<<", // M 12288-16383, N 3072-4095
-            "<<<<<<<", // M 12288-16383, N 4096-6143
-            "<<<555<", // M 12288-16383, N 6144-8191
-            "<<<555<", // M 12288-16383, N 8192-12287
-            "<<<555<", // M 12288-16383, N 12288-16383
-            "<<<<<<<", // M 12288-16383, N >= 16384
-            "<<<<<<<", // M >= 16384, N <= 3071
-            "<<<<<<<", // M >= 16384, N 3072-4095
-            "<<<<<<<", // M >= 16384, N 4096-6143
-            "<<<<<<<", // M >= 16384, N 6144-8191
-            "<<<<<<<", // M >= 16384, N 8192-12287
-            "<<<<<<<", // M >= 16384, N 12288-16383
-            "<<<<<<<", // M >= 16384, N >= 16384
+            "AAAAAAA", // M <= 3071, N <= 3071
+            "AAAAAAA", // M <= 3071, N 3072-4095
+            "AAAAAAA", // M <= 3071, N 4096-6143
+            "AAAAAAA", // M <= 3071, N 6144-8191
+            "AAAAAAA", // M <= 3071, N 8192-12287
+            "AAAAAAA", // M <= 3071, N 12288-16383
+            "AAAAAAA", // M <= 3071, N >= 16384
+            "AAAAAAA", // M 3072-4095, N <= 3071
+            "AAAAAAA", // M 3072-4095, N 3072-4095
+            "AAAAAAA", // M 3072-4095, N 4096-6143
+            "AAAAAAA", // M 3072-4095, N 6144-8191
+            "AAAAAAA", // M 3072-4095, N 8192-12287
+            "AAAAAAA", // M 3072-4095, N 12288-16383
+            "AAAAAAA", // M 3072-4095, N >= 16384
+            "AAAAAAA", // M 4096-6143, N <= 3071
+            "AAAAAAA", // M 4096-6143, N 3072-4095
+            "AA6AAAA", // M 4096-6143, N 4096-6143
+            "AAAAAAA", // M 4096-6143, N 6144-8191
+            "AAAAAAA", // M 4096-6143, N 8192-12287
+            "AAAAAAA", // M 4096-6143, N 12288-16383
+            "AAAAAAA", // M 4096-6143, N >= 16384
+            "AAAAAAA", // M 6144-8191, N <= 3071
+            "AAAAAAA", // M 6144-8191, N 3072-4095
+            "AAAAAAA", // M 6144-8191, N 4096-6143
+            "AAAAAAA", // M 6144-8191, N 6144-8191
+            "AAAAAAA", // M 6144-8191, N 8192-12287
+            "AAAAAAA", // M 6144-8191, N 12288-16383
+            "AAAAAAA", // M 6144-8191, N >= 16384
+            "AAAAAAA", // M 8192-12287, N <= 3071
+            "AAAAAAA", // M 8192-12287, N 3072-4095
+            "AAAAAAA", // M 8192-12287, N 4096-6143
+            "AAAAAAA", // M 8192-12287, N 6144-8191
+            "AAAA6AA", // M 8192-12287, N 8192-12287
+            "AAAAAAA", // M 8192-12287, N 12288-16383
+            "AAAAAAA", // M 8192-12287, N >= 16384
+            "AAAAAAA", // M 12288-16383, N <= 3071
+            "AAAAAAA", // M 12288-16383, N 3072-4095
+            "AAAAAAA", // M 12288-16383, N 4096-6143
+            "AAAAAAA", // M 12288-16383, N 6144-8191
+            "AAAAAAA", // M 12288-16383, N 8192-12287
+            "AAAAAAA", // M 12288-16383, N 12288-16383
+            "AAAAAAA", // M 12288-16383, N >= 16384
+            "AAAAAAA", // M >= 16384, N <= 3071
+            "AAAAAAA", // M >= 16384, N 3072-4095
+            "AAAAAAA", // M >= 16384, N 4096-6143
+            "AAAAAAA", // M >= 16384, N 6144-8191
+            "AAAAAAA", // M >= 16384, N 8192-12287
+            "AAAAAAA", // M >= 16384, N 12288-16383
+            "AAAAAAA", // M >= 16384, N >= 16384
         };
         static const char general_table[49][7 + 1] = {
-            "<<<<<<<", // M <= 3071, N <= 3071
-            "<<<<<<<", // M <= 3071, N 3072-4095
-            "<<<<<<<", // M <= 3071, N 4096-6143
-            "<<<<<<<", // M <= 3071, N 6144-8191
-            "<<<<<<<", // M <= 3071, N 8192-12287
-            "<<<<<<<", // M <= 3071, N 12288-16383
-            "<<<<<<<", // M <= 3071, N >= 16384
-            "<<<<<<<", // M 3072-4095, N <= 3071
-            "<<<<<<<", // M 3072-4095, N 3072-4095
-            "<<<<<<<", // M 3072-4095, N 4096-6143
-            "<<<<<<<", // M 3072-4095, N 6144-8191
-            "<<<<<<<", // M 3072-4095, N 8192-12287
-            "<<<<<<<", // M 3072-4095, N 12288-16383
-            "<<<<<<<", // M 3072-4095, N >= 16384
-            "<<<<<<<", // M 4096-6143, N <= 3071
-            "<<<<<<<", // M 4096-6143, N 3072-4095
-            "<<<<<<<", // M 4096-6143, N 4096-6143
-            "<<<<<<<", // M 4096-6143, N 6144-8191
-            "<<<<5<<", // M 4096-6143, N 8192-12287
-            "<<<<<<<", // M 4096-6143, N 12288-16383
-            "<<<<<<<", // M 4096-6143, N >= 16384
-            "<<<<<<<", // M 6144-8191, N <= 3071
-            "<<<<<<<", // M 6144-8191, N 3072-4095
-            "<<<<<<<", // M 6144-8191, N 4096-6143
-            "<<<555<", // M 6144-8191, N 6144-8191
-            "<<<555<", // M 6144-8191, N 8192-12287
-            "<<<555<", // M 6144-8191, N 12288-16383
-            "<<<<<<<", // M 6144-8191, N >= 16384
-            "<<<<<<<", // M 8192-12287, N <= 3071
-            "<<<<<<<", // M 8192-12287, N 3072-4095
-            "<<<<5<<", // M 8192-12287, N 4096-6143
-            "<<<555<", // M 8192-12287, N 6144-8191
-            "<<5555<", // M 8192-12287, N 8192-12287
-            "<<<555<", // M 8192-12287, N 12288-16383
-            "<<<<<<<", // M 8192-12287, N >= 16384
-            "<<<<<<<", // M 12288-16383, N <= 3071
-            "<<<<<<<", // M 12288-16383, N 3072-4095
-            "<<<<<<<", // M 12288-16383, N 4096-6143
-            "<<<555<", // M 12288-16383, N 6144-8191
-            "<<<555<", // M 12288-16383, N 8192-12287
-            "<<<555<", // M 12288-16383, N 12288-16383
-            "<<<<<<<", // M 12288-16383, N >= 16384
-            "<<<<<<<", // M >= 16384, N <= 3071
-            "<<<<<<<", // M >= 16384, N 3072-4095
-            "<<<<<<<", // M >= 16384, N 4096-6143
-            "<<<<<<<", // M >= 16384, N 6144-8191
-            "<<<<<<<", // M >= 16384, N 8192-12287
-            "<<<<<<<", // M >= 16384, N 12288-16383
-            "<<<<<<<", // M >= 16384, N >= 16384
+            "AAAAAAA", // M <= 3071, N <= 3071
+            "AAAAAAA", // M <= 3071, N 3072-4095
+            "AAAAAAA", // M <= 3071, N 4096-6143
+            "AAAAAAA", // M <= 3071, N 6144-8191
+            "AAAAAAA", // M <= 3071, N 8192-12287
+            "AAAAAAA", // M <= 3071, N 12288-16383
+            "AAAAAAA", // M <= 3071, N >= 16384
+            "AAAAAAA", // M 3072-4095, N <= 3071
+            "AAAAAAA", // M 3072-4095, N 3072-4095
+            "AAAAAAA", // M 3072-4095, N 4096-6143
+            "AAAAAAA", // M 3072-4095, N 6144-8191
+            "AAAAAAA", // M 3072-4095, N 8192-12287
+            "AAAAAAA", // M 3072-4095, N 12288-16383
+            "AAAAAAA", // M 3072-4095, N >= 16384
+            "AAAAAAA", // M 4096-6143, N <= 3071
+            "AAAAAAA", // M 4096-6143, N 3072-4095
+            "AAAAAAA", // M 4096-6143, N 4096-6143
+            "AAAAAAA", // M 4096-6143, N 6144-8191
+            "AAAAAAA", // M 4096-6143, N 8192-12287
+            "AAAAAAA", // M 4096-6143, N 12288-16383
+            "AAAAAAA", // M 4096-6143, N >= 16384
+            "AAAAAAA", // M 6144-8191, N <= 3071
+            "AAAAAAA", // M 6144-8191, N 3072-4095
+            "AAAAAAA", // M 6144-8191, N 4096-6143
+            "AAAAAAA", // M 6144-8191, N 6144-8191
+            "AAAAAAA", // M 6144-8191, N 8192-12287
+            "AAAAAAA", // M 6144-8191, N 12288-16383
+            "AAAAAAA", // M 6144-8191, N >= 16384
+            "AAAAAAA", // M 8192-12287, N <= 3071
+            "AAAAAAA", // M 8192-12287, N 3072-4095
+            "AAAAAAA", // M 8192-12287, N 4096-6143
+            "AAAAAAA", // M 8192-12287, N 6144-8191
+            "AAAAAAA", // M 8192-12287, N 8192-12287
+            "AAAAAAA", // M 8192-12287, N 12288-16383
+            "AAAAAAA", // M 8192-12287, N >= 16384
+            "AAAAAAA", // M 12288-16383, N <= 3071
+            "AAAAAAA", // M 12288-16383, N 3072-4095
+            "AAAAAAA", // M 12288-16383, N 4096-6143
+            "AAAAAAA", // M 12288-16383, N 6144-8191
+            "AAAAAAA", // M 12288-16383, N 8192-12287
+            "AAAAAAA", // M 12288-16383, N 12288-16383
+            "AAAAAAA", // M 12288-16383, N >= 16384
+            "AAAAAAA", // M >= 16384, N <= 3071
+            "AAAAAAA", // M >= 16384, N 3072-4095
+            "AAAAAAA", // M >= 16384, N 4096-6143
+            "AAAAAAA", // M >= 16384, N 6144-8191
+            "AAAAAAA", // M >= 16384, N 8192-12287
+            "AAAAAAA", // M >= 16384, N 12288-16383
+            "AAAAAAA", // M >= 16384, N >= 16384
         };
         const int r = tgsgemm_bucket(M, 1, 22, 28) * 7 + tgsgemm_bucket(N, 1, 22, 28);
         const int c = tgsgemm_bucket(K, 1, 22, 28);
@@ -29326,157 +29341,157 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
     if (op == 2) { // TN
         // Columns (K): <= 3071 | 3072-4095 | 4096-6143 | 6144-8191 | 8192-12287 | 12288-16383 | >= 16384.
         static const char aligned_table[49][7 + 1] = {
-            "AAAAAAA", // M <= 3071, N <= 3071
-            "AAAAAAA", // M <= 3071, N 3072-4095
-            "AAAAAAA", // M <= 3071, N 4096-6143
-            "AAAAAAA", // M <= 3071, N 6144-8191
-            "AAAAAAA", // M <= 3071, N 8192-12287
-            "AAAAAAA", // M <= 3071, N 12288-16383
-            "AAAAAAA", // M <= 3071, N >= 16384
-            "AAAAAAA", // M 3072-4095, N <= 3071
-            "AAAAAAA", // M 3072-4095, N 3072-4095
-            "AAAAAAA", // M 3072-4095, N 4096-6143
-            "AAAAAAA", // M 3072-4095, N 6144-8191
-            "AAAAAAA", // M 3072-4095, N 8192-12287
-            "AAAAAAA", // M 3072-4095, N 12288-16383
-            "AAAAAAA", // M 3072-4095, N >= 16384
-            "AAAAAAA", // M 4096-6143, N <= 3071
-            "AAAAAAA", // M 4096-6143, N 3072-4095
-            "AAAAAAA", // M 4096-6143, N 4096-6143
-            "AAAAAAA", // M 4096-6143, N 6144-8191
-            "AAAAAAA", // M 4096-6143, N 8192-12287
-            "AAAAAAA", // M 4096-6143, N 12288-16383
-            "AAAAAAA", // M 4096-6143, N >= 16384
-            "AAAAAAA", // M 6144-8191, N <= 3071
-            "AAAAAAA", // M 6144-8191, N 3072-4095
-            "AAAAAAA", // M 6144-8191, N 4096-6143
-            "AAAAAAA", // M 6144-8191, N 6144-8191
-            "AAAAAAA", // M 6144-8191, N 8192-12287
-            "AAAAAAA", // M 6144-8191, N 12288-16383
-            "AAAAAAA", // M 6144-8191, N >= 16384
-            "AAAAAAA", // M 8192-12287, N <= 3071
-            "AAAAAAA", // M 8192-12287, N 3072-4095
-            "AAAAAAA", // M 8192-12287, N 4096-6143
-            "AAAAAAA", // M 8192-12287, N 6144-8191
-            "AAAAAAA", // M 8192-12287, N 8192-12287
-            "AAAAAAA", // M 8192-12287, N 12288-16383
-            "AAAAAAA", // M 8192-12287, N >= 16384
-            "AAAAAAA", // M 12288-16383, N <= 3071
-            "AAAAAAA", // M 12288-16383, N 3072-4095
-            "AAAAAAA", // M 12288-16383, N 4096-6143
-            "AAAAAAA", // M 12288-16383, N 6144-8191
-            "AAAAAAA", // M 12288-16383, N 8192-12287
-            "AAAAAAA", // M 12288-16383, N 12288-16383
-            "AAAAAAA", // M 12288-16383, N >= 16384
-            "AAAAAAA", // M >= 16384, N <= 3071
-            "AAAAAAA", // M >= 16384, N 3072-4095
-            "AAAAAAA", // M >= 16384, N 4096-6143
-            "AAAAAAA", // M >= 16384, N 6144-8191
-            "AAAAAAA", // M >= 16384, N 8192-12287
-            "AAAAAAA", // M >= 16384, N 12288-16383
-            "AAAAAAA", // M >= 16384, N >= 16384
+            "???????", // M <= 3071, N <= 3071
+            "???????", // M <= 3071, N 3072-4095
+            "???????", // M <= 3071, N 4096-6143
+            "???????", // M <= 3071, N 6144-8191
+            "???????", // M <= 3071, N 8192-12287
+            "???????", // M <= 3071, N 12288-16383
+            "???????", // M <= 3071, N >= 16384
+            "???????", // M 3072-4095, N <= 3071
+            "???????", // M 3072-4095, N 3072-4095
+            "???????", // M 3072-4095, N 4096-6143
+            "???????", // M 3072-4095, N 6144-8191
+            "???????", // M 3072-4095, N 8192-12287
+            "???????", // M 3072-4095, N 12288-16383
+            "???????", // M 3072-4095, N >= 16384
+            "???????", // M 4096-6143, N <= 3071
+            "???????", // M 4096-6143, N 3072-4095
+            "???????", // M 4096-6143, N 4096-6143
+            "???????", // M 4096-6143, N 6144-8191
+            "???????", // M 4096-6143, N 8192-12287
+            "???????", // M 4096-6143, N 12288-16383
+            "???????", // M 4096-6143, N >= 16384
+            "???????", // M 6144-8191, N <= 3071
+            "???????", // M 6144-8191, N 3072-4095
+            "???????", // M 6144-8191, N 4096-6143
+            "???????", // M 6144-8191, N 6144-8191
+            "???????", // M 6144-8191, N 8192-12287
+            "???????", // M 6144-8191, N 12288-16383
+            "???????", // M 6144-8191, N >= 16384
+            "???????", // M 8192-12287, N <= 3071
+            "???????", // M 8192-12287, N 3072-4095
+            "???????", // M 8192-12287, N 4096-6143
+            "???????", // M 8192-12287, N 6144-8191
+            "???????", // M 8192-12287, N 8192-12287
+            "???????", // M 8192-12287, N 12288-16383
+            "???????", // M 8192-12287, N >= 16384
+            "???????", // M 12288-16383, N <= 3071
+            "???????", // M 12288-16383, N 3072-4095
+            "???????", // M 12288-16383, N 4096-6143
+            "???????", // M 12288-16383, N 6144-8191
+            "???????", // M 12288-16383, N 8192-12287
+            "???????", // M 12288-16383, N 12288-16383
+            "???????", // M 12288-16383, N >= 16384
+            "???????", // M >= 16384, N <= 3071
+            "???????", // M >= 16384, N 3072-4095
+            "???????", // M >= 16384, N 4096-6143
+            "???????", // M >= 16384, N 6144-8191
+            "???????", // M >= 16384, N 8192-12287
+            "???????", // M >= 16384, N 12288-16383
+            "???????", // M >= 16384, N >= 16384
         };
         static const char unaligned_table[49][7 + 1] = {
-            "AAAAAAA", // M <= 3071, N <= 3071
-            "AAAAAAA", // M <= 3071, N 3072-4095
-            "AAAAAAA", // M <= 3071, N 4096-6143
-            "AAAAAAA", // M <= 3071, N 6144-8191
-            "AAAAAAA", // M <= 3071, N 8192-12287
-            "AAAAAAA", // M <= 3071, N 12288-16383
-            "AAAAAAA", // M <= 3071, N >= 16384
-            "AAAAAAA", // M 3072-4095, N <= 3071
-            "AAAAAAA", // M 3072-4095, N 3072-4095
-            "AAAAAAA", // M 3072-4095, N 4096-6143
-            "AAAAAAA", // M 3072-4095, N 6144-8191
-            "AAAAAAA", // M 3072-4095, N 8192-12287
-            "AAAAAAA", // M 3072-4095, N 12288-16383
-            "AAAAAAA", // M 3072-4095, N >= 16384
-            "AAAAAAA", // M 4096-6143, N <= 3071
-            "AAAAAAA", // M 4096-6143, N 3072-4095
-            "AA7AAAA", // M 4096-6143, N 4096-6143
-            "AAAAAAA", // M 4096-6143, N 6144-8191
-            "AAAAAAA", // M 4096-6143, N 8192-12287
-            "AAAAAAA", // M 4096-6143, N 12288-16383
-            "AAAAAAA", // M 4096-6143, N >= 16384
-            "AAAAAAA", // M 6144-8191, N <= 3071
-            "AAAAAAA", // M 6144-8191, N 3072-4095
-            "AAAAAAA", // M 6144-8191, N 4096-6143
-            "AAAAAAA", // M 6144-8191, N 6144-8191
-            "AAAAAAA", // M 6144-8191, N 8192-12287
-            "AAAAAAA", // M 6144-8191, N 12288-16383
-            "AAAAAAA", // M 6144-8191, N >= 16384
-            "AAAAAAA", // M 8192-12287, N <= 3071
-            "AAAAAAA", // M 8192-12287, N 3072-4095
-            "AAAAAAA", // M 8192-12287, N 4096-6143
-            "AAAAAAA", // M 8192-12287, N 6144-8191
-            "AAAA7AA", // M 8192-12287, N 8192-12287
-            "AAAAAAA", // M 8192-12287, N 12288-16383
-            "AAAAAAA", // M 8192-12287, N >= 16384
-            "AAAAAAA", // M 12288-16383, N <= 3071
-            "AAAAAAA", // M 12288-16383, N 3072-4095
-            "AAAAAAA", // M 12288-16383, N 4096-6143
-            "AAAAAAA", // M 12288-16383, N 6144-8191
-            "AAAAAAA", // M 12288-16383, N 8192-12287
-            "AAAAAAA", // M 12288-16383, N 12288-16383
-            "AAAAAAA", // M 12288-16383, N >= 16384
-            "AAAAAAA", // M >= 16384, N <= 3071
-            "AAAAAAA", // M >= 16384, N 3072-4095
-            "AAAAAAA", // M >= 16384, N 4096-6143
-            "AAAAAAA", // M >= 16384, N 6144-8191
-            "AAAAAAA", // M >= 16384, N 8192-12287
-            "AAAAAAA", // M >= 16384, N 12288-16383
-            "AAAAAAA", // M >= 16384, N >= 16384
+            "???????", // M <= 3071, N <= 3071
+            "???????", // M <= 3071, N 3072-4095
+            "???????", // M <= 3071, N 4096-6143
+            "???????", // M <= 3071, N 6144-8191
+            "???????", // M <= 3071, N 8192-12287
+            "???????", // M <= 3071, N 12288-16383
+            "???????", // M <= 3071, N >= 16384
+            "???????", // M 3072-4095, N <= 3071
+            "???????", // M 3072-4095, N 3072-4095
+            "???????", // M 3072-4095, N 4096-6143
+            "???????", // M 3072-4095, N 6144-8191
+            "???????", // M 3072-4095, N 8192-12287
+            "???????", // M 3072-4095, N 12288-16383
+            "???????", // M 3072-4095, N >= 16384
+            "???????", // M 4096-6143, N <= 3071
+            "???????", // M 4096-6143, N 3072-4095
+            "??7????", // M 4096-6143, N 4096-6143
+            "???????", // M 4096-6143, N 6144-8191
+            "???????", // M 4096-6143, N 8192-12287
+            "???????", // M 4096-6143, N 12288-16383
+            "???????", // M 4096-6143, N >= 16384
+            "???????", // M 6144-8191, N <= 3071
+            "???????", // M 6144-8191, N 3072-4095
+            "???????", // M 6144-8191, N 4096-6143
+            "???????", // M 6144-8191, N 6144-8191
+            "???????", // M 6144-8191, N 8192-12287
+            "???????", // M 6144-8191, N 12288-16383
+            "???????", // M 6144-8191, N >= 16384
+            "???????", // M 8192-12287, N <= 3071
+            "???????", // M 8192-12287, N 3072-4095
+            "???????", // M 8192-12287, N 4096-6143
+            "???????", // M 8192-12287, N 6144-8191
+            "????7??", // M 8192-12287, N 8192-12287
+            "???????", // M 8192-12287, N 12288-16383
+            "???????", // M 8192-12287, N >= 16384
+            "???????", // M 12288-16383, N <= 3071
+            "???????", // M 12288-16383, N 3072-4095
+            "???????", // M 12288-16383, N 4096-6143
+            "???????", // M 12288-16383, N 6144-8191
+            "???????", // M 12288-16383, N 8192-12287
+            "???????", // M 12288-16383, N 12288-16383
+            "???????", // M 12288-16383, N >= 16384
+            "???????", // M >= 16384, N <= 3071
+            "???????", // M >= 16384, N 3072-4095
+            "???????", // M >= 16384, N 4096-6143
+            "???????", // M >= 16384, N 6144-8191
+            "???????", // M >= 16384, N 8192-12287
+            "???????", // M >= 16384, N 12288-16383
+            "???????", // M >= 16384, N >= 16384
         };
         static const char general_table[49][7 + 1] = {
-            "AAAAAAA", // M <= 3071, N <= 3071
-            "AAAAAAA", // M <= 3071, N 3072-4095
-            "AAAAAAA", // M <= 3071, N 4096-6143
-            "AAAAAAA", // M <= 3071, N 6144-8191
-            "AAAAAAA", // M <= 3071, N 8192-12287
-            "AAAAAAA", // M <= 3071, N 12288-16383
-            "AAAAAAA", // M <= 3071, N >= 16384
-            "AAAAAAA", // M 3072-4095, N <= 3071
-            "AAAAAAA", // M 3072-4095, N 3072-4095
-            "AAAAAAA", // M 3072-4095, N 4096-6143
-            "AAAAAAA", // M 3072-4095, N 6144-8191
-            "AAAAAAA", // M 3072-4095, N 8192-12287
-            "AAAAAAA", // M 3072-4095, N 12288-16383
-            "AAAAAAA", // M 3072-4095, N >= 16384
-            "AAAAAAA", // M 4096-6143, N <= 3071
-            "AAAAAAA", // M 4096-6143, N 3072-4095
-            "AAAAAAA", // M 4096-6143, N 4096-6143
-            "AAAAAAA", // M 4096-6143, N 6144-8191
-            "AAAAAAA", // M 4096-6143, N 8192-12287
-            "AAAAAAA", // M 4096-6143, N 12288-16383
-            "AAAAAAA", // M 4096-6143, N >= 16384
-            "AAAAAAA", // M 6144-8191, N <= 3071
-            "AAAAAAA", // M 6144-8191, N 3072-4095
-            "AAAAAAA", // M 6144-8191, N 4096-6143
-            "AAAAAAA", // M 6144-8191, N 6144-8191
-            "AAAAAAA", // M 6144-8191, N 8192-12287
-            "AAAAAAA", // M 6144-8191, N 12288-16383
-            "AAAAAAA", // M 6144-8191, N >= 16384
-            "AAAAAAA", // M 8192-12287, N <= 3071
-            "AAAAAAA", // M 8192-12287, N 3072-4095
-            "AAAAAAA", // M 8192-12287, N 4096-6143
-            "AAAAAAA", // M 8192-12287, N 6144-8191
-            "AAAAAAA", // M 8192-12287, N 8192-12287
-            "AAAAAAA", // M 8192-12287, N 12288-16383
-            "AAAAAAA", // M 8192-12287, N >= 16384
-            "AAAAAAA", // M 12288-16383, N <= 3071
-            "AAAAAAA", // M 12288-16383, N 3072-4095
-            "AAAAAAA", // M 12288-16383, N 4096-6143
-            "AAAAAAA", // M 12288-16383, N 6144-8191
-            "AAAAAAA", // M 12288-16383, N 8192-12287
-            "AAAAAAA", // M 12288-16383, N 12288-16383
-            "AAAAAAA", // M 12288-16383, N >= 16384
-            "AAAAAAA", // M >= 16384, N <= 3071
-            "AAAAAAA", // M >= 16384, N 3072-4095
-            "AAAAAAA", // M >= 16384, N 4096-6143
-            "AAAAAAA", // M >= 16384, N 6144-8191
-            "AAAAAAA", // M >= 16384, N 8192-12287
-            "AAAAAAA", // M >= 16384, N 12288-16383
-            "AAAAAAA", // M >= 16384, N >= 16384
+            "???????", // M <= 3071, N <= 3071
+            "???????", // M <= 3071, N 3072-4095
+            "???????", // M <= 3071, N 4096-6143
+            "???????", // M <= 3071, N 6144-8191
+            "???????", // M <= 3071, N 8192-12287
+            "???????", // M <= 3071, N 12288-16383
+            "???????", // M <= 3071, N >= 16384
+            "???????", // M 3072-4095, N <= 3071
+            "???????", // M 3072-4095, N 3072-4095
+            "???????", // M 3072-4095, N 4096-6143
+            "???????", // M 3072-4095, N 6144-8191
+            "???????", // M 3072-4095, N 8192-12287
+            "???????", // M 3072-4095, N 12288-16383
+            "???????", // M 3072-4095, N >= 16384
+            "???????", // M 4096-6143, N <= 3071
+            "???????", // M 4096-6143, N 3072-4095
+            "???????", // M 4096-6143, N 4096-6143
+            "???????", // M 4096-6143, N 6144-8191
+            "???????", // M 4096-6143, N 8192-12287
+            "???????", // M 4096-6143, N 12288-16383
+            "???????", // M 4096-6143, N >= 16384
+            "???????", // M 6144-8191, N <= 3071
+            "???????", // M 6144-8191, N 3072-4095
+            "???????", // M 6144-8191, N 4096-6143
+            "???????", // M 6144-8191, N 6144-8191
+            "???????", // M 6144-8191, N 8192-12287
+            "???????", // M 6144-8191, N 12288-16383
+            "???????", // M 6144-8191, N >= 16384
+            "???????", // M 8192-12287, N <= 3071
+            "???????", // M 8192-12287, N 3072-4095
+            "???????", // M 8192-12287, N 4096-6143
+            "???????", // M 8192-12287, N 6144-8191
+            "???????", // M 8192-12287, N 8192-12287
+            "???????", // M 8192-12287, N 12288-16383
+            "???????", // M 8192-12287, N >= 16384
+            "???????", // M 12288-16383, N <= 3071
+            "???????", // M 12288-16383, N 3072-4095
+            "???????", // M 12288-16383, N 4096-6143
+            "???????", // M 12288-16383, N 6144-8191
+            "???????", // M 12288-16383, N 8192-12287
+            "???????", // M 12288-16383, N 12288-16383
+            "???????", // M 12288-16383, N >= 16384
+            "???????", // M >= 16384, N <= 3071
+            "???????", // M >= 16384, N 3072-4095
+            "???????", // M >= 16384, N 4096-6143
+            "???????", // M >= 16384, N 6144-8191
+            "???????", // M >= 16384, N 8192-12287
+            "???????", // M >= 16384, N 12288-16383
+            "???????", // M >= 16384, N >= 16384
         };
         const int r = tgsgemm_bucket(M, 1, 22, 28) * 7 + tgsgemm_bucket(N, 1, 22, 28);
         const int c = tgsgemm_bucket(K, 1, 22, 28);
@@ -29487,157 +29502,157 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
     if (op == 3) { // TT
         // Columns (K): <= 3071 | 3072-4095 | 4096-6143 | 6144-8191 | 8192-12287 | 12288-16383 | >= 16384.
         static const char aligned_table[49][7 + 1] = {
-            "=======", // M <= 3071, N <= 3071
-            "=======", // M <= 3071, N 3072-4095
-            "=======", // M <= 3071, N 4096-6143
-            "=======", // M <= 3071, N 6144-8191
-            "=======", // M <= 3071, N 8192-12287
-            "=======", // M <= 3071, N 12288-16383
-            "=======", // M <= 3071, N >= 16384
-            "=======", // M 3072-4095, N <= 3071
-            "=======", // M 3072-4095, N 3072-4095
-            "=======", // M 3072-4095, N 4096-6143
-            "=======", // M 3072-4095, N 6144-8191
-            "=======", // M 3072-4095, N 8192-12287
-            "=======", // M 3072-4095, N 12288-16383
-            "=======", // M 3072-4095, N >= 16384
-            "=======", // M 4096-6143, N <= 3071
-            "=======", // M 4096-6143, N 3072-4095
-            "=======", // M 4096-6143, N 4096-6143
-            "=======", // M 4096-6143, N 6144-8191
-            "=======", // M 4096-6143, N 8192-12287
-            "=======", // M 4096-6143, N 12288-16383
-            "=======", // M 4096-6143, N >= 16384
-            "=======", // M 6144-8191, N <= 3071
-            "=======", // M 6144-8191, N 3072-4095
-            "=======", // M 6144-8191, N 4096-6143
-            "=======", // M 6144-8191, N 6144-8191
-            "=======", // M 6144-8191, N 8192-12287
-            "=======", // M 6144-8191, N 12288-16383
-            "=======", // M 6144-8191, N >= 16384
-            "=======", // M 8192-12287, N <= 3071
-            "=======", // M 8192-12287, N 3072-4095
-            "=======", // M 8192-12287, N 4096-6143
-            "=======", // M 8192-12287, N 6144-8191
-            "=======", // M 8192-12287, N 8192-12287
-            "=======", // M 8192-12287, N 12288-16383
-            "=======", // M 8192-12287, N >= 16384
-            "=======", // M 12288-16383, N <= 3071
-            "=======", // M 12288-16383, N 3072-4095
-            "=======", // M 12288-16383, N 4096-6143
-            "=======", // M 12288-16383, N 6144-8191
-            "=======", // M 12288-16383, N 8192-12287
-            "=======", // M 12288-16383, N 12288-16383
-            "=======", // M 12288-16383, N >= 16384
-            "=======", // M >= 16384, N <= 3071
-            "=======", // M >= 16384, N 3072-4095
-            "=======", // M >= 16384, N 4096-6143
-            "=======", // M >= 16384, N 6144-8191
-            "=======", // M >= 16384, N 8192-12287
-            "=======", // M >= 16384, N 12288-16383
-            "=======", // M >= 16384, N >= 16384
+            "@@@@@@@", // M <= 3071, N <= 3071
+            "@@@@@@@", // M <= 3071, N 3072-4095
+            "@@@@@@@", // M <= 3071, N 4096-6143
+            "@@@@@@@", // M <= 3071, N 6144-8191
+            "@@@@@@@", // M <= 3071, N 8192-12287
+            "@@@@@@@", // M <= 3071, N 12288-16383
+            "@@@@@@@", // M <= 3071, N >= 16384
+            "@@@@@@@", // M 3072-4095, N <= 3071
+            "@@@@@@@", // M 3072-4095, N 3072-4095
+            "@@@@@@@", // M 3072-4095, N 4096-6143
+            "@@@@@@@", // M 3072-4095, N 6144-8191
+            "@@@@@@@", // M 3072-4095, N 8192-12287
+            "@@@@@@@", // M 3072-4095, N 12288-16383
+            "@@@@@@@", // M 3072-4095, N >= 16384
+            "@@@@@@@", // M 4096-6143, N <= 3071
+            "@@@@@@@", // M 4096-6143, N 3072-4095
+            "@@@@@@@", // M 4096-6143, N 4096-6143
+            "@@@@@@@", // M 4096-6143, N 6144-8191
+            "@@@@@@@", // M 4096-6143, N 8192-12287
+            "@@@@@@@", // M 4096-6143, N 12288-16383
+            "@@@@@@@", // M 4096-6143, N >= 16384
+            "@@@@@@@", // M 6144-8191, N <= 3071
+            "@@@@@@@", // M 6144-8191, N 3072-4095
+            "@@@@@@@", // M 6144-8191, N 4096-6143
+            "@@@@@@@", // M 6144-8191, N 6144-8191
+            "@@@@@@@", // M 6144-8191, N 8192-12287
+            "@@@@@@@", // M 6144-8191, N 12288-16383
+            "@@@@@@@", // M 6144-8191, N >= 16384
+            "@@@@@@@", // M 8192-12287, N <= 3071
+            "@@@@@@@", // M 8192-12287, N 3072-4095
+            "@@@@@@@", // M 8192-12287, N 4096-6143
+            "@@@@@@@", // M 8192-12287, N 6144-8191
+            "@@@@@@@", // M 8192-12287, N 8192-12287
+            "@@@@@@@", // M 8192-12287, N 12288-16383
+            "@@@@@@@", // M 8192-12287, N >= 16384
+            "@@@@@@@", // M 12288-16383, N <= 3071
+            "@@@@@@@", // M 12288-16383, N 3072-4095
+            "@@@@@@@", // M 12288-16383, N 4096-6143
+            "@@@@@@@", // M 12288-16383, N 6144-8191
+            "@@@@@@@", // M 12288-16383, N 8192-12287
+            "@@@@@@@", // M 12288-16383, N 12288-16383
+            "@@@@@@@", // M 12288-16383, N >= 16384
+            "@@@@@@@", // M >= 16384, N <= 3071
+            "@@@@@@@", // M >= 16384, N 3072-4095
+            "@@@@@@@", // M >= 16384, N 4096-6143
+            "@@@@@@@", // M >= 16384, N 6144-8191
+            "@@@@@@@", // M >= 16384, N 8192-12287
+            "@@@@@@@", // M >= 16384, N 12288-16383
+            "@@@@@@@", // M >= 16384, N >= 16384
         };
         static const char unaligned_table[49][7 + 1] = {
-            "=======", // M <= 3071, N <= 3071
-            "=======", // M <= 3071, N 3072-4095
-            "=======", // M <= 3071, N 4096-6143
-            "=======", // M <= 3071, N 6144-8191
-            "=======", // M <= 3071, N 8192-12287
-            "=======", // M <= 3071, N 12288-16383
-            "=======", // M <= 3071, N >= 16384
-            "=======", // M 3072-4095, N <= 3071
-            "=======", // M 3072-4095, N 3072-4095
-            "=======", // M 3072-4095, N 4096-6143
-            "=======", // M 3072-4095, N 6144-8191
-            "=======", // M 3072-4095, N 8192-12287
-            "=======", // M 3072-4095, N 12288-16383
-            "=======", // M 3072-4095, N >= 16384
-            "=======", // M 4096-6143, N <= 3071
-            "=======", // M 4096-6143, N 3072-4095
-            "==6====", // M 4096-6143, N 4096-6143
-            "=======", // M 4096-6143, N 6144-8191
-            "=======", // M 4096-6143, N 8192-12287
-            "=======", // M 4096-6143, N 12288-16383
-            "=======", // M 4096-6143, N >= 16384
-            "=======", // M 6144-8191, N <= 3071
-            "=======", // M 6144-8191, N 3072-4095
-            "=======", // M 6144-8191, N 4096-6143
-            "=======", // M 6144-8191, N 6144-8191
-            "=======", // M 6144-8191, N 8192-12287
-            "=======", // M 6144-8191, N 12288-16383
-            "=======", // M 6144-8191, N >= 16384
-            "=======", // M 8192-12287, N <= 3071
-            "=======", // M 8192-12287, N 3072-4095
-            "=======", // M 8192-12287, N 4096-6143
-            "=======", // M 8192-12287, N 6144-8191
-            "====6==", // M 8192-12287, N 8192-12287
-            "=======", // M 8192-12287, N 12288-16383
-            "=======", // M 8192-12287, N >= 16384
-            "=======", // M 12288-16383, N <= 3071
-            "=======", // M 12288-16383, N 3072-4095
-            "=======", // M 12288-16383, N 4096-6143
-            "=======", // M 12288-16383, N 6144-8191
-            "=======", // M 12288-16383, N 8192-12287
-            "=======", // M 12288-16383, N 12288-16383
-            "=======", // M 12288-16383, N >= 16384
-            "=======", // M >= 16384, N <= 3071
-            "=======", // M >= 16384, N 3072-4095
-            "=======", // M >= 16384, N 4096-6143
-            "=======", // M >= 16384, N 6144-8191
-            "=======", // M >= 16384, N 8192-12287
-            "=======", // M >= 16384, N 12288-16383
-            "=======", // M >= 16384, N >= 16384
+            "@@@@@@@", // M <= 3071, N <= 3071
+            "@@@@@@@", // M <= 3071, N 3072-4095
+            "@@@@@@@", // M <= 3071, N 4096-6143
+            "@@@@@@@", // M <= 3071, N 6144-8191
+            "@@@@@@@", // M <= 3071, N 8192-12287
+            "@@@@@@@", // M <= 3071, N 12288-16383
+            "@@@@@@@", // M <= 3071, N >= 16384
+            "@@@@@@@", // M 3072-4095, N <= 3071
+            "@@@@@@@", // M 3072-4095, N 3072-4095
+            "@@@@@@@", // M 3072-4095, N 4096-6143
+            "@@@@@@@", // M 3072-4095, N 6144-8191
+            "@@@@@@@", // M 3072-4095, N 8192-12287
+            "@@@@@@@", // M 3072-4095, N 12288-16383
+            "@@@@@@@", // M 3072-4095, N >= 16384
+            "@@@@@@@", // M 4096-6143, N <= 3071
+            "@@@@@@@", // M 4096-6143, N 3072-4095
+            "@@5@@@@", // M 4096-6143, N 4096-6143
+            "@@@@@@@", // M 4096-6143, N 6144-8191
+            "@@@@@@@", // M 4096-6143, N 8192-12287
+            "@@@@@@@", // M 4096-6143, N 12288-16383
+            "@@@@@@@", // M 4096-6143, N >= 16384
+            "@@@@@@@", // M 6144-8191, N <= 3071
+            "@@@@@@@", // M 6144-8191, N 3072-4095
+            "@@@@@@@", // M 6144-8191, N 4096-6143
+            "@@@@@@@", // M 6144-8191, N 6144-8191
+            "@@@@@@@", // M 6144-8191, N 8192-12287
+            "@@@@@@@", // M 6144-8191, N 12288-16383
+            "@@@@@@@", // M 6144-8191, N >= 16384
+            "@@@@@@@", // M 8192-12287, N <= 3071
+            "@@@@@@@", // M 8192-12287, N 3072-4095
+            "@@@@@@@", // M 8192-12287, N 4096-6143
+            "@@@@@@@", // M 8192-12287, N 6144-8191
+            "@@@@5@@", // M 8192-12287, N 8192-12287
+            "@@@@@@@", // M 8192-12287, N 12288-16383
+            "@@@@@@@", // M 8192-12287, N >= 16384
+            "@@@@@@@", // M 12288-16383, N <= 3071
+            "@@@@@@@", // M 12288-16383, N 3072-4095
+            "@@@@@@@", // M 12288-16383, N 4096-6143
+            "@@@@@@@", // M 12288-16383, N 6144-8191
+            "@@@@@@@", // M 12288-16383, N 8192-12287
+            "@@@@@@@", // M 12288-16383, N 12288-16383
+            "@@@@@@@", // M 12288-16383, N >= 16384
+            "@@@@@@@", // M >= 16384, N <= 3071
+            "@@@@@@@", // M >= 16384, N 3072-4095
+            "@@@@@@@", // M >= 16384, N 4096-6143
+            "@@@@@@@", // M >= 16384, N 6144-8191
+            "@@@@@@@", // M >= 16384, N 8192-12287
+            "@@@@@@@", // M >= 16384, N 12288-16383
+            "@@@@@@@", // M >= 16384, N >= 16384
         };
         static const char general_table[49][7 + 1] = {
-            "=======", // M <= 3071, N <= 3071
-            "=======", // M <= 3071, N 3072-4095
-            "=======", // M <= 3071, N 4096-6143
-            "=======", // M <= 3071, N 6144-8191
-            "=======", // M <= 3071, N 8192-12287
-            "=======", // M <= 3071, N 12288-16383
-            "=======", // M <= 3071, N >= 16384
-            "=======", // M 3072-4095, N <= 3071
-            "=======", // M 3072-4095, N 3072-4095
-            "=======", // M 3072-4095, N 4096-6143
-            "=======", // M 3072-4095, N 6144-8191
-            "=======", // M 3072-4095, N 8192-12287
-            "=======", // M 3072-4095, N 12288-16383
-            "=======", // M 3072-4095, N >= 16384
-            "=======", // M 4096-6143, N <= 3071
-            "=======", // M 4096-6143, N 3072-4095
-            "=======", // M 4096-6143, N 4096-6143
-            "=======", // M 4096-6143, N 6144-8191
-            "=======", // M 4096-6143, N 8192-12287
-            "=======", // M 4096-6143, N 12288-16383
-            "=======", // M 4096-6143, N >= 16384
-            "=======", // M 6144-8191, N <= 3071
-            "=======", // M 6144-8191, N 3072-4095
-            "=======", // M 6144-8191, N 4096-6143
-            "=======", // M 6144-8191, N 6144-8191
-            "=======", // M 6144-8191, N 8192-12287
-            "=======", // M 6144-8191, N 12288-16383
-            "=======", // M 6144-8191, N >= 16384
-            "=======", // M 8192-12287, N <= 3071
-            "=======", // M 8192-12287, N 3072-4095
-            "=======", // M 8192-12287, N 4096-6143
-            "=======", // M 8192-12287, N 6144-8191
-            "=======", // M 8192-12287, N 8192-12287
-            "=======", // M 8192-12287, N 12288-16383
-            "=======", // M 8192-12287, N >= 16384
-            "=======", // M 12288-16383, N <= 3071
-            "=======", // M 12288-16383, N 3072-4095
-            "=======", // M 12288-16383, N 4096-6143
-            "=======", // M 12288-16383, N 6144-8191
-            "=======", // M 12288-16383, N 8192-12287
-            "=======", // M 12288-16383, N 12288-16383
-            "=======", // M 12288-16383, N >= 16384
-            "=======", // M >= 16384, N <= 3071
-            "=======", // M >= 16384, N 3072-4095
-            "=======", // M >= 16384, N 4096-6143
-            "=======", // M >= 16384, N 6144-8191
-            "=======", // M >= 16384, N 8192-12287
-            "=======", // M >= 16384, N 12288-16383
-            "=======", // M >= 16384, N >= 16384
+            "@@@@@@@", // M <= 3071, N <= 3071
+            "@@@@@@@", // M <= 3071, N 3072-4095
+            "@@@@@@@", // M <= 3071, N 4096-6143
+            "@@@@@@@", // M <= 3071, N 6144-8191
+            "@@@@@@@", // M <= 3071, N 8192-12287
+            "@@@@@@@", // M <= 3071, N 12288-16383
+            "@@@@@@@", // M <= 3071, N >= 16384
+            "@@@@@@@", // M 3072-4095, N <= 3071
+            "@@@@@@@", // M 3072-4095, N 3072-4095
+            "@@@@@@@", // M 3072-4095, N 4096-6143
+            "@@@@@@@", // M 3072-4095, N 6144-8191
+            "@@@@@@@", // M 3072-4095, N 8192-12287
+            "@@@@@@@", // M 3072-4095, N 12288-16383
+            "@@@@@@@", // M 3072-4095, N >= 16384
+            "@@@@@@@", // M 4096-6143, N <= 3071
+            "@@@@@@@", // M 4096-6143, N 3072-4095
+            "@@@@@@@", // M 4096-6143, N 4096-6143
+            "@@@@@@@", // M 4096-6143, N 6144-8191
+            "@@@@@@@", // M 4096-6143, N 8192-12287
+            "@@@@@@@", // M 4096-6143, N 12288-16383
+            "@@@@@@@", // M 4096-6143, N >= 16384
+            "@@@@@@@", // M 6144-8191, N <= 3071
+            "@@@@@@@", // M 6144-8191, N 3072-4095
+            "@@@@@@@", // M 6144-8191, N 4096-6143
+            "@@@@@@@", // M 6144-8191, N 6144-8191
+            "@@@@@@@", // M 6144-8191, N 8192-12287
+            "@@@@@@@", // M 6144-8191, N 12288-16383
+            "@@@@@@@", // M 6144-8191, N >= 16384
+            "@@@@@@@", // M 8192-12287, N <= 3071
+            "@@@@@@@", // M 8192-12287, N 3072-4095
+            "@@@@@@@", // M 8192-12287, N 4096-6143
+            "@@@@@@@", // M 8192-12287, N 6144-8191
+            "@@@@@@@", // M 8192-12287, N 8192-12287
+            "@@@@@@@", // M 8192-12287, N 12288-16383
+            "@@@@@@@", // M 8192-12287, N >= 16384
+            "@@@@@@@", // M 12288-16383, N <= 3071
+            "@@@@@@@", // M 12288-16383, N 3072-4095
+            "@@@@@@@", // M 12288-16383, N 4096-6143
+            "@@@@@@@", // M 12288-16383, N 6144-8191
+            "@@@@@@@", // M 12288-16383, N 8192-12287
+            "@@@@@@@", // M 12288-16383, N 12288-16383
+            "@@@@@@@", // M 12288-16383, N >= 16384
+            "@@@@@@@", // M >= 16384, N <= 3071
+            "@@@@@@@", // M >= 16384, N 3072-4095
+            "@@@@@@@", // M >= 16384, N 4096-6143
+            "@@@@@@@", // M >= 16384, N 6144-8191
+            "@@@@@@@", // M >= 16384, N 8192-12287
+            "@@@@@@@", // M >= 16384, N 12288-16383
+            "@@@@@@@", // M >= 16384, N >= 16384
         };
         const int r = tgsgemm_bucket(M, 1, 22, 28) * 7 + tgsgemm_bucket(N, 1, 22, 28);
         const int c = tgsgemm_bucket(K, 1, 22, 28);
@@ -29819,10 +29834,10 @@ enum {
 inline int tgsgemm_epilogue_kernel(int epilogue)
 {
     switch (epilogue) {
-    case tgsgemm_EPI_BIAS_ROW: return 16;
-    case tgsgemm_EPI_BIAS_COL: return 14;
+    case tgsgemm_EPI_BIAS_ROW: return 14;
+    case tgsgemm_EPI_BIAS_COL: return 12;
     case tgsgemm_EPI_BIAS_RELU_ROW: return 11;
-    case tgsgemm_EPI_BIAS_RELU_COL: return 15;
+    case tgsgemm_EPI_BIAS_RELU_COL: return 13;
     case tgsgemm_EPI_BIAS_GELU_ROW: return 10;
     case tgsgemm_EPI_BIAS_GELU_COL: return 9;
     default: return -1;
