@@ -49,13 +49,24 @@ type DeviceCost struct {
 	// re-measuring leaders).
 	WorkerS float64 `json:"worker_s"`
 	Busy    float64 `json:"busy"`
+	// VerifyS and TimingS are WorkerS's verification and timing parts, and PerMeasurementMS the
+	// worker's mean time per measurement: the same work taking longer on one GPU of several than on
+	// one alone shows contention on the host (input generation and comparison run on its CPUs).
+	VerifyS          float64 `json:"verify_s"`
+	TimingS          float64 `json:"timing_s"`
+	PerMeasurementMS float64 `json:"per_measurement_ms"`
 }
 
 // perDevice fills c.Devices from the counts by device UUID, in the order of slots.
-func (c *Cost) perDevice(slots []DeviceCost, measured map[string]int, workerS map[string]float64) {
+func (c *Cost) perDevice(slots []DeviceCost, counts map[string]*DeviceCost) {
 	c.Devices = nil
 	for _, d := range slots {
-		d.Measured, d.WorkerS = measured[d.UUID], workerS[d.UUID]
+		if n := counts[d.UUID]; n != nil {
+			d.Measured, d.WorkerS, d.VerifyS, d.TimingS = n.Measured, n.WorkerS, n.VerifyS, n.TimingS
+		}
+		if d.Measured > 0 {
+			d.PerMeasurementMS = 1e3 * d.WorkerS / float64(d.Measured)
+		}
 		if c.WallS > 0 {
 			d.PerMinute = float64(d.Measured) / (c.WallS / 60)
 			d.Busy = d.WorkerS / c.WallS
@@ -78,7 +89,7 @@ func (c Cost) deviceString() string {
 	}
 	out := "; per GPU:"
 	for _, d := range c.Devices {
-		out += fmt.Sprintf(" [%d] %d (%.0f/min, busy %.0f %%)", d.Slot, d.Measured, d.PerMinute, 100*d.Busy)
+		out += fmt.Sprintf(" [%d] %d (%.0f/min, busy %.0f %%, %.0f ms each)", d.Slot, d.Measured, d.PerMinute, 100*d.Busy, d.PerMeasurementMS)
 	}
 	return out
 }

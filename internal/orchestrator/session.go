@@ -142,10 +142,8 @@ type session struct {
 	// preload lists the variants whose measurements are planned, for OpPreload.
 	preload []*variant.Variant
 	cost    Cost
-	// devMeasured and devWorkerS count measurements and worker seconds per device UUID (cost.json's
-	// devices).
-	devMeasured map[string]int
-	devWorkerS  map[string]float64
+	// dev counts measurements and worker seconds per device UUID (cost.json's devices).
+	dev map[string]*DeviceCost
 	// stale counts cache hits that did not match their request, unhashed those that predate the
 	// records' hashes (see lookup).
 	stale, unhashed int
@@ -244,15 +242,22 @@ func (s *session) finish(r results.Record, cache bool) {
 	if r.Device != nil {
 		uuid = r.Device.UUID
 	}
-	if s.devMeasured == nil {
-		s.devMeasured, s.devWorkerS = map[string]int{}, map[string]float64{}
+	if s.dev == nil {
+		s.dev = map[string]*DeviceCost{}
 	}
-	s.devMeasured[uuid]++
+	d := s.dev[uuid]
+	if d == nil {
+		d = &DeviceCost{}
+		s.dev[uuid] = d
+	}
+	d.Measured++
 	if p := r.Phases; p != nil {
 		s.cost.LoadS += p.LoadMS / 1e3
 		s.cost.VerifyS += p.VerifyMS / 1e3
 		s.cost.TimingS += p.TimeMS / 1e3
-		s.devWorkerS[uuid] += (p.LoadMS + p.VerifyMS + p.TimeMS) / 1e3
+		d.VerifyS += p.VerifyMS / 1e3
+		d.TimingS += p.TimeMS / 1e3
+		d.WorkerS += (p.LoadMS + p.VerifyMS + p.TimeMS) / 1e3
 	}
 	s.mu.Unlock()
 	s.prog.step(r)

@@ -91,7 +91,7 @@ func tune(cfg *Config) (*tuneOutcome, error) {
 		s.cost.PerMinute = float64(s.cost.Measured) / (s.cost.WallS / 60)
 	}
 	s.mu.Lock()
-	s.cost.perDevice(s.slotCosts(), s.devMeasured, s.devWorkerS)
+	s.cost.perDevice(s.slotCosts(), s.dev)
 	s.mu.Unlock()
 	cj, err := json.MarshalIndent(s.cost, "", "  ")
 	if err != nil {
