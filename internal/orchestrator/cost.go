@@ -20,8 +20,11 @@ type Cost struct {
 	PreloadS       float64 `json:"preload_s"`
 	PreloadModules int     `json:"preload_modules"`
 	PreloadThreads int     `json:"preload_threads"`
-	// JITHelpers is the number of helper workers that compiled shares of the modules first.
-	JITHelpers int `json:"jit_helpers"`
+	// JITHelpers is the number of helper workers that compiled shares of the modules; with
+	// PreloadOverlapped they did so alongside the measurements (PreloadS is then their wall time,
+	// not time the GPUs waited), else the slots' workers preloaded before the sweep.
+	JITHelpers        int  `json:"jit_helpers"`
+	PreloadOverlapped bool `json:"preload_overlapped,omitempty"`
 	// LoadS, VerifyS and TimingS sum the workers' phases over the measurements.
 	LoadS   float64 `json:"load_s"`
 	VerifyS float64 `json:"verify_s"`
@@ -76,11 +79,15 @@ func (c *Cost) perDevice(slots []DeviceCost, counts map[string]*DeviceCost) {
 }
 
 func (c Cost) String() string {
-	return fmt.Sprintf("%d measured (%d cached, %d skipped) in %.1f s, %.0f per minute; JIT: %.1f s to preload %d modules "+
-		"(%d helper processes, then %d threads); worker time: module loads %.1f s, verification %.1f s, timing %.1f s; "+
-		"re-measuring leaders %.1f s",
-		c.Measured, c.Cached, c.Skipped, c.WallS, c.PerMinute, c.PreloadS, c.PreloadModules, c.JITHelpers, c.PreloadThreads,
-		c.LoadS, c.VerifyS, c.TimingS, c.RankS) + c.deviceString()
+	jit := fmt.Sprintf("%.1f s to preload %d modules (%d helper processes, then %d threads)", c.PreloadS, c.PreloadModules,
+		c.JITHelpers, c.PreloadThreads)
+	if c.PreloadOverlapped {
+		jit = fmt.Sprintf("%d modules compiled by %d helper processes in %.1f s alongside the measurements", c.PreloadModules,
+			c.JITHelpers, c.PreloadS)
+	}
+	return fmt.Sprintf("%d measured (%d cached, %d skipped) in %.1f s, %.0f per minute; JIT: %s; worker time: module loads "+
+		"%.1f s, verification %.1f s, timing %.1f s; re-measuring leaders %.1f s",
+		c.Measured, c.Cached, c.Skipped, c.WallS, c.PerMinute, jit, c.LoadS, c.VerifyS, c.TimingS, c.RankS) + c.deviceString()
 }
 
 func (c Cost) deviceString() string {

@@ -51,7 +51,8 @@ func (s *session) tuneModel(items []item, cub []workerproc.Task) error {
 	s.start("tune", total, len(cub)+planned)
 	fmt.Fprintf(s.cfg.Stderr, "tune: --strategy model: %d of %d candidate measurements (%s per shape), the most promising first\n",
 		planned, len(items)-len(skipped), describeBudget(s.cfg.Strategy.budget()))
-	s.preloadModules()
+	wait := s.preloadModules()
+	defer wait()
 	ran := len(cub)
 	err = s.pool.Run(cub)
 	for err == nil {

@@ -619,3 +619,70 @@ func TestCostPerDevice(t *testing.T) {
 		t.Errorf("rerun measured %d, want everything from the cache", again.Measured)
 	}
 }
+
+// copiesCatalog is the fixture catalog with n renamed copies of one variant (enough modules for
+// JIT helpers).
+type copiesCatalog struct {
+	*DirCatalog
+	of string
+	n  int
+}
+
+func (c copiesCatalog) Variants() []variant.Variant {
+	var out []variant.Variant
+	for _, v := range c.DirCatalog.Variants() {
+		if v.Name != c.of {
+			continue
+		}
+		for i := range c.n {
+			cp := v
+			cp.Name = fmt.Sprintf("%s_%02d", v.Name, i)
+			out = append(out, cp)
+		}
+	}
+	return out
+}
+
+func (c copiesCatalog) PTX(name string) (string, error) {
+	return c.DirCatalog.PTX(c.of)
+}
+
+// TestJITAlongside: with enough modules for helpers, the helpers compile them while the slot
+// measures (no preload on the slot's worker), every module once, and cost.json says so.
+func TestJITAlongside(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("one CPU: one helper, no helper path")
+	}
+	count := requestLog(t)
+	cfg, _, stderr := testConfig(t, t.TempDir())
+	cfg.Catalog = copiesCatalog{testCatalog(t), "fast_a", 16}
+	cfg.Shapes = cfg.Shapes[:1]
+	cfg.Rank.Rounds = 0
+	if err := Tune(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("preload 8 modules"); n != 2 {
+		t.Errorf("%d helpers preloaded 8 modules each, want 2 (16 modules, 2 helpers)", n)
+	}
+	if n := count("preload 16 modules"); n != 0 {
+		t.Errorf("the slot's worker preloaded all modules (%d), want it to load them as it runs", n)
+	}
+	if n := count("run fast_a_"); n != 16 {
+		t.Errorf("%d runs, want 16", n)
+	}
+	b, err := os.ReadFile(filepath.Join(cfg.Out, "cost.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c Cost
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	if !c.PreloadOverlapped || c.JITHelpers != 2 || c.PreloadModules != 16 || c.Measured != 17 {
+		t.Errorf("cost: overlapped %v, %d helpers, %d modules, %d measured; want true, 2, 16, 17", c.PreloadOverlapped,
+			c.JITHelpers, c.PreloadModules, c.Measured)
+	}
+	if !strings.Contains(stderr.String(), "16 modules compiled by 2 helper processes in") {
+		t.Errorf("the summary line does not say the JIT ran alongside:\n%s", stderr)
+	}
+}

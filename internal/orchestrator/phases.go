@@ -39,13 +39,14 @@ func runnable(items []item) int {
 // runPhases runs each phase's tasks on the pool, one phase after the other, ends the progress
 // display, and reports the first failure: of the pool, or of writing the cache.
 func (s *session) runPhases(phases ...[]workerproc.Task) error {
-	s.preloadModules()
+	wait := s.preloadModules()
 	var err error
 	for _, p := range phases {
 		if err = s.pool.Run(p); err != nil {
 			break
 		}
 	}
+	wait()
 	s.prog.done()
 	if err != nil {
 		return err

@@ -12,13 +12,18 @@ import (
 	"tilegen/internal/workerproc"
 )
 
-// preloadModules has every worker JIT-compile the modules of the planned measurements before the
-// sweep (OpPreload). The driver compiles one module at a time per process (measured on an H100
-// host: 194 modules took 76 s with 16 threads in one process), so first several short-lived
-// helper workers compile shares of the modules in parallel; the driver's JIT cache on disk then
-// serves the worker that keeps them. It only saves time: a failed preload is reported and the runs
-// load (and compile) their modules themselves.
-func (s *session) preloadModules() {
+// preloadModules gets the modules of the planned measurements JIT-compiled ahead of their runs.
+// The driver compiles one module at a time per process (measured on an H100 host: 194 modules took
+// 76 s with 16 threads in one process), so short-lived helper workers compile shares of the modules
+// in parallel into the driver's on-disk JIT cache, which then serves the workers that measure. The
+// helpers run alongside the measurements: the slots start at once and load each module when its
+// first run needs it, by then (the helpers compile tens of modules a second, the slots measure a few
+// a second, in the order the modules were dealt) from the cache. Waiting for the whole JIT first
+// kept every GPU idle for it and was the part of a two-GPU tune that did not shrink. Without helpers
+// (few modules, the JIT cache disabled) each slot's worker preloads the modules itself before the
+// sweep. It only saves time: a failed compile is reported and the runs load their modules
+// themselves. The returned function waits for the helpers; call it before the pool closes.
+func (s *session) preloadModules() (wait func()) {
 	vs := s.preload
 	s.preload = nil
 	var ptxs []string
@@ -33,11 +38,25 @@ func (s *session) preloadModules() {
 		}
 	}
 	if len(ptxs) < 2 {
-		return
+		return func() {}
 	}
 	timeout := s.cfg.Watchdog.Hello + time.Duration(len(ptxs))*2*time.Second
 	began := time.Now()
-	s.warmJITCache(ptxs, timeout)
+	if shares := jitShares(len(ptxs), len(s.pool.Slots)); len(shares) >= 2 && os.Getenv("CUDA_CACHE_DISABLE") != "1" {
+		done := make(chan struct{})
+		s.mu.Lock()
+		s.cost.PreloadModules = len(ptxs)
+		s.cost.PreloadOverlapped = true
+		s.mu.Unlock()
+		go func() {
+			defer close(done)
+			s.warmJITCache(ptxs, shares, timeout)
+			s.mu.Lock()
+			s.cost.PreloadS = time.Since(began).Seconds()
+			s.mu.Unlock()
+		}()
+		return func() { <-done }
+	}
 	var wg sync.WaitGroup
 	for _, sl := range s.pool.Slots {
 		wg.Add(1)
@@ -64,6 +83,7 @@ func (s *session) preloadModules() {
 	}
 	wg.Wait()
 	s.cost.PreloadS = time.Since(began).Seconds()
+	return func() {}
 }
 
 // jitHelpers is how many helper workers compile modules on each device: together at least eight
@@ -77,19 +97,12 @@ func jitHelpers(modules, devices int) int {
 const maxJITHelpers = 8
 
 // warmJITCache compiles the modules in helper workers, a share each, in parallel, so that the
-// driver's on-disk JIT cache holds them when the slots' own workers preload. The cache is one per
-// host and user, shared by every device of the same architecture, so the modules are split among the
-// helpers of all slots together: with two GPUs each compiles half, instead of both compiling all
-// (which made the JIT the part of a two-GPU tune that did not shrink). Each helper opens its own
-// context on its slot's device; failures only cost the time saved.
-func (s *session) warmJITCache(ptxs []string, timeout time.Duration) {
-	if os.Getenv("CUDA_CACHE_DISABLE") == "1" {
-		return
-	}
-	shares := jitShares(len(ptxs), len(s.pool.Slots))
-	if len(shares) < 2 {
-		return
-	}
+// driver's on-disk JIT cache holds them when the slots' workers load them. The cache is one per host
+// and user, shared by every device of the same architecture, so the modules are split among the
+// helpers of all slots together: with two GPUs each compiles half, instead of both compiling all.
+// Each helper opens its own context on its slot's device and reports the modules that failed to
+// compile (their runs report why in full); other failures only cost the time saved.
+func (s *session) warmJITCache(ptxs []string, shares []jitShare, timeout time.Duration) {
 	var wg sync.WaitGroup
 	for _, sh := range shares {
 		var share []string
@@ -105,7 +118,13 @@ func (s *session) warmJITCache(ptxs []string, timeout time.Duration) {
 				return
 			}
 			defer w.Close()
-			_, _ = w.Call(protocol.Request{Op: protocol.OpPreload, Preload: share}, timeout)
+			resp, err := w.Call(protocol.Request{Op: protocol.OpPreload, Preload: share}, timeout)
+			if err == nil && resp.Preload != nil && resp.Preload.Failed > 0 {
+				s.mu.Lock()
+				fmt.Fprintf(s.cfg.Stderr, "warning: %d module(s) failed to compile on device %d (their runs will report why): %s\n",
+					resp.Preload.Failed, sl.Index, workerproc.OneLine(strings.Join(resp.Preload.Errors, "; ")))
+				s.mu.Unlock()
+			}
 		}()
 	}
 	wg.Wait()
