@@ -141,8 +141,8 @@ func (c *common) config(cmd string, stdout, stderr io.Writer, needWorker bool) (
 		Strategy:          orchestrator.Strategy{Name: "exhaustive", Seed: c.seed},
 		Shard:             shard,
 		Verify:            c.settings(),
-		SharedInputsAbove: c.sharedAbove,
-		Watchdog:          wd, CachePath: c.cache, Out: c.out, RetryFailed: c.retryFailed, Progress: c.progress,
+		SharedInputsAbove: c.sharedAbove, SharedInputsElements: float64(c.sharedElems),
+		Watchdog: wd, CachePath: c.cache, Out: c.out, RetryFailed: c.retryFailed, Progress: c.progress,
 		Stdout: stdout, Stderr: stderr,
 	}, nil
 }

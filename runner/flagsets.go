@@ -131,6 +131,7 @@ func tolFactorFlags(p *float64) *pflag.FlagSet {
 type verifyFlags struct {
 	subMatrix                        bool
 	cpuCheck, sharedAbove, tolFactor float64
+	sharedElems                      int
 }
 
 func (v *verifyFlags) flags() *pflag.FlagSet {
@@ -138,7 +139,8 @@ func (v *verifyFlags) flags() *pflag.FlagSet {
 	fs.BoolVar(&v.subMatrix, "sub-matrix", true, "also verify with alpha, beta != 0 and padded leading dimensions")
 	fs.Float64Var(&v.cpuCheck, "cpu-check-max-flops", 1e8, "cross-check the GPU reference on the CPU when 2MNK is at most `flops`")
 	fs.Float64Var(&v.sharedAbove, "shared-inputs-above", 1e10, "verify every variant of a shape on the same fresh inputs (drawn and referenced once per run) when 2MNK is above `flops`; 0: fresh inputs per variant always")
-	atLeast(fs, ">=0", "cpu-check-max-flops", "shared-inputs-above")
+	fs.IntVar(&v.sharedElems, "shared-inputs-elements", 8_000_000, "also share them when the result has more than `n` elements (M·N·batch), where drawing and comparing it on the host outweighs the launches; 0: by flops only")
+	atLeast(fs, ">=0", "cpu-check-max-flops", "shared-inputs-above", "shared-inputs-elements")
 	fs.AddFlagSet(tolFactorFlags(&v.tolFactor))
 	return fs
 }

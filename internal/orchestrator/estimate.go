@@ -125,7 +125,7 @@ func estimatePlan(cfg *Config, perShape map[protocol.Shape]int, modules, devices
 		if n == 0 {
 			continue
 		}
-		shared := cfg.SharedInputsAbove > 0 && results.Flops(s) > cfg.SharedInputsAbove
+		shared := cfg.sharedInputs(s)
 		c.Measure += time.Duration(n) * EstimateMeasurement(s, cfg.Timing, cfg.Verify, shared)
 		if shared {
 			c.SharedInputs += EstimateSharedInputs(s, cfg.Verify)

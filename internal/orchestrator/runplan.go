@@ -56,6 +56,8 @@ type RunSettings struct {
 	Verify            protocol.VerifySettings  `json:"verify"`
 	Timing            *protocol.TimingSettings `json:"timing,omitempty"`
 	SharedInputsAbove float64                  `json:"shared_inputs_above"`
+	// SharedInputsElements is omitted when 0, so plans made before it keep their hashes.
+	SharedInputsElements float64 `json:"shared_inputs_elements,omitempty"`
 }
 
 // runPlanFile is the name of RunPlan's file in a results directory.
@@ -82,7 +84,7 @@ func planOf(cfg *Config, command string, vs []variant.Variant) RunPlan {
 	vset := cfg.Verify
 	vset.Seed = 0
 	p.Settings = RunSettings{Arch: cfg.Catalog.Arch(), NVCC: cfg.Catalog.NVCC(), Verify: vset,
-		SharedInputsAbove: cfg.SharedInputsAbove}
+		SharedInputsAbove: cfg.SharedInputsAbove, SharedInputsElements: cfg.SharedInputsElements}
 	if command == results.KindTune {
 		t := cfg.Timing
 		p.Settings.Timing = &t

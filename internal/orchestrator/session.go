@@ -109,7 +109,13 @@ type Config struct {
 	// a run is verified on the same fresh inputs per shape, so that a worker draws them and runs
 	// the float64 reference once per shape instead of once per variant.
 	SharedInputsAbove float64
-	Watchdog          Watchdog
+	// SharedInputsElements (0: never) shares them too when the result has more than this many
+	// elements (M·N, times the batch): there the host's part of a check (drawing C, moving it and
+	// the float64 expectation, comparing) outweighs the launches, several times a fast kernel's
+	// timing (4096×4096×32: 0.68 s per verification against 0.06 s of timing on an H100 host), and is
+	// what GPUs sharing one host contend for.
+	SharedInputsElements float64
+	Watchdog             Watchdog
 	// CachePath is the append-only cache file.
 	CachePath string
 	// Out is the results directory.
@@ -311,11 +317,20 @@ func (s *session) cublasKey(sh protocol.Shape, d protocol.Device, vs *protocol.V
 
 func (s *session) verifySettings(name string, sh protocol.Shape) *protocol.VerifySettings {
 	v := s.cfg.Verify
-	if t := s.cfg.SharedInputsAbove; t > 0 && 2*float64(sh.M)*float64(sh.N)*float64(sh.K) > t {
+	if s.cfg.sharedInputs(sh) {
 		name = sharedSeedName
 	}
 	v.Seed = DeriveSeed(name, sh, s.cfg.Strategy.Seed)
 	return &v
+}
+
+// sharedInputs reports whether every variant of a run verifies on shape sh's one set of inputs.
+func (c *Config) sharedInputs(sh protocol.Shape) bool {
+	if t := c.SharedInputsAbove; t > 0 && results.Flops(sh) > t {
+		return true
+	}
+	t := c.SharedInputsElements
+	return t > 0 && float64(sh.M)*float64(sh.N)*float64(sh.Products()) > t
 }
 
 // sharedSeedName stands for the variant in DeriveSeed when a shape's inputs are shared.
