@@ -57,8 +57,12 @@ func tune(cfg *Config) (*tuneOutcome, error) {
 		tasks := s.planVariants(results.KindTune, items)
 		total := len(cfg.Shapes) + runnable(items) - s.cost.Skipped
 		s.start("tune", total, len(cub)+len(tasks))
-		// Variant keys need no cuBLAS time; their watchdogs do, so cuBLAS runs first.
-		if err := s.runPhases(cub, tasks); err != nil {
+		// Variant keys need no cuBLAS time; their watchdogs do, so cuBLAS runs first: ahead of the
+		// variants in one queue, not as a phase of its own. With one device that is the same order;
+		// with several, a device that takes a shape's first variant before the shape's cuBLAS task
+		// has finished elsewhere times cuBLAS there itself (ensureCublas, which every device does
+		// anyway), so no device waits at a barrier for the slowest cuBLAS run.
+		if err := s.runPhases(append(cub, tasks...)); err != nil {
 			return nil, err
 		}
 		s.cost.Cached = total - len(cub) - len(tasks)
