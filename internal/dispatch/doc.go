@@ -61,10 +61,12 @@
 // shapes, with the best worst-case ratio there), and the hyperparameters (h₀, κ, λ, β, α, γ, ρ, R)
 // from a small grid by leave-one-out over the training shapes, maximizing the mean log ratio plus
 // the mean shortfall below 0.9× (shortfalls count twice: a slowdown costs more than an equal gain
-// earns; ties: the earlier, smoother setting), and then whether to pin (kept unless leave-one-out
-// finds it worse by more than pinTolerance: it can judge pinning only on cells that hold several
-// training shapes, and pinning is what makes the corpus's own shapes launch what was measured
-// fastest on them). The tables then take, per cell: when pinning and the cell holds training
+// earns; ties: the earlier, smoother setting). Leave-one-out judges what the export would launch:
+// the tables' pick for the left-out shape's cell (the smoother at the cell's centre, the features
+// averaged over the cell's points, or the cell's other training shapes' pinned pair), not the
+// model's pick at the exact shape. The cells that hold training shapes are always pinned (pinning is
+// what makes the corpus's own shapes launch what was measured fastest on them; leave-one-out can
+// judge it only on cells of several shapes). The tables then take, per cell: when the cell holds training
 // shapes, the aligned and unaligned kernels whose dispatch has the best total measured log ratio on
 // them and the general kernel with the best total (so a corpus shape alone in its cell gets its
 // fastest variant whenever the dispatch can launch it); otherwise the candidates with the best
