@@ -140,6 +140,10 @@ var grid = func() []Params {
 	return out
 }()
 
+// gemvMax is the largest M (N) of the gemv-m (gemv-n) class, skinnyMax the largest smaller side of
+// the skinny class.
+const gemvMax, skinnyMax = 16, 128
+
 // Regime classes (see the package doc).
 const (
 	RegimeRows = iota
@@ -156,15 +160,15 @@ var RegimeNames = []string{"gemv-m", "gemv-n", "deep-k", "small", "skinny", "lar
 // Regime is the regime class of an M×N×K problem.
 func Regime(m, n, k float64) int {
 	switch {
-	case m <= 16:
+	case m <= gemvMax:
 		return RegimeRows
-	case n <= 16:
+	case n <= gemvMax:
 		return RegimeCols
 	case k >= 4*math.Max(m, n):
 		return RegimeDeepK
 	case 2*m*n*k <= 1<<27:
 		return RegimeSmall
-	case math.Min(m, n) <= 128:
+	case math.Min(m, n) <= skinnyMax:
 		return RegimeSkinny
 	}
 	return RegimeLarge
@@ -910,10 +914,24 @@ func (m *model) pickCell(pm, pn, pk []int, u [3]float64, ok bool, w, sa, sm []fl
 	return m.score(pm, pn, pk, u, w, sa, sm, p, -1)
 }
 
+// cellRegime is the regime class of the cell centred at u: its centre's, except that a cell whose
+// smallest M (N) is within the GEMV threshold counts as GEMV-like: the cell [16, 24) of M, whose
+// centre is past 16, holds the M = 16 problems of the gemv-m class.
+func (m *model) cellRegime(u [3]float64) int {
+	x := [3]float64{math.Exp2(u[0]), math.Exp2(u[1]), math.Exp2(u[2])}
+	for dim := range 2 {
+		b := Bucket(max(int(math.Round(x[dim])), 1), m.shift)
+		if lo, _, ok := BucketRange(b, m.shift); ok && float64(lo) <= gemvMax {
+			x[dim] = float64(lo)
+		}
+	}
+	return Regime(x[0], x[1], x[2])
+}
+
 // score is the model's pick for the cell centred at u whose points are pm × pn × pk, leaving out
 // training shape skip (−1: none).
 func (m *model) score(pm, pn, pk []int, u [3]float64, w, sa, sm []float64, p Params, skip int) (aligned, unaligned, general int) {
-	reg := Regime(math.Exp2(u[0]), math.Exp2(u[1]), math.Exp2(u[2]))
+	reg := m.cellRegime(u)
 	if !m.weights(w, u, reg, skip, p) {
 		return m.def, m.def, m.def
 	}
