@@ -138,34 +138,60 @@ func OpenPool(bin string, args []string, devices []int, hello time.Duration) (*P
 		return "", false
 	}
 	p := &Pool{}
-	start := func(i int) error {
+	open := func(i int) (*workerProc, string, error) {
 		v, ok := visible(i)
 		if !ok {
-			return fmt.Errorf("device %d: only %d visible through CUDA_VISIBLE_DEVICES", i, len(vis))
+			return nil, "", fmt.Errorf("device %d: only %d visible through CUDA_VISIBLE_DEVICES", i, len(vis))
 		}
 		w, err := startWorker(bin, args, v, hello)
-		if err != nil {
-			return err
-		}
+		return w, v, err
+	}
+	add := func(w *workerProc, v string) {
 		p.Slots = append(p.Slots, &Slot{Index: len(p.Slots), Visible: v, Device: w.device, w: w, bin: bin, args: args, hello: hello})
-		return nil
 	}
 	if devices == nil {
 		for i := 0; ; i++ {
-			if err := start(i); err != nil {
+			w, v, err := open(i)
+			if err != nil {
 				if i == 0 {
 					return nil, err
 				}
 				break
 			}
+			add(w, v)
 		}
 		return p, nil
 	}
-	for _, d := range devices {
-		if err := start(d); err != nil {
-			p.Close()
-			return nil, err
+	// A named list starts its workers at once (each start is a process, cuInit and a context: most
+	// of a second) and keeps them in the list's order; any failure closes them all and reports the
+	// first failing device's error.
+	type started struct {
+		w   *workerProc
+		v   string
+		err error
+	}
+	res := make([]started, len(devices))
+	var wg sync.WaitGroup
+	for k, d := range devices {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[k].w, res[k].v, res[k].err = open(d)
+		}()
+	}
+	wg.Wait()
+	var first error
+	for _, r := range res {
+		if r.err != nil && first == nil {
+			first = r.err
 		}
+		if r.w != nil {
+			add(r.w, r.v)
+		}
+	}
+	if first != nil {
+		p.Close()
+		return nil, first
 	}
 	return p, nil
 }

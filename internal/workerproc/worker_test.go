@@ -288,3 +288,26 @@ func TestNvidiaModuleAndDriverProblem(t *testing.T) {
 		t.Errorf("printable: %q", got)
 	}
 }
+
+// TestOpenPoolNamed: a named device list starts its workers at once and keeps the list's order;
+// a device that cannot be opened fails the whole pool with its own error, the others closed.
+func TestOpenPoolNamed(t *testing.T) {
+	t.Setenv("FAKEWORKER_DEVICES", "4")
+	t.Setenv("CUDA_VISIBLE_DEVICES", "1,3")
+	p, err := OpenPool(fakeWorker, nil, []int{1, 0}, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Slots) != 2 || p.Slots[0].Visible != "3" || p.Slots[1].Visible != "1" || p.Slots[0].Index != 0 || p.Slots[1].Index != 1 ||
+		p.Slots[0].Device.UUID != "GPU-fake-3" {
+		t.Errorf("slots %+v, %+v: want visible 3 then 1, indexes 0 and 1", *p.Slots[0], *p.Slots[1])
+	}
+	p.Close()
+	if _, err := OpenPool(fakeWorker, nil, []int{0, 2}, 10*time.Second); err == nil || !strings.Contains(err.Error(), "device 2: only 2 visible") {
+		t.Errorf("device 2 of 2 visible: err %v", err)
+	}
+	t.Setenv("CUDA_VISIBLE_DEVICES", "1,7")
+	if _, err := OpenPool(fakeWorker, nil, []int{0, 1}, 10*time.Second); err == nil || !strings.Contains(err.Error(), "for device 7") {
+		t.Errorf("device 7 cannot open: err %v", err)
+	}
+}
