@@ -104,9 +104,11 @@ __device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN
 // The workspace and counters are module globals of each kernel: launches of one kernel must not
 // run concurrently (launches on one stream never do).
 #define TG_SKA_G 16
-template <int F4, int TP, int CPT>
-__device__ __forceinline__ bool tg_ska_fixup(float4 (&v)[F4], float4* __restrict__ ws, unsigned* __restrict__ cnt,
-                                             int tile, int z, int S, int tid, int* flag)
+// The partial is read and replaced through get(j) and set(j, float4) (j < F4), so that a kernel
+// can keep it in its accumulators (no second copy in registers).
+template <int F4, int TP, int CPT, class Get, class Set>
+__device__ __forceinline__ bool tg_ska_fixup(Get get, Set set, float4* __restrict__ ws, unsigned* __restrict__ cnt, int tile,
+                                             int z, int S, int tid, int* flag)
 {
     const int g = z / TG_SKA_G, NG = (S + TG_SKA_G - 1) / TG_SKA_G;
     const int g0 = g * TG_SKA_G, g1 = min(S, g0 + TG_SKA_G);
@@ -114,7 +116,7 @@ __device__ __forceinline__ bool tg_ska_fixup(float4 (&v)[F4], float4* __restrict
     const bool holder = tid < TP;
     if (holder) {
 #pragma unroll
-        for (int j = 0; j < F4; ++j) __stcg(base + ((size_t)z * F4 + j) * TP + tid, v[j]);
+        for (int j = 0; j < F4; ++j) __stcg(base + ((size_t)z * F4 + j) * TP + tid, get(j));
     }
     __threadfence(); // release: the partial is visible device-wide before the count moves
     __syncthreads();
@@ -130,21 +132,22 @@ __device__ __forceinline__ bool tg_ska_fixup(float4 (&v)[F4], float4* __restrict
     if (holder) {
 #pragma unroll
         for (int j = 0; j < F4; ++j) {
-            float4 sum = z == g0 ? v[j] : __ldcg(base + ((size_t)g0 * F4 + j) * TP + tid);
+            const float4 own = get(j);
+            float4 sum = z == g0 ? own : __ldcg(base + ((size_t)g0 * F4 + j) * TP + tid);
             for (int s = g0 + 1; s < g1; ++s) {
-                const float4 p = s == z ? v[j] : __ldcg(base + ((size_t)s * F4 + j) * TP + tid);
+                const float4 p = s == z ? own : __ldcg(base + ((size_t)s * F4 + j) * TP + tid);
                 sum.x += p.x;
                 sum.y += p.y;
                 sum.z += p.z;
                 sum.w += p.w;
             }
-            v[j] = sum;
+            set(j, sum);
         }
     }
     if (NG == 1) return true;
     if (holder) {
 #pragma unroll
-        for (int j = 0; j < F4; ++j) __stcg(base + ((size_t)g0 * F4 + j) * TP + tid, v[j]);
+        for (int j = 0; j < F4; ++j) __stcg(base + ((size_t)g0 * F4 + j) * TP + tid, get(j));
     }
     __threadfence();
     __syncthreads(); // also: every thread has read *flag before it is written again
@@ -160,18 +163,27 @@ __device__ __forceinline__ bool tg_ska_fixup(float4 (&v)[F4], float4* __restrict
     if (holder) {
 #pragma unroll
         for (int j = 0; j < F4; ++j) {
-            float4 sum = g == 0 ? v[j] : __ldcg(base + (size_t)j * TP + tid);
+            const float4 own = get(j);
+            float4 sum = g == 0 ? own : __ldcg(base + (size_t)j * TP + tid);
             for (int h = 1; h < NG; ++h) {
-                const float4 p = h == g ? v[j] : __ldcg(base + ((size_t)h * TG_SKA_G * F4 + j) * TP + tid);
+                const float4 p = h == g ? own : __ldcg(base + ((size_t)h * TG_SKA_G * F4 + j) * TP + tid);
                 sum.x += p.x;
                 sum.y += p.y;
                 sum.z += p.z;
                 sum.w += p.w;
             }
-            v[j] = sum;
+            set(j, sum);
         }
     }
     return true;
+}
+
+// tg_ska_fixup on a partial held in v.
+template <int F4, int TP, int CPT>
+__device__ __forceinline__ bool tg_ska_fixup(float4 (&v)[F4], float4* __restrict__ ws, unsigned* __restrict__ cnt,
+                                             int tile, int z, int S, int tid, int* flag)
+{
+    return tg_ska_fixup<F4, TP, CPT>([&](int j) { return v[j]; }, [&](int j, float4 x) { v[j] = x; }, ws, cnt, tile, z, S, tid, flag);
 }
 
 // tg_ska_slice is slice z's K range when K is cut into S slices of whole steps of KSTEP (the
