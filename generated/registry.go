@@ -14043,57 +14043,6 @@ var variants = []variant.Variant{
 		PTXHash:       "8fcb3064f2dad3802a7643e684d39b8c6222dd34d236d036c38abbff202b00ce",
 	},
 	{
-		Name:          "splitka_128x128x16_w64_t8x16_s3_b1",
-		Family:        "splitk_auto",
-		Template:      "splitk.cu.tmpl",
-		TrafficModel:  "tiled",
-		Seed:          false,
-		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 128}, {Name: "BK", Value: 16}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 0}, {Name: "PF", Value: 1}, {Name: "STAGES", Value: 3}, {Name: "MINB", Value: 1}, {Name: "RED", Value: 2}, {Name: "BPS", Value: 1}},
-		Block:         variant.Dim2{X: 128, Y: 1},
-		Tile:          variant.Tile{Rows: 128, Cols: 128},
-		GridZ:         512,
-		Split:         &variant.SplitRule{Max: 512, KStep: 16, MinK: 128, BlocksPerSM: 1, WorkspaceFloats: 4194304},
-		DynamicShared: 40960,
-		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
-		Resources:     variant.Resources{Registers: 255, SharedStatic: 0, SpillStores: 176, SpillLoads: 796, StackFrame: 48},
-		SourceHash:    "781bd8b449ba6b74d4879d98f8f7037b8b5c1faf62ec03b363b0a98e5d1fd7cd",
-		PTXHash:       "8ef8cec1fe3159c44ec29abb7e8cce583f42b3b3ed3f62b17d03b359240ed09e",
-	},
-	{
-		Name:          "splitka_128x128x16_w64_t8x16_s3_b2",
-		Family:        "splitk_auto",
-		Template:      "splitk.cu.tmpl",
-		TrafficModel:  "tiled",
-		Seed:          false,
-		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 128}, {Name: "BK", Value: 16}, {Name: "WM", Value: 64}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 0}, {Name: "PF", Value: 1}, {Name: "STAGES", Value: 3}, {Name: "MINB", Value: 1}, {Name: "RED", Value: 2}, {Name: "BPS", Value: 2}},
-		Block:         variant.Dim2{X: 128, Y: 1},
-		Tile:          variant.Tile{Rows: 128, Cols: 128},
-		GridZ:         512,
-		Split:         &variant.SplitRule{Max: 512, KStep: 16, MinK: 128, BlocksPerSM: 2, WorkspaceFloats: 4194304},
-		DynamicShared: 40960,
-		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
-		Resources:     variant.Resources{Registers: 255, SharedStatic: 0, SpillStores: 176, SpillLoads: 796, StackFrame: 48},
-		SourceHash:    "91fcc2c27ebe73a140c515a31e689711a4e0c3a65e513bf4bb0713f069fb3399",
-		PTXHash:       "2d4a7c540a603ff64c2e9c6cafe0fbc2e16c2394c51be231f4a0d8629d163b07",
-	},
-	{
-		Name:          "splitka_128x256x16_w32_t8x16_s3_b1",
-		Family:        "splitk_auto",
-		Template:      "splitk.cu.tmpl",
-		TrafficModel:  "tiled",
-		Seed:          false,
-		Params:        []variant.Param{{Name: "BM", Value: 128}, {Name: "BN", Value: 256}, {Name: "BK", Value: 16}, {Name: "WM", Value: 32}, {Name: "TM", Value: 8}, {Name: "TN", Value: 16}, {Name: "PAD", Value: 0}, {Name: "PF", Value: 1}, {Name: "STAGES", Value: 3}, {Name: "MINB", Value: 1}, {Name: "RED", Value: 2}, {Name: "BPS", Value: 1}},
-		Block:         variant.Dim2{X: 256, Y: 1},
-		Tile:          variant.Tile{Rows: 128, Cols: 256},
-		GridZ:         512,
-		Split:         &variant.SplitRule{Max: 512, KStep: 16, MinK: 128, BlocksPerSM: 1, WorkspaceFloats: 4194304},
-		DynamicShared: 65536,
-		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
-		Resources:     variant.Resources{Registers: 255, SharedStatic: 0, SpillStores: 240, SpillLoads: 312, StackFrame: 48},
-		SourceHash:    "72b20b7f28d3b2d613a274a6ba15177fe1626f0ce4d6a95c2d83a9c0134e2fdd",
-		PTXHash:       "0fe6ded114015ad72174aeab3f59c8717dff9e904da0847739902442965c6e89",
-	},
-	{
 		Name:          "splitka_128x64x16_w64_t8x8_s2_b1",
 		Family:        "splitk_auto",
 		Template:      "splitk.cu.tmpl",
@@ -14232,7 +14181,7 @@ var variants = []variant.Variant{
 }
 
 // supportNames lists the support kernels, sorted.
-var supportNames = []string{"epilogue", "peak", "reference"}
+var supportNames = []string{"epilogue", "gate", "peak", "reference"}
 
 // Variants returns every variant, sorted by name. The slice and its params are copies.
 func Variants() []variant.Variant {

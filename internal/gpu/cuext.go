@@ -40,6 +40,32 @@ func ctxSynchronize() error {
 	return nil
 }
 
+// hostWord is one 32-bit word of pinned host memory mapped into the device's address space: the
+// host writes it, kernels read it through dev.
+type hostWord struct {
+	host unsafe.Pointer
+	dev  cu.DevicePtr
+}
+
+func newHostWord() (*hostWord, error) {
+	var p unsafe.Pointer
+	if r := C.cuMemHostAlloc(&p, 4, C.CU_MEMHOSTALLOC_DEVICEMAP|C.CU_MEMHOSTALLOC_PORTABLE); r != C.CUDA_SUCCESS {
+		return nil, fmt.Errorf("cuMemHostAlloc(DEVICEMAP): %s", resultName(r))
+	}
+	var d C.CUdeviceptr
+	if r := C.cuMemHostGetDevicePointer(&d, p, 0); r != C.CUDA_SUCCESS {
+		C.cuMemFreeHost(p)
+		return nil, fmt.Errorf("cuMemHostGetDevicePointer: %s", resultName(r))
+	}
+	*(*uint32)(p) = 0
+	return &hostWord{host: p, dev: cu.DevicePtr(d)}, nil
+}
+
+// word is the host's view of the word.
+func (h *hostWord) word() *uint32 { return (*uint32)(h.host) }
+
+func (h *hostWord) free() { C.cuMemFreeHost(h.host) }
+
 func resultName(r C.CUresult) string {
 	var name, desc *C.char
 	C.cuGetErrorName(r, &name)

@@ -44,6 +44,9 @@ type Options struct {
 	// the separate epilogue pass of the cublas+epilogue baseline. Without it cuBLAS on a shape with
 	// an epilogue is skipped with a note.
 	EpiloguePTX string
+	// GatePTX is the module holding "tilegen_gate" (templates/support/gate.cu.tmpl), which holds the
+	// stream while a batch of timed launches is queued (timing.go). Without it batches run ungated.
+	GatePTX string
 }
 
 // FatalError marks a failure after which the CUDA context is unusable: the caller must exit.
@@ -62,6 +65,7 @@ type Worker struct {
 	blas    *cublas      // nil when cuBLAS could not be opened
 	blasErr error
 	epi     *cu.Function // tilegen_bias_act; nil without Options.EpiloguePTX
+	gate    *gate        // nil without Options.GatePTX, or when mapped host memory is unavailable
 	lt      *cublasLt    // nil when cublasLt could not be opened (ltErr says why)
 	ltErr   error
 	modules map[[sha256.Size]byte]cu.Module
@@ -117,6 +121,18 @@ func Open(opt Options) (*Worker, error) {
 		}
 		w.epi = &fn
 	}
+	if opt.GatePTX != "" {
+		mod, err := w.loadModule(opt.GatePTX)
+		if err != nil {
+			return nil, fmt.Errorf("loading the gate kernel: %w", err)
+		}
+		fn, err := mod.Function("tilegen_gate")
+		if err != nil {
+			return nil, fmt.Errorf("gate module has no kernel \"tilegen_gate\": %w", err)
+		}
+		// Without mapped host memory the worker times ungated, as before the gate existed.
+		w.gate, _ = newGate(fn)
+	}
 	if w.lt, w.ltErr = openCublasLt(w.stream); w.lt != nil {
 		w.info.CublasLtVersion, w.info.CublasLtLibrary = w.lt.Version, w.lt.Path
 	}
@@ -139,6 +155,9 @@ func (w *Worker) Close() {
 		w.lt.close()
 	}
 	w.dropChecks()
+	if w.gate != nil {
+		w.gate.close()
+	}
 	for _, m := range w.modules {
 		_ = m.Unload()
 	}

@@ -138,23 +138,39 @@ func (w *Worker) time(g gemmFunc, s protocol.Shape, t *protocol.TimingSettings) 
 			want = max(want, int(math.Ceil((t.MinTimeMS-total)/max(per, 1e-6))))
 		}
 		batch := min(max(want, 1), eventBatch, maxReps-len(samples))
-		for i := 0; i < batch; i++ {
-			if t.Cold {
-				// Outside the event pair: overwriting 2×L2 evicts A, B and C.
-				val := uint(len(samples) + i + 1)
-				if err := cu.MemsetD32Async(flush, val, flushWords, w.stream); err != nil {
-					return nil, launchErr(err)
+		// The gate holds the stream until the whole batch is queued (gate.go); released whatever
+		// happens, so that no error leaves it spinning until its timeout.
+		if w.gate != nil {
+			if err := w.gate.hold(w.stream); err != nil {
+				return nil, launchErr(err)
+			}
+		}
+		err := func() error {
+			if w.gate != nil {
+				defer w.gate.release()
+			}
+			for i := 0; i < batch; i++ {
+				if t.Cold {
+					// Outside the event pair: overwriting 2×L2 evicts A, B and C.
+					val := uint(len(samples) + i + 1)
+					if err := cu.MemsetD32Async(flush, val, flushWords, w.stream); err != nil {
+						return launchErr(err)
+					}
+				}
+				if err := events[2*i].Record(w.stream); err != nil {
+					return fmt.Errorf("recording event: %w", err)
+				}
+				if err := launch(len(samples) + i); err != nil {
+					return err
+				}
+				if err := events[2*i+1].Record(w.stream); err != nil {
+					return fmt.Errorf("recording event: %w", err)
 				}
 			}
-			if err := events[2*i].Record(w.stream); err != nil {
-				return nil, fmt.Errorf("recording event: %w", err)
-			}
-			if err := launch(len(samples) + i); err != nil {
-				return nil, err
-			}
-			if err := events[2*i+1].Record(w.stream); err != nil {
-				return nil, fmt.Errorf("recording event: %w", err)
-			}
+			return nil
+		}()
+		if err != nil {
+			return nil, err
 		}
 		if err := w.sync("timed launches"); err != nil {
 			return nil, err

@@ -44,8 +44,9 @@ func WorkerArgs(c Catalog) ([]string, error) {
 	}
 	var args []string
 	// The reference verifies; the epilogue kernel is the separate pass of the cublas+epilogue
-	// baseline (issue 16). A catalog without one gives no argument for it.
-	for _, sup := range []struct{ name, flag string }{{"reference", "--reference-ptx"}, {"epilogue", "--epilogue-ptx"}} {
+	// baseline (issue 16); the gate holds the stream while a batch of timed launches is queued. A
+	// catalog without one gives no argument for it.
+	for _, sup := range []struct{ name, flag string }{{"reference", "--reference-ptx"}, {"epilogue", "--epilogue-ptx"}, {"gate", "--gate-ptx"}} {
 		ptx, err := sc.SupportPTX(sup.name)
 		if err != nil {
 			continue

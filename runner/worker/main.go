@@ -9,14 +9,16 @@
 //
 // Usage:
 //
-//	tilegen-worker [--device N] [--reference-ptx FILE] [--epilogue-ptx FILE]
+//	tilegen-worker [--device N] [--reference-ptx FILE] [--epilogue-ptx FILE] [--gate-ptx FILE]
 //	tilegen-worker --version
 //
 // The float64 reference kernel the worker verifies against comes from the runner, which writes
 // its catalog's support kernel "reference" to a file and passes --reference-ptx. The worker embeds
 // no kernels of its own: everything it runs arrives from the orchestrator. Without the flag it can
 // time but every verification request fails with that reason. Likewise --epilogue-ptx, the
-// support kernel "epilogue" (the separate epilogue pass of the cublas+epilogue baseline).
+// support kernel "epilogue" (the separate epilogue pass of the cublas+epilogue baseline), and
+// --gate-ptx, the support kernel "gate" that holds the stream while a batch of timed launches is
+// queued, so that the events time the GPU alone (without it, batches run ungated).
 package main
 
 import (
@@ -45,6 +47,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	device := fs.Int("device", 0, "CUDA device `ordinal` to open")
 	refPath := fs.String("reference-ptx", "", "PTX `file` holding the float64 reference kernel \"reference\" (the runner passes its catalog's)")
 	epiPath := fs.String("epilogue-ptx", "", "PTX `file` holding the separate epilogue kernel \"tilegen_bias_act\" of the cublas+epilogue baseline (the runner passes its catalog's)")
+	gatePath := fs.String("gate-ptx", "", "PTX `file` holding \"tilegen_gate\", which holds the stream while a batch of timed launches is queued (the runner passes its catalog's; without it batches run ungated)")
 	showVersion := fs.Bool("version", false, "print the version, Go toolchain and git revision, and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -70,6 +73,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			return fmt.Errorf("reading the epilogue PTX: %w", err)
 		}
 		opt.EpiloguePTX = string(b)
+	}
+	if *gatePath != "" {
+		b, err := os.ReadFile(*gatePath)
+		if err != nil {
+			return fmt.Errorf("reading the gate PTX: %w", err)
+		}
+		opt.GatePTX = string(b)
 	}
 	// CUDA contexts are current per OS thread: every CUDA call from here on must come from this
 	// goroutine on this thread.
