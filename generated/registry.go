@@ -2783,7 +2783,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 150, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d8c24186e97275f7dd71303be193a28c79996a289ac626e5809838dc9a3884c6",
+		SourceHash:    "9dd5a8ee92af45e842561eaec1755fd6ff9aeddbb2303568b22d0ff6461b6134",
 		PTXHash:       "77713b2b15a38b647b743ee706575dd466d7d807999af8cb0d5f60e03cb8f9bd",
 	},
 	{
@@ -2800,7 +2800,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 150, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "69c8244ad212f583f62a137821f5e5d8f1ccebb2ddfb8c2f30134af2db59b52e",
+		SourceHash:    "7a0aff8ba0d2038af92400514808b0578d80fb751ee1203c6413461f36a84b18",
 		PTXHash:       "423391e82fe071393a73f58c303d43c92ad7ac6ed87192ba5104240837697df2",
 	},
 	{
@@ -2817,7 +2817,7 @@ var variants = []variant.Variant{
 		DynamicShared: 37632,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 165, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b6fa7b9cc6852159b5bc9b1dde2edd5561a83271d9fbd2bde4d78496c861948d",
+		SourceHash:    "bd0d465b64bf0c495925544f08561d9b8b809446480d4f6064a2d58de390f8d7",
 		PTXHash:       "69f699166f86ccccfeb1f4c8b6e56f238e9d2c6f45cd0ba9b288ca093e9fc71c",
 	},
 	{
@@ -2834,7 +2834,7 @@ var variants = []variant.Variant{
 		DynamicShared: 37632,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 165, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5825a777bccf84736fcc9e4af13cf367f4523d29aea5ee53cb5d8c777c346f60",
+		SourceHash:    "c9eddba1907da7b83a7901737871b2554815bf1adfe79790549f43732802e96c",
 		PTXHash:       "f5a41f66abfe7d347aa61999c4821a960722655bf409d0b1848fdb02a999f21a",
 	},
 	{
@@ -2851,7 +2851,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7772a050385b49253a03f05b25712e1f0c6dabbff47da2d439c1b5b986e6c3c3",
+		SourceHash:    "a5b3110054d0f469aa2ebd3947063fabdac8128362aab0d822dea64391690a9e",
 		PTXHash:       "93094b1a5e74b3b33d10303e7becb9041e59f191fcfb0f6b520eb9ee5048c1ce",
 	},
 	{
@@ -2868,7 +2868,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8126a30eb0fb0c91371f1a0d8f03dec3aa83bc42e4fa887d0f7486e122b082f4",
+		SourceHash:    "598ebf3f6a184b32fab575c2c634b14ceaf9649a6e2c4ffd410a778d3dc005ab",
 		PTXHash:       "3c70ff1fc836015f302ad7d91e6f234ea94574d47ebbd29ec65f31c1c19ac691",
 	},
 	{
@@ -2885,7 +2885,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c4daffd759564194c2c40b64c9e6581bcc57688095ebde68cd0736ae516704eb",
+		SourceHash:    "d7528e9b60473819166740687e78dba2fb6db1437e8ea40fe82a2c7cbad61b8c",
 		PTXHash:       "ea2626541dd2a168a555f009c0508d3d7950c7b927964824e594e611e823d2a0",
 	},
 	{
@@ -2902,7 +2902,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0abc54f4a751acf476b585185075c54ec66bed725f20f3a7c6ac8c4596b876a0",
+		SourceHash:    "4acd893c5424a6417d31b2180d2f15a3b4ff0315d4802849fb8be1e5b75a7b64",
 		PTXHash:       "d20910160ce47e98d8ce7aedb82f60b41c29636e048b083a9a63e021ccd74a21",
 	},
 	{
@@ -2919,7 +2919,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 87, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "52044b25077266d8a79c5677f3d738336d2d249657781bade79a6967bebcb017",
+		SourceHash:    "fe4f5a21296be61a3b1358b96a127f059c45aeea8cef31bb1c602f1bb52f1346",
 		PTXHash:       "ad962efca22d67f176f57d2bc0ce5bd8e49a02ab943d964933fafcdd3e906718",
 	},
 	{
@@ -2936,7 +2936,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 87, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4ca99fa5f75990e3c0aa1bdb361afc18308d6722be5ea2bdcf1e06de49241467",
+		SourceHash:    "18ae5076147670d3c6e7f6e1acf932a0b2eeb0de3858b486c8bb00783a66f2d2",
 		PTXHash:       "ed3b416b2e1f0fbb95d14b8a8f069f7544acf235bea6a2cbfc46cf03cb6fa27c",
 	},
 	{
@@ -2953,7 +2953,7 @@ var variants = []variant.Variant{
 		DynamicShared: 37632,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3be775d826fbfa3196236a4f92f2cccf9de895105a2e85ce751c43cd5bb6cbf9",
+		SourceHash:    "18fde96ace716750d048ccb871a586446359a7c6ac632ff88e20d3d0902350ff",
 		PTXHash:       "aa42ef331d403cdeae0cbd2d70891a4e2e47605305d190fa872b1b3615b35df4",
 	},
 	{
@@ -2970,7 +2970,7 @@ var variants = []variant.Variant{
 		DynamicShared: 37632,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6186804c86627de7eca354fca0d1b91787934f2b6ec12fce4b99bcb4a28d5718",
+		SourceHash:    "d1e86a339db4950be5de2b93e872f5352ae8b3fad2dcb2347ea0a3bcd0cf0c99",
 		PTXHash:       "0c9763a5b084d167b13a3a3eb3ee4b0fb5bf1488d1fb2f476c1d11c217604a2d",
 	},
 	{
@@ -2987,7 +2987,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "67835241076bf61276bbc1872c9946d42b6ce832ff43af7e9dea974d0a97570c",
+		SourceHash:    "270273881f3a803d1f3e0330fdfbd5ac3eb42b27fd9c065e1f9b795578d37676",
 		PTXHash:       "be0f824fee688d070a963318b13e62ea1c9a49a8fe72cfc062c8752e6ac37997",
 	},
 	{
@@ -3004,7 +3004,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "010d3addc529df740e2fc7a8ede4bfc142c8ea64cdee47f2143b7cffda4042ce",
+		SourceHash:    "15fc5316c313bb7ae3a81e7dd6a034c8e212a802549e9a375f23a825a2141080",
 		PTXHash:       "2738aaf4a3a36881e19f65f809be2159af7054d17b453fb74223c7bcecc2b095",
 	},
 	{
@@ -3021,7 +3021,7 @@ var variants = []variant.Variant{
 		DynamicShared: 50688,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 79, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "25a140cb73d52e111ebece0362a34a11d24ad3a762efe61d73dfdef0fab43899",
+		SourceHash:    "d11347e76787fdefae1deea28a3b1026082e30c4c8d7ceb6d6ba513bf66bf127",
 		PTXHash:       "449b935b04c5ad836551e048f8ac79d823e7c7c70aacc99b0998a81cfc5107f4",
 	},
 	{
@@ -3038,7 +3038,7 @@ var variants = []variant.Variant{
 		DynamicShared: 50688,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 79, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "770ca2377d9134683fca5caf0c8c5fba0148aca4786161cce90fd695b6137046",
+		SourceHash:    "2b93919a983235be9d01d74e7df01679d39846a892b550a64e223a5aeb46fb73",
 		PTXHash:       "a6ad9a71afbe1091e32d3d7f4f5cb8d93c13e9e28cc29339147e4b74f61414f5",
 	},
 	{
@@ -3055,7 +3055,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 14340, SpillStores: 192, SpillLoads: 628, StackFrame: 56},
-		SourceHash:    "6eddace4e9b926489596aa927d151a338a302661f26f52eba81a54d0a057eb82",
+		SourceHash:    "3cb24c8725168f43cfd08cf4e972d7ef790086183002cb68240ad2b2b4f3752a",
 		PTXHash:       "f1dc2493a57f490e470ddcecdbb5f91f7bf9904b72cf0ceac2af76c55ee91730",
 	},
 	{
@@ -3072,7 +3072,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 14340, SpillStores: 192, SpillLoads: 628, StackFrame: 56},
-		SourceHash:    "64137db2b7300f938e82fa39d5aab49f4411b78a4424bc23d72b10c070fef1a1",
+		SourceHash:    "10f2948f6fa5e01a3dd22cef3ee50917696f6518fa154ab890a9e40764e707bf",
 		PTXHash:       "2707f2e381bc64e97f8d8d4a8c100bf11d6918a338d7cac7d7ae05059b0dc950",
 	},
 	{
@@ -3089,7 +3089,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 12292, SpillStores: 192, SpillLoads: 628, StackFrame: 56},
-		SourceHash:    "1f237c493f438921874a49ecf21c2db03cdf688cdce261aba89cd7de0654f95a",
+		SourceHash:    "b2f87d4ac44ea5c3c30b9db511c8ad9f23377b4160f820e6ad4742a612bb9cba",
 		PTXHash:       "147a6de437a051372ca774c2e15599013efb509594204c3ae500ac86f9998c98",
 	},
 	{
@@ -3106,7 +3106,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 12292, SpillStores: 192, SpillLoads: 628, StackFrame: 56},
-		SourceHash:    "e2c6bf6004dfe0ac2ed25a1495365a0057eac7a6b189b070d102ede0d559a0e8",
+		SourceHash:    "2f76d6de3e12a5f532522fd09135d513f6bd12fdc31a19f7455c76b391a7cec5",
 		PTXHash:       "044a62140f9470d9b28a95d42f62ba9a505d51ace232f8ea0925fac3e68ebbb3",
 	},
 	{
@@ -3123,7 +3123,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 100, SharedStatic: 14340, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e67e56a5dc58f21947fd85dc330a3b7c8671dee780a5720e9a215d4df3580497",
+		SourceHash:    "3a28fecf1b0f9590e565f89eb19e5582f8691e871783ed5b9863855a58b69afb",
 		PTXHash:       "32b9db499ad8b61945f79f0234b706cc4003ac92b88e3a954dc244136acbd39c",
 	},
 	{
@@ -3140,7 +3140,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 100, SharedStatic: 14340, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "77fbcc9b2bdbedd69045816e37c17e407e5425bdb37920178dfacf70c75ea4d5",
+		SourceHash:    "737dbb7b17cc06585b7b5d12080cc8fedd030d4c2a5fca602016411f94e3f3d9",
 		PTXHash:       "dffe6a6a54a2324bdd57e3777de3b0957099cbd7503e8b08c135ab0b16ef1c4a",
 	},
 	{
@@ -3157,7 +3157,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 100, SharedStatic: 12292, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d6f22e1eef3a367481c2011ea2331eeed49c72486a5039844a525c11549dbf7a",
+		SourceHash:    "940cd1cd115f34cd3be79963c44d49f253f6a824dc2dea4b197bef85a408f236",
 		PTXHash:       "079b90d7dd0b7be88bbf44dec43b2f4eeb3af8c353d2871876e2ae18f137b469",
 	},
 	{
@@ -3174,7 +3174,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 100, SharedStatic: 12292, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ebbe77a13f92c2ad6f4e5fd5e5ff4e11114390e1781e4a8eb19d1aef30afa3ff",
+		SourceHash:    "9cc60619194bf8712339a1cbecb8a6ade6d1ee760bf1c495a685c4cb54d2f090",
 		PTXHash:       "4c5a2e510c8f0a414775189f943bfdff11b2af74296f3fdc887f6b09327079c3",
 	},
 	{
@@ -3191,7 +3191,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 80, SharedStatic: 14340, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e9a0778a15dcbbf7a6ae1e739a7f0cffa9af1deb8565d106303db909c24b3d06",
+		SourceHash:    "4013baabb3e66593896e15fa0b726b54ffeb053f76c0c2caa87c4e92091d336a",
 		PTXHash:       "167b3ce4d6a1bc14813c423d4b2d787eee222cc73ec62f53fd5bff08e1cc2f39",
 	},
 	{
@@ -3208,7 +3208,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 80, SharedStatic: 14340, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "93d0ec14de8fd0852e2828c96c138471770bde005d93c44b6546f2e909202fb8",
+		SourceHash:    "80685ebebca9fe750a0f5de19a0b1bc45beed4a8a069ce51702bd322d65cef0d",
 		PTXHash:       "ad5fe50fd4d53090f95bdb40c8fb4dfa6a188479c7e6511d110ad65741706f2c",
 	},
 	{
@@ -3225,7 +3225,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 80, SharedStatic: 12292, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "870e88fe73fc51f9a9a5cab3475a8dc0a6d7706e6a390e517b31055fee772f03",
+		SourceHash:    "1961fae251225b78c70a069ee709d5946364e6f47c66c6fe4d0eeb7db174239e",
 		PTXHash:       "ed4676cc4b2435f5a58e1bf02e354588b801412482cc2e33f75ce616c3c077cb",
 	},
 	{
@@ -3242,7 +3242,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 80, SharedStatic: 12292, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8f9148932f555b5d43f78de16ffbf85840c64c22623de5827971b0bbc757b7ba",
+		SourceHash:    "8b9fbff962c0ed523351c2a88f354832fb1cb93c9e6fc7462d00c072004af4be",
 		PTXHash:       "d97fbec5e8694e1ce52bdd4edc1925b990e832e092b05d8c332ef2c7445bf1bf",
 	},
 	{
@@ -3259,7 +3259,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 88, SharedStatic: 14340, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7f3161bca919a3a0f24a62084f915036f4a2fb6a70d9f394ec4a1835debad374",
+		SourceHash:    "1b2bc72562befb9c4e22fcf2bf4197e7c8a8796e7f07ba988d8a9590084c707a",
 		PTXHash:       "8ad4691625210851cd1c3534d39539b4d0394e7c77d4f5c227068dac8e526278",
 	},
 	{
@@ -3276,7 +3276,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 88, SharedStatic: 14340, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "61c6d9141a8034a9da37aefe9ff2650f3d611cbc286badc5e7a35c165f5765a1",
+		SourceHash:    "8981abd9e4526e46f0ebc47c0c35258c134c1dbe4488a055f03bb5133be50731",
 		PTXHash:       "2a183aed59af6199ba2f5def6d7ad7a03f34c07367d767bc449e91cc3ba131b2",
 	},
 	{
@@ -3293,7 +3293,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 88, SharedStatic: 12292, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3393f0eb209cbf37ca8257e6d0cc829fb87e16ccebcf299224da750932edfacf",
+		SourceHash:    "7a15a4ebb2c18d7eeaf88f9f8201bb32ca64bc70e4d12b254da529b777eba4fb",
 		PTXHash:       "95f8a9d322a13fa245ede39cd0adab67084801ea63128d99f163edbba3177a74",
 	},
 	{
@@ -3310,7 +3310,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 88, SharedStatic: 12292, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1bea9f62a3d042a3807c42077445d1cb2542c5e1f584a7a9ae11f03db6afaf9b",
+		SourceHash:    "f4440c1b242bcf674b1a4f862b77f5166e55ffb2cf77762358bfdd66ad68dd4a",
 		PTXHash:       "03960913a725157fb1188fa6bd0d51c2b6f8cbb5a0025f93dbac425e90273fb8",
 	},
 	{
@@ -3327,7 +3327,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 14340, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3191f5b0ef1185742cd49e32e88b26dd88b8eb00cfa02f7c0fd8fa90a04435d2",
+		SourceHash:    "e7fa01c3f7dc2de464ba505d82ae2989b52405a33fb51ff4b5c6d8e2aaf85e23",
 		PTXHash:       "168ee24114ce203989ecd4dc40c000f05d3d277fd986924844fe24fd35b05a0a",
 	},
 	{
@@ -3344,7 +3344,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 93, SharedStatic: 14340, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "be7b1342f14d44f955fcf639410554234e39543b3db14749f2043c627bd2a0f3",
+		SourceHash:    "801c33514bf564ba826a2ae67073accba120580d71593c9e9d712cde600a3f5c",
 		PTXHash:       "2c4599ba1397a4af3aac84d65e52db1b82642dbb61ad655c7f491abac0a5ed85",
 	},
 	{
@@ -3361,7 +3361,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 12292, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d22958bd268184fe53e53e02b35f5a730cdbf2e053dea3200fe51dd115d698fc",
+		SourceHash:    "f960d8f04f79e793c256dcbb00350a4f29ed95d910c3ea0770e226a585dede70",
 		PTXHash:       "25da724eabf6212c8f2c926bc4b042d949ffc4a863190bdbc23e634f1be64014",
 	},
 	{
@@ -3378,7 +3378,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 12292, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "88f3a0a4a4e09528a9646302c5f5bd3005d7cbc92d2583bb57628495cb3efe92",
+		SourceHash:    "b1232b3b582769ac8f38ed3cf87ae73709e68b0672ef6da07619b9ee2eb184a6",
 		PTXHash:       "49a45931a995ae35036d1fc6bdc251c6a323da34b5f0d494c05de4c67b30b98e",
 	},
 	{
@@ -3395,7 +3395,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 72, SharedStatic: 260, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7495b8d3b03c109d5b8113b6711867134e45020fecab0bdb2c1214c22a7ae89c",
+		SourceHash:    "94e49c9173437b08a4a37dd2ccd8d79119d97280a06f7b42aa2d74a6bb134533",
 		PTXHash:       "b76f0c1a007706576ac45bd4475d1b02db5e966b522e20a748fb1b2c3ab1c883",
 	},
 	{
@@ -3412,7 +3412,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 72, SharedStatic: 260, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "825e49255b24643b4f388248d1b75a2b6faf19d641e2a529d226c629b51b8317",
+		SourceHash:    "caa500e87f9f25451bbe7b6399373fdb6ea4942f36265786182af30e4e49cb92",
 		PTXHash:       "f458166839a80e95dff449ce0ee965ca746c89ed699459a7d579986a43385b54",
 	},
 	{
@@ -3429,7 +3429,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 72, SharedStatic: 516, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "88f5a7dfe25cb8b05a490301fdbba29721eb80df3e52e328fdc880719949c2a3",
+		SourceHash:    "f7221a18c540a468cf98b8330a493790f1b695d8615b8c3b0fa979cc46e2e071",
 		PTXHash:       "fcd562517f869a5cbb25f459f79b1bd8d2a99c0ddae4dbffb55dfff4247b8ffb",
 	},
 	{
@@ -3446,7 +3446,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 72, SharedStatic: 516, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "051313ba3cc4082983a89c5140cecbd0f9cffec52c24df5b08d83ad2dfc8c5c4",
+		SourceHash:    "ca3f01618b04d1edcacb1314c244e66b89cc156856c3d9a41bfb062c2a520799",
 		PTXHash:       "fcd2494ecebda149e5182ac6304689ff259b147f74c394c135ac96654c1835fc",
 	},
 	{
@@ -3463,7 +3463,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 32, SharedStatic: 68, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2187c33e6ae2fc4f5addc4a8af29c413d7d4e160cc7a25121849b2859b03c95b",
+		SourceHash:    "813c7b1fd4c91885b2df190cd7960637a9cf5c08c22531a30a9631fdbf60461b",
 		PTXHash:       "0d09a36a929d8495e4b3874d0346a162267f3378713f1d12e6c14f62b093c98d",
 	},
 	{
@@ -3480,7 +3480,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 32, SharedStatic: 68, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0f4a310e12853e0f00da93ae0f894baee18894a085031c4649f291d9dafe2d2a",
+		SourceHash:    "8db4484503f75c3bddf15bd54300e7e7da5ef1cad9665a93ddb14c5117212c40",
 		PTXHash:       "4c6802b120f07eb0010c47c22e568b5a090f5f86a842e53b92d31be039a19539",
 	},
 	{
@@ -3497,7 +3497,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 40, SharedStatic: 68, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "cab2eadfd1d788e6f9524e7f63a0acf2528a893f58c43f71c65b7c5c14dcc4d9",
+		SourceHash:    "bbbf2e94760365d4a053a421cfd7b1dc09a0e7fadc4dad1d7bad2fcda2f48277",
 		PTXHash:       "94fc6f095115d9435d3dcab5a75931a0308a9bef798b39c4062d6cd1c11b7fb5",
 	},
 	{
@@ -3514,7 +3514,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 40, SharedStatic: 68, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4950b88369a79d35e275c523a9e75a6909aa248e399f409527252b56c77e414e",
+		SourceHash:    "8a4ea5524e71dc311fbed55fa06790858478216322c8a8d29733183fd8fed985",
 		PTXHash:       "f9f9374b1a589a9615d89e1b9b6aacc4030d3d0e70af2688743667a30d362ae3",
 	},
 	{
@@ -3531,7 +3531,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 32, SharedStatic: 132, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "50780e21c1d5a5049597c586087a9d96619b09fcdb36dffde76f3f05f2b22807",
+		SourceHash:    "faf2a92b60b72f55ea87ee413cfdbaa919d264ef2de415bef6d8e2c07b70c57f",
 		PTXHash:       "86a6836f8502ea34bb982461a61b6665f21ee3ce7befbdad6c7462961bb074fe",
 	},
 	{
@@ -3548,7 +3548,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 32, SharedStatic: 132, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "58c72a5cb2c6639cc3f153a0118c47ef30738cb54d1c6f40d82ee3292f594ecf",
+		SourceHash:    "247f540e664fb8906c7c25a353e1f307b071ea611bd89f172753632f1ea2e0a4",
 		PTXHash:       "745e94b9c32a961e449d30b2ab45892d8886291eef720978bad087d6f992e7e9",
 	},
 	{
@@ -3565,7 +3565,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 40, SharedStatic: 132, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c4268aa570c5b1318ec9b4cbf917f1d4556844701e5e0cea1beaea477986c688",
+		SourceHash:    "848c5f2d3f3e3e139e08db1a9b36823367fe3be1400fd2f8dfa7cdaa775a84ce",
 		PTXHash:       "ec2562a3463e1be67a4a7c13d15e7d6cde487f6a720db1a0c0b65b308870642d",
 	},
 	{
@@ -3582,7 +3582,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 40, SharedStatic: 132, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "eae6402b00507922eae6524bc13707aceb826fd6965cfc2eee67d1b66f4186ca",
+		SourceHash:    "1dd0873606ef5b719d75988a2b9a69852c229f8970cbac0bd6e41899c24e71fb",
 		PTXHash:       "6bede8b374c97b8e256c22c93e163fa89fea73b92adc95c00e349d34edb52ec4",
 	},
 	{
@@ -3599,7 +3599,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 32, SharedStatic: 68, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2ef190157def0a35f3d2db6e4bcf8bf8ee3584bc6aeac4e27167035c58d88a37",
+		SourceHash:    "4b3951ebc9612556819f6f87fe3501cb171fe3e74185860d2d7c9375ecddfcac",
 		PTXHash:       "501c646d0c95f8677301746ab69a118d5413c4c44841d64ea23b1bc83e650e2d",
 	},
 	{
@@ -3616,7 +3616,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 32, SharedStatic: 68, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "eef48c8fbf60462c066b230990a792301e556298b403bdbf5366c79d327afcb9",
+		SourceHash:    "047ada532cef8e311e87f182ed9efa9635dce06367656a0ac0e7eb6b6f2b0612",
 		PTXHash:       "49c320c6b2349959e5df5f223bb7f3d1fc022dd2a2327e3e4e9fda825a67e726",
 	},
 	{
@@ -3633,7 +3633,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 40, SharedStatic: 68, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "08fce9cc9d9c58d1a5cf6e2cfa00447b4113d44cdf501c9845d3660940221a0a",
+		SourceHash:    "ac036aa0d85d1567002533da09344e065741b4a561655866c890a457e93253d4",
 		PTXHash:       "6f51bced6da6d0a3ccdb39d93de16e6c0fe4ba075d408f7e26aac5f4129ada2e",
 	},
 	{
@@ -3650,7 +3650,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 40, SharedStatic: 68, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "23e96c2f65aa2bb92365e2ea337f18133b09099e60c5f0378595ce1329c8bac2",
+		SourceHash:    "79a8f1f1895e7044fc06a7ae6b70e1711c85553b07bcee0abbcf72ea490a75d9",
 		PTXHash:       "eca209f090fb2621c678bd0dba01563fa5ef58c4c67729b0af3d016ce368a29b",
 	},
 	{
@@ -3667,7 +3667,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 32, SharedStatic: 132, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7640a3c81ad7a2bf9d41502d2c39ff2d7e1349e459efa82e1c4b462dab1e6b9d",
+		SourceHash:    "ce465fca543556b536368dec03a27598978effece1cfcf0d7501fe370b553cce",
 		PTXHash:       "884e701244c39797a3cde87e3ad60d8fb4ab42b72f04c01a8b491ea78292f5fc",
 	},
 	{
@@ -3684,7 +3684,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 32, SharedStatic: 132, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3aa8a7e83e99bbad952472f6dd7a858d0b97ad27c1b5615fe325e2a2748fada5",
+		SourceHash:    "6de08a2589f0b0f40eb523dd1b0262e8d22f19f02cd5d429442dab3ec8ef1cc5",
 		PTXHash:       "6c343cb758b24fc51b59da8c63599cab9cbb4025ad941fb2e96a707aadcb9cf7",
 	},
 	{
@@ -3701,7 +3701,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 40, SharedStatic: 132, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c17f1265fa1bcd1c5f6deeb90fc8c46cc8884d4e0c16da083d7219b74116e977",
+		SourceHash:    "dceeff8de82d0ac7e863ec0e31de602beda77de5be13a582414f96b256b3896f",
 		PTXHash:       "c72028d0f69b1cac798551d050492732f7b954582e805d3f72e31c938de77aef",
 	},
 	{
@@ -3718,7 +3718,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 40, SharedStatic: 132, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2194717d13e8653d477144db4bba2c4d1cbdb6021b5b710c98b521e9db4c2887",
+		SourceHash:    "594d0b8df942cac6814a0063c0f0f53016b2fbdae630178bae48b4f4f14ec360",
 		PTXHash:       "d4afa6abd6e7eca3d3156ae9ab6dda75940984a19817292cd52d7682705eb9f9",
 	},
 	{
@@ -3735,7 +3735,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 64, SharedStatic: 68, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5048ab5dd23d0cf8294b3cc046cfcbff98588840978e670aaefa27e5d9796ba2",
+		SourceHash:    "7135b035370a2679ccc8e5885133b0ed9206001610735af7de40b5b0efa4e0fa",
 		PTXHash:       "1a239465352c1a1e943152c1a4fba91cf473268a636f136d01dbc943a00bede5",
 	},
 	{
@@ -3752,7 +3752,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 64, SharedStatic: 68, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "18c025c668766136d0dc1f51674d322c54dd44d515ffac00c7b0cc55e6ab522c",
+		SourceHash:    "6879f47110b6810c9ef7b3db5830c3a9aa0cbb474c65c6b39b80558107ff3937",
 		PTXHash:       "5e825e3125fec427ddd7b098bc9b6113b6f2a4d0e95d60268b540e93a1776483",
 	},
 	{
@@ -3769,7 +3769,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 68, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3ccdf51bd3cb66294ff0390a201e1187dc6bb5a443a683d28b3773a0ae8fd3c9",
+		SourceHash:    "e0caa9847e94ba90f8bcffb935d24942f7b7d16eddb0dc160330a61b1bca4a80",
 		PTXHash:       "4e2193c5cfc1a51e4f67e24c1a188772dcf0a16d542fa59885d90c26581d8cb6",
 	},
 	{
@@ -3786,7 +3786,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 68, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c08036ab2be2d3a35404c517e21695c8dfdcc3b6028926ebe64cf5a93d23794b",
+		SourceHash:    "41087ebd45fc4f3680cb02e516c0f68ced01166a8df236ca66ea6a6c6a6ddfd1",
 		PTXHash:       "d6322e56a4cbe2b7ef96c85e0854928f7ac001733f64a0d4fa7893c82b05c1bf",
 	},
 	{
@@ -3803,7 +3803,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 58, SharedStatic: 132, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5a5380ef4177d4af93cf98794553827e314dbb84f3d4d5b0d350ce5c2044c4a9",
+		SourceHash:    "27783b444141eb424b9d3eb65c07620e1b32a532e558053cd40ef8785d49e0e6",
 		PTXHash:       "6e5c3294123904b074be14e36ceaa211c168384acea41d065e9706fe08b43377",
 	},
 	{
@@ -3820,7 +3820,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 58, SharedStatic: 132, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "da001d66e893d9746f45e19139e4903cf94741c37a7fa1abf94bd83517089afc",
+		SourceHash:    "65b9f4c699bf068e508970fbf7bb635b5c00abe73a984f34a73330fd05993c98",
 		PTXHash:       "3297430fbd288fd9e2f1ede03560c77959f47b20674c18685831a5e7bbf628cf",
 	},
 	{
@@ -3837,7 +3837,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 72, SharedStatic: 132, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d039d9c711f4b6164f01c09e88330194c95cf71eddbefce2f8ce7a1cc5f32bcc",
+		SourceHash:    "934ad7a36034a5ebc37f21143ff0de68c0bf2b0bed726aa65bc44cd3e1f0e96a",
 		PTXHash:       "101ecc9cc9cc218258e5e51d73c3adc699619447a43659c223f16a6f9ed7565c",
 	},
 	{
@@ -3854,7 +3854,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 72, SharedStatic: 132, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1bd1b373340f0023808a5647af77eb9226f180e43c82889e5d4b2d5bd37b0c58",
+		SourceHash:    "658c5f23aae94d7cab28d56bd357ef18c2be191190dbc4ffcc50d824731dd447",
 		PTXHash:       "99d271d1ed99dcff6cb354c5cfe1d02f10c443a0e2e0bd8253f73c8f20aacfba",
 	},
 	{
@@ -3871,7 +3871,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 66, SharedStatic: 132, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "30f14bec6bfe028350f80a826d8443aa394fdc603fd5a9084f5f5631f5166bc2",
+		SourceHash:    "84847f0e4eefd8e3e61fabd798032cc5eb52c651dd5172a091814da03e3c979a",
 		PTXHash:       "05d4bffd38126c2343c40e9e64039bb1b8e9d784b823c0276a8d73df395e64c9",
 	},
 	{
@@ -3888,7 +3888,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 66, SharedStatic: 132, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d11b1fb2ffbf88ac4843215a91790856bd75fed7b0d8e9281f5fe6e5e6483f2d",
+		SourceHash:    "c29811c620938eed725a05872af9f554bfa1af710375ee4b870aa54c6c3b4117",
 		PTXHash:       "a583f60defd702614310dbae2aeaeb6b1990e19abb9bb06fc415e7ee83bb69c3",
 	},
 	{
@@ -3905,7 +3905,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 60, SharedStatic: 260, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3c23081564c042a8fd9e05286a04fc7ae18650ae111d59d95e164a04ca29541d",
+		SourceHash:    "7edce4d9bb371e96ad4d26d4270deb5cfd360bd1a3bfa7df8fd8b6bdd0097e33",
 		PTXHash:       "4aee38dc64e78edbb2345c65794400904e92d8a9cafb865fb01b442b4a9f6bd3",
 	},
 	{
@@ -3922,7 +3922,7 @@ var variants = []variant.Variant{
 		DynamicShared: 0,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 60, SharedStatic: 260, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e7052326469873df4f4140fcde755f198698b9958694d10c090c56d496ce3e19",
+		SourceHash:    "fc4f66038ed73f9210345fe5094f29ede99ff61d6d2613abbad031489d41bb09",
 		PTXHash:       "b3c4c8321dbf431e354d5f48e1baf5eb745078bfdd82fbc628669eff7c944d42",
 	},
 	{
@@ -14056,7 +14056,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 155, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4c113d75fb171ce18d9384d71ad5d5a5571e82060cdbdbe40b39dc1ab1c745dd",
+		SourceHash:    "186bd6923d08a17bb3e88daa7eadc42be15448c3523838747f251a7cfc935089",
 		PTXHash:       "8b5d1ed3c89ac64675616d59a0d0d26570165aebfffd536ec8d3268ce1877ac1",
 	},
 	{
@@ -14073,7 +14073,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 155, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "eab97162d11114408eb65dc72f65e239015aa4b02059a57d1917944e3f0c6734",
+		SourceHash:    "d7fe21cba814d05faba531d9c788e06b35605e5a20a7584d76475dda441fef9a",
 		PTXHash:       "5508e54fb0bec658ac23f9564463f71bfbbce6d8ae9d63a443fe07dab8147e58",
 	},
 	{
@@ -14090,7 +14090,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 155, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6fea2ed04461a68405a9e57721a290eae31fcbafd35ccbd7a5dccb7cae7074e4",
+		SourceHash:    "e259dd387f7acdb5612c0903e241db96082a1be83ce3c6ba21af0dfc4ae4594b",
 		PTXHash:       "fabeb3fc06591dacc824254af64b2e749d08e05cc66c6546defb7fd2973d8dd6",
 	},
 	{
@@ -14107,7 +14107,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 150, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e3f46c975a55d5cec727c4d1afe6815bc0348e2e9922e4b4af2203a279c740ab",
+		SourceHash:    "12d172051b5dd692f498312248e697ce63d0064c7ae5db622feabf6b40f40899",
 		PTXHash:       "6dee9761616c29e88ab399e832201524b1d24595f68299e35662a4e5240867b0",
 	},
 	{
@@ -14124,7 +14124,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 150, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5c8846a023088ab8cd36b8c0ee14762109821a03e38001282403aeba1330753b",
+		SourceHash:    "e7fbc761082c1cccc2f4cd05790d6ebb2162d647afc1b38606a35d0c63c367db",
 		PTXHash:       "d54dd193fa236ad304ef068dde92d62673cfbf2f0c70d327bd43ba3e1a75c486",
 	},
 	{
@@ -14141,7 +14141,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 150, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2408f09ce57254f48a741435d846936b4f89e8641d880c76fc1ce1e43c62ab83",
+		SourceHash:    "cc924d7d5a2aed4df479007de50e2ca919cacb0943b28dacd64d781b94532dd5",
 		PTXHash:       "89873aa6fdb8ea49842b099b93600e525a2d2801d76f3a29f0411c577706a22e",
 	},
 	{
@@ -14158,7 +14158,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "185053a8588a814edcf114da73b2058a27294d080aece035ab4d0de1bb4eae8f",
+		SourceHash:    "56ddbf50a177ed780eca43e74e89572759e36c4c2338053d287aa353839f8803",
 		PTXHash:       "82a3e21a046f50550f9e5224f6e16ba75c9b74116a963a449c0e74ee76d386b6",
 	},
 	{
@@ -14175,7 +14175,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 128, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c0ba8e3cec6b052879605d303d54b44dee2480b97f984b492c411b9136cbd2e0",
+		SourceHash:    "12a8eaec8b8c6675d791c528208be7b9ccb2f852c25d58f5f29917bab48209e0",
 		PTXHash:       "09092d64c0432ecfda6ddc8a1bbdd665f6fc177fd8201d3bdd2a7763aafe7f19",
 	},
 }

@@ -86,7 +86,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN
 #include <stdint.h>
 
 // tilegen/splitk_tree.cuh: the deterministic many-slice split-K fix-up of the families with a
-// launch-time split rule (deepk, gemvm, gemvn; variants.yaml grid_z: auto).
+// launch-time split rule (deepk, splitk_auto, gemvm, gemvn; variants.yaml grid_z: auto).
 #ifndef TILEGEN_SPLITK_TREE_CUH
 #define TILEGEN_SPLITK_TREE_CUH
 #include <stdint.h>

@@ -1,5 +1,5 @@
 // tilegen/splitk_tree.cuh: the deterministic many-slice split-K fix-up of the families with a
-// launch-time split rule (deepk, gemvm, gemvn; variants.yaml grid_z: auto).
+// launch-time split rule (deepk, splitk_auto, gemvm, gemvn; variants.yaml grid_z: auto).
 #ifndef TILEGEN_SPLITK_TREE_CUH
 #define TILEGEN_SPLITK_TREE_CUH
 #include <stdint.h>
