@@ -265,3 +265,76 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("%+v, want %+v", got, want)
 	}
 }
+
+// constData is a corpus on which every kernel has one ratio per shape (ratio[shape][kernel], 0:
+// not timed), all of them robust and general.
+func constData(kernels []Kernel, shapes []protocol.Shape, ratio [][]float64) *Data {
+	d := &Data{SMs: 132, Kernels: kernels}
+	for i, s := range shapes {
+		d.Samples = append(d.Samples, Sample{Shape: s, CublasMS: 1})
+		row := make([]float64, len(kernels))
+		for j, r := range ratio[i] {
+			if r > 0 {
+				row[j] = 1 / r
+			}
+		}
+		d.Times = append(d.Times, row)
+	}
+	return d
+}
+
+func anyShape(int, int, int) bool { return true }
+
+// TestPinnedCellAlignedFollowsMeasured: a cell whose corpus shapes no candidate's tile divides (odd
+// sizes) pins its aligned kernel to the one measured best there, not to the first candidate by
+// name (every aligned kernel totals the same on such shapes, and the aligned problems of the cell
+// would otherwise run an arbitrary kernel).
+func TestPinnedCellAlignedFollowsMeasured(t *testing.T) {
+	ks := []Kernel{
+		{Name: "a32", TileRows: 32, TileCols: 32, GridZ: 1, Supports: anyShape, General: true, Robust: true},
+		{Name: "b64", TileRows: 64, TileCols: 64, GridZ: 1, Supports: anyShape, General: true, Robust: true},
+	}
+	shapes := []protocol.Shape{protoShape(1009, 1013, 1019), protoShape(997, 1009, 1013), protoShape(4096, 4096, 4096), protoShape(2048, 4096, 4096)}
+	ratio := [][]float64{{0.5, 1.0}, {0.5, 1.0}, {1.0, 0.9}, {1.0, 0.9}}
+	r, err := Fit(constData(ks, shapes, ratio), nil, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, u, _ := r.Pick(960, 960, 1000) // in the odd shapes' cell; both tiles divide 960
+	if a != 1 || u != 1 {
+		t.Errorf("cell of 1009x1013x1019 picks aligned %s, unaligned %s; want b64 for both (measured best there)", ks[a].Name, ks[u].Name)
+	}
+}
+
+// TestSplitKUntunedNotPicked: a fixed split-K kernel that wins on small grids is not carried over to
+// a cell where even its smallest problem has a full grid without the split (the tuner never times it
+// there: variant.SplitKUntuned).
+func TestSplitKUntunedNotPicked(t *testing.T) {
+	ks := []Kernel{
+		{Name: "plain64", TileRows: 64, TileCols: 64, GridZ: 1, Supports: anyShape, General: true, Robust: true},
+		{Name: "split64x4", TileRows: 64, TileCols: 64, GridZ: 4, Supports: anyShape, General: true, Robust: true},
+	}
+	// The last shape stretches the table's range past the full grids; the split kernel was not timed
+	// there (it counts as the slowest timed, 1.0).
+	shapes := []protocol.Shape{protoShape(256, 256, 8192), protoShape(512, 512, 8192), protoShape(256, 512, 8192), protoShape(512, 256, 4096),
+		protoShape(4096, 4096, 64)}
+	ratio := [][]float64{{1.0, 2.0}, {1.0, 1.8}, {1.0, 1.9}, {1.0, 1.7}, {1.0, 0}}
+	d := constData(ks, shapes, ratio)
+	r, err := Fit(d, nil, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, _, _ := r.Pick(384, 384, 8192); a != 1 {
+		t.Errorf("384x384x8192 (36 tiles): aligned %s, want split64x4 (what was measured around it)", ks[a].Name)
+	}
+	if !d.untuned(1, 2048, 2048) || d.untuned(0, 2048, 2048) || d.untuned(1, 512, 512) {
+		t.Fatalf("untuned: want only the split kernel on 2048x2048 (1024 tiles on 132 SMs)")
+	}
+	// Cells whose smallest problem has 24x24 = 576 tiles (at least 4 per SM), within the rule's
+	// reach of the small grids (there the split kernel would be carried over without the check).
+	for _, s := range []protocol.Shape{protoShape(1536, 1536, 8192), protoShape(1600, 1800, 8192)} {
+		if a, u, g := r.Pick(s.M, s.N, s.K); a == 1 || u == 1 || g == 1 {
+			t.Errorf("%v: picks %s/%s/%s; a fixed split-K kernel on a full grid was never timed there", s, ks[a].Name, ks[u].Name, ks[g].Name)
+		}
+	}
+}

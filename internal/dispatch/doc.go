@@ -70,9 +70,12 @@
 // judge it only on cells of several shapes). The tables then take, per cell: when the cell holds training
 // shapes, the aligned and unaligned kernels whose dispatch has the best total measured log ratio on
 // them and the general kernel with the best total (so a corpus shape alone in its cell gets its
-// fastest variant whenever the dispatch can launch it); otherwise the candidates with the best
-// scores, the plane at the cell's centre and the q and e terms averaged over up to eight points of
-// the cell.
+// fastest variant whenever the dispatch can launch it; when no shape of the cell is one an aligned
+// kernel's tile divides, the aligned kernel is the unaligned one: every aligned kernel totals the
+// same there); otherwise the candidates with the best scores, the plane at the cell's centre and the
+// q and e terms averaged over up to eight points of the cell, leaving out a fixed split-K kernel
+// where even the cell's smallest problem has at least four output tiles per SM without the split
+// (variant.SplitKUntuned: the tuner never times it there, so nothing measured vouches for it).
 //
 // # Validation
 //

@@ -320,7 +320,11 @@ func (m *model) pinned(ts []int, skip int) (aligned, unaligned, general int, ok 
 			if n == 0 {
 				return 0, 0, 0, false
 			}
-			if sum > bs {
+			// Ties go to a == u: when no shape of the cell is one the aligned kernel's tile
+			// divides, every aligned kernel totals the same, and the cell's aligned problems
+			// (which the held-out or the user's shapes may be) should run the kernel measured
+			// best on the cell, not the first candidate in name order.
+			if sum > bs+1e-12 || sum > bs-1e-12 && a == u && ba != bu {
 				ba, bu, bs = a, u, sum
 			}
 		}
@@ -982,5 +986,32 @@ func (m *model) score(lq, le []float64, u [3]float64, w, sa, sm []float64, p Par
 			sm[c] -= adj
 		}
 	}
+	// A fixed split-K kernel is not picked for a cell where even its smallest problem has a full
+	// grid without the split: the tuner never times it there (variant.SplitKUntuned), so nothing
+	// measured can vouch for it, and the smoother would only carry over its ratios from the
+	// smaller grids around the cell, where splitting pays.
+	lm, ln := m.cellLo(u)
+	for c, j := range m.cand {
+		if m.d.untuned(j, lm, ln) {
+			sa[c], sm[c] = math.Inf(-1), math.Inf(-1)
+		}
+	}
 	return m.argmax(sa, sm)
+}
+
+// cellLo is the smallest M and N of the cell centred at u.
+func (m *model) cellLo(u [3]float64) (lm, ln int) {
+	lo := [2]int{1, 1}
+	for dim := range 2 {
+		if l, _, ok := BucketRange(Bucket(max(int(math.Round(math.Exp2(u[dim]))), 1), m.shift), m.shift); ok {
+			lo[dim] = l
+		}
+	}
+	return lo[0], lo[1]
+}
+
+// untuned says whether the tuner leaves kernel j out on an M×N problem (variant.SplitKUntuned).
+func (d *Data) untuned(j, m, n int) bool {
+	k := &d.Kernels[j]
+	return variant.SplitKUntuned(k.GridZ, k.Split, variant.CeilDiv(m, k.TileRows), variant.CeilDiv(n, k.TileCols), d.SMs)
 }

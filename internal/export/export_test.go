@@ -148,12 +148,15 @@ func TestChooseFollowsRule(t *testing.T) {
 		if j < 0 {
 			continue
 		}
-		switch a, u, g := p.RuleOf(variant.OpNN).Rule.Pick(m, n, k); j {
-		case a:
+		// The path the launch took (a cell's aligned and unaligned kernels may be one kernel).
+		a, u, g := p.RuleOf(variant.OpNN).Rule.Pick(m, n, k)
+		va := &p.Variants[a].V
+		switch fitsA := m%va.Tile.Rows == 0 && n%va.Tile.Cols == 0 && supports(va, m, n, k, k, n, n) == nil; {
+		case fitsA && j == a:
 			used["aligned"]++
-		case u:
+		case j == u:
 			used["unaligned"]++
-		case g:
+		case j == g:
 			used["general"]++
 		default:
 			used["default"]++

@@ -520,23 +520,20 @@ func (s *session) planVariants(kind string, items []item) []workerproc.Task {
 	return tasks
 }
 
-// splitKTiles is how many waves of output tiles (per SM) make split-K pointless for tuning.
-const splitKTiles = 4
-
 // splitKPointless is the reason a split-K variant is not tuned on a shape whose unsplit grid already
-// has at least splitKTiles tiles per SM: splitting K only adds partial sums to reduce there. ""
-// when the variant does not split K or the shape is small enough for it to help. A variant whose
-// grid z is chosen at launch (grid_z: auto) is never left out: its rule already picks one slice
-// where splitting cannot help, and it is then a kernel like any other.
+// has at least variant.SplitKUntunedTilesPerSM tiles per SM: splitting K only adds partial sums to
+// reduce there. "" when the variant does not split K or the shape is small enough for it to help. A
+// variant whose grid z is chosen at launch (grid_z: auto) is never left out: its rule already picks
+// one slice where splitting cannot help, and it is then a kernel like any other.
 func splitKPointless(v *variant.Variant, sh protocol.Shape, sms int) string {
 	if v.GridZ <= 1 || v.Split != nil || sms <= 0 {
 		return ""
 	}
 	gx, gy, _ := v.Grid(sh.M, sh.N, sh.K, sms)
-	if gx*gy < splitKTiles*sms {
+	if !variant.SplitKUntuned(v.GridZ, v.Split, gx, gy, sms) {
 		return ""
 	}
-	return fmt.Sprintf("split-K not tuned: %d output tiles already give the %d SMs %d or more each", gx*gy, sms, splitKTiles)
+	return fmt.Sprintf("split-K not tuned: %d output tiles already give the %d SMs %d or more each", gx*gy, sms, variant.SplitKUntunedTilesPerSM)
 }
 
 func isStart(err error) bool { return workerproc.IsStartError(err) }

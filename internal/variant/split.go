@@ -43,3 +43,17 @@ func (r *SplitRule) Slices(tiles, tileFloats, k, sms int) int {
 	}
 	return CeilDiv(kSteps, CeilDiv(kSteps, z))
 }
+
+// SplitKUntunedTilesPerSM: a variant with a fixed split-K grid (grid z above 1 and no launch-time
+// rule) is not tuned on a problem whose unsplit grid already has at least this many output tiles
+// per SM (splitting K only adds partial sums to reduce there). The tuner leaves such runs out, and
+// the dispatch rule never picks such a variant for a table cell that holds only such problems, so
+// that an export does not launch a kernel where the tuner would not have timed it.
+const SplitKUntunedTilesPerSM = 4
+
+// SplitKUntuned says whether a fixed split-K grid of gx·gy output tiles on sms multiprocessors is
+// one the tuner leaves out (SplitKUntunedTilesPerSM); a grid z of 1, or one chosen at launch
+// (split != nil), never is.
+func SplitKUntuned(gridZ int, split *SplitRule, gx, gy, sms int) bool {
+	return gridZ > 1 && split == nil && sms > 0 && int64(gx)*int64(gy) >= int64(SplitKUntunedTilesPerSM)*int64(sms)
+}

@@ -813,2863 +813,6 @@ extern "C" __global__ void __launch_bounds__(512) micro1d_t64_r8(int M, int N, i
 #endif // TILEGEN_KERNEL_micro1d_t64_r8
 
 // ---------------------------------------------------------------------------------------------
-// regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_tt: family regtile_op, BM=128 BN=128 BK=16 WM=64 TM=8 TN=16 PAD=0 PF=1 STAGES=1 MINB=1; op TT; block 128x1, C tile 128x128, grid_z 1,
-// dynamic shared 32768 B; generated source sha256 fa509d527ee4de95d2a5af3be84bca0fd6d3cb67f62604ddc1f0067a71f86828.
-#ifndef TILEGEN_KERNEL_regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_tt
-#define TILEGEN_KERNEL_regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_tt
-#ifndef TILEGEN_PIPELINE_CUH
-#define TILEGEN_PIPELINE_CUH
-// tilegen/pipeline.cuh: the main loops of the register-tiled kernels. They walk a block's k range
-// tile by tile, moving the operands' next tiles towards shared memory (tilegen/loaders.cuh) while
-// computing on the current ones (tilegen/fragments.cuh), one barrier per tile:
-//   registers_mainloop  (regtile STAGES = 1) A and B through registers, A stored transposed.
-//   staged_mainloop     (regtile, splitk) A through registers, B through a STAGES-deep cp.async
-//                       ring. In both, PF = 1 loads the next tile's registers before computing the
-//                       current one (seed 001 prefetch) and stores them into the other of two
-//                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
-//                       transposed in flight by element copies; XB = 1 double-buffers the
-//                       fragments across the k-tile boundary.
-// A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
-// (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
-// loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
-//
-// The ring: tile t lives in slot t % STAGES; one commit group per tile, empty groups past the end
-// so that wait_group counts stay uniform; waiting for all but STAGES - 2 groups means tile kt has
-// landed (this thread's copies), and the barrier after it makes it visible to all and frees the
-// slot of tile kt-1, which the next copies then fill.
-#ifndef TILEGEN_CP_ASYNC_CUH
-#define TILEGEN_CP_ASYNC_CUH
-// tilegen/cp_async.cuh: the cp.async instructions (sm_80+) that the pipelined loaders and the
-// STAGES-deep shared-memory rings are built from. A copy goes from global to shared memory without
-// passing through registers; copies are grouped per k tile (commit), and wait<N> blocks until at
-// most N of this thread's groups are still in flight (the ring's depth minus one, or zero).
-//
-// The 16-byte form bypasses L1 (.cg); the zero-filling forms take a source size so that an element
-// past the matrix edge is written as zero without reading global memory (seed 003: zero-filled
-// partial tiles).
-namespace tg {
-
-__device__ __forceinline__ void cp_async16(float* smem, const float* gmem)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
-}
-
-__device__ __forceinline__ void cp_async16_zfill(float* smem, const float* gmem, bool valid)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 16 : 0));
-}
-
-__device__ __forceinline__ void cp_async4_zfill(float* smem, const float* gmem, bool valid)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 4 : 0));
-}
-
-__device__ __forceinline__ void cp_async_commit()
-{
-    asm volatile("cp.async.commit_group;\n" ::);
-}
-
-template <int N>
-__device__ __forceinline__ void cp_async_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
-
-} // namespace tg
-#endif // TILEGEN_CP_ASYNC_CUH
-#ifndef TILEGEN_GUARDS_CUH
-#define TILEGEN_GUARDS_CUH
-// tilegen/guards.cuh: edge guards (seed 003: tiles with boundary conditions). Every kernel of the
-// library accepts any M, N, K and leading dimension: rows and columns past the matrix edge are
-// zero-filled when a tile is loaded, so the math on a partial tile needs no guard and adds exact
-// zeros, and the store skips what lies outside C. The guards cost instructions, so a kernel picks
-// a path per k tile, uniform across the block, and the hot path carries none.
-#include <stdint.h>
-
-namespace tg {
-
-// Path of one k tile's loads.
-//   PATH_FAST  interior block, full k tile, 16-byte-aligned operands: unguarded float4s.
-//   PATH_EDGE  full k tile of an edge block or of a misaligned operand: per float4, rows (columns)
-//              past the edge are zero, the rest is one float4 (aligned) or four scalars (any ld).
-//   PATH_TAIL  the tile crossing the end of the k range: every element guarded and zero-filled.
-enum Path { PATH_FAST, PATH_EDGE, PATH_TAIL };
-
-// aligned16 says whether the rows of a matrix at address addr with leading dimension ld are 16-byte
-// aligned, the condition of every float4 (16-byte) path; kernels check it once per operand. It
-// takes the address as an integer: handing the pointer itself to a function changes how nvcc
-// loads through it (ld.global.nc), and kernels keep their loads as they are.
-__device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
-{
-    return ((addr & 15) == 0) && ((ld & 3) == 0);
-}
-
-} // namespace tg
-#endif // TILEGEN_GUARDS_CUH
-#ifndef TILEGEN_LOADERS_CUH
-#define TILEGEN_LOADERS_CUH
-// tilegen/loaders.cuh: moving one operand's k tile from global to shared memory.
-//
-// Every kernel of the library computes from k-major shared tiles, S[k][mn] with LDS floats per k
-// row (A as As[k][m], B as Bs[k][n]), so that the TM (TN) fragment values of one k are contiguous
-// (tilegen/fragments.cuh). In global memory an operand runs either along k (Layout::KContiguous: A
-// of C = A*B with row-major A, a row of A is contiguous in k) or along m/n (Layout::MNContiguous: B
-// with row-major B). A loader is chosen by that layout:
-//   KContiguous   the tile is transposed on its way into shared memory (the seed's As[ty][i] turned
-//                 k-major: measured 7 to 9 points of cuBLAS over an untransposed A on H100);
-//   MNContiguous  the tile is copied straight, rows of global memory to k rows of shared memory.
-// Each comes as StagedLoad (float4 loads into registers, then stores into shared memory: the
-// register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
-// registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
-//
-// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
-// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
-// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
-// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
-//
-// MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
-// the operand at the block's first row (column) and `extent`, the rows (columns) left before the
-// matrix edge; past it, and past kEnd on the tail tile, the tile is zero-filled (seed 003).
-
-namespace tg {
-
-// How an operand runs in global memory (see above).
-enum class Layout { KContiguous, MNContiguous };
-
-template <Layout L, int MN, int BK, int LDS, int T>
-struct StagedLoad;
-template <Layout L, int MN, int BK, int LDS, int T>
-struct AsyncCopy;
-
-// StagedLoad, k-contiguous (A): each thread moves F4 float4s that run along k; consecutive threads
-// take consecutive float4s, so a thread's k offset is the same for all of them and its rows are
-// STEP apart. store() writes them transposed (S[k][mn]).
-template <int MN, int BK, int LDS, int T>
-struct StagedLoad<Layout::KContiguous, MN, BK, LDS, T> {
-    static constexpr int F4 = MN * BK / (4 * T);
-    static constexpr int ROW_F4 = BK / 4; // float4s per row: thread t's first is row t / ROW_F4, k (t % ROW_F4) * 4
-    static constexpr int STEP = 4 * T / BK;
-    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
-
-    // load reads this thread's float4s of the tile at k (k includes the thread's k offset) into registers.
-    template <Path PATH>
-    static __device__ __forceinline__ void load(float4 (&r)[F4], const float* __restrict__ g, int ld, int extent,
-                                                int kEnd, int mn, int k, bool vec)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            const int row = mn + i * STEP;
-            const float* p = g + (size_t)row * ld + k;
-            if (PATH == PATH_FAST) {
-                r[i] = *reinterpret_cast<const float4*>(p);
-            } else if (PATH == PATH_EDGE) {
-                if (row >= extent) {
-                    r[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                } else if (vec) {
-                    r[i] = *reinterpret_cast<const float4*>(p);
-                } else {
-                    r[i] = make_float4(p[0], p[1], p[2], p[3]);
-                }
-            } else {
-                const bool ok = row < extent;
-                r[i].x = (ok && k + 0 < kEnd) ? p[0] : 0.0f;
-                r[i].y = (ok && k + 1 < kEnd) ? p[1] : 0.0f;
-                r[i].z = (ok && k + 2 < kEnd) ? p[2] : 0.0f;
-                r[i].w = (ok && k + 3 < kEnd) ? p[3] : 0.0f;
-            }
-        }
-    }
-
-    // store writes the registers transposed into the shared tile s: S[k][mn].
-    static __device__ __forceinline__ void store(float* s, const float4 (&r)[F4], int k, int mn)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            float* p = s + k * LDS + mn + i * STEP;
-            p[0 * LDS] = r[i].x;
-            p[1 * LDS] = r[i].y;
-            p[2 * LDS] = r[i].z;
-            p[3 * LDS] = r[i].w;
-        }
-    }
-};
-
-// StagedLoad, mn-contiguous (B): float4s run along mn, a thread's rows (k) are STEP apart. A
-// float4 can cross the edge, so the edge path checks it whole and falls back to guarded elements.
-template <int MN, int BK, int LDS, int T>
-struct StagedLoad<Layout::MNContiguous, MN, BK, LDS, T> {
-    static constexpr int F4 = MN * BK / (4 * T);
-    static constexpr int ROW_F4 = MN / 4; // float4s per k row: thread t's first is k row t / ROW_F4, mn (t % ROW_F4) * 4
-    static constexpr int STEP = 4 * T / MN;
-    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
-
-    template <Path PATH>
-    static __device__ __forceinline__ void load(float4 (&r)[F4], const float* __restrict__ g, int ld, int extent,
-                                                int kEnd, int mn, int k, bool vec)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            const int kk = k + i * STEP;
-            const float* p = g + (size_t)kk * ld + mn;
-            if (PATH == PATH_FAST || (PATH == PATH_EDGE && vec && mn + 4 <= extent)) {
-                r[i] = *reinterpret_cast<const float4*>(p);
-            } else if (PATH == PATH_EDGE && mn + 4 <= extent) {
-                r[i] = make_float4(p[0], p[1], p[2], p[3]);
-            } else {
-                const bool ok = kk < kEnd;
-                r[i].x = (ok && mn + 0 < extent) ? p[0] : 0.0f;
-                r[i].y = (ok && mn + 1 < extent) ? p[1] : 0.0f;
-                r[i].z = (ok && mn + 2 < extent) ? p[2] : 0.0f;
-                r[i].w = (ok && mn + 3 < extent) ? p[3] : 0.0f;
-            }
-        }
-    }
-
-    static __device__ __forceinline__ void store(float* s, const float4 (&r)[F4], int k, int mn)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            *reinterpret_cast<float4*>(s + (k + i * STEP) * LDS + mn) = r[i];
-        }
-    }
-};
-
-// AsyncCopy, k-contiguous (A of cpasync and slicedk): copy4 copies the tile into shared memory
-// transposed, S[k][mn], one 4-byte cp.async per element with zero-fill past the edge (and past kEnd
-// on the tail): no register staging, so any ld costs the same. Lanes take 8 consecutive k of 4
-// consecutive rows: a warp reads four 32-byte row segments, and since LDS % 32 == 4 its 32 stores
-// (bank 4k + mn) fall in 32 distinct banks. The row offsets are loop-invariant, the k offsets
-// immediates.
-template <int MN, int BK, int LDS, int T>
-struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
-    static_assert(LDS % 32 == 4, "transposed element copies are conflict-free only with LDS % 32 == 4");
-
-    template <Path PATH>
-    static __device__ __forceinline__ void copy4(float* s, const float* __restrict__ tp, const float* __restrict__ g,
-                                                 int ld, int extent, int kEnd, int k, int tid)
-    {
-        // tp is this thread's first element, g + (tid / 8) * ld + tid % 8.
-        constexpr int MS = T / 8; // rows per pass
-        static_assert(BK % 8 == 0 && MN % MS == 0, "transposed element copies: 8 k by T/8 rows per pass");
-        const int kq = tid % 8, mq = tid / 8;
-        const float* const base = tp + k;
-#pragma unroll
-        for (int mb = 0; mb < MN / MS; ++mb) {
-            // A row past the edge reads (nothing, zero-filled) through the tile's first row, which
-            // exists: the row offset and the predicate are loop-invariant, no per-copy select.
-            const bool rowok = PATH == PATH_FAST || mb * MS + mq < extent;
-            const float* const row = base + (rowok ? (size_t)(mb * MS) * ld : -(ptrdiff_t)mq * ld);
-#pragma unroll
-            for (int kb = 0; kb < BK / 8; ++kb) {
-                const int kk = kb * 8 + kq;
-                float* const d = s + kk * LDS + mb * MS + mq;
-                if (PATH == PATH_TAIL) {
-                    const bool ok = rowok && k + kk < kEnd;
-                    cp_async4_zfill(d, ok ? row + kb * 8 : g, ok);
-                } else {
-                    cp_async4_zfill(d, row + kb * 8, rowok);
-                }
-            }
-        }
-    }
-
-    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
-    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
-    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
-    // element, g + (tid / 8) * ld + tid % 8.
-    template <Path PATH, bool EDGE_Z16, bool ELEM>
-    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
-                                                int, int, int, int, bool, int k0, int tid,
-                                                const float* __restrict__ tp)
-    {
-        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
-    }
-};
-
-// AsyncCopy, mn-contiguous (B of every pipelined kernel): copy() moves this thread's float4s
-// straight into shared memory, copy4() the whole tile element by element.
-template <int MN, int BK, int LDS, int T>
-struct AsyncCopy<Layout::MNContiguous, MN, BK, LDS, T> {
-    static constexpr int F4 = MN * BK / (4 * T);
-    static constexpr int ROW_F4 = MN / 4; // as StagedLoad's: thread t's first float4 is k row t / ROW_F4, mn (t % ROW_F4) * 4
-    static constexpr int STEP = 4 * T / MN;
-    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
-
-    // copy4 copies the whole tile at k element by element (4-byte cp.async, zero-filling columns
-    // past the edge and, on the tail, rows past kEnd). Consecutive threads take consecutive columns,
-    // so one warp-wide copy reads a contiguous row segment and writes consecutive banks: any ld
-    // stays coalesced (four 4-byte copies of one thread's float4 would touch 4x the sectors and
-    // banks). One pointer walks down the rows: two adds per copy. tp is this thread's first element:
-    // g + (tid / MN) * ld + tid % MN for T >= MN, with a column past the edge clamped to the tile's
-    // first one, so that every address is valid and only the loop-invariant predicate zero-fills it;
-    // g + tid for T < MN.
-    template <Path PATH>
-    static __device__ __forceinline__ void copy4(float* s, const float* __restrict__ tp, const float* __restrict__ g,
-                                                 int ld, int extent, int kEnd, int k, int tid)
-    {
-        constexpr bool TAIL = PATH == PATH_TAIL;
-        constexpr int E = BK * MN / T;
-        if (T >= MN) {
-            constexpr int RS = T >= MN ? T / MN : 1; // rows per pass
-            const int c = tid % MN, r0 = tid / MN;
-            const bool cok = c < extent;
-            const float* p = tp + (size_t)k * ld;
-            const size_t step = (size_t)RS * ld;
-#pragma unroll
-            for (int i = 0; i < E; ++i) {
-                const int r = r0 + i * RS;
-                if (TAIL) {
-                    const bool ok = cok && k + r < kEnd;
-                    cp_async4_zfill(s + r * LDS + c, ok ? p : g, ok);
-                } else {
-                    cp_async4_zfill(s + r * LDS + c, p, cok);
-                }
-                p += step;
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < E; ++i) {
-                // T < MN: row i*T / MN, column tid + i*T % MN.
-                const int c = (i * T) % MN + tid, r = (i * T) / MN;
-                const float* p = tp + (size_t)(k + r) * ld + (i * T) % MN;
-                const bool ok = c < extent && (!TAIL || k + r < kEnd);
-                cp_async4_zfill(s + r * LDS + c, ok ? p : g, ok);
-            }
-        }
-    }
-
-    // copy issues this thread's part of the tile at k0 (its row k = k0 + sk, column mn = smn):
-    // one 16-byte copy per float4 on the fast path and, with an aligned operand (vec), for an edge
-    // float4 wholly inside the edge; four 4-byte copies for one inside it with any ld, and
-    // element-wise zero-filling copies for a float4 crossing the edge and on the tail.
-    // EDGE_Z16: an edge float4 wholly past the edge is one zero-filling 16-byte copy too (edge
-    // blocks then run as fast as interior ones). ELEM: a misaligned operand and the tail take copy4
-    // instead (coalesced; in register-staged kernels its addressing costs 30-40 registers).
-    template <Path PATH, bool EDGE_Z16, bool ELEM>
-    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
-                                                int k, int mn, int sk, int smn, bool vec, int k0, int tid,
-                                                const float* __restrict__ tp)
-    {
-        if (ELEM && PATH == PATH_TAIL) {
-            copy4<PATH_TAIL>(s, tp, g, ld, extent, kEnd, k0, tid);
-            return;
-        }
-        if (ELEM && PATH == PATH_EDGE && !vec) {
-            copy4<PATH_EDGE>(s, tp, g, ld, extent, kEnd, k0, tid);
-            return;
-        }
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            const int kk = k + i * STEP;
-            float* d = s + (sk + i * STEP) * LDS + smn;
-            const float* p = g + (size_t)kk * ld + mn;
-            if (PATH == PATH_FAST || (!EDGE_Z16 && PATH == PATH_EDGE && vec && mn + 4 <= extent)) {
-                cp_async16(d, p);
-            } else if (EDGE_Z16 && PATH == PATH_EDGE && vec && (mn + 4 <= extent || mn >= extent)) {
-                // The column is loop-invariant: a float4 wholly inside the edge is one 16-byte copy,
-                // one wholly past it is zero-filled through the tile's first column (a valid
-                // address, nothing read).
-                const bool ok = mn < extent;
-                cp_async16_zfill(d, ok ? p : p - mn, ok);
-            } else if (PATH == PATH_EDGE && mn + 4 <= extent) {
-#pragma unroll
-                for (int j = 0; j < 4; ++j) cp_async4_zfill(d + j, p + j, true);
-            } else {
-#pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    const bool ok = kk < kEnd && mn + j < extent;
-                    cp_async4_zfill(d + j, ok ? p + j : g, ok);
-                }
-            }
-        }
-    }
-};
-
-} // namespace tg
-#endif // TILEGEN_LOADERS_CUH
-#ifndef TILEGEN_FRAGMENTS_CUH
-#define TILEGEN_FRAGMENTS_CUH
-// tilegen/fragments.cuh: 2D register tiling with warp tiles (seed 001: more work per thread), the
-// math of every regtile-class kernel. A block of T threads computes a BM x BN tile of C; each warp a
-// WM x WN warp tile (WN = 32*TM*TN/WM); each thread a TM x TN thread tile held in registers. Per k
-// step a thread reads TM values of A and TN of B from the k-major shared tiles (its fragments) and
-// does TM*TN FFMAs, an outer product: FFMAs per shared read is what sets speed on Hopper, where
-// every other instruction takes an FFMA's issue slot.
-//
-// A warp's 32 lanes form an LM x LN grid over its warp tile. A thread's TM rows are TM/4 groups of
-// 4 consecutive rows, LM*4 apart (likewise columns), so each fragment read is one float4 (LDS.128)
-// and a warp's reads of one k row touch LM (LN) distinct float4s, broadcast to the other lanes.
-//
-// SK > 1 (slicedk): SK groups of TB = T/SK threads each take every SK-th k step of the same tile
-// (in-block split-K), so a group computes KS = BK/SK steps per tile.
-namespace tg {
-
-template <int BM_, int BN_, int BK_, int WM_, int TM_, int TN_, int PAD_, int T_, int SK_ = 1>
-struct WarpTile {
-    static constexpr int BM = BM_, BN = BN_, BK = BK_;
-    static constexpr int WM = WM_, TM = TM_, TN = TN_;
-    static constexpr int WN = 32 * TM * TN / WM;
-    static constexpr int PAD = PAD_, T = T_;
-    static constexpr int SK = SK_, TB = T / SK, KS = BK / SK;
-    static constexpr int LM = WM / TM, LN = WN / TN, WARPS_N = BN / WN;
-    static_assert(WN * WM == 32 * TM * TN && LM * LN == 32, "a warp tile must hold 32 thread tiles");
-    static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tiles are made of float4 groups");
-    static_assert((BM / WM) * (BN / WN) * 32 == TB, "warps must cover the block tile");
-    // Shared tiles, k-major: As[k][m] with AS floats per k row, Bs[k][n] with BS. PAD floats per
-    // row shift banks (for the transposed stores of A).
-    static constexpr int AS = BM + PAD, BS = BN + PAD;
-    static constexpr int A_TILE = BK * AS, B_TILE = BK * BS;
-    // A thread tile is F4 float4 groups: group j is accumulator row j / (TN/4), columns
-    // 4*(j % (TN/4)) + 0..3, at C row row0 + grow(j) and column col0 + gcol(j).
-    static constexpr int F4 = TM * TN / 4;
-
-    // Thread t computes in warp w = (t % TB) / 32 at lane l = t % 32 (k slice t / TB): its thread
-    // tile starts at row (w / WARPS_N) * WM + (l / LN) * 4 and column (w % WARPS_N) * WN + (l % LN) * 4
-    // of the block tile, its fragments at k row ks of the shared tiles (aoffk = row + ks * AS).
-
-    // load_frag reads the TM (TN) fragment values of k step k; as/bs already point at this thread's
-    // first float4 of the tile (and slice), so all other offsets are compile-time constants.
-    static __device__ __forceinline__ void load_frag(float (&a)[TM], float (&b)[TN], const float* as, const float* bs, int k)
-    {
-#pragma unroll
-        for (int r = 0; r < TM / 4; ++r) {
-            const float4 v = *reinterpret_cast<const float4*>(as + k * SK * AS + r * LM * 4);
-            a[4 * r + 0] = v.x;
-            a[4 * r + 1] = v.y;
-            a[4 * r + 2] = v.z;
-            a[4 * r + 3] = v.w;
-        }
-#pragma unroll
-        for (int c = 0; c < TN / 4; ++c) {
-            const float4 v = *reinterpret_cast<const float4*>(bs + k * SK * BS + c * LN * 4);
-            b[4 * c + 0] = v.x;
-            b[4 * c + 1] = v.y;
-            b[4 * c + 2] = v.z;
-            b[4 * c + 3] = v.w;
-        }
-    }
-
-    // fma_frag is one k step's rank-1 update of the thread tile.
-    static __device__ __forceinline__ void fma_frag(float (&acc)[TM][TN], const float (&a)[TM], const float (&b)[TN])
-    {
-#pragma unroll
-        for (int i = 0; i < TM; ++i) {
-#pragma unroll
-            for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-        }
-    }
-
-    // compute runs the KS k steps of one shared tile pair, each fragment read just before its FMAs
-    // (the XB main loop instead reads step k+1's fragments during step k's FMAs).
-    static __device__ __forceinline__ void compute(float (&acc)[TM][TN], const float* as, const float* bs)
-    {
-#pragma unroll
-        for (int k = 0; k < KS; ++k) {
-            float a[TM], b[TN];
-            load_frag(a, b, as, bs, k);
-            fma_frag(acc, a, b);
-        }
-    }
-
-    static __device__ __forceinline__ int grow(int j) { return ((j / (TN / 4)) / 4) * LM * 4 + (j / (TN / 4)) % 4; }
-    static __device__ __forceinline__ int gcol(int j) { return (j % (TN / 4)) * LN * 4; }
-    static __device__ __forceinline__ float4 group(const float (&acc)[TM][TN], int j)
-    {
-        const float* a = &acc[j / (TN / 4)][4 * (j % (TN / 4))];
-        return make_float4(a[0], a[1], a[2], a[3]);
-    }
-};
-
-} // namespace tg
-#endif // TILEGEN_FRAGMENTS_CUH
-
-namespace tg {
-
-// StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
-// tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
-// k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
-// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
-// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
-// edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
-// AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
-// set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
-// the 16-byte path changed ptxas's register allocation of their hot loop and cost them 4-5 % at
-// 4096^3, where no block takes the edge path at all.
-template <class Tile, int STAGES_, int PF_, bool EDGE_Z16_, Layout LA = Layout::KContiguous, Layout LB = Layout::MNContiguous>
-struct StagedConfig : Tile {
-    static constexpr int STAGES = STAGES_, PF = PF_, XB = 0;
-    static constexpr bool ALD = false, EDGE_Z16 = EDGE_Z16_;
-    static constexpr int NA = PF ? 2 : 1;             // A buffers
-    static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
-    using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-};
-
-// AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
-// copies transposed in flight like A's; then no operand needs 16-byte rows).
-template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
-struct AsyncConfig : Tile {
-    static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
-    static constexpr bool ALD = true, EDGE_Z16 = true;
-    static constexpr int NA = STAGES, NB = STAGES;
-    using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    static_assert(STAGES >= 2, "the ring needs two slots at least");
-    static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
-};
-
-// The main loops take the block's operands and this thread's coordinates as values (the kernel
-// computes them once): the shared tiles As, Bs (NA and NB tiles, or ring slots); the k range
-// [kBegin, kEnd) and its nt BK tiles (only the last may be partial); A at the block's first row (Ab,
-// lda, aM = rows left before M, va = 16-byte rows) and B at its first column (Bb, ldb, bN, vb); the
-// thread's first float4 of the staged A loads (am, ak) and of the B loads and copies (bk, bn), its
-// first element of the element-wise copies (aPtr, bPtr), and its first fragment (aoffk, boffk; see
-// tg::WarpTile). Each load or copy site picks the tile's path in place: the tail when the tile
-// crosses kEnd, else fast or edge by FAST. (The sites are written out rather than factored into
-// helpers: nvcc optimizes a helper on its own before inlining it, which moves instructions, and
-// the generated PTX is kept exactly as it was measured.)
-
-// registers_mainloop: STAGES == 1, A and B through registers; PF = 1 prefetches the next tile's
-// registers before the math into the other of two buffers, PF = 0 loads them after it and a barrier
-// into the one buffer.
-template <class Cfg, bool FAST>
-static __device__ void registers_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs,
-                                          const int kBegin, const int kEnd, const int nt, const float* const Ab,
-                                          const int lda, const int aM, const int am, const int ak, const bool va,
-                                          const float* const Bb, const int ldb, const int bN, const int bk, const int bn,
-                                          const bool vb, const int aoffk, const int boffk)
-{
-    using ALoad = typename Cfg::ALoad;
-    using BLoad = typename Cfg::BLoad;
-    constexpr int BK = Cfg::BK, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
-    static_assert(Cfg::STAGES == 1, "registers_mainloop: B through registers");
-    float4 ra[ALoad::F4];
-    float4 rb[BLoad::F4];
-    if (nt > 0) {
-        const int k0 = kBegin + 0 * BK;
-        if (k0 + BK > kEnd) {
-            ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-            BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-        } else if (FAST) {
-            ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-            BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-        } else {
-            ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-            BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-        }
-        ALoad::store(As, ra, ak, am);
-        BLoad::store(Bs, rb, bk, bn);
-    }
-    int abuf = 0, bbuf = 0;
-    for (int kt = 0; kt < nt; ++kt) {
-        // Tile kt is visible to all; every thread is done with tile kt-1, so its buffers are free.
-        __syncthreads();
-        const bool more = kt + 1 < nt;
-        if constexpr (Cfg::PF) {
-            if (more) { // register prefetch: the loads are in flight during the math
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                }
-            }
-        }
-        Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
-        abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
-        bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
-        if (more) {
-            if constexpr (!Cfg::PF) {
-                __syncthreads(); // single buffer: wait until every thread is done reading it
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                }
-            }
-            ALoad::store(As + abuf * A_TILE, ra, ak, am);
-            BLoad::store(Bs + abuf * B_TILE, rb, bk, bn);
-        }
-    }
-}
-
-// staged_mainloop: STAGES >= 2, A through registers (PF as above), B through the ring.
-template <class Cfg, bool FAST>
-static __device__ void staged_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs, const int kBegin,
-                                       const int kEnd, const int nt, const float* const Ab, const int lda, const int aM,
-                                       const int am, const int ak, const bool va, const float* const Bb, const int ldb,
-                                       const int bN, const int bk, const int bn, const bool vb, const int tid,
-                                       const float* const bPtr, const int aoffk, const int boffk)
-{
-    using ALoad = typename Cfg::ALoad;
-    using BCopy = typename Cfg::BCopy;
-    constexpr int BK = Cfg::BK, STAGES = Cfg::STAGES, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
-    constexpr bool Z16 = Cfg::EDGE_Z16;
-    static_assert(STAGES >= 2, "staged_mainloop: B through the ring");
-    float4 ra[ALoad::F4];
-    // The ring's first STAGES - 1 tiles of B.
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < nt) {
-            const int k0 = kBegin + s * BK;
-            if (k0 + BK > kEnd)
-                BCopy::template copy<PATH_TAIL, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else if (FAST)
-                BCopy::template copy<PATH_FAST, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else
-                BCopy::template copy<PATH_EDGE, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-        }
-        cp_async_commit();
-    }
-    if (nt > 0) {
-        const int k0 = kBegin + 0 * BK;
-        if (k0 + BK > kEnd) {
-            ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-        } else if (FAST) {
-            ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-        } else {
-            ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-        }
-        ALoad::store(As, ra, ak, am);
-    }
-    int bbuf = 0, abuf = 0;
-    int bnext = STAGES - 1; // ring slot of tile kt + STAGES - 1
-    for (int kt = 0; kt < nt; ++kt) {
-        cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt have landed
-        // Tile kt is visible to all; every thread is done with tile kt-1, so its slot and buffer are free.
-        __syncthreads();
-        if (kt + STAGES - 1 < nt) {
-            const int k0 = kBegin + (kt + STAGES - 1) * BK;
-            if (k0 + BK > kEnd)
-                BCopy::template copy<PATH_TAIL, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else if (FAST)
-                BCopy::template copy<PATH_FAST, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else
-                BCopy::template copy<PATH_EDGE, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-        }
-        cp_async_commit();
-        bnext = bnext + 1 == STAGES ? 0 : bnext + 1;
-        const bool more = kt + 1 < nt;
-        if constexpr (Cfg::PF) {
-            if (more) { // register prefetch: the loads are in flight during the math
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                }
-            }
-        }
-        Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
-        abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
-        bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
-        if (more) {
-            if constexpr (!Cfg::PF) {
-                __syncthreads(); // single buffer: wait until every thread is done reading it
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                }
-            }
-            ALoad::store(As + abuf * A_TILE, ra, ak, am);
-        }
-    }
-}
-
-// async_mainloop: both operands through the ring; XB = 1 double-buffers the fragments.
-template <class Cfg, bool FAST>
-static __device__ void async_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs, const int kBegin,
-                                      const int kEnd, const int nt, const float* const Ab, const int lda, const int aM,
-                                      const float* const aPtr, const float* const Bb, const int ldb, const int bN,
-                                      const int bk, const int bn, const bool vb, const int tid, const float* const bPtr,
-                                      const int aoffk, const int boffk)
-{
-    using ACopy = typename Cfg::ACopy;
-    using BCopy = typename Cfg::BCopy;
-    constexpr int BK = Cfg::BK, STAGES = Cfg::STAGES, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
-    // The ring's first STAGES - 1 tiles.
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < nt) {
-            const int k0 = kBegin + s * BK;
-            if (k0 + BK > kEnd) {
-                ACopy::template copy4<PATH_TAIL>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_TAIL, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else if (FAST) {
-                ACopy::template copy4<PATH_FAST>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_FAST, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else {
-                ACopy::template copy4<PATH_EDGE>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_EDGE, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            }
-        }
-        cp_async_commit();
-    }
-    if constexpr (Cfg::XB) {
-        // XB: the fragments of the next k step are read from shared memory while this step's FMAs
-        // run, across the tile boundary too: the barrier that publishes tile kt+1 sits before tile
-        // kt's last step, whose fragments are already in registers, so that step's FMAs hide the
-        // first shared reads of tile kt+1 (with one warp per scheduler nothing else would). After
-        // the barrier in iteration kt nobody reads tile kt's slot any more, so tile kt + STAGES is
-        // issued into it: all STAGES slots hold tiles in flight while kt+1 is computed.
-        float fa[2][Cfg::TM], fb[2][Cfg::TN];
-        const float* const aw = As + aoffk;
-        const float* const bw = Bs + boffk;
-        int cur = 0; // ring slot of tile kt
-        cp_async_wait<STAGES - 2>(); // tile 0 has landed (this thread's copies)
-        __syncthreads();
-        if (STAGES - 1 < nt) {
-            const int k0 = kBegin + (STAGES - 1) * BK;
-            if (k0 + BK > kEnd) {
-                ACopy::template copy4<PATH_TAIL>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_TAIL, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else if (FAST) {
-                ACopy::template copy4<PATH_FAST>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_FAST, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else {
-                ACopy::template copy4<PATH_EDGE>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_EDGE, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            }
-        }
-        cp_async_commit();
-        Cfg::load_frag(fa[0], fb[0], aw, bw, 0);
-        for (int kt = 0; kt < nt; ++kt) {
-            const float* const as = aw + cur * A_TILE;
-            const float* const bs = bw + cur * B_TILE;
-#pragma unroll
-            for (int k = 0; k < Cfg::KS - 1; ++k) {
-                Cfg::load_frag(fa[(k + 1) & 1], fb[(k + 1) & 1], as, bs, k + 1);
-                Cfg::fma_frag(acc, fa[k & 1], fb[k & 1]);
-            }
-            if (kt + 1 < nt) {
-                cp_async_wait<STAGES - 2>(); // tile kt+1 has landed
-                __syncthreads();             // ... for everyone, and everyone is done with slot cur
-                if (kt + STAGES < nt) {
-                    const int k0 = kBegin + (kt + STAGES) * BK;
-                    if (k0 + BK > kEnd) {
-                        ACopy::template copy4<PATH_TAIL>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                        BCopy::template copy<PATH_TAIL, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                    } else if (FAST) {
-                        ACopy::template copy4<PATH_FAST>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                        BCopy::template copy<PATH_FAST, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                    } else {
-                        ACopy::template copy4<PATH_EDGE>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                        BCopy::template copy<PATH_EDGE, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                    }
-                }
-                cp_async_commit();
-                cur = cur + 1 == STAGES ? 0 : cur + 1;
-                Cfg::load_frag(fa[0], fb[0], aw + cur * A_TILE, bw + cur * B_TILE, 0);
-            }
-            Cfg::fma_frag(acc, fa[(Cfg::KS - 1) & 1], fb[(Cfg::KS - 1) & 1]);
-        }
-    } else {
-        int bbuf = 0, abuf = 0;
-        int bnext = STAGES - 1; // ring slot of tile kt + STAGES - 1
-        for (int kt = 0; kt < nt; ++kt) {
-            cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt have landed
-            // Tile kt is visible to all; every thread is done with tile kt-1, so its slot is free.
-            __syncthreads();
-            if (kt + STAGES - 1 < nt) {
-                const int k0 = kBegin + (kt + STAGES - 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ACopy::template copy4<PATH_TAIL>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                    BCopy::template copy<PATH_TAIL, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                } else if (FAST) {
-                    ACopy::template copy4<PATH_FAST>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                    BCopy::template copy<PATH_FAST, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                } else {
-                    ACopy::template copy4<PATH_EDGE>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                    BCopy::template copy<PATH_EDGE, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                }
-            }
-            cp_async_commit();
-            bnext = bnext + 1 == STAGES ? 0 : bnext + 1;
-            Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
-            abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
-            bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
-        }
-    }
-}
-
-} // namespace tg
-#endif // TILEGEN_PIPELINE_CUH
-#ifndef TILEGEN_EPILOGUE_CUH
-#define TILEGEN_EPILOGUE_CUH
-// tilegen/epilogue.cuh: writing results, C = alpha*acc + beta*C, with the boundary conditions of
-// seed 003 (nothing outside the M x N result is written). beta == 0 never reads C, so C may hold
-// NaN or garbage on entry (BLAS semantics).
-//   store, store_unguarded  one element: the seed families (naive, coalesced, shared, micro1d,
-//                           coarse), one or a few results per thread.
-//   store4, store_tile      float4 groups: the register-tiled families' thread tiles.
-namespace tg {
-
-// store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result.
-__device__ __forceinline__ void store(float* __restrict__ C, int ldc, int M, int N, int i, int j, float alpha,
-                                      float beta, float acc)
-{
-    if (i < M && j < N) {
-        float* p = C + (size_t)i * ldc + j;
-        if (beta == 0.0f) {
-            *p = alpha * acc;
-        } else {
-            *p = alpha * acc + beta * *p;
-        }
-    }
-}
-
-// store_unguarded is store for an element known to be inside the result.
-__device__ __forceinline__ void store_unguarded(float* __restrict__ C, int ldc, int i, int j, float alpha, float beta,
-                                                float acc)
-{
-    float* p = C + (size_t)i * ldc + j;
-    if (beta == 0.0f) {
-        *p = alpha * acc;
-    } else {
-        *p = alpha * acc + beta * *p;
-    }
-}
-
-// store4 writes one float4 group of a thread tile, C[row][col..col+3] = alpha*v + beta*C. A row
-// past M is skipped; a group wholly inside N is one 16-byte store when C and ldc are 16-byte
-// aligned (vc), else it is stored element by element with a column guard.
-__device__ __forceinline__ void store4(float4 v, float* __restrict__ C, int ldc, int M, int N, int row, int col,
-                                       float alpha, float beta, bool vc)
-{
-    if (row >= M) return;
-    float* crow = C + (size_t)row * ldc;
-    v = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
-    if (vc && col + 4 <= N) {
-        float4* p = reinterpret_cast<float4*>(crow + col);
-        if (beta != 0.0f) {
-            const float4 o = *p;
-            v.x = fmaf(beta, o.x, v.x);
-            v.y = fmaf(beta, o.y, v.y);
-            v.z = fmaf(beta, o.z, v.z);
-            v.w = fmaf(beta, o.w, v.w);
-        }
-        *p = v;
-    } else {
-        const float e[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            if (col + j < N) {
-                float x = e[j];
-                if (beta != 0.0f) x = fmaf(beta, crow[col + j], x);
-                crow[col + j] = x;
-            }
-        }
-    }
-}
-
-// store_tile writes a thread's whole TM x TN tile (Tile: a tg::WarpTile) whose first element is
-// C[row0][col0], group by group.
-template <class Tile>
-__device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN], float* __restrict__ C, int ldc,
-                                           int M, int N, int row0, int col0, float alpha, float beta, bool vc)
-{
-#pragma unroll
-    for (int j = 0; j < Tile::F4; ++j) {
-        store4(Tile::group(acc, j), C, ldc, M, N, row0 + Tile::grow(j), col0 + Tile::gcol(j), alpha, beta, vc);
-    }
-}
-
-} // namespace tg
-#endif // TILEGEN_EPILOGUE_CUH
-
-// regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_tt: 128x128x16 block tile, 64x64 warp tile, 8x16 thread tile,
-// PAD=0 PF=1 STAGES=1. A block computes a BM x BN tile of C over all of K: A is loaded
-// with float4s into registers and stored transposed (k-major) in shared memory, B is copied into a
-// cp.async ring (tg::staged_mainloop; with A through registers when STAGES = 1,
-// tg::registers_mainloop), and each thread accumulates its thread tile in registers (tg::WarpTile).
-// Any M, N, K, lda, ldb, ldc: full k tiles load
-// float4s (16-byte paths where the operand and its ld allow, scalar otherwise), rows and columns
-// past the edge are zero-filled per float4, and only the k tail tile is guarded element by element.
-extern "C" __global__ void __launch_bounds__(128, 1) regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_tt(int M, int N, int K, float alpha, const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc)
-{
-    using Tile = tg::WarpTile<128, 128, 16, 64, 8, 16, 0, 128>;
-    using Cfg = tg::StagedConfig<Tile, 1, 1, /* EDGE_Z16 */ false, tg::Layout::MNContiguous, tg::Layout::KContiguous>;
-    extern __shared__ float4 tg_rt_smem[];
-    float* const As = reinterpret_cast<float*>(tg_rt_smem);
-    float* const Bs = As + Cfg::NA * Cfg::A_TILE;
-
-    const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-    const int m0 = blockIdx.y * Cfg::BM, n0 = blockIdx.x * Cfg::BN;
-    const int kBegin = 0, kEnd = K;
-    const int nt = (kEnd - kBegin + Cfg::BK - 1) / Cfg::BK;
-
-    // 16-byte paths need 16-byte-aligned rows; checked once per kernel and operand.
-    const bool va = tg::aligned16((uintptr_t)A, lda);
-    const bool vb = tg::aligned16((uintptr_t)B, ldb);
-    const bool vc = tg::aligned16((uintptr_t)C, ldc);
-    const bool fast = va && vb && m0 + Cfg::BM <= M && n0 + Cfg::BN <= N;
-
-    // This thread's float4s of A and B (tg::StagedLoad, tg::AsyncCopy), the operands at the block's
-    // first row and column, and the first element of B's element copies.
-    // op TT: each operand is loaded along its stored rows (tg::StagedLoad of its layout):
-    // A is stored K x M (mn-contiguous): a thread's float4s run along m, at k row tid / ROW_F4, and
-    // are stored straight into the k-major tile; the block's A starts at column m0.
-    const int am = (tid % Cfg::ALoad::ROW_F4) * 4, ak = tid / Cfg::ALoad::ROW_F4;
-    const float* const Ab = A + m0;
-    // B is stored N x K (k-contiguous): a thread's float4s run along k, at n row tid / ROW_F4, and
-    // are stored transposed (k-major) like A's in NN; the block's B starts at row n0.
-    const int bn = tid / Cfg::BLoad::ROW_F4, bk = (tid % Cfg::BLoad::ROW_F4) * 4;
-    const float* const Bb = B + (size_t)n0 * ldb;
-    const int aM = M - m0, bN = N - n0;
-
-    // This thread's tile: warp (wm, wn), lane (lm, ln) (tg::WarpTile).
-    const int warp = tid / 32, lane = tid % 32;
-    const int wm = (warp / Cfg::WARPS_N) * Cfg::WM, wn = (warp % Cfg::WARPS_N) * Cfg::WN;
-    const int lm = lane / Cfg::LN, ln = lane % Cfg::LN;
-    const int aoff = wm + lm * 4, boff = wn + ln * 4;
-
-    float acc[Cfg::TM][Cfg::TN];
-#pragma unroll
-    for (int i = 0; i < Cfg::TM; ++i) {
-#pragma unroll
-        for (int j = 0; j < Cfg::TN; ++j) acc[i][j] = 0.0f;
-    }
-    if (fast)
-        tg::registers_mainloop<Cfg, true>(acc, As, Bs, kBegin, kEnd, nt, Ab, lda, aM, am, ak, va, Bb, ldb, bN, bk, bn, vb, aoff, boff);
-    else
-        tg::registers_mainloop<Cfg, false>(acc, As, Bs, kBegin, kEnd, nt, Ab, lda, aM, am, ak, va, Bb, ldb, bN, bk, bn, vb, aoff, boff);
-
-    tg::store_tile<Tile>(acc, C, ldc, M, N, m0 + aoff, n0 + boff, alpha, beta, vc);
-}
-#endif // TILEGEN_KERNEL_regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_tt
-
-// ---------------------------------------------------------------------------------------------
-// regtile_128x128x32_w64_t8x16_p4_f1_s2_b1_nt: family regtile_btring, BM=128 BN=128 BK=32 WM=64 TM=8 TN=16 PAD=4 PF=1 STAGES=2 MINB=1; op NT; block 128x1, C tile 128x128, grid_z 1,
-// dynamic shared 67584 B; generated source sha256 8cc5f19091f8794afef23154801e0d30bea40c6c62f4057e50f88209f0736109.
-#ifndef TILEGEN_KERNEL_regtile_128x128x32_w64_t8x16_p4_f1_s2_b1_nt
-#define TILEGEN_KERNEL_regtile_128x128x32_w64_t8x16_p4_f1_s2_b1_nt
-#ifndef TILEGEN_PIPELINE_CUH
-#define TILEGEN_PIPELINE_CUH
-// tilegen/pipeline.cuh: the main loops of the register-tiled kernels. They walk a block's k range
-// tile by tile, moving the operands' next tiles towards shared memory (tilegen/loaders.cuh) while
-// computing on the current ones (tilegen/fragments.cuh), one barrier per tile:
-//   registers_mainloop  (regtile STAGES = 1) A and B through registers, A stored transposed.
-//   staged_mainloop     (regtile, splitk) A through registers, B through a STAGES-deep cp.async
-//                       ring. In both, PF = 1 loads the next tile's registers before computing the
-//                       current one (seed 001 prefetch) and stores them into the other of two
-//                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
-//                       transposed in flight by element copies; XB = 1 double-buffers the
-//                       fragments across the k-tile boundary.
-// A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
-// (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
-// loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
-//
-// The ring: tile t lives in slot t % STAGES; one commit group per tile, empty groups past the end
-// so that wait_group counts stay uniform; waiting for all but STAGES - 2 groups means tile kt has
-// landed (this thread's copies), and the barrier after it makes it visible to all and frees the
-// slot of tile kt-1, which the next copies then fill.
-#ifndef TILEGEN_CP_ASYNC_CUH
-#define TILEGEN_CP_ASYNC_CUH
-// tilegen/cp_async.cuh: the cp.async instructions (sm_80+) that the pipelined loaders and the
-// STAGES-deep shared-memory rings are built from. A copy goes from global to shared memory without
-// passing through registers; copies are grouped per k tile (commit), and wait<N> blocks until at
-// most N of this thread's groups are still in flight (the ring's depth minus one, or zero).
-//
-// The 16-byte form bypasses L1 (.cg); the zero-filling forms take a source size so that an element
-// past the matrix edge is written as zero without reading global memory (seed 003: zero-filled
-// partial tiles).
-namespace tg {
-
-__device__ __forceinline__ void cp_async16(float* smem, const float* gmem)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
-}
-
-__device__ __forceinline__ void cp_async16_zfill(float* smem, const float* gmem, bool valid)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 16 : 0));
-}
-
-__device__ __forceinline__ void cp_async4_zfill(float* smem, const float* gmem, bool valid)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 4 : 0));
-}
-
-__device__ __forceinline__ void cp_async_commit()
-{
-    asm volatile("cp.async.commit_group;\n" ::);
-}
-
-template <int N>
-__device__ __forceinline__ void cp_async_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
-
-} // namespace tg
-#endif // TILEGEN_CP_ASYNC_CUH
-#ifndef TILEGEN_GUARDS_CUH
-#define TILEGEN_GUARDS_CUH
-// tilegen/guards.cuh: edge guards (seed 003: tiles with boundary conditions). Every kernel of the
-// library accepts any M, N, K and leading dimension: rows and columns past the matrix edge are
-// zero-filled when a tile is loaded, so the math on a partial tile needs no guard and adds exact
-// zeros, and the store skips what lies outside C. The guards cost instructions, so a kernel picks
-// a path per k tile, uniform across the block, and the hot path carries none.
-#include <stdint.h>
-
-namespace tg {
-
-// Path of one k tile's loads.
-//   PATH_FAST  interior block, full k tile, 16-byte-aligned operands: unguarded float4s.
-//   PATH_EDGE  full k tile of an edge block or of a misaligned operand: per float4, rows (columns)
-//              past the edge are zero, the rest is one float4 (aligned) or four scalars (any ld).
-//   PATH_TAIL  the tile crossing the end of the k range: every element guarded and zero-filled.
-enum Path { PATH_FAST, PATH_EDGE, PATH_TAIL };
-
-// aligned16 says whether the rows of a matrix at address addr with leading dimension ld are 16-byte
-// aligned, the condition of every float4 (16-byte) path; kernels check it once per operand. It
-// takes the address as an integer: handing the pointer itself to a function changes how nvcc
-// loads through it (ld.global.nc), and kernels keep their loads as they are.
-__device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
-{
-    return ((addr & 15) == 0) && ((ld & 3) == 0);
-}
-
-} // namespace tg
-#endif // TILEGEN_GUARDS_CUH
-#ifndef TILEGEN_LOADERS_CUH
-#define TILEGEN_LOADERS_CUH
-// tilegen/loaders.cuh: moving one operand's k tile from global to shared memory.
-//
-// Every kernel of the library computes from k-major shared tiles, S[k][mn] with LDS floats per k
-// row (A as As[k][m], B as Bs[k][n]), so that the TM (TN) fragment values of one k are contiguous
-// (tilegen/fragments.cuh). In global memory an operand runs either along k (Layout::KContiguous: A
-// of C = A*B with row-major A, a row of A is contiguous in k) or along m/n (Layout::MNContiguous: B
-// with row-major B). A loader is chosen by that layout:
-//   KContiguous   the tile is transposed on its way into shared memory (the seed's As[ty][i] turned
-//                 k-major: measured 7 to 9 points of cuBLAS over an untransposed A on H100);
-//   MNContiguous  the tile is copied straight, rows of global memory to k rows of shared memory.
-// Each comes as StagedLoad (float4 loads into registers, then stores into shared memory: the
-// register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
-// registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
-//
-// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
-// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
-// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
-// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
-//
-// MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
-// the operand at the block's first row (column) and `extent`, the rows (columns) left before the
-// matrix edge; past it, and past kEnd on the tail tile, the tile is zero-filled (seed 003).
-
-namespace tg {
-
-// How an operand runs in global memory (see above).
-enum class Layout { KContiguous, MNContiguous };
-
-template <Layout L, int MN, int BK, int LDS, int T>
-struct StagedLoad;
-template <Layout L, int MN, int BK, int LDS, int T>
-struct AsyncCopy;
-
-// StagedLoad, k-contiguous (A): each thread moves F4 float4s that run along k; consecutive threads
-// take consecutive float4s, so a thread's k offset is the same for all of them and its rows are
-// STEP apart. store() writes them transposed (S[k][mn]).
-template <int MN, int BK, int LDS, int T>
-struct StagedLoad<Layout::KContiguous, MN, BK, LDS, T> {
-    static constexpr int F4 = MN * BK / (4 * T);
-    static constexpr int ROW_F4 = BK / 4; // float4s per row: thread t's first is row t / ROW_F4, k (t % ROW_F4) * 4
-    static constexpr int STEP = 4 * T / BK;
-    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
-
-    // load reads this thread's float4s of the tile at k (k includes the thread's k offset) into registers.
-    template <Path PATH>
-    static __device__ __forceinline__ void load(float4 (&r)[F4], const float* __restrict__ g, int ld, int extent,
-                                                int kEnd, int mn, int k, bool vec)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            const int row = mn + i * STEP;
-            const float* p = g + (size_t)row * ld + k;
-            if (PATH == PATH_FAST) {
-                r[i] = *reinterpret_cast<const float4*>(p);
-            } else if (PATH == PATH_EDGE) {
-                if (row >= extent) {
-                    r[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                } else if (vec) {
-                    r[i] = *reinterpret_cast<const float4*>(p);
-                } else {
-                    r[i] = make_float4(p[0], p[1], p[2], p[3]);
-                }
-            } else {
-                const bool ok = row < extent;
-                r[i].x = (ok && k + 0 < kEnd) ? p[0] : 0.0f;
-                r[i].y = (ok && k + 1 < kEnd) ? p[1] : 0.0f;
-                r[i].z = (ok && k + 2 < kEnd) ? p[2] : 0.0f;
-                r[i].w = (ok && k + 3 < kEnd) ? p[3] : 0.0f;
-            }
-        }
-    }
-
-    // store writes the registers transposed into the shared tile s: S[k][mn].
-    static __device__ __forceinline__ void store(float* s, const float4 (&r)[F4], int k, int mn)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            float* p = s + k * LDS + mn + i * STEP;
-            p[0 * LDS] = r[i].x;
-            p[1 * LDS] = r[i].y;
-            p[2 * LDS] = r[i].z;
-            p[3 * LDS] = r[i].w;
-        }
-    }
-};
-
-// StagedLoad, mn-contiguous (B): float4s run along mn, a thread's rows (k) are STEP apart. A
-// float4 can cross the edge, so the edge path checks it whole and falls back to guarded elements.
-template <int MN, int BK, int LDS, int T>
-struct StagedLoad<Layout::MNContiguous, MN, BK, LDS, T> {
-    static constexpr int F4 = MN * BK / (4 * T);
-    static constexpr int ROW_F4 = MN / 4; // float4s per k row: thread t's first is k row t / ROW_F4, mn (t % ROW_F4) * 4
-    static constexpr int STEP = 4 * T / MN;
-    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
-
-    template <Path PATH>
-    static __device__ __forceinline__ void load(float4 (&r)[F4], const float* __restrict__ g, int ld, int extent,
-                                                int kEnd, int mn, int k, bool vec)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            const int kk = k + i * STEP;
-            const float* p = g + (size_t)kk * ld + mn;
-            if (PATH == PATH_FAST || (PATH == PATH_EDGE && vec && mn + 4 <= extent)) {
-                r[i] = *reinterpret_cast<const float4*>(p);
-            } else if (PATH == PATH_EDGE && mn + 4 <= extent) {
-                r[i] = make_float4(p[0], p[1], p[2], p[3]);
-            } else {
-                const bool ok = kk < kEnd;
-                r[i].x = (ok && mn + 0 < extent) ? p[0] : 0.0f;
-                r[i].y = (ok && mn + 1 < extent) ? p[1] : 0.0f;
-                r[i].z = (ok && mn + 2 < extent) ? p[2] : 0.0f;
-                r[i].w = (ok && mn + 3 < extent) ? p[3] : 0.0f;
-            }
-        }
-    }
-
-    static __device__ __forceinline__ void store(float* s, const float4 (&r)[F4], int k, int mn)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            *reinterpret_cast<float4*>(s + (k + i * STEP) * LDS + mn) = r[i];
-        }
-    }
-};
-
-// AsyncCopy, k-contiguous (A of cpasync and slicedk): copy4 copies the tile into shared memory
-// transposed, S[k][mn], one 4-byte cp.async per element with zero-fill past the edge (and past kEnd
-// on the tail): no register staging, so any ld costs the same. Lanes take 8 consecutive k of 4
-// consecutive rows: a warp reads four 32-byte row segments, and since LDS % 32 == 4 its 32 stores
-// (bank 4k + mn) fall in 32 distinct banks. The row offsets are loop-invariant, the k offsets
-// immediates.
-template <int MN, int BK, int LDS, int T>
-struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
-    static_assert(LDS % 32 == 4, "transposed element copies are conflict-free only with LDS % 32 == 4");
-
-    template <Path PATH>
-    static __device__ __forceinline__ void copy4(float* s, const float* __restrict__ tp, const float* __restrict__ g,
-                                                 int ld, int extent, int kEnd, int k, int tid)
-    {
-        // tp is this thread's first element, g + (tid / 8) * ld + tid % 8.
-        constexpr int MS = T / 8; // rows per pass
-        static_assert(BK % 8 == 0 && MN % MS == 0, "transposed element copies: 8 k by T/8 rows per pass");
-        const int kq = tid % 8, mq = tid / 8;
-        const float* const base = tp + k;
-#pragma unroll
-        for (int mb = 0; mb < MN / MS; ++mb) {
-            // A row past the edge reads (nothing, zero-filled) through the tile's first row, which
-            // exists: the row offset and the predicate are loop-invariant, no per-copy select.
-            const bool rowok = PATH == PATH_FAST || mb * MS + mq < extent;
-            const float* const row = base + (rowok ? (size_t)(mb * MS) * ld : -(ptrdiff_t)mq * ld);
-#pragma unroll
-            for (int kb = 0; kb < BK / 8; ++kb) {
-                const int kk = kb * 8 + kq;
-                float* const d = s + kk * LDS + mb * MS + mq;
-                if (PATH == PATH_TAIL) {
-                    const bool ok = rowok && k + kk < kEnd;
-                    cp_async4_zfill(d, ok ? row + kb * 8 : g, ok);
-                } else {
-                    cp_async4_zfill(d, row + kb * 8, rowok);
-                }
-            }
-        }
-    }
-
-    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
-    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
-    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
-    // element, g + (tid / 8) * ld + tid % 8.
-    template <Path PATH, bool EDGE_Z16, bool ELEM>
-    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
-                                                int, int, int, int, bool, int k0, int tid,
-                                                const float* __restrict__ tp)
-    {
-        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
-    }
-};
-
-// AsyncCopy, mn-contiguous (B of every pipelined kernel): copy() moves this thread's float4s
-// straight into shared memory, copy4() the whole tile element by element.
-template <int MN, int BK, int LDS, int T>
-struct AsyncCopy<Layout::MNContiguous, MN, BK, LDS, T> {
-    static constexpr int F4 = MN * BK / (4 * T);
-    static constexpr int ROW_F4 = MN / 4; // as StagedLoad's: thread t's first float4 is k row t / ROW_F4, mn (t % ROW_F4) * 4
-    static constexpr int STEP = 4 * T / MN;
-    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
-
-    // copy4 copies the whole tile at k element by element (4-byte cp.async, zero-filling columns
-    // past the edge and, on the tail, rows past kEnd). Consecutive threads take consecutive columns,
-    // so one warp-wide copy reads a contiguous row segment and writes consecutive banks: any ld
-    // stays coalesced (four 4-byte copies of one thread's float4 would touch 4x the sectors and
-    // banks). One pointer walks down the rows: two adds per copy. tp is this thread's first element:
-    // g + (tid / MN) * ld + tid % MN for T >= MN, with a column past the edge clamped to the tile's
-    // first one, so that every address is valid and only the loop-invariant predicate zero-fills it;
-    // g + tid for T < MN.
-    template <Path PATH>
-    static __device__ __forceinline__ void copy4(float* s, const float* __restrict__ tp, const float* __restrict__ g,
-                                                 int ld, int extent, int kEnd, int k, int tid)
-    {
-        constexpr bool TAIL = PATH == PATH_TAIL;
-        constexpr int E = BK * MN / T;
-        if (T >= MN) {
-            constexpr int RS = T >= MN ? T / MN : 1; // rows per pass
-            const int c = tid % MN, r0 = tid / MN;
-            const bool cok = c < extent;
-            const float* p = tp + (size_t)k * ld;
-            const size_t step = (size_t)RS * ld;
-#pragma unroll
-            for (int i = 0; i < E; ++i) {
-                const int r = r0 + i * RS;
-                if (TAIL) {
-                    const bool ok = cok && k + r < kEnd;
-                    cp_async4_zfill(s + r * LDS + c, ok ? p : g, ok);
-                } else {
-                    cp_async4_zfill(s + r * LDS + c, p, cok);
-                }
-                p += step;
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < E; ++i) {
-                // T < MN: row i*T / MN, column tid + i*T % MN.
-                const int c = (i * T) % MN + tid, r = (i * T) / MN;
-                const float* p = tp + (size_t)(k + r) * ld + (i * T) % MN;
-                const bool ok = c < extent && (!TAIL || k + r < kEnd);
-                cp_async4_zfill(s + r * LDS + c, ok ? p : g, ok);
-            }
-        }
-    }
-
-    // copy issues this thread's part of the tile at k0 (its row k = k0 + sk, column mn = smn):
-    // one 16-byte copy per float4 on the fast path and, with an aligned operand (vec), for an edge
-    // float4 wholly inside the edge; four 4-byte copies for one inside it with any ld, and
-    // element-wise zero-filling copies for a float4 crossing the edge and on the tail.
-    // EDGE_Z16: an edge float4 wholly past the edge is one zero-filling 16-byte copy too (edge
-    // blocks then run as fast as interior ones). ELEM: a misaligned operand and the tail take copy4
-    // instead (coalesced; in register-staged kernels its addressing costs 30-40 registers).
-    template <Path PATH, bool EDGE_Z16, bool ELEM>
-    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
-                                                int k, int mn, int sk, int smn, bool vec, int k0, int tid,
-                                                const float* __restrict__ tp)
-    {
-        if (ELEM && PATH == PATH_TAIL) {
-            copy4<PATH_TAIL>(s, tp, g, ld, extent, kEnd, k0, tid);
-            return;
-        }
-        if (ELEM && PATH == PATH_EDGE && !vec) {
-            copy4<PATH_EDGE>(s, tp, g, ld, extent, kEnd, k0, tid);
-            return;
-        }
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            const int kk = k + i * STEP;
-            float* d = s + (sk + i * STEP) * LDS + smn;
-            const float* p = g + (size_t)kk * ld + mn;
-            if (PATH == PATH_FAST || (!EDGE_Z16 && PATH == PATH_EDGE && vec && mn + 4 <= extent)) {
-                cp_async16(d, p);
-            } else if (EDGE_Z16 && PATH == PATH_EDGE && vec && (mn + 4 <= extent || mn >= extent)) {
-                // The column is loop-invariant: a float4 wholly inside the edge is one 16-byte copy,
-                // one wholly past it is zero-filled through the tile's first column (a valid
-                // address, nothing read).
-                const bool ok = mn < extent;
-                cp_async16_zfill(d, ok ? p : p - mn, ok);
-            } else if (PATH == PATH_EDGE && mn + 4 <= extent) {
-#pragma unroll
-                for (int j = 0; j < 4; ++j) cp_async4_zfill(d + j, p + j, true);
-            } else {
-#pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    const bool ok = kk < kEnd && mn + j < extent;
-                    cp_async4_zfill(d + j, ok ? p + j : g, ok);
-                }
-            }
-        }
-    }
-};
-
-} // namespace tg
-#endif // TILEGEN_LOADERS_CUH
-#ifndef TILEGEN_FRAGMENTS_CUH
-#define TILEGEN_FRAGMENTS_CUH
-// tilegen/fragments.cuh: 2D register tiling with warp tiles (seed 001: more work per thread), the
-// math of every regtile-class kernel. A block of T threads computes a BM x BN tile of C; each warp a
-// WM x WN warp tile (WN = 32*TM*TN/WM); each thread a TM x TN thread tile held in registers. Per k
-// step a thread reads TM values of A and TN of B from the k-major shared tiles (its fragments) and
-// does TM*TN FFMAs, an outer product: FFMAs per shared read is what sets speed on Hopper, where
-// every other instruction takes an FFMA's issue slot.
-//
-// A warp's 32 lanes form an LM x LN grid over its warp tile. A thread's TM rows are TM/4 groups of
-// 4 consecutive rows, LM*4 apart (likewise columns), so each fragment read is one float4 (LDS.128)
-// and a warp's reads of one k row touch LM (LN) distinct float4s, broadcast to the other lanes.
-//
-// SK > 1 (slicedk): SK groups of TB = T/SK threads each take every SK-th k step of the same tile
-// (in-block split-K), so a group computes KS = BK/SK steps per tile.
-namespace tg {
-
-template <int BM_, int BN_, int BK_, int WM_, int TM_, int TN_, int PAD_, int T_, int SK_ = 1>
-struct WarpTile {
-    static constexpr int BM = BM_, BN = BN_, BK = BK_;
-    static constexpr int WM = WM_, TM = TM_, TN = TN_;
-    static constexpr int WN = 32 * TM * TN / WM;
-    static constexpr int PAD = PAD_, T = T_;
-    static constexpr int SK = SK_, TB = T / SK, KS = BK / SK;
-    static constexpr int LM = WM / TM, LN = WN / TN, WARPS_N = BN / WN;
-    static_assert(WN * WM == 32 * TM * TN && LM * LN == 32, "a warp tile must hold 32 thread tiles");
-    static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tiles are made of float4 groups");
-    static_assert((BM / WM) * (BN / WN) * 32 == TB, "warps must cover the block tile");
-    // Shared tiles, k-major: As[k][m] with AS floats per k row, Bs[k][n] with BS. PAD floats per
-    // row shift banks (for the transposed stores of A).
-    static constexpr int AS = BM + PAD, BS = BN + PAD;
-    static constexpr int A_TILE = BK * AS, B_TILE = BK * BS;
-    // A thread tile is F4 float4 groups: group j is accumulator row j / (TN/4), columns
-    // 4*(j % (TN/4)) + 0..3, at C row row0 + grow(j) and column col0 + gcol(j).
-    static constexpr int F4 = TM * TN / 4;
-
-    // Thread t computes in warp w = (t % TB) / 32 at lane l = t % 32 (k slice t / TB): its thread
-    // tile starts at row (w / WARPS_N) * WM + (l / LN) * 4 and column (w % WARPS_N) * WN + (l % LN) * 4
-    // of the block tile, its fragments at k row ks of the shared tiles (aoffk = row + ks * AS).
-
-    // load_frag reads the TM (TN) fragment values of k step k; as/bs already point at this thread's
-    // first float4 of the tile (and slice), so all other offsets are compile-time constants.
-    static __device__ __forceinline__ void load_frag(float (&a)[TM], float (&b)[TN], const float* as, const float* bs, int k)
-    {
-#pragma unroll
-        for (int r = 0; r < TM / 4; ++r) {
-            const float4 v = *reinterpret_cast<const float4*>(as + k * SK * AS + r * LM * 4);
-            a[4 * r + 0] = v.x;
-            a[4 * r + 1] = v.y;
-            a[4 * r + 2] = v.z;
-            a[4 * r + 3] = v.w;
-        }
-#pragma unroll
-        for (int c = 0; c < TN / 4; ++c) {
-            const float4 v = *reinterpret_cast<const float4*>(bs + k * SK * BS + c * LN * 4);
-            b[4 * c + 0] = v.x;
-            b[4 * c + 1] = v.y;
-            b[4 * c + 2] = v.z;
-            b[4 * c + 3] = v.w;
-        }
-    }
-
-    // fma_frag is one k step's rank-1 update of the thread tile.
-    static __device__ __forceinline__ void fma_frag(float (&acc)[TM][TN], const float (&a)[TM], const float (&b)[TN])
-    {
-#pragma unroll
-        for (int i = 0; i < TM; ++i) {
-#pragma unroll
-            for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-        }
-    }
-
-    // compute runs the KS k steps of one shared tile pair, each fragment read just before its FMAs
-    // (the XB main loop instead reads step k+1's fragments during step k's FMAs).
-    static __device__ __forceinline__ void compute(float (&acc)[TM][TN], const float* as, const float* bs)
-    {
-#pragma unroll
-        for (int k = 0; k < KS; ++k) {
-            float a[TM], b[TN];
-            load_frag(a, b, as, bs, k);
-            fma_frag(acc, a, b);
-        }
-    }
-
-    static __device__ __forceinline__ int grow(int j) { return ((j / (TN / 4)) / 4) * LM * 4 + (j / (TN / 4)) % 4; }
-    static __device__ __forceinline__ int gcol(int j) { return (j % (TN / 4)) * LN * 4; }
-    static __device__ __forceinline__ float4 group(const float (&acc)[TM][TN], int j)
-    {
-        const float* a = &acc[j / (TN / 4)][4 * (j % (TN / 4))];
-        return make_float4(a[0], a[1], a[2], a[3]);
-    }
-};
-
-} // namespace tg
-#endif // TILEGEN_FRAGMENTS_CUH
-
-namespace tg {
-
-// StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
-// tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
-// k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
-// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
-// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
-// edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
-// AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
-// set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
-// the 16-byte path changed ptxas's register allocation of their hot loop and cost them 4-5 % at
-// 4096^3, where no block takes the edge path at all.
-template <class Tile, int STAGES_, int PF_, bool EDGE_Z16_, Layout LA = Layout::KContiguous, Layout LB = Layout::MNContiguous>
-struct StagedConfig : Tile {
-    static constexpr int STAGES = STAGES_, PF = PF_, XB = 0;
-    static constexpr bool ALD = false, EDGE_Z16 = EDGE_Z16_;
-    static constexpr int NA = PF ? 2 : 1;             // A buffers
-    static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
-    using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-};
-
-// AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
-// copies transposed in flight like A's; then no operand needs 16-byte rows).
-template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
-struct AsyncConfig : Tile {
-    static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
-    static constexpr bool ALD = true, EDGE_Z16 = true;
-    static constexpr int NA = STAGES, NB = STAGES;
-    using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    static_assert(STAGES >= 2, "the ring needs two slots at least");
-    static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
-};
-
-// The main loops take the block's operands and this thread's coordinates as values (the kernel
-// computes them once): the shared tiles As, Bs (NA and NB tiles, or ring slots); the k range
-// [kBegin, kEnd) and its nt BK tiles (only the last may be partial); A at the block's first row (Ab,
-// lda, aM = rows left before M, va = 16-byte rows) and B at its first column (Bb, ldb, bN, vb); the
-// thread's first float4 of the staged A loads (am, ak) and of the B loads and copies (bk, bn), its
-// first element of the element-wise copies (aPtr, bPtr), and its first fragment (aoffk, boffk; see
-// tg::WarpTile). Each load or copy site picks the tile's path in place: the tail when the tile
-// crosses kEnd, else fast or edge by FAST. (The sites are written out rather than factored into
-// helpers: nvcc optimizes a helper on its own before inlining it, which moves instructions, and
-// the generated PTX is kept exactly as it was measured.)
-
-// registers_mainloop: STAGES == 1, A and B through registers; PF = 1 prefetches the next tile's
-// registers before the math into the other of two buffers, PF = 0 loads them after it and a barrier
-// into the one buffer.
-template <class Cfg, bool FAST>
-static __device__ void registers_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs,
-                                          const int kBegin, const int kEnd, const int nt, const float* const Ab,
-                                          const int lda, const int aM, const int am, const int ak, const bool va,
-                                          const float* const Bb, const int ldb, const int bN, const int bk, const int bn,
-                                          const bool vb, const int aoffk, const int boffk)
-{
-    using ALoad = typename Cfg::ALoad;
-    using BLoad = typename Cfg::BLoad;
-    constexpr int BK = Cfg::BK, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
-    static_assert(Cfg::STAGES == 1, "registers_mainloop: B through registers");
-    float4 ra[ALoad::F4];
-    float4 rb[BLoad::F4];
-    if (nt > 0) {
-        const int k0 = kBegin + 0 * BK;
-        if (k0 + BK > kEnd) {
-            ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-            BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-        } else if (FAST) {
-            ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-            BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-        } else {
-            ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-            BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-        }
-        ALoad::store(As, ra, ak, am);
-        BLoad::store(Bs, rb, bk, bn);
-    }
-    int abuf = 0, bbuf = 0;
-    for (int kt = 0; kt < nt; ++kt) {
-        // Tile kt is visible to all; every thread is done with tile kt-1, so its buffers are free.
-        __syncthreads();
-        const bool more = kt + 1 < nt;
-        if constexpr (Cfg::PF) {
-            if (more) { // register prefetch: the loads are in flight during the math
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                }
-            }
-        }
-        Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
-        abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
-        bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
-        if (more) {
-            if constexpr (!Cfg::PF) {
-                __syncthreads(); // single buffer: wait until every thread is done reading it
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                }
-            }
-            ALoad::store(As + abuf * A_TILE, ra, ak, am);
-            BLoad::store(Bs + abuf * B_TILE, rb, bk, bn);
-        }
-    }
-}
-
-// staged_mainloop: STAGES >= 2, A through registers (PF as above), B through the ring.
-template <class Cfg, bool FAST>
-static __device__ void staged_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs, const int kBegin,
-                                       const int kEnd, const int nt, const float* const Ab, const int lda, const int aM,
-                                       const int am, const int ak, const bool va, const float* const Bb, const int ldb,
-                                       const int bN, const int bk, const int bn, const bool vb, const int tid,
-                                       const float* const bPtr, const int aoffk, const int boffk)
-{
-    using ALoad = typename Cfg::ALoad;
-    using BCopy = typename Cfg::BCopy;
-    constexpr int BK = Cfg::BK, STAGES = Cfg::STAGES, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
-    constexpr bool Z16 = Cfg::EDGE_Z16;
-    static_assert(STAGES >= 2, "staged_mainloop: B through the ring");
-    float4 ra[ALoad::F4];
-    // The ring's first STAGES - 1 tiles of B.
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < nt) {
-            const int k0 = kBegin + s * BK;
-            if (k0 + BK > kEnd)
-                BCopy::template copy<PATH_TAIL, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else if (FAST)
-                BCopy::template copy<PATH_FAST, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else
-                BCopy::template copy<PATH_EDGE, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-        }
-        cp_async_commit();
-    }
-    if (nt > 0) {
-        const int k0 = kBegin + 0 * BK;
-        if (k0 + BK > kEnd) {
-            ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-        } else if (FAST) {
-            ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-        } else {
-            ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-        }
-        ALoad::store(As, ra, ak, am);
-    }
-    int bbuf = 0, abuf = 0;
-    int bnext = STAGES - 1; // ring slot of tile kt + STAGES - 1
-    for (int kt = 0; kt < nt; ++kt) {
-        cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt have landed
-        // Tile kt is visible to all; every thread is done with tile kt-1, so its slot and buffer are free.
-        __syncthreads();
-        if (kt + STAGES - 1 < nt) {
-            const int k0 = kBegin + (kt + STAGES - 1) * BK;
-            if (k0 + BK > kEnd)
-                BCopy::template copy<PATH_TAIL, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else if (FAST)
-                BCopy::template copy<PATH_FAST, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else
-                BCopy::template copy<PATH_EDGE, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-        }
-        cp_async_commit();
-        bnext = bnext + 1 == STAGES ? 0 : bnext + 1;
-        const bool more = kt + 1 < nt;
-        if constexpr (Cfg::PF) {
-            if (more) { // register prefetch: the loads are in flight during the math
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                }
-            }
-        }
-        Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
-        abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
-        bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
-        if (more) {
-            if constexpr (!Cfg::PF) {
-                __syncthreads(); // single buffer: wait until every thread is done reading it
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                }
-            }
-            ALoad::store(As + abuf * A_TILE, ra, ak, am);
-        }
-    }
-}
-
-// async_mainloop: both operands through the ring; XB = 1 double-buffers the fragments.
-template <class Cfg, bool FAST>
-static __device__ void async_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs, const int kBegin,
-                                      const int kEnd, const int nt, const float* const Ab, const int lda, const int aM,
-                                      const float* const aPtr, const float* const Bb, const int ldb, const int bN,
-                                      const int bk, const int bn, const bool vb, const int tid, const float* const bPtr,
-                                      const int aoffk, const int boffk)
-{
-    using ACopy = typename Cfg::ACopy;
-    using BCopy = typename Cfg::BCopy;
-    constexpr int BK = Cfg::BK, STAGES = Cfg::STAGES, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
-    // The ring's first STAGES - 1 tiles.
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < nt) {
-            const int k0 = kBegin + s * BK;
-            if (k0 + BK > kEnd) {
-                ACopy::template copy4<PATH_TAIL>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_TAIL, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else if (FAST) {
-                ACopy::template copy4<PATH_FAST>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_FAST, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else {
-                ACopy::template copy4<PATH_EDGE>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_EDGE, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            }
-        }
-        cp_async_commit();
-    }
-    if constexpr (Cfg::XB) {
-        // XB: the fragments of the next k step are read from shared memory while this step's FMAs
-        // run, across the tile boundary too: the barrier that publishes tile kt+1 sits before tile
-        // kt's last step, whose fragments are already in registers, so that step's FMAs hide the
-        // first shared reads of tile kt+1 (with one warp per scheduler nothing else would). After
-        // the barrier in iteration kt nobody reads tile kt's slot any more, so tile kt + STAGES is
-        // issued into it: all STAGES slots hold tiles in flight while kt+1 is computed.
-        float fa[2][Cfg::TM], fb[2][Cfg::TN];
-        const float* const aw = As + aoffk;
-        const float* const bw = Bs + boffk;
-        int cur = 0; // ring slot of tile kt
-        cp_async_wait<STAGES - 2>(); // tile 0 has landed (this thread's copies)
-        __syncthreads();
-        if (STAGES - 1 < nt) {
-            const int k0 = kBegin + (STAGES - 1) * BK;
-            if (k0 + BK > kEnd) {
-                ACopy::template copy4<PATH_TAIL>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_TAIL, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else if (FAST) {
-                ACopy::template copy4<PATH_FAST>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_FAST, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else {
-                ACopy::template copy4<PATH_EDGE>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_EDGE, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            }
-        }
-        cp_async_commit();
-        Cfg::load_frag(fa[0], fb[0], aw, bw, 0);
-        for (int kt = 0; kt < nt; ++kt) {
-            const float* const as = aw + cur * A_TILE;
-            const float* const bs = bw + cur * B_TILE;
-#pragma unroll
-            for (int k = 0; k < Cfg::KS - 1; ++k) {
-                Cfg::load_frag(fa[(k + 1) & 1], fb[(k + 1) & 1], as, bs, k + 1);
-                Cfg::fma_frag(acc, fa[k & 1], fb[k & 1]);
-            }
-            if (kt + 1 < nt) {
-                cp_async_wait<STAGES - 2>(); // tile kt+1 has landed
-                __syncthreads();             // ... for everyone, and everyone is done with slot cur
-                if (kt + STAGES < nt) {
-                    const int k0 = kBegin + (kt + STAGES) * BK;
-                    if (k0 + BK > kEnd) {
-                        ACopy::template copy4<PATH_TAIL>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                        BCopy::template copy<PATH_TAIL, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                    } else if (FAST) {
-                        ACopy::template copy4<PATH_FAST>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                        BCopy::template copy<PATH_FAST, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                    } else {
-                        ACopy::template copy4<PATH_EDGE>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                        BCopy::template copy<PATH_EDGE, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                    }
-                }
-                cp_async_commit();
-                cur = cur + 1 == STAGES ? 0 : cur + 1;
-                Cfg::load_frag(fa[0], fb[0], aw + cur * A_TILE, bw + cur * B_TILE, 0);
-            }
-            Cfg::fma_frag(acc, fa[(Cfg::KS - 1) & 1], fb[(Cfg::KS - 1) & 1]);
-        }
-    } else {
-        int bbuf = 0, abuf = 0;
-        int bnext = STAGES - 1; // ring slot of tile kt + STAGES - 1
-        for (int kt = 0; kt < nt; ++kt) {
-            cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt have landed
-            // Tile kt is visible to all; every thread is done with tile kt-1, so its slot is free.
-            __syncthreads();
-            if (kt + STAGES - 1 < nt) {
-                const int k0 = kBegin + (kt + STAGES - 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ACopy::template copy4<PATH_TAIL>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                    BCopy::template copy<PATH_TAIL, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                } else if (FAST) {
-                    ACopy::template copy4<PATH_FAST>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                    BCopy::template copy<PATH_FAST, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                } else {
-                    ACopy::template copy4<PATH_EDGE>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                    BCopy::template copy<PATH_EDGE, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                }
-            }
-            cp_async_commit();
-            bnext = bnext + 1 == STAGES ? 0 : bnext + 1;
-            Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
-            abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
-            bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
-        }
-    }
-}
-
-} // namespace tg
-#endif // TILEGEN_PIPELINE_CUH
-#ifndef TILEGEN_EPILOGUE_CUH
-#define TILEGEN_EPILOGUE_CUH
-// tilegen/epilogue.cuh: writing results, C = alpha*acc + beta*C, with the boundary conditions of
-// seed 003 (nothing outside the M x N result is written). beta == 0 never reads C, so C may hold
-// NaN or garbage on entry (BLAS semantics).
-//   store, store_unguarded  one element: the seed families (naive, coalesced, shared, micro1d,
-//                           coarse), one or a few results per thread.
-//   store4, store_tile      float4 groups: the register-tiled families' thread tiles.
-namespace tg {
-
-// store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result.
-__device__ __forceinline__ void store(float* __restrict__ C, int ldc, int M, int N, int i, int j, float alpha,
-                                      float beta, float acc)
-{
-    if (i < M && j < N) {
-        float* p = C + (size_t)i * ldc + j;
-        if (beta == 0.0f) {
-            *p = alpha * acc;
-        } else {
-            *p = alpha * acc + beta * *p;
-        }
-    }
-}
-
-// store_unguarded is store for an element known to be inside the result.
-__device__ __forceinline__ void store_unguarded(float* __restrict__ C, int ldc, int i, int j, float alpha, float beta,
-                                                float acc)
-{
-    float* p = C + (size_t)i * ldc + j;
-    if (beta == 0.0f) {
-        *p = alpha * acc;
-    } else {
-        *p = alpha * acc + beta * *p;
-    }
-}
-
-// store4 writes one float4 group of a thread tile, C[row][col..col+3] = alpha*v + beta*C. A row
-// past M is skipped; a group wholly inside N is one 16-byte store when C and ldc are 16-byte
-// aligned (vc), else it is stored element by element with a column guard.
-__device__ __forceinline__ void store4(float4 v, float* __restrict__ C, int ldc, int M, int N, int row, int col,
-                                       float alpha, float beta, bool vc)
-{
-    if (row >= M) return;
-    float* crow = C + (size_t)row * ldc;
-    v = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
-    if (vc && col + 4 <= N) {
-        float4* p = reinterpret_cast<float4*>(crow + col);
-        if (beta != 0.0f) {
-            const float4 o = *p;
-            v.x = fmaf(beta, o.x, v.x);
-            v.y = fmaf(beta, o.y, v.y);
-            v.z = fmaf(beta, o.z, v.z);
-            v.w = fmaf(beta, o.w, v.w);
-        }
-        *p = v;
-    } else {
-        const float e[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            if (col + j < N) {
-                float x = e[j];
-                if (beta != 0.0f) x = fmaf(beta, crow[col + j], x);
-                crow[col + j] = x;
-            }
-        }
-    }
-}
-
-// store_tile writes a thread's whole TM x TN tile (Tile: a tg::WarpTile) whose first element is
-// C[row0][col0], group by group.
-template <class Tile>
-__device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN], float* __restrict__ C, int ldc,
-                                           int M, int N, int row0, int col0, float alpha, float beta, bool vc)
-{
-#pragma unroll
-    for (int j = 0; j < Tile::F4; ++j) {
-        store4(Tile::group(acc, j), C, ldc, M, N, row0 + Tile::grow(j), col0 + Tile::gcol(j), alpha, beta, vc);
-    }
-}
-
-} // namespace tg
-#endif // TILEGEN_EPILOGUE_CUH
-
-// regtile_128x128x32_w64_t8x16_p4_f1_s2_b1_nt: 128x128x32 block tile, 64x64 warp tile, 8x16 thread tile,
-// PAD=4 PF=1 STAGES=2. A block computes a BM x BN tile of C over all of K: A is loaded
-// with float4s into registers and stored transposed (k-major) in shared memory, B is copied into a
-// cp.async ring (tg::staged_mainloop; with A through registers when STAGES = 1,
-// tg::registers_mainloop), and each thread accumulates its thread tile in registers (tg::WarpTile).
-// Any M, N, K, lda, ldb, ldc: full k tiles load
-// float4s (16-byte paths where the operand and its ld allow, scalar otherwise), rows and columns
-// past the edge are zero-filled per float4, and only the k tail tile is guarded element by element.
-extern "C" __global__ void __launch_bounds__(128, 1) regtile_128x128x32_w64_t8x16_p4_f1_s2_b1_nt(int M, int N, int K, float alpha, const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc)
-{
-    using Tile = tg::WarpTile<128, 128, 32, 64, 8, 16, 4, 128>;
-    using Cfg = tg::StagedConfig<Tile, 2, 1, /* EDGE_Z16 */ false, tg::Layout::KContiguous, tg::Layout::KContiguous>;
-    extern __shared__ float4 tg_rt_smem[];
-    float* const As = reinterpret_cast<float*>(tg_rt_smem);
-    float* const Bs = As + Cfg::NA * Cfg::A_TILE;
-
-    const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-    const int m0 = blockIdx.y * Cfg::BM, n0 = blockIdx.x * Cfg::BN;
-    const int kBegin = 0, kEnd = K;
-    const int nt = (kEnd - kBegin + Cfg::BK - 1) / Cfg::BK;
-
-    // 16-byte paths need 16-byte-aligned rows; checked once per kernel and operand.
-    const bool va = tg::aligned16((uintptr_t)A, lda);
-    const bool vb = tg::aligned16((uintptr_t)B, ldb);
-    const bool vc = tg::aligned16((uintptr_t)C, ldc);
-    const bool fast = va && vb && m0 + Cfg::BM <= M && n0 + Cfg::BN <= N;
-
-    // This thread's float4s of A and B (tg::StagedLoad, tg::AsyncCopy), the operands at the block's
-    // first row and column, and the first element of B's element copies.
-    // op NT: each operand is loaded along its stored rows (tg::StagedLoad of its layout):
-    const int am = tid / Cfg::ALoad::ROW_F4, ak = (tid % Cfg::ALoad::ROW_F4) * 4;
-    const float* const Ab = A + (size_t)m0 * lda;
-    // B is stored N x K (k-contiguous): a thread's float4s run along k, at n row tid / ROW_F4, and
-    // are stored transposed (k-major) like A's in NN; the block's B starts at row n0.
-    const int bn = tid / Cfg::BLoad::ROW_F4, bk = (tid % Cfg::BLoad::ROW_F4) * 4;
-    const float* const Bb = B + (size_t)n0 * ldb;
-    const int aM = M - m0, bN = N - n0;
-    // The ring copies B^T's tile element by element, transposed (tg::AsyncCopy<KContiguous>): this
-    // thread's first element is k (tid % 8) of n row tid / 8.
-    const float* const bPtr = Bb + (size_t)(tid / 8) * ldb + tid % 8;
-
-    // This thread's tile: warp (wm, wn), lane (lm, ln) (tg::WarpTile).
-    const int warp = tid / 32, lane = tid % 32;
-    const int wm = (warp / Cfg::WARPS_N) * Cfg::WM, wn = (warp % Cfg::WARPS_N) * Cfg::WN;
-    const int lm = lane / Cfg::LN, ln = lane % Cfg::LN;
-    const int aoff = wm + lm * 4, boff = wn + ln * 4;
-
-    float acc[Cfg::TM][Cfg::TN];
-#pragma unroll
-    for (int i = 0; i < Cfg::TM; ++i) {
-#pragma unroll
-        for (int j = 0; j < Cfg::TN; ++j) acc[i][j] = 0.0f;
-    }
-    if (fast)
-        tg::staged_mainloop<Cfg, true>(acc, As, Bs, kBegin, kEnd, nt, Ab, lda, aM, am, ak, va, Bb, ldb, bN, bk, bn, vb, tid, bPtr,
-                                       aoff, boff);
-    else
-        tg::staged_mainloop<Cfg, false>(acc, As, Bs, kBegin, kEnd, nt, Ab, lda, aM, am, ak, va, Bb, ldb, bN, bk, bn, vb, tid, bPtr,
-                                        aoff, boff);
-
-    tg::store_tile<Tile>(acc, C, ldc, M, N, m0 + aoff, n0 + boff, alpha, beta, vc);
-}
-#endif // TILEGEN_KERNEL_regtile_128x128x32_w64_t8x16_p4_f1_s2_b1_nt
-
-// ---------------------------------------------------------------------------------------------
-// regtile_128x256x16_w32_t8x16_p0_f1_s3_b1_tn: family regtile_op, BM=128 BN=256 BK=16 WM=32 TM=8 TN=16 PAD=0 PF=1 STAGES=3 MINB=1; op TN; block 256x1, C tile 128x256, grid_z 1,
-// dynamic shared 65536 B; generated source sha256 08e00fcc5adfac3ea502b193add6e27d6e996d5c91e13593901f46afbaf1dec6.
-#ifndef TILEGEN_KERNEL_regtile_128x256x16_w32_t8x16_p0_f1_s3_b1_tn
-#define TILEGEN_KERNEL_regtile_128x256x16_w32_t8x16_p0_f1_s3_b1_tn
-#ifndef TILEGEN_PIPELINE_CUH
-#define TILEGEN_PIPELINE_CUH
-// tilegen/pipeline.cuh: the main loops of the register-tiled kernels. They walk a block's k range
-// tile by tile, moving the operands' next tiles towards shared memory (tilegen/loaders.cuh) while
-// computing on the current ones (tilegen/fragments.cuh), one barrier per tile:
-//   registers_mainloop  (regtile STAGES = 1) A and B through registers, A stored transposed.
-//   staged_mainloop     (regtile, splitk) A through registers, B through a STAGES-deep cp.async
-//                       ring. In both, PF = 1 loads the next tile's registers before computing the
-//                       current one (seed 001 prefetch) and stores them into the other of two
-//                       buffers; PF = 0 loads them after the math and a barrier.
-//   async_mainloop      (cpasync, slicedk) both operands through the ring, A (and a transposed B)
-//                       transposed in flight by element copies; XB = 1 double-buffers the
-//                       fragments across the k-tile boundary.
-// A kernel instantiates its main loop twice, FAST = true for interior blocks with aligned operands
-// (only the fast and tail paths, tilegen/guards.cuh) and FAST = false for the rest, so that the hot
-// loop is as small as a kernel without edge handling (instruction-cache footprint, registers).
-//
-// The ring: tile t lives in slot t % STAGES; one commit group per tile, empty groups past the end
-// so that wait_group counts stay uniform; waiting for all but STAGES - 2 groups means tile kt has
-// landed (this thread's copies), and the barrier after it makes it visible to all and frees the
-// slot of tile kt-1, which the next copies then fill.
-#ifndef TILEGEN_CP_ASYNC_CUH
-#define TILEGEN_CP_ASYNC_CUH
-// tilegen/cp_async.cuh: the cp.async instructions (sm_80+) that the pipelined loaders and the
-// STAGES-deep shared-memory rings are built from. A copy goes from global to shared memory without
-// passing through registers; copies are grouped per k tile (commit), and wait<N> blocks until at
-// most N of this thread's groups are still in flight (the ring's depth minus one, or zero).
-//
-// The 16-byte form bypasses L1 (.cg); the zero-filling forms take a source size so that an element
-// past the matrix edge is written as zero without reading global memory (seed 003: zero-filled
-// partial tiles).
-namespace tg {
-
-__device__ __forceinline__ void cp_async16(float* smem, const float* gmem)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
-}
-
-__device__ __forceinline__ void cp_async16_zfill(float* smem, const float* gmem, bool valid)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 16 : 0));
-}
-
-__device__ __forceinline__ void cp_async4_zfill(float* smem, const float* gmem, bool valid)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 4 : 0));
-}
-
-__device__ __forceinline__ void cp_async_commit()
-{
-    asm volatile("cp.async.commit_group;\n" ::);
-}
-
-template <int N>
-__device__ __forceinline__ void cp_async_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
-
-} // namespace tg
-#endif // TILEGEN_CP_ASYNC_CUH
-#ifndef TILEGEN_GUARDS_CUH
-#define TILEGEN_GUARDS_CUH
-// tilegen/guards.cuh: edge guards (seed 003: tiles with boundary conditions). Every kernel of the
-// library accepts any M, N, K and leading dimension: rows and columns past the matrix edge are
-// zero-filled when a tile is loaded, so the math on a partial tile needs no guard and adds exact
-// zeros, and the store skips what lies outside C. The guards cost instructions, so a kernel picks
-// a path per k tile, uniform across the block, and the hot path carries none.
-#include <stdint.h>
-
-namespace tg {
-
-// Path of one k tile's loads.
-//   PATH_FAST  interior block, full k tile, 16-byte-aligned operands: unguarded float4s.
-//   PATH_EDGE  full k tile of an edge block or of a misaligned operand: per float4, rows (columns)
-//              past the edge are zero, the rest is one float4 (aligned) or four scalars (any ld).
-//   PATH_TAIL  the tile crossing the end of the k range: every element guarded and zero-filled.
-enum Path { PATH_FAST, PATH_EDGE, PATH_TAIL };
-
-// aligned16 says whether the rows of a matrix at address addr with leading dimension ld are 16-byte
-// aligned, the condition of every float4 (16-byte) path; kernels check it once per operand. It
-// takes the address as an integer: handing the pointer itself to a function changes how nvcc
-// loads through it (ld.global.nc), and kernels keep their loads as they are.
-__device__ __forceinline__ bool aligned16(uintptr_t addr, int ld)
-{
-    return ((addr & 15) == 0) && ((ld & 3) == 0);
-}
-
-} // namespace tg
-#endif // TILEGEN_GUARDS_CUH
-#ifndef TILEGEN_LOADERS_CUH
-#define TILEGEN_LOADERS_CUH
-// tilegen/loaders.cuh: moving one operand's k tile from global to shared memory.
-//
-// Every kernel of the library computes from k-major shared tiles, S[k][mn] with LDS floats per k
-// row (A as As[k][m], B as Bs[k][n]), so that the TM (TN) fragment values of one k are contiguous
-// (tilegen/fragments.cuh). In global memory an operand runs either along k (Layout::KContiguous: A
-// of C = A*B with row-major A, a row of A is contiguous in k) or along m/n (Layout::MNContiguous: B
-// with row-major B). A loader is chosen by that layout:
-//   KContiguous   the tile is transposed on its way into shared memory (the seed's As[ty][i] turned
-//                 k-major: measured 7 to 9 points of cuBLAS over an untransposed A on H100);
-//   MNContiguous  the tile is copied straight, rows of global memory to k rows of shared memory.
-// Each comes as StagedLoad (float4 loads into registers, then stores into shared memory: the
-// register prefetch of seed 001 can hold them across the math) and as AsyncCopy (cp.async, no
-// registers: the B operand of the pipelined kernels, and both operands of cpasync/slicedk).
-//
-// Under NN A is k-contiguous and B mn-contiguous (C = A*B with both row-major). The op axis swaps
-// them (A^T runs along m, B^T along k): StagedLoad serves either layout as it is; AsyncCopy::copy
-// (16-byte copies straight into k rows) needs mn-contiguous rows, and a k-contiguous operand in a
-// cp.async ring takes the element copies of AsyncCopy<KContiguous> (its copy is copy4).
-//
-// MN is the tile's extent along m (n), BK along k, T the threads that share the work. Callers pass
-// the operand at the block's first row (column) and `extent`, the rows (columns) left before the
-// matrix edge; past it, and past kEnd on the tail tile, the tile is zero-filled (seed 003).
-
-namespace tg {
-
-// How an operand runs in global memory (see above).
-enum class Layout { KContiguous, MNContiguous };
-
-template <Layout L, int MN, int BK, int LDS, int T>
-struct StagedLoad;
-template <Layout L, int MN, int BK, int LDS, int T>
-struct AsyncCopy;
-
-// StagedLoad, k-contiguous (A): each thread moves F4 float4s that run along k; consecutive threads
-// take consecutive float4s, so a thread's k offset is the same for all of them and its rows are
-// STEP apart. store() writes them transposed (S[k][mn]).
-template <int MN, int BK, int LDS, int T>
-struct StagedLoad<Layout::KContiguous, MN, BK, LDS, T> {
-    static constexpr int F4 = MN * BK / (4 * T);
-    static constexpr int ROW_F4 = BK / 4; // float4s per row: thread t's first is row t / ROW_F4, k (t % ROW_F4) * 4
-    static constexpr int STEP = 4 * T / BK;
-    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
-
-    // load reads this thread's float4s of the tile at k (k includes the thread's k offset) into registers.
-    template <Path PATH>
-    static __device__ __forceinline__ void load(float4 (&r)[F4], const float* __restrict__ g, int ld, int extent,
-                                                int kEnd, int mn, int k, bool vec)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            const int row = mn + i * STEP;
-            const float* p = g + (size_t)row * ld + k;
-            if (PATH == PATH_FAST) {
-                r[i] = *reinterpret_cast<const float4*>(p);
-            } else if (PATH == PATH_EDGE) {
-                if (row >= extent) {
-                    r[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                } else if (vec) {
-                    r[i] = *reinterpret_cast<const float4*>(p);
-                } else {
-                    r[i] = make_float4(p[0], p[1], p[2], p[3]);
-                }
-            } else {
-                const bool ok = row < extent;
-                r[i].x = (ok && k + 0 < kEnd) ? p[0] : 0.0f;
-                r[i].y = (ok && k + 1 < kEnd) ? p[1] : 0.0f;
-                r[i].z = (ok && k + 2 < kEnd) ? p[2] : 0.0f;
-                r[i].w = (ok && k + 3 < kEnd) ? p[3] : 0.0f;
-            }
-        }
-    }
-
-    // store writes the registers transposed into the shared tile s: S[k][mn].
-    static __device__ __forceinline__ void store(float* s, const float4 (&r)[F4], int k, int mn)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            float* p = s + k * LDS + mn + i * STEP;
-            p[0 * LDS] = r[i].x;
-            p[1 * LDS] = r[i].y;
-            p[2 * LDS] = r[i].z;
-            p[3 * LDS] = r[i].w;
-        }
-    }
-};
-
-// StagedLoad, mn-contiguous (B): float4s run along mn, a thread's rows (k) are STEP apart. A
-// float4 can cross the edge, so the edge path checks it whole and falls back to guarded elements.
-template <int MN, int BK, int LDS, int T>
-struct StagedLoad<Layout::MNContiguous, MN, BK, LDS, T> {
-    static constexpr int F4 = MN * BK / (4 * T);
-    static constexpr int ROW_F4 = MN / 4; // float4s per k row: thread t's first is k row t / ROW_F4, mn (t % ROW_F4) * 4
-    static constexpr int STEP = 4 * T / MN;
-    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
-
-    template <Path PATH>
-    static __device__ __forceinline__ void load(float4 (&r)[F4], const float* __restrict__ g, int ld, int extent,
-                                                int kEnd, int mn, int k, bool vec)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            const int kk = k + i * STEP;
-            const float* p = g + (size_t)kk * ld + mn;
-            if (PATH == PATH_FAST || (PATH == PATH_EDGE && vec && mn + 4 <= extent)) {
-                r[i] = *reinterpret_cast<const float4*>(p);
-            } else if (PATH == PATH_EDGE && mn + 4 <= extent) {
-                r[i] = make_float4(p[0], p[1], p[2], p[3]);
-            } else {
-                const bool ok = kk < kEnd;
-                r[i].x = (ok && mn + 0 < extent) ? p[0] : 0.0f;
-                r[i].y = (ok && mn + 1 < extent) ? p[1] : 0.0f;
-                r[i].z = (ok && mn + 2 < extent) ? p[2] : 0.0f;
-                r[i].w = (ok && mn + 3 < extent) ? p[3] : 0.0f;
-            }
-        }
-    }
-
-    static __device__ __forceinline__ void store(float* s, const float4 (&r)[F4], int k, int mn)
-    {
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            *reinterpret_cast<float4*>(s + (k + i * STEP) * LDS + mn) = r[i];
-        }
-    }
-};
-
-// AsyncCopy, k-contiguous (A of cpasync and slicedk): copy4 copies the tile into shared memory
-// transposed, S[k][mn], one 4-byte cp.async per element with zero-fill past the edge (and past kEnd
-// on the tail): no register staging, so any ld costs the same. Lanes take 8 consecutive k of 4
-// consecutive rows: a warp reads four 32-byte row segments, and since LDS % 32 == 4 its 32 stores
-// (bank 4k + mn) fall in 32 distinct banks. The row offsets are loop-invariant, the k offsets
-// immediates.
-template <int MN, int BK, int LDS, int T>
-struct AsyncCopy<Layout::KContiguous, MN, BK, LDS, T> {
-    static_assert(LDS % 32 == 4, "transposed element copies are conflict-free only with LDS % 32 == 4");
-
-    template <Path PATH>
-    static __device__ __forceinline__ void copy4(float* s, const float* __restrict__ tp, const float* __restrict__ g,
-                                                 int ld, int extent, int kEnd, int k, int tid)
-    {
-        // tp is this thread's first element, g + (tid / 8) * ld + tid % 8.
-        constexpr int MS = T / 8; // rows per pass
-        static_assert(BK % 8 == 0 && MN % MS == 0, "transposed element copies: 8 k by T/8 rows per pass");
-        const int kq = tid % 8, mq = tid / 8;
-        const float* const base = tp + k;
-#pragma unroll
-        for (int mb = 0; mb < MN / MS; ++mb) {
-            // A row past the edge reads (nothing, zero-filled) through the tile's first row, which
-            // exists: the row offset and the predicate are loop-invariant, no per-copy select.
-            const bool rowok = PATH == PATH_FAST || mb * MS + mq < extent;
-            const float* const row = base + (rowok ? (size_t)(mb * MS) * ld : -(ptrdiff_t)mq * ld);
-#pragma unroll
-            for (int kb = 0; kb < BK / 8; ++kb) {
-                const int kk = kb * 8 + kq;
-                float* const d = s + kk * LDS + mb * MS + mq;
-                if (PATH == PATH_TAIL) {
-                    const bool ok = rowok && k + kk < kEnd;
-                    cp_async4_zfill(d, ok ? row + kb * 8 : g, ok);
-                } else {
-                    cp_async4_zfill(d, row + kb * 8, rowok);
-                }
-            }
-        }
-    }
-
-    // copy is copy4 under the ring's call of the mn-contiguous copy (a k-contiguous B in a
-    // staged_mainloop: B of op(B) = B^T, the ring stays STAGES deep); the float4 coordinates and
-    // the alignment it is passed go unused, any ld costs the same. tp is this thread's first
-    // element, g + (tid / 8) * ld + tid % 8.
-    template <Path PATH, bool EDGE_Z16, bool ELEM>
-    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
-                                                int, int, int, int, bool, int k0, int tid,
-                                                const float* __restrict__ tp)
-    {
-        copy4<PATH>(s, tp, g, ld, extent, kEnd, k0, tid);
-    }
-};
-
-// AsyncCopy, mn-contiguous (B of every pipelined kernel): copy() moves this thread's float4s
-// straight into shared memory, copy4() the whole tile element by element.
-template <int MN, int BK, int LDS, int T>
-struct AsyncCopy<Layout::MNContiguous, MN, BK, LDS, T> {
-    static constexpr int F4 = MN * BK / (4 * T);
-    static constexpr int ROW_F4 = MN / 4; // as StagedLoad's: thread t's first float4 is k row t / ROW_F4, mn (t % ROW_F4) * 4
-    static constexpr int STEP = 4 * T / MN;
-    static_assert(F4 * 4 * T == MN * BK && T % ROW_F4 == 0, "the tile must split into whole float4s per thread");
-
-    // copy4 copies the whole tile at k element by element (4-byte cp.async, zero-filling columns
-    // past the edge and, on the tail, rows past kEnd). Consecutive threads take consecutive columns,
-    // so one warp-wide copy reads a contiguous row segment and writes consecutive banks: any ld
-    // stays coalesced (four 4-byte copies of one thread's float4 would touch 4x the sectors and
-    // banks). One pointer walks down the rows: two adds per copy. tp is this thread's first element:
-    // g + (tid / MN) * ld + tid % MN for T >= MN, with a column past the edge clamped to the tile's
-    // first one, so that every address is valid and only the loop-invariant predicate zero-fills it;
-    // g + tid for T < MN.
-    template <Path PATH>
-    static __device__ __forceinline__ void copy4(float* s, const float* __restrict__ tp, const float* __restrict__ g,
-                                                 int ld, int extent, int kEnd, int k, int tid)
-    {
-        constexpr bool TAIL = PATH == PATH_TAIL;
-        constexpr int E = BK * MN / T;
-        if (T >= MN) {
-            constexpr int RS = T >= MN ? T / MN : 1; // rows per pass
-            const int c = tid % MN, r0 = tid / MN;
-            const bool cok = c < extent;
-            const float* p = tp + (size_t)k * ld;
-            const size_t step = (size_t)RS * ld;
-#pragma unroll
-            for (int i = 0; i < E; ++i) {
-                const int r = r0 + i * RS;
-                if (TAIL) {
-                    const bool ok = cok && k + r < kEnd;
-                    cp_async4_zfill(s + r * LDS + c, ok ? p : g, ok);
-                } else {
-                    cp_async4_zfill(s + r * LDS + c, p, cok);
-                }
-                p += step;
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < E; ++i) {
-                // T < MN: row i*T / MN, column tid + i*T % MN.
-                const int c = (i * T) % MN + tid, r = (i * T) / MN;
-                const float* p = tp + (size_t)(k + r) * ld + (i * T) % MN;
-                const bool ok = c < extent && (!TAIL || k + r < kEnd);
-                cp_async4_zfill(s + r * LDS + c, ok ? p : g, ok);
-            }
-        }
-    }
-
-    // copy issues this thread's part of the tile at k0 (its row k = k0 + sk, column mn = smn):
-    // one 16-byte copy per float4 on the fast path and, with an aligned operand (vec), for an edge
-    // float4 wholly inside the edge; four 4-byte copies for one inside it with any ld, and
-    // element-wise zero-filling copies for a float4 crossing the edge and on the tail.
-    // EDGE_Z16: an edge float4 wholly past the edge is one zero-filling 16-byte copy too (edge
-    // blocks then run as fast as interior ones). ELEM: a misaligned operand and the tail take copy4
-    // instead (coalesced; in register-staged kernels its addressing costs 30-40 registers).
-    template <Path PATH, bool EDGE_Z16, bool ELEM>
-    static __device__ __forceinline__ void copy(float* s, const float* __restrict__ g, int ld, int extent, int kEnd,
-                                                int k, int mn, int sk, int smn, bool vec, int k0, int tid,
-                                                const float* __restrict__ tp)
-    {
-        if (ELEM && PATH == PATH_TAIL) {
-            copy4<PATH_TAIL>(s, tp, g, ld, extent, kEnd, k0, tid);
-            return;
-        }
-        if (ELEM && PATH == PATH_EDGE && !vec) {
-            copy4<PATH_EDGE>(s, tp, g, ld, extent, kEnd, k0, tid);
-            return;
-        }
-#pragma unroll
-        for (int i = 0; i < F4; ++i) {
-            const int kk = k + i * STEP;
-            float* d = s + (sk + i * STEP) * LDS + smn;
-            const float* p = g + (size_t)kk * ld + mn;
-            if (PATH == PATH_FAST || (!EDGE_Z16 && PATH == PATH_EDGE && vec && mn + 4 <= extent)) {
-                cp_async16(d, p);
-            } else if (EDGE_Z16 && PATH == PATH_EDGE && vec && (mn + 4 <= extent || mn >= extent)) {
-                // The column is loop-invariant: a float4 wholly inside the edge is one 16-byte copy,
-                // one wholly past it is zero-filled through the tile's first column (a valid
-                // address, nothing read).
-                const bool ok = mn < extent;
-                cp_async16_zfill(d, ok ? p : p - mn, ok);
-            } else if (PATH == PATH_EDGE && mn + 4 <= extent) {
-#pragma unroll
-                for (int j = 0; j < 4; ++j) cp_async4_zfill(d + j, p + j, true);
-            } else {
-#pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    const bool ok = kk < kEnd && mn + j < extent;
-                    cp_async4_zfill(d + j, ok ? p + j : g, ok);
-                }
-            }
-        }
-    }
-};
-
-} // namespace tg
-#endif // TILEGEN_LOADERS_CUH
-#ifndef TILEGEN_FRAGMENTS_CUH
-#define TILEGEN_FRAGMENTS_CUH
-// tilegen/fragments.cuh: 2D register tiling with warp tiles (seed 001: more work per thread), the
-// math of every regtile-class kernel. A block of T threads computes a BM x BN tile of C; each warp a
-// WM x WN warp tile (WN = 32*TM*TN/WM); each thread a TM x TN thread tile held in registers. Per k
-// step a thread reads TM values of A and TN of B from the k-major shared tiles (its fragments) and
-// does TM*TN FFMAs, an outer product: FFMAs per shared read is what sets speed on Hopper, where
-// every other instruction takes an FFMA's issue slot.
-//
-// A warp's 32 lanes form an LM x LN grid over its warp tile. A thread's TM rows are TM/4 groups of
-// 4 consecutive rows, LM*4 apart (likewise columns), so each fragment read is one float4 (LDS.128)
-// and a warp's reads of one k row touch LM (LN) distinct float4s, broadcast to the other lanes.
-//
-// SK > 1 (slicedk): SK groups of TB = T/SK threads each take every SK-th k step of the same tile
-// (in-block split-K), so a group computes KS = BK/SK steps per tile.
-namespace tg {
-
-template <int BM_, int BN_, int BK_, int WM_, int TM_, int TN_, int PAD_, int T_, int SK_ = 1>
-struct WarpTile {
-    static constexpr int BM = BM_, BN = BN_, BK = BK_;
-    static constexpr int WM = WM_, TM = TM_, TN = TN_;
-    static constexpr int WN = 32 * TM * TN / WM;
-    static constexpr int PAD = PAD_, T = T_;
-    static constexpr int SK = SK_, TB = T / SK, KS = BK / SK;
-    static constexpr int LM = WM / TM, LN = WN / TN, WARPS_N = BN / WN;
-    static_assert(WN * WM == 32 * TM * TN && LM * LN == 32, "a warp tile must hold 32 thread tiles");
-    static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tiles are made of float4 groups");
-    static_assert((BM / WM) * (BN / WN) * 32 == TB, "warps must cover the block tile");
-    // Shared tiles, k-major: As[k][m] with AS floats per k row, Bs[k][n] with BS. PAD floats per
-    // row shift banks (for the transposed stores of A).
-    static constexpr int AS = BM + PAD, BS = BN + PAD;
-    static constexpr int A_TILE = BK * AS, B_TILE = BK * BS;
-    // A thread tile is F4 float4 groups: group j is accumulator row j / (TN/4), columns
-    // 4*(j % (TN/4)) + 0..3, at C row row0 + grow(j) and column col0 + gcol(j).
-    static constexpr int F4 = TM * TN / 4;
-
-    // Thread t computes in warp w = (t % TB) / 32 at lane l = t % 32 (k slice t / TB): its thread
-    // tile starts at row (w / WARPS_N) * WM + (l / LN) * 4 and column (w % WARPS_N) * WN + (l % LN) * 4
-    // of the block tile, its fragments at k row ks of the shared tiles (aoffk = row + ks * AS).
-
-    // load_frag reads the TM (TN) fragment values of k step k; as/bs already point at this thread's
-    // first float4 of the tile (and slice), so all other offsets are compile-time constants.
-    static __device__ __forceinline__ void load_frag(float (&a)[TM], float (&b)[TN], const float* as, const float* bs, int k)
-    {
-#pragma unroll
-        for (int r = 0; r < TM / 4; ++r) {
-            const float4 v = *reinterpret_cast<const float4*>(as + k * SK * AS + r * LM * 4);
-            a[4 * r + 0] = v.x;
-            a[4 * r + 1] = v.y;
-            a[4 * r + 2] = v.z;
-            a[4 * r + 3] = v.w;
-        }
-#pragma unroll
-        for (int c = 0; c < TN / 4; ++c) {
-            const float4 v = *reinterpret_cast<const float4*>(bs + k * SK * BS + c * LN * 4);
-            b[4 * c + 0] = v.x;
-            b[4 * c + 1] = v.y;
-            b[4 * c + 2] = v.z;
-            b[4 * c + 3] = v.w;
-        }
-    }
-
-    // fma_frag is one k step's rank-1 update of the thread tile.
-    static __device__ __forceinline__ void fma_frag(float (&acc)[TM][TN], const float (&a)[TM], const float (&b)[TN])
-    {
-#pragma unroll
-        for (int i = 0; i < TM; ++i) {
-#pragma unroll
-            for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-        }
-    }
-
-    // compute runs the KS k steps of one shared tile pair, each fragment read just before its FMAs
-    // (the XB main loop instead reads step k+1's fragments during step k's FMAs).
-    static __device__ __forceinline__ void compute(float (&acc)[TM][TN], const float* as, const float* bs)
-    {
-#pragma unroll
-        for (int k = 0; k < KS; ++k) {
-            float a[TM], b[TN];
-            load_frag(a, b, as, bs, k);
-            fma_frag(acc, a, b);
-        }
-    }
-
-    static __device__ __forceinline__ int grow(int j) { return ((j / (TN / 4)) / 4) * LM * 4 + (j / (TN / 4)) % 4; }
-    static __device__ __forceinline__ int gcol(int j) { return (j % (TN / 4)) * LN * 4; }
-    static __device__ __forceinline__ float4 group(const float (&acc)[TM][TN], int j)
-    {
-        const float* a = &acc[j / (TN / 4)][4 * (j % (TN / 4))];
-        return make_float4(a[0], a[1], a[2], a[3]);
-    }
-};
-
-} // namespace tg
-#endif // TILEGEN_FRAGMENTS_CUH
-
-namespace tg {
-
-// StagedConfig: a staged_mainloop (or registers_mainloop) kernel on the warp tiling Tile (a
-// tg::WarpTile). LA and LB are how A and B run in global memory (tilegen/loaders.cuh): A is
-// k-contiguous under op(A) = A and mn-contiguous under op(A) = A^T, B the other way round; both
-// staged loaders serve either layout; the cp.async ring copies an mn-contiguous B in float4s and a
-// k-contiguous one (op(B) = B^T) transposed, one element per copy (AsyncCopy<KContiguous>: its
-// tile rows need BS % 32 == 4, PAD = 4 on 32-multiple tiles). EDGE_Z16: an
-// edge block copies an aligned B float4 past N as one zero-filling 16-byte cp.async (see
-// AsyncCopy::copy); split-K kernels take it (1000^3: +8 % for a split-K kernel whose edge blocks
-// set the kernel's time), the single-slice kernels keep four guarded 4-byte copies there, because
-// the 16-byte path changed ptxas's register allocation of their hot loop and cost them 4-5 % at
-// 4096^3, where no block takes the edge path at all.
-template <class Tile, int STAGES_, int PF_, bool EDGE_Z16_, Layout LA = Layout::KContiguous, Layout LB = Layout::MNContiguous>
-struct StagedConfig : Tile {
-    static constexpr int STAGES = STAGES_, PF = PF_, XB = 0;
-    static constexpr bool ALD = false, EDGE_Z16 = EDGE_Z16_;
-    static constexpr int NA = PF ? 2 : 1;             // A buffers
-    static constexpr int NB = STAGES >= 2 ? STAGES : NA; // B ring slots (or buffers)
-    using ALoad = StagedLoad<LA, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BLoad = StagedLoad<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    static_assert(Tile::SK == 1, "staged kernels do not slice k inside the block");
-};
-
-// AsyncConfig: an async_mainloop kernel. A shares B's ring (4-byte copies; any lda, no registers).
-// LB is how B runs: mn-contiguous (float4 copies) or, under op(B) = B^T, k-contiguous (4-byte
-// copies transposed in flight like A's; then no operand needs 16-byte rows).
-template <class Tile, int STAGES_, int XB_, Layout LB = Layout::MNContiguous>
-struct AsyncConfig : Tile {
-    static constexpr int STAGES = STAGES_, PF = 0, XB = XB_;
-    static constexpr bool ALD = true, EDGE_Z16 = true;
-    static constexpr int NA = STAGES, NB = STAGES;
-    using ACopy = AsyncCopy<Layout::KContiguous, Tile::BM, Tile::BK, Tile::AS, Tile::T>;
-    using BCopy = AsyncCopy<LB, Tile::BN, Tile::BK, Tile::BS, Tile::T>;
-    static_assert(STAGES >= 2, "the ring needs two slots at least");
-    static_assert(!XB || Tile::KS % 2 == 0, "XB: fragments alternate between two register sets per k step");
-};
-
-// The main loops take the block's operands and this thread's coordinates as values (the kernel
-// computes them once): the shared tiles As, Bs (NA and NB tiles, or ring slots); the k range
-// [kBegin, kEnd) and its nt BK tiles (only the last may be partial); A at the block's first row (Ab,
-// lda, aM = rows left before M, va = 16-byte rows) and B at its first column (Bb, ldb, bN, vb); the
-// thread's first float4 of the staged A loads (am, ak) and of the B loads and copies (bk, bn), its
-// first element of the element-wise copies (aPtr, bPtr), and its first fragment (aoffk, boffk; see
-// tg::WarpTile). Each load or copy site picks the tile's path in place: the tail when the tile
-// crosses kEnd, else fast or edge by FAST. (The sites are written out rather than factored into
-// helpers: nvcc optimizes a helper on its own before inlining it, which moves instructions, and
-// the generated PTX is kept exactly as it was measured.)
-
-// registers_mainloop: STAGES == 1, A and B through registers; PF = 1 prefetches the next tile's
-// registers before the math into the other of two buffers, PF = 0 loads them after it and a barrier
-// into the one buffer.
-template <class Cfg, bool FAST>
-static __device__ void registers_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs,
-                                          const int kBegin, const int kEnd, const int nt, const float* const Ab,
-                                          const int lda, const int aM, const int am, const int ak, const bool va,
-                                          const float* const Bb, const int ldb, const int bN, const int bk, const int bn,
-                                          const bool vb, const int aoffk, const int boffk)
-{
-    using ALoad = typename Cfg::ALoad;
-    using BLoad = typename Cfg::BLoad;
-    constexpr int BK = Cfg::BK, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
-    static_assert(Cfg::STAGES == 1, "registers_mainloop: B through registers");
-    float4 ra[ALoad::F4];
-    float4 rb[BLoad::F4];
-    if (nt > 0) {
-        const int k0 = kBegin + 0 * BK;
-        if (k0 + BK > kEnd) {
-            ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-            BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-        } else if (FAST) {
-            ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-            BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-        } else {
-            ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-            BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-        }
-        ALoad::store(As, ra, ak, am);
-        BLoad::store(Bs, rb, bk, bn);
-    }
-    int abuf = 0, bbuf = 0;
-    for (int kt = 0; kt < nt; ++kt) {
-        // Tile kt is visible to all; every thread is done with tile kt-1, so its buffers are free.
-        __syncthreads();
-        const bool more = kt + 1 < nt;
-        if constexpr (Cfg::PF) {
-            if (more) { // register prefetch: the loads are in flight during the math
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                }
-            }
-        }
-        Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
-        abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
-        bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
-        if (more) {
-            if constexpr (!Cfg::PF) {
-                __syncthreads(); // single buffer: wait until every thread is done reading it
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_TAIL>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_FAST>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                    BLoad::template load<PATH_EDGE>(rb, Bb, ldb, bN, kEnd, bn, k0 + bk, vb);
-                }
-            }
-            ALoad::store(As + abuf * A_TILE, ra, ak, am);
-            BLoad::store(Bs + abuf * B_TILE, rb, bk, bn);
-        }
-    }
-}
-
-// staged_mainloop: STAGES >= 2, A through registers (PF as above), B through the ring.
-template <class Cfg, bool FAST>
-static __device__ void staged_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs, const int kBegin,
-                                       const int kEnd, const int nt, const float* const Ab, const int lda, const int aM,
-                                       const int am, const int ak, const bool va, const float* const Bb, const int ldb,
-                                       const int bN, const int bk, const int bn, const bool vb, const int tid,
-                                       const float* const bPtr, const int aoffk, const int boffk)
-{
-    using ALoad = typename Cfg::ALoad;
-    using BCopy = typename Cfg::BCopy;
-    constexpr int BK = Cfg::BK, STAGES = Cfg::STAGES, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
-    constexpr bool Z16 = Cfg::EDGE_Z16;
-    static_assert(STAGES >= 2, "staged_mainloop: B through the ring");
-    float4 ra[ALoad::F4];
-    // The ring's first STAGES - 1 tiles of B.
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < nt) {
-            const int k0 = kBegin + s * BK;
-            if (k0 + BK > kEnd)
-                BCopy::template copy<PATH_TAIL, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else if (FAST)
-                BCopy::template copy<PATH_FAST, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else
-                BCopy::template copy<PATH_EDGE, Z16, false>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-        }
-        cp_async_commit();
-    }
-    if (nt > 0) {
-        const int k0 = kBegin + 0 * BK;
-        if (k0 + BK > kEnd) {
-            ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-        } else if (FAST) {
-            ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-        } else {
-            ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-        }
-        ALoad::store(As, ra, ak, am);
-    }
-    int bbuf = 0, abuf = 0;
-    int bnext = STAGES - 1; // ring slot of tile kt + STAGES - 1
-    for (int kt = 0; kt < nt; ++kt) {
-        cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt have landed
-        // Tile kt is visible to all; every thread is done with tile kt-1, so its slot and buffer are free.
-        __syncthreads();
-        if (kt + STAGES - 1 < nt) {
-            const int k0 = kBegin + (kt + STAGES - 1) * BK;
-            if (k0 + BK > kEnd)
-                BCopy::template copy<PATH_TAIL, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else if (FAST)
-                BCopy::template copy<PATH_FAST, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            else
-                BCopy::template copy<PATH_EDGE, Z16, false>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-        }
-        cp_async_commit();
-        bnext = bnext + 1 == STAGES ? 0 : bnext + 1;
-        const bool more = kt + 1 < nt;
-        if constexpr (Cfg::PF) {
-            if (more) { // register prefetch: the loads are in flight during the math
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                }
-            }
-        }
-        Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
-        abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
-        bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
-        if (more) {
-            if constexpr (!Cfg::PF) {
-                __syncthreads(); // single buffer: wait until every thread is done reading it
-                const int k0 = kBegin + (kt + 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ALoad::template load<PATH_TAIL>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else if (FAST) {
-                    ALoad::template load<PATH_FAST>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                } else {
-                    ALoad::template load<PATH_EDGE>(ra, Ab, lda, aM, kEnd, am, k0 + ak, va);
-                }
-            }
-            ALoad::store(As + abuf * A_TILE, ra, ak, am);
-        }
-    }
-}
-
-// async_mainloop: both operands through the ring; XB = 1 double-buffers the fragments.
-template <class Cfg, bool FAST>
-static __device__ void async_mainloop(float (&acc)[Cfg::TM][Cfg::TN], float* const As, float* const Bs, const int kBegin,
-                                      const int kEnd, const int nt, const float* const Ab, const int lda, const int aM,
-                                      const float* const aPtr, const float* const Bb, const int ldb, const int bN,
-                                      const int bk, const int bn, const bool vb, const int tid, const float* const bPtr,
-                                      const int aoffk, const int boffk)
-{
-    using ACopy = typename Cfg::ACopy;
-    using BCopy = typename Cfg::BCopy;
-    constexpr int BK = Cfg::BK, STAGES = Cfg::STAGES, A_TILE = Cfg::A_TILE, B_TILE = Cfg::B_TILE;
-    // The ring's first STAGES - 1 tiles.
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < nt) {
-            const int k0 = kBegin + s * BK;
-            if (k0 + BK > kEnd) {
-                ACopy::template copy4<PATH_TAIL>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_TAIL, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else if (FAST) {
-                ACopy::template copy4<PATH_FAST>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_FAST, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else {
-                ACopy::template copy4<PATH_EDGE>(As + s * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_EDGE, true, true>(Bs + s * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            }
-        }
-        cp_async_commit();
-    }
-    if constexpr (Cfg::XB) {
-        // XB: the fragments of the next k step are read from shared memory while this step's FMAs
-        // run, across the tile boundary too: the barrier that publishes tile kt+1 sits before tile
-        // kt's last step, whose fragments are already in registers, so that step's FMAs hide the
-        // first shared reads of tile kt+1 (with one warp per scheduler nothing else would). After
-        // the barrier in iteration kt nobody reads tile kt's slot any more, so tile kt + STAGES is
-        // issued into it: all STAGES slots hold tiles in flight while kt+1 is computed.
-        float fa[2][Cfg::TM], fb[2][Cfg::TN];
-        const float* const aw = As + aoffk;
-        const float* const bw = Bs + boffk;
-        int cur = 0; // ring slot of tile kt
-        cp_async_wait<STAGES - 2>(); // tile 0 has landed (this thread's copies)
-        __syncthreads();
-        if (STAGES - 1 < nt) {
-            const int k0 = kBegin + (STAGES - 1) * BK;
-            if (k0 + BK > kEnd) {
-                ACopy::template copy4<PATH_TAIL>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_TAIL, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else if (FAST) {
-                ACopy::template copy4<PATH_FAST>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_FAST, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            } else {
-                ACopy::template copy4<PATH_EDGE>(As + (STAGES - 1) * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                BCopy::template copy<PATH_EDGE, true, true>(Bs + (STAGES - 1) * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-            }
-        }
-        cp_async_commit();
-        Cfg::load_frag(fa[0], fb[0], aw, bw, 0);
-        for (int kt = 0; kt < nt; ++kt) {
-            const float* const as = aw + cur * A_TILE;
-            const float* const bs = bw + cur * B_TILE;
-#pragma unroll
-            for (int k = 0; k < Cfg::KS - 1; ++k) {
-                Cfg::load_frag(fa[(k + 1) & 1], fb[(k + 1) & 1], as, bs, k + 1);
-                Cfg::fma_frag(acc, fa[k & 1], fb[k & 1]);
-            }
-            if (kt + 1 < nt) {
-                cp_async_wait<STAGES - 2>(); // tile kt+1 has landed
-                __syncthreads();             // ... for everyone, and everyone is done with slot cur
-                if (kt + STAGES < nt) {
-                    const int k0 = kBegin + (kt + STAGES) * BK;
-                    if (k0 + BK > kEnd) {
-                        ACopy::template copy4<PATH_TAIL>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                        BCopy::template copy<PATH_TAIL, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                    } else if (FAST) {
-                        ACopy::template copy4<PATH_FAST>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                        BCopy::template copy<PATH_FAST, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                    } else {
-                        ACopy::template copy4<PATH_EDGE>(As + cur * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                        BCopy::template copy<PATH_EDGE, true, true>(Bs + cur * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                    }
-                }
-                cp_async_commit();
-                cur = cur + 1 == STAGES ? 0 : cur + 1;
-                Cfg::load_frag(fa[0], fb[0], aw + cur * A_TILE, bw + cur * B_TILE, 0);
-            }
-            Cfg::fma_frag(acc, fa[(Cfg::KS - 1) & 1], fb[(Cfg::KS - 1) & 1]);
-        }
-    } else {
-        int bbuf = 0, abuf = 0;
-        int bnext = STAGES - 1; // ring slot of tile kt + STAGES - 1
-        for (int kt = 0; kt < nt; ++kt) {
-            cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt have landed
-            // Tile kt is visible to all; every thread is done with tile kt-1, so its slot is free.
-            __syncthreads();
-            if (kt + STAGES - 1 < nt) {
-                const int k0 = kBegin + (kt + STAGES - 1) * BK;
-                if (k0 + BK > kEnd) {
-                    ACopy::template copy4<PATH_TAIL>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                    BCopy::template copy<PATH_TAIL, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                } else if (FAST) {
-                    ACopy::template copy4<PATH_FAST>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                    BCopy::template copy<PATH_FAST, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                } else {
-                    ACopy::template copy4<PATH_EDGE>(As + bnext * A_TILE, aPtr, Ab, lda, aM, kEnd, k0, tid);
-                    BCopy::template copy<PATH_EDGE, true, true>(Bs + bnext * B_TILE, Bb, ldb, bN, kEnd, k0 + bk, bn, bk, bn, vb, k0, tid, bPtr);
-                }
-            }
-            cp_async_commit();
-            bnext = bnext + 1 == STAGES ? 0 : bnext + 1;
-            Cfg::compute(acc, As + abuf * A_TILE + aoffk, Bs + bbuf * B_TILE + boffk);
-            abuf = abuf + 1 == Cfg::NA ? 0 : abuf + 1;
-            bbuf = bbuf + 1 == Cfg::NB ? 0 : bbuf + 1;
-        }
-    }
-}
-
-} // namespace tg
-#endif // TILEGEN_PIPELINE_CUH
-#ifndef TILEGEN_EPILOGUE_CUH
-#define TILEGEN_EPILOGUE_CUH
-// tilegen/epilogue.cuh: writing results, C = alpha*acc + beta*C, with the boundary conditions of
-// seed 003 (nothing outside the M x N result is written). beta == 0 never reads C, so C may hold
-// NaN or garbage on entry (BLAS semantics).
-//   store, store_unguarded  one element: the seed families (naive, coalesced, shared, micro1d,
-//                           coarse), one or a few results per thread.
-//   store4, store_tile      float4 groups: the register-tiled families' thread tiles.
-namespace tg {
-
-// store writes C[i][j] = alpha*acc + beta*C[i][j] when (i, j) lies inside the M x N result.
-__device__ __forceinline__ void store(float* __restrict__ C, int ldc, int M, int N, int i, int j, float alpha,
-                                      float beta, float acc)
-{
-    if (i < M && j < N) {
-        float* p = C + (size_t)i * ldc + j;
-        if (beta == 0.0f) {
-            *p = alpha * acc;
-        } else {
-            *p = alpha * acc + beta * *p;
-        }
-    }
-}
-
-// store_unguarded is store for an element known to be inside the result.
-__device__ __forceinline__ void store_unguarded(float* __restrict__ C, int ldc, int i, int j, float alpha, float beta,
-                                                float acc)
-{
-    float* p = C + (size_t)i * ldc + j;
-    if (beta == 0.0f) {
-        *p = alpha * acc;
-    } else {
-        *p = alpha * acc + beta * *p;
-    }
-}
-
-// store4 writes one float4 group of a thread tile, C[row][col..col+3] = alpha*v + beta*C. A row
-// past M is skipped; a group wholly inside N is one 16-byte store when C and ldc are 16-byte
-// aligned (vc), else it is stored element by element with a column guard.
-__device__ __forceinline__ void store4(float4 v, float* __restrict__ C, int ldc, int M, int N, int row, int col,
-                                       float alpha, float beta, bool vc)
-{
-    if (row >= M) return;
-    float* crow = C + (size_t)row * ldc;
-    v = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
-    if (vc && col + 4 <= N) {
-        float4* p = reinterpret_cast<float4*>(crow + col);
-        if (beta != 0.0f) {
-            const float4 o = *p;
-            v.x = fmaf(beta, o.x, v.x);
-            v.y = fmaf(beta, o.y, v.y);
-            v.z = fmaf(beta, o.z, v.z);
-            v.w = fmaf(beta, o.w, v.w);
-        }
-        *p = v;
-    } else {
-        const float e[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            if (col + j < N) {
-                float x = e[j];
-                if (beta != 0.0f) x = fmaf(beta, crow[col + j], x);
-                crow[col + j] = x;
-            }
-        }
-    }
-}
-
-// store_tile writes a thread's whole TM x TN tile (Tile: a tg::WarpTile) whose first element is
-// C[row0][col0], group by group.
-template <class Tile>
-__device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN], float* __restrict__ C, int ldc,
-                                           int M, int N, int row0, int col0, float alpha, float beta, bool vc)
-{
-#pragma unroll
-    for (int j = 0; j < Tile::F4; ++j) {
-        store4(Tile::group(acc, j), C, ldc, M, N, row0 + Tile::grow(j), col0 + Tile::gcol(j), alpha, beta, vc);
-    }
-}
-
-} // namespace tg
-#endif // TILEGEN_EPILOGUE_CUH
-
-// regtile_128x256x16_w32_t8x16_p0_f1_s3_b1_tn: 128x256x16 block tile, 32x128 warp tile, 8x16 thread tile,
-// PAD=0 PF=1 STAGES=3. A block computes a BM x BN tile of C over all of K: A is loaded
-// with float4s into registers and stored transposed (k-major) in shared memory, B is copied into a
-// cp.async ring (tg::staged_mainloop; with A through registers when STAGES = 1,
-// tg::registers_mainloop), and each thread accumulates its thread tile in registers (tg::WarpTile).
-// Any M, N, K, lda, ldb, ldc: full k tiles load
-// float4s (16-byte paths where the operand and its ld allow, scalar otherwise), rows and columns
-// past the edge are zero-filled per float4, and only the k tail tile is guarded element by element.
-extern "C" __global__ void __launch_bounds__(256, 1) regtile_128x256x16_w32_t8x16_p0_f1_s3_b1_tn(int M, int N, int K, float alpha, const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc)
-{
-    using Tile = tg::WarpTile<128, 256, 16, 32, 8, 16, 0, 256>;
-    using Cfg = tg::StagedConfig<Tile, 3, 1, /* EDGE_Z16 */ false, tg::Layout::MNContiguous, tg::Layout::MNContiguous>;
-    extern __shared__ float4 tg_rt_smem[];
-    float* const As = reinterpret_cast<float*>(tg_rt_smem);
-    float* const Bs = As + Cfg::NA * Cfg::A_TILE;
-
-    const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-    const int m0 = blockIdx.y * Cfg::BM, n0 = blockIdx.x * Cfg::BN;
-    const int kBegin = 0, kEnd = K;
-    const int nt = (kEnd - kBegin + Cfg::BK - 1) / Cfg::BK;
-
-    // 16-byte paths need 16-byte-aligned rows; checked once per kernel and operand.
-    const bool va = tg::aligned16((uintptr_t)A, lda);
-    const bool vb = tg::aligned16((uintptr_t)B, ldb);
-    const bool vc = tg::aligned16((uintptr_t)C, ldc);
-    const bool fast = va && vb && m0 + Cfg::BM <= M && n0 + Cfg::BN <= N;
-
-    // This thread's float4s of A and B (tg::StagedLoad, tg::AsyncCopy), the operands at the block's
-    // first row and column, and the first element of B's element copies.
-    // op TN: each operand is loaded along its stored rows (tg::StagedLoad of its layout):
-    // A is stored K x M (mn-contiguous): a thread's float4s run along m, at k row tid / ROW_F4, and
-    // are stored straight into the k-major tile; the block's A starts at column m0.
-    const int am = (tid % Cfg::ALoad::ROW_F4) * 4, ak = tid / Cfg::ALoad::ROW_F4;
-    const float* const Ab = A + m0;
-    const int bk = tid / Cfg::BCopy::ROW_F4, bn = (tid % Cfg::BCopy::ROW_F4) * 4;
-    const float* const Bb = B + n0;
-    const int aM = M - m0, bN = N - n0;
-    const float* const bPtr = Bb + (Cfg::T >= Cfg::BN ? (size_t)(tid / Cfg::BN) * ldb + (tid % Cfg::BN < bN ? tid % Cfg::BN : 0) : (size_t)tid);
-
-    // This thread's tile: warp (wm, wn), lane (lm, ln) (tg::WarpTile).
-    const int warp = tid / 32, lane = tid % 32;
-    const int wm = (warp / Cfg::WARPS_N) * Cfg::WM, wn = (warp % Cfg::WARPS_N) * Cfg::WN;
-    const int lm = lane / Cfg::LN, ln = lane % Cfg::LN;
-    const int aoff = wm + lm * 4, boff = wn + ln * 4;
-
-    float acc[Cfg::TM][Cfg::TN];
-#pragma unroll
-    for (int i = 0; i < Cfg::TM; ++i) {
-#pragma unroll
-        for (int j = 0; j < Cfg::TN; ++j) acc[i][j] = 0.0f;
-    }
-    if (fast)
-        tg::staged_mainloop<Cfg, true>(acc, As, Bs, kBegin, kEnd, nt, Ab, lda, aM, am, ak, va, Bb, ldb, bN, bk, bn, vb, tid, bPtr,
-                                       aoff, boff);
-    else
-        tg::staged_mainloop<Cfg, false>(acc, As, Bs, kBegin, kEnd, nt, Ab, lda, aM, am, ak, va, Bb, ldb, bN, bk, bn, vb, tid, bPtr,
-                                        aoff, boff);
-
-    tg::store_tile<Tile>(acc, C, ldc, M, N, m0 + aoff, n0 + boff, alpha, beta, vc);
-}
-#endif // TILEGEN_KERNEL_regtile_128x256x16_w32_t8x16_p0_f1_s3_b1_tn
-
-// ---------------------------------------------------------------------------------------------
 // regtile_128x256x16_w32_t8x16_p0_f1_s4_b1: family regtile, BM=128 BN=256 BK=16 WM=32 TM=8 TN=16 PAD=0 PF=1 STAGES=4 MINB=1; op NN; block 256x1, C tile 128x256, grid_z 1,
 // dynamic shared 81920 B; generated source sha256 a2bd9e740ede57a750c515a09826b1694f3b0a590d9842a2ab042a552e651f23.
 #ifndef TILEGEN_KERNEL_regtile_128x256x16_w32_t8x16_p0_f1_s4_b1
@@ -28179,9 +25322,6 @@ inline const tgsgemm_kernel_info* tgsgemm_kernels(int* count)
         {"micro1d_t32_r8", (const void*)micro1d_t32_r8, 0, 0, 32, 4, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
         {"micro1d_t64_r16", (const void*)micro1d_t64_r16, 0, 0, 64, 4, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
         {"micro1d_t64_r8", (const void*)micro1d_t64_r8, 0, 0, 64, 8, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_tt", (const void*)regtile_128x128x16_w64_t8x16_p0_f1_s1_b1_tt, 3, 0, 128, 1, 128, 128, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_128x128x32_w64_t8x16_p4_f1_s2_b1_nt", (const void*)regtile_128x128x32_w64_t8x16_p4_f1_s2_b1_nt, 1, 0, 128, 1, 128, 128, 1, 67584, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_128x256x16_w32_t8x16_p0_f1_s3_b1_tn", (const void*)regtile_128x256x16_w32_t8x16_p0_f1_s3_b1_tn, 2, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
         {"regtile_128x256x16_w32_t8x16_p0_f1_s4_b1", (const void*)regtile_128x256x16_w32_t8x16_p0_f1_s4_b1, 0, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
         {"regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_col", (const void*)regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_col, 0, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
         {"regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_row", (const void*)regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_row, 0, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
@@ -28309,14 +25449,14 @@ inline const tgsgemm_class_info* tgsgemm_classes(int* count)
         {0, 1041, 1247, 139, 2, 0.030400000512599945, 0.017216000705957413},
         {0, 2048, 2048, 2048, 3, 0.7681919932365417, 0.342303991317749},
         {0, 4096, 4096, 32, 2, 0.06483200192451477, 0.050992000848054886},
-        {0, 4096, 4096, 4096, 8, 2.7105600833892822, 2.660815954208374},
-        {0, 8192, 8192, 8192, 8, 21.375840187072754, 21.28326416015625},
-        {1, 4096, 4096, 4096, 17, 2.9220480918884277, 2.72707200050354},
-        {1, 8192, 8192, 8192, 17, 23.195120811462402, 21.484447479248047},
-        {2, 4096, 4096, 4096, 15, 2.6686559915542603, 2.655967950820923},
-        {2, 8192, 8192, 8192, 15, 21.049439430236816, 20.571167945861816},
-        {3, 4096, 4096, 4096, 16, 2.930624008178711, 2.7949440479278564},
-        {3, 8192, 8192, 8192, 16, 22.68876838684082, 21.67950439453125},
+        {0, 4096, 4096, 4096, 5, 2.7105600833892822, 2.660815954208374},
+        {0, 8192, 8192, 8192, 5, 21.375840187072754, 21.28326416015625},
+        {1, 4096, 4096, 4096, 14, 2.9220480918884277, 2.72707200050354},
+        {1, 8192, 8192, 8192, 14, 23.195120811462402, 21.484447479248047},
+        {2, 4096, 4096, 4096, 12, 2.6686559915542603, 2.655967950820923},
+        {2, 8192, 8192, 8192, 12, 21.049439430236816, 20.571167945861816},
+        {3, 4096, 4096, 4096, 13, 2.930624008178711, 2.7949440479278564},
+        {3, 8192, 8192, 8192, 13, 22.68876838684082, 21.67950439453125},
     };
     if (count) *count = (int)(sizeof(table) / sizeof(table[0]));
     return table;
@@ -28341,7 +25481,7 @@ inline int tgsgemm_bucket(long long x, int shift, int lo, int hi)
 // the header has no kernel for op.
 inline int tgsgemm_default_kernel(int op)
 {
-    static const int table[4] = {3, 17, 15, 16};
+    static const int table[4] = {3, 14, 12, 13};
     return op >= 0 && op < 4 ? table[op] : -1;
 }
 
@@ -28356,278 +25496,6 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
         // 384-511 | 512-767 | 768-1023 | 1024-1535 | 1536-2047 | 2048-3071 | 3072-4095 | 4096-6143 |
         // 6144-8191 | 8192-12287 | 12288-16383 | >= 16384.
         static const char aligned_table[270][21 + 1] = {
-            "000000000001114444444", // M <= 63, N <= 191
-            "000000000011144444444", // M <= 63, N 192-255
-            "000000000111144444444", // M <= 63, N 256-383
-            "100000011111144444444", // M <= 63, N 384-511
-            "111111111111144444444", // M <= 63, N 512-767
-            "111111111111144444444", // M <= 63, N 768-1023
-            "111111111111144444444", // M <= 63, N 1024-1535
-            "111111111111144444444", // M <= 63, N 1536-2047
-            "111111111111444444444", // M <= 63, N 2048-3071
-            "111111111111444444444", // M <= 63, N 3072-4095
-            "111111111111444444444", // M <= 63, N 4096-6143
-            "111111111114444444444", // M <= 63, N 6144-8191
-            "111111111114444444444", // M <= 63, N 8192-12287
-            "111111111144444444444", // M <= 63, N 12288-16383
-            "111111111144444444444", // M <= 63, N >= 16384
-            "000000000001114444444", // M 64-95, N <= 191
-            "000000000011144444444", // M 64-95, N 192-255
-            "000000001111144444444", // M 64-95, N 256-383
-            "100000111111144444444", // M 64-95, N 384-511
-            "111111111111444444444", // M 64-95, N 512-767
-            "111111111111444444444", // M 64-95, N 768-1023
-            "111111111111444444444", // M 64-95, N 1024-1535
-            "111111111111444444444", // M 64-95, N 1536-2047
-            "111111111111444444444", // M 64-95, N 2048-3071
-            "111111111111444444444", // M 64-95, N 3072-4095
-            "111111111111444444444", // M 64-95, N 4096-6143
-            "111111111111444444444", // M 64-95, N 6144-8191
-            "111111111114444444444", // M 64-95, N 8192-12287
-            "111111111144444444444", // M 64-95, N 12288-16383
-            "111111111114444444444", // M 64-95, N >= 16384
-            "000000000011144444444", // M 96-127, N <= 191
-            "000000111111144444444", // M 96-127, N 192-255
-            "000000111111144444444", // M 96-127, N 256-383
-            "100001111111144444444", // M 96-127, N 384-511
-            "111111111111444444444", // M 96-127, N 512-767
-            "111111111111444444444", // M 96-127, N 768-1023
-            "111111111111444444444", // M 96-127, N 1024-1535
-            "111111111111444444444", // M 96-127, N 1536-2047
-            "111111111114444444444", // M 96-127, N 2048-3071
-            "111111111111444444444", // M 96-127, N 3072-4095
-            "111111111101444444444", // M 96-127, N 4096-6143
-            "111111111111444444444", // M 96-127, N 6144-8191
-            "111111111114444444444", // M 96-127, N 8192-12287
-            "111111111144444444444", // M 96-127, N 12288-16383
-            "111111111111444444444", // M 96-127, N >= 16384
-            "000000111111144444444", // M 128-191, N <= 191
-            "000001111111144444444", // M 128-191, N 192-255
-            "000001111111144444444", // M 128-191, N 256-383
-            "111111111111144444444", // M 128-191, N 384-511
-            "111111111111444444444", // M 128-191, N 512-767
-            "111111111111444444444", // M 128-191, N 768-1023
-            "111111111114444444444", // M 128-191, N 1024-1535
-            "111111111114444444444", // M 128-191, N 1536-2047
-            "111111111144444444444", // M 128-191, N 2048-3071
-            "111111111114444444444", // M 128-191, N 3072-4095
-            "111111111111444444444", // M 128-191, N 4096-6143
-            "111111111114444444444", // M 128-191, N 6144-8191
-            "111111111144444444444", // M 128-191, N 8192-12287
-            "111111111114444444444", // M 128-191, N 12288-16383
-            "111111111111444444444", // M 128-191, N >= 16384
-            "000001111111144444444", // M 192-255, N <= 191
-            "000001111111144444444", // M 192-255, N 192-255
-            "110111111111144444444", // M 192-255, N 256-383
-            "111111111111444444444", // M 192-255, N 384-511
-            "111111111111444444444", // M 192-255, N 512-767
-            "111111111114444444444", // M 192-255, N 768-1023
-            "111111111114444444444", // M 192-255, N 1024-1535
-            "111111111144444444444", // M 192-255, N 1536-2047
-            "111111111144444444444", // M 192-255, N 2048-3071
-            "111111111444444444444", // M 192-255, N 3072-4095
-            "111111111144344444444", // M 192-255, N 4096-6143
-            "111111111143344444444", // M 192-255, N 6144-8191
-            "111111111133444444444", // M 192-255, N 8192-12287
-            "111111111111444444444", // M 192-255, N 12288-16383
-            "111111111111144444444", // M 192-255, N >= 16384
-            "000001111111144444444", // M 256-383, N <= 191
-            "100111111111144444444", // M 256-383, N 192-255
-            "111111111111444444444", // M 256-383, N 256-383
-            "111111111111444444444", // M 256-383, N 384-511
-            "111111111114444444444", // M 256-383, N 512-767
-            "111111111144444444444", // M 256-383, N 768-1023
-            "111111111144444444444", // M 256-383, N 1024-1535
-            "111111111144444444444", // M 256-383, N 1536-2047
-            "111111111344444444444", // M 256-383, N 2048-3071
-            "111111111333344444444", // M 256-383, N 3072-4095
-            "111111111333334444444", // M 256-383, N 4096-6143
-            "111111111233344444444", // M 256-383, N 6144-8191
-            "111111122222344444444", // M 256-383, N 8192-12287
-            "111111222221144444444", // M 256-383, N 12288-16383
-            "111122222211144444444", // M 256-383, N >= 16384
-            "110011111111444444444", // M 384-511, N <= 191
-            "111111111111444444444", // M 384-511, N 192-255
-            "111111111111444444444", // M 384-511, N 256-383
-            "111111111114444444444", // M 384-511, N 384-511
-            "111111111444333334444", // M 384-511, N 512-767
-            "111111114444333333444", // M 384-511, N 768-1023
-            "111111111444333333344", // M 384-511, N 1024-1535
-            "111111111333333333344", // M 384-511, N 1536-2047
-            "111111111333333333444", // M 384-511, N 2048-3071
-            "111111112333333333444", // M 384-511, N 3072-4095
-            "111111122233333344444", // M 384-511, N 4096-6143
-            "111111222223334444444", // M 384-511, N 6144-8191
-            "111112222222334444444", // M 384-511, N 8192-12287
-            "111222222222244444444", // M 384-511, N 12288-16383
-            "112222222222224444444", // M 384-511, N >= 16384
-            "111111111111444444444", // M 512-767, N <= 191
-            "111111111111444444444", // M 512-767, N 192-255
-            "111111111114333333444", // M 512-767, N 256-383
-            "111111111143333333344", // M 512-767, N 384-511
-            "111111111443333333334", // M 512-767, N 512-767
-            "111111111043333333333", // M 512-767, N 768-1023
-            "111111111433333333333", // M 512-767, N 1024-1535
-            "111111113333333333333", // M 512-767, N 1536-2047
-            "111111122333333333333", // M 512-767, N 2048-3071
-            "111111222233333333334", // M 512-767, N 3072-4095
-            "111111222223333333334", // M 512-767, N 4096-6143
-            "111112222222333334444", // M 512-767, N 6144-8191
-            "111222222222233444444", // M 512-767, N 8192-12287
-            "112222222222224444444", // M 512-767, N 12288-16383
-            "222222222222222444444", // M 512-767, N >= 16384
-            "111111111113333333344", // M 768-1023, N <= 191
-            "111111111113333333334", // M 768-1023, N 192-255
-            "111111111133333333333", // M 768-1023, N 256-383
-            "111111111133333333333", // M 768-1023, N 384-511
-            "111111111333333333333", // M 768-1023, N 512-767
-            "111112113330333333333", // M 768-1023, N 768-1023
-            "111122223333333333333", // M 768-1023, N 1024-1535
-            "111122223333333333333", // M 768-1023, N 1536-2047
-            "111112222333333333333", // M 768-1023, N 2048-3071
-            "111112222233333333333", // M 768-1023, N 3072-4095
-            "111122222222333333333", // M 768-1023, N 4096-6143
-            "111222222222233333333", // M 768-1023, N 6144-8191
-            "112222222222223334444", // M 768-1023, N 8192-12287
-            "122222222222222444444", // M 768-1023, N 12288-16383
-            "222222222222222144888", // M 768-1023, N >= 16384
-            "111111111113333333333", // M 1024-1535, N <= 191
-            "111111111133333333333", // M 1024-1535, N 192-255
-            "111111111133333333333", // M 1024-1535, N 256-383
-            "111111111333333333333", // M 1024-1535, N 384-511
-            "111111113333333333333", // M 1024-1535, N 512-767
-            "111112223333333333333", // M 1024-1535, N 768-1023
-            "111122023333333333333", // M 1024-1535, N 1024-1535
-            "111122223333333333333", // M 1024-1535, N 1536-2047
-            "111122222233333333333", // M 1024-1535, N 2048-3071
-            "111122222223333333333", // M 1024-1535, N 3072-4095
-            "122222222222333333333", // M 1024-1535, N 4096-6143
-            "122222222222233333333", // M 1024-1535, N 6144-8191
-            "122222222222222333333", // M 1024-1535, N 8192-12287
-            "222222222222221888888", // M 1024-1535, N 12288-16383
-            "222222222222221888888", // M 1024-1535, N >= 16384
-            "111111111133333333333", // M 1536-2047, N <= 191
-            "111111111133333333333", // M 1536-2047, N 192-255
-            "111111111333333333333", // M 1536-2047, N 256-383
-            "111111111333333333333", // M 1536-2047, N 384-511
-            "111111113333333333333", // M 1536-2047, N 512-767
-            "111112223333333333333", // M 1536-2047, N 768-1023
-            "111122223333333333333", // M 1536-2047, N 1024-1535
-            "111122222333333333333", // M 1536-2047, N 1536-2047
-            "222222222233333333333", // M 1536-2047, N 2048-3071
-            "222222222223333333333", // M 1536-2047, N 3072-4095
-            "222222222222333333333", // M 1536-2047, N 4096-6143
-            "222222222222223333333", // M 1536-2047, N 6144-8191
-            "222222222222228888888", // M 1536-2047, N 8192-12287
-            "222222222222228888888", // M 1536-2047, N 12288-16383
-            "222222222222218888888", // M 1536-2047, N >= 16384
-            "111111111133333333333", // M 2048-3071, N <= 191
-            "111111111333333333333", // M 2048-3071, N 192-255
-            "111111111333333333333", // M 2048-3071, N 256-383
-            "111111112333333333333", // M 2048-3071, N 384-511
-            "111111123333333333333", // M 2048-3071, N 512-767
-            "111112223333333333333", // M 2048-3071, N 768-1023
-            "111122222333333333333", // M 2048-3071, N 1024-1535
-            "222222222233333333333", // M 2048-3071, N 1536-2047
-            "222222222223333333333", // M 2048-3071, N 2048-3071
-            "222222222223333383333", // M 2048-3071, N 3072-4095
-            "222222222222333888888", // M 2048-3071, N 4096-6143
-            "222222222222233388888", // M 2048-3071, N 6144-8191
-            "222222222222288388888", // M 2048-3071, N 8192-12287
-            "222222222222288888888", // M 2048-3071, N 12288-16383
-            "222222222222288888888", // M 2048-3071, N >= 16384
-            "111111111333333333333", // M 3072-4095, N <= 191
-            "111111111333333333333", // M 3072-4095, N 192-255
-            "111111112333333333333", // M 3072-4095, N 256-383
-            "111111122333333333333", // M 3072-4095, N 384-511
-            "111111222333333333333", // M 3072-4095, N 512-767
-            "111122222333333333333", // M 3072-4095, N 768-1023
-            "111222222233333333333", // M 3072-4095, N 1024-1535
-            "222222222233333333333", // M 3072-4095, N 1536-2047
-            "222222222223333383333", // M 3072-4095, N 2048-3071
-            "222222222222333888888", // M 3072-4095, N 3072-4095
-            "222222222222238888888", // M 3072-4095, N 4096-6143
-            "222222222222233888888", // M 3072-4095, N 6144-8191
-            "222222222222283888888", // M 3072-4095, N 8192-12287
-            "222222222222288888888", // M 3072-4095, N 12288-16383
-            "222222222222288888888", // M 3072-4095, N >= 16384
-            "111111111333333333333", // M 4096-6143, N <= 191
-            "111111112333333333333", // M 4096-6143, N 192-255
-            "111111122333333333333", // M 4096-6143, N 256-383
-            "111112222333333333333", // M 4096-6143, N 384-511
-            "111122222333333333333", // M 4096-6143, N 512-767
-            "111222222233333333333", // M 4096-6143, N 768-1023
-            "122222222233333333333", // M 4096-6143, N 1024-1535
-            "222222222223333333333", // M 4096-6143, N 1536-2047
-            "222222222222333888833", // M 4096-6143, N 2048-3071
-            "222222222222338888888", // M 4096-6143, N 3072-4095
-            "222222222222238888888", // M 4096-6143, N 4096-6143
-            "222222222222238888888", // M 4096-6143, N 6144-8191
-            "222222222222888888808", // M 4096-6143, N 8192-12287
-            "222222222222888888008", // M 4096-6143, N 12288-16383
-            "222222222222888888888", // M 4096-6143, N >= 16384
-            "111111112333333333333", // M 6144-8191, N <= 191
-            "111111222333333333333", // M 6144-8191, N 192-255
-            "111112222333333333333", // M 6144-8191, N 256-383
-            "111122222333333333333", // M 6144-8191, N 384-511
-            "111222222233333333333", // M 6144-8191, N 512-767
-            "112222222233333333333", // M 6144-8191, N 768-1023
-            "222222222223333333333", // M 6144-8191, N 1024-1535
-            "222222222223333333333", // M 6144-8191, N 1536-2047
-            "222222222222333388888", // M 6144-8191, N 2048-3071
-            "222222222222233888888", // M 6144-8191, N 3072-4095
-            "222222222222238888888", // M 6144-8191, N 4096-6143
-            "222222222222288888800", // M 6144-8191, N 6144-8191
-            "222222222222888888800", // M 6144-8191, N 8192-12287
-            "222222222222888880000", // M 6144-8191, N 12288-16383
-            "222222222222888880000", // M 6144-8191, N >= 16384
-            "111111222333333333333", // M 8192-12287, N <= 191
-            "111112222333333333333", // M 8192-12287, N 192-255
-            "111222222233333333333", // M 8192-12287, N 256-383
-            "112222222233333333333", // M 8192-12287, N 384-511
-            "122222222233333333333", // M 8192-12287, N 512-767
-            "122222222223333333333", // M 8192-12287, N 768-1023
-            "222222222223333333333", // M 8192-12287, N 1024-1535
-            "222222222222333333333", // M 8192-12287, N 1536-2047
-            "222222222222233388888", // M 8192-12287, N 2048-3071
-            "222222222222223888888", // M 8192-12287, N 3072-4095
-            "222222222222288888808", // M 8192-12287, N 4096-6143
-            "222222222222288888800", // M 8192-12287, N 6144-8191
-            "222222222222888888800", // M 8192-12287, N 8192-12287
-            "222222222222888800000", // M 8192-12287, N 12288-16383
-            "222222222222888880000", // M 8192-12287, N >= 16384
-            "111122222333333333333", // M 12288-16383, N <= 191
-            "111222222233333333333", // M 12288-16383, N 192-255
-            "112222222233333333333", // M 12288-16383, N 256-383
-            "122222222233333333333", // M 12288-16383, N 384-511
-            "222222222223333333333", // M 12288-16383, N 512-767
-            "222222222223333333333", // M 12288-16383, N 768-1023
-            "222222222222333333333", // M 12288-16383, N 1024-1535
-            "222222222222333333333", // M 12288-16383, N 1536-2047
-            "222222222222223388888", // M 12288-16383, N 2048-3071
-            "222222222222228888888", // M 12288-16383, N 3072-4095
-            "222222222222288888008", // M 12288-16383, N 4096-6143
-            "222222222222288880000", // M 12288-16383, N 6144-8191
-            "222222222222888800000", // M 12288-16383, N 8192-12287
-            "222222222222888800000", // M 12288-16383, N 12288-16383
-            "222222222222888880000", // M 12288-16383, N >= 16384
-            "112222222233333333333", // M >= 16384, N <= 191
-            "122222222233333333333", // M >= 16384, N 192-255
-            "222222222233333333333", // M >= 16384, N 256-383
-            "222222222223333333333", // M >= 16384, N 384-511
-            "222222222223333333333", // M >= 16384, N 512-767
-            "222222222223333333333", // M >= 16384, N 768-1023
-            "222222222222333333333", // M >= 16384, N 1024-1535
-            "222222222222233333333", // M >= 16384, N 1536-2047
-            "222222222222223388888", // M >= 16384, N 2048-3071
-            "222222222222222888888", // M >= 16384, N 3072-4095
-            "222222222222228888888", // M >= 16384, N 4096-6143
-            "222222222222288880000", // M >= 16384, N 6144-8191
-            "222222222222888880000", // M >= 16384, N 8192-12287
-            "222222222222888880000", // M >= 16384, N 12288-16383
-            "222222222228888880008", // M >= 16384, N >= 16384
-        };
-        static const char unaligned_table[270][21 + 1] = {
             "000000000001114444444", // M <= 63, N <= 191
             "000000000011144444444", // M <= 63, N 192-255
             "000000000111144444444", // M <= 63, N 256-383
@@ -28690,7 +25558,7 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
             "111111111111444444444", // M 128-191, N >= 16384
             "000001111111144444444", // M 192-255, N <= 191
             "000001111111144444444", // M 192-255, N 192-255
-            "110111101111144444444", // M 192-255, N 256-383
+            "110111111111144444444", // M 192-255, N 256-383
             "111111111111444444444", // M 192-255, N 384-511
             "111111111111444444444", // M 192-255, N 512-767
             "111111111114444444444", // M 192-255, N 768-1023
@@ -28762,22 +25630,22 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
             "111222222222233333333", // M 768-1023, N 6144-8191
             "112222222222223334444", // M 768-1023, N 8192-12287
             "122222222222222444444", // M 768-1023, N 12288-16383
-            "222222222222222144888", // M 768-1023, N >= 16384
+            "222222222222222144555", // M 768-1023, N >= 16384
             "111111111113333333333", // M 1024-1535, N <= 191
             "111111111133333333333", // M 1024-1535, N 192-255
             "111111111133333333333", // M 1024-1535, N 256-383
             "111111111333333333333", // M 1024-1535, N 384-511
             "111111113333333333333", // M 1024-1535, N 512-767
             "111112223333333333333", // M 1024-1535, N 768-1023
-            "111122223333033333333", // M 1024-1535, N 1024-1535
+            "111122223333333333333", // M 1024-1535, N 1024-1535
             "111122223333333333333", // M 1024-1535, N 1536-2047
             "111122222233333333333", // M 1024-1535, N 2048-3071
             "111122222223333333333", // M 1024-1535, N 3072-4095
             "122222222222333333333", // M 1024-1535, N 4096-6143
             "122222222222233333333", // M 1024-1535, N 6144-8191
             "122222222222222333333", // M 1024-1535, N 8192-12287
-            "222222222222221888888", // M 1024-1535, N 12288-16383
-            "222222222222221888888", // M 1024-1535, N >= 16384
+            "222222222222221555555", // M 1024-1535, N 12288-16383
+            "222222222222221555555", // M 1024-1535, N >= 16384
             "111111111133333333333", // M 1536-2047, N <= 191
             "111111111133333333333", // M 1536-2047, N 192-255
             "111111111333333333333", // M 1536-2047, N 256-383
@@ -28790,9 +25658,9 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
             "222222222223333333333", // M 1536-2047, N 3072-4095
             "222222222222333333333", // M 1536-2047, N 4096-6143
             "222222222222223333333", // M 1536-2047, N 6144-8191
-            "222222222222228888888", // M 1536-2047, N 8192-12287
-            "222222222222228888888", // M 1536-2047, N 12288-16383
-            "222222222222218888888", // M 1536-2047, N >= 16384
+            "222222222222225555555", // M 1536-2047, N 8192-12287
+            "222222222222225555555", // M 1536-2047, N 12288-16383
+            "222222222222215555555", // M 1536-2047, N >= 16384
             "111111111133333333333", // M 2048-3071, N <= 191
             "111111111333333333333", // M 2048-3071, N 192-255
             "111111111333333333333", // M 2048-3071, N 256-383
@@ -28801,13 +25669,13 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
             "111112223333333333333", // M 2048-3071, N 768-1023
             "111122222333333333333", // M 2048-3071, N 1024-1535
             "222222222233333333333", // M 2048-3071, N 1536-2047
-            "222222222223330333333", // M 2048-3071, N 2048-3071
-            "222222222223333383333", // M 2048-3071, N 3072-4095
-            "222222222222333888888", // M 2048-3071, N 4096-6143
-            "222222222222233388888", // M 2048-3071, N 6144-8191
-            "222222222222288388888", // M 2048-3071, N 8192-12287
-            "222222222222288888888", // M 2048-3071, N 12288-16383
-            "222222222222288888888", // M 2048-3071, N >= 16384
+            "222222222223333333333", // M 2048-3071, N 2048-3071
+            "222222222223333353333", // M 2048-3071, N 3072-4095
+            "222222222222333555555", // M 2048-3071, N 4096-6143
+            "222222222222233355555", // M 2048-3071, N 6144-8191
+            "222222222222255355555", // M 2048-3071, N 8192-12287
+            "222222222222255555555", // M 2048-3071, N 12288-16383
+            "222222222222255555555", // M 2048-3071, N >= 16384
             "111111111333333333333", // M 3072-4095, N <= 191
             "111111111333333333333", // M 3072-4095, N 192-255
             "111111112333333333333", // M 3072-4095, N 256-383
@@ -28816,13 +25684,13 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
             "111122222333333333333", // M 3072-4095, N 768-1023
             "111222222233333333333", // M 3072-4095, N 1024-1535
             "222222222233333333333", // M 3072-4095, N 1536-2047
-            "222222222223333383333", // M 3072-4095, N 2048-3071
-            "222222222222333888888", // M 3072-4095, N 3072-4095
-            "222222222222238888888", // M 3072-4095, N 4096-6143
-            "222222222222233888888", // M 3072-4095, N 6144-8191
-            "222222222222283888888", // M 3072-4095, N 8192-12287
-            "222222222222288888888", // M 3072-4095, N 12288-16383
-            "222222222222288888888", // M 3072-4095, N >= 16384
+            "222222222223333353333", // M 3072-4095, N 2048-3071
+            "222222222222333555555", // M 3072-4095, N 3072-4095
+            "222222222222235555555", // M 3072-4095, N 4096-6143
+            "222222222222233555555", // M 3072-4095, N 6144-8191
+            "222222222222253555555", // M 3072-4095, N 8192-12287
+            "222222222222255555555", // M 3072-4095, N 12288-16383
+            "222222222222255555555", // M 3072-4095, N >= 16384
             "111111111333333333333", // M 4096-6143, N <= 191
             "111111112333333333333", // M 4096-6143, N 192-255
             "111111122333333333333", // M 4096-6143, N 256-383
@@ -28831,13 +25699,13 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
             "111222222233333333333", // M 4096-6143, N 768-1023
             "122222222233333333333", // M 4096-6143, N 1024-1535
             "222222222223333333333", // M 4096-6143, N 1536-2047
-            "222222222222333888833", // M 4096-6143, N 2048-3071
-            "222222222222338888888", // M 4096-6143, N 3072-4095
-            "220222222222238808888", // M 4096-6143, N 4096-6143
-            "222222222222238888888", // M 4096-6143, N 6144-8191
-            "222222222222888888808", // M 4096-6143, N 8192-12287
-            "222222222222888888008", // M 4096-6143, N 12288-16383
-            "222222222222888888888", // M 4096-6143, N >= 16384
+            "222222222222333555533", // M 4096-6143, N 2048-3071
+            "222222222222335555555", // M 4096-6143, N 3072-4095
+            "222222222222235555555", // M 4096-6143, N 4096-6143
+            "222222222222235555555", // M 4096-6143, N 6144-8191
+            "222222222222555555505", // M 4096-6143, N 8192-12287
+            "222222222222555555005", // M 4096-6143, N 12288-16383
+            "222222222222555555555", // M 4096-6143, N >= 16384
             "111111112333333333333", // M 6144-8191, N <= 191
             "111111222333333333333", // M 6144-8191, N 192-255
             "111112222333333333333", // M 6144-8191, N 256-383
@@ -28846,13 +25714,13 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
             "112222222233333333333", // M 6144-8191, N 768-1023
             "222222222223333333333", // M 6144-8191, N 1024-1535
             "222222222223333333333", // M 6144-8191, N 1536-2047
-            "222222222222333388888", // M 6144-8191, N 2048-3071
-            "222222222222233888888", // M 6144-8191, N 3072-4095
-            "222222222222238888888", // M 6144-8191, N 4096-6143
-            "222222222222288888800", // M 6144-8191, N 6144-8191
-            "222222222222888888800", // M 6144-8191, N 8192-12287
-            "222222222222888880000", // M 6144-8191, N 12288-16383
-            "222222222222888880000", // M 6144-8191, N >= 16384
+            "222222222222333355555", // M 6144-8191, N 2048-3071
+            "222222222222233555555", // M 6144-8191, N 3072-4095
+            "222222222222235555555", // M 6144-8191, N 4096-6143
+            "222222222222255555500", // M 6144-8191, N 6144-8191
+            "222222222222555555500", // M 6144-8191, N 8192-12287
+            "222222222222555550000", // M 6144-8191, N 12288-16383
+            "222222222222555550000", // M 6144-8191, N >= 16384
             "111111222333333333333", // M 8192-12287, N <= 191
             "111112222333333333333", // M 8192-12287, N 192-255
             "111222222233333333333", // M 8192-12287, N 256-383
@@ -28861,13 +25729,13 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
             "122222222223333333333", // M 8192-12287, N 768-1023
             "222222222223333333333", // M 8192-12287, N 1024-1535
             "222222222222333333333", // M 8192-12287, N 1536-2047
-            "222222222222233388888", // M 8192-12287, N 2048-3071
-            "222222222222223888888", // M 8192-12287, N 3072-4095
-            "222222222222288888808", // M 8192-12287, N 4096-6143
-            "222222222222288888800", // M 8192-12287, N 6144-8191
-            "222222222222888888000", // M 8192-12287, N 8192-12287
-            "222222222222888800000", // M 8192-12287, N 12288-16383
-            "222222222222888880000", // M 8192-12287, N >= 16384
+            "222222222222233355555", // M 8192-12287, N 2048-3071
+            "222222222222223555555", // M 8192-12287, N 3072-4095
+            "222222222222255555505", // M 8192-12287, N 4096-6143
+            "222222222222255555500", // M 8192-12287, N 6144-8191
+            "222222222222555555500", // M 8192-12287, N 8192-12287
+            "222222222222555500000", // M 8192-12287, N 12288-16383
+            "222222222222555550000", // M 8192-12287, N >= 16384
             "111122222333333333333", // M 12288-16383, N <= 191
             "111222222233333333333", // M 12288-16383, N 192-255
             "112222222233333333333", // M 12288-16383, N 256-383
@@ -28876,13 +25744,13 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
             "222222222223333333333", // M 12288-16383, N 768-1023
             "222222222222333333333", // M 12288-16383, N 1024-1535
             "222222222222333333333", // M 12288-16383, N 1536-2047
-            "222222222222223388888", // M 12288-16383, N 2048-3071
-            "222222222222228888888", // M 12288-16383, N 3072-4095
-            "222222222222288888008", // M 12288-16383, N 4096-6143
-            "222222222222288880000", // M 12288-16383, N 6144-8191
-            "222222222222888800000", // M 12288-16383, N 8192-12287
-            "222222222222888800000", // M 12288-16383, N 12288-16383
-            "222222222222888880000", // M 12288-16383, N >= 16384
+            "222222222222223355555", // M 12288-16383, N 2048-3071
+            "222222222222225555555", // M 12288-16383, N 3072-4095
+            "222222222222255555005", // M 12288-16383, N 4096-6143
+            "222222222222255550000", // M 12288-16383, N 6144-8191
+            "222222222222555500000", // M 12288-16383, N 8192-12287
+            "222222222222555500000", // M 12288-16383, N 12288-16383
+            "222222222222555550000", // M 12288-16383, N >= 16384
             "112222222233333333333", // M >= 16384, N <= 191
             "122222222233333333333", // M >= 16384, N 192-255
             "222222222233333333333", // M >= 16384, N 256-383
@@ -28891,13 +25759,285 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
             "222222222223333333333", // M >= 16384, N 768-1023
             "222222222222333333333", // M >= 16384, N 1024-1535
             "222222222222233333333", // M >= 16384, N 1536-2047
-            "222222222222223388888", // M >= 16384, N 2048-3071
-            "222222222222222888888", // M >= 16384, N 3072-4095
-            "222222222222228888888", // M >= 16384, N 4096-6143
-            "222222222222288880000", // M >= 16384, N 6144-8191
-            "222222222222888880000", // M >= 16384, N 8192-12287
-            "222222222222888880000", // M >= 16384, N 12288-16383
-            "222222222228888880008", // M >= 16384, N >= 16384
+            "222222222222223355555", // M >= 16384, N 2048-3071
+            "222222222222222555555", // M >= 16384, N 3072-4095
+            "222222222222225555555", // M >= 16384, N 4096-6143
+            "222222222222255550000", // M >= 16384, N 6144-8191
+            "222222222222555550000", // M >= 16384, N 8192-12287
+            "222222222222555550000", // M >= 16384, N 12288-16383
+            "222222222225555550005", // M >= 16384, N >= 16384
+        };
+        static const char unaligned_table[270][21 + 1] = {
+            "000000000001114444444", // M <= 63, N <= 191
+            "000000000011144444444", // M <= 63, N 192-255
+            "000000000111144444444", // M <= 63, N 256-383
+            "100000011111144444444", // M <= 63, N 384-511
+            "111111111111144444444", // M <= 63, N 512-767
+            "111111111111144444444", // M <= 63, N 768-1023
+            "111111111111144444444", // M <= 63, N 1024-1535
+            "111111111111144444444", // M <= 63, N 1536-2047
+            "111111111111444444444", // M <= 63, N 2048-3071
+            "111111111111444444444", // M <= 63, N 3072-4095
+            "111111111111444444444", // M <= 63, N 4096-6143
+            "111111111114444444444", // M <= 63, N 6144-8191
+            "111111111114444444444", // M <= 63, N 8192-12287
+            "111111111144444444444", // M <= 63, N 12288-16383
+            "111111111144444444444", // M <= 63, N >= 16384
+            "000000000001114444444", // M 64-95, N <= 191
+            "000000000011144444444", // M 64-95, N 192-255
+            "000000001111144444444", // M 64-95, N 256-383
+            "100000111111144444444", // M 64-95, N 384-511
+            "111111111111444444444", // M 64-95, N 512-767
+            "111111111111444444444", // M 64-95, N 768-1023
+            "111111111111444444444", // M 64-95, N 1024-1535
+            "111111111111444444444", // M 64-95, N 1536-2047
+            "111111111111444444444", // M 64-95, N 2048-3071
+            "111111111111444444444", // M 64-95, N 3072-4095
+            "111111111111444444444", // M 64-95, N 4096-6143
+            "111111111111444444444", // M 64-95, N 6144-8191
+            "111111111114444444444", // M 64-95, N 8192-12287
+            "111111111144444444444", // M 64-95, N 12288-16383
+            "111111111114444444444", // M 64-95, N >= 16384
+            "000000000011144444444", // M 96-127, N <= 191
+            "000000111111144444444", // M 96-127, N 192-255
+            "000000111111144444444", // M 96-127, N 256-383
+            "100001111111144444444", // M 96-127, N 384-511
+            "111111111111444444444", // M 96-127, N 512-767
+            "111111111111444444444", // M 96-127, N 768-1023
+            "111111111111444444444", // M 96-127, N 1024-1535
+            "111111111111444444444", // M 96-127, N 1536-2047
+            "111111111114444444444", // M 96-127, N 2048-3071
+            "111111111111444444444", // M 96-127, N 3072-4095
+            "111111111111444444444", // M 96-127, N 4096-6143
+            "111111111111444444444", // M 96-127, N 6144-8191
+            "111111111114444444444", // M 96-127, N 8192-12287
+            "111111111144444444444", // M 96-127, N 12288-16383
+            "111111111111444444444", // M 96-127, N >= 16384
+            "000000111111144444444", // M 128-191, N <= 191
+            "000001111111144444444", // M 128-191, N 192-255
+            "000001111111144444444", // M 128-191, N 256-383
+            "111111111111144444444", // M 128-191, N 384-511
+            "111111111111444444444", // M 128-191, N 512-767
+            "111111111111444444444", // M 128-191, N 768-1023
+            "111111111114444444444", // M 128-191, N 1024-1535
+            "111111111114444444444", // M 128-191, N 1536-2047
+            "111111111144444444444", // M 128-191, N 2048-3071
+            "111111111114444444444", // M 128-191, N 3072-4095
+            "111111111111444444444", // M 128-191, N 4096-6143
+            "111111111114444444444", // M 128-191, N 6144-8191
+            "111111111144444444444", // M 128-191, N 8192-12287
+            "111111111114444444444", // M 128-191, N 12288-16383
+            "111111111111444444444", // M 128-191, N >= 16384
+            "000001111111144444444", // M 192-255, N <= 191
+            "000001111111144444444", // M 192-255, N 192-255
+            "110111111111144444444", // M 192-255, N 256-383
+            "111111111111444444444", // M 192-255, N 384-511
+            "111111111111444444444", // M 192-255, N 512-767
+            "111111111114444444444", // M 192-255, N 768-1023
+            "111111111114444444444", // M 192-255, N 1024-1535
+            "111111111144444444444", // M 192-255, N 1536-2047
+            "111111111144444444444", // M 192-255, N 2048-3071
+            "111111111444444444444", // M 192-255, N 3072-4095
+            "111111111144344444444", // M 192-255, N 4096-6143
+            "111111111143344444444", // M 192-255, N 6144-8191
+            "111111111133444444444", // M 192-255, N 8192-12287
+            "111111111111444444444", // M 192-255, N 12288-16383
+            "111111111111144444444", // M 192-255, N >= 16384
+            "000001111111144444444", // M 256-383, N <= 191
+            "100111111111144444444", // M 256-383, N 192-255
+            "111111111111444444444", // M 256-383, N 256-383
+            "111111111111444444444", // M 256-383, N 384-511
+            "111111111114444444444", // M 256-383, N 512-767
+            "111111111144444444444", // M 256-383, N 768-1023
+            "111111111144444444444", // M 256-383, N 1024-1535
+            "111111111144444444444", // M 256-383, N 1536-2047
+            "111111111344444444444", // M 256-383, N 2048-3071
+            "111111111333344444444", // M 256-383, N 3072-4095
+            "111111111333334444444", // M 256-383, N 4096-6143
+            "111111111233344444444", // M 256-383, N 6144-8191
+            "111111122222344444444", // M 256-383, N 8192-12287
+            "111111222221144444444", // M 256-383, N 12288-16383
+            "111122222211144444444", // M 256-383, N >= 16384
+            "110011111111444444444", // M 384-511, N <= 191
+            "111111111111444444444", // M 384-511, N 192-255
+            "111111111111444444444", // M 384-511, N 256-383
+            "111111111114444444444", // M 384-511, N 384-511
+            "111111111444333334444", // M 384-511, N 512-767
+            "111111114444333333444", // M 384-511, N 768-1023
+            "111111111444333333344", // M 384-511, N 1024-1535
+            "111111111333333333344", // M 384-511, N 1536-2047
+            "111111111333333333444", // M 384-511, N 2048-3071
+            "111111112333333333444", // M 384-511, N 3072-4095
+            "111111122233333344444", // M 384-511, N 4096-6143
+            "111111222223334444444", // M 384-511, N 6144-8191
+            "111112222222334444444", // M 384-511, N 8192-12287
+            "111222222222244444444", // M 384-511, N 12288-16383
+            "112222222222224444444", // M 384-511, N >= 16384
+            "111111111111444444444", // M 512-767, N <= 191
+            "111111111111444444444", // M 512-767, N 192-255
+            "111111111114333333444", // M 512-767, N 256-383
+            "111111111143333333344", // M 512-767, N 384-511
+            "111111111443333333334", // M 512-767, N 512-767
+            "111111111443333333333", // M 512-767, N 768-1023
+            "111111111433333333333", // M 512-767, N 1024-1535
+            "111111113333333333333", // M 512-767, N 1536-2047
+            "111111122333333333333", // M 512-767, N 2048-3071
+            "111111222233333333334", // M 512-767, N 3072-4095
+            "111111222223333333334", // M 512-767, N 4096-6143
+            "111112222222333334444", // M 512-767, N 6144-8191
+            "111222222222233444444", // M 512-767, N 8192-12287
+            "112222222222224444444", // M 512-767, N 12288-16383
+            "222222222222222444444", // M 512-767, N >= 16384
+            "111111111113333333344", // M 768-1023, N <= 191
+            "111111111113333333334", // M 768-1023, N 192-255
+            "111111111133333333333", // M 768-1023, N 256-383
+            "111111111133333333333", // M 768-1023, N 384-511
+            "111111111333333333333", // M 768-1023, N 512-767
+            "111112113333333333333", // M 768-1023, N 768-1023
+            "111122223333333333333", // M 768-1023, N 1024-1535
+            "111122223333333333333", // M 768-1023, N 1536-2047
+            "111112222333333333333", // M 768-1023, N 2048-3071
+            "111112222233333333333", // M 768-1023, N 3072-4095
+            "111122222222333333333", // M 768-1023, N 4096-6143
+            "111222222222233333333", // M 768-1023, N 6144-8191
+            "112222222222223334444", // M 768-1023, N 8192-12287
+            "122222222222222444444", // M 768-1023, N 12288-16383
+            "222222222222222144555", // M 768-1023, N >= 16384
+            "111111111113333333333", // M 1024-1535, N <= 191
+            "111111111133333333333", // M 1024-1535, N 192-255
+            "111111111133333333333", // M 1024-1535, N 256-383
+            "111111111333333333333", // M 1024-1535, N 384-511
+            "111111113333333333333", // M 1024-1535, N 512-767
+            "111112223333333333333", // M 1024-1535, N 768-1023
+            "111122223333333333333", // M 1024-1535, N 1024-1535
+            "111122223333333333333", // M 1024-1535, N 1536-2047
+            "111122222233333333333", // M 1024-1535, N 2048-3071
+            "111122222223333333333", // M 1024-1535, N 3072-4095
+            "122222222222333333333", // M 1024-1535, N 4096-6143
+            "122222222222233333333", // M 1024-1535, N 6144-8191
+            "122222222222222333333", // M 1024-1535, N 8192-12287
+            "222222222222221555555", // M 1024-1535, N 12288-16383
+            "222222222222221555555", // M 1024-1535, N >= 16384
+            "111111111133333333333", // M 1536-2047, N <= 191
+            "111111111133333333333", // M 1536-2047, N 192-255
+            "111111111333333333333", // M 1536-2047, N 256-383
+            "111111111333333333333", // M 1536-2047, N 384-511
+            "111111113333333333333", // M 1536-2047, N 512-767
+            "111112223333333333333", // M 1536-2047, N 768-1023
+            "111122223333333333333", // M 1536-2047, N 1024-1535
+            "111122222333333333333", // M 1536-2047, N 1536-2047
+            "222222222233333333333", // M 1536-2047, N 2048-3071
+            "222222222223333333333", // M 1536-2047, N 3072-4095
+            "222222222222333333333", // M 1536-2047, N 4096-6143
+            "222222222222223333333", // M 1536-2047, N 6144-8191
+            "222222222222225555555", // M 1536-2047, N 8192-12287
+            "222222222222225555555", // M 1536-2047, N 12288-16383
+            "222222222222215555555", // M 1536-2047, N >= 16384
+            "111111111133333333333", // M 2048-3071, N <= 191
+            "111111111333333333333", // M 2048-3071, N 192-255
+            "111111111333333333333", // M 2048-3071, N 256-383
+            "111111112333333333333", // M 2048-3071, N 384-511
+            "111111123333333333333", // M 2048-3071, N 512-767
+            "111112223333333333333", // M 2048-3071, N 768-1023
+            "111122222333333333333", // M 2048-3071, N 1024-1535
+            "222222222233333333333", // M 2048-3071, N 1536-2047
+            "222222222223333333333", // M 2048-3071, N 2048-3071
+            "222222222223333353333", // M 2048-3071, N 3072-4095
+            "222222222222333555555", // M 2048-3071, N 4096-6143
+            "222222222222233355555", // M 2048-3071, N 6144-8191
+            "222222222222255355555", // M 2048-3071, N 8192-12287
+            "222222222222255555555", // M 2048-3071, N 12288-16383
+            "222222222222255555555", // M 2048-3071, N >= 16384
+            "111111111333333333333", // M 3072-4095, N <= 191
+            "111111111333333333333", // M 3072-4095, N 192-255
+            "111111112333333333333", // M 3072-4095, N 256-383
+            "111111122333333333333", // M 3072-4095, N 384-511
+            "111111222333333333333", // M 3072-4095, N 512-767
+            "111122222333333333333", // M 3072-4095, N 768-1023
+            "111222222233333333333", // M 3072-4095, N 1024-1535
+            "222222222233333333333", // M 3072-4095, N 1536-2047
+            "222222222223333353333", // M 3072-4095, N 2048-3071
+            "222222222222333555555", // M 3072-4095, N 3072-4095
+            "222222222222235555555", // M 3072-4095, N 4096-6143
+            "222222222222233555555", // M 3072-4095, N 6144-8191
+            "222222222222253555555", // M 3072-4095, N 8192-12287
+            "222222222222255555555", // M 3072-4095, N 12288-16383
+            "222222222222255555555", // M 3072-4095, N >= 16384
+            "111111111333333333333", // M 4096-6143, N <= 191
+            "111111112333333333333", // M 4096-6143, N 192-255
+            "111111122333333333333", // M 4096-6143, N 256-383
+            "111112222333333333333", // M 4096-6143, N 384-511
+            "111122222333333333333", // M 4096-6143, N 512-767
+            "111222222233333333333", // M 4096-6143, N 768-1023
+            "122222222233333333333", // M 4096-6143, N 1024-1535
+            "222222222223333333333", // M 4096-6143, N 1536-2047
+            "222222222222333555533", // M 4096-6143, N 2048-3071
+            "222222222222335555555", // M 4096-6143, N 3072-4095
+            "222222222222235555555", // M 4096-6143, N 4096-6143
+            "222222222222235555555", // M 4096-6143, N 6144-8191
+            "222222222222555555505", // M 4096-6143, N 8192-12287
+            "222222222222555555005", // M 4096-6143, N 12288-16383
+            "222222222222555555555", // M 4096-6143, N >= 16384
+            "111111112333333333333", // M 6144-8191, N <= 191
+            "111111222333333333333", // M 6144-8191, N 192-255
+            "111112222333333333333", // M 6144-8191, N 256-383
+            "111122222333333333333", // M 6144-8191, N 384-511
+            "111222222233333333333", // M 6144-8191, N 512-767
+            "112222222233333333333", // M 6144-8191, N 768-1023
+            "222222222223333333333", // M 6144-8191, N 1024-1535
+            "222222222223333333333", // M 6144-8191, N 1536-2047
+            "222222222222333355555", // M 6144-8191, N 2048-3071
+            "222222222222233555555", // M 6144-8191, N 3072-4095
+            "222222222222235555555", // M 6144-8191, N 4096-6143
+            "222222222222255555500", // M 6144-8191, N 6144-8191
+            "222222222222555555500", // M 6144-8191, N 8192-12287
+            "222222222222555550000", // M 6144-8191, N 12288-16383
+            "222222222222555550000", // M 6144-8191, N >= 16384
+            "111111222333333333333", // M 8192-12287, N <= 191
+            "111112222333333333333", // M 8192-12287, N 192-255
+            "111222222233333333333", // M 8192-12287, N 256-383
+            "112222222233333333333", // M 8192-12287, N 384-511
+            "122222222233333333333", // M 8192-12287, N 512-767
+            "122222222223333333333", // M 8192-12287, N 768-1023
+            "222222222223333333333", // M 8192-12287, N 1024-1535
+            "222222222222333333333", // M 8192-12287, N 1536-2047
+            "222222222222233355555", // M 8192-12287, N 2048-3071
+            "222222222222223555555", // M 8192-12287, N 3072-4095
+            "222222222222255555505", // M 8192-12287, N 4096-6143
+            "222222222222255555500", // M 8192-12287, N 6144-8191
+            "222222222222555555500", // M 8192-12287, N 8192-12287
+            "222222222222555500000", // M 8192-12287, N 12288-16383
+            "222222222222555550000", // M 8192-12287, N >= 16384
+            "111122222333333333333", // M 12288-16383, N <= 191
+            "111222222233333333333", // M 12288-16383, N 192-255
+            "112222222233333333333", // M 12288-16383, N 256-383
+            "122222222233333333333", // M 12288-16383, N 384-511
+            "222222222223333333333", // M 12288-16383, N 512-767
+            "222222222223333333333", // M 12288-16383, N 768-1023
+            "222222222222333333333", // M 12288-16383, N 1024-1535
+            "222222222222333333333", // M 12288-16383, N 1536-2047
+            "222222222222223355555", // M 12288-16383, N 2048-3071
+            "222222222222225555555", // M 12288-16383, N 3072-4095
+            "222222222222255555005", // M 12288-16383, N 4096-6143
+            "222222222222255550000", // M 12288-16383, N 6144-8191
+            "222222222222555500000", // M 12288-16383, N 8192-12287
+            "222222222222555500000", // M 12288-16383, N 12288-16383
+            "222222222222555550000", // M 12288-16383, N >= 16384
+            "112222222233333333333", // M >= 16384, N <= 191
+            "122222222233333333333", // M >= 16384, N 192-255
+            "222222222233333333333", // M >= 16384, N 256-383
+            "222222222223333333333", // M >= 16384, N 384-511
+            "222222222223333333333", // M >= 16384, N 512-767
+            "222222222223333333333", // M >= 16384, N 768-1023
+            "222222222222333333333", // M >= 16384, N 1024-1535
+            "222222222222233333333", // M >= 16384, N 1536-2047
+            "222222222222223355555", // M >= 16384, N 2048-3071
+            "222222222222222555555", // M >= 16384, N 3072-4095
+            "222222222222225555555", // M >= 16384, N 4096-6143
+            "222222222222255550000", // M >= 16384, N 6144-8191
+            "222222222222555550000", // M >= 16384, N 8192-12287
+            "222222222222555550000", // M >= 16384, N 12288-16383
+            "222222222225555550005", // M >= 16384, N >= 16384
         };
         static const char general_table[270][21 + 1] = {
             "000000000001114444444", // M <= 63, N <= 191
@@ -29034,7 +26174,7 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
             "111222222222233333333", // M 768-1023, N 6144-8191
             "112222222222223334444", // M 768-1023, N 8192-12287
             "122222222222222444444", // M 768-1023, N 12288-16383
-            "222222222222222144888", // M 768-1023, N >= 16384
+            "222222222222222144555", // M 768-1023, N >= 16384
             "111111111113333333333", // M 1024-1535, N <= 191
             "111111111133333333333", // M 1024-1535, N 192-255
             "111111111133333333333", // M 1024-1535, N 256-383
@@ -29048,8 +26188,8 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
             "122222222222333333333", // M 1024-1535, N 4096-6143
             "122222222222233333333", // M 1024-1535, N 6144-8191
             "122222222222222333333", // M 1024-1535, N 8192-12287
-            "222222222222221888888", // M 1024-1535, N 12288-16383
-            "222222222222221888888", // M 1024-1535, N >= 16384
+            "222222222222221555555", // M 1024-1535, N 12288-16383
+            "222222222222221555555", // M 1024-1535, N >= 16384
             "111111111133333333333", // M 1536-2047, N <= 191
             "111111111133333333333", // M 1536-2047, N 192-255
             "111111111333333333333", // M 1536-2047, N 256-383
@@ -29062,9 +26202,9 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
             "222222222223333333333", // M 1536-2047, N 3072-4095
             "222222222222333333333", // M 1536-2047, N 4096-6143
             "222222222222223333333", // M 1536-2047, N 6144-8191
-            "222222222222228888888", // M 1536-2047, N 8192-12287
-            "222222222222228888888", // M 1536-2047, N 12288-16383
-            "222222222222218888888", // M 1536-2047, N >= 16384
+            "222222222222225555555", // M 1536-2047, N 8192-12287
+            "222222222222225555555", // M 1536-2047, N 12288-16383
+            "222222222222215555555", // M 1536-2047, N >= 16384
             "111111111133333333333", // M 2048-3071, N <= 191
             "111111111333333333333", // M 2048-3071, N 192-255
             "111111111333333333333", // M 2048-3071, N 256-383
@@ -29074,12 +26214,12 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
             "111122222333333333333", // M 2048-3071, N 1024-1535
             "222222222233333333333", // M 2048-3071, N 1536-2047
             "222222222223333333333", // M 2048-3071, N 2048-3071
-            "222222222223333383333", // M 2048-3071, N 3072-4095
-            "222222222222333888888", // M 2048-3071, N 4096-6143
-            "222222222222233388888", // M 2048-3071, N 6144-8191
-            "222222222222288388888", // M 2048-3071, N 8192-12287
-            "222222222222288888888", // M 2048-3071, N 12288-16383
-            "222222222222288888888", // M 2048-3071, N >= 16384
+            "222222222223333353333", // M 2048-3071, N 3072-4095
+            "222222222222333555555", // M 2048-3071, N 4096-6143
+            "222222222222233355555", // M 2048-3071, N 6144-8191
+            "222222222222255355555", // M 2048-3071, N 8192-12287
+            "222222222222255555555", // M 2048-3071, N 12288-16383
+            "222222222222255555555", // M 2048-3071, N >= 16384
             "111111111333333333333", // M 3072-4095, N <= 191
             "111111111333333333333", // M 3072-4095, N 192-255
             "111111112333333333333", // M 3072-4095, N 256-383
@@ -29088,13 +26228,13 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
             "111122222333333333333", // M 3072-4095, N 768-1023
             "111222222233333333333", // M 3072-4095, N 1024-1535
             "222222222233333333333", // M 3072-4095, N 1536-2047
-            "222222222223333383333", // M 3072-4095, N 2048-3071
-            "222222222222333888888", // M 3072-4095, N 3072-4095
-            "222222222222238888888", // M 3072-4095, N 4096-6143
-            "222222222222233888888", // M 3072-4095, N 6144-8191
-            "222222222222283888888", // M 3072-4095, N 8192-12287
-            "222222222222288888888", // M 3072-4095, N 12288-16383
-            "222222222222288888888", // M 3072-4095, N >= 16384
+            "222222222223333353333", // M 3072-4095, N 2048-3071
+            "222222222222333555555", // M 3072-4095, N 3072-4095
+            "222222222222235555555", // M 3072-4095, N 4096-6143
+            "222222222222233555555", // M 3072-4095, N 6144-8191
+            "222222222222253555555", // M 3072-4095, N 8192-12287
+            "222222222222255555555", // M 3072-4095, N 12288-16383
+            "222222222222255555555", // M 3072-4095, N >= 16384
             "111111111333333333333", // M 4096-6143, N <= 191
             "111111112333333333333", // M 4096-6143, N 192-255
             "111111122333333333333", // M 4096-6143, N 256-383
@@ -29103,13 +26243,13 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
             "111222222233333333333", // M 4096-6143, N 768-1023
             "122222222233333333333", // M 4096-6143, N 1024-1535
             "222222222223333333333", // M 4096-6143, N 1536-2047
-            "222222222222333888833", // M 4096-6143, N 2048-3071
-            "222222222222338888888", // M 4096-6143, N 3072-4095
-            "222222222222238888888", // M 4096-6143, N 4096-6143
-            "222222222222238888888", // M 4096-6143, N 6144-8191
-            "222222222222888888808", // M 4096-6143, N 8192-12287
-            "222222222222888888008", // M 4096-6143, N 12288-16383
-            "222222222222888888888", // M 4096-6143, N >= 16384
+            "222222222222333555533", // M 4096-6143, N 2048-3071
+            "222222222222335555555", // M 4096-6143, N 3072-4095
+            "222222222222235555555", // M 4096-6143, N 4096-6143
+            "222222222222235555555", // M 4096-6143, N 6144-8191
+            "222222222222555555505", // M 4096-6143, N 8192-12287
+            "222222222222555555005", // M 4096-6143, N 12288-16383
+            "222222222222555555555", // M 4096-6143, N >= 16384
             "111111112333333333333", // M 6144-8191, N <= 191
             "111111222333333333333", // M 6144-8191, N 192-255
             "111112222333333333333", // M 6144-8191, N 256-383
@@ -29118,13 +26258,13 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
             "112222222233333333333", // M 6144-8191, N 768-1023
             "222222222223333333333", // M 6144-8191, N 1024-1535
             "222222222223333333333", // M 6144-8191, N 1536-2047
-            "222222222222333388888", // M 6144-8191, N 2048-3071
-            "222222222222233888888", // M 6144-8191, N 3072-4095
-            "222222222222238888888", // M 6144-8191, N 4096-6143
-            "222222222222288888800", // M 6144-8191, N 6144-8191
-            "222222222222888888800", // M 6144-8191, N 8192-12287
-            "222222222222888880000", // M 6144-8191, N 12288-16383
-            "222222222222888880000", // M 6144-8191, N >= 16384
+            "222222222222333355555", // M 6144-8191, N 2048-3071
+            "222222222222233555555", // M 6144-8191, N 3072-4095
+            "222222222222235555555", // M 6144-8191, N 4096-6143
+            "222222222222255555500", // M 6144-8191, N 6144-8191
+            "222222222222555555500", // M 6144-8191, N 8192-12287
+            "222222222222555550000", // M 6144-8191, N 12288-16383
+            "222222222222555550000", // M 6144-8191, N >= 16384
             "111111222333333333333", // M 8192-12287, N <= 191
             "111112222333333333333", // M 8192-12287, N 192-255
             "111222222233333333333", // M 8192-12287, N 256-383
@@ -29133,13 +26273,13 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
             "122222222223333333333", // M 8192-12287, N 768-1023
             "222222222223333333333", // M 8192-12287, N 1024-1535
             "222222222222333333333", // M 8192-12287, N 1536-2047
-            "222222222222233388888", // M 8192-12287, N 2048-3071
-            "222222222222223888888", // M 8192-12287, N 3072-4095
-            "222222222222288888808", // M 8192-12287, N 4096-6143
-            "222222222222288888800", // M 8192-12287, N 6144-8191
-            "222222222222888888800", // M 8192-12287, N 8192-12287
-            "222222222222888800000", // M 8192-12287, N 12288-16383
-            "222222222222888880000", // M 8192-12287, N >= 16384
+            "222222222222233355555", // M 8192-12287, N 2048-3071
+            "222222222222223555555", // M 8192-12287, N 3072-4095
+            "222222222222255555505", // M 8192-12287, N 4096-6143
+            "222222222222255555500", // M 8192-12287, N 6144-8191
+            "222222222222555555500", // M 8192-12287, N 8192-12287
+            "222222222222555500000", // M 8192-12287, N 12288-16383
+            "222222222222555550000", // M 8192-12287, N >= 16384
             "111122222333333333333", // M 12288-16383, N <= 191
             "111222222233333333333", // M 12288-16383, N 192-255
             "112222222233333333333", // M 12288-16383, N 256-383
@@ -29148,13 +26288,13 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
             "222222222223333333333", // M 12288-16383, N 768-1023
             "222222222222333333333", // M 12288-16383, N 1024-1535
             "222222222222333333333", // M 12288-16383, N 1536-2047
-            "222222222222223388888", // M 12288-16383, N 2048-3071
-            "222222222222228888888", // M 12288-16383, N 3072-4095
-            "222222222222288888008", // M 12288-16383, N 4096-6143
-            "222222222222288880000", // M 12288-16383, N 6144-8191
-            "222222222222888800000", // M 12288-16383, N 8192-12287
-            "222222222222888800000", // M 12288-16383, N 12288-16383
-            "222222222222888880000", // M 12288-16383, N >= 16384
+            "222222222222223355555", // M 12288-16383, N 2048-3071
+            "222222222222225555555", // M 12288-16383, N 3072-4095
+            "222222222222255555005", // M 12288-16383, N 4096-6143
+            "222222222222255550000", // M 12288-16383, N 6144-8191
+            "222222222222555500000", // M 12288-16383, N 8192-12287
+            "222222222222555500000", // M 12288-16383, N 12288-16383
+            "222222222222555550000", // M 12288-16383, N >= 16384
             "112222222233333333333", // M >= 16384, N <= 191
             "122222222233333333333", // M >= 16384, N 192-255
             "222222222233333333333", // M >= 16384, N 256-383
@@ -29163,13 +26303,13 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
             "222222222223333333333", // M >= 16384, N 768-1023
             "222222222222333333333", // M >= 16384, N 1024-1535
             "222222222222233333333", // M >= 16384, N 1536-2047
-            "222222222222223388888", // M >= 16384, N 2048-3071
-            "222222222222222888888", // M >= 16384, N 3072-4095
-            "222222222222228888888", // M >= 16384, N 4096-6143
-            "222222222222288880000", // M >= 16384, N 6144-8191
-            "222222222222888880000", // M >= 16384, N 8192-12287
-            "222222222222888880000", // M >= 16384, N 12288-16383
-            "222222222228888880008", // M >= 16384, N >= 16384
+            "222222222222223355555", // M >= 16384, N 2048-3071
+            "222222222222222555555", // M >= 16384, N 3072-4095
+            "222222222222225555555", // M >= 16384, N 4096-6143
+            "222222222222255550000", // M >= 16384, N 6144-8191
+            "222222222222555550000", // M >= 16384, N 8192-12287
+            "222222222222555550000", // M >= 16384, N 12288-16383
+            "222222222225555550005", // M >= 16384, N >= 16384
         };
         const int r = tgsgemm_bucket(M, 1, 11, 28) * 15 + tgsgemm_bucket(N, 1, 14, 28);
         const int c = tgsgemm_bucket(K, 1, 8, 28);
@@ -29180,157 +26320,157 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
     if (op == 1) { // NT
         // Columns (K): <= 3071 | 3072-4095 | 4096-6143 | 6144-8191 | 8192-12287 | 12288-16383 | >= 16384.
         static const char aligned_table[49][7 + 1] = {
-            "AAAAAAA", // M <= 3071, N <= 3071
-            "AAAAAAA", // M <= 3071, N 3072-4095
-            "AAAAAAA", // M <= 3071, N 4096-6143
-            "AAAAAAA", // M <= 3071, N 6144-8191
-            "AAAAAAA", // M <= 3071, N 8192-12287
-            "AAAAAAA", // M <= 3071, N 12288-16383
-            "AAAAAAA", // M <= 3071, N >= 16384
-            "AAAAAAA", // M 3072-4095, N <= 3071
-            "AAAAAAA", // M 3072-4095, N 3072-4095
-            "AAAAAAA", // M 3072-4095, N 4096-6143
-            "AAAAAAA", // M 3072-4095, N 6144-8191
-            "AAAAAAA", // M 3072-4095, N 8192-12287
-            "AAAAAAA", // M 3072-4095, N 12288-16383
-            "AAAAAAA", // M 3072-4095, N >= 16384
-            "AAAAAAA", // M 4096-6143, N <= 3071
-            "AAAAAAA", // M 4096-6143, N 3072-4095
-            "AAAAAAA", // M 4096-6143, N 4096-6143
-            "AAAAAAA", // M 4096-6143, N 6144-8191
-            "AAAAAAA", // M 4096-6143, N 8192-12287
-            "AAAAAAA", // M 4096-6143, N 12288-16383
-            "AAAAAAA", // M 4096-6143, N >= 16384
-            "AAAAAAA", // M 6144-8191, N <= 3071
-            "AAAAAAA", // M 6144-8191, N 3072-4095
-            "AAAAAAA", // M 6144-8191, N 4096-6143
-            "AAAAAAA", // M 6144-8191, N 6144-8191
-            "AAAAAAA", // M 6144-8191, N 8192-12287
-            "AAAAAAA", // M 6144-8191, N 12288-16383
-            "AAAAAAA", // M 6144-8191, N >= 16384
-            "AAAAAAA", // M 8192-12287, N <= 3071
-            "AAAAAAA", // M 8192-12287, N 3072-4095
-            "AAAAAAA", // M 8192-12287, N 4096-6143
-            "AAAAAAA", // M 8192-12287, N 6144-8191
-            "AAAAAAA", // M 8192-12287, N 8192-12287
-            "AAAAAAA", // M 8192-12287, N 12288-16383
-            "AAAAAAA", // M 8192-12287, N >= 16384
-            "AAAAAAA", // M 12288-16383, N <= 3071
-            "AAAAAAA", // M 12288-16383, N 3072-4095
-            "AAAAAAA", // M 12288-16383, N 4096-6143
-            "AAAAAAA", // M 12288-16383, N 6144-8191
-            "AAAAAAA", // M 12288-16383, N 8192-12287
-            "AAAAAAA", // M 12288-16383, N 12288-16383
-            "AAAAAAA", // M 12288-16383, N >= 16384
-            "AAAAAAA", // M >= 16384, N <= 3071
-            "AAAAAAA", // M >= 16384, N 3072-4095
-            "AAAAAAA", // M >= 16384, N 4096-6143
-            "AAAAAAA", // M >= 16384, N 6144-8191
-            "AAAAAAA", // M >= 16384, N 8192-12287
-            "AAAAAAA", // M >= 16384, N 12288-16383
-            "AAAAAAA", // M >= 16384, N >= 16384
+            ">>>>>>>", // M <= 3071, N <= 3071
+            ">>>>>>>", // M <= 3071, N 3072-4095
+            ">>>>>>>", // M <= 3071, N 4096-6143
+            ">>>>>>>", // M <= 3071, N 6144-8191
+            ">>>>>>>", // M <= 3071, N 8192-12287
+            ">>>>>>>", // M <= 3071, N 12288-16383
+            ">>>>>>>", // M <= 3071, N >= 16384
+            ">>>>>>>", // M 3072-4095, N <= 3071
+            ">>>>>>>", // M 3072-4095, N 3072-4095
+            ">>>>>>>", // M 3072-4095, N 4096-6143
+            ">>>>>>>", // M 3072-4095, N 6144-8191
+            ">>>>>>>", // M 3072-4095, N 8192-12287
+            ">>>>>>>", // M 3072-4095, N 12288-16383
+            ">>>>>>>", // M 3072-4095, N >= 16384
+            ">>>>>>>", // M 4096-6143, N <= 3071
+            ">>>>>>>", // M 4096-6143, N 3072-4095
+            ">>>>>>>", // M 4096-6143, N 4096-6143
+            ">>>>>>>", // M 4096-6143, N 6144-8191
+            ">>>>>>>", // M 4096-6143, N 8192-12287
+            ">>>>>>>", // M 4096-6143, N 12288-16383
+            ">>>>>>>", // M 4096-6143, N >= 16384
+            ">>>>>>>", // M 6144-8191, N <= 3071
+            ">>>>>>>", // M 6144-8191, N 3072-4095
+            ">>>>>>>", // M 6144-8191, N 4096-6143
+            ">>>>>>>", // M 6144-8191, N 6144-8191
+            ">>>>>>>", // M 6144-8191, N 8192-12287
+            ">>>>>>>", // M 6144-8191, N 12288-16383
+            ">>>>>>>", // M 6144-8191, N >= 16384
+            ">>>>>>>", // M 8192-12287, N <= 3071
+            ">>>>>>>", // M 8192-12287, N 3072-4095
+            ">>>>>>>", // M 8192-12287, N 4096-6143
+            ">>>>>>>", // M 8192-12287, N 6144-8191
+            ">>>>>>>", // M 8192-12287, N 8192-12287
+            ">>>>>>>", // M 8192-12287, N 12288-16383
+            ">>>>>>>", // M 8192-12287, N >= 16384
+            ">>>>>>>", // M 12288-16383, N <= 3071
+            ">>>>>>>", // M 12288-16383, N 3072-4095
+            ">>>>>>>", // M 12288-16383, N 4096-6143
+            ">>>>>>>", // M 12288-16383, N 6144-8191
+            ">>>>>>>", // M 12288-16383, N 8192-12287
+            ">>>>>>>", // M 12288-16383, N 12288-16383
+            ">>>>>>>", // M 12288-16383, N >= 16384
+            ">>>>>>>", // M >= 16384, N <= 3071
+            ">>>>>>>", // M >= 16384, N 3072-4095
+            ">>>>>>>", // M >= 16384, N 4096-6143
+            ">>>>>>>", // M >= 16384, N 6144-8191
+            ">>>>>>>", // M >= 16384, N 8192-12287
+            ">>>>>>>", // M >= 16384, N 12288-16383
+            ">>>>>>>", // M >= 16384, N >= 16384
         };
         static const char unaligned_table[49][7 + 1] = {
-            "AAAAAAA", // M <= 3071, N <= 3071
-            "AAAAAAA", // M <= 3071, N 3072-4095
-            "AAAAAAA", // M <= 3071, N 4096-6143
-            "AAAAAAA", // M <= 3071, N 6144-8191
-            "AAAAAAA", // M <= 3071, N 8192-12287
-            "AAAAAAA", // M <= 3071, N 12288-16383
-            "AAAAAAA", // M <= 3071, N >= 16384
-            "AAAAAAA", // M 3072-4095, N <= 3071
-            "AAAAAAA", // M 3072-4095, N 3072-4095
-            "AAAAAAA", // M 3072-4095, N 4096-6143
-            "AAAAAAA", // M 3072-4095, N 6144-8191
-            "AAAAAAA", // M 3072-4095, N 8192-12287
-            "AAAAAAA", // M 3072-4095, N 12288-16383
-            "AAAAAAA", // M 3072-4095, N >= 16384
-            "AAAAAAA", // M 4096-6143, N <= 3071
-            "AAAAAAA", // M 4096-6143, N 3072-4095
-            "AA6AAAA", // M 4096-6143, N 4096-6143
-            "AAAAAAA", // M 4096-6143, N 6144-8191
-            "AAAAAAA", // M 4096-6143, N 8192-12287
-            "AAAAAAA", // M 4096-6143, N 12288-16383
-            "AAAAAAA", // M 4096-6143, N >= 16384
-            "AAAAAAA", // M 6144-8191, N <= 3071
-            "AAAAAAA", // M 6144-8191, N 3072-4095
-            "AAAAAAA", // M 6144-8191, N 4096-6143
-            "AAAAAAA", // M 6144-8191, N 6144-8191
-            "AAAAAAA", // M 6144-8191, N 8192-12287
-            "AAAAAAA", // M 6144-8191, N 12288-16383
-            "AAAAAAA", // M 6144-8191, N >= 16384
-            "AAAAAAA", // M 8192-12287, N <= 3071
-            "AAAAAAA", // M 8192-12287, N 3072-4095
-            "AAAAAAA", // M 8192-12287, N 4096-6143
-            "AAAAAAA", // M 8192-12287, N 6144-8191
-            "AAAA6AA", // M 8192-12287, N 8192-12287
-            "AAAAAAA", // M 8192-12287, N 12288-16383
-            "AAAAAAA", // M 8192-12287, N >= 16384
-            "AAAAAAA", // M 12288-16383, N <= 3071
-            "AAAAAAA", // M 12288-16383, N 3072-4095
-            "AAAAAAA", // M 12288-16383, N 4096-6143
-            "AAAAAAA", // M 12288-16383, N 6144-8191
-            "AAAAAAA", // M 12288-16383, N 8192-12287
-            "AAAAAAA", // M 12288-16383, N 12288-16383
-            "AAAAAAA", // M 12288-16383, N >= 16384
-            "AAAAAAA", // M >= 16384, N <= 3071
-            "AAAAAAA", // M >= 16384, N 3072-4095
-            "AAAAAAA", // M >= 16384, N 4096-6143
-            "AAAAAAA", // M >= 16384, N 6144-8191
-            "AAAAAAA", // M >= 16384, N 8192-12287
-            "AAAAAAA", // M >= 16384, N 12288-16383
-            "AAAAAAA", // M >= 16384, N >= 16384
+            ">>>>>>>", // M <= 3071, N <= 3071
+            ">>>>>>>", // M <= 3071, N 3072-4095
+            ">>>>>>>", // M <= 3071, N 4096-6143
+            ">>>>>>>", // M <= 3071, N 6144-8191
+            ">>>>>>>", // M <= 3071, N 8192-12287
+            ">>>>>>>", // M <= 3071, N 12288-16383
+            ">>>>>>>", // M <= 3071, N >= 16384
+            ">>>>>>>", // M 3072-4095, N <= 3071
+            ">>>>>>>", // M 3072-4095, N 3072-4095
+            ">>>>>>>", // M 3072-4095, N 4096-6143
+            ">>>>>>>", // M 3072-4095, N 6144-8191
+            ">>>>>>>", // M 3072-4095, N 8192-12287
+            ">>>>>>>", // M 3072-4095, N 12288-16383
+            ">>>>>>>", // M 3072-4095, N >= 16384
+            ">>>>>>>", // M 4096-6143, N <= 3071
+            ">>>>>>>", // M 4096-6143, N 3072-4095
+            ">>>>>>>", // M 4096-6143, N 4096-6143
+            ">>>>>>>", // M 4096-6143, N 6144-8191
+            ">>>>>>>", // M 4096-6143, N 8192-12287
+            ">>>>>>>", // M 4096-6143, N 12288-16383
+            ">>>>>>>", // M 4096-6143, N >= 16384
+            ">>>>>>>", // M 6144-8191, N <= 3071
+            ">>>>>>>", // M 6144-8191, N 3072-4095
+            ">>>>>>>", // M 6144-8191, N 4096-6143
+            ">>>>>>>", // M 6144-8191, N 6144-8191
+            ">>>>>>>", // M 6144-8191, N 8192-12287
+            ">>>>>>>", // M 6144-8191, N 12288-16383
+            ">>>>>>>", // M 6144-8191, N >= 16384
+            ">>>>>>>", // M 8192-12287, N <= 3071
+            ">>>>>>>", // M 8192-12287, N 3072-4095
+            ">>>>>>>", // M 8192-12287, N 4096-6143
+            ">>>>>>>", // M 8192-12287, N 6144-8191
+            ">>>>>>>", // M 8192-12287, N 8192-12287
+            ">>>>>>>", // M 8192-12287, N 12288-16383
+            ">>>>>>>", // M 8192-12287, N >= 16384
+            ">>>>>>>", // M 12288-16383, N <= 3071
+            ">>>>>>>", // M 12288-16383, N 3072-4095
+            ">>>>>>>", // M 12288-16383, N 4096-6143
+            ">>>>>>>", // M 12288-16383, N 6144-8191
+            ">>>>>>>", // M 12288-16383, N 8192-12287
+            ">>>>>>>", // M 12288-16383, N 12288-16383
+            ">>>>>>>", // M 12288-16383, N >= 16384
+            ">>>>>>>", // M >= 16384, N <= 3071
+            ">>>>>>>", // M >= 16384, N 3072-4095
+            ">>>>>>>", // M >= 16384, N 4096-6143
+            ">>>>>>>", // M >= 16384, N 6144-8191
+            ">>>>>>>", // M >= 16384, N 8192-12287
+            ">>>>>>>", // M >= 16384, N 12288-16383
+            ">>>>>>>", // M >= 16384, N >= 16384
         };
         static const char general_table[49][7 + 1] = {
-            "AAAAAAA", // M <= 3071, N <= 3071
-            "AAAAAAA", // M <= 3071, N 3072-4095
-            "AAAAAAA", // M <= 3071, N 4096-6143
-            "AAAAAAA", // M <= 3071, N 6144-8191
-            "AAAAAAA", // M <= 3071, N 8192-12287
-            "AAAAAAA", // M <= 3071, N 12288-16383
-            "AAAAAAA", // M <= 3071, N >= 16384
-            "AAAAAAA", // M 3072-4095, N <= 3071
-            "AAAAAAA", // M 3072-4095, N 3072-4095
-            "AAAAAAA", // M 3072-4095, N 4096-6143
-            "AAAAAAA", // M 3072-4095, N 6144-8191
-            "AAAAAAA", // M 3072-4095, N 8192-12287
-            "AAAAAAA", // M 3072-4095, N 12288-16383
-            "AAAAAAA", // M 3072-4095, N >= 16384
-            "AAAAAAA", // M 4096-6143, N <= 3071
-            "AAAAAAA", // M 4096-6143, N 3072-4095
-            "AAAAAAA", // M 4096-6143, N 4096-6143
-            "AAAAAAA", // M 4096-6143, N 6144-8191
-            "AAAAAAA", // M 4096-6143, N 8192-12287
-            "AAAAAAA", // M 4096-6143, N 12288-16383
-            "AAAAAAA", // M 4096-6143, N >= 16384
-            "AAAAAAA", // M 6144-8191, N <= 3071
-            "AAAAAAA", // M 6144-8191, N 3072-4095
-            "AAAAAAA", // M 6144-8191, N 4096-6143
-            "AAAAAAA", // M 6144-8191, N 6144-8191
-            "AAAAAAA", // M 6144-8191, N 8192-12287
-            "AAAAAAA", // M 6144-8191, N 12288-16383
-            "AAAAAAA", // M 6144-8191, N >= 16384
-            "AAAAAAA", // M 8192-12287, N <= 3071
-            "AAAAAAA", // M 8192-12287, N 3072-4095
-            "AAAAAAA", // M 8192-12287, N 4096-6143
-            "AAAAAAA", // M 8192-12287, N 6144-8191
-            "AAAAAAA", // M 8192-12287, N 8192-12287
-            "AAAAAAA", // M 8192-12287, N 12288-16383
-            "AAAAAAA", // M 8192-12287, N >= 16384
-            "AAAAAAA", // M 12288-16383, N <= 3071
-            "AAAAAAA", // M 12288-16383, N 3072-4095
-            "AAAAAAA", // M 12288-16383, N 4096-6143
-            "AAAAAAA", // M 12288-16383, N 6144-8191
-            "AAAAAAA", // M 12288-16383, N 8192-12287
-            "AAAAAAA", // M 12288-16383, N 12288-16383
-            "AAAAAAA", // M 12288-16383, N >= 16384
-            "AAAAAAA", // M >= 16384, N <= 3071
-            "AAAAAAA", // M >= 16384, N 3072-4095
-            "AAAAAAA", // M >= 16384, N 4096-6143
-            "AAAAAAA", // M >= 16384, N 6144-8191
-            "AAAAAAA", // M >= 16384, N 8192-12287
-            "AAAAAAA", // M >= 16384, N 12288-16383
-            "AAAAAAA", // M >= 16384, N >= 16384
+            ">>>>>>>", // M <= 3071, N <= 3071
+            ">>>>>>>", // M <= 3071, N 3072-4095
+            ">>>>>>>", // M <= 3071, N 4096-6143
+            ">>>>>>>", // M <= 3071, N 6144-8191
+            ">>>>>>>", // M <= 3071, N 8192-12287
+            ">>>>>>>", // M <= 3071, N 12288-16383
+            ">>>>>>>", // M <= 3071, N >= 16384
+            ">>>>>>>", // M 3072-4095, N <= 3071
+            ">>>>>>>", // M 3072-4095, N 3072-4095
+            ">>>>>>>", // M 3072-4095, N 4096-6143
+            ">>>>>>>", // M 3072-4095, N 6144-8191
+            ">>>>>>>", // M 3072-4095, N 8192-12287
+            ">>>>>>>", // M 3072-4095, N 12288-16383
+            ">>>>>>>", // M 3072-4095, N >= 16384
+            ">>>>>>>", // M 4096-6143, N <= 3071
+            ">>>>>>>", // M 4096-6143, N 3072-4095
+            ">>>>>>>", // M 4096-6143, N 4096-6143
+            ">>>>>>>", // M 4096-6143, N 6144-8191
+            ">>>>>>>", // M 4096-6143, N 8192-12287
+            ">>>>>>>", // M 4096-6143, N 12288-16383
+            ">>>>>>>", // M 4096-6143, N >= 16384
+            ">>>>>>>", // M 6144-8191, N <= 3071
+            ">>>>>>>", // M 6144-8191, N 3072-4095
+            ">>>>>>>", // M 6144-8191, N 4096-6143
+            ">>>>>>>", // M 6144-8191, N 6144-8191
+            ">>>>>>>", // M 6144-8191, N 8192-12287
+            ">>>>>>>", // M 6144-8191, N 12288-16383
+            ">>>>>>>", // M 6144-8191, N >= 16384
+            ">>>>>>>", // M 8192-12287, N <= 3071
+            ">>>>>>>", // M 8192-12287, N 3072-4095
+            ">>>>>>>", // M 8192-12287, N 4096-6143
+            ">>>>>>>", // M 8192-12287, N 6144-8191
+            ">>>>>>>", // M 8192-12287, N 8192-12287
+            ">>>>>>>", // M 8192-12287, N 12288-16383
+            ">>>>>>>", // M 8192-12287, N >= 16384
+            ">>>>>>>", // M 12288-16383, N <= 3071
+            ">>>>>>>", // M 12288-16383, N 3072-4095
+            ">>>>>>>", // M 12288-16383, N 4096-6143
+            ">>>>>>>", // M 12288-16383, N 6144-8191
+            ">>>>>>>", // M 12288-16383, N 8192-12287
+            ">>>>>>>", // M 12288-16383, N 12288-16383
+            ">>>>>>>", // M 12288-16383, N >= 16384
+            ">>>>>>>", // M >= 16384, N <= 3071
+            ">>>>>>>", // M >= 16384, N 3072-4095
+            ">>>>>>>", // M >= 16384, N 4096-6143
+            ">>>>>>>", // M >= 16384, N 6144-8191
+            ">>>>>>>", // M >= 16384, N 8192-12287
+            ">>>>>>>", // M >= 16384, N 12288-16383
+            ">>>>>>>", // M >= 16384, N >= 16384
         };
         const int r = tgsgemm_bucket(M, 1, 22, 28) * 7 + tgsgemm_bucket(N, 1, 22, 28);
         const int c = tgsgemm_bucket(K, 1, 22, 28);
@@ -29341,157 +26481,157 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
     if (op == 2) { // TN
         // Columns (K): <= 3071 | 3072-4095 | 4096-6143 | 6144-8191 | 8192-12287 | 12288-16383 | >= 16384.
         static const char aligned_table[49][7 + 1] = {
-            "???????", // M <= 3071, N <= 3071
-            "???????", // M <= 3071, N 3072-4095
-            "???????", // M <= 3071, N 4096-6143
-            "???????", // M <= 3071, N 6144-8191
-            "???????", // M <= 3071, N 8192-12287
-            "???????", // M <= 3071, N 12288-16383
-            "???????", // M <= 3071, N >= 16384
-            "???????", // M 3072-4095, N <= 3071
-            "???????", // M 3072-4095, N 3072-4095
-            "???????", // M 3072-4095, N 4096-6143
-            "???????", // M 3072-4095, N 6144-8191
-            "???????", // M 3072-4095, N 8192-12287
-            "???????", // M 3072-4095, N 12288-16383
-            "???????", // M 3072-4095, N >= 16384
-            "???????", // M 4096-6143, N <= 3071
-            "???????", // M 4096-6143, N 3072-4095
-            "???????", // M 4096-6143, N 4096-6143
-            "???????", // M 4096-6143, N 6144-8191
-            "???????", // M 4096-6143, N 8192-12287
-            "???????", // M 4096-6143, N 12288-16383
-            "???????", // M 4096-6143, N >= 16384
-            "???????", // M 6144-8191, N <= 3071
-            "???????", // M 6144-8191, N 3072-4095
-            "???????", // M 6144-8191, N 4096-6143
-            "???????", // M 6144-8191, N 6144-8191
-            "???????", // M 6144-8191, N 8192-12287
-            "???????", // M 6144-8191, N 12288-16383
-            "???????", // M 6144-8191, N >= 16384
-            "???????", // M 8192-12287, N <= 3071
-            "???????", // M 8192-12287, N 3072-4095
-            "???????", // M 8192-12287, N 4096-6143
-            "???????", // M 8192-12287, N 6144-8191
-            "???????", // M 8192-12287, N 8192-12287
-            "???????", // M 8192-12287, N 12288-16383
-            "???????", // M 8192-12287, N >= 16384
-            "???????", // M 12288-16383, N <= 3071
-            "???????", // M 12288-16383, N 3072-4095
-            "???????", // M 12288-16383, N 4096-6143
-            "???????", // M 12288-16383, N 6144-8191
-            "???????", // M 12288-16383, N 8192-12287
-            "???????", // M 12288-16383, N 12288-16383
-            "???????", // M 12288-16383, N >= 16384
-            "???????", // M >= 16384, N <= 3071
-            "???????", // M >= 16384, N 3072-4095
-            "???????", // M >= 16384, N 4096-6143
-            "???????", // M >= 16384, N 6144-8191
-            "???????", // M >= 16384, N 8192-12287
-            "???????", // M >= 16384, N 12288-16383
-            "???????", // M >= 16384, N >= 16384
+            "<<<<<<<", // M <= 3071, N <= 3071
+            "<<<<<<<", // M <= 3071, N 3072-4095
+            "<<<<<<<", // M <= 3071, N 4096-6143
+            "<<<<<<<", // M <= 3071, N 6144-8191
+            "<<<<<<<", // M <= 3071, N 8192-12287
+            "<<<<<<<", // M <= 3071, N 12288-16383
+            "<<<<<<<", // M <= 3071, N >= 16384
+            "<<<<<<<", // M 3072-4095, N <= 3071
+            "<<<<<<<", // M 3072-4095, N 3072-4095
+            "<<<<<<<", // M 3072-4095, N 4096-6143
+            "<<<<<<<", // M 3072-4095, N 6144-8191
+            "<<<<<<<", // M 3072-4095, N 8192-12287
+            "<<<<<<<", // M 3072-4095, N 12288-16383
+            "<<<<<<<", // M 3072-4095, N >= 16384
+            "<<<<<<<", // M 4096-6143, N <= 3071
+            "<<<<<<<", // M 4096-6143, N 3072-4095
+            "<<<<<<<", // M 4096-6143, N 4096-6143
+            "<<<<<<<", // M 4096-6143, N 6144-8191
+            "<<<<<<<", // M 4096-6143, N 8192-12287
+            "<<<<<<<", // M 4096-6143, N 12288-16383
+            "<<<<<<<", // M 4096-6143, N >= 16384
+            "<<<<<<<", // M 6144-8191, N <= 3071
+            "<<<<<<<", // M 6144-8191, N 3072-4095
+            "<<<<<<<", // M 6144-8191, N 4096-6143
+            "<<<<<<<", // M 6144-8191, N 6144-8191
+            "<<<<<<<", // M 6144-8191, N 8192-12287
+            "<<<<<<<", // M 6144-8191, N 12288-16383
+            "<<<<<<<", // M 6144-8191, N >= 16384
+            "<<<<<<<", // M 8192-12287, N <= 3071
+            "<<<<<<<", // M 8192-12287, N 3072-4095
+            "<<<<<<<", // M 8192-12287, N 4096-6143
+            "<<<<<<<", // M 8192-12287, N 6144-8191
+            "<<<<<<<", // M 8192-12287, N 8192-12287
+            "<<<<<<<", // M 8192-12287, N 12288-16383
+            "<<<<<<<", // M 8192-12287, N >= 16384
+            "<<<<<<<", // M 12288-16383, N <= 3071
+            "<<<<<<<", // M 12288-16383, N 3072-4095
+            "<<<<<<<", // M 12288-16383, N 4096-6143
+            "<<<<<<<", // M 12288-16383, N 6144-8191
+            "<<<<<<<", // M 12288-16383, N 8192-12287
+            "<<<<<<<", // M 12288-16383, N 12288-16383
+            "<<<<<<<", // M 12288-16383, N >= 16384
+            "<<<<<<<", // M >= 16384, N <= 3071
+            "<<<<<<<", // M >= 16384, N 3072-4095
+            "<<<<<<<", // M >= 16384, N 4096-6143
+            "<<<<<<<", // M >= 16384, N 6144-8191
+            "<<<<<<<", // M >= 16384, N 8192-12287
+            "<<<<<<<", // M >= 16384, N 12288-16383
+            "<<<<<<<", // M >= 16384, N >= 16384
         };
         static const char unaligned_table[49][7 + 1] = {
-            "???????", // M <= 3071, N <= 3071
-            "???????", // M <= 3071, N 3072-4095
-            "???????", // M <= 3071, N 4096-6143
-            "???????", // M <= 3071, N 6144-8191
-            "???????", // M <= 3071, N 8192-12287
-            "???????", // M <= 3071, N 12288-16383
-            "???????", // M <= 3071, N >= 16384
-            "???????", // M 3072-4095, N <= 3071
-            "???????", // M 3072-4095, N 3072-4095
-            "???????", // M 3072-4095, N 4096-6143
-            "???????", // M 3072-4095, N 6144-8191
-            "???????", // M 3072-4095, N 8192-12287
-            "???????", // M 3072-4095, N 12288-16383
-            "???????", // M 3072-4095, N >= 16384
-            "???????", // M 4096-6143, N <= 3071
-            "???????", // M 4096-6143, N 3072-4095
-            "??7????", // M 4096-6143, N 4096-6143
-            "???????", // M 4096-6143, N 6144-8191
-            "???????", // M 4096-6143, N 8192-12287
-            "???????", // M 4096-6143, N 12288-16383
-            "???????", // M 4096-6143, N >= 16384
-            "???????", // M 6144-8191, N <= 3071
-            "???????", // M 6144-8191, N 3072-4095
-            "???????", // M 6144-8191, N 4096-6143
-            "???????", // M 6144-8191, N 6144-8191
-            "???????", // M 6144-8191, N 8192-12287
-            "???????", // M 6144-8191, N 12288-16383
-            "???????", // M 6144-8191, N >= 16384
-            "???????", // M 8192-12287, N <= 3071
-            "???????", // M 8192-12287, N 3072-4095
-            "???????", // M 8192-12287, N 4096-6143
-            "???????", // M 8192-12287, N 6144-8191
-            "????7??", // M 8192-12287, N 8192-12287
-            "???????", // M 8192-12287, N 12288-16383
-            "???????", // M 8192-12287, N >= 16384
-            "???????", // M 12288-16383, N <= 3071
-            "???????", // M 12288-16383, N 3072-4095
-            "???????", // M 12288-16383, N 4096-6143
-            "???????", // M 12288-16383, N 6144-8191
-            "???????", // M 12288-16383, N 8192-12287
-            "???????", // M 12288-16383, N 12288-16383
-            "???????", // M 12288-16383, N >= 16384
-            "???????", // M >= 16384, N <= 3071
-            "???????", // M >= 16384, N 3072-4095
-            "???????", // M >= 16384, N 4096-6143
-            "???????", // M >= 16384, N 6144-8191
-            "???????", // M >= 16384, N 8192-12287
-            "???????", // M >= 16384, N 12288-16383
-            "???????", // M >= 16384, N >= 16384
+            "<<<<<<<", // M <= 3071, N <= 3071
+            "<<<<<<<", // M <= 3071, N 3072-4095
+            "<<<<<<<", // M <= 3071, N 4096-6143
+            "<<<<<<<", // M <= 3071, N 6144-8191
+            "<<<<<<<", // M <= 3071, N 8192-12287
+            "<<<<<<<", // M <= 3071, N 12288-16383
+            "<<<<<<<", // M <= 3071, N >= 16384
+            "<<<<<<<", // M 3072-4095, N <= 3071
+            "<<<<<<<", // M 3072-4095, N 3072-4095
+            "<<<<<<<", // M 3072-4095, N 4096-6143
+            "<<<<<<<", // M 3072-4095, N 6144-8191
+            "<<<<<<<", // M 3072-4095, N 8192-12287
+            "<<<<<<<", // M 3072-4095, N 12288-16383
+            "<<<<<<<", // M 3072-4095, N >= 16384
+            "<<<<<<<", // M 4096-6143, N <= 3071
+            "<<<<<<<", // M 4096-6143, N 3072-4095
+            "<<<<<<<", // M 4096-6143, N 4096-6143
+            "<<<<<<<", // M 4096-6143, N 6144-8191
+            "<<<<<<<", // M 4096-6143, N 8192-12287
+            "<<<<<<<", // M 4096-6143, N 12288-16383
+            "<<<<<<<", // M 4096-6143, N >= 16384
+            "<<<<<<<", // M 6144-8191, N <= 3071
+            "<<<<<<<", // M 6144-8191, N 3072-4095
+            "<<<<<<<", // M 6144-8191, N 4096-6143
+            "<<<<<<<", // M 6144-8191, N 6144-8191
+            "<<<<<<<", // M 6144-8191, N 8192-12287
+            "<<<<<<<", // M 6144-8191, N 12288-16383
+            "<<<<<<<", // M 6144-8191, N >= 16384
+            "<<<<<<<", // M 8192-12287, N <= 3071
+            "<<<<<<<", // M 8192-12287, N 3072-4095
+            "<<<<<<<", // M 8192-12287, N 4096-6143
+            "<<<<<<<", // M 8192-12287, N 6144-8191
+            "<<<<<<<", // M 8192-12287, N 8192-12287
+            "<<<<<<<", // M 8192-12287, N 12288-16383
+            "<<<<<<<", // M 8192-12287, N >= 16384
+            "<<<<<<<", // M 12288-16383, N <= 3071
+            "<<<<<<<", // M 12288-16383, N 3072-4095
+            "<<<<<<<", // M 12288-16383, N 4096-6143
+            "<<<<<<<", // M 12288-16383, N 6144-8191
+            "<<<<<<<", // M 12288-16383, N 8192-12287
+            "<<<<<<<", // M 12288-16383, N 12288-16383
+            "<<<<<<<", // M 12288-16383, N >= 16384
+            "<<<<<<<", // M >= 16384, N <= 3071
+            "<<<<<<<", // M >= 16384, N 3072-4095
+            "<<<<<<<", // M >= 16384, N 4096-6143
+            "<<<<<<<", // M >= 16384, N 6144-8191
+            "<<<<<<<", // M >= 16384, N 8192-12287
+            "<<<<<<<", // M >= 16384, N 12288-16383
+            "<<<<<<<", // M >= 16384, N >= 16384
         };
         static const char general_table[49][7 + 1] = {
-            "???????", // M <= 3071, N <= 3071
-            "???????", // M <= 3071, N 3072-4095
-            "???????", // M <= 3071, N 4096-6143
-            "???????", // M <= 3071, N 6144-8191
-            "???????", // M <= 3071, N 8192-12287
-            "???????", // M <= 3071, N 12288-16383
-            "???????", // M <= 3071, N >= 16384
-            "???????", // M 3072-4095, N <= 3071
-            "???????", // M 3072-4095, N 3072-4095
-            "???????", // M 3072-4095, N 4096-6143
-            "???????", // M 3072-4095, N 6144-8191
-            "???????", // M 3072-4095, N 8192-12287
-            "???????", // M 3072-4095, N 12288-16383
-            "???????", // M 3072-4095, N >= 16384
-            "???????", // M 4096-6143, N <= 3071
-            "???????", // M 4096-6143, N 3072-4095
-            "???????", // M 4096-6143, N 4096-6143
-            "???????", // M 4096-6143, N 6144-8191
-            "???????", // M 4096-6143, N 8192-12287
-            "???????", // M 4096-6143, N 12288-16383
-            "???????", // M 4096-6143, N >= 16384
-            "???????", // M 6144-8191, N <= 3071
-            "???????", // M 6144-8191, N 3072-4095
-            "???????", // M 6144-8191, N 4096-6143
-            "???????", // M 6144-8191, N 6144-8191
-            "???????", // M 6144-8191, N 8192-12287
-            "???????", // M 6144-8191, N 12288-16383
-            "???????", // M 6144-8191, N >= 16384
-            "???????", // M 8192-12287, N <= 3071
-            "???????", // M 8192-12287, N 3072-4095
-            "???????", // M 8192-12287, N 4096-6143
-            "???????", // M 8192-12287, N 6144-8191
-            "???????", // M 8192-12287, N 8192-12287
-            "???????", // M 8192-12287, N 12288-16383
-            "???????", // M 8192-12287, N >= 16384
-            "???????", // M 12288-16383, N <= 3071
-            "???????", // M 12288-16383, N 3072-4095
-            "???????", // M 12288-16383, N 4096-6143
-            "???????", // M 12288-16383, N 6144-8191
-            "???????", // M 12288-16383, N 8192-12287
-            "???????", // M 12288-16383, N 12288-16383
-            "???????", // M 12288-16383, N >= 16384
-            "???????", // M >= 16384, N <= 3071
-            "???????", // M >= 16384, N 3072-4095
-            "???????", // M >= 16384, N 4096-6143
-            "???????", // M >= 16384, N 6144-8191
-            "???????", // M >= 16384, N 8192-12287
-            "???????", // M >= 16384, N 12288-16383
-            "???????", // M >= 16384, N >= 16384
+            "<<<<<<<", // M <= 3071, N <= 3071
+            "<<<<<<<", // M <= 3071, N 3072-4095
+            "<<<<<<<", // M <= 3071, N 4096-6143
+            "<<<<<<<", // M <= 3071, N 6144-8191
+            "<<<<<<<", // M <= 3071, N 8192-12287
+            "<<<<<<<", // M <= 3071, N 12288-16383
+            "<<<<<<<", // M <= 3071, N >= 16384
+            "<<<<<<<", // M 3072-4095, N <= 3071
+            "<<<<<<<", // M 3072-4095, N 3072-4095
+            "<<<<<<<", // M 3072-4095, N 4096-6143
+            "<<<<<<<", // M 3072-4095, N 6144-8191
+            "<<<<<<<", // M 3072-4095, N 8192-12287
+            "<<<<<<<", // M 3072-4095, N 12288-16383
+            "<<<<<<<", // M 3072-4095, N >= 16384
+            "<<<<<<<", // M 4096-6143, N <= 3071
+            "<<<<<<<", // M 4096-6143, N 3072-4095
+            "<<<<<<<", // M 4096-6143, N 4096-6143
+            "<<<<<<<", // M 4096-6143, N 6144-8191
+            "<<<<<<<", // M 4096-6143, N 8192-12287
+            "<<<<<<<", // M 4096-6143, N 12288-16383
+            "<<<<<<<", // M 4096-6143, N >= 16384
+            "<<<<<<<", // M 6144-8191, N <= 3071
+            "<<<<<<<", // M 6144-8191, N 3072-4095
+            "<<<<<<<", // M 6144-8191, N 4096-6143
+            "<<<<<<<", // M 6144-8191, N 6144-8191
+            "<<<<<<<", // M 6144-8191, N 8192-12287
+            "<<<<<<<", // M 6144-8191, N 12288-16383
+            "<<<<<<<", // M 6144-8191, N >= 16384
+            "<<<<<<<", // M 8192-12287, N <= 3071
+            "<<<<<<<", // M 8192-12287, N 3072-4095
+            "<<<<<<<", // M 8192-12287, N 4096-6143
+            "<<<<<<<", // M 8192-12287, N 6144-8191
+            "<<<<<<<", // M 8192-12287, N 8192-12287
+            "<<<<<<<", // M 8192-12287, N 12288-16383
+            "<<<<<<<", // M 8192-12287, N >= 16384
+            "<<<<<<<", // M 12288-16383, N <= 3071
+            "<<<<<<<", // M 12288-16383, N 3072-4095
+            "<<<<<<<", // M 12288-16383, N 4096-6143
+            "<<<<<<<", // M 12288-16383, N 6144-8191
+            "<<<<<<<", // M 12288-16383, N 8192-12287
+            "<<<<<<<", // M 12288-16383, N 12288-16383
+            "<<<<<<<", // M 12288-16383, N >= 16384
+            "<<<<<<<", // M >= 16384, N <= 3071
+            "<<<<<<<", // M >= 16384, N 3072-4095
+            "<<<<<<<", // M >= 16384, N 4096-6143
+            "<<<<<<<", // M >= 16384, N 6144-8191
+            "<<<<<<<", // M >= 16384, N 8192-12287
+            "<<<<<<<", // M >= 16384, N 12288-16383
+            "<<<<<<<", // M >= 16384, N >= 16384
         };
         const int r = tgsgemm_bucket(M, 1, 22, 28) * 7 + tgsgemm_bucket(N, 1, 22, 28);
         const int c = tgsgemm_bucket(K, 1, 22, 28);
@@ -29502,157 +26642,157 @@ inline int tgsgemm_rule(int op, long long M, long long N, long long K, int* unal
     if (op == 3) { // TT
         // Columns (K): <= 3071 | 3072-4095 | 4096-6143 | 6144-8191 | 8192-12287 | 12288-16383 | >= 16384.
         static const char aligned_table[49][7 + 1] = {
-            "@@@@@@@", // M <= 3071, N <= 3071
-            "@@@@@@@", // M <= 3071, N 3072-4095
-            "@@@@@@@", // M <= 3071, N 4096-6143
-            "@@@@@@@", // M <= 3071, N 6144-8191
-            "@@@@@@@", // M <= 3071, N 8192-12287
-            "@@@@@@@", // M <= 3071, N 12288-16383
-            "@@@@@@@", // M <= 3071, N >= 16384
-            "@@@@@@@", // M 3072-4095, N <= 3071
-            "@@@@@@@", // M 3072-4095, N 3072-4095
-            "@@@@@@@", // M 3072-4095, N 4096-6143
-            "@@@@@@@", // M 3072-4095, N 6144-8191
-            "@@@@@@@", // M 3072-4095, N 8192-12287
-            "@@@@@@@", // M 3072-4095, N 12288-16383
-            "@@@@@@@", // M 3072-4095, N >= 16384
-            "@@@@@@@", // M 4096-6143, N <= 3071
-            "@@@@@@@", // M 4096-6143, N 3072-4095
-            "@@@@@@@", // M 4096-6143, N 4096-6143
-            "@@@@@@@", // M 4096-6143, N 6144-8191
-            "@@@@@@@", // M 4096-6143, N 8192-12287
-            "@@@@@@@", // M 4096-6143, N 12288-16383
-            "@@@@@@@", // M 4096-6143, N >= 16384
-            "@@@@@@@", // M 6144-8191, N <= 3071
-            "@@@@@@@", // M 6144-8191, N 3072-4095
-            "@@@@@@@", // M 6144-8191, N 4096-6143
-            "@@@@@@@", // M 6144-8191, N 6144-8191
-            "@@@@@@@", // M 6144-8191, N 8192-12287
-            "@@@@@@@", // M 6144-8191, N 12288-16383
-            "@@@@@@@", // M 6144-8191, N >= 16384
-            "@@@@@@@", // M 8192-12287, N <= 3071
-            "@@@@@@@", // M 8192-12287, N 3072-4095
-            "@@@@@@@", // M 8192-12287, N 4096-6143
-            "@@@@@@@", // M 8192-12287, N 6144-8191
-            "@@@@@@@", // M 8192-12287, N 8192-12287
-            "@@@@@@@", // M 8192-12287, N 12288-16383
-            "@@@@@@@", // M 8192-12287, N >= 16384
-            "@@@@@@@", // M 12288-16383, N <= 3071
-            "@@@@@@@", // M 12288-16383, N 3072-4095
-            "@@@@@@@", // M 12288-16383, N 4096-6143
-            "@@@@@@@", // M 12288-16383, N 6144-8191
-            "@@@@@@@", // M 12288-16383, N 8192-12287
-            "@@@@@@@", // M 12288-16383, N 12288-16383
-            "@@@@@@@", // M 12288-16383, N >= 16384
-            "@@@@@@@", // M >= 16384, N <= 3071
-            "@@@@@@@", // M >= 16384, N 3072-4095
-            "@@@@@@@", // M >= 16384, N 4096-6143
-            "@@@@@@@", // M >= 16384, N 6144-8191
-            "@@@@@@@", // M >= 16384, N 8192-12287
-            "@@@@@@@", // M >= 16384, N 12288-16383
-            "@@@@@@@", // M >= 16384, N >= 16384
+            "=======", // M <= 3071, N <= 3071
+            "=======", // M <= 3071, N 3072-4095
+            "=======", // M <= 3071, N 4096-6143
+            "=======", // M <= 3071, N 6144-8191
+            "=======", // M <= 3071, N 8192-12287
+            "=======", // M <= 3071, N 12288-16383
+            "=======", // M <= 3071, N >= 16384
+            "=======", // M 3072-4095, N <= 3071
+            "=======", // M 3072-4095, N 3072-4095
+            "=======", // M 3072-4095, N 4096-6143
+            "=======", // M 3072-4095, N 6144-8191
+            "=======", // M 3072-4095, N 8192-12287
+            "=======", // M 3072-4095, N 12288-16383
+            "=======", // M 3072-4095, N >= 16384
+            "=======", // M 4096-6143, N <= 3071
+            "=======", // M 4096-6143, N 3072-4095
+            "=======", // M 4096-6143, N 4096-6143
+            "=======", // M 4096-6143, N 6144-8191
+            "=======", // M 4096-6143, N 8192-12287
+            "=======", // M 4096-6143, N 12288-16383
+            "=======", // M 4096-6143, N >= 16384
+            "=======", // M 6144-8191, N <= 3071
+            "=======", // M 6144-8191, N 3072-4095
+            "=======", // M 6144-8191, N 4096-6143
+            "=======", // M 6144-8191, N 6144-8191
+            "=======", // M 6144-8191, N 8192-12287
+            "=======", // M 6144-8191, N 12288-16383
+            "=======", // M 6144-8191, N >= 16384
+            "=======", // M 8192-12287, N <= 3071
+            "=======", // M 8192-12287, N 3072-4095
+            "=======", // M 8192-12287, N 4096-6143
+            "=======", // M 8192-12287, N 6144-8191
+            "=======", // M 8192-12287, N 8192-12287
+            "=======", // M 8192-12287, N 12288-16383
+            "=======", // M 8192-12287, N >= 16384
+            "=======", // M 12288-16383, N <= 3071
+            "=======", // M 12288-16383, N 3072-4095
+            "=======", // M 12288-16383, N 4096-6143
+            "=======", // M 12288-16383, N 6144-8191
+            "=======", // M 12288-16383, N 8192-12287
+            "=======", // M 12288-16383, N 12288-16383
+            "=======", // M 12288-16383, N >= 16384
+            "=======", // M >= 16384, N <= 3071
+            "=======", // M >= 16384, N 3072-4095
+            "=======", // M >= 16384, N 4096-6143
+            "=======", // M >= 16384, N 6144-8191
+            "=======", // M >= 16384, N 8192-12287
+            "=======", // M >= 16384, N 12288-16383
+            "=======", // M >= 16384, N >= 16384
         };
         static const char unaligned_table[49][7 + 1] = {
-            "@@@@@@@", // M <= 3071, N <= 3071
-            "@@@@@@@", // M <= 3071, N 3072-4095
-            "@@@@@@@", // M <= 3071, N 4096-6143
-            "@@@@@@@", // M <= 3071, N 6144-8191
-            "@@@@@@@", // M <= 3071, N 8192-12287
-            "@@@@@@@", // M <= 3071, N 12288-16383
-            "@@@@@@@", // M <= 3071, N >= 16384
-            "@@@@@@@", // M 3072-4095, N <= 3071
-            "@@@@@@@", // M 3072-4095, N 3072-4095
-            "@@@@@@@", // M 3072-4095, N 4096-6143
-            "@@@@@@@", // M 3072-4095, N 6144-8191
-            "@@@@@@@", // M 3072-4095, N 8192-12287
-            "@@@@@@@", // M 3072-4095, N 12288-16383
-            "@@@@@@@", // M 3072-4095, N >= 16384
-            "@@@@@@@", // M 4096-6143, N <= 3071
-            "@@@@@@@", // M 4096-6143, N 3072-4095
-            "@@5@@@@", // M 4096-6143, N 4096-6143
-            "@@@@@@@", // M 4096-6143, N 6144-8191
-            "@@@@@@@", // M 4096-6143, N 8192-12287
-            "@@@@@@@", // M 4096-6143, N 12288-16383
-            "@@@@@@@", // M 4096-6143, N >= 16384
-            "@@@@@@@", // M 6144-8191, N <= 3071
-            "@@@@@@@", // M 6144-8191, N 3072-4095
-            "@@@@@@@", // M 6144-8191, N 4096-6143
-            "@@@@@@@", // M 6144-8191, N 6144-8191
-            "@@@@@@@", // M 6144-8191, N 8192-12287
-            "@@@@@@@", // M 6144-8191, N 12288-16383
-            "@@@@@@@", // M 6144-8191, N >= 16384
-            "@@@@@@@", // M 8192-12287, N <= 3071
-            "@@@@@@@", // M 8192-12287, N 3072-4095
-            "@@@@@@@", // M 8192-12287, N 4096-6143
-            "@@@@@@@", // M 8192-12287, N 6144-8191
-            "@@@@5@@", // M 8192-12287, N 8192-12287
-            "@@@@@@@", // M 8192-12287, N 12288-16383
-            "@@@@@@@", // M 8192-12287, N >= 16384
-            "@@@@@@@", // M 12288-16383, N <= 3071
-            "@@@@@@@", // M 12288-16383, N 3072-4095
-            "@@@@@@@", // M 12288-16383, N 4096-6143
-            "@@@@@@@", // M 12288-16383, N 6144-8191
-            "@@@@@@@", // M 12288-16383, N 8192-12287
-            "@@@@@@@", // M 12288-16383, N 12288-16383
-            "@@@@@@@", // M 12288-16383, N >= 16384
-            "@@@@@@@", // M >= 16384, N <= 3071
-            "@@@@@@@", // M >= 16384, N 3072-4095
-            "@@@@@@@", // M >= 16384, N 4096-6143
-            "@@@@@@@", // M >= 16384, N 6144-8191
-            "@@@@@@@", // M >= 16384, N 8192-12287
-            "@@@@@@@", // M >= 16384, N 12288-16383
-            "@@@@@@@", // M >= 16384, N >= 16384
+            "=======", // M <= 3071, N <= 3071
+            "=======", // M <= 3071, N 3072-4095
+            "=======", // M <= 3071, N 4096-6143
+            "=======", // M <= 3071, N 6144-8191
+            "=======", // M <= 3071, N 8192-12287
+            "=======", // M <= 3071, N 12288-16383
+            "=======", // M <= 3071, N >= 16384
+            "=======", // M 3072-4095, N <= 3071
+            "=======", // M 3072-4095, N 3072-4095
+            "=======", // M 3072-4095, N 4096-6143
+            "=======", // M 3072-4095, N 6144-8191
+            "=======", // M 3072-4095, N 8192-12287
+            "=======", // M 3072-4095, N 12288-16383
+            "=======", // M 3072-4095, N >= 16384
+            "=======", // M 4096-6143, N <= 3071
+            "=======", // M 4096-6143, N 3072-4095
+            "=======", // M 4096-6143, N 4096-6143
+            "=======", // M 4096-6143, N 6144-8191
+            "=======", // M 4096-6143, N 8192-12287
+            "=======", // M 4096-6143, N 12288-16383
+            "=======", // M 4096-6143, N >= 16384
+            "=======", // M 6144-8191, N <= 3071
+            "=======", // M 6144-8191, N 3072-4095
+            "=======", // M 6144-8191, N 4096-6143
+            "=======", // M 6144-8191, N 6144-8191
+            "=======", // M 6144-8191, N 8192-12287
+            "=======", // M 6144-8191, N 12288-16383
+            "=======", // M 6144-8191, N >= 16384
+            "=======", // M 8192-12287, N <= 3071
+            "=======", // M 8192-12287, N 3072-4095
+            "=======", // M 8192-12287, N 4096-6143
+            "=======", // M 8192-12287, N 6144-8191
+            "=======", // M 8192-12287, N 8192-12287
+            "=======", // M 8192-12287, N 12288-16383
+            "=======", // M 8192-12287, N >= 16384
+            "=======", // M 12288-16383, N <= 3071
+            "=======", // M 12288-16383, N 3072-4095
+            "=======", // M 12288-16383, N 4096-6143
+            "=======", // M 12288-16383, N 6144-8191
+            "=======", // M 12288-16383, N 8192-12287
+            "=======", // M 12288-16383, N 12288-16383
+            "=======", // M 12288-16383, N >= 16384
+            "=======", // M >= 16384, N <= 3071
+            "=======", // M >= 16384, N 3072-4095
+            "=======", // M >= 16384, N 4096-6143
+            "=======", // M >= 16384, N 6144-8191
+            "=======", // M >= 16384, N 8192-12287
+            "=======", // M >= 16384, N 12288-16383
+            "=======", // M >= 16384, N >= 16384
         };
         static const char general_table[49][7 + 1] = {
-            "@@@@@@@", // M <= 3071, N <= 3071
-            "@@@@@@@", // M <= 3071, N 3072-4095
-            "@@@@@@@", // M <= 3071, N 4096-6143
-            "@@@@@@@", // M <= 3071, N 6144-8191
-            "@@@@@@@", // M <= 3071, N 8192-12287
-            "@@@@@@@", // M <= 3071, N 12288-16383
-            "@@@@@@@", // M <= 3071, N >= 16384
-            "@@@@@@@", // M 3072-4095, N <= 3071
-            "@@@@@@@", // M 3072-4095, N 3072-4095
-            "@@@@@@@", // M 3072-4095, N 4096-6143
-            "@@@@@@@", // M 3072-4095, N 6144-8191
-            "@@@@@@@", // M 3072-4095, N 8192-12287
-            "@@@@@@@", // M 3072-4095, N 12288-16383
-            "@@@@@@@", // M 3072-4095, N >= 16384
-            "@@@@@@@", // M 4096-6143, N <= 3071
-            "@@@@@@@", // M 4096-6143, N 3072-4095
-            "@@@@@@@", // M 4096-6143, N 4096-6143
-            "@@@@@@@", // M 4096-6143, N 6144-8191
-            "@@@@@@@", // M 4096-6143, N 8192-12287
-            "@@@@@@@", // M 4096-6143, N 12288-16383
-            "@@@@@@@", // M 4096-6143, N >= 16384
-            "@@@@@@@", // M 6144-8191, N <= 3071
-            "@@@@@@@", // M 6144-8191, N 3072-4095
-            "@@@@@@@", // M 6144-8191, N 4096-6143
-            "@@@@@@@", // M 6144-8191, N 6144-8191
-            "@@@@@@@", // M 6144-8191, N 8192-12287
-            "@@@@@@@", // M 6144-8191, N 12288-16383
-            "@@@@@@@", // M 6144-8191, N >= 16384
-            "@@@@@@@", // M 8192-12287, N <= 3071
-            "@@@@@@@", // M 8192-12287, N 3072-4095
-            "@@@@@@@", // M 8192-12287, N 4096-6143
-            "@@@@@@@", // M 8192-12287, N 6144-8191
-            "@@@@@@@", // M 8192-12287, N 8192-12287
-            "@@@@@@@", // M 8192-12287, N 12288-16383
-            "@@@@@@@", // M 8192-12287, N >= 16384
-            "@@@@@@@", // M 12288-16383, N <= 3071
-            "@@@@@@@", // M 12288-16383, N 3072-4095
-            "@@@@@@@", // M 12288-16383, N 4096-6143
-            "@@@@@@@", // M 12288-16383, N 6144-8191
-            "@@@@@@@", // M 12288-16383, N 8192-12287
-            "@@@@@@@", // M 12288-16383, N 12288-16383
-            "@@@@@@@", // M 12288-16383, N >= 16384
-            "@@@@@@@", // M >= 16384, N <= 3071
-            "@@@@@@@", // M >= 16384, N 3072-4095
-            "@@@@@@@", // M >= 16384, N 4096-6143
-            "@@@@@@@", // M >= 16384, N 6144-8191
-            "@@@@@@@", // M >= 16384, N 8192-12287
-            "@@@@@@@", // M >= 16384, N 12288-16383
-            "@@@@@@@", // M >= 16384, N >= 16384
+            "=======", // M <= 3071, N <= 3071
+            "=======", // M <= 3071, N 3072-4095
+            "=======", // M <= 3071, N 4096-6143
+            "=======", // M <= 3071, N 6144-8191
+            "=======", // M <= 3071, N 8192-12287
+            "=======", // M <= 3071, N 12288-16383
+            "=======", // M <= 3071, N >= 16384
+            "=======", // M 3072-4095, N <= 3071
+            "=======", // M 3072-4095, N 3072-4095
+            "=======", // M 3072-4095, N 4096-6143
+            "=======", // M 3072-4095, N 6144-8191
+            "=======", // M 3072-4095, N 8192-12287
+            "=======", // M 3072-4095, N 12288-16383
+            "=======", // M 3072-4095, N >= 16384
+            "=======", // M 4096-6143, N <= 3071
+            "=======", // M 4096-6143, N 3072-4095
+            "=======", // M 4096-6143, N 4096-6143
+            "=======", // M 4096-6143, N 6144-8191
+            "=======", // M 4096-6143, N 8192-12287
+            "=======", // M 4096-6143, N 12288-16383
+            "=======", // M 4096-6143, N >= 16384
+            "=======", // M 6144-8191, N <= 3071
+            "=======", // M 6144-8191, N 3072-4095
+            "=======", // M 6144-8191, N 4096-6143
+            "=======", // M 6144-8191, N 6144-8191
+            "=======", // M 6144-8191, N 8192-12287
+            "=======", // M 6144-8191, N 12288-16383
+            "=======", // M 6144-8191, N >= 16384
+            "=======", // M 8192-12287, N <= 3071
+            "=======", // M 8192-12287, N 3072-4095
+            "=======", // M 8192-12287, N 4096-6143
+            "=======", // M 8192-12287, N 6144-8191
+            "=======", // M 8192-12287, N 8192-12287
+            "=======", // M 8192-12287, N 12288-16383
+            "=======", // M 8192-12287, N >= 16384
+            "=======", // M 12288-16383, N <= 3071
+            "=======", // M 12288-16383, N 3072-4095
+            "=======", // M 12288-16383, N 4096-6143
+            "=======", // M 12288-16383, N 6144-8191
+            "=======", // M 12288-16383, N 8192-12287
+            "=======", // M 12288-16383, N 12288-16383
+            "=======", // M 12288-16383, N >= 16384
+            "=======", // M >= 16384, N <= 3071
+            "=======", // M >= 16384, N 3072-4095
+            "=======", // M >= 16384, N 4096-6143
+            "=======", // M >= 16384, N 6144-8191
+            "=======", // M >= 16384, N 8192-12287
+            "=======", // M >= 16384, N 12288-16383
+            "=======", // M >= 16384, N >= 16384
         };
         const int r = tgsgemm_bucket(M, 1, 22, 28) * 7 + tgsgemm_bucket(N, 1, 22, 28);
         const int c = tgsgemm_bucket(K, 1, 22, 28);
@@ -29735,7 +26875,7 @@ inline const char* tgsgemm_variant_blas(char transa, char transb, int m, int n, 
 // may race to set it; setting it twice is harmless.
 inline cudaError_t tgsgemm_raise_shared(int i, int force)
 {
-    static std::atomic<unsigned long long> done[33]; // bit d: raised on device d (d < 64)
+    static std::atomic<unsigned long long> done[30]; // bit d: raised on device d (d < 64)
     const tgsgemm_kernel_info* k = &tgsgemm_kernels(NULL)[i];
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
@@ -29834,12 +26974,12 @@ enum {
 inline int tgsgemm_epilogue_kernel(int epilogue)
 {
     switch (epilogue) {
-    case tgsgemm_EPI_BIAS_ROW: return 14;
-    case tgsgemm_EPI_BIAS_COL: return 12;
-    case tgsgemm_EPI_BIAS_RELU_ROW: return 11;
-    case tgsgemm_EPI_BIAS_RELU_COL: return 13;
-    case tgsgemm_EPI_BIAS_GELU_ROW: return 10;
-    case tgsgemm_EPI_BIAS_GELU_COL: return 9;
+    case tgsgemm_EPI_BIAS_ROW: return 11;
+    case tgsgemm_EPI_BIAS_COL: return 9;
+    case tgsgemm_EPI_BIAS_RELU_ROW: return 8;
+    case tgsgemm_EPI_BIAS_RELU_COL: return 10;
+    case tgsgemm_EPI_BIAS_GELU_ROW: return 7;
+    case tgsgemm_EPI_BIAS_GELU_COL: return 6;
     default: return -1;
     }
 }
@@ -29899,23 +27039,23 @@ struct tgsgemm_batch_class {
 inline const tgsgemm_batch_class* tgsgemm_batch_classes(int* count)
 {
     static const tgsgemm_batch_class table[] = {
-        {0, 64, 64, 64, 1024, 28, 0.025631999596953392, 0.029519999399781227},
-        {0, 128, 128, 128, 64, 28, 0.014208000153303146, 0.015296000055968761},
-        {0, 384, 384, 64, 12, 24, 0.013407999649643898, 0.014431999996304512},
-        {0, 512, 512, 64, 64, 21, 0.07315199822187424, 0.07283200323581696},
-        {0, 4096, 4096, 64, 8, 23, 0.4414080083370209, 0.49478399753570557},
-        {1, 64, 64, 64, 1024, 26, 0.02921600081026554, 0.031231999397277832},
-        {1, 128, 128, 128, 64, 31, 0.016383999958634377, 0.016416000202298164},
-        {1, 384, 384, 64, 12, 19, 0.014175999909639359, 0.015231999568641186},
-        {1, 512, 512, 64, 64, 18, 0.08188799768686295, 0.08454400300979614},
-        {2, 64, 64, 64, 1024, 30, 0.026079999282956123, 0.027615999802947044},
-        {2, 128, 128, 128, 64, 30, 0.01360000018030405, 0.014944000169634819},
-        {2, 384, 384, 64, 12, 22, 0.013248000293970108, 0.014592000283300877},
-        {2, 512, 512, 64, 64, 29, 0.0671359971165657, 0.07075200229883194},
-        {3, 64, 64, 64, 1024, 27, 0.02812799997627735, 0.0297279991209507},
-        {3, 128, 128, 128, 64, 25, 0.01539199985563755, 0.01539199985563755},
-        {3, 384, 384, 64, 12, 32, 0.014336000196635723, 0.014911999925971031},
-        {3, 512, 512, 64, 64, 20, 0.07977599650621414, 0.07430399954319},
+        {0, 64, 64, 64, 1024, 25, 0.025631999596953392, 0.029519999399781227},
+        {0, 128, 128, 128, 64, 25, 0.014208000153303146, 0.015296000055968761},
+        {0, 384, 384, 64, 12, 21, 0.013407999649643898, 0.014431999996304512},
+        {0, 512, 512, 64, 64, 18, 0.07315199822187424, 0.07283200323581696},
+        {0, 4096, 4096, 64, 8, 20, 0.4414080083370209, 0.49478399753570557},
+        {1, 64, 64, 64, 1024, 23, 0.02921600081026554, 0.031231999397277832},
+        {1, 128, 128, 128, 64, 28, 0.016383999958634377, 0.016416000202298164},
+        {1, 384, 384, 64, 12, 16, 0.014175999909639359, 0.015231999568641186},
+        {1, 512, 512, 64, 64, 15, 0.08188799768686295, 0.08454400300979614},
+        {2, 64, 64, 64, 1024, 27, 0.026079999282956123, 0.027615999802947044},
+        {2, 128, 128, 128, 64, 27, 0.01360000018030405, 0.014944000169634819},
+        {2, 384, 384, 64, 12, 19, 0.013248000293970108, 0.014592000283300877},
+        {2, 512, 512, 64, 64, 26, 0.0671359971165657, 0.07075200229883194},
+        {3, 64, 64, 64, 1024, 24, 0.02812799997627735, 0.0297279991209507},
+        {3, 128, 128, 128, 64, 22, 0.01539199985563755, 0.01539199985563755},
+        {3, 384, 384, 64, 12, 29, 0.014336000196635723, 0.014911999925971031},
+        {3, 512, 512, 64, 64, 17, 0.07977599650621414, 0.07430399954319},
     };
     if (count) *count = 17;
     return table;
@@ -29925,7 +27065,7 @@ inline const tgsgemm_batch_class* tgsgemm_batch_classes(int* count)
 // tgsgemm_kernels), or -1 when the header has no batched kernel for op.
 inline int tgsgemm_batch_default(int op)
 {
-    static const int table[4] = {28, 31, 30, 32};
+    static const int table[4] = {25, 28, 27, 29};
     return op >= 0 && op < 4 ? table[op] : -1;
 }
 
