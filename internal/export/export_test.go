@@ -695,3 +695,29 @@ func TestGzippedResults(t *testing.T) {
 		t.Errorf("inputs %+v: want the uncompressed results' hash %s first", pv.Inputs, sha(b))
 	}
 }
+
+// TestTableRowsAreTrigraphSafe: a table row holding "??<", "??>" or "??=" (kernel indices 15 and
+// 12, 14, 13) reads back unchanged in the header even under a compiler that replaces trigraphs
+// (ISO C++14: g++ -std=c++14).
+func TestTableRowsAreTrigraphSafe(t *testing.T) {
+	cxx := "g++-11"
+	if _, err := exec.LookPath(cxx); err != nil {
+		cxx = needTool(t, "g++")
+	}
+	row := "0??<1??>2??=3?4??"
+	dir := t.TempDir()
+	src := "#include <stdio.h>\nstatic const char row[] = \"" + cString(row) + "\";\nint main() { fputs(row, stdout); return 0; }\n"
+	if err := os.WriteFile(filepath.Join(dir, "row.cpp"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command(cxx, "-std=c++14", "-trigraphs", "-o", filepath.Join(dir, "row"), filepath.Join(dir, "row.cpp")).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cxx, err, b)
+	}
+	b, err := exec.Command(filepath.Join(dir, "row")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != row {
+		t.Errorf("the header's row %q reads back as %q", cString(row), b)
+	}
+}

@@ -12,7 +12,13 @@ import (
 // The dispatch rule in the artifacts: the bucket function and the three tables of internal/dispatch's
 // Rule (aligned, unaligned, general), one row per (M bucket, N bucket), one character per K
 // bucket, '0' + the kernel's index (at most maxExported kernels, so the characters run from '0' to
-// '[' and need no escaping).
+// '['). In the header every '?' is written "\?" (cString): "??<", "??>" and "??=" are trigraphs
+// that a C++ compiler in an ISO mode before C++17 (g++ -std=c++14) would turn into '{', '}' and
+// '#', changing the table.
+
+// cString is a table row as the text of a C/C++ string literal: '?' escaped, so that no two
+// characters of a row form a trigraph (the other characters of a row need no escaping).
+func cString(row string) string { return strings.ReplaceAll(row, "?", `\?`) }
 
 // tableRows renders a table of the rule as rows of characters, with a comment per row naming its M
 // and N ranges.
@@ -197,7 +203,7 @@ func cuhRuleData(or *OpRule) cuhRule {
 		rows, comments := tableRows(r, t.table)
 		ct := cuhTable{Name: t.name}
 		for i := range rows {
-			ct.Rows = append(ct.Rows, cuhRow{rows[i], comments[i]})
+			ct.Rows = append(ct.Rows, cuhRow{cString(rows[i]), comments[i]})
 		}
 		c.Rows = len(rows)
 		c.Tables = append(c.Tables, ct)
