@@ -99,39 +99,29 @@ func Open(opt Options) (*Worker, error) {
 	if w.info, err = deviceInfo(w.dev, opt.Ordinal); err != nil {
 		return nil, err
 	}
-	if opt.ReferencePTX != "" {
-		mod, err := w.loadModule(opt.ReferencePTX)
-		if err != nil {
-			return nil, fmt.Errorf("loading the reference kernel: %w", err)
-		}
-		fn, err := mod.Function("reference")
-		if err != nil {
-			return nil, fmt.Errorf("reference module has no kernel \"reference\": %w", err)
-		}
-		w.ref = &fn
-	}
-	if opt.EpiloguePTX != "" {
-		mod, err := w.loadModule(opt.EpiloguePTX)
-		if err != nil {
-			return nil, fmt.Errorf("loading the epilogue kernel: %w", err)
-		}
-		fn, err := mod.Function("tilegen_bias_act")
-		if err != nil {
-			return nil, fmt.Errorf("epilogue module has no kernel \"tilegen_bias_act\": %w", err)
-		}
-		w.epi = &fn
-	}
-	if opt.GatePTX != "" {
-		mod, err := w.loadModule(opt.GatePTX)
-		if err != nil {
-			return nil, fmt.Errorf("loading the gate kernel: %w", err)
-		}
-		fn, err := mod.Function("tilegen_gate")
-		if err != nil {
-			return nil, fmt.Errorf("gate module has no kernel \"tilegen_gate\": %w", err)
-		}
+	// The support kernels the runner passes (templates/support): each optional, and each an error
+	// when given but unusable.
+	for _, sup := range []struct {
+		ptx, what, kernel string
+		set               func(cu.Function)
+	}{
+		{opt.ReferencePTX, "reference", "reference", func(fn cu.Function) { w.ref = &fn }},
+		{opt.EpiloguePTX, "epilogue", "tilegen_bias_act", func(fn cu.Function) { w.epi = &fn }},
 		// Without mapped host memory the worker times ungated, as before the gate existed.
-		w.gate, _ = newGate(fn)
+		{opt.GatePTX, "gate", "tilegen_gate", func(fn cu.Function) { w.gate, _ = newGate(fn) }},
+	} {
+		if sup.ptx == "" {
+			continue
+		}
+		mod, err := w.loadModule(sup.ptx)
+		if err != nil {
+			return nil, fmt.Errorf("loading the %s kernel: %w", sup.what, err)
+		}
+		fn, err := mod.Function(sup.kernel)
+		if err != nil {
+			return nil, fmt.Errorf("%s module has no kernel %q: %w", sup.what, sup.kernel, err)
+		}
+		sup.set(fn)
 	}
 	if w.lt, w.ltErr = openCublasLt(w.stream); w.lt != nil {
 		w.info.CublasLtVersion, w.info.CublasLtLibrary = w.lt.Version, w.lt.Path
