@@ -944,9 +944,9 @@ func (m *model) pickCell(pm, pn, pk []int, u [3]float64, ok bool, w, sa, sm []fl
 // centre is past 16, holds the M = 16 problems of the gemv-m class.
 func (m *model) cellRegime(u [3]float64) int {
 	x := [3]float64{math.Exp2(u[0]), math.Exp2(u[1]), math.Exp2(u[2])}
-	for dim := range 2 {
-		b := Bucket(max(int(math.Round(x[dim])), 1), m.shift)
-		if lo, _, ok := BucketRange(b, m.shift); ok && float64(lo) <= gemvMax {
+	lm, ln := m.cellLo(u)
+	for dim, lo := range [2]int{lm, ln} {
+		if lo <= gemvMax {
 			x[dim] = float64(lo)
 		}
 	}

@@ -60,26 +60,20 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	opt := gpu.Options{Ordinal: *device}
-	if *refPath != "" {
-		b, err := os.ReadFile(*refPath)
-		if err != nil {
-			return fmt.Errorf("reading the reference PTX: %w", err)
+	// The support kernels' PTX, each optional.
+	for _, sup := range []struct {
+		path *string
+		what string
+		dst  *string
+	}{{refPath, "reference", &opt.ReferencePTX}, {epiPath, "epilogue", &opt.EpiloguePTX}, {gatePath, "gate", &opt.GatePTX}} {
+		if *sup.path == "" {
+			continue
 		}
-		opt.ReferencePTX = string(b)
-	}
-	if *epiPath != "" {
-		b, err := os.ReadFile(*epiPath)
+		b, err := os.ReadFile(*sup.path)
 		if err != nil {
-			return fmt.Errorf("reading the epilogue PTX: %w", err)
+			return fmt.Errorf("reading the %s PTX: %w", sup.what, err)
 		}
-		opt.EpiloguePTX = string(b)
-	}
-	if *gatePath != "" {
-		b, err := os.ReadFile(*gatePath)
-		if err != nil {
-			return fmt.Errorf("reading the gate PTX: %w", err)
-		}
-		opt.GatePTX = string(b)
+		*sup.dst = string(b)
 	}
 	// CUDA contexts are current per OS thread: every CUDA call from here on must come from this
 	// goroutine on this thread.
