@@ -200,31 +200,33 @@ __device__ __forceinline__ void tg_ska_slice(int K, int z, int S, int& kBegin, i
 
 namespace tg_gn_gemvn_n2_r8_u4_w1 {
 constexpr int NT = 2, RW = 8, U = 4, T = 32 * RW;
-static_assert(T == 256, "a warp per row");
-constexpr int KSTEP = 128; // K per pass of a warp (32 lanes x one float4): the split rule's k_step
-static_assert(KSTEP == 128, "the split rule's k_step is one pass of a warp");
+constexpr int LG = 32, RPW = 32 / LG, RB = RW * RPW; // lanes per row, rows per warp, per block
+static_assert(T == 256 && RB == 8, "RW warps of 32 / LG rows");
+constexpr int KSTEP = 4 * LG; // K per pass of a group (LG lanes x one float4): the split rule's k_step
+static_assert(KSTEP == 128, "the split rule's k_step is one pass of a lane group");
 constexpr int F4 = (NT + 3) / 4; // float4 groups of a row's sums in the fix-up
 constexpr int SMAX = 256;
 constexpr long long WS_FLOATS = 4194304;
 constexpr int CPT = (SMAX + TG_SKA_G - 1) / TG_SKA_G + 1;
-constexpr int WS_TILES = (int)(WS_FLOATS / (2 * RW * 4 * F4));
+constexpr int WS_TILES = (int)(WS_FLOATS / (2 * RB * 4 * F4));
 } // namespace tg_gn_gemvn_n2_r8_u4_w1
 
 __device__ float4 tg_gn_ws_gemvn_n2_r8_u4_w1[tg_gn_gemvn_n2_r8_u4_w1::WS_FLOATS / 4];
 __device__ unsigned tg_gn_cnt_gemvn_n2_r8_u4_w1[tg_gn_gemvn_n2_r8_u4_w1::WS_TILES * tg_gn_gemvn_n2_r8_u4_w1::CPT + 1];
 
-// gemvn_n2_r8_u4_w1: 8 rows x 2 columns per block, a warp per row, K over the lanes and grid z. Any M, N,
+// gemvn_n2_r8_u4_w1: 8 rows x 2 columns per block, 32 lanes per row, K over the lanes and grid z. Any M, N,
 // K, lda, ldb, ldc (16-byte loads of A where its rows are 16-byte aligned, guarded scalars otherwise).
 extern "C" __global__ void __launch_bounds__(256) gemvn_n2_r8_u4_w1(int M, int N, int K, float alpha, const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc)
 {
     using namespace tg_gn_gemvn_n2_r8_u4_w1;
-    __shared__ float red[RW * 4 * F4];
+    __shared__ float red[RB * 4 * F4];
     __shared__ int flag;
 
-    const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
-    const int row = blockIdx.y * RW + w, n0 = blockIdx.x * NT;
+    const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, gl = lane % LG;
+    const int rb = w * RPW + lane / LG; // this lane's row in the block
+    const int row = blockIdx.y * RB + rb, n0 = blockIdx.x * NT;
     const int tiles = gridDim.x * gridDim.y, S = gridDim.z, z = blockIdx.z;
-    const bool split = S > 1 && S <= SMAX && (long long)tiles * S * (RW * 4 * F4) <= WS_FLOATS;
+    const bool split = S > 1 && S <= SMAX && (long long)tiles * S * (RB * 4 * F4) <= WS_FLOATS;
     if (!split && z > 0) return;
     int kBegin = 0, kEnd = K;
     if (split) tg_ska_slice<KSTEP>(K, z, S, kBegin, kEnd);
@@ -242,8 +244,8 @@ extern "C" __global__ void __launch_bounds__(256) gemvn_n2_r8_u4_w1(int M, int N
     for (int j = 0; j < NT; ++j) acc[j] = 0.0f;
 
     // No lane leaves before the shuffles: a lane past the end of its row adds zeros.
-    for (int k = kBegin + 4 * lane; k < kEnd; k += U * KSTEP) {
-        // U float4s of the row first (coalesced across the warp), then the arithmetic.
+    for (int k = kBegin + 4 * gl; k < kEnd; k += U * KSTEP) {
+        // U float4s of the row first (coalesced across the group), then the arithmetic.
         float4 a[U];
 #pragma unroll
         for (int u = 0; u < U; ++u) {
@@ -290,30 +292,31 @@ extern "C" __global__ void __launch_bounds__(256) gemvn_n2_r8_u4_w1(int M, int N
         }
     }
 
-    // The warp's sums: a butterfly of shuffles, then lane 0 of each warp hands its row to the block.
+    // A group's sums: a butterfly of shuffles within the group, then its first lane hands the row
+    // to the block.
 #pragma unroll
     for (int j = 0; j < NT; ++j) {
 #pragma unroll
-        for (int o = 16; o > 0; o >>= 1) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], o);
+        for (int o = LG / 2; o > 0; o >>= 1) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], o);
     }
-    if (lane == 0) {
+    if (gl == 0) {
 #pragma unroll
-        for (int j = 0; j < 4 * F4; ++j) red[w * 4 * F4 + j] = j < NT ? acc[j] : 0.0f;
+        for (int j = 0; j < 4 * F4; ++j) red[rb * 4 * F4 + j] = j < NT ? acc[j] : 0.0f;
     }
     __syncthreads();
-    // Thread r < RW holds row r's sums from here on.
+    // Thread r < RB holds row r's sums from here on.
     float4 v[F4];
-    if (tid < RW) {
+    if (tid < RB) {
 #pragma unroll
         for (int q = 0; q < F4; ++q)
             v[q] = make_float4(red[tid * 4 * F4 + 4 * q], red[tid * 4 * F4 + 4 * q + 1], red[tid * 4 * F4 + 4 * q + 2],
                                red[tid * 4 * F4 + 4 * q + 3]);
     }
-    if (split && !tg_ska_fixup<F4, RW, CPT>(v, tg_gn_ws_gemvn_n2_r8_u4_w1, tg_gn_cnt_gemvn_n2_r8_u4_w1, blockIdx.y * gridDim.x + blockIdx.x, z, S,
+    if (split && !tg_ska_fixup<F4, RB, CPT>(v, tg_gn_ws_gemvn_n2_r8_u4_w1, tg_gn_cnt_gemvn_n2_r8_u4_w1, blockIdx.y * gridDim.x + blockIdx.x, z, S,
                                             tid, &flag))
         return;
-    if (tid < RW) {
-        const int r = blockIdx.y * RW + tid;
+    if (tid < RB) {
+        const int r = blockIdx.y * RB + tid;
 #pragma unroll
         for (int q = 0; q < F4; ++q) {
             const float s[4] = {v[q].x, v[q].y, v[q].z, v[q].w};
