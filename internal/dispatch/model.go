@@ -98,8 +98,8 @@ type Params struct {
 // Model constants (see the package doc).
 const (
 	// MaxCandidates bounds the kernels one rule chooses from (the export encodes an index as one
-	// printable character).
-	MaxCandidates = 44
+	// printable character, '0' + index, '0' to '~': at most 79 across an export's rules).
+	MaxCandidates = 64
 	// nearWinner: a kernel within this factor of a training shape's best is a candidate.
 	nearWinner = 1.05
 	// shortfall is the ratio below which the fitting objective counts a shape's loss twice.

@@ -697,14 +697,29 @@ func TestGzippedResults(t *testing.T) {
 }
 
 // TestTableRowsAreTrigraphSafe: a table row holding "??<", "??>" or "??=" (kernel indices 15 and
-// 12, 14, 13) reads back unchanged in the header even under a compiler that replaces trigraphs
-// (ISO C++14: g++ -std=c++14).
+// 12, 14, 13), and one holding every index character an export may use ('0' to '~', the backslash
+// at index 44 among them), read back unchanged in the header even under a compiler that replaces
+// trigraphs (ISO C++14: g++ -std=c++14).
 func TestTableRowsAreTrigraphSafe(t *testing.T) {
+	for _, row := range []string{"0??<1??>2??=3?4??", func() string {
+		var b strings.Builder
+		for i := range maxExported {
+			b.WriteByte(byte('0' + i))
+		}
+		if b.String()[maxExported-1] != '~' {
+			t.Fatalf("the index characters end at %q, want '~'", b.String()[maxExported-1])
+		}
+		return b.String()
+	}()} {
+		rowReadsBack(t, row)
+	}
+}
+
+func rowReadsBack(t *testing.T, row string) {
 	cxx := "g++-11"
 	if _, err := exec.LookPath(cxx); err != nil {
 		cxx = needTool(t, "g++")
 	}
-	row := "0??<1??>2??=3?4??"
 	dir := t.TempDir()
 	src := "#include <stdio.h>\nstatic const char row[] = \"" + cString(row) + "\";\nint main() { fputs(row, stdout); return 0; }\n"
 	if err := os.WriteFile(filepath.Join(dir, "row.cpp"), []byte(src), 0o644); err != nil {

@@ -12,13 +12,16 @@ import (
 // The dispatch rule in the artifacts: the bucket function and the three tables of internal/dispatch's
 // Rule (aligned, unaligned, general), one row per (M bucket, N bucket), one character per K
 // bucket, '0' + the kernel's index (at most maxExported kernels, so the characters run from '0' to
-// '['). In the header every '?' is written "\?" (cString): "??<", "??>" and "??=" are trigraphs
-// that a C++ compiler in an ISO mode before C++17 (g++ -std=c++14) would turn into '{', '}' and
-// '#', changing the table.
+// at most '~'). In the header every '?' is written "\?" (cString): "??<", "??>" and "??=" are
+// trigraphs that a C++ compiler in an ISO mode before C++17 (g++ -std=c++14) would turn into '{',
+// '}' and '#', changing the table; and the backslash ('0' + 44) is written "\\".
 
 // cString is a table row as the text of a C/C++ string literal: '?' escaped, so that no two
-// characters of a row form a trigraph (the other characters of a row need no escaping).
-func cString(row string) string { return strings.ReplaceAll(row, "?", `\?`) }
+// characters of a row form a trigraph, and '\\' escaped (the other characters of a row, '0' to
+// '~', need no escaping).
+func cString(row string) string { return cEscaper.Replace(row) }
+
+var cEscaper = strings.NewReplacer(`\`, `\\`, "?", `\?`)
 
 // tableRows renders a table of the rule as rows of characters, with a comment per row naming its M
 // and N ranges.

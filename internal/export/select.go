@@ -746,8 +746,9 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 }
 
 // maxExported bounds the variants one export dispatches to: the table encodes an index as one
-// character, '0' + index.
-const maxExported = dispatch.MaxCandidates
+// printable character, '0' + index, '0' to '~' (79: each rule chooses from at most
+// dispatch.MaxCandidates, and the rules of several ops and the epilogue kernels share the numbering).
+const maxExported = '~' - '0' + 1
 
 // Choose is the dispatch rule of the exported artifacts (see the package doc): the index into
 // p.Variants launched for the row-major problem of op, or an error saying why none can be (an op
