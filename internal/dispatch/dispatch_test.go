@@ -338,3 +338,38 @@ func TestSplitKUntunedNotPicked(t *testing.T) {
 		}
 	}
 }
+
+// TestUnvouchedNotPicked: a kernel never timed on a training shape of a regime class is not picked
+// for that class's cells, however well it did on the shapes of another class nearby (here with the
+// regime classes weighed alike, ρ = 1): on the H100 corpus such picks were the worst held-out
+// shapes (a small-class kernel on 12544×16×32, a deep-k one on 3×3×1000000).
+func TestUnvouchedNotPicked(t *testing.T) {
+	ks := []Kernel{
+		{Name: "wide", TileRows: 64, TileCols: 64, GridZ: 1, Supports: anyShape, General: true, Robust: true},
+		{Name: "deep", TileRows: 64, TileCols: 64, GridZ: 1, Supports: anyShape, General: true, Robust: true},
+	}
+	// Three deep-k shapes where "deep" wins, two gemv-n shapes (N <= 16, N <= M) where only "wide"
+	// was timed.
+	shapes := []protocol.Shape{protoShape(256, 64, 8192), protoShape(512, 64, 8192), protoShape(256, 128, 16384),
+		protoShape(4096, 1, 4096), protoShape(8192, 2, 2048)}
+	ratio := [][]float64{{1.0, 2.0}, {1.0, 2.1}, {1.0, 1.9}, {1.0, 0}, {1.0, 0}}
+	d := constData(ks, shapes, ratio)
+	m, err := newModel(d, []int{0, 1, 2, 3, 4}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Params{Bandwidth: 0.5, Adaptive: 1, CrossRegime: 1, Align: 1}
+	w, sa, sm := make([]float64, len(m.train)), make([]float64, len(m.cand)), make([]float64, len(m.cand))
+	at := func(mm, nn, kk int) [3]float64 { return log2s(protoShape(mm, nn, kk)) }
+	if Regime(256, 16, 8192) != RegimeCols || Regime(256, 64, 8192) != RegimeDeepK {
+		t.Fatal("the fixture's regime classes changed")
+	}
+	// A gemv-n point two octaves from the deep-k shapes: "deep" is not vouched for there.
+	if a, u, g := m.score(nil, nil, at(256, 16, 8192), w, sa, sm, p, -1); ks[a].Name != "wide" || ks[u].Name != "wide" || ks[g].Name != "wide" {
+		t.Errorf("256x16x8192 (gemv-n): picks %s/%s/%s, want wide (deep was never timed on a gemv-n shape)", ks[a].Name, ks[u].Name, ks[g].Name)
+	}
+	// A deep-k point: "deep", measured there.
+	if a, _, _ := m.score(nil, nil, at(384, 96, 8192), w, sa, sm, p, -1); ks[a].Name != "deep" {
+		t.Errorf("384x96x8192 (deep-k): picks %s, want deep", ks[a].Name)
+	}
+}

@@ -289,6 +289,9 @@ type model struct {
 	// cellOfTrain is each training shape's cell as the tables see it (centre, candidates' averaged
 	// features; ok false when no integer falls in it), computed once for leave-one-out.
 	cellOfTrain []trainCell
+	// timedIn[r][c] counts the training shapes of regime r on which candidate c was timed (its
+	// ratio measured, not imputed): what vouches for it in the regime (score).
+	timedIn [][]int
 }
 
 type trainCell struct {
@@ -471,7 +474,27 @@ func newModel(d *Data, train []int, shift int) (*model, error) {
 		}
 		m.cellOfTrain = append(m.cellOfTrain, ct)
 	}
+	m.timedIn = make([][]int, len(RegimeNames))
+	for r := range m.timedIn {
+		m.timedIn[r] = make([]int, len(m.cand))
+	}
+	for t, i := range train {
+		for c, j := range m.cand {
+			if d.Times[i][j] > 0 {
+				m.timedIn[m.reg[t]][c]++
+			}
+		}
+	}
 	return m, nil
+}
+
+// vouched says whether candidate c was timed on some training shape of regime reg other than skip.
+func (m *model) vouched(c, reg, skip int) bool {
+	n := m.timedIn[reg][c]
+	if skip >= 0 && m.reg[skip] == reg && m.d.Times[m.train[skip]][m.cand[c]] > 0 {
+		n--
+	}
+	return n > 0
 }
 
 // weights fills w with each training shape's weight at the point u (log2 M, N, K) of regime reg,
@@ -990,9 +1013,13 @@ func (m *model) score(lq, le []float64, u [3]float64, w, sa, sm []float64, p Par
 	// grid without the split: the tuner never times it there (variant.SplitKUntuned), so nothing
 	// measured can vouch for it, and the smoother would only carry over its ratios from the
 	// smaller grids around the cell, where splitting pays.
+	// Nor is a candidate never timed on a training shape of the cell's regime class: the tuner's
+	// portfolio for the class left it out, and ratios carried over from other classes (ρ up to 1)
+	// vouch for nothing there (on the H100 corpus such picks were the worst held-out shapes:
+	// micro1d on 12544×16×32, deepk on 3×3×1000000).
 	lm, ln := m.cellLo(u)
 	for c, j := range m.cand {
-		if m.d.untuned(j, lm, ln) {
+		if m.d.untuned(j, lm, ln) || !m.vouched(c, reg, skip) {
 			sa[c], sm[c] = math.Inf(-1), math.Inf(-1)
 		}
 	}

@@ -141,7 +141,7 @@ const (
 // bias_relu_col: regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_col (ratio 1.041 against cuBLAS + the separate epilogue over 1 shape(s))
 // bias_gelu_row: regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_row (ratio 0.976 against cuBLAS + the separate epilogue over 1 shape(s))
 // bias_gelu_col: regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_col (ratio 0.969 against cuBLAS + the separate epilogue over 2 shape(s))
-var epilogueKernels = [7]int{-1, 11, 9, 8, 10, 7, 6}
+var epilogueKernels = [7]int{-1, 10, 8, 7, 9, 6, 5}
 
 // SgemmEpilogue enqueues the row-major C = act(alpha·A·B + beta·C + bias) of epi on stream (see
 // Sgemm for the other arguments; bias is a device address). It returns an error, and launches
