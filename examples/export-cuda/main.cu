@@ -21,6 +21,12 @@
 //
 //   nvcc -O2 -arch=sm_90 -I../export-go/tgsgemm -o export-cuda main.cu -lcublas -lcuda
 //   ./export-cuda [--strict-time 5] [--ptx-dir ../export-go/tgsgemm/ptx]
+//   ./export-cuda --shapes ../../workloads/unseen.txt
+//
+// With --shapes FILE (one "M N K  # source" per line, the workload corpus format) it does only
+// this instead: checks NAME_sgemm on each shape against cuBLAS (dense, and padded with alpha and
+// beta) and times both in the same run, printing ratio = cuBLAS time / NAME_sgemm time per shape
+// and their geomean, min and median: how the export does on shapes it was never tuned on.
 //
 // -DTG_EXPORT_NAME=NAME builds it against NAME.cuh (default tgsgemm). Where -lcuda is not found,
 // add -L with the toolkit's lib64/stubs.
@@ -452,17 +458,117 @@ static CUfunction load_ptx(const std::string& dir, const char* name)
 
 __global__ void tg_empty_kernel() {}
 
+// shape_line is one product of a --shapes file: "M N K  # source" (the workload corpus format).
+struct shape_line {
+    int M, N, K;
+    std::string source;
+};
+
+// read_shapes reads a --shapes file; it exits 2 naming file:line on a malformed line.
+static std::vector<shape_line> read_shapes(const char* path)
+{
+    FILE* f = std::fopen(path, "r");
+    if (!f) {
+        std::fprintf(stderr, "%s: cannot open\n", path);
+        std::exit(2);
+    }
+    std::vector<shape_line> out;
+    char buf[4096];
+    for (int line = 1; std::fgets(buf, sizeof buf, f); line++) {
+        std::string l(buf), src;
+        size_t hash = l.find('#');
+        if (hash != std::string::npos) {
+            src = l.substr(hash + 1);
+            l = l.substr(0, hash);
+        }
+        while (!src.empty() && (src.back() == '\n' || src.back() == '\r' || src.back() == ' ')) src.pop_back();
+        while (!src.empty() && src.front() == ' ') src.erase(0, 1);
+        long long m, n, k;
+        char extra[2];
+        int got = std::sscanf(l.c_str(), "%lld %lld %lld %1s", &m, &n, &k, extra);
+        if (got <= 0 && l.find_first_not_of(" \t\r\n") == std::string::npos) continue;
+        if (got != 3 || m < 1 || n < 1 || k < 1 || m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff) {
+            std::fprintf(stderr, "%s:%d: want \"M N K  # source\" with positive 32-bit M, N, K\n", path, line);
+            std::exit(2);
+        }
+        out.push_back({(int)m, (int)n, (int)k, src});
+    }
+    std::fclose(f);
+    return out;
+}
+
+// run_shapes checks and times NAME_sgemm on every shape of a --shapes file against cublasSgemm in
+// the same run: two correctness checks per shape (dense with beta = 0, and padded with alpha and
+// beta), then, on rotated input sets, the launcher and cuBLAS timed alternately twice (time_ms:
+// median of event pairs after warm-up), ratio = cuBLAS time / launcher time (above 1: faster than
+// cuBLAS). Shapes the header was not tuned or fitted on test how its dispatch carries over.
+static bool run_shapes(cublasHandle_t h, const char* path, std::mt19937& rng)
+{
+    std::vector<shape_line> shapes = read_shapes(path);
+    int dev = 0, l2 = 0;
+    CHECK_CUDA(cudaGetDevice(&dev));
+    CHECK_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    cudaStream_t s;
+    CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CHECK_BLAS(cublasSetStream(h, s));
+    bool ok = true;
+    std::vector<double> ratios;
+    std::printf("== shapes of %s: correctness, then ratio = cuBLAS time / %s_sgemm time (same run)\n", path, TG_STR(TG_EXPORT_NAME));
+    for (const shape_line& sh : shapes) {
+        bool good = check(h, 0, sh.M, sh.N, sh.K, 1.0f, 0.0f, 0, rng);
+        good &= check(h, 0, sh.M, sh.N, sh.K, 1.5f, -0.75f, 3, rng);
+        ok &= good;
+        input_sets in(0, sh.M, sh.N, sh.K, l2);
+        const float one = 1.0f, zero = 0.0f;
+        double tl = 0, tc = 0;
+        for (int round = 0; round < 2; round++) {
+            tl += time_ms(s, [&](int j) {
+                int x = j % in.n;
+                CHECK_CUDA(TG(_sgemm)(sh.M, sh.N, sh.K, 1.0f, in.A[x], in.lda, in.B[x], in.ldb, 0.0f, in.C[x], in.ldc, s));
+            });
+            tc += time_ms(s, [&](int j) {
+                int x = j % in.n;
+                CHECK_BLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, sh.N, sh.M, sh.K, &one, in.B[x], in.ldb, in.A[x], in.lda, &zero,
+                                       in.C[x], in.ldc));
+            });
+        }
+        const char* v = TG(_variant)(sh.M, sh.N, sh.K, in.lda, in.ldb, in.ldc, in.A[0], in.B[0], in.C[0]);
+        double r = tc / tl;
+        ratios.push_back(r);
+        std::printf("shape %dx%dx%d variant=%s tilegen_ms=%.5f cublas_ms=%.5f ratio=%.3f correct=%s  # %s\n", sh.M, sh.N, sh.K,
+                    v ? v : "none", tl / 2, tc / 2, r, good ? "yes" : "NO", sh.source.c_str());
+    }
+    CHECK_CUDA(cudaStreamDestroy(s));
+    if (!ratios.empty()) {
+        std::vector<double> r = ratios;
+        std::sort(r.begin(), r.end());
+        double lg = 0;
+        int below = 0;
+        for (double x : r) {
+            lg += std::log(x);
+            below += x < 0.9;
+        }
+        size_t n = r.size();
+        double med = n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
+        std::printf("shapes %zu geomean %.3f min %.3f median %.3f below_0.9 %d\n", n, std::exp(lg / n), r[0], med, below);
+    }
+    return ok;
+}
+
 int main(int argc, char** argv)
 {
     double strict = -1;
     std::string ptx_dir;
+    const char* shapes_file = nullptr;
     for (int i = 1; i < argc; i++) {
         if (!std::strcmp(argv[i], "--strict-time") && i + 1 < argc) {
             strict = std::atof(argv[++i]);
         } else if (!std::strcmp(argv[i], "--ptx-dir") && i + 1 < argc) {
             ptx_dir = argv[++i];
+        } else if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc) {
+            shapes_file = argv[++i];
         } else {
-            std::fprintf(stderr, "usage: %s [--strict-time PCT] [--ptx-dir DIR]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--strict-time PCT] [--ptx-dir DIR] | --shapes FILE\n", argv[0]);
             return 2;
         }
     }
@@ -474,6 +580,12 @@ int main(int argc, char** argv)
     CHECK_BLAS(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH)); // no TF32: a float32 reference
     std::mt19937 rng(1);
     bool ok = true;
+    if (shapes_file) {
+        ok = run_shapes(h, shapes_file, rng);
+        CHECK_BLAS(cublasDestroy(h));
+        std::printf("%s\n", ok ? "PASS" : "FAIL");
+        return ok ? 0 : 1;
+    }
 
     int n_classes = 0;
     const TG(_class_info)* cls = TG(_classes)(&n_classes);

@@ -373,3 +373,36 @@ func TestUnvouchedNotPicked(t *testing.T) {
 		t.Errorf("384x96x8192 (deep-k): picks %s, want deep", ks[a].Name)
 	}
 }
+
+// TestOverflowingGridNotPicked: a kernel whose grid y overflows on a cell's M (a GEMV kernel of a
+// few rows per block on a million rows) is not that cell's pick, however fast it is on the smaller
+// M around it; the cell's problems would otherwise fall through to the robust default (on the H100
+// corpus 1000000×8×16 and 1000000×1×64 ran at a third of cuBLAS that way).
+func TestOverflowingGridNotPicked(t *testing.T) {
+	rows4 := Kernel{Name: "rows4", TileRows: 4, TileCols: 1, GridZ: 1, General: true, Robust: true}
+	rows4.Supports = func(m, n, k int) bool { return rows4.InGrid(m, n, k, 132) }
+	ks := []Kernel{
+		{Name: "tile128", TileRows: 128, TileCols: 32, GridZ: 1, Supports: anyShape, General: true, Robust: true},
+		rows4,
+	}
+	shapes := []protocol.Shape{protoShape(50000, 1, 64), protoShape(100000, 1, 64), protoShape(200000, 1, 128),
+		protoShape(1000000, 1, 32)}
+	ratio := [][]float64{{0.5, 1.5}, {0.5, 1.4}, {0.6, 1.5}, {0.7, 0}}
+	d := constData(ks, shapes, ratio)
+	d.Kernels[1].Supports = rows4.Supports
+	if rows4.InGrid(400000, 1, 64, 132) || !rows4.InGrid(200000, 1, 64, 132) {
+		t.Fatal("rows4's grid y: want an overflow above 262140 rows only")
+	}
+	m, err := newModel(d, []int{0, 1, 2, 3}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Params{Bandwidth: 0.5, Adaptive: 1, CrossRegime: 1, Align: 1}
+	w, sa, sm := make([]float64, len(m.train)), make([]float64, len(m.cand)), make([]float64, len(m.cand))
+	if a, u, g := m.score(nil, nil, log2s(protoShape(600000, 1, 64)), w, sa, sm, p, -1); a != 0 || u != 0 || g != 0 {
+		t.Errorf("600000x1x64: picks %s/%s/%s, want tile128 (rows4's grid y overflows there)", ks[a].Name, ks[u].Name, ks[g].Name)
+	}
+	if a, _, _ := m.score(nil, nil, log2s(protoShape(150000, 1, 64)), w, sa, sm, p, -1); a != 1 {
+		t.Errorf("150000x1x64: picks %s, want rows4 (measured fastest around it, its grid fits)", ks[a].Name)
+	}
+}

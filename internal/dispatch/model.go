@@ -52,6 +52,13 @@ func (k *Kernel) Slices(m, n, kk, sms int) int {
 	return max(k.GridZ, 1)
 }
 
+// InGrid says whether the kernel's launch grid for an M×N×K problem on sms multiprocessors is within
+// the grid limits (variant.CheckGrid): the one size limit of a kernel that a problem's divisibility
+// does not decide, so the cell whose problems it cannot launch does not pick it.
+func (k *Kernel) InGrid(m, n, kk, sms int) bool {
+	return variant.CheckGrid(variant.CeilDiv(n, k.TileCols), variant.CeilDiv(m, k.TileRows), k.Slices(m, n, kk, sms)) == nil
+}
+
 // Fits says whether the kernel's tile divides M and N (no partial tile at the edges: kernels take
 // a slower, bounds-checked path on partial tiles, and the rule tells the two cases apart).
 func (k *Kernel) Fits(m, n int) bool { return m%k.TileRows == 0 && n%k.TileCols == 0 }
@@ -1018,12 +1025,38 @@ func (m *model) score(lq, le []float64, u [3]float64, w, sa, sm []float64, p Par
 	// vouch for nothing there (on the H100 corpus such picks were the worst held-out shapes:
 	// micro1d on 12544×16×32, deepk on 3×3×1000000).
 	lm, ln := m.cellLo(u)
+	pts := m.cellPts(u)
 	for c, j := range m.cand {
-		if m.d.untuned(j, lm, ln) || !m.vouched(c, reg, skip) {
+		if m.d.untuned(j, lm, ln) || !m.vouched(c, reg, skip) || !m.inGrid(j, pts) {
 			sa[c], sm[c] = math.Inf(-1), math.Inf(-1)
 		}
 	}
 	return m.argmax(sa, sm)
+}
+
+// cellPts are the points of the cell centred at u that the features average over (cellPoints).
+func (m *model) cellPts(u [3]float64) (pts [3][]int) {
+	for dim := range 3 {
+		_, pts[dim], _ = cellPoints(Bucket(max(int(math.Round(math.Exp2(u[dim]))), 1), m.shift), m.shift)
+	}
+	return pts
+}
+
+// inGrid says whether kernel j's grid takes every point pts of a cell: a kernel whose grid y
+// overflows on the cell's M (a GEMV kernel of a few rows per block on a million rows) would make
+// the cell's problems fall through to the robust default, which on the H100 corpus ran
+// 1000000×8×16 and 1000000×1×64 at a third of cuBLAS.
+func (m *model) inGrid(j int, pts [3][]int) bool {
+	for _, x := range pts[0] {
+		for _, y := range pts[1] {
+			for _, z := range pts[2] {
+				if !m.d.Kernels[j].InGrid(x, y, z, m.d.SMs) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // cellLo is the smallest M and N of the cell centred at u.

@@ -69,3 +69,37 @@ func TestCorpus(t *testing.T) {
 	}
 	t.Logf("%d lines, %d distinct shapes", len(es), len(u))
 }
+
+// TestUnseen: workloads/unseen.txt, the shapes an export is checked on without tuning or fitting on
+// them (examples/export-cuda --shapes), parses, names a source on every line, fits a GPU, and
+// shares no shape with the corpus (or it would not be unseen).
+func TestUnseen(t *testing.T) {
+	path := filepath.Join("..", "..", "workloads", "unseen.txt")
+	es, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := ReadFile(corpusPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inCorpus := map[protocol.Shape]bool{}
+	for _, s := range Unique(cs) {
+		inCorpus[s] = true
+	}
+	for _, e := range es {
+		if _, _, ok := strings.Cut(e.Source, ": "); !ok {
+			t.Errorf("%s:%d: source %q: want `model: layer`", path, e.Line, e.Source)
+		}
+		s := e.Shape
+		if inCorpus[s] {
+			t.Errorf("%s:%d: %dx%dx%d is in the corpus", path, e.Line, s.M, s.N, s.K)
+		}
+		if b := 4 * (float64(s.M)*float64(s.K) + float64(s.K)*float64(s.N) + float64(s.M)*float64(s.N)); b > corpusMaxBytes {
+			t.Errorf("%s:%d: %dx%dx%d needs %.3g bytes", path, e.Line, s.M, s.N, s.K, b)
+		}
+	}
+	if u := Unique(es); len(u) != len(es) || len(u) < 60 {
+		t.Errorf("%d lines, %d distinct shapes: want distinct shapes, at least 60", len(es), len(u))
+	}
+}
