@@ -39,7 +39,7 @@ func (c *common) flags(defaultShapes, defaultOut string) *pflag.FlagSet {
 	fs.AddFlagSet(c.workerFlags.flags(true))
 	fs.StringVar(&c.shapes, "shapes", defaultShapes, "comma-separated `MxNxK` shapes, each optionally with its op, batch, fused epilogue and precision (MxNxK[:OP][:bN][:EPILOGUE][:3xtf32|:tf32], e.g. MxNxK:TN, MxNxK:NT:b64, MxNxK:bias_relu_col, MxNxK:3xtf32; default NN, one product, no epilogue, FP32)")
 	c.shapesFlag = fs.Lookup("shapes")
-	fs.StringVar(&c.shapesFile, "shapes-file", "", "read shapes from `file`, one \"M N K  # source\" a line (workloads/corpus.txt); replaces the default shapes, or adds to those --shapes names")
+	fs.StringVar(&c.shapesFile, "shapes-file", "", "read shapes from `file`, one \"M N K [op=NT] [batch=N] [epilogue=NAME]  # source\" a line (workloads/corpus.txt); replaces the default shapes, or adds to those --shapes names")
 	fs.AddFlagSet(c.filterFlags())
 	fs.Uint64Var(&c.seed, "seed", 1, "run `seed`: verification inputs and the random strategy derive from it")
 	fs.StringVar(&c.shard, "shard", "", "run only part `i/n` (0 <= i < n) of the plan; combine parts with runner merge")
@@ -77,8 +77,8 @@ func (c *common) config(cmd string, stdout, stderr io.Writer, needWorker bool) (
 		return nil, err
 	}
 	if len(flt.Ops) > 0 && shapes != nil {
-		if strings.Contains(c.shapes, ":") {
-			return nil, usageErr(cmd, "--ops with --shapes that name their ops: give ops one way (MxNxK:OP or --ops)")
+		if strings.Contains(c.shapes, ":") || slices.ContainsFunc(shapes, func(s protocol.Shape) bool { return s.Op != variant.OpNN }) {
+			return nil, usageErr(cmd, "--ops with shapes that name their ops: give ops one way (MxNxK:OP, op= in --shapes-file, or --ops)")
 		}
 		shapes = results.WithOps(shapes, flt.Ops)
 		for _, s := range shapes { // a shape's source holds under every op

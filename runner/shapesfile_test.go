@@ -62,6 +62,19 @@ func TestShapesFile(t *testing.T) {
 			}
 		}
 	}
+	// Columns name the op, a strided batch or an epilogue; --ops cannot name them a second time.
+	ops := filepath.Join(dir, "ops.txt")
+	if err := os.WriteFile(ops, []byte("4096 4096 1024 op=NT  # x: y\n512 512 64 batch=64\n64 64 64 epilogue=bias_gelu_col\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := read("--shapes-file", ops); err != nil || str(got) != "4096x4096x1024:NT,512x512x64:b64,64x64x64:bias_gelu_col" {
+		t.Errorf("op/batch/epilogue columns: %s, %v", str(got), err)
+	}
+	var out bytes.Buffer
+	if err := run([]string{"tune", "--dry-run", "--shapes-file", ops, "--ops", "NT,TN"}, &out, &out); err == nil ||
+		!strings.Contains(err.Error(), "give ops one way") {
+		t.Errorf("--ops with op= columns: error %v, want a usage error", err)
+	}
 	if _, _, err := read("--shapes-file", bad); err == nil || !strings.Contains(err.Error(), "bad.txt:2:1: want `M N K`") {
 		t.Errorf("bad file: error %v, want it to name bad.txt:2:1", err)
 	}

@@ -442,6 +442,11 @@ func selectInputs(rs *resultsSet, manifest variant.Manifest, o Options) (*select
 	case o.Corpus != nil:
 		var missing []string
 		for _, s := range workload.Unique(o.Corpus) {
+			if s.Batch > 0 || s.Epilogue != variant.EpiNone {
+				// The strided-batched and fused-epilogue entries choose from their own records
+				// (selectBatched, epilogueEntries); the dispatch rules are the single products'.
+				continue
+			}
 			if ms[s] == nil {
 				missing = append(missing, results.ShapeString(s))
 				continue

@@ -59,7 +59,14 @@ func TestCorpusExport(t *testing.T) {
 		}
 	}
 
-	o.Corpus = append(o.Corpus, workload.Entry{Shape: protocol.Shape{M: 77, N: 88, K: 99}, Source: "untuned"})
+	// A batched or fused-epilogue corpus line is no dispatch class: those entries choose from their
+	// own records, so the rule is the one fitted on the single products.
+	o.Corpus = append(fixtureCorpus(t), workload.Entry{Shape: protocol.Shape{M: 64, N: 64, K: 64, Batch: 8}, Source: "batch"},
+		workload.Entry{Shape: protocol.Shape{M: 64, N: 64, K: 64, Epilogue: variant.EpiBiasReluRow}, Source: "epilogue"})
+	if p, _, err := Prepare(o); err != nil || p.RuleOf(variant.OpNN).FitShapes != 9 {
+		t.Errorf("a corpus with batch and epilogue lines: %v", err)
+	}
+	o.Corpus = append(fixtureCorpus(t), workload.Entry{Shape: protocol.Shape{M: 77, N: 88, K: 99}, Source: "untuned"})
 	if _, _, err := Prepare(o); err == nil || !strings.Contains(err.Error(), "77x88x99") {
 		t.Errorf("an untuned corpus shape: %v", err)
 	}

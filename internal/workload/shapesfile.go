@@ -8,10 +8,16 @@
 //	128 3072 768     # BERT-base: FFN up 768->3072 (128 tokens)
 //
 // M, N and K are positive decimal integers (the row-major product C[M×N] = A[M×K]·B[K×N]),
-// separated by spaces or tabs. Blank lines and lines that start with '#' are skipped. Further
-// columns are reserved for the operation and batch (`op=NN`, `batch=1`, once the layouts issue
-// lands) and are an error until then, so a file written for a later tilegen never silently means
-// something else. Errors name file:line:col.
+// separated by spaces or tabs. Blank lines and lines that start with '#' are skipped. Optional
+// columns after K, in any order, each at most once, say what product it is when it is not a single
+// row-major NN one (the same problems as `--shapes MxNxK[:OP][:bBATCH][:EPILOGUE]`):
+//
+//	4096 4096 1024 op=NT                # C = A·Bᵀ, B stored N×K (NN, NT, TN or TT)
+//	512 512 64 batch=64                 # a strided batch of 64 products
+//	4096 4096 1024 epilogue=bias_relu_row   # a fused epilogue (variant.ParseEpilogue's names)
+//
+// An unknown column is an error, so a file written for a later tilegen never silently means
+// something else. A UTF-8 byte-order mark at the start is ignored. Errors name file:line:col.
 package workload
 
 import (
@@ -23,6 +29,8 @@ import (
 	"strings"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/results"
+	"tilegen/internal/variant"
 )
 
 // Entry is one line of a shapes file.
@@ -62,7 +70,11 @@ func Parse(name string, r io.Reader) ([]Entry, error) {
 	line := 0
 	for sc.Scan() {
 		line++
-		e, col, err := parseLine(sc.Text())
+		text := sc.Text()
+		if line == 1 {
+			text = strings.TrimPrefix(text, "\ufeff")
+		}
+		e, col, err := parseLine(text)
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s:%d:%d: %v", name, line, col, err))
 			continue
@@ -124,13 +136,6 @@ func parseLine(text string) (*Entry, int, error) {
 	if len(fields) < 3 {
 		return nil, fields[0].col, fmt.Errorf("want `M N K`, got %d field(s)", len(fields))
 	}
-	if len(fields) > 3 {
-		f := fields[3]
-		if strings.HasPrefix(f.s, "op=") || strings.HasPrefix(f.s, "batch=") {
-			return nil, f.col, fmt.Errorf("column %q is not supported yet: this tilegen tunes row-major NN products only", f.s)
-		}
-		return nil, f.col, fmt.Errorf("unexpected %q after `M N K` (a source goes after '#')", f.s)
-	}
 	var d [3]int
 	for i, f := range fields[:3] {
 		v, err := strconv.ParseInt(f.s, 10, 64)
@@ -139,7 +144,38 @@ func parseLine(text string) (*Entry, int, error) {
 		}
 		d[i] = int(v)
 	}
-	return &Entry{Shape: protocol.Shape{M: d[0], N: d[1], K: d[2]}, Source: source}, 0, nil
+	s := protocol.Shape{M: d[0], N: d[1], K: d[2]}
+	seen := map[string]bool{}
+	for _, f := range fields[3:] {
+		key, val, ok := strings.Cut(f.s, "=")
+		if !ok || (key != "op" && key != "batch" && key != "epilogue") {
+			return nil, f.col, fmt.Errorf("unexpected %q after `M N K`: want op=NN|NT|TN|TT, batch=N or epilogue=NAME (a source goes after '#')", f.s)
+		}
+		if seen[key] {
+			return nil, f.col, fmt.Errorf("%s given twice", key)
+		}
+		seen[key] = true
+		var err error
+		switch key {
+		case "op":
+			s.Op, err = variant.ParseOp(val)
+		case "batch":
+			var b int64
+			if b, err = strconv.ParseInt(val, 10, 64); err != nil || b < 1 || b > results.MaxBatch {
+				err = fmt.Errorf("batch %q: want 1 to %d products", val, results.MaxBatch)
+			}
+			s.Batch = int(b)
+		case "epilogue":
+			s.Epilogue, err = variant.ParseEpilogue(val)
+		}
+		if err != nil {
+			return nil, f.col, err
+		}
+	}
+	if s.Batch > 0 && s.Epilogue != variant.EpiNone {
+		return nil, fields[3].col, fmt.Errorf("a strided batch with an epilogue is not supported")
+	}
+	return &Entry{Shape: s, Source: source}, 0, nil
 }
 
 // Unique returns the distinct shapes of entries in first-seen order.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/variant"
 )
 
 func TestParse(t *testing.T) {
@@ -34,12 +35,45 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestParseColumns: op, batch and epilogue columns, in any order, make the problem they name; a
+// byte-order mark at the start of the file is skipped.
+func TestParseColumns(t *testing.T) {
+	in := "\ufeff4096 4096 1024 op=NT  # x\n512 512 64 batch=64 op=tn\n4096 4096 1024 epilogue=bias_relu_row\n1 2 3 op=NN batch=1\n"
+	got, err := Parse("c.txt", strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []protocol.Shape{
+		{M: 4096, N: 4096, K: 1024, Op: variant.OpNT},
+		{M: 512, N: 512, K: 64, Op: variant.OpTN, Batch: 64},
+		{M: 4096, N: 4096, K: 1024, Epilogue: variant.EpiBiasReluRow},
+		{M: 1, N: 2, K: 3, Batch: 1},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d entries: %+v", len(got), got)
+	}
+	for i := range want {
+		if got[i].Shape != want[i] {
+			t.Errorf("line %d: %+v, want %+v", i+1, got[i].Shape, want[i])
+		}
+	}
+	if got[0].Source != "x" {
+		t.Errorf("source %q", got[0].Source)
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"1 2\n", "f:1:1: want `M N K`, got 2 field(s)"},
 		{"# x\n  0 2 3\n", "f:2:3: M = \"0\": want a positive integer"},
 		{"1 2 3x\n", "f:1:5: K = \"3x\""},
-		{"1 2 3 op=NT\n", "f:1:7: column \"op=NT\" is not supported yet"},
+		{"1 2 3 op=XY\n", "f:1:7: op \"XY\""},
+		{"1 2 3 op=NT op=TN\n", "f:1:13: op given twice"},
+		{"1 2 3 batch=0\n", "f:1:7: batch \"0\": want 1 to 65535"},
+		{"1 2 3 batch=65536\n", "f:1:7: batch"},
+		{"1 2 3 epilogue=bias_tanh\n", "f:1:7: epilogue \"bias_tanh\""},
+		{"1 2 3 batch=2 epilogue=bias_row\n", "f:1:7: a strided batch with an epilogue"},
+		{"1 2 3 NT\n", "f:1:7: unexpected \"NT\""},
 		{"1 2 3 4\n", "f:1:7: unexpected \"4\""},
 		{"1 2 99999999999\n", "f:1:5: K = \"99999999999\""},
 		{"1 2 3\n4 5\n6 -1 2\n", "f:2:1: want `M N K`"},
