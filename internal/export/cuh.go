@@ -20,7 +20,7 @@ type cuhKernel struct {
 	Op, Batched, BX, BY, TR, TC, GZ, Dyn       int
 	MM, NM, KM, LDM                            int
 	// The launch-time split-K rule (variant.SplitRule); all 0 when grid z is fixed.
-	SplitMax, KStep, MinK, BlocksPerSM, WorkspaceFloats int
+	SplitMax, KStep, MinK, BlocksPerSM, Balance, WorkspaceFloats int
 }
 
 // cuhEpi is one fused-epilogue entry of the header.
@@ -147,7 +147,7 @@ func cuhFile(p *Plan) ([]byte, error) {
 			LDM: atLeast1(v.Requires.LDMultiple),
 		}
 		if r := v.Split; r != nil {
-			k.SplitMax, k.KStep, k.MinK, k.BlocksPerSM, k.WorkspaceFloats = r.Max, r.KStep, r.MinK, r.BlocksPerSM, r.WorkspaceFloats
+			k.SplitMax, k.KStep, k.MinK, k.BlocksPerSM, k.Balance, k.WorkspaceFloats = r.Max, r.KStep, r.MinK, r.BlocksPerSM, boolInt(r.Balance), r.WorkspaceFloats
 		}
 		data.Kernels = append(data.Kernels, k)
 	}

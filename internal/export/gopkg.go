@@ -144,7 +144,7 @@ func goDispatch(p *Plan) *jen.File {
 		jen.Id("dynamicShared").Int(),
 		jen.Id("mMultiple").Op(",").Id("nMultiple").Op(",").Id("kMultiple").Op(",").Id("ldMultiple").Int(),
 		jen.Comment("The launch-time split-K rule (splitSlices): splitMax > 0 means grid z is chosen per launch, at most splitMax."),
-		jen.Id("splitMax").Op(",").Id("kStep").Op(",").Id("minK").Op(",").Id("blocksPerSM").Op(",").Id("workspaceFloats").Int(),
+		jen.Id("splitMax").Op(",").Id("kStep").Op(",").Id("minK").Op(",").Id("blocksPerSM").Op(",").Id("balance").Op(",").Id("workspaceFloats").Int(),
 	)
 	f.Line()
 	f.Comment("kernels are the exported variants, sorted by name.")
@@ -164,6 +164,9 @@ func goDispatch(p *Plan) *jen.File {
 			if r := v.Split; r != nil {
 				d[jen.Id("splitMax")], d[jen.Id("kStep")], d[jen.Id("minK")] = jen.Lit(r.Max), jen.Lit(r.KStep), jen.Lit(r.MinK)
 				d[jen.Id("blocksPerSM")], d[jen.Id("workspaceFloats")] = jen.Lit(r.BlocksPerSM), jen.Lit(r.WorkspaceFloats)
+				if r.Balance {
+					d[jen.Id("balance")] = jen.Lit(1)
+				}
 			}
 			g.Values(d)
 		}
@@ -641,14 +644,39 @@ func goSplitRule(f *jen.File) {
 	f.Comment(lineComment("splitSlices is tilegen's launch-time split-K rule: about blocksPerSM blocks per SM over all\n" +
 		"tiles and slices, at most maxSlices, none shorter than minK, each a whole number of kStep, never more\n" +
 		"partial tiles than the kernel's workspace holds; under two slices, one; rounded down so that no slice\n" +
-		"is empty."))
+		"is empty. With balance (variant.SplitRule's balanced): the count, up to four times blocksPerSM blocks per\n" +
+		"SM, whose blocks fill rounds of one block per SM best (a larger count only when more than 1/16 better),\n" +
+		"then multiplied up to blocksPerSM blocks per SM."))
 	f.Func().Id("splitSlices").Params(jen.List(id("tiles"), id("tileFloats"), id("k"), id("sms"), id("maxSlices"), id("kStep"), id("minK"),
-		id("blocksPerSM"), id("workspaceFloats")).Int()).Int().Block(
+		id("blocksPerSM"), id("balance"), id("workspaceFloats")).Int()).Int().Block(
 		jen.If(id("tiles").Op("<").Lit(1).Op("||").Id("tileFloats").Op("<").Lit(1).Op("||").Id("k").Op("<").Lit(1)).Block(jen.Return(jen.Lit(1))),
 		jen.List(id("sms"), id("kStep"), id("minK")).Op("=").List(jen.Max(id("sms"), jen.Lit(1)), jen.Max(id("kStep"), jen.Lit(1)), jen.Max(id("minK"), jen.Lit(1))),
 		id("steps").Op(":=").Parens(id("k").Op("+").Id("kStep").Op("-").Lit(1)).Op("/").Id("kStep"),
-		id("z").Op(":=").Min(jen.Parens(id("blocksPerSM").Op("*").Id("sms").Op("+").Id("tiles").Op("-").Lit(1)).Op("/").Id("tiles"),
-			id("maxSlices"), id("steps"), id("k").Op("/").Id("minK"), id("workspaceFloats").Op("/").Parens(id("tiles").Op("*").Id("tileFloats"))),
+		id("zmax").Op(":=").Min(id("maxSlices"), id("steps"), id("k").Op("/").Id("minK"), id("workspaceFloats").Op("/").Parens(id("tiles").Op("*").Id("tileFloats"))),
+		jen.If(id("balance").Op("!=").Lit(0)).Block(
+			id("target").Op(":=").Int64().Call(jen.Max(id("blocksPerSM"), jen.Lit(1))).Op("*").Int64().Call(id("sms")),
+			jen.List(id("t"), id("s")).Op(":=").List(jen.Int64().Call(id("tiles")), jen.Int64().Call(id("sms"))),
+			id("zmax").Op("=").Int().Call(jen.Min(jen.Int64().Call(id("zmax")), jen.Parens(jen.Lit(4).Op("*").Id("target").Op("+").Id("t").Op("-").Lit(1)).Op("/").Id("t"))),
+			jen.List(id("best"), id("bestBlocks"), id("bestCap")).Op(":=").List(jen.Lit(1), id("t"), jen.Parens(id("t").Op("+").Id("s").Op("-").Lit(1)).Op("/").Id("s").Op("*").Id("s")),
+			jen.For(id("z").Op(":=").Lit(2), id("z").Op("<=").Id("zmax"), id("z").Op("++")).Block(
+				id("p").Op(":=").Parens(id("steps").Op("+").Id("z").Op("-").Lit(1)).Op("/").Id("z"),
+				id("zz").Op(":=").Parens(id("steps").Op("+").Id("p").Op("-").Lit(1)).Op("/").Id("p"),
+				id("blocks").Op(":=").Id("t").Op("*").Int64().Call(id("zz")),
+				id("capacity").Op(":=").Parens(id("blocks").Op("+").Id("s").Op("-").Lit(1)).Op("/").Id("s").Op("*").Id("s"),
+				jen.If(id("blocks").Op("*").Id("bestCap").Op("*").Lit(16).Op(">").Id("bestBlocks").Op("*").Id("capacity").Op("*").Lit(17)).Block(
+					jen.List(id("best"), id("bestBlocks"), id("bestCap")).Op("=").List(id("zz"), id("blocks"), id("capacity")),
+				),
+			),
+			jen.If(id("f").Op(":=").Int().Call(id("target").Op("/").Id("bestBlocks")), id("f").Op(">").Lit(1)).Block(
+				id("f").Op("=").Min(id("f"), id("zmax").Op("/").Id("best")),
+				jen.If(id("f").Op(">").Lit(1)).Block(
+					id("p").Op(":=").Parens(id("steps").Op("+").Id("best").Op("*").Id("f").Op("-").Lit(1)).Op("/").Parens(id("best").Op("*").Id("f")),
+					id("best").Op("=").Parens(id("steps").Op("+").Id("p").Op("-").Lit(1)).Op("/").Id("p"),
+				),
+			),
+			jen.Return(id("best")),
+		),
+		id("z").Op(":=").Min(jen.Parens(id("blocksPerSM").Op("*").Id("sms").Op("+").Id("tiles").Op("-").Lit(1)).Op("/").Id("tiles"), id("zmax")),
 		jen.If(id("z").Op("<").Lit(2)).Block(jen.Return(jen.Lit(1))),
 		id("per").Op(":=").Parens(id("steps").Op("+").Id("z").Op("-").Lit(1)).Op("/").Id("z"),
 		jen.Return(jen.Parens(id("steps").Op("+").Id("per").Op("-").Lit(1)).Op("/").Id("per")),
@@ -671,7 +699,7 @@ func launchGrid() []jen.Code {
 		jen.If(jen.Id("kn").Dot("splitMax").Op(">").Lit(0)).Block(
 			jen.Id("grid").Index(jen.Lit(2)).Op("=").Id("splitSlices").Call(jen.Id("grid").Index(jen.Lit(0)).Op("*").Id("grid").Index(jen.Lit(1)),
 				jen.Id("kn").Dot("tileRows").Op("*").Id("kn").Dot("tileCols"), jen.Id("k"), jen.Id("ks").Dot("sms"), jen.Id("kn").Dot("splitMax"),
-				jen.Id("kn").Dot("kStep"), jen.Id("kn").Dot("minK"), jen.Id("kn").Dot("blocksPerSM"), jen.Id("kn").Dot("workspaceFloats")),
+				jen.Id("kn").Dot("kStep"), jen.Id("kn").Dot("minK"), jen.Id("kn").Dot("blocksPerSM"), jen.Id("kn").Dot("balance"), jen.Id("kn").Dot("workspaceFloats")),
 		),
 	}
 }

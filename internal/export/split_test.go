@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,6 +38,10 @@ func splitCases() []splitCase {
 		{Max: 7, KStep: 3, MinK: 5, BlocksPerSM: 3, WorkspaceFloats: 1000},
 		{Max: 16, KStep: 8, MinK: 100000, BlocksPerSM: 2, WorkspaceFloats: 4096},
 	}
+	for _, r := range slices.Clone(rules) {
+		r.Balance = true
+		rules = append(rules, r)
+	}
 	for _, r := range rules {
 		for _, tiles := range []int{1, 2, 3, 16, 132, 1000, 65535 * 4096} {
 			for _, tf := range []int{1, 32, 1024, 16384} {
@@ -52,15 +57,19 @@ func splitCases() []splitCase {
 	pick := func(hi int) int { return 1 + int(rng.Int64N(int64(hi))) }
 	for range 20000 {
 		r := variant.SplitRule{Max: 1 + pick(1024), KStep: pick(128), MinK: pick(1 << 14), BlocksPerSM: pick(32),
-			WorkspaceFloats: pick(1 << 24)}
+			WorkspaceFloats: pick(1 << 24), Balance: rng.IntN(2) == 1}
 		cs = append(cs, splitCase{r, pick(1 << 12), pick(1 << 14), pick(1 << 21), rng.IntN(200)})
 	}
 	return cs
 }
 
 func (c splitCase) line() string {
-	return fmt.Sprintf("%d %d %d %d %d %d %d %d %d", c.tiles, c.tileFloats, c.k, c.sms, c.r.Max, c.r.KStep, c.r.MinK,
-		c.r.BlocksPerSM, c.r.WorkspaceFloats)
+	b := 0
+	if c.r.Balance {
+		b = 1
+	}
+	return fmt.Sprintf("%d %d %d %d %d %d %d %d %d %d", c.tiles, c.tileFloats, c.k, c.sms, c.r.Max, c.r.KStep, c.r.MinK,
+		c.r.BlocksPerSM, b, c.r.WorkspaceFloats)
 }
 
 // runRule feeds the cases, one per line, to the program bin (or the command) and returns its
@@ -125,9 +134,9 @@ func TestSplitRuleAgrees(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src := "#include <stdio.h>\n\n" + rule + "\n\nint main()\n{\n    long long v[9];\n" +
-			"    while (scanf(\"%lld %lld %lld %lld %lld %lld %lld %lld %lld\", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8]) == 9)\n" +
-			"        printf(\"%d\\n\", tg_split_slices(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]));\n    return 0;\n}\n"
+		src := "#include <stdio.h>\n\n" + rule + "\n\nint main()\n{\n    long long v[10];\n" +
+			"    while (scanf(\"%lld %lld %lld %lld %lld %lld %lld %lld %lld %lld\", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]) == 10)\n" +
+			"        printf(\"%d\\n\", tg_split_slices(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]));\n    return 0;\n}\n"
 		if err := os.WriteFile(filepath.Join(dir, "rule.cpp"), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -145,13 +154,13 @@ func TestSplitRuleAgrees(t *testing.T) {
 		f.Func().Id("main").Params().Block(
 			jen.Id("in").Op(":=").Qual("bufio", "NewScanner").Call(jen.Qual("os", "Stdin")),
 			jen.For(jen.Id("in").Dot("Scan").Call()).Block(
-				jen.Var().Id("v").Index(jen.Lit(9)).Int(),
+				jen.Var().Id("v").Index(jen.Lit(10)).Int(),
 				jen.For(jen.List(jen.Id("i"), jen.Id("s")).Op(":=").Range().Qual("strings", "Fields").Call(jen.Id("in").Dot("Text").Call())).Block(
 					jen.List(jen.Id("v").Index(jen.Id("i")), jen.Id("_")).Op("=").Qual("strconv", "Atoi").Call(jen.Id("s")),
 				),
 				jen.Qual("fmt", "Println").Call(jen.Id("splitSlices").Call(jen.Id("v").Index(jen.Lit(0)), jen.Id("v").Index(jen.Lit(1)),
 					jen.Id("v").Index(jen.Lit(2)), jen.Id("v").Index(jen.Lit(3)), jen.Id("v").Index(jen.Lit(4)), jen.Id("v").Index(jen.Lit(5)),
-					jen.Id("v").Index(jen.Lit(6)), jen.Id("v").Index(jen.Lit(7)), jen.Id("v").Index(jen.Lit(8)))),
+					jen.Id("v").Index(jen.Lit(6)), jen.Id("v").Index(jen.Lit(7)), jen.Id("v").Index(jen.Lit(8)), jen.Id("v").Index(jen.Lit(9)))),
 			),
 		)
 		mod := filepath.Join(dir, "gomod")
@@ -178,7 +187,7 @@ func TestSplitRuleAgrees(t *testing.T) {
 // TestSplitRuleProperties: the rule's promises, on the same inputs: between 1 and Max slices, none
 // empty (with per = ⌈steps/z⌉, the last slice starts before K), never more partial tiles than the
 // workspace holds, no slice (but the last) shorter than MinK unless a single step already is, and
-// one slice when only one fits.
+// one slice when only one fits; at most the blocks the rule aims for (four times that under Balance).
 func TestSplitRuleProperties(t *testing.T) {
 	for _, c := range splitCases() {
 		r := c.r
@@ -197,8 +206,10 @@ func TestSplitRuleProperties(t *testing.T) {
 			t.Errorf("%s: %d slices overflow the workspace", c.line(), z)
 		case c.k/z < r.MinK:
 			t.Errorf("%s: %d slices of K=%d are shorter than min_k %d", c.line(), z, c.k, r.MinK)
-		case z > max(c.sms, 1)*r.BlocksPerSM/c.tiles+1:
+		case !r.Balance && z > max(c.sms, 1)*r.BlocksPerSM/c.tiles+1:
 			t.Errorf("%s: %d slices exceed the blocks the rule aims for", c.line(), z)
+		case r.Balance && z > 4*max(c.sms, 1)*r.BlocksPerSM/c.tiles+1:
+			t.Errorf("%s: %d slices exceed four times the blocks the balancing rule aims for", c.line(), z)
 		}
 	}
 }

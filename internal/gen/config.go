@@ -142,11 +142,13 @@ var (
 	familyKeys   = []string{"name", "template", "doc", "variant_name", "traffic_model", "seed", "ops", "batched", "epilogues", "precision", "params", "constraints", "geometry", "dynamic_shared_ok", "warp_multiple", "requires"}
 	geometryKeys = []string{"block_x", "block_y", "tile_rows", "tile_cols", "grid_z", "split", "shared_bytes", "dynamic_shared"}
 	// splitKeys are the fields of geometry.split, the launch-time split-K rule of grid_z: auto
-	// (variant.SplitRule); all are required.
-	splitKeys    = []string{"max", "k_step", "min_k", "blocks_per_sm", "workspace_floats"}
-	requiredGeom = map[string]bool{"block_x": true, "block_y": true, "tile_rows": true, "tile_cols": true}
-	requiresKeys = []string{"m_multiple", "n_multiple", "k_multiple", "ld_multiple"}
-	constraintK  = []string{"expr", "reason"}
+	// (variant.SplitRule); all but splitOptional are required. balance is a boolean expression
+	// (variant.SplitRule.Balance: slices that fill the SMs, blocks_per_sm the occupancy target).
+	splitKeys     = []string{"max", "k_step", "min_k", "blocks_per_sm", "workspace_floats", "balance"}
+	splitOptional = []string{"balance"}
+	requiredGeom  = map[string]bool{"block_x": true, "block_y": true, "tile_rows": true, "tile_cols": true}
+	requiresKeys  = []string{"m_multiple", "n_multiple", "k_multiple", "ld_multiple"}
+	constraintK   = []string{"expr", "reason"}
 )
 
 // LoadConfig parses variants.yaml content strictly: unknown keys, duplicate keys, wrong value types,
@@ -462,8 +464,8 @@ func (d *diags) split(f *Family, n *yaml.Node, env map[string]any, what string) 
 	f.Split = map[string]*Expr{}
 	for _, key := range splitKeys {
 		if vn, ok := sf[key]; ok {
-			f.Split[key] = d.expr(vn, env, what+"."+key, false)
-		} else {
+			f.Split[key] = d.expr(vn, env, what+"."+key, key == "balance")
+		} else if !contains(splitOptional, key) {
 			d.missing(n, what, key)
 		}
 	}

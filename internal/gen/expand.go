@@ -395,6 +395,13 @@ func expandOne(file string, f *Family, ax axis, vals []int) (*Planned, *Pruned, 
 				return nil, nil, err
 			}
 		}
+		if e, ok := f.Split["balance"]; ok {
+			b, berr := e.Bool(env)
+			if berr != nil {
+				return nil, nil, errAt(file, e.Node, "%s: balance: %v", where(), berr)
+			}
+			r.Balance = b
+		}
 		v.Split, v.GridZ = r, r.Max
 	}
 	shared, err := eval(g, "shared_bytes", 0, 0, maxSharedBytes)

@@ -393,6 +393,26 @@ func TestGridZAuto(t *testing.T) {
 			t.Errorf("got %v\nwant %s", err, c.want)
 		}
 	}
+	// balance, optional, is a boolean expression: the balancing rule where it holds.
+	bal, err := loadAndExpand(edit(t, auto, `workspace_floats: 1048576}`, `workspace_floats: 1048576, balance: "W > 8"}`), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb := 0
+	for _, p := range bal.Variants {
+		if p.V.Split.Balance != (p.P["W"] > 8) {
+			t.Errorf("%s: balance %v with W = %d", p.V.Name, p.V.Split.Balance, p.P["W"])
+		}
+		if p.V.Split.Balance {
+			nb++
+		}
+	}
+	if nb == 0 || nb == len(bal.Variants) {
+		t.Errorf("balance \"W > 8\" holds for %d of %d variants; want some, not all", nb, len(bal.Variants))
+	}
+	if _, err := LoadConfig("f.yaml", []byte(edit(t, auto, `workspace_floats: 1048576}`, `workspace_floats: 1048576, balance: "W + 1"}`))); err == nil {
+		t.Error("a numeric balance expression accepted")
+	}
 	// Values out of range are expansion errors naming the expression.
 	if _, err := loadAndExpand(edit(t, auto, `max: "W * 4"`, `max: "W - 8"`), 0); err == nil ||
 		!strings.Contains(err.Error(), "max = 0 (W - 8) is outside [2, 65535]") {

@@ -91,7 +91,7 @@ type kernel struct {
 	dynamicShared                               int
 	mMultiple, nMultiple, kMultiple, ldMultiple int
 	// The launch-time split-K rule (splitSlices): splitMax > 0 means grid z is chosen per launch, at most splitMax.
-	splitMax, kStep, minK, blocksPerSM, workspaceFloats int
+	splitMax, kStep, minK, blocksPerSM, balance, workspaceFloats int
 }
 
 // kernels are the exported variants, sorted by name.
@@ -2149,14 +2149,40 @@ func storedWidth(t bool, transposed, plain int) int {
 // splitSlices is tilegen's launch-time split-K rule: about blocksPerSM blocks per SM over all
 // tiles and slices, at most maxSlices, none shorter than minK, each a whole number of kStep, never more
 // partial tiles than the kernel's workspace holds; under two slices, one; rounded down so that no slice
-// is empty.
-func splitSlices(tiles, tileFloats, k, sms, maxSlices, kStep, minK, blocksPerSM, workspaceFloats int) int {
+// is empty. With balance (variant.SplitRule's balanced): the count, up to four times blocksPerSM blocks per
+// SM, whose blocks fill rounds of one block per SM best (a larger count only when more than 1/16 better),
+// then multiplied up to blocksPerSM blocks per SM.
+func splitSlices(tiles, tileFloats, k, sms, maxSlices, kStep, minK, blocksPerSM, balance, workspaceFloats int) int {
 	if tiles < 1 || tileFloats < 1 || k < 1 {
 		return 1
 	}
 	sms, kStep, minK = max(sms, 1), max(kStep, 1), max(minK, 1)
 	steps := (k + kStep - 1) / kStep
-	z := min((blocksPerSM*sms+tiles-1)/tiles, maxSlices, steps, k/minK, workspaceFloats/(tiles*tileFloats))
+	zmax := min(maxSlices, steps, k/minK, workspaceFloats/(tiles*tileFloats))
+	if balance != 0 {
+		target := int64(max(blocksPerSM, 1)) * int64(sms)
+		t, s := int64(tiles), int64(sms)
+		zmax = int(min(int64(zmax), (4*target+t-1)/t))
+		best, bestBlocks, bestCap := 1, t, (t+s-1)/s*s
+		for z := 2; z <= zmax; z++ {
+			p := (steps + z - 1) / z
+			zz := (steps + p - 1) / p
+			blocks := t * int64(zz)
+			capacity := (blocks + s - 1) / s * s
+			if blocks*bestCap*16 > bestBlocks*capacity*17 {
+				best, bestBlocks, bestCap = zz, blocks, capacity
+			}
+		}
+		if f := int(target / bestBlocks); f > 1 {
+			f = min(f, zmax/best)
+			if f > 1 {
+				p := (steps + best*f - 1) / (best * f)
+				best = (steps + p - 1) / p
+			}
+		}
+		return best
+	}
+	z := min((blocksPerSM*sms+tiles-1)/tiles, zmax)
 	if z < 2 {
 		return 1
 	}

@@ -99,7 +99,7 @@ func (ks *Kernels) SgemmOp(op Op, m, n, k int, alpha float32, a uintptr, lda int
 	kn := &kernels[i]
 	grid := [3]int{(n + kn.tileCols - 1) / kn.tileCols, (m + kn.tileRows - 1) / kn.tileRows, kn.gridZ}
 	if kn.splitMax > 0 {
-		grid[2] = splitSlices(grid[0]*grid[1], kn.tileRows*kn.tileCols, k, ks.sms, kn.splitMax, kn.kStep, kn.minK, kn.blocksPerSM, kn.workspaceFloats)
+		grid[2] = splitSlices(grid[0]*grid[1], kn.tileRows*kn.tileCols, k, ks.sms, kn.splitMax, kn.kStep, kn.minK, kn.blocksPerSM, kn.balance, kn.workspaceFloats)
 	}
 	if err := launch(ks.fns[i], grid, [2]int{kn.blockX, kn.blockY}, kn.dynamicShared, stream, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); err != nil {
 		return fmt.Errorf("tgsgemm: launch %s: %w", kn.name, err)
@@ -164,7 +164,7 @@ func (ks *Kernels) SgemmEpilogue(epi Epilogue, m, n, k int, alpha float32, a uin
 	}
 	grid := [3]int{(n + kn.tileCols - 1) / kn.tileCols, (m + kn.tileRows - 1) / kn.tileRows, kn.gridZ}
 	if kn.splitMax > 0 {
-		grid[2] = splitSlices(grid[0]*grid[1], kn.tileRows*kn.tileCols, k, ks.sms, kn.splitMax, kn.kStep, kn.minK, kn.blocksPerSM, kn.workspaceFloats)
+		grid[2] = splitSlices(grid[0]*grid[1], kn.tileRows*kn.tileCols, k, ks.sms, kn.splitMax, kn.kStep, kn.minK, kn.blocksPerSM, kn.balance, kn.workspaceFloats)
 	}
 	if err := launchBias(ks.fns[i], grid, [2]int{kn.blockX, kn.blockY}, kn.dynamicShared, stream, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias); err != nil {
 		return fmt.Errorf("tgsgemm: launch %s: %w", kn.name, err)

@@ -25164,7 +25164,8 @@ struct tgsgemm_kernel_info {
     int m_multiple, n_multiple, k_multiple, ld_multiple;
     // Launch-time split-K rule (tgsgemm_split_slices): split_max > 0 means grid z is chosen per
     // launch from the shape and the device's SM count (at most split_max); 0 means grid_z is fixed.
-    int split_max, k_step, min_k, blocks_per_sm;
+    // balance: 1 chooses the slices that fill the SMs' blocks_per_sm slots best.
+    int split_max, k_step, min_k, blocks_per_sm, balance;
     long long workspace_floats;
 };
 
@@ -25172,35 +25173,35 @@ struct tgsgemm_kernel_info {
 inline const tgsgemm_kernel_info* tgsgemm_kernels(int* count)
 {
     static const tgsgemm_kernel_info table[] = {
-        {"micro1d_t32_r4", (const void*)micro1d_t32_r4, 0, 0, 32, 8, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"micro1d_t32_r8", (const void*)micro1d_t32_r8, 0, 0, 32, 4, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"micro1d_t64_r16", (const void*)micro1d_t64_r16, 0, 0, 64, 4, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"micro1d_t64_r8", (const void*)micro1d_t64_r8, 0, 0, 64, 8, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_128x256x16_w32_t8x16_p0_f1_s4_b1", (const void*)regtile_128x256x16_w32_t8x16_p0_f1_s4_b1, 0, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_col", (const void*)regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_col, 0, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_row", (const void*)regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_row, 0, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_relu_row", (const void*)regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_relu_row, 0, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_col", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_col, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_col", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_col, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_row", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_row, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn, 2, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt", (const void*)regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt, 3, 0, 256, 1, 256, 128, 1, 50176, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt", (const void*)regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt, 1, 0, 256, 1, 256, 128, 1, 58624, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_128x128x16_w32_t8x8_p0_f1_s1_b1_nt_sb", (const void*)regtile_128x128x16_w32_t8x8_p0_f1_s1_b1_nt_sb, 1, 1, 256, 1, 128, 128, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_128x128x16_w64_t8x8_p0_f1_s1_b1_nt_sb", (const void*)regtile_128x128x16_w64_t8x8_p0_f1_s1_b1_nt_sb, 1, 1, 256, 1, 128, 128, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_128x64x16_w32_t8x8_p0_f1_s1_b1_tt_sb", (const void*)regtile_128x64x16_w32_t8x8_p0_f1_s1_b1_tt_sb, 3, 1, 128, 1, 128, 64, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_128x64x16_w32_t8x8_p0_f1_s2_b1_sb", (const void*)regtile_128x64x16_w32_t8x8_p0_f1_s2_b1_sb, 0, 1, 128, 1, 128, 64, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_128x64x16_w64_t8x8_p0_f1_s2_b1_tn_sb", (const void*)regtile_128x64x16_w64_t8x8_p0_f1_s2_b1_tn_sb, 2, 1, 128, 1, 128, 64, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_64x128x16_w32_t8x8_p0_f1_s2_b1_sb", (const void*)regtile_64x128x16_w32_t8x8_p0_f1_s2_b1_sb, 0, 1, 128, 1, 64, 128, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_64x128x16_w64_t8x8_p0_f1_s2_b1_sb", (const void*)regtile_64x128x16_w64_t8x8_p0_f1_s2_b1_sb, 0, 1, 128, 1, 64, 128, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_64x64x16_w32_t4x4_p0_f1_s1_b1_tt_sb", (const void*)regtile_64x64x16_w32_t4x4_p0_f1_s1_b1_tt_sb, 3, 1, 256, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_nt_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_nt_sb, 1, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_tt_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_tt_sb, 3, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_sb, 0, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_tn_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_tn_sb, 2, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_64x64x32_w32_t8x4_p0_f1_s2_b1_tn_sb", (const void*)regtile_64x64x32_w32_t8x4_p0_f1_s2_b1_tn_sb, 2, 1, 128, 1, 64, 64, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_nt_sb", (const void*)regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_nt_sb, 1, 1, 128, 1, 64, 64, 1, 8192, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
-        {"regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_tt_sb", (const void*)regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_tt_sb, 3, 1, 128, 1, 64, 64, 1, 8192, 1, 1, 1, 1, 0, 0, 0, 0, 0LL},
+        {"micro1d_t32_r4", (const void*)micro1d_t32_r4, 0, 0, 32, 8, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"micro1d_t32_r8", (const void*)micro1d_t32_r8, 0, 0, 32, 4, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"micro1d_t64_r16", (const void*)micro1d_t64_r16, 0, 0, 64, 4, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"micro1d_t64_r8", (const void*)micro1d_t64_r8, 0, 0, 64, 8, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_128x256x16_w32_t8x16_p0_f1_s4_b1", (const void*)regtile_128x256x16_w32_t8x16_p0_f1_s4_b1, 0, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_col", (const void*)regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_col, 0, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_row", (const void*)regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_row, 0, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_relu_row", (const void*)regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_relu_row, 0, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_col", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_col, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_col", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_col, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_row", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_row, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn, 2, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt", (const void*)regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt, 3, 0, 256, 1, 256, 128, 1, 50176, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt", (const void*)regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt, 1, 0, 256, 1, 256, 128, 1, 58624, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_128x128x16_w32_t8x8_p0_f1_s1_b1_nt_sb", (const void*)regtile_128x128x16_w32_t8x8_p0_f1_s1_b1_nt_sb, 1, 1, 256, 1, 128, 128, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_128x128x16_w64_t8x8_p0_f1_s1_b1_nt_sb", (const void*)regtile_128x128x16_w64_t8x8_p0_f1_s1_b1_nt_sb, 1, 1, 256, 1, 128, 128, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_128x64x16_w32_t8x8_p0_f1_s1_b1_tt_sb", (const void*)regtile_128x64x16_w32_t8x8_p0_f1_s1_b1_tt_sb, 3, 1, 128, 1, 128, 64, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_128x64x16_w32_t8x8_p0_f1_s2_b1_sb", (const void*)regtile_128x64x16_w32_t8x8_p0_f1_s2_b1_sb, 0, 1, 128, 1, 128, 64, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_128x64x16_w64_t8x8_p0_f1_s2_b1_tn_sb", (const void*)regtile_128x64x16_w64_t8x8_p0_f1_s2_b1_tn_sb, 2, 1, 128, 1, 128, 64, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_64x128x16_w32_t8x8_p0_f1_s2_b1_sb", (const void*)regtile_64x128x16_w32_t8x8_p0_f1_s2_b1_sb, 0, 1, 128, 1, 64, 128, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_64x128x16_w64_t8x8_p0_f1_s2_b1_sb", (const void*)regtile_64x128x16_w64_t8x8_p0_f1_s2_b1_sb, 0, 1, 128, 1, 64, 128, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_64x64x16_w32_t4x4_p0_f1_s1_b1_tt_sb", (const void*)regtile_64x64x16_w32_t4x4_p0_f1_s1_b1_tt_sb, 3, 1, 256, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_nt_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_nt_sb, 1, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_tt_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_tt_sb, 3, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_sb, 0, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_tn_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_tn_sb, 2, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_64x64x32_w32_t8x4_p0_f1_s2_b1_tn_sb", (const void*)regtile_64x64x32_w32_t8x4_p0_f1_s2_b1_tn_sb, 2, 1, 128, 1, 64, 64, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_nt_sb", (const void*)regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_nt_sb, 1, 1, 128, 1, 64, 64, 1, 8192, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_tt_sb", (const void*)regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_tt_sb, 3, 1, 128, 1, 64, 64, 1, 8192, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
     };
     if (count) *count = (int)(sizeof(table) / sizeof(table[0]));
     return table;
@@ -25228,20 +25229,43 @@ inline int tgsgemm_supports(int i, long long M, long long N, long long K, long l
 // has the same rule, and tilegen tests that all three agree): about blocks_per_sm blocks per SM over
 // all tiles and slices, at most max_slices, none shorter than min_k, each a whole number of k_step,
 // never more partial tiles than the kernel's workspace holds; under two slices, one; rounded down
-// so that no slice is empty.
+// so that no slice is empty. With balance (variant.SplitRule's balanced): the count, up to four times
+// blocks_per_sm blocks per SM, whose blocks fill rounds of one block per SM best (a larger count only
+// when more than 1/16 better), then multiplied up to blocks_per_sm blocks per SM.
 inline int tgsgemm_split_slices(long long tiles, long long tile_floats, long long K, long long sms, long long max_slices,
-                              long long k_step, long long min_k, long long blocks_per_sm, long long workspace_floats)
+                              long long k_step, long long min_k, long long blocks_per_sm, long long balance,
+                              long long workspace_floats)
 {
     if (tiles < 1 || tile_floats < 1 || K < 1) return 1;
     if (sms < 1) sms = 1;
     if (k_step < 1) k_step = 1;
     if (min_k < 1) min_k = 1;
     const long long steps = (K + k_step - 1) / k_step;
+    long long zmax = max_slices;
+    if (zmax > steps) zmax = steps;
+    if (zmax > K / min_k) zmax = K / min_k;
+    if (zmax > workspace_floats / (tiles * tile_floats)) zmax = workspace_floats / (tiles * tile_floats);
+    if (balance) {
+        const long long target = (blocks_per_sm < 1 ? 1 : blocks_per_sm) * sms;
+        if (zmax > (4 * target + tiles - 1) / tiles) zmax = (4 * target + tiles - 1) / tiles;
+        long long best = 1, best_blocks = tiles, best_cap = (tiles + sms - 1) / sms * sms;
+        for (long long z = 2; z <= zmax; z++) {
+            const long long p = (steps + z - 1) / z, zz = (steps + p - 1) / p;
+            const long long blocks = tiles * zz, cap = (blocks + sms - 1) / sms * sms;
+            if (blocks * best_cap * 16 > best_blocks * cap * 17) best = zz, best_blocks = blocks, best_cap = cap;
+        }
+        long long f = target / best_blocks;
+        if (f > 1) {
+            if (f > zmax / best) f = zmax / best;
+            if (f > 1) {
+                const long long p = (steps + best * f - 1) / (best * f);
+                best = (steps + p - 1) / p;
+            }
+        }
+        return (int)best;
+    }
     long long z = (blocks_per_sm * sms + tiles - 1) / tiles;
-    if (z > max_slices) z = max_slices;
-    if (z > steps) z = steps;
-    if (z > K / min_k) z = K / min_k;
-    if (z > workspace_floats / (tiles * tile_floats)) z = workspace_floats / (tiles * tile_floats);
+    if (z > zmax) z = zmax;
     if (z < 2) return 1;
     const long long per = (steps + z - 1) / z;
     return (int)((steps + per - 1) / per);
@@ -25279,7 +25303,7 @@ inline int tgsgemm_grid_z(const tgsgemm_kernel_info* k, long long M, long long N
     if (k->split_max <= 0) return k->grid_z;
     const long long tiles = ((N + k->tile_cols - 1) / k->tile_cols) * ((M + k->tile_rows - 1) / k->tile_rows);
     return tgsgemm_split_slices(tiles, (long long)k->tile_rows * k->tile_cols, K, tgsgemm_sm_count(), k->split_max,
-                                  k->k_step, k->min_k, k->blocks_per_sm, k->workspace_floats);
+                                  k->k_step, k->min_k, k->blocks_per_sm, k->balance, k->workspace_floats);
 }
 
 struct tgsgemm_class_info {
