@@ -1,8 +1,10 @@
 package dispatch
 
 import (
+	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 
 	"tilegen/internal/protocol"
@@ -404,5 +406,47 @@ func TestOverflowingGridNotPicked(t *testing.T) {
 	}
 	if a, _, _ := m.score(nil, nil, log2s(protoShape(150000, 1, 64)), w, sa, sm, p, -1); a != 1 {
 		t.Errorf("150000x1x64: picks %s, want rows4 (measured fastest around it, its grid fits)", ks[a].Name)
+	}
+}
+
+// TestRareWinnerIsCandidate: a kernel fastest on one training shape only stays a candidate when
+// more than MaxCandidates kernels come near the fastest on many shapes (a regime class of few
+// shapes keeps its winners).
+func TestRareWinnerIsCandidate(t *testing.T) {
+	var ks []Kernel
+	for j := range MaxCandidates + 6 {
+		ks = append(ks, Kernel{Name: fmt.Sprintf("k%02d", j), TileRows: 64, TileCols: 64, GridZ: 1, Supports: anyShape, General: true, Robust: true})
+	}
+	rare := len(ks) - 1
+	var shapes []protocol.Shape
+	var ratio [][]float64
+	for i := range 10 {
+		shapes = append(shapes, protoShape(1024+64*i, 1024, 1024))
+		row := make([]float64, len(ks))
+		for j := range ks {
+			row[j] = 1.0 - 0.0001*float64(j) // all within 5 % of k00
+		}
+		row[rare] = 0.1
+		ratio = append(ratio, row)
+	}
+	shapes = append(shapes, protoShape(4096, 1, 4096))
+	row := make([]float64, len(ks))
+	for j := range ks {
+		row[j] = 0.2
+	}
+	row[rare] = 1.5
+	ratio = append(ratio, row)
+	d := constData(ks, shapes, ratio)
+	train := make([]int, len(shapes))
+	for i := range train {
+		train[i] = i
+	}
+	def, err := d.chooseDefault(train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cand := d.chooseCandidates(train, def)
+	if len(cand) != MaxCandidates || !slices.Contains(cand, rare) {
+		t.Errorf("%d candidates, the one fastest on 4096x1x4096 among them: %v", len(cand), slices.Contains(cand, rare))
 	}
 }

@@ -410,9 +410,12 @@ func (d *Data) chooseDefault(train []int) (int, error) {
 // chooseCandidates lists the kernels within nearWinner of the best on some training shape, most
 // such shapes first, at most MaxCandidates with the default, returned ascending.
 func (d *Data) chooseCandidates(train []int, def int) []int {
-	count := map[int]int{}
+	count, wins := map[int]int{}, map[int]int{}
 	for _, i := range train {
-		b := d.best(i)
+		b, at := d.bestKernel(i)
+		if at >= 0 {
+			wins[at]++
+		}
 		for j, t := range d.Times[i] {
 			if t > 0 && d.Samples[i].CublasMS/t*nearWinner >= b {
 				count[j]++
@@ -425,7 +428,16 @@ func (d *Data) chooseCandidates(train []int, def int) []int {
 			ks = append(ks, j)
 		}
 	}
+	// The fastest kernel of some training shape first (most such shapes first), then the others by
+	// how many shapes they come within nearWinner of the fastest on: a regime class of few shapes
+	// keeps its winners however many kernels the others bring.
 	sort.Slice(ks, func(a, b int) bool {
+		if wa, wb := wins[ks[a]] > 0, wins[ks[b]] > 0; wa != wb {
+			return wa
+		}
+		if wins[ks[a]] != wins[ks[b]] {
+			return wins[ks[a]] > wins[ks[b]]
+		}
 		if count[ks[a]] != count[ks[b]] {
 			return count[ks[a]] > count[ks[b]]
 		}
