@@ -258,40 +258,35 @@ extern "C" __global__ void __launch_bounds__(128) gemvng_n1_r4_u2_w1_g8(int M, i
                                    rowok && kk + 3 < kEnd ? __ldg(arow + kk + 3) : 0.0f);
             }
         }
-        // Guards instead of breaks, and the four k of a float4 by name: loops that leave early, or an
-        // array indexed by their counter, are not unrolled by every nvcc (nvcc 13 put them in local
-        // memory and ran 8192x4x8192 1.37x slower than nvcc 11.8's code).
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             const int kk = k + u * KSTEP;
-            if (kk < kEnd) {
-                if (NT == 1 && vcol && kk + 3 < kEnd) {
-                    const float4 b = __ldg(reinterpret_cast<const float4*>(B + kk));
-                    acc[0] = fmaf(a[u].x, b.x, acc[0]);
-                    acc[0] = fmaf(a[u].y, b.y, acc[0]);
-                    acc[0] = fmaf(a[u].z, b.z, acc[0]);
-                    acc[0] = fmaf(a[u].w, b.w, acc[0]);
+            if (kk >= kEnd) break;
+            const float av[4] = {a[u].x, a[u].y, a[u].z, a[u].w};
+            if (NT == 1 && vcol && kk + 3 < kEnd) {
+                const float4 b = __ldg(reinterpret_cast<const float4*>(B + kk));
+                acc[0] = fmaf(av[0], b.x, acc[0]);
+                acc[0] = fmaf(av[1], b.y, acc[0]);
+                acc[0] = fmaf(av[2], b.z, acc[0]);
+                acc[0] = fmaf(av[3], b.w, acc[0]);
+                continue;
+            }
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                if (kk + e >= kEnd) break;
+                const float* const brow = B + (size_t)(kk + e) * ldb + n0;
+                if (vb) {
+#pragma unroll
+                    for (int q = 0; q < NT / 4; ++q) {
+                        const float4 bq = __ldg(reinterpret_cast<const float4*>(brow) + q);
+                        acc[4 * q] = fmaf(av[e], bq.x, acc[4 * q]);
+                        acc[4 * q + 1] = fmaf(av[e], bq.y, acc[4 * q + 1]);
+                        acc[4 * q + 2] = fmaf(av[e], bq.z, acc[4 * q + 2]);
+                        acc[4 * q + 3] = fmaf(av[e], bq.w, acc[4 * q + 3]);
+                    }
                 } else {
 #pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        const float ae = e == 0 ? a[u].x : e == 1 ? a[u].y : e == 2 ? a[u].z : a[u].w;
-                        if (kk + e < kEnd) {
-                            const float* const brow = B + (size_t)(kk + e) * ldb + n0;
-                            if (vb) {
-#pragma unroll
-                                for (int q = 0; q < NT / 4; ++q) {
-                                    const float4 bq = __ldg(reinterpret_cast<const float4*>(brow) + q);
-                                    acc[4 * q] = fmaf(ae, bq.x, acc[4 * q]);
-                                    acc[4 * q + 1] = fmaf(ae, bq.y, acc[4 * q + 1]);
-                                    acc[4 * q + 2] = fmaf(ae, bq.z, acc[4 * q + 2]);
-                                    acc[4 * q + 3] = fmaf(ae, bq.w, acc[4 * q + 3]);
-                                }
-                            } else {
-#pragma unroll
-                                for (int j = 0; j < NT; ++j) acc[j] = fmaf(ae, n0 + j < N ? __ldg(brow + j) : 0.0f, acc[j]);
-                            }
-                        }
-                    }
+                    for (int j = 0; j < NT; ++j) acc[j] = fmaf(av[e], n0 + j < N ? __ldg(brow + j) : 0.0f, acc[j]);
                 }
             }
         }
