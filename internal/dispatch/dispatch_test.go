@@ -367,11 +367,11 @@ func TestUnvouchedNotPicked(t *testing.T) {
 		t.Fatal("the fixture's regime classes changed")
 	}
 	// A gemv-n point two octaves from the deep-k shapes: "deep" is not vouched for there.
-	if a, u, g := m.score(nil, nil, at(256, 16, 8192), w, sa, sm, p, -1); ks[a].Name != "wide" || ks[u].Name != "wide" || ks[g].Name != "wide" {
+	if a, u, g := m.score(nil, nil, cellPtsAt(at(256, 16, 8192), 1), at(256, 16, 8192), w, sa, sm, p, -1); ks[a].Name != "wide" || ks[u].Name != "wide" || ks[g].Name != "wide" {
 		t.Errorf("256x16x8192 (gemv-n): picks %s/%s/%s, want wide (deep was never timed on a gemv-n shape)", ks[a].Name, ks[u].Name, ks[g].Name)
 	}
 	// A deep-k point: "deep", measured there.
-	if a, _, _ := m.score(nil, nil, at(384, 96, 8192), w, sa, sm, p, -1); ks[a].Name != "deep" {
+	if a, _, _ := m.score(nil, nil, cellPtsAt(at(384, 96, 8192), 1), at(384, 96, 8192), w, sa, sm, p, -1); ks[a].Name != "deep" {
 		t.Errorf("384x96x8192 (deep-k): picks %s, want deep", ks[a].Name)
 	}
 }
@@ -401,10 +401,10 @@ func TestOverflowingGridNotPicked(t *testing.T) {
 	}
 	p := Params{Bandwidth: 0.5, Adaptive: 1, CrossRegime: 1, Align: 1}
 	w, sa, sm := make([]float64, len(m.train)), make([]float64, len(m.cand)), make([]float64, len(m.cand))
-	if a, u, g := m.score(nil, nil, log2s(protoShape(600000, 1, 64)), w, sa, sm, p, -1); a != 0 || u != 0 || g != 0 {
+	if a, u, g := m.score(nil, nil, cellPtsAt(log2s(protoShape(600000, 1, 64)), 1), log2s(protoShape(600000, 1, 64)), w, sa, sm, p, -1); a != 0 || u != 0 || g != 0 {
 		t.Errorf("600000x1x64: picks %s/%s/%s, want tile128 (rows4's grid y overflows there)", ks[a].Name, ks[u].Name, ks[g].Name)
 	}
-	if a, _, _ := m.score(nil, nil, log2s(protoShape(150000, 1, 64)), w, sa, sm, p, -1); a != 1 {
+	if a, _, _ := m.score(nil, nil, cellPtsAt(log2s(protoShape(150000, 1, 64)), 1), log2s(protoShape(150000, 1, 64)), w, sa, sm, p, -1); a != 1 {
 		t.Errorf("150000x1x64: picks %s, want rows4 (measured fastest around it, its grid fits)", ks[a].Name)
 	}
 }
@@ -449,4 +449,13 @@ func TestRareWinnerIsCandidate(t *testing.T) {
 	if len(cand) != MaxCandidates || !slices.Contains(cand, rare) {
 		t.Errorf("%d candidates, the one fastest on 4096x1x4096 among them: %v", len(cand), slices.Contains(cand, rare))
 	}
+}
+
+// cellPtsAt are the points the tables average a cell's features over (cellPoints) for the cell
+// holding the point u (log2 M, N, K) at shift.
+func cellPtsAt(u [3]float64, shift int) (pts [3][]int) {
+	for dim := range 3 {
+		_, pts[dim], _ = cellPoints(Bucket(max(int(math.Round(math.Exp2(u[dim]))), 1), shift), shift)
+	}
+	return pts
 }

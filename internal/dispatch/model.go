@@ -304,6 +304,7 @@ type model struct {
 type trainCell struct {
 	u      [3]float64
 	lq, le []float64
+	pts    [3][]int // the integers the features average over (cellPoints)
 	ok     bool
 }
 
@@ -488,6 +489,7 @@ func newModel(d *Data, train []int, shift int) (*model, error) {
 			mid, ps, ok := cellPoints(b, shift)
 			ct.u[dim], pts[dim], ct.ok = mid, ps, ct.ok && ok
 		}
+		ct.pts = pts
 		if ct.ok {
 			ct.lq, ct.le = m.cellFeatures(pts[0], pts[1], pts[2])
 		}
@@ -752,7 +754,7 @@ func (m *model) pickAt(t int, w, sa, sm []float64, p Params) (aligned, unaligned
 	if !ct.ok {
 		return m.def, m.def, m.def
 	}
-	return m.score(ct.lq, ct.le, ct.u, w, sa, sm, p, t)
+	return m.score(ct.lq, ct.le, ct.pts, ct.u, w, sa, sm, p, t)
 }
 
 // dispatched is the kernel an export launches on sample i when the rule picks aligned, unaligned
@@ -975,10 +977,10 @@ func (m *model) pickCell(pm, pn, pk []int, u [3]float64, ok bool, w, sa, sm []fl
 		return m.def, m.def, m.def // no integer falls in this cell
 	}
 	if p.Waves == 0 && p.Edge == 0 {
-		return m.score(nil, nil, u, w, sa, sm, p, -1)
+		return m.score(nil, nil, [3][]int{pm, pn, pk}, u, w, sa, sm, p, -1)
 	}
 	lq, le := m.cellFeatures(pm, pn, pk)
-	return m.score(lq, le, u, w, sa, sm, p, -1)
+	return m.score(lq, le, [3][]int{pm, pn, pk}, u, w, sa, sm, p, -1)
 }
 
 // cellRegime is the regime class of the cell centred at u: its centre's, except that a cell whose
@@ -1014,8 +1016,8 @@ func (m *model) cellFeatures(pm, pn, pk []int) (lq, le []float64) {
 }
 
 // score is the model's pick for the cell centred at u whose candidates' averaged features are lq and
-// le (cellFeatures), leaving out training shape skip (−1: none).
-func (m *model) score(lq, le []float64, u [3]float64, w, sa, sm []float64, p Params, skip int) (aligned, unaligned, general int) {
+// le (cellFeatures, over the cell's points pts), leaving out training shape skip (−1: none).
+func (m *model) score(lq, le []float64, pts [3][]int, u [3]float64, w, sa, sm []float64, p Params, skip int) (aligned, unaligned, general int) {
 	reg := m.cellRegime(u)
 	if !m.weights(w, u, reg, skip, p) {
 		return m.def, m.def, m.def
@@ -1037,21 +1039,12 @@ func (m *model) score(lq, le []float64, u [3]float64, w, sa, sm []float64, p Par
 	// vouch for nothing there (on the H100 corpus such picks were the worst held-out shapes:
 	// micro1d on 12544×16×32, deepk on 3×3×1000000).
 	lm, ln := m.cellLo(u)
-	pts := m.cellPts(u)
 	for c, j := range m.cand {
 		if m.d.untuned(j, lm, ln) || !m.vouched(c, reg, skip) || !m.inGrid(j, pts) {
 			sa[c], sm[c] = math.Inf(-1), math.Inf(-1)
 		}
 	}
 	return m.argmax(sa, sm)
-}
-
-// cellPts are the points of the cell centred at u that the features average over (cellPoints).
-func (m *model) cellPts(u [3]float64) (pts [3][]int) {
-	for dim := range 3 {
-		_, pts[dim], _ = cellPoints(Bucket(max(int(math.Round(math.Exp2(u[dim]))), 1), m.shift), m.shift)
-	}
-	return pts
 }
 
 // inGrid says whether kernel j's grid takes every point pts of a cell: a kernel whose grid y

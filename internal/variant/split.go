@@ -20,11 +20,10 @@ type SplitRule struct {
 	KStep int `json:"k_step"`
 	// MinK is the least K per slice the rule aims for.
 	MinK int `json:"min_k"`
-	// BlocksPerSM is how many blocks per SM the rule aims for, over all tiles and slices; under
-	// Balance, how many of the kernel's blocks an SM holds at once (its occupancy).
+	// BlocksPerSM is how many blocks per SM the rule aims for, over all tiles and slices (under
+	// Balance, the depth it fills up to once the SMs are evenly loaded).
 	BlocksPerSM int `json:"blocks_per_sm"`
-	// Balance chooses the slices that fill the GPU's block slots (SMs × BlocksPerSM) best instead
-	// (see Slices).
+	// Balance chooses the slices that load the SMs most evenly instead (see balanced).
 	Balance bool `json:"balance,omitempty"`
 	// WorkspaceFloats is the kernel's partial-sum workspace in floats; a launch needs
 	// tiles · slices · tile_rows · tile_cols of them.
