@@ -62,6 +62,7 @@ type Worker struct {
 	stream  cu.Stream
 	info    protocol.Device
 	ref     *cu.Function // nil without Options.ReferencePTX
+	check   *deviceCheck // the device-side comparison (check.go); nil when the reference module has none
 	blas    *cublas      // nil when cuBLAS could not be opened
 	blasErr error
 	epi     *cu.Function // tilegen_bias_act; nil without Options.EpiloguePTX
@@ -123,6 +124,15 @@ func Open(opt Options) (*Worker, error) {
 		}
 		sup.set(fn)
 	}
+	if w.ref != nil {
+		mod, err := w.loadModule(opt.ReferencePTX) // loaded above: the worker's module cache
+		if err != nil {
+			return nil, fmt.Errorf("loading the reference kernel: %w", err)
+		}
+		if w.check, err = newDeviceCheck(mod); err != nil {
+			return nil, err
+		}
+	}
 	if w.lt, w.ltErr = openCublasLt(w.stream); w.lt != nil {
 		w.info.CublasLtVersion, w.info.CublasLtLibrary = w.lt.Version, w.lt.Path
 	}
@@ -145,6 +155,9 @@ func (w *Worker) Close() {
 		w.lt.close()
 	}
 	w.dropChecks()
+	if w.check != nil {
+		w.check.close()
+	}
 	if w.gate != nil {
 		w.gate.close()
 	}

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"unsafe"
 
@@ -181,6 +182,11 @@ func (a *args) i64(v int64) *args {
 
 func (a *args) f32(v float32) *args {
 	a.slots = append(a.slots, uint64(*(*uint32)(unsafe.Pointer(&v))))
+	return a
+}
+
+func (a *args) f64(v float64) *args {
+	a.slots = append(a.slots, math.Float64bits(v))
 	return a
 }
 

@@ -330,7 +330,7 @@ func (w *Worker) verifyOne(g gemmFunc, s protocol.Shape, c check, set *protocol.
 	if err := copyErr("device to device", cu.MemcpyDtoDAsync(in.dB, in.dB0, int64(in.nb)*4, w.stream)); err != nil {
 		return res, err
 	}
-	if err := copyErr("host to device", cu.MemcpyHtoDAsync(in.dC, unsafe.Pointer(&in.hc0[0]), int64(len(in.hc0))*4, w.stream)); err != nil {
+	if err := copyErr("device to device", cu.MemcpyDtoDAsync(in.dC, in.dC0, int64(in.nc)*4, w.stream)); err != nil {
 		return res, err
 	}
 	if err := g(m, n, k, c.alpha, in.dA, c.lda, in.dB, c.ldb, c.beta, in.dC+guard*4, c.ldc,
@@ -340,12 +340,24 @@ func (w *Worker) verifyOne(g gemmFunc, s protocol.Shape, c check, set *protocol.
 	if err := w.sync("kernel under test"); err != nil {
 		return res, err
 	}
-	hc := in.out
-	if err := in.ar.download(w.stream, hc, in.dC); err != nil {
-		return res, err
-	}
 	products := s.Products()
-	met := verify.CompareBatch(products, m, n, hc[guard:], int(c.sc), c.ldc, in.e, in.bound, res.Tol)
+	var met verify.Metrics
+	x := -1 // the first element outside the results that lost its sentinel
+	if in.dE != 0 {
+		if met, x, err = w.compareOnDevice(in, products, m, n, c.sc, c.ldc, res.Tol); err != nil {
+			return res, err
+		}
+	} else {
+		if in.out == nil {
+			in.out = make([]float32, in.nc)
+		}
+		hc := in.out
+		if err := in.ar.download(w.stream, hc, in.dC); err != nil {
+			return res, err
+		}
+		met = verify.CompareBatch(products, m, n, hc[guard:], int(c.sc), c.ldc, in.e, in.bound, res.Tol)
+		x = verify.SentinelBrokenBatch(hc, guard, guard, products, int(c.sc), m, n, c.ldc)
+	}
 	res.MaxAbs, res.MaxRel, res.NormRel, res.MSE = met.MaxAbs, met.MaxRel, met.NormRel, met.MSE
 	res.MismatchPct, res.FirstBad = met.MismatchPct, met.FirstBad
 	res.Pass = met.Pass()
@@ -354,7 +366,7 @@ func (w *Worker) verifyOne(g gemmFunc, s protocol.Shape, c check, set *protocol.
 	} else {
 		res.Reason = met.Reason(n)
 	}
-	if x := verify.SentinelBrokenBatch(hc, guard, guard, products, int(c.sc), m, n, c.ldc); x >= 0 {
+	if x >= 0 {
 		res.Pass = false
 		last := guard + (products-1)*int(c.sc) + m*c.ldc // one past the last product's rows
 		where := ""
@@ -410,14 +422,19 @@ type checkKey struct {
 // kernel gets), C as drawn with its sentinels, and the float64 expectation and error bound (of
 // every product of a batch, one after the other).
 type checkInputs struct {
-	key          checkKey
-	ar           arena
-	na, nb       int       // elements of A and B (with padding and gaps)
-	hc0, out     []float32 // C with guards as drawn; the buffer results are downloaded into
-	dA0, dB0     cu.DevicePtr
-	dA, dB, dC   cu.DevicePtr
-	dBias        cu.DevicePtr // the epilogue's bias (0 without one)
+	key        checkKey
+	ar         arena
+	na, nb     int       // elements of A and B (with padding and gaps)
+	nc         int       // elements of C's buffer: the guards, the results, their padding and gaps
+	out        []float32 // the buffer results are downloaded into (host comparison)
+	dA0, dB0   cu.DevicePtr
+	dA, dB, dC cu.DevicePtr
+	dC0        cu.DevicePtr // C's buffer as drawn (device): every check starts from a copy
+	dBias      cu.DevicePtr // the epilogue's bias (0 without one)
+	// The expectation and the error bound, dense per product: on the device (dE, dBound) when the
+	// worker compares there (compareOnDevice), else on the host (e, bound).
 	e, bound     []float64
+	dE, dBound   cu.DevicePtr
 	crossChecked bool
 }
 
@@ -505,11 +522,12 @@ func (w *Worker) newCheckInputs(key checkKey, cpuCheckMaxFlops float64) (in *che
 	if products > 1 {
 		cElems += int(key.sc) * (products - 1)
 	}
-	in.hc0 = make([]float32, guard+cElems+guard)
-	for x := range in.hc0 {
-		in.hc0[x] = verify.SentinelFloat()
+	// C's buffer: sentinels around and between the results (verify.SentinelBrokenBatch).
+	hc0 := make([]float32, guard+cElems+guard)
+	for x := range hc0 {
+		hc0[x] = verify.SentinelFloat()
 	}
-	c0 := in.hc0[guard : guard+cElems]
+	c0 := hc0[guard : guard+cElems]
 	for p := 0; p < products; p++ {
 		for i := 0; i < m; i++ {
 			off := p*int(key.sc) + i*key.ldc
@@ -529,7 +547,10 @@ func (w *Worker) newCheckInputs(key checkKey, cpuCheckMaxFlops float64) (in *che
 		bias = make([]float32, key.epi.BiasLen(m, n))
 		verify.Uniform(rnd, bias)
 	}
-	in.out = make([]float32, len(in.hc0))
+	in.nc = len(hc0)
+	if in.dC0, err = in.ar.upload(w.stream, hc0); err != nil {
+		return nil, err
+	}
 	if in.dA0, err = in.ar.upload(w.stream, a); err != nil {
 		return nil, err
 	}
@@ -542,7 +563,7 @@ func (w *Worker) newCheckInputs(key checkKey, cpuCheckMaxFlops float64) (in *che
 	if in.dB, err = in.ar.alloc(int64(in.nb) * 4); err != nil {
 		return nil, err
 	}
-	if in.dC, err = in.ar.alloc(int64(len(in.hc0)) * 4); err != nil {
+	if in.dC, err = in.ar.alloc(int64(in.nc) * 4); err != nil {
 		return nil, err
 	}
 	if bias != nil {
@@ -618,6 +639,12 @@ func (w *Worker) newCheckInputs(key checkKey, cpuCheckMaxFlops float64) (in *che
 		}
 		in.crossChecked = true
 	}
+	if w.check != nil {
+		tmp.free() // the reference's sums are no longer needed: room for the expectation
+		if err := w.uploadExpectation(in); err != nil {
+			return nil, err
+		}
+	}
 	return in, nil
 }
 
@@ -648,11 +675,20 @@ func (a *arena) free() {
 
 // upload allocates device memory for src and copies it there.
 func (a *arena) upload(s cu.Stream, src []float32) (cu.DevicePtr, error) {
-	p, err := a.alloc(int64(len(src)) * 4)
+	return a.uploadBytes(s, unsafe.Pointer(&src[0]), int64(len(src))*4)
+}
+
+// uploadF64 is upload for float64s.
+func (a *arena) uploadF64(s cu.Stream, src []float64) (cu.DevicePtr, error) {
+	return a.uploadBytes(s, unsafe.Pointer(&src[0]), int64(len(src))*8)
+}
+
+func (a *arena) uploadBytes(s cu.Stream, src unsafe.Pointer, bytes int64) (cu.DevicePtr, error) {
+	p, err := a.alloc(bytes)
 	if err != nil {
 		return 0, err
 	}
-	if err := copyErr("host to device", cu.MemcpyHtoDAsync(p, unsafe.Pointer(&src[0]), int64(len(src))*4, s)); err != nil {
+	if err := copyErr("host to device", cu.MemcpyHtoDAsync(p, src, bytes, s)); err != nil {
 		return 0, err
 	}
 	return p, copyErr("host to device", s.Synchronize())

@@ -274,7 +274,7 @@ func CompareBatch(batch, m, n int, c []float32, sc, ldc int, e, bound []float64,
 	total := batch * m // rows of all results; row r is row r%m of result r/m
 	rows := max(1, compareElems/max(n, 1))
 	chunks := (total + rows - 1) / rows
-	parts := make([]partial, max(chunks, 1))
+	parts := make([]Part, max(chunks, 1))
 	crow := func(r int) []float32 {
 		off := (r/m)*sc + (r%m)*ldc
 		return c[off : off+n]
@@ -299,11 +299,19 @@ func CompareBatch(batch, m, n int, c []float32, sc, ldc int, e, bound []float64,
 		close(next)
 		wg.Wait()
 	}
+	return Merge(parts, total*n)
+}
+
+// Merge returns the metrics of the parts of one comparison of `elements` elements: sums add in
+// part order, and the first bad element is the least FirstBad of the parts that have one, so the
+// parts may hold any subsets of the elements. CompareBatch merges its chunks with it, and the
+// worker the blocks of its device-side comparison.
+func Merge(parts []Part, elements int) Metrics {
 	met := Metrics{FirstBad: -1}
 	var sumSq, sumRef float64
 	finite := 0
 	for _, p := range parts {
-		if p.Bad > 0 && met.Bad == 0 {
+		if p.Bad > 0 && (met.FirstBad < 0 || p.FirstBad < met.FirstBad) {
 			met.FirstBad = p.FirstBad
 		}
 		met.Bad += p.Bad
@@ -311,9 +319,9 @@ func CompareBatch(batch, m, n int, c []float32, sc, ldc int, e, bound []float64,
 		met.MaxAbs = max(met.MaxAbs, p.MaxAbs)
 		met.MaxRel = max(met.MaxRel, p.MaxRel)
 		met.Worst = max(met.Worst, p.Worst)
-		sumSq += p.sumSq
-		sumRef += p.sumRef
-		finite += p.finite
+		sumSq += p.SumSq
+		sumRef += p.SumRef
+		finite += p.Finite
 	}
 	if finite > 0 {
 		met.MSE = sumSq / float64(finite)
@@ -324,22 +332,26 @@ func CompareBatch(batch, m, n int, c []float32, sc, ldc int, e, bound []float64,
 	case sumSq > 0:
 		met.NormRel = math.Inf(1)
 	}
-	met.MismatchPct = 100 * float64(met.Bad) / float64(total*n)
+	if elements > 0 {
+		met.MismatchPct = 100 * float64(met.Bad) / float64(elements)
+	}
 	return met
 }
 
 // compareElems is about how many elements one chunk of Compare holds.
 const compareElems = 1 << 18
 
-// partial is Compare's result over a range of rows.
-type partial struct {
+// Part is a comparison's result over some of its elements: the metrics, and the sums and count of
+// finite elements that MSE and NormRel are made of (Merge).
+type Part struct {
 	Metrics
-	sumSq, sumRef float64
-	finite        int
+	// SumSq and SumRef are Σ(C−E)² and ΣE² over the finite elements; Finite counts them.
+	SumSq, SumRef float64
+	Finite        int
 }
 
-func compareRange(i0, i1, n int, crow func(int) []float32, e, bound []float64, scale float64) partial {
-	p := partial{Metrics: Metrics{FirstBad: -1}}
+func compareRange(i0, i1, n int, crow func(int) []float32, e, bound []float64, scale float64) Part {
+	p := Part{Metrics: Metrics{FirstBad: -1}}
 	for i := i0; i < i1; i++ {
 		row := crow(i)
 		for j := 0; j < n; j++ {
@@ -353,9 +365,9 @@ func compareRange(i0, i1, n int, crow func(int) []float32, e, bound []float64, s
 				continue
 			}
 			d := math.Abs(got - want)
-			p.finite++
-			p.sumSq += d * d
-			p.sumRef += want * want
+			p.Finite++
+			p.SumSq += d * d
+			p.SumRef += want * want
 			if d > p.MaxAbs {
 				p.MaxAbs = d
 			}
