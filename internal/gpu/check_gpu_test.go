@@ -72,45 +72,31 @@ func TestDeviceCompareMatchesHost(t *testing.T) {
 		{name: "gap between products", s: protocol.Shape{M: 20, N: 30, K: 9, Batch: 4}, sub: true, spoils: []spoil{
 			raw(func(_ int, s protocol.Shape, c check) int { return guard + int(c.sc) + s.M*c.ldc + 3 }, 4)}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			lda, ldb, ldc := tc.s.Dense()
-			c := check{alpha: 1, lda: lda, ldb: ldb, ldc: ldc, seed: 11}
-			if tc.sub {
-				c = check{alpha: -1.25, beta: 0.75, lda: lda + 3, ldb: ldb + 5, ldc: ldc + 5, seed: 12, sub: true}
+		// No subtests: the context is current on this (locked) thread only.
+		t.Logf("case %s", tc.name)
+		func() {
+			c := testCheck(tc.s, tc.sub)
+			key := testKey(tc.s, c)
+			in, err := w.newCheckInputs(key, 0)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if tc.s.Batch > 0 {
-				ra, _ := tc.s.Op.StoredA(tc.s.M, tc.s.K)
-				rb, _ := tc.s.Op.StoredB(tc.s.K, tc.s.N)
-				gap := 0
-				if tc.sub {
-					gap = batchGap
+			defer in.ar.free()
+			if in.dE == 0 || in.e != nil {
+				t.Fatal("the expectation is not on the device")
+			}
+			e, bound := make([]float64, tc.s.Products()*tc.s.M*tc.s.N), make([]float64, tc.s.Products()*tc.s.M*tc.s.N)
+			for _, d := range []struct {
+				dst []float64
+				src cu.DevicePtr
+			}{{e, in.dE}, {bound, in.dBound}} {
+				if err := in.ar.download(w.stream, d.dst, d.src); err != nil {
+					t.Fatal(err)
 				}
-				c.sa, c.sb, c.sc = int64(ra*c.lda+gap), int64(rb*c.ldb+gap), int64(tc.s.M*c.ldc+gap)
-			}
-			key := checkKey{op: tc.s.Op, m: tc.s.M, n: tc.s.N, k: tc.s.K, lda: c.lda, ldb: c.ldb, ldc: c.ldc, batch: tc.s.Batch,
-				sa: c.sa, sb: c.sb, sc: c.sc, alpha: c.alpha, beta: c.beta, seed: c.seed, sub: c.sub}
-			dev, err := w.newCheckInputs(key, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer dev.ar.free()
-			if dev.dE == 0 || dev.e != nil {
-				t.Fatal("the expectation was not moved to the device")
-			}
-			dc := w.check
-			w.check = nil
-			host, err := w.newCheckInputs(key, 0)
-			w.check = dc
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer host.ar.free()
-			if host.dE != 0 || host.e == nil {
-				t.Fatal("without tilegen_check the expectation must stay on the host")
 			}
 			// The buffer: C as drawn (sentinels), the expectation rounded to float32 in the results.
-			buf := make([]float32, host.nc)
-			if err := host.ar.download(w.stream, buf, host.dC0); err != nil {
+			buf := make([]float32, in.nc)
+			if err := in.ar.download(w.stream, buf, in.dC0); err != nil {
 				t.Fatal(err)
 			}
 			products, m, n := tc.s.Products(), tc.s.M, tc.s.N
@@ -118,22 +104,22 @@ func TestDeviceCompareMatchesHost(t *testing.T) {
 			for p := 0; p < products; p++ {
 				for i := 0; i < m; i++ {
 					for j := 0; j < n; j++ {
-						buf[at(p, i, j)] = float32(host.e[(p*m+i)*n+j])
+						buf[at(p, i, j)] = float32(e[(p*m+i)*n+j])
 					}
 				}
 			}
 			for _, sp := range tc.spoils {
 				sp(buf, at, tc.s, c)
 			}
-			if err := copyErr("host to device", cu.MemcpyHtoDAsync(dev.dC, unsafe.Pointer(&buf[0]), int64(len(buf))*4, w.stream)); err != nil {
+			if err := copyErr("host to device", cu.MemcpyHtoDAsync(in.dC, unsafe.Pointer(&buf[0]), int64(len(buf))*4, w.stream)); err != nil {
 				t.Fatal(err)
 			}
 			scale := verify.Scale(2, tc.s.K)
-			got, gotX, err := w.compareOnDevice(dev, products, m, n, c.sc, c.ldc, scale)
+			got, gotX, err := w.compareOnDevice(in, products, m, n, c.sc, c.ldc, scale)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := verify.CompareBatch(products, m, n, buf[guard:], int(c.sc), c.ldc, host.e, host.bound, scale)
+			want := verify.CompareBatch(products, m, n, buf[guard:], int(c.sc), c.ldc, e, bound, scale)
 			wantX := verify.SentinelBrokenBatch(buf, guard, guard, products, int(c.sc), m, n, c.ldc)
 			t.Logf("device %+v sentinel %d", got, gotX)
 			if got.Bad != want.Bad || got.NonFinite != want.NonFinite || got.FirstBad != want.FirstBad || got.MaxAbs != want.MaxAbs ||
@@ -151,6 +137,157 @@ func TestDeviceCompareMatchesHost(t *testing.T) {
 			if pass := got.Pass() && gotX < 0; pass != tc.pass {
 				t.Errorf("pass %v, want %v", pass, tc.pass)
 			}
-		})
+		}()
+	}
+}
+
+// testCheck is verifyAll's β = 0 check of s, or (sub) a sub-matrix check with its scalars, pads
+// and gaps.
+func testCheck(s protocol.Shape, sub bool) check {
+	lda, ldb, ldc := s.Dense()
+	c := check{alpha: 1, lda: lda, ldb: ldb, ldc: ldc, seed: 11}
+	if sub {
+		c = check{alpha: -1.25, beta: 0.75, lda: lda + 3, ldb: ldb + 5, ldc: ldc + 5, seed: 12, sub: true}
+	}
+	if s.Batch > 0 {
+		ra, _ := s.Op.StoredA(s.M, s.K)
+		rb, _ := s.Op.StoredB(s.K, s.N)
+		gap := 0
+		if sub {
+			gap = batchGap
+		}
+		c.sa, c.sb, c.sc = int64(ra*c.lda+gap), int64(rb*c.ldb+gap), int64(s.M*c.ldc+gap)
+	}
+	return c
+}
+
+func testKey(s protocol.Shape, c check) checkKey {
+	return checkKey{op: s.Op, epi: s.Epilogue, m: s.M, n: s.N, k: s.K, lda: c.lda, ldb: c.ldb, ldc: c.ldc, batch: s.Batch,
+		sa: c.sa, sb: c.sb, sc: c.sc, alpha: c.alpha, beta: c.beta, seed: c.seed, sub: c.sub}
+}
+
+// TestDeviceInputs: what tilegen_fill draws and tilegen_expect computes is what the host path
+// did: A and B uniform in [-1, 1) with NaN padding and gaps, C NaN (β = 0) or uniform in the
+// results and sentinels around them, a different draw per seed and per input, and the expectation
+// and bound of verify.Expect and ApplyEpilogue on those inputs (the CPU reference's sums).
+func TestDeviceInputs(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	ptx, err := generated.SupportPTX("reference")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Open(Options{Ordinal: 0, ReferencePTX: ptx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if w.check == nil {
+		t.Fatal("the reference module lacks the check's kernels")
+	}
+	starts := map[uint64][2]float32{} // A's first two elements per seed
+	for _, tc := range []struct {
+		s   protocol.Shape
+		sub bool
+	}{
+		{protocol.Shape{M: 37, N: 29, K: 41}, false},
+		{protocol.Shape{M: 37, N: 29, K: 41}, true},
+		{protocol.Shape{M: 40, N: 24, K: 9, Op: variant.OpTN}, true},
+		{protocol.Shape{M: 17, N: 33, K: 20, Op: variant.OpNT, Batch: 3}, true},
+		{protocol.Shape{M: 31, N: 18, K: 12, Epilogue: variant.EpiBiasGeluRow}, true},
+		{protocol.Shape{M: 31, N: 18, K: 12, Epilogue: variant.EpiBiasReluCol}, false},
+	} {
+		s := tc.s
+		c := testCheck(s, tc.sub)
+		if s.Batch > 0 && !tc.sub {
+			c.sb = 0
+		}
+		key := testKey(s, c)
+		in, err := w.newCheckInputs(key, 1e12) // cross-checked on the CPU too
+		if err != nil {
+			t.Fatalf("%+v: %v", s, err)
+		}
+		if !in.crossChecked {
+			t.Errorf("%+v: not cross-checked", s)
+		}
+		products, m, n, k := s.Products(), s.M, s.N, s.K
+		a, b, c0 := make([]float32, in.na), make([]float32, in.nb), make([]float32, in.nc)
+		e, bound := make([]float64, products*m*n), make([]float64, products*m*n)
+		var bias []float32
+		dl := []struct {
+			dst any
+			src cu.DevicePtr
+		}{{a, in.dA0}, {b, in.dB0}, {c0, in.dC0}, {e, in.dE}, {bound, in.dBound}}
+		if s.Epilogue.HasBias() {
+			bias = make([]float32, s.Epilogue.BiasLen(m, n))
+			dl = append(dl, struct {
+				dst any
+				src cu.DevicePtr
+			}{bias, in.dBias})
+		}
+		for _, d := range dl {
+			if err := in.ar.download(w.stream, d.dst, d.src); err != nil {
+				t.Fatal(err)
+			}
+		}
+		in.ar.free()
+		// Layout: values where the matrices are, NaN (A, B) or sentinels (C) elsewhere.
+		ar, ac := s.Op.StoredA(m, k)
+		br, bc := s.Op.StoredB(k, n)
+		checkLayout := func(what string, x []float32, front, count int, stride int64, rows, cols, ld int, inside func(float32) bool,
+			pad func(float32) bool) {
+			if stride == 0 {
+				count = 1
+			}
+			want := make([]bool, len(x))
+			for p := 0; p < count; p++ {
+				for i := 0; i < rows; i++ {
+					for j := 0; j < cols; j++ {
+						want[front+p*int(stride)+i*ld+j] = true
+					}
+				}
+			}
+			for i, v := range x {
+				if want[i] && !inside(v) || !want[i] && !pad(v) {
+					t.Fatalf("%+v %s: element %d of %d = %v (inside %v)", s, what, i, len(x), v, want[i])
+				}
+			}
+		}
+		uniform := func(v float32) bool { return v >= -1 && v < 1 }
+		isNaN := func(v float32) bool { return v != v }
+		sentinel := func(v float32) bool { return math.Float32bits(v) == verify.Sentinel }
+		checkLayout("A", a, 0, products, c.sa, ar, ac, c.lda, uniform, isNaN)
+		checkLayout("B", b, 0, products, c.sb, br, bc, c.ldb, uniform, isNaN)
+		if c.beta == 0 {
+			checkLayout("C", c0, guard, products, c.sc, m, n, c.ldc, isNaN, sentinel)
+		} else {
+			checkLayout("C", c0, guard, products, c.sc, m, n, c.ldc, uniform, sentinel)
+		}
+		for seed, st := range starts {
+			if seed != c.seed && st == [2]float32{a[0], a[1]} {
+				t.Errorf("%+v: A starts as with seed %d: seeds do not change the draw", s, seed)
+			}
+		}
+		starts[c.seed] = [2]float32{a[0], a[1]}
+		if a[0] == b[0] {
+			t.Errorf("%+v: A and B start alike: one stream for both?", s)
+		}
+		// The expectation: the host's functions on the drawn inputs.
+		la, lb := (ar-1)*c.lda+ac, (br-1)*c.ldb+bc
+		for p := 0; p < products; p++ {
+			oa, ob := p*int(c.sa), p*int(c.sb)
+			r, sa, err := verify.ReferenceOp(s.Op, m, n, k, a[oa:oa+la], c.lda, b[ob:ob+lb], c.ldb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			we, wb := verify.Expect(m, n, c.alpha, c.beta, r, sa, c0[guard+p*int(c.sc):], c.ldc)
+			verify.ApplyEpilogue(s.Epilogue, m, n, k, we, wb, bias)
+			for x := range we {
+				ge, gb := e[p*m*n+x], bound[p*m*n+x]
+				if math.Abs(ge-we[x]) > 1e-14*math.Abs(we[x]) || math.Abs(gb-wb[x]) > 1e-14*wb[x] {
+					t.Fatalf("%+v product %d element %d: device e %v bound %v, host %v %v", s, p, x, ge, gb, we[x], wb[x])
+				}
+			}
+		}
 	}
 }

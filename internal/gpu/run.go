@@ -491,7 +491,9 @@ func batchMatrices(rnd *rand.Rand, products, rows, cols, ld int, stride int64, p
 	return x
 }
 
-func (w *Worker) newCheckInputs(key checkKey, cpuCheckMaxFlops float64) (in *checkInputs, err error) {
+// newCheckInputsHost draws a check's inputs on the host and keeps its expectation there (a worker
+// whose reference module has no tilegen_fill, tilegen_expect and tilegen_check: newCheckInputs).
+func (w *Worker) newCheckInputsHost(key checkKey, cpuCheckMaxFlops float64) (in *checkInputs, err error) {
 	m, n, k := key.m, key.n, key.k
 	products := max(key.batch, 1)
 	// built is freed on every error return: those set the named result in to nil, so the deferred
@@ -582,28 +584,8 @@ func (w *Worker) newCheckInputs(key checkKey, cpuCheckMaxFlops float64) (in *che
 	if err != nil {
 		return nil, err
 	}
-	// The reference reads the pristine copies, which no kernel under test is ever given; one launch
-	// per product of a batch and band of rows (its rows lie on grid y, at most 65535 blocks).
-	for p := 0; p < products; p++ {
-		pa, pb := in.dA0+cu.DevicePtr(4*int64(p)*key.sa), in.dB0+cu.DevicePtr(4*int64(p)*key.sb)
-		pr, ps := dR+cu.DevicePtr(8*int64(p)*mn), dS+cu.DevicePtr(8*int64(p)*mn)
-		for _, band := range variant.RowBands(m, refTile) {
-			// Row r of op(A) starts r·lda elements in when A is stored M×K, r elements in when K×M.
-			aOff := int64(band.Row0) * int64(key.lda)
-			if key.op.TransA() {
-				aOff = int64(band.Row0)
-			}
-			rOff := 8 * int64(band.Row0) * int64(n)
-			gx, gy := variant.CeilDiv(n, refTile), variant.CeilDiv(band.Rows, refTile)
-			if err := variant.CheckGrid(gx, gy, 1); err != nil {
-				return nil, fmt.Errorf("reference kernel: %w", err)
-			}
-			refArgs := newArgs().i32(band.Rows).i32(n).i32(k).i32(b2i(key.op.TransA())).i32(b2i(key.op.TransB())).
-				ptr(pa + cu.DevicePtr(4*aOff)).i32(key.lda).ptr(pb).i32(key.ldb).ptr(pr + cu.DevicePtr(rOff)).ptr(ps + cu.DevicePtr(rOff)).i32(n)
-			if err := launchErr(w.ref.Launch(gx, gy, 1, refTile, refTile, 1, 0, w.stream, refArgs.pointers())); err != nil {
-				return nil, fmt.Errorf("reference kernel: %w", err)
-			}
-		}
+	if err := w.reference(key, in.dA0, in.dB0, dR, dS); err != nil {
+		return nil, err
 	}
 	if err := w.sync("reference kernel"); err != nil {
 		return nil, err
@@ -639,13 +621,39 @@ func (w *Worker) newCheckInputs(key checkKey, cpuCheckMaxFlops float64) (in *che
 		}
 		in.crossChecked = true
 	}
-	if w.check != nil {
-		tmp.free() // the reference's sums are no longer needed: room for the expectation
-		if err := w.uploadExpectation(in); err != nil {
-			return nil, err
+	return in, nil
+}
+
+// reference launches the float64 reference on every product of key's check (A and B at dA0 and
+// dB0 as the key lays them out) into the dense sums dR and dS. It reads the pristine copies, which
+// no kernel under test is ever given; one launch per product of a batch and band of rows (its rows
+// lie on grid y, at most 65535 blocks).
+func (w *Worker) reference(key checkKey, dA0, dB0, dR, dS cu.DevicePtr) error {
+	m, n, k := key.m, key.n, key.k
+	products := max(key.batch, 1)
+	mn := int64(m) * int64(n)
+	for p := 0; p < products; p++ {
+		pa, pb := dA0+cu.DevicePtr(4*int64(p)*key.sa), dB0+cu.DevicePtr(4*int64(p)*key.sb)
+		pr, ps := dR+cu.DevicePtr(8*int64(p)*mn), dS+cu.DevicePtr(8*int64(p)*mn)
+		for _, band := range variant.RowBands(m, refTile) {
+			// Row r of op(A) starts r·lda elements in when A is stored M×K, r elements in when K×M.
+			aOff := int64(band.Row0) * int64(key.lda)
+			if key.op.TransA() {
+				aOff = int64(band.Row0)
+			}
+			rOff := 8 * int64(band.Row0) * int64(n)
+			gx, gy := variant.CeilDiv(n, refTile), variant.CeilDiv(band.Rows, refTile)
+			if err := variant.CheckGrid(gx, gy, 1); err != nil {
+				return fmt.Errorf("reference kernel: %w", err)
+			}
+			refArgs := newArgs().i32(band.Rows).i32(n).i32(k).i32(b2i(key.op.TransA())).i32(b2i(key.op.TransB())).
+				ptr(pa + cu.DevicePtr(4*aOff)).i32(key.lda).ptr(pb).i32(key.ldb).ptr(pr + cu.DevicePtr(rOff)).ptr(ps + cu.DevicePtr(rOff)).i32(n)
+			if err := launchErr(w.ref.Launch(gx, gy, 1, refTile, refTile, 1, 0, w.stream, refArgs.pointers())); err != nil {
+				return fmt.Errorf("reference kernel: %w", err)
+			}
 		}
 	}
-	return in, nil
+	return nil
 }
 
 // arena tracks device allocations of one request so every exit path frees them.

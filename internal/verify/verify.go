@@ -214,7 +214,7 @@ func ApplyEpilogue(epi variant.Epilogue, m, n, k int, e, bound []float64, bias [
 	if epi == variant.EpiNone {
 		return
 	}
-	row, slope := epi.BiasPerRow(), epi.Slope()*(1+epilogueUlps/float64(k+2))
+	row, slope := epi.BiasPerRow(), EpilogueSlope(epi, k)
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
 			var b float64
@@ -228,6 +228,15 @@ func ApplyEpilogue(epi variant.Epilogue, m, n, k int, e, bound []float64, bias [
 			bound[x] = slope * (bound[x] + math.Abs(b))
 		}
 	}
+}
+
+// EpilogueSlope is the factor ApplyEpilogue grows the bound of a K-deep product's epilogue by: the
+// activation's largest slope with the epilogue's own rounding (1 without an epilogue).
+func EpilogueSlope(epi variant.Epilogue, k int) float64 {
+	if epi == variant.EpiNone {
+		return 1
+	}
+	return epi.Slope() * (1 + epilogueUlps/float64(k+2))
 }
 
 // epilogueUlps bounds the rounding of an epilogue in float32, in ulp of its input's magnitude.
