@@ -30,12 +30,11 @@ func newGate(fn cu.Function) (*gate, error) {
 	return &gate{fn: fn, flag: h}, nil
 }
 
-// hold queues the gate on stream with a new token.
+// hold queues the gate on stream with a new token. Gates may be queued behind each other (the
+// next batch's behind the running one's): each passes once the flag has reached its token, so a
+// host that has already released a later batch does not keep an earlier gate waiting.
 func (g *gate) hold(stream cu.Stream) error {
 	g.token++
-	if g.token == 0 {
-		g.token = 1
-	}
 	flag, token, timeout := g.flag.dev, g.token, uint64(gateTimeoutNS)
 	return g.fn.Launch(1, 1, 1, 1, 1, 1, 0, stream, []unsafe.Pointer{unsafe.Pointer(&flag), unsafe.Pointer(&token), unsafe.Pointer(&timeout)})
 }
