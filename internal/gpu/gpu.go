@@ -11,8 +11,9 @@
 // reason), the function's attributes and occupancy are read, the kernel is verified against a
 // float64 GPU reference (fresh seeded inputs per check; NaN-poisoned C; a sub-matrix check with
 // random alpha, beta ≠ 0, padded leading dimensions and sentinel padding that must stay
-// untouched), and only then timed with one CUDA event pair per launch. OpCublas does the same for
-// cuBLAS's SGEMM. See internal/verify for the tolerance.
+// untouched; inputs, expectation and comparison on the device, check.go), and only then timed
+// with one CUDA event pair per launch. OpCublas does the same for cuBLAS's SGEMM. See
+// internal/verify for the tolerance.
 //
 // Faults: a kernel that faults (illegal address, ...) leaves the context unusable. The worker
 // answers that request with an Error describing the fault and Serve returns a *FatalError, on which
