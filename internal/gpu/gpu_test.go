@@ -163,8 +163,9 @@ func TestHelloAndProtocol(t *testing.T) {
 	if r := c.call(protocol.Request{Op: "frobnicate"}); !strings.Contains(r.Error, "unknown op") {
 		t.Errorf("unknown op: %+v", r)
 	}
-	if r := c.call(protocol.Request{Op: protocol.OpRun, Kernel: &protocol.Kernel{PTX: "not ptx", Variant: variant.Variant{Name: "x"}},
-		Shape: protocol.Shape{M: 1, N: 1, K: 1}}); !strings.Contains(r.Error, "loading PTX") {
+	bad := fixture("good", 16, 0) // a variant that fits the shape, so that loading its PTX is what fails
+	bad.PTX = "not ptx"
+	if r := c.call(protocol.Request{Op: protocol.OpRun, Kernel: bad, Shape: protocol.Shape{M: 1, N: 1, K: 1}}); !strings.Contains(r.Error, "loading PTX") {
 		t.Errorf("bad PTX: %+v", r)
 	} else {
 		t.Logf("bad PTX error: %s", r.Error)

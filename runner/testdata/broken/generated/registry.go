@@ -29,6 +29,8 @@ var variants = []variant.Variant{
 		Name:          "fixture_bug0",
 		Family:        "fixture",
 		Template:      "fixture.cu.tmpl",
+		TrafficModel:  "compulsory",
+		Seed:          false,
 		Params:        []variant.Param{{Name: "BUG", Value: 0}},
 		Block:         variant.Dim2{X: 16, Y: 16},
 		Tile:          variant.Tile{Rows: 16, Cols: 16},
@@ -43,6 +45,8 @@ var variants = []variant.Variant{
 		Name:          "fixture_bug1",
 		Family:        "fixture",
 		Template:      "fixture.cu.tmpl",
+		TrafficModel:  "compulsory",
+		Seed:          false,
 		Params:        []variant.Param{{Name: "BUG", Value: 1}},
 		Block:         variant.Dim2{X: 16, Y: 16},
 		Tile:          variant.Tile{Rows: 16, Cols: 16},
@@ -57,6 +61,8 @@ var variants = []variant.Variant{
 		Name:          "fixture_bug2",
 		Family:        "fixture",
 		Template:      "fixture.cu.tmpl",
+		TrafficModel:  "compulsory",
+		Seed:          false,
 		Params:        []variant.Param{{Name: "BUG", Value: 2}},
 		Block:         variant.Dim2{X: 16, Y: 16},
 		Tile:          variant.Tile{Rows: 16, Cols: 16},
@@ -71,6 +77,8 @@ var variants = []variant.Variant{
 		Name:          "fixture_bug3",
 		Family:        "fixture",
 		Template:      "fixture.cu.tmpl",
+		TrafficModel:  "compulsory",
+		Seed:          false,
 		Params:        []variant.Param{{Name: "BUG", Value: 3}},
 		Block:         variant.Dim2{X: 16, Y: 16},
 		Tile:          variant.Tile{Rows: 16, Cols: 16},
@@ -131,8 +139,12 @@ func read(path string) (string, error) {
 	return string(b), nil
 }
 
-// clone copies v so callers cannot modify the table through Params.
+// clone copies v so callers cannot modify the table through Params or Split.
 func clone(v variant.Variant) variant.Variant {
 	v.Params = append([]variant.Param(nil), v.Params...)
+	if v.Split != nil {
+		s := *v.Split
+		v.Split = &s
+	}
 	return v
 }
