@@ -391,8 +391,8 @@ func TestPlainProgress(t *testing.T) {
 func TestJITHelpers(t *testing.T) {
 	cpus := runtime.NumCPU()
 	for _, tc := range []struct{ modules, devices, want int }{
-		{1, 1, 0}, {15, 1, 1}, {16, 1, min(2, cpus)}, {194, 1, min(16, cpus)}, {1000, 1, min(16, cpus)},
-		{194, 2, min(16, max(1, cpus/2), 12)}, {31, 2, 1}, {15, 2, 0},
+		{1, 1, 0}, {15, 1, 1}, {16, 1, min(2, cpus)}, {194, 1, min(8, cpus)},
+		{194, 2, min(8, max(1, cpus/2), 12)}, {31, 2, 1}, {15, 2, 0},
 	} {
 		if got := jitHelpers(tc.modules, tc.devices); got != tc.want {
 			t.Errorf("jitHelpers(%d modules, %d devices) = %d, want %d", tc.modules, tc.devices, got, tc.want)

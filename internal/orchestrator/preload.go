@@ -94,10 +94,7 @@ func jitHelpers(modules, devices int) int {
 	return min(maxJITHelpers, max(1, runtime.NumCPU()/devices), modules/(8*devices))
 }
 
-// maxJITHelpers: since verification moved to the GPU a measurement takes about 100 ms instead of
-// 170, and eight helpers a device (about one module a second each) no longer kept ahead of the
-// measurements at the start of a tune (results/tuning-throughput-h100x2, run-d).
-const maxJITHelpers = 16
+const maxJITHelpers = 8
 
 // warmJITCache compiles the modules in helper workers, a share each, in parallel, so that the
 // driver's on-disk JIT cache holds them when the slots' workers load them. The cache is one per host
