@@ -116,10 +116,21 @@ func decodeCheckParts(recs []float64) ([]verify.Part, int) {
 // newCheckInputs builds a check's inputs: on the device when the reference module has the
 // check's kernels (newCheckInputsDevice), else on the host (newCheckInputsHost).
 func (w *Worker) newCheckInputs(key checkKey, cpuCheckMaxFlops float64) (*checkInputs, error) {
+	// in is freed on every error return, whatever the builder had allocated (a failed reference
+	// launch once became a nil dereference that killed the worker, when the cleanup went through a
+	// result the error path had set to nil).
+	in := &checkInputs{key: key}
+	var err error
 	if w.check != nil {
-		return w.newCheckInputsDevice(key, cpuCheckMaxFlops)
+		err = w.buildCheckInputsDevice(in, cpuCheckMaxFlops)
+	} else {
+		err = w.buildCheckInputsHost(in, cpuCheckMaxFlops)
 	}
-	return w.newCheckInputsHost(key, cpuCheckMaxFlops)
+	if err != nil {
+		in.ar.free()
+		return nil, err
+	}
+	return in, nil
 }
 
 // Streams of a check's seed: each input is drawn from its own (fillSeed).
@@ -154,21 +165,15 @@ func (w *Worker) fill(buf cu.DevicePtr, n int, front int, count int, stride int6
 	return launchErr(w.check.fill.Launch(checkGrid(int64(n)), 1, 1, checkThreads, 1, 1, 0, w.stream, a.pointers()))
 }
 
-// newCheckInputsDevice builds a check's inputs without the host: A, B, C and the bias drawn by
+// buildCheckInputsDevice builds in's inputs without the host: A, B, C and the bias drawn by
 // tilegen_fill from the check's seed (NaN padding and gaps in A and B; C NaN where β = 0, else
 // uniform, sentinels around and between the results), the reference's sums turned into the
 // expectation and bound in place by tilegen_expect. Only a cross-checked shape (2MNK at most
 // cpuCheckMaxFlops) moves A, B and the sums to the host, to recompute them on the CPU.
-func (w *Worker) newCheckInputsDevice(key checkKey, cpuCheckMaxFlops float64) (in *checkInputs, err error) {
+func (w *Worker) buildCheckInputsDevice(in *checkInputs, cpuCheckMaxFlops float64) (err error) {
+	key := in.key
 	m, n, k := key.m, key.n, key.k
 	products := max(key.batch, 1)
-	built := &checkInputs{key: key}
-	in = built
-	defer func() {
-		if err != nil {
-			built.ar.free()
-		}
-	}()
 	nan := math.Float32bits(float32(math.NaN()))
 	ar, ac := key.op.StoredA(m, k)
 	br, bc := key.op.StoredB(k, n)
@@ -182,38 +187,38 @@ func (w *Worker) newCheckInputsDevice(key checkKey, cpuCheckMaxFlops float64) (i
 	}{{&in.dA0, int64(in.na) * 4}, {&in.dB0, int64(in.nb) * 4}, {&in.dA, int64(in.na) * 4}, {&in.dB, int64(in.nb) * 4},
 		{&in.dC0, int64(in.nc) * 4}, {&in.dC, int64(in.nc) * 4}, {&dR, mn * int64(products) * 8}, {&dS, mn * int64(products) * 8}} {
 		if *b.p, err = in.ar.alloc(b.bytes); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := w.fill(in.dA0, in.na, 0, products, key.sa, ar, ac, key.lda, fillSeed(key.seed, streamA), true, 0, nan); err != nil {
-		return nil, fmt.Errorf("drawing A: %w", err)
+		return fmt.Errorf("drawing A: %w", err)
 	}
 	if err := w.fill(in.dB0, in.nb, 0, products, key.sb, br, bc, key.ldb, fillSeed(key.seed, streamB), true, 0, nan); err != nil {
-		return nil, fmt.Errorf("drawing B: %w", err)
+		return fmt.Errorf("drawing B: %w", err)
 	}
 	// C: NaN where β = 0, so an element the kernel never writes fails.
 	if err := w.fill(in.dC0, in.nc, guard, products, key.sc, m, n, key.ldc, fillSeed(key.seed, streamC), key.beta != 0, nan,
 		verify.Sentinel); err != nil {
-		return nil, fmt.Errorf("drawing C: %w", err)
+		return fmt.Errorf("drawing C: %w", err)
 	}
 	if key.epi.HasBias() {
 		nb := key.epi.BiasLen(m, n)
 		if in.dBias, err = in.ar.alloc(int64(nb) * 4); err != nil {
-			return nil, err
+			return err
 		}
 		if err := w.fill(in.dBias, nb, 0, 1, 0, 1, nb, nb, fillSeed(key.seed, streamBias), true, 0, nan); err != nil {
-			return nil, fmt.Errorf("drawing the bias: %w", err)
+			return fmt.Errorf("drawing the bias: %w", err)
 		}
 	}
 	if err := w.reference(key, in.dA0, in.dB0, dR, dS); err != nil {
-		return nil, err
+		return err
 	}
 	if err := w.sync("drawing the inputs and the reference kernel"); err != nil {
-		return nil, err
+		return err
 	}
 	if 2*float64(m)*float64(n)*float64(k)*float64(products) <= cpuCheckMaxFlops {
 		if err := w.crossCheck(key, in, dR, dS); err != nil {
-			return nil, err
+			return err
 		}
 		in.crossChecked = true
 	}
@@ -221,21 +226,19 @@ func (w *Worker) newCheckInputsDevice(key checkKey, cpuCheckMaxFlops float64) (i
 	a := newArgs().ptr(dR).ptr(dS).i64(mn * int64(products)).i32(m).i32(n).ptr(in.dC0).i64(guard).i64(key.sc).i32(key.ldc).
 		f32(key.alpha).f32(key.beta).ptr(in.dBias).i32(act).i32(b2i(key.epi.BiasPerRow())).f64(verify.EpilogueSlope(key.epi, k))
 	if err := launchErr(w.check.expect.Launch(checkGrid(mn*int64(products)), 1, 1, checkThreads, 1, 1, 0, w.stream, a.pointers())); err != nil {
-		return nil, fmt.Errorf("expectation kernel: %w", err)
+		return fmt.Errorf("expectation kernel: %w", err)
 	}
 	if err := w.sync("expectation kernel"); err != nil {
-		return nil, err
+		return err
 	}
 	in.dE, in.dBound = dR, dS
-	return in, nil
+	return nil
 }
 
 // crossCheck recomputes the reference's sums of check `in` on the CPU from the drawn A and B and
 // compares them with the device's (dR, dS).
 func (w *Worker) crossCheck(key checkKey, in *checkInputs, dR, dS cu.DevicePtr) error {
-	m, n, k := key.m, key.n, key.k
-	products := max(key.batch, 1)
-	mn := m * n
+	mn, products := key.m*key.n, max(key.batch, 1)
 	a, b := make([]float32, in.na), make([]float32, in.nb)
 	r, s := make([]float64, mn*products), make([]float64, mn*products)
 	for _, d := range []struct {
@@ -246,10 +249,18 @@ func (w *Worker) crossCheck(key checkKey, in *checkInputs, dR, dS cu.DevicePtr) 
 			return err
 		}
 	}
+	return crossCheckSums(key, a, b, r, s)
+}
+
+// crossCheckSums recomputes the reference's sums r and s (dense, product after product) on the
+// CPU from A and B as key lays them out in a and b, and compares them.
+func crossCheckSums(key checkKey, a, b []float32, r, s []float64) error {
+	m, n, k := key.m, key.n, key.k
+	mn := m * n
 	ar, ac := key.op.StoredA(m, k)
 	br, bc := key.op.StoredB(k, n)
 	la, lb := (ar-1)*key.lda+ac, (br-1)*key.ldb+bc
-	for p := 0; p < products; p++ {
+	for p := 0; p < max(key.batch, 1); p++ {
 		oa, ob := p*int(key.sa), p*int(key.sb)
 		cr, cs, err := verify.ReferenceOp(key.op, m, n, k, a[oa:oa+la], key.lda, b[ob:ob+lb], key.ldb)
 		if err != nil {

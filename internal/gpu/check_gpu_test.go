@@ -25,18 +25,8 @@ import (
 func TestDeviceCompareMatchesHost(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	ptx, err := generated.SupportPTX("reference")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := Open(Options{Ordinal: 0, ReferencePTX: ptx})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openCheckWorker(t)
 	defer w.Close()
-	if w.check == nil {
-		t.Fatal("the reference module has no tilegen_check")
-	}
 	type spoil func(buf []float32, at func(p, i, j int) int, s protocol.Shape, c check)
 	bump := func(p, i, j int, by float32) spoil {
 		return func(buf []float32, at func(p, i, j int) int, _ protocol.Shape, _ check) { buf[at(p, i, j)] *= by }
@@ -173,18 +163,8 @@ func testKey(s protocol.Shape, c check) checkKey {
 func TestDeviceInputs(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	ptx, err := generated.SupportPTX("reference")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := Open(Options{Ordinal: 0, ReferencePTX: ptx})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openCheckWorker(t)
 	defer w.Close()
-	if w.check == nil {
-		t.Fatal("the reference module lacks the check's kernels")
-	}
 	starts := map[uint64][2]float32{} // A's first two elements per seed
 	for _, tc := range []struct {
 		s   protocol.Shape
@@ -290,4 +270,22 @@ func TestDeviceInputs(t *testing.T) {
 			}
 		}
 	}
+}
+
+// openCheckWorker opens device 0 in this (locked) thread with the catalog's reference module, whose
+// check kernels the tests need.
+func openCheckWorker(t *testing.T) *Worker {
+	ptx, err := generated.SupportPTX("reference")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Open(Options{Ordinal: 0, ReferencePTX: ptx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.check == nil {
+		w.Close()
+		t.Fatal("the reference module lacks the check's kernels")
+	}
+	return w
 }

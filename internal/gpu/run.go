@@ -491,21 +491,12 @@ func batchMatrices(rnd *rand.Rand, products, rows, cols, ld int, stride int64, p
 	return x
 }
 
-// newCheckInputsHost draws a check's inputs on the host and keeps its expectation there (a worker
+// buildCheckInputsHost draws in's inputs on the host and keeps its expectation there (a worker
 // whose reference module has no tilegen_fill, tilegen_expect and tilegen_check: newCheckInputs).
-func (w *Worker) newCheckInputsHost(key checkKey, cpuCheckMaxFlops float64) (in *checkInputs, err error) {
+func (w *Worker) buildCheckInputsHost(in *checkInputs, cpuCheckMaxFlops float64) (err error) {
+	key := in.key
 	m, n, k := key.m, key.n, key.k
 	products := max(key.batch, 1)
-	// built is freed on every error return: those set the named result in to nil, so the deferred
-	// cleanup must not go through it (it did, and a failed reference launch became a nil
-	// dereference that killed the worker).
-	built := &checkInputs{key: key}
-	in = built
-	defer func() {
-		if err != nil {
-			built.ar.free()
-		}
-	}()
 	rnd := verify.Rand(key.seed)
 	if key.sub {
 		// The sub-matrix check's scalars came first from this generator (see verifyAll).
@@ -551,26 +542,26 @@ func (w *Worker) newCheckInputsHost(key checkKey, cpuCheckMaxFlops float64) (in 
 	}
 	in.nc = len(hc0)
 	if in.dC0, err = in.ar.upload(w.stream, hc0); err != nil {
-		return nil, err
+		return err
 	}
 	if in.dA0, err = in.ar.upload(w.stream, a); err != nil {
-		return nil, err
+		return err
 	}
 	if in.dB0, err = in.ar.upload(w.stream, b); err != nil {
-		return nil, err
+		return err
 	}
 	if in.dA, err = in.ar.alloc(int64(in.na) * 4); err != nil {
-		return nil, err
+		return err
 	}
 	if in.dB, err = in.ar.alloc(int64(in.nb) * 4); err != nil {
-		return nil, err
+		return err
 	}
 	if in.dC, err = in.ar.alloc(int64(in.nc) * 4); err != nil {
-		return nil, err
+		return err
 	}
 	if bias != nil {
 		if in.dBias, err = in.ar.upload(w.stream, bias); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	var tmp arena
@@ -578,25 +569,25 @@ func (w *Worker) newCheckInputsHost(key checkKey, cpuCheckMaxFlops float64) (in 
 	mn := int64(m) * int64(n)
 	dR, err := tmp.alloc(mn * int64(products) * 8)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	dS, err := tmp.alloc(mn * int64(products) * 8)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := w.reference(key, in.dA0, in.dB0, dR, dS); err != nil {
-		return nil, err
+		return err
 	}
 	if err := w.sync("reference kernel"); err != nil {
-		return nil, err
+		return err
 	}
 	r := make([]float64, int(mn)*products)
 	sAbs := make([]float64, int(mn)*products)
 	if err := tmp.download(w.stream, r, dR); err != nil {
-		return nil, err
+		return err
 	}
 	if err := tmp.download(w.stream, sAbs, dS); err != nil {
-		return nil, err
+		return err
 	}
 	in.e = make([]float64, 0, len(r))
 	in.bound = make([]float64, 0, len(r))
@@ -607,21 +598,12 @@ func (w *Worker) newCheckInputsHost(key checkKey, cpuCheckMaxFlops float64) (in 
 		in.e, in.bound = append(in.e, e...), append(in.bound, bound...)
 	}
 	if 2*float64(m)*float64(n)*float64(k)*float64(products) <= cpuCheckMaxFlops {
-		la, lb := (ar-1)*key.lda+ac, (br-1)*key.ldb+bc
-		for p := 0; p < products; p++ {
-			oa, ob := p*int(key.sa), p*int(key.sb)
-			cr, cs, err := verify.ReferenceOp(key.op, m, n, k, a[oa:oa+la], key.lda, b[ob:ob+lb], key.ldb)
-			if err != nil {
-				return nil, fmt.Errorf("CPU reference: %w", err)
-			}
-			lo, hi := int(mn)*p, int(mn)*(p+1)
-			if err := verify.CrossCheck(r[lo:hi], sAbs[lo:hi], cr, cs, n, crossCheckTol); err != nil {
-				return nil, fmt.Errorf("GPU reference disagrees with the CPU reference (product %d): %w", p, err)
-			}
+		if err := crossCheckSums(key, a, b, r, sAbs); err != nil {
+			return err
 		}
 		in.crossChecked = true
 	}
-	return in, nil
+	return nil
 }
 
 // reference launches the float64 reference on every product of key's check (A and B at dA0 and
