@@ -198,7 +198,16 @@ func (tc *Toolchain) compile(ctx context.Context, dir string, s Source) (*Compil
 	if err := os.WriteFile(filepath.Join(sub, cu), s.Code, 0o644); err != nil {
 		return nil, err
 	}
+	target := ""
+	if !s.Support {
+		target = s.Planned.V.Target
+	}
 	args := []string{"-ptx", "-arch=" + tc.Arch}
+	if target != "" {
+		// The templates' arch-specific code is compiled where nvcc targets it itself
+		// (__CUDA_ARCH_FEAT_SM90_ALL) or where the generator raises the target afterwards.
+		args = append(args, "-DTILEGEN_PTX_TARGET_"+strings.ToUpper(target))
+	}
 	if tc.CCBin != "" {
 		args = append(args, "-ccbin", tc.CCBin)
 	}
@@ -219,6 +228,15 @@ func (tc *Toolchain) compile(ctx context.Context, dir string, s Source) (*Compil
 				`: the template must declare extern "C" __global__ void {{.V.Name}}(...)`}
 		}
 	}
+	if target != "" {
+		// ptxas here may not know the target: the driver assembles the kernel on the GPU, and the
+		// worker reads its resources there.
+		c.PTX, err = retargetPTX(code, tc.Arch, target)
+		if err != nil {
+			return nil, &CompileError{What: s.what(), Msg: err.Error()}
+		}
+		return c, nil
+	}
 	out, err = toolCommand(ctx, sub, tc.PTXAS, "-arch="+tc.Arch, "-v", ptx, "-o", os.DevNull).CombinedOutput()
 	if err != nil {
 		return nil, &CompileError{What: s.what(), Msg: "ptxas failed (" + err.Error() + "):\n" + strings.TrimRight(string(out), "\n")}
@@ -231,6 +249,54 @@ func (tc *Toolchain) compile(ctx context.Context, dir string, s Source) (*Compil
 		c.Resources = r
 	}
 	return c, nil
+}
+
+// retargetPTX raises PTX that nvcc wrote for arch to target (PTXTargets): the .target directive
+// names target and .version is at least the ISA version target needs. Anything else is unchanged.
+func retargetPTX(ptx []byte, arch, target string) ([]byte, error) {
+	need, ok := PTXTargets[target]
+	if !ok {
+		return nil, fmt.Errorf("unknown PTX target %q", target)
+	}
+	if strings.TrimSuffix(target, "a") != arch {
+		return nil, fmt.Errorf("ptx_target %s needs --arch %s, the generator compiles for %s", target, strings.TrimSuffix(target, "a"), arch)
+	}
+	lines := strings.Split(string(ptx), "\n")
+	sawVersion, sawTarget := false, false
+	for i, l := range lines {
+		f := strings.Fields(l)
+		switch {
+		case len(f) == 2 && f[0] == ".version" && !sawVersion:
+			sawVersion = true
+			if versionLess(f[1], need) {
+				lines[i] = ".version " + need
+			}
+		case len(f) == 2 && f[0] == ".target" && !sawTarget:
+			sawTarget = true
+			if f[1] != arch {
+				return nil, fmt.Errorf("the PTX targets %s, not %s", f[1], arch)
+			}
+			lines[i] = ".target " + target
+		}
+	}
+	if !sawVersion || !sawTarget {
+		return nil, fmt.Errorf("the PTX has no .version or .target directive")
+	}
+	return []byte(strings.Join(lines, "\n")), nil
+}
+
+// versionLess compares PTX ISA versions "major.minor".
+func versionLess(a, b string) bool {
+	am, an, _ := strings.Cut(a, ".")
+	bm, bn, _ := strings.Cut(b, ".")
+	x, _ := strconv.Atoi(am)
+	y, _ := strconv.Atoi(bm)
+	if x != y {
+		return x < y
+	}
+	u, _ := strconv.Atoi(an)
+	v, _ := strconv.Atoi(bn)
+	return u < v
 }
 
 var (

@@ -81,7 +81,16 @@ type Family struct {
 	// .V.Precision.
 	Precisions    []variant.Precision
 	PrecisionNode *yaml.Node
+	// PTXTarget is ptx_target: the PTX target the family's kernels need beyond the generator's
+	// --arch (one of PTXTargets; "" for none). nvcc compiles them for --arch, the generator raises
+	// the PTX's .version and .target (nvcc releases before 12.0 know no sm_90a but pass inline PTX
+	// through), and ptxas is not run: the GPU's driver assembles them, and reports their resources.
+	PTXTarget string
 }
+
+// PTXTargets are the values ptx_target may take: the arch-specific target each stands for and the
+// PTX ISA version it needs.
+var PTXTargets = map[string]string{"sm_90a": "8.0"}
 
 // Names the expressions of a family that declares ops (OPA, OPB; see Family.Ops) or batched
 // (BATCHED) may read.
@@ -90,6 +99,9 @@ const (
 	opBName    = "OPB"
 	batchedVar = "BATCHED"
 	epiVar     = "EPI"
+	// split3Var is 1 for a 3xTF32 variant, else 0, in the expressions of a family that declares
+	// precision.
+	split3Var = "SPLIT3"
 )
 
 // epilogues is the family's epilogue axis ([none] when it declares none).
@@ -139,7 +151,7 @@ type Constraint struct {
 
 var (
 	topKeys      = []string{"families"}
-	familyKeys   = []string{"name", "template", "doc", "variant_name", "traffic_model", "seed", "ops", "batched", "epilogues", "precision", "params", "constraints", "geometry", "dynamic_shared_ok", "warp_multiple", "requires"}
+	familyKeys   = []string{"name", "template", "doc", "variant_name", "traffic_model", "seed", "ops", "batched", "epilogues", "precision", "ptx_target", "params", "constraints", "geometry", "dynamic_shared_ok", "warp_multiple", "requires"}
 	geometryKeys = []string{"block_x", "block_y", "tile_rows", "tile_cols", "grid_z", "split", "shared_bytes", "dynamic_shared"}
 	// splitKeys are the fields of geometry.split, the launch-time split-K rule of grid_z: auto
 	// (variant.SplitRule); all but splitOptional are required. balance is a boolean expression
@@ -391,6 +403,15 @@ func (d *diags) family(n *yaml.Node) *Family {
 	if pn, ok := fields["precision"]; ok {
 		d.precisionList(f, pn, what("precision"))
 	}
+	if tn, ok := fields["ptx_target"]; ok {
+		if t, ok := d.stringValue(tn, what("ptx_target")); ok {
+			if _, known := PTXTargets[t]; known {
+				f.PTXTarget = t
+			} else {
+				d.add(tn, "%s: unknown PTX target %q (allowed: sm_90a)", what("ptx_target"), t)
+			}
+		}
+	}
 	if vn, ok := fields["variant_name"]; ok {
 		f.VariantName, _ = d.stringValue(vn, what("variant_name"))
 		f.NamePattern = vn
@@ -560,6 +581,10 @@ func (d *diags) params(f *Family, label string, pn *yaml.Node) bool {
 			d.add(k, "%s: parameter %s: the name is the batch axis's (the family declares batched); rename the parameter", label, k.Value)
 			continue
 		}
+		if f.PrecisionNode != nil && k.Value == split3Var {
+			d.add(k, "%s: parameter %s: the name is the precision axis's (the family declares precision); rename the parameter", label, k.Value)
+			continue
+		}
 		what := fmt.Sprintf("%s: parameter %s", label, k.Value)
 		if v.Kind != yaml.SequenceNode {
 			d.add(v, "%s: expected a list of integers, got %s", what, kindName(v))
@@ -639,6 +664,9 @@ func (f *Family) env() map[string]any {
 	}
 	if f.EpiloguesNode != nil {
 		env[epiVar] = 0
+	}
+	if f.PrecisionNode != nil {
+		env[split3Var] = 0
 	}
 	return env
 }

@@ -318,9 +318,12 @@ func expandOne(file string, f *Family, ax axis, vals []int) (*Planned, *Pruned, 
 	if f.EpiloguesNode != nil {
 		env[epiVar] = b2i(ax.epi.HasBias())
 	}
+	if f.PrecisionNode != nil {
+		env[split3Var] = b2i(ax.precision.Split3())
+	}
 	v := variant.Variant{Name: variantName(f, ax, vals), Family: f.Name, Template: f.Template,
 		TrafficModel: f.TrafficModel, Seed: f.Seed, Op: op, Batched: ax.batched, Epilogue: ax.epi,
-		Precision: ax.precision, Params: params}
+		Precision: ax.precision, Target: f.PTXTarget, Params: params}
 	where := func() string { return fmt.Sprintf("family %s, variant %s (%s)", f.Name, v.Name, v.ParamString()) }
 	nameNode := f.NamePattern
 	if nameNode == nil {

@@ -119,6 +119,7 @@ func registry(m variant.Manifest, supports []string, compiled bool) ([]byte, err
 			batchedField(v.Batched),
 			epilogueField(v.Epilogue),
 			precisionField(v.Precision),
+			targetField(v.Target),
 			jen.Id("Params").Op(":").Index().Qual(variantPkg, "Param").Values(params...),
 			jen.Id("Block").Op(":").Qual(variantPkg, "Dim2").Values(jen.Id("X").Op(":").Lit(v.Block.X), jen.Id("Y").Op(":").Lit(v.Block.Y)),
 			jen.Id("Tile").Op(":").Qual(variantPkg, "Tile").Values(jen.Id("Rows").Op(":").Lit(v.Tile.Rows), jen.Id("Cols").Op(":").Lit(v.Tile.Cols)),
@@ -309,6 +310,14 @@ func opField(op variant.Op) jen.Code {
 		return jen.Null()
 	}
 	return jen.Id("Op").Op(":").Lit(string(op))
+}
+
+// targetField is the Target field of a variant literal, left out when empty.
+func targetField(t string) jen.Code {
+	if t == "" {
+		return jen.Null()
+	}
+	return jen.Id("Target").Op(":").Lit(t)
 }
 
 // precisionField is the Precision field of a variant literal, left out for FP32.

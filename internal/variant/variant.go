@@ -146,6 +146,10 @@ type Variant struct {
 	// Precision is the arithmetic the kernel computes in (variants.yaml precision; PrecisionFP32,
 	// "", by default): it takes problems of that precision only.
 	Precision Precision `json:"precision,omitempty"`
+	// Target is the PTX target the kernel needs in place of the manifest's arch (variants.yaml
+	// ptx_target): "sm_90a" for Hopper's arch-specific instructions (wgmma), which run on compute
+	// capability 9.0 only; "" for none.
+	Target string `json:"target,omitempty"`
 	// Params are the parameter values, in the order the family declares them.
 	Params []Param `json:"params"`
 	// Block is the thread block shape (blockDim.x, blockDim.y); blockDim.z is 1.

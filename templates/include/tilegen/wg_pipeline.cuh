@@ -1,0 +1,357 @@
+#ifndef TILEGEN_WG_PIPELINE_CUH
+#define TILEGEN_WG_PIPELINE_CUH
+// tilegen/wg_pipeline.cuh: the main loop and epilogue of the wgmma_tf32 family, C = A * B
+// (row-major) on Hopper's warpgroup MMA (tilegen/wgmma.cuh).
+//
+// TF32 wgmma reads its shared-memory operand K-major only. Of a row-major A (M x K) and B (K x N),
+// A is K-major and B is not, so the block computes the transpose, C^T = B^T * A^T: B^T is the MMA's
+// register operand (each lane reads its fragment from B's rows in shared memory, which is free to
+// be in any layout) and A the shared operand, its rows copied by 16-byte cp.async straight into
+// the core-matrix layout the descriptor names. A block tile is BM rows of C by BN = 64 * WG
+// columns; warpgroup wg owns columns 64 wg .. 64 wg + 63 (the MMA's 64 rows) and all BM rows (the
+// MMA's N = BM), one m64nBMk8 MMA per k-step of 8.
+//
+// Shared memory: STAGES slots of SLOT floats after a pad to 1024 bytes (SMEM_BYTES in all).
+//
+// 3xTF32 (SPLIT3): A is split in shared memory once per k tile (each thread splits the 16-byte
+// chunks it copied: the high part in place, the residual beside it), B^T on the fragment, and each
+// k-step is three MMAs, small terms first: b_hi * a_lo + b_lo * a_hi + b_hi * a_hi. The tensor core
+// adds into its accumulator with truncation, so a k tile's products go into a fresh accumulator
+// that is added to the running sum in FP32 once the tile's MMAs are done (tilegen/mma_tf32.cuh
+// says why). TF32: one MMA per k-step into the running sum, A as stored (the tensor core reads its
+// high 19 bits), B^T rounded on the fragment.
+//
+// The ring: STAGES slots of A (and its residual) and B; k tile kt is copied STAGES - 1 tiles ahead
+// of its use, each thread waits for its own copies, splits them, fences them to the async proxy,
+// and one barrier publishes the tile. A tile's MMAs are waited for before the next barrier, so the
+// slot refilled after that barrier is free. Edge tiles zero-fill past M, N and K (seed 003).
+#include "tilegen/cp_async.cuh"
+#include "tilegen/guards.cuh"
+#include "tilegen/mma_tf32.cuh"
+#include "tilegen/tc_pipeline.cuh"
+#include "tilegen/wgmma.cuh"
+
+namespace tg {
+
+// WgTf32Config is the tiling: BM x (64 WG) x BK block tiles, STAGES ring slots, SPLIT3 three MMAs
+// per product (3xTF32) or one (TF32).
+template <int BM_, int WG_, int BK_, int STAGES_, bool SPLIT3_, bool PIPE_, int FOLD_, bool TRUNC_ = false>
+struct WgTf32Config {
+    static constexpr int BM = BM_, WG = WG_, BN = 64 * WG_, BK = BK_, STAGES = STAGES_;
+    static constexpr bool SPLIT3 = SPLIT3_, PIPE = PIPE_, TRUNC = TRUNC_;
+    // 3xTF32: k tiles per fresh accumulator (1, 2 or 4); with PIPE at least 2.
+    static constexpr int FOLD = FOLD_;
+    static_assert(FOLD == 1 || FOLD == 2 || FOLD == 4, "FOLD");
+    static_assert(!PIPE || !SPLIT3 || FOLD >= 2, "a pipelined 3xTF32 loop folds every 2 or 4 tiles");
+    static constexpr int THREADS = 128 * WG;
+    static constexpr int NACC = BM / 2; // accumulator registers per thread (m64nBM)
+    static constexpr int KC = BK / 4;   // 16-byte chunks per row of an A tile
+    // B's row stride in floats: BS % 32 == 8 puts a warp's fragment reads (k t, column g) in banks
+    // 8t + g.
+    static constexpr int BS = BN + 8;
+    static constexpr int A_TILE = BM * BK, A_LO = SPLIT3 ? BM * BK : 0, B_TILE = BK * BS;
+    // Floats per ring slot, a multiple of 1024 bytes: each A tile starts on a swizzle-atom boundary.
+    static constexpr int SLOT = (A_TILE + A_LO + B_TILE + 255) / 256 * 256;
+    static constexpr int A_CHUNKS = BM * BK / 4, B_CHUNKS = BK * BN / 4;
+    // The A tile is K-major with the swizzle as wide as its rows (BK * 4 bytes: 64 or 128): row r at
+    // byte r * BK * 4, its 16-byte chunk kc at kc ^ ((r * BK * 4 / 128) % KC) (CuTe's
+    // Swizzle<log2 KC, 4, 3>), so that the eight rows of a core matrix fall in distinct banks. In the
+    // descriptor: groups of 8 rows SBO = 32 BK bytes apart, a k-step of 8 is 32 bytes further along
+    // the row (the hardware applies the swizzle to the address), mode 1 (128 B) or 2 (64 B).
+    static constexpr unsigned SBO = 32 * BK, KSTEP = 32;
+    static constexpr unsigned SWIZZLE = BK == 32 ? 1 : 2;
+    static_assert(BK == 16 || BK == 32, "swizzled A rows of 64 or 128 bytes");
+    static_assert((BM == 64 || BM == 128 || BM == 256) && BK % 8 == 0, "tiling: wgmma N of 64, 128 or 256");
+    static_assert(A_CHUNKS % THREADS == 0 && B_CHUNKS % THREADS == 0, "whole copies per thread");
+    static constexpr int SMEM_BYTES = STAGES * SLOT * 4 + 1024;
+};
+
+// wg_a_offset is the float offset, in an A tile, of the 16-byte chunk holding row r, k 4 kc..4 kc+3.
+template <class Cfg>
+__device__ __forceinline__ int wg_a_offset(int r, int kc)
+{
+    return r * Cfg::BK + ((kc ^ ((r * Cfg::BK / 32) % Cfg::KC)) * 4);
+}
+
+// wg_a_chunk is the i-th A chunk of thread tid: consecutive threads take consecutive chunks of a
+// row (contiguous global memory; the swizzle spreads them over distinct banks).
+template <class Cfg>
+__device__ __forceinline__ void wg_a_chunk(int tid, int i, int& r, int& kc)
+{
+    const int c = tid + i * Cfg::THREADS;
+    kc = c % Cfg::KC;
+    r = c / Cfg::KC;
+}
+
+// wg_load_tile copies k tile k0 of A (rows m0.., BM x BK) and of B (columns n0.., BK x BN) into a
+// ring slot. FULL: no guards (interior block, whole k tile, aligned operands).
+template <class Cfg, bool FULL>
+__device__ __forceinline__ void wg_load_tile(float* as, float* bs, const float* __restrict__ A, int lda,
+                                             const float* __restrict__ B, int ldb, int M, int N, int K, int m0,
+                                             int n0, int k0, int tid, bool va, bool vb)
+{
+#pragma unroll
+    for (int i = 0; i < Cfg::A_CHUNKS / Cfg::THREADS; ++i) {
+        int r, kc;
+        wg_a_chunk<Cfg>(tid, i, r, kc);
+        float* dst = as + wg_a_offset<Cfg>(r, kc);
+        const float* src = A + (size_t)(m0 + r) * lda + k0 + 4 * kc;
+        if (FULL)
+            cp_async16(dst, src);
+        else
+            tc_chunk(dst, src, m0 + r < M ? min(max(K - k0 - 4 * kc, 0), 4) : 0, va, A);
+    }
+#pragma unroll
+    for (int i = 0; i < Cfg::B_CHUNKS / Cfg::THREADS; ++i) {
+        const int c = tid + i * Cfg::THREADS;
+        const int r = c / (Cfg::BN / 4), nc = (c % (Cfg::BN / 4)) * 4;
+        float* dst = bs + r * Cfg::BS + nc;
+        const float* src = B + (size_t)(k0 + r) * ldb + n0 + nc;
+        if (FULL)
+            cp_async16(dst, src);
+        else
+            tc_chunk(dst, src, k0 + r < K ? min(max(N - n0 - nc, 0), 4) : 0, vb, B);
+    }
+}
+
+// wg_split_tile splits the A chunks this thread copied into a slot (3xTF32): the TF32 high part
+// in place, the residual at the same offset of the residual tile.
+template <class Cfg>
+__device__ __forceinline__ void wg_split_tile(float* as, float* alo, int tid)
+{
+#pragma unroll
+    for (int i = 0; i < Cfg::A_CHUNKS / Cfg::THREADS; ++i) {
+        int r, kc;
+        wg_a_chunk<Cfg>(tid, i, r, kc);
+        const int off = wg_a_offset<Cfg>(r, kc);
+        const float4 v = *reinterpret_cast<const float4*>(as + off);
+        if (Cfg::TRUNC) {
+            uint4 l;
+            l.x = to_tf32(v.x - __uint_as_float(__float_as_uint(v.x) & 0xffffe000u));
+            l.y = to_tf32(v.y - __uint_as_float(__float_as_uint(v.y) & 0xffffe000u));
+            l.z = to_tf32(v.z - __uint_as_float(__float_as_uint(v.z) & 0xffffe000u));
+            l.w = to_tf32(v.w - __uint_as_float(__float_as_uint(v.w) & 0xffffe000u));
+            *reinterpret_cast<uint4*>(alo + off) = l;
+            continue;
+        }
+        uint4 h, l;
+        split_tf32(v.x, h.x, l.x);
+        split_tf32(v.y, h.y, l.y);
+        split_tf32(v.z, h.z, l.z);
+        split_tf32(v.w, h.w, l.w);
+        *reinterpret_cast<uint4*>(as + off) = h;
+        *reinterpret_cast<uint4*>(alo + off) = l;
+    }
+}
+
+// WgFrag is a lane's B^T fragments of one ring slot: per k-step of 8 the high part (or the TF32
+// operand) and the residual (3xTF32).
+template <class Cfg>
+struct WgFrag {
+    uint32_t hi[Cfg::BK / 8][4], lo[Cfg::SPLIT3 ? Cfg::BK / 8 : 1][4];
+};
+
+// wg_frag reads the lane's B^T fragments of a slot (a0 (g, t), a1 (g+8, t), a2 (g, t+4),
+// a3 (g+8, t+4): k t and t+4 of columns g and g+8) and splits or rounds them. bs points at the
+// lane's first B element (k t, column nb + g).
+template <class Cfg>
+__device__ __forceinline__ void wg_frag(WgFrag<Cfg>& f, const float* bs)
+{
+#pragma unroll
+    for (int kk = 0; kk < Cfg::BK / 8; ++kk) {
+        const float x[4] = {bs[(8 * kk) * Cfg::BS], bs[(8 * kk) * Cfg::BS + 8], bs[(8 * kk + 4) * Cfg::BS],
+                            bs[(8 * kk + 4) * Cfg::BS + 8]};
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            if (Cfg::SPLIT3 && Cfg::TRUNC) {
+                f.hi[kk][e] = __float_as_uint(x[e]);
+                f.lo[kk][e] = to_tf32(x[e] - __uint_as_float(__float_as_uint(x[e]) & 0xffffe000u));
+            } else if (Cfg::SPLIT3)
+                split_tf32(x[e], f.hi[kk][e], f.lo[kk][e]);
+            else
+                f.hi[kk][e] = to_tf32(x[e]);
+        }
+    }
+}
+
+// wg_issue issues one slot's MMAs for this warpgroup against the A tile at shared address as (its
+// residual at alo) and commits them as one group. d receives the products: the 3xTF32 partial
+// accumulator (overwritten when fresh) or the running sum (TF32).
+template <class Cfg>
+__device__ __forceinline__ void wg_issue(float (&d)[Cfg::NACC], const WgFrag<Cfg>& f, uint32_t as, uint32_t alo,
+                                         bool fresh)
+{
+    wgmma_reg_fence(d);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < Cfg::BK / 8; ++kk) {
+        const uint64_t hi = wgmma_desc_sw(as + kk * Cfg::KSTEP, Cfg::SBO, Cfg::SWIZZLE);
+        if (Cfg::SPLIT3) {
+            const uint64_t lo = wgmma_desc_sw(alo + kk * Cfg::KSTEP, Cfg::SBO, Cfg::SWIZZLE);
+            WgmmaTf32<Cfg::BM>::mma(d, f.hi[kk], lo, kk != 0 || !fresh);
+            WgmmaTf32<Cfg::BM>::mma(d, f.lo[kk], hi, 1);
+            WgmmaTf32<Cfg::BM>::mma(d, f.hi[kk], hi, 1);
+        } else {
+            WgmmaTf32<Cfg::BM>::mma(d, f.hi[kk], hi, 1);
+        }
+    }
+    wgmma_commit();
+}
+
+// WgLoop carries the main loop's state: operands, edge flags and the ring position.
+template <class Cfg>
+struct WgLoop {
+    const float* __restrict__ A;
+    const float* __restrict__ B;
+    int lda, ldb, M, N, K, m0, n0, tid, nt;
+    bool va, vb, inner;
+    float* smem;
+    uint32_t sbase;
+    int bfrag; // the lane's first B element (k t, column nb + g), in floats from a slot's B tile
+
+    __device__ __forceinline__ void load(int kt, int slot) const
+    {
+        if (kt < nt) {
+            float* p = smem + slot * Cfg::SLOT;
+            if (inner && (kt + 1) * Cfg::BK <= K)
+                wg_load_tile<Cfg, true>(p, p + Cfg::A_TILE + Cfg::A_LO, A, lda, B, ldb, M, N, K, m0, n0, kt * Cfg::BK, tid, va, vb);
+            else
+                wg_load_tile<Cfg, false>(p, p + Cfg::A_TILE + Cfg::A_LO, A, lda, B, ldb, M, N, K, m0, n0, kt * Cfg::BK, tid, va, vb);
+        }
+        cp_async_commit();
+    }
+    // ready waits for the slot's copies (WAIT groups may stay in flight), splits A (3xTF32) and
+    // publishes the slot to every warpgroup's MMAs.
+    template <int WAIT>
+    __device__ __forceinline__ void ready(int slot) const
+    {
+        cp_async_wait<WAIT>();
+        if (Cfg::SPLIT3) wg_split_tile<Cfg>(smem + slot * Cfg::SLOT, smem + slot * Cfg::SLOT + Cfg::A_TILE, tid);
+        fence_async_shared();
+        __syncthreads();
+    }
+    __device__ __forceinline__ uint32_t a_addr(int slot) const { return sbase + (uint32_t)(slot * Cfg::SLOT) * 4u; }
+    __device__ __forceinline__ const float* b_ptr(int slot) const { return smem + slot * Cfg::SLOT + Cfg::A_TILE + Cfg::A_LO + bfrag; }
+};
+
+// wg_mainloop runs the whole K range through the ring into acc (this warpgroup's m64nBM
+// accumulator, the MMA's D layout).
+//
+// Without PIPE a slot's MMAs are waited for before the next barrier: the slot refilled after the
+// barrier is the one computed before it, STAGES - 1 tiles are in flight. With PIPE one group of
+// MMAs stays in flight while the next slot's fragments are read and its MMAs issued (wait<1>), so
+// the tensor core is not idle across the barrier: the fragments alternate between two register
+// sets, and the slot refilled is the one computed two tiles before (STAGES - 2 tiles in flight).
+// 3xTF32 sums FOLD tiles in a partial accumulator and adds it to the running sum after a full wait
+// (no instruction may read an accumulator while MMAs are in flight).
+template <class Cfg>
+__device__ __forceinline__ void wg_mainloop(float (&acc)[Cfg::NACC], float* smem, const float* __restrict__ A,
+                                            int lda, const float* __restrict__ B, int ldb, int M, int N, int K,
+                                            int m0, int n0, int tid)
+{
+    WgLoop<Cfg> L;
+    L.A = A;
+    L.B = B;
+    L.lda = lda;
+    L.ldb = ldb;
+    L.M = M;
+    L.N = N;
+    L.K = K;
+    L.m0 = m0;
+    L.n0 = n0;
+    L.tid = tid;
+    L.nt = (K + Cfg::BK - 1) / Cfg::BK;
+    L.va = aligned16((uintptr_t)A, lda);
+    L.vb = aligned16((uintptr_t)B, ldb);
+    L.inner = L.va && L.vb && m0 + Cfg::BM <= M && n0 + Cfg::BN <= N;
+    // The ring starts on a 1024-byte boundary (the swizzle atom); dynamic_shared holds 1 KiB more.
+    const uint32_t raw = (uint32_t)__cvta_generic_to_shared(smem);
+    L.sbase = (raw + 1023u) & ~1023u;
+    L.smem = smem + (L.sbase - raw) / 4;
+    const int lane = tid % 32, g = lane / 4, t = lane % 4;
+    L.bfrag = t * Cfg::BS + (tid / 128) * 64 + ((tid / 32) % 4) * 16 + g;
+    const int nt = L.nt;
+    float d[Cfg::SPLIT3 ? Cfg::NACC : 1];
+    float(&part)[Cfg::NACC] = *reinterpret_cast<float(*)[Cfg::NACC]>(Cfg::SPLIT3 ? d : acc);
+    auto fold = [&]() {
+        if (Cfg::SPLIT3) {
+            wgmma_reg_fence(part);
+#pragma unroll
+            for (int i = 0; i < Cfg::NACC; ++i) acc[i] += part[i];
+        }
+    };
+
+    if (!Cfg::PIPE) {
+#pragma unroll
+        for (int s = 0; s < Cfg::STAGES - 1; ++s) L.load(s, s);
+        WgFrag<Cfg> f;
+        int cur = 0, next = Cfg::STAGES - 1;
+        for (int kt = 0; kt < nt; ++kt) {
+            L.template ready<Cfg::STAGES - 2>(cur);
+            L.load(kt + Cfg::STAGES - 1, next);
+            wg_frag<Cfg>(f, L.b_ptr(cur));
+            wg_issue<Cfg>(part, f, L.a_addr(cur), L.a_addr(cur) + Cfg::A_TILE * 4u, kt % Cfg::FOLD == 0);
+            wgmma_wait<0>();
+            wgmma_reg_fence(part);
+            if (kt % Cfg::FOLD == Cfg::FOLD - 1 || kt + 1 == nt) fold();
+            cur = cur + 1 == Cfg::STAGES ? 0 : cur + 1;
+            next = next + 1 == Cfg::STAGES ? 0 : next + 1;
+        }
+    } else {
+        static_assert(!Cfg::PIPE || Cfg::STAGES >= 3, "PIPE keeps STAGES - 2 tiles in flight");
+        constexpr int G = Cfg::SPLIT3 ? Cfg::FOLD : 2; // tiles per unrolled group
+#pragma unroll
+        for (int s = 0; s < Cfg::STAGES - 2; ++s) L.load(s, s);
+        WgFrag<Cfg> f[2];
+        int cur = 0, next = Cfg::STAGES - 2;
+        for (int k0 = 0; k0 < nt; k0 += G) {
+#pragma unroll
+            for (int j = 0; j < G; ++j) {
+                if (k0 + j < nt) {
+                    L.template ready<Cfg::STAGES - 3>(cur);
+                    L.load(k0 + j + Cfg::STAGES - 2, next);
+                    wg_frag<Cfg>(f[j % 2], L.b_ptr(cur));
+                    wg_issue<Cfg>(part, f[j % 2], L.a_addr(cur), L.a_addr(cur) + Cfg::A_TILE * 4u, j == 0);
+                    if (Cfg::SPLIT3 && j == G - 1) {
+                        wgmma_wait<0>();
+                        fold();
+                    } else {
+                        wgmma_wait<1>();
+                    }
+                    cur = cur + 1 == Cfg::STAGES ? 0 : cur + 1;
+                    next = next + 1 == Cfg::STAGES ? 0 : next + 1;
+                }
+            }
+        }
+        wgmma_wait<0>();
+        wgmma_reg_fence(part);
+        if (Cfg::SPLIT3 && nt % G != 0) fold();
+    }
+    cp_async_wait<0>();
+}
+
+// wg_store writes the block's C tile from the accumulators: the lane's d[4j + e] is C^T's row
+// (column of C) nb + g (+8 for e >= 2) and column (row of C) 8j + 2t (+1 for odd e); a warp's store
+// covers four rows of C, 32 contiguous bytes each. beta == 0 never reads C.
+template <class Cfg>
+__device__ __forceinline__ void wg_store(const float (&acc)[Cfg::NACC], float* __restrict__ C, int ldc, int M, int N,
+                                         int m0, int n0, float alpha, float beta, int tid)
+{
+    const int lane = tid % 32, g = lane / 4, t = lane % 4;
+    const int col = n0 + (tid / 128) * 64 + ((tid / 32) % 4) * 16 + g;
+#pragma unroll
+    for (int j = 0; j < Cfg::BM / 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int r = m0 + 8 * j + 2 * t + (e & 1), c = col + (e >> 1) * 8;
+            if (r < M && c < N) {
+                float* p = C + (size_t)r * ldc + c;
+                const float v = alpha * acc[4 * j + e];
+                *p = beta != 0.0f ? fmaf(beta, *p, v) : v;
+            }
+        }
+    }
+}
+
+} // namespace tg
+#endif // TILEGEN_WG_PIPELINE_CUH
