@@ -42,7 +42,11 @@ func epiIndex(e variant.Epilogue) int {
 
 // precisionLines is precisionDoc as comment lines, ending with an empty one (none for FP32).
 func precisionLines(p variant.Precision) []string {
-	d := precisionDoc(p)
+	return docLines(precisionDoc(p))
+}
+
+// docLines is a doc paragraph (ending in an empty line) as comment lines; none for "".
+func docLines(d string) []string {
 	if d == "" {
 		return nil
 	}
@@ -93,7 +97,7 @@ func cuhFile(p *Plan) ([]byte, error) {
 		Header: header, Name: p.Name, Guard: strings.ToUpper(p.Name) + "_CUH", GPU: safeText(p.GPU),
 		Ops: p.opsList(), NVCC: safeText(p.Manifest.NVCC), Arch: safeText(p.Manifest.Arch),
 		Generator: safeText(p.Manifest.Generator), Content: p.Content, DynDefault: dynSharedDefault, BigDyn: p.needsDynShared(),
-		PrecisionDoc: precisionLines(p.Precision),
+		PrecisionDoc: append(precisionLines(p.Precision), docLines(targetDoc(p))...),
 		RuleDoc:      strings.Split(ruleDoc(p, p.Name+"_sgemm returns cudaErrorInvalidValue ("+p.Name+"_variant: NULL)"), "\n"),
 	}
 	var table []string

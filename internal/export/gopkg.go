@@ -403,6 +403,24 @@ func precisionDoc(p variant.Precision) string {
 	return ""
 }
 
+// targetDoc says which kernels need an arch-specific PTX target (variant.Variant.Target, Hopper's
+// wgmma: sm_90a) and what that asks of the caller; "" when none does.
+func targetDoc(p *Plan) string {
+	var names []string
+	for _, c := range p.Variants {
+		if c.V.Target != "" {
+			names = append(names, c.V.Name+" ("+c.V.Target+")")
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "Kernels for an arch-specific PTX target: " + strings.Join(names, ", ") + ". They run on GPUs of\n" +
+		"exactly that architecture (sm_90a: compute capability 9.0, Hopper): compile the CUDA header with\n" +
+		"nvcc 12 or later for it (-gencode arch=compute_90a,code=sm_90a; another target stops at an #error),\n" +
+		"and the Go package's Load fails on another GPU, naming the kernel.\n\n"
+}
+
 func packageDoc(p *Plan) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Package %s computes SGEMM, C = alpha·op(A)·op(B) + beta·C (float32, BLAS-style leading\n", p.PkgName)
@@ -412,6 +430,7 @@ func packageDoc(p *Plan) string {
 	b.WriteString("Choose, ChooseOp and ChooseBLAS tell which variant a problem gets. The PTX is embedded; nothing\n")
 	b.WriteString("else is read at run time.\n\n")
 	b.WriteString(precisionDoc(p.Precision))
+	b.WriteString(targetDoc(p))
 	b.WriteString("The package imports only the standard library. It reaches the CUDA driver through cgo and\n")
 	b.WriteString("dlopen(\"libcuda.so.1\") when Load is first called, and links only libc and libdl, so a program\n")
 	b.WriteString("that imports it builds without the CUDA toolkit and starts on a host without a GPU: there Load\n")

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"strings"
 	"testing"
 
 	"tilegen/internal/protocol"
@@ -35,5 +36,27 @@ func TestPrecisionRecords(t *testing.T) {
 				t.Errorf("tf32 export admitted a %s verify record", r.Shape.Precision)
 			}
 		}
+	}
+}
+
+// TestTargetDoc: an export holding a kernel for an arch-specific PTX target says which, and how to
+// compile and load it, in the package doc and the header; one without says nothing.
+func TestTargetDoc(t *testing.T) {
+	p := &Plan{Name: "tg", PkgName: "tg", Variants: []Chosen{{V: variant.Variant{Name: "regtile_a"}}}}
+	if d := targetDoc(p); d != "" {
+		t.Errorf("no target: %q", d)
+	}
+	p.Variants = append(p.Variants, Chosen{V: variant.Variant{Name: "wgmma_128_wg2_k32_s4_p2_3xtf32", Target: "sm_90a"}})
+	d := targetDoc(p)
+	for _, want := range []string{"wgmma_128_wg2_k32_s4_p2_3xtf32 (sm_90a)", "-gencode arch=compute_90a,code=sm_90a", "Load fails on another GPU"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("target doc lacks %q:\n%s", want, d)
+		}
+	}
+	if !strings.Contains(packageDoc(p), d) {
+		t.Errorf("the package doc lacks the target paragraph")
+	}
+	if got := docLines(d); len(got) < 2 || got[len(got)-1] != "" {
+		t.Errorf("header lines %q: want the paragraph and an empty line", got)
 	}
 }
