@@ -76,6 +76,8 @@ func cDouble(x float64) string {
 func cuhFile(p *Plan) ([]byte, error) {
 	data := struct {
 		Header, Name, Guard, GPU, NVCC, Arch, Generator, Content string
+		// ArchFlag is the nvcc option the usage line suggests (sm_90a when a kernel needs it).
+		ArchFlag string
 		// Ops lists the ops with kernels; DefaultTable is the C initializer of the per-op defaults.
 		Ops, DefaultTable           string
 		PrecisionDoc                []string
@@ -98,7 +100,11 @@ func cuhFile(p *Plan) ([]byte, error) {
 		Ops: p.opsList(), NVCC: safeText(p.Manifest.NVCC), Arch: safeText(p.Manifest.Arch),
 		Generator: safeText(p.Manifest.Generator), Content: p.Content, DynDefault: dynSharedDefault, BigDyn: p.needsDynShared(),
 		PrecisionDoc: append(precisionLines(p.Precision), docLines(targetDoc(p))...),
+		ArchFlag:     "-arch=sm_90",
 		RuleDoc:      strings.Split(ruleDoc(p, p.Name+"_sgemm returns cudaErrorInvalidValue ("+p.Name+"_variant: NULL)"), "\n"),
+	}
+	if targetDoc(p) != "" {
+		data.ArchFlag = "-gencode arch=compute_90a,code=sm_90a"
 	}
 	var table []string
 	for _, op := range variant.Ops {
