@@ -69,11 +69,12 @@ func checkGrid(n int64) int {
 }
 
 // compareOnDevice compares the result in.dC (the whole buffer: guards, results, padding and gaps)
-// with in's expectation on the device. It returns CompareBatch's metrics over the products × M × N
-// results and SentinelBrokenBatch's answer: the index into the buffer of the first element outside
-// the results that no longer holds the sentinel, or -1.
-func (w *Worker) compareOnDevice(in *checkInputs, products, m, n int, sc int64, ldc int, scale float64) (verify.Metrics, int, error) {
+// with in's expectation on the device; the check's key gives the layout. It returns CompareBatch's
+// metrics over the products × M × N results and SentinelBrokenBatch's answer: the index into the
+// buffer of the first element outside the results that no longer holds the sentinel, or -1.
+func (w *Worker) compareOnDevice(in *checkInputs, scale float64) (verify.Metrics, int, error) {
 	d := w.check
+	products, m, n, sc, ldc := max(in.key.batch, 1), in.key.m, in.key.n, in.key.sc, in.key.ldc
 	blocks := checkGrid(int64(in.nc))
 	a := newArgs().ptr(in.dC).i64(int64(in.nc)).i64(guard).i32(products).i32(m).i32(n).i32(ldc).i64(sc).
 		ptr(in.dE).ptr(in.dBound).f64(scale).f64(verify.Tiny).i32(int(verify.Sentinel)).ptr(d.out)

@@ -105,7 +105,7 @@ func TestDeviceCompareMatchesHost(t *testing.T) {
 				t.Fatal(err)
 			}
 			scale := verify.Scale(2, tc.s.K)
-			got, gotX, err := w.compareOnDevice(in, products, m, n, c.sc, c.ldc, scale)
+			got, gotX, err := w.compareOnDevice(in, scale)
 			if err != nil {
 				t.Fatal(err)
 			}

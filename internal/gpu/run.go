@@ -344,7 +344,7 @@ func (w *Worker) verifyOne(g gemmFunc, s protocol.Shape, c check, set *protocol.
 	var met verify.Metrics
 	x := -1 // the first element outside the results that lost its sentinel
 	if in.dE != 0 {
-		if met, x, err = w.compareOnDevice(in, products, m, n, c.sc, c.ldc, res.Tol); err != nil {
+		if met, x, err = w.compareOnDevice(in, res.Tol); err != nil {
 			return res, err
 		}
 	} else {
