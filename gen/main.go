@@ -35,7 +35,7 @@
 // Expressions are loop-free (no ranges, predicates, let, calls or strings: see Expr), and integer
 // + - * that would leave 64 bits is an error, never a wrapped value. doc and reason are one line
 // of printable text without "/*", "*/" or a backslash. The parameter combinations of all families
-// are counted before expansion and capped at --max-variants (default 100000).
+// are counted before expansion and capped at --max-variants (default 200000).
 //
 // The cartesian product of each family's parameters (last parameter fastest) is filtered by the
 // constraints (evaluated first, so they may guard the geometry) and by built-in resource checks:

@@ -568,14 +568,23 @@ namespace tg {
 
 // WgTf32Config is the tiling: BM x (64 WG) x BK block tiles, STAGES ring slots, SPLIT3 three MMAs
 // per product (3xTF32) or one (TF32).
-template <int BM_, int WG_, int BK_, int STAGES_, bool SPLIT3_, bool PIPE_, int FOLD_>
+template <int BM_, int WG_, int BK_, int STAGES_, bool SPLIT3_, bool PIPE_, int FOLD_, int OP_ = 0>
 struct WgTf32Config {
     static constexpr int BM = BM_, WG = WG_, BN = 64 * WG_, BK = BK_, STAGES = STAGES_;
     static constexpr bool SPLIT3 = SPLIT3_, PIPE = PIPE_;
+    // OP 0, NN: C^T = B^T A^T, A (stored M x K) the shared operand, B (stored K x N) the register
+    // operand, its tile k-row by k-row. OP 1, NT: C = A B, B (stored N x K) the shared operand, A
+    // (stored M x K) the register operand, its tile row by row along k (RK). OP 2, TT: C = A B, B
+    // (stored N x K) shared, A (stored K x M) the register operand, k-row by k-row. (TN has no
+    // K-major operand.) "A tile" below is the shared operand's, "B tile" the register operand's.
+    static constexpr int OP = OP_;
+    static constexpr bool RK = OP == 1;
+    // The block's tile of C: NN BM rows by BN columns; NT and TT BN rows by BM columns.
+    static constexpr int TILE_ROWS = OP == 0 ? BM : BN, TILE_COLS = OP == 0 ? BN : BM;
     // Block order: groups of GROUP block rows (1024 rows of C) taken column by column, so that the
     // blocks running at once share A's and B's panels in L2 (measured on H100 at 4096^3: TF32
     // 247 -> 326 TFLOP/s against row by row; 3xTF32 unchanged there and +5 % at 8192^3).
-    static constexpr int GROUP = BM >= 1024 ? 1 : 1024 / BM;
+    static constexpr int GROUP = TILE_ROWS >= 1024 ? 1 : 1024 / TILE_ROWS;
     // 3xTF32: k tiles per fresh accumulator (1, 2 or 4); with PIPE at least 2.
     static constexpr int FOLD = FOLD_;
     static_assert(FOLD == 1 || FOLD == 2 || FOLD == 4, "FOLD");
@@ -583,10 +592,13 @@ struct WgTf32Config {
     static constexpr int THREADS = 128 * WG;
     static constexpr int NACC = BM / 2; // accumulator registers per thread (m64nBM)
     static constexpr int KC = BK / 4;   // 16-byte chunks per row of an A tile
-    // B's row stride in floats: BS % 32 == 8 puts a warp's fragment reads (k t, column g) in banks
-    // 8t + g.
-    static constexpr int BS = BN + 8;
-    static constexpr int A_TILE = BM * BK, A_LO = SPLIT3 ? BM * BK : 0, B_TILE = BK * BS;
+    // B's row stride in floats. k-rows: BS % 32 == 8 puts a warp's fragment reads (k t, column g)
+    // in banks 8t + g. Rows along k (RK): BS = BK + 4 puts (row g, k t) in banks 4g + t (BK 32) or
+    // 20g + t mod 32 (BK 16), distinct either way.
+    static constexpr int BS = RK ? BK + 4 : BN + 8;
+    static constexpr int A_TILE = BM * BK, A_LO = SPLIT3 ? BM * BK : 0, B_TILE = RK ? BN * BS : BK * BS;
+    // Fragment element offsets in the B tile: row + 8, k + 4, the next k-step of 8.
+    static constexpr int F_ROW8 = RK ? 8 * BS : 8, F_K4 = RK ? 4 : 4 * BS, F_KK = RK ? 8 : 8 * BS;
     // Floats per ring slot, a multiple of 1024 bytes: each A tile starts on a swizzle-atom boundary.
     static constexpr int SLOT = (A_TILE + A_LO + B_TILE + 255) / 256 * 256;
     static constexpr int A_CHUNKS = BM * BK / 4, B_CHUNKS = BK * BN / 4;
@@ -599,6 +611,7 @@ struct WgTf32Config {
     static constexpr unsigned SWIZZLE = BK == 32 ? 1 : 2;
     static_assert(BK == 16 || BK == 32, "swizzled A rows of 64 or 128 bytes");
     static_assert((BM == 64 || BM == 128 || BM == 256) && BK % 8 == 0, "tiling: wgmma N of 64, 128 or 256");
+    static_assert(OP >= 0 && OP <= 2, "OP: NN, NT or TT");
     static_assert(A_CHUNKS % THREADS == 0 && B_CHUNKS % THREADS == 0, "whole copies per thread");
     static constexpr int SMEM_BYTES = STAGES * SLOT * 4 + 1024;
 };
@@ -620,34 +633,46 @@ __device__ __forceinline__ void wg_a_chunk(int tid, int i, int& r, int& kc)
     r = c / Cfg::KC;
 }
 
-// wg_load_tile copies k tile k0 of A (rows m0.., BM x BK) and of B (columns n0.., BK x BN) into a
-// ring slot. FULL: no guards (interior block, whole k tile, aligned operands).
+// wg_load_tile copies k tile k0 of the shared operand S (rows s0.. of ns, BM x BK, row-major along
+// k with leading dimension lds) and of the register operand R (rows r0.. of nr, BN of them; stored
+// along k with leading dimension ldr when RK, else k-row by k-row) into a ring slot. FULL: no
+// guards (interior block, whole k tile, aligned operands).
 template <class Cfg, bool FULL>
-__device__ __forceinline__ void wg_load_tile(float* as, float* bs, const float* __restrict__ A, int lda,
-                                             const float* __restrict__ B, int ldb, int M, int N, int K, int m0,
-                                             int n0, int k0, int tid, bool va, bool vb)
+__device__ __forceinline__ void wg_load_tile(float* as, float* bs, const float* __restrict__ S, int lds, int ns,
+                                             int s0, const float* __restrict__ R, int ldr, int nr, int r0, int K,
+                                             int k0, int tid, bool vs, bool vr)
 {
 #pragma unroll
     for (int i = 0; i < Cfg::A_CHUNKS / Cfg::THREADS; ++i) {
         int r, kc;
         wg_a_chunk<Cfg>(tid, i, r, kc);
         float* dst = as + wg_a_offset<Cfg>(r, kc);
-        const float* src = A + (size_t)(m0 + r) * lda + k0 + 4 * kc;
+        const float* src = S + (size_t)(s0 + r) * lds + k0 + 4 * kc;
         if (FULL)
             cp_async16(dst, src);
         else
-            tc_chunk(dst, src, m0 + r < M ? min(max(K - k0 - 4 * kc, 0), 4) : 0, va, A);
+            tc_chunk(dst, src, s0 + r < ns ? min(max(K - k0 - 4 * kc, 0), 4) : 0, vs, S);
     }
 #pragma unroll
     for (int i = 0; i < Cfg::B_CHUNKS / Cfg::THREADS; ++i) {
         const int c = tid + i * Cfg::THREADS;
-        const int r = c / (Cfg::BN / 4), nc = (c % (Cfg::BN / 4)) * 4;
-        float* dst = bs + r * Cfg::BS + nc;
-        const float* src = B + (size_t)(k0 + r) * ldb + n0 + nc;
-        if (FULL)
-            cp_async16(dst, src);
-        else
-            tc_chunk(dst, src, k0 + r < K ? min(max(N - n0 - nc, 0), 4) : 0, vb, B);
+        if (Cfg::RK) {
+            const int r = c / Cfg::KC, kc = (c % Cfg::KC) * 4;
+            float* dst = bs + r * Cfg::BS + kc;
+            const float* src = R + (size_t)(r0 + r) * ldr + k0 + kc;
+            if (FULL)
+                cp_async16(dst, src);
+            else
+                tc_chunk(dst, src, r0 + r < nr ? min(max(K - k0 - kc, 0), 4) : 0, vr, R);
+        } else {
+            const int r = c / (Cfg::BN / 4), nc = (c % (Cfg::BN / 4)) * 4;
+            float* dst = bs + r * Cfg::BS + nc;
+            const float* src = R + (size_t)(k0 + r) * ldr + r0 + nc;
+            if (FULL)
+                cp_async16(dst, src);
+            else
+                tc_chunk(dst, src, k0 + r < K ? min(max(nr - r0 - nc, 0), 4) : 0, vr, R);
+        }
     }
 }
 
@@ -682,17 +707,16 @@ struct WgFrag {
     uint32_t hi[Cfg::BK / 8][4], lo[Cfg::SPLIT3 ? Cfg::BK / 8 : 1][4];
 };
 
-// wg_frag reads the lane's B^T fragments of a slot (a0 (g, t), a1 (g+8, t), a2 (g, t+4),
-// a3 (g+8, t+4): k t and t+4 of columns g and g+8): the value and its residual (3xTF32) or the
-// value rounded to TF32. bs points at the
-// lane's first B element (k t, column nb + g).
+// wg_frag reads the lane's register-operand fragments of a slot (a0 (g, t), a1 (g+8, t), a2 (g, t+4),
+// a3 (g+8, t+4): k t and t+4 of rows g and g+8): the value and its residual (3xTF32) or the value
+// rounded to TF32. bs points at the lane's first element (row nb + g, k t).
 template <class Cfg>
 __device__ __forceinline__ void wg_frag(WgFrag<Cfg>& f, const float* bs)
 {
 #pragma unroll
     for (int kk = 0; kk < Cfg::BK / 8; ++kk) {
-        const float x[4] = {bs[(8 * kk) * Cfg::BS], bs[(8 * kk) * Cfg::BS + 8], bs[(8 * kk + 4) * Cfg::BS],
-                            bs[(8 * kk + 4) * Cfg::BS + 8]};
+        const float* p = bs + kk * Cfg::F_KK;
+        const float x[4] = {p[0], p[Cfg::F_ROW8], p[Cfg::F_K4], p[Cfg::F_K4 + Cfg::F_ROW8]};
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
             if (Cfg::SPLIT3) {
@@ -731,22 +755,22 @@ __device__ __forceinline__ void wg_issue(float (&d)[Cfg::NACC], const WgFrag<Cfg
 // WgLoop carries the main loop's state: operands, edge flags and the ring position.
 template <class Cfg>
 struct WgLoop {
-    const float* __restrict__ A;
-    const float* __restrict__ B;
-    int lda, ldb, M, N, K, m0, n0, tid, nt;
-    bool va, vb, inner;
+    const float* __restrict__ S; // the shared operand (rows s0.. of ns, along k)
+    const float* __restrict__ R; // the register operand (rows r0.. of nr)
+    int lds, ldr, ns, nr, K, s0, r0, tid, nt;
+    bool vs, vr, inner;
     float* smem;
     uint32_t sbase;
-    int bfrag; // the lane's first B element (k t, column nb + g), in floats from a slot's B tile
+    int bfrag; // the lane's first B-tile element (row nb + g, k t), in floats from a slot's B tile
 
     __device__ __forceinline__ void load(int kt, int slot) const
     {
         if (kt < nt) {
             float* p = smem + slot * Cfg::SLOT;
             if (inner && (kt + 1) * Cfg::BK <= K)
-                wg_load_tile<Cfg, true>(p, p + Cfg::A_TILE + Cfg::A_LO, A, lda, B, ldb, M, N, K, m0, n0, kt * Cfg::BK, tid, va, vb);
+                wg_load_tile<Cfg, true>(p, p + Cfg::A_TILE + Cfg::A_LO, S, lds, ns, s0, R, ldr, nr, r0, K, kt * Cfg::BK, tid, vs, vr);
             else
-                wg_load_tile<Cfg, false>(p, p + Cfg::A_TILE + Cfg::A_LO, A, lda, B, ldb, M, N, K, m0, n0, kt * Cfg::BK, tid, va, vb);
+                wg_load_tile<Cfg, false>(p, p + Cfg::A_TILE + Cfg::A_LO, S, lds, ns, s0, R, ldr, nr, r0, K, kt * Cfg::BK, tid, vs, vr);
         }
         cp_async_commit();
     }
@@ -780,26 +804,26 @@ __device__ __forceinline__ void wg_mainloop(float (&acc)[Cfg::NACC], float* smem
                                             int m0, int n0, int tid)
 {
     WgLoop<Cfg> L;
-    L.A = A;
-    L.B = B;
-    L.lda = lda;
-    L.ldb = ldb;
-    L.M = M;
-    L.N = N;
+    if (Cfg::OP == 0) { // C^T = B^T A^T: A shared (rows m), B registers (rows n)
+        L.S = A, L.lds = lda, L.ns = M, L.s0 = m0;
+        L.R = B, L.ldr = ldb, L.nr = N, L.r0 = n0;
+    } else { // C = A B: B shared (rows n), A registers (rows m)
+        L.S = B, L.lds = ldb, L.ns = N, L.s0 = n0;
+        L.R = A, L.ldr = lda, L.nr = M, L.r0 = m0;
+    }
     L.K = K;
-    L.m0 = m0;
-    L.n0 = n0;
     L.tid = tid;
     L.nt = (K + Cfg::BK - 1) / Cfg::BK;
-    L.va = aligned16((uintptr_t)A, lda);
-    L.vb = aligned16((uintptr_t)B, ldb);
-    L.inner = L.va && L.vb && m0 + Cfg::BM <= M && n0 + Cfg::BN <= N;
+    L.vs = aligned16((uintptr_t)L.S, L.lds);
+    L.vr = aligned16((uintptr_t)L.R, L.ldr);
+    L.inner = L.vs && L.vr && L.s0 + Cfg::BM <= L.ns && L.r0 + Cfg::BN <= L.nr;
     // The ring starts on a 1024-byte boundary (the swizzle atom); dynamic_shared holds 1 KiB more.
     const uint32_t raw = (uint32_t)__cvta_generic_to_shared(smem);
     L.sbase = (raw + 1023u) & ~1023u;
     L.smem = smem + (L.sbase - raw) / 4;
     const int lane = tid % 32, g = lane / 4, t = lane % 4;
-    L.bfrag = t * Cfg::BS + (tid / 128) * 64 + ((tid / 32) % 4) * 16 + g;
+    const int nb = (tid / 128) * 64 + ((tid / 32) % 4) * 16; // this warp's first B-tile row
+    L.bfrag = Cfg::RK ? (nb + g) * Cfg::BS + t : t * Cfg::BS + nb + g;
     const int nt = L.nt;
     float d[Cfg::SPLIT3 ? Cfg::NACC : 1];
     float(&part)[Cfg::NACC] = *reinterpret_cast<float(*)[Cfg::NACC]>(Cfg::SPLIT3 ? d : acc);
@@ -867,19 +891,30 @@ __device__ __forceinline__ void wg_origin(int& m0, int& n0)
 {
     const int gx = gridDim.x, gy = gridDim.y, id = blockIdx.y * gx + blockIdx.x;
     const int per = Cfg::GROUP * gx, first = (id / per) * Cfg::GROUP, rows = min(gy - first, Cfg::GROUP);
-    m0 = (first + (id % per) % rows) * Cfg::BM;
-    n0 = ((id % per) / rows) * Cfg::BN;
+    m0 = (first + (id % per) % rows) * Cfg::TILE_ROWS;
+    n0 = ((id % per) / rows) * Cfg::TILE_COLS;
 }
 
-// wg_store writes the block's C tile from the accumulators: the lane's d[4j + e] is C^T's row
-// (column of C) nb + g (+8 for e >= 2) and column (row of C) 8j + 2t (+1 for odd e); a warp's store
-// covers four rows of C, 32 contiguous bytes each. beta == 0 never reads C.
+// wg_store writes the block's C tile from the accumulators. NN: the lane's d[4j + e] is C^T's row
+// (column of C) nb + g (+8 for e >= 2) and column (row of C) 8j + 2t (+1 for odd e); a warp's
+// store covers four rows of C, 32 contiguous bytes each. NT, TT: d[4j + e] is C's row nb + g (+8)
+// and column 8j + 2t (+1), two adjacent columns in one 8-byte store. beta == 0 never reads C.
 template <class Cfg>
 __device__ __forceinline__ void wg_store(const float (&acc)[Cfg::NACC], float* __restrict__ C, int ldc, int M, int N,
                                          int m0, int n0, float alpha, float beta, int tid)
 {
     const int lane = tid % 32, g = lane / 4, t = lane % 4;
-    const int col = n0 + (tid / 128) * 64 + ((tid / 32) % 4) * 16 + g;
+    const int nb = (tid / 128) * 64 + ((tid / 32) % 4) * 16;
+    if (Cfg::OP != 0) {
+        const bool v8 = ((uintptr_t)C & 7) == 0 && (ldc & 1) == 0;
+#pragma unroll
+        for (int j = 0; j < Cfg::BM / 8; ++j) {
+            store2(acc[4 * j], acc[4 * j + 1], C, ldc, M, N, m0 + nb + g, n0 + 8 * j + 2 * t, alpha, beta, v8);
+            store2(acc[4 * j + 2], acc[4 * j + 3], C, ldc, M, N, m0 + nb + g + 8, n0 + 8 * j + 2 * t, alpha, beta, v8);
+        }
+        return;
+    }
+    const int col = n0 + nb + g;
 #pragma unroll
     for (int j = 0; j < Cfg::BM / 8; ++j) {
 #pragma unroll
@@ -897,13 +932,13 @@ __device__ __forceinline__ void wg_store(const float (&acc)[Cfg::NACC], float* _
 } // namespace tg
 #endif // TILEGEN_WG_PIPELINE_CUH
 
-// wgmma_128_wg1_k32_s3_p2_tf32: 128x64x32 block tile on 1 warpgroup(s), 3 stages,
+// wgmma_128_wg1_k32_s3_p2_tf32: op NN, 128x64x32 block tile on 1 warpgroup(s), 3 stages,
 // one MMA group in flight across k tiles,
 // precision tf32 (one TF32 MMA per product).
 // Any M, N, K, lda, ldb, ldc.
 extern "C" __global__ void __launch_bounds__(128, 1) wgmma_128_wg1_k32_s3_p2_tf32(int M, int N, int K, float alpha, const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc)
 {
-    using Cfg = tg::WgTf32Config<128, 1, 32, 3, false, true, 1>;
+    using Cfg = tg::WgTf32Config<128, 1, 32, 3, false, true, 1, 0>;
     extern __shared__ float4 tg_tc_smem[];
     const int tid = threadIdx.x;
     int m0, n0;

@@ -26,7 +26,7 @@ const (
 // DefaultMaxVariants caps the parameter combinations (before pruning) all families of a file may
 // expand to together; --max-variants raises it. The count is taken before anything is expanded,
 // so a typo that asks for 10^20 combinations is an error at once rather than a hang.
-const DefaultMaxVariants = 100000
+const DefaultMaxVariants = 200000
 
 // Planned is one kept variant with the family it came from and its parameter values by name.
 type Planned struct {

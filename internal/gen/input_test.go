@@ -321,16 +321,16 @@ func TestMaxVariants(t *testing.T) {
 	huge := edit(t, baseYAML, "      W: [8, 16, 64]\n      U: [1, 4]\n", "      W: [8]\n      U: [1]\n"+params.String())
 	err := within(t, 20*time.Second, func() error { _, err := loadAndExpand(huge, 0); return err })
 	want := "f.yaml:2:11: family tiny: its parameters expand to " + new(big.Int).Lsh(big.NewInt(1), 320).String() + " combinations (W 1 × U 1 × P0 256 × "
-	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "more than the limit of 100000; split the family or raise --max-variants") {
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "more than the limit of 200000; split the family or raise --max-variants") {
 		t.Errorf("got %v\nwant %s...", err, want)
 	}
 
-	// Two families that fit alone but not together (250 × 250 = 62500 each).
+	// Two families that fit alone but not together under a cap of 100000 (250 × 250 = 62500 each).
 	two := edit(t, baseYAML, "W: [8, 16, 64]", "W: "+list(250))
 	two = edit(t, two, "U: [1, 4]", "U: "+list(250))
 	second := strings.Replace(strings.TrimPrefix(two, "families:\n"), "name: tiny", "name: tiny2", 1)
 	second = strings.Replace(second, `"tiny_{W}_u{U}"`, `"tiny2_{W}_u{U}"`, 1)
-	err = within(t, 20*time.Second, func() error { _, err := loadAndExpand(two+second, 0); return err })
+	err = within(t, 20*time.Second, func() error { _, err := loadAndExpand(two+second, 100000); return err })
 	if err == nil || err.Error() != "f.yaml:20:11: family tiny2: the families up to and including this one expand to 125000 combinations before pruning, more than the limit of 100000; raise --max-variants" {
 		t.Errorf("two families: got %v", err)
 	}
