@@ -74,6 +74,7 @@ func cDouble(x float64) string {
 }
 
 func cuhFile(p *Plan) ([]byte, error) {
+	td := targetDoc(p)
 	data := struct {
 		Header, Name, Guard, GPU, NVCC, Arch, Generator, Content string
 		// ArchFlag is the nvcc option the usage line suggests (sm_90a when a kernel needs it).
@@ -99,11 +100,11 @@ func cuhFile(p *Plan) ([]byte, error) {
 		Header: header, Name: p.Name, Guard: strings.ToUpper(p.Name) + "_CUH", GPU: safeText(p.GPU),
 		Ops: p.opsList(), NVCC: safeText(p.Manifest.NVCC), Arch: safeText(p.Manifest.Arch),
 		Generator: safeText(p.Manifest.Generator), Content: p.Content, DynDefault: dynSharedDefault, BigDyn: p.needsDynShared(),
-		PrecisionDoc: append(precisionLines(p.Precision), docLines(targetDoc(p))...),
+		PrecisionDoc: append(precisionLines(p.Precision), docLines(td)...),
 		ArchFlag:     "-arch=sm_90",
 		RuleDoc:      strings.Split(ruleDoc(p, p.Name+"_sgemm returns cudaErrorInvalidValue ("+p.Name+"_variant: NULL)"), "\n"),
 	}
-	if targetDoc(p) != "" {
+	if td != "" {
 		data.ArchFlag = "-gencode arch=compute_90a,code=sm_90a"
 	}
 	var table []string
