@@ -945,6 +945,44 @@ __device__ __forceinline__ void cluster_reduce_store(const float (&acc)[Tile::TM
     static_assert(NJ * S >= F4, "reduction slots");
 }
 
+// cluster_sum_first: the S blocks of a cluster (block rank z: slice z of K) each hold a partial v of
+// F4 float4s in each of their first TP threads; every block writes its partial into slot z of the
+// cluster's first block (slots: S * F4 * TP float4s of shared memory, a remote store for the
+// others) and, one cluster barrier later, the first block adds slots 0, 1, ..., S-1 in that order
+// into v and returns true; the others return false and must not touch C. Every thread of every
+// block calls it, after cluster_arrive at the kernel's start.
+template <int F4, int TP, int S>
+__device__ __forceinline__ bool cluster_sum_first(float4 (&v)[F4], float4* slots, int tid)
+{
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    const int z = (int)cluster.block_rank();
+    asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory"); // every block has started
+    if (tid < TP) {
+        float4* const dst = cluster.map_shared_rank(slots, 0);
+#pragma unroll
+        for (int j = 0; j < F4; ++j) dst[(z * F4 + j) * TP + tid] = v[j];
+    }
+    cluster.sync();
+    if (z != 0) return false;
+    if (tid < TP) {
+#pragma unroll
+        for (int j = 0; j < F4; ++j) {
+            float4 sum = slots[j * TP + tid];
+#pragma unroll
+            for (int s = 1; s < S; ++s) {
+                const float4 p = slots[(s * F4 + j) * TP + tid];
+                sum.x += p.x;
+                sum.y += p.y;
+                sum.z += p.z;
+                sum.w += p.w;
+            }
+            v[j] = sum;
+        }
+    }
+    return true;
+}
+
 } // namespace tg
 #endif // TILEGEN_SPLITK_CLUSTER_CUH
 
