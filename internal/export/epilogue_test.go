@@ -14,7 +14,7 @@ import (
 )
 
 // epiRun is the committed H100 run of the fused epilogues (results/epilogue-h100/README.md).
-const epiRun = "../../results/epilogue-h100/run2/bench/nvidia-h100-80gb-hbm3"
+const epiRun = "../../results/epilogue-h100/run3/bench/nvidia-h100-80gb-hbm3"
 
 // epilogueFixture is copyFixture plus the regtile_epi variants (manifest entries, sources and PTX as
 // the repository's generator wrote them) and the measured epilogue records of the H100 run, with the

@@ -22,8 +22,8 @@ var exampleResults = []string{
 	"results/batch-h100/call1/tune-batch",
 	"results/batch-h100/call2/tune-batch",
 	"results/batch-h100/call2/verify",
-	"results/epilogue-h100/run2/bench/nvidia-h100-80gb-hbm3/tune",
-	"results/epilogue-h100/run2/bench/nvidia-h100-80gb-hbm3/verify",
+	"results/epilogue-h100/run3/bench/nvidia-h100-80gb-hbm3/tune",
+	"results/epilogue-h100/run3/bench/nvidia-h100-80gb-hbm3/verify",
 }
 
 // exampleCommand regenerates the committed export of examples/export-go (README, "Export the

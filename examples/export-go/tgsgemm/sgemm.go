@@ -135,13 +135,13 @@ const (
 )
 
 // epilogueKernels is the kernel of each Epilogue (-1: none in this package):
-// bias_row: regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_row (ratio 1.062 against cuBLAS + the separate epilogue over 1 shape(s))
-// bias_col: regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_col (ratio 1.042 against cuBLAS + the separate epilogue over 1 shape(s))
-// bias_relu_row: regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_relu_row (ratio 1.046 against cuBLAS + the separate epilogue over 1 shape(s))
-// bias_relu_col: regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_col (ratio 1.041 against cuBLAS + the separate epilogue over 1 shape(s))
-// bias_gelu_row: regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_row (ratio 0.976 against cuBLAS + the separate epilogue over 1 shape(s))
-// bias_gelu_col: regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_bias_gelu_col (ratio 0.969 against cuBLAS + the separate epilogue over 2 shape(s))
-var epilogueKernels = [7]int{-1, 10, 8, 7, 9, 6, 5}
+// bias_row: regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_row (ratio 1.042 against cuBLAS + the separate epilogue over 2 shape(s))
+// bias_col: regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_col (ratio 1.021 against cuBLAS + the separate epilogue over 2 shape(s))
+// bias_relu_row: regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_row (ratio 1.039 against cuBLAS + the separate epilogue over 2 shape(s))
+// bias_relu_col: regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_col (ratio 1.020 against cuBLAS + the separate epilogue over 2 shape(s))
+// bias_gelu_row: regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_gelu_row (ratio 1.004 against cuBLAS + the separate epilogue over 2 shape(s))
+// bias_gelu_col: regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_gelu_col (ratio 0.993 against cuBLAS + the separate epilogue over 2 shape(s))
+var epilogueKernels = [7]int{-1, 10, 5, 9, 8, 7, 6}
 
 // SgemmEpilogue enqueues the row-major C = act(alpha·A·B + beta·C + bias) of epi on stream (see
 // Sgemm for the other arguments; bias is a device address). It returns an error, and launches
