@@ -15657,7 +15657,7 @@ var variants = []variant.Variant{
 		DynamicShared: 87040,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3ab01daba91422fbeb10103492cd93f331b22d664a7fb81ce8406a200343f6dd",
+		SourceHash:    "dc6c5e4ba4589822c5af5666adaa3d090a4ea096dc7f9f90ba955e3f7a595b34",
 		PTXHash:       "1cece17a5bacec0dab722a5eada357c09fa8cda93fafa3d5ae94032f15768c3c",
 	},
 	{
@@ -15676,7 +15676,7 @@ var variants = []variant.Variant{
 		DynamicShared: 87040,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "62bb48ad7a51ec5a20fc6daf7b0883a76d5e0f37376f399c1e2949b0296868c0",
+		SourceHash:    "91838a780f295e193fb77ff5f1f73b6323fd813e1eee36f8c707c3800c253ba5",
 		PTXHash:       "79174314c1c799e1862f5b93d18539fee4dafd8ab25c63451e84ff60869cdc1d",
 	},
 	{
@@ -15695,7 +15695,7 @@ var variants = []variant.Variant{
 		DynamicShared: 54272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "00c755210fa2fe55a1543602a024b05c89f1ad9d1b4102c415372a7cae4a4d64",
+		SourceHash:    "e8e2172eed82c592b4a220560d4e2ba656f7cb45717d6ebb1213d986ebb33b64",
 		PTXHash:       "f5c309038639f8338693e5d7af007a24abcf5ad14989c5d36180995e7a85dc9c",
 	},
 	{
@@ -15713,7 +15713,7 @@ var variants = []variant.Variant{
 		DynamicShared: 54272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "864298c7d379c3756fbbb91a5eec90a7c74be88ae15f842e9071519dd7802ae1",
+		SourceHash:    "9712f3df6c4889f7ad84d8ce7e53eea8e8ebdf06de4f39f31d4416685d797f9b",
 		PTXHash:       "e3a5ec66bde27dc1e3cd38b21d7b8dc4b248bcf123beada909e0b2b8e41502cc",
 	},
 	{
@@ -15732,7 +15732,7 @@ var variants = []variant.Variant{
 		DynamicShared: 87040,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "425824ad5b809a740880d9ebc5225c3807a8a507d2d37f3d4dcf9aa972491310",
+		SourceHash:    "b32f2846fc35595cd6fb54fb3dc0d388c108fbeeb8d1240740558c57f6b45591",
 		PTXHash:       "a688c34345dcd7d28d25f1a858a58884093b917274892042c077f62cbbee9149",
 	},
 	{
@@ -15751,7 +15751,7 @@ var variants = []variant.Variant{
 		DynamicShared: 54272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "118d05a14f020ca82ead1172a57b0366ff98f8c96f1d4fb553fb7dfb7e5655a9",
+		SourceHash:    "e620a50090bfb6908ab36c9137ce92ddc859c8667011a0941b5de98b6e6d8b66",
 		PTXHash:       "b9552d2c1d85aec85dcebd9194ecb0c1d03d0930fc9ff49be727f564337c2435",
 	},
 	{
@@ -15769,7 +15769,7 @@ var variants = []variant.Variant{
 		DynamicShared: 87040,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a8fed67de6ac25322f613265eca1950560441f2f6ccf1ef54149ee00a283b762",
+		SourceHash:    "63a323135581e845259429f5b5c68a7bad1d0f69eaca3792ba2fdad6e92203ca",
 		PTXHash:       "10967ce7deed16067fe35b0e742d552850c2f23d7d3e98ac33cf571649855724",
 	},
 	{
@@ -15788,7 +15788,7 @@ var variants = []variant.Variant{
 		DynamicShared: 87040,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b24e28937f018a61e1acc623d400a8d9ad60ed09c75906a93460568b18e02c5e",
+		SourceHash:    "6c726c8b04b8073fa8811e10152407495fec5b17e03fbb83cd31830ae2857f73",
 		PTXHash:       "806635645a98ba2b6bcebd67aedb5ecf0f20939e87bd595b93fe8fbd38acd061",
 	},
 	{
@@ -15807,7 +15807,7 @@ var variants = []variant.Variant{
 		DynamicShared: 54272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ca2b6436f06a92f859062b33155864b775bd30caaa384924f79b23e5961f3b9f",
+		SourceHash:    "ba26033a7c8341d281d72e3ed074dbe94c65efc2d366c31b85844714d1e1b6ea",
 		PTXHash:       "727284bf9e33b8d37836489cdf1b2c4f9729ea7963ec65776fd0909195b88a59",
 	},
 	{
@@ -15825,7 +15825,7 @@ var variants = []variant.Variant{
 		DynamicShared: 54272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "462b6d3a6daa1efb88617b4e0c5c62f082768deeaf29723688a05f82a558d134",
+		SourceHash:    "bf57058d6563dc8757d51c29bff11fe0f4511ad03e8574bf0bc2753bb3c3ee22",
 		PTXHash:       "fd1d5d8d5f8865c262242c873f4705507992f1e3f85a71a957fd5a2a4e8d5ec3",
 	},
 	{
@@ -15844,7 +15844,7 @@ var variants = []variant.Variant{
 		DynamicShared: 87040,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f3eb4978ace6abe0a60d2bfd255ccf9b4d4acafacc874cb489c7e905c952aba6",
+		SourceHash:    "2cb249d137a166b22845d0bdc1698c5f969af87ae6219d80c20323a21d54f2c8",
 		PTXHash:       "b18088944eda250e85ff68fd7cf9b7f6c6bce14fa45f8b651184e59712286258",
 	},
 	{
@@ -15863,7 +15863,7 @@ var variants = []variant.Variant{
 		DynamicShared: 54272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5d28f5a055ff8e84fd829f9e2e57c501f66163a7ec29233daca0f8dda9439367",
+		SourceHash:    "2b37becdf39b1d276052bec0ae965a674b3abd8fe453537dfdca3295b85d3edb",
 		PTXHash:       "499a1aee3ee32713faeb99edba66b7eef6abdecf5cc4938e82139457b5d9a183",
 	},
 	{
@@ -15881,7 +15881,7 @@ var variants = []variant.Variant{
 		DynamicShared: 87040,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "922b02cc72a70437ca8f3d4619529370e5bfcbc737252af0aa9b6ed102b7ef52",
+		SourceHash:    "e416358b50a0938e3a184d977f21e98e6114dd723badba2e16ff00ee61f53a3a",
 		PTXHash:       "5f6186079eadea34633b5633bd75f2885e636d3545753ddbda423c091c202a1e",
 	},
 	{
@@ -15900,7 +15900,7 @@ var variants = []variant.Variant{
 		DynamicShared: 87040,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f0c75247d80447afefaa7200bb75e09076d9fd0d63ea749181b7295827a628c8",
+		SourceHash:    "17d06eae2dcebf48aca2aea98ee4b0cd8a861e73e544d2cdc5ac92a1171d6821",
 		PTXHash:       "2dbae81f83d24265d796ad884b324add7a2f11806da611ffbf8192564544b97a",
 	},
 	{
@@ -15919,7 +15919,7 @@ var variants = []variant.Variant{
 		DynamicShared: 87040,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b83520765f7404a8acb35b9b4cf89202c4e9454d0f82ffcc40e29bbe82a7694b",
+		SourceHash:    "6e60c1417d2640cfbf632dfe66e12d0b7de928a1073db6aabd544492e5d008d7",
 		PTXHash:       "1e84210fa86415c355591b776cc1357e0928e93a62199e4b2e8834980049735d",
 	},
 	{
@@ -15937,7 +15937,7 @@ var variants = []variant.Variant{
 		DynamicShared: 130048,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6e89e4218da40fd794fc31c123ee525b7e1520b4d2e01c90aaa2961c0315baf7",
+		SourceHash:    "92cd6ba131e69b5f0aa121c495e8d7891cd70acb92a8fa0fdb15f2003197d0e2",
 		PTXHash:       "97056542795347cebf9a2887221ff93a6c5cf83d8f490caa549b7f3652dd3dc7",
 	},
 	{
@@ -15956,7 +15956,7 @@ var variants = []variant.Variant{
 		DynamicShared: 130048,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bc35b3f40078dbf5bfd365040336a42a295b1d093817c871a1bc7cc666e5b05f",
+		SourceHash:    "c5ccc724a25cbb21bcd089ab4fb75e59563e53cc11090f31337da1dc21dbbcda",
 		PTXHash:       "c1e587f37a7e71e6791179f7da4635015b66907fd777c03914b7af1a76535f25",
 	},
 	{
@@ -15975,7 +15975,7 @@ var variants = []variant.Variant{
 		DynamicShared: 80896,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ac1fa40295c7816c074279a19f493797cea5873ac9508b021458514c24e66dec",
+		SourceHash:    "e684ff93869febbc917eac4ecbbbb5ad2d93bc9afd482347e6399a951f377da4",
 		PTXHash:       "705084eec189fee24766fc5f8c99eb4daba29e53a58422e185a5e58d26a78e9e",
 	},
 	{
@@ -15993,7 +15993,7 @@ var variants = []variant.Variant{
 		DynamicShared: 80896,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9ce5a6f0da6467451bb891ec515a64749e06f9f5dbea6f6af1e62429daca99bc",
+		SourceHash:    "f783bb01d1d00038b4a2ffd4eb748e70b5be9937ede492d3368e80aff5c63574",
 		PTXHash:       "1110d77b10b437f3c289bf5f2888ceafa5c8084582f35b2ea329341f76df3e92",
 	},
 	{
@@ -16012,7 +16012,7 @@ var variants = []variant.Variant{
 		DynamicShared: 130048,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f91610e0b6a53a674833039f615aed88292154341a05aa8e318d75b26fd59c74",
+		SourceHash:    "64922f17f5dcbf2aada7f6fa49d54d18985625b9f785b4d8d80a3a2c0fae6ddd",
 		PTXHash:       "6be170f0b2643aef32d9d1af33f1641955ebfa594ae6086d7cdb6207a740dd3e",
 	},
 	{
@@ -16031,7 +16031,7 @@ var variants = []variant.Variant{
 		DynamicShared: 80896,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ab228da3f19adc9cf3c7f9d7e556177214063ca6c7613a4f8c3df100d0263ec2",
+		SourceHash:    "3516a0c43a37c2d85e7039dd2adbc75aab85adaa03c22f9dd1e3aed4a7e38ebf",
 		PTXHash:       "54826b728bc4f16b961f78f6869c8910ec05991976992630496a0755664e742c",
 	},
 	{
@@ -16049,7 +16049,7 @@ var variants = []variant.Variant{
 		DynamicShared: 130048,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "39d3cbb64371aaf59ad949a48fc00c7bd8a5f10c7f345ab496b4056059eb95ae",
+		SourceHash:    "e25b0ae882e9765b3d033af5da42444cbac1a93041b7e9bfa67df57d78d6b221",
 		PTXHash:       "228e253205779d6662055a8991370e8581bee1daec3191a894d86f04155e858a",
 	},
 	{
@@ -16068,7 +16068,7 @@ var variants = []variant.Variant{
 		DynamicShared: 130048,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c88b9e015abc4c5d96944a5cbb7a1864f440f68144014b229ce1140b2834490c",
+		SourceHash:    "982502f2d0f9f3283665f25046cd9a0863519b001263127e322740d43c641a67",
 		PTXHash:       "468638b2e4c836251e727ba000470b7713c1630067d191fe834063f15331d92c",
 	},
 	{
@@ -16087,7 +16087,7 @@ var variants = []variant.Variant{
 		DynamicShared: 130048,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d5db7245cd31e2ce56b5da5796a71b71c7702434c49d524321b174abdecd1653",
+		SourceHash:    "ce2eacca5411e4b44775b04cbc53cbdd3cc422f572bd1a118fa9add32f9dc788",
 		PTXHash:       "587b1af736a778bb9e4a42cfe22bfd042c452877e8c9e3c8999d8e71ec6b9a14",
 	},
 	{
@@ -16105,7 +16105,7 @@ var variants = []variant.Variant{
 		DynamicShared: 126976,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5d4c597b569ed2858a9a84b91c2763b0ada17de0e94023341ed7e1342d180907",
+		SourceHash:    "20ae5bf09d86a859ae0821e84a4de84ca105b99ec283cd59f68460a86b7db1ae",
 		PTXHash:       "53dae89cdbf29c2678d08d1f6df9a10c7d2c24adcd26f854728d76756961a139",
 	},
 	{
@@ -16124,7 +16124,7 @@ var variants = []variant.Variant{
 		DynamicShared: 126976,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6bc01f2567c6c620cc08f14ee33bd1acef08cfee81c0af6077335635b6e3e45d",
+		SourceHash:    "94f3b80ca52d664adab12f617a0a8be02ad0c8e2bcd3ae16546d0ec7ea6e9d7e",
 		PTXHash:       "e556ffe7a48c40fdd9820990c6f11d6b694e72d021e95b63f3b13baa7248e472",
 	},
 	{
@@ -16143,7 +16143,7 @@ var variants = []variant.Variant{
 		DynamicShared: 77824,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "da0234ae1a3608373a57b2cd4930ef3b002dfefa699589c81dd864a195ccbb5a",
+		SourceHash:    "d49cd891ccddb9fd5937ff407ce995e0995c79cecb5aa190cb0003392dec2220",
 		PTXHash:       "7d7b9370a9dcb50a3e5874647448fae2940059d33d9b8cb36dee65e9008ee983",
 	},
 	{
@@ -16161,7 +16161,7 @@ var variants = []variant.Variant{
 		DynamicShared: 77824,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "171fdb1ceacbe3b47c8c1d0da7398af8a294fd831e709ea98ab9b67fe0d1d0f1",
+		SourceHash:    "2da47fb3e40cc1ace6c4d5e122e655e1774388e696646e7320efd1a25dab7569",
 		PTXHash:       "75fd24abdb3b14ae7b3601d1fa90e7f0c41ceff7c91aacb44dfdb57e5c58c81e",
 	},
 	{
@@ -16180,7 +16180,7 @@ var variants = []variant.Variant{
 		DynamicShared: 126976,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a8baf8906b8f4c2f13258f2a5dbdc5e80e1f60a4a3c4e4d9941ebe946d801628",
+		SourceHash:    "0d312edee9a04c36f1e0115860e341a0e4ee61df7ace97d5a1a2908b0b6e60e1",
 		PTXHash:       "e4e0449b3eec5a1e456630c6201dae636586685ab24e9e441b8680a1f8d978ee",
 	},
 	{
@@ -16199,7 +16199,7 @@ var variants = []variant.Variant{
 		DynamicShared: 77824,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "677b8e469ff70a6b9ca3b314f8915f66cb727be1e6d9b18a91e8e7200ef8a293",
+		SourceHash:    "388380b960a667d8f211472fbbd1aa0b72ed258cfd42873b1ee3f74a87f565f3",
 		PTXHash:       "1faf07455972d2c771b4bf83cf591c83db87dc346366fb086b812958be7a7267",
 	},
 	{
@@ -16217,7 +16217,7 @@ var variants = []variant.Variant{
 		DynamicShared: 126976,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "70fb5aab0b8874afd218e5588946db1544a09e08b9566283dd2904f3439b929b",
+		SourceHash:    "8f6a64360fc94d33cbac124dfc38f150d21e89e9c9fa6bcc576318585697f3d8",
 		PTXHash:       "f6d29c49c085ff254510fb980afbfca0fdb8e1c2774d7a459ddc6ffd0656ab07",
 	},
 	{
@@ -16236,7 +16236,7 @@ var variants = []variant.Variant{
 		DynamicShared: 126976,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "de3b6e71c902410c9eb09ec03a5a4cffe5274c28dda1bb33eb24fb98efa43841",
+		SourceHash:    "5f126ec7c3ddc1a2664c05268be1391c877338913d14c3dfc7383cbed1226880",
 		PTXHash:       "10d11179815d6295905358e3306dd0035ead2580cc389bfab9b6825d9a46971f",
 	},
 	{
@@ -16255,7 +16255,7 @@ var variants = []variant.Variant{
 		DynamicShared: 77824,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "52b2dae32f4d8f0da89567c0d9d5892e65e03927deb3a88d74271dfd0c325165",
+		SourceHash:    "d1db57a707494ac9fd7b374a3d116d6499ce81c2732ad7ca699a350d396169ff",
 		PTXHash:       "43d7b33b91ba2673619cfc10c1427d0e7f1b48ec1b57c04860c83b5661467a4a",
 	},
 	{
@@ -16273,7 +16273,7 @@ var variants = []variant.Variant{
 		DynamicShared: 77824,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c4970b69b2fae342739f35577e791d12fb6c2f2781bb0cf45c5862d005d20d7f",
+		SourceHash:    "d693e565e1db26beefc794072194e6571b04ab23755ae75f20e795c331de82ef",
 		PTXHash:       "55c6f20307dcff8b0f5b43690ecd390993f97ff69a41602ca0808b7d72a3dff9",
 	},
 	{
@@ -16292,7 +16292,7 @@ var variants = []variant.Variant{
 		DynamicShared: 126976,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c2c18d6488b2845f6c3348a89bcf05c28e12b55a4b1184976405ba40bc1fed83",
+		SourceHash:    "8ab902e8f3e6a5ff4406111029221a0940f1dba315f9f99e02af58ef6857d5f8",
 		PTXHash:       "fc676788546beb4f2548551ab79d939ece4f183a12efd7de6a7fd3ac4af5dd19",
 	},
 	{
@@ -16311,7 +16311,7 @@ var variants = []variant.Variant{
 		DynamicShared: 77824,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "36afd293c0bd39f3e83e5296fb217b7a6c8745be9cc9309862f445d1499a7ac1",
+		SourceHash:    "9de9c8663b66940388cece77e4d61225df1d251bcd7f390563462db7894adc6e",
 		PTXHash:       "969ed99d37aeb92424d4815249e4b93eda998ce059906ce9490b8452aa303d36",
 	},
 	{
@@ -16329,7 +16329,7 @@ var variants = []variant.Variant{
 		DynamicShared: 168960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1d3282730dea7c95ec32ae09ff2595e254a22b80e63f0e63e6ad56efe42de4eb",
+		SourceHash:    "23cdce445acf1b3fa95325f22c609f7ba4ba735ab40ed024653e02d2d948f7d6",
 		PTXHash:       "a1f7da77a643b74e93129afbf03ddac9d894935c2af6f93a032de44fed84b1fa",
 	},
 	{
@@ -16348,7 +16348,7 @@ var variants = []variant.Variant{
 		DynamicShared: 168960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b95286cc496513ca4a8844758303f3e851c74390d5630a1daab9b9de50587283",
+		SourceHash:    "8771bcac7c07daf3fce76bdd0bfe430f38fb6bfa4a521c63b151853ed376bccd",
 		PTXHash:       "5fb943b018d74e114aebe163320763af47292ac26542534e592d1f00b3db8f69",
 	},
 	{
@@ -16367,7 +16367,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ff5bd1a8e648a1a38fb5333bb35b5ab04cc9cc83149fe9ca67842655ba20da86",
+		SourceHash:    "ee29162f66603778f91e190328fb9a4b23c568bde3bd017910a29e978a328d48",
 		PTXHash:       "019f5c9f6d9a58216a9fbc63ee6bd2392a0eac2be11af00ad94a9d0d66273d20",
 	},
 	{
@@ -16385,7 +16385,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9e7fc6039cae48c0c0558ab655461ce83c4f99480e8a69eb4b9930bce5d2d12f",
+		SourceHash:    "9ad3472bd07c71da80ecbe82c1d291979f4eeb12c23ff8f0bd65b43219e46db8",
 		PTXHash:       "f6e8089be25271cd8812eea1d3d82f81a7194e928af5bff4d6eff889bb975f3b",
 	},
 	{
@@ -16404,7 +16404,7 @@ var variants = []variant.Variant{
 		DynamicShared: 168960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e6f4f7ee0fb2a3904ca2bb3aadba9723e3c8c3b352e1e6b54c92a525c707f1a6",
+		SourceHash:    "958482a9e1fe88813fdc54078d02f292311a6daad0695f4b2c33fb48bf24fe4a",
 		PTXHash:       "6686733f4fb514fb0907431f4bf6a3e8ddca27b20a8128119475219acf1dca41",
 	},
 	{
@@ -16423,7 +16423,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8bbe99c56d9f333486ddddfb074ac4a5f1a888664807a27110d1ef9f1795694a",
+		SourceHash:    "0b6c15495bf95e719521dda8b41cede8f4ef51b60f2736ee78c493797b0421e1",
 		PTXHash:       "52150943188586884f5d6891f2dc4d18bd8c080f3dc0632739b2c0d171b1ec51",
 	},
 	{
@@ -16441,7 +16441,7 @@ var variants = []variant.Variant{
 		DynamicShared: 168960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4133ab9a0c7965af9cbde91e04011f31982ac5eb07874391f3fb4261132a4e4b",
+		SourceHash:    "1269f4bf28981a0c94abb0423bf97178a8a4e422b4fa7e29dd3b31d7f8228f01",
 		PTXHash:       "314d5d0a8c3c7ebafd15b2f9028ce44e062b48a9b7d913c95162dd4dd6a64e60",
 	},
 	{
@@ -16460,7 +16460,7 @@ var variants = []variant.Variant{
 		DynamicShared: 168960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b7210aa10dda0f161c29aecc6b25aa8a5b8cdf4cd21b0623b4e25bee9ce6047b",
+		SourceHash:    "365f00f04993a24a963fdf21c5389f48b2550277dbea64ba9f3f60d0e503f7b3",
 		PTXHash:       "83738504230baf929fb317c6419e567792103b1fc6174c528733428446394a24",
 	},
 	{
@@ -16479,7 +16479,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8b8c7b593e67106a84f2ac250a433ac6026588007ebab3807ffa74c55dd6c9ce",
+		SourceHash:    "b1e65662409feaac931b66560a7aa417bfd65767130ba86f2891681d2a9b674c",
 		PTXHash:       "c875f5c598f0d1b7a4c291d0aa9c948e37060297cef95d2f9a4268dd7f9afb22",
 	},
 	{
@@ -16497,7 +16497,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d91f63d20f09547113fd486eabadc759243a65549f7fc397960501181901a552",
+		SourceHash:    "0a669875ab64150224489baee83fb869551b5707f47970bd8c73a68fd7898b78",
 		PTXHash:       "b6c8cdbb9ecb5ada6b52c7263f91f6ba80eb5ed2d4a7f2dec7fef679bac2b71d",
 	},
 	{
@@ -16516,7 +16516,7 @@ var variants = []variant.Variant{
 		DynamicShared: 168960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "05eab81b3512b0b1859e74e207e97effb3739d09dcf80e621f46e24168cc8fc7",
+		SourceHash:    "bbde1fcde9657d77398998f6430c704e50d2b33210b9ae5e4045cbd7b0fdeeb5",
 		PTXHash:       "0a7074b0ab4ddbc2848c66e5a421a9fd636f28646cd8261dd73d36b1bc80ccc3",
 	},
 	{
@@ -16535,7 +16535,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "69d6e5cf7a46ebcc2446e383d1b2d5acadc474aca0373a581e5539536edc0f3d",
+		SourceHash:    "56ceaa9d4a3144a73b275bd6d38336dfc0f844db6c4774e400645e082adae725",
 		PTXHash:       "50a034c1ca13e6ae49006f563c36e7c7fd06191d6ca6d4e5be6749ac22dcaa6f",
 	},
 	{
@@ -16554,7 +16554,7 @@ var variants = []variant.Variant{
 		DynamicShared: 154624,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1f8c43fed8f170d78332be30b9b5ccb3ef65254e4a932e651d64fb62db534ef8",
+		SourceHash:    "882b20eeb214fdbb33dd1978909061e242158038c9c36bc1e7445dade170577c",
 		PTXHash:       "4870bb87f11ec710f6af71d911b918ba649c8385240bb33bf3d5fdc724297ae7",
 	},
 	{
@@ -16572,7 +16572,7 @@ var variants = []variant.Variant{
 		DynamicShared: 154624,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fe70ada33c21d784b5a8ed29024502cd01d894cca8cdc3f43c8d9dd392cf2ad0",
+		SourceHash:    "03b27e6d102b2318e191a8a7ee03e4c8184ffabe6f5250c91b78d4ac522c56a9",
 		PTXHash:       "4b696ed9040b96162beb1bd2f97c63e04a6d5ca3023176ee9e7b00c87e28fe47",
 	},
 	{
@@ -16591,7 +16591,7 @@ var variants = []variant.Variant{
 		DynamicShared: 154624,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "853f0dafc2c4deab409ea62f681a404187290001cdb7442a1b3f34c5f122d25a",
+		SourceHash:    "8b0e69cc26b35a69b69d543e5c23d3974e58fc2b39717ccad9888d0a3c37070d",
 		PTXHash:       "c6bfdd0b0eb4ab14a142e6a587fdf0551b5ea4fa5fc92256fc3ba9772740086f",
 	},
 	{
@@ -16609,7 +16609,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "500d3defc48b05cf4e5d070141c3660792e7bd946aab11af146419fcc5f6437d",
+		SourceHash:    "3951709d81b68a10ef3355f776dfce364ee75378e61099f0fbdc307e1272596a",
 		PTXHash:       "85369b4e3095ee8b9668e0bfd24f2ba004c27a4a43245a00eec463ffe685f2e2",
 	},
 	{
@@ -16628,7 +16628,7 @@ var variants = []variant.Variant{
 		DynamicShared: 107520,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7eb2a179f8b4b027429540b7f5a6f5ef2b89a1e0585288e224b78de30b311aeb",
+		SourceHash:    "d86efcae9004d631f379fd7fd449721448f51a1695de03ece95f54ea23108a4e",
 		PTXHash:       "89d60dfad62782e89e5b4db5c48f7d9ce702a4d8c2f0397adfb34a207175dcaf",
 	},
 	{
@@ -16647,7 +16647,7 @@ var variants = []variant.Variant{
 		DynamicShared: 74752,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ddac0c2dbf9b052da457e30e0e06383f05675594ad1a5f7dde037980f3640fe2",
+		SourceHash:    "834cdb889167a50588e384e683f8645e5abb582c779b59fcd1c2b552889fee4d",
 		PTXHash:       "edafe95b25253d422963a6130f1fc7ca937b7900a2beb97af242696a77340b9e",
 	},
 	{
@@ -16665,7 +16665,7 @@ var variants = []variant.Variant{
 		DynamicShared: 70656,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "efd960381e2b4e085f819e18df9852c8968f8007861d3eb098fb0086f150ed11",
+		SourceHash:    "1a572804ebf607fb5606d5ada4429858e16194def66af42063325e437921528f",
 		PTXHash:       "b2b050bf45ed53b78744e26cafa24c1a1d47fb68d15b08fe9d44d28b954db762",
 	},
 	{
@@ -16684,7 +16684,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1ff9acee1176b89b520dd18a32d05a15419cc3ff51fd01010fd286a78d09c419",
+		SourceHash:    "6a58eb0504b4e9385e24c0ca9936ae8d416ae873c100d0e12dfc58c9d83fcd3b",
 		PTXHash:       "c1b83947523006195d158808a75ed2ee85c0aee3a8d5f2578d0a2525f3d00a81",
 	},
 	{
@@ -16703,7 +16703,7 @@ var variants = []variant.Variant{
 		DynamicShared: 70656,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d0dc0486a8393d51d3ef92d2e88b6d4132c52923862bd84d69bfd62d12023811",
+		SourceHash:    "b7cb5d2fc86ee598be554082d54c40188d254f3d2f0f9ce642d4a29e9b8752e7",
 		PTXHash:       "1e788acfef0104c181fe81dfcd6a8170070f2d3a0f425f105047dcd9db5ee41d",
 	},
 	{
@@ -16721,7 +16721,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ac212e334dc3fcf332c597242caa2889d914faf74cd2f8d62401c97cf92ebff4",
+		SourceHash:    "a60e0aabbc1ffda785fe8b8ba74483850ae775f463353713980a414988da89d2",
 		PTXHash:       "41d0567fb57665b5ec7ad6eac565f321d43ddef6725ff878b656f5a0bb2ce84e",
 	},
 	{
@@ -16740,7 +16740,7 @@ var variants = []variant.Variant{
 		DynamicShared: 107520,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b8bed70110520d0177e0eaf84eead5bb06556b12fba69bc18198ca3874879e31",
+		SourceHash:    "1769f5a043c7b0c7fc7f37906938a58f5afd4efa9733c3f00196a4efca9cd7b0",
 		PTXHash:       "f962bdf626444d5721ba293844213cb9628751c9f6891ddc4f60081b284f7f22",
 	},
 	{
@@ -16759,7 +16759,7 @@ var variants = []variant.Variant{
 		DynamicShared: 74752,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c6e7293e17f920250c58b361324789bd713b73f347e2dd10c64e8175007ea83e",
+		SourceHash:    "f7def3066e724cc56eef4da739461a81ce23c4297870693d165a096870c1d894",
 		PTXHash:       "68beecc697d5c814e3397031f6e5f647b9bb65f618bbed80310dba48ba70a7a5",
 	},
 	{
@@ -16777,7 +16777,7 @@ var variants = []variant.Variant{
 		DynamicShared: 70656,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "47f5e8497fd370a218d0746112979dd61517fc1822b15a3f1fac75e3ecd018b7",
+		SourceHash:    "e83b1b324ea07d82c49721adafa03782578689458e79175c0b3d0b51708054e4",
 		PTXHash:       "1d04d5c991f5d832eebad4a8b20450f09a3769cd25def55cc42835132eff6d8a",
 	},
 	{
@@ -16796,7 +16796,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "412983ca6ae7e95a90d6339bb67846a9606f9c3c67d9c671ec55405c1a39bf2e",
+		SourceHash:    "a35dee06cbe8907b07846d1ca8db9a9fee1d197158ca3c3f16d16a1ca5ee80fc",
 		PTXHash:       "481bb7f424e36399354a68fe896e11e98607e6f6622c2f1bf01e8c94e655e86b",
 	},
 	{
@@ -16815,7 +16815,7 @@ var variants = []variant.Variant{
 		DynamicShared: 70656,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9ea90d7fee04b6f83cbf381400aaa8297125161a668f21ab73e5d446f6be4f73",
+		SourceHash:    "9bce0cef3728cecdc356a01bb2297720f86c4c9ea939c44346c6a0858fcdc7df",
 		PTXHash:       "f8697834baf9dba2b7016661eaa10520dac95f2338e26a3e31c4e41a25e1b8ba",
 	},
 	{
@@ -16833,7 +16833,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e125785776b2b6eb90dea123b1b657a52220622ac67c4c745a2f2d3cb475e8b7",
+		SourceHash:    "9175a9a9c843946422be04ea320b7e3c22bc3da86a398ada2b2d7a55860d5d8c",
 		PTXHash:       "6f4519b4be882a4d3ea83a944ad580acc9c79ebf73ffd5575261386193fbab9f",
 	},
 	{
@@ -16852,7 +16852,7 @@ var variants = []variant.Variant{
 		DynamicShared: 107520,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7c128dd84f453720aca3120da73539904d92e21ad4ff313e80284cf446523dcc",
+		SourceHash:    "ab482fc0161df16a57aa8ffe538e225cc23268621640fb1444979bdf0600a047",
 		PTXHash:       "f201510da71b0fc04c25b08ffdba1794f10822d6a734e7ca7c757e68b96c9cd9",
 	},
 	{
@@ -16871,7 +16871,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "297709dc2bc6fe6b6fb77d056f4af6caf7ce600f37a953a28e4711fd7b5b44f7",
+		SourceHash:    "11b90d7a9cc2e79f7e9f3323199d2e6eaacdfbba7a1e4df8bca1822356924c72",
 		PTXHash:       "ec52e5ae51c4dbc021fc3930bfe9bfd350b9312be66f29b4e90af5619bd8802f",
 	},
 	{
@@ -16889,7 +16889,7 @@ var variants = []variant.Variant{
 		DynamicShared: 154624,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "58b8415e9cf4bf71c233e5a6d63f75dc28e5720a3d4169a9e165f7a08a431873",
+		SourceHash:    "61c9a37cc98b0408e6859e44d1a632a6fef00e1b91c66d2e7dcbdf16ec86500c",
 		PTXHash:       "b6460e058ed732d6ac9c5ca1557d71ef3b89c5c2b020008411233e69c51f6edc",
 	},
 	{
@@ -16908,7 +16908,7 @@ var variants = []variant.Variant{
 		DynamicShared: 160768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a52d84da153f5ef29cafdc71c46fedddad7707f01035b2148029ba185faeb1ac",
+		SourceHash:    "961d7791713994bb32fb206ace1f454b32cd844cdf0f8e3b83b8a59b546ca1cf",
 		PTXHash:       "7e88c1801ee18411318f9ca28b56ce645ae78b2e5abae55fcb49a2ecf2cce8d7",
 	},
 	{
@@ -16927,7 +16927,7 @@ var variants = []variant.Variant{
 		DynamicShared: 111616,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bd15c4fe10cf0377c9f5baa0e3cecd4dc1660b665a9e176f82d2b8db1932a873",
+		SourceHash:    "317f8a97ed33b7b2b3de9fbdb756f5a7f0942fbc01c2f80880e202c1fbe618c1",
 		PTXHash:       "075a3a9517aff7e3768d2b4a6179b8eb20b183f8dccd520b5582fb1035b77603",
 	},
 	{
@@ -16945,7 +16945,7 @@ var variants = []variant.Variant{
 		DynamicShared: 105472,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ee1014bb4679015caf39b2853e4f8f65c52bbe6bf4f939dd28cafe9a23e6a3cf",
+		SourceHash:    "03628fbffbf5610c549d37ca3648af5ff67c18233fec3248c86bdbc4ba3f87f0",
 		PTXHash:       "e1299c0110eae659245722d363f1201edb09bcb931d24c617312605c57b3fc34",
 	},
 	{
@@ -16964,7 +16964,7 @@ var variants = []variant.Variant{
 		DynamicShared: 154624,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "94f30f3d8d0822bdf09db70128b71f6410ee87e969e65f3502e05bf29cdcb507",
+		SourceHash:    "24edc1f4fbbe27938efa8b707bb05ea27afe02e81f199780886e8eb22542a549",
 		PTXHash:       "2fc07958c4829823c489d3a78c3ff20a9f537c6d9c824970539d87f9e3eab342",
 	},
 	{
@@ -16983,7 +16983,7 @@ var variants = []variant.Variant{
 		DynamicShared: 105472,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "039d6e56c1e5114fc297f611ee674107d45df6e8d29b9cfc46640d99577de84e",
+		SourceHash:    "76328ffdb5b1a61724ddafef891886caf377d15a84714be37d249b6e06189cfa",
 		PTXHash:       "b4d7c5e1f9048755bfe7753162a2838e2c476108ae710902362b1610c336ecd7",
 	},
 	{
@@ -17001,7 +17001,7 @@ var variants = []variant.Variant{
 		DynamicShared: 154624,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b356ff033b256340cb92a0586ae8c6b8b24a1160177646015b1c5d4d403b7882",
+		SourceHash:    "44b9cfbcb83067213bbabf9f3817fc8a5aeb8760eea9f531d50961036f12c459",
 		PTXHash:       "64a8d00bace9db5e0fd7392516efc482ee0b131b31288e9a5c7d374af424d732",
 	},
 	{
@@ -17020,7 +17020,7 @@ var variants = []variant.Variant{
 		DynamicShared: 160768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8051921df30903af5b21c6a001ec44192535486e713c233c7abc6b2708de0020",
+		SourceHash:    "84a72c48355e7e16d7bcce737ebf3459b26f1fe6aea747cd1ea245cb715492b4",
 		PTXHash:       "52f27daab37eb83009a5ec4dd60e2a6f1890e8818f059590a5c5a801d9ff3ccd",
 	},
 	{
@@ -17039,7 +17039,7 @@ var variants = []variant.Variant{
 		DynamicShared: 154624,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d23cb692ade10f9c98670399d830915d0178d1478301111d619246c4595dff77",
+		SourceHash:    "d3f6ac3e2e35cc943202c080d17709fec6be8a4990321df40ab0e0e379e34100",
 		PTXHash:       "483c1a339ab1ff971beb94153fe23cc8961595ef5bf384dd33dec50c14b18c0c",
 	},
 	{
@@ -17057,7 +17057,7 @@ var variants = []variant.Variant{
 		DynamicShared: 151552,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2a105bb77a46a78e6c62e6b586db63a1849dd32802b5481c50e7842bd37085c6",
+		SourceHash:    "23049dda5ae6776fbae1613487a3749232c4a29a346f1dfa032926206dd2b755",
 		PTXHash:       "79361005bb7b19d2a3c6dbe01f5b5cbd56d5bea91a67516b2b8b20a1876680c2",
 	},
 	{
@@ -17076,7 +17076,7 @@ var variants = []variant.Variant{
 		DynamicShared: 154624,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "63d36b96f655d7465de08394fb08582684f22182f337132299298eaa88d547f3",
+		SourceHash:    "be38311e36ee8480f6c382769cba2bbb2116012d4d945e3ebdaaad1f4a9de5fe",
 		PTXHash:       "df75ff5b9e028a7e007092307f8abf1bb54bb94faade71914ca1a32e2b87b001",
 	},
 	{
@@ -17095,7 +17095,7 @@ var variants = []variant.Variant{
 		DynamicShared: 105472,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ad833f95383ece75a88275ddb4e26ee10cbeab72cc201f8358200b364aac5469",
+		SourceHash:    "8e3b9d5a32ccf806e557a73bf6f8742939728300e8cb9adac58b91a116730044",
 		PTXHash:       "74f4c6d88d019972252f8f467a63e5b1d1d71d24148df92d0851c2cc296d4d71",
 	},
 	{
@@ -17113,7 +17113,7 @@ var variants = []variant.Variant{
 		DynamicShared: 102400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "46325e09a6299054ebd9646ff2fc9b30c540d26e1ce1dbe14a71b3496b3e1d8f",
+		SourceHash:    "c4fad8550b82b4ead8acb6ef351b97d81752a2515a20ba387a3a535de8512c37",
 		PTXHash:       "a992a52c1cb1eba6d254f04ebc89a904666d79c6cfa147171a9652c7233f9457",
 	},
 	{
@@ -17132,7 +17132,7 @@ var variants = []variant.Variant{
 		DynamicShared: 151552,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d8c1bb3c3045a09af35aa8d8bbe813d58e25158e7d87a4fd4f350bbb8038d860",
+		SourceHash:    "74f4b8dbda83cae793ee66db9ddde02c62b8cafda9f3ece2f5be84980de12f0e",
 		PTXHash:       "25f4eb678eb39ca941e2ac06893da6580a5aaa6a7e32e680da949ecabc90d4cf",
 	},
 	{
@@ -17151,7 +17151,7 @@ var variants = []variant.Variant{
 		DynamicShared: 102400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5d1c26247eba4144aa9ef7601a2aa168758ba63632be5b146bfa658f245ba235",
+		SourceHash:    "b180591ef7729585debb82f4da246248e436088e3ed1533c8ca107f49d524536",
 		PTXHash:       "3af7aa7979de15a37ff706b009a2fb3d756fc2bafa8eca7cbd81f6f2fad5adeb",
 	},
 	{
@@ -17169,7 +17169,7 @@ var variants = []variant.Variant{
 		DynamicShared: 151552,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9f51ceb37ee1b7530a257cf96dc183e4ec77054e466c1c4384734f21c1d23603",
+		SourceHash:    "c56baef020260d0900c370c12dd66ad96804b54ce52fbde5447d926984b61dfd",
 		PTXHash:       "b6bfd2adfaa51dc71a5cd0cf978599195a772683b842bbfc5a9a3ee015abf3bd",
 	},
 	{
@@ -17188,7 +17188,7 @@ var variants = []variant.Variant{
 		DynamicShared: 154624,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bf4aaff3ba2692b1a801f3a1bc53554d4ac1b537aef1bd44679623762a8563e0",
+		SourceHash:    "9831c39387271a10a70bcf7e03481b1d738c4cfb34166add32394e968360e026",
 		PTXHash:       "b303fd795f05cc5ead3040691d4b3e6feb0e6b3970a41e25e5ebb28430698bff",
 	},
 	{
@@ -17207,7 +17207,7 @@ var variants = []variant.Variant{
 		DynamicShared: 105472,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f5a450341ff54e384d1fd90126a1cce8e9804b2fda6dffa5e26fb9ed40c409bd",
+		SourceHash:    "23ccea7868c2a1636bca03eef25007bd418fce8d622f31207cab04fb564caa9b",
 		PTXHash:       "ad763f08322ef034580e19d33d679858b69e58fe69d4b609d1758018350bf2ad",
 	},
 	{
@@ -17225,7 +17225,7 @@ var variants = []variant.Variant{
 		DynamicShared: 102400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "94a6daf7e34dd4583d2c25b4bb591815bc82cc162e69600cc14f9d4693e74352",
+		SourceHash:    "6d89587078c97a4d6494bc5711e3b4662cfd87380815ebab04a8900a2756b0ae",
 		PTXHash:       "9046ee1e98ba48a074856fcdb529199175cd2316f422b280a65b59515cfb8cdd",
 	},
 	{
@@ -17244,7 +17244,7 @@ var variants = []variant.Variant{
 		DynamicShared: 151552,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "162b058d9cea32bcf7dba9dfdaf0165485ff02fbdb3b417dff81df52bb1dcf99",
+		SourceHash:    "48f4cd1d788631f679606a4f118ae7bacfff763df2655ec14c51ed1fc8dd4edd",
 		PTXHash:       "feb4a88d3897d9533b7a19e2fa1430657245150eddb1f6bd20e2849ca2bab24c",
 	},
 	{
@@ -17263,7 +17263,7 @@ var variants = []variant.Variant{
 		DynamicShared: 102400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5608997f0b56f64dd8a402c836148752d020c56beb92357707a5da5d6c872374",
+		SourceHash:    "e24eea93b981110946aa248c74864ecd192f3b171fac89d215b74677cb5e7b8a",
 		PTXHash:       "00eaa2621c5bdae2475977160e4efc37b59ec8b9ef6dd6c50eb834d0f13ff375",
 	},
 	{
@@ -17281,7 +17281,7 @@ var variants = []variant.Variant{
 		DynamicShared: 201728,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5fcf6bfc48cb0c2ecb958c3d1dfd0b2d4a52d74ee2a2abbde31e914c29a938eb",
+		SourceHash:    "760a6510a0001d230179d3f7966f2fa75e8d44916b7d0b40d20f9963dc4abf9c",
 		PTXHash:       "698ba9d1dde9d1084dd9b7c29165779b4a17cd148333c8f16bb0364c98d578ca",
 	},
 	{
@@ -17300,7 +17300,7 @@ var variants = []variant.Variant{
 		DynamicShared: 205824,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e6d7c510ae979915fb9f12c25c84e7fc2a449f8be22b13a2a304d5558d97f8d3",
+		SourceHash:    "99d051e9856b0d401ff6312e4ab5988a9725577513745bd9ed4ab60cabcb2ce0",
 		PTXHash:       "b86a0c72933e86abb52e369c8b34a9406b0cddde043695aa8320181681c6567a",
 	},
 	{
@@ -17319,7 +17319,7 @@ var variants = []variant.Variant{
 		DynamicShared: 140288,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c4595466d77d5d16ed8b81a236b36fd085b97ce86f43e4971f230e747bc52377",
+		SourceHash:    "4e2bccef8212bd84f106979df9253a1275d562b787f291e50f5760a2552c5b6e",
 		PTXHash:       "e7ec659e7da63e0d0a1b8d1121179e4184146458380e403bf29c38811f1c6e4f",
 	},
 	{
@@ -17337,7 +17337,7 @@ var variants = []variant.Variant{
 		DynamicShared: 136192,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "df8058f1369dbf97dc66dde6a6255a5dc6f13307effa781ea29483186540a53e",
+		SourceHash:    "d99f1a3e8c03ae0389a9da9b8d5216a4f68dfc835ef4258fde8c7b0ee049605c",
 		PTXHash:       "57fe164789bddd5baaa2800a9724b52954efb351fc4c44a50610e0c6d187f45b",
 	},
 	{
@@ -17356,7 +17356,7 @@ var variants = []variant.Variant{
 		DynamicShared: 201728,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5aced21bc57cea4237b24e9402178b5587ff302b1a34eb37374916676d026959",
+		SourceHash:    "97d5a237cfd88cc4fb282da8f4a9f0961558d061340ac068a0950994e86bcd0d",
 		PTXHash:       "0a63a6aa9284d44864e23f8ed4a06a0502d7d30818aa140f05417a047a164d17",
 	},
 	{
@@ -17375,7 +17375,7 @@ var variants = []variant.Variant{
 		DynamicShared: 136192,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d67797169dd6085d991df71215ce1ba02fc740fffa91f5d5a2a15f63c76bdc84",
+		SourceHash:    "37abebc212c7b980628e055a6c00f4b585c703f18073cad6c624d0d309a8e75e",
 		PTXHash:       "33a8d8b535c2cf86b738e2ffce60e674b990e9093e1fb94b74a488745b2d6231",
 	},
 	{
@@ -17393,7 +17393,7 @@ var variants = []variant.Variant{
 		DynamicShared: 201728,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8943b15122cf4f1b6bd25ad251ebc0152722085bb35fe0467694a03a5cca1da0",
+		SourceHash:    "14ae242c3b6340f4bbdc08d7064e7ebd2f945f308cddd032e5ed64cc057e945c",
 		PTXHash:       "fa9d7bed1a6b7e87cfd752d7eb75377ee820bbaf642142e4eec18601feb767aa",
 	},
 	{
@@ -17412,7 +17412,7 @@ var variants = []variant.Variant{
 		DynamicShared: 205824,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "752a124aafc4f1aee2d2c5ef9f0fdba58b36321617a8cb111eebf6be99ba351c",
+		SourceHash:    "67d0b3e451d43f4f5402f8135176927a6e320fc51de72530c8b4bf7d6096bad8",
 		PTXHash:       "85870d44614775523a6f4dfb1856a3df7414696c84cc616149463bae0c420f79",
 	},
 	{
@@ -17431,7 +17431,7 @@ var variants = []variant.Variant{
 		DynamicShared: 140288,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "47720b492fe5de30e09b0e8379a16432474cfdd3a2feea0f710adf405798d8cf",
+		SourceHash:    "2c4fbb0b39c710180430e3caf33ebe111fefd39a4f1e9d2931cac800eb82110b",
 		PTXHash:       "e332834393fdd957f8cb253e7e41c7b130be1a84c0d35b3cca61f761fa37ed85",
 	},
 	{
@@ -17449,7 +17449,7 @@ var variants = []variant.Variant{
 		DynamicShared: 136192,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ea7d3bfb80a324bfe3d75eab60e2735ede0c2986eda10f476a586ecb3ed6cae2",
+		SourceHash:    "d450a36c0b2fa1aa04b3c3996b69522d1e1b7da2caaa3aad72776bab7f931b18",
 		PTXHash:       "e680bad6325c7bb52635ccb5f893ace21213e71f879fdf19422f4995434cf0f2",
 	},
 	{
@@ -17468,7 +17468,7 @@ var variants = []variant.Variant{
 		DynamicShared: 201728,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a80cfa7c17d3404c9c9a1749111fac151cf944ab2b2b2bc84c0526bfc8dfba04",
+		SourceHash:    "f7b26fdf1253d4c0219a9f3422f9d79ff89896f7cee3d57983fd0b966a89f9e8",
 		PTXHash:       "031a6c36e253cc8ce8f0a28312ce98f0d90d2234df0bf6b9b4f023438fd2946e",
 	},
 	{
@@ -17487,7 +17487,7 @@ var variants = []variant.Variant{
 		DynamicShared: 136192,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f615517301713a0c4c226ef242992ccdaf830aa658d26a563b911b8412c133fc",
+		SourceHash:    "899a7c85a58654b4423a0a4d0774fd8142f96c4d148db59f1b50e702e52f3b4c",
 		PTXHash:       "9264b3b5d82cf69f759c6d2bf7c98c698d9469c163032ae3614bacb4ba6c769d",
 	},
 	{
@@ -17506,7 +17506,7 @@ var variants = []variant.Variant{
 		DynamicShared: 209920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b377ce1a7553511ae729b3cfc2ff1fb08f689ebeded13d63fd5ca19eec0e283f",
+		SourceHash:    "80a1ffa48e4c862047a1656af9cb42226f3b5bec0263ebb19b2cce3ed3da3200",
 		PTXHash:       "bc90658c4388a807504bae80378dbdea8c856c4052a82af688a21886e730cf93",
 	},
 	{
@@ -17524,7 +17524,7 @@ var variants = []variant.Variant{
 		DynamicShared: 203776,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "054c8139a4bfe76e75345832c530d091d97bdd67bd23929418b119bb4da3e0f4",
+		SourceHash:    "7af24ff2953534c142f49bd6fe53891b6b0500465ef7de4ecf6e416588d375a5",
 		PTXHash:       "432889c8fd5c11a8c91bb6f55fce3402c64becd39ea0bf586b81a997b3db6ae1",
 	},
 	{
@@ -17543,7 +17543,7 @@ var variants = []variant.Variant{
 		DynamicShared: 203776,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e9b5e9b827611d3c3e5dc1319a0b10e4acfad5117dff40d064ef5b59a8a3761f",
+		SourceHash:    "289bc84208eca099e8e44e1a8a4c154938c5fe4610de6035b17eafda2c56851a",
 		PTXHash:       "bc2006830e738a331be68c5727f8a0b0736a6f23952cd0827f83105be4a0486d",
 	},
 	{
@@ -17562,7 +17562,7 @@ var variants = []variant.Variant{
 		DynamicShared: 87040,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f958c8e3d92ee3c8de3fbf0f444aef127b54cd7f27c9b130367fa9a8dbcbc95b",
+		SourceHash:    "2586009764f7d7dceab4d061de08d1028bfd6c48615540c3ede7876fbc40c9c4",
 		PTXHash:       "e2a470f1e465ca6737de4a4846fd94d5694d95972a6bc72c8633d2e870934942",
 	},
 	{
@@ -17580,7 +17580,7 @@ var variants = []variant.Variant{
 		DynamicShared: 87040,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1222117dcf42df217fe671fad6de6c4816326b6e81b9f470932bfdae242b2f92",
+		SourceHash:    "2325bd865db3e99df915a7c2aad87f30bedc1d15544040e75de145eec128c02a",
 		PTXHash:       "40d54f860b5a6482405f16a77e76b63e989e82e60185bbb6452597229d6c7a5f",
 	},
 	{
@@ -17599,7 +17599,7 @@ var variants = []variant.Variant{
 		DynamicShared: 87040,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "892086ac51519b1597a3690e87f5d301deda494c33fd03934cc69b9943627364",
+		SourceHash:    "c5c4b4bf8e60ba24c2c42ab4b5d2361a11c00d20f9385227d895850fc72bf23a",
 		PTXHash:       "557e97e2932d27c8912b3b71f8c3dcf8ce188f8b892ed3b6d1dbd5be1351856f",
 	},
 	{
@@ -17618,7 +17618,7 @@ var variants = []variant.Variant{
 		DynamicShared: 87040,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6727148e5cb0e4a779d239544844b6977f7d3b99c9b7ea509dc613bc457b9878",
+		SourceHash:    "a156b5db6ef572f42f2a92d9bdb8d5eb9d8cbe73fc5a64812da0451d5a9ba955",
 		PTXHash:       "aaef02d55ee53e587b904a68281f6eeb16f8ca57fb98716ed405465e6422a176",
 	},
 	{
@@ -17636,7 +17636,7 @@ var variants = []variant.Variant{
 		DynamicShared: 87040,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "46c57b19e0cbdef69a7c668afe9ddd789c2644826f2b5b4873ba53c154f84c18",
+		SourceHash:    "788d0de6e364f7fc703ce55ecf5ff76ab8bacc0afc63e2797e000a03921dfd5c",
 		PTXHash:       "0d9c3b462c270e19bac68c29f0df8865757ffde93accc1f661e122f960a6828b",
 	},
 	{
@@ -17655,7 +17655,7 @@ var variants = []variant.Variant{
 		DynamicShared: 87040,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "eb379209b34815f27957f418e796d8e52db906ddd01422276cc416d905389e07",
+		SourceHash:    "6de83f69641ebb26aa6af02bd4eb0aa16e7430f7d43a20a630ef3a1a155cae82",
 		PTXHash:       "2c90f74fc7e4112b7224424663c3396a456d1c6788e371e2b708bef48de5d213",
 	},
 	{
@@ -17674,7 +17674,7 @@ var variants = []variant.Variant{
 		DynamicShared: 130048,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ffc730960eb9c2e18c0330779bc57bc26523e5271bee63e6a391a2400938d32e",
+		SourceHash:    "ee02a7be600776d537647debaf79a233f8695faa2e4fce6bec6c2b40ccdc31be",
 		PTXHash:       "7a4a1ede4eb0247441a59896b9bfe79482c8d5c47d1c6d9426248cd58c422572",
 	},
 	{
@@ -17692,7 +17692,7 @@ var variants = []variant.Variant{
 		DynamicShared: 130048,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d2d8479189778da5f509c30ec97ff22d05ee62f7ec5b0773b0680de57bb25e3c",
+		SourceHash:    "799395f10646fd9733837723d1fb7c1087d542c6451674f17d02cf3120510134",
 		PTXHash:       "c2993cadcf88350500460a9e065fbc8aea2db71a667105d9b4c7b90247cd427e",
 	},
 	{
@@ -17711,7 +17711,7 @@ var variants = []variant.Variant{
 		DynamicShared: 130048,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "27e22ada4149d71c054c337e785feb42bb15efb09867c1e5b44d00266832d0c2",
+		SourceHash:    "cd7cfc8d230e4e273b67839952a07f8f81968f44062514dacf7f365c7f217ece",
 		PTXHash:       "7ea3072e390da6e71c0eee0f9de0805c61162a02273e36c236b0cb9dcc13338e",
 	},
 	{
@@ -17730,7 +17730,7 @@ var variants = []variant.Variant{
 		DynamicShared: 126976,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9d6490afa683111f2fccd2b285feaa44261fdd282820898191dc4d3b199c4eb1",
+		SourceHash:    "56b3cb116271feae2480587f58055d9f4e02ee3f8b19b9f9cd6de88a8a8fcb29",
 		PTXHash:       "f062fab0cbe3934b69e19cbe35043b89c1908bcd690abf54894c98ba5ef9178a",
 	},
 	{
@@ -17748,7 +17748,7 @@ var variants = []variant.Variant{
 		DynamicShared: 126976,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9a79a6bd55f36b341fab438d28648c2f05e7eead8384d558f40df7df5f45a6c3",
+		SourceHash:    "bccb02eb5e52ddccf3116ad3b7e1b1768fe9b50c824f3b245f8312b49466c42f",
 		PTXHash:       "df34a314c79187a7d29e341d1f5b4a87d6ba9dedc757e553b91e7f292fd038b6",
 	},
 	{
@@ -17767,7 +17767,7 @@ var variants = []variant.Variant{
 		DynamicShared: 126976,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "35029f13aa99775928dc765332960ce17022b801d5388f1919962445ae924175",
+		SourceHash:    "5687f7f9db7b00a50fc3e59f7e9843e6d9887e87fe30c79c2399911d6bcd75df",
 		PTXHash:       "cac90898913a2ecf2d38143b47a2d8ca7d67ad101e4302dd5fbaab6f85908ce7",
 	},
 	{
@@ -17786,7 +17786,7 @@ var variants = []variant.Variant{
 		DynamicShared: 126976,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6a8340f38c91550575982a31dfeceaaac5804e9d5f53ad34dfee3767650d35f8",
+		SourceHash:    "f5009a314c8b0d688d93ecff6bda1beedadb375c22676383276bc67b2a4b3652",
 		PTXHash:       "204a96be27598d79e00aba3dc29ab1563c80a90385984ca8bd8d3e980619094e",
 	},
 	{
@@ -17804,7 +17804,7 @@ var variants = []variant.Variant{
 		DynamicShared: 126976,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "54c374066c8b2e125d9bf4093adb9f95ad6ee4e4b96813a89ecc1e74b90611d3",
+		SourceHash:    "90156357891272f769cc8397caa66ea188b2e902013a5dc6f5938499f66353a4",
 		PTXHash:       "0ad2a6638c8ce3e9fb047a96f3e34f8e9c1d567c4bf5f9e0a98d16608a3ae206",
 	},
 	{
@@ -17823,7 +17823,7 @@ var variants = []variant.Variant{
 		DynamicShared: 126976,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f058b5f35163f6c9e3f742c05b962e35a2a049e7b0eeb92918574f2626420046",
+		SourceHash:    "c8eb11404fd141eb5b6a228563a7f02adb1a424b68ee3ad4ca3263c7b618a856",
 		PTXHash:       "268013c4bdc1c524378202c28a2ea68c9ef9e158c07ea136ce123f43aa2980fe",
 	},
 	{
@@ -17842,7 +17842,7 @@ var variants = []variant.Variant{
 		DynamicShared: 168960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5357b0a7c6c84fd541cd3db7c86b0bb6797d878d0195828460bd80d214497fac",
+		SourceHash:    "7f5d317762c50228bd1a8e380059c5ff0167962f20d446d2a6e90ce0bba66f6d",
 		PTXHash:       "6fef1c79843aa2021fd842f38c105067021d759734bcdafecfee0bca4f69f68d",
 	},
 	{
@@ -17860,7 +17860,7 @@ var variants = []variant.Variant{
 		DynamicShared: 168960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ff343a9e0c05ce0f7b1f81246833f70f975b7cbac95062962eae22bad76b38fc",
+		SourceHash:    "a841d21327daf4b2d9a8ba87e9d5bbc264f117b00340c770c55ebcf2635f6318",
 		PTXHash:       "3b3d33a6cde3eda337b0c6a8bd0c2ad595b83d2d650da108904dc49777212a72",
 	},
 	{
@@ -17879,7 +17879,7 @@ var variants = []variant.Variant{
 		DynamicShared: 168960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "34c61c5556ff160aecf3e4109551c35e96ded7bffbf2ec69f077d3a49407cdc2",
+		SourceHash:    "d1a774f0722e41f65af0034ada6c96d17425e65827754950257f3f6be58aa18e",
 		PTXHash:       "18cb4159c0b681feec70e49f46b7640393fc1fc5742e1f2b2af5e1172eb69680",
 	},
 	{
@@ -17898,7 +17898,7 @@ var variants = []variant.Variant{
 		DynamicShared: 168960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8589a28a45cc6bf7ff0e43fbeba23a25760e856e51db69bfc5933427dbbce862",
+		SourceHash:    "d280e84f770bdf9d3f83be83a4c35fc3fece492d957ac6322608eb65f8fd3134",
 		PTXHash:       "35f1f3be3b335a2a4c6902e4f27a843cfa4f2b1c773d5950b50cd25fd97e37e7",
 	},
 	{
@@ -17916,7 +17916,7 @@ var variants = []variant.Variant{
 		DynamicShared: 168960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "dd4a5a50f9ab06c6facf28966dd9d231fffe6770ee6c4823279b61bc205f617d",
+		SourceHash:    "2aea8557b52944cd9315803fa1fbe0535499d5135e88c6448a1e1e153e1e50f4",
 		PTXHash:       "294efe53f4a2022a8d5c1724bd3eb6342d8531161357d745c576f1c86e7f0ac8",
 	},
 	{
@@ -17935,7 +17935,7 @@ var variants = []variant.Variant{
 		DynamicShared: 168960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f628aab4afc7db88ab0441a8f61a0d594d0b96cdb1092679dae20e8e9b3381f4",
+		SourceHash:    "10859c3576e46a370fb20b11e987e6024f313519426638a6c0b334e7ec1a983c",
 		PTXHash:       "03f9beeec9c6b4ae03c993535439037c38f440b793e0b57358bdd4e6c39118e7",
 	},
 	{
@@ -17954,7 +17954,7 @@ var variants = []variant.Variant{
 		DynamicShared: 107520,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d8af0a2e87c0e5c620c3d8d9dda2e0099dae620bb7b282a2e108c9c533ff8029",
+		SourceHash:    "c21b0eb9b0d52eacb713eecf421d7fe30efc9d10bce506bb5443c1d28a62888d",
 		PTXHash:       "8aa242b688bc32b83e5568e8500423f456dcced2549de7796d0e8e85ed503737",
 	},
 	{
@@ -17972,7 +17972,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7a93a099a21c1fbb8c62323d39f80680f3e9494e5d88d31c29413a11d7001367",
+		SourceHash:    "34c1e48debff5749248eb8e880c879720861f11ba9e6d03c35a3c9f99dd1ef73",
 		PTXHash:       "1d175c2d65c4c3301585e2e4f6f6e36c3d4d2a73cacf553372ccdaf02f5c52d8",
 	},
 	{
@@ -17991,7 +17991,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d935f356bb52b34b5b6e216d4a491c60a64af1bb5ed5a08dfb8aa19a91fd2895",
+		SourceHash:    "05d057bde640ccd435d688edfd33783d8cad1ece114931b346290a8e952982bf",
 		PTXHash:       "69b7634f5eb3c301bcd718561fba8465f59d3d5076f26969365655f567649d4d",
 	},
 	{
@@ -18010,7 +18010,7 @@ var variants = []variant.Variant{
 		DynamicShared: 107520,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d34a44d48fba5b6d82be51bfc593c2d0cf6547379c08ea6a57b14a002d5147a3",
+		SourceHash:    "f031641880ee1258fc66597802dc9a30759c6a694a37740169749c6e24ef61d1",
 		PTXHash:       "207fad505a8f247021e3fd1d484ac30975476773db3916655b2a2e75bd784d4a",
 	},
 	{
@@ -18028,7 +18028,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a3dc1f0d9d19926d0ef157a954525cc10c62d187fbb9c17f501456ba1a51cea1",
+		SourceHash:    "fc91688c2f101b2b92fe4b44416354f844712d0f3a883c1e3dbcfdec06f7b729",
 		PTXHash:       "981ddc6ad7c8691489c8322cac8c19660cbf2e0b2754178b13acc5ef45b6987b",
 	},
 	{
@@ -18047,7 +18047,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b54457e1875c84725118bb6b3a36462432f7d95a75fba030d78ae07d96b9e174",
+		SourceHash:    "da87a32f200df065883726af6effb5982bc28c2f2f99dee86ae73d61e7db1d67",
 		PTXHash:       "900576d8730d1b704a0f889f94fb62e1eda10bb94c7c0ab321ccf5b2265d0b73",
 	},
 	{
@@ -18066,7 +18066,7 @@ var variants = []variant.Variant{
 		DynamicShared: 160768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9dc6a7cf98e347b3a50db49f9f201d03b0513bc5b62ec76c7cf36b2a77ba26f5",
+		SourceHash:    "8d95fa7b543f5b26a1e8b3cc34cffa34df1ebca42fc6571652137bb9064102ac",
 		PTXHash:       "f0959ff88c80ad52deb30c22ed06381349bbce7ac4d3eb5e62409296bba4171f",
 	},
 	{
@@ -18084,7 +18084,7 @@ var variants = []variant.Variant{
 		DynamicShared: 154624,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e8c67d6fc848e6170211bb3bef9616ebd74594ab2cd7ba9b1a3c8f4db55f04cc",
+		SourceHash:    "a10a4583bd5d6e9eba5251aa3e8dce192f33303ca2c67b3845e5ba2381831dfe",
 		PTXHash:       "e9b578c8217043308b96560d72ade73fdb0055e370d81caef87ebc77315e92c9",
 	},
 	{
@@ -18103,7 +18103,7 @@ var variants = []variant.Variant{
 		DynamicShared: 154624,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "749b67c79d1de1817409805129b947ecccb6c3d0efa169b64bf99421f6923a02",
+		SourceHash:    "c82b573319aefb23e90ac83eeba10e336c90f3c9cc11951420b48891ba0c4d86",
 		PTXHash:       "c3655a0f2716999d0a4e7ad0a0ab80bd7a1d776149810483fc2705e3097981b1",
 	},
 	{
@@ -18122,7 +18122,7 @@ var variants = []variant.Variant{
 		DynamicShared: 154624,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0b79ff7e601dde05eab55412e2e39acadc7c4c75803ba8b77882bdd14ce0dd5e",
+		SourceHash:    "aa09253bc867b74ff363455f0d3084e6a02403aecaf1924c9d24f713e50458a1",
 		PTXHash:       "9d6eaec0598a54e08c0a6d852f6e46afb7c6aff89c51d24ad793529f735894ea",
 	},
 	{
@@ -18140,7 +18140,7 @@ var variants = []variant.Variant{
 		DynamicShared: 151552,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2277081294adb409198a10ca19a13be34b3d3580e9926039de25de779b75eb7f",
+		SourceHash:    "be2963edd5b386ddf2a63c5c10a13b424bfbef9fa2797e3d4f0b5c40a0e9cd92",
 		PTXHash:       "3484dd958e09cd5c6e07a16e4c895e0bcbec63613cb95eb823e1f1429095da45",
 	},
 	{
@@ -18159,7 +18159,7 @@ var variants = []variant.Variant{
 		DynamicShared: 151552,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9d4b21224cd52126413638c2eb7e37ba6f2cb988a04392717eb3c189bcb6d633",
+		SourceHash:    "f0f58b0cca71719308d413eacb09d9f10f1cf0abace1e03fa8a1f2cb34908dec",
 		PTXHash:       "e67cdfdc7a8219f2c1941683a808e5c35d069c12ebb2d94a0d7a85de2fa53341",
 	},
 	{
@@ -18178,7 +18178,7 @@ var variants = []variant.Variant{
 		DynamicShared: 154624,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "aea8d558da9dcfae9cded7cbeabcd863b93fe543112ea0feac4087316eb25017",
+		SourceHash:    "395dc89ce75ba0517d13ab22101583ed5c4f3e4c11e5775ce67f8e6c8974df67",
 		PTXHash:       "5a85e6b1934a7f1386cbbe88c42955eeea22ff5b5274e1ef4ba4c3e4b925556f",
 	},
 	{
@@ -18196,7 +18196,7 @@ var variants = []variant.Variant{
 		DynamicShared: 151552,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8f5be373bdf9b6dcdc03e1bcb6e6ae0355e00e8ab28b7937b507370c5294bc5e",
+		SourceHash:    "ae5f3fcffec6e0aeeac287d627bd71826bf479b604ec1d0eea2ce63852ab2b50",
 		PTXHash:       "b6f637e64f6aaceda55749c0539ea633af7de63141c7186e800f8be7ef2bcacd",
 	},
 	{
@@ -18215,7 +18215,7 @@ var variants = []variant.Variant{
 		DynamicShared: 151552,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9b4f169b46049273fe89991a69ca2662cdb8fcc5f0e4957b896038d0ed2d625c",
+		SourceHash:    "f916a0eac3f8b1b544ca389e95a32aa5c1f803acc6e856da3e02ffb85e3c09d6",
 		PTXHash:       "8b9a4243c02bb2707fdfd9e01ffffae0734b807984764945d511110d63e4b7ec",
 	},
 	{
@@ -18234,7 +18234,7 @@ var variants = []variant.Variant{
 		DynamicShared: 205824,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "08175e04021e1f9e0d37966682971050c8745459a1ef961dccaeeb1d62184e97",
+		SourceHash:    "c2622347f63b01163044a3ec9f8ce8f645c82d519f6e59a2f6b3737500e5fdf2",
 		PTXHash:       "4ee7b169d580228049d5ddfccc0b3e1bcc3b8b8bd9fc0e3afd6da893fec0b411",
 	},
 	{
@@ -18252,7 +18252,7 @@ var variants = []variant.Variant{
 		DynamicShared: 201728,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ca201f2db7729ca3c0150ac901e267e8127ddf2cd701fc6d734f7b0c1bedd8c4",
+		SourceHash:    "b9cc4478cfd3a62256148bdff4ad3c6126d0fabb1812abae1c575ba0b3004d95",
 		PTXHash:       "65a8a3b620c2eadeeb39e280b7938bf54f84d222bcce8fc56ee416a3c210ff42",
 	},
 	{
@@ -18271,7 +18271,7 @@ var variants = []variant.Variant{
 		DynamicShared: 201728,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "65b4dc33fd87ab2dd632e32dbc1bbcdc69d9add578c85d9b71748a1076ba1512",
+		SourceHash:    "bd064cad94edcf9ba7c030fc1f0c6acf07f7adfbb54caa951180f93525440bba",
 		PTXHash:       "6239c44e411c818c255e786acc2c109631d24c9db028f3616512649a01c0cb4c",
 	},
 	{
@@ -18290,7 +18290,7 @@ var variants = []variant.Variant{
 		DynamicShared: 205824,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "dfcd6f4c662611d52b1473e7c4170174959c3e2b4bc475341d2155fc9178e0a1",
+		SourceHash:    "c1080dae8b119e563d5c68b516ce0456cf85ebdcb983ccb5224f6d1077393e0f",
 		PTXHash:       "434aa6d22625d327798898c159c2251ac01afe4587adc3c94d4fcc9ee1e61c32",
 	},
 	{
@@ -18308,7 +18308,7 @@ var variants = []variant.Variant{
 		DynamicShared: 201728,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a8aa5230f0f812477ddb2286d16fd2fc71f41e0651b1c45301fedc20762f53f5",
+		SourceHash:    "7baeabba0b4dbf2a824626fd8e62c7105bfa6688d103e13b7e8ea2264146479e",
 		PTXHash:       "03fc0a6f0327a1f607e84ab7bd42bd767b6793e3fa67f0b8fd999e60c90b5f91",
 	},
 	{
@@ -18327,7 +18327,7 @@ var variants = []variant.Variant{
 		DynamicShared: 201728,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d7c4d64368bea0e2df4e54afd1e44db0c51123c1694afc3fa56afd4b224b0ec0",
+		SourceHash:    "1e901fca774552bce0c29e4f4c8139c373467f2bab892b68c58fd47e81a63497",
 		PTXHash:       "532a7d06535eed46117adf17264d796706cc5cf56f460532d49373aa503eda79",
 	},
 	{
@@ -18345,7 +18345,7 @@ var variants = []variant.Variant{
 		DynamicShared: 54272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "58051757f76494891c81ef70475d3fe61bca782f21aefcb90cab47171646b635",
+		SourceHash:    "cf1c1e18494109c4f659cc3493d6b8ebc62aa0ee0300b17633e9d1ce66a80bd6",
 		PTXHash:       "c3508c3cf44d8c7e25c555412935477b685799c9f4e257c20f210eddf7975833",
 	},
 	{
@@ -18364,7 +18364,7 @@ var variants = []variant.Variant{
 		DynamicShared: 54272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "12ef764970549a702ddae1945cfcca28a8404debce9ca5b7e353a021cb511720",
+		SourceHash:    "5ecbfe4c42e7ea10092690004ad4ca7acd0078ffc168ac5c9b615467bbcac1d8",
 		PTXHash:       "05b29cd4213165ae094b70a0816a3ee3409cb6baa6ac58b80c4a380cf8f25179",
 	},
 	{
@@ -18383,7 +18383,7 @@ var variants = []variant.Variant{
 		DynamicShared: 37888,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e04c5b79ef68eaa536b38393bed854f531f844d450920aca7de8e4432bccb3a4",
+		SourceHash:    "4c7cbf05204ffe35b64eb00a346808fedfe2c70f453f56cc1e8821583e563a98",
 		PTXHash:       "cf43d8624931a9dcde9cced056b3229c3daaf531ad755f461c47d0ff0a9df201",
 	},
 	{
@@ -18401,7 +18401,7 @@ var variants = []variant.Variant{
 		DynamicShared: 37888,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c640a190e5d144a2bc84a5300e6314c99700a084f525fef9266b7d1aad4481da",
+		SourceHash:    "63bbafe336a168fb2ad6c203d40c417d6445f5082a230fc5663e7817e30d218c",
 		PTXHash:       "d4d3affdafca7c954c16ed0349caf55be1fd6ca846238f7c85a6d256996c033f",
 	},
 	{
@@ -18420,7 +18420,7 @@ var variants = []variant.Variant{
 		DynamicShared: 54272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "29729e04d8fbd8f831d8aa98fc287ea9c610b82af15ed4ce0dd0f8c6d9834f53",
+		SourceHash:    "db98855cef590f09ec4a1dd1fb5c70e978bbd4c289598f6b844b33b84582d629",
 		PTXHash:       "7c0d636a3658b403413e13e654be44528d0c38c2e488f9b20ddc493455af48ed",
 	},
 	{
@@ -18439,7 +18439,7 @@ var variants = []variant.Variant{
 		DynamicShared: 37888,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "62613c09f240c849a60a6ea6f89a1f01605c64310e6de7ac78ff4e5ec84e3b73",
+		SourceHash:    "a286b2a507db27f6ff00b081cc34ca8b65da8462929bb366f3185818cef4212c",
 		PTXHash:       "6b640f0ccf61ab6fb8dbd9b9f738f0078f76abf534f59087e577dbdaa811001d",
 	},
 	{
@@ -18457,7 +18457,7 @@ var variants = []variant.Variant{
 		DynamicShared: 54272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "72e09d1cef05e0805581a520473d2bd19c2eb8f60324e385efcc6469b398c4ea",
+		SourceHash:    "ec4e3bc7d2fc8990a031a56b25ce1e9bb17d01e949390881f0bc63bc02ac2d0a",
 		PTXHash:       "9bb826a31154e9c5104428013261b93a6ceb27f457734cfe4152ba593352755b",
 	},
 	{
@@ -18476,7 +18476,7 @@ var variants = []variant.Variant{
 		DynamicShared: 54272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a37e03e89f07188dd15de0b37a9c53dc0192697a7db8868dc34aaaf8ec3f2b31",
+		SourceHash:    "8966a0b8bc05bae8cde65614160f8d83d340ead134fdd3d3a3d32b6916a49ad4",
 		PTXHash:       "98d97f96c0471004a6c4b46d6472b71ce97b7d0d7f62f94d39a6cf1e084874a2",
 	},
 	{
@@ -18495,7 +18495,7 @@ var variants = []variant.Variant{
 		DynamicShared: 37888,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "cbbfdb20d23d3bd84b7fc9ace710216e7dd37233f309426de0a19da8ea21a8bb",
+		SourceHash:    "21a6d5b6ed2b8a539ee2a15f4794287bf88aaa3492c2419bc24e6f1b440e4143",
 		PTXHash:       "25f8d476e5c6dc8fa880c74673478772a7eadee4a9257cf765e336adf8fa8589",
 	},
 	{
@@ -18513,7 +18513,7 @@ var variants = []variant.Variant{
 		DynamicShared: 37888,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "aa86db3110d41427d386086da45d8bb3c9136bdfa4ee9a4294f79523a29bc0a7",
+		SourceHash:    "ccfb3c71903aaef9b26428c4110fa0495f3f253499dd86a602510063bb95bd67",
 		PTXHash:       "84475d10c9aae815f604b7badda2f395b1404efc55cf05169b0c5a5ac655a4bc",
 	},
 	{
@@ -18532,7 +18532,7 @@ var variants = []variant.Variant{
 		DynamicShared: 54272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "822367598865e914300259dd053ca138b5388e7450e99f95b9ea528433c0778d",
+		SourceHash:    "c964f3f2d1e72b6b8ea4434b37de998c45519f64ff8f52ec31e5d8f66adb3756",
 		PTXHash:       "46cdba1004851094d5ddfd1bc69b362ef8b3c0f1d2a87cf651b468f3e6db46aa",
 	},
 	{
@@ -18551,7 +18551,7 @@ var variants = []variant.Variant{
 		DynamicShared: 37888,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c57fa388b6e4a197cc0bb34ca43fe95a900fe468e8f63ff943df8b813879f817",
+		SourceHash:    "153b1667cd125e65fd985381d43bbbdf997c89d3746f21b250fa33bdab71adf8",
 		PTXHash:       "58724b4f93e224fd7f0d6c80e2de60ede34d1369123f3a5f3ea802ec4dfc5d20",
 	},
 	{
@@ -18569,7 +18569,7 @@ var variants = []variant.Variant{
 		DynamicShared: 54272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a4b7f6620afc3111d6a69b988e7b10d51e19ce60c634e4108355caa1f00120af",
+		SourceHash:    "4defb1d3c5570dd6138c1144815cac3be27e288a1cae0dc2d32373f18e57f928",
 		PTXHash:       "ea5467f36c9b2bba202d20070c4234ccbb4f4b96851a559987efb6900f9ef2e5",
 	},
 	{
@@ -18588,7 +18588,7 @@ var variants = []variant.Variant{
 		DynamicShared: 54272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8e715646dd75ee565bc3c0aa7757d28eadbf2f70204289016ffd261d95de5703",
+		SourceHash:    "c5605c078f573ec0dfbac730e42b22ddd8f0f011d8825c064e70dc74999ce428",
 		PTXHash:       "43586dc195f1a0f3396ad034e833ce6b67e6c5bf2a933c0549ea58b8699ed54f",
 	},
 	{
@@ -18607,7 +18607,7 @@ var variants = []variant.Variant{
 		DynamicShared: 54272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "be49c51d91323cd6d69b547a062db8ba488afdf9b4cf750c6783135ad8f79058",
+		SourceHash:    "60fbdf1e723eb4fefda40b1434329f1647e71e4c400886462120865ef870f234",
 		PTXHash:       "d236c29e4496b65fac5a7eff468b1207c3b1742b5d646df93d4139c8adde8ba1",
 	},
 	{
@@ -18625,7 +18625,7 @@ var variants = []variant.Variant{
 		DynamicShared: 80896,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "59ce6395ae508609a09e3a5944920f56dae5a558ff70207c30242e2d9d75ef9a",
+		SourceHash:    "89c05d3aa3f3076d05a880ca12c9ff119d3c48871bf418f0d44f88e2a6660d19",
 		PTXHash:       "88d870ca935d4a311897b1d8eefbb24dd878153b9f679e0255c6fac5c11f63ec",
 	},
 	{
@@ -18644,7 +18644,7 @@ var variants = []variant.Variant{
 		DynamicShared: 80896,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6779c317616352d4164d115ba510406e7dd3613575c1f00337a61d933fc9dddd",
+		SourceHash:    "075642b93ceb7b6139219c1915dd9be7903c206cdb4e313ba1622a2b296a017b",
 		PTXHash:       "a711ec29fa7fb6717c11f8a9afbfcc139136d88315faabcbb7fc3a64e5270094",
 	},
 	{
@@ -18663,7 +18663,7 @@ var variants = []variant.Variant{
 		DynamicShared: 56320,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c92c6cd6cd6ca3a705f375efc6b125f995827f3e6c4645f5f309f96efc856656",
+		SourceHash:    "7f385fe00974bd7027a82fbd054ee31f454188aab2fb12b53c64d7e949603a02",
 		PTXHash:       "fdd280bfc1209918a206d4fbfdbdca6916e926dc0e18c8fd02c31f70f0a023b7",
 	},
 	{
@@ -18681,7 +18681,7 @@ var variants = []variant.Variant{
 		DynamicShared: 56320,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b4c56445416bda15113ab2293f06a28bd222f21588b638ea7b8e8ac6fc286cd7",
+		SourceHash:    "e7cb10e7f9646bd59412a1cdf84c1f018f26b6bfcc1163166aeaa1f96674f5cd",
 		PTXHash:       "8ce1afba1308ae2fb08e2a8d9bbfa9555786e32ccee1f2eba0fe74fdbcf8680c",
 	},
 	{
@@ -18700,7 +18700,7 @@ var variants = []variant.Variant{
 		DynamicShared: 80896,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d9f72ef95a95a2a8d611f7111800320f12ae59e1386c68ecaf97b44e245d8a8d",
+		SourceHash:    "c24db6be9a05f6ca1df10777b584df98d371ddba842c206cad4fb9ea0325af7d",
 		PTXHash:       "1a70a1d4005aea2ab54b3f000613191d49e3fa5643d25449f366dfc33f556000",
 	},
 	{
@@ -18719,7 +18719,7 @@ var variants = []variant.Variant{
 		DynamicShared: 56320,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "337d3ba2c78c0779418bdad27ef1843b91d15209af5061f9d118c820fd175779",
+		SourceHash:    "09d9398c04165f96e18d3f7fc43cae29010275b977488d816e0cc01dd24dec70",
 		PTXHash:       "acf4a15a96aea64cae54fee8a5d908159240a97f898db27e74655aebc343efa1",
 	},
 	{
@@ -18737,7 +18737,7 @@ var variants = []variant.Variant{
 		DynamicShared: 80896,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "260e0dc35ed74c2e22245097b3feef6e494d85bbea9e90f616c25fcf5a67d451",
+		SourceHash:    "85b464ff78862bd460bb1a4217ba686ac0ce45caa5ad0d633cf35383401b5388",
 		PTXHash:       "6b5dbd7b02001d6311b29b61b628a39f27a81103bf270ccaf0af9cf2e838af7e",
 	},
 	{
@@ -18756,7 +18756,7 @@ var variants = []variant.Variant{
 		DynamicShared: 80896,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "83b270df274145b1f0c52de5f627af6e40ede84178e7d6972c39192e8c96b17a",
+		SourceHash:    "f368ccd893b3b152df8bb7c4ea6511b8c5e98900d041bc1f5af771fc9057740d",
 		PTXHash:       "99cbb54e0bc4b9ff55fb7e1568257c59dfaad2038503edd4aec7cfae7da2ba4f",
 	},
 	{
@@ -18775,7 +18775,7 @@ var variants = []variant.Variant{
 		DynamicShared: 80896,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f6b01c90389fe6f3591fecf3fe1e8398177c78eeb0e925bb1ec966d2d8efe283",
+		SourceHash:    "86952da29df4904bfa9c993c4d69584a51713d44e614986d98a4e6337ba50821",
 		PTXHash:       "b541a34e0472286605103fd9ca774c2c40c08913dcd4a9bdaddcb07d7b5d9547",
 	},
 	{
@@ -18793,7 +18793,7 @@ var variants = []variant.Variant{
 		DynamicShared: 77824,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e2aaa615ff23a9b39405b54ccc7299706bc70baaad8c3c8b8eea70f0605e0918",
+		SourceHash:    "b9f076c3a34b4c130b5268667bf77a576081a25099dc44e58b9cd092ff55683c",
 		PTXHash:       "ff1ea59a9c1b409ec913f4bccfc2a306be88d165cea2a284adab33b6a70eadc9",
 	},
 	{
@@ -18812,7 +18812,7 @@ var variants = []variant.Variant{
 		DynamicShared: 77824,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ccf679dc0d147f91662df6709c81069286511e5ac5624ebe7027a74f6e222ea5",
+		SourceHash:    "73dfa690c803ce098693456330e64227c9b87efb1a1f02cfc3b7d74f8658c763",
 		PTXHash:       "01eab664080628eb4b2333b5aef73b3f33ea18f264965585cc613ee61af52e82",
 	},
 	{
@@ -18831,7 +18831,7 @@ var variants = []variant.Variant{
 		DynamicShared: 53248,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1b22f943914feaf57626663a5509af7a6e69237dc8a56c4deb7393b617e28490",
+		SourceHash:    "96627aaa2f0a59021298536c2e56736e6028d969b0c8e2f829368e6c58c4a662",
 		PTXHash:       "040867044a1bb213e0ad03a003bb98552a06eb5dda67586119a3ababbfefab33",
 	},
 	{
@@ -18849,7 +18849,7 @@ var variants = []variant.Variant{
 		DynamicShared: 53248,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5fd8c917b142d49189af1c8073080110d66e34b5bbb39b0a6543d9f68c4e868b",
+		SourceHash:    "0e58bcc69d7e7abfc750e22bb18b47f24c3b9820ec30d0b7f2fd86ac20fe1e9c",
 		PTXHash:       "1ba2ba6cdadb9bd57b681ed99093cbf1fe0d5228406ffb7497485a345e991b21",
 	},
 	{
@@ -18868,7 +18868,7 @@ var variants = []variant.Variant{
 		DynamicShared: 77824,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "28f08269f234d3756a762ffce8f331ef3dab1dfddc4c9be7078a3eb6276d6551",
+		SourceHash:    "25d645191d3055ef39cdda608ade2c2a02d16ba24951e9ea4074a2f6933306d5",
 		PTXHash:       "02665c085167931663201665d8e0c2efb7d2b365e25804d415f07019ebeacc91",
 	},
 	{
@@ -18887,7 +18887,7 @@ var variants = []variant.Variant{
 		DynamicShared: 53248,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4868a15212dec0c34e6bd9fa29ba380b390088d80fbd3cecb60791b10ced56b2",
+		SourceHash:    "c60661c0cdd2d5d62d7115fe9066a83706d659e60facf8ae94d420711c4ca733",
 		PTXHash:       "6fe3dec76e87efc1b9188f01d81a0d77d5e04ba33dc4e21aeed33b8e8674f71c",
 	},
 	{
@@ -18905,7 +18905,7 @@ var variants = []variant.Variant{
 		DynamicShared: 77824,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "916b812f86d3bdabd3e2cfc6c66f427c5d7b7794756e90519ce87c7e0dd8bc15",
+		SourceHash:    "f0edfaf2fa145c15afedfd14d1192ab4443f7d2b7ceb0b77ecae1a99f3ca1fb3",
 		PTXHash:       "d46acf7c7736d4fea1a45cd9849e3b9c9b5ebef21d6e30c27d155b4572f4eb67",
 	},
 	{
@@ -18924,7 +18924,7 @@ var variants = []variant.Variant{
 		DynamicShared: 77824,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e7916137155ec706d1398f86f9c9dc12e8ddc5711a83b8404d5091a66c07f78f",
+		SourceHash:    "af8a8503f46be368c079706bd8b6db3cc1abdbe88616060a81c4589eee9a87a7",
 		PTXHash:       "298d27bc31834ec1e1f12d6851f132bf9a23c7191586bf50dcf00a23911d0dc3",
 	},
 	{
@@ -18943,7 +18943,7 @@ var variants = []variant.Variant{
 		DynamicShared: 53248,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "adf2902ffc27f02749cd55238e13a8e43a8b2b981c8d9c671483f69aa78834ce",
+		SourceHash:    "fd7ad3646ff571098bd045f69bc2789fe052d01df1289f3ecce84080fb39d667",
 		PTXHash:       "6f2696a03719d4bda706714b429259cb2be22ce9641a6b6aa893c0b67cba93d6",
 	},
 	{
@@ -18961,7 +18961,7 @@ var variants = []variant.Variant{
 		DynamicShared: 53248,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "68c3ef3d13412ee309b38baf64808bbb1cba1e0f1747cd1f5a5b7f310741d4c7",
+		SourceHash:    "5f2ac68cdb3b7c17fcf5fcd04a228119c7132034a5ce05fce8852388f989ce0b",
 		PTXHash:       "e084c1b46c3b1e9906f3ae4a543532c997aee5c74d2f1ad4608a8f8c8a91091f",
 	},
 	{
@@ -18980,7 +18980,7 @@ var variants = []variant.Variant{
 		DynamicShared: 77824,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1706840a3a85067a6acf6e0466878185ffdea94c16dec8b691b33c60777e6eff",
+		SourceHash:    "f3560bb7f3802bcb1b43247ec177fccc8f6a67d5b182d1969f4ccbdb79a44e8a",
 		PTXHash:       "3c5bf7e1636626ad1552065a032d4feca8d88775d443e82c3b178faf84359a91",
 	},
 	{
@@ -18999,7 +18999,7 @@ var variants = []variant.Variant{
 		DynamicShared: 53248,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0f40c5ac14da30bc289121d0d1bf34e55dd5a40dad55aba21eaf0f2e6360532a",
+		SourceHash:    "98107453cb68e5d404f712389b8be9f2a47fe9c3040ca69a83734d972a1cd59b",
 		PTXHash:       "1939af3453722a5d335799ed23fed41562e0c234eb977eb9d95c6a2f0ba1d54c",
 	},
 	{
@@ -19017,7 +19017,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "dfa0074a93f62b94e55e155a128b6eabe30ff5e6480ff665d0ced714d56bccd5",
+		SourceHash:    "e2336cd8a5cd45f61459cdad7dd3932e7d8cd7f6383e2a3f41f0dd85414635ed",
 		PTXHash:       "aca1755f9dad65955484711cdea9621a0bc362a14c965a77b5bd77dd8758f8c5",
 	},
 	{
@@ -19036,7 +19036,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b84ba06df65861f7c6a33f54af8cdb787c41b78f65438b8473680952201753e9",
+		SourceHash:    "0ab896b0e4729d28de516fa0ce099eca115eadd81bb2e18229d0ba6bb2a30bf5",
 		PTXHash:       "f04fd75bc272bbdebb0b5d4731e717a629789194293f180702a3aed734d7754b",
 	},
 	{
@@ -19055,7 +19055,7 @@ var variants = []variant.Variant{
 		DynamicShared: 70656,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "70fc2f30ff19f2d491a5951d5d582eefef8f78465c048c730697d0ff35572f8a",
+		SourceHash:    "5e1bea0db482628b2db08aa28223dea3bdb26213fc465018ea5f59378f6fe816",
 		PTXHash:       "44cfe1dcbcc8886aa5278cbf8316761a40d5fc0e2b8fd92e6417ea8ff4ee3496",
 	},
 	{
@@ -19073,7 +19073,7 @@ var variants = []variant.Variant{
 		DynamicShared: 70656,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1b6576ff9d1310d62b88ac1d70d636312d7fb7200225222275d22f005f37762e",
+		SourceHash:    "0fa0f2fbe3b0a5c7724d80a2567b32213d807777b4d0fdd1dbbecc9cb019e809",
 		PTXHash:       "9736f8da8a6e6d71905ad31b411f6208ee698f99d285a33706ebb3511529542b",
 	},
 	{
@@ -19092,7 +19092,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1caf3f7116a8ed1fb7d79ccd3f6dd597df6019510ee052552fe6a7748d5e3e49",
+		SourceHash:    "7ed64cee7e8fa3c2e098c8b86d9c82d3146b61510e92a8c2cd76ebe0c112cb15",
 		PTXHash:       "d85fc31aed09b91a0ed2094bd420c0faa9d737ac0a69d62232521cf1a28b3d2f",
 	},
 	{
@@ -19111,7 +19111,7 @@ var variants = []variant.Variant{
 		DynamicShared: 70656,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "00715e4ad86610e00bedb2d7ce117571322142056477cb763caaadf72da71b80",
+		SourceHash:    "4dc91d3c406bbdb4fdbe07bedd5d74e0519d3a14febb2c042aba6004bcfbeb38",
 		PTXHash:       "0d9b40821c5dc68d0d06241ffe2c8a7b23a0310d75c7fa157fde3df00be10766",
 	},
 	{
@@ -19129,7 +19129,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "800f9fb1cab74965b1082834174fbeae9acca61908fea6deb95fc34eef8d891b",
+		SourceHash:    "3e87b144f69cb4419d3dee0801e46306935dd5112374f4bd5b2b94120a628aea",
 		PTXHash:       "39c1119b00ed99b16652c5111b15b8833dbf9ea36c420c4f74e3cefdecfa82d9",
 	},
 	{
@@ -19148,7 +19148,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "be8dba0cbd3a964db63d63c37a427a2f0c7938d4d31c5a5046d4adbfc244685c",
+		SourceHash:    "be76e5aaae577696c15cee86f130ae62201934d0f7220425510a5aaffe72c267",
 		PTXHash:       "9818a8612af59b062ed824b32d3207a0b9fdc5b87a65ce404757be641712bf26",
 	},
 	{
@@ -19167,7 +19167,7 @@ var variants = []variant.Variant{
 		DynamicShared: 70656,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "17cc69102dbf7b850e039137cefd213e98ce3139ded8edb27ef43feaa87efbba",
+		SourceHash:    "286f1032f815dd1ef41ec9a3815c74ecfaa4093ba831e1f0d6966179d1ee51d4",
 		PTXHash:       "6f266af118626f225d34bea7388647432d9b0fbea7d6795c4e1b0233d984b107",
 	},
 	{
@@ -19185,7 +19185,7 @@ var variants = []variant.Variant{
 		DynamicShared: 70656,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bc5c8800ff0dae4b439ff5dba894dd01bcdabaec0600d450f78e1d605355575a",
+		SourceHash:    "f8014f3411e2b06d3715b47a1280e1a4cf45fd29d0005fdef082b40cc4364411",
 		PTXHash:       "71f108a929141f12a4479a90e4b0e74e944c7d2b87c31406dd43affdf1190554",
 	},
 	{
@@ -19204,7 +19204,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c5b461d72a271196d415aa797834784969a9648143667a9d0be3f033e04b2488",
+		SourceHash:    "8482f0fb555d4f5e71dd18cd2c90d0de523ebd9cc1117089aa0d31b86c84fd3e",
 		PTXHash:       "2dc0dea634d020af188ae983ed139d5885536ea25e4d5f1530b988d0912166ac",
 	},
 	{
@@ -19223,7 +19223,7 @@ var variants = []variant.Variant{
 		DynamicShared: 70656,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a481ef18322923ad29b38a33056aad08ff9d85e85bdeb39ff2c0a1ac4f23ff8a",
+		SourceHash:    "a3c4d6025ab05d5c9ac20daf0a02b49d8e3f31dc2b74d163b6159b2796302a99",
 		PTXHash:       "8ae2da66f47640b854d109bea48f40840e15db90dcfac77d42a0da0ca2412737",
 	},
 	{
@@ -19241,7 +19241,7 @@ var variants = []variant.Variant{
 		DynamicShared: 154624,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "97e7869a010b761d7a02571d6a2521645d357ee0e55877d2c54d45883cf1a1a7",
+		SourceHash:    "cd67311246b8ed797b79e3336e9c55c181d73bae880202b4435ecbcfbcfbcb5b",
 		PTXHash:       "1dc685773add50e0c0efa990935b005bc49b4127fc5d26f63f7acc5681f06a51",
 	},
 	{
@@ -19260,7 +19260,7 @@ var variants = []variant.Variant{
 		DynamicShared: 154624,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "624f7e5a8ce32c5079f7e22a4d924f760237bacd052fe0b747d9e6d2a93bee8d",
+		SourceHash:    "d39adbba8a9661c0a493fd2dbd1b84a6a10168e70001345249e8e015433f577a",
 		PTXHash:       "a78413d41e5fae8c4e1411aea5cd52ef024876aa12472bc66d57541ff5424cd0",
 	},
 	{
@@ -19279,7 +19279,7 @@ var variants = []variant.Variant{
 		DynamicShared: 105472,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "cc69ae31eb1ccafd1b383ba591ffc1f06ef2f088ac43d1f2ba0ccffbb42fd21b",
+		SourceHash:    "44a58235bbf7000ca1414da17fefdc74bcdbc7593f7e87241e4c0f1ddf0d76cb",
 		PTXHash:       "088410f0b3921af06a284a743a10a68eeb57d2fb41f7c21abda883fbfdf88962",
 	},
 	{
@@ -19297,7 +19297,7 @@ var variants = []variant.Variant{
 		DynamicShared: 105472,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9e3f41d3447345ec6aaca9889ff8c2fc6080f8e65784f994e965aa3c375a2ab4",
+		SourceHash:    "4ad6660e5d4587c884b08e9a5f08ecbb05b43887afbb48c5bc1877408808f168",
 		PTXHash:       "fae2e70ee75a2a0c8dff5d5b2f314e216ab8313ebad1956a87f0c6536e999c8e",
 	},
 	{
@@ -19316,7 +19316,7 @@ var variants = []variant.Variant{
 		DynamicShared: 154624,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9a8a8f31b28f72b2f29753d5e310cc8eb0421ef3d29f9473fa289567ce308842",
+		SourceHash:    "10aa12216cc7eb102153e21fbe1c8b4795feb89a40b8134799de33e3e360f640",
 		PTXHash:       "5341d0f3a6b7161d72a900fc013c367ccd364ca2a76467caaafab1a168a86fb2",
 	},
 	{
@@ -19335,7 +19335,7 @@ var variants = []variant.Variant{
 		DynamicShared: 105472,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b73cfb7ddcbd15743bb7a3ddeacb6c8d6b0ac530f06418f59eccad16ea8a5fef",
+		SourceHash:    "146a89b22d8fc25ea511198e486980750822f9d9793155a9a5323511e12b7ac0",
 		PTXHash:       "1dc875453b5a46f64a05d624f456ca7eff613d00d1511d5ed35d9dca7fe73f41",
 	},
 	{
@@ -19353,7 +19353,7 @@ var variants = []variant.Variant{
 		DynamicShared: 70656,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "09b4def2383ef04f0e54716be7f9aa23bd2bb3f51f6dacd55a262e24e1365df4",
+		SourceHash:    "3e7d3eb43bae899d107e91bc1a54d6559738269dafe86011ac38cdb0a319fcc1",
 		PTXHash:       "be44d9a449f41127a9752cbb6b23f30d51c929020a5173dc0fc24ae563e045b8",
 	},
 	{
@@ -19372,7 +19372,7 @@ var variants = []variant.Variant{
 		DynamicShared: 74752,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c173daa27eedc23d613b262cef1b00e428fabb1a7b88725f16d390adfd0ab253",
+		SourceHash:    "58ec4738b25d8262c44919a8dbfba5723503bb613f4625c676160a79fdaa0f48",
 		PTXHash:       "5e6ffec2a0ab982994bb4569529ae52925ed019671c2bad454980c6de01a012d",
 	},
 	{
@@ -19391,7 +19391,7 @@ var variants = []variant.Variant{
 		DynamicShared: 58368,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "05dca1a7f822596e8ccb0320a058a7d74a58c0c393a2f75ba74ac2835c58ab5b",
+		SourceHash:    "aa1e08b518b4bea4474f5f2bd2d41a0fd419ce394fea04f2e4da39d600afa299",
 		PTXHash:       "66cdcf7eb0d25cc469140d02a5c53ec4a2e96c64f7074421a2846dc8d04f18f6",
 	},
 	{
@@ -19409,7 +19409,7 @@ var variants = []variant.Variant{
 		DynamicShared: 54272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c0ac26f7aa5d1a08fe84ce9196235b778b1346c6fe116eb9c6e4d052680b0973",
+		SourceHash:    "89c2313abec7a51fa5f6c2f91c2420a4e448b3eea6f112e75adb27cc86015b4e",
 		PTXHash:       "05f0f4f140d344ef375aadca5efade3c01d27e533dbabfc3602f9c5b75b8bbe2",
 	},
 	{
@@ -19428,7 +19428,7 @@ var variants = []variant.Variant{
 		DynamicShared: 70656,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "429aa3b5c430c8f039c5fead965011435595f2077e1cba3d8e2dcd5c2c129b36",
+		SourceHash:    "c8ab5ecf70e896a39a73fae9ead321315f0f81dccd2f9e8e58db7bab317db5eb",
 		PTXHash:       "fb0bc0f9ef540bd4175208976cb2fb6cc68b91e94039514c309b66017868eef9",
 	},
 	{
@@ -19447,7 +19447,7 @@ var variants = []variant.Variant{
 		DynamicShared: 54272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3f47c8acea9107a0611c6192dcb1387bad4dba392190bbfdb8174c9560204a22",
+		SourceHash:    "aa41866270f52bbb3183055d181ac31ae709dbf2b17b848c4a8ef32b8509aebc",
 		PTXHash:       "976031c957cea0400f5b6fd06e21b7d40aab573905e5aee17ac9833ac77b6d1f",
 	},
 	{
@@ -19465,7 +19465,7 @@ var variants = []variant.Variant{
 		DynamicShared: 70656,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "635a47b01fa7ef2fc06c5261aa2de9a82a7d12513a644af3fb9377abd4813e79",
+		SourceHash:    "5faef62fdeb357f0dbace1bd76f14ffba77492f4aaf53b938054f5e8a6f1d1d2",
 		PTXHash:       "51c33debc241b6e07cd919486f02b321b24fa31123301cc8b811f1029eac2935",
 	},
 	{
@@ -19484,7 +19484,7 @@ var variants = []variant.Variant{
 		DynamicShared: 74752,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b342086823b7be21d88eecd704f1378d3c97db360aa227a01667b5cddd75d0c1",
+		SourceHash:    "bf4bb1f0e76f6c3c0073937892c2f0126b928b876b7d8f0b4e69a1949eff9429",
 		PTXHash:       "f9ef03be413aa68418a252b2ee28e678043d5b98f68931b0c1911d76d48614f2",
 	},
 	{
@@ -19503,7 +19503,7 @@ var variants = []variant.Variant{
 		DynamicShared: 58368,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fc0b7ff43a96006f59b8dfc745b5b1c069226388b360af1b6eb13ef11f0cf49f",
+		SourceHash:    "f4bca38ee8880be775f87553f1f7ea63d1f8bb233a0c7b7f871f39b03688c242",
 		PTXHash:       "38135f6ee508637f73a3083455cb3576256c756d20409ed1e759a50e796833a3",
 	},
 	{
@@ -19521,7 +19521,7 @@ var variants = []variant.Variant{
 		DynamicShared: 54272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0be3bbef20a9e9e244099b7ce98dfab00acc33ef81328554d5f5447fae28153c",
+		SourceHash:    "addc0d5ec5300b4119e3b5b3a7fd2741ab775d2ffacdc764dee1ee53c0860bd0",
 		PTXHash:       "9f294ed0e3f446a13bd4bf7c449f1f851ed24f55de68938e702832f1e35ad4d9",
 	},
 	{
@@ -19540,7 +19540,7 @@ var variants = []variant.Variant{
 		DynamicShared: 70656,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "74410ca51668ba453635bc491b56ac7bd246b91cace50294b0bbd493758a7aa6",
+		SourceHash:    "9e0af90b56572b9a186cec1ecfac4d473c9e4ed7d6e1530e68b2dabaad63e9ca",
 		PTXHash:       "97e20be84e2ee0826fa7326b21eb9635c0624aad630363c3b84f3c8d84a99606",
 	},
 	{
@@ -19559,7 +19559,7 @@ var variants = []variant.Variant{
 		DynamicShared: 54272,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "90bbf4a62090b79c8c8fd7e5e36a7a4db91fc7c9f8660e3c73db86867d934c7a",
+		SourceHash:    "b7f421e32899d14c5c7ba4948e1f7ff0226f837c236c7c60e2c9b22cee3ec8e6",
 		PTXHash:       "045c055224182b30f41ccc42ad4b96419c1053f38298f80a1e18d0eb0ac6296d",
 	},
 	{
@@ -19577,7 +19577,7 @@ var variants = []variant.Variant{
 		DynamicShared: 70656,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4a2855737b8b496ff09a10da2f581d4c7dce2e62122bebd617287b32d5ebd6b3",
+		SourceHash:    "de6eebf7e46c3818630c1d3b85fbe563ec38436968fe27d784068ba45e54ffe0",
 		PTXHash:       "fcaa06eac3f352f50f6c4f7fb5436e1bd0b99c1d8ff14a71e496787046e103d5",
 	},
 	{
@@ -19596,7 +19596,7 @@ var variants = []variant.Variant{
 		DynamicShared: 74752,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b34a421e5a18fb5ae07ebbe33f5d2af2eed05d5c1dd107fd50a485817a7c7784",
+		SourceHash:    "9aeb77790c5c95368aabaead432d0627eaf6a62c291eae686c22866f7e594dd5",
 		PTXHash:       "6f69567f99eb01b8d056630fb2a7ee7f20810551e0677d05956d6fc2ae6150da",
 	},
 	{
@@ -19615,7 +19615,7 @@ var variants = []variant.Variant{
 		DynamicShared: 70656,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e8b5c4c02869963928a5f2816b160c392a04c46772b1c5d7a1f23e943d6f31a2",
+		SourceHash:    "7960d81a90ae25e4f866ff5068748e093c889bb17fb77a2e1dced909311bf300",
 		PTXHash:       "2b0e2f2b097d1a127afad3fa5b4f734389b8c7e47c2fcb409164c51c0e520c5e",
 	},
 	{
@@ -19633,7 +19633,7 @@ var variants = []variant.Variant{
 		DynamicShared: 105472,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9e870b89fa17b5bbb8ad8790dfc3233631f3855db678c79bd531266462467567",
+		SourceHash:    "e838bd053311248c49f8de0672d7e475ed43377a1fc8f2165c1b26b7bd7b032d",
 		PTXHash:       "5fd79435228a9bb2f320497702b72cf496173ea5eb8ebd20f7e3f5466ccff9df",
 	},
 	{
@@ -19652,7 +19652,7 @@ var variants = []variant.Variant{
 		DynamicShared: 111616,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6d7a2c88a2a0b6df9d29dad7bf31c9e40da0b6283d30b448d001c615cebcc7ac",
+		SourceHash:    "e903a16f9a9e4b203e4b9683065f339002ec145b10852a21641cb23ac1dbb270",
 		PTXHash:       "289e646974f76fcacf119b97e41b33d500c8deaef50d13603304205e467144a3",
 	},
 	{
@@ -19671,7 +19671,7 @@ var variants = []variant.Variant{
 		DynamicShared: 87040,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b925e71f61fd037a73ca9662871edbab33d32615fda15cc2803480061f240bf9",
+		SourceHash:    "4732bb24b26c0fdbd2c99562d42be19460caacef64ae49661315c7ad5231a7fe",
 		PTXHash:       "785f54ff3f6af37c4560324f30d3b63574a9c331029aad2034a6f526d0cd93a3",
 	},
 	{
@@ -19689,7 +19689,7 @@ var variants = []variant.Variant{
 		DynamicShared: 80896,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "62dc74e5bbd69e221af9c92b20589fdf2dc9cb62d3d8731566c4b741f51f4f4c",
+		SourceHash:    "634e82cd03f13cb1e7fa74472ce934fc98cd3cc5046b44a63e8f2d96d5799f08",
 		PTXHash:       "6a516e03ab45828f08a971f150555c72074fe297cb4c79df91f2cb0ecb176c98",
 	},
 	{
@@ -19708,7 +19708,7 @@ var variants = []variant.Variant{
 		DynamicShared: 105472,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "dc57b23e22d51bb5d29ac5b92b20ab9604c68faaeb69e090c66db6a7ded1de30",
+		SourceHash:    "a6e8359a860e578c5ad4accb7ccd35027fd8d367b1c78afd4bd616901d67a9c7",
 		PTXHash:       "ddc6ebe2b5ccdfc14305fbbc3574dbe6ee7c2843faecce80f8d6125f1466263b",
 	},
 	{
@@ -19727,7 +19727,7 @@ var variants = []variant.Variant{
 		DynamicShared: 80896,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ee72b25ee53b050540827ac29f5efc74fd25b46ecfba37361ec1320b2a056101",
+		SourceHash:    "62e9202b1f71bd9ef35ae3c0b9d740b85731b2c2a6b8d5169842e497b14c4af2",
 		PTXHash:       "f9f460dff72d6a2a7c3f558b94fc2a258d7dd5bd6e1b2dd0daf0a29d36b488e0",
 	},
 	{
@@ -19745,7 +19745,7 @@ var variants = []variant.Variant{
 		DynamicShared: 105472,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "72dc5fa510776c693197e01db6e0b5f3cef989ce7533bf3f61e2ee113a216a64",
+		SourceHash:    "e2aecde87cff67dbdacee44fbd7f1595d3f63aabb0dbb2f1a800fd93afb6b53a",
 		PTXHash:       "0f7264b0bdb0facfb48bef887ca412e226a712d0799bfa4df9f9f3c6e90e922c",
 	},
 	{
@@ -19764,7 +19764,7 @@ var variants = []variant.Variant{
 		DynamicShared: 111616,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3e4ebc8f8548b92bf0f3f714b144162b427fcb5b249fb57410d7b34ae1866901",
+		SourceHash:    "6986a2062c212820975a2f5866f0fb6822bce7412759485be0f15b73a234f988",
 		PTXHash:       "90794d29924550ed5a8d7f78f3a2ee05cf70b68ad9a42a05be16bb107f66a520",
 	},
 	{
@@ -19783,7 +19783,7 @@ var variants = []variant.Variant{
 		DynamicShared: 105472,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9e5eaa9384cdb06dc3eaef527b6231f6a4bc813e5e3b086310641102f3f26708",
+		SourceHash:    "1056170799d72aa6413350466f5a2ec195ddee4870df647e7a04032b5f7c3b8d",
 		PTXHash:       "d847b99297ddc5c289d1e519b4faa77fa07be26019570f9c85a871c709350759",
 	},
 	{
@@ -19801,7 +19801,7 @@ var variants = []variant.Variant{
 		DynamicShared: 102400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c8f1ffa2dbfbe433b23d588123c7a5e6c9391c2dc7f5f6600c36c14a8b6395c8",
+		SourceHash:    "a096196f0aac352beb4e69b945517dcffd4ba09fd07ced45c6ba4004bb0631f3",
 		PTXHash:       "465d9e5ec817c179d93d2ab389297455baedbda7645f175fd492ccf5f3be2752",
 	},
 	{
@@ -19820,7 +19820,7 @@ var variants = []variant.Variant{
 		DynamicShared: 105472,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "859d848362739e1108e5ed800c498ceed2da76774ff5d2ff7c994c043591a3c7",
+		SourceHash:    "77cd6ed4fe84a746470d2390b062af77c6b333681fd0d126bef3f4513781c5e6",
 		PTXHash:       "66c17804bfae00e385dc00569231fe2e6856eec78fc88bbcc55492a8e7ca9f9d",
 	},
 	{
@@ -19839,7 +19839,7 @@ var variants = []variant.Variant{
 		DynamicShared: 80896,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0597a0df14ca63bf283512cbaa09470b0965d27160bac1c6115c1a708bf6f545",
+		SourceHash:    "55b7866ef50499bf0974896b603843a0e2ef0f417a086320029041e9990ca8f3",
 		PTXHash:       "54e0f49edc19df35d192e63238e0541c79a7a1d5ca613fea5a92e1e77c5fae19",
 	},
 	{
@@ -19857,7 +19857,7 @@ var variants = []variant.Variant{
 		DynamicShared: 77824,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f36ef77a5fb2d7a1767d393ed12aa4d3470e03f7863f6e79fc3421c0a752a41f",
+		SourceHash:    "1988b87a47e9c9cf8b95a19c81d5049f3435379a27e7fd1d1343fbb46d45a08e",
 		PTXHash:       "ccd002d72dc58bf4ed5b43937a2534a79f05b02e238e1b4a9396cdcfb6fdfc3a",
 	},
 	{
@@ -19876,7 +19876,7 @@ var variants = []variant.Variant{
 		DynamicShared: 102400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "32541d4bb314faedfc24bdaa78eca4aa7dc137c853a33b6ecb0f61c095acf9f9",
+		SourceHash:    "4245d835bf0b6f8272e67c183e33ad2150633281ec7ce19531bfbaef500c6720",
 		PTXHash:       "cce1c464a965504742f25e6d23406668ce84a97ec5a9beb9d98df19656e7b449",
 	},
 	{
@@ -19895,7 +19895,7 @@ var variants = []variant.Variant{
 		DynamicShared: 77824,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5540a54a25a74c8a79f1a58c45b0d00d57cc4f93ba0822250eda5a571d0cd7b4",
+		SourceHash:    "e0f215c4bba69c22bee1e4e334800983a56a2f8e4873ed28503d55e49380d5c1",
 		PTXHash:       "40159963c7808ffceee6e7a02e33eeb41d6166d161e96f8a78f205916db34aa1",
 	},
 	{
@@ -19913,7 +19913,7 @@ var variants = []variant.Variant{
 		DynamicShared: 102400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "901c5f369f427c15f32d5350d7670a52ecbaeca14239416abca295569fcec11a",
+		SourceHash:    "607ecf5ed47f81ae9301f24ba8e4be0432d08010050dee8076cb6e029e8dcfc7",
 		PTXHash:       "aaf09275374dca1c176b5dba4465d6c846d313a2477791e45d5cf44d59ea1573",
 	},
 	{
@@ -19932,7 +19932,7 @@ var variants = []variant.Variant{
 		DynamicShared: 105472,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3ed20e4340876690014cdd0dad15aa51e67a73d6e782b89d43f565d7066020ae",
+		SourceHash:    "b13acd25c29e67aa91839dee24e987101742b204299bc4d213e0e0dd6356824e",
 		PTXHash:       "5aecf28b2fa465fc5fcef0711e45933c86c3007fd8e0c1bca8c3c8084fbc0f0e",
 	},
 	{
@@ -19951,7 +19951,7 @@ var variants = []variant.Variant{
 		DynamicShared: 80896,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "6cbbee7cafcde7202ad740fd9be7d4296ac632d04509c5ef7d08a58eaa866dbd",
+		SourceHash:    "adcf67ace16209b4733d6ce9a3e8ff7fd97e491101356a183b8c9b829680fd2d",
 		PTXHash:       "120517afe370e365bdd4c7fef4f7446d9f774d137c6260f8d7a4daee3c6c34ec",
 	},
 	{
@@ -19969,7 +19969,7 @@ var variants = []variant.Variant{
 		DynamicShared: 77824,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "780e390ce18a2abe1be23a88706ebb8b10b0c5e877651172111d81be3ac1c9ed",
+		SourceHash:    "62cdee3f2d2c4d984113758ff11e46f6099ed94871c7083b5589e69a6898be39",
 		PTXHash:       "f482df0a0d56a379937934bcaad9349ca1983b5cc31db6f2b5430b42f5584e26",
 	},
 	{
@@ -19988,7 +19988,7 @@ var variants = []variant.Variant{
 		DynamicShared: 102400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f06c99b7b1bd0cc0060559d2279a8c268e12df9542a7879d14f8a03d785d2473",
+		SourceHash:    "dede335bc8fd5c73cf86b27250280c0de376228e4fcae1ac7e634e5a6a22d760",
 		PTXHash:       "84ee8d9d8f1c391f6361ff402e1f6e4ecee3874aa2b1b7fde7a6d3540a138417",
 	},
 	{
@@ -20007,7 +20007,7 @@ var variants = []variant.Variant{
 		DynamicShared: 77824,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5339a9ec4eba2d8ea6d6b6b8ac90a6ee7bf4ac7593c356a8d15075d6c2075f89",
+		SourceHash:    "070ee650d7830e032a1693c259e90f60cc02b3f3365b7369161d7efa1a5cac54",
 		PTXHash:       "14337782773e9aee495039ee6e0c2fb97481918820ebb928289e699e61cc3a6e",
 	},
 	{
@@ -20025,7 +20025,7 @@ var variants = []variant.Variant{
 		DynamicShared: 136192,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5672668013a8e2e4a761a4f373264c465ff9772d35013028851d68da2fa34019",
+		SourceHash:    "32687946a56fba200e67c3805d92b37bade9c9035675b38a53d30eadab8a41c0",
 		PTXHash:       "46b769a86f94cabb84615fcf7170176dea4e44bb219922d22393dc6b9e78c016",
 	},
 	{
@@ -20044,7 +20044,7 @@ var variants = []variant.Variant{
 		DynamicShared: 140288,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c7ba92386a98e879ed7f1d7124eb84560b021007f12da0902dfadf650df6306e",
+		SourceHash:    "eb9e6173b7ea0eba613f9b304e15f8149d2bceab15c511f5f5aa0dc3b3ac62ce",
 		PTXHash:       "df1e387cf80884d19eaa4ba7abd9a660426e78dc0bab05d275221fdcdeffadb6",
 	},
 	{
@@ -20063,7 +20063,7 @@ var variants = []variant.Variant{
 		DynamicShared: 107520,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "87a4cebc17584e30350a85cd5773ce813714a0bf763ecfbe69e5f86f4e326093",
+		SourceHash:    "36ac29f6fe83d473726a9f59312c6977309185c1fc268227807f7976beb306bf",
 		PTXHash:       "54be72aefe2afef2bfd187290dcf7e4dfe175b2b31f1514801c93f900c2bd90d",
 	},
 	{
@@ -20081,7 +20081,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a4a5d92e60d057f573f1846b4ef2af1b7db52dd373275e08b0045315568c7f99",
+		SourceHash:    "26f67ba54df0410f08d4ab753b7f11083de025219ea3dbc0eb453c3416682b2b",
 		PTXHash:       "91ead229832219a16af0208e838f706e0a3f5818ac602c98d9e52f1af04bc9a1",
 	},
 	{
@@ -20100,7 +20100,7 @@ var variants = []variant.Variant{
 		DynamicShared: 136192,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "aba09758ab4e062cb9f6316aa670693056d709010d19bc840d9bf5795fc314f9",
+		SourceHash:    "33257f23cc3a4a22b048850eda3ca5fc59ef878ad299f10e070da9e560299a37",
 		PTXHash:       "25090d406411acaae982924a97255ccb2f9694fd397d401713bde391aca3ab9d",
 	},
 	{
@@ -20119,7 +20119,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4d146d14aa20032d62e4e2b22ccfd9f1cbd0d79eb471ede501eb72e42cd1e178",
+		SourceHash:    "5089ec268fcc695452ce687bde96e029dc68d4fe9778c437c800c20119e44fd8",
 		PTXHash:       "531571a1877f75856d7c90a049506f372c816e16dd4e26e1e18596d144646c89",
 	},
 	{
@@ -20137,7 +20137,7 @@ var variants = []variant.Variant{
 		DynamicShared: 136192,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "06a986544120e14ee311fd55fd1d2d176d6e94f3a6d57442acad6e8831a2aeab",
+		SourceHash:    "3e726bfce40d03f65e64874a8f9abd66f95cf9e5dfbfb566dc199c85ec7c255f",
 		PTXHash:       "0794e54cc030f0fe3b4e8293a23a8fb7f7169d90f53d463ee3f6dc041de77fb7",
 	},
 	{
@@ -20156,7 +20156,7 @@ var variants = []variant.Variant{
 		DynamicShared: 140288,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "2d72b844590cc2bbdde3f7e3ed80d122bda2f1b4a3a533788a74ba22cca593a5",
+		SourceHash:    "00e2c326019d94af73124467cd910d1646f9d74cd5d4c302262cf622369d17d1",
 		PTXHash:       "8e62596b0215459977392d60e71cb4f77ab05515817776d40526ab868f296dba",
 	},
 	{
@@ -20175,7 +20175,7 @@ var variants = []variant.Variant{
 		DynamicShared: 107520,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "91cdabd50b4254095db8e4ac8d3c94cfb27c20d8e454e6120a12e94322bbf2e0",
+		SourceHash:    "aa902af608c66b196aac360bce9865fc8e480b0e04609f0ed8aec6be04926dc6",
 		PTXHash:       "dafb19872dc0bce15daad910bf295473d9aec005b2c251287c3cd90751d684d7",
 	},
 	{
@@ -20193,7 +20193,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c57ce7e6847a980b895a022a952cf7af9b495b20cde9a0aed25419c82da49fc3",
+		SourceHash:    "eee5277305c8ff33a4fa3365a786ae52c823d4e29dd23055fd731dfa5f039b29",
 		PTXHash:       "f7f0c74367912ad13a4f490513a532e9ab6b5c7e167c8bfe1bd1df7f2043fabd",
 	},
 	{
@@ -20212,7 +20212,7 @@ var variants = []variant.Variant{
 		DynamicShared: 136192,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f12ca43e199ca6a210a3ca5d86900a6766013ffadd9a6fe925508765c6a51d1c",
+		SourceHash:    "866131c40e7555b3de22c8b6619a9bccaf3924977c18d0432d039884ca6b546c",
 		PTXHash:       "259ac3b66651de69cea78914996a61e5bf8bf76781f66043afc28045c69c98cb",
 	},
 	{
@@ -20231,7 +20231,7 @@ var variants = []variant.Variant{
 		DynamicShared: 103424,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "043afe77af3c6e8ad4183818e3fc9ac67e4e2cd57b9498bdb4648939999a50dd",
+		SourceHash:    "2c338e9aa0fcc97cfa38105a1355fa9c49b219c4c6ba9ba93779e0a9ca41291e",
 		PTXHash:       "41db01ff87c552c0bf4776076459e4d165d2dd1aca5630a5eff1b3476b6e4ca5",
 	},
 	{
@@ -20249,7 +20249,7 @@ var variants = []variant.Variant{
 		DynamicShared: 203776,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "9aa8da9ef1e189445194282507294f127c3b3176bf4c9d204d277e6993ede893",
+		SourceHash:    "aac743e35bb95271efebdc461d0dbec2b8b0c40a9b5ae4e2b2d44ab18c53eb3e",
 		PTXHash:       "9c1400073d934f3a96b1ee51868d8d53e0c5ab4283fcbb36f5a863542fb10fcb",
 	},
 	{
@@ -20268,7 +20268,7 @@ var variants = []variant.Variant{
 		DynamicShared: 209920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a7ff6716eb625b25d7c77b2ad433c2a033e4c3a171eb47fc628c764f452befc7",
+		SourceHash:    "5ed3ac79db81c4de8e4f7896b1e869fef026a7ecce6027531810f8df092fbc53",
 		PTXHash:       "58f21afe241371b9f46e74770a1dd19af6c601be95a160eb35b9ef7b169c61c1",
 	},
 	{
@@ -20287,7 +20287,7 @@ var variants = []variant.Variant{
 		DynamicShared: 160768,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f482f55077429e908fc12bf28d7e79212023f7e5c70d51c4eb27f376e3688ba8",
+		SourceHash:    "e39f42fcf23f623128fbbdc6d59ec5444ac77dba711eaf5643b36b3d69bfd0f2",
 		PTXHash:       "6ecec5cbca86762341da6ba832124a45cef104ca0075c59201632397ccd556dd",
 	},
 	{
@@ -20305,7 +20305,7 @@ var variants = []variant.Variant{
 		DynamicShared: 154624,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "65661a7a6206e039cc0d2f0137ae4834de4465a68600850ba48140eba43915ad",
+		SourceHash:    "f59345af5196ccec1e2d68aea04e3451f80c732c415f7f37bfd999e1487e316a",
 		PTXHash:       "e1b18198e7714749e4825e8f76ddbdfb2b9e1945e0172b801095d939b61cfd3f",
 	},
 	{
@@ -20324,7 +20324,7 @@ var variants = []variant.Variant{
 		DynamicShared: 203776,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1b62fe2f7ceae369c05e827460cac112c3fbbc59cce85db60d7cf16d17acce67",
+		SourceHash:    "24c5d2abffd426f7d1a5dc86f78785ca4ba3bd4a1daeea53d529ee6d97bd2ac0",
 		PTXHash:       "6dd8cf1f0ccbafce95db06bef9ced079979260a008d1f4ebd97bdfd3e0bfeef5",
 	},
 	{
@@ -20343,7 +20343,7 @@ var variants = []variant.Variant{
 		DynamicShared: 154624,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 0, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d6fa387b1c13352dc0a53c331a23fbc02189dc1a6e395bec894ae58a200159ef",
+		SourceHash:    "ba87637545b8a3545a45f0e9a801208759da9a10504ae14c422a80fbe224c80f",
 		PTXHash:       "fe99e132d49b13bec881f36af14555038a3a5d4e8abfd5add8603650ad28b272",
 	},
 }

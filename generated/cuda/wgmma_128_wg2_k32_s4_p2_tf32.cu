@@ -401,7 +401,8 @@ __device__ __forceinline__ void tc_mainloop(float (&acc)[Cfg::MI][Cfg::NI][4], f
 //     matrix is 128 contiguous bytes; with a swizzle of 32, 64 or 128 bytes, a row holds that many
 //     bytes of K and its 16-byte chunks are permuted by the row index (CuTe's Swizzle<B, 4, 3>).
 //     The descriptor gives the start address, the byte offset between core matrices along K
-//     (leading byte offset; no swizzle only) and between groups of 8 rows (stride byte offset).
+//     (leading byte offset; no swizzle only, which these kernels do not use) and between groups of
+//     8 rows (stride byte offset).
 //
 // Order of a step (PTX ISA, "Asynchronous Warpgroup Level Matrix Instructions"): shared memory the
 // MMA reads was written through the generic proxy (st.shared, cp.async), so the writer fences it
@@ -421,15 +422,6 @@ __device__ __forceinline__ void tc_mainloop(float (&acc)[Cfg::MI][Cfg::NI][4], f
 #endif
 
 namespace tg {
-
-// wgmma_desc is the descriptor of a no-swizzle K-major operand at shared address addr (16-byte
-// aligned) with leading byte offset lbo (between the core matrices along K) and stride byte offset
-// sbo (between groups of 8 rows); each field is a byte count over 16.
-__device__ __forceinline__ uint64_t wgmma_desc(uint32_t addr, uint32_t lbo, uint32_t sbo)
-{
-    return (uint64_t)((addr & 0x3ffff) >> 4) | ((uint64_t)((lbo & 0x3ffff) >> 4) << 16) |
-           ((uint64_t)((sbo & 0x3ffff) >> 4) << 32);
-}
 
 // wgmma_desc_sw is the descriptor of a swizzled K-major operand (swizzle 1: 128 bytes, 2: 64, 3:
 // 32) whose groups of 8 rows lie sbo bytes apart; its atoms start on 1024-byte boundaries (base
@@ -633,6 +625,17 @@ __device__ __forceinline__ void wg_a_chunk(int tid, int i, int& r, int& kc)
     r = c / Cfg::KC;
 }
 
+// wg_chunk copies one 16-byte chunk of a tile: cp.async when FULL (no guards), else tc_chunk's
+// guarded copy of its n valid elements (v: the operand is 16-byte aligned, base its start).
+template <bool FULL>
+__device__ __forceinline__ void wg_chunk(float* dst, const float* src, int n, bool v, const float* base)
+{
+    if (FULL)
+        cp_async16(dst, src);
+    else
+        tc_chunk(dst, src, n, v, base);
+}
+
 // wg_load_tile copies k tile k0 of the shared operand S (rows s0.. of ns, BM x BK, row-major along
 // k with leading dimension lds) and of the register operand R (rows r0.. of nr, BN of them; stored
 // along k with leading dimension ldr when RK, else k-row by k-row) into a ring slot. FULL: no
@@ -648,10 +651,7 @@ __device__ __forceinline__ void wg_load_tile(float* as, float* bs, const float* 
         wg_a_chunk<Cfg>(tid, i, r, kc);
         float* dst = as + wg_a_offset<Cfg>(r, kc);
         const float* src = S + (size_t)(s0 + r) * lds + k0 + 4 * kc;
-        if (FULL)
-            cp_async16(dst, src);
-        else
-            tc_chunk(dst, src, s0 + r < ns ? min(max(K - k0 - 4 * kc, 0), 4) : 0, vs, S);
+        wg_chunk<FULL>(dst, src, s0 + r < ns ? min(max(K - k0 - 4 * kc, 0), 4) : 0, vs, S);
     }
 #pragma unroll
     for (int i = 0; i < Cfg::B_CHUNKS / Cfg::THREADS; ++i) {
@@ -660,18 +660,12 @@ __device__ __forceinline__ void wg_load_tile(float* as, float* bs, const float* 
             const int r = c / Cfg::KC, kc = (c % Cfg::KC) * 4;
             float* dst = bs + r * Cfg::BS + kc;
             const float* src = R + (size_t)(r0 + r) * ldr + k0 + kc;
-            if (FULL)
-                cp_async16(dst, src);
-            else
-                tc_chunk(dst, src, r0 + r < nr ? min(max(K - k0 - kc, 0), 4) : 0, vr, R);
+            wg_chunk<FULL>(dst, src, r0 + r < nr ? min(max(K - k0 - kc, 0), 4) : 0, vr, R);
         } else {
             const int r = c / (Cfg::BN / 4), nc = (c % (Cfg::BN / 4)) * 4;
             float* dst = bs + r * Cfg::BS + nc;
             const float* src = R + (size_t)(k0 + r) * ldr + r0 + nc;
-            if (FULL)
-                cp_async16(dst, src);
-            else
-                tc_chunk(dst, src, k0 + r < K ? min(max(nr - r0 - nc, 0), 4) : 0, vr, R);
+            wg_chunk<FULL>(dst, src, k0 + r < K ? min(max(nr - r0 - nc, 0), 4) : 0, vr, R);
         }
     }
 }

@@ -104,6 +104,17 @@ __device__ __forceinline__ void wg_a_chunk(int tid, int i, int& r, int& kc)
     r = c / Cfg::KC;
 }
 
+// wg_chunk copies one 16-byte chunk of a tile: cp.async when FULL (no guards), else tc_chunk's
+// guarded copy of its n valid elements (v: the operand is 16-byte aligned, base its start).
+template <bool FULL>
+__device__ __forceinline__ void wg_chunk(float* dst, const float* src, int n, bool v, const float* base)
+{
+    if (FULL)
+        cp_async16(dst, src);
+    else
+        tc_chunk(dst, src, n, v, base);
+}
+
 // wg_load_tile copies k tile k0 of the shared operand S (rows s0.. of ns, BM x BK, row-major along
 // k with leading dimension lds) and of the register operand R (rows r0.. of nr, BN of them; stored
 // along k with leading dimension ldr when RK, else k-row by k-row) into a ring slot. FULL: no
@@ -119,10 +130,7 @@ __device__ __forceinline__ void wg_load_tile(float* as, float* bs, const float* 
         wg_a_chunk<Cfg>(tid, i, r, kc);
         float* dst = as + wg_a_offset<Cfg>(r, kc);
         const float* src = S + (size_t)(s0 + r) * lds + k0 + 4 * kc;
-        if (FULL)
-            cp_async16(dst, src);
-        else
-            tc_chunk(dst, src, s0 + r < ns ? min(max(K - k0 - 4 * kc, 0), 4) : 0, vs, S);
+        wg_chunk<FULL>(dst, src, s0 + r < ns ? min(max(K - k0 - 4 * kc, 0), 4) : 0, vs, S);
     }
 #pragma unroll
     for (int i = 0; i < Cfg::B_CHUNKS / Cfg::THREADS; ++i) {
@@ -131,18 +139,12 @@ __device__ __forceinline__ void wg_load_tile(float* as, float* bs, const float* 
             const int r = c / Cfg::KC, kc = (c % Cfg::KC) * 4;
             float* dst = bs + r * Cfg::BS + kc;
             const float* src = R + (size_t)(r0 + r) * ldr + k0 + kc;
-            if (FULL)
-                cp_async16(dst, src);
-            else
-                tc_chunk(dst, src, r0 + r < nr ? min(max(K - k0 - kc, 0), 4) : 0, vr, R);
+            wg_chunk<FULL>(dst, src, r0 + r < nr ? min(max(K - k0 - kc, 0), 4) : 0, vr, R);
         } else {
             const int r = c / (Cfg::BN / 4), nc = (c % (Cfg::BN / 4)) * 4;
             float* dst = bs + r * Cfg::BS + nc;
             const float* src = R + (size_t)(k0 + r) * ldr + r0 + nc;
-            if (FULL)
-                cp_async16(dst, src);
-            else
-                tc_chunk(dst, src, k0 + r < K ? min(max(nr - r0 - nc, 0), 4) : 0, vr, R);
+            wg_chunk<FULL>(dst, src, k0 + r < K ? min(max(nr - r0 - nc, 0), 4) : 0, vr, R);
         }
     }
 }

@@ -16,7 +16,8 @@
 //     matrix is 128 contiguous bytes; with a swizzle of 32, 64 or 128 bytes, a row holds that many
 //     bytes of K and its 16-byte chunks are permuted by the row index (CuTe's Swizzle<B, 4, 3>).
 //     The descriptor gives the start address, the byte offset between core matrices along K
-//     (leading byte offset; no swizzle only) and between groups of 8 rows (stride byte offset).
+//     (leading byte offset; no swizzle only, which these kernels do not use) and between groups of
+//     8 rows (stride byte offset).
 //
 // Order of a step (PTX ISA, "Asynchronous Warpgroup Level Matrix Instructions"): shared memory the
 // MMA reads was written through the generic proxy (st.shared, cp.async), so the writer fences it
@@ -36,15 +37,6 @@
 #endif
 
 namespace tg {
-
-// wgmma_desc is the descriptor of a no-swizzle K-major operand at shared address addr (16-byte
-// aligned) with leading byte offset lbo (between the core matrices along K) and stride byte offset
-// sbo (between groups of 8 rows); each field is a byte count over 16.
-__device__ __forceinline__ uint64_t wgmma_desc(uint32_t addr, uint32_t lbo, uint32_t sbo)
-{
-    return (uint64_t)((addr & 0x3ffff) >> 4) | ((uint64_t)((lbo & 0x3ffff) >> 4) << 16) |
-           ((uint64_t)((sbo & 0x3ffff) >> 4) << 32);
-}
 
 // wgmma_desc_sw is the descriptor of a swizzled K-major operand (swizzle 1: 128 bytes, 2: 64, 3:
 // 32) whose groups of 8 rows lie sbo bytes apart; its atoms start on 1024-byte boundaries (base
