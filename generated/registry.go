@@ -2783,7 +2783,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "fbc2bca78c68983a379386684578291e0f5074f169d40caa395e192b26d4fb58",
+		SourceHash:    "cca17405ee955cce0ca174e4434083c1a3ced4701bc89fef0a95167ca6d7f4ce",
 		PTXHash:       "012ff99804e19efef46bf7d31574841916b52652a1857541e32eb63f2ab7ec35",
 	},
 	{
@@ -2800,7 +2800,7 @@ var variants = []variant.Variant{
 		DynamicShared: 49920,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ee43e74f907b91b8e278e3b2a36e149f748509c5febad1c9cb4a2cba027e15f7",
+		SourceHash:    "d66a3c3eb0919ae92b737a7b68b1a5734456e0022d95e650a05aabe46b290193",
 		PTXHash:       "bd368638f75f7cb4d2d1224e4ff4bdfa56e39e1ed460dcf17ee3d5aab2224511",
 	},
 	{
@@ -2817,7 +2817,7 @@ var variants = []variant.Variant{
 		DynamicShared: 37632,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 161, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "66d9c3ab6f8b0ba97603e56773b31e977ae9aa7a5992912ff821e28749752dce",
+		SourceHash:    "32553f00c9eb6311f05916a59ff6a5715ad6f6329bfce92cbe4917ac47450b73",
 		PTXHash:       "ae8fede06713d174e788a3df92e1f0c7b6091b40e94d7ecd809e3c275169cc61",
 	},
 	{
@@ -2834,7 +2834,7 @@ var variants = []variant.Variant{
 		DynamicShared: 37632,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 161, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f7127ce89828fccb3257a487bba668fd35ac181f7e9f13f51e4d2fa6034b9d9d",
+		SourceHash:    "a464821ddbe850030c86b18f774dce94d2629e0ac23b4a5ef6fabe9ee70a46a2",
 		PTXHash:       "93dd18448e45315f1c1b0f1a6c8226d879dd47761a2f760d96ae975d10cc00c0",
 	},
 	{
@@ -2851,7 +2851,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a5617e5be4e7af597ff27e325c234e52f1d25297e92e8dd8ac90e481f213d6b3",
+		SourceHash:    "486c7f7e32375180c0d718fd1d868a8917be9e637a86c294741a53ecbf0b4058",
 		PTXHash:       "788c81b9d6e98e75186071d4ef3c484919500cb93d318de7934a1532ab4e8a89",
 	},
 	{
@@ -2868,7 +2868,7 @@ var variants = []variant.Variant{
 		DynamicShared: 26112,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 101, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "a5d33bd55b21663d9c700b3f90e804a09db9cada1517d11e2a061c4284035bf9",
+		SourceHash:    "1b449a5f4af481ee49cb8449a27e22246f849d0f9f9013f5f9a9bebbe79ab84c",
 		PTXHash:       "403e354bc0247c18434ea38dc21323e908a48fa485ef5f3303c82120fd58b63d",
 	},
 	{
@@ -2885,7 +2885,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b39c377ca81a80f8db8352a283841e420345d2f3eaedbe5b295dc519e6a0d4f9",
+		SourceHash:    "482f60be0a5bfd88273cfa72eae96adc93a15e67401a2f6e920ce9f412bb02db",
 		PTXHash:       "c3e8ac2b88da3d908f3bdf77c0b076b1f6d3c70f6a73179a8bd38dc9b662c014",
 	},
 	{
@@ -2902,7 +2902,7 @@ var variants = []variant.Variant{
 		DynamicShared: 34816,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 96, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b01e90309dcca2777c115d47040d87a688724f2f5ed9a527408dc8116ec56bcd",
+		SourceHash:    "b2d47e8a510e457c6978c01b12d036a1ae8cf3b0312177502a2f3040f97ea2e2",
 		PTXHash:       "1e4723d50263e7afbcb4ca2c80e747c0cfe7cdf307e32a4496802663ef46b803",
 	},
 	{
@@ -2919,7 +2919,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 89, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "dd3d84be38afd1ae8f04c80b79bc22a3bda11997cb6d5d9082af30d634242017",
+		SourceHash:    "805a92f63ea43ff94e06f51b501ab4cb7523850ad85162708ee386b0621e5b2c",
 		PTXHash:       "1bd82365ecedcdccf5dddf691dc1f721dc9fab90b8e67f7392e4a6c4c8c2f42a",
 	},
 	{
@@ -2936,7 +2936,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 89, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "971921b79c201fced06ca62370af50a11b294e8a8966ccdbff1d9139460ce096",
+		SourceHash:    "dc2774091c0c09d4203addf88ab6b25a0650e4bc23e63f88194756aab128509b",
 		PTXHash:       "5a3398e3e420de361c1bb285721ba0ea147e7b423069b78b7f09e99f7741b3de",
 	},
 	{
@@ -2953,7 +2953,7 @@ var variants = []variant.Variant{
 		DynamicShared: 37632,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "53fa8a7f2d9d2b01428f55d77d9b6ee37ab889ea02b30d7a851cdd4f1fa5ee11",
+		SourceHash:    "3b8b90da9bac29204c31ad4184d68324534e082c08c43a4175cc24be2a6a883a",
 		PTXHash:       "04e8243ff6db0f99cc8c6ce8baaefa67b3e7030b4e145caa68643283de5e8806",
 	},
 	{
@@ -2970,7 +2970,7 @@ var variants = []variant.Variant{
 		DynamicShared: 37632,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 149, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "5184ad0f88ce438fae04e1a588968785830fedd68c437af40bb83a154a1a66f3",
+		SourceHash:    "7072b3bde3e1d8bc2ae6b0fe5b49cde292e6830022aef55b6cd254b2b5622768",
 		PTXHash:       "97517e4a0af94a3762c93e2454e7b99172d3d3d595903589a6335a0e6681dbc6",
 	},
 	{
@@ -2987,7 +2987,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4f873282fb8067306fa2ac0cb982e35ac6ab44e8da05b7c77d4fc89fc4b49313",
+		SourceHash:    "94776515baa74b5ec039788ed51cbfee48daef3c0e5ab187a9e435d8ad29bec5",
 		PTXHash:       "2e30e9e12a46a0c1af70af61eac9decc3b299ead93311720b7bf3f3182d43519",
 	},
 	{
@@ -3004,7 +3004,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "b143d387d82b7ccc8c9d0778a5577fc4adb56cbebe11ff204aeebf4323fa2aa5",
+		SourceHash:    "1896496ef19227675175b9efe961da5a828231fdb6642cdc67c3830dd3c09028",
 		PTXHash:       "59cd4087cdd1a5bca534c86e68494f6957bb7267e1d56036e7e2c64e225c6059",
 	},
 	{
@@ -3021,7 +3021,7 @@ var variants = []variant.Variant{
 		DynamicShared: 50688,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 79, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "4da20cec906250e1d695b6e368b3e2777099f576b4f090f554d6d51da5240816",
+		SourceHash:    "cd3b7054a880ba649ee07cc093abe28cb7df0843a4f921b479b3f89691ecadb0",
 		PTXHash:       "3f2fe02ee2c4f9364e1aa82ce3c1edd4871f956f057c9af160eca0bc407eb00f",
 	},
 	{
@@ -3038,7 +3038,7 @@ var variants = []variant.Variant{
 		DynamicShared: 50688,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 79, SharedStatic: 16, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1204f2daa37fed1a265164b75733304637e27574dd9884dc93eeef636315e104",
+		SourceHash:    "29841273bd97ec475c527fa05d52d5a38f8bccd2a94fc425cecb482c8bae5163",
 		PTXHash:       "e3a85aad4b5c3cfcd59ae3030f1061ba1b73c451e9407a4a2527a77875e7f60b",
 	},
 	{
@@ -15282,7 +15282,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 233, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "677d390e49e27f12868960ad1751ffbaadfad3f8936c880370cc674685069e9a",
+		SourceHash:    "29935cd150a6088525a2622ca82c159201647c1e2ff58f7230d937c764d8fed7",
 		PTXHash:       "8b2ab66c885334f5fad0a1ee069fea3e926440f8cad8964a6b176720e42ab8c2",
 	},
 	{
@@ -15299,7 +15299,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 233, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7ad45ba9a3ab00b704e1f4c0a6a00054a7d76772f9b4a8d0c299bc200d03835f",
+		SourceHash:    "e08d0722ebce4ea8a93f6a4b1af0945fc1bb4d96078a2c279cdd4e3edb3eeaa6",
 		PTXHash:       "3930d06ff1d151e2ae82320d5a5ad8389091dccdee08582d6f79f652d5611b9e",
 	},
 	{
@@ -15316,7 +15316,7 @@ var variants = []variant.Variant{
 		DynamicShared: 40960,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 233, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "1acf9a650e76a6b4f82fc0a6ebc71b921e471e7f6dc5b13471ce89f81c8dab41",
+		SourceHash:    "0f792fd97cd600c4b56f18f0884190858f21408908d88617d76e75c985a8bd57",
 		PTXHash:       "de4efa70ef5d10cb334af006c9551319d7b6711f4781daa4c0e604944d7975e7",
 	},
 	{
@@ -15333,7 +15333,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 229, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0fc24559ea191aef99cadbfe6054453b918712a9357e533e801753f6aed97f6a",
+		SourceHash:    "28a4ffa2f49e4c78024c2eafc9f0ad87760d7c0d7382ac060aea7519b40b89de",
 		PTXHash:       "dfc46a3c9365235b484e03d021d5becefb3e06816778b9e63526e9cd7f9f6a2b",
 	},
 	{
@@ -15350,7 +15350,7 @@ var variants = []variant.Variant{
 		DynamicShared: 65536,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 229, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ea973babd658c1db5899b7f0ddeda9e7f2eb5ba0af38e5af68517cb9e0e43cdf",
+		SourceHash:    "9b988fe62f7d62156fde3d138011a27103a86eea41c11d85ba6211b2e0d78e7c",
 		PTXHash:       "9a2a76a098a1957f1b8006908aeccd4c4236bcc1049e23f1042a52f3cce7ab73",
 	},
 	{
@@ -15367,7 +15367,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d8ff074dbf18bb654f26a0dd027b02728c1fb18fa98dd14b3fbb720116e41b96",
+		SourceHash:    "e308447f443f2ca79bccef8e0899e0af2bec79a8a11fb82f3dbd1b0220e6be41",
 		PTXHash:       "da47ba426dff2a1a5da884dc95fef269375613dccfcbcff50124966e3f4b631d",
 	},
 	{
@@ -15384,7 +15384,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "d3a4e06186008993d1ffa5421818aca703f2a92662b5084eea75b3bf37c7d6da",
+		SourceHash:    "f9601a78fb4537397641f4b8045f546189859fefc1fff0b3d93eeed6ba2c9d4d",
 		PTXHash:       "b32755b5a1cf907945cd60e5b3f7f0ea6ca6415ef0530bede589d5f7f33595aa",
 	},
 	{
@@ -15401,7 +15401,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 111, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "c143db1e3006fe5457cc2a5662eb048da7bf501c5333a36fa270fbbd833bd203",
+		SourceHash:    "883d5868c41e52b7afc6e14fcfd151496eee2cc241db2dda31d6ddb20e95dee0",
 		PTXHash:       "c88906c23dc0df616edbfb6755127d9d5859c2f36c2ea5be69c99527358a8f2a",
 	},
 	{
@@ -15418,7 +15418,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "338fb86ddcca1c6c9ff4f2666e6880eefde5b829c3d0abeca51dbbb2814bcfb7",
+		SourceHash:    "3196101e187a67c67e0fc97fa6f12c40f8b4803f0a5e156efd08c78ebd8de01e",
 		PTXHash:       "6bcda8da03fd3717f91e5983d86750416cc4cfc98a7d83ea017723240198d2e9",
 	},
 	{
@@ -15435,7 +15435,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "60e34341111062c3bb8e6cf26dfd46d8027bd6cc6607a9cfb3a6b6f903be9ec7",
+		SourceHash:    "cf6127ec35ff24c8b81ecf07868b9576e803f342b0d2d40e8683e203f09b59d7",
 		PTXHash:       "91d0997b230548e3fef59fa1e708f7f2d27942517e0576cbbba74ba53a5c2427",
 	},
 	{
@@ -15452,7 +15452,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "ae23ff5250aa844191e6ed5f908d06b5047ce6d82f392b19296553460908750d",
+		SourceHash:    "ccf81aae105b19a41a864a68145ecf4ec5320c06e7ee87eaa50d5d9c048d8f69",
 		PTXHash:       "ae8988b056b428f5d2d74bbf20c9d6259aa5faad9a421dfbc4f91d5bc58fa237",
 	},
 	{
@@ -15469,7 +15469,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 153, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "8f4cba66eedfd20ad26888887e77ce3b814e1b9283bddd4b15593b1ecfcd9080",
+		SourceHash:    "08c05aa93295e4ffad39d05f4204e8294c4ceaf2ffbb21d5a8bee3fa6b94bcf6",
 		PTXHash:       "740f9c6999a25852e2dc84864d170c5daf74d340b6c8ac6074736f88eeeac9d4",
 	},
 	{
@@ -15486,7 +15486,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bc33331e53fa0ac63c8a4c7c5e95a6b5d64bbea52e2448200dcb9bedae2dce5b",
+		SourceHash:    "b7f5224f2df2580c60236f582457909d4a32c62135790ef0afcef1bd09e8269a",
 		PTXHash:       "1a884ff52a7c7ea92acfb99b8282a73b22f2e452b7532c358b953e978e2be0d9",
 	},
 	{
@@ -15503,7 +15503,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "70fbd11efd69e37a32269317f90d64700509fa3a654f421d529075a75d2cf203",
+		SourceHash:    "970f6d2a613fe5a655b4488121ba3e8bce04f26d148fbf1092c5b815c06b8363",
 		PTXHash:       "0198c1f4402814c563e2808b676ad8b4a8a71c8d8cdb2235c5e43fa83bd9f9bf",
 	},
 	{
@@ -15520,7 +15520,7 @@ var variants = []variant.Variant{
 		DynamicShared: 20480,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 95, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "e3e8c25f4686fb2ee7bd1a4317b611084212fa6a032eb86681b5fa0497d27802",
+		SourceHash:    "ee913da296234556761bc1cf9e881fe65297c77835a42ec07f229f31e1606b9c",
 		PTXHash:       "a122c5e35018bcbe67410770d13d83796a3ff53a315afd400c226a90b33873fb",
 	},
 	{
@@ -15537,7 +15537,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3b03eda8dbb780c6b3f72971c76d61b26f76992ec16f24b8150b1ae02092800a",
+		SourceHash:    "0d67974b946afadf6bf93d976062c036f8df2e4c7241b1fe05edcfb26049b6fb",
 		PTXHash:       "fc22fc3fd0bea1e4a1afa3bbe865e63f40aa59d8f7dc5d93b6145d992dcbfe79",
 	},
 	{
@@ -15554,7 +15554,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "bb6331f3f149cacc508e54b6d6ff5cfa3e0791219f6d12167cdfa4850979c89b",
+		SourceHash:    "bd1fb6906ca3c47e7ada386a22367eb826a172a56ddedf767415f38e85ebe538",
 		PTXHash:       "e1d8995aee0b6ea61438ccae84b24c797acec7d9c6ac29f94c7545aeb2408a4c",
 	},
 	{
@@ -15571,7 +15571,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "f2f1fde466ed06e5e12f0aa4f4f90b5862acac49775434343f942d090598dff8",
+		SourceHash:    "1b2856fd91c74fab1a78545fec6dced2464ee55ddb4dc0e82135cb0b1d8c6af5",
 		PTXHash:       "5b759c017bfb69f6e6fa2c0db9f60fb1951e23b70a14e0e7c9b28a13a912fbe6",
 	},
 	{
@@ -15588,7 +15588,7 @@ var variants = []variant.Variant{
 		DynamicShared: 24576,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 145, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "7a9bd46fbca6ef680ae74da9992d3e00b91d09244d351d21804c83e3e282b138",
+		SourceHash:    "c49987ec72ab0e11e5c1426b7ed6a9353b77f9b7f89a9d8e209fa8116c9e771c",
 		PTXHash:       "8eb095583554bb9a16c5a265bbe09216da562ffdd8cc1c5d6258685f74091aae",
 	},
 	{
@@ -15605,7 +15605,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "830491defefed02374063a93871f66426031dda307bb8d2e6507dfb32a554f3f",
+		SourceHash:    "e128d4bb107c716e87c9771fc1daff23c9a78ba0161493668ca49da7646d7e58",
 		PTXHash:       "e74336610916b12fac30ed7cdd368151cbeba6df74ef44ec2b50d04272256702",
 	},
 	{
@@ -15622,7 +15622,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "595abf821fac80ea50be0d1eaa8489eca33aded7a135f0c60759828ffde0a3f3",
+		SourceHash:    "5373fba787b49db25acb06d8eee1c48246c8a9f07b640f3e73af2bef7049ba25",
 		PTXHash:       "76bce0224c0d1ade28b6fcad3dc90bcb18ec48a9182e3f1df2b51893f936dcf7",
 	},
 	{
@@ -15639,7 +15639,7 @@ var variants = []variant.Variant{
 		DynamicShared: 16384,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 105, SharedStatic: 0, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "0079db4c1a77c49d9dbe47861929b1fca50a56baefeb78e0b36256a64f49b640",
+		SourceHash:    "b6e51487ba8cf4624cdde35813fe22c2a1f6a36c99c906c7612965a0f3138e5d",
 		PTXHash:       "0a2e74dbc650aecb4ab8b58f5022884ca285869e6fd3c1c0eb983bae9a44c28d",
 	},
 	{

@@ -86,7 +86,8 @@ __device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN
 #include <stdint.h>
 
 // tilegen/splitk_tree_par.cuh: tg_ska_fixup (tilegen/splitk_tree.cuh) with the summing block's
-// reads in flight together: the fix-up of deepk, gemvm and splitk_auto (splitk RED = 2).
+// reads in flight together: the fix-up of deepk and splitk_auto (splitk RED = 2); gemvm keeps
+// tg_ska_fixup (measured mixed there).
 #ifndef TILEGEN_SPLITK_TREE_PAR_CUH
 #define TILEGEN_SPLITK_TREE_PAR_CUH
 // tilegen/splitk_tree.cuh: the deterministic many-slice split-K fix-up of the families with a
@@ -221,7 +222,6 @@ __device__ __forceinline__ bool tg_ska_count(unsigned* c, unsigned expected, int
     return true;
 }
 
-
 // TG_SKA_INFLIGHT is how many float4 loads of partials a summing thread has in flight: 8 (16 cost
 // the GEMV kernels 50-60 more registers, a third to a half of their occupancy).
 #define TG_SKA_INFLIGHT 8
@@ -232,7 +232,7 @@ __device__ __forceinline__ bool tg_ska_count(unsigned* c, unsigned expected, int
 // after another, every load waiting for the previous add: F4 x (slots - 1) L2 round trips in a
 // row per level. Here the float4 groups go in chunks of JC = min(F4, 8), and the loads of NB slots
 // of a chunk (NB x JC = 8 float4s) are issued before any of them is added: a group of 16 slices
-// costs 2 round trips for a GEMV's one-float4 partial instead of 15, and F4 / 8 x 16 instead of
+// costs 2 round trips for a one-float4 partial instead of 15, and F4 / 8 x 16 instead of
 // F4 x 15 for a register tile.
 template <int F4, int TP, class Set>
 __device__ __forceinline__ void tg_ska_sum_par(const float4* __restrict__ base, int first, int count, int step, int tid,
