@@ -45,17 +45,31 @@ type Kernel struct {
 // (variant.SplitRule.Slices over its output tiles, the number the exported launcher computes), else
 // GridZ (at least 1).
 func (k *Kernel) Slices(m, n, kk, sms int) int {
-	if k.Split != nil {
+	if k.Split != nil && !k.Split.StreamK {
 		tiles := variant.CeilDiv(m, k.TileRows) * variant.CeilDiv(n, k.TileCols)
 		return k.Split.Slices(tiles, k.TileRows*k.TileCols, kk, sms)
 	}
 	return max(k.GridZ, 1)
 }
 
+// Blocks is how many blocks the kernel's launch of an M×N×K problem on sms multiprocessors has:
+// tiles × slices, or a stream-K rule's blocks (variant.SplitRule.CTAs), which share the tiles' work
+// evenly.
+func (k *Kernel) Blocks(m, n, kk, sms int) int64 {
+	tiles := int64(variant.CeilDiv(m, k.TileRows)) * int64(variant.CeilDiv(n, k.TileCols))
+	if k.Split != nil && k.Split.StreamK {
+		return int64(k.Split.CTAs(int(tiles), k.TileRows*k.TileCols, kk, sms))
+	}
+	return tiles * int64(k.Slices(m, n, kk, sms))
+}
+
 // InGrid says whether the kernel's launch grid for an M×N×K problem on sms multiprocessors is within
 // the grid limits (variant.CheckGrid): the one size limit of a kernel that a problem's divisibility
 // does not decide, so the cell whose problems it cannot launch does not pick it.
 func (k *Kernel) InGrid(m, n, kk, sms int) bool {
+	if k.Split != nil && k.Split.StreamK {
+		return variant.CheckGrid(int(k.Blocks(m, n, kk, sms)), 1, 1) == nil
+	}
 	return variant.CheckGrid(variant.CeilDiv(n, k.TileCols), variant.CeilDiv(m, k.TileRows), k.Slices(m, n, kk, sms)) == nil
 }
 
@@ -265,10 +279,11 @@ func (d *Data) bestKernel(i int) (float64, int) {
 }
 
 // features are log q (wave quantization) and log e (tile waste at the edges) of kernel j at M×N×K.
+// A stream-K kernel's blocks share the work evenly, so its q is that of its one wave of blocks.
 func (d *Data) features(j, m, n, k int) (logq, loge float64) {
 	kn := &d.Kernels[j]
 	tm, tn := (m+kn.TileRows-1)/kn.TileRows, (n+kn.TileCols-1)/kn.TileCols
-	tiles := float64(tm) * float64(tn) * float64(kn.Slices(m, n, k, d.SMs))
+	tiles := float64(kn.Blocks(m, n, k, d.SMs))
 	slots := float64(d.SMs * max(kn.BlocksPerSM, 1))
 	logq = math.Log(math.Ceil(tiles/slots) * slots / tiles)
 	loge = math.Log(float64(tm)*float64(kn.TileRows)/float64(m)) + math.Log(float64(tn)*float64(kn.TileCols)/float64(n))

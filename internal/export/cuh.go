@@ -21,6 +21,8 @@ type cuhKernel struct {
 	MM, NM, KM, LDM                            int
 	// The launch-time split-K rule (variant.SplitRule); all 0 when grid z is fixed.
 	SplitMax, KStep, MinK, BlocksPerSM, Balance, WorkspaceFloats int
+	// StreamK: 1 for a stream-K kernel (variant.SplitRule.StreamK): split_max blocks at most.
+	StreamK int
 }
 
 // cuhEpi is one fused-epilogue entry of the header.
@@ -159,6 +161,7 @@ func cuhFile(p *Plan) ([]byte, error) {
 		}
 		if r := v.Split; r != nil {
 			k.SplitMax, k.KStep, k.MinK, k.BlocksPerSM, k.Balance, k.WorkspaceFloats = r.Max, r.KStep, r.MinK, r.BlocksPerSM, boolInt(r.Balance), r.WorkspaceFloats
+			k.StreamK = boolInt(r.StreamK)
 		}
 		data.Kernels = append(data.Kernels, k)
 	}
@@ -169,11 +172,16 @@ func cuhFile(p *Plan) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
-// cuhSplitRule renders the .cuh's split rule, {name}_split_slices, alone (the text the header holds).
+// cuhSplitRule renders the .cuh's split rule, {name}_split_slices, and its stream-K grid,
+// {name}_streamk_blocks, alone (the text the header holds).
 func cuhSplitRule(name string) (string, error) {
 	var b strings.Builder
 	if err := cuhTmpl.ExecuteTemplate(&b, "slices", name); err != nil {
 		return "", fmt.Errorf("render the split rule: %w", err)
+	}
+	b.WriteString("\n\n")
+	if err := cuhTmpl.ExecuteTemplate(&b, "streamk", name); err != nil {
+		return "", fmt.Errorf("render the stream-K grid: %w", err)
 	}
 	return b.String(), nil
 }

@@ -145,6 +145,7 @@ func goDispatch(p *Plan) *jen.File {
 		jen.Id("mMultiple").Op(",").Id("nMultiple").Op(",").Id("kMultiple").Op(",").Id("ldMultiple").Int(),
 		jen.Comment("The launch-time split-K rule (splitSlices): splitMax > 0 means grid z is chosen per launch, at most splitMax."),
 		jen.Id("splitMax").Op(",").Id("kStep").Op(",").Id("minK").Op(",").Id("blocksPerSM").Op(",").Id("balance").Op(",").Id("workspaceFloats").Int(),
+		jen.Id("streamK").Bool().Comment("a stream-K kernel: streamKBlocks blocks along x (splitMax at most)"),
 	)
 	f.Line()
 	f.Comment("kernels are the exported variants, sorted by name.")
@@ -166,6 +167,9 @@ func goDispatch(p *Plan) *jen.File {
 				d[jen.Id("blocksPerSM")], d[jen.Id("workspaceFloats")] = jen.Lit(r.BlocksPerSM), jen.Lit(r.WorkspaceFloats)
 				if r.Balance {
 					d[jen.Id("balance")] = jen.Lit(1)
+				}
+				if r.StreamK {
+					d[jen.Id("streamK")] = jen.True()
 				}
 			}
 			g.Values(d)
@@ -340,6 +344,8 @@ func goDispatch(p *Plan) *jen.File {
 	)
 	f.Line()
 	goSplitRule(f)
+	f.Line()
+	goStreamK(f)
 	f.Line()
 	f.Comment(lineComment("supports says why kernel kn cannot take the problem (nil: it can); see reject."))
 	errf := func(format string, args ...jen.Code) jen.Code {
@@ -702,11 +708,29 @@ func goSplitRule(f *jen.File) {
 	)
 }
 
+// goStreamK adds streamKBlocks, the Go package's copy of tilegen's stream-K grid
+// (variant.SplitRule.CTAs; the .cuh has the same rule, and the tests check that all three agree).
+func goStreamK(f *jen.File) {
+	id := jen.Id
+	f.Comment(lineComment("streamKBlocks is tilegen's stream-K grid: blocksPerSM blocks on every SM, at most maxBlocks, at\n" +
+		"most one per K step of the whole problem, at most the blocks whose two partial tiles each the\n" +
+		"workspace holds; at least 1."))
+	f.Func().Id("streamKBlocks").Params(jen.List(id("tiles"), id("tileFloats"), id("k"), id("sms"), id("maxBlocks"), id("kStep"),
+		id("blocksPerSM"), id("workspaceFloats")).Int()).Int().Block(
+		jen.If(id("tiles").Op("<").Lit(1).Op("||").Id("tileFloats").Op("<").Lit(1).Op("||").Id("k").Op("<").Lit(1)).Block(jen.Return(jen.Lit(1))),
+		jen.List(id("sms"), id("kStep")).Op("=").List(jen.Max(id("sms"), jen.Lit(1)), jen.Max(id("kStep"), jen.Lit(1))),
+		id("steps").Op(":=").Parens(id("k").Op("+").Id("kStep").Op("-").Lit(1)).Op("/").Id("kStep"),
+		id("g").Op(":=").Min(jen.Max(id("blocksPerSM"), jen.Lit(1)).Op("*").Id("sms"), id("maxBlocks"), id("workspaceFloats").Op("/").Parens(jen.Lit(2).Op("*").Id("tileFloats"))),
+		jen.If(id("tiles").Op("<=").Id("g").Op("/").Id("steps")).Block(id("g").Op("=").Id("tiles").Op("*").Id("steps")),
+		jen.Return(jen.Max(id("g"), jen.Lit(1))),
+	)
+}
+
 // goOp is the exported package's constant for op.
 func goOp(op variant.Op) string { return "Op" + op.String() }
 
 // launchGrid is the emitted computation of kernel kn's grid for an m×n×k problem: tiles over C, then
-// for a grid_z: auto kernel the split rule's slices. Every entry that launches a plain or fused
+// for a grid_z: auto kernel the split rule's slices, or a stream-K kernel's blocks along x. Every entry that launches a plain or fused
 // kernel uses it.
 func launchGrid() []jen.Code {
 	return []jen.Code{
@@ -715,7 +739,11 @@ func launchGrid() []jen.Code {
 			jen.Parens(jen.Id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows"),
 			jen.Id("kn").Dot("gridZ"),
 		),
-		jen.If(jen.Id("kn").Dot("splitMax").Op(">").Lit(0)).Block(
+		jen.If(jen.Id("kn").Dot("streamK")).Block(
+			jen.Id("grid").Op("=").Index(jen.Lit(3)).Int().Values(jen.Id("streamKBlocks").Call(jen.Id("grid").Index(jen.Lit(0)).Op("*").Id("grid").Index(jen.Lit(1)),
+				jen.Id("kn").Dot("tileRows").Op("*").Id("kn").Dot("tileCols"), jen.Id("k"), jen.Id("ks").Dot("sms"), jen.Id("kn").Dot("splitMax"),
+				jen.Id("kn").Dot("kStep"), jen.Id("kn").Dot("blocksPerSM"), jen.Id("kn").Dot("workspaceFloats")), jen.Lit(1), jen.Lit(1)),
+		).Else().If(jen.Id("kn").Dot("splitMax").Op(">").Lit(0)).Block(
 			jen.Id("grid").Index(jen.Lit(2)).Op("=").Id("splitSlices").Call(jen.Id("grid").Index(jen.Lit(0)).Op("*").Id("grid").Index(jen.Lit(1)),
 				jen.Id("kn").Dot("tileRows").Op("*").Id("kn").Dot("tileCols"), jen.Id("k"), jen.Id("ks").Dot("sms"), jen.Id("kn").Dot("splitMax"),
 				jen.Id("kn").Dot("kStep"), jen.Id("kn").Dot("minK"), jen.Id("kn").Dot("blocksPerSM"), jen.Id("kn").Dot("balance"), jen.Id("kn").Dot("workspaceFloats")),

@@ -41,6 +41,8 @@ func splitCases() []splitCase {
 	for _, r := range slices.Clone(rules) {
 		r.Balance = true
 		rules = append(rules, r)
+		r.Balance, r.StreamK = false, true
+		rules = append(rules, r)
 	}
 	for _, r := range rules {
 		for _, tiles := range []int{1, 2, 3, 16, 132, 1000, 65535 * 4096} {
@@ -57,7 +59,13 @@ func splitCases() []splitCase {
 	pick := func(hi int) int { return 1 + int(rng.Int64N(int64(hi))) }
 	for range 20000 {
 		r := variant.SplitRule{Max: 1 + pick(1024), KStep: pick(128), MinK: pick(1 << 14), BlocksPerSM: pick(32),
-			WorkspaceFloats: pick(1 << 24), Balance: rng.IntN(2) == 1}
+			WorkspaceFloats: pick(1 << 24)}
+		switch rng.IntN(3) {
+		case 1:
+			r.Balance = true
+		case 2:
+			r.StreamK = true
+		}
 		cs = append(cs, splitCase{r, pick(1 << 12), pick(1 << 14), pick(1 << 21), rng.IntN(200)})
 	}
 	return cs
@@ -68,8 +76,20 @@ func (c splitCase) line() string {
 	if c.r.Balance {
 		b = 1
 	}
-	return fmt.Sprintf("%d %d %d %d %d %d %d %d %d %d", c.tiles, c.tileFloats, c.k, c.sms, c.r.Max, c.r.KStep, c.r.MinK,
-		c.r.BlocksPerSM, b, c.r.WorkspaceFloats)
+	sk := 0
+	if c.r.StreamK {
+		sk = 1
+	}
+	return fmt.Sprintf("%d %d %d %d %d %d %d %d %d %d %d", c.tiles, c.tileFloats, c.k, c.sms, c.r.Max, c.r.KStep, c.r.MinK,
+		c.r.BlocksPerSM, b, c.r.WorkspaceFloats, sk)
+}
+
+// want is what the rule gives for the case: Slices, or a stream-K rule's CTAs.
+func (c splitCase) want() int {
+	if c.r.StreamK {
+		return c.r.CTAs(c.tiles, c.tileFloats, c.k, c.sms)
+	}
+	return c.r.Slices(c.tiles, c.tileFloats, c.k, c.sms)
 }
 
 // runRule feeds the cases, one per line, to the program bin (or the command) and returns its
@@ -99,7 +119,8 @@ func runRule(t *testing.T, input string, cmd *exec.Cmd, n int) []int {
 // TestSplitRuleAgrees checks the split rule's three copies against each other on tens of thousands of
 // inputs: variant.SplitRule.Slices (what the worker launches and the planner assumes), the .cuh's
 // <name>_split_slices (the text the header holds, compiled with the host C++ compiler) and the Go
-// package's splitSlices (the function the export writes, built and run with go).
+// package's splitSlices (the function the export writes, built and run with go); for stream-K rules
+// variant.SplitRule.CTAs, <name>_streamk_blocks and streamKBlocks the same way.
 func TestSplitRuleAgrees(t *testing.T) {
 	cases := splitCases()
 	var input strings.Builder
@@ -107,7 +128,7 @@ func TestSplitRuleAgrees(t *testing.T) {
 	for i, c := range cases {
 		input.WriteString(c.line() + "\n")
 		r := c.r
-		want[i] = r.Slices(c.tiles, c.tileFloats, c.k, c.sms)
+		want[i] = c.want()
 		if z := want[i]; z < 1 || z > max(r.Max, 1) {
 			t.Fatalf("%s: %d slices", c.line(), z)
 		}
@@ -134,9 +155,10 @@ func TestSplitRuleAgrees(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src := "#include <stdio.h>\n\n" + rule + "\n\nint main()\n{\n    long long v[10];\n" +
-			"    while (scanf(\"%lld %lld %lld %lld %lld %lld %lld %lld %lld %lld\", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]) == 10)\n" +
-			"        printf(\"%d\\n\", tg_split_slices(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]));\n    return 0;\n}\n"
+		src := "#include <stdio.h>\n\n" + rule + "\n\nint main()\n{\n    long long v[11];\n" +
+			"    while (scanf(\"%lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld\", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10]) == 11)\n" +
+			"        printf(\"%lld\\n\", v[10] ? tg_streamk_blocks(v[0], v[1], v[2], v[3], v[4], v[5], v[7], v[9])\n" +
+			"                             : (long long)tg_split_slices(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]));\n    return 0;\n}\n"
 		if err := os.WriteFile(filepath.Join(dir, "rule.cpp"), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -151,12 +173,19 @@ func TestSplitRuleAgrees(t *testing.T) {
 		goBin := needTool(t, "go")
 		f := jen.NewFile("main")
 		goSplitRule(f)
+		goStreamK(f)
 		f.Func().Id("main").Params().Block(
 			jen.Id("in").Op(":=").Qual("bufio", "NewScanner").Call(jen.Qual("os", "Stdin")),
 			jen.For(jen.Id("in").Dot("Scan").Call()).Block(
-				jen.Var().Id("v").Index(jen.Lit(10)).Int(),
+				jen.Var().Id("v").Index(jen.Lit(11)).Int(),
 				jen.For(jen.List(jen.Id("i"), jen.Id("s")).Op(":=").Range().Qual("strings", "Fields").Call(jen.Id("in").Dot("Text").Call())).Block(
 					jen.List(jen.Id("v").Index(jen.Id("i")), jen.Id("_")).Op("=").Qual("strconv", "Atoi").Call(jen.Id("s")),
+				),
+				jen.If(jen.Id("v").Index(jen.Lit(10)).Op("!=").Lit(0)).Block(
+					jen.Qual("fmt", "Println").Call(jen.Id("streamKBlocks").Call(jen.Id("v").Index(jen.Lit(0)), jen.Id("v").Index(jen.Lit(1)),
+						jen.Id("v").Index(jen.Lit(2)), jen.Id("v").Index(jen.Lit(3)), jen.Id("v").Index(jen.Lit(4)), jen.Id("v").Index(jen.Lit(5)),
+						jen.Id("v").Index(jen.Lit(7)), jen.Id("v").Index(jen.Lit(9)))),
+					jen.Continue(),
 				),
 				jen.Qual("fmt", "Println").Call(jen.Id("splitSlices").Call(jen.Id("v").Index(jen.Lit(0)), jen.Id("v").Index(jen.Lit(1)),
 					jen.Id("v").Index(jen.Lit(2)), jen.Id("v").Index(jen.Lit(3)), jen.Id("v").Index(jen.Lit(4)), jen.Id("v").Index(jen.Lit(5)),
@@ -191,6 +220,21 @@ func TestSplitRuleAgrees(t *testing.T) {
 func TestSplitRuleProperties(t *testing.T) {
 	for _, c := range splitCases() {
 		r := c.r
+		if r.StreamK {
+			g := r.CTAs(c.tiles, c.tileFloats, c.k, c.sms)
+			steps := variant.CeilDiv(c.k, r.KStep)
+			switch {
+			case g < 1 || g > max(r.Max, 1):
+				t.Errorf("%s: %d stream-K blocks outside [1, %d]", c.line(), g, r.Max)
+			case g > 1 && int64(g) > int64(c.tiles)*int64(steps):
+				t.Errorf("%s: %d stream-K blocks for %d K steps in all", c.line(), g, int64(c.tiles)*int64(steps))
+			case g > 1 && 2*int64(g)*int64(c.tileFloats) > int64(r.WorkspaceFloats):
+				t.Errorf("%s: %d stream-K blocks overflow the workspace", c.line(), g)
+			case g > max(c.sms, 1)*r.BlocksPerSM:
+				t.Errorf("%s: %d stream-K blocks exceed the blocks the rule aims for", c.line(), g)
+			}
+			continue
+		}
 		z := r.Slices(c.tiles, c.tileFloats, c.k, c.sms)
 		if z == 1 {
 			continue

@@ -155,9 +155,11 @@ var (
 	geometryKeys = []string{"block_x", "block_y", "tile_rows", "tile_cols", "grid_z", "split", "shared_bytes", "dynamic_shared"}
 	// splitKeys are the fields of geometry.split, the launch-time split-K rule of grid_z: auto
 	// (variant.SplitRule); all but splitOptional are required. balance is a boolean expression
-	// (variant.SplitRule.Balance: slices that fill the SMs, blocks_per_sm the occupancy target).
-	splitKeys     = []string{"max", "k_step", "min_k", "blocks_per_sm", "workspace_floats", "balance"}
-	splitOptional = []string{"balance"}
+	// (variant.SplitRule.Balance: slices that fill the SMs, blocks_per_sm the occupancy target);
+	// stream_k is one too (variant.SplitRule.StreamK: a persistent stream-K grid of blocks, max
+	// the most blocks).
+	splitKeys     = []string{"max", "k_step", "min_k", "blocks_per_sm", "workspace_floats", "balance", "stream_k"}
+	splitOptional = []string{"balance", "stream_k"}
 	requiredGeom  = map[string]bool{"block_x": true, "block_y": true, "tile_rows": true, "tile_cols": true}
 	requiresKeys  = []string{"m_multiple", "n_multiple", "k_multiple", "ld_multiple"}
 	constraintK   = []string{"expr", "reason"}
@@ -485,7 +487,7 @@ func (d *diags) split(f *Family, n *yaml.Node, env map[string]any, what string) 
 	f.Split = map[string]*Expr{}
 	for _, key := range splitKeys {
 		if vn, ok := sf[key]; ok {
-			f.Split[key] = d.expr(vn, env, what+"."+key, key == "balance")
+			f.Split[key] = d.expr(vn, env, what+"."+key, key == "balance" || key == "stream_k")
 		} else if !contains(splitOptional, key) {
 			d.missing(n, what, key)
 		}

@@ -405,7 +405,20 @@ func expandOne(file string, f *Family, ax axis, vals []int) (*Planned, *Pruned, 
 			}
 			r.Balance = b
 		}
+		if e, ok := f.Split["stream_k"]; ok {
+			b, berr := e.Bool(env)
+			if berr != nil {
+				return nil, nil, errAt(file, e.Node, "%s: stream_k: %v", where(), berr)
+			}
+			r.StreamK = b
+		}
 		v.Split, v.GridZ = r, r.Max
+		if r.StreamK {
+			if r.Balance {
+				return nil, nil, errAt(file, f.Split["stream_k"].Node, "%s: stream_k and balance exclude each other (a stream-K grid is blocks, not slices)", where())
+			}
+			v.GridZ = 1 // the grid is Split.CTAs blocks along x
+		}
 	}
 	shared, err := eval(g, "shared_bytes", 0, 0, maxSharedBytes)
 	if err != nil {

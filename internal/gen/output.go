@@ -105,9 +105,18 @@ func registry(m variant.Manifest, supports []string, compiled bool) ([]byte, err
 		}
 		var split []jen.Code
 		if r := v.Split; r != nil {
-			split = append(split, jen.Id("Split").Op(":").Op("&").Qual(variantPkg, "SplitRule").Values(
-				jen.Id("Max").Op(":").Lit(r.Max), jen.Id("KStep").Op(":").Lit(r.KStep), jen.Id("MinK").Op(":").Lit(r.MinK),
-				jen.Id("BlocksPerSM").Op(":").Lit(r.BlocksPerSM), jen.Id("WorkspaceFloats").Op(":").Lit(r.WorkspaceFloats)))
+			// Every field of the rule: the worker launches by this copy and the export by the
+			// manifest's (TestRegistryMatchesManifest in generated/ holds them equal).
+			fields := []jen.Code{jen.Id("Max").Op(":").Lit(r.Max), jen.Id("KStep").Op(":").Lit(r.KStep), jen.Id("MinK").Op(":").Lit(r.MinK),
+				jen.Id("BlocksPerSM").Op(":").Lit(r.BlocksPerSM)}
+			if r.Balance {
+				fields = append(fields, jen.Id("Balance").Op(":").True())
+			}
+			fields = append(fields, jen.Id("WorkspaceFloats").Op(":").Lit(r.WorkspaceFloats))
+			if r.StreamK {
+				fields = append(fields, jen.Id("StreamK").Op(":").True())
+			}
+			split = append(split, jen.Id("Split").Op(":").Op("&").Qual(variantPkg, "SplitRule").Values(fields...))
 		}
 		vals[i] = jen.Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, append([]jen.Code{
 			jen.Id("Name").Op(":").Lit(v.Name),

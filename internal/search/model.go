@@ -85,6 +85,13 @@ func Prior(v *variant.Variant, s protocol.Shape, d Device) Estimate {
 	rows, cols := max(1, v.Tile.Rows), max(1, v.Tile.Cols)
 	kPer := variant.CeilDiv(s.K, gz)
 	perSM := variant.CeilDiv(e.Blocks, d.SMs)
+	if v.Split != nil && v.Split.StreamK {
+		// Stream-K: the grid is one wave of blocks sharing the tiles' K steps evenly; count it as
+		// that many blocks of ⌈tiles·K / blocks⌉ of K each, a partial tile more to add up.
+		gx, gy = variant.CeilDiv(s.N, cols), variant.CeilDiv(s.M, rows)
+		kPer = int(min(int64(gx)*int64(gy)*int64(s.K)/int64(e.Blocks)+1, int64(1)<<30))
+		gz = 2
+	}
 	e.Fill = float64(e.Blocks) / float64(perSM*d.SMs)
 	e.Waste = 1 - float64(s.M)*float64(s.N)/(float64(gx*cols)*float64(gy*rows))
 	e.Warps = min(e.BlocksPerSM, perSM) * variant.CeilDiv(threads, 32)

@@ -26,8 +26,36 @@ type SplitRule struct {
 	// Balance chooses the slices that load the SMs most evenly instead (see balanced).
 	Balance bool `json:"balance,omitempty"`
 	// WorkspaceFloats is the kernel's partial-sum workspace in floats; a launch needs
-	// tiles · slices · tile_rows · tile_cols of them.
+	// tiles · slices · tile_rows · tile_cols of them (a stream-K launch: 2 · blocks · tile_rows ·
+	// tile_cols).
 	WorkspaceFloats int `json:"workspace_floats"`
+	// StreamK: the kernel is persistent stream-K (family streamk). Its grid is CTAs blocks along x,
+	// not tiles × slices: each block takes whole output tiles, then an even share of the leftover
+	// tiles' K steps (see CTAs). Max is then the most blocks, MinK the least K a block's share of a
+	// leftover tile may be.
+	StreamK bool `json:"stream_k,omitempty"`
+}
+
+// CTAs is a stream-K rule's block count for tiles output tiles of tileFloats elements, a K of k
+// and sms multiprocessors (sms < 1 counts as 1): BlocksPerSM blocks on every SM, at most Max, at
+// most one block per K step of the whole problem (tiles · ⌈K/KStep⌉), at most the blocks whose
+// partial tiles the workspace holds (two tiles a block: WorkspaceFloats / (2 · tileFloats)); at
+// least 1. Integer arithmetic only, in 64 bits, as Slices.
+//
+// The kernel, with G blocks and T tiles, runs the first T − T mod G tiles data-parallel (block x
+// takes tiles x, x + G, …; when T < G, none) and spreads the other tiles' K steps evenly over
+// blocks, at least MinK of K each (stream-K): a leftover tile's blocks add their partial tiles in
+// block order, the last to arrive storing it, so the sum never depends on timing.
+func (r *SplitRule) CTAs(tiles, tileFloats, k, sms int) int {
+	if r == nil || tiles < 1 || tileFloats < 1 || k < 1 {
+		return 1
+	}
+	kSteps := int64(CeilDiv(k, max(r.KStep, 1)))
+	g := min(int64(max(r.BlocksPerSM, 1))*int64(max(sms, 1)), int64(r.Max), int64(r.WorkspaceFloats)/(2*int64(tileFloats)))
+	if int64(tiles) <= g/kSteps { // tiles·kSteps ≤ g: no overflow, and it bounds g
+		g = int64(tiles) * kSteps
+	}
+	return int(max(g, 1))
 }
 
 // Slices is the rule's grid z for tiles output tiles of tileFloats elements each, a K of k and sms

@@ -200,9 +200,13 @@ func (v *Variant) Param(name string) (int, bool) {
 }
 
 // Grid returns the grid extents (x over N, y over M, z) of an M×N×K launch on a GPU with sms
-// multiprocessors: z is the fixed GridZ, or what the Split rule picks for the shape and SM count.
+// multiprocessors: z is the fixed GridZ, or what the Split rule picks for the shape and SM count. A
+// stream-K rule (Split.StreamK) launches Split.CTAs blocks along x instead (y = z = 1).
 func (v *Variant) Grid(m, n, k, sms int) (x, y, z int) {
 	x, y = CeilDiv(n, v.Tile.Cols), CeilDiv(m, v.Tile.Rows)
+	if v.Split != nil && v.Split.StreamK {
+		return v.Split.CTAs(x*y, v.Tile.Rows*v.Tile.Cols, k, sms), 1, 1
+	}
 	if v.Split != nil {
 		return x, y, v.Split.Slices(x*y, v.Tile.Rows*v.Tile.Cols, k, sms)
 	}

@@ -92,6 +92,7 @@ type kernel struct {
 	mMultiple, nMultiple, kMultiple, ldMultiple int
 	// The launch-time split-K rule (splitSlices): splitMax > 0 means grid z is chosen per launch, at most splitMax.
 	splitMax, kStep, minK, blocksPerSM, balance, workspaceFloats int
+	streamK                                                      bool // a stream-K kernel: streamKBlocks blocks along x (splitMax at most)
 }
 
 // kernels are the exported variants, sorted by name.
@@ -2188,6 +2189,22 @@ func splitSlices(tiles, tileFloats, k, sms, maxSlices, kStep, minK, blocksPerSM,
 	}
 	per := (steps + z - 1) / z
 	return (steps + per - 1) / per
+}
+
+// streamKBlocks is tilegen's stream-K grid: blocksPerSM blocks on every SM, at most maxBlocks, at
+// most one per K step of the whole problem, at most the blocks whose two partial tiles each the
+// workspace holds; at least 1.
+func streamKBlocks(tiles, tileFloats, k, sms, maxBlocks, kStep, blocksPerSM, workspaceFloats int) int {
+	if tiles < 1 || tileFloats < 1 || k < 1 {
+		return 1
+	}
+	sms, kStep = max(sms, 1), max(kStep, 1)
+	steps := (k + kStep - 1) / kStep
+	g := min(max(blocksPerSM, 1)*sms, maxBlocks, workspaceFloats/(2*tileFloats))
+	if tiles <= g/steps {
+		g = tiles * steps
+	}
+	return max(g, 1)
 }
 
 // supports says why kernel kn cannot take the problem (nil: it can); see reject.

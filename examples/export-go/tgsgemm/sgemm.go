@@ -98,7 +98,9 @@ func (ks *Kernels) SgemmOp(op Op, m, n, k int, alpha float32, a uintptr, lda int
 	}
 	kn := &kernels[i]
 	grid := [3]int{(n + kn.tileCols - 1) / kn.tileCols, (m + kn.tileRows - 1) / kn.tileRows, kn.gridZ}
-	if kn.splitMax > 0 {
+	if kn.streamK {
+		grid = [3]int{streamKBlocks(grid[0]*grid[1], kn.tileRows*kn.tileCols, k, ks.sms, kn.splitMax, kn.kStep, kn.blocksPerSM, kn.workspaceFloats), 1, 1}
+	} else if kn.splitMax > 0 {
 		grid[2] = splitSlices(grid[0]*grid[1], kn.tileRows*kn.tileCols, k, ks.sms, kn.splitMax, kn.kStep, kn.minK, kn.blocksPerSM, kn.balance, kn.workspaceFloats)
 	}
 	if err := launch(ks.fns[i], grid, [2]int{kn.blockX, kn.blockY}, kn.dynamicShared, stream, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); err != nil {
@@ -163,7 +165,9 @@ func (ks *Kernels) SgemmEpilogue(epi Epilogue, m, n, k int, alpha float32, a uin
 		return fmt.Errorf("tgsgemm: %s is not loaded (call Load)", kn.name)
 	}
 	grid := [3]int{(n + kn.tileCols - 1) / kn.tileCols, (m + kn.tileRows - 1) / kn.tileRows, kn.gridZ}
-	if kn.splitMax > 0 {
+	if kn.streamK {
+		grid = [3]int{streamKBlocks(grid[0]*grid[1], kn.tileRows*kn.tileCols, k, ks.sms, kn.splitMax, kn.kStep, kn.blocksPerSM, kn.workspaceFloats), 1, 1}
+	} else if kn.splitMax > 0 {
 		grid[2] = splitSlices(grid[0]*grid[1], kn.tileRows*kn.tileCols, k, ks.sms, kn.splitMax, kn.kStep, kn.minK, kn.blocksPerSM, kn.balance, kn.workspaceFloats)
 	}
 	if err := launchBias(ks.fns[i], grid, [2]int{kn.blockX, kn.blockY}, kn.dynamicShared, stream, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias); err != nil {

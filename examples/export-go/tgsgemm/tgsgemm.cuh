@@ -25200,44 +25200,46 @@ struct tgsgemm_kernel_info {
     int m_multiple, n_multiple, k_multiple, ld_multiple;
     // Launch-time split-K rule (tgsgemm_split_slices): split_max > 0 means grid z is chosen per
     // launch from the shape and the device's SM count (at most split_max); 0 means grid_z is fixed.
-    // balance: 1 chooses the slices that fill the SMs' blocks_per_sm slots best.
+    // balance: 1 chooses the slices that fill the SMs' blocks_per_sm slots best. stream_k: 1 for a
+    // stream-K kernel, launched on tgsgemm_streamk_blocks blocks along x (split_max at most).
     int split_max, k_step, min_k, blocks_per_sm, balance;
     long long workspace_floats;
+    int stream_k;
 };
 
 // tgsgemm_kernels lists the exported variants, sorted by name.
 inline const tgsgemm_kernel_info* tgsgemm_kernels(int* count)
 {
     static const tgsgemm_kernel_info table[] = {
-        {"micro1d_t32_r4", (const void*)micro1d_t32_r4, 0, 0, 32, 8, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"micro1d_t32_r8", (const void*)micro1d_t32_r8, 0, 0, 32, 4, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"micro1d_t64_r16", (const void*)micro1d_t64_r16, 0, 0, 64, 4, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"micro1d_t64_r8", (const void*)micro1d_t64_r8, 0, 0, 64, 8, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_128x256x16_w32_t8x16_p0_f1_s4_b1", (const void*)regtile_128x256x16_w32_t8x16_p0_f1_s4_b1, 0, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_col", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_col, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_gelu_col", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_gelu_col, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_gelu_row", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_gelu_row, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_col", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_col, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_row", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_row, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_row", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_row, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn, 2, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt", (const void*)regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt, 3, 0, 256, 1, 256, 128, 1, 50176, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt", (const void*)regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt, 1, 0, 256, 1, 256, 128, 1, 58624, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_128x128x16_w32_t8x8_p0_f1_s1_b1_nt_sb", (const void*)regtile_128x128x16_w32_t8x8_p0_f1_s1_b1_nt_sb, 1, 1, 256, 1, 128, 128, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_128x128x16_w64_t8x8_p0_f1_s1_b1_nt_sb", (const void*)regtile_128x128x16_w64_t8x8_p0_f1_s1_b1_nt_sb, 1, 1, 256, 1, 128, 128, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_128x64x16_w32_t8x8_p0_f1_s1_b1_tt_sb", (const void*)regtile_128x64x16_w32_t8x8_p0_f1_s1_b1_tt_sb, 3, 1, 128, 1, 128, 64, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_128x64x16_w32_t8x8_p0_f1_s2_b1_sb", (const void*)regtile_128x64x16_w32_t8x8_p0_f1_s2_b1_sb, 0, 1, 128, 1, 128, 64, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_128x64x16_w64_t8x8_p0_f1_s2_b1_tn_sb", (const void*)regtile_128x64x16_w64_t8x8_p0_f1_s2_b1_tn_sb, 2, 1, 128, 1, 128, 64, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_64x128x16_w32_t8x8_p0_f1_s2_b1_sb", (const void*)regtile_64x128x16_w32_t8x8_p0_f1_s2_b1_sb, 0, 1, 128, 1, 64, 128, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_64x128x16_w64_t8x8_p0_f1_s2_b1_sb", (const void*)regtile_64x128x16_w64_t8x8_p0_f1_s2_b1_sb, 0, 1, 128, 1, 64, 128, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_64x64x16_w32_t4x4_p0_f1_s1_b1_tt_sb", (const void*)regtile_64x64x16_w32_t4x4_p0_f1_s1_b1_tt_sb, 3, 1, 256, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_nt_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_nt_sb, 1, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_tt_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_tt_sb, 3, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_sb, 0, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_tn_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_tn_sb, 2, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_64x64x32_w32_t8x4_p0_f1_s2_b1_tn_sb", (const void*)regtile_64x64x32_w32_t8x4_p0_f1_s2_b1_tn_sb, 2, 1, 128, 1, 64, 64, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_nt_sb", (const void*)regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_nt_sb, 1, 1, 128, 1, 64, 64, 1, 8192, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
-        {"regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_tt_sb", (const void*)regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_tt_sb, 3, 1, 128, 1, 64, 64, 1, 8192, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL},
+        {"micro1d_t32_r4", (const void*)micro1d_t32_r4, 0, 0, 32, 8, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"micro1d_t32_r8", (const void*)micro1d_t32_r8, 0, 0, 32, 4, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"micro1d_t64_r16", (const void*)micro1d_t64_r16, 0, 0, 64, 4, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"micro1d_t64_r8", (const void*)micro1d_t64_r8, 0, 0, 64, 8, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_128x256x16_w32_t8x16_p0_f1_s4_b1", (const void*)regtile_128x256x16_w32_t8x16_p0_f1_s4_b1, 0, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_col", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_col, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_gelu_col", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_gelu_col, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_gelu_row", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_gelu_row, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_col", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_col, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_row", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_row, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_row", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_row, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn, 2, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt", (const void*)regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt, 3, 0, 256, 1, 256, 128, 1, 50176, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt", (const void*)regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt, 1, 0, 256, 1, 256, 128, 1, 58624, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_128x128x16_w32_t8x8_p0_f1_s1_b1_nt_sb", (const void*)regtile_128x128x16_w32_t8x8_p0_f1_s1_b1_nt_sb, 1, 1, 256, 1, 128, 128, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_128x128x16_w64_t8x8_p0_f1_s1_b1_nt_sb", (const void*)regtile_128x128x16_w64_t8x8_p0_f1_s1_b1_nt_sb, 1, 1, 256, 1, 128, 128, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_128x64x16_w32_t8x8_p0_f1_s1_b1_tt_sb", (const void*)regtile_128x64x16_w32_t8x8_p0_f1_s1_b1_tt_sb, 3, 1, 128, 1, 128, 64, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_128x64x16_w32_t8x8_p0_f1_s2_b1_sb", (const void*)regtile_128x64x16_w32_t8x8_p0_f1_s2_b1_sb, 0, 1, 128, 1, 128, 64, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_128x64x16_w64_t8x8_p0_f1_s2_b1_tn_sb", (const void*)regtile_128x64x16_w64_t8x8_p0_f1_s2_b1_tn_sb, 2, 1, 128, 1, 128, 64, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_64x128x16_w32_t8x8_p0_f1_s2_b1_sb", (const void*)regtile_64x128x16_w32_t8x8_p0_f1_s2_b1_sb, 0, 1, 128, 1, 64, 128, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_64x128x16_w64_t8x8_p0_f1_s2_b1_sb", (const void*)regtile_64x128x16_w64_t8x8_p0_f1_s2_b1_sb, 0, 1, 128, 1, 64, 128, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_64x64x16_w32_t4x4_p0_f1_s1_b1_tt_sb", (const void*)regtile_64x64x16_w32_t4x4_p0_f1_s1_b1_tt_sb, 3, 1, 256, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_nt_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_nt_sb, 1, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_tt_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_tt_sb, 3, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_sb, 0, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_tn_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_tn_sb, 2, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_64x64x32_w32_t8x4_p0_f1_s2_b1_tn_sb", (const void*)regtile_64x64x32_w32_t8x4_p0_f1_s2_b1_tn_sb, 2, 1, 128, 1, 64, 64, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_nt_sb", (const void*)regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_nt_sb, 1, 1, 128, 1, 64, 64, 1, 8192, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_tt_sb", (const void*)regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_tt_sb, 3, 1, 128, 1, 64, 64, 1, 8192, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
     };
     if (count) *count = (int)(sizeof(table) / sizeof(table[0]));
     return table;
@@ -25340,6 +25342,36 @@ inline int tgsgemm_grid_z(const tgsgemm_kernel_info* k, long long M, long long N
     const long long tiles = ((N + k->tile_cols - 1) / k->tile_cols) * ((M + k->tile_rows - 1) / k->tile_rows);
     return tgsgemm_split_slices(tiles, (long long)k->tile_rows * k->tile_cols, K, tgsgemm_sm_count(), k->split_max,
                                   k->k_step, k->min_k, k->blocks_per_sm, k->balance, k->workspace_floats);
+}
+
+// tgsgemm_streamk_blocks is tilegen's stream-K grid (variant.SplitRule.CTAs; the Go package has the
+// same rule, and tilegen tests that all three agree): blocks_per_sm blocks on every SM, at most
+// max_blocks, at most one per K step of the whole problem, at most the blocks whose two partial
+// tiles each the workspace holds; at least 1.
+inline long long tgsgemm_streamk_blocks(long long tiles, long long tile_floats, long long K, long long sms, long long max_blocks,
+                                     long long k_step, long long blocks_per_sm, long long workspace_floats)
+{
+    if (tiles < 1 || tile_floats < 1 || K < 1) return 1;
+    if (sms < 1) sms = 1;
+    if (k_step < 1) k_step = 1;
+    const long long steps = (K + k_step - 1) / k_step;
+    long long g = (blocks_per_sm < 1 ? 1 : blocks_per_sm) * sms;
+    if (g > max_blocks) g = max_blocks;
+    if (g > workspace_floats / (2 * tile_floats)) g = workspace_floats / (2 * tile_floats);
+    if (tiles <= g / steps) g = tiles * steps;
+    return g < 1 ? 1 : g;
+}
+
+// tgsgemm_grid is kernel k's launch grid for an M x N x K problem on the current device: C's tiles
+// by tgsgemm_grid_z, or a stream-K kernel's blocks along x.
+inline dim3 tgsgemm_grid(const tgsgemm_kernel_info* k, long long M, long long N, long long K)
+{
+    const long long tx = (N + k->tile_cols - 1) / k->tile_cols, ty = (M + k->tile_rows - 1) / k->tile_rows;
+    if (k->stream_k)
+        return dim3((unsigned)tgsgemm_streamk_blocks(tx * ty, (long long)k->tile_rows * k->tile_cols, K, tgsgemm_sm_count(),
+                                                      k->split_max, k->k_step, k->blocks_per_sm, k->workspace_floats),
+                    1, 1);
+    return dim3((unsigned)tx, (unsigned)ty, (unsigned)tgsgemm_grid_z(k, M, N, K));
 }
 
 struct tgsgemm_class_info {
@@ -26816,9 +26848,7 @@ inline cudaError_t tgsgemm_launch(int op, int M, int N, int K, float alpha, cons
         cudaError_t e = tgsgemm_raise_shared(i, 0);
         if (e != cudaSuccess) return e;
     }
-    dim3 grid((unsigned)(((long long)N + k->tile_cols - 1) / k->tile_cols),
-              (unsigned)(((long long)M + k->tile_rows - 1) / k->tile_rows),
-              (unsigned)tgsgemm_grid_z(k, M, N, K));
+    const dim3 grid = tgsgemm_grid(k, M, N, K);
     dim3 block((unsigned)k->block_x, (unsigned)k->block_y, 1);
     void* args[] = {&M, &N, &K, &alpha, (void*)&A, &lda, (void*)&B, &ldb, &beta, (void*)&C, &ldc};
     cudaError_t e = cudaLaunchKernel(k->fn, grid, block, args, (size_t)k->dynamic_shared, s);
@@ -26925,9 +26955,7 @@ inline cudaError_t tgsgemm_sgemm_epilogue(int epilogue, int M, int N, int K, flo
         cudaError_t e = tgsgemm_raise_shared(i, 0);
         if (e != cudaSuccess) return e;
     }
-    dim3 grid((unsigned)(((long long)N + k->tile_cols - 1) / k->tile_cols),
-              (unsigned)(((long long)M + k->tile_rows - 1) / k->tile_rows),
-              (unsigned)tgsgemm_grid_z(k, M, N, K));
+    const dim3 grid = tgsgemm_grid(k, M, N, K);
     dim3 block((unsigned)k->block_x, (unsigned)k->block_y, 1);
     void* args[] = {&M, &N, &K, &alpha, (void*)&A, &lda, (void*)&B, &ldb, &beta, (void*)&C, &ldc, (void*)&bias};
     cudaError_t e = cudaLaunchKernel(k->fn, grid, block, args, (size_t)k->dynamic_shared, s);
@@ -27109,4 +27137,5 @@ inline cudaError_t tgsgemm_sgemm_strided_batched(char transa, char transb, int m
 }
 
 #endif // TGSGEMM_CUH
+
 

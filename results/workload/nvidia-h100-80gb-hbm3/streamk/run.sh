@@ -1,0 +1,32 @@
+#!/bin/bash
+# Stream-K (family streamk) and the balanced split rule on the GPU: the edge suite of the streamk
+# kernels, their times on every corpus shape outside the GEMV regimes, and the splitk_auto(_wide)
+# _b0 kernels re-timed under the balanced rule they are exported with (the built-in catalog had
+# launched them by the plain rule: generated/registry.go lacked the split rule's balance field).
+# Usage: run.sh   (from the repository root; writes under $OUT)
+set -u
+T=$(mktemp -d) # scratch: the unpacked binaries
+X=${X:?the folder with runner.xz and tilegen-worker.xz, relative to the repository root}
+P=${P:-$(dirname "$0")} # this folder: the shapes and variant lists
+R=$P/../remeasure-par  # the shapes the _b0 kernels were timed on before
+for f in runner tilegen-worker; do xz -dc $X/$f.xz > $T/$f; chmod +x $T/$f; done
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+F="--rank-rounds 1 --min-time 15ms --reps 10 --warmup 2 --shared-inputs-above 1e9 --progress plain --worker $T/tilegen-worker"
+pack() { # What comes back: at most 16 MiB a file; the cache duplicates results.jsonl.
+  local n=$1
+  (cd $OUT/$n && rm -f cache.jsonl bench.txt results.csv ranking.json && gzip -9 results.jsonl)
+  tar czf $OUT/$n.tgz -C $OUT $n $n.log && rm -rf $OUT/$n $OUT/$n.log
+}
+tune() { # name shapes-file variants [extra flags]
+  local n=$1 s=$2 v=$3; shift 3
+  $T/runner tune --shapes-file $s --variants "$v" $F --cache $OUT/$n/cache.jsonl --out $OUT/$n "$@" > $OUT/$n.log 2>&1
+  echo "$n rc=$? $(date +%T)"
+  pack $n
+}
+$T/runner verify --worker $T/tilegen-worker --variants 'streamk_*' --cache $OUT/verify/cache.jsonl \
+  --out $OUT/verify --progress plain > $OUT/verify.log 2>&1
+echo "verify rc=$? $(date +%T)"
+pack verify
+tune tune-streamk $P/corpus-nongemv.shapes 'streamk_*'
+tune b0-all300 $R/all300.shapes "$(cat $P/b0-all300.variants)"
+tune b0-g110 $R/g110.shapes "$(cat $P/b0-g110.variants)"
