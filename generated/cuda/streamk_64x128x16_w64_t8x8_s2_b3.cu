@@ -895,7 +895,11 @@ __device__ __forceinline__ void store_tile(const float (&acc)[Tile::TM][Tile::TN
 // in tile order, are cut into Gs equal ranges, one per block (Gs <= G, at least MIN K steps each,
 // so that no tile is shared by more than about 17 blocks), which is what keeps every SM busy to the
 // end where whole tiles would leave the last wave part empty (1025^3 in 128x128 tiles: 81 tiles on
-// 132 SMs). A block's range covers the end of one tile, whole tiles, the start of another. A tile
+// 132 SMs). When the last wave is more than half full (T > G and T mod G > G / 2) every tile goes
+// data-parallel: the blocks of a leftover range start at staggered K, so they share no operand
+// slab in L2, and a near-full wave of them lost more in DRAM traffic than the wave's idle part
+// (2048x4096x4096 in 128x256 tiles, 124 leftover tiles on 132 SMs: 0.89 of cuBLAS, the
+// tile-per-block kernel 0.96; H100). A block's range covers the end of one tile, whole tiles, the start of another. A tile
 // whose K steps one block holds all of is stored by that block; the blocks sharing a tile store
 // their partial tiles in the workspace and count themselves in at its counter, and the last to
 // arrive adds every partial in block order, its own read back too (tg_ska_sum_par), and stores the
@@ -1163,7 +1167,8 @@ struct StreamK {
     // every tile goes data-parallel, which is slower on a partial wave but always right).
     __device__ void init(long long tiles, int kt_, int G_, int x_, int minSteps, bool sk)
     {
-        const long long skT = !sk ? 0 : tiles < G_ ? tiles : tiles % G_;
+        const long long rest = tiles % G_;
+        const long long skT = !sk ? 0 : tiles < G_ ? tiles : 2 * rest <= G_ ? rest : 0;
         kt = kt_;
         G = G_;
         x = x_;

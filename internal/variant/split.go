@@ -43,9 +43,10 @@ type SplitRule struct {
 // least 1. Integer arithmetic only, in 64 bits, as Slices.
 //
 // The kernel, with G blocks and T tiles, runs the first T − T mod G tiles data-parallel (block x
-// takes tiles x, x + G, …; when T < G, none) and spreads the other tiles' K steps evenly over
-// blocks, at least MinK of K each (stream-K): a leftover tile's blocks add their partial tiles in
-// block order, the last to arrive storing it, so the sum never depends on timing.
+// takes tiles x, x + G, …; when T < G, none; when the last wave is more than half full, all) and
+// spreads the other tiles' K steps evenly over blocks, at least MinK of K each (stream-K): a
+// leftover tile's blocks add their partial tiles in block order, the last to arrive storing it, so
+// the sum never depends on timing.
 func (r *SplitRule) CTAs(tiles, tileFloats, k, sms int) int {
 	if r == nil || tiles < 1 || tileFloats < 1 || k < 1 {
 		return 1

@@ -3,7 +3,9 @@
 # kernels, their times on every corpus shape outside the GEMV regimes, and the splitk_auto(_wide)
 # _b0 kernels re-timed under the balanced rule they are exported with (the built-in catalog had
 # launched them by the plain rule: generated/registry.go lacked the split rule's balance field).
-# Usage: run.sh   (from the repository root; writes under $OUT)
+# Usage: run.sh all|streamk   (from the repository root; writes under $OUT). The first call ran
+# `all` (its streamk results, from before the rule that keeps a more than half full last wave
+# data-parallel, are in superseded-first/); the second `streamk` after it.
 set -u
 T=$(mktemp -d) # scratch: the unpacked binaries
 X=${X:?the folder with runner.xz and tilegen-worker.xz, relative to the repository root}
@@ -23,10 +25,12 @@ tune() { # name shapes-file variants [extra flags]
   echo "$n rc=$? $(date +%T)"
   pack $n
 }
+what=${1:?all or streamk}
 $T/runner verify --worker $T/tilegen-worker --variants 'streamk_*' --cache $OUT/verify/cache.jsonl \
   --out $OUT/verify --progress plain > $OUT/verify.log 2>&1
 echo "verify rc=$? $(date +%T)"
 pack verify
 tune tune-streamk $P/corpus-nongemv.shapes 'streamk_*'
+[ "$what" = all ] || exit 0
 tune b0-all300 $R/all300.shapes "$(cat $P/b0-all300.variants)"
 tune b0-g110 $R/g110.shapes "$(cat $P/b0-g110.variants)"
