@@ -3,9 +3,9 @@
 # kernels, their times on every corpus shape outside the GEMV regimes, and the splitk_auto(_wide)
 # _b0 kernels re-timed under the balanced rule they are exported with (the built-in catalog had
 # launched them by the plain rule: generated/registry.go lacked the split rule's balance field).
-# Usage: run.sh all|streamk   (from the repository root; writes under $OUT). The first call ran
+# Usage: run.sh all|streamk|b0-verify   (from the repository root; writes under $OUT). The first call ran
 # `all` (its streamk results, from before the rule that keeps a more than half full last wave
-# data-parallel, are in superseded-first/); the second `streamk` after it.
+# data-parallel, are in superseded-first/); the second `streamk` after it; the third `b0-verify`.
 set -u
 T=$(mktemp -d) # scratch: the unpacked binaries
 X=${X:?the folder with runner.xz and tilegen-worker.xz, relative to the repository root}
@@ -25,7 +25,14 @@ tune() { # name shapes-file variants [extra flags]
   echo "$n rc=$? $(date +%T)"
   pack $n
 }
-what=${1:?all or streamk}
+what=${1:?all, streamk or b0-verify}
+if [ "$what" = b0-verify ]; then # the _b0 kernels' edge suite under the balanced rule
+  $T/runner verify --worker $T/tilegen-worker --variants 'splitka_*_b0' --cache $OUT/verify-b0/cache.jsonl \
+    --out $OUT/verify-b0 --progress plain > $OUT/verify-b0.log 2>&1
+  echo "verify-b0 rc=$? $(date +%T)"
+  pack verify-b0
+  exit 0
+fi
 $T/runner verify --worker $T/tilegen-worker --variants 'streamk_*' --cache $OUT/verify/cache.jsonl \
   --out $OUT/verify --progress plain > $OUT/verify.log 2>&1
 echo "verify rc=$? $(date +%T)"
