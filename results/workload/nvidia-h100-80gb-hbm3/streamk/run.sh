@@ -3,9 +3,10 @@
 # kernels, their times on every corpus shape outside the GEMV regimes, and the splitk_auto(_wide)
 # _b0 kernels re-timed under the balanced rule they are exported with (the built-in catalog had
 # launched them by the plain rule: generated/registry.go lacked the split rule's balance field).
-# Usage: run.sh all|streamk|b0-verify   (from the repository root; writes under $OUT). The first call ran
+# Usage: run.sh all|streamk|b0-verify|streamka   (from the repository root; writes under $OUT). The first call ran
 # `all` (its streamk results, from before the rule that keeps a more than half full last wave
-# data-parallel, are in superseded-first/); the second `streamk` after it; the third `b0-verify`.
+# data-parallel, are in superseded-first/); the second `streamk` after it; the third `b0-verify`; the fourth
+# `streamka` (family streamk_async).
 set -u
 T=$(mktemp -d) # scratch: the unpacked binaries
 X=${X:?the folder with runner.xz and tilegen-worker.xz, relative to the repository root}
@@ -25,7 +26,15 @@ tune() { # name shapes-file variants [extra flags]
   echo "$n rc=$? $(date +%T)"
   pack $n
 }
-what=${1:?all, streamk or b0-verify}
+what=${1:?all, streamk, b0-verify or streamka}
+if [ "$what" = streamka ]; then # family streamk_async: the edge suite, then the same shapes
+  $T/runner verify --worker $T/tilegen-worker --variants 'streamka_*' --cache $OUT/verify-a/cache.jsonl \
+    --out $OUT/verify-a --progress plain > $OUT/verify-a.log 2>&1
+  echo "verify-a rc=$? $(date +%T)"
+  pack verify-a
+  tune tune-streamka $P/corpus-nongemv.shapes 'streamka_*'
+  exit 0
+fi
 if [ "$what" = b0-verify ]; then # the _b0 kernels' edge suite under the balanced rule
   $T/runner verify --worker $T/tilegen-worker --variants 'splitka_*_b0' --cache $OUT/verify-b0/cache.jsonl \
     --out $OUT/verify-b0 --progress plain > $OUT/verify-b0.log 2>&1
