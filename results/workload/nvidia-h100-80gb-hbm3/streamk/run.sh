@@ -3,10 +3,10 @@
 # kernels, their times on every corpus shape outside the GEMV regimes, and the splitk_auto(_wide)
 # _b0 kernels re-timed under the balanced rule they are exported with (the built-in catalog had
 # launched them by the plain rule: generated/registry.go lacked the split rule's balance field).
-# Usage: run.sh all|streamk|b0-verify|streamka   (from the repository root; writes under $OUT). The first call ran
+# Usage: run.sh all|streamk|b0-verify|streamka|streamka2   (from the repository root; writes under $OUT). The first call ran
 # `all` (its streamk results, from before the rule that keeps a more than half full last wave
 # data-parallel, are in superseded-first/); the second `streamk` after it; the third `b0-verify`; the fourth
-# `streamka` (family streamk_async).
+# `streamka` (family streamk_async), the fifth `streamka2` (its three later tiles).
 set -u
 T=$(mktemp -d) # scratch: the unpacked binaries
 X=${X:?the folder with runner.xz and tilegen-worker.xz, relative to the repository root}
@@ -26,7 +26,16 @@ tune() { # name shapes-file variants [extra flags]
   echo "$n rc=$? $(date +%T)"
   pack $n
 }
-what=${1:?all, streamk, b0-verify or streamka}
+what=${1:?all, streamk, b0-verify, streamka or streamka2}
+if [ "$what" = streamka2 ]; then # the three tiles added to streamk_async after the first streamka run
+  V='streamka_128x128*,streamka_64x64*,streamka_32x64*'
+  $T/runner verify --worker $T/tilegen-worker --variants "$V" --cache $OUT/verify-a2/cache.jsonl \
+    --out $OUT/verify-a2 --progress plain > $OUT/verify-a2.log 2>&1
+  echo "verify-a2 rc=$? $(date +%T)"
+  pack verify-a2
+  tune tune-streamka2 $P/corpus-nongemv.shapes "$V"
+  exit 0
+fi
 if [ "$what" = streamka ]; then # family streamk_async: the edge suite, then the same shapes
   $T/runner verify --worker $T/tilegen-worker --variants 'streamka_*' --cache $OUT/verify-a/cache.jsonl \
     --out $OUT/verify-a --progress plain > $OUT/verify-a.log 2>&1
