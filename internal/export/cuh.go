@@ -102,7 +102,7 @@ func cuhFile(p *Plan) ([]byte, error) {
 		Header: header, Name: p.Name, Guard: strings.ToUpper(p.Name) + "_CUH", GPU: safeText(p.GPU),
 		Ops: p.opsList(), NVCC: safeText(p.Manifest.NVCC), Arch: safeText(p.Manifest.Arch),
 		Generator: safeText(p.Manifest.Generator), Content: p.Content, DynDefault: dynSharedDefault, BigDyn: p.needsDynShared(),
-		PrecisionDoc: append(precisionLines(p.Precision), docLines(td)...),
+		PrecisionDoc: append(append(precisionLines(p.Precision), docLines(td)...), docLines(stateDoc(p))...),
 		ArchFlag:     "-arch=sm_90",
 		RuleDoc:      strings.Split(ruleDoc(p, p.Name+"_sgemm returns cudaErrorInvalidValue ("+p.Name+"_variant: NULL)"), "\n"),
 	}

@@ -437,6 +437,7 @@ func packageDoc(p *Plan) string {
 	b.WriteString("else is read at run time.\n\n")
 	b.WriteString(precisionDoc(p.Precision))
 	b.WriteString(targetDoc(p))
+	b.WriteString(stateDoc(p))
 	b.WriteString("The package imports only the standard library. It reaches the CUDA driver through cgo and\n")
 	b.WriteString("dlopen(\"libcuda.so.1\") when Load is first called, and links only libc and libdl, so a program\n")
 	b.WriteString("that imports it builds without the CUDA toolkit and starts on a host without a GPU: there Load\n")

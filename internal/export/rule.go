@@ -2,6 +2,7 @@ package export
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -212,4 +213,34 @@ func cuhRuleData(or *OpRule) cuhRule {
 		c.Tables = append(c.Tables, ct)
 	}
 	return c
+}
+
+// stateRE finds a module global of tilegen's in a kernel's PTX: the split-K and stream-K
+// workspaces and tile counters are named tg_* (templates/*.cu.tmpl), read-only tables of the CUDA
+// headers are not.
+var stateRE = regexp.MustCompile(`(?m)^\s*(?:\.visible\s+)?\.global\s[^;]*\btg_\w+\[`)
+
+// hasState says whether the exported kernel keeps state in module globals between its blocks
+// (a split-K or stream-K workspace and tile counters).
+func (c *Chosen) hasState() bool { return stateRE.MatchString(c.src.ptx) }
+
+// stateDoc is the package doc's and the header's paragraph on the kernels that keep partial sums in
+// module globals: two overlapping calls that reach the same one race. Empty when no kernel does.
+func stateDoc(p *Plan) string {
+	var names []string
+	for i := range p.Variants {
+		if p.Variants[i].hasState() {
+			names = append(names, p.Variants[i].V.Name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	eg := strings.Join(names[:min(2, len(names))], ", ")
+	return wrap(fmt.Sprintf("Concurrency: %d of the %d kernels (the split-K and stream-K ones, such as %s) keep "+
+		"partial sums and tile counters in global variables of their module, one set per kernel and device. "+
+		"Calls on one stream never overlap; two calls that run at the same time on one device (on different "+
+		"streams, or from different host threads) and go to the same one of these kernels race on that state "+
+		"and can leave C wrong. Serialize such calls (one stream per device, or an event between them).",
+		len(names), len(p.Variants), eg), 96) + "\n\n"
 }
