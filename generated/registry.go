@@ -15690,7 +15690,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 193, SharedStatic: 112, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "aea16cac63fb752f9d72cbf02491bc49b42158a8a74fe6eb939e54548386e59a",
+		SourceHash:    "9cd79bd2048014d28d4a483aaef21adacf2e71a7127b4617e19ab2535c44b451",
 		PTXHash:       "33a419dd20fec692fadd5b030ebb765dad3eed2342b7afee16e0c0f4219ea6bb",
 	},
 	{
@@ -15707,7 +15707,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 211, SharedStatic: 112, SpillStores: 0, SpillLoads: 0, StackFrame: 0},
-		SourceHash:    "3558be676d319bb01b240f2d9fcf5070c67abe0f35a5e3a8473260c653018ee5",
+		SourceHash:    "8797d5c703e30c9c13ccf730534d0008845da9b19b9e08ea325e49cc1e54c75f",
 		PTXHash:       "abc7e565e7a98722e5c4eaf18b594008b535e1848377ed8c3afbbbfef699d84e",
 	},
 	{
@@ -15724,7 +15724,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 168, SharedStatic: 112, SpillStores: 4, SpillLoads: 8, StackFrame: 8},
-		SourceHash:    "01ce90bd5ada35bf52b9bd2fb546cf5cdb80f9a9493c8d1970e7c735e1be0182",
+		SourceHash:    "27b35fd1091a7da26e76af576f5b9f0376dffee8bda26562d9af31c6d5c6793b",
 		PTXHash:       "268543329c89157b2d6bdc22c8f08a9effb2510983d94a5e41218ea95d2871b1",
 	},
 	{
@@ -15741,7 +15741,7 @@ var variants = []variant.Variant{
 		DynamicShared: 38400,
 		Requires:      variant.Requirements{MMultiple: 1, NMultiple: 1, KMultiple: 1, LDMultiple: 1},
 		Resources:     variant.Resources{Registers: 168, SharedStatic: 112, SpillStores: 24, SpillLoads: 52, StackFrame: 24},
-		SourceHash:    "ba45416c6e5344bbd0821157eecd6f9a4cd1772853a7772e1a42434df0d7fbea",
+		SourceHash:    "64d04cc6030cf39042427df390d699f92d38f345f3e8c5d13c40f75fc41d8544",
 		PTXHash:       "e22bbf94931b711462c31dc7abad99f03887a7b41fb5924f6bce2131179abbaf",
 	},
 	{

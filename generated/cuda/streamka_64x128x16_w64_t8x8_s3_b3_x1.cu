@@ -1250,7 +1250,7 @@ __device__ unsigned tg_sk_cnt_streamka_64x128x16_w64_t8x8_s3_b3_x1[tg_sk_streamk
 
 // streamka_64x128x16_w64_t8x8_s3_b3_x1: 64x128x16 block tile, 64x32 warp tile, 8x8 thread tile,
 // STAGES=3, stream-K over gridDim.x blocks (3 per SM). Each piece of a block's work
-// (tg::StreamK) runs regtile's main loop over its K steps of one tile, then stores the tile or adds
+// (tg::StreamK) runs cpasync's main loop over its K steps of one tile, then stores the tile or adds
 // its partial to the tile's fix-up.
 extern "C" __global__ void __launch_bounds__(128, 3) streamka_64x128x16_w64_t8x8_s3_b3_x1(int M, int N, int K, float alpha, const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc)
 {
