@@ -413,6 +413,28 @@ func TestGridZAuto(t *testing.T) {
 	if _, err := LoadConfig("f.yaml", []byte(edit(t, auto, `workspace_floats: 1048576}`, `workspace_floats: 1048576, balance: "W + 1"}`))); err == nil {
 		t.Error("a numeric balance expression accepted")
 	}
+	// stream_k, optional, is a boolean expression too: a stream-K grid (GridZ 1, Grid's x is the
+	// rule's CTAs); it excludes balance.
+	sk, err := loadAndExpand(edit(t, auto, `workspace_floats: 1048576}`, `workspace_floats: 1048576, stream_k: "W > 0"}`), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range sk.Variants {
+		v := p.V
+		if !v.Split.StreamK || v.GridZ != 1 {
+			t.Errorf("%s: stream_k %v grid_z %d, want true and 1", v.Name, v.Split.StreamK, v.GridZ)
+		}
+		if x, y, z := v.Grid(1000, 1000, 1000, 132); x != v.Split.CTAs(variant.CeilDiv(1000, v.Tile.Cols)*variant.CeilDiv(1000, v.Tile.Rows), v.Tile.Rows*v.Tile.Cols, 1000, 132) || y != 1 || z != 1 {
+			t.Errorf("%s: stream-K grid %dx%dx%d", v.Name, x, y, z)
+		}
+	}
+	if _, err := loadAndExpand(edit(t, auto, `workspace_floats: 1048576}`, `workspace_floats: 1048576, balance: "W > 0", stream_k: "W > 0"}`), 0); err == nil ||
+		!strings.Contains(err.Error(), "stream_k and balance exclude each other") {
+		t.Errorf("stream_k with balance: %v", err)
+	}
+	if _, err := LoadConfig("f.yaml", []byte(edit(t, auto, `workspace_floats: 1048576}`, `workspace_floats: 1048576, stream_k: "W * 2"}`))); err == nil {
+		t.Error("a numeric stream_k expression accepted")
+	}
 	// Values out of range are expansion errors naming the expression.
 	if _, err := loadAndExpand(edit(t, auto, `max: "W * 4"`, `max: "W - 8"`), 0); err == nil ||
 		!strings.Contains(err.Error(), "max = 0 (W - 8) is outside [2, 65535]") {

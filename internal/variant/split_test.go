@@ -40,3 +40,35 @@ func TestSplitBalanced(t *testing.T) {
 		t.Errorf("default rule, 4 Mi floats of workspace: %d slices, want 2", got)
 	}
 }
+
+// TestStreamKCTAs: a stream-K rule's grid is BlocksPerSM blocks on every SM, bounded by Max, by the
+// K steps of the whole problem and by the workspace (two partial tiles a block), at least 1; Grid
+// launches it along x.
+func TestStreamKCTAs(t *testing.T) {
+	r := &SplitRule{Max: 408, KStep: 16, MinK: 64, BlocksPerSM: 3, WorkspaceFloats: 2 * 408 * 64 * 128, StreamK: true}
+	tf := 64 * 128
+	for _, c := range []struct{ tiles, k, sms, want int }{
+		{153, 1025, 132, 396}, // 1025^3 in 64x128 tiles: three blocks on each SM
+		{153, 1025, 200, 408}, // more SMs than Max covers: Max
+		{1, 16, 132, 1},       // one tile, one K step: one block
+		{3, 40, 132, 9},       // 3 tiles of 3 K steps
+		{1, 1, 0, 1},          // 0 SMs count as 1
+	} {
+		if got := r.CTAs(c.tiles, tf, c.k, c.sms); got != c.want {
+			t.Errorf("%d tiles, K %d, %d SMs: %d blocks, want %d", c.tiles, c.k, c.sms, got, c.want)
+		}
+	}
+	small := *r
+	small.WorkspaceFloats = 2 * 100 * tf
+	if got := small.CTAs(1000, tf, 4096, 132); got != 100 {
+		t.Errorf("workspace for 100 blocks: %d", got)
+	}
+	// Huge problems do not overflow: tiles · K steps is never formed when it exceeds the grid.
+	if got := r.CTAs(1<<40, tf, 1<<31-1, 132); got != 396 {
+		t.Errorf("huge problem: %d blocks", got)
+	}
+	v := &Variant{Tile: Tile{Rows: 64, Cols: 128}, Split: r, GridZ: 1}
+	if x, y, z := v.Grid(1025, 1025, 1025, 132); x != 396 || y != 1 || z != 1 {
+		t.Errorf("Grid: %dx%dx%d, want 396x1x1", x, y, z)
+	}
+}
