@@ -331,7 +331,8 @@ func goDispatch(p *Plan) *jen.File {
 			jen.Return(jen.Id("rejectLDMultiple")),
 		),
 		jen.If(jen.Id("ptrs").Op("%").Uintptr().Call(jen.Lit(4).Op("*").Id("kn").Dot("ldMultiple")).Op("!=").Lit(0)).Block(jen.Return(jen.Id("rejectAlign"))),
-		jen.If(jen.Parens(jen.Id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows").Op(">").Lit(65535).Op("||").Id("kn").Dot("gridZ").Op(">").Lit(65535)).Block(
+		jen.Comment("A stream-K kernel's grid is its blocks along x: the tile rows do not bound it."),
+		jen.If(jen.Op("!").Id("kn").Dot("streamK").Op("&&").Parens(jen.Id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows").Op(">").Lit(65535).Op("||").Id("kn").Dot("gridZ").Op(">").Lit(65535)).Block(
 			jen.Return(jen.Id("rejectGrid")),
 		),
 		jen.Return(jen.Lit(0)),

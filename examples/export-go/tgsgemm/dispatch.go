@@ -2133,7 +2133,8 @@ func reject(kn *kernel, m, n, k, lda, ldb, ldc int, ptrs uintptr) int {
 	if ptrs%uintptr(4*kn.ldMultiple) != 0 {
 		return rejectAlign
 	}
-	if (m+kn.tileRows-1)/kn.tileRows > 65535 || kn.gridZ > 65535 {
+	// A stream-K kernel's grid is its blocks along x: the tile rows do not bound it.
+	if !kn.streamK && (m+kn.tileRows-1)/kn.tileRows > 65535 || kn.gridZ > 65535 {
 		return rejectGrid
 	}
 	return 0

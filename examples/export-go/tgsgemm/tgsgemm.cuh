@@ -25259,7 +25259,8 @@ inline int tgsgemm_supports(int i, long long M, long long N, long long K, long l
     if (M % k->m_multiple || N % k->n_multiple || K % k->k_multiple) return 0;
     if (lda % k->ld_multiple || ldb % k->ld_multiple || ldc % k->ld_multiple) return 0;
     if (ptrs % (uintptr_t)(4 * k->ld_multiple)) return 0;
-    if ((M + k->tile_rows - 1) / k->tile_rows > 65535 || k->grid_z > 65535) return 0;
+    // A stream-K kernel's grid is its blocks along x: the tile rows do not bound it.
+    if ((!k->stream_k && (M + k->tile_rows - 1) / k->tile_rows > 65535) || k->grid_z > 65535) return 0;
     return 1;
 }
 
