@@ -23,6 +23,6 @@ func BenchmarkCompile(b *testing.B) {
 	m, _ := newModel(d, all, 1)
 	for b.Loop() {
 		r := &Rule{Shift: 1, Lo: [3]int{0, 0, 0}, Hi: [3]int{30, 30, 30}}
-		m.compile(r, grid[len(grid)/2])
+		m.compile(r, uniformParams(grid[len(grid)/2]))
 	}
 }

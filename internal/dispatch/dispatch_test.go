@@ -459,3 +459,76 @@ func cellPtsAt(u [3]float64, shift int) (pts [3][]int) {
 	}
 	return pts
 }
+
+// TestRegimeParams checks that each regime class's cells are compiled with the class's own
+// hyperparameters: the table fitted with per-class sets equals, on every cell of a class, the table
+// compiled with that class's set everywhere; and that a class's set is the best of the grid by
+// leave-one-out over the class's training shapes.
+func TestRegimeParams(t *testing.T) {
+	d := synthData(synthCorpus(80, 7))
+	r, err := Fit(d, nil, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.RegimeParams) != len(RegimeNames) {
+		t.Fatalf("%d regime parameter sets, want %d", len(r.RegimeParams), len(RegimeNames))
+	}
+	all := make([]int, len(d.Samples))
+	for i := range all {
+		all[i] = i
+	}
+	m, err := newModel(d, all, r.Shift)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := make([]int, len(RegimeNames))
+	for t := range m.train {
+		count[m.trainRegime(t)]++
+	}
+	distinct := map[Params]bool{}
+	for reg, p := range r.RegimeParams {
+		distinct[p] = true
+		if !p.Pin {
+			t.Errorf("%s: cells not pinned", RegimeNames[reg])
+		}
+		if count[reg] < minRegimeShapes {
+			if p != r.Params {
+				t.Errorf("%s: %d training shapes, yet a set of its own", RegimeNames[reg], count[reg])
+			}
+			continue
+		}
+		_, own := m.loo(p)
+		for g := range grid {
+			if _, o := m.loo(grid[g]); o[reg] > own[reg]+1e-12 {
+				t.Errorf("%s: grid set %d scores %.4f over the class's shapes, the chosen set %.4f", RegimeNames[reg], g, o[reg], own[reg])
+				break
+			}
+		}
+	}
+	t.Logf("%d distinct sets over %d classes", len(distinct), len(RegimeNames))
+	dims := r.Dims()
+	for reg, p := range r.RegimeParams {
+		u := &Rule{Shift: r.Shift, Lo: r.Lo, Hi: r.Hi}
+		m.compile(u, uniformParams(p))
+		n := 0
+		for i := range dims[0] {
+			for j := range dims[1] {
+				for l := range dims[2] {
+					mid := func(dim, b int) float64 { c, _, _ := cellPoints(r.Lo[dim]+b, r.Shift); return c }
+					if m.cellRegime([3]float64{mid(0, i), mid(1, j), mid(2, l)}) != reg {
+						continue
+					}
+					c := (i*dims[1]+j)*dims[2] + l
+					n++
+					if r.Table[c] != u.Table[c] || r.Unaligned[c] != u.Unaligned[c] || r.General[c] != u.General[c] {
+						t.Fatalf("%s cell (%d,%d,%d): fitted %d/%d/%d, compiled with the class's set %d/%d/%d", RegimeNames[reg], i, j, l,
+							r.Table[c], r.Unaligned[c], r.General[c], u.Table[c], u.Unaligned[c], u.General[c])
+					}
+				}
+			}
+		}
+		if n == 0 {
+			t.Logf("%s: no cells", RegimeNames[reg])
+		}
+	}
+}

@@ -65,7 +65,11 @@
 // shapes, with the best worst-case ratio there), and the hyperparameters (h₀, κ, λ, β, α, γ, ρ, R)
 // from a small grid by leave-one-out over the training shapes, maximizing the mean log ratio plus
 // the mean shortfall below 0.9× (shortfalls count twice: a slowdown costs more than an equal gain
-// earns; ties: the earlier, smoother setting). Leave-one-out judges what the export would launch:
+// earns; ties: the earlier, smoother setting), once per regime class over the training shapes whose
+// cells are of that class (a class of fewer than eight takes the set chosen over all shapes): each
+// class's cells are compiled with its own set, so that the classes, whose kernels and evidence
+// differ, neither share one compromise nor move each other's cells when evidence is added to one of
+// them. Leave-one-out judges what the export would launch:
 // the tables' pick for the left-out shape's cell (the smoother at the cell's centre, the features
 // averaged over the cell's points, or the cell's other training shapes' pinned pair), not the
 // model's pick at the exact shape. The cells that hold training shapes are always pinned (pinning is

@@ -27,8 +27,11 @@ type Rule struct {
 	General   []int `json:"-"`
 	// Default is the robust default's kernel index.
 	Default int `json:"default"`
-	// Params are the fitted hyperparameters.
-	Params Params `json:"params"`
+	// Params are the hyperparameters fitted on the whole corpus; RegimeParams those each regime
+	// class's cells were compiled with (indexed by regime constant; a class of few training shapes
+	// takes Params).
+	Params       Params   `json:"params"`
+	RegimeParams []Params `json:"regime_params"`
 	// Candidates are the kernel indices the table could choose from, ascending.
 	Candidates []int `json:"candidates"`
 }
