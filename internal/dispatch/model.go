@@ -173,17 +173,22 @@ const (
 	RegimeSmall
 	RegimeSkinny
 	RegimeLarge
+	RegimeTiny
 )
 
 // RegimeNames name the regime classes by their constant.
-var RegimeNames = []string{"gemv-m", "gemv-n", "deep-k", "small", "skinny", "large"}
+var RegimeNames = []string{"gemv-m", "gemv-n", "deep-k", "small", "skinny", "large", "tiny"}
 
-// Regime is the regime class of an M×N×K problem. With M and N both at most gemvMax the shorter side
-// decides (ties: gemv-n): 16×1×256 and 3×3×1000000 run best on the gemv-n kernels, and classed
-// gemv-m their gemv-n evidence weighed ρ times less (held out on the H100 corpus 0.911 → 0.930,
-// min 0.020 → 0.370).
+// Regime is the regime class of an M×N×K problem. A tiny output (M and N both at most gemvMax: a
+// classification head, a dot product, a small Gram, a 4×4 product) is a class of its own: its
+// fastest kernels are GEMV, shared-memory and split-K kernels by turns, nothing like either GEMV
+// class's long side. Classed by its shorter side instead (gemv-n on a tie), with the corpus's
+// tiny-output section the H100 corpus held out 1.026 (min 0.070, 3×3×1000000 sent to a kernel
+// its class vouched for on long-N shapes); with the class, 1.037 (min 0.514).
 func Regime(m, n, k float64) int {
 	switch {
+	case m <= gemvMax && n <= gemvMax:
+		return RegimeTiny
 	case n <= gemvMax && n <= m:
 		return RegimeCols
 	case m <= gemvMax:
@@ -867,8 +872,10 @@ const minRegimeShapes = 8
 // of the best on a tie; evaluated in parallel, chosen in grid order): one set for the whole corpus,
 // and per regime class the set whose leave-one-out objective is best over the class's training
 // shapes alone. Each class's cells are compiled with its own set. On the H100 corpus that held out
-// 1.028 where one set for all held out 1.014 (gemv-n 0.940 → 1.138); choosing by the class's
-// objective plus the whole corpus's (a shrinkage towards one set) held out worse, 1.008-1.010.
+// 1.037 (62 shapes below 0.9×) where one set for all held out 1.033 (68 below); on the corpus before
+// its tiny-output section and class, 1.028 against 1.014 (gemv-n 0.940 → 1.138). Choosing by the
+// class's objective plus the whole corpus's (a shrinkage towards one set) held out worse there,
+// 1.008-1.010.
 // It also keeps evidence added in one class from moving another's cells through a change of the
 // one set: with one set, the cpasync timings on non-GEMV shapes moved it (λ 0.1 → 0, β 1 → 0.1,
 // κ 1 → 0.5) and with it GEMV cells no new timing was near (1×2×4096: 1.68 → 0.63 on the GPU).
