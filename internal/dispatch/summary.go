@@ -71,13 +71,16 @@ type RegimeTotals struct {
 
 // RuleSummary describes a fitted rule.
 type RuleSummary struct {
-	Fold             int      `json:"fold"` // −1: fitted on every shape
-	TrainShapes      int      `json:"train_shapes"`
-	Params           Params   `json:"params"`
-	Default          string   `json:"default"`
-	Candidates       []string `json:"candidates"`
-	BucketsPerOctave int      `json:"buckets_per_octave"`
-	Cells            [3]int   `json:"cells"`
+	Fold        int    `json:"fold"` // −1: fitted on every shape
+	TrainShapes int    `json:"train_shapes"`
+	Params      Params `json:"params"`
+	// RegimeParams are the hyperparameters each regime class's cells were compiled with, by class
+	// name (Rule.RegimeParams).
+	RegimeParams     map[string]Params `json:"regime_params,omitempty"`
+	Default          string            `json:"default"`
+	Candidates       []string          `json:"candidates"`
+	BucketsPerOctave int               `json:"buckets_per_octave"`
+	Cells            [3]int            `json:"cells"`
 	// Dispatched lists the variants the table holds.
 	Dispatched []string `json:"dispatched"`
 }
@@ -85,6 +88,12 @@ type RuleSummary struct {
 func (d *Data) ruleSummary(r *Rule, fold, train int) RuleSummary {
 	s := RuleSummary{Fold: fold, TrainShapes: train, Params: r.Params, Default: d.Kernels[r.Default].Name,
 		BucketsPerOctave: 1 << r.Shift, Cells: r.Dims()}
+	if len(r.RegimeParams) == len(RegimeNames) {
+		s.RegimeParams = map[string]Params{}
+		for reg, p := range r.RegimeParams {
+			s.RegimeParams[RegimeNames[reg]] = p
+		}
+	}
 	for _, j := range r.Candidates {
 		s.Candidates = append(s.Candidates, d.Kernels[j].Name)
 	}
