@@ -54,6 +54,7 @@ func TestCorpus(t *testing.T) {
 		{"deep K over a small output (K >= 10·M·N)", func(s protocol.Shape) bool { return s.K >= 10*s.M*s.N }},
 		{"tall-skinny (N <= 32, M >= 65536)", func(s protocol.Shape) bool { return s.N <= 32 && s.M >= 65536 }},
 		{"small (M·N·K <= 128³)", func(s protocol.Shape) bool { return s.M*s.N*s.K <= 128*128*128 }},
+		{"tiny output (M, N <= 16)", func(s protocol.Shape) bool { return s.M <= 16 && s.N <= 16 }},
 		{"large (M·N·K >= 2048³)", func(s protocol.Shape) bool { return s.M*s.N*s.K >= 2048*2048*2048 }},
 	}
 	for _, r := range regimes {
