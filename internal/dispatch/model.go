@@ -871,7 +871,7 @@ const minRegimeShapes = 8
 // tune chooses the hyperparameters by leave-one-out over the training shapes (the grid's first
 // of the best on a tie; evaluated in parallel, chosen in grid order): one set for the whole corpus,
 // and per regime class the set whose leave-one-out objective is best over the class's training
-// shapes alone. Each class's cells are compiled with its own set. On the H100 corpus that held out
+// shapes alone (on a tie, the whole corpus's set). Each class's cells are compiled with its own set. On the H100 corpus that held out
 // 1.037 (62 shapes below 0.9×) where one set for all held out 1.033 (68 below); on the corpus before
 // its tiny-output section and class, 1.028 against 1.014 (gemv-n 0.940 → 1.138). Choosing by the
 // class's objective plus the whole corpus's (a shrinkage towards one set) held out worse there,
