@@ -483,8 +483,8 @@ func TestRegimeParams(t *testing.T) {
 		t.Fatal(err)
 	}
 	count := make([]int, len(RegimeNames))
-	for t := range m.train {
-		count[m.trainRegime(t)]++
+	for _, reg := range m.cellReg {
+		count[reg]++
 	}
 	distinct := map[Params]bool{}
 	for reg, p := range r.RegimeParams {

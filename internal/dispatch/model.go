@@ -306,9 +306,11 @@ type model struct {
 	// and whether c's tile divides t's M and N.
 	logr, logq, loge [][]float64
 	fits             [][]bool
-	// u are the training shapes' log2 M, N, K; reg their regimes.
-	u   [][3]float64
-	reg []int
+	// u are the training shapes' log2 M, N, K; reg their regimes; cellReg the regimes of their
+	// cells as the tables see them (cellRegime; the shape's own where no integer falls in the cell).
+	u       [][3]float64
+	reg     []int
+	cellReg []int
 	// shift is the table's resolution; cells holds the training shapes (indices into train) of each
 	// cell (absolute buckets).
 	shift int
@@ -514,6 +516,11 @@ func newModel(d *Data, train []int, shift int) (*model, error) {
 			ct.lq, ct.le = m.cellFeatures(pts[0], pts[1], pts[2])
 		}
 		m.cellOfTrain = append(m.cellOfTrain, ct)
+		creg := m.reg[len(m.reg)-1]
+		if ct.ok {
+			creg = m.cellRegime(ct.u)
+		}
+		m.cellReg = append(m.cellReg, creg)
 	}
 	m.timedIn = make([][]int, len(RegimeNames))
 	for r := range m.timedIn {
@@ -832,8 +839,7 @@ func (m *model) loo(p Params) (all float64, byRegime []float64) {
 		}
 		if r, _, ok := m.d.Ratio(i, j); ok {
 			logs = append(logs, math.Log(r))
-			reg := m.trainRegime(t)
-			per[reg] = append(per[reg], math.Log(r))
+			per[m.cellReg[t]] = append(per[m.cellReg[t]], math.Log(r))
 		}
 	}
 	byRegime = make([]float64, len(RegimeNames))
@@ -844,15 +850,6 @@ func (m *model) loo(p Params) (all float64, byRegime []float64) {
 		}
 	}
 	return objective(logs), byRegime
-}
-
-// trainRegime is the regime class the tables give training shape t's cell (cellRegime), or the
-// shape's own where no integer falls in the cell.
-func (m *model) trainRegime(t int) int {
-	if ct := &m.cellOfTrain[t]; ct.ok {
-		return m.cellRegime(ct.u)
-	}
-	return m.reg[t]
 }
 
 // uniformParams is p for every regime class.
@@ -912,8 +909,8 @@ func (m *model) tune() (all Params, byRegime []Params) {
 	all = grid[best]
 	all.Pin = true
 	count := make([]int, len(RegimeNames))
-	for t := range m.train {
-		count[m.trainRegime(t)]++
+	for _, reg := range m.cellReg {
+		count[reg]++
 	}
 	byRegime = make([]Params, len(RegimeNames))
 	for r := range byRegime {

@@ -88,11 +88,9 @@ type RuleSummary struct {
 func (d *Data) ruleSummary(r *Rule, fold, train int) RuleSummary {
 	s := RuleSummary{Fold: fold, TrainShapes: train, Params: r.Params, Default: d.Kernels[r.Default].Name,
 		BucketsPerOctave: 1 << r.Shift, Cells: r.Dims()}
-	if len(r.RegimeParams) == len(RegimeNames) {
-		s.RegimeParams = map[string]Params{}
-		for reg, p := range r.RegimeParams {
-			s.RegimeParams[RegimeNames[reg]] = p
-		}
+	s.RegimeParams = map[string]Params{}
+	for reg, p := range r.RegimeParams {
+		s.RegimeParams[RegimeNames[reg]] = p
 	}
 	for _, j := range r.Candidates {
 		s.Candidates = append(s.Candidates, d.Kernels[j].Name)

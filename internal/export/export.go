@@ -311,17 +311,9 @@ func summary(w io.Writer, p *Plan, out string) {
 		dims := r.Rule.Dims()
 		fmt.Fprintf(w, "  dispatch%s: %d×%d×%d tables (M×N×K buckets, %d per octave) fitted on %d shapes (%s), hyperparameters per regime class:\n",
 			p.opLabel(r.Op), dims[0], dims[1], dims[2], 1<<r.Rule.Shift, r.FitShapes, fitted)
-		ps := r.Rule.RegimeParams
-		if len(ps) == 0 {
-			ps = []dispatch.Params{r.Rule.Params}
-		}
-		for reg, pr := range ps {
-			name := "all"
-			if len(ps) == len(dispatch.RegimeNames) {
-				name = dispatch.RegimeNames[reg]
-			}
+		for reg, pr := range r.Rule.RegimeParams {
 			fmt.Fprintf(w, "    %-6s bandwidth %g octaves (adaptive %g), ridge %g, waves %g, edge %g, cross-regime %g, alignment %g, reach %g, pinned cells %v\n",
-				name, pr.Bandwidth, pr.Adaptive, pr.Ridge, pr.Waves, pr.Edge, pr.CrossRegime, pr.Align, pr.Reach, pr.Pin)
+				dispatch.RegimeNames[reg], pr.Bandwidth, pr.Adaptive, pr.Ridge, pr.Waves, pr.Edge, pr.CrossRegime, pr.Align, pr.Reach, pr.Pin)
 		}
 	}
 	for _, r := range p.Batched {

@@ -48,11 +48,11 @@ func TestSplitKernelsOnHost(t *testing.T) {
 	}
 	// 4x4 and 8x8 thread tiles of deepk; gemvm with 16 rows (its reduction in chunks of 4 rows over
 	// 8 thread groups); gemvn on 4 warps with one column (B read four k at a time) and on 8 warps
-	// with 8 columns (B's rows as float4s); gemvn_dot on one warp with up to 1024 slices. (A block at a time on one thread per CUDA thread is slow:
-	// about five minutes for these five.)
+	// with 8 columns (B's rows as float4s); gemvn_dot on one warp with up to 1024 slices. (A block at
+	// a time on one thread per CUDA thread is slow: about six minutes for these six.)
 	for _, name := range []string{
 		"deepk_32x32x32_t4x4_s4_b8", "deepk_128x64x16_t8x8_s3_b4", "gemvm_m16_x32_y8_u1_o2", "gemvn_n1_r4_u4_w2", "gemvn_n8_r8_u2_w1",
-		"gemvnd_n1_r1_u4", // one warp, up to 1024 slices
+		"gemvnd_n1_r1_u4",
 	} {
 		t.Run(name, func(t *testing.T) {
 			v, ok := byName[name]
