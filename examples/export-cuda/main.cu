@@ -22,11 +22,19 @@
 //   nvcc -O2 -arch=sm_90 -I../export-go/tgsgemm -o export-cuda main.cu -lcublas -lcuda
 //   ./export-cuda [--strict-time 5] [--ptx-dir ../export-go/tgsgemm/ptx]
 //   ./export-cuda --shapes ../../workloads/unseen.txt
+//   ./export-cuda --concurrent shapes.txt
 //
 // With --shapes FILE (one "M N K  # source" per line, the workload corpus format) it does only
 // this instead: checks NAME_sgemm on each shape against cuBLAS (dense, and padded with alpha and
 // beta) and times both in the same run, printing ratio = cuBLAS time / NAME_sgemm time per shape
 // and their geomean, min and median: how the export does on shapes it was never tuned on.
+//
+// With --concurrent FILE it does only this instead: for each shape, the device memory the header's
+// module holds once loaded, then four products of that shape (each its own inputs and C) enqueued
+// over and over on four streams, first from one host thread without waiting between launches, then
+// from four host threads at once, each result checked against cuBLAS: overlapping calls must not
+// disturb each other, the split-K and stream-K kernels that keep partial sums between their blocks
+// included (the header orders their launches across streams).
 //
 // -DTG_EXPORT_NAME=NAME builds it against NAME.cuh (default tgsgemm). Where -lcuda is not found,
 // add -L with the toolkit's lib64/stubs.
@@ -56,6 +64,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #define CHECK_CUDA(x)                                                                                  \
@@ -555,11 +564,101 @@ static bool run_shapes(cublasHandle_t h, const char* path, std::mt19937& rng)
     return ok;
 }
 
+// run_concurrent enqueues, for each shape of a --shapes file, P products of it on P non-blocking
+// streams, ROUNDS times over, first from this thread without waiting between launches, then from P
+// host threads at once (beta = 0: every launch writes the same C), and checks each of the P results
+// against cublasSgemm on the same inputs. Before the first product it prints how much device memory
+// loading the header's kernels took (cudaMemGetInfo around a first 1x1x1 call).
+static bool run_concurrent(cublasHandle_t h, const char* path, std::mt19937& rng)
+{
+    std::vector<shape_line> shapes = read_shapes(path);
+    const int P = 4, ROUNDS = 16;
+    {
+        size_t free0 = 0, free1 = 0, total = 0;
+        float* d = nullptr;
+        CHECK_CUDA(cudaMalloc(&d, 3 * sizeof(float)));
+        CHECK_CUDA(cudaMemset(d, 0, 3 * sizeof(float)));
+        CHECK_CUDA(cudaDeviceSynchronize());
+        CHECK_CUDA(cudaMemGetInfo(&free0, &total));
+        CHECK_CUDA(TG(_sgemm)(1, 1, 1, 1.0f, d, 1, d + 1, 1, 0.0f, d + 2, 1, 0));
+        CHECK_CUDA(cudaDeviceSynchronize());
+        CHECK_CUDA(cudaMemGetInfo(&free1, &total));
+        CHECK_CUDA(cudaFree(d));
+        std::printf("module memory: %.1f MiB of device memory taken by the first call (loading the header's kernels)\n",
+                    ((double)free0 - (double)free1) / (1 << 20));
+    }
+    cudaStream_t st[P];
+    for (auto& x : st) CHECK_CUDA(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking));
+    bool ok = true;
+    for (const shape_line& sh : shapes) {
+        const int M = sh.M, N = sh.N, K = sh.K;
+        std::vector<float*> A(P), B(P), C(P), R(P), S(P);
+        std::vector<std::vector<float>> hr(P), hs(P);
+        const float one = 1.0f, zero = 0.0f;
+        CHECK_BLAS(cublasSetStream(h, 0));
+        for (int p = 0; p < P; p++) {
+            std::vector<float> a = random_matrix(rng, (size_t)M * K), b = random_matrix(rng, (size_t)K * N);
+            std::vector<float> aa(a.size()), ab(b.size());
+            for (size_t i = 0; i < a.size(); i++) aa[i] = std::fabs(a[i]);
+            for (size_t i = 0; i < b.size(); i++) ab[i] = std::fabs(b[i]);
+            A[p] = upload(a), B[p] = upload(b);
+            float *dAA = upload(aa), *dAB = upload(ab);
+            for (float** q : {&C[p], &R[p], &S[p]}) CHECK_CUDA(cudaMalloc(q, (size_t)M * N * sizeof(float)));
+            CHECK_BLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B[p], N, A[p], K, &zero, R[p], N));
+            CHECK_BLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, dAB, N, dAA, K, &zero, S[p], N));
+            CHECK_CUDA(cudaDeviceSynchronize());
+            hr[p].resize((size_t)M * N), hs[p].resize((size_t)M * N);
+            CHECK_CUDA(cudaMemcpy(hr[p].data(), R[p], hr[p].size() * sizeof(float), cudaMemcpyDeviceToHost));
+            CHECK_CUDA(cudaMemcpy(hs[p].data(), S[p], hs[p].size() * sizeof(float), cudaMemcpyDeviceToHost));
+            CHECK_CUDA(cudaFree(dAA));
+            CHECK_CUDA(cudaFree(dAB));
+        }
+        const std::vector<float> zeros((size_t)M * N, 0.0f);
+        const char* v = TG(_variant)(M, N, K, K, N, N, A[0], B[0], C[0]);
+        for (int mode = 0; mode < 2; mode++) {
+            for (int p = 0; p < P; p++) CHECK_CUDA(cudaMemset(C[p], 0xff, (size_t)M * N * sizeof(float))); // NaN
+            CHECK_CUDA(cudaDeviceSynchronize());
+            cudaError_t errs[P] = {};
+            auto work = [&](int p) {
+                for (int r = 0; r < ROUNDS && errs[p] == cudaSuccess; r++)
+                    errs[p] = TG(_sgemm)(M, N, K, 1.0f, A[p], K, B[p], N, 0.0f, C[p], N, st[p]);
+            };
+            if (mode == 0) {
+                for (int r = 0; r < ROUNDS; r++)
+                    for (int p = 0; p < P; p++)
+                        if (errs[p] == cudaSuccess) errs[p] = TG(_sgemm)(M, N, K, 1.0f, A[p], K, B[p], N, 0.0f, C[p], N, st[p]);
+            } else {
+                std::vector<std::thread> ts;
+                for (int p = 0; p < P; p++) ts.emplace_back(work, p);
+                for (auto& t : ts) t.join();
+            }
+            CHECK_CUDA(cudaDeviceSynchronize());
+            long bad = 0;
+            double worst = 0;
+            for (int p = 0; p < P; p++) {
+                std::vector<float> c((size_t)M * N);
+                CHECK_CUDA(cudaMemcpy(c.data(), C[p], c.size() * sizeof(float), cudaMemcpyDeviceToHost));
+                double max_abs, w;
+                bad += errs[p] != cudaSuccess ? (long)c.size() : compare(c, hr[p], hs[p], zeros, M, N, N, K, 1.0f, 0.0f, &max_abs, &w);
+                worst = std::max(worst, w);
+            }
+            std::printf("%s concurrent %dx%dx%d variant=%s streams=%d rounds=%d %s worst/tol=%.3f bad=%ld\n", bad ? "FAIL" : "ok  ",
+                        M, N, K, v ? v : "none", P, ROUNDS, mode == 0 ? "one-thread" : "threads=4", worst, bad);
+            ok &= bad == 0;
+        }
+        for (int p = 0; p < P; p++)
+            for (float* q : {A[p], B[p], C[p], R[p], S[p]}) CHECK_CUDA(cudaFree(q));
+    }
+    for (auto& x : st) CHECK_CUDA(cudaStreamDestroy(x));
+    return ok;
+}
+
 int main(int argc, char** argv)
 {
     double strict = -1;
     std::string ptx_dir;
     const char* shapes_file = nullptr;
+    const char* concurrent_file = nullptr;
     for (int i = 1; i < argc; i++) {
         if (!std::strcmp(argv[i], "--strict-time") && i + 1 < argc) {
             strict = std::atof(argv[++i]);
@@ -567,8 +666,10 @@ int main(int argc, char** argv)
             ptx_dir = argv[++i];
         } else if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc) {
             shapes_file = argv[++i];
+        } else if (!std::strcmp(argv[i], "--concurrent") && i + 1 < argc) {
+            concurrent_file = argv[++i];
         } else {
-            std::fprintf(stderr, "usage: %s [--strict-time PCT] [--ptx-dir DIR] | --shapes FILE\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--strict-time PCT] [--ptx-dir DIR] | --shapes FILE | --concurrent FILE\n", argv[0]);
             return 2;
         }
     }
@@ -580,8 +681,8 @@ int main(int argc, char** argv)
     CHECK_BLAS(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH)); // no TF32: a float32 reference
     std::mt19937 rng(1);
     bool ok = true;
-    if (shapes_file) {
-        ok = run_shapes(h, shapes_file, rng);
+    if (shapes_file || concurrent_file) {
+        ok = shapes_file ? run_shapes(h, shapes_file, rng) : run_concurrent(h, concurrent_file, rng);
         CHECK_BLAS(cublasDestroy(h));
         std::printf("%s\n", ok ? "PASS" : "FAIL");
         return ok ? 0 : 1;

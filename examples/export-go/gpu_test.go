@@ -568,3 +568,157 @@ func checkEpilogue(t *testing.T, ks *tgsgemm.Kernels, blas *gpu.Cublas, s cu.Str
 	t.Logf("epilogue %s %dx%dx%d alpha=%g beta=%g pad=%d: vs cuBLAS + epilogue max_abs %.3g worst/tol %.3f bad %d", ve, m, n, k,
 		alpha, beta, pad, met.MaxAbs, met.Worst, met.Bad)
 }
+
+// TestConcurrentStreams: for one class of each exported variant, four products (each its own
+// inputs and C) launched 16 times over on four non-blocking streams, first from one goroutine
+// without waiting between launches, then from four goroutines, each on its own locked OS thread with
+// the context current; every result checked against cuBLAS. The split-K and stream-K kernels keep
+// partial sums in their module between blocks, so overlapping calls are only correct because the
+// package orders their launches across streams.
+func TestConcurrentStreams(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	dev := cu.Device(0)
+	ctx, err := dev.RetainPrimaryCtx()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.ReleasePrimaryCtx()
+	if err := cu.SetCurrentContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ks, err := tgsgemm.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ks.Unload()
+	const P, rounds = 4, 16
+	var streams [P]cu.Stream
+	for i := range streams {
+		if streams[i], err = cu.MakeStream(cu.NonBlocking); err != nil {
+			t.Fatal(err)
+		}
+		defer streams[i].Destroy()
+	}
+	blas, err := gpu.OpenCublas(streams[0])
+	if err != nil {
+		t.Fatalf("cuBLAS: %v", err)
+	}
+	defer blas.Close()
+	// The smallest class of each variant, up to 2^31 multiply-adds.
+	type prob struct{ m, n, k int }
+	seen := map[string]bool{}
+	var probs []prob
+	cls := tgsgemm.Classes()
+	slices.SortFunc(cls, func(a, b tgsgemm.Class) int {
+		return int(math.Copysign(1, float64(a.M)*float64(a.N)*float64(a.K)-float64(b.M)*float64(b.N)*float64(b.K)))
+	})
+	for _, c := range cls {
+		if c.Op != tgsgemm.OpNN || seen[c.Variant] || float64(c.M)*float64(c.N)*float64(c.K) > 1<<31 {
+			continue
+		}
+		seen[c.Variant] = true
+		probs = append(probs, prob{c.M, c.N, c.K})
+	}
+	seed := uint64(0xc0c)
+	for _, p := range probs {
+		m, n, k := p.m, p.n, p.k
+		v, _ := tgsgemm.Choose(m, n, k, k, n, n)
+		var dA, dB, dC, dR, dS [P]cu.DevicePtr
+		var want, scale [P][]float32
+		for i := 0; i < P; i++ {
+			seed++
+			rng := verify.Rand(seed)
+			a, b := verify.Matrix(rng, m, k, k, 0), verify.Matrix(rng, k, n, n, 0)
+			absA, absB := make([]float32, len(a)), make([]float32, len(b))
+			for j, x := range a {
+				absA[j] = float32(math.Abs(float64(x)))
+			}
+			for j, x := range b {
+				absB[j] = float32(math.Abs(float64(x)))
+			}
+			dA[i], dB[i] = uploadT(t, a), uploadT(t, b)
+			dAbsA, dAbsB := uploadT(t, absA), uploadT(t, absB)
+			dC[i], dR[i], dS[i] = uploadT(t, make([]float32, m*n)), uploadT(t, make([]float32, m*n)), uploadT(t, make([]float32, m*n))
+			if err := blas.Sgemm(m, n, k, 1, dA[i], k, dB[i], n, 0, dR[i], n); err != nil {
+				t.Fatal(err)
+			}
+			if err := blas.Sgemm(m, n, k, 1, dAbsA, k, dAbsB, n, 0, dS[i], n); err != nil {
+				t.Fatal(err)
+			}
+			if err := cu.Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+			want[i], scale[i] = downloadT(t, dR[i], m*n), downloadT(t, dS[i], m*n)
+			cu.MemFree(dAbsA)
+			cu.MemFree(dAbsB)
+		}
+		for mode, name := range []string{"one goroutine", "four goroutines"} {
+			for i := 0; i < P; i++ {
+				if err := cu.MemsetD32(dC[i], math.Float32bits(float32(math.NaN())), int64(m*n)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := cu.Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+			var errs [P]error
+			launch := func(i int) {
+				for r := 0; r < rounds && errs[i] == nil; r++ {
+					errs[i] = ks.Sgemm(m, n, k, 1, uintptr(dA[i]), k, uintptr(dB[i]), n, 0, uintptr(dC[i]), n, handle(streams[i]))
+				}
+			}
+			if mode == 0 {
+				for r := 0; r < rounds; r++ {
+					for i := 0; i < P; i++ {
+						if errs[i] == nil {
+							errs[i] = ks.Sgemm(m, n, k, 1, uintptr(dA[i]), k, uintptr(dB[i]), n, 0, uintptr(dC[i]), n, handle(streams[i]))
+						}
+					}
+				}
+			} else {
+				done := make(chan struct{}, P)
+				for i := 0; i < P; i++ {
+					go func() {
+						runtime.LockOSThread()
+						defer runtime.UnlockOSThread()
+						if err := cu.SetCurrentContext(ctx); err != nil {
+							errs[i] = err
+						} else {
+							launch(i)
+						}
+						done <- struct{}{}
+					}()
+				}
+				for i := 0; i < P; i++ {
+					<-done
+				}
+			}
+			if err := cu.Synchronize(); err != nil {
+				t.Fatalf("%dx%dx%d (%s), %s: %v", m, n, k, v, name, err)
+			}
+			bad := 0
+			for i := 0; i < P; i++ {
+				if errs[i] != nil {
+					t.Errorf("%dx%dx%d (%s), %s, stream %d: %v", m, n, k, v, name, i, errs[i])
+					continue
+				}
+				c := downloadT(t, dC[i], m*n)
+				e, bound := make([]float64, m*n), make([]float64, m*n)
+				for j := range e {
+					e[j], bound[j] = float64(want[i][j]), float64(scale[i][j])
+				}
+				if met := verify.Compare(m, n, c, n, e, bound, verify.Scale(4, k)); !met.Pass() {
+					bad++
+					t.Errorf("%dx%dx%d (%s), %s, stream %d vs cuBLAS: %s", m, n, k, v, name, i, met.Reason(n))
+				}
+			}
+			t.Logf("concurrent %dx%dx%d %s: %s, %d streams x %d launches, %d of %d results wrong", m, n, k, v, name, P, rounds, bad, P)
+		}
+		for i := 0; i < P; i++ {
+			for _, d := range []cu.DevicePtr{dA[i], dB[i], dC[i], dR[i], dS[i]} {
+				cu.MemFree(d)
+			}
+		}
+	}
+}

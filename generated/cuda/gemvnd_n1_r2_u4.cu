@@ -206,7 +206,7 @@ constexpr int KSTEP = 4 * LG; // K per pass of a group (LG lanes x one float4): 
 static_assert(KSTEP == 128, "the split rule's k_step is one pass of a lane group");
 constexpr int F4 = (NT + 3) / 4; // float4 groups of a row's sums in the fix-up
 constexpr int SMAX = 1024;
-constexpr long long WS_FLOATS = 4194304;
+constexpr long long WS_FLOATS = 262144;
 constexpr int CPT = (SMAX + TG_SKA_G - 1) / TG_SKA_G + 1;
 constexpr int WS_TILES = (int)(WS_FLOATS / (2 * RB * 4 * F4));
 } // namespace tg_gn_gemvnd_n1_r2_u4

@@ -23,6 +23,10 @@ type cuhKernel struct {
 	SplitMax, KStep, MinK, BlocksPerSM, Balance, WorkspaceFloats int
 	// StreamK: 1 for a stream-K kernel (variant.SplitRule.StreamK): split_max blocks at most.
 	StreamK int
+	// State: 1 when the kernel keeps partial sums and tile counters in the header's pools (its launches
+	// are ordered across streams); Undefs are its state names, #undef'd after its source.
+	State  int
+	Undefs []string
 }
 
 // cuhEpi is one fused-epilogue entry of the header.
@@ -98,11 +102,13 @@ func cuhFile(p *Plan) ([]byte, error) {
 		BatchClassCount              int
 		// Epilogues are the fused-epilogue entries (none: no epilogue section).
 		Epilogues []cuhEpi
+		// Pools hold the state of the kernels that keep it (statePools); none when no kernel does.
+		Pools []cuhPool
 	}{
 		Header: header, Name: p.Name, Guard: strings.ToUpper(p.Name) + "_CUH", GPU: safeText(p.GPU),
 		Ops: p.opsList(), NVCC: safeText(p.Manifest.NVCC), Arch: safeText(p.Manifest.Arch),
 		Generator: safeText(p.Manifest.Generator), Content: p.Content, DynDefault: dynSharedDefault, BigDyn: p.needsDynShared(),
-		PrecisionDoc: append(append(precisionLines(p.Precision), docLines(td)...), docLines(stateDoc(p))...),
+		PrecisionDoc: append(precisionLines(p.Precision), docLines(td)...),
 		ArchFlag:     "-arch=sm_90",
 		RuleDoc:      strings.Split(ruleDoc(p, p.Name+"_sgemm returns cudaErrorInvalidValue ("+p.Name+"_variant: NULL)"), "\n"),
 	}
@@ -147,14 +153,24 @@ func cuhFile(p *Plan) ([]byte, error) {
 			Upper: strings.ToUpper(e.Epilogue.String()), Kernel: e.Kernel, Variant: p.Variants[e.Kernel].V.Name,
 			Ratio: fmt.Sprintf("%.3f", e.Ratio), Shapes: len(e.Shapes)})
 	}
-	for _, c := range p.Variants {
-		v := c.V
-		src := stripHeader(c.src.cu)
-		if strings.Contains(src, "DO NOT EDIT") {
-			return nil, fmt.Errorf("source of %s: a generated-code line after the header", v.Name)
+	srcs := make([]string, len(p.Variants))
+	for i, c := range p.Variants {
+		srcs[i] = stripHeader(c.src.cu)
+		if strings.Contains(srcs[i], "DO NOT EDIT") {
+			return nil, fmt.Errorf("source of %s: a generated-code line after the header", c.V.Name)
 		}
+	}
+	srcs, undefs, pools, err := statePools(p, p.Name, srcs)
+	if err != nil {
+		return nil, fmt.Errorf("render %s.cuh: %w", p.Name, err)
+	}
+	data.Pools = pools
+	data.PrecisionDoc = append(data.PrecisionDoc, docLines(stateDoc(p, poolBytes(pools)))...)
+	for i, c := range p.Variants {
+		v := c.V
 		k := cuhKernel{
-			Name: v.Name, Family: safeText(v.Family), Params: safeText(v.ParamString()), Hash: safeText(v.SourceHash), Source: src,
+			Name: v.Name, Family: safeText(v.Family), Params: safeText(v.ParamString()), Hash: safeText(v.SourceHash), Source: srcs[i],
+			Undefs: undefs[i], State: boolInt(len(undefs[i]) > 0),
 			Op: v.Op.Index(), Batched: boolInt(v.Batched), OpName: v.Op.String(), BX: v.Block.X, BY: v.Block.Y, TR: v.Tile.Rows, TC: v.Tile.Cols, GZ: atLeast1(v.GridZ), Dyn: v.DynamicShared,
 			MM: atLeast1(v.Requires.MMultiple), NM: atLeast1(v.Requires.NMultiple), KM: atLeast1(v.Requires.KMultiple),
 			LDM: atLeast1(v.Requires.LDMultiple),

@@ -74,6 +74,12 @@ func main() {
 	b.WriteString(`	} {
 		fmt.Println("sgemm", ks.Sgemm(s[0], s[1], s[2], 1.5, 256, s[2], 512, s[1], 0, 1024, s[1], 0x77))
 	}
+	if c := tgsgemm.Classes(); len(c) > 0 {
+		// The first class again on another stream, then twice on the legacy default stream.
+		for _, s := range []uintptr{0x99, 0, 0} {
+			fmt.Println("sgemm", ks.Sgemm(c[0].M, c[0].N, c[0].K, 1.5, 256, c[0].K, 512, c[0].N, 0, 1024, c[0].N, s))
+		}
+	}
 	fmt.Println("lda < K refused:", ks.Sgemm(4, 4, 4, 1, 256, 3, 256, 4, 0, 256, 4, 0) != nil)
 	fmt.Println("unload", ks.Unload())
 }
@@ -199,6 +205,47 @@ int cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
 
 int cuModuleUnload(void* mod) { free(mod); return 0; }
 
+// Events are numbered as created; CU_EVENT_DISABLE_TIMING is 2.
+static int events = 0;
+
+int cuEventCreate(void** ev, unsigned flags)
+{
+    *ev = (void*)(uintptr_t)(0x1000 + ++events);
+    printf("event %d created flags %u\n", events, flags);
+    fflush(stdout);
+    return 0;
+}
+
+int cuEventRecord(void* ev, void* stream)
+{
+    printf("event %d recorded on stream %llx\n", (int)((uintptr_t)ev - 0x1000), (unsigned long long)(uintptr_t)stream);
+    fflush(stdout);
+    return 0;
+}
+
+int cuEventDestroy_v2(void* ev)
+{
+    printf("event %d destroyed\n", (int)((uintptr_t)ev - 0x1000));
+    fflush(stdout);
+    return 0;
+}
+
+int cuStreamWaitEvent(void* stream, void* ev, unsigned flags)
+{
+    printf("stream %llx waits for event %d flags %u\n", (unsigned long long)(uintptr_t)stream, (int)((uintptr_t)ev - 0x1000), flags);
+    fflush(stdout);
+    return 0;
+}
+
+int cuStreamIsCapturing(void* stream, int* status) { (void)stream; *status = 0; return 0; }
+
+int cuStreamSynchronize(void* stream)
+{
+    printf("stream %llx synchronized\n", (unsigned long long)(uintptr_t)stream);
+    fflush(stdout);
+    return 0;
+}
+
 int cuGetErrorString(int r, const char** s)
 {
     *s = r == 100 ? "no CUDA-capable device is detected" : "fake error";
@@ -252,19 +299,49 @@ func TestGoPackageDriver(t *testing.T) {
 				s := p.Classes[i].Shape
 				shapes = append([][3]int{{s.M, s.N, s.K}}, shapes...)
 			}
-			for _, s := range shapes {
+			// Kernels that keep state: the first launch makes the event, each records it on its
+			// stream, and one on another stream than the last, or on the default stream, waits first.
+			event, last := false, -1
+			streams := make([]int, len(shapes))
+			for i := range streams {
+				streams[i] = 0x77
+			}
+			if len(p.Classes) > 0 {
+				s := p.Classes[0].Shape
+				shapes = append(shapes, [3]int{s.M, s.N, s.K}, [3]int{s.M, s.N, s.K}, [3]int{s.M, s.N, s.K})
+				streams = append(streams, 0x99, 0, 0)
+			}
+			for si, s := range shapes {
 				m, n, k := s[0], s[1], s[2]
 				i, err := p.Choose(variant.OpNN, m, n, k, k, n, n)
 				if err != nil {
 					t.Fatal(err)
 				}
 				v := p.Variants[i].V
+				st := streams[si]
+				state := p.Variants[i].hasState()
+				switch {
+				case state && !event:
+					want.WriteString("event 1 created flags 2\n")
+					event = true
+				case state && (last != st || st == 0):
+					fmt.Fprintf(&want, "stream %x waits for event 1 flags 0\n", st)
+				}
 				gx, gy, gz := v.Grid(m, n, k, 132)
-				fmt.Fprintf(&want, "launch %s grid %d,%d,%d block %d,%d,1 shared %d stream 77 extra 0 M=%d N=%d K=%d alpha=1.5 "+
-					"A=100 lda=%d B=200 ldb=%d beta=0 C=400 ldc=%d\nsgemm <nil>\n", v.Name, gx, gy, gz, v.Block.X, v.Block.Y,
-					v.DynamicShared, m, n, k, k, n, n)
+				fmt.Fprintf(&want, "launch %s grid %d,%d,%d block %d,%d,1 shared %d stream %x extra 0 M=%d N=%d K=%d alpha=1.5 "+
+					"A=100 lda=%d B=200 ldb=%d beta=0 C=400 ldc=%d\n", v.Name, gx, gy, gz, v.Block.X, v.Block.Y,
+					v.DynamicShared, st, m, n, k, k, n, n)
+				if state {
+					fmt.Fprintf(&want, "event 1 recorded on stream %x\n", st)
+					last = st
+				}
+				want.WriteString("sgemm <nil>\n")
 			}
-			want.WriteString("lda < K refused: true\nunload <nil>\n")
+			want.WriteString("lda < K refused: true\n")
+			if event {
+				want.WriteString("event 1 destroyed\n")
+			}
+			want.WriteString("unload <nil>\n")
 			if got := runConsumer(t, bin, env("ok")...); got != want.String() {
 				t.Errorf("FAKE_CUDA=ok:\n%s\nwant\n%s", got, want.String())
 			}

@@ -146,6 +146,7 @@ func goDispatch(p *Plan) *jen.File {
 		jen.Comment("The launch-time split-K rule (splitSlices): splitMax > 0 means grid z is chosen per launch, at most splitMax."),
 		jen.Id("splitMax").Op(",").Id("kStep").Op(",").Id("minK").Op(",").Id("blocksPerSM").Op(",").Id("balance").Op(",").Id("workspaceFloats").Int(),
 		jen.Id("streamK").Bool().Comment("a stream-K kernel: streamKBlocks blocks along x (splitMax at most)"),
+		jen.Id("state").Bool().Comment("keeps partial sums and tile counters in its module between blocks: launches ordered (stateOrder)"),
 	)
 	f.Line()
 	f.Comment("kernels are the exported variants, sorted by name.")
@@ -161,6 +162,9 @@ func goDispatch(p *Plan) *jen.File {
 			}
 			if v.Batched {
 				d[jen.Id("batched")] = jen.True()
+			}
+			if c.hasState() {
+				d[jen.Id("state")] = jen.True()
 			}
 			if r := v.Split; r != nil {
 				d[jen.Id("splitMax")], d[jen.Id("kStep")], d[jen.Id("minK")] = jen.Lit(r.Max), jen.Lit(r.KStep), jen.Lit(r.MinK)
@@ -438,7 +442,7 @@ func packageDoc(p *Plan) string {
 	b.WriteString("else is read at run time.\n\n")
 	b.WriteString(precisionDoc(p.Precision))
 	b.WriteString(targetDoc(p))
-	b.WriteString(stateDoc(p))
+	b.WriteString(stateDoc(p, 0))
 	b.WriteString("The package imports only the standard library. It reaches the CUDA driver through cgo and\n")
 	b.WriteString("dlopen(\"libcuda.so.1\") when Load is first called, and links only libc and libdl, so a program\n")
 	b.WriteString("that imports it builds without the CUDA toolkit and starts on a host without a GPU: there Load\n")
@@ -478,6 +482,13 @@ func goSgemm(p *Plan) *jen.File {
 		jen.Id("fns").Index(jen.Len(jen.Id("kernels"))).Uintptr(),
 		jen.Id("loaded").Index(jen.Len(jen.Id("kernels"))).Bool(),
 		jen.Id("sms").Int().Comment("the context's device's multiprocessor count, for the split rule"),
+		jen.Id("order").Id("stateOrder").Comment("orders the launches of the kernels that keep state"),
+	)
+	f.Line()
+	f.Comment("orderFor is the ordering of kn's launches: nil unless kn keeps state.")
+	f.Func().Params(jen.Id("ks").Op("*").Id("Kernels")).Id("orderFor").Params(jen.Id("kn").Op("*").Id("kernel")).Op("*").Id("stateOrder").Block(
+		jen.If(jen.Op("!").Id("kn").Dot("state")).Block(jen.Return(jen.Nil())),
+		jen.Return(jen.Op("&").Id("ks").Dot("order")),
 	)
 	f.Line()
 	f.Comment(lineComment("Load JIT-compiles the embedded PTX into the calling thread's current CUDA context (lock the OS\n" +
@@ -518,9 +529,9 @@ func goSgemm(p *Plan) *jen.File {
 		jen.Return(jen.Id("ks"), jen.Nil()),
 	)
 	f.Line()
-	f.Comment("Unload releases the modules (in the context they were loaded in).")
+	f.Comment("Unload releases the modules and the ordering event (in the context they were loaded in).")
 	f.Func().Params(jen.Id("ks").Op("*").Id("Kernels")).Id("Unload").Params().Error().Block(
-		jen.Var().Id("first").Error(),
+		jen.Id("first").Op(":=").Id("ks").Dot("order").Dot("close").Call(),
 		jen.For(jen.Id("i").Op(":=").Range().Id("ks").Dot("mods")).Block(
 			jen.If(jen.Op("!").Id("ks").Dot("loaded").Index(jen.Id("i"))).Block(jen.Continue()),
 			jen.Id("ks").Dot("loaded").Index(jen.Id("i")).Op("=").False(),
@@ -561,7 +572,7 @@ func goSgemm(p *Plan) *jen.File {
 		),
 		jen.Id("kn").Op(":=").Op("&").Id("kernels").Index(jen.Id("i")),
 	}, launchGrid()...),
-		jen.If(jen.Err().Op(":=").Id("launch").Call(jen.Id("ks").Dot("fns").Index(jen.Id("i")), jen.Id("grid"),
+		jen.If(jen.Err().Op(":=").Id("launch").Call(jen.Id("ks").Dot("orderFor").Call(jen.Id("kn")), jen.Id("ks").Dot("fns").Index(jen.Id("i")), jen.Id("grid"),
 			jen.Index(jen.Lit(2)).Int().Values(jen.Id("kn").Dot("blockX"), jen.Id("kn").Dot("blockY")), jen.Id("kn").Dot("dynamicShared"), jen.Id("stream"),
 			jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("alpha"), jen.Id("a"), jen.Id("lda"), jen.Id("b"), jen.Id("ldb"), jen.Id("beta"), jen.Id("c"), jen.Id("ldc")),
 			jen.Err().Op("!=").Nil()).Block(
@@ -644,7 +655,7 @@ func goEpilogue(f *jen.File, p *Plan) {
 			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": %s is not loaded (call Load)"), jen.Id("kn").Dot("name"))),
 		),
 	}, launchGrid()...),
-		jen.If(jen.Err().Op(":=").Id("launchBias").Call(jen.Id("ks").Dot("fns").Index(jen.Id("i")), jen.Id("grid"),
+		jen.If(jen.Err().Op(":=").Id("launchBias").Call(jen.Id("ks").Dot("orderFor").Call(jen.Id("kn")), jen.Id("ks").Dot("fns").Index(jen.Id("i")), jen.Id("grid"),
 			jen.Index(jen.Lit(2)).Int().Values(jen.Id("kn").Dot("blockX"), jen.Id("kn").Dot("blockY")), jen.Id("kn").Dot("dynamicShared"), jen.Id("stream"),
 			jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("alpha"), jen.Id("a"), jen.Id("lda"), jen.Id("b"), jen.Id("ldb"), jen.Id("beta"), jen.Id("c"), jen.Id("ldc"), jen.Id("bias")),
 			jen.Err().Op("!=").Nil()).Block(

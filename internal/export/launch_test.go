@@ -87,11 +87,12 @@ func mustRead(t *testing.T, path string) []byte {
 	return b
 }
 
-// probeShim replaces the three runtime calls the launcher makes on its launch path (after the
+// probeShim replaces the runtime calls the launcher makes on its launch path (after the
 // real cuda_runtime.h is included, so only the header's calls are renamed): the launches are
 // recorded instead of run, so the launcher is exercised on a machine without a GPU. (Not static:
 // an export without big kernels never calls the first two.)
 const probeShim = `#include <cuda_runtime.h>
+#include <stdint.h>
 #include <stdio.h>
 
 static int probe_device = 0, probe_fail_next = 0, probe_attr_calls = 0, probe_sm_calls = 0;
@@ -140,10 +141,66 @@ static cudaError_t probe_launch(const void* fn, dim3 grid, dim3 block, void** ar
     return cudaSuccess;
 }
 
+// The ordering of kernels with state: stream handles print as numbers, events as their creation
+// number; logged when probe_order_log is set.
+static int probe_order_log = 0, probe_capturing = 0, probe_events = 0, probe_wait_fail = 0;
+
+static int probe_stream(cudaStream_t s) { return (int)(uintptr_t)s; }
+
+cudaError_t probe_is_capturing(cudaStream_t s, cudaStreamCaptureStatus* c)
+{
+    (void)s;
+    *c = probe_capturing ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+    return cudaSuccess;
+}
+
+cudaError_t probe_event_create(cudaEvent_t* e, unsigned flags)
+{
+    probe_events++;
+    *e = (cudaEvent_t)(uintptr_t)(0x1000 + probe_events);
+    if (probe_order_log) printf("  event %d created (flags %u)\n", probe_events, flags);
+    return cudaSuccess;
+}
+
+cudaError_t probe_wait_event(cudaStream_t s, cudaEvent_t e, unsigned flags)
+{
+    if (probe_wait_fail) {
+        probe_wait_fail = 0;
+        if (probe_order_log) printf("  wait fails\n");
+        return cudaErrorInvalidResourceHandle;
+    }
+    if (probe_order_log) printf("  stream %d waits for event %d (flags %u)\n", probe_stream(s), (int)((uintptr_t)e - 0x1000), flags);
+    return cudaSuccess;
+}
+
+cudaError_t probe_event_record(cudaEvent_t e, cudaStream_t s)
+{
+    if (probe_order_log) printf("  event %d recorded on stream %d\n", (int)((uintptr_t)e - 0x1000), probe_stream(s));
+    return cudaSuccess;
+}
+
+cudaError_t probe_stream_sync(cudaStream_t s)
+{
+    if (probe_order_log) printf("  stream %d synchronized\n", probe_stream(s));
+    return cudaSuccess;
+}
+
+cudaError_t probe_device_sync()
+{
+    if (probe_order_log) printf("  device synchronized\n");
+    return cudaSuccess;
+}
+
 #define cudaGetDevice probe_get_device
 #define cudaFuncSetAttribute probe_set_attribute
 #define cudaLaunchKernel probe_launch
 #define cudaDeviceGetAttribute probe_device_attribute
+#define cudaStreamIsCapturing probe_is_capturing
+#define cudaEventCreateWithFlags probe_event_create
+#define cudaStreamWaitEvent probe_wait_event
+#define cudaEventRecord probe_event_record
+#define cudaStreamSynchronize probe_stream_sync
+#define cudaDeviceSynchronize probe_device_sync
 `
 
 // TestHeaderLaunches runs the .cuh launcher of both fixtures with the launch recorded instead of

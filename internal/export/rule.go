@@ -224,9 +224,10 @@ var stateRE = regexp.MustCompile(`(?m)^\s*(?:\.visible\s+)?\.global\s[^;]*\btg_\
 // (a split-K or stream-K workspace and tile counters).
 func (c *Chosen) hasState() bool { return stateRE.MatchString(c.src.ptx) }
 
-// stateDoc is the package doc's and the header's paragraph on the kernels that keep partial sums in
-// module globals: two overlapping calls that reach the same one race. Empty when no kernel does.
-func stateDoc(p *Plan) string {
+// stateDoc is the package doc's and the header's paragraph on the kernels that keep partial sums and
+// tile counters between their blocks. pool is the header's pool size in bytes (statePools); 0 for the
+// Go package, whose kernels each keep their own in their module. Empty when no kernel keeps state.
+func stateDoc(p *Plan, pool int64) string {
 	var names []string
 	for i := range p.Variants {
 		if p.Variants[i].hasState() {
@@ -237,10 +238,15 @@ func stateDoc(p *Plan) string {
 		return ""
 	}
 	eg := strings.Join(names[:min(2, len(names))], ", ")
-	return wrap(fmt.Sprintf("Concurrency: %d of the %d kernels (the split-K and stream-K ones, such as %s) keep "+
-		"partial sums and tile counters in global variables of their module, one set per kernel and device. "+
-		"Calls on one stream never overlap; two calls that run at the same time on one device (on different "+
-		"streams, or from different host threads) and go to the same one of these kernels race on that state "+
-		"and can leave C wrong. Serialize such calls (one stream per device, or an event between them).",
-		len(names), len(p.Variants), eg), 96) + "\n\n"
+	where := "in global variables of their module, one set per kernel and context"
+	if pool > 0 {
+		where = fmt.Sprintf("in one pool per device that they share (%.1f MiB of device memory)", float64(pool)/(1<<20))
+	}
+	return wrap(fmt.Sprintf("Concurrency: %d of the %d kernels (split-K and stream-K, such as %s) keep partial sums "+
+		"and tile counters %s. Each launch of one of them waits for the previous such launch on the device "+
+		"(an event recorded after every such launch; no wait when both are on the same stream), so calls "+
+		"on different streams or from different host threads never overlap on that state and are safe. "+
+		"Not ordered: launches into a stream that is being captured into a CUDA graph; such a graph must "+
+		"not run while another call of these kernels runs.",
+		len(names), len(p.Variants), eg, where), 96) + "\n\n"
 }

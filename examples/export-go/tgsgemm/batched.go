@@ -157,7 +157,7 @@ func (ks *Kernels) SgemmStridedBatchedOp(op Op, m, n, k int, alpha float32, a ui
 	}
 	kn := &kernels[i]
 	grid := [3]int{(n + kn.tileCols - 1) / kn.tileCols, (m + kn.tileRows - 1) / kn.tileRows, kn.gridZ * batch}
-	if err := launchBatched(ks.fns[i], grid, [2]int{kn.blockX, kn.blockY}, kn.dynamicShared, stream, m, n, k, alpha, a, lda, b, ldb,
+	if err := launchBatched(ks.orderFor(kn), ks.fns[i], grid, [2]int{kn.blockX, kn.blockY}, kn.dynamicShared, stream, m, n, k, alpha, a, lda, b, ldb,
 		beta, c, ldc, strideA, strideB, strideC); err != nil {
 		return fmt.Errorf("tgsgemm: launch %s: %w", kn.name, err)
 	}

@@ -93,6 +93,7 @@ type kernel struct {
 	// The launch-time split-K rule (splitSlices): splitMax > 0 means grid z is chosen per launch, at most splitMax.
 	splitMax, kStep, minK, blocksPerSM, balance, workspaceFloats int
 	streamK                                                      bool // a stream-K kernel: streamKBlocks blocks along x (splitMax at most)
+	state                                                        bool // keeps partial sums and tile counters in its module between blocks: launches ordered (stateOrder)
 }
 
 // kernels are the exported variants, sorted by name.

@@ -26,6 +26,12 @@ static struct {
 		void**);
 	tg_result (*module_unload)(void*);
 	tg_result (*get_error_string)(tg_result, const char**);
+	tg_result (*event_create)(void**, unsigned int);
+	tg_result (*event_record)(void*, void*);
+	tg_result (*event_destroy)(void*);
+	tg_result (*stream_wait_event)(void*, void*, unsigned int);
+	tg_result (*stream_is_capturing)(void*, int*);
+	tg_result (*stream_synchronize)(void*);
 } tg_drv;
 
 // tg_open loads libcuda.so.1, looks up the entry points and calls cuInit(0). It returns NULL on
@@ -50,6 +56,12 @@ static const char* tg_open(tg_result* init)
 	TG_SYM(launch_kernel, "cuLaunchKernel")
 	TG_SYM(module_unload, "cuModuleUnload")
 	TG_SYM(get_error_string, "cuGetErrorString")
+	TG_SYM(event_create, "cuEventCreate")
+	TG_SYM(event_record, "cuEventRecord")
+	TG_SYM(event_destroy, "cuEventDestroy_v2")
+	TG_SYM(stream_wait_event, "cuStreamWaitEvent")
+	TG_SYM(stream_is_capturing, "cuStreamIsCapturing")
+	TG_SYM(stream_synchronize, "cuStreamSynchronize")
 #undef TG_SYM
 	*init = tg_drv.init(0);
 	return *init ? "cuInit" : NULL;
@@ -103,6 +115,35 @@ static tg_result tg_set_max_dynamic_shared(uintptr_t fn, int bytes)
 }
 
 static tg_result tg_module_unload(uintptr_t mod) { return tg_drv.module_unload((void*)mod); }
+
+// The ordering of the kernels that keep state (stateOrder): CU_EVENT_DISABLE_TIMING is 2, and
+// CU_STREAM_CAPTURE_STATUS_NONE 0, in cuda.h.
+static tg_result tg_event_create(uintptr_t* ev)
+{
+	void* e = NULL;
+	tg_result r = tg_drv.event_create(&e, 2);
+	*ev = (uintptr_t)e;
+	return r;
+}
+
+static tg_result tg_event_record(uintptr_t ev, uintptr_t stream) { return tg_drv.event_record((void*)ev, (void*)stream); }
+
+static tg_result tg_event_destroy(uintptr_t ev) { return tg_drv.event_destroy((void*)ev); }
+
+static tg_result tg_stream_wait_event(uintptr_t stream, uintptr_t ev)
+{
+	return tg_drv.stream_wait_event((void*)stream, (void*)ev, 0);
+}
+
+static tg_result tg_stream_capturing(uintptr_t stream, int* capturing)
+{
+	int status = 0;
+	tg_result r = tg_drv.stream_is_capturing((void*)stream, &status);
+	*capturing = status != 0;
+	return r;
+}
+
+static tg_result tg_stream_synchronize(uintptr_t stream) { return tg_drv.stream_synchronize((void*)stream); }
 
 // tg_launch launches the kernel signature every exported variant has, its parameters in C memory.
 static tg_result tg_launch(uintptr_t fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
@@ -219,36 +260,109 @@ func unloadModule(mod uintptr) error {
 	return nil
 }
 
-// launch enqueues one kernel; the caller has checked every value against the kernel's limits.
-func launch(fn uintptr, g [3]int, b [2]int, shared int, stream uintptr, m, n, k int, alpha float32, a uintptr, lda int,
-	bp uintptr, ldb int, beta float32, c uintptr, ldc int) error {
-	if r := C.tg_launch(C.uintptr_t(fn), C.uint(g[0]), C.uint(g[1]), C.uint(g[2]), C.uint(b[0]),
-		C.uint(b[1]), C.uint(shared), C.uintptr_t(stream), C.int(m), C.int(n), C.int(k), C.float(alpha),
-		C.ulonglong(a), C.int(lda), C.ulonglong(bp), C.int(ldb), C.float(beta), C.ulonglong(c), C.int(ldc)); r != 0 {
+// stateOrder orders the launches of the kernels that keep partial sums and tile counters between
+// their blocks (split-K, stream-K) in one context: the event recorded after the last such launch,
+// and that launch's stream.
+type stateOrder struct {
+	mu       sync.Mutex
+	event    uintptr
+	stream   uintptr
+	recorded bool
+}
+
+// plainStream says whether handle s names the same stream on every thread: not 0 or
+// CU_STREAM_LEGACY (1), the legacy default stream, nor CU_STREAM_PER_THREAD (2).
+func plainStream(s uintptr) bool { return s > 2 }
+
+// run enqueues a kernel on stream with launch. When o is not nil (a kernel that keeps state), it
+// does so under o's mutex, after making stream wait for the event recorded after the previous such
+// launch (unless that was on the same stream), and records the event after it: two of them never run
+// at the same time in the context, whatever streams and goroutines they come from. When the event
+// cannot be recorded the launch is waited for instead. A launch into a stream being captured into a
+// CUDA graph is not ordered.
+func (o *stateOrder) run(stream uintptr, launch func() C.tg_result) error {
+	var capturing C.int
+	if o != nil {
+		if r := C.tg_stream_capturing(C.uintptr_t(stream), &capturing); r != 0 {
+			return cudaError("cuStreamIsCapturing", r)
+		}
+	}
+	if o == nil || capturing != 0 {
+		if r := launch(); r != 0 {
+			return cudaError("cuLaunchKernel", r)
+		}
+		return nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.event == 0 {
+		var ev C.uintptr_t
+		if r := C.tg_event_create(&ev); r != 0 {
+			return cudaError("cuEventCreate", r)
+		}
+		o.event, o.recorded = uintptr(ev), false
+	} else if o.recorded && !(o.stream == stream && plainStream(stream)) {
+		if r := C.tg_stream_wait_event(C.uintptr_t(stream), C.uintptr_t(o.event)); r != 0 {
+			return cudaError("cuStreamWaitEvent", r)
+		}
+	}
+	if r := launch(); r != 0 {
 		return cudaError("cuLaunchKernel", r)
+	}
+	if C.tg_event_record(C.uintptr_t(o.event), C.uintptr_t(stream)) != 0 {
+		o.recorded = false
+		if r := C.tg_stream_synchronize(C.uintptr_t(stream)); r != 0 {
+			return cudaError("cuStreamSynchronize", r)
+		}
+		return nil
+	}
+	o.recorded, o.stream = true, stream
+	return nil
+}
+
+// close destroys o's event (Unload).
+func (o *stateOrder) close() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.event == 0 {
+		return nil
+	}
+	ev := o.event
+	o.event, o.recorded = 0, false
+	if r := C.tg_event_destroy(C.uintptr_t(ev)); r != 0 {
+		return cudaError("cuEventDestroy", r)
 	}
 	return nil
 }
 
-func launchBatched(fn uintptr, g [3]int, b [2]int, shared int, stream uintptr, m, n, k int, alpha float32, a uintptr, lda int,
+// launch enqueues one kernel (ordered by o when it keeps state); the caller has checked every value
+// against the kernel's limits.
+func launch(o *stateOrder, fn uintptr, g [3]int, b [2]int, shared int, stream uintptr, m, n, k int, alpha float32, a uintptr, lda int,
+	bp uintptr, ldb int, beta float32, c uintptr, ldc int) error {
+	return o.run(stream, func() C.tg_result {
+		return C.tg_launch(C.uintptr_t(fn), C.uint(g[0]), C.uint(g[1]), C.uint(g[2]), C.uint(b[0]),
+			C.uint(b[1]), C.uint(shared), C.uintptr_t(stream), C.int(m), C.int(n), C.int(k), C.float(alpha),
+			C.ulonglong(a), C.int(lda), C.ulonglong(bp), C.int(ldb), C.float(beta), C.ulonglong(c), C.int(ldc))
+	})
+}
+
+func launchBatched(o *stateOrder, fn uintptr, g [3]int, b [2]int, shared int, stream uintptr, m, n, k int, alpha float32, a uintptr, lda int,
 	bp uintptr, ldb int, beta float32, c uintptr, ldc int, strideA, strideB, strideC int) error {
-	if r := C.tg_launch_batched(C.uintptr_t(fn), C.uint(g[0]), C.uint(g[1]), C.uint(g[2]), C.uint(b[0]),
-		C.uint(b[1]), C.uint(shared), C.uintptr_t(stream), C.int(m), C.int(n), C.int(k), C.float(alpha),
-		C.ulonglong(a), C.int(lda), C.ulonglong(bp), C.int(ldb), C.float(beta), C.ulonglong(c), C.int(ldc),
-		C.longlong(strideA), C.longlong(strideB), C.longlong(strideC)); r != 0 {
-		return cudaError("cuLaunchKernel", r)
-	}
-	return nil
+	return o.run(stream, func() C.tg_result {
+		return C.tg_launch_batched(C.uintptr_t(fn), C.uint(g[0]), C.uint(g[1]), C.uint(g[2]), C.uint(b[0]),
+			C.uint(b[1]), C.uint(shared), C.uintptr_t(stream), C.int(m), C.int(n), C.int(k), C.float(alpha),
+			C.ulonglong(a), C.int(lda), C.ulonglong(bp), C.int(ldb), C.float(beta), C.ulonglong(c), C.int(ldc),
+			C.longlong(strideA), C.longlong(strideB), C.longlong(strideC))
+	})
 }
 
 // launchBias is launch for a fused-epilogue kernel, with its bias pointer.
-func launchBias(fn uintptr, g [3]int, b [2]int, shared int, stream uintptr, m, n, k int, alpha float32, a uintptr, lda int,
+func launchBias(o *stateOrder, fn uintptr, g [3]int, b [2]int, shared int, stream uintptr, m, n, k int, alpha float32, a uintptr, lda int,
 	bp uintptr, ldb int, beta float32, c uintptr, ldc int, bias uintptr) error {
-	if r := C.tg_launch_bias(C.uintptr_t(fn), C.uint(g[0]), C.uint(g[1]), C.uint(g[2]), C.uint(b[0]),
-		C.uint(b[1]), C.uint(shared), C.uintptr_t(stream), C.int(m), C.int(n), C.int(k), C.float(alpha),
-		C.ulonglong(a), C.int(lda), C.ulonglong(bp), C.int(ldb), C.float(beta), C.ulonglong(c), C.int(ldc),
-		C.ulonglong(bias)); r != 0 {
-		return cudaError("cuLaunchKernel", r)
-	}
-	return nil
+	return o.run(stream, func() C.tg_result {
+		return C.tg_launch_bias(C.uintptr_t(fn), C.uint(g[0]), C.uint(g[1]), C.uint(g[2]), C.uint(b[0]),
+			C.uint(b[1]), C.uint(shared), C.uintptr_t(stream), C.int(m), C.int(n), C.int(k), C.float(alpha),
+			C.ulonglong(a), C.int(lda), C.ulonglong(bp), C.int(ldb), C.float(beta), C.ulonglong(c), C.int(ldc),
+			C.ulonglong(bias))
+	})
 }

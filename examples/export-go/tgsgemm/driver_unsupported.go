@@ -25,17 +25,22 @@ func setMaxDynamicShared(uintptr, int) error { return errNoDriver }
 
 func unloadModule(uintptr) error { return errNoDriver }
 
-func launch(uintptr, [3]int, [2]int, int, uintptr, int, int, int, float32, uintptr, int, uintptr, int, float32, uintptr,
+// stateOrder has nothing to order without a driver.
+type stateOrder struct{}
+
+func (*stateOrder) close() error { return nil }
+
+func launch(*stateOrder, uintptr, [3]int, [2]int, int, uintptr, int, int, int, float32, uintptr, int, uintptr, int, float32, uintptr,
 	int) error {
 	return errNoDriver
 }
 
-func launchBatched(uintptr, [3]int, [2]int, int, uintptr, int, int, int, float32, uintptr, int, uintptr, int, float32, uintptr,
+func launchBatched(*stateOrder, uintptr, [3]int, [2]int, int, uintptr, int, int, int, float32, uintptr, int, uintptr, int, float32, uintptr,
 	int, int, int, int) error {
 	return errNoDriver
 }
 
-func launchBias(uintptr, [3]int, [2]int, int, uintptr, int, int, int, float32, uintptr, int, uintptr, int, float32,
+func launchBias(*stateOrder, uintptr, [3]int, [2]int, int, uintptr, int, int, int, float32, uintptr, int, uintptr, int, float32,
 	uintptr, int, uintptr) error {
 	return errNoDriver
 }

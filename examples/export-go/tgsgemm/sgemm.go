@@ -20,7 +20,16 @@ type Kernels struct {
 	mods   [len(kernels)]uintptr
 	fns    [len(kernels)]uintptr
 	loaded [len(kernels)]bool
-	sms    int // the context's device's multiprocessor count, for the split rule
+	sms    int        // the context's device's multiprocessor count, for the split rule
+	order  stateOrder // orders the launches of the kernels that keep state
+}
+
+// orderFor is the ordering of kn's launches: nil unless kn keeps state.
+func (ks *Kernels) orderFor(kn *kernel) *stateOrder {
+	if !kn.state {
+		return nil
+	}
+	return &ks.order
 }
 
 // Load JIT-compiles the embedded PTX into the calling thread's current CUDA context (lock the OS
@@ -61,9 +70,9 @@ func Load() (*Kernels, error) {
 	return ks, nil
 }
 
-// Unload releases the modules (in the context they were loaded in).
+// Unload releases the modules and the ordering event (in the context they were loaded in).
 func (ks *Kernels) Unload() error {
-	var first error
+	first := ks.order.close()
 	for i := range ks.mods {
 		if !ks.loaded[i] {
 			continue
@@ -103,7 +112,7 @@ func (ks *Kernels) SgemmOp(op Op, m, n, k int, alpha float32, a uintptr, lda int
 	} else if kn.splitMax > 0 {
 		grid[2] = splitSlices(grid[0]*grid[1], kn.tileRows*kn.tileCols, k, ks.sms, kn.splitMax, kn.kStep, kn.minK, kn.blocksPerSM, kn.balance, kn.workspaceFloats)
 	}
-	if err := launch(ks.fns[i], grid, [2]int{kn.blockX, kn.blockY}, kn.dynamicShared, stream, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); err != nil {
+	if err := launch(ks.orderFor(kn), ks.fns[i], grid, [2]int{kn.blockX, kn.blockY}, kn.dynamicShared, stream, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); err != nil {
 		return fmt.Errorf("tgsgemm: launch %s: %w", kn.name, err)
 	}
 	return nil
@@ -170,7 +179,7 @@ func (ks *Kernels) SgemmEpilogue(epi Epilogue, m, n, k int, alpha float32, a uin
 	} else if kn.splitMax > 0 {
 		grid[2] = splitSlices(grid[0]*grid[1], kn.tileRows*kn.tileCols, k, ks.sms, kn.splitMax, kn.kStep, kn.minK, kn.blocksPerSM, kn.balance, kn.workspaceFloats)
 	}
-	if err := launchBias(ks.fns[i], grid, [2]int{kn.blockX, kn.blockY}, kn.dynamicShared, stream, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias); err != nil {
+	if err := launchBias(ks.orderFor(kn), ks.fns[i], grid, [2]int{kn.blockX, kn.blockY}, kn.dynamicShared, stream, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias); err != nil {
 		return fmt.Errorf("tgsgemm: launch %s: %w", kn.name, err)
 	}
 	return nil

@@ -86,6 +86,7 @@
 #include <stdint.h>
 
 #include <atomic>
+#include <mutex>
 
 // ---------------------------------------------------------------------------------------------
 // micro1d_t32_r4: family micro1d, T=32 R=4; op NN; block 32x8, C tile 32x32, grid_z 1,
@@ -25187,9 +25188,10 @@ extern "C" __global__ void __launch_bounds__(128, 1) regtile_64x64x8_w32_t8x4_p0
 #endif // TILEGEN_KERNEL_regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_tt_sb
 
 // ---------------------------------------------------------------------------------------------
-// Launcher. Per call it does integer checks, two table lookups, one cudaLaunchKernel and nothing
-// else on the CUDA runtime; a kernel that needs more than 48 KiB of dynamic shared memory gets its
-// limit raised once per device.
+// Launcher. Per call it does integer checks, two table lookups and one cudaLaunchKernel; a kernel
+// that needs more than 48 KiB of dynamic shared memory gets its limit raised once per device, and a
+// kernel that keeps state (split-K, stream-K) is ordered after the device's previous such launch
+// (tgsgemm_launch_kernel: a mutex, an event record, a stream wait when the stream changed).
 
 struct tgsgemm_kernel_info {
     const char* name;
@@ -25205,41 +25207,42 @@ struct tgsgemm_kernel_info {
     int split_max, k_step, min_k, blocks_per_sm, balance;
     long long workspace_floats;
     int stream_k;
+    int state; // 1: keeps partial sums and tile counters in the state pools (launches ordered across streams)
 };
 
 // tgsgemm_kernels lists the exported variants, sorted by name.
 inline const tgsgemm_kernel_info* tgsgemm_kernels(int* count)
 {
     static const tgsgemm_kernel_info table[] = {
-        {"micro1d_t32_r4", (const void*)micro1d_t32_r4, 0, 0, 32, 8, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"micro1d_t32_r8", (const void*)micro1d_t32_r8, 0, 0, 32, 4, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"micro1d_t64_r16", (const void*)micro1d_t64_r16, 0, 0, 64, 4, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"micro1d_t64_r8", (const void*)micro1d_t64_r8, 0, 0, 64, 8, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_128x256x16_w32_t8x16_p0_f1_s4_b1", (const void*)regtile_128x256x16_w32_t8x16_p0_f1_s4_b1, 0, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_col", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_col, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_gelu_col", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_gelu_col, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_gelu_row", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_gelu_row, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_col", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_col, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_row", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_row, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_row", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_row, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn, 2, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt", (const void*)regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt, 3, 0, 256, 1, 256, 128, 1, 50176, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt", (const void*)regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt, 1, 0, 256, 1, 256, 128, 1, 58624, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_128x128x16_w32_t8x8_p0_f1_s1_b1_nt_sb", (const void*)regtile_128x128x16_w32_t8x8_p0_f1_s1_b1_nt_sb, 1, 1, 256, 1, 128, 128, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_128x128x16_w64_t8x8_p0_f1_s1_b1_nt_sb", (const void*)regtile_128x128x16_w64_t8x8_p0_f1_s1_b1_nt_sb, 1, 1, 256, 1, 128, 128, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_128x64x16_w32_t8x8_p0_f1_s1_b1_tt_sb", (const void*)regtile_128x64x16_w32_t8x8_p0_f1_s1_b1_tt_sb, 3, 1, 128, 1, 128, 64, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_128x64x16_w32_t8x8_p0_f1_s2_b1_sb", (const void*)regtile_128x64x16_w32_t8x8_p0_f1_s2_b1_sb, 0, 1, 128, 1, 128, 64, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_128x64x16_w64_t8x8_p0_f1_s2_b1_tn_sb", (const void*)regtile_128x64x16_w64_t8x8_p0_f1_s2_b1_tn_sb, 2, 1, 128, 1, 128, 64, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_64x128x16_w32_t8x8_p0_f1_s2_b1_sb", (const void*)regtile_64x128x16_w32_t8x8_p0_f1_s2_b1_sb, 0, 1, 128, 1, 64, 128, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_64x128x16_w64_t8x8_p0_f1_s2_b1_sb", (const void*)regtile_64x128x16_w64_t8x8_p0_f1_s2_b1_sb, 0, 1, 128, 1, 64, 128, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_64x64x16_w32_t4x4_p0_f1_s1_b1_tt_sb", (const void*)regtile_64x64x16_w32_t4x4_p0_f1_s1_b1_tt_sb, 3, 1, 256, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_nt_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_nt_sb, 1, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_tt_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_tt_sb, 3, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_sb, 0, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_tn_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_tn_sb, 2, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_64x64x32_w32_t8x4_p0_f1_s2_b1_tn_sb", (const void*)regtile_64x64x32_w32_t8x4_p0_f1_s2_b1_tn_sb, 2, 1, 128, 1, 64, 64, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_nt_sb", (const void*)regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_nt_sb, 1, 1, 128, 1, 64, 64, 1, 8192, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
-        {"regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_tt_sb", (const void*)regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_tt_sb, 3, 1, 128, 1, 64, 64, 1, 8192, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0},
+        {"micro1d_t32_r4", (const void*)micro1d_t32_r4, 0, 0, 32, 8, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"micro1d_t32_r8", (const void*)micro1d_t32_r8, 0, 0, 32, 4, 32, 32, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"micro1d_t64_r16", (const void*)micro1d_t64_r16, 0, 0, 64, 4, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"micro1d_t64_r8", (const void*)micro1d_t64_r8, 0, 0, 64, 8, 64, 64, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_128x256x16_w32_t8x16_p0_f1_s4_b1", (const void*)regtile_128x256x16_w32_t8x16_p0_f1_s4_b1, 0, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_col", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_col, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_gelu_col", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_gelu_col, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_gelu_row", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_gelu_row, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_col", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_col, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_row", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_row, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_row", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_row, 0, 0, 256, 1, 128, 256, 1, 65536, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn", (const void*)regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn, 2, 0, 256, 1, 128, 256, 1, 81920, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt", (const void*)regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt, 3, 0, 256, 1, 256, 128, 1, 50176, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt", (const void*)regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt, 1, 0, 256, 1, 256, 128, 1, 58624, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_128x128x16_w32_t8x8_p0_f1_s1_b1_nt_sb", (const void*)regtile_128x128x16_w32_t8x8_p0_f1_s1_b1_nt_sb, 1, 1, 256, 1, 128, 128, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_128x128x16_w64_t8x8_p0_f1_s1_b1_nt_sb", (const void*)regtile_128x128x16_w64_t8x8_p0_f1_s1_b1_nt_sb, 1, 1, 256, 1, 128, 128, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_128x64x16_w32_t8x8_p0_f1_s1_b1_tt_sb", (const void*)regtile_128x64x16_w32_t8x8_p0_f1_s1_b1_tt_sb, 3, 1, 128, 1, 128, 64, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_128x64x16_w32_t8x8_p0_f1_s2_b1_sb", (const void*)regtile_128x64x16_w32_t8x8_p0_f1_s2_b1_sb, 0, 1, 128, 1, 128, 64, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_128x64x16_w64_t8x8_p0_f1_s2_b1_tn_sb", (const void*)regtile_128x64x16_w64_t8x8_p0_f1_s2_b1_tn_sb, 2, 1, 128, 1, 128, 64, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_64x128x16_w32_t8x8_p0_f1_s2_b1_sb", (const void*)regtile_64x128x16_w32_t8x8_p0_f1_s2_b1_sb, 0, 1, 128, 1, 64, 128, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_64x128x16_w64_t8x8_p0_f1_s2_b1_sb", (const void*)regtile_64x128x16_w64_t8x8_p0_f1_s2_b1_sb, 0, 1, 128, 1, 64, 128, 1, 24576, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_64x64x16_w32_t4x4_p0_f1_s1_b1_tt_sb", (const void*)regtile_64x64x16_w32_t4x4_p0_f1_s1_b1_tt_sb, 3, 1, 256, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_nt_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_nt_sb, 1, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_tt_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s1_b1_tt_sb, 3, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_sb, 0, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_tn_sb", (const void*)regtile_64x64x16_w32_t8x4_p0_f1_s2_b1_tn_sb, 2, 1, 128, 1, 64, 64, 1, 16384, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_64x64x32_w32_t8x4_p0_f1_s2_b1_tn_sb", (const void*)regtile_64x64x32_w32_t8x4_p0_f1_s2_b1_tn_sb, 2, 1, 128, 1, 64, 64, 1, 32768, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_nt_sb", (const void*)regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_nt_sb, 1, 1, 128, 1, 64, 64, 1, 8192, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
+        {"regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_tt_sb", (const void*)regtile_64x64x8_w32_t8x4_p0_f1_s1_b1_tt_sb, 3, 1, 128, 1, 64, 64, 1, 8192, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0LL, 0, 0},
     };
     if (count) *count = (int)(sizeof(table) / sizeof(table[0]));
     return table;
@@ -26834,6 +26837,105 @@ inline cudaError_t tgsgemm_raise_shared(int i, int force)
     return e;
 }
 
+// tgsgemm_order_state orders the launches of the kernels that keep state (split-K, stream-K) on each
+// device d < 64: an event recorded after the device's last such launch, and that launch's stream.
+struct tgsgemm_order_state {
+    std::mutex mu;
+    cudaEvent_t event[64];
+    cudaStream_t stream[64];
+    bool recorded[64];
+};
+
+inline tgsgemm_order_state& tgsgemm_order()
+{
+    static tgsgemm_order_state st; // zero-initialized: no events yet
+    return st;
+}
+
+// tgsgemm_plain_stream says whether handle s names the same stream on every host thread (not the
+// legacy or per-thread default stream, whose handle is another stream on another thread under
+// --default-stream per-thread).
+inline bool tgsgemm_plain_stream(cudaStream_t s)
+{
+    return s != 0 && s != cudaStreamLegacy && s != cudaStreamPerThread;
+}
+
+// tgsgemm_order_wait makes stream s wait for the device's last launch of a kernel with state, unless
+// there is none or it went to s itself (caller holds the mutex). A cudaDeviceReset destroys the event
+// with every launch it stood for: the event is made again.
+inline cudaError_t tgsgemm_order_wait(tgsgemm_order_state& st, int dev, cudaStream_t s)
+{
+    cudaError_t e = cudaSuccess;
+    if (st.event[dev] == NULL) {
+        st.recorded[dev] = false;
+        e = cudaEventCreateWithFlags(&st.event[dev], cudaEventDisableTiming);
+        if (e != cudaSuccess) st.event[dev] = NULL;
+        return e;
+    }
+    if (!st.recorded[dev] || (st.stream[dev] == s && tgsgemm_plain_stream(s))) return cudaSuccess;
+    e = cudaStreamWaitEvent(s, st.event[dev], 0);
+    if (e == cudaErrorInvalidResourceHandle || e == cudaErrorContextIsDestroyed) {
+        (void)cudaGetLastError();
+        st.event[dev] = NULL;
+        st.recorded[dev] = false;
+        e = cudaEventCreateWithFlags(&st.event[dev], cudaEventDisableTiming);
+        if (e != cudaSuccess) st.event[dev] = NULL;
+    }
+    return e;
+}
+
+// tgsgemm_order_record records the device's event after a launch on s (caller holds the mutex). When
+// it cannot, the launch is waited for instead, so that the next one need not wait on it.
+inline cudaError_t tgsgemm_order_record(tgsgemm_order_state& st, int dev, cudaStream_t s)
+{
+    if (cudaEventRecord(st.event[dev], s) == cudaSuccess) {
+        st.recorded[dev] = true;
+        st.stream[dev] = s;
+        return cudaSuccess;
+    }
+    (void)cudaGetLastError();
+    st.recorded[dev] = false;
+    return cudaStreamSynchronize(s);
+}
+
+// tgsgemm_launch_kernel launches kernel i on stream s with its dynamic shared memory (the limit raised
+// as tgsgemm_raise_shared says, again and once more after a failed launch). A kernel that keeps state
+// is launched under one mutex, after a wait on the event recorded after the device's previous launch
+// of such a kernel (none when that was on the same stream), and records the event after it: two of
+// them never run at the same time on a device, whatever streams and host threads they come from
+// (on a device ordinal above 63, the launch is run to completion under the mutex instead). A launch
+// into a stream being captured into a CUDA graph is not ordered. It returns the first error, cleared
+// from cudaGetLastError.
+inline cudaError_t tgsgemm_launch_kernel(int i, dim3 grid, dim3 block, void** args, cudaStream_t s)
+{
+    const tgsgemm_kernel_info* k = &tgsgemm_kernels(NULL)[i];
+    cudaError_t e = cudaSuccess;
+    const int raise = k->dynamic_shared > 49152;
+    if (raise) e = tgsgemm_raise_shared(i, 0);
+    tgsgemm_order_state& st = tgsgemm_order();
+    std::unique_lock<std::mutex> lock(st.mu, std::defer_lock);
+    int dev = -1;
+    if (e == cudaSuccess && k->state) {
+        cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+        e = cudaStreamIsCapturing(s, &capture);
+        if (e == cudaSuccess && capture == cudaStreamCaptureStatusNone) e = cudaGetDevice(&dev);
+        if (e == cudaSuccess && dev >= 0) {
+            lock.lock();
+            e = dev < 64 ? tgsgemm_order_wait(st, dev, s) : cudaDeviceSynchronize();
+        }
+    }
+    if (e == cudaSuccess) e = cudaLaunchKernel(k->fn, grid, block, args, (size_t)k->dynamic_shared, s);
+    if (e != cudaSuccess && raise) {
+        // The raised limit is gone after a cudaDeviceReset: raise it again and retry once.
+        (void)cudaGetLastError();
+        e = tgsgemm_raise_shared(i, 1);
+        if (e == cudaSuccess) e = cudaLaunchKernel(k->fn, grid, block, args, (size_t)k->dynamic_shared, s);
+    }
+    if (e == cudaSuccess && dev >= 0) e = dev < 64 ? tgsgemm_order_record(st, dev, s) : cudaStreamSynchronize(s);
+    if (e != cudaSuccess) (void)cudaGetLastError();
+    return e;
+}
+
 // tgsgemm_launch enqueues the row-major C = alpha*op(A)*op(B) + beta*C of op on stream s; beta == 0
 // means C is not read. It does not wait. It returns cudaErrorInvalidValue, launching nothing, when
 // the header has no kernel for op or none can take the problem, else the launch's error (which it
@@ -26844,23 +26946,10 @@ inline cudaError_t tgsgemm_launch(int op, int M, int N, int K, float alpha, cons
     int i = tgsgemm_choose(op, M, N, K, lda, ldb, ldc, (uintptr_t)A | (uintptr_t)B | (uintptr_t)C);
     if (i < 0) return cudaErrorInvalidValue;
     const tgsgemm_kernel_info* k = &tgsgemm_kernels(NULL)[i];
-    const int raise = k->dynamic_shared > 49152;
-    if (raise) {
-        cudaError_t e = tgsgemm_raise_shared(i, 0);
-        if (e != cudaSuccess) return e;
-    }
     const dim3 grid = tgsgemm_grid(k, M, N, K);
     dim3 block((unsigned)k->block_x, (unsigned)k->block_y, 1);
     void* args[] = {&M, &N, &K, &alpha, (void*)&A, &lda, (void*)&B, &ldb, &beta, (void*)&C, &ldc};
-    cudaError_t e = cudaLaunchKernel(k->fn, grid, block, args, (size_t)k->dynamic_shared, s);
-    if (e != cudaSuccess && raise) {
-        // The raised limit is gone after a cudaDeviceReset: raise it again and retry once.
-        (void)cudaGetLastError();
-        e = tgsgemm_raise_shared(i, 1);
-        if (e == cudaSuccess) e = cudaLaunchKernel(k->fn, grid, block, args, (size_t)k->dynamic_shared, s);
-    }
-    if (e != cudaSuccess) (void)cudaGetLastError();
-    return e;
+    return tgsgemm_launch_kernel(i, grid, block, args, s);
 }
 
 // tgsgemm_sgemm enqueues the row-major C = alpha*A*B + beta*C (NN) on stream s (see tgsgemm_launch).
@@ -26951,22 +27040,10 @@ inline cudaError_t tgsgemm_sgemm_epilogue(int epilogue, int M, int N, int K, flo
     if (tgsgemm_variant_epilogue(epilogue, M, N, K, lda, ldb, ldc, A, B, C, bias) == NULL) return cudaErrorInvalidValue;
     const int i = tgsgemm_epilogue_kernel(epilogue);
     const tgsgemm_kernel_info* k = &tgsgemm_kernels(NULL)[i];
-    const int raise = k->dynamic_shared > 49152;
-    if (raise) {
-        cudaError_t e = tgsgemm_raise_shared(i, 0);
-        if (e != cudaSuccess) return e;
-    }
     const dim3 grid = tgsgemm_grid(k, M, N, K);
     dim3 block((unsigned)k->block_x, (unsigned)k->block_y, 1);
     void* args[] = {&M, &N, &K, &alpha, (void*)&A, &lda, (void*)&B, &ldb, &beta, (void*)&C, &ldc, (void*)&bias};
-    cudaError_t e = cudaLaunchKernel(k->fn, grid, block, args, (size_t)k->dynamic_shared, s);
-    if (e != cudaSuccess && raise) {
-        (void)cudaGetLastError();
-        e = tgsgemm_raise_shared(i, 1);
-        if (e == cudaSuccess) e = cudaLaunchKernel(k->fn, grid, block, args, (size_t)k->dynamic_shared, s);
-    }
-    if (e != cudaSuccess) (void)cudaGetLastError();
-    return e;
+    return tgsgemm_launch_kernel(i, grid, block, args, s);
 }
 
 struct tgsgemm_batch_class {
@@ -27090,23 +27167,11 @@ inline cudaError_t tgsgemm_launch_batched(int op, int M, int N, int K, float alp
                                      (uintptr_t)A | (uintptr_t)B | (uintptr_t)C);
     if (i < 0) return cudaErrorInvalidValue;
     const tgsgemm_kernel_info* k = &tgsgemm_kernels(NULL)[i];
-    const int raise = k->dynamic_shared > 49152;
-    if (raise) {
-        cudaError_t e = tgsgemm_raise_shared(i, 0);
-        if (e != cudaSuccess) return e;
-    }
     dim3 grid((unsigned)(((long long)N + k->tile_cols - 1) / k->tile_cols),
               (unsigned)(((long long)M + k->tile_rows - 1) / k->tile_rows), (unsigned)(k->grid_z * batch));
     dim3 block((unsigned)k->block_x, (unsigned)k->block_y, 1);
     void* args[] = {&M, &N, &K, &alpha, (void*)&A, &lda, (void*)&B, &ldb, &beta, (void*)&C, &ldc, &strideA, &strideB, &strideC};
-    cudaError_t e = cudaLaunchKernel(k->fn, grid, block, args, (size_t)k->dynamic_shared, s);
-    if (e != cudaSuccess && raise) {
-        (void)cudaGetLastError();
-        e = tgsgemm_raise_shared(i, 1);
-        if (e == cudaSuccess) e = cudaLaunchKernel(k->fn, grid, block, args, (size_t)k->dynamic_shared, s);
-    }
-    if (e != cudaSuccess) (void)cudaGetLastError();
-    return e;
+    return tgsgemm_launch_kernel(i, grid, block, args, s);
 }
 
 // tgsgemm_sgemm_strided_batched_op is the row-major strided-batched entry: batch products of
