@@ -587,11 +587,20 @@ func TestConcurrentStreams(t *testing.T) {
 	if err := cu.SetCurrentContext(ctx); err != nil {
 		t.Fatal(err)
 	}
+	free0, _, err := cu.MemInfo()
+	if err != nil {
+		t.Fatal(err)
+	}
 	ks, err := tgsgemm.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ks.Unload()
+	free1, _, err := cu.MemInfo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Load took %.1f MiB of device memory (the kernels that keep state load on their first launch)", float64(free0-free1)/(1<<20))
 	const P, rounds = 4, 16
 	var streams [P]cu.Stream
 	for i := range streams {
@@ -714,6 +723,9 @@ func TestConcurrentStreams(t *testing.T) {
 				}
 			}
 			t.Logf("concurrent %dx%dx%d %s: %s, %d streams x %d launches, %d of %d results wrong", m, n, k, v, name, P, rounds, bad, P)
+		}
+		if free, _, err := cu.MemInfo(); err == nil {
+			t.Logf("device memory in use since before Load: %.1f MiB", float64(free0-free)/(1<<20))
 		}
 		for i := 0; i < P; i++ {
 			for _, d := range []cu.DevicePtr{dA[i], dB[i], dC[i], dR[i], dS[i]} {

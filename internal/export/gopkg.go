@@ -476,11 +476,15 @@ func goSgemm(p *Plan) *jen.File {
 		"NVIDIA driver), cuInit failed (e.g. no device), or the build has no driver binding (no cgo)."))
 	f.Var().Id("ErrUnavailable").Op("=").Qual("errors", "New").Call(jen.Lit("CUDA driver unavailable"))
 	f.Line()
-	f.Comment("Kernels are the exported variants loaded into one CUDA context (driver handles as uintptr).")
+	f.Comment(lineComment("Kernels are the exported variants loaded into one CUDA context (driver handles as uintptr). The\n" +
+		"kernels without state are loaded by Load; each kernel that keeps partial sums between its blocks\n" +
+		"(split-K, stream-K: its module holds 1-26 MB of workspace and counters) on its first launch."))
 	f.Type().Id("Kernels").Struct(
+		jen.Id("mu").Qual("sync", "Mutex").Comment("guards mods, fns, loaded and ctx"),
 		jen.Id("mods").Index(jen.Len(jen.Id("kernels"))).Uintptr(),
 		jen.Id("fns").Index(jen.Len(jen.Id("kernels"))).Uintptr(),
 		jen.Id("loaded").Index(jen.Len(jen.Id("kernels"))).Bool(),
+		jen.Id("ctx").Uintptr().Comment("the context Load ran in; 0 after Unload"),
 		jen.Id("sms").Int().Comment("the context's device's multiprocessor count, for the split rule"),
 		jen.Id("order").Id("stateOrder").Comment("orders the launches of the kernels that keep state"),
 	)
@@ -491,46 +495,96 @@ func goSgemm(p *Plan) *jen.File {
 		jen.Return(jen.Op("&").Id("ks").Dot("order")),
 	)
 	f.Line()
-	f.Comment(lineComment("Load JIT-compiles the embedded PTX into the calling thread's current CUDA context (lock the OS\n" +
-		"thread and make the context current first, e.g. with cu.SetCurrentContext) and raises the dynamic\n" +
-		"shared memory limit of kernels that need more than 48 KiB. Kernels are valid in that context only.\n" +
-		"The first call loads the CUDA driver; without one the error wraps ErrUnavailable."))
+	f.Comment(lineComment("Load JIT-compiles the embedded PTX of the kernels without state into the calling thread's current\n" +
+		"CUDA context (lock the OS thread and make the context current first, e.g. with cu.SetCurrentContext)\n" +
+		"and raises the dynamic shared memory limit of kernels that need more than 48 KiB; a kernel that\n" +
+		"keeps state is loaded the same way on its first launch, which must find the same context current.\n" +
+		"Kernels are valid in that context only. The first call loads the CUDA driver; without one the error\n" +
+		"wraps ErrUnavailable."))
 	f.Func().Id("Load").Params().Params(jen.Op("*").Id("Kernels"), jen.Error()).Block(
 		jen.If(jen.Err().Op(":=").Id("openDriver").Call(), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": load: %w"), jen.Err())),
 		),
-		jen.If(jen.Err().Op(":=").Id("requireContext").Call(), jen.Err().Op("!=").Nil()).Block(
+		jen.List(jen.Id("ctx"), jen.Err()).Op(":=").Id("currentContext").Call(),
+		jen.If(jen.Err().Op("!=").Nil()).Block(
 			jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": load: %w"), jen.Err())),
 		),
-		jen.Id("ks").Op(":=").Op("&").Id("Kernels").Values(),
+		jen.Id("ks").Op(":=").Op("&").Id("Kernels").Values(jen.Dict{jen.Id("ctx"): jen.Id("ctx")}),
 		jen.List(jen.Id("sms"), jen.Err()).Op(":=").Id("smCount").Call(),
 		jen.If(jen.Err().Op("!=").Nil()).Block(
 			jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": load: %w"), jen.Err())),
 		),
 		jen.Id("ks").Dot("sms").Op("=").Id("sms"),
 		jen.For(jen.Id("i").Op(":=").Range().Id("kernels")).Block(
-			jen.Id("name").Op(":=").Id("kernels").Index(jen.Id("i")).Dot("name"),
-			jen.List(jen.Id("ptx"), jen.Err()).Op(":=").Id("ptxFS").Dot("ReadFile").Call(jen.Lit("ptx/").Op("+").Id("name").Op("+").Lit(".ptx")),
-			jen.If(jen.Err().Op("==").Nil()).Block(
-				jen.List(jen.Id("ks").Dot("mods").Index(jen.Id("i")), jen.Err()).Op("=").Id("loadModule").Call(jen.Id("ptx")),
+			jen.If(jen.Id("kernels").Index(jen.Id("i")).Dot("state")).Block(
+				jen.Continue().Comment("loaded on its first launch"),
 			),
-			jen.If(jen.Err().Op("==").Nil()).Block(
-				jen.Id("ks").Dot("loaded").Index(jen.Id("i")).Op("=").True(),
-				jen.List(jen.Id("ks").Dot("fns").Index(jen.Id("i")), jen.Err()).Op("=").Id("getFunction").Call(jen.Id("ks").Dot("mods").Index(jen.Id("i")), jen.Id("name")),
-			),
-			jen.If(jen.Err().Op("==").Nil().Op("&&").Id("kernels").Index(jen.Id("i")).Dot("dynamicShared").Op(">").Lit(dynSharedDefault)).Block(
-				jen.Err().Op("=").Id("setMaxDynamicShared").Call(jen.Id("ks").Dot("fns").Index(jen.Id("i")), jen.Id("kernels").Index(jen.Id("i")).Dot("dynamicShared")),
-			),
-			jen.If(jen.Err().Op("!=").Nil()).Block(
+			jen.If(jen.Err().Op(":=").Id("ks").Dot("load").Call(jen.Id("i")), jen.Err().Op("!=").Nil()).Block(
 				jen.Id("ks").Dot("Unload").Call(),
-				jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": load %s: %w"), jen.Id("name"), jen.Err())),
+				jen.Return(jen.Nil(), jen.Err()),
 			),
 		),
 		jen.Return(jen.Id("ks"), jen.Nil()),
 	)
 	f.Line()
+	f.Comment(lineComment("load JIT-compiles kernel i's PTX into the current context, looks its function up and raises its\n" +
+		"dynamic shared memory limit where it needs more than 48 KiB; on an error nothing of it stays loaded.\n" +
+		"The caller holds ks.mu or is Load."))
+	f.Func().Params(jen.Id("ks").Op("*").Id("Kernels")).Id("load").Params(jen.Id("i").Int()).Error().Block(
+		jen.Id("name").Op(":=").Id("kernels").Index(jen.Id("i")).Dot("name"),
+		jen.List(jen.Id("ptx"), jen.Err()).Op(":=").Id("ptxFS").Dot("ReadFile").Call(jen.Lit("ptx/").Op("+").Id("name").Op("+").Lit(".ptx")),
+		jen.If(jen.Err().Op("==").Nil()).Block(
+			jen.List(jen.Id("ks").Dot("mods").Index(jen.Id("i")), jen.Err()).Op("=").Id("loadModule").Call(jen.Id("ptx")),
+		),
+		jen.If(jen.Err().Op("==").Nil()).Block(
+			jen.Id("ks").Dot("loaded").Index(jen.Id("i")).Op("=").True(),
+			jen.List(jen.Id("ks").Dot("fns").Index(jen.Id("i")), jen.Err()).Op("=").Id("getFunction").Call(jen.Id("ks").Dot("mods").Index(jen.Id("i")), jen.Id("name")),
+		),
+		jen.If(jen.Err().Op("==").Nil().Op("&&").Id("kernels").Index(jen.Id("i")).Dot("dynamicShared").Op(">").Lit(dynSharedDefault)).Block(
+			jen.Err().Op("=").Id("setMaxDynamicShared").Call(jen.Id("ks").Dot("fns").Index(jen.Id("i")), jen.Id("kernels").Index(jen.Id("i")).Dot("dynamicShared")),
+		),
+		jen.If(jen.Err().Op("!=").Nil()).Block(
+			jen.If(jen.Id("ks").Dot("loaded").Index(jen.Id("i"))).Block(
+				jen.Id("unloadModule").Call(jen.Id("ks").Dot("mods").Index(jen.Id("i"))),
+				jen.Id("ks").Dot("loaded").Index(jen.Id("i")).Op("=").False(),
+			),
+			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": load %s: %w"), jen.Id("name"), jen.Err())),
+		),
+		jen.Return(jen.Nil()),
+	)
+	f.Line()
+	f.Comment(lineComment("function is kernel i's function handle, loading its module first when it keeps state and this is\n" +
+		"its first launch (into the context Load ran in, which must be current on the calling thread)."))
+	f.Func().Params(jen.Id("ks").Op("*").Id("Kernels")).Id("function").Params(jen.Id("i").Int()).Params(jen.Uintptr(), jen.Error()).Block(
+		jen.If(jen.Id("ks").Op("==").Nil()).Block(
+			jen.Return(jen.Lit(0), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": %s is not loaded (call Load)"), jen.Id("kernels").Index(jen.Id("i")).Dot("name"))),
+		),
+		jen.Id("ks").Dot("mu").Dot("Lock").Call(),
+		jen.Defer().Id("ks").Dot("mu").Dot("Unlock").Call(),
+		jen.If(jen.Id("ks").Dot("loaded").Index(jen.Id("i"))).Block(
+			jen.Return(jen.Id("ks").Dot("fns").Index(jen.Id("i")), jen.Nil()),
+		),
+		jen.If(jen.Id("ks").Dot("ctx").Op("==").Lit(0).Op("||").Op("!").Id("kernels").Index(jen.Id("i")).Dot("state")).Block(
+			jen.Return(jen.Lit(0), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": %s is not loaded (call Load)"), jen.Id("kernels").Index(jen.Id("i")).Dot("name"))),
+		),
+		jen.List(jen.Id("ctx"), jen.Err()).Op(":=").Id("currentContext").Call(),
+		jen.If(jen.Err().Op("==").Nil().Op("&&").Id("ctx").Op("!=").Id("ks").Dot("ctx")).Block(
+			jen.Err().Op("=").Qual("errors", "New").Call(jen.Lit("the current CUDA context is not the one Load ran in")),
+		),
+		jen.If(jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Lit(0), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": load %s: %w"), jen.Id("kernels").Index(jen.Id("i")).Dot("name"), jen.Err())),
+		),
+		jen.If(jen.Err().Op(":=").Id("ks").Dot("load").Call(jen.Id("i")), jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Lit(0), jen.Err()),
+		),
+		jen.Return(jen.Id("ks").Dot("fns").Index(jen.Id("i")), jen.Nil()),
+	)
+	f.Line()
 	f.Comment("Unload releases the modules and the ordering event (in the context they were loaded in).")
 	f.Func().Params(jen.Id("ks").Op("*").Id("Kernels")).Id("Unload").Params().Error().Block(
+		jen.Id("ks").Dot("mu").Dot("Lock").Call(),
+		jen.Defer().Id("ks").Dot("mu").Dot("Unlock").Call(),
+		jen.Id("ks").Dot("ctx").Op("=").Lit(0),
 		jen.Id("first").Op(":=").Id("ks").Dot("order").Dot("close").Call(),
 		jen.For(jen.Id("i").Op(":=").Range().Id("ks").Dot("mods")).Block(
 			jen.If(jen.Op("!").Id("ks").Dot("loaded").Index(jen.Id("i"))).Block(jen.Continue()),
@@ -567,12 +621,11 @@ func goSgemm(p *Plan) *jen.File {
 		jen.List(jen.Id("i"), jen.Err()).Op(":=").Id("choose").Call(jen.Id("op"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"),
 			jen.Id("a").Op("|").Id("b").Op("|").Id("c")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-		jen.If(jen.Id("ks").Op("==").Nil().Op("||").Op("!").Id("ks").Dot("loaded").Index(jen.Id("i"))).Block(
-			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": %s is not loaded (call Load)"), jen.Id("kernels").Index(jen.Id("i")).Dot("name"))),
-		),
+		jen.List(jen.Id("fn"), jen.Err()).Op(":=").Id("ks").Dot("function").Call(jen.Id("i")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		jen.Id("kn").Op(":=").Op("&").Id("kernels").Index(jen.Id("i")),
 	}, launchGrid()...),
-		jen.If(jen.Err().Op(":=").Id("launch").Call(jen.Id("ks").Dot("orderFor").Call(jen.Id("kn")), jen.Id("ks").Dot("fns").Index(jen.Id("i")), jen.Id("grid"),
+		jen.If(jen.Err().Op(":=").Id("launch").Call(jen.Id("ks").Dot("orderFor").Call(jen.Id("kn")), jen.Id("fn"), jen.Id("grid"),
 			jen.Index(jen.Lit(2)).Int().Values(jen.Id("kn").Dot("blockX"), jen.Id("kn").Dot("blockY")), jen.Id("kn").Dot("dynamicShared"), jen.Id("stream"),
 			jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("alpha"), jen.Id("a"), jen.Id("lda"), jen.Id("b"), jen.Id("ldb"), jen.Id("beta"), jen.Id("c"), jen.Id("ldc")),
 			jen.Err().Op("!=").Nil()).Block(
@@ -651,11 +704,10 @@ func goEpilogue(f *jen.File, p *Plan) {
 			jen.Id("a").Op("|").Id("b").Op("|").Id("c").Op("|").Id("bias")), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": %s: %w"), jen.Id("kn").Dot("name"), jen.Err())),
 		),
-		jen.If(jen.Id("ks").Op("==").Nil().Op("||").Op("!").Id("ks").Dot("loaded").Index(jen.Id("i"))).Block(
-			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": %s is not loaded (call Load)"), jen.Id("kn").Dot("name"))),
-		),
+		jen.List(jen.Id("fn"), jen.Err()).Op(":=").Id("ks").Dot("function").Call(jen.Id("i")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 	}, launchGrid()...),
-		jen.If(jen.Err().Op(":=").Id("launchBias").Call(jen.Id("ks").Dot("orderFor").Call(jen.Id("kn")), jen.Id("ks").Dot("fns").Index(jen.Id("i")), jen.Id("grid"),
+		jen.If(jen.Err().Op(":=").Id("launchBias").Call(jen.Id("ks").Dot("orderFor").Call(jen.Id("kn")), jen.Id("fn"), jen.Id("grid"),
 			jen.Index(jen.Lit(2)).Int().Values(jen.Id("kn").Dot("blockX"), jen.Id("kn").Dot("blockY")), jen.Id("kn").Dot("dynamicShared"), jen.Id("stream"),
 			jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("alpha"), jen.Id("a"), jen.Id("lda"), jen.Id("b"), jen.Id("ldb"), jen.Id("beta"), jen.Id("c"), jen.Id("ldc"), jen.Id("bias")),
 			jen.Err().Op("!=").Nil()).Block(

@@ -57,7 +57,7 @@ func TestBigDynamicShared(t *testing.T) {
 	}
 	for _, c := range []struct{ file, want string }{
 		{"driver.go", "return tg_drv.func_set_attribute((void*)fn, 8, bytes);"},
-		{"sgemm.go", fmt.Sprintf("if err == nil && kernels[i].dynamicShared > %d {\n\t\t\terr = setMaxDynamicShared(ks.fns[i], kernels[i].dynamicShared)", dynSharedDefault)},
+		{"sgemm.go", fmt.Sprintf("if err == nil && kernels[i].dynamicShared > %d {\n\t\terr = setMaxDynamicShared(ks.fns[i], kernels[i].dynamicShared)", dynSharedDefault)},
 		{"sgemm.go", "kn.dynamicShared, stream, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)"},
 		{"dispatch.go", "dynamicShared: 65536,"},
 	} {
@@ -65,10 +65,10 @@ func TestBigDynamicShared(t *testing.T) {
 			t.Errorf("%s lacks %q", c.file, c.want)
 		}
 	}
-	// Load raises the limit right after looking the function up, before any launch can use it.
+	// Loading a kernel raises the limit right after looking the function up, before any launch can use it.
 	sg := read("sgemm.go")
 	if i, j := strings.Index(sg, "getFunction(ks.mods[i], name)"), strings.Index(sg, "setMaxDynamicShared(ks.fns[i]"); i < 0 || j < i {
-		t.Error("sgemm.go: setMaxDynamicShared does not follow the function lookup in Load")
+		t.Error("sgemm.go: setMaxDynamicShared does not follow the function lookup in load")
 	}
 	buildInModule(t, out)
 

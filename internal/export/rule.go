@@ -238,7 +238,8 @@ func stateDoc(p *Plan, pool int64) string {
 		return ""
 	}
 	eg := strings.Join(names[:min(2, len(names))], ", ")
-	where := "in global variables of their module, one set per kernel and context"
+	where := "in global variables of their module, one set per kernel and context (1-26 MB each; Load leaves " +
+		"these modules to each kernel's first launch)"
 	if pool > 0 {
 		where = fmt.Sprintf("in one pool per device that they share (%.1f MiB of device memory)", float64(pool)/(1<<20))
 	}

@@ -152,12 +152,13 @@ func (ks *Kernels) SgemmStridedBatchedOp(op Op, m, n, k int, alpha float32, a ui
 	if err != nil {
 		return err
 	}
-	if ks == nil || !ks.loaded[i] {
-		return fmt.Errorf("tgsgemm: %s is not loaded (call Load)", kernels[i].name)
+	fn, err := ks.function(i)
+	if err != nil {
+		return err
 	}
 	kn := &kernels[i]
 	grid := [3]int{(n + kn.tileCols - 1) / kn.tileCols, (m + kn.tileRows - 1) / kn.tileRows, kn.gridZ * batch}
-	if err := launchBatched(ks.orderFor(kn), ks.fns[i], grid, [2]int{kn.blockX, kn.blockY}, kn.dynamicShared, stream, m, n, k, alpha, a, lda, b, ldb,
+	if err := launchBatched(ks.orderFor(kn), fn, grid, [2]int{kn.blockX, kn.blockY}, kn.dynamicShared, stream, m, n, k, alpha, a, lda, b, ldb,
 		beta, c, ldc, strideA, strideB, strideC); err != nil {
 		return fmt.Errorf("tgsgemm: launch %s: %w", kn.name, err)
 	}

@@ -205,16 +205,16 @@ func cudaError(op string, r C.tg_result) error {
 	return fmt.Errorf("%s: %s (CUresult %d)", op, C.GoString(C.tg_error_string(r)), int(r))
 }
 
-// requireContext fails unless a CUDA context is current on the calling thread.
-func requireContext() error {
+// currentContext is the CUDA context current on the calling thread; an error when there is none.
+func currentContext() (uintptr, error) {
 	var ctx C.uintptr_t
 	if r := C.tg_ctx_get_current(&ctx); r != 0 {
-		return cudaError("cuCtxGetCurrent", r)
+		return 0, cudaError("cuCtxGetCurrent", r)
 	}
 	if ctx == 0 {
-		return fmt.Errorf("no CUDA context is current on this thread (lock the OS thread and make one current first)")
+		return 0, fmt.Errorf("no CUDA context is current on this thread (lock the OS thread and make one current first)")
 	}
-	return nil
+	return uintptr(ctx), nil
 }
 
 // smCount is the multiprocessor count of the current context's device (the split rule's input).

@@ -13,7 +13,7 @@ var errNoDriver = fmt.Errorf("%w: this build has no CUDA driver binding (it need
 
 func openDriver() error { return errNoDriver }
 
-func requireContext() error { return errNoDriver }
+func currentContext() (uintptr, error) { return 0, errNoDriver }
 
 func smCount() (int, error) { return 0, errNoDriver }
 

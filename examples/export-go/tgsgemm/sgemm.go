@@ -6,6 +6,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"sync"
 )
 
 //go:embed ptx/*.ptx
@@ -15,11 +16,15 @@ var ptxFS embed.FS
 // NVIDIA driver), cuInit failed (e.g. no device), or the build has no driver binding (no cgo).
 var ErrUnavailable = errors.New("CUDA driver unavailable")
 
-// Kernels are the exported variants loaded into one CUDA context (driver handles as uintptr).
+// Kernels are the exported variants loaded into one CUDA context (driver handles as uintptr). The
+// kernels without state are loaded by Load; each kernel that keeps partial sums between its blocks
+// (split-K, stream-K: its module holds 1-26 MB of workspace and counters) on its first launch.
 type Kernels struct {
+	mu     sync.Mutex // guards mods, fns, loaded and ctx
 	mods   [len(kernels)]uintptr
 	fns    [len(kernels)]uintptr
 	loaded [len(kernels)]bool
+	ctx    uintptr    // the context Load ran in; 0 after Unload
 	sms    int        // the context's device's multiprocessor count, for the split rule
 	order  stateOrder // orders the launches of the kernels that keep state
 }
@@ -32,46 +37,96 @@ func (ks *Kernels) orderFor(kn *kernel) *stateOrder {
 	return &ks.order
 }
 
-// Load JIT-compiles the embedded PTX into the calling thread's current CUDA context (lock the OS
-// thread and make the context current first, e.g. with cu.SetCurrentContext) and raises the dynamic
-// shared memory limit of kernels that need more than 48 KiB. Kernels are valid in that context only.
-// The first call loads the CUDA driver; without one the error wraps ErrUnavailable.
+// Load JIT-compiles the embedded PTX of the kernels without state into the calling thread's current
+// CUDA context (lock the OS thread and make the context current first, e.g. with cu.SetCurrentContext)
+// and raises the dynamic shared memory limit of kernels that need more than 48 KiB; a kernel that
+// keeps state is loaded the same way on its first launch, which must find the same context current.
+// Kernels are valid in that context only. The first call loads the CUDA driver; without one the error
+// wraps ErrUnavailable.
 func Load() (*Kernels, error) {
 	if err := openDriver(); err != nil {
 		return nil, fmt.Errorf("tgsgemm: load: %w", err)
 	}
-	if err := requireContext(); err != nil {
+	ctx, err := currentContext()
+	if err != nil {
 		return nil, fmt.Errorf("tgsgemm: load: %w", err)
 	}
-	ks := &Kernels{}
+	ks := &Kernels{ctx: ctx}
 	sms, err := smCount()
 	if err != nil {
 		return nil, fmt.Errorf("tgsgemm: load: %w", err)
 	}
 	ks.sms = sms
 	for i := range kernels {
-		name := kernels[i].name
-		ptx, err := ptxFS.ReadFile("ptx/" + name + ".ptx")
-		if err == nil {
-			ks.mods[i], err = loadModule(ptx)
+		if kernels[i].state {
+			continue // loaded on its first launch
 		}
-		if err == nil {
-			ks.loaded[i] = true
-			ks.fns[i], err = getFunction(ks.mods[i], name)
-		}
-		if err == nil && kernels[i].dynamicShared > 49152 {
-			err = setMaxDynamicShared(ks.fns[i], kernels[i].dynamicShared)
-		}
-		if err != nil {
+		if err := ks.load(i); err != nil {
 			ks.Unload()
-			return nil, fmt.Errorf("tgsgemm: load %s: %w", name, err)
+			return nil, err
 		}
 	}
 	return ks, nil
 }
 
+// load JIT-compiles kernel i's PTX into the current context, looks its function up and raises its
+// dynamic shared memory limit where it needs more than 48 KiB; on an error nothing of it stays loaded.
+// The caller holds ks.mu or is Load.
+func (ks *Kernels) load(i int) error {
+	name := kernels[i].name
+	ptx, err := ptxFS.ReadFile("ptx/" + name + ".ptx")
+	if err == nil {
+		ks.mods[i], err = loadModule(ptx)
+	}
+	if err == nil {
+		ks.loaded[i] = true
+		ks.fns[i], err = getFunction(ks.mods[i], name)
+	}
+	if err == nil && kernels[i].dynamicShared > 49152 {
+		err = setMaxDynamicShared(ks.fns[i], kernels[i].dynamicShared)
+	}
+	if err != nil {
+		if ks.loaded[i] {
+			unloadModule(ks.mods[i])
+			ks.loaded[i] = false
+		}
+		return fmt.Errorf("tgsgemm: load %s: %w", name, err)
+	}
+	return nil
+}
+
+// function is kernel i's function handle, loading its module first when it keeps state and this is
+// its first launch (into the context Load ran in, which must be current on the calling thread).
+func (ks *Kernels) function(i int) (uintptr, error) {
+	if ks == nil {
+		return 0, fmt.Errorf("tgsgemm: %s is not loaded (call Load)", kernels[i].name)
+	}
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	if ks.loaded[i] {
+		return ks.fns[i], nil
+	}
+	if ks.ctx == 0 || !kernels[i].state {
+		return 0, fmt.Errorf("tgsgemm: %s is not loaded (call Load)", kernels[i].name)
+	}
+	ctx, err := currentContext()
+	if err == nil && ctx != ks.ctx {
+		err = errors.New("the current CUDA context is not the one Load ran in")
+	}
+	if err != nil {
+		return 0, fmt.Errorf("tgsgemm: load %s: %w", kernels[i].name, err)
+	}
+	if err := ks.load(i); err != nil {
+		return 0, err
+	}
+	return ks.fns[i], nil
+}
+
 // Unload releases the modules and the ordering event (in the context they were loaded in).
 func (ks *Kernels) Unload() error {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	ks.ctx = 0
 	first := ks.order.close()
 	for i := range ks.mods {
 		if !ks.loaded[i] {
@@ -102,8 +157,9 @@ func (ks *Kernels) SgemmOp(op Op, m, n, k int, alpha float32, a uintptr, lda int
 	if err != nil {
 		return err
 	}
-	if ks == nil || !ks.loaded[i] {
-		return fmt.Errorf("tgsgemm: %s is not loaded (call Load)", kernels[i].name)
+	fn, err := ks.function(i)
+	if err != nil {
+		return err
 	}
 	kn := &kernels[i]
 	grid := [3]int{(n + kn.tileCols - 1) / kn.tileCols, (m + kn.tileRows - 1) / kn.tileRows, kn.gridZ}
@@ -112,7 +168,7 @@ func (ks *Kernels) SgemmOp(op Op, m, n, k int, alpha float32, a uintptr, lda int
 	} else if kn.splitMax > 0 {
 		grid[2] = splitSlices(grid[0]*grid[1], kn.tileRows*kn.tileCols, k, ks.sms, kn.splitMax, kn.kStep, kn.minK, kn.blocksPerSM, kn.balance, kn.workspaceFloats)
 	}
-	if err := launch(ks.orderFor(kn), ks.fns[i], grid, [2]int{kn.blockX, kn.blockY}, kn.dynamicShared, stream, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); err != nil {
+	if err := launch(ks.orderFor(kn), fn, grid, [2]int{kn.blockX, kn.blockY}, kn.dynamicShared, stream, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); err != nil {
 		return fmt.Errorf("tgsgemm: launch %s: %w", kn.name, err)
 	}
 	return nil
@@ -170,8 +226,9 @@ func (ks *Kernels) SgemmEpilogue(epi Epilogue, m, n, k int, alpha float32, a uin
 	if err := supports(kn, m, n, k, lda, ldb, ldc, a|b|c|bias); err != nil {
 		return fmt.Errorf("tgsgemm: %s: %w", kn.name, err)
 	}
-	if ks == nil || !ks.loaded[i] {
-		return fmt.Errorf("tgsgemm: %s is not loaded (call Load)", kn.name)
+	fn, err := ks.function(i)
+	if err != nil {
+		return err
 	}
 	grid := [3]int{(n + kn.tileCols - 1) / kn.tileCols, (m + kn.tileRows - 1) / kn.tileRows, kn.gridZ}
 	if kn.streamK {
@@ -179,7 +236,7 @@ func (ks *Kernels) SgemmEpilogue(epi Epilogue, m, n, k int, alpha float32, a uin
 	} else if kn.splitMax > 0 {
 		grid[2] = splitSlices(grid[0]*grid[1], kn.tileRows*kn.tileCols, k, ks.sms, kn.splitMax, kn.kStep, kn.minK, kn.blocksPerSM, kn.balance, kn.workspaceFloats)
 	}
-	if err := launchBias(ks.orderFor(kn), ks.fns[i], grid, [2]int{kn.blockX, kn.blockY}, kn.dynamicShared, stream, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias); err != nil {
+	if err := launchBias(ks.orderFor(kn), fn, grid, [2]int{kn.blockX, kn.blockY}, kn.dynamicShared, stream, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias); err != nil {
 		return fmt.Errorf("tgsgemm: launch %s: %w", kn.name, err)
 	}
 	return nil
