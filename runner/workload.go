@@ -57,7 +57,7 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d, gpu, err := export.Workload(export.Options{Results: *resultDirs, Generated: cf.generated, Corpus: entries,
+	d, gpu, dev, err := export.Workload(export.Options{Results: *resultDirs, Generated: cf.generated, Corpus: entries,
 		AllowUnhashed: *allowUnhashed})
 	if err != nil {
 		return fmt.Errorf("workload: %w", err)
@@ -68,6 +68,8 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 	}
 	s := v.Summary(d)
 	s.GPU, s.Corpus, s.Results = gpu, filepath.ToSlash(*corpus), *resultDirs
+	// DRAM bandwidth: two transfers per memory clock over the bus (GB/s).
+	s.AddBandwidth(2*float64(dev.MemClockKHz)*1e3*float64(dev.MemBusWidth)/8/1e9, int64(dev.L2Bytes))
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
@@ -87,6 +89,10 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 		t    dispatch.Totals
 	}{{"held out (cross-validated)", s.Totals.RatioCV}, {"exported (fitted on all)", s.Totals.Ratio}, {"fastest timed per shape", s.Totals.Best}} {
 		fmt.Fprintf(stdout, "  %-28s geomean %.3f  min %.3f  median %.3f  below 0.9: %d\n", t.name, t.t.Geomean, t.t.Min, t.t.Median, t.t.Below09)
+	}
+	if bw := s.Bandwidth; bw != nil && bw.Exported.Count > 0 {
+		fmt.Fprintf(stdout, "  GEMV-like, DRAM-bound (%d shapes): median %.0f %% of %.0f GB/s (cuBLAS %.0f %%), min %.0f %%, %d at 85 %% or more\n",
+			bw.Exported.Count, 100*bw.Exported.Median, bw.PeakGBps, 100*bw.Cublas.Median, 100*bw.Exported.Min, bw.Exported.AtLeast85)
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(*out, "summary.json, summary.md, ratio.png, ratio.svg"))
 	return nil

@@ -30,6 +30,9 @@ type Summary struct {
 	// Rule is the dispatch fitted on every shape; FoldRules those fitted without each fold.
 	Rule      RuleSummary   `json:"rule"`
 	FoldRules []RuleSummary `json:"fold_rules"`
+	// Bandwidth judges the GEMV-like and tiny-output shapes by DRAM bandwidth (AddBandwidth); absent
+	// when the records do not give the device's memory clock and bus width.
+	Bandwidth *Bandwidth `json:"bandwidth,omitempty"`
 }
 
 // ShapeResult is one corpus shape.

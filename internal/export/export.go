@@ -184,21 +184,29 @@ func precisionRecords(recs []results.Record, p variant.Precision) []results.Reco
 
 // Workload is the NN dispatch rule's fitting input as an export would fit it (o.Corpus, or the
 // tuned shapes: the same records, eligibility and exclusions), for cross-validating the rule, and
-// the GPU.
-func Workload(o Options) (*dispatch.Data, string, error) {
+// the GPU: its name and the first of the inputs' devices of that name with memory clock and bus
+// width (zero when none says).
+func Workload(o Options) (*dispatch.Data, string, protocol.Device, error) {
 	rs, m, _, err := load(o)
 	if err != nil {
-		return nil, "", err
+		return nil, "", protocol.Device{}, err
 	}
 	sel, err := selectInputs(rs, m, o)
 	if err != nil {
-		return nil, "", err
+		return nil, "", protocol.Device{}, err
 	}
 	d := sel.data[variant.OpNN]
 	if d == nil || len(d.Kernels) == 0 {
-		return nil, "", fmt.Errorf("no exportable NN variant was timed on the shapes")
+		return nil, "", protocol.Device{}, fmt.Errorf("no exportable NN variant was timed on the shapes")
 	}
-	return d, sel.gpu, nil
+	var dev protocol.Device
+	for _, x := range rs.info.Devices {
+		if x.Name == sel.gpu && x.MemClockKHz > 0 && x.MemBusWidth > 0 {
+			dev = x
+			break
+		}
+	}
+	return d, sel.gpu, dev, nil
 }
 
 // Prepare validates the options and decides the export without writing anything.

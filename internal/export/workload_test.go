@@ -46,9 +46,12 @@ func TestCorpusExport(t *testing.T) {
 		t.Error("the package doc does not say the rule was fitted on a corpus")
 	}
 
-	d, gpu, err := Workload(o)
+	d, gpu, dev, err := Workload(o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if dev.MemClockKHz > 0 && (dev.Name != gpu || dev.MemBusWidth <= 0) {
+		t.Errorf("device %+v: not the GPU %q with its memory clock and bus width", dev, gpu)
 	}
 	if gpu != "NVIDIA H100 80GB HBM3" || d.SMs != 132 || len(d.Samples) != 9 || len(d.Kernels) != 6 {
 		t.Errorf("gpu %q, %d SMs, %d shapes, %d kernels; want the H100's 132, 9, 6", gpu, d.SMs, len(d.Samples), len(d.Kernels))
@@ -95,7 +98,7 @@ func TestWorkloadUntimedPick(t *testing.T) {
 	editRecords(t, filepath.Join(tune, "results.jsonl"), func(r *results.Record) bool {
 		return !(r.Kind == results.KindTune && r.Variant == name && r.Shape == target)
 	})
-	d, _, err := Workload(o)
+	d, _, _, err := Workload(o)
 	if err != nil {
 		t.Fatal(err)
 	}

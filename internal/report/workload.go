@@ -85,6 +85,22 @@ func WorkloadMarkdown(s *dispatch.Summary, chart string) string {
 		b.WriteString(Image("ratio against problem size", chart))
 		b.WriteString("\n")
 	}
+	if bw := s.Bandwidth; bw != nil && len(bw.Shapes) > 0 {
+		fmt.Fprintf(&b, "GEMV-like and tiny-output shapes whose compulsory traffic, 4·(MK + KN + MN) bytes, is at least "+
+			"twice the L2 cache (%d MB): effective bandwidth of the exported dispatch's kernel and of cuBLAS, and their "+
+			"fractions of the DRAM peak (%.0f GB/s: 2 × memory clock × bus width). Exported: median %.0f %%, min %.0f %%, "+
+			"%d of %d at 85 %% or more; cuBLAS: median %.0f %%, %d at 85 %% or more.\n\n", bw.MinBytes/1000000, bw.PeakGBps,
+			100*bw.Exported.Median, 100*bw.Exported.Min, bw.Exported.AtLeast85, bw.Exported.Count, 100*bw.Cublas.Median,
+			bw.Cublas.AtLeast85)
+		var brows [][]string
+		for _, x := range bw.Shapes {
+			brows = append(brows, []string{x.Shape, x.Regime, x.Variant, fmt.Sprintf("%.0f", float64(x.Bytes)/1e6),
+				fmt.Sprintf("%.0f", x.GBps), fmt.Sprintf("%.0f %%", 100*x.Fraction), fmt.Sprintf("%.0f", x.CublasGBps),
+				fmt.Sprintf("%.0f %%", 100*x.CublasFraction)})
+		}
+		b.WriteString(Table([]string{"shape", "regime", "exported variant", "MB", "GB/s", "of peak", "cuBLAS GB/s", "cuBLAS of peak"}, brows))
+		b.WriteString("\n")
+	}
 	rows = nil
 	for _, r := range s.Shapes {
 		cvName, allName := r.VariantCV, r.Variant // variant names are C identifiers
