@@ -83,12 +83,7 @@ func bandwidthTotals(f []float64) BandwidthTotals {
 	}
 	g := append([]float64(nil), f...)
 	sort.Float64s(g)
-	t.Min = g[0]
-	if n := len(g); n%2 == 1 {
-		t.Median = g[n/2]
-	} else {
-		t.Median = (g[n/2-1] + g[n/2]) / 2
-	}
+	t.Min, t.Median = g[0], medianSorted(g)
 	for _, x := range g {
 		if x >= 0.85 {
 			t.AtLeast85++

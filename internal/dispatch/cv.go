@@ -166,11 +166,14 @@ func Summarize(ratios []float64) Totals {
 		}
 	}
 	t.Geomean = stats.Geomean(s)
-	t.Min = s[0]
-	if n := len(s); n%2 == 1 {
-		t.Median = s[n/2]
-	} else {
-		t.Median = (s[n/2-1] + s[n/2]) / 2
-	}
+	t.Min, t.Median = s[0], medianSorted(s)
 	return t
+}
+
+// medianSorted is the median of sorted values (at least one).
+func medianSorted(s []float64) float64 {
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

@@ -287,26 +287,33 @@ func TestHeaderLaunches(t *testing.T) {
 			fmt.Fprintf(&want, "sm_calls %d\n", smCalls)
 			src.WriteString("    return 0;\n}\n")
 
-			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "probe.cu"), []byte(src.String()), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			args := []string{"-arch=sm_90", "-Xcompiler", "-Wall,-Werror", "-I", out, "-o", filepath.Join(dir, "probe"), filepath.Join(dir, "probe.cu")}
-			if _, err := exec.LookPath("g++-11"); err == nil {
-				args = append(args, "-ccbin", "g++-11")
-			}
-			if b, err := exec.Command(nvcc, args...).CombinedOutput(); err != nil {
-				t.Fatalf("nvcc: %v\n%s", err, b)
-			}
-			b, err := exec.Command(filepath.Join(dir, "probe")).CombinedOutput()
-			if err != nil {
-				t.Fatalf("probe: %v\n%s", err, b)
-			}
-			if got := string(b); got != want.String() {
+			if got := runProbe(t, nvcc, out, src.String()); got != want.String() {
 				t.Errorf("launches:\n%s\nwant:\n%s", got, want.String())
 			}
 		})
 	}
+}
+
+// runProbe compiles src (a probe program with probeShim, including the export in out) with nvcc on
+// the host, runs it and returns its output.
+func runProbe(t *testing.T, nvcc, out, src string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "probe.cu"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-arch=sm_90", "-Xcompiler", "-Wall,-Werror", "-I", out, "-o", filepath.Join(dir, "probe"), filepath.Join(dir, "probe.cu")}
+	if _, err := exec.LookPath("g++-11"); err == nil {
+		args = append(args, "-ccbin", "g++-11")
+	}
+	if b, err := exec.Command(nvcc, args...).CombinedOutput(); err != nil {
+		t.Fatalf("nvcc: %v\n%s", err, b)
+	}
+	b, err := exec.Command(filepath.Join(dir, "probe")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("probe: %v\n%s", err, b)
+	}
+	return string(b)
 }
 
 // TestExampleCompiles builds examples/export-cuda (the C++ program the GPU check runs) against both

@@ -32,22 +32,7 @@ func TestHeaderOrdersStateLaunches(t *testing.T) {
 			"    cudaError_t e = tg_sgemm(M, N, K, 1.0f, (const float*)256, K, (const float*)256, N, 0.0f, (float*)256, N, (cudaStream_t)s);\n" +
 			"    if (e != cudaSuccess) printf(\"  error %d\\n\", (int)e);\n}\n\n" +
 			"int main()\n{\n    probe_order_log = 1;\n" + body + "    return 0;\n}\n"
-		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, "probe.cu"), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		args := []string{"-arch=sm_90", "-Xcompiler", "-Wall,-Werror", "-I", out, "-o", filepath.Join(dir, "probe"), filepath.Join(dir, "probe.cu")}
-		if _, err := exec.LookPath("g++-11"); err == nil {
-			args = append(args, "-ccbin", "g++-11")
-		}
-		if b, err := exec.Command(nvcc, args...).CombinedOutput(); err != nil {
-			t.Fatalf("nvcc: %v\n%s", err, b)
-		}
-		b, err := exec.Command(filepath.Join(dir, "probe")).CombinedOutput()
-		if err != nil {
-			t.Fatalf("probe: %v\n%s", err, b)
-		}
-		return string(b)
+		return runProbe(t, nvcc, out, src)
 	}
 	// launchLine drops the probe's launch line to its kernel name.
 	launchLine := regexp.MustCompile(`(?m)^  dev(\d+) \S+ (\S+) grid .*$`)
