@@ -26911,11 +26911,14 @@ inline cudaError_t tgsgemm_launch_kernel(int i, dim3 grid, dim3 block, void** ar
     const tgsgemm_kernel_info* k = &tgsgemm_kernels(NULL)[i];
     cudaError_t e = cudaSuccess;
     const int raise = k->dynamic_shared > 49152;
-    if (raise) e = tgsgemm_raise_shared(i, 0);
+    if (raise && (e = tgsgemm_raise_shared(i, 0)) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return e;
+    }
     tgsgemm_order_state& st = tgsgemm_order();
     std::unique_lock<std::mutex> lock(st.mu, std::defer_lock);
     int dev = -1;
-    if (e == cudaSuccess && k->state) {
+    if (k->state) {
         cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
         e = cudaStreamIsCapturing(s, &capture);
         if (e == cudaSuccess && capture == cudaStreamCaptureStatusNone) e = cudaGetDevice(&dev);
@@ -26924,7 +26927,11 @@ inline cudaError_t tgsgemm_launch_kernel(int i, dim3 grid, dim3 block, void** ar
             e = dev < 64 ? tgsgemm_order_wait(st, dev, s) : cudaDeviceSynchronize();
         }
     }
-    if (e == cudaSuccess) e = cudaLaunchKernel(k->fn, grid, block, args, (size_t)k->dynamic_shared, s);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return e;
+    }
+    e = cudaLaunchKernel(k->fn, grid, block, args, (size_t)k->dynamic_shared, s);
     if (e != cudaSuccess && raise) {
         // The raised limit is gone after a cudaDeviceReset: raise it again and retry once.
         (void)cudaGetLastError();
