@@ -40,15 +40,7 @@ func TestExportedOnGPU(t *testing.T) {
 	} else {
 		t.Logf("Load without a current context: %v", err)
 	}
-	dev := cu.Device(0)
-	ctx, err := dev.RetainPrimaryCtx()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.ReleasePrimaryCtx()
-	if err := cu.SetCurrentContext(ctx); err != nil {
-		t.Fatal(err)
-	}
+	dev, _ := primaryContext(t)
 	name, _ := dev.Name()
 	t.Logf("device: %s", name)
 	ks, err := tgsgemm.Load()
@@ -155,6 +147,22 @@ func TestExportedOnGPU(t *testing.T) {
 }
 
 // handle is a cu stream's CUstream handle as the exported package takes it.
+// primaryContext retains device 0's primary context, makes it current on the calling (locked) thread
+// and releases it when the test ends.
+func primaryContext(t *testing.T) (cu.Device, cu.CUContext) {
+	t.Helper()
+	dev := cu.Device(0)
+	ctx, err := dev.RetainPrimaryCtx()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.ReleasePrimaryCtx() })
+	if err := cu.SetCurrentContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return dev, ctx
+}
+
 func handle(s cu.Stream) uintptr { return uintptr(unsafe.Pointer(s.C())) }
 
 func uploadT(t *testing.T, h []float32) cu.DevicePtr {
@@ -578,15 +586,7 @@ func checkEpilogue(t *testing.T, ks *tgsgemm.Kernels, blas *gpu.Cublas, s cu.Str
 func TestConcurrentStreams(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	dev := cu.Device(0)
-	ctx, err := dev.RetainPrimaryCtx()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.ReleasePrimaryCtx()
-	if err := cu.SetCurrentContext(ctx); err != nil {
-		t.Fatal(err)
-	}
+	_, ctx := primaryContext(t)
 	free0, _, err := cu.MemInfo()
 	if err != nil {
 		t.Fatal(err)

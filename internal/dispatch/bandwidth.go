@@ -44,7 +44,7 @@ type BandwidthTotals struct {
 }
 
 // bandwidthRegimes are the classes judged by bandwidth: an output dimension of at most 16.
-var bandwidthRegimes = map[int]bool{RegimeRows: true, RegimeCols: true, RegimeTiny: true}
+var bandwidthRegimes = map[string]bool{RegimeNames[RegimeRows]: true, RegimeNames[RegimeCols]: true, RegimeNames[RegimeTiny]: true}
 
 // AddBandwidth sets s.Bandwidth from the shapes of the GEMV-like and tiny-output classes whose
 // compulsory traffic is at least twice l2Bytes, on a device of peakGBps (nothing when peakGBps is not
@@ -57,7 +57,7 @@ func (s *Summary) AddBandwidth(peakGBps float64, l2Bytes int64) {
 	var ours, theirs []float64
 	for _, r := range s.Shapes {
 		var m, n, k int64
-		if _, err := fmt.Sscanf(r.Shape, "%dx%dx%d", &m, &n, &k); err != nil || !bandwidthRegimes[Regime(float64(m), float64(n), float64(k))] {
+		if _, err := fmt.Sscanf(r.Shape, "%dx%dx%d", &m, &n, &k); err != nil || !bandwidthRegimes[r.Regime] {
 			continue
 		}
 		bytes := 4 * (m*k + k*n + m*n)

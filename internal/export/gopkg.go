@@ -480,7 +480,7 @@ func goSgemm(p *Plan) *jen.File {
 		"kernels without state are loaded by Load; each kernel that keeps partial sums between its blocks\n" +
 		"(split-K, stream-K: its module holds 1-26 MB of workspace and counters) on its first launch."))
 	f.Type().Id("Kernels").Struct(
-		jen.Id("mu").Qual("sync", "Mutex").Comment("guards mods, fns, loaded and ctx"),
+		jen.Id("mu").Qual("sync", "Mutex").Comment("guards ctx and the entries of the kernels that keep state"),
 		jen.Id("mods").Index(jen.Len(jen.Id("kernels"))).Uintptr(),
 		jen.Id("fns").Index(jen.Len(jen.Id("kernels"))).Uintptr(),
 		jen.Id("loaded").Index(jen.Len(jen.Id("kernels"))).Bool(),
@@ -559,12 +559,19 @@ func goSgemm(p *Plan) *jen.File {
 		jen.If(jen.Id("ks").Op("==").Nil()).Block(
 			jen.Return(jen.Lit(0), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": %s is not loaded (call Load)"), jen.Id("kernels").Index(jen.Id("i")).Dot("name"))),
 		),
+		jen.If(jen.Op("!").Id("kernels").Index(jen.Id("i")).Dot("state")).Block(
+			jen.Comment("Loaded by Load and left alone until Unload: no lock on this path."),
+			jen.If(jen.Op("!").Id("ks").Dot("loaded").Index(jen.Id("i"))).Block(
+				jen.Return(jen.Lit(0), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": %s is not loaded (call Load)"), jen.Id("kernels").Index(jen.Id("i")).Dot("name"))),
+			),
+			jen.Return(jen.Id("ks").Dot("fns").Index(jen.Id("i")), jen.Nil()),
+		),
 		jen.Id("ks").Dot("mu").Dot("Lock").Call(),
 		jen.Defer().Id("ks").Dot("mu").Dot("Unlock").Call(),
 		jen.If(jen.Id("ks").Dot("loaded").Index(jen.Id("i"))).Block(
 			jen.Return(jen.Id("ks").Dot("fns").Index(jen.Id("i")), jen.Nil()),
 		),
-		jen.If(jen.Id("ks").Dot("ctx").Op("==").Lit(0).Op("||").Op("!").Id("kernels").Index(jen.Id("i")).Dot("state")).Block(
+		jen.If(jen.Id("ks").Dot("ctx").Op("==").Lit(0)).Block(
 			jen.Return(jen.Lit(0), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": %s is not loaded (call Load)"), jen.Id("kernels").Index(jen.Id("i")).Dot("name"))),
 		),
 		jen.List(jen.Id("ctx"), jen.Err()).Op(":=").Id("currentContext").Call(),

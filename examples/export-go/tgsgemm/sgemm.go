@@ -20,7 +20,7 @@ var ErrUnavailable = errors.New("CUDA driver unavailable")
 // kernels without state are loaded by Load; each kernel that keeps partial sums between its blocks
 // (split-K, stream-K: its module holds 1-26 MB of workspace and counters) on its first launch.
 type Kernels struct {
-	mu     sync.Mutex // guards mods, fns, loaded and ctx
+	mu     sync.Mutex // guards ctx and the entries of the kernels that keep state
 	mods   [len(kernels)]uintptr
 	fns    [len(kernels)]uintptr
 	loaded [len(kernels)]bool
@@ -101,12 +101,19 @@ func (ks *Kernels) function(i int) (uintptr, error) {
 	if ks == nil {
 		return 0, fmt.Errorf("tgsgemm: %s is not loaded (call Load)", kernels[i].name)
 	}
+	if !kernels[i].state {
+		// Loaded by Load and left alone until Unload: no lock on this path.
+		if !ks.loaded[i] {
+			return 0, fmt.Errorf("tgsgemm: %s is not loaded (call Load)", kernels[i].name)
+		}
+		return ks.fns[i], nil
+	}
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
 	if ks.loaded[i] {
 		return ks.fns[i], nil
 	}
-	if ks.ctx == 0 || !kernels[i].state {
+	if ks.ctx == 0 {
 		return 0, fmt.Errorf("tgsgemm: %s is not loaded (call Load)", kernels[i].name)
 	}
 	ctx, err := currentContext()
