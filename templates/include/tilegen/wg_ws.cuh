@@ -1,0 +1,193 @@
+#ifndef TILEGEN_WG_WS_CUH
+#define TILEGEN_WG_WS_CUH
+// tilegen/wg_ws.cuh: the wgmma_tf32 block tile (tilegen/wg_pipeline.cuh) with warp specialization.
+// One more warpgroup than the MMAs need is the producer: it copies k tiles into the STAGES-deep
+// ring, writes A's 3xTF32 residual, and hands each slot to the consumers through a "full" mbarrier;
+// the consumer warpgroups read their fragments, issue the MMAs and hand the slot back through an
+// "empty" mbarrier once the MMAs that read it have finished. Nothing waits on a block-wide barrier
+// inside the loop, so the warpgroups drift apart: one drains its MMAs (the 3xTF32 fold, the wait
+// for a slot) while the other keeps the tensor core busy.
+//
+// Producer, k tile kt: wait until the slot's previous tile was released (empty, parity of its
+// previous use), copy tile kt (cp.async, one group per tile), then finish tile kt - LAG: wait for
+// its copies (cp.async.wait_group LAG), write its residual (3xTF32), fence the slot to the async
+// proxy that wgmma reads through, arrive on its full barrier (128 arrivals). LAG < STAGES - 1, or
+// the producer would wait for a release that needs a tile it has not published.
+//
+// Consumer, k tile kt: wait on full (parity of this use), read the register operand's fragments,
+// issue the slot's MMAs as one group; once at most one group is in flight (or none: the 3xTF32
+// fold), the slots of the finished groups are released (one arrival per warp, 4 WG in all).
+//
+// Registers: the block has 128 (WG + 1) threads. With two consumer warpgroups the launch gives each
+// thread 168; the producer gives back all but 40 (setmaxnreg.dec) and the consumers take them
+// (setmaxnreg.inc to REGS), which the m64n256 accumulators need.
+#include "tilegen/wg_pipeline.cuh"
+
+namespace tg {
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(uint32_t bar)
+{
+    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared.b64 st, [%0];\n}\n" ::"r"(bar) : "memory");
+}
+
+// mbar_wait returns once the barrier's phase of the given parity has completed.
+__device__ __forceinline__ void mbar_wait(uint32_t bar, unsigned parity)
+{
+    asm volatile("{\n.reg .pred p;\nTG_MBAR_WAIT:\n"
+                 "mbarrier.try_wait.parity.shared.b64 p, [%0], %1;\n"
+                 "@!p bra TG_MBAR_WAIT;\n}\n" ::"r"(bar),
+                 "r"(parity)
+                 : "memory");
+}
+
+template <int N>
+__device__ __forceinline__ void setmaxnreg_inc()
+{
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
+template <int N>
+__device__ __forceinline__ void setmaxnreg_dec()
+{
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
+// WgLoaders is Cfg as the producer warpgroup sees it: the tile's copies and residuals spread over
+// its 128 threads instead of the whole block (wg_load_tile and wg_split_tile read THREADS).
+template <class Cfg>
+struct WgLoaders : Cfg {
+    static constexpr int THREADS = 128;
+    static_assert(Cfg::A_CHUNKS % 128 == 0 && Cfg::B_CHUNKS % 128 == 0, "whole copies per producer thread");
+};
+
+// WgWsConfig adds the producer to a WgTf32Config: LAG tiles between a tile's copies and its
+// hand-off, the block's threads, the consumers' register budget and the barriers' shared memory.
+template <class Cfg, int LAG_>
+struct WgWsConfig : Cfg {
+    static constexpr int LAG = LAG_;
+    static_assert(LAG >= 1 && LAG <= Cfg::STAGES - 2, "LAG: 1 .. STAGES - 2");
+    static constexpr int CONSUMERS = Cfg::THREADS, THREADS_ALL = Cfg::THREADS + 128;
+    // With 384 threads a launch gives each 65536 / 384 = 168 registers; the producer keeps 40.
+    static constexpr int PRODUCER_REGS = 40;
+    static constexpr int REGS = Cfg::WG >= 2 ? (65536 - 128 * PRODUCER_REGS) / Cfg::THREADS / 8 * 8 : 0;
+    static constexpr int BAR_OFFSET = Cfg::STAGES * Cfg::SLOT * 4; // bytes from the ring's start
+    static constexpr int SMEM_BYTES = Cfg::SMEM_BYTES + 16 * Cfg::STAGES;
+};
+
+// wg_ws_gemm computes the block's tile of C = alpha op(A) op(B) + beta C (Cfg: a WgWsConfig).
+template <class Cfg>
+__device__ __forceinline__ void wg_ws_gemm(float* smem_raw, const float* __restrict__ A, int lda,
+                                           const float* __restrict__ B, int ldb, float* __restrict__ C, int ldc,
+                                           int M, int N, int K, float alpha, float beta)
+{
+    using LC = WgLoaders<Cfg>;
+    const int tid = threadIdx.x;
+    int m0, n0;
+    wg_origin<Cfg>(m0, n0);
+    const float *S, *R;
+    int lds, ldr, ns, nr, s0, r0;
+    if (Cfg::OP == 0) { // C^T = B^T A^T: A shared (rows m), B registers (rows n)
+        S = A, lds = lda, ns = M, s0 = m0;
+        R = B, ldr = ldb, nr = N, r0 = n0;
+    } else { // C = A B: B shared (rows n), A registers (rows m)
+        S = B, lds = ldb, ns = N, s0 = n0;
+        R = A, ldr = lda, nr = M, r0 = m0;
+    }
+    const int nt = (K + Cfg::BK - 1) / Cfg::BK;
+    // The ring starts on a 1024-byte boundary (the swizzle atom); the barriers follow it.
+    const uint32_t raw = (uint32_t)__cvta_generic_to_shared(smem_raw);
+    const uint32_t sbase = (raw + 1023u) & ~1023u;
+    float* smem = smem_raw + (sbase - raw) / 4;
+    const uint32_t full = sbase + Cfg::BAR_OFFSET, empty = full + 8 * Cfg::STAGES;
+    if (tid == 0) {
+#pragma unroll
+        for (int s = 0; s < Cfg::STAGES; ++s) {
+            mbar_init(full + 8 * s, 128);
+            mbar_init(empty + 8 * s, 4 * Cfg::WG);
+        }
+    }
+    __syncthreads();
+
+    if (tid >= Cfg::CONSUMERS) { // the producer warpgroup
+        if (Cfg::REGS) setmaxnreg_dec<Cfg::PRODUCER_REGS>();
+        const int p = tid - Cfg::CONSUMERS;
+        const bool vs = aligned16((uintptr_t)S, lds), vr = aligned16((uintptr_t)R, ldr);
+        const bool inner = vs && vr && s0 + Cfg::BM <= ns && r0 + Cfg::BN <= nr;
+        int slot = 0, use = 0; // tile kt's slot and how often the slot was filled before
+        for (int kt = 0; kt < nt + Cfg::LAG; ++kt) {
+            if (kt < nt) {
+                if (use > 0) mbar_wait(empty + 8 * slot, (use - 1) & 1);
+                float* as = smem + slot * Cfg::SLOT;
+                float* bs = as + Cfg::A_TILE + Cfg::A_LO;
+                if (inner && (kt + 1) * Cfg::BK <= K)
+                    wg_load_tile<LC, true>(as, bs, S, lds, ns, s0, R, ldr, nr, r0, K, kt * Cfg::BK, p, vs, vr);
+                else
+                    wg_load_tile<LC, false>(as, bs, S, lds, ns, s0, R, ldr, nr, r0, K, kt * Cfg::BK, p, vs, vr);
+                if (++slot == Cfg::STAGES) slot = 0, ++use;
+            }
+            cp_async_commit();
+            const int j = kt - Cfg::LAG;
+            if (j >= 0) {
+                cp_async_wait<Cfg::LAG>();
+                const int js = j % Cfg::STAGES;
+                if (Cfg::SPLIT3) wg_split_tile<LC>(smem + js * Cfg::SLOT, smem + js * Cfg::SLOT + Cfg::A_TILE, p);
+                fence_async_shared();
+                mbar_arrive(full + 8 * js);
+            }
+        }
+        cp_async_wait<0>();
+        return;
+    }
+
+    if (Cfg::REGS) setmaxnreg_inc<Cfg::REGS>();
+    const int lane = tid % 32, g = lane / 4, t = lane % 4;
+    const int nb = (tid / 128) * 64 + ((tid / 32) % 4) * 16; // this warp's first register-operand row
+    const int bfrag = (Cfg::RK ? (nb + g) * Cfg::BS + t : t * Cfg::BS + nb + g) + Cfg::A_TILE + Cfg::A_LO;
+    float acc[Cfg::NACC];
+#pragma unroll
+    for (int i = 0; i < Cfg::NACC; ++i) acc[i] = 0.0f;
+    float d[Cfg::SPLIT3 ? Cfg::NACC : 1];
+    float(&part)[Cfg::NACC] = *reinterpret_cast<float(*)[Cfg::NACC]>(Cfg::SPLIT3 ? d : acc);
+    int released = 0; // tiles whose slots this warp has handed back
+    auto release = [&](int upto) {
+        for (; released < upto; ++released)
+            if (lane == 0) mbar_arrive(empty + 8 * (released % Cfg::STAGES));
+    };
+    constexpr int G = Cfg::SPLIT3 ? Cfg::FOLD : 2; // tiles per unrolled group (fragment sets alternate)
+    WgFrag<Cfg> f[2];
+    int slot = 0, use = 0;
+    for (int k0 = 0; k0 < nt; k0 += G) {
+#pragma unroll
+        for (int j = 0; j < G; ++j) {
+            const int kt = k0 + j;
+            if (kt < nt) {
+                mbar_wait(full + 8 * slot, use & 1);
+                const uint32_t as = sbase + (uint32_t)(slot * Cfg::SLOT) * 4u;
+                wg_frag<Cfg>(f[j % 2], smem + slot * Cfg::SLOT + bfrag);
+                wg_issue<Cfg>(part, f[j % 2], as, as + Cfg::A_TILE * 4u, j == 0);
+                if (Cfg::SPLIT3 && (j == G - 1 || kt + 1 == nt)) {
+                    wgmma_wait<0>();
+                    wgmma_reg_fence(part);
+#pragma unroll
+                    for (int i = 0; i < Cfg::NACC; ++i) acc[i] += part[i];
+                    release(kt + 1);
+                } else {
+                    wgmma_wait<1>();
+                    release(kt);
+                }
+                if (++slot == Cfg::STAGES) slot = 0, ++use;
+            }
+        }
+    }
+    wgmma_wait<0>();
+    wgmma_reg_fence(acc);
+    wg_store<Cfg>(acc, C, ldc, M, N, m0, n0, alpha, beta, tid);
+}
+
+} // namespace tg
+#endif // TILEGEN_WG_WS_CUH
