@@ -45,6 +45,13 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, unsigned parity)
                  : "memory");
 }
 
+// cp_async_mbar_arrive makes the barrier count one arrival of this thread once all of its earlier
+// cp.async copies have landed (.noinc: the arrival is one of the count the barrier was set up with).
+__device__ __forceinline__ void cp_async_mbar_arrive(uint32_t bar)
+{
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+
 template <int N>
 __device__ __forceinline__ void setmaxnreg_inc()
 {
@@ -67,13 +74,14 @@ struct WgLoaders : Cfg {
 
 // WgWsConfig adds the producer to a WgTf32Config: LAG tiles between a tile's copies and its
 // hand-off, the block's threads, the consumers' register budget and the barriers' shared memory.
-template <class Cfg, int LAG_>
+template <class Cfg, int LAG_, int PREGS_ = 56>
 struct WgWsConfig : Cfg {
+    // LAG 0: the copies themselves arrive on the full barrier (cp.async.mbarrier.arrive), TF32 only.
     static constexpr int LAG = LAG_;
-    static_assert(LAG >= 1 && LAG <= Cfg::STAGES - 2, "LAG: 1 .. STAGES - 2");
+    static_assert(LAG <= Cfg::STAGES - 2 && (LAG >= 1 || !Cfg::SPLIT3), "LAG: 1 .. STAGES - 2 (0: TF32)");
     static constexpr int CONSUMERS = Cfg::THREADS, THREADS_ALL = Cfg::THREADS + 128;
-    // With 384 threads a launch gives each 65536 / 384 = 168 registers; the producer keeps 40.
-    static constexpr int PRODUCER_REGS = 40;
+    // With 384 threads a launch gives each 65536 / 384 = 168 registers; the producer keeps PREGS.
+    static constexpr int PRODUCER_REGS = PREGS_;
     static constexpr int REGS = Cfg::WG >= 2 ? (65536 - 128 * PRODUCER_REGS) / Cfg::THREADS / 8 * 8 : 0;
     static constexpr int BAR_OFFSET = Cfg::STAGES * Cfg::SLOT * 4; // bytes from the ring's start
     static constexpr int SMEM_BYTES = Cfg::SMEM_BYTES + 16 * Cfg::STAGES;
@@ -128,12 +136,14 @@ __device__ __forceinline__ void wg_ws_gemm(float* smem_raw, const float* __restr
                     wg_load_tile<LC, true>(as, bs, S, lds, ns, s0, R, ldr, nr, r0, K, kt * Cfg::BK, p, vs, vr);
                 else
                     wg_load_tile<LC, false>(as, bs, S, lds, ns, s0, R, ldr, nr, r0, K, kt * Cfg::BK, p, vs, vr);
+                if (Cfg::LAG == 0) cp_async_mbar_arrive(full + 8 * slot);
                 if (++slot == Cfg::STAGES) slot = 0, ++use;
             }
+            if (Cfg::LAG == 0) continue;
             cp_async_commit();
             const int j = kt - Cfg::LAG;
             if (j >= 0) {
-                cp_async_wait<Cfg::LAG>();
+                cp_async_wait<Cfg::LAG == 0 ? 0 : Cfg::LAG>();
                 const int js = j % Cfg::STAGES;
                 if (Cfg::SPLIT3) wg_split_tile<LC>(smem + js * Cfg::SLOT, smem + js * Cfg::SLOT + Cfg::A_TILE, p);
                 fence_async_shared();
@@ -167,6 +177,7 @@ __device__ __forceinline__ void wg_ws_gemm(float* smem_raw, const float* __restr
             const int kt = k0 + j;
             if (kt < nt) {
                 mbar_wait(full + 8 * slot, use & 1);
+                if (Cfg::LAG == 0) fence_async_shared();
                 const uint32_t as = sbase + (uint32_t)(slot * Cfg::SLOT) * 4u;
                 wg_frag<Cfg>(f[j % 2], smem + slot * Cfg::SLOT + bfrag);
                 wg_issue<Cfg>(part, f[j % 2], as, as + Cfg::A_TILE * 4u, j == 0);

@@ -28,11 +28,11 @@ __global__ void __launch_bounds__(128 * WG, 1) wgk(const float* __restrict__ A, 
 }
 
 
-template <int BM, int WG, int BK, int ST, bool S3, int F, int OP, int LAG>
+template <int BM, int WG, int BK, int ST, bool S3, int F, int OP, int LAG, int PR = 56>
 __global__ void __launch_bounds__(128 * (WG + 1), 1) wsk(const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb,
                                                float* __restrict__ C, int ldc, int M, int N, int K, float alpha, float beta)
 {
-    using Cfg = tg::WgWsConfig<tg::WgTf32Config<BM, WG, BK, ST, S3, true, F, OP>, LAG>;
+    using Cfg = tg::WgWsConfig<tg::WgTf32Config<BM, WG, BK, ST, S3, true, F, OP>, LAG, PR>;
     extern __shared__ float4 tg_tc_smem[];
     tg::wg_ws_gemm<Cfg>(reinterpret_cast<float*>(tg_tc_smem), A, lda, B, ldb, C, ldc, M, N, K, alpha, beta);
 }
@@ -70,16 +70,16 @@ Kern mk(const char* name)
 }
 
 
-template <int BM, int WG, int BK, int ST, bool S3, int F, int OP, int LAG>
+template <int BM, int WG, int BK, int ST, bool S3, int F, int OP, int LAG, int PR = 56>
 Kern mkws(const char* name)
 {
-    using Cfg = tg::WgWsConfig<tg::WgTf32Config<BM, WG, BK, ST, S3, true, F, OP>, LAG>;
+    using Cfg = tg::WgWsConfig<tg::WgTf32Config<BM, WG, BK, ST, S3, true, F, OP>, LAG, PR>;
     int smem = Cfg::SMEM_BYTES;
-    CK(cudaFuncSetAttribute(wsk<BM, WG, BK, ST, S3, F, OP, LAG>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    CK(cudaFuncSetAttribute(wsk<BM, WG, BK, ST, S3, F, OP, LAG, PR>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     cudaFuncAttributes fa;
-    CK(cudaFuncGetAttributes(&fa, wsk<BM, WG, BK, ST, S3, F, OP, LAG>));
+    CK(cudaFuncGetAttributes(&fa, wsk<BM, WG, BK, ST, S3, F, OP, LAG, PR>));
     printf("%-28s regs %d spill %zu smem %d\n", name, fa.numRegs, fa.localSizeBytes, smem);
-    return Kern{name, wsk<BM, WG, BK, ST, S3, F, OP, LAG>, Cfg::TILE_ROWS, Cfg::TILE_COLS, 128 * (WG + 1), smem, OP, S3};
+    return Kern{name, wsk<BM, WG, BK, ST, S3, F, OP, LAG, PR>, Cfg::TILE_ROWS, Cfg::TILE_COLS, 128 * (WG + 1), smem, OP, S3};
 }
 
 void launch(const Kern& k, const float* A, int lda, const float* B, int ldb, float* C, int ldc, int M, int N, int K, float al, float be)
@@ -97,24 +97,21 @@ int main()
 {
     std::vector<Kern> ks;
     ks.push_back(mk<128, 2, 32, 4, true, true, 2, 0>("3x_nn_128_wg2_k32_s4_p2"));
-    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1>("ws3x_nn_128_wg2_k32_s4_l1"));
-    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 2>("ws3x_nn_128_wg2_k32_s4_l2"));
-    ks.push_back(mkws<128, 2, 16, 6, true, 2, 0, 2>("ws3x_nn_128_wg2_k16_s6_f2l2"));
-    ks.push_back(mkws<128, 2, 16, 6, true, 4, 0, 2>("ws3x_nn_128_wg2_k16_s6_f4l2"));
-    ks.push_back(mkws<128, 1, 32, 4, true, 2, 0, 1>("ws3x_nn_128_wg1_k32_s4_l1"));
-    ks.push_back(mk<128, 2, 32, 4, true, true, 2, 1>("3x_nt_128_wg2_k32_s4_p2"));
-    ks.push_back(mkws<128, 2, 32, 4, true, 2, 1, 1>("ws3x_nt_128_wg2_k32_s4_l1"));
-    ks.push_back(mkws<128, 2, 32, 4, true, 2, 2, 1>("ws3x_tt_128_wg2_k32_s4_l1"));
+    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 56>("ws3x_nn_128_wg2_k32_s4_l1r56"));
+    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 72>("ws3x_nn_128_wg2_k32_s4_l1r72"));
+    ks.push_back(mkws<128, 2, 16, 8, true, 2, 0, 2, 56>("ws3x_nn_128_wg2_k16_s8_f2l2"));
+    ks.push_back(mkws<128, 2, 16, 8, true, 4, 0, 2, 56>("ws3x_nn_128_wg2_k16_s8_f4l2"));
+    ks.push_back(mkws<128, 2, 16, 8, true, 4, 0, 4, 56>("ws3x_nn_128_wg2_k16_s8_f4l4"));
+    ks.push_back(mkws<128, 2, 16, 8, true, 4, 0, 1, 56>("ws3x_nn_128_wg2_k16_s8_f4l1"));
     ks.push_back(mk<256, 2, 32, 4, false, true, 1, 0>("tf_nn_256_wg2_k32_s4_p2"));
-    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 1>("wstf_nn_256_wg2_k32_s4_l1"));
-    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 2>("wstf_nn_256_wg2_k32_s4_l2"));
-    ks.push_back(mkws<256, 2, 16, 8, false, 1, 0, 2>("wstf_nn_256_wg2_k16_s8_l2"));
-    ks.push_back(mkws<256, 2, 16, 8, false, 1, 0, 4>("wstf_nn_256_wg2_k16_s8_l4"));
-    ks.push_back(mkws<128, 2, 32, 6, false, 1, 0, 2>("wstf_nn_128_wg2_k32_s6_l2"));
-    ks.push_back(mkws<256, 1, 32, 4, false, 1, 0, 1>("wstf_nn_256_wg1_k32_s4_l1"));
+    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 56>("wstf_nn_256_wg2_k32_s4_l0r56"));
+    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 72>("wstf_nn_256_wg2_k32_s4_l0r72"));
+    ks.push_back(mkws<256, 2, 16, 8, false, 1, 0, 0, 56>("wstf_nn_256_wg2_k16_s8_l0"));
+    ks.push_back(mkws<128, 2, 32, 6, false, 1, 0, 0, 56>("wstf_nn_128_wg2_k32_s6_l0"));
+    ks.push_back(mkws<256, 1, 32, 4, false, 1, 0, 0, 56>("wstf_nn_256_wg1_k32_s4_l0"));
+    ks.push_back(mkws<256, 1, 32, 4, false, 1, 0, 1, 56>("wstf_nn_256_wg1_k32_s4_l1"));
     ks.push_back(mk<256, 2, 32, 4, false, true, 1, 1>("tf_nt_256_wg2_k32_s4_p2"));
-    ks.push_back(mkws<256, 2, 32, 4, false, 1, 1, 1>("wstf_nt_256_wg2_k32_s4_l1"));
-    ks.push_back(mkws<256, 2, 32, 4, false, 1, 2, 1>("wstf_tt_256_wg2_k32_s4_l1"));
+    ks.push_back(mkws<256, 2, 32, 4, false, 1, 1, 0, 56>("wstf_nt_256_wg2_k32_s4_l0"));
     cublasHandle_t h; cublasCreate(&h);
 
     struct Sh { int M, N, K, pad; float al, be; } shs[] = {
