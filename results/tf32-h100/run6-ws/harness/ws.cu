@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cuda_runtime.h>
 #include <cublas_v2.h>
-#include "tilegen/wg_ws.cuh"
+#include "wg_ws.cuh"
 
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("CUDA %s at %d: %s\n", #x, __LINE__, cudaGetErrorString(e)); exit(1);} } while (0)
 
@@ -97,21 +97,25 @@ int main()
 {
     std::vector<Kern> ks;
     ks.push_back(mk<128, 2, 32, 4, true, true, 2, 0>("3x_nn_128_wg2_k32_s4_p2"));
+    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 40>("ws3x_nn_128_wg2_k32_s4_l1r40"));
     ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 56>("ws3x_nn_128_wg2_k32_s4_l1r56"));
-    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 72>("ws3x_nn_128_wg2_k32_s4_l1r72"));
-    ks.push_back(mkws<128, 2, 16, 8, true, 2, 0, 2, 56>("ws3x_nn_128_wg2_k16_s8_f2l2"));
-    ks.push_back(mkws<128, 2, 16, 8, true, 4, 0, 2, 56>("ws3x_nn_128_wg2_k16_s8_f4l2"));
-    ks.push_back(mkws<128, 2, 16, 8, true, 4, 0, 4, 56>("ws3x_nn_128_wg2_k16_s8_f4l4"));
-    ks.push_back(mkws<128, 2, 16, 8, true, 4, 0, 1, 56>("ws3x_nn_128_wg2_k16_s8_f4l1"));
+    ks.push_back(mkws<128, 2, 16, 8, true, 4, 0, 2, 40>("ws3x_nn_128_wg2_k16_s8_f4l2"));
+    ks.push_back(mkws<128, 2, 16, 8, true, 4, 0, 4, 40>("ws3x_nn_128_wg2_k16_s8_f4l4"));
+    ks.push_back(mkws<128, 2, 16, 8, true, 2, 0, 1, 40>("ws3x_nn_128_wg2_k16_s8_f2l1"));
+    ks.push_back(mk<128, 1, 32, 4, true, true, 2, 0>("3x_nn_128_wg1_k32_s4_p2"));
+    ks.push_back(mkws<128, 1, 32, 4, true, 2, 0, 1, 40>("ws3x_nn_128_wg1_k32_s4_l1"));
     ks.push_back(mk<256, 2, 32, 4, false, true, 1, 0>("tf_nn_256_wg2_k32_s4_p2"));
+    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 40>("wstf_nn_256_wg2_k32_s4_l0r40"));
     ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 56>("wstf_nn_256_wg2_k32_s4_l0r56"));
-    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 72>("wstf_nn_256_wg2_k32_s4_l0r72"));
-    ks.push_back(mkws<256, 2, 16, 8, false, 1, 0, 0, 56>("wstf_nn_256_wg2_k16_s8_l0"));
-    ks.push_back(mkws<128, 2, 32, 6, false, 1, 0, 0, 56>("wstf_nn_128_wg2_k32_s6_l0"));
-    ks.push_back(mkws<256, 1, 32, 4, false, 1, 0, 0, 56>("wstf_nn_256_wg1_k32_s4_l0"));
-    ks.push_back(mkws<256, 1, 32, 4, false, 1, 0, 1, 56>("wstf_nn_256_wg1_k32_s4_l1"));
+    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 1, 40>("wstf_nn_256_wg2_k32_s4_l1r40"));
+    ks.push_back(mkws<256, 2, 16, 8, false, 1, 0, 0, 40>("wstf_nn_256_wg2_k16_s8_l0"));
+    ks.push_back(mkws<128, 2, 32, 6, false, 1, 0, 0, 40>("wstf_nn_128_wg2_k32_s6_l0"));
+    ks.push_back(mk<256, 1, 32, 4, false, true, 1, 0>("tf_nn_256_wg1_k32_s4_p2"));
+    ks.push_back(mkws<256, 1, 32, 4, false, 1, 0, 0, 40>("wstf_nn_256_wg1_k32_s4_l0"));
     ks.push_back(mk<256, 2, 32, 4, false, true, 1, 1>("tf_nt_256_wg2_k32_s4_p2"));
-    ks.push_back(mkws<256, 2, 32, 4, false, 1, 1, 0, 56>("wstf_nt_256_wg2_k32_s4_l0"));
+    ks.push_back(mkws<256, 2, 32, 4, false, 1, 1, 0, 40>("wstf_nt_256_wg2_k32_s4_l0"));
+    ks.push_back(mkws<128, 2, 32, 4, true, 2, 1, 1, 40>("ws3x_nt_128_wg2_k32_s4_l1"));
+    ks.push_back(mkws<256, 2, 32, 4, false, 1, 2, 0, 40>("wstf_tt_256_wg2_k32_s4_l0"));
     cublasHandle_t h; cublasCreate(&h);
 
     struct Sh { int M, N, K, pad; float al, be; } shs[] = {

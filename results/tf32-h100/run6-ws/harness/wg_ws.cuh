@@ -1,6 +1,6 @@
 #ifndef TILEGEN_WG_WS_CUH
 #define TILEGEN_WG_WS_CUH
-// tilegen/wg_ws.cuh: the wgmma_tf32 block tile (tilegen/wg_pipeline.cuh) with warp specialization.
+// wg_ws.cuh (harness only, not a family: slower than tilegen/wg_pipeline.cuh, see the README): the wgmma_tf32 block tile (tilegen/wg_pipeline.cuh) with warp specialization.
 // One more warpgroup than the MMAs need is the producer: it copies k tiles into the STAGES-deep
 // ring, writes A's 3xTF32 residual, and hands each slot to the consumers through a "full" mbarrier;
 // the consumer warpgroups read their fragments, issue the MMAs and hand the slot back through an
@@ -72,6 +72,58 @@ struct WgLoaders : Cfg {
     static_assert(Cfg::A_CHUNKS % 128 == 0 && Cfg::B_CHUNKS % 128 == 0, "whole copies per producer thread");
 };
 
+// WsCopier is a producer thread's share of an interior k tile (no guards): its chunks of each
+// operand lie a fixed number of rows apart in global and shared memory (the swizzle of a chunk's
+// A row repeats every 8 rows, and a thread's rows are 16 or 32 apart), so a copy is two pointer
+// increments, and a k tile further is one more: the producer needs few registers.
+template <class Cfg>
+struct WsCopier {
+    static constexpr int KC = Cfg::KC, BN4 = Cfg::BN / 4;
+    static constexpr int NA = Cfg::A_CHUNKS / 128, NB = Cfg::B_CHUNKS / 128;
+    static constexpr int RA = 128 / KC;                    // A rows between a thread's chunks
+    static constexpr int RB = Cfg::RK ? 128 / KC : 128 / BN4; // B rows (k-rows unless RK)
+    static_assert(128 % KC == 0 && 128 % BN4 == 0, "chunks a fixed number of rows apart");
+    const float* sa; // shared operand: this thread's first chunk of k tile 0
+    const float* ra; // register operand, the same
+    size_t sa_i, ra_i, ra_k; // source steps: between chunks (floats), per k tile (register operand)
+    int da, db;      // destinations in a slot's A and B tiles (floats)
+
+    __device__ __forceinline__ WsCopier(const float* S, int lds, int s0, const float* R, int ldr, int r0, int p)
+    {
+        const int akc = p % KC, ar = p / KC;
+        sa = S + (size_t)(s0 + ar) * lds + 4 * akc;
+        da = wg_a_offset<Cfg>(ar, akc);
+        sa_i = (size_t)RA * lds;
+        if (Cfg::RK) {
+            const int br = p / KC, bk = (p % KC) * 4;
+            ra = R + (size_t)(r0 + br) * ldr + bk;
+            db = br * Cfg::BS + bk;
+            ra_i = (size_t)RB * ldr;
+            ra_k = Cfg::BK;
+        } else {
+            const int br = p / BN4, bn = (p % BN4) * 4;
+            ra = R + (size_t)br * ldr + r0 + bn;
+            db = br * Cfg::BS + bn;
+            ra_i = (size_t)RB * ldr;
+            ra_k = (size_t)Cfg::BK * ldr;
+        }
+    }
+    // copy issues k tile kt's copies into the slot at shared address slot (bytes).
+    __device__ __forceinline__ void copy(uint32_t slot, int kt) const
+    {
+        const float* s = sa + (size_t)kt * Cfg::BK;
+        uint32_t d = slot + 4u * da;
+#pragma unroll 4
+        for (int i = 0; i < NA; ++i, s += sa_i, d += 4u * RA * Cfg::BK)
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(s));
+        s = ra + (size_t)kt * ra_k;
+        d = slot + 4u * (Cfg::A_TILE + Cfg::A_LO + db);
+#pragma unroll 4
+        for (int i = 0; i < NB; ++i, s += ra_i, d += 4u * RB * Cfg::BS)
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(s));
+    }
+};
+
 // WgWsConfig adds the producer to a WgTf32Config: LAG tiles between a tile's copies and its
 // hand-off, the block's threads, the consumers' register budget and the barriers' shared memory.
 template <class Cfg, int LAG_, int PREGS_ = 56>
@@ -126,6 +178,7 @@ __device__ __forceinline__ void wg_ws_gemm(float* smem_raw, const float* __restr
         const int p = tid - Cfg::CONSUMERS;
         const bool vs = aligned16((uintptr_t)S, lds), vr = aligned16((uintptr_t)R, ldr);
         const bool inner = vs && vr && s0 + Cfg::BM <= ns && r0 + Cfg::BN <= nr;
+        const WsCopier<Cfg> cp(S, lds, s0, R, ldr, r0, p);
         int slot = 0, use = 0; // tile kt's slot and how often the slot was filled before
         for (int kt = 0; kt < nt + Cfg::LAG; ++kt) {
             if (kt < nt) {
@@ -133,7 +186,7 @@ __device__ __forceinline__ void wg_ws_gemm(float* smem_raw, const float* __restr
                 float* as = smem + slot * Cfg::SLOT;
                 float* bs = as + Cfg::A_TILE + Cfg::A_LO;
                 if (inner && (kt + 1) * Cfg::BK <= K)
-                    wg_load_tile<LC, true>(as, bs, S, lds, ns, s0, R, ldr, nr, r0, K, kt * Cfg::BK, p, vs, vr);
+                    cp.copy(sbase + (uint32_t)(slot * Cfg::SLOT) * 4u, kt);
                 else
                     wg_load_tile<LC, false>(as, bs, S, lds, ns, s0, R, ldr, nr, r0, K, kt * Cfg::BK, p, vs, vr);
                 if (Cfg::LAG == 0) cp_async_mbar_arrive(full + 8 * slot);
