@@ -87,23 +87,24 @@ struct WsCopier {
     const float* ra; // register operand, the same
     size_t sa_i, ra_i, ra_k; // source steps: between chunks (floats), per k tile (register operand)
     int da, db;      // destinations in a slot's A and B tiles (floats)
+    int ar, akc, br, bc; // the first chunk's row and column (k, or n for B's k-rows) in each tile
 
     __device__ __forceinline__ WsCopier(const float* S, int lds, int s0, const float* R, int ldr, int r0, int p)
     {
-        const int akc = p % KC, ar = p / KC;
+        akc = p % KC, ar = p / KC;
         sa = S + (size_t)(s0 + ar) * lds + 4 * akc;
         da = wg_a_offset<Cfg>(ar, akc);
         sa_i = (size_t)RA * lds;
         if (Cfg::RK) {
-            const int br = p / KC, bk = (p % KC) * 4;
-            ra = R + (size_t)(r0 + br) * ldr + bk;
-            db = br * Cfg::BS + bk;
+            br = p / KC, bc = (p % KC) * 4;
+            ra = R + (size_t)(r0 + br) * ldr + bc;
+            db = br * Cfg::BS + bc;
             ra_i = (size_t)RB * ldr;
             ra_k = Cfg::BK;
         } else {
-            const int br = p / BN4, bn = (p % BN4) * 4;
-            ra = R + (size_t)br * ldr + r0 + bn;
-            db = br * Cfg::BS + bn;
+            br = p / BN4, bc = (p % BN4) * 4;
+            ra = R + (size_t)br * ldr + r0 + bc;
+            db = br * Cfg::BS + bc;
             ra_i = (size_t)RB * ldr;
             ra_k = (size_t)Cfg::BK * ldr;
         }
@@ -121,6 +122,27 @@ struct WsCopier {
 #pragma unroll 4
         for (int i = 0; i < NB; ++i, s += ra_i, d += 4u * RB * Cfg::BS)
             asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(s));
+    }
+    // copy_edge is copy for a tile at an edge (rows past ns or nr, k past K, or unaligned
+    // operands): tc_chunk's guarded copies, zeros past the edges, one chunk at a time.
+    __device__ __forceinline__ void copy_edge(float* slot, int kt, const float* S, int ns, int s0, bool vs,
+                                              const float* R, int nr, int r0, bool vr, int K) const
+    {
+        const int k0 = kt * Cfg::BK;
+#pragma unroll 1
+        for (int i = 0; i < NA; ++i) {
+            const int r = ar + i * RA;
+            const int n = s0 + r < ns ? min(max(K - k0 - 4 * akc, 0), 4) : 0;
+            tc_chunk(slot + da + i * RA * Cfg::BK, sa + (size_t)kt * Cfg::BK + i * sa_i, n, vs, S);
+        }
+        float* bs = slot + Cfg::A_TILE + Cfg::A_LO + db;
+#pragma unroll 1
+        for (int i = 0; i < NB; ++i) {
+            const int r = br + i * RB;
+            const int n = Cfg::RK ? (r0 + r < nr ? min(max(K - k0 - bc, 0), 4) : 0)
+                                  : (k0 + r < K ? min(max(nr - r0 - bc, 0), 4) : 0);
+            tc_chunk(bs + i * RB * Cfg::BS, ra + (size_t)kt * ra_k + i * ra_i, n, vr, R);
+        }
     }
 };
 
@@ -184,11 +206,10 @@ __device__ __forceinline__ void wg_ws_gemm(float* smem_raw, const float* __restr
             if (kt < nt) {
                 if (use > 0) mbar_wait(empty + 8 * slot, (use - 1) & 1);
                 float* as = smem + slot * Cfg::SLOT;
-                float* bs = as + Cfg::A_TILE + Cfg::A_LO;
                 if (inner && (kt + 1) * Cfg::BK <= K)
                     cp.copy(sbase + (uint32_t)(slot * Cfg::SLOT) * 4u, kt);
                 else
-                    wg_load_tile<LC, false>(as, bs, S, lds, ns, s0, R, ldr, nr, r0, K, kt * Cfg::BK, p, vs, vr);
+                    cp.copy_edge(as, kt, S, ns, s0, vs, R, nr, r0, vr, K);
                 if (Cfg::LAG == 0) cp_async_mbar_arrive(full + 8 * slot);
                 if (++slot == Cfg::STAGES) slot = 0, ++use;
             }
