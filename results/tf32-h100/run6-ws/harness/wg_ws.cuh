@@ -156,7 +156,11 @@ struct WgWsConfig : Cfg {
     static constexpr int CONSUMERS = Cfg::THREADS, THREADS_ALL = Cfg::THREADS + 128;
     // With 384 threads a launch gives each 65536 / 384 = 168 registers; the producer keeps PREGS.
     static constexpr int PRODUCER_REGS = PREGS_;
-    static constexpr int REGS = Cfg::WG >= 2 ? (65536 - 128 * PRODUCER_REGS) / Cfg::THREADS / 8 * 8 : 0;
+    // The block holds LAUNCH_REGS per thread from the launch (65536 / threads, in steps of 8); what
+    // the producer gives back is all the consumers may take (setmaxnreg.inc waits for it forever).
+    static constexpr int LAUNCH_REGS = 65536 / THREADS_ALL / 8 * 8 > 255 ? 255 : 65536 / THREADS_ALL / 8 * 8;
+    static constexpr int REGS = Cfg::WG >= 2 ? (LAUNCH_REGS * THREADS_ALL - 128 * PRODUCER_REGS) / Cfg::THREADS / 8 * 8 : 0;
+    static_assert(REGS == 0 || (REGS >= LAUNCH_REGS && REGS <= 256 && PRODUCER_REGS <= LAUNCH_REGS), "register budget");
     static constexpr int BAR_OFFSET = Cfg::STAGES * Cfg::SLOT * 4; // bytes from the ring's start
     static constexpr int SMEM_BYTES = Cfg::SMEM_BYTES + 16 * Cfg::STAGES;
 };
