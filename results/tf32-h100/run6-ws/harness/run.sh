@@ -1,5 +1,5 @@
 #!/bin/bash
 # Build the harness with the GPU host's nvcc (sm_90a) and run it: checks, then times against cuBLAS.
 D=$(dirname "$0")
-nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 -I templates/include -I $D $D/ws.cu -Xptxas -warn-spills -lcublas -o $D/ws 2>&1 | grep -v "Wno-deprecated" | head -30
+nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 -I templates/include $D/ws.cu -Xptxas -warn-spills -lcublas -o $D/ws 2>&1 | grep -v "Wno-deprecated" | head -30
 timeout 240 stdbuf -oL $D/ws 2>&1

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cuda_runtime.h>
 #include <cublas_v2.h>
-#include "wg_ws.cuh"
+#include "tilegen/wg_ws.cuh"
 
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("CUDA %s at %d: %s\n", #x, __LINE__, cudaGetErrorString(e)); exit(1);} } while (0)
 
