@@ -23,4 +23,7 @@ echo "tune-ops rc=$? $(date +%T)"; grep -A4 "^shape" $W/tune-ops.log | grep -v "
 timeout 120 $R accuracy --shape 4096x4096x4096 --variants 'wgws_128_wg2_k32_s4_l1_f2_3xtf32,wgws_128_wg2_k16_s8_l2_f4_3xtf32,wgmma_128_wg2_k32_s4_p2_3xtf32,wgws_256_wg2_k32_s4_l0_f1_tf32' $WK --out $W/accuracy.json > $W/accuracy.log 2>&1
 echo "accuracy rc=$? $(date +%T)"; tail -18 $W/accuracy.log | cut -c1-120
 rm -f $W/cache.jsonl
-for d in verify tune tune-ops; do [ -f $W/$d/results.jsonl ] && gzip -9 $W/$d/results.jsonl; done
+for d in verify tune tune-ops; do
+  (cd $W/$d && rm -f results.csv bench.txt && gzip -9 results.jsonl)
+  tar czf $W/$d.tgz -C $W $d && rm -rf $W/$d
+done
