@@ -28,11 +28,17 @@ __global__ void __launch_bounds__(128 * WG, 1) wgk(const float* __restrict__ A, 
 }
 
 
-template <int BM, int WG, int BK, int ST, bool S3, int F, int OP, int LAG, int PR = 56>
+// GroupCfg overrides the block order's group of block rows (wg_origin) for the GROUP experiment.
+template <class C, int G>
+struct GroupCfg : C {
+    static constexpr int GROUP = G > 0 ? G : C::GROUP;
+};
+
+template <int BM, int WG, int BK, int ST, bool S3, int F, int OP, int LAG, int PR = 56, int G = 0>
 __global__ void __launch_bounds__(128 * (WG + 1), 1) wsk(const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb,
                                                float* __restrict__ C, int ldc, int M, int N, int K, float alpha, float beta)
 {
-    using Cfg = tg::WgWsConfig<tg::WgTf32Config<BM, WG, BK, ST, S3, true, F, OP>, LAG, PR>;
+    using Cfg = GroupCfg<tg::WgWsConfig<tg::WgTf32Config<BM, WG, BK, ST, S3, true, F, OP>, LAG, PR>, G>;
     extern __shared__ float4 tg_tc_smem[];
     tg::wg_ws_gemm<Cfg>(reinterpret_cast<float*>(tg_tc_smem), A, lda, B, ldb, C, ldc, M, N, K, alpha, beta);
 }
@@ -70,16 +76,16 @@ Kern mk(const char* name)
 }
 
 
-template <int BM, int WG, int BK, int ST, bool S3, int F, int OP, int LAG, int PR = 56>
+template <int BM, int WG, int BK, int ST, bool S3, int F, int OP, int LAG, int PR = 56, int G = 0>
 Kern mkws(const char* name)
 {
     using Cfg = tg::WgWsConfig<tg::WgTf32Config<BM, WG, BK, ST, S3, true, F, OP>, LAG, PR>;
     int smem = Cfg::SMEM_BYTES;
-    CK(cudaFuncSetAttribute(wsk<BM, WG, BK, ST, S3, F, OP, LAG, PR>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    CK(cudaFuncSetAttribute(wsk<BM, WG, BK, ST, S3, F, OP, LAG, PR, G>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     cudaFuncAttributes fa;
-    CK(cudaFuncGetAttributes(&fa, wsk<BM, WG, BK, ST, S3, F, OP, LAG, PR>));
+    CK(cudaFuncGetAttributes(&fa, wsk<BM, WG, BK, ST, S3, F, OP, LAG, PR, G>));
     printf("%-28s regs %d spill %zu smem %d\n", name, fa.numRegs, fa.localSizeBytes, smem);
-    return Kern{name, wsk<BM, WG, BK, ST, S3, F, OP, LAG, PR>, Cfg::TILE_ROWS, Cfg::TILE_COLS, 128 * (WG + 1), smem, OP, S3};
+    return Kern{name, wsk<BM, WG, BK, ST, S3, F, OP, LAG, PR, G>, Cfg::TILE_ROWS, Cfg::TILE_COLS, 128 * (WG + 1), smem, OP, S3};
 }
 
 void launch(const Kern& k, const float* A, int lda, const float* B, int ldb, float* C, int ldc, int M, int N, int K, float al, float be)
@@ -96,26 +102,17 @@ float rnd() { rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17; return (float)((rs 
 int main()
 {
     std::vector<Kern> ks;
-    ks.push_back(mk<128, 2, 32, 4, true, true, 2, 0>("3x_nn_128_wg2_k32_s4_p2"));
-    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 40>("ws3x_nn_128_wg2_k32_s4_l1r40"));
-    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 32>("ws3x_nn_128_wg2_k32_s4_l1r32"));
-    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 2, 40>("ws3x_nn_128_wg2_k32_s4_l2r40"));
-    ks.push_back(mkws<128, 2, 16, 8, true, 4, 0, 2, 40>("ws3x_nn_128_wg2_k16_s8_f4l2"));
-    ks.push_back(mkws<64, 2, 32, 6, true, 2, 0, 2, 40>("ws3x_nn_64_wg2_k32_s6_l2"));
-    ks.push_back(mk<256, 2, 32, 4, false, true, 1, 0>("tf_nn_256_wg2_k32_s4_p2"));
-    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 40>("wstf_nn_256_wg2_k32_s4_l0r40"));
-    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 32>("wstf_nn_256_wg2_k32_s4_l0r32"));
-    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 1, 40>("wstf_nn_256_wg2_k32_s4_l1r40"));
-    ks.push_back(mkws<256, 2, 16, 8, false, 1, 0, 0, 40>("wstf_nn_256_wg2_k16_s8_l0"));
-    ks.push_back(mkws<128, 2, 32, 6, false, 1, 0, 0, 40>("wstf_nn_128_wg2_k32_s6_l0"));
-    ks.push_back(mk<128, 2, 32, 4, true, true, 2, 1>("3x_nt_128_wg2_k32_s4_p2"));
-    ks.push_back(mkws<128, 2, 32, 4, true, 2, 1, 1, 40>("ws3x_nt_128_wg2_k32_s4_l1"));
-    ks.push_back(mk<256, 2, 32, 4, false, true, 1, 1>("tf_nt_256_wg2_k32_s4_p2"));
-    ks.push_back(mkws<256, 2, 32, 4, false, 1, 1, 0, 40>("wstf_nt_256_wg2_k32_s4_l0"));
-    ks.push_back(mk<128, 2, 32, 4, true, true, 2, 2>("3x_tt_128_wg2_k32_s4_p2"));
-    ks.push_back(mkws<128, 2, 32, 4, true, 2, 2, 1, 40>("ws3x_tt_128_wg2_k32_s4_l1"));
-    ks.push_back(mk<256, 2, 32, 4, false, true, 1, 2>("tf_tt_256_wg2_k32_s4_p2"));
-    ks.push_back(mkws<256, 2, 32, 4, false, 1, 2, 0, 40>("wstf_tt_256_wg2_k32_s4_l0"));
+    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 40, 0>("ws3x_nn_128_k32_s4_l1_g8"));
+    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 40, 2>("ws3x_nn_128_k32_s4_l1_g2"));
+    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 40, 4>("ws3x_nn_128_k32_s4_l1_g4"));
+    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 40, 16>("ws3x_nn_128_k32_s4_l1_g16"));
+    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 40, 32>("ws3x_nn_128_k32_s4_l1_g32"));
+    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 40, 0>("ws3x_nn_128_k32_s4_l1_g8b"));
+    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 40, 0>("wstf_nn_256_k32_s4_g4"));
+    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 40, 1>("wstf_nn_256_k32_s4_g1"));
+    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 40, 2>("wstf_nn_256_k32_s4_g2"));
+    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 40, 8>("wstf_nn_256_k32_s4_g8"));
+    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 40, 16>("wstf_nn_256_k32_s4_g16"));
     cublasHandle_t h; cublasCreate(&h);
 
     struct Sh { int M, N, K, pad; float al, be; } shs[] = {
@@ -175,7 +172,7 @@ int main()
         auto timeit = [&](auto f) {
             for (int i = 0; i < 3; ++i) f();
             std::vector<float> ts;
-            for (int i = 0; i < 12; ++i) { cudaEventRecord(e0); f(); cudaEventRecord(e1); cudaEventSynchronize(e1); float ms; cudaEventElapsedTime(&ms, e0, e1); ts.push_back(ms); }
+            for (int i = 0; i < 30; ++i) { cudaEventRecord(e0); f(); cudaEventRecord(e1); cudaEventSynchronize(e1); float ms; cudaEventElapsedTime(&ms, e0, e1); ts.push_back(ms); }
             std::sort(ts.begin(), ts.end());
             return ts[ts.size() / 2];
         };
