@@ -51,6 +51,7 @@ __global__ void __launch_bounds__(256 + 32 * P, 1) simt_ws(int M, int N, int K, 
     }
     __syncthreads();
     if (tid >= 256) { // producer warps
+        if (P == 4) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::);
         const int p = tid - 256;
         for (int kt = 0; kt < nt; ++kt) {
             const int s = kt % S;
@@ -74,6 +75,7 @@ __global__ void __launch_bounds__(256 + 32 * P, 1) simt_ws(int M, int N, int K, 
         asm volatile("cp.async.wait_all;\n" ::: "memory");
         return;
     }
+    if (P == 4) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::);
     const int warp = tid / 32, lane = tid % 32;
     const int wm = (warp / Tl::WARPS_N) * Tl::WM, wn = (warp % Tl::WARPS_N) * Tl::WN;
     const int lm = lane / Tl::LN, ln = lane % Tl::LN;
@@ -113,7 +115,7 @@ WK mk(const char* name)
 
 int main()
 {
-    std::vector<WK> ks = {mk<4, 1, 0>("ws_s4_p1"), mk<6, 1, 0>("ws_s6_p1"), mk<4, 2, 0>("ws_s4_p2"), mk<4, 1, 8>("ws_s4_p1_g8"), mk<6, 2, 8>("ws_s6_p2_g8")};
+    std::vector<WK> ks = {mk<4, 2, 0>("ws_s4_p2"), mk<4, 4, 0>("ws_s4_p4"), mk<6, 4, 0>("ws_s6_p4"), mk<8, 4, 0>("ws_s8_p4")};
     const int rt_smem = 83456;
     CK(cudaFuncSetAttribute(regtile_128x256x16_w64_t8x16_p4_f1_s4_b1, cudaFuncAttributeMaxDynamicSharedMemorySize, rt_smem));
     cublasHandle_t h; cublasCreate(&h); cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH);
