@@ -34,11 +34,18 @@ struct GroupCfg : C {
     static constexpr int GROUP = G > 0 ? G : C::GROUP;
 };
 
-template <int BM, int WG, int BK, int ST, bool S3, int F, int OP, int LAG, int PR = 56, int G = 0>
+// DropCfg leaves one operand's copies out (1: the shared operand's, 2: the register operand's), for
+// the bandwidth experiment: the kernel then computes on whatever the ring holds (its checks fail).
+template <class C, int D>
+struct DropCfg : C {
+    static constexpr int A_CHUNKS = D == 1 ? 0 : C::A_CHUNKS, B_CHUNKS = D == 2 ? 0 : C::B_CHUNKS;
+};
+
+template <int BM, int WG, int BK, int ST, bool S3, int F, int OP, int LAG, int PR = 56, int G = 0, int D = 0>
 __global__ void __launch_bounds__(128 * (WG + 1), 1) wsk(const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb,
                                                float* __restrict__ C, int ldc, int M, int N, int K, float alpha, float beta)
 {
-    using Cfg = GroupCfg<tg::WgWsConfig<tg::WgTf32Config<BM, WG, BK, ST, S3, true, F, OP>, LAG, PR>, G>;
+    using Cfg = DropCfg<GroupCfg<tg::WgWsConfig<tg::WgTf32Config<BM, WG, BK, ST, S3, true, F, OP>, LAG, PR>, G>, D>;
     extern __shared__ float4 tg_tc_smem[];
     tg::wg_ws_gemm<Cfg>(reinterpret_cast<float*>(tg_tc_smem), A, lda, B, ldb, C, ldc, M, N, K, alpha, beta);
 }
@@ -76,16 +83,16 @@ Kern mk(const char* name)
 }
 
 
-template <int BM, int WG, int BK, int ST, bool S3, int F, int OP, int LAG, int PR = 56, int G = 0>
+template <int BM, int WG, int BK, int ST, bool S3, int F, int OP, int LAG, int PR = 56, int G = 0, int D = 0>
 Kern mkws(const char* name)
 {
     using Cfg = tg::WgWsConfig<tg::WgTf32Config<BM, WG, BK, ST, S3, true, F, OP>, LAG, PR>;
     int smem = Cfg::SMEM_BYTES;
-    CK(cudaFuncSetAttribute(wsk<BM, WG, BK, ST, S3, F, OP, LAG, PR, G>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    CK(cudaFuncSetAttribute(wsk<BM, WG, BK, ST, S3, F, OP, LAG, PR, G, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     cudaFuncAttributes fa;
-    CK(cudaFuncGetAttributes(&fa, wsk<BM, WG, BK, ST, S3, F, OP, LAG, PR, G>));
+    CK(cudaFuncGetAttributes(&fa, wsk<BM, WG, BK, ST, S3, F, OP, LAG, PR, G, D>));
     printf("%-28s regs %d spill %zu smem %d\n", name, fa.numRegs, fa.localSizeBytes, smem);
-    return Kern{name, wsk<BM, WG, BK, ST, S3, F, OP, LAG, PR, G>, Cfg::TILE_ROWS, Cfg::TILE_COLS, 128 * (WG + 1), smem, OP, S3};
+    return Kern{name, wsk<BM, WG, BK, ST, S3, F, OP, LAG, PR, G, D>, Cfg::TILE_ROWS, Cfg::TILE_COLS, 128 * (WG + 1), smem, OP, S3};
 }
 
 void launch(const Kern& k, const float* A, int lda, const float* B, int ldb, float* C, int ldc, int M, int N, int K, float al, float be)
@@ -102,17 +109,12 @@ float rnd() { rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17; return (float)((rs 
 int main()
 {
     std::vector<Kern> ks;
-    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 40, 0>("ws3x_nn_128_k32_s4_l1_g8"));
-    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 40, 2>("ws3x_nn_128_k32_s4_l1_g2"));
-    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 40, 4>("ws3x_nn_128_k32_s4_l1_g4"));
-    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 40, 16>("ws3x_nn_128_k32_s4_l1_g16"));
-    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 40, 32>("ws3x_nn_128_k32_s4_l1_g32"));
-    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 40, 0>("ws3x_nn_128_k32_s4_l1_g8b"));
-    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 40, 0>("wstf_nn_256_k32_s4_g4"));
-    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 40, 1>("wstf_nn_256_k32_s4_g1"));
-    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 40, 2>("wstf_nn_256_k32_s4_g2"));
-    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 40, 8>("wstf_nn_256_k32_s4_g8"));
-    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 40, 16>("wstf_nn_256_k32_s4_g16"));
+    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 40, 0, 0>("wstf_nn_256_k32_s4"));
+    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 40, 0, 1>("wstf_nn_256_k32_s4_noA"));
+    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 40, 0, 2>("wstf_nn_256_k32_s4_noB"));
+    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 40, 0, 0>("ws3x_nn_128_k32_s4_l1"));
+    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 40, 0, 1>("ws3x_nn_128_k32_s4_l1_noA"));
+    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 40, 0, 2>("ws3x_nn_128_k32_s4_l1_noB"));
     cublasHandle_t h; cublasCreate(&h);
 
     struct Sh { int M, N, K, pad; float al, be; } shs[] = {
