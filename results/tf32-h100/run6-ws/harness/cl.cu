@@ -190,6 +190,159 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(Cfg::THREADS_ALL, 1)
 }
 
 template <class Cfg>
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(Cfg::THREADS_ALL, 1)
+    wscl2(const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb, float* __restrict__ C, int ldc, int M, int N, int K,
+         float alpha, float beta)
+{
+    using namespace tg;
+    static_assert(Cfg::OP == 0, "NN");
+    extern __shared__ float4 smem4[];
+    float* smem_raw = reinterpret_cast<float*>(smem4);
+    const int tid = threadIdx.x;
+    const uint32_t rank = cluster_rank(), peer = rank ^ 1u;
+    // Grouped order over clusters: GROUP block rows, column pairs down each group.
+    const int gcx = gridDim.x / 2, gy = gridDim.y, id = blockIdx.y * gcx + blockIdx.x / 2;
+    const int per = Cfg::GROUP * gcx, first = (id / per) * Cfg::GROUP, rows = min(gy - first, Cfg::GROUP);
+    const int m0 = (first + (id % per) % rows) * Cfg::TILE_ROWS;
+    const int n0 = (((id % per) / rows) * 2 + (int)rank) * Cfg::TILE_COLS;
+    const int nt = K / Cfg::BK;
+    const uint32_t raw = (uint32_t)__cvta_generic_to_shared(smem_raw);
+    const uint32_t sbase = (raw + 1023u) & ~1023u;
+    float* smem = smem_raw + (sbase - raw) / 4;
+    const uint32_t full = sbase + Cfg::BAR_OFFSET, empty = full + 8 * Cfg::STAGES;
+    constexpr uint32_t HALF = Cfg::BM / 2 * Cfg::BK * 4, TX = HALF * (Cfg::SPLIT3 ? 2 : 1);
+    if (tid == 0) {
+        for (int s = 0; s < Cfg::STAGES; ++s) {
+            mbar_init(full + 8 * s, 1);
+            mbar_init(empty + 8 * s, 8 * Cfg::WG);
+            mbar_init(empty + 8 * Cfg::STAGES + 8 * s, 64); // landed
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    cluster_sync();
+
+    if (tid >= Cfg::CONSUMERS) {
+        // v2: producer warps 0-1 copy (A's half and B) and the copies arrive on landed[s] themselves;
+        // warp 3 forwards: waits for landed, writes the half's residual (3xTF32), bulk-copies the
+        // half to the peer and arrives on its own full barrier expecting the peer's bytes.
+        if (Cfg::REGS) setmaxnreg_dec<Cfg::PRODUCER_REGS>();
+        const int p = tid - Cfg::CONSUMERS, pw = p / 32;
+        const uint32_t landed = empty + 8 * Cfg::STAGES;
+        constexpr int KC = Cfg::KC, HROWS = Cfg::BM / 2;
+        if (pw < 2) {
+            const int q = p; // 0..63
+            // A's half: chunk c = q + 64 i: row c / KC (rows 64 / KC apart), chunk c % KC.
+            constexpr int NAH = HROWS * KC / 64, RAH = 64 / KC;
+            const int akc = q % KC, ar = (int)rank * HROWS + q / KC;
+            const float* sa = A + (size_t)(m0 + ar) * lda + 4 * akc;
+            const int da = tg::wg_a_offset<Cfg>(ar, akc);
+            // B: k-rows of BN / 4 chunks; chunk c = q + 64 i: row c / (BN/4), column chunk c % (BN/4).
+            constexpr int BN4 = Cfg::BN / 4, NB = Cfg::BK * BN4 / 64, RB = 64 / BN4;
+            const int br = q / BN4, bc = (q % BN4) * 4;
+            const float* rb = B + (size_t)br * ldb + n0 + bc;
+            const int db = br * Cfg::BS + bc;
+            int slot = 0, use = 0;
+            for (int kt = 0; kt < nt; ++kt) {
+                if (use > 0) wait_cluster(empty + 8 * slot, (use - 1) & 1);
+                const uint32_t sl = sbase + (uint32_t)(slot * Cfg::SLOT) * 4u;
+                const float* s = sa + (size_t)kt * Cfg::BK;
+                uint32_t d = sl + 4u * da;
+#pragma unroll 4
+                for (int i = 0; i < NAH; ++i, s += (size_t)RAH * lda, d += 4u * RAH * Cfg::BK)
+                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(s));
+                s = rb + (size_t)kt * Cfg::BK * ldb;
+                d = sl + 4u * (Cfg::A_TILE + Cfg::A_LO + db);
+#pragma unroll 4
+                for (int i = 0; i < NB; ++i, s += (size_t)RB * ldb, d += 4u * RB * Cfg::BS)
+                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(s));
+                tg::cp_async_mbar_arrive(landed + 8 * slot);
+                if (++slot == Cfg::STAGES) slot = 0, ++use;
+            }
+            cp_async_wait<0>();
+        } else if (pw == 3) {
+            const int lane = p % 32;
+            int slot = 0, use = 0;
+            for (int j = 0; j < nt; ++j) {
+                mbar_wait(landed + 8 * slot, use & 1);
+                fence_async_shared();
+                float* as = smem + slot * Cfg::SLOT;
+                if (Cfg::SPLIT3) {
+                    // The half's chunks, lane by lane: row rank * HROWS + c / KC, chunk c % KC.
+                    for (int c = lane; c < HROWS * KC; c += 32) {
+                        const int off = wg_a_offset<Cfg>((int)rank * HROWS + c / KC, c % KC);
+                        const float4 v = *reinterpret_cast<const float4*>(as + off);
+                        *reinterpret_cast<uint4*>(as + Cfg::A_TILE + off) =
+                            make_uint4(wg_residual(v.x), wg_residual(v.y), wg_residual(v.z), wg_residual(v.w));
+                    }
+                    fence_async_shared();
+                }
+                __syncwarp();
+                if (lane == 0) {
+                    const uint32_t src = sbase + (uint32_t)(slot * Cfg::SLOT) * 4u + rank * HALF;
+                    const uint32_t dst = mapa(src, peer), bar = mapa(full + 8 * slot, peer);
+                    bulk_to_peer(dst, src, HALF, bar);
+                    if (Cfg::SPLIT3) bulk_to_peer(dst + Cfg::A_TILE * 4, src + Cfg::A_TILE * 4, HALF, bar);
+                    arrive_expect(full + 8 * slot, TX);
+                }
+                if (++slot == Cfg::STAGES) slot = 0, ++use;
+            }
+        }
+    } else {
+        if (Cfg::REGS) setmaxnreg_inc<Cfg::REGS>();
+        const int lane = tid % 32, g = lane / 4, t = lane % 4;
+        const int nb = (tid / 128) * 64 + ((tid / 32) % 4) * 16;
+        const int bfrag = t * Cfg::BS + nb + g + Cfg::A_TILE + Cfg::A_LO;
+        float acc[Cfg::NACC];
+#pragma unroll
+        for (int i = 0; i < Cfg::NACC; ++i) acc[i] = 0.0f;
+        float d[Cfg::SPLIT3 ? Cfg::NACC : 1];
+        float(&part)[Cfg::NACC] = *reinterpret_cast<float(*)[Cfg::NACC]>(Cfg::SPLIT3 ? d : acc);
+        int released = 0;
+        auto release = [&](int upto) {
+            for (; released < upto; ++released)
+                if (lane == 0) {
+                    const uint32_t e = empty + 8 * (released % Cfg::STAGES);
+                    mbar_arrive(e);
+                    arrive_remote(mapa(e, peer));
+                }
+        };
+        constexpr int G = Cfg::SPLIT3 ? Cfg::FOLD : 2;
+        WgFrag<Cfg> f[2];
+        int slot = 0, use = 0;
+        for (int k0 = 0; k0 < nt; k0 += G) {
+#pragma unroll
+            for (int j = 0; j < G; ++j) {
+                const int kt = k0 + j;
+                if (kt < nt) {
+                    mbar_wait(full + 8 * slot, use & 1);
+                    fence_async_shared();
+                    const uint32_t as = sbase + (uint32_t)(slot * Cfg::SLOT) * 4u;
+                    wg_frag<Cfg>(f[j % 2], smem + slot * Cfg::SLOT + bfrag);
+                    wg_issue<Cfg>(part, f[j % 2], as, as + Cfg::A_TILE * 4u, j == 0);
+                    if (Cfg::SPLIT3 && (j == G - 1 || kt + 1 == nt)) {
+                        wgmma_wait<0>();
+                        wgmma_reg_fence(part);
+#pragma unroll
+                        for (int i = 0; i < Cfg::NACC; ++i) acc[i] += part[i];
+                        release(kt + 1);
+                    } else {
+                        wgmma_wait<1>();
+                        release(kt);
+                    }
+                    if (++slot == Cfg::STAGES) slot = 0, ++use;
+                }
+            }
+        }
+        wgmma_wait<0>();
+        wgmma_reg_fence(acc);
+        release(nt); // the peer's producer may wait for these slots (its last tiles)
+        wg_store<Cfg>(acc, C, ldc, M, N, m0, n0, alpha, beta, tid);
+    }
+    cluster_sync();
+}
+
+template <class Cfg>
 __global__ void __launch_bounds__(Cfg::THREADS_ALL, 1) wsone(const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb,
                                                             float* __restrict__ C, int ldc, int M, int N, int K, float alpha, float beta)
 {
@@ -203,11 +356,11 @@ struct Kern {
     int TR, TC, threads, smem;
     bool split3;
 };
-template <class Cfg, bool CL>
+template <class Cfg, int CL>
 Kern mk(const char* name)
 {
-    auto fn = CL ? wscl<Cfg> : wsone<Cfg>;
-    int smem = Cfg::SMEM_BYTES;
+    auto fn = CL == 2 ? wscl2<Cfg> : CL ? wscl<Cfg> : wsone<Cfg>;
+    int smem = Cfg::SMEM_BYTES + 8 * Cfg::STAGES;
     CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     cudaFuncAttributes fa;
     CK(cudaFuncGetAttributes(&fa, fn));
@@ -220,12 +373,12 @@ using WS = tg::WgWsConfig<tg::WgTf32Config<BM, 2, 32, 4, S3, true, F, 0>, LAG, 4
 int main()
 {
     std::vector<Kern> ks;
-    ks.push_back(mk<WS<256, false, 1, 0>, false>("tf_256_one_l0"));
-    ks.push_back(mk<WS<256, false, 1, 1>, true>("tf_256_cl_l1"));
-    ks.push_back(mk<WS<256, false, 1, 2>, true>("tf_256_cl_l2"));
-    ks.push_back(mk<WS<128, true, 2, 1>, false>("3x_128_one_l1"));
-    ks.push_back(mk<WS<128, true, 2, 1>, true>("3x_128_cl_l1"));
-    ks.push_back(mk<WS<128, true, 2, 2>, true>("3x_128_cl_l2"));
+    ks.push_back(mk<WS<256, false, 1, 0>, 0>("tf_256_one_l0"));
+    ks.push_back(mk<WS<256, false, 1, 1>, 1>("tf_256_cl_l1"));
+    ks.push_back(mk<WS<256, false, 1, 1>, 2>("tf_256_cl2"));
+    ks.push_back(mk<WS<128, true, 2, 1>, 0>("3x_128_one_l1"));
+    ks.push_back(mk<WS<128, true, 2, 1>, 1>("3x_128_cl_l1"));
+    ks.push_back(mk<WS<128, true, 2, 1>, 2>("3x_128_cl2"));
     cublasHandle_t h;
     cublasCreate(&h);
     for (int S : {2048, 4096, 8192}) {
