@@ -450,6 +450,129 @@ __global__ void __launch_bounds__(Cfg::THREADS_ALL, 1) wspre(const float* __rest
     wg_store<Cfg>(acc, C, ldc, M, N, m0, n0, alpha, beta, tid);
 }
 
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::THREADS_ALL, 1) wsdec(const float* __restrict__ A, const float* __restrict__ Alo, int lda,
+                                                            const float* __restrict__ B, int ldb, float* __restrict__ C, int ldc, int M,
+                                                            int N, int K, float alpha, float beta)
+{
+    using namespace tg;
+    static_assert(Cfg::OP == 0 && Cfg::SPLIT3, "NN, 3xTF32");
+    extern __shared__ float4 smem4[];
+    float* smem_raw = reinterpret_cast<float*>(smem4);
+    const int tid = threadIdx.x;
+    int m0, n0;
+    wg_origin<Cfg>(m0, n0);
+    const int nt = K / Cfg::BK;
+    const uint32_t raw = (uint32_t)__cvta_generic_to_shared(smem_raw);
+    const uint32_t sbase = (raw + 1023u) & ~1023u;
+    float* smem = smem_raw + (sbase - raw) / 4;
+    const uint32_t full = sbase + Cfg::BAR_OFFSET, empty = full + 8 * Cfg::STAGES;
+    if (tid == 0) {
+        for (int s = 0; s < Cfg::STAGES; ++s) {
+            mbar_init(full + 8 * s, 64);
+            mbar_init(empty + 8 * s, 4 * Cfg::WG);
+            mbar_init(empty + 8 * Cfg::STAGES + 8 * s, 64); // landed
+        }
+    }
+    __syncthreads();
+    if (tid >= Cfg::CONSUMERS) {
+        // Producer warps 0-1 copy A and B (their copies arrive on landed[s]); warps 2-3 wait for a
+        // landed slot, write A's residual and arrive on full[s]: the copies never wait for a split.
+        if (Cfg::REGS) setmaxnreg_dec<Cfg::PRODUCER_REGS>();
+        const int p = tid - Cfg::CONSUMERS;
+        const uint32_t landed = empty + 8 * Cfg::STAGES;
+        constexpr int KC = Cfg::KC;
+        int slot = 0, use = 0;
+        if (p < 64) {
+            constexpr int NA = Cfg::BM * KC / 64, RA = 64 / KC;
+            const int akc = p % KC, ar = p / KC;
+            const float* sa = A + (size_t)(m0 + ar) * lda + 4 * akc;
+            const int da = wg_a_offset<Cfg>(ar, akc);
+            constexpr int BN4 = Cfg::BN / 4, NB = Cfg::BK * BN4 / 64, RB = 64 / BN4;
+            const int br = p / BN4, bc = (p % BN4) * 4;
+            const float* rb = B + (size_t)br * ldb + n0 + bc;
+            const int db = br * Cfg::BS + bc;
+            for (int kt = 0; kt < nt; ++kt) {
+                if (use > 0) mbar_wait(empty + 8 * slot, (use - 1) & 1);
+                const uint32_t sl = sbase + (uint32_t)(slot * Cfg::SLOT) * 4u;
+                const float* s = sa + (size_t)kt * Cfg::BK;
+                uint32_t d = sl + 4u * da;
+#pragma unroll 4
+                for (int i = 0; i < NA; ++i, s += (size_t)RA * lda, d += 4u * RA * Cfg::BK)
+                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(s));
+                s = rb + (size_t)kt * Cfg::BK * ldb;
+                d = sl + 4u * (Cfg::A_TILE + Cfg::A_LO + db);
+#pragma unroll 4
+                for (int i = 0; i < NB; ++i, s += (size_t)RB * ldb, d += 4u * RB * Cfg::BS)
+                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(s));
+                cp_async_mbar_arrive(landed + 8 * slot);
+                if (++slot == Cfg::STAGES) slot = 0, ++use;
+            }
+            cp_async_wait<0>();
+        } else {
+            const int r = p - 64;
+            for (int kt = 0; kt < nt; ++kt) {
+                mbar_wait(landed + 8 * slot, use & 1);
+                float* as = smem + slot * Cfg::SLOT;
+#pragma unroll 4
+                for (int c = r; c < Cfg::BM * KC; c += 64) {
+                    const int off = wg_a_offset<Cfg>(c / KC, c % KC);
+                    const float4 v = *reinterpret_cast<const float4*>(as + off);
+                    *reinterpret_cast<uint4*>(as + Cfg::A_TILE + off) =
+                        make_uint4(wg_residual(v.x), wg_residual(v.y), wg_residual(v.z), wg_residual(v.w));
+                }
+                fence_async_shared();
+                mbar_arrive(full + 8 * slot);
+                if (++slot == Cfg::STAGES) slot = 0, ++use;
+            }
+        }
+        return;
+    }
+    if (Cfg::REGS) setmaxnreg_inc<Cfg::REGS>();
+    const int lane = tid % 32, g = lane / 4, t = lane % 4;
+    const int nb = (tid / 128) * 64 + ((tid / 32) % 4) * 16;
+    const int bfrag = t * Cfg::BS + nb + g + Cfg::A_TILE + Cfg::A_LO;
+    float acc[Cfg::NACC];
+#pragma unroll
+    for (int i = 0; i < Cfg::NACC; ++i) acc[i] = 0.0f;
+    float part[Cfg::NACC];
+    int released = 0;
+    auto release = [&](int upto) {
+        for (; released < upto; ++released)
+            if (lane == 0) mbar_arrive(empty + 8 * (released % Cfg::STAGES));
+    };
+    constexpr int G = Cfg::FOLD;
+    WgFrag<Cfg> f[2];
+    int slot = 0, use = 0;
+    for (int k0 = 0; k0 < nt; k0 += G) {
+#pragma unroll
+        for (int j = 0; j < G; ++j) {
+            const int kt = k0 + j;
+            if (kt < nt) {
+                mbar_wait(full + 8 * slot, use & 1);
+                fence_async_shared();
+                const uint32_t as = sbase + (uint32_t)(slot * Cfg::SLOT) * 4u;
+                wg_frag<Cfg>(f[j % 2], smem + slot * Cfg::SLOT + bfrag);
+                wg_issue<Cfg>(part, f[j % 2], as, as + Cfg::A_TILE * 4u, j == 0);
+                if (j == G - 1 || kt + 1 == nt) {
+                    wgmma_wait<0>();
+                    wgmma_reg_fence(part);
+#pragma unroll
+                    for (int i = 0; i < Cfg::NACC; ++i) acc[i] += part[i];
+                    release(kt + 1);
+                } else {
+                    wgmma_wait<1>();
+                    release(kt);
+                }
+                if (++slot == Cfg::STAGES) slot = 0, ++use;
+            }
+        }
+    }
+    wgmma_wait<0>();
+    wgmma_reg_fence(acc);
+    wg_store<Cfg>(acc, C, ldc, M, N, m0, n0, alpha, beta, tid);
+}
+
 struct Kern {
     const char* name;
     void (*fn)(const float*, int, const float*, int, float*, int, int, int, int, float, float);
@@ -505,7 +628,8 @@ int main()
         float* Alo;
         CK(cudaMalloc(&Alo, n * 4));
         using P3 = WS<128, true, 2, 1>;
-        const int psmem = P3::SMEM_BYTES;
+        const int psmem = P3::SMEM_BYTES + 8 * P3::STAGES;
+        CK(cudaFuncSetAttribute(wsdec<P3>, cudaFuncAttributeMaxDynamicSharedMemorySize, psmem));
         CK(cudaFuncSetAttribute(wspre<P3>, cudaFuncAttributeMaxDynamicSharedMemorySize, psmem));
         const dim3 pgrid(S / P3::TILE_COLS, S / P3::TILE_ROWS);
         for (int round = 0; round < 2; ++round) {
@@ -542,6 +666,16 @@ int main()
                     CK(cudaMemcpy(hC.data(), C, n * 4, cudaMemcpyDeviceToHost));
                     for (size_t i = 0; i < n; i += 61) worst = std::max(worst, (double)fabs(hC[i] - hR[i]) / sqrt((double)S));
                 }
+                CK(cudaMemset(C, 0xff, n * 4));
+                const float tdec = timeit([&] { wsdec<P3><<<pgrid, P3::THREADS_ALL, psmem>>>(A, nullptr, S, B, S, C, S, S, S, S, 1.f, 0.f); });
+                CK(cudaDeviceSynchronize());
+                double wdec = 0;
+                if (round == 0) {
+                    CK(cudaMemcpy(hC.data(), C, n * 4, cudaMemcpyDeviceToHost));
+                    for (size_t i = 0; i < n; i += 61) wdec = std::max(wdec, (double)fabs(hC[i] - hR[i]) / sqrt((double)S));
+                }
+                printf("%d r%d 3x_128_splitters %.1f TF x%.3f (vs sgemm)%s\n", S, round, fl / tdec / 1e9, tS / tdec,
+                       round ? "" : (wdec < 1e-5 ? "  check ok" : "  check FAIL"));
                 printf("%d r%d 3x_128_presplit: split %.4f ms, gemm %.1f TF x%.3f, split + gemm %.1f TF x%.3f (vs sgemm)%s\n", S, round, tsplit,
                        fl / tmain / 1e9, tS / tmain, fl / tboth / 1e9, tS / tboth, round ? "" : (worst < 1e-5 ? "  check ok" : "  check FAIL"));
             }
