@@ -109,12 +109,14 @@ float rnd() { rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17; return (float)((rs 
 int main()
 {
     std::vector<Kern> ks;
-    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 40, 0, 0>("wstf_nn_256_k32_s4"));
-    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 40, 0, 1>("wstf_nn_256_k32_s4_noA"));
-    ks.push_back(mkws<256, 2, 32, 4, false, 1, 0, 0, 40, 0, 2>("wstf_nn_256_k32_s4_noB"));
-    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 40, 0, 0>("ws3x_nn_128_k32_s4_l1"));
-    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 40, 0, 1>("ws3x_nn_128_k32_s4_l1_noA"));
-    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 40, 0, 2>("ws3x_nn_128_k32_s4_l1_noB"));
+    ks.push_back(mkws<128, 2, 32, 4, true, 2, 0, 1, 40>("ws3x_k32_s4_f2_l1"));
+    ks.push_back(mkws<128, 2, 16, 8, true, 4, 0, 2, 40>("ws3x_k16_s8_f4_l2"));
+    ks.push_back(mkws<128, 2, 16, 8, true, 4, 0, 3, 40>("ws3x_k16_s8_f4_l3"));
+    ks.push_back(mkws<128, 2, 16, 8, true, 4, 0, 4, 40>("ws3x_k16_s8_f4_l4"));
+    ks.push_back(mkws<128, 2, 16, 8, true, 4, 0, 6, 40>("ws3x_k16_s8_f4_l6"));
+    ks.push_back(mkws<128, 2, 16, 8, true, 2, 0, 4, 40>("ws3x_k16_s8_f2_l4"));
+    ks.push_back(mkws<128, 2, 16, 6, true, 4, 0, 3, 40>("ws3x_k16_s6_f4_l3"));
+    ks.push_back(mkws<128, 2, 16, 6, true, 4, 0, 4, 40>("ws3x_k16_s6_f4_l4"));
     cublasHandle_t h; cublasCreate(&h);
 
     struct Sh { int M, N, K, pad; float al, be; } shs[] = {
