@@ -210,6 +210,25 @@ type BenchEntry struct {
 	StdMS    float64 `json:"std_ms"`
 	N        int     `json:"n"`
 	PctPeak  float64 `json:"pct_peak"`
+	// NormRel is the largest ‖C−R‖_F / ‖R‖_F of the entry's verification checks on the shape in
+	// this run (R the float64 reference of the check's inputs; 0: no check recorded): the error
+	// figure the precision rows set side by side (issue 18).
+	NormRel float64 `json:"norm_rel,omitempty"`
+}
+
+// normRelOf is the largest ‖C−R‖/‖R‖ of the verification checks that the passing records of the
+// named variant (or cuBLAS, KindCublas) on sh hold.
+func normRelOf(recs []results.Record, name string, cublas bool, sh protocol.Shape) float64 {
+	worst := 0.0
+	for _, r := range recs {
+		if r.Shape != sh || r.Status != results.StatusOK || (r.Kind == results.KindCublas) != cublas || r.Variant != name {
+			continue
+		}
+		for _, v := range r.Verify {
+			worst = max(worst, v.NormRel)
+		}
+	}
+	return worst
 }
 
 var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
@@ -399,6 +418,9 @@ func summarize(ranking []results.ShapeRanking, recs []results.Record, edgeFailed
 			if peak.GFLOPS > 0 {
 				be.PctPeak = 100 * e.GFLOPS / peak.GFLOPS
 			}
+			if perr == nil {
+				be.NormRel = normRelOf(recs, e.Variant, e.Kind == results.KindCublas, sh)
+			}
 			switch {
 			case e.Kind == results.KindCublas:
 				if bsh.Cublas == nil {
@@ -491,6 +513,60 @@ func baselineEntry(recs []results.Record, sh protocol.Shape, name string, peak *
 	return nil
 }
 
+// precisionTable writes the precision rows' speed and error side by side: each against its baseline
+// (cuBLAS SGEMM for 3xtf32, cuBLAS in TF32 math for tf32), the error the largest ‖C−R‖/‖R‖ of the
+// run's verification checks of the best variant and of the baseline.
+func precisionTable(b *strings.Builder, s BenchSummary) {
+	var rows []BenchShape
+	for _, sh := range s.Shapes {
+		if sh.Group == "precision" {
+			rows = append(rows, sh)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("\nPrecisions (issue 18): 3xtf32 is FP32-accurate on TF32 tensor cores, against cuBLAS SGEMM (TF32 off); tf32 is\n" +
+		"one TF32 product, against cuBLAS in TF32 math. Error: the largest ‖C−R‖/‖R‖ of the run's verification\n" +
+		"checks (uniform inputs, float64 reference R) of the best variant and of its baseline.\n\n")
+	b.WriteString("| shape | precision | best variant | TFLOP/s | ratio | target | error | baseline error | × baseline |\n")
+	b.WriteString("|---|---|---|---:|---:|---|---:|---:|---:|\n")
+	num := func(v float64, f string) string {
+		if v == 0 {
+			return "–"
+		}
+		return fmt.Sprintf(f, v)
+	}
+	for _, sh := range rows {
+		variant, tf, e, be := "–", 0.0, 0.0, 0.0
+		if sh.Best != nil {
+			variant, tf, e = "`"+sh.Best.Variant+"`", sh.Best.TFLOPS, sh.Best.NormRel
+		}
+		if sh.Cublas != nil {
+			be = sh.Cublas.NormRel
+		}
+		times := 0.0
+		if e > 0 && be > 0 {
+			times = e / be
+		}
+		target := "–"
+		if sh.Target > 0 {
+			target = fmt.Sprintf("≥ %.2f", sh.Target)
+			if sh.Met != nil && *sh.Met {
+				target += " ✓"
+			} else if sh.Met != nil {
+				target += " ✗"
+			}
+		}
+		shape := sh.Shape
+		if sh.Op != "" && sh.Op != "NN" {
+			shape += ":" + sh.Op
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", shape, sh.Precision, variant,
+			num(tf, "%.1f"), num(sh.Ratio, "%.3f"), target, num(e, "%.2e"), num(be, "%.2e"), num(times, "%.2f"))
+	}
+}
+
 // BatchGeomean is the geometric mean of the batch group's ratios and how many it has (shapes without
 // a ratio, where no variant passed, count as missing, not as zero).
 func (s BenchSummary) BatchGeomean() (float64, int) {
@@ -579,6 +655,7 @@ func BenchMarkdown(s BenchSummary, dir string) string {
 		fmt.Fprintf(&b, "\nStrided-batch suite (baseline cublasSgemmStridedBatched): geometric mean ratio %.3f over %d shapes (target ≥ %.1f %s).\n",
 			g, n, BatchGeomeanTarget, verdict)
 	}
+	precisionTable(&b, s)
 	if s.Note != "" {
 		fmt.Fprintf(&b, "\n%s\n", s.Note)
 	}
