@@ -55,12 +55,12 @@ func (bs BenchSettings) largeTop() int {
 
 // largeCandidates picks, from the ranking of the largest shape of op, its top verified variants
 // and its best seed-family variant (seeds: the catalog's seed families).
-func largeCandidates(ranking []results.ShapeRanking, op variant.Op, edgeFailed, seeds map[string]bool, top int) ([]string, string) {
+func largeCandidates(ranking []results.ShapeRanking, op variant.Op, prec variant.Precision, edgeFailed, seeds map[string]bool, top int) ([]string, string) {
 	var from *results.ShapeRanking
 	var most float64
 	for i := range ranking {
 		sh, err := results.ParseShape(ranking[i].Shape)
-		if err == nil && sh.Op == op && sh.Batch == 0 && results.Flops(sh) > most {
+		if err == nil && sh.Op == op && sh.Precision == prec && sh.Batch == 0 && results.Flops(sh) > most {
 			most, from = results.Flops(sh), &ranking[i]
 		}
 	}
@@ -316,23 +316,27 @@ func Bench(cfg *Config, bs BenchSettings) error {
 	seeds := variant.SeedFamilies(cfg.Catalog.Variants())
 	var largeNote string
 	if len(large) > 0 {
-		// The leaders of each op's largest shape run that op's large shapes.
+		// The leaders of each op's (and precision's) largest shape run that op's large shapes.
 		var names, froms []string
 		for _, op := range variant.Ops {
-			if !slices.ContainsFunc(large, func(s protocol.Shape) bool { return s.Op == op }) {
-				continue
-			}
-			n, from := largeCandidates(ranking, op, edgeFailed, seeds, bs.largeTop())
-			if len(n) > 0 {
-				names = append(names, n...)
-				froms = append(froms, from)
+			for _, prec := range variant.Precisions {
+				if !slices.ContainsFunc(large, func(s protocol.Shape) bool { return s.Op == op && s.Precision == prec }) {
+					continue
+				}
+				n, from := largeCandidates(ranking, op, prec, edgeFailed, seeds, bs.largeTop())
+				if len(n) > 0 {
+					names = append(names, n...)
+					froms = append(froms, from)
+				}
 			}
 		}
 		from := strings.Join(froms, ", ")
 		if len(names) > 0 {
 			lcfg := *cfg
 			lcfg.Out, lcfg.Shapes = filepath.Join(dir, "tune-large"), large
-			lcfg.Filter = Filter{Globs: names}
+			// The leaders by name; the precisions the run allows, so that a tensor-core leader
+			// runs its precision's large shapes.
+			lcfg.Filter = Filter{Globs: names, Precisions: cfg.Filter.Precisions}
 			// The leaders are a selection already: each is measured.
 			lcfg.Strategy.Name, lcfg.Strategy.Budget = search.Exhaustive, search.Budget{}
 			lcfg.Stdout = io.MultiWriter(cfg.Stdout, tableFile)

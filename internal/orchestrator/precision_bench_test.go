@@ -75,3 +75,27 @@ func TestBenchPrecisionRows(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeCandidatesPerPrecision: the leaders that run a precision's large shapes come from that
+// precision's largest shape of the op, never from FP32's (whose kernels cannot run it) or another
+// op's.
+func TestLargeCandidatesPerPrecision(t *testing.T) {
+	entry := func(v string) results.RankedEntry { return results.RankedEntry{Kind: results.KindTune, Variant: v, Family: "f"} }
+	ranking := []results.ShapeRanking{
+		{Shape: "4096x4096x4096", Entries: []results.RankedEntry{entry("fp32_a"), entry("fp32_b")}},
+		{Shape: "4096x4096x4096:3xtf32", Entries: []results.RankedEntry{entry("x3_a"), entry("x3_b"), entry("x3_c")}},
+		{Shape: "2048x2048x2048:3xtf32", Entries: []results.RankedEntry{entry("x3_small")}},
+		{Shape: "4096x4096x4096:NT:3xtf32", Entries: []results.RankedEntry{entry("x3_nt")}},
+	}
+	names, from := largeCandidates(ranking, variant.OpNN, variant.Precision3xTF32, nil, nil, 2)
+	if strings.Join(names, ",") != "x3_a,x3_b" || from != "4096x4096x4096:3xtf32" {
+		t.Fatalf("3xtf32 leaders %v from %s", names, from)
+	}
+	names, from = largeCandidates(ranking, variant.OpNN, variant.PrecisionFP32, nil, nil, 2)
+	if strings.Join(names, ",") != "fp32_a,fp32_b" || from != "4096x4096x4096" {
+		t.Fatalf("fp32 leaders %v from %s", names, from)
+	}
+	if names, _ := largeCandidates(ranking, variant.OpTT, variant.Precision3xTF32, nil, nil, 2); names != nil {
+		t.Fatalf("no TT shape: %v", names)
+	}
+}
