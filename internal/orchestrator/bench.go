@@ -345,6 +345,7 @@ func Bench(cfg *Config, bs BenchSettings) error {
 				return err
 			}
 			ranking = append(ranking, lt.ranking...)
+			recs = append(recs, lt.recs...) // the large shapes' own records (their error figures)
 			largeNote = fmt.Sprintf("Shapes of ≥ %.0f GFLOP were measured for the %d leaders at %s (its best %d verified variants and its best seed-family variant); see tune-large/.",
 				bs.largeFlops()/1e9, len(names), from, bs.largeTop())
 		}
