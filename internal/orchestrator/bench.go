@@ -189,6 +189,22 @@ func (b BenchShape) key() string {
 	return out
 }
 
+// targetCell is the row's target as the Markdown tables show it: "≥ T" with ✓ or ✗, or – without one.
+func (b BenchShape) targetCell() string {
+	if b.Target <= 0 {
+		return "–"
+	}
+	cell := fmt.Sprintf("≥ %.2f", b.Target)
+	if b.Met != nil {
+		if *b.Met {
+			cell += " ✓"
+		} else {
+			cell += " ✗"
+		}
+	}
+	return cell
+}
+
 // label is the shape as the Markdown table shows it: its key, and for a fused epilogue the
 // baseline of the row (the cuBLAS column then holds that baseline).
 func (b BenchShape) label() string {
@@ -554,15 +570,7 @@ func precisionTable(b *strings.Builder, s BenchSummary) {
 		if e > 0 && be > 0 {
 			times = e / be
 		}
-		target := "–"
-		if sh.Target > 0 {
-			target = fmt.Sprintf("≥ %.2f", sh.Target)
-			if sh.Met != nil && *sh.Met {
-				target += " ✓"
-			} else if sh.Met != nil {
-				target += " ✗"
-			}
-		}
+		target := sh.targetCell()
 		shape := sh.Shape
 		if sh.Op != "" && sh.Op != "NN" {
 			shape += ":" + sh.Op
@@ -626,17 +634,7 @@ func BenchMarkdown(s BenchSummary, dir string) string {
 			}
 			return f(e)
 		}
-		target := "–"
-		if sh.Target > 0 {
-			target = fmt.Sprintf("≥ %.2f", sh.Target)
-			if sh.Met != nil {
-				if *sh.Met {
-					target += " ✓"
-				} else {
-					target += " ✗"
-				}
-			}
-		}
+		target := sh.targetCell()
 		seedRatio := "–" // no seed-family variant timed (a budgeted search may skip them)
 		if seed != nil {
 			seedRatio = fmt.Sprintf("%.3f", sh.SeedRatio)

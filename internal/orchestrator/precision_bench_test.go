@@ -40,7 +40,7 @@ func TestBenchPrecisionRows(t *testing.T) {
 	}
 	recs := []results.Record{
 		{Kind: results.KindTune, Variant: ws, Shape: x3, Status: results.StatusOK, Verify: checks(5.7e-7, 5.9e-7)},
-		{Kind: results.KindTune, Variant: ws, Shape: x3, Status: results.StatusFailed, Verify: checks(1)},   // failed: not counted
+		{Kind: results.KindTune, Variant: ws, Shape: x3, Status: results.StatusFailed, Verify: checks(1)},  // failed: not counted
 		{Kind: results.KindTune, Variant: ws, Shape: fp, Status: results.StatusOK, Verify: checks(2e-6)},   // another shape
 		{Kind: results.KindTune, Variant: "other", Shape: x3, Status: results.StatusOK, Verify: checks(3)}, // another variant
 		{Kind: results.KindCublas, Variant: results.CublasName, Shape: x3, Status: results.StatusOK, Verify: checks(1.15e-6, 1.18e-6)},
@@ -80,7 +80,9 @@ func TestBenchPrecisionRows(t *testing.T) {
 // precision's largest shape of the op, never from FP32's (whose kernels cannot run it) or another
 // op's.
 func TestLargeCandidatesPerPrecision(t *testing.T) {
-	entry := func(v string) results.RankedEntry { return results.RankedEntry{Kind: results.KindTune, Variant: v, Family: "f"} }
+	entry := func(v string) results.RankedEntry {
+		return results.RankedEntry{Kind: results.KindTune, Variant: v, Family: "f"}
+	}
 	ranking := []results.ShapeRanking{
 		{Shape: "4096x4096x4096", Entries: []results.RankedEntry{entry("fp32_a"), entry("fp32_b")}},
 		{Shape: "4096x4096x4096:3xtf32", Entries: []results.RankedEntry{entry("x3_a"), entry("x3_b"), entry("x3_c")}},
