@@ -152,7 +152,7 @@ type Constraint struct {
 var (
 	topKeys      = []string{"families"}
 	familyKeys   = []string{"name", "template", "doc", "variant_name", "traffic_model", "seed", "ops", "batched", "epilogues", "precision", "ptx_target", "params", "constraints", "geometry", "dynamic_shared_ok", "warp_multiple", "requires"}
-	geometryKeys = []string{"block_x", "block_y", "tile_rows", "tile_cols", "grid_z", "split", "shared_bytes", "dynamic_shared"}
+	geometryKeys = []string{"block_x", "block_y", "tile_rows", "tile_cols", "grid_z", "split", "shared_bytes", "dynamic_shared", "math_threads"}
 	// splitKeys are the fields of geometry.split, the launch-time split-K rule of grid_z: auto
 	// (variant.SplitRule); all but splitOptional are required. balance is a boolean expression
 	// (variant.SplitRule.Balance: slices that fill the SMs, blocks_per_sm the occupancy target);

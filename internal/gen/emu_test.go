@@ -13,7 +13,8 @@ import (
 )
 
 // TestSplitKernelsOnHost compiles committed sources of the split-rule families (deepk, gemvm, gemvn:
-// one or two variants each, of different thread counts and tiles) for the host against
+// one or two variants each, of different thread counts and tiles) and of gemvs (one pass, no split:
+// two variants) for the host against
 // testdata/emu/emu.h, a small emulation of the CUDA they use, and checks them against a float64
 // reference as the worker's verification does (NaN padding, alpha and beta, leading dimensions
 // past the matrix, tile edges plus and minus one), at several slice counts including two-level
@@ -48,16 +49,21 @@ func TestSplitKernelsOnHost(t *testing.T) {
 	}
 	// 4x4 and 8x8 thread tiles of deepk; gemvm with 16 rows (its reduction in chunks of 4 rows over
 	// 8 thread groups); gemvn on 4 warps with one column (B read four k at a time) and on 8 warps
-	// with 8 columns (B's rows as float4s); gemvn_dot on one warp with up to 1024 slices. (A block at
-	// a time on one thread per CUDA thread is slow: about six minutes for these six.)
+	// with 8 columns (B's rows as float4s); gemvn_dot on one warp with up to 1024 slices; gemvs (no
+	// split) with 4 rows on 8 lanes across N and with 2 rows on one lane (every shuffle step). (A
+	// block at a time on one thread per CUDA thread is slow: about six minutes for the first six.)
 	for _, name := range []string{
 		"deepk_32x32x32_t4x4_s4_b8", "deepk_128x64x16_t8x8_s3_b4", "gemvm_m16_x32_y8_u1_o2", "gemvn_n1_r4_u4_w2", "gemvn_n8_r8_u2_w1",
-		"gemvnd_n1_r1_u4",
+		"gemvnd_n1_r1_u4", "gemvs_m4_x8_t256_u8", "gemvs_m2_x1_t256_u8",
 	} {
 		t.Run(name, func(t *testing.T) {
 			v, ok := byName[name]
-			if !ok || v.Split == nil {
-				t.Fatalf("%s: not in generated/manifest.json with a split rule", name)
+			if !ok || (v.Split == nil) != (v.Family == "gemvs") {
+				t.Fatalf("%s: not in generated/manifest.json with a split rule (gemvs: without one)", name)
+			}
+			maxSlices := 1
+			if v.Split != nil {
+				maxSlices = v.Split.Max
 			}
 			src, err := os.ReadFile(filepath.Join("..", "..", "generated", "cuda", name+".cu"))
 			if err != nil {
@@ -75,7 +81,7 @@ func TestSplitKernelsOnHost(t *testing.T) {
 			args := []string{"-std=c++20", "-O2", "-pthread", "-w", "-I", emu, "-o", bin, filepath.Join(dir, "emu.cpp"),
 				"-DEMU_KERNEL=" + name, fmt.Sprintf("-DEMU_NAME=%q", name), fmt.Sprintf("-DEMU_THREADS=%d", v.Threads()),
 				fmt.Sprintf("-DEMU_TILE_ROWS=%d", v.Tile.Rows), fmt.Sprintf("-DEMU_TILE_COLS=%d", v.Tile.Cols),
-				fmt.Sprintf("-DEMU_MAX_SLICES=%d", v.Split.Max)}
+				fmt.Sprintf("-DEMU_MAX_SLICES=%d", maxSlices)}
 			if out, err := exec.Command(cxx, args...).CombinedOutput(); err != nil {
 				t.Fatalf("g++: %v\n%s", err, out)
 			}

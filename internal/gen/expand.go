@@ -375,6 +375,7 @@ func expandOne(file string, f *Family, ax axis, vals []int) (*Planned, *Pruned, 
 		{"tile_cols", &v.Tile.Cols, 0, 1, maxDim},
 		{"grid_z", &v.GridZ, 1, 1, maxDim},
 		{"dynamic_shared", &v.DynamicShared, 0, 0, maxSharedBytes},
+		{"math_threads", &v.MathThreads, 0, 0, maxDim},
 	}
 	for _, x := range geo {
 		if *x.dst, err = eval(g, x.key, x.def, x.lo, x.hi); err != nil {
@@ -445,6 +446,9 @@ func expandOne(file string, f *Family, ax axis, vals []int) (*Planned, *Pruned, 
 	if !ok1 || !ok2 {
 		return nil, nil, errAt(file, f.NamePos, "%s: block_x·block_y = %d·%d or shared_bytes + dynamic_shared = %d + %d overflows",
 			where(), v.Block.X, v.Block.Y, shared, v.DynamicShared)
+	}
+	if e, ok := g["math_threads"]; ok && int64(v.MathThreads) > threads {
+		return nil, nil, errAt(file, e.Node, "%s: math_threads = %d (%s) exceeds the block's %d threads", where(), v.MathThreads, e.Src, threads)
 	}
 	switch {
 	case threads > maxThreads:

@@ -441,3 +441,35 @@ func TestGridZAuto(t *testing.T) {
 		t.Errorf("max 0: %v", err)
 	}
 }
+
+// TestMathThreads: geometry math_threads is the variant's MathThreads (its prior counts those
+// threads' outputs), absent means every thread, and more than the block is an error at its value.
+func TestMathThreads(t *testing.T) {
+	src := edit(t, baseYAML, "      block_y: W\n", "      block_y: W\n      math_threads: \"W * W / 2\"\n")
+	x, err := loadAndExpand(src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pv := range x.Variants {
+		v := &pv.V
+		if v.MathThreads != v.Threads()/2 || v.ComputeThreads() != v.Threads()/2 {
+			t.Errorf("%s: math_threads %d, compute threads %d, want %d", v.Name, v.MathThreads, v.ComputeThreads(), v.Threads()/2)
+		}
+	}
+	x, err = loadAndExpand(baseYAML, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pv := range x.Variants {
+		v := &pv.V
+		if v.MathThreads != 0 || v.ComputeThreads() != v.Threads() {
+			t.Errorf("%s: no math_threads: got %d, compute threads %d", v.Name, v.MathThreads, v.ComputeThreads())
+		}
+	}
+	src = edit(t, baseYAML, "      block_y: W\n", "      block_y: W\n      math_threads: \"W * W + 1\"\n")
+	_, err = loadAndExpand(src, 0)
+	want := "f.yaml:15:21: family tiny, variant tiny_8_u1 (W=8 U=1): math_threads = 65 (W * W + 1) exceeds the block's 64 threads"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("got:\n%v\nwant a first line:\n%s", err, want)
+	}
+}

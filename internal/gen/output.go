@@ -134,6 +134,7 @@ func registry(m variant.Manifest, supports []string, compiled bool) ([]byte, err
 			jen.Id("Tile").Op(":").Qual(variantPkg, "Tile").Values(jen.Id("Rows").Op(":").Lit(v.Tile.Rows), jen.Id("Cols").Op(":").Lit(v.Tile.Cols)),
 			jen.Id("GridZ").Op(":").Lit(v.GridZ)}, append(split,
 			jen.Id("DynamicShared").Op(":").Lit(v.DynamicShared),
+			mathThreadsField(v.MathThreads),
 			jen.Id("Requires").Op(":").Qual(variantPkg, "Requirements").Values(
 				jen.Id("MMultiple").Op(":").Lit(v.Requires.MMultiple), jen.Id("NMultiple").Op(":").Lit(v.Requires.NMultiple),
 				jen.Id("KMultiple").Op(":").Lit(v.Requires.KMultiple), jen.Id("LDMultiple").Op(":").Lit(v.Requires.LDMultiple)),
@@ -322,6 +323,14 @@ func opField(op variant.Op) jen.Code {
 }
 
 // targetField is the Target field of a variant literal, left out when empty.
+// mathThreadsField is the MathThreads field of a variant literal, left out when every thread computes.
+func mathThreadsField(n int) jen.Code {
+	if n == 0 {
+		return jen.Null()
+	}
+	return jen.Id("MathThreads").Op(":").Lit(n)
+}
+
 func targetField(t string) jen.Code {
 	if t == "" {
 		return jen.Null()

@@ -96,7 +96,8 @@ func Prior(v *variant.Variant, s protocol.Shape, d Device) Estimate {
 	e.Waste = 1 - float64(s.M)*float64(s.N)/(float64(gx*cols)*float64(gy*rows))
 	e.Warps = min(e.BlocksPerSM, perSM) * variant.CeilDiv(threads, 32)
 	// Outputs per thread r: a thread tile of r outputs does about r FMAs per 2·√r operands loaded.
-	r := float64(rows*cols) / float64(threads)
+	// A warp-specialized block counts only its math threads (its producers copy).
+	r := float64(rows*cols) / float64(v.ComputeThreads())
 	eff := r / (r + 8)
 	// Latency hiding: below 8 warps an SM issues from too few.
 	eff *= math.Sqrt(min(1, float64(e.Warps)/8))

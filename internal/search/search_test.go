@@ -137,6 +137,26 @@ func TestPrior(t *testing.T) {
 	}
 }
 
+// TestPriorMathThreads: a warp-specialized block's producer threads do no arithmetic, so the prior
+// counts its outputs per math thread: wgmma_ws's 128-row tile on two consumer warpgroups is rated
+// as the 256-thread wgmma_tf32 block of the same tile, not as a 384-thread one with a third fewer
+// outputs per thread.
+func TestPriorMathThreads(t *testing.T) {
+	c := catalog(t)
+	big := protocol.Shape{M: 4096, N: 4096, K: 4096, Precision: variant.Precision3xTF32}
+	ws := c["wgws_128_wg2_k16_s4_l1_f2_3xtf32"]
+	if ws == nil || ws.MathThreads != 256 || ws.Threads() != 384 {
+		t.Fatalf("wgws_128_wg2_k16_s4_l1_f2_3xtf32: %+v, want 384 threads of which 256 compute", ws)
+	}
+	all := *ws
+	all.MathThreads = 0
+	with, without := Prior(ws, big, H100), Prior(&all, big, H100)
+	if !(with.ComputeMS < without.ComputeMS) || with.BlocksPerSM != without.BlocksPerSM {
+		t.Errorf("math threads %.3f ms (%d blocks/SM), all threads %.3f ms (%d): want the math threads' estimate faster, same occupancy",
+			with.ComputeMS, with.BlocksPerSM, without.ComputeMS, without.BlocksPerSM)
+	}
+}
+
 // synthetic is an oracle whose times the prior gets wrong by a hidden factor per family and per
 // parameter value (log-normal, spread sigma) plus 1 % noise: only a search that learns from what
 // it measured finds the winner early.

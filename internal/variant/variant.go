@@ -164,6 +164,9 @@ type Variant struct {
 	Split *SplitRule `json:"split,omitempty"`
 	// DynamicShared is the dynamic shared memory per block in bytes passed at launch (0: none).
 	DynamicShared int `json:"dynamic_shared"`
+	// MathThreads is how many of a block's threads compute (variants.yaml geometry math_threads):
+	// a warp-specialized kernel's producer threads only copy. 0: all of them.
+	MathThreads int `json:"math_threads,omitempty"`
 	// Requires are the shapes the variant accepts.
 	Requires Requirements `json:"requires"`
 	// Resources are ptxas's report (zero with --no-compile).
@@ -188,6 +191,15 @@ type Manifest struct {
 
 // Threads is the number of threads per block.
 func (v *Variant) Threads() int { return v.Block.X * v.Block.Y }
+
+// ComputeThreads is the number of a block's threads that do the arithmetic: MathThreads where the
+// family names them (warp-specialized kernels), else every thread.
+func (v *Variant) ComputeThreads() int {
+	if v.MathThreads > 0 {
+		return min(v.MathThreads, v.Threads())
+	}
+	return v.Threads()
+}
 
 // Param returns the value of the named parameter and whether it exists.
 func (v *Variant) Param(name string) (int, bool) {
