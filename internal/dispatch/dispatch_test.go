@@ -48,7 +48,7 @@ func TestRegime(t *testing.T) {
 		want    int
 	}{
 		{1, 4096, 4096, RegimeRows}, {4096, 16, 4096, RegimeCols}, {16, 16, 4096, RegimeTiny}, {16, 1, 256, RegimeTiny},
-		{3, 3, 1000000, RegimeTiny}, {1, 1, 1, RegimeTiny}, {17, 16, 64, RegimeCols}, {16, 17, 64, RegimeRows},
+		{3, 3, 1000000, RegimeDeepK}, {16, 16, 16383, RegimeTiny}, {16, 16, 16384, RegimeDeepK}, {1, 1, 1, RegimeTiny}, {17, 16, 64, RegimeCols}, {16, 17, 64, RegimeRows},
 		{1, 16, 256, RegimeTiny}, {8, 32, 64, RegimeRows}, {32, 32, 100000, RegimeDeepK},
 		{512, 49, 4608, RegimeDeepK}, {224, 256, 192, RegimeSmall}, {128, 4096, 4096, RegimeSkinny},
 		{4096, 4096, 4096, RegimeLarge}, {4096, 4096, 32, RegimeLarge},

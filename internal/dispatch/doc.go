@@ -42,9 +42,9 @@
 // log2 (M, N, K) of x and s and d₁ that of the nearest training shape (so the nearest weighs 1;
 // zero when d² − d₁² > 16h²); the bandwidth h = max(h₀, κ·d₁) narrows where the corpus has a
 // shape close by and widens where it has none (κ = 0: fixed; a small fixed h with no plane and no
-// features is the nearest-shape rule). The regime classes, in order: tiny (M ≤ 16 and N ≤ 16: a
-// tiny output, as 16×1×256, 4×4×4 and 3×3×1000000), gemv-n (N ≤ 16), gemv-m (M ≤ 16), deep-k
-// (K ≥ 4·max(M,N)), small (2·M·N·K ≤ 2^27), skinny (min(M,N) ≤ 128), large; ρ < 1 keeps the
+// features is the nearest-shape rule). The regime classes, in order: tiny (M ≤ 16 and N ≤ 16 with
+// K < 2^14: a tiny output, as 16×1×256, 4×4×4 and 1×4×512), gemv-n (N ≤ 16), gemv-m (M ≤ 16),
+// deep-k (K ≥ 4·max(M,N), and a tiny output over a deeper K, as 3×3×1000000), small (2·M·N·K ≤ 2^27), skinny (min(M,N) ≤ 128), large; ρ < 1 keeps the
 // regimes apart where the data says that helps. With an alignment weight β < 1
 // the smoother is a weighted mean in which, for each variant, the training shapes on the other
 // side of "its tile divides M and N" weigh β times less: the aligned table is scored on aligned

@@ -165,6 +165,10 @@ var grid = func() []Params {
 // the skinny class.
 const gemvMax, skinnyMax = 16, 128
 
+// tinyDeepK is the K from which a tiny output is a deep-K product (a reduction: split-K and dot
+// kernels), not a tiny one (launch-bound).
+const tinyDeepK = 1 << 14
+
 // Regime classes (see the package doc).
 const (
 	RegimeRows = iota
@@ -184,9 +188,15 @@ var RegimeNames = []string{"gemv-m", "gemv-n", "deep-k", "small", "skinny", "lar
 // fastest kernels are GEMV, shared-memory and split-K kernels by turns, nothing like either GEMV
 // class's long side. Classed by its shorter side instead (gemv-n on a tie), with the corpus's
 // tiny-output section the H100 corpus held out 1.026 (min 0.070, 3×3×1000000 sent to a kernel
-// its class vouched for on long-N shapes); with the class, 1.037 (min 0.514).
+// its class vouched for on long-N shapes); with the class, 1.037 (min 0.514). A tiny output over a
+// K of tinyDeepK or more (3×3×1000000, a small Gram over many samples) is a reduction, classed
+// deep-k with the small-output deep-K products whose split kernels it shares: once gemvs (one pass
+// over K, no split) won the short tiny products, a tiny class of both held 16×16×1000000 out at
+// 0.151 (sent to a kernel its class vouched for on K ≤ 4096), deep-k holds it out at 1.45.
 func Regime(m, n, k float64) int {
 	switch {
+	case m <= gemvMax && n <= gemvMax && k >= tinyDeepK:
+		return RegimeDeepK
 	case m <= gemvMax && n <= gemvMax:
 		return RegimeTiny
 	case n <= gemvMax && n <= m:

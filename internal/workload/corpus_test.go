@@ -71,15 +71,10 @@ func TestCorpus(t *testing.T) {
 	t.Logf("%d lines, %d distinct shapes", len(es), len(u))
 }
 
-// TestUnseen: workloads/unseen.txt, the shapes an export is checked on without tuning or fitting on
-// them (examples/export-cuda --shapes), parses, names a source on every line, fits a GPU, and
-// shares no shape with the corpus (or it would not be unseen).
+// TestUnseen: workloads/unseen.txt and unseen-small.txt, the shapes an export is checked on without
+// tuning or fitting on them (examples/export-cuda --shapes), parse, name a source on every line, fit
+// a GPU, and share no shape with the corpus or with each other (or they would not be unseen).
 func TestUnseen(t *testing.T) {
-	path := filepath.Join("..", "..", "workloads", "unseen.txt")
-	es, err := ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cs, err := ReadFile(corpusPath)
 	if err != nil {
 		t.Fatal(err)
@@ -88,19 +83,35 @@ func TestUnseen(t *testing.T) {
 	for _, s := range Unique(cs) {
 		inCorpus[s] = true
 	}
+	big := checkUnseen(t, "unseen.txt", inCorpus, 60)
+	for _, s := range Unique(big) {
+		inCorpus[s] = true
+	}
+	checkUnseen(t, "unseen-small.txt", inCorpus, 20)
+}
+
+// checkUnseen checks one unseen shapes file of workloads/ against the shapes in seen and returns it.
+func checkUnseen(t *testing.T, name string, inCorpus map[protocol.Shape]bool, least int) []Entry {
+	t.Helper()
+	path := filepath.Join("..", "..", "workloads", name)
+	es, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, e := range es {
 		if _, _, ok := strings.Cut(e.Source, ": "); !ok {
 			t.Errorf("%s:%d: source %q: want `model: layer`", path, e.Line, e.Source)
 		}
 		s := e.Shape
 		if inCorpus[s] {
-			t.Errorf("%s:%d: %dx%dx%d is in the corpus", path, e.Line, s.M, s.N, s.K)
+			t.Errorf("%s:%d: %dx%dx%d is in the corpus (or an earlier unseen file)", path, e.Line, s.M, s.N, s.K)
 		}
 		if b := 4 * (float64(s.M)*float64(s.K) + float64(s.K)*float64(s.N) + float64(s.M)*float64(s.N)); b > corpusMaxBytes {
 			t.Errorf("%s:%d: %dx%dx%d needs %.3g bytes", path, e.Line, s.M, s.N, s.K, b)
 		}
 	}
-	if u := Unique(es); len(u) != len(es) || len(u) < 60 {
-		t.Errorf("%d lines, %d distinct shapes: want distinct shapes, at least 60", len(es), len(u))
+	if u := Unique(es); len(u) != len(es) || len(u) < least {
+		t.Errorf("%s: %d lines, %d distinct shapes: want distinct shapes, at least %d", path, len(es), len(u), least)
 	}
+	return es
 }
