@@ -43,11 +43,9 @@ type BandwidthTotals struct {
 	AtLeast85 int     `json:"at_least_0_85"`
 }
 
-// bandwidthRegimes are the classes judged by bandwidth: an output dimension of at most 16.
-var bandwidthRegimes = map[string]bool{RegimeNames[RegimeRows]: true, RegimeNames[RegimeCols]: true, RegimeNames[RegimeTiny]: true}
-
-// AddBandwidth sets s.Bandwidth from the shapes of the GEMV-like and tiny-output classes whose
-// compulsory traffic is at least twice l2Bytes, on a device of peakGBps (nothing when peakGBps is not
+// AddBandwidth sets s.Bandwidth from the GEMV-like and tiny-output shapes (an output dimension of at
+// most 16, whatever their class: a tiny output over a deep K is classed deep-k) whose compulsory
+// traffic is at least twice l2Bytes, on a device of peakGBps (nothing when peakGBps is not
 // positive: the records did not say).
 func (s *Summary) AddBandwidth(peakGBps float64, l2Bytes int64) {
 	if !(peakGBps > 0) {
@@ -57,7 +55,7 @@ func (s *Summary) AddBandwidth(peakGBps float64, l2Bytes int64) {
 	var ours, theirs []float64
 	for _, r := range s.Shapes {
 		var m, n, k int64
-		if _, err := fmt.Sscanf(r.Shape, "%dx%dx%d", &m, &n, &k); err != nil || !bandwidthRegimes[r.Regime] {
+		if _, err := fmt.Sscanf(r.Shape, "%dx%dx%d", &m, &n, &k); err != nil || min(m, n) > gemvMax {
 			continue
 		}
 		bytes := 4 * (m*k + k*n + m*n)

@@ -452,6 +452,69 @@ func TestRareWinnerIsCandidate(t *testing.T) {
 	}
 }
 
+// TestCandidatesCover: when more kernels are fastest somewhere than the rule may choose from, the
+// cover keeps one kernel near the best of every training shape: twins that win in turn on one group
+// of shapes take one slot before any takes a second, so a small group's only good kernel stays.
+func TestCandidatesCover(t *testing.T) {
+	var ks []Kernel
+	for j := range MaxCandidates + 10 {
+		ks = append(ks, Kernel{Name: fmt.Sprintf("k%02d", j), TileRows: 64, TileCols: 64, GridZ: 1, Supports: anyShape, General: true, Robust: true})
+	}
+	lone := len(ks) - 1
+	var shapes []protocol.Shape
+	var ratio [][]float64
+	// Shapes 0..MaxCandidates+8: twin j (j < lone) fastest on shape j by a hair, all twins within
+	// 1 % of each other; lone is slow there (0.3).
+	for i := range lone {
+		shapes = append(shapes, protoShape(1024+64*i, 1024, 1024))
+		row := make([]float64, len(ks))
+		for j := range lone {
+			row[j] = 1.0
+		}
+		row[i] = 1.009
+		row[lone] = 0.3
+		ratio = append(ratio, row)
+	}
+	// One shape where only lone is near the best (the twins at 0.5): every kernel wins one shape,
+	// and ranked by near-best counts after that (each twin is near on all the twins' shapes) lone
+	// would come last and fall out. The cover keeps it.
+	for i := range 1 {
+		shapes = append(shapes, protoShape(4096+i, 1, 4096))
+		row := make([]float64, len(ks))
+		for j := range lone {
+			row[j] = 0.5
+		}
+		row[lone] = 1.2
+		ratio = append(ratio, row)
+	}
+	d := constData(ks, shapes, ratio)
+	train := make([]int, len(shapes))
+	for i := range train {
+		train[i] = i
+	}
+	def, err := d.chooseDefault(train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cand := d.chooseCandidates(train, def)
+	if len(cand) != MaxCandidates || !slices.Contains(cand, lone) {
+		t.Errorf("%d candidates (want %d), lone among them: %v", len(cand), MaxCandidates, slices.Contains(cand, lone))
+	}
+	// Every training shape has a candidate within nearWinner of its best.
+	for i := range shapes {
+		b := d.best(i)
+		ok := false
+		for _, j := range cand {
+			if r, _, _ := d.Ratio(i, j); r*nearWinner >= b {
+				ok = true
+			}
+		}
+		if !ok {
+			t.Errorf("%v: no candidate near its best %.3f", shapes[i], b)
+		}
+	}
+}
+
 // cellPtsAt are the points the tables average a cell's features over (cellPoints) for the cell
 // holding the point u (log2 M, N, K) at shift.
 func cellPtsAt(u [3]float64, shift int) (pts [3][]int) {

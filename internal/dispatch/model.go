@@ -440,11 +440,20 @@ func (d *Data) chooseDefault(train []int) (int, error) {
 	return best, nil
 }
 
-// chooseCandidates lists the kernels within nearWinner of the best on some training shape, most
-// such shapes first, at most MaxCandidates with the default, returned ascending.
+// chooseCandidates lists the kernels within nearWinner of the best on some training shape, at most
+// MaxCandidates with the default, returned ascending. First a cover: kernel by kernel, the one within
+// nearWinner of the best on the most training shapes no chosen kernel is near yet (ties: more shapes
+// where it is fastest, more shapes it is near, the lower index), until every shape has one; then the
+// fastest kernel of some training shape (most such shapes first), then the others by how many shapes
+// they come within nearWinner of the fastest on. The cover keeps a regime class of few shapes in the
+// set however many kernels the others bring, and near-twins of one kernel (GEMV variants a few
+// percent apart on the same shapes) take one slot before any takes a second: on the H100 corpus,
+// ranking winners first, gemvs's winners pushed out the gemv-n and gemvm kernels that the held-out
+// shapes of their classes needed.
 func (d *Data) chooseCandidates(train []int, def int) []int {
 	count, wins := map[int]int{}, map[int]int{}
-	for _, i := range train {
+	near := map[int][]int{} // kernel -> the training shapes (positions in train) it is near the best on
+	for p, i := range train {
 		b, at := d.bestKernel(i)
 		if at >= 0 {
 			wins[at]++
@@ -452,6 +461,7 @@ func (d *Data) chooseCandidates(train []int, def int) []int {
 		for j, t := range d.Times[i] {
 			if t > 0 && d.Samples[i].CublasMS/t*nearWinner >= b {
 				count[j]++
+				near[j] = append(near[j], p)
 			}
 		}
 	}
@@ -461,9 +471,43 @@ func (d *Data) chooseCandidates(train []int, def int) []int {
 			ks = append(ks, j)
 		}
 	}
-	// The fastest kernel of some training shape first (most such shapes first), then the others by
-	// how many shapes they come within nearWinner of the fastest on: a regime class of few shapes
-	// keeps its winners however many kernels the others bring.
+	sort.Ints(ks)
+	chosen := map[int]bool{def: true}
+	covered := make([]bool, len(train))
+	for _, p := range near[def] {
+		covered[p] = true
+	}
+	var out []int
+	for len(out) < MaxCandidates-1 {
+		best, bestNew := -1, 0
+		for _, j := range ks {
+			if chosen[j] {
+				continue
+			}
+			n := 0
+			for _, p := range near[j] {
+				if !covered[p] {
+					n++
+				}
+			}
+			if n == 0 {
+				continue
+			}
+			if best < 0 || n > bestNew || n == bestNew && (wins[j] > wins[best] || wins[j] == wins[best] && count[j] > count[best]) {
+				best, bestNew = j, n
+			}
+		}
+		if best < 0 {
+			break
+		}
+		chosen[best] = true
+		out = append(out, best)
+		for _, p := range near[best] {
+			covered[p] = true
+		}
+	}
+	// The rest: the fastest kernel of some training shape first (most such shapes first), then the
+	// others by how many shapes they come within nearWinner of the fastest on.
 	sort.Slice(ks, func(a, b int) bool {
 		if wa, wb := wins[ks[a]] > 0, wins[ks[b]] > 0; wa != wb {
 			return wa
@@ -476,12 +520,18 @@ func (d *Data) chooseCandidates(train []int, def int) []int {
 		}
 		return ks[a] < ks[b]
 	})
-	if len(ks) > MaxCandidates-1 {
-		ks = ks[:MaxCandidates-1]
+	for _, j := range ks {
+		if len(out) >= MaxCandidates-1 {
+			break
+		}
+		if !chosen[j] {
+			chosen[j] = true
+			out = append(out, j)
+		}
 	}
-	ks = append(ks, def)
-	sort.Ints(ks)
-	return ks
+	out = append(out, def)
+	sort.Ints(out)
+	return out
 }
 
 func newModel(d *Data, train []int, shift int) (*model, error) {
@@ -502,9 +552,20 @@ func newModel(d *Data, train []int, shift int) (*model, error) {
 		lq := make([]float64, len(m.cand))
 		le := make([]float64, len(m.cand))
 		fit := make([]bool, len(m.cand))
+		// A candidate untimed here is fitted as the slowest candidate timed here (Ratio's imputation
+		// over the candidates only): a variant no rule may pick, however slow, does not lower it.
+		candWorst := math.Inf(1)
+		for _, j := range m.cand {
+			if t := d.Times[i][j]; t > 0 {
+				candWorst = math.Min(candWorst, d.Samples[i].CublasMS/t)
+			}
+		}
 		for c, j := range m.cand {
 			lr[c] = math.NaN()
-			if r, _, ok := d.Ratio(i, j); ok {
+			if r, imputed, ok := d.Ratio(i, j); ok {
+				if imputed && !math.IsInf(candWorst, 1) {
+					r = candWorst
+				}
 				lr[c] = math.Log(r)
 			}
 			lq[c], le[c] = d.features(j, s.M, s.N, s.K)
