@@ -1,7 +1,8 @@
 #!/bin/bash
 # The benchmark suite on the GPU host, one call: the edge suite of every selected family (runner
 # verify, its records the bench's cache), then `runner bench` with that cache (the suite's shapes
-# under fp32, 3xtf32 and tf32; the model's 16 most promising variants per shape), writing
+# under fp32, 3xtf32 and tf32; the model's 16 most promising variants per shape, every variant of the
+# families a candidate: the prior counts a warp-specialized block's math threads), writing
 # <gpu>/ and BENCHMARKS.md under $OUT (bench.tgz).
 # Usage: X=<folder with runner.xz, tilegen-worker.xz> results/bench/run.sh   (from the repository root)
 set -u
@@ -9,16 +10,12 @@ T=$(mktemp -d)
 X=${X:?the folder with runner.xz and tilegen-worker.xz, relative to the repository root}
 for f in runner tilegen-worker; do xz -dc $X/$f.xz > $T/$f; chmod +x $T/$f; done
 FAM=regtile,regtile_op,regtile_btring,regtile_epi,splitk,cpasync,slicedk,micro1d,wgmma_ws,wgmma_tf32
-# The tensor-core candidates: wgmma_ws, and wgmma_tf32's 64-row tiles (its 128- and 256-row tiles are
-# wgmma_ws's without the producer warpgroup, slower on every large shape in results/tf32-h100/run6-ws;
-# the model's prior, which counts a block's threads, would rank them first).
-VAR='regtile_*,splitk_*,cpasync_*,slicedk_*,micro1d_*,wgws_*,wgmma_64_*'
 cd $T
-(time timeout 290 ./runner verify --worker ./tilegen-worker --family $FAM --variants "$VAR" --precision fp32,3xtf32,tf32 --shared-inputs-above 1 \
+(time timeout 290 ./runner verify --worker ./tilegen-worker --family $FAM --precision fp32,3xtf32,tf32 --shared-inputs-above 1 \
   --cache cache.jsonl --out verify --progress none) > $OUT/verify.log 2>&1
 echo "verify rc=$? $(date +%T)"; tail -4 $OUT/verify.log
 (time timeout 280 ./runner bench --worker ./tilegen-worker --cache cache.jsonl --root $OUT/bench --markdown $OUT/BENCHMARKS.md \
-  --reps 10 --min-time 30ms --progress plain --shared-inputs-above 1 --family $FAM --variants "$VAR" --precision fp32,3xtf32,tf32 \
+  --reps 10 --min-time 30ms --progress plain --shared-inputs-above 1 --family $FAM --precision fp32,3xtf32,tf32 \
   --strategy model --budget 16) > $OUT/bench-stdout.txt 2>&1
 echo "bench rc=$? $(date +%T)"; grep -v "^\[" $OUT/bench-stdout.txt | tail -8
 G=$(ls $OUT/bench 2>/dev/null); for d in verify tune tune-large; do
