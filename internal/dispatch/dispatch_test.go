@@ -414,10 +414,7 @@ func TestOverflowingGridNotPicked(t *testing.T) {
 // more than MaxCandidates kernels come near the fastest on many shapes (a regime class of few
 // shapes keeps its winners).
 func TestRareWinnerIsCandidate(t *testing.T) {
-	var ks []Kernel
-	for j := range MaxCandidates + 6 {
-		ks = append(ks, Kernel{Name: fmt.Sprintf("k%02d", j), TileRows: 64, TileCols: 64, GridZ: 1, Supports: anyShape, General: true, Robust: true})
-	}
+	ks := plainKernels(MaxCandidates + 6)
 	rare := len(ks) - 1
 	var shapes []protocol.Shape
 	var ratio [][]float64
@@ -431,14 +428,34 @@ func TestRareWinnerIsCandidate(t *testing.T) {
 		ratio = append(ratio, row)
 	}
 	shapes = append(shapes, protoShape(4096, 1, 4096))
-	row := make([]float64, len(ks))
-	for j := range ks {
-		row[j] = 0.2
+	ratio = append(ratio, soloRow(len(ks), rare, 1.5, 0.2))
+	wantCandidate(t, constData(ks, shapes, ratio), rare)
+}
+
+// plainKernels are n 64x64 kernels that take any shape, named k00, k01, ...
+func plainKernels(n int) []Kernel {
+	var ks []Kernel
+	for j := range n {
+		ks = append(ks, Kernel{Name: fmt.Sprintf("k%02d", j), TileRows: 64, TileCols: 64, GridZ: 1, Supports: anyShape, General: true, Robust: true})
 	}
-	row[rare] = 1.5
-	ratio = append(ratio, row)
-	d := constData(ks, shapes, ratio)
-	train := make([]int, len(shapes))
+	return ks
+}
+
+// soloRow is a shape's ratios for n kernels: kernel j at fast, the others at slow.
+func soloRow(n, j int, fast, slow float64) []float64 {
+	row := make([]float64, n)
+	for i := range row {
+		row[i] = slow
+	}
+	row[j] = fast
+	return row
+}
+
+// wantCandidate returns the candidates a rule fitted on every shape of d chooses, and fails the
+// test unless they are MaxCandidates with kernel j among them.
+func wantCandidate(t *testing.T, d *Data, j int) []int {
+	t.Helper()
+	train := make([]int, len(d.Samples))
 	for i := range train {
 		train[i] = i
 	}
@@ -447,19 +464,17 @@ func TestRareWinnerIsCandidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	cand := d.chooseCandidates(train, def)
-	if len(cand) != MaxCandidates || !slices.Contains(cand, rare) {
-		t.Errorf("%d candidates, the one fastest on 4096x1x4096 among them: %v", len(cand), slices.Contains(cand, rare))
+	if len(cand) != MaxCandidates || !slices.Contains(cand, j) {
+		t.Errorf("%d candidates (want %d), %s among them: %v", len(cand), MaxCandidates, d.Kernels[j].Name, slices.Contains(cand, j))
 	}
+	return cand
 }
 
 // TestCandidatesCover: when more kernels are fastest somewhere than the rule may choose from, the
 // cover keeps one kernel near the best of every training shape: twins that win in turn on one group
 // of shapes take one slot before any takes a second, so a small group's only good kernel stays.
 func TestCandidatesCover(t *testing.T) {
-	var ks []Kernel
-	for j := range MaxCandidates + 10 {
-		ks = append(ks, Kernel{Name: fmt.Sprintf("k%02d", j), TileRows: 64, TileCols: 64, GridZ: 1, Supports: anyShape, General: true, Robust: true})
-	}
+	ks := plainKernels(MaxCandidates + 10)
 	lone := len(ks) - 1
 	var shapes []protocol.Shape
 	var ratio [][]float64
@@ -467,39 +482,17 @@ func TestCandidatesCover(t *testing.T) {
 	// 1 % of each other; lone is slow there (0.3).
 	for i := range lone {
 		shapes = append(shapes, protoShape(1024+64*i, 1024, 1024))
-		row := make([]float64, len(ks))
-		for j := range lone {
-			row[j] = 1.0
-		}
+		row := soloRow(len(ks), lone, 0.3, 1.0)
 		row[i] = 1.009
-		row[lone] = 0.3
 		ratio = append(ratio, row)
 	}
 	// One shape where only lone is near the best (the twins at 0.5): every kernel wins one shape,
 	// and ranked by near-best counts after that (each twin is near on all the twins' shapes) lone
 	// would come last and fall out. The cover keeps it.
-	for i := range 1 {
-		shapes = append(shapes, protoShape(4096+i, 1, 4096))
-		row := make([]float64, len(ks))
-		for j := range lone {
-			row[j] = 0.5
-		}
-		row[lone] = 1.2
-		ratio = append(ratio, row)
-	}
+	shapes = append(shapes, protoShape(4096, 1, 4096))
+	ratio = append(ratio, soloRow(len(ks), lone, 1.2, 0.5))
 	d := constData(ks, shapes, ratio)
-	train := make([]int, len(shapes))
-	for i := range train {
-		train[i] = i
-	}
-	def, err := d.chooseDefault(train)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cand := d.chooseCandidates(train, def)
-	if len(cand) != MaxCandidates || !slices.Contains(cand, lone) {
-		t.Errorf("%d candidates (want %d), lone among them: %v", len(cand), MaxCandidates, slices.Contains(cand, lone))
-	}
+	cand := wantCandidate(t, d, lone)
 	// Every training shape has a candidate within nearWinner of its best.
 	for i := range shapes {
 		b := d.best(i)
