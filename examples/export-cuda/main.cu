@@ -430,16 +430,16 @@ static double driver_ms(CUfunction f, const TG(_kernel_info) & k, input_sets& in
 {
     if (k.dynamic_shared > 48 * 1024)
         CHECK_CU(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k.dynamic_shared));
-    unsigned gx = (unsigned)((in.N + k.tile_cols - 1) / k.tile_cols), gy = (unsigned)((in.M + k.tile_rows - 1) / k.tile_rows);
-    // The grid z the launcher uses: fixed, or the launch-time split rule's slices (grid_z: auto).
-    const unsigned gz = (unsigned)TG(_grid_z)(&k, in.M, in.N, in.K);
+    // The grid the launcher uses: tiles by the fixed grid z or the launch-time split rule's slices
+    // (grid_z: auto), or a stream-K kernel's persistent blocks along x.
+    const dim3 g = TG(_grid)(&k, in.M, in.N, in.K);
     return time_ms(s, [&](int i) {
         int x = i % in.n, M = in.M, N = in.N, K = in.K, lda = in.lda, ldb = in.ldb, ldc = in.ldc;
         float alpha = 1.0f, beta = 0.0f;
         const float *A = in.A[x], *B = in.B[x];
         float* C = in.C[x];
         void* args[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc};
-        CHECK_CU(cuLaunchKernel(f, gx, gy, gz, (unsigned)k.block_x, (unsigned)k.block_y, 1,
+        CHECK_CU(cuLaunchKernel(f, g.x, g.y, g.z, (unsigned)k.block_x, (unsigned)k.block_y, 1,
                                 (unsigned)k.dynamic_shared, (CUstream)s, args, nullptr));
     });
 }
