@@ -451,7 +451,7 @@ func (d *Data) chooseDefault(train []int) (int, error) {
 // ranking winners first, gemvs's winners pushed out the gemv-n and gemvm kernels that the held-out
 // shapes of their classes needed.
 func (d *Data) chooseCandidates(train []int, def int) []int {
-	count, wins := map[int]int{}, map[int]int{}
+	wins := map[int]int{}
 	near := map[int][]int{} // kernel -> the training shapes (positions in train) it is near the best on
 	for p, i := range train {
 		b, at := d.bestKernel(i)
@@ -460,13 +460,12 @@ func (d *Data) chooseCandidates(train []int, def int) []int {
 		}
 		for j, t := range d.Times[i] {
 			if t > 0 && d.Samples[i].CublasMS/t*nearWinner >= b {
-				count[j]++
 				near[j] = append(near[j], p)
 			}
 		}
 	}
 	var ks []int
-	for j := range count {
+	for j := range near {
 		if j != def {
 			ks = append(ks, j)
 		}
@@ -493,7 +492,7 @@ func (d *Data) chooseCandidates(train []int, def int) []int {
 			if n == 0 {
 				continue
 			}
-			if best < 0 || n > bestNew || n == bestNew && (wins[j] > wins[best] || wins[j] == wins[best] && count[j] > count[best]) {
+			if best < 0 || n > bestNew || n == bestNew && (wins[j] > wins[best] || wins[j] == wins[best] && len(near[j]) > len(near[best])) {
 				best, bestNew = j, n
 			}
 		}
@@ -515,8 +514,8 @@ func (d *Data) chooseCandidates(train []int, def int) []int {
 		if wins[ks[a]] != wins[ks[b]] {
 			return wins[ks[a]] > wins[ks[b]]
 		}
-		if count[ks[a]] != count[ks[b]] {
-			return count[ks[a]] > count[ks[b]]
+		if na, nb := len(near[ks[a]]), len(near[ks[b]]); na != nb {
+			return na > nb
 		}
 		return ks[a] < ks[b]
 	})

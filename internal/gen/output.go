@@ -322,7 +322,6 @@ func opField(op variant.Op) jen.Code {
 	return jen.Id("Op").Op(":").Lit(string(op))
 }
 
-// targetField is the Target field of a variant literal, left out when empty.
 // mathThreadsField is the MathThreads field of a variant literal, left out when every thread computes.
 func mathThreadsField(n int) jen.Code {
 	if n == 0 {
@@ -331,6 +330,7 @@ func mathThreadsField(n int) jen.Code {
 	return jen.Id("MathThreads").Op(":").Lit(n)
 }
 
+// targetField is the Target field of a variant literal, left out when empty.
 func targetField(t string) jen.Code {
 	if t == "" {
 		return jen.Null()
