@@ -15,9 +15,10 @@
 //
 // So that a difference from the tuning record can be attributed, each class is also timed with
 // the header's own kernel launched through the driver API (cuLaunchKernel, as the tuner launches)
-// and, with --ptx-dir, with the exported PTX JIT-compiled by the driver (the code the tuner timed,
-// while the header's kernels are compiled from source by this nvcc); and an empty kernel is timed
-// through both APIs, the launch cost that remains inside an event pair.
+// and, with --ptx-dir, with the exported PTX JIT-compiled by the driver and loaded as the tuner did
+// (the code the tuner timed; the header's PTX build runs that code too, its build from source,
+// NAME_FROM_SOURCE or CUDA 11, kernels compiled by this nvcc); and an empty kernel is timed through
+// both APIs, the launch cost that remains inside an event pair.
 //
 //   nvcc -O2 -arch=sm_90 -I../export-go/tgsgemm -o export-cuda main.cu -lcublas -lcuda
 //   ./export-cuda [--strict-time 5] [--ptx-dir ../export-go/tgsgemm/ptx]
@@ -801,9 +802,9 @@ int main(int argc, char** argv)
         std::printf("empty kernel: runtime cudaLaunchKernel %.5f ms, driver cuLaunchKernel %.5f ms (CUDA runtime %d, driver %d)\n",
                     rt_ms, drv_ms, rt, drv);
     }
-    std::printf("ms; launcher: %s_sgemm; driver: its kernel through cuLaunchKernel; ptx: the exported PTX JIT-compiled\n"
-                "by the driver, launched the same way (the tuner's code and launch); now/tuned: launcher / tuned\n",
-                TG_STR(TG_EXPORT_NAME));
+    std::printf("ms; launcher: %s_sgemm (%s); driver: its kernel through cuLaunchKernel; ptx: the exported PTX\n"
+                "JIT-compiled by the driver, launched the same way (the tuner's code and launch); now/tuned: launcher / tuned\n",
+                TG_STR(TG_EXPORT_NAME), TG_CAT(TG_EXPORT_NAME, _PTX) ? "the header's PTX build" : "the header built from source");
     std::printf("%-20s %-40s %4s %10s %10s %10s %10s %9s %9s\n", "shape", "variant", "sets", "launcher", "driver", "ptx",
                 "tuned", "now/tuned", "ptx/tuned");
     for (int i = 0; i < n_classes; i++) {
@@ -814,9 +815,18 @@ int main(int argc, char** argv)
             CHECK_CUDA(TG(_launch)(in.op, in.M, in.N, in.K, 1.0f, in.A[x], in.lda, in.B[x], in.ldb, 0.0f, in.C[x], in.ldc, s));
         };
         double ms = time_ms(s, launcher);
+        const void* fn = NULL;
+        CHECK_CUDA(TG(_function)(cls[i].kernel, &fn));
+        CUfunction df = NULL;
+#if TG_CAT(TG_EXPORT_NAME, _PTX)
+        // The PTX build's function is a library kernel (cudaKernel_t, the driver's CUkernel).
+        CHECK_CU(cuKernelGetFunction(&df, (CUkernel)fn));
+#else
         cudaFunction_t hf;
-        CHECK_CUDA(cudaGetFuncBySymbol(&hf, k.fn));
-        double dms = driver_ms((CUfunction)hf, k, in, s);
+        CHECK_CUDA(cudaGetFuncBySymbol(&hf, fn));
+        df = (CUfunction)hf;
+#endif
+        double dms = driver_ms(df, k, in, s);
         // The launcher again after the driver: the lower median of the two, so that a stall of the
         // host during one of them (a tiny kernel waits for its launch inside the event pair) does
         // not read as a slow launcher.

@@ -17,8 +17,10 @@ var cuhTmpl = template.Must(template.New("cuh").Parse(cuhText))
 
 type cuhKernel struct {
 	Name, Family, Params, Hash, Source, OpName string
-	Op, Batched, BX, BY, TR, TC, GZ, Dyn       int
-	MM, NM, KM, LDM                            int
+	// PTXHash and PTXLit: the kernel's PTX as the manifest hashes it and as a C string literal.
+	PTXHash, PTXLit                      string
+	Op, Batched, BX, BY, TR, TC, GZ, Dyn int
+	MM, NM, KM, LDM                      int
 	// The launch-time split-K rule (variant.SplitRule); all 0 when grid z is fixed.
 	SplitMax, KStep, MinK, BlocksPerSM, Balance, WorkspaceFloats int
 	// StreamK: 1 for a stream-K kernel (variant.SplitRule.StreamK): split_max blocks at most.
@@ -170,6 +172,7 @@ func cuhFile(p *Plan) ([]byte, error) {
 		v := c.V
 		k := cuhKernel{
 			Name: v.Name, Family: safeText(v.Family), Params: safeText(v.ParamString()), Hash: safeText(v.SourceHash), Source: srcs[i],
+			PTXHash: safeText(v.PTXHash), PTXLit: cStringLines(c.src.ptx),
 			Undefs: undefs[i], State: boolInt(len(undefs[i]) > 0),
 			Op: v.Op.Index(), Batched: boolInt(v.Batched), OpName: v.Op.String(), BX: v.Block.X, BY: v.Block.Y, TR: v.Tile.Rows, TC: v.Tile.Cols, GZ: atLeast1(v.GridZ), Dyn: v.DynamicShared,
 			MM: atLeast1(v.Requires.MMultiple), NM: atLeast1(v.Requires.NMultiple), KM: atLeast1(v.Requires.KMultiple),

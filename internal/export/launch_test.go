@@ -203,94 +203,189 @@ cudaError_t probe_device_sync()
 #define cudaDeviceSynchronize probe_device_sync
 `
 
+// ptxShim makes the header take its PTX build on a host whose CUDA runtime has no cudaLibrary calls
+// (11.8 here): placed between probeShim and the header, it says CUDA 12.0 and records the library
+// calls. The first lookup of a kernel prints its name and its PTX's length and FNV-1a hash; the
+// handle it returns is that record, so probe_name reads the kernel's name from it.
+const ptxShim = `#if CUDART_VERSION < 12000
+typedef struct probe_library_st* cudaLibrary_t;
+typedef struct probe_kernel_st* cudaKernel_t;
+#endif
+#undef CUDART_VERSION
+#define CUDART_VERSION 12000
+#include <string.h>
+
+struct probe_library_st { const char* code; };
+struct probe_kernel_st { char name[256]; };
+
+static int probe_loads = 0;
+
+cudaError_t probe_library_load(cudaLibrary_t* lib, const void* code, void* o, void* v, unsigned n, void* lo, void* lv, unsigned ln)
+{
+    (void)o, (void)v, (void)n, (void)lo, (void)lv, (void)ln;
+    probe_library_st* l = new probe_library_st;
+    l->code = (const char*)code;
+    *lib = (cudaLibrary_t)l;
+    probe_loads++;
+    return cudaSuccess;
+}
+
+cudaError_t probe_library_get_kernel(cudaKernel_t* k, cudaLibrary_t lib, const char* name)
+{
+    const char* code = ((probe_library_st*)lib)->code;
+    unsigned long long h = 14695981039346656037ULL;
+    size_t n = strlen(code);
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)code[i]) * 1099511628211ULL;
+    probe_kernel_st* r = new probe_kernel_st;
+    snprintf(r->name, sizeof r->name, "%s", name);
+    printf("  load %s bytes %zu fnv %016llx\n", name, n, h);
+    *k = (cudaKernel_t)r;
+    return cudaSuccess;
+}
+
+cudaError_t probe_library_unload(cudaLibrary_t lib) { delete (probe_library_st*)lib; return cudaSuccess; }
+
+#define cudaLibraryLoadData probe_library_load
+#define cudaLibraryGetKernel probe_library_get_kernel
+#define cudaLibraryUnload probe_library_unload
+`
+
+// probeName is the probe program's probe_name for an export named tg: the kernel a launched function
+// is, in either build of the header.
+const probeName = `static const char* probe_name(const void* fn)
+{
+#if tg_PTX
+    return ((const probe_kernel_st*)fn)->name;
+#else
+    int n = 0;
+    const tg_kernel_info* k = tg_kernels(&n);
+    for (int i = 0; i < n; i++)
+        if (k[i].fn == fn) return k[i].name;
+    return "?";
+#endif
+}
+
+`
+
+// fnv64 is FNV-1a over s, as ptxShim hashes the PTX it is given.
+func fnv64(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * 1099511628211
+	}
+	return h
+}
+
 // TestHeaderLaunches runs the .cuh launcher of both fixtures with the launch recorded instead of
-// run: the grid, block and dynamic shared memory of every class, and the limit raised (once per
-// device, again after a failed launch) exactly for kernels above 48 KiB, and grid z by the split
-// rule with each device's SM count, asked once per device. Everything runs on the host.
+// run, in both builds of the header (built from source; the PTX build, through ptxShim): the grid,
+// block and dynamic shared memory of every class, and the limit raised (once per device, again after
+// a failed launch) exactly for kernels above 48 KiB, and grid z by the split rule with each device's
+// SM count, asked once per device. The PTX build loads each kernel's tuned PTX, byte for byte, once
+// for all devices, before its first launch, and launches the handle it got. Everything runs on the host.
 func TestHeaderLaunches(t *testing.T) {
 	nvcc := needTool(t, "nvcc")
 	for _, fx := range []struct {
 		name   string
 		export func(*testing.T) (string, *Plan)
 	}{{"seed", exportFixture}, {"regtile", exportRegtile}, {"regimes", exportRegimes}} {
-		t.Run(fx.name, func(t *testing.T) {
-			out, p := fx.export(t)
-			var src, want strings.Builder
-			src.WriteString(probeShim)
-			src.WriteString("#include \"tg.cuh\"\n\n")
-			src.WriteString("static const char* probe_name(const void* fn)\n{\n    int n = 0;\n    const tg_kernel_info* k = tg_kernels(&n);\n" +
-				"    for (int i = 0; i < n; i++)\n        if (k[i].fn == fn) return k[i].name;\n    return \"?\";\n}\n\n")
-			src.WriteString("static void call(int M, int N, int K)\n{\n" +
-				"    cudaError_t e = tg_sgemm(M, N, K, 1.0f, (const float*)256, K, (const float*)256, N, 0.0f, (float*)256, N, 0);\n" +
-				"    if (e != cudaSuccess) printf(\"  error %d\\n\", (int)e);\n}\n\n")
-			src.WriteString("int main()\n{\n")
+		for _, ptx := range []bool{false, true} {
+			build := "source"
+			if ptx {
+				build = "ptx"
+			}
+			t.Run(fx.name+"/"+build, func(t *testing.T) { testHeaderLaunches(t, nvcc, fx.export, ptx) })
+		}
+	}
+}
 
-			attrCalls := 0
-			raised := map[[2]int]bool{} // kernel, device
-			expect := func(dev, m, n, k int) {
-				i, err := p.Choose(variant.OpNN, m, n, k, k, n, n)
-				if err != nil {
-					t.Fatal(err)
-				}
-				v := p.Variants[i].V
-				lim := 0
-				if v.DynamicShared > dynSharedDefault {
-					if !raised[[2]int{i, dev}] {
-						raised[[2]int{i, dev}] = true
-						attrCalls++
-					}
-					lim = v.DynamicShared
-				}
-				gx, gy, gz := v.Grid(m, n, k, []int{132, 114}[dev])
-				fmt.Fprintf(&want, "  dev%d %dx%dx%d %s grid %d,%d,%d block %d,%d,1 shared %d raised %d attr_calls %d\n", dev, m, n, k, v.Name,
-					gx, gy, gz, v.Block.X, v.Block.Y, v.DynamicShared, lim, attrCalls)
-			}
-			bigShape := -1
-			for dev := 0; dev < 2; dev++ {
-				fmt.Fprintf(&src, "    probe_device = %d;\n", dev)
-				fmt.Fprintf(&src, "    printf(\"device %d\\n\");\n", dev)
-				fmt.Fprintf(&want, "device %d\n", dev)
-				// Every class twice: the second time raises nothing.
-				for rep := 0; rep < 2; rep++ {
-					for ci, c := range p.Classes {
-						fmt.Fprintf(&src, "    call(%d, %d, %d);\n", c.Shape.M, c.Shape.N, c.Shape.K)
-						expect(dev, c.Shape.M, c.Shape.N, c.Shape.K)
-						if p.Variants[c.Variant].V.DynamicShared > dynSharedDefault {
-							bigShape = ci
-						}
-					}
-					for _, s := range launchShapes {
-						fmt.Fprintf(&src, "    call(%d, %d, %d);\n", s[0], s[1], s[2])
-						expect(dev, s[0], s[1], s[2])
-					}
-				}
-			}
-			if bigShape >= 0 {
-				// A failed launch of a big kernel (as after cudaDeviceReset) raises the limit again
-				// and retries once.
-				s := p.Classes[bigShape].Shape
-				fmt.Fprintf(&src, "    printf(\"retry\\n\");\n    probe_fail_next = 1;\n    call(%d, %d, %d);\n", s.M, s.N, s.K)
-				want.WriteString("retry\n  failed launch\n")
+func testHeaderLaunches(t *testing.T, nvcc string, export func(*testing.T) (string, *Plan), ptx bool) {
+	out, p := export(t)
+	var src, want strings.Builder
+	src.WriteString(probeShim)
+	if ptx {
+		src.WriteString(ptxShim)
+	}
+	src.WriteString("#include \"tg.cuh\"\n\n")
+	src.WriteString(probeName)
+	src.WriteString("static void call(int M, int N, int K)\n{\n" +
+		"    cudaError_t e = tg_sgemm(M, N, K, 1.0f, (const float*)256, K, (const float*)256, N, 0.0f, (float*)256, N, 0);\n" +
+		"    if (e != cudaSuccess) printf(\"  error %d\\n\", (int)e);\n}\n\n")
+	src.WriteString("int main()\n{\n")
+
+	attrCalls := 0
+	raised := map[[2]int]bool{} // kernel, device
+	loaded := map[int]bool{}
+	expect := func(dev, m, n, k int) {
+		i, err := p.Choose(variant.OpNN, m, n, k, k, n, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := p.Variants[i].V
+		if ptx && !loaded[i] {
+			loaded[i] = true
+			code := p.Variants[i].src.ptx
+			fmt.Fprintf(&want, "  load %s bytes %d fnv %016x\n", v.Name, len(code), fnv64(code))
+		}
+		lim := 0
+		if v.DynamicShared > dynSharedDefault {
+			if !raised[[2]int{i, dev}] {
+				raised[[2]int{i, dev}] = true
 				attrCalls++
-				expect(1, s.M, s.N, s.K)
 			}
-			// The SM count is asked once per device, and only for kernels with a split rule.
-			splits := false
-			for _, c := range p.Variants {
-				splits = splits || c.V.Split != nil
+			lim = v.DynamicShared
+		}
+		gx, gy, gz := v.Grid(m, n, k, []int{132, 114}[dev])
+		fmt.Fprintf(&want, "  dev%d %dx%dx%d %s grid %d,%d,%d block %d,%d,1 shared %d raised %d attr_calls %d\n", dev, m, n, k, v.Name,
+			gx, gy, gz, v.Block.X, v.Block.Y, v.DynamicShared, lim, attrCalls)
+	}
+	bigShape := -1
+	for dev := 0; dev < 2; dev++ {
+		fmt.Fprintf(&src, "    probe_device = %d;\n", dev)
+		fmt.Fprintf(&src, "    printf(\"device %d\\n\");\n", dev)
+		fmt.Fprintf(&want, "device %d\n", dev)
+		// Every class twice: the second time raises nothing.
+		for rep := 0; rep < 2; rep++ {
+			for ci, c := range p.Classes {
+				fmt.Fprintf(&src, "    call(%d, %d, %d);\n", c.Shape.M, c.Shape.N, c.Shape.K)
+				expect(dev, c.Shape.M, c.Shape.N, c.Shape.K)
+				if p.Variants[c.Variant].V.DynamicShared > dynSharedDefault {
+					bigShape = ci
+				}
 			}
-			smCalls := 0
-			if splits {
-				smCalls = 2
+			for _, s := range launchShapes {
+				fmt.Fprintf(&src, "    call(%d, %d, %d);\n", s[0], s[1], s[2])
+				expect(dev, s[0], s[1], s[2])
 			}
-			src.WriteString("    printf(\"sm_calls %d\\n\", probe_sm_calls);\n")
-			fmt.Fprintf(&want, "sm_calls %d\n", smCalls)
-			src.WriteString("    return 0;\n}\n")
+		}
+	}
+	if bigShape >= 0 {
+		// A failed launch of a big kernel (as after cudaDeviceReset) raises the limit again
+		// and retries once.
+		s := p.Classes[bigShape].Shape
+		fmt.Fprintf(&src, "    printf(\"retry\\n\");\n    probe_fail_next = 1;\n    call(%d, %d, %d);\n", s.M, s.N, s.K)
+		want.WriteString("retry\n  failed launch\n")
+		attrCalls++
+		expect(1, s.M, s.N, s.K)
+	}
+	// The SM count is asked once per device, and only for kernels with a split rule.
+	splits := false
+	for _, c := range p.Variants {
+		splits = splits || c.V.Split != nil
+	}
+	smCalls := 0
+	if splits {
+		smCalls = 2
+	}
+	src.WriteString("    printf(\"sm_calls %d\\n\", probe_sm_calls);\n")
+	fmt.Fprintf(&want, "sm_calls %d\n", smCalls)
+	if ptx {
+		src.WriteString("    printf(\"loads %d\\n\", probe_loads);\n")
+		fmt.Fprintf(&want, "loads %d\n", len(loaded))
+	}
+	src.WriteString("    return 0;\n}\n")
 
-			if got := runProbe(t, nvcc, out, src.String()); got != want.String() {
-				t.Errorf("launches:\n%s\nwant:\n%s", got, want.String())
-			}
-		})
+	if got := runProbe(t, nvcc, out, src.String()); got != want.String() {
+		t.Errorf("launches:\n%s\nwant:\n%s", got, want.String())
 	}
 }
 

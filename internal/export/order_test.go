@@ -24,9 +24,7 @@ func TestHeaderOrdersStateLaunches(t *testing.T) {
 	nvcc := needTool(t, "nvcc")
 	run := func(out, body string) string {
 		t.Helper()
-		src := probeShim + "#include \"tg.cuh\"\n\n" +
-			"static const char* probe_name(const void* fn)\n{\n    int n = 0;\n    const tg_kernel_info* k = tg_kernels(&n);\n" +
-			"    for (int i = 0; i < n; i++)\n        if (k[i].fn == fn) return k[i].name;\n    return \"?\";\n}\n\n" +
+		src := probeShim + "#include \"tg.cuh\"\n\n" + probeName +
 			"static void call(int M, int N, int K, long long s)\n{\n" +
 			"    printf(\"call %dx%dx%d stream %lld\\n\", M, N, K, s);\n" +
 			"    cudaError_t e = tg_sgemm(M, N, K, 1.0f, (const float*)256, K, (const float*)256, N, 0.0f, (float*)256, N, (cudaStream_t)s);\n" +

@@ -225,8 +225,9 @@ var stateRE = regexp.MustCompile(`(?m)^\s*(?:\.visible\s+)?\.global\s[^;]*\btg_\
 func (c *Chosen) hasState() bool { return stateRE.MatchString(c.src.ptx) }
 
 // stateDoc is the package doc's and the header's paragraph on the kernels that keep partial sums and
-// tile counters between their blocks. pool is the header's pool size in bytes (statePools); 0 for the
-// Go package, whose kernels each keep their own in their module. Empty when no kernel keeps state.
+// tile counters between their blocks. pool is the header's pool size in bytes (statePools, for its
+// build from source); 0 for the Go package, whose kernels each keep their own in their module, as the
+// header's PTX build does. Empty when no kernel keeps state.
 func stateDoc(p *Plan, pool int64) string {
 	var names []string
 	for i := range p.Variants {
@@ -241,7 +242,9 @@ func stateDoc(p *Plan, pool int64) string {
 	where := "in global variables of their module, one set per kernel and context (1-26 MB each; Load leaves " +
 		"these modules to each kernel's first launch)"
 	if pool > 0 {
-		where = fmt.Sprintf("in one pool per device that they share (%.1f MiB of device memory)", float64(pool)/(1<<20))
+		where = fmt.Sprintf("in global variables of their module, one set per kernel and device, made at the kernel's "+
+			"first launch (1-26 MB each), when the header launches the exported PTX; built from source, in one "+
+			"pool per device that they share (%.1f MiB of device memory)", float64(pool)/(1<<20))
 	}
 	return wrap(fmt.Sprintf("Concurrency: %d of the %d kernels (split-K and stream-K, such as %s) keep partial sums "+
 		"and tile counters %s. Each launch of one of them waits for the previous such launch on the device "+
