@@ -24,6 +24,7 @@
 //   ./export-cuda [--strict-time 5] [--ptx-dir ../export-go/tgsgemm/ptx]
 //   ./export-cuda --shapes ../../workloads/unseen.txt
 //   ./export-cuda --concurrent shapes.txt
+//   ./export-cuda --graph shapes.txt
 //
 // With --shapes FILE (one "M N K  # source" per line, the workload corpus format) it does only
 // this instead: checks NAME_sgemm on each shape against cuBLAS (dense, and padded with alpha and
@@ -36,6 +37,12 @@
 // from four host threads at once, each result checked against cuBLAS: overlapping calls must not
 // disturb each other, the split-K and stream-K kernels that keep partial sums between their blocks
 // included (the header orders their launches across streams).
+//
+// With --graph FILE it does only this instead: one product per shape captured into a CUDA graph on
+// a non-blocking stream in global capture mode, as the program's first calls of the header (so the
+// header's PTX build loads each kernel, and raises its shared-memory limit, while the stream is being
+// captured), then the graph launched twice (C NaN-poisoned before each) and every result checked
+// against cuBLAS run outside the graph.
 //
 // -DTG_EXPORT_NAME=NAME builds it against NAME.cuh (default tgsgemm). Where -lcuda is not found,
 // add -L with the toolkit's lib64/stubs.
@@ -585,7 +592,8 @@ static bool run_concurrent(cublasHandle_t h, const char* path, std::mt19937& rng
         CHECK_CUDA(cudaDeviceSynchronize());
         CHECK_CUDA(cudaMemGetInfo(&free1, &total));
         CHECK_CUDA(cudaFree(d));
-        std::printf("module memory: %.1f MiB of device memory taken by the first call (loading the header's kernels)\n",
+        std::printf("module memory: %.1f MiB of device memory taken by the first call (loading the header's kernels; its PTX\n"
+                    "build loads only the kernel a call launches)\n",
                     ((double)free0 - (double)free1) / (1 << 20));
     }
     cudaStream_t st[P];
@@ -654,12 +662,81 @@ static bool run_concurrent(cublasHandle_t h, const char* path, std::mt19937& rng
     return ok;
 }
 
+// run_graph is --graph FILE (see the top of the file).
+static bool run_graph(cublasHandle_t h, const char* path, std::mt19937& rng)
+{
+    std::vector<shape_line> shapes = read_shapes(path);
+    const size_t n = shapes.size();
+    std::vector<float*> A(n), B(n), C(n);
+    std::vector<std::vector<float>> hr(n), hs(n);
+    const float one = 1.0f, zero = 0.0f;
+    for (size_t i = 0; i < n; i++) {
+        const int M = shapes[i].M, N = shapes[i].N, K = shapes[i].K;
+        std::vector<float> a = random_matrix(rng, (size_t)M * K), b = random_matrix(rng, (size_t)K * N);
+        std::vector<float> aa(a.size()), ab(b.size());
+        for (size_t j = 0; j < a.size(); j++) aa[j] = std::fabs(a[j]);
+        for (size_t j = 0; j < b.size(); j++) ab[j] = std::fabs(b[j]);
+        A[i] = upload(a), B[i] = upload(b);
+        float *dAA = upload(aa), *dAB = upload(ab), *R = nullptr, *S = nullptr;
+        for (float** q : {&C[i], &R, &S}) CHECK_CUDA(cudaMalloc(q, (size_t)M * N * sizeof(float)));
+        CHECK_BLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B[i], N, A[i], K, &zero, R, N));
+        CHECK_BLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, dAB, N, dAA, K, &zero, S, N));
+        CHECK_CUDA(cudaDeviceSynchronize());
+        hr[i].resize((size_t)M * N), hs[i].resize((size_t)M * N);
+        CHECK_CUDA(cudaMemcpy(hr[i].data(), R, hr[i].size() * sizeof(float), cudaMemcpyDeviceToHost));
+        CHECK_CUDA(cudaMemcpy(hs[i].data(), S, hs[i].size() * sizeof(float), cudaMemcpyDeviceToHost));
+        for (float* q : {dAA, dAB, R, S}) CHECK_CUDA(cudaFree(q));
+    }
+    cudaStream_t s;
+    CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CHECK_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    std::vector<cudaError_t> errs(n);
+    for (size_t i = 0; i < n; i++)
+        errs[i] = TG(_sgemm)(shapes[i].M, shapes[i].N, shapes[i].K, 1.0f, A[i], shapes[i].K, B[i], shapes[i].N, 0.0f, C[i],
+                             shapes[i].N, s);
+    cudaGraph_t g = nullptr;
+    cudaError_t end = cudaStreamEndCapture(s, &g);
+    bool ok = end == cudaSuccess;
+    std::printf("%s capture of %zu first calls (global mode): %s\n", ok ? "ok  " : "FAIL", n, cudaGetErrorString(end));
+    if (ok) {
+        cudaGraphExec_t ge;
+        CHECK_CUDA(cudaGraphInstantiateWithFlags(&ge, g, 0));
+        for (int rep = 0; rep < 2; rep++) {
+            for (size_t i = 0; i < n; i++)
+                CHECK_CUDA(cudaMemset(C[i], 0xff, (size_t)shapes[i].M * shapes[i].N * sizeof(float))); // NaN
+            CHECK_CUDA(cudaDeviceSynchronize());
+            CHECK_CUDA(cudaGraphLaunch(ge, s));
+            CHECK_CUDA(cudaStreamSynchronize(s));
+            for (size_t i = 0; i < n; i++) {
+                const int M = shapes[i].M, N = shapes[i].N, K = shapes[i].K;
+                std::vector<float> c((size_t)M * N);
+                CHECK_CUDA(cudaMemcpy(c.data(), C[i], c.size() * sizeof(float), cudaMemcpyDeviceToHost));
+                const std::vector<float> zeros(c.size(), 0.0f);
+                double max_abs = 0, worst = 0;
+                long bad = errs[i] != cudaSuccess ? (long)c.size()
+                                                  : compare(c, hr[i], hs[i], zeros, M, N, N, K, 1.0f, 0.0f, &max_abs, &worst);
+                const char* v = TG(_variant)(M, N, K, K, N, N, A[i], B[i], C[i]);
+                std::printf("%s graph %dx%dx%d launch %d variant=%s call=%s worst/tol=%.3f bad=%ld\n", bad ? "FAIL" : "ok  ", M, N,
+                            K, rep + 1, v ? v : "none", cudaGetErrorString(errs[i]), worst, bad);
+                ok &= bad == 0;
+            }
+        }
+        CHECK_CUDA(cudaGraphExecDestroy(ge));
+    }
+    if (g) CHECK_CUDA(cudaGraphDestroy(g));
+    CHECK_CUDA(cudaStreamDestroy(s));
+    for (size_t i = 0; i < n; i++)
+        for (float* q : {A[i], B[i], C[i]}) CHECK_CUDA(cudaFree(q));
+    return ok;
+}
+
 int main(int argc, char** argv)
 {
     double strict = -1;
     std::string ptx_dir;
     const char* shapes_file = nullptr;
     const char* concurrent_file = nullptr;
+    const char* graph_file = nullptr;
     for (int i = 1; i < argc; i++) {
         if (!std::strcmp(argv[i], "--strict-time") && i + 1 < argc) {
             strict = std::atof(argv[++i]);
@@ -669,8 +746,11 @@ int main(int argc, char** argv)
             shapes_file = argv[++i];
         } else if (!std::strcmp(argv[i], "--concurrent") && i + 1 < argc) {
             concurrent_file = argv[++i];
+        } else if (!std::strcmp(argv[i], "--graph") && i + 1 < argc) {
+            graph_file = argv[++i];
         } else {
-            std::fprintf(stderr, "usage: %s [--strict-time PCT] [--ptx-dir DIR] | --shapes FILE | --concurrent FILE\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--strict-time PCT] [--ptx-dir DIR] | --shapes FILE | --concurrent FILE | --graph FILE\n",
+                         argv[0]);
             return 2;
         }
     }
@@ -682,8 +762,10 @@ int main(int argc, char** argv)
     CHECK_BLAS(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH)); // no TF32: a float32 reference
     std::mt19937 rng(1);
     bool ok = true;
-    if (shapes_file || concurrent_file) {
-        ok = shapes_file ? run_shapes(h, shapes_file, rng) : run_concurrent(h, concurrent_file, rng);
+    if (shapes_file || concurrent_file || graph_file) {
+        ok = shapes_file ? run_shapes(h, shapes_file, rng)
+             : graph_file ? run_graph(h, graph_file, rng)
+                          : run_concurrent(h, concurrent_file, rng);
         CHECK_BLAS(cublasDestroy(h));
         std::printf("%s\n", ok ? "PASS" : "FAIL");
         return ok ? 0 : 1;

@@ -99,10 +99,22 @@ static int probe_device = 0, probe_fail_next = 0, probe_attr_calls = 0, probe_sm
 static const void* probe_attr_fn[64];
 static int probe_attr_dev[64], probe_attr_value[64];
 
+// probe_capture_mode is this thread's capture mode (cudaThreadExchangeStreamCaptureMode).
+static cudaStreamCaptureMode probe_capture_mode = cudaStreamCaptureModeGlobal;
+
+cudaError_t probe_exchange_mode(cudaStreamCaptureMode* m)
+{
+    cudaStreamCaptureMode old = probe_capture_mode;
+    probe_capture_mode = *m;
+    *m = old;
+    return cudaSuccess;
+}
+
 cudaError_t probe_get_device(int* d) { *d = probe_device; return cudaSuccess; }
 
 cudaError_t probe_set_attribute(const void* fn, cudaFuncAttribute attr, int value)
 {
+    if (probe_capture_mode != cudaStreamCaptureModeRelaxed) printf("  attribute set outside relaxed capture mode\n");
     if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize || probe_attr_calls == 64) return cudaErrorInvalidValue;
     probe_attr_fn[probe_attr_calls] = fn;
     probe_attr_dev[probe_attr_calls] = probe_device;
@@ -201,6 +213,7 @@ cudaError_t probe_device_sync()
 #define cudaEventRecord probe_event_record
 #define cudaStreamSynchronize probe_stream_sync
 #define cudaDeviceSynchronize probe_device_sync
+#define cudaThreadExchangeStreamCaptureMode probe_exchange_mode
 `
 
 // ptxShim makes the header take its PTX build on a host whose CUDA runtime has no cudaLibrary calls
@@ -223,6 +236,7 @@ static int probe_loads = 0;
 cudaError_t probe_library_load(cudaLibrary_t* lib, const void* code, void* o, void* v, unsigned n, void* lo, void* lv, unsigned ln)
 {
     (void)o, (void)v, (void)n, (void)lo, (void)lv, (void)ln;
+    if (probe_capture_mode != cudaStreamCaptureModeRelaxed) printf("  library loaded outside relaxed capture mode\n");
     probe_library_st* l = new probe_library_st;
     l->code = (const char*)code;
     *lib = (cudaLibrary_t)l;
@@ -376,8 +390,9 @@ func testHeaderLaunches(t *testing.T, nvcc string, export func(*testing.T) (stri
 	if splits {
 		smCalls = 2
 	}
-	src.WriteString("    printf(\"sm_calls %d\\n\", probe_sm_calls);\n")
-	fmt.Fprintf(&want, "sm_calls %d\n", smCalls)
+	src.WriteString("    printf(\"sm_calls %d mode %d\\n\", probe_sm_calls, (int)probe_capture_mode);\n")
+	// The thread's capture mode (global, 0) is its own again after every call.
+	fmt.Fprintf(&want, "sm_calls %d mode 0\n", smCalls)
 	if ptx {
 		src.WriteString("    printf(\"loads %d\\n\", probe_loads);\n")
 		fmt.Fprintf(&want, "loads %d\n", len(loaded))
