@@ -295,7 +295,8 @@ func fnv64(s string) uint64 {
 // block and dynamic shared memory of every class, and the limit raised (once per device, again after
 // a failed launch) exactly for kernels above 48 KiB, and grid z by the split rule with each device's
 // SM count, asked once per device. The PTX build loads each kernel's tuned PTX, byte for byte, once
-// for all devices, before its first launch, and launches the handle it got. Everything runs on the host.
+// for all devices, before its first launch, in relaxed capture mode, and launches the handle it got;
+// it is compiled by the host's C++ compiler, not nvcc. Everything runs on the host.
 func TestHeaderLaunches(t *testing.T) {
 	nvcc := needTool(t, "nvcc")
 	for _, fx := range []struct {
@@ -399,7 +400,12 @@ func testHeaderLaunches(t *testing.T, nvcc string, export func(*testing.T) (stri
 	}
 	src.WriteString("    return 0;\n}\n")
 
-	if got := runProbe(t, nvcc, out, src.String()); got != want.String() {
+	run := runProbe
+	if ptx {
+		// The PTX build holds no device code: a host C++ compiler builds it.
+		run = runProbeCxx
+	}
+	if got := run(t, nvcc, out, src.String()); got != want.String() {
 		t.Errorf("launches:\n%s\nwant:\n%s", got, want.String())
 	}
 }
@@ -418,6 +424,43 @@ func runProbe(t *testing.T, nvcc, out, src string) string {
 	}
 	if b, err := exec.Command(nvcc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("nvcc: %v\n%s", err, b)
+	}
+	b, err := exec.Command(filepath.Join(dir, "probe")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("probe: %v\n%s", err, b)
+	}
+	return string(b)
+}
+
+// runProbeCxx is runProbe with the host's C++ compiler instead of nvcc (C++14, the source as C++,
+// the CUDA toolkit's include and library folders next to nvcc's where it has them, -lcudart): what
+// a program that is not compiled by nvcc does with the header's PTX build.
+func runProbeCxx(t *testing.T, nvcc, out, src string) string {
+	t.Helper()
+	cxx := "g++-11"
+	if _, err := exec.LookPath(cxx); err != nil {
+		cxx = needTool(t, "g++")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "probe.cc"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-std=c++14", "-Wall", "-Werror", "-I", out}
+	root := filepath.Dir(filepath.Dir(nvcc))
+	for _, d := range []string{"include", "targets/x86_64-linux/include"} {
+		if _, err := os.Stat(filepath.Join(root, d, "cuda_runtime.h")); err == nil {
+			args = append(args, "-I", filepath.Join(root, d))
+		}
+	}
+	args = append(args, "-o", filepath.Join(dir, "probe"), filepath.Join(dir, "probe.cc"))
+	for _, d := range []string{"lib64", "targets/x86_64-linux/lib"} {
+		if _, err := os.Stat(filepath.Join(root, d)); err == nil {
+			args = append(args, "-L", filepath.Join(root, d))
+		}
+	}
+	args = append(args, "-lcudart")
+	if b, err := exec.Command(cxx, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cxx, err, b)
 	}
 	b, err := exec.Command(filepath.Join(dir, "probe")).CombinedOutput()
 	if err != nil {
