@@ -414,22 +414,11 @@ func testHeaderLaunches(t *testing.T, nvcc string, export func(*testing.T) (stri
 // the host, runs it and returns its output.
 func runProbe(t *testing.T, nvcc, out, src string) string {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "probe.cu"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"-arch=sm_90", "-Xcompiler", "-Wall,-Werror", "-I", out, "-o", filepath.Join(dir, "probe"), filepath.Join(dir, "probe.cu")}
+	args := []string{"-arch=sm_90", "-Xcompiler", "-Wall,-Werror", "-I", out}
 	if _, err := exec.LookPath("g++-11"); err == nil {
 		args = append(args, "-ccbin", "g++-11")
 	}
-	if b, err := exec.Command(nvcc, args...).CombinedOutput(); err != nil {
-		t.Fatalf("nvcc: %v\n%s", err, b)
-	}
-	b, err := exec.Command(filepath.Join(dir, "probe")).CombinedOutput()
-	if err != nil {
-		t.Fatalf("probe: %v\n%s", err, b)
-	}
-	return string(b)
+	return buildAndRun(t, nvcc, "probe.cu", src, args, nil)
 }
 
 // runProbeCxx is runProbe with the host's C++ compiler instead of nvcc (C++14, the source as C++,
@@ -441,26 +430,32 @@ func runProbeCxx(t *testing.T, nvcc, out, src string) string {
 	if _, err := exec.LookPath(cxx); err != nil {
 		cxx = needTool(t, "g++")
 	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "probe.cc"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"-std=c++14", "-Wall", "-Werror", "-I", out}
+	args, libs := []string{"-std=c++14", "-Wall", "-Werror", "-I", out}, []string{"-lcudart"}
 	root := filepath.Dir(filepath.Dir(nvcc))
 	for _, d := range []string{"include", "targets/x86_64-linux/include"} {
 		if _, err := os.Stat(filepath.Join(root, d, "cuda_runtime.h")); err == nil {
 			args = append(args, "-I", filepath.Join(root, d))
 		}
 	}
-	args = append(args, "-o", filepath.Join(dir, "probe"), filepath.Join(dir, "probe.cc"))
 	for _, d := range []string{"lib64", "targets/x86_64-linux/lib"} {
 		if _, err := os.Stat(filepath.Join(root, d)); err == nil {
-			args = append(args, "-L", filepath.Join(root, d))
+			libs = append([]string{"-L", filepath.Join(root, d)}, libs...)
 		}
 	}
-	args = append(args, "-lcudart")
-	if b, err := exec.Command(cxx, args...).CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", cxx, err, b)
+	return buildAndRun(t, cxx, "probe.cc", src, args, libs)
+}
+
+// buildAndRun writes src to file in a temporary folder, compiles it there with compiler (flags,
+// -o, the file, then libs), runs the program and returns its output.
+func buildAndRun(t *testing.T, compiler, file, src string, flags, libs []string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, file), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append(append(flags, "-o", filepath.Join(dir, "probe"), filepath.Join(dir, file)), libs...)
+	if b, err := exec.Command(compiler, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", filepath.Base(compiler), err, b)
 	}
 	b, err := exec.Command(filepath.Join(dir, "probe")).CombinedOutput()
 	if err != nil {
