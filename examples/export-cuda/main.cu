@@ -25,6 +25,7 @@
 //   ./export-cuda --shapes ../../workloads/unseen.txt
 //   ./export-cuda --concurrent shapes.txt
 //   ./export-cuda --graph shapes.txt
+//   ./export-cuda --preload
 //
 // With --shapes FILE (one "M N K  # source" per line, the workload corpus format) it does only
 // this instead: checks NAME_sgemm on each shape against cuBLAS (dense, and padded with alpha and
@@ -43,6 +44,10 @@
 // header's PTX build loads each kernel, and raises its shared-memory limit, while the stream is being
 // captured), then the graph launched twice (C NaN-poisoned before each) and every result checked
 // against cuBLAS run outside the graph.
+//
+// With --preload it does only this instead: NAME_preload() timed on the host, the cost of readying
+// every kernel of the header that the first calls would otherwise pay (in the PTX build, the driver
+// compiles each kernel's PTX, or takes it from its cache: run it twice, or with CUDA_CACHE_DISABLE=1).
 //
 // -DTG_EXPORT_NAME=NAME builds it against NAME.cuh (default tgsgemm). Where -lcuda is not found,
 // add -L with the toolkit's lib64/stubs.
@@ -66,6 +71,7 @@
 #include <cuda.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -662,6 +668,19 @@ static bool run_concurrent(cublasHandle_t h, const char* path, std::mt19937& rng
     return ok;
 }
 
+// run_preload is --preload (see the top of the file).
+static bool run_preload()
+{
+    int n = 0;
+    TG(_kernels)(&n);
+    auto t0 = std::chrono::steady_clock::now();
+    cudaError_t e = TG(_preload)();
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("%s preload of %d kernels (%s): %.1f ms, %s\n", e == cudaSuccess ? "ok  " : "FAIL", n,
+                TG_CAT(TG_EXPORT_NAME, _PTX) ? "the header's PTX build" : "the header built from source", ms, cudaGetErrorString(e));
+    return e == cudaSuccess;
+}
+
 // run_graph is --graph FILE (see the top of the file).
 static bool run_graph(cublasHandle_t h, const char* path, std::mt19937& rng)
 {
@@ -737,6 +756,7 @@ int main(int argc, char** argv)
     const char* shapes_file = nullptr;
     const char* concurrent_file = nullptr;
     const char* graph_file = nullptr;
+    bool preload = false;
     for (int i = 1; i < argc; i++) {
         if (!std::strcmp(argv[i], "--strict-time") && i + 1 < argc) {
             strict = std::atof(argv[++i]);
@@ -748,8 +768,11 @@ int main(int argc, char** argv)
             concurrent_file = argv[++i];
         } else if (!std::strcmp(argv[i], "--graph") && i + 1 < argc) {
             graph_file = argv[++i];
+        } else if (!std::strcmp(argv[i], "--preload")) {
+            preload = true;
         } else {
-            std::fprintf(stderr, "usage: %s [--strict-time PCT] [--ptx-dir DIR] | --shapes FILE | --concurrent FILE | --graph FILE\n",
+            std::fprintf(stderr,
+                         "usage: %s [--strict-time PCT] [--ptx-dir DIR] | --shapes FILE | --concurrent FILE | --graph FILE | --preload\n",
                          argv[0]);
             return 2;
         }
@@ -762,9 +785,10 @@ int main(int argc, char** argv)
     CHECK_BLAS(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH)); // no TF32: a float32 reference
     std::mt19937 rng(1);
     bool ok = true;
-    if (shapes_file || concurrent_file || graph_file) {
+    if (shapes_file || concurrent_file || graph_file || preload) {
         ok = shapes_file ? run_shapes(h, shapes_file, rng)
              : graph_file ? run_graph(h, graph_file, rng)
+             : preload    ? run_preload()
                           : run_concurrent(h, concurrent_file, rng);
         CHECK_BLAS(cublasDestroy(h));
         std::printf("%s\n", ok ? "PASS" : "FAIL");

@@ -94,6 +94,7 @@ func mustRead(t *testing.T, path string) []byte {
 const probeShim = `#include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 static int probe_device = 0, probe_fail_next = 0, probe_attr_calls = 0, probe_sm_calls = 0;
 static const void* probe_attr_fn[64];
@@ -203,7 +204,17 @@ cudaError_t probe_device_sync()
     return cudaSuccess;
 }
 
+// probe_func_attributes answers cudaFuncGetAttributes (NAME_preload), naming the function.
+cudaError_t probe_func_attributes(cudaFuncAttributes* a, const void* fn)
+{
+    if (probe_capture_mode != cudaStreamCaptureModeRelaxed) printf("  attributes read outside relaxed capture mode\n");
+    memset(a, 0, sizeof *a);
+    printf("  attributes dev%d %s\n", probe_device, probe_name(fn));
+    return cudaSuccess;
+}
+
 #define cudaGetDevice probe_get_device
+#define cudaFuncGetAttributes probe_func_attributes
 #define cudaFuncSetAttribute probe_set_attribute
 #define cudaLaunchKernel probe_launch
 #define cudaDeviceGetAttribute probe_device_attribute
@@ -226,7 +237,6 @@ typedef struct probe_kernel_st* cudaKernel_t;
 #endif
 #undef CUDART_VERSION
 #define CUDART_VERSION 12000
-#include <string.h>
 
 struct probe_library_st { const char* code; };
 struct probe_kernel_st { char name[256]; };
@@ -407,6 +417,64 @@ func testHeaderLaunches(t *testing.T, nvcc string, export func(*testing.T) (stri
 	}
 	if got := run(t, nvcc, out, src.String()); got != want.String() {
 		t.Errorf("launches:\n%s\nwant:\n%s", got, want.String())
+	}
+}
+
+// TestHeaderPreload runs NAME_preload of the fixtures in both builds of the header on two devices,
+// the runtime recorded: every kernel in table order has its function (the PTX build: its PTX loaded,
+// once for both devices) and its attributes read on each device, and the kernels above 48 KiB their
+// limit raised once per device, so that a launch after it raises nothing more.
+func TestHeaderPreload(t *testing.T) {
+	nvcc := needTool(t, "nvcc")
+	for _, fx := range []struct {
+		name   string
+		export func(*testing.T) (string, *Plan)
+	}{{"seed", exportFixture}, {"regtile", exportRegtile}} {
+		for _, ptx := range []bool{false, true} {
+			build := map[bool]string{false: "source", true: "ptx"}[ptx]
+			t.Run(fx.name+"/"+build, func(t *testing.T) {
+				out, p := fx.export(t)
+				var src, want strings.Builder
+				src.WriteString(probeShim)
+				run := runProbe
+				if ptx {
+					src.WriteString(ptxShim)
+					run = runProbeCxx
+				}
+				src.WriteString("#include \"tg.cuh\"\n\n" + probeName + "int main()\n{\n")
+				big := 0
+				for dev := 0; dev < 2; dev++ {
+					fmt.Fprintf(&src, "    probe_device = %d;\n    {\n        int e = (int)tg_preload();\n"+
+						"        printf(\"preload %%d attr_calls %%d\\n\", e, probe_attr_calls);\n    }\n", dev)
+					for _, c := range p.Variants {
+						if ptx && dev == 0 {
+							fmt.Fprintf(&want, "  load %s bytes %d fnv %016x\n", c.V.Name, len(c.src.ptx), fnv64(c.src.ptx))
+						}
+						fmt.Fprintf(&want, "  attributes dev%d %s\n", dev, c.V.Name)
+						if c.V.DynamicShared > dynSharedDefault {
+							big++
+						}
+					}
+					fmt.Fprintf(&want, "preload 0 attr_calls %d\n", big)
+				}
+				// A class's launch after the preload raises nothing more.
+				c := p.Classes[len(p.Classes)-1].Shape
+				fmt.Fprintf(&src, "    tg_sgemm(%d, %d, %d, 1.0f, (const float*)256, %d, (const float*)256, %d, 0.0f, (float*)256, %d, 0);\n",
+					c.M, c.N, c.K, c.K, c.N, c.N)
+				src.WriteString("    printf(\"attr_calls %d\\n\", probe_attr_calls);\n    return 0;\n}\n")
+				v := p.Variants[p.Classes[len(p.Classes)-1].Variant].V
+				gx, gy, gz := v.Grid(c.M, c.N, c.K, 114)
+				lim := 0
+				if v.DynamicShared > dynSharedDefault {
+					lim = v.DynamicShared
+				}
+				fmt.Fprintf(&want, "  dev1 %dx%dx%d %s grid %d,%d,%d block %d,%d,1 shared %d raised %d attr_calls %d\nattr_calls %d\n",
+					c.M, c.N, c.K, v.Name, gx, gy, gz, v.Block.X, v.Block.Y, v.DynamicShared, lim, big, big)
+				if got := run(t, nvcc, out, src.String()); got != want.String() {
+					t.Errorf("preload:\n%s\nwant:\n%s", got, want.String())
+				}
+			})
+		}
 	}
 }
 
