@@ -70,9 +70,9 @@
 // many shapes. The Go package reads the SM count in Load; the header once per device, at the first
 // launch of such a kernel (cudaGetDevice on each of its launches). The header's launcher otherwise
 // keeps the CUDA runtime off its per-call path apart from the launch itself: it reads the
-// rule's tables and calls cudaLaunchKernel from a table of kernels. Built with CUDA 12 or later the
+// rule's tables and calls cudaLaunchKernel from a table of kernels. Built with CUDA 12.5 or later the
 // header launches each kernel's exported PTX (cudaLibraryLoadData at its first launch, the
-// cudaKernel_t handle read atomically after that); with NAME_FROM_SOURCE or CUDA 11 it compiles the
+// cudaKernel_t handle read atomically after that); with NAME_FROM_SOURCE or an older CUDA it compiles the
 // kernels' source, which it also carries.
 //
 // The Go package imports only the standard library and does not import gorgonia.org/cu (whose init

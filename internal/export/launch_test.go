@@ -228,15 +228,15 @@ cudaError_t probe_func_attributes(cudaFuncAttributes* a, const void* fn)
 `
 
 // ptxShim makes the header take its PTX build on a host whose CUDA runtime has no cudaLibrary calls
-// (11.8 here): placed between probeShim and the header, it says CUDA 12.0 and records the library
+// (11.8 here): placed between probeShim and the header, it says CUDA 12.5 and records the library
 // calls. The first lookup of a kernel prints its name and its PTX's length and FNV-1a hash; the
 // handle it returns is that record, so probe_name reads the kernel's name from it.
-const ptxShim = `#if CUDART_VERSION < 12000
+const ptxShim = `#if CUDART_VERSION < 12050
 typedef struct probe_library_st* cudaLibrary_t;
 typedef struct probe_kernel_st* cudaKernel_t;
 #endif
 #undef CUDART_VERSION
-#define CUDART_VERSION 12000
+#define CUDART_VERSION 12050
 
 struct probe_library_st { const char* code; };
 struct probe_kernel_st { char name[256]; };
