@@ -578,6 +578,30 @@ static bool run_shapes(cublasHandle_t h, const char* path, std::mt19937& rng)
     return ok;
 }
 
+// random_product uploads random row-major A (M x K) and B (K x N) into *A and *B, allocates *C (M x N)
+// and returns on the host cuBLAS's A*B (ref) and |A|*|B| (absref, for compare's tolerance), computed
+// on the legacy default stream.
+static void random_product(cublasHandle_t h, int M, int N, int K, std::mt19937& rng, float** A, float** B, float** C,
+                           std::vector<float>& ref, std::vector<float>& absref)
+{
+    const float one = 1.0f, zero = 0.0f;
+    std::vector<float> a = random_matrix(rng, (size_t)M * K), b = random_matrix(rng, (size_t)K * N);
+    std::vector<float> aa(a.size()), ab(b.size());
+    for (size_t j = 0; j < a.size(); j++) aa[j] = std::fabs(a[j]);
+    for (size_t j = 0; j < b.size(); j++) ab[j] = std::fabs(b[j]);
+    *A = upload(a), *B = upload(b);
+    float *dAA = upload(aa), *dAB = upload(ab), *R = nullptr, *S = nullptr;
+    for (float** q : {C, &R, &S}) CHECK_CUDA(cudaMalloc(q, (size_t)M * N * sizeof(float)));
+    CHECK_BLAS(cublasSetStream(h, 0));
+    CHECK_BLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, *B, N, *A, K, &zero, R, N));
+    CHECK_BLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, dAB, N, dAA, K, &zero, S, N));
+    CHECK_CUDA(cudaDeviceSynchronize());
+    ref.resize((size_t)M * N), absref.resize((size_t)M * N);
+    CHECK_CUDA(cudaMemcpy(ref.data(), R, ref.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(absref.data(), S, absref.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    for (float* q : {dAA, dAB, R, S}) CHECK_CUDA(cudaFree(q));
+}
+
 // run_concurrent enqueues, for each shape of a --shapes file, P products of it on P non-blocking
 // streams, ROUNDS times over, first from this thread without waiting between launches, then from P
 // host threads at once (beta = 0: every launch writes the same C), and checks each of the P results
@@ -607,27 +631,9 @@ static bool run_concurrent(cublasHandle_t h, const char* path, std::mt19937& rng
     bool ok = true;
     for (const shape_line& sh : shapes) {
         const int M = sh.M, N = sh.N, K = sh.K;
-        std::vector<float*> A(P), B(P), C(P), R(P), S(P);
+        std::vector<float*> A(P), B(P), C(P);
         std::vector<std::vector<float>> hr(P), hs(P);
-        const float one = 1.0f, zero = 0.0f;
-        CHECK_BLAS(cublasSetStream(h, 0));
-        for (int p = 0; p < P; p++) {
-            std::vector<float> a = random_matrix(rng, (size_t)M * K), b = random_matrix(rng, (size_t)K * N);
-            std::vector<float> aa(a.size()), ab(b.size());
-            for (size_t i = 0; i < a.size(); i++) aa[i] = std::fabs(a[i]);
-            for (size_t i = 0; i < b.size(); i++) ab[i] = std::fabs(b[i]);
-            A[p] = upload(a), B[p] = upload(b);
-            float *dAA = upload(aa), *dAB = upload(ab);
-            for (float** q : {&C[p], &R[p], &S[p]}) CHECK_CUDA(cudaMalloc(q, (size_t)M * N * sizeof(float)));
-            CHECK_BLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B[p], N, A[p], K, &zero, R[p], N));
-            CHECK_BLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, dAB, N, dAA, K, &zero, S[p], N));
-            CHECK_CUDA(cudaDeviceSynchronize());
-            hr[p].resize((size_t)M * N), hs[p].resize((size_t)M * N);
-            CHECK_CUDA(cudaMemcpy(hr[p].data(), R[p], hr[p].size() * sizeof(float), cudaMemcpyDeviceToHost));
-            CHECK_CUDA(cudaMemcpy(hs[p].data(), S[p], hs[p].size() * sizeof(float), cudaMemcpyDeviceToHost));
-            CHECK_CUDA(cudaFree(dAA));
-            CHECK_CUDA(cudaFree(dAB));
-        }
+        for (int p = 0; p < P; p++) random_product(h, M, N, K, rng, &A[p], &B[p], &C[p], hr[p], hs[p]);
         const std::vector<float> zeros((size_t)M * N, 0.0f);
         const char* v = TG(_variant)(M, N, K, K, N, N, A[0], B[0], C[0]);
         for (int mode = 0; mode < 2; mode++) {
@@ -662,7 +668,7 @@ static bool run_concurrent(cublasHandle_t h, const char* path, std::mt19937& rng
             ok &= bad == 0;
         }
         for (int p = 0; p < P; p++)
-            for (float* q : {A[p], B[p], C[p], R[p], S[p]}) CHECK_CUDA(cudaFree(q));
+            for (float* q : {A[p], B[p], C[p]}) CHECK_CUDA(cudaFree(q));
     }
     for (auto& x : st) CHECK_CUDA(cudaStreamDestroy(x));
     return ok;
@@ -688,24 +694,8 @@ static bool run_graph(cublasHandle_t h, const char* path, std::mt19937& rng)
     const size_t n = shapes.size();
     std::vector<float*> A(n), B(n), C(n);
     std::vector<std::vector<float>> hr(n), hs(n);
-    const float one = 1.0f, zero = 0.0f;
-    for (size_t i = 0; i < n; i++) {
-        const int M = shapes[i].M, N = shapes[i].N, K = shapes[i].K;
-        std::vector<float> a = random_matrix(rng, (size_t)M * K), b = random_matrix(rng, (size_t)K * N);
-        std::vector<float> aa(a.size()), ab(b.size());
-        for (size_t j = 0; j < a.size(); j++) aa[j] = std::fabs(a[j]);
-        for (size_t j = 0; j < b.size(); j++) ab[j] = std::fabs(b[j]);
-        A[i] = upload(a), B[i] = upload(b);
-        float *dAA = upload(aa), *dAB = upload(ab), *R = nullptr, *S = nullptr;
-        for (float** q : {&C[i], &R, &S}) CHECK_CUDA(cudaMalloc(q, (size_t)M * N * sizeof(float)));
-        CHECK_BLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B[i], N, A[i], K, &zero, R, N));
-        CHECK_BLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, dAB, N, dAA, K, &zero, S, N));
-        CHECK_CUDA(cudaDeviceSynchronize());
-        hr[i].resize((size_t)M * N), hs[i].resize((size_t)M * N);
-        CHECK_CUDA(cudaMemcpy(hr[i].data(), R, hr[i].size() * sizeof(float), cudaMemcpyDeviceToHost));
-        CHECK_CUDA(cudaMemcpy(hs[i].data(), S, hs[i].size() * sizeof(float), cudaMemcpyDeviceToHost));
-        for (float* q : {dAA, dAB, R, S}) CHECK_CUDA(cudaFree(q));
-    }
+    for (size_t i = 0; i < n; i++)
+        random_product(h, shapes[i].M, shapes[i].N, shapes[i].K, rng, &A[i], &B[i], &C[i], hr[i], hs[i]);
     cudaStream_t s;
     CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     CHECK_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
