@@ -1,6 +1,6 @@
 import re, subprocess, sys, os
 src, dst, ptxdir, work = sys.argv[1:5]
-name = os.path.basename(dst).split('.')[0]
+name = os.path.basename(src).split('.')[0]
 text = open(src).read()
 pat = re.compile(r'(static const char %s_ptx_(\w+)\[\] =\n)(.*?);\n' % name, re.S)
 def esc(b):
