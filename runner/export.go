@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 
 	"tilegen/internal/export"
@@ -28,6 +29,7 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	force := fs.Bool("force", false, "replace the files of a previous export in --out (other files there are kept)")
 	allowUnhashed := fs.Bool("allow-unhashed", false, "accept records without source/PTX hashes (results written before they were recorded)")
 	precision := fs.String("precision", "fp32", "arithmetic of the exported kernels: `precision` fp32 (FP32 kernels only), 3xtf32 (also 3xTF32 tensor-core kernels, FP32-accurate) or tf32 (TF32 kernels only, labelled tf32, ratios against cuBLAS TF32)")
+	sass := fs.String("sass", "", "also carry each kernel's SASS for these comma-separated GPU `archs` (e.g. sm_90), built by the CUDA toolkit's ptxas and fatbinary: no compile at a kernel's first launch on such a GPU (export on the GPU host: an older ptxas than its driver's may build slower code)")
 	atLeast(fs, ">=1", "buckets-per-octave")
 	if ok, err := parse(fs, args); !ok || err != nil {
 		return err
@@ -48,6 +50,16 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr("export", "--precision: %v", err)
 	}
+	var sassTools *export.SASS
+	if *sass != "" {
+		archs, err := export.ParseSASSArchs(*sass)
+		if err != nil {
+			return usageErr("export", "--sass: %v", err)
+		}
+		if sassTools, err = export.FindSASS(context.Background(), archs); err != nil {
+			return err
+		}
+	}
 	var sh []protocol.Shape
 	if *shapes != "" {
 		var err error
@@ -64,5 +76,5 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	}
 	return export.Run(export.Options{Results: *resultDirs, Shapes: sh, Corpus: entries, BucketsPerOctave: *buckets,
 		Generated: cf.generated, Out: *out, Name: *name, GoPackage: *goPkg, Force: *force, AllowUnhashed: *allowUnhashed, Log: stdout,
-		Precision: prec})
+		Precision: prec, SASS: sassTools})
 }

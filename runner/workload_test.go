@@ -75,6 +75,8 @@ func TestWorkloadCommand(t *testing.T) {
 		{"workload", "--results", "x", "--corpus", filepath.Join(fx, "corpus.txt"), "--out", "y", "--folds", "1"},
 		{"workload", "--results", "x", "--corpus", filepath.Join(fx, "corpus.txt"), "--out", "y", "--buckets-per-octave", "3"},
 		{"export", "--results", "x", "--out", "y", "--corpus", filepath.Join(fx, "corpus.txt"), "--shapes", "1x1x1"},
+		{"export", "--results", "x", "--out", "y", "--sass", "sm_9x"},
+		{"export", "--results", "x", "--out", "y", "--sass", "sm_90,compute_90"},
 	} {
 		if code := exitStatus(run(args, &bytes.Buffer{}, &bytes.Buffer{}), &bytes.Buffer{}); code != 2 {
 			t.Errorf("%v: exit status %d, want 2 (usage)", args, code)

@@ -18,7 +18,9 @@ var cuhTmpl = template.Must(template.New("cuh").Parse(cuhText))
 type cuhKernel struct {
 	Name, Family, Params, Hash, Source, OpName string
 	// PTXHash and PTXLit: the kernel's PTX as the manifest hashes it and as a C string literal.
-	PTXHash, PTXLit                      string
+	PTXHash, PTXLit string
+	// Image says what PTXLit holds: the PTX, or a fatbin of SASS and the PTX.
+	Image                                string
 	Op, Batched, BX, BY, TR, TC, GZ, Dyn int
 	MM, NM, KM, LDM                      int
 	// The launch-time split-K rule (variant.SplitRule); all 0 when grid z is fixed.
@@ -106,13 +108,15 @@ func cuhFile(p *Plan) ([]byte, error) {
 		Epilogues []cuhEpi
 		// Pools hold the state of the kernels that keep it (statePools); none when no kernel does.
 		Pools []cuhPool
+		// SASS: some kernel's literal is a fatbin with SASS (Plan.SASS).
+		SASS bool
 	}{
 		Header: header, Name: p.Name, Guard: strings.ToUpper(p.Name) + "_CUH", GPU: safeText(p.GPU),
 		Ops: p.opsList(), NVCC: safeText(p.Manifest.NVCC), Arch: safeText(p.Manifest.Arch),
 		Generator: safeText(p.Manifest.Generator), Content: p.Content, DynDefault: dynSharedDefault, BigDyn: p.needsDynShared(),
 		PrecisionDoc: append(precisionLines(p.Precision), docLines(td)...),
-		ArchFlag:     "-arch=sm_90",
-		RuleDoc:      strings.Split(ruleDoc(p, p.Name+"_sgemm returns cudaErrorInvalidValue ("+p.Name+"_variant: NULL)"), "\n"),
+		ArchFlag:     "-arch=sm_90", SASS: p.SASS != nil,
+		RuleDoc: strings.Split(ruleDoc(p, p.Name+"_sgemm returns cudaErrorInvalidValue ("+p.Name+"_variant: NULL)"), "\n"),
 	}
 	if td != "" {
 		data.ArchFlag = "-gencode arch=compute_90a,code=sm_90a"
@@ -172,7 +176,7 @@ func cuhFile(p *Plan) ([]byte, error) {
 		v := c.V
 		k := cuhKernel{
 			Name: v.Name, Family: safeText(v.Family), Params: safeText(v.ParamString()), Hash: safeText(v.SourceHash), Source: srcs[i],
-			PTXHash: safeText(v.PTXHash), PTXLit: cStringLines(c.src.ptx),
+			PTXHash: safeText(v.PTXHash), PTXLit: cStringLines(c.src.code()), Image: c.src.imageNote(p.SASS),
 			Undefs: undefs[i], State: boolInt(len(undefs[i]) > 0),
 			Op: v.Op.Index(), Batched: boolInt(v.Batched), OpName: v.Op.String(), BX: v.Block.X, BY: v.Block.Y, TR: v.Tile.Rows, TC: v.Tile.Cols, GZ: atLeast1(v.GridZ), Dyn: v.DynamicShared,
 			MM: atLeast1(v.Requires.MMultiple), NM: atLeast1(v.Requires.NMultiple), KM: atLeast1(v.Requires.KMultiple),

@@ -52,6 +52,9 @@ type Options struct {
 	// ratios against cuBLAS SGEMM); tf32 exports TF32 kernels only (ratios against cuBLAS TF32),
 	// labelled tf32 in the provenance, the header and the package, never mixed with FP32 ones.
 	Precision variant.Precision
+	// SASS, when set, makes the export carry each kernel's cubin for its architectures with the PTX
+	// (see SASS); nil: the PTX alone.
+	SASS *SASS
 }
 
 var cKeywords = map[string]bool{}
@@ -242,6 +245,12 @@ func Prepare(o Options) (*Plan, map[string][]byte, error) {
 	for i := range p.Variants {
 		p.Variants[i].src = srcs[p.Variants[i].V.Name]
 	}
+	if o.SASS != nil {
+		p.SASS = o.SASS
+		if err := o.SASS.buildImages(p); err != nil {
+			return nil, nil, err
+		}
+	}
 
 	files, err := goFiles(p)
 	if err != nil {
@@ -249,6 +258,9 @@ func Prepare(o Options) (*Plan, map[string][]byte, error) {
 	}
 	for _, c := range p.Variants {
 		files["ptx/"+c.V.Name+".ptx"] = []byte(c.src.ptx)
+		if c.src.image != nil {
+			files["ptx/"+c.V.Name+".fatbin"] = c.src.image
+		}
 	}
 	if files[o.Name+".cuh"], err = cuhFile(p); err != nil {
 		return nil, nil, err

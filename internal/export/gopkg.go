@@ -469,7 +469,11 @@ func goSgemm(p *Plan) *jen.File {
 	f := jen.NewFile(p.PkgName)
 	f.HeaderComment(header)
 	f.Anon("embed")
-	f.Comment("//go:embed ptx/*.ptx")
+	if p.SASS != nil {
+		f.Comment("//go:embed ptx/*")
+	} else {
+		f.Comment("//go:embed ptx/*.ptx")
+	}
 	f.Var().Id("ptxFS").Qual("embed", "FS")
 	f.Line()
 	f.Comment(lineComment("ErrUnavailable is wrapped by Load's error when this process cannot use CUDA: no libcuda.so.1 (no\n" +
@@ -530,9 +534,18 @@ func goSgemm(p *Plan) *jen.File {
 	f.Comment(lineComment("load JIT-compiles kernel i's PTX into the current context, looks its function up and raises its\n" +
 		"dynamic shared memory limit where it needs more than 48 KiB; on an error nothing of it stays loaded.\n" +
 		"The caller holds ks.mu or is Load."))
-	f.Func().Params(jen.Id("ks").Op("*").Id("Kernels")).Id("load").Params(jen.Id("i").Int()).Error().Block(
-		jen.Id("name").Op(":=").Id("kernels").Index(jen.Id("i")).Dot("name"),
-		jen.List(jen.Id("ptx"), jen.Err()).Op(":=").Id("ptxFS").Dot("ReadFile").Call(jen.Lit("ptx/").Op("+").Id("name").Op("+").Lit(".ptx")),
+	read := []jen.Code{jen.List(jen.Id("ptx"), jen.Err()).Op(":=").Id("ptxFS").Dot("ReadFile").Call(jen.Lit("ptx/").Op("+").Id("name").Op("+").Lit(".ptx"))}
+	if p.SASS != nil {
+		// A kernel with SASS for some architecture loads its fatbin (that SASS and the PTX).
+		read = []jen.Code{
+			jen.List(jen.Id("ptx"), jen.Err()).Op(":=").Id("ptxFS").Dot("ReadFile").Call(jen.Lit("ptx/").Op("+").Id("name").Op("+").Lit(".fatbin")),
+			jen.If(jen.Err().Op("!=").Nil()).Block(
+				jen.List(jen.Id("ptx"), jen.Err()).Op("=").Id("ptxFS").Dot("ReadFile").Call(jen.Lit("ptx/").Op("+").Id("name").Op("+").Lit(".ptx")),
+			),
+		}
+	}
+	f.Func().Params(jen.Id("ks").Op("*").Id("Kernels")).Id("load").Params(jen.Id("i").Int()).Error().Block(append([]jen.Code{
+		jen.Id("name").Op(":=").Id("kernels").Index(jen.Id("i")).Dot("name")}, append(read,
 		jen.If(jen.Err().Op("==").Nil()).Block(
 			jen.List(jen.Id("ks").Dot("mods").Index(jen.Id("i")), jen.Err()).Op("=").Id("loadModule").Call(jen.Id("ptx")),
 		),
@@ -551,7 +564,7 @@ func goSgemm(p *Plan) *jen.File {
 			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": load %s: %w"), jen.Id("name"), jen.Err())),
 		),
 		jen.Return(jen.Nil()),
-	)
+	)...)...)
 	f.Line()
 	f.Comment(lineComment("function is kernel i's function handle, loading its module first when it keeps state and this is\n" +
 		"its first launch (into the context Load ran in, which must be current on the calling thread)."))

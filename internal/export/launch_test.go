@@ -229,7 +229,7 @@ cudaError_t probe_func_attributes(cudaFuncAttributes* a, const void* fn)
 
 // ptxShim makes the header take its PTX build on a host whose CUDA runtime has no cudaLibrary calls
 // (11.8 here): placed between probeShim and the header, it says CUDA 12.5 and records the library
-// calls. The first lookup of a kernel prints its name and its PTX's length and FNV-1a hash; the
+// calls. The first lookup of a kernel prints its name and its PTX's (or fatbin's) length and FNV-1a hash; the
 // handle it returns is that record, so probe_name reads the kernel's name from it.
 const ptxShim = `#if CUDART_VERSION < 12050
 typedef struct probe_library_st* cudaLibrary_t;
@@ -259,6 +259,12 @@ cudaError_t probe_library_get_kernel(cudaKernel_t* k, cudaLibrary_t lib, const c
     const char* code = ((probe_library_st*)lib)->code;
     unsigned long long h = 14695981039346656037ULL;
     size_t n = strlen(code);
+    const unsigned char* u = (const unsigned char*)code;
+    if (u[0] == 0x50 && u[1] == 0xed && u[2] == 0x55 && u[3] == 0xba) { // a fatbin: its header gives its size
+        unsigned long long fat = 0;
+        for (int i = 15; i >= 8; i--) fat = fat << 8 | u[i];
+        n = (size_t)(u[6] | u[7] << 8) + (size_t)fat;
+    }
     for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)code[i]) * 1099511628211ULL;
     probe_kernel_st* r = new probe_kernel_st;
     snprintf(r->name, sizeof r->name, "%s", name);
@@ -312,11 +318,13 @@ func TestHeaderLaunches(t *testing.T) {
 	for _, fx := range []struct {
 		name   string
 		export func(*testing.T) (string, *Plan)
-	}{{"seed", exportFixture}, {"regtile", exportRegtile}, {"regimes", exportRegimes}} {
+	}{{"seed", exportFixture}, {"regtile", exportRegtile}, {"regimes", exportRegimes}, {"regtile-sass", exportRegtileSASS}} {
 		for _, ptx := range []bool{false, true} {
 			build := "source"
 			if ptx {
 				build = "ptx"
+			} else if fx.name == "regtile-sass" {
+				continue // the source build has no use for the fatbins
 			}
 			t.Run(fx.name+"/"+build, func(t *testing.T) { testHeaderLaunches(t, nvcc, fx.export, ptx) })
 		}
@@ -348,7 +356,7 @@ func testHeaderLaunches(t *testing.T, nvcc string, export func(*testing.T) (stri
 		v := p.Variants[i].V
 		if ptx && !loaded[i] {
 			loaded[i] = true
-			code := p.Variants[i].src.ptx
+			code := p.Variants[i].src.code()
 			fmt.Fprintf(&want, "  load %s bytes %d fnv %016x\n", v.Name, len(code), fnv64(code))
 		}
 		lim := 0
@@ -429,9 +437,12 @@ func TestHeaderPreload(t *testing.T) {
 	for _, fx := range []struct {
 		name   string
 		export func(*testing.T) (string, *Plan)
-	}{{"seed", exportFixture}, {"regtile", exportRegtile}} {
+	}{{"seed", exportFixture}, {"regtile", exportRegtile}, {"regtile-sass", exportRegtileSASS}} {
 		for _, ptx := range []bool{false, true} {
 			build := map[bool]string{false: "source", true: "ptx"}[ptx]
+			if fx.name == "regtile-sass" && !ptx {
+				continue
+			}
 			t.Run(fx.name+"/"+build, func(t *testing.T) {
 				out, p := fx.export(t)
 				var src, want strings.Builder
@@ -448,7 +459,7 @@ func TestHeaderPreload(t *testing.T) {
 						"        printf(\"preload %%d attr_calls %%d\\n\", e, probe_attr_calls);\n    }\n", dev)
 					for _, c := range p.Variants {
 						if ptx && dev == 0 {
-							fmt.Fprintf(&want, "  load %s bytes %d fnv %016x\n", c.V.Name, len(c.src.ptx), fnv64(c.src.ptx))
+							fmt.Fprintf(&want, "  load %s bytes %d fnv %016x\n", c.V.Name, len(c.src.code()), fnv64(c.src.code()))
 						}
 						fmt.Fprintf(&want, "  attributes dev%d %s\n", dev, c.V.Name)
 						if c.V.DynamicShared > dynSharedDefault {

@@ -146,6 +146,9 @@ func (rs *resultsSet) device(uuid string) (protocol.Device, bool) {
 // source is one variant's generated files, checked against the manifest.
 type source struct {
 	cu, ptx string
+	// image is the kernel's fatbin (SASS for archs, and the PTX) when the export carries SASS.
+	image []byte
+	archs []string
 }
 
 // readSources reads and checks cuda/<name>.cu and ptx/<name>.ptx of the named variants.

@@ -29,7 +29,9 @@ type Provenance struct {
 	Arch      string `json:"arch"`
 	// ResultsNVCC is the nvcc the results' device.json recorded.
 	ResultsNVCC string `json:"results_nvcc"`
-	GPU         string `json:"gpu"`
+	// SASSPTXAS is the ptxas that built the kernels' SASS (--sass), else empty.
+	SASSPTXAS string `json:"sass_ptxas,omitempty"`
+	GPU       string `json:"gpu"`
 	// Devices are the devices of the inputs (name, UUID, driver, cuBLAS version, clocks).
 	Devices []protocol.Device `json:"devices"`
 	Inputs  []Input           `json:"inputs"`
@@ -100,6 +102,10 @@ type VariantDoc struct {
 	Resources     variant.Resources    `json:"resources"`
 	SourceSHA256  string               `json:"source_sha256"`
 	PTXSHA256     string               `json:"ptx_sha256"`
+	// SASSArchs and FatbinSHA256: with --sass, the architectures of the kernel's SASS and the
+	// fatbin (SASS and PTX) the artifacts load.
+	SASSArchs    []string `json:"sass_archs,omitempty"`
+	FatbinSHA256 string   `json:"fatbin_sha256,omitempty"`
 	// Op is the operation the kernel computes (NN, NT, TN, TT); Default whether it is its op's
 	// robust default.
 	Op         string           `json:"op"`
@@ -127,6 +133,9 @@ func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error)
 		Excluded: p.Excluded, Files: append(append([]string(nil), files...), p.Name+".json"),
 		Dispatch: DispatchDoc{Rule: rule, Corpus: p.Corpus, Classes: []ClassDoc{}, Untimed: append([]protocol.Shape{}, p.Untimed...)},
 	}
+	if p.SASS != nil {
+		pv.SASSPTXAS = p.SASS.Version
+	}
 	for _, r := range p.Rules {
 		pv.Dispatch.Ops = append(pv.Dispatch.Ops, OpDispatchDoc{Op: r.Op.String(), Default: p.Variants[r.Default].V.Name,
 			BucketsPerOctave: 1 << r.Rule.Shift, Lo: r.Rule.Lo, Hi: r.Rule.Hi, Params: r.Rule.Params, Candidates: r.Candidates,
@@ -150,7 +159,11 @@ func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error)
 			Name: v.Name, Family: v.Family, Params: v.Params, Block: v.Block, Tile: v.Tile, GridZ: v.GridZ, Split: v.Split,
 			DynamicShared: v.DynamicShared, Requires: v.Requires, Resources: v.Resources, SourceSHA256: v.SourceHash,
 			PTXSHA256: v.PTXHash, Op: v.Op.String(), Default: i == p.DefaultOf(v.Op), Won: won, WorstRatio: c.WorstRatio, Tuned: c.Tuned, EdgeSuite: c.Edge,
+			SASSArchs: c.src.archs,
 		})
+		if c.src.image != nil {
+			pv.Variants[len(pv.Variants)-1].FatbinSHA256 = sha(c.src.image)
+		}
 	}
 	b, err := json.MarshalIndent(pv, "", "  ")
 	if err != nil {

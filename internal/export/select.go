@@ -100,6 +100,8 @@ type Plan struct {
 	AllowUnhashed bool
 	// Precision is the export's arithmetic (Options.Precision).
 	Precision variant.Precision
+	// SASS, when set, is how the kernels' fatbins were built (Options.SASS).
+	SASS *SASS
 	// Rules holds the dispatch of every op the export has kernels for, in variant.Ops order: each
 	// op has its own rule, fitted on that op's shapes and variants (kernel indices into Variants).
 	// Corpus says whether the shapes were a workload corpus (else the tuned shapes).

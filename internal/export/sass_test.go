@@ -1,0 +1,135 @@
+package export
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseSASSArchs(t *testing.T) {
+	got, err := ParseSASSArchs("sm_90, sm_80,sm_90,sm_90a")
+	if err != nil || !slices.Equal(got, []string{"sm_90", "sm_80", "sm_90a"}) {
+		t.Errorf("ParseSASSArchs: %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "sm_9", "compute_90", "sm_90b", "sm_90,", "sm_90\x00", "sm_1000"} {
+		if _, err := ParseSASSArchs(bad); err == nil {
+			t.Errorf("ParseSASSArchs(%q): no error", bad)
+		} else if strings.ContainsAny(err.Error(), "\n") {
+			t.Errorf("ParseSASSArchs(%q): %q spans lines", bad, err)
+		}
+	}
+}
+
+// TestSASSArchsFor: a PTX is built for the listed architectures at or above its target, and an
+// arch-specific PTX (sm_90a) for its own architecture only.
+func TestSASSArchsFor(t *testing.T) {
+	s := &SASS{Archs: []string{"sm_80", "sm_90"}}
+	for target, want := range map[string][]string{
+		"sm_80": {"sm_80", "sm_90"}, "sm_86": {"sm_90"}, "sm_90": {"sm_90"}, "sm_90a": {"sm_90a"}, "sm_100": nil, "sm_100a": nil, "bogus": nil,
+	} {
+		if got := s.archsFor(target); !slices.Equal(got, want) {
+			t.Errorf("archsFor(%s) = %v, want %v", target, got, want)
+		}
+	}
+}
+
+func TestFatbinSize(t *testing.T) {
+	b := make([]byte, 16+40)
+	binary.LittleEndian.PutUint32(b, fatbinMagic)
+	binary.LittleEndian.PutUint16(b[4:], 1)
+	binary.LittleEndian.PutUint16(b[6:], 16)
+	binary.LittleEndian.PutUint64(b[8:], 40)
+	if n, ok := fatbinSize(b); !ok || n != 56 {
+		t.Errorf("fatbinSize = %d, %v; want 56", n, ok)
+	}
+	if _, ok := fatbinSize(b[:40]); ok {
+		t.Error("a truncated fatbin has a size")
+	}
+	if _, ok := fatbinSize([]byte(".version 8.0\n.target sm_90\n")); ok {
+		t.Error("PTX has a fatbin size")
+	}
+}
+
+// sassTools is the toolkit's ptxas and fatbinary for archs, or the test is skipped.
+func sassTools(t *testing.T, archs ...string) *SASS {
+	t.Helper()
+	s, err := FindSASS(context.Background(), archs)
+	if err != nil {
+		t.Skip(err)
+	}
+	return s
+}
+
+// exportRegtileSASS is exportRegtile with each kernel's sm_90 SASS (the host's ptxas).
+func exportRegtileSASS(t *testing.T) (string, *Plan) {
+	t.Helper()
+	s := sassTools(t, "sm_90")
+	out := filepath.Join(t.TempDir(), "tgsgemm")
+	o := regtileOptions(out)
+	o.SASS = s
+	if err := Run(o); err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := Prepare(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, p
+}
+
+// TestSASSExport: with SASS, every kernel of the export gets a fatbin (the cubin ptxas built and its
+// PTX), written beside the PTX into the Go package, which embeds and loads it, hashed in the
+// provenance, and built the same way every time; the header's literal is that fatbin
+// (TestHeaderLaunches loads it byte for byte through its shim).
+func TestSASSExport(t *testing.T) {
+	out, p := exportRegtileSASS(t)
+	var pv Provenance
+	b, err := os.ReadFile(filepath.Join(out, "tg.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &pv); err != nil {
+		t.Fatal(err)
+	}
+	if pv.SASSPTXAS == "" {
+		t.Error("provenance: no sass_ptxas")
+	}
+	for i, c := range p.Variants {
+		img, err := os.ReadFile(filepath.Join(out, "ptx", c.V.Name+".fatbin"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, ok := fatbinSize(img); !ok || n != len(img) {
+			t.Errorf("%s: not one fatbin", c.V.Name)
+		}
+		if !bytes.Equal(img, c.src.image) || !slices.Equal(c.src.archs, []string{"sm_90"}) {
+			t.Errorf("%s: fatbin file differs from the plan's, or archs %v", c.V.Name, c.src.archs)
+		}
+		if ptx, err := os.ReadFile(filepath.Join(out, "ptx", c.V.Name+".ptx")); err != nil || string(ptx) != c.src.ptx {
+			t.Errorf("%s: the PTX file is not the kernel's PTX (%v)", c.V.Name, err)
+		}
+		if d := pv.Variants[i]; d.Name != c.V.Name || d.FatbinSHA256 != sha(img) || !slices.Equal(d.SASSArchs, []string{"sm_90"}) {
+			t.Errorf("provenance of %s: fatbin %s archs %v", d.Name, d.FatbinSHA256, d.SASSArchs)
+		}
+	}
+	_, q := exportRegtileSASS(t)
+	for i := range p.Variants {
+		if !bytes.Equal(p.Variants[i].src.image, q.Variants[i].src.image) {
+			t.Errorf("%s: a second export built another fatbin", p.Variants[i].V.Name)
+		}
+	}
+	src, err := os.ReadFile(filepath.Join(out, "sgemm.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "//go:embed ptx/*\n") || !strings.Contains(string(src), `".fatbin"`) {
+		t.Error("sgemm.go neither embeds nor loads the fatbins")
+	}
+	buildInModule(t, out)
+}
