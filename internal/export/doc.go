@@ -73,7 +73,9 @@
 // rule's tables and calls cudaLaunchKernel from a table of kernels. Built with CUDA 12.5 or later the
 // header launches each kernel's exported PTX (cudaLibraryLoadData at its first launch, the
 // cudaKernel_t handle read atomically after that); with NAME_FROM_SOURCE or an older CUDA it compiles the
-// kernels' source, which it also carries.
+// kernels' source, which it also carries. With Options.SASS (runner export --sass) both artifacts
+// load, per kernel, a compressed fatbin of the cubins the toolkit's ptxas built and the PTX instead
+// (see SASS).
 //
 // The Go package imports only the standard library and does not import gorgonia.org/cu (whose init
 // exits the process without a GPU). driver.go (cgo, Linux) opens libcuda.so.1 with dlopen when Load
