@@ -46,15 +46,7 @@ func needTool(t *testing.T, name string) string {
 
 func exportFixture(t *testing.T) (string, *Plan) {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "tgsgemm")
-	if err := Run(fixtureOptions(out)); err != nil {
-		t.Fatal(err)
-	}
-	p, _, err := Prepare(fixtureOptions(out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out, p
+	return runPlan(t, fixtureOptions(filepath.Join(t.TempDir(), "tgsgemm")))
 }
 
 func TestSelection(t *testing.T) {
@@ -496,7 +488,12 @@ func appendRecords(t *testing.T, path string, recs []results.Record) {
 func fixturePlan(t *testing.T, tune, verify, gen string) (string, *Plan) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "tgsgemm")
-	o := Options{Results: []string{tune, verify}, Generated: gen, Out: out, Name: "tg", GoPackage: "example.com/consumer/tgsgemm"}
+	return runPlan(t, Options{Results: []string{tune, verify}, Generated: gen, Out: out, Name: "tg", GoPackage: "example.com/consumer/tgsgemm"})
+}
+
+// runPlan exports with o and returns o.Out and the export's plan.
+func runPlan(t *testing.T, o Options) (string, *Plan) {
+	t.Helper()
 	if err := Run(o); err != nil {
 		t.Fatal(err)
 	}
@@ -504,7 +501,7 @@ func fixturePlan(t *testing.T, tune, verify, gen string) (string, *Plan) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out, p
+	return o.Out, p
 }
 
 // editRecords rewrites the records of a results.jsonl through f.

@@ -22,15 +22,7 @@ func regtileOptions(out string) Options {
 
 func exportRegtile(t *testing.T) (string, *Plan) {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "tgsgemm")
-	if err := Run(regtileOptions(out)); err != nil {
-		t.Fatal(err)
-	}
-	p, _, err := Prepare(regtileOptions(out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out, p
+	return runPlan(t, regtileOptions(filepath.Join(t.TempDir(), "tgsgemm")))
 }
 
 // TestBigDynamicShared checks that an export whose kernel needs more than 48 KiB of dynamic shared

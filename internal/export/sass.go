@@ -192,22 +192,18 @@ func (s *SASS) buildImages(p *Plan) error {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 	errs := make([]error, len(p.Variants))
-	next := make(chan int)
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0)) // ptxas runs at most this many at once
 	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
+	for i := range p.Variants {
+		c := &p.Variants[i]
 		wg.Add(1)
+		slots <- struct{}{}
 		go func() {
-			defer wg.Done()
-			for i := range next {
-				c := &p.Variants[i]
-				c.src.image, c.src.archs, errs[i] = s.image(ctx, dir, c.V.Name, c.src.ptx)
-			}
+			c.src.image, c.src.archs, errs[i] = s.image(ctx, dir, c.V.Name, c.src.ptx)
+			<-slots
+			wg.Done()
 		}()
 	}
-	for i := range p.Variants {
-		next <- i
-	}
-	close(next)
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {

@@ -69,18 +69,9 @@ func sassTools(t *testing.T, archs ...string) *SASS {
 // exportRegtileSASS is exportRegtile with each kernel's sm_90 SASS (the host's ptxas).
 func exportRegtileSASS(t *testing.T) (string, *Plan) {
 	t.Helper()
-	s := sassTools(t, "sm_90")
-	out := filepath.Join(t.TempDir(), "tgsgemm")
-	o := regtileOptions(out)
-	o.SASS = s
-	if err := Run(o); err != nil {
-		t.Fatal(err)
-	}
-	p, _, err := Prepare(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out, p
+	o := regtileOptions(filepath.Join(t.TempDir(), "tgsgemm"))
+	o.SASS = sassTools(t, "sm_90")
+	return runPlan(t, o)
 }
 
 // TestSASSExport: with SASS, every kernel of the export gets a fatbin (the cubin ptxas built and its
