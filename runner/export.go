@@ -29,7 +29,7 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	force := fs.Bool("force", false, "replace the files of a previous export in --out (other files there are kept)")
 	allowUnhashed := fs.Bool("allow-unhashed", false, "accept records without source/PTX hashes (results written before they were recorded)")
 	precision := fs.String("precision", "fp32", "arithmetic of the exported kernels: `precision` fp32 (FP32 kernels only), 3xtf32 (also 3xTF32 tensor-core kernels, FP32-accurate) or tf32 (TF32 kernels only, labelled tf32, ratios against cuBLAS TF32)")
-	sass := fs.String("sass", "", "also carry each kernel's SASS for these comma-separated GPU `archs` (e.g. sm_90), built by the CUDA toolkit's ptxas and fatbinary: no compile at a kernel's first launch on such a GPU (export on the GPU host: an older ptxas than its driver's may build slower code)")
+	sass := fs.String("sass", "", "also carry each kernel's SASS for these comma-separated GPU `archs` (e.g. sm_90; auto: the GPU the results were timed on), built by the CUDA toolkit's ptxas and fatbinary: no compile at a kernel's first launch on such a GPU (export on the GPU host: an older ptxas than its driver's may build slower code)")
 	atLeast(fs, ">=1", "buckets-per-octave")
 	if ok, err := parse(fs, args); !ok || err != nil {
 		return err

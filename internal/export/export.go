@@ -246,8 +246,10 @@ func Prepare(o Options) (*Plan, map[string][]byte, error) {
 		p.Variants[i].src = srcs[p.Variants[i].V.Name]
 	}
 	if o.SASS != nil {
-		p.SASS = o.SASS
-		if err := o.SASS.buildImages(p); err != nil {
+		if p.SASS, err = o.SASS.resolve(p.GPU, p.Devices); err != nil {
+			return nil, nil, err
+		}
+		if err := p.SASS.buildImages(p); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -316,6 +318,12 @@ func summary(w io.Writer, p *Plan, out string) {
 	fmt.Fprintf(w, "exported %d variant(s), %d shape class(es) on %s into %s (package %s, %s.cuh, %s.json)\n",
 		len(p.Variants), len(p.Classes), safeText(p.GPU), safeText(out), p.GoPackage, p.Name, p.Name)
 	fmt.Fprintf(w, "  ratio = cuBLAS time / tilegen time (above 1: faster than cuBLAS)\n")
+	if p.SASS != nil {
+		fmt.Fprintf(w, "  SASS for %s (ptxas %s) with the PTX, per kernel\n", strings.Join(p.SASS.Archs, ", "), safeText(p.SASS.Version))
+		if warn := p.SASS.staleWarning(p.GPU, p.Devices); warn != "" {
+			fmt.Fprintf(w, "  %s\n", warn)
+		}
+	}
 	for _, c := range p.Classes {
 		fmt.Fprintf(w, "  %-19s %-24s %9.4f ms  ratio %.2f\n", results.ShapeString(c.Shape),
 			p.Variants[c.Variant].V.Name, c.MedianMS, c.Ratio())

@@ -9,10 +9,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"tilegen/internal/protocol"
 )
 
 // SASS asks an export to carry each kernel's machine code beside its PTX: per kernel a fatbin
@@ -26,8 +29,10 @@ import (
 // kernels 5 % slower), so export on the GPU host, with its toolkit.
 type SASS struct {
 	// Archs are the GPU architectures to build for ("sm_90"); a kernel whose PTX targets a later
-	// one, or an arch-specific one (sm_90a) that is not among them, keeps its PTX alone.
+	// one, or an arch-specific one (sm_90a) that is not among them, keeps its PTX alone. With Auto,
+	// the export adds the architecture of the GPU its records were timed on.
 	Archs []string
+	Auto  bool
 	// PTXAS and Fatbinary are the tools' paths; Version is ptxas's version line.
 	PTXAS, Fatbinary, Version string
 }
@@ -35,14 +40,15 @@ type SASS struct {
 // sassArch is "sm_NN" or "sm_NNa".
 var sassArch = regexp.MustCompile(`^sm_([1-9][0-9]{1,2})(a?)$`)
 
-// ParseSASSArchs reads a comma-separated list of GPU architectures ("sm_90,sm_80"), each once.
+// ParseSASSArchs reads a comma-separated list of GPU architectures ("sm_90,sm_80"), each once;
+// "auto" stands for the timing GPU's (FindSASS, Prepare).
 func ParseSASSArchs(s string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	for _, a := range strings.Split(s, ",") {
 		a = strings.TrimSpace(a)
-		if !sassArch.MatchString(a) {
-			return nil, fmt.Errorf("%s: want sm_NN or sm_NNa (for example sm_90)", safeText(a))
+		if a != "auto" && !sassArch.MatchString(a) {
+			return nil, fmt.Errorf("%s: want auto, sm_NN or sm_NNa (for example sm_90)", safeText(a))
 		}
 		if !seen[a] {
 			seen[a] = true
@@ -68,7 +74,14 @@ func FindSASS(ctx context.Context, archs []string) (*SASS, error) {
 		dirs = append(dirs, filepath.Dir(p))
 	}
 	dirs = append(dirs, "/usr/local/cuda/bin")
-	s := &SASS{Archs: archs}
+	s := &SASS{}
+	for _, a := range archs {
+		if a == "auto" {
+			s.Auto = true
+		} else {
+			s.Archs = append(s.Archs, a)
+		}
+	}
 	for _, d := range dirs {
 		p, f := filepath.Join(d, "ptxas"), filepath.Join(d, "fatbinary")
 		if isExec(p) && isExec(f) {
@@ -240,4 +253,47 @@ func parseToolVersion(out string) string {
 		}
 	}
 	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// resolve is s for an export timed on the devices devs of GPU gpu: with Auto, that GPU's
+// architecture added (from its compute capability: "9.0" is sm_90).
+func (s *SASS) resolve(gpu string, devs []protocol.Device) (*SASS, error) {
+	if !s.Auto {
+		return s, nil
+	}
+	r := *s
+	r.Auto, r.Archs = false, append([]string(nil), s.Archs...)
+	for _, d := range devs {
+		if d.Name != gpu || d.ComputeCapability == "" {
+			continue
+		}
+		a := "sm_" + strings.Replace(d.ComputeCapability, ".", "", 1)
+		if !sassArch.MatchString(a) {
+			return nil, fmt.Errorf("--sass auto: compute capability %s of %s", safeText(d.ComputeCapability), safeText(gpu))
+		}
+		if !slices.Contains(r.Archs, a) {
+			r.Archs = append(r.Archs, a)
+		}
+		return &r, nil
+	}
+	return nil, fmt.Errorf("--sass auto: the records give no compute capability for %s; name the architecture (for example --sass sm_90)", safeText(gpu))
+}
+
+// staleWarning says, when s's ptxas is of an older CUDA than the driver of the devices the export's
+// kernels were timed on, that its SASS may be slower than what was timed; else "".
+func (s *SASS) staleWarning(gpu string, devs []protocol.Device) string {
+	m := regexp.MustCompile(`release (\d+)\.(\d+)`).FindStringSubmatch(s.Version)
+	if m == nil {
+		return ""
+	}
+	maj, _ := strconv.Atoi(m[1])
+	minor, _ := strconv.Atoi(m[2])
+	for _, d := range devs {
+		if d.Name == gpu && d.DriverVersion > 0 && maj*1000+minor*10 < d.DriverVersion {
+			return fmt.Sprintf("warning: --sass: ptxas %s is older than the driver the kernels were timed with (CUDA %d.%d): its SASS "+
+				"may run slower than what was timed (nvcc 11.8's ran the 128x256 regtile kernels 5 %% slower than CUDA 13's driver "+
+				"on an H100); export with the GPU host's toolkit", safeText(s.Version), d.DriverVersion/1000, d.DriverVersion%1000/10)
+		}
+	}
+	return ""
 }

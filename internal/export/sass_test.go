@@ -10,11 +10,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"tilegen/internal/protocol"
 )
 
 func TestParseSASSArchs(t *testing.T) {
-	got, err := ParseSASSArchs("sm_90, sm_80,sm_90,sm_90a")
-	if err != nil || !slices.Equal(got, []string{"sm_90", "sm_80", "sm_90a"}) {
+	got, err := ParseSASSArchs("sm_90, sm_80,sm_90,sm_90a,auto")
+	if err != nil || !slices.Equal(got, []string{"sm_90", "sm_80", "sm_90a", "auto"}) {
 		t.Errorf("ParseSASSArchs: %v, %v", got, err)
 	}
 	for _, bad := range []string{"", "sm_9", "compute_90", "sm_90b", "sm_90,", "sm_90\x00", "sm_1000"} {
@@ -123,4 +125,29 @@ func TestSASSExport(t *testing.T) {
 		t.Error("sgemm.go neither embeds nor loads the fatbins")
 	}
 	buildInModule(t, out)
+}
+
+// TestSASSAuto: auto adds the architecture of the GPU the records were timed on, from its compute
+// capability, and is an error when the records do not give it; a ptxas older than that GPU's driver
+// is warned about.
+func TestSASSAuto(t *testing.T) {
+	devs := []protocol.Device{{Name: "other", ComputeCapability: "8.0"}, {Name: "NVIDIA H100", ComputeCapability: "9.0", DriverVersion: 13000}}
+	s := &SASS{Archs: []string{"sm_80"}, Auto: true, Version: "release 11.8, V11.8.89"}
+	r, err := s.resolve("NVIDIA H100", devs)
+	if err != nil || r.Auto || !slices.Equal(r.Archs, []string{"sm_80", "sm_90"}) || !slices.Equal(s.Archs, []string{"sm_80"}) {
+		t.Errorf("resolve: %+v, %v (s now %+v)", r, err, s)
+	}
+	if _, err := s.resolve("NVIDIA A100", devs); err == nil || !strings.Contains(err.Error(), "--sass sm_90") {
+		t.Errorf("resolve without a compute capability: %v", err)
+	}
+	if _, err := s.resolve("x", []protocol.Device{{Name: "x", ComputeCapability: "9.0; rm"}}); err == nil {
+		t.Error("resolve took a hostile compute capability")
+	}
+	if w := s.staleWarning("NVIDIA H100", devs); !strings.Contains(w, "older than the driver") || !strings.Contains(w, "CUDA 13.0") {
+		t.Errorf("staleWarning: %q", w)
+	}
+	s.Version = "release 13.0, V13.0.88"
+	if w := s.staleWarning("NVIDIA H100", devs); w != "" {
+		t.Errorf("staleWarning for the driver's own release: %q", w)
+	}
 }
