@@ -320,6 +320,15 @@ func summary(w io.Writer, p *Plan, out string) {
 	fmt.Fprintf(w, "  ratio = cuBLAS time / tilegen time (above 1: faster than cuBLAS)\n")
 	if p.SASS != nil {
 		fmt.Fprintf(w, "  SASS for %s (ptxas %s) with the PTX, per kernel\n", strings.Join(p.SASS.Archs, ", "), safeText(p.SASS.Version))
+		for _, c := range p.Variants {
+			if c.src.image == nil {
+				target := "an unknown architecture"
+				if m := ptxTarget.FindStringSubmatch(c.src.ptx); m != nil {
+					target = m[1]
+				}
+				fmt.Fprintf(w, "  %s: PTX alone (it targets %s: no architecture asked for takes it, or this ptxas cannot build it)\n", c.V.Name, target)
+			}
+		}
 		if warn := p.SASS.staleWarning(p.GPU, p.Devices); warn != "" {
 			fmt.Fprintf(w, "  %s\n", warn)
 		}

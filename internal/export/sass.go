@@ -35,6 +35,8 @@ type SASS struct {
 	Auto  bool
 	// PTXAS and Fatbinary are the tools' paths; Version is ptxas's version line.
 	PTXAS, Fatbinary, Version string
+	// Known are the architectures this ptxas builds (from its --help; nil: not known, any).
+	Known map[string]bool
 }
 
 // sassArch is "sm_NN" or "sm_NNa".
@@ -97,7 +99,35 @@ func FindSASS(ctx context.Context, archs []string) (*SASS, error) {
 		return nil, err
 	}
 	s.Version = parseToolVersion(string(out))
+	if help, err := tool(ctx, "", s.PTXAS, "--help"); err == nil {
+		s.Known = ptxasArchs(string(help))
+	}
+	for _, a := range s.Archs {
+		if s.Known != nil && !s.Known[a] {
+			return nil, fmt.Errorf("--sass %s: ptxas %s cannot build it", a, safeText(s.Version))
+		}
+	}
 	return s, nil
+}
+
+// ptxasArchs are the sm_ values ptxas --help allows for --gpu-name (nil when it lists none).
+func ptxasArchs(help string) map[string]bool {
+	i := strings.Index(help, "--gpu-name")
+	if i < 0 {
+		return nil
+	}
+	sec := help[i:]
+	if j := strings.Index(sec, "Default value"); j >= 0 {
+		sec = sec[:j]
+	}
+	var known map[string]bool
+	for _, m := range regexp.MustCompile(`'(sm_[0-9]+a?)'`).FindAllStringSubmatch(sec, -1) {
+		if known == nil {
+			known = map[string]bool{}
+		}
+		known[m[1]] = true
+	}
+	return known
 }
 
 func isExec(p string) bool {
@@ -122,7 +152,8 @@ func tool(ctx context.Context, dir, prog string, args ...string) ([]byte, error)
 var ptxTarget = regexp.MustCompile(`(?m)^\s*\.target\s+(sm_[0-9]+a?)\b`)
 
 // archsFor are those of s.Archs that a PTX for target can be compiled to: the same or a later
-// architecture, and for an arch-specific target (sm_90a) that one only.
+// architecture, and for an arch-specific target (sm_90a) that one only; none that this ptxas
+// cannot build (nvcc 11.8's knows no sm_90a: such a kernel keeps its PTX alone).
 func (s *SASS) archsFor(target string) []string {
 	t := sassArch.FindStringSubmatch(target)
 	if t == nil {
@@ -133,11 +164,15 @@ func (s *SASS) archsFor(target string) []string {
 	for _, a := range s.Archs {
 		m := sassArch.FindStringSubmatch(a)
 		n, _ := strconv.Atoi(m[1])
+		b := ""
 		switch {
 		case t[2] == "a" && n == tn:
-			out = append(out, "sm_"+t[1]+"a")
+			b = "sm_" + t[1] + "a"
 		case t[2] == "" && n >= tn:
-			out = append(out, a)
+			b = a
+		}
+		if b != "" && (s.Known == nil || s.Known[b]) {
+			out = append(out, b)
 		}
 	}
 	return out

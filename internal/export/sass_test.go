@@ -39,6 +39,24 @@ func TestSASSArchsFor(t *testing.T) {
 			t.Errorf("archsFor(%s) = %v, want %v", target, got, want)
 		}
 	}
+	// A ptxas that knows no sm_90a (nvcc 11.8's): such a kernel gets no SASS.
+	s.Known = ptxasArchs(`--gpu-name <gpu name>   (-arch)
+        Allowed values for this option:  'compute_80','compute_90','lto_90','sm_80',
+        'sm_86','sm_90'.
+        Default value:  'sm_52'.
+--help`)
+	if !s.Known["sm_90"] || s.Known["sm_90a"] || s.Known["compute_90"] || len(s.Known) != 3 {
+		t.Errorf("ptxasArchs: %v", s.Known)
+	}
+	if got := s.archsFor("sm_90a"); got != nil {
+		t.Errorf("archsFor(sm_90a) with a ptxas without it = %v", got)
+	}
+	if got := s.archsFor("sm_80"); !slices.Equal(got, []string{"sm_80", "sm_90"}) {
+		t.Errorf("archsFor(sm_80) = %v", got)
+	}
+	if ptxasArchs("no such section") != nil {
+		t.Error("ptxasArchs of a help without --gpu-name")
+	}
 }
 
 func TestFatbinSize(t *testing.T) {
