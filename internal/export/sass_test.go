@@ -143,6 +143,15 @@ func TestSASSExport(t *testing.T) {
 		t.Error("sgemm.go neither embeds nor loads the fatbins")
 	}
 	buildInModule(t, out)
+	// Exported again over it without SASS (--force), no fatbin is left behind.
+	o := regtileOptions(out)
+	o.Force = true
+	if err := Run(o); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(out, "ptx", "*.fatbin")); len(left) != 0 {
+		t.Errorf("a re-export without SASS left %d fatbins", len(left))
+	}
 }
 
 // TestSASSAuto: auto adds the architecture of the GPU the records were timed on, from its compute
