@@ -332,6 +332,13 @@ func summary(w io.Writer, p *Plan, out string) {
 		if warn := p.SASS.staleWarning(p.GPU, p.Devices); warn != "" {
 			fmt.Fprintf(w, "  %s\n", warn)
 		}
+		if arch := timingArch(p.GPU, p.Devices); arch != "" {
+			n, differ := fidelity(p, arch, p.tunedRegs)
+			fmt.Fprintf(w, "  %d of %d %s cubins have the registers of the driver's compile at tuning (a sign of the same code)\n", n-len(differ), n, arch)
+			for _, d := range differ {
+				fmt.Fprintf(w, "    differs: %s\n", d)
+			}
+		}
 	}
 	for _, c := range p.Classes {
 		fmt.Fprintf(w, "  %-19s %-24s %9.4f ms  ratio %.2f\n", results.ShapeString(c.Shape),

@@ -149,6 +149,8 @@ type source struct {
 	// image is the kernel's fatbin (SASS for archs, and the PTX) when the export carries SASS.
 	image []byte
 	archs []string
+	// regs are the registers ptxas gave the kernel's cubin for each of archs (0: not read).
+	regs []int
 }
 
 // readSources reads and checks cuda/<name>.cu and ptx/<name>.ptx of the named variants.

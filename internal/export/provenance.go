@@ -106,6 +106,10 @@ type VariantDoc struct {
 	// fatbin (SASS and PTX) the artifacts load.
 	SASSArchs    []string `json:"sass_archs,omitempty"`
 	FatbinSHA256 string   `json:"fatbin_sha256,omitempty"`
+	// SASSRegisters are the registers of each of SASSArchs's cubins; TunedRegisters those the
+	// driver's compile of the PTX had at tuning (0: not recorded), for comparison.
+	SASSRegisters  []int `json:"sass_registers,omitempty"`
+	TunedRegisters int   `json:"tuned_registers,omitempty"`
 	// Op is the operation the kernel computes (NN, NT, TN, TT); Default whether it is its op's
 	// robust default.
 	Op         string           `json:"op"`
@@ -159,8 +163,11 @@ func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error)
 			Name: v.Name, Family: v.Family, Params: v.Params, Block: v.Block, Tile: v.Tile, GridZ: v.GridZ, Split: v.Split,
 			DynamicShared: v.DynamicShared, Requires: v.Requires, Resources: v.Resources, SourceSHA256: v.SourceHash,
 			PTXSHA256: v.PTXHash, Op: v.Op.String(), Default: i == p.DefaultOf(v.Op), Won: won, WorstRatio: c.WorstRatio, Tuned: c.Tuned, EdgeSuite: c.Edge,
-			SASSArchs: c.src.archs,
+			SASSArchs: c.src.archs, SASSRegisters: c.src.regs,
 		})
+		if c.src.image != nil {
+			pv.Variants[len(pv.Variants)-1].TunedRegisters = p.tunedRegs[v.Name]
+		}
 		if c.src.image != nil {
 			pv.Variants[len(pv.Variants)-1].FatbinSHA256 = sha(c.src.image)
 		}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/variant"
 )
 
 // SASS asks an export to carry each kernel's machine code beside its PTX: per kernel a fatbin
@@ -180,39 +181,45 @@ func (s *SASS) archsFor(target string) []string {
 
 // image is name's fatbin: a cubin per arch of s the PTX can target, then the PTX; archs are those
 // built (none: the PTX alone is returned, nil image).
-func (s *SASS) image(ctx context.Context, dir, name, ptx string) (img []byte, archs []string, err error) {
+func (s *SASS) image(ctx context.Context, dir, name, ptx string) (img []byte, archs []string, regs []int, err error) {
 	m := ptxTarget.FindStringSubmatch(ptx)
 	if m == nil {
-		return nil, nil, fmt.Errorf("%s: no .target in its PTX", name)
+		return nil, nil, nil, fmt.Errorf("%s: no .target in its PTX", name)
 	}
 	archs = s.archsFor(m[1])
 	if len(archs) == 0 {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	src := filepath.Join(dir, name+".ptx")
 	if err := os.WriteFile(src, []byte(ptx), 0o644); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	fb := filepath.Join(dir, name+".fatbin")
 	args := []string{"--create=" + fb, "-64", "--compress-all"}
 	for _, a := range archs {
 		cub := filepath.Join(dir, name+"."+a+".cubin")
-		if _, err := tool(ctx, dir, s.PTXAS, "-arch="+a, "-O3", "-o", cub, src); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		out, err := tool(ctx, dir, s.PTXAS, "-arch="+a, "-O3", "-v", "-o", cub, src)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
+		res, err := variant.ParsePTXAS(string(out), name)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+		regs = append(regs, res.Registers)
 		args = append(args, "--image3=kind=elf,sm="+strings.TrimPrefix(a, "sm_")+",file="+cub)
 	}
 	args = append(args, "--image3=kind=ptx,sm="+strings.TrimPrefix(m[1], "sm_")+",file="+src)
 	if _, err := tool(ctx, dir, s.Fatbinary, args...); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", name, err)
+		return nil, nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if img, err = os.ReadFile(fb); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if n, ok := fatbinSize(img); !ok || n != len(img) {
-		return nil, nil, fmt.Errorf("%s: fatbinary wrote %d bytes that are not one fatbin", name, len(img))
+		return nil, nil, nil, fmt.Errorf("%s: fatbinary wrote %d bytes that are not one fatbin", name, len(img))
 	}
-	return img, archs, nil
+	return img, archs, regs, nil
 }
 
 // fatbinMagic opens a fatbin: magic, version, header size, then the size of what follows the header.
@@ -247,7 +254,7 @@ func (s *SASS) buildImages(p *Plan) error {
 		wg.Add(1)
 		slots <- struct{}{}
 		go func() {
-			c.src.image, c.src.archs, errs[i] = s.image(ctx, dir, c.V.Name, c.src.ptx)
+			c.src.image, c.src.archs, c.src.regs, errs[i] = s.image(ctx, dir, c.V.Name, c.src.ptx)
 			<-slots
 			wg.Done()
 		}()
@@ -296,22 +303,19 @@ func (s *SASS) resolve(gpu string, devs []protocol.Device) (*SASS, error) {
 	if !s.Auto {
 		return s, nil
 	}
+	a := timingArch(gpu, devs)
+	if a == "" {
+		return nil, fmt.Errorf("--sass auto: the records give no usable compute capability for %s; name the architecture (for example --sass sm_90)", safeText(gpu))
+	}
+	if s.Known != nil && !s.Known[a] {
+		return nil, fmt.Errorf("--sass auto: ptxas %s cannot build %s", safeText(s.Version), a)
+	}
 	r := *s
 	r.Auto, r.Archs = false, append([]string(nil), s.Archs...)
-	for _, d := range devs {
-		if d.Name != gpu || d.ComputeCapability == "" {
-			continue
-		}
-		a := "sm_" + strings.Replace(d.ComputeCapability, ".", "", 1)
-		if !sassArch.MatchString(a) {
-			return nil, fmt.Errorf("--sass auto: compute capability %s of %s", safeText(d.ComputeCapability), safeText(gpu))
-		}
-		if !slices.Contains(r.Archs, a) {
-			r.Archs = append(r.Archs, a)
-		}
-		return &r, nil
+	if !slices.Contains(r.Archs, a) {
+		r.Archs = append(r.Archs, a)
 	}
-	return nil, fmt.Errorf("--sass auto: the records give no compute capability for %s; name the architecture (for example --sass sm_90)", safeText(gpu))
+	return &r, nil
 }
 
 // staleWarning says, when s's ptxas is of an older CUDA than the driver of the devices the export's
@@ -328,6 +332,39 @@ func (s *SASS) staleWarning(gpu string, devs []protocol.Device) string {
 			return fmt.Sprintf("warning: --sass: ptxas %s is older than the driver the kernels were timed with (CUDA %d.%d): its SASS "+
 				"may run slower than what was timed (nvcc 11.8's ran the 128x256 regtile kernels 5 %% slower than CUDA 13's driver "+
 				"on an H100); export with the GPU host's toolkit", safeText(s.Version), d.DriverVersion/1000, d.DriverVersion%1000/10)
+		}
+	}
+	return ""
+}
+
+// fidelity compares, for the kernels with SASS for arch (the GPU the export's kernels were timed
+// on), the cubin's registers with the driver's compile of the same PTX at tuning (tuned: registers
+// by variant, from the records): the same count is a sign of the same code (CUDA 13's ptxas matched
+// the driver there), another count says the cubin is other code than was timed. It returns the
+// count of kernels compared and the lines for the ones that differ.
+func fidelity(p *Plan, arch string, tuned map[string]int) (compared int, differ []string) {
+	for _, c := range p.Variants {
+		i := slices.Index(c.src.archs, arch)
+		t := tuned[c.V.Name]
+		if i < 0 || t == 0 || c.src.regs[i] == 0 {
+			continue
+		}
+		compared++
+		if c.src.regs[i] != t {
+			differ = append(differ, fmt.Sprintf("%s: %d registers in the cubin, %d in the driver's compile at tuning", c.V.Name, c.src.regs[i], t))
+		}
+	}
+	return compared, differ
+}
+
+// timingArch is the architecture of the GPU the export's kernels were timed on ("" when the records
+// do not say).
+func timingArch(gpu string, devs []protocol.Device) string {
+	for _, d := range devs {
+		if d.Name == gpu && d.ComputeCapability != "" {
+			if a := "sm_" + strings.Replace(d.ComputeCapability, ".", "", 1); sassArch.MatchString(a) {
+				return a
+			}
 		}
 	}
 	return ""

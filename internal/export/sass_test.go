@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"tilegen/internal/protocol"
+	"tilegen/internal/variant"
 )
 
 func TestParseSASSArchs(t *testing.T) {
@@ -125,8 +126,9 @@ func TestSASSExport(t *testing.T) {
 		if ptx, err := os.ReadFile(filepath.Join(out, "ptx", c.V.Name+".ptx")); err != nil || string(ptx) != c.src.ptx {
 			t.Errorf("%s: the PTX file is not the kernel's PTX (%v)", c.V.Name, err)
 		}
-		if d := pv.Variants[i]; d.Name != c.V.Name || d.FatbinSHA256 != sha(img) || !slices.Equal(d.SASSArchs, []string{"sm_90"}) {
-			t.Errorf("provenance of %s: fatbin %s archs %v", d.Name, d.FatbinSHA256, d.SASSArchs)
+		if d := pv.Variants[i]; d.Name != c.V.Name || d.FatbinSHA256 != sha(img) || !slices.Equal(d.SASSArchs, []string{"sm_90"}) ||
+			len(d.SASSRegisters) != 1 || d.SASSRegisters[0] < 8 || d.SASSRegisters[0] > 255 {
+			t.Errorf("provenance of %s: fatbin %s archs %v registers %v", d.Name, d.FatbinSHA256, d.SASSArchs, d.SASSRegisters)
 		}
 	}
 	_, q := exportRegtileSASS(t)
@@ -176,5 +178,27 @@ func TestSASSAuto(t *testing.T) {
 	s.Version = "release 13.0, V13.0.88"
 	if w := s.staleWarning("NVIDIA H100", devs); w != "" {
 		t.Errorf("staleWarning for the driver's own release: %q", w)
+	}
+}
+
+// TestFidelity compares the cubins' registers with the driver's at tuning for the timing GPU's
+// architecture only, and lists the kernels that differ.
+func TestFidelity(t *testing.T) {
+	p := &Plan{Variants: []Chosen{
+		{V: variant.Variant{Name: "same"}, src: source{archs: []string{"sm_80", "sm_90"}, regs: []int{90, 100}}},
+		{V: variant.Variant{Name: "other"}, src: source{archs: []string{"sm_90"}, regs: []int{120}}},
+		{V: variant.Variant{Name: "untimed"}, src: source{archs: []string{"sm_90"}, regs: []int{64}}},
+		{V: variant.Variant{Name: "ptxonly"}},
+	}}
+	tuned := map[string]int{"same": 100, "other": 128, "ptxonly": 32}
+	n, differ := fidelity(p, "sm_90", tuned)
+	if n != 2 || len(differ) != 1 || !strings.HasPrefix(differ[0], "other: 120 registers in the cubin, 128") {
+		t.Errorf("fidelity = %d, %q", n, differ)
+	}
+	if n, _ := fidelity(p, "sm_80", tuned); n != 1 {
+		t.Errorf("fidelity on sm_80 compared %d", n)
+	}
+	if a := timingArch("g", []protocol.Device{{Name: "h", ComputeCapability: "8.0"}, {Name: "g", ComputeCapability: "9.0"}}); a != "sm_90" {
+		t.Errorf("timingArch = %q", a)
 	}
 }

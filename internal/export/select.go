@@ -102,6 +102,9 @@ type Plan struct {
 	Precision variant.Precision
 	// SASS, when set, is how the kernels' fatbins were built (Options.SASS).
 	SASS *SASS
+	// tunedRegs are the registers the driver's compile gave each variant at tuning (its records'
+	// attributes; absent when they carry none).
+	tunedRegs map[string]int
 	// Rules holds the dispatch of every op the export has kernels for, in variant.Ops order: each
 	// op has its own rule, fitted on that op's shapes and variants (kernel indices into Variants).
 	// Corpus says whether the shapes were a workload corpus (else the tuned shapes).
@@ -609,7 +612,12 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 	}
 	p := &Plan{Manifest: variant.Manifest{Generator: manifest.Generator, NVCC: manifest.NVCC, Arch: manifest.Arch},
 		Inputs: rs.inputs, Content: rs.contentHash, Devices: rs.info.Devices, GPU: sel.gpu, Excluded: sel.excl,
-		Corpus: o.Corpus != nil, Precision: o.Precision}
+		Corpus: o.Corpus != nil, Precision: o.Precision, tunedRegs: map[string]int{}}
+	for _, r := range rs.records {
+		if r.Kind == results.KindTune && r.Attributes != nil && r.Attributes.Registers > 0 {
+			p.tunedRegs[r.Variant] = max(p.tunedRegs[r.Variant], r.Attributes.Registers)
+		}
+	}
 	// Fit each op's rule on its own shapes and variants, then number the variants the rules use,
 	// all ops together, by name.
 	type fitted struct {

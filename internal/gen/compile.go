@@ -242,7 +242,7 @@ func (tc *Toolchain) compile(ctx context.Context, dir string, s Source) (*Compil
 		return nil, &CompileError{What: s.what(), Msg: "ptxas failed (" + err.Error() + "):\n" + strings.TrimRight(string(out), "\n")}
 	}
 	if !s.Support {
-		r, err := parsePTXAS(string(out), s.Name)
+		r, err := variant.ParsePTXAS(string(out), s.Name)
 		if err != nil {
 			return nil, &CompileError{What: s.what(), Msg: err.Error()}
 		}
@@ -297,56 +297,6 @@ func versionLess(a, b string) bool {
 	u, _ := strconv.Atoi(an)
 	v, _ := strconv.Atoi(bn)
 	return u < v
-}
-
-var (
-	ptxasFuncRE  = regexp.MustCompile(`Function properties for (\S+)`)
-	ptxasFrameRE = regexp.MustCompile(`(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads`)
-	ptxasUsedRE  = regexp.MustCompile(`Used (\d+) registers`)
-	ptxasSmemRE  = regexp.MustCompile(`(\d+) bytes smem`)
-	ptxasEntryRE = regexp.MustCompile(`Compiling entry function '([^']+)'`)
-)
-
-// parsePTXAS reads `ptxas -v` output for the named entry function:
-//
-//	ptxas info    : Compiling entry function 'k' for 'sm_90'
-//	ptxas info    : Function properties for k
-//	    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-//	ptxas info    : Used 10 registers, 1024 bytes smem, 380 bytes cmem[0]
-func parsePTXAS(out, entry string) (variant.Resources, error) {
-	var r variant.Resources
-	cur := ""
-	found, used := false, false
-	for _, line := range strings.Split(out, "\n") {
-		if m := ptxasEntryRE.FindStringSubmatch(line); m != nil {
-			cur = m[1]
-			continue
-		}
-		if m := ptxasFuncRE.FindStringSubmatch(line); m != nil {
-			cur = m[1]
-			continue
-		}
-		if cur != entry {
-			continue
-		}
-		if m := ptxasFrameRE.FindStringSubmatch(line); m != nil {
-			r.StackFrame, _ = strconv.Atoi(m[1])
-			r.SpillStores, _ = strconv.Atoi(m[2])
-			r.SpillLoads, _ = strconv.Atoi(m[3])
-			found = true
-		}
-		if m := ptxasUsedRE.FindStringSubmatch(line); m != nil {
-			r.Registers, _ = strconv.Atoi(m[1])
-			if s := ptxasSmemRE.FindStringSubmatch(line); s != nil {
-				r.SharedStatic, _ = strconv.Atoi(s[1])
-			}
-			used = true
-		}
-	}
-	if !found || !used {
-		return r, fmt.Errorf("ptxas -v reported no resources for entry %s:\n%s", entry, strings.TrimRight(out, "\n"))
-	}
-	return r, nil
 }
 
 // nvcc reports front-end errors as "file.cu(LINE): error: ..." and host preprocessor errors as
