@@ -99,7 +99,9 @@ func FindSASS(ctx context.Context, archs []string) (*SASS, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.Version = parseToolVersion(string(out))
+	if s.Version = variant.ParseCUDARelease(string(out)); s.Version == "" {
+		return nil, fmt.Errorf("%s --version: no release in %q", s.PTXAS, strings.TrimSpace(string(out)))
+	}
 	if help, err := tool(ctx, "", s.PTXAS, "--help"); err == nil {
 		s.Known = ptxasArchs(string(help))
 	}
@@ -283,18 +285,6 @@ func (s source) imageNote(sass *SASS) string {
 		return "its PTX"
 	}
 	return fmt.Sprintf("a fatbin: %s SASS (ptxas %s) and the PTX", strings.Join(s.archs, ", "), safeText(sass.Version))
-}
-
-// parseToolVersion is a CUDA tool's release ("release 13.0, V13.0.88") from its --version output,
-// else its last line.
-func parseToolVersion(out string) string {
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	for _, l := range lines {
-		if i := strings.Index(l, "release "); i >= 0 {
-			return strings.TrimSpace(l[i:])
-		}
-	}
-	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 // resolve is s for an export timed on the devices devs of GPU gpu: with Auto, that GPU's

@@ -92,21 +92,11 @@ func nvccVersion(ctx context.Context, nvcc string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s --version: %v: %s", nvcc, err, strings.TrimSpace(string(out)))
 	}
-	v := parseNVCCVersion(string(out))
+	v := variant.ParseCUDARelease(string(out))
 	if v == "" {
 		return "", fmt.Errorf("%s --version: no \"release\" line in %q", nvcc, strings.TrimSpace(string(out)))
 	}
 	return v, nil
-}
-
-// parseNVCCVersion extracts "release 11.8, V11.8.89" from nvcc --version.
-func parseNVCCVersion(out string) string {
-	for _, line := range strings.Split(out, "\n") {
-		if i := strings.Index(line, "release "); i >= 0 {
-			return strings.TrimSpace(line[i:])
-		}
-	}
-	return ""
 }
 
 // Compiled is the PTX of one source and what ptxas reported for it.

@@ -254,13 +254,6 @@ func TestSourceContext(t *testing.T) {
 	}
 }
 
-func TestParseNVCCVersion(t *testing.T) {
-	out := "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 11.8, V11.8.89\nBuild cuda_11.8.r11.8/compiler.31833905_0\n"
-	if got := parseNVCCVersion(out); got != "release 11.8, V11.8.89" {
-		t.Errorf("got %q", got)
-	}
-}
-
 func TestFuncMap(t *testing.T) {
 	div := funcMap["div"].(func(int, int) (int, error))
 	if _, err := div(1, 0); err == nil {

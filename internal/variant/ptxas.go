@@ -56,3 +56,14 @@ func ParsePTXAS(out, entry string) (Resources, error) {
 	}
 	return r, nil
 }
+
+// ParseCUDARelease extracts a CUDA tool's release ("release 11.8, V11.8.89") from its --version output
+// (nvcc's, ptxas's); "" when it has none.
+func ParseCUDARelease(out string) string {
+	for _, line := range strings.Split(out, "\n") {
+		if i := strings.Index(line, "release "); i >= 0 {
+			return strings.TrimSpace(line[i:])
+		}
+	}
+	return ""
+}

@@ -26,3 +26,16 @@ ptxas info    : Used 40 registers, 8192 bytes smem, 380 bytes cmem[0]
 		t.Error("want an error for an entry ptxas did not report")
 	}
 }
+
+func TestParseCUDARelease(t *testing.T) {
+	out := "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 11.8, V11.8.89\nBuild cuda_11.8.r11.8/compiler.31833905_0\n"
+	if got := ParseCUDARelease(out); got != "release 11.8, V11.8.89" {
+		t.Errorf("got %q", got)
+	}
+	if got := ParseCUDARelease("ptxas: NVIDIA (R) Ptx optimizing assembler\nCuda compilation tools, release 13.0, V13.0.88\n"); got != "release 13.0, V13.0.88" {
+		t.Errorf("ptxas: got %q", got)
+	}
+	if got := ParseCUDARelease("no version here\n"); got != "" {
+		t.Errorf("no release: got %q", got)
+	}
+}
