@@ -37,6 +37,9 @@ func (d *Data) Evaluate(r *Rule, i int) (Outcome, error) {
 	s := d.Samples[i].Shape
 	a, u, g := r.Pick(s.M, s.N, s.K)
 	j := d.dispatched(i, a, u, g, r.Default)
+	if j >= 0 {
+		j = r.guarded(j, s.M, s.N, s.K, func(j int) bool { return d.supports(i, j) })
+	}
 	if j < 0 {
 		return Outcome{}, fmt.Errorf("%dx%dx%d: no dispatched variant takes it", s.M, s.N, s.K)
 	}

@@ -1048,6 +1048,7 @@ func Fit(d *Data, train []int, cfg Config) (*Rule, error) {
 		r.Lo[dim], r.Hi[dim] = max(lo-1<<shift, 0), min(hi+1<<shift, 31<<shift)
 	}
 	m.compile(r, ps)
+	r.Guard = m.waveGuard()
 	return r, r.Check(len(d.Kernels))
 }
 

@@ -34,6 +34,9 @@ type Rule struct {
 	RegimeParams []Params `json:"regime_params"`
 	// Candidates are the kernel indices the table could choose from, ascending.
 	Candidates []int `json:"candidates"`
+	// Guard is the wave guard (guard.go): a stream-K kernel launched instead of a fixed-grid one
+	// whose last wave a large problem would leave mostly empty; nil: none.
+	Guard *WaveGuard `json:"wave_guard,omitempty"`
 }
 
 // Bucket is the bucket of x ≥ 1 with 2^shift buckets per octave: 2^shift·floor(log2 x) plus the
@@ -89,10 +92,12 @@ func (r *Rule) Pick(m, n, k int) (aligned, unaligned, general int) {
 
 // Dispatch is the kernel launched on M×N×K: the cell's aligned kernel when its tile divides M and
 // N (fits) and it takes the problem (takes), else the first of the cell's unaligned kernel, its
-// general kernel, the aligned one and the default that takes it; −1 when none does.
+// general kernel, the aligned one and the default that takes it; −1 when none does. The wave guard
+// then replaces that kernel with its own where it applies (WaveGuard.Replaces) and its kernel takes
+// the problem.
 func (r *Rule) Dispatch(m, n, k int, takes, fits func(j int) bool) int {
 	a, u, g := r.Pick(m, n, k)
-	return dispatchChain(a, u, g, r.Default, takes, fits)
+	return r.guarded(dispatchChain(a, u, g, r.Default, takes, fits), m, n, k, takes)
 }
 
 // Check says whether the rule is well formed for nk kernels.
@@ -120,12 +125,16 @@ func (r *Rule) Check(nk int) error {
 			}
 		}
 	}
-	return nil
+	return r.Guard.check(nk)
 }
 
-// Used lists the kernel indices the table holds, with the default, ascending.
+// Used lists the kernel indices the table holds, with the default and the wave guard's kernel,
+// ascending.
 func (r *Rule) Used() []int {
 	seen := map[int]bool{r.Default: true}
+	if r.Guard != nil {
+		seen[r.Guard.Kernel] = true
+	}
 	for i := range r.Table {
 		seen[r.Table[i]], seen[r.Unaligned[i]], seen[r.General[i]] = true, true, true
 	}
@@ -146,6 +155,7 @@ func (r *Rule) Remap(f func(int) int) *Rule {
 		c.Table[i], c.Unaligned[i], c.General[i] = f(r.Table[i]), f(r.Unaligned[i]), f(r.General[i])
 	}
 	c.Default = f(r.Default)
+	c.Guard = r.Guard.remap(f)
 	c.Candidates = nil
 	for _, j := range r.Candidates {
 		if x := f(j); x >= 0 {

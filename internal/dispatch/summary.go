@@ -86,6 +86,8 @@ type RuleSummary struct {
 	Cells            [3]int            `json:"cells"`
 	// Dispatched lists the variants the table holds.
 	Dispatched []string `json:"dispatched"`
+	// WaveGuard is the wave guard's kernel (Rule.Guard; empty: none).
+	WaveGuard string `json:"wave_guard,omitempty"`
 }
 
 func (d *Data) ruleSummary(r *Rule, fold, train int) RuleSummary {
@@ -100,6 +102,9 @@ func (d *Data) ruleSummary(r *Rule, fold, train int) RuleSummary {
 	}
 	for _, j := range r.Used() {
 		s.Dispatched = append(s.Dispatched, d.Kernels[j].Name)
+	}
+	if r.Guard != nil {
+		s.WaveGuard = d.Kernels[r.Guard.Kernel].Name
 	}
 	return s
 }

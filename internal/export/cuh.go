@@ -31,6 +31,8 @@ type cuhKernel struct {
 	// are ordered across streams); Undefs are its state names, #undef'd after its source.
 	State  int
 	Undefs []string
+	// WaveSlots: SMs × blocks per SM when the op's wave guard may replace the kernel (Plan.WaveSlots).
+	WaveSlots int
 }
 
 // cuhEpi is one fused-epilogue entry of the header.
@@ -89,8 +91,9 @@ func cuhFile(p *Plan) ([]byte, error) {
 		Header, Name, Guard, GPU, NVCC, Arch, Generator, Content string
 		// ArchFlag is the nvcc option the usage line suggests (sm_90a when a kernel needs it).
 		ArchFlag string
-		// Ops lists the ops with kernels; DefaultTable is the C initializer of the per-op defaults.
-		Ops, DefaultTable           string
+		// Ops lists the ops with kernels; DefaultTable is the C initializer of the per-op defaults,
+		// GuardTable that of the per-op wave guards ({kernel, min_work, waves_num, waves_den}).
+		Ops, DefaultTable, GuardTable string
 		PrecisionDoc                []string
 		DynDefault                  int
 		Classes, ClassRows, RuleDoc []string
@@ -121,14 +124,20 @@ func cuhFile(p *Plan) ([]byte, error) {
 	if td != "" {
 		data.ArchFlag = "-gencode arch=compute_90a,code=sm_90a"
 	}
-	var table []string
+	var table, guards []string
 	for _, op := range variant.Ops {
 		table = append(table, strconv.Itoa(p.DefaultOf(op)))
+		g := "{-1, 0, 1, 1}"
 		if r := p.RuleOf(op); r != nil {
 			data.Rules = append(data.Rules, cuhRuleData(r))
+			if rg := r.Rule.Guard; rg != nil {
+				g = fmt.Sprintf("{%d, %dLL, %d, %d}", rg.Kernel, rg.MinWork, rg.WavesNum, rg.WavesDen)
+			}
 		}
+		guards = append(guards, g)
 	}
 	data.DefaultTable = strings.Join(table, ", ")
+	data.GuardTable = strings.Join(guards, ", ")
 	data.BatchOps = p.batchOpsList()
 	var btable []string
 	for _, op := range variant.Ops {
@@ -180,7 +189,7 @@ func cuhFile(p *Plan) ([]byte, error) {
 			Undefs: undefs[i], State: boolInt(len(undefs[i]) > 0),
 			Op: v.Op.Index(), Batched: boolInt(v.Batched), OpName: v.Op.String(), BX: v.Block.X, BY: v.Block.Y, TR: v.Tile.Rows, TC: v.Tile.Cols, GZ: atLeast1(v.GridZ), Dyn: v.DynamicShared,
 			MM: atLeast1(v.Requires.MMultiple), NM: atLeast1(v.Requires.NMultiple), KM: atLeast1(v.Requires.KMultiple),
-			LDM: atLeast1(v.Requires.LDMultiple),
+			LDM: atLeast1(v.Requires.LDMultiple), WaveSlots: p.WaveSlots(i),
 		}
 		if r := v.Split; r != nil {
 			k.SplitMax, k.KStep, k.MinK, k.BlocksPerSM, k.Balance, k.WorkspaceFloats = r.Max, r.KStep, r.MinK, r.BlocksPerSM, boolInt(r.Balance), r.WorkspaceFloats

@@ -359,6 +359,16 @@ func summary(w io.Writer, p *Plan, out string) {
 			fmt.Fprintf(w, "    %-6s bandwidth %g octaves (adaptive %g), ridge %g, waves %g, edge %g, cross-regime %g, alignment %g, reach %g, pinned cells %v\n",
 				dispatch.RegimeNames[reg], pr.Bandwidth, pr.Adaptive, pr.Ridge, pr.Waves, pr.Edge, pr.CrossRegime, pr.Align, pr.Reach, pr.Pin)
 		}
+		if g := r.Rule.Guard; g != nil {
+			n := 0
+			for i := range p.Variants {
+				if p.WaveSlots(i) > 0 {
+					n++
+				}
+			}
+			fmt.Fprintf(w, "    wave guard: %s replaces %d fixed-grid variant(s) where M·N·K ≥ %d, K < 4·max(M, N) and their waves would run at most %d/%d full\n",
+				p.Variants[g.Kernel].V.Name, n, g.MinWork, g.WavesDen, g.WavesNum)
+		}
 	}
 	for _, r := range p.Batched {
 		for _, c := range r.Classes {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"tilegen/internal/dispatch"
 	"tilegen/internal/orchestrator"
 	"tilegen/internal/results"
 	"tilegen/internal/variant"
@@ -97,7 +99,8 @@ func TestSelection(t *testing.T) {
 // requirementsFixture exports a copy of the fixture in which micro1d_t32_r8 and micro1d_t64_r8
 // demand K and the leading dimensions in multiples of 4 and M in multiples of 2 (as vectorized
 // kernels do), so that the rule's cells hold variants with requirements and its general table
-// differs from its first.
+// differs from its first. Its rule also carries a wave guard (injectGuard), so that the
+// artifacts' guard code is exercised too.
 func requirementsFixture(t *testing.T) (string, *Plan) {
 	t.Helper()
 	tune, verify, gen := copyFixture(t)
@@ -111,14 +114,42 @@ func requirementsFixture(t *testing.T) (string, *Plan) {
 	})
 	o := Options{Results: []string{tune, verify}, Generated: gen, Out: filepath.Join(t.TempDir(), "tgsgemm"), Name: "tg",
 		GoPackage: "example.com/consumer/tgsgemm"}
-	if err := Run(o); err != nil {
-		t.Fatal(err)
-	}
-	p, _, err := Prepare(o)
+	p, files, err := Prepare(o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	injectGuard(t, p)
+	gf, err := goFiles(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps.Copy(files, gf)
+	if files["tg.cuh"], err = cuhFile(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeNew(o.Out, files); err != nil {
+		t.Fatal(err)
+	}
 	return o.Out, p
+}
+
+// injectGuard gives p's NN rule a wave guard, as Fit gives a corpus with a stream-K kernel (the
+// fixture has none): its robust default replaces every other variant on problems of M·N·K ≥ 2^18
+// with K < 4·max(M, N) whose blocks would fill their waves to at most 5/7 on 132 SMs at two
+// blocks per SM.
+func injectGuard(t *testing.T, p *Plan) {
+	t.Helper()
+	r := p.RuleOf(variant.OpNN)
+	g := &dispatch.WaveGuard{Kernel: r.Default, MinWork: 1 << 18, WavesNum: 7, WavesDen: 5, Kernels: make([]dispatch.GuardKernel, len(p.Variants))}
+	for i, c := range p.Variants {
+		if i != r.Default && c.V.Split == nil && c.V.Op == variant.OpNN {
+			g.Kernels[i] = dispatch.GuardKernel{TileRows: c.V.Tile.Rows, TileCols: c.V.Tile.Cols, GridZ: atLeast1(c.V.GridZ), Slots: 264}
+		}
+	}
+	r.Rule.Guard = g
+	if err := r.Rule.Check(len(p.Variants)); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestChooseFollowsRule: Plan.Choose, which the artifacts' tests compare with, is the dispatch
@@ -141,6 +172,13 @@ func TestChooseFollowsRule(t *testing.T) {
 			continue
 		}
 		// The path the launch took (a cell's aligned and unaligned kernels may be one kernel).
+		unguarded := *p.RuleOf(variant.OpNN).Rule
+		unguarded.Guard = nil
+		if jc := unguarded.Dispatch(m, n, k, func(j int) bool { return supports(&p.Variants[j].V, m, n, k, k, n, n) == nil },
+			func(j int) bool { return m%p.Variants[j].V.Tile.Rows == 0 && n%p.Variants[j].V.Tile.Cols == 0 }); jc != j {
+			used["guard"]++
+			continue
+		}
 		a, u, g := p.RuleOf(variant.OpNN).Rule.Pick(m, n, k)
 		va := &p.Variants[a].V
 		switch fitsA := m%va.Tile.Rows == 0 && n%va.Tile.Cols == 0 && supports(va, m, n, k, k, n, n) == nil; {
@@ -155,7 +193,7 @@ func TestChooseFollowsRule(t *testing.T) {
 		}
 	}
 	t.Logf("launched from: %v", used)
-	for _, from := range []string{"aligned", "unaligned"} {
+	for _, from := range []string{"aligned", "unaligned", "guard"} {
 		if used[from] == 0 {
 			t.Errorf("no probe launched the cell's %s kernel: that path is not exercised", from)
 		}

@@ -147,11 +147,12 @@ func goDispatch(p *Plan) *jen.File {
 		jen.Id("splitMax").Op(",").Id("kStep").Op(",").Id("minK").Op(",").Id("blocksPerSM").Op(",").Id("balance").Op(",").Id("workspaceFloats").Int(),
 		jen.Id("streamK").Bool().Comment("a stream-K kernel: streamKBlocks blocks along x (splitMax at most)"),
 		jen.Id("state").Bool().Comment("keeps partial sums and tile counters in its module between blocks: launches ordered (stateOrder)"),
+		jen.Id("waveSlots").Int().Comment("> 0: its op's wave guard may replace it (opRule.guarded); SMs × blocks per SM at tuning"),
 	)
 	f.Line()
 	f.Comment("kernels are the exported variants, sorted by name.")
 	f.Var().Id("kernels").Op("=").Index(jen.Lit(len(p.Variants))).Id("kernel").ValuesFunc(func(g *jen.Group) {
-		for _, c := range p.Variants {
+		for i, c := range p.Variants {
 			v := c.V
 			d := jen.Dict{
 				jen.Id("name"): jen.Lit(v.Name), jen.Id("op"): jen.Id(goOp(v.Op)), jen.Id("blockX"): jen.Lit(v.Block.X), jen.Id("blockY"): jen.Lit(v.Block.Y),
@@ -165,6 +166,9 @@ func goDispatch(p *Plan) *jen.File {
 			}
 			if c.hasState() {
 				d[jen.Id("state")] = jen.True()
+			}
+			if w := p.WaveSlots(i); w > 0 {
+				d[jen.Id("waveSlots")] = jen.Lit(w)
 			}
 			if r := v.Split; r != nil {
 				d[jen.Id("splitMax")], d[jen.Id("kStep")], d[jen.Id("minK")] = jen.Lit(r.Max), jen.Lit(r.KStep), jen.Lit(r.MinK)
@@ -290,13 +294,13 @@ func goDispatch(p *Plan) *jen.File {
 		jen.Id("ka").Op(":=").Op("&").Id("kernels").Index(jen.Id("aligned")),
 		jen.If(jen.Id("m").Op("%").Id("ka").Dot("tileRows").Op("==").Lit(0).Op("&&").Id("n").Op("%").Id("ka").Dot("tileCols").Op("==").Lit(0).Op("&&").
 			Id("reject").Call(jen.Id("ka"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")).Op("==").Lit(0)).Block(
-			jen.Return(jen.Id("aligned"), jen.Nil()),
+			jen.Return(jen.Id("rules").Index(jen.Id("op")).Dot("guarded").Call(jen.Id("aligned"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")), jen.Nil()),
 		),
 		jen.Comment("The cell's kernel for problems its tile does not divide, its kernel without requirements, then"),
 		jen.Comment("the aligned one on a partial tile, then the op's robust default."),
 		jen.For(jen.List(jen.Id("_"), jen.Id("i")).Op(":=").Range().Index(jen.Lit(4)).Int().Values(jen.Id("unaligned"), jen.Id("general"), jen.Id("aligned"), jen.Id("def"))).Block(
 			jen.If(jen.Id("reject").Call(jen.Op("&").Id("kernels").Index(jen.Id("i")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")).Op("==").Lit(0)).Block(
-				jen.Return(jen.Id("i"), jen.Nil()),
+				jen.Return(jen.Id("rules").Index(jen.Id("op")).Dot("guarded").Call(jen.Id("i"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")), jen.Nil()),
 			),
 		),
 		jen.Id("err").Op(":=").Id("supports").Call(jen.Id("ka"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")),

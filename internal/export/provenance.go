@@ -77,6 +77,18 @@ type OpDispatchDoc struct {
 	Candidates []string        `json:"candidates"`
 	// FittedOn is how many shapes of the op the rule was fitted on.
 	FittedOn int `json:"fitted_on_shapes"`
+	// WaveGuard is the rule's wave guard (internal/dispatch's WaveGuard), absent when it has none.
+	WaveGuard *WaveGuardDoc `json:"wave_guard,omitempty"`
+}
+
+// WaveGuardDoc is an op's wave guard: its kernel replaces a fixed-grid kernel on a problem of
+// M·N·K ≥ MinWork with K < 4·max(M, N) whose blocks fill ceil(blocks/slots)·slots·WavesDen ≥
+// blocks·WavesNum (slots: the variant's wave_slots).
+type WaveGuardDoc struct {
+	Variant  string `json:"variant"`
+	MinWork  int64  `json:"min_work"`
+	WavesNum int    `json:"waves_num"`
+	WavesDen int    `json:"waves_den"`
 }
 
 // ClassDoc is one shape class.
@@ -118,6 +130,9 @@ type VariantDoc struct {
 	WorstRatio float64          `json:"worst_ratio"`
 	Tuned      []Measure        `json:"tuned"`
 	EdgeSuite  EdgeSuite        `json:"edge_suite"`
+	// WaveSlots: SMs × blocks per SM, for the op's wave guard (WaveGuardDoc), when it may replace
+	// this kernel.
+	WaveSlots int `json:"wave_slots,omitempty"`
 }
 
 const rule = "the rule of the problem's op (an op without one is an error): table of the cell of bucket(M), bucket(N), bucket(K) " +
@@ -144,6 +159,10 @@ func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error)
 		pv.Dispatch.Ops = append(pv.Dispatch.Ops, OpDispatchDoc{Op: r.Op.String(), Default: p.Variants[r.Default].V.Name,
 			BucketsPerOctave: 1 << r.Rule.Shift, Lo: r.Rule.Lo, Hi: r.Rule.Hi, Params: r.Rule.Params, Candidates: r.Candidates,
 			FittedOn: r.FitShapes})
+		if g := r.Rule.Guard; g != nil {
+			pv.Dispatch.Ops[len(pv.Dispatch.Ops)-1].WaveGuard = &WaveGuardDoc{Variant: p.Variants[g.Kernel].V.Name, MinWork: g.MinWork,
+				WavesNum: g.WavesNum, WavesDen: g.WavesDen}
+		}
 	}
 	sort.Strings(pv.Files)
 	if pv.Excluded == nil {
@@ -163,7 +182,7 @@ func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error)
 			Name: v.Name, Family: v.Family, Params: v.Params, Block: v.Block, Tile: v.Tile, GridZ: v.GridZ, Split: v.Split,
 			DynamicShared: v.DynamicShared, Requires: v.Requires, Resources: v.Resources, SourceSHA256: v.SourceHash,
 			PTXSHA256: v.PTXHash, Op: v.Op.String(), Default: i == p.DefaultOf(v.Op), Won: won, WorstRatio: c.WorstRatio, Tuned: c.Tuned, EdgeSuite: c.Edge,
-			SASSArchs: c.src.archs, SASSRegisters: c.src.regs,
+			SASSArchs: c.src.archs, SASSRegisters: c.src.regs, WaveSlots: p.WaveSlots(i),
 		})
 		if c.src.image != nil {
 			pv.Variants[len(pv.Variants)-1].TunedRegisters = p.tunedRegs[v.Name]

@@ -120,6 +120,11 @@ func goRule(f *jen.File, p *Plan) {
 		jen.List(jen.Id("lo"), jen.Id("hi")).Index(jen.Lit(3)).Int(),
 		jen.Id("nn").Int(),
 		jen.List(jen.Id("aligned"), jen.Id("unaligned"), jen.Id("general")).Index().String(),
+		jen.Comment("The wave guard (guarded): its kernel (-1: none), the smallest M·N·K it acts on, and the"),
+		jen.Comment("wave quantization guardNum/guardDen from which it acts."),
+		jen.Id("guard").Int(),
+		jen.Id("guardWork").Int64(),
+		jen.List(jen.Id("guardNum"), jen.Id("guardDen")).Int64(),
 	)
 	f.Line()
 	f.Comment("rules holds each op's rule, indexed by Op (nil: the export has no kernel for the op).")
@@ -129,6 +134,10 @@ func goRule(f *jen.File, p *Plan) {
 			for _, or := range p.Rules {
 				r := or.Rule
 				d := r.Dims()
+				guard := dispatch.WaveGuard{Kernel: -1, MinWork: 1, WavesNum: 1, WavesDen: 1}
+				if r.Guard != nil {
+					guard = *r.Guard
+				}
 				rows, comments := tableRows(r, r.Table)
 				unaligned, _ := tableRows(r, r.Unaligned)
 				general, _ := tableRows(r, r.General)
@@ -146,6 +155,8 @@ func goRule(f *jen.File, p *Plan) {
 						jen.Id("hi"):      jen.Index(jen.Lit(3)).Int().Values(jen.Lit(r.Hi[0]), jen.Lit(r.Hi[1]), jen.Lit(r.Hi[2])),
 						jen.Id("nn"):      jen.Lit(d[1]),
 						jen.Id("aligned"): table(rows), jen.Id("unaligned"): table(unaligned), jen.Id("general"): table(general),
+						jen.Id("guard"): jen.Lit(guard.Kernel), jen.Id("guardWork"): jen.Lit(guard.MinWork),
+						jen.Id("guardNum"): jen.Lit(int64(guard.WavesNum)), jen.Id("guardDen"): jen.Lit(int64(guard.WavesDen)),
 					}))
 			}
 			return items
@@ -174,6 +185,27 @@ func goRule(f *jen.File, p *Plan) {
 		jen.Id("row").Op(":=").Add(b("m", 0)).Op("*").Id("r").Dot("nn").Op("+").Add(b("n", 1)),
 		jen.Id("c").Op(":=").Add(b("k", 2)),
 		jen.Return(cell("aligned"), cell("unaligned"), cell("general")),
+	)
+	f.Line()
+	f.Comment(lineComment("guarded is the kernel launched when the cell launches kernel i (which takes the problem): the\n" +
+		"wave guard, a stream-K kernel whose blocks share the work over one wave, when i has a fixed grid\n" +
+		"(waveSlots > 0), M·N·K is at least guardWork with K < 4·max(M, N), i's blocks would fill its\n" +
+		"waves to at most guardDen/guardNum on average (a large problem whose last wave would be mostly\n" +
+		"empty) and the guard takes the problem; else i."))
+	id := jen.Id
+	i64 := func(x string) *jen.Statement { return jen.Int64().Call(jen.Id(x)) }
+	f.Func().Params(id("r").Op("*").Id("opRule")).Id("guarded").Params(jen.List(id("i"), id("m"), id("n"), id("k"), id("lda"), id("ldb"), id("ldc")).Int(), id("ptrs").Uintptr()).Int().Block(
+		id("kn").Op(":=").Op("&").Id("kernels").Index(id("i")),
+		jen.Comment("M·N ≥ ceil(guardWork / K): M·N·K may not fit in 64 bits."),
+		jen.If(id("r").Dot("guard").Op("<").Lit(0).Op("||").Id("i").Op("==").Id("r").Dot("guard").Op("||").Id("kn").Dot("waveSlots").Op("==").Lit(0).Op("||").
+			Add(i64("m")).Op("*").Add(i64("n")).Op("<").Parens(id("r").Dot("guardWork").Op("+").Add(i64("k")).Op("-").Lit(1)).Op("/").Add(i64("k")).Op("||").
+			Id("k").Op(">=").Lit(4).Op("*").Max(id("m"), id("n"))).Block(jen.Return(id("i"))),
+		id("blocks").Op(":=").Int64().Call(jen.Parens(id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows")).Op("*").
+			Int64().Call(jen.Parens(id("n").Op("+").Id("kn").Dot("tileCols").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileCols")).Op("*").Int64().Call(id("kn").Dot("gridZ")),
+		id("s").Op(":=").Int64().Call(id("kn").Dot("waveSlots")),
+		jen.If(jen.Parens(id("blocks").Op("+").Id("s").Op("-").Lit(1)).Op("/").Id("s").Op("*").Id("s").Op("*").Id("r").Dot("guardDen").Op("<").Id("blocks").Op("*").Id("r").Dot("guardNum").Op("||").
+			Id("reject").Call(jen.Op("&").Id("kernels").Index(id("r").Dot("guard")), id("m"), id("n"), id("k"), id("lda"), id("ldb"), id("ldc"), id("ptrs")).Op("!=").Lit(0)).Block(jen.Return(id("i"))),
+		jen.Return(id("r").Dot("guard")),
 	)
 }
 

@@ -192,6 +192,17 @@ type OpRule struct {
 	FitShapes  int
 }
 
+// WaveSlots is what the artifacts hold for variant i's wave guard: its slots (SMs × blocks per
+// SM) when its op's rule has a guard that may replace it, else 0.
+func (p *Plan) WaveSlots(i int) int {
+	for _, r := range p.Rules {
+		if g := r.Rule.Guard; g != nil && i < len(g.Kernels) && i != g.Kernel && p.Variants[i].V.Op == r.Op {
+			return g.Kernels[i].Slots
+		}
+	}
+	return 0
+}
+
 // RuleOf is op's dispatch, or nil when the export has no kernel for op.
 func (p *Plan) RuleOf(op variant.Op) *OpRule {
 	for i := range p.Rules {
@@ -783,12 +794,19 @@ func (p *Plan) Choose(op variant.Op, m, n, k, lda, ldb, ldc int) (int, error) {
 	aligned, unaligned, general := r.Rule.Pick(m, n, k)
 	fits := func(j int) bool { return m%p.Variants[j].V.Tile.Rows == 0 && n%p.Variants[j].V.Tile.Cols == 0 }
 	why := func(j int) error { return supports(&p.Variants[j].V, m, n, k, lda, ldb, ldc) }
+	// The wave guard (internal/dispatch's WaveGuard) may replace the kernel the cell's chain launches.
+	guarded := func(j int) int {
+		if g := r.Rule.Guard; g.Replaces(j, m, n, k) && why(g.Kernel) == nil {
+			return g.Kernel
+		}
+		return j
+	}
 	if fits(aligned) && why(aligned) == nil {
-		return aligned, nil
+		return guarded(aligned), nil
 	}
 	for _, j := range []int{unaligned, general, aligned, r.Default} {
 		if why(j) == nil {
-			return j, nil
+			return guarded(j), nil
 		}
 	}
 	var errs []string

@@ -94,6 +94,7 @@ type kernel struct {
 	splitMax, kStep, minK, blocksPerSM, balance, workspaceFloats int
 	streamK                                                      bool // a stream-K kernel: streamKBlocks blocks along x (splitMax at most)
 	state                                                        bool // keeps partial sums and tile counters in its module between blocks: launches ordered (stateOrder)
+	waveSlots                                                    int  // > 0: its op's wave guard may replace it (opRule.guarded); SMs × blocks per SM at tuning
 }
 
 // kernels are the exported variants, sorted by name.
@@ -646,6 +647,11 @@ type opRule struct {
 	lo, hi                      [3]int
 	nn                          int
 	aligned, unaligned, general []string
+	// The wave guard (guarded): its kernel (-1: none), the smallest M·N·K it acts on, and the
+	// wave quantization guardNum/guardDen from which it acts.
+	guard              int
+	guardWork          int64
+	guardNum, guardDen int64
 }
 
 // rules holds each op's rule, indexed by Op (nil: the export has no kernel for the op).
@@ -1198,10 +1204,14 @@ var rules = [4]*opRule{
 			"211222222222222244444", // M >= 16384, N 12288-16383
 			"222222222222222244444", // M >= 16384, N >= 16384
 		},
-		hi:    [3]int{28, 28, 28},
-		lo:    [3]int{11, 14, 8},
-		nn:    15,
-		shift: 1,
+		guard:     -1,
+		guardDen:  int64(1),
+		guardNum:  int64(1),
+		guardWork: int64(1),
+		hi:        [3]int{28, 28, 28},
+		lo:        [3]int{11, 14, 8},
+		nn:        15,
+		shift:     1,
 		unaligned: []string{
 			"222000000022222222222", // M <= 63, N <= 191
 			"222000000002222222222", // M <= 63, N 192-255
@@ -1580,10 +1590,14 @@ var rules = [4]*opRule{
 			"=======", // M >= 16384, N 12288-16383
 			"=======", // M >= 16384, N >= 16384
 		},
-		hi:    [3]int{28, 28, 28},
-		lo:    [3]int{22, 22, 22},
-		nn:    7,
-		shift: 1,
+		guard:     -1,
+		guardDen:  int64(1),
+		guardNum:  int64(1),
+		guardWork: int64(1),
+		hi:        [3]int{28, 28, 28},
+		lo:        [3]int{22, 22, 22},
+		nn:        7,
+		shift:     1,
 		unaligned: []string{
 			"=======", // M <= 3071, N <= 3071
 			"=======", // M <= 3071, N 3072-4095
@@ -1741,10 +1755,14 @@ var rules = [4]*opRule{
 			";;;;;;;", // M >= 16384, N 12288-16383
 			";;;;;;;", // M >= 16384, N >= 16384
 		},
-		hi:    [3]int{28, 28, 28},
-		lo:    [3]int{22, 22, 22},
-		nn:    7,
-		shift: 1,
+		guard:     -1,
+		guardDen:  int64(1),
+		guardNum:  int64(1),
+		guardWork: int64(1),
+		hi:        [3]int{28, 28, 28},
+		lo:        [3]int{22, 22, 22},
+		nn:        7,
+		shift:     1,
 		unaligned: []string{
 			";;;;;;;", // M <= 3071, N <= 3071
 			";;;;;;;", // M <= 3071, N 3072-4095
@@ -1902,10 +1920,14 @@ var rules = [4]*opRule{
 			"<<<<<<<", // M >= 16384, N 12288-16383
 			"<<<<<<<", // M >= 16384, N >= 16384
 		},
-		hi:    [3]int{28, 28, 28},
-		lo:    [3]int{22, 22, 22},
-		nn:    7,
-		shift: 1,
+		guard:     -1,
+		guardDen:  int64(1),
+		guardNum:  int64(1),
+		guardWork: int64(1),
+		hi:        [3]int{28, 28, 28},
+		lo:        [3]int{22, 22, 22},
+		nn:        7,
+		shift:     1,
 		unaligned: []string{
 			"<<<<<<<", // M <= 3071, N <= 3071
 			"<<<<<<<", // M <= 3071, N 3072-4095
@@ -1983,6 +2005,25 @@ func (r *opRule) pick(m, n, k int) (aligned, unaligned, general int) {
 	row := bucket(m, r.shift, r.lo[0], r.hi[0])*r.nn + bucket(n, r.shift, r.lo[1], r.hi[1])
 	c := bucket(k, r.shift, r.lo[2], r.hi[2])
 	return int(r.aligned[row][c] - '0'), int(r.unaligned[row][c] - '0'), int(r.general[row][c] - '0')
+}
+
+// guarded is the kernel launched when the cell launches kernel i (which takes the problem): the
+// wave guard, a stream-K kernel whose blocks share the work over one wave, when i has a fixed grid
+// (waveSlots > 0), M·N·K is at least guardWork with K < 4·max(M, N), i's blocks would fill its
+// waves to at most guardDen/guardNum on average (a large problem whose last wave would be mostly
+// empty) and the guard takes the problem; else i.
+func (r *opRule) guarded(i, m, n, k, lda, ldb, ldc int, ptrs uintptr) int {
+	kn := &kernels[i]
+	// M·N ≥ ceil(guardWork / K): M·N·K may not fit in 64 bits.
+	if r.guard < 0 || i == r.guard || kn.waveSlots == 0 || int64(m)*int64(n) < (r.guardWork+int64(k)-1)/int64(k) || k >= 4*max(m, n) {
+		return i
+	}
+	blocks := int64((m+kn.tileRows-1)/kn.tileRows) * int64((n+kn.tileCols-1)/kn.tileCols) * int64(kn.gridZ)
+	s := int64(kn.waveSlots)
+	if (blocks+s-1)/s*s*r.guardDen < blocks*r.guardNum || reject(&kernels[r.guard], m, n, k, lda, ldb, ldc, ptrs) != 0 {
+		return i
+	}
+	return r.guard
 }
 
 // Classes returns the shapes the rules were fitted on (see classes), by op, then in M, N, K order.
@@ -2081,13 +2122,13 @@ func choose(op Op, m, n, k, lda, ldb, ldc int, ptrs uintptr) (int, error) {
 	aligned, unaligned, general := rules[op].pick(m, n, k)
 	ka := &kernels[aligned]
 	if m%ka.tileRows == 0 && n%ka.tileCols == 0 && reject(ka, m, n, k, lda, ldb, ldc, ptrs) == 0 {
-		return aligned, nil
+		return rules[op].guarded(aligned, m, n, k, lda, ldb, ldc, ptrs), nil
 	}
 	// The cell's kernel for problems its tile does not divide, its kernel without requirements, then
 	// the aligned one on a partial tile, then the op's robust default.
 	for _, i := range [4]int{unaligned, general, aligned, def} {
 		if reject(&kernels[i], m, n, k, lda, ldb, ldc, ptrs) == 0 {
-			return i, nil
+			return rules[op].guarded(i, m, n, k, lda, ldb, ldc, ptrs), nil
 		}
 	}
 	err := supports(ka, m, n, k, lda, ldb, ldc, ptrs)

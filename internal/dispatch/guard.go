@@ -1,0 +1,172 @@
+package dispatch
+
+import (
+	"fmt"
+	"math"
+)
+
+// The wave guard. The tables pick per cell, and a cell spans a range of shapes over which a
+// fixed-grid kernel's wave quantization jumps: its last wave of blocks may hold a few blocks or
+// nearly all, and which one a problem gets depends on its exact M and N, not on the cell. On a
+// large problem a nearly empty last wave costs up to half the time (the H100 corpus held out a
+// 128×256 regtile kernel at 0.64× on 2048×2304×768: 144 blocks on 132 SMs). The rule's q feature
+// averages q over a cell's points; the guard looks at the exact problem at launch: when the kernel
+// the tables launch has a fixed grid, the problem is large (M·N·K ≥ MinWork) and not a deep-K
+// product, and its waves would run at most 5/7 full on average (ceil(blocks/slots)·slots ≥ 7/5 ·
+// blocks, slots = SMs × its blocks per SM), the rule launches its
+// guard kernel instead: a stream-K kernel, whose blocks share the tiles' work evenly over one wave
+// by construction. Which stream-K kernel is fitted (the one with the best mean log ratio on the
+// training shapes the guard covers); the thresholds are constants. Cross-validated on the H100
+// corpus (331 shapes, 5 folds) the guard changed 4 held-out shapes, each for the better
+// (512×5120×1280 0.73 → 1.07, 2048×2304×768 0.64 → 1.01, 6272×256×1024 0.70 → 0.93, 1568×2048×512
+// 0.82 → 1.00), and none of the rule fitted on every shape; thresholds from 1.3 to 1.5 and MinWork
+// from 2^29 to 1.5·2^30 changed the same shapes. Extending it to the split-K kernels with a
+// launch-time rule (whose own rule already aims at full waves) raised the held-out geomean too but
+// lowered the rule fitted on every shape (pinned cells lost measured winners); a deep-K product
+// (K ≥ 4·max(M, N)) is left alone because stream-K's fix-up over few tiles loses there (128×128×50000:
+// 0.29×).
+const (
+	// guardWork is the smallest M·N·K the guard acts on (about 2 GFLOP).
+	guardWork = 1 << 30
+	// The guard acts when ceil(blocks/slots)·slots·guardWavesDen ≥ blocks·guardWavesNum.
+	guardWavesNum, guardWavesDen = 7, 5
+	// guardEvidence is how many covered training shapes a stream-K kernel must have been timed on
+	// to be the guard.
+	guardEvidence = 3
+)
+
+// WaveGuard is a rule's wave guard (see above); nil: the rule has none.
+type WaveGuard struct {
+	// Kernel is the guard kernel's index.
+	Kernel int `json:"kernel"`
+	// MinWork is the smallest M·N·K the guard acts on.
+	MinWork int64 `json:"min_work"`
+	// WavesNum / WavesDen is the wave quantization from which the guard acts.
+	WavesNum int `json:"waves_num"`
+	WavesDen int `json:"waves_den"`
+	// Kernels[j] is what the guard knows of kernel j (indexed as the rule's kernels; Slots 0, or j
+	// past the end: the guard never replaces it).
+	Kernels []GuardKernel `json:"-"`
+}
+
+// GuardKernel is a fixed-grid kernel as the guard sees it: its tile, its grid z, and its slots
+// (SMs × blocks per SM).
+type GuardKernel struct {
+	TileRows, TileCols, GridZ, Slots int
+}
+
+// Replaces says whether the guard launches its kernel instead of kernel j on M×N×K (the caller
+// still checks that the guard kernel takes the problem).
+func (g *WaveGuard) Replaces(j, m, n, k int) bool {
+	if g == nil || j < 0 || j >= len(g.Kernels) || j == g.Kernel {
+		return false
+	}
+	gk := g.Kernels[j]
+	if gk.Slots <= 0 || !large(m, n, k, g.MinWork) {
+		return false
+	}
+	blocks := int64((m+gk.TileRows-1)/gk.TileRows) * int64((n+gk.TileCols-1)/gk.TileCols) * int64(max(gk.GridZ, 1))
+	s := int64(gk.Slots)
+	return (blocks+s-1)/s*s*int64(g.WavesDen) >= blocks*int64(g.WavesNum)
+}
+
+// guarded is the kernel launched on M×N×K when the tables' chain launches j.
+func (r *Rule) guarded(j, m, n, k int, takes func(j int) bool) int {
+	if r.Guard.Replaces(j, m, n, k) && takes(r.Guard.Kernel) {
+		return r.Guard.Kernel
+	}
+	return j
+}
+
+// large says whether M·N·K ≥ work and K < 4·max(M, N) (not a deep-K product), without overflow
+// for M, N, K up to 2^31: M·N ≥ ceil(work / K), as the artifacts compute it.
+func large(m, n, k int, work int64) bool {
+	return int64(m)*int64(n) >= (work+int64(k)-1)/int64(k) && int64(k) < 4*int64(max(m, n))
+}
+
+// covered says whether the guard's size and regime conditions hold for M×N×K.
+func covered(m, n, k int) bool { return large(m, n, k, guardWork) }
+
+// waveGuard fits the guard on the training shapes: the stream-K kernel without requirements with
+// the best mean log ratio (untimed: the slowest timed there) over the covered training shapes,
+// timed on at least guardEvidence of them; nil when none is.
+func (m *model) waveGuard() *WaveGuard {
+	d := m.d
+	best, at := math.Inf(-1), -1
+	for j := range d.Kernels {
+		kn := &d.Kernels[j]
+		if kn.Split == nil || !kn.Split.StreamK || !kn.General {
+			continue
+		}
+		sum, n, timed := 0.0, 0, 0
+		for _, i := range m.train {
+			s := d.Samples[i].Shape
+			if !covered(s.M, s.N, s.K) {
+				continue
+			}
+			r, imputed, ok := d.Ratio(i, j)
+			if !ok {
+				continue
+			}
+			sum += math.Log(r)
+			n++
+			if !imputed {
+				timed++
+			}
+		}
+		if timed >= guardEvidence && sum/float64(n) > best {
+			best, at = sum/float64(n), j
+		}
+	}
+	if at < 0 {
+		return nil
+	}
+	g := &WaveGuard{Kernel: at, MinWork: guardWork, WavesNum: guardWavesNum, WavesDen: guardWavesDen, Kernels: make([]GuardKernel, len(d.Kernels))}
+	for j := range d.Kernels {
+		kn := &d.Kernels[j]
+		if kn.Split == nil {
+			g.Kernels[j] = GuardKernel{TileRows: kn.TileRows, TileCols: kn.TileCols, GridZ: max(kn.GridZ, 1), Slots: d.SMs * max(kn.BlocksPerSM, 1)}
+		}
+	}
+	return g
+}
+
+// check says whether the guard is well formed for nk kernels.
+func (g *WaveGuard) check(nk int) error {
+	if g == nil {
+		return nil
+	}
+	if g.Kernel < 0 || g.Kernel >= nk || len(g.Kernels) > nk {
+		return fmt.Errorf("dispatch rule: wave guard kernel %d, %d kernel entries, of %d kernels", g.Kernel, len(g.Kernels), nk)
+	}
+	if g.MinWork < 1 || g.WavesNum < 1 || g.WavesDen < 1 {
+		return fmt.Errorf("dispatch rule: wave guard thresholds %d, %d/%d", g.MinWork, g.WavesNum, g.WavesDen)
+	}
+	for j, k := range g.Kernels {
+		if k.Slots > 0 && (k.TileRows < 1 || k.TileCols < 1 || k.GridZ < 1) {
+			return fmt.Errorf("dispatch rule: wave guard entry %d: tile %dx%d, grid z %d", j, k.TileRows, k.TileCols, k.GridZ)
+		}
+	}
+	return nil
+}
+
+// remap is the guard with kernel indices f(old index) (see Rule.Remap): the kernels f drops leave
+// the guard's entries, and a guard whose kernel f drops is nil.
+func (g *WaveGuard) remap(f func(int) int) *WaveGuard {
+	if g == nil || f(g.Kernel) < 0 {
+		return nil
+	}
+	c := *g
+	c.Kernel = f(g.Kernel)
+	n := 0
+	for j := range g.Kernels {
+		n = max(n, f(j)+1)
+	}
+	c.Kernels = make([]GuardKernel, n)
+	for j, k := range g.Kernels {
+		if x := f(j); x >= 0 {
+			c.Kernels[x] = k
+		}
+	}
+	return &c
+}
