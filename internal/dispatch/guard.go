@@ -3,6 +3,8 @@ package dispatch
 import (
 	"fmt"
 	"math"
+
+	"tilegen/internal/variant"
 )
 
 // The wave guard. The tables pick per cell, and a cell spans a range of shapes over which a
@@ -11,9 +13,10 @@ import (
 // large problem a nearly empty last wave costs up to half the time (the H100 corpus held out a
 // 128×256 regtile kernel at 0.64× on 2048×2304×768: 144 blocks on 132 SMs). The rule's q feature
 // averages q over a cell's points; the guard looks at the exact problem at launch: when the kernel
-// the tables launch has a fixed grid, the problem is large (M·N·K ≥ MinWork) and not a deep-K
-// product, and its waves would run at most 5/7 full on average (ceil(blocks/slots)·slots ≥ 7/5 ·
-// blocks, slots = SMs × its blocks per SM), the rule launches its
+// the tables launch has a fixed grid, the problem is large (M·N·K ≥ MinWork), the guard kernel has
+// at least MinTiles (the SM count) output tiles on it, and the launched kernel's waves would run at
+// most 5/7 full on average (ceil(blocks/slots)·slots ≥ 7/5 · blocks, slots = SMs × its blocks per
+// SM), the rule launches its
 // guard kernel instead: a stream-K kernel, whose blocks share the tiles' work evenly over one wave
 // by construction. Which stream-K kernel is fitted (the one with the best mean log ratio on the
 // training shapes the guard covers); the thresholds are constants. Cross-validated on the H100
@@ -22,9 +25,12 @@ import (
 // 0.82 → 1.00), and none of the rule fitted on every shape; thresholds from 1.3 to 1.5 and MinWork
 // from 2^29 to 1.5·2^30 changed the same shapes. Extending it to the split-K kernels with a
 // launch-time rule (whose own rule already aims at full waves) raised the held-out geomean too but
-// lowered the rule fitted on every shape (pinned cells lost measured winners); a deep-K product
-// (K ≥ 4·max(M, N)) is left alone because stream-K's fix-up over few tiles loses there (128×128×50000:
-// 0.29×).
+// lowered the rule fitted on every shape (pinned cells lost measured winners). Over fewer output
+// tiles than SMs a stream-K kernel splits each tile's K many ways and its fix-up costs more than the
+// wave it saves (128×128×50000, 2 tiles: 0.29×), hence MinTiles; a first version left out the deep-K
+// products (K ≥ 4·max(M, N)) instead, which also left out the unseen 500×4544×18176 (K = 4·4544,
+// 144 blocks of a fixed 128×256 split-K kernel on 132 SMs: 0.56×), whose 288 stream-K tiles fill
+// the SMs.
 const (
 	// guardWork is the smallest M·N·K the guard acts on (about 2 GFLOP).
 	guardWork = 1 << 30
@@ -44,8 +50,10 @@ type WaveGuard struct {
 	// WavesNum / WavesDen is the wave quantization from which the guard acts.
 	WavesNum int `json:"waves_num"`
 	WavesDen int `json:"waves_den"`
+	// MinTiles is the fewest output tiles of the guard kernel on which it acts (the SM count).
+	MinTiles int `json:"min_tiles"`
 	// Kernels[j] is what the guard knows of kernel j (indexed as the rule's kernels; Slots 0, or j
-	// past the end: the guard never replaces it).
+	// past the end: the guard never replaces it); Kernels[Kernel] holds the guard's own tile.
 	Kernels []GuardKernel `json:"-"`
 }
 
@@ -61,8 +69,9 @@ func (g *WaveGuard) Replaces(j, m, n, k int) bool {
 	if g == nil || j < 0 || j >= len(g.Kernels) || j == g.Kernel {
 		return false
 	}
-	gk := g.Kernels[j]
-	if gk.Slots <= 0 || !large(m, n, k, g.MinWork) {
+	gk, own := g.Kernels[j], g.Kernels[g.Kernel]
+	if gk.Slots <= 0 || !large(m, n, k, g.MinWork) ||
+		int64((m+own.TileRows-1)/own.TileRows)*int64((n+own.TileCols-1)/own.TileCols) < int64(g.MinTiles) {
 		return false
 	}
 	blocks := int64((m+gk.TileRows-1)/gk.TileRows) * int64((n+gk.TileCols-1)/gk.TileCols) * int64(max(gk.GridZ, 1))
@@ -78,14 +87,11 @@ func (r *Rule) guarded(j, m, n, k int, takes func(j int) bool) int {
 	return j
 }
 
-// large says whether M·N·K ≥ work and K < 4·max(M, N) (not a deep-K product), without overflow
-// for M, N, K up to 2^31: M·N ≥ ceil(work / K), as the artifacts compute it.
+// large says whether M·N·K ≥ work, without overflow for M, N, K up to 2^31: M·N ≥ ceil(work / K),
+// as the artifacts compute it.
 func large(m, n, k int, work int64) bool {
-	return int64(m)*int64(n) >= (work+int64(k)-1)/int64(k) && int64(k) < 4*int64(max(m, n))
+	return int64(m)*int64(n) >= (work+int64(k)-1)/int64(k)
 }
-
-// covered says whether the guard's size and regime conditions hold for M×N×K.
-func covered(m, n, k int) bool { return large(m, n, k, guardWork) }
 
 // waveGuard fits the guard on the training shapes: the stream-K kernel without requirements with
 // the best mean log ratio (untimed: the slowest timed there) over the covered training shapes,
@@ -101,7 +107,7 @@ func (m *model) waveGuard() *WaveGuard {
 		sum, n, timed := 0.0, 0, 0
 		for _, i := range m.train {
 			s := d.Samples[i].Shape
-			if !covered(s.M, s.N, s.K) {
+			if !large(s.M, s.N, s.K, guardWork) || variant.CeilDiv(s.M, kn.TileRows)*variant.CeilDiv(s.N, kn.TileCols) < d.SMs {
 				continue
 			}
 			r, imputed, ok := d.Ratio(i, j)
@@ -121,13 +127,15 @@ func (m *model) waveGuard() *WaveGuard {
 	if at < 0 {
 		return nil
 	}
-	g := &WaveGuard{Kernel: at, MinWork: guardWork, WavesNum: guardWavesNum, WavesDen: guardWavesDen, Kernels: make([]GuardKernel, len(d.Kernels))}
+	g := &WaveGuard{Kernel: at, MinWork: guardWork, WavesNum: guardWavesNum, WavesDen: guardWavesDen, MinTiles: d.SMs,
+		Kernels: make([]GuardKernel, len(d.Kernels))}
 	for j := range d.Kernels {
 		kn := &d.Kernels[j]
 		if kn.Split == nil {
 			g.Kernels[j] = GuardKernel{TileRows: kn.TileRows, TileCols: kn.TileCols, GridZ: max(kn.GridZ, 1), Slots: d.SMs * max(kn.BlocksPerSM, 1)}
 		}
 	}
+	g.Kernels[at] = GuardKernel{TileRows: d.Kernels[at].TileRows, TileCols: d.Kernels[at].TileCols, GridZ: 1}
 	return g
 }
 
@@ -136,14 +144,14 @@ func (g *WaveGuard) check(nk int) error {
 	if g == nil {
 		return nil
 	}
-	if g.Kernel < 0 || g.Kernel >= nk || len(g.Kernels) > nk {
+	if g.Kernel < 0 || g.Kernel >= nk || g.Kernel >= len(g.Kernels) || len(g.Kernels) > nk {
 		return fmt.Errorf("dispatch rule: wave guard kernel %d, %d kernel entries, of %d kernels", g.Kernel, len(g.Kernels), nk)
 	}
-	if g.MinWork < 1 || g.WavesNum < 1 || g.WavesDen < 1 {
-		return fmt.Errorf("dispatch rule: wave guard thresholds %d, %d/%d", g.MinWork, g.WavesNum, g.WavesDen)
+	if g.MinWork < 1 || g.WavesNum < 1 || g.WavesDen < 1 || g.MinTiles < 0 {
+		return fmt.Errorf("dispatch rule: wave guard thresholds %d, %d/%d, %d tiles", g.MinWork, g.WavesNum, g.WavesDen, g.MinTiles)
 	}
 	for j, k := range g.Kernels {
-		if k.Slots > 0 && (k.TileRows < 1 || k.TileCols < 1 || k.GridZ < 1) {
+		if (k.Slots > 0 || j == g.Kernel) && (k.TileRows < 1 || k.TileCols < 1 || k.GridZ < 1) {
 			return fmt.Errorf("dispatch rule: wave guard entry %d: tile %dx%d, grid z %d", j, k.TileRows, k.TileCols, k.GridZ)
 		}
 	}

@@ -8,9 +8,10 @@ import (
 )
 
 func TestWaveGuardReplaces(t *testing.T) {
-	// Kernel 0: 128×128 tiles, one block per SM on 132 SMs; kernel 1: the guard; kernel 2: no slots.
-	g := &WaveGuard{Kernel: 1, MinWork: guardWork, WavesNum: 7, WavesDen: 5,
-		Kernels: []GuardKernel{{128, 128, 1, 132}, {}, {}}}
+	// Kernel 0: 128×128 tiles, one block per SM on 132 SMs; kernel 1: the guard, 64×128 tiles; kernel
+	// 2: no slots.
+	g := &WaveGuard{Kernel: 1, MinWork: guardWork, WavesNum: 7, WavesDen: 5, MinTiles: 132,
+		Kernels: []GuardKernel{{128, 128, 1, 132}, {64, 128, 1, 0}, {}}}
 	for _, c := range []struct {
 		j, m, n, k int
 		want       bool
@@ -19,7 +20,8 @@ func TestWaveGuardReplaces(t *testing.T) {
 		{0, 2048, 1152, 1536, true},   // 144 blocks (q 1.83)
 		{0, 2048, 2048, 1024, false},  // 256 blocks: q 1.03
 		{0, 1536, 1792, 256, false},   // M·N·K below guardWork
-		{0, 1536, 1792, 8192, false},  // deep K: K ≥ 4·max(M, N)
+		{0, 1536, 1792, 8192, true},   // deep K, 336 guard tiles
+		{0, 256, 256, 65536, false},   // 4 blocks: a cliff, but 8 guard tiles on 132 SMs
 		{1, 1536, 1792, 1024, false},  // the guard itself
 		{2, 1536, 1792, 1024, false},  // a kernel without slots (a split or stream-K kernel)
 		{3, 1536, 1792, 1024, false},  // past the guard's entries
@@ -30,10 +32,9 @@ func TestWaveGuardReplaces(t *testing.T) {
 			t.Errorf("Replaces(%d, %dx%dx%d) = %v, want %v", c.j, c.m, c.n, c.k, got, c.want)
 		}
 	}
-	// A cliff at the largest dimensions does not overflow: 2^31-1 rows of 128 is 16777216 tile
-	// rows, one tile column, K = 1: the work is large, the waves full (16777216 = 132·127100 + 76).
-	if !large(math.MaxInt32, 128, 1, guardWork) || large(1<<20, 1<<20, 1<<23, guardWork) {
-		t.Error("large: the work test overflows or the deep-K test fails")
+	// The work test does not overflow at the largest dimensions.
+	if !large(math.MaxInt32, 128, 1<<30, guardWork) || large(1<<10, 1<<9, 1<<10, guardWork) || !large(1<<10, 1<<10, 1<<10, guardWork) {
+		t.Error("large: the work test overflows or misses")
 	}
 	var none *WaveGuard
 	if none.Replaces(0, 1536, 1792, 1024) {
@@ -42,7 +43,7 @@ func TestWaveGuardReplaces(t *testing.T) {
 	// Remap keeps the guard with the kernels' new indices and drops what f drops.
 	r := &Rule{Table: []int{0}, Unaligned: []int{0}, General: []int{0}, Default: 0, Guard: g}
 	m := r.Remap(func(j int) int { return []int{2, 0, -1}[j] })
-	if m.Guard == nil || m.Guard.Kernel != 0 || !m.Guard.Replaces(2, 1536, 1792, 1024) || m.Guard.Replaces(1, 1536, 1792, 1024) {
+	if m.Guard == nil || m.Guard.Kernel != 0 || !m.Guard.Replaces(2, 1536, 1792, 1024) || m.Guard.Replaces(1, 1536, 1792, 1024) || m.Guard.Replaces(0, 1536, 1792, 1024) {
 		t.Errorf("remapped guard %+v", m.Guard)
 	}
 	if d := r.Remap(func(j int) int { return []int{0, -1, 1}[j] }); d.Guard != nil {

@@ -92,13 +92,13 @@ func cuhFile(p *Plan) ([]byte, error) {
 		// ArchFlag is the nvcc option the usage line suggests (sm_90a when a kernel needs it).
 		ArchFlag string
 		// Ops lists the ops with kernels; DefaultTable is the C initializer of the per-op defaults,
-		// GuardTable that of the per-op wave guards ({kernel, min_work, waves_num, waves_den}).
+		// GuardTable that of the per-op wave guards ({kernel, min_work, waves_num, waves_den, min_tiles}).
 		Ops, DefaultTable, GuardTable string
-		PrecisionDoc                []string
-		DynDefault                  int
-		Classes, ClassRows, RuleDoc []string
-		Kernels                     []cuhKernel
-		Rules                       []cuhRule
+		PrecisionDoc                  []string
+		DynDefault                    int
+		Classes, ClassRows, RuleDoc   []string
+		Kernels                       []cuhKernel
+		Rules                         []cuhRule
 		// BigDyn: some kernel needs more than DynDefault bytes of dynamic shared memory.
 		BigDyn bool
 		// The strided-batched entry: the ops with batched kernels, the batch classes (comment lines
@@ -127,11 +127,11 @@ func cuhFile(p *Plan) ([]byte, error) {
 	var table, guards []string
 	for _, op := range variant.Ops {
 		table = append(table, strconv.Itoa(p.DefaultOf(op)))
-		g := "{-1, 0, 1, 1}"
+		g := "{-1, 0, 1, 1, 0}"
 		if r := p.RuleOf(op); r != nil {
 			data.Rules = append(data.Rules, cuhRuleData(r))
 			if rg := r.Rule.Guard; rg != nil {
-				g = fmt.Sprintf("{%d, %dLL, %d, %d}", rg.Kernel, rg.MinWork, rg.WavesNum, rg.WavesDen)
+				g = fmt.Sprintf("{%d, %dLL, %d, %d, %d}", rg.Kernel, rg.MinWork, rg.WavesNum, rg.WavesDen, rg.MinTiles)
 			}
 		}
 		guards = append(guards, g)

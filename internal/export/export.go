@@ -366,8 +366,8 @@ func summary(w io.Writer, p *Plan, out string) {
 					n++
 				}
 			}
-			fmt.Fprintf(w, "    wave guard: %s replaces %d fixed-grid variant(s) where M·N·K ≥ %d, K < 4·max(M, N) and their waves would run at most %d/%d full\n",
-				p.Variants[g.Kernel].V.Name, n, g.MinWork, g.WavesDen, g.WavesNum)
+			fmt.Fprintf(w, "    wave guard: %s replaces %d fixed-grid variant(s) where M·N·K ≥ %d, it has %d output tiles or more and their waves would run at most %d/%d full\n",
+				p.Variants[g.Kernel].V.Name, n, g.MinWork, g.MinTiles, g.WavesDen, g.WavesNum)
 		}
 	}
 	for _, r := range p.Batched {

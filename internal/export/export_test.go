@@ -135,12 +135,14 @@ func requirementsFixture(t *testing.T) (string, *Plan) {
 
 // injectGuard gives p's NN rule a wave guard, as Fit gives a corpus with a stream-K kernel (the
 // fixture has none): its robust default replaces every other variant on problems of M·N·K ≥ 2^18
-// with K < 4·max(M, N) whose blocks would fill their waves to at most 5/7 on 132 SMs at two
-// blocks per SM.
+// on which it has 16 tiles or more and whose blocks would fill their waves to at most 5/7 on 132
+// SMs at two blocks per SM.
 func injectGuard(t *testing.T, p *Plan) {
 	t.Helper()
 	r := p.RuleOf(variant.OpNN)
-	g := &dispatch.WaveGuard{Kernel: r.Default, MinWork: 1 << 18, WavesNum: 7, WavesDen: 5, Kernels: make([]dispatch.GuardKernel, len(p.Variants))}
+	g := &dispatch.WaveGuard{Kernel: r.Default, MinWork: 1 << 18, WavesNum: 7, WavesDen: 5, MinTiles: 16, Kernels: make([]dispatch.GuardKernel, len(p.Variants))}
+	d := &p.Variants[r.Default].V
+	g.Kernels[r.Default] = dispatch.GuardKernel{TileRows: d.Tile.Rows, TileCols: d.Tile.Cols, GridZ: 1}
 	for i, c := range p.Variants {
 		if i != r.Default && c.V.Split == nil && c.V.Op == variant.OpNN {
 			g.Kernels[i] = dispatch.GuardKernel{TileRows: c.V.Tile.Rows, TileCols: c.V.Tile.Cols, GridZ: atLeast1(c.V.GridZ), Slots: 264}

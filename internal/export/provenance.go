@@ -82,13 +82,14 @@ type OpDispatchDoc struct {
 }
 
 // WaveGuardDoc is an op's wave guard: its kernel replaces a fixed-grid kernel on a problem of
-// M·N·K ≥ MinWork with K < 4·max(M, N) whose blocks fill ceil(blocks/slots)·slots·WavesDen ≥
-// blocks·WavesNum (slots: the variant's wave_slots).
+// M·N·K ≥ MinWork on which it has MinTiles output tiles or more and whose blocks fill
+// ceil(blocks/slots)·slots·WavesDen ≥ blocks·WavesNum (slots: the variant's wave_slots).
 type WaveGuardDoc struct {
 	Variant  string `json:"variant"`
 	MinWork  int64  `json:"min_work"`
 	WavesNum int    `json:"waves_num"`
 	WavesDen int    `json:"waves_den"`
+	MinTiles int    `json:"min_tiles"`
 }
 
 // ClassDoc is one shape class.
@@ -161,7 +162,7 @@ func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error)
 			FittedOn: r.FitShapes})
 		if g := r.Rule.Guard; g != nil {
 			pv.Dispatch.Ops[len(pv.Dispatch.Ops)-1].WaveGuard = &WaveGuardDoc{Variant: p.Variants[g.Kernel].V.Name, MinWork: g.MinWork,
-				WavesNum: g.WavesNum, WavesDen: g.WavesDen}
+				WavesNum: g.WavesNum, WavesDen: g.WavesDen, MinTiles: g.MinTiles}
 		}
 	}
 	sort.Strings(pv.Files)

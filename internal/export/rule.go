@@ -120,11 +120,11 @@ func goRule(f *jen.File, p *Plan) {
 		jen.List(jen.Id("lo"), jen.Id("hi")).Index(jen.Lit(3)).Int(),
 		jen.Id("nn").Int(),
 		jen.List(jen.Id("aligned"), jen.Id("unaligned"), jen.Id("general")).Index().String(),
-		jen.Comment("The wave guard (guarded): its kernel (-1: none), the smallest M·N·K it acts on, and the"),
-		jen.Comment("wave quantization guardNum/guardDen from which it acts."),
+		jen.Comment("The wave guard (guarded): its kernel (-1: none), the smallest M·N·K it acts on, the wave"),
+		jen.Comment("quantization guardNum/guardDen from which it acts and the fewest output tiles of its own."),
 		jen.Id("guard").Int(),
 		jen.Id("guardWork").Int64(),
-		jen.List(jen.Id("guardNum"), jen.Id("guardDen")).Int64(),
+		jen.List(jen.Id("guardNum"), jen.Id("guardDen"), jen.Id("guardTiles")).Int64(),
 	)
 	f.Line()
 	f.Comment("rules holds each op's rule, indexed by Op (nil: the export has no kernel for the op).")
@@ -157,6 +157,7 @@ func goRule(f *jen.File, p *Plan) {
 						jen.Id("aligned"): table(rows), jen.Id("unaligned"): table(unaligned), jen.Id("general"): table(general),
 						jen.Id("guard"): jen.Lit(guard.Kernel), jen.Id("guardWork"): jen.Lit(guard.MinWork),
 						jen.Id("guardNum"): jen.Lit(int64(guard.WavesNum)), jen.Id("guardDen"): jen.Lit(int64(guard.WavesDen)),
+						jen.Id("guardTiles"): jen.Lit(int64(guard.MinTiles)),
 					}))
 			}
 			return items
@@ -189,17 +190,19 @@ func goRule(f *jen.File, p *Plan) {
 	f.Line()
 	f.Comment(lineComment("guarded is the kernel launched when the cell launches kernel i (which takes the problem): the\n" +
 		"wave guard, a stream-K kernel whose blocks share the work over one wave, when i has a fixed grid\n" +
-		"(waveSlots > 0), M·N·K is at least guardWork with K < 4·max(M, N), i's blocks would fill its\n" +
-		"waves to at most guardDen/guardNum on average (a large problem whose last wave would be mostly\n" +
-		"empty) and the guard takes the problem; else i."))
+		"(waveSlots > 0), M·N·K is at least guardWork, the guard has at least guardTiles output tiles,\n" +
+		"i's blocks would fill its waves to at most guardDen/guardNum on average (a large problem whose\n" +
+		"last wave would be mostly empty) and the guard takes the problem; else i."))
 	id := jen.Id
 	i64 := func(x string) *jen.Statement { return jen.Int64().Call(jen.Id(x)) }
 	f.Func().Params(id("r").Op("*").Id("opRule")).Id("guarded").Params(jen.List(id("i"), id("m"), id("n"), id("k"), id("lda"), id("ldb"), id("ldc")).Int(), id("ptrs").Uintptr()).Int().Block(
 		id("kn").Op(":=").Op("&").Id("kernels").Index(id("i")),
 		jen.Comment("M·N ≥ ceil(guardWork / K): M·N·K may not fit in 64 bits."),
 		jen.If(id("r").Dot("guard").Op("<").Lit(0).Op("||").Id("i").Op("==").Id("r").Dot("guard").Op("||").Id("kn").Dot("waveSlots").Op("==").Lit(0).Op("||").
-			Add(i64("m")).Op("*").Add(i64("n")).Op("<").Parens(id("r").Dot("guardWork").Op("+").Add(i64("k")).Op("-").Lit(1)).Op("/").Add(i64("k")).Op("||").
-			Id("k").Op(">=").Lit(4).Op("*").Max(id("m"), id("n"))).Block(jen.Return(id("i"))),
+			Add(i64("m")).Op("*").Add(i64("n")).Op("<").Parens(id("r").Dot("guardWork").Op("+").Add(i64("k")).Op("-").Lit(1)).Op("/").Add(i64("k"))).Block(jen.Return(id("i"))),
+		id("kg").Op(":=").Op("&").Id("kernels").Index(id("r").Dot("guard")),
+		jen.If(jen.Int64().Call(jen.Parens(id("m").Op("+").Id("kg").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kg").Dot("tileRows")).Op("*").
+			Int64().Call(jen.Parens(id("n").Op("+").Id("kg").Dot("tileCols").Op("-").Lit(1)).Op("/").Id("kg").Dot("tileCols")).Op("<").Id("r").Dot("guardTiles")).Block(jen.Return(id("i"))),
 		id("blocks").Op(":=").Int64().Call(jen.Parens(id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows")).Op("*").
 			Int64().Call(jen.Parens(id("n").Op("+").Id("kn").Dot("tileCols").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileCols")).Op("*").Int64().Call(id("kn").Dot("gridZ")),
 		id("s").Op(":=").Int64().Call(id("kn").Dot("waveSlots")),
