@@ -97,6 +97,18 @@
 // held out 0.946 → 0.958, 1000000×8×16 0.33 → 1.05). Leave-one-out
 // and cross-validation apply both rules with the left-out shapes' records removed.
 //
+// # The wave guard
+//
+// A cell spans shapes whose wave quantization differs, so the tables can send a large problem to a
+// fixed-grid kernel whose last wave it leaves nearly empty. The rule's wave guard (WaveGuard,
+// guard.go) looks at the exact problem at launch: where the kernel the tables launch has a fixed
+// grid, M·N·K ≥ 2^30, the guard kernel has at least one output tile per SM, and the launched
+// kernel's waves would run at most 5/7 full (ceil(blocks/slots)·slots ≥ 7/5·blocks, slots = SMs ×
+// its blocks per SM at tuning), the guard kernel runs instead: the stream-K kernel without
+// requirements with the best mean log ratio on the training shapes it would cover (Fit chooses it;
+// none, no guard). A few integer operations per call; Rule.Dispatch, Data.Evaluate (so the
+// cross-validation) and the artifacts apply it.
+//
 // # Validation
 //
 // CrossValidate splits the corpus into k folds by a hash of the shape (Fold: FNV-1a 64 of

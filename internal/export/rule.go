@@ -98,6 +98,15 @@ func ruleDoc(p *Plan, refusal string) string {
 		per = append(per, fmt.Sprintf("%s %d buckets per octave, fitted on %d shapes", r.Op, 1<<r.Rule.Shift, r.FitShapes))
 		defaults = append(defaults, fmt.Sprintf("%s %s", r.Op, p.Variants[r.Default].V.Name))
 	}
+	guard := ""
+	for _, r := range p.Rules {
+		if g := r.Rule.Guard; g != nil {
+			guard += "\n" + wrap(fmt.Sprintf("%s's wave guard, %s (a stream-K kernel: its blocks share the work over one wave), "+
+				"runs instead of the launched variant where that has a fixed grid, M·N·K ≥ %d, the guard has at least %d output tiles "+
+				"and the variant's waves would run at most %d/%d full.", r.Op, p.Variants[g.Kernel].V.Name, g.MinWork, g.MinTiles,
+				g.WavesDen, g.WavesNum), 100)
+		}
+	}
 	return fmt.Sprintf("Dispatch: each op has its own rule (%s), whose tables pick the variant from M, N and K, each put\n"+
 		"in a bucket: integer operations and table reads per call. They were fitted on the timings of %s of\n"+
 		"the op: a smoother of measured ratios to cuBLAS over log M, N, K, with wave-quantization and\n"+
@@ -105,8 +114,8 @@ func ruleDoc(p *Plan, refusal string) string {
 		"A cell holds three variants: one for problems whose M and N its tile divides, one for the\n"+
 		"others, and one without requirements; the first that can take the problem runs (the aligned\n"+
 		"one only when its tile divides M and N), else the op's robust default (%s);\n"+
-		"when none can, or the export has no kernel for the op, %s and launches nothing.",
-		strings.Join(per, "; "), fitted, p.Name, strings.Join(defaults, ", "), refusal)
+		"when none can, or the export has no kernel for the op, %s and launches nothing.%s",
+		strings.Join(per, "; "), fitted, p.Name, strings.Join(defaults, ", "), refusal, guard)
 }
 
 // goRule emits the rules into the Go package: one opRule per op, bucket and pick.

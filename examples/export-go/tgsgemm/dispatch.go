@@ -647,11 +647,11 @@ type opRule struct {
 	lo, hi                      [3]int
 	nn                          int
 	aligned, unaligned, general []string
-	// The wave guard (guarded): its kernel (-1: none), the smallest M·N·K it acts on, and the
-	// wave quantization guardNum/guardDen from which it acts.
-	guard              int
-	guardWork          int64
-	guardNum, guardDen int64
+	// The wave guard (guarded): its kernel (-1: none), the smallest M·N·K it acts on, the wave
+	// quantization guardNum/guardDen from which it acts and the fewest output tiles of its own.
+	guard                          int
+	guardWork                      int64
+	guardNum, guardDen, guardTiles int64
 }
 
 // rules holds each op's rule, indexed by Op (nil: the export has no kernel for the op).
@@ -1204,14 +1204,15 @@ var rules = [4]*opRule{
 			"211222222222222244444", // M >= 16384, N 12288-16383
 			"222222222222222244444", // M >= 16384, N >= 16384
 		},
-		guard:     -1,
-		guardDen:  int64(1),
-		guardNum:  int64(1),
-		guardWork: int64(1),
-		hi:        [3]int{28, 28, 28},
-		lo:        [3]int{11, 14, 8},
-		nn:        15,
-		shift:     1,
+		guard:      -1,
+		guardDen:   int64(1),
+		guardNum:   int64(1),
+		guardTiles: int64(0),
+		guardWork:  int64(1),
+		hi:         [3]int{28, 28, 28},
+		lo:         [3]int{11, 14, 8},
+		nn:         15,
+		shift:      1,
 		unaligned: []string{
 			"222000000022222222222", // M <= 63, N <= 191
 			"222000000002222222222", // M <= 63, N 192-255
@@ -1590,14 +1591,15 @@ var rules = [4]*opRule{
 			"=======", // M >= 16384, N 12288-16383
 			"=======", // M >= 16384, N >= 16384
 		},
-		guard:     -1,
-		guardDen:  int64(1),
-		guardNum:  int64(1),
-		guardWork: int64(1),
-		hi:        [3]int{28, 28, 28},
-		lo:        [3]int{22, 22, 22},
-		nn:        7,
-		shift:     1,
+		guard:      -1,
+		guardDen:   int64(1),
+		guardNum:   int64(1),
+		guardTiles: int64(0),
+		guardWork:  int64(1),
+		hi:         [3]int{28, 28, 28},
+		lo:         [3]int{22, 22, 22},
+		nn:         7,
+		shift:      1,
 		unaligned: []string{
 			"=======", // M <= 3071, N <= 3071
 			"=======", // M <= 3071, N 3072-4095
@@ -1755,14 +1757,15 @@ var rules = [4]*opRule{
 			";;;;;;;", // M >= 16384, N 12288-16383
 			";;;;;;;", // M >= 16384, N >= 16384
 		},
-		guard:     -1,
-		guardDen:  int64(1),
-		guardNum:  int64(1),
-		guardWork: int64(1),
-		hi:        [3]int{28, 28, 28},
-		lo:        [3]int{22, 22, 22},
-		nn:        7,
-		shift:     1,
+		guard:      -1,
+		guardDen:   int64(1),
+		guardNum:   int64(1),
+		guardTiles: int64(0),
+		guardWork:  int64(1),
+		hi:         [3]int{28, 28, 28},
+		lo:         [3]int{22, 22, 22},
+		nn:         7,
+		shift:      1,
 		unaligned: []string{
 			";;;;;;;", // M <= 3071, N <= 3071
 			";;;;;;;", // M <= 3071, N 3072-4095
@@ -1920,14 +1923,15 @@ var rules = [4]*opRule{
 			"<<<<<<<", // M >= 16384, N 12288-16383
 			"<<<<<<<", // M >= 16384, N >= 16384
 		},
-		guard:     -1,
-		guardDen:  int64(1),
-		guardNum:  int64(1),
-		guardWork: int64(1),
-		hi:        [3]int{28, 28, 28},
-		lo:        [3]int{22, 22, 22},
-		nn:        7,
-		shift:     1,
+		guard:      -1,
+		guardDen:   int64(1),
+		guardNum:   int64(1),
+		guardTiles: int64(0),
+		guardWork:  int64(1),
+		hi:         [3]int{28, 28, 28},
+		lo:         [3]int{22, 22, 22},
+		nn:         7,
+		shift:      1,
 		unaligned: []string{
 			"<<<<<<<", // M <= 3071, N <= 3071
 			"<<<<<<<", // M <= 3071, N 3072-4095
@@ -2009,13 +2013,17 @@ func (r *opRule) pick(m, n, k int) (aligned, unaligned, general int) {
 
 // guarded is the kernel launched when the cell launches kernel i (which takes the problem): the
 // wave guard, a stream-K kernel whose blocks share the work over one wave, when i has a fixed grid
-// (waveSlots > 0), M·N·K is at least guardWork with K < 4·max(M, N), i's blocks would fill its
-// waves to at most guardDen/guardNum on average (a large problem whose last wave would be mostly
-// empty) and the guard takes the problem; else i.
+// (waveSlots > 0), M·N·K is at least guardWork, the guard has at least guardTiles output tiles,
+// i's blocks would fill its waves to at most guardDen/guardNum on average (a large problem whose
+// last wave would be mostly empty) and the guard takes the problem; else i.
 func (r *opRule) guarded(i, m, n, k, lda, ldb, ldc int, ptrs uintptr) int {
 	kn := &kernels[i]
 	// M·N ≥ ceil(guardWork / K): M·N·K may not fit in 64 bits.
-	if r.guard < 0 || i == r.guard || kn.waveSlots == 0 || int64(m)*int64(n) < (r.guardWork+int64(k)-1)/int64(k) || k >= 4*max(m, n) {
+	if r.guard < 0 || i == r.guard || kn.waveSlots == 0 || int64(m)*int64(n) < (r.guardWork+int64(k)-1)/int64(k) {
+		return i
+	}
+	kg := &kernels[r.guard]
+	if int64((m+kg.tileRows-1)/kg.tileRows)*int64((n+kg.tileCols-1)/kg.tileCols) < r.guardTiles {
 		return i
 	}
 	blocks := int64((m+kn.tileRows-1)/kn.tileRows) * int64((n+kn.tileCols-1)/kn.tileCols) * int64(kn.gridZ)
