@@ -94,6 +94,9 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  GEMV-like, DRAM-bound (%d shapes): median %.0f %% of %.0f GB/s (cuBLAS %.0f %%), min %.0f %%, %d at 85 %% or more\n",
 			bw.Exported.Count, 100*bw.Exported.Median, bw.PeakGBps, 100*bw.Cublas.Median, 100*bw.Exported.Min, bw.Exported.AtLeast85)
 	}
+	if s.Rule.WaveGuard != "" {
+		fmt.Fprintf(stdout, "  wave guard (fitted on all): %s\n", s.Rule.WaveGuard)
+	}
 	fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(*out, "summary.json, summary.md, ratio.png, ratio.svg"))
 	return nil
 }
