@@ -16,9 +16,8 @@ import (
 // the tables launch has a fixed grid, the problem is large (M·N·K ≥ MinWork), the guard kernel has
 // at least MinTiles (the SM count) output tiles on it, and the launched kernel's waves would run at
 // most 5/7 full on average (ceil(blocks/slots)·slots ≥ 7/5 · blocks, slots = SMs × its blocks per
-// SM), the rule launches its
-// guard kernel instead: a stream-K kernel, whose blocks share the tiles' work evenly over one wave
-// by construction. Which stream-K kernel is fitted (the one with the best mean log ratio on the
+// SM), the rule launches its guard kernel instead: a stream-K kernel, whose blocks share the tiles'
+// work evenly over one wave by construction. Which stream-K kernel is fitted (the one with the best mean log ratio on the
 // training shapes the guard covers); the thresholds are constants. Cross-validated on the H100
 // corpus (331 shapes, 5 folds) the guard changed 4 held-out shapes, each for the better
 // (512×5120×1280 0.73 → 1.07, 2048×2304×768 0.64 → 1.01, 6272×256×1024 0.70 → 0.93, 1568×2048×512
