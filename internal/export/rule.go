@@ -143,10 +143,6 @@ func goRule(f *jen.File, p *Plan) {
 			for _, or := range p.Rules {
 				r := or.Rule
 				d := r.Dims()
-				guard := dispatch.WaveGuard{Kernel: -1, MinWork: 1, WavesNum: 1, WavesDen: 1}
-				if r.Guard != nil {
-					guard = *r.Guard
-				}
 				rows, comments := tableRows(r, r.Table)
 				unaligned, _ := tableRows(r, r.Unaligned)
 				general, _ := tableRows(r, r.General)
@@ -157,17 +153,23 @@ func goRule(f *jen.File, p *Plan) {
 					}
 					return jen.Index().String().Custom(jen.Options{Open: "{", Close: "}", Multi: true}, cells...)
 				}
+				fields := jen.Dict{
+					jen.Id("shift"):   jen.Lit(r.Shift),
+					jen.Id("lo"):      jen.Index(jen.Lit(3)).Int().Values(jen.Lit(r.Lo[0]), jen.Lit(r.Lo[1]), jen.Lit(r.Lo[2])),
+					jen.Id("hi"):      jen.Index(jen.Lit(3)).Int().Values(jen.Lit(r.Hi[0]), jen.Lit(r.Hi[1]), jen.Lit(r.Hi[2])),
+					jen.Id("nn"):      jen.Lit(d[1]),
+					jen.Id("aligned"): table(rows), jen.Id("unaligned"): table(unaligned), jen.Id("general"): table(general),
+				}
+				// The guard's thresholds only where the rule has one (jen.Dict keys are distinct statements:
+				// each field is set once).
+				if g := r.Guard; g != nil {
+					fields[jen.Id("guard")], fields[jen.Id("guardWork")] = jen.Lit(g.Kernel), jen.Lit(int(g.MinWork))
+					fields[jen.Id("guardNum")], fields[jen.Id("guardDen")], fields[jen.Id("guardTiles")] = jen.Lit(g.WavesNum), jen.Lit(g.WavesDen), jen.Lit(g.MinTiles)
+				} else {
+					fields[jen.Id("guard")] = jen.Lit(-1)
+				}
 				items = append(items, jen.Comment(lineComment(wrap(or.Op.String()+": Columns (K): "+kColumns(r)+".", 96))),
-					jen.Id(goOp(or.Op)).Op(":").Values(jen.Dict{
-						jen.Id("shift"):   jen.Lit(r.Shift),
-						jen.Id("lo"):      jen.Index(jen.Lit(3)).Int().Values(jen.Lit(r.Lo[0]), jen.Lit(r.Lo[1]), jen.Lit(r.Lo[2])),
-						jen.Id("hi"):      jen.Index(jen.Lit(3)).Int().Values(jen.Lit(r.Hi[0]), jen.Lit(r.Hi[1]), jen.Lit(r.Hi[2])),
-						jen.Id("nn"):      jen.Lit(d[1]),
-						jen.Id("aligned"): table(rows), jen.Id("unaligned"): table(unaligned), jen.Id("general"): table(general),
-						jen.Id("guard"): jen.Lit(guard.Kernel), jen.Id("guardWork"): jen.Lit(guard.MinWork),
-						jen.Id("guardNum"): jen.Lit(int64(guard.WavesNum)), jen.Id("guardDen"): jen.Lit(int64(guard.WavesDen)),
-						jen.Id("guardTiles"): jen.Lit(int64(guard.MinTiles)),
-					}))
+					jen.Id(goOp(or.Op)).Op(":").Values(fields))
 			}
 			return items
 		}()...)

@@ -1204,15 +1204,11 @@ var rules = [4]*opRule{
 			"211222222222222244444", // M >= 16384, N 12288-16383
 			"222222222222222244444", // M >= 16384, N >= 16384
 		},
-		guard:      -1,
-		guardDen:   int64(1),
-		guardNum:   int64(1),
-		guardTiles: int64(0),
-		guardWork:  int64(1),
-		hi:         [3]int{28, 28, 28},
-		lo:         [3]int{11, 14, 8},
-		nn:         15,
-		shift:      1,
+		guard: -1,
+		hi:    [3]int{28, 28, 28},
+		lo:    [3]int{11, 14, 8},
+		nn:    15,
+		shift: 1,
 		unaligned: []string{
 			"222000000022222222222", // M <= 63, N <= 191
 			"222000000002222222222", // M <= 63, N 192-255
@@ -1591,15 +1587,11 @@ var rules = [4]*opRule{
 			"=======", // M >= 16384, N 12288-16383
 			"=======", // M >= 16384, N >= 16384
 		},
-		guard:      -1,
-		guardDen:   int64(1),
-		guardNum:   int64(1),
-		guardTiles: int64(0),
-		guardWork:  int64(1),
-		hi:         [3]int{28, 28, 28},
-		lo:         [3]int{22, 22, 22},
-		nn:         7,
-		shift:      1,
+		guard: -1,
+		hi:    [3]int{28, 28, 28},
+		lo:    [3]int{22, 22, 22},
+		nn:    7,
+		shift: 1,
 		unaligned: []string{
 			"=======", // M <= 3071, N <= 3071
 			"=======", // M <= 3071, N 3072-4095
@@ -1757,15 +1749,11 @@ var rules = [4]*opRule{
 			";;;;;;;", // M >= 16384, N 12288-16383
 			";;;;;;;", // M >= 16384, N >= 16384
 		},
-		guard:      -1,
-		guardDen:   int64(1),
-		guardNum:   int64(1),
-		guardTiles: int64(0),
-		guardWork:  int64(1),
-		hi:         [3]int{28, 28, 28},
-		lo:         [3]int{22, 22, 22},
-		nn:         7,
-		shift:      1,
+		guard: -1,
+		hi:    [3]int{28, 28, 28},
+		lo:    [3]int{22, 22, 22},
+		nn:    7,
+		shift: 1,
 		unaligned: []string{
 			";;;;;;;", // M <= 3071, N <= 3071
 			";;;;;;;", // M <= 3071, N 3072-4095
@@ -1923,15 +1911,11 @@ var rules = [4]*opRule{
 			"<<<<<<<", // M >= 16384, N 12288-16383
 			"<<<<<<<", // M >= 16384, N >= 16384
 		},
-		guard:      -1,
-		guardDen:   int64(1),
-		guardNum:   int64(1),
-		guardTiles: int64(0),
-		guardWork:  int64(1),
-		hi:         [3]int{28, 28, 28},
-		lo:         [3]int{22, 22, 22},
-		nn:         7,
-		shift:      1,
+		guard: -1,
+		hi:    [3]int{28, 28, 28},
+		lo:    [3]int{22, 22, 22},
+		nn:    7,
+		shift: 1,
 		unaligned: []string{
 			"<<<<<<<", // M <= 3071, N <= 3071
 			"<<<<<<<", // M <= 3071, N 3072-4095
