@@ -97,6 +97,9 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 	if s.Rule.WaveGuard != "" {
 		fmt.Fprintf(stdout, "  wave guard (fitted on all): %s\n", s.Rule.WaveGuard)
 	}
+	if s.Rule.BulkGuard != "" {
+		fmt.Fprintf(stdout, "  bulk guard (fitted on all): %s\n", s.Rule.BulkGuard)
+	}
 	fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(*out, "summary.json, summary.md, ratio.png, ratio.svg"))
 	return nil
 }

@@ -109,6 +109,17 @@
 // none, no guard). A few integer operations per call; Rule.Dispatch, Data.Evaluate (so the
 // cross-validation) and the artifacts apply it.
 //
+// # The bulk guard
+//
+// The corpus's large shapes are few and clustered (transformer and convolution sizes), so the cells
+// of larger problems are filled from neighbours whose best kernels are small split-K and stream-K
+// tiles. The bulk guard (BulkGuard, guard.go), checked before the wave guard, launches a big fixed
+// tile where it covers the exact problem well: K ≥ 1024, its blocks fill at least two waves, and
+// the area its waves cover beyond M×N (partial tiles and the last wave's empty slots) is at most a
+// tenth of M×N. Its kernel is the fixed-grid kernel without requirements, with a tile of at least
+// 128×256, that comes closest to the best timed kernel on the training shapes it would take (Fit
+// chooses it; none, no guard).
+//
 // # Validation
 //
 // CrossValidate splits the corpus into k folds by a hash of the shape (Fold: FNV-1a 64 of

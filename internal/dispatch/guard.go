@@ -80,8 +80,12 @@ func (g *WaveGuard) Replaces(j, m, n, k int) bool {
 	return (blocks+s-1)/s*s*int64(g.WavesDen) >= blocks*int64(g.WavesNum)
 }
 
-// guarded is the kernel launched on M×N×K when the tables' chain launches j.
+// guarded is the kernel launched on M×N×K when the tables' chain launches j: the bulk guard's
+// where it takes the problem, else the wave guard's where it replaces j, else j.
 func (r *Rule) guarded(j, m, n, k int, takes func(j int) bool) int {
+	if r.Bulk.Takes(j, m, n, k) && takes(r.Bulk.Kernel) {
+		return r.Bulk.Kernel
+	}
 	if r.Guard.Replaces(j, m, n, k) && takes(r.Guard.Kernel) {
 		return r.Guard.Kernel
 	}
@@ -177,5 +181,127 @@ func (g *WaveGuard) remap(f func(int) int) *WaveGuard {
 			c.Kernels[x] = k
 		}
 	}
+	return &c
+}
+
+// The bulk guard. Where a big fixed tile covers a problem in at least two nearly full waves and K
+// is deep, that tile's kernel is the one to run: waves cost little there, and a bigger tile does
+// more FFMAs per loaded float than the smaller tiles and the split-K and stream-K kernels that the
+// tables pick around the corpus's large shapes. Those shapes are few and clustered (transformer and
+// convolution sizes), so the cells of larger problems are filled from them: 6143³ ran a 64×128
+// stream-K kernel at 0.87× cuBLAS through the header on an H100 and an H200. The guard acts where
+// K ≥ 1024, its kernel's tiles fill at least two waves (blocks ≥ 2·slots, slots = SMs × its blocks
+// per SM at tuning), and the output area its waves cover beyond M×N (partial tiles at the edges and
+// the last wave's empty slots) is at most a tenth of M×N. Its kernel is fitted: the fixed-grid
+// kernel without requirements and with an output tile of at least 128×256 that comes closest to
+// the best timed kernel on the training shapes it would take (mean log ratio to the best; untimed:
+// the slowest timed there), timed on at least 3 of them; none, no guard. Cross-validated on the H100
+// corpus (331 shapes, 5 folds) it changed 5 held-out shapes, each for the better (25088×512×2304
+// 0.96 → 1.01, 25088×512×4608 0.95 → 1.00, 100352×256×2304 1.01 → 1.07, 2048×13824×5120 0.94 →
+// 1.01, 1600×7680×2560 0.97 → 0.98; held out 1.0686 → 1.0695); fitted on every shape it changed
+// one, 1600×7680×2560, 0.99 → 0.98 (a 128×256 split-K kernel measured faster there). A tile of
+// 128×128 as its kernel, or no depth limit, made it worse (4093×4091×127: 0.54× for 128×256 tiles
+// against 0.84× for the rule's 64×64 cpasync kernel; 401408×128×576: half of each 128×256 tile
+// outside N). The bulk guard is checked before the wave guard.
+const (
+	// bulkWaves is the fewest waves of the bulk kernel's blocks it acts on.
+	bulkWaves = 2
+	// It acts when the area its waves cover beyond M×N is at most (bulkFullNum − bulkFullDen) /
+	// bulkFullDen of M×N.
+	bulkFullNum, bulkFullDen = 11, 10
+	// bulkDepth is the shallowest K it acts on.
+	bulkDepth = 1024
+	// bulkTile is the smallest output tile (rows × columns) of a bulk kernel.
+	bulkTile = 128 * 256
+)
+
+// BulkGuard is a rule's bulk guard (see above); nil: the rule has none.
+type BulkGuard struct {
+	// Kernel is the bulk kernel's index; TileRows×TileCols its tile, Slots its blocks per wave
+	// (SMs × blocks per SM at tuning).
+	Kernel             int `json:"kernel"`
+	TileRows, TileCols int `json:"-"`
+	Slots              int `json:"slots"`
+	// MinWaves is the fewest waves of its blocks it acts on, MinK the shallowest K.
+	MinWaves int `json:"min_waves"`
+	MinK     int `json:"min_k"`
+	// It acts when the area its waves cover beyond M×N is at most (FullNum−FullDen)/FullDen of M×N.
+	FullNum int `json:"full_num"`
+	FullDen int `json:"full_den"`
+}
+
+// Takes says whether the bulk guard launches its kernel on M×N×K in place of kernel j (the caller
+// still checks that its kernel takes the problem).
+func (g *BulkGuard) Takes(j, m, n, k int) bool {
+	if g == nil || j == g.Kernel || k < g.MinK {
+		return false
+	}
+	blocks := int64((m+g.TileRows-1)/g.TileRows) * int64((n+g.TileCols-1)/g.TileCols)
+	s := int64(g.Slots)
+	if blocks < int64(g.MinWaves)*s {
+		return false
+	}
+	// No overflow for M and N up to 2^31: the covered area is below 2^62 + 2^31·(tile + slots·tile).
+	area := int64(m) * int64(n)
+	waste := (blocks+s-1)/s*s*int64(g.TileRows)*int64(g.TileCols) - area
+	return waste*int64(g.FullDen) <= area*int64(g.FullNum-g.FullDen)
+}
+
+// bulkGuard fits the bulk guard on the training shapes (see above); nil when no kernel qualifies.
+func (m *model) bulkGuard() *BulkGuard {
+	d := m.d
+	best, at := math.Inf(-1), (*BulkGuard)(nil)
+	for j := range d.Kernels {
+		kn := &d.Kernels[j]
+		if kn.Split != nil || kn.GridZ > 1 || !kn.General || kn.TileRows*kn.TileCols < bulkTile {
+			continue
+		}
+		g := &BulkGuard{Kernel: j, TileRows: kn.TileRows, TileCols: kn.TileCols, Slots: d.SMs * max(kn.BlocksPerSM, 1),
+			MinWaves: bulkWaves, MinK: bulkDepth, FullNum: bulkFullNum, FullDen: bulkFullDen}
+		sum, n, timed := 0.0, 0, 0
+		for _, i := range m.train {
+			s := d.Samples[i].Shape
+			if !g.Takes(-1, s.M, s.N, s.K) {
+				continue
+			}
+			r, imputed, ok := d.Ratio(i, j)
+			if !ok {
+				continue
+			}
+			sum += math.Log(r / d.best(i))
+			n++
+			if !imputed {
+				timed++
+			}
+		}
+		if timed >= guardEvidence && sum/float64(n) > best {
+			best, at = sum/float64(n), g
+		}
+	}
+	return at
+}
+
+// check says whether the bulk guard is well formed for nk kernels.
+func (g *BulkGuard) check(nk int) error {
+	if g == nil {
+		return nil
+	}
+	if g.Kernel < 0 || g.Kernel >= nk {
+		return fmt.Errorf("dispatch rule: bulk guard kernel %d of %d kernels", g.Kernel, nk)
+	}
+	if g.TileRows < 1 || g.TileCols < 1 || g.Slots < 1 || g.MinWaves < 1 || g.MinK < 1 || g.FullDen < 1 || g.FullNum < g.FullDen {
+		return fmt.Errorf("dispatch rule: bulk guard tile %dx%d, %d slots, %d waves, K %d, %d/%d",
+			g.TileRows, g.TileCols, g.Slots, g.MinWaves, g.MinK, g.FullNum, g.FullDen)
+	}
+	return nil
+}
+
+// remap is the bulk guard with its kernel's index f(old index); nil when f drops it.
+func (g *BulkGuard) remap(f func(int) int) *BulkGuard {
+	if g == nil || f(g.Kernel) < 0 {
+		return nil
+	}
+	c := *g
+	c.Kernel = f(g.Kernel)
 	return &c
 }

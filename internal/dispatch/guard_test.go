@@ -118,3 +118,103 @@ func TestWaveGuardFit(t *testing.T) {
 		t.Errorf("64x64x64: the guard replaced %s", d.Kernels[j].Name)
 	}
 }
+
+func TestBulkGuardTakes(t *testing.T) {
+	// Kernel 2: 128×256 tiles, one block per SM on 132 SMs.
+	g := &BulkGuard{Kernel: 2, TileRows: 128, TileCols: 256, Slots: 132, MinWaves: 2, MinK: 1024, FullNum: 11, FullDen: 10}
+	for _, c := range []struct {
+		j, m, n, k int
+		want       bool
+	}{
+		{0, 8192, 8192, 8192, true},              // 64·32 = 2048 blocks, 16 waves with 1.5 % to spare
+		{0, 7000, 7000, 7000, true},              // 55·28 = 1540 blocks, 12 waves: 7.3 % beyond M×N
+		{0, 5000, 5000, 5000, false},             // 40·20 = 800 blocks: a 7th wave for 8 blocks, 15 % beyond M×N
+		{0, 3072, 3072, 3072, false},             // 288 blocks: 3 waves for 2.2, 37 % beyond
+		{0, 4096, 4096, 1023, false},             // shallower than MinK
+		{0, 4096, 4096, 1024, true},              // 512 blocks: 3.9 waves, 3 % beyond
+		{0, 401408, 128, 1152, false},            // half of every tile outside N
+		{0, 2048, 4096, 2048, false},             // 256 blocks: fewer than two waves
+		{2, 8192, 8192, 8192, false},             // the guard's own kernel
+		{-1, 8192, 8192, 8192, true},             // nothing launched yet (fitting asks so)
+		{0, 1<<31 - 1, 1<<31 - 1, 1 << 20, true}, // the largest dimensions: no overflow
+	} {
+		if got := g.Takes(c.j, c.m, c.n, c.k); got != c.want {
+			t.Errorf("Takes(%d, %dx%dx%d) = %v, want %v", c.j, c.m, c.n, c.k, got, c.want)
+		}
+	}
+	var none *BulkGuard
+	if none.Takes(0, 8192, 8192, 8192) {
+		t.Error("a nil bulk guard takes")
+	}
+	// Remap moves its kernel and drops it with its kernel; Used and Check see it.
+	r := &Rule{Table: []int{0}, Unaligned: []int{0}, General: []int{0}, Default: 0, Bulk: g}
+	if err := r.Check(3); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Check(2); err == nil {
+		t.Error("Check took a bulk kernel past the kernels")
+	}
+	if u := r.Used(); len(u) != 2 || u[1] != 2 {
+		t.Errorf("Used %v, want the table's kernel and the bulk guard's", u)
+	}
+	if m := r.Remap(func(j int) int { return []int{1, -1, 0}[j] }); m.Bulk == nil || m.Bulk.Kernel != 0 || !m.Bulk.Takes(1, 8192, 8192, 8192) {
+		t.Errorf("remapped bulk guard %+v", m.Bulk)
+	}
+	if d := r.Remap(func(j int) int { return []int{0, 1, -1}[j] }); d.Bulk != nil {
+		t.Errorf("a bulk guard whose kernel is dropped survives: %+v", d.Bulk)
+	}
+	bad := *g
+	bad.FullNum = 9
+	if err := (&Rule{Table: []int{0}, Unaligned: []int{0}, General: []int{0}, Bulk: &bad}).Check(3); err == nil {
+		t.Error("Check took a bulk guard whose spare area is negative")
+	}
+}
+
+// TestBulkGuardFit: on the synthetic GPU with a general 128×256 kernel that is the fastest per
+// full wave, Fit makes it the bulk guard, and every probe in its range runs it while the others
+// keep the tables' kernel.
+func TestBulkGuardFit(t *testing.T) {
+	shapes := synthCorpus(120, 11)
+	for _, s := range [][3]int{{8192, 8192, 2048}, {4096, 4096, 4096}, {16384, 2048, 2048}, {6144, 6144, 1024}, {2048, 2048, 2048}} {
+		shapes = append(shapes, protoShape(s[0], s[1], s[2]))
+	}
+	d := synthData(shapes)
+	bk := len(d.Kernels)
+	big := synthKernel{"bulk128x256", 128, 256, 1, 1, 0.995, 1, false, 1.1}
+	d.Kernels = append(d.Kernels, Kernel{Name: big.name, TileRows: 128, TileCols: 256, GridZ: 1, BlocksPerSM: 1, General: true,
+		Supports: func(m, n, k int) bool { return true }})
+	for i, s := range d.Samples {
+		d.Times[i] = append(d.Times[i], 1e3*synthTime(big, s.Shape.M, s.Shape.N, s.Shape.K)*noise(big.name, s.Shape))
+	}
+	r, err := Fit(d, nil, Config{BucketsPerOctave: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Bulk == nil || r.Bulk.Kernel != bk {
+		t.Fatalf("bulk guard %+v, want kernel %d", r.Bulk, bk)
+	}
+	takes := func(m, n, k int) func(j int) bool { return func(j int) bool { return d.Kernels[j].Supports(m, n, k) } }
+	fits := func(m, n int) func(j int) bool { return func(j int) bool { return d.Kernels[j].Fits(m, n) } }
+	in, out := 0, 0
+	for m := 1024; m <= 16384; m += 1536 {
+		for _, n := range []int{1000, 2048, 5000, 8192} {
+			for _, k := range []int{512, 4096} {
+				got := r.Dispatch(m, n, k, takes(m, n, k), fits(m, n))
+				blocks := float64((m+127)/128) * float64((n+255)/256)
+				spare := math.Ceil(blocks/132)*132*128*256/(float64(m)*float64(n)) - 1
+				want := k >= 1024 && blocks >= 264 && spare <= 0.1
+				switch {
+				case want && got != bk:
+					t.Errorf("%dx%dx%d: in the bulk guard's range, %s launched", m, n, k, d.Kernels[got].Name)
+				case want:
+					in++
+				default:
+					out++
+				}
+			}
+		}
+	}
+	if in == 0 || out == 0 {
+		t.Errorf("%d probes in the bulk guard's range, %d outside: both must be exercised", in, out)
+	}
+}

@@ -1049,6 +1049,7 @@ func Fit(d *Data, train []int, cfg Config) (*Rule, error) {
 	}
 	m.compile(r, ps)
 	r.Guard = m.waveGuard()
+	r.Bulk = m.bulkGuard()
 	return r, r.Check(len(d.Kernels))
 }
 

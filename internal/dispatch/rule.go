@@ -37,6 +37,9 @@ type Rule struct {
 	// Guard is the wave guard (guard.go): a stream-K kernel launched instead of a fixed-grid one
 	// whose last wave a large problem would leave mostly empty; nil: none.
 	Guard *WaveGuard `json:"wave_guard,omitempty"`
+	// Bulk is the bulk guard (guard.go): a big fixed tile launched on the large problems it covers
+	// in several nearly full waves; nil: none.
+	Bulk *BulkGuard `json:"bulk_guard,omitempty"`
 }
 
 // Bucket is the bucket of x ≥ 1 with 2^shift buckets per octave: 2^shift·floor(log2 x) plus the
@@ -92,9 +95,10 @@ func (r *Rule) Pick(m, n, k int) (aligned, unaligned, general int) {
 
 // Dispatch is the kernel launched on M×N×K: the cell's aligned kernel when its tile divides M and
 // N (fits) and it takes the problem (takes), else the first of the cell's unaligned kernel, its
-// general kernel, the aligned one and the default that takes it; −1 when none does. The wave guard
-// then replaces that kernel with its own where it applies (WaveGuard.Replaces) and its kernel takes
-// the problem.
+// general kernel, the aligned one and the default that takes it; −1 when none does. The bulk guard
+// then launches its kernel where it applies (BulkGuard.Takes), else the wave guard replaces that
+// kernel with its own where it applies (WaveGuard.Replaces), each only where its kernel takes the
+// problem.
 func (r *Rule) Dispatch(m, n, k int, takes, fits func(j int) bool) int {
 	a, u, g := r.Pick(m, n, k)
 	return r.guarded(dispatchChain(a, u, g, r.Default, takes, fits), m, n, k, takes)
@@ -125,15 +129,21 @@ func (r *Rule) Check(nk int) error {
 			}
 		}
 	}
-	return r.Guard.check(nk)
+	if err := r.Guard.check(nk); err != nil {
+		return err
+	}
+	return r.Bulk.check(nk)
 }
 
-// Used lists the kernel indices the table holds, with the default and the wave guard's kernel,
+// Used lists the kernel indices the table holds, with the default and the guards' kernels,
 // ascending.
 func (r *Rule) Used() []int {
 	seen := map[int]bool{r.Default: true}
 	if r.Guard != nil {
 		seen[r.Guard.Kernel] = true
+	}
+	if r.Bulk != nil {
+		seen[r.Bulk.Kernel] = true
 	}
 	for i := range r.Table {
 		seen[r.Table[i]], seen[r.Unaligned[i]], seen[r.General[i]] = true, true, true
@@ -156,6 +166,7 @@ func (r *Rule) Remap(f func(int) int) *Rule {
 	}
 	c.Default = f(r.Default)
 	c.Guard = r.Guard.remap(f)
+	c.Bulk = r.Bulk.remap(f)
 	c.Candidates = nil
 	for _, j := range r.Candidates {
 		if x := f(j); x >= 0 {

@@ -88,6 +88,8 @@ type RuleSummary struct {
 	Dispatched []string `json:"dispatched"`
 	// WaveGuard is the wave guard's kernel (Rule.Guard; empty: none).
 	WaveGuard string `json:"wave_guard,omitempty"`
+	// BulkGuard is the bulk guard's kernel (Rule.Bulk; empty: none).
+	BulkGuard string `json:"bulk_guard,omitempty"`
 }
 
 func (d *Data) ruleSummary(r *Rule, fold, train int) RuleSummary {
@@ -105,6 +107,9 @@ func (d *Data) ruleSummary(r *Rule, fold, train int) RuleSummary {
 	}
 	if r.Guard != nil {
 		s.WaveGuard = d.Kernels[r.Guard.Kernel].Name
+	}
+	if r.Bulk != nil {
+		s.BulkGuard = d.Kernels[r.Bulk.Kernel].Name
 	}
 	return s
 }

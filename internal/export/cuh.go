@@ -92,13 +92,14 @@ func cuhFile(p *Plan) ([]byte, error) {
 		// ArchFlag is the nvcc option the usage line suggests (sm_90a when a kernel needs it).
 		ArchFlag string
 		// Ops lists the ops with kernels; DefaultTable is the C initializer of the per-op defaults,
-		// GuardTable that of the per-op wave guards ({kernel, min_work, waves_num, waves_den, min_tiles}).
-		Ops, DefaultTable, GuardTable string
-		PrecisionDoc                  []string
-		DynDefault                    int
-		Classes, ClassRows, RuleDoc   []string
-		Kernels                       []cuhKernel
-		Rules                         []cuhRule
+		// GuardTable that of the per-op wave guards ({kernel, min_work, waves_num, waves_den, min_tiles}),
+		// BulkTable that of the per-op bulk guards ({kernel, min_waves, min_k, full_num, full_den, slots}).
+		Ops, DefaultTable, GuardTable, BulkTable string
+		PrecisionDoc                             []string
+		DynDefault                               int
+		Classes, ClassRows, RuleDoc              []string
+		Kernels                                  []cuhKernel
+		Rules                                    []cuhRule
 		// BigDyn: some kernel needs more than DynDefault bytes of dynamic shared memory.
 		BigDyn bool
 		// The strided-batched entry: the ops with batched kernels, the batch classes (comment lines
@@ -124,20 +125,24 @@ func cuhFile(p *Plan) ([]byte, error) {
 	if td != "" {
 		data.ArchFlag = "-gencode arch=compute_90a,code=sm_90a"
 	}
-	var table, guards []string
+	var table, guards, bulks []string
 	for _, op := range variant.Ops {
 		table = append(table, strconv.Itoa(p.DefaultOf(op)))
-		g := "{-1, 0, 1, 1, 0}"
+		g, b := "{-1, 0, 1, 1, 0}", "{-1, 1, 1, 1, 1, 1}"
 		if r := p.RuleOf(op); r != nil {
 			data.Rules = append(data.Rules, cuhRuleData(r))
 			if rg := r.Rule.Guard; rg != nil {
 				g = fmt.Sprintf("{%d, %dLL, %d, %d, %d}", rg.Kernel, rg.MinWork, rg.WavesNum, rg.WavesDen, rg.MinTiles)
 			}
+			if rb := r.Rule.Bulk; rb != nil {
+				b = fmt.Sprintf("{%d, %d, %d, %d, %d, %d}", rb.Kernel, rb.MinWaves, rb.MinK, rb.FullNum, rb.FullDen, rb.Slots)
+			}
 		}
-		guards = append(guards, g)
+		guards, bulks = append(guards, g), append(bulks, b)
 	}
 	data.DefaultTable = strings.Join(table, ", ")
 	data.GuardTable = strings.Join(guards, ", ")
+	data.BulkTable = strings.Join(bulks, ", ")
 	data.BatchOps = p.batchOpsList()
 	var btable []string
 	for _, op := range variant.Ops {

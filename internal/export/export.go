@@ -369,6 +369,10 @@ func summary(w io.Writer, p *Plan, out string) {
 			fmt.Fprintf(w, "    wave guard: %s replaces %d fixed-grid variant(s) where M·N·K ≥ %d, it has %d output tiles or more and their waves would run at most %d/%d full\n",
 				p.Variants[g.Kernel].V.Name, n, g.MinWork, g.MinTiles, g.WavesDen, g.WavesNum)
 		}
+		if g := r.Rule.Bulk; g != nil {
+			fmt.Fprintf(w, "    bulk guard: %s runs where K ≥ %d, its %dx%d tiles fill %d waves of %d or more and they cover at most %d/%d more than M×N\n",
+				p.Variants[g.Kernel].V.Name, g.MinK, g.TileRows, g.TileCols, g.MinWaves, g.Slots, g.FullNum-g.FullDen, g.FullDen)
+		}
 	}
 	for _, r := range p.Batched {
 		for _, c := range r.Classes {

@@ -99,8 +99,8 @@ func TestSelection(t *testing.T) {
 // requirementsFixture exports a copy of the fixture in which micro1d_t32_r8 and micro1d_t64_r8
 // demand K and the leading dimensions in multiples of 4 and M in multiples of 2 (as vectorized
 // kernels do), so that the rule's cells hold variants with requirements and its general table
-// differs from its first. Its rule also carries a wave guard (injectGuard), so that the
-// artifacts' guard code is exercised too.
+// differs from its first. Its rule also carries a wave guard and a bulk guard (injectGuard), so
+// that the artifacts' guard code is exercised too.
 func requirementsFixture(t *testing.T) (string, *Plan) {
 	t.Helper()
 	tune, verify, gen := copyFixture(t)
@@ -136,7 +136,9 @@ func requirementsFixture(t *testing.T) (string, *Plan) {
 // injectGuard gives p's NN rule a wave guard, as Fit gives a corpus with a stream-K kernel (the
 // fixture has none): its robust default replaces every other variant on problems of M·N·K ≥ 2^18
 // on which it has 16 tiles or more and whose blocks would fill their waves to at most 5/7 on 132
-// SMs at two blocks per SM.
+// SMs at two blocks per SM; and a bulk guard (the fixture has no big tile): the first other
+// fixed-grid variant without requirements runs where K ≥ 64 and its tiles fill two waves of 16
+// blocks or more with at most a tenth of M×N to spare.
 func injectGuard(t *testing.T, p *Plan) {
 	t.Helper()
 	r := p.RuleOf(variant.OpNN)
@@ -149,6 +151,17 @@ func injectGuard(t *testing.T, p *Plan) {
 		}
 	}
 	r.Rule.Guard = g
+	// A bulk guard on another fixed-grid kernel without requirements, at thresholds the probes reach.
+	for i, c := range p.Variants {
+		if i != r.Default && c.V.Split == nil && c.V.Op == variant.OpNN && atLeast1(c.V.GridZ) == 1 && supports(&c.V, 7, 7, 7, 7, 7, 7) == nil {
+			r.Rule.Bulk = &dispatch.BulkGuard{Kernel: i, TileRows: c.V.Tile.Rows, TileCols: c.V.Tile.Cols, Slots: 16, MinWaves: 2, MinK: 64,
+				FullNum: 11, FullDen: 10}
+			break
+		}
+	}
+	if r.Rule.Bulk == nil {
+		t.Fatal("the fixture has no second fixed-grid kernel without requirements for a bulk guard")
+	}
 	if err := r.Rule.Check(len(p.Variants)); err != nil {
 		t.Fatal(err)
 	}
@@ -175,10 +188,14 @@ func TestChooseFollowsRule(t *testing.T) {
 		}
 		// The path the launch took (a cell's aligned and unaligned kernels may be one kernel).
 		unguarded := *p.RuleOf(variant.OpNN).Rule
-		unguarded.Guard = nil
+		unguarded.Guard, unguarded.Bulk = nil, nil
 		if jc := unguarded.Dispatch(m, n, k, func(j int) bool { return supports(&p.Variants[j].V, m, n, k, k, n, n) == nil },
 			func(j int) bool { return m%p.Variants[j].V.Tile.Rows == 0 && n%p.Variants[j].V.Tile.Cols == 0 }); jc != j {
-			used["guard"]++
+			if b := p.RuleOf(variant.OpNN).Rule.Bulk; j == b.Kernel && b.Takes(jc, m, n, k) {
+				used["bulk"]++
+			} else {
+				used["guard"]++
+			}
 			continue
 		}
 		a, u, g := p.RuleOf(variant.OpNN).Rule.Pick(m, n, k)
@@ -195,7 +212,7 @@ func TestChooseFollowsRule(t *testing.T) {
 		}
 	}
 	t.Logf("launched from: %v", used)
-	for _, from := range []string{"aligned", "unaligned", "guard"} {
+	for _, from := range []string{"aligned", "unaligned", "guard", "bulk"} {
 		if used[from] == 0 {
 			t.Errorf("no probe launched the cell's %s kernel: that path is not exercised", from)
 		}

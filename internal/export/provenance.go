@@ -79,6 +79,8 @@ type OpDispatchDoc struct {
 	FittedOn int `json:"fitted_on_shapes"`
 	// WaveGuard is the rule's wave guard (internal/dispatch's WaveGuard), absent when it has none.
 	WaveGuard *WaveGuardDoc `json:"wave_guard,omitempty"`
+	// BulkGuard is the rule's bulk guard (internal/dispatch's BulkGuard), absent when it has none.
+	BulkGuard *BulkGuardDoc `json:"bulk_guard,omitempty"`
 }
 
 // WaveGuardDoc is an op's wave guard: its kernel replaces a fixed-grid kernel on a problem of
@@ -90,6 +92,20 @@ type WaveGuardDoc struct {
 	WavesNum int    `json:"waves_num"`
 	WavesDen int    `json:"waves_den"`
 	MinTiles int    `json:"min_tiles"`
+}
+
+// BulkGuardDoc is an op's bulk guard: its kernel, a TileRows×TileCols tile, runs where K ≥ MinK,
+// its blocks fill at least MinWaves waves of Slots, and the output area its waves cover beyond M×N
+// is at most (FullNum−FullDen)/FullDen of M×N.
+type BulkGuardDoc struct {
+	Variant  string `json:"variant"`
+	TileRows int    `json:"tile_rows"`
+	TileCols int    `json:"tile_cols"`
+	Slots    int    `json:"slots"`
+	MinWaves int    `json:"min_waves"`
+	MinK     int    `json:"min_k"`
+	FullNum  int    `json:"full_num"`
+	FullDen  int    `json:"full_den"`
 }
 
 // ClassDoc is one shape class.
@@ -163,6 +179,10 @@ func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error)
 		if g := r.Rule.Guard; g != nil {
 			pv.Dispatch.Ops[len(pv.Dispatch.Ops)-1].WaveGuard = &WaveGuardDoc{Variant: p.Variants[g.Kernel].V.Name, MinWork: g.MinWork,
 				WavesNum: g.WavesNum, WavesDen: g.WavesDen, MinTiles: g.MinTiles}
+		}
+		if g := r.Rule.Bulk; g != nil {
+			pv.Dispatch.Ops[len(pv.Dispatch.Ops)-1].BulkGuard = &BulkGuardDoc{Variant: p.Variants[g.Kernel].V.Name, TileRows: g.TileRows,
+				TileCols: g.TileCols, Slots: g.Slots, MinWaves: g.MinWaves, MinK: g.MinK, FullNum: g.FullNum, FullDen: g.FullDen}
 		}
 	}
 	sort.Strings(pv.Files)

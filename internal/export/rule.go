@@ -106,6 +106,11 @@ func ruleDoc(p *Plan, refusal string) string {
 				"and the variant's waves would run at most %d/%d full.", r.Op, p.Variants[g.Kernel].V.Name, g.MinWork, g.MinTiles,
 				g.WavesDen, g.WavesNum), 100)
 		}
+		if g := r.Rule.Bulk; g != nil {
+			guard += "\n" + wrap(fmt.Sprintf("%s's bulk guard, %s (a %d×%d tile), runs instead, before the wave guard, where K ≥ %d, "+
+				"its blocks fill at least %d waves of %d and the area its waves cover beyond M×N is at most %d/%d of M×N.",
+				r.Op, p.Variants[g.Kernel].V.Name, g.TileRows, g.TileCols, g.MinK, g.MinWaves, g.Slots, g.FullNum-g.FullDen, g.FullDen), 100)
+		}
 	}
 	return fmt.Sprintf("Dispatch: each op has its own rule (%s), whose tables pick the variant from M, N and K, each put\n"+
 		"in a bucket: integer operations and table reads per call. They were fitted on the timings of %s of\n"+
@@ -134,6 +139,11 @@ func goRule(f *jen.File, p *Plan) {
 		jen.Id("guard").Int(),
 		jen.Id("guardWork").Int64(),
 		jen.List(jen.Id("guardNum"), jen.Id("guardDen"), jen.Id("guardTiles")).Int64(),
+		jen.Comment("The bulk guard (guarded): its kernel (-1: none), the fewest waves of its blocks and the"),
+		jen.Comment("shallowest K it acts on, the area beyond M·N its waves may cover, (bulkNum-bulkDen)/bulkDen"),
+		jen.Comment("of M·N, and its blocks per wave."),
+		jen.Id("bulk").Int(),
+		jen.List(jen.Id("bulkWaves"), jen.Id("bulkK"), jen.Id("bulkNum"), jen.Id("bulkDen"), jen.Id("bulkSlots")).Int64(),
 	)
 	f.Line()
 	f.Comment("rules holds each op's rule, indexed by Op (nil: the export has no kernel for the op).")
@@ -168,6 +178,12 @@ func goRule(f *jen.File, p *Plan) {
 				} else {
 					fields[jen.Id("guard")] = jen.Lit(-1)
 				}
+				if g := r.Bulk; g != nil {
+					fields[jen.Id("bulk")], fields[jen.Id("bulkWaves")], fields[jen.Id("bulkK")] = jen.Lit(g.Kernel), jen.Lit(g.MinWaves), jen.Lit(g.MinK)
+					fields[jen.Id("bulkNum")], fields[jen.Id("bulkDen")], fields[jen.Id("bulkSlots")] = jen.Lit(g.FullNum), jen.Lit(g.FullDen), jen.Lit(g.Slots)
+				} else {
+					fields[jen.Id("bulk")] = jen.Lit(-1)
+				}
 				items = append(items, jen.Comment(lineComment(wrap(or.Op.String()+": Columns (K): "+kColumns(r)+".", 96))),
 					jen.Id(goOp(or.Op)).Op(":").Values(fields))
 			}
@@ -200,13 +216,27 @@ func goRule(f *jen.File, p *Plan) {
 	)
 	f.Line()
 	f.Comment(lineComment("guarded is the kernel launched when the cell launches kernel i (which takes the problem): the\n" +
-		"wave guard, a stream-K kernel whose blocks share the work over one wave, when i has a fixed grid\n" +
-		"(waveSlots > 0), M·N·K is at least guardWork, the guard has at least guardTiles output tiles,\n" +
-		"i's blocks would fill its waves to at most guardDen/guardNum on average (a large problem whose\n" +
-		"last wave would be mostly empty) and the guard takes the problem; else i."))
+		"bulk guard's kernel, a big fixed tile, when K is at least bulkK, its blocks fill at least\n" +
+		"bulkWaves waves of bulkSlots, the area its waves cover beyond M·N is at most\n" +
+		"(bulkNum-bulkDen)/bulkDen of M·N and it takes the problem; else the wave guard, a stream-K\n" +
+		"kernel whose blocks share the work over one wave, when i has a fixed grid (waveSlots > 0),\n" +
+		"M·N·K is at least guardWork, the guard has at least guardTiles output tiles, i's blocks would\n" +
+		"fill its waves to at most guardDen/guardNum on average (a large problem whose last wave would\n" +
+		"be mostly empty) and the guard takes the problem; else i."))
 	id := jen.Id
 	i64 := func(x string) *jen.Statement { return jen.Int64().Call(jen.Id(x)) }
 	f.Func().Params(id("r").Op("*").Id("opRule")).Id("guarded").Params(jen.List(id("i"), id("m"), id("n"), id("k"), id("lda"), id("ldb"), id("ldc")).Int(), id("ptrs").Uintptr()).Int().Block(
+		jen.If(id("r").Dot("bulk").Op(">=").Lit(0).Op("&&").Id("i").Op("!=").Id("r").Dot("bulk").Op("&&").Add(i64("k")).Op(">=").Id("r").Dot("bulkK")).Block(
+			id("kb").Op(":=").Op("&").Id("kernels").Index(id("r").Dot("bulk")),
+			id("blocks").Op(":=").Int64().Call(jen.Parens(id("m").Op("+").Id("kb").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kb").Dot("tileRows")).Op("*").
+				Int64().Call(jen.Parens(id("n").Op("+").Id("kb").Dot("tileCols").Op("-").Lit(1)).Op("/").Id("kb").Dot("tileCols")),
+			id("s").Op(":=").Id("r").Dot("bulkSlots"),
+			jen.Comment("No overflow for M and N up to 2^31."),
+			id("area").Op(":=").Add(i64("m")).Op("*").Add(i64("n")),
+			id("waste").Op(":=").Parens(id("blocks").Op("+").Id("s").Op("-").Lit(1)).Op("/").Id("s").Op("*").Id("s").Op("*").Int64().Call(id("kb").Dot("tileRows")).Op("*").Int64().Call(id("kb").Dot("tileCols")).Op("-").Id("area"),
+			jen.If(id("blocks").Op(">=").Id("r").Dot("bulkWaves").Op("*").Id("s").Op("&&").Id("waste").Op("*").Id("r").Dot("bulkDen").Op("<=").Id("area").Op("*").Parens(id("r").Dot("bulkNum").Op("-").Id("r").Dot("bulkDen")).Op("&&").
+				Id("reject").Call(id("kb"), id("m"), id("n"), id("k"), id("lda"), id("ldb"), id("ldc"), id("ptrs")).Op("==").Lit(0)).Block(jen.Return(id("r").Dot("bulk"))),
+		),
 		id("kn").Op(":=").Op("&").Id("kernels").Index(id("i")),
 		jen.Comment("M·N ≥ ceil(guardWork / K): M·N·K may not fit in 64 bits."),
 		jen.If(id("r").Dot("guard").Op("<").Lit(0).Op("||").Id("i").Op("==").Id("r").Dot("guard").Op("||").Id("kn").Dot("waveSlots").Op("==").Lit(0).Op("||").

@@ -794,8 +794,12 @@ func (p *Plan) Choose(op variant.Op, m, n, k, lda, ldb, ldc int) (int, error) {
 	aligned, unaligned, general := r.Rule.Pick(m, n, k)
 	fits := func(j int) bool { return m%p.Variants[j].V.Tile.Rows == 0 && n%p.Variants[j].V.Tile.Cols == 0 }
 	why := func(j int) error { return supports(&p.Variants[j].V, m, n, k, lda, ldb, ldc) }
-	// The wave guard (internal/dispatch's WaveGuard) may replace the kernel the cell's chain launches.
+	// The bulk and wave guards (internal/dispatch's BulkGuard and WaveGuard) may replace the kernel
+	// the cell's chain launches.
 	guarded := func(j int) int {
+		if g := r.Rule.Bulk; g.Takes(j, m, n, k) && why(g.Kernel) == nil {
+			return g.Kernel
+		}
 		if g := r.Rule.Guard; g.Replaces(j, m, n, k) && why(g.Kernel) == nil {
 			return g.Kernel
 		}

@@ -652,6 +652,11 @@ type opRule struct {
 	guard                          int
 	guardWork                      int64
 	guardNum, guardDen, guardTiles int64
+	// The bulk guard (guarded): its kernel (-1: none), the fewest waves of its blocks and the
+	// shallowest K it acts on, the area beyond M·N its waves may cover, (bulkNum-bulkDen)/bulkDen
+	// of M·N, and its blocks per wave.
+	bulk                                          int
+	bulkWaves, bulkK, bulkNum, bulkDen, bulkSlots int64
 }
 
 // rules holds each op's rule, indexed by Op (nil: the export has no kernel for the op).
@@ -932,6 +937,7 @@ var rules = [4]*opRule{
 			"211222222222222244444", // M >= 16384, N 12288-16383
 			"222222222222222244444", // M >= 16384, N >= 16384
 		},
+		bulk: -1,
 		general: []string{
 			"222000000022222222222", // M <= 63, N <= 191
 			"222000000002222222222", // M <= 63, N 192-255
@@ -1536,6 +1542,7 @@ var rules = [4]*opRule{
 			"=======", // M >= 16384, N 12288-16383
 			"=======", // M >= 16384, N >= 16384
 		},
+		bulk: -1,
 		general: []string{
 			"=======", // M <= 3071, N <= 3071
 			"=======", // M <= 3071, N 3072-4095
@@ -1698,6 +1705,7 @@ var rules = [4]*opRule{
 			";;;;;;;", // M >= 16384, N 12288-16383
 			";;;;;;;", // M >= 16384, N >= 16384
 		},
+		bulk: -1,
 		general: []string{
 			";;;;;;;", // M <= 3071, N <= 3071
 			";;;;;;;", // M <= 3071, N 3072-4095
@@ -1860,6 +1868,7 @@ var rules = [4]*opRule{
 			"<<<<<<<", // M >= 16384, N 12288-16383
 			"<<<<<<<", // M >= 16384, N >= 16384
 		},
+		bulk: -1,
 		general: []string{
 			"<<<<<<<", // M <= 3071, N <= 3071
 			"<<<<<<<", // M <= 3071, N 3072-4095
@@ -1996,11 +2005,25 @@ func (r *opRule) pick(m, n, k int) (aligned, unaligned, general int) {
 }
 
 // guarded is the kernel launched when the cell launches kernel i (which takes the problem): the
-// wave guard, a stream-K kernel whose blocks share the work over one wave, when i has a fixed grid
-// (waveSlots > 0), M·N·K is at least guardWork, the guard has at least guardTiles output tiles,
-// i's blocks would fill its waves to at most guardDen/guardNum on average (a large problem whose
-// last wave would be mostly empty) and the guard takes the problem; else i.
+// bulk guard's kernel, a big fixed tile, when K is at least bulkK, its blocks fill at least
+// bulkWaves waves of bulkSlots, the area its waves cover beyond M·N is at most
+// (bulkNum-bulkDen)/bulkDen of M·N and it takes the problem; else the wave guard, a stream-K
+// kernel whose blocks share the work over one wave, when i has a fixed grid (waveSlots > 0),
+// M·N·K is at least guardWork, the guard has at least guardTiles output tiles, i's blocks would
+// fill its waves to at most guardDen/guardNum on average (a large problem whose last wave would
+// be mostly empty) and the guard takes the problem; else i.
 func (r *opRule) guarded(i, m, n, k, lda, ldb, ldc int, ptrs uintptr) int {
+	if r.bulk >= 0 && i != r.bulk && int64(k) >= r.bulkK {
+		kb := &kernels[r.bulk]
+		blocks := int64((m+kb.tileRows-1)/kb.tileRows) * int64((n+kb.tileCols-1)/kb.tileCols)
+		s := r.bulkSlots
+		// No overflow for M and N up to 2^31.
+		area := int64(m) * int64(n)
+		waste := (blocks+s-1)/s*s*int64(kb.tileRows)*int64(kb.tileCols) - area
+		if blocks >= r.bulkWaves*s && waste*r.bulkDen <= area*(r.bulkNum-r.bulkDen) && reject(kb, m, n, k, lda, ldb, ldc, ptrs) == 0 {
+			return r.bulk
+		}
+	}
 	kn := &kernels[i]
 	// M·N ≥ ceil(guardWork / K): M·N·K may not fit in 64 bits.
 	if r.guard < 0 || i == r.guard || kn.waveSlots == 0 || int64(m)*int64(n) < (r.guardWork+int64(k)-1)/int64(k) {
