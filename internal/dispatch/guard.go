@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"tilegen/internal/protocol"
 	"tilegen/internal/variant"
 )
 
@@ -109,24 +110,11 @@ func (m *model) waveGuard() *WaveGuard {
 		if kn.Split == nil || !kn.Split.StreamK || !kn.General {
 			continue
 		}
-		sum, n, timed := 0.0, 0, 0
-		for _, i := range m.train {
-			s := d.Samples[i].Shape
-			if !large(s.M, s.N, s.K, guardWork) || variant.CeilDiv(s.M, kn.TileRows)*variant.CeilDiv(s.N, kn.TileCols) < d.SMs {
-				continue
-			}
-			r, imputed, ok := d.Ratio(i, j)
-			if !ok {
-				continue
-			}
-			sum += math.Log(r)
-			n++
-			if !imputed {
-				timed++
-			}
-		}
-		if timed >= guardEvidence && sum/float64(n) > best {
-			best, at = sum/float64(n), j
+		mean, timed := m.guardScore(j, false, func(s protocol.Shape) bool {
+			return large(s.M, s.N, s.K, guardWork) && variant.CeilDiv(s.M, kn.TileRows)*variant.CeilDiv(s.N, kn.TileCols) >= d.SMs
+		})
+		if timed >= guardEvidence && mean > best {
+			best, at = mean, j
 		}
 	}
 	if at < 0 {
@@ -258,27 +246,39 @@ func (m *model) bulkGuard() *BulkGuard {
 		}
 		g := &BulkGuard{Kernel: j, TileRows: kn.TileRows, TileCols: kn.TileCols, Slots: d.SMs * max(kn.BlocksPerSM, 1),
 			MinWaves: bulkWaves, MinK: bulkDepth, FullNum: bulkFullNum, FullDen: bulkFullDen}
-		sum, n, timed := 0.0, 0, 0
-		for _, i := range m.train {
-			s := d.Samples[i].Shape
-			if !g.Takes(-1, s.M, s.N, s.K) {
-				continue
-			}
-			r, imputed, ok := d.Ratio(i, j)
-			if !ok {
-				continue
-			}
-			sum += math.Log(r / d.best(i))
-			n++
-			if !imputed {
-				timed++
-			}
-		}
-		if timed >= guardEvidence && sum/float64(n) > best {
-			best, at = sum/float64(n), g
+		mean, timed := m.guardScore(j, true, func(s protocol.Shape) bool { return g.Takes(-1, s.M, s.N, s.K) })
+		if timed >= guardEvidence && mean > best {
+			best, at = mean, g
 		}
 	}
 	return at
+}
+
+// guardScore is kernel j's mean log ratio over the training shapes that covers takes (untimed: the
+// slowest timed there; toBest: relative to the best timed on each), and on how many it was timed.
+func (m *model) guardScore(j int, toBest bool, covers func(protocol.Shape) bool) (mean float64, timed int) {
+	sum, n := 0.0, 0
+	for _, i := range m.train {
+		if !covers(m.d.Samples[i].Shape) {
+			continue
+		}
+		r, imputed, ok := m.d.Ratio(i, j)
+		if !ok {
+			continue
+		}
+		if toBest {
+			r /= m.d.best(i)
+		}
+		sum += math.Log(r)
+		n++
+		if !imputed {
+			timed++
+		}
+	}
+	if n == 0 {
+		return math.Inf(-1), 0
+	}
+	return sum / float64(n), timed
 }
 
 // check says whether the bulk guard is well formed for nk kernels.
