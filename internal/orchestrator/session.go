@@ -355,14 +355,14 @@ func (s *session) planCublas(shapes []protocol.Shape) []workerproc.Task {
 			s.add(r)
 			continue
 		}
-		tasks = append(tasks, func(sl *workerproc.Slot) error {
+		tasks = append(tasks, workerproc.Task{Do: func(sl *workerproc.Slot) error {
 			rec, err := s.measureCublas(sl, sh)
 			if isStart(err) {
 				return err
 			}
 			s.finish(rec, cacheable(err))
 			return nil
-		})
+		}})
 	}
 	return tasks
 }
@@ -481,7 +481,7 @@ func (s *session) planVariants(kind string, items []item) []workerproc.Task {
 			}
 		}
 		s.preload = append(s.preload, v)
-		tasks = append(tasks, func(sl *workerproc.Slot) error {
+		tasks = append(tasks, workerproc.Task{Key: v.Name, Do: func(sl *workerproc.Slot) error {
 			if ts != nil {
 				if err := s.ensureCublas(sl, it.Shape); isStart(err) {
 					return err
@@ -514,7 +514,7 @@ func (s *session) planVariants(kind string, items []item) []workerproc.Task {
 			fill(&rec, resp, err, ts != nil)
 			s.finish(rec, cacheable(err))
 			return nil
-		})
+		}})
 	}
 	s.reportStale()
 	return tasks

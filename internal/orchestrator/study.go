@@ -110,7 +110,7 @@ func (S *Session) Breakdown(name string, sh protocol.Shape, runs int) (protocol.
 	}
 	var resp protocol.Response
 	var callErr error
-	err = s.pool.Run([]workerproc.Task{func(sl *workerproc.Slot) error {
+	err = s.pool.Run([]workerproc.Task{{Key: name, Do: func(sl *workerproc.Slot) error {
 		req := protocol.Request{Op: protocol.OpBreakdown, Kernel: &protocol.Kernel{Variant: *v, PTX: ptx},
 			Shape: sh, Verify: s.verifySettings(name, sh), Runs: runs}
 		to := s.cfg.Watchdog.timeout(sh, 0, &protocol.TimingSettings{Reps: 2 * runs}, req.Verify)
@@ -122,7 +122,7 @@ func (S *Session) Breakdown(name string, sh protocol.Shape, runs int) (protocol.
 		}
 		resp, callErr = r, cerr
 		return nil
-	}})
+	}}})
 	if err == nil {
 		err = callErr
 	}

@@ -128,7 +128,7 @@ func (s *session) refine(recs []results.Record) (map[protocol.Shape][]resultsdir
 		if len(idx) < 2 {
 			continue
 		}
-		tasks = append(tasks, func(sl *workerproc.Slot) error {
+		tasks = append(tasks, workerproc.Task{Do: func(sl *workerproc.Slot) error {
 			note, err := s.remeasure(sl, sh, es, idx)
 			if err != nil {
 				return err
@@ -138,7 +138,7 @@ func (s *session) refine(recs []results.Record) (map[protocol.Shape][]resultsdir
 			notes[sh] = note
 			mu.Unlock()
 			return nil
-		})
+		}})
 	}
 	if len(tasks) > 0 {
 		fmt.Fprintf(s.cfg.Stderr, "re-measuring the leaders of %d shape(s) interleaved\n", len(tasks))

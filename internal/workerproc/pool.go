@@ -87,6 +87,9 @@ func (s *Slot) close() {
 type Pool struct {
 	// Slots are the devices, in the order they were opened.
 	Slots []*Slot
+	// owner maps a task key to the slot that took the first task of that key (see Run); it
+	// outlives a Run, so the later phases of a session keep the same slots on the same modules.
+	owner map[string]int
 }
 
 // visibleList maps device indexes to CUDA_VISIBLE_DEVICES values, respecting a restriction the
@@ -212,17 +215,32 @@ func (p *Pool) Close() {
 	}
 }
 
-// Task is one unit of work run on a slot. It returns an errStart when the slot could not start a
-// worker; every other failure it records itself.
-type Task func(s *Slot) error
+// Task is one unit of work run on a slot.
+type Task struct {
+	// Key is the task's affinity, "" for none: the tasks of one key (a variant's measurements,
+	// which all load its module) go to the slot that took the first of them, while it runs. With
+	// several devices handing out a shape-major queue in order sent every device through every
+	// variant, so each worker loaded (and, ahead of the JIT helpers, compiled) every module: on two
+	// H200s that was the larger part of the per-measurement time two devices lost over one.
+	Key string
+	// Do runs the task on s. It returns an errStart when the slot could not start a worker; every
+	// other failure it records itself.
+	Do func(s *Slot) error
+}
 
-// Run hands tasks out to the slots in order until none are left. A slot whose worker cannot be
-// restarted retires and its task goes to another slot; when every slot has retired, Run reports why.
+// Run hands tasks out to the slots in order until none are left: each slot takes the first task
+// in the queue that has no key or whose key is its own or nobody's (claiming that key), and when
+// only tasks of other slots' keys are left, the first of those (so no slot idles while another
+// has a backlog). A slot whose worker cannot be restarted retires, giving up its keys, and its task
+// goes to another slot; when every slot has retired, Run reports why.
 func (p *Pool) Run(tasks []Task) error {
 	var mu sync.Mutex
 	queue := append([]Task(nil), tasks...)
 	var startErr error
 	alive := append([]*Slot(nil), p.Slots...)
+	if p.owner == nil {
+		p.owner = map[string]int{}
+	}
 	// A slot that retires puts its task back; slots that already found the queue empty then need
 	// another round.
 	for len(queue) > 0 && len(alive) > 0 {
@@ -238,16 +256,22 @@ func (p *Pool) Run(tasks []Task) error {
 						mu.Unlock()
 						return
 					}
-					t := queue[0]
-					queue = queue[1:]
+					i := pick(queue, p.owner, s.Index)
+					t := queue[i]
+					queue = append(queue[:i:i], queue[i+1:]...)
 					mu.Unlock()
-					err := t(s)
+					err := t.Do(s)
 					var es *errStart
 					if errors.As(err, &es) {
 						mu.Lock()
 						queue = append([]Task{t}, queue...)
 						startErr = es.err
 						retired[s] = true
+						for k, o := range p.owner {
+							if o == s.Index {
+								delete(p.owner, k)
+							}
+						}
 						mu.Unlock()
 						return
 					}
@@ -267,4 +291,23 @@ func (p *Pool) Run(tasks []Task) error {
 		return fmt.Errorf("no worker left to run %d remaining measurements: %w", len(queue), startErr)
 	}
 	return nil
+}
+
+// pick is the index of the task slot takes from a non-empty queue (see Run), claiming its key in
+// owner when nobody held it.
+func pick(queue []Task, owner map[string]int, slot int) int {
+	for i, t := range queue {
+		if t.Key == "" {
+			return i
+		}
+		o, held := owner[t.Key]
+		if !held {
+			owner[t.Key] = slot
+			return i
+		}
+		if o == slot {
+			return i
+		}
+	}
+	return 0
 }
