@@ -102,11 +102,15 @@
 // A cell spans shapes whose wave quantization differs, so the tables can send a large problem to a
 // fixed-grid kernel whose last wave it leaves nearly empty. The rule's wave guard (WaveGuard,
 // guard.go) looks at the exact problem at launch: where the kernel the tables launch has a fixed
-// grid, M·N·K ≥ 2^30, the guard kernel has at least one output tile per SM, and the launched
-// kernel's waves would run at most 5/7 full (ceil(blocks/slots)·slots ≥ 7/5·blocks, slots = SMs ×
-// its blocks per SM at tuning), the guard kernel runs instead: the stream-K kernel without
-// requirements with the best mean log ratio on the training shapes it would cover (Fit chooses it;
-// none, no guard). A few integer operations per call; Rule.Dispatch, Data.Evaluate (so the
+// grid or a launch-time split-K rule (its slices computed for the tuning GPU's SMs), M·N·K ≥ 2^30,
+// the guard kernel has at least one output tile per SM, covers at most a quarter of M×N beyond it
+// and would split some tile's K (a stream-K launch whose last wave of whole tiles is more than half
+// full runs every tile whole), and the launched kernel's waves would run at most 10/13 full
+// (ceil(blocks/slots)·slots ≥ 13/10·blocks, slots = SMs × its blocks per SM at tuning), the guard
+// kernel runs instead: the stream-K kernel without requirements with the best mean log ratio on the
+// training shapes it would cover (Fit chooses it; none, no guard). The training shapes on which it
+// would replace a kernel measured faster there are kept out of it (WaveGuard.Keep, a sorted list the
+// artifacts search). A few integer operations per call; Rule.Dispatch, Data.Evaluate (so the
 // cross-validation) and the artifacts apply it.
 //
 // # The bulk guard

@@ -3,6 +3,8 @@ package dispatch
 import (
 	"fmt"
 	"math"
+	"slices"
+	"sort"
 
 	"tilegen/internal/protocol"
 	"tilegen/internal/variant"
@@ -25,9 +27,20 @@ import (
 // 0.82 → 1.00; held out 1.064 → 1.069), and none of the rule fitted on every shape; thresholds from
 // 1.3 to 1.5 and MinWork from 2^30 to 1.5·2^30 changed the same shapes (at 2^29 the rule fitted on
 // every shape lost 1568×1280×320, 0.92 → 0.67). Through the header on the 74 unseen shapes it
-// changed one, 500×4544×18176, 0.56 → 0.85. Extending it to the split-K kernels with a
-// launch-time rule (whose own rule already aims at full waves) raised the held-out geomean too but
-// lowered the rule fitted on every shape (pinned cells lost measured winners). Over fewer output
+// changed one, 500×4544×18176, 0.56 → 0.85. It also replaces the split-K kernels with a launch-time
+// rule, whose blocks are tiles × the slices that rule picks on the tuning GPU's SMs: their rule aims
+// at full waves in slices, but it takes one slice where splitting K does not pay, and then the tiles
+// alone may leave a wave mostly empty (768×3072×4096: 288 tiles of 64×128 on 396 slots, 0.81×; the
+// stream-K kernel 1.07×). With them the threshold is 13/10 (at 7/5 those cliffs at 1/1.38 were
+// missed), the guard's own tiles may cover at most a quarter of M×N beyond it (guardEdgeDen: a
+// 64-row tile on M ≤ 32 halved 8×152064×3584), and it acts only where its stream-K schedule splits
+// some tile's K (GuardKernel.splits: 600 tiles on 396 blocks run whole, 3200×1536×3072 0.83× against
+// the split-K kernel's 1.01×). On the training shapes where it would replace a kernel measured
+// faster (the pinned cells' measured winners: 1600×3072×1024 1.10 → 0.88 otherwise), it does not:
+// WaveGuard.Keep lists them. Cross-validated on the H100 corpus this took held out 1.0695 → 1.0712
+// (128×32000×4096 0.79 → 0.93, 128×13824×5120 0.87 → 1.03; 512×4096×4096 1.00 → 0.99), exported
+// unchanged; through the header on an H200, 43 off-corpus grid shapes whose launch it moves 0.906 →
+// 1.005 (1536×1536×3072 0.71 → 0.93). Over fewer output
 // tiles than SMs a stream-K kernel splits each tile's K many ways and its fix-up costs more than the
 // wave it saves (128×128×50000, 2 tiles: 0.29×), hence MinTiles; a first version left out the deep-K
 // products (K ≥ 4·max(M, N)) instead, which also left out the unseen 500×4544×18176 (K = 4·4544,
@@ -37,7 +50,10 @@ const (
 	// guardWork is the smallest M·N·K the guard acts on (about 2 GFLOP).
 	guardWork = 1 << 30
 	// The guard acts when ceil(blocks/slots)·slots·guardWavesDen ≥ blocks·guardWavesNum.
-	guardWavesNum, guardWavesDen = 7, 5
+	guardWavesNum, guardWavesDen = 13, 10
+	// guardEdgeDen: the guard acts only where its own tiles cover at most M·N/guardEdgeDen beyond
+	// M×N.
+	guardEdgeDen = 4
 	// guardEvidence is how many covered training shapes a stream-K kernel must have been timed on
 	// to be the guard.
 	guardEvidence = 3
@@ -54,6 +70,14 @@ type WaveGuard struct {
 	WavesDen int `json:"waves_den"`
 	// MinTiles is the fewest output tiles of the guard kernel on which it acts (the SM count).
 	MinTiles int `json:"min_tiles"`
+	// EdgeDen: the guard acts only where its own tiles cover at most M·N/EdgeDen beyond M×N.
+	EdgeDen int `json:"edge_den"`
+	// SMs is the SM count (the tuning GPU's) for which the guard computes a launch-time split-K
+	// kernel's slices.
+	SMs int `json:"sms"`
+	// Keep lists training shapes (M, N, K; sorted) on which the guard does not act: those where it
+	// would replace a kernel measured faster there than its own (or its own was not measured).
+	Keep [][3]int `json:"keep,omitempty"`
 	// Kernels[j] is what the guard knows of kernel j (indexed as the rule's kernels; Slots 0, or j
 	// past the end: the guard never replaces it); Kernels[Kernel] holds the guard's own tile.
 	Kernels []GuardKernel `json:"-"`
@@ -63,6 +87,8 @@ type WaveGuard struct {
 // (SMs × blocks per SM).
 type GuardKernel struct {
 	TileRows, TileCols, GridZ, Slots int
+	// Split is a launch-time split-K kernel's rule (nil: GridZ holds).
+	Split *variant.SplitRule
 }
 
 // Replaces says whether the guard launches its kernel instead of kernel j on M×N×K (the caller
@@ -76,9 +102,48 @@ func (g *WaveGuard) Replaces(j, m, n, k int) bool {
 		int64((m+own.TileRows-1)/own.TileRows)*int64((n+own.TileCols-1)/own.TileCols) < int64(g.MinTiles) {
 		return false
 	}
-	blocks := int64((m+gk.TileRows-1)/gk.TileRows) * int64((n+gk.TileCols-1)/gk.TileCols) * int64(max(gk.GridZ, 1))
+	// The output area the guard's partial tiles cover beyond M×N: at most a 1/EdgeDen of M×N (below
+	// 2^42 for M and N up to 2^31, so the product does not overflow).
+	area := int64(m) * int64(n)
+	edge := int64((m+own.TileRows-1)/own.TileRows*own.TileRows)*int64((n+own.TileCols-1)/own.TileCols*own.TileCols) - area
+	if edge*int64(g.EdgeDen) > area || g.keep(m, n, k) || !own.splits(m, n, k, g.SMs) {
+		return false
+	}
+	tiles := int64((m+gk.TileRows-1)/gk.TileRows) * int64((n+gk.TileCols-1)/gk.TileCols)
+	blocks := tiles * int64(max(gk.GridZ, 1))
+	if gk.Split != nil {
+		blocks = tiles * int64(gk.Split.Slices(int(tiles), gk.TileRows*gk.TileCols, k, g.SMs))
+	}
 	s := int64(gk.Slots)
 	return (blocks+s-1)/s*s*int64(g.WavesDen) >= blocks*int64(g.WavesNum)
+}
+
+// splits says whether the guard's stream-K kernel, on M×N×K and sms SMs, splits any tile's K
+// between blocks (streamk.cuh's schedule): where its tiles fill its blocks' waves exactly, or the
+// last wave more than half, it runs every tile whole, with the waves of a fixed-grid kernel of its
+// tile (1600×3072×1024 and 3200×1536×3072: 600 tiles of 64×128 on 396 blocks, 0.80-0.82× of the
+// split-K kernel they would replace). A guard kernel without a stream-K rule always counts as
+// splitting.
+func (gk *GuardKernel) splits(m, n, k, sms int) bool {
+	if gk.Split == nil || !gk.Split.StreamK {
+		return true
+	}
+	tiles := int64((m+gk.TileRows-1)/gk.TileRows) * int64((n+gk.TileCols-1)/gk.TileCols)
+	g := int64(gk.Split.CTAs(int(tiles), gk.TileRows*gk.TileCols, k, sms))
+	rest := tiles % g
+	return tiles < g || rest > 0 && 2*rest <= g
+}
+
+// keep says whether M×N×K is one of the guard's exempt training shapes.
+func (g *WaveGuard) keep(m, n, k int) bool {
+	x := [3]int{m, n, k}
+	i := sort.Search(len(g.Keep), func(i int) bool { return !keepLess(g.Keep[i], x) })
+	return i < len(g.Keep) && g.Keep[i] == x
+}
+
+// keepLess orders shapes by M, then N, then K.
+func keepLess(x, y [3]int) bool {
+	return x[0] < y[0] || x[0] == y[0] && (x[1] < y[1] || x[1] == y[1] && x[2] < y[2])
 }
 
 // guarded is the kernel launched on M×N×K when the tables' chain launches j: the bulk guard's
@@ -120,15 +185,18 @@ func (m *model) waveGuard() *WaveGuard {
 	if at < 0 {
 		return nil
 	}
-	g := &WaveGuard{Kernel: at, MinWork: guardWork, WavesNum: guardWavesNum, WavesDen: guardWavesDen, MinTiles: d.SMs,
+	g := &WaveGuard{Kernel: at, MinWork: guardWork, WavesNum: guardWavesNum, WavesDen: guardWavesDen, MinTiles: d.SMs, EdgeDen: guardEdgeDen,
 		Kernels: make([]GuardKernel, len(d.Kernels))}
+	g.SMs = d.SMs
 	for j := range d.Kernels {
 		kn := &d.Kernels[j]
 		if kn.Split == nil {
 			g.Kernels[j] = GuardKernel{TileRows: kn.TileRows, TileCols: kn.TileCols, GridZ: max(kn.GridZ, 1), Slots: d.SMs * max(kn.BlocksPerSM, 1)}
+		} else if !kn.Split.StreamK && kn.General {
+			g.Kernels[j] = GuardKernel{TileRows: kn.TileRows, TileCols: kn.TileCols, GridZ: 1, Slots: d.SMs * max(kn.BlocksPerSM, 1), Split: kn.Split}
 		}
 	}
-	g.Kernels[at] = GuardKernel{TileRows: d.Kernels[at].TileRows, TileCols: d.Kernels[at].TileCols, GridZ: 1}
+	g.Kernels[at] = GuardKernel{TileRows: d.Kernels[at].TileRows, TileCols: d.Kernels[at].TileCols, GridZ: 1, Split: d.Kernels[at].Split}
 	return g
 }
 
@@ -140,8 +208,13 @@ func (g *WaveGuard) check(nk int) error {
 	if g.Kernel < 0 || g.Kernel >= nk || g.Kernel >= len(g.Kernels) || len(g.Kernels) > nk {
 		return fmt.Errorf("dispatch rule: wave guard kernel %d, %d kernel entries, of %d kernels", g.Kernel, len(g.Kernels), nk)
 	}
-	if g.MinWork < 1 || g.WavesNum < 1 || g.WavesDen < 1 || g.MinTiles < 0 {
-		return fmt.Errorf("dispatch rule: wave guard thresholds %d, %d/%d, %d tiles", g.MinWork, g.WavesNum, g.WavesDen, g.MinTiles)
+	if g.MinWork < 1 || g.WavesNum < 1 || g.WavesDen < 1 || g.MinTiles < 0 || g.EdgeDen < 1 || g.SMs < 1 {
+		return fmt.Errorf("dispatch rule: wave guard thresholds %d, %d/%d, %d tiles, edge 1/%d, %d SMs", g.MinWork, g.WavesNum, g.WavesDen, g.MinTiles, g.EdgeDen, g.SMs)
+	}
+	for i := 1; i < len(g.Keep); i++ {
+		if !keepLess(g.Keep[i-1], g.Keep[i]) {
+			return fmt.Errorf("dispatch rule: wave guard keeps %v before %v", g.Keep[i-1], g.Keep[i])
+		}
 	}
 	for j, k := range g.Kernels {
 		if (k.Slots > 0 || j == g.Kernel) && (k.TileRows < 1 || k.TileCols < 1 || k.GridZ < 1) {
@@ -304,4 +377,30 @@ func (g *BulkGuard) remap(f func(int) int) *BulkGuard {
 	c := *g
 	c.Kernel = f(g.Kernel)
 	return &c
+}
+
+// guardKeep lists the training shapes on which r's wave guard would launch its kernel in place
+// of one measured faster there (or with its own kernel not measured there), sorted.
+func (m *model) guardKeep(r *Rule) [][3]int {
+	d := m.d
+	g := r.Guard
+	var out [][3]int
+	for _, i := range m.train {
+		s := d.Samples[i].Shape
+		takes := func(j int) bool { return d.supports(i, j) }
+		a, u, gen := r.Pick(s.M, s.N, s.K)
+		j := dispatchChain(a, u, gen, r.Default, takes, func(j int) bool { return d.Kernels[j].Fits(s.M, s.N) })
+		if j < 0 || r.Bulk.Takes(j, s.M, s.N, s.K) && takes(r.Bulk.Kernel) {
+			continue
+		}
+		if !g.Replaces(j, s.M, s.N, s.K) || !takes(g.Kernel) {
+			continue
+		}
+		tj, tg := d.Times[i][j], d.Times[i][g.Kernel]
+		if tj > 0 && (tg <= 0 || tj < tg) {
+			out = append(out, [3]int{s.M, s.N, s.K})
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return keepLess(out[a], out[b]) })
+	return slices.Compact(out)
 }

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"tilegen/internal/variant"
@@ -10,8 +11,8 @@ import (
 func TestWaveGuardReplaces(t *testing.T) {
 	// Kernel 0: 128×128 tiles, one block per SM on 132 SMs; kernel 1: the guard, 64×128 tiles; kernel
 	// 2: no slots.
-	g := &WaveGuard{Kernel: 1, MinWork: guardWork, WavesNum: 7, WavesDen: 5, MinTiles: 132,
-		Kernels: []GuardKernel{{128, 128, 1, 132}, {64, 128, 1, 0}, {}}}
+	g := &WaveGuard{Kernel: 1, MinWork: guardWork, WavesNum: guardWavesNum, WavesDen: guardWavesDen, MinTiles: 132, EdgeDen: guardEdgeDen, SMs: 132,
+		Kernels: []GuardKernel{{TileRows: 128, TileCols: 128, GridZ: 1, Slots: 132}, {TileRows: 64, TileCols: 128, GridZ: 1}, {}}}
 	for _, c := range []struct {
 		j, m, n, k int
 		want       bool
@@ -32,6 +33,47 @@ func TestWaveGuardReplaces(t *testing.T) {
 			t.Errorf("Replaces(%d, %dx%dx%d) = %v, want %v", c.j, c.m, c.n, c.k, got, c.want)
 		}
 	}
+	// A launch-time split-K kernel (kernel 3, 64×128 tiles, three blocks per SM): its blocks are
+	// tiles × the slices its rule picks on the guard's SMs. A fixed-grid kernel with 1200 slots
+	// (kernel 4) shows the edge test: the guard's 128 columns on N = 130 would cover twice M×N.
+	split := &variant.SplitRule{Max: 512, KStep: 16, MinK: 128, BlocksPerSM: 3, Balance: true, WorkspaceFloats: 4194304}
+	g.Kernels = append(g.Kernels, GuardKernel{TileRows: 64, TileCols: 128, GridZ: 1, Slots: 396, Split: split},
+		GuardKernel{TileRows: 128, TileCols: 128, GridZ: 1, Slots: 1200})
+	for _, c := range []struct {
+		j, m, n, k int
+		want       bool
+	}{
+		{3, 768, 3072, 4096, true},    // 288 tiles, one slice: 288 blocks on 396 slots
+		{3, 1024, 1024, 1024, false},  // 128 tiles, three slices: 384 blocks
+		{4, 100000, 256, 1024, true},  // 1564 blocks on 1200 slots
+		{4, 100000, 130, 1024, false}, // the same blocks, but the guard's tiles half outside N
+		{0, 2048, 1152, 1536, true},   // as above
+	} {
+		if got := g.Replaces(c.j, c.m, c.n, c.k); got != c.want {
+			t.Errorf("Replaces(%d, %dx%dx%d) = %v, want %v", c.j, c.m, c.n, c.k, got, c.want)
+		}
+	}
+	// Kept training shapes are left alone, the others not.
+	g.Keep = [][3]int{{768, 3072, 4096}, {1536, 1792, 1024}}
+	if g.Replaces(0, 1536, 1792, 1024) || g.Replaces(3, 768, 3072, 4096) || !g.Replaces(0, 2048, 1152, 1536) || !g.Replaces(3, 768, 3072, 4097) {
+		t.Error("the guard acts on a kept shape, or not next to one")
+	}
+	if err := g.check(5); err != nil {
+		t.Error(err)
+	}
+	g.Keep = [][3]int{{1536, 1792, 1024}, {768, 3072, 4096}}
+	if err := g.check(5); err == nil {
+		t.Error("an unsorted keep list passes the check")
+	}
+	g.Keep = nil
+	g.Kernels = g.Kernels[:3]
+	// A stream-K guard (396 blocks on 132 SMs) acts only where it splits some tile's K: 600 tiles of
+	// 64×128 leave a last wave of 204 blocks, more than half full, which it runs whole.
+	g.Kernels[1].Split = &variant.SplitRule{Max: 396, KStep: 16, MinK: 64, BlocksPerSM: 3, WorkspaceFloats: 1 << 30, StreamK: true}
+	if g.Replaces(0, 3200, 1536, 3072) || !g.Replaces(0, 768, 3072, 4096) {
+		t.Error("a stream-K guard that would run whole tiles acts, or one that splits does not")
+	}
+	g.Kernels[1].Split = nil
 	// The work test does not overflow at the largest dimensions.
 	if !large(math.MaxInt32, 128, 1<<30, guardWork) || large(1<<10, 1<<9, 1<<10, guardWork) || !large(1<<10, 1<<10, 1<<10, guardWork) {
 		t.Error("large: the work test overflows or misses")
@@ -89,18 +131,25 @@ func TestWaveGuardFit(t *testing.T) {
 			j := dispatchChain(a, u, g, r.Default, takes(m, n, k), fits(m, n))
 			got := r.Dispatch(m, n, k, takes(m, n, k), fits(m, n))
 			kn := &d.Kernels[j]
-			if kn.Split != nil {
+			if kn.Split != nil && (kn.Split.StreamK || !kn.General) {
 				if got != j {
-					t.Errorf("%dx%dx%d: %s has a launch-time grid, the guard replaced it", m, n, k, kn.Name)
+					t.Errorf("%dx%dx%d: %s is a stream-K kernel or has requirements, the guard replaced it", m, n, k, kn.Name)
 				}
 				continue
 			}
-			blocks := float64(kn.Blocks(m, n, k, d.SMs))
-			slots := float64(d.SMs * kn.BlocksPerSM)
-			cliff := math.Ceil(blocks/slots)*slots >= 1.4*blocks
+			// The guard's own 64×128 tiles: enough of them, at most a quarter of M×N beyond it.
+			tiles := int64((m+63)/64) * int64((n+127)/128)
+			edge := tiles*64*128 - int64(m)*int64(n)
+			blocks := kn.Blocks(m, n, k, d.SMs) // a launch-time split kernel: tiles × its slices
+			slots := int64(d.SMs * kn.BlocksPerSM)
+			// The stream-K kernel splits some tile's K: fewer tiles than blocks, or a last wave at most half full.
+			ctas := int64(d.Kernels[sk].Split.CTAs(int(tiles), 64*128, k, d.SMs))
+			splits := tiles < ctas || tiles%ctas > 0 && 2*(tiles%ctas) <= ctas
+			cliff := (blocks+slots-1)/slots*slots*10 >= 13*blocks && large(m, n, k, guardWork) && tiles >= int64(d.SMs) &&
+				edge*4 <= int64(m)*int64(n) && splits && !slices.Contains(r.Guard.Keep, [3]int{m, n, k})
 			switch {
 			case cliff && got != sk:
-				t.Errorf("%dx%dx%d: %s fills its waves to %.2f, the guard kept it", m, n, k, kn.Name, blocks/(math.Ceil(blocks/slots)*slots))
+				t.Errorf("%dx%dx%d: %s fills its waves to %.2f, the guard kept it", m, n, k, kn.Name, float64(blocks)/float64((blocks+slots-1)/slots*slots))
 			case !cliff && got != j:
 				t.Errorf("%dx%dx%d: %s fills its waves, the guard replaced it", m, n, k, kn.Name)
 			case cliff:
@@ -116,6 +165,26 @@ func TestWaveGuardFit(t *testing.T) {
 	a, u, g := r.Pick(64, 64, 64)
 	if got, j := r.Dispatch(64, 64, 64, takes(64, 64, 64), fits(64, 64)), dispatchChain(a, u, g, r.Default, takes(64, 64, 64), fits(64, 64)); got != j {
 		t.Errorf("64x64x64: the guard replaced %s", d.Kernels[j].Name)
+	}
+	// On the training shapes the guard acts only where its kernel was measured at least as fast as
+	// the one it replaces; the others are in its keep list.
+	for i, smp := range d.Samples {
+		m, n, k := smp.Shape.M, smp.Shape.N, smp.Shape.K
+		a, u, g := r.Pick(m, n, k)
+		j := dispatchChain(a, u, g, r.Default, takes(m, n, k), fits(m, n))
+		kept := slices.Contains(r.Guard.Keep, [3]int{m, n, k})
+		saved := r.Guard.Keep
+		r.Guard.Keep = nil
+		would := r.Dispatch(m, n, k, takes(m, n, k), fits(m, n)) == sk && j != sk
+		r.Guard.Keep = saved
+		tj, tg := d.Times[i][j], d.Times[i][sk]
+		slower := tj > 0 && (tg <= 0 || tj < tg)
+		if kept != (would && slower) {
+			t.Errorf("%dx%dx%d: kept %v, the guard would replace %s (%.4f ms) by its own (%.4f ms): %v", m, n, k, kept, d.Kernels[j].Name, tj, tg, would)
+		}
+	}
+	if len(r.Guard.Keep) == 0 {
+		t.Error("the guard keeps no training shape: the test exercises nothing")
 	}
 }
 

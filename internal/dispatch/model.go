@@ -1050,6 +1050,9 @@ func Fit(d *Data, train []int, cfg Config) (*Rule, error) {
 	m.compile(r, ps)
 	r.Guard = m.waveGuard()
 	r.Bulk = m.bulkGuard()
+	if r.Guard != nil {
+		r.Guard.Keep = m.guardKeep(r)
+	}
 	return r, r.Check(len(d.Kernels))
 }
 

@@ -92,14 +92,17 @@ func cuhFile(p *Plan) ([]byte, error) {
 		// ArchFlag is the nvcc option the usage line suggests (sm_90a when a kernel needs it).
 		ArchFlag string
 		// Ops lists the ops with kernels; DefaultTable is the C initializer of the per-op defaults,
-		// GuardTable that of the per-op wave guards ({kernel, min_work, waves_num, waves_den, min_tiles}),
+		// GuardTable that of the per-op wave guards ({kernel, min_work, waves_num, waves_den, min_tiles,
+		// edge_den, sms, keep offset, keep count}),
 		// BulkTable that of the per-op bulk guards ({kernel, min_waves, min_k, full_num, full_den, slots}).
 		Ops, DefaultTable, GuardTable, BulkTable string
-		PrecisionDoc                             []string
-		DynDefault                               int
-		Classes, ClassRows, RuleDoc              []string
-		Kernels                                  []cuhKernel
-		Rules                                    []cuhRule
+		// KeepTable lists the wave guards' kept shapes ({M, N, K}, each op's sorted, at its offset).
+		KeepTable                   string
+		PrecisionDoc                []string
+		DynDefault                  int
+		Classes, ClassRows, RuleDoc []string
+		Kernels                     []cuhKernel
+		Rules                       []cuhRule
 		// BigDyn: some kernel needs more than DynDefault bytes of dynamic shared memory.
 		BigDyn bool
 		// The strided-batched entry: the ops with batched kernels, the batch classes (comment lines
@@ -125,14 +128,18 @@ func cuhFile(p *Plan) ([]byte, error) {
 	if td != "" {
 		data.ArchFlag = "-gencode arch=compute_90a,code=sm_90a"
 	}
-	var table, guards, bulks []string
+	var table, guards, bulks, keep []string
 	for _, op := range variant.Ops {
 		table = append(table, strconv.Itoa(p.DefaultOf(op)))
-		g, b := "{-1, 0, 1, 1, 0}", "{-1, 1, 1, 1, 1, 1}"
+		g, b := "{-1, 0, 1, 1, 0, 1, 1, 0, 0}", "{-1, 1, 1, 1, 1, 1}"
 		if r := p.RuleOf(op); r != nil {
 			data.Rules = append(data.Rules, cuhRuleData(r))
 			if rg := r.Rule.Guard; rg != nil {
-				g = fmt.Sprintf("{%d, %dLL, %d, %d, %d}", rg.Kernel, rg.MinWork, rg.WavesNum, rg.WavesDen, rg.MinTiles)
+				g = fmt.Sprintf("{%d, %dLL, %d, %d, %d, %d, %d, %d, %d}", rg.Kernel, rg.MinWork, rg.WavesNum, rg.WavesDen, rg.MinTiles,
+					rg.EdgeDen, rg.SMs, len(keep), len(rg.Keep))
+				for _, x := range rg.Keep {
+					keep = append(keep, fmt.Sprintf("{%d, %d, %d}", x[0], x[1], x[2]))
+				}
 			}
 			if rb := r.Rule.Bulk; rb != nil {
 				b = fmt.Sprintf("{%d, %d, %d, %d, %d, %d}", rb.Kernel, rb.MinWaves, rb.MinK, rb.FullNum, rb.FullDen, rb.Slots)
@@ -142,6 +149,10 @@ func cuhFile(p *Plan) ([]byte, error) {
 	}
 	data.DefaultTable = strings.Join(table, ", ")
 	data.GuardTable = strings.Join(guards, ", ")
+	if len(keep) == 0 {
+		keep = []string{"{0, 0, 0}"} // no empty arrays in C++; every op's count is 0
+	}
+	data.KeepTable = strings.Join(keep, ", ")
 	data.BulkTable = strings.Join(bulks, ", ")
 	data.BatchOps = p.batchOpsList()
 	var btable []string

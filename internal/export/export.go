@@ -366,8 +366,8 @@ func summary(w io.Writer, p *Plan, out string) {
 					n++
 				}
 			}
-			fmt.Fprintf(w, "    wave guard: %s replaces %d fixed-grid variant(s) where M·N·K ≥ %d, it has %d output tiles or more and their waves would run at most %d/%d full\n",
-				p.Variants[g.Kernel].V.Name, n, g.MinWork, g.MinTiles, g.WavesDen, g.WavesNum)
+			fmt.Fprintf(w, "    wave guard: %s replaces %d variant(s) where M·N·K ≥ %d, it has %d output tiles or more covering at most 1/%d of M×N beyond it and their waves would run at most %d/%d full, except on %d shape(s) measured faster without it\n",
+				p.Variants[g.Kernel].V.Name, n, g.MinWork, g.MinTiles, g.EdgeDen, g.WavesDen, g.WavesNum, len(g.Keep))
 		}
 		if g := r.Rule.Bulk; g != nil {
 			fmt.Fprintf(w, "    bulk guard: %s runs where K ≥ %d, its %dx%d tiles fill %d waves of %d or more and they cover at most %d/%d more than M×N\n",

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -135,21 +136,38 @@ func requirementsFixture(t *testing.T) (string, *Plan) {
 
 // injectGuard gives p's NN rule a wave guard, as Fit gives a corpus with a stream-K kernel (the
 // fixture has none): its robust default replaces every other variant on problems of M·N·K ≥ 2^18
-// on which it has 16 tiles or more and whose blocks would fill their waves to at most 5/7 on 132
-// SMs at two blocks per SM; and a bulk guard (the fixture has no big tile): the first other
+// on which it has 16 tiles or more covering at most a quarter of M×N beyond it and whose blocks
+// (a launch-time split kernel's slices computed for 132 SMs) would fill their waves to at most 5/7
+// on 132 SMs at two blocks per SM, except on the first two probes it acts on (kept); and a bulk guard (the fixture has no big tile): the first other
 // fixed-grid variant without requirements runs where K ≥ 64 and its tiles fill two waves of 16
 // blocks or more with at most a tenth of M×N to spare.
 func injectGuard(t *testing.T, p *Plan) {
 	t.Helper()
 	r := p.RuleOf(variant.OpNN)
-	g := &dispatch.WaveGuard{Kernel: r.Default, MinWork: 1 << 18, WavesNum: 7, WavesDen: 5, MinTiles: 16, Kernels: make([]dispatch.GuardKernel, len(p.Variants))}
+	g := &dispatch.WaveGuard{Kernel: r.Default, MinWork: 1 << 18, WavesNum: 7, WavesDen: 5, MinTiles: 16, EdgeDen: 4, SMs: 132,
+		Kernels: make([]dispatch.GuardKernel, len(p.Variants))}
 	d := &p.Variants[r.Default].V
 	g.Kernels[r.Default] = dispatch.GuardKernel{TileRows: d.Tile.Rows, TileCols: d.Tile.Cols, GridZ: 1}
 	for i, c := range p.Variants {
-		if i != r.Default && c.V.Split == nil && c.V.Op == variant.OpNN {
-			g.Kernels[i] = dispatch.GuardKernel{TileRows: c.V.Tile.Rows, TileCols: c.V.Tile.Cols, GridZ: atLeast1(c.V.GridZ), Slots: 264}
+		if i != r.Default && c.V.Op == variant.OpNN && (c.V.Split == nil || !c.V.Split.StreamK) {
+			g.Kernels[i] = dispatch.GuardKernel{TileRows: c.V.Tile.Rows, TileCols: c.V.Tile.Cols, GridZ: atLeast1(c.V.GridZ), Slots: 264, Split: c.V.Split}
 		}
 	}
+	// The guard keeps the first two probes on which it would act.
+	for _, q := range probes {
+		if len(g.Keep) == 2 {
+			break
+		}
+		m, n, k := q[0], q[1], q[2]
+		if m < 1 || n < 1 || k < 1 {
+			continue
+		}
+		a, _, _ := r.Rule.Pick(m, n, k)
+		if g.Replaces(a, m, n, k) && !slices.Contains(g.Keep, [3]int{m, n, k}) {
+			g.Keep = append(g.Keep, [3]int{m, n, k})
+		}
+	}
+	slices.SortFunc(g.Keep, func(x, y [3]int) int { return slices.Compare(x[:], y[:]) })
 	r.Rule.Guard = g
 	// A bulk guard on another fixed-grid kernel without requirements, at thresholds the probes reach.
 	for i, c := range p.Variants {
@@ -186,6 +204,9 @@ func TestChooseFollowsRule(t *testing.T) {
 		if j < 0 {
 			continue
 		}
+		if slices.Contains(p.RuleOf(variant.OpNN).Rule.Guard.Keep, [3]int{m, n, k}) {
+			used["kept"]++
+		}
 		// The path the launch took (a cell's aligned and unaligned kernels may be one kernel).
 		unguarded := *p.RuleOf(variant.OpNN).Rule
 		unguarded.Guard, unguarded.Bulk = nil, nil
@@ -212,7 +233,7 @@ func TestChooseFollowsRule(t *testing.T) {
 		}
 	}
 	t.Logf("launched from: %v", used)
-	for _, from := range []string{"aligned", "unaligned", "guard", "bulk"} {
+	for _, from := range []string{"aligned", "unaligned", "guard", "bulk", "kept"} {
 		if used[from] == 0 {
 			t.Errorf("no probe launched the cell's %s kernel: that path is not exercised", from)
 		}

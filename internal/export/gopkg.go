@@ -210,6 +210,7 @@ func goDispatch(p *Plan) *jen.File {
 	})
 	f.Line()
 	goRule(f, p)
+	goKept(f)
 	f.Line()
 	f.Comment("Classes returns the shapes the rules were fitted on (see classes), by op, then in M, N, K order.")
 	f.Func().Id("Classes").Params().Index().Id("Class").Block(

@@ -83,15 +83,20 @@ type OpDispatchDoc struct {
 	BulkGuard *BulkGuardDoc `json:"bulk_guard,omitempty"`
 }
 
-// WaveGuardDoc is an op's wave guard: its kernel replaces a fixed-grid kernel on a problem of
-// M·N·K ≥ MinWork on which it has MinTiles output tiles or more and whose blocks fill
-// ceil(blocks/slots)·slots·WavesDen ≥ blocks·WavesNum (slots: the variant's wave_slots).
+// WaveGuardDoc is an op's wave guard: its kernel replaces a kernel with wave_slots (a fixed grid,
+// or a launch-time split, its slices computed for SMs) on a problem of M·N·K ≥ MinWork on which it
+// has MinTiles output tiles or more covering at most M·N/EdgeDen beyond M×N, that is not one of
+// the Keep shapes (MxNxK, where the kernel was measured faster than the guard's), and whose blocks
+// fill ceil(blocks/slots)·slots·WavesDen ≥ blocks·WavesNum (slots: the variant's wave_slots).
 type WaveGuardDoc struct {
-	Variant  string `json:"variant"`
-	MinWork  int64  `json:"min_work"`
-	WavesNum int    `json:"waves_num"`
-	WavesDen int    `json:"waves_den"`
-	MinTiles int    `json:"min_tiles"`
+	Variant  string   `json:"variant"`
+	MinWork  int64    `json:"min_work"`
+	WavesNum int      `json:"waves_num"`
+	WavesDen int      `json:"waves_den"`
+	MinTiles int      `json:"min_tiles"`
+	EdgeDen  int      `json:"edge_den"`
+	SMs      int      `json:"sms"`
+	Keep     []string `json:"keep,omitempty"`
 }
 
 // BulkGuardDoc is an op's bulk guard: its kernel, a TileRows×TileCols tile, runs where K ≥ MinK,
@@ -178,7 +183,11 @@ func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error)
 			FittedOn: r.FitShapes})
 		if g := r.Rule.Guard; g != nil {
 			pv.Dispatch.Ops[len(pv.Dispatch.Ops)-1].WaveGuard = &WaveGuardDoc{Variant: p.Variants[g.Kernel].V.Name, MinWork: g.MinWork,
-				WavesNum: g.WavesNum, WavesDen: g.WavesDen, MinTiles: g.MinTiles}
+				WavesNum: g.WavesNum, WavesDen: g.WavesDen, MinTiles: g.MinTiles, EdgeDen: g.EdgeDen, SMs: g.SMs}
+			for _, x := range g.Keep {
+				pv.Dispatch.Ops[len(pv.Dispatch.Ops)-1].WaveGuard.Keep = append(pv.Dispatch.Ops[len(pv.Dispatch.Ops)-1].WaveGuard.Keep,
+					fmt.Sprintf("%dx%dx%d", x[0], x[1], x[2]))
+			}
 		}
 		if g := r.Rule.Bulk; g != nil {
 			pv.Dispatch.Ops[len(pv.Dispatch.Ops)-1].BulkGuard = &BulkGuardDoc{Variant: p.Variants[g.Kernel].V.Name, TileRows: g.TileRows,

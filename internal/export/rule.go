@@ -102,9 +102,10 @@ func ruleDoc(p *Plan, refusal string) string {
 	for _, r := range p.Rules {
 		if g := r.Rule.Guard; g != nil {
 			guard += "\n" + wrap(fmt.Sprintf("%s's wave guard, %s (a stream-K kernel: its blocks share the work over one wave), "+
-				"runs instead of the launched variant where that has a fixed grid, M·N·K ≥ %d, the guard has at least %d output tiles "+
-				"and the variant's waves would run at most %d/%d full.", r.Op, p.Variants[g.Kernel].V.Name, g.MinWork, g.MinTiles,
-				g.WavesDen, g.WavesNum), 100)
+				"runs instead of the launched variant where that has a fixed grid or a launch-time split (its slices for %d SMs), "+
+				"M·N·K ≥ %d, the guard has at least %d output tiles covering at most 1/%d of M×N beyond it, the problem is not one "+
+				"of the %d shapes on which the variant was measured faster, and the variant's waves would run at most %d/%d full.",
+				r.Op, p.Variants[g.Kernel].V.Name, g.SMs, g.MinWork, g.MinTiles, g.EdgeDen, len(g.Keep), g.WavesDen, g.WavesNum), 100)
 		}
 		if g := r.Rule.Bulk; g != nil {
 			guard += "\n" + wrap(fmt.Sprintf("%s's bulk guard, %s (a %d×%d tile), runs instead, before the wave guard, where K ≥ %d, "+
@@ -139,6 +140,10 @@ func goRule(f *jen.File, p *Plan) {
 		jen.Id("guard").Int(),
 		jen.Id("guardWork").Int64(),
 		jen.List(jen.Id("guardNum"), jen.Id("guardDen"), jen.Id("guardTiles")).Int64(),
+		jen.Comment("The guard's tiles cover at most M·N/guardEdge beyond M×N; a launch-time split kernel's slices"),
+		jen.Comment("are computed for guardSMs SMs; keep lists the shapes it leaves alone (M, N, K; sorted)."),
+		jen.List(jen.Id("guardEdge"), jen.Id("guardSMs")).Int64(),
+		jen.Id("keep").Index().Index(jen.Lit(3)).Int(),
 		jen.Comment("The bulk guard (guarded): its kernel (-1: none), the fewest waves of its blocks and the"),
 		jen.Comment("shallowest K it acts on, the area beyond M·N its waves may cover, (bulkNum-bulkDen)/bulkDen"),
 		jen.Comment("of M·N, and its blocks per wave."),
@@ -175,6 +180,14 @@ func goRule(f *jen.File, p *Plan) {
 				if g := r.Guard; g != nil {
 					fields[jen.Id("guard")], fields[jen.Id("guardWork")] = jen.Lit(g.Kernel), jen.Lit(int(g.MinWork))
 					fields[jen.Id("guardNum")], fields[jen.Id("guardDen")], fields[jen.Id("guardTiles")] = jen.Lit(g.WavesNum), jen.Lit(g.WavesDen), jen.Lit(g.MinTiles)
+					fields[jen.Id("guardEdge")], fields[jen.Id("guardSMs")] = jen.Lit(g.EdgeDen), jen.Lit(g.SMs)
+					if len(g.Keep) > 0 {
+						var shapes []jen.Code
+						for _, x := range g.Keep {
+							shapes = append(shapes, jen.Values(jen.Lit(x[0]), jen.Lit(x[1]), jen.Lit(x[2])))
+						}
+						fields[jen.Id("keep")] = jen.Index().Index(jen.Lit(3)).Int().Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, shapes...)
+					}
 				} else {
 					fields[jen.Id("guard")] = jen.Lit(-1)
 				}
@@ -219,10 +232,13 @@ func goRule(f *jen.File, p *Plan) {
 		"bulk guard's kernel, a big fixed tile, when K is at least bulkK, its blocks fill at least\n" +
 		"bulkWaves waves of bulkSlots, the area its waves cover beyond M·N is at most\n" +
 		"(bulkNum-bulkDen)/bulkDen of M·N and it takes the problem; else the wave guard, a stream-K\n" +
-		"kernel whose blocks share the work over one wave, when i has a fixed grid (waveSlots > 0),\n" +
-		"M·N·K is at least guardWork, the guard has at least guardTiles output tiles, i's blocks would\n" +
-		"fill its waves to at most guardDen/guardNum on average (a large problem whose last wave would\n" +
-		"be mostly empty) and the guard takes the problem; else i."))
+		"kernel whose blocks share the work over one wave, when i may be replaced (waveSlots > 0: a\n" +
+		"fixed grid, or a launch-time split whose slices it computes for guardSMs SMs), M·N·K is at\n" +
+		"least guardWork, the guard has at least guardTiles output tiles covering at most M·N/guardEdge\n" +
+		"beyond M×N and splits some tile's K, M×N×K is not kept, i's blocks would fill its waves to at\n" +
+		"most guardDen/guardNum on\n" +
+		"average (a large problem whose last wave would be mostly empty) and the guard takes the\n" +
+		"problem; else i."))
 	id := jen.Id
 	i64 := func(x string) *jen.Statement { return jen.Int64().Call(jen.Id(x)) }
 	f.Func().Params(id("r").Op("*").Id("opRule")).Id("guarded").Params(jen.List(id("i"), id("m"), id("n"), id("k"), id("lda"), id("ldb"), id("ldc")).Int(), id("ptrs").Uintptr()).Int().Block(
@@ -242,14 +258,45 @@ func goRule(f *jen.File, p *Plan) {
 		jen.If(id("r").Dot("guard").Op("<").Lit(0).Op("||").Id("i").Op("==").Id("r").Dot("guard").Op("||").Id("kn").Dot("waveSlots").Op("==").Lit(0).Op("||").
 			Add(i64("m")).Op("*").Add(i64("n")).Op("<").Parens(id("r").Dot("guardWork").Op("+").Add(i64("k")).Op("-").Lit(1)).Op("/").Add(i64("k"))).Block(jen.Return(id("i"))),
 		id("kg").Op(":=").Op("&").Id("kernels").Index(id("r").Dot("guard")),
-		jen.If(jen.Int64().Call(jen.Parens(id("m").Op("+").Id("kg").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kg").Dot("tileRows")).Op("*").
-			Int64().Call(jen.Parens(id("n").Op("+").Id("kg").Dot("tileCols").Op("-").Lit(1)).Op("/").Id("kg").Dot("tileCols")).Op("<").Id("r").Dot("guardTiles")).Block(jen.Return(id("i"))),
-		id("blocks").Op(":=").Int64().Call(jen.Parens(id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows")).Op("*").
-			Int64().Call(jen.Parens(id("n").Op("+").Id("kn").Dot("tileCols").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileCols")).Op("*").Int64().Call(id("kn").Dot("gridZ")),
+		id("gt").Op(":=").Int64().Call(jen.Parens(id("m").Op("+").Id("kg").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kg").Dot("tileRows")).Op("*").
+			Int64().Call(jen.Parens(id("n").Op("+").Id("kg").Dot("tileCols").Op("-").Lit(1)).Op("/").Id("kg").Dot("tileCols")),
+		jen.Comment("The guard's tiles beyond M·N: below 2^42 for M and N up to 2^31."),
+		jen.If(id("gt").Op("<").Id("r").Dot("guardTiles").Op("||").
+			Parens(id("gt").Op("*").Add(i64("kg.tileRows")).Op("*").Add(i64("kg.tileCols")).Op("-").Add(i64("m")).Op("*").Add(i64("n"))).Op("*").Id("r").Dot("guardEdge").Op(">").Add(i64("m")).Op("*").Add(i64("n")).Op("||").
+			Id("r").Dot("kept").Call(id("m"), id("n"), id("k"))).Block(jen.Return(id("i"))),
+		jen.Comment("A stream-K guard must split some tile's K: else it runs the waves of a fixed grid."),
+		jen.If(id("kg").Dot("streamK")).Block(
+			id("g").Op(":=").Int64().Call(id("streamKBlocks").Call(jen.Int().Call(id("gt")), id("kg").Dot("tileRows").Op("*").Id("kg").Dot("tileCols"), id("k"),
+				jen.Int().Call(id("r").Dot("guardSMs")), id("kg").Dot("splitMax"), id("kg").Dot("kStep"), id("kg").Dot("blocksPerSM"), id("kg").Dot("workspaceFloats"))),
+			jen.If(id("gt").Op(">=").Id("g").Op("&&").Parens(id("gt").Op("%").Id("g").Op("==").Lit(0).Op("||").Lit(2).Op("*").Parens(id("gt").Op("%").Id("g")).Op(">").Id("g"))).Block(jen.Return(id("i"))),
+		),
+		id("tiles").Op(":=").Int64().Call(jen.Parens(id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows")).Op("*").
+			Int64().Call(jen.Parens(id("n").Op("+").Id("kn").Dot("tileCols").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileCols")),
+		id("z").Op(":=").Int64().Call(id("kn").Dot("gridZ")),
+		jen.If(id("kn").Dot("splitMax").Op(">").Lit(0)).Block(
+			id("z").Op("=").Int64().Call(id("splitSlices").Call(jen.Int().Call(id("tiles")), id("kn").Dot("tileRows").Op("*").Id("kn").Dot("tileCols"), id("k"),
+				jen.Int().Call(id("r").Dot("guardSMs")), id("kn").Dot("splitMax"), id("kn").Dot("kStep"), id("kn").Dot("minK"), id("kn").Dot("blocksPerSM"),
+				id("kn").Dot("balance"), id("kn").Dot("workspaceFloats"))),
+		),
+		id("blocks").Op(":=").Id("tiles").Op("*").Id("z"),
 		id("s").Op(":=").Int64().Call(id("kn").Dot("waveSlots")),
 		jen.If(jen.Parens(id("blocks").Op("+").Id("s").Op("-").Lit(1)).Op("/").Id("s").Op("*").Id("s").Op("*").Id("r").Dot("guardDen").Op("<").Id("blocks").Op("*").Id("r").Dot("guardNum").Op("||").
 			Id("reject").Call(jen.Op("&").Id("kernels").Index(id("r").Dot("guard")), id("m"), id("n"), id("k"), id("lda"), id("ldb"), id("ldc"), id("ptrs")).Op("!=").Lit(0)).Block(jen.Return(id("i"))),
 		jen.Return(id("r").Dot("guard")),
+	)
+}
+
+// goKept adds opRule.kept, the binary search of the wave guard's kept shapes.
+func goKept(f *jen.File) {
+	id := jen.Id
+	f.Comment("kept says whether M×N×K is one of the wave guard's kept shapes.")
+	f.Func().Params(id("r").Op("*").Id("opRule")).Id("kept").Params(jen.List(id("m"), id("n"), id("k")).Int()).Bool().Block(
+		id("i").Op(":=").Qual("sort", "Search").Call(jen.Len(id("r").Dot("keep")), jen.Func().Params(id("i").Int()).Bool().Block(
+			id("x").Op(":=").Id("r").Dot("keep").Index(id("i")),
+			jen.Return(id("x").Index(jen.Lit(0)).Op(">").Id("m").Op("||").Id("x").Index(jen.Lit(0)).Op("==").Id("m").Op("&&").
+				Parens(id("x").Index(jen.Lit(1)).Op(">").Id("n").Op("||").Id("x").Index(jen.Lit(1)).Op("==").Id("n").Op("&&").Id("x").Index(jen.Lit(2)).Op(">=").Id("k"))),
+		)),
+		jen.Return(id("i").Op("<").Len(id("r").Dot("keep")).Op("&&").Id("r").Dot("keep").Index(id("i")).Op("==").Index(jen.Lit(3)).Int().Values(id("m"), id("n"), id("k"))),
 	)
 }
 

@@ -58,6 +58,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"sort"
 )
 
 // Op is a row-major operation, C = alpha·op(A)·op(B) + beta·C, with op(A) M×K and op(B) K×N each the
@@ -652,6 +653,10 @@ type opRule struct {
 	guard                          int
 	guardWork                      int64
 	guardNum, guardDen, guardTiles int64
+	// The guard's tiles cover at most M·N/guardEdge beyond M×N; a launch-time split kernel's slices
+	// are computed for guardSMs SMs; keep lists the shapes it leaves alone (M, N, K; sorted).
+	guardEdge, guardSMs int64
+	keep                [][3]int
 	// The bulk guard (guarded): its kernel (-1: none), the fewest waves of its blocks and the
 	// shallowest K it acts on, the area beyond M·N its waves may cover, (bulkNum-bulkDen)/bulkDen
 	// of M·N, and its blocks per wave.
@@ -2008,10 +2013,13 @@ func (r *opRule) pick(m, n, k int) (aligned, unaligned, general int) {
 // bulk guard's kernel, a big fixed tile, when K is at least bulkK, its blocks fill at least
 // bulkWaves waves of bulkSlots, the area its waves cover beyond M·N is at most
 // (bulkNum-bulkDen)/bulkDen of M·N and it takes the problem; else the wave guard, a stream-K
-// kernel whose blocks share the work over one wave, when i has a fixed grid (waveSlots > 0),
-// M·N·K is at least guardWork, the guard has at least guardTiles output tiles, i's blocks would
-// fill its waves to at most guardDen/guardNum on average (a large problem whose last wave would
-// be mostly empty) and the guard takes the problem; else i.
+// kernel whose blocks share the work over one wave, when i may be replaced (waveSlots > 0: a
+// fixed grid, or a launch-time split whose slices it computes for guardSMs SMs), M·N·K is at
+// least guardWork, the guard has at least guardTiles output tiles covering at most M·N/guardEdge
+// beyond M×N and splits some tile's K, M×N×K is not kept, i's blocks would fill its waves to at
+// most guardDen/guardNum on
+// average (a large problem whose last wave would be mostly empty) and the guard takes the
+// problem; else i.
 func (r *opRule) guarded(i, m, n, k, lda, ldb, ldc int, ptrs uintptr) int {
 	if r.bulk >= 0 && i != r.bulk && int64(k) >= r.bulkK {
 		kb := &kernels[r.bulk]
@@ -2030,15 +2038,38 @@ func (r *opRule) guarded(i, m, n, k, lda, ldb, ldc int, ptrs uintptr) int {
 		return i
 	}
 	kg := &kernels[r.guard]
-	if int64((m+kg.tileRows-1)/kg.tileRows)*int64((n+kg.tileCols-1)/kg.tileCols) < r.guardTiles {
+	gt := int64((m+kg.tileRows-1)/kg.tileRows) * int64((n+kg.tileCols-1)/kg.tileCols)
+	// The guard's tiles beyond M·N: below 2^42 for M and N up to 2^31.
+	if gt < r.guardTiles || (gt*int64(kg.tileRows)*int64(kg.tileCols)-int64(m)*int64(n))*r.guardEdge > int64(m)*int64(n) || r.kept(m, n, k) {
 		return i
 	}
-	blocks := int64((m+kn.tileRows-1)/kn.tileRows) * int64((n+kn.tileCols-1)/kn.tileCols) * int64(kn.gridZ)
+	// A stream-K guard must split some tile's K: else it runs the waves of a fixed grid.
+	if kg.streamK {
+		g := int64(streamKBlocks(int(gt), kg.tileRows*kg.tileCols, k, int(r.guardSMs), kg.splitMax, kg.kStep, kg.blocksPerSM, kg.workspaceFloats))
+		if gt >= g && (gt%g == 0 || 2*(gt%g) > g) {
+			return i
+		}
+	}
+	tiles := int64((m+kn.tileRows-1)/kn.tileRows) * int64((n+kn.tileCols-1)/kn.tileCols)
+	z := int64(kn.gridZ)
+	if kn.splitMax > 0 {
+		z = int64(splitSlices(int(tiles), kn.tileRows*kn.tileCols, k, int(r.guardSMs), kn.splitMax, kn.kStep, kn.minK, kn.blocksPerSM, kn.balance, kn.workspaceFloats))
+	}
+	blocks := tiles * z
 	s := int64(kn.waveSlots)
 	if (blocks+s-1)/s*s*r.guardDen < blocks*r.guardNum || reject(&kernels[r.guard], m, n, k, lda, ldb, ldc, ptrs) != 0 {
 		return i
 	}
 	return r.guard
+}
+
+// kept says whether M×N×K is one of the wave guard's kept shapes.
+func (r *opRule) kept(m, n, k int) bool {
+	i := sort.Search(len(r.keep), func(i int) bool {
+		x := r.keep[i]
+		return x[0] > m || x[0] == m && (x[1] > n || x[1] == n && x[2] >= k)
+	})
+	return i < len(r.keep) && r.keep[i] == [3]int{m, n, k}
 }
 
 // Classes returns the shapes the rules were fitted on (see classes), by op, then in M, N, K order.
