@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 
 	"tilegen/internal/protocol"
 	"tilegen/internal/variant"
@@ -128,23 +127,17 @@ func (gk *GuardKernel) splits(m, n, k, sms int) bool {
 	if gk.Split == nil || !gk.Split.StreamK {
 		return true
 	}
-	tiles := int64((m+gk.TileRows-1)/gk.TileRows) * int64((n+gk.TileCols-1)/gk.TileCols)
-	g := int64(gk.Split.CTAs(int(tiles), gk.TileRows*gk.TileCols, k, sms))
-	rest := tiles % g
-	return tiles < g || rest > 0 && 2*rest <= g
+	return gk.Split.StreamKSplits(variant.CeilDiv(m, gk.TileRows)*variant.CeilDiv(n, gk.TileCols), gk.TileRows*gk.TileCols, k, sms)
 }
 
 // keep says whether M×N×K is one of the guard's exempt training shapes.
 func (g *WaveGuard) keep(m, n, k int) bool {
-	x := [3]int{m, n, k}
-	i := sort.Search(len(g.Keep), func(i int) bool { return !keepLess(g.Keep[i], x) })
-	return i < len(g.Keep) && g.Keep[i] == x
+	_, found := slices.BinarySearchFunc(g.Keep, [3]int{m, n, k}, compareShape)
+	return found
 }
 
-// keepLess orders shapes by M, then N, then K.
-func keepLess(x, y [3]int) bool {
-	return x[0] < y[0] || x[0] == y[0] && (x[1] < y[1] || x[1] == y[1] && x[2] < y[2])
-}
+// compareShape orders shapes by M, then N, then K.
+func compareShape(x, y [3]int) int { return slices.Compare(x[:], y[:]) }
 
 // guarded is the kernel launched on M×N×K when the tables' chain launches j: the bulk guard's
 // where it takes the problem, else the wave guard's where it replaces j, else j.
@@ -186,8 +179,7 @@ func (m *model) waveGuard() *WaveGuard {
 		return nil
 	}
 	g := &WaveGuard{Kernel: at, MinWork: guardWork, WavesNum: guardWavesNum, WavesDen: guardWavesDen, MinTiles: d.SMs, EdgeDen: guardEdgeDen,
-		Kernels: make([]GuardKernel, len(d.Kernels))}
-	g.SMs = d.SMs
+		SMs: d.SMs, Kernels: make([]GuardKernel, len(d.Kernels))}
 	for j := range d.Kernels {
 		kn := &d.Kernels[j]
 		if kn.Split == nil {
@@ -212,7 +204,7 @@ func (g *WaveGuard) check(nk int) error {
 		return fmt.Errorf("dispatch rule: wave guard thresholds %d, %d/%d, %d tiles, edge 1/%d, %d SMs", g.MinWork, g.WavesNum, g.WavesDen, g.MinTiles, g.EdgeDen, g.SMs)
 	}
 	for i := 1; i < len(g.Keep); i++ {
-		if !keepLess(g.Keep[i-1], g.Keep[i]) {
+		if compareShape(g.Keep[i-1], g.Keep[i]) >= 0 {
 			return fmt.Errorf("dispatch rule: wave guard keeps %v before %v", g.Keep[i-1], g.Keep[i])
 		}
 	}
@@ -401,6 +393,6 @@ func (m *model) guardKeep(r *Rule) [][3]int {
 			out = append(out, [3]int{s.M, s.N, s.K})
 		}
 	}
-	sort.Slice(out, func(a, b int) bool { return keepLess(out[a], out[b]) })
+	slices.SortFunc(out, compareShape)
 	return slices.Compact(out)
 }

@@ -236,9 +236,8 @@ func goRule(f *jen.File, p *Plan) {
 		"fixed grid, or a launch-time split whose slices it computes for guardSMs SMs), M·N·K is at\n" +
 		"least guardWork, the guard has at least guardTiles output tiles covering at most M·N/guardEdge\n" +
 		"beyond M×N and splits some tile's K, M×N×K is not kept, i's blocks would fill its waves to at\n" +
-		"most guardDen/guardNum on\n" +
-		"average (a large problem whose last wave would be mostly empty) and the guard takes the\n" +
-		"problem; else i."))
+		"most guardDen/guardNum on average (a large problem whose last wave would be mostly empty) and\n" +
+		"the guard takes the problem; else i."))
 	id := jen.Id
 	i64 := func(x string) *jen.Statement { return jen.Int64().Call(jen.Id(x)) }
 	f.Func().Params(id("r").Op("*").Id("opRule")).Id("guarded").Params(jen.List(id("i"), id("m"), id("n"), id("k"), id("lda"), id("ldb"), id("ldc")).Int(), id("ptrs").Uintptr()).Int().Block(
@@ -291,12 +290,11 @@ func goKept(f *jen.File) {
 	id := jen.Id
 	f.Comment("kept says whether M×N×K is one of the wave guard's kept shapes.")
 	f.Func().Params(id("r").Op("*").Id("opRule")).Id("kept").Params(jen.List(id("m"), id("n"), id("k")).Int()).Bool().Block(
-		id("i").Op(":=").Qual("sort", "Search").Call(jen.Len(id("r").Dot("keep")), jen.Func().Params(id("i").Int()).Bool().Block(
-			id("x").Op(":=").Id("r").Dot("keep").Index(id("i")),
-			jen.Return(id("x").Index(jen.Lit(0)).Op(">").Id("m").Op("||").Id("x").Index(jen.Lit(0)).Op("==").Id("m").Op("&&").
-				Parens(id("x").Index(jen.Lit(1)).Op(">").Id("n").Op("||").Id("x").Index(jen.Lit(1)).Op("==").Id("n").Op("&&").Id("x").Index(jen.Lit(2)).Op(">=").Id("k"))),
-		)),
-		jen.Return(id("i").Op("<").Len(id("r").Dot("keep")).Op("&&").Id("r").Dot("keep").Index(id("i")).Op("==").Index(jen.Lit(3)).Int().Values(id("m"), id("n"), id("k"))),
+		jen.List(jen.Id("_"), id("found")).Op(":=").Qual("slices", "BinarySearchFunc").Call(id("r").Dot("keep"), jen.Index(jen.Lit(3)).Int().Values(id("m"), id("n"), id("k")),
+			jen.Func().Params(jen.List(id("x"), id("y")).Index(jen.Lit(3)).Int()).Int().Block(
+				jen.Return(jen.Qual("slices", "Compare").Call(id("x").Index(jen.Empty().Op(":")), id("y").Index(jen.Empty().Op(":")))),
+			)),
+		jen.Return(id("found")),
 	)
 }
 

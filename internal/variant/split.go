@@ -59,6 +59,16 @@ func (r *SplitRule) CTAs(tiles, tileFloats, k, sms int) int {
 	return int(max(g, 1))
 }
 
+// StreamKSplits says whether a stream-K launch (CTAs blocks) over tiles output tiles splits any
+// tile's K between blocks: when the tiles are fewer than the blocks, or the last wave of whole
+// tiles is at most half full (streamk.cuh's schedule, see CTAs). Otherwise every tile runs whole,
+// in the waves of a fixed grid of the same tile.
+func (r *SplitRule) StreamKSplits(tiles, tileFloats, k, sms int) bool {
+	g := int64(r.CTAs(tiles, tileFloats, k, sms))
+	t := int64(tiles)
+	return t < g || t%g > 0 && 2*(t%g) <= g
+}
+
 // Slices is the rule's grid z for tiles output tiles of tileFloats elements each, a K of k and sms
 // multiprocessors (sms < 1 counts as 1). Integer arithmetic only, in 64 bits, so that the exported
 // C++ and Go copies compute the same number.

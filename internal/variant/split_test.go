@@ -72,3 +72,17 @@ func TestStreamKCTAs(t *testing.T) {
 		t.Errorf("Grid: %dx%dx%d, want 396x1x1", x, y, z)
 	}
 }
+
+// TestStreamKSplits: a stream-K launch of 396 blocks (3 per SM on 132) splits a tile's K when the
+// tiles are fewer than the blocks or the last wave of whole tiles is at most half full.
+func TestStreamKSplits(t *testing.T) {
+	r := &SplitRule{Max: 512, KStep: 16, MinK: 64, BlocksPerSM: 3, WorkspaceFloats: 1 << 30, StreamK: true}
+	for _, c := range []struct {
+		tiles int
+		want  bool
+	}{{288, true}, {396, false}, {400, true}, {594, true}, {600, false}, {792, false}} {
+		if got := r.StreamKSplits(c.tiles, 64*128, 4096, 132); got != c.want {
+			t.Errorf("%d tiles on %d blocks: splits %v, want %v", c.tiles, r.CTAs(c.tiles, 64*128, 4096, 132), got, c.want)
+		}
+	}
+}

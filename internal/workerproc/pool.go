@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -258,7 +259,11 @@ func (p *Pool) Run(tasks []Task) error {
 					}
 					i := pick(queue, p.owner, s.Index)
 					t := queue[i]
-					queue = append(queue[:i:i], queue[i+1:]...)
+					if i == 0 {
+						queue = queue[1:]
+					} else {
+						queue = slices.Delete(queue, i, i+1)
+					}
 					mu.Unlock()
 					err := t.Do(s)
 					var es *errStart

@@ -58,7 +58,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"sort"
+	"slices"
 )
 
 // Op is a row-major operation, C = alpha·op(A)·op(B) + beta·C, with op(A) M×K and op(B) K×N each the
@@ -2017,9 +2017,8 @@ func (r *opRule) pick(m, n, k int) (aligned, unaligned, general int) {
 // fixed grid, or a launch-time split whose slices it computes for guardSMs SMs), M·N·K is at
 // least guardWork, the guard has at least guardTiles output tiles covering at most M·N/guardEdge
 // beyond M×N and splits some tile's K, M×N×K is not kept, i's blocks would fill its waves to at
-// most guardDen/guardNum on
-// average (a large problem whose last wave would be mostly empty) and the guard takes the
-// problem; else i.
+// most guardDen/guardNum on average (a large problem whose last wave would be mostly empty) and
+// the guard takes the problem; else i.
 func (r *opRule) guarded(i, m, n, k, lda, ldb, ldc int, ptrs uintptr) int {
 	if r.bulk >= 0 && i != r.bulk && int64(k) >= r.bulkK {
 		kb := &kernels[r.bulk]
@@ -2065,11 +2064,10 @@ func (r *opRule) guarded(i, m, n, k, lda, ldb, ldc int, ptrs uintptr) int {
 
 // kept says whether M×N×K is one of the wave guard's kept shapes.
 func (r *opRule) kept(m, n, k int) bool {
-	i := sort.Search(len(r.keep), func(i int) bool {
-		x := r.keep[i]
-		return x[0] > m || x[0] == m && (x[1] > n || x[1] == n && x[2] >= k)
+	_, found := slices.BinarySearchFunc(r.keep, [3]int{m, n, k}, func(x, y [3]int) int {
+		return slices.Compare(x[:], y[:])
 	})
-	return i < len(r.keep) && r.keep[i] == [3]int{m, n, k}
+	return found
 }
 
 // Classes returns the shapes the rules were fitted on (see classes), by op, then in M, N, K order.
