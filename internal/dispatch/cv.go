@@ -35,7 +35,7 @@ type Outcome struct {
 // Evaluate is what rule r (fitted on d's kernels) gives sample i.
 func (d *Data) Evaluate(r *Rule, i int) (Outcome, error) {
 	s := d.Samples[i].Shape
-	j := r.Dispatch(s.M, s.N, s.K, func(j int) bool { return d.supports(i, j) }, func(j int) bool { return d.Kernels[j].Fits(s.M, s.N) })
+	j := r.Dispatch(s.M, s.N, s.K, d.vec(i), func(j int) bool { return d.supports(i, j) }, func(j int) bool { return d.Kernels[j].Fits(s.M, s.N) })
 	if j < 0 {
 		return Outcome{}, fmt.Errorf("%dx%dx%d: no dispatched variant takes it", s.M, s.N, s.K)
 	}

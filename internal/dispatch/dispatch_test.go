@@ -362,17 +362,17 @@ func TestUnvouchedNotPicked(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := Params{Bandwidth: 0.5, Adaptive: 1, CrossRegime: 1, Align: 1}
-	w, sa, sm := make([]float64, len(m.train)), make([]float64, len(m.cand)), make([]float64, len(m.cand))
+	w, sa, sm, sg := make([]float64, len(m.train)), make([]float64, len(m.cand)), make([]float64, len(m.cand)), make([]float64, len(m.cand))
 	at := func(mm, nn, kk int) [3]float64 { return log2s(protoShape(mm, nn, kk)) }
 	if Regime(256, 16, 8192) != RegimeCols || Regime(256, 64, 8192) != RegimeDeepK {
 		t.Fatal("the fixture's regime classes changed")
 	}
 	// A gemv-n point two octaves from the deep-k shapes: "deep" is not vouched for there.
-	if a, u, g := m.score(nil, nil, cellPtsAt(at(256, 16, 8192), 1), at(256, 16, 8192), w, sa, sm, p, -1); ks[a].Name != "wide" || ks[u].Name != "wide" || ks[g].Name != "wide" {
+	if a, u, g := m.score(nil, nil, cellPtsAt(at(256, 16, 8192), 1), at(256, 16, 8192), w, sa, sm, sg, p, -1); ks[a].Name != "wide" || ks[u].Name != "wide" || ks[g].Name != "wide" {
 		t.Errorf("256x16x8192 (gemv-n): picks %s/%s/%s, want wide (deep was never timed on a gemv-n shape)", ks[a].Name, ks[u].Name, ks[g].Name)
 	}
 	// A deep-k point: "deep", measured there.
-	if a, _, _ := m.score(nil, nil, cellPtsAt(at(384, 96, 8192), 1), at(384, 96, 8192), w, sa, sm, p, -1); ks[a].Name != "deep" {
+	if a, _, _ := m.score(nil, nil, cellPtsAt(at(384, 96, 8192), 1), at(384, 96, 8192), w, sa, sm, sg, p, -1); ks[a].Name != "deep" {
 		t.Errorf("384x96x8192 (deep-k): picks %s, want deep", ks[a].Name)
 	}
 }
@@ -401,11 +401,11 @@ func TestOverflowingGridNotPicked(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := Params{Bandwidth: 0.5, Adaptive: 1, CrossRegime: 1, Align: 1}
-	w, sa, sm := make([]float64, len(m.train)), make([]float64, len(m.cand)), make([]float64, len(m.cand))
-	if a, u, g := m.score(nil, nil, cellPtsAt(log2s(protoShape(600000, 1, 64)), 1), log2s(protoShape(600000, 1, 64)), w, sa, sm, p, -1); a != 0 || u != 0 || g != 0 {
+	w, sa, sm, sg := make([]float64, len(m.train)), make([]float64, len(m.cand)), make([]float64, len(m.cand)), make([]float64, len(m.cand))
+	if a, u, g := m.score(nil, nil, cellPtsAt(log2s(protoShape(600000, 1, 64)), 1), log2s(protoShape(600000, 1, 64)), w, sa, sm, sg, p, -1); a != 0 || u != 0 || g != 0 {
 		t.Errorf("600000x1x64: picks %s/%s/%s, want tile128 (rows4's grid y overflows there)", ks[a].Name, ks[u].Name, ks[g].Name)
 	}
-	if a, _, _ := m.score(nil, nil, cellPtsAt(log2s(protoShape(150000, 1, 64)), 1), log2s(protoShape(150000, 1, 64)), w, sa, sm, p, -1); a != 1 {
+	if a, _, _ := m.score(nil, nil, cellPtsAt(log2s(protoShape(150000, 1, 64)), 1), log2s(protoShape(150000, 1, 64)), w, sa, sm, sg, p, -1); a != 1 {
 		t.Errorf("150000x1x64: picks %s, want rows4 (measured fastest around it, its grid fits)", ks[a].Name)
 	}
 }
@@ -589,3 +589,59 @@ func TestRegimeParams(t *testing.T) {
 		}
 	}
 }
+
+// TestMisalignedGoesToGeneral: problems with a leading dimension not a multiple of 4 (every kernel
+// loads them element by element) run the cell's general kernel, fitted on such training shapes;
+// the others run the kernels fitted on shapes with float4-able leading dimensions. A pinned cell
+// holding only misaligned shapes pins the general kernel and leaves the others to the model.
+func TestMisalignedGoesToGeneral(t *testing.T) {
+	ks := []Kernel{
+		{Name: "vec4", TileRows: 64, TileCols: 64, GridZ: 1, Supports: anyShape, General: true, Robust: true},
+		{Name: "scal", TileRows: 64, TileCols: 64, GridZ: 1, Supports: anyShape, General: true, Robust: true},
+	}
+	var shapes []protocol.Shape
+	var ratio [][]float64
+	for _, s := range [][3]int{{1024, 1024, 1024}, {2048, 1024, 512}, {1024, 2048, 2048}, {4096, 4096, 1024}, {512, 512, 512}, {2048, 2048, 2048}} {
+		shapes = append(shapes, protoShape(s[0], s[1], s[2]))
+		ratio = append(ratio, []float64{1.0, 0.8})
+		// The same sizes less one: K and N odd.
+		shapes = append(shapes, protoShape(s[0]-1, s[1]-1, s[2]-1))
+		ratio = append(ratio, []float64{0.5, 0.9})
+	}
+	d := constData(ks, shapes, ratio)
+	for i := range d.Samples {
+		if d.vec(i) != (i%2 == 0) {
+			t.Fatalf("%v: vec %v", d.Samples[i].Shape, d.vec(i))
+		}
+	}
+	r, err := Fit(d, nil, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		m, n, k, lda, ldb, ldc int
+		want                   string
+	}{
+		{1536, 1536, 1536, 1536, 1536, 1536, "vec4"},
+		{1536, 1536, 1536, 1537, 1536, 1536, "scal"}, // a padded lda, not a multiple of 4
+		{1537, 1535, 1533, 1533, 1535, 1535, "scal"},
+		{1536, 1536, 1536, 1536, 1536, 1538, "scal"},
+		{1000, 1000, 1000, 1000, 1000, 1000, "vec4"}, // the cell of 1023x1023x1023: only misaligned shapes
+		{1000, 1000, 1001, 1001, 1000, 1000, "scal"},
+	} {
+		got := r.Dispatch(c.m, c.n, c.k, Vec(c.m, c.n, c.lda, c.ldb, c.ldc), anyTakes, func(j int) bool { return ks[j].Fits(c.m, c.n) })
+		if got < 0 || ks[got].Name != c.want {
+			t.Errorf("%dx%dx%d lda %d ldb %d ldc %d: dispatch %d, want %s", c.m, c.n, c.k, c.lda, c.ldb, c.ldc, got, c.want)
+		}
+	}
+	// A misaligned problem the general kernel does not take runs the unaligned one, never the
+	// aligned kernel's float4 path first.
+	if j := dispatchChain(0, 1, 1, 1, false, func(j int) bool { return j == 0 }, func(int) bool { return true }); j != 0 {
+		t.Errorf("misaligned chain with only the aligned kernel taking it: %d, want 0", j)
+	}
+	if j := dispatchChain(0, 0, 1, 1, false, anyTakes, func(int) bool { return true }); j != 1 {
+		t.Errorf("misaligned chain: %d, want the general kernel 1", j)
+	}
+}
+
+func anyTakes(int) bool { return true }

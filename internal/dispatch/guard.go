@@ -381,7 +381,7 @@ func (m *model) guardKeep(r *Rule) [][3]int {
 		s := d.Samples[i].Shape
 		takes := func(j int) bool { return d.supports(i, j) }
 		a, u, gen := r.Pick(s.M, s.N, s.K)
-		j := dispatchChain(a, u, gen, r.Default, takes, func(j int) bool { return d.Kernels[j].Fits(s.M, s.N) })
+		j := dispatchChain(a, u, gen, r.Default, d.vec(i), takes, func(j int) bool { return d.Kernels[j].Fits(s.M, s.N) })
 		if j < 0 || r.Bulk.Takes(j, s.M, s.N, s.K) && takes(r.Bulk.Kernel) {
 			continue
 		}

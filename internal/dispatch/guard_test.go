@@ -128,8 +128,8 @@ func TestWaveGuardFit(t *testing.T) {
 		for _, n := range []int{1280, 1792, 2304, 3072, 5120} {
 			k := 1024
 			a, u, g := r.Pick(m, n, k)
-			j := dispatchChain(a, u, g, r.Default, takes(m, n, k), fits(m, n))
-			got := r.Dispatch(m, n, k, takes(m, n, k), fits(m, n))
+			j := dispatchChain(a, u, g, r.Default, vecOf(m, n, k), takes(m, n, k), fits(m, n))
+			got := r.Dispatch(m, n, k, vecOf(m, n, k), takes(m, n, k), fits(m, n))
 			kn := &d.Kernels[j]
 			if kn.Split != nil && (kn.Split.StreamK || !kn.General) {
 				if got != j {
@@ -163,7 +163,7 @@ func TestWaveGuardFit(t *testing.T) {
 		t.Errorf("the probes replaced %d and kept %d: both paths must be exercised", replaced, kept)
 	}
 	a, u, g := r.Pick(64, 64, 64)
-	if got, j := r.Dispatch(64, 64, 64, takes(64, 64, 64), fits(64, 64)), dispatchChain(a, u, g, r.Default, takes(64, 64, 64), fits(64, 64)); got != j {
+	if got, j := r.Dispatch(64, 64, 64, vecOf(64, 64, 64), takes(64, 64, 64), fits(64, 64)), dispatchChain(a, u, g, r.Default, vecOf(64, 64, 64), takes(64, 64, 64), fits(64, 64)); got != j {
 		t.Errorf("64x64x64: the guard replaced %s", d.Kernels[j].Name)
 	}
 	// On the training shapes the guard acts only where its kernel was measured at least as fast as
@@ -171,11 +171,11 @@ func TestWaveGuardFit(t *testing.T) {
 	for i, smp := range d.Samples {
 		m, n, k := smp.Shape.M, smp.Shape.N, smp.Shape.K
 		a, u, g := r.Pick(m, n, k)
-		j := dispatchChain(a, u, g, r.Default, takes(m, n, k), fits(m, n))
+		j := dispatchChain(a, u, g, r.Default, vecOf(m, n, k), takes(m, n, k), fits(m, n))
 		kept := slices.Contains(r.Guard.Keep, [3]int{m, n, k})
 		saved := r.Guard.Keep
 		r.Guard.Keep = nil
-		would := r.Dispatch(m, n, k, takes(m, n, k), fits(m, n)) == sk && j != sk
+		would := r.Dispatch(m, n, k, vecOf(m, n, k), takes(m, n, k), fits(m, n)) == sk && j != sk
 		r.Guard.Keep = saved
 		tj, tg := d.Times[i][j], d.Times[i][sk]
 		slower := tj > 0 && (tg <= 0 || tj < tg)
@@ -268,7 +268,7 @@ func TestBulkGuardFit(t *testing.T) {
 	for m := 1024; m <= 16384; m += 1536 {
 		for _, n := range []int{1000, 2048, 5000, 8192} {
 			for _, k := range []int{512, 4096} {
-				got := r.Dispatch(m, n, k, takes(m, n, k), fits(m, n))
+				got := r.Dispatch(m, n, k, vecOf(m, n, k), takes(m, n, k), fits(m, n))
 				blocks := float64((m+127)/128) * float64((n+255)/256)
 				spare := math.Ceil(blocks/132)*132*128*256/(float64(m)*float64(n)) - 1
 				want := k >= 1024 && blocks >= 264 && spare <= 0.1
@@ -287,3 +287,6 @@ func TestBulkGuardFit(t *testing.T) {
 		t.Errorf("%d probes in the bulk guard's range, %d outside: both must be exercised", in, out)
 	}
 }
+
+// vecOf is Vec of an M×N×K problem's packed row-major NN leading dimensions.
+func vecOf(m, n, k int) bool { return Vec(m, n, k, n, n) }

@@ -316,6 +316,8 @@ type model struct {
 	// and whether c's tile divides t's M and N.
 	logr, logq, loge [][]float64
 	fits             [][]bool
+	// vec: the training shape's packed leading dimensions are all multiples of 4 (Vec).
+	vec []bool
 	// u are the training shapes' log2 M, N, K; reg their regimes; cellReg the regimes of their
 	// cells as the tables see them (cellRegime; the shape's own where no integer falls in the cell).
 	u       [][3]float64
@@ -344,50 +346,74 @@ func cellOf(s protocol.Shape, shift int) [3]int {
 	return [3]int{Bucket(s.M, shift), Bucket(s.N, shift), Bucket(s.K, shift)}
 }
 
-// pinned are the candidates of a cell holding the training shapes ts (but skip): the pair (for
-// shapes their tile divides, for the others) whose dispatch with the default as the general
-// kernel has the best total log ratio on them, and the general candidate with the best total log
-// ratio on them; ok is false when no other training shape is in ts.
+// pinned are the candidates of a cell holding the training shapes ts (but skip), from what was
+// measured on them: on those whose leading dimensions are all multiples of 4, the pair (for shapes
+// their tile divides, for the others) whose dispatch has the best total log ratio; on the others,
+// the general candidate with the best total log ratio (−1 where the cell has no such shape: the
+// model picks it). ok is false when no other training shape is in ts.
 func (m *model) pinned(ts []int, skip int) (aligned, unaligned, general int, ok bool) {
-	ba, bu, bs := -1, -1, math.Inf(-1)
-	for a := range m.cand {
-		for u := range m.cand {
-			sum, n := 0.0, 0
-			for _, t := range ts {
-				if t == skip {
-					continue
-				}
-				n++
-				sum += m.outcome(t, m.cand[a], m.cand[u], m.def)
-			}
-			if n == 0 {
-				return 0, 0, 0, false
-			}
-			// Ties go to a == u: when no shape of the cell is one the aligned kernel's tile
-			// divides, every aligned kernel totals the same, and the cell's aligned problems
-			// (which the held-out or the user's shapes may be) should run the kernel measured
-			// best on the cell, not the first candidate in name order.
-			if sum > bs+1e-12 || sum > bs-1e-12 && a == u && ba != bu {
-				ba, bu, bs = a, u, sum
-			}
+	var vec, mis []int
+	for _, t := range ts {
+		switch {
+		case t == skip:
+		case m.vec[t]:
+			vec = append(vec, t)
+		default:
+			mis = append(mis, t)
 		}
 	}
-	general, gs := m.def, math.Inf(-1)
+	if len(vec)+len(mis) == 0 {
+		return 0, 0, 0, false
+	}
+	aligned, unaligned, general = -1, -1, -1
+	if len(vec) > 0 {
+		ba, bu, bs := -1, -1, math.Inf(-1)
+		for a := range m.cand {
+			for u := range m.cand {
+				sum := 0.0
+				for _, t := range vec {
+					sum += m.outcome(t, m.cand[a], m.cand[u], m.def)
+				}
+				// Ties go to a == u: when no shape of the cell is one the aligned kernel's tile
+				// divides, every aligned kernel totals the same, and the cell's aligned problems
+				// (which the held-out or the user's shapes may be) should run the kernel measured
+				// best on the cell, not the first candidate in name order.
+				if sum > bs+1e-12 || sum > bs-1e-12 && a == u && ba != bu {
+					ba, bu, bs = a, u, sum
+				}
+			}
+		}
+		aligned, unaligned = m.cand[ba], m.cand[bu]
+	}
+	gs := math.Inf(-1)
 	for g := range m.cand {
-		if !m.gen[g] {
+		if !m.gen[g] || len(mis) == 0 {
 			continue
 		}
 		sum := 0.0
-		for _, t := range ts {
-			if t != skip {
-				sum += m.outcome(t, m.cand[g], m.cand[g], m.cand[g])
-			}
+		for _, t := range mis {
+			sum += m.outcome(t, m.cand[g], m.cand[g], m.cand[g])
 		}
 		if sum > gs {
 			general, gs = m.cand[g], sum
 		}
 	}
-	return m.cand[ba], m.cand[bu], general, true
+	return aligned, unaligned, general, true
+}
+
+// fillPinned completes a cell's pinned picks (pinned) with the model's where the cell has none.
+func fillPinned(pa, pu, pg int, model func() (a, u, g int)) (aligned, unaligned, general int) {
+	if pa >= 0 && pg >= 0 {
+		return pa, pu, pg
+	}
+	a, u, g := model()
+	if pa >= 0 {
+		a, u = pa, pu
+	}
+	if pg >= 0 {
+		g = pg
+	}
+	return a, u, g
 }
 
 // outcome is the log ratio the dispatch of kernels a (aligned), u (unaligned) and g (general) gets
@@ -571,6 +597,7 @@ func newModel(d *Data, train []int, shift int) (*model, error) {
 			fit[c] = d.Kernels[j].Fits(s.M, s.N)
 		}
 		m.logr, m.logq, m.loge, m.fits = append(m.logr, lr), append(m.logq, lq), append(m.loge, le), append(m.fits, fit)
+		m.vec = append(m.vec, d.vec(i))
 		m.cells[cellOf(s, shift)] = append(m.cells[cellOf(s, shift)], len(m.u))
 		m.u = append(m.u, log2s(s))
 		m.reg = append(m.reg, Regime(float64(s.M), float64(s.N), float64(s.K)))
@@ -648,8 +675,21 @@ func (m *model) weights(w []float64, u [3]float64, reg, skip int, p Params) bool
 
 // smooth fills sa and sm with each candidate's smoothed target at the point u under weights w, for
 // a shape its tile divides (sa) and for one it does not (sm): with p.Align < 1, weighted means in
-// which the training shapes of the other kind weigh p.Align times less; else both are smoothPlane.
-func (m *model) smooth(sa, sm, w []float64, u [3]float64, p Params) {
+// which the training shapes of the other kind weigh p.Align times less; else both are smoothPlane;
+// both for leading dimensions that are multiples of 4 (a training shape with another weighs
+// misalignedWeight times less). sg is smoothMisaligned's.
+func (m *model) smooth(sa, sm, sg, w []float64, u [3]float64, p Params) {
+	m.smoothMisaligned(sg, w, p)
+	// The other two are fitted for problems whose leading dimensions are all multiples of 4: the
+	// training shapes with one that is not weigh misalignedWeight times less.
+	wv := make([]float64, len(w))
+	for t, wt := range w {
+		wv[t] = wt
+		if !m.vec[t] {
+			wv[t] *= misalignedWeight
+		}
+	}
+	w = wv
 	if p.Align == 1 {
 		m.smoothPlane(sa, w, u, p)
 		copy(sm, sa)
@@ -675,6 +715,36 @@ func (m *model) smooth(sa, sm, w []float64, u [3]float64, p Params) {
 		}
 		if dm > 0 {
 			sm[c] = nm / dm
+		}
+	}
+}
+
+// misalignedWeight is, for the general table's scores (the kernels of problems with a leading
+// dimension not a multiple of 4, which every kernel loads element by element), the weight of a
+// training shape whose leading dimensions are all multiples of 4 relative to one whose are not.
+const misalignedWeight = 0.1
+
+// smoothMisaligned fills sg with each general candidate's smoothed target under weights w for a
+// problem with a misaligned leading dimension: a weighted mean in which the training shapes
+// whose leading dimensions are all multiples of 4 weigh misalignedWeight times less (−Inf for the
+// other candidates and where none has weight).
+func (m *model) smoothMisaligned(sg, w []float64, p Params) {
+	for c := range m.cand {
+		var num, den float64
+		for t, wt := range w {
+			lr := m.logr[t][c]
+			if !m.gen[c] || wt == 0 || math.IsNaN(lr) {
+				continue
+			}
+			if m.vec[t] {
+				wt *= misalignedWeight
+			}
+			num += wt * (lr + p.Waves*m.logq[t][c] + p.Edge*m.loge[t][c])
+			den += wt
+		}
+		sg[c] = math.Inf(-1)
+		if den > 0 {
+			sg[c] = num / den
 		}
 	}
 }
@@ -812,7 +882,7 @@ func intercept(a [4][4]float64, b [4]float64) float64 {
 // argmax is the candidate with the best score for a shape its tile divides (sa), the one with the
 // best score for a shape its tile does not divide (sm), and the general one with the best score
 // for such a shape; ties: the lower kernel index; the default where none has a score.
-func (m *model) argmax(sa, sm []float64) (aligned, unaligned, general int) {
+func (m *model) argmax(sa, sm, sg []float64) (aligned, unaligned, general int) {
 	a, u, g := -1, -1, -1
 	for c := range m.cand {
 		if !math.IsInf(sa[c], -1) && (a < 0 || sa[c] > sa[a]) {
@@ -821,7 +891,7 @@ func (m *model) argmax(sa, sm []float64) (aligned, unaligned, general int) {
 		if !math.IsInf(sm[c], -1) && (u < 0 || sm[c] > sm[u]) {
 			u = c
 		}
-		if m.gen[c] && !math.IsInf(sm[c], -1) && (g < 0 || sm[c] > sm[g]) {
+		if m.gen[c] && !math.IsInf(sg[c], -1) && (g < 0 || sg[c] > sg[g]) {
 			g = c
 		}
 	}
@@ -841,31 +911,41 @@ func (m *model) argmax(sa, sm []float64) (aligned, unaligned, general int) {
 // for a rule the export does not carry: on the H100 corpus the tables held out 0.857 where the
 // same model evaluated shape by shape held out 0.896, and judging the tables themselves raised the
 // tables' 5-fold held-out geomean to 0.868 (10-fold: 0.854 -> 0.885).
-func (m *model) pickAt(t int, w, sa, sm []float64, p Params) (aligned, unaligned, general int) {
+func (m *model) pickAt(t int, w, sa, sm, sg []float64, p Params) (aligned, unaligned, general int) {
+	ct := &m.cellOfTrain[t]
+	model := func() (int, int, int) {
+		if !ct.ok {
+			return m.def, m.def, m.def
+		}
+		return m.score(ct.lq, ct.le, ct.pts, ct.u, w, sa, sm, sg, p, t)
+	}
 	if p.Pin {
-		if a, u, g, ok := m.pinned(m.cells[cellOf(m.d.Samples[m.train[t]].Shape, m.shift)], t); ok {
-			return a, u, g
+		if pa, pu, pg, ok := m.pinned(m.cells[cellOf(m.d.Samples[m.train[t]].Shape, m.shift)], t); ok {
+			return fillPinned(pa, pu, pg, model)
 		}
 	}
-	ct := &m.cellOfTrain[t]
-	if !ct.ok {
-		return m.def, m.def, m.def
-	}
-	return m.score(ct.lq, ct.le, ct.pts, ct.u, w, sa, sm, p, t)
+	return model()
 }
 
 // dispatched is the kernel an export launches on sample i when the rule picks aligned, unaligned
 // and general (see Rule.Dispatch).
 func (d *Data) dispatched(i, aligned, unaligned, general, def int) int {
 	s := d.Samples[i].Shape
-	return dispatchChain(aligned, unaligned, general, def, func(j int) bool { return d.supports(i, j) },
+	return dispatchChain(aligned, unaligned, general, def, d.vec(i), func(j int) bool { return d.supports(i, j) },
 		func(j int) bool { return d.Kernels[j].Fits(s.M, s.N) })
 }
 
 // dispatchChain is the order in which a problem's kernels are tried: the cell's aligned kernel
 // when its tile divides M and N, the cell's unaligned kernel, its general kernel, the aligned one,
-// the default; the first that takes the problem runs (−1: none).
-func dispatchChain(aligned, unaligned, general, def int, takes, fits func(j int) bool) int {
+// the default; the first that takes the problem runs (−1: none). A problem whose leading
+// dimensions are not all multiples of 4 (vec false) tries the general kernel first.
+func dispatchChain(aligned, unaligned, general, def int, vec bool, takes, fits func(j int) bool) int {
+	switch {
+	case !vec && takes(general):
+		return general
+	case !vec:
+		fits = func(int) bool { return false }
+	}
 	switch {
 	case fits(aligned) && takes(aligned):
 		return aligned
@@ -898,11 +978,11 @@ func objective(logs []float64) float64 {
 // regime class over those whose cell the tables give that class (NaN: none there).
 func (m *model) loo(p Params) (all float64, byRegime []float64) {
 	w := make([]float64, len(m.train))
-	sa, sm := make([]float64, len(m.cand)), make([]float64, len(m.cand))
+	sa, sm, sg := make([]float64, len(m.cand)), make([]float64, len(m.cand)), make([]float64, len(m.cand))
 	logs := make([]float64, 0, len(m.train))
 	per := make([][]float64, len(RegimeNames))
 	for t, i := range m.train {
-		a, u, g := m.pickAt(t, w, sa, sm, p)
+		a, u, g := m.pickAt(t, w, sa, sm, sg, p)
 		j := m.d.dispatched(i, a, u, g, m.def)
 		if j < 0 {
 			continue
@@ -1099,7 +1179,7 @@ func (m *model) compile(r *Rule, ps []Params) {
 		go func() {
 			defer wg.Done()
 			w := make([]float64, len(m.train))
-			sa, sm := make([]float64, len(m.cand)), make([]float64, len(m.cand))
+			sa, sm, sg := make([]float64, len(m.cand)), make([]float64, len(m.cand)), make([]float64, len(m.cand))
 			for i := range next {
 				am := axes[0][i]
 				cell := i * dims[1] * dims[2]
@@ -1107,15 +1187,17 @@ func (m *model) compile(r *Rule, ps []Params) {
 					for l, ak := range axes[2] {
 						u := [3]float64{am.mid, an.mid, ak.mid}
 						p := ps[m.cellRegime(u)]
+						model := func() (int, int, int) {
+							return m.pickCell(am.pts, an.pts, ak.pts, u, am.ok && an.ok && ak.ok, w, sa, sm, sg, p)
+						}
 						if ts := m.cells[[3]int{r.Lo[0] + i, r.Lo[1] + j, r.Lo[2] + l}]; p.Pin && len(ts) > 0 {
-							var ok bool
-							if r.Table[cell], r.Unaligned[cell], r.General[cell], ok = m.pinned(ts, -1); ok {
+							if pa, pu, pg, ok := m.pinned(ts, -1); ok {
+								r.Table[cell], r.Unaligned[cell], r.General[cell] = fillPinned(pa, pu, pg, model)
 								cell++
 								continue
 							}
 						}
-						r.Table[cell], r.Unaligned[cell], r.General[cell] = m.pickCell(am.pts, an.pts, ak.pts, u,
-							am.ok && an.ok && ak.ok, w, sa, sm, p)
+						r.Table[cell], r.Unaligned[cell], r.General[cell] = model()
 						cell++
 					}
 				}
@@ -1129,15 +1211,15 @@ func (m *model) compile(r *Rule, ps []Params) {
 	wg.Wait()
 }
 
-func (m *model) pickCell(pm, pn, pk []int, u [3]float64, ok bool, w, sa, sm []float64, p Params) (aligned, unaligned, general int) {
+func (m *model) pickCell(pm, pn, pk []int, u [3]float64, ok bool, w, sa, sm, sg []float64, p Params) (aligned, unaligned, general int) {
 	if !ok {
 		return m.def, m.def, m.def // no integer falls in this cell
 	}
 	if p.Waves == 0 && p.Edge == 0 {
-		return m.score(nil, nil, [3][]int{pm, pn, pk}, u, w, sa, sm, p, -1)
+		return m.score(nil, nil, [3][]int{pm, pn, pk}, u, w, sa, sm, sg, p, -1)
 	}
 	lq, le := m.cellFeatures(pm, pn, pk)
-	return m.score(lq, le, [3][]int{pm, pn, pk}, u, w, sa, sm, p, -1)
+	return m.score(lq, le, [3][]int{pm, pn, pk}, u, w, sa, sm, sg, p, -1)
 }
 
 // cellRegime is the regime class of the cell centred at u: its centre's, except that a cell whose
@@ -1174,17 +1256,18 @@ func (m *model) cellFeatures(pm, pn, pk []int) (lq, le []float64) {
 
 // score is the model's pick for the cell centred at u whose candidates' averaged features are lq and
 // le (cellFeatures, over the cell's points pts), leaving out training shape skip (−1: none).
-func (m *model) score(lq, le []float64, pts [3][]int, u [3]float64, w, sa, sm []float64, p Params, skip int) (aligned, unaligned, general int) {
+func (m *model) score(lq, le []float64, pts [3][]int, u [3]float64, w, sa, sm, sg []float64, p Params, skip int) (aligned, unaligned, general int) {
 	reg := m.cellRegime(u)
 	if !m.weights(w, u, reg, skip, p) {
 		return m.def, m.def, m.def
 	}
-	m.smooth(sa, sm, w, u, p)
+	m.smooth(sa, sm, sg, w, u, p)
 	if p.Waves != 0 || p.Edge != 0 {
 		for c := range m.cand {
 			adj := p.Waves*lq[c] + p.Edge*le[c]
 			sa[c] -= adj
 			sm[c] -= adj
+			sg[c] -= adj
 		}
 	}
 	// A fixed split-K kernel is not picked for a cell where even its smallest problem has a full
@@ -1198,10 +1281,10 @@ func (m *model) score(lq, le []float64, pts [3][]int, u [3]float64, w, sa, sm []
 	lm, ln := m.cellLo(u)
 	for c, j := range m.cand {
 		if m.d.untuned(j, lm, ln) || !m.vouched(c, reg, skip) || !m.inGrid(j, pts) {
-			sa[c], sm[c] = math.Inf(-1), math.Inf(-1)
+			sa[c], sm[c], sg[c] = math.Inf(-1), math.Inf(-1), math.Inf(-1)
 		}
 	}
-	return m.argmax(sa, sm)
+	return m.argmax(sa, sm, sg)
 }
 
 // inGrid says whether kernel j's grid takes every point pts of a cell: a kernel whose grid y

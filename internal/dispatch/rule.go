@@ -95,13 +95,32 @@ func (r *Rule) Pick(m, n, k int) (aligned, unaligned, general int) {
 
 // Dispatch is the kernel launched on M×N×K: the cell's aligned kernel when its tile divides M and
 // N (fits) and it takes the problem (takes), else the first of the cell's unaligned kernel, its
-// general kernel, the aligned one and the default that takes it; −1 when none does. The bulk guard
+// general kernel, the aligned one and the default that takes it; −1 when none does. A problem with
+// a leading dimension not a multiple of 4 (vec false, see Vec) tries the general kernel first. The bulk guard
 // then launches its kernel where it applies (BulkGuard.Takes), else the wave guard replaces that
 // kernel with its own where it applies (WaveGuard.Replaces), each only where its kernel takes the
 // problem.
-func (r *Rule) Dispatch(m, n, k int, takes, fits func(j int) bool) int {
+func (r *Rule) Dispatch(m, n, k int, vec bool, takes, fits func(j int) bool) int {
 	a, u, g := r.Pick(m, n, k)
-	return r.guarded(dispatchChain(a, u, g, r.Default, takes, fits), m, n, k, takes)
+	return r.guarded(dispatchChain(a, u, g, r.Default, vec, takes, fits), m, n, k, takes)
+}
+
+// Vec is Dispatch's vec argument for an M×N problem with leading dimensions lda, ldb and ldc:
+// false when they are not all multiples of 4, as the tiled kernels' float4 loads and stores need
+// (they load such operands element by element), and M and N are both above the GEMV classes'
+// threshold (GEMV-like and tiny products have kernels of their own, fitted on every shape alike).
+// The rule sends a problem with vec false to its cell's general kernel first, fitted on the
+// training shapes like it.
+func Vec(m, n, lda, ldb, ldc int) bool { return (lda|ldb|ldc)&3 == 0 || m <= VecSide || n <= VecSide }
+
+// VecSide is the largest M or N for which Vec is true whatever the leading dimensions.
+const VecSide = gemvMax
+
+// vec is Vec of sample i with its packed leading dimensions.
+func (d *Data) vec(i int) bool {
+	s := d.Samples[i].Shape
+	lda, ldb, ldc := s.Dense()
+	return Vec(s.M, s.N, lda, ldb, ldc)
 }
 
 // Check says whether the rule is well formed for nk kernels.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/template"
 
+	"tilegen/internal/dispatch"
 	"tilegen/internal/variant"
 )
 
@@ -97,7 +98,9 @@ func cuhFile(p *Plan) ([]byte, error) {
 		// BulkTable that of the per-op bulk guards ({kernel, min_waves, min_k, full_num, full_den, slots}).
 		Ops, DefaultTable, GuardTable, BulkTable string
 		// KeepTable lists the wave guards' kept shapes ({M, N, K}, each op's sorted, at its offset).
-		KeepTable                   string
+		KeepTable string
+		// VecSide is the largest M or N that always takes the float4 chain (dispatch.VecSide).
+		VecSide                     int
 		PrecisionDoc                []string
 		DynDefault                  int
 		Classes, ClassRows, RuleDoc []string
@@ -153,6 +156,7 @@ func cuhFile(p *Plan) ([]byte, error) {
 		keep = []string{"{0, 0, 0}"} // no empty arrays in C++; every op's count is 0
 	}
 	data.KeepTable = strings.Join(keep, ", ")
+	data.VecSide = dispatch.VecSide
 	data.BulkTable = strings.Join(bulks, ", ")
 	data.BatchOps = p.batchOpsList()
 	var btable []string

@@ -196,7 +196,7 @@ func TestChooseFollowsRule(t *testing.T) {
 			continue
 		}
 		i, err := p.Choose(variant.OpNN, m, n, k, k, n, n)
-		j := p.RuleOf(variant.OpNN).Rule.Dispatch(m, n, k, func(j int) bool { return supports(&p.Variants[j].V, m, n, k, k, n, n) == nil },
+		j := p.RuleOf(variant.OpNN).Rule.Dispatch(m, n, k, dispatch.Vec(m, n, k, n, n), func(j int) bool { return supports(&p.Variants[j].V, m, n, k, k, n, n) == nil },
 			func(j int) bool { return m%p.Variants[j].V.Tile.Rows == 0 && n%p.Variants[j].V.Tile.Cols == 0 })
 		if (err == nil) != (j >= 0) || err == nil && i != j {
 			t.Errorf("%dx%dx%d: Choose %d (%v), the rule %d", m, n, k, i, err, j)
@@ -210,7 +210,7 @@ func TestChooseFollowsRule(t *testing.T) {
 		// The path the launch took (a cell's aligned and unaligned kernels may be one kernel).
 		unguarded := *p.RuleOf(variant.OpNN).Rule
 		unguarded.Guard, unguarded.Bulk = nil, nil
-		if jc := unguarded.Dispatch(m, n, k, func(j int) bool { return supports(&p.Variants[j].V, m, n, k, k, n, n) == nil },
+		if jc := unguarded.Dispatch(m, n, k, dispatch.Vec(m, n, k, n, n), func(j int) bool { return supports(&p.Variants[j].V, m, n, k, k, n, n) == nil },
 			func(j int) bool { return m%p.Variants[j].V.Tile.Rows == 0 && n%p.Variants[j].V.Tile.Cols == 0 }); jc != j {
 			if b := p.RuleOf(variant.OpNN).Rule.Bulk; j == b.Kernel && b.Takes(jc, m, n, k) {
 				used["bulk"]++

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"tilegen/internal/dispatch"
 	"tilegen/internal/results"
 	"tilegen/internal/variant"
 )
@@ -293,13 +294,20 @@ func goDispatch(p *Plan) *jen.File {
 		jen.Id("def").Op(":=").Id("defaultKernel").Index(jen.Id("op")),
 		jen.List(jen.Id("aligned"), jen.Id("unaligned"), jen.Id("general")).Op(":=").Id("rules").Index(jen.Id("op")).Dot("pick").Call(jen.Id("m"), jen.Id("n"), jen.Id("k")),
 		jen.Id("ka").Op(":=").Op("&").Id("kernels").Index(jen.Id("aligned")),
-		jen.If(jen.Id("m").Op("%").Id("ka").Dot("tileRows").Op("==").Lit(0).Op("&&").Id("n").Op("%").Id("ka").Dot("tileCols").Op("==").Lit(0).Op("&&").
+		jen.Comment("A leading dimension not a multiple of 4 (no float4 path) with M and N above 16 tries the cell's"),
+		jen.Comment("general kernel first: the rule fitted it on such problems."),
+		jen.Id("vec").Op(":=").Parens(jen.Id("lda").Op("|").Id("ldb").Op("|").Id("ldc")).Op("&").Lit(3).Op("==").Lit(0).Op("||").Id("m").Op("<=").Lit(dispatch.VecSide).Op("||").Id("n").Op("<=").Lit(dispatch.VecSide),
+		jen.If(jen.Id("vec").Op("&&").Id("m").Op("%").Id("ka").Dot("tileRows").Op("==").Lit(0).Op("&&").Id("n").Op("%").Id("ka").Dot("tileCols").Op("==").Lit(0).Op("&&").
 			Id("reject").Call(jen.Id("ka"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")).Op("==").Lit(0)).Block(
 			jen.Return(jen.Id("rules").Index(jen.Id("op")).Dot("guarded").Call(jen.Id("aligned"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")), jen.Nil()),
 		),
 		jen.Comment("The cell's kernel for problems its tile does not divide, its kernel without requirements, then"),
 		jen.Comment("the aligned one on a partial tile, then the op's robust default."),
-		jen.For(jen.List(jen.Id("_"), jen.Id("i")).Op(":=").Range().Index(jen.Lit(4)).Int().Values(jen.Id("unaligned"), jen.Id("general"), jen.Id("aligned"), jen.Id("def"))).Block(
+		jen.Id("order").Op(":=").Index(jen.Lit(4)).Int().Values(jen.Id("unaligned"), jen.Id("general"), jen.Id("aligned"), jen.Id("def")),
+		jen.If(jen.Op("!").Id("vec")).Block(
+			jen.Id("order").Op("=").Index(jen.Lit(4)).Int().Values(jen.Id("general"), jen.Id("unaligned"), jen.Id("aligned"), jen.Id("def")),
+		),
+		jen.For(jen.List(jen.Id("_"), jen.Id("i")).Op(":=").Range().Id("order")).Block(
 			jen.If(jen.Id("reject").Call(jen.Op("&").Id("kernels").Index(jen.Id("i")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")).Op("==").Lit(0)).Block(
 				jen.Return(jen.Id("rules").Index(jen.Id("op")).Dot("guarded").Call(jen.Id("i"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")), jen.Nil()),
 			),

@@ -805,10 +805,17 @@ func (p *Plan) Choose(op variant.Op, m, n, k, lda, ldb, ldc int) (int, error) {
 		}
 		return j
 	}
-	if fits(aligned) && why(aligned) == nil {
+	// A leading dimension not a multiple of 4 (M and N above 16) tries the general kernel first
+	// (dispatch.Vec).
+	vec := dispatch.Vec(m, n, lda, ldb, ldc)
+	if vec && fits(aligned) && why(aligned) == nil {
 		return guarded(aligned), nil
 	}
-	for _, j := range []int{unaligned, general, aligned, r.Default} {
+	order := []int{unaligned, general, aligned, r.Default}
+	if !vec {
+		order = []int{general, unaligned, aligned, r.Default}
+	}
+	for _, j := range order {
 		if why(j) == nil {
 			return guarded(j), nil
 		}
