@@ -15,11 +15,15 @@
 // treated like its edge. Three tables hold a kernel index per (b(M), b(N), b(K)) cell, M-major:
 // the cell's kernel for problems whose M and N its tile divides (Table: kernels take a faster path
 // without partial tiles), its kernel for the other problems (Unaligned), and its best kernel
-// without requirements (General: no multiple of M, N, K or the leading dimensions needed).
+// without requirements (General: no multiple of M, N, K or the leading dimensions needed) for a
+// problem with a leading dimension not a multiple of 4 (Vec false: every tiled kernel loads such
+// an operand element by element, and on random odd problems the split-K kernels the aligned
+// evidence favours ran well behind cpasync and stream-K ones), M and N above 16.
 // Rule.Pick computes exactly that. Rule.Dispatch, and the exported artifacts, launch the aligned
 // kernel when its tile divides M and N and it takes the problem, else the first of the unaligned,
 // general and aligned kernels and the robust default that takes it, or nothing (an error): no
-// kernel is launched on a problem it was not built for.
+// kernel is launched on a problem it was not built for. A problem with Vec false tries the general
+// kernel first, then the unaligned, aligned and default ones.
 //
 // # The model behind the tables
 //
@@ -48,7 +52,10 @@
 // regimes apart where the data says that helps. With an alignment weight β < 1
 // the smoother is a weighted mean in which, for each variant, the training shapes on the other
 // side of "its tile divides M and N" weigh β times less: the aligned table is scored on aligned
-// evidence, the other two on unaligned evidence.
+// evidence, the unaligned one on unaligned evidence. Both weigh a training shape with a leading
+// dimension not a multiple of 4 (Vec false) 0.1 times (misalignedWeight) as much as the others;
+// the general table is scored the other way round, on the general candidates only, by a weighted
+// mean with the same features.
 //
 // A variant that can take a training shape but was not timed there (the tuner skipped it, or a
 // search never tried it) counts as the slowest variant timed on that shape in evaluation, and as the
@@ -81,10 +88,11 @@
 // what makes the corpus's own shapes launch what was measured fastest on them; leave-one-out can
 // judge it only on cells of several shapes). The tables then take, per cell: when the cell holds training
 // shapes, the aligned and unaligned kernels whose dispatch has the best total measured log ratio on
-// them and the general kernel with the best total (so a corpus shape alone in its cell gets its
-// fastest variant whenever the dispatch can launch it; when no shape of the cell is one an aligned
-// kernel's tile divides, the aligned kernel is the unaligned one: every aligned kernel totals the
-// same there); otherwise the candidates with the best scores, the plane at the cell's centre and the
+// those of them whose leading dimensions are all multiples of 4, and the general kernel with the best
+// total on the others (so a corpus shape alone in its cell gets its fastest variant whenever the
+// dispatch can launch it; when no shape of the cell is one an aligned kernel's tile divides, the
+// aligned kernel is the unaligned one: every aligned kernel totals the same there; a cell without
+// shapes of one kind takes the model's picks for that kind); otherwise the candidates with the best scores, the plane at the cell's centre and the
 // q and e terms averaged over up to eight points of the cell, leaving out a fixed split-K kernel
 // where even the cell's smallest problem has at least four output tiles per SM without the split
 // (variant.SplitKUntuned: the tuner never times it there, so nothing measured vouches for it),
