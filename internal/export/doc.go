@@ -51,10 +51,13 @@
 // and K each go into a bucket (2^s per octave: floor(log2 x) and the s bits after the leading one,
 // clamped to the fitted range) with integer operations; three tables give the cell's variant for
 // problems whose M and N its tile divides, its variant for the other problems, and its best
-// variant without requirements. The aligned variant is launched when its tile divides M and N and
-// it accepts the problem (dimensions, leading-dimension and alignment requirements, the kernels'
-// 32-bit ints, grid limits); else the first of the unaligned, general and aligned variants and the
-// robust default that accepts it; when none does, the call returns an error and launches nothing.
+// variant without requirements (fitted for problems with a leading dimension not a multiple of 4).
+// The aligned variant is launched when its tile divides M and N and it accepts the problem
+// (dimensions, leading-dimension and alignment requirements, the kernels' 32-bit ints, grid
+// limits); else the first of the unaligned, general and aligned variants and the robust default
+// that accepts it; a problem with a leading dimension not a multiple of 4 and M and N above 16
+// (dispatch.Vec) tries the general variant first; when none accepts it, the call returns an error
+// and launches nothing.
 // A call never launches a kernel on a problem the kernel was not built for, and costs a few
 // integer operations and three table reads: no allocation, no floating point. The tests compile
 // the Go package and the header and compare their choices with Plan.Choose (which follows
