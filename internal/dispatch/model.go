@@ -388,7 +388,7 @@ func (m *model) pinned(ts []int, skip int) (aligned, unaligned, general int, ok 
 	gs := math.Inf(-1)
 	for g := range m.cand {
 		if !m.gen[g] || len(mis) == 0 {
-			continue
+			continue // no misaligned shape here: the model picks the general kernel
 		}
 		sum := 0.0
 		for _, t := range mis {
@@ -675,18 +675,27 @@ func (m *model) weights(w []float64, u [3]float64, reg, skip int, p Params) bool
 
 // smooth fills sa and sm with each candidate's smoothed target at the point u under weights w, for
 // a shape its tile divides (sa) and for one it does not (sm): with p.Align < 1, weighted means in
-// which the training shapes of the other kind weigh p.Align times less; else both are smoothPlane;
-// both for leading dimensions that are multiples of 4 (a training shape with another weighs
-// misalignedWeight times less). sg is smoothMisaligned's.
+// which the training shapes of the other kind weigh p.Align times less; else both are smoothPlane.
+// Both are for leading dimensions that are multiples of 4: a training shape with another weighs
+// misalignedWeight times less. sg is the general candidates' weighted mean for a problem with a
+// misaligned leading dimension, where the other training shapes weigh misalignedWeight times less
+// (−Inf for the other candidates).
 func (m *model) smooth(sa, sm, sg, w []float64, u [3]float64, p Params) {
-	m.smoothMisaligned(sg, w, p)
-	// The other two are fitted for problems whose leading dimensions are all multiples of 4: the
-	// training shapes with one that is not weigh misalignedWeight times less.
-	wv := make([]float64, len(w))
+	wv, wm := make([]float64, len(w)), make([]float64, len(w))
 	for t, wt := range w {
-		wv[t] = wt
-		if !m.vec[t] {
+		wv[t], wm[t] = wt, wt
+		if m.vec[t] {
+			wm[t] *= misalignedWeight
+		} else {
 			wv[t] *= misalignedWeight
+		}
+	}
+	mean := p
+	mean.Ridge = 0
+	m.smoothPlane(sg, wm, u, mean)
+	for c := range m.cand {
+		if !m.gen[c] {
+			sg[c] = math.Inf(-1)
 		}
 	}
 	w = wv
@@ -719,35 +728,10 @@ func (m *model) smooth(sa, sm, sg, w []float64, u [3]float64, p Params) {
 	}
 }
 
-// misalignedWeight is, for the general table's scores (the kernels of problems with a leading
-// dimension not a multiple of 4, which every kernel loads element by element), the weight of a
-// training shape whose leading dimensions are all multiples of 4 relative to one whose are not.
+// misalignedWeight is how much less a training shape weighs in the scores for a problem whose
+// leading dimensions are of the other kind (all multiples of 4, or not: every tiled kernel loads
+// an operand with a misaligned one element by element).
 const misalignedWeight = 0.1
-
-// smoothMisaligned fills sg with each general candidate's smoothed target under weights w for a
-// problem with a misaligned leading dimension: a weighted mean in which the training shapes
-// whose leading dimensions are all multiples of 4 weigh misalignedWeight times less (−Inf for the
-// other candidates and where none has weight).
-func (m *model) smoothMisaligned(sg, w []float64, p Params) {
-	for c := range m.cand {
-		var num, den float64
-		for t, wt := range w {
-			lr := m.logr[t][c]
-			if !m.gen[c] || wt == 0 || math.IsNaN(lr) {
-				continue
-			}
-			if m.vec[t] {
-				wt *= misalignedWeight
-			}
-			num += wt * (lr + p.Waves*m.logq[t][c] + p.Edge*m.loge[t][c])
-			den += wt
-		}
-		sg[c] = math.Inf(-1)
-		if den > 0 {
-			sg[c] = num / den
-		}
-	}
-}
 
 // smoothPlane fills s with each candidate's smoothed target at the point u under weights w: the
 // intercept of a weighted least-squares plane in (log2 M, log2 N, log2 K) around u whose slopes
@@ -940,23 +924,17 @@ func (d *Data) dispatched(i, aligned, unaligned, general, def int) int {
 // the default; the first that takes the problem runs (−1: none). A problem whose leading
 // dimensions are not all multiples of 4 (vec false) tries the general kernel first.
 func dispatchChain(aligned, unaligned, general, def int, vec bool, takes, fits func(j int) bool) int {
+	order := [4]int{unaligned, general, aligned, def}
 	switch {
-	case !vec && takes(general):
-		return general
 	case !vec:
-		fits = func(int) bool { return false }
-	}
-	switch {
+		order = [4]int{general, unaligned, aligned, def}
 	case fits(aligned) && takes(aligned):
 		return aligned
-	case takes(unaligned):
-		return unaligned
-	case takes(general):
-		return general
-	case takes(aligned):
-		return aligned
-	case takes(def):
-		return def
+	}
+	for _, j := range order {
+		if takes(j) {
+			return j
+		}
 	}
 	return -1
 }
