@@ -377,6 +377,77 @@ func TestUnvouchedNotPicked(t *testing.T) {
 	}
 }
 
+// TestBeyondReachTakesClassRecord: a cell farther than the reach from every training shape gets
+// the variants with the best mean over its regime class's training shapes, not the robust default
+// (on the H100 corpus the default, a 32×32 split-K kernel, had run 1000000×1×64 at 0.63× held out);
+// a class with no training shape still gets the default.
+func TestBeyondReachTakesClassRecord(t *testing.T) {
+	ks := []Kernel{
+		{Name: "dflt", TileRows: 32, TileCols: 32, GridZ: 1, Supports: anyShape, General: true, Robust: true},
+		{Name: "big", TileRows: 128, TileCols: 128, GridZ: 1, Supports: anyShape, General: true},
+		{Name: "near", TileRows: 64, TileCols: 64, GridZ: 1, Supports: anyShape, General: true},
+	}
+	// Large shapes: "big" best on average, "near" best on the one closest to the probe below.
+	shapes := []protocol.Shape{protoShape(4096, 4096, 4096), protoShape(8192, 8192, 2048), protoShape(2048, 4096, 1024),
+		protoShape(1024, 1024, 1024)}
+	ratio := [][]float64{{0.5, 1.1, 0.8}, {0.5, 1.1, 0.8}, {0.5, 1.0, 0.9}, {0.6, 0.7, 1.0}}
+	d := constData(ks, shapes, ratio)
+	m, err := newModel(d, []int{0, 1, 2, 3}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ks[m.def].Name != "dflt" {
+		t.Fatalf("the fixture's default is %s, want dflt", ks[m.def].Name)
+	}
+	w, sa, sm, sg := make([]float64, len(m.train)), make([]float64, len(m.cand)), make([]float64, len(m.cand)), make([]float64, len(m.cand))
+	at := log2s(protoShape(300, 40000, 100)) // large, over five octaves from every training shape
+	if Regime(300, 40000, 100) != RegimeLarge {
+		t.Fatal("the probe's regime class changed")
+	}
+	p := Params{Bandwidth: 0.5, Adaptive: 1, CrossRegime: 1, Align: 1, Reach: 1}
+	if a, u, g := m.score(nil, nil, cellPtsAt(at, 1), at, w, sa, sm, sg, p, -1); ks[a].Name != "big" || ks[u].Name != "big" || ks[g].Name != "big" {
+		t.Errorf("300x40000x100 beyond reach: picks %s/%s/%s, want big (the large class's best mean)", ks[a].Name, ks[u].Name, ks[g].Name)
+	}
+	// Left out (leave-one-out), the class's record is the other shapes'.
+	for t2 := range m.train {
+		if a, _, _ := m.score(nil, nil, cellPtsAt(at, 1), at, w, sa, sm, sg, p, t2); ks[a].Name != "big" {
+			t.Errorf("300x40000x100 beyond reach without training shape %d: picks %s, want big", t2, ks[a].Name)
+		}
+	}
+	// A regime class without training shapes: the default.
+	tiny := log2s(protoShape(8, 8, 8))
+	if a, u, g := m.score(nil, nil, cellPtsAt(tiny, 1), tiny, w, sa, sm, sg, p, -1); ks[a].Name != "dflt" || ks[u].Name != "dflt" || ks[g].Name != "dflt" {
+		t.Errorf("8x8x8 (no training shape of its class): picks %s/%s/%s, want dflt", ks[a].Name, ks[u].Name, ks[g].Name)
+	}
+
+	// Outside the large class the record is corrected for tile waste: on deep-k shapes with square
+	// outputs "wide" (32×128 tiles) leads "tall" (128×32) on average (tall wins one, so it is a
+	// candidate), but a far cell 32 columns wide wastes three quarters of wide's tile.
+	ks = []Kernel{
+		{Name: "dflt", TileRows: 16, TileCols: 16, GridZ: 1, Supports: anyShape, General: true, Robust: true},
+		{Name: "wide", TileRows: 32, TileCols: 128, GridZ: 1, Supports: anyShape, General: true},
+		{Name: "tall", TileRows: 128, TileCols: 32, GridZ: 1, Supports: anyShape, General: true},
+	}
+	shapes = []protocol.Shape{protoShape(512, 512, 20000), protoShape(1024, 1024, 65536), protoShape(256, 256, 16384)}
+	ratio = [][]float64{{0.5, 1.0, 0.9}, {0.5, 1.0, 0.9}, {0.5, 0.9, 1.0}}
+	m, err = newModel(constData(ks, shapes, ratio), []int{0, 1, 2}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, sa, sm, sg = make([]float64, len(m.train)), make([]float64, len(m.cand)), make([]float64, len(m.cand)), make([]float64, len(m.cand))
+	far := log2s(protoShape(400, 32, 13000))
+	if Regime(400, 32, 13000) != RegimeDeepK {
+		t.Fatal("the deep-k probe's regime class changed")
+	}
+	if a, u, g := m.score(nil, nil, cellPtsAt(far, 1), far, w, sa, sm, sg, p, -1); ks[a].Name != "tall" || ks[u].Name != "tall" || ks[g].Name != "tall" {
+		t.Errorf("400x32x13000 beyond reach: picks %s/%s/%s, want tall (wide wastes 3/4 of its tile there)", ks[a].Name, ks[u].Name, ks[g].Name)
+	}
+	near := log2s(protoShape(600, 600, 20000))
+	if a, _, _ := m.score(nil, nil, cellPtsAt(near, 1), near, w, sa, sm, sg, p, -1); ks[a].Name != "wide" {
+		t.Errorf("600x600x20000 within reach: picks %s, want wide", ks[a].Name)
+	}
+}
+
 // TestOverflowingGridNotPicked: a kernel whose grid y overflows on a cell's M (a GEMV kernel of a
 // few rows per block on a million rows) is not that cell's pick, however fast it is on the smaller
 // M around it; the cell's problems would otherwise fall through to the robust default (on the H100

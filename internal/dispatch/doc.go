@@ -64,7 +64,9 @@
 // the others' fitted scores (on the H100 corpus gemvs, one pass over K, ran 0.08x on a 1M-deep dot
 // product and dragged every untimed candidate's target there down with it). The variant with the best
 // score wins (ties: the lower index); a shape farther than the reach R from every training shape
-// (R = 0: no limit) gets the robust default.
+// (R = 0: no limit) gets the variants with the best mean log ratio over its regime class's training
+// shapes, outside the large class corrected for tile waste at the edges (the robust default where
+// the class has none).
 //
 // Fitting (Fit) chooses, from the training shapes only: the candidates (variants within 5 % of the
 // best on some training shape; at most MaxCandidates with the default: first a greedy cover, the
