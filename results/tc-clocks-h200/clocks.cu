@@ -1,10 +1,10 @@
-// clocks.cu: sustained tensor-core GEMM against cuBLAS at 4096^3 and 8192^3, with the GPU's clocks
-// sampled by run.sh. For each size and each of four phases (cuBLAS TF32 math, the tf32 export's
-// kernel, cuBLAS SGEMM, the 3xtf32 export's kernel) it checks the result against cuBLAS, warms up,
+// clocks.cu: sustained GEMMs against cuBLAS at 4096^3 and 8192^3, with the GPU's clocks sampled by
+// run.sh. For each size and each of five phases (cuBLAS TF32 math, the tf32 export's kernel, cuBLAS
+// SGEMM, the 3xtf32 export's kernel, the FP32 export's) it checks the result against cuBLAS, warms up,
 // then launches back to back for about two seconds, timing every launch with events, and prints the
 // phase's wall-clock start and end (for the clock log), the median of the first five, of the last
 // five and of all launches. Plain C++ against the exported headers (tgt.cuh: precision tf32,
-// tgx.cuh: precision 3xtf32), the CUDA runtime and cuBLAS.
+// tgx.cuh: precision 3xtf32, tgsgemm.cuh: the committed FP32 example), the CUDA runtime and cuBLAS.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -17,6 +17,7 @@
 
 #include "tgt.cuh"
 #include "tgx.cuh"
+#include "tgsgemm.cuh"
 
 #define CK(x)                                                                                  \
     do {                                                                                       \
@@ -67,14 +68,16 @@ int main()
         struct Phase {
             const char* name;
             int kind;
-        } phases[] = {{"cublas_tf32", 0}, {"tilegen_tf32", 1}, {"cublas_sgemm", 2}, {"tilegen_3xtf32", 3}};
+        } phases[] = {{"cublas_tf32", 0}, {"tilegen_tf32", 1}, {"cublas_sgemm", 2}, {"tilegen_3xtf32", 3},
+                          {"tilegen_fp32", 4}};
         for (auto& ph : phases) {
             auto run = [&](float* out) -> cudaError_t {
                 switch (ph.kind) {
                 case 0: return cublas(CUBLAS_TF32_TENSOR_OP_MATH, out);
                 case 1: return tgt_sgemm(n, n, n, 1.0f, A, n, B, n, 0.0f, out, n, 0);
                 case 2: return cublas(CUBLAS_DEFAULT_MATH, out);
-                default: return tgx_sgemm(n, n, n, 1.0f, A, n, B, n, 0.0f, out, n, 0);
+                case 3: return tgx_sgemm(n, n, n, 1.0f, A, n, B, n, 0.0f, out, n, 0);
+                default: return tgsgemm_sgemm(n, n, n, 1.0f, A, n, B, n, 0.0f, out, n, 0);
                 }
             };
             // Check against cuBLAS SGEMM: relative Frobenius error.
@@ -123,7 +126,10 @@ int main()
             const double tflops = 2.0 * n * n * n / (median(ms) * 1e-3) / 1e12;
             printf("%d %-15s %s rel_err=%.2e start=%.3f end=%.3f launches=%d first5_ms=%.4f last5_ms=%.4f median_ms=%.4f tflops=%.1f variant=%s\n",
                    n, ph.name, ok ? "ok " : "BAD", rel, t0, t1, reps, median(first), median(last), median(ms), tflops,
-                   ph.kind == 1 ? tgt_variant(n, n, n, n, n, n, A, B, C) : ph.kind == 3 ? tgx_variant(n, n, n, n, n, n, A, B, C) : "cublas");
+                   ph.kind == 1   ? tgt_variant(n, n, n, n, n, n, A, B, C)
+                   : ph.kind == 3 ? tgx_variant(n, n, n, n, n, n, A, B, C)
+                   : ph.kind == 4 ? tgsgemm_variant(n, n, n, n, n, n, A, B, C)
+                                  : "cublas");
             fflush(stdout);
         }
         cudaFree(A);
