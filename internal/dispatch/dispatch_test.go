@@ -379,7 +379,7 @@ func TestUnvouchedNotPicked(t *testing.T) {
 
 // TestBeyondReachTakesClassRecord: a cell farther than the reach from every training shape gets
 // the variants with the best mean over its regime class's training shapes, not the robust default
-// (on the H100 corpus the default, a 32×32 split-K kernel, had run 1000000×1×64 at 0.63× held out);
+// (on the H100 corpus the default, a 32×32 deep-K kernel, had run 1000000×1×64 at 0.63× held out);
 // a class with no training shape still gets the default.
 func TestBeyondReachTakesClassRecord(t *testing.T) {
 	ks := []Kernel{
@@ -387,7 +387,7 @@ func TestBeyondReachTakesClassRecord(t *testing.T) {
 		{Name: "big", TileRows: 128, TileCols: 128, GridZ: 1, Supports: anyShape, General: true},
 		{Name: "near", TileRows: 64, TileCols: 64, GridZ: 1, Supports: anyShape, General: true},
 	}
-	// Large shapes: "big" best on average, "near" best on the one closest to the probe below.
+	// Large shapes: "big" best on average, "near" best on 1024³ only.
 	shapes := []protocol.Shape{protoShape(4096, 4096, 4096), protoShape(8192, 8192, 2048), protoShape(2048, 4096, 1024),
 		protoShape(1024, 1024, 1024)}
 	ratio := [][]float64{{0.5, 1.1, 0.8}, {0.5, 1.1, 0.8}, {0.5, 1.0, 0.9}, {0.6, 0.7, 1.0}}
