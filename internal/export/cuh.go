@@ -34,6 +34,8 @@ type cuhKernel struct {
 	Undefs []string
 	// WaveSlots: SMs × blocks per SM when the op's wave guard may replace the kernel (Plan.WaveSlots).
 	WaveSlots int
+	// TwinB: the misaligned-B twin's index (Chosen.TwinB), 0 for none.
+	TwinB int
 }
 
 // cuhEpi is one fused-epilogue entry of the header.
@@ -209,7 +211,7 @@ func cuhFile(p *Plan) ([]byte, error) {
 			Undefs: undefs[i], State: boolInt(len(undefs[i]) > 0),
 			Op: v.Op.Index(), Batched: boolInt(v.Batched), OpName: v.Op.String(), BX: v.Block.X, BY: v.Block.Y, TR: v.Tile.Rows, TC: v.Tile.Cols, GZ: atLeast1(v.GridZ), Dyn: v.DynamicShared,
 			MM: atLeast1(v.Requires.MMultiple), NM: atLeast1(v.Requires.NMultiple), KM: atLeast1(v.Requires.KMultiple),
-			LDM: atLeast1(v.Requires.LDMultiple), WaveSlots: p.WaveSlots(i),
+			LDM: atLeast1(v.Requires.LDMultiple), WaveSlots: p.WaveSlots(i), TwinB: p.Variants[i].TwinB,
 		}
 		if r := v.Split; r != nil {
 			k.SplitMax, k.KStep, k.MinK, k.BlocksPerSM, k.Balance, k.WorkspaceFloats = r.Max, r.KStep, r.MinK, r.BlocksPerSM, boolInt(r.Balance), r.WorkspaceFloats

@@ -113,6 +113,10 @@ func requirementsFixture(t *testing.T) (string, *Plan) {
 			}
 		}
 	})
+	// Misaligned-B twins (twin_test.go), so that the artifacts' tests cover the twin's launch too.
+	for _, base := range []string{"micro1d_t64_r16", "shared_w16_pad0"} {
+		addTwin(t, tune, verify, gen, base, twinScale)
+	}
 	o := Options{Results: []string{tune, verify}, Generated: gen, Out: filepath.Join(t.TempDir(), "tgsgemm"), Name: "tg",
 		GoPackage: "example.com/consumer/tgsgemm"}
 	p, files, err := Prepare(o)
@@ -198,8 +202,14 @@ func TestChooseFollowsRule(t *testing.T) {
 		i, err := p.Choose(variant.OpNN, m, n, k, k, n, n)
 		j := p.RuleOf(variant.OpNN).Rule.Dispatch(m, n, k, dispatch.Vec(m, n, k, n, n), func(j int) bool { return supports(&p.Variants[j].V, m, n, k, k, n, n) == nil },
 			func(j int) bool { return m%p.Variants[j].V.Tile.Rows == 0 && n%p.Variants[j].V.Tile.Cols == 0 })
-		if (err == nil) != (j >= 0) || err == nil && i != j {
-			t.Errorf("%dx%dx%d: Choose %d (%v), the rule %d", m, n, k, i, err, j)
+		want := j
+		// Then the misaligned-B twin where ldb (= N) is not a multiple of 4.
+		if tw := p.Variants[max(j, 0)].TwinB; j >= 0 && tw > 0 && n%4 != 0 && supports(&p.Variants[tw].V, m, n, k, k, n, n) == nil {
+			want = tw
+			used["twin"]++
+		}
+		if (err == nil) != (j >= 0) || err == nil && i != want {
+			t.Errorf("%dx%dx%d: Choose %d (%v), the rule %d, want %d", m, n, k, i, err, j, want)
 		}
 		if j < 0 {
 			continue
@@ -233,7 +243,7 @@ func TestChooseFollowsRule(t *testing.T) {
 		}
 	}
 	t.Logf("launched from: %v", used)
-	for _, from := range []string{"aligned", "unaligned", "guard", "bulk", "kept"} {
+	for _, from := range []string{"aligned", "unaligned", "guard", "bulk", "kept", "twin"} {
 		if used[from] == 0 {
 			t.Errorf("no probe launched the cell's %s kernel: that path is not exercised", from)
 		}

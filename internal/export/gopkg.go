@@ -149,6 +149,7 @@ func goDispatch(p *Plan) *jen.File {
 		jen.Id("streamK").Bool().Comment("a stream-K kernel: streamKBlocks blocks along x (splitMax at most)"),
 		jen.Id("state").Bool().Comment("keeps partial sums and tile counters in its module between blocks: launches ordered (stateOrder)"),
 		jen.Id("waveSlots").Int().Comment("> 0: its op's wave guard may replace it (opRule.guarded); SMs × blocks per SM at tuning"),
+		jen.Id("twinB").Int().Comment("> 0: the kernel launched instead of it when ldb is not a multiple of 4 (twinned)"),
 	)
 	f.Line()
 	f.Comment("kernels are the exported variants, sorted by name.")
@@ -167,6 +168,9 @@ func goDispatch(p *Plan) *jen.File {
 			}
 			if c.hasState() {
 				d[jen.Id("state")] = jen.True()
+			}
+			if t := p.Variants[i].TwinB; t > 0 {
+				d[jen.Id("twinB")] = jen.Lit(t)
 			}
 			if w := p.WaveSlots(i); w > 0 {
 				d[jen.Id("waveSlots")] = jen.Lit(w)
@@ -299,7 +303,7 @@ func goDispatch(p *Plan) *jen.File {
 		jen.Id("vec").Op(":=").Parens(jen.Id("lda").Op("|").Id("ldb").Op("|").Id("ldc")).Op("&").Lit(3).Op("==").Lit(0).Op("||").Id("m").Op("<=").Lit(dispatch.VecSide).Op("||").Id("n").Op("<=").Lit(dispatch.VecSide),
 		jen.If(jen.Id("vec").Op("&&").Id("m").Op("%").Id("ka").Dot("tileRows").Op("==").Lit(0).Op("&&").Id("n").Op("%").Id("ka").Dot("tileCols").Op("==").Lit(0).Op("&&").
 			Id("reject").Call(jen.Id("ka"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")).Op("==").Lit(0)).Block(
-			jen.Return(jen.Id("rules").Index(jen.Id("op")).Dot("guarded").Call(jen.Id("aligned"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")), jen.Nil()),
+			jen.Return(jen.Id("twinned").Call(jen.Id("rules").Index(jen.Id("op")).Dot("guarded").Call(jen.Id("aligned"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")), jen.Nil()),
 		),
 		jen.Comment("The cell's kernel for problems its tile does not divide, its kernel without requirements, then"),
 		jen.Comment("the aligned one on a partial tile, then the op's robust default."),
@@ -309,13 +313,24 @@ func goDispatch(p *Plan) *jen.File {
 		),
 		jen.For(jen.List(jen.Id("_"), jen.Id("i")).Op(":=").Range().Id("order")).Block(
 			jen.If(jen.Id("reject").Call(jen.Op("&").Id("kernels").Index(jen.Id("i")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")).Op("==").Lit(0)).Block(
-				jen.Return(jen.Id("rules").Index(jen.Id("op")).Dot("guarded").Call(jen.Id("i"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")), jen.Nil()),
+				jen.Return(jen.Id("twinned").Call(jen.Id("rules").Index(jen.Id("op")).Dot("guarded").Call(jen.Id("i"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")), jen.Nil()),
 			),
 		),
 		jen.Id("err").Op(":=").Id("supports").Call(jen.Id("ka"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")),
 		jen.Id("derr").Op(":=").Id("supports").Call(jen.Op("&").Id("kernels").Index(jen.Id("def")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")),
 		jen.Return(jen.Lit(-1), jen.Qual("fmt", "Errorf").Call(jen.Lit(p.PkgName+": no exported %s variant takes %dx%dx%d: %s: %v; default %s: %w"),
 			jen.Id("op"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("ka").Dot("name"), jen.Err(), jen.Id("kernels").Index(jen.Id("def")).Dot("name"), jen.Id("derr"))),
+	)
+	f.Line()
+	f.Comment(lineComment("twinned is the kernel launched when the dispatch chose i: i's misaligned-B twin (a cp.async ring\n" +
+		"that copies a B whose rows are not 16-byte aligned coalesced) when it has one, ldb is not a\n" +
+		"multiple of 4 and the twin takes the problem; else i."))
+	f.Func().Id("twinned").Params(jen.List(jen.Id("i"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc")).Int(), jen.Id("ptrs").Uintptr()).Int().Block(
+		jen.If(jen.Id("t").Op(":=").Id("kernels").Index(jen.Id("i")).Dot("twinB"), jen.Id("t").Op(">").Lit(0).Op("&&").Id("ldb").Op("&").Lit(3).Op("!=").Lit(0).Op("&&").
+			Id("reject").Call(jen.Op("&").Id("kernels").Index(jen.Id("t")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")).Op("==").Lit(0)).Block(
+			jen.Return(jen.Id("t")),
+		),
+		jen.Return(jen.Id("i")),
 	)
 	f.Line()
 	params := []jen.Code{jen.Id("kn").Op("*").Id("kernel"), jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc")).Int(), jen.Id("ptrs").Uintptr()}

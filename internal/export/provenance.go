@@ -155,6 +155,12 @@ type VariantDoc struct {
 	// WaveSlots: SMs × blocks per SM, for the op's wave guard (WaveGuardDoc), when it may replace
 	// this kernel.
 	WaveSlots int `json:"wave_slots,omitempty"`
+	// MisalignedBTwin is the variant launched instead of this one on a problem whose ldb is not a
+	// multiple of 4 (misaligned_b_gain: its measured gain, the geometric mean of this variant's time
+	// over the twin's on misaligned_b_shapes tuned shapes with a misaligned B).
+	MisalignedBTwin   string  `json:"misaligned_b_twin,omitempty"`
+	MisalignedBGain   float64 `json:"misaligned_b_gain,omitempty"`
+	MisalignedBShapes int     `json:"misaligned_b_shapes,omitempty"`
 }
 
 const rule = "the rule of the problem's op (an op without one is an error): table of the cell of bucket(M), bucket(N), bucket(K) " +
@@ -216,6 +222,10 @@ func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error)
 		})
 		if c.src.image != nil {
 			pv.Variants[len(pv.Variants)-1].TunedRegisters = p.tunedRegs[v.Name]
+		}
+		if c.TwinB > 0 {
+			d := &pv.Variants[len(pv.Variants)-1]
+			d.MisalignedBTwin, d.MisalignedBGain, d.MisalignedBShapes = p.Variants[c.TwinB].V.Name, c.TwinGain, c.TwinShapes
 		}
 		if c.src.image != nil {
 			pv.Variants[len(pv.Variants)-1].FatbinSHA256 = sha(c.src.image)

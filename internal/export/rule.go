@@ -113,6 +113,17 @@ func ruleDoc(p *Plan, refusal string) string {
 				r.Op, p.Variants[g.Kernel].V.Name, g.TileRows, g.TileCols, g.MinK, g.MinWaves, g.Slots, g.FullNum-g.FullDen, g.FullDen), 100)
 		}
 	}
+	var twins []string
+	for _, c := range p.Variants {
+		if c.TwinB > 0 {
+			twins = append(twins, fmt.Sprintf("%s → %s (%.2fx on %d shapes)", c.V.Name, p.Variants[c.TwinB].V.Name, c.TwinGain, c.TwinShapes))
+		}
+	}
+	if len(twins) > 0 {
+		guard += "\n" + wrap("On a problem whose ldb is not a multiple of 4 (a B whose rows are not 16-byte aligned), a variant "+
+			"with a misaligned-B twin (the same kernel whose cp.async ring copies such rows coalesced) launches the twin, which the "+
+			"results measured faster on such problems: "+strings.Join(twins, "; ")+".", 100)
+	}
 	return fmt.Sprintf("Dispatch: each op has its own rule (%s), whose tables pick the variant from M, N and K, each put\n"+
 		"in a bucket: integer operations and table reads per call. They were fitted on the timings of %s of\n"+
 		"the op: a smoother of measured ratios to cuBLAS over log M, N, K, with wave-quantization and\n"+

@@ -58,6 +58,14 @@ type Chosen struct {
 	Edge  EdgeSuite
 	// WorstRatio is the smallest Ratio over Tuned (its worst case against cuBLAS).
 	WorstRatio float64
+	// TwinB is the index of its misaligned-B twin (misalignedTwins), launched instead of it on a
+	// problem whose ldb is not a multiple of 4; 0 when it has none (a twin's name extends its own,
+	// so it sorts after it and is never index 0).
+	TwinB int
+	// TwinGain is the evidence for TwinB: the geometric mean of the twin's time ratio over this
+	// variant's on the tuned shapes with a misaligned B where both were timed, and their count.
+	TwinGain   float64
+	TwinShapes int
 }
 
 // Class is a shape (dimensions and op) the rule of its op was fitted on and the exported variant
@@ -663,6 +671,10 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 			usedNames[c.name] = true
 		}
 	}
+	twins := misalignedTwins(sel, usedNames)
+	for _, tw := range twins {
+		usedNames[tw.twin] = true
+	}
 	if len(usedNames) > maxExported {
 		return nil, fmt.Errorf("the dispatch rules use %d variants, more than the %d an export encodes", len(usedNames), maxExported)
 	}
@@ -694,6 +706,10 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 	for i, n := range names {
 		idx[n] = i
 		p.Variants = append(p.Variants, Chosen{V: *sel.byName[n], Edge: sel.edge[n], WorstRatio: math.Inf(1)})
+	}
+	for name, tw := range twins {
+		c := &p.Variants[idx[name]]
+		c.TwinB, c.TwinGain, c.TwinShapes = idx[tw.twin], tw.gain, tw.shapes
 	}
 	for _, f := range fits {
 		r := OpRule{Op: f.op, FitShapes: len(f.data.Samples)}
@@ -809,7 +825,7 @@ func (p *Plan) Choose(op variant.Op, m, n, k, lda, ldb, ldc int) (int, error) {
 	// (dispatch.Vec).
 	vec := dispatch.Vec(m, n, lda, ldb, ldc)
 	if vec && fits(aligned) && why(aligned) == nil {
-		return guarded(aligned), nil
+		return p.twinned(guarded(aligned), ldb, why), nil
 	}
 	order := []int{unaligned, general, aligned, r.Default}
 	if !vec {
@@ -817,7 +833,7 @@ func (p *Plan) Choose(op variant.Op, m, n, k, lda, ldb, ldc int) (int, error) {
 	}
 	for _, j := range order {
 		if why(j) == nil {
-			return guarded(j), nil
+			return p.twinned(guarded(j), ldb, why), nil
 		}
 	}
 	var errs []string
@@ -830,6 +846,87 @@ func (p *Plan) Choose(op variant.Op, m, n, k, lda, ldb, ldc int) (int, error) {
 	}
 	return -1, fmt.Errorf("no exported %s variant takes %dx%dx%d (lda=%d ldb=%d ldc=%d): %s", op, m, n, k, lda, ldb, ldc, strings.Join(errs, "; "))
 }
+
+// twinned is the kernel launched when the dispatch chose j: j's misaligned-B twin when it has one,
+// ldb is not a multiple of 4 and the twin takes the problem; else j.
+func (p *Plan) twinned(j, ldb int, why func(int) error) int {
+	if t := p.Variants[j].TwinB; t > 0 && ldb&3 != 0 && why(t) == nil {
+		return t
+	}
+	return j
+}
+
+// twinEvidence is misalignedTwins' finding for one exported variant.
+type twinEvidence struct {
+	twin   string
+	gain   float64 // geometric mean of (variant's time / twin's time) on the misaligned-B shapes
+	shapes int
+}
+
+// misalignedTwins pairs exported variants with their misaligned-B twins: a variant of the same
+// template, op, precision and parameters with MIS = 1 added (variants.yaml regtile_mis,
+// splitk_auto_mis: a B ring that copies a misaligned B coalesced, templates/include/tilegen/
+// misaligned.cuh). A twin is taken when it may be exported (its edge suite passed, no failure) and
+// the results show it faster than the variant on the tuned shapes with a misaligned B (op(B) = B
+// with N not a multiple of 4, so that the packed ldb is not) where both were timed: a geometric
+// mean of the time ratios above twinMinGain, on at least one shape. The dispatch then launches the
+// twin wherever it would launch the variant on a problem with ldb not a multiple of 4 (Plan.Choose
+// and both artifacts); on aligned problems the variant stays (the twins run the same fast path
+// with a different register schedule: 0.95-1.00 of their variants on an H200).
+func misalignedTwins(sel *selection, used map[string]bool) map[string]twinEvidence {
+	key := func(v *variant.Variant) (string, int) {
+		mis, _ := v.Param("MIS")
+		var ps []string
+		for _, q := range v.Params {
+			if q.Name != "MIS" {
+				ps = append(ps, fmt.Sprintf("%s=%d", q.Name, q.Value))
+			}
+		}
+		sort.Strings(ps)
+		return fmt.Sprintf("%s|%s|%s|%t|%s|%s", v.Template, v.Op, v.Precision, v.Batched, v.Epilogue, strings.Join(ps, " ")), mis
+	}
+	twinByKey := map[string]string{}
+	for name, v := range sel.byName {
+		if k, mis := key(v); mis == 1 && sel.why[name] == "" && !v.Op.TransB() {
+			twinByKey[k] = name
+		}
+	}
+	out := map[string]twinEvidence{}
+	if len(twinByKey) == 0 {
+		return out
+	}
+	for name := range used {
+		v := sel.byName[name]
+		if v == nil {
+			continue
+		}
+		k, mis := key(v)
+		tw, ok := twinByKey[k]
+		if mis != 0 || !ok {
+			continue
+		}
+		var logs float64
+		n := 0
+		for s, byVariant := range sel.ms {
+			if s.Op.TransB() || s.N%4 == 0 {
+				continue
+			}
+			a, okA := byVariant[name]
+			b, okB := byVariant[tw]
+			if okA && okB && a.MedianMS > 0 && b.MedianMS > 0 {
+				logs += math.Log(a.MedianMS / b.MedianMS)
+				n++
+			}
+		}
+		if n > 0 && math.Exp(logs/float64(n)) > twinMinGain {
+			out[name] = twinEvidence{twin: tw, gain: math.Exp(logs / float64(n)), shapes: n}
+		}
+	}
+	return out
+}
+
+// twinMinGain is the smallest measured gain for which a twin replaces its variant.
+const twinMinGain = 1.01
 
 // ChooseEpilogue is the fused-epilogue entry's choice for a row-major NN problem with epilogue epi:
 // the export's variant of epi, or an error when it holds none or that variant cannot take the

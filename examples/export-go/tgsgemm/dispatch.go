@@ -96,6 +96,7 @@ type kernel struct {
 	streamK                                                      bool // a stream-K kernel: streamKBlocks blocks along x (splitMax at most)
 	state                                                        bool // keeps partial sums and tile counters in its module between blocks: launches ordered (stateOrder)
 	waveSlots                                                    int  // > 0: its op's wave guard may replace it (opRule.guarded); SMs × blocks per SM at tuning
+	twinB                                                        int  // > 0: the kernel launched instead of it when ldb is not a multiple of 4 (twinned)
 }
 
 // kernels are the exported variants, sorted by name.
@@ -2169,7 +2170,7 @@ func choose(op Op, m, n, k, lda, ldb, ldc int, ptrs uintptr) (int, error) {
 	// general kernel first: the rule fitted it on such problems.
 	vec := (lda|ldb|ldc)&3 == 0 || m <= 16 || n <= 16
 	if vec && m%ka.tileRows == 0 && n%ka.tileCols == 0 && reject(ka, m, n, k, lda, ldb, ldc, ptrs) == 0 {
-		return rules[op].guarded(aligned, m, n, k, lda, ldb, ldc, ptrs), nil
+		return twinned(rules[op].guarded(aligned, m, n, k, lda, ldb, ldc, ptrs), m, n, k, lda, ldb, ldc, ptrs), nil
 	}
 	// The cell's kernel for problems its tile does not divide, its kernel without requirements, then
 	// the aligned one on a partial tile, then the op's robust default.
@@ -2179,12 +2180,22 @@ func choose(op Op, m, n, k, lda, ldb, ldc int, ptrs uintptr) (int, error) {
 	}
 	for _, i := range order {
 		if reject(&kernels[i], m, n, k, lda, ldb, ldc, ptrs) == 0 {
-			return rules[op].guarded(i, m, n, k, lda, ldb, ldc, ptrs), nil
+			return twinned(rules[op].guarded(i, m, n, k, lda, ldb, ldc, ptrs), m, n, k, lda, ldb, ldc, ptrs), nil
 		}
 	}
 	err := supports(ka, m, n, k, lda, ldb, ldc, ptrs)
 	derr := supports(&kernels[def], m, n, k, lda, ldb, ldc, ptrs)
 	return -1, fmt.Errorf("tgsgemm: no exported %s variant takes %dx%dx%d: %s: %v; default %s: %w", op, m, n, k, ka.name, err, kernels[def].name, derr)
+}
+
+// twinned is the kernel launched when the dispatch chose i: i's misaligned-B twin (a cp.async ring
+// that copies a B whose rows are not 16-byte aligned coalesced) when it has one, ldb is not a
+// multiple of 4 and the twin takes the problem; else i.
+func twinned(i, m, n, k, lda, ldb, ldc int, ptrs uintptr) int {
+	if t := kernels[i].twinB; t > 0 && ldb&3 != 0 && reject(&kernels[t], m, n, k, lda, ldb, ldc, ptrs) == 0 {
+		return t
+	}
+	return i
 }
 
 // Checks reject reports (0: kernel kn can take the problem): the kernels' 32-bit int parameters,
