@@ -888,7 +888,9 @@ func misalignedTwins(sel *selection, used map[string]bool) map[string]twinEviden
 	twinByKey := map[string]string{}
 	for name, v := range sel.byName {
 		if k, mis := key(v); mis == 1 && sel.why[name] == "" && !v.Op.TransB() {
-			twinByKey[k] = name
+			if old, ok := twinByKey[k]; !ok || name < old { // deterministic should two families share a key
+				twinByKey[k] = name
+			}
 		}
 	}
 	out := map[string]twinEvidence{}
@@ -905,8 +907,9 @@ func misalignedTwins(sel *selection, used map[string]bool) map[string]twinEviden
 		if mis != 0 || !ok {
 			continue
 		}
-		var logs float64
-		n := 0
+		// The log ratios in a fixed order (sorted), so that the gain's last bits do not depend on
+		// map order.
+		var logs []float64
 		for s, byVariant := range sel.ms {
 			if s.Op.TransB() || s.N%4 == 0 {
 				continue
@@ -914,12 +917,16 @@ func misalignedTwins(sel *selection, used map[string]bool) map[string]twinEviden
 			a, okA := byVariant[name]
 			b, okB := byVariant[tw]
 			if okA && okB && a.MedianMS > 0 && b.MedianMS > 0 {
-				logs += math.Log(a.MedianMS / b.MedianMS)
-				n++
+				logs = append(logs, math.Log(a.MedianMS/b.MedianMS))
 			}
 		}
-		if n > 0 && math.Exp(logs/float64(n)) > twinMinGain {
-			out[name] = twinEvidence{twin: tw, gain: math.Exp(logs / float64(n)), shapes: n}
+		sort.Float64s(logs)
+		sum := 0.0
+		for _, x := range logs {
+			sum += x
+		}
+		if n := len(logs); n > 0 && math.Exp(sum/float64(n)) > twinMinGain {
+			out[name] = twinEvidence{twin: tw, gain: math.Exp(sum / float64(n)), shapes: n}
 		}
 	}
 	return out
