@@ -374,6 +374,12 @@ func summary(w io.Writer, p *Plan, out string) {
 				p.Variants[g.Kernel].V.Name, g.MinK, g.TileRows, g.TileCols, g.MinWaves, g.Slots, g.FullNum-g.FullDen, g.FullDen)
 		}
 	}
+	for _, c := range p.Variants {
+		if c.TwinB > 0 {
+			fmt.Fprintf(w, "  misaligned-B twin: %s runs instead of %s where ldb is not a multiple of 4 (%.3fx on %d tuned shape(s) with an odd N)\n",
+				p.Variants[c.TwinB].V.Name, c.V.Name, c.TwinGain, c.TwinShapes)
+		}
+	}
 	for _, r := range p.Batched {
 		for _, c := range r.Classes {
 			fmt.Fprintf(w, "  %-19s %-24s %9.4f ms  ratio %.2f (cublasSgemmStridedBatched)\n", results.ShapeString(c.Shape),
