@@ -62,8 +62,9 @@ type Chosen struct {
 	// problem whose ldb is not a multiple of 4; 0 when it has none (a twin's name extends its own,
 	// so it sorts after it and is never index 0).
 	TwinB int
-	// TwinGain is the evidence for TwinB: the geometric mean of the twin's time ratio over this
-	// variant's on the tuned shapes with a misaligned B where both were timed, and their count.
+	// TwinGain is the evidence for TwinB: the geometric mean of this variant's time over the twin's
+	// on the tuned shapes with a misaligned B where both were timed (above 1: the twin is faster);
+	// TwinShapes their count.
 	TwinGain   float64
 	TwinShapes int
 }
@@ -872,7 +873,7 @@ type twinEvidence struct {
 // mean of the time ratios above twinMinGain, on at least one shape. The dispatch then launches the
 // twin wherever it would launch the variant on a problem with ldb not a multiple of 4 (Plan.Choose
 // and both artifacts); on aligned problems the variant stays (the twins run the same fast path
-// with a different register schedule: 0.95-1.00 of their variants on an H200).
+// with a different register allocation: 0.97-1.01 of their variants on an H200).
 func misalignedTwins(sel *selection, used map[string]bool) map[string]twinEvidence {
 	key := func(v *variant.Variant) (string, int) {
 		mis, _ := v.Param("MIS")
