@@ -34,8 +34,8 @@ type cuhKernel struct {
 	Undefs []string
 	// WaveSlots: SMs × blocks per SM when the op's wave guard may replace the kernel (Plan.WaveSlots).
 	WaveSlots int
-	// TwinB: the misaligned-B twin's index (Chosen.TwinB), 0 for none.
-	TwinB int
+	// Twin: the twins' indices by misalignment class (Chosen.Twins), as a C initializer.
+	Twin string
 }
 
 // cuhEpi is one fused-epilogue entry of the header.
@@ -211,7 +211,8 @@ func cuhFile(p *Plan) ([]byte, error) {
 			Undefs: undefs[i], State: boolInt(len(undefs[i]) > 0),
 			Op: v.Op.Index(), Batched: boolInt(v.Batched), OpName: v.Op.String(), BX: v.Block.X, BY: v.Block.Y, TR: v.Tile.Rows, TC: v.Tile.Cols, GZ: atLeast1(v.GridZ), Dyn: v.DynamicShared,
 			MM: atLeast1(v.Requires.MMultiple), NM: atLeast1(v.Requires.NMultiple), KM: atLeast1(v.Requires.KMultiple),
-			LDM: atLeast1(v.Requires.LDMultiple), WaveSlots: p.WaveSlots(i), TwinB: p.Variants[i].TwinB,
+			LDM: atLeast1(v.Requires.LDMultiple), WaveSlots: p.WaveSlots(i),
+			Twin: fmt.Sprintf("{0, %d, %d, %d}", c.Twins[1].Index, c.Twins[2].Index, c.Twins[3].Index),
 		}
 		if r := v.Split; r != nil {
 			k.SplitMax, k.KStep, k.MinK, k.BlocksPerSM, k.Balance, k.WorkspaceFloats = r.Max, r.KStep, r.MinK, r.BlocksPerSM, boolInt(r.Balance), r.WorkspaceFloats

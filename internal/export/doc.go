@@ -58,13 +58,15 @@
 // that accepts it; a problem with a leading dimension not a multiple of 4 and M and N above 16
 // (dispatch.Vec) tries the general variant first; when none accepts it, the call returns an error
 // and launches nothing.
-// Misaligned-B twins (misalignedTwins): an exported variant whose twin (the same template and
-// parameters with MIS = 1: a B ring that copies rows that are not 16-byte aligned coalesced) may be
-// exported and was measured faster on the tuned shapes with a misaligned B (N not a multiple of 4
-// under op(B) = B) brings the twin into the exported set; wherever the dispatch launches the
-// variant on a problem whose ldb is not a multiple of 4 it launches the twin (when the twin takes
-// the problem), in Plan.Choose and in both artifacts (twinB, <name>_twinned). The provenance names
-// the twin and its measured gain.
+// Misaligned twins (misalignedTwins): an exported variant's twins are the same template and
+// parameters with MIS added (MIS = 1: a B ring that copies rows that are not 16-byte aligned
+// coalesced; MIS = 3: also A's loads dealt for such rows). For each misalignment class of a problem
+// (MisClass: B, A or both misaligned, by ldb and lda modulo 4) the twin measured fastest over the
+// variant on the tuned shapes of that class, if faster at all and exportable, comes into the
+// exported set; wherever the dispatch launches the variant on a problem of that class it launches
+// the twin (when the twin takes the problem), in Plan.Choose and in both artifacts (twin[class],
+// <name>_twinned). Twins are no candidates of the rule's cells. The provenance names each twin,
+// its class and its measured gain.
 // A call never launches a kernel on a problem the kernel was not built for, and costs a few
 // integer operations and three table reads: no allocation, no floating point. The tests compile
 // the Go package and the header and compare their choices with Plan.Choose (which follows

@@ -375,9 +375,11 @@ func summary(w io.Writer, p *Plan, out string) {
 		}
 	}
 	for _, c := range p.Variants {
-		if c.TwinB > 0 {
-			fmt.Fprintf(w, "  misaligned-B twin: %s runs instead of %s where ldb is not a multiple of 4 (%.3fx on %d tuned shape(s) with an odd N)\n",
-				p.Variants[c.TwinB].V.Name, c.V.Name, c.TwinGain, c.TwinShapes)
+		for cls := 1; cls < 4; cls++ {
+			if tw := c.Twins[cls]; tw.Index > 0 {
+				fmt.Fprintf(w, "  misaligned twin (%s): %s runs instead of %s where %s (%.3fx on %d tuned shape(s))\n",
+					misClassNames[cls], p.Variants[tw.Index].V.Name, c.V.Name, misClassConds[cls], tw.Gain, tw.Shapes)
+			}
 		}
 	}
 	for _, r := range p.Batched {

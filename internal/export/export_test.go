@@ -19,6 +19,7 @@ import (
 
 	"tilegen/internal/dispatch"
 	"tilegen/internal/orchestrator"
+	"tilegen/internal/protocol"
 	"tilegen/internal/results"
 	"tilegen/internal/variant"
 )
@@ -113,9 +114,12 @@ func requirementsFixture(t *testing.T) (string, *Plan) {
 			}
 		}
 	})
-	// Misaligned-B twins (twin_test.go), so that the artifacts' tests cover the twin's launch too.
+	// Misaligned twins (twin_test.go) and a tuned shape of each misalignment class, so that the
+	// artifacts' tests cover every twin launch too.
+	cloneShape(t, tune, protocol.Shape{M: 4096, N: 4096, K: 4096}, protocol.Shape{M: 4096, N: 4094, K: 4096})
 	for _, base := range []string{"micro1d_t64_r16", "shared_w16_pad0"} {
-		addTwin(t, tune, verify, gen, base, twinScale)
+		addTwin(t, tune, verify, gen, base, 1, twinScale)
+		addTwin(t, tune, verify, gen, base, 3, twinScaleA)
 	}
 	o := Options{Results: []string{tune, verify}, Generated: gen, Out: filepath.Join(t.TempDir(), "tgsgemm"), Name: "tg",
 		GoPackage: "example.com/consumer/tgsgemm"}
@@ -203,10 +207,10 @@ func TestChooseFollowsRule(t *testing.T) {
 		j := p.RuleOf(variant.OpNN).Rule.Dispatch(m, n, k, dispatch.Vec(m, n, k, n, n), func(j int) bool { return supports(&p.Variants[j].V, m, n, k, k, n, n) == nil },
 			func(j int) bool { return m%p.Variants[j].V.Tile.Rows == 0 && n%p.Variants[j].V.Tile.Cols == 0 })
 		want := j
-		// Then the misaligned-B twin where ldb (= N) is not a multiple of 4.
-		if tw := p.Variants[max(j, 0)].TwinB; j >= 0 && tw > 0 && n%4 != 0 && supports(&p.Variants[tw].V, m, n, k, k, n, n) == nil {
+		// Then the twin of the problem's misalignment class (lda = K, ldb = N).
+		if tw := p.Variants[max(j, 0)].Twins[MisClass(k, n)].Index; j >= 0 && MisClass(k, n) > 0 && tw > 0 && supports(&p.Variants[tw].V, m, n, k, k, n, n) == nil {
 			want = tw
-			used["twin"]++
+			used[fmt.Sprintf("twin%d", MisClass(k, n))]++
 		}
 		if (err == nil) != (j >= 0) || err == nil && i != want {
 			t.Errorf("%dx%dx%d: Choose %d (%v), the rule %d, want %d", m, n, k, i, err, j, want)
@@ -243,7 +247,7 @@ func TestChooseFollowsRule(t *testing.T) {
 		}
 	}
 	t.Logf("launched from: %v", used)
-	for _, from := range []string{"aligned", "unaligned", "guard", "bulk", "kept", "twin"} {
+	for _, from := range []string{"aligned", "unaligned", "guard", "bulk", "kept", "twin1", "twin2", "twin3"} {
 		if used[from] == 0 {
 			t.Errorf("no probe launched the cell's %s kernel: that path is not exercised", from)
 		}

@@ -149,7 +149,7 @@ func goDispatch(p *Plan) *jen.File {
 		jen.Id("streamK").Bool().Comment("a stream-K kernel: streamKBlocks blocks along x (splitMax at most)"),
 		jen.Id("state").Bool().Comment("keeps partial sums and tile counters in its module between blocks: launches ordered (stateOrder)"),
 		jen.Id("waveSlots").Int().Comment("> 0: its op's wave guard may replace it (opRule.guarded); SMs × blocks per SM at tuning"),
-		jen.Id("twinB").Int().Comment("> 0: the kernel launched instead of it when ldb is not a multiple of 4 (twinned)"),
+		jen.Id("twin").Index(jen.Lit(4)).Int().Comment("> 0: the kernel launched instead of it on a problem of that misalignment class (twinned)"),
 	)
 	f.Line()
 	f.Comment("kernels are the exported variants, sorted by name.")
@@ -169,8 +169,8 @@ func goDispatch(p *Plan) *jen.File {
 			if c.hasState() {
 				d[jen.Id("state")] = jen.True()
 			}
-			if t := p.Variants[i].TwinB; t > 0 {
-				d[jen.Id("twinB")] = jen.Lit(t)
+			if tw := p.Variants[i].Twins; tw[1].Index+tw[2].Index+tw[3].Index > 0 {
+				d[jen.Id("twin")] = jen.Index(jen.Lit(4)).Int().Values(jen.Lit(0), jen.Lit(tw[1].Index), jen.Lit(tw[2].Index), jen.Lit(tw[3].Index))
 			}
 			if w := p.WaveSlots(i); w > 0 {
 				d[jen.Id("waveSlots")] = jen.Lit(w)
@@ -322,11 +322,14 @@ func goDispatch(p *Plan) *jen.File {
 			jen.Id("op"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("ka").Dot("name"), jen.Err(), jen.Id("kernels").Index(jen.Id("def")).Dot("name"), jen.Id("derr"))),
 	)
 	f.Line()
-	f.Comment(lineComment("twinned is the kernel launched when the dispatch chose i: i's misaligned-B twin (a cp.async ring\n" +
-		"that copies a B whose rows are not 16-byte aligned coalesced) when it has one, ldb is not a\n" +
-		"multiple of 4 and the twin takes the problem; else i."))
+	f.Comment(lineComment("twinned is the kernel launched when the dispatch chose i: i's twin for the problem's misalignment\n" +
+		"class (1: ldb not a multiple of 4, 2: lda, 3: both; a twin loads such rows coalesced) when it\n" +
+		"has one there and the twin takes the problem; else i."))
 	f.Func().Id("twinned").Params(jen.List(jen.Id("i"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc")).Int(), jen.Id("ptrs").Uintptr()).Int().Block(
-		jen.If(jen.Id("t").Op(":=").Id("kernels").Index(jen.Id("i")).Dot("twinB"), jen.Id("t").Op(">").Lit(0).Op("&&").Id("ldb").Op("&").Lit(3).Op("!=").Lit(0).Op("&&").
+		jen.Id("c").Op(":=").Lit(0),
+		jen.If(jen.Id("ldb").Op("&").Lit(3).Op("!=").Lit(0)).Block(jen.Id("c").Op("|=").Lit(1)),
+		jen.If(jen.Id("lda").Op("&").Lit(3).Op("!=").Lit(0)).Block(jen.Id("c").Op("|=").Lit(2)),
+		jen.If(jen.Id("t").Op(":=").Id("kernels").Index(jen.Id("i")).Dot("twin").Index(jen.Id("c")), jen.Id("c").Op(">").Lit(0).Op("&&").Id("t").Op(">").Lit(0).Op("&&").
 			Id("reject").Call(jen.Op("&").Id("kernels").Index(jen.Id("t")), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Id("ptrs")).Op("==").Lit(0)).Block(
 			jen.Return(jen.Id("t")),
 		),

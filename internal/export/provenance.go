@@ -155,12 +155,20 @@ type VariantDoc struct {
 	// WaveSlots: SMs × blocks per SM, for the op's wave guard (WaveGuardDoc), when it may replace
 	// this kernel.
 	WaveSlots int `json:"wave_slots,omitempty"`
-	// MisalignedBTwin is the variant launched instead of this one on a problem whose ldb is not a
-	// multiple of 4 (misaligned_b_gain: its measured gain, the geometric mean of this variant's time
-	// over the twin's on misaligned_b_shapes tuned shapes with a misaligned B).
-	MisalignedBTwin   string  `json:"misaligned_b_twin,omitempty"`
-	MisalignedBGain   float64 `json:"misaligned_b_gain,omitempty"`
-	MisalignedBShapes int     `json:"misaligned_b_shapes,omitempty"`
+	// MisalignedTwins are the variants launched instead of this one on problems whose operands'
+	// rows are not 16-byte aligned, one per misalignment class.
+	MisalignedTwins []TwinDoc `json:"misaligned_twins,omitempty"`
+}
+
+// TwinDoc is one misaligned twin of an exported variant: Class (B, A or A+B) and When (the test on
+// the leading dimensions), the Twin launched there, and its evidence: Gain, the geometric mean of
+// this variant's time over the twin's on Shapes tuned shapes of the class.
+type TwinDoc struct {
+	Class  string  `json:"class"`
+	When   string  `json:"when"`
+	Twin   string  `json:"twin"`
+	Gain   float64 `json:"gain"`
+	Shapes int     `json:"shapes"`
 }
 
 const rule = "the rule of the problem's op (an op without one is an error): table of the cell of bucket(M), bucket(N), bucket(K) " +
@@ -223,9 +231,12 @@ func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error)
 		if c.src.image != nil {
 			pv.Variants[len(pv.Variants)-1].TunedRegisters = p.tunedRegs[v.Name]
 		}
-		if c.TwinB > 0 {
-			d := &pv.Variants[len(pv.Variants)-1]
-			d.MisalignedBTwin, d.MisalignedBGain, d.MisalignedBShapes = p.Variants[c.TwinB].V.Name, c.TwinGain, c.TwinShapes
+		for cls := 1; cls < 4; cls++ {
+			if tw := c.Twins[cls]; tw.Index > 0 {
+				d := &pv.Variants[len(pv.Variants)-1]
+				d.MisalignedTwins = append(d.MisalignedTwins, TwinDoc{Class: misClassNames[cls], When: misClassConds[cls],
+					Twin: p.Variants[tw.Index].V.Name, Gain: tw.Gain, Shapes: tw.Shapes})
+			}
 		}
 		if c.src.image != nil {
 			pv.Variants[len(pv.Variants)-1].FatbinSHA256 = sha(c.src.image)

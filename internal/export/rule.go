@@ -115,13 +115,16 @@ func ruleDoc(p *Plan, refusal string) string {
 	}
 	var twins []string
 	for _, c := range p.Variants {
-		if c.TwinB > 0 {
-			twins = append(twins, fmt.Sprintf("%s → %s (%.2fx on %d shapes)", c.V.Name, p.Variants[c.TwinB].V.Name, c.TwinGain, c.TwinShapes))
+		for cls := 1; cls < 4; cls++ {
+			if tw := c.Twins[cls]; tw.Index > 0 {
+				twins = append(twins, fmt.Sprintf("%s → %s where %s (%.2fx on %d shapes)", c.V.Name, p.Variants[tw.Index].V.Name,
+					misClassConds[cls], tw.Gain, tw.Shapes))
+			}
 		}
 	}
 	if len(twins) > 0 {
-		guard += "\n" + wrap("On a problem whose ldb is not a multiple of 4 (a B whose rows are not 16-byte aligned), a variant "+
-			"with a misaligned-B twin (the same kernel whose cp.async ring copies such rows coalesced) launches the twin, which the "+
+		guard += "\n" + wrap("On a problem whose A or B rows are not 16-byte aligned (lda or ldb not a multiple of 4), a variant "+
+			"with a misaligned twin for that case (the same kernel loading such rows coalesced) launches the twin, which the "+
 			"results measured faster on such problems: "+strings.Join(twins, "; ")+".", 100)
 	}
 	return fmt.Sprintf("Dispatch: each op has its own rule (%s), whose tables pick the variant from M, N and K, each put\n"+

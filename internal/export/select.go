@@ -58,16 +58,41 @@ type Chosen struct {
 	Edge  EdgeSuite
 	// WorstRatio is the smallest Ratio over Tuned (its worst case against cuBLAS).
 	WorstRatio float64
-	// TwinB is the index of its misaligned-B twin (misalignedTwins), launched instead of it on a
-	// problem whose ldb is not a multiple of 4; 0 when it has none (a twin's name extends its own,
-	// so it sorts after it and is never index 0).
-	TwinB int
-	// TwinGain is the evidence for TwinB: the geometric mean of this variant's time over the twin's
-	// on the tuned shapes with a misaligned B where both were timed (above 1: the twin is faster);
-	// TwinShapes their count.
-	TwinGain   float64
-	TwinShapes int
+	// Twins are its misaligned twins (misalignedTwins) by misalignment class (MisClass: 1 a
+	// misaligned B, 2 a misaligned A, 3 both; entry 0 is unused): the kernel launched instead of it
+	// on a problem of that class, Index 0 when it has none there (a twin's name extends its own, so
+	// it sorts after it and is never index 0).
+	Twins [4]Twin
 }
+
+// Twin is an exported variant's twin for one misalignment class and its evidence: Gain, the
+// geometric mean of the variant's time over the twin's on the Shapes tuned shapes of that class
+// where both were timed (above 1: the twin is faster).
+type Twin struct {
+	Index  int
+	Gain   float64
+	Shapes int
+}
+
+// MisClass is the misalignment class of a row-major NN problem's operands for the twins: bit 0 a
+// B whose rows are not 16-byte aligned (ldb not a multiple of 4), bit 1 such an A (lda). Of a tuned
+// shape (packed leading dimensions: lda = K, ldb = N) it is MisClass(K, N).
+func MisClass(lda, ldb int) int {
+	c := 0
+	if ldb&3 != 0 {
+		c |= 1
+	}
+	if lda&3 != 0 {
+		c |= 2
+	}
+	return c
+}
+
+// misClassNames names the classes in reports and provenance.
+var misClassNames = [4]string{"", "B", "A", "A+B"}
+
+// misClassConds says when each class is taken, as the artifacts test it.
+var misClassConds = [4]string{"", "ldb % 4 != 0 and lda % 4 == 0", "lda % 4 != 0 and ldb % 4 == 0", "lda % 4 != 0 and ldb % 4 != 0"}
 
 // Class is a shape (dimensions and op) the rule of its op was fitted on and the exported variant
 // launched there.
@@ -583,10 +608,13 @@ func fitData(rs *resultsSet, sel *selection, why map[string]string, fullEdge map
 			blocksPerSM[r.Variant] = max(blocksPerSM[r.Variant], r.Attributes.BlocksPerSM)
 		}
 	}
+	// Misaligned twins (a MIS parameter) are no candidates: they run only on the problems of the
+	// misalignment class they were measured faster on (misalignedTwins), and a cell's rule would
+	// launch them on every class.
 	timed := map[string]bool{}
 	for _, s := range classes {
 		for n := range sel.ms[s] {
-			if why[n] == "" && sel.byName[n].Op == op {
+			if why[n] == "" && sel.byName[n].Op == op && !isTwin(sel.byName[n]) {
 				timed[n] = true
 			}
 		}
@@ -673,8 +701,12 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 		}
 	}
 	twins := misalignedTwins(sel, usedNames)
-	for _, tw := range twins {
-		usedNames[tw.twin] = true
+	for _, tws := range twins {
+		for _, tw := range tws {
+			if tw.twin != "" {
+				usedNames[tw.twin] = true
+			}
+		}
 	}
 	if len(usedNames) > maxExported {
 		return nil, fmt.Errorf("the dispatch rules use %d variants, more than the %d an export encodes", len(usedNames), maxExported)
@@ -708,9 +740,13 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 		idx[n] = i
 		p.Variants = append(p.Variants, Chosen{V: *sel.byName[n], Edge: sel.edge[n], WorstRatio: math.Inf(1)})
 	}
-	for name, tw := range twins {
+	for name, tws := range twins {
 		c := &p.Variants[idx[name]]
-		c.TwinB, c.TwinGain, c.TwinShapes = idx[tw.twin], tw.gain, tw.shapes
+		for cls, tw := range tws {
+			if tw.twin != "" {
+				c.Twins[cls] = Twin{Index: idx[tw.twin], Gain: tw.gain, Shapes: tw.shapes}
+			}
+		}
 	}
 	for _, f := range fits {
 		r := OpRule{Op: f.op, FitShapes: len(f.data.Samples)}
@@ -826,7 +862,7 @@ func (p *Plan) Choose(op variant.Op, m, n, k, lda, ldb, ldc int) (int, error) {
 	// (dispatch.Vec).
 	vec := dispatch.Vec(m, n, lda, ldb, ldc)
 	if vec && fits(aligned) && why(aligned) == nil {
-		return p.twinned(guarded(aligned), ldb, why), nil
+		return p.twinned(guarded(aligned), lda, ldb, why), nil
 	}
 	order := []int{unaligned, general, aligned, r.Default}
 	if !vec {
@@ -834,7 +870,7 @@ func (p *Plan) Choose(op variant.Op, m, n, k, lda, ldb, ldc int) (int, error) {
 	}
 	for _, j := range order {
 		if why(j) == nil {
-			return p.twinned(guarded(j), ldb, why), nil
+			return p.twinned(guarded(j), lda, ldb, why), nil
 		}
 	}
 	var errs []string
@@ -848,33 +884,38 @@ func (p *Plan) Choose(op variant.Op, m, n, k, lda, ldb, ldc int) (int, error) {
 	return -1, fmt.Errorf("no exported %s variant takes %dx%dx%d (lda=%d ldb=%d ldc=%d): %s", op, m, n, k, lda, ldb, ldc, strings.Join(errs, "; "))
 }
 
-// twinned is the kernel launched when the dispatch chose j: j's misaligned-B twin when it has one,
-// ldb is not a multiple of 4 and the twin takes the problem; else j.
-func (p *Plan) twinned(j, ldb int, why func(int) error) int {
-	if t := p.Variants[j].TwinB; t > 0 && ldb&3 != 0 && why(t) == nil {
-		return t
+// twinned is the kernel launched when the dispatch chose j: j's twin for the problem's
+// misalignment class (MisClass) when it has one there and the twin takes the problem; else j.
+func (p *Plan) twinned(j, lda, ldb int, why func(int) error) int {
+	if c := MisClass(lda, ldb); c > 0 {
+		if t := p.Variants[j].Twins[c].Index; t > 0 && why(t) == nil {
+			return t
+		}
 	}
 	return j
 }
 
-// twinEvidence is misalignedTwins' finding for one exported variant.
+// twinEvidence is misalignedTwins' finding for one exported variant and misalignment class.
 type twinEvidence struct {
 	twin   string
-	gain   float64 // geometric mean of (variant's time / twin's time) on the misaligned-B shapes
+	gain   float64 // geometric mean of (variant's time / twin's time) on the class's shapes
 	shapes int
 }
 
-// misalignedTwins pairs exported variants with their misaligned-B twins: a variant of the same
-// template, op, precision and parameters with MIS = 1 added (variants.yaml regtile_mis,
-// splitk_auto_mis: a B ring that copies a misaligned B coalesced, templates/include/tilegen/
-// misaligned.cuh). A twin is taken when it may be exported (its edge suite passed, no failure) and
-// the results show it faster than the variant on the tuned shapes with a misaligned B (op(B) = B
-// with N not a multiple of 4, so that the packed ldb is not) where both were timed: a geometric
-// mean of the time ratios above twinMinGain, on at least one shape. The dispatch then launches the
-// twin wherever it would launch the variant on a problem with ldb not a multiple of 4 (Plan.Choose
-// and both artifacts); on aligned problems the variant stays (the twins run the same fast path
-// with a different register allocation: 0.97-1.01 of their variants on an H200).
-func misalignedTwins(sel *selection, used map[string]bool) map[string]twinEvidence {
+// misalignedTwins pairs exported variants with their misaligned twins: variants of the same
+// template, op (NN), precision and parameters with MIS added (variants.yaml regtile_mis,
+// splitk_auto_mis: MIS = 1 a B ring that copies a misaligned B coalesced, templates/include/
+// tilegen/misaligned.cuh; MIS = 3 also A's loads dealt for a misaligned A, misaligned_a.cuh). For
+// each misalignment class (MisClass of the tuned shapes: an N, a K, or both not a multiple of 4)
+// it takes the twin that the results show fastest over the variant on the tuned shapes of that
+// class where both were timed, when that geometric mean of the time ratios is above twinMinGain
+// and the twin may be exported (its edge suite passed, no failure). The dispatch then launches
+// that twin wherever it would launch the variant on a problem of the class (Plan.Choose and both
+// artifacts); on aligned problems the variant stays (the twins' aligned paths are the same
+// kernel's with another register allocation, or, MIS = 3, scalar A loads: 0.88-1.01 of their
+// variants on an H200). Classes are measured apart because the twins differ by class: MIS = 3
+// gains on a misaligned A alone and loses to MIS = 1 on a misaligned B alone.
+func misalignedTwins(sel *selection, used map[string]bool) map[string][4]twinEvidence {
 	key := func(v *variant.Variant) (string, int) {
 		mis, _ := v.Param("MIS")
 		var ps []string
@@ -886,17 +927,18 @@ func misalignedTwins(sel *selection, used map[string]bool) map[string]twinEviden
 		sort.Strings(ps)
 		return fmt.Sprintf("%s|%s|%s|%t|%s|%s", v.Template, v.Op, v.Precision, v.Batched, v.Epilogue, strings.Join(ps, " ")), mis
 	}
-	twinByKey := map[string]string{}
+	twinsByKey := map[string][]string{}
 	for name, v := range sel.byName {
-		if k, mis := key(v); mis == 1 && sel.why[name] == "" && !v.Op.TransB() {
-			if old, ok := twinByKey[k]; !ok || name < old { // deterministic should two families share a key
-				twinByKey[k] = name
-			}
+		if k, mis := key(v); mis > 0 && sel.why[name] == "" && v.Op == variant.OpNN {
+			twinsByKey[k] = append(twinsByKey[k], name)
 		}
 	}
-	out := map[string]twinEvidence{}
-	if len(twinByKey) == 0 {
+	out := map[string][4]twinEvidence{}
+	if len(twinsByKey) == 0 {
 		return out
+	}
+	for _, names := range twinsByKey {
+		sort.Strings(names) // deterministic: the first of equal gains wins
 	}
 	for name := range used {
 		v := sel.byName[name]
@@ -904,33 +946,119 @@ func misalignedTwins(sel *selection, used map[string]bool) map[string]twinEviden
 			continue
 		}
 		k, mis := key(v)
-		tw, ok := twinByKey[k]
+		cands, ok := twinsByKey[k]
 		if mis != 0 || !ok {
 			continue
 		}
-		// The log ratios in a fixed order (sorted), so that the gain's last bits do not depend on
-		// map order.
-		var logs []float64
+		// Per class, the log time ratios (variant over twin) of each candidate by shape.
+		var logs [4]map[string]map[protocol.Shape]float64
+		for c := range logs {
+			logs[c] = map[string]map[protocol.Shape]float64{}
+		}
 		for s, byVariant := range sel.ms {
-			if s.Op.TransB() || s.N%4 == 0 {
+			c := MisClass(s.K, s.N)
+			a, okA := byVariant[name]
+			if s.Op != variant.OpNN || c == 0 || !okA || a.MedianMS <= 0 {
 				continue
 			}
-			a, okA := byVariant[name]
-			b, okB := byVariant[tw]
-			if okA && okB && a.MedianMS > 0 && b.MedianMS > 0 {
-				logs = append(logs, math.Log(a.MedianMS/b.MedianMS))
+			for _, tw := range cands {
+				if b, ok := byVariant[tw]; ok && b.MedianMS > 0 {
+					if logs[c][tw] == nil {
+						logs[c][tw] = map[protocol.Shape]float64{}
+					}
+					logs[c][tw][s] = math.Log(a.MedianMS / b.MedianMS)
+				}
 			}
 		}
-		sort.Float64s(logs)
-		sum := 0.0
-		for _, x := range logs {
-			sum += x
+		var best [4]twinEvidence
+		for c := 1; c < 4; c++ {
+			if tw := fastestTwin(cands, logs[c]); tw != "" {
+				if g, n := geomean(logs[c][tw]); g > twinMinGain {
+					best[c] = twinEvidence{twin: tw, gain: g, shapes: n}
+				}
+			}
 		}
-		if n := len(logs); n > 0 && math.Exp(sum/float64(n)) > twinMinGain {
-			out[name] = twinEvidence{twin: tw, gain: math.Exp(sum / float64(n)), shapes: n}
+		if best[1].twin != "" || best[2].twin != "" || best[3].twin != "" {
+			out[name] = best
 		}
 	}
 	return out
+}
+
+// fastestTwin is the candidate twin (names sorted) with the largest median log ratio over the
+// shapes of one class that every candidate timed there was timed on, so that twins measured on
+// different shapes are compared on the same ones, and one outlier shape does not decide (a mean
+// did: a twin 26 % ahead on one shape and behind on eight was taken, and ran 2 % slower through
+// the header on 68 random problems, results/workload/nvidia-h200/unseen/run14); without such a
+// shape, the one timed on the most shapes (then the largest geometric mean). "" when none was timed.
+func fastestTwin(cands []string, logs map[string]map[protocol.Shape]float64) string {
+	var timed []string
+	for _, tw := range cands {
+		if len(logs[tw]) > 0 {
+			timed = append(timed, tw)
+		}
+	}
+	if len(timed) == 0 {
+		return ""
+	}
+	var common []protocol.Shape
+	for s := range logs[timed[0]] {
+		all := true
+		for _, tw := range timed[1:] {
+			if _, ok := logs[tw][s]; !ok {
+				all = false
+				break
+			}
+		}
+		if all {
+			common = append(common, s)
+		}
+	}
+	sort.Slice(common, func(i, j int) bool { return lessShape(common[i], common[j]) })
+	best, bestN, bestMean := "", -1, math.Inf(-1)
+	for _, tw := range timed {
+		n, sum := 0, 0.0 // every candidate on the common shapes: compare medians only
+		if len(common) > 0 {
+			xs := make([]float64, len(common))
+			for i, s := range common {
+				xs[i] = logs[tw][s]
+			}
+			sort.Float64s(xs)
+			sum = (xs[(len(xs)-1)/2] + xs[len(xs)/2]) / 2
+		} else {
+			var g float64
+			g, n = geomean(logs[tw])
+			sum = math.Log(g)
+		}
+		if n > bestN || n == bestN && sum > bestMean {
+			best, bestN, bestMean = tw, n, sum
+		}
+	}
+	return best
+}
+
+// geomean is the geometric mean of the ratios whose logs are xs (summed in sorted order, so that
+// its last bits do not depend on map order) and their count.
+func geomean(xs map[protocol.Shape]float64) (float64, int) {
+	v := make([]float64, 0, len(xs))
+	for _, x := range xs {
+		v = append(v, x)
+	}
+	sort.Float64s(v)
+	sum := 0.0
+	for _, x := range v {
+		sum += x
+	}
+	if len(v) == 0 {
+		return 0, 0
+	}
+	return math.Exp(sum / float64(len(v))), len(v)
+}
+
+// isTwin says whether v is a misaligned twin (variants.yaml MIS > 0).
+func isTwin(v *variant.Variant) bool {
+	mis, _ := v.Param("MIS")
+	return mis > 0
 }
 
 // twinMinGain is the smallest measured gain for which a twin replaces its variant.

@@ -93,10 +93,10 @@ type kernel struct {
 	mMultiple, nMultiple, kMultiple, ldMultiple int
 	// The launch-time split-K rule (splitSlices): splitMax > 0 means grid z is chosen per launch, at most splitMax.
 	splitMax, kStep, minK, blocksPerSM, balance, workspaceFloats int
-	streamK                                                      bool // a stream-K kernel: streamKBlocks blocks along x (splitMax at most)
-	state                                                        bool // keeps partial sums and tile counters in its module between blocks: launches ordered (stateOrder)
-	waveSlots                                                    int  // > 0: its op's wave guard may replace it (opRule.guarded); SMs × blocks per SM at tuning
-	twinB                                                        int  // > 0: the kernel launched instead of it when ldb is not a multiple of 4 (twinned)
+	streamK                                                      bool   // a stream-K kernel: streamKBlocks blocks along x (splitMax at most)
+	state                                                        bool   // keeps partial sums and tile counters in its module between blocks: launches ordered (stateOrder)
+	waveSlots                                                    int    // > 0: its op's wave guard may replace it (opRule.guarded); SMs × blocks per SM at tuning
+	twin                                                         [4]int // > 0: the kernel launched instead of it on a problem of that misalignment class (twinned)
 }
 
 // kernels are the exported variants, sorted by name.
@@ -2188,11 +2188,18 @@ func choose(op Op, m, n, k, lda, ldb, ldc int, ptrs uintptr) (int, error) {
 	return -1, fmt.Errorf("tgsgemm: no exported %s variant takes %dx%dx%d: %s: %v; default %s: %w", op, m, n, k, ka.name, err, kernels[def].name, derr)
 }
 
-// twinned is the kernel launched when the dispatch chose i: i's misaligned-B twin (a cp.async ring
-// that copies a B whose rows are not 16-byte aligned coalesced) when it has one, ldb is not a
-// multiple of 4 and the twin takes the problem; else i.
+// twinned is the kernel launched when the dispatch chose i: i's twin for the problem's misalignment
+// class (1: ldb not a multiple of 4, 2: lda, 3: both; a twin loads such rows coalesced) when it
+// has one there and the twin takes the problem; else i.
 func twinned(i, m, n, k, lda, ldb, ldc int, ptrs uintptr) int {
-	if t := kernels[i].twinB; t > 0 && ldb&3 != 0 && reject(&kernels[t], m, n, k, lda, ldb, ldc, ptrs) == 0 {
+	c := 0
+	if ldb&3 != 0 {
+		c |= 1
+	}
+	if lda&3 != 0 {
+		c |= 2
+	}
+	if t := kernels[i].twin[c]; c > 0 && t > 0 && reject(&kernels[t], m, n, k, lda, ldb, ldc, ptrs) == 0 {
 		return t
 	}
 	return i
