@@ -1,48 +1,70 @@
 package export
 
 import (
+	"bufio"
 	"bytes"
+	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+
+	"tilegen/internal/protocol"
+	"tilegen/internal/workload"
 )
 
-// exampleResults are the results the committed export of examples/export-go is made from: the
-// seed-family tune (it predates record hashes), the register-tiled ops (NT, TN, TT; NT and TT also
-// with the transposed B in the cp.async ring), the strided
-// batches and the fused epilogues, all measured on the H100.
-var exampleResults = []string{
-	"results/h100-seeds/tune",
-	"results/h100-seeds/verify",
-	"results/ops-h100/regtile-op/tune-ops",
-	"results/ops-h100/regtile-op/verify",
-	"results/ops-h100/btring/tune",
-	"results/ops-h100/btring/verify",
-	"results/batch-h100/call1/tune-batch",
-	"results/batch-h100/call2/tune-batch",
-	"results/batch-h100/call2/verify",
-	"results/epilogue-h100/run3/bench/nvidia-h100-80gb-hbm3/tune",
-	"results/epilogue-h100/run3/bench/nvidia-h100-80gb-hbm3/verify",
-}
+// The committed export of examples/export-go is made from the results listed in
+// examples/export-go/results.txt (the H100 workload corpus's tunes and edge suites, the
+// register-tiled kernels of the other ops, the strided batches and the fused epilogues), its
+// dispatch fitted on examples/export-go/shapes.txt (the corpus's shapes for NN, the ops' shapes for
+// NT, TN and TT).
+const (
+	exampleResultsFile = "examples/export-go/results.txt"
+	exampleShapesFile  = "examples/export-go/shapes.txt"
+	exampleCorpusFile  = "results/workload/nvidia-h100-80gb-hbm3/corpus-measured.txt"
+)
 
 // exampleCommand regenerates the committed export of examples/export-go (README, "Export the
 // winners").
-var exampleCommand = "bin/runner export" + func() string {
-	var b strings.Builder
-	for _, r := range exampleResults {
-		b.WriteString(" --results " + r)
+const exampleCommand = "bin/runner export $(sed -n 's/^[^#]/--results &/p' " + exampleResultsFile + ") --corpus " + exampleShapesFile +
+	" --force --out examples/export-go/tgsgemm --name tgsgemm --go-package tilegen/examples/export-go/tgsgemm"
+
+// exampleResults reads the results list (run from the repository root).
+func exampleResults(t *testing.T) []string {
+	t.Helper()
+	f, err := os.Open(exampleResultsFile)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return b.String()
-}() + " --allow-unhashed --out examples/export-go/tgsgemm --name tgsgemm --go-package tilegen/examples/export-go/tgsgemm --force"
+	defer f.Close()
+	var dirs []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" && !strings.HasPrefix(l, "#") {
+			if _, err := os.Stat(l); err != nil {
+				t.Fatalf("%s: %v", exampleResultsFile, err)
+			}
+			dirs = append(dirs, l)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return dirs
+}
 
 // TestCommittedExampleIsCurrent re-exports the committed results as the README says and compares
 // every file with examples/export-go/tgsgemm: the committed example is what export writes today,
 // and no file of it is left over from an older export.
 func TestCommittedExampleIsCurrent(t *testing.T) {
 	t.Chdir("../..")
-	_, files, err := Prepare(Options{Results: exampleResults,
-		Generated: "generated", Name: "tgsgemm", GoPackage: "tilegen/examples/export-go/tgsgemm", AllowUnhashed: true})
+	corpus, err := workload.ReadFile(exampleShapesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, files, err := Prepare(Options{Results: exampleResults(t), Corpus: corpus,
+		Generated: "generated", Name: "tgsgemm", GoPackage: "tilegen/examples/export-go/tgsgemm"})
 	if err != nil {
 		t.Fatalf("%v\n(the committed example cannot be regenerated with: %s)", err, exampleCommand)
 	}
@@ -60,5 +82,45 @@ func TestCommittedExampleIsCurrent(t *testing.T) {
 	sort.Strings(stale)
 	if len(stale) > 0 {
 		t.Errorf("examples/export-go/tgsgemm is stale: %s\nregenerate it with: %s", strings.Join(stale, ", "), exampleCommand)
+	}
+}
+
+// TestExampleShapesAreTheCorpus: the example's NN shapes are the workload corpus's, so that the
+// committed export's dispatch is the one the corpus evaluation (runner workload) judges.
+func TestExampleShapesAreTheCorpus(t *testing.T) {
+	t.Chdir("../..")
+	ex, err := workload.ReadFile(exampleShapesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	corpus, err := workload.ReadFile(exampleCorpusFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nn, ops []protocol.Shape
+	for _, s := range workload.Unique(ex) {
+		if s.Op == "" {
+			nn = append(nn, s)
+		} else {
+			ops = append(ops, s)
+		}
+	}
+	want := workload.Unique(corpus)
+	less := func(a, b protocol.Shape) int {
+		if lessShape(a, b) {
+			return -1
+		}
+		if lessShape(b, a) {
+			return 1
+		}
+		return 0
+	}
+	slices.SortFunc(nn, less)
+	slices.SortFunc(want, less)
+	if !slices.Equal(nn, want) {
+		t.Errorf("%s: %d NN shapes, %s has %d (or others): keep them equal", exampleShapesFile, len(nn), exampleCorpusFile, len(want))
+	}
+	if len(ops) == 0 {
+		t.Errorf("%s has no NT, TN or TT shape: the export would carry no rule for those ops", exampleShapesFile)
 	}
 }

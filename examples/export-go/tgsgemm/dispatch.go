@@ -8,6 +8,15 @@
 // Choose, ChooseOp and ChooseBLAS tell which variant a problem gets. The PTX is embedded; nothing
 // else is read at run time.
 //
+// Concurrency: 29 of the 88 kernels (split-K and stream-K, such as deepk_32x32x32_t4x4_s4_b4,
+// deepk_32x64x32_t4x4_s3_b4) keep partial sums and tile counters in global variables of their
+// module, one set per kernel and context (1-26 MB each; Load leaves these modules to each kernel's
+// first launch). Each launch of one of them waits for the previous such launch on the device (an
+// event recorded after every such launch; no wait when both are on the same stream), so calls on
+// different streams or from different host threads never overlap on that state and are safe. Not
+// ordered: launches into a stream that is being captured into a CUDA graph; such a graph must not
+// run while another call of these kernels runs.
+//
 // The package imports only the standard library. It reaches the CUDA driver through cgo and
 // dlopen("libcuda.so.1") when Load is first called, and links only libc and libdl, so a program
 // that imports it builds without the CUDA toolkit and starts on a host without a GPU: there Load
@@ -19,30 +28,359 @@
 // uintptr(unsafe.Pointer(s.C())) for a cu.Stream s; the context cu made current is the one Load
 // and Sgemm use (both packages' calls go to the same libcuda.so.1).
 //
-// Dispatch: each op has its own rule (NN 2 buckets per octave, fitted on 10 shapes; NT 2 buckets per octave, fitted on 2 shapes; TN 2 buckets per octave, fitted on 2 shapes; TT 2 buckets per octave, fitted on 2 shapes), whose tables pick the variant from M, N and K, each put
-// in a bucket: integer operations and table reads per call. They were fitted on the timings of the tuned shapes of
+// Dispatch: each op has its own rule (NN 2 buckets per octave, fitted on 331 shapes; NT 2 buckets per octave, fitted on 2 shapes; TN 2 buckets per octave, fitted on 2 shapes; TT 2 buckets per octave, fitted on 2 shapes), whose tables pick the variant from M, N and K, each put
+// in a bucket: integer operations and table reads per call. They were fitted on the timings of a workload corpus of
 // the op: a smoother of measured ratios to cuBLAS over log M, N, K, with wave-quantization and
 // edge-waste features and regime classes (tilegen's internal/dispatch; parameters in tgsgemm.json).
 // A cell holds three variants: one for problems whose M and N its tile divides, one for the
 // others, and one without requirements; the first that can take the problem runs (the aligned
-// one only when its tile divides M and N), else the op's robust default (NN micro1d_t64_r16, NT regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt, TN regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn, TT regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt);
+// one only when its tile divides M and N), else the op's robust default (NN deepk_32x32x32_t4x4_s4_b4, NT regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt, TN regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn, TT regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt);
 // when none can, or the export has no kernel for the op, Sgemm returns an error and launches nothing.
+// NN's wave guard, streamka_64x128x16_w64_t8x8_s3_b3_x1 (a stream-K kernel: its blocks share the work
+// over one wave), runs instead of the launched variant where that has a fixed grid or a launch-time
+// split (its slices for 132 SMs), M·N·K ≥ 1073741824, the guard has at least 132 output tiles
+// covering at most 1/4 of M×N beyond it, the problem is not one of the 2 shapes on which the variant
+// was measured faster, and the variant's waves would run at most 10/13 full.
+// NN's bulk guard, regtile_128x256x16_w64_t8x16_p0_f1_s3_b1 (a 128×256 tile), runs instead, before
+// the wave guard, where K ≥ 1024, its blocks fill at least 2 waves of 132 and the area its waves
+// cover beyond M×N is at most 1/10 of M×N.
 // A column-major call (transa, transb) is the row-major product Cᵀ = op(B)ᵀ·op(A)ᵀ: op (transb,
 // transa) with the operands swapped.
 //
 // Classes (tuned median, cuBLAS median with the same op, ratio = cuBLAS time / tuned time; above 1:
 // faster than cuBLAS):
 //
-//	127x4097x513        micro1d_t32_r4           0.0412 ms (cuBLAS 0.0254 ms, ratio 0.62)
-//	224x256x192         micro1d_t32_r4           0.0108 ms (cuBLAS 0.0137 ms, ratio 1.26)
-//	535x792x414         micro1d_t64_r8           0.0322 ms (cuBLAS 0.0208 ms, ratio 0.65)
-//	1000x1000x1000      micro1d_t64_r16          0.1045 ms (cuBLAS 0.0616 ms, ratio 0.59)
-//	1024x1024x1024      micro1d_t64_r16          0.1045 ms (cuBLAS 0.0631 ms, ratio 0.60)
-//	1041x1247x139       micro1d_t32_r8           0.0304 ms (cuBLAS 0.0172 ms, ratio 0.57)
-//	2048x2048x2048      micro1d_t64_r16          0.7682 ms (cuBLAS 0.3423 ms, ratio 0.45)
-//	4096x4096x32        micro1d_t32_r8           0.0648 ms (cuBLAS 0.0510 ms, ratio 0.79)
-//	4096x4096x4096      regtile_128x256x16_w32_t8x16_p0_f1_s4_b1 2.7106 ms (cuBLAS 2.6608 ms, ratio 0.98)
-//	8192x8192x8192      regtile_128x256x16_w32_t8x16_p0_f1_s4_b1 21.3758 ms (cuBLAS 21.2833 ms, ratio 1.00)
+//	1x1x256             gemvs_m1_x1_t256_u8      0.0045 ms (cuBLAS 0.0133 ms, ratio 2.93)
+//	1x1x4096            gemvs_m1_x1_t256_u8      0.0053 ms (cuBLAS 0.0073 ms, ratio 1.38)
+//	1x1x1048576         gemvnd_n1_r2_u4          0.0161 ms (cuBLAS 0.0130 ms, ratio 0.81)
+//	1x2x768             gemvs_m1_x1_t256_u8      0.0046 ms (cuBLAS 0.0052 ms, ratio 1.15)
+//	1x3x1024            gemvs_m1_x1_t256_u8      0.0047 ms (cuBLAS 0.0073 ms, ratio 1.54)
+//	1x4x512             gemvs_m1_x1_t256_u8      0.0046 ms (cuBLAS 0.0048 ms, ratio 1.05)
+//	1x5x1280            gemvs_m1_x1_t256_u8      0.0048 ms (cuBLAS 0.0074 ms, ratio 1.55)
+//	1x8x2048            gemvs_m1_x1_t256_u8      0.0049 ms (cuBLAS 0.0074 ms, ratio 1.49)
+//	1x10x512            gemvs_m1_x1_t256_u8      0.0047 ms (cuBLAS 0.0048 ms, ratio 1.03)
+//	1x128x512           gemvs_m1_x4_t256_u8      0.0049 ms (cuBLAS 0.0052 ms, ratio 1.05)
+//	1x128x2048          gemvs_m1_x4_t1024_u4     0.0066 ms (cuBLAS 0.0065 ms, ratio 1.00)
+//	1x256x512           gemvs_m1_x4_t1024_u4     0.0054 ms (cuBLAS 0.0055 ms, ratio 1.03)
+//	1x512x13            shared_w4_pad0           0.0064 ms (cuBLAS 0.0112 ms, ratio 1.74)
+//	1x512x128           shared_w4_pad0           0.0072 ms (cuBLAS 0.0162 ms, ratio 2.25)
+//	1x768x768           gemvs_m1_x4_t1024_u4     0.0070 ms (cuBLAS 0.0077 ms, ratio 1.11)
+//	1x768x3072          gemvmc_m1_x8_y32_u2_c8   0.0098 ms (cuBLAS 0.0104 ms, ratio 1.06)
+//	1x1000x1280         gemvmc_m1_x8_y32_u2_c8   0.0085 ms (cuBLAS 0.0083 ms, ratio 0.97)
+//	1x1000x2048         gemvmc_m1_x8_y32_u2_c8   0.0094 ms (cuBLAS 0.0087 ms, ratio 0.92)
+//	1x1000x4096         gemvmc_m1_x8_y32_u2_c8   0.0127 ms (cuBLAS 0.0138 ms, ratio 1.09)
+//	1x1024x4096         gemvmc_m1_x8_y32_u2_c8   0.0125 ms (cuBLAS 0.0137 ms, ratio 1.09)
+//	1x1280x1280         gemvmc_m1_x8_y32_u2_c8   0.0089 ms (cuBLAS 0.0182 ms, ratio 2.04)
+//	1x1280x5120         gemvmc_m1_x8_y32_u2_c8   0.0153 ms (cuBLAS 0.0172 ms, ratio 1.13)
+//	1x2048x128          gemvn_n8_r4_u2_w2        0.0084 ms (cuBLAS 0.0106 ms, ratio 1.26)
+//	1x2048x512          gemvs_m1_x16_t1024_u4    0.0075 ms (cuBLAS 0.0101 ms, ratio 1.35)
+//	1x2304x768          gemvmc_m2_x16_y16_u2_c4  0.0089 ms (cuBLAS 0.0130 ms, ratio 1.46)
+//	1x3072x768          gemvs_m1_x16_t1024_u4    0.0095 ms (cuBLAS 0.0086 ms, ratio 0.91)
+//	1x3072x1024         gemvmc_m1_x16_y16_u2_c4  0.0107 ms (cuBLAS 0.0096 ms, ratio 0.90)
+//	1x3840x1280         gemvmc_m1_x16_y16_u2_c4  0.0130 ms (cuBLAS 0.0123 ms, ratio 0.95)
+//	1x4096x1024         gemvmc_m1_x16_y16_u2_c4  0.0121 ms (cuBLAS 0.0108 ms, ratio 0.89)
+//	1x4096x4096         gemvmc_m2_x32_y8_u2_c8   0.0288 ms (cuBLAS 0.0260 ms, ratio 0.90)
+//	1x4096x11008        gemvmc_m2_x32_y8_u2_c8   0.0651 ms (cuBLAS 0.0641 ms, ratio 0.98)
+//	1x4096x25088        gemvmc_m2_x16_y16_u2_c4  0.1380 ms (cuBLAS 0.1412 ms, ratio 1.02)
+//	1x5120x1280         gemvmc_m1_x16_y16_u2_c4  0.0150 ms (cuBLAS 0.0148 ms, ratio 0.98)
+//	1x5120x5120         gemvmc_m2_x32_y8_u2_c8   0.0396 ms (cuBLAS 0.0388 ms, ratio 0.98)
+//	1x5120x13824        gemvmc_m2_x32_y8_u2_c8   0.0959 ms (cuBLAS 0.1002 ms, ratio 1.04)
+//	1x7680x2560         gemvmc_m1_x32_y8_u2_c4   0.0329 ms (cuBLAS 0.0297 ms, ratio 0.90)
+//	1x8192x2048         gemvmc_m2_x32_y8_u2_c4   0.0284 ms (cuBLAS 0.0258 ms, ratio 0.91)
+//	1x11008x4096        gemvmc_m1_x32_y8_u2_c4   0.0640 ms (cuBLAS 0.0646 ms, ratio 1.01)
+//	1x13824x5120        gemvmc_m1_x16_y16_u2_c4  0.1044 ms (cuBLAS 0.0981 ms, ratio 0.94)
+//	1x32000x4096        gemvmc_m1_x32_y8_u2_c4   0.1787 ms (cuBLAS 0.1912 ms, ratio 1.07)
+//	1x32000x5120        gemvmc_m1_x32_y8_u2_c4   0.2220 ms (cuBLAS 0.2316 ms, ratio 1.04)
+//	1x50257x768         gemvmc_m1_x32_y8_u2_c4   0.0649 ms (cuBLAS 0.0587 ms, ratio 0.90)
+//	1x50257x1024        gemvmc_m1_x32_y8_u2_c4   0.0821 ms (cuBLAS 0.0780 ms, ratio 0.95)
+//	1x65024x4544        splitka_16x128x32_w16_t4x4_s2_b0 0.3847 ms (cuBLAS 0.3947 ms, ratio 1.03)
+//	1x128256x4096       gemvm_m1_x32_y8_u2_o1    0.6822 ms (cuBLAS 0.7183 ms, ratio 1.05)
+//	1x131072x5120       gemvm_m1_x32_y8_u2_o2    0.8704 ms (cuBLAS 0.9001 ms, ratio 1.03)
+//	1x152064x3584       gemvm_m1_x32_y8_u2_o2    0.7118 ms (cuBLAS 0.7224 ms, ratio 1.01)
+//	1x250880x1024       gemvm_m1_x32_y8_u2_o2    0.3435 ms (cuBLAS 0.3419 ms, ratio 1.00)
+//	1x256000x2048       gemvm_m1_x32_y8_u2_o1    0.6826 ms (cuBLAS 0.7019 ms, ratio 1.03)
+//	1x256000x3072       gemvm_m1_x32_y8_u2_o1    1.0205 ms (cuBLAS 1.0455 ms, ratio 1.02)
+//	2x2x65536           gemvnd_n4_r1_u2          0.0120 ms (cuBLAS 0.0263 ms, ratio 2.20)
+//	2x8x256             gemvs_m1_x1_t256_u8      0.0046 ms (cuBLAS 0.0088 ms, ratio 1.90)
+//	2x1000x2048         gemvmc_m2_x8_y32_u2_c8   0.0101 ms (cuBLAS 0.0139 ms, ratio 1.37)
+//	2x4096x4096         gemvmc_m2_x8_y32_u2_c8   0.0342 ms (cuBLAS 0.0680 ms, ratio 1.99)
+//	2x11008x4096        splitka_16x128x32_w16_t4x4_s2_b0 0.0696 ms (cuBLAS 0.0924 ms, ratio 1.33)
+//	3x1x4096            gemvs_m1_x1_t256_u8      0.0053 ms (cuBLAS 0.0072 ms, ratio 1.36)
+//	3x3x1000000         gemvnd_n4_r1_u2          0.0243 ms (cuBLAS 0.1639 ms, ratio 6.76)
+//	4x4x4               coarse_w8_g2_pf1         0.0041 ms (cuBLAS 0.0048 ms, ratio 1.19)
+//	4x4x262144          gemvnd_n4_r1_u2          0.0161 ms (cuBLAS 0.0691 ms, ratio 4.29)
+//	4x10x2048           gemvs_m1_x1_t256_u8      0.0054 ms (cuBLAS 0.0107 ms, ratio 1.98)
+//	4x768x768           gemvs_m1_x16_t1024_u4    0.0077 ms (cuBLAS 0.0112 ms, ratio 1.45)
+//	4x4096x4096         splitka_16x128x32_w16_t4x4_s2_b2 0.0345 ms (cuBLAS 0.0677 ms, ratio 1.96)
+//	4x11008x4096        splitka_16x128x32_w16_t4x4_s2_b2 0.0699 ms (cuBLAS 0.0936 ms, ratio 1.34)
+//	4x128256x4096       splitka_16x256x32_w16_t4x8_s2_b4 0.7570 ms (cuBLAS 0.7026 ms, ratio 0.93)
+//	6x6x6               coarse_w8_g2_pf1         0.0041 ms (cuBLAS 0.0052 ms, ratio 1.28)
+//	8x2x768             gemvs_m1_x1_t256_u8      0.0046 ms (cuBLAS 0.0094 ms, ratio 2.03)
+//	8x6x64              gemvs_m1_x1_t256_u8      0.0046 ms (cuBLAS 0.0057 ms, ratio 1.23)
+//	8x768x768           gemvmc_m2_x16_y16_u2_c4  0.0092 ms (cuBLAS 0.0112 ms, ratio 1.22)
+//	8x768x3072          splitka_16x128x32_w16_t4x4_s2_b0 0.0171 ms (cuBLAS 0.0169 ms, ratio 0.99)
+//	8x1000x2048         gemvmc_m2_x32_y8_u2_c8   0.0149 ms (cuBLAS 0.0140 ms, ratio 0.94)
+//	8x1600x1600         deepk_32x64x32_t4x4_s3_b4 0.0165 ms (cuBLAS 0.0206 ms, ratio 1.25)
+//	8x1600x6400         splitka_16x128x32_w16_t4x4_s2_b4 0.0286 ms (cuBLAS 0.0530 ms, ratio 1.85)
+//	8x3072x768          cpasync_32x64x8_w16_t4x4_s3_k4_x0 0.0152 ms (cuBLAS 0.0159 ms, ratio 1.04)
+//	8x4096x4096         splitka_16x128x32_w16_t4x4_s2_b2 0.0343 ms (cuBLAS 0.0454 ms, ratio 1.32)
+//	8x4096x11008        splitka_16x128x32_w16_t4x4_s2_b0 0.0715 ms (cuBLAS 0.1339 ms, ratio 1.87)
+//	8x4800x1600         splitka_16x128x32_w16_t4x4_s2_b4 0.0228 ms (cuBLAS 0.0354 ms, ratio 1.55)
+//	8x6400x1600         splitka_16x128x32_w16_t4x4_s2_b4 0.0248 ms (cuBLAS 0.0375 ms, ratio 1.51)
+//	8x11008x4096        splitka_16x128x32_w16_t4x4_s2_b0 0.0698 ms (cuBLAS 0.0962 ms, ratio 1.38)
+//	8x152064x3584       splitka_16x256x32_w16_t4x8_s2_b4 0.8300 ms (cuBLAS 0.7855 ms, ratio 0.95)
+//	12x1x768            gemvs_m1_x1_t256_u8      0.0046 ms (cuBLAS 0.0074 ms, ratio 1.60)
+//	12x12x12            shared_w16_pad1          0.0042 ms (cuBLAS 0.0053 ms, ratio 1.28)
+//	16x1x256            gemvs_m1_x1_t256_u8      0.0046 ms (cuBLAS 0.0050 ms, ratio 1.09)
+//	16x10x512           gemvs_m1_x4_t256_u8      0.0049 ms (cuBLAS 0.0092 ms, ratio 1.87)
+//	16x16x16            shared_w4_pad0           0.0066 ms (cuBLAS 0.0104 ms, ratio 1.58)
+//	16x16x4096          gemvs_m1_x4_t1024_u4     0.0078 ms (cuBLAS 0.0132 ms, ratio 1.69)
+//	16x16x1000000       deepk_32x32x32_t4x4_s4_b4 0.1273 ms (cuBLAS 0.1849 ms, ratio 1.45)
+//	16x256x512          gemvs_m1_x16_t1024_u4    0.0069 ms (cuBLAS 0.0103 ms, ratio 1.49)
+//	16x512x13           shared_w4_pad0           0.0055 ms (cuBLAS 0.0106 ms, ratio 1.94)
+//	16x768x768          gemvmc_m2_x32_y8_u2_c4   0.0117 ms (cuBLAS 0.0115 ms, ratio 0.99)
+//	16x2048x512         deepk_32x64x32_t4x4_s3_b8 0.0116 ms (cuBLAS 0.0116 ms, ratio 1.00)
+//	16x4096x1024        splitka_16x128x32_w16_t4x4_s2_b2 0.0156 ms (cuBLAS 0.0239 ms, ratio 1.53)
+//	16x4096x4096        splitka_16x128x32_w16_t4x4_s2_b2 0.0324 ms (cuBLAS 0.0790 ms, ratio 2.43)
+//	16x8192x2048        splitka_16x128x32_w16_t4x4_s2_b2 0.0319 ms (cuBLAS 0.0479 ms, ratio 1.50)
+//	16x11008x4096       splitka_16x128x32_w16_t4x4_s2_b2 0.0682 ms (cuBLAS 0.1882 ms, ratio 2.76)
+//	16x100000x256       splitka_16x128x32_w16_t4x4_s2_b4 0.0432 ms (cuBLAS 0.0589 ms, ratio 1.36)
+//	16x128256x4096      splitka_16x256x32_w16_t4x8_s2_b4 0.7345 ms (cuBLAS 0.9536 ms, ratio 1.30)
+//	32x32x32            shared_w4_pad0           0.0064 ms (cuBLAS 0.0169 ms, ratio 2.65)
+//	32x32x100000        deepk_32x32x32_t4x4_s4_b4 0.0290 ms (cuBLAS 0.0407 ms, ratio 1.40)
+//	32x1000x1280        deepk_32x64x32_t4x4_s3_b8 0.0152 ms (cuBLAS 0.0140 ms, ratio 0.92)
+//	32x1000x2048        splitka_16x128x32_w16_t4x4_s2_b0 0.0160 ms (cuBLAS 0.0146 ms, ratio 0.91)
+//	32x1000x4096        splitka_16x128x32_w16_t4x4_s2_b0 0.0208 ms (cuBLAS 0.0203 ms, ratio 0.97)
+//	32x1024x1024        deepk_32x64x32_t4x4_s3_b8 0.0122 ms (cuBLAS 0.0122 ms, ratio 1.00)
+//	32x1024x4096        splitka_16x128x32_w16_t4x4_s2_b4 0.0196 ms (cuBLAS 0.0202 ms, ratio 1.03)
+//	32x2304x768         cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0136 ms (cuBLAS 0.0199 ms, ratio 1.47)
+//	32x3072x1024        cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0163 ms (cuBLAS 0.0184 ms, ratio 1.13)
+//	32x4096x1024        splitka_16x128x32_w16_t4x4_s2_b0 0.0175 ms (cuBLAS 0.0197 ms, ratio 1.12)
+//	32x4096x4096        splitka_32x128x16_w32_t4x8_s2_b4 0.0419 ms (cuBLAS 0.0461 ms, ratio 1.10)
+//	32x4096x11008       splitka_32x128x16_w32_t4x8_s2_b0 0.0875 ms (cuBLAS 0.0883 ms, ratio 1.01)
+//	32x4096x25088       splitka_32x128x16_w32_t4x8_s2_b0 0.1776 ms (cuBLAS 0.1780 ms, ratio 1.00)
+//	32x7680x2560        splitka_32x128x16_w32_t4x8_s2_b0 0.0449 ms (cuBLAS 0.0688 ms, ratio 1.53)
+//	32x11008x4096       splitka_32x128x16_w32_t4x8_s2_b0 0.0824 ms (cuBLAS 0.1318 ms, ratio 1.60)
+//	32x65536x512        splitka_32x128x16_w32_t4x8_s2_b0 0.0607 ms (cuBLAS 0.0686 ms, ratio 1.13)
+//	48x48x48            shared_w4_pad0           0.0063 ms (cuBLAS 0.0171 ms, ratio 2.72)
+//	49x160x576          cpasync_32x64x8_w16_t4x4_s4_k4_x0 0.0102 ms (cuBLAS 0.0110 ms, ratio 1.08)
+//	49x160x960          cpasync_32x64x8_w16_t4x4_s3_k4_x0 0.0144 ms (cuBLAS 0.0150 ms, ratio 1.04)
+//	49x320x960          deepk_32x64x32_t4x4_s3_b4 0.0126 ms (cuBLAS 0.0120 ms, ratio 0.95)
+//	49x512x2048         deepk_32x64x32_t4x4_s3_b4 0.0164 ms (cuBLAS 0.0140 ms, ratio 0.86)
+//	49x512x4608         deepk_32x64x32_t4x4_s3_b8 0.0240 ms (cuBLAS 0.0234 ms, ratio 0.97)
+//	49x960x160          cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0073 ms (cuBLAS 0.0114 ms, ratio 1.57)
+//	49x1280x320         cpasync_32x64x8_w16_t4x4_s3_k4_x0 0.0098 ms (cuBLAS 0.0117 ms, ratio 1.19)
+//	49x2048x512         cpasync_64x64x16_w32_t8x4_s3_k3_x1 0.0136 ms (cuBLAS 0.0139 ms, ratio 1.02)
+//	49x2048x1024        deepk_32x64x32_t4x4_s3_b8 0.0191 ms (cuBLAS 0.0190 ms, ratio 1.00)
+//	64x64x64            shared_w4_pad0           0.0058 ms (cuBLAS 0.0083 ms, ratio 1.43)
+//	64x64x100000        deepk_32x64x32_t4x4_s3_b4 0.0470 ms (cuBLAS 0.0494 ms, ratio 1.05)
+//	64x768x256          cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0077 ms (cuBLAS 0.0108 ms, ratio 1.40)
+//	64x2048x512         cpasync_64x64x16_w32_t8x4_s3_k3_x1 0.0130 ms (cuBLAS 0.0137 ms, ratio 1.05)
+//	64x4096x1024        splitka_32x128x16_w32_t4x8_s2_b0 0.0252 ms (cuBLAS 0.0250 ms, ratio 0.99)
+//	64x8192x2048        splitka_64x128x16_w64_t8x8_s2_b0 0.0614 ms (cuBLAS 0.0587 ms, ratio 0.96)
+//	96x96x96            cpasync_32x64x8_w16_t4x4_s3_k4_x0 0.0064 ms (cuBLAS 0.0137 ms, ratio 2.13)
+//	100x100x2000        deepk_32x64x32_t4x4_s3_b4 0.0145 ms (cuBLAS 0.0139 ms, ratio 0.96)
+//	100x100x60000       splitka_32x128x16_w32_t4x8_s2_b4 0.0730 ms (cuBLAS 0.0702 ms, ratio 0.96)
+//	127x131x137         cpasync_32x64x8_w16_t4x4_s3_k4_x0 0.0070 ms (cuBLAS 0.0080 ms, ratio 1.15)
+//	128x64x128          cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0063 ms (cuBLAS 0.0101 ms, ratio 1.62)
+//	128x128x64          coarse_w8_g2_pf1         0.0070 ms (cuBLAS 0.0155 ms, ratio 2.22)
+//	128x128x128         cpasync_32x64x8_w16_t4x4_s3_k4_x0 0.0066 ms (cuBLAS 0.0082 ms, ratio 1.24)
+//	128x128x50000       splitka_32x128x16_w32_t4x8_s2_b4 0.0583 ms (cuBLAS 0.0579 ms, ratio 0.99)
+//	128x768x768         cpasync_64x64x16_w32_t8x4_s3_k4_x1 0.0136 ms (cuBLAS 0.0150 ms, ratio 1.10)
+//	128x768x3072        splitka_64x64x16_w32_t4x8_s2_b2 0.0296 ms (cuBLAS 0.0274 ms, ratio 0.93)
+//	128x1600x1600       splitka_32x128x16_w32_t4x8_s2_b0 0.0294 ms (cuBLAS 0.0280 ms, ratio 0.95)
+//	128x1600x6400       splitka_32x128x16_w32_t4x8_s2_b0 0.0826 ms (cuBLAS 0.0785 ms, ratio 0.95)
+//	128x3072x768        splitka_64x64x16_w32_t4x8_s2_b0 0.0264 ms (cuBLAS 0.0261 ms, ratio 0.99)
+//	128x3072x1024       splitka_64x64x16_w32_t4x8_s2_b0 0.0320 ms (cuBLAS 0.0325 ms, ratio 1.02)
+//	128x4096x4096       splitka_64x128x16_w64_t8x8_s2_b0 0.1061 ms (cuBLAS 0.0975 ms, ratio 0.92)
+//	128x4096x11008      splitka_64x128x16_w64_t8x8_s2_b0 0.2611 ms (cuBLAS 0.2426 ms, ratio 0.93)
+//	128x4800x1600       splitka_128x64x16_w64_t8x8_s2_b0 0.0605 ms (cuBLAS 0.0653 ms, ratio 1.08)
+//	128x5120x5120       splitka_64x128x16_w64_t8x8_s2_b0 0.1691 ms (cuBLAS 0.1619 ms, ratio 0.96)
+//	128x5120x13824      streamka_64x128x16_w64_t8x8_s3_b3_x1 0.3994 ms (cuBLAS 0.4174 ms, ratio 1.04)
+//	128x6400x1600       streamka_64x128x16_w64_t8x8_s3_b3_x0 0.0748 ms (cuBLAS 0.0686 ms, ratio 0.92)
+//	128x11008x4096      streamka_64x128x16_w64_t8x8_s3_b3_x1 0.2624 ms (cuBLAS 0.2719 ms, ratio 1.04)
+//	128x13824x5120      streamka_64x128x16_w64_t8x8_s3_b3_x1 0.3979 ms (cuBLAS 0.4107 ms, ratio 1.03)
+//	128x32000x4096      splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1 0.6947 ms (cuBLAS 0.6741 ms, ratio 0.97)
+//	128x50257x768       cpasync_64x128x16_w64_t8x8_s3_k1_x0 0.2448 ms (cuBLAS 0.2135 ms, ratio 0.87)
+//	196x64x192          cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0069 ms (cuBLAS 0.0085 ms, ratio 1.23)
+//	196x64x384          cpasync_32x64x8_w16_t4x4_s3_k4_x0 0.0086 ms (cuBLAS 0.0118 ms, ratio 1.37)
+//	196x96x384          cpasync_32x64x8_w16_t4x4_s4_k4_x0 0.0089 ms (cuBLAS 0.0116 ms, ratio 1.31)
+//	196x96x576          cpasync_32x64x8_w16_t4x4_s4_k4_x0 0.0103 ms (cuBLAS 0.0116 ms, ratio 1.12)
+//	196x256x1024        cpasync_32x64x8_w16_t4x4_s4_k4_x0 0.0136 ms (cuBLAS 0.0130 ms, ratio 0.95)
+//	196x256x2304        deepk_32x64x32_t4x4_s3_b4 0.0223 ms (cuBLAS 0.0225 ms, ratio 1.01)
+//	196x384x64          cpasync_32x64x8_w16_t4x4_s4_k1_x1 0.0065 ms (cuBLAS 0.0084 ms, ratio 1.28)
+//	196x512x1024        cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0178 ms (cuBLAS 0.0180 ms, ratio 1.01)
+//	196x512x4608        splitka_32x128x16_w32_t4x8_s2_b0 0.0432 ms (cuBLAS 0.0413 ms, ratio 0.96)
+//	196x576x96          micro1d_t32_r8           0.0094 ms (cuBLAS 0.0149 ms, ratio 1.59)
+//	196x768x768         cpasync_32x64x8_w16_t4x4_s3_k4_x0 0.0180 ms (cuBLAS 0.0195 ms, ratio 1.08)
+//	196x1024x256        cpasync_32x64x8_w16_t4x4_s3_k4_x0 0.0115 ms (cuBLAS 0.0153 ms, ratio 1.33)
+//	196x1024x512        cpasync_64x64x16_w32_t4x8_s3_k4_x1 0.0186 ms (cuBLAS 0.0209 ms, ratio 1.13)
+//	197x64x197          cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0071 ms (cuBLAS 0.0087 ms, ratio 1.23)
+//	197x197x64          micro1d_t16_r4           0.0062 ms (cuBLAS 0.0102 ms, ratio 1.65)
+//	197x768x768         cpasync_32x64x8_w16_t4x4_s3_k4_x0 0.0180 ms (cuBLAS 0.0232 ms, ratio 1.28)
+//	197x768x3072        splitka_32x128x16_w32_t4x8_s2_b0 0.0402 ms (cuBLAS 0.0412 ms, ratio 1.03)
+//	197x2304x768        splitka_32x128x16_w32_t4x8_s2_b4 0.0311 ms (cuBLAS 0.0349 ms, ratio 1.12)
+//	197x3072x768        splitka_32x128x16_w32_t4x8_s2_b0 0.0376 ms (cuBLAS 0.0402 ms, ratio 1.07)
+//	200x256x100         cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0067 ms (cuBLAS 0.0075 ms, ratio 1.13)
+//	224x256x192         cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0073 ms (cuBLAS 0.0122 ms, ratio 1.68)
+//	256x256x256         cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0087 ms (cuBLAS 0.0116 ms, ratio 1.34)
+//	256x256x100000      splitka_64x128x16_w64_t8x8_s2_b2 0.3055 ms (cuBLAS 0.2768 ms, ratio 0.91)
+//	512x64x512          cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0093 ms (cuBLAS 0.0112 ms, ratio 1.21)
+//	512x128x512         cpasync_64x64x16_w32_t8x4_s3_k4_x1 0.0109 ms (cuBLAS 0.0113 ms, ratio 1.04)
+//	512x512x64          cpasync_32x64x8_w16_t4x4_s4_k1_x1 0.0068 ms (cuBLAS 0.0080 ms, ratio 1.17)
+//	512x512x128         cpasync_32x64x8_w16_t4x4_s4_k1_x1 0.0086 ms (cuBLAS 0.0103 ms, ratio 1.21)
+//	512x512x20000       streamka_64x128x16_w64_t8x8_s3_b3_x1 0.2429 ms (cuBLAS 0.2333 ms, ratio 0.96)
+//	512x768x768         splitka_32x128x16_w32_t4x8_s2_b0 0.0264 ms (cuBLAS 0.0257 ms, ratio 0.97)
+//	512x768x3072        splitka_64x128x16_w64_t8x8_s2_b0 0.0668 ms (cuBLAS 0.0659 ms, ratio 0.99)
+//	512x1024x1024       splitka_32x128x16_w32_t4x8_s2_b0 0.0367 ms (cuBLAS 0.0370 ms, ratio 1.01)
+//	512x1024x4096       splitka_64x128x16_w64_t8x8_s2_b0 0.1056 ms (cuBLAS 0.1000 ms, ratio 0.95)
+//	512x1280x1280       splitka_32x128x16_w32_t4x8_s2_b0 0.0519 ms (cuBLAS 0.0548 ms, ratio 1.06)
+//	512x1280x5120       splitka_64x128x16_w64_t8x8_s2_b0 0.1689 ms (cuBLAS 0.1664 ms, ratio 0.99)
+//	512x2304x768        splitka_32x128x16_w32_t4x8_s2_b0 0.0579 ms (cuBLAS 0.0606 ms, ratio 1.05)
+//	512x3072x768        splitka_64x128x16_w64_t8x8_s2_b4 0.0639 ms (cuBLAS 0.0644 ms, ratio 1.01)
+//	512x3840x1280       splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1 0.1220 ms (cuBLAS 0.1238 ms, ratio 1.02)
+//	512x4096x1024       streamka_64x128x16_w64_t8x8_s3_b3_x1 0.1099 ms (cuBLAS 0.1023 ms, ratio 0.93)
+//	512x4096x4096       splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1 0.3527 ms (cuBLAS 0.3784 ms, ratio 1.07)
+//	512x4096x11008      splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1 0.9230 ms (cuBLAS 1.0051 ms, ratio 1.09)
+//	512x5120x1280       streamka_64x128x16_w64_t8x8_s3_b3_x1 0.1623 ms (cuBLAS 0.1729 ms, ratio 1.07)
+//	512x11008x4096      splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1 1.0359 ms (cuBLAS 0.9293 ms, ratio 0.90)
+//	535x792x414         cpasync_64x64x16_w32_t8x4_s3_k3_x1 0.0199 ms (cuBLAS 0.0212 ms, ratio 1.06)
+//	768x768x10000       streamka_64x128x16_w64_t8x8_s3_b3_x1 0.2636 ms (cuBLAS 0.2574 ms, ratio 0.98)
+//	784x32x144          cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0072 ms (cuBLAS 0.0099 ms, ratio 1.38)
+//	784x32x192          cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0076 ms (cuBLAS 0.0114 ms, ratio 1.50)
+//	784x128x512         cpasync_64x64x16_w32_t8x4_s3_k4_x1 0.0115 ms (cuBLAS 0.0139 ms, ratio 1.21)
+//	784x128x1152        cpasync_64x64x16_w32_t8x4_s3_k4_x1 0.0178 ms (cuBLAS 0.0175 ms, ratio 0.98)
+//	784x192x32          micro1d_t16_r4           0.0066 ms (cuBLAS 0.0222 ms, ratio 3.35)
+//	784x256x512         splitk_64x64x32_w32_t8x4_p0_f1_s3_b1_k4_r1 0.0157 ms (cuBLAS 0.0211 ms, ratio 1.34)
+//	784x512x128         cpasync_64x64x16_w32_t8x4_s3_k1_x1 0.0098 ms (cuBLAS 0.0109 ms, ratio 1.11)
+//	784x512x256         cpasync_64x64x16_w32_t8x4_s3_k1_x1 0.0146 ms (cuBLAS 0.0160 ms, ratio 1.09)
+//	784x512x2304        splitka_32x128x16_w32_t4x8_s2_b0 0.0604 ms (cuBLAS 0.0601 ms, ratio 1.00)
+//	784x512x4608        splitka_64x128x16_w64_t8x8_s2_b0 0.1103 ms (cuBLAS 0.0935 ms, ratio 0.85)
+//	800x8192x2048       streamka_64x128x16_w64_t8x8_s3_b3_x1 0.6594 ms (cuBLAS 0.6462 ms, ratio 0.98)
+//	997x1021x509        cpasync_64x64x16_w32_t8x4_s3_k2_x1 0.0378 ms (cuBLAS 0.0329 ms, ratio 0.87)
+//	1000x1000x1000      splitk_128x128x16_w64_t8x8_p0_f1_s2_b1_k2_r1 0.0584 ms (cuBLAS 0.0614 ms, ratio 1.05)
+//	1009x1013x1019      cpasync_64x64x16_w32_t8x4_s3_k2_x1 0.0662 ms (cuBLAS 0.0624 ms, ratio 0.94)
+//	1023x1023x1023      cpasync_64x64x16_w32_t8x4_s3_k2_x1 0.0681 ms (cuBLAS 0.0626 ms, ratio 0.92)
+//	1025x1025x1025      streamka_64x128x16_w64_t8x8_s3_b3_x0 0.0858 ms (cuBLAS 0.0706 ms, ratio 0.82)
+//	1041x1247x139       cpasync_32x64x8_w16_t4x4_s4_k1_x1 0.0200 ms (cuBLAS 0.0174 ms, ratio 0.87)
+//	1500x512x512        cpasync_64x64x16_w32_t8x4_s3_k2_x1 0.0295 ms (cuBLAS 0.0295 ms, ratio 1.00)
+//	1500x512x2048       splitka_64x128x16_w64_t8x8_s2_b0 0.0952 ms (cuBLAS 0.0842 ms, ratio 0.88)
+//	1500x2048x512       cpasync_64x128x16_w64_t8x8_s3_k1_x1 0.0858 ms (cuBLAS 0.0834 ms, ratio 0.97)
+//	1568x160x576        cpasync_64x64x8_w32_t4x8_s4_k3_x1 0.0212 ms (cuBLAS 0.0219 ms, ratio 1.03)
+//	1568x320x960        splitka_64x64x16_w32_t4x8_s2_b2 0.0373 ms (cuBLAS 0.0355 ms, ratio 0.95)
+//	1568x512x2048       splitka_32x128x16_w32_t4x8_s2_b0 0.0933 ms (cuBLAS 0.0842 ms, ratio 0.90)
+//	1568x512x4608       splitka_32x128x16_w32_t4x8_s2_b0 0.1987 ms (cuBLAS 0.1744 ms, ratio 0.88)
+//	1568x960x160        cpasync_64x64x16_w32_t8x4_s3_k1_x1 0.0194 ms (cuBLAS 0.0185 ms, ratio 0.96)
+//	1568x1280x320       cpasync_128x128x16_w64_t8x8_s3_k1_x0 0.0387 ms (cuBLAS 0.0357 ms, ratio 0.92)
+//	1568x2048x512       splitka_32x128x16_w32_t4x8_s2_b0 0.0882 ms (cuBLAS 0.0928 ms, ratio 1.05)
+//	1568x2048x1024      streamka_64x128x16_w64_t8x8_s3_b3_x1 0.1664 ms (cuBLAS 0.1747 ms, ratio 1.05)
+//	1600x3072x1024      splitka_64x128x16_w64_t8x8_s2_b0 0.2370 ms (cuBLAS 0.2609 ms, ratio 1.10)
+//	1600x4096x1024      streamka_64x128x16_w64_t8x8_s3_b3_x1 0.3068 ms (cuBLAS 0.3331 ms, ratio 1.09)
+//	1600x7680x2560      regtile_128x256x16_w64_t8x16_p0_f1_s3_b1 1.3363 ms (cuBLAS 1.3121 ms, ratio 0.98)
+//	2048x1x256          gemvn_n1_r4_u2_w2        0.0058 ms (cuBLAS 0.0064 ms, ratio 1.10)
+//	2048x1x2048         gemvs_m1_x1_t256_u8      0.0107 ms (cuBLAS 0.0112 ms, ratio 1.04)
+//	2048x64x2048        splitka_64x64x16_w32_t4x8_s2_b0 0.0285 ms (cuBLAS 0.0270 ms, ratio 0.95)
+//	2048x128x2048       splitka_32x128x16_w32_t4x8_s2_b0 0.0378 ms (cuBLAS 0.0370 ms, ratio 0.98)
+//	2048x512x13         cpasync_32x64x8_w16_t4x4_s4_k1_x1 0.0067 ms (cuBLAS 0.0081 ms, ratio 1.21)
+//	2048x1024x1024      splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1 0.0981 ms (cuBLAS 0.1002 ms, ratio 1.02)
+//	2048x1024x4096      splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1 0.3532 ms (cuBLAS 0.3588 ms, ratio 1.02)
+//	2048x2048x64        cpasync_128x128x16_w64_t8x8_s3_k1_x0 0.0202 ms (cuBLAS 0.0212 ms, ratio 1.05)
+//	2048x2048x128       cpasync_128x128x16_w64_t8x8_s3_k1_x0 0.0310 ms (cuBLAS 0.0315 ms, ratio 1.02)
+//	2048x2048x784       streamka_64x128x16_w64_t8x8_s3_b3_x1 0.1598 ms (cuBLAS 0.1414 ms, ratio 0.88)
+//	2048x2048x50000     streamka_64x128x16_w64_t8x8_s3_b3_x1 8.7932 ms (cuBLAS 8.2818 ms, ratio 0.94)
+//	2048x2304x768       streamka_64x128x16_w64_t8x8_s3_b3_x1 0.1768 ms (cuBLAS 0.1789 ms, ratio 1.01)
+//	2048x4096x1024      regtile_128x256x16_w64_t8x16_p0_f1_s3_b1 0.3624 ms (cuBLAS 0.3422 ms, ratio 0.94)
+//	2048x4096x4096      splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1 1.3805 ms (cuBLAS 1.3251 ms, ratio 0.96)
+//	2048x4096x11008     regtile_128x256x16_w32_t8x16_p0_f1_s4_b1 3.5897 ms (cuBLAS 3.5720 ms, ratio 1.00)
+//	2048x5120x5120      splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1 2.1411 ms (cuBLAS 2.3092 ms, ratio 1.08)
+//	2048x5120x13824     splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1 5.7631 ms (cuBLAS 5.9982 ms, ratio 1.04)
+//	2048x11008x4096     splitka_64x128x16_w64_t8x8_s2_b0 3.8352 ms (cuBLAS 3.6779 ms, ratio 0.96)
+//	2048x13824x5120     regtile_128x256x16_w64_t8x16_p0_f1_s3_b1 5.8370 ms (cuBLAS 5.8763 ms, ratio 1.01)
+//	2049x2049x2049      streamka_64x128x16_w64_t8x8_s3_b3_x1 0.4680 ms (cuBLAS 0.4531 ms, ratio 0.97)
+//	3000x3000x3000      cpasync_64x128x16_w64_t8x8_s3_k1_x1 1.2866 ms (cuBLAS 1.2307 ms, ratio 0.96)
+//	3001x2999x97        cpasync_64x64x16_w32_t8x4_s3_k1_x1 0.0726 ms (cuBLAS 0.0606 ms, ratio 0.84)
+//	3072x1x1024         gemvs_m1_x1_t256_u8      0.0112 ms (cuBLAS 0.0099 ms, ratio 0.88)
+//	3136x24x96          cpasync_32x64x8_w16_t4x4_s3_k4_x0 0.0086 ms (cuBLAS 0.0088 ms, ratio 1.02)
+//	3136x24x144         cpasync_32x64x8_w16_t4x4_s3_k4_x0 0.0098 ms (cuBLAS 0.0115 ms, ratio 1.17)
+//	3136x64x64          micro1d_t32_r8           0.0081 ms (cuBLAS 0.0155 ms, ratio 1.91)
+//	3136x64x256         cpasync_64x64x16_w32_t8x4_s3_k4_x1 0.0111 ms (cuBLAS 0.0146 ms, ratio 1.32)
+//	3136x64x576         cpasync_64x64x16_w32_t8x4_s3_k4_x1 0.0162 ms (cuBLAS 0.0224 ms, ratio 1.38)
+//	3136x128x256        cpasync_64x64x16_w32_t8x4_s3_k1_x1 0.0137 ms (cuBLAS 0.0157 ms, ratio 1.15)
+//	3136x144x24         cpasync_32x64x8_w16_t4x4_s4_k1_x1 0.0068 ms (cuBLAS 0.0084 ms, ratio 1.25)
+//	3136x256x64         cpasync_32x64x8_w16_t4x4_s4_k1_x1 0.0091 ms (cuBLAS 0.0100 ms, ratio 1.10)
+//	3136x256x1152       splitka_64x128x16_w64_t8x8_s2_b0 0.0520 ms (cuBLAS 0.0605 ms, ratio 1.16)
+//	3136x256x2304       splitka_64x128x16_w64_t8x8_s2_b0 0.0899 ms (cuBLAS 0.0993 ms, ratio 1.11)
+//	3200x2048x512       streamka_64x128x16_w64_t8x8_s3_b3_x1 0.1605 ms (cuBLAS 0.1738 ms, ratio 1.08)
+//	4093x4091x127       cpasync_64x64x16_w32_t8x4_s3_k1_x1 0.1423 ms (cuBLAS 0.1199 ms, ratio 0.84)
+//	4096x1x4096         gemvng_n1_r4_u2_w2_g8    0.0308 ms (cuBLAS 0.0309 ms, ratio 1.00)
+//	4096x1x11008        gemvng_n1_r4_u2_w2_g8    0.0720 ms (cuBLAS 0.0721 ms, ratio 1.00)
+//	4096x2x1024         gemvng_n2_r4_u2_w2_g16   0.0154 ms (cuBLAS 0.0201 ms, ratio 1.31)
+//	4096x8x4096         splitka_128x32x16_w32_t4x8_s2_b0 0.0508 ms (cuBLAS 0.0462 ms, ratio 0.91)
+//	4096x16x4096        splitka_128x32x16_w32_t4x8_s2_b0 0.0510 ms (cuBLAS 0.0475 ms, ratio 0.93)
+//	4096x4096x16        splitka_32x128x16_w32_t4x8_s2_b0 0.0324 ms (cuBLAS 0.0389 ms, ratio 1.20)
+//	4096x4096x128       splitka_64x128x16_w64_t8x8_s2_b1 0.1073 ms (cuBLAS 0.1191 ms, ratio 1.11)
+//	4097x4097x513       cpasync_64x128x16_w64_t8x8_s3_k1_x0 0.4649 ms (cuBLAS 0.4311 ms, ratio 0.93)
+//	6272x64x192         cpasync_64x64x16_w32_t8x4_s3_k1_x1 0.0123 ms (cuBLAS 0.0134 ms, ratio 1.09)
+//	6272x96x384         cpasync_64x64x16_w32_t8x4_s3_k2_x1 0.0252 ms (cuBLAS 0.0281 ms, ratio 1.11)
+//	6272x256x1024       splitka_64x128x16_w64_t8x8_s2_b0 0.0808 ms (cuBLAS 0.0837 ms, ratio 1.04)
+//	6272x256x2304       splitka_64x128x16_w64_t8x8_s2_b4 0.1662 ms (cuBLAS 0.1779 ms, ratio 1.07)
+//	6272x384x64         splitka_32x128x16_w32_t4x8_s2_b0 0.0153 ms (cuBLAS 0.0172 ms, ratio 1.12)
+//	6272x512x1024       splitka_64x128x16_w64_t8x8_s2_b1 0.1454 ms (cuBLAS 0.1603 ms, ratio 1.10)
+//	6272x512x4608       splitka_64x128x16_w64_t8x8_s2_b0 0.6208 ms (cuBLAS 0.5967 ms, ratio 0.96)
+//	6272x576x96         cpasync_64x64x16_w32_t8x4_s3_k1_x1 0.0259 ms (cuBLAS 0.0256 ms, ratio 0.99)
+//	6272x768x768        splitka_64x128x16_w64_t8x8_s2_b4 0.1800 ms (cuBLAS 0.1807 ms, ratio 1.00)
+//	6272x1024x256       cpasync_64x128x16_w64_t8x8_s3_k1_x1 0.0789 ms (cuBLAS 0.0809 ms, ratio 1.03)
+//	6272x1024x512       splitka_64x128x16_w64_t8x8_s2_b0 0.1469 ms (cuBLAS 0.1633 ms, ratio 1.11)
+//	6304x768x768        streamka_64x128x16_w64_t8x8_s3_b3_x1 0.1810 ms (cuBLAS 0.1790 ms, ratio 0.99)
+//	6304x768x3072       streamka_64x128x16_w64_t8x8_s3_b3_x1 0.6679 ms (cuBLAS 0.7054 ms, ratio 1.06)
+//	6304x2304x768       cpasync_128x128x16_w64_t8x8_s3_k1_x0 0.4982 ms (cuBLAS 0.4841 ms, ratio 0.97)
+//	6304x3072x768       splitka_64x128x16_w64_t8x8_s2_b0 0.6535 ms (cuBLAS 0.6784 ms, ratio 1.04)
+//	7919x331x1031       cpasync_64x128x16_w64_t8x8_s3_k1_x0 0.1627 ms (cuBLAS 0.1588 ms, ratio 0.98)
+//	8192x1x8192         gemvng_n2_r4_u2_w2_g16   0.0989 ms (cuBLAS 0.1127 ms, ratio 1.14)
+//	8192x4x8192         gemvng_n4_r4_u2_w1_g16   0.1507 ms (cuBLAS 0.1484 ms, ratio 0.98)
+//	8192x8192x16        cpasync_128x128x16_w64_t8x8_s3_k1_x0 0.1030 ms (cuBLAS 0.1443 ms, ratio 1.40)
+//	10000x10000x64      splitka_64x128x16_w64_t8x8_s2_b4 0.3438 ms (cuBLAS 0.3867 ms, ratio 1.12)
+//	11008x1x4096        gemvng_n2_r4_u2_w2_g16   0.0712 ms (cuBLAS 0.0703 ms, ratio 0.99)
+//	12544x16x32         micro1d_t16_r4           0.0065 ms (cuBLAS 0.0074 ms, ratio 1.13)
+//	12544x32x27         micro1d_t16_r4           0.0072 ms (cuBLAS 0.0133 ms, ratio 1.84)
+//	12544x64x147        cpasync_64x64x16_w32_t8x4_s3_k1_x1 0.0160 ms (cuBLAS 0.0152 ms, ratio 0.95)
+//	12544x96x16         regtile_64x64x16_w32_t4x4_p0_f1_s2_b1 0.0073 ms (cuBLAS 0.0083 ms, ratio 1.13)
+//	12544x128x576       splitka_64x128x16_w64_t8x8_s2_b2 0.0514 ms (cuBLAS 0.0495 ms, ratio 0.96)
+//	12544x128x1152      splitka_64x128x16_w64_t8x8_s2_b0 0.0897 ms (cuBLAS 0.0927 ms, ratio 1.03)
+//	25088x32x144        splitka_128x32x16_w32_t4x8_s2_b0 0.0168 ms (cuBLAS 0.0159 ms, ratio 0.94)
+//	25088x128x512       cpasync_64x128x16_w64_t8x8_s3_k1_x1 0.0770 ms (cuBLAS 0.0862 ms, ratio 1.12)
+//	25088x128x1152      cpasync_64x128x16_w64_t8x8_s3_k1_x1 0.1616 ms (cuBLAS 0.1810 ms, ratio 1.12)
+//	25088x192x32        regtile_64x64x16_w32_t4x4_p0_f1_s2_b1 0.0186 ms (cuBLAS 0.0210 ms, ratio 1.13)
+//	25088x256x512       splitka_64x128x16_w64_t8x8_s2_b4 0.1469 ms (cuBLAS 0.1475 ms, ratio 1.00)
+//	25088x512x128       splitka_64x128x16_w64_t8x8_s2_b4 0.0831 ms (cuBLAS 0.0916 ms, ratio 1.10)
+//	25088x512x256       splitka_64x128x16_w64_t8x8_s2_b1 0.1498 ms (cuBLAS 0.1472 ms, ratio 0.98)
+//	25088x512x2304      regtile_128x256x16_w64_t8x16_p0_f1_s3_b1 1.1571 ms (cuBLAS 1.1745 ms, ratio 1.02)
+//	25088x512x4608      regtile_128x256x16_w64_t8x16_p0_f1_s3_b1 2.2919 ms (cuBLAS 2.3032 ms, ratio 1.00)
+//	32000x1x4096        gemvn_n1_r4_u2_w2        0.1824 ms (cuBLAS 0.1863 ms, ratio 1.02)
+//	50176x64x27         splitka_128x64x16_w64_t8x8_s2_b1 0.0145 ms (cuBLAS 0.0173 ms, ratio 1.19)
+//	50176x64x576        splitka_128x64x16_w64_t8x8_s2_b0 0.0929 ms (cuBLAS 0.0962 ms, ratio 1.04)
+//	50257x1x768         gemvn_n1_r4_u2_w2        0.0559 ms (cuBLAS 0.0556 ms, ratio 0.99)
+//	65536x16x1024       splitka_128x32x16_w32_t4x8_s2_b0 0.1556 ms (cuBLAS 0.1945 ms, ratio 1.25)
+//	100000x1x128        gemvng_n2_r4_u2_w2_g16   0.0235 ms (cuBLAS 0.0229 ms, ratio 0.97)
+//	100000x64x64        splitka_128x64x16_w64_t8x8_s2_b1 0.0319 ms (cuBLAS 0.0361 ms, ratio 1.13)
+//	100352x24x96        splitka_128x32x16_w32_t4x8_s2_b0 0.0324 ms (cuBLAS 0.0323 ms, ratio 1.00)
+//	100352x64x64        splitka_128x64x16_w64_t8x8_s2_b1 0.0318 ms (cuBLAS 0.0362 ms, ratio 1.14)
+//	100352x64x256       splitka_128x64x16_w64_t8x8_s2_b0 0.0852 ms (cuBLAS 0.0851 ms, ratio 1.00)
+//	100352x64x576       splitka_128x64x16_w64_t8x8_s2_b0 0.1763 ms (cuBLAS 0.1672 ms, ratio 0.95)
+//	100352x128x256      cpasync_128x128x16_w64_t8x8_s3_k1_x0 0.1495 ms (cuBLAS 0.1519 ms, ratio 1.02)
+//	100352x144x24       cpasync_32x64x8_w16_t4x4_s4_k1_x1 0.0469 ms (cuBLAS 0.0514 ms, ratio 1.10)
+//	100352x256x64       cpasync_64x128x16_w64_t8x8_s3_k1_x1 0.0959 ms (cuBLAS 0.1190 ms, ratio 1.24)
+//	100352x256x1152     regtile_128x256x16_w64_t8x16_p0_f1_s3_b1 1.1658 ms (cuBLAS 1.2003 ms, ratio 1.03)
+//	100352x256x2304     regtile_128x256x16_w64_t8x16_p0_f1_s3_b1 2.2864 ms (cuBLAS 2.4486 ms, ratio 1.07)
+//	262144x32x32        splitka_128x32x16_w32_t4x8_s2_b0 0.0340 ms (cuBLAS 0.0408 ms, ratio 1.20)
+//	401408x16x32        splitka_128x32x16_w32_t4x8_s2_b0 0.0451 ms (cuBLAS 0.0518 ms, ratio 1.15)
+//	401408x32x27        splitka_128x32x16_w32_t4x8_s2_b0 0.0486 ms (cuBLAS 0.0547 ms, ratio 1.12)
+//	401408x64x147       cpasync_64x64x16_w32_t8x4_s3_k1_x1 0.2146 ms (cuBLAS 0.2187 ms, ratio 1.02)
+//	401408x96x16        splitka_128x32x16_w32_t4x8_s2_b0 0.0872 ms (cuBLAS 0.1183 ms, ratio 1.36)
+//	401408x128x576      cpasync_64x128x16_w64_t8x8_s3_k1_x1 1.2340 ms (cuBLAS 1.2544 ms, ratio 1.02)
+//	401408x128x1152     splitka_64x128x16_w64_t8x8_s2_b0 2.4425 ms (cuBLAS 2.3948 ms, ratio 0.98)
+//	1000000x1x64        gemvng_n1_r4_u2_w2_g8    0.0921 ms (cuBLAS 0.1409 ms, ratio 1.53)
+//	1000000x8x16        splitka_128x32x16_w32_t4x8_s2_b0 0.0657 ms (cuBLAS 0.0692 ms, ratio 1.05)
 //	4096x4096x4096:NT   regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt 2.9220 ms (cuBLAS 2.7271 ms, ratio 0.93)
 //	8192x8192x8192:NT   regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt 23.1951 ms (cuBLAS 21.4844 ms, ratio 0.93)
 //	4096x4096x4096:TN   regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn 2.6687 ms (cuBLAS 2.6560 ms, ratio 1.00)
@@ -51,7 +389,7 @@
 //	8192x8192x8192:TT   regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt 22.6888 ms (cuBLAS 21.6795 ms, ratio 0.96)
 //
 // Provenance (parameters, times, verification errors, GPU, driver, nvcc, results hash): tgsgemm.json.
-// PTX: nvcc release 11.8, V11.8.89, sm_90; generator tilegen-gen 1; results content hash ce914c45525de51f3858a23d9bc2ebdfa11425588c8f41a286f4ce09e51527b4.
+// PTX: nvcc release 11.8, V11.8.89, sm_90; generator tilegen-gen 1; results content hash 32fc5fb9c254ece8c6684c511403b6e21f20646b53fe967e904ec672889b5fa6.
 package tgsgemm
 
 import (
@@ -100,8 +438,8 @@ type kernel struct {
 }
 
 // kernels are the exported variants, sorted by name.
-var kernels = [29]kernel{{
-	blockX:        32,
+var kernels = [88]kernel{{
+	blockX:        8,
 	blockY:        8,
 	dynamicShared: 0,
 	gridZ:         1,
@@ -109,10 +447,601 @@ var kernels = [29]kernel{{
 	ldMultiple:    1,
 	mMultiple:     1,
 	nMultiple:     1,
-	name:          "micro1d_t32_r4",
+	name:          "coarse_w8_g2_pf1",
+	op:            OpNN,
+	tileCols:      16,
+	tileRows:      8,
+	waveSlots:     4224,
+}, {
+	blockX:        256,
+	blockY:        1,
+	dynamicShared: 50688,
+	gridZ:         1,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "cpasync_128x128x16_w64_t8x8_s3_k1_x0",
+	op:            OpNN,
+	tileCols:      128,
+	tileRows:      128,
+	waveSlots:     264,
+}, {
+	blockX:        128,
+	blockY:        1,
+	dynamicShared: 18176,
+	gridZ:         4,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "cpasync_32x64x8_w16_t4x4_s3_k4_x0",
+	op:            OpNN,
+	tileCols:      64,
+	tileRows:      32,
+	waveSlots:     660,
+}, {
+	blockX:        128,
+	blockY:        1,
+	dynamicShared: 13312,
+	gridZ:         1,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "cpasync_32x64x8_w16_t4x4_s4_k1_x1",
+	op:            OpNN,
+	tileCols:      64,
+	tileRows:      32,
+	waveSlots:     660,
+}, {
+	blockX:        128,
+	blockY:        1,
+	dynamicShared: 21504,
+	gridZ:         4,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "cpasync_32x64x8_w16_t4x4_s4_k4_x0",
+	op:            OpNN,
+	tileCols:      64,
+	tileRows:      32,
+	waveSlots:     660,
+}, {
+	blockX:        128,
+	blockY:        1,
+	dynamicShared: 21504,
+	gridZ:         4,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "cpasync_32x64x8_w16_t4x4_s4_k4_x1",
+	op:            OpNN,
+	tileCols:      64,
+	tileRows:      32,
+	waveSlots:     660,
+}, {
+	blockX:        128,
+	blockY:        1,
+	dynamicShared: 38400,
+	gridZ:         1,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "cpasync_64x128x16_w64_t8x8_s3_k1_x0",
+	op:            OpNN,
+	tileCols:      128,
+	tileRows:      64,
+	waveSlots:     396,
+}, {
+	blockX:        128,
+	blockY:        1,
+	dynamicShared: 38400,
+	gridZ:         1,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "cpasync_64x128x16_w64_t8x8_s3_k1_x1",
+	op:            OpNN,
+	tileCols:      128,
+	tileRows:      64,
+	waveSlots:     396,
+}, {
+	blockX:        128,
+	blockY:        1,
+	dynamicShared: 42496,
+	gridZ:         4,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "cpasync_64x64x16_w32_t4x8_s3_k4_x1",
+	op:            OpNN,
+	tileCols:      64,
+	tileRows:      64,
+	waveSlots:     528,
+}, {
+	blockX:        128,
+	blockY:        1,
+	dynamicShared: 26112,
+	gridZ:         1,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "cpasync_64x64x16_w32_t8x4_s3_k1_x1",
+	op:            OpNN,
+	tileCols:      64,
+	tileRows:      64,
+	waveSlots:     528,
+}, {
+	blockX:        128,
+	blockY:        1,
+	dynamicShared: 42496,
+	gridZ:         2,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "cpasync_64x64x16_w32_t8x4_s3_k2_x1",
+	op:            OpNN,
+	tileCols:      64,
+	tileRows:      64,
+	waveSlots:     528,
+}, {
+	blockX:        128,
+	blockY:        1,
+	dynamicShared: 44544,
+	gridZ:         3,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "cpasync_64x64x16_w32_t8x4_s3_k3_x1",
+	op:            OpNN,
+	tileCols:      64,
+	tileRows:      64,
+	waveSlots:     528,
+}, {
+	blockX:        128,
+	blockY:        1,
+	dynamicShared: 42496,
+	gridZ:         4,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "cpasync_64x64x16_w32_t8x4_s3_k4_x1",
+	op:            OpNN,
+	tileCols:      64,
+	tileRows:      64,
+	waveSlots:     528,
+}, {
+	blockX:        128,
+	blockY:        1,
+	dynamicShared: 35840,
+	gridZ:         3,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "cpasync_64x64x8_w32_t4x8_s4_k3_x1",
+	op:            OpNN,
+	tileCols:      64,
+	tileRows:      64,
+	waveSlots:     528,
+}, {
+	blockX:          64,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   34816,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           32,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "deepk_32x32x32_t4x4_s4_b4",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        32,
+	tileRows:        32,
+	waveSlots:       792,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   38400,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           32,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "deepk_32x64x32_t4x4_s3_b4",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        32,
+	waveSlots:       660,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     8,
+	dynamicShared:   38400,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           32,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "deepk_32x64x32_t4x4_s3_b8",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        32,
+	waveSlots:       660,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          256,
+	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           32,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            64,
+	nMultiple:       1,
+	name:            "gemvm_m1_x32_y8_u2_o1",
+	op:              OpNN,
+	splitMax:        256,
+	state:           true,
+	tileCols:        128,
+	tileRows:        1,
+	waveSlots:       264,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          256,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           32,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            64,
+	nMultiple:       1,
+	name:            "gemvm_m1_x32_y8_u2_o2",
+	op:              OpNN,
+	splitMax:        256,
+	state:           true,
+	tileCols:        128,
+	tileRows:        1,
+	waveSlots:       264,
+	workspaceFloats: 4194304,
+}, {
+	blockX:        256,
+	blockY:        1,
+	dynamicShared: 0,
+	gridZ:         4,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "gemvmc_m1_x16_y16_u2_c4",
+	op:            OpNN,
+	tileCols:      64,
+	tileRows:      1,
+	waveSlots:     396,
+}, {
+	blockX:        256,
+	blockY:        1,
+	dynamicShared: 0,
+	gridZ:         4,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "gemvmc_m1_x32_y8_u2_c4",
+	op:            OpNN,
+	tileCols:      128,
+	tileRows:      1,
+	waveSlots:     396,
+}, {
+	blockX:        256,
+	blockY:        1,
+	dynamicShared: 0,
+	gridZ:         8,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "gemvmc_m1_x8_y32_u2_c8",
 	op:            OpNN,
 	tileCols:      32,
-	tileRows:      32,
+	tileRows:      1,
+	waveSlots:     396,
+}, {
+	blockX:        256,
+	blockY:        1,
+	dynamicShared: 0,
+	gridZ:         4,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "gemvmc_m2_x16_y16_u2_c4",
+	op:            OpNN,
+	tileCols:      64,
+	tileRows:      2,
+	waveSlots:     396,
+}, {
+	blockX:        256,
+	blockY:        1,
+	dynamicShared: 0,
+	gridZ:         4,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "gemvmc_m2_x32_y8_u2_c4",
+	op:            OpNN,
+	tileCols:      128,
+	tileRows:      2,
+	waveSlots:     396,
+}, {
+	blockX:        256,
+	blockY:        1,
+	dynamicShared: 0,
+	gridZ:         8,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "gemvmc_m2_x32_y8_u2_c8",
+	op:            OpNN,
+	tileCols:      128,
+	tileRows:      2,
+	waveSlots:     396,
+}, {
+	blockX:        256,
+	blockY:        1,
+	dynamicShared: 0,
+	gridZ:         8,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "gemvmc_m2_x8_y32_u2_c8",
+	op:            OpNN,
+	tileCols:      32,
+	tileRows:      2,
+	waveSlots:     396,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     8,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            512,
+	nMultiple:       1,
+	name:            "gemvn_n1_r4_u2_w2",
+	op:              OpNN,
+	splitMax:        256,
+	state:           true,
+	tileCols:        1,
+	tileRows:        4,
+	waveSlots:       1320,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     8,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            512,
+	nMultiple:       1,
+	name:            "gemvn_n8_r4_u2_w2",
+	op:              OpNN,
+	splitMax:        256,
+	state:           true,
+	tileCols:        8,
+	tileRows:        4,
+	waveSlots:       924,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          64,
+	blockY:          1,
+	blocksPerSM:     16,
+	dynamicShared:   0,
+	gridZ:           1024,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            1024,
+	nMultiple:       1,
+	name:            "gemvnd_n1_r2_u4",
+	op:              OpNN,
+	splitMax:        1024,
+	state:           true,
+	tileCols:        1,
+	tileRows:        2,
+	waveSlots:       3168,
+	workspaceFloats: 262144,
+}, {
+	blockX:          32,
+	blockY:          1,
+	blocksPerSM:     32,
+	dynamicShared:   0,
+	gridZ:           1024,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            512,
+	nMultiple:       1,
+	name:            "gemvnd_n4_r1_u2",
+	op:              OpNN,
+	splitMax:        1024,
+	state:           true,
+	tileCols:        4,
+	tileRows:        1,
+	waveSlots:       4224,
+	workspaceFloats: 262144,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     8,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           32,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "gemvng_n1_r4_u2_w2_g8",
+	op:              OpNN,
+	splitMax:        256,
+	state:           true,
+	tileCols:        1,
+	tileRows:        16,
+	waveSlots:       1320,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     8,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           64,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            256,
+	nMultiple:       1,
+	name:            "gemvng_n2_r4_u2_w2_g16",
+	op:              OpNN,
+	splitMax:        256,
+	state:           true,
+	tileCols:        2,
+	tileRows:        8,
+	waveSlots:       2112,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           64,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            256,
+	nMultiple:       1,
+	name:            "gemvng_n4_r4_u2_w1_g16",
+	op:              OpNN,
+	splitMax:        256,
+	state:           true,
+	tileCols:        4,
+	tileRows:        8,
+	waveSlots:       1056,
+	workspaceFloats: 4194304,
+}, {
+	blockX:        1024,
+	blockY:        1,
+	dynamicShared: 0,
+	gridZ:         1,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "gemvs_m1_x16_t1024_u4",
+	op:            OpNN,
+	tileCols:      16,
+	tileRows:      1,
+	waveSlots:     264,
+}, {
+	blockX:        256,
+	blockY:        1,
+	dynamicShared: 0,
+	gridZ:         1,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "gemvs_m1_x1_t256_u8",
+	op:            OpNN,
+	tileCols:      1,
+	tileRows:      1,
+	waveSlots:     1056,
+}, {
+	blockX:        1024,
+	blockY:        1,
+	dynamicShared: 0,
+	gridZ:         1,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "gemvs_m1_x4_t1024_u4",
+	op:            OpNN,
+	tileCols:      4,
+	tileRows:      1,
+	waveSlots:     264,
+}, {
+	blockX:        256,
+	blockY:        1,
+	dynamicShared: 0,
+	gridZ:         1,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "gemvs_m1_x4_t256_u8",
+	op:            OpNN,
+	tileCols:      4,
+	tileRows:      1,
+	waveSlots:     1056,
+}, {
+	blockX:        16,
+	blockY:        4,
+	dynamicShared: 0,
+	gridZ:         1,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "micro1d_t16_r4",
+	op:            OpNN,
+	tileCols:      16,
+	tileRows:      16,
+	waveSlots:     2376,
 }, {
 	blockX:        32,
 	blockY:        4,
@@ -126,32 +1055,7 @@ var kernels = [29]kernel{{
 	op:            OpNN,
 	tileCols:      32,
 	tileRows:      32,
-}, {
-	blockX:        64,
-	blockY:        4,
-	dynamicShared: 0,
-	gridZ:         1,
-	kMultiple:     1,
-	ldMultiple:    1,
-	mMultiple:     1,
-	nMultiple:     1,
-	name:          "micro1d_t64_r16",
-	op:            OpNN,
-	tileCols:      64,
-	tileRows:      64,
-}, {
-	blockX:        64,
-	blockY:        8,
-	dynamicShared: 0,
-	gridZ:         1,
-	kMultiple:     1,
-	ldMultiple:    1,
-	mMultiple:     1,
-	nMultiple:     1,
-	name:          "micro1d_t64_r8",
-	op:            OpNN,
-	tileCols:      64,
-	tileRows:      64,
+	waveSlots:     1188,
 }, {
 	blockX:        256,
 	blockY:        1,
@@ -165,6 +1069,21 @@ var kernels = [29]kernel{{
 	op:            OpNN,
 	tileCols:      256,
 	tileRows:      128,
+	waveSlots:     132,
+}, {
+	blockX:        256,
+	blockY:        1,
+	dynamicShared: 65536,
+	gridZ:         1,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "regtile_128x256x16_w64_t8x16_p0_f1_s3_b1",
+	op:            OpNN,
+	tileCols:      256,
+	tileRows:      128,
+	waveSlots:     132,
 }, {
 	blockX:        256,
 	blockY:        1,
@@ -282,6 +1201,436 @@ var kernels = [29]kernel{{
 	op:            OpNT,
 	tileCols:      128,
 	tileRows:      256,
+}, {
+	blockX:        256,
+	blockY:        1,
+	dynamicShared: 16384,
+	gridZ:         1,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "regtile_64x64x16_w32_t4x4_p0_f1_s2_b1",
+	op:            OpNN,
+	tileCols:      64,
+	tileRows:      64,
+	waveSlots:     396,
+}, {
+	blockX:        16,
+	blockY:        16,
+	dynamicShared: 0,
+	gridZ:         1,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "shared_w16_pad1",
+	op:            OpNN,
+	tileCols:      16,
+	tileRows:      16,
+	waveSlots:     1056,
+}, {
+	blockX:        4,
+	blockY:        4,
+	dynamicShared: 0,
+	gridZ:         1,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "shared_w4_pad0",
+	op:            OpNN,
+	tileCols:      4,
+	tileRows:      4,
+	waveSlots:     4224,
+}, {
+	blockX:        256,
+	blockY:        1,
+	dynamicShared: 98304,
+	gridZ:         2,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "splitk_128x128x16_w64_t8x8_p0_f1_s2_b1_k2_r1",
+	op:            OpNN,
+	tileCols:      128,
+	tileRows:      128,
+	waveSlots:     132,
+}, {
+	blockX:        256,
+	blockY:        1,
+	dynamicShared: 180224,
+	gridZ:         2,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1",
+	op:            OpNN,
+	tileCols:      256,
+	tileRows:      128,
+	waveSlots:     132,
+}, {
+	blockX:        128,
+	blockY:        1,
+	dynamicShared: 57344,
+	gridZ:         4,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "splitk_64x64x32_w32_t8x4_p0_f1_s3_b1_k4_r1",
+	op:            OpNN,
+	tileCols:      64,
+	tileRows:      64,
+	waveSlots:     528,
+}, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   20480,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_128x32x16_w32_t4x8_s2_b0",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        32,
+	tileRows:        128,
+	waveSlots:       528,
+	workspaceFloats: 4194304,
+}, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
+	dynamicShared:   24576,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_128x64x16_w64_t8x8_s2_b0",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        128,
+	waveSlots:       396,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     1,
+	dynamicShared:   24576,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_128x64x16_w64_t8x8_s2_b1",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        128,
+	waveSlots:       396,
+	workspaceFloats: 4194304,
+}, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   36864,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           32,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            256,
+	nMultiple:       1,
+	name:            "splitka_16x128x32_w16_t4x4_s2_b0",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        128,
+	tileRows:        16,
+	waveSlots:       792,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   36864,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           32,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            256,
+	nMultiple:       1,
+	name:            "splitka_16x128x32_w16_t4x4_s2_b2",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        128,
+	tileRows:        16,
+	waveSlots:       792,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   36864,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           32,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            256,
+	nMultiple:       1,
+	name:            "splitka_16x128x32_w16_t4x4_s2_b4",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        128,
+	tileRows:        16,
+	waveSlots:       792,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   69632,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           32,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            256,
+	nMultiple:       1,
+	name:            "splitka_16x256x32_w16_t4x8_s2_b4",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        256,
+	tileRows:        16,
+	waveSlots:       396,
+	workspaceFloats: 4194304,
+}, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   20480,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_32x128x16_w32_t4x8_s2_b0",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        128,
+	tileRows:        32,
+	waveSlots:       660,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   20480,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_32x128x16_w32_t4x8_s2_b4",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        128,
+	tileRows:        32,
+	waveSlots:       660,
+	workspaceFloats: 4194304,
+}, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
+	dynamicShared:   24576,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_64x128x16_w64_t8x8_s2_b0",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        128,
+	tileRows:        64,
+	waveSlots:       396,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     1,
+	dynamicShared:   24576,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_64x128x16_w64_t8x8_s2_b1",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        128,
+	tileRows:        64,
+	waveSlots:       396,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   24576,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_64x128x16_w64_t8x8_s2_b2",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        128,
+	tileRows:        64,
+	waveSlots:       396,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   24576,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_64x128x16_w64_t8x8_s2_b4",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        128,
+	tileRows:        64,
+	waveSlots:       396,
+	workspaceFloats: 4194304,
+}, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   16384,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_64x64x16_w32_t4x8_s2_b0",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        64,
+	waveSlots:       528,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   16384,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_64x64x16_w32_t4x8_s2_b2",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        64,
+	waveSlots:       528,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
+	dynamicShared:   38400,
+	gridZ:           1,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            64,
+	nMultiple:       1,
+	name:            "streamka_64x128x16_w64_t8x8_s3_b3_x0",
+	op:              OpNN,
+	splitMax:        408,
+	state:           true,
+	streamK:         true,
+	tileCols:        128,
+	tileRows:        64,
+	workspaceFloats: 6684672,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
+	dynamicShared:   38400,
+	gridZ:           1,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            64,
+	nMultiple:       1,
+	name:            "streamka_64x128x16_w64_t8x8_s3_b3_x1",
+	op:              OpNN,
+	splitMax:        408,
+	state:           true,
+	streamK:         true,
+	tileCols:        128,
+	tileRows:        64,
+	workspaceFloats: 6684672,
 }, {
 	batched:       true,
 	blockX:        256,
@@ -496,7 +1845,7 @@ var kernels = [29]kernel{{
 
 // defaultKernel holds each op's robust default, launched when none of the variants of a problem's
 // cell can take it (-1: the export has no kernel for the op).
-var defaultKernel = [4]int{2, 13, 11, 12}
+var defaultKernel = [4]int{14, 49, 47, 48}
 
 // Class is a shape and op the op's dispatch rule was fitted on, the variant it launches there, and
 // the median times recorded at tuning (milliseconds; cuBLAS with the same op).
@@ -511,85 +1860,2653 @@ type Class struct {
 // classes are the shapes the rules were fitted on where the variant they launch was timed, sorted
 // by op, then M, N, K.
 var classes = []Class{{
-	CublasMS: 0.02537599951028824,
-	K:        513,
-	M:        127,
-	N:        4097,
+	CublasMS: 0.013311999849975109,
+	K:        256,
+	M:        1,
+	N:        1,
 	Op:       OpNN,
-	TunedMS:  0.04124800115823746,
-	Variant:  "micro1d_t32_r4",
+	TunedMS:  0.004544000141322613,
+	Variant:  "gemvs_m1_x1_t256_u8",
 }, {
-	CublasMS: 0.013663999736309052,
+	CublasMS: 0.0072639998979866505,
+	K:        4096,
+	M:        1,
+	N:        1,
+	Op:       OpNN,
+	TunedMS:  0.005280000157654285,
+	Variant:  "gemvs_m1_x1_t256_u8",
+}, {
+	CublasMS: 0.013024000450968742,
+	K:        1048576,
+	M:        1,
+	N:        1,
+	Op:       OpNN,
+	TunedMS:  0.016063999384641647,
+	Variant:  "gemvnd_n1_r2_u4",
+}, {
+	CublasMS: 0.005247999913990498,
+	K:        768,
+	M:        1,
+	N:        2,
+	Op:       OpNN,
+	TunedMS:  0.004575999919325113,
+	Variant:  "gemvs_m1_x1_t256_u8",
+}, {
+	CublasMS: 0.0072639998979866505,
+	K:        1024,
+	M:        1,
+	N:        3,
+	Op:       OpNN,
+	TunedMS:  0.00470399996265769,
+	Variant:  "gemvs_m1_x1_t256_u8",
+}, {
+	CublasMS: 0.004800000227987766,
+	K:        512,
+	M:        1,
+	N:        4,
+	Op:       OpNN,
+	TunedMS:  0.004575999919325113,
+	Variant:  "gemvs_m1_x1_t256_u8",
+}, {
+	CublasMS: 0.007391999941319227,
+	K:        1280,
+	M:        1,
+	N:        5,
+	Op:       OpNN,
+	TunedMS:  0.004767999984323978,
+	Variant:  "gemvs_m1_x1_t256_u8",
+}, {
+	CublasMS: 0.007360000163316727,
+	K:        2048,
+	M:        1,
+	N:        8,
+	Op:       OpNN,
+	TunedMS:  0.004927999805659056,
+	Variant:  "gemvs_m1_x1_t256_u8",
+}, {
+	CublasMS: 0.004832000005990267,
+	K:        512,
+	M:        1,
+	N:        10,
+	Op:       OpNN,
+	TunedMS:  0.00470399996265769,
+	Variant:  "gemvs_m1_x1_t256_u8",
+}, {
+	CublasMS: 0.005152000114321709,
+	K:        512,
+	M:        1,
+	N:        128,
+	Op:       OpNN,
+	TunedMS:  0.004927999805659056,
+	Variant:  "gemvs_m1_x4_t256_u8",
+}, {
+	CublasMS: 0.006527999881654978,
+	K:        2048,
+	M:        1,
+	N:        128,
+	Op:       OpNN,
+	TunedMS:  0.006560000125318766,
+	Variant:  "gemvs_m1_x4_t1024_u4",
+}, {
+	CublasMS: 0.005535999778658152,
+	K:        512,
+	M:        1,
+	N:        256,
+	Op:       OpNN,
+	TunedMS:  0.005375999957323074,
+	Variant:  "gemvs_m1_x4_t1024_u4",
+}, {
+	CublasMS: 0.01119999960064888,
+	K:        13,
+	M:        1,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.006432000081986189,
+	Variant:  "shared_w4_pad0",
+}, {
+	CublasMS: 0.01616000011563301,
+	K:        128,
+	M:        1,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.0071680000983178616,
+	Variant:  "shared_w4_pad0",
+}, {
+	CublasMS: 0.00774399982765317,
+	K:        768,
+	M:        1,
+	N:        768,
+	Op:       OpNN,
+	TunedMS:  0.006976000033318996,
+	Variant:  "gemvs_m1_x4_t1024_u4",
+}, {
+	CublasMS: 0.010400000028312206,
+	K:        3072,
+	M:        1,
+	N:        768,
+	Op:       OpNN,
+	TunedMS:  0.00979200005531311,
+	Variant:  "gemvmc_m1_x8_y32_u2_c8",
+}, {
+	CublasMS: 0.008287999778985977,
+	K:        1280,
+	M:        1,
+	N:        1000,
+	Op:       OpNN,
+	TunedMS:  0.00854399986565113,
+	Variant:  "gemvmc_m1_x8_y32_u2_c8",
+}, {
+	CublasMS: 0.008704000152647495,
+	K:        2048,
+	M:        1,
+	N:        1000,
+	Op:       OpNN,
+	TunedMS:  0.009424000047147274,
+	Variant:  "gemvmc_m1_x8_y32_u2_c8",
+}, {
+	CublasMS: 0.01375999953597784,
+	K:        4096,
+	M:        1,
+	N:        1000,
+	Op:       OpNN,
+	TunedMS:  0.012671999633312225,
+	Variant:  "gemvmc_m1_x8_y32_u2_c8",
+}, {
+	CublasMS: 0.013728000223636627,
+	K:        4096,
+	M:        1,
+	N:        1024,
+	Op:       OpNN,
+	TunedMS:  0.012543999589979649,
+	Variant:  "gemvmc_m1_x8_y32_u2_c8",
+}, {
+	CublasMS: 0.01820800080895424,
+	K:        1280,
+	M:        1,
+	N:        1280,
+	Op:       OpNN,
+	TunedMS:  0.008927999995648861,
+	Variant:  "gemvmc_m1_x8_y32_u2_c8",
+}, {
+	CublasMS: 0.01724799908697605,
+	K:        5120,
+	M:        1,
+	N:        1280,
+	Op:       OpNN,
+	TunedMS:  0.015296000055968761,
+	Variant:  "gemvmc_m1_x8_y32_u2_c8",
+}, {
+	CublasMS: 0.010591999627649784,
+	K:        128,
+	M:        1,
+	N:        2048,
+	Op:       OpNN,
+	TunedMS:  0.008383999578654766,
+	Variant:  "gemvn_n8_r4_u2_w2",
+}, {
+	CublasMS: 0.010143999941647053,
+	K:        512,
+	M:        1,
+	N:        2048,
+	Op:       OpNN,
+	TunedMS:  0.0074880002066493034,
+	Variant:  "gemvs_m1_x16_t1024_u4",
+}, {
+	CublasMS: 0.013024000450968742,
+	K:        768,
+	M:        1,
+	N:        2304,
+	Op:       OpNN,
+	TunedMS:  0.008927999995648861,
+	Variant:  "gemvmc_m2_x16_y16_u2_c4",
+}, {
+	CublasMS: 0.008576000109314919,
+	K:        768,
+	M:        1,
+	N:        3072,
+	Op:       OpNN,
+	TunedMS:  0.009472000412642956,
+	Variant:  "gemvs_m1_x16_t1024_u4",
+}, {
+	CublasMS: 0.009568000212311745,
+	K:        1024,
+	M:        1,
+	N:        3072,
+	Op:       OpNN,
+	TunedMS:  0.010688000358641148,
+	Variant:  "gemvmc_m1_x16_y16_u2_c4",
+}, {
+	CublasMS: 0.012256000190973282,
+	K:        1280,
+	M:        1,
+	N:        3840,
+	Op:       OpNN,
+	TunedMS:  0.012959999963641167,
+	Variant:  "gemvmc_m1_x16_y16_u2_c4",
+}, {
+	CublasMS: 0.010751999914646149,
+	K:        1024,
+	M:        1,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.01206399966031313,
+	Variant:  "gemvmc_m1_x16_y16_u2_c4",
+}, {
+	CublasMS: 0.02598400041460991,
+	K:        4096,
+	M:        1,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.02879999950528145,
+	Variant:  "gemvmc_m2_x32_y8_u2_c8",
+}, {
+	CublasMS: 0.06409599632024765,
+	K:        11008,
+	M:        1,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.06508799642324448,
+	Variant:  "gemvmc_m2_x32_y8_u2_c8",
+}, {
+	CublasMS: 0.14115199446678162,
+	K:        25088,
+	M:        1,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.13795199990272522,
+	Variant:  "gemvmc_m2_x16_y16_u2_c4",
+}, {
+	CublasMS: 0.014751999638974667,
+	K:        1280,
+	M:        1,
+	N:        5120,
+	Op:       OpNN,
+	TunedMS:  0.01500799972563982,
+	Variant:  "gemvmc_m1_x16_y16_u2_c4",
+}, {
+	CublasMS: 0.038784001022577286,
+	K:        5120,
+	M:        1,
+	N:        5120,
+	Op:       OpNN,
+	TunedMS:  0.039583999663591385,
+	Variant:  "gemvmc_m2_x32_y8_u2_c8",
+}, {
+	CublasMS: 0.10016000270843506,
+	K:        13824,
+	M:        1,
+	N:        5120,
+	Op:       OpNN,
+	TunedMS:  0.09592000022530556,
+	Variant:  "gemvmc_m2_x32_y8_u2_c8",
+}, {
+	CublasMS: 0.029664000496268272,
+	K:        2560,
+	M:        1,
+	N:        7680,
+	Op:       OpNN,
+	TunedMS:  0.03286400064826012,
+	Variant:  "gemvmc_m1_x32_y8_u2_c4",
+}, {
+	CublasMS: 0.02582399919629097,
+	K:        2048,
+	M:        1,
+	N:        8192,
+	Op:       OpNN,
+	TunedMS:  0.028416000306606293,
+	Variant:  "gemvmc_m2_x32_y8_u2_c4",
+}, {
+	CublasMS: 0.06460800021886826,
+	K:        4096,
+	M:        1,
+	N:        11008,
+	Op:       OpNN,
+	TunedMS:  0.0639680027961731,
+	Variant:  "gemvmc_m1_x32_y8_u2_c4",
+}, {
+	CublasMS: 0.09814400225877762,
+	K:        5120,
+	M:        1,
+	N:        13824,
+	Op:       OpNN,
+	TunedMS:  0.10435199737548828,
+	Variant:  "gemvmc_m1_x16_y16_u2_c4",
+}, {
+	CublasMS: 0.19123199582099915,
+	K:        4096,
+	M:        1,
+	N:        32000,
+	Op:       OpNN,
+	TunedMS:  0.17868800461292267,
+	Variant:  "gemvmc_m1_x32_y8_u2_c4",
+}, {
+	CublasMS: 0.23161600530147552,
+	K:        5120,
+	M:        1,
+	N:        32000,
+	Op:       OpNN,
+	TunedMS:  0.22204800695180893,
+	Variant:  "gemvmc_m1_x32_y8_u2_c4",
+}, {
+	CublasMS: 0.058687999844551086,
+	K:        768,
+	M:        1,
+	N:        50257,
+	Op:       OpNN,
+	TunedMS:  0.06486400216817856,
+	Variant:  "gemvmc_m1_x32_y8_u2_c4",
+}, {
+	CublasMS: 0.07798399776220322,
+	K:        1024,
+	M:        1,
+	N:        50257,
+	Op:       OpNN,
+	TunedMS:  0.08214399963617325,
+	Variant:  "gemvmc_m1_x32_y8_u2_c4",
+}, {
+	CublasMS: 0.3946720063686371,
+	K:        4544,
+	M:        1,
+	N:        65024,
+	Op:       OpNN,
+	TunedMS:  0.38465599715709686,
+	Variant:  "splitka_16x128x32_w16_t4x4_s2_b0",
+}, {
+	CublasMS: 0.7182719707489014,
+	K:        4096,
+	M:        1,
+	N:        128256,
+	Op:       OpNN,
+	TunedMS:  0.6821919977664948,
+	Variant:  "gemvm_m1_x32_y8_u2_o1",
+}, {
+	CublasMS: 0.9001279771327972,
+	K:        5120,
+	M:        1,
+	N:        131072,
+	Op:       OpNN,
+	TunedMS:  0.8703680038452148,
+	Variant:  "gemvm_m1_x32_y8_u2_o2",
+}, {
+	CublasMS: 0.7223680019378662,
+	K:        3584,
+	M:        1,
+	N:        152064,
+	Op:       OpNN,
+	TunedMS:  0.7117599844932556,
+	Variant:  "gemvm_m1_x32_y8_u2_o2",
+}, {
+	CublasMS: 0.34191998839378357,
+	K:        1024,
+	M:        1,
+	N:        250880,
+	Op:       OpNN,
+	TunedMS:  0.3434720039367676,
+	Variant:  "gemvm_m1_x32_y8_u2_o2",
+}, {
+	CublasMS: 0.7019359767436981,
+	K:        2048,
+	M:        1,
+	N:        256000,
+	Op:       OpNN,
+	TunedMS:  0.6825600266456604,
+	Variant:  "gemvm_m1_x32_y8_u2_o1",
+}, {
+	CublasMS: 1.0454720258712769,
+	K:        3072,
+	M:        1,
+	N:        256000,
+	Op:       OpNN,
+	TunedMS:  1.0204800367355347,
+	Variant:  "gemvm_m1_x32_y8_u2_o1",
+}, {
+	CublasMS: 0.02627200074493885,
+	K:        65536,
+	M:        2,
+	N:        2,
+	Op:       OpNN,
+	TunedMS:  0.01196799986064434,
+	Variant:  "gemvnd_n4_r1_u2",
+}, {
+	CublasMS: 0.008799999952316284,
+	K:        256,
+	M:        2,
+	N:        8,
+	Op:       OpNN,
+	TunedMS:  0.004639999940991402,
+	Variant:  "gemvs_m1_x1_t256_u8",
+}, {
+	CublasMS: 0.013935999944806099,
+	K:        2048,
+	M:        2,
+	N:        1000,
+	Op:       OpNN,
+	TunedMS:  0.010143999941647053,
+	Variant:  "gemvmc_m2_x8_y32_u2_c8",
+}, {
+	CublasMS: 0.06803199648857117,
+	K:        4096,
+	M:        2,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.03417599946260452,
+	Variant:  "gemvmc_m2_x8_y32_u2_c8",
+}, {
+	CublasMS: 0.0923520028591156,
+	K:        4096,
+	M:        2,
+	N:        11008,
+	Op:       OpNN,
+	TunedMS:  0.06960000097751617,
+	Variant:  "splitka_16x128x32_w16_t4x4_s2_b0",
+}, {
+	CublasMS: 0.007199999876320362,
+	K:        4096,
+	M:        3,
+	N:        1,
+	Op:       OpNN,
+	TunedMS:  0.005280000157654285,
+	Variant:  "gemvs_m1_x1_t256_u8",
+}, {
+	CublasMS: 0.16393600404262543,
+	K:        1000000,
+	M:        3,
+	N:        3,
+	Op:       OpNN,
+	TunedMS:  0.02425600029528141,
+	Variant:  "gemvnd_n4_r1_u2",
+}, {
+	CublasMS: 0.004832000005990267,
+	K:        4,
+	M:        4,
+	N:        4,
+	Op:       OpNN,
+	TunedMS:  0.004064000211656094,
+	Variant:  "coarse_w8_g2_pf1",
+}, {
+	CublasMS: 0.06905599683523178,
+	K:        262144,
+	M:        4,
+	N:        4,
+	Op:       OpNN,
+	TunedMS:  0.016095999628305435,
+	Variant:  "gemvnd_n4_r1_u2",
+}, {
+	CublasMS: 0.01065600011497736,
+	K:        2048,
+	M:        4,
+	N:        10,
+	Op:       OpNN,
+	TunedMS:  0.005375999957323074,
+	Variant:  "gemvs_m1_x1_t256_u8",
+}, {
+	CublasMS: 0.011231999844312668,
+	K:        768,
+	M:        4,
+	N:        768,
+	Op:       OpNN,
+	TunedMS:  0.00774399982765317,
+	Variant:  "gemvs_m1_x16_t1024_u4",
+}, {
+	CublasMS: 0.0676800012588501,
+	K:        4096,
+	M:        4,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.0344959981739521,
+	Variant:  "splitka_16x128x32_w16_t4x4_s2_b2",
+}, {
+	CublasMS: 0.09356799721717834,
+	K:        4096,
+	M:        4,
+	N:        11008,
+	Op:       OpNN,
+	TunedMS:  0.06993600353598595,
+	Variant:  "splitka_16x128x32_w16_t4x4_s2_b2",
+}, {
+	CublasMS: 0.7025600075721741,
+	K:        4096,
+	M:        4,
+	N:        128256,
+	Op:       OpNN,
+	TunedMS:  0.7569760084152222,
+	Variant:  "splitka_16x256x32_w16_t4x8_s2_b4",
+}, {
+	CublasMS: 0.005247999913990498,
+	K:        6,
+	M:        6,
+	N:        6,
+	Op:       OpNN,
+	TunedMS:  0.004095999989658594,
+	Variant:  "coarse_w8_g2_pf1",
+}, {
+	CublasMS: 0.00940799992531538,
+	K:        768,
+	M:        8,
+	N:        2,
+	Op:       OpNN,
+	TunedMS:  0.004639999940991402,
+	Variant:  "gemvs_m1_x1_t256_u8",
+}, {
+	CublasMS: 0.005663999821990728,
+	K:        64,
+	M:        8,
+	N:        6,
+	Op:       OpNN,
+	TunedMS:  0.004608000162988901,
+	Variant:  "gemvs_m1_x1_t256_u8",
+}, {
+	CublasMS: 0.011231999844312668,
+	K:        768,
+	M:        8,
+	N:        768,
+	Op:       OpNN,
+	TunedMS:  0.009184000082314014,
+	Variant:  "gemvmc_m2_x16_y16_u2_c4",
+}, {
+	CublasMS: 0.016863999888300896,
+	K:        3072,
+	M:        8,
+	N:        768,
+	Op:       OpNN,
+	TunedMS:  0.01708799973130226,
+	Variant:  "splitka_16x128x32_w16_t4x4_s2_b0",
+}, {
+	CublasMS: 0.014047999866306782,
+	K:        2048,
+	M:        8,
+	N:        1000,
+	Op:       OpNN,
+	TunedMS:  0.014944000169634819,
+	Variant:  "gemvmc_m2_x32_y8_u2_c8",
+}, {
+	CublasMS: 0.020608000457286835,
+	K:        1600,
+	M:        8,
+	N:        1600,
+	Op:       OpNN,
+	TunedMS:  0.01648000068962574,
+	Variant:  "deepk_32x64x32_t4x4_s3_b4",
+}, {
+	CublasMS: 0.052960000932216644,
+	K:        6400,
+	M:        8,
+	N:        1600,
+	Op:       OpNN,
+	TunedMS:  0.02860799990594387,
+	Variant:  "splitka_16x128x32_w16_t4x4_s2_b4",
+}, {
+	CublasMS: 0.01587199978530407,
+	K:        768,
+	M:        8,
+	N:        3072,
+	Op:       OpNN,
+	TunedMS:  0.015231999568641186,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s3_k4_x0",
+}, {
+	CublasMS: 0.04543999955058098,
+	K:        4096,
+	M:        8,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.03433600068092346,
+	Variant:  "splitka_16x128x32_w16_t4x4_s2_b2",
+}, {
+	CublasMS: 0.13385599851608276,
+	K:        11008,
+	M:        8,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.07148800045251846,
+	Variant:  "splitka_16x128x32_w16_t4x4_s2_b0",
+}, {
+	CublasMS: 0.03542400151491165,
+	K:        1600,
+	M:        8,
+	N:        4800,
+	Op:       OpNN,
+	TunedMS:  0.022784000262618065,
+	Variant:  "splitka_16x128x32_w16_t4x4_s2_b4",
+}, {
+	CublasMS: 0.03750399872660637,
+	K:        1600,
+	M:        8,
+	N:        6400,
+	Op:       OpNN,
+	TunedMS:  0.024800000712275505,
+	Variant:  "splitka_16x128x32_w16_t4x4_s2_b4",
+}, {
+	CublasMS: 0.09619200229644775,
+	K:        4096,
+	M:        8,
+	N:        11008,
+	Op:       OpNN,
+	TunedMS:  0.06982400268316269,
+	Variant:  "splitka_16x128x32_w16_t4x4_s2_b0",
+}, {
+	CublasMS: 0.7854880094528198,
+	K:        3584,
+	M:        8,
+	N:        152064,
+	Op:       OpNN,
+	TunedMS:  0.8299840092658997,
+	Variant:  "splitka_16x256x32_w16_t4x8_s2_b4",
+}, {
+	CublasMS: 0.007391999941319227,
+	K:        768,
+	M:        12,
+	N:        1,
+	Op:       OpNN,
+	TunedMS:  0.004608000162988901,
+	Variant:  "gemvs_m1_x1_t256_u8",
+}, {
+	CublasMS: 0.005311999935656786,
+	K:        12,
+	M:        12,
+	N:        12,
+	Op:       OpNN,
+	TunedMS:  0.0041600000113248825,
+	Variant:  "shared_w16_pad1",
+}, {
+	CublasMS: 0.005024000070989132,
+	K:        256,
+	M:        16,
+	N:        1,
+	Op:       OpNN,
+	TunedMS:  0.004608000162988901,
+	Variant:  "gemvs_m1_x1_t256_u8",
+}, {
+	CublasMS: 0.009216000325977802,
+	K:        512,
+	M:        16,
+	N:        10,
+	Op:       OpNN,
+	TunedMS:  0.004927999805659056,
+	Variant:  "gemvs_m1_x4_t256_u8",
+}, {
+	CublasMS: 0.010383999906480312,
+	K:        16,
+	M:        16,
+	N:        16,
+	Op:       OpNN,
+	TunedMS:  0.006560000125318766,
+	Variant:  "shared_w4_pad0",
+}, {
+	CublasMS: 0.01321600005030632,
+	K:        4096,
+	M:        16,
+	N:        16,
+	Op:       OpNN,
+	TunedMS:  0.007807999849319458,
+	Variant:  "gemvs_m1_x4_t1024_u4",
+}, {
+	CublasMS: 0.18491200357675552,
+	K:        1000000,
+	M:        16,
+	N:        16,
+	Op:       OpNN,
+	TunedMS:  0.12729600071907043,
+	Variant:  "deepk_32x32x32_t4x4_s4_b4",
+}, {
+	CublasMS: 0.01027199998497963,
+	K:        512,
+	M:        16,
+	N:        256,
+	Op:       OpNN,
+	TunedMS:  0.006912000011652708,
+	Variant:  "gemvs_m1_x16_t1024_u4",
+}, {
+	CublasMS: 0.010623999871313572,
+	K:        13,
+	M:        16,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.0054720002226531506,
+	Variant:  "shared_w4_pad0",
+}, {
+	CublasMS: 0.01152000017464161,
+	K:        768,
+	M:        16,
+	N:        768,
+	Op:       OpNN,
+	TunedMS:  0.011680000461637974,
+	Variant:  "gemvmc_m2_x32_y8_u2_c4",
+}, {
+	CublasMS: 0.01158399973064661,
+	K:        512,
+	M:        16,
+	N:        2048,
+	Op:       OpNN,
+	TunedMS:  0.011552000418305397,
+	Variant:  "deepk_32x64x32_t4x4_s3_b8",
+}, {
+	CublasMS: 0.023903999477624893,
+	K:        1024,
+	M:        16,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.015584000386297703,
+	Variant:  "splitka_16x128x32_w16_t4x4_s2_b2",
+}, {
+	CublasMS: 0.07897599786520004,
+	K:        4096,
+	M:        16,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.03244800120592117,
+	Variant:  "splitka_16x128x32_w16_t4x4_s2_b2",
+}, {
+	CublasMS: 0.04787199944257736,
+	K:        2048,
+	M:        16,
+	N:        8192,
+	Op:       OpNN,
+	TunedMS:  0.031936001032590866,
+	Variant:  "splitka_16x128x32_w16_t4x4_s2_b2",
+}, {
+	CublasMS: 0.1881599947810173,
+	K:        4096,
+	M:        16,
+	N:        11008,
+	Op:       OpNN,
+	TunedMS:  0.06815999746322632,
+	Variant:  "splitka_16x128x32_w16_t4x4_s2_b2",
+}, {
+	CublasMS: 0.05894400179386139,
+	K:        256,
+	M:        16,
+	N:        100000,
+	Op:       OpNN,
+	TunedMS:  0.04320000112056732,
+	Variant:  "splitka_16x128x32_w16_t4x4_s2_b4",
+}, {
+	CublasMS: 0.9535999894142151,
+	K:        4096,
+	M:        16,
+	N:        128256,
+	Op:       OpNN,
+	TunedMS:  0.734495997428894,
+	Variant:  "splitka_16x256x32_w16_t4x8_s2_b4",
+}, {
+	CublasMS: 0.016863999888300896,
+	K:        32,
+	M:        32,
+	N:        32,
+	Op:       OpNN,
+	TunedMS:  0.0063680000603199005,
+	Variant:  "shared_w4_pad0",
+}, {
+	CublasMS: 0.04073600098490715,
+	K:        100000,
+	M:        32,
+	N:        32,
+	Op:       OpNN,
+	TunedMS:  0.029023999348282814,
+	Variant:  "deepk_32x32x32_t4x4_s4_b4",
+}, {
+	CublasMS: 0.014015999622642994,
+	K:        1280,
+	M:        32,
+	N:        1000,
+	Op:       OpNN,
+	TunedMS:  0.015231999568641186,
+	Variant:  "deepk_32x64x32_t4x4_s3_b8",
+}, {
+	CublasMS: 0.014560000039637089,
+	K:        2048,
+	M:        32,
+	N:        1000,
+	Op:       OpNN,
+	TunedMS:  0.015968000516295433,
+	Variant:  "splitka_16x128x32_w16_t4x4_s2_b0",
+}, {
+	CublasMS: 0.020255999639630318,
+	K:        4096,
+	M:        32,
+	N:        1000,
+	Op:       OpNN,
+	TunedMS:  0.0208320003002882,
+	Variant:  "splitka_16x128x32_w16_t4x4_s2_b0",
+}, {
+	CublasMS: 0.012160000391304493,
+	K:        1024,
+	M:        32,
+	N:        1024,
+	Op:       OpNN,
+	TunedMS:  0.012191999703645706,
+	Variant:  "deepk_32x64x32_t4x4_s3_b8",
+}, {
+	CublasMS: 0.02022399939596653,
+	K:        4096,
+	M:        32,
+	N:        1024,
+	Op:       OpNN,
+	TunedMS:  0.01961600035429001,
+	Variant:  "splitka_16x128x32_w16_t4x4_s2_b4",
+}, {
+	CublasMS: 0.01990400068461895,
+	K:        768,
+	M:        32,
+	N:        2304,
+	Op:       OpNN,
+	TunedMS:  0.013567999936640263,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x1",
+}, {
+	CublasMS: 0.01836800016462803,
+	K:        1024,
+	M:        32,
+	N:        3072,
+	Op:       OpNN,
+	TunedMS:  0.016256000846624374,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x1",
+}, {
+	CublasMS: 0.019680000841617584,
+	K:        1024,
+	M:        32,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.017503999173641205,
+	Variant:  "splitka_16x128x32_w16_t4x4_s2_b0",
+}, {
+	CublasMS: 0.04614400118589401,
+	K:        4096,
+	M:        32,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.04188799858093262,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b4",
+}, {
+	CublasMS: 0.08828800171613693,
+	K:        11008,
+	M:        32,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.08745600283145905,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.17798399925231934,
+	K:        25088,
+	M:        32,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.1775680035352707,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.06883200258016586,
+	K:        2560,
+	M:        32,
+	N:        7680,
+	Op:       OpNN,
+	TunedMS:  0.044895999133586884,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.13177600502967834,
+	K:        4096,
+	M:        32,
+	N:        11008,
+	Op:       OpNN,
+	TunedMS:  0.08236800134181976,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.06864000111818314,
+	K:        512,
+	M:        32,
+	N:        65536,
+	Op:       OpNN,
+	TunedMS:  0.06070400029420853,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.017055999487638474,
+	K:        48,
+	M:        48,
+	N:        48,
+	Op:       OpNN,
+	TunedMS:  0.006271999794989824,
+	Variant:  "shared_w4_pad0",
+}, {
+	CublasMS: 0.011008000001311302,
+	K:        576,
+	M:        49,
+	N:        160,
+	Op:       OpNN,
+	TunedMS:  0.010239999741315842,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x0",
+}, {
+	CublasMS: 0.01500799972563982,
+	K:        960,
+	M:        49,
+	N:        160,
+	Op:       OpNN,
+	TunedMS:  0.014431999996304512,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s3_k4_x0",
+}, {
+	CublasMS: 0.012000000104308128,
+	K:        960,
+	M:        49,
+	N:        320,
+	Op:       OpNN,
+	TunedMS:  0.012608000077307224,
+	Variant:  "deepk_32x64x32_t4x4_s3_b4",
+}, {
+	CublasMS: 0.014015999622642994,
+	K:        2048,
+	M:        49,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.01635199971497059,
+	Variant:  "deepk_32x64x32_t4x4_s3_b4",
+}, {
+	CublasMS: 0.023376000113785267,
+	K:        4608,
+	M:        49,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.024032000452280045,
+	Variant:  "deepk_32x64x32_t4x4_s3_b8",
+}, {
+	CublasMS: 0.01142400037497282,
+	K:        160,
+	M:        49,
+	N:        960,
+	Op:       OpNN,
+	TunedMS:  0.007296000141650438,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x1",
+}, {
+	CublasMS: 0.011680000461637974,
+	K:        320,
+	M:        49,
+	N:        1280,
+	Op:       OpNN,
+	TunedMS:  0.00979200005531311,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s3_k4_x0",
+}, {
+	CublasMS: 0.013856000266969204,
+	K:        512,
+	M:        49,
+	N:        2048,
+	Op:       OpNN,
+	TunedMS:  0.013632000423967838,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k3_x1",
+}, {
+	CublasMS: 0.019039999693632126,
+	K:        1024,
+	M:        49,
+	N:        2048,
+	Op:       OpNN,
+	TunedMS:  0.019071999937295914,
+	Variant:  "deepk_32x64x32_t4x4_s3_b8",
+}, {
+	CublasMS: 0.00825599953532219,
+	K:        64,
+	M:        64,
+	N:        64,
+	Op:       OpNN,
+	TunedMS:  0.005791999865323305,
+	Variant:  "shared_w4_pad0",
+}, {
+	CublasMS: 0.049375999718904495,
+	K:        100000,
+	M:        64,
+	N:        64,
+	Op:       OpNN,
+	TunedMS:  0.04702400043606758,
+	Variant:  "deepk_32x64x32_t4x4_s3_b4",
+}, {
+	CublasMS: 0.010816000401973724,
+	K:        256,
+	M:        64,
+	N:        768,
+	Op:       OpNN,
+	TunedMS:  0.00774399982765317,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x1",
+}, {
+	CublasMS: 0.013728000223636627,
+	K:        512,
+	M:        64,
+	N:        2048,
+	Op:       OpNN,
+	TunedMS:  0.013024000450968742,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k3_x1",
+}, {
+	CublasMS: 0.024992000311613083,
+	K:        1024,
+	M:        64,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.025248000398278236,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.058720000088214874,
+	K:        2048,
+	M:        64,
+	N:        8192,
+	Op:       OpNN,
+	TunedMS:  0.06143999844789505,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 0.01369599997997284,
+	K:        96,
+	M:        96,
+	N:        96,
+	Op:       OpNN,
+	TunedMS:  0.006432000081986189,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s3_k4_x0",
+}, {
+	CublasMS: 0.013856000266969204,
+	K:        2000,
+	M:        100,
+	N:        100,
+	Op:       OpNN,
+	TunedMS:  0.0144640002399683,
+	Variant:  "deepk_32x64x32_t4x4_s3_b4",
+}, {
+	CublasMS: 0.07023999840021133,
+	K:        60000,
+	M:        100,
+	N:        100,
+	Op:       OpNN,
+	TunedMS:  0.0729919970035553,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b4",
+}, {
+	CublasMS: 0.008031999692320824,
+	K:        137,
+	M:        127,
+	N:        131,
+	Op:       OpNN,
+	TunedMS:  0.006976000033318996,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s3_k4_x0",
+}, {
+	CublasMS: 0.010143999941647053,
+	K:        128,
+	M:        128,
+	N:        64,
+	Op:       OpNN,
+	TunedMS:  0.006271999794989824,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x1",
+}, {
+	CublasMS: 0.015536000020802021,
+	K:        64,
+	M:        128,
+	N:        128,
+	Op:       OpNN,
+	TunedMS:  0.007007999811321497,
+	Variant:  "coarse_w8_g2_pf1",
+}, {
+	CublasMS: 0.008191999979317188,
+	K:        128,
+	M:        128,
+	N:        128,
+	Op:       OpNN,
+	TunedMS:  0.006624000146985054,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s3_k4_x0",
+}, {
+	CublasMS: 0.057920001447200775,
+	K:        50000,
+	M:        128,
+	N:        128,
+	Op:       OpNN,
+	TunedMS:  0.05830400064587593,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b4",
+}, {
+	CublasMS: 0.014976000413298607,
+	K:        768,
+	M:        128,
+	N:        768,
+	Op:       OpNN,
+	TunedMS:  0.013567999936640263,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k4_x1",
+}, {
+	CublasMS: 0.027424000203609467,
+	K:        3072,
+	M:        128,
+	N:        768,
+	Op:       OpNN,
+	TunedMS:  0.02956799976527691,
+	Variant:  "splitka_64x64x16_w32_t4x8_s2_b2",
+}, {
+	CublasMS: 0.02800000086426735,
+	K:        1600,
+	M:        128,
+	N:        1600,
+	Op:       OpNN,
+	TunedMS:  0.02937600016593933,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.07848000153899193,
+	K:        6400,
+	M:        128,
+	N:        1600,
+	Op:       OpNN,
+	TunedMS:  0.08259200304746628,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.02611199952661991,
+	K:        768,
+	M:        128,
+	N:        3072,
+	Op:       OpNN,
+	TunedMS:  0.02643200010061264,
+	Variant:  "splitka_64x64x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.03252799995243549,
+	K:        1024,
+	M:        128,
+	N:        3072,
+	Op:       OpNN,
+	TunedMS:  0.03200000151991844,
+	Variant:  "splitka_64x64x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.09747199714183807,
+	K:        4096,
+	M:        128,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.10608000308275223,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 0.2425919994711876,
+	K:        11008,
+	M:        128,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.26105600595474243,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 0.0652799978852272,
+	K:        1600,
+	M:        128,
+	N:        4800,
+	Op:       OpNN,
+	TunedMS:  0.0605119988322258,
+	Variant:  "splitka_128x64x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 0.1618880033493042,
+	K:        5120,
+	M:        128,
+	N:        5120,
+	Op:       OpNN,
+	TunedMS:  0.1690559983253479,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 0.4173920005559921,
+	K:        13824,
+	M:        128,
+	N:        5120,
+	Op:       OpNN,
+	TunedMS:  0.3994399905204773,
+	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x1",
+}, {
+	CublasMS: 0.06864000111818314,
+	K:        1600,
+	M:        128,
+	N:        6400,
+	Op:       OpNN,
+	TunedMS:  0.07478400319814682,
+	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x0",
+}, {
+	CublasMS: 0.27190399169921875,
+	K:        4096,
+	M:        128,
+	N:        11008,
+	Op:       OpNN,
+	TunedMS:  0.2624000012874603,
+	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x1",
+}, {
+	CublasMS: 0.41065600514411926,
+	K:        5120,
+	M:        128,
+	N:        13824,
+	Op:       OpNN,
+	TunedMS:  0.3978880047798157,
+	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x1",
+}, {
+	CublasMS: 0.6741440296173096,
+	K:        4096,
+	M:        128,
+	N:        32000,
+	Op:       OpNN,
+	TunedMS:  0.694672018289566,
+	Variant:  "splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1",
+}, {
+	CublasMS: 0.21350400149822235,
+	K:        768,
+	M:        128,
+	N:        50257,
+	Op:       OpNN,
+	TunedMS:  0.24481599777936935,
+	Variant:  "cpasync_64x128x16_w64_t8x8_s3_k1_x0",
+}, {
+	CublasMS: 0.00848000030964613,
+	K:        192,
+	M:        196,
+	N:        64,
+	Op:       OpNN,
+	TunedMS:  0.00687999976798892,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x1",
+}, {
+	CublasMS: 0.011839999817311764,
+	K:        384,
+	M:        196,
+	N:        64,
+	Op:       OpNN,
+	TunedMS:  0.00863999966531992,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s3_k4_x0",
+}, {
+	CublasMS: 0.011648000217974186,
+	K:        384,
+	M:        196,
+	N:        96,
+	Op:       OpNN,
+	TunedMS:  0.00886400043964386,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x0",
+}, {
+	CublasMS: 0.01158399973064661,
+	K:        576,
+	M:        196,
+	N:        96,
+	Op:       OpNN,
+	TunedMS:  0.010304000228643417,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x0",
+}, {
+	CublasMS: 0.012992000207304955,
+	K:        1024,
+	M:        196,
+	N:        256,
+	Op:       OpNN,
+	TunedMS:  0.013632000423967838,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x0",
+}, {
+	CublasMS: 0.022463999688625336,
+	K:        2304,
+	M:        196,
+	N:        256,
+	Op:       OpNN,
+	TunedMS:  0.022304000332951546,
+	Variant:  "deepk_32x64x32_t4x4_s3_b4",
+}, {
+	CublasMS: 0.008383999578654766,
+	K:        64,
+	M:        196,
+	N:        384,
+	Op:       OpNN,
+	TunedMS:  0.006527999881654978,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k1_x1",
+}, {
+	CublasMS: 0.017952000722289085,
+	K:        1024,
+	M:        196,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.017823999747633934,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x1",
+}, {
+	CublasMS: 0.04131200164556503,
+	K:        4608,
+	M:        196,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.04323200136423111,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.014864000026136637,
+	K:        96,
+	M:        196,
+	N:        576,
+	Op:       OpNN,
+	TunedMS:  0.009360000025480986,
+	Variant:  "micro1d_t32_r8",
+}, {
+	CublasMS: 0.019471999257802963,
+	K:        768,
+	M:        196,
+	N:        768,
+	Op:       OpNN,
+	TunedMS:  0.018015999346971512,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s3_k4_x0",
+}, {
+	CublasMS: 0.015263999812304974,
+	K:        256,
+	M:        196,
+	N:        1024,
+	Op:       OpNN,
+	TunedMS:  0.011455999687314034,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s3_k4_x0",
+}, {
+	CublasMS: 0.02094399929046631,
+	K:        512,
+	M:        196,
+	N:        1024,
+	Op:       OpNN,
+	TunedMS:  0.018592000007629395,
+	Variant:  "cpasync_64x64x16_w32_t4x8_s3_k4_x1",
+}, {
+	CublasMS: 0.008704000152647495,
+	K:        197,
+	M:        197,
+	N:        64,
+	Op:       OpNN,
+	TunedMS:  0.007104000076651573,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x1",
+}, {
+	CublasMS: 0.01017600018531084,
+	K:        64,
+	M:        197,
+	N:        197,
+	Op:       OpNN,
+	TunedMS:  0.006175999995321035,
+	Variant:  "micro1d_t16_r4",
+}, {
+	CublasMS: 0.02316799946129322,
+	K:        768,
+	M:        197,
+	N:        768,
+	Op:       OpNN,
+	TunedMS:  0.0180479995906353,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s3_k4_x0",
+}, {
+	CublasMS: 0.04124800115823746,
+	K:        3072,
+	M:        197,
+	N:        768,
+	Op:       OpNN,
+	TunedMS:  0.04016000032424927,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.034912001341581345,
+	K:        768,
+	M:        197,
+	N:        2304,
+	Op:       OpNN,
+	TunedMS:  0.031072000041604042,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b4",
+}, {
+	CublasMS: 0.04017600044608116,
+	K:        768,
+	M:        197,
+	N:        3072,
+	Op:       OpNN,
+	TunedMS:  0.03758399933576584,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.007519999984651804,
+	K:        100,
+	M:        200,
+	N:        256,
+	Op:       OpNN,
+	TunedMS:  0.0066559999249875546,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x1",
+}, {
+	CublasMS: 0.012223999947309494,
 	K:        192,
 	M:        224,
 	N:        256,
 	Op:       OpNN,
-	TunedMS:  0.010816000401973724,
-	Variant:  "micro1d_t32_r4",
+	TunedMS:  0.007296000141650438,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x1",
 }, {
-	CublasMS: 0.0208320003002882,
+	CublasMS: 0.011615999974310398,
+	K:        256,
+	M:        256,
+	N:        256,
+	Op:       OpNN,
+	TunedMS:  0.008671999908983707,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x1",
+}, {
+	CublasMS: 0.2768320143222809,
+	K:        100000,
+	M:        256,
+	N:        256,
+	Op:       OpNN,
+	TunedMS:  0.3055199980735779,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b2",
+}, {
+	CublasMS: 0.011231999844312668,
+	K:        512,
+	M:        512,
+	N:        64,
+	Op:       OpNN,
+	TunedMS:  0.009279999881982803,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x1",
+}, {
+	CublasMS: 0.011296000331640244,
+	K:        512,
+	M:        512,
+	N:        128,
+	Op:       OpNN,
+	TunedMS:  0.010912000201642513,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k4_x1",
+}, {
+	CublasMS: 0.00800000037997961,
+	K:        64,
+	M:        512,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.00684799998998642,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k1_x1",
+}, {
+	CublasMS: 0.01033599954098463,
+	K:        128,
+	M:        512,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.008576000109314919,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k1_x1",
+}, {
+	CublasMS: 0.23334400355815887,
+	K:        20000,
+	M:        512,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.24294400215148926,
+	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x1",
+}, {
+	CublasMS: 0.025696000084280968,
+	K:        768,
+	M:        512,
+	N:        768,
+	Op:       OpNN,
+	TunedMS:  0.02643200010061264,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.06585600227117538,
+	K:        3072,
+	M:        512,
+	N:        768,
+	Op:       OpNN,
+	TunedMS:  0.06681600213050842,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 0.03699199855327606,
+	K:        1024,
+	M:        512,
+	N:        1024,
+	Op:       OpNN,
+	TunedMS:  0.03667199984192848,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.10000000149011612,
+	K:        4096,
+	M:        512,
+	N:        1024,
+	Op:       OpNN,
+	TunedMS:  0.10556799918413162,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 0.054816000163555145,
+	K:        1280,
+	M:        512,
+	N:        1280,
+	Op:       OpNN,
+	TunedMS:  0.05190400034189224,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.1664319932460785,
+	K:        5120,
+	M:        512,
+	N:        1280,
+	Op:       OpNN,
+	TunedMS:  0.16886399686336517,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 0.06060799956321716,
+	K:        768,
+	M:        512,
+	N:        2304,
+	Op:       OpNN,
+	TunedMS:  0.0578560009598732,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.06438399851322174,
+	K:        768,
+	M:        512,
+	N:        3072,
+	Op:       OpNN,
+	TunedMS:  0.06390400230884552,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b4",
+}, {
+	CublasMS: 0.12383999675512314,
+	K:        1280,
+	M:        512,
+	N:        3840,
+	Op:       OpNN,
+	TunedMS:  0.12195199728012085,
+	Variant:  "splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1",
+}, {
+	CublasMS: 0.10230399668216705,
+	K:        1024,
+	M:        512,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.1098560020327568,
+	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x1",
+}, {
+	CublasMS: 0.37836799025535583,
+	K:        4096,
+	M:        512,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.3527359962463379,
+	Variant:  "splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1",
+}, {
+	CublasMS: 1.005120038986206,
+	K:        11008,
+	M:        512,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.922976016998291,
+	Variant:  "splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1",
+}, {
+	CublasMS: 0.17286400496959686,
+	K:        1280,
+	M:        512,
+	N:        5120,
+	Op:       OpNN,
+	TunedMS:  0.16227200627326965,
+	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x1",
+}, {
+	CublasMS: 0.9293439984321594,
+	K:        4096,
+	M:        512,
+	N:        11008,
+	Op:       OpNN,
+	TunedMS:  1.035904049873352,
+	Variant:  "splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1",
+}, {
+	CublasMS: 0.02115200087428093,
 	K:        414,
 	M:        535,
 	N:        792,
 	Op:       OpNN,
-	TunedMS:  0.03219199925661087,
-	Variant:  "micro1d_t64_r8",
+	TunedMS:  0.01990400068461895,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k3_x1",
 }, {
-	CublasMS: 0.0615679994225502,
+	CublasMS: 0.2574079930782318,
+	K:        10000,
+	M:        768,
+	N:        768,
+	Op:       OpNN,
+	TunedMS:  0.26364800333976746,
+	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x1",
+}, {
+	CublasMS: 0.0098879998549819,
+	K:        144,
+	M:        784,
+	N:        32,
+	Op:       OpNN,
+	TunedMS:  0.0071680000983178616,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x1",
+}, {
+	CublasMS: 0.011359999887645245,
+	K:        192,
+	M:        784,
+	N:        32,
+	Op:       OpNN,
+	TunedMS:  0.007584000006318092,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x1",
+}, {
+	CublasMS: 0.013919999822974205,
+	K:        512,
+	M:        784,
+	N:        128,
+	Op:       OpNN,
+	TunedMS:  0.011487999930977821,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k4_x1",
+}, {
+	CublasMS: 0.017503999173641205,
+	K:        1152,
+	M:        784,
+	N:        128,
+	Op:       OpNN,
+	TunedMS:  0.017791999503970146,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k4_x1",
+}, {
+	CublasMS: 0.022175999358296394,
+	K:        32,
+	M:        784,
+	N:        192,
+	Op:       OpNN,
+	TunedMS:  0.006624000146985054,
+	Variant:  "micro1d_t16_r4",
+}, {
+	CublasMS: 0.021088000386953354,
+	K:        512,
+	M:        784,
+	N:        256,
+	Op:       OpNN,
+	TunedMS:  0.01571200042963028,
+	Variant:  "splitk_64x64x32_w32_t8x4_p0_f1_s3_b1_k4_r1",
+}, {
+	CublasMS: 0.010879999957978725,
+	K:        128,
+	M:        784,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.009759999811649323,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k1_x1",
+}, {
+	CublasMS: 0.015968000516295433,
+	K:        256,
+	M:        784,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.014592000283300877,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k1_x1",
+}, {
+	CublasMS: 0.060127999633550644,
+	K:        2304,
+	M:        784,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.06035200133919716,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.09347199648618698,
+	K:        4608,
+	M:        784,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.11033599823713303,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 0.6461600065231323,
+	K:        2048,
+	M:        800,
+	N:        8192,
+	Op:       OpNN,
+	TunedMS:  0.6593919992446899,
+	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x1",
+}, {
+	CublasMS: 0.03286400064826012,
+	K:        509,
+	M:        997,
+	N:        1021,
+	Op:       OpNN,
+	TunedMS:  0.03782400116324425,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k2_x1",
+}, {
+	CublasMS: 0.06137600168585777,
 	K:        1000,
 	M:        1000,
 	N:        1000,
 	Op:       OpNN,
-	TunedMS:  0.10454399883747101,
-	Variant:  "micro1d_t64_r16",
+	TunedMS:  0.058368001133203506,
+	Variant:  "splitk_128x128x16_w64_t8x8_p0_f1_s2_b1_k2_r1",
 }, {
-	CublasMS: 0.06307200342416763,
-	K:        1024,
-	M:        1024,
-	N:        1024,
+	CublasMS: 0.0623680017888546,
+	K:        1019,
+	M:        1009,
+	N:        1013,
 	Op:       OpNN,
-	TunedMS:  0.10454399883747101,
-	Variant:  "micro1d_t64_r16",
+	TunedMS:  0.06617599725723267,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k2_x1",
 }, {
-	CublasMS: 0.017216000705957413,
+	CublasMS: 0.0626240000128746,
+	K:        1023,
+	M:        1023,
+	N:        1023,
+	Op:       OpNN,
+	TunedMS:  0.06806399673223495,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k2_x1",
+}, {
+	CublasMS: 0.070592001080513,
+	K:        1025,
+	M:        1025,
+	N:        1025,
+	Op:       OpNN,
+	TunedMS:  0.08575999736785889,
+	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x0",
+}, {
+	CublasMS: 0.017376000061631203,
 	K:        139,
 	M:        1041,
 	N:        1247,
 	Op:       OpNN,
-	TunedMS:  0.030400000512599945,
-	Variant:  "micro1d_t32_r8",
+	TunedMS:  0.019999999552965164,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k1_x1",
 }, {
-	CublasMS: 0.342303991317749,
+	CublasMS: 0.029472000896930695,
+	K:        512,
+	M:        1500,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.02953599952161312,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k2_x1",
+}, {
+	CublasMS: 0.08416000008583069,
 	K:        2048,
+	M:        1500,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.09520000219345093,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 0.08342400193214417,
+	K:        512,
+	M:        1500,
+	N:        2048,
+	Op:       OpNN,
+	TunedMS:  0.08577599748969078,
+	Variant:  "cpasync_64x128x16_w64_t8x8_s3_k1_x1",
+}, {
+	CublasMS: 0.021856000646948814,
+	K:        576,
+	M:        1568,
+	N:        160,
+	Op:       OpNN,
+	TunedMS:  0.021183999255299568,
+	Variant:  "cpasync_64x64x8_w32_t4x8_s4_k3_x1",
+}, {
+	CublasMS: 0.03548799827694893,
+	K:        960,
+	M:        1568,
+	N:        320,
+	Op:       OpNN,
+	TunedMS:  0.03731200098991394,
+	Variant:  "splitka_64x64x16_w32_t4x8_s2_b2",
+}, {
+	CublasMS: 0.08422400057315826,
+	K:        2048,
+	M:        1568,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.09331200271844864,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.1743679940700531,
+	K:        4608,
+	M:        1568,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.19871999323368073,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.01852799952030182,
+	K:        160,
+	M:        1568,
+	N:        960,
+	Op:       OpNN,
+	TunedMS:  0.019392000511288643,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k1_x1",
+}, {
+	CublasMS: 0.035679999738931656,
+	K:        320,
+	M:        1568,
+	N:        1280,
+	Op:       OpNN,
+	TunedMS:  0.038656000047922134,
+	Variant:  "cpasync_128x128x16_w64_t8x8_s3_k1_x0",
+}, {
+	CublasMS: 0.09279999881982803,
+	K:        512,
+	M:        1568,
+	N:        2048,
+	Op:       OpNN,
+	TunedMS:  0.08819200098514557,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.17472000420093536,
+	K:        1024,
+	M:        1568,
+	N:        2048,
+	Op:       OpNN,
+	TunedMS:  0.1664319932460785,
+	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x1",
+}, {
+	CublasMS: 0.2609280049800873,
+	K:        1024,
+	M:        1600,
+	N:        3072,
+	Op:       OpNN,
+	TunedMS:  0.23703999817371368,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 0.3330560028553009,
+	K:        1024,
+	M:        1600,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.3067519962787628,
+	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x1",
+}, {
+	CublasMS: 1.3120959997177124,
+	K:        2560,
+	M:        1600,
+	N:        7680,
+	Op:       OpNN,
+	TunedMS:  1.3362879753112793,
+	Variant:  "regtile_128x256x16_w64_t8x16_p0_f1_s3_b1",
+}, {
+	CublasMS: 0.006399999838322401,
+	K:        256,
+	M:        2048,
+	N:        1,
+	Op:       OpNN,
+	TunedMS:  0.005791999865323305,
+	Variant:  "gemvn_n1_r4_u2_w2",
+}, {
+	CublasMS: 0.011168000288307667,
+	K:        2048,
+	M:        2048,
+	N:        1,
+	Op:       OpNN,
+	TunedMS:  0.01071999967098236,
+	Variant:  "gemvs_m1_x1_t256_u8",
+}, {
+	CublasMS: 0.02703999914228916,
+	K:        2048,
+	M:        2048,
+	N:        64,
+	Op:       OpNN,
+	TunedMS:  0.02848000079393387,
+	Variant:  "splitka_64x64x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.036959998309612274,
+	K:        2048,
+	M:        2048,
+	N:        128,
+	Op:       OpNN,
+	TunedMS:  0.03782400116324425,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.008063999935984612,
+	K:        13,
+	M:        2048,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.006688000168651342,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k1_x1",
+}, {
+	CublasMS: 0.10019200295209885,
+	K:        1024,
+	M:        2048,
+	N:        1024,
+	Op:       OpNN,
+	TunedMS:  0.09814400225877762,
+	Variant:  "splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1",
+}, {
+	CublasMS: 0.3587680011987686,
+	K:        4096,
+	M:        2048,
+	N:        1024,
+	Op:       OpNN,
+	TunedMS:  0.3532480001449585,
+	Variant:  "splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1",
+}, {
+	CublasMS: 0.021215999498963356,
+	K:        64,
 	M:        2048,
 	N:        2048,
 	Op:       OpNN,
-	TunedMS:  0.7681919932365417,
-	Variant:  "micro1d_t64_r16",
+	TunedMS:  0.020191999152302742,
+	Variant:  "cpasync_128x128x16_w64_t8x8_s3_k1_x0",
 }, {
-	CublasMS: 0.050992000848054886,
-	K:        32,
-	M:        4096,
+	CublasMS: 0.03152000159025192,
+	K:        128,
+	M:        2048,
+	N:        2048,
+	Op:       OpNN,
+	TunedMS:  0.031007999554276466,
+	Variant:  "cpasync_128x128x16_w64_t8x8_s3_k1_x0",
+}, {
+	CublasMS: 0.14137600362300873,
+	K:        784,
+	M:        2048,
+	N:        2048,
+	Op:       OpNN,
+	TunedMS:  0.1597599983215332,
+	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x1",
+}, {
+	CublasMS: 8.281839847564697,
+	K:        50000,
+	M:        2048,
+	N:        2048,
+	Op:       OpNN,
+	TunedMS:  8.793248176574707,
+	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x1",
+}, {
+	CublasMS: 0.1788800060749054,
+	K:        768,
+	M:        2048,
+	N:        2304,
+	Op:       OpNN,
+	TunedMS:  0.1767680048942566,
+	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x1",
+}, {
+	CublasMS: 0.34219199419021606,
+	K:        1024,
+	M:        2048,
 	N:        4096,
 	Op:       OpNN,
-	TunedMS:  0.06483200192451477,
-	Variant:  "micro1d_t32_r8",
+	TunedMS:  0.36238400638103485,
+	Variant:  "regtile_128x256x16_w64_t8x16_p0_f1_s3_b1",
 }, {
-	CublasMS: 2.660815954208374,
+	CublasMS: 1.325119972229004,
 	K:        4096,
-	M:        4096,
+	M:        2048,
 	N:        4096,
 	Op:       OpNN,
-	TunedMS:  2.7105600833892822,
+	TunedMS:  1.3804800510406494,
+	Variant:  "splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1",
+}, {
+	CublasMS: 3.5719839334487915,
+	K:        11008,
+	M:        2048,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  3.589711904525757,
 	Variant:  "regtile_128x256x16_w32_t8x16_p0_f1_s4_b1",
 }, {
-	CublasMS: 21.28326416015625,
+	CublasMS: 2.309167981147766,
+	K:        5120,
+	M:        2048,
+	N:        5120,
+	Op:       OpNN,
+	TunedMS:  2.1410880088806152,
+	Variant:  "splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1",
+}, {
+	CublasMS: 5.998208045959473,
+	K:        13824,
+	M:        2048,
+	N:        5120,
+	Op:       OpNN,
+	TunedMS:  5.76311993598938,
+	Variant:  "splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1",
+}, {
+	CublasMS: 3.677872061729431,
+	K:        4096,
+	M:        2048,
+	N:        11008,
+	Op:       OpNN,
+	TunedMS:  3.8351839780807495,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 5.876287937164307,
+	K:        5120,
+	M:        2048,
+	N:        13824,
+	Op:       OpNN,
+	TunedMS:  5.837007999420166,
+	Variant:  "regtile_128x256x16_w64_t8x16_p0_f1_s3_b1",
+}, {
+	CublasMS: 0.45310400426387787,
+	K:        2049,
+	M:        2049,
+	N:        2049,
+	Op:       OpNN,
+	TunedMS:  0.46799999475479126,
+	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x1",
+}, {
+	CublasMS: 1.2306879758834839,
+	K:        3000,
+	M:        3000,
+	N:        3000,
+	Op:       OpNN,
+	TunedMS:  1.2865920066833496,
+	Variant:  "cpasync_64x128x16_w64_t8x8_s3_k1_x1",
+}, {
+	CublasMS: 0.06062399968504906,
+	K:        97,
+	M:        3001,
+	N:        2999,
+	Op:       OpNN,
+	TunedMS:  0.07257600128650665,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k1_x1",
+}, {
+	CublasMS: 0.0098879998549819,
+	K:        1024,
+	M:        3072,
+	N:        1,
+	Op:       OpNN,
+	TunedMS:  0.011231999844312668,
+	Variant:  "gemvs_m1_x1_t256_u8",
+}, {
+	CublasMS: 0.008799999952316284,
+	K:        96,
+	M:        3136,
+	N:        24,
+	Op:       OpNN,
+	TunedMS:  0.00863999966531992,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s3_k4_x0",
+}, {
+	CublasMS: 0.01152000017464161,
+	K:        144,
+	M:        3136,
+	N:        24,
+	Op:       OpNN,
+	TunedMS:  0.009824000298976898,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s3_k4_x0",
+}, {
+	CublasMS: 0.015503999777138233,
+	K:        64,
+	M:        3136,
+	N:        64,
+	Op:       OpNN,
+	TunedMS:  0.008128000423312187,
+	Variant:  "micro1d_t32_r8",
+}, {
+	CublasMS: 0.014592000283300877,
+	K:        256,
+	M:        3136,
+	N:        64,
+	Op:       OpNN,
+	TunedMS:  0.011071999557316303,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k4_x1",
+}, {
+	CublasMS: 0.022431999444961548,
+	K:        576,
+	M:        3136,
+	N:        64,
+	Op:       OpNN,
+	TunedMS:  0.016224000602960587,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k4_x1",
+}, {
+	CublasMS: 0.01571200042963028,
+	K:        256,
+	M:        3136,
+	N:        128,
+	Op:       OpNN,
+	TunedMS:  0.013663999736309052,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k1_x1",
+}, {
+	CublasMS: 0.008415999822318554,
+	K:        24,
+	M:        3136,
+	N:        144,
+	Op:       OpNN,
+	TunedMS:  0.006752000190317631,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k1_x1",
+}, {
+	CublasMS: 0.010015999898314476,
+	K:        64,
+	M:        3136,
+	N:        256,
+	Op:       OpNN,
+	TunedMS:  0.009088000282645226,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k1_x1",
+}, {
+	CublasMS: 0.0605119988322258,
+	K:        1152,
+	M:        3136,
+	N:        256,
+	Op:       OpNN,
+	TunedMS:  0.05196800082921982,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 0.09929600358009338,
+	K:        2304,
+	M:        3136,
+	N:        256,
+	Op:       OpNN,
+	TunedMS:  0.08985599875450134,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 0.1737920045852661,
+	K:        512,
+	M:        3200,
+	N:        2048,
+	Op:       OpNN,
+	TunedMS:  0.16047999262809753,
+	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x1",
+}, {
+	CublasMS: 0.11990399658679962,
+	K:        127,
+	M:        4093,
+	N:        4091,
+	Op:       OpNN,
+	TunedMS:  0.1422719955444336,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k1_x1",
+}, {
+	CublasMS: 0.030896000564098358,
+	K:        4096,
+	M:        4096,
+	N:        1,
+	Op:       OpNN,
+	TunedMS:  0.0307839997112751,
+	Variant:  "gemvng_n1_r4_u2_w2_g8",
+}, {
+	CublasMS: 0.07209599763154984,
+	K:        11008,
+	M:        4096,
+	N:        1,
+	Op:       OpNN,
+	TunedMS:  0.07196799665689468,
+	Variant:  "gemvng_n1_r4_u2_w2_g8",
+}, {
+	CublasMS: 0.020096000283956528,
+	K:        1024,
+	M:        4096,
+	N:        2,
+	Op:       OpNN,
+	TunedMS:  0.015359999611973763,
+	Variant:  "gemvng_n2_r4_u2_w2_g16",
+}, {
+	CublasMS: 0.04623999819159508,
+	K:        4096,
+	M:        4096,
+	N:        8,
+	Op:       OpNN,
+	TunedMS:  0.05084799975156784,
+	Variant:  "splitka_128x32x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.047520000487565994,
+	K:        4096,
+	M:        4096,
+	N:        16,
+	Op:       OpNN,
+	TunedMS:  0.05097600072622299,
+	Variant:  "splitka_128x32x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.03891199827194214,
+	K:        16,
+	M:        4096,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.03244800120592117,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.11908799782395363,
+	K:        128,
+	M:        4096,
+	N:        4096,
+	Op:       OpNN,
+	TunedMS:  0.10727999731898308,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b1",
+}, {
+	CublasMS: 0.43110400438308716,
+	K:        513,
+	M:        4097,
+	N:        4097,
+	Op:       OpNN,
+	TunedMS:  0.46489599347114563,
+	Variant:  "cpasync_64x128x16_w64_t8x8_s3_k1_x0",
+}, {
+	CublasMS: 0.013376000337302685,
+	K:        192,
+	M:        6272,
+	N:        64,
+	Op:       OpNN,
+	TunedMS:  0.01228800043463707,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k1_x1",
+}, {
+	CublasMS: 0.028095999732613564,
+	K:        384,
+	M:        6272,
+	N:        96,
+	Op:       OpNN,
+	TunedMS:  0.02521600015461445,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k2_x1",
+}, {
+	CublasMS: 0.08367999643087387,
+	K:        1024,
+	M:        6272,
+	N:        256,
+	Op:       OpNN,
+	TunedMS:  0.08076799660921097,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 0.17791999876499176,
+	K:        2304,
+	M:        6272,
+	N:        256,
+	Op:       OpNN,
+	TunedMS:  0.16617600619792938,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b4",
+}, {
+	CublasMS: 0.017152000218629837,
+	K:        64,
+	M:        6272,
+	N:        384,
+	Op:       OpNN,
+	TunedMS:  0.015296000055968761,
+	Variant:  "splitka_32x128x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.16033600270748138,
+	K:        1024,
+	M:        6272,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.14537599682807922,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b1",
+}, {
+	CublasMS: 0.5967359840869904,
+	K:        4608,
+	M:        6272,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.6208320260047913,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 0.025599999353289604,
+	K:        96,
+	M:        6272,
+	N:        576,
+	Op:       OpNN,
+	TunedMS:  0.025887999683618546,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k1_x1",
+}, {
+	CublasMS: 0.1807039976119995,
+	K:        768,
+	M:        6272,
+	N:        768,
+	Op:       OpNN,
+	TunedMS:  0.17998400330543518,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b4",
+}, {
+	CublasMS: 0.0809439979493618,
+	K:        256,
+	M:        6272,
+	N:        1024,
+	Op:       OpNN,
+	TunedMS:  0.07891199737787247,
+	Variant:  "cpasync_64x128x16_w64_t8x8_s3_k1_x1",
+}, {
+	CublasMS: 0.16329599916934967,
+	K:        512,
+	M:        6272,
+	N:        1024,
+	Op:       OpNN,
+	TunedMS:  0.14688000082969666,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 0.17903999984264374,
+	K:        768,
+	M:        6304,
+	N:        768,
+	Op:       OpNN,
+	TunedMS:  0.1810240000486374,
+	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x1",
+}, {
+	CublasMS: 0.7053920030593872,
+	K:        3072,
+	M:        6304,
+	N:        768,
+	Op:       OpNN,
+	TunedMS:  0.6679360270500183,
+	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x1",
+}, {
+	CublasMS: 0.4840959906578064,
+	K:        768,
+	M:        6304,
+	N:        2304,
+	Op:       OpNN,
+	TunedMS:  0.4982079863548279,
+	Variant:  "cpasync_128x128x16_w64_t8x8_s3_k1_x0",
+}, {
+	CublasMS: 0.6783679723739624,
+	K:        768,
+	M:        6304,
+	N:        3072,
+	Op:       OpNN,
+	TunedMS:  0.6534720063209534,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 0.15881599485874176,
+	K:        1031,
+	M:        7919,
+	N:        331,
+	Op:       OpNN,
+	TunedMS:  0.1626559942960739,
+	Variant:  "cpasync_64x128x16_w64_t8x8_s3_k1_x0",
+}, {
+	CublasMS: 0.11267200112342834,
 	K:        8192,
+	M:        8192,
+	N:        1,
+	Op:       OpNN,
+	TunedMS:  0.09891200065612793,
+	Variant:  "gemvng_n2_r4_u2_w2_g16",
+}, {
+	CublasMS: 0.14841600507497787,
+	K:        8192,
+	M:        8192,
+	N:        4,
+	Op:       OpNN,
+	TunedMS:  0.1507200002670288,
+	Variant:  "gemvng_n4_r4_u2_w1_g16",
+}, {
+	CublasMS: 0.14430399984121323,
+	K:        16,
 	M:        8192,
 	N:        8192,
 	Op:       OpNN,
-	TunedMS:  21.375840187072754,
-	Variant:  "regtile_128x256x16_w32_t8x16_p0_f1_s4_b1",
+	TunedMS:  0.10304000228643417,
+	Variant:  "cpasync_128x128x16_w64_t8x8_s3_k1_x0",
+}, {
+	CublasMS: 0.3867200016975403,
+	K:        64,
+	M:        10000,
+	N:        10000,
+	Op:       OpNN,
+	TunedMS:  0.34383998811244965,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b4",
+}, {
+	CublasMS: 0.0703359991312027,
+	K:        4096,
+	M:        11008,
+	N:        1,
+	Op:       OpNN,
+	TunedMS:  0.07123199850320816,
+	Variant:  "gemvng_n2_r4_u2_w2_g16",
+}, {
+	CublasMS: 0.007391999941319227,
+	K:        32,
+	M:        12544,
+	N:        16,
+	Op:       OpNN,
+	TunedMS:  0.006527999881654978,
+	Variant:  "micro1d_t16_r4",
+}, {
+	CublasMS: 0.013279999606311321,
+	K:        27,
+	M:        12544,
+	N:        32,
+	Op:       OpNN,
+	TunedMS:  0.007199999876320362,
+	Variant:  "micro1d_t16_r4",
+}, {
+	CublasMS: 0.015168000012636185,
+	K:        147,
+	M:        12544,
+	N:        64,
+	Op:       OpNN,
+	TunedMS:  0.01600000075995922,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k1_x1",
+}, {
+	CublasMS: 0.00825599953532219,
+	K:        16,
+	M:        12544,
+	N:        96,
+	Op:       OpNN,
+	TunedMS:  0.007296000141650438,
+	Variant:  "regtile_64x64x16_w32_t4x4_p0_f1_s2_b1",
+}, {
+	CublasMS: 0.049536000937223434,
+	K:        576,
+	M:        12544,
+	N:        128,
+	Op:       OpNN,
+	TunedMS:  0.051392000168561935,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b2",
+}, {
+	CublasMS: 0.09267199784517288,
+	K:        1152,
+	M:        12544,
+	N:        128,
+	Op:       OpNN,
+	TunedMS:  0.08974399790167809,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 0.01587199978530407,
+	K:        144,
+	M:        25088,
+	N:        32,
+	Op:       OpNN,
+	TunedMS:  0.016831999644637108,
+	Variant:  "splitka_128x32x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.0862400010228157,
+	K:        512,
+	M:        25088,
+	N:        128,
+	Op:       OpNN,
+	TunedMS:  0.07702399790287018,
+	Variant:  "cpasync_64x128x16_w64_t8x8_s3_k1_x1",
+}, {
+	CublasMS: 0.1809920072555542,
+	K:        1152,
+	M:        25088,
+	N:        128,
+	Op:       OpNN,
+	TunedMS:  0.1616320013999939,
+	Variant:  "cpasync_64x128x16_w64_t8x8_s3_k1_x1",
+}, {
+	CublasMS: 0.02099199965596199,
+	K:        32,
+	M:        25088,
+	N:        192,
+	Op:       OpNN,
+	TunedMS:  0.018559999763965607,
+	Variant:  "regtile_64x64x16_w32_t4x4_p0_f1_s2_b1",
+}, {
+	CublasMS: 0.1475200057029724,
+	K:        512,
+	M:        25088,
+	N:        256,
+	Op:       OpNN,
+	TunedMS:  0.14688000082969666,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b4",
+}, {
+	CublasMS: 0.09161599725484848,
+	K:        128,
+	M:        25088,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.08310399949550629,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b4",
+}, {
+	CublasMS: 0.14724799990653992,
+	K:        256,
+	M:        25088,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  0.14975999295711517,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b1",
+}, {
+	CublasMS: 1.1745280027389526,
+	K:        2304,
+	M:        25088,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  1.157088041305542,
+	Variant:  "regtile_128x256x16_w64_t8x16_p0_f1_s3_b1",
+}, {
+	CublasMS: 2.3031840324401855,
+	K:        4608,
+	M:        25088,
+	N:        512,
+	Op:       OpNN,
+	TunedMS:  2.2919039726257324,
+	Variant:  "regtile_128x256x16_w64_t8x16_p0_f1_s3_b1",
+}, {
+	CublasMS: 0.1863040030002594,
+	K:        4096,
+	M:        32000,
+	N:        1,
+	Op:       OpNN,
+	TunedMS:  0.18236799538135529,
+	Variant:  "gemvn_n1_r4_u2_w2",
+}, {
+	CublasMS: 0.01727999933063984,
+	K:        27,
+	M:        50176,
+	N:        64,
+	Op:       OpNN,
+	TunedMS:  0.0144640002399683,
+	Variant:  "splitka_128x64x16_w64_t8x8_s2_b1",
+}, {
+	CublasMS: 0.09616000205278397,
+	K:        576,
+	M:        50176,
+	N:        64,
+	Op:       OpNN,
+	TunedMS:  0.09286399930715561,
+	Variant:  "splitka_128x64x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 0.05559999868273735,
+	K:        768,
+	M:        50257,
+	N:        1,
+	Op:       OpNN,
+	TunedMS:  0.055904000997543335,
+	Variant:  "gemvn_n1_r4_u2_w2",
+}, {
+	CublasMS: 0.1944960057735443,
+	K:        1024,
+	M:        65536,
+	N:        16,
+	Op:       OpNN,
+	TunedMS:  0.1555519998073578,
+	Variant:  "splitka_128x32x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.02287999913096428,
+	K:        128,
+	M:        100000,
+	N:        1,
+	Op:       OpNN,
+	TunedMS:  0.02348800003528595,
+	Variant:  "gemvng_n2_r4_u2_w2_g16",
+}, {
+	CublasMS: 0.0360959991812706,
+	K:        64,
+	M:        100000,
+	N:        64,
+	Op:       OpNN,
+	TunedMS:  0.03190400078892708,
+	Variant:  "splitka_128x64x16_w64_t8x8_s2_b1",
+}, {
+	CublasMS: 0.03232000023126602,
+	K:        96,
+	M:        100352,
+	N:        24,
+	Op:       OpNN,
+	TunedMS:  0.03244800120592117,
+	Variant:  "splitka_128x32x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.036159999668598175,
+	K:        64,
+	M:        100352,
+	N:        64,
+	Op:       OpNN,
+	TunedMS:  0.0318400003015995,
+	Variant:  "splitka_128x64x16_w64_t8x8_s2_b1",
+}, {
+	CublasMS: 0.08511999994516373,
+	K:        256,
+	M:        100352,
+	N:        64,
+	Op:       OpNN,
+	TunedMS:  0.08515200018882751,
+	Variant:  "splitka_128x64x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 0.1671840026974678,
+	K:        576,
+	M:        100352,
+	N:        64,
+	Op:       OpNN,
+	TunedMS:  0.17628799378871918,
+	Variant:  "splitka_128x64x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 0.15190400183200836,
+	K:        256,
+	M:        100352,
+	N:        128,
+	Op:       OpNN,
+	TunedMS:  0.14950400590896606,
+	Variant:  "cpasync_128x128x16_w64_t8x8_s3_k1_x0",
+}, {
+	CublasMS: 0.05142400041222572,
+	K:        24,
+	M:        100352,
+	N:        144,
+	Op:       OpNN,
+	TunedMS:  0.04694399982690811,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k1_x1",
+}, {
+	CublasMS: 0.11903999745845795,
+	K:        64,
+	M:        100352,
+	N:        256,
+	Op:       OpNN,
+	TunedMS:  0.09593600034713745,
+	Variant:  "cpasync_64x128x16_w64_t8x8_s3_k1_x1",
+}, {
+	CublasMS: 1.2003200054168701,
+	K:        1152,
+	M:        100352,
+	N:        256,
+	Op:       OpNN,
+	TunedMS:  1.1657919883728027,
+	Variant:  "regtile_128x256x16_w64_t8x16_p0_f1_s3_b1",
+}, {
+	CublasMS: 2.4485760927200317,
+	K:        2304,
+	M:        100352,
+	N:        256,
+	Op:       OpNN,
+	TunedMS:  2.2864160537719727,
+	Variant:  "regtile_128x256x16_w64_t8x16_p0_f1_s3_b1",
+}, {
+	CublasMS: 0.040832001715898514,
+	K:        32,
+	M:        262144,
+	N:        32,
+	Op:       OpNN,
+	TunedMS:  0.033952001482248306,
+	Variant:  "splitka_128x32x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.051791999489068985,
+	K:        32,
+	M:        401408,
+	N:        16,
+	Op:       OpNN,
+	TunedMS:  0.04508800059556961,
+	Variant:  "splitka_128x32x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.054687999188899994,
+	K:        27,
+	M:        401408,
+	N:        32,
+	Op:       OpNN,
+	TunedMS:  0.04864000156521797,
+	Variant:  "splitka_128x32x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 0.2186879962682724,
+	K:        147,
+	M:        401408,
+	N:        64,
+	Op:       OpNN,
+	TunedMS:  0.21460799872875214,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k1_x1",
+}, {
+	CublasMS: 0.11830399930477142,
+	K:        16,
+	M:        401408,
+	N:        96,
+	Op:       OpNN,
+	TunedMS:  0.08716800063848495,
+	Variant:  "splitka_128x32x16_w32_t4x8_s2_b0",
+}, {
+	CublasMS: 1.2543520331382751,
+	K:        576,
+	M:        401408,
+	N:        128,
+	Op:       OpNN,
+	TunedMS:  1.2339520454406738,
+	Variant:  "cpasync_64x128x16_w64_t8x8_s3_k1_x1",
+}, {
+	CublasMS: 2.394767999649048,
+	K:        1152,
+	M:        401408,
+	N:        128,
+	Op:       OpNN,
+	TunedMS:  2.442479968070984,
+	Variant:  "splitka_64x128x16_w64_t8x8_s2_b0",
+}, {
+	CublasMS: 0.1409280002117157,
+	K:        64,
+	M:        1000000,
+	N:        1,
+	Op:       OpNN,
+	TunedMS:  0.09206400066614151,
+	Variant:  "gemvng_n1_r4_u2_w2_g8",
+}, {
+	CublasMS: 0.06921599805355072,
+	K:        16,
+	M:        1000000,
+	N:        8,
+	Op:       OpNN,
+	TunedMS:  0.06569600105285645,
+	Variant:  "splitka_128x32x16_w32_t4x8_s2_b0",
 }, {
 	CublasMS: 2.72707200050354,
 	K:        4096,
@@ -667,938 +4584,4934 @@ type opRule struct {
 
 // rules holds each op's rule, indexed by Op (nil: the export has no kernel for the op).
 var rules = [4]*opRule{
-	// NN: Columns (K): <= 23 | 24-31 | 32-47 | 48-63 | 64-95 | 96-127 | 128-191 | 192-255 | 256-383 |
-	// 384-511 | 512-767 | 768-1023 | 1024-1535 | 1536-2047 | 2048-3071 | 3072-4095 | 4096-6143 |
-	// 6144-8191 | 8192-12287 | 12288-16383 | >= 16384.,
+	// NN: Columns (K): <= 2 | 3 | 4-5 | 6-7 | 8-11 | 12-15 | 16-23 | 24-31 | 32-47 | 48-63 | 64-95 |
+	// 96-127 | 128-191 | 192-255 | 256-383 | 384-511 | 512-767 | 768-1023 | 1024-1535 | 1536-2047 |
+	// 2048-3071 | 3072-4095 | 4096-6143 | 6144-8191 | 8192-12287 | 12288-16383 | 16384-24575 |
+	// 24576-32767 | 32768-49151 | 49152-65535 | 65536-98303 | 98304-131071 | 131072-196607 |
+	// 196608-262143 | 262144-393215 | 393216-524287 | 524288-786431 | 786432-1048575 | 1048576-1572863
+	// | 1572864-2097151 | >= 2097152.,
 	OpNN: {
 		aligned: []string{
-			"000100002222222222222", // M <= 63, N <= 191
-			"000100002222222222222", // M <= 63, N 192-255
-			"000100002220222222222", // M <= 63, N 256-383
-			"000110022220022222222", // M <= 63, N 384-511
-			"000011222220002222222", // M <= 63, N 512-767
-			"000001222222233222222", // M <= 63, N 768-1023
-			"000000122222223322222", // M <= 63, N 1024-1535
-			"000001122222222332222", // M <= 63, N 1536-2047
-			"000001122222222000222", // M <= 63, N 2048-3071
-			"000011122222222333322", // M <= 63, N 3072-4095
-			"000011122222222333332", // M <= 63, N 4096-6143
-			"000001122222222000000", // M <= 63, N 6144-8191
-			"000001122222222333333", // M <= 63, N 8192-12287
-			"000000122222220000000", // M <= 63, N 12288-16383
-			"000033322222233333333", // M <= 63, N >= 16384
-			"001000000222222222222", // M 64-95, N <= 191
-			"001000000222222222222", // M 64-95, N 192-255
-			"001000000222222222222", // M 64-95, N 256-383
-			"001100002222022222222", // M 64-95, N 384-511
-			"000110022222002222222", // M 64-95, N 512-767
-			"000111122222220222222", // M 64-95, N 768-1023
-			"000001122222222022222", // M 64-95, N 1024-1535
-			"000001122222222002222", // M 64-95, N 1536-2047
-			"000011122222222200222", // M 64-95, N 2048-3071
-			"000011122222222200022", // M 64-95, N 3072-4095
-			"000011122222222200002", // M 64-95, N 4096-6143
-			"000011122222222200000", // M 64-95, N 6144-8191
-			"000001122222222000000", // M 64-95, N 8192-12287
-			"000001122222222000000", // M 64-95, N 12288-16383
-			"000000122222220000000", // M 64-95, N >= 16384
-			"000000000222222222222", // M 96-127, N <= 191
-			"000000000222222222222", // M 96-127, N 192-255
-			"000000000222222222222", // M 96-127, N 256-383
-			"001000000222222222222", // M 96-127, N 384-511
-			"001100002222232222222", // M 96-127, N 512-767
-			"000111122222223222222", // M 96-127, N 768-1023
-			"000011122222222322222", // M 96-127, N 1024-1535
-			"000011122222222332222", // M 96-127, N 1536-2047
-			"000011122222222200222", // M 96-127, N 2048-3071
-			"000011122032222233322", // M 96-127, N 3072-4095
-			"000011122332222233332", // M 96-127, N 4096-6143
-			"000011122222222200000", // M 96-127, N 6144-8191
-			"000031122222222333333", // M 96-127, N 8192-12287
-			"000001122222222000000", // M 96-127, N 12288-16383
-			"003333122222223333333", // M 96-127, N >= 16384
-			"010000000022222222222", // M 128-191, N <= 191
-			"010000000022222222222", // M 128-191, N 192-255
-			"010000000222222222222", // M 128-191, N 256-383
-			"011000000222222222222", // M 128-191, N 384-511
-			"001100002222222222222", // M 128-191, N 512-767
-			"001111122222222222222", // M 128-191, N 768-1023
-			"000111122222222222222", // M 128-191, N 1024-1535
-			"000011122222222222222", // M 128-191, N 1536-2047
-			"000011122222222222222", // M 128-191, N 2048-3071
-			"000011122322222222222", // M 128-191, N 3072-4095
-			"000011122322222222222", // M 128-191, N 4096-6143
-			"000011122222222222222", // M 128-191, N 6144-8191
-			"000221122222222222222", // M 128-191, N 8192-12287
-			"002221122222222222222", // M 128-191, N 12288-16383
-			"022222122222222222222", // M 128-191, N >= 16384
-			"010000000222222222222", // M 192-255, N <= 191
-			"010000000022222222222", // M 192-255, N 192-255
-			"010000000222222222222", // M 192-255, N 256-383
-			"011000000222222222222", // M 192-255, N 384-511
-			"001100002222222222222", // M 192-255, N 512-767
-			"001111122222222222222", // M 192-255, N 768-1023
-			"001111122222222222222", // M 192-255, N 1024-1535
-			"001111122222222222222", // M 192-255, N 1536-2047
-			"000111122222222222222", // M 192-255, N 2048-3071
-			"000011122222222222222", // M 192-255, N 3072-4095
-			"000011122222222222222", // M 192-255, N 4096-6143
-			"000211122222222222222", // M 192-255, N 6144-8191
-			"002221122222222222222", // M 192-255, N 8192-12287
-			"022221122222222222222", // M 192-255, N 12288-16383
-			"222222122222222222222", // M 192-255, N >= 16384
-			"011000000222222222222", // M 256-383, N <= 191
-			"011000000222222222222", // M 256-383, N 192-255
-			"011000000222222222222", // M 256-383, N 256-383
-			"011000002222222222222", // M 256-383, N 384-511
-			"001100002222222222222", // M 256-383, N 512-767
-			"011111122222222222222", // M 256-383, N 768-1023
-			"011111122222222222222", // M 256-383, N 1024-1535
-			"011111122222222222222", // M 256-383, N 1536-2047
-			"001111122222222222222", // M 256-383, N 2048-3071
-			"001111122222222222222", // M 256-383, N 3072-4095
-			"000111122222222222222", // M 256-383, N 4096-6143
-			"002221122222222222222", // M 256-383, N 6144-8191
-			"022221122222222222222", // M 256-383, N 8192-12287
-			"222222122222222222222", // M 256-383, N 12288-16383
-			"222222222222222222222", // M 256-383, N >= 16384
-			"001000002222222222222", // M 384-511, N <= 191
-			"011000002222222222222", // M 384-511, N 192-255
-			"011000002222222222222", // M 384-511, N 256-383
-			"001100002222222222222", // M 384-511, N 384-511
-			"011100000222222222222", // M 384-511, N 512-767
-			"011100022222222222222", // M 384-511, N 768-1023
-			"011100022222222222222", // M 384-511, N 1024-1535
-			"011111122222222222222", // M 384-511, N 1536-2047
-			"011111122222222222222", // M 384-511, N 2048-3071
-			"001111122222222222222", // M 384-511, N 3072-4095
-			"001111122222222222222", // M 384-511, N 4096-6143
-			"022211122222222222222", // M 384-511, N 6144-8191
-			"222222122222222222222", // M 384-511, N 8192-12287
-			"222222222222222222222", // M 384-511, N 12288-16383
-			"222222222222222222222", // M 384-511, N >= 16384
-			"001110022222222222222", // M 512-767, N <= 191
-			"001100022222222222222", // M 512-767, N 192-255
-			"001110022222222222222", // M 512-767, N 256-383
-			"011111222222222222222", // M 512-767, N 384-511
-			"011100022222222222222", // M 512-767, N 512-767
-			"111000022222222222222", // M 512-767, N 768-1023
-			"111000022222222222222", // M 512-767, N 1024-1535
-			"111100222222222222222", // M 512-767, N 1536-2047
-			"111111122222222222222", // M 512-767, N 2048-3071
-			"111111122222222222222", // M 512-767, N 3072-4095
-			"111111122222222222222", // M 512-767, N 4096-6143
-			"111111122222222222222", // M 512-767, N 6144-8191
-			"222222222222222222222", // M 512-767, N 8192-12287
-			"222222222222222222222", // M 512-767, N 12288-16383
-			"222222222222222222222", // M 512-767, N >= 16384
-			"000111222222222222222", // M 768-1023, N <= 191
-			"000111222222222222222", // M 768-1023, N 192-255
-			"001111122222222222222", // M 768-1023, N 256-383
-			"011110222222222222222", // M 768-1023, N 384-511
-			"011100022222222222222", // M 768-1023, N 512-767
-			"111000022222222222222", // M 768-1023, N 768-1023
-			"111000122222222222222", // M 768-1023, N 1024-1535
-			"111100222222222222222", // M 768-1023, N 1536-2047
-			"111111122222222222222", // M 768-1023, N 2048-3071
-			"111111122222222222222", // M 768-1023, N 3072-4095
-			"111111122222222222222", // M 768-1023, N 4096-6143
-			"111111122222222222222", // M 768-1023, N 6144-8191
-			"111112222222222222222", // M 768-1023, N 8192-12287
-			"111122222222222222222", // M 768-1023, N 12288-16383
-			"222222222222222222222", // M 768-1023, N >= 16384
-			"000011122222222222222", // M 1024-1535, N <= 191
-			"000111122222222222222", // M 1024-1535, N 192-255
-			"001111122222222222222", // M 1024-1535, N 256-383
-			"011111122222222222222", // M 1024-1535, N 384-511
-			"011100222222222222222", // M 1024-1535, N 512-767
-			"111100222222222222222", // M 1024-1535, N 768-1023
-			"111101122222222222222", // M 1024-1535, N 1024-1535
-			"111111122222222222222", // M 1024-1535, N 1536-2047
-			"111111122222222222222", // M 1024-1535, N 2048-3071
-			"111111122222222222222", // M 1024-1535, N 3072-4095
-			"111111122222222222222", // M 1024-1535, N 4096-6143
-			"111111122222222222222", // M 1024-1535, N 6144-8191
-			"111111222222222222222", // M 1024-1535, N 8192-12287
-			"111112222222222222222", // M 1024-1535, N 12288-16383
-			"111122222222222222222", // M 1024-1535, N >= 16384
-			"000000002222222222222", // M 1536-2047, N <= 191
-			"000111122222222222222", // M 1536-2047, N 192-255
-			"001111122222222222222", // M 1536-2047, N 256-383
-			"011111122222222222222", // M 1536-2047, N 384-511
-			"011111122222222222222", // M 1536-2047, N 512-767
-			"111111122222222222222", // M 1536-2047, N 768-1023
-			"111111122222222222222", // M 1536-2047, N 1024-1535
-			"111111122222222222222", // M 1536-2047, N 1536-2047
-			"111111122222222222222", // M 1536-2047, N 2048-3071
-			"111111122222222222222", // M 1536-2047, N 3072-4095
-			"111111122222222222222", // M 1536-2047, N 4096-6143
-			"111111122222222222222", // M 1536-2047, N 6144-8191
-			"111111122222222222222", // M 1536-2047, N 8192-12287
-			"111111222222222222222", // M 1536-2047, N 12288-16383
-			"111112222222222222222", // M 1536-2047, N >= 16384
-			"000000022222222222222", // M 2048-3071, N <= 191
-			"000011122222222222222", // M 2048-3071, N 192-255
-			"001111122222222222222", // M 2048-3071, N 256-383
-			"001111122222222222222", // M 2048-3071, N 384-511
-			"111111122222222222222", // M 2048-3071, N 512-767
-			"111111122222222222222", // M 2048-3071, N 768-1023
-			"111111122222222222222", // M 2048-3071, N 1024-1535
-			"111111122222222222222", // M 2048-3071, N 1536-2047
-			"111111122222222222222", // M 2048-3071, N 2048-3071
-			"111111122222222222222", // M 2048-3071, N 3072-4095
-			"111111122222222242222", // M 2048-3071, N 4096-6143
-			"111111122222222222222", // M 2048-3071, N 6144-8191
-			"111111122222222222222", // M 2048-3071, N 8192-12287
-			"111111122222222222222", // M 2048-3071, N 12288-16383
-			"111111222222222222222", // M 2048-3071, N >= 16384
-			"000000222222222222222", // M 3072-4095, N <= 191
-			"000002222222222222222", // M 3072-4095, N 192-255
-			"000111122222222222222", // M 3072-4095, N 256-383
-			"001111122222222222222", // M 3072-4095, N 384-511
-			"111111122222222222222", // M 3072-4095, N 512-767
-			"111111122222222222222", // M 3072-4095, N 768-1023
-			"111111122222222222222", // M 3072-4095, N 1024-1535
-			"111111122222222222222", // M 3072-4095, N 1536-2047
-			"111111122222222222222", // M 3072-4095, N 2048-3071
-			"111111122222222444222", // M 3072-4095, N 3072-4095
-			"111111122222222444222", // M 3072-4095, N 4096-6143
-			"111111112222222442222", // M 3072-4095, N 6144-8191
-			"111111122222222222222", // M 3072-4095, N 8192-12287
-			"111111122222222222222", // M 3072-4095, N 12288-16383
-			"111111222222222222222", // M 3072-4095, N >= 16384
-			"000002222222222222222", // M 4096-6143, N <= 191
-			"000022222222222222222", // M 4096-6143, N 192-255
-			"000222222222222222222", // M 4096-6143, N 256-383
-			"002211122222222222222", // M 4096-6143, N 384-511
-			"111111122222222222222", // M 4096-6143, N 512-767
-			"111111122222222222222", // M 4096-6143, N 768-1023
-			"111111122222222222222", // M 4096-6143, N 1024-1535
-			"111111122222222222222", // M 4096-6143, N 1536-2047
-			"111111122222222242222", // M 4096-6143, N 2048-3071
-			"111111122222222444222", // M 4096-6143, N 3072-4095
-			"111111112222224444422", // M 4096-6143, N 4096-6143
-			"111111112222222444442", // M 4096-6143, N 6144-8191
-			"111111122222222244442", // M 4096-6143, N 8192-12287
-			"111111122222222224442", // M 4096-6143, N 12288-16383
-			"111111222222222222222", // M 4096-6143, N >= 16384
-			"000022222222222222222", // M 6144-8191, N <= 191
-			"000222222222222222222", // M 6144-8191, N 192-255
-			"002222222222222222222", // M 6144-8191, N 256-383
-			"022222222222222222222", // M 6144-8191, N 384-511
-			"111121122222222222222", // M 6144-8191, N 512-767
-			"111111122222222222222", // M 6144-8191, N 768-1023
-			"111111122222222222222", // M 6144-8191, N 1024-1535
-			"111111122222222222222", // M 6144-8191, N 1536-2047
-			"111111122222222222222", // M 6144-8191, N 2048-3071
-			"111111112222222442222", // M 6144-8191, N 3072-4095
-			"111111112222222444442", // M 6144-8191, N 4096-6143
-			"111111122222222244444", // M 6144-8191, N 6144-8191
-			"111111122222222244444", // M 6144-8191, N 8192-12287
-			"111111222222222244442", // M 6144-8191, N 12288-16383
-			"111112222222222224422", // M 6144-8191, N >= 16384
-			"000222222222222222222", // M 8192-12287, N <= 191
-			"002222222222222222222", // M 8192-12287, N 192-255
-			"022222222222222222222", // M 8192-12287, N 256-383
-			"222222222222222222222", // M 8192-12287, N 384-511
-			"222222222222222222222", // M 8192-12287, N 512-767
-			"111112222222222222222", // M 8192-12287, N 768-1023
-			"111111222222222222222", // M 8192-12287, N 1024-1535
-			"111111122222222222222", // M 8192-12287, N 1536-2047
-			"111111122222222222222", // M 8192-12287, N 2048-3071
-			"111111122222222222222", // M 8192-12287, N 3072-4095
-			"111111122222222244442", // M 8192-12287, N 4096-6143
-			"111111122222222244444", // M 8192-12287, N 6144-8191
-			"111111122222222244444", // M 8192-12287, N 8192-12287
-			"111111222222222244442", // M 8192-12287, N 12288-16383
-			"111112222222222224422", // M 8192-12287, N >= 16384
-			"002222222222222222222", // M 12288-16383, N <= 191
-			"022222222222222222222", // M 12288-16383, N 192-255
-			"222222222222222222222", // M 12288-16383, N 256-383
-			"222222222222222222222", // M 12288-16383, N 384-511
-			"222222222222222222222", // M 12288-16383, N 512-767
-			"111122222222222222222", // M 12288-16383, N 768-1023
-			"111112222222222222222", // M 12288-16383, N 1024-1535
-			"111111222222222222222", // M 12288-16383, N 1536-2047
-			"111111122222222222222", // M 12288-16383, N 2048-3071
-			"111111122222222222222", // M 12288-16383, N 3072-4095
-			"111111122222222224442", // M 12288-16383, N 4096-6143
-			"111111222222222244442", // M 12288-16383, N 6144-8191
-			"111111222222222244442", // M 12288-16383, N 8192-12287
-			"111112222222222244442", // M 12288-16383, N 12288-16383
-			"211222222222222222222", // M 12288-16383, N >= 16384
-			"022222222222222222222", // M >= 16384, N <= 191
-			"222222222222222222222", // M >= 16384, N 192-255
-			"222222222222222222222", // M >= 16384, N 256-383
-			"222222222222222222222", // M >= 16384, N 384-511
-			"222222222222222222222", // M >= 16384, N 512-767
-			"222222222222222222222", // M >= 16384, N 768-1023
-			"111122222222222222222", // M >= 16384, N 1024-1535
-			"111112222222222222222", // M >= 16384, N 1536-2047
-			"111111222222222222222", // M >= 16384, N 2048-3071
-			"111111222222222222222", // M >= 16384, N 3072-4095
-			"111111222222222222222", // M >= 16384, N 4096-6143
-			"111112222222222224422", // M >= 16384, N 6144-8191
-			"111112222222222224422", // M >= 16384, N 8192-12287
-			"211222222222222222222", // M >= 16384, N 12288-16383
-			"222222222222222222222", // M >= 16384, N >= 16384
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMLLLLLLL", // M <= 1, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M <= 1, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMLLLLLL", // M <= 1, N 2
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M <= 1, N 3
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M <= 1, N 4-5
+			"RRRRRREERRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M <= 1, N 6-7
+			"RRRRRREERRRRRRTTRRRRRRRRRRMMMMMMMMMMMMMMM", // M <= 1, N 8-11
+			"RRRRREEERRRRRRSTSRRRRRRRRRMMMMMMMMMMMMMMM", // M <= 1, N 12-15
+			"EEEEEEEEERRRRRRRRRRRRRRRREMMMMMMMMMMMMMMM", // M <= 1, N 16-23
+			"ddddSSSRTTTTTTTTRRRRRRRRRA>LLLLLLL>KKKKKK", // M <= 1, N 24-31
+			"ddddSSSRRRRTTTTTSRRRRRRSSA>LLLLLLLLLLKKKK", // M <= 1, N 32-47
+			"ddddddSRRRRdTTTTSSSSSSSSEE>>>LLLLLLLLKKKK", // M <= 1, N 48-63
+			"dddddddSRRddTTTTTSSSSSSSEEE>>>>LLLLLKKKKK", // M <= 1, N 64-95
+			"dddddddSSSTTTTTTTSSSSSSSEEE>>>>>BBLKKkkkk", // M <= 1, N 96-127
+			"ddddddddSSTBBTTTTSSSSSSEEEEE>>>>>>BBKKkkk", // M <= 1, N 128-191
+			"ddddddddddddBTSSSSSSSEEEEEEEE@>>>>>BBKKKk", // M <= 1, N 192-255
+			"dddddddddddddBSSSSSEEEEEEEEEEEooo>>>>BKKK", // M <= 1, N 256-383
+			"ddddddddddddddSSSSEEEEEEEEEEEEEooooo>>>BK", // M <= 1, N 384-511
+			"ddddddddddddddBSSSEEEEEEEEEEEEEEooooooo>>", // M <= 1, N 512-767
+			"dddddddddddddBQQSSEEEEEEEEEEEEEEEEooooooo", // M <= 1, N 768-1023
+			"dddddddQKQQQQQQQQQEEEEEEEEEEEEEEEEEoooooo", // M <= 1, N 1024-1535
+			"ddddddQKKKKKKQQQQCCCEIEEEEEFFFFEEEEEooooo", // M <= 1, N 1536-2047
+			"dddddKKKKKKKKQQQQFCCFIIEEFFFFFFFEEEEEoooo", // M <= 1, N 2048-3071
+			"KKKKKKKKKKKKKQQQCQCFFHHHHHFFFFFFCEEEEoooo", // M <= 1, N 3072-4095
+			"KKKKKKKKKKKKQQQCCCCFFFHHHHFFFFFFCEEEEoooo", // M <= 1, N 4096-6143
+			"KKKKKKKKKKKKDDDHCFCGDFHHHHHFFFFCCCCEEoooo", // M <= 1, N 6144-8191
+			"dKKKKKKKKKKKDDDHHHGGGGDFCHHFFFFCBBBoooooo", // M <= 1, N 8192-12287
+			"dddddKKKKKKKDDDHHHGGGGCCCHHHHHBBBBooooooo", // M <= 1, N 12288-16383
+			"ddddddKKKKKBDDDDDDDDDGHCCHBBBBBBBBooooooo", // M <= 1, N 16384-24575
+			"ddddddddKKKBDDDDDDDDDDDDDBBBBBBBBoooooooo", // M <= 1, N 24576-32767
+			"dddddddd?BBDDDDDDDDDDAAAAABBBBBBooooooooo", // M <= 1, N 32768-49151
+			"ddddddd??BBDDDDDDDDBBAkAAABBBBBBooooooooo", // M <= 1, N 49152-65535
+			"ddddddp??BDDBABBBBBBBAAAABBBBBBoooooooooo", // M <= 1, N 65536-98303
+			"dddddp???BBBBAABBBBBAAABBBBnnn333oooooooo", // M <= 1, N 98304-131071
+			"ddnnmp??oBBBBBBBBBBBABBBBBnnnnn3333oooooo", // M <= 1, N 131072-196607
+			"nnnmm??ooBBBBABBBBBAAABBBBnnnnn33333ooooo", // M <= 1, N 196608-262143
+			"nnnmm?ooooBBmnABBBBAAABBBnnnnnnn3333noooo", // M <= 1, N 262144-393215
+			"nnnmmoooooBmmnnBBBBAAAABBnnnnnnn3333nnnoo", // M <= 1, N >= 393216
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N (none)
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 2
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 3
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 4-5
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 6-7
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 8-11
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 12-15
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 16-23
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 24-31
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 32-47
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 48-63
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 64-95
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 96-127
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 128-191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 192-255
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 256-383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 384-511
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 512-767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 768-1023
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 1024-1535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 262144-393215
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N >= 393216
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMLLLLLL", // M 2, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 2, N (none)
+			"RdRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 2, N 2
+			"ddddRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 2, N 3
+			"ddddRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 2, N 4-5
+			"ddddRRRRRRRRTTTRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 2, N 6-7
+			"RddRRRRRRRRRTTRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 2, N 8-11
+			"RRRRRRRRRRRRRTSRRRRRRRRRRRLMMMMMMMMMMMMMM", // M 2, N 12-15
+			"RRRRRRRRRRRRRRRRRRRRRRRRRILLLLLMMMMMMMMML", // M 2, N 16-23
+			"ddddddTTTTTTTTTRRSRRRRSSR>>>>>>>>>>>>>>>K", // M 2, N 24-31
+			"ddddddTTTTTTTTTSSSSSSSSS>>>>>>>kk>>>>>>>>", // M 2, N 32-47
+			"ddddddddTTTTTTTTSSSSSSSSE>>>>>>kkkkk>>>kk", // M 2, N 48-63
+			"ddddddddddddTTTTSSSSSSSEE>>>>>>>kkkkkkkkk", // M 2, N 64-95
+			"ddddddddddddBTTTTSSSSSSIE?>>>>>>>kkkkkkkk", // M 2, N 96-127
+			"dddddddddTTBBTTTSSSSSSIIIE@>>>>>>>kkkkkkk", // M 2, N 128-191
+			"ddddddddddddBBTSSSIIIIIIIE@@@>>>>>>>kkkkk", // M 2, N 192-255
+			"dddddddddddddBQTQQIIIIIIIIE@@ooo>>>>>kkkk", // M 2, N 256-383
+			"dddddddddddddBQQQQIIIIIIIIEEoooooooo>>Ekk", // M 2, N 384-511
+			"dddddddddddddBQQQQIIIIIIIIEEEooooooooooo>", // M 2, N 512-767
+			"dddddddddddddQQQQQIIIIIIIIIEEEooooooooooo", // M 2, N 768-1023
+			"dddddddQQQQQQQQQQQIIIIIIIIIIIIEEooooooooo", // M 2, N 1024-1535
+			"ddddddQKKKKKKQQQQCCIIIIIIIIFFFooooooooooo", // M 2, N 1536-2047
+			"dddddKKKKKKKKQQQQCCFIIIIIFFFFFFoooooooooo", // M 2, N 2048-3071
+			"UUUKKKKKKKKKQQFFFFFllHHHHFFFFFFoooooooooo", // M 2, N 3072-4095
+			"dKKKKKKKKKKKQGGFFFFFFHIHHHFFFFFoooooooooo", // M 2, N 4096-6143
+			"ddKKKKKKKKKKKGGGHFHHGHHHHHFFFFFoooooooooo", // M 2, N 6144-8191
+			"ddddddKKKKKKKGGGHGGGGGkHHHFFFFooooooooooo", // M 2, N 8192-12287
+			"ddddddKKKKKK?GGGGGGGGGGFooooooooooooooooo", // M 2, N 12288-16383
+			"ddddddpKKK????GGGGGGGGGGooooooooooooooooo", // M 2, N 16384-24575
+			"ddddddpo?????oGDDGGGGGGGooooooooooooooooo", // M 2, N 24576-32767
+			"dddddmm?????DDDDDDDBBBBBooooooooooooooooo", // M 2, N 32768-49151
+			"dddnmmm????oGoGGGGBoooooooooooooooooooooo", // M 2, N 49152-65535
+			"dnnnmmm?@@?ooooBBBBoonnoooonnoooooooooooo", // M 2, N 65536-98303
+			"nnnmmm?@@@ooooooBBoonnnnnnnnnn333oooooooo", // M 2, N 98304-131071
+			"nnmmmm?@@pooooooBBonnnnnnnnnnn3333xxooooo", // M 2, N 131072-196607
+			"nnmmmm?@ppppmmmBBBBnnnnnnnnnnnn3333xxoooo", // M 2, N 196608-262143
+			"nnmmmm?pppmmmmlnBBBAnnnnnnnnnnnn333nxxxoo", // M 2, N 262144-393215
+			"nmmmmmpppmmmmmlnBBBnnnnnnnnnnnnn333nnxxxo", // M 2, N >= 393216
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 3, N (none)
+			"ddddRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N 2
+			"d00cRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N 3
+			"c00cdRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N 4-5
+			"dccddRRRRRRRRTRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N 6-7
+			"dddddRRRRRRRRTTRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N 8-11
+			"RRddRRRRRRRRRRRRRRRRRRRRRRMM>MMMMMMMMMMMM", // M 3, N 12-15
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMM>>MMMMMM>>>", // M 3, N 16-23
+			"dddddddTTTTTTTTSSSSRSSSS>>>>>>>>>>>>>>>>>", // M 3, N 24-31
+			"dddddddTTTTTTTTTSSSSSSSS>>>>>>>>>>>>>>>>>", // M 3, N 32-47
+			"dddddddddTTTTTTTTSSSSSSS?>>>>>>>kk>>>>>kk", // M 3, N 48-63
+			"ddddddddddddTQQQTSSSSSEE?>>>>>>>kkk>>>>kk", // M 3, N 64-95
+			"ddddddddddddBQQQQSSIIIIEE?>>>>>>>kkkkkkkk", // M 3, N 96-127
+			"ddddddddddddBQQQQQIIIIII???>>>>>>>kkkkkkk", // M 3, N 128-191
+			"ddddddddddddBBQQQQIIIIII?????>>>>>>kkkkkk", // M 3, N 192-255
+			"dddddddddddddBQQQQIIIIIIk?@@oooo>>>>kkkkk", // M 3, N 256-383
+			"dddddddddddddBQQQQQIIIIkkk@oooooooooo>kkk", // M 3, N 384-511
+			"dddddddddddddBQQQQQIIIIkkkIoooooooooooook", // M 3, N 512-767
+			"ddddddddddddBQQQQQQIIIkkkoooooooooooooooo", // M 3, N 768-1023
+			"dddddddQQQQQQQQQQQCIIIkkooooooooooooooooo", // M 3, N 1024-1535
+			"ddddddQQQQKKQGFFFFFIIlkoooooooooooooooooo", // M 3, N 1536-2047
+			"ddddAKKKKKKK22GFFFFlllloooooooooooooooooo", // M 3, N 2048-3071
+			"ddUKKKKKKKKK222GFFllllloooooooooooooooooo", // M 3, N 3072-4095
+			"ddmmKKKKKKKK222Gmmmollloooooooooooooooooo", // M 3, N 4096-6143
+			"ddmmmdKKKKKK??GG?oooolloooooooooooooooooo", // M 3, N 6144-8191
+			"ddddddoKKKKK?????ooolkkkooooooooooooooooo", // M 3, N 8192-12287
+			"ddddddooKK???????oookkkkooooooooooooooooo", // M 3, N 12288-16383
+			"dddddmmmm???????ooooooooooooooooooooooooo", // M 3, N 16384-24575
+			"ddddmmmmmm????ooooooooooooooooooooooooooo", // M 3, N 24576-32767
+			"dddmmmmmmm@@?oooooooooooooooooooooooooooo", // M 3, N 32768-49151
+			"dmmmmmmmm@@@ooooooooooooooooooooooooooooo", // M 3, N 49152-65535
+			"mmmmmmmm@@@@oooooooonnnnooooooooooooooooo", // M 3, N 65536-98303
+			"mmmmmmmm@@@ppooooooonnnnnnnnnn33xxooooooo", // M 3, N 98304-131071
+			"mmmmmmm@@mmmmmmmooonnnnnnnnnnn33xxxxooooo", // M 3, N 131072-196607
+			"mmmmmmmmmmmmmmmmmnnnnnnnnnnnnnn33xxxxxooo", // M 3, N 196608-262143
+			"mmmmmmmmmmmmmmmmnnnnnnnnnnnnnnnn3nnxxxxoo", // M 3, N 262144-393215
+			"mmmmmmmmmmmmmmmmnnnnnnnnnnnnnnnnnnnnxxxxo", // M 3, N >= 393216
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 4-5, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 4-5, N (none)
+			"ddddRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 4-5, N 2
+			"c00cdRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 4-5, N 3
+			"c00cdRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 4-5, N 4-5
+			"dcc0ddRRRTTRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 4-5, N 6-7
+			"dddddRRRRRRRRRRRRRRRRRRRRRL>MMMMMMMMMMMMM", // M 4-5, N 8-11
+			"RddddRRRRRRRRRRRRRRRRRRRRR>MM>>MMMMM>>>>>", // M 4-5, N 12-15
+			"RRdRRRRRRRRRRRRRRRRRRRRRRR>>>>>>>>>>>>>>>", // M 4-5, N 16-23
+			"dddddddddTTTTTTTSSSSSSSS?>>>>>>>>>>>>>>>>", // M 4-5, N 24-31
+			"dddddddddTTTTTTTSSSSSSSS>>>>>>>>>>>>>>>>>", // M 4-5, N 32-47
+			"ddddddddddTTTTQTTSSSSSSS?>>>>>>>>>>>>>>kk", // M 4-5, N 48-63
+			"dddddddddddBBQQQQSSSSEEE?>>>>>>>>>>>>>>kk", // M 4-5, N 64-95
+			"dddddddddddBBBQQQSSIIII???>>>>>>>kkk>>>kk", // M 4-5, N 96-127
+			"ddddddddddddBBQQQQIII??????>>>>>>kkkkkkkk", // M 4-5, N 128-191
+			"ddddddddddddBBQQQQIIII???????>>>>>kkkkkkk", // M 4-5, N 192-255
+			"ddddddddddddBBQQQQFFIIIk?????ooo>>>>kkkkk", // M 4-5, N 256-383
+			"dddddddddddddBQQQQQFIkkkk??ooooooooookkkk", // M 4-5, N 384-511
+			"dddddddddddddBQQQQFFIkkkmmoooooooooooookk", // M 4-5, N 512-767
+			"dddddddddddd2BQQQQFHIlmmmmooooooooooooooo", // M 4-5, N 768-1023
+			"ddddddddd22222FQQFF@lmmmmoooooooooooooooo", // M 4-5, N 1024-1535
+			"ddddddAA2222222FFF?kllmmkoooooooooooooooo", // M 4-5, N 1536-2047
+			"dddddAAU2KK222222?kllllkkkooooooooooooooo", // M 4-5, N 2048-3071
+			"ddddkkkkKKK222222mmllllkkkooooooooooooooo", // M 4-5, N 3072-4095
+			"ddmmmmmmKKKK2222mmmllllkkkooooooooooooooo", // M 4-5, N 4096-6143
+			"ddmmmmmm?KK????mmmmllllkkoooooooooooooooo", // M 4-5, N 6144-8191
+			"ddmmmmmmm???????omlllllkkoooooooooooooooo", // M 4-5, N 8192-12287
+			"dddmmmmmm????????oollkkkkoooooooooooooooo", // M 4-5, N 12288-16383
+			"dddmmmmmmmmm???ooooolklkooooooooooooooooo", // M 4-5, N 16384-24575
+			"ddmmmmmmmmmmm?ooooooooooooooooooooooooooo", // M 4-5, N 24576-32767
+			"dmmmmmmmmmmm@@ooooooooooooooooooooooooooo", // M 4-5, N 32768-49151
+			"mmmmmmmmmmm@ppooooooonnoooooooooooooooooo", // M 4-5, N 49152-65535
+			"mmmmmmmmmmmmppoooooonnnnnooooooxxoooooooo", // M 4-5, N 65536-98303
+			"mmmmmmmmmmmmmppoooonnnnnnnnnnnxxxxxxooooo", // M 4-5, N 98304-131071
+			"mmmmmmmmmmmmmmmmmmonnnnnnnnnnnnxxxxxxoooo", // M 4-5, N 131072-196607
+			"mmmmmmmmmmmmmmmmmmnnnnnnnnnnnnnnxxxxxxooo", // M 4-5, N 196608-262143
+			"mmmmmmmmmmmmmmmmmmmmlnnnnnnnnnnnnnxxxxxxo", // M 4-5, N 262144-393215
+			"mmmmmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnnxxxxxx", // M 4-5, N >= 393216
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 6-7, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 6-7, N (none)
+			"ddddRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 6-7, N 2
+			"dccddRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 6-7, N 3
+			"dcc0ddRRRTTRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 6-7, N 4-5
+			"dd00ddRRdRTTRRRRRRRRRRRRRR>MMMMMMMMMMMMMM", // M 6-7, N 6-7
+			"dddddddRddTRRRRRRRRRRRRRRR>L>>>MMMMM>>>>>", // M 6-7, N 8-11
+			"dddddddRRRRRRRRRRRRRRRRRRR>>>>>>>MM>>>>>>", // M 6-7, N 12-15
+			"RRdddddRRRRRRRRRRRRRRRRRRR>>>>>>>>>>>>>>>", // M 6-7, N 16-23
+			"ddddddddddddTTTTSSSSSSSSS>>>>>>>>>>>>>>>>", // M 6-7, N 24-31
+			"dddddddddddBBTTTTSSSSSSS>>>>>>>>>>>>>>>>>", // M 6-7, N 32-47
+			"dddddddddddBBQQQTSSSSSSS>>>>>>>>>>>>>>>>k", // M 6-7, N 48-63
+			"dddddddddddBBBQQQSSSSEE??>>>>>>>>>>>>>>kk", // M 6-7, N 64-95
+			"AddddddddddBBBQQQQ?@@?????>>>>>>>>>>>>>kk", // M 6-7, N 96-127
+			"AddddddddddBBQQQQQ?????????>>>>>>kkkkkkkk", // M 6-7, N 128-191
+			"dddddddddddBBQQQQQQ??????????>>>>>kkkkkkk", // M 6-7, N 192-255
+			"dddddddddddBBQQQQQCFFkF??????ooo>>>kkkkkk", // M 6-7, N 256-383
+			"dddddddddddBBQQQQFFFkkkk??oooooooooookkkk", // M 6-7, N 384-511
+			"dddddddddddBBBQFFFHHlkkmmmooooooooooookkk", // M 6-7, N 512-767
+			"ddddddddddd222FFFFHHllmmmmooooooooooooook", // M 6-7, N 768-1023
+			"dddddddddd2222HFFF@@lmmmmmkoooooooooooooo", // M 6-7, N 1024-1535
+			"dddddddd2222222?????llmmkkkoooooooooooooo", // M 6-7, N 1536-2047
+			"ddddddAk?22222222?kklllkkkkoooooooooooooo", // M 6-7, N 2048-3071
+			"dddddkkm??2222222mmmlllkkkkoooooooooooooo", // M 6-7, N 3072-4095
+			"ddmmmmmm????2222mmmmlllkkkkoooooooooooooo", // M 6-7, N 4096-6143
+			"dmmmmmmmo?????mmmmmmllkkkkkoooooooooooooo", // M 6-7, N 6144-8191
+			"dmmmmmmmo???????mmmlllkkkkooooooooooooooo", // M 6-7, N 8192-12287
+			"dmmmmmmmm???????ollllkkkkoooooooooooooooo", // M 6-7, N 12288-16383
+			"dmmmmmmmmmmmm??oooollkkkkoooooooooooooooo", // M 6-7, N 16384-24575
+			"mmmmmmmmmmmmmm?ooooolllkooooooooooooooooo", // M 6-7, N 24576-32767
+			"mmmmmmmmmmmmmpooooooolloooooooooooooooooo", // M 6-7, N 32768-49151
+			"mmmmmmmmmmmmmmoooooolnnnnoooooooxxxoooooo", // M 6-7, N 49152-65535
+			"mmmmmmmmmmmmmmmoooonnnnnnnnooxxxxxxxooooo", // M 6-7, N 65536-98303
+			"mmmmmmmmmmmmmmmmooonnnnnnnnnnxxxxxxxxoooo", // M 6-7, N 98304-131071
+			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxooo", // M 6-7, N 131072-196607
+			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnnxxxxxxxoo", // M 6-7, N 196608-262143
+			"mmmmmmmmmmmmmmmmmmmlnnnnnnnnnnnnnxxxxxxxo", // M 6-7, N 262144-393215
+			"mmmmmmmmmmmmmmmmmmmmllnnnnnnnnnnnnxxxxxxx", // M 6-7, N >= 393216
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 8-11, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 8-11, N (none)
+			"RddRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 8-11, N 2
+			"dddddRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 8-11, N 3
+			"ddddddRRdRTRRRRRRRRRRRRRRRL>MMMMMMMMMMMMM", // M 8-11, N 4-5
+			"dddddddRdRRRRRRRRRRRRRRRRR>L>>>MMMMM>>>>>", // M 8-11, N 6-7
+			"dddddddRddRRRRRRRRRRRRRRRR>>>>>>>MM>>>>>>", // M 8-11, N 8-11
+			"RdddddddRRRRRRRRRRRRRRRRRR>>>>>>>>>>>>>>>", // M 8-11, N 12-15
+			"RRddddddRRRRRRRRRRRRRRRRRR>>>>>>>>>>>>>>>", // M 8-11, N 16-23
+			"dddddddddddd2TTTSSSSSSSSS>>>>>>>>>>>>>>>>", // M 8-11, N 24-31
+			"dddddddddddBBQQQTSSSSSSS?>>>>>>>>>>>>>>>>", // M 8-11, N 32-47
+			"ddddddddddBBBQQQQSSSSSSS>>>>>>>>>>>>>>>>>", // M 8-11, N 48-63
+			"AdddddddddBBBQQQQQS@?????>>>>>>>>>>>>>>kk", // M 8-11, N 64-95
+			"AAdddddddddBQQQQQQ????????>>>>>>>>>>>>>kk", // M 8-11, N 96-127
+			"AddddddddddBQQQQQQQ????????>>>>>>>kkkkkkk", // M 8-11, N 128-191
+			"dddddddddddBQQQQQQC??????????>>>>kkkkkkkk", // M 8-11, N 192-255
+			"dddddddddddBQQQQQQFFF??????????>>>kkkkkkk", // M 8-11, N 256-383
+			"dddddddddddBQQQQFFFFkkk???oooooooookkkkkk", // M 8-11, N 384-511
+			"ddddddddddd22QFFFFHHlkkk??ooooooooooookkk", // M 8-11, N 512-767
+			"dddddddddd222FHHFFHHHkmmmmooooooooooooook", // M 8-11, N 768-1023
+			"dddddddddd2222@@@?@@lmmmmmkoooooooooooooo", // M 8-11, N 1024-1535
+			"ddddddddd2222@@?????llmmkkkoooooooooooooo", // M 8-11, N 1536-2047
+			"dddddddd?2222???2kkllllkkkkkooooooooooooo", // M 8-11, N 2048-3071
+			"ddddddkm??222G22m2mllllkkkkkooooooooooooo", // M 8-11, N 3072-4095
+			"dddmmmmmo???222mmmmmlllkkkkkooooooooooooo", // M 8-11, N 4096-6143
+			"dmmmmmmmo?????mllllmlllkkkkkooooooooooooo", // M 8-11, N 6144-8191
+			"mmmmmmmo???????mllllllkkkkkoooooooooooooo", // M 8-11, N 8192-12287
+			"mmmmmmmmm??????mmlllllllkkooooooooooooooo", // M 8-11, N 12288-16383
+			"mmmmmmmmmmmmmmmoolllllllkooooooooxooooooo", // M 8-11, N 16384-24575
+			"mmmmmmmmmmmmmmmmooollllkkooooooxxxxxooooo", // M 8-11, N 24576-32767
+			"mmmmmmmmmmmmmmmmoooollkkooooooxxxxxxxoooo", // M 8-11, N 32768-49151
+			"mmmmmmmmmmmmmmmmoooolnnnnnoooxxxxxxxxoooo", // M 8-11, N 49152-65535
+			"mmmmmmmmmmmmmmmmmoonnnnnnnnoxxxxxxxxxxooo", // M 8-11, N 65536-98303
+			"mmmmmmmmmmmmmmmmmmonnnnnnnnnnxxxxxxxxxxoo", // M 8-11, N 98304-131071
+			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnxxxxxxxxxxo", // M 8-11, N 131072-196607
+			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxxxx", // M 8-11, N 196608-262143
+			"mmmmmmmmmmmmmmmmmmmlnnnnnnnnnnnnxxxxxxxxx", // M 8-11, N 262144-393215
+			"mmmmmmmmmmmmmmmmmmmlllnnnnnnnnnnnxxxxxxxx", // M 8-11, N >= 393216
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRNNNMMMMMMMMMMMN", // M 12-15, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 12-15, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRNMMMMMMMMMMMMMM", // M 12-15, N 2
+			"RRddRRRRRRRRRRRRRRRRRRRRR@NN>MMMMMMMMMMMM", // M 12-15, N 3
+			"RdddddRRRRRRRRRRRRRRRRRRRR>NN>>MMMMM>>>>>", // M 12-15, N 4-5
+			"dddddddRddRRRRRRRRRRRRRRRR>>>>>>>MM>>>>>>", // M 12-15, N 6-7
+			"RdddddddRdRRRRRTTRRRRRSRRR>>>>>>>>>>>>>>>", // M 12-15, N 8-11
+			"RddddcddRRRRRRRSSRRRRSSSRR>>>>>>>>>>>>>>>", // M 12-15, N 12-15
+			"RRddddddRRRRRRRRRRRRRSSSRR>>>>>>>>>>>>>>>", // M 12-15, N 16-23
+			"dddddddddddd2TTTSSSSSSSSS>>>>>>>>>>>>>>>>", // M 12-15, N 24-31
+			"dddddddddddBBQQQQSS@SSSS?>>>>>>>>>>>>>>>>", // M 12-15, N 32-47
+			"dddddddddddBBBQQQS@S??S??>>>>>>>>>>>>>>>>", // M 12-15, N 48-63
+			"AddddddddddBBQQQQQ???????>>>>>>>>>>>>>>>k", // M 12-15, N 64-95
+			"AAddddddddBBQQQQQ2????????>>>>>>>>>>>>>kk", // M 12-15, N 96-127
+			"AddddddddddBQQQQQQ2????????>>>>>>>>kkkkkk", // M 12-15, N 128-191
+			"dddddddddddBQQQQQQ???????????>>>>>kkkkkkk", // M 12-15, N 192-255
+			"ddddddddddBBQQQQQQ?????????????>>>kkkkkkk", // M 12-15, N 256-383
+			"ddddddddddBBQQQFFF????????oooooooookkkkkk", // M 12-15, N 384-511
+			"dddddddddd22FFFFF@@?kk???oooooooooookkkkk", // M 12-15, N 512-767
+			"dddddddddd222F2@@@@@kkkm?ooooooooooooookk", // M 12-15, N 768-1023
+			"ddddddddd@2222@@@@@@kkmmmkooooooooooooooo", // M 12-15, N 1024-1535
+			"ddddddddd?2222@@??kllllmkkkoooooooooooooo", // M 12-15, N 1536-2047
+			"dddddddd??222@@@?kkllllkkkkkooooooooooooo", // M 12-15, N 2048-3071
+			"ddddddd???222@??lllllllkkkkkooooooooooooo", // M 12-15, N 3072-4095
+			"ddddmmmmo???22?llllllllkkkkkooooooooooooo", // M 12-15, N 4096-6143
+			"dmmmmmmmo??????llllllllkkkkkooooooooooooo", // M 12-15, N 6144-8191
+			"mmmmmmmo???????llllllllkkkkoooooooooooooo", // M 12-15, N 8192-12287
+			"mmmmmmmmm??????mllllllllkkooooooooooooooo", // M 12-15, N 12288-16383
+			"mmmmmmmmmmmmmmmmmlllllllkkooooooxxxxooooo", // M 12-15, N 16384-24575
+			"mmmmmmmmmmmmmmmmllllllkkkoooooxxxxxxxoooo", // M 12-15, N 24576-32767
+			"ommmmmmmmmmmmmmooloollkknooooxxxxxxxxxooo", // M 12-15, N 32768-49151
+			"ommmmmmmmmmmmmmmoooonnnnnnooxxxxxxxxxxooo", // M 12-15, N 49152-65535
+			"mmmmmmmmmmmmmmmmoooonnnnnnnoxxxxxxxxxxxoo", // M 12-15, N 65536-98303
+			"mmmmmmmmmmmmmmmmmmonnnnnnnnnnxxxxxxxxxxxo", // M 12-15, N 98304-131071
+			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnxxxxxxxxxxxx", // M 12-15, N 131072-196607
+			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnxxxxxxxxxxx", // M 12-15, N 196608-262143
+			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxxxx", // M 12-15, N 262144-393215
+			"mmmmmmmmmmmmmmmmmmmlnnnnnnnnnnnnxxxxxxxxx", // M 12-15, N >= 393216
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRLLLLLLLLLLLLLLL", // M 16-23, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 16-23, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRR@@LLLLLMMMMMMMMML", // M 16-23, N 2
+			"RRRRRRRRRRRRRRRRRRRRRRRRR@LLLL>>MMMMMM>>>", // M 16-23, N 3
+			"RRdRRRRRRRRRRRRRRRRRRRRRRR>>>>>>>>>>>>>>>", // M 16-23, N 4-5
+			"RRdddddRRRRRRRRRRRRRRRRRRR>>>>>>>>>>>>>>>", // M 16-23, N 6-7
+			"RRddddddRRRRRRRTTRRRRSSRRR>>>>>>>>>>>>>>>", // M 16-23, N 8-11
+			"RRddddddRRRRRRRSSRRRSSSSRR>>>>>>>>>>>>>>>", // M 16-23, N 12-15
+			"RRdddddddRRRRRRRRRRRSSSSRR>>>>>>>>>>>>>>>", // M 16-23, N 16-23
+			"dddddddddddd22TTSSSSSSSSS>>>>>>>>>>>>>>>>", // M 16-23, N 24-31
+			"dddddddddddd22222?@?SSSS?>>>>>>>>>>>>>>>>", // M 16-23, N 32-47
+			"dddddddddddd22BQ2????????>>>>>>>>>>>>>>>>", // M 16-23, N 48-63
+			"Adddddddddd22BQ222???????>>>>>>>>>>>>>>>k", // M 16-23, N 64-95
+			"AAdddddddddBBBB2222???????>>>>>>>>>>>>kkk", // M 16-23, N 96-127
+			"AddddddddddBQQBB222????????>>>>???>>kkkkk", // M 16-23, N 128-191
+			"dddddddddddBQQQQQ2??????????>>>??>>kkkkkk", // M 16-23, N 192-255
+			"dddddddddd2BQQQQQ2?????????????>>>kkkkkkk", // M 16-23, N 256-383
+			"dddddddddd22QQQF?@@??????ooooooooookkkkkk", // M 16-23, N 384-511
+			"dddddddddd22222?@@@@@@@??oooooooooookkkkk", // M 16-23, N 512-767
+			"ddddddddd222222@@G@@kkk?oooooooooooooookk", // M 16-23, N 768-1023
+			"ddddddddd222222@@@@@kkkkooooooooooooooooo", // M 16-23, N 1024-1535
+			"dddddddd@@22222@@@@kllkkkoooooooooooooooo", // M 16-23, N 1536-2047
+			"dddddddd?@2222@@@mklllkkooooooooooooooooo", // M 16-23, N 2048-3071
+			"dddddddoo?2222@@lklllllkkoooooooooooooooo", // M 16-23, N 3072-4095
+			"ddddmmmoo???22??lllllllkkoooooooooooooooo", // M 16-23, N 4096-6143
+			"dmmmmmmoo???????llllllkkkoooooooooooooooo", // M 16-23, N 6144-8191
+			"ommmmmmo???????olllllllkkoooooooooooooooo", // M 16-23, N 8192-12287
+			"ommmmmmm???????oollllkkkkoooooooooooooooo", // M 16-23, N 12288-16383
+			"oommmmmmm@@@@mmmooolkkkkkooooooooxxxxoooo", // M 16-23, N 16384-24575
+			"ooommmmmmmmmmmoooooolkkkooooooxxxxxxxoooo", // M 16-23, N 24576-32767
+			"oommmmmmmmmmmmooooooonnnooooxxxxxxxxxxooo", // M 16-23, N 32768-49151
+			"ommmmmmmmmmmmmmooooonnnnnnoxxxxxxxxxxxxoo", // M 16-23, N 49152-65535
+			"ommmmmmmmmmmmmmooooonnnnnnnoxxxxxxxxxxxxo", // M 16-23, N 65536-98303
+			"ommmmmmmmmmmmmmmooonnnnnnnnnxxxxxxxxxxxxx", // M 16-23, N 98304-131071
+			"mmmmmmmmmmmmmmmmmmnnnnnnnnnnnxxxxxxxxxxxx", // M 16-23, N 131072-196607
+			"mmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxxxxx", // M 16-23, N 196608-262143
+			"mmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxxxxx", // M 16-23, N 262144-393215
+			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxxxx", // M 16-23, N >= 393216
+			"NNNNNNNNSSSRRRRRRRRJNNNNNNNNNNNNNNNNNNNNN", // M 24-31, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24-31, N (none)
+			"OSSSSSSSSSSSRRRSSSSSNNOOOOOOOOOOONNOOOOOO", // M 24-31, N 2
+			"SSSSSSSSSSSSSSSSSSSSNNNNNPPPPPPP>>>>>>>>>", // M 24-31, N 3
+			"SSSSSSSSSSSSSSSSSSSSNNNNNNPPP>>>>>>>>>>>>", // M 24-31, N 4-5
+			"SSSSSSSSSSSSSSSRRSSSNNNNNNNN>>>>>>>>>>>>>", // M 24-31, N 6-7
+			"SSSSSSSSSSSSSSSSSSSSJJJNNNN>>>>>>>>>>>>>>", // M 24-31, N 8-11
+			"SSSSSddSSSSSSSSSSSSSSSJ>>>>>>>>>>>>>>>>>>", // M 24-31, N 12-15
+			"SSSSSddddSSSSSSSSSSSSS?>>>>>>>>>>>>>>>>>>", // M 24-31, N 16-23
+			">Udddddddddd22222???SSSSS>>>>>>>>>>>>>>>>", // M 24-31, N 24-31
+			"2UUddddddddd2222?????????>>>>>>>>>>>>>>>>", // M 24-31, N 32-47
+			"22UUddddddd2222222?????????>>>>>>>>>>>>>>", // M 24-31, N 48-63
+			"pppUUdddddd22222222??@@???vv?>>>>>>>>>>>>", // M 24-31, N 64-95
+			"ppUUUUUdd22222222222@@@@??uvvv????>>>>>oo", // M 24-31, N 96-127
+			"2UUUUUUUU22222222222@@@@@opuuvvv???>@@@@@", // M 24-31, N 128-191
+			"pUUUUUUU22222222222@@@@@@@opuuuuuuuoooooo", // M 24-31, N 192-255
+			"UUUUUUUU222222222@?@@@@@@@oopuuuuuooooooo", // M 24-31, N 256-383
+			"UUUUddUU222222222@@@@@@@@@ooooppooooooooo", // M 24-31, N 384-511
+			"UUUUUdUU22222222@@@@@@@@@@ooooooooooooooo", // M 24-31, N 512-767
+			"UUUUUUUU22222222@@@@@kkk@oooooooooooooooo", // M 24-31, N 768-1023
+			"pUUUUUUU22222222@@@@mmkk@oooooooooooooooo", // M 24-31, N 1024-1535
+			"pUUUUUUU22222222@@@@kkkkkoooooooooooooooo", // M 24-31, N 1536-2047
+			"ppUUUUUUU2222222@@5ookkkooooooooooooooooo", // M 24-31, N 2048-3071
+			"ppppUUUp3@@@@@@2@kkokkkkooooooooooooooooo", // M 24-31, N 3072-4095
+			"ppppppppp@@@@@@@pklookkkooooooooooooooooo", // M 24-31, N 4096-6143
+			"ppppppppppp@@@@oooooookoooooooooooooooooo", // M 24-31, N 6144-8191
+			"ppppppppppppoooooooooookooooooooooooooooo", // M 24-31, N 8192-12287
+			"ppppppppppppoooooooooookooooooooooooooooo", // M 24-31, N 12288-16383
+			"ppppppppppooooooooooooooooooooooooooooooo", // M 24-31, N 16384-24575
+			"pppppppppoooooooooooooooooooooooooooooooo", // M 24-31, N 24576-32767
+			"pppppppppoooooooooooooooooooooooooooooooo", // M 24-31, N 32768-49151
+			"ppppppppooooooooooooooooooooooooooooooooo", // M 24-31, N 49152-65535
+			"ppppppppooooooooooooonnnooooooooooooooooo", // M 24-31, N 65536-98303
+			"pppppppooooooooooooonnnnnoooooooooooooooo", // M 24-31, N 98304-131071
+			"ppppppoooooooooooooonnnnnoooooooooooooooo", // M 24-31, N 131072-196607
+			"pppppooooooooooooooonnnnnoooooooooooooooo", // M 24-31, N 196608-262143
+			"ppppoooooooooooooooonnnnnoooooooooooooooo", // M 24-31, N 262144-393215
+			"pppoooooooooooooooooonnoooooooooooooooooo", // M 24-31, N >= 393216
+			"JJJJJJJJJSSSSRRSSSSSNNJJJJJJJJJJJJJJJJJJJ", // M 32-47, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32-47, N (none)
+			"OOOOOOOOSSSSSSSSSSSSNNOOOOOOOOOOOOOOOOOOO", // M 32-47, N 2
+			"PPSSSSSSSSSSSSSSSSSSNNNNPPPPPPPPPPPNN>>>P", // M 32-47, N 3
+			"PSSSSSSSSSSSSSSSSSSSNNNNNNPPPuuuuP>>>>>>>", // M 32-47, N 4-5
+			"PSSSSSSSSSSSSSSSSSSSNNNNNJN>>uuu>>>>>>>>>", // M 32-47, N 6-7
+			">SSSSSSSSSSSSSSSSSSSNNNJJJ>>>uuu>>>>>>>>>", // M 32-47, N 8-11
+			">SSSSSSSSSSSSSSSSSSSNNJJ>>>>>>>>>>>>>>>>>", // M 32-47, N 12-15
+			">SSSSSSdSSSSSSSSSSSSNJ>>>>>>>>>>>>>>>>>>>", // M 32-47, N 16-23
+			"UUUdddddddddd222?????????>>>>>>>>>>>>>>>>", // M 32-47, N 24-31
+			"UUUUddddddddd222@??????????>>>>>>>>>>>>>>", // M 32-47, N 32-47
+			"<<UUUdddddd222222????????vvv?>>>>>>>>>>>>", // M 32-47, N 48-63
+			"UUUUUUddddd22222222??????uuuvv?????>>>>>>", // M 32-47, N 64-95
+			"ppUUUUUUdd222222222???@@?ppuuuv????>>qqqq", // M 32-47, N 96-127
+			"<<UUUUUUU22222224222@@@@@oppuuuvvv??uuuuu", // M 32-47, N 128-191
+			"pUUUUUUUU2222222522?@@@@@opppuuuuuuuqqqqq", // M 32-47, N 192-255
+			"<UUUUUUU222222225???@@@@@@opppuuuuuuuuuuu", // M 32-47, N 256-383
+			"UUUUUUUU222222222@@?@@@@@@oooppppuuuuuuuu", // M 32-47, N 384-511
+			"<UUUUUUU22225222@@@@@@@@@@ooooouuuuuuuuuu", // M 32-47, N 512-767
+			"<UUUUUUU22255555@@@@kkk@@oooooouuuuuuuuuu", // M 32-47, N 768-1023
+			"pUUUUUUU22255555@@@@mmmkooooooooqqqqqqqqq", // M 32-47, N 1024-1535
+			"ppUUUUUU222222555@5ooookoooooooooqqqqqqqq", // M 32-47, N 1536-2047
+			"pppUUUUU32222225555ooooooooooooooqqqqqqqq", // M 32-47, N 2048-3071
+			"pppppppp3@@@@@22p55ooooooooooooooqqqqqqqq", // M 32-47, N 3072-4095
+			"<<<<<<<<<@@@@@@oppkooopooooooooooqqqqqqqq", // M 32-47, N 4096-6143
+			"ppppppppppp@@@oooooooooooooooooooqqqqqqqq", // M 32-47, N 6144-8191
+			"ppppppppppppoooooooooooooooooooooqqqqqqqq", // M 32-47, N 8192-12287
+			"<<<<<<<<<<<<ooooooooooooooooooooqqqqqqqqq", // M 32-47, N 12288-16383
+			"<<<<<<<<<<<ooooooooooooooooooooqqqqqqqqqq", // M 32-47, N 16384-24575
+			"<<<<<<<<<<oooooooooooooooooooooqqqqqqqqqq", // M 32-47, N 24576-32767
+			"pppppppppoooooooooooooooooooooooqqqqqqqqq", // M 32-47, N 32768-49151
+			"ppppppppoooooooooooooooooooooooooqqqqqqqq", // M 32-47, N 49152-65535
+			"pppppppoooooooooooooooooooooooooooqqqqqqq", // M 32-47, N 65536-98303
+			"ppppppooooooooooooooonnooooooooooooqqqqqq", // M 32-47, N 98304-131071
+			"pppppoooooooooooooooonnnooooooooooooqqqqq", // M 32-47, N 131072-196607
+			"ppppooooooooooooooooonnnoooooooooooooqqqq", // M 32-47, N 196608-262143
+			"pppoooooooooooooooooooooooooooooooooooqqq", // M 32-47, N 262144-393215
+			"ppoooooooooooooooooooooooooooooooooooooqq", // M 32-47, N >= 393216
+			"JJJJJJJJJSSSSSSSSSSSNJJJJJJJJJJJJJJJJJJJJ", // M 48-63, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 48-63, N (none)
+			"OOOOOOOOOOSSSSSSSSSSNOOOOOOOOOOOOOOOOOOOO", // M 48-63, N 2
+			"PPPPSSPPPSSSSSSSSSSSPPPPPPPPPPPPPPPPPPPPP", // M 48-63, N 3
+			"PPSSSSSSSSSSSSSSSSSSNNNNNPPPPPuuPPP>>>>>>", // M 48-63, N 4-5
+			">>SSSSSSSSSSSSSSSSSSNNNJJJ>>>uuu>>>>>>>>>", // M 48-63, N 6-7
+			">SSSSSSSSSSSSSSSSSSSNNJJJ>>>>uuu>>>>>>>>>", // M 48-63, N 8-11
+			">SSSSSSSSSSSSSSSSSSSNJJJ>>>>>>u>>>>>>>>>>", // M 48-63, N 12-15
+			">>SSSSSSSSSSSSSSSSNNJJJ>>>>>>>>>>>>>>>>>>", // M 48-63, N 16-23
+			">>UUdddddddd222@@??????????>>>>>>>>>>>>>>", // M 48-63, N 24-31
+			"<<UUUddddddd2222@????????vvv?>>>>>>>>>>>>", // M 48-63, N 32-47
+			"<<<UUUddddd22222@????????uuuv??????>>>>>>", // M 48-63, N 48-63
+			"pppUUUUdddd2222222???????pppuu??????>>>qq", // M 48-63, N 64-95
+			"ppppUUUUU2222224222????@?ppppuu?????>qqqq", // M 48-63, N 96-127
+			"<<UUUUUUU2222225422??@@@?pppppuuvuuuuuuuu", // M 48-63, N 128-191
+			"ppUUUUUUU2222225422?@@@@@opppppuuuuuqqqqq", // M 48-63, N 192-255
+			"<UUUUUUUU22222225???@@@@@oopppppuuuuuuuuu", // M 48-63, N 256-383
+			"<UUUUUUUU22222525@@??@@@@@oopppppppuuuuuu", // M 48-63, N 384-511
+			"<UUUUUUUU22255552@@@?@@@@oooooppppuuuuuuu", // M 48-63, N 512-767
+			"<UUUUUUU22255555@@@??@@@ooooooooouuuuuuuu", // M 48-63, N 768-1023
+			"ppUUUUUU322555255@@ooo@oooooooooqqqqqqqqq", // M 48-63, N 1024-1535
+			"ppUUUUU33222255555@oooooooooooooqqqqqqqqq", // M 48-63, N 1536-2047
+			"ppppUU3333222225;p@ooooooooooooooqqqqqqqq", // M 48-63, N 2048-3071
+			"pppppppp33@@@@2ooooooooooooooooooqqqqqqqq", // M 48-63, N 3072-4095
+			"<<<<<<<<<3@@@@oooooooooooooooooooqqqqqqqq", // M 48-63, N 4096-6143
+			"pppppppppppooooooooooooooooooooooqqqqqqqq", // M 48-63, N 6144-8191
+			"ppppppppppppooooooooooooooooooooqqqqqqqqq", // M 48-63, N 8192-12287
+			"<<<<<<<<<<<oooooooooooooooooooooqqqqqqqqq", // M 48-63, N 12288-16383
+			"<<<<<<<<<<oooooooooooooooooooooqqqqqqqqqq", // M 48-63, N 16384-24575
+			"<<<<<<<<<ooooooooooooooooooooooqqqqqqqqqq", // M 48-63, N 24576-32767
+			"ppppppppooooooooooooooooooooooooqqqqqqqqq", // M 48-63, N 32768-49151
+			"pppppppooooooooooooooooooooooooooqqqqqqqq", // M 48-63, N 49152-65535
+			"ppppppooooooooooooooooooooooooooooqqqqqqq", // M 48-63, N 65536-98303
+			"pppppooooooooooooooooooooooooooooooqqqqqq", // M 48-63, N 98304-131071
+			"ppppooooooooooooooooooooooooooooooooqqqqq", // M 48-63, N 131072-196607
+			"pppooooooooooooooooooooooooooooooooooqqqq", // M 48-63, N 196608-262143
+			"ppooooooooooooooooooooooooooooooooooooqqq", // M 48-63, N 262144-393215
+			"pooooooooooooooooooooooooooooooooooooooqq", // M 48-63, N >= 393216
+			"NNNNNNNNNNSSSSSSSSSSNNNNNNNNNNNNNNNNNNNNN", // M 64-95, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 64-95, N (none)
+			"OOOOOOOOOOOSSSSSSSSOOOOOOOOOOOOOOOOOOOOOO", // M 64-95, N 2
+			"PPPPPPPPPPPPSSSSSSPPPPPPPPPPPPPPPPPPPPPPP", // M 64-95, N 3
+			"PPPPPSSPPPPPPSSSSSSPPNNPPPPPPPPPPPPPPhhPP", // M 64-95, N 4-5
+			"hhhSSSSSSSShSSSSSSSSNNNNNhhh>hhhhhhhhhhhh", // M 64-95, N 6-7
+			"hhhSSSSSSSSSSSSSSSSSNNNN>hh>>hhhhhhhhhhhh", // M 64-95, N 8-11
+			"hhRRRRRRRRRRRRRRRRRNJJJ>>>>>>hhhhhhhhhhhh", // M 64-95, N 12-15
+			"hhSSSSSSSSSSSSSSSSNNNN>>>>>>>hhhhhhhhhhhh", // M 64-95, N 16-23
+			">>>UUdddddd22222@????????vvv?>>>>>>>>>>>>", // M 64-95, N 24-31
+			"222UUUddddd22252@????????uuuvv?????>>>>>>", // M 64-95, N 32-47
+			"222UUUUdddd22252@????????pppuu??????>>>ii", // M 64-95, N 48-63
+			"pppUUUUUddd222222???????ppppppv?????>oooo", // M 64-95, N 64-95
+			"ppppUUUUU222222222??????oppppppvvvuuuoooo", // M 64-95, N 96-127
+			"2222UUUUU222222522????@@oppppppuuuuuuiiii", // M 64-95, N 128-191
+			"pppUUUUUU2222225522@@@@@ooppppppuuuuooooo", // M 64-95, N 192-255
+			"22UUUUUUU222222255???@@@@oppppppppppooooo", // M 64-95, N 256-383
+			"22UUUUUUU222225255@??@@@@ooopppsssspooooo", // M 64-95, N 384-511
+			"22UUUUUU3222255555@??v@@oooooppssssoooooo", // M 64-95, N 512-767
+			"22UUUUUU322255555@oouvoooooooooppppoooooo", // M 64-95, N 768-1023
+			"pppUUUU3322255555oooooooooooooooooooooooo", // M 64-95, N 1024-1535
+			"ppppUU3333222255;oooooooooooooooooooooooo", // M 64-95, N 1536-2047
+			"ppppppp333@@@@5;;oooooooooooooooooooooooo", // M 64-95, N 2048-3071
+			"pppppppp33@@@@ooooooooooxxooooooooooooooo", // M 64-95, N 3072-4095
+			"ppppppppp3@@@oooooooooxxxxooooooooooooooo", // M 64-95, N 4096-6143
+			"pppppppppppoooooooooooxxxxxoooooooooooooo", // M 64-95, N 6144-8191
+			"pppppppppppoooooooooqxxxoxxoooooooooooooo", // M 64-95, N 8192-12287
+			"ppppppppppoooooooooooxxxxoooooooooooooooo", // M 64-95, N 12288-16383
+			"pppppppppooooooooooooxxxxoooooooooooooooo", // M 64-95, N 16384-24575
+			"ppppppppooooooooooooxxxxxoooooooooooooooo", // M 64-95, N 24576-32767
+			"pppppppoooooooooooooxxxxxoooooooooooooooo", // M 64-95, N 32768-49151
+			"ppppppooooooooooooooxxxxooooooooooooooooo", // M 64-95, N 49152-65535
+			"pppppoooooooooooooooooxoooooooooooooooooo", // M 64-95, N 65536-98303
+			"ppppooooooooooooooooooooooooooooooooooooo", // M 64-95, N 98304-131071
+			"pppoooooooooooooooooooooooooooooooooooooo", // M 64-95, N 131072-196607
+			"ppooooooooooooooooooooooooooooooooooooooo", // M 64-95, N 196608-262143
+			"poooooooooooooooooooooooooooooooooooooooo", // M 64-95, N 262144-393215
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 64-95, N >= 393216
+			"NNNNNNNNNNNNSSSSNNNNNNNNNNNNNNNNNNNNNNNNN", // M 96-127, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 96-127, N (none)
+			"OOOOOOOOOOOOOSSOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 96-127, N 2
+			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 96-127, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 96-127, N 4-5
+			"hhhhhhhSShhhhhSSSShhhhhhhhhhhhhhhhhhhhhhh", // M 96-127, N 6-7
+			"hhhhRRRRRRRRRRRRRRhhNJNNhhhhuhhhhhhhhhhhh", // M 96-127, N 8-11
+			"hhhhSSSSSSSSSSSSSSNNNNN>hhhuuhhhhhhhhhhhh", // M 96-127, N 12-15
+			"hhhhSSSSSSSSSSSSSNNNNN>>hh>uuhhhhhhhhhhhh", // M 96-127, N 16-23
+			"hhhUUUUdddd22225@????????uuvvv????>>>>>hh", // M 96-127, N 24-31
+			"<<<UUUUUdd2222254????????ppuuuv????>>iiii", // M 96-127, N 32-47
+			"<<<<UUUUUd2222254???????pppppuu?????>iiii", // M 96-127, N 48-63
+			"hhhhUUUUU22222254???????pppppppvvvuuuhhhh", // M 96-127, N 64-95
+			"ppppUUUUU02222544@??????oppppppuuuuuuiiii", // M 96-127, N 96-127
+			"hhhhUUUUU02222252@@?????oppppppppuuuiiiii", // M 96-127, N 128-191
+			"hhhhUUUUU2222222544@??oooopppppsssspuiiii", // M 96-127, N 192-255
+			"hhhhUUUUU2222222554@?oooooopppsssssspiiii", // M 96-127, N 256-383
+			"hhhUUUUU3222225555@?oooooooopsssssssiiiii", // M 96-127, N 384-511
+			"<<<UUUUU3222255555oovvoooooooqqsssssiiiii", // M 96-127, N 512-767
+			"<<<<UUU3332225555<oovvooooooooqqqqqiiiiii", // M 96-127, N 768-1023
+			"pppppU3333222555ooouuuoooooooooooqiiiiiii", // M 96-127, N 1024-1535
+			"pppppp33333@@@@ooooouoiooooooooiiiiiiiiii", // M 96-127, N 1536-2047
+			"ppppppp3333@@@oooooooqqqixooooooiiiiiiiii", // M 96-127, N 2048-3071
+			"ppppppppp33@@ooouooioqqxxxxoooooiiiiiiiii", // M 96-127, N 3072-4095
+			"<<<<<<<<<<3ooooooooixqxxxxxoooooiiiiiiiii", // M 96-127, N 4096-6143
+			"pppppppppppoooooooowxxxxxxxoooooiiiiiiiii", // M 96-127, N 6144-8191
+			"ppppppppppooooooooowxxxxxxxxoooiiiiiiiiii", // M 96-127, N 8192-12287
+			"<<<<<<<<<oooooooooooxxxxxxxxoooiiiiiiiiii", // M 96-127, N 12288-16383
+			"<<<<<<<<ooooooooooooxxxxxxooooiiiiiiiiiii", // M 96-127, N 16384-24575
+			"pppppppoooooooooooxxxffxxxoooooiiiiiiiiii", // M 96-127, N 24576-32767
+			"ppppppoooooooooo66xxfffxxxooooooiiiiiiiii", // M 96-127, N 32768-49151
+			"pppppooooooooooo66fxxffxxxoooooooiiiiiiii", // M 96-127, N 49152-65535
+			"ppppoooooooooooooooxxxxxxoooooooooiiiiiii", // M 96-127, N 65536-98303
+			"pppooooooooooooooooooooooooooooooooiiiiii", // M 96-127, N 98304-131071
+			"ppooooooooooooooooooooooooooooooooooiiiii", // M 96-127, N 131072-196607
+			"pooooooooooooooooooooooooooooooooooooiiii", // M 96-127, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 96-127, N 262144-393215
+			"oooooooooooooooooooooooooooooooooooooooii", // M 96-127, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 128-191, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 128-191, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 128-191, N 2
+			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 128-191, N 3
+			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 128-191, N 4-5
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 128-191, N 6-7
+			">>>>>>SSSSSSSSSSS>>>>>>>>>>>>>hhh>>>>>>>>", // M 128-191, N 8-11
+			">>>>>RRRRRRRRRRRRNNNN>>>>>>>hhhhhh>>>>>>>", // M 128-191, N 12-15
+			">>>>TTTTTTTTTTTTNNNNN>>>>>>hhhhhhhh>>>>>>", // M 128-191, N 16-23
+			">>>>UUUUU22222225@??????huuuuvvv???>hhhhh", // M 128-191, N 24-31
+			"2222UUUUU22222555@??????ppppuuuvvv??uuuuu", // M 128-191, N 32-47
+			"2222UUUUU22255555???????ppppppuuvuuuuuuuu", // M 128-191, N 48-63
+			"ppppUUUUU222555544??????pppppppuuuuuuoooo", // M 128-191, N 64-95
+			"ppppUUUUU022255544@?????oppppppppuuuooooo", // M 128-191, N 96-127
+			"2222UUUUU202255544@@???ooppppppssssppuuuu", // M 128-191, N 128-191
+			"ppppUUUUU2222555544@??ooooppppsssssssoooo", // M 128-191, N 192-255
+			"2222UUUU33222555554@?ooooooppssssssssuuuu", // M 128-191, N 256-383
+			"2222UUUU3322255555ooooooooqqqssssssssoooo", // M 128-191, N 384-511
+			"2222UUU3332225555oooooooooqqqqqsssssuuuuu", // M 128-191, N 512-767
+			"22222U3333222555o<ooovoooooqqqqqqqqqooooo", // M 128-191, N 768-1023
+			"ppppp3333332255oooooooooooooooqqqqqoooooo", // M 128-191, N 1024-1535
+			"pppppp33333@@@ooooooooqoooooooooooooooooo", // M 128-191, N 1536-2047
+			"ppppppp3333@@ooooooooooqixxoooooooooooooo", // M 128-191, N 2048-3071
+			"pppppppp333pooooouuooqxqxxxxooooooooooooo", // M 128-191, N 3072-4095
+			"pppppppppp3ooooooooioxqxqxxxooooooooooooo", // M 128-191, N 4096-6143
+			"ppppppppppqqooooooowooxxxxxxooooooooooooo", // M 128-191, N 6144-8191
+			"pppppppppqqqoooooooooxxxoqqoooooooooooooo", // M 128-191, N 8192-12287
+			"ppppppppqqqqoooooooooxxxqoooooooooooooooo", // M 128-191, N 12288-16383
+			"pppppppqqqqqoooooooooxxxooooooooooooooooo", // M 128-191, N 16384-24575
+			"ppppppqqqqqoooooooooxxfxoooooqqoooooooooo", // M 128-191, N 24576-32767
+			"pppppqqqqqqooooooxooxxxxooooqqqqooooooooo", // M 128-191, N 32768-49151
+			"ppppqqqqqqqoooooofoooxxoooooqqqqqoooooooo", // M 128-191, N 49152-65535
+			"pppqqqqqqqqooooooooooooooooqqqqqqqooooooo", // M 128-191, N 65536-98303
+			"ppqqqqqqqqqqoooooooooooooooqqqqqqqqoooooo", // M 128-191, N 98304-131071
+			"pqqqqqqqqqqqooooooooooooooqqqqqqqqqqooooo", // M 128-191, N 131072-196607
+			"qqqqqqqqqqqqqoooooooooooqqqqqqqqqqqqqoooo", // M 128-191, N 196608-262143
+			"qqqqqqqqqqqqqqooooooqqqqqqqqqqqqqqqqqqooo", // M 128-191, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqoo", // M 128-191, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 192-255, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 192-255, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 192-255, N 2
+			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 192-255, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 4-5
+			"hhhhhhhhhhhSSShhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 6-7
+			"hhhhhhhhhRRRRRRRRhhhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 8-11
+			"hhhhhhhQQQQQQQQQNNNhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 12-15
+			"hhhhhhJJJJJJJJJJNNNN>>>hhhhhhhhhhhhhhhhhh", // M 192-255, N 16-23
+			"hhhhhUUUU22222222@@?????hppuuuuuuuuhhhhhh", // M 192-255, N 24-31
+			"22222UUUU22255555@@?????pppppuuuuuuuiiiii", // M 192-255, N 32-47
+			"22222UUUU222555554??????pppppppuuuuuiiiii", // M 192-255, N 48-63
+			"hhhhUUUUU222555254@?????opppppppuuuuhhhhh", // M 192-255, N 64-95
+			"ppppUUUUU222255444@@???ooppppppsssspuiiii", // M 192-255, N 96-127
+			"hhhUUUUUUU222555544@@??oooppppsssssssiiii", // M 192-255, N 128-191
+			"pppUUUUUU3255555544@??ooooqppssssssssiiii", // M 192-255, N 192-255
+			"hhhhUUUU33255555554@?ooooqqqqssssssssiiii", // M 192-255, N 256-383
+			"hhhhUUU3333225555ooooooooqqqqqsssssssiiii", // M 192-255, N 384-511
+			"2222UU3333VV2555oo5ooooooqxqqqqssssssiiii", // M 192-255, N 512-767
+			"222223333332222<o2oooooooqqqqqqqqqqqiiiii", // M 192-255, N 768-1023
+			"ppppp3333333222o8oooooooooqqqqqqqqqiiiiii", // M 192-255, N 1024-1535
+			"pppppp333333@oooooooooqooooqqoqqqiiiiiiii", // M 192-255, N 1536-2047
+			"ppppppp33333ooooopoooooqoixxoooiiiiiiiiii", // M 192-255, N 2048-3071
+			"pppppppp333ooooooooooqqqqxxxoooiiiiiiiiii", // M 192-255, N 3072-4095
+			"ppppppppppoooooooooooqqqqxxxoooiiiiiiiiii", // M 192-255, N 4096-6143
+			"pppppppppqqqooooooooooqqqqqxoooiiiiiiiiii", // M 192-255, N 6144-8191
+			"ppppppppqqqqoooooooooqqqqqqqoooiiiiiiiiii", // M 192-255, N 8192-12287
+			"pppppppqqqqqqooooooooqxxqoooooiiiiiiiiiii", // M 192-255, N 12288-16383
+			"ppppppqqqqqqoooooooooqqqqoooooiiiiiiiiiii", // M 192-255, N 16384-24575
+			"pppppqqqqqqqoooooooooxxqooooqqqiiiiiiiiii", // M 192-255, N 24576-32767
+			"ppppqqqqqqqooooooooooxxqooooqqqqiiiiiiiii", // M 192-255, N 32768-49151
+			"pppqqqqqqqqooooooooooqqooooqqqqqqiiiiiiii", // M 192-255, N 49152-65535
+			"ppqqqqqqqqqooooooooooooooooqqqqqqqiiiiiii", // M 192-255, N 65536-98303
+			"pqqqqqqqqqqqooooooooooooooqqqqqqqqqiiiiii", // M 192-255, N 98304-131071
+			"qqqqqqqqqqqqoooooooooooooqqqqqqqqqqqiiiii", // M 192-255, N 131072-196607
+			"qqqqqqqqqqqqqooooooooooqqqqqqqqqqqqqqiiii", // M 192-255, N 196608-262143
+			"qqqqqqqqqqqqqqqooooqqqqqqqqqqqqqqqqqqqiii", // M 192-255, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 192-255, N >= 393216
+			"NNNNNNNNNNNRRRRRNRRNNNNNNNNNNNNNNNNNNNNNN", // M 256-383, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 256-383, N (none)
+			"OOOOOOOOOOOORRRROORNNNOOOOOOOOOOOOOOOOOOO", // M 256-383, N 2
+			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 256-383, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 4-5
+			"hhhhhhhhhRRRRRRRhhhhhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 6-7
+			"hhhhhhhhTTTTTTTTNNhhhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 8-11
+			"hhhhhhhhJJJJJJJJNNNNhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 12-15
+			"hhhhhhhLLLLLLRRNNNN>>hhhhhhhhhhhhhhhhhhhh", // M 256-383, N 16-23
+			"hhhhhhhUUU22222222@????hhhppuuuuuuhhhhhhh", // M 256-383, N 24-31
+			"22222UUUUU22255552@@????upppppuuuuuuuuuuu", // M 256-383, N 32-47
+			"2222UUUUUU22555555@@@?@oopppppppuuuuuuuuu", // M 256-383, N 48-63
+			"hhhUUUUUU322555555@@@@@ooopppppppppphhhhh", // M 256-383, N 64-95
+			"pppUUUUUU322255555@@@@@oooppppsssssspoooo", // M 256-383, N 96-127
+			"222UUUUUU3222555554@@@oooqqppssssssssuuuu", // M 256-383, N 128-191
+			"pppUUUUUU3225555554@@uoooqqqqssssssssoooo", // M 256-383, N 192-255
+			"222UUUU3333225555o4@uoooqxxqqssssssssuuuu", // M 256-383, N 256-383
+			"222UUU333332255@ooooooooqxxxqqsssssssoooo", // M 256-383, N 384-511
+			"222U333333332@@oooooooooqxxxqqqsssssquuuu", // M 256-383, N 512-767
+			"2223333333333@ooooooooqqqxxxqqqqqqqqooooo", // M 256-383, N 768-1023
+			"ppppp33333333ooooooooqqxxxxxqqqqqqqoooooo", // M 256-383, N 1024-1535
+			"ppppp3333333oooooooooqqxxxxxqqqqqoooooooo", // M 256-383, N 1536-2047
+			"pppppp33333ooooooooooqqqxxxxxqqqooooooooo", // M 256-383, N 2048-3071
+			"pppppppp33oooooooooqqqqqqfxxxqqoooooooooo", // M 256-383, N 3072-4095
+			"pppppppppoooooooooqqqqqqxqxxxxooooooooooo", // M 256-383, N 4096-6143
+			"ppppppppqqqqooooooqqqqqqqqqxxoooooooooooo", // M 256-383, N 6144-8191
+			"pppppppqqqqqooooooooqxxqqqqoooooooooooooo", // M 256-383, N 8192-12287
+			"ppppppqqqqqqqoooooooqxxqqoooooooooooooooo", // M 256-383, N 12288-16383
+			"pppppqqqqqqqooooooooqqqqoooooqooooooooooo", // M 256-383, N 16384-24575
+			"ppppqqqqqqqqoooooooooqqqooooqqqoooooooooo", // M 256-383, N 24576-32767
+			"pppqqqqqqqqqoooooooooqqqoooqqqqqooooooooo", // M 256-383, N 32768-49151
+			"ppqqqqqqqqqqoooooooooooooooqqqqqqoooooooo", // M 256-383, N 49152-65535
+			"pqqqqqqqqqqqoooooooooooooooqqqqqqqooooooo", // M 256-383, N 65536-98303
+			"qqqqqqqqqqqqooooooooooooooqqqqqqqqqoooooo", // M 256-383, N 98304-131071
+			"qqqqqqqqqqqqqooooooooooooqqqqqqqqqqqooooo", // M 256-383, N 131072-196607
+			"qqqqqqqqqqqqqqooooooqqqqqqqqqqqqqqqqqoooo", // M 256-383, N 196608-262143
+			"qqqqqqqqqqqqqqqqooqqqqqqqqqqqqqqqqqqqqooo", // M 256-383, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqoo", // M 256-383, N >= 393216
+			"NNNNNNNNNNRRRRRRRRRNNNNNNNNNNNNNNNNNNNNNN", // M 384-511, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 384-511, N (none)
+			"OOOOOOOOOORRRRRRRRRNNNNOOOOOOOOOOOOOOOOOO", // M 384-511, N 2
+			"PPPPPPPPPPPSSSSSPSNNNNPPPPPPPPPPPPPPPPPPP", // M 384-511, N 3
+			"hhhhhhhhhhhRRRhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 4-5
+			"hhhhhhhhhTTTTTTTNhhhhhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 6-7
+			"hhhhhhhhJJJJJJJJNNhhhhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 8-11
+			"hhhhhhhLLLLLLLLNNNN>hhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 12-15
+			"hhhhhhhJJJJJJJNNN>>>>>hhhhhhhhhhhhhhhhhhh", // M 384-511, N 16-23
+			"hhhhhhhUUU255552222????hhhhppuuuhhhhhhhhh", // M 384-511, N 24-31
+			"22222UUUUU225555552???@oiippppppuiiiiiiii", // M 384-511, N 32-47
+			"2222UUUUU3222555555??@@oiopppppppppiiiiii", // M 384-511, N 48-63
+			"hhhUUUUUU3222555555@@@oooooppppssssphhhhh", // M 384-511, N 64-95
+			"pppUUUUUU3322555555v@uoooqqqpsssssssooooo", // M 384-511, N 96-127
+			"22UUUUUUU332255555o@uoooqqqqqssssssssiiii", // M 384-511, N 128-191
+			"ppUUUUUUU33225555oo@uoooqxqqqqsssssssoooo", // M 384-511, N 192-255
+			"22UUUUU33333255<oooooooqqxxxqqsssssssiiii", // M 384-511, N 256-383
+			"22UUU33333333<@ooooqqqqqxxxxqqqsssssqiiii", // M 384-511, N 384-511
+			"22UU333333333@ooooooqqqqxxxxxqqqqqqqiiiii", // M 384-511, N 512-767
+			"22U3333333333oooooooqqqxxxxxqqqqqqqqiiiii", // M 384-511, N 768-1023
+			"pp3333333333oooooooqqqxxxxxxxqqqqqqoooooo", // M 384-511, N 1024-1535
+			"pppp3333333ooooooooqqqqxxxxxxqqqqoooooooo", // M 384-511, N 1536-2047
+			"pppppp3333ooooooooqqqqqqxfxxxxqqqoooooooo", // M 384-511, N 2048-3071
+			"pppppp333oooooooqqqqqqqqxffxxxxqqoooooooo", // M 384-511, N 3072-4095
+			"ppppppp3oooooooooqqqqqqqxxfxxxxqooooooooo", // M 384-511, N 4096-6143
+			"pppppppqoooooooooqqqqqqqqqqxxxxoooooooooo", // M 384-511, N 6144-8191
+			"ppppppqqqqqqoooooqqqqfqqqqqqxxooooooooooo", // M 384-511, N 8192-12287
+			"pppppqqqqqqqqooooooqqxxqqqqooxooooooooooo", // M 384-511, N 12288-16383
+			"ppppqqqqqqqqqoooooooqqqqqooooqooooooooooo", // M 384-511, N 16384-24575
+			"pppqqqqqqqqqqoooooooqqqqqooqqqqoooooooooo", // M 384-511, N 24576-32767
+			"ppqqqqqqqqqqoooooooooooooooqqqqqooooooooo", // M 384-511, N 32768-49151
+			"pqqqqqqqqqqqooooooooooooooqqqqqqqoooooooo", // M 384-511, N 49152-65535
+			"qqqqqqqqqqqqooooooooooooooqqqqqqqqooooooo", // M 384-511, N 65536-98303
+			"qqqqqqqqqqqqqooooooooooooqqqqqqqqqqoooooo", // M 384-511, N 98304-131071
+			"qqqqqqqqqqqqqqoooooooooqqqqqqqqqqqqqooooo", // M 384-511, N 131072-196607
+			"qqqqqqqqqqqqqqqooooqqqqqqqqqqqqqqqqqqoooo", // M 384-511, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqooo", // M 384-511, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqoo", // M 384-511, N >= 393216
+			"NNNNNNNNNRRRRRRRRRNNNNNNNNNNNNNNNNNNNNNNN", // M 512-767, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 512-767, N (none)
+			"OOOOOOOOORRRRRRRRNNNNNNNNhOOOOOOOOOOOOOOO", // M 512-767, N 2
+			"PPPPPPPPPPRRRRRRRNNNNNNuPPPPPPPPPPPPPPPPP", // M 512-767, N 3
+			"hhhhhhhhhhRRRRRRhNNNN>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 4-5
+			"hhhhhhhhJJJJJJJJNhhN>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 6-7
+			"hhhhhhhhLLLLLLRNNNh>>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 8-11
+			"hhhhhhhJJJJJJJNNNO>>>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 12-15
+			"hhhhhhhJJJL222RJP>>>>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 16-23
+			"hhhhhhUUUU255552222@???uhhhhhhhhhhhhhhhhh", // M 512-767, N 24-31
+			"<<<<UUUUU3255555552@???uouuppppuuuuuuuuuu", // M 512-767, N 32-47
+			"<<<UUUUUU3255555555@??uoouopppppppuuuuuuu", // M 512-767, N 48-63
+			"hhhUUUUUU33225555555vuooooqqqpssssshhhhhh", // M 512-767, N 64-95
+			"ppUUUUUUU333255555<pvooooqqqqqqsssssqqqqq", // M 512-767, N 96-127
+			"<<UUUUUUU333@555<<<opooqqqqqqqqsssssuuuuu", // M 512-767, N 128-191
+			"pUUUUUUUU333@@<<<oooooqqqxxqqqqssssssqqqq", // M 512-767, N 192-255
+			"<UUUUUUU3333@<<<ooooqqqqxxxxqqqsssssquuuu", // M 512-767, N 256-383
+			"<UUUU33333333<<ooooooqqqxxxxxqqqqqqquuuuu", // M 512-767, N 384-511
+			"<UUU3333333339oooooqqqqxxxxxxqqqqqqquuuuu", // M 512-767, N 512-767
+			"<U3333333333oooooooqqqqxxxxxxqqqqqquuuuuu", // M 512-767, N 768-1023
+			"pp333333333ooooooooqqqqxxxxxxqqqqqqqqqqqq", // M 512-767, N 1024-1535
+			"pp33333333ooooooooqqqqqxxxxxxxxqqqqqqqqqq", // M 512-767, N 1536-2047
+			"pppp33333oooooooooqqqqqqxfxxxxxxqqqqqqqqq", // M 512-767, N 2048-3071
+			"pppp3333ooooooooqtfqqqqqxffxxxxxxqqqqqqqq", // M 512-767, N 3072-4095
+			"<<<<333oooooooooqqxqqqfqfqfxxxxxxqqqqqqqq", // M 512-767, N 4096-6143
+			"pppp33ooooooooooqqqqqqqqqqqxxxxxxqqqqqqqq", // M 512-767, N 6144-8191
+			"pppppqqqoooooooooqqqqqfqqqqqxxxqqqqqqqqqq", // M 512-767, N 8192-12287
+			"ppppqqqqqqqqqoooooqqqqqqqqqqoxqqqqqqqqqqq", // M 512-767, N 12288-16383
+			"pppqqqqqqqqqqqooooqqqqqqqqoooqqqqqqqqqqqq", // M 512-767, N 16384-24575
+			"ppqqqqqqqqqqqqooooooqqqqqooqqqqqqqqqqqqqq", // M 512-767, N 24576-32767
+			"pqqqqqqqqqqqqooooooooqqqoooqqqqqqqqqqqqqq", // M 512-767, N 32768-49151
+			"qqqqqqqqqqqqqoooooooooooooqqqqqqqqqqqqqqq", // M 512-767, N 49152-65535
+			"qqqqqqqqqqqqqooooooooooooqqqqqqqqqqqqqqqq", // M 512-767, N 65536-98303
+			"qqqqqqqqqqqqqqooooooqooqqqqqqqqqqqqqqqqqq", // M 512-767, N 98304-131071
+			"qqqqqqqqqqqqqqqooooqqqqqqqqqqqqqqqqqqqqqq", // M 512-767, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 512-767, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 512-767, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 512-767, N >= 393216
+			"NNNNNNNNRRRRRRRRRRNNJJJJNNNNNNNNNNNNNNNNN", // M 768-1023, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 768-1023, N (none)
+			"OOOOOOOOORRRRRRRRNNNNNNNhhhhOOOOOOOOOOOOO", // M 768-1023, N 2
+			"PPPPPPPPPTTTTTTTNNNNNNuhhhhPPPPPPPPPPPPPP", // M 768-1023, N 3
+			"hhhhhhhhhhJJJJJJNNNNN>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 4-5
+			"hhhhhhhhLLLLLLLNNNN>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 6-7
+			"hhhhhhhJJJJJJJNNNO>>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 8-11
+			"hhhhhhhLLLLLRRRJP>>>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 12-15
+			"hhhhhhNNNNN2222N>>>>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 16-23
+			"hhhhhhUUUU25555222@@@hhhuuhhhhhhhhhhhhhhh", // M 768-1023, N 24-31
+			"<<<<UUUUU325555552@@uuuuuiiiiiiiiiiiiiiii", // M 768-1023, N 32-47
+			"<<<UUUUUU335555555@uuuuuoiiiippppiiiiiiii", // M 768-1023, N 48-63
+			"hhhUUUUU33322555555oouuooqqqqqqqssshhhhhh", // M 768-1023, N 64-95
+			"ppUUUUUUU333@55<<<<oouooqqqqqqqqqssqqqqqq", // M 768-1023, N 96-127
+			"<UUUUUUUU333@@<<<<<ooooqqqqqqqqqqqqqiiiii", // M 768-1023, N 128-191
+			"pUUUUUUUU333@@<<<ooooqqqqxxqqqqqqqqqqqqqq", // M 768-1023, N 192-255
+			"<UUUUUUU33333@o<goooqqqqxxxxqqqqqqqqiiiii", // M 768-1023, N 256-383
+			"UUUUU33333399:<ooooqqqqqxxxxqqqqqqqqiiiii", // M 768-1023, N 384-511
+			"UUU333333339999ooooqoqqxxxxxxqqqqqqiiiiii", // M 768-1023, N 512-767
+			"<bb3333333399ooooeoqqqqxxxxxxxqqqqiiiiiii", // M 768-1023, N 768-1023
+			"pbb3333333o99ooooooqqqqxxxxxxxxxqqqqqqqqq", // M 768-1023, N 1024-1535
+			"ppb333333oo9oooooqqqqqqxxxxxxxxxxqqqqqqqq", // M 768-1023, N 1536-2047
+			"ppb33333ooooooooqqqqqqqqxxxxxxxxxxqqqqqqq", // M 768-1023, N 2048-3071
+			"ppbb333oooooooooqqqqqqqqqfxxxxxxxxqqqqqqq", // M 768-1023, N 3072-4095
+			"ppbb33ooooooooooqqqqqqqqqqfxxxxxxxiiiiiii", // M 768-1023, N 4096-6143
+			"ppbb3oooooooooooqqqqqqqqqqqxxxxxxqqqqqqqq", // M 768-1023, N 6144-8191
+			"pppboooooooooooooqqqxqqqqqqqxxxxqqqqqqqqq", // M 768-1023, N 8192-12287
+			"pppqooooqooooooooqqqqqqqqqqqqxiiiiiiiiiii", // M 768-1023, N 12288-16383
+			"ppqqqqqqqqqqqqooooqqqqqqqqqooqqqqqqqqqqqq", // M 768-1023, N 16384-24575
+			"pqqqqqqqqqqqqqqooooqqqqqqqooqqqqqqqqqqqqq", // M 768-1023, N 24576-32767
+			"qqqqqqqqqqqqqqqooooooqqqqooqqqqqqqqqqqqqq", // M 768-1023, N 32768-49151
+			"qqqqqqqqqqqqqqqoooooooooooqqqqqqqqqqqqqqq", // M 768-1023, N 49152-65535
+			"qqqqqqqqqqqqqqqooooqoooooqqqqqqqqqqqqqqqq", // M 768-1023, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 768-1023, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 768-1023, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 768-1023, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 768-1023, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 768-1023, N >= 393216
+			"NNNNNNNNRRRRRJRJNNNJNNNNNNNNNNNNNNNNNNNNN", // M 1024-1535, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1024-1535, N (none)
+			"OOOOOOOORRRJJJJJNNNNNNNhhhhhhOOOOOOOOOOOO", // M 1024-1535, N 2
+			"PPPPPPPPPJJJJJJJNNNNNuhhhhhhhPPPPPPPPPPPP", // M 1024-1535, N 3
+			"hhhhhhhhhLLLJJJNNNN>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 4-5
+			"hhhhhhhJJJJJJJNNNN>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 6-7
+			"hhhhhhJJJJJJJJJJP>>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 8-11
+			"hhhhhhNNNNNNNNNN>>>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 12-15
+			"hhhhhhOPPPP2222>>>>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 16-23
+			"hhhhhUUUUU2555522@@@uuhhhhuhhhhhhhhhhhhhh", // M 1024-1535, N 24-31
+			"<<<UUUUUU33555522@@uuuuhuuiiiiiiiiiiiiiii", // M 1024-1535, N 32-47
+			"<<<UUUUU333255552@uuuuuuuqiiiiiiiiiiiiiii", // M 1024-1535, N 48-63
+			"hhUUUUUU3333@255<<uuuuuuqqhhhqqqqhhhhhhhh", // M 1024-1535, N 64-95
+			"ppUUUUUU3333@@<<<<oooouqqqqqqqqqqqiiiiiii", // M 1024-1535, N 96-127
+			"hUUUUUUU3333@@<<<oooqqoqqqqqqqqqqqqiiiiii", // M 1024-1535, N 128-191
+			"hUUUUUUU33333@oooooqqqqqqxxqqqqqqqqiiiiii", // M 1024-1535, N 192-255
+			"UUUUUU3333333oooouqqqqoqxxxxqqqqqqqiiiiii", // M 1024-1535, N 256-383
+			"UUUUUU333333ooooooqqqqooxxxxxqqqqqqiiiiii", // M 1024-1535, N 384-511
+			"Ubb33333333ooooo:qqqqqoxxxxxxqqqqqiiiiiii", // M 1024-1535, N 512-767
+			"bbb3333333o99oooooqqqqqxxxxxxxxxqqiiiiiii", // M 1024-1535, N 768-1023
+			"pbbb33333oo99oooooqqqqxxxxxxxxxxxqqiiiiii", // M 1024-1535, N 1024-1535
+			"pbbb3333o999ooooooqqqqqxxxxxxxxxxxqiiiiii", // M 1024-1535, N 1536-2047
+			"ppbbb33oo9oooooo7qqqqqqqqqxxxxxxxxxiiiiii", // M 1024-1535, N 2048-3071
+			"pbbbb3oooooooooqqqqqqqqqqfqxxxxxxxxiiiiii", // M 1024-1535, N 3072-4095
+			"pbbbbooooooooooqqqqqqqqqqqfxxxxxxxiiiiiii", // M 1024-1535, N 4096-6143
+			"ppbboooooooooooqqqqqqqqqqqqxxxxxxxiiiiiii", // M 1024-1535, N 6144-8191
+			"ppboooooooooooooqqqqqqqqqqqqxxxxxiiiiiiii", // M 1024-1535, N 8192-12287
+			"ppqooooooooooooooqqqqqqqqqqqqxxiiiiiiiiii", // M 1024-1535, N 12288-16383
+			"pqqqooooqqoooooooqqqqqqqqqqqqoiiiiiiiiiii", // M 1024-1535, N 16384-24575
+			"qqqqqqqqqqqqqqqoooqqqqqqqqqooqqiiiiiiiiii", // M 1024-1535, N 24576-32767
+			"qqqqqqqqqqqqqqqqooooqqqqqqqoqqqqiiiiiiiii", // M 1024-1535, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqoooqqqqooqqqqqqiiiiiiii", // M 1024-1535, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqoooooqqqqqqqqqiiiiiii", // M 1024-1535, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 1024-1535, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 1024-1535, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 1024-1535, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 1024-1535, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 1024-1535, N >= 393216
+			"NNNNNNNNRRRRJJJRNNJJJNNNNNNNNNNNNNNNNNNNN", // M 1536-2047, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1536-2047, N (none)
+			"OOOOOOOOJJJJJJJJNNNOONhhhhhhhhOOOOOOOOOOO", // M 1536-2047, N 2
+			"PPPPPPPPPJJJJJJNNNNNNhhhhhhhhPPPPPPPPPPPP", // M 1536-2047, N 3
+			"hhhhhhhhJJJJJJNNNP>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 4-5
+			"hhhhhhhJJJJJJJJJP>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 6-7
+			"hhhhhhNNNNNNNNNN>>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 8-11
+			"hhhhhhPPPPPPPPP>>>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 12-15
+			"hhhhhddddd2222>>>>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 16-23
+			"hhhhUUUUU32252222@@uuuuhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 24-31
+			"<<<UUUUUU33222222@uuuuuhhhiiiiiiiiiiiiiii", // M 1536-2047, N 32-47
+			"<<UUUUUU33332555<uuuuuuuuqiiiiiiiiiiiiiii", // M 1536-2047, N 48-63
+			"hhUUUUUU3333@<<<<uuuuuquqqhhhhhhhhhhhhhhh", // M 1536-2047, N 64-95
+			"ppUUUUUU33333<<<<uooooqoqqqqiiiiiiiiiiiii", // M 1536-2047, N 96-127
+			"hUUUUUU333333@o<=oqqqqqqqqqqqqqqqiiiiiiii", // M 1536-2047, N 128-191
+			"UUUUUU3333333ooooqqqqqqqxxxqqqqqqiiiiiiii", // M 1536-2047, N 192-255
+			"UUUUUU333333ooooovqqqqqoxxxxqqqqqiiiiiiii", // M 1536-2047, N 256-383
+			"UUU33333333oooooqqqqqqxoxxxxxqqqqiiiiiiii", // M 1536-2047, N 384-511
+			"bbb3333333oooooqqqqqoqoxxxxxxxxqqqiiiiiii", // M 1536-2047, N 512-767
+			"bbb333333oo99oooqqqqqqxxxxxxxxxxxqqiiiiii", // M 1536-2047, N 768-1023
+			"pbbb3333o9991o1oqqqqqqqxxxxxxxxxxxqiiiiii", // M 1536-2047, N 1024-1535
+			"pbbbb33o91111oooooqqqqqqxxxxxxxxxxxiiiiii", // M 1536-2047, N 1536-2047
+			"pbbbb3oo91111oqoo7xqqqqqWfxxxxxxxxxiiiiii", // M 1536-2047, N 2048-3071
+			"pbbb3oooooooooqqqqqqqqqqfffxxxxxxxxiiiiii", // M 1536-2047, N 3072-4095
+			"pbbbooooooooooqqqqxqqqqqqffxxxxxxxxiiiiii", // M 1536-2047, N 4096-6143
+			"pbboooooooooooqqqqqqfqqqqqqxxxxxxxiiiiiii", // M 1536-2047, N 6144-8191
+			"pboooooooooooooqqqqqqqqqqqqqxxxxxiiiiiiii", // M 1536-2047, N 8192-12287
+			"pqooooooooooooooqqqqqqWqqqqqqxxiiiiiiiiii", // M 1536-2047, N 12288-16383
+			"qqqooooooooooooooqqqqqqqqqqqqqiiiiiiiiiii", // M 1536-2047, N 16384-24575
+			"qqqqooooqooqqqqqooqqqqqqqqqqoqqiiiiiiiiii", // M 1536-2047, N 24576-32767
+			"qqqqqqqqqqqqqqqqqooqqqqqqqqoqqqqiiiiiiiii", // M 1536-2047, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqooqqqqqqoqqqqqqiiiiiiii", // M 1536-2047, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqoooqqooqqqqqqqqiiiiiii", // M 1536-2047, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 1536-2047, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 1536-2047, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 1536-2047, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 1536-2047, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 1536-2047, N >= 393216
+			"NNNNNNNNRJJJJJJJNNNNRNNNNNNNNNNNNNNNNNNNN", // M 2048-3071, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 2048-3071, N (none)
+			"OOOOOOOOJJJJJJJNPOOOOhhhhhhhhhOOOOOOOOOOO", // M 2048-3071, N 2
+			"PPPPPPPPPJJJJJNNPPP>hhhhhhhhhhPPPPPPPPPPP", // M 2048-3071, N 3
+			"hhhhhhhJJJJJJJJJO>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 4-5
+			"hhhhhNNNNNNNNNNN>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 6-7
+			"hhhhhPPPPPPPPPP>>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 8-11
+			"hhhhdddddddd22d>>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 12-15
+			"hhhhddddddddd2d>>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 16-23
+			"hhhhUUUUU32222222@uuuuuuhhhihhhhhhhhhhhhh", // M 2048-3071, N 24-31
+			"<<<UUUUU33322252<uuuuuuuhhiiiiiiiiiiiiiii", // M 2048-3071, N 32-47
+			"<<UUUUUU3VV325<<<uuuuuuquiqiiiiiiiiiiiiii", // M 2048-3071, N 48-63
+			"hhUUUUU33VV33<<<<uuuuoqqiqhhhhhhhhhhhhhhh", // M 2048-3071, N 64-95
+			"ppUUUUU333333<<<<uuooqqqqqiiiiiiiiiiiiiii", // M 2048-3071, N 96-127
+			"hUUUUU33333339uoqqqqoqqqqqqqiiiiiiiiiiiii", // M 2048-3071, N 128-191
+			"UUUUU3333333ooooqqqqqqqqxxqqqqiiiiiiiiiii", // M 2048-3071, N 192-255
+			"UUUU3333333oooooqqqqqqqqxxxxqqqqiiiiiiiii", // M 2048-3071, N 256-383
+			"bbb3333333oooooqqqqqqqqqxxxxxxqqqiiiiiiii", // M 2048-3071, N 384-511
+			"bbb333333ooooooqqqqqqqqqxxxxxxxxqqiiiiiii", // M 2048-3071, N 512-767
+			"bbbb3333ooooooqqqqqqqqqqxxxxxxxxxxqiiiiii", // M 2048-3071, N 768-1023
+			"pbbbb33oo9ooooqqqqfqqqfqxxxxxxxxxxxiiiiii", // M 2048-3071, N 1024-1535
+			"pbbbbboo91111qqxq7qqqqqqqxxxxxxxxxxiiiiii", // M 2048-3071, N 1536-2047
+			"pbbb3oooo1111qqq7xqq7qqqWfxxxxxxxxxiiiiii", // M 2048-3071, N 2048-3071
+			"pbbboo1ooo11qqqqqqqqqqqqfffxxxxxxxxiiiiii", // M 2048-3071, N 3072-4095
+			"pbbooo1ooo11qqqqqqXqqqfqWffxxxxxxxxiiiiii", // M 2048-3071, N 4096-6143
+			"pboooooooooqqqqqqqqqqqqqqqqxxxxxxxiiiiiii", // M 2048-3071, N 6144-8191
+			"pooooooooooqqqqqqqqqqqqqqqqqxxxxxiiiiiiii", // M 2048-3071, N 8192-12287
+			"qqooooooooooooqqqqqqqqWqqqqqqxxiiiiiiiiii", // M 2048-3071, N 12288-16383
+			"qqoooooooooooooooqqqqqqqqqqqqqiiiiiiiiiii", // M 2048-3071, N 16384-24575
+			"qqqoooooooooooooooqqqqqqqqqqqqqiiiiiiiiii", // M 2048-3071, N 24576-32767
+			"qqqqooooooooqqqqqooqqqqqqqqqqqqqiiiiiiiii", // M 2048-3071, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqoqqqqqqqqqqqqqqiiiiiiii", // M 2048-3071, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqooqqqqoqqqqqqqqiiiiiii", // M 2048-3071, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 2048-3071, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 2048-3071, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 2048-3071, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 2048-3071, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 2048-3071, N >= 393216
+			"NNNNNNNNJJJJJJJJNNRNNNNNNNNNNNNNNNNNNNNNN", // M 3072-4095, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 3072-4095, N (none)
+			"OOOOOOOOOJJJJJNNPOOOhhPPPPOhhhOOOOOOOOOOO", // M 3072-4095, N 2
+			"PPPPPPPPPJJJJJNNPPPPhhhhhhhhhhPPPPPPPPPPP", // M 3072-4095, N 3
+			"hhhhhNNNNNNNNNNNP>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 4-5
+			"hhhhPPPPPPPPPPPP>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 6-7
+			"hhhhddddddddddd>>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 8-11
+			"hhhdddddddddddd>>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 12-15
+			"hhh22222222222>>>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 16-23
+			"hhhUUUUUU322222@@uuuuhhhuhhhhhhhhhhhhhhhh", // M 3072-4095, N 24-31
+			"<<UUUUUU333322<<<uuuuuuuqhhiiiiiiiiiiiiii", // M 3072-4095, N 32-47
+			"<<UUUUU33VV33<<<<<uuuuqqqiiiiiiiiiiiiiiii", // M 3072-4095, N 48-63
+			"hhUUUUU33VV33<<<<<uuqqqqqqhhhhhhhhhhhhhhh", // M 3072-4095, N 64-95
+			"ppUUUU333333399<:qqqqqqqqqiiiiiiiiiiiiiii", // M 3072-4095, N 96-127
+			"hUUUUU333333999qqqqqqqqqqqqiiiiiiiiiiiiii", // M 3072-4095, N 128-191
+			"hUUbb333333ooooqqqqqqqqqqxqiiiiiiiiiiiiii", // M 3072-4095, N 192-255
+			"bbbbb333333ooooqqqqqqqqqqxxqqqqiiiiiiiiii", // M 3072-4095, N 256-383
+			"bbbb33333ooooooqqqqqqqqqqxxxxxxqqiiiiiiii", // M 3072-4095, N 384-511
+			"bbbb3333ooooooqqqqqqqqqqqxxxxxxxxqiiiiiii", // M 3072-4095, N 512-767
+			"bbbbbbbooooooqqqqqqqqqqqqxxxxxxxxxiiiiiii", // M 3072-4095, N 768-1023
+			"pbbbbboooooooqqqqqqqqqqqqxxxxxxxxxxiiiiii", // M 3072-4095, N 1024-1535
+			"pbbbboooooooqqqxxqqqqqqqqxxxxxxxxxxiiiiii", // M 3072-4095, N 1536-2047
+			"pbbboooooo11qqqxxqqqqqqqqqxxxxxxxxxiiiiii", // M 3072-4095, N 2048-3071
+			"pbboooo1o1111qqx7qqqqqqqqfqxxxxxxxxiiiiii", // M 3072-4095, N 3072-4095
+			"pbooooo1oo111qqqqqqqqqqqqqfxxxxxxxiiiiiii", // M 3072-4095, N 4096-6143
+			"pooooo1oooqqqqqqqqqqqqqqqqqxxxxxxxiiiiiii", // M 3072-4095, N 6144-8191
+			"qoooooooooqqqqqqqqqqqqqqqqqqxxxxxiiiiiiii", // M 3072-4095, N 8192-12287
+			"qoooooooooqqqqqqqqqqqqqqqqqqqxxiiiiiiiiii", // M 3072-4095, N 12288-16383
+			"qoooooooooqqoooqqqqqqqqqqqqqqqiiiiiiiiiii", // M 3072-4095, N 16384-24575
+			"qqooooooooooooooooqqqqqqqqqqqqqiiiiiiiiii", // M 3072-4095, N 24576-32767
+			"qqqooooooooooqqqqoqqqqqqqqqqqqqqiiiiiiiii", // M 3072-4095, N 32768-49151
+			"qqqqqqqqqooqqqqqqqoqqqqqqqqqqqqqqiiiiiiii", // M 3072-4095, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqoqqqqqqqqqqqqqiiiiiii", // M 3072-4095, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 3072-4095, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 3072-4095, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 3072-4095, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 3072-4095, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 3072-4095, N >= 393216
+			"NNNNNNNNNJJJJJJNNJJNJJNNNJNNNNNNNNNNNNNNN", // M 4096-6143, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 4096-6143, N (none)
+			"OOOOOOOOOJJJJJNJOLOhhhhhhhhhhhOOOOOOOOOOO", // M 4096-6143, N 2
+			"PPPPPPNNNNNNNNNP>hhhhhhhhhhhhhPPPPPPPPPPP", // M 4096-6143, N 3
+			"hhhhOOOOOOOOOOOO>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 4-5
+			"hhhdddddddddddd>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 6-7
+			"hhhdddddddddddd>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 8-11
+			"hhhOOONNNN2222>>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 12-15
+			"hhhdddddd22222>>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 16-23
+			"hhUUUUUUU33322@@uuuuuhhhuuhhhhhhhhhhhhhhh", // M 4096-6143, N 24-31
+			"<<UUUUUU333333@<<uuqquuuqqhiiiiiiiiiiiiii", // M 4096-6143, N 32-47
+			"<UUUUUU33333:<:<<uqqqqqqqqiiiiiiiiiiiiiii", // M 4096-6143, N 48-63
+			"hUUUUU33333339::<uqqqqqqqqhhhhhhhhhhhhhhh", // M 4096-6143, N 64-95
+			"pUUUUbb33333999:uqqqqqqqqqiiiiiiiiiiiiiii", // M 4096-6143, N 96-127
+			"hUUbbbb3333oooqqqqqqqqqqqqqiiiiiiiiiiiiii", // M 4096-6143, N 128-191
+			"hbbbbbb333oooqqqqqqqqqqqqqxqiiiiiiiiiiiii", // M 4096-6143, N 192-255
+			"hbbbbbbb3ooooqqqqqqqqqqqqqxxiiiiiiiiiiiii", // M 4096-6143, N 256-383
+			"hbbbbbbboooooqqqqqqqqqqqqqxxxxxqiiiiiiiii", // M 4096-6143, N 384-511
+			"<bbbbbboooooqqqqqqqqqqqqqqxxxxxxxiiiiiiii", // M 4096-6143, N 512-767
+			"hbbbbbooooooqrqqqqqqqqqqqqxxxxxxxxiiiiiii", // M 4096-6143, N 768-1023
+			"pbbbboooooooqrqqqqqqqqqqqqxxxxxxxxiiiiiii", // M 4096-6143, N 1024-1535
+			"pbbboooooooqqqqqqqqqqqqqqqxxxxxxxxxiiiiii", // M 4096-6143, N 1536-2047
+			"pbbooooooo11qqqq77qqqqqqqqxxxxxxxxxiiiiii", // M 4096-6143, N 2048-3071
+			"pbooooo1oo111qqx77qqqqqqqqxxxxxxxxiiiiiii", // M 4096-6143, N 3072-4095
+			"poooooo1oq11rqqqqqqqqqqqqqqxxxxxxxiiiiiii", // M 4096-6143, N 4096-6143
+			"qooooo11oqqqqqqqqqqqqqqqqqqxxxxxxiiiiiiii", // M 4096-6143, N 6144-8191
+			"qooooo11qqqqqqqqqqqqqqqqqqqqxxxxiiiiiiiii", // M 4096-6143, N 8192-12287
+			"qoooo11qqqqqqqqqqqqqqqqqqqqqqxiiiiiiiiiii", // M 4096-6143, N 12288-16383
+			"qooooooqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 4096-6143, N 16384-24575
+			"qqoooooooqqqqoooooqqqqqqqqqqqqqiiiiiiiiii", // M 4096-6143, N 24576-32767
+			"qqqoooooooooooqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 4096-6143, N 32768-49151
+			"qqqqoooooooooqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 4096-6143, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 4096-6143, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 4096-6143, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 4096-6143, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 4096-6143, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 4096-6143, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 4096-6143, N >= 393216
+			"NNNNNNNNNJJJJJNNNOONOOOOOOONNNNNNNNNNNNNN", // M 6144-8191, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 6144-8191, N (none)
+			"OOOOOOOOOOJJJJJJOOOOOOOOOOOOOOOOOOOOOOOOO", // M 6144-8191, N 2
+			"PPPPPJJJJJJJJPPPPPhhhPPPPPPhhhPPPPPPPPPPP", // M 6144-8191, N 3
+			"hhhhdddPPPPPPPP>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 4-5
+			"hhhdddddddddddd>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 6-7
+			"hhhOOONddOOOOO>>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 8-11
+			"hhddddd??ddddd>>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 12-15
+			"hh>>>>>??>>>>>>>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 16-23
+			"hhUUUUUUU333@@huuqqquuhuuqqhhhhhhhhhhhhhh", // M 6144-8191, N 24-31
+			"<UUUUUUU333333:uuqqqqqqqqqqiiiiiiiiiiiiii", // M 6144-8191, N 32-47
+			"<UUUUUU33333:9::uqqqqqqqqqiiiiiiiiiiiiiii", // M 6144-8191, N 48-63
+			"hUUUUbb33333999:qqqqqqqqqhhhhhhhhhhhhhhhh", // M 6144-8191, N 64-95
+			"pUUUbbbb3339999:qqqqqqqqqqoiiiiiiiiiiiiii", // M 6144-8191, N 96-127
+			"hbbbbbbb33ooqqqqqqqqqqqqqqqiiiiiiiiiiiiii", // M 6144-8191, N 128-191
+			"hbbbbbbbboooqqqqqqqqqqqqqqqqiiiiiiiiiiiii", // M 6144-8191, N 192-255
+			"hbbbbbbbooooqqqqqqqqtqqqqqqxiiiiiiiiiiiii", // M 6144-8191, N 256-383
+			"hbbbbbboooooqqqqqqqqqqqqqqqxxxxiiiiiiiiii", // M 6144-8191, N 384-511
+			"hbbbbbooooo9qqqqqqrqqqqqqqqxxxxxxiiiiiiii", // M 6144-8191, N 512-767
+			"hbbbbooooooqq7rrqtqqqxqqqqqxxxxxxiiiiiiii", // M 6144-8191, N 768-1023
+			"ppbbooooooqqqr7rqqqqqqqqqqqxxxxxxxiiiiiii", // M 6144-8191, N 1024-1535
+			"pbboooooooqqqqqqqqqqqqqqqqqxxxxxxxiiiiiii", // M 6144-8191, N 1536-2047
+			"pboooooooqqqqqqqx1qqqqqqqqqxxxxxxxiiiiiii", // M 6144-8191, N 2048-3071
+			"pooooo1ooqqqqqqqxqqqqqqqqqqxxxxxxxiiiiiii", // M 6144-8191, N 3072-4095
+			"qooooo11qqqqqqqqqqqqqqqqqqqxxxxxxiiiiiiii", // M 6144-8191, N 4096-6143
+			"qoooooo1111qqqqqqqqqqqqqqqqxxxxxiiiiiiiii", // M 6144-8191, N 6144-8191
+			"qoooooo1111qqqqqqqqqqqqqqqqqxxxiiiiiiiiii", // M 6144-8191, N 8192-12287
+			"qooo1o11111qqqqqqqqqqqqqqqqqqiiiiiiiiiiii", // M 6144-8191, N 12288-16383
+			"qooooqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 6144-8191, N 16384-24575
+			"qqooooqqqqqqqqoooqqqqqqqqqqqqqqiiiiiiiiii", // M 6144-8191, N 24576-32767
+			"qqooooooqqqqqoqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 6144-8191, N 32768-49151
+			"qqqqoooooooooqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 6144-8191, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 6144-8191, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 6144-8191, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 6144-8191, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 6144-8191, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 6144-8191, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 6144-8191, N >= 393216
+			"NNNNNNNNNNJJJJJJJJJJJJOJOJJNJJNNNNNNNNNNN", // M 8192-12287, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 8192-12287, N (none)
+			"OOOOOOOOOOOJJJJOOhhOOOOOOOOOJJOOOOOOOOOOO", // M 8192-12287, N 2
+			"PPPPPJJJJJJPJJJJJhhhhhhhhhhhhhPPPPPPPPPPP", // M 8192-12287, N 3
+			"hhhJJJJJJJJJJJ>uhhhhhhhhPhhhhhhhhhhhhhhhh", // M 8192-12287, N 4-5
+			"hhhOOOOOOOOOOO>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 6-7
+			"hhdddddddddddd>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 8-11
+			"hh>>>>UUU?>>>>>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 12-15
+			"hh>>>>UUU?>>>>>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 16-23
+			"hhUUUUUUU3hhhhuqqqqqqqiiqqqhhhhhhhhhhhhhh", // M 8192-12287, N 24-31
+			"<UUUUUUUU333399qqqqqqqqqqqqiiiiiiiiiiiiii", // M 8192-12287, N 32-47
+			"<UUUUbbb3333999qqqqqqqqqqqiiiiiiiiiiiiiii", // M 8192-12287, N 48-63
+			"hUUUbbbb3339999sqqqqqqqqqhhhhhhhhhhhhhhhh", // M 8192-12287, N 64-95
+			"pUUbbbbbb999999ssqqqqqqqqqooiiiiiiiiiiiii", // M 8192-12287, N 96-127
+			"hbbbbbbbbooqqqqqqqqqqqqqqqqqiiiiiiiiiiiii", // M 8192-12287, N 128-191
+			"hbbbbbbboooqqqqqqqqqqqqqqqqqiiiiiiiiiiiii", // M 8192-12287, N 192-255
+			"hbbbbbbooooqqqqqqqqqqqqqqqqqiiiiiiiiiiiii", // M 8192-12287, N 256-383
+			"hhbbbboooooqqqqqqqqqqqqqqqqqiiiiiiiiiiiii", // M 8192-12287, N 384-511
+			"hhbbbooooooqqqqqqqqqqqqqqqqqxxxiiiiiiiiii", // M 8192-12287, N 512-767
+			"hhbboooooqqqqqqqqqqqqqqqqqqqxxxxiiiiiiiii", // M 8192-12287, N 768-1023
+			"ppbooooooqqqqqqqqqqqqqqqqqqqxxxxxiiiiiiii", // M 8192-12287, N 1024-1535
+			"pboooooooqqqqqqqqqqqqqqqqqqqxxxxxiiiiiiii", // M 8192-12287, N 1536-2047
+			"pooooooooqqqqqqqqqqqqqqqqqqqxxxxxiiiiiiii", // M 8192-12287, N 2048-3071
+			"qooooooqqqqqqqqqqqqqqqqqqqqqxxxxxiiiiiiii", // M 8192-12287, N 3072-4095
+			"qooooo11qqqqqqqqqqqqqqqqqqqqxxxxiiiiiiiii", // M 8192-12287, N 4096-6143
+			"qoooooo1111qqqqqqqqqqqqqqqqqxxxiiiiiiiiii", // M 8192-12287, N 6144-8191
+			"qooooo111tt1qqqqqqqqqqqqqqqqxiiiiiiiiiiii", // M 8192-12287, N 8192-12287
+			"qooo1o1111rqqqqqqqqqqqqqqqqqqiiiiiiiiiiii", // M 8192-12287, N 12288-16383
+			"qoooqqqqq1qqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 8192-12287, N 16384-24575
+			"qqoooqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 8192-12287, N 24576-32767
+			"qqoooooqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 8192-12287, N 32768-49151
+			"qqqqoooooqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 8192-12287, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 8192-12287, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 8192-12287, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 8192-12287, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 8192-12287, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 8192-12287, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 8192-12287, N >= 393216
+			"NNNNNNNNNNJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNN", // M 12288-16383, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 12288-16383, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 12288-16383, N 2
+			"PPPPdddddddPPdddhhhhhhhPPPhhhhPPPPPPPPPPP", // M 12288-16383, N 3
+			"hhhddddddddddhdhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 4-5
+			"hhhdddddddddddvhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 6-7
+			"hh>>>>>U?>>>>>vhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 8-11
+			"hh>>>>UUU?>>>>vhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 12-15
+			"hh>>>>UUU?>>>>vhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 16-23
+			"hhUUUUUUUhhhh99qqqqqqqqqqqhhhhhhhhhhhhhhh", // M 12288-16383, N 24-31
+			"<UUUUhUUhhhh999qqqqqqqqqqqiiiiiiiiiiiiiii", // M 12288-16383, N 32-47
+			"<UUUbhhhhh99999qqqqqqqqqqiiiiiiiiiiiiiiii", // M 12288-16383, N 48-63
+			"hUUbbbbbb99999qtqqqqqqqqqhhhhhhhhhhhhhhhh", // M 12288-16383, N 64-95
+			"pbbbbbbbb9999ttttqqqqqqqqqoooiiiiiiiiiiii", // M 12288-16383, N 96-127
+			"hbbbbbbb9qqqqqqqsqqqqqqqqqqqqiiiiiiiiiiii", // M 12288-16383, N 128-191
+			"hbbbbbbooqqqqqqqqqqqqqqqqqqqqiiiiiiiiiiii", // M 12288-16383, N 192-255
+			"hbbbbboooqqqqqqqqqqqqqqqqqqqqiiiiiiiiiiii", // M 12288-16383, N 256-383
+			"hhbbboooqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiiii", // M 12288-16383, N 384-511
+			"hhhbooooqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiiii", // M 12288-16383, N 512-767
+			"hhhqooooqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiiii", // M 12288-16383, N 768-1023
+			"ppqoooooqqqqqqqqqqqqqqqqqqqqqxxiiiiiiiiii", // M 12288-16383, N 1024-1535
+			"pqoooooooqqqqqqqqqqqqqqqqqqqqxxiiiiiiiiii", // M 12288-16383, N 1536-2047
+			"qqoooooqqqqqqqqqqqqqqqqqqqqqqxxiiiiiiiiii", // M 12288-16383, N 2048-3071
+			"qoooooqqqqqqqqqqqqqqqqqqqqqqqxxiiiiiiiiii", // M 12288-16383, N 3072-4095
+			"qoooo11qqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiiii", // M 12288-16383, N 4096-6143
+			"qooo1o11111qqqqqqqqqqqqqqqqqqiiiiiiiiiiii", // M 12288-16383, N 6144-8191
+			"qooo1o1111rqqqqqqqqqqqqqqqqqqiiiiiiiiiiii", // M 12288-16383, N 8192-12287
+			"qoooq11q111qqqqqqqqqqqqqqqqqqiiiiiiiiiiii", // M 12288-16383, N 12288-16383
+			"qoooqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 12288-16383, N 16384-24575
+			"qqooqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 12288-16383, N 24576-32767
+			"qqqoooqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 12288-16383, N 32768-49151
+			"qqqqqoooqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 12288-16383, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 12288-16383, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 12288-16383, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 12288-16383, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 12288-16383, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 12288-16383, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 12288-16383, N >= 393216
+			"NNNNNNNNJJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNNN", // M 16384-24575, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 16384-24575, N (none)
+			"OOOOOOOOOJJJJJJJJJJJhhhhOJJJJOOOOOOOOOOOO", // M 16384-24575, N 2
+			"PPPPPNNJJJJJJJJhhhhhhhhhhhhhhPPPPPPPPPPPP", // M 16384-24575, N 3
+			"hhhhNNNNNNNN>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 4-5
+			"hhh>>>>>>>>>>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 6-7
+			"hhh>>>>>>>>>>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 8-11
+			"hh>>>>>U>>>>>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 12-15
+			"hh>>>>>>>>>>>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 16-23
+			"hhUUUhhhhhhhhh9iqqqqqqqqqhhhhhhhhhhhhhhhh", // M 16384-24575, N 24-31
+			"<UUUUhhhhhhhh99qqqqqqqqqqiiiiiiiiiiiiiiii", // M 16384-24575, N 32-47
+			"<UUUhhhhhh9999qqqqqqqqqqiiiiiiiiiiiiiiiii", // M 16384-24575, N 48-63
+			"hUbbbbbhh9999ttqqqqqqqqqqhhhhhhhhhhhhhhhh", // M 16384-24575, N 64-95
+			"pbbbbbbbb999tttqqqqqqqqqqqooooiiiiiiiiiii", // M 16384-24575, N 96-127
+			"hbbbbbbbb9qqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 128-191
+			"hbbbbbobbqqqqqqtqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 192-255
+			"hhbbbooooqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 256-383
+			"hhbboooqqqqttttqqqqqqqXqqqqqqqiiiiiiiiiii", // M 16384-24575, N 384-511
+			"hhhooooqqqqttttqqqqqqqXqqqqqqqiiiiiiiiiii", // M 16384-24575, N 512-767
+			"hhqqoooqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 768-1023
+			"pqqqooooqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 1024-1535
+			"qqqoooooqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 1536-2047
+			"qqooooqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 2048-3071
+			"qooooqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 3072-4095
+			"qoooqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 4096-6143
+			"qoooqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 6144-8191
+			"qooqqqqqq1qqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 8192-12287
+			"qooqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 12288-16383
+			"qqooqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 16384-24575
+			"qqooqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 16384-24575, N 24576-32767
+			"qqqoooqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 16384-24575, N 32768-49151
+			"qqqqqqqoqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 16384-24575, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 16384-24575, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 16384-24575, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 16384-24575, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 16384-24575, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 16384-24575, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 16384-24575, N >= 393216
+			"NNNNNNNJJJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNNN", // M 24576-32767, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24576-32767, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 24576-32767, N 2
+			"PPPPPdddddddddhdddddPPPPPPdddPPPPPPPPPPPP", // M 24576-32767, N 3
+			"hhhhddddddddddhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 4-5
+			"hhhvvvvvvvvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 6-7
+			"hhhvvvvvvvvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 8-11
+			"hhhvvvvvvvvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 12-15
+			"hhvvvvvvvvvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 16-23
+			"hhUUUhhhhhhhhhiiiiiqqqqhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 24-31
+			"<UUUUhhhhhuhhhiiiiqqqqqiiiiiiiiiiiiiiiiii", // M 24576-32767, N 32-47
+			"<UUbhhhhhii99iiiiqqqqqqqiiiiiiiiiiiiiiiii", // M 24576-32767, N 48-63
+			"hbbbhhhhbiiiittqqqqqqqqqqhhhhhhhhhhhhhhhh", // M 24576-32767, N 64-95
+			"pbbbbbbbbiittttqqqqqqqqqqqoooooiiiiiiiiii", // M 24576-32767, N 96-127
+			"hbbbbb9bbtqqqqqt7q7qqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 128-191
+			"hbbbb99bbtqqqqqtqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 192-255
+			"hhbboo9otqqtqqqttqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 256-383
+			"hhhoooqqqqtttrtqqqqqXXXqqqqqqqqiiiiiiiiii", // M 24576-32767, N 384-511
+			"hhqoooqqqqttttrqqqqqXXXqqqqqqqqiiiiiiiiii", // M 24576-32767, N 512-767
+			"hqqqooqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 768-1023
+			"qqqqqooqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 1024-1535
+			"qqqqooooqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 1536-2047
+			"qqqoooqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 2048-3071
+			"qqooqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 3072-4095
+			"qqooqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 4096-6143
+			"qqoqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 6144-8191
+			"qqoqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 8192-12287
+			"qqoqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 12288-16383
+			"qqooqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 16384-24575
+			"qqqoqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 24576-32767
+			"qqqqqoqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 24576-32767, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 24576-32767, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 24576-32767, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 24576-32767, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 24576-32767, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 24576-32767, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 24576-32767, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 24576-32767, N >= 393216
+			"NNNNNNNJJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNNNN", // M 32768-49151, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32768-49151, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 32768-49151, N 2
+			"PPPPPPPdNNNNNNNPPPPPPPPPPNNNPPPPPPPPPPPPP", // M 32768-49151, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 16-23
+			"hhUUhhhhhhjhhiiiiiiiiqqqhhhhhhhhhhhhhhhhh", // M 32768-49151, N 24-31
+			"<<Ubhhhhhjjjhiiiiiiqqqqiiiiiiiiiiiiiiiiii", // M 32768-49151, N 32-47
+			"<<bbhhhbjjiiiiiiiiqqqqqqiiiiiiiiiiiiiiiii", // M 32768-49151, N 48-63
+			"hbbbhhbiiiiiiiiiiqqqqqqqhhhhhhhhhhhhhhhhh", // M 32768-49151, N 64-95
+			"pbbbbhbbbiiittttqqqqqqqqqqooooooiiiiiiiii", // M 32768-49151, N 96-127
+			"hhbbbiiiiqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 128-191
+			"hhbboq99tqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 192-255
+			"hhbooqqttqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 256-383
+			"hhqooqqqqqqtttqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 384-511
+			"hqqooqqqqqqttqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 512-767
+			"qqqqooqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 768-1023
+			"qqqqqqoqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 1024-1535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 1536-2047
+			"qqqqooqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 2048-3071
+			"qqqooqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 3072-4095
+			"qqqoqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 4096-6143
+			"qqooqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 6144-8191
+			"qqoqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 8192-12287
+			"qqqoqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 12288-16383
+			"qqqoqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 32768-49151, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 32768-49151, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 32768-49151, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 32768-49151, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 32768-49151, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 32768-49151, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 32768-49151, N >= 393216
+			"NNNNNNNNNNNNNNNNNJNNNNNNNNNNNNNNNNNNNNNNN", // M 49152-65535, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 49152-65535, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 49152-65535, N 2
+			"PPPPPPPhNNNNNNNNPPPNPPPPNNhPPPPPPPPPPPPPP", // M 49152-65535, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 16-23
+			"hhUUhhhhhjjjiiiiiiiiiqqqhhhhhhhhhhhhhhhhh", // M 49152-65535, N 24-31
+			"hhbbhhhhjjjjiiiiiiiiqqqiiiiiiiiiiiiiiiiii", // M 49152-65535, N 32-47
+			"hhbbhhhjjjjiiiiiiiiqqqqqiiiiiiiiiiiiiiiii", // M 49152-65535, N 48-63
+			"hhbbhhijjjjiiiiiiiqqqqqqqhhhhhhhhhhhhhhhh", // M 49152-65535, N 64-95
+			"ppbbhbbbiiiiiiiiiqqqqqqqqqoooooooiiiiiiii", // M 49152-65535, N 96-127
+			"hhbbiiiiiiqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 128-191
+			"hhboqiiiittqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 192-255
+			"hhooqqqqqttqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 256-383
+			"hqqoqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 384-511
+			"qqqoqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 512-767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 768-1023
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 1024-1535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 1536-2047
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 2048-3071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 3072-4095
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 4096-6143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 6144-8191
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 8192-12287
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 49152-65535, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 49152-65535, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 49152-65535, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 49152-65535, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 49152-65535, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 49152-65535, N >= 393216
+			"NNNNNNJJJJNNNNJNJJJNNNNNNJJNNNNNNNNNNNNNN", // M 65536-98303, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 65536-98303, N (none)
+			"OOOOOONNNOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 65536-98303, N 2
+			"PPPPPPPNNNNNNNNNPPPPPPPPNNPPPPPPPPPPPPPPP", // M 65536-98303, N 3
+			"hhhhhhhhddNNNNdOOOPOOOOOdhhhhhhhhhhhhhhhh", // M 65536-98303, N 4-5
+			"hhhhhhhhhhhhhhhhPPPPhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 8-11
+			"hhhhhhhhhhhhhhhhhiihhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 12-15
+			"hhhhhhhhhhhhhhhhhihhhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 16-23
+			"hhbhhhhhjjhhiiiiiiiiiqqqhhhhhhhhhhhhhhhhh", // M 65536-98303, N 24-31
+			"hhbhhhhjjjjjiiiiiiiiqqqiiiiiiiiiiiiiiiiii", // M 65536-98303, N 32-47
+			"hhbhhhjjjjjjiiiiiiiqqqqqiiiiiiiiiiiiiiiii", // M 65536-98303, N 48-63
+			"hhbbhhijjjjjiiiiiiqqqqqqqhhhhhhhhhhhhhhhh", // M 65536-98303, N 64-95
+			"ppbbh999jjjii11iiqqqqqqqqqooooooooiiiiiii", // M 65536-98303, N 96-127
+			"hhbiii99iiiqtttqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 128-191
+			"hhoqii9ii77tqtqqqqXXXqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 192-255
+			"hqoqqqit777tqqqqqqXXXqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 256-383
+			"qqoqqqqqt7tqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 384-511
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 512-767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 768-1023
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 1024-1535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 1536-2047
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 2048-3071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 3072-4095
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 4096-6143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 6144-8191
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 8192-12287
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 65536-98303, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 65536-98303, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 65536-98303, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 65536-98303, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 65536-98303, N >= 393216
+			"NNNNNNNNNNNNONNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 98304-131071, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 98304-131071, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 98304-131071, N 2
+			"PPPPPPPNNNNNNNNNPPPNNNNNNPPPPPPPPPPPPPPPP", // M 98304-131071, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 16-23
+			"hhhhhhhhhhhhiiiiiiiiiqqhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 24-31
+			"hhbhhhhhhjjjiiiiiiiiqqqiiiiiiiiiiiiiiiiii", // M 98304-131071, N 32-47
+			"hhbhhhhhjjjjiiiiiiiqqqqqiiiiiiiiiiiiiiiii", // M 98304-131071, N 48-63
+			"hhbhhhhjjjjjiiiiiiqqqqqqqhhhhhhhhhhhhhhhh", // M 98304-131071, N 64-95
+			"ppbhhh39jjjii11iiqqqqqqqqqoooooooooiiiiii", // M 98304-131071, N 96-127
+			"hhqiih93iiiii11qqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 128-191
+			"hqqqii97i77tqtqqqXXXWXqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 192-255
+			"qqqqqiii777tqqqqqXXXWXqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 256-383
+			"qqqqqqqqt77qqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 384-511
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 512-767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 768-1023
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 1024-1535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 1536-2047
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 2048-3071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 3072-4095
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 4096-6143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 6144-8191
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 8192-12287
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 98304-131071, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 98304-131071, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 98304-131071, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 98304-131071, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 131072-196607, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 131072-196607, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 131072-196607, N 2
+			"PPPPPPddNNNNNNNNNNNNNNNdPPPPPPPPPPPPPPPPP", // M 131072-196607, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 16-23
+			"hhbhhhhhhhhhiiiiiiiiiqqhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 24-31
+			"hhbhhhhhhhjjiiiiiiiqqqqiiiiiiiiiiiiiiiiii", // M 131072-196607, N 32-47
+			"hbhhhhhhhjjjiiiiiiiqqqqqiiiiiiiiiiiiiiiii", // M 131072-196607, N 48-63
+			"hbhhhhhhjjjiiiiiiiqqqqqqqhhhhhhhhhhhhhhhh", // M 131072-196607, N 64-95
+			"p1hhhhhhjjjii11iqqqqqqqqqqooooooooooiiiii", // M 131072-196607, N 96-127
+			"hqqiihhiiiiiitqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 128-191
+			"qqqqiiiii77tqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 192-255
+			"qqqqqiiii77tqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 256-383
+			"qqqqqqqqqttqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 384-511
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 512-767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 768-1023
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 1024-1535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 1536-2047
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 2048-3071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 3072-4095
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 4096-6143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 6144-8191
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 8192-12287
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 131072-196607, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 131072-196607, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 131072-196607, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 196608-262143, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 196608-262143, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 196608-262143, N 2
+			"PPPdNNNNNNNNNNNNNNNNPPPPPPPPPPPPPPPPPPPPP", // M 196608-262143, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 16-23
+			"hhhhhhhhhhhiiiiiiiiiqqhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 24-31
+			"hbhhhhhhhhiiiiiiiiiqqqqiiiiiiiiiiiiiiiiii", // M 196608-262143, N 32-47
+			"hbhhhhhhhhjjiiiiiiqqqqqqiiiiiiiiiiiiiiiii", // M 196608-262143, N 48-63
+			"h1hhhhhhhjiiiiiiqqqqqqqqqhhhhhhhhhhhhhhhh", // M 196608-262143, N 64-95
+			"phhhhhhhhiiiiiqqqqqqqqqqqooooooooooooiiii", // M 196608-262143, N 96-127
+			"qqiiihiiiiiqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 128-191
+			"qqqiiiiiiiiqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 192-255
+			"qqqqqqiqiiqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 256-383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 384-511
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 512-767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 768-1023
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 1024-1535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 1536-2047
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 2048-3071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 3072-4095
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 4096-6143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 6144-8191
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 8192-12287
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 196608-262143, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 196608-262143, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 262144-393215, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 262144-393215, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 262144-393215, N 2
+			"PPNNNNNNNNNNNNNNPPPPPPPPPPPPPPPPPPPPPPPPP", // M 262144-393215, N 3
+			"hhhhhNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 16-23
+			"hhhhhhhhhhhiiiiiiiiqqqhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 24-31
+			"h1hhhhhhhhhiiiiiiiqqqqqiiiiiiiiiiiiiiiiii", // M 262144-393215, N 32-47
+			"hhhhhhhhhhj99iiiqqqqqqqqiiiiiiiiiiiiiiiii", // M 262144-393215, N 48-63
+			"hhhhhhhhhij99iqqqqqqqqqqhhhhhhhhhhhhhhhhh", // M 262144-393215, N 64-95
+			"ohhhhhhhhiiii7q7qqqqqqqqqoooooooooooooiii", // M 262144-393215, N 96-127
+			"qqiihhhiiqiiqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 128-191
+			"qqiiiiiiqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 192-255
+			"qqqqiiiqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 256-383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 384-511
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 512-767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 768-1023
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 1024-1535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 1536-2047
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 2048-3071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 3072-4095
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 4096-6143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 6144-8191
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 8192-12287
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 262144-393215, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 393216-524287, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 393216-524287, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 393216-524287, N 2
+			"PPNNNNNNNNNNNNNPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 393216-524287, N 3
+			"hhhhhhhNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 16-23
+			"hhhhhhhhhhhhiiiiiiiqqqhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 24-31
+			"hhhhhhhhhhhi9iiiiqqqqqqiiiiiiiiiiiiiiiiii", // M 393216-524287, N 32-47
+			"hhhhhhhhhhh999qqqqqqqqqqiiiiiiiiiiiiiiiii", // M 393216-524287, N 48-63
+			"hhhhhhhhhhi99qqqqqqqqqqqhhhhhhhhhhhhhhhhh", // M 393216-524287, N 64-95
+			"ohhhhhhhhiiiiqq7qqqqqqqqoooooooooooooooii", // M 393216-524287, N 96-127
+			"qqihhhhhiqiiiqqq7qqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 128-191
+			"qqiiihiiiqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 192-255
+			"qqqqiiiqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 256-383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 384-511
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 512-767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 768-1023
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 1024-1535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 1536-2047
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 2048-3071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 3072-4095
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 4096-6143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 6144-8191
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 8192-12287
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 524288-786431, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N (none)
+			"hhNNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 2
+			"hNNNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 16-23
+			"hhhhhhhhhhhhiiiiiiqqqqhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 24-31
+			"hhhhhhhhhhhiiiiiqqqqqqqiiiiiiiiiiiiiiiiii", // M 524288-786431, N 32-47
+			"ihhhhhhhhhh99qqqqqqqqqqqiiiiiiiiiiiiiiiii", // M 524288-786431, N 48-63
+			"hhhhhhhhhhh99qqqqqqqqqqqhhhhhhhhhhhhhhhhh", // M 524288-786431, N 64-95
+			"ohhhhhhhhhiiqqqqqqqqqqqqooooooooooooooooi", // M 524288-786431, N 96-127
+			"qqiihhhiiqiiiqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 128-191
+			"qqiiiiiiiqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 192-255
+			"qqqqiiiqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 256-383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 384-511
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 512-767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 768-1023
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 1024-1535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 1536-2047
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 2048-3071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 3072-4095
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 4096-6143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 6144-8191
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 8192-12287
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 786432-1048575, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N (none)
+			"hhNNNNNNNhhNNNNNhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 2
+			"hNNNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 3
+			"hhhhhhhhhNhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 16-23
+			"hhhhhhhhhhhiiiiiiiqqqqhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 24-31
+			"ihhhhhhhhhhiiiiiqqqqqqqiiiiiiiiiiiiiiiiii", // M 786432-1048575, N 32-47
+			"ihhhhhhhhhhiiqqqqqqqqqqiiiiiiiiiiiiiiiiii", // M 786432-1048575, N 48-63
+			"hhhhhhhhhhhiqqqqqqqqqqqqhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 64-95
+			"ohhhhhhhhiiiqqqqqqqqqqqqooooooooooooooooo", // M 786432-1048575, N 96-127
+			"qqiiihiiiqqiqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 128-191
+			"qqqiiiiiqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 192-255
+			"qqqqiiqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 256-383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 384-511
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 512-767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 768-1023
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 1024-1535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 1536-2047
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 2048-3071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 3072-4095
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 4096-6143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 6144-8191
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 8192-12287
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N >= 393216
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N (none)
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 2
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 16-23
+			"hhhhhhhhhhiiiiiiiiiqhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 24-31
+			"iihhhhhhhhhiiiiiiqqqqqiiiiiiiiiiiiiiiiiii", // M 1048576-1572863, N 32-47
+			"iihhhhhhhhiiiiiqqqqqqqqiiiiiiiiiiiiiiiiii", // M 1048576-1572863, N 48-63
+			"hhhhhhhhhiiiiqqqqqqqqqqhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 64-95
+			"ohhhhhhhhiiiiqqqqqqqqqqoooooooooooooooooo", // M 1048576-1572863, N 96-127
+			"qqiiiiiiiqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 128-191
+			"qqqiiiiqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 192-255
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 256-383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 384-511
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 512-767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 768-1023
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 1024-1535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 1536-2047
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 2048-3071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 3072-4095
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 4096-6143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 6144-8191
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 8192-12287
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N >= 393216
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N (none)
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 2
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 16-23
+			"hhhhhhhhhhiiiiiihhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 24-31
+			"iiihhhhhhhiiiiiiiqqqqiiiiiiiiiiiiiiiiiiii", // M >= 1572864, N 32-47
+			"iihhhhhhhiiiiiiiqqqqqqiiiiiiiiiiiiiiiiiii", // M >= 1572864, N 48-63
+			"hhhhhhhhhiiiiiiqqqqqqqhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 64-95
+			"oohhhhhhiiiiiiqqqqqqqqooooooooooooooooooo", // M >= 1572864, N 96-127
+			"qqqiiiiqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 128-191
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 192-255
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 256-383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 384-511
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 512-767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 768-1023
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 1024-1535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 1536-2047
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 2048-3071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 3072-4095
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 4096-6143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 6144-8191
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 8192-12287
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N >= 393216
 		},
-		bulk: -1,
+		bulk:      40,
+		bulkDen:   10,
+		bulkK:     1024,
+		bulkNum:   11,
+		bulkSlots: 132,
+		bulkWaves: 2,
 		general: []string{
-			"000000000022222222222", // M <= 63, N <= 191
-			"000000000002222222222", // M <= 63, N 192-255
-			"000000000000222222222", // M <= 63, N 256-383
-			"000000000000022222222", // M <= 63, N 384-511
-			"000000000000002222222", // M <= 63, N 512-767
-			"000000000000033222222", // M <= 63, N 768-1023
-			"000000000000003322222", // M <= 63, N 1024-1535
-			"000000000000000332222", // M <= 63, N 1536-2047
-			"000000000000000000222", // M <= 63, N 2048-3071
-			"000000000000000333322", // M <= 63, N 3072-4095
-			"000000000000000333332", // M <= 63, N 4096-6143
-			"000000000000000000000", // M <= 63, N 6144-8191
-			"000000000000000333333", // M <= 63, N 8192-12287
-			"000000000000000000000", // M <= 63, N 12288-16383
-			"000033300000033333333", // M <= 63, N >= 16384
-			"000000000022222222222", // M 64-95, N <= 191
-			"000000000002222222222", // M 64-95, N 192-255
-			"000000000000222222222", // M 64-95, N 256-383
-			"000000000000022222222", // M 64-95, N 384-511
-			"000000000000002222222", // M 64-95, N 512-767
-			"000000000000000222222", // M 64-95, N 768-1023
-			"000000000000000022222", // M 64-95, N 1024-1535
-			"000000000000000002222", // M 64-95, N 1536-2047
-			"000000000000000000222", // M 64-95, N 2048-3071
-			"000000000000000000022", // M 64-95, N 3072-4095
-			"000000000000000000002", // M 64-95, N 4096-6143
-			"000000000000000000000", // M 64-95, N 6144-8191
-			"000000000000000000000", // M 64-95, N 8192-12287
-			"000000000000000000000", // M 64-95, N 12288-16383
-			"000000000000000000000", // M 64-95, N >= 16384
-			"000000000022222222222", // M 96-127, N <= 191
-			"000000000002222222222", // M 96-127, N 192-255
-			"000000000000222222222", // M 96-127, N 256-383
-			"000000000000022222222", // M 96-127, N 384-511
-			"000000000000032222222", // M 96-127, N 512-767
-			"000000000000003222222", // M 96-127, N 768-1023
-			"000000000000000322222", // M 96-127, N 1024-1535
-			"000000000000000332222", // M 96-127, N 1536-2047
-			"000000000000000000222", // M 96-127, N 2048-3071
-			"000000000000000033322", // M 96-127, N 3072-4095
-			"000000000000000033332", // M 96-127, N 4096-6143
-			"000000000000000000000", // M 96-127, N 6144-8191
-			"000030000000000333333", // M 96-127, N 8192-12287
-			"000000000000000000000", // M 96-127, N 12288-16383
-			"003333000000003333333", // M 96-127, N >= 16384
-			"000000000022222222222", // M 128-191, N <= 191
-			"000000000002222222222", // M 128-191, N 192-255
-			"000000000000222222222", // M 128-191, N 256-383
-			"000000000000022222222", // M 128-191, N 384-511
-			"000000000000002222222", // M 128-191, N 512-767
-			"000000000000000222222", // M 128-191, N 768-1023
-			"000000000000000122222", // M 128-191, N 1024-1535
-			"000000000000000112222", // M 128-191, N 1536-2047
-			"000000000000000011222", // M 128-191, N 2048-3071
-			"000000000000000011122", // M 128-191, N 3072-4095
-			"000000000000000011112", // M 128-191, N 4096-6143
-			"000000000000000011111", // M 128-191, N 6144-8191
-			"000110000000000111111", // M 128-191, N 8192-12287
-			"001110000000000111111", // M 128-191, N 12288-16383
-			"011111000000001111111", // M 128-191, N >= 16384
-			"000000000002222222222", // M 192-255, N <= 191
-			"000000000002222222222", // M 192-255, N 192-255
-			"000000000000222222222", // M 192-255, N 256-383
-			"000000000000022222222", // M 192-255, N 384-511
-			"000000000000002222222", // M 192-255, N 512-767
-			"000000000000000222222", // M 192-255, N 768-1023
-			"000000000000000022222", // M 192-255, N 1024-1535
-			"000000000000000012222", // M 192-255, N 1536-2047
-			"000000000000000011222", // M 192-255, N 2048-3071
-			"000000000000000011122", // M 192-255, N 3072-4095
-			"000000000000000011112", // M 192-255, N 4096-6143
-			"000100000000000111111", // M 192-255, N 6144-8191
-			"001110000000000111111", // M 192-255, N 8192-12287
-			"011110000000001111111", // M 192-255, N 12288-16383
-			"111111000000011111111", // M 192-255, N >= 16384
-			"000000000000222222222", // M 256-383, N <= 191
-			"000000000000222222222", // M 256-383, N 192-255
-			"000000000000222222222", // M 256-383, N 256-383
-			"000000000000022222222", // M 256-383, N 384-511
-			"000000000000002222222", // M 256-383, N 512-767
-			"000000000000000222222", // M 256-383, N 768-1023
-			"000000000000000022222", // M 256-383, N 1024-1535
-			"000000000000000002222", // M 256-383, N 1536-2047
-			"000000000000000011222", // M 256-383, N 2048-3071
-			"000000000000000011122", // M 256-383, N 3072-4095
-			"000000000000000111112", // M 256-383, N 4096-6143
-			"001110000000000111111", // M 256-383, N 6144-8191
-			"011110000000000111111", // M 256-383, N 8192-12287
-			"111111000000001111111", // M 256-383, N 12288-16383
-			"111111100000011111111", // M 256-383, N >= 16384
-			"000000000000022222222", // M 384-511, N <= 191
-			"000000000000022222222", // M 384-511, N 192-255
-			"000000000000022222222", // M 384-511, N 256-383
-			"000000000000022222222", // M 384-511, N 384-511
-			"000000000000002222222", // M 384-511, N 512-767
-			"000000000300000222222", // M 384-511, N 768-1023
-			"000000000000000022222", // M 384-511, N 1024-1535
-			"000000000000000002222", // M 384-511, N 1536-2047
-			"000000000000000000222", // M 384-511, N 2048-3071
-			"000000000000000000122", // M 384-511, N 3072-4095
-			"000000000000000001112", // M 384-511, N 4096-6143
-			"011100000000000011111", // M 384-511, N 6144-8191
-			"111111000000001111111", // M 384-511, N 8192-12287
-			"111111100000011111111", // M 384-511, N 12288-16383
-			"111111111001111111111", // M 384-511, N >= 16384
-			"000000000000002222222", // M 512-767, N <= 191
-			"000000000000002222222", // M 512-767, N 192-255
-			"000000000000002222222", // M 512-767, N 256-383
-			"000000000000002222222", // M 512-767, N 384-511
-			"000000000000002222222", // M 512-767, N 512-767
-			"000000000300300222222", // M 512-767, N 768-1023
-			"000000000000000022222", // M 512-767, N 1024-1535
-			"000000000000000002222", // M 512-767, N 1536-2047
-			"000000000000000000222", // M 512-767, N 2048-3071
-			"000000000000000000022", // M 512-767, N 3072-4095
-			"000000000000000000112", // M 512-767, N 4096-6143
-			"000000000000000000111", // M 512-767, N 6144-8191
-			"111111100000000011111", // M 512-767, N 8192-12287
-			"111111111001111111111", // M 512-767, N 12288-16383
-			"111111111111111111111", // M 512-767, N >= 16384
-			"000000000000000222222", // M 768-1023, N <= 191
-			"000000000000000222222", // M 768-1023, N 192-255
-			"000000000000000222222", // M 768-1023, N 256-383
-			"000000000000000222222", // M 768-1023, N 384-511
-			"000000000000200222222", // M 768-1023, N 512-767
-			"000000000003320222222", // M 768-1023, N 768-1023
-			"000000000003320022222", // M 768-1023, N 1024-1535
-			"000000000000200002222", // M 768-1023, N 1536-2047
-			"000000000000000000222", // M 768-1023, N 2048-3071
-			"000000000000000000022", // M 768-1023, N 3072-4095
-			"000000000000000000002", // M 768-1023, N 4096-6143
-			"000000000000000000001", // M 768-1023, N 6144-8191
-			"000001111110000000011", // M 768-1023, N 8192-12287
-			"000011111111110000111", // M 768-1023, N 12288-16383
-			"111111111111111111111", // M 768-1023, N >= 16384
-			"000000000000001122222", // M 1024-1535, N <= 191
-			"000000000000000022222", // M 1024-1535, N 192-255
-			"000000000000000022222", // M 1024-1535, N 256-383
-			"000000000000000022222", // M 1024-1535, N 384-511
-			"000000000000200022222", // M 1024-1535, N 512-767
-			"000000000003220022222", // M 1024-1535, N 768-1023
-			"000000100002222022222", // M 1024-1535, N 1024-1535
-			"000000000000222202222", // M 1024-1535, N 1536-2047
-			"000000000000022200222", // M 1024-1535, N 2048-3071
-			"000000000000022000022", // M 1024-1535, N 3072-4095
-			"000000000000000000002", // M 1024-1535, N 4096-6143
-			"000000000000000000000", // M 1024-1535, N 6144-8191
-			"000000111100000000001", // M 1024-1535, N 8192-12287
-			"000001111111000000001", // M 1024-1535, N 12288-16383
-			"000011111111110000111", // M 1024-1535, N >= 16384
-			"000000000000001112222", // M 1536-2047, N <= 191
-			"000000000000000012222", // M 1536-2047, N 192-255
-			"000000000000000002222", // M 1536-2047, N 256-383
-			"000000000000000002222", // M 1536-2047, N 384-511
-			"000000000000000002222", // M 1536-2047, N 512-767
-			"000000000000200002222", // M 1536-2047, N 768-1023
-			"000000000000222202222", // M 1536-2047, N 1024-1535
-			"000000000000222222222", // M 1536-2047, N 1536-2047
-			"000000000000222220222", // M 1536-2047, N 2048-3071
-			"000000000000022222022", // M 1536-2047, N 3072-4095
-			"000000000000000222002", // M 1536-2047, N 4096-6143
-			"000000000000000000000", // M 1536-2047, N 6144-8191
-			"000000011100000000000", // M 1536-2047, N 8192-12287
-			"000000111111000000000", // M 1536-2047, N 12288-16383
-			"000001111111100000000", // M 1536-2047, N >= 16384
-			"000000011110111111222", // M 2048-3071, N <= 191
-			"000000000000000111222", // M 2048-3071, N 192-255
-			"000000000000000011222", // M 2048-3071, N 256-383
-			"000000000000000000222", // M 2048-3071, N 384-511
-			"000000000000000000222", // M 2048-3071, N 512-767
-			"000000000000000000222", // M 2048-3071, N 768-1023
-			"000000000000122200222", // M 2048-3071, N 1024-1535
-			"000000000000222220222", // M 2048-3071, N 1536-2047
-			"000000000000222222222", // M 2048-3071, N 2048-3071
-			"010000000000122222222", // M 2048-3071, N 3072-4095
-			"010000000000002222202", // M 2048-3071, N 4096-6143
-			"000000001000002222000", // M 2048-3071, N 6144-8191
-			"000000011100000020000", // M 2048-3071, N 8192-12287
-			"000000011110000000000", // M 2048-3071, N 12288-16383
-			"000000111111000000000", // M 2048-3071, N >= 16384
-			"000000111111111111122", // M 3072-4095, N <= 191
-			"000001111100001111122", // M 3072-4095, N 192-255
-			"000000000000000011122", // M 3072-4095, N 256-383
-			"000000000000000000122", // M 3072-4095, N 384-511
-			"000000000000000000022", // M 3072-4095, N 512-767
-			"000000000000000000022", // M 3072-4095, N 768-1023
-			"000000000000022200022", // M 3072-4095, N 1024-1535
-			"000000000000122222022", // M 3072-4095, N 1536-2047
-			"011000000000122222222", // M 3072-4095, N 2048-3071
-			"111000000000022442222", // M 3072-4095, N 3072-4095
-			"111000000000012442222", // M 3072-4095, N 4096-6143
-			"011000001000002222222", // M 3072-4095, N 6144-8191
-			"000000011100000222222", // M 3072-4095, N 8192-12287
-			"000000011110000002220", // M 3072-4095, N 12288-16383
-			"000000111111000000000", // M 3072-4095, N >= 16384
-			"000001111111111111112", // M 4096-6143, N <= 191
-			"000011111111111111112", // M 4096-6143, N 192-255
-			"000111111100001111112", // M 4096-6143, N 256-383
-			"001100000000000001112", // M 4096-6143, N 384-511
-			"000000000000000000112", // M 4096-6143, N 512-767
-			"000000000000000000002", // M 4096-6143, N 768-1023
-			"000000000000000000002", // M 4096-6143, N 1024-1535
-			"000000000000011222002", // M 4096-6143, N 1536-2047
-			"011000000000012222202", // M 4096-6143, N 2048-3071
-			"111100000000012442222", // M 4096-6143, N 3072-4095
-			"111100001000012442222", // M 4096-6143, N 4096-6143
-			"011000001100002224422", // M 4096-6143, N 6144-8191
-			"000000011110000224422", // M 4096-6143, N 8192-12287
-			"000000011110000022222", // M 4096-6143, N 12288-16383
-			"000000111111000002220", // M 4096-6143, N >= 16384
-			"000011111111111111111", // M 6144-8191, N <= 191
-			"000111111111111111111", // M 6144-8191, N 192-255
-			"001111111111111111111", // M 6144-8191, N 256-383
-			"011111111111000011111", // M 6144-8191, N 384-511
-			"000010011100000000111", // M 6144-8191, N 512-767
-			"000000001100000000001", // M 6144-8191, N 768-1023
-			"000000001000000000000", // M 6144-8191, N 1024-1535
-			"000000001000000121000", // M 6144-8191, N 1536-2047
-			"000000001000002222200", // M 6144-8191, N 2048-3071
-			"011000001000012222222", // M 6144-8191, N 3072-4095
-			"011000001100012224422", // M 6144-8191, N 4096-6143
-			"000000011100002244442", // M 6144-8191, N 6144-8191
-			"000000011110000244442", // M 6144-8191, N 8192-12287
-			"000000111110000224422", // M 6144-8191, N 12288-16383
-			"000001111111000022222", // M 6144-8191, N >= 16384
-			"000111111111111111111", // M 8192-12287, N <= 191
-			"001111111111111111111", // M 8192-12287, N 192-255
-			"011111111111111111111", // M 8192-12287, N 256-383
-			"111111111111111111111", // M 8192-12287, N 384-511
-			"111111111111000011111", // M 8192-12287, N 512-767
-			"000001111110000000011", // M 8192-12287, N 768-1023
-			"000000111100000000001", // M 8192-12287, N 1024-1535
-			"000000011100000000000", // M 8192-12287, N 1536-2047
-			"000000011100000121100", // M 8192-12287, N 2048-3071
-			"000000011100001222222", // M 8192-12287, N 3072-4095
-			"000000011110001224422", // M 8192-12287, N 4096-6143
-			"000000011110000244442", // M 8192-12287, N 6144-8191
-			"000000011110000244442", // M 8192-12287, N 8192-12287
-			"000000111111000224422", // M 8192-12287, N 12288-16383
-			"000001111111100022222", // M 8192-12287, N >= 16384
-			"001111111111111111111", // M 12288-16383, N <= 191
-			"011111111111111111111", // M 12288-16383, N 192-255
-			"111111111111111111111", // M 12288-16383, N 256-383
-			"111111111111111111111", // M 12288-16383, N 384-511
-			"111111111111111111111", // M 12288-16383, N 512-767
-			"000011111111110000111", // M 12288-16383, N 768-1023
-			"000001111111000000001", // M 12288-16383, N 1024-1535
-			"000000111111000000000", // M 12288-16383, N 1536-2047
-			"000000011110000000000", // M 12288-16383, N 2048-3071
-			"000000011110000012221", // M 12288-16383, N 3072-4095
-			"000000011110000122222", // M 12288-16383, N 4096-6143
-			"000000111110000224422", // M 12288-16383, N 6144-8191
-			"000000111111000124422", // M 12288-16383, N 8192-12287
-			"000001111111000122222", // M 12288-16383, N 12288-16383
-			"100111111111100012221", // M 12288-16383, N >= 16384
-			"011111111111111111111", // M >= 16384, N <= 191
-			"111111111111111111111", // M >= 16384, N 192-255
-			"111111111111111111111", // M >= 16384, N 256-383
-			"111111111111111111111", // M >= 16384, N 384-511
-			"111111111111111111111", // M >= 16384, N 512-767
-			"111111111111111111111", // M >= 16384, N 768-1023
-			"000011111111110000111", // M >= 16384, N 1024-1535
-			"000001111111100000000", // M >= 16384, N 1536-2047
-			"000000111111000000000", // M >= 16384, N 2048-3071
-			"000000111111000001110", // M >= 16384, N 3072-4095
-			"000000111111000012221", // M >= 16384, N 4096-6143
-			"000001111111000122222", // M >= 16384, N 6144-8191
-			"000001111111100122222", // M >= 16384, N 8192-12287
-			"100111111111100012221", // M >= 16384, N 12288-16383
-			"111111111111100001110", // M >= 16384, N >= 16384
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMLLLLLLL", // M <= 1, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M <= 1, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMLLLLLL", // M <= 1, N 2
+			"RRRRRRSSSRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M <= 1, N 3
+			"RRRRRRSSSRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M <= 1, N 4-5
+			"RRRRRRSSRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M <= 1, N 6-7
+			"RRRRRRQQRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M <= 1, N 8-11
+			"RRRRRQQQRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M <= 1, N 12-15
+			"EEEEEEEEERRRRRRRRRRRRRRRREMMMMMMMMMMMMMMM", // M <= 1, N 16-23
+			"ddddddTTTRRRRRRRRRRRRRRRRRR>>>>JLLLLLLLKK", // M <= 1, N 24-31
+			"dddddddTTTTTTTTTSSSSSSSSSSS@>>>>>>>>KKKKK", // M <= 1, N 32-47
+			"ddddddddTTTTTTTTTSSSSSSSSSEE>>>>>>>>>>>>>", // M <= 1, N 48-63
+			"dddddddddTTTTTTTTSSSSSSSSIII@@>>>>>>>>>>>", // M <= 1, N 64-95
+			"ddddddddddBTTTTTTSSSSSSSIIII@@@@>>>>>>>>>", // M <= 1, N 96-127
+			"ddddddddddddTTTTTSSSSSSSIIIII@@@@>>>>>>>>", // M <= 1, N 128-191
+			"dddddddddddddSSSSSSSSSEEIIIIII@@@@@>>>>>>", // M <= 1, N 192-255
+			"ddddddddddddddSSSSSEEEEEIIIIIIIoooo@@>>>>", // M <= 1, N 256-383
+			"ddddddddddddddSSSSEEEEEEEIIIIIIIooooo@@>>", // M <= 1, N 384-511
+			"ddddddddddddddSSSEEEEEEEEEIIIIIFFooooooo@", // M <= 1, N 512-767
+			"ddddddddddddddQSEEEEEEEEEEIIIFFFFFooooooo", // M <= 1, N 768-1023
+			"dddddddddQKKQQQQQEEEEEEEEEEFFFFFFFFoooooo", // M <= 1, N 1024-1535
+			"ddddddddQKKKKQQQQCCEEEEEEHFFFFFFFFFHooooo", // M <= 1, N 1536-2047
+			"dddddddQKKKKKQQQCCCCFHHHHHFFFFFFFFFHooooo", // M <= 1, N 2048-3071
+			"dddddddQKKKKKQQQCCCCFHHHHHFFFFFFFFFHooooo", // M <= 1, N 3072-4095
+			"ddddddQQKKKKQQCCCCCCFHHHHHFFFFFFFFHHooooo", // M <= 1, N 4096-6143
+			"dddddQQQQQQQQHCCCCCGGFFHHHHFFFFFFFHHooooo", // M <= 1, N 6144-8191
+			"ddddQQQQQQQHHHHHHCGGGGFFFHHFFFFFFHHHooooo", // M <= 1, N 8192-12287
+			"ddBBBBGGGHHHHHHHHGGGGGFFFHHHFFHHHHBoooooo", // M <= 1, N 12288-16383
+			"????BBBHHHHHDDDDDDDGGGHHHHHHHHHBBBBoooooo", // M <= 1, N 16384-24575
+			"???????BBAABBDDDDDDDDDDDDBBBBBBBBBooooooo", // M <= 1, N 24576-32767
+			"??oooooooBBBBDDDDDDDDDDDDABBBBBBBoooooooo", // M <= 1, N 32768-49151
+			"ooooooooooBBBBDDDDDBAAAAAABBBBBoooooooooo", // M <= 1, N 49152-65535
+			"ooooooooooBBBBBDDDBBAAAAAAABBBBoooooooooo", // M <= 1, N 65536-98303
+			"ooooooooooBBBBBBBBBBAAAABAAABBBoooooooooo", // M <= 1, N 98304-131071
+			"oooooooooooBBBBBBBBAABBBBBAABBBoooooooooo", // M <= 1, N 131072-196607
+			"oooooooooooBBBBBBBBAABBBBBAABBBoooooooooo", // M <= 1, N 196608-262143
+			"oooooooooooBBBBBBBBAAAABBBAAABooooooooooo", // M <= 1, N 262144-393215
+			"oooooooooooBBBBBBBBAAAABBBAABBooooooooooo", // M <= 1, N >= 393216
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N (none)
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 2
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 3
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 4-5
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 6-7
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 8-11
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 12-15
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 16-23
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 24-31
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 32-47
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 48-63
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 64-95
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 96-127
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 128-191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 192-255
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 256-383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 384-511
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 512-767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 768-1023
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 1024-1535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 262144-393215
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N >= 393216
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMLLLLLL", // M 2, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 2, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 2, N 2
+			"TccRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 2, N 3
+			"TccTRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 2, N 4-5
+			"TdTRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 2, N 6-7
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 2, N 8-11
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRLMMMMMMMMMMMMMM", // M 2, N 12-15
+			"RRRRRRRRRRRRRRRRRRRRRRRRRILLLLLMMMMMMMMML", // M 2, N 16-23
+			"ddddddddTTRRRRRRRRRRRRRRRRR>>>>>>>>>KKKKK", // M 2, N 24-31
+			"ddddddddTTTTTTTSSSRRRRSSSS@>>>>>>>>>>>>>>", // M 2, N 32-47
+			"dddddddddTTTTTTTSSSSSSSSSS@?>>>>>>>>>>>>>", // M 2, N 48-63
+			"dddddddddTTTTTTTTSSSSSSSSII??>>>>>>>>>>>>", // M 2, N 64-95
+			"ddddddddddTTTTTTTSSSSSSSIII???>>>>>>>>>>>", // M 2, N 96-127
+			"dddddddddddBTTTTTSSSSSSIIII@????>>>>>>>>>", // M 2, N 128-191
+			"dddddddddddddSSSSSSSSIIIIIII@@@@??>>>>>>>", // M 2, N 192-255
+			"dddddddddddddBSSSSIIIIIIIIIIoooooo@@>>>>>", // M 2, N 256-383
+			"ddddddddddddddQQQQIIIIIIIIIIIoooooooo@>>>", // M 2, N 384-511
+			"ddddddddddddddQQQQIIIIIIIIIIIIFoooooooo@>", // M 2, N 512-767
+			"dddddddddddddBQQQQIIIIIIIIIIFFFFooooooooo", // M 2, N 768-1023
+			"dddddddddQQQQQQQQQIIIIIIIIIFFFFFFoooooooo", // M 2, N 1024-1535
+			"ddddddddQKKKKQQQQCCIIIIIIHFFFFFFFFooooooo", // M 2, N 1536-2047
+			"dddddddQQKKKKQQQCCCFIHHHHHFFFFFFFFooooooo", // M 2, N 2048-3071
+			"dddddddQKKKKKQQCCCFFHHHHHHFFFFFFFFooooooo", // M 2, N 3072-4095
+			"ddddddQQQKKKQQFFFCFFHHHHHHFFFFFFFFooooooo", // M 2, N 4096-6143
+			"dddddQQQQQQQQHHHFFFGGFHHHHFFFFFFFHooooooo", // M 2, N 6144-8191
+			"ddddBBQQQQGHHHHHHHGGGGGGHHHFFFFFHoooooooo", // M 2, N 8192-12287
+			"???????GGHHHHHHHHGGGGGGGHHHHHHHHHoooooooo", // M 2, N 12288-16383
+			"???????????HGGGGGGGGGGGGHHHHHHBoooooooooo", // M 2, N 16384-24575
+			"??????ooooooBDDDDDDGGGGGGBBBooooooooooooo", // M 2, N 24576-32767
+			"?oooooooooooBBDDDDDBBAAABBBBooooooooooooo", // M 2, N 32768-49151
+			"oooooooooooooBBGGGGBBAAAABBoooooooooooooo", // M 2, N 49152-65535
+			"oooooooooooooBBBBBBBAnnnAABoooooooooooooo", // M 2, N 65536-98303
+			"oooooooooooooBBBBBBBnnnnnnooooooooooooooo", // M 2, N 98304-131071
+			"ooooooooooooooBBBBBnnnnnnnnnooooooooooooo", // M 2, N 131072-196607
+			"ooooooooooooooBBBBBAAnnnnnnnooooooooooooo", // M 2, N 196608-262143
+			"oooooooooooooBBBBBBAAAnnnnnnnoooooooooooo", // M 2, N 262144-393215
+			"oooooooooooooBBBBBBAAAnnnnnnnoooooooooooo", // M 2, N >= 393216
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 3, N (none)
+			"TccRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N 2
+			"c00cRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N 3
+			"c00cRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N 4-5
+			"d00dTRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N 6-7
+			"TdddRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N 8-11
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRMM>MMMMMMMMMMMM", // M 3, N 12-15
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMM>>MMMMMM>>>", // M 3, N 16-23
+			"dddddddddTTRRRRRRRRRRRRSSS>>>>>>>>>>>>>>>", // M 3, N 24-31
+			"dddddddddTTTTTTSSSRRRSSSSS@>>>>>>>>>>>>>>", // M 3, N 32-47
+			"ddddddddddTTTTTSSSSSSSSSS@?>>>>>>>>>>>>>>", // M 3, N 48-63
+			"ddddddddddBTTTTTSSSSSSSSI???>>>>>>>>>>>>>", // M 3, N 64-95
+			"ddddddddddBTTTTTSSSSSSIIII????>>>>>>>>>>>", // M 3, N 96-127
+			"ddddddddddBBTTTTSSSSSIIIII?????>>>>>>>>>>", // M 3, N 128-191
+			"ddddddddddddBQTQQQIIIIIIII???????>>>>>>>>", // M 3, N 192-255
+			"dddddddddddddQQQQQQIIIIIII?@oooooo?>>>>>>", // M 3, N 256-383
+			"dddddddddddddQQQQQQIIIIIIIIoooooooooo>>>>", // M 3, N 384-511
+			"dddddddddddddQQQQQQIIIIIIIIoooooooooooo>>", // M 3, N 512-767
+			"ddddddddddddBQQQQQQIIIIIIIIoooooooooooooo", // M 3, N 768-1023
+			"dddddddddQQQQQQQQQCIIIIkkoooooooooooooooo", // M 3, N 1024-1535
+			"ddddddddQQQQQQFFFFCIIllkooooFFFoooooooooo", // M 3, N 1536-2047
+			"ddddddddQQKKQQFFFFFFlllloooFFFFoooooooooo", // M 3, N 2048-3071
+			"dddddddQQQQQQFFFFFFllllloooFFFFFooooooooo", // M 3, N 3072-4095
+			"ddddddQQQQQQQFFFFFHolllloooFFFFFooooooooo", // M 3, N 4096-6143
+			"dddddBQQQQQGHHHHHHoolllloooFFFFoooooooooo", // M 3, N 6144-8191
+			"ddd????GGGGHHHHHHoookkkkoooHHHHoooooooooo", // M 3, N 8192-12287
+			"?????????????oGGGoookkkkooooooooooooooooo", // M 3, N 12288-16383
+			"?????????oooooGGGGookkkoooooooooooooooooo", // M 3, N 16384-24575
+			"????ooooooooooGGGGGoooooooooooooooooooooo", // M 3, N 24576-32767
+			"ooooooooooooooBBBBBoooooooooooooooooooooo", // M 3, N 32768-49151
+			"oooooooooooooooBBBBoooooooooooooooooooooo", // M 3, N 49152-65535
+			"oooooooooooooooBBBoonnnnnoooooooooooooooo", // M 3, N 65536-98303
+			"ooooooooooooooooBoonnnnnnnnoooooooooooooo", // M 3, N 98304-131071
+			"ooooooooooooooooBBnnnnnnnnnnooooooooooooo", // M 3, N 131072-196607
+			"ooooooooooooooooBBnnnnnnnnnnooooooooooooo", // M 3, N 196608-262143
+			"oooooooooooooooBBBnnnnnnnnnnnoooooooooooo", // M 3, N 262144-393215
+			"oooooooooooooonnBBnnnnnnnnnnnoooooooooooo", // M 3, N >= 393216
+			"RRRRRRJRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 4-5, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 4-5, N (none)
+			"TccTRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 4-5, N 2
+			"c00cRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 4-5, N 3
+			"c000cRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 4-5, N 4-5
+			"d000cRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 4-5, N 6-7
+			"TdccdRRRRRRRRRRRRRRRRRRRRRL>MMMMMMMMMMMMM", // M 4-5, N 8-11
+			"RTddTRRRRRRRRRRRRRRRRRRRRR>MM>>MMMMM>>>>>", // M 4-5, N 12-15
+			"RRRRRRRRRRRRRRRRRRRRRRRRRR>>>>>>>>>>>>>>>", // M 4-5, N 16-23
+			"ddddddddddTTTTRRRRRRRSSSSS>>>>>>>>>>>>>>>", // M 4-5, N 24-31
+			"dddddddddddTTTTSSSSSSSSSSS>>>>>>>>>>>>>>>", // M 4-5, N 32-47
+			"dddddddddddBTTTTSSSSSSSSS??>>>>>>>>>>>>>>", // M 4-5, N 48-63
+			"ddddddddddBBBQQQQSSSSSSI????>>>>>>>>>>>>>", // M 4-5, N 64-95
+			"ddddddddddBBBQQQQQIIIIII?????>>>>>>>>>>>>", // M 4-5, N 96-127
+			"ddddddddddBBQQQQQQFIIII???????>>>>>>>>>>>", // M 4-5, N 128-191
+			"ddddddddddBBQQQQQQFFIIIk????????>>>>>>>>>", // M 4-5, N 192-255
+			"ddddddddddBBQQQQQQFFFllkk???ooooo??>>>>>>", // M 4-5, N 256-383
+			"dddddddddddBQQQQQQQFlllkkk?oooooooooo>>>>", // M 4-5, N 384-511
+			"ddddddddddBBQQQQQQQHlllmmkkoooooooooooo>>", // M 4-5, N 512-767
+			"ddddddddddBQFFQQQQFHHlmmmmkoooooooooooooo", // M 4-5, N 768-1023
+			"dddddddddQQQFFFQQQF@llmmmkkoooooooooooooo", // M 4-5, N 1024-1535
+			"dddddddddQQQFFFFF???llmmmkooooooooooooooo", // M 4-5, N 1536-2047
+			"ddddddddQQQFF??22mkklllkkkkoooooooooooooo", // M 4-5, N 2048-3071
+			"dddddddQQQQG2??22mmllllkkkkoooooooooooooo", // M 4-5, N 3072-4095
+			"dddddd222222??mmmmmmlllkkkkoooooooooooooo", // M 4-5, N 4096-6143
+			"ddddd?????????mmmmmllllkkkkoooooooooooooo", // M 4-5, N 6144-8191
+			"???????????????llmlllllkkkooooooooooooooo", // M 4-5, N 8192-12287
+			"????????????ooooolllllllkoooooooooooooooo", // M 4-5, N 12288-16383
+			"???????oooooooooooollllkkoooooooooooooooo", // M 4-5, N 16384-24575
+			"??oooooooooooooooooolkkoooooooooooooooooo", // M 4-5, N 24576-32767
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 4-5, N 32768-49151
+			"ooooooooommmmooooooonnnnooooooooooooooooo", // M 4-5, N 49152-65535
+			"oooooooommmmmmooooonnnnnnnooooooooooooooo", // M 4-5, N 65536-98303
+			"oooooooommmmmmmoooonnnnnnnnoooooooooooooo", // M 4-5, N 98304-131071
+			"oooooooommmmmmmooonnnnnnnnnnooooooooooooo", // M 4-5, N 131072-196607
+			"oooooooommmmmmmoonnnnnnnnnnnnoooooooooooo", // M 4-5, N 196608-262143
+			"oooooooommmmmmmonnnnnnnnnnnnnoooooooooooo", // M 4-5, N 262144-393215
+			"ooooooooommmmmmnnnnnnnnnnnnnnoooooooooooo", // M 4-5, N >= 393216
+			"RRRRRRNRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 6-7, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 6-7, N (none)
+			"TddRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 6-7, N 2
+			"d0ccTRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 6-7, N 3
+			"d000cRRRRTRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 6-7, N 4-5
+			"dc00cTRRTTRRRRRRRRRRRRRRRR>MMMMMMMMMMMMMM", // M 6-7, N 6-7
+			"TdccddTRRTRRRRRRRRRRRRRRRR>L>>>MMMMM>>>>>", // M 6-7, N 8-11
+			"RTddddTRRRRRRRRRRRRRRRRRRR>>>>>>>MM>>>>>>", // M 6-7, N 12-15
+			"RRRTddTRRRRRRRRRRRRRRRRRRR>>>>>>>>>>>>>>>", // M 6-7, N 16-23
+			"dddddddddddTTTTSSSSSSSSSSS>>>>>>>>>>>>>>>", // M 6-7, N 24-31
+			"dddddddddddd2TTTSSSSSSSSSS>>>>>>>>>>>>>>>", // M 6-7, N 32-47
+			"ddddddddddd222QQQSSSSSSSS?>>>>>>>>>>>>>>>", // M 6-7, N 48-63
+			"ddddddddddd22BQQQQ@@@@@????>>>>>>>>>>>>>>", // M 6-7, N 64-95
+			"dddddddddd22BQQQQQ??????????>>>>>>>>>>>>>", // M 6-7, N 96-127
+			"dddddddddd22QQQQQQF???????????>>>>>>>>>>>", // M 6-7, N 128-191
+			"dddddddddd2BQQQQQQF?????????????>>>>>>>>>", // M 6-7, N 192-255
+			"dddddddddd2BQQQQFFFFlllk????oooo???>>>>>>", // M 6-7, N 256-383
+			"dddddddddd22FFFFFFFHlllkmk?ooooooooo?>>>>", // M 6-7, N 384-511
+			"dddddddddd222FFFFFHHlllmmmkoooooooooooo>>", // M 6-7, N 512-767
+			"dddddddddd22@FFFFFFHllmmmmkkooooooooooooo", // M 6-7, N 768-1023
+			"ddddddddd222@?FFFF@@llmmmmkkooooooooooooo", // M 6-7, N 1024-1535
+			"ddddddddd222????????klmmmkkkooooooooooooo", // M 6-7, N 1536-2047
+			"dddddddd2222???22mkklllkkkkkooooooooooooo", // M 6-7, N 2048-3071
+			"ddddddd22222??222mmmlllkkkkkooooooooooooo", // M 6-7, N 3072-4095
+			"dddddd??22????mmmmmmlllkkkkkooooooooooooo", // M 6-7, N 4096-6143
+			"ddddd????????mmmmmmmlllkkkkkooooooooooooo", // M 6-7, N 6144-8191
+			"??????????????lllmmllkkkkkkkooooooooooooo", // M 6-7, N 8192-12287
+			"???????????oooollllllkkkkkkoooooooooooooo", // M 6-7, N 12288-16383
+			"??????oooooooooolllllkkkkkooooooooooooooo", // M 6-7, N 16384-24575
+			"@ooooooooommmoooooolllllkoooooooooooooooo", // M 6-7, N 24576-32767
+			"oooooooommmmmmmooooollllooooooooooooooooo", // M 6-7, N 32768-49151
+			"ooooooommmmmmmmmooonnnnnnoooooooooooooooo", // M 6-7, N 49152-65535
+			"ooooooommmmmmmmmoonnnnnnnnnoooooooooooooo", // M 6-7, N 65536-98303
+			"ooooooommmmmmmmmmonnnnnnnnnnooooooooooooo", // M 6-7, N 98304-131071
+			"oooooommmmmmmmmmmnnnnnnnnnnnooooooooooooo", // M 6-7, N 131072-196607
+			"ooooooommmmmmmmmmnnnnnnnnnnnnoooooooooooo", // M 6-7, N 196608-262143
+			"ooooooommmmmmmmmmnnnnnnnnnnnnoooooooooooo", // M 6-7, N 262144-393215
+			"ooooooommmmmmmmmnnnnnnnnnnnnnoooooooooooo", // M 6-7, N >= 393216
+			"RRRRRRNRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 8-11, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 8-11, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 8-11, N 2
+			"TdddRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 8-11, N 3
+			"TdccdRRRTTRRRRRRRRRRRRRRRRL>MMMMMMMMMMMMM", // M 8-11, N 4-5
+			"TdccddTRTTTRRRRRRRRRRRRRRR>L>>>MMMMM>>>>>", // M 8-11, N 6-7
+			"RddddddRTTTRRRRRRRRRRRRRRR>>>>>>>MM>>>>>>", // M 8-11, N 8-11
+			"RTdddddTRRRRRRRRRRRRRSSRRR>>>>>>>>>>>>>>>", // M 8-11, N 12-15
+			"RRTddddTRRRRRRRRRRRRRSSSRR>>>>>>>>>>>>>>>", // M 8-11, N 16-23
+			"ddddddddddddTTTTSSSSSSSSSS>>>>>>>>>>>>>>>", // M 8-11, N 24-31
+			"dddddddddddd22TTSSSSSSSSS?>>>>>>>>>>>>>>>", // M 8-11, N 32-47
+			"dddddddddddd22222@@SSSSSS?>>>>>>>>>>>>>>>", // M 8-11, N 48-63
+			"ddddddddddd2222222@@@??????>>>>>>>>>>>>>>", // M 8-11, N 64-95
+			"dddddddddd222QQQQQ2?????????>>>>>>>>>>>>>", // M 8-11, N 96-127
+			"dddddddddd22BQQQQQ2???????????>>>>>>>>>>>", // M 8-11, N 128-191
+			"dddddddddd22QQQQQQF??????????????>>>>>>>>", // M 8-11, N 192-255
+			"dddddddddd22QQQQQFF?llk????oooo????>>>>>>", // M 8-11, N 256-383
+			"dddddddddd222FFFFFHHlllk???ooooooooo?>>>>", // M 8-11, N 384-511
+			"dddddddddd222@FFFFHHlllmmmkoooooooooooo>>", // M 8-11, N 512-767
+			"dddddddddd222@FFFFHHllmmmmkkooooooooooooo", // M 8-11, N 768-1023
+			"ddddddddd2222@@@FF@@llmmmmkkooooooooooooo", // M 8-11, N 1024-1535
+			"ddddddddd2222@@?????klmmmkkkooooooooooooo", // M 8-11, N 1536-2047
+			"dddddddd2222?????mkklllkkkkkkoooooooooooo", // M 8-11, N 2048-3071
+			"ddddddd22222???2mmmllllkkkkkkoooooooooooo", // M 8-11, N 3072-4095
+			"dddddd????????mmmmmllllkkkkkkoooooooooooo", // M 8-11, N 4096-6143
+			"ddddd?????????mllllllllkkkkkooooooooooooo", // M 8-11, N 6144-8191
+			"??????????????llllllllllkkkkooooooooooooo", // M 8-11, N 8192-12287
+			"@????????oooooolllllllllkkkkooooooooooooo", // M 8-11, N 12288-16383
+			"@???oooooooomooollllllllkkkoooooooooooooo", // M 8-11, N 16384-24575
+			"ooooooooommmmmmooollllllkkooooooooooooooo", // M 8-11, N 24576-32767
+			"oooooooommmmmmmmooolllllkoooooooooooooooo", // M 8-11, N 32768-49151
+			"ooooooommmmmmmmmooonnnnnnnooooooooooooooo", // M 8-11, N 49152-65535
+			"oooooommmmmmmmmmmonnnnnnnnnoooooooooooooo", // M 8-11, N 65536-98303
+			"oooooommmmmmmmmmmmnnnnnnnnnnooooooooooooo", // M 8-11, N 98304-131071
+			"oooooommmmmmmmmmmmnnnnnnnnnnnoooooooooooo", // M 8-11, N 131072-196607
+			"oooooommmmmmmmmmmnnnnnnnnnnnnoooooooooooo", // M 8-11, N 196608-262143
+			"oooooommmmmmmmmmmnnnnnnnnnnnnoooooooooooo", // M 8-11, N 262144-393215
+			"ooooooommmmmmmmmmnnnnnnnnnnnnnooooooooooo", // M 8-11, N >= 393216
+			"RRRRRNNRRRRRRRRRRRRRRRRRRRNNNMMMMMMMMMMMN", // M 12-15, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 12-15, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRNMMMMMMMMMMMMMM", // M 12-15, N 2
+			"RRRRRRRRRRRRRRRRRRRRRRRRRNNN>MMMMMMMMMMMM", // M 12-15, N 3
+			"RTddRRRRRRRRRRRRRRRRRRRRRR>NN>>MMMMM>>>>>", // M 12-15, N 4-5
+			"RTddddTRRTRRRRRRRRRRRRRRRR>>>>>>>MM>>>>>>", // M 12-15, N 6-7
+			"RTdddddTRRRRRRRTTRRRRSSRRR>>>>>>>>>>>>>>>", // M 12-15, N 8-11
+			"RRddddddRRRRRRRTSRRRSSSSRR>>>>>>>>>>>>>>>", // M 12-15, N 12-15
+			"RRddddddRRRRRRRRRRRRSSSSRR>>>>>>>>>>>>>>>", // M 12-15, N 16-23
+			"dddddddddddd2TTTTSSSSSSSSS>>>>>>>>>>>>>>>", // M 12-15, N 24-31
+			"dddddddddddd222TTSSSSSSSS?>>>>>>>>>>>>>>>", // M 12-15, N 32-47
+			"dddddddddddd22222@@?SSSSS?>>>>>>>>>>>>>>>", // M 12-15, N 48-63
+			"ddddddddddd2222222@????????>>>>>>>>>>>>>>", // M 12-15, N 64-95
+			"ddddddddddd222QQQ22?@@??????>>>>>>>>>>>>>", // M 12-15, N 96-127
+			"dddddddddd222QQQQQ2?@@@????????>>>>>>>>>>", // M 12-15, N 128-191
+			"dddddddddd22QQQQQQ2?@?@@??????????>>>>>>>", // M 12-15, N 192-255
+			"dddddddddd222QQQQQ?@???????oooo????>>>>>>", // M 12-15, N 256-383
+			"dddddddddd222QQQFF@?lk????oooooooooo?>>>>", // M 12-15, N 384-511
+			"dddddddddd2222FFF@@llkk???oooooooooooooo>", // M 12-15, N 512-767
+			"ddddddddd22222@@@@@@lkkmmkkoooooooooooooo", // M 12-15, N 768-1023
+			"ddddddddd2222@@@@@@@lkmmmkkoooooooooooooo", // M 12-15, N 1024-1535
+			"ddddddddd2222@@@@???lllmmkkoooooooooooooo", // M 12-15, N 1536-2047
+			"dddddddd22222@@@?kklllllkkkoooooooooooooo", // M 12-15, N 2048-3071
+			"ddddddd222222?@?llllllllkkkoooooooooooooo", // M 12-15, N 3072-4095
+			"dddddd?@@@22???lllllllllkkkoooooooooooooo", // M 12-15, N 4096-6143
+			"dddd???????????lllllllllkkkoooooooooooooo", // M 12-15, N 6144-8191
+			"@??????????????lllllllllkkkoooooooooooooo", // M 12-15, N 8192-12287
+			"@@@????oooooooolllllllllkkkoooooooooooooo", // M 12-15, N 12288-16383
+			"@@@?oooooooooooollllllllkkkoooooooooooooo", // M 12-15, N 16384-24575
+			"ooooooooommmmmoooolllllkkkooooooooooooooo", // M 12-15, N 24576-32767
+			"oooooooommmmmmmoooolllkkkkooooooooooooooo", // M 12-15, N 32768-49151
+			"ooooooommmmmmmmmooonnnnnnnnoooooooooooooo", // M 12-15, N 49152-65535
+			"oooooommmmmmmmmmooonnnnnnnnnooooooooooooo", // M 12-15, N 65536-98303
+			"oooooommmmmmmmmmmonnnnnnnnnnooooooooooooo", // M 12-15, N 98304-131071
+			"oooooommmmmmmmmmmonnnnnnnnnnnoooooooooooo", // M 12-15, N 131072-196607
+			"oooooommmmmmmmmmmmnnnnnnnnnnnoooooooooooo", // M 12-15, N 196608-262143
+			"oooooommmmmmmmmmmnnnnnnnnnnnnnooooooooooo", // M 12-15, N 262144-393215
+			"ooooooommmmmmmmmmnnnnnnnnnnnnnooooooooooo", // M 12-15, N >= 393216
+			"NNNNNNNNRRRRRRRRRRRRRRRRRNLLLLLLLLLLLLLLL", // M 16-23, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 16-23, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRROOLLLLLMMMMMMMMML", // M 16-23, N 2
+			"RRRRRRRRRRRRRRRRRRRRRRRRR@LLLL>>MMMMMM>>>", // M 16-23, N 3
+			"RRRRRRRRRRRRRRRRRRRRRRRRRR>>>>>>>>>>>>>>>", // M 16-23, N 4-5
+			"RRRTddRRRRRRRRRRRRRRRRRRRR>>>>>>>>>>>>>>>", // M 16-23, N 6-7
+			"RRTddddTRRRRRRSTTSRRRSSRRR>>>>>>>>>>>>>>>", // M 16-23, N 8-11
+			"RRddddddRRRRRRSTSSRRSSSSRR>>>>>>>>>>>>>>>", // M 16-23, N 12-15
+			"@RTdddddTRRRRRRSSRRRSSSSSR>>>>>>>>>>>>>>>", // M 16-23, N 16-23
+			"dddddddddddd2TTTTSSSSSSSSS>>>>>>>>>>>>>>>", // M 16-23, N 24-31
+			"dddddddddddd22222??SSSSSS?>>>>>>>>>>>>>>>", // M 16-23, N 32-47
+			"dddddddddddd222222???SSS??>>>>>>>>>>>>>>>", // M 16-23, N 48-63
+			"dddddddddddd2222222????????>>>>>>>>>>>>>>", // M 16-23, N 64-95
+			"ddddddddddd222222222@@@????v??>>>>>>>>>>>", // M 16-23, N 96-127
+			"dddddddddd222BQQQ22?@@@@@??uvv????>>>>>>>", // M 16-23, N 128-191
+			"ddddddddd2222QQQQQ2@@@@@@?oouuvvv??>>>>>>", // M 16-23, N 192-255
+			"ddddddddd2222QQQQQ@@@@@@@@ooopuuuuuu>>>>>", // M 16-23, N 256-383
+			"ddddddddd22222QQF@@@@@@@@@oooooooppppp>>>", // M 16-23, N 384-511
+			"ddddddddd222222@@@@@@@@@@oooooooooooooooo", // M 16-23, N 512-767
+			"ddddddddd222222@@@@@kkkk@oooooooooooooooo", // M 16-23, N 768-1023
+			"ddddddddd22222@@@@@@kkkkkoooooooooooooooo", // M 16-23, N 1024-1535
+			"dddddddd222222@@@@@@kkkkkoooooooooooooooo", // M 16-23, N 1536-2047
+			"dddddddd22222@@@@mkllllkooooooooooooooooo", // M 16-23, N 2048-3071
+			"ddddddd222222@@@kklllllkooooooooooooooooo", // M 16-23, N 3072-4095
+			"dddddd2@@2222???lllllllkooooooooooooooooo", // M 16-23, N 4096-6143
+			"@@d?@@@@@@?????llllllllkooooooooooooooooo", // M 16-23, N 6144-8191
+			"@@@@@@@@@oooooo?llllllkkkoooooooooooooooo", // M 16-23, N 8192-12287
+			"@@@@@@ooooooooooollllkkkkkooooooooooooooo", // M 16-23, N 12288-16383
+			"@@oooooooooooooooolllkkkkkooooooooooooooo", // M 16-23, N 16384-24575
+			"oooooooooommmoooooookkkkkoooooooooooooooo", // M 16-23, N 24576-32767
+			"oooooooommmmmmooooookkkkkoooooooooooooooo", // M 16-23, N 32768-49151
+			"ooooooommmmmmmmooooonnnnnnooooooooooooooo", // M 16-23, N 49152-65535
+			"ooooooommmmmmmmoooonnnnnnnnnooooooooooooo", // M 16-23, N 65536-98303
+			"oooooommmmmmmmmmooonnnnnnnnnooooooooooooo", // M 16-23, N 98304-131071
+			"oooooommmmmmmmmmooonnnnnnnnnnoooooooooooo", // M 16-23, N 131072-196607
+			"oooooommmmmmmmmmmonnnnnnnnnnnoooooooooooo", // M 16-23, N 196608-262143
+			"ooooooommmmmmmmmmonnnnnnnnnnnoooooooooooo", // M 16-23, N 262144-393215
+			"ooooooommmmmmmmmoonnnnnnnnnnnnooooooooooo", // M 16-23, N >= 393216
+			"NNNNNNNNSSSRRRRRRRRSNNNNNNNNNNNNNNNNNNNNN", // M 24-31, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24-31, N (none)
+			"OSSSSSSSSSSSRRRSSSSSNNOOOOOOOOOOONNOOOOOO", // M 24-31, N 2
+			"SSSSSSSSSSSSSSSSSSSSNNNNNPPPPPPP>>>>>>>>>", // M 24-31, N 3
+			"SSSSSSSSSSSSSSSSSSSSNNNNNNPPP>>>>>>>>>>>>", // M 24-31, N 4-5
+			"SSSSSSSSSSSSSSSRRSSSNNNNNNNN>>>>>>>>>>>>>", // M 24-31, N 6-7
+			"SSSSSSSSSSSSSSSSSSSSJJJNNNN>>>>>>>>>>>>>>", // M 24-31, N 8-11
+			"SSSSSdSSSSSSSSSSSSSSJSJ>>>>>>>>>>>>>>>>>>", // M 24-31, N 12-15
+			"SSSSSSSSSSSSSSSSSSSSSS?>>>>>>>>>>>>>>>>>>", // M 24-31, N 16-23
+			"U22222ddd22d22222???SSSSS>>>>>>>>>>>>>>>>", // M 24-31, N 24-31
+			"222222ddd22222222????????>>>>>>>>>>>>>>>>", // M 24-31, N 32-47
+			"222222222222222222?????????>>>>>>>>>>>>>>", // M 24-31, N 48-63
+			"ppp2222222222222222??@@???vv?>>>>>>>>>>>>", // M 24-31, N 64-95
+			"pp222222222222222222@@@@??uvvv????>>>>>oo", // M 24-31, N 96-127
+			"23222222222222252222@@@@@opuuvvv???>@@@@@", // M 24-31, N 128-191
+			"p222222222222255522@@@@@@@opuuuuuuuoooooo", // M 24-31, N 192-255
+			"322222222222222555?@@@@@@@oopuuuuuooooooo", // M 24-31, N 256-383
+			"3222222222222222222@@@@@@@ooooppooooooooo", // M 24-31, N 384-511
+			"33222222222222225@@@@@@@@@ooooooooooooooo", // M 24-31, N 512-767
+			"3322222222225222@@@@@kkk@oooooooooooooooo", // M 24-31, N 768-1023
+			"p322222222222222@@@@kkkk@oooooooooooooooo", // M 24-31, N 1024-1535
+			"p332222222222222@@@@@ookkoooooooooooooooo", // M 24-31, N 1536-2047
+			"pp3@222@@2222222@@@ookkoooooooooooooooooo", // M 24-31, N 2048-3071
+			"pppp@@@p@@@22222@ppookkoooooooooooooooooo", // M 24-31, N 3072-4095
+			"ppppppppp@@@@@@@pkloookoooooooooooooooooo", // M 24-31, N 4096-6143
+			"ppppppppppp@@@@oooooooooooooooooooooooooo", // M 24-31, N 6144-8191
+			"pppppppppppp@@ooooooooooooooooooooooooooo", // M 24-31, N 8192-12287
+			"pppppppppppp@oooooooooooooooooooooooooooo", // M 24-31, N 12288-16383
+			"pppppppppp@@ooooooooooooooooooooooooooooo", // M 24-31, N 16384-24575
+			"ppppppppp@@oooooooooooooooooooooooooooooo", // M 24-31, N 24576-32767
+			"ppppppppp@ooooooooooooooooooooooooooooooo", // M 24-31, N 32768-49151
+			"pppppppp@oooooooooooooooooooooooooooooooo", // M 24-31, N 49152-65535
+			"ppppppppoooommooooooonnnooooooooooooooooo", // M 24-31, N 65536-98303
+			"pppppppooooommmooooonnnnooooooooooooooooo", // M 24-31, N 98304-131071
+			"ppppppoooooommoooooonnnnnoooooooooooooooo", // M 24-31, N 131072-196607
+			"pppppooooooooooooooonnnnnoooooooooooooooo", // M 24-31, N 196608-262143
+			"ppppooooooooooooooooonnnooooooooooooooooo", // M 24-31, N 262144-393215
+			"pppoooooooooooooooooooooooooooooooooooooo", // M 24-31, N >= 393216
+			"JJJJJJJJJSSSSRRSSSSSNNJJJJJJJJJJJJJJJJJJJ", // M 32-47, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32-47, N (none)
+			"OOOOOOOOSSSSSSSSSSSSNNOOOOOOOOOOOOOOOOOOO", // M 32-47, N 2
+			"PPSSSSSSSSSSSSSSSSSSNNNNPPPPPPPPPPPJJJJJP", // M 32-47, N 3
+			"PSSSSSSSSSSSSSSSSSSSNNNNNNPPPuuuuP>>>>>>>", // M 32-47, N 4-5
+			"PSSSSSSSSSSSSSSSSSSSNNNNNJJ>>uuu>>>>>>>>>", // M 32-47, N 6-7
+			">SSSSSSSSSSSSSSSSSSSNNNJJJ>>>>uu>>>>>>>>>", // M 32-47, N 8-11
+			">SSSSSSSSSSSSSSSSSSSNNJ>>>>>>>>>>>>>>>>>>", // M 32-47, N 12-15
+			">SSSSSSSSSSSSSSSSSSSNJ>>>>>>>>>>>>>>>>>>>", // M 32-47, N 16-23
+			"U32222ddd2222222@????????>>>>>>>>>>>>>>>>", // M 32-47, N 24-31
+			"UU2222dddd222222@??????????>>>>>>>>>>>>>>", // M 32-47, N 32-47
+			"22222222dd2222222????????vvv?>>>>>>>>>>>>", // M 32-47, N 48-63
+			"UUU2222222222222222??????uuuvv?????>>>>>>", // M 32-47, N 64-95
+			"pp32222222222252222???@@?ppuuuv????>>qqqq", // M 32-47, N 96-127
+			"UU322222222222554222@@@@@oppuuuvvv??uuuuu", // M 32-47, N 128-191
+			"U322222222222255522?@@@@@opppuuuuuuuqqqqq", // M 32-47, N 192-255
+			"U3222222222222255???@@@@@@opppuuuuuuuuuuu", // M 32-47, N 256-383
+			"33222222222225525@@?@@@@@@oooppppuuuuuuuu", // M 32-47, N 384-511
+			"233222222225555555@@@@@@@@ooooouuuuuuuuuu", // M 32-47, N 512-767
+			"p3322222222555555@@@@kk@@oooooouuuuuuuuuu", // M 32-47, N 768-1023
+			"p3332222222555555@@@@kkkooooooooqqqqqqqqq", // M 32-47, N 1024-1535
+			"pp332222222255555@@@oookoooooooooqqqqqqqq", // M 32-47, N 1536-2047
+			"ppp3@@@@@22222255@@ooooooooooooooqqqqqqqq", // M 32-47, N 2048-3071
+			"pppppppp@@@22222pppooooooooooooooqqqqqqqq", // M 32-47, N 3072-4095
+			"ppppppppp@@@@@@opppooooooooooooooqqqqqqqq", // M 32-47, N 4096-6143
+			"ppppppppppp@@@oooooooooooooooooooqqqqqqqq", // M 32-47, N 6144-8191
+			"pppppppppppp@ooooooooooooooooooooqqqqqqqq", // M 32-47, N 8192-12287
+			"ppppppppppppooooooooooooooooooooqqqqqqqqq", // M 32-47, N 12288-16383
+			"pppppppppppooooooooooooooooooooqqqqqqqqqq", // M 32-47, N 16384-24575
+			"ppppppppppoooooqqoooooooooooonnqqqqqqqqqq", // M 32-47, N 24576-32767
+			"pppppppppooooooooqooooooooonnnnnqqqqqqqqq", // M 32-47, N 32768-49151
+			"ppppppppnoooooooooqoooooooonnnnnnqqqqqqqq", // M 32-47, N 49152-65535
+			"pppppppnnoooooooooqoooooooonnnnnnnqqqqqqq", // M 32-47, N 65536-98303
+			"ppppppnnnoooooooooooooooooonnnnnnnnqqqqqq", // M 32-47, N 98304-131071
+			"pppppnnnnoooooooooooooooooonnnnnnnnnqqqqq", // M 32-47, N 131072-196607
+			"ppppnnnnnoooooooooooooooooonnnnnnnnnnqqqq", // M 32-47, N 196608-262143
+			"pppnnnnnnnooooooooooooooooonnnnnnnnnnnqqq", // M 32-47, N 262144-393215
+			"ppnnnnnnnnnooooooooooooooonnnnnnnnnnnnnqq", // M 32-47, N >= 393216
+			"JJJJJJJJJSSSSSSSSSSSNJJJJJJJJJJJJJJJJJJJJ", // M 48-63, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 48-63, N (none)
+			"OOOOOOOOOOSSSSSSSSSSNOOOOOOOOOOOOOOOOOOOO", // M 48-63, N 2
+			"PPPPSSPPPSSSSSSSSSSSPPPPPPPPPPPPPPPPPPPPP", // M 48-63, N 3
+			"PPSSSSSSSSSSSSSSSSSSNNNNJPPPPPuuPPP>>>>>>", // M 48-63, N 4-5
+			">>SSSSSSSSSSSSSSSSSSNNNJJJ>>>uuu>>>>>>>>>", // M 48-63, N 6-7
+			">SSSSSSSSSSSSSSSSSSSNNJJJ>>>>uuu>>>>>>>>>", // M 48-63, N 8-11
+			">SSSSSSSSSSSSSSSSSSSNJJJ>>>>>>u>>>>>>>>>>", // M 48-63, N 12-15
+			">>SSSSSSSSSSSSSSSSSNJJ>>>>>>>>>>>>>>>>>>>", // M 48-63, N 16-23
+			"UU32222222222222@@?????????>>>>>>>>>>>>>>", // M 48-63, N 24-31
+			"22322222dd252522@????????vvv?>>>>>>>>>>>>", // M 48-63, N 32-47
+			"22222222ddd25522@????????uuuv??????>>>>>>", // M 48-63, N 48-63
+			"ppp322222d22522222???????pppuu??????>>>qq", // M 48-63, N 64-95
+			"pppp222222225554222????@?ppppuu?????>qqqq", // M 48-63, N 96-127
+			"2233222222255555422??@@@?pppppuuvuuuuuuuu", // M 48-63, N 128-191
+			"pp33222222222255522?@@@@@opppppuuuuuqqqqq", // M 48-63, N 192-255
+			"23332222222225555???@@@@@oopppppuuuuuuuuu", // M 48-63, N 256-383
+			"p3332222222255555@@??@@@@@oopppppppuuuuuu", // M 48-63, N 384-511
+			"2333222222255555555@@@@@@oooooppppuuuuuuu", // M 48-63, N 512-767
+			"p33332222225555555@@@@@@ooooooooouuuuuuuu", // M 48-63, N 768-1023
+			"pp333222222555555@@@@o@oooooooooqqqqqqqqq", // M 48-63, N 1024-1535
+			"pp3333@@222255555@@oooooooooooooqqqqqqqqq", // M 48-63, N 1536-2047
+			"pppp3@@@@22222555ooooooooooooooooqqqqqqqq", // M 48-63, N 2048-3071
+			"pppppppp@@@@222ooooooooooooooooooqqqqqqqq", // M 48-63, N 3072-4095
+			"ppppppppp@@@@@oooooooooooooooooooqqqqqqqq", // M 48-63, N 4096-6143
+			"ppppppppppp@@ooooooooooooooooooooqqqqqqqq", // M 48-63, N 6144-8191
+			"ppppppppppppooooooooooooooooooooqqqqqqqqq", // M 48-63, N 8192-12287
+			"pppppppppppqooooooooooooooooooooqqqqqqqqq", // M 48-63, N 12288-16383
+			"ppppppppppqooooooooooooooooooooqqqqqqqqqq", // M 48-63, N 16384-24575
+			"pppppppppqqoooqqqqoooooooooooqqqqqqqqqqqq", // M 48-63, N 24576-32767
+			"ppppppppqqooqqq66qqoqooooooqqqqqqqqqqqqqq", // M 48-63, N 32768-49151
+			"pppppppqqoooqqt666qqqooooooqqqqqqqqqqqqqq", // M 48-63, N 49152-65535
+			"ppppppqqqooqqqt666qqoooooooqqqqqqqqqqqqqq", // M 48-63, N 65536-98303
+			"pppppqqqqooqqqtt66qooooooooqqqqqqqqqqqqqq", // M 48-63, N 98304-131071
+			"ppppqqqqqooqqqqqqqqooooooooqqqqqqqqqqqqqq", // M 48-63, N 131072-196607
+			"pppqqqqqqqooqqqqqqooooooooqqqqqqqqqqqqqqq", // M 48-63, N 196608-262143
+			"ppqqqqqqqqooooooooooooooooqqqqqqqqqqqqqqq", // M 48-63, N 262144-393215
+			"pqqqqqqqqqqqoooooqqooooooqqqqqqqqqqqqqqqq", // M 48-63, N >= 393216
+			"NNNNNNNNNNSSSSSSSSSSNNNNNNNNNNNNNNNNNNNNN", // M 64-95, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 64-95, N (none)
+			"OOOOOOOOOOOSSSSSSSSOOOOOOOOOOOOOOOOOOOOOO", // M 64-95, N 2
+			"PPPPPPPPPPPPSSSSSSPPPPPPPPPPPPPPPPPPPPPPP", // M 64-95, N 3
+			"PPPPPSSPPPPPPSSSSSSPPNNPPPPPPPPPPPPPPhhPP", // M 64-95, N 4-5
+			"hhhSSSSSSSShSSSSSSSSNNNNNhhh>hhhhhhhhhhhh", // M 64-95, N 6-7
+			"hhhSSSSSSSSSSSSSSSSSNJJJ>hh>>hhhhhhhhhhhh", // M 64-95, N 8-11
+			"hhRRRRRRRRRRRRRRRRRNJJJ>>>>>>hhhhhhhhhhhh", // M 64-95, N 12-15
+			"hhSSSSSSSSSSSSSSSSNNNN>>>>>>>hhhhhhhhhhhh", // M 64-95, N 16-23
+			"UUU3222222222255@@???????vvv?>>>>>>>>>>>>", // M 64-95, N 24-31
+			"UUU3222222255555@????????uuuvv?????>>>>>>", // M 64-95, N 32-47
+			"222322222d255555@????????pppuu??????>>>ii", // M 64-95, N 48-63
+			"UUU33222222255522???????ppppppv?????>oooo", // M 64-95, N 64-95
+			"pppp32222222555222??????oppppppvvvuuuoooo", // M 64-95, N 96-127
+			"222232222225555522????@@oppppppuuuuuuiiii", // M 64-95, N 128-191
+			"ppp3332222555555522@@@@@ooppppppuuuuooooo", // M 64-95, N 192-255
+			"223333222222255555???@@@@oppppppppppooooo", // M 64-95, N 256-383
+			"pp33332222225555555??@@@@ooopppsssspooooo", // M 64-95, N 384-511
+			"2233332222255555555??v@@oooooppssssoooooo", // M 64-95, N 512-767
+			"pp3333322225555555ooovoooooooooppppoooooo", // M 64-95, N 768-1023
+			"ppp3333@222555555oooooooooooooooooooooooo", // M 64-95, N 1024-1535
+			"pppp33@@@2225555;oooooooooooooooooooooooo", // M 64-95, N 1536-2047
+			"ppppppp@@@22225;ooooooooooooooooooooooooo", // M 64-95, N 2048-3071
+			"pppppppp@@@@@@oooooooooooxooooooooooooooo", // M 64-95, N 3072-4095
+			"ppppppppp@@@@ooooopoooooooooooooooooooooo", // M 64-95, N 4096-6143
+			"ppppppppppp@ooooooooooooooooooooooooooooo", // M 64-95, N 6144-8191
+			"pppppppppppoooooooooqoooooooooooooooooooo", // M 64-95, N 8192-12287
+			"ppppppppppooooooooqoooxxooooooooooooooooo", // M 64-95, N 12288-16383
+			"pppppppppooooooqqqqqooxoooooooooooooooooo", // M 64-95, N 16384-24575
+			"ppppppppoooooqqq66qqxxxxooooooooooooooooo", // M 64-95, N 24576-32767
+			"pppppppoooooqqq6666qxxxxooooooooooooooooo", // M 64-95, N 32768-49151
+			"ppppppooooooqqq6666qqxxqooooooooooooooooo", // M 64-95, N 49152-65535
+			"pppppoooooooqqq6666qqqqoooooooooooooooooo", // M 64-95, N 65536-98303
+			"ppppoooooooqqqqq666qqqooooooooooooooooooo", // M 64-95, N 98304-131071
+			"pppooooooooqqqqqqqqqooooooooooooooooooooo", // M 64-95, N 131072-196607
+			"ppooooooooooqqqqqqqoooooooooooooooooooooo", // M 64-95, N 196608-262143
+			"pooooooooooooooqooooooooooooooooooooooooo", // M 64-95, N 262144-393215
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 64-95, N >= 393216
+			"NNNNNNNNNNNNSSSSNNNNNNNNNNNNNNNNNNNNNNNNN", // M 96-127, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 96-127, N (none)
+			"OOOOOOOOOOOOOSSOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 96-127, N 2
+			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 96-127, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 96-127, N 4-5
+			"hhhhhhhSShhhhhSSSShhhhhhhhhhhhhhhhhhhhhhh", // M 96-127, N 6-7
+			"hhhhRRRRRRRRRRRRRRhhJJJJhhhhuhhhhhhhhhhhh", // M 96-127, N 8-11
+			"hhhhSSSSSSSSSSSSSSNJNNN>hhhuuhhhhhhhhhhhh", // M 96-127, N 12-15
+			"hhhhSSSSSSSSSSSSSNNNNN>>hh>uuhhhhhhhhhhhh", // M 96-127, N 16-23
+			"hhh33222222555555@???????uuvvv????>>>>>hh", // M 96-127, N 24-31
+			"UUU33222255555555@???????ppuuuv????>>iiii", // M 96-127, N 32-47
+			"22223222225555554???????pppppuu?????>iiii", // M 96-127, N 48-63
+			"UUUU3222222555554???????pppppppvvvuuuhhhh", // M 96-127, N 64-95
+			"pppp3322222255544@??????oppppppuuuuuuiiii", // M 96-127, N 96-127
+			"22223322222225552@@?????oppppppppuuuiiiii", // M 96-127, N 128-191
+			"pppp332222555555544@??oooopppppsssspuiiii", // M 96-127, N 192-255
+			"2222332222555555554@?oooooopppsssssspiiii", // M 96-127, N 256-383
+			"ppp3332222255555555?oooooooopsssssssiiiii", // M 96-127, N 384-511
+			"222333322225555555oovvoooooooqqsssssiiiii", // M 96-127, N 512-767
+			"pppp33322225555555ooovooooooooqqqqqiiiiii", // M 96-127, N 768-1023
+			"ppppp33322225555oooooooooooooooooqiiiiiii", // M 96-127, N 1024-1535
+			"pppppp33@@22255ooooooooooooooooiiiiiiiiii", // M 96-127, N 1536-2047
+			"ppppppp@@@@@@2oooooooooqixooooooiiiiiiiii", // M 96-127, N 2048-3071
+			"ppppppppp@@@@oooooopoqqxxxxoooooiiiiiiiii", // M 96-127, N 3072-4095
+			"pppppppppp@@ooooooppqqxxxxxoooooiiiiiiiii", // M 96-127, N 4096-6143
+			"pppppppppppooooooopwxxxxxxxoooooiiiiiiiii", // M 96-127, N 6144-8191
+			"ppppppppppqqooooooowxxxxxxoooooiiiiiiiiii", // M 96-127, N 8192-12287
+			"pppppppppqqqoooooqqqxxxxxooooooiiiiiiiiii", // M 96-127, N 12288-16383
+			"ppppppppqqqqooqqqqqqxxxxxoooooiiiiiiiiiii", // M 96-127, N 16384-24575
+			"pppppppqqqqooqq6666qxffxxooooqqiiiiiiiiii", // M 96-127, N 24576-32767
+			"ppppppqqqqqoqq66666xfffxxoooqqqqiiiiiiiii", // M 96-127, N 32768-49151
+			"pppppqqqqqqoqq6666666ffxqoooqqqqqiiiiiiii", // M 96-127, N 49152-65535
+			"ppppqqqqqqqoqq666666qxxqoooqqqqqqqiiiiiii", // M 96-127, N 65536-98303
+			"pppqqqqqqqqoqqq6666qqqqqoooqqqqqqqqiiiiii", // M 96-127, N 98304-131071
+			"ppqqqqqqqqqqqqqq66qqqqooooqqqqqqqqqqiiiii", // M 96-127, N 131072-196607
+			"pqqqqqqqqqqqqqqqqqqqooooqqqqqqqqqqqqqiiii", // M 96-127, N 196608-262143
+			"qqqqqqqqqqqqqqoqqqooqqqqqqqqqqqqqqqqqqiii", // M 96-127, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 96-127, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 128-191, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 128-191, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 128-191, N 2
+			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 128-191, N 3
+			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 128-191, N 4-5
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 128-191, N 6-7
+			">>>>>>SSSSSSSSSSS>>>>>>>>>>>>>hhh>>>>>>>>", // M 128-191, N 8-11
+			">>>>>RRRRRRRRRRRRNNNN>>>>>>>hhhhhh>>>>>>>", // M 128-191, N 12-15
+			">>>>RRRRRRRRRRRRRNNNN>>>>>>hhhhhhhh>>>>>>", // M 128-191, N 16-23
+			"UUUU3322222555555@@?????huuuuvvv???>hhhhh", // M 128-191, N 24-31
+			"UUUU3322225555555@??????ppppuuuvvv??uuuuu", // M 128-191, N 32-47
+			"22223322225555555???????ppppppuuvuuuuuuuu", // M 128-191, N 48-63
+			"UUUU33222555555544??????pppppppuuuuuuoooo", // M 128-191, N 64-95
+			"pppp33222255555544@?????oppppppppuuuooooo", // M 128-191, N 96-127
+			"222233222225555544@@???ooppppppssssppuuuu", // M 128-191, N 128-191
+			"pppp332222225555544@??ooooppppsssssssoooo", // M 128-191, N 192-255
+			"2222333222225555554@?ooooooppssssssssuuuu", // M 128-191, N 256-383
+			"pppp33322222555555ooooooooqqqssssssssoooo", // M 128-191, N 384-511
+			"22223333222255555oooooooooqqqqqsssssuuuuu", // M 128-191, N 512-767
+			"ppppp33322225555oooooooooooqqqqqqqqqooooo", // M 128-191, N 768-1023
+			"ppppp3333222555oooooooooooooooqqqqqoooooo", // M 128-191, N 1024-1535
+			"pppppp3333@255ooooooooooooooooooooooooooo", // M 128-191, N 1536-2047
+			"ppppppp3@@@@@oooooooooooixxoooooooooooooo", // M 128-191, N 2048-3071
+			"pppppppp@@@@oooooooooqqoxxxxooooooooooooo", // M 128-191, N 3072-4095
+			"pppppppppp@oooooooopoxxxxxxxooooooooooooo", // M 128-191, N 4096-6143
+			"pppppppppp99ooooooowooxooxoxooooooooooooo", // M 128-191, N 6144-8191
+			"ppppppppp999oooooooooxxoooooooooooooooooo", // M 128-191, N 8192-12287
+			"pppppppp9999ooooooooqxxxooooooooooooooooo", // M 128-191, N 12288-16383
+			"ppppppp99999ooooooooqqxqooooooooooooooooo", // M 128-191, N 16384-24575
+			"pppppp99999ooooqqqqoqxxqooooo99oooooooooo", // M 128-191, N 24576-32767
+			"ppppp999999ooooq66qoqxxqoooo9999ooooooooo", // M 128-191, N 32768-49151
+			"pppp9999999oooqq666qqqqooooo99999oooooooo", // M 128-191, N 49152-65535
+			"ppp99999999ooooq66qoooooooo9999999ooooooo", // M 128-191, N 65536-98303
+			"pp9999999999oooqqqqoooooooo99999999oooooo", // M 128-191, N 98304-131071
+			"p99999999999oooooooooooooo9999999999ooooo", // M 128-191, N 131072-196607
+			"9999999999999ooooooooooo9999999999999oooo", // M 128-191, N 196608-262143
+			"99999999999999oooooo999999999999999999ooo", // M 128-191, N 262144-393215
+			"999999999999999999999999999999999999999oo", // M 128-191, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 192-255, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 192-255, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 192-255, N 2
+			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 192-255, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 4-5
+			"hhhhhhhhhhhSSShhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 6-7
+			"hhhhhhhhhRRRRRRRRhhhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 8-11
+			"hhhhhhhRRRRRRRRRRNNhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 12-15
+			"hhhhhhJJJJJJJJJJNNNN>>>hhhhhhhhhhhhhhhhhh", // M 192-255, N 16-23
+			"UUUUU3332222555555@?????hppuuuuuuuuhhhhhh", // M 192-255, N 24-31
+			"UUUUU3322225555554@?????pppppuuuuuuuiiiii", // M 192-255, N 32-47
+			"222223322255555554??????pppppppuuuuuiiiii", // M 192-255, N 48-63
+			"UUUU33322555555554@?????opppppppuuuuhhhhh", // M 192-255, N 64-95
+			"pppp33322555555554@@???ooppppppsssspuiiii", // M 192-255, N 96-127
+			"2223333225555555544@@??oooppppsssssssiiii", // M 192-255, N 128-191
+			"ppp333322UU55555544@??ooooqppssssssssiiii", // M 192-255, N 192-255
+			"2222333222225555554@?ooooqqqqssssssssiiii", // M 192-255, N 256-383
+			"pppp33332222555552oooooooqqqqqsssssssiiii", // M 192-255, N 384-511
+			"22223333322V5555<ooooooooqxqqqqssssssiiii", // M 192-255, N 512-767
+			"ppppp3333222525<<ooooooooqqqqqqqqqqqiiiii", // M 192-255, N 768-1023
+			"ppppp333332252::ooooooooooqqqqqqqqqiiiiii", // M 192-255, N 1024-1535
+			"pppppp33333@5ooooooooooooooqqqqqqiiiiiiii", // M 192-255, N 1536-2047
+			"ppppppp333@@oooooooooooooixxoooiiiiiiiiii", // M 192-255, N 2048-3071
+			"pppppppp@@@ooooooooooooooxxxoooiiiiiiiiii", // M 192-255, N 3072-4095
+			"ppppppppppooooooooooooqooqxxoooiiiiiiiiii", // M 192-255, N 4096-6143
+			"ppppppppp999oooooooooooooooxoooiiiiiiiiii", // M 192-255, N 6144-8191
+			"pppppppp9999oooooooqoqqooooooooiiiiiiiiii", // M 192-255, N 8192-12287
+			"ppppppp999999oooooooqqqqooooooiiiiiiiiiii", // M 192-255, N 12288-16383
+			"pppppp999999ooooooooqqqqooooooiiiiiiiiiii", // M 192-255, N 16384-24575
+			"ppppp9999999ooooqqqoqqqqoooo999iiiiiiiiii", // M 192-255, N 24576-32767
+			"pppp9999999ooooqqqqoqqqqoooo9999iiiiiiiii", // M 192-255, N 32768-49151
+			"ppp99999999ooooq66qqqqqoooo999999iiiiiiii", // M 192-255, N 49152-65535
+			"pp999999999ooooqqqqoooooooo9999999iiiiiii", // M 192-255, N 65536-98303
+			"p99999999999ooooqqoooooooo999999999iiiiii", // M 192-255, N 98304-131071
+			"999999999999ooooooooooooo99999999999iiiii", // M 192-255, N 131072-196607
+			"9999999999999oooooooooo99999999999999iiii", // M 192-255, N 196608-262143
+			"999999999999999oooo9999999999999999999iii", // M 192-255, N 262144-393215
+			"999999999999999999999999999999999999999ii", // M 192-255, N >= 393216
+			"NNNNNNNNNNNRRRRRNRRRNNNNNNNNNNNNNNNNNNNNN", // M 256-383, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 256-383, N (none)
+			"OOOOOOOOOOOORRRROORRNNOOOOOOOOOOOOOOOOOOO", // M 256-383, N 2
+			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 256-383, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 4-5
+			"hhhhhhhhhRRRRRRRhhhhhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 6-7
+			"hhhhhhhhRRRRRRRRRNhhhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 8-11
+			"hhhhhhhhJJJJJJJJNNNNhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 12-15
+			"hhhhhhhRRRRRRRRRNN>>>hhhhhhhhhhhhhhhhhhhh", // M 256-383, N 16-23
+			"UUUUUUU33222555552@@???hhhppuuuuuuhhhhhhh", // M 256-383, N 24-31
+			"222223333225555555@@????upppppuuuuuuuuuuu", // M 256-383, N 32-47
+			"222233332225555555@@@?@oopppppppuuuuuuuuu", // M 256-383, N 48-63
+			"ppp333332225555555@@@@@ooopppppppppphhhhh", // M 256-383, N 64-95
+			"ppp333332255555555@@@@@oooppppsssssspoooo", // M 256-383, N 96-127
+			"2223333325555555554@@@oooqqppssssssssuuuu", // M 256-383, N 128-191
+			"ppp3333322555555554@@uoooqqqqssssssssoooo", // M 256-383, N 192-255
+			"22233333222555555<4@uoooqxxqqssssssssuuuu", // M 256-383, N 256-383
+			"ppp3333332255555ooooooooqxxxqqsssssssoooo", // M 256-383, N 384-511
+			"222333333322555oooooooooqxxxqqqsssssquuuu", // M 256-383, N 512-767
+			"ppp3333333325<ooooooooqqqxxxqqqqqqqqooooo", // M 256-383, N 768-1023
+			"ppppp333333339oooooooqqxxxxxqqqqqqqoooooo", // M 256-383, N 1024-1535
+			"ppppp3333333ooooooooooqxxxxxqqqqqoooooooo", // M 256-383, N 1536-2047
+			"pppppp33333ooooooooooqqoxxxxxqqqooooooooo", // M 256-383, N 2048-3071
+			"pppppppp33oooooooqqqqqqqqfxxxqqoooooooooo", // M 256-383, N 3072-4095
+			"pppppppppooooooooqqqqqqqxqxxxxooooooooooo", // M 256-383, N 4096-6143
+			"pppppppp9999oooooqqqqqqqqqoxxoooooooooooo", // M 256-383, N 6144-8191
+			"ppppppp99999oooooqqqqxxqooooooooooooooooo", // M 256-383, N 8192-12287
+			"pppppp9999999oooooooqqqqooooooooooooooooo", // M 256-383, N 12288-16383
+			"ppppp9999999ooooooooqqqqooooo9ooooooooooo", // M 256-383, N 16384-24575
+			"pppp99999999ooooooooqqqooooo999oooooooooo", // M 256-383, N 24576-32767
+			"ppp999999999oooqqqqoqqqoooo99999ooooooooo", // M 256-383, N 32768-49151
+			"pp9999999999oooqqqqooqqoooo999999oooooooo", // M 256-383, N 49152-65535
+			"p99999999999oooqqqqoooooooo9999999ooooooo", // M 256-383, N 65536-98303
+			"999999999999oooooooooooooo999999999oooooo", // M 256-383, N 98304-131071
+			"9999999999999oooooooooooo99999999999ooooo", // M 256-383, N 131072-196607
+			"99999999999999oooooo99999999999999999oooo", // M 256-383, N 196608-262143
+			"9999999999999999oo99999999999999999999ooo", // M 256-383, N 262144-393215
+			"999999999999999999999999999999999999999oo", // M 256-383, N >= 393216
+			"NNNNNNNNNNRRRRRRRRRNNNNNNNNNNNNNNNNNNNNNN", // M 384-511, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 384-511, N (none)
+			"OOOOOOOOOORRRRRRRRRRNJJOOOOOOOOOOOOOOOOOO", // M 384-511, N 2
+			"PPPPPPPPPPPSSSSSPSNNJNPPPPPPPPPPPPPPPPPPP", // M 384-511, N 3
+			"hhhhhhhhhhhRRRhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 4-5
+			"hhhhhhhhhRRRRRRRNhhhhhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 6-7
+			"hhhhhhhhJJJJJJJJNNhhhhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 8-11
+			"hhhhhhhLLRRRRRRNNNN>hhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 12-15
+			"hhhhhhhJJJJJJJNNN>>>>>hhhhhhhhhhhhhhhhhhh", // M 384-511, N 16-23
+			"UUUUUUU332255555552????hhhhppuuuhhhhhhhhh", // M 384-511, N 24-31
+			"2222233332255555555???@oiippppppuiiiiiiii", // M 384-511, N 32-47
+			"2222333332255555555??@@oiopppppppppiiiiii", // M 384-511, N 48-63
+			"ppp3333322225555555@@@oooooppppssssphhhhh", // M 384-511, N 64-95
+			"ppp3333322222555555v@uoooqqqpsssssssooooo", // M 384-511, N 96-127
+			"223333332222555555u@uoooqqqqqssssssssiiii", // M 384-511, N 128-191
+			"pp333333322555555uu@uoooqxqqqqsssssssoooo", // M 384-511, N 192-255
+			"2233333332255555uuoooooqqxxxqqsssssssiiii", // M 384-511, N 256-383
+			"pp3333333333355uuuoqqqqqxxxxqqqsssssqiiii", // M 384-511, N 384-511
+			"22333333333335::::uoqqqqxxxxxqqqqqqqiiiii", // M 384-511, N 512-767
+			"pp333333333339:::::wqqqxxxxxqqqqqqqqiiiii", // M 384-511, N 768-1023
+			"pp33333333339999o:qwxqxxxxxxxqqqqqqoooooo", // M 384-511, N 1024-1535
+			"pppp333333399oo99wwxqxxxxxxxxqqqqoooooooo", // M 384-511, N 1536-2047
+			"pppppp3333ooooo9oxxxqxxqxfxxxxqqqoooooooo", // M 384-511, N 2048-3071
+			"pppppp333oooooo9qqqxxxxxxffxxxxqqoooooooo", // M 384-511, N 3072-4095
+			"ppppppp3oooooooqqqqxxxxxxxfxxxxqooooooooo", // M 384-511, N 4096-6143
+			"ppppppp9ooooooooqqqxxxxqxxqxxxxoooooooooo", // M 384-511, N 6144-8191
+			"pppppp999999ooooqqqqxfqxqqqoxxooooooooooo", // M 384-511, N 8192-12287
+			"ppppp99999999ooooqqqxxxxqooooxooooooooooo", // M 384-511, N 12288-16383
+			"pppp999999999ooooooqqxqqqoooo9ooooooooooo", // M 384-511, N 16384-24575
+			"ppp9999999999oooooooqqqqooo9999oooooooooo", // M 384-511, N 24576-32767
+			"pp9999999999ooooooooooooooo99999ooooooooo", // M 384-511, N 32768-49151
+			"p99999999999oooooooooooooo9999999oooooooo", // M 384-511, N 49152-65535
+			"999999999999oooooooooooooo99999999ooooooo", // M 384-511, N 65536-98303
+			"9999999999999oooooooooooo9999999999oooooo", // M 384-511, N 98304-131071
+			"99999999999999ooooooooo9999999999999ooooo", // M 384-511, N 131072-196607
+			"999999999999999oooo999999999999999999oooo", // M 384-511, N 196608-262143
+			"99999999999999999999999999999999999999ooo", // M 384-511, N 262144-393215
+			"999999999999999999999999999999999999999oo", // M 384-511, N >= 393216
+			"NNNNNNNNNRRRRRRRRRRNNNNJJJJNNNNNNNNNNNNNN", // M 512-767, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 512-767, N (none)
+			"OOOOOOOOORRRRRRRRRNNNNNNNhOOOOOOOOOOOOOOO", // M 512-767, N 2
+			"PPPPPPPPPPRRRRRRRRNNNNNuPPPPPPPPPPPPPPPPP", // M 512-767, N 3
+			"hhhhhhhhhhRRRRRRhNNNN>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 4-5
+			"hhhhhhhhJJJJJJJJNhhN>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 6-7
+			"hhhhhhhhRRRRRRRNNNh>>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 8-11
+			"hhhhhhhJRRRRRRNJJ>>>>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 12-15
+			"hhhhhhhJJJJ222@>>>>>>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 16-23
+			"hhhhhh33325555555222???uhhhhhhhhhhhhhhhhh", // M 512-767, N 24-31
+			"22223333325555555552???uouuppppuuuuuuuuuu", // M 512-767, N 32-47
+			"22233333332555555555??uoouopppppppuuuuuuu", // M 512-767, N 48-63
+			"ppp3333333222555555<vuooooqqqpssssshhhhhh", // M 512-767, N 64-95
+			"pp3333333223255555<<vooooqqqqqqsssssqqqqq", // M 512-767, N 96-127
+			"2233333UU22325555<<upooqqqqqqqqsssssuuuuu", // M 512-767, N 128-191
+			"p333333UU332255<<uuuooqqqxxqqqqssssssqqqq", // M 512-767, N 192-255
+			"233333333335555<<uuuqqqqxxxxqqqsssssquuuu", // M 512-767, N 256-383
+			"p333333333333<:9uuuwoqqqxxxxxqqqqqqquuuuu", // M 512-767, N 384-511
+			"2333333333333:::::wwqqqxxxxxxqqqqqqquuuuu", // M 512-767, N 512-767
+			"p3333333333399:;::wwxqqxxxxxxqqqqqquuuuuu", // M 512-767, N 768-1023
+			"pp333333333999999wxxxxxxxxxxxqqqqqqqqqqqq", // M 512-767, N 1024-1535
+			"pp333333339999999wxxxxxxxxxxxxxqqqqqqqqqq", // M 512-767, N 1536-2047
+			"pppp333339999999wxxxxxxxxfxxxxxxqqqqqqqqq", // M 512-767, N 2048-3071
+			"pppp3333oooooo99xxqxxxxxxffxxxxxxqqqqqqqq", // M 512-767, N 3072-4095
+			"pppp333oooooooo9xxqxxxxxqqfxxxxxxqqqqqqqq", // M 512-767, N 4096-6143
+			"pppp33oooooooooqqxxxxxxxxxqxxxxxxqqqqqqqq", // M 512-767, N 6144-8191
+			"ppppp999ooooooooqqxxxqqxqqqoxxxqqqqqqqqqq", // M 512-767, N 8192-12287
+			"pppp999999999ooooqqxxqqxqooooxqqqqqqqqqqq", // M 512-767, N 12288-16383
+			"ppp99999999999ooooqqqxxqqoooo9qqqqqqqqqqq", // M 512-767, N 16384-24575
+			"pp999999999999oooooqqqqqooo9999qqqqqqqqqq", // M 512-767, N 24576-32767
+			"p999999999999ooooooooqooooo99999qqqqqqqqq", // M 512-767, N 32768-49151
+			"9999999999999ooooooooooooo9999999qqqqqqqq", // M 512-767, N 49152-65535
+			"9999999999999oooooooooooo999999999qqqqqqq", // M 512-767, N 65536-98303
+			"99999999999999oooooo9oo999999999999qqqqqq", // M 512-767, N 98304-131071
+			"999999999999999oooo99999999999999999qqqqq", // M 512-767, N 131072-196607
+			"9999999999999999999999999999999999999qqqq", // M 512-767, N 196608-262143
+			"99999999999999999999999999999999999999qqq", // M 512-767, N 262144-393215
+			"999999999999999999999999999999999999999qq", // M 512-767, N >= 393216
+			"NNNNNNNNRRRRRRRRRRNNJJJJJJJJJNNNNNNNNNNNN", // M 768-1023, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 768-1023, N (none)
+			"OOOOOOOOORRRRRRRRNNNNNNNhhhhOOOOOOOOOOOOO", // M 768-1023, N 2
+			"PPPPPPPPPRRRRRRRNNNNNNuhhhhPPPPPPPPPPPPPP", // M 768-1023, N 3
+			"hhhhhhhhhhJJJJJJNNNNN>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 4-5
+			"hhhhhhhhRRRRRRRNNNN>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 6-7
+			"hhhhhhhJJJJJJJNJJJ>>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 8-11
+			"hhhhhhhRRRRRRRRRP>>>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 12-15
+			"hhhhhhNNNN22222>>>>>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 16-23
+			"hhhhhh333325555522222hhhuuhhhhhhhhhhhhhhh", // M 768-1023, N 24-31
+			"22223333332555555525uuuuuiiiiiiiiiiiiiiii", // M 768-1023, N 32-47
+			"2223333333255555555uuuuuoiiiippppiiiiiiii", // M 768-1023, N 48-63
+			"ppp333333332225555<uuuuooqqqqqqqssshhhhhh", // M 768-1023, N 64-95
+			"pp3333333333325<5<<vuuooqqqqqqqqqssqqqqqq", // M 768-1023, N 96-127
+			"2333333UU333325<<<<uuooqqqqqqqqqqqqqiiiii", // M 768-1023, N 128-191
+			"p333333UU333325<<uuuuqqqqxxqqqqqqqqqqqqqq", // M 768-1023, N 192-255
+			"2333333333335<9::uuwwqqqxxxxqqqqqqqqiiiii", // M 768-1023, N 256-383
+			"3333333333399::99uwwoqqqxxxxqqqqqqqqiiiii", // M 768-1023, N 384-511
+			"33333333333399:99wwwwqqxxxxxxqqqqqqiiiiii", // M 768-1023, N 512-767
+			"p33333333339999:::wxxqqxxxxxxxqqqqiiiiiii", // M 768-1023, N 768-1023
+			"p3333333339339999wxxxxqxxxxxxxxxqqqqqqqqq", // M 768-1023, N 1024-1535
+			"pp333333399999999xxxqxxxxxxxxxxxxqqqqqqqq", // M 768-1023, N 1536-2047
+			"pp333333999999999xxxqxxxxxxxxxxxxxqqqqqqq", // M 768-1023, N 2048-3071
+			"pp333339999999999xxxxxxxxfxxxxxxxxqqqqqqq", // M 768-1023, N 3072-4095
+			"pp3333uu9999ooo9qxxxxxxxxxfxxxxxxxiiiiiii", // M 768-1023, N 4096-6143
+			"pp333uuooooooooqqxxxxxxqxxqxxxxxxqqqqqqqq", // M 768-1023, N 6144-8191
+			"ppp3uuooooooooooqqxxqxxxqqqqxxxxqqqqqqqqq", // M 768-1023, N 8192-12287
+			"ppp9oooo9ooooooooqxxxxxxqqqooxiiiiiiiiiii", // M 768-1023, N 12288-16383
+			"pp999999999999oooqqqqxxqqqooo9qqqqqqqqqqq", // M 768-1023, N 16384-24575
+			"p99999999999999oooqqqqqqqooo999qqqqqqqqqq", // M 768-1023, N 24576-32767
+			"999999999999999ooooooqqqooo99999qqqqqqqqq", // M 768-1023, N 32768-49151
+			"999999999999999ooooooooooo9999999qqqqqqqq", // M 768-1023, N 49152-65535
+			"999999999999999oooo9ooooo999999999qqqqqqq", // M 768-1023, N 65536-98303
+			"99999999999999999999999999999999999qqqqqq", // M 768-1023, N 98304-131071
+			"999999999999999999999999999999999999qqqqq", // M 768-1023, N 131072-196607
+			"9999999999999999999999999999999999999qqqq", // M 768-1023, N 196608-262143
+			"99999999999999999999999999999999999999qqq", // M 768-1023, N 262144-393215
+			"999999999999999999999999999999999999999qq", // M 768-1023, N >= 393216
+			"NNNNNNNNRRRRRJRJNNNJNNNNNNNNNNNNNNNNNNNNN", // M 1024-1535, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1024-1535, N (none)
+			"OOOOOOOORRRRRJJJNNNNNNNhhhhhhOOOOOOOOOOOO", // M 1024-1535, N 2
+			"PPPPPPPPPJJJJJJJNNNNNuhhhhhhhPPPPPPPPPPPP", // M 1024-1535, N 3
+			"hhhhhhhhhRRRRRRNNNN>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 4-5
+			"hhhhhhhRRRJJJJNNNN>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 6-7
+			"hhhhhhJJJJJJJJJJP>>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 8-11
+			"hhhhhhNNNNNNNNNN>>>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 12-15
+			"hhhhhhJJJJd222>>>>>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 16-23
+			"hhhhh333332255522222hhhhhhuhhhhhhhhhhhhhh", // M 1024-1535, N 24-31
+			"2223333333225552225uuuuhuuiiiiiiiiiiiiiii", // M 1024-1535, N 32-47
+			"222333333332222222uuuuuuuqiiiiiiiiiiiiiii", // M 1024-1535, N 48-63
+			"hh333333333332255<uuuuuuqqhhhqqqqhhhhhhhh", // M 1024-1535, N 64-95
+			"pp33333333333255<<uuuuuqqqqqqqqqqqiiiiiii", // M 1024-1535, N 96-127
+			"233333333333335<<uuuuuoqqqqqqqqqqqqiiiiii", // M 1024-1535, N 128-191
+			"p33333333333339uuuuuqqqqqxxqqqqqqqqiiiiii", // M 1024-1535, N 192-255
+			"3333333333333999u:wwwxoqxxxxqqqqqqqiiiiii", // M 1024-1535, N 256-383
+			"333333333333999::wwwwxooxxxxxqqqqqqiiiiii", // M 1024-1535, N 384-511
+			"333333333339999:9wwxxxoxxxxxxqqqqqiiiiiii", // M 1024-1535, N 512-767
+			"33333333339999999xxxxxqxxxxxxxxxqqiiiiiii", // M 1024-1535, N 768-1023
+			"p3333333399939999xwxxxxxxxxxxxxxxqqiiiiii", // M 1024-1535, N 1024-1535
+			"p333333399999999xxxxxxxxxxxxxxxxxxqiiiiii", // M 1024-1535, N 1536-2047
+			"pp33333999999999xxxxxxxxqqxxxxxxxxxiiiiii", // M 1024-1535, N 2048-3071
+			"p3333399999999999xxxxxxxxfqxxxxxxxxiiiiii", // M 1024-1535, N 3072-4095
+			"p333399999999999xxxxxxxxxxfxxxxxxxiiiiiii", // M 1024-1535, N 4096-6143
+			"pp3399999999oooq9xxxqxxxxxxxxxxxxxiiiiiii", // M 1024-1535, N 6144-8191
+			"pp3u999uoooooooqqqxxxxxxxxxqxxxxxiiiiiiii", // M 1024-1535, N 8192-12287
+			"pp9uuuooooooooooqqxxxxxxxqqqoxxiiiiiiiiii", // M 1024-1535, N 12288-16383
+			"p999uooo99oooooooqqqxxxxxqqoooiiiiiiiiiii", // M 1024-1535, N 16384-24575
+			"999999999999999oooqqqqxqqqooo99iiiiiiiiii", // M 1024-1535, N 24576-32767
+			"9999999999999999ooooqqqqqooo9999iiiiiiiii", // M 1024-1535, N 32768-49151
+			"999999999999999999ooooqqooo999999iiiiiiii", // M 1024-1535, N 49152-65535
+			"99999999999999999999ooooo999999999iiiiiii", // M 1024-1535, N 65536-98303
+			"99999999999999999999999999999999999iiiiii", // M 1024-1535, N 98304-131071
+			"999999999999999999999999999999999999iiiii", // M 1024-1535, N 131072-196607
+			"9999999999999999999999999999999999999iiii", // M 1024-1535, N 196608-262143
+			"99999999999999999999999999999999999999iii", // M 1024-1535, N 262144-393215
+			"999999999999999999999999999999999999999ii", // M 1024-1535, N >= 393216
+			"NNNNNNNNRRRRJJJRNNJJJNNNNNNNNNNNNNNNNNNNN", // M 1536-2047, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1536-2047, N (none)
+			"OOOOOOOOJJJJJJJJNNNOONhhhhhhhNOOOOOOOOOOO", // M 1536-2047, N 2
+			"PPPPPPPPPLLLJJJNNNNNNhhhhhhhhPPPPPPPPPPPP", // M 1536-2047, N 3
+			"hhhhhhhhJJJJJJNNNP>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 4-5
+			"hhhhhhhJJJJJJJJJP>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 6-7
+			"hhhhhhNNNNNNNNNN>>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 8-11
+			"hhhhhhPPPddddPP>>>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 12-15
+			"hhhhhddddddddd>>>>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 16-23
+			"hhhh333333322222222hhhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 24-31
+			"222333333333222252uuuhuhhhiiiiiiiiiiiiiii", // M 1536-2047, N 32-47
+			"22333333333322555uuuuuuuuqiiiiiiiiiiiiiii", // M 1536-2047, N 48-63
+			"hh33333333333255<uuuuuuuqqhhhhhhhhhhhhhhh", // M 1536-2047, N 64-95
+			"pp3333333333355<<uuuuuuoqqqqiiiiiiiiiiiii", // M 1536-2047, N 96-127
+			"233333333333329<;uuuuqqqqqqqqqqqqiiiiiiii", // M 1536-2047, N 128-191
+			"333333333333399uuuwwwqqqxxxqqqqqqiiiiiiii", // M 1536-2047, N 192-255
+			"33333333333399999uxwxxxoxxxxqqqqqiiiiiiii", // M 1536-2047, N 256-383
+			"333333333339999:wwwwwxooxxxxxqqqqiiiiiiii", // M 1536-2047, N 384-511
+			"33333333339999999xxxxxxxxxxxxxxqqqiiiiiii", // M 1536-2047, N 512-767
+			"33333333399999999xxxxxxxxxxxxxxxxqqiiiiii", // M 1536-2047, N 768-1023
+			"p3333333999999999xxxxxxxxxxxxxxxxxqiiiiii", // M 1536-2047, N 1024-1535
+			"p333333999999999xxxxxxxxxxxxxxxxxxxiiiiii", // M 1536-2047, N 1536-2047
+			"p33333999999999xxxxxxxxxWfxxxxxxxxxiiiiii", // M 1536-2047, N 2048-3071
+			"p333399999999999xxxxxxxxfffxxxxxxxxiiiiii", // M 1536-2047, N 3072-4095
+			"p333999999999999xxxxxxqqqffxxxxxxxxiiiiii", // M 1536-2047, N 4096-6143
+			"p3399999999999999xxxqxqxxqqxxxxxxxiiiiiii", // M 1536-2047, N 6144-8191
+			"p3u9999999999oqqqxxxqqqxxxxqxxxxxiiiiiiii", // M 1536-2047, N 8192-12287
+			"p9uu9999uoooooooqqxxxqWqxqqqqxxiiiiiiiiii", // M 1536-2047, N 12288-16383
+			"999uuuuooooooooooqqqxxqqxqqqooiiiiiiiiiii", // M 1536-2047, N 16384-24575
+			"9999uuoo9oo99999ooqqqxxxxqqoo99iiiiiiiiii", // M 1536-2047, N 24576-32767
+			"99999999999999999ooqqqqqqqoo9999iiiiiiiii", // M 1536-2047, N 32768-49151
+			"999999999999999999ooqqqqqoo999999iiiiiiii", // M 1536-2047, N 49152-65535
+			"9999999999999999999ooooooo99999999iiiiiii", // M 1536-2047, N 65536-98303
+			"99999999999999999999999999999999999iiiiii", // M 1536-2047, N 98304-131071
+			"999999999999999999999999999999999999iiiii", // M 1536-2047, N 131072-196607
+			"9999999999999999999999999999999999999iiii", // M 1536-2047, N 196608-262143
+			"99999999999999999999999999999999999999iii", // M 1536-2047, N 262144-393215
+			"999999999999999999999999999999999999999ii", // M 1536-2047, N >= 393216
+			"NNNNNNNNRRRJJJJJNNNNNNNNNNNNNNNNNNNNNNNNN", // M 2048-3071, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 2048-3071, N (none)
+			"OOOOOOOOLLJJJJJNPOOOOhhhhhhhhhOOOOOOOOOOO", // M 2048-3071, N 2
+			"PPPPPPPPPRRRJJNNPPP>hhhhhhhhhhPPPPPPPPPPP", // M 2048-3071, N 3
+			"hhhhhhhJJJJJJJJJO>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 4-5
+			"hhhhhNNNNNNNNNNN>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 6-7
+			"hhhhhJJJJJJJJPJ>>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 8-11
+			"hhhhddddddddddd>>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 12-15
+			"hhhhddddddddddd>>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 16-23
+			"hhhh33333332222222uhhhhhhhhihhhhhhhhhhhhh", // M 2048-3071, N 24-31
+			"22233333333322225uuuuhhuhhiiiiiiiiiiiiiii", // M 2048-3071, N 32-47
+			"223333333VV33255<uuuuuuuuiqiiiiiiiiiiiiii", // M 2048-3071, N 48-63
+			"hh3333333VV33<<<<uuuuuuiiqhhhhhhhhhhhhhhh", // M 2048-3071, N 64-95
+			"pp33333333333<<uuuuuuuqqqqiiiiiiiiiiiiiii", // M 2048-3071, N 96-127
+			"23333333333339uuuuqqqqquqqqqiiiiiiiiiiiii", // M 2048-3071, N 128-191
+			"33333333333399999wqwqxqqxxqqqqiiiiiiiiiii", // M 2048-3071, N 192-255
+			"33333333333999999wxxxxxqxxxxqqqqiiiiiiiii", // M 2048-3071, N 256-383
+			"33333333339999999wxxxxxxxxxxxxqqqiiiiiiii", // M 2048-3071, N 384-511
+			"33333333399999999xxxxxxxxxxxxxxxqqiiiiiii", // M 2048-3071, N 512-767
+			"33333333999999999xxxxxxxxxxxxxxxxxqiiiiii", // M 2048-3071, N 768-1023
+			"p3333339999999999xxxxxxxxxxxxxxxxxxiiiiii", // M 2048-3071, N 1024-1535
+			"p333339999999999xxxxxxxxqxxxxxxxxxxiiiiii", // M 2048-3071, N 1536-2047
+			"p333399999999999xxxxxxxxWfxxxxxxxxxiiiiii", // M 2048-3071, N 2048-3071
+			"p333999999999999xxxxxxxxfffxxxxxxxxiiiiii", // M 2048-3071, N 3072-4095
+			"p3399999999999999xxxxxqxqffxxxxxxxxiiiiii", // M 2048-3071, N 4096-6143
+			"p3999999999999999xxxxxxxxqqxxxxxxxiiiiiii", // M 2048-3071, N 6144-8191
+			"pu999999999999999xxxxqqxxxxxxxxxxiiiiiiii", // M 2048-3071, N 8192-12287
+			"9999999999999oqqqqqxxqWqxxqqqxxiiiiiiiiii", // M 2048-3071, N 12288-16383
+			"99u99999999ooooooqqqxxqqxqqqooiiiiiiiiiii", // M 2048-3071, N 16384-24575
+			"999uu9uuooooooooooqqxxxxxqqoo99iiiiiiiiii", // M 2048-3071, N 24576-32767
+			"9999uuoooooo99999ooqqqqqqqoo9999iiiiiiiii", // M 2048-3071, N 32768-49151
+			"999999999999999999ooqqqqqoo999999iiiiiiii", // M 2048-3071, N 49152-65535
+			"9999999999999999999ooooooo99999999iiiiiii", // M 2048-3071, N 65536-98303
+			"99999999999999999999999999999999999iiiiii", // M 2048-3071, N 98304-131071
+			"999999999999999999999999999999999999iiiii", // M 2048-3071, N 131072-196607
+			"9999999999999999999999999999999999999iiii", // M 2048-3071, N 196608-262143
+			"99999999999999999999999999999999999999iii", // M 2048-3071, N 262144-393215
+			"999999999999999999999999999999999999999ii", // M 2048-3071, N >= 393216
+			"NNNNNNNNJJJJJJJJNNNNNNNNNNNNNNNNNNNNNNNNN", // M 3072-4095, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 3072-4095, N (none)
+			"OOOOOOOOORJJJJNNPOOOhhPhPPOhhhOOOOOOOOOOO", // M 3072-4095, N 2
+			"PPPPPPPPPJJJJJJJPPPPhhhhhhhhhhPPPPPPPPPPP", // M 3072-4095, N 3
+			"hhhhhJJJJJJJJJJJ>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 4-5
+			"hhhhJJJJJJJJPPJ>>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 6-7
+			"hhhhddddddddddd>>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 8-11
+			"hhhdddddddddddd>>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 12-15
+			"hhh22222222222>>>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 16-23
+			"hhh33333333222332uuuhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 24-31
+			"2233333333333322<uuuhhhhihhiiiiiiiiiiiiii", // M 3072-4095, N 32-47
+			"223333333VV33<<<<<uuuuuiiiiiiiiiiiiiiiiii", // M 3072-4095, N 48-63
+			"hh3333333VV33<::<uuuuuiiiqhhhhhhhhhhhhhhh", // M 3072-4095, N 64-95
+			"pp333333333339:uuuquuqqqqqiiiiiiiiiiiiiii", // M 3072-4095, N 96-127
+			"23333333333399999qqqqqquuqqiiiiiiiiiiiiii", // M 3072-4095, N 128-191
+			"p3333333333999999wqqqxqquxxiiiiiiiiiiiiii", // M 3072-4095, N 192-255
+			"33333333333999999wwxqxxqqxxqqqqiiiiiiiiii", // M 3072-4095, N 256-383
+			"33333333399999999xxxxxxxqxxxxxxqqiiiiiiii", // M 3072-4095, N 384-511
+			"33333333999999999xxxxxxxqxxxxxxxxqiiiiiii", // M 3072-4095, N 512-767
+			"33333339999999999xxxxxxxqxxxxxxxxxiiiiiii", // M 3072-4095, N 768-1023
+			"p333339999999999xxxxxxxxqxxxxxxxxxxiiiiii", // M 3072-4095, N 1024-1535
+			"p333399999999997xxxxxxxxxxxxxxxxxxxiiiiii", // M 3072-4095, N 1536-2047
+			"p3339999999999967xxxxxxxxqxxxxxxxxxiiiiii", // M 3072-4095, N 2048-3071
+			"p3399oo9999999966xxxxxxxxfqxxxxxxxxiiiiii", // M 3072-4095, N 3072-4095
+			"p3999oo9999999966xxxxxxxxxfxxxxxxxiiiiiii", // M 3072-4095, N 4096-6143
+			"p9999999999999999xxxxxxxxxxxxxxxxxiiiiiii", // M 3072-4095, N 6144-8191
+			"99999999999999999qqxxxxxxxxqxxxxxiiiiiiii", // M 3072-4095, N 8192-12287
+			"9u99999999999999qqqxxxxxxqqqqxxiiiiiiiiii", // M 3072-4095, N 12288-16383
+			"9u99999999999oooqqqqxxxxxqqqooiiiiiiiiiii", // M 3072-4095, N 16384-24575
+			"99u999999999ooooooqqqxxxqqqo999iiiiiiiiii", // M 3072-4095, N 24576-32767
+			"999uu9uuuoooo9999ooqqqqqqqo99999iiiiiiiii", // M 3072-4095, N 32768-49151
+			"999999999oo9999999ooqqqqqoo999999iiiiiiii", // M 3072-4095, N 49152-65535
+			"99999999999999999999ooooo999999999iiiiiii", // M 3072-4095, N 65536-98303
+			"99999999999999999999999999999999999iiiiii", // M 3072-4095, N 98304-131071
+			"999999999999999999999999999999999999iiiii", // M 3072-4095, N 131072-196607
+			"9999999999999999999999999999999999999iiii", // M 3072-4095, N 196608-262143
+			"99999999999999999999999999999999999999iii", // M 3072-4095, N 262144-393215
+			"999999999999999999999999999999999999999ii", // M 3072-4095, N >= 393216
+			"NNNNNNNNNJJJJJJNNJJNJJJNJJNNNNNNNNNNNNNNN", // M 4096-6143, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 4096-6143, N (none)
+			"OOOOOOOOOJJJJJJJOLOhhhhhhhhhhhOOOOOOOOOOO", // M 4096-6143, N 2
+			"PPPPPPJJJJJJJJJJ>hhhhhhhhhhhhhPPPPPPPPPPP", // M 4096-6143, N 3
+			"hhhhJJJJJJJJJJJJ>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 4-5
+			"hhhdddddddddddd>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 6-7
+			"hhhdddddddddddd>>>hhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 8-11
+			"hhhOdddddddddd>>>>hhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 12-15
+			"hhhddddddddddd>>>>hhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 16-23
+			"hh33333333333333uuuuhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 24-31
+			"223333333333333:uuuuuhhhiihiiiiiiiiiiiiii", // M 4096-6143, N 32-47
+			"2333333333333::::uuuuiiiiiiiiiiiiiiiiiiii", // M 4096-6143, N 48-63
+			"h333333333333:::uuuqqiiiiihhhhhhhhhhhhhhh", // M 4096-6143, N 64-95
+			"p333333333339:::uqqqqqqqiiiiiiiiiiiiiiiii", // M 4096-6143, N 96-127
+			"23333333333999999iqqqqiiuuqiiiiiiiiiiiiii", // M 4096-6143, N 128-191
+			"p3333333339999999wwwqxqqquxqiiiiiiiiiiiii", // M 4096-6143, N 192-255
+			"23333333339999999wwwxxxxqqxxiiiiiiiiiiiii", // M 4096-6143, N 256-383
+			"p33333339o999999xwwxxxxxxqxxxxxqiiiiiiiii", // M 4096-6143, N 384-511
+			"3333333999999999xxxxxxxxxqxxxxxxxiiiiiiii", // M 4096-6143, N 512-767
+			"p333339999999977xxxxxxxxxqxxxxxxxxiiiiiii", // M 4096-6143, N 768-1023
+			"p333399999999997xxxxxxxxqqxxxxxxxxiiiiiii", // M 4096-6143, N 1024-1535
+			"p333999999999999xxxxxxxqqqxxxxxxxxxiiiiii", // M 4096-6143, N 1536-2047
+			"p33999999999999977xxxxxxxxxxxxxxxxxiiiiii", // M 4096-6143, N 2048-3071
+			"p3999oo99999999667xxxxxxxxxxxxxxxxiiiiiii", // M 4096-6143, N 3072-4095
+			"p9999o99999999966xxxxxxxxxqxxxxxxxiiiiiii", // M 4096-6143, N 4096-6143
+			"99999999999999999xxqxxxxxxxxxxxxxiiiiiiii", // M 4096-6143, N 6144-8191
+			"99999999999999999qqqxxxxqxqqxxxxiiiiiiiii", // M 4096-6143, N 8192-12287
+			"9999999999999999qqqqxxxxxqqqqxiiiiiiiiiii", // M 4096-6143, N 12288-16383
+			"99999999999999oqqqqqqxxxqqqqo9iiiiiiiiiii", // M 4096-6143, N 16384-24575
+			"9999999999999ooooooqqqxqqqqo999iiiiiiiiii", // M 4096-6143, N 24576-32767
+			"999999999999oo9999oqqqqqqqo99999iiiiiiiii", // M 4096-6143, N 32768-49151
+			"9999uuuuuuooo999999oqqqqqo9999999iiiiiiii", // M 4096-6143, N 49152-65535
+			"999999999999999999999ooo9999999999iiiiiii", // M 4096-6143, N 65536-98303
+			"99999999999999999999999999999999999iiiiii", // M 4096-6143, N 98304-131071
+			"999999999999999999999999999999999999iiiii", // M 4096-6143, N 131072-196607
+			"9999999999999999999999999999999999999iiii", // M 4096-6143, N 196608-262143
+			"99999999999999999999999999999999999999iii", // M 4096-6143, N 262144-393215
+			"999999999999999999999999999999999999999ii", // M 4096-6143, N >= 393216
+			"NNNNNNNNNJJJJJNNNOONOOOOOOONNNNNNNNNNNNNN", // M 6144-8191, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 6144-8191, N (none)
+			"OOOOOOOOOOJJJJJJOOOOOOOOOOOOOOOOOOOOOOOOO", // M 6144-8191, N 2
+			"PPPPPJJJJJJJJJJPPPhhhhPPPPPhhhPPPPPPPPPPP", // M 6144-8191, N 3
+			"hhhhdddddddJJJJ>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 4-5
+			"hhhdddddddddddd>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 6-7
+			"hhhOdddddddOOO>>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 8-11
+			"hhdddddddddddd>>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 12-15
+			"hh>>dddddddddd>>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 16-23
+			"hh3333UU3333333uuuuuhhhhhhihhhhhhhhhhhhhh", // M 6144-8191, N 24-31
+			"233333UU333333:9uuuuiiiiiiiiiiiiiiiiiiiii", // M 6144-8191, N 32-47
+			"233333333333:9::uuuiiiiiiiiiiiiiiiiiiiiii", // M 6144-8191, N 48-63
+			"h3333333333399::uiqqiiiiihhhhhhhhhhhhhhhh", // M 6144-8191, N 64-95
+			"p3333333333999::9qwqqqqqiiqiiiiiiiiiiiiii", // M 6144-8191, N 96-127
+			"23333333339999999iqqqqiiuuuiiiiiiiiiiiiii", // M 6144-8191, N 128-191
+			"p33333333399999997wwxxqqiiuqiiiiiiiiiiiii", // M 6144-8191, N 192-255
+			"333333333o999999w66wxxxxqquxiiiiiiiiiiiii", // M 6144-8191, N 256-383
+			"p33333399oo99999x77xxxqxxqqxxxxiiiiiiiiii", // M 6144-8191, N 384-511
+			"3333339999999999777xxxxxxqqxxxxxxiiiiiiii", // M 6144-8191, N 512-767
+			"p33339999999917777xxxxxxxqqxxxxxxiiiiiiii", // M 6144-8191, N 768-1023
+			"pp339999999997777xxxxxxxqqqxxxxxxxiiiiiii", // M 6144-8191, N 1024-1535
+			"p3399999999999997xxxxxxqqqqxxxxxxxiiiiiii", // M 6144-8191, N 1536-2047
+			"p39999999999999977xxxxxqqqqxxxxxxxiiiiiii", // M 6144-8191, N 2048-3071
+			"p99999999999999967xxxxxqqqqxxxxxxxiiiiiii", // M 6144-8191, N 3072-4095
+			"99999999999999996xxxxxxqqqqxxxxxxiiiiiiii", // M 6144-8191, N 4096-6143
+			"99999oo9999999999xxqqqqqqqqxxxxxiiiiiiiii", // M 6144-8191, N 6144-8191
+			"99999oo99999999999qqqqqqqqqqxxxiiiiiiiiii", // M 6144-8191, N 8192-12287
+			"9999999999999999qqqqqqqqqqqqqiiiiiiiiiiii", // M 6144-8191, N 12288-16383
+			"99999999999999uqqqoqqqqqqqqo99iiiiiiiiiii", // M 6144-8191, N 16384-24575
+			"99999999999999uoo9oqqqqqqqo9999iiiiiiiiii", // M 6144-8191, N 24576-32767
+			"99u9999999999u99999oqqqqqq999999iiiiiiiii", // M 6144-8191, N 32768-49151
+			"9999uuuu999uo9999999ooqqo99999999iiiiiiii", // M 6144-8191, N 49152-65535
+			"9999999999999999999999999999999999iiiiiii", // M 6144-8191, N 65536-98303
+			"99999999999999999999999999999999999iiiiii", // M 6144-8191, N 98304-131071
+			"999999999999999999999999999999999999iiiii", // M 6144-8191, N 131072-196607
+			"9999999999999999999999999999999999999iiii", // M 6144-8191, N 196608-262143
+			"99999999999999999999999999999999999999iii", // M 6144-8191, N 262144-393215
+			"999999999999999999999999999999999999999ii", // M 6144-8191, N >= 393216
+			"NNNNNNNNNNJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNN", // M 8192-12287, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 8192-12287, N (none)
+			"OOOOOOOOOOOJJJJJOhhOOOOOOOOJJJOOOOOOOOOOO", // M 8192-12287, N 2
+			"PPPPPJddJJJPJJJJJhhhhhhhhhhhhhPPPPPPPPPPP", // M 8192-12287, N 3
+			"hhhJJJdddJJJJJ>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 4-5
+			"hhhOOdddddOOOO>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 6-7
+			"hhdddddddddddd>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 8-11
+			"hh>>ddUUUdd>>>>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 12-15
+			"hh>>>UUUUU>>>>>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 16-23
+			"hh333UUUU33333uuuuuuihhhhiihhhhhhhhhhhhhh", // M 8192-12287, N 24-31
+			"233333UUU3333999uuuiiiiiiiiiiiiiiiiiiiiii", // M 8192-12287, N 32-47
+			"23333UUU333399999iiiiiiiiiiiiiiiiiiiiiiii", // M 8192-12287, N 48-63
+			"h3333UU3333999999qqqqiiiihhhhhhhhhhhhhhhh", // M 8192-12287, N 64-95
+			"p3333bb33339999usqqqqqqiiiqqiiiiiiiiiiiii", // M 8192-12287, N 96-127
+			"2333333339999999wwwqqiiiuuu9iiiiiiiiiiiii", // M 8192-12287, N 128-191
+			"p3333333999999999wwxxqiiiiuuiiiiiiiiiiiii", // M 8192-12287, N 192-255
+			"3333333999999999977xxxxqqiuuiiiiiiiiiiiii", // M 8192-12287, N 256-383
+			"pp3333999999999997wxxxxxqqiuiiiiiiiiiiiii", // M 8192-12287, N 384-511
+			"3333399999999999xxxxxxxxxqiuxxxiiiiiiiiii", // M 8192-12287, N 512-767
+			"pp33999999999997xxxxxxxxqqquxxxxiiiiiiiii", // M 8192-12287, N 768-1023
+			"pp39999999999997xxxxxxxxqquqxxxxxiiiiiiii", // M 8192-12287, N 1024-1535
+			"p399999999999999xxxxxxxqqquqxxxxxiiiiiiii", // M 8192-12287, N 1536-2047
+			"p9999999999999997xxxqqqqqqqqxxxxxiiiiiiii", // M 8192-12287, N 2048-3071
+			"999999999999999967xxqqqqqqqqxxxxxiiiiiiii", // M 8192-12287, N 3072-4095
+			"99999999999999999xxxqqqqqqqqxxxxiiiiiiiii", // M 8192-12287, N 4096-6143
+			"99999oo99999999999xqqqqqqqqqxxxiiiiiiiiii", // M 8192-12287, N 6144-8191
+			"99999o199tt9999999qqqqqqqqqqxiiiiiiiiiiii", // M 8192-12287, N 8192-12287
+			"9999999999999999qqqqqqqqqqqo9iiiiiiiiiiii", // M 8192-12287, N 12288-16383
+			"99999999999999uuuuuoqqqqqq9999iiiiiiiiiii", // M 8192-12287, N 16384-24575
+			"99999999999999u9999oqqqqqo99999iiiiiiiiii", // M 8192-12287, N 24576-32767
+			"9999999999999u999999oqqqo9999999iiiiiiiii", // M 8192-12287, N 32768-49151
+			"9999u9uu999uu99999999999999999999iiiiiiii", // M 8192-12287, N 49152-65535
+			"9999999999999999999999999999999999iiiiiii", // M 8192-12287, N 65536-98303
+			"99999999999999999999999999999999999iiiiii", // M 8192-12287, N 98304-131071
+			"999999999999999999999999999999999999iiiii", // M 8192-12287, N 131072-196607
+			"9999999999999999999999999999999999999iiii", // M 8192-12287, N 196608-262143
+			"99999999999999999999999999999999999999iii", // M 8192-12287, N 262144-393215
+			"999999999999999999999999999999999999999ii", // M 8192-12287, N >= 393216
+			"NNNNNNNNNNJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNN", // M 12288-16383, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 12288-16383, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 12288-16383, N 2
+			"PPPPdddddddPPdddhhhhhhhPPPhhhhPPPPPPPPPPP", // M 12288-16383, N 3
+			"hhhddddddddddhdhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 4-5
+			"hhhdddddddddddvhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 6-7
+			"hh>>dddUUdd>>>vhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 8-11
+			"hh>>>UUUUU>>>>vhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 12-15
+			"hh>>>UUUUU>>>>vhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 16-23
+			"hh333UUUU333399uuuiiiiiiiihhhhhhhhhhhhhhh", // M 12288-16383, N 24-31
+			"23333UUUU333999uuiiiiiiiiiiiiiiiiiiiiiiii", // M 12288-16383, N 32-47
+			"23333UUU333999999iiiiiiiiiiiiiiiiiiiiiiii", // M 12288-16383, N 48-63
+			"h333bbU333399999tqqqiiiiiqqqqhhhhhhhhhhhh", // M 12288-16383, N 64-95
+			"p333bbb33339999ttqqqqqiiiiqqqiiiiiiiiiiii", // M 12288-16383, N 96-127
+			"33333bb339999999qwqqiiiiiuu99iiiiiiiiiiii", // M 12288-16383, N 128-191
+			"p333333b399999999iqiiiiiiiu99iiiiiiiiiiii", // M 12288-16383, N 192-255
+			"33333399999999999qxiqqqqiiiu9iiiiiiiiiiii", // M 12288-16383, N 256-383
+			"pp333999999999999xxxxxxxqiiu9iiiiiiiiiiii", // M 12288-16383, N 384-511
+			"3333999999999999999xxxxxqqiu9iiiiiiiiiiii", // M 12288-16383, N 512-767
+			"ppp9uu9999999999999xxxxxqqiu9iiiiiiiiiiii", // M 12288-16383, N 768-1023
+			"pp9u999999999999999qxxxqqquuuxxiiiiiiiiii", // M 12288-16383, N 1024-1535
+			"p9u9999999999999999qqqqqquuuuxxiiiiiiiiii", // M 12288-16383, N 1536-2047
+			"99999999999999999xxqiqqquu9uuxxiiiiiiiiii", // M 12288-16383, N 2048-3071
+			"99999999999999999xxqqqqquuu9uxxiiiiiiiiii", // M 12288-16383, N 3072-4095
+			"9999999999999999999qqqqquuqu9iiiiiiiiiiii", // M 12288-16383, N 4096-6143
+			"9999999999999999999qqqquuqq99iiiiiiiiiiii", // M 12288-16383, N 6144-8191
+			"999999999999999999qquuuuuo999iiiiiiiiiiii", // M 12288-16383, N 8192-12287
+			"999999999999999uuqquuuqqo9999iiiiiiiiiiii", // M 12288-16383, N 12288-16383
+			"99999999999999uuuu999uqq999999iiiiiiiiiii", // M 12288-16383, N 16384-24575
+			"99999999999999u9999999o99999999iiiiiiiiii", // M 12288-16383, N 24576-32767
+			"9999999999999u999999999999999999iiiiiiiii", // M 12288-16383, N 32768-49151
+			"999999u99999u99999999999999999999iiiiiiii", // M 12288-16383, N 49152-65535
+			"9999999999999999999999999999999999iiiiiii", // M 12288-16383, N 65536-98303
+			"99999999999999999999999999999999999iiiiii", // M 12288-16383, N 98304-131071
+			"999999999999999999999999999999999999iiiii", // M 12288-16383, N 131072-196607
+			"9999999999999999999999999999999999999iiii", // M 12288-16383, N 196608-262143
+			"99999999999999999999999999999999999999iii", // M 12288-16383, N 262144-393215
+			"999999999999999999999999999999999999999ii", // M 12288-16383, N >= 393216
+			"NNNNNNNNJJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNNN", // M 16384-24575, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 16384-24575, N (none)
+			"OOOOOOOOOJJJJJJJJJJJJhhOJJJJJOOOOOOOOOOOO", // M 16384-24575, N 2
+			"PPPPPNNNNJJJJJJhJhhhhhhhhhhhhPPPPPPPPPPPP", // M 16384-24575, N 3
+			"hhhhddddddNNNNhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 4-5
+			"hhh>>dddddd>>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 6-7
+			"hhh>>>dUUd>>>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 8-11
+			"hh>>>>UUUU>>>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 12-15
+			"hh>>>>>>>>>>v>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 16-23
+			"hh3333UUU333h99uuiiiiiiiihhhhhhhhhhhhhhhh", // M 16384-24575, N 24-31
+			"233333UU3339999uuiiiiiiiiiiiiiiiiiiiiiiii", // M 16384-24575, N 32-47
+			"2333333333399999iiiiiiiiiiiiiiiiiiiiiiiii", // M 16384-24575, N 48-63
+			"h3333bb33b399999iiqqiiiiiqqqqqhhhhhhhhhhh", // M 16384-24575, N 64-95
+			"p3333bb3bb99999qqqqqqiiiiiqqqqiiiiiiiiiii", // M 16384-24575, N 96-127
+			"333333bbbb99999iiiqqiiiiiiu999iiiiiiiiiii", // M 16384-24575, N 128-191
+			"p33333bbb999999q7iiiiiiiiiiu99iiiiiiiiiii", // M 16384-24575, N 192-255
+			"3333393b999999977iixxxxqqiiu99iiiiiiiiiii", // M 16384-24575, N 256-383
+			"pp3399999991tt7999x77xfxxiiu99iiiiiiiiiii", // M 16384-24575, N 384-511
+			"333u99999991777999x77xqxxqiu99iiiiiiiiiii", // M 16384-24575, N 512-767
+			"pp99u9999999999999xxxxxxxqiu99iiiiiiiiiii", // M 16384-24575, N 768-1023
+			"p999uuu999999999999xxxxxqqiu99iiiiiiiiiii", // M 16384-24575, N 1024-1535
+			"999u999999999999999iiiqqqiu999iiiiiiiiiii", // M 16384-24575, N 1536-2047
+			"9999999999999999999iiiiiiu9999iiiiiiiiiii", // M 16384-24575, N 2048-3071
+			"9u99999999999999999iiuuu999999iiiiiiiiiii", // M 16384-24575, N 3072-4095
+			"9999999999999999999iiuu9999999iiiiiiiiiii", // M 16384-24575, N 4096-6143
+			"999999999999999999iiu999999999iiiiiiiiiii", // M 16384-24575, N 6144-8191
+			"999999999999999u9iiuu999999999iiiiiiiiiii", // M 16384-24575, N 8192-12287
+			"999999999999999uuuu99999999999iiiiiiiiiii", // M 16384-24575, N 12288-16383
+			"99999999999999u999999999999999iiiiiiiiiii", // M 16384-24575, N 16384-24575
+			"99999999999999u9999999999999999iiiiiiiiii", // M 16384-24575, N 24576-32767
+			"9999999999999u999999999999999999iiiiiiiii", // M 16384-24575, N 32768-49151
+			"9999999u999uu99999999999999999999iiiiiiii", // M 16384-24575, N 49152-65535
+			"9999999999999999999999999999999999iiiiiii", // M 16384-24575, N 65536-98303
+			"99999999999999999999999999999999999iiiiii", // M 16384-24575, N 98304-131071
+			"999999999999999999999999999999999999iiiii", // M 16384-24575, N 131072-196607
+			"9999999999999999999999999999999999999iiii", // M 16384-24575, N 196608-262143
+			"99999999999999999999999999999999999999iii", // M 16384-24575, N 262144-393215
+			"999999999999999999999999999999999999999ii", // M 16384-24575, N >= 393216
+			"NNNNNNNJJJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNNN", // M 24576-32767, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24576-32767, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 24576-32767, N 2
+			"PPPPPdddddddddddddddddPdddNNdPPPPPPPPPPPP", // M 24576-32767, N 3
+			"hhhhddddddddddhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 4-5
+			"hhhvvdddddvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 6-7
+			"hhhvvvUUUvvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 8-11
+			"hhhvvUUUUUvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 12-15
+			"hhvvvvvvvvvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 16-23
+			"hh333333333hhhuuiiiiiiihhhhhhhhhhhhhhhhhh", // M 24576-32767, N 24-31
+			"3333333333bhh99uiiiiiiiiiiiiiiiiiiiiiiiii", // M 24576-32767, N 32-47
+			"333333333bb9999iiiiiiiiiiiiiiiiiiiiiiiiii", // M 24576-32767, N 48-63
+			"h333333bbbb9999iiiiiiiiiiqqqqqqhhhhhhhhhh", // M 24576-32767, N 64-95
+			"p333333bbb99999qqqqqqiiiiiqqqqqiiiiiiiiii", // M 24576-32767, N 96-127
+			"333333bbb999999tiiqiiiiiiiu9999iiiiiiiiii", // M 24576-32767, N 128-191
+			"p33339bbb999999tqiiiiiiiiiiu999iiiiiiiiii", // M 24576-32767, N 192-255
+			"333399bb999999977iiqxxxqqiiu999iiiiiiiiii", // M 24576-32767, N 256-383
+			"ppp99999999ttrt9iiq7XqXqqiii999iiiiiiiiii", // M 24576-32767, N 384-511
+			"339u9999999ttt7799x7X7Xxxqii999iiiiiiiiii", // M 24576-32767, N 512-767
+			"p999u99999999999999xxxxxxiiu999iiiiiiiiii", // M 24576-32767, N 768-1023
+			"99999uu999999999999xxxxxqiiu999iiiiiiiiii", // M 24576-32767, N 1024-1535
+			"9999uuuu999999999iiiiiiiiiu9999iiiiiiiiii", // M 24576-32767, N 1536-2047
+			"999999999999999999iiiiiiiu99999iiiiiiiiii", // M 24576-32767, N 2048-3071
+			"9999999999999uu999iiuuuu9999999iiiiiiiiii", // M 24576-32767, N 3072-4095
+			"99999999999999u999iiu9999999999iiiiiiiiii", // M 24576-32767, N 4096-6143
+			"99999999999999uuiiiu99999999999iiiiiiiiii", // M 24576-32767, N 6144-8191
+			"99999999999999uuuuu999999999999iiiiiiiiii", // M 24576-32767, N 8192-12287
+			"99999999999999u9999999999999999iiiiiiiiii", // M 24576-32767, N 12288-16383
+			"99999999999999u9999999999999999iiiiiiiiii", // M 24576-32767, N 16384-24575
+			"9999999999999u99999999999999999iiiiiiiiii", // M 24576-32767, N 24576-32767
+			"999999999999u9999999999999999999iiiiiiiii", // M 24576-32767, N 32768-49151
+			"999999999uu9999999999999999999999iiiiiiii", // M 24576-32767, N 49152-65535
+			"9999999999999999999999999999999999iiiiiii", // M 24576-32767, N 65536-98303
+			"99999999999999999999999999999999999iiiiii", // M 24576-32767, N 98304-131071
+			"999999999999999999999999999999999999iiiii", // M 24576-32767, N 131072-196607
+			"9999999999999999999999999999999999999iiii", // M 24576-32767, N 196608-262143
+			"99999999999999999999999999999999999999iii", // M 24576-32767, N 262144-393215
+			"999999999999999999999999999999999999999ii", // M 24576-32767, N >= 393216
+			"NNNNNNNJJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNNNN", // M 32768-49151, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32768-49151, N (none)
+			"OOOOOOONNNNNOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 32768-49151, N 2
+			"PPPPPPPddddddNNNNNNNNPPPNNNNPPPPPPPPPPPPP", // M 32768-49151, N 3
+			"hhhhhddddddNNNNhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 16-23
+			"hh33333333bhhhuiihhhiiiihhhhhhhhhhhhhhhhh", // M 32768-49151, N 24-31
+			"333333bb3bb9h9iiiiiiiiiiiiiiiiiiiiiiiiiii", // M 32768-49151, N 32-47
+			"33333bbbjbb9999iiiiiiiiiiiiiiiiiiiiiiiiii", // M 32768-49151, N 48-63
+			"h3333bbjjb99999iiiiiiiiiqqqqqqqqhhhhhhhhh", // M 32768-49151, N 64-95
+			"p33333bjbb9999iiiiiiiiiiiiqqqqqqiiiiiiiii", // M 32768-49151, N 96-127
+			"333339bbb999999iiiiiiiiiiiu99999iiiiiiiii", // M 32768-49151, N 128-191
+			"pp3399bb9999999iiiiiiiiiiiiu9999iiiiiiiii", // M 32768-49151, N 192-255
+			"333999999999999iiiiiiqqqiiiu9999iiiiiiiii", // M 32768-49151, N 256-383
+			"pp999999999999i99ii77qqqqiii9999iiiiiiiii", // M 32768-49151, N 384-511
+			"399u9999999999i999i77xxxqiii9999iiiiiiiii", // M 32768-49151, N 512-767
+			"9999u99999999999999xxxxxqiii9999iiiiiiiii", // M 32768-49151, N 768-1023
+			"999999u999999999999iiiqqiii99999iiiiiiiii", // M 32768-49151, N 1024-1535
+			"9999999u999999999iiiiiiiiiu99999iiiiiiiii", // M 32768-49151, N 1536-2047
+			"9999u9uuu999999uuuiiiiiiiu999999iiiiiiiii", // M 32768-49151, N 2048-3071
+			"999999999999uuuuuuuuuuuu99999999iiiiiiiii", // M 32768-49151, N 3072-4095
+			"9999999999999u9uuuu9999999999999iiiiiiiii", // M 32768-49151, N 4096-6143
+			"9999999999999u99uu99999999999999iiiiiiiii", // M 32768-49151, N 6144-8191
+			"99999999999999999999999999999999iiiiiiiii", // M 32768-49151, N 8192-12287
+			"99999999999999999999999999999999iiiiiiiii", // M 32768-49151, N 12288-16383
+			"9999999999999u999999999999999999iiiiiiiii", // M 32768-49151, N 16384-24575
+			"99999999999999999999999999999999iiiiiiiii", // M 32768-49151, N 24576-32767
+			"99999999999u99999999999999999999iiiiiiiii", // M 32768-49151, N 32768-49151
+			"999999999999999999999999999999999iiiiiiii", // M 32768-49151, N 49152-65535
+			"9999999999999999999999999999999999iiiiiii", // M 32768-49151, N 65536-98303
+			"99999999999999999999999999999999999iiiiii", // M 32768-49151, N 98304-131071
+			"999999999999999999999999999999999999iiiii", // M 32768-49151, N 131072-196607
+			"9999999999999999999999999999999999999iiii", // M 32768-49151, N 196608-262143
+			"99999999999999999999999999999999999999iii", // M 32768-49151, N 262144-393215
+			"999999999999999999999999999999999999999ii", // M 32768-49151, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 49152-65535, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 49152-65535, N (none)
+			"OOOOOOONNNNOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 49152-65535, N 2
+			"PPPPPPPNNNNNNNNNNNNNNNNNNNNPPPPPPPPPPPPPP", // M 49152-65535, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 16-23
+			"hh3333333hhhhiiiihhhiiiihhhhhhhhhhhhhhhhh", // M 49152-65535, N 24-31
+			"333333bbjjjj9jiiiiiiiiiiiiiiiiiiiiiiiiiii", // M 49152-65535, N 32-47
+			"33333bbjjjj99iiiiiiiiiiiiiiiiiiiiiiiiiiii", // M 49152-65535, N 48-63
+			"hh333bjjjjj99iiiiiiiiiiiiqqqqqqqqhhhhhhhh", // M 49152-65535, N 64-95
+			"pp333bjjjjj99iiiiiiiiiiiiiqqqqqqqiiiiiiii", // M 49152-65535, N 96-127
+			"333399b9999999iiiiiiiiiiiiu999999iiiiiiii", // M 49152-65535, N 128-191
+			"pp3999999999999iiiiiiiiiiii999999iiiiiiii", // M 49152-65535, N 192-255
+			"33u9999999999999iiiiqiiiiiiu99999iiiiiiii", // M 49152-65535, N 256-383
+			"p9999999999999999iiiiiiiiiiu99999iiiiiiii", // M 49152-65535, N 384-511
+			"999u99999999999999iiiiqiiiii99999iiiiiiii", // M 49152-65535, N 512-767
+			"99999999999999999iiiiiiiiiiu99999iiiiiiii", // M 49152-65535, N 768-1023
+			"999999u9999999999iiiiiiiiii999999iiiiiiii", // M 49152-65535, N 1024-1535
+			"9999999999999999iiiiiiiiii9999999iiiiiiii", // M 49152-65535, N 1536-2047
+			"999999999u99999uuuiiiiiii99999999iiiiiiii", // M 49152-65535, N 2048-3071
+			"999999999uu9999999999999999999999iiiiiiii", // M 49152-65535, N 3072-4095
+			"9999999u999uu99999999999999999999iiiiiiii", // M 49152-65535, N 4096-6143
+			"999999999999u99999999999999999999iiiiiiii", // M 49152-65535, N 6144-8191
+			"999999999999999999999999999999999iiiiiiii", // M 49152-65535, N 8192-12287
+			"999999999999u99999999999999999999iiiiiiii", // M 49152-65535, N 12288-16383
+			"999999999999u99999999999999999999iiiiiiii", // M 49152-65535, N 16384-24575
+			"999999999999999999999999999999999iiiiiiii", // M 49152-65535, N 24576-32767
+			"999999999999999999999999999999999iiiiiiii", // M 49152-65535, N 32768-49151
+			"999999999999999999999999999999999iiiiiiii", // M 49152-65535, N 49152-65535
+			"9999999999999999999999999999999999iiiiiii", // M 49152-65535, N 65536-98303
+			"99999999999999999999999999999999999iiiiii", // M 49152-65535, N 98304-131071
+			"999999999999999999999999999999999999iiiii", // M 49152-65535, N 131072-196607
+			"9999999999999999999999999999999999999iiii", // M 49152-65535, N 196608-262143
+			"99999999999999999999999999999999999999iii", // M 49152-65535, N 262144-393215
+			"999999999999999999999999999999999999999ii", // M 49152-65535, N >= 393216
+			"NNNNNNNNNJNNNNJJJJJJJJJJJJJNNNNNNNNNNNNNN", // M 65536-98303, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 65536-98303, N (none)
+			"OOOOOONNNNNOOONOOOOOOOOOOONOOOOOOOOOOOOOO", // M 65536-98303, N 2
+			"PPPPPPPNNNNNNNNNNNNNNNNNNNPPPPPPPPPPPPPPP", // M 65536-98303, N 3
+			"hhhhhhhddddddddNNNNNNNNNNhhhhhhhhhhhhhhhh", // M 65536-98303, N 4-5
+			"hhhhhhhhhddddhhdNNNNNhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 6-7
+			"hhhhhhhhhhhhhhhhNhhhhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 8-11
+			"hhhhhhhhhhhhhhhhhiihhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 12-15
+			"hhhhhhhhhhhhhhhhhiihhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 16-23
+			"hh333333hhhhhiiiihhhiiiihhhhhhhhhhhhhhhhh", // M 65536-98303, N 24-31
+			"333333bjjjjhiiiiiiiiiiiiiiiiiiiiiiiiiiiii", // M 65536-98303, N 32-47
+			"33333bjjjjjjiiiiiiiiiiiiiiiiiiiiiiiiiiiii", // M 65536-98303, N 48-63
+			"hh3339jjjjjjiiiiiiiiiiiiihhhhhhhhhhhhhhhh", // M 65536-98303, N 64-95
+			"pp339999jjjiiiiiiiiiiiiiiiqqqqqqqqiiiiiii", // M 65536-98303, N 96-127
+			"3339999999999iiiiiiiiiiiii99999999iiiiiii", // M 65536-98303, N 128-191
+			"pp999999999999iiiiqqXqiiiiu9999999iiiiiii", // M 65536-98303, N 192-255
+			"3999999999999999iqqqXqiiiii9999999iiiiiii", // M 65536-98303, N 256-383
+			"99u9999999999999iiiiqiiiiii9999999iiiiiii", // M 65536-98303, N 384-511
+			"99999999999999999iiiiiiiiii9999999iiiiiii", // M 65536-98303, N 512-767
+			"9999u9999999999999iiiiiiiii9999999iiiiiii", // M 65536-98303, N 768-1023
+			"999999u999999999iiiiiiiiiii9999999iiiiiii", // M 65536-98303, N 1024-1535
+			"99999999u999999iuuiiiiiiii99999999iiiiiii", // M 65536-98303, N 1536-2047
+			"9999999999uuuuuu99uiiiii9999999999iiiiiii", // M 65536-98303, N 2048-3071
+			"9999999999999999999999999999999999iiiiiii", // M 65536-98303, N 3072-4095
+			"9999999999999999999999999999999999iiiiiii", // M 65536-98303, N 4096-6143
+			"9999999999999999999999999999999999iiiiiii", // M 65536-98303, N 6144-8191
+			"9999999999999999999999999999999999iiiiiii", // M 65536-98303, N 8192-12287
+			"9999999999999999999999999999999999iiiiiii", // M 65536-98303, N 12288-16383
+			"9999999999999999999999999999999999iiiiiii", // M 65536-98303, N 16384-24575
+			"9999999999999999999999999999999999iiiiiii", // M 65536-98303, N 24576-32767
+			"9999999999999999999999999999999999iiiiiii", // M 65536-98303, N 32768-49151
+			"9999999999999999999999999999999999iiiiiii", // M 65536-98303, N 49152-65535
+			"9999999999999999999999999999999999iiiiiii", // M 65536-98303, N 65536-98303
+			"99999999999999999999999999999999999iiiiii", // M 65536-98303, N 98304-131071
+			"999999999999999999999999999999999999iiiii", // M 65536-98303, N 131072-196607
+			"9999999999999999999999999999999999999iiii", // M 65536-98303, N 196608-262143
+			"99999999999999999999999999999999999999iii", // M 65536-98303, N 262144-393215
+			"999999999999999999999999999999999999999ii", // M 65536-98303, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 98304-131071, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 98304-131071, N (none)
+			"OOOOOOONNNNOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 98304-131071, N 2
+			"PPPPPPPNNNNNNNNNNNNNNNNNNPPPPPPPPPPPPPPPP", // M 98304-131071, N 3
+			"hhhhhhhhhhhddhhhNNNhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 16-23
+			"hhh3333hhhhhhiiiiihiiiihhhhhhhhhhhhhhhhhh", // M 98304-131071, N 24-31
+			"333333hhhhhiiiiiiiiiiiiiiiiiiiiiiiiiiiiii", // M 98304-131071, N 32-47
+			"33333hhhjjjjiiiiiiiiiiiiiiiiiiiiiiiiiiiii", // M 98304-131071, N 48-63
+			"hh33h99ijjjjiiiiiiiiiiiiihhhhhhhhhhhhhhhh", // M 98304-131071, N 64-95
+			"pp3h99339jjiiiiiiiiiiiiiiiqqqqqqqqqiiiiii", // M 98304-131071, N 96-127
+			"3399h99399999iiiiiiiiiiiii999999999iiiiii", // M 98304-131071, N 128-191
+			"p999999999999iiiiiXqWqiiii999999999iiiiii", // M 98304-131071, N 192-255
+			"999999999999999iiqXqXqiiii999999999iiiiii", // M 98304-131071, N 256-383
+			"99u9999999999999iiiiqiiiii999999999iiiiii", // M 98304-131071, N 384-511
+			"99999999999999999iiiiiiiii999999999iiiiii", // M 98304-131071, N 512-767
+			"9999u9999999999i9iiiiiiiii999999999iiiiii", // M 98304-131071, N 768-1023
+			"99999999999999iiiiiiiiiii9999999999iiiiii", // M 98304-131071, N 1024-1535
+			"99999999u9uuuuuuuiiiiiii99999999999iiiiii", // M 98304-131071, N 1536-2047
+			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 2048-3071
+			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 3072-4095
+			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 4096-6143
+			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 6144-8191
+			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 8192-12287
+			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 12288-16383
+			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 16384-24575
+			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 24576-32767
+			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 32768-49151
+			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 49152-65535
+			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 65536-98303
+			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 98304-131071
+			"999999999999999999999999999999999999iiiii", // M 98304-131071, N 131072-196607
+			"9999999999999999999999999999999999999iiii", // M 98304-131071, N 196608-262143
+			"99999999999999999999999999999999999999iii", // M 98304-131071, N 262144-393215
+			"999999999999999999999999999999999999999ii", // M 98304-131071, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 131072-196607, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 131072-196607, N (none)
+			"OOOOOOOONNNOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 131072-196607, N 2
+			"PPPPPPddNNNNNNNNNNNNNNNNPPPPPPPPPPPPPPPPP", // M 131072-196607, N 3
+			"hhhhhddddddNNNhNNNNNhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 16-23
+			"hh333bhhhhhhiiiiiiiiiiihhhhhhhhhhhhhhhhhh", // M 131072-196607, N 24-31
+			"33333hhhhhiiiiiiiiiiiiiiiiiiiiiiiiiiiiiii", // M 131072-196607, N 32-47
+			"3333hhhhhhi999iiiiiiiiiiiiiiiiiiiiiiiiiii", // M 131072-196607, N 48-63
+			"h33hhhhhhji999iiiiiiiiiiihhhhhhhhhhhhhhhh", // M 131072-196607, N 64-95
+			"p3hhhh9999999iiiiiiiiiiiiiqqqqqqqqqqiiiii", // M 131072-196607, N 96-127
+			"3u99hh99999999iiiiiiiiiiii9999999999iiiii", // M 131072-196607, N 128-191
+			"99999999999999iiiiiiqiiiii9999999999iiiii", // M 131072-196607, N 192-255
+			"999999999999999iiiiiqiiiii9999999999iiiii", // M 131072-196607, N 256-383
+			"99u999999999999iiiiiiiiiii9999999999iiiii", // M 131072-196607, N 384-511
+			"999u9999999999i9iiiiiiiii99999999999iiiii", // M 131072-196607, N 512-767
+			"9999999999999iiiiiiiiiiii99999999999iiiii", // M 131072-196607, N 768-1023
+			"999999u99999uuuiiiiiiiii999999999999iiiii", // M 131072-196607, N 1024-1535
+			"99999999uuuu99999iiiii99999999999999iiiii", // M 131072-196607, N 1536-2047
+			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 2048-3071
+			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 3072-4095
+			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 4096-6143
+			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 6144-8191
+			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 8192-12287
+			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 12288-16383
+			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 16384-24575
+			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 24576-32767
+			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 32768-49151
+			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 49152-65535
+			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 65536-98303
+			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 98304-131071
+			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 131072-196607
+			"9999999999999999999999999999999999999iiii", // M 131072-196607, N 196608-262143
+			"99999999999999999999999999999999999999iii", // M 131072-196607, N 262144-393215
+			"999999999999999999999999999999999999999ii", // M 131072-196607, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 196608-262143, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 196608-262143, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 196608-262143, N 2
+			"PPPddNNNNNNNNNNNNNNNPPPPPPPPPPPPPPPPPPPPP", // M 196608-262143, N 3
+			"hhhddddddNNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 4-5
+			"hhhhhhddddhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 16-23
+			"hh333hhhhhhiiiiiiiiiiihhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 24-31
+			"3333hhhhhh9999iiiiiiiiiiiiiiiiiiiiiiiiiii", // M 196608-262143, N 32-47
+			"333hhhhhhh99999iiiiiiiiiiiiiiiiiiiiiiiiii", // M 196608-262143, N 48-63
+			"h3hhhhhhh999999iiiiiiiiiihhhhhhhhhhhhhhhh", // M 196608-262143, N 64-95
+			"phhhhhhh9999999iiiiiiiiiiqqqqqqqqqqqqiiii", // M 196608-262143, N 96-127
+			"9u9hhhh9999iiiiiiiiiiiiiii99999999999iiii", // M 196608-262143, N 128-191
+			"9u99999999999iiiiiiiiiiiii99999999999iiii", // M 196608-262143, N 192-255
+			"99999999999999iiiiiiiiiiii99999999999iiii", // M 196608-262143, N 256-383
+			"99u9999999999iiiiiiiiiiiii99999999999iiii", // M 196608-262143, N 384-511
+			"9999999999999iiiiiiiiiiii999999999999iiii", // M 196608-262143, N 512-767
+			"99999u9999999iiiiiiiiiii9999999999999iiii", // M 196608-262143, N 768-1023
+			"999999999999u99iiiiiiii99999999999999iiii", // M 196608-262143, N 1024-1535
+			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 1536-2047
+			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 2048-3071
+			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 3072-4095
+			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 4096-6143
+			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 6144-8191
+			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 8192-12287
+			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 12288-16383
+			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 16384-24575
+			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 24576-32767
+			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 32768-49151
+			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 49152-65535
+			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 65536-98303
+			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 98304-131071
+			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 131072-196607
+			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 196608-262143
+			"99999999999999999999999999999999999999iii", // M 196608-262143, N 262144-393215
+			"999999999999999999999999999999999999999ii", // M 196608-262143, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 262144-393215, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 262144-393215, N (none)
+			"OOOONNNNNNNNNOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 262144-393215, N 2
+			"PPNNNNNNNNNNNNNNPPPPPPPPPPPPPPPPPPPPPPPPP", // M 262144-393215, N 3
+			"hhNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 4-5
+			"hhhhhNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 16-23
+			"hh33hhhhhhhi9iiiiiiiiihhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 24-31
+			"333hhhhhhh99999iiiiiiiiiiiiiiiiiiiiiiiiii", // M 262144-393215, N 32-47
+			"33hhhhhhhh99999iiiiiiiiiiiiiiiiiiiiiiiiii", // M 262144-393215, N 48-63
+			"hhhhhhhhh9999999iiqqiiiihhhhhhhhhhhhhhhhh", // M 262144-393215, N 64-95
+			"qhhhhhhh9999999qqqqqqiiiiqqqqqqqqqqqqqiii", // M 262144-393215, N 96-127
+			"99hhhhh99iiiiiiiiiqiiiiii9999999999999iii", // M 262144-393215, N 128-191
+			"999hhh99999iiiiiiiiiiiiii9999999999999iii", // M 262144-393215, N 192-255
+			"9u9999999999iiiiiiiiiiiii9999999999999iii", // M 262144-393215, N 256-383
+			"999999999999iiiiiiiiiiiii9999999999999iii", // M 262144-393215, N 384-511
+			"999999999999iiiiiiiiiiiii9999999999999iii", // M 262144-393215, N 512-767
+			"999999999999i9iiiiiiiiii99999999999999iii", // M 262144-393215, N 768-1023
+			"99999999u9uu9999iiiiii9999999999999999iii", // M 262144-393215, N 1024-1535
+			"99999999999999999999999999999999999999iii", // M 262144-393215, N 1536-2047
+			"99999999999999999999999999999999999999iii", // M 262144-393215, N 2048-3071
+			"99999999999999999999999999999999999999iii", // M 262144-393215, N 3072-4095
+			"99999999999999999999999999999999999999iii", // M 262144-393215, N 4096-6143
+			"99999999999999999999999999999999999999iii", // M 262144-393215, N 6144-8191
+			"99999999999999999999999999999999999999iii", // M 262144-393215, N 8192-12287
+			"99999999999999999999999999999999999999iii", // M 262144-393215, N 12288-16383
+			"99999999999999999999999999999999999999iii", // M 262144-393215, N 16384-24575
+			"99999999999999999999999999999999999999iii", // M 262144-393215, N 24576-32767
+			"99999999999999999999999999999999999999iii", // M 262144-393215, N 32768-49151
+			"99999999999999999999999999999999999999iii", // M 262144-393215, N 49152-65535
+			"99999999999999999999999999999999999999iii", // M 262144-393215, N 65536-98303
+			"99999999999999999999999999999999999999iii", // M 262144-393215, N 98304-131071
+			"99999999999999999999999999999999999999iii", // M 262144-393215, N 131072-196607
+			"99999999999999999999999999999999999999iii", // M 262144-393215, N 196608-262143
+			"99999999999999999999999999999999999999iii", // M 262144-393215, N 262144-393215
+			"999999999999999999999999999999999999999ii", // M 262144-393215, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 393216-524287, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 393216-524287, N (none)
+			"OOOOOOONNNNOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 393216-524287, N 2
+			"PPNNNNNNNNNNNNNPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 393216-524287, N 3
+			"hhNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 4-5
+			"hhhhNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 6-7
+			"hhhhhhhhhNhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 16-23
+			"hh3hhhhhhhh999iiiiiiiihhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 24-31
+			"33hhhhhhhh99999iiiiiiiiiiiiiiiiiiiiiiiiii", // M 393216-524287, N 32-47
+			"3hhhhhhhhh999999iiiiiiiiiiiiiiiiiiiiiiiii", // M 393216-524287, N 48-63
+			"hhhhhhhhh9999999iqqqiiiihhhhhhhhhhhhhhhhh", // M 393216-524287, N 64-95
+			"qhhhhhhhh999999qqqqqqiiiqqqqqqqqqqqqqqqii", // M 393216-524287, N 96-127
+			"99hhhhhh9iiiii9iqiqiiiii999999999999999ii", // M 393216-524287, N 128-191
+			"999hhhh99iiiiiiiiiiiiiii999999999999999ii", // M 393216-524287, N 192-255
+			"9u99999999iiiiiiiiiiiiii999999999999999ii", // M 393216-524287, N 256-383
+			"99999999999iiiiiiiiiiiii999999999999999ii", // M 393216-524287, N 384-511
+			"99999999999iiiiiiiiiiii9999999999999999ii", // M 393216-524287, N 512-767
+			"99999999uiii99iiiiiiii99999999999999999ii", // M 393216-524287, N 768-1023
+			"999999999999999999999999999999999999999ii", // M 393216-524287, N 1024-1535
+			"999999999999999999999999999999999999999ii", // M 393216-524287, N 1536-2047
+			"999999999999999999999999999999999999999ii", // M 393216-524287, N 2048-3071
+			"999999999999999999999999999999999999999ii", // M 393216-524287, N 3072-4095
+			"999999999999999999999999999999999999999ii", // M 393216-524287, N 4096-6143
+			"999999999999999999999999999999999999999ii", // M 393216-524287, N 6144-8191
+			"999999999999999999999999999999999999999ii", // M 393216-524287, N 8192-12287
+			"999999999999999999999999999999999999999ii", // M 393216-524287, N 12288-16383
+			"999999999999999999999999999999999999999ii", // M 393216-524287, N 16384-24575
+			"999999999999999999999999999999999999999ii", // M 393216-524287, N 24576-32767
+			"999999999999999999999999999999999999999ii", // M 393216-524287, N 32768-49151
+			"999999999999999999999999999999999999999ii", // M 393216-524287, N 49152-65535
+			"999999999999999999999999999999999999999ii", // M 393216-524287, N 65536-98303
+			"999999999999999999999999999999999999999ii", // M 393216-524287, N 98304-131071
+			"999999999999999999999999999999999999999ii", // M 393216-524287, N 131072-196607
+			"999999999999999999999999999999999999999ii", // M 393216-524287, N 196608-262143
+			"999999999999999999999999999999999999999ii", // M 393216-524287, N 262144-393215
+			"999999999999999999999999999999999999999ii", // M 393216-524287, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 524288-786431, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N (none)
+			"hhNNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 2
+			"hNNNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 3
+			"hNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 4-5
+			"hhhNNhhNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 16-23
+			"hhhhhhhhhhhi99iiiiiiiihhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 24-31
+			"3hhhhhhhhh99999iiiiiiiiiiiiiiiiiiiiiiiiii", // M 524288-786431, N 32-47
+			"ihhhhhhhhh9999999iiiiiiiiiiiiiiiiiiiiiiii", // M 524288-786431, N 48-63
+			"hhhhhhhhh9999999iiqqiiiihhhhhhhhhhhhhhhhh", // M 524288-786431, N 64-95
+			"qhhhhhhhh999999iqqqqqiiiqqqqqqqqqqqqqqqqi", // M 524288-786431, N 96-127
+			"9hhhhhhhiiiiiii9iiiiiiii9999999999999999i", // M 524288-786431, N 128-191
+			"9u9hhhh9iiiiiiiiiiiiiiii9999999999999999i", // M 524288-786431, N 192-255
+			"999999999iiiiiiiiiiiiii99999999999999999i", // M 524288-786431, N 256-383
+			"99u99999iiiiiiiiiiiiiii99999999999999999i", // M 524288-786431, N 384-511
+			"9999999u9ui99iiiiiiiii999999999999999999i", // M 524288-786431, N 512-767
+			"999999999999999iiiii99999999999999999999i", // M 524288-786431, N 768-1023
+			"9999999999999999999999999999999999999999i", // M 524288-786431, N 1024-1535
+			"9999999999999999999999999999999999999999i", // M 524288-786431, N 1536-2047
+			"9999999999999999999999999999999999999999i", // M 524288-786431, N 2048-3071
+			"9999999999999999999999999999999999999999i", // M 524288-786431, N 3072-4095
+			"9999999999999999999999999999999999999999i", // M 524288-786431, N 4096-6143
+			"9999999999999999999999999999999999999999i", // M 524288-786431, N 6144-8191
+			"9999999999999999999999999999999999999999i", // M 524288-786431, N 8192-12287
+			"9999999999999999999999999999999999999999i", // M 524288-786431, N 12288-16383
+			"9999999999999999999999999999999999999999i", // M 524288-786431, N 16384-24575
+			"9999999999999999999999999999999999999999i", // M 524288-786431, N 24576-32767
+			"9999999999999999999999999999999999999999i", // M 524288-786431, N 32768-49151
+			"9999999999999999999999999999999999999999i", // M 524288-786431, N 49152-65535
+			"9999999999999999999999999999999999999999i", // M 524288-786431, N 65536-98303
+			"9999999999999999999999999999999999999999i", // M 524288-786431, N 98304-131071
+			"9999999999999999999999999999999999999999i", // M 524288-786431, N 131072-196607
+			"9999999999999999999999999999999999999999i", // M 524288-786431, N 196608-262143
+			"9999999999999999999999999999999999999999i", // M 524288-786431, N 262144-393215
+			"9999999999999999999999999999999999999999i", // M 524288-786431, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 786432-1048575, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N (none)
+			"hhNNNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 2
+			"hNNNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 3
+			"hNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 4-5
+			"hhhNhhhhNNhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 16-23
+			"hhhhhhhhhhhiiiiiiiiiiihhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 24-31
+			"ihhhhhhhhhh9999iiiiiiiiiiiiiiiiiiiiiiiiii", // M 786432-1048575, N 32-47
+			"ihhhhhhhhh999999iiiiiiiiiiiiiiiiiiiiiiiii", // M 786432-1048575, N 48-63
+			"hhhhhhhhh99999999iiiiiiihhhhhhhhhhhhhhhhh", // M 786432-1048575, N 64-95
+			"qhhhhhhhh9999999iiiiiiiiqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 96-127
+			"9uhhhhhhiiiiiiiiiiiiiiii99999999999999999", // M 786432-1048575, N 128-191
+			"9u9hhhhiiiiiiiiiiiiiiiii99999999999999999", // M 786432-1048575, N 192-255
+			"9999999iiiiiiiiiiiiiiii999999999999999999", // M 786432-1048575, N 256-383
+			"9999999ii999iiiiiiiiii9999999999999999999", // M 786432-1048575, N 384-511
+			"99999uu999999iiiiiiii99999999999999999999", // M 786432-1048575, N 512-767
+			"99999999999999999999999999999999999999999", // M 786432-1048575, N 768-1023
+			"99999999999999999999999999999999999999999", // M 786432-1048575, N 1024-1535
+			"99999999999999999999999999999999999999999", // M 786432-1048575, N 1536-2047
+			"99999999999999999999999999999999999999999", // M 786432-1048575, N 2048-3071
+			"99999999999999999999999999999999999999999", // M 786432-1048575, N 3072-4095
+			"99999999999999999999999999999999999999999", // M 786432-1048575, N 4096-6143
+			"99999999999999999999999999999999999999999", // M 786432-1048575, N 6144-8191
+			"99999999999999999999999999999999999999999", // M 786432-1048575, N 8192-12287
+			"99999999999999999999999999999999999999999", // M 786432-1048575, N 12288-16383
+			"99999999999999999999999999999999999999999", // M 786432-1048575, N 16384-24575
+			"99999999999999999999999999999999999999999", // M 786432-1048575, N 24576-32767
+			"99999999999999999999999999999999999999999", // M 786432-1048575, N 32768-49151
+			"99999999999999999999999999999999999999999", // M 786432-1048575, N 49152-65535
+			"99999999999999999999999999999999999999999", // M 786432-1048575, N 65536-98303
+			"99999999999999999999999999999999999999999", // M 786432-1048575, N 98304-131071
+			"99999999999999999999999999999999999999999", // M 786432-1048575, N 131072-196607
+			"99999999999999999999999999999999999999999", // M 786432-1048575, N 196608-262143
+			"99999999999999999999999999999999999999999", // M 786432-1048575, N 262144-393215
+			"99999999999999999999999999999999999999999", // M 786432-1048575, N >= 393216
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N (none)
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 2
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 16-23
+			"hhhhhhhhhhhiiiiiiiiihhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 24-31
+			"iihhhhhhhhhi9iiiiiiiiiiiiiiiiiiiiiiiiiiii", // M 1048576-1572863, N 32-47
+			"iihhhhhhhh99999iiiiiiiiiiiiiiiiiiiiiiiiii", // M 1048576-1572863, N 48-63
+			"hhhhhhhhhh9999999iiiiiihhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 64-95
+			"qhhhhhhhh99999999iiiiiiqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 96-127
+			"99hhhhhiiiiiiiiiiiiiiii999999999999999999", // M 1048576-1572863, N 128-191
+			"99uihiiiiiiiiiiiiiiiiii999999999999999999", // M 1048576-1572863, N 192-255
+			"99999iiiiiiiiiiiiiiiiii999999999999999999", // M 1048576-1572863, N 256-383
+			"9999iiii99999iiiiiiiii9999999999999999999", // M 1048576-1572863, N 384-511
+			"99999999999999iiiiii999999999999999999999", // M 1048576-1572863, N 512-767
+			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 768-1023
+			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 1024-1535
+			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 1536-2047
+			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 2048-3071
+			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 3072-4095
+			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 4096-6143
+			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 6144-8191
+			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 8192-12287
+			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 12288-16383
+			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 16384-24575
+			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 24576-32767
+			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 32768-49151
+			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 49152-65535
+			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 65536-98303
+			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 98304-131071
+			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 131072-196607
+			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 196608-262143
+			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 262144-393215
+			"99999999999999999999999999999999999999999", // M 1048576-1572863, N >= 393216
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N (none)
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 2
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 16-23
+			"hhhhhhhhhhhhiiiihhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 24-31
+			"iiihhhhhhhhiiiiiiiiiiiiiiiiiiiiiiiiiiiiii", // M >= 1572864, N 32-47
+			"iihhhhhhhhiiiiiiiiiiiiiiiiiiiiiiiiiiiiiii", // M >= 1572864, N 48-63
+			"hhhhhhhhhhi99iiiiiiiiihhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 64-95
+			"qqhhhhhhhii99ii9iiiiiiqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 96-127
+			"99uihiiiiiiiiiiiiiiiii9999999999999999999", // M >= 1572864, N 128-191
+			"999iiiiii9iiiiiiiiiiii9999999999999999999", // M >= 1572864, N 192-255
+			"9999iiii99999iiiiiiii99999999999999999999", // M >= 1572864, N 256-383
+			"99999999999999iiiiii999999999999999999999", // M >= 1572864, N 384-511
+			"99999999999999999999999999999999999999999", // M >= 1572864, N 512-767
+			"99999999999999999999999999999999999999999", // M >= 1572864, N 768-1023
+			"99999999999999999999999999999999999999999", // M >= 1572864, N 1024-1535
+			"99999999999999999999999999999999999999999", // M >= 1572864, N 1536-2047
+			"99999999999999999999999999999999999999999", // M >= 1572864, N 2048-3071
+			"99999999999999999999999999999999999999999", // M >= 1572864, N 3072-4095
+			"99999999999999999999999999999999999999999", // M >= 1572864, N 4096-6143
+			"99999999999999999999999999999999999999999", // M >= 1572864, N 6144-8191
+			"99999999999999999999999999999999999999999", // M >= 1572864, N 8192-12287
+			"99999999999999999999999999999999999999999", // M >= 1572864, N 12288-16383
+			"99999999999999999999999999999999999999999", // M >= 1572864, N 16384-24575
+			"99999999999999999999999999999999999999999", // M >= 1572864, N 24576-32767
+			"99999999999999999999999999999999999999999", // M >= 1572864, N 32768-49151
+			"99999999999999999999999999999999999999999", // M >= 1572864, N 49152-65535
+			"99999999999999999999999999999999999999999", // M >= 1572864, N 65536-98303
+			"99999999999999999999999999999999999999999", // M >= 1572864, N 98304-131071
+			"99999999999999999999999999999999999999999", // M >= 1572864, N 131072-196607
+			"99999999999999999999999999999999999999999", // M >= 1572864, N 196608-262143
+			"99999999999999999999999999999999999999999", // M >= 1572864, N 262144-393215
+			"99999999999999999999999999999999999999999", // M >= 1572864, N >= 393216
 		},
-		guard: -1,
-		hi:    [3]int{28, 28, 28},
-		lo:    [3]int{11, 14, 8},
-		nn:    15,
+		guard:      72,
+		guardDen:   10,
+		guardEdge:  4,
+		guardNum:   13,
+		guardSMs:   132,
+		guardTiles: 132,
+		guardWork:  1073741824,
+		hi:         [3]int{41, 37, 42},
+		keep: [][3]int{
+			{1568, 2048, 512},
+			{6272, 768, 768},
+		},
+		lo:    [3]int{0, 0, 2},
+		nn:    38,
 		shift: 1,
 		unaligned: []string{
-			"000100002222222222222", // M <= 63, N <= 191
-			"000100002222222222222", // M <= 63, N 192-255
-			"000100002220222222222", // M <= 63, N 256-383
-			"000110022220022222222", // M <= 63, N 384-511
-			"000011222220002222222", // M <= 63, N 512-767
-			"000001222222233222222", // M <= 63, N 768-1023
-			"000000122222223322222", // M <= 63, N 1024-1535
-			"000001122222222332222", // M <= 63, N 1536-2047
-			"000001122222222000222", // M <= 63, N 2048-3071
-			"000011122222222333322", // M <= 63, N 3072-4095
-			"000011122222222333332", // M <= 63, N 4096-6143
-			"000001122222222000000", // M <= 63, N 6144-8191
-			"000001122222222333333", // M <= 63, N 8192-12287
-			"000000122222220000000", // M <= 63, N 12288-16383
-			"000033322222233333333", // M <= 63, N >= 16384
-			"001000000222222222222", // M 64-95, N <= 191
-			"001000000222222222222", // M 64-95, N 192-255
-			"001000000222222222222", // M 64-95, N 256-383
-			"001100002222022222222", // M 64-95, N 384-511
-			"000110022222002222222", // M 64-95, N 512-767
-			"000111122222220222222", // M 64-95, N 768-1023
-			"000001122222222022222", // M 64-95, N 1024-1535
-			"000001122222222002222", // M 64-95, N 1536-2047
-			"000011122222222200222", // M 64-95, N 2048-3071
-			"000011122222222200022", // M 64-95, N 3072-4095
-			"000011122222222200002", // M 64-95, N 4096-6143
-			"000011122222222200000", // M 64-95, N 6144-8191
-			"000001122222222000000", // M 64-95, N 8192-12287
-			"000001122222222000000", // M 64-95, N 12288-16383
-			"000000122222220000000", // M 64-95, N >= 16384
-			"000000000222222222222", // M 96-127, N <= 191
-			"000000000222222222222", // M 96-127, N 192-255
-			"000000000222222222222", // M 96-127, N 256-383
-			"001000000222222222222", // M 96-127, N 384-511
-			"001100002222232222222", // M 96-127, N 512-767
-			"000111122222223222222", // M 96-127, N 768-1023
-			"000011122222222322222", // M 96-127, N 1024-1535
-			"000011122222222332222", // M 96-127, N 1536-2047
-			"000011122222222200222", // M 96-127, N 2048-3071
-			"000011122032222233322", // M 96-127, N 3072-4095
-			"000011122332222233332", // M 96-127, N 4096-6143
-			"000011122222222200000", // M 96-127, N 6144-8191
-			"000031122222222333333", // M 96-127, N 8192-12287
-			"000001122222222000000", // M 96-127, N 12288-16383
-			"003333122222223333333", // M 96-127, N >= 16384
-			"010000000022222222222", // M 128-191, N <= 191
-			"010000000022222222222", // M 128-191, N 192-255
-			"010000000222222222222", // M 128-191, N 256-383
-			"011000000222222222222", // M 128-191, N 384-511
-			"001100002222222222222", // M 128-191, N 512-767
-			"001111122222222222222", // M 128-191, N 768-1023
-			"000111122222222222222", // M 128-191, N 1024-1535
-			"000011122222222222222", // M 128-191, N 1536-2047
-			"000011122222222222222", // M 128-191, N 2048-3071
-			"000011122322222222222", // M 128-191, N 3072-4095
-			"000011122322222222222", // M 128-191, N 4096-6143
-			"000011122222222222222", // M 128-191, N 6144-8191
-			"000221122222222222222", // M 128-191, N 8192-12287
-			"002221122222222222222", // M 128-191, N 12288-16383
-			"022222122222222222222", // M 128-191, N >= 16384
-			"010000000222222222222", // M 192-255, N <= 191
-			"010000000022222222222", // M 192-255, N 192-255
-			"010000000222222222222", // M 192-255, N 256-383
-			"011000000222222222222", // M 192-255, N 384-511
-			"001100002222222222222", // M 192-255, N 512-767
-			"001111122222222222222", // M 192-255, N 768-1023
-			"001111122222222222222", // M 192-255, N 1024-1535
-			"001111122222222222222", // M 192-255, N 1536-2047
-			"000111122222222222222", // M 192-255, N 2048-3071
-			"000011122222222222222", // M 192-255, N 3072-4095
-			"000011122222222222222", // M 192-255, N 4096-6143
-			"000211122222222222222", // M 192-255, N 6144-8191
-			"002221122222222222222", // M 192-255, N 8192-12287
-			"022221122222222222222", // M 192-255, N 12288-16383
-			"222222122222222222222", // M 192-255, N >= 16384
-			"011000000222222222222", // M 256-383, N <= 191
-			"011000000222222222222", // M 256-383, N 192-255
-			"011000000222222222222", // M 256-383, N 256-383
-			"011000002222222222222", // M 256-383, N 384-511
-			"001100002222222222222", // M 256-383, N 512-767
-			"011111122222222222222", // M 256-383, N 768-1023
-			"011111122222222222222", // M 256-383, N 1024-1535
-			"011111122222222222222", // M 256-383, N 1536-2047
-			"001111122222222222222", // M 256-383, N 2048-3071
-			"001111122222222222222", // M 256-383, N 3072-4095
-			"000111122222222222222", // M 256-383, N 4096-6143
-			"002221122222222222222", // M 256-383, N 6144-8191
-			"022221122222222222222", // M 256-383, N 8192-12287
-			"222222122222222222222", // M 256-383, N 12288-16383
-			"222222222222222222222", // M 256-383, N >= 16384
-			"001000002222222222222", // M 384-511, N <= 191
-			"011000002222222222222", // M 384-511, N 192-255
-			"011000002222222222222", // M 384-511, N 256-383
-			"001100002222222222222", // M 384-511, N 384-511
-			"011100000222222222222", // M 384-511, N 512-767
-			"011100022222222222222", // M 384-511, N 768-1023
-			"011100022222222222222", // M 384-511, N 1024-1535
-			"011111122222222222222", // M 384-511, N 1536-2047
-			"011111122222222222222", // M 384-511, N 2048-3071
-			"001111122222222222222", // M 384-511, N 3072-4095
-			"001111122222222222222", // M 384-511, N 4096-6143
-			"022211122222222222222", // M 384-511, N 6144-8191
-			"222222122222222222222", // M 384-511, N 8192-12287
-			"222222222222222222222", // M 384-511, N 12288-16383
-			"222222222222222222222", // M 384-511, N >= 16384
-			"001110022222222222222", // M 512-767, N <= 191
-			"001100022222222222222", // M 512-767, N 192-255
-			"001110022222222222222", // M 512-767, N 256-383
-			"011111222222222222222", // M 512-767, N 384-511
-			"011100022222222222222", // M 512-767, N 512-767
-			"111000022222222222222", // M 512-767, N 768-1023
-			"111000022222222222222", // M 512-767, N 1024-1535
-			"111100222222222222222", // M 512-767, N 1536-2047
-			"111111122222222222222", // M 512-767, N 2048-3071
-			"111111122222222222222", // M 512-767, N 3072-4095
-			"111111122222222222222", // M 512-767, N 4096-6143
-			"111111122222222222222", // M 512-767, N 6144-8191
-			"222222222222222222222", // M 512-767, N 8192-12287
-			"222222222222222222222", // M 512-767, N 12288-16383
-			"222222222222222222222", // M 512-767, N >= 16384
-			"000111222222222222222", // M 768-1023, N <= 191
-			"000111222222222222222", // M 768-1023, N 192-255
-			"001111122222222222222", // M 768-1023, N 256-383
-			"011110222222222222222", // M 768-1023, N 384-511
-			"011100022222222222222", // M 768-1023, N 512-767
-			"111000022222222222222", // M 768-1023, N 768-1023
-			"111000122222222222222", // M 768-1023, N 1024-1535
-			"111100222222222222222", // M 768-1023, N 1536-2047
-			"111111122222222222222", // M 768-1023, N 2048-3071
-			"111111122222222222222", // M 768-1023, N 3072-4095
-			"111111122222222222222", // M 768-1023, N 4096-6143
-			"111111122222222222222", // M 768-1023, N 6144-8191
-			"111112222222222222222", // M 768-1023, N 8192-12287
-			"111122222222222222222", // M 768-1023, N 12288-16383
-			"222222222222222222222", // M 768-1023, N >= 16384
-			"000011122222222222222", // M 1024-1535, N <= 191
-			"000111122222222222222", // M 1024-1535, N 192-255
-			"001111122222222222222", // M 1024-1535, N 256-383
-			"011111122222222222222", // M 1024-1535, N 384-511
-			"011100222222222222222", // M 1024-1535, N 512-767
-			"111100222222222222222", // M 1024-1535, N 768-1023
-			"111101122222222222222", // M 1024-1535, N 1024-1535
-			"111111122222222222222", // M 1024-1535, N 1536-2047
-			"111111122222222222222", // M 1024-1535, N 2048-3071
-			"111111122222222222222", // M 1024-1535, N 3072-4095
-			"111111122222222222222", // M 1024-1535, N 4096-6143
-			"111111122222222222222", // M 1024-1535, N 6144-8191
-			"111111222222222222222", // M 1024-1535, N 8192-12287
-			"111112222222222222222", // M 1024-1535, N 12288-16383
-			"111122222222222222222", // M 1024-1535, N >= 16384
-			"000000002222222222222", // M 1536-2047, N <= 191
-			"000111122222222222222", // M 1536-2047, N 192-255
-			"001111122222222222222", // M 1536-2047, N 256-383
-			"011111122222222222222", // M 1536-2047, N 384-511
-			"011111122222222222222", // M 1536-2047, N 512-767
-			"111111122222222222222", // M 1536-2047, N 768-1023
-			"111111122222222222222", // M 1536-2047, N 1024-1535
-			"111111122222222222222", // M 1536-2047, N 1536-2047
-			"111111122222222222222", // M 1536-2047, N 2048-3071
-			"111111122222222222222", // M 1536-2047, N 3072-4095
-			"111111122222222222222", // M 1536-2047, N 4096-6143
-			"111111122222222222222", // M 1536-2047, N 6144-8191
-			"111111122222222222222", // M 1536-2047, N 8192-12287
-			"111111222222222222222", // M 1536-2047, N 12288-16383
-			"111112222222222222222", // M 1536-2047, N >= 16384
-			"000000022222222222222", // M 2048-3071, N <= 191
-			"000011122222222222222", // M 2048-3071, N 192-255
-			"001111122222222222222", // M 2048-3071, N 256-383
-			"001111122222222222222", // M 2048-3071, N 384-511
-			"111111122222222222222", // M 2048-3071, N 512-767
-			"111111122222222222222", // M 2048-3071, N 768-1023
-			"111111122222222222222", // M 2048-3071, N 1024-1535
-			"111111122222222222222", // M 2048-3071, N 1536-2047
-			"111111122222222222222", // M 2048-3071, N 2048-3071
-			"111111122222222222222", // M 2048-3071, N 3072-4095
-			"111111122222222242222", // M 2048-3071, N 4096-6143
-			"111111122222222222222", // M 2048-3071, N 6144-8191
-			"111111122222222222222", // M 2048-3071, N 8192-12287
-			"111111122222222222222", // M 2048-3071, N 12288-16383
-			"111111222222222222222", // M 2048-3071, N >= 16384
-			"000000222222222222222", // M 3072-4095, N <= 191
-			"000002222222222222222", // M 3072-4095, N 192-255
-			"000111122222222222222", // M 3072-4095, N 256-383
-			"001111122222222222222", // M 3072-4095, N 384-511
-			"111111122222222222222", // M 3072-4095, N 512-767
-			"111111122222222222222", // M 3072-4095, N 768-1023
-			"111111122222222222222", // M 3072-4095, N 1024-1535
-			"111111122222222222222", // M 3072-4095, N 1536-2047
-			"111111122222222222222", // M 3072-4095, N 2048-3071
-			"111111122222222444222", // M 3072-4095, N 3072-4095
-			"111111122222222444222", // M 3072-4095, N 4096-6143
-			"111111112222222442222", // M 3072-4095, N 6144-8191
-			"111111122222222222222", // M 3072-4095, N 8192-12287
-			"111111122222222222222", // M 3072-4095, N 12288-16383
-			"111111222222222222222", // M 3072-4095, N >= 16384
-			"000002222222222222222", // M 4096-6143, N <= 191
-			"000022222222222222222", // M 4096-6143, N 192-255
-			"000222222222222222222", // M 4096-6143, N 256-383
-			"002211122222222222222", // M 4096-6143, N 384-511
-			"111111122222222222222", // M 4096-6143, N 512-767
-			"111111122222222222222", // M 4096-6143, N 768-1023
-			"111111122222222222222", // M 4096-6143, N 1024-1535
-			"111111122222222222222", // M 4096-6143, N 1536-2047
-			"111111122222222242222", // M 4096-6143, N 2048-3071
-			"111111122222222444222", // M 4096-6143, N 3072-4095
-			"111111112222224444422", // M 4096-6143, N 4096-6143
-			"111111112222222444442", // M 4096-6143, N 6144-8191
-			"111111122222222244442", // M 4096-6143, N 8192-12287
-			"111111122222222224442", // M 4096-6143, N 12288-16383
-			"111111222222222222222", // M 4096-6143, N >= 16384
-			"000022222222222222222", // M 6144-8191, N <= 191
-			"000222222222222222222", // M 6144-8191, N 192-255
-			"002222222222222222222", // M 6144-8191, N 256-383
-			"022222222222222222222", // M 6144-8191, N 384-511
-			"111121122222222222222", // M 6144-8191, N 512-767
-			"111111122222222222222", // M 6144-8191, N 768-1023
-			"111111122222222222222", // M 6144-8191, N 1024-1535
-			"111111122222222222222", // M 6144-8191, N 1536-2047
-			"111111122222222222222", // M 6144-8191, N 2048-3071
-			"111111112222222442222", // M 6144-8191, N 3072-4095
-			"111111112222222444442", // M 6144-8191, N 4096-6143
-			"111111122222222244444", // M 6144-8191, N 6144-8191
-			"111111122222222244444", // M 6144-8191, N 8192-12287
-			"111111222222222244442", // M 6144-8191, N 12288-16383
-			"111112222222222224422", // M 6144-8191, N >= 16384
-			"000222222222222222222", // M 8192-12287, N <= 191
-			"002222222222222222222", // M 8192-12287, N 192-255
-			"022222222222222222222", // M 8192-12287, N 256-383
-			"222222222222222222222", // M 8192-12287, N 384-511
-			"222222222222222222222", // M 8192-12287, N 512-767
-			"111112222222222222222", // M 8192-12287, N 768-1023
-			"111111222222222222222", // M 8192-12287, N 1024-1535
-			"111111122222222222222", // M 8192-12287, N 1536-2047
-			"111111122222222222222", // M 8192-12287, N 2048-3071
-			"111111122222222222222", // M 8192-12287, N 3072-4095
-			"111111122222222244442", // M 8192-12287, N 4096-6143
-			"111111122222222244444", // M 8192-12287, N 6144-8191
-			"111111122222222244444", // M 8192-12287, N 8192-12287
-			"111111222222222244442", // M 8192-12287, N 12288-16383
-			"111112222222222224422", // M 8192-12287, N >= 16384
-			"002222222222222222222", // M 12288-16383, N <= 191
-			"022222222222222222222", // M 12288-16383, N 192-255
-			"222222222222222222222", // M 12288-16383, N 256-383
-			"222222222222222222222", // M 12288-16383, N 384-511
-			"222222222222222222222", // M 12288-16383, N 512-767
-			"111122222222222222222", // M 12288-16383, N 768-1023
-			"111112222222222222222", // M 12288-16383, N 1024-1535
-			"111111222222222222222", // M 12288-16383, N 1536-2047
-			"111111122222222222222", // M 12288-16383, N 2048-3071
-			"111111122222222222222", // M 12288-16383, N 3072-4095
-			"111111122222222224442", // M 12288-16383, N 4096-6143
-			"111111222222222244442", // M 12288-16383, N 6144-8191
-			"111111222222222244442", // M 12288-16383, N 8192-12287
-			"111112222222222244442", // M 12288-16383, N 12288-16383
-			"211222222222222222222", // M 12288-16383, N >= 16384
-			"022222222222222222222", // M >= 16384, N <= 191
-			"222222222222222222222", // M >= 16384, N 192-255
-			"222222222222222222222", // M >= 16384, N 256-383
-			"222222222222222222222", // M >= 16384, N 384-511
-			"222222222222222222222", // M >= 16384, N 512-767
-			"222222222222222222222", // M >= 16384, N 768-1023
-			"111122222222222222222", // M >= 16384, N 1024-1535
-			"111112222222222222222", // M >= 16384, N 1536-2047
-			"111111222222222222222", // M >= 16384, N 2048-3071
-			"111111222222222222222", // M >= 16384, N 3072-4095
-			"111111222222222222222", // M >= 16384, N 4096-6143
-			"111112222222222224422", // M >= 16384, N 6144-8191
-			"111112222222222224422", // M >= 16384, N 8192-12287
-			"211222222222222222222", // M >= 16384, N 12288-16383
-			"222222222222222222222", // M >= 16384, N >= 16384
+			"SSSSRRRRSSRRSRRRRRRRRRRRRRMMMMMMMMLLLLLLL", // M <= 1, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M <= 1, N (none)
+			"SSSSSSRRSSSRRRRRRRRRRRRRRRMMMMMMMMMLLLLLL", // M <= 1, N 2
+			"SSSSSSSSSSSSRRRSRRRRRRRRRSMMMMMMMMMMMMMMM", // M <= 1, N 3
+			"SSSSSSSSSSSRRRRSRRRRRRRRSSMMMMMMMMMMMMMMM", // M <= 1, N 4-5
+			"SSSSSSSSSSSRRRRRRRRRRRRRSSMMMMMMMMMMMMMMM", // M <= 1, N 6-7
+			"SSSSSSQQSSSRRRRRRRRRRRRSSSMMMMMMMMMMMMMMM", // M <= 1, N 8-11
+			"SSSSSQQQSSSSRRRRRRRRRRRSSSMMMMMMMMMMMMMMM", // M <= 1, N 12-15
+			"EEEEEEEEESSSSRRRRRRRRRSSSEMMMMMMMMMMMMMMM", // M <= 1, N 16-23
+			"ddddSSSRTTTTTTTTRRRRRRRRRA>LLLLLLL>KKKKKK", // M <= 1, N 24-31
+			"ddddSSSRRRRTTTTTSRRRRRRSSA>LLLLLLLLLLKKKK", // M <= 1, N 32-47
+			"ddddddSRRRRdTTTTSSSSSSSSEE>>>LLLLLLLLKKKK", // M <= 1, N 48-63
+			"dddddddSRRddTTTTTSSSSSSSEEE>>>>LLLLLKKKKK", // M <= 1, N 64-95
+			"dddddddSSSTTTTTTTSSSSSSSEEE>>>>>BBLKKkkkk", // M <= 1, N 96-127
+			"ddddddddSSTBBTTTTSSSSSSEEEEE>>>>>>BBKKkkk", // M <= 1, N 128-191
+			"ddddddddddddBTSSSSSSSEEEEEEEE@>>>>>BBKKKk", // M <= 1, N 192-255
+			"dddddddddddddBSSSSSEEEEEEEEEEEooo>>>>BKKK", // M <= 1, N 256-383
+			"ddddddddddddddSSSSEEEEEEEEEEEEEooooo>>>BK", // M <= 1, N 384-511
+			"ddddddddddddddBSSSEEEEEEEEEEEEEEooooooo>>", // M <= 1, N 512-767
+			"dddddddddddddBQQSSEEEEEEEEEEEEEEEEooooooo", // M <= 1, N 768-1023
+			"dddddddQKQQQQQQQQQEEEEEEEEEEEEEEEEEoooooo", // M <= 1, N 1024-1535
+			"ddddddQKKKKKKQQQQCCCEIEEEEEFFFFEEEEEooooo", // M <= 1, N 1536-2047
+			"dddddKKKKKKKKQQQQFCCFIIEEFFFFFFFEEEEEoooo", // M <= 1, N 2048-3071
+			"KKKKKKKKKKKKKQQQCQCFFHHHHHFFFFFFCEEEEoooo", // M <= 1, N 3072-4095
+			"KKKKKKKKKKKKQQQCCCCFFFHHHHFFFFFFCEEEEoooo", // M <= 1, N 4096-6143
+			"KKKKKKKKKKKKDDDHCFCGDFHHHHHFFFFCCCCEEoooo", // M <= 1, N 6144-8191
+			"dKKKKKKKKKKKDDDHHHGGGGDFCHHFFFFCBBBoooooo", // M <= 1, N 8192-12287
+			"dddddKKKKKKKDDDHHHGGGGCCCHHHHHBBBBooooooo", // M <= 1, N 12288-16383
+			"ddddddKKKKKBDDDDDDDDDGHCCHBBBBBBBBooooooo", // M <= 1, N 16384-24575
+			"ddddddddKKKBDDDDDDDDDDDDDBBBBBBBBoooooooo", // M <= 1, N 24576-32767
+			"dddddddd?BBDDDDDDDDDDAAAAABBBBBBooooooooo", // M <= 1, N 32768-49151
+			"ddddddd??BBDDDDDDDDBBAkAAABBBBBBooooooooo", // M <= 1, N 49152-65535
+			"ddddddp??BDDBABBBBBBBAAAABBBBBBoooooooooo", // M <= 1, N 65536-98303
+			"dddddp???BBBBAABBBBBAAABBBBnnn333oooooooo", // M <= 1, N 98304-131071
+			"ddnnmp??oBBBBBBBBBBBABBBBBnnnnn3333oooooo", // M <= 1, N 131072-196607
+			"nnnmm??ooBBBBABBBBBAAABBBBnnnnn33333ooooo", // M <= 1, N 196608-262143
+			"nnnmm?ooooBBmnABBBBAAABBBnnnnnnn3333noooo", // M <= 1, N 262144-393215
+			"nnnmmoooooBmmnnBBBBAAAABBnnnnnnn3333nnnoo", // M <= 1, N >= 393216
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N (none)
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 2
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 3
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 4-5
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 6-7
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 8-11
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 12-15
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 16-23
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 24-31
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 32-47
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 48-63
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 64-95
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 96-127
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 128-191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 192-255
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 256-383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 384-511
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 512-767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 768-1023
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 1024-1535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 262144-393215
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N >= 393216
+			"SSSSSSLLSSRRRRRRRRRRRRRRRRMMMMMMMMMLLLLLL", // M 2, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 2, N (none)
+			"STTSSSSSSSSRRRRRRRRRRRRRRSMMMMMMMMMMMMMMM", // M 2, N 2
+			"TTTTSSSSSSSSRRRRRRRRRRRRSSMMMMMMMMMMMMMMM", // M 2, N 3
+			"TccTSSSSSSSRRRRRRRRRRRRSSSMMMMMMMMMMMMMMM", // M 2, N 4-5
+			"TTTTSSSSSSSRRRRRRRRRRRRSSSMMMMMMMMMMMMMMM", // M 2, N 6-7
+			"STSSSSSSSSSRRRRRRRRRRRRSSSMMMMMMMMMMMMMMM", // M 2, N 8-11
+			"SSSSSSSSSSSSRRRRRRRRRRSSSSLMMMMMMMMMMMMMM", // M 2, N 12-15
+			"SSSSSSSSSSSSSRRRRSSRRSSSSILLLLLMMMMMMMMML", // M 2, N 16-23
+			"ddddddTTTTTTTTTRRSRRRRSSR>>>>>>>>>>>>>>>K", // M 2, N 24-31
+			"ddddddTTTTTTTTTSSSSSSSSS>>>>>>>kk>>>>>>>>", // M 2, N 32-47
+			"ddddddddTTTTTTTTSSSSSSSSE>>>>>>kkkkk>>>kk", // M 2, N 48-63
+			"ddddddddddddTTTTSSSSSSSEE>>>>>>>kkkkkkkkk", // M 2, N 64-95
+			"ddddddddddddBTTTTSSSSSSIE?>>>>>>>kkkkkkkk", // M 2, N 96-127
+			"dddddddddTTBBTTTSSSSSSIIIE@>>>>>>>kkkkkkk", // M 2, N 128-191
+			"ddddddddddddBBTSSSIIIIIIIE@@@>>>>>>>kkkkk", // M 2, N 192-255
+			"dddddddddddddBQTQQIIIIIIIIE@@ooo>>>>>kkkk", // M 2, N 256-383
+			"dddddddddddddBQQQQIIIIIIIIEEoooooooo>>Ekk", // M 2, N 384-511
+			"dddddddddddddBQQQQIIIIIIIIEEEooooooooooo>", // M 2, N 512-767
+			"dddddddddddddQQQQQIIIIIIIIIEEEooooooooooo", // M 2, N 768-1023
+			"dddddddQQQQQQQQQQQIIIIIIIIIIIIEEooooooooo", // M 2, N 1024-1535
+			"ddddddQKKKKKKQQQQCCIIIIIIIIFFFooooooooooo", // M 2, N 1536-2047
+			"dddddKKKKKKKKQQQQCCFIIIIIFFFFFFoooooooooo", // M 2, N 2048-3071
+			"UUUKKKKKKKKKQQFFFFFllHHHHFFFFFFoooooooooo", // M 2, N 3072-4095
+			"dKKKKKKKKKKKQGGFFFFFFHIHHHFFFFFoooooooooo", // M 2, N 4096-6143
+			"ddKKKKKKKKKKKGGGHFHHGHHHHHFFFFFoooooooooo", // M 2, N 6144-8191
+			"ddddddKKKKKKKGGGHGGGGGkHHHFFFFooooooooooo", // M 2, N 8192-12287
+			"ddddddKKKKKK?GGGGGGGGGGFooooooooooooooooo", // M 2, N 12288-16383
+			"ddddddpKKK????GGGGGGGGGGooooooooooooooooo", // M 2, N 16384-24575
+			"ddddddpo?????oGDDGGGGGGGooooooooooooooooo", // M 2, N 24576-32767
+			"dddddmm?????DDDDDDDBBBBBooooooooooooooooo", // M 2, N 32768-49151
+			"dddnmmm????oGoGGGGBoooooooooooooooooooooo", // M 2, N 49152-65535
+			"dnnnmmm?@@?ooooBBBBoonnoooonnoooooooooooo", // M 2, N 65536-98303
+			"nnnmmm?@@@ooooooBBoonnnnnnnnnn333oooooooo", // M 2, N 98304-131071
+			"nnmmmm?@@pooooooBBonnnnnnnnnnn3333xxooooo", // M 2, N 131072-196607
+			"nnmmmm?@ppppmmmBBBBnnnnnnnnnnnn3333xxoooo", // M 2, N 196608-262143
+			"nnmmmm?pppmmmmlnBBBAnnnnnnnnnnnn333nxxxoo", // M 2, N 262144-393215
+			"nmmmmmpppmmmmmlnBBBnnnnnnnnnnnnn333nnxxxo", // M 2, N >= 393216
+			"SSSSSSJJJSSRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 3, N (none)
+			"TTTTSSSSSSSSSRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N 2
+			"c00cTSSSSSSSRRRRRRRRRRRRSSMMMMMMMMMMMMMMM", // M 3, N 3
+			"000cTSSSSSSRRRRRRRRRRRRSSSMMMMMMMMMMMMMMM", // M 3, N 4-5
+			"c00cTSSSSSSRRRRRRRRRRRRSSSMMMMMMMMMMMMMMM", // M 3, N 6-7
+			"TTTTTSSSSSSRRRRRRRRSSRRSSSMMMMMMMMMMMMMMM", // M 3, N 8-11
+			"SSTSSSSSSSSSRRRRSRRRSRRSSSMM>MMMMMMMMMMMM", // M 3, N 12-15
+			"SSSSSSSSSSSSSSSSSSRRRSSSSSMMMM>>MMMMMM>>>", // M 3, N 16-23
+			"dddddddTTTTTTTTSSSSRSSSS>>>>>>>>>>>>>>>>>", // M 3, N 24-31
+			"dddddddTTTTTTTTTSSSSSSSS>>>>>>>>>>>>>>>>>", // M 3, N 32-47
+			"dddddddddTTTTTTTTSSSSSSS?>>>>>>>kk>>>>>kk", // M 3, N 48-63
+			"ddddddddddddTQQQTSSSSSEE?>>>>>>>kkk>>>>kk", // M 3, N 64-95
+			"ddddddddddddBQQQQSSIIIIEE?>>>>>>>kkkkkkkk", // M 3, N 96-127
+			"ddddddddddddBQQQQQIIIIII???>>>>>>>kkkkkkk", // M 3, N 128-191
+			"ddddddddddddBBQQQQIIIIII?????>>>>>>kkkkkk", // M 3, N 192-255
+			"dddddddddddddBQQQQIIIIIIk?@@oooo>>>>kkkkk", // M 3, N 256-383
+			"dddddddddddddBQQQQQIIIIkkk@oooooooooo>kkk", // M 3, N 384-511
+			"dddddddddddddBQQQQQIIIIkkkIoooooooooooook", // M 3, N 512-767
+			"ddddddddddddBQQQQQQIIIkkkoooooooooooooooo", // M 3, N 768-1023
+			"dddddddQQQQQQQQQQQCIIIkkooooooooooooooooo", // M 3, N 1024-1535
+			"ddddddQQQQKKQGFFFFFIIlkoooooooooooooooooo", // M 3, N 1536-2047
+			"ddddAKKKKKKK22GFFFFlllloooooooooooooooooo", // M 3, N 2048-3071
+			"ddUKKKKKKKKK222GFFllllloooooooooooooooooo", // M 3, N 3072-4095
+			"ddmmKKKKKKKK222Gmmmollloooooooooooooooooo", // M 3, N 4096-6143
+			"ddmmmdKKKKKK??GG?oooolloooooooooooooooooo", // M 3, N 6144-8191
+			"ddddddoKKKKK?????ooolkkkooooooooooooooooo", // M 3, N 8192-12287
+			"ddddddooKK???????oookkkkooooooooooooooooo", // M 3, N 12288-16383
+			"dddddmmmm???????ooooooooooooooooooooooooo", // M 3, N 16384-24575
+			"ddddmmmmmm????ooooooooooooooooooooooooooo", // M 3, N 24576-32767
+			"dddmmmmmmm@@?oooooooooooooooooooooooooooo", // M 3, N 32768-49151
+			"dmmmmmmmm@@@ooooooooooooooooooooooooooooo", // M 3, N 49152-65535
+			"mmmmmmmm@@@@oooooooonnnnooooooooooooooooo", // M 3, N 65536-98303
+			"mmmmmmmm@@@ppooooooonnnnnnnnnn33xxooooooo", // M 3, N 98304-131071
+			"mmmmmmm@@mmmmmmmooonnnnnnnnnnn33xxxxooooo", // M 3, N 131072-196607
+			"mmmmmmmmmmmmmmmmmnnnnnnnnnnnnnn33xxxxxooo", // M 3, N 196608-262143
+			"mmmmmmmmmmmmmmmmnnnnnnnnnnnnnnnn3nnxxxxoo", // M 3, N 262144-393215
+			"mmmmmmmmmmmmmmmmnnnnnnnnnnnnnnnnnnnnxxxxo", // M 3, N >= 393216
+			"SSSSSSJSSSSSRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 4-5, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 4-5, N (none)
+			"TccTSSSSSSSSSSRRRRRRRRRRRSMMMMMMMMMMMMMMM", // M 4-5, N 2
+			"000cTSSSSSRRSSRRRRRRRRRRSSMMMMMMMMMMMMMMM", // M 4-5, N 3
+			"0000cTSSSRRRSRRRRRRRRRRSSSMMMMMMMMMMMMMMM", // M 4-5, N 4-5
+			"c000cTSSSRRRRRRRSRRRRRRSSSMMMMMMMMMMMMMMM", // M 4-5, N 6-7
+			"TTccTSSSSSRSSRRRSRRRRRRSSSL>MMMMMMMMMMMMM", // M 4-5, N 8-11
+			"STTTTSSSSSSSSSSSSRRSSRSSSS>MM>>MMMMM>>>>>", // M 4-5, N 12-15
+			"SSSSSSSSSSSSSSSSSSSRSSSSSS>>>>>>>>>>>>>>>", // M 4-5, N 16-23
+			"dddddddddTTTTTTTSSSSSSSS?>>>>>>>>>>>>>>>>", // M 4-5, N 24-31
+			"dddddddddTTTTTTTSSSSSSSS>>>>>>>>>>>>>>>>>", // M 4-5, N 32-47
+			"ddddddddddTTTTQTTSSSSSSS?>>>>>>>>>>>>>>kk", // M 4-5, N 48-63
+			"dddddddddddBBQQQQSSSSEEE?>>>>>>>>>>>>>>kk", // M 4-5, N 64-95
+			"dddddddddddBBBQQQSSIIII???>>>>>>>kkk>>>kk", // M 4-5, N 96-127
+			"ddddddddddddBBQQQQIII??????>>>>>>kkkkkkkk", // M 4-5, N 128-191
+			"ddddddddddddBBQQQQIIII???????>>>>>kkkkkkk", // M 4-5, N 192-255
+			"ddddddddddddBBQQQQFFIIIk?????ooo>>>>kkkkk", // M 4-5, N 256-383
+			"dddddddddddddBQQQQQFIkkkk??ooooooooookkkk", // M 4-5, N 384-511
+			"dddddddddddddBQQQQFFIkkkmmoooooooooooookk", // M 4-5, N 512-767
+			"dddddddddddd2BQQQQFHIlmmmmooooooooooooooo", // M 4-5, N 768-1023
+			"ddddddddd22222FQQFF@lmmmmoooooooooooooooo", // M 4-5, N 1024-1535
+			"ddddddAA2222222FFF?kllmmkoooooooooooooooo", // M 4-5, N 1536-2047
+			"dddddAAU2KK222222?kllllkkkooooooooooooooo", // M 4-5, N 2048-3071
+			"ddddkkkkKKK222222mmllllkkkooooooooooooooo", // M 4-5, N 3072-4095
+			"ddmmmmmmKKKK2222mmmllllkkkooooooooooooooo", // M 4-5, N 4096-6143
+			"ddmmmmmm?KK????mmmmllllkkoooooooooooooooo", // M 4-5, N 6144-8191
+			"ddmmmmmmm???????omlllllkkoooooooooooooooo", // M 4-5, N 8192-12287
+			"dddmmmmmm????????oollkkkkoooooooooooooooo", // M 4-5, N 12288-16383
+			"dddmmmmmmmmm???ooooolklkooooooooooooooooo", // M 4-5, N 16384-24575
+			"ddmmmmmmmmmmm?ooooooooooooooooooooooooooo", // M 4-5, N 24576-32767
+			"dmmmmmmmmmmm@@ooooooooooooooooooooooooooo", // M 4-5, N 32768-49151
+			"mmmmmmmmmmm@ppooooooonnoooooooooooooooooo", // M 4-5, N 49152-65535
+			"mmmmmmmmmmmmppoooooonnnnnooooooxxoooooooo", // M 4-5, N 65536-98303
+			"mmmmmmmmmmmmmppoooonnnnnnnnnnnxxxxxxooooo", // M 4-5, N 98304-131071
+			"mmmmmmmmmmmmmmmmmmonnnnnnnnnnnnxxxxxxoooo", // M 4-5, N 131072-196607
+			"mmmmmmmmmmmmmmmmmmnnnnnnnnnnnnnnxxxxxxooo", // M 4-5, N 196608-262143
+			"mmmmmmmmmmmmmmmmmmmmlnnnnnnnnnnnnnxxxxxxo", // M 4-5, N 262144-393215
+			"mmmmmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnnxxxxxx", // M 4-5, N >= 393216
+			"SSSSSSJSSSSRRRRRRRRRRRRRRSMMMMMMMMMMMMMMM", // M 6-7, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 6-7, N (none)
+			"TTTTSSSSSSSSSRRRRRRRRRRRSSMMMMMMMMMMMMMMM", // M 6-7, N 2
+			"c00cTSSSSSRRSSRRRRRRSSSSSSMMMMMMMMMMMMMMM", // M 6-7, N 3
+			"c000cTSSTRRRRSSRRRRRRRSSSSMMMMMMMMMMMMMMM", // M 6-7, N 4-5
+			"Tc00cTSSTTRRRSSRRRRRRRSSSS>MMMMMMMMMMMMMM", // M 6-7, N 6-7
+			"TccccTTSTTRRSSSRRRRSSRSSSS>L>>>MMMMM>>>>>", // M 6-7, N 8-11
+			"STTTccTSSSSSSSSSSSRSSSSSSS>>>>>>>MM>>>>>>", // M 6-7, N 12-15
+			"SSSTTTTSSSSSSSSSSSSSSSSSSS>>>>>>>>>>>>>>>", // M 6-7, N 16-23
+			"ddddddddddddTTTTSSSSSSSSS>>>>>>>>>>>>>>>>", // M 6-7, N 24-31
+			"dddddddddddBBTTTTSSSSSSS>>>>>>>>>>>>>>>>>", // M 6-7, N 32-47
+			"dddddddddddBBQQQTSSSSSSS>>>>>>>>>>>>>>>>k", // M 6-7, N 48-63
+			"dddddddddddBBBQQQSSSSEE??>>>>>>>>>>>>>>kk", // M 6-7, N 64-95
+			"AddddddddddBBBQQQQ?@@?????>>>>>>>>>>>>>kk", // M 6-7, N 96-127
+			"AddddddddddBBQQQQQ?????????>>>>>>kkkkkkkk", // M 6-7, N 128-191
+			"dddddddddddBBQQQQQQ??????????>>>>>kkkkkkk", // M 6-7, N 192-255
+			"dddddddddddBBQQQQQCFFkF??????ooo>>>kkkkkk", // M 6-7, N 256-383
+			"dddddddddddBBQQQQFFFkkkk??oooooooooookkkk", // M 6-7, N 384-511
+			"dddddddddddBBBQFFFHHlkkmmmooooooooooookkk", // M 6-7, N 512-767
+			"ddddddddddd222FFFFHHllmmmmooooooooooooook", // M 6-7, N 768-1023
+			"dddddddddd2222HFFF@@lmmmmmkoooooooooooooo", // M 6-7, N 1024-1535
+			"dddddddd2222222?????llmmkkkoooooooooooooo", // M 6-7, N 1536-2047
+			"ddddddAk?22222222?kklllkkkkoooooooooooooo", // M 6-7, N 2048-3071
+			"dddddkkm??2222222mmmlllkkkkoooooooooooooo", // M 6-7, N 3072-4095
+			"ddmmmmmm????2222mmmmlllkkkkoooooooooooooo", // M 6-7, N 4096-6143
+			"dmmmmmmmo?????mmmmmmllkkkkkoooooooooooooo", // M 6-7, N 6144-8191
+			"dmmmmmmmo???????mmmlllkkkkooooooooooooooo", // M 6-7, N 8192-12287
+			"dmmmmmmmm???????ollllkkkkoooooooooooooooo", // M 6-7, N 12288-16383
+			"dmmmmmmmmmmmm??oooollkkkkoooooooooooooooo", // M 6-7, N 16384-24575
+			"mmmmmmmmmmmmmm?ooooolllkooooooooooooooooo", // M 6-7, N 24576-32767
+			"mmmmmmmmmmmmmpooooooolloooooooooooooooooo", // M 6-7, N 32768-49151
+			"mmmmmmmmmmmmmmoooooolnnnnoooooooxxxoooooo", // M 6-7, N 49152-65535
+			"mmmmmmmmmmmmmmmoooonnnnnnnnooxxxxxxxooooo", // M 6-7, N 65536-98303
+			"mmmmmmmmmmmmmmmmooonnnnnnnnnnxxxxxxxxoooo", // M 6-7, N 98304-131071
+			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxooo", // M 6-7, N 131072-196607
+			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnnxxxxxxxoo", // M 6-7, N 196608-262143
+			"mmmmmmmmmmmmmmmmmmmlnnnnnnnnnnnnnxxxxxxxo", // M 6-7, N 262144-393215
+			"mmmmmmmmmmmmmmmmmmmmllnnnnnnnnnnnnxxxxxxx", // M 6-7, N >= 393216
+			"SSSSSSNSSSSRRRRRRRRRRRRRSSMMMMMMMMMMMMMMM", // M 8-11, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 8-11, N (none)
+			"STSSSSSSSSSSRRRRRRRRRSSSSSMMMMMMMMMMMMMMM", // M 8-11, N 2
+			"TTTTTSSSSSRRSSRRRRRRSSSSSSMMMMMMMMMMMMMMM", // M 8-11, N 3
+			"TTccTSSSTTRRSSSRRRRSSSSSSSL>MMMMMMMMMMMMM", // M 8-11, N 4-5
+			"TccccTTSTTRRSSRRRRSRRSSSSS>L>>>MMMMM>>>>>", // M 8-11, N 6-7
+			"STccccTSTTTSSSRRRRSRSRRSSS>>>>>>>MM>>>>>>", // M 8-11, N 8-11
+			"STTccccTSSSSSSSSSSSSSSSSSS>>>>>>>>>>>>>>>", // M 8-11, N 12-15
+			"SSTTccTTSSSSSSSSSSSSSSSSSS>>>>>>>>>>>>>>>", // M 8-11, N 16-23
+			"dddddddddddd2TTTSSSSSSSSS>>>>>>>>>>>>>>>>", // M 8-11, N 24-31
+			"dddddddddddBBQQQTSSSSSSS?>>>>>>>>>>>>>>>>", // M 8-11, N 32-47
+			"ddddddddddBBBQQQQSSSSSSS>>>>>>>>>>>>>>>>>", // M 8-11, N 48-63
+			"AdddddddddBBBQQQQQS@?????>>>>>>>>>>>>>>kk", // M 8-11, N 64-95
+			"AAdddddddddBQQQQQQ????????>>>>>>>>>>>>>kk", // M 8-11, N 96-127
+			"AddddddddddBQQQQQQQ????????>>>>>>>kkkkkkk", // M 8-11, N 128-191
+			"dddddddddddBQQQQQQC??????????>>>>kkkkkkkk", // M 8-11, N 192-255
+			"dddddddddddBQQQQQQFFF??????????>>>kkkkkkk", // M 8-11, N 256-383
+			"dddddddddddBQQQQFFFFkkk???oooooooookkkkkk", // M 8-11, N 384-511
+			"ddddddddddd22QFFFFHHlkkk??ooooooooooookkk", // M 8-11, N 512-767
+			"dddddddddd222FHHFFHHHkmmmmooooooooooooook", // M 8-11, N 768-1023
+			"dddddddddd2222@@@?@@lmmmmmkoooooooooooooo", // M 8-11, N 1024-1535
+			"ddddddddd2222@@?????llmmkkkoooooooooooooo", // M 8-11, N 1536-2047
+			"dddddddd?2222???2kkllllkkkkkooooooooooooo", // M 8-11, N 2048-3071
+			"ddddddkm??222G22m2mllllkkkkkooooooooooooo", // M 8-11, N 3072-4095
+			"dddmmmmmo???222mmmmmlllkkkkkooooooooooooo", // M 8-11, N 4096-6143
+			"dmmmmmmmo?????mllllmlllkkkkkooooooooooooo", // M 8-11, N 6144-8191
+			"mmmmmmmo???????mllllllkkkkkoooooooooooooo", // M 8-11, N 8192-12287
+			"mmmmmmmmm??????mmlllllllkkooooooooooooooo", // M 8-11, N 12288-16383
+			"mmmmmmmmmmmmmmmoolllllllkooooooooxooooooo", // M 8-11, N 16384-24575
+			"mmmmmmmmmmmmmmmmooollllkkooooooxxxxxooooo", // M 8-11, N 24576-32767
+			"mmmmmmmmmmmmmmmmoooollkkooooooxxxxxxxoooo", // M 8-11, N 32768-49151
+			"mmmmmmmmmmmmmmmmoooolnnnnnoooxxxxxxxxoooo", // M 8-11, N 49152-65535
+			"mmmmmmmmmmmmmmmmmoonnnnnnnnoxxxxxxxxxxooo", // M 8-11, N 65536-98303
+			"mmmmmmmmmmmmmmmmmmonnnnnnnnnnxxxxxxxxxxoo", // M 8-11, N 98304-131071
+			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnxxxxxxxxxxo", // M 8-11, N 131072-196607
+			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxxxx", // M 8-11, N 196608-262143
+			"mmmmmmmmmmmmmmmmmmmlnnnnnnnnnnnnxxxxxxxxx", // M 8-11, N 262144-393215
+			"mmmmmmmmmmmmmmmmmmmlllnnnnnnnnnnnxxxxxxxx", // M 8-11, N >= 393216
+			"SSSSSNNSSSSRRRRRRRRRRSSSSSNNNMMMMMMMMMMMN", // M 12-15, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 12-15, N (none)
+			"SSSSSSSSSSSSRRRRRRRRSSSSSSNMMMMMMMMMMMMMM", // M 12-15, N 2
+			"SSTSSSSSSSSSSSSRRRRRSSSSSNNN>MMMMMMMMMMMM", // M 12-15, N 3
+			"STTTTSSSSTSSSSRRRRSSSSSSSS>NN>>MMMMM>>>>>", // M 12-15, N 4-5
+			"STTTcTTSTTTSSSRRRRSSSSSSSS>>>>>>>MM>>>>>>", // M 12-15, N 6-7
+			"STTccccTSTSSSSSTTSSSSSSSSS>>>>>>>>>>>>>>>", // M 12-15, N 8-11
+			"SSTcccdTSSSSSSSTSSSSSSSSSS>>>>>>>>>>>>>>>", // M 12-15, N 12-15
+			"SSTccddTSSSSSSSSSSSSSSSSSS>>>>>>>>>>>>>>>", // M 12-15, N 16-23
+			"dddddddddddd2TTTSSSSSSSSS>>>>>>>>>>>>>>>>", // M 12-15, N 24-31
+			"dddddddddddBBQQQQSS@SSSS?>>>>>>>>>>>>>>>>", // M 12-15, N 32-47
+			"dddddddddddBBBQQQS@S??S??>>>>>>>>>>>>>>>>", // M 12-15, N 48-63
+			"AddddddddddBBQQQQQ???????>>>>>>>>>>>>>>>k", // M 12-15, N 64-95
+			"AAddddddddBBQQQQQ2????????>>>>>>>>>>>>>kk", // M 12-15, N 96-127
+			"AddddddddddBQQQQQQ2????????>>>>>>>>kkkkkk", // M 12-15, N 128-191
+			"dddddddddddBQQQQQQ???????????>>>>>kkkkkkk", // M 12-15, N 192-255
+			"ddddddddddBBQQQQQQ?????????????>>>kkkkkkk", // M 12-15, N 256-383
+			"ddddddddddBBQQQFFF????????oooooooookkkkkk", // M 12-15, N 384-511
+			"dddddddddd22FFFFF@@?kk???oooooooooookkkkk", // M 12-15, N 512-767
+			"dddddddddd222F2@@@@@kkkm?ooooooooooooookk", // M 12-15, N 768-1023
+			"ddddddddd@2222@@@@@@kkmmmkooooooooooooooo", // M 12-15, N 1024-1535
+			"ddddddddd?2222@@??kllllmkkkoooooooooooooo", // M 12-15, N 1536-2047
+			"dddddddd??222@@@?kkllllkkkkkooooooooooooo", // M 12-15, N 2048-3071
+			"ddddddd???222@??lllllllkkkkkooooooooooooo", // M 12-15, N 3072-4095
+			"ddddmmmmo???22?llllllllkkkkkooooooooooooo", // M 12-15, N 4096-6143
+			"dmmmmmmmo??????llllllllkkkkkooooooooooooo", // M 12-15, N 6144-8191
+			"mmmmmmmo???????llllllllkkkkoooooooooooooo", // M 12-15, N 8192-12287
+			"mmmmmmmmm??????mllllllllkkooooooooooooooo", // M 12-15, N 12288-16383
+			"mmmmmmmmmmmmmmmmmlllllllkkooooooxxxxooooo", // M 12-15, N 16384-24575
+			"mmmmmmmmmmmmmmmmllllllkkkoooooxxxxxxxoooo", // M 12-15, N 24576-32767
+			"ommmmmmmmmmmmmmooloollkknooooxxxxxxxxxooo", // M 12-15, N 32768-49151
+			"ommmmmmmmmmmmmmmoooonnnnnnooxxxxxxxxxxooo", // M 12-15, N 49152-65535
+			"mmmmmmmmmmmmmmmmoooonnnnnnnoxxxxxxxxxxxoo", // M 12-15, N 65536-98303
+			"mmmmmmmmmmmmmmmmmmonnnnnnnnnnxxxxxxxxxxxo", // M 12-15, N 98304-131071
+			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnxxxxxxxxxxxx", // M 12-15, N 131072-196607
+			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnxxxxxxxxxxx", // M 12-15, N 196608-262143
+			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxxxx", // M 12-15, N 262144-393215
+			"mmmmmmmmmmmmmmmmmmmlnnnnnnnnnnnnxxxxxxxxx", // M 12-15, N >= 393216
+			"NNNNNNNNSSSRRRRRRRRRRSSSSNLLLLLLLLLLLLLLL", // M 16-23, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 16-23, N (none)
+			"SSSSSSSSSSSSRRRRRRRRSSSSOOLLLLLMMMMMMMMML", // M 16-23, N 2
+			"SSSSSSSSSSSSSSSSRRRSSSSSSNLLLL>>MMMMMM>>>", // M 16-23, N 3
+			"SSSSSSSSSSSSSSSRRSSSSSSSSS>>>>>>>>>>>>>>>", // M 16-23, N 4-5
+			"SSSTTTTSSSSSSSRSSRSSSSSSSS>>>>>>>>>>>>>>>", // M 16-23, N 6-7
+			"SSTTccTTSSSSSSSTTSSSSSSSSS>>>>>>>>>>>>>>>", // M 16-23, N 8-11
+			"SSTccddTSSSSSSSTSSSSSSSSSS>>>>>>>>>>>>>>>", // M 16-23, N 12-15
+			"SSSTcddTTSSSSSSSSSSSSSSSSS>>>>>>>>>>>>>>>", // M 16-23, N 16-23
+			"dddddddddddd22TTSSSSSSSSS>>>>>>>>>>>>>>>>", // M 16-23, N 24-31
+			"dddddddddddd22222?@?SSSS?>>>>>>>>>>>>>>>>", // M 16-23, N 32-47
+			"dddddddddddd22BQ2????????>>>>>>>>>>>>>>>>", // M 16-23, N 48-63
+			"Adddddddddd22BQ222???????>>>>>>>>>>>>>>>k", // M 16-23, N 64-95
+			"AAdddddddddBBBB2222???????>>>>>>>>>>>>kkk", // M 16-23, N 96-127
+			"AddddddddddBQQBB222????????>>>>???>>kkkkk", // M 16-23, N 128-191
+			"dddddddddddBQQQQQ2??????????>>>??>>kkkkkk", // M 16-23, N 192-255
+			"dddddddddd2BQQQQQ2?????????????>>>kkkkkkk", // M 16-23, N 256-383
+			"dddddddddd22QQQF?@@??????ooooooooookkkkkk", // M 16-23, N 384-511
+			"dddddddddd22222?@@@@@@@??oooooooooookkkkk", // M 16-23, N 512-767
+			"ddddddddd222222@@G@@kkk?oooooooooooooookk", // M 16-23, N 768-1023
+			"ddddddddd222222@@@@@kkkkooooooooooooooooo", // M 16-23, N 1024-1535
+			"dddddddd@@22222@@@@kllkkkoooooooooooooooo", // M 16-23, N 1536-2047
+			"dddddddd?@2222@@@mklllkkooooooooooooooooo", // M 16-23, N 2048-3071
+			"dddddddoo?2222@@lklllllkkoooooooooooooooo", // M 16-23, N 3072-4095
+			"ddddmmmoo???22??lllllllkkoooooooooooooooo", // M 16-23, N 4096-6143
+			"dmmmmmmoo???????llllllkkkoooooooooooooooo", // M 16-23, N 6144-8191
+			"ommmmmmo???????olllllllkkoooooooooooooooo", // M 16-23, N 8192-12287
+			"ommmmmmm???????oollllkkkkoooooooooooooooo", // M 16-23, N 12288-16383
+			"oommmmmmm@@@@mmmooolkkkkkooooooooxxxxoooo", // M 16-23, N 16384-24575
+			"ooommmmmmmmmmmoooooolkkkooooooxxxxxxxoooo", // M 16-23, N 24576-32767
+			"oommmmmmmmmmmmooooooonnnooooxxxxxxxxxxooo", // M 16-23, N 32768-49151
+			"ommmmmmmmmmmmmmooooonnnnnnoxxxxxxxxxxxxoo", // M 16-23, N 49152-65535
+			"ommmmmmmmmmmmmmooooonnnnnnnoxxxxxxxxxxxxo", // M 16-23, N 65536-98303
+			"ommmmmmmmmmmmmmmooonnnnnnnnnxxxxxxxxxxxxx", // M 16-23, N 98304-131071
+			"mmmmmmmmmmmmmmmmmmnnnnnnnnnnnxxxxxxxxxxxx", // M 16-23, N 131072-196607
+			"mmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxxxxx", // M 16-23, N 196608-262143
+			"mmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxxxxx", // M 16-23, N 262144-393215
+			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxxxx", // M 16-23, N >= 393216
+			"NNNNNNNNSSSRRRRRRRRJNNNNNNNNNNNNNNNNNNNNN", // M 24-31, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24-31, N (none)
+			"OSSSSSSSSSSSRRRSSSSSNNOOOOOOOOOOONNOOOOOO", // M 24-31, N 2
+			"SSSSSSSSSSSSSSSSSSSSNNNNNPPPPPPP>>>>>>>>>", // M 24-31, N 3
+			"SSSSSSSSSSSSSSSSSSSSNNNNNNPPP>>>>>>>>>>>>", // M 24-31, N 4-5
+			"SSSSSSSSSSSSSSSRRSSSNNNNNNNN>>>>>>>>>>>>>", // M 24-31, N 6-7
+			"SSSSSSSSSSSSSSSSSSSSJJJNNNN>>>>>>>>>>>>>>", // M 24-31, N 8-11
+			"SSSSSddSSSSSSSSSSSSSSSJ>>>>>>>>>>>>>>>>>>", // M 24-31, N 12-15
+			"SSSSSddddSSSSSSSSSSSSS?>>>>>>>>>>>>>>>>>>", // M 24-31, N 16-23
+			">Udddddddddd22222???SSSSS>>>>>>>>>>>>>>>>", // M 24-31, N 24-31
+			"2UUddddddddd2222?????????>>>>>>>>>>>>>>>>", // M 24-31, N 32-47
+			"22UUddddddd2222222?????????>>>>>>>>>>>>>>", // M 24-31, N 48-63
+			"pppUUdddddd22222222??@@???vv?>>>>>>>>>>>>", // M 24-31, N 64-95
+			"ppUUUUUdd22222222222@@@@??uvvv????>>>>>oo", // M 24-31, N 96-127
+			"2UUUUUUUU22222222222@@@@@opuuvvv???>@@@@@", // M 24-31, N 128-191
+			"pUUUUUUU22222222222@@@@@@@opuuuuuuuoooooo", // M 24-31, N 192-255
+			"UUUUUUUU222222222@?@@@@@@@oopuuuuuooooooo", // M 24-31, N 256-383
+			"UUUUddUU222222222@@@@@@@@@ooooppooooooooo", // M 24-31, N 384-511
+			"UUUUUdUU22222222@@@@@@@@@@ooooooooooooooo", // M 24-31, N 512-767
+			"UUUUUUUU22222222@@@@@kkk@oooooooooooooooo", // M 24-31, N 768-1023
+			"pUUUUUUU22222222@@@@kkkk@oooooooooooooooo", // M 24-31, N 1024-1535
+			"pUUUUUUU22222222@@@@@@okkoooooooooooooooo", // M 24-31, N 1536-2047
+			"ppUUUUUUU2222222@@@??pooooooooooooooooooo", // M 24-31, N 2048-3071
+			"ppppUUUp3@@@@@@2@??ooppoooooooooooooooooo", // M 24-31, N 3072-4095
+			"ppppppppp@@@@@@@???ooopoooooooooooooooooo", // M 24-31, N 4096-6143
+			"ppppppppppp@@@@??pooooooooooooooooooooooo", // M 24-31, N 6144-8191
+			"ppppppppppppooooooooooooooooooooooooooooo", // M 24-31, N 8192-12287
+			"ppppppppppppooooooooooooooooooooooooooooo", // M 24-31, N 12288-16383
+			"ppppppppppooooooooooooooooooooooooooooooo", // M 24-31, N 16384-24575
+			"pppppppppoooooooooooooooooooooooooooooooo", // M 24-31, N 24576-32767
+			"pppppppppooommmmooooooooooooooooooooooooo", // M 24-31, N 32768-49151
+			"ppppppppooommmmoooooooooooooooooooooooooo", // M 24-31, N 49152-65535
+			"ppppppppoommmmmoomooonnoooooooooooooooooo", // M 24-31, N 65536-98303
+			"pppppppooommmmmmmmoonnnnooooooooooooooooo", // M 24-31, N 98304-131071
+			"ppppppoooommmmmmmmonnnnnooooooooooooooooo", // M 24-31, N 131072-196607
+			"pppppooooommmmmmmooonnnnooooooooooooooooo", // M 24-31, N 196608-262143
+			"ppppooooooommmmmoooonnnnooooooooooooooooo", // M 24-31, N 262144-393215
+			"pppoooooooooooooooooooooooooooooooooooooo", // M 24-31, N >= 393216
+			"JJJJJJJJJSSSSRRSSSSSNNJJJJJJJJJJJJJJJJJJJ", // M 32-47, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32-47, N (none)
+			"OOOOOOOOSSSSSSSSSSSSNNOOOOOOOOOOOOOOOOOOO", // M 32-47, N 2
+			"PPSSSSSSSSSSSSSSSSSSNNNNPPPPPPPPPPPNN>>>P", // M 32-47, N 3
+			"PSSSSSSSSSSSSSSSSSSSNNNNNNPPPuuuuP>>>>>>>", // M 32-47, N 4-5
+			"PSSSSSSSSSSSSSSSSSSSNNNNNJN>>uuu>>>>>>>>>", // M 32-47, N 6-7
+			">SSSSSSSSSSSSSSSSSSSNNNJJJ>>>uuu>>>>>>>>>", // M 32-47, N 8-11
+			">SSSSSSSSSSSSSSSSSSSNNJJ>>>>>>>>>>>>>>>>>", // M 32-47, N 12-15
+			">SSSSSSdSSSSSSSSSSSSNJ>>>>>>>>>>>>>>>>>>>", // M 32-47, N 16-23
+			"UUUdddddddddd222?????????>>>>>>>>>>>>>>>>", // M 32-47, N 24-31
+			"UUUUddddddddd222@??????????>>>>>>>>>>>>>>", // M 32-47, N 32-47
+			"<<UUUdddddd222222????????vvv?>>>>>>>>>>>>", // M 32-47, N 48-63
+			"UUUUUUddddd22222222??????uuuvv?????>>>>>>", // M 32-47, N 64-95
+			"ppUUUUUUdd222222222???@@?ppuuuv????>>qqqq", // M 32-47, N 96-127
+			"<<UUUUUUU22222224222@@@@@oppuuuvvv??uuuuu", // M 32-47, N 128-191
+			"pUUUUUUUU2222222522?@@@@@opppuuuuuuuqqqqq", // M 32-47, N 192-255
+			"<UUUUUUU222222225???@@@@@@opppuuuuuuuuuuu", // M 32-47, N 256-383
+			"UUUUUUUU222222222@@?@@@@@@oooppppuuuuuuuu", // M 32-47, N 384-511
+			"<UUUUUUU22225222@@@@@@@@@@ooooouuuuuuuuuu", // M 32-47, N 512-767
+			"<UUUUUUU22255555@@@@kkk@@oooooouuuuuuuuuu", // M 32-47, N 768-1023
+			"pUUUUUUU22255555@@@@@@mkooooooooqqqqqqqqq", // M 32-47, N 1024-1535
+			"ppUUUUUU222222555@@@@@@koooooooooqqqqqqqq", // M 32-47, N 1536-2047
+			"pppUUUUU3222222555@@@ooooooooooooqqqqqqqq", // M 32-47, N 2048-3071
+			"pppppppp3@@@@@22@@5popoooooooooooqqqqqqqq", // M 32-47, N 3072-4095
+			"<<<<<<<<<@@@@@@@@pkooopooooooooooqqqqqqqq", // M 32-47, N 4096-6143
+			"ppppppppppp@@@@@?poooooooooooooooqqqqqqqq", // M 32-47, N 6144-8191
+			"ppppppppppppoooooooooooooooooooooqqqqqqqq", // M 32-47, N 8192-12287
+			"<<<<<<<<<<<<ooooooooooooooooooooqqqqqqqqq", // M 32-47, N 12288-16383
+			"<<<<<<<<<<<ooooooooooooooooooooqqqqqqqqqq", // M 32-47, N 16384-24575
+			"<<<<<<<<<<ooooooooooooooooooouuqqqqqqqqqq", // M 32-47, N 24576-32767
+			"pppppppppoooommoooooooooooouuuuuqqqqqqqqq", // M 32-47, N 32768-49151
+			"ppppppppuooommmoooooooooooouuuuuuqqqqqqqq", // M 32-47, N 49152-65535
+			"pppppppuuoommmmoooooooooooouuuuuuuqqqqqqq", // M 32-47, N 65536-98303
+			"ppppppuuuommmmmmmmooooooooouuuuuuuuqqqqqq", // M 32-47, N 98304-131071
+			"pppppuuuuommmmmmmmoooopoooouuuuuuuuuqqqqq", // M 32-47, N 131072-196607
+			"ppppuuuuuoommmmmmoooooooooouuuuuuuuuuqqqq", // M 32-47, N 196608-262143
+			"pppuuuuuuuoommmoooooooooooouuuuuuuuuuuqqq", // M 32-47, N 262144-393215
+			"ppuuuuuuuuuooooooooooooooouuuuuuuuuuuuuqq", // M 32-47, N >= 393216
+			"JJJJJJJJJSSSSSSSSSSSNJJJJJJJJJJJJJJJJJJJJ", // M 48-63, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 48-63, N (none)
+			"OOOOOOOOOOSSSSSSSSSSNOOOOOOOOOOOOOOOOOOOO", // M 48-63, N 2
+			"PPPPSSPPPSSSSSSSSSSSPPPPPPPPPPPPPPPPPPPPP", // M 48-63, N 3
+			"PPSSSSSSSSSSSSSSSSSSNNNNNPPPPPuuPPP>>>>>>", // M 48-63, N 4-5
+			">>SSSSSSSSSSSSSSSSSSNNNJJJ>>>uuu>>>>>>>>>", // M 48-63, N 6-7
+			">SSSSSSSSSSSSSSSSSSSNNJJJ>>>>uuu>>>>>>>>>", // M 48-63, N 8-11
+			">SSSSSSSSSSSSSSSSSSSNJJJ>>>>>>u>>>>>>>>>>", // M 48-63, N 12-15
+			">>SSSSSSSSSSSSSSSSNNJJJ>>>>>>>>>>>>>>>>>>", // M 48-63, N 16-23
+			">>UUdddddddd222@@??????????>>>>>>>>>>>>>>", // M 48-63, N 24-31
+			"<<UUUddddddd2222@????????vvv?>>>>>>>>>>>>", // M 48-63, N 32-47
+			"<<<UUUddddd22222@????????uuuv??????>>>>>>", // M 48-63, N 48-63
+			"pppUUUUdddd2222222???????pppuu??????>>>qq", // M 48-63, N 64-95
+			"ppppUUUUU2222224222????@?ppppuu?????>qqqq", // M 48-63, N 96-127
+			"<<UUUUUUU2222225422??@@@?pppppuuvuuuuuuuu", // M 48-63, N 128-191
+			"ppUUUUUUU2222225422?@@@@@opppppuuuuuqqqqq", // M 48-63, N 192-255
+			"<UUUUUUUU22222225???@@@@@oopppppuuuuuuuuu", // M 48-63, N 256-383
+			"<UUUUUUUU22222525@@??@@@@@oopppppppuuuuuu", // M 48-63, N 384-511
+			"<UUUUUUUU22255552@@@?@@@@oooooppppuuuuuuu", // M 48-63, N 512-767
+			"<UUUUUUU22255555@@@@@@@@ooooooooouuuuuuuu", // M 48-63, N 768-1023
+			"ppUUUUUU322555255@@@@@@oooooooooqqqqqqqqq", // M 48-63, N 1024-1535
+			"ppUUUUU3322225555@@@@oooooooooooqqqqqqqqq", // M 48-63, N 1536-2047
+			"ppppUU3333222225;@@@oooooooooooooqqqqqqqq", // M 48-63, N 2048-3071
+			"pppppppp33@@@@2@@oopoooooooooooooqqqqqqqq", // M 48-63, N 3072-4095
+			"<<<<<<<<<3@@@@@@oppppooooooooooooqqqqqqqq", // M 48-63, N 4096-6143
+			"pppppppppppoo@@ooppooooooooooooooqqqqqqqq", // M 48-63, N 6144-8191
+			"ppppppppppppoooooopoooooooooooooqqqqqqqqq", // M 48-63, N 8192-12287
+			"<<<<<<<<<<<uooooooooooooooooooooqqqqqqqqq", // M 48-63, N 12288-16383
+			"<<<<<<<<<<uooooooooooooooooooooqqqqqqqqqq", // M 48-63, N 16384-24575
+			"<<<<<<<<<uuoooooooooooooooooouuqqqqqqqqqq", // M 48-63, N 24576-32767
+			"ppppppppuuooooooooooooooooouuuuuqqqqqqqqq", // M 48-63, N 32768-49151
+			"pppppppuuoooommoooooooooooouuuuuuqqqqqqqq", // M 48-63, N 49152-65535
+			"ppppppuuuoooommoooooooooooouuuuuuuqqqqqqq", // M 48-63, N 65536-98303
+			"pppppuuuuooommmmmoooooooooouuuuuuuuqqqqqq", // M 48-63, N 98304-131071
+			"ppppuuuuuooommmmmoooooooooouuuuuuuuuqqqqq", // M 48-63, N 131072-196607
+			"pppuuuuuuuooommmoooooooooouuuuuuuuuuuqqqq", // M 48-63, N 196608-262143
+			"ppuuuuuuuuoooooooooooooooouuuuuuuuuuuuqqq", // M 48-63, N 262144-393215
+			"puuuuuuuuuuuooooouuoooooouuuuuuuuuuuuuuqq", // M 48-63, N >= 393216
+			"NNNNNNNNNNSSSSSSSSSSNNNNNNNNNNNNNNNNNNNNN", // M 64-95, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 64-95, N (none)
+			"OOOOOOOOOOOSSSSSSSSOOOOOOOOOOOOOOOOOOOOOO", // M 64-95, N 2
+			"PPPPPPPPPPPPSSSSSSPPPPPPPPPPPPPPPPPPPPPPP", // M 64-95, N 3
+			"PPPPPSSPPPPPPSSSSSSPPNNPPPPPPPPPPPPPPhhPP", // M 64-95, N 4-5
+			"hhhSSSSSSSShSSSSSSSSNNNNNhhh>hhhhhhhhhhhh", // M 64-95, N 6-7
+			"hhhSSSSSSSSSSSSSSSSSNNNN>hh>>hhhhhhhhhhhh", // M 64-95, N 8-11
+			"hhRRRRRRRRRRRRRRRRRNJJJ>>>>>>hhhhhhhhhhhh", // M 64-95, N 12-15
+			"hhSSSSSSSSSSSSSSSSNNNN>>>>>>>hhhhhhhhhhhh", // M 64-95, N 16-23
+			">>>UUdddddd22222@????????vvv?>>>>>>>>>>>>", // M 64-95, N 24-31
+			"222UUUddddd22252@????????uuuvv?????>>>>>>", // M 64-95, N 32-47
+			"222UUUUdddd22252@????????pppuu??????>>>ii", // M 64-95, N 48-63
+			"pppUUUUUddd222222???????ppppppv?????>oooo", // M 64-95, N 64-95
+			"ppppUUUUU222222222??????oppppppvvvuuuoooo", // M 64-95, N 96-127
+			"2222UUUUU222222522????@@oppppppuuuuuuiiii", // M 64-95, N 128-191
+			"pppUUUUUU2222225522@@@@@ooppppppuuuuooooo", // M 64-95, N 192-255
+			"22UUUUUUU222222255???@@@@oppppppppppooooo", // M 64-95, N 256-383
+			"22UUUUUUU222225255@??@@@@ooopppsssspooooo", // M 64-95, N 384-511
+			"22UUUUUU3222255555@@?v@@oooooppssssoooooo", // M 64-95, N 512-767
+			"22UUUUUU322255555@@@@voooooooooppppoooooo", // M 64-95, N 768-1023
+			"pppUUUU3322255555@@@ooooooooooooooooooooo", // M 64-95, N 1024-1535
+			"ppppUU3333222255;oooooooooooooooooooooooo", // M 64-95, N 1536-2047
+			"ppppppp333@@@@5;;oooooooooooooooooooooooo", // M 64-95, N 2048-3071
+			"pppppppp33@@@@2oooppoooooxooooooooooooooo", // M 64-95, N 3072-4095
+			"ppppppppp3@@@@ooopopppooooooooooooooooooo", // M 64-95, N 4096-6143
+			"pppppppppppoooooopppppooooooooooooooooooo", // M 64-95, N 6144-8191
+			"pppppppppppoooooooppqoooooooooooooooooooo", // M 64-95, N 8192-12287
+			"ppppppppppooooooooopooooooooooooooooooooo", // M 64-95, N 12288-16383
+			"pppppppppoooooooooooooooooooooooooooooooo", // M 64-95, N 16384-24575
+			"ppppppppoooooooooooooxxoooooooooooooooooo", // M 64-95, N 24576-32767
+			"pppppppooooooooooooooxxoooooooooooooooooo", // M 64-95, N 32768-49151
+			"ppppppooooooooooooooooooooooooooooooooooo", // M 64-95, N 49152-65535
+			"pppppooooooooomoooooooooooooooooooooooooo", // M 64-95, N 65536-98303
+			"ppppoooooooooommooooooooooooooooooooooooo", // M 64-95, N 98304-131071
+			"pppoooooooooooooooooooooooooooooooooooooo", // M 64-95, N 131072-196607
+			"ppooooooooooooooooooooooooooooooooooooooo", // M 64-95, N 196608-262143
+			"poooooooooooooooooooooooooooooooooooooooo", // M 64-95, N 262144-393215
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 64-95, N >= 393216
+			"NNNNNNNNNNNNSSSSNNNNNNNNNNNNNNNNNNNNNNNNN", // M 96-127, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 96-127, N (none)
+			"OOOOOOOOOOOOOSSOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 96-127, N 2
+			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 96-127, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 96-127, N 4-5
+			"hhhhhhhSShhhhhSSSShhhhhhhhhhhhhhhhhhhhhhh", // M 96-127, N 6-7
+			"hhhhRRRRRRRRRRRRRRhhNJNNhhhhuhhhhhhhhhhhh", // M 96-127, N 8-11
+			"hhhhSSSSSSSSSSSSSSNNNNN>hhhuuhhhhhhhhhhhh", // M 96-127, N 12-15
+			"hhhhSSSSSSSSSSSSSNNNNN>>hh>uuhhhhhhhhhhhh", // M 96-127, N 16-23
+			"hhhUUUUdddd22225@????????uuvvv????>>>>>hh", // M 96-127, N 24-31
+			"<<<UUUUUdd2222254????????ppuuuv????>>iiii", // M 96-127, N 32-47
+			"<<<<UUUUUd2222254???????pppppuu?????>iiii", // M 96-127, N 48-63
+			"hhhhUUUUU22222254???????pppppppvvvuuuhhhh", // M 96-127, N 64-95
+			"ppppUUUUU02222544@??????oppppppuuuuuuiiii", // M 96-127, N 96-127
+			"hhhhUUUUU02222252@@?????oppppppppuuuiiiii", // M 96-127, N 128-191
+			"hhhhUUUUU2222222544@??oooopppppsssspuiiii", // M 96-127, N 192-255
+			"hhhhUUUUU2222222554@?oooooopppsssssspiiii", // M 96-127, N 256-383
+			"hhhUUUUU3222225555@?oooooooopsssssssiiiii", // M 96-127, N 384-511
+			"<<<UUUUU3222255555@ovvoooooooqqsssssiiiii", // M 96-127, N 512-767
+			"<<<<UUU33322255552ooovooooooooqqqqqiiiiii", // M 96-127, N 768-1023
+			"pppppU33332225552ooooooooooooooooqiiiiiii", // M 96-127, N 1024-1535
+			"pppppp33333@@@@2oooooooooooooooiiiiiiiiii", // M 96-127, N 1536-2047
+			"ppppppp3333@@@2oooooooooixooooooiiiiiiiii", // M 96-127, N 2048-3071
+			"ppppppppp33@@@oooopppqqoxxxoooooiiiiiiiii", // M 96-127, N 3072-4095
+			"<<<<<<<<<<3o@ooooopppqxxxxxoooooiiiiiiiii", // M 96-127, N 4096-6143
+			"pppppppppppooooooopxpxxxxxooooooiiiiiiiii", // M 96-127, N 6144-8191
+			"ppppppppppiiooooooppxxxxoooooooiiiiiiiiii", // M 96-127, N 8192-12287
+			"<<<<<<<<<iiiooooooopxxxxoooooooiiiiiiiiii", // M 96-127, N 12288-16383
+			"<<<<<<<<iiiioooooooopxxxooooooiiiiiiiiiii", // M 96-127, N 16384-24575
+			"pppppppiiiiooooowwooxffxoooooiiiiiiiiiiii", // M 96-127, N 24576-32767
+			"ppppppiiiiiooooo666oxffxooooiiiiiiiiiiiii", // M 96-127, N 32768-49151
+			"pppppiiiiiiooooo666ooxxoooooiiiiiiiiiiiii", // M 96-127, N 49152-65535
+			"ppppiiiiiiiooooow6oooooooooiiiiiiiiiiiiii", // M 96-127, N 65536-98303
+			"pppiiiiiiiiooooooooooooooooiiiiiiiiiiiiii", // M 96-127, N 98304-131071
+			"ppiiiiiiiiiiooooooooooooooiiiiiiiiiiiiiii", // M 96-127, N 131072-196607
+			"piiiiiiiiiiiioooooooooooiiiiiiiiiiiiiiiii", // M 96-127, N 196608-262143
+			"iiiiiiiiiiiiiiooooooiiiiiiiiiiiiiiiiiiiii", // M 96-127, N 262144-393215
+			"iiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiii", // M 96-127, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 128-191, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 128-191, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 128-191, N 2
+			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 128-191, N 3
+			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 128-191, N 4-5
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 128-191, N 6-7
+			">>>>>>SSSSSSSSSSS>>>>>>>>>>>>>hhh>>>>>>>>", // M 128-191, N 8-11
+			">>>>>RRRRRRRRRRRRNNNN>>>>>>>hhhhhh>>>>>>>", // M 128-191, N 12-15
+			">>>>TTTTTTTTTTTTNNNNN>>>>>>hhhhhhhh>>>>>>", // M 128-191, N 16-23
+			">>>>UUUUU22222225@??????huuuuvvv???>hhhhh", // M 128-191, N 24-31
+			"2222UUUUU22222555@??????ppppuuuvvv??uuuuu", // M 128-191, N 32-47
+			"2222UUUUU22255555???????ppppppuuvuuuuuuuu", // M 128-191, N 48-63
+			"ppppUUUUU222555544??????pppppppuuuuuuoooo", // M 128-191, N 64-95
+			"ppppUUUUU022255544@?????oppppppppuuuooooo", // M 128-191, N 96-127
+			"2222UUUUU202255544@@???ooppppppssssppuuuu", // M 128-191, N 128-191
+			"ppppUUUUU2222555544@??ooooppppsssssssoooo", // M 128-191, N 192-255
+			"2222UUUU33222555554@?ooooooppssssssssuuuu", // M 128-191, N 256-383
+			"2222UUUU3322255555@oooooooqqqssssssssoooo", // M 128-191, N 384-511
+			"2222UUU33322255552ooooooooqqqqqsssssuuuuu", // M 128-191, N 512-767
+			"22222U33332225552<ooovoooooqqqqqqqqqooooo", // M 128-191, N 768-1023
+			"ppppp33333322552ooooooooooooooqqqqqoooooo", // M 128-191, N 1024-1535
+			"pppppp33333@@@ooooooooooooooooooooooooooo", // M 128-191, N 1536-2047
+			"ppppppp3333@@oooooooooooixxoooooooooooooo", // M 128-191, N 2048-3071
+			"pppppppp333pooooouuooooooxxxooooooooooooo", // M 128-191, N 3072-4095
+			"pppppppppp3ooooooooiopqoqxxxooooooooooooo", // M 128-191, N 4096-6143
+			"ppppppppppooooooooowoooooooxooooooooooooo", // M 128-191, N 6144-8191
+			"pppppppppooooooooooooxxoooooooooooooooooo", // M 128-191, N 8192-12287
+			"ppppppppoooooooooooooxxoooooooooooooooooo", // M 128-191, N 12288-16383
+			"pppppppoooooooooooooooooooooooooooooooooo", // M 128-191, N 16384-24575
+			"ppppppoooooooooooooooxfoooooooooooooooooo", // M 128-191, N 24576-32767
+			"pppppooooooooooowxoooxxoooooooooooooooooo", // M 128-191, N 32768-49151
+			"ppppoooooooooooo66ooooooooooooooooooooooo", // M 128-191, N 49152-65535
+			"pppoooooooooooooooooooooooooooooooooooooo", // M 128-191, N 65536-98303
+			"ppooooooooooooooooooooooooooooooooooooooo", // M 128-191, N 98304-131071
+			"poooooooooooooooooooooooooooooooooooooooo", // M 128-191, N 131072-196607
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 128-191, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 128-191, N 262144-393215
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 128-191, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 192-255, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 192-255, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 192-255, N 2
+			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 192-255, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 4-5
+			"hhhhhhhhhhhSSShhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 6-7
+			"hhhhhhhhhRRRRRRRRhhhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 8-11
+			"hhhhhhhQQQQQQQQQNNNhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 12-15
+			"hhhhhhJJJJJJJJJJNNNN>>>hhhhhhhhhhhhhhhhhh", // M 192-255, N 16-23
+			"hhhhhUUUU22222222@@?????hppuuuuuuuuhhhhhh", // M 192-255, N 24-31
+			"22222UUUU22255555@@?????pppppuuuuuuuiiiii", // M 192-255, N 32-47
+			"22222UUUU222555554??????pppppppuuuuuiiiii", // M 192-255, N 48-63
+			"hhhhUUUUU222555254@?????opppppppuuuuhhhhh", // M 192-255, N 64-95
+			"ppppUUUUU222255444@@???ooppppppsssspuiiii", // M 192-255, N 96-127
+			"hhhUUUUUUU222555544@@??oooppppsssssssiiii", // M 192-255, N 128-191
+			"pppUUUUUU3255555544@??ooooqppssssssssiiii", // M 192-255, N 192-255
+			"hhhhUUUU33255555554@?ooooqqqqssssssssiiii", // M 192-255, N 256-383
+			"hhhhUUU333322555522ooooooqqqqqsssssssiiii", // M 192-255, N 384-511
+			"2222UU3333VV2555225ooooooqxqqqqssssssiiii", // M 192-255, N 512-767
+			"222223333332222222oooooooqqqqqqqqqqqiiiii", // M 192-255, N 768-1023
+			"ppppp333333322228oooooooooqqqqqqqqqiiiiii", // M 192-255, N 1024-1535
+			"pppppp333333@ooooooooooooooqqoqqqiiiiiiii", // M 192-255, N 1536-2047
+			"ppppppp33333ooooopoooooooixxoooiiiiiiiiii", // M 192-255, N 2048-3071
+			"pppppppp333ooooooooooooooxxxoooiiiiiiiiii", // M 192-255, N 3072-4095
+			"ppppppppppooooooooooooooooxxoooiiiiiiiiii", // M 192-255, N 4096-6143
+			"pppppppppooooooooooooooooooxoooiiiiiiiiii", // M 192-255, N 6144-8191
+			"ppppppppoooooooooooooooooooooooiiiiiiiiii", // M 192-255, N 8192-12287
+			"pppppppoooooooooooooooooooooooiiiiiiiiiii", // M 192-255, N 12288-16383
+			"ppppppooooooooooooooooooooooooiiiiiiiiiii", // M 192-255, N 16384-24575
+			"pppppooooooooooooooooooooooooooiiiiiiiiii", // M 192-255, N 24576-32767
+			"ppppooooooooooooooooooooooooooooiiiiiiiii", // M 192-255, N 32768-49151
+			"pppooooooooooooooooooooooooooooooiiiiiiii", // M 192-255, N 49152-65535
+			"ppooooooooooooooooooooooooooooooooiiiiiii", // M 192-255, N 65536-98303
+			"pooooooooooooooooooooooooooooooooooiiiiii", // M 192-255, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 192-255, N 131072-196607
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 192-255, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 192-255, N 262144-393215
+			"oooooooooooooooooooooooooooooooooooooooii", // M 192-255, N >= 393216
+			"NNNNNNNNNNNRRRRRNRRNNNNNNNNNNNNNNNNNNNNNN", // M 256-383, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 256-383, N (none)
+			"OOOOOOOOOOOORRRROORNNNOOOOOOOOOOOOOOOOOOO", // M 256-383, N 2
+			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 256-383, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 4-5
+			"hhhhhhhhhRRRRRRRhhhhhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 6-7
+			"hhhhhhhhTTTTTTTTNNhhhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 8-11
+			"hhhhhhhhJJJJJJJJNNNNhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 12-15
+			"hhhhhhhLLLLLLRRNNNN>>hhhhhhhhhhhhhhhhhhhh", // M 256-383, N 16-23
+			"hhhhhhhUUU22222222@????hhhppuuuuuuhhhhhhh", // M 256-383, N 24-31
+			"22222UUUUU22255552@@????upppppuuuuuuuuuuu", // M 256-383, N 32-47
+			"2222UUUUUU22555555@@@?@oopppppppuuuuuuuuu", // M 256-383, N 48-63
+			"hhhUUUUUU322555555@@@@@ooopppppppppphhhhh", // M 256-383, N 64-95
+			"pppUUUUUU322255555@@@@@oooppppsssssspoooo", // M 256-383, N 96-127
+			"222UUUUUU3222555554@@@oooqqppssssssssuuuu", // M 256-383, N 128-191
+			"pppUUUUUU3225555554@@uoooqqqqssssssssoooo", // M 256-383, N 192-255
+			"222UUUU3333225555o4@uoooqxxqqssssssssuuuu", // M 256-383, N 256-383
+			"222UUU333332255@ooooooooqxxxqqsssssssoooo", // M 256-383, N 384-511
+			"222U333333332@@oooooooooqxxxqqqsssssquuuu", // M 256-383, N 512-767
+			"2223333333333@ooooooooqqqxxxqqqqqqqqooooo", // M 256-383, N 768-1023
+			"ppppp33333333oooooooooqxxxxxqqqqqqqoooooo", // M 256-383, N 1024-1535
+			"ppppp3333333oooooooooooxxxxxqqqqqoooooooo", // M 256-383, N 1536-2047
+			"pppppp33333oooooooooooooxxxxxqqqooooooooo", // M 256-383, N 2048-3071
+			"pppppppp33ooooooooooooooofxxxqqoooooooooo", // M 256-383, N 3072-4095
+			"pppppppppoooooooooooooooooxxxxooooooooooo", // M 256-383, N 4096-6143
+			"ppppppppoooooooooooooooooooxxoooooooooooo", // M 256-383, N 6144-8191
+			"pppppppoooooooooooooooooooooooooooooooooo", // M 256-383, N 8192-12287
+			"ppppppooooooooooooooooooooooooooooooooooo", // M 256-383, N 12288-16383
+			"pppppoooooooooooooooooooooooooooooooooooo", // M 256-383, N 16384-24575
+			"ppppooooooooooooooooooooooooooooooooooooo", // M 256-383, N 24576-32767
+			"pppoooooooooooooooooooooooooooooooooooooo", // M 256-383, N 32768-49151
+			"ppooooooooooooooooooooooooooooooooooooooo", // M 256-383, N 49152-65535
+			"poooooooooooooooooooooooooooooooooooooooo", // M 256-383, N 65536-98303
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 256-383, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 256-383, N 131072-196607
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 256-383, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 256-383, N 262144-393215
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 256-383, N >= 393216
+			"NNNNNNNNNNRRRRRRRRRNNNNNNNNNNNNNNNNNNNNNN", // M 384-511, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 384-511, N (none)
+			"OOOOOOOOOORRRRRRRRRNNNNOOOOOOOOOOOOOOOOOO", // M 384-511, N 2
+			"PPPPPPPPPPPSSSSSPSNNNNPPPPPPPPPPPPPPPPPPP", // M 384-511, N 3
+			"hhhhhhhhhhhRRRhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 4-5
+			"hhhhhhhhhTTTTTTTNhhhhhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 6-7
+			"hhhhhhhhJJJJJJJJNNhhhhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 8-11
+			"hhhhhhhLLLLLLLLNNNN>hhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 12-15
+			"hhhhhhhJJJJJJJNNN>>>>>hhhhhhhhhhhhhhhhhhh", // M 384-511, N 16-23
+			"hhhhhhhUUU255552222????hhhhppuuuhhhhhhhhh", // M 384-511, N 24-31
+			"22222UUUUU225555552???@oiippppppuiiiiiiii", // M 384-511, N 32-47
+			"2222UUUUU3222555555??@@oiopppppppppiiiiii", // M 384-511, N 48-63
+			"hhhUUUUUU3222555555@@@oooooppppssssphhhhh", // M 384-511, N 64-95
+			"pppUUUUUU3322555555v@uoooqqqpsssssssooooo", // M 384-511, N 96-127
+			"22UUUUUUU332255555@@uoooqqqqqssssssssiiii", // M 384-511, N 128-191
+			"ppUUUUUUU33225555@o@uoooqxqqqqsssssssoooo", // M 384-511, N 192-255
+			"22UUUUU33333255<oooooooqqxxxqqsssssssiiii", // M 384-511, N 256-383
+			"22UUU33333333<@ooooqqqqqxxxxqqqsssssqiiii", // M 384-511, N 384-511
+			"22UU333333333@ooooooqqqqxxxxxqqqqqqqiiiii", // M 384-511, N 512-767
+			"22U3333333333ooooooooqqxxxxxqqqqqqqqiiiii", // M 384-511, N 768-1023
+			"pp3333333333ooooooooooxxxxxxxqqqqqqoooooo", // M 384-511, N 1024-1535
+			"pppp3333333ooooooooooooxxxxxxqqqqoooooooo", // M 384-511, N 1536-2047
+			"pppppp3333ooooooooooooooxfxxxxqqqoooooooo", // M 384-511, N 2048-3071
+			"pppppp333oooooooooqooxqoxffxxxxqqoooooooo", // M 384-511, N 3072-4095
+			"ppppppp3ooooooooooqooxxoxxfxxxxqooooooooo", // M 384-511, N 4096-6143
+			"pppppppooooooooooooooooooooxxxxoooooooooo", // M 384-511, N 6144-8191
+			"ppppppoooooooooooooooxxoooooxxooooooooooo", // M 384-511, N 8192-12287
+			"pppppooooooooooooooooxxooooooxooooooooooo", // M 384-511, N 12288-16383
+			"ppppooooooooooooooooooooooooooooooooooooo", // M 384-511, N 16384-24575
+			"pppoooooooooooooooooooooooooooooooooooooo", // M 384-511, N 24576-32767
+			"ppooooooooooooooooooooooooooooooooooooooo", // M 384-511, N 32768-49151
+			"poooooooooooooooooooooooooooooooooooooooo", // M 384-511, N 49152-65535
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 384-511, N 65536-98303
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 384-511, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 384-511, N 131072-196607
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 384-511, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 384-511, N 262144-393215
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 384-511, N >= 393216
+			"NNNNNNNNNRRRRRRRRRNNNNNNNNNNNNNNNNNNNNNNN", // M 512-767, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 512-767, N (none)
+			"OOOOOOOOORRRRRRRRNNNNNNNNhOOOOOOOOOOOOOOO", // M 512-767, N 2
+			"PPPPPPPPPPRRRRRRRNNNNNNuPPPPPPPPPPPPPPPPP", // M 512-767, N 3
+			"hhhhhhhhhhRRRRRRhNNNN>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 4-5
+			"hhhhhhhhJJJJJJJJNhhN>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 6-7
+			"hhhhhhhhLLLLLLRNNNh>>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 8-11
+			"hhhhhhhJJJJJJJNNNO>>>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 12-15
+			"hhhhhhhJJJL222RJP>>>>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 16-23
+			"hhhhhhUUUU255552222@???uhhhhhhhhhhhhhhhhh", // M 512-767, N 24-31
+			"<<<<UUUUU3255555552@???uouuppppuuuuuuuuuu", // M 512-767, N 32-47
+			"<<<UUUUUU3255555555@??uoouopppppppuuuuuuu", // M 512-767, N 48-63
+			"hhhUUUUUU3322555555<vuooooqqqpssssshhhhhh", // M 512-767, N 64-95
+			"ppUUUUUUU333255555<<vooooqqqqqqsssssqqqqq", // M 512-767, N 96-127
+			"<<UUUUUUU333@555<<<opooqqqqqqqqsssssuuuuu", // M 512-767, N 128-191
+			"pUUUUUUUU333@@<<<oooooqqqxxqqqqssssssqqqq", // M 512-767, N 192-255
+			"<UUUUUUU3333@<<<<oooqqqqxxxxqqqsssssquuuu", // M 512-767, N 256-383
+			"<UUUU33333333<<ooooooqqqxxxxxqqqqqqquuuuu", // M 512-767, N 384-511
+			"<UUU333333333oooooooqqqxxxxxxqqqqqqquuuuu", // M 512-767, N 512-767
+			"<U3333333333oooooooooqqxxxxxxqqqqqquuuuuu", // M 512-767, N 768-1023
+			"pp333333333oooooooooooqxxxxxxqqqqqqqqqqqq", // M 512-767, N 1024-1535
+			"pp33333333oooooooooooooxxxxxxxxqqqqqqqqqq", // M 512-767, N 1536-2047
+			"pppp33333oooooooooooooooxfxxxxxxqqqqqqqqq", // M 512-767, N 2048-3071
+			"pppp3333oooooooootfooxxoxffxxxxxxqqqqqqqq", // M 512-767, N 3072-4095
+			"<<<<333oooooooooooxooxfqfqfxxxxxxqqqqqqqq", // M 512-767, N 4096-6143
+			"pppp33oooooooooooooxxqqooooxxxxxxqqqqqqqq", // M 512-767, N 6144-8191
+			"pppppooooooooooooooxxxfqooooxxxqqqqqqqqqq", // M 512-767, N 8192-12287
+			"ppppoooooooooooooooooxxooooooxqqqqqqqqqqq", // M 512-767, N 12288-16383
+			"pppoooooooooooooooooooooooooooqqqqqqqqqqq", // M 512-767, N 16384-24575
+			"ppoooooooooooooooooooooooooooooqqqqqqqqqq", // M 512-767, N 24576-32767
+			"poooooooooooooooooooooooooooooooqqqqqqqqq", // M 512-767, N 32768-49151
+			"oooooooooooooooooooooooooooooooooqqqqqqqq", // M 512-767, N 49152-65535
+			"ooooooooooooooooooooooooooooooooooqqqqqqq", // M 512-767, N 65536-98303
+			"oooooooooooooooooooooooooooooooooooqqqqqq", // M 512-767, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooqqqqq", // M 512-767, N 131072-196607
+			"oooooooooooooooooooooooooooooooooooooqqqq", // M 512-767, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooqqq", // M 512-767, N 262144-393215
+			"oooooooooooooooooooooooooooooooooooooooqq", // M 512-767, N >= 393216
+			"NNNNNNNNRRRRRRRRRRNNJJJJNNNNNNNNNNNNNNNNN", // M 768-1023, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 768-1023, N (none)
+			"OOOOOOOOORRRRRRRRNNNNNNNhhhhOOOOOOOOOOOOO", // M 768-1023, N 2
+			"PPPPPPPPPTTTTTTTNNNNNNuhhhhPPPPPPPPPPPPPP", // M 768-1023, N 3
+			"hhhhhhhhhhJJJJJJNNNNN>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 4-5
+			"hhhhhhhhLLLLLLLNNNN>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 6-7
+			"hhhhhhhJJJJJJJNNNO>>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 8-11
+			"hhhhhhhLLLLLRRRJP>>>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 12-15
+			"hhhhhhNNNNN2222N>>>>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 16-23
+			"hhhhhhUUUU25555222@@@hhhuuhhhhhhhhhhhhhhh", // M 768-1023, N 24-31
+			"<<<<UUUUU325555552@@huuuuiiiiiiiiiiiiiiii", // M 768-1023, N 32-47
+			"<<<UUUUUU335555555@vvuuuoiiiippppiiiiiiii", // M 768-1023, N 48-63
+			"hhhUUUUU3332255555<<uuuooqqqqqqqssshhhhhh", // M 768-1023, N 64-95
+			"ppUUUUUUU333@55<<<<<<uooqqqqqqqqqssqqqqqq", // M 768-1023, N 96-127
+			"<UUUUUUUU333@@<<<<<uoooqqqqqqqqqqqqqiiiii", // M 768-1023, N 128-191
+			"pUUUUUUUU333@@<<<ooooqqqqxxqqqqqqqqqqqqqq", // M 768-1023, N 192-255
+			"<UUUUUUU33333@u<gooooqqqxxxxqqqqqqqqiiiii", // M 768-1023, N 256-383
+			"UUUUU333333999:ooooooqqqxxxxqqqqqqqqiiiii", // M 768-1023, N 384-511
+			"UUU333333339999ooooooqqxxxxxxqqqqqqiiiiii", // M 768-1023, N 512-767
+			"<bb3333333339ooooeoooqqxxxxxxxqqqqiiiiiii", // M 768-1023, N 768-1023
+			"pbb3333333399oooooooooqxxxxxxxxxqqqqqqqqq", // M 768-1023, N 1024-1535
+			"ppb333333oo99ooooooooooxxxxxxxxxxqqqqqqqq", // M 768-1023, N 1536-2047
+			"ppb33333ooooooooooooooooxxxxxxxxxxqqqqqqq", // M 768-1023, N 2048-3071
+			"ppbb333oooooooooooooooooofxxxxxxxxqqqqqqq", // M 768-1023, N 3072-4095
+			"ppbb33ooooooooooooooooooqofxxxxxxxiiiiiii", // M 768-1023, N 4096-6143
+			"ppbb3ooooooooooooooxxqoooooxxxxxxqqqqqqqq", // M 768-1023, N 6144-8191
+			"pppboooooooooooooooxxqqoooooxxxxqqqqqqqqq", // M 768-1023, N 8192-12287
+			"pppooooooooooooooooqqqqooooooxiiiiiiiiiii", // M 768-1023, N 12288-16383
+			"ppooooooooooooooooooooooooooooqqqqqqqqqqq", // M 768-1023, N 16384-24575
+			"pooooooooooooooooooooooooooooooqqqqqqqqqq", // M 768-1023, N 24576-32767
+			"ooooooooooooooooooooooooooooooooqqqqqqqqq", // M 768-1023, N 32768-49151
+			"oooooooooooooooooooooooooooooooooqqqqqqqq", // M 768-1023, N 49152-65535
+			"ooooooooooooooooooooooooooooooooooqqqqqqq", // M 768-1023, N 65536-98303
+			"oooooooooooooooooooooooooooooooooooqqqqqq", // M 768-1023, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooqqqqq", // M 768-1023, N 131072-196607
+			"oooooooooooooooooooooooooooooooooooooqqqq", // M 768-1023, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooqqq", // M 768-1023, N 262144-393215
+			"oooooooooooooooooooooooooooooooooooooooqq", // M 768-1023, N >= 393216
+			"NNNNNNNNRRRRRJRJNNNJNNNNNNNNNNNNNNNNNNNNN", // M 1024-1535, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1024-1535, N (none)
+			"OOOOOOOORRRJJJJJNNNNNNNhhhhhhOOOOOOOOOOOO", // M 1024-1535, N 2
+			"PPPPPPPPPJJJJJJJNNNNNuhhhhhhhPPPPPPPPPPPP", // M 1024-1535, N 3
+			"hhhhhhhhhLLLJJJNNNN>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 4-5
+			"hhhhhhhJJJJJJJNNNN>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 6-7
+			"hhhhhhJJJJJJJJJJP>>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 8-11
+			"hhhhhhNNNNNNNNNN>>>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 12-15
+			"hhhhhhOPPPP2222>>>>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 16-23
+			"hhhhhUUUUU2555522@@@hhhhhhuhhhhhhhhhhhhhh", // M 1024-1535, N 24-31
+			"<<<UUUUUU33555522@@hhhuhuuiiiiiiiiiiiiiii", // M 1024-1535, N 32-47
+			"<<<UUUUU333255552@<vvhuuuqiiiiiiiiiiiiiii", // M 1024-1535, N 48-63
+			"hhUUUUUU3333@255<<<<vuuuqqhhhqqqqhhhhhhhh", // M 1024-1535, N 64-95
+			"ppUUUUUU3333@@<<<<<<vuuqqqqqqqqqqqiiiiiii", // M 1024-1535, N 96-127
+			"hUUUUUUU3333@@<<<uuuoooqqqqqqqqqqqqiiiiii", // M 1024-1535, N 128-191
+			"hUUUUUUU33333@uuuuooooqqqxxqqqqqqqqiiiiii", // M 1024-1535, N 192-255
+			"UUUUUU3333333uuuuuoooooqxxxxqqqqqqqiiiiii", // M 1024-1535, N 256-383
+			"UUUUUU333333ooouuoooooooxxxxxqqqqqqiiiiii", // M 1024-1535, N 384-511
+			"Ubb333333333oooo:oooqooxxxxxxqqqqqiiiiiii", // M 1024-1535, N 512-767
+			"bbb3333333o99oooooooooqxxxxxxxxxqqiiiiiii", // M 1024-1535, N 768-1023
+			"pbbb333333399oooooooooxxxxxxxxxxxqqiiiiii", // M 1024-1535, N 1024-1535
+			"pbbb333333999ooooxxooooxxxxxxxxxxxqiiiiii", // M 1024-1535, N 1536-2047
+			"ppbbb33oo99ooooo7xxoooooqqxxxxxxxxxiiiiii", // M 1024-1535, N 2048-3071
+			"pbbbb3oooooooooooxxooxxoqfqxxxxxxxxiiiiii", // M 1024-1535, N 3072-4095
+			"pbbbbooooooooooooxxoxxxqqqfxxxxxxxiiiiiii", // M 1024-1535, N 4096-6143
+			"ppbboooooooooooooooxxxqqqqqxxxxxxxiiiiiii", // M 1024-1535, N 6144-8191
+			"ppbooooooooooooooooxxxxqooooxxxxxiiiiiiii", // M 1024-1535, N 8192-12287
+			"ppooooooooooooooooooqxxqoooooxxiiiiiiiiii", // M 1024-1535, N 12288-16383
+			"pooooooooooooooooooooqqqooooooiiiiiiiiiii", // M 1024-1535, N 16384-24575
+			"oooooooooooooooooooooooooooooooiiiiiiiiii", // M 1024-1535, N 24576-32767
+			"ooooooooooooooooooooooooooooooooiiiiiiiii", // M 1024-1535, N 32768-49151
+			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 1024-1535, N 49152-65535
+			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 1024-1535, N 65536-98303
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 1024-1535, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 1024-1535, N 131072-196607
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 1024-1535, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 1024-1535, N 262144-393215
+			"oooooooooooooooooooooooooooooooooooooooii", // M 1024-1535, N >= 393216
+			"NNNNNNNNRRRRJJJRNNJJJNNNNNNNNNNNNNNNNNNNN", // M 1536-2047, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1536-2047, N (none)
+			"OOOOOOOOJJJJJJJJNNNOONhhhhhhhhOOOOOOOOOOO", // M 1536-2047, N 2
+			"PPPPPPPPPJJJJJJNNNNNNhhhhhhhhPPPPPPPPPPPP", // M 1536-2047, N 3
+			"hhhhhhhhJJJJJJNNNP>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 4-5
+			"hhhhhhhJJJJJJJJJP>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 6-7
+			"hhhhhhNNNNNNNNNN>>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 8-11
+			"hhhhhhPPPPPPPPP>>>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 12-15
+			"hhhhhddddd2222>>>>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 16-23
+			"hhhhUUUUU32252222@@hhhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 24-31
+			"<<<UUUUUU33222222@hhhhhhhhiiiiiiiiiiiiiii", // M 1536-2047, N 32-47
+			"<<UUUUUU33332555<<huuhhuuqiiiiiiiiiiiiiii", // M 1536-2047, N 48-63
+			"hhUUUUUU3333@<<<<<<uuuuuqqhhhhhhhhhhhhhhh", // M 1536-2047, N 64-95
+			"ppUUUUUU33333<<<<<<uuuuoqqqqiiiiiiiiiiiii", // M 1536-2047, N 96-127
+			"hUUUUUU333333@u<=uuuuouqqqqqqqqqqiiiiiiii", // M 1536-2047, N 128-191
+			"UUUUUU3333333uuuuuuooooqxxxqqqqqqiiiiiiii", // M 1536-2047, N 192-255
+			"UUUUUU333333uuuuuvuoooooxxxxqqqqqiiiiiiii", // M 1536-2047, N 256-383
+			"UUU33333333uuoouuoooooooxxxxxqqqqiiiiiiii", // M 1536-2047, N 384-511
+			"bbb3333333u3oooooooooooxxxxxxxxqqqiiiiiii", // M 1536-2047, N 512-767
+			"bbb333333oo99oooooxoooxxxxxxxxxxxqqiiiiii", // M 1536-2047, N 768-1023
+			"pbbb333333999o1ooxxooxxxxxxxxxxxxxqiiiiii", // M 1536-2047, N 1024-1535
+			"pbbbb33o99999oooxxxxxooqxxxxxxxxxxxiiiiii", // M 1536-2047, N 1536-2047
+			"pbbbb3oo99999ooooxxxxxxoWfxxxxxxxxxiiiiii", // M 1536-2047, N 2048-3071
+			"pbbb33ooo9oooooooxqxx7qxfffxxxxxxxxiiiiii", // M 1536-2047, N 3072-4095
+			"pbbboooooooooooooxxxxqqqqffxxxxxxxxiiiiii", // M 1536-2047, N 4096-6143
+			"pbbooooooooooooooxxxfqqqqqqxxxxxxxiiiiiii", // M 1536-2047, N 6144-8191
+			"pboooooooooooooooooxxXqqqqqoxxxxxiiiiiiii", // M 1536-2047, N 8192-12287
+			"poooooooooooooooooooxqWqqooooxxiiiiiiiiii", // M 1536-2047, N 12288-16383
+			"oooooooooooooooooooooxqqqoooooiiiiiiiiiii", // M 1536-2047, N 16384-24575
+			"ooooooooooooooooooooooqqoooooooiiiiiiiiii", // M 1536-2047, N 24576-32767
+			"ooooooooooooooooooooooooooooooooiiiiiiiii", // M 1536-2047, N 32768-49151
+			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 1536-2047, N 49152-65535
+			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 1536-2047, N 65536-98303
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 1536-2047, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 1536-2047, N 131072-196607
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 1536-2047, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 1536-2047, N 262144-393215
+			"oooooooooooooooooooooooooooooooooooooooii", // M 1536-2047, N >= 393216
+			"NNNNNNNNRJJJJJJJNNNNRNNNNNNNNNNNNNNNNNNNN", // M 2048-3071, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 2048-3071, N (none)
+			"OOOOOOOOJJJJJJJNPOOOOhhhhhhhhhOOOOOOOOOOO", // M 2048-3071, N 2
+			"PPPPPPPPPJJJJJNNPPP>hhhhhhhhhhPPPPPPPPPPP", // M 2048-3071, N 3
+			"hhhhhhhJJJJJJJJJO>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 4-5
+			"hhhhhNNNNNNNNNNN>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 6-7
+			"hhhhhPPPPPPPPPP>>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 8-11
+			"hhhhdddddddd22d>>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 12-15
+			"hhhhddddddddd2d>>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 16-23
+			"hhhhUUUUU32222222@hhhhhhhhhihhhhhhhhhhhhh", // M 2048-3071, N 24-31
+			"<<<UUUUU33322252<hhhhhhhhhiiiiiiiiiiiiiii", // M 2048-3071, N 32-47
+			"<<UUUUUU3VV325<<<hhuuhhhuiqiiiiiiiiiiiiii", // M 2048-3071, N 48-63
+			"hhUUUUU33VV33<<<<hhuuuuuiqhhhhhhhhhhhhhhh", // M 2048-3071, N 64-95
+			"ppUUUUU333333<<<<uuuuuuuqqiiiiiiiiiiiiiii", // M 2048-3071, N 96-127
+			"hUUUUU3333333<uuuuuuouuuqqqqiiiiiiiiiiiii", // M 2048-3071, N 128-191
+			"UUUUU3333333uuuuuuuoooouxxqqqqiiiiiiiiiii", // M 2048-3071, N 192-255
+			"UUUU3333333uuuuuouuoooooxxxxqqqqiiiiiiiii", // M 2048-3071, N 256-383
+			"bbb33333333uuuooooooooooxxxxxxqqqiiiiiiii", // M 2048-3071, N 384-511
+			"bbb333333uuuooooooooooooxxxxxxxxqqiiiiiii", // M 2048-3071, N 512-767
+			"bbbb3333uuoooooooxxooxxoxxxxxxxxxxqiiiiii", // M 2048-3071, N 768-1023
+			"pbbbb33u3999oooooxfooxfoxxxxxxxxxxxiiiiii", // M 2048-3071, N 1024-1535
+			"pbbbbboo99999oooxxoxxxxoqxxxxxxxxxxiiiiii", // M 2048-3071, N 1536-2047
+			"pbbb339o99191oooxxxx7xxxWfxxxxxxxxxiiiiii", // M 2048-3071, N 2048-3071
+			"pbbb9999o999ooooxxxxx7qxqffxxxxxxxxiiiiii", // M 2048-3071, N 3072-4095
+			"pbbo999ooooooooooxXxxqfqWffxxxxxxxxiiiiii", // M 2048-3071, N 4096-6143
+			"pbooo9oooooooooooxxxxxqqqqqxxxxxxxiiiiiii", // M 2048-3071, N 6144-8191
+			"pooooooooooooooooooxxqqqqqqoxxxxxiiiiiiii", // M 2048-3071, N 8192-12287
+			"ooooooooooooooooooooxqWqqooooxxiiiiiiiiii", // M 2048-3071, N 12288-16383
+			"ooooooooooooooooooooqxqqqoooooiiiiiiiiiii", // M 2048-3071, N 16384-24575
+			"oooooooooooooooooooooqqqoooooooiiiiiiiiii", // M 2048-3071, N 24576-32767
+			"ooooooooooooooooooooooooooooooooiiiiiiiii", // M 2048-3071, N 32768-49151
+			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 2048-3071, N 49152-65535
+			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 2048-3071, N 65536-98303
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 2048-3071, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 2048-3071, N 131072-196607
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 2048-3071, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 2048-3071, N 262144-393215
+			"oooooooooooooooooooooooooooooooooooooooii", // M 2048-3071, N >= 393216
+			"NNNNNNNNJJJJJJJJNNRNNNNNNNNNNNNNNNNNNNNNN", // M 3072-4095, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 3072-4095, N (none)
+			"OOOOOOOOOJJJJJNNPOOOhhPPPPOhhhOOOOOOOOOOO", // M 3072-4095, N 2
+			"PPPPPPPPPJJJJJNNPPPPhhhhhhhhhhPPPPPPPPPPP", // M 3072-4095, N 3
+			"hhhhhNNNNNNNNNNNP>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 4-5
+			"hhhhPPPPPPPPPPPP>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 6-7
+			"hhhhddddddddddd>>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 8-11
+			"hhhdddddddddddd>>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 12-15
+			"hhh22222222222>>>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 16-23
+			"hhhUUUUUU322222@@hhhhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 24-31
+			"<<UUUUUU333322<<:hhhhhhhhhhiiiiiiiiiiiiii", // M 3072-4095, N 32-47
+			"<<UUUUU33VV33<<::hhhhhhhhiiiiiiiiiiiiiiii", // M 3072-4095, N 48-63
+			"hhUUUUU33VV33<<:<huuuuuuuqhhhhhhhhhhhhhhh", // M 3072-4095, N 64-95
+			"ppUUUU3333333:::huuuuuuuuqiiiiiiiiiiiiiii", // M 3072-4095, N 96-127
+			"hUUUUU333333u:9uuuuuuuuuuqqiiiiiiiiiiiiii", // M 3072-4095, N 128-191
+			"hUUbb3333333uuuuuuquqouuuxqiiiiiiiiiiiiii", // M 3072-4095, N 192-255
+			"bbbbb333333uuuuuuuqoqooouxxqqqqiiiiiiiiii", // M 3072-4095, N 256-383
+			"bbbb3333333uuuuuoooooooooxxxxxxqqiiiiiiii", // M 3072-4095, N 384-511
+			"bbbb3333u33uuooooooooooooxxxxxxxxqiiiiiii", // M 3072-4095, N 512-767
+			"bbbbbbbuuuoooooooooooxxooxxxxxxxxxiiiiiii", // M 3072-4095, N 768-1023
+			"pbbbbbuuuooooooooooooxxooxxxxxxxxxxiiiiii", // M 3072-4095, N 1024-1535
+			"pbbbb33u9999oooxxooxxxoooxxxxxxxxxxiiiiii", // M 3072-4095, N 1536-2047
+			"pbbb9999o999oooxxxoxxqxoxqxxxxxxxxxiiiiii", // M 3072-4095, N 2048-3071
+			"pbb39oo9o9999ooxxxxx77xxxfqxxxxxxxxiiiiii", // M 3072-4095, N 3072-4095
+			"pbu99oo9oo999ooxxxxoxxxxxqfxxxxxxxiiiiiii", // M 3072-4095, N 4096-6143
+			"pooo9o9ooooooooqxooooxxxxxxxxxxxxxiiiiiii", // M 3072-4095, N 6144-8191
+			"ooooooooooooooooooooqxxxoqooxxxxxiiiiiiii", // M 3072-4095, N 8192-12287
+			"ooooooooooooooooooooqxqxqooooxxiiiiiiiiii", // M 3072-4095, N 12288-16383
+			"oooooooooooooooooooooqxqooooooiiiiiiiiiii", // M 3072-4095, N 16384-24575
+			"ooooooooooooooooooooooqooooooooiiiiiiiiii", // M 3072-4095, N 24576-32767
+			"ooooooooooooooooooooooooooooooooiiiiiiiii", // M 3072-4095, N 32768-49151
+			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 3072-4095, N 49152-65535
+			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 3072-4095, N 65536-98303
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 3072-4095, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 3072-4095, N 131072-196607
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 3072-4095, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 3072-4095, N 262144-393215
+			"oooooooooooooooooooooooooooooooooooooooii", // M 3072-4095, N >= 393216
+			"NNNNNNNNNJJJJJJNNJJNJJNNNJNNNNNNNNNNNNNNN", // M 4096-6143, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 4096-6143, N (none)
+			"OOOOOOOOOJJJJJNJOLOhhhhhhhhhhhOOOOOOOOOOO", // M 4096-6143, N 2
+			"PPPPPPNNNNNNNNNP>hhhhhhhhhhhhhPPPPPPPPPPP", // M 4096-6143, N 3
+			"hhhhOOOOOOOOOOOO>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 4-5
+			"hhhdddddddddddd>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 6-7
+			"hhhdddddddddddd>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 8-11
+			"hhhOOONNNN2222>>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 12-15
+			"hhhdddddd22222>>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 16-23
+			"hhUUUUUUU33322@@hhhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 24-31
+			"<<UUUUUU333333@:hhhhhhhhhhhiiiiiiiiiiiiii", // M 4096-6143, N 32-47
+			"<UUUUUU33333:<:::hhhhhhhhhiiiiiiiiiiiiiii", // M 4096-6143, N 48-63
+			"hUUUUU3333333::::uuuuuuuuuhhhhhhhhhhhhhhh", // M 4096-6143, N 64-95
+			"pUUUUbb33333:::::uuuuuuuuuiiiiiiiiiiiiiii", // M 4096-6143, N 96-127
+			"hUUbbbb3333uuuuuuuuuuuuuuuqiiiiiiiiiiiiii", // M 4096-6143, N 128-191
+			"hbbbbbb3333uuuuuuuuqqouuuuxqiiiiiiiiiiiii", // M 4096-6143, N 192-255
+			"hbbbbbbb333uuuuuuuqxxooouuxxiiiiiiiiiiiii", // M 4096-6143, N 256-383
+			"hbbbbbbb3339uuuuoxxooxxxouxxxxxqiiiiiiiii", // M 4096-6143, N 384-511
+			"<bbbbbbu3399uoooxxxoxxxxooxxxxxxxiiiiiiii", // M 4096-6143, N 512-767
+			"hbbbbbuuu999o9ooxxxoxxxoooxxxxxxxxiiiiiii", // M 4096-6143, N 768-1023
+			"pbbbbuuuuuooo9oxxxooxxooooxxxxxxxxiiiiiii", // M 4096-6143, N 1024-1535
+			"pbbbu39uuoooooooxxxoooooooxxxxxxxxxiiiiii", // M 4096-6143, N 1536-2047
+			"pbbu9999oo99oooqxxxoxxxoooxxxxxxxxxiiiiii", // M 4096-6143, N 2048-3071
+			"pbu99oo9oo999ooqxxxoxxxoooxxxxxxxxiiiiiii", // M 4096-6143, N 3072-4095
+			"puu99oo9ooo9rooqxxqoxxoooqqxxxxxxxiiiiiii", // M 4096-6143, N 4096-6143
+			"ouuo9ooooooooooqqooooooooooxxxxxxiiiiiiii", // M 4096-6143, N 6144-8191
+			"ooooooooooooooooooooooooooooxxxxiiiiiiiii", // M 4096-6143, N 8192-12287
+			"ooooooooooooooooooooooqooooooxiiiiiiiiiii", // M 4096-6143, N 12288-16383
+			"ooooooooooooooooooooooooooooooiiiiiiiiiii", // M 4096-6143, N 16384-24575
+			"oooooooooooooooooooooooooooooooiiiiiiiiii", // M 4096-6143, N 24576-32767
+			"ooooooooooooooooooooooooooooooooiiiiiiiii", // M 4096-6143, N 32768-49151
+			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 4096-6143, N 49152-65535
+			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 4096-6143, N 65536-98303
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 4096-6143, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 4096-6143, N 131072-196607
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 4096-6143, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 4096-6143, N 262144-393215
+			"oooooooooooooooooooooooooooooooooooooooii", // M 4096-6143, N >= 393216
+			"NNNNNNNNNJJJJJNNNOONOOOOOOONNNNNNNNNNNNNN", // M 6144-8191, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 6144-8191, N (none)
+			"OOOOOOOOOOJJJJJJOOOOOOOOOOOOOOOOOOOOOOOOO", // M 6144-8191, N 2
+			"PPPPPJJJJJJJJPPPPPhhhPPPPPPhhhPPPPPPPPPPP", // M 6144-8191, N 3
+			"hhhhdddPPPPPPPP>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 4-5
+			"hhhdddddddddddd>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 6-7
+			"hhhOOONddOOOOO>>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 8-11
+			"hhddddd??ddddd>>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 12-15
+			"hh>>>>>??>>>>>>>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 16-23
+			"hhUUUUUUU333@@hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 24-31
+			"<UUUUUUU333333:hhhhhhhhhhhhiiiiiiiiiiiiii", // M 6144-8191, N 32-47
+			"<UUUUUU33333::::hhhhhhhhhhiiiiiiiiiiiiiii", // M 6144-8191, N 48-63
+			"hUUUUbb3333399:::uuuuuhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 64-95
+			"pUUUbbbb3333:::::uuuuuuuuuiiiiiiiiiiiiiii", // M 6144-8191, N 96-127
+			"hbbbbbbb33uuuuuuuuuuuuuuuuuiiiiiiiiiiiiii", // M 6144-8191, N 128-191
+			"hbbbbbbbb3uuuuuuuqqqqquuuuuqiiiiiiiiiiiii", // M 6144-8191, N 192-255
+			"hbbbbbbb333uuuuuuxqxtxxquuuxiiiiiiiiiiiii", // M 6144-8191, N 256-383
+			"hbbbbbbu39o9uuuuoxxoxxxxouuxxxxiiiiiiiiii", // M 6144-8191, N 384-511
+			"hbbbbbuu33999oooxxrxxxqxouuxxxxxxiiiiiiii", // M 6144-8191, N 512-767
+			"hbbbbuuuu99991qxxxxxxxxxoouxxxxxxiiiiiiii", // M 6144-8191, N 768-1023
+			"ppbbuuuuuuuo917xqxooxxxooooxxxxxxxiiiiiii", // M 6144-8191, N 1024-1535
+			"pbbuuuuuuuuuooooxxxooooooooxxxxxxxiiiiiii", // M 6144-8191, N 1536-2047
+			"pbuu999ouuoooooqq1xooooooooxxxxxxxiiiiiii", // M 6144-8191, N 2048-3071
+			"puuu9999oooooooqqqxooooooooxxxxxxxiiiiiii", // M 6144-8191, N 3072-4095
+			"ouu99oo9oooooooqxxxooooooooxxxxxxiiiiiiii", // M 6144-8191, N 4096-6143
+			"ouu9oooooooooooooooooooooooxxxxxiiiiiiiii", // M 6144-8191, N 6144-8191
+			"ouo9ooooottoooooooooooooooooxxxiiiiiiiiii", // M 6144-8191, N 8192-12287
+			"oooooooooroooooooooooooooooooiiiiiiiiiiii", // M 6144-8191, N 12288-16383
+			"ooooooooooooooooooooooooooooooiiiiiiiiiii", // M 6144-8191, N 16384-24575
+			"oooooooooooooooooooooooooooooooiiiiiiiiii", // M 6144-8191, N 24576-32767
+			"ooooooooooooooooooooooooooooooooiiiiiiiii", // M 6144-8191, N 32768-49151
+			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 6144-8191, N 49152-65535
+			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 6144-8191, N 65536-98303
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 6144-8191, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 6144-8191, N 131072-196607
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 6144-8191, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 6144-8191, N 262144-393215
+			"oooooooooooooooooooooooooooooooooooooooii", // M 6144-8191, N >= 393216
+			"NNNNNNNNNNJJJJJJJJJJJJOJOJJNJJNNNNNNNNNNN", // M 8192-12287, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 8192-12287, N (none)
+			"OOOOOOOOOOOJJJJOOhhOOOOOOOOOJJOOOOOOOOOOO", // M 8192-12287, N 2
+			"PPPPPJJJJJJPJJJJJhhhhhhhhhhhhhPPPPPPPPPPP", // M 8192-12287, N 3
+			"hhhJJJJJJJJJJJ>uhhhhhhhhPhhhhhhhhhhhhhhhh", // M 8192-12287, N 4-5
+			"hhhOOOOOOOOOOO>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 6-7
+			"hhdddddddddddd>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 8-11
+			"hh>>>>UUU?>>>>>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 12-15
+			"hh>>>>UUU?>>>>>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 16-23
+			"hhUUUUUUU3hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 24-31
+			"<UUUUUUUU3333hhhhhhhhhhhhhhiiiiiiiiiiiiii", // M 8192-12287, N 32-47
+			"<UUUUbbb33339:hvuhhhhhhhhhiiiiiiiiiiiiiii", // M 8192-12287, N 48-63
+			"hUUUbbbb33399:::vvuuuuhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 64-95
+			"pUUbbbbbb9hvvv::vsqquuuuuuiiiiiiiiiiiiiii", // M 8192-12287, N 96-127
+			"hbbbbbbbbuuuuuuuvuquuuuuuuuoiiiiiiiiiiiii", // M 8192-12287, N 128-191
+			"hbbbbbbbuuuuuuuuuuuuquuuuuuuiiiiiiiiiiiii", // M 8192-12287, N 192-255
+			"hbbbbbbuu3uuuuuuuxxqxqquuuuuiiiiiiiiiiiii", // M 8192-12287, N 256-383
+			"hhbbbbuuu399uuuuuxxquxxquuuuiiiiiiiiiiiii", // M 8192-12287, N 384-511
+			"hhbbbuuuu999uuuuqxxoxxxxouuuxxxiiiiiiiiii", // M 8192-12287, N 512-767
+			"hhbbuuuuuu99uooqqxqqxxxqouuuxxxxiiiiiiiii", // M 8192-12287, N 768-1023
+			"ppbuuuuuuuuuoooqqqooxxqoouuuxxxxxiiiiiiii", // M 8192-12287, N 1024-1535
+			"pbuuuuuuuuuuooooqxqoooooooooxxxxxiiiiiiii", // M 8192-12287, N 1536-2047
+			"puuuuuuuuuuuooooxxxoooooooooxxxxxiiiiiiii", // M 8192-12287, N 2048-3071
+			"ouuu999ouoooooooxxxoooooooooxxxxxiiiiiiii", // M 8192-12287, N 3072-4095
+			"ouu99oo9ooooooooqqqoooooooooxxxxiiiiiiiii", // M 8192-12287, N 4096-6143
+			"ouu9ooooottoooooooooooooooooxxxiiiiiiiiii", // M 8192-12287, N 6144-8191
+			"ouu9o11o1ttoooooooooooooooooxiiiiiiiiiiii", // M 8192-12287, N 8192-12287
+			"ouuoooooottooooooooooooooooooiiiiiiiiiiii", // M 8192-12287, N 12288-16383
+			"ooooooooooooooooooooooooooooooiiiiiiiiiii", // M 8192-12287, N 16384-24575
+			"oooooooooooooooooooooooooooooooiiiiiiiiii", // M 8192-12287, N 24576-32767
+			"ooooooooooooooooooooooooooooooooiiiiiiiii", // M 8192-12287, N 32768-49151
+			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 8192-12287, N 49152-65535
+			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 8192-12287, N 65536-98303
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 8192-12287, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 8192-12287, N 131072-196607
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 8192-12287, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 8192-12287, N 262144-393215
+			"oooooooooooooooooooooooooooooooooooooooii", // M 8192-12287, N >= 393216
+			"NNNNNNNNNNJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNN", // M 12288-16383, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 12288-16383, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 12288-16383, N 2
+			"PPPPdddddddPPdddhhhhhhhPPPhhhhPPPPPPPPPPP", // M 12288-16383, N 3
+			"hhhddddddddddhdhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 4-5
+			"hhhdddddddddddvhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 6-7
+			"hh>>>>>U?>>>>>vhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 8-11
+			"hh>>>>UUU?>>>>vhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 12-15
+			"hh>>>>UUU?>>>>vhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 16-23
+			"hhUUUUUUUhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 24-31
+			"<UUUUhUUhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiii", // M 12288-16383, N 32-47
+			"<UUUbhhhhh9hhhhhuhhhhhhhhiiiiiiiiiiiiiiii", // M 12288-16383, N 48-63
+			"hUUbbbbbb9h99vvvvvqiuhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 64-95
+			"pbbbbbbbbhhhvvvssqqqiuuuuuiiiiiiiiiiiiiii", // M 12288-16383, N 96-127
+			"hbbbbbbbuuuuuuuvsuquuuuuuuuooiiiiiiiiiiii", // M 12288-16383, N 128-191
+			"hbbbbbbuuuuuuuuuuuuuuuuuuuuooiiiiiiiiiiii", // M 12288-16383, N 192-255
+			"hbbbbbuuuuuuuuuuuuuuuuuuuuuuoiiiiiiiiiiii", // M 12288-16383, N 256-383
+			"hhbbbuuuuuuuuuuuuuuqxqxquuuuoiiiiiiiiiiii", // M 12288-16383, N 384-511
+			"hhhbuuuuuuu9uuuuuuuqxxxquuuuoiiiiiiiiiiii", // M 12288-16383, N 512-767
+			"hhhouuuuuuuuuuuuuuuuqqqquuuuoiiiiiiiiiiii", // M 12288-16383, N 768-1023
+			"ppouuuuuuuuuuuuuuuuuoouuuuuuuxxiiiiiiiiii", // M 12288-16383, N 1024-1535
+			"pouuuuuuuuuuuuuuooouuouuuuuooxxiiiiiiiiii", // M 12288-16383, N 1536-2047
+			"oouuuuuuuuuuuuuooqoouuoooooooxxiiiiiiiiii", // M 12288-16383, N 2048-3071
+			"ouuuu9uuuuuuuuuooqoooooooooooxxiiiiiiiiii", // M 12288-16383, N 3072-4095
+			"ouuu9999ooooouoooooooooooooooiiiiiiiiiiii", // M 12288-16383, N 4096-6143
+			"ouu99oo9oooooooooooooooooooooiiiiiiiiiiii", // M 12288-16383, N 6144-8191
+			"ouu99oooottooooooooooooooooooiiiiiiiiiiii", // M 12288-16383, N 8192-12287
+			"ouuo9ooootrooooooooooooooooooiiiiiiiiiiii", // M 12288-16383, N 12288-16383
+			"ouuoooooooooooooooooooooooooooiiiiiiiiiii", // M 12288-16383, N 16384-24575
+			"oooooooooooooooooooooooooooooooiiiiiiiiii", // M 12288-16383, N 24576-32767
+			"ooooooooooooooooooooooooooooooooiiiiiiiii", // M 12288-16383, N 32768-49151
+			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 12288-16383, N 49152-65535
+			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 12288-16383, N 65536-98303
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 12288-16383, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 12288-16383, N 131072-196607
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 12288-16383, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 12288-16383, N 262144-393215
+			"oooooooooooooooooooooooooooooooooooooooii", // M 12288-16383, N >= 393216
+			"NNNNNNNNJJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNNN", // M 16384-24575, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 16384-24575, N (none)
+			"OOOOOOOOOJJJJJJJJJJJhhhhOJJJJOOOOOOOOOOOO", // M 16384-24575, N 2
+			"PPPPPNNJJJJJJJJhhhhhhhhhhhhhhPPPPPPPPPPPP", // M 16384-24575, N 3
+			"hhhhNNNNNNNN>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 4-5
+			"hhh>>>>>>>>>>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 6-7
+			"hhh>>>>>>>>>>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 8-11
+			"hh>>>>>U>>>>>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 12-15
+			"hh>>>>>>>>>>>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 16-23
+			"hhUUUhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 24-31
+			"<UUUUhhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiii", // M 16384-24575, N 32-47
+			"<UUUhhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiii", // M 16384-24575, N 48-63
+			"hUbbbbbhhhhhhvvvuiiiihhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 64-95
+			"pbbbbbbbbhhhvvvqqqqqiiuuuuiiiiiiiiiiiiiii", // M 16384-24575, N 96-127
+			"hbbbbbbbbuuuuuuuuiiuuuuuuuuoooiiiiiiiiiii", // M 16384-24575, N 128-191
+			"hbbbbbubbuuuuuuiiuuuuuuuuuuuooiiiiiiiiiii", // M 16384-24575, N 192-255
+			"hhbbbuuuuuuuuuuqquuiqqqquuuuooiiiiiiiiiii", // M 16384-24575, N 256-383
+			"hhbbuuuuuu9111quuuuxxxxxquuuooiiiiiiiiiii", // M 16384-24575, N 384-511
+			"hhhuuuuuuu9111quuuqxxxxxquuuooiiiiiiiiiii", // M 16384-24575, N 512-767
+			"hhoouuuuuuu9999uuuuxxxxxquuuooiiiiiiiiiii", // M 16384-24575, N 768-1023
+			"pooouuuuuuuuuuuuuuuuqqqquuuuooiiiiiiiiiii", // M 16384-24575, N 1024-1535
+			"ooouuuuuuuuuuuuuuuuuuuuuuuuoooiiiiiiiiiii", // M 16384-24575, N 1536-2047
+			"oouuuuuuuuuuuuuuuuuuuuuuuuooooiiiiiiiiiii", // M 16384-24575, N 2048-3071
+			"ouuuuuuuuuuuuuuuuuuuuuuoooooooiiiiiiiiiii", // M 16384-24575, N 3072-4095
+			"ouuuu99uuoouuuuuooooooooooooooiiiiiiiiiii", // M 16384-24575, N 4096-6143
+			"ouuu999o9oooouuuooooooooooooooiiiiiiiiiii", // M 16384-24575, N 6144-8191
+			"ouuu999oooooooooooooooooooooooiiiiiiiiiii", // M 16384-24575, N 8192-12287
+			"ouuuooooooooooooooooooooooooooiiiiiiiiiii", // M 16384-24575, N 12288-16383
+			"oouuooooooooooooooooooooooooooiiiiiiiiiii", // M 16384-24575, N 16384-24575
+			"oouuoooooooooooooooooooooooooooiiiiiiiiii", // M 16384-24575, N 24576-32767
+			"ooooooooooooooooooooooooooooooooiiiiiiiii", // M 16384-24575, N 32768-49151
+			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 16384-24575, N 49152-65535
+			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 16384-24575, N 65536-98303
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 16384-24575, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 16384-24575, N 131072-196607
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 16384-24575, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 16384-24575, N 262144-393215
+			"oooooooooooooooooooooooooooooooooooooooii", // M 16384-24575, N >= 393216
+			"NNNNNNNJJJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNNN", // M 24576-32767, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24576-32767, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 24576-32767, N 2
+			"PPPPPdddddddddhdddddPPPPPPdddPPPPPPPPPPPP", // M 24576-32767, N 3
+			"hhhhddddddddddhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 4-5
+			"hhhvvvvvvvvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 6-7
+			"hhhvvvvvvvvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 8-11
+			"hhhvvvvvvvvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 12-15
+			"hhvvvvvvvvvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 16-23
+			"hhUUUhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 24-31
+			"<UUUUhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiii", // M 24576-32767, N 32-47
+			"<UUbhhhhhhhhhhhvihhhhhhhiiiiiiiiiiiiiiiii", // M 24576-32767, N 48-63
+			"hbbbhhhhhhhhhhviiiiiihhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 64-95
+			"pbbbbbbbbhhhhviiiiqiiiiiihiiiiiiiiiiiiiii", // M 24576-32767, N 96-127
+			"hbbbbbubbhuuuuui7i7iuuuuuuuooooiiiiiiiiii", // M 24576-32767, N 128-191
+			"hbbbbhubbuuuuuutiuiuuuuuuuuuoooiiiiiiiiii", // M 24576-32767, N 192-255
+			"hhbbuuu99uuuuuuttiuiiiqiuuuuoooiiiiiiiiii", // M 24576-32767, N 256-383
+			"hhhuuuuuuu9t1rtuiuiqXqXxiuuuoooiiiiiiiiii", // M 24576-32767, N 384-511
+			"hhouuuuuuu91ttr9uuixXxXxquuuoooiiiiiiiiii", // M 24576-32767, N 512-767
+			"hooouuuuuu99999uuuuxxxxxquuuoooiiiiiiiiii", // M 24576-32767, N 768-1023
+			"ooooouuuuuuuuuuuuuuuqqqquuuuoooiiiiiiiiii", // M 24576-32767, N 1024-1535
+			"oooouuuuuuuuuuuuuuuuuuuuuuuooooiiiiiiiiii", // M 24576-32767, N 1536-2047
+			"ooouuuuuuuuuuuuuuuuuuuuuuuoooooiiiiiiiiii", // M 24576-32767, N 2048-3071
+			"oouuuuuuuuuuuuuuuuuuuuuuoooooooiiiiiiiiii", // M 24576-32767, N 3072-4095
+			"oouuuuuuuuuuuuuuuuuuuooooooooooiiiiiiiiii", // M 24576-32767, N 4096-6143
+			"oouuuuuuuuuuuuuuuuuooooooooooooiiiiiiiiii", // M 24576-32767, N 6144-8191
+			"oouuuuuuoooouuuuoooooooooooooooiiiiiiiiii", // M 24576-32767, N 8192-12287
+			"oouuuuuuooooouoooooooooooooooooiiiiiiiiii", // M 24576-32767, N 12288-16383
+			"oouuuuuuoooooooooooooooooooooooiiiiiiiiii", // M 24576-32767, N 16384-24575
+			"ooouuuuuoooooooooooooooooooooooiiiiiiiiii", // M 24576-32767, N 24576-32767
+			"ooooooooooooooooooooooooooooooooiiiiiiiii", // M 24576-32767, N 32768-49151
+			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 24576-32767, N 49152-65535
+			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 24576-32767, N 65536-98303
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 24576-32767, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 24576-32767, N 131072-196607
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 24576-32767, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 24576-32767, N 262144-393215
+			"oooooooooooooooooooooooooooooooooooooooii", // M 24576-32767, N >= 393216
+			"NNNNNNNJJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNNNN", // M 32768-49151, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32768-49151, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 32768-49151, N 2
+			"PPPPPPPdNNNNNNNPPPPPPPPPPNNNPPPPPPPPPPPPP", // M 32768-49151, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 16-23
+			"hhUUhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 24-31
+			"<<Ubhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiii", // M 32768-49151, N 32-47
+			"<<bbhhhbjhhhhhhiiihhhhhhiiiiiiiiiiiiiiiii", // M 32768-49151, N 48-63
+			"hbbbhhb9uhhhhhviiiiihhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 64-95
+			"pbbbbh939hhhhviiiiiiiiiiihiiiiiiiiiiiiiii", // M 32768-49151, N 96-127
+			"hhbbbhhhhhuuuuuuiiiiuuuuuuuoooooiiiiiiiii", // M 32768-49151, N 128-191
+			"hhbbhhh9uuuuuuuiiuuuuuuuuuuuooooiiiiiiiii", // M 32768-49151, N 192-255
+			"hhbuuuuuuuuuuuuiiuuiiiiiuuuuooooiiiiiiiii", // M 32768-49151, N 256-383
+			"hhouuuuuuuu999iuuuuiqqxqiuuuooooiiiiiiiii", // M 32768-49151, N 384-511
+			"hoouuuuuuuu999iuuuuqxxxqiuuuooooiiiiiiiii", // M 32768-49151, N 512-767
+			"oooouuuuuuu9uuuuuuuiqqqquuuuooooiiiiiiiii", // M 32768-49151, N 768-1023
+			"oooooouuuuuuuuuuuuuuuuuuuuuoooooiiiiiiiii", // M 32768-49151, N 1024-1535
+			"ooooooouuuuuuuuuuuuuuuuuuuuoooooiiiiiiiii", // M 32768-49151, N 1536-2047
+			"oooouuuuuuuuuuuuuuuuuuuuuuooooooiiiiiiiii", // M 32768-49151, N 2048-3071
+			"ooouuuuuuuuuuuuuuuuuuuuuooooooooiiiiiiiii", // M 32768-49151, N 3072-4095
+			"ooouuuuuuuuuuuouuuuoooooooooooooiiiiiiiii", // M 32768-49151, N 4096-6143
+			"oouuuuuuuuuuuuoouuooooooooooooooiiiiiiiii", // M 32768-49151, N 6144-8191
+			"oouuuuuuuuuuuuooooooooooooooooooiiiiiiiii", // M 32768-49151, N 8192-12287
+			"ooouuuuuuuuuuuooooooooooooooooooiiiiiiiii", // M 32768-49151, N 12288-16383
+			"ooouuuuuuuuuuoooooooooooooooooooiiiiiiiii", // M 32768-49151, N 16384-24575
+			"ooooouuuuuuoooooooooooooooooooooiiiiiiiii", // M 32768-49151, N 24576-32767
+			"ooooooooooooooooooooooooooooooooiiiiiiiii", // M 32768-49151, N 32768-49151
+			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 32768-49151, N 49152-65535
+			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 32768-49151, N 65536-98303
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 32768-49151, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 32768-49151, N 131072-196607
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 32768-49151, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 32768-49151, N 262144-393215
+			"oooooooooooooooooooooooooooooooooooooooii", // M 32768-49151, N >= 393216
+			"NNNNNNNNNNNNNNNNNJNNNNNNNNNNNNNNNNNNNNNNN", // M 49152-65535, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 49152-65535, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 49152-65535, N 2
+			"PPPPPPPhNNNNNNNNPPPNPPPPNNhPPPPPPPPPPPPPP", // M 49152-65535, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 16-23
+			"hhUUhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 24-31
+			"hhbbhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiii", // M 49152-65535, N 32-47
+			"hhbbhhhjjhhhhhiiiihhhhhhiiiiiiiiiiiiiiiii", // M 49152-65535, N 48-63
+			"hhbbhh33uvhhhjiiiiihhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 64-95
+			"ppbbh9339hhhviiiiiiiiiiiihiiiiiiiiiiiiiii", // M 49152-65535, N 96-127
+			"hhbbhhhhhhhhhuuuuuuuiuuuuuuooooooiiiiiiii", // M 49152-65535, N 128-191
+			"hhbhhhhhhhuuuuuuuiiiiiuuuuuooooooiiiiiiii", // M 49152-65535, N 192-255
+			"hhuuuhhuuuuuuuuuuiiiiiuuuuuuoooooiiiiiiii", // M 49152-65535, N 256-383
+			"hoouuuuuuuuuuuuuuuiiiiiiuuuuoooooiiiiiiii", // M 49152-65535, N 384-511
+			"ooouuuuuuuuuuuuuuuuuiiiiuuuuoooooiiiiiiii", // M 49152-65535, N 512-767
+			"ooooouuuuuuuuuuuuuuuuuuuuuuuoooooiiiiiiii", // M 49152-65535, N 768-1023
+			"oooooouuuuuuuuuuuuuuuuuuuuuooooooiiiiiiii", // M 49152-65535, N 1024-1535
+			"oooooooouuuuuuuuuuuuuuuuuuoooooooiiiiiiii", // M 49152-65535, N 1536-2047
+			"ooooooooouuuuuuuuuuuuuuuuooooooooiiiiiiii", // M 49152-65535, N 2048-3071
+			"ooooooooouuooooooooooooooooooooooiiiiiiii", // M 49152-65535, N 3072-4095
+			"oooouuuuuuuuuooooooooooooooooooooiiiiiiii", // M 49152-65535, N 4096-6143
+			"oooouuuuuuuuuooooooooooooooooooooiiiiiiii", // M 49152-65535, N 6144-8191
+			"oooouuuuuuuuuooooooooooooooooooooiiiiiiii", // M 49152-65535, N 8192-12287
+			"ooooouuuuuuuuooooooooooooooooooooiiiiiiii", // M 49152-65535, N 12288-16383
+			"ooooooouuuuuuooooooooooooooooooooiiiiiiii", // M 49152-65535, N 16384-24575
+			"ooooooooouuooooooooooooooooooooooiiiiiiii", // M 49152-65535, N 24576-32767
+			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 49152-65535, N 32768-49151
+			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 49152-65535, N 49152-65535
+			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 49152-65535, N 65536-98303
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 49152-65535, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 49152-65535, N 131072-196607
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 49152-65535, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 49152-65535, N 262144-393215
+			"oooooooooooooooooooooooooooooooooooooooii", // M 49152-65535, N >= 393216
+			"NNNNNNJJJJNNNNJNJJJNNNNNNJJNNNNNNNNNNNNNN", // M 65536-98303, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 65536-98303, N (none)
+			"OOOOOONNNOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 65536-98303, N 2
+			"PPPPPPPNNNNNNNNNPPPPPPPPNNPPPPPPPPPPPPPPP", // M 65536-98303, N 3
+			"hhhhhhhhddNNNNdOOOPOOOOOdhhhhhhhhhhhhhhhh", // M 65536-98303, N 4-5
+			"hhhhhhhhhhhhhhhhPPPPhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 8-11
+			"hhhhhhhhhhhhhhhhhiihhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 12-15
+			"hhhhhhhhhhhhhhhhhihhhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 16-23
+			"hhbhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 24-31
+			"hhbhhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiii", // M 65536-98303, N 32-47
+			"hhbhhh9hhjjhhiiiiihhhhhhiiiiiiiiiiiiiiiii", // M 65536-98303, N 48-63
+			"hhbbhh33ujjjjiiiiiihhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 64-95
+			"ppbbh3333ujhjiiiiiiiiiiiihiiiiiiiiiiiiiii", // M 65536-98303, N 96-127
+			"hhbhhh33hhhhhiiiuiiiiiiuuuooooooooiiiiiii", // M 65536-98303, N 128-191
+			"hhhhhh99h39uuuiuiiiiqiiuuuuoooooooiiiiiii", // M 65536-98303, N 192-255
+			"houhhhhh999uuuuuiiiiqiiuuuuoooooooiiiiiii", // M 65536-98303, N 256-383
+			"oouuuuuuu99uuuuuuiiiiiiuuuuoooooooiiiiiii", // M 65536-98303, N 384-511
+			"ooouuuuuuuuuuuuuuuuuiuuuuuuoooooooiiiiiii", // M 65536-98303, N 512-767
+			"oooouuuuuuuuuuuuuuuuuuuuuuuoooooooiiiiiii", // M 65536-98303, N 768-1023
+			"oooooouuuuuuuuuuuuuuuuuuuuuoooooooiiiiiii", // M 65536-98303, N 1024-1535
+			"oooooooouuuuuuuuuuuuuuuuuuooooooooiiiiiii", // M 65536-98303, N 1536-2047
+			"oooooooooouuuuuuoouuuuuuooooooooooiiiiiii", // M 65536-98303, N 2048-3071
+			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 65536-98303, N 3072-4095
+			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 65536-98303, N 4096-6143
+			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 65536-98303, N 6144-8191
+			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 65536-98303, N 8192-12287
+			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 65536-98303, N 12288-16383
+			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 65536-98303, N 16384-24575
+			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 65536-98303, N 24576-32767
+			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 65536-98303, N 32768-49151
+			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 65536-98303, N 49152-65535
+			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 65536-98303, N 65536-98303
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 65536-98303, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 65536-98303, N 131072-196607
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 65536-98303, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 65536-98303, N 262144-393215
+			"oooooooooooooooooooooooooooooooooooooooii", // M 65536-98303, N >= 393216
+			"NNNNNNNNNNNNONNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 98304-131071, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 98304-131071, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 98304-131071, N 2
+			"PPPPPPPNNNNNNNNNPPPNNNNNNPPPPPPPPPPPPPPPP", // M 98304-131071, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 16-23
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 24-31
+			"hhbhhhhhhhhhhhihhhhhhhhiiiiiiiiiiiiiiiiii", // M 98304-131071, N 32-47
+			"hhbhhhhhhjjhhiiiiihhhhhhiiiiiiiiiiiiiiiii", // M 98304-131071, N 48-63
+			"hhbhhh99ujjjjiiiiiihhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 64-95
+			"ppbh99333ujjjiiiiiiiiiiiihiiiiiiiiiiiiiii", // M 98304-131071, N 96-127
+			"hhhhhh33hhhhhi1iuiiiiiihhuoooooooooiiiiii", // M 98304-131071, N 128-191
+			"hohhhh99999uhiiuiiXiWiiuuuoooooooooiiiiii", // M 98304-131071, N 192-255
+			"oouhhhhh997uuuuuiiXiWiiuuuoooooooooiiiiii", // M 98304-131071, N 256-383
+			"oouuuhuuu99uuuuuuiiiiiiuuuoooooooooiiiiii", // M 98304-131071, N 384-511
+			"ooouuuuuuuuuuuuuuuiiiiuuuuoooooooooiiiiii", // M 98304-131071, N 512-767
+			"oooouuuuuuuuuuuuuuuuuuuuuuoooooooooiiiiii", // M 98304-131071, N 768-1023
+			"oooooouuuuuuuuuuuuuuuuuuuooooooooooiiiiii", // M 98304-131071, N 1024-1535
+			"oooooooouuuuuuuuuuuuuuuuoooooooooooiiiiii", // M 98304-131071, N 1536-2047
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 2048-3071
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 3072-4095
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 4096-6143
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 6144-8191
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 8192-12287
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 12288-16383
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 16384-24575
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 24576-32767
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 32768-49151
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 49152-65535
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 65536-98303
+			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 98304-131071, N 131072-196607
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 98304-131071, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 98304-131071, N 262144-393215
+			"oooooooooooooooooooooooooooooooooooooooii", // M 98304-131071, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 131072-196607, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 131072-196607, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 131072-196607, N 2
+			"PPPPPPddNNNNNNNNNNNNNNNdPPPPPPPPPPPPPPPPP", // M 131072-196607, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 16-23
+			"hhbhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 24-31
+			"hhbhhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiii", // M 131072-196607, N 32-47
+			"hbhhhhhhhhhhhiiiiihhhhhhiiiiiiiiiiiiiiiii", // M 131072-196607, N 48-63
+			"hbhhhhhhhjjhjiiiiiihhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 64-95
+			"p1hhh9999hhhjiiiiiiiiiiihhiiiiiiiiiiiiiii", // M 131072-196607, N 96-127
+			"hhhhhhhhhhhhhiihhiiiiiihhuooooooooooiiiii", // M 131072-196607, N 128-191
+			"oohhhhhhh9hhhuuuiiiiiiiuuuooooooooooiiiii", // M 131072-196607, N 192-255
+			"oouhhhhhh99uuuuuiiiiiiiuuuooooooooooiiiii", // M 131072-196607, N 256-383
+			"oouuhhhhhuuuuuuuuiiiiiiuuuooooooooooiiiii", // M 131072-196607, N 384-511
+			"ooouuuuuuuuuuuuuuuuuiuuuuoooooooooooiiiii", // M 131072-196607, N 512-767
+			"ooooouuuuuuuuuuuuuuuuuuuuoooooooooooiiiii", // M 131072-196607, N 768-1023
+			"oooooouuuuuuuuuuuuuuuuuuooooooooooooiiiii", // M 131072-196607, N 1024-1535
+			"oooooooouuuuooooouuuuuooooooooooooooiiiii", // M 131072-196607, N 1536-2047
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 2048-3071
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 3072-4095
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 4096-6143
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 6144-8191
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 8192-12287
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 12288-16383
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 16384-24575
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 24576-32767
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 32768-49151
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 49152-65535
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 65536-98303
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 131072-196607
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 131072-196607, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 131072-196607, N 262144-393215
+			"oooooooooooooooooooooooooooooooooooooooii", // M 131072-196607, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 196608-262143, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 196608-262143, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 196608-262143, N 2
+			"PPPdNNNNNNNNNNNNNNNNPPPPPPPPPPPPPPPPPPPPP", // M 196608-262143, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 16-23
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 24-31
+			"hbhhhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiii", // M 196608-262143, N 32-47
+			"hbhhhhhhhhhhhhhiihhhhhhhiiiiiiiiiiiiiiiii", // M 196608-262143, N 48-63
+			"h1hhh9hhhhhhjiiiiiiiihhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 64-95
+			"phhh999hhhhhiiiiiiiiiiiihiiiiiiiiiiiiiiii", // M 196608-262143, N 96-127
+			"ohhhhhhhhhhhhhhiiiiiihhhhuoooooooooooiiii", // M 196608-262143, N 128-191
+			"ohhhhhhhhhhhhhhuiiiiiiuuuuoooooooooooiiii", // M 196608-262143, N 192-255
+			"oohhhhhhhhhhuuuuuiiiiiuuuuoooooooooooiiii", // M 196608-262143, N 256-383
+			"oouuhhhhhhuuuuuuuuuuiiuuuuoooooooooooiiii", // M 196608-262143, N 384-511
+			"oooouuuuuuuuuuuuuuuuuuuuuooooooooooooiiii", // M 196608-262143, N 512-767
+			"ooooouuuuuuuuuuuuuuuuuuuoooooooooooooiiii", // M 196608-262143, N 768-1023
+			"ooooooouuuuuuoouuuuuuuuooooooooooooooiiii", // M 196608-262143, N 1024-1535
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 1536-2047
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 2048-3071
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 3072-4095
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 4096-6143
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 6144-8191
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 8192-12287
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 12288-16383
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 16384-24575
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 24576-32767
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 32768-49151
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 49152-65535
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 65536-98303
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 98304-131071
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 131072-196607
+			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 196608-262143, N 262144-393215
+			"oooooooooooooooooooooooooooooooooooooooii", // M 196608-262143, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 262144-393215, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 262144-393215, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 262144-393215, N 2
+			"PPNNNNNNNNNNNNNNPPPPPPPPPPPPPPPPPPPPPPPPP", // M 262144-393215, N 3
+			"hhhhhNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 16-23
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 24-31
+			"h1hhhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiii", // M 262144-393215, N 32-47
+			"hhhhhhhhhhhi9iiiiiihhhhhiiiiiiiiiiiiiiiii", // M 262144-393215, N 48-63
+			"hhhhhhhhhhhj9iiiiiiiiihhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 64-95
+			"ihhh1hh9hhhiiiiqqqqqiiihhiiiiiiiiiiiiiiii", // M 262144-393215, N 96-127
+			"ohhhhhhhhhhhhhiiiiiiihhhhoooooooooooooiii", // M 262144-393215, N 128-191
+			"ohhhhhhhhhhhhhhiiiiiihhhuoooooooooooooiii", // M 262144-393215, N 192-255
+			"ohhhhhhhhhhhhhuuuiiiuuuuuoooooooooooooiii", // M 262144-393215, N 256-383
+			"oouhhhhhhhhuuuuuuuuuuuuuuoooooooooooooiii", // M 262144-393215, N 384-511
+			"oooouuuuuuuuuuuuuuuuuuuuuoooooooooooooiii", // M 262144-393215, N 512-767
+			"ooooooouuuuuuouuuuuuuuuuooooooooooooooiii", // M 262144-393215, N 768-1023
+			"oooooooouuuuoooouuuuuuooooooooooooooooiii", // M 262144-393215, N 1024-1535
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 1536-2047
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 2048-3071
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 3072-4095
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 4096-6143
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 6144-8191
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 8192-12287
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 12288-16383
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 16384-24575
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 24576-32767
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 32768-49151
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 49152-65535
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 65536-98303
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 131072-196607
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 262144-393215
+			"oooooooooooooooooooooooooooooooooooooooii", // M 262144-393215, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 393216-524287, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 393216-524287, N (none)
+			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 393216-524287, N 2
+			"PPNNNNNNNNNNNNNPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 393216-524287, N 3
+			"hhhhhhhNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 16-23
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 24-31
+			"hhhhhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiii", // M 393216-524287, N 32-47
+			"hhhhhhhhhhh999iiiiiihhhhiiiiiiiiiiiiiiiii", // M 393216-524287, N 48-63
+			"hhhhhhhhhhh99iiiiiqiiihhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 64-95
+			"ihhhhhhhhhhiiii7qqqqiiihiiiiiiiiiiiiiiiii", // M 393216-524287, N 96-127
+			"ohhhhhhhhhhhhhii7iqiihhhoooooooooooooooii", // M 393216-524287, N 128-191
+			"ohhhhhhhhhhhhhhiiiiiihhhoooooooooooooooii", // M 393216-524287, N 192-255
+			"ohhhhhhhhhhhhhhuiiiiuuuuoooooooooooooooii", // M 393216-524287, N 256-383
+			"oohhhhhhhhhuuuuuuuuuuuuuoooooooooooooooii", // M 393216-524287, N 384-511
+			"oooouuuuuuuuuuuuuuuuuuuooooooooooooooooii", // M 393216-524287, N 512-767
+			"oooooooouuuuoouuuuuuuuoooooooooooooooooii", // M 393216-524287, N 768-1023
+			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 1024-1535
+			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 1536-2047
+			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 2048-3071
+			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 3072-4095
+			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 4096-6143
+			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 6144-8191
+			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 8192-12287
+			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 12288-16383
+			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 16384-24575
+			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 24576-32767
+			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 32768-49151
+			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 49152-65535
+			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 65536-98303
+			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 98304-131071
+			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 131072-196607
+			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 196608-262143
+			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 262144-393215
+			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 524288-786431, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N (none)
+			"hhNNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 2
+			"hNNNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 16-23
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 24-31
+			"hhhhhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiii", // M 524288-786431, N 32-47
+			"ihhhhhhhhhhh9iiiiiiiihhhiiiiiiiiiiiiiiiii", // M 524288-786431, N 48-63
+			"hhhhhhhhhhhi9iiiiiiiiihhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 64-95
+			"ihhhhhhhhhhhiiiiqqqqiiihiiiiiiiiiiiiiiiii", // M 524288-786431, N 96-127
+			"ohhhhhhhhhhhhhhiiiiiihhhooooooooooooooooi", // M 524288-786431, N 128-191
+			"ohhhhhhhhhhhhhhiiiiiihhhooooooooooooooooi", // M 524288-786431, N 192-255
+			"oohhhhhhhhhhhhhhhuiiuhuoooooooooooooooooi", // M 524288-786431, N 256-383
+			"oohhhhhhhuuuuhhuuuuuuuuoooooooooooooooooi", // M 524288-786431, N 384-511
+			"oooouuuuouuoouuuuuuuuuooooooooooooooooooi", // M 524288-786431, N 512-767
+			"ooooooooooooooouuuuuooooooooooooooooooooi", // M 524288-786431, N 768-1023
+			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 1024-1535
+			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 1536-2047
+			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 2048-3071
+			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 3072-4095
+			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 4096-6143
+			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 6144-8191
+			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 8192-12287
+			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 12288-16383
+			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 16384-24575
+			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 24576-32767
+			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 32768-49151
+			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 49152-65535
+			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 65536-98303
+			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 131072-196607
+			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 262144-393215
+			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N >= 393216
+			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 786432-1048575, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N (none)
+			"hhNNNNNNNhhNNNNNhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 2
+			"hNNNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 3
+			"hhhhhhhhhNhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 16-23
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 24-31
+			"ihhhhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiii", // M 786432-1048575, N 32-47
+			"ihhhhhhhhhhhhhhhiiiihhhiiiiiiiiiiiiiiiiii", // M 786432-1048575, N 48-63
+			"hhhhhhhhhhhhhiiiiiiiiihhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 64-95
+			"ihhhhhhhhhhhhiiiiiiiiiihiiiiiiiiiiiiiiiii", // M 786432-1048575, N 96-127
+			"ohhhhhhhhhhhhhhhhhihhhhhooooooooooooooooo", // M 786432-1048575, N 128-191
+			"ohhhhhhhhhhhhhhhhhhhhhhhooooooooooooooooo", // M 786432-1048575, N 192-255
+			"oohhhhhhhhhhhhhhhhhhhhhoooooooooooooooooo", // M 786432-1048575, N 256-383
+			"ooohhhhhhooouhhhhuuuuuooooooooooooooooooo", // M 786432-1048575, N 384-511
+			"ooooouuoooooouuuuuuuuoooooooooooooooooooo", // M 786432-1048575, N 512-767
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 768-1023
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 1024-1535
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 1536-2047
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 2048-3071
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 3072-4095
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 4096-6143
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 6144-8191
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 8192-12287
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 12288-16383
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 16384-24575
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 24576-32767
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 32768-49151
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 49152-65535
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 65536-98303
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 131072-196607
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 262144-393215
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N >= 393216
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N (none)
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 2
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 16-23
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 24-31
+			"iihhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiiii", // M 1048576-1572863, N 32-47
+			"iihhhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiii", // M 1048576-1572863, N 48-63
+			"hhhhhhhhhhhhhhhiiiiiihhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 64-95
+			"ihhhhhhhhhhhhhhiiiiiiihiiiiiiiiiiiiiiiiii", // M 1048576-1572863, N 96-127
+			"oohhhhhhhhhhhhhhhhhhhhhoooooooooooooooooo", // M 1048576-1572863, N 128-191
+			"oohhhhhhhhhhhhhhhhhhhhhoooooooooooooooooo", // M 1048576-1572863, N 192-255
+			"ooohhhhhhhhhhhhhhhhhhhuoooooooooooooooooo", // M 1048576-1572863, N 256-383
+			"oooohhhhooooohhhhhhhuuooooooooooooooooooo", // M 1048576-1572863, N 384-511
+			"oooooooooooooouuuuuuooooooooooooooooooooo", // M 1048576-1572863, N 512-767
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 768-1023
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 1024-1535
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 1536-2047
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 2048-3071
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 3072-4095
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 4096-6143
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 6144-8191
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 8192-12287
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 12288-16383
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 16384-24575
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 24576-32767
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 32768-49151
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 49152-65535
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 65536-98303
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 131072-196607
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 262144-393215
+			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N >= 393216
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N (none)
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 2
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 3
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 4-5
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 6-7
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 8-11
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 12-15
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 16-23
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 24-31
+			"iiihhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiiiii", // M >= 1572864, N 32-47
+			"iihhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiiii", // M >= 1572864, N 48-63
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 64-95
+			"iihhhhhhhhhhhhhhiiiiihiiiiiiiiiiiiiiiiiii", // M >= 1572864, N 96-127
+			"oohhhhhhhhhhhhhhhhhhhhooooooooooooooooooo", // M >= 1572864, N 128-191
+			"ooohhhhhhohhhhhhhhhhhhooooooooooooooooooo", // M >= 1572864, N 192-255
+			"oooohhhhooooohhhhhhhhoooooooooooooooooooo", // M >= 1572864, N 256-383
+			"oooooooooooooohhhhhhooooooooooooooooooooo", // M >= 1572864, N 384-511
+			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 512-767
+			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 768-1023
+			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 1024-1535
+			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 1536-2047
+			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 2048-3071
+			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 3072-4095
+			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 4096-6143
+			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 6144-8191
+			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 8192-12287
+			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 12288-16383
+			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 16384-24575
+			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 24576-32767
+			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 32768-49151
+			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 49152-65535
+			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 65536-98303
+			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 98304-131071
+			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 131072-196607
+			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 196608-262143
+			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 262144-393215
+			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N >= 393216
 		},
 	},
 	// NT: Columns (K): <= 3071 | 3072-4095 | 4096-6143 | 6144-8191 | 8192-12287 | 12288-16383 | >=
 	// 16384.,
 	OpNT: {
 		aligned: []string{
-			"=======", // M <= 3071, N <= 3071
-			"=======", // M <= 3071, N 3072-4095
-			"=======", // M <= 3071, N 4096-6143
-			"=======", // M <= 3071, N 6144-8191
-			"=======", // M <= 3071, N 8192-12287
-			"=======", // M <= 3071, N 12288-16383
-			"=======", // M <= 3071, N >= 16384
-			"=======", // M 3072-4095, N <= 3071
-			"=======", // M 3072-4095, N 3072-4095
-			"=======", // M 3072-4095, N 4096-6143
-			"=======", // M 3072-4095, N 6144-8191
-			"=======", // M 3072-4095, N 8192-12287
-			"=======", // M 3072-4095, N 12288-16383
-			"=======", // M 3072-4095, N >= 16384
-			"=======", // M 4096-6143, N <= 3071
-			"=======", // M 4096-6143, N 3072-4095
-			"=======", // M 4096-6143, N 4096-6143
-			"=======", // M 4096-6143, N 6144-8191
-			"=======", // M 4096-6143, N 8192-12287
-			"=======", // M 4096-6143, N 12288-16383
-			"=======", // M 4096-6143, N >= 16384
-			"=======", // M 6144-8191, N <= 3071
-			"=======", // M 6144-8191, N 3072-4095
-			"=======", // M 6144-8191, N 4096-6143
-			"=======", // M 6144-8191, N 6144-8191
-			"=======", // M 6144-8191, N 8192-12287
-			"=======", // M 6144-8191, N 12288-16383
-			"=======", // M 6144-8191, N >= 16384
-			"=======", // M 8192-12287, N <= 3071
-			"=======", // M 8192-12287, N 3072-4095
-			"=======", // M 8192-12287, N 4096-6143
-			"=======", // M 8192-12287, N 6144-8191
-			"=======", // M 8192-12287, N 8192-12287
-			"=======", // M 8192-12287, N 12288-16383
-			"=======", // M 8192-12287, N >= 16384
-			"=======", // M 12288-16383, N <= 3071
-			"=======", // M 12288-16383, N 3072-4095
-			"=======", // M 12288-16383, N 4096-6143
-			"=======", // M 12288-16383, N 6144-8191
-			"=======", // M 12288-16383, N 8192-12287
-			"=======", // M 12288-16383, N 12288-16383
-			"=======", // M 12288-16383, N >= 16384
-			"=======", // M >= 16384, N <= 3071
-			"=======", // M >= 16384, N 3072-4095
-			"=======", // M >= 16384, N 4096-6143
-			"=======", // M >= 16384, N 6144-8191
-			"=======", // M >= 16384, N 8192-12287
-			"=======", // M >= 16384, N 12288-16383
-			"=======", // M >= 16384, N >= 16384
+			"aaaaaaa", // M <= 3071, N <= 3071
+			"aaaaaaa", // M <= 3071, N 3072-4095
+			"aaaaaaa", // M <= 3071, N 4096-6143
+			"aaaaaaa", // M <= 3071, N 6144-8191
+			"aaaaaaa", // M <= 3071, N 8192-12287
+			"aaaaaaa", // M <= 3071, N 12288-16383
+			"aaaaaaa", // M <= 3071, N >= 16384
+			"aaaaaaa", // M 3072-4095, N <= 3071
+			"aaaaaaa", // M 3072-4095, N 3072-4095
+			"aaaaaaa", // M 3072-4095, N 4096-6143
+			"aaaaaaa", // M 3072-4095, N 6144-8191
+			"aaaaaaa", // M 3072-4095, N 8192-12287
+			"aaaaaaa", // M 3072-4095, N 12288-16383
+			"aaaaaaa", // M 3072-4095, N >= 16384
+			"aaaaaaa", // M 4096-6143, N <= 3071
+			"aaaaaaa", // M 4096-6143, N 3072-4095
+			"aaaaaaa", // M 4096-6143, N 4096-6143
+			"aaaaaaa", // M 4096-6143, N 6144-8191
+			"aaaaaaa", // M 4096-6143, N 8192-12287
+			"aaaaaaa", // M 4096-6143, N 12288-16383
+			"aaaaaaa", // M 4096-6143, N >= 16384
+			"aaaaaaa", // M 6144-8191, N <= 3071
+			"aaaaaaa", // M 6144-8191, N 3072-4095
+			"aaaaaaa", // M 6144-8191, N 4096-6143
+			"aaaaaaa", // M 6144-8191, N 6144-8191
+			"aaaaaaa", // M 6144-8191, N 8192-12287
+			"aaaaaaa", // M 6144-8191, N 12288-16383
+			"aaaaaaa", // M 6144-8191, N >= 16384
+			"aaaaaaa", // M 8192-12287, N <= 3071
+			"aaaaaaa", // M 8192-12287, N 3072-4095
+			"aaaaaaa", // M 8192-12287, N 4096-6143
+			"aaaaaaa", // M 8192-12287, N 6144-8191
+			"aaaaaaa", // M 8192-12287, N 8192-12287
+			"aaaaaaa", // M 8192-12287, N 12288-16383
+			"aaaaaaa", // M 8192-12287, N >= 16384
+			"aaaaaaa", // M 12288-16383, N <= 3071
+			"aaaaaaa", // M 12288-16383, N 3072-4095
+			"aaaaaaa", // M 12288-16383, N 4096-6143
+			"aaaaaaa", // M 12288-16383, N 6144-8191
+			"aaaaaaa", // M 12288-16383, N 8192-12287
+			"aaaaaaa", // M 12288-16383, N 12288-16383
+			"aaaaaaa", // M 12288-16383, N >= 16384
+			"aaaaaaa", // M >= 16384, N <= 3071
+			"aaaaaaa", // M >= 16384, N 3072-4095
+			"aaaaaaa", // M >= 16384, N 4096-6143
+			"aaaaaaa", // M >= 16384, N 6144-8191
+			"aaaaaaa", // M >= 16384, N 8192-12287
+			"aaaaaaa", // M >= 16384, N 12288-16383
+			"aaaaaaa", // M >= 16384, N >= 16384
 		},
 		bulk: -1,
 		general: []string{
-			"=======", // M <= 3071, N <= 3071
-			"=======", // M <= 3071, N 3072-4095
-			"=======", // M <= 3071, N 4096-6143
-			"=======", // M <= 3071, N 6144-8191
-			"=======", // M <= 3071, N 8192-12287
-			"=======", // M <= 3071, N 12288-16383
-			"=======", // M <= 3071, N >= 16384
-			"=======", // M 3072-4095, N <= 3071
-			"=======", // M 3072-4095, N 3072-4095
-			"=======", // M 3072-4095, N 4096-6143
-			"=======", // M 3072-4095, N 6144-8191
-			"=======", // M 3072-4095, N 8192-12287
-			"=======", // M 3072-4095, N 12288-16383
-			"=======", // M 3072-4095, N >= 16384
-			"=======", // M 4096-6143, N <= 3071
-			"=======", // M 4096-6143, N 3072-4095
-			"=======", // M 4096-6143, N 4096-6143
-			"=======", // M 4096-6143, N 6144-8191
-			"=======", // M 4096-6143, N 8192-12287
-			"=======", // M 4096-6143, N 12288-16383
-			"=======", // M 4096-6143, N >= 16384
-			"=======", // M 6144-8191, N <= 3071
-			"=======", // M 6144-8191, N 3072-4095
-			"=======", // M 6144-8191, N 4096-6143
-			"=======", // M 6144-8191, N 6144-8191
-			"=======", // M 6144-8191, N 8192-12287
-			"=======", // M 6144-8191, N 12288-16383
-			"=======", // M 6144-8191, N >= 16384
-			"=======", // M 8192-12287, N <= 3071
-			"=======", // M 8192-12287, N 3072-4095
-			"=======", // M 8192-12287, N 4096-6143
-			"=======", // M 8192-12287, N 6144-8191
-			"=======", // M 8192-12287, N 8192-12287
-			"=======", // M 8192-12287, N 12288-16383
-			"=======", // M 8192-12287, N >= 16384
-			"=======", // M 12288-16383, N <= 3071
-			"=======", // M 12288-16383, N 3072-4095
-			"=======", // M 12288-16383, N 4096-6143
-			"=======", // M 12288-16383, N 6144-8191
-			"=======", // M 12288-16383, N 8192-12287
-			"=======", // M 12288-16383, N 12288-16383
-			"=======", // M 12288-16383, N >= 16384
-			"=======", // M >= 16384, N <= 3071
-			"=======", // M >= 16384, N 3072-4095
-			"=======", // M >= 16384, N 4096-6143
-			"=======", // M >= 16384, N 6144-8191
-			"=======", // M >= 16384, N 8192-12287
-			"=======", // M >= 16384, N 12288-16383
-			"=======", // M >= 16384, N >= 16384
+			"aaaaaaa", // M <= 3071, N <= 3071
+			"aaaaaaa", // M <= 3071, N 3072-4095
+			"aaaaaaa", // M <= 3071, N 4096-6143
+			"aaaaaaa", // M <= 3071, N 6144-8191
+			"aaaaaaa", // M <= 3071, N 8192-12287
+			"aaaaaaa", // M <= 3071, N 12288-16383
+			"aaaaaaa", // M <= 3071, N >= 16384
+			"aaaaaaa", // M 3072-4095, N <= 3071
+			"aaaaaaa", // M 3072-4095, N 3072-4095
+			"aaaaaaa", // M 3072-4095, N 4096-6143
+			"aaaaaaa", // M 3072-4095, N 6144-8191
+			"aaaaaaa", // M 3072-4095, N 8192-12287
+			"aaaaaaa", // M 3072-4095, N 12288-16383
+			"aaaaaaa", // M 3072-4095, N >= 16384
+			"aaaaaaa", // M 4096-6143, N <= 3071
+			"aaaaaaa", // M 4096-6143, N 3072-4095
+			"aaaaaaa", // M 4096-6143, N 4096-6143
+			"aaaaaaa", // M 4096-6143, N 6144-8191
+			"aaaaaaa", // M 4096-6143, N 8192-12287
+			"aaaaaaa", // M 4096-6143, N 12288-16383
+			"aaaaaaa", // M 4096-6143, N >= 16384
+			"aaaaaaa", // M 6144-8191, N <= 3071
+			"aaaaaaa", // M 6144-8191, N 3072-4095
+			"aaaaaaa", // M 6144-8191, N 4096-6143
+			"aaaaaaa", // M 6144-8191, N 6144-8191
+			"aaaaaaa", // M 6144-8191, N 8192-12287
+			"aaaaaaa", // M 6144-8191, N 12288-16383
+			"aaaaaaa", // M 6144-8191, N >= 16384
+			"aaaaaaa", // M 8192-12287, N <= 3071
+			"aaaaaaa", // M 8192-12287, N 3072-4095
+			"aaaaaaa", // M 8192-12287, N 4096-6143
+			"aaaaaaa", // M 8192-12287, N 6144-8191
+			"aaaaaaa", // M 8192-12287, N 8192-12287
+			"aaaaaaa", // M 8192-12287, N 12288-16383
+			"aaaaaaa", // M 8192-12287, N >= 16384
+			"aaaaaaa", // M 12288-16383, N <= 3071
+			"aaaaaaa", // M 12288-16383, N 3072-4095
+			"aaaaaaa", // M 12288-16383, N 4096-6143
+			"aaaaaaa", // M 12288-16383, N 6144-8191
+			"aaaaaaa", // M 12288-16383, N 8192-12287
+			"aaaaaaa", // M 12288-16383, N 12288-16383
+			"aaaaaaa", // M 12288-16383, N >= 16384
+			"aaaaaaa", // M >= 16384, N <= 3071
+			"aaaaaaa", // M >= 16384, N 3072-4095
+			"aaaaaaa", // M >= 16384, N 4096-6143
+			"aaaaaaa", // M >= 16384, N 6144-8191
+			"aaaaaaa", // M >= 16384, N 8192-12287
+			"aaaaaaa", // M >= 16384, N 12288-16383
+			"aaaaaaa", // M >= 16384, N >= 16384
 		},
 		guard: -1,
 		hi:    [3]int{28, 28, 28},
@@ -1606,162 +9519,162 @@ var rules = [4]*opRule{
 		nn:    7,
 		shift: 1,
 		unaligned: []string{
-			"=======", // M <= 3071, N <= 3071
-			"=======", // M <= 3071, N 3072-4095
-			"=======", // M <= 3071, N 4096-6143
-			"=======", // M <= 3071, N 6144-8191
-			"=======", // M <= 3071, N 8192-12287
-			"=======", // M <= 3071, N 12288-16383
-			"=======", // M <= 3071, N >= 16384
-			"=======", // M 3072-4095, N <= 3071
-			"=======", // M 3072-4095, N 3072-4095
-			"=======", // M 3072-4095, N 4096-6143
-			"=======", // M 3072-4095, N 6144-8191
-			"=======", // M 3072-4095, N 8192-12287
-			"=======", // M 3072-4095, N 12288-16383
-			"=======", // M 3072-4095, N >= 16384
-			"=======", // M 4096-6143, N <= 3071
-			"=======", // M 4096-6143, N 3072-4095
-			"=======", // M 4096-6143, N 4096-6143
-			"=======", // M 4096-6143, N 6144-8191
-			"=======", // M 4096-6143, N 8192-12287
-			"=======", // M 4096-6143, N 12288-16383
-			"=======", // M 4096-6143, N >= 16384
-			"=======", // M 6144-8191, N <= 3071
-			"=======", // M 6144-8191, N 3072-4095
-			"=======", // M 6144-8191, N 4096-6143
-			"=======", // M 6144-8191, N 6144-8191
-			"=======", // M 6144-8191, N 8192-12287
-			"=======", // M 6144-8191, N 12288-16383
-			"=======", // M 6144-8191, N >= 16384
-			"=======", // M 8192-12287, N <= 3071
-			"=======", // M 8192-12287, N 3072-4095
-			"=======", // M 8192-12287, N 4096-6143
-			"=======", // M 8192-12287, N 6144-8191
-			"=======", // M 8192-12287, N 8192-12287
-			"=======", // M 8192-12287, N 12288-16383
-			"=======", // M 8192-12287, N >= 16384
-			"=======", // M 12288-16383, N <= 3071
-			"=======", // M 12288-16383, N 3072-4095
-			"=======", // M 12288-16383, N 4096-6143
-			"=======", // M 12288-16383, N 6144-8191
-			"=======", // M 12288-16383, N 8192-12287
-			"=======", // M 12288-16383, N 12288-16383
-			"=======", // M 12288-16383, N >= 16384
-			"=======", // M >= 16384, N <= 3071
-			"=======", // M >= 16384, N 3072-4095
-			"=======", // M >= 16384, N 4096-6143
-			"=======", // M >= 16384, N 6144-8191
-			"=======", // M >= 16384, N 8192-12287
-			"=======", // M >= 16384, N 12288-16383
-			"=======", // M >= 16384, N >= 16384
+			"aaaaaaa", // M <= 3071, N <= 3071
+			"aaaaaaa", // M <= 3071, N 3072-4095
+			"aaaaaaa", // M <= 3071, N 4096-6143
+			"aaaaaaa", // M <= 3071, N 6144-8191
+			"aaaaaaa", // M <= 3071, N 8192-12287
+			"aaaaaaa", // M <= 3071, N 12288-16383
+			"aaaaaaa", // M <= 3071, N >= 16384
+			"aaaaaaa", // M 3072-4095, N <= 3071
+			"aaaaaaa", // M 3072-4095, N 3072-4095
+			"aaaaaaa", // M 3072-4095, N 4096-6143
+			"aaaaaaa", // M 3072-4095, N 6144-8191
+			"aaaaaaa", // M 3072-4095, N 8192-12287
+			"aaaaaaa", // M 3072-4095, N 12288-16383
+			"aaaaaaa", // M 3072-4095, N >= 16384
+			"aaaaaaa", // M 4096-6143, N <= 3071
+			"aaaaaaa", // M 4096-6143, N 3072-4095
+			"aaaaaaa", // M 4096-6143, N 4096-6143
+			"aaaaaaa", // M 4096-6143, N 6144-8191
+			"aaaaaaa", // M 4096-6143, N 8192-12287
+			"aaaaaaa", // M 4096-6143, N 12288-16383
+			"aaaaaaa", // M 4096-6143, N >= 16384
+			"aaaaaaa", // M 6144-8191, N <= 3071
+			"aaaaaaa", // M 6144-8191, N 3072-4095
+			"aaaaaaa", // M 6144-8191, N 4096-6143
+			"aaaaaaa", // M 6144-8191, N 6144-8191
+			"aaaaaaa", // M 6144-8191, N 8192-12287
+			"aaaaaaa", // M 6144-8191, N 12288-16383
+			"aaaaaaa", // M 6144-8191, N >= 16384
+			"aaaaaaa", // M 8192-12287, N <= 3071
+			"aaaaaaa", // M 8192-12287, N 3072-4095
+			"aaaaaaa", // M 8192-12287, N 4096-6143
+			"aaaaaaa", // M 8192-12287, N 6144-8191
+			"aaaaaaa", // M 8192-12287, N 8192-12287
+			"aaaaaaa", // M 8192-12287, N 12288-16383
+			"aaaaaaa", // M 8192-12287, N >= 16384
+			"aaaaaaa", // M 12288-16383, N <= 3071
+			"aaaaaaa", // M 12288-16383, N 3072-4095
+			"aaaaaaa", // M 12288-16383, N 4096-6143
+			"aaaaaaa", // M 12288-16383, N 6144-8191
+			"aaaaaaa", // M 12288-16383, N 8192-12287
+			"aaaaaaa", // M 12288-16383, N 12288-16383
+			"aaaaaaa", // M 12288-16383, N >= 16384
+			"aaaaaaa", // M >= 16384, N <= 3071
+			"aaaaaaa", // M >= 16384, N 3072-4095
+			"aaaaaaa", // M >= 16384, N 4096-6143
+			"aaaaaaa", // M >= 16384, N 6144-8191
+			"aaaaaaa", // M >= 16384, N 8192-12287
+			"aaaaaaa", // M >= 16384, N 12288-16383
+			"aaaaaaa", // M >= 16384, N >= 16384
 		},
 	},
 	// TN: Columns (K): <= 3071 | 3072-4095 | 4096-6143 | 6144-8191 | 8192-12287 | 12288-16383 | >=
 	// 16384.,
 	OpTN: {
 		aligned: []string{
-			";;;;;;;", // M <= 3071, N <= 3071
-			";;;;;;;", // M <= 3071, N 3072-4095
-			";;;;;;;", // M <= 3071, N 4096-6143
-			";;;;;;;", // M <= 3071, N 6144-8191
-			";;;;;;;", // M <= 3071, N 8192-12287
-			";;;;;;;", // M <= 3071, N 12288-16383
-			";;;;;;;", // M <= 3071, N >= 16384
-			";;;;;;;", // M 3072-4095, N <= 3071
-			";;;;;;;", // M 3072-4095, N 3072-4095
-			";;;;;;;", // M 3072-4095, N 4096-6143
-			";;;;;;;", // M 3072-4095, N 6144-8191
-			";;;;;;;", // M 3072-4095, N 8192-12287
-			";;;;;;;", // M 3072-4095, N 12288-16383
-			";;;;;;;", // M 3072-4095, N >= 16384
-			";;;;;;;", // M 4096-6143, N <= 3071
-			";;;;;;;", // M 4096-6143, N 3072-4095
-			";;;;;;;", // M 4096-6143, N 4096-6143
-			";;;;;;;", // M 4096-6143, N 6144-8191
-			";;;;;;;", // M 4096-6143, N 8192-12287
-			";;;;;;;", // M 4096-6143, N 12288-16383
-			";;;;;;;", // M 4096-6143, N >= 16384
-			";;;;;;;", // M 6144-8191, N <= 3071
-			";;;;;;;", // M 6144-8191, N 3072-4095
-			";;;;;;;", // M 6144-8191, N 4096-6143
-			";;;;;;;", // M 6144-8191, N 6144-8191
-			";;;;;;;", // M 6144-8191, N 8192-12287
-			";;;;;;;", // M 6144-8191, N 12288-16383
-			";;;;;;;", // M 6144-8191, N >= 16384
-			";;;;;;;", // M 8192-12287, N <= 3071
-			";;;;;;;", // M 8192-12287, N 3072-4095
-			";;;;;;;", // M 8192-12287, N 4096-6143
-			";;;;;;;", // M 8192-12287, N 6144-8191
-			";;;;;;;", // M 8192-12287, N 8192-12287
-			";;;;;;;", // M 8192-12287, N 12288-16383
-			";;;;;;;", // M 8192-12287, N >= 16384
-			";;;;;;;", // M 12288-16383, N <= 3071
-			";;;;;;;", // M 12288-16383, N 3072-4095
-			";;;;;;;", // M 12288-16383, N 4096-6143
-			";;;;;;;", // M 12288-16383, N 6144-8191
-			";;;;;;;", // M 12288-16383, N 8192-12287
-			";;;;;;;", // M 12288-16383, N 12288-16383
-			";;;;;;;", // M 12288-16383, N >= 16384
-			";;;;;;;", // M >= 16384, N <= 3071
-			";;;;;;;", // M >= 16384, N 3072-4095
-			";;;;;;;", // M >= 16384, N 4096-6143
-			";;;;;;;", // M >= 16384, N 6144-8191
-			";;;;;;;", // M >= 16384, N 8192-12287
-			";;;;;;;", // M >= 16384, N 12288-16383
-			";;;;;;;", // M >= 16384, N >= 16384
+			"_______", // M <= 3071, N <= 3071
+			"_______", // M <= 3071, N 3072-4095
+			"_______", // M <= 3071, N 4096-6143
+			"_______", // M <= 3071, N 6144-8191
+			"_______", // M <= 3071, N 8192-12287
+			"_______", // M <= 3071, N 12288-16383
+			"_______", // M <= 3071, N >= 16384
+			"_______", // M 3072-4095, N <= 3071
+			"_______", // M 3072-4095, N 3072-4095
+			"_______", // M 3072-4095, N 4096-6143
+			"_______", // M 3072-4095, N 6144-8191
+			"_______", // M 3072-4095, N 8192-12287
+			"_______", // M 3072-4095, N 12288-16383
+			"_______", // M 3072-4095, N >= 16384
+			"_______", // M 4096-6143, N <= 3071
+			"_______", // M 4096-6143, N 3072-4095
+			"_______", // M 4096-6143, N 4096-6143
+			"_______", // M 4096-6143, N 6144-8191
+			"_______", // M 4096-6143, N 8192-12287
+			"_______", // M 4096-6143, N 12288-16383
+			"_______", // M 4096-6143, N >= 16384
+			"_______", // M 6144-8191, N <= 3071
+			"_______", // M 6144-8191, N 3072-4095
+			"_______", // M 6144-8191, N 4096-6143
+			"_______", // M 6144-8191, N 6144-8191
+			"_______", // M 6144-8191, N 8192-12287
+			"_______", // M 6144-8191, N 12288-16383
+			"_______", // M 6144-8191, N >= 16384
+			"_______", // M 8192-12287, N <= 3071
+			"_______", // M 8192-12287, N 3072-4095
+			"_______", // M 8192-12287, N 4096-6143
+			"_______", // M 8192-12287, N 6144-8191
+			"_______", // M 8192-12287, N 8192-12287
+			"_______", // M 8192-12287, N 12288-16383
+			"_______", // M 8192-12287, N >= 16384
+			"_______", // M 12288-16383, N <= 3071
+			"_______", // M 12288-16383, N 3072-4095
+			"_______", // M 12288-16383, N 4096-6143
+			"_______", // M 12288-16383, N 6144-8191
+			"_______", // M 12288-16383, N 8192-12287
+			"_______", // M 12288-16383, N 12288-16383
+			"_______", // M 12288-16383, N >= 16384
+			"_______", // M >= 16384, N <= 3071
+			"_______", // M >= 16384, N 3072-4095
+			"_______", // M >= 16384, N 4096-6143
+			"_______", // M >= 16384, N 6144-8191
+			"_______", // M >= 16384, N 8192-12287
+			"_______", // M >= 16384, N 12288-16383
+			"_______", // M >= 16384, N >= 16384
 		},
 		bulk: -1,
 		general: []string{
-			";;;;;;;", // M <= 3071, N <= 3071
-			";;;;;;;", // M <= 3071, N 3072-4095
-			";;;;;;;", // M <= 3071, N 4096-6143
-			";;;;;;;", // M <= 3071, N 6144-8191
-			";;;;;;;", // M <= 3071, N 8192-12287
-			";;;;;;;", // M <= 3071, N 12288-16383
-			";;;;;;;", // M <= 3071, N >= 16384
-			";;;;;;;", // M 3072-4095, N <= 3071
-			";;;;;;;", // M 3072-4095, N 3072-4095
-			";;;;;;;", // M 3072-4095, N 4096-6143
-			";;;;;;;", // M 3072-4095, N 6144-8191
-			";;;;;;;", // M 3072-4095, N 8192-12287
-			";;;;;;;", // M 3072-4095, N 12288-16383
-			";;;;;;;", // M 3072-4095, N >= 16384
-			";;;;;;;", // M 4096-6143, N <= 3071
-			";;;;;;;", // M 4096-6143, N 3072-4095
-			";;;;;;;", // M 4096-6143, N 4096-6143
-			";;;;;;;", // M 4096-6143, N 6144-8191
-			";;;;;;;", // M 4096-6143, N 8192-12287
-			";;;;;;;", // M 4096-6143, N 12288-16383
-			";;;;;;;", // M 4096-6143, N >= 16384
-			";;;;;;;", // M 6144-8191, N <= 3071
-			";;;;;;;", // M 6144-8191, N 3072-4095
-			";;;;;;;", // M 6144-8191, N 4096-6143
-			";;;;;;;", // M 6144-8191, N 6144-8191
-			";;;;;;;", // M 6144-8191, N 8192-12287
-			";;;;;;;", // M 6144-8191, N 12288-16383
-			";;;;;;;", // M 6144-8191, N >= 16384
-			";;;;;;;", // M 8192-12287, N <= 3071
-			";;;;;;;", // M 8192-12287, N 3072-4095
-			";;;;;;;", // M 8192-12287, N 4096-6143
-			";;;;;;;", // M 8192-12287, N 6144-8191
-			";;;;;;;", // M 8192-12287, N 8192-12287
-			";;;;;;;", // M 8192-12287, N 12288-16383
-			";;;;;;;", // M 8192-12287, N >= 16384
-			";;;;;;;", // M 12288-16383, N <= 3071
-			";;;;;;;", // M 12288-16383, N 3072-4095
-			";;;;;;;", // M 12288-16383, N 4096-6143
-			";;;;;;;", // M 12288-16383, N 6144-8191
-			";;;;;;;", // M 12288-16383, N 8192-12287
-			";;;;;;;", // M 12288-16383, N 12288-16383
-			";;;;;;;", // M 12288-16383, N >= 16384
-			";;;;;;;", // M >= 16384, N <= 3071
-			";;;;;;;", // M >= 16384, N 3072-4095
-			";;;;;;;", // M >= 16384, N 4096-6143
-			";;;;;;;", // M >= 16384, N 6144-8191
-			";;;;;;;", // M >= 16384, N 8192-12287
-			";;;;;;;", // M >= 16384, N 12288-16383
-			";;;;;;;", // M >= 16384, N >= 16384
+			"_______", // M <= 3071, N <= 3071
+			"_______", // M <= 3071, N 3072-4095
+			"_______", // M <= 3071, N 4096-6143
+			"_______", // M <= 3071, N 6144-8191
+			"_______", // M <= 3071, N 8192-12287
+			"_______", // M <= 3071, N 12288-16383
+			"_______", // M <= 3071, N >= 16384
+			"_______", // M 3072-4095, N <= 3071
+			"_______", // M 3072-4095, N 3072-4095
+			"_______", // M 3072-4095, N 4096-6143
+			"_______", // M 3072-4095, N 6144-8191
+			"_______", // M 3072-4095, N 8192-12287
+			"_______", // M 3072-4095, N 12288-16383
+			"_______", // M 3072-4095, N >= 16384
+			"_______", // M 4096-6143, N <= 3071
+			"_______", // M 4096-6143, N 3072-4095
+			"_______", // M 4096-6143, N 4096-6143
+			"_______", // M 4096-6143, N 6144-8191
+			"_______", // M 4096-6143, N 8192-12287
+			"_______", // M 4096-6143, N 12288-16383
+			"_______", // M 4096-6143, N >= 16384
+			"_______", // M 6144-8191, N <= 3071
+			"_______", // M 6144-8191, N 3072-4095
+			"_______", // M 6144-8191, N 4096-6143
+			"_______", // M 6144-8191, N 6144-8191
+			"_______", // M 6144-8191, N 8192-12287
+			"_______", // M 6144-8191, N 12288-16383
+			"_______", // M 6144-8191, N >= 16384
+			"_______", // M 8192-12287, N <= 3071
+			"_______", // M 8192-12287, N 3072-4095
+			"_______", // M 8192-12287, N 4096-6143
+			"_______", // M 8192-12287, N 6144-8191
+			"_______", // M 8192-12287, N 8192-12287
+			"_______", // M 8192-12287, N 12288-16383
+			"_______", // M 8192-12287, N >= 16384
+			"_______", // M 12288-16383, N <= 3071
+			"_______", // M 12288-16383, N 3072-4095
+			"_______", // M 12288-16383, N 4096-6143
+			"_______", // M 12288-16383, N 6144-8191
+			"_______", // M 12288-16383, N 8192-12287
+			"_______", // M 12288-16383, N 12288-16383
+			"_______", // M 12288-16383, N >= 16384
+			"_______", // M >= 16384, N <= 3071
+			"_______", // M >= 16384, N 3072-4095
+			"_______", // M >= 16384, N 4096-6143
+			"_______", // M >= 16384, N 6144-8191
+			"_______", // M >= 16384, N 8192-12287
+			"_______", // M >= 16384, N 12288-16383
+			"_______", // M >= 16384, N >= 16384
 		},
 		guard: -1,
 		hi:    [3]int{28, 28, 28},
@@ -1769,162 +9682,162 @@ var rules = [4]*opRule{
 		nn:    7,
 		shift: 1,
 		unaligned: []string{
-			";;;;;;;", // M <= 3071, N <= 3071
-			";;;;;;;", // M <= 3071, N 3072-4095
-			";;;;;;;", // M <= 3071, N 4096-6143
-			";;;;;;;", // M <= 3071, N 6144-8191
-			";;;;;;;", // M <= 3071, N 8192-12287
-			";;;;;;;", // M <= 3071, N 12288-16383
-			";;;;;;;", // M <= 3071, N >= 16384
-			";;;;;;;", // M 3072-4095, N <= 3071
-			";;;;;;;", // M 3072-4095, N 3072-4095
-			";;;;;;;", // M 3072-4095, N 4096-6143
-			";;;;;;;", // M 3072-4095, N 6144-8191
-			";;;;;;;", // M 3072-4095, N 8192-12287
-			";;;;;;;", // M 3072-4095, N 12288-16383
-			";;;;;;;", // M 3072-4095, N >= 16384
-			";;;;;;;", // M 4096-6143, N <= 3071
-			";;;;;;;", // M 4096-6143, N 3072-4095
-			";;;;;;;", // M 4096-6143, N 4096-6143
-			";;;;;;;", // M 4096-6143, N 6144-8191
-			";;;;;;;", // M 4096-6143, N 8192-12287
-			";;;;;;;", // M 4096-6143, N 12288-16383
-			";;;;;;;", // M 4096-6143, N >= 16384
-			";;;;;;;", // M 6144-8191, N <= 3071
-			";;;;;;;", // M 6144-8191, N 3072-4095
-			";;;;;;;", // M 6144-8191, N 4096-6143
-			";;;;;;;", // M 6144-8191, N 6144-8191
-			";;;;;;;", // M 6144-8191, N 8192-12287
-			";;;;;;;", // M 6144-8191, N 12288-16383
-			";;;;;;;", // M 6144-8191, N >= 16384
-			";;;;;;;", // M 8192-12287, N <= 3071
-			";;;;;;;", // M 8192-12287, N 3072-4095
-			";;;;;;;", // M 8192-12287, N 4096-6143
-			";;;;;;;", // M 8192-12287, N 6144-8191
-			";;;;;;;", // M 8192-12287, N 8192-12287
-			";;;;;;;", // M 8192-12287, N 12288-16383
-			";;;;;;;", // M 8192-12287, N >= 16384
-			";;;;;;;", // M 12288-16383, N <= 3071
-			";;;;;;;", // M 12288-16383, N 3072-4095
-			";;;;;;;", // M 12288-16383, N 4096-6143
-			";;;;;;;", // M 12288-16383, N 6144-8191
-			";;;;;;;", // M 12288-16383, N 8192-12287
-			";;;;;;;", // M 12288-16383, N 12288-16383
-			";;;;;;;", // M 12288-16383, N >= 16384
-			";;;;;;;", // M >= 16384, N <= 3071
-			";;;;;;;", // M >= 16384, N 3072-4095
-			";;;;;;;", // M >= 16384, N 4096-6143
-			";;;;;;;", // M >= 16384, N 6144-8191
-			";;;;;;;", // M >= 16384, N 8192-12287
-			";;;;;;;", // M >= 16384, N 12288-16383
-			";;;;;;;", // M >= 16384, N >= 16384
+			"_______", // M <= 3071, N <= 3071
+			"_______", // M <= 3071, N 3072-4095
+			"_______", // M <= 3071, N 4096-6143
+			"_______", // M <= 3071, N 6144-8191
+			"_______", // M <= 3071, N 8192-12287
+			"_______", // M <= 3071, N 12288-16383
+			"_______", // M <= 3071, N >= 16384
+			"_______", // M 3072-4095, N <= 3071
+			"_______", // M 3072-4095, N 3072-4095
+			"_______", // M 3072-4095, N 4096-6143
+			"_______", // M 3072-4095, N 6144-8191
+			"_______", // M 3072-4095, N 8192-12287
+			"_______", // M 3072-4095, N 12288-16383
+			"_______", // M 3072-4095, N >= 16384
+			"_______", // M 4096-6143, N <= 3071
+			"_______", // M 4096-6143, N 3072-4095
+			"_______", // M 4096-6143, N 4096-6143
+			"_______", // M 4096-6143, N 6144-8191
+			"_______", // M 4096-6143, N 8192-12287
+			"_______", // M 4096-6143, N 12288-16383
+			"_______", // M 4096-6143, N >= 16384
+			"_______", // M 6144-8191, N <= 3071
+			"_______", // M 6144-8191, N 3072-4095
+			"_______", // M 6144-8191, N 4096-6143
+			"_______", // M 6144-8191, N 6144-8191
+			"_______", // M 6144-8191, N 8192-12287
+			"_______", // M 6144-8191, N 12288-16383
+			"_______", // M 6144-8191, N >= 16384
+			"_______", // M 8192-12287, N <= 3071
+			"_______", // M 8192-12287, N 3072-4095
+			"_______", // M 8192-12287, N 4096-6143
+			"_______", // M 8192-12287, N 6144-8191
+			"_______", // M 8192-12287, N 8192-12287
+			"_______", // M 8192-12287, N 12288-16383
+			"_______", // M 8192-12287, N >= 16384
+			"_______", // M 12288-16383, N <= 3071
+			"_______", // M 12288-16383, N 3072-4095
+			"_______", // M 12288-16383, N 4096-6143
+			"_______", // M 12288-16383, N 6144-8191
+			"_______", // M 12288-16383, N 8192-12287
+			"_______", // M 12288-16383, N 12288-16383
+			"_______", // M 12288-16383, N >= 16384
+			"_______", // M >= 16384, N <= 3071
+			"_______", // M >= 16384, N 3072-4095
+			"_______", // M >= 16384, N 4096-6143
+			"_______", // M >= 16384, N 6144-8191
+			"_______", // M >= 16384, N 8192-12287
+			"_______", // M >= 16384, N 12288-16383
+			"_______", // M >= 16384, N >= 16384
 		},
 	},
 	// TT: Columns (K): <= 3071 | 3072-4095 | 4096-6143 | 6144-8191 | 8192-12287 | 12288-16383 | >=
 	// 16384.,
 	OpTT: {
 		aligned: []string{
-			"<<<<<<<", // M <= 3071, N <= 3071
-			"<<<<<<<", // M <= 3071, N 3072-4095
-			"<<<<<<<", // M <= 3071, N 4096-6143
-			"<<<<<<<", // M <= 3071, N 6144-8191
-			"<<<<<<<", // M <= 3071, N 8192-12287
-			"<<<<<<<", // M <= 3071, N 12288-16383
-			"<<<<<<<", // M <= 3071, N >= 16384
-			"<<<<<<<", // M 3072-4095, N <= 3071
-			"<<<<<<<", // M 3072-4095, N 3072-4095
-			"<<<<<<<", // M 3072-4095, N 4096-6143
-			"<<<<<<<", // M 3072-4095, N 6144-8191
-			"<<<<<<<", // M 3072-4095, N 8192-12287
-			"<<<<<<<", // M 3072-4095, N 12288-16383
-			"<<<<<<<", // M 3072-4095, N >= 16384
-			"<<<<<<<", // M 4096-6143, N <= 3071
-			"<<<<<<<", // M 4096-6143, N 3072-4095
-			"<<<<<<<", // M 4096-6143, N 4096-6143
-			"<<<<<<<", // M 4096-6143, N 6144-8191
-			"<<<<<<<", // M 4096-6143, N 8192-12287
-			"<<<<<<<", // M 4096-6143, N 12288-16383
-			"<<<<<<<", // M 4096-6143, N >= 16384
-			"<<<<<<<", // M 6144-8191, N <= 3071
-			"<<<<<<<", // M 6144-8191, N 3072-4095
-			"<<<<<<<", // M 6144-8191, N 4096-6143
-			"<<<<<<<", // M 6144-8191, N 6144-8191
-			"<<<<<<<", // M 6144-8191, N 8192-12287
-			"<<<<<<<", // M 6144-8191, N 12288-16383
-			"<<<<<<<", // M 6144-8191, N >= 16384
-			"<<<<<<<", // M 8192-12287, N <= 3071
-			"<<<<<<<", // M 8192-12287, N 3072-4095
-			"<<<<<<<", // M 8192-12287, N 4096-6143
-			"<<<<<<<", // M 8192-12287, N 6144-8191
-			"<<<<<<<", // M 8192-12287, N 8192-12287
-			"<<<<<<<", // M 8192-12287, N 12288-16383
-			"<<<<<<<", // M 8192-12287, N >= 16384
-			"<<<<<<<", // M 12288-16383, N <= 3071
-			"<<<<<<<", // M 12288-16383, N 3072-4095
-			"<<<<<<<", // M 12288-16383, N 4096-6143
-			"<<<<<<<", // M 12288-16383, N 6144-8191
-			"<<<<<<<", // M 12288-16383, N 8192-12287
-			"<<<<<<<", // M 12288-16383, N 12288-16383
-			"<<<<<<<", // M 12288-16383, N >= 16384
-			"<<<<<<<", // M >= 16384, N <= 3071
-			"<<<<<<<", // M >= 16384, N 3072-4095
-			"<<<<<<<", // M >= 16384, N 4096-6143
-			"<<<<<<<", // M >= 16384, N 6144-8191
-			"<<<<<<<", // M >= 16384, N 8192-12287
-			"<<<<<<<", // M >= 16384, N 12288-16383
-			"<<<<<<<", // M >= 16384, N >= 16384
+			"```````", // M <= 3071, N <= 3071
+			"```````", // M <= 3071, N 3072-4095
+			"```````", // M <= 3071, N 4096-6143
+			"```````", // M <= 3071, N 6144-8191
+			"```````", // M <= 3071, N 8192-12287
+			"```````", // M <= 3071, N 12288-16383
+			"```````", // M <= 3071, N >= 16384
+			"```````", // M 3072-4095, N <= 3071
+			"```````", // M 3072-4095, N 3072-4095
+			"```````", // M 3072-4095, N 4096-6143
+			"```````", // M 3072-4095, N 6144-8191
+			"```````", // M 3072-4095, N 8192-12287
+			"```````", // M 3072-4095, N 12288-16383
+			"```````", // M 3072-4095, N >= 16384
+			"```````", // M 4096-6143, N <= 3071
+			"```````", // M 4096-6143, N 3072-4095
+			"```````", // M 4096-6143, N 4096-6143
+			"```````", // M 4096-6143, N 6144-8191
+			"```````", // M 4096-6143, N 8192-12287
+			"```````", // M 4096-6143, N 12288-16383
+			"```````", // M 4096-6143, N >= 16384
+			"```````", // M 6144-8191, N <= 3071
+			"```````", // M 6144-8191, N 3072-4095
+			"```````", // M 6144-8191, N 4096-6143
+			"```````", // M 6144-8191, N 6144-8191
+			"```````", // M 6144-8191, N 8192-12287
+			"```````", // M 6144-8191, N 12288-16383
+			"```````", // M 6144-8191, N >= 16384
+			"```````", // M 8192-12287, N <= 3071
+			"```````", // M 8192-12287, N 3072-4095
+			"```````", // M 8192-12287, N 4096-6143
+			"```````", // M 8192-12287, N 6144-8191
+			"```````", // M 8192-12287, N 8192-12287
+			"```````", // M 8192-12287, N 12288-16383
+			"```````", // M 8192-12287, N >= 16384
+			"```````", // M 12288-16383, N <= 3071
+			"```````", // M 12288-16383, N 3072-4095
+			"```````", // M 12288-16383, N 4096-6143
+			"```````", // M 12288-16383, N 6144-8191
+			"```````", // M 12288-16383, N 8192-12287
+			"```````", // M 12288-16383, N 12288-16383
+			"```````", // M 12288-16383, N >= 16384
+			"```````", // M >= 16384, N <= 3071
+			"```````", // M >= 16384, N 3072-4095
+			"```````", // M >= 16384, N 4096-6143
+			"```````", // M >= 16384, N 6144-8191
+			"```````", // M >= 16384, N 8192-12287
+			"```````", // M >= 16384, N 12288-16383
+			"```````", // M >= 16384, N >= 16384
 		},
 		bulk: -1,
 		general: []string{
-			"<<<<<<<", // M <= 3071, N <= 3071
-			"<<<<<<<", // M <= 3071, N 3072-4095
-			"<<<<<<<", // M <= 3071, N 4096-6143
-			"<<<<<<<", // M <= 3071, N 6144-8191
-			"<<<<<<<", // M <= 3071, N 8192-12287
-			"<<<<<<<", // M <= 3071, N 12288-16383
-			"<<<<<<<", // M <= 3071, N >= 16384
-			"<<<<<<<", // M 3072-4095, N <= 3071
-			"<<<<<<<", // M 3072-4095, N 3072-4095
-			"<<<<<<<", // M 3072-4095, N 4096-6143
-			"<<<<<<<", // M 3072-4095, N 6144-8191
-			"<<<<<<<", // M 3072-4095, N 8192-12287
-			"<<<<<<<", // M 3072-4095, N 12288-16383
-			"<<<<<<<", // M 3072-4095, N >= 16384
-			"<<<<<<<", // M 4096-6143, N <= 3071
-			"<<<<<<<", // M 4096-6143, N 3072-4095
-			"<<<<<<<", // M 4096-6143, N 4096-6143
-			"<<<<<<<", // M 4096-6143, N 6144-8191
-			"<<<<<<<", // M 4096-6143, N 8192-12287
-			"<<<<<<<", // M 4096-6143, N 12288-16383
-			"<<<<<<<", // M 4096-6143, N >= 16384
-			"<<<<<<<", // M 6144-8191, N <= 3071
-			"<<<<<<<", // M 6144-8191, N 3072-4095
-			"<<<<<<<", // M 6144-8191, N 4096-6143
-			"<<<<<<<", // M 6144-8191, N 6144-8191
-			"<<<<<<<", // M 6144-8191, N 8192-12287
-			"<<<<<<<", // M 6144-8191, N 12288-16383
-			"<<<<<<<", // M 6144-8191, N >= 16384
-			"<<<<<<<", // M 8192-12287, N <= 3071
-			"<<<<<<<", // M 8192-12287, N 3072-4095
-			"<<<<<<<", // M 8192-12287, N 4096-6143
-			"<<<<<<<", // M 8192-12287, N 6144-8191
-			"<<<<<<<", // M 8192-12287, N 8192-12287
-			"<<<<<<<", // M 8192-12287, N 12288-16383
-			"<<<<<<<", // M 8192-12287, N >= 16384
-			"<<<<<<<", // M 12288-16383, N <= 3071
-			"<<<<<<<", // M 12288-16383, N 3072-4095
-			"<<<<<<<", // M 12288-16383, N 4096-6143
-			"<<<<<<<", // M 12288-16383, N 6144-8191
-			"<<<<<<<", // M 12288-16383, N 8192-12287
-			"<<<<<<<", // M 12288-16383, N 12288-16383
-			"<<<<<<<", // M 12288-16383, N >= 16384
-			"<<<<<<<", // M >= 16384, N <= 3071
-			"<<<<<<<", // M >= 16384, N 3072-4095
-			"<<<<<<<", // M >= 16384, N 4096-6143
-			"<<<<<<<", // M >= 16384, N 6144-8191
-			"<<<<<<<", // M >= 16384, N 8192-12287
-			"<<<<<<<", // M >= 16384, N 12288-16383
-			"<<<<<<<", // M >= 16384, N >= 16384
+			"```````", // M <= 3071, N <= 3071
+			"```````", // M <= 3071, N 3072-4095
+			"```````", // M <= 3071, N 4096-6143
+			"```````", // M <= 3071, N 6144-8191
+			"```````", // M <= 3071, N 8192-12287
+			"```````", // M <= 3071, N 12288-16383
+			"```````", // M <= 3071, N >= 16384
+			"```````", // M 3072-4095, N <= 3071
+			"```````", // M 3072-4095, N 3072-4095
+			"```````", // M 3072-4095, N 4096-6143
+			"```````", // M 3072-4095, N 6144-8191
+			"```````", // M 3072-4095, N 8192-12287
+			"```````", // M 3072-4095, N 12288-16383
+			"```````", // M 3072-4095, N >= 16384
+			"```````", // M 4096-6143, N <= 3071
+			"```````", // M 4096-6143, N 3072-4095
+			"```````", // M 4096-6143, N 4096-6143
+			"```````", // M 4096-6143, N 6144-8191
+			"```````", // M 4096-6143, N 8192-12287
+			"```````", // M 4096-6143, N 12288-16383
+			"```````", // M 4096-6143, N >= 16384
+			"```````", // M 6144-8191, N <= 3071
+			"```````", // M 6144-8191, N 3072-4095
+			"```````", // M 6144-8191, N 4096-6143
+			"```````", // M 6144-8191, N 6144-8191
+			"```````", // M 6144-8191, N 8192-12287
+			"```````", // M 6144-8191, N 12288-16383
+			"```````", // M 6144-8191, N >= 16384
+			"```````", // M 8192-12287, N <= 3071
+			"```````", // M 8192-12287, N 3072-4095
+			"```````", // M 8192-12287, N 4096-6143
+			"```````", // M 8192-12287, N 6144-8191
+			"```````", // M 8192-12287, N 8192-12287
+			"```````", // M 8192-12287, N 12288-16383
+			"```````", // M 8192-12287, N >= 16384
+			"```````", // M 12288-16383, N <= 3071
+			"```````", // M 12288-16383, N 3072-4095
+			"```````", // M 12288-16383, N 4096-6143
+			"```````", // M 12288-16383, N 6144-8191
+			"```````", // M 12288-16383, N 8192-12287
+			"```````", // M 12288-16383, N 12288-16383
+			"```````", // M 12288-16383, N >= 16384
+			"```````", // M >= 16384, N <= 3071
+			"```````", // M >= 16384, N 3072-4095
+			"```````", // M >= 16384, N 4096-6143
+			"```````", // M >= 16384, N 6144-8191
+			"```````", // M >= 16384, N 8192-12287
+			"```````", // M >= 16384, N 12288-16383
+			"```````", // M >= 16384, N >= 16384
 		},
 		guard: -1,
 		hi:    [3]int{28, 28, 28},
@@ -1932,55 +9845,55 @@ var rules = [4]*opRule{
 		nn:    7,
 		shift: 1,
 		unaligned: []string{
-			"<<<<<<<", // M <= 3071, N <= 3071
-			"<<<<<<<", // M <= 3071, N 3072-4095
-			"<<<<<<<", // M <= 3071, N 4096-6143
-			"<<<<<<<", // M <= 3071, N 6144-8191
-			"<<<<<<<", // M <= 3071, N 8192-12287
-			"<<<<<<<", // M <= 3071, N 12288-16383
-			"<<<<<<<", // M <= 3071, N >= 16384
-			"<<<<<<<", // M 3072-4095, N <= 3071
-			"<<<<<<<", // M 3072-4095, N 3072-4095
-			"<<<<<<<", // M 3072-4095, N 4096-6143
-			"<<<<<<<", // M 3072-4095, N 6144-8191
-			"<<<<<<<", // M 3072-4095, N 8192-12287
-			"<<<<<<<", // M 3072-4095, N 12288-16383
-			"<<<<<<<", // M 3072-4095, N >= 16384
-			"<<<<<<<", // M 4096-6143, N <= 3071
-			"<<<<<<<", // M 4096-6143, N 3072-4095
-			"<<<<<<<", // M 4096-6143, N 4096-6143
-			"<<<<<<<", // M 4096-6143, N 6144-8191
-			"<<<<<<<", // M 4096-6143, N 8192-12287
-			"<<<<<<<", // M 4096-6143, N 12288-16383
-			"<<<<<<<", // M 4096-6143, N >= 16384
-			"<<<<<<<", // M 6144-8191, N <= 3071
-			"<<<<<<<", // M 6144-8191, N 3072-4095
-			"<<<<<<<", // M 6144-8191, N 4096-6143
-			"<<<<<<<", // M 6144-8191, N 6144-8191
-			"<<<<<<<", // M 6144-8191, N 8192-12287
-			"<<<<<<<", // M 6144-8191, N 12288-16383
-			"<<<<<<<", // M 6144-8191, N >= 16384
-			"<<<<<<<", // M 8192-12287, N <= 3071
-			"<<<<<<<", // M 8192-12287, N 3072-4095
-			"<<<<<<<", // M 8192-12287, N 4096-6143
-			"<<<<<<<", // M 8192-12287, N 6144-8191
-			"<<<<<<<", // M 8192-12287, N 8192-12287
-			"<<<<<<<", // M 8192-12287, N 12288-16383
-			"<<<<<<<", // M 8192-12287, N >= 16384
-			"<<<<<<<", // M 12288-16383, N <= 3071
-			"<<<<<<<", // M 12288-16383, N 3072-4095
-			"<<<<<<<", // M 12288-16383, N 4096-6143
-			"<<<<<<<", // M 12288-16383, N 6144-8191
-			"<<<<<<<", // M 12288-16383, N 8192-12287
-			"<<<<<<<", // M 12288-16383, N 12288-16383
-			"<<<<<<<", // M 12288-16383, N >= 16384
-			"<<<<<<<", // M >= 16384, N <= 3071
-			"<<<<<<<", // M >= 16384, N 3072-4095
-			"<<<<<<<", // M >= 16384, N 4096-6143
-			"<<<<<<<", // M >= 16384, N 6144-8191
-			"<<<<<<<", // M >= 16384, N 8192-12287
-			"<<<<<<<", // M >= 16384, N 12288-16383
-			"<<<<<<<", // M >= 16384, N >= 16384
+			"```````", // M <= 3071, N <= 3071
+			"```````", // M <= 3071, N 3072-4095
+			"```````", // M <= 3071, N 4096-6143
+			"```````", // M <= 3071, N 6144-8191
+			"```````", // M <= 3071, N 8192-12287
+			"```````", // M <= 3071, N 12288-16383
+			"```````", // M <= 3071, N >= 16384
+			"```````", // M 3072-4095, N <= 3071
+			"```````", // M 3072-4095, N 3072-4095
+			"```````", // M 3072-4095, N 4096-6143
+			"```````", // M 3072-4095, N 6144-8191
+			"```````", // M 3072-4095, N 8192-12287
+			"```````", // M 3072-4095, N 12288-16383
+			"```````", // M 3072-4095, N >= 16384
+			"```````", // M 4096-6143, N <= 3071
+			"```````", // M 4096-6143, N 3072-4095
+			"```````", // M 4096-6143, N 4096-6143
+			"```````", // M 4096-6143, N 6144-8191
+			"```````", // M 4096-6143, N 8192-12287
+			"```````", // M 4096-6143, N 12288-16383
+			"```````", // M 4096-6143, N >= 16384
+			"```````", // M 6144-8191, N <= 3071
+			"```````", // M 6144-8191, N 3072-4095
+			"```````", // M 6144-8191, N 4096-6143
+			"```````", // M 6144-8191, N 6144-8191
+			"```````", // M 6144-8191, N 8192-12287
+			"```````", // M 6144-8191, N 12288-16383
+			"```````", // M 6144-8191, N >= 16384
+			"```````", // M 8192-12287, N <= 3071
+			"```````", // M 8192-12287, N 3072-4095
+			"```````", // M 8192-12287, N 4096-6143
+			"```````", // M 8192-12287, N 6144-8191
+			"```````", // M 8192-12287, N 8192-12287
+			"```````", // M 8192-12287, N 12288-16383
+			"```````", // M 8192-12287, N >= 16384
+			"```````", // M 12288-16383, N <= 3071
+			"```````", // M 12288-16383, N 3072-4095
+			"```````", // M 12288-16383, N 4096-6143
+			"```````", // M 12288-16383, N 6144-8191
+			"```````", // M 12288-16383, N 8192-12287
+			"```````", // M 12288-16383, N 12288-16383
+			"```````", // M 12288-16383, N >= 16384
+			"```````", // M >= 16384, N <= 3071
+			"```````", // M >= 16384, N 3072-4095
+			"```````", // M >= 16384, N 4096-6143
+			"```````", // M >= 16384, N 6144-8191
+			"```````", // M >= 16384, N 8192-12287
+			"```````", // M >= 16384, N 12288-16383
+			"```````", // M >= 16384, N >= 16384
 		},
 	},
 }
