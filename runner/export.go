@@ -17,7 +17,7 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("export", "--results DIR [--results DIR] --out DIR [flags]", stdout)
 	resultDirs := fs.StringArray("results", nil, "results `dir` of runner tune, verify or merge (repeat: a tune and a verify directory)")
 	shapes := fs.String("shapes", "", "comma-separated tuned `MxNxK` shapes to fit the dispatch on (default: every tuned shape)")
-	corpus := fs.String("corpus", "", "fit the dispatch on the workload corpus shapes `file` the results tuned (M N K  # source per line; see runner workload)")
+	corpus := fs.StringArray("corpus", nil, "fit the dispatch on the workload corpus shapes `file` the results tuned (M N K  # source per line; see runner workload; repeat: the files' shapes together)")
 	buckets := fs.Int("buckets-per-octave", 2, "dispatch table resolution: `n` buckets per octave of M, N and K (1, 2 or 4)")
 	out := fs.String("out", "", "`dir` to create: the Go package, <name>.cuh and <name>.json (required)")
 	name := fs.String("name", "tilegen_sgemm", "`name` of the header, its launcher <name>_sgemm and the provenance file (a C identifier)")
@@ -40,7 +40,7 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	if len(*resultDirs) == 0 || *out == "" {
 		return usageErr("export", "want --results DIR and --out DIR")
 	}
-	if *shapes != "" && *corpus != "" {
+	if *shapes != "" && len(*corpus) > 0 {
 		return usageErr("export", "--shapes and --corpus both choose the shapes to fit on: give one")
 	}
 	if *buckets != 1 && *buckets != 2 && *buckets != 4 {
@@ -68,11 +68,12 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	var entries []workload.Entry
-	if *corpus != "" {
-		var err error
-		if entries, err = readCorpus("export", *corpus); err != nil {
+	for _, path := range *corpus {
+		es, err := readCorpus("export", path)
+		if err != nil {
 			return err
 		}
+		entries = append(entries, es...)
 	}
 	return export.Run(export.Options{Results: *resultDirs, Shapes: sh, Corpus: entries, BucketsPerOctave: *buckets,
 		Generated: cf.generated, Out: *out, Name: *name, GoPackage: *goPkg, Force: *force, AllowUnhashed: *allowUnhashed, Log: stdout,

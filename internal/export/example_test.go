@@ -17,8 +17,8 @@ import (
 // The committed export of examples/export-go is made from the results listed in
 // examples/export-go/results.txt (the H100 workload corpus's tunes and edge suites, the
 // register-tiled kernels of the other ops, the strided batches and the fused epilogues), its
-// dispatch fitted on examples/export-go/shapes.txt (the corpus's shapes for NN, the ops' shapes for
-// NT, TN and TT).
+// dispatch fitted on the corpus (its shapes for NN) and examples/export-go/shapes.txt (the ops'
+// shapes for NT, TN and TT).
 const (
 	exampleResultsFile = "examples/export-go/results.txt"
 	exampleShapesFile  = "examples/export-go/shapes.txt"
@@ -27,8 +27,22 @@ const (
 
 // exampleCommand regenerates the committed export of examples/export-go (README, "Export the
 // winners").
-const exampleCommand = "bin/runner export $(sed -n 's/^[^#]/--results &/p' " + exampleResultsFile + ") --corpus " + exampleShapesFile +
+const exampleCommand = "bin/runner export $(sed -n 's/^[^#]/--results &/p' " + exampleResultsFile + ") --corpus " + exampleCorpusFile + " --corpus " + exampleShapesFile +
 	" --force --out examples/export-go/tgsgemm --name tgsgemm --go-package tilegen/examples/export-go/tgsgemm"
+
+// exampleFit reads the shapes the example is fitted on: the corpus's, then the ops'.
+func exampleFit(t *testing.T) []workload.Entry {
+	t.Helper()
+	var all []workload.Entry
+	for _, f := range []string{exampleCorpusFile, exampleShapesFile} {
+		es, err := workload.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, es...)
+	}
+	return all
+}
 
 // exampleResults reads the results list (run from the repository root).
 func exampleResults(t *testing.T) []string {
@@ -59,11 +73,7 @@ func exampleResults(t *testing.T) []string {
 // and no file of it is left over from an older export.
 func TestCommittedExampleIsCurrent(t *testing.T) {
 	t.Chdir("../..")
-	corpus, err := workload.ReadFile(exampleShapesFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, files, err := Prepare(Options{Results: exampleResults(t), Corpus: corpus,
+	_, files, err := Prepare(Options{Results: exampleResults(t), Corpus: exampleFit(t),
 		Generated: "generated", Name: "tgsgemm", GoPackage: "tilegen/examples/export-go/tgsgemm"})
 	if err != nil {
 		t.Fatalf("%v\n(the committed example cannot be regenerated with: %s)", err, exampleCommand)
@@ -85,14 +95,12 @@ func TestCommittedExampleIsCurrent(t *testing.T) {
 	}
 }
 
-// TestExampleShapesAreTheCorpus: the example's NN shapes are the workload corpus's, so that the
-// committed export's dispatch is the one the corpus evaluation (runner workload) judges.
+// TestExampleShapesAreTheCorpus: the example's NN shapes are the workload corpus's (its ops' shapes
+// file adds no NN shape), so that the committed export's dispatch is the one the corpus evaluation
+// (runner workload) judges.
 func TestExampleShapesAreTheCorpus(t *testing.T) {
 	t.Chdir("../..")
-	ex, err := workload.ReadFile(exampleShapesFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ex := exampleFit(t)
 	corpus, err := workload.ReadFile(exampleCorpusFile)
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +126,7 @@ func TestExampleShapesAreTheCorpus(t *testing.T) {
 	slices.SortFunc(nn, less)
 	slices.SortFunc(want, less)
 	if !slices.Equal(nn, want) {
-		t.Errorf("%s: %d NN shapes, %s has %d (or others): keep them equal", exampleShapesFile, len(nn), exampleCorpusFile, len(want))
+		t.Errorf("the example's fit has %d NN shapes, %s has %d (or others): %s holds NT, TN and TT shapes only", len(nn), exampleCorpusFile, len(want), exampleShapesFile)
 	}
 	if len(ops) == 0 {
 		t.Errorf("%s has no NT, TN or TT shape: the export would carry no rule for those ops", exampleShapesFile)
