@@ -31,6 +31,8 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 	corpus := fs.String("corpus", "", "the corpus shapes `file` (M N K  # source per line) the results tuned (required)")
 	out := fs.String("out", "", "`dir` for summary.json, summary.md and ratio.png/.svg, e.g. results/workload/<gpu> (required)")
 	folds := fs.Int("folds", 5, "cross-validation `folds` (a shape's fold is a hash of the shape)")
+	holdout := fs.StringArray("holdout", nil, "results `dir` of a tune apart from the corpus (every kernel timed on its shapes): judge the exported dispatch there (repeat)")
+	holdoutShapes := fs.StringArray("holdout-shapes", nil, "shapes `file` naming the --holdout shapes to judge, with their sources (repeat; default: every single NN product the holdout timed)")
 	buckets := fs.Int("buckets-per-octave", 2, "dispatch table resolution: `n` buckets per octave of M, N and K (1, 2 or 4)")
 	var cf catalogFlags
 	fs.AddFlagSet(cf.sourceFlags())
@@ -46,6 +48,9 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(*resultDirs) == 0 || *corpus == "" || *out == "" {
 		return usageErr("workload", "want --results DIR, --corpus FILE and --out DIR")
+	}
+	if len(*holdoutShapes) > 0 && len(*holdout) == 0 {
+		return usageErr("workload", "--holdout-shapes needs --holdout DIR")
 	}
 	if *folds < 2 {
 		return usageErr("workload", "--folds %d: want at least 2", *folds)
@@ -68,6 +73,24 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 	}
 	s := v.Summary(d)
 	s.GPU, s.Corpus, s.Results = gpu, filepath.ToSlash(*corpus), *resultDirs
+	if len(*holdout) > 0 {
+		var hes []workload.Entry
+		for _, f := range *holdoutShapes {
+			es, err := workload.ReadFile(f)
+			if err != nil {
+				return usageErr("workload", "--holdout-shapes: %v", err)
+			}
+			hes = append(hes, es...)
+		}
+		hs, hgpu, err := export.HoldoutSamples(*holdout, cf.generated, *allowUnhashed, hes, d)
+		if err != nil {
+			return fmt.Errorf("workload: --holdout: %w", err)
+		}
+		if s.Holdout, err = d.Holdout(v.Full, hs); err != nil {
+			return fmt.Errorf("workload: --holdout: %w", err)
+		}
+		s.Holdout.GPU, s.Holdout.Results = hgpu, *holdout
+	}
 	// DRAM bandwidth: two transfers per memory clock over the bus (GB/s).
 	s.AddBandwidth(2*float64(dev.MemClockKHz)*1e3*float64(dev.MemBusWidth)/8/1e9, int64(dev.L2Bytes))
 	if err := os.MkdirAll(*out, 0o755); err != nil {
@@ -93,6 +116,10 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 	if bw := s.Bandwidth; bw != nil && bw.Exported.Count > 0 {
 		fmt.Fprintf(stdout, "  GEMV-like, DRAM-bound (%d shapes): median %.0f %% of %.0f GB/s (cuBLAS %.0f %%), min %.0f %%, %d at 85 %% or more\n",
 			bw.Exported.Count, 100*bw.Exported.Median, bw.PeakGBps, 100*bw.Cublas.Median, 100*bw.Exported.Min, bw.Exported.AtLeast85)
+	}
+	if h := s.Holdout; h != nil {
+		fmt.Fprintf(stdout, "  holdout on %s (%d shapes, %d untimed): exported geomean %.3f  min %.3f  median %.3f  below 0.9: %d; fastest timed geomean %.3f\n",
+			h.GPU, len(h.Shapes), h.Untimed, h.Ratio.Geomean, h.Ratio.Min, h.Ratio.Median, h.Ratio.Below09, h.Best.Geomean)
 	}
 	if s.Rule.WaveGuard != "" {
 		fmt.Fprintf(stdout, "  wave guard (fitted on all): %s\n", s.Rule.WaveGuard)

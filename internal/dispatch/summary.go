@@ -33,6 +33,9 @@ type Summary struct {
 	// Bandwidth judges the GEMV-like and tiny-output shapes by DRAM bandwidth (AddBandwidth); absent
 	// when the records do not give the device's memory clock and bus width.
 	Bandwidth *Bandwidth `json:"bandwidth,omitempty"`
+	// Holdout judges the exported dispatch on problems measured apart from the corpus (runner
+	// workload --holdout); absent without one.
+	Holdout *Holdout `json:"holdout,omitempty"`
 }
 
 // ShapeResult is one corpus shape.

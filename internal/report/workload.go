@@ -101,6 +101,25 @@ func WorkloadMarkdown(s *dispatch.Summary, chart string) string {
 		b.WriteString(Table([]string{"shape", "regime", "exported variant", "MB", "GB/s", "of peak", "cuBLAS GB/s", "cuBLAS of peak"}, brows))
 		b.WriteString("\n")
 	}
+	if h := s.Holdout; h != nil {
+		fmt.Fprintf(&b, "### Holdout: %d shapes measured apart on %s\n\n", len(h.Shapes), mdText(h.GPU))
+		fmt.Fprintf(&b, "The exported dispatch (fitted on every corpus shape above) judged on problems no corpus holds, "+
+			"every exportable kernel timed on each next to cuBLAS in the same run (`--holdout`): what it launches there "+
+			"against the fastest of its kernels. Shapes whose launched variant the holdout did not time (left out of the totals): %d.\n\n", h.Untimed)
+		b.WriteString(Table([]string{"dispatch", "shapes", "geomean", "min", "median", "below 0.9×"}, [][]string{
+			tot("exported", h.Ratio), tot("fastest timed per shape", h.Best)}))
+		b.WriteString("\n")
+		var hrows [][]string
+		for _, x := range h.Shapes {
+			name, ratio := x.Variant, f3(x.Ratio)
+			if x.Untimed {
+				name, ratio = name+" (untimed)", "–"
+			}
+			hrows = append(hrows, []string{x.Shape, mdText(x.Source), x.Regime, name, ratio, x.BestVariant, f3(x.BestRatio)})
+		}
+		b.WriteString(Table([]string{"shape", "source", "regime", "exported variant", "ratio", "fastest variant", "fastest"}, hrows))
+		b.WriteString("\n")
+	}
 	rows = nil
 	for _, r := range s.Shapes {
 		cvName, allName := r.VariantCV, r.Variant // variant names are C identifiers
