@@ -3,7 +3,6 @@ package export
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"tilegen/internal/dispatch"
 	"tilegen/internal/orchestrator"
@@ -16,9 +15,8 @@ import (
 // HoldoutSamples reads a measurement made apart from the corpus (tune results directories, every
 // kernel timed next to cuBLAS on each shape) as holdout samples of d's kernels: per single FP32 NN
 // product, cuBLAS's median time and each of d's kernels' (the larger median when timed on several
-// devices). A record of another build than generated's (its PTX or source hash or its ptxas
-// resources differ) is left out: it timed other code than the export launches; so is one without
-// hashes unless allowUnhashed (then matched by name and resources, as the export does). With shapes (a shapes file's entries), only those
+// devices). A record of another build than generated's (otherBuild, as the export judges its own
+// records) is left out: it timed other code than the export launches. With shapes (a shapes file's entries), only those
 // shapes are kept, each with its source, and each must have been timed with cuBLAS. The measurement
 // must be of one GPU model, which it returns; it may differ from the corpus's (the summary says both).
 func HoldoutSamples(dirs []string, generated string, allowUnhashed bool, shapes []workload.Entry, d *dispatch.Data) ([]dispatch.HoldoutSample, string, error) {
@@ -39,38 +37,22 @@ func HoldoutSamples(dirs []string, generated string, allowUnhashed bool, shapes 
 	for j, k := range d.Kernels {
 		index[k.Name] = j
 	}
-	gpus := map[string]bool{}
 	var keep []results.Record
 	for _, r := range precisionRecords(rs.records, variant.PrecisionFP32) {
 		switch r.Kind {
 		case results.KindCublas:
 		case results.KindTune:
-			v := byName[r.Variant]
-			if _, ok := index[r.Variant]; !ok || v == nil || staleHashes(r, v) || r.Resources != v.Resources {
-				continue
-			}
-			if r.PTXHash == "" && r.SourceHash == "" && !allowUnhashed {
+			if _, ok := index[r.Variant]; !ok || byName[r.Variant] == nil || otherBuild(r, byName[r.Variant], allowUnhashed) != "" {
 				continue
 			}
 		default:
 			continue
 		}
-		if r.Device != nil && r.Kind == results.KindTune {
-			gpus[r.Device.Name] = true
-		}
 		keep = append(keep, r)
 	}
-	if len(gpus) > 1 {
-		var names []string
-		for g := range gpus {
-			names = append(names, g)
-		}
-		sort.Strings(names)
-		return nil, "", fmt.Errorf("holdout results mix GPU models (%s): give one model's", strings.Join(names, ", "))
-	}
-	gpu := ""
-	for g := range gpus {
-		gpu = g
+	gpu, err := tunedGPU(keep, "holdout results")
+	if err != nil {
+		return nil, "", err
 	}
 	ms, err := measuresOf(keep, func(s protocol.Shape) bool {
 		return s.Op == variant.OpNN && s.Batch == 0 && s.Epilogue == variant.EpiNone

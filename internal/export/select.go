@@ -284,20 +284,8 @@ func eligibility(recs []results.Record, byName map[string]*variant.Variant, allo
 		switch {
 		case v == nil:
 			why[r.Variant] = "not in the generated catalog"
-		case r.Family != "" && r.Family != v.Family, r.Params != "" && r.Params != v.ParamString():
-			why[r.Variant] = fmt.Sprintf("results are of another build (family %s params %q; the manifest says %s %q)",
-				safeText(r.Family), r.Params, safeText(v.Family), v.ParamString())
-		case r.Status != results.StatusSkipped && staleHashes(r, v):
-			why[r.Variant] = fmt.Sprintf("its %s record at %s measured source %s, PTX %s; the generated directory now has source %s, PTX %s "+
-				"(regenerated since): %s", r.Kind, results.ShapeString(r.Shape), short(r.SourceHash), short(r.PTXHash),
-				short(v.SourceHash), short(v.PTXHash), rerun(v.Name))
-		case r.Status != results.StatusSkipped && r.SourceHash == "" && !allowUnhashed:
-			why[r.Variant] = fmt.Sprintf("its %s record at %s carries no source/PTX hash (written before results recorded them), "+
-				"so the measured kernel cannot be matched to the generated one: %s, or pass --allow-unhashed", r.Kind,
-				results.ShapeString(r.Shape), rerun(v.Name))
-		case r.Status != results.StatusSkipped && r.Resources != v.Resources:
-			why[r.Variant] = fmt.Sprintf("ptxas resources in the results (%+v) differ from the manifest's (%+v): stale results or generated directory",
-				r.Resources, v.Resources)
+		case otherBuild(r, v, allowUnhashed) != "":
+			why[r.Variant] = otherBuild(r, v, allowUnhashed)
 		case r.Status == results.StatusFailed:
 			why[r.Variant] = fmt.Sprintf("failed %s at %s: %s", r.Kind, results.ShapeString(r.Shape), safeText(r.Reason))
 		}
@@ -348,6 +336,55 @@ func eligibility(recs []results.Record, byName map[string]*variant.Variant, allo
 		}
 	}
 	return why, edge, fullEdge
+}
+
+// otherBuild says why record r did not measure the generated code of its variant v ("" when it did):
+// another family or parameters, or, for a record that ran (not skipped), other PTX or source
+// (staleHashes), no hashes at all (unless allowUnhashed: then the ptxas resources are the match) or
+// other ptxas resources.
+func otherBuild(r results.Record, v *variant.Variant, allowUnhashed bool) string {
+	switch {
+	case r.Family != "" && r.Family != v.Family, r.Params != "" && r.Params != v.ParamString():
+		return fmt.Sprintf("results are of another build (family %s params %q; the manifest says %s %q)",
+			safeText(r.Family), r.Params, safeText(v.Family), v.ParamString())
+	case r.Status == results.StatusSkipped:
+		return ""
+	case staleHashes(r, v):
+		return fmt.Sprintf("its %s record at %s measured source %s, PTX %s; the generated directory now has source %s, PTX %s "+
+			"(regenerated since): %s", r.Kind, results.ShapeString(r.Shape), short(r.SourceHash), short(r.PTXHash),
+			short(v.SourceHash), short(v.PTXHash), rerun(v.Name))
+	case r.SourceHash == "" && !allowUnhashed:
+		return fmt.Sprintf("its %s record at %s carries no source/PTX hash (written before results recorded them), "+
+			"so the measured kernel cannot be matched to the generated one: %s, or pass --allow-unhashed", r.Kind,
+			results.ShapeString(r.Shape), rerun(v.Name))
+	case r.Resources != v.Resources:
+		return fmt.Sprintf("ptxas resources in the results (%+v) differ from the manifest's (%+v): stale results or generated directory",
+			r.Resources, v.Resources)
+	}
+	return ""
+}
+
+// tunedGPU is the GPU model of the tune records, "" when none names one; an error names them when
+// they mix models (what: whose records, for the message).
+func tunedGPU(recs []results.Record, what string) (string, error) {
+	gpus := map[string]bool{}
+	for _, r := range recs {
+		if r.Kind == results.KindTune && r.Device != nil {
+			gpus[r.Device.Name] = true
+		}
+	}
+	if len(gpus) > 1 {
+		var names []string
+		for g := range gpus {
+			names = append(names, g)
+		}
+		sort.Strings(names)
+		return "", fmt.Errorf("%s mix GPU models (%s): give one model's", what, strings.Join(names, ", "))
+	}
+	for g := range gpus {
+		return g, nil
+	}
+	return "", nil
 }
 
 // staleHashes says whether a record measured other code than the manifest's. The PTX is what ran:
@@ -461,23 +498,11 @@ func selectInputs(rs *resultsSet, manifest variant.Manifest, o Options) (*select
 	for i := range manifest.Variants {
 		sel.byName[manifest.Variants[i].Name] = &manifest.Variants[i]
 	}
-	gpus := map[string]bool{}
-	for _, r := range rs.records {
-		if r.Kind == results.KindTune && r.Device != nil {
-			gpus[r.Device.Name] = true
-		}
+	gpu, err := tunedGPU(rs.records, "tune results")
+	if err != nil {
+		return nil, err
 	}
-	if len(gpus) > 1 {
-		var names []string
-		for g := range gpus {
-			names = append(names, g)
-		}
-		sort.Strings(names)
-		return nil, fmt.Errorf("tune results mix GPU models (%s): export one model's results", strings.Join(names, ", "))
-	}
-	for g := range gpus {
-		sel.gpu = g
-	}
+	sel.gpu = gpu
 	ms, err := measures(rs.records)
 	if err != nil {
 		return nil, err
