@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -131,12 +132,22 @@ func TestExportEpilogue(t *testing.T) {
 			}
 		}
 	}
-	// Without epilogue records the export is what it was.
+	// Without epilogue records the export holds no epilogue kernel, but keeps the entry (so that a
+	// program written against one export builds against another), refusing every epilogue.
 	base, bfiles, err := Prepare(Options{Results: dirs[:2], Generated: gen, Name: "tg"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(base.Epilogues) != 0 || strings.Contains(string(bfiles["tg.cuh"]), "sgemm_epilogue") || strings.Contains(string(bfiles["driver.go"]), "launchBias") {
-		t.Error("an export without epilogue records has an epilogue entry")
+	cuh, sgemm := string(bfiles["tg.cuh"]), string(bfiles["sgemm.go"])
+	if len(base.Epilogues) != 0 || strings.Contains(cuh, "#define tg_HAS_EPILOGUES") ||
+		!strings.Contains(sgemm, "epilogueKernels = [7]int{-1, -1, -1, -1, -1, -1, -1}") {
+		t.Error("an export without epilogue records holds an epilogue kernel")
+	}
+	if !strings.Contains(cuh, "inline cudaError_t tg_sgemm_epilogue(") || !strings.Contains(sgemm, "func (ks *Kernels) SgemmEpilogue(") ||
+		!strings.Contains(string(bfiles["driver.go"]), "func launchBias(") || !strings.Contains(string(bfiles["driver_unsupported.go"]), "func launchBias(") {
+		t.Error("an export without epilogue records lacks the epilogue entry")
+	}
+	if !regexp.MustCompile(`(?s)inline int tg_epilogue_kernel\(int epilogue\)\s*\{\s*switch \(epilogue\) \{\s*default: return -1;`).MatchString(cuh) {
+		t.Error("the header of an export without epilogue records maps some epilogue to a kernel")
 	}
 }

@@ -84,10 +84,7 @@ func goFiles(p *Plan) (map[string][]byte, error) {
 		return nil, err
 	}
 	out["batched.go"] = batched
-	data := struct {
-		Header, Pkg string
-		Epi         bool // the package has fused-epilogue kernels (launchBias)
-	}{header, p.PkgName, len(p.Epilogues) > 0}
+	data := struct{ Header, Pkg string }{header, p.PkgName}
 	for name, tmpl := range map[string]string{"driver.go": "cgo", "driver_unsupported.go": "other"} {
 		var b bytes.Buffer
 		if err := driverTmpl.ExecuteTemplate(&b, tmpl, data); err != nil {
@@ -700,14 +697,14 @@ func goSgemm(p *Plan) *jen.File {
 		jen.Return(jen.Id("ks").Dot("SgemmOp").Call(jen.Id("op"), jen.Id("n"), jen.Id("m"), jen.Id("k"), jen.Id("alpha"), jen.Id("b"), jen.Id("ldb"),
 			jen.Id("a"), jen.Id("lda"), jen.Id("beta"), jen.Id("c"), jen.Id("ldc"), jen.Id("stream"))),
 	)
-	if len(p.Epilogues) > 0 {
-		goEpilogue(f, p)
-	}
+	goEpilogue(f, p)
 	return f
 }
 
 // goEpilogue adds the fused-epilogue entry: the Epilogue type, the kernel of each epilogue the
-// package holds, and SgemmEpilogue.
+// package holds, and SgemmEpilogue. Every package has it, whatever epilogues it holds: a program
+// written against one export builds against another, and an epilogue the package has no kernel for
+// is SgemmEpilogue's error at run time, as an op without kernels is SgemmOp's.
 func goEpilogue(f *jen.File, p *Plan) {
 	f.Line()
 	f.Comment(lineComment("Epilogue is a fused epilogue of SgemmEpilogue: C = act(alpha·A·B + beta·C + bias) with bias[i]\n" +
@@ -726,6 +723,10 @@ func goEpilogue(f *jen.File, p *Plan) {
 		table[i] = jen.Lit(-1)
 	}
 	doc := "epilogueKernels is the kernel of each Epilogue (-1: none in this package):"
+	if len(p.Epilogues) == 0 {
+		doc = "epilogueKernels is the kernel of each Epilogue: -1, this package holds no fused-epilogue kernel\n" +
+			"(SgemmEpilogue refuses every epilogue)."
+	}
 	for _, e := range p.Epilogues {
 		table[epiIndex(e.Epilogue)] = jen.Lit(e.Kernel)
 		doc += fmt.Sprintf("\n%s: %s (ratio %.3f against cuBLAS + the separate epilogue over %d shape(s))",

@@ -614,9 +614,9 @@ func exportRegimes(t *testing.T) (string, *Plan) {
 	return out, p
 }
 
-// TestExampleSeesEpilogues: against an export with fused epilogues the example compiles its
-// epilogue checks in (the header's NAME_HAS_EPILOGUES reaches its #if), against one without it
-// leaves them out.
+// TestExampleSeesEpilogues: every header has the fused-epilogue entry, so the example compiles its
+// epilogue checks in against any export (they run each epilogue the header holds and expect the
+// others refused), and the header defines NAME_HAS_EPILOGUES only when it holds an epilogue kernel.
 func TestExampleSeesEpilogues(t *testing.T) {
 	nvcc := needTool(t, "nvcc")
 	main, err := filepath.Abs("../../examples/export-cuda/main.cu")
@@ -626,7 +626,7 @@ func TestExampleSeesEpilogues(t *testing.T) {
 	for _, fx := range []struct {
 		name   string
 		export func(*testing.T) (string, *Plan)
-		want   bool
+		has    bool
 	}{{"epilogue", exportEpilogue, true}, {"seed", exportFixture, false}} {
 		out, _ := fx.export(t)
 		args := []string{"-E", "-DTG_EXPORT_NAME=tg", "-I", out, main}
@@ -637,8 +637,15 @@ func TestExampleSeesEpilogues(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: nvcc -E: %v", fx.name, err)
 		}
-		if got := strings.Contains(string(b), "check_epilogue(h, epi,"); got != fx.want {
-			t.Errorf("%s: epilogue checks compiled in: %v, want %v", fx.name, got, fx.want)
+		if !strings.Contains(string(b), "check_epilogue(h, epi,") || !strings.Contains(string(b), "tg_sgemm_epilogue(") {
+			t.Errorf("%s: the example's epilogue checks or the header's entry are missing", fx.name)
+		}
+		cuh, err := os.ReadFile(filepath.Join(out, "tg.cuh"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(cuh), "#define tg_HAS_EPILOGUES 1"); got != fx.has {
+			t.Errorf("%s: tg_HAS_EPILOGUES defined: %v, want %v", fx.name, got, fx.has)
 		}
 	}
 }
