@@ -281,11 +281,15 @@ func eligibility(recs []results.Record, byName map[string]*variant.Variant, allo
 			continue
 		}
 		v := byName[r.Variant]
+		other := ""
+		if v != nil {
+			other = otherBuild(r, v, allowUnhashed)
+		}
 		switch {
 		case v == nil:
 			why[r.Variant] = "not in the generated catalog"
-		case otherBuild(r, v, allowUnhashed) != "":
-			why[r.Variant] = otherBuild(r, v, allowUnhashed)
+		case other != "":
+			why[r.Variant] = other
 		case r.Status == results.StatusFailed:
 			why[r.Variant] = fmt.Sprintf("failed %s at %s: %s", r.Kind, results.ShapeString(r.Shape), safeText(r.Reason))
 		}
