@@ -1,6 +1,6 @@
 // export-cuda uses a header written by `runner export` from any nvcc project: it runs the exported
-// SGEMM on every tuned shape class (each with its op) and on edge shapes of every op the header
-// has, through the row-major entries (NAME_sgemm, NAME_sgemm_op) and the column-major BLAS entry
+// SGEMM on every tuned shape class (each with its op), on edge shapes of every op the header has
+// and on vector problems (M or N of 1) of every op, through the row-major entries (NAME_sgemm, NAME_sgemm_op) and the column-major BLAS entry
 // (NAME_sgemm_blas, e.g. a column-major TN call) and the strided-batched entry (NAME_sgemm_strided_batched,
 // cublasSgemmStridedBatched's arguments: every batch class, with gaps between products and a shared B),
 // and, when the header has fused epilogues, the epilogue entry (NAME_sgemm_epilogue: bias per row or
@@ -27,10 +27,11 @@
 //   ./export-cuda --graph shapes.txt
 //   ./export-cuda --preload
 //
-// With --shapes FILE (one "M N K  # source" per line, the workload corpus format) it does only
-// this instead: checks NAME_sgemm on each shape against cuBLAS (dense, and padded with alpha and
-// beta) and times both in the same run, printing ratio = cuBLAS time / NAME_sgemm time per shape
-// and their geomean, min and median: how the export does on shapes it was never tuned on.
+// With --shapes FILE (one "M N K [op=NT]  # source" per line, the workload corpus format) it does only
+// this instead: checks NAME_sgemm (NAME_sgemm_op for a shape with an op other than NN) on each shape
+// against cuBLAS with the same op (dense, and padded with alpha and beta) and times both in the same
+// run, printing ratio = cuBLAS time / NAME_sgemm time per shape and their geomean, min and median:
+// how the export does on shapes it was never tuned on.
 //
 // With --concurrent FILE it does only this instead: for each shape, the device memory the header's
 // module holds once loaded, then four products of that shape (each its own inputs and C) enqueued
@@ -478,12 +479,13 @@ __global__ void tg_empty_kernel() {}
 
 // shape_line is one product of a --shapes file: "M N K  # source" (the workload corpus format).
 struct shape_line {
-    int M, N, K;
+    int M, N, K, op; // op: bit 1 op(A) = A^T, bit 0 op(B) = B^T
     std::string source;
 };
 
-// read_shapes reads a --shapes file; it exits 2 naming file:line on a malformed line.
-static std::vector<shape_line> read_shapes(const char* path)
+// read_shapes reads a --shapes file (with ops: an op=XX column allowed); it exits 2 naming
+// file:line on a malformed line.
+static std::vector<shape_line> read_shapes(const char* path, bool ops)
 {
     FILE* f = std::fopen(path, "r");
     if (!f) {
@@ -502,14 +504,26 @@ static std::vector<shape_line> read_shapes(const char* path)
         while (!src.empty() && (src.back() == '\n' || src.back() == '\r' || src.back() == ' ')) src.pop_back();
         while (!src.empty() && src.front() == ' ') src.erase(0, 1);
         long long m, n, k;
-        char extra[2];
-        int got = std::sscanf(l.c_str(), "%lld %lld %lld %1s", &m, &n, &k, extra);
+        char opa = 'N', opb = 'N', extra[2];
+        int used = 0, got = std::sscanf(l.c_str(), "%lld %lld %lld %n", &m, &n, &k, &used);
         if (got <= 0 && l.find_first_not_of(" \t\r\n") == std::string::npos) continue;
-        if (got != 3 || m < 1 || n < 1 || k < 1 || m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff) {
-            std::fprintf(stderr, "%s:%d: want \"M N K  # source\" with positive 32-bit M, N, K\n", path, line);
+        bool bad = got != 3 || m < 1 || n < 1 || k < 1 || m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff;
+        if (!bad) { // an optional op=XX column (XX in NN, NT, TN, TT), then nothing
+            const char* rest = l.c_str() + used;
+            int more = 0;
+            if (ops && std::sscanf(rest, "op=%c%c %n", &opa, &opb, &more) == 2 && (opa == 'N' || opa == 'T') &&
+                (opb == 'N' || opb == 'T'))
+                rest += more;
+            else
+                opa = opb = 'N';
+            bad = std::sscanf(rest, "%1s", extra) == 1;
+        }
+        if (bad) {
+            std::fprintf(stderr, "%s:%d: want \"M N K%s  # source\" with positive 32-bit M, N, K\n", path, line,
+                         ops ? " [op=NN|NT|TN|TT]" : "");
             std::exit(2);
         }
-        out.push_back({(int)m, (int)n, (int)k, src});
+        out.push_back({(int)m, (int)n, (int)k, (opa == 'T' ? 2 : 0) | (opb == 'T' ? 1 : 0), src});
     }
     std::fclose(f);
     return out;
@@ -522,7 +536,7 @@ static std::vector<shape_line> read_shapes(const char* path)
 // launcher time (above 1: faster than cuBLAS). Shapes the header was not tuned or fitted on test how its dispatch carries over.
 static bool run_shapes(cublasHandle_t h, const char* path, std::mt19937& rng)
 {
-    std::vector<shape_line> shapes = read_shapes(path);
+    std::vector<shape_line> shapes = read_shapes(path, true);
     int dev = 0, l2 = 0;
     CHECK_CUDA(cudaGetDevice(&dev));
     CHECK_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
@@ -533,28 +547,31 @@ static bool run_shapes(cublasHandle_t h, const char* path, std::mt19937& rng)
     std::vector<double> ratios;
     std::printf("== shapes of %s: correctness, then ratio = cuBLAS time / %s_sgemm time (same run)\n", path, TG_STR(TG_EXPORT_NAME));
     for (const shape_line& sh : shapes) {
-        bool good = check(h, 0, sh.M, sh.N, sh.K, 1.0f, 0.0f, 0, rng);
-        good &= check(h, 0, sh.M, sh.N, sh.K, 1.5f, -0.75f, 3, rng);
+        const int op = sh.op;
+        const char opa = (op & 2) ? 'T' : 'N', opb = (op & 1) ? 'T' : 'N';
+        bool good = check(h, op, sh.M, sh.N, sh.K, 1.0f, 0.0f, 0, rng);
+        good &= check(h, op, sh.M, sh.N, sh.K, 1.5f, -0.75f, 3, rng);
         ok &= good;
-        input_sets in(0, sh.M, sh.N, sh.K, l2);
-        const float one = 1.0f, zero = 0.0f;
+        input_sets in(op, sh.M, sh.N, sh.K, l2);
         double tl = INFINITY, tc = INFINITY; // the lower median of two alternating rounds each
         for (int round = 0; round < 2; round++) {
             tl = std::min(tl, time_ms(s, [&](int j) {
                 int x = j % in.n;
-                CHECK_CUDA(TG(_sgemm)(sh.M, sh.N, sh.K, 1.0f, in.A[x], in.lda, in.B[x], in.ldb, 0.0f, in.C[x], in.ldc, s));
+                CHECK_CUDA(op == 0 ? TG(_sgemm)(sh.M, sh.N, sh.K, 1.0f, in.A[x], in.lda, in.B[x], in.ldb, 0.0f, in.C[x], in.ldc, s)
+                                   : TG(_sgemm_op)(opa, opb, sh.M, sh.N, sh.K, 1.0f, in.A[x], in.lda, in.B[x], in.ldb, 0.0f, in.C[x],
+                                                   in.ldc, s));
             }));
             tc = std::min(tc, time_ms(s, [&](int j) {
                 int x = j % in.n;
-                CHECK_BLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, sh.N, sh.M, sh.K, &one, in.B[x], in.ldb, in.A[x], in.lda, &zero,
-                                       in.C[x], in.ldc));
+                cublas_rowmajor(h, op, sh.M, sh.N, sh.K, 1.0f, in.A[x], in.lda, in.B[x], in.ldb, 0.0f, in.C[x], in.ldc);
             }));
         }
-        const char* v = TG(_variant)(sh.M, sh.N, sh.K, in.lda, in.ldb, in.ldc, in.A[0], in.B[0], in.C[0]);
+        const char* v = TG(_variant_op)(opa, opb, sh.M, sh.N, sh.K, in.lda, in.ldb, in.ldc, in.A[0], in.B[0], in.C[0]);
         double r = tc / tl;
         ratios.push_back(r);
-        std::printf("shape %dx%dx%d variant=%s tilegen_ms=%.5f cublas_ms=%.5f ratio=%.3f correct=%s  # %s\n", sh.M, sh.N, sh.K,
-                    v ? v : "none", tl, tc, r, good ? "yes" : "NO", sh.source.c_str());
+        std::printf("shape %dx%dx%d%s%s variant=%s tilegen_ms=%.5f cublas_ms=%.5f ratio=%.3f correct=%s  # %s\n", sh.M, sh.N,
+                    sh.K, op ? " op=" : "", op ? op_name(op) : "", v ? v : "none", tl, tc, r, good ? "yes" : "NO",
+                    sh.source.c_str());
     }
     CHECK_CUDA(cudaStreamDestroy(s));
     if (!ratios.empty()) {
@@ -604,7 +621,7 @@ static void random_product(cublasHandle_t h, int M, int N, int K, std::mt19937& 
 // loading the header's kernels took (cudaMemGetInfo around a first 1x1x1 call).
 static bool run_concurrent(cublasHandle_t h, const char* path, std::mt19937& rng)
 {
-    std::vector<shape_line> shapes = read_shapes(path);
+    std::vector<shape_line> shapes = read_shapes(path, false);
     const int P = 4, ROUNDS = 16;
     {
         size_t free0 = 0, free1 = 0, total = 0;
@@ -685,7 +702,7 @@ static bool run_preload()
 // run_graph is --graph FILE (see the top of the file).
 static bool run_graph(cublasHandle_t h, const char* path, std::mt19937& rng)
 {
-    std::vector<shape_line> shapes = read_shapes(path);
+    std::vector<shape_line> shapes = read_shapes(path, false);
     const size_t n = shapes.size();
     std::vector<float*> A(n), B(n), C(n);
     std::vector<std::vector<float>> hr(n), hs(n);
@@ -791,6 +808,23 @@ int main(int argc, char** argv)
     for (int op = 0; op < 4; op++)
         if (TG(_default_kernel)(op) >= 0)
             for (auto& e : edges) ok &= check(h, op, e[0], e[1], e[2], -0.5f, 2.0f, 1, rng);
+    // Vector problems (M or N of 1) of every op, packed and padded: the header runs them as NN's GEMV
+    // where the memory allows (NAME_restate), also under an op it holds no kernel for; the others run
+    // on their op's kernels or, without any, are refused.
+    const int vecs[][3] = {{1, 3001, 1000}, {2500, 1, 700}, {1, 1, 4099}, {1, 512, 64}, {300, 1, 64}};
+    for (int op = 0; op < 4; op++)
+        for (auto& e : vecs)
+            for (int pad = 0; pad <= 1; pad++) {
+                const int M = e[0], N = e[1], K = e[2];
+                const int lda = ((op & 2) ? M : K) + pad, ldb = ((op & 1) ? K : N) + pad, ldc = N + pad;
+                const float* x = (const float*)256;
+                const char* v = TG(_variant_op)((op & 2) ? 'T' : 'N', (op & 1) ? 'T' : 'N', M, N, K, lda, ldb, ldc, x, x, x);
+                if (v || TG(_default_kernel)(op) >= 0)
+                    ok &= check(h, op, M, N, K, 1.5f, -0.75f, pad, rng);
+                else
+                    std::printf("ok   %s %dx%dx%d pad=%d refused (no %s kernel, not a restatable vector)\n", op_name(op), M, N, K,
+                                pad, op_name(op));
+            }
     // The column-major BLAS entry, for every (transa, transb) whose row-major op (transb, transa)
     // the header has: column-major (N, T), a TN call in row-major terms, among them.
     const char trans[] = {'N', 'T'};

@@ -255,7 +255,7 @@ func TestChooseFollowsRule(t *testing.T) {
 }
 
 // goldenFiles are the files of the fixture's export compared with testdata/golden.
-var goldenFiles = []string{"dispatch.go", "sgemm.go", "batched.go", "driver.go", "driver_unsupported.go", "tg.cuh", "tg.json"}
+var goldenFiles = []string{"dispatch.go", "sgemm.go", "batched.go", "restate.go", "driver.go", "driver_unsupported.go", "tg.cuh", "tg.json"}
 
 func TestGolden(t *testing.T) {
 	out, _ := exportFixture(t)

@@ -30,6 +30,11 @@ var driverTmpl = template.Must(template.New("driver").Parse(driverText))
 //go:embed batched.go.tmpl
 var batchedText string
 
+//go:embed restate.go.tmpl
+var restateText string
+
+var restateTmpl = template.Must(template.New("restate").Parse(restateText))
+
 var batchedTmpl = template.Must(template.New("batched").Parse(batchedText))
 
 // goBatched renders batched.go, the strided-batched entry of the Go package: its classes and
@@ -85,6 +90,11 @@ func goFiles(p *Plan) (map[string][]byte, error) {
 	}
 	out["batched.go"] = batched
 	data := struct{ Header, Pkg string }{header, p.PkgName}
+	var rb bytes.Buffer
+	if err := restateTmpl.Execute(&rb, data); err != nil {
+		return nil, fmt.Errorf("render restate.go: %w", err)
+	}
+	out["restate.go"] = rb.Bytes()
 	for name, tmpl := range map[string]string{"driver.go": "cgo", "driver_unsupported.go": "other"} {
 		var b bytes.Buffer
 		if err := driverTmpl.ExecuteTemplate(&b, tmpl, data); err != nil {
@@ -243,7 +253,7 @@ func goDispatch(p *Plan) *jen.File {
 	f.Line()
 	f.Comment("ChooseOp is Choose for a row-major problem of op (what SgemmOp launches).")
 	f.Func().Id("ChooseOp").Params(jen.Id("op").Id("Op"), jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc")).Int()).Params(jen.String(), jen.Error()).Block(
-		jen.List(jen.Id("i"), jen.Err()).Op(":=").Id("choose").Call(jen.Id("op"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Lit(0)),
+		jen.List(jen.Id("i"), jen.Id("_"), jen.Err()).Op(":=").Id("chooseRestated").Call(jen.Id("op"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"), jen.Lit(0)),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Lit(""), jen.Err())),
 		jen.Return(jen.Id("kernels").Index(jen.Id("i")).Dot("name"), jen.Nil()),
 	)
@@ -659,16 +669,20 @@ func goSgemm(p *Plan) *jen.File {
 	)
 	f.Line()
 	f.Comment(lineComment("SgemmOp is Sgemm for the row-major C = alpha·op(A)·op(B) + beta·C, A and B stored as op says\n" +
-		"(see Op). It returns an error, and launches nothing, when the export has no kernel for op or none\n" +
-		"of its kernels can take the problem (see ChooseOp)."))
+		"(see Op). A GEMV-like problem (M or N of 1) runs on the NN kernels where the memory allows (see\n" +
+		"restate), whatever op it has. It returns an error, and launches nothing, when the export has no\n" +
+		"kernel for op or none of its kernels can take the problem (see ChooseOp)."))
 	f.Func().Params(jen.Id("ks").Op("*").Id("Kernels")).Id("SgemmOp").Params(
 		jen.Id("op").Id("Op"), jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k")).Int(), jen.Id("alpha").Float32(), jen.Id("a").Uintptr(), jen.Id("lda").Int(),
 		jen.Id("b").Uintptr(), jen.Id("ldb").Int(), jen.Id("beta").Float32(), jen.Id("c").Uintptr(), jen.Id("ldc").Int(),
 		jen.Id("stream").Uintptr(),
 	).Error().Block(append(append([]jen.Code{
-		jen.List(jen.Id("i"), jen.Err()).Op(":=").Id("choose").Call(jen.Id("op"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"),
+		jen.List(jen.Id("i"), jen.Id("r"), jen.Err()).Op(":=").Id("chooseRestated").Call(jen.Id("op"), jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc"),
 			jen.Id("a").Op("|").Id("b").Op("|").Id("c")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Comment("A vector problem may run as another op's on the same memory (restate)."),
+		jen.List(jen.Id("m"), jen.Id("n"), jen.Id("k"), jen.Id("lda"), jen.Id("ldb"), jen.Id("ldc")).Op("=").List(jen.Id("r").Dot("m"), jen.Id("r").Dot("n"), jen.Id("r").Dot("k"), jen.Id("r").Dot("lda"), jen.Id("r").Dot("ldb"), jen.Id("r").Dot("ldc")),
+		jen.If(jen.Id("r").Dot("swap")).Block(jen.List(jen.Id("a"), jen.Id("b")).Op("=").List(jen.Id("b"), jen.Id("a"))),
 		jen.List(jen.Id("fn"), jen.Err()).Op(":=").Id("ks").Dot("function").Call(jen.Id("i")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		jen.Id("kn").Op(":=").Op("&").Id("kernels").Index(jen.Id("i")),

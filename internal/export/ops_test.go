@@ -71,6 +71,13 @@ var opProbes = []struct {
 	{"blas", 'N', 'N', 256, 224, 192, 256, 192, 256}, {"blas", 'T', 'N', 256, 224, 192, 192, 192, 256},
 	{"blas", 'N', 'T', 256, 224, 192, 255, 224, 256}, {"blas", 'N', 'T', 256, 224, 192, 256, 224, 255},
 	{"blas", 'Q', 'T', 256, 224, 192, 256, 224, 256},
+	// vectors (variant.Op.Restate): TN with a packed A column is an NN row; TN M×1 with packed B and C
+	// is NN 1×M; NT 1×N and M×1 run NN's kernels though the export has no NT kernel; a strided
+	// column stays TN; NT ldb < K stays refused.
+	{"op", 'T', 'N', 1, 256, 192, 1, 256, 256}, {"op", 'T', 'N', 1, 256, 192, 3, 256, 256},
+	{"op", 'T', 'N', 224, 1, 192, 224, 1, 1}, {"op", 'N', 'T', 1, 256, 192, 192, 192, 256},
+	{"op", 'N', 'T', 224, 1, 192, 192, 192, 1}, {"op", 'N', 'T', 1, 256, 192, 192, 100, 256},
+	{"blas", 'T', 'N', 1, 224, 192, 192, 192, 1}, {"blas", 'N', 'T', 224, 1, 192, 224, 1, 224},
 }
 
 // opPlanChoices renders what the Plan chooses for opProbes, one line each.
@@ -135,6 +142,36 @@ func TestOpsDispatch(t *testing.T) {
 	}
 	if !strings.Contains(opPlanChoices(p), "op XN 64x64x64 -\n") {
 		t.Error("a bad op was not refused")
+	}
+	// Vector problems run as NN where variant.Op.Restate restates them, on NN's kernel for the
+	// restated problem; the others keep their op (or its refusal).
+	for _, c := range []struct {
+		op                     variant.Op
+		m, n, k, lda, ldb, ldc int
+		want                   variant.Op // "-" refused
+	}{
+		{variant.OpTN, 1, 256, 192, 1, 256, 256, variant.OpNN},
+		{variant.OpTN, 1, 256, 192, 3, 256, 256, variant.OpTN},
+		{variant.OpTN, 224, 1, 192, 224, 1, 1, variant.OpNN},
+		{variant.OpNT, 1, 256, 192, 192, 192, 256, variant.OpNN},
+		{variant.OpNT, 224, 1, 192, 192, 192, 1, variant.OpNN},
+		{variant.OpNT, 1, 256, 192, 192, 100, 256, "-"},
+		{variant.OpNT, 2, 256, 192, 192, 192, 256, "-"},
+	} {
+		i, r, err := p.ChooseRestated(c.op, c.m, c.n, c.k, c.lda, c.ldb, c.ldc)
+		if c.want == "-" {
+			if err == nil {
+				t.Errorf("%s %dx%dx%d: launched %s, want a refusal", c.op, c.m, c.n, c.k, p.Variants[i].V.Name)
+			}
+			continue
+		}
+		if err != nil || p.Variants[i].V.Op != c.want || r.Op != c.want {
+			t.Errorf("%s %dx%dx%d lda=%d ldb=%d ldc=%d: %v %+v %v, want an %s kernel", c.op, c.m, c.n, c.k, c.lda, c.ldb, c.ldc, i, r, err, c.want)
+			continue
+		}
+		if j, err := p.chooseOp(r.Op, r.M, r.N, r.K, r.LDA, r.LDB, r.LDC); r.Op != c.op && (err != nil || j != i) {
+			t.Errorf("%s %dx%dx%d: %d, but the restated %+v chooses %d (%v)", c.op, c.m, c.n, c.k, i, r, j, err)
+		}
 	}
 }
 

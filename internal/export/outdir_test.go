@@ -99,7 +99,7 @@ func TestForceKeepsForeignFiles(t *testing.T) {
 		if legacy {
 			// As written before the provenance listed its files: with the cgo file of that time.
 			editProvenance(t, filepath.Join(out, "tg.json"), func(pv map[string]any) { delete(pv, "files") })
-			for _, f := range []string{"driver.go", "driver_unsupported.go", "batched.go"} {
+			for _, f := range []string{"driver.go", "driver_unsupported.go", "batched.go", "restate.go"} {
 				if err := os.Remove(filepath.Join(out, f)); err != nil {
 					t.Fatal(err)
 				}
@@ -150,7 +150,7 @@ func TestForceRefusesForeignClash(t *testing.T) {
 	}{
 		{"user file in the way", func(t *testing.T, out string) {
 			editProvenance(t, filepath.Join(out, "tg.json"), func(pv map[string]any) { delete(pv, "files") })
-			for _, f := range []string{"driver.go", "batched.go"} { // files of later exports
+			for _, f := range []string{"driver.go", "batched.go", "restate.go"} { // files of later exports
 				if err := os.Remove(filepath.Join(out, f)); err != nil {
 					t.Fatal(err)
 				}

@@ -861,8 +861,29 @@ const maxExported = '~' - '0' + 1
 // Choose is the dispatch rule of the exported artifacts (see the package doc): the index into
 // p.Variants launched for the row-major problem of op, or an error saying why none can be (an op
 // the export has no kernel for included). Pointer alignment is not known here; the artifacts also
-// check it.
+// check it. A problem whose op(A) or op(B) is a vector runs as variant.Op.Restate writes it (NN's
+// GEMV kernels for every op) when the export has kernels for that op and one takes it
+// (ChooseRestated says which problem).
 func (p *Plan) Choose(op variant.Op, m, n, k, lda, ldb, ldc int) (int, error) {
+	i, _, err := p.ChooseRestated(op, m, n, k, lda, ldb, ldc)
+	return i, err
+}
+
+// ChooseRestated is Choose with the problem the kernel is launched on: op's own, or the restated
+// one (variant.Restated; its Swap exchanges the A and B operands).
+func (p *Plan) ChooseRestated(op variant.Op, m, n, k, lda, ldb, ldc int) (int, variant.Restated, error) {
+	same := variant.Restated{Op: op, M: m, N: n, K: k, LDA: lda, LDB: ldb, LDC: ldc}
+	if r := op.Restate(m, n, k, lda, ldb, ldc); r != same && p.RuleOf(r.Op) != nil {
+		if i, err := p.chooseOp(r.Op, r.M, r.N, r.K, r.LDA, r.LDB, r.LDC); err == nil {
+			return i, r, nil
+		}
+	}
+	i, err := p.chooseOp(op, m, n, k, lda, ldb, ldc)
+	return i, same, err
+}
+
+// chooseOp is Choose for the problem as given.
+func (p *Plan) chooseOp(op variant.Op, m, n, k, lda, ldb, ldc int) (int, error) {
 	if m < 1 || n < 1 || k < 1 {
 		return -1, fmt.Errorf("shape %dx%dx%d: every dimension must be at least 1", m, n, k)
 	}

@@ -10019,7 +10019,7 @@ func Choose(m, n, k, lda, ldb, ldc int) (string, error) {
 
 // ChooseOp is Choose for a row-major problem of op (what SgemmOp launches).
 func ChooseOp(op Op, m, n, k, lda, ldb, ldc int) (string, error) {
-	i, err := choose(op, m, n, k, lda, ldb, ldc, 0)
+	i, _, err := chooseRestated(op, m, n, k, lda, ldb, ldc, 0)
 	if err != nil {
 		return "", err
 	}

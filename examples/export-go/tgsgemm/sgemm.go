@@ -157,12 +157,18 @@ func (ks *Kernels) Sgemm(m, n, k int, alpha float32, a uintptr, lda int, b uintp
 }
 
 // SgemmOp is Sgemm for the row-major C = alpha·op(A)·op(B) + beta·C, A and B stored as op says
-// (see Op). It returns an error, and launches nothing, when the export has no kernel for op or none
-// of its kernels can take the problem (see ChooseOp).
+// (see Op). A GEMV-like problem (M or N of 1) runs on the NN kernels where the memory allows (see
+// restate), whatever op it has. It returns an error, and launches nothing, when the export has no
+// kernel for op or none of its kernels can take the problem (see ChooseOp).
 func (ks *Kernels) SgemmOp(op Op, m, n, k int, alpha float32, a uintptr, lda int, b uintptr, ldb int, beta float32, c uintptr, ldc int, stream uintptr) error {
-	i, err := choose(op, m, n, k, lda, ldb, ldc, a|b|c)
+	i, r, err := chooseRestated(op, m, n, k, lda, ldb, ldc, a|b|c)
 	if err != nil {
 		return err
+	}
+	// A vector problem may run as another op's on the same memory (restate).
+	m, n, k, lda, ldb, ldc = r.m, r.n, r.k, r.lda, r.ldb, r.ldc
+	if r.swap {
+		a, b = b, a
 	}
 	fn, err := ks.function(i)
 	if err != nil {
