@@ -8,14 +8,14 @@
 // Choose, ChooseOp and ChooseBLAS tell which variant a problem gets. The PTX is embedded; nothing
 // else is read at run time.
 //
-// Concurrency: 29 of the 88 kernels (split-K and stream-K, such as deepk_32x32x32_t4x4_s4_b4,
-// deepk_32x64x32_t4x4_s3_b4) keep partial sums and tile counters in global variables of their
-// module, one set per kernel and context (1-26 MB each; Load leaves these modules to each kernel's
-// first launch). Each launch of one of them waits for the previous such launch on the device (an
-// event recorded after every such launch; no wait when both are on the same stream), so calls on
-// different streams or from different host threads never overlap on that state and are safe. Not
-// ordered: launches into a stream that is being captured into a CUDA graph; such a graph must not
-// run while another call of these kernels runs.
+// Concurrency: 31 of the 88 kernels (split-K and stream-K, such as
+// cpasynca_32x64x16_w16_t4x4_s3_b0, cpasynca_32x64x16_w16_t4x4_s3_b2) keep partial sums and tile
+// counters in global variables of their module, one set per kernel and context (1-26 MB each; Load
+// leaves these modules to each kernel's first launch). Each launch of one of them waits for the
+// previous such launch on the device (an event recorded after every such launch; no wait when both
+// are on the same stream), so calls on different streams or from different host threads never
+// overlap on that state and are safe. Not ordered: launches into a stream that is being captured
+// into a CUDA graph; such a graph must not run while another call of these kernels runs.
 //
 // The package imports only the standard library. It reaches the CUDA driver through cgo and
 // dlopen("libcuda.so.1") when Load is first called, and links only libc and libdl, so a program
@@ -59,7 +59,7 @@
 //	1x5x1280            gemvs_m1_x1_t256_u8      0.0048 ms (cuBLAS 0.0074 ms, ratio 1.55)
 //	1x8x2048            gemvs_m1_x1_t256_u8      0.0049 ms (cuBLAS 0.0074 ms, ratio 1.49)
 //	1x10x512            gemvs_m1_x1_t256_u8      0.0047 ms (cuBLAS 0.0048 ms, ratio 1.03)
-//	1x128x512           gemvs_m1_x4_t256_u8      0.0049 ms (cuBLAS 0.0052 ms, ratio 1.05)
+//	1x128x512           gemvs_m1_x4_t1024_u4     0.0050 ms (cuBLAS 0.0052 ms, ratio 1.03)
 //	1x128x2048          gemvs_m1_x4_t1024_u4     0.0066 ms (cuBLAS 0.0065 ms, ratio 1.00)
 //	1x256x512           gemvs_m1_x4_t1024_u4     0.0054 ms (cuBLAS 0.0055 ms, ratio 1.03)
 //	1x512x13            shared_w4_pad0           0.0064 ms (cuBLAS 0.0112 ms, ratio 1.74)
@@ -120,7 +120,7 @@
 //	8x768x768           gemvmc_m2_x16_y16_u2_c4  0.0092 ms (cuBLAS 0.0112 ms, ratio 1.22)
 //	8x768x3072          splitka_16x128x32_w16_t4x4_s2_b0 0.0171 ms (cuBLAS 0.0169 ms, ratio 0.99)
 //	8x1000x2048         gemvmc_m2_x32_y8_u2_c8   0.0149 ms (cuBLAS 0.0140 ms, ratio 0.94)
-//	8x1600x1600         deepk_32x64x32_t4x4_s3_b4 0.0165 ms (cuBLAS 0.0206 ms, ratio 1.25)
+//	8x1600x1600         splitka_16x128x32_w16_t4x4_s2_b0 0.0169 ms (cuBLAS 0.0206 ms, ratio 1.22)
 //	8x1600x6400         splitka_16x128x32_w16_t4x4_s2_b4 0.0286 ms (cuBLAS 0.0530 ms, ratio 1.85)
 //	8x3072x768          cpasync_32x64x8_w16_t4x4_s3_k4_x0 0.0152 ms (cuBLAS 0.0159 ms, ratio 1.04)
 //	8x4096x4096         splitka_16x128x32_w16_t4x4_s2_b2 0.0343 ms (cuBLAS 0.0454 ms, ratio 1.32)
@@ -132,14 +132,14 @@
 //	12x1x768            gemvs_m1_x1_t256_u8      0.0046 ms (cuBLAS 0.0074 ms, ratio 1.60)
 //	12x12x12            shared_w16_pad1          0.0042 ms (cuBLAS 0.0053 ms, ratio 1.28)
 //	16x1x256            gemvs_m1_x1_t256_u8      0.0046 ms (cuBLAS 0.0050 ms, ratio 1.09)
-//	16x10x512           gemvs_m1_x4_t256_u8      0.0049 ms (cuBLAS 0.0092 ms, ratio 1.87)
+//	16x10x512           gemvs_m1_x4_t1024_u4     0.0050 ms (cuBLAS 0.0092 ms, ratio 1.85)
 //	16x16x16            shared_w4_pad0           0.0066 ms (cuBLAS 0.0104 ms, ratio 1.58)
 //	16x16x4096          gemvs_m1_x4_t1024_u4     0.0078 ms (cuBLAS 0.0132 ms, ratio 1.69)
 //	16x16x1000000       deepk_32x32x32_t4x4_s4_b4 0.1273 ms (cuBLAS 0.1849 ms, ratio 1.45)
 //	16x256x512          gemvs_m1_x16_t1024_u4    0.0069 ms (cuBLAS 0.0103 ms, ratio 1.49)
 //	16x512x13           shared_w4_pad0           0.0055 ms (cuBLAS 0.0106 ms, ratio 1.94)
 //	16x768x768          gemvmc_m2_x32_y8_u2_c4   0.0117 ms (cuBLAS 0.0115 ms, ratio 0.99)
-//	16x2048x512         deepk_32x64x32_t4x4_s3_b8 0.0116 ms (cuBLAS 0.0116 ms, ratio 1.00)
+//	16x2048x512         cpasync_32x64x8_w16_t4x4_s3_k4_x0 0.0121 ms (cuBLAS 0.0116 ms, ratio 0.96)
 //	16x4096x1024        splitka_16x128x32_w16_t4x4_s2_b2 0.0156 ms (cuBLAS 0.0239 ms, ratio 1.53)
 //	16x4096x4096        splitka_16x128x32_w16_t4x4_s2_b2 0.0324 ms (cuBLAS 0.0790 ms, ratio 2.43)
 //	16x8192x2048        splitka_16x128x32_w16_t4x4_s2_b2 0.0319 ms (cuBLAS 0.0479 ms, ratio 1.50)
@@ -148,13 +148,13 @@
 //	16x128256x4096      splitka_16x256x32_w16_t4x8_s2_b4 0.7345 ms (cuBLAS 0.9536 ms, ratio 1.30)
 //	32x32x32            shared_w4_pad0           0.0064 ms (cuBLAS 0.0169 ms, ratio 2.65)
 //	32x32x100000        deepk_32x32x32_t4x4_s4_b4 0.0290 ms (cuBLAS 0.0407 ms, ratio 1.40)
-//	32x1000x1280        deepk_32x64x32_t4x4_s3_b8 0.0152 ms (cuBLAS 0.0140 ms, ratio 0.92)
-//	32x1000x2048        splitka_16x128x32_w16_t4x4_s2_b0 0.0160 ms (cuBLAS 0.0146 ms, ratio 0.91)
+//	32x1000x1280        cpasynca_32x64x16_w16_t4x4_s3_b0 0.0128 ms (cuBLAS 0.0140 ms, ratio 1.09)
+//	32x1000x2048        cpasynca_32x64x16_w16_t4x4_s3_b0 0.0159 ms (cuBLAS 0.0149 ms, ratio 0.94)
 //	32x1000x4096        splitka_16x128x32_w16_t4x4_s2_b0 0.0208 ms (cuBLAS 0.0203 ms, ratio 0.97)
-//	32x1024x1024        deepk_32x64x32_t4x4_s3_b8 0.0122 ms (cuBLAS 0.0122 ms, ratio 1.00)
+//	32x1024x1024        cpasynca_32x64x16_w16_t4x4_s3_b0 0.0114 ms (cuBLAS 0.0122 ms, ratio 1.06)
 //	32x1024x4096        splitka_16x128x32_w16_t4x4_s2_b4 0.0196 ms (cuBLAS 0.0202 ms, ratio 1.03)
-//	32x2304x768         cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0136 ms (cuBLAS 0.0199 ms, ratio 1.47)
-//	32x3072x1024        cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0163 ms (cuBLAS 0.0184 ms, ratio 1.13)
+//	32x2304x768         cpasynca_32x64x8_w16_t4x4_s3_b0 0.0136 ms (cuBLAS 0.0200 ms, ratio 1.47)
+//	32x3072x1024        cpasynca_32x64x8_w16_t4x4_s3_b0 0.0162 ms (cuBLAS 0.0188 ms, ratio 1.16)
 //	32x4096x1024        splitka_16x128x32_w16_t4x4_s2_b0 0.0175 ms (cuBLAS 0.0197 ms, ratio 1.12)
 //	32x4096x4096        splitka_32x128x16_w32_t4x8_s2_b4 0.0419 ms (cuBLAS 0.0461 ms, ratio 1.10)
 //	32x4096x11008       splitka_32x128x16_w32_t4x8_s2_b0 0.0875 ms (cuBLAS 0.0883 ms, ratio 1.01)
@@ -163,23 +163,23 @@
 //	32x11008x4096       splitka_32x128x16_w32_t4x8_s2_b0 0.0824 ms (cuBLAS 0.1318 ms, ratio 1.60)
 //	32x65536x512        splitka_32x128x16_w32_t4x8_s2_b0 0.0607 ms (cuBLAS 0.0686 ms, ratio 1.13)
 //	48x48x48            shared_w4_pad0           0.0063 ms (cuBLAS 0.0171 ms, ratio 2.72)
-//	49x160x576          cpasync_32x64x8_w16_t4x4_s4_k4_x0 0.0102 ms (cuBLAS 0.0110 ms, ratio 1.08)
-//	49x160x960          cpasync_32x64x8_w16_t4x4_s3_k4_x0 0.0144 ms (cuBLAS 0.0150 ms, ratio 1.04)
-//	49x320x960          deepk_32x64x32_t4x4_s3_b4 0.0126 ms (cuBLAS 0.0120 ms, ratio 0.95)
-//	49x512x2048         deepk_32x64x32_t4x4_s3_b4 0.0164 ms (cuBLAS 0.0140 ms, ratio 0.86)
-//	49x512x4608         deepk_32x64x32_t4x4_s3_b8 0.0240 ms (cuBLAS 0.0234 ms, ratio 0.97)
+//	49x160x576          cpasynca_32x64x8_w16_t4x4_s3_b0 0.0105 ms (cuBLAS 0.0113 ms, ratio 1.08)
+//	49x160x960          cpasynca_32x64x16_w16_t4x4_s3_b0 0.0116 ms (cuBLAS 0.0121 ms, ratio 1.05)
+//	49x320x960          cpasynca_32x64x16_w16_t4x4_s3_b0 0.0116 ms (cuBLAS 0.0119 ms, ratio 1.03)
+//	49x512x2048         cpasynca_32x64x16_w16_t4x4_s3_b2 0.0156 ms (cuBLAS 0.0141 ms, ratio 0.91)
+//	49x512x4608         cpasynca_32x64x16_w16_t4x4_s3_b4 0.0224 ms (cuBLAS 0.0234 ms, ratio 1.04)
 //	49x960x160          cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0073 ms (cuBLAS 0.0114 ms, ratio 1.57)
 //	49x1280x320         cpasync_32x64x8_w16_t4x4_s3_k4_x0 0.0098 ms (cuBLAS 0.0117 ms, ratio 1.19)
-//	49x2048x512         cpasync_64x64x16_w32_t8x4_s3_k3_x1 0.0136 ms (cuBLAS 0.0139 ms, ratio 1.02)
-//	49x2048x1024        deepk_32x64x32_t4x4_s3_b8 0.0191 ms (cuBLAS 0.0190 ms, ratio 1.00)
+//	49x2048x512         cpasynca_32x64x8_w16_t4x4_s3_b0 0.0134 ms (cuBLAS 0.0140 ms, ratio 1.05)
+//	49x2048x1024        cpasynca_32x64x16_w16_t4x4_s3_b4 0.0180 ms (cuBLAS 0.0188 ms, ratio 1.05)
 //	64x64x64            shared_w4_pad0           0.0058 ms (cuBLAS 0.0083 ms, ratio 1.43)
-//	64x64x100000        deepk_32x64x32_t4x4_s3_b4 0.0470 ms (cuBLAS 0.0494 ms, ratio 1.05)
+//	64x64x100000        cpasynca_32x64x16_w16_t4x4_s3_b0 0.0412 ms (cuBLAS 0.0491 ms, ratio 1.19)
 //	64x768x256          cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0077 ms (cuBLAS 0.0108 ms, ratio 1.40)
-//	64x2048x512         cpasync_64x64x16_w32_t8x4_s3_k3_x1 0.0130 ms (cuBLAS 0.0137 ms, ratio 1.05)
+//	64x2048x512         cpasynca_32x64x16_w16_t4x4_s3_b0 0.0135 ms (cuBLAS 0.0143 ms, ratio 1.06)
 //	64x4096x1024        splitka_32x128x16_w32_t4x8_s2_b0 0.0252 ms (cuBLAS 0.0250 ms, ratio 0.99)
 //	64x8192x2048        splitka_64x128x16_w64_t8x8_s2_b0 0.0614 ms (cuBLAS 0.0587 ms, ratio 0.96)
 //	96x96x96            cpasync_32x64x8_w16_t4x4_s3_k4_x0 0.0064 ms (cuBLAS 0.0137 ms, ratio 2.13)
-//	100x100x2000        deepk_32x64x32_t4x4_s3_b4 0.0145 ms (cuBLAS 0.0139 ms, ratio 0.96)
+//	100x100x2000        cpasynca_64x32x16_w16_t4x4_s3_b0 0.0129 ms (cuBLAS 0.0141 ms, ratio 1.09)
 //	100x100x60000       splitka_32x128x16_w32_t4x8_s2_b4 0.0730 ms (cuBLAS 0.0702 ms, ratio 0.96)
 //	127x131x137         cpasync_32x64x8_w16_t4x4_s3_k4_x0 0.0070 ms (cuBLAS 0.0080 ms, ratio 1.15)
 //	128x64x128          cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0063 ms (cuBLAS 0.0101 ms, ratio 1.62)
@@ -187,7 +187,7 @@
 //	128x128x128         cpasync_32x64x8_w16_t4x4_s3_k4_x0 0.0066 ms (cuBLAS 0.0082 ms, ratio 1.24)
 //	128x128x50000       splitka_32x128x16_w32_t4x8_s2_b4 0.0583 ms (cuBLAS 0.0579 ms, ratio 0.99)
 //	128x768x768         cpasync_64x64x16_w32_t8x4_s3_k4_x1 0.0136 ms (cuBLAS 0.0150 ms, ratio 1.10)
-//	128x768x3072        splitka_64x64x16_w32_t4x8_s2_b2 0.0296 ms (cuBLAS 0.0274 ms, ratio 0.93)
+//	128x768x3072        cpasynca_32x64x16_w16_t4x4_s3_b4 0.0299 ms (cuBLAS 0.0276 ms, ratio 0.92)
 //	128x1600x1600       splitka_32x128x16_w32_t4x8_s2_b0 0.0294 ms (cuBLAS 0.0280 ms, ratio 0.95)
 //	128x1600x6400       splitka_32x128x16_w32_t4x8_s2_b0 0.0826 ms (cuBLAS 0.0785 ms, ratio 0.95)
 //	128x3072x768        splitka_64x64x16_w32_t4x8_s2_b0 0.0264 ms (cuBLAS 0.0261 ms, ratio 0.99)
@@ -197,7 +197,7 @@
 //	128x4800x1600       splitka_128x64x16_w64_t8x8_s2_b0 0.0605 ms (cuBLAS 0.0653 ms, ratio 1.08)
 //	128x5120x5120       splitka_64x128x16_w64_t8x8_s2_b0 0.1691 ms (cuBLAS 0.1619 ms, ratio 0.96)
 //	128x5120x13824      streamka_64x128x16_w64_t8x8_s3_b3_x1 0.3994 ms (cuBLAS 0.4174 ms, ratio 1.04)
-//	128x6400x1600       streamka_64x128x16_w64_t8x8_s3_b3_x0 0.0748 ms (cuBLAS 0.0686 ms, ratio 0.92)
+//	128x6400x1600       streamka_64x128x16_w64_t8x8_s3_b3_x1 0.0761 ms (cuBLAS 0.0686 ms, ratio 0.90)
 //	128x11008x4096      streamka_64x128x16_w64_t8x8_s3_b3_x1 0.2624 ms (cuBLAS 0.2719 ms, ratio 1.04)
 //	128x13824x5120      streamka_64x128x16_w64_t8x8_s3_b3_x1 0.3979 ms (cuBLAS 0.4107 ms, ratio 1.03)
 //	128x32000x4096      splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1 0.6947 ms (cuBLAS 0.6741 ms, ratio 0.97)
@@ -206,8 +206,8 @@
 //	196x64x384          cpasync_32x64x8_w16_t4x4_s3_k4_x0 0.0086 ms (cuBLAS 0.0118 ms, ratio 1.37)
 //	196x96x384          cpasync_32x64x8_w16_t4x4_s4_k4_x0 0.0089 ms (cuBLAS 0.0116 ms, ratio 1.31)
 //	196x96x576          cpasync_32x64x8_w16_t4x4_s4_k4_x0 0.0103 ms (cuBLAS 0.0116 ms, ratio 1.12)
-//	196x256x1024        cpasync_32x64x8_w16_t4x4_s4_k4_x0 0.0136 ms (cuBLAS 0.0130 ms, ratio 0.95)
-//	196x256x2304        deepk_32x64x32_t4x4_s3_b4 0.0223 ms (cuBLAS 0.0225 ms, ratio 1.01)
+//	196x256x1024        cpasynca_32x64x8_w16_t4x4_s3_b0 0.0138 ms (cuBLAS 0.0134 ms, ratio 0.97)
+//	196x256x2304        cpasynca_32x64x8_w16_t4x4_s3_b0 0.0196 ms (cuBLAS 0.0226 ms, ratio 1.15)
 //	196x384x64          cpasync_32x64x8_w16_t4x4_s4_k1_x1 0.0065 ms (cuBLAS 0.0084 ms, ratio 1.28)
 //	196x512x1024        cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0178 ms (cuBLAS 0.0180 ms, ratio 1.01)
 //	196x512x4608        splitka_32x128x16_w32_t4x8_s2_b0 0.0432 ms (cuBLAS 0.0413 ms, ratio 0.96)
@@ -226,9 +226,9 @@
 //	256x256x256         cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0087 ms (cuBLAS 0.0116 ms, ratio 1.34)
 //	256x256x100000      splitka_64x128x16_w64_t8x8_s2_b2 0.3055 ms (cuBLAS 0.2768 ms, ratio 0.91)
 //	512x64x512          cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0093 ms (cuBLAS 0.0112 ms, ratio 1.21)
-//	512x128x512         cpasync_64x64x16_w32_t8x4_s3_k4_x1 0.0109 ms (cuBLAS 0.0113 ms, ratio 1.04)
-//	512x512x64          cpasync_32x64x8_w16_t4x4_s4_k1_x1 0.0068 ms (cuBLAS 0.0080 ms, ratio 1.17)
-//	512x512x128         cpasync_32x64x8_w16_t4x4_s4_k1_x1 0.0086 ms (cuBLAS 0.0103 ms, ratio 1.21)
+//	512x128x512         cpasynca_32x64x16_w16_t4x4_s3_b0 0.0108 ms (cuBLAS 0.0117 ms, ratio 1.09)
+//	512x512x64          cpasynca_32x64x16_w16_t4x4_s3_b0 0.0067 ms (cuBLAS 0.0080 ms, ratio 1.20)
+//	512x512x128         cpasynca_32x64x16_w16_t4x4_s3_b2 0.0081 ms (cuBLAS 0.0106 ms, ratio 1.31)
 //	512x512x20000       streamka_64x128x16_w64_t8x8_s3_b3_x1 0.2429 ms (cuBLAS 0.2333 ms, ratio 0.96)
 //	512x768x768         splitka_32x128x16_w32_t4x8_s2_b0 0.0264 ms (cuBLAS 0.0257 ms, ratio 0.97)
 //	512x768x3072        splitka_64x128x16_w64_t8x8_s2_b0 0.0668 ms (cuBLAS 0.0659 ms, ratio 0.99)
@@ -244,7 +244,7 @@
 //	512x4096x11008      splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1 0.9230 ms (cuBLAS 1.0051 ms, ratio 1.09)
 //	512x5120x1280       streamka_64x128x16_w64_t8x8_s3_b3_x1 0.1623 ms (cuBLAS 0.1729 ms, ratio 1.07)
 //	512x11008x4096      splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1 1.0359 ms (cuBLAS 0.9293 ms, ratio 0.90)
-//	535x792x414         cpasync_64x64x16_w32_t8x4_s3_k3_x1 0.0199 ms (cuBLAS 0.0212 ms, ratio 1.06)
+//	535x792x414         cpasync_64x64x16_w32_t8x4_s3_k2_x1 0.0204 ms (cuBLAS 0.0212 ms, ratio 1.04)
 //	768x768x10000       streamka_64x128x16_w64_t8x8_s3_b3_x1 0.2636 ms (cuBLAS 0.2574 ms, ratio 0.98)
 //	784x32x144          cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0072 ms (cuBLAS 0.0099 ms, ratio 1.38)
 //	784x32x192          cpasync_32x64x8_w16_t4x4_s4_k4_x1 0.0076 ms (cuBLAS 0.0114 ms, ratio 1.50)
@@ -261,13 +261,13 @@
 //	1000x1000x1000      splitk_128x128x16_w64_t8x8_p0_f1_s2_b1_k2_r1 0.0584 ms (cuBLAS 0.0614 ms, ratio 1.05)
 //	1009x1013x1019      cpasync_64x64x16_w32_t8x4_s3_k2_x1 0.0662 ms (cuBLAS 0.0624 ms, ratio 0.94)
 //	1023x1023x1023      cpasync_64x64x16_w32_t8x4_s3_k2_x1 0.0681 ms (cuBLAS 0.0626 ms, ratio 0.92)
-//	1025x1025x1025      streamka_64x128x16_w64_t8x8_s3_b3_x0 0.0858 ms (cuBLAS 0.0706 ms, ratio 0.82)
+//	1025x1025x1025      cpasynca_64x64x16_w32_t8x4_s3_b0 0.0785 ms (cuBLAS 0.0717 ms, ratio 0.91)
 //	1041x1247x139       cpasync_32x64x8_w16_t4x4_s4_k1_x1 0.0200 ms (cuBLAS 0.0174 ms, ratio 0.87)
 //	1500x512x512        cpasync_64x64x16_w32_t8x4_s3_k2_x1 0.0295 ms (cuBLAS 0.0295 ms, ratio 1.00)
 //	1500x512x2048       splitka_64x128x16_w64_t8x8_s2_b0 0.0952 ms (cuBLAS 0.0842 ms, ratio 0.88)
 //	1500x2048x512       cpasync_64x128x16_w64_t8x8_s3_k1_x1 0.0858 ms (cuBLAS 0.0834 ms, ratio 0.97)
 //	1568x160x576        cpasync_64x64x8_w32_t4x8_s4_k3_x1 0.0212 ms (cuBLAS 0.0219 ms, ratio 1.03)
-//	1568x320x960        splitka_64x64x16_w32_t4x8_s2_b2 0.0373 ms (cuBLAS 0.0355 ms, ratio 0.95)
+//	1568x320x960        splitka_64x64x16_w32_t4x8_s2_b0 0.0377 ms (cuBLAS 0.0357 ms, ratio 0.95)
 //	1568x512x2048       splitka_32x128x16_w32_t4x8_s2_b0 0.0933 ms (cuBLAS 0.0842 ms, ratio 0.90)
 //	1568x512x4608       splitka_32x128x16_w32_t4x8_s2_b0 0.1987 ms (cuBLAS 0.1744 ms, ratio 0.88)
 //	1568x960x160        cpasync_64x64x16_w32_t8x4_s3_k1_x1 0.0194 ms (cuBLAS 0.0185 ms, ratio 0.96)
@@ -279,7 +279,7 @@
 //	1600x7680x2560      regtile_128x256x16_w64_t8x16_p0_f1_s3_b1 1.3363 ms (cuBLAS 1.3121 ms, ratio 0.98)
 //	2048x1x256          gemvn_n1_r4_u2_w2        0.0058 ms (cuBLAS 0.0064 ms, ratio 1.10)
 //	2048x1x2048         gemvs_m1_x1_t256_u8      0.0107 ms (cuBLAS 0.0112 ms, ratio 1.04)
-//	2048x64x2048        splitka_64x64x16_w32_t4x8_s2_b0 0.0285 ms (cuBLAS 0.0270 ms, ratio 0.95)
+//	2048x64x2048        cpasynca_64x64x16_w32_t8x4_s3_b0 0.0277 ms (cuBLAS 0.0270 ms, ratio 0.97)
 //	2048x128x2048       splitka_32x128x16_w32_t4x8_s2_b0 0.0378 ms (cuBLAS 0.0370 ms, ratio 0.98)
 //	2048x512x13         cpasync_32x64x8_w16_t4x4_s4_k1_x1 0.0067 ms (cuBLAS 0.0081 ms, ratio 1.21)
 //	2048x1024x1024      splitk_128x256x16_w32_t8x16_p0_f1_s2_b1_k2_r1 0.0981 ms (cuBLAS 0.1002 ms, ratio 1.02)
@@ -298,10 +298,10 @@
 //	2048x13824x5120     regtile_128x256x16_w64_t8x16_p0_f1_s3_b1 5.8370 ms (cuBLAS 5.8763 ms, ratio 1.01)
 //	2049x2049x2049      streamka_64x128x16_w64_t8x8_s3_b3_x1 0.4680 ms (cuBLAS 0.4531 ms, ratio 0.97)
 //	3000x3000x3000      cpasync_64x128x16_w64_t8x8_s3_k1_x1 1.2866 ms (cuBLAS 1.2307 ms, ratio 0.96)
-//	3001x2999x97        cpasync_64x64x16_w32_t8x4_s3_k1_x1 0.0726 ms (cuBLAS 0.0606 ms, ratio 0.84)
+//	3001x2999x97        cpasynca_64x64x16_w32_t8x4_s3_b0 0.0708 ms (cuBLAS 0.0611 ms, ratio 0.86)
 //	3072x1x1024         gemvs_m1_x1_t256_u8      0.0112 ms (cuBLAS 0.0099 ms, ratio 0.88)
-//	3136x24x96          cpasync_32x64x8_w16_t4x4_s3_k4_x0 0.0086 ms (cuBLAS 0.0088 ms, ratio 1.02)
-//	3136x24x144         cpasync_32x64x8_w16_t4x4_s3_k4_x0 0.0098 ms (cuBLAS 0.0115 ms, ratio 1.17)
+//	3136x24x96          cpasynca_64x32x16_w16_t4x4_s3_b0 0.0079 ms (cuBLAS 0.0088 ms, ratio 1.11)
+//	3136x24x144         cpasynca_64x32x16_w16_t4x4_s3_b0 0.0091 ms (cuBLAS 0.0110 ms, ratio 1.21)
 //	3136x64x64          micro1d_t32_r8           0.0081 ms (cuBLAS 0.0155 ms, ratio 1.91)
 //	3136x64x256         cpasync_64x64x16_w32_t8x4_s3_k4_x1 0.0111 ms (cuBLAS 0.0146 ms, ratio 1.32)
 //	3136x64x576         cpasync_64x64x16_w32_t8x4_s3_k4_x1 0.0162 ms (cuBLAS 0.0224 ms, ratio 1.38)
@@ -311,7 +311,7 @@
 //	3136x256x1152       splitka_64x128x16_w64_t8x8_s2_b0 0.0520 ms (cuBLAS 0.0605 ms, ratio 1.16)
 //	3136x256x2304       splitka_64x128x16_w64_t8x8_s2_b0 0.0899 ms (cuBLAS 0.0993 ms, ratio 1.11)
 //	3200x2048x512       streamka_64x128x16_w64_t8x8_s3_b3_x1 0.1605 ms (cuBLAS 0.1738 ms, ratio 1.08)
-//	4093x4091x127       cpasync_64x64x16_w32_t8x4_s3_k1_x1 0.1423 ms (cuBLAS 0.1199 ms, ratio 0.84)
+//	4093x4091x127       cpasynca_64x64x16_w32_t8x4_s3_b0 0.1377 ms (cuBLAS 0.1202 ms, ratio 0.87)
 //	4096x1x4096         gemvng_n1_r4_u2_w2_g8    0.0308 ms (cuBLAS 0.0309 ms, ratio 1.00)
 //	4096x1x11008        gemvng_n1_r4_u2_w2_g8    0.0720 ms (cuBLAS 0.0721 ms, ratio 1.00)
 //	4096x2x1024         gemvng_n2_r4_u2_w2_g16   0.0154 ms (cuBLAS 0.0201 ms, ratio 1.31)
@@ -389,7 +389,7 @@
 //	8192x8192x8192:TT   regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt 22.6888 ms (cuBLAS 21.6795 ms, ratio 0.96)
 //
 // Provenance (parameters, times, verification errors, GPU, driver, nvcc, results hash): tgsgemm.json.
-// PTX: nvcc release 11.8, V11.8.89, sm_90; generator tilegen-gen 1; results content hash 32fc5fb9c254ece8c6684c511403b6e21f20646b53fe967e904ec672889b5fa6.
+// PTX: nvcc release 11.8, V11.8.89, sm_90; generator tilegen-gen 1; results content hash bdc9ad65cdbdabfc204537a0e45ec08a3e128c8aa6c32c00d60375f25813b6a6.
 package tgsgemm
 
 import (
@@ -595,20 +595,6 @@ var kernels = [88]kernel{{
 }, {
 	blockX:        128,
 	blockY:        1,
-	dynamicShared: 44544,
-	gridZ:         3,
-	kMultiple:     1,
-	ldMultiple:    1,
-	mMultiple:     1,
-	nMultiple:     1,
-	name:          "cpasync_64x64x16_w32_t8x4_s3_k3_x1",
-	op:            OpNN,
-	tileCols:      64,
-	tileRows:      64,
-	waveSlots:     528,
-}, {
-	blockX:        128,
-	blockY:        1,
 	dynamicShared: 42496,
 	gridZ:         4,
 	kMultiple:     1,
@@ -635,6 +621,130 @@ var kernels = [88]kernel{{
 	tileRows:      64,
 	waveSlots:     528,
 }, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
+	dynamicShared:   19968,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "cpasynca_32x64x16_w16_t4x4_s3_b0",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        32,
+	waveSlots:       660,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   19968,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "cpasynca_32x64x16_w16_t4x4_s3_b2",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        32,
+	waveSlots:       660,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   19968,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "cpasynca_32x64x16_w16_t4x4_s3_b4",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        32,
+	waveSlots:       660,
+	workspaceFloats: 4194304,
+}, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
+	dynamicShared:   9984,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           8,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            64,
+	nMultiple:       1,
+	name:            "cpasynca_32x64x8_w16_t4x4_s3_b0",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        32,
+	waveSlots:       660,
+	workspaceFloats: 4194304,
+}, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
+	dynamicShared:   19968,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "cpasynca_64x32x16_w16_t4x4_s3_b0",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        32,
+	tileRows:        64,
+	waveSlots:       528,
+	workspaceFloats: 4194304,
+}, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
+	dynamicShared:   26112,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "cpasynca_64x64x16_w32_t8x4_s3_b0",
+	op:              OpNN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        64,
+	waveSlots:       528,
+	workspaceFloats: 4194304,
+}, {
 	blockX:          64,
 	blockY:          1,
 	blocksPerSM:     4,
@@ -653,46 +763,6 @@ var kernels = [88]kernel{{
 	tileCols:        32,
 	tileRows:        32,
 	waveSlots:       792,
-	workspaceFloats: 4194304,
-}, {
-	blockX:          128,
-	blockY:          1,
-	blocksPerSM:     4,
-	dynamicShared:   38400,
-	gridZ:           512,
-	kMultiple:       1,
-	kStep:           32,
-	ldMultiple:      1,
-	mMultiple:       1,
-	minK:            128,
-	nMultiple:       1,
-	name:            "deepk_32x64x32_t4x4_s3_b4",
-	op:              OpNN,
-	splitMax:        512,
-	state:           true,
-	tileCols:        64,
-	tileRows:        32,
-	waveSlots:       660,
-	workspaceFloats: 4194304,
-}, {
-	blockX:          128,
-	blockY:          1,
-	blocksPerSM:     8,
-	dynamicShared:   38400,
-	gridZ:           512,
-	kMultiple:       1,
-	kStep:           32,
-	ldMultiple:      1,
-	mMultiple:       1,
-	minK:            128,
-	nMultiple:       1,
-	name:            "deepk_32x64x32_t4x4_s3_b8",
-	op:              OpNN,
-	splitMax:        512,
-	state:           true,
-	tileCols:        64,
-	tileRows:        32,
-	waveSlots:       660,
 	workspaceFloats: 4194304,
 }, {
 	blockX:          256,
@@ -1014,20 +1084,6 @@ var kernels = [88]kernel{{
 	tileCols:      4,
 	tileRows:      1,
 	waveSlots:     264,
-}, {
-	blockX:        256,
-	blockY:        1,
-	dynamicShared: 0,
-	gridZ:         1,
-	kMultiple:     1,
-	ldMultiple:    1,
-	mMultiple:     1,
-	nMultiple:     1,
-	name:          "gemvs_m1_x4_t256_u8",
-	op:            OpNN,
-	tileCols:      4,
-	tileRows:      1,
-	waveSlots:     1056,
 }, {
 	blockX:        16,
 	blockY:        4,
@@ -1574,46 +1630,6 @@ var kernels = [88]kernel{{
 }, {
 	blockX:          128,
 	blockY:          1,
-	blocksPerSM:     2,
-	dynamicShared:   16384,
-	gridZ:           512,
-	kMultiple:       1,
-	kStep:           16,
-	ldMultiple:      1,
-	mMultiple:       1,
-	minK:            128,
-	nMultiple:       1,
-	name:            "splitka_64x64x16_w32_t4x8_s2_b2",
-	op:              OpNN,
-	splitMax:        512,
-	state:           true,
-	tileCols:        64,
-	tileRows:        64,
-	waveSlots:       528,
-	workspaceFloats: 4194304,
-}, {
-	blockX:          128,
-	blockY:          1,
-	blocksPerSM:     3,
-	dynamicShared:   38400,
-	gridZ:           1,
-	kMultiple:       1,
-	kStep:           16,
-	ldMultiple:      1,
-	mMultiple:       1,
-	minK:            64,
-	nMultiple:       1,
-	name:            "streamka_64x128x16_w64_t8x8_s3_b3_x0",
-	op:              OpNN,
-	splitMax:        408,
-	state:           true,
-	streamK:         true,
-	tileCols:        128,
-	tileRows:        64,
-	workspaceFloats: 6684672,
-}, {
-	blockX:          128,
-	blockY:          1,
 	blocksPerSM:     3,
 	dynamicShared:   38400,
 	gridZ:           1,
@@ -1845,7 +1861,7 @@ var kernels = [88]kernel{{
 
 // defaultKernel holds each op's robust default, launched when none of the variants of a problem's
 // cell can take it (-1: the export has no kernel for the op).
-var defaultKernel = [4]int{14, 49, 47, 48}
+var defaultKernel = [4]int{19, 51, 49, 50}
 
 // Class is a shape and op the op's dispatch rule was fitted on, the variant it launches there, and
 // the median times recorded at tuning (milliseconds; cuBLAS with the same op).
@@ -1937,8 +1953,8 @@ var classes = []Class{{
 	M:        1,
 	N:        128,
 	Op:       OpNN,
-	TunedMS:  0.004927999805659056,
-	Variant:  "gemvs_m1_x4_t256_u8",
+	TunedMS:  0.005024000070989132,
+	Variant:  "gemvs_m1_x4_t1024_u4",
 }, {
 	CublasMS: 0.006527999881654978,
 	K:        2048,
@@ -2425,8 +2441,8 @@ var classes = []Class{{
 	M:        8,
 	N:        1600,
 	Op:       OpNN,
-	TunedMS:  0.01648000068962574,
-	Variant:  "deepk_32x64x32_t4x4_s3_b4",
+	TunedMS:  0.016863999888300896,
+	Variant:  "splitka_16x128x32_w16_t4x4_s2_b0",
 }, {
 	CublasMS: 0.052960000932216644,
 	K:        6400,
@@ -2521,8 +2537,8 @@ var classes = []Class{{
 	M:        16,
 	N:        10,
 	Op:       OpNN,
-	TunedMS:  0.004927999805659056,
-	Variant:  "gemvs_m1_x4_t256_u8",
+	TunedMS:  0.004991999827325344,
+	Variant:  "gemvs_m1_x4_t1024_u4",
 }, {
 	CublasMS: 0.010383999906480312,
 	K:        16,
@@ -2577,8 +2593,8 @@ var classes = []Class{{
 	M:        16,
 	N:        2048,
 	Op:       OpNN,
-	TunedMS:  0.011552000418305397,
-	Variant:  "deepk_32x64x32_t4x4_s3_b8",
+	TunedMS:  0.012128000147640705,
+	Variant:  "cpasync_32x64x8_w16_t4x4_s3_k4_x0",
 }, {
 	CublasMS: 0.023903999477624893,
 	K:        1024,
@@ -2644,21 +2660,21 @@ var classes = []Class{{
 	TunedMS:  0.029023999348282814,
 	Variant:  "deepk_32x32x32_t4x4_s4_b4",
 }, {
-	CublasMS: 0.014015999622642994,
+	CublasMS: 0.01398400031030178,
 	K:        1280,
 	M:        32,
 	N:        1000,
 	Op:       OpNN,
-	TunedMS:  0.015231999568641186,
-	Variant:  "deepk_32x64x32_t4x4_s3_b8",
+	TunedMS:  0.012799999676644802,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0",
 }, {
-	CublasMS: 0.014560000039637089,
+	CublasMS: 0.014879999682307243,
 	K:        2048,
 	M:        32,
 	N:        1000,
 	Op:       OpNN,
-	TunedMS:  0.015968000516295433,
-	Variant:  "splitka_16x128x32_w16_t4x4_s2_b0",
+	TunedMS:  0.015904000028967857,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0",
 }, {
 	CublasMS: 0.020255999639630318,
 	K:        4096,
@@ -2673,8 +2689,8 @@ var classes = []Class{{
 	M:        32,
 	N:        1024,
 	Op:       OpNN,
-	TunedMS:  0.012191999703645706,
-	Variant:  "deepk_32x64x32_t4x4_s3_b8",
+	TunedMS:  0.01142400037497282,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0",
 }, {
 	CublasMS: 0.02022399939596653,
 	K:        4096,
@@ -2684,21 +2700,21 @@ var classes = []Class{{
 	TunedMS:  0.01961600035429001,
 	Variant:  "splitka_16x128x32_w16_t4x4_s2_b4",
 }, {
-	CublasMS: 0.01990400068461895,
+	CublasMS: 0.019999999552965164,
 	K:        768,
 	M:        32,
 	N:        2304,
 	Op:       OpNN,
 	TunedMS:  0.013567999936640263,
-	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x1",
+	Variant:  "cpasynca_32x64x8_w16_t4x4_s3_b0",
 }, {
-	CublasMS: 0.01836800016462803,
+	CublasMS: 0.01881599985063076,
 	K:        1024,
 	M:        32,
 	N:        3072,
 	Op:       OpNN,
-	TunedMS:  0.016256000846624374,
-	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x1",
+	TunedMS:  0.01616000011563301,
+	Variant:  "cpasynca_32x64x8_w16_t4x4_s3_b0",
 }, {
 	CublasMS: 0.019680000841617584,
 	K:        1024,
@@ -2764,45 +2780,45 @@ var classes = []Class{{
 	TunedMS:  0.006271999794989824,
 	Variant:  "shared_w4_pad0",
 }, {
-	CublasMS: 0.011008000001311302,
+	CublasMS: 0.011327999643981457,
 	K:        576,
 	M:        49,
 	N:        160,
 	Op:       OpNN,
-	TunedMS:  0.010239999741315842,
-	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x0",
+	TunedMS:  0.010528000071644783,
+	Variant:  "cpasynca_32x64x8_w16_t4x4_s3_b0",
 }, {
-	CublasMS: 0.01500799972563982,
+	CublasMS: 0.012128000147640705,
 	K:        960,
 	M:        49,
 	N:        160,
 	Op:       OpNN,
-	TunedMS:  0.014431999996304512,
-	Variant:  "cpasync_32x64x8_w16_t4x4_s3_k4_x0",
+	TunedMS:  0.011552000418305397,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0",
 }, {
-	CublasMS: 0.012000000104308128,
+	CublasMS: 0.011935999616980553,
 	K:        960,
 	M:        49,
 	N:        320,
 	Op:       OpNN,
-	TunedMS:  0.012608000077307224,
-	Variant:  "deepk_32x64x32_t4x4_s3_b4",
+	TunedMS:  0.011552000418305397,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0",
 }, {
-	CublasMS: 0.014015999622642994,
+	CublasMS: 0.014112000353634357,
 	K:        2048,
 	M:        49,
 	N:        512,
 	Op:       OpNN,
-	TunedMS:  0.01635199971497059,
-	Variant:  "deepk_32x64x32_t4x4_s3_b4",
+	TunedMS:  0.015552000142633915,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b2",
 }, {
-	CublasMS: 0.023376000113785267,
+	CublasMS: 0.023360000923275948,
 	K:        4608,
 	M:        49,
 	N:        512,
 	Op:       OpNN,
-	TunedMS:  0.024032000452280045,
-	Variant:  "deepk_32x64x32_t4x4_s3_b8",
+	TunedMS:  0.02239999920129776,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b4",
 }, {
 	CublasMS: 0.01142400037497282,
 	K:        160,
@@ -2820,21 +2836,21 @@ var classes = []Class{{
 	TunedMS:  0.00979200005531311,
 	Variant:  "cpasync_32x64x8_w16_t4x4_s3_k4_x0",
 }, {
-	CublasMS: 0.013856000266969204,
+	CublasMS: 0.014031999744474888,
 	K:        512,
 	M:        49,
 	N:        2048,
 	Op:       OpNN,
-	TunedMS:  0.013632000423967838,
-	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k3_x1",
+	TunedMS:  0.013407999649643898,
+	Variant:  "cpasynca_32x64x8_w16_t4x4_s3_b0",
 }, {
-	CublasMS: 0.019039999693632126,
+	CublasMS: 0.018848000094294548,
 	K:        1024,
 	M:        49,
 	N:        2048,
 	Op:       OpNN,
-	TunedMS:  0.019071999937295914,
-	Variant:  "deepk_32x64x32_t4x4_s3_b8",
+	TunedMS:  0.017952000722289085,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b4",
 }, {
 	CublasMS: 0.00825599953532219,
 	K:        64,
@@ -2844,13 +2860,13 @@ var classes = []Class{{
 	TunedMS:  0.005791999865323305,
 	Variant:  "shared_w4_pad0",
 }, {
-	CublasMS: 0.049375999718904495,
+	CublasMS: 0.0490880012512207,
 	K:        100000,
 	M:        64,
 	N:        64,
 	Op:       OpNN,
-	TunedMS:  0.04702400043606758,
-	Variant:  "deepk_32x64x32_t4x4_s3_b4",
+	TunedMS:  0.04118400067090988,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0",
 }, {
 	CublasMS: 0.010816000401973724,
 	K:        256,
@@ -2860,13 +2876,13 @@ var classes = []Class{{
 	TunedMS:  0.00774399982765317,
 	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x1",
 }, {
-	CublasMS: 0.013728000223636627,
+	CublasMS: 0.014336000196635723,
 	K:        512,
 	M:        64,
 	N:        2048,
 	Op:       OpNN,
-	TunedMS:  0.013024000450968742,
-	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k3_x1",
+	TunedMS:  0.013472000136971474,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0",
 }, {
 	CublasMS: 0.024992000311613083,
 	K:        1024,
@@ -2892,13 +2908,13 @@ var classes = []Class{{
 	TunedMS:  0.006432000081986189,
 	Variant:  "cpasync_32x64x8_w16_t4x4_s3_k4_x0",
 }, {
-	CublasMS: 0.013856000266969204,
+	CublasMS: 0.014112000353634357,
 	K:        2000,
 	M:        100,
 	N:        100,
 	Op:       OpNN,
-	TunedMS:  0.0144640002399683,
-	Variant:  "deepk_32x64x32_t4x4_s3_b4",
+	TunedMS:  0.012896000407636166,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0",
 }, {
 	CublasMS: 0.07023999840021133,
 	K:        60000,
@@ -2956,13 +2972,13 @@ var classes = []Class{{
 	TunedMS:  0.013567999936640263,
 	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k4_x1",
 }, {
-	CublasMS: 0.027424000203609467,
+	CublasMS: 0.02755199931561947,
 	K:        3072,
 	M:        128,
 	N:        768,
 	Op:       OpNN,
-	TunedMS:  0.02956799976527691,
-	Variant:  "splitka_64x64x16_w32_t4x8_s2_b2",
+	TunedMS:  0.02985600009560585,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b4",
 }, {
 	CublasMS: 0.02800000086426735,
 	K:        1600,
@@ -3041,8 +3057,8 @@ var classes = []Class{{
 	M:        128,
 	N:        6400,
 	Op:       OpNN,
-	TunedMS:  0.07478400319814682,
-	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x0",
+	TunedMS:  0.07606399804353714,
+	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x1",
 }, {
 	CublasMS: 0.27190399169921875,
 	K:        4096,
@@ -3108,21 +3124,21 @@ var classes = []Class{{
 	TunedMS:  0.010304000228643417,
 	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x0",
 }, {
-	CublasMS: 0.012992000207304955,
+	CublasMS: 0.013439999893307686,
 	K:        1024,
 	M:        196,
 	N:        256,
 	Op:       OpNN,
-	TunedMS:  0.013632000423967838,
-	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x0",
+	TunedMS:  0.013791999779641628,
+	Variant:  "cpasynca_32x64x8_w16_t4x4_s3_b0",
 }, {
-	CublasMS: 0.022463999688625336,
+	CublasMS: 0.022624000906944275,
 	K:        2304,
 	M:        196,
 	N:        256,
 	Op:       OpNN,
-	TunedMS:  0.022304000332951546,
-	Variant:  "deepk_32x64x32_t4x4_s3_b4",
+	TunedMS:  0.019648000597953796,
+	Variant:  "cpasynca_32x64x8_w16_t4x4_s3_b0",
 }, {
 	CublasMS: 0.008383999578654766,
 	K:        64,
@@ -3268,29 +3284,29 @@ var classes = []Class{{
 	TunedMS:  0.009279999881982803,
 	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k4_x1",
 }, {
-	CublasMS: 0.011296000331640244,
+	CublasMS: 0.011711999773979187,
 	K:        512,
 	M:        512,
 	N:        128,
 	Op:       OpNN,
-	TunedMS:  0.010912000201642513,
-	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k4_x1",
+	TunedMS:  0.010751999914646149,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0",
 }, {
 	CublasMS: 0.00800000037997961,
 	K:        64,
 	M:        512,
 	N:        512,
 	Op:       OpNN,
-	TunedMS:  0.00684799998998642,
-	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k1_x1",
+	TunedMS:  0.0066559999249875546,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0",
 }, {
-	CublasMS: 0.01033599954098463,
+	CublasMS: 0.010591999627649784,
 	K:        128,
 	M:        512,
 	N:        512,
 	Op:       OpNN,
-	TunedMS:  0.008576000109314919,
-	Variant:  "cpasync_32x64x8_w16_t4x4_s4_k1_x1",
+	TunedMS:  0.0080960001796484,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b2",
 }, {
 	CublasMS: 0.23334400355815887,
 	K:        20000,
@@ -3417,8 +3433,8 @@ var classes = []Class{{
 	M:        535,
 	N:        792,
 	Op:       OpNN,
-	TunedMS:  0.01990400068461895,
-	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k3_x1",
+	TunedMS:  0.020416000857949257,
+	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k2_x1",
 }, {
 	CublasMS: 0.2574079930782318,
 	K:        10000,
@@ -3548,13 +3564,13 @@ var classes = []Class{{
 	TunedMS:  0.06806399673223495,
 	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k2_x1",
 }, {
-	CublasMS: 0.070592001080513,
+	CublasMS: 0.07168000191450119,
 	K:        1025,
 	M:        1025,
 	N:        1025,
 	Op:       OpNN,
-	TunedMS:  0.08575999736785889,
-	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x0",
+	TunedMS:  0.0785440020263195,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0",
 }, {
 	CublasMS: 0.017376000061631203,
 	K:        139,
@@ -3596,13 +3612,13 @@ var classes = []Class{{
 	TunedMS:  0.021183999255299568,
 	Variant:  "cpasync_64x64x8_w32_t4x8_s4_k3_x1",
 }, {
-	CublasMS: 0.03548799827694893,
+	CublasMS: 0.03574400022625923,
 	K:        960,
 	M:        1568,
 	N:        320,
 	Op:       OpNN,
-	TunedMS:  0.03731200098991394,
-	Variant:  "splitka_64x64x16_w32_t4x8_s2_b2",
+	TunedMS:  0.03766399994492531,
+	Variant:  "splitka_64x64x16_w32_t4x8_s2_b0",
 }, {
 	CublasMS: 0.08422400057315826,
 	K:        2048,
@@ -3692,13 +3708,13 @@ var classes = []Class{{
 	TunedMS:  0.01071999967098236,
 	Variant:  "gemvs_m1_x1_t256_u8",
 }, {
-	CublasMS: 0.02703999914228916,
+	CublasMS: 0.027008000761270523,
 	K:        2048,
 	M:        2048,
 	N:        64,
 	Op:       OpNN,
-	TunedMS:  0.02848000079393387,
-	Variant:  "splitka_64x64x16_w32_t4x8_s2_b0",
+	TunedMS:  0.027744000777602196,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0",
 }, {
 	CublasMS: 0.036959998309612274,
 	K:        2048,
@@ -3844,13 +3860,13 @@ var classes = []Class{{
 	TunedMS:  1.2865920066833496,
 	Variant:  "cpasync_64x128x16_w64_t8x8_s3_k1_x1",
 }, {
-	CublasMS: 0.06062399968504906,
+	CublasMS: 0.061055999249219894,
 	K:        97,
 	M:        3001,
 	N:        2999,
 	Op:       OpNN,
-	TunedMS:  0.07257600128650665,
-	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k1_x1",
+	TunedMS:  0.0708480030298233,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0",
 }, {
 	CublasMS: 0.0098879998549819,
 	K:        1024,
@@ -3865,16 +3881,16 @@ var classes = []Class{{
 	M:        3136,
 	N:        24,
 	Op:       OpNN,
-	TunedMS:  0.00863999966531992,
-	Variant:  "cpasync_32x64x8_w16_t4x4_s3_k4_x0",
+	TunedMS:  0.007903999648988247,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0",
 }, {
-	CublasMS: 0.01152000017464161,
+	CublasMS: 0.01104000024497509,
 	K:        144,
 	M:        3136,
 	N:        24,
 	Op:       OpNN,
-	TunedMS:  0.009824000298976898,
-	Variant:  "cpasync_32x64x8_w16_t4x4_s3_k4_x0",
+	TunedMS:  0.009088000282645226,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0",
 }, {
 	CublasMS: 0.015503999777138233,
 	K:        64,
@@ -3948,13 +3964,13 @@ var classes = []Class{{
 	TunedMS:  0.16047999262809753,
 	Variant:  "streamka_64x128x16_w64_t8x8_s3_b3_x1",
 }, {
-	CublasMS: 0.11990399658679962,
+	CublasMS: 0.12017599865794182,
 	K:        127,
 	M:        4093,
 	N:        4091,
 	Op:       OpNN,
-	TunedMS:  0.1422719955444336,
-	Variant:  "cpasync_64x64x16_w32_t8x4_s3_k1_x1",
+	TunedMS:  0.1377280056476593,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0",
 }, {
 	CublasMS: 0.030896000564098358,
 	K:        4096,
@@ -4592,1507 +4608,4724 @@ var rules = [4]*opRule{
 	// | 1572864-2097151 | >= 2097152.,
 	OpNN: {
 		aligned: []string{
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMLLLLLLL", // M <= 1, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M <= 1, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMLLLLLL", // M <= 1, N 2
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M <= 1, N 3
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M <= 1, N 4-5
-			"RRRRRREERRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M <= 1, N 6-7
-			"RRRRRREERRRRRRTTRRRRRRRRRRMMMMMMMMMMMMMMM", // M <= 1, N 8-11
-			"RRRRREEERRRRRRSTSRRRRRRRRRMMMMMMMMMMMMMMM", // M <= 1, N 12-15
-			"EEEEEEEEERRRRRRRRRRRRRRRREMMMMMMMMMMMMMMM", // M <= 1, N 16-23
-			"ddddSSSRTTTTTTTTRRRRRRRRRA>LLLLLLL>KKKKKK", // M <= 1, N 24-31
-			"ddddSSSRRRRTTTTTSRRRRRRSSA>LLLLLLLLLLKKKK", // M <= 1, N 32-47
-			"ddddddSRRRRdTTTTSSSSSSSSEE>>>LLLLLLLLKKKK", // M <= 1, N 48-63
-			"dddddddSRRddTTTTTSSSSSSSEEE>>>>LLLLLKKKKK", // M <= 1, N 64-95
-			"dddddddSSSTTTTTTTSSSSSSSEEE>>>>>BBLKKkkkk", // M <= 1, N 96-127
-			"ddddddddSSTBBTTTTSSSSSSEEEEE>>>>>>BBKKkkk", // M <= 1, N 128-191
-			"ddddddddddddBTSSSSSSSEEEEEEEE@>>>>>BBKKKk", // M <= 1, N 192-255
-			"dddddddddddddBSSSSSEEEEEEEEEEEooo>>>>BKKK", // M <= 1, N 256-383
-			"ddddddddddddddSSSSEEEEEEEEEEEEEooooo>>>BK", // M <= 1, N 384-511
-			"ddddddddddddddBSSSEEEEEEEEEEEEEEooooooo>>", // M <= 1, N 512-767
-			"dddddddddddddBQQSSEEEEEEEEEEEEEEEEooooooo", // M <= 1, N 768-1023
-			"dddddddQKQQQQQQQQQEEEEEEEEEEEEEEEEEoooooo", // M <= 1, N 1024-1535
-			"ddddddQKKKKKKQQQQCCCEIEEEEEFFFFEEEEEooooo", // M <= 1, N 1536-2047
-			"dddddKKKKKKKKQQQQFCCFIIEEFFFFFFFEEEEEoooo", // M <= 1, N 2048-3071
-			"KKKKKKKKKKKKKQQQCQCFFHHHHHFFFFFFCEEEEoooo", // M <= 1, N 3072-4095
-			"KKKKKKKKKKKKQQQCCCCFFFHHHHFFFFFFCEEEEoooo", // M <= 1, N 4096-6143
-			"KKKKKKKKKKKKDDDHCFCGDFHHHHHFFFFCCCCEEoooo", // M <= 1, N 6144-8191
-			"dKKKKKKKKKKKDDDHHHGGGGDFCHHFFFFCBBBoooooo", // M <= 1, N 8192-12287
-			"dddddKKKKKKKDDDHHHGGGGCCCHHHHHBBBBooooooo", // M <= 1, N 12288-16383
-			"ddddddKKKKKBDDDDDDDDDGHCCHBBBBBBBBooooooo", // M <= 1, N 16384-24575
-			"ddddddddKKKBDDDDDDDDDDDDDBBBBBBBBoooooooo", // M <= 1, N 24576-32767
-			"dddddddd?BBDDDDDDDDDDAAAAABBBBBBooooooooo", // M <= 1, N 32768-49151
-			"ddddddd??BBDDDDDDDDBBAkAAABBBBBBooooooooo", // M <= 1, N 49152-65535
-			"ddddddp??BDDBABBBBBBBAAAABBBBBBoooooooooo", // M <= 1, N 65536-98303
-			"dddddp???BBBBAABBBBBAAABBBBnnn333oooooooo", // M <= 1, N 98304-131071
-			"ddnnmp??oBBBBBBBBBBBABBBBBnnnnn3333oooooo", // M <= 1, N 131072-196607
-			"nnnmm??ooBBBBABBBBBAAABBBBnnnnn33333ooooo", // M <= 1, N 196608-262143
-			"nnnmm?ooooBBmnABBBBAAABBBnnnnnnn3333noooo", // M <= 1, N 262144-393215
-			"nnnmmoooooBmmnnBBBBAAAABBnnnnnnn3333nnnoo", // M <= 1, N >= 393216
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N (none)
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 2
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 3
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 4-5
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 6-7
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 8-11
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 12-15
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 16-23
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 24-31
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 32-47
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 48-63
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 64-95
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 96-127
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 128-191
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 192-255
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 256-383
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 384-511
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 512-767
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 768-1023
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 1024-1535
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 1536-2047
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 2048-3071
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 3072-4095
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 4096-6143
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 6144-8191
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 8192-12287
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 12288-16383
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 16384-24575
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 24576-32767
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 32768-49151
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 49152-65535
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 65536-98303
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 98304-131071
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 131072-196607
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 196608-262143
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 262144-393215
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N >= 393216
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMLLLLLL", // M 2, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 2, N (none)
-			"RdRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 2, N 2
-			"ddddRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 2, N 3
-			"ddddRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 2, N 4-5
-			"ddddRRRRRRRRTTTRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 2, N 6-7
-			"RddRRRRRRRRRTTRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 2, N 8-11
-			"RRRRRRRRRRRRRTSRRRRRRRRRRRLMMMMMMMMMMMMMM", // M 2, N 12-15
-			"RRRRRRRRRRRRRRRRRRRRRRRRRILLLLLMMMMMMMMML", // M 2, N 16-23
-			"ddddddTTTTTTTTTRRSRRRRSSR>>>>>>>>>>>>>>>K", // M 2, N 24-31
-			"ddddddTTTTTTTTTSSSSSSSSS>>>>>>>kk>>>>>>>>", // M 2, N 32-47
-			"ddddddddTTTTTTTTSSSSSSSSE>>>>>>kkkkk>>>kk", // M 2, N 48-63
-			"ddddddddddddTTTTSSSSSSSEE>>>>>>>kkkkkkkkk", // M 2, N 64-95
-			"ddddddddddddBTTTTSSSSSSIE?>>>>>>>kkkkkkkk", // M 2, N 96-127
-			"dddddddddTTBBTTTSSSSSSIIIE@>>>>>>>kkkkkkk", // M 2, N 128-191
-			"ddddddddddddBBTSSSIIIIIIIE@@@>>>>>>>kkkkk", // M 2, N 192-255
-			"dddddddddddddBQTQQIIIIIIIIE@@ooo>>>>>kkkk", // M 2, N 256-383
-			"dddddddddddddBQQQQIIIIIIIIEEoooooooo>>Ekk", // M 2, N 384-511
-			"dddddddddddddBQQQQIIIIIIIIEEEooooooooooo>", // M 2, N 512-767
-			"dddddddddddddQQQQQIIIIIIIIIEEEooooooooooo", // M 2, N 768-1023
-			"dddddddQQQQQQQQQQQIIIIIIIIIIIIEEooooooooo", // M 2, N 1024-1535
-			"ddddddQKKKKKKQQQQCCIIIIIIIIFFFooooooooooo", // M 2, N 1536-2047
-			"dddddKKKKKKKKQQQQCCFIIIIIFFFFFFoooooooooo", // M 2, N 2048-3071
-			"UUUKKKKKKKKKQQFFFFFllHHHHFFFFFFoooooooooo", // M 2, N 3072-4095
-			"dKKKKKKKKKKKQGGFFFFFFHIHHHFFFFFoooooooooo", // M 2, N 4096-6143
-			"ddKKKKKKKKKKKGGGHFHHGHHHHHFFFFFoooooooooo", // M 2, N 6144-8191
-			"ddddddKKKKKKKGGGHGGGGGkHHHFFFFooooooooooo", // M 2, N 8192-12287
-			"ddddddKKKKKK?GGGGGGGGGGFooooooooooooooooo", // M 2, N 12288-16383
-			"ddddddpKKK????GGGGGGGGGGooooooooooooooooo", // M 2, N 16384-24575
-			"ddddddpo?????oGDDGGGGGGGooooooooooooooooo", // M 2, N 24576-32767
-			"dddddmm?????DDDDDDDBBBBBooooooooooooooooo", // M 2, N 32768-49151
-			"dddnmmm????oGoGGGGBoooooooooooooooooooooo", // M 2, N 49152-65535
-			"dnnnmmm?@@?ooooBBBBoonnoooonnoooooooooooo", // M 2, N 65536-98303
-			"nnnmmm?@@@ooooooBBoonnnnnnnnnn333oooooooo", // M 2, N 98304-131071
-			"nnmmmm?@@pooooooBBonnnnnnnnnnn3333xxooooo", // M 2, N 131072-196607
-			"nnmmmm?@ppppmmmBBBBnnnnnnnnnnnn3333xxoooo", // M 2, N 196608-262143
-			"nnmmmm?pppmmmmlnBBBAnnnnnnnnnnnn333nxxxoo", // M 2, N 262144-393215
-			"nmmmmmpppmmmmmlnBBBnnnnnnnnnnnnn333nnxxxo", // M 2, N >= 393216
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 3, N (none)
-			"ddddRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N 2
-			"d00cRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N 3
-			"c00cdRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N 4-5
-			"dccddRRRRRRRRTRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N 6-7
-			"dddddRRRRRRRRTTRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N 8-11
-			"RRddRRRRRRRRRRRRRRRRRRRRRRMM>MMMMMMMMMMMM", // M 3, N 12-15
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMM>>MMMMMM>>>", // M 3, N 16-23
-			"dddddddTTTTTTTTSSSSRSSSS>>>>>>>>>>>>>>>>>", // M 3, N 24-31
-			"dddddddTTTTTTTTTSSSSSSSS>>>>>>>>>>>>>>>>>", // M 3, N 32-47
-			"dddddddddTTTTTTTTSSSSSSS?>>>>>>>kk>>>>>kk", // M 3, N 48-63
-			"ddddddddddddTQQQTSSSSSEE?>>>>>>>kkk>>>>kk", // M 3, N 64-95
-			"ddddddddddddBQQQQSSIIIIEE?>>>>>>>kkkkkkkk", // M 3, N 96-127
-			"ddddddddddddBQQQQQIIIIII???>>>>>>>kkkkkkk", // M 3, N 128-191
-			"ddddddddddddBBQQQQIIIIII?????>>>>>>kkkkkk", // M 3, N 192-255
-			"dddddddddddddBQQQQIIIIIIk?@@oooo>>>>kkkkk", // M 3, N 256-383
-			"dddddddddddddBQQQQQIIIIkkk@oooooooooo>kkk", // M 3, N 384-511
-			"dddddddddddddBQQQQQIIIIkkkIoooooooooooook", // M 3, N 512-767
-			"ddddddddddddBQQQQQQIIIkkkoooooooooooooooo", // M 3, N 768-1023
-			"dddddddQQQQQQQQQQQCIIIkkooooooooooooooooo", // M 3, N 1024-1535
-			"ddddddQQQQKKQGFFFFFIIlkoooooooooooooooooo", // M 3, N 1536-2047
-			"ddddAKKKKKKK22GFFFFlllloooooooooooooooooo", // M 3, N 2048-3071
-			"ddUKKKKKKKKK222GFFllllloooooooooooooooooo", // M 3, N 3072-4095
-			"ddmmKKKKKKKK222Gmmmollloooooooooooooooooo", // M 3, N 4096-6143
-			"ddmmmdKKKKKK??GG?oooolloooooooooooooooooo", // M 3, N 6144-8191
-			"ddddddoKKKKK?????ooolkkkooooooooooooooooo", // M 3, N 8192-12287
-			"ddddddooKK???????oookkkkooooooooooooooooo", // M 3, N 12288-16383
-			"dddddmmmm???????ooooooooooooooooooooooooo", // M 3, N 16384-24575
-			"ddddmmmmmm????ooooooooooooooooooooooooooo", // M 3, N 24576-32767
-			"dddmmmmmmm@@?oooooooooooooooooooooooooooo", // M 3, N 32768-49151
-			"dmmmmmmmm@@@ooooooooooooooooooooooooooooo", // M 3, N 49152-65535
-			"mmmmmmmm@@@@oooooooonnnnooooooooooooooooo", // M 3, N 65536-98303
-			"mmmmmmmm@@@ppooooooonnnnnnnnnn33xxooooooo", // M 3, N 98304-131071
-			"mmmmmmm@@mmmmmmmooonnnnnnnnnnn33xxxxooooo", // M 3, N 131072-196607
-			"mmmmmmmmmmmmmmmmmnnnnnnnnnnnnnn33xxxxxooo", // M 3, N 196608-262143
-			"mmmmmmmmmmmmmmmmnnnnnnnnnnnnnnnn3nnxxxxoo", // M 3, N 262144-393215
-			"mmmmmmmmmmmmmmmmnnnnnnnnnnnnnnnnnnnnxxxxo", // M 3, N >= 393216
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 4-5, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 4-5, N (none)
-			"ddddRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 4-5, N 2
-			"c00cdRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 4-5, N 3
-			"c00cdRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 4-5, N 4-5
-			"dcc0ddRRRTTRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 4-5, N 6-7
-			"dddddRRRRRRRRRRRRRRRRRRRRRL>MMMMMMMMMMMMM", // M 4-5, N 8-11
-			"RddddRRRRRRRRRRRRRRRRRRRRR>MM>>MMMMM>>>>>", // M 4-5, N 12-15
-			"RRdRRRRRRRRRRRRRRRRRRRRRRR>>>>>>>>>>>>>>>", // M 4-5, N 16-23
-			"dddddddddTTTTTTTSSSSSSSS?>>>>>>>>>>>>>>>>", // M 4-5, N 24-31
-			"dddddddddTTTTTTTSSSSSSSS>>>>>>>>>>>>>>>>>", // M 4-5, N 32-47
-			"ddddddddddTTTTQTTSSSSSSS?>>>>>>>>>>>>>>kk", // M 4-5, N 48-63
-			"dddddddddddBBQQQQSSSSEEE?>>>>>>>>>>>>>>kk", // M 4-5, N 64-95
-			"dddddddddddBBBQQQSSIIII???>>>>>>>kkk>>>kk", // M 4-5, N 96-127
-			"ddddddddddddBBQQQQIII??????>>>>>>kkkkkkkk", // M 4-5, N 128-191
-			"ddddddddddddBBQQQQIIII???????>>>>>kkkkkkk", // M 4-5, N 192-255
-			"ddddddddddddBBQQQQFFIIIk?????ooo>>>>kkkkk", // M 4-5, N 256-383
-			"dddddddddddddBQQQQQFIkkkk??ooooooooookkkk", // M 4-5, N 384-511
-			"dddddddddddddBQQQQFFIkkkmmoooooooooooookk", // M 4-5, N 512-767
-			"dddddddddddd2BQQQQFHIlmmmmooooooooooooooo", // M 4-5, N 768-1023
-			"ddddddddd22222FQQFF@lmmmmoooooooooooooooo", // M 4-5, N 1024-1535
-			"ddddddAA2222222FFF?kllmmkoooooooooooooooo", // M 4-5, N 1536-2047
-			"dddddAAU2KK222222?kllllkkkooooooooooooooo", // M 4-5, N 2048-3071
-			"ddddkkkkKKK222222mmllllkkkooooooooooooooo", // M 4-5, N 3072-4095
-			"ddmmmmmmKKKK2222mmmllllkkkooooooooooooooo", // M 4-5, N 4096-6143
-			"ddmmmmmm?KK????mmmmllllkkoooooooooooooooo", // M 4-5, N 6144-8191
-			"ddmmmmmmm???????omlllllkkoooooooooooooooo", // M 4-5, N 8192-12287
-			"dddmmmmmm????????oollkkkkoooooooooooooooo", // M 4-5, N 12288-16383
-			"dddmmmmmmmmm???ooooolklkooooooooooooooooo", // M 4-5, N 16384-24575
-			"ddmmmmmmmmmmm?ooooooooooooooooooooooooooo", // M 4-5, N 24576-32767
-			"dmmmmmmmmmmm@@ooooooooooooooooooooooooooo", // M 4-5, N 32768-49151
-			"mmmmmmmmmmm@ppooooooonnoooooooooooooooooo", // M 4-5, N 49152-65535
-			"mmmmmmmmmmmmppoooooonnnnnooooooxxoooooooo", // M 4-5, N 65536-98303
-			"mmmmmmmmmmmmmppoooonnnnnnnnnnnxxxxxxooooo", // M 4-5, N 98304-131071
-			"mmmmmmmmmmmmmmmmmmonnnnnnnnnnnnxxxxxxoooo", // M 4-5, N 131072-196607
-			"mmmmmmmmmmmmmmmmmmnnnnnnnnnnnnnnxxxxxxooo", // M 4-5, N 196608-262143
-			"mmmmmmmmmmmmmmmmmmmmlnnnnnnnnnnnnnxxxxxxo", // M 4-5, N 262144-393215
-			"mmmmmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnnxxxxxx", // M 4-5, N >= 393216
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 6-7, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 6-7, N (none)
-			"ddddRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 6-7, N 2
-			"dccddRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 6-7, N 3
-			"dcc0ddRRRTTRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 6-7, N 4-5
-			"dd00ddRRdRTTRRRRRRRRRRRRRR>MMMMMMMMMMMMMM", // M 6-7, N 6-7
-			"dddddddRddTRRRRRRRRRRRRRRR>L>>>MMMMM>>>>>", // M 6-7, N 8-11
-			"dddddddRRRRRRRRRRRRRRRRRRR>>>>>>>MM>>>>>>", // M 6-7, N 12-15
-			"RRdddddRRRRRRRRRRRRRRRRRRR>>>>>>>>>>>>>>>", // M 6-7, N 16-23
-			"ddddddddddddTTTTSSSSSSSSS>>>>>>>>>>>>>>>>", // M 6-7, N 24-31
-			"dddddddddddBBTTTTSSSSSSS>>>>>>>>>>>>>>>>>", // M 6-7, N 32-47
-			"dddddddddddBBQQQTSSSSSSS>>>>>>>>>>>>>>>>k", // M 6-7, N 48-63
-			"dddddddddddBBBQQQSSSSEE??>>>>>>>>>>>>>>kk", // M 6-7, N 64-95
-			"AddddddddddBBBQQQQ?@@?????>>>>>>>>>>>>>kk", // M 6-7, N 96-127
-			"AddddddddddBBQQQQQ?????????>>>>>>kkkkkkkk", // M 6-7, N 128-191
-			"dddddddddddBBQQQQQQ??????????>>>>>kkkkkkk", // M 6-7, N 192-255
-			"dddddddddddBBQQQQQCFFkF??????ooo>>>kkkkkk", // M 6-7, N 256-383
-			"dddddddddddBBQQQQFFFkkkk??oooooooooookkkk", // M 6-7, N 384-511
-			"dddddddddddBBBQFFFHHlkkmmmooooooooooookkk", // M 6-7, N 512-767
-			"ddddddddddd222FFFFHHllmmmmooooooooooooook", // M 6-7, N 768-1023
-			"dddddddddd2222HFFF@@lmmmmmkoooooooooooooo", // M 6-7, N 1024-1535
-			"dddddddd2222222?????llmmkkkoooooooooooooo", // M 6-7, N 1536-2047
-			"ddddddAk?22222222?kklllkkkkoooooooooooooo", // M 6-7, N 2048-3071
-			"dddddkkm??2222222mmmlllkkkkoooooooooooooo", // M 6-7, N 3072-4095
-			"ddmmmmmm????2222mmmmlllkkkkoooooooooooooo", // M 6-7, N 4096-6143
-			"dmmmmmmmo?????mmmmmmllkkkkkoooooooooooooo", // M 6-7, N 6144-8191
-			"dmmmmmmmo???????mmmlllkkkkooooooooooooooo", // M 6-7, N 8192-12287
-			"dmmmmmmmm???????ollllkkkkoooooooooooooooo", // M 6-7, N 12288-16383
-			"dmmmmmmmmmmmm??oooollkkkkoooooooooooooooo", // M 6-7, N 16384-24575
-			"mmmmmmmmmmmmmm?ooooolllkooooooooooooooooo", // M 6-7, N 24576-32767
-			"mmmmmmmmmmmmmpooooooolloooooooooooooooooo", // M 6-7, N 32768-49151
-			"mmmmmmmmmmmmmmoooooolnnnnoooooooxxxoooooo", // M 6-7, N 49152-65535
-			"mmmmmmmmmmmmmmmoooonnnnnnnnooxxxxxxxooooo", // M 6-7, N 65536-98303
-			"mmmmmmmmmmmmmmmmooonnnnnnnnnnxxxxxxxxoooo", // M 6-7, N 98304-131071
-			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxooo", // M 6-7, N 131072-196607
-			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnnxxxxxxxoo", // M 6-7, N 196608-262143
-			"mmmmmmmmmmmmmmmmmmmlnnnnnnnnnnnnnxxxxxxxo", // M 6-7, N 262144-393215
-			"mmmmmmmmmmmmmmmmmmmmllnnnnnnnnnnnnxxxxxxx", // M 6-7, N >= 393216
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 8-11, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 8-11, N (none)
-			"RddRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 8-11, N 2
-			"dddddRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 8-11, N 3
-			"ddddddRRdRTRRRRRRRRRRRRRRRL>MMMMMMMMMMMMM", // M 8-11, N 4-5
-			"dddddddRdRRRRRRRRRRRRRRRRR>L>>>MMMMM>>>>>", // M 8-11, N 6-7
-			"dddddddRddRRRRRRRRRRRRRRRR>>>>>>>MM>>>>>>", // M 8-11, N 8-11
-			"RdddddddRRRRRRRRRRRRRRRRRR>>>>>>>>>>>>>>>", // M 8-11, N 12-15
-			"RRddddddRRRRRRRRRRRRRRRRRR>>>>>>>>>>>>>>>", // M 8-11, N 16-23
-			"dddddddddddd2TTTSSSSSSSSS>>>>>>>>>>>>>>>>", // M 8-11, N 24-31
-			"dddddddddddBBQQQTSSSSSSS?>>>>>>>>>>>>>>>>", // M 8-11, N 32-47
-			"ddddddddddBBBQQQQSSSSSSS>>>>>>>>>>>>>>>>>", // M 8-11, N 48-63
-			"AdddddddddBBBQQQQQS@?????>>>>>>>>>>>>>>kk", // M 8-11, N 64-95
-			"AAdddddddddBQQQQQQ????????>>>>>>>>>>>>>kk", // M 8-11, N 96-127
-			"AddddddddddBQQQQQQQ????????>>>>>>>kkkkkkk", // M 8-11, N 128-191
-			"dddddddddddBQQQQQQC??????????>>>>kkkkkkkk", // M 8-11, N 192-255
-			"dddddddddddBQQQQQQFFF??????????>>>kkkkkkk", // M 8-11, N 256-383
-			"dddddddddddBQQQQFFFFkkk???oooooooookkkkkk", // M 8-11, N 384-511
-			"ddddddddddd22QFFFFHHlkkk??ooooooooooookkk", // M 8-11, N 512-767
-			"dddddddddd222FHHFFHHHkmmmmooooooooooooook", // M 8-11, N 768-1023
-			"dddddddddd2222@@@?@@lmmmmmkoooooooooooooo", // M 8-11, N 1024-1535
-			"ddddddddd2222@@?????llmmkkkoooooooooooooo", // M 8-11, N 1536-2047
-			"dddddddd?2222???2kkllllkkkkkooooooooooooo", // M 8-11, N 2048-3071
-			"ddddddkm??222G22m2mllllkkkkkooooooooooooo", // M 8-11, N 3072-4095
-			"dddmmmmmo???222mmmmmlllkkkkkooooooooooooo", // M 8-11, N 4096-6143
-			"dmmmmmmmo?????mllllmlllkkkkkooooooooooooo", // M 8-11, N 6144-8191
-			"mmmmmmmo???????mllllllkkkkkoooooooooooooo", // M 8-11, N 8192-12287
-			"mmmmmmmmm??????mmlllllllkkooooooooooooooo", // M 8-11, N 12288-16383
-			"mmmmmmmmmmmmmmmoolllllllkooooooooxooooooo", // M 8-11, N 16384-24575
-			"mmmmmmmmmmmmmmmmooollllkkooooooxxxxxooooo", // M 8-11, N 24576-32767
-			"mmmmmmmmmmmmmmmmoooollkkooooooxxxxxxxoooo", // M 8-11, N 32768-49151
-			"mmmmmmmmmmmmmmmmoooolnnnnnoooxxxxxxxxoooo", // M 8-11, N 49152-65535
-			"mmmmmmmmmmmmmmmmmoonnnnnnnnoxxxxxxxxxxooo", // M 8-11, N 65536-98303
-			"mmmmmmmmmmmmmmmmmmonnnnnnnnnnxxxxxxxxxxoo", // M 8-11, N 98304-131071
-			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnxxxxxxxxxxo", // M 8-11, N 131072-196607
-			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxxxx", // M 8-11, N 196608-262143
-			"mmmmmmmmmmmmmmmmmmmlnnnnnnnnnnnnxxxxxxxxx", // M 8-11, N 262144-393215
-			"mmmmmmmmmmmmmmmmmmmlllnnnnnnnnnnnxxxxxxxx", // M 8-11, N >= 393216
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRNNNMMMMMMMMMMMN", // M 12-15, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 12-15, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRNMMMMMMMMMMMMMM", // M 12-15, N 2
-			"RRddRRRRRRRRRRRRRRRRRRRRR@NN>MMMMMMMMMMMM", // M 12-15, N 3
-			"RdddddRRRRRRRRRRRRRRRRRRRR>NN>>MMMMM>>>>>", // M 12-15, N 4-5
-			"dddddddRddRRRRRRRRRRRRRRRR>>>>>>>MM>>>>>>", // M 12-15, N 6-7
-			"RdddddddRdRRRRRTTRRRRRSRRR>>>>>>>>>>>>>>>", // M 12-15, N 8-11
-			"RddddcddRRRRRRRSSRRRRSSSRR>>>>>>>>>>>>>>>", // M 12-15, N 12-15
-			"RRddddddRRRRRRRRRRRRRSSSRR>>>>>>>>>>>>>>>", // M 12-15, N 16-23
-			"dddddddddddd2TTTSSSSSSSSS>>>>>>>>>>>>>>>>", // M 12-15, N 24-31
-			"dddddddddddBBQQQQSS@SSSS?>>>>>>>>>>>>>>>>", // M 12-15, N 32-47
-			"dddddddddddBBBQQQS@S??S??>>>>>>>>>>>>>>>>", // M 12-15, N 48-63
-			"AddddddddddBBQQQQQ???????>>>>>>>>>>>>>>>k", // M 12-15, N 64-95
-			"AAddddddddBBQQQQQ2????????>>>>>>>>>>>>>kk", // M 12-15, N 96-127
-			"AddddddddddBQQQQQQ2????????>>>>>>>>kkkkkk", // M 12-15, N 128-191
-			"dddddddddddBQQQQQQ???????????>>>>>kkkkkkk", // M 12-15, N 192-255
-			"ddddddddddBBQQQQQQ?????????????>>>kkkkkkk", // M 12-15, N 256-383
-			"ddddddddddBBQQQFFF????????oooooooookkkkkk", // M 12-15, N 384-511
-			"dddddddddd22FFFFF@@?kk???oooooooooookkkkk", // M 12-15, N 512-767
-			"dddddddddd222F2@@@@@kkkm?ooooooooooooookk", // M 12-15, N 768-1023
-			"ddddddddd@2222@@@@@@kkmmmkooooooooooooooo", // M 12-15, N 1024-1535
-			"ddddddddd?2222@@??kllllmkkkoooooooooooooo", // M 12-15, N 1536-2047
-			"dddddddd??222@@@?kkllllkkkkkooooooooooooo", // M 12-15, N 2048-3071
-			"ddddddd???222@??lllllllkkkkkooooooooooooo", // M 12-15, N 3072-4095
-			"ddddmmmmo???22?llllllllkkkkkooooooooooooo", // M 12-15, N 4096-6143
-			"dmmmmmmmo??????llllllllkkkkkooooooooooooo", // M 12-15, N 6144-8191
-			"mmmmmmmo???????llllllllkkkkoooooooooooooo", // M 12-15, N 8192-12287
-			"mmmmmmmmm??????mllllllllkkooooooooooooooo", // M 12-15, N 12288-16383
-			"mmmmmmmmmmmmmmmmmlllllllkkooooooxxxxooooo", // M 12-15, N 16384-24575
-			"mmmmmmmmmmmmmmmmllllllkkkoooooxxxxxxxoooo", // M 12-15, N 24576-32767
-			"ommmmmmmmmmmmmmooloollkknooooxxxxxxxxxooo", // M 12-15, N 32768-49151
-			"ommmmmmmmmmmmmmmoooonnnnnnooxxxxxxxxxxooo", // M 12-15, N 49152-65535
-			"mmmmmmmmmmmmmmmmoooonnnnnnnoxxxxxxxxxxxoo", // M 12-15, N 65536-98303
-			"mmmmmmmmmmmmmmmmmmonnnnnnnnnnxxxxxxxxxxxo", // M 12-15, N 98304-131071
-			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnxxxxxxxxxxxx", // M 12-15, N 131072-196607
-			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnxxxxxxxxxxx", // M 12-15, N 196608-262143
-			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxxxx", // M 12-15, N 262144-393215
-			"mmmmmmmmmmmmmmmmmmmlnnnnnnnnnnnnxxxxxxxxx", // M 12-15, N >= 393216
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRLLLLLLLLLLLLLLL", // M 16-23, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 16-23, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRR@@LLLLLMMMMMMMMML", // M 16-23, N 2
-			"RRRRRRRRRRRRRRRRRRRRRRRRR@LLLL>>MMMMMM>>>", // M 16-23, N 3
-			"RRdRRRRRRRRRRRRRRRRRRRRRRR>>>>>>>>>>>>>>>", // M 16-23, N 4-5
-			"RRdddddRRRRRRRRRRRRRRRRRRR>>>>>>>>>>>>>>>", // M 16-23, N 6-7
-			"RRddddddRRRRRRRTTRRRRSSRRR>>>>>>>>>>>>>>>", // M 16-23, N 8-11
-			"RRddddddRRRRRRRSSRRRSSSSRR>>>>>>>>>>>>>>>", // M 16-23, N 12-15
-			"RRdddddddRRRRRRRRRRRSSSSRR>>>>>>>>>>>>>>>", // M 16-23, N 16-23
-			"dddddddddddd22TTSSSSSSSSS>>>>>>>>>>>>>>>>", // M 16-23, N 24-31
-			"dddddddddddd22222?@?SSSS?>>>>>>>>>>>>>>>>", // M 16-23, N 32-47
-			"dddddddddddd22BQ2????????>>>>>>>>>>>>>>>>", // M 16-23, N 48-63
-			"Adddddddddd22BQ222???????>>>>>>>>>>>>>>>k", // M 16-23, N 64-95
-			"AAdddddddddBBBB2222???????>>>>>>>>>>>>kkk", // M 16-23, N 96-127
-			"AddddddddddBQQBB222????????>>>>???>>kkkkk", // M 16-23, N 128-191
-			"dddddddddddBQQQQQ2??????????>>>??>>kkkkkk", // M 16-23, N 192-255
-			"dddddddddd2BQQQQQ2?????????????>>>kkkkkkk", // M 16-23, N 256-383
-			"dddddddddd22QQQF?@@??????ooooooooookkkkkk", // M 16-23, N 384-511
-			"dddddddddd22222?@@@@@@@??oooooooooookkkkk", // M 16-23, N 512-767
-			"ddddddddd222222@@G@@kkk?oooooooooooooookk", // M 16-23, N 768-1023
-			"ddddddddd222222@@@@@kkkkooooooooooooooooo", // M 16-23, N 1024-1535
-			"dddddddd@@22222@@@@kllkkkoooooooooooooooo", // M 16-23, N 1536-2047
-			"dddddddd?@2222@@@mklllkkooooooooooooooooo", // M 16-23, N 2048-3071
-			"dddddddoo?2222@@lklllllkkoooooooooooooooo", // M 16-23, N 3072-4095
-			"ddddmmmoo???22??lllllllkkoooooooooooooooo", // M 16-23, N 4096-6143
-			"dmmmmmmoo???????llllllkkkoooooooooooooooo", // M 16-23, N 6144-8191
-			"ommmmmmo???????olllllllkkoooooooooooooooo", // M 16-23, N 8192-12287
-			"ommmmmmm???????oollllkkkkoooooooooooooooo", // M 16-23, N 12288-16383
-			"oommmmmmm@@@@mmmooolkkkkkooooooooxxxxoooo", // M 16-23, N 16384-24575
-			"ooommmmmmmmmmmoooooolkkkooooooxxxxxxxoooo", // M 16-23, N 24576-32767
-			"oommmmmmmmmmmmooooooonnnooooxxxxxxxxxxooo", // M 16-23, N 32768-49151
-			"ommmmmmmmmmmmmmooooonnnnnnoxxxxxxxxxxxxoo", // M 16-23, N 49152-65535
-			"ommmmmmmmmmmmmmooooonnnnnnnoxxxxxxxxxxxxo", // M 16-23, N 65536-98303
-			"ommmmmmmmmmmmmmmooonnnnnnnnnxxxxxxxxxxxxx", // M 16-23, N 98304-131071
-			"mmmmmmmmmmmmmmmmmmnnnnnnnnnnnxxxxxxxxxxxx", // M 16-23, N 131072-196607
-			"mmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxxxxx", // M 16-23, N 196608-262143
-			"mmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxxxxx", // M 16-23, N 262144-393215
-			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxxxx", // M 16-23, N >= 393216
-			"NNNNNNNNSSSRRRRRRRRJNNNNNNNNNNNNNNNNNNNNN", // M 24-31, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24-31, N (none)
-			"OSSSSSSSSSSSRRRSSSSSNNOOOOOOOOOOONNOOOOOO", // M 24-31, N 2
-			"SSSSSSSSSSSSSSSSSSSSNNNNNPPPPPPP>>>>>>>>>", // M 24-31, N 3
-			"SSSSSSSSSSSSSSSSSSSSNNNNNNPPP>>>>>>>>>>>>", // M 24-31, N 4-5
-			"SSSSSSSSSSSSSSSRRSSSNNNNNNNN>>>>>>>>>>>>>", // M 24-31, N 6-7
-			"SSSSSSSSSSSSSSSSSSSSJJJNNNN>>>>>>>>>>>>>>", // M 24-31, N 8-11
-			"SSSSSddSSSSSSSSSSSSSSSJ>>>>>>>>>>>>>>>>>>", // M 24-31, N 12-15
-			"SSSSSddddSSSSSSSSSSSSS?>>>>>>>>>>>>>>>>>>", // M 24-31, N 16-23
-			">Udddddddddd22222???SSSSS>>>>>>>>>>>>>>>>", // M 24-31, N 24-31
-			"2UUddddddddd2222?????????>>>>>>>>>>>>>>>>", // M 24-31, N 32-47
-			"22UUddddddd2222222?????????>>>>>>>>>>>>>>", // M 24-31, N 48-63
-			"pppUUdddddd22222222??@@???vv?>>>>>>>>>>>>", // M 24-31, N 64-95
-			"ppUUUUUdd22222222222@@@@??uvvv????>>>>>oo", // M 24-31, N 96-127
-			"2UUUUUUUU22222222222@@@@@opuuvvv???>@@@@@", // M 24-31, N 128-191
-			"pUUUUUUU22222222222@@@@@@@opuuuuuuuoooooo", // M 24-31, N 192-255
-			"UUUUUUUU222222222@?@@@@@@@oopuuuuuooooooo", // M 24-31, N 256-383
-			"UUUUddUU222222222@@@@@@@@@ooooppooooooooo", // M 24-31, N 384-511
-			"UUUUUdUU22222222@@@@@@@@@@ooooooooooooooo", // M 24-31, N 512-767
-			"UUUUUUUU22222222@@@@@kkk@oooooooooooooooo", // M 24-31, N 768-1023
-			"pUUUUUUU22222222@@@@mmkk@oooooooooooooooo", // M 24-31, N 1024-1535
-			"pUUUUUUU22222222@@@@kkkkkoooooooooooooooo", // M 24-31, N 1536-2047
-			"ppUUUUUUU2222222@@5ookkkooooooooooooooooo", // M 24-31, N 2048-3071
-			"ppppUUUp3@@@@@@2@kkokkkkooooooooooooooooo", // M 24-31, N 3072-4095
-			"ppppppppp@@@@@@@pklookkkooooooooooooooooo", // M 24-31, N 4096-6143
-			"ppppppppppp@@@@oooooookoooooooooooooooooo", // M 24-31, N 6144-8191
-			"ppppppppppppoooooooooookooooooooooooooooo", // M 24-31, N 8192-12287
-			"ppppppppppppoooooooooookooooooooooooooooo", // M 24-31, N 12288-16383
-			"ppppppppppooooooooooooooooooooooooooooooo", // M 24-31, N 16384-24575
-			"pppppppppoooooooooooooooooooooooooooooooo", // M 24-31, N 24576-32767
-			"pppppppppoooooooooooooooooooooooooooooooo", // M 24-31, N 32768-49151
-			"ppppppppooooooooooooooooooooooooooooooooo", // M 24-31, N 49152-65535
-			"ppppppppooooooooooooonnnooooooooooooooooo", // M 24-31, N 65536-98303
-			"pppppppooooooooooooonnnnnoooooooooooooooo", // M 24-31, N 98304-131071
-			"ppppppoooooooooooooonnnnnoooooooooooooooo", // M 24-31, N 131072-196607
-			"pppppooooooooooooooonnnnnoooooooooooooooo", // M 24-31, N 196608-262143
-			"ppppoooooooooooooooonnnnnoooooooooooooooo", // M 24-31, N 262144-393215
-			"pppoooooooooooooooooonnoooooooooooooooooo", // M 24-31, N >= 393216
-			"JJJJJJJJJSSSSRRSSSSSNNJJJJJJJJJJJJJJJJJJJ", // M 32-47, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32-47, N (none)
-			"OOOOOOOOSSSSSSSSSSSSNNOOOOOOOOOOOOOOOOOOO", // M 32-47, N 2
-			"PPSSSSSSSSSSSSSSSSSSNNNNPPPPPPPPPPPNN>>>P", // M 32-47, N 3
-			"PSSSSSSSSSSSSSSSSSSSNNNNNNPPPuuuuP>>>>>>>", // M 32-47, N 4-5
-			"PSSSSSSSSSSSSSSSSSSSNNNNNJN>>uuu>>>>>>>>>", // M 32-47, N 6-7
-			">SSSSSSSSSSSSSSSSSSSNNNJJJ>>>uuu>>>>>>>>>", // M 32-47, N 8-11
-			">SSSSSSSSSSSSSSSSSSSNNJJ>>>>>>>>>>>>>>>>>", // M 32-47, N 12-15
-			">SSSSSSdSSSSSSSSSSSSNJ>>>>>>>>>>>>>>>>>>>", // M 32-47, N 16-23
-			"UUUdddddddddd222?????????>>>>>>>>>>>>>>>>", // M 32-47, N 24-31
-			"UUUUddddddddd222@??????????>>>>>>>>>>>>>>", // M 32-47, N 32-47
-			"<<UUUdddddd222222????????vvv?>>>>>>>>>>>>", // M 32-47, N 48-63
-			"UUUUUUddddd22222222??????uuuvv?????>>>>>>", // M 32-47, N 64-95
-			"ppUUUUUUdd222222222???@@?ppuuuv????>>qqqq", // M 32-47, N 96-127
-			"<<UUUUUUU22222224222@@@@@oppuuuvvv??uuuuu", // M 32-47, N 128-191
-			"pUUUUUUUU2222222522?@@@@@opppuuuuuuuqqqqq", // M 32-47, N 192-255
-			"<UUUUUUU222222225???@@@@@@opppuuuuuuuuuuu", // M 32-47, N 256-383
-			"UUUUUUUU222222222@@?@@@@@@oooppppuuuuuuuu", // M 32-47, N 384-511
-			"<UUUUUUU22225222@@@@@@@@@@ooooouuuuuuuuuu", // M 32-47, N 512-767
-			"<UUUUUUU22255555@@@@kkk@@oooooouuuuuuuuuu", // M 32-47, N 768-1023
-			"pUUUUUUU22255555@@@@mmmkooooooooqqqqqqqqq", // M 32-47, N 1024-1535
-			"ppUUUUUU222222555@5ooookoooooooooqqqqqqqq", // M 32-47, N 1536-2047
-			"pppUUUUU32222225555ooooooooooooooqqqqqqqq", // M 32-47, N 2048-3071
-			"pppppppp3@@@@@22p55ooooooooooooooqqqqqqqq", // M 32-47, N 3072-4095
-			"<<<<<<<<<@@@@@@oppkooopooooooooooqqqqqqqq", // M 32-47, N 4096-6143
-			"ppppppppppp@@@oooooooooooooooooooqqqqqqqq", // M 32-47, N 6144-8191
-			"ppppppppppppoooooooooooooooooooooqqqqqqqq", // M 32-47, N 8192-12287
-			"<<<<<<<<<<<<ooooooooooooooooooooqqqqqqqqq", // M 32-47, N 12288-16383
-			"<<<<<<<<<<<ooooooooooooooooooooqqqqqqqqqq", // M 32-47, N 16384-24575
-			"<<<<<<<<<<oooooooooooooooooooooqqqqqqqqqq", // M 32-47, N 24576-32767
-			"pppppppppoooooooooooooooooooooooqqqqqqqqq", // M 32-47, N 32768-49151
-			"ppppppppoooooooooooooooooooooooooqqqqqqqq", // M 32-47, N 49152-65535
-			"pppppppoooooooooooooooooooooooooooqqqqqqq", // M 32-47, N 65536-98303
-			"ppppppooooooooooooooonnooooooooooooqqqqqq", // M 32-47, N 98304-131071
-			"pppppoooooooooooooooonnnooooooooooooqqqqq", // M 32-47, N 131072-196607
-			"ppppooooooooooooooooonnnoooooooooooooqqqq", // M 32-47, N 196608-262143
-			"pppoooooooooooooooooooooooooooooooooooqqq", // M 32-47, N 262144-393215
-			"ppoooooooooooooooooooooooooooooooooooooqq", // M 32-47, N >= 393216
-			"JJJJJJJJJSSSSSSSSSSSNJJJJJJJJJJJJJJJJJJJJ", // M 48-63, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 48-63, N (none)
-			"OOOOOOOOOOSSSSSSSSSSNOOOOOOOOOOOOOOOOOOOO", // M 48-63, N 2
-			"PPPPSSPPPSSSSSSSSSSSPPPPPPPPPPPPPPPPPPPPP", // M 48-63, N 3
-			"PPSSSSSSSSSSSSSSSSSSNNNNNPPPPPuuPPP>>>>>>", // M 48-63, N 4-5
-			">>SSSSSSSSSSSSSSSSSSNNNJJJ>>>uuu>>>>>>>>>", // M 48-63, N 6-7
-			">SSSSSSSSSSSSSSSSSSSNNJJJ>>>>uuu>>>>>>>>>", // M 48-63, N 8-11
-			">SSSSSSSSSSSSSSSSSSSNJJJ>>>>>>u>>>>>>>>>>", // M 48-63, N 12-15
-			">>SSSSSSSSSSSSSSSSNNJJJ>>>>>>>>>>>>>>>>>>", // M 48-63, N 16-23
-			">>UUdddddddd222@@??????????>>>>>>>>>>>>>>", // M 48-63, N 24-31
-			"<<UUUddddddd2222@????????vvv?>>>>>>>>>>>>", // M 48-63, N 32-47
-			"<<<UUUddddd22222@????????uuuv??????>>>>>>", // M 48-63, N 48-63
-			"pppUUUUdddd2222222???????pppuu??????>>>qq", // M 48-63, N 64-95
-			"ppppUUUUU2222224222????@?ppppuu?????>qqqq", // M 48-63, N 96-127
-			"<<UUUUUUU2222225422??@@@?pppppuuvuuuuuuuu", // M 48-63, N 128-191
-			"ppUUUUUUU2222225422?@@@@@opppppuuuuuqqqqq", // M 48-63, N 192-255
-			"<UUUUUUUU22222225???@@@@@oopppppuuuuuuuuu", // M 48-63, N 256-383
-			"<UUUUUUUU22222525@@??@@@@@oopppppppuuuuuu", // M 48-63, N 384-511
-			"<UUUUUUUU22255552@@@?@@@@oooooppppuuuuuuu", // M 48-63, N 512-767
-			"<UUUUUUU22255555@@@??@@@ooooooooouuuuuuuu", // M 48-63, N 768-1023
-			"ppUUUUUU322555255@@ooo@oooooooooqqqqqqqqq", // M 48-63, N 1024-1535
-			"ppUUUUU33222255555@oooooooooooooqqqqqqqqq", // M 48-63, N 1536-2047
-			"ppppUU3333222225;p@ooooooooooooooqqqqqqqq", // M 48-63, N 2048-3071
-			"pppppppp33@@@@2ooooooooooooooooooqqqqqqqq", // M 48-63, N 3072-4095
-			"<<<<<<<<<3@@@@oooooooooooooooooooqqqqqqqq", // M 48-63, N 4096-6143
-			"pppppppppppooooooooooooooooooooooqqqqqqqq", // M 48-63, N 6144-8191
-			"ppppppppppppooooooooooooooooooooqqqqqqqqq", // M 48-63, N 8192-12287
-			"<<<<<<<<<<<oooooooooooooooooooooqqqqqqqqq", // M 48-63, N 12288-16383
-			"<<<<<<<<<<oooooooooooooooooooooqqqqqqqqqq", // M 48-63, N 16384-24575
-			"<<<<<<<<<ooooooooooooooooooooooqqqqqqqqqq", // M 48-63, N 24576-32767
-			"ppppppppooooooooooooooooooooooooqqqqqqqqq", // M 48-63, N 32768-49151
-			"pppppppooooooooooooooooooooooooooqqqqqqqq", // M 48-63, N 49152-65535
-			"ppppppooooooooooooooooooooooooooooqqqqqqq", // M 48-63, N 65536-98303
-			"pppppooooooooooooooooooooooooooooooqqqqqq", // M 48-63, N 98304-131071
-			"ppppooooooooooooooooooooooooooooooooqqqqq", // M 48-63, N 131072-196607
-			"pppooooooooooooooooooooooooooooooooooqqqq", // M 48-63, N 196608-262143
-			"ppooooooooooooooooooooooooooooooooooooqqq", // M 48-63, N 262144-393215
-			"pooooooooooooooooooooooooooooooooooooooqq", // M 48-63, N >= 393216
-			"NNNNNNNNNNSSSSSSSSSSNNNNNNNNNNNNNNNNNNNNN", // M 64-95, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 64-95, N (none)
-			"OOOOOOOOOOOSSSSSSSSOOOOOOOOOOOOOOOOOOOOOO", // M 64-95, N 2
-			"PPPPPPPPPPPPSSSSSSPPPPPPPPPPPPPPPPPPPPPPP", // M 64-95, N 3
-			"PPPPPSSPPPPPPSSSSSSPPNNPPPPPPPPPPPPPPhhPP", // M 64-95, N 4-5
-			"hhhSSSSSSSShSSSSSSSSNNNNNhhh>hhhhhhhhhhhh", // M 64-95, N 6-7
-			"hhhSSSSSSSSSSSSSSSSSNNNN>hh>>hhhhhhhhhhhh", // M 64-95, N 8-11
-			"hhRRRRRRRRRRRRRRRRRNJJJ>>>>>>hhhhhhhhhhhh", // M 64-95, N 12-15
-			"hhSSSSSSSSSSSSSSSSNNNN>>>>>>>hhhhhhhhhhhh", // M 64-95, N 16-23
-			">>>UUdddddd22222@????????vvv?>>>>>>>>>>>>", // M 64-95, N 24-31
-			"222UUUddddd22252@????????uuuvv?????>>>>>>", // M 64-95, N 32-47
-			"222UUUUdddd22252@????????pppuu??????>>>ii", // M 64-95, N 48-63
-			"pppUUUUUddd222222???????ppppppv?????>oooo", // M 64-95, N 64-95
-			"ppppUUUUU222222222??????oppppppvvvuuuoooo", // M 64-95, N 96-127
-			"2222UUUUU222222522????@@oppppppuuuuuuiiii", // M 64-95, N 128-191
-			"pppUUUUUU2222225522@@@@@ooppppppuuuuooooo", // M 64-95, N 192-255
-			"22UUUUUUU222222255???@@@@oppppppppppooooo", // M 64-95, N 256-383
-			"22UUUUUUU222225255@??@@@@ooopppsssspooooo", // M 64-95, N 384-511
-			"22UUUUUU3222255555@??v@@oooooppssssoooooo", // M 64-95, N 512-767
-			"22UUUUUU322255555@oouvoooooooooppppoooooo", // M 64-95, N 768-1023
-			"pppUUUU3322255555oooooooooooooooooooooooo", // M 64-95, N 1024-1535
-			"ppppUU3333222255;oooooooooooooooooooooooo", // M 64-95, N 1536-2047
-			"ppppppp333@@@@5;;oooooooooooooooooooooooo", // M 64-95, N 2048-3071
-			"pppppppp33@@@@ooooooooooxxooooooooooooooo", // M 64-95, N 3072-4095
-			"ppppppppp3@@@oooooooooxxxxooooooooooooooo", // M 64-95, N 4096-6143
-			"pppppppppppoooooooooooxxxxxoooooooooooooo", // M 64-95, N 6144-8191
-			"pppppppppppoooooooooqxxxoxxoooooooooooooo", // M 64-95, N 8192-12287
-			"ppppppppppoooooooooooxxxxoooooooooooooooo", // M 64-95, N 12288-16383
-			"pppppppppooooooooooooxxxxoooooooooooooooo", // M 64-95, N 16384-24575
-			"ppppppppooooooooooooxxxxxoooooooooooooooo", // M 64-95, N 24576-32767
-			"pppppppoooooooooooooxxxxxoooooooooooooooo", // M 64-95, N 32768-49151
-			"ppppppooooooooooooooxxxxooooooooooooooooo", // M 64-95, N 49152-65535
-			"pppppoooooooooooooooooxoooooooooooooooooo", // M 64-95, N 65536-98303
-			"ppppooooooooooooooooooooooooooooooooooooo", // M 64-95, N 98304-131071
-			"pppoooooooooooooooooooooooooooooooooooooo", // M 64-95, N 131072-196607
-			"ppooooooooooooooooooooooooooooooooooooooo", // M 64-95, N 196608-262143
-			"poooooooooooooooooooooooooooooooooooooooo", // M 64-95, N 262144-393215
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 64-95, N >= 393216
-			"NNNNNNNNNNNNSSSSNNNNNNNNNNNNNNNNNNNNNNNNN", // M 96-127, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 96-127, N (none)
-			"OOOOOOOOOOOOOSSOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 96-127, N 2
-			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 96-127, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 96-127, N 4-5
-			"hhhhhhhSShhhhhSSSShhhhhhhhhhhhhhhhhhhhhhh", // M 96-127, N 6-7
-			"hhhhRRRRRRRRRRRRRRhhNJNNhhhhuhhhhhhhhhhhh", // M 96-127, N 8-11
-			"hhhhSSSSSSSSSSSSSSNNNNN>hhhuuhhhhhhhhhhhh", // M 96-127, N 12-15
-			"hhhhSSSSSSSSSSSSSNNNNN>>hh>uuhhhhhhhhhhhh", // M 96-127, N 16-23
-			"hhhUUUUdddd22225@????????uuvvv????>>>>>hh", // M 96-127, N 24-31
-			"<<<UUUUUdd2222254????????ppuuuv????>>iiii", // M 96-127, N 32-47
-			"<<<<UUUUUd2222254???????pppppuu?????>iiii", // M 96-127, N 48-63
-			"hhhhUUUUU22222254???????pppppppvvvuuuhhhh", // M 96-127, N 64-95
-			"ppppUUUUU02222544@??????oppppppuuuuuuiiii", // M 96-127, N 96-127
-			"hhhhUUUUU02222252@@?????oppppppppuuuiiiii", // M 96-127, N 128-191
-			"hhhhUUUUU2222222544@??oooopppppsssspuiiii", // M 96-127, N 192-255
-			"hhhhUUUUU2222222554@?oooooopppsssssspiiii", // M 96-127, N 256-383
-			"hhhUUUUU3222225555@?oooooooopsssssssiiiii", // M 96-127, N 384-511
-			"<<<UUUUU3222255555oovvoooooooqqsssssiiiii", // M 96-127, N 512-767
-			"<<<<UUU3332225555<oovvooooooooqqqqqiiiiii", // M 96-127, N 768-1023
-			"pppppU3333222555ooouuuoooooooooooqiiiiiii", // M 96-127, N 1024-1535
-			"pppppp33333@@@@ooooouoiooooooooiiiiiiiiii", // M 96-127, N 1536-2047
-			"ppppppp3333@@@oooooooqqqixooooooiiiiiiiii", // M 96-127, N 2048-3071
-			"ppppppppp33@@ooouooioqqxxxxoooooiiiiiiiii", // M 96-127, N 3072-4095
-			"<<<<<<<<<<3ooooooooixqxxxxxoooooiiiiiiiii", // M 96-127, N 4096-6143
-			"pppppppppppoooooooowxxxxxxxoooooiiiiiiiii", // M 96-127, N 6144-8191
-			"ppppppppppooooooooowxxxxxxxxoooiiiiiiiiii", // M 96-127, N 8192-12287
-			"<<<<<<<<<oooooooooooxxxxxxxxoooiiiiiiiiii", // M 96-127, N 12288-16383
-			"<<<<<<<<ooooooooooooxxxxxxooooiiiiiiiiiii", // M 96-127, N 16384-24575
-			"pppppppoooooooooooxxxffxxxoooooiiiiiiiiii", // M 96-127, N 24576-32767
-			"ppppppoooooooooo66xxfffxxxooooooiiiiiiiii", // M 96-127, N 32768-49151
-			"pppppooooooooooo66fxxffxxxoooooooiiiiiiii", // M 96-127, N 49152-65535
-			"ppppoooooooooooooooxxxxxxoooooooooiiiiiii", // M 96-127, N 65536-98303
-			"pppooooooooooooooooooooooooooooooooiiiiii", // M 96-127, N 98304-131071
-			"ppooooooooooooooooooooooooooooooooooiiiii", // M 96-127, N 131072-196607
-			"pooooooooooooooooooooooooooooooooooooiiii", // M 96-127, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 96-127, N 262144-393215
-			"oooooooooooooooooooooooooooooooooooooooii", // M 96-127, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 128-191, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 128-191, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 128-191, N 2
-			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 128-191, N 3
-			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 128-191, N 4-5
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 128-191, N 6-7
-			">>>>>>SSSSSSSSSSS>>>>>>>>>>>>>hhh>>>>>>>>", // M 128-191, N 8-11
-			">>>>>RRRRRRRRRRRRNNNN>>>>>>>hhhhhh>>>>>>>", // M 128-191, N 12-15
-			">>>>TTTTTTTTTTTTNNNNN>>>>>>hhhhhhhh>>>>>>", // M 128-191, N 16-23
-			">>>>UUUUU22222225@??????huuuuvvv???>hhhhh", // M 128-191, N 24-31
-			"2222UUUUU22222555@??????ppppuuuvvv??uuuuu", // M 128-191, N 32-47
-			"2222UUUUU22255555???????ppppppuuvuuuuuuuu", // M 128-191, N 48-63
-			"ppppUUUUU222555544??????pppppppuuuuuuoooo", // M 128-191, N 64-95
-			"ppppUUUUU022255544@?????oppppppppuuuooooo", // M 128-191, N 96-127
-			"2222UUUUU202255544@@???ooppppppssssppuuuu", // M 128-191, N 128-191
-			"ppppUUUUU2222555544@??ooooppppsssssssoooo", // M 128-191, N 192-255
-			"2222UUUU33222555554@?ooooooppssssssssuuuu", // M 128-191, N 256-383
-			"2222UUUU3322255555ooooooooqqqssssssssoooo", // M 128-191, N 384-511
-			"2222UUU3332225555oooooooooqqqqqsssssuuuuu", // M 128-191, N 512-767
-			"22222U3333222555o<ooovoooooqqqqqqqqqooooo", // M 128-191, N 768-1023
-			"ppppp3333332255oooooooooooooooqqqqqoooooo", // M 128-191, N 1024-1535
-			"pppppp33333@@@ooooooooqoooooooooooooooooo", // M 128-191, N 1536-2047
-			"ppppppp3333@@ooooooooooqixxoooooooooooooo", // M 128-191, N 2048-3071
-			"pppppppp333pooooouuooqxqxxxxooooooooooooo", // M 128-191, N 3072-4095
-			"pppppppppp3ooooooooioxqxqxxxooooooooooooo", // M 128-191, N 4096-6143
-			"ppppppppppqqooooooowooxxxxxxooooooooooooo", // M 128-191, N 6144-8191
-			"pppppppppqqqoooooooooxxxoqqoooooooooooooo", // M 128-191, N 8192-12287
-			"ppppppppqqqqoooooooooxxxqoooooooooooooooo", // M 128-191, N 12288-16383
-			"pppppppqqqqqoooooooooxxxooooooooooooooooo", // M 128-191, N 16384-24575
-			"ppppppqqqqqoooooooooxxfxoooooqqoooooooooo", // M 128-191, N 24576-32767
-			"pppppqqqqqqooooooxooxxxxooooqqqqooooooooo", // M 128-191, N 32768-49151
-			"ppppqqqqqqqoooooofoooxxoooooqqqqqoooooooo", // M 128-191, N 49152-65535
-			"pppqqqqqqqqooooooooooooooooqqqqqqqooooooo", // M 128-191, N 65536-98303
-			"ppqqqqqqqqqqoooooooooooooooqqqqqqqqoooooo", // M 128-191, N 98304-131071
-			"pqqqqqqqqqqqooooooooooooooqqqqqqqqqqooooo", // M 128-191, N 131072-196607
-			"qqqqqqqqqqqqqoooooooooooqqqqqqqqqqqqqoooo", // M 128-191, N 196608-262143
-			"qqqqqqqqqqqqqqooooooqqqqqqqqqqqqqqqqqqooo", // M 128-191, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqoo", // M 128-191, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 192-255, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 192-255, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 192-255, N 2
-			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 192-255, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 4-5
-			"hhhhhhhhhhhSSShhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 6-7
-			"hhhhhhhhhRRRRRRRRhhhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 8-11
-			"hhhhhhhQQQQQQQQQNNNhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 12-15
-			"hhhhhhJJJJJJJJJJNNNN>>>hhhhhhhhhhhhhhhhhh", // M 192-255, N 16-23
-			"hhhhhUUUU22222222@@?????hppuuuuuuuuhhhhhh", // M 192-255, N 24-31
-			"22222UUUU22255555@@?????pppppuuuuuuuiiiii", // M 192-255, N 32-47
-			"22222UUUU222555554??????pppppppuuuuuiiiii", // M 192-255, N 48-63
-			"hhhhUUUUU222555254@?????opppppppuuuuhhhhh", // M 192-255, N 64-95
-			"ppppUUUUU222255444@@???ooppppppsssspuiiii", // M 192-255, N 96-127
-			"hhhUUUUUUU222555544@@??oooppppsssssssiiii", // M 192-255, N 128-191
-			"pppUUUUUU3255555544@??ooooqppssssssssiiii", // M 192-255, N 192-255
-			"hhhhUUUU33255555554@?ooooqqqqssssssssiiii", // M 192-255, N 256-383
-			"hhhhUUU3333225555ooooooooqqqqqsssssssiiii", // M 192-255, N 384-511
-			"2222UU3333VV2555oo5ooooooqxqqqqssssssiiii", // M 192-255, N 512-767
-			"222223333332222<o2oooooooqqqqqqqqqqqiiiii", // M 192-255, N 768-1023
-			"ppppp3333333222o8oooooooooqqqqqqqqqiiiiii", // M 192-255, N 1024-1535
-			"pppppp333333@oooooooooqooooqqoqqqiiiiiiii", // M 192-255, N 1536-2047
-			"ppppppp33333ooooopoooooqoixxoooiiiiiiiiii", // M 192-255, N 2048-3071
-			"pppppppp333ooooooooooqqqqxxxoooiiiiiiiiii", // M 192-255, N 3072-4095
-			"ppppppppppoooooooooooqqqqxxxoooiiiiiiiiii", // M 192-255, N 4096-6143
-			"pppppppppqqqooooooooooqqqqqxoooiiiiiiiiii", // M 192-255, N 6144-8191
-			"ppppppppqqqqoooooooooqqqqqqqoooiiiiiiiiii", // M 192-255, N 8192-12287
-			"pppppppqqqqqqooooooooqxxqoooooiiiiiiiiiii", // M 192-255, N 12288-16383
-			"ppppppqqqqqqoooooooooqqqqoooooiiiiiiiiiii", // M 192-255, N 16384-24575
-			"pppppqqqqqqqoooooooooxxqooooqqqiiiiiiiiii", // M 192-255, N 24576-32767
-			"ppppqqqqqqqooooooooooxxqooooqqqqiiiiiiiii", // M 192-255, N 32768-49151
-			"pppqqqqqqqqooooooooooqqooooqqqqqqiiiiiiii", // M 192-255, N 49152-65535
-			"ppqqqqqqqqqooooooooooooooooqqqqqqqiiiiiii", // M 192-255, N 65536-98303
-			"pqqqqqqqqqqqooooooooooooooqqqqqqqqqiiiiii", // M 192-255, N 98304-131071
-			"qqqqqqqqqqqqoooooooooooooqqqqqqqqqqqiiiii", // M 192-255, N 131072-196607
-			"qqqqqqqqqqqqqooooooooooqqqqqqqqqqqqqqiiii", // M 192-255, N 196608-262143
-			"qqqqqqqqqqqqqqqooooqqqqqqqqqqqqqqqqqqqiii", // M 192-255, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 192-255, N >= 393216
-			"NNNNNNNNNNNRRRRRNRRNNNNNNNNNNNNNNNNNNNNNN", // M 256-383, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 256-383, N (none)
-			"OOOOOOOOOOOORRRROORNNNOOOOOOOOOOOOOOOOOOO", // M 256-383, N 2
-			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 256-383, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 4-5
-			"hhhhhhhhhRRRRRRRhhhhhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 6-7
-			"hhhhhhhhTTTTTTTTNNhhhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 8-11
-			"hhhhhhhhJJJJJJJJNNNNhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 12-15
-			"hhhhhhhLLLLLLRRNNNN>>hhhhhhhhhhhhhhhhhhhh", // M 256-383, N 16-23
-			"hhhhhhhUUU22222222@????hhhppuuuuuuhhhhhhh", // M 256-383, N 24-31
-			"22222UUUUU22255552@@????upppppuuuuuuuuuuu", // M 256-383, N 32-47
-			"2222UUUUUU22555555@@@?@oopppppppuuuuuuuuu", // M 256-383, N 48-63
-			"hhhUUUUUU322555555@@@@@ooopppppppppphhhhh", // M 256-383, N 64-95
-			"pppUUUUUU322255555@@@@@oooppppsssssspoooo", // M 256-383, N 96-127
-			"222UUUUUU3222555554@@@oooqqppssssssssuuuu", // M 256-383, N 128-191
-			"pppUUUUUU3225555554@@uoooqqqqssssssssoooo", // M 256-383, N 192-255
-			"222UUUU3333225555o4@uoooqxxqqssssssssuuuu", // M 256-383, N 256-383
-			"222UUU333332255@ooooooooqxxxqqsssssssoooo", // M 256-383, N 384-511
-			"222U333333332@@oooooooooqxxxqqqsssssquuuu", // M 256-383, N 512-767
-			"2223333333333@ooooooooqqqxxxqqqqqqqqooooo", // M 256-383, N 768-1023
-			"ppppp33333333ooooooooqqxxxxxqqqqqqqoooooo", // M 256-383, N 1024-1535
-			"ppppp3333333oooooooooqqxxxxxqqqqqoooooooo", // M 256-383, N 1536-2047
-			"pppppp33333ooooooooooqqqxxxxxqqqooooooooo", // M 256-383, N 2048-3071
-			"pppppppp33oooooooooqqqqqqfxxxqqoooooooooo", // M 256-383, N 3072-4095
-			"pppppppppoooooooooqqqqqqxqxxxxooooooooooo", // M 256-383, N 4096-6143
-			"ppppppppqqqqooooooqqqqqqqqqxxoooooooooooo", // M 256-383, N 6144-8191
-			"pppppppqqqqqooooooooqxxqqqqoooooooooooooo", // M 256-383, N 8192-12287
-			"ppppppqqqqqqqoooooooqxxqqoooooooooooooooo", // M 256-383, N 12288-16383
-			"pppppqqqqqqqooooooooqqqqoooooqooooooooooo", // M 256-383, N 16384-24575
-			"ppppqqqqqqqqoooooooooqqqooooqqqoooooooooo", // M 256-383, N 24576-32767
-			"pppqqqqqqqqqoooooooooqqqoooqqqqqooooooooo", // M 256-383, N 32768-49151
-			"ppqqqqqqqqqqoooooooooooooooqqqqqqoooooooo", // M 256-383, N 49152-65535
-			"pqqqqqqqqqqqoooooooooooooooqqqqqqqooooooo", // M 256-383, N 65536-98303
-			"qqqqqqqqqqqqooooooooooooooqqqqqqqqqoooooo", // M 256-383, N 98304-131071
-			"qqqqqqqqqqqqqooooooooooooqqqqqqqqqqqooooo", // M 256-383, N 131072-196607
-			"qqqqqqqqqqqqqqooooooqqqqqqqqqqqqqqqqqoooo", // M 256-383, N 196608-262143
-			"qqqqqqqqqqqqqqqqooqqqqqqqqqqqqqqqqqqqqooo", // M 256-383, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqoo", // M 256-383, N >= 393216
-			"NNNNNNNNNNRRRRRRRRRNNNNNNNNNNNNNNNNNNNNNN", // M 384-511, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 384-511, N (none)
-			"OOOOOOOOOORRRRRRRRRNNNNOOOOOOOOOOOOOOOOOO", // M 384-511, N 2
-			"PPPPPPPPPPPSSSSSPSNNNNPPPPPPPPPPPPPPPPPPP", // M 384-511, N 3
-			"hhhhhhhhhhhRRRhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 4-5
-			"hhhhhhhhhTTTTTTTNhhhhhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 6-7
-			"hhhhhhhhJJJJJJJJNNhhhhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 8-11
-			"hhhhhhhLLLLLLLLNNNN>hhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 12-15
-			"hhhhhhhJJJJJJJNNN>>>>>hhhhhhhhhhhhhhhhhhh", // M 384-511, N 16-23
-			"hhhhhhhUUU255552222????hhhhppuuuhhhhhhhhh", // M 384-511, N 24-31
-			"22222UUUUU225555552???@oiippppppuiiiiiiii", // M 384-511, N 32-47
-			"2222UUUUU3222555555??@@oiopppppppppiiiiii", // M 384-511, N 48-63
-			"hhhUUUUUU3222555555@@@oooooppppssssphhhhh", // M 384-511, N 64-95
-			"pppUUUUUU3322555555v@uoooqqqpsssssssooooo", // M 384-511, N 96-127
-			"22UUUUUUU332255555o@uoooqqqqqssssssssiiii", // M 384-511, N 128-191
-			"ppUUUUUUU33225555oo@uoooqxqqqqsssssssoooo", // M 384-511, N 192-255
-			"22UUUUU33333255<oooooooqqxxxqqsssssssiiii", // M 384-511, N 256-383
-			"22UUU33333333<@ooooqqqqqxxxxqqqsssssqiiii", // M 384-511, N 384-511
-			"22UU333333333@ooooooqqqqxxxxxqqqqqqqiiiii", // M 384-511, N 512-767
-			"22U3333333333oooooooqqqxxxxxqqqqqqqqiiiii", // M 384-511, N 768-1023
-			"pp3333333333oooooooqqqxxxxxxxqqqqqqoooooo", // M 384-511, N 1024-1535
-			"pppp3333333ooooooooqqqqxxxxxxqqqqoooooooo", // M 384-511, N 1536-2047
-			"pppppp3333ooooooooqqqqqqxfxxxxqqqoooooooo", // M 384-511, N 2048-3071
-			"pppppp333oooooooqqqqqqqqxffxxxxqqoooooooo", // M 384-511, N 3072-4095
-			"ppppppp3oooooooooqqqqqqqxxfxxxxqooooooooo", // M 384-511, N 4096-6143
-			"pppppppqoooooooooqqqqqqqqqqxxxxoooooooooo", // M 384-511, N 6144-8191
-			"ppppppqqqqqqoooooqqqqfqqqqqqxxooooooooooo", // M 384-511, N 8192-12287
-			"pppppqqqqqqqqooooooqqxxqqqqooxooooooooooo", // M 384-511, N 12288-16383
-			"ppppqqqqqqqqqoooooooqqqqqooooqooooooooooo", // M 384-511, N 16384-24575
-			"pppqqqqqqqqqqoooooooqqqqqooqqqqoooooooooo", // M 384-511, N 24576-32767
-			"ppqqqqqqqqqqoooooooooooooooqqqqqooooooooo", // M 384-511, N 32768-49151
-			"pqqqqqqqqqqqooooooooooooooqqqqqqqoooooooo", // M 384-511, N 49152-65535
-			"qqqqqqqqqqqqooooooooooooooqqqqqqqqooooooo", // M 384-511, N 65536-98303
-			"qqqqqqqqqqqqqooooooooooooqqqqqqqqqqoooooo", // M 384-511, N 98304-131071
-			"qqqqqqqqqqqqqqoooooooooqqqqqqqqqqqqqooooo", // M 384-511, N 131072-196607
-			"qqqqqqqqqqqqqqqooooqqqqqqqqqqqqqqqqqqoooo", // M 384-511, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqooo", // M 384-511, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqoo", // M 384-511, N >= 393216
-			"NNNNNNNNNRRRRRRRRRNNNNNNNNNNNNNNNNNNNNNNN", // M 512-767, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 512-767, N (none)
-			"OOOOOOOOORRRRRRRRNNNNNNNNhOOOOOOOOOOOOOOO", // M 512-767, N 2
-			"PPPPPPPPPPRRRRRRRNNNNNNuPPPPPPPPPPPPPPPPP", // M 512-767, N 3
-			"hhhhhhhhhhRRRRRRhNNNN>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 4-5
-			"hhhhhhhhJJJJJJJJNhhN>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 6-7
-			"hhhhhhhhLLLLLLRNNNh>>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 8-11
-			"hhhhhhhJJJJJJJNNNO>>>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 12-15
-			"hhhhhhhJJJL222RJP>>>>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 16-23
-			"hhhhhhUUUU255552222@???uhhhhhhhhhhhhhhhhh", // M 512-767, N 24-31
-			"<<<<UUUUU3255555552@???uouuppppuuuuuuuuuu", // M 512-767, N 32-47
-			"<<<UUUUUU3255555555@??uoouopppppppuuuuuuu", // M 512-767, N 48-63
-			"hhhUUUUUU33225555555vuooooqqqpssssshhhhhh", // M 512-767, N 64-95
-			"ppUUUUUUU333255555<pvooooqqqqqqsssssqqqqq", // M 512-767, N 96-127
-			"<<UUUUUUU333@555<<<opooqqqqqqqqsssssuuuuu", // M 512-767, N 128-191
-			"pUUUUUUUU333@@<<<oooooqqqxxqqqqssssssqqqq", // M 512-767, N 192-255
-			"<UUUUUUU3333@<<<ooooqqqqxxxxqqqsssssquuuu", // M 512-767, N 256-383
-			"<UUUU33333333<<ooooooqqqxxxxxqqqqqqquuuuu", // M 512-767, N 384-511
-			"<UUU3333333339oooooqqqqxxxxxxqqqqqqquuuuu", // M 512-767, N 512-767
-			"<U3333333333oooooooqqqqxxxxxxqqqqqquuuuuu", // M 512-767, N 768-1023
-			"pp333333333ooooooooqqqqxxxxxxqqqqqqqqqqqq", // M 512-767, N 1024-1535
-			"pp33333333ooooooooqqqqqxxxxxxxxqqqqqqqqqq", // M 512-767, N 1536-2047
-			"pppp33333oooooooooqqqqqqxfxxxxxxqqqqqqqqq", // M 512-767, N 2048-3071
-			"pppp3333ooooooooqtfqqqqqxffxxxxxxqqqqqqqq", // M 512-767, N 3072-4095
-			"<<<<333oooooooooqqxqqqfqfqfxxxxxxqqqqqqqq", // M 512-767, N 4096-6143
-			"pppp33ooooooooooqqqqqqqqqqqxxxxxxqqqqqqqq", // M 512-767, N 6144-8191
-			"pppppqqqoooooooooqqqqqfqqqqqxxxqqqqqqqqqq", // M 512-767, N 8192-12287
-			"ppppqqqqqqqqqoooooqqqqqqqqqqoxqqqqqqqqqqq", // M 512-767, N 12288-16383
-			"pppqqqqqqqqqqqooooqqqqqqqqoooqqqqqqqqqqqq", // M 512-767, N 16384-24575
-			"ppqqqqqqqqqqqqooooooqqqqqooqqqqqqqqqqqqqq", // M 512-767, N 24576-32767
-			"pqqqqqqqqqqqqooooooooqqqoooqqqqqqqqqqqqqq", // M 512-767, N 32768-49151
-			"qqqqqqqqqqqqqoooooooooooooqqqqqqqqqqqqqqq", // M 512-767, N 49152-65535
-			"qqqqqqqqqqqqqooooooooooooqqqqqqqqqqqqqqqq", // M 512-767, N 65536-98303
-			"qqqqqqqqqqqqqqooooooqooqqqqqqqqqqqqqqqqqq", // M 512-767, N 98304-131071
-			"qqqqqqqqqqqqqqqooooqqqqqqqqqqqqqqqqqqqqqq", // M 512-767, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 512-767, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 512-767, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 512-767, N >= 393216
-			"NNNNNNNNRRRRRRRRRRNNJJJJNNNNNNNNNNNNNNNNN", // M 768-1023, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 768-1023, N (none)
-			"OOOOOOOOORRRRRRRRNNNNNNNhhhhOOOOOOOOOOOOO", // M 768-1023, N 2
-			"PPPPPPPPPTTTTTTTNNNNNNuhhhhPPPPPPPPPPPPPP", // M 768-1023, N 3
-			"hhhhhhhhhhJJJJJJNNNNN>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 4-5
-			"hhhhhhhhLLLLLLLNNNN>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 6-7
-			"hhhhhhhJJJJJJJNNNO>>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 8-11
-			"hhhhhhhLLLLLRRRJP>>>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 12-15
-			"hhhhhhNNNNN2222N>>>>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 16-23
-			"hhhhhhUUUU25555222@@@hhhuuhhhhhhhhhhhhhhh", // M 768-1023, N 24-31
-			"<<<<UUUUU325555552@@uuuuuiiiiiiiiiiiiiiii", // M 768-1023, N 32-47
-			"<<<UUUUUU335555555@uuuuuoiiiippppiiiiiiii", // M 768-1023, N 48-63
-			"hhhUUUUU33322555555oouuooqqqqqqqssshhhhhh", // M 768-1023, N 64-95
-			"ppUUUUUUU333@55<<<<oouooqqqqqqqqqssqqqqqq", // M 768-1023, N 96-127
-			"<UUUUUUUU333@@<<<<<ooooqqqqqqqqqqqqqiiiii", // M 768-1023, N 128-191
-			"pUUUUUUUU333@@<<<ooooqqqqxxqqqqqqqqqqqqqq", // M 768-1023, N 192-255
-			"<UUUUUUU33333@o<goooqqqqxxxxqqqqqqqqiiiii", // M 768-1023, N 256-383
-			"UUUUU33333399:<ooooqqqqqxxxxqqqqqqqqiiiii", // M 768-1023, N 384-511
-			"UUU333333339999ooooqoqqxxxxxxqqqqqqiiiiii", // M 768-1023, N 512-767
-			"<bb3333333399ooooeoqqqqxxxxxxxqqqqiiiiiii", // M 768-1023, N 768-1023
-			"pbb3333333o99ooooooqqqqxxxxxxxxxqqqqqqqqq", // M 768-1023, N 1024-1535
-			"ppb333333oo9oooooqqqqqqxxxxxxxxxxqqqqqqqq", // M 768-1023, N 1536-2047
-			"ppb33333ooooooooqqqqqqqqxxxxxxxxxxqqqqqqq", // M 768-1023, N 2048-3071
-			"ppbb333oooooooooqqqqqqqqqfxxxxxxxxqqqqqqq", // M 768-1023, N 3072-4095
-			"ppbb33ooooooooooqqqqqqqqqqfxxxxxxxiiiiiii", // M 768-1023, N 4096-6143
-			"ppbb3oooooooooooqqqqqqqqqqqxxxxxxqqqqqqqq", // M 768-1023, N 6144-8191
-			"pppboooooooooooooqqqxqqqqqqqxxxxqqqqqqqqq", // M 768-1023, N 8192-12287
-			"pppqooooqooooooooqqqqqqqqqqqqxiiiiiiiiiii", // M 768-1023, N 12288-16383
-			"ppqqqqqqqqqqqqooooqqqqqqqqqooqqqqqqqqqqqq", // M 768-1023, N 16384-24575
-			"pqqqqqqqqqqqqqqooooqqqqqqqooqqqqqqqqqqqqq", // M 768-1023, N 24576-32767
-			"qqqqqqqqqqqqqqqooooooqqqqooqqqqqqqqqqqqqq", // M 768-1023, N 32768-49151
-			"qqqqqqqqqqqqqqqoooooooooooqqqqqqqqqqqqqqq", // M 768-1023, N 49152-65535
-			"qqqqqqqqqqqqqqqooooqoooooqqqqqqqqqqqqqqqq", // M 768-1023, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 768-1023, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 768-1023, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 768-1023, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 768-1023, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 768-1023, N >= 393216
-			"NNNNNNNNRRRRRJRJNNNJNNNNNNNNNNNNNNNNNNNNN", // M 1024-1535, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1024-1535, N (none)
-			"OOOOOOOORRRJJJJJNNNNNNNhhhhhhOOOOOOOOOOOO", // M 1024-1535, N 2
-			"PPPPPPPPPJJJJJJJNNNNNuhhhhhhhPPPPPPPPPPPP", // M 1024-1535, N 3
-			"hhhhhhhhhLLLJJJNNNN>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 4-5
-			"hhhhhhhJJJJJJJNNNN>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 6-7
-			"hhhhhhJJJJJJJJJJP>>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 8-11
-			"hhhhhhNNNNNNNNNN>>>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 12-15
-			"hhhhhhOPPPP2222>>>>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 16-23
-			"hhhhhUUUUU2555522@@@uuhhhhuhhhhhhhhhhhhhh", // M 1024-1535, N 24-31
-			"<<<UUUUUU33555522@@uuuuhuuiiiiiiiiiiiiiii", // M 1024-1535, N 32-47
-			"<<<UUUUU333255552@uuuuuuuqiiiiiiiiiiiiiii", // M 1024-1535, N 48-63
-			"hhUUUUUU3333@255<<uuuuuuqqhhhqqqqhhhhhhhh", // M 1024-1535, N 64-95
-			"ppUUUUUU3333@@<<<<oooouqqqqqqqqqqqiiiiiii", // M 1024-1535, N 96-127
-			"hUUUUUUU3333@@<<<oooqqoqqqqqqqqqqqqiiiiii", // M 1024-1535, N 128-191
-			"hUUUUUUU33333@oooooqqqqqqxxqqqqqqqqiiiiii", // M 1024-1535, N 192-255
-			"UUUUUU3333333oooouqqqqoqxxxxqqqqqqqiiiiii", // M 1024-1535, N 256-383
-			"UUUUUU333333ooooooqqqqooxxxxxqqqqqqiiiiii", // M 1024-1535, N 384-511
-			"Ubb33333333ooooo:qqqqqoxxxxxxqqqqqiiiiiii", // M 1024-1535, N 512-767
-			"bbb3333333o99oooooqqqqqxxxxxxxxxqqiiiiiii", // M 1024-1535, N 768-1023
-			"pbbb33333oo99oooooqqqqxxxxxxxxxxxqqiiiiii", // M 1024-1535, N 1024-1535
-			"pbbb3333o999ooooooqqqqqxxxxxxxxxxxqiiiiii", // M 1024-1535, N 1536-2047
-			"ppbbb33oo9oooooo7qqqqqqqqqxxxxxxxxxiiiiii", // M 1024-1535, N 2048-3071
-			"pbbbb3oooooooooqqqqqqqqqqfqxxxxxxxxiiiiii", // M 1024-1535, N 3072-4095
-			"pbbbbooooooooooqqqqqqqqqqqfxxxxxxxiiiiiii", // M 1024-1535, N 4096-6143
-			"ppbboooooooooooqqqqqqqqqqqqxxxxxxxiiiiiii", // M 1024-1535, N 6144-8191
-			"ppboooooooooooooqqqqqqqqqqqqxxxxxiiiiiiii", // M 1024-1535, N 8192-12287
-			"ppqooooooooooooooqqqqqqqqqqqqxxiiiiiiiiii", // M 1024-1535, N 12288-16383
-			"pqqqooooqqoooooooqqqqqqqqqqqqoiiiiiiiiiii", // M 1024-1535, N 16384-24575
-			"qqqqqqqqqqqqqqqoooqqqqqqqqqooqqiiiiiiiiii", // M 1024-1535, N 24576-32767
-			"qqqqqqqqqqqqqqqqooooqqqqqqqoqqqqiiiiiiiii", // M 1024-1535, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqoooqqqqooqqqqqqiiiiiiii", // M 1024-1535, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqoooooqqqqqqqqqiiiiiii", // M 1024-1535, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 1024-1535, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 1024-1535, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 1024-1535, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 1024-1535, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 1024-1535, N >= 393216
-			"NNNNNNNNRRRRJJJRNNJJJNNNNNNNNNNNNNNNNNNNN", // M 1536-2047, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1536-2047, N (none)
-			"OOOOOOOOJJJJJJJJNNNOONhhhhhhhhOOOOOOOOOOO", // M 1536-2047, N 2
-			"PPPPPPPPPJJJJJJNNNNNNhhhhhhhhPPPPPPPPPPPP", // M 1536-2047, N 3
-			"hhhhhhhhJJJJJJNNNP>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 4-5
-			"hhhhhhhJJJJJJJJJP>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 6-7
-			"hhhhhhNNNNNNNNNN>>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 8-11
-			"hhhhhhPPPPPPPPP>>>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 12-15
-			"hhhhhddddd2222>>>>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 16-23
-			"hhhhUUUUU32252222@@uuuuhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 24-31
-			"<<<UUUUUU33222222@uuuuuhhhiiiiiiiiiiiiiii", // M 1536-2047, N 32-47
-			"<<UUUUUU33332555<uuuuuuuuqiiiiiiiiiiiiiii", // M 1536-2047, N 48-63
-			"hhUUUUUU3333@<<<<uuuuuquqqhhhhhhhhhhhhhhh", // M 1536-2047, N 64-95
-			"ppUUUUUU33333<<<<uooooqoqqqqiiiiiiiiiiiii", // M 1536-2047, N 96-127
-			"hUUUUUU333333@o<=oqqqqqqqqqqqqqqqiiiiiiii", // M 1536-2047, N 128-191
-			"UUUUUU3333333ooooqqqqqqqxxxqqqqqqiiiiiiii", // M 1536-2047, N 192-255
-			"UUUUUU333333ooooovqqqqqoxxxxqqqqqiiiiiiii", // M 1536-2047, N 256-383
-			"UUU33333333oooooqqqqqqxoxxxxxqqqqiiiiiiii", // M 1536-2047, N 384-511
-			"bbb3333333oooooqqqqqoqoxxxxxxxxqqqiiiiiii", // M 1536-2047, N 512-767
-			"bbb333333oo99oooqqqqqqxxxxxxxxxxxqqiiiiii", // M 1536-2047, N 768-1023
-			"pbbb3333o9991o1oqqqqqqqxxxxxxxxxxxqiiiiii", // M 1536-2047, N 1024-1535
-			"pbbbb33o91111oooooqqqqqqxxxxxxxxxxxiiiiii", // M 1536-2047, N 1536-2047
-			"pbbbb3oo91111oqoo7xqqqqqWfxxxxxxxxxiiiiii", // M 1536-2047, N 2048-3071
-			"pbbb3oooooooooqqqqqqqqqqfffxxxxxxxxiiiiii", // M 1536-2047, N 3072-4095
-			"pbbbooooooooooqqqqxqqqqqqffxxxxxxxxiiiiii", // M 1536-2047, N 4096-6143
-			"pbboooooooooooqqqqqqfqqqqqqxxxxxxxiiiiiii", // M 1536-2047, N 6144-8191
-			"pboooooooooooooqqqqqqqqqqqqqxxxxxiiiiiiii", // M 1536-2047, N 8192-12287
-			"pqooooooooooooooqqqqqqWqqqqqqxxiiiiiiiiii", // M 1536-2047, N 12288-16383
-			"qqqooooooooooooooqqqqqqqqqqqqqiiiiiiiiiii", // M 1536-2047, N 16384-24575
-			"qqqqooooqooqqqqqooqqqqqqqqqqoqqiiiiiiiiii", // M 1536-2047, N 24576-32767
-			"qqqqqqqqqqqqqqqqqooqqqqqqqqoqqqqiiiiiiiii", // M 1536-2047, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqooqqqqqqoqqqqqqiiiiiiii", // M 1536-2047, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqoooqqooqqqqqqqqiiiiiii", // M 1536-2047, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 1536-2047, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 1536-2047, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 1536-2047, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 1536-2047, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 1536-2047, N >= 393216
-			"NNNNNNNNRJJJJJJJNNNNRNNNNNNNNNNNNNNNNNNNN", // M 2048-3071, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 2048-3071, N (none)
-			"OOOOOOOOJJJJJJJNPOOOOhhhhhhhhhOOOOOOOOOOO", // M 2048-3071, N 2
-			"PPPPPPPPPJJJJJNNPPP>hhhhhhhhhhPPPPPPPPPPP", // M 2048-3071, N 3
-			"hhhhhhhJJJJJJJJJO>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 4-5
-			"hhhhhNNNNNNNNNNN>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 6-7
-			"hhhhhPPPPPPPPPP>>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 8-11
-			"hhhhdddddddd22d>>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 12-15
-			"hhhhddddddddd2d>>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 16-23
-			"hhhhUUUUU32222222@uuuuuuhhhihhhhhhhhhhhhh", // M 2048-3071, N 24-31
-			"<<<UUUUU33322252<uuuuuuuhhiiiiiiiiiiiiiii", // M 2048-3071, N 32-47
-			"<<UUUUUU3VV325<<<uuuuuuquiqiiiiiiiiiiiiii", // M 2048-3071, N 48-63
-			"hhUUUUU33VV33<<<<uuuuoqqiqhhhhhhhhhhhhhhh", // M 2048-3071, N 64-95
-			"ppUUUUU333333<<<<uuooqqqqqiiiiiiiiiiiiiii", // M 2048-3071, N 96-127
-			"hUUUUU33333339uoqqqqoqqqqqqqiiiiiiiiiiiii", // M 2048-3071, N 128-191
-			"UUUUU3333333ooooqqqqqqqqxxqqqqiiiiiiiiiii", // M 2048-3071, N 192-255
-			"UUUU3333333oooooqqqqqqqqxxxxqqqqiiiiiiiii", // M 2048-3071, N 256-383
-			"bbb3333333oooooqqqqqqqqqxxxxxxqqqiiiiiiii", // M 2048-3071, N 384-511
-			"bbb333333ooooooqqqqqqqqqxxxxxxxxqqiiiiiii", // M 2048-3071, N 512-767
-			"bbbb3333ooooooqqqqqqqqqqxxxxxxxxxxqiiiiii", // M 2048-3071, N 768-1023
-			"pbbbb33oo9ooooqqqqfqqqfqxxxxxxxxxxxiiiiii", // M 2048-3071, N 1024-1535
-			"pbbbbboo91111qqxq7qqqqqqqxxxxxxxxxxiiiiii", // M 2048-3071, N 1536-2047
-			"pbbb3oooo1111qqq7xqq7qqqWfxxxxxxxxxiiiiii", // M 2048-3071, N 2048-3071
-			"pbbboo1ooo11qqqqqqqqqqqqfffxxxxxxxxiiiiii", // M 2048-3071, N 3072-4095
-			"pbbooo1ooo11qqqqqqXqqqfqWffxxxxxxxxiiiiii", // M 2048-3071, N 4096-6143
-			"pboooooooooqqqqqqqqqqqqqqqqxxxxxxxiiiiiii", // M 2048-3071, N 6144-8191
-			"pooooooooooqqqqqqqqqqqqqqqqqxxxxxiiiiiiii", // M 2048-3071, N 8192-12287
-			"qqooooooooooooqqqqqqqqWqqqqqqxxiiiiiiiiii", // M 2048-3071, N 12288-16383
-			"qqoooooooooooooooqqqqqqqqqqqqqiiiiiiiiiii", // M 2048-3071, N 16384-24575
-			"qqqoooooooooooooooqqqqqqqqqqqqqiiiiiiiiii", // M 2048-3071, N 24576-32767
-			"qqqqooooooooqqqqqooqqqqqqqqqqqqqiiiiiiiii", // M 2048-3071, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqoqqqqqqqqqqqqqqiiiiiiii", // M 2048-3071, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqooqqqqoqqqqqqqqiiiiiii", // M 2048-3071, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 2048-3071, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 2048-3071, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 2048-3071, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 2048-3071, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 2048-3071, N >= 393216
-			"NNNNNNNNJJJJJJJJNNRNNNNNNNNNNNNNNNNNNNNNN", // M 3072-4095, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 3072-4095, N (none)
-			"OOOOOOOOOJJJJJNNPOOOhhPPPPOhhhOOOOOOOOOOO", // M 3072-4095, N 2
-			"PPPPPPPPPJJJJJNNPPPPhhhhhhhhhhPPPPPPPPPPP", // M 3072-4095, N 3
-			"hhhhhNNNNNNNNNNNP>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 4-5
-			"hhhhPPPPPPPPPPPP>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 6-7
-			"hhhhddddddddddd>>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 8-11
-			"hhhdddddddddddd>>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 12-15
-			"hhh22222222222>>>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 16-23
-			"hhhUUUUUU322222@@uuuuhhhuhhhhhhhhhhhhhhhh", // M 3072-4095, N 24-31
-			"<<UUUUUU333322<<<uuuuuuuqhhiiiiiiiiiiiiii", // M 3072-4095, N 32-47
-			"<<UUUUU33VV33<<<<<uuuuqqqiiiiiiiiiiiiiiii", // M 3072-4095, N 48-63
-			"hhUUUUU33VV33<<<<<uuqqqqqqhhhhhhhhhhhhhhh", // M 3072-4095, N 64-95
-			"ppUUUU333333399<:qqqqqqqqqiiiiiiiiiiiiiii", // M 3072-4095, N 96-127
-			"hUUUUU333333999qqqqqqqqqqqqiiiiiiiiiiiiii", // M 3072-4095, N 128-191
-			"hUUbb333333ooooqqqqqqqqqqxqiiiiiiiiiiiiii", // M 3072-4095, N 192-255
-			"bbbbb333333ooooqqqqqqqqqqxxqqqqiiiiiiiiii", // M 3072-4095, N 256-383
-			"bbbb33333ooooooqqqqqqqqqqxxxxxxqqiiiiiiii", // M 3072-4095, N 384-511
-			"bbbb3333ooooooqqqqqqqqqqqxxxxxxxxqiiiiiii", // M 3072-4095, N 512-767
-			"bbbbbbbooooooqqqqqqqqqqqqxxxxxxxxxiiiiiii", // M 3072-4095, N 768-1023
-			"pbbbbboooooooqqqqqqqqqqqqxxxxxxxxxxiiiiii", // M 3072-4095, N 1024-1535
-			"pbbbboooooooqqqxxqqqqqqqqxxxxxxxxxxiiiiii", // M 3072-4095, N 1536-2047
-			"pbbboooooo11qqqxxqqqqqqqqqxxxxxxxxxiiiiii", // M 3072-4095, N 2048-3071
-			"pbboooo1o1111qqx7qqqqqqqqfqxxxxxxxxiiiiii", // M 3072-4095, N 3072-4095
-			"pbooooo1oo111qqqqqqqqqqqqqfxxxxxxxiiiiiii", // M 3072-4095, N 4096-6143
-			"pooooo1oooqqqqqqqqqqqqqqqqqxxxxxxxiiiiiii", // M 3072-4095, N 6144-8191
-			"qoooooooooqqqqqqqqqqqqqqqqqqxxxxxiiiiiiii", // M 3072-4095, N 8192-12287
-			"qoooooooooqqqqqqqqqqqqqqqqqqqxxiiiiiiiiii", // M 3072-4095, N 12288-16383
-			"qoooooooooqqoooqqqqqqqqqqqqqqqiiiiiiiiiii", // M 3072-4095, N 16384-24575
-			"qqooooooooooooooooqqqqqqqqqqqqqiiiiiiiiii", // M 3072-4095, N 24576-32767
-			"qqqooooooooooqqqqoqqqqqqqqqqqqqqiiiiiiiii", // M 3072-4095, N 32768-49151
-			"qqqqqqqqqooqqqqqqqoqqqqqqqqqqqqqqiiiiiiii", // M 3072-4095, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqoqqqqqqqqqqqqqiiiiiii", // M 3072-4095, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 3072-4095, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 3072-4095, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 3072-4095, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 3072-4095, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 3072-4095, N >= 393216
-			"NNNNNNNNNJJJJJJNNJJNJJNNNJNNNNNNNNNNNNNNN", // M 4096-6143, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 4096-6143, N (none)
-			"OOOOOOOOOJJJJJNJOLOhhhhhhhhhhhOOOOOOOOOOO", // M 4096-6143, N 2
-			"PPPPPPNNNNNNNNNP>hhhhhhhhhhhhhPPPPPPPPPPP", // M 4096-6143, N 3
-			"hhhhOOOOOOOOOOOO>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 4-5
-			"hhhdddddddddddd>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 6-7
-			"hhhdddddddddddd>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 8-11
-			"hhhOOONNNN2222>>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 12-15
-			"hhhdddddd22222>>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 16-23
-			"hhUUUUUUU33322@@uuuuuhhhuuhhhhhhhhhhhhhhh", // M 4096-6143, N 24-31
-			"<<UUUUUU333333@<<uuqquuuqqhiiiiiiiiiiiiii", // M 4096-6143, N 32-47
-			"<UUUUUU33333:<:<<uqqqqqqqqiiiiiiiiiiiiiii", // M 4096-6143, N 48-63
-			"hUUUUU33333339::<uqqqqqqqqhhhhhhhhhhhhhhh", // M 4096-6143, N 64-95
-			"pUUUUbb33333999:uqqqqqqqqqiiiiiiiiiiiiiii", // M 4096-6143, N 96-127
-			"hUUbbbb3333oooqqqqqqqqqqqqqiiiiiiiiiiiiii", // M 4096-6143, N 128-191
-			"hbbbbbb333oooqqqqqqqqqqqqqxqiiiiiiiiiiiii", // M 4096-6143, N 192-255
-			"hbbbbbbb3ooooqqqqqqqqqqqqqxxiiiiiiiiiiiii", // M 4096-6143, N 256-383
-			"hbbbbbbboooooqqqqqqqqqqqqqxxxxxqiiiiiiiii", // M 4096-6143, N 384-511
-			"<bbbbbboooooqqqqqqqqqqqqqqxxxxxxxiiiiiiii", // M 4096-6143, N 512-767
-			"hbbbbbooooooqrqqqqqqqqqqqqxxxxxxxxiiiiiii", // M 4096-6143, N 768-1023
-			"pbbbboooooooqrqqqqqqqqqqqqxxxxxxxxiiiiiii", // M 4096-6143, N 1024-1535
-			"pbbboooooooqqqqqqqqqqqqqqqxxxxxxxxxiiiiii", // M 4096-6143, N 1536-2047
-			"pbbooooooo11qqqq77qqqqqqqqxxxxxxxxxiiiiii", // M 4096-6143, N 2048-3071
-			"pbooooo1oo111qqx77qqqqqqqqxxxxxxxxiiiiiii", // M 4096-6143, N 3072-4095
-			"poooooo1oq11rqqqqqqqqqqqqqqxxxxxxxiiiiiii", // M 4096-6143, N 4096-6143
-			"qooooo11oqqqqqqqqqqqqqqqqqqxxxxxxiiiiiiii", // M 4096-6143, N 6144-8191
-			"qooooo11qqqqqqqqqqqqqqqqqqqqxxxxiiiiiiiii", // M 4096-6143, N 8192-12287
-			"qoooo11qqqqqqqqqqqqqqqqqqqqqqxiiiiiiiiiii", // M 4096-6143, N 12288-16383
-			"qooooooqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 4096-6143, N 16384-24575
-			"qqoooooooqqqqoooooqqqqqqqqqqqqqiiiiiiiiii", // M 4096-6143, N 24576-32767
-			"qqqoooooooooooqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 4096-6143, N 32768-49151
-			"qqqqoooooooooqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 4096-6143, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 4096-6143, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 4096-6143, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 4096-6143, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 4096-6143, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 4096-6143, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 4096-6143, N >= 393216
-			"NNNNNNNNNJJJJJNNNOONOOOOOOONNNNNNNNNNNNNN", // M 6144-8191, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 6144-8191, N (none)
-			"OOOOOOOOOOJJJJJJOOOOOOOOOOOOOOOOOOOOOOOOO", // M 6144-8191, N 2
-			"PPPPPJJJJJJJJPPPPPhhhPPPPPPhhhPPPPPPPPPPP", // M 6144-8191, N 3
-			"hhhhdddPPPPPPPP>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 4-5
-			"hhhdddddddddddd>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 6-7
-			"hhhOOONddOOOOO>>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 8-11
-			"hhddddd??ddddd>>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 12-15
-			"hh>>>>>??>>>>>>>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 16-23
-			"hhUUUUUUU333@@huuqqquuhuuqqhhhhhhhhhhhhhh", // M 6144-8191, N 24-31
-			"<UUUUUUU333333:uuqqqqqqqqqqiiiiiiiiiiiiii", // M 6144-8191, N 32-47
-			"<UUUUUU33333:9::uqqqqqqqqqiiiiiiiiiiiiiii", // M 6144-8191, N 48-63
-			"hUUUUbb33333999:qqqqqqqqqhhhhhhhhhhhhhhhh", // M 6144-8191, N 64-95
-			"pUUUbbbb3339999:qqqqqqqqqqoiiiiiiiiiiiiii", // M 6144-8191, N 96-127
-			"hbbbbbbb33ooqqqqqqqqqqqqqqqiiiiiiiiiiiiii", // M 6144-8191, N 128-191
-			"hbbbbbbbboooqqqqqqqqqqqqqqqqiiiiiiiiiiiii", // M 6144-8191, N 192-255
-			"hbbbbbbbooooqqqqqqqqtqqqqqqxiiiiiiiiiiiii", // M 6144-8191, N 256-383
-			"hbbbbbboooooqqqqqqqqqqqqqqqxxxxiiiiiiiiii", // M 6144-8191, N 384-511
-			"hbbbbbooooo9qqqqqqrqqqqqqqqxxxxxxiiiiiiii", // M 6144-8191, N 512-767
-			"hbbbbooooooqq7rrqtqqqxqqqqqxxxxxxiiiiiiii", // M 6144-8191, N 768-1023
-			"ppbbooooooqqqr7rqqqqqqqqqqqxxxxxxxiiiiiii", // M 6144-8191, N 1024-1535
-			"pbboooooooqqqqqqqqqqqqqqqqqxxxxxxxiiiiiii", // M 6144-8191, N 1536-2047
-			"pboooooooqqqqqqqx1qqqqqqqqqxxxxxxxiiiiiii", // M 6144-8191, N 2048-3071
-			"pooooo1ooqqqqqqqxqqqqqqqqqqxxxxxxxiiiiiii", // M 6144-8191, N 3072-4095
-			"qooooo11qqqqqqqqqqqqqqqqqqqxxxxxxiiiiiiii", // M 6144-8191, N 4096-6143
-			"qoooooo1111qqqqqqqqqqqqqqqqxxxxxiiiiiiiii", // M 6144-8191, N 6144-8191
-			"qoooooo1111qqqqqqqqqqqqqqqqqxxxiiiiiiiiii", // M 6144-8191, N 8192-12287
-			"qooo1o11111qqqqqqqqqqqqqqqqqqiiiiiiiiiiii", // M 6144-8191, N 12288-16383
-			"qooooqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 6144-8191, N 16384-24575
-			"qqooooqqqqqqqqoooqqqqqqqqqqqqqqiiiiiiiiii", // M 6144-8191, N 24576-32767
-			"qqooooooqqqqqoqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 6144-8191, N 32768-49151
-			"qqqqoooooooooqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 6144-8191, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 6144-8191, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 6144-8191, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 6144-8191, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 6144-8191, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 6144-8191, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 6144-8191, N >= 393216
-			"NNNNNNNNNNJJJJJJJJJJJJOJOJJNJJNNNNNNNNNNN", // M 8192-12287, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 8192-12287, N (none)
-			"OOOOOOOOOOOJJJJOOhhOOOOOOOOOJJOOOOOOOOOOO", // M 8192-12287, N 2
-			"PPPPPJJJJJJPJJJJJhhhhhhhhhhhhhPPPPPPPPPPP", // M 8192-12287, N 3
-			"hhhJJJJJJJJJJJ>uhhhhhhhhPhhhhhhhhhhhhhhhh", // M 8192-12287, N 4-5
-			"hhhOOOOOOOOOOO>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 6-7
-			"hhdddddddddddd>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 8-11
-			"hh>>>>UUU?>>>>>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 12-15
-			"hh>>>>UUU?>>>>>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 16-23
-			"hhUUUUUUU3hhhhuqqqqqqqiiqqqhhhhhhhhhhhhhh", // M 8192-12287, N 24-31
-			"<UUUUUUUU333399qqqqqqqqqqqqiiiiiiiiiiiiii", // M 8192-12287, N 32-47
-			"<UUUUbbb3333999qqqqqqqqqqqiiiiiiiiiiiiiii", // M 8192-12287, N 48-63
-			"hUUUbbbb3339999sqqqqqqqqqhhhhhhhhhhhhhhhh", // M 8192-12287, N 64-95
-			"pUUbbbbbb999999ssqqqqqqqqqooiiiiiiiiiiiii", // M 8192-12287, N 96-127
-			"hbbbbbbbbooqqqqqqqqqqqqqqqqqiiiiiiiiiiiii", // M 8192-12287, N 128-191
-			"hbbbbbbboooqqqqqqqqqqqqqqqqqiiiiiiiiiiiii", // M 8192-12287, N 192-255
-			"hbbbbbbooooqqqqqqqqqqqqqqqqqiiiiiiiiiiiii", // M 8192-12287, N 256-383
-			"hhbbbboooooqqqqqqqqqqqqqqqqqiiiiiiiiiiiii", // M 8192-12287, N 384-511
-			"hhbbbooooooqqqqqqqqqqqqqqqqqxxxiiiiiiiiii", // M 8192-12287, N 512-767
-			"hhbboooooqqqqqqqqqqqqqqqqqqqxxxxiiiiiiiii", // M 8192-12287, N 768-1023
-			"ppbooooooqqqqqqqqqqqqqqqqqqqxxxxxiiiiiiii", // M 8192-12287, N 1024-1535
-			"pboooooooqqqqqqqqqqqqqqqqqqqxxxxxiiiiiiii", // M 8192-12287, N 1536-2047
-			"pooooooooqqqqqqqqqqqqqqqqqqqxxxxxiiiiiiii", // M 8192-12287, N 2048-3071
-			"qooooooqqqqqqqqqqqqqqqqqqqqqxxxxxiiiiiiii", // M 8192-12287, N 3072-4095
-			"qooooo11qqqqqqqqqqqqqqqqqqqqxxxxiiiiiiiii", // M 8192-12287, N 4096-6143
-			"qoooooo1111qqqqqqqqqqqqqqqqqxxxiiiiiiiiii", // M 8192-12287, N 6144-8191
-			"qooooo111tt1qqqqqqqqqqqqqqqqxiiiiiiiiiiii", // M 8192-12287, N 8192-12287
-			"qooo1o1111rqqqqqqqqqqqqqqqqqqiiiiiiiiiiii", // M 8192-12287, N 12288-16383
-			"qoooqqqqq1qqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 8192-12287, N 16384-24575
-			"qqoooqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 8192-12287, N 24576-32767
-			"qqoooooqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 8192-12287, N 32768-49151
-			"qqqqoooooqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 8192-12287, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 8192-12287, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 8192-12287, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 8192-12287, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 8192-12287, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 8192-12287, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 8192-12287, N >= 393216
-			"NNNNNNNNNNJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNN", // M 12288-16383, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 12288-16383, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 12288-16383, N 2
-			"PPPPdddddddPPdddhhhhhhhPPPhhhhPPPPPPPPPPP", // M 12288-16383, N 3
-			"hhhddddddddddhdhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 4-5
-			"hhhdddddddddddvhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 6-7
-			"hh>>>>>U?>>>>>vhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 8-11
-			"hh>>>>UUU?>>>>vhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 12-15
-			"hh>>>>UUU?>>>>vhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 16-23
-			"hhUUUUUUUhhhh99qqqqqqqqqqqhhhhhhhhhhhhhhh", // M 12288-16383, N 24-31
-			"<UUUUhUUhhhh999qqqqqqqqqqqiiiiiiiiiiiiiii", // M 12288-16383, N 32-47
-			"<UUUbhhhhh99999qqqqqqqqqqiiiiiiiiiiiiiiii", // M 12288-16383, N 48-63
-			"hUUbbbbbb99999qtqqqqqqqqqhhhhhhhhhhhhhhhh", // M 12288-16383, N 64-95
-			"pbbbbbbbb9999ttttqqqqqqqqqoooiiiiiiiiiiii", // M 12288-16383, N 96-127
-			"hbbbbbbb9qqqqqqqsqqqqqqqqqqqqiiiiiiiiiiii", // M 12288-16383, N 128-191
-			"hbbbbbbooqqqqqqqqqqqqqqqqqqqqiiiiiiiiiiii", // M 12288-16383, N 192-255
-			"hbbbbboooqqqqqqqqqqqqqqqqqqqqiiiiiiiiiiii", // M 12288-16383, N 256-383
-			"hhbbboooqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiiii", // M 12288-16383, N 384-511
-			"hhhbooooqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiiii", // M 12288-16383, N 512-767
-			"hhhqooooqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiiii", // M 12288-16383, N 768-1023
-			"ppqoooooqqqqqqqqqqqqqqqqqqqqqxxiiiiiiiiii", // M 12288-16383, N 1024-1535
-			"pqoooooooqqqqqqqqqqqqqqqqqqqqxxiiiiiiiiii", // M 12288-16383, N 1536-2047
-			"qqoooooqqqqqqqqqqqqqqqqqqqqqqxxiiiiiiiiii", // M 12288-16383, N 2048-3071
-			"qoooooqqqqqqqqqqqqqqqqqqqqqqqxxiiiiiiiiii", // M 12288-16383, N 3072-4095
-			"qoooo11qqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiiii", // M 12288-16383, N 4096-6143
-			"qooo1o11111qqqqqqqqqqqqqqqqqqiiiiiiiiiiii", // M 12288-16383, N 6144-8191
-			"qooo1o1111rqqqqqqqqqqqqqqqqqqiiiiiiiiiiii", // M 12288-16383, N 8192-12287
-			"qoooq11q111qqqqqqqqqqqqqqqqqqiiiiiiiiiiii", // M 12288-16383, N 12288-16383
-			"qoooqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 12288-16383, N 16384-24575
-			"qqooqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 12288-16383, N 24576-32767
-			"qqqoooqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 12288-16383, N 32768-49151
-			"qqqqqoooqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 12288-16383, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 12288-16383, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 12288-16383, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 12288-16383, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 12288-16383, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 12288-16383, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 12288-16383, N >= 393216
-			"NNNNNNNNJJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNNN", // M 16384-24575, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 16384-24575, N (none)
-			"OOOOOOOOOJJJJJJJJJJJhhhhOJJJJOOOOOOOOOOOO", // M 16384-24575, N 2
-			"PPPPPNNJJJJJJJJhhhhhhhhhhhhhhPPPPPPPPPPPP", // M 16384-24575, N 3
-			"hhhhNNNNNNNN>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 4-5
-			"hhh>>>>>>>>>>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 6-7
-			"hhh>>>>>>>>>>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 8-11
-			"hh>>>>>U>>>>>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 12-15
-			"hh>>>>>>>>>>>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 16-23
-			"hhUUUhhhhhhhhh9iqqqqqqqqqhhhhhhhhhhhhhhhh", // M 16384-24575, N 24-31
-			"<UUUUhhhhhhhh99qqqqqqqqqqiiiiiiiiiiiiiiii", // M 16384-24575, N 32-47
-			"<UUUhhhhhh9999qqqqqqqqqqiiiiiiiiiiiiiiiii", // M 16384-24575, N 48-63
-			"hUbbbbbhh9999ttqqqqqqqqqqhhhhhhhhhhhhhhhh", // M 16384-24575, N 64-95
-			"pbbbbbbbb999tttqqqqqqqqqqqooooiiiiiiiiiii", // M 16384-24575, N 96-127
-			"hbbbbbbbb9qqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 128-191
-			"hbbbbbobbqqqqqqtqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 192-255
-			"hhbbbooooqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 256-383
-			"hhbboooqqqqttttqqqqqqqXqqqqqqqiiiiiiiiiii", // M 16384-24575, N 384-511
-			"hhhooooqqqqttttqqqqqqqXqqqqqqqiiiiiiiiiii", // M 16384-24575, N 512-767
-			"hhqqoooqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 768-1023
-			"pqqqooooqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 1024-1535
-			"qqqoooooqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 1536-2047
-			"qqooooqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 2048-3071
-			"qooooqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 3072-4095
-			"qoooqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 4096-6143
-			"qoooqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 6144-8191
-			"qooqqqqqq1qqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 8192-12287
-			"qooqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 12288-16383
-			"qqooqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiiii", // M 16384-24575, N 16384-24575
-			"qqooqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 16384-24575, N 24576-32767
-			"qqqoooqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 16384-24575, N 32768-49151
-			"qqqqqqqoqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 16384-24575, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 16384-24575, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 16384-24575, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 16384-24575, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 16384-24575, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 16384-24575, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 16384-24575, N >= 393216
-			"NNNNNNNJJJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNNN", // M 24576-32767, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24576-32767, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 24576-32767, N 2
-			"PPPPPdddddddddhdddddPPPPPPdddPPPPPPPPPPPP", // M 24576-32767, N 3
-			"hhhhddddddddddhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 4-5
-			"hhhvvvvvvvvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 6-7
-			"hhhvvvvvvvvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 8-11
-			"hhhvvvvvvvvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 12-15
-			"hhvvvvvvvvvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 16-23
-			"hhUUUhhhhhhhhhiiiiiqqqqhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 24-31
-			"<UUUUhhhhhuhhhiiiiqqqqqiiiiiiiiiiiiiiiiii", // M 24576-32767, N 32-47
-			"<UUbhhhhhii99iiiiqqqqqqqiiiiiiiiiiiiiiiii", // M 24576-32767, N 48-63
-			"hbbbhhhhbiiiittqqqqqqqqqqhhhhhhhhhhhhhhhh", // M 24576-32767, N 64-95
-			"pbbbbbbbbiittttqqqqqqqqqqqoooooiiiiiiiiii", // M 24576-32767, N 96-127
-			"hbbbbb9bbtqqqqqt7q7qqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 128-191
-			"hbbbb99bbtqqqqqtqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 192-255
-			"hhbboo9otqqtqqqttqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 256-383
-			"hhhoooqqqqtttrtqqqqqXXXqqqqqqqqiiiiiiiiii", // M 24576-32767, N 384-511
-			"hhqoooqqqqttttrqqqqqXXXqqqqqqqqiiiiiiiiii", // M 24576-32767, N 512-767
-			"hqqqooqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 768-1023
-			"qqqqqooqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 1024-1535
-			"qqqqooooqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 1536-2047
-			"qqqoooqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 2048-3071
-			"qqooqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 3072-4095
-			"qqooqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 4096-6143
-			"qqoqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 6144-8191
-			"qqoqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 8192-12287
-			"qqoqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 12288-16383
-			"qqooqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 16384-24575
-			"qqqoqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiiii", // M 24576-32767, N 24576-32767
-			"qqqqqoqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 24576-32767, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 24576-32767, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 24576-32767, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 24576-32767, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 24576-32767, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 24576-32767, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 24576-32767, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 24576-32767, N >= 393216
-			"NNNNNNNJJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNNNN", // M 32768-49151, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32768-49151, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 32768-49151, N 2
-			"PPPPPPPdNNNNNNNPPPPPPPPPPNNNPPPPPPPPPPPPP", // M 32768-49151, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 16-23
-			"hhUUhhhhhhjhhiiiiiiiiqqqhhhhhhhhhhhhhhhhh", // M 32768-49151, N 24-31
-			"<<Ubhhhhhjjjhiiiiiiqqqqiiiiiiiiiiiiiiiiii", // M 32768-49151, N 32-47
-			"<<bbhhhbjjiiiiiiiiqqqqqqiiiiiiiiiiiiiiiii", // M 32768-49151, N 48-63
-			"hbbbhhbiiiiiiiiiiqqqqqqqhhhhhhhhhhhhhhhhh", // M 32768-49151, N 64-95
-			"pbbbbhbbbiiittttqqqqqqqqqqooooooiiiiiiiii", // M 32768-49151, N 96-127
-			"hhbbbiiiiqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 128-191
-			"hhbboq99tqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 192-255
-			"hhbooqqttqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 256-383
-			"hhqooqqqqqqtttqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 384-511
-			"hqqooqqqqqqttqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 512-767
-			"qqqqooqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 768-1023
-			"qqqqqqoqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 1024-1535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 1536-2047
-			"qqqqooqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 2048-3071
-			"qqqooqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 3072-4095
-			"qqqoqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 4096-6143
-			"qqooqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 6144-8191
-			"qqoqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 8192-12287
-			"qqqoqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 12288-16383
-			"qqqoqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiiii", // M 32768-49151, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 32768-49151, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 32768-49151, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 32768-49151, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 32768-49151, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 32768-49151, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 32768-49151, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 32768-49151, N >= 393216
-			"NNNNNNNNNNNNNNNNNJNNNNNNNNNNNNNNNNNNNNNNN", // M 49152-65535, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 49152-65535, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 49152-65535, N 2
-			"PPPPPPPhNNNNNNNNPPPNPPPPNNhPPPPPPPPPPPPPP", // M 49152-65535, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 16-23
-			"hhUUhhhhhjjjiiiiiiiiiqqqhhhhhhhhhhhhhhhhh", // M 49152-65535, N 24-31
-			"hhbbhhhhjjjjiiiiiiiiqqqiiiiiiiiiiiiiiiiii", // M 49152-65535, N 32-47
-			"hhbbhhhjjjjiiiiiiiiqqqqqiiiiiiiiiiiiiiiii", // M 49152-65535, N 48-63
-			"hhbbhhijjjjiiiiiiiqqqqqqqhhhhhhhhhhhhhhhh", // M 49152-65535, N 64-95
-			"ppbbhbbbiiiiiiiiiqqqqqqqqqoooooooiiiiiiii", // M 49152-65535, N 96-127
-			"hhbbiiiiiiqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 128-191
-			"hhboqiiiittqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 192-255
-			"hhooqqqqqttqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 256-383
-			"hqqoqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 384-511
-			"qqqoqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 512-767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 768-1023
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 1024-1535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 1536-2047
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 2048-3071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 3072-4095
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 4096-6143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 6144-8191
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 8192-12287
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiiii", // M 49152-65535, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 49152-65535, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 49152-65535, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 49152-65535, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 49152-65535, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 49152-65535, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 49152-65535, N >= 393216
-			"NNNNNNJJJJNNNNJNJJJNNNNNNJJNNNNNNNNNNNNNN", // M 65536-98303, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 65536-98303, N (none)
-			"OOOOOONNNOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 65536-98303, N 2
-			"PPPPPPPNNNNNNNNNPPPPPPPPNNPPPPPPPPPPPPPPP", // M 65536-98303, N 3
-			"hhhhhhhhddNNNNdOOOPOOOOOdhhhhhhhhhhhhhhhh", // M 65536-98303, N 4-5
-			"hhhhhhhhhhhhhhhhPPPPhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 8-11
-			"hhhhhhhhhhhhhhhhhiihhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 12-15
-			"hhhhhhhhhhhhhhhhhihhhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 16-23
-			"hhbhhhhhjjhhiiiiiiiiiqqqhhhhhhhhhhhhhhhhh", // M 65536-98303, N 24-31
-			"hhbhhhhjjjjjiiiiiiiiqqqiiiiiiiiiiiiiiiiii", // M 65536-98303, N 32-47
-			"hhbhhhjjjjjjiiiiiiiqqqqqiiiiiiiiiiiiiiiii", // M 65536-98303, N 48-63
-			"hhbbhhijjjjjiiiiiiqqqqqqqhhhhhhhhhhhhhhhh", // M 65536-98303, N 64-95
-			"ppbbh999jjjii11iiqqqqqqqqqooooooooiiiiiii", // M 65536-98303, N 96-127
-			"hhbiii99iiiqtttqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 128-191
-			"hhoqii9ii77tqtqqqqXXXqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 192-255
-			"hqoqqqit777tqqqqqqXXXqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 256-383
-			"qqoqqqqqt7tqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 384-511
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 512-767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 768-1023
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 1024-1535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 1536-2047
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 2048-3071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 3072-4095
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 4096-6143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 6144-8191
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 8192-12287
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiiii", // M 65536-98303, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 65536-98303, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 65536-98303, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 65536-98303, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 65536-98303, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 65536-98303, N >= 393216
-			"NNNNNNNNNNNNONNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 98304-131071, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 98304-131071, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 98304-131071, N 2
-			"PPPPPPPNNNNNNNNNPPPNNNNNNPPPPPPPPPPPPPPPP", // M 98304-131071, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 16-23
-			"hhhhhhhhhhhhiiiiiiiiiqqhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 24-31
-			"hhbhhhhhhjjjiiiiiiiiqqqiiiiiiiiiiiiiiiiii", // M 98304-131071, N 32-47
-			"hhbhhhhhjjjjiiiiiiiqqqqqiiiiiiiiiiiiiiiii", // M 98304-131071, N 48-63
-			"hhbhhhhjjjjjiiiiiiqqqqqqqhhhhhhhhhhhhhhhh", // M 98304-131071, N 64-95
-			"ppbhhh39jjjii11iiqqqqqqqqqoooooooooiiiiii", // M 98304-131071, N 96-127
-			"hhqiih93iiiii11qqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 128-191
-			"hqqqii97i77tqtqqqXXXWXqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 192-255
-			"qqqqqiii777tqqqqqXXXWXqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 256-383
-			"qqqqqqqqt77qqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 384-511
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 512-767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 768-1023
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 1024-1535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 1536-2047
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 2048-3071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 3072-4095
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 4096-6143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 6144-8191
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 8192-12287
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiiii", // M 98304-131071, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 98304-131071, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 98304-131071, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 98304-131071, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 98304-131071, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 131072-196607, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 131072-196607, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 131072-196607, N 2
-			"PPPPPPddNNNNNNNNNNNNNNNdPPPPPPPPPPPPPPPPP", // M 131072-196607, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 16-23
-			"hhbhhhhhhhhhiiiiiiiiiqqhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 24-31
-			"hhbhhhhhhhjjiiiiiiiqqqqiiiiiiiiiiiiiiiiii", // M 131072-196607, N 32-47
-			"hbhhhhhhhjjjiiiiiiiqqqqqiiiiiiiiiiiiiiiii", // M 131072-196607, N 48-63
-			"hbhhhhhhjjjiiiiiiiqqqqqqqhhhhhhhhhhhhhhhh", // M 131072-196607, N 64-95
-			"p1hhhhhhjjjii11iqqqqqqqqqqooooooooooiiiii", // M 131072-196607, N 96-127
-			"hqqiihhiiiiiitqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 128-191
-			"qqqqiiiii77tqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 192-255
-			"qqqqqiiii77tqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 256-383
-			"qqqqqqqqqttqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 384-511
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 512-767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 768-1023
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 1024-1535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 1536-2047
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 2048-3071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 3072-4095
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 4096-6143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 6144-8191
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 8192-12287
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiiii", // M 131072-196607, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 131072-196607, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 131072-196607, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 131072-196607, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 196608-262143, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 196608-262143, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 196608-262143, N 2
-			"PPPdNNNNNNNNNNNNNNNNPPPPPPPPPPPPPPPPPPPPP", // M 196608-262143, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 16-23
-			"hhhhhhhhhhhiiiiiiiiiqqhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 24-31
-			"hbhhhhhhhhiiiiiiiiiqqqqiiiiiiiiiiiiiiiiii", // M 196608-262143, N 32-47
-			"hbhhhhhhhhjjiiiiiiqqqqqqiiiiiiiiiiiiiiiii", // M 196608-262143, N 48-63
-			"h1hhhhhhhjiiiiiiqqqqqqqqqhhhhhhhhhhhhhhhh", // M 196608-262143, N 64-95
-			"phhhhhhhhiiiiiqqqqqqqqqqqooooooooooooiiii", // M 196608-262143, N 96-127
-			"qqiiihiiiiiqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 128-191
-			"qqqiiiiiiiiqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 192-255
-			"qqqqqqiqiiqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 256-383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 384-511
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 512-767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 768-1023
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 1024-1535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 1536-2047
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 2048-3071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 3072-4095
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 4096-6143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 6144-8191
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 8192-12287
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiiii", // M 196608-262143, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 196608-262143, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 196608-262143, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 262144-393215, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 262144-393215, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 262144-393215, N 2
-			"PPNNNNNNNNNNNNNNPPPPPPPPPPPPPPPPPPPPPPPPP", // M 262144-393215, N 3
-			"hhhhhNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 16-23
-			"hhhhhhhhhhhiiiiiiiiqqqhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 24-31
-			"h1hhhhhhhhhiiiiiiiqqqqqiiiiiiiiiiiiiiiiii", // M 262144-393215, N 32-47
-			"hhhhhhhhhhj99iiiqqqqqqqqiiiiiiiiiiiiiiiii", // M 262144-393215, N 48-63
-			"hhhhhhhhhij99iqqqqqqqqqqhhhhhhhhhhhhhhhhh", // M 262144-393215, N 64-95
-			"ohhhhhhhhiiii7q7qqqqqqqqqoooooooooooooiii", // M 262144-393215, N 96-127
-			"qqiihhhiiqiiqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 128-191
-			"qqiiiiiiqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 192-255
-			"qqqqiiiqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 256-383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 384-511
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 512-767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 768-1023
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 1024-1535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 1536-2047
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 2048-3071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 3072-4095
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 4096-6143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 6144-8191
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 8192-12287
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqiii", // M 262144-393215, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 262144-393215, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 393216-524287, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 393216-524287, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 393216-524287, N 2
-			"PPNNNNNNNNNNNNNPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 393216-524287, N 3
-			"hhhhhhhNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 16-23
-			"hhhhhhhhhhhhiiiiiiiqqqhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 24-31
-			"hhhhhhhhhhhi9iiiiqqqqqqiiiiiiiiiiiiiiiiii", // M 393216-524287, N 32-47
-			"hhhhhhhhhhh999qqqqqqqqqqiiiiiiiiiiiiiiiii", // M 393216-524287, N 48-63
-			"hhhhhhhhhhi99qqqqqqqqqqqhhhhhhhhhhhhhhhhh", // M 393216-524287, N 64-95
-			"ohhhhhhhhiiiiqq7qqqqqqqqoooooooooooooooii", // M 393216-524287, N 96-127
-			"qqihhhhhiqiiiqqq7qqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 128-191
-			"qqiiihiiiqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 192-255
-			"qqqqiiiqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 256-383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 384-511
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 512-767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 768-1023
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 1024-1535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 1536-2047
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 2048-3071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 3072-4095
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 4096-6143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 6144-8191
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 8192-12287
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 393216-524287, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 524288-786431, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N (none)
-			"hhNNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 2
-			"hNNNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 16-23
-			"hhhhhhhhhhhhiiiiiiqqqqhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 24-31
-			"hhhhhhhhhhhiiiiiqqqqqqqiiiiiiiiiiiiiiiiii", // M 524288-786431, N 32-47
-			"ihhhhhhhhhh99qqqqqqqqqqqiiiiiiiiiiiiiiiii", // M 524288-786431, N 48-63
-			"hhhhhhhhhhh99qqqqqqqqqqqhhhhhhhhhhhhhhhhh", // M 524288-786431, N 64-95
-			"ohhhhhhhhhiiqqqqqqqqqqqqooooooooooooooooi", // M 524288-786431, N 96-127
-			"qqiihhhiiqiiiqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 128-191
-			"qqiiiiiiiqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 192-255
-			"qqqqiiiqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 256-383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 384-511
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 512-767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 768-1023
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 1024-1535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 1536-2047
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 2048-3071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 3072-4095
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 4096-6143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 6144-8191
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 8192-12287
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqi", // M 524288-786431, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 786432-1048575, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N (none)
-			"hhNNNNNNNhhNNNNNhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 2
-			"hNNNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 3
-			"hhhhhhhhhNhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 16-23
-			"hhhhhhhhhhhiiiiiiiqqqqhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 24-31
-			"ihhhhhhhhhhiiiiiqqqqqqqiiiiiiiiiiiiiiiiii", // M 786432-1048575, N 32-47
-			"ihhhhhhhhhhiiqqqqqqqqqqiiiiiiiiiiiiiiiiii", // M 786432-1048575, N 48-63
-			"hhhhhhhhhhhiqqqqqqqqqqqqhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 64-95
-			"ohhhhhhhhiiiqqqqqqqqqqqqooooooooooooooooo", // M 786432-1048575, N 96-127
-			"qqiiihiiiqqiqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 128-191
-			"qqqiiiiiqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 192-255
-			"qqqqiiqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 256-383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 384-511
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 512-767
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUMMPPPPOOOOOOOOO", // M <= 1, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M <= 1, N (none)
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUMPPPPPPPPOOOOOO", // M <= 1, N 2
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M <= 1, N 3
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUMPPPPPPPPPPPPPP", // M <= 1, N 4-5
+			"UUUUUUHHUUUUUUUUUUUUUUUUUUMPPPPPPPPPPPPPP", // M <= 1, N 6-7
+			"UUUUUUHHUUUUUUVVUUUUUUUUUUMMMPPPPPPPPPPPP", // M <= 1, N 8-11
+			"UUUUUHHHUUUUUUVVVUUUUUUUUUPPPOOPPPPPPPPPP", // M <= 1, N 12-15
+			"HHHHHHHHHUUUUUUUUUUUUUUUUHPPPPPPPPPPPPPPP", // M <= 1, N 16-23
+			"fffVVVUUUUUUUUUUUUUUUUUUVHHDOOOOOOONNNNNN", // M <= 1, N 24-31
+			"ffffVVUUUUUUTVVVVVVVVVUUVHHHCCOOOOOOOOONN", // M <= 1, N 32-47
+			"fffffVVUUUUUTVVVVVVVVVVUVHHHHHCCOOOONNNNN", // M <= 1, N 48-63
+			"ffffffVVUUUOOVVVVVVVVVVVHHHHHHHCCCENNNNNN", // M <= 1, N 64-95
+			"fffffffVVVVUEVVVVVVVVVVVHHHHHHHHCCCCNNNNN", // M <= 1, N 96-127
+			"ffffffffVVVEEVVVVVVVVVVHHHHHHHHHHHCCCENNN", // M <= 1, N 128-191
+			"ffffffffffffEVVVVVVVVHHHHHHHHHHHHHHHqqqNN", // M <= 1, N 192-255
+			"fffffffffffffEVVVVVHHHHHHHHHHHHHHHHHHqqqq", // M <= 1, N 256-383
+			"ffffffffffffffVVVVHHHHHHHHHHHHHHHHHHHHqqq", // M <= 1, N 384-511
+			"ffffffffffffffEVVVHHHHHHHHHHHHHHHHHHHHHqq", // M <= 1, N 512-767
+			"fffffffffffffETTVVHHHHHHHHHHHHHHHHHHHHHHq", // M <= 1, N 768-1023
+			"fffffffTNTTTTTTTTTHHHHHHHHHHHHHHHHHHHHHHH", // M <= 1, N 1024-1535
+			"ffffffTNNNNNNTTTTFFFHLHHHHHIIIIHHHHHHHHHH", // M <= 1, N 1536-2047
+			"fffffNNNNNNNNTTTTIFFILLHHIIIIIIIHHHHHHHHH", // M <= 1, N 2048-3071
+			"NNNNNNNNNNNNNTTTFTFIIKKKKKIIIIIIFHHHHHHHH", // M <= 1, N 3072-4095
+			"NNNNNNNNNNNNTTTFFFFIIIKKKKIIIIIIFFHHHHHHH", // M <= 1, N 4096-6143
+			"NNNNNNNNNNNNGGGKFIFJGIKKKKKIIIIFFFFFHHHHH", // M <= 1, N 6144-8191
+			"NNNNNNNNNNNNGGGKKKJJJJGIFKKIIIIFEEEEEqHHq", // M <= 1, N 8192-12287
+			"fffffNNNNNNNGGGKKKJJJJFFFKKKKKEEEEEEqqqqq", // M <= 1, N 12288-16383
+			"ffffffNNNNNEGGGGGGGGGJKFFKEEEEEEEEEEqqqqq", // M <= 1, N 16384-24575
+			"ffffffffNNNEGGGGGGGGGGGGGEEEEEEEEEEqqqqqq", // M <= 1, N 24576-32767
+			"fffffffffEEGGGGGGGGGGDDDDDEEEEEEEEqqqqqqq", // M <= 1, N 32768-49151
+			"ffffffffEEEGGGGGGGGEEDmDDDEEEEEEqqqqqqqqq", // M <= 1, N 49152-65535
+			"fffffffrEEGGEDEEEEEEEDDDDEEEEE3333qqqqqqq", // M <= 1, N 65536-98303
+			"ffffffrqEEEEEDDEEEEEDDDEEEEppp3333333qqqq", // M <= 1, N 98304-131071
+			"fffffrrqEEEEEEEEEEEEDEEEEEppppp33333333qq", // M <= 1, N 131072-196607
+			"ffffrrrqEEEEEDEEEEEDDDEEEEppppp333333333q", // M <= 1, N 196608-262143
+			"ffffrrrEEEEEopDEEEEDDDEEEpppppp3333333333", // M <= 1, N 262144-393215
+			"ffpprrrEEEEooppEEEEDDDDEEppppppp333333333", // M <= 1, N >= 393216
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N (none)
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 2
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 3
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 4-5
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 6-7
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 8-11
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 12-15
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 16-23
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 24-31
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 32-47
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 48-63
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 64-95
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 96-127
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 128-191
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 192-255
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 256-383
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 384-511
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 512-767
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 768-1023
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 1024-1535
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 1536-2047
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 2048-3071
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 3072-4095
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 4096-6143
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 6144-8191
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 8192-12287
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 12288-16383
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 16384-24575
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 24576-32767
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 32768-49151
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 49152-65535
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 65536-98303
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 98304-131071
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 131072-196607
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 196608-262143
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 262144-393215
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N >= 393216
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUMPPPPPPPPOOOOOO", // M 2, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 2, N (none)
+			"UfUUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 2, N 2
+			"ffffUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 2, N 3
+			"ffffUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 2, N 4-5
+			"ffffUUUUUUUUUUVUUUUUUUUUUUM>PPPPPPPPPPPPP", // M 2, N 6-7
+			"UffUUUUUUUUUVUUUUUUUUUUUUUMCCCCCPPPPPPPPP", // M 2, N 8-11
+			"UUUUUUUUUUUUUVVUUUUUUUUUUUOOPCCCCCPPPPPPP", // M 2, N 12-15
+			"UUUUUUUUUUUUUUUUUUUUUUUUULOOOOOCCCCCPPPPO", // M 2, N 16-23
+			"ffffffVVUUUUUUUUUUUUUUVVVCCCCCORCCCCCCCCN", // M 2, N 24-31
+			"ffffffVUUUUUTTTVVVVVVVVVHHCCCCCOmmmCCCCCC", // M 2, N 32-47
+			"ffffffffUUUTTTVVVVVVVVVVHHCCCCCCCmmmNCCmm", // M 2, N 48-63
+			"ffffffffUUUTTVVVVVVVVVVLLLCCCCCCCCNmmmmmm", // M 2, N 64-95
+			"ffffffffTTTTEVVVVVVVVVVLLLLCCCCCCCCNNmmmm", // M 2, N 96-127
+			"fffffffffTTEEVVVVVVVVVLLLLLHHCCCCCCCCNNNN", // M 2, N 128-191
+			"ffffffffffffEEVVVVLLLLLLLLLLHHqqqqqqCCNNN", // M 2, N 192-255
+			"fffffffffffffETVTTLLLLLLLLLLHHqqqqqqqqqqq", // M 2, N 256-383
+			"fffffffffffffETTTTLLLLLLLLLLHHHqqqqqqqqqq", // M 2, N 384-511
+			"fffffffffffffETTTTLLLLLLLLLHHHHHqqqqqqqqq", // M 2, N 512-767
+			"fffffffffffffTTTTTLLLLLLLLLLLHHHHqqqqqqqq", // M 2, N 768-1023
+			"fffffffTTTTTTTTTTTLLLLLLLLLLLLLLHHHqqqqqq", // M 2, N 1024-1535
+			"ffffffTNNNNNNTTTTFFLLLLLLLLIIIIIqHHHqqqqq", // M 2, N 1536-2047
+			"fffffNNNNNNNNTTTTFFILLLLLIIIIIIIqqHHHqqqq", // M 2, N 2048-3071
+			"WWWNNNNNNNNNTTIIIIInnKKKKIIIIIIIqqqqqqqqq", // M 2, N 3072-4095
+			"NNNNNNNNNNNNTJJIIIIIIKLKKKIIIIIIqqqqqqqqq", // M 2, N 4096-6143
+			"rNNNNNNNNNNNNJJJKIKKJKKKKKIIIIIIqqqqqqqqq", // M 2, N 6144-8191
+			"pppffNNNNNNNJJJJKJJJJJmKKKIIIIKqqqqqqqqqq", // M 2, N 8192-12287
+			"ffffffNNNNNNqJJJJJJJJJJIqqqqqqqqqqqqqqqqq", // M 2, N 12288-16383
+			"ffffffrNNNqqqqJJJJJJJJJJqqqqqqqqqqqqqqqqq", // M 2, N 16384-24575
+			"ffffffrrrrqqqqJGGJJJJJJJqqqqqqqqqqqqqqqqq", // M 2, N 24576-32767
+			"fffffrrrrqqqGGGGGGGEEEEEqqqqqqqqqqqqqqqqq", // M 2, N 32768-49151
+			"ffffprrrqqqJJqJJJJEqqqqqqqqqqqqqqqqqqqqqq", // M 2, N 49152-65535
+			"fffpprrrqqqqqqqEEEEqqppqqqqpp33333qqqqqqq", // M 2, N 65536-98303
+			"ffppprrqqqqqqqqqEEqqppppppppp33333333qqqq", // M 2, N 98304-131071
+			"fppprrqqqqqqqqqqEEqppppppppppp333333333qq", // M 2, N 131072-196607
+			"pppprrqqqqqqoooEEEEppppppppppp33333333333", // M 2, N 196608-262143
+			"pppprrqqqqqooonpEEEDppppppppppp3333333333", // M 2, N 262144-393215
+			"pppprrqqqqoooonpEEEpppppppppppp3333333333", // M 2, N >= 393216
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUMPPPPPPPPPPPPPP", // M 3, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 3, N (none)
+			"ffffUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 3, N 2
+			"f00eUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 3, N 3
+			"e00efUUUUUUUUUUUUUUUUUUUUU>>PPPPPPPPPPPPP", // M 3, N 4-5
+			"feeffUUUUUUUUVUUUUUUUUUUUUC>CCCPPPPPPPPPP", // M 3, N 6-7
+			"fffffUUUUUUUUVVUUUUUUUUUUUCCCCCCPPPPPPPPP", // M 3, N 8-11
+			"UUffUUUUUUUUUUUUUUUUUUUUUUPPCCCCCCCCCPPPP", // M 3, N 12-15
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPCCCCCCCCCPP", // M 3, N 16-23
+			"fffffffVVUUVVVVVVVVVVVVVVCCCCCCCCCCCCCCCC", // M 3, N 24-31
+			"ffffffffUUUVTTTTVVVVVVVVHCCCCCCCmCCCCCCCC", // M 3, N 32-47
+			"fffffffffUUTTTTTTVVVVVHHHCCCCCCCmmmCCCCmm", // M 3, N 48-63
+			"ffffffffffUTTTTTTVVVVLLLLCCCCCCCCCmmmCCmm", // M 3, N 64-95
+			"fffffffffTTTTTTTTVVLLLLLLLCCCCCCCCCmmmmmm", // M 3, N 96-127
+			"fffffffffTTEETTTTTLLLLLLLLCCCCCCCCCCCmmmm", // M 3, N 128-191
+			"ffffffffffffEETTTTLLLLLLLLLqqqqqqqqCCCNNm", // M 3, N 192-255
+			"fffffffffffffETTTTLLLLLLmLLLqqqqqqqqqqqqN", // M 3, N 256-383
+			"fffffffffffffETTTTTLLLLmmmLLLqqqqqqqqqqqq", // M 3, N 384-511
+			"fffffffffffffETTTTTLLLLmmmLLLLqqqqqqqqqqq", // M 3, N 512-767
+			"ffffffffffffETTTTTTLLLmmmLLLLqqqqqqqqqqqq", // M 3, N 768-1023
+			"fffffffTTTTTTTTTTTFLLLmmqqqqqqqqqqqqqqqqq", // M 3, N 1024-1535
+			"ffffffTTTTNNTJIIIIILLnmqqqqqqqqqqqqqqqqqq", // M 3, N 1536-2047
+			"ffffDNNNNNNN22JIIIInnnnqqqqqqqqqqqqqqqqqq", // M 3, N 2048-3071
+			"WWWNNNNNNNNN222JIInnnnnqqqqqqqqqqqqqqqqqq", // M 3, N 3072-4095
+			"frNNNNNNNNNN222Joooqnnnqqqqqqqqqqqqqqqqqq", // M 3, N 4096-6143
+			"frrrrrNNNNNNJJJJJqqqqnnqqqqqqqqqqqqqqqqqq", // M 3, N 6144-8191
+			"fffffrrNNNNNqqJJJqqqnmmmqqqqqqqqqqqqqqqqq", // M 3, N 8192-12287
+			"fffffrrrNNoqqqqqqqqqmmmmqqqqqqqqqqqqqqqqq", // M 3, N 12288-16383
+			"fffffrrrrorqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 3, N 16384-24575
+			"fffffrrrooqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 3, N 24576-32767
+			"ffffprrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 3, N 32768-49151
+			"ffppprrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 3, N 49152-65535
+			"fpppprrrqqqqqqqqqqqqppppqqqqq33333qqqqqqq", // M 3, N 65536-98303
+			"ppppprrqqqqqqqqqqqqqppppppppp33333333qqqq", // M 3, N 98304-131071
+			"pppprrqqqqqqooooqqqpppppppppp3333333333qq", // M 3, N 131072-196607
+			"pppprrqqqqoooooooppppppppppppp33333333333", // M 3, N 196608-262143
+			"pppprrqqoooooooopppppppppppppp33333333333", // M 3, N 262144-393215
+			"ppporrqqoooooooopppppppppppppp33333333333", // M 3, N >= 393216
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUMPPPPPPPPPPPPPP", // M 4-5, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 4-5, N (none)
+			"ffffUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 4-5, N 2
+			"e00efUUUUUUUUUUUUUUUUUUUUU>>PPPPPPPPPPPPP", // M 4-5, N 3
+			"e00efUUUUUUUUUUUUUUUUUUUUU>>CCCPPPPPPPPPP", // M 4-5, N 4-5
+			"fee0ffUUUUUUUUUUUUUUUUUUUU=>>CCPPPPPPPPPP", // M 4-5, N 6-7
+			"fffffUUUUUUUUUUUUUUUUUUUUUOCCCCCCPPPPPPPP", // M 4-5, N 8-11
+			"UffffUUUUUUUUUUUUUUUUUUUUUCPPCCCCCCCCCCCP", // M 4-5, N 12-15
+			"UUfUUUUUUUUUUUUUUUUUUUUUUUCCCCCCCCCCCCCCC", // M 4-5, N 16-23
+			"ffffffffTVVVTTTTVVVVVVVVCCCCCCCCCCCCCCCCC", // M 4-5, N 24-31
+			"ffffffffffVTTTTTTVVVVVVVCCCCCCCCCCCCCCCCC", // M 4-5, N 32-47
+			"fffffffffffTTTTTTVVVVLHHCCCCCCCCCCCCCCCmm", // M 4-5, N 48-63
+			"fffffffffffTTTTTTVVLLLLLCCCCCCCCmmmCCCCmm", // M 4-5, N 64-95
+			"ffffffffffETTTTTTTLLLLLLCCCCCCCCCCCmmCCmm", // M 4-5, N 96-127
+			"ffffffffffETTTTTTTLLLLLLoCCCCCCCCCCCmmmmm", // M 4-5, N 128-191
+			"fffffffffffEETTTTTILLLLoooCqqqqqqqCCCCmmm", // M 4-5, N 192-255
+			"ffffffffffffEETTTTIILLLmooqqqqqqqqqqqqqCN", // M 4-5, N 256-383
+			"ffffffffffffEETTTTTILmmmoooqqqqqqqqqqqqqq", // M 4-5, N 384-511
+			"fffffffffffffETTTTIILmmmooqqqqqqqqqqqqqqq", // M 4-5, N 512-767
+			"fffffffffffffETTTTIKLnooooqqqqqqqqqqqqqqq", // M 4-5, N 768-1023
+			"fffffffffT2222ITTIInnooooqqqqqqqqqqqqqqqq", // M 4-5, N 1024-1535
+			"ffffffDDT222222IIImmnnoomqqqqqqqqqqqqqqqq", // M 4-5, N 1536-2047
+			"fffffDDmm22222222omnnnnmmmqqqqqqqqqqqqqqq", // M 4-5, N 2048-3071
+			"ffWWWNmmNNN222222oonnnnmmmqqqqqqqqqqqqqqq", // M 4-5, N 3072-4095
+			"ffoooooooNNm2222ooonnnnmmmqqqqqqqqqqqqqqq", // M 4-5, N 4096-6143
+			"ffrrrrroooooooooooonnnnmmqqqqqqqqqqqqqqqq", // M 4-5, N 6144-8191
+			"fffrrrrooooooqqqqonnnnnmmqqqqqqqqqqqqqqqq", // M 4-5, N 8192-12287
+			"fffffrrooooooqqqqqqnnmmmmqqqqqqqqqqqqqqqq", // M 4-5, N 12288-16383
+			"ffffrroooooooqqqqqqqnmnmqqqqqqqqqqqqqqqqq", // M 4-5, N 16384-24575
+			"ffffooooooooqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 4-5, N 24576-32767
+			"ffppoooooooqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 4-5, N 32768-49151
+			"fpppooooooqqqqqqqqqqqppqqqqqqqqqqqqqqqqqq", // M 4-5, N 49152-65535
+			"ppppooooqqqqqqqqqqqqpppppqqqq3333qqqqqqqq", // M 4-5, N 65536-98303
+			"pppooooqqooqqqqqqqqppppppppp333333333qqqq", // M 4-5, N 98304-131071
+			"pppooorqooooooooooqpppppppppp3333333333qq", // M 4-5, N 131072-196607
+			"pppooorqooooooooooppppppppppp333333333333", // M 4-5, N 196608-262143
+			"pppooooooooooooooooonpppppppp333333333333", // M 4-5, N 262144-393215
+			"ppooooooooooooooooooooppppppp333333333333", // M 4-5, N >= 393216
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUMPPPPPPPPPPPPPP", // M 6-7, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 6-7, N (none)
+			"ffffUUUUUUUUUUUUUUUUUUUUUU>>CPPPPPPPPPPPP", // M 6-7, N 2
+			"feeffUUUUUUUUUUUUUUUUUUUUU>>>CCPPPPPPPPPP", // M 6-7, N 3
+			"fee0ffUUUVVUUUUUUUUUUUUUUU>>>CCPPPPPPPPPP", // M 6-7, N 4-5
+			"ff00ffUUfUVUUUUUUUUUUUUUUU===CCCPPPPPPPPP", // M 6-7, N 6-7
+			"fffffffUffVUUUUUUUUUUUUUUUCOCCCCCCCCCCCCC", // M 6-7, N 8-11
+			"fffffffUUUUUUUUUUUUUUUUUUUCCCCCCCCCCCCCCC", // M 6-7, N 12-15
+			"UUfffffUUUUUUUUUUUUUUUUUUUCCCCCCCCCCCCCCC", // M 6-7, N 16-23
+			"fffffffffTTTTTTTVVVVVVVVVCCCCCCCCCCCCCCCC", // M 6-7, N 24-31
+			"ffffffffffEETTTTTVVVVVVVCCCCCCCCCCCCCCCCC", // M 6-7, N 32-47
+			"fffffffffffETTTTTVVVVVHHCCCCCCCCCCCCCCCCm", // M 6-7, N 48-63
+			"fffffffffffETTTTTTVLLLLLCCCCCCCCCCCCCCCmm", // M 6-7, N 64-95
+			"ffffffffffEETTTTTTLLLLLCCCCCCCCCCmmmCCCmm", // M 6-7, N 96-127
+			"ffffffffffEETTTTTTTLLLnCCCCCCCCCCCCmmmmmm", // M 6-7, N 128-191
+			"ffffffffffEEETTTTTIILLnnoCCqqqqqCCCCCmmmm", // M 6-7, N 192-255
+			"ffffffffffEEETTTTTFIImmmooqqqqqqqqqqqqqmm", // M 6-7, N 256-383
+			"ffffffffffEEETTTTIIImmmmoooqqqqqqqqqqqqqq", // M 6-7, N 384-511
+			"fffffffffffEEETIIIKKnmmooooqqqqqqqqqqqqqq", // M 6-7, N 512-767
+			"fffffffffff222IIIIKKnnoooooqqqqqqqqqqqqqq", // M 6-7, N 768-1023
+			"ffffffffff2222KIIIImnooooomqqqqqqqqqqqqqq", // M 6-7, N 1024-1535
+			"ffffffffm22222222mmmnnoommmqqqqqqqqqqqqqq", // M 6-7, N 1536-2047
+			"ffffffDmoo2222222ommnnnmmmmqqqqqqqqqqqqqq", // M 6-7, N 2048-3071
+			"fffffWmoooo222222ooonnnmmmmmqqqqqqqqqqqqq", // M 6-7, N 3072-4095
+			"ffoooooooooo2222oooonnnmmmmmqqqqqqqqqqqqq", // M 6-7, N 4096-6143
+			"fooooooooooooo2ooooonnmmmmmqqqqqqqqqqqqqq", // M 6-7, N 6144-8191
+			"foooooooooooooqoooonnnmmmmmqqqqqqqqqqqqqq", // M 6-7, N 8192-12287
+			"ffooooooooooooqqqnnnnmmmmqqqqqqqqqqqqqqqq", // M 6-7, N 12288-16383
+			"ffooooooooooooqqqqqnnmmmmqqqqqqqqqqqqqqqq", // M 6-7, N 16384-24575
+			"ffoooooooooooqqqqqqqnnnmqqqqqqqqqqqqqqqqq", // M 6-7, N 24576-32767
+			"fpooooooooooqqqqqqqqqnnmqqqqqqqqqqqqqqqqq", // M 6-7, N 32768-49151
+			"ppooooooooooooqqqqqqnppppqqqqqqqqqqqqqqqq", // M 6-7, N 49152-65535
+			"ppoooooooooooooqqqqppppppppqq33333qqqqqqq", // M 6-7, N 65536-98303
+			"ppooooooooooooooqqqppppppppp3333333333qqq", // M 6-7, N 98304-131071
+			"ppoooooooooooooooooppppppppp33333333333qq", // M 6-7, N 131072-196607
+			"ppooooooooooooooooopppppppppp333333333333", // M 6-7, N 196608-262143
+			"ppooooooooooooooooonppppppppp333333333333", // M 6-7, N 262144-393215
+			"ppoooooooooooooooooonnppppppp333333333333", // M 6-7, N >= 393216
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUMMPPPPPPPPPPPPP", // M 8-11, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 8-11, N (none)
+			"UffUUUUUUUUUUUUUUUUUUUUUUU>>>CCCPPPPPPPPP", // M 8-11, N 2
+			"fffffUUUUUUUUUUUUUUUUUUUUUA>>CCCPPPPPPPPP", // M 8-11, N 3
+			"ffffffUUfUVUUUUUUUUUUUUUUUO==CCCCPPPPPPPP", // M 8-11, N 4-5
+			"fffffffUfUUUUUUUUUUUUUUUUU=O=CCCCCCCCCCCC", // M 8-11, N 6-7
+			"fffffffUffUUUUUUUUUUUUUUUU==CCCCCCCCCCCCC", // M 8-11, N 8-11
+			"UfffffffUUUUUUUUUUUUUUUUUU=CCCCCCCCCCCCCC", // M 8-11, N 12-15
+			"UUffffffUUUUUUUUUUUUUUUUUUCCCCCCCCCCCCCCC", // M 8-11, N 16-23
+			"ffffffffffTTTTTTTVVVVVVVVCCCCCCCCCCCCCCCC", // M 8-11, N 24-31
+			"ffffffffffTEETTTTVVVVVVVCCCCCCCCCCCCCCCCC", // M 8-11, N 32-47
+			"fffffffffTEEETTTTVVVVVHHCCCCCCCCCCCCCCCCC", // M 8-11, N 48-63
+			"fffffffffffEETTTTTVLLLLCCCCCCCCCCCCCCCCmm", // M 8-11, N 64-95
+			"fffffffffffEETTTTTTLCCCCCCCCCCCCCCCCCCCmm", // M 8-11, N 96-127
+			"ffffffffffEETTTTTTTECCCCCCCCCCCCCCmmmmmmm", // M 8-11, N 128-191
+			"ffffffffffETTTTTTTFIIICCCCCqqqqCCCCCmmmmm", // M 8-11, N 192-255
+			"ffffffffffETTTTTTTIImmmmCCqqqqqqqqqqqqmmm", // M 8-11, N 256-383
+			"ffffffffffEEETTTIIIImmmmooqqqqqqqqqqqqqqq", // M 8-11, N 384-511
+			"ffffffffffEE2TIIIIKKnmmooooqqqqqqqqqqqqqq", // M 8-11, N 512-767
+			"ffffffffff2222KKIIKKKmoooooqqqqqqqqqqqqqq", // M 8-11, N 768-1023
+			"ffffffffff22222KIImmnooooommqqqqqqqqqqqqq", // M 8-11, N 1024-1535
+			"fffffffff22222222mmmnnoommmmqqqqqqqqqqqqq", // M 8-11, N 1536-2047
+			"ffffffffoo2222222mmnnnnmmmmmqqqqqqqqqqqqq", // M 8-11, N 2048-3071
+			"ffffffmoooo22222o2onnnnmmmmmqqqqqqqqqqqqq", // M 8-11, N 3072-4095
+			"fffooooooooo222ooooonnnmmmmmqqqqqqqqqqqqq", // M 8-11, N 4096-6143
+			"ooooooooooooooonnnnonnnmmmmmqqqqqqqqqqqqq", // M 8-11, N 6144-8191
+			"oooooooooooooooonnnnnnmmmmmmqqqqqqqqqqqqq", // M 8-11, N 8192-12287
+			"oooooooooooooooonnnnnnnnmmmqqqqqqqqqqqqqq", // M 8-11, N 12288-16383
+			"ooooooooooooooooonnnnnnnmmqqqqqqqqqqqqqqq", // M 8-11, N 16384-24575
+			"ooooooooooooooooonnnnnnmmmqqqqqqqqqqqqqqq", // M 8-11, N 24576-32767
+			"oooooooooooooooonnnnnnnmmqqqqqqqqqqqqqqqq", // M 8-11, N 32768-49151
+			"poooooooooooooooonnnnpppppqqqqqqqqqqqqqqq", // M 8-11, N 49152-65535
+			"pooooooooooooooooonppppppppq333333333qqqq", // M 8-11, N 65536-98303
+			"pooooooooooooooooopppppppppp33333333333qq", // M 8-11, N 98304-131071
+			"pooooooooooooooooooppppppppp333333333333q", // M 8-11, N 131072-196607
+			"pooooooooooooooooooppppppppp3333333333333", // M 8-11, N 196608-262143
+			"poooooooooooooooooonpppppppp3333333333333", // M 8-11, N 262144-393215
+			"poooooooooooooooooonnnpppppp3333333333333", // M 8-11, N >= 393216
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUQQQCCPPPPPPPPPQ", // M 12-15, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 12-15, N (none)
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUQCCCCCCCPPPPPPP", // M 12-15, N 2
+			"UUffUUUUUUUUUUUUUUUUUUUUU@QQCCCCCCCCCPPPP", // M 12-15, N 3
+			"UfffffUUUUUUUUUUUUUUUUUUUUAQQCCCCCCCCCCCP", // M 12-15, N 4-5
+			"fffffffUffUUUUUUUUUUUUUUUU=CA=CCCCCCCCCCC", // M 12-15, N 6-7
+			"UfffffffUfUUUUUVVUUUUUVUUU====CCCCCCCCCCC", // M 12-15, N 8-11
+			"UffffeffUUUUUUUVVUUUUVVVUU====CCCCCCCCCCC", // M 12-15, N 12-15
+			"UUffffffUUUUUUUUUUUUUVVVUU===CCCCCCCCCCCC", // M 12-15, N 16-23
+			"fffffffffffETTTTTVVVVVVVVCCCCCCCCCCCCCCCC", // M 12-15, N 24-31
+			"fffffffffffTETTTTVVVVVVVCCCCCCCCCCCCCCCCC", // M 12-15, N 32-47
+			"DfffffffffEEEETTTTVVVVVHCCCCCCCCCCCCCCCCC", // M 12-15, N 48-63
+			"ffffffffffEEETTTTTCCCCCCCCCCCCCCCCCCCCCCm", // M 12-15, N 64-95
+			"ffffffffffEEETTTTT2CCCCCCCCCCCCCCCCCCCCmm", // M 12-15, N 96-127
+			"ffffffffffEETTTTTTTCCCCCCCCCCCCCCCmmmmmmm", // M 12-15, N 128-191
+			"ffffffffffETTTTTTTTICCCCCCqqqCCCCCmmmmmmm", // M 12-15, N 192-255
+			"fffffffffEETTTTTTTIICCCCCqqqqqqqqqqqqmmmm", // M 12-15, N 256-383
+			"ffffffffffETTTTIIIImmmCCqqqqqqqqqqqqqqqqN", // M 12-15, N 384-511
+			"ffffffffffE222IIIIKnnmmmqqqqqqqqqqqqqqqqq", // M 12-15, N 512-767
+			"ffffffffff22222JJJnnnmmooomqqqqqqqqqqqqqq", // M 12-15, N 768-1023
+			"ffffffffff2222222nmmnnooommmqqqqqqqqqqqqq", // M 12-15, N 1024-1535
+			"fffffffff22222222nmnnnnnmmmmqqqqqqqqqqqqq", // M 12-15, N 1536-2047
+			"ffffffffoo222222onnnnnnnmmmmqqqqqqqqqqqqq", // M 12-15, N 2048-3071
+			"fffffffoooo2222onnnnnnnnmmmmqqqqqqqqqqqqq", // M 12-15, N 3072-4095
+			"ffffoooooooo22nnnnnnnnnnmmmmqqqqqqqqqqqqq", // M 12-15, N 4096-6143
+			"oooooooooooooonnnnnnnnnmmmmmqqqqqqqqqqqqq", // M 12-15, N 6144-8191
+			"ooooooooooooooonnnnnnnnnmmmmqqqqqqqqqqqqq", // M 12-15, N 8192-12287
+			"oooooooooooooooonnnnnnnnmmmqqqqqqqqqqqqqq", // M 12-15, N 12288-16383
+			"oooooooooooooooonnnnnnnnmmmqqqqqqxqqqqqqq", // M 12-15, N 16384-24575
+			"oooooooooooooooonnnnnnnnmmmqqqqqqxxqqqqqq", // M 12-15, N 24576-32767
+			"oooooooooooooooonnnnnnnnmmqqqqqqqxxxqqqqq", // M 12-15, N 32768-49151
+			"ooooooooooooooooqnnnpppppppqqqq3333xxxqqq", // M 12-15, N 49152-65535
+			"oooooooooooooooooonppppppppp333333333xxxq", // M 12-15, N 65536-98303
+			"oooooooooooooooooopppppppppp3333333333xxx", // M 12-15, N 98304-131071
+			"oooooooooooooooooooppppppppp333333333333x", // M 12-15, N 131072-196607
+			"oooooooooooooooooooppppppppp3333333333333", // M 12-15, N 196608-262143
+			"oooooooooooooooooooppppppppp3333333333333", // M 12-15, N 262144-393215
+			"oooooooooooooooooooopppppppp3333333333333", // M 12-15, N >= 393216
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUOOOOOOOOOOOOOOO", // M 16-23, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 16-23, N (none)
+			"UUUUUUUUUUUUUUUUUUUUUUUU@@OOOOOCCCCCCPPPO", // M 16-23, N 2
+			"UUUUUUUUUUUUUUUUUUUUUUUUU@OOOOCCCCCCCCCPP", // M 16-23, N 3
+			"UUfUUUUUUUUUUUUUUUUUUUUUUUCCCCCCCCCCCCCCC", // M 16-23, N 4-5
+			"UUfffffUUUUUUUUUUUUUUUUUUUACA=CCCCCCCCCCC", // M 16-23, N 6-7
+			"UUffffffUUUUUUUVVUUUUVVUUU====CCCCCCCCCCC", // M 16-23, N 8-11
+			"UUffffffUUUUUUUVVUUUVVVVUU===CCCCCCCCCCCC", // M 16-23, N 12-15
+			"UUfffffffUUUUUUUUUUUVVVVUU==>CCCCCCCCCCCC", // M 16-23, N 16-23
+			"fffffffffffEETTTVVVVVVVVVCCCCCCCCCCCCCCCC", // M 16-23, N 24-31
+			"fffffffffffEETTTTVVVVVVVCCCCCCCCCCCCCCCCC", // M 16-23, N 32-47
+			"DffffffffffEEETTT2CCCCCCCCCCCCCCCCCCCCCCC", // M 16-23, N 48-63
+			"fffffffffffEEEE222CCCCCCCCCCCCCCCCCCCCCCm", // M 16-23, N 64-95
+			"ffffffffffEEEEEE222CCCCCCCCCCCCCCCCCCCmmm", // M 16-23, N 96-127
+			"ffffffffffEETTTTT22CCCCCCCCCCCCCCCCCmmmmm", // M 16-23, N 128-191
+			"ffffffffffEETTTTTT2CCCCCCqqqCCCCCCmmmmmmm", // M 16-23, N 192-255
+			"ffffffffffEETTTTTTCCCCCCCqqqqqqCCCqmmmmmm", // M 16-23, N 256-383
+			"ffffffffffE222TIIICCCCCCqqqqqqqqqqqqqqqqN", // M 16-23, N 384-511
+			"ffffffffff22222JJmoCCCCqqqqqqqqqqqqqqqqqq", // M 16-23, N 512-767
+			"ffffffffff222222oJonmmmqqqqqqqqqqqqqqqqqq", // M 16-23, N 768-1023
+			"fffffffff22222222ommmnmmmqqqqqqqqqqqqqqqq", // M 16-23, N 1024-1535
+			"fffffffff22222222mmnnnnmmqqqqqqqqqqqqqqqq", // M 16-23, N 1536-2047
+			"fffffffff22222222nnnnnnmmqqqqqqqqqqqqqqqq", // M 16-23, N 2048-3071
+			"fffffffooo22222nnnnnnnnnmmqqqqqqxxqqqqqqq", // M 16-23, N 3072-4095
+			"ffffoooooorC22nnnnnnnnnmmmqqqqqqxxxxqqqqq", // M 16-23, N 4096-6143
+			"ooooooooooorConnnnnnnnnmmmqqqqqqxxxxqqqqq", // M 16-23, N 6144-8191
+			"ooooooooooooooonnnnnnnnnmmqqqqqqxxxxxqqqq", // M 16-23, N 8192-12287
+			"oooooooooooooooonnnnnnnnmmmqqqqxxxxxxxqqq", // M 16-23, N 12288-16383
+			"oooooooooooooooonnnnnnnnmmmqqqxxxxxxxxxqq", // M 16-23, N 16384-24575
+			"ooooooooooooooonnnnnnnnnmmqqqxxxxxxxxxxxq", // M 16-23, N 24576-32767
+			"oooooooooooooooqqqnnppppppqqqqxxxxxxxxxxx", // M 16-23, N 32768-49151
+			"oooooooooooooooqqqqppppppppqq33xxxxxxxxxx", // M 16-23, N 49152-65535
+			"ooooooooooooooooqqqppppppppp3333333xxxxxx", // M 16-23, N 65536-98303
+			"ooooooooooooooooqopppppppppp333333333xxxx", // M 16-23, N 98304-131071
+			"ooooooooooooooooooppppppppppp3333333333xx", // M 16-23, N 131072-196607
+			"oooooooooooooooooopppppppppp333333333333x", // M 16-23, N 196608-262143
+			"oooooooooooooooooooppppppppp3333333333333", // M 16-23, N 262144-393215
+			"oooooooooooooooooooppppppppp3333333333333", // M 16-23, N >= 393216
+			"QQQQQQQQUUUUUUUUUUMMMMMQQQQQQQQQQQQQQQQQQ", // M 24-31, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 24-31, N (none)
+			"RVVVUUUUUUUUUUUUUUMMMMRRRRRRRRRRRCCRRRRRR", // M 24-31, N 2
+			"VfffVUUUUUUUUUUUUUUMMMMMMSSSSSSSCCCCCCCCC", // M 24-31, N 3
+			"VffffffUUUUUUUUUUUUUMMMMMQSSSCCCCCCCCCCCC", // M 24-31, N 4-5
+			"VfffffffVUUUUUVVVVVVVVVMCCCCCCCCCCCCCCCCC", // M 24-31, N 6-7
+			"VffffffffVVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC", // M 24-31, N 8-11
+			"VfffffffffVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC", // M 24-31, N 12-15
+			"VVffffffffVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC", // M 24-31, N 16-23
+			"CWfffffffff222A@AAAAA@@@>===@CCCCCCCCCCCm", // M 24-31, N 24-31
+			"=WWfffffffff22>>>>>>A??>=??=@>CCCCCCCCCCC", // M 24-31, N 32-47
+			"==WWfffffff2222>>>>>????????@@====?CCCCCC", // M 24-31, N 48-63
+			"rrrWWffffff22222>>>???????????===??@CCCCC", // M 24-31, N 64-95
+			"rrWWWWWff22222222==?????????????=?@@@@Cqq", // M 24-31, N 96-127
+			"=WWWWWWWW222222222=?????????????@@@@?????", // M 24-31, N 128-191
+			"rWWWWWWW2222222222=???????????@@@@@qqqqqq", // M 24-31, N 192-255
+			"WWWWWWWW222222222==???????qqqqqqqqqqqqqqq", // M 24-31, N 256-383
+			"WWWWffWW222222222==??????qqqqqqqqqqqqqqqq", // M 24-31, N 384-511
+			"WWWWWfWW222222222===????qqqqqqqqqqqqqqqqq", // M 24-31, N 512-767
+			"WWWWWWWW22222222=====???qqqqqqqqqqqqqqqqq", // M 24-31, N 768-1023
+			"rWWWWWWW222222222===>mm?qqqqqqqqqqqqqqqqq", // M 24-31, N 1024-1535
+			"rWWWWWWW22222222==qmmmmqqqqqqqqqqqqqqqqqq", // M 24-31, N 1536-2047
+			"rrWWWWWWW22222222=@@rrqqqqqqqqqqqqqqqqqqq", // M 24-31, N 2048-3071
+			"rrrrWWWr322222222@@mqrrqqqqqqqqqqqqqqqqqq", // M 24-31, N 3072-4095
+			"rrrrrrrrrrrqqqqqmnnqqqrqqqqqqqqqqqqqqqqqq", // M 24-31, N 4096-6143
+			"rrrrrrrrrrrqqqqmnnnqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 6144-8191
+			"rrrrrrrrrrrrqqqqnqqqqqqqqqqqqqmqqqqqqqqqq", // M 24-31, N 8192-12287
+			"rrrrrrrrrrrrqqqqqqqqqqqqqqqqqmmqqqqqqqqqq", // M 24-31, N 12288-16383
+			"rrrrrrrrrrqqqqqqqqqqqqqqqqmmmmqqqqqqqqqqq", // M 24-31, N 16384-24575
+			"rrrrrrrrrqqoqqqqqqqqqqqqqmmmmqqqqqqqqqqqq", // M 24-31, N 24576-32767
+			"rrrrrrrrrqooqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 32768-49151
+			"rrrrrrrrqooooqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 49152-65535
+			"rrrrrrrrooooooqqqqqqqppppprqqqqqqqqqqqqqq", // M 24-31, N 65536-98303
+			"rrrrrrrqooooooqqqqqqppppppprqqqqqqqqqqqqq", // M 24-31, N 98304-131071
+			"rrrrrrqqoooooooqqqqqppppppppqqqqqqqqqqqqq", // M 24-31, N 131072-196607
+			"rrrrrqqqqooooooqqqqqpppppppqqqqqqqqqqqqqq", // M 24-31, N 196608-262143
+			"rrrrqqqqqoooooooqqqppppppppqqqqqqqqqqqqqq", // M 24-31, N 262144-393215
+			"rrrqqqqqqqoooooooqppppppppqqqqqqqqqqqqqqq", // M 24-31, N >= 393216
+			"MMMMMMMMMUUUUUUUUUMMMMMMMMMMMMMMMMMMMMMMM", // M 32-47, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 32-47, N (none)
+			"RRRRRRRRVVUUUUUUUUUMMMRRRRRRRRRRRRRRRRRRR", // M 32-47, N 2
+			"SSVVVVVVUUUUUUUUUUUVMMMMSSSSSSSSSSSCCCCCS", // M 32-47, N 3
+			"SVVVVVVVVUUUUUUUUUUVMMMMMMSSSCwwCSCCCCCCC", // M 32-47, N 4-5
+			"SVVffffVVVVVVUVVVVVVMMMMCCCCCCwCCCCCCCCCC", // M 32-47, N 6-7
+			"CVffffffVVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC", // M 32-47, N 8-11
+			"CVVfffffffVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC", // M 32-47, N 12-15
+			"CVVfffffffVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC", // M 32-47, N 16-23
+			"AWWfffffffff2AAAAAAAAAA>>??=@>CCCCCCCCCCC", // M 32-47, N 24-31
+			"WWWWffffffff22>>>>AAAA??????@=CC==?CCCCCC", // M 32-47, N 32-47
+			";;WWWffffff2222>>>>>??????????====??CCCCC", // M 32-47, N 48-63
+			"AAAWWWfffff22222>>>????????????===?@@@CCC", // M 32-47, N 64-95
+			"rrWWWWWWff222222==>??????????????=@@@BBBB", // M 32-47, N 96-127
+			"AAWWWWWWW2222222@==??????????????@@@BBBBB", // M 32-47, N 128-191
+			"AWWWWWWWW2222222@==????????????@@@@@BBBBB", // M 32-47, N 192-255
+			"AWWWWWWW22222222==>????????qqq@@qqqBBBBBB", // M 32-47, N 256-383
+			"WWWWWWWW22222222====??????qqqqqqqBBBBBBBB", // M 32-47, N 384-511
+			";WWWWWWW222252222===?????qqqqqqBBBBBBBBBB", // M 32-47, N 512-767
+			";WWWWWWW22255555=====?m?qqqqqqqBBBBBBBBBB", // M 32-47, N 768-1023
+			"rWWWWWWW22255555====>mo?qqqqqqqqBBBBBBBBB", // M 32-47, N 1024-1535
+			"rrWWWWWW22222255==???mmqqqqqqqqqqBBBBBBBB", // M 32-47, N 1536-2047
+			"rrrWWWWW32222225=@?@rrqqqqqqqqqqqBBBBBBBB", // M 32-47, N 2048-3071
+			"rrrrrrrr33r22222@@@@qrrqqqqqqqqqqBBBBBBBB", // M 32-47, N 3072-4095
+			";;;;;;;;;3rqqqqr?@mqqqrqqqqqqqqqqBBBBBBBB", // M 32-47, N 4096-6143
+			"rrrrrrrrrrrqqqqrrrqqqqqqqqqqqqqqqBBBBBBBB", // M 32-47, N 6144-8191
+			"rrrrrrrrrrrrqqqqqqqqqqqqqqqqqqqqqBBBBBBBB", // M 32-47, N 8192-12287
+			";;;;;;;;;;;;qqqqqqqqqqqqqqqqqqqqBBBBBBBBB", // M 32-47, N 12288-16383
+			";;;;;;;;;;;qqqqqqqqqqqqqqqqqqqqBBBBBBBBBB", // M 32-47, N 16384-24575
+			";;;;;;;;;;qqqqqqqqqqqqqqqqqqqssBBBBBBBBBB", // M 32-47, N 24576-32767
+			"rrrrrrrrrooqqqqqqqqqqqqqqqqsssssBBBBBBBBB", // M 32-47, N 32768-49151
+			"rrrrrrrrsooqqqqqqqqqqqqqqqqssssssBBBBBBBB", // M 32-47, N 49152-65535
+			"rrrrrrrssoooqqqqqqqqqqrrrrrsssssssBBBBBBB", // M 32-47, N 65536-98303
+			"rrrrrrsssooooqqqqqqqqpppprrssssssssBBBBBB", // M 32-47, N 98304-131071
+			"rrrrrssssooooqqqqqqqpppppp7sssssssssBBBBB", // M 32-47, N 131072-196607
+			"rrrrsssssoooooqqqqqqpppppp7ssssssssssBBBB", // M 32-47, N 196608-262143
+			"rrrsssssssooooqqqqqppppppp7sssssssssssBBB", // M 32-47, N 262144-393215
+			"rrsssssssssooooqqqppppppppsssssssssssssBB", // M 32-47, N >= 393216
+			"MMMMMMMMMVVUUUUUUUMMMMMMMMMMMMMMMMMMMMMMM", // M 48-63, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 48-63, N (none)
+			"RRRRRRRRRRVVUUUUVVVMMRRRRRRRRRRRRRRRRRRRR", // M 48-63, N 2
+			"SSSSVVSSSVVVVVVVVVVVSSSSSSSSSSSSSSSSSSSSS", // M 48-63, N 3
+			"SSVVVVVVVVVVVVVVVVVVMMMQMSSSSSwwSSSCCCCCC", // M 48-63, N 4-5
+			"CCVVVVVVVVVVVVVVVVVVMMMMCCCCCCCCCCCCCCCCC", // M 48-63, N 6-7
+			"CVVVVVVVVVVVVVVVVVVVMMMCCCCCCCCCCCCCCCCCC", // M 48-63, N 8-11
+			"CVVVVffffVVVVVVVVVVVVMCCCCCCCCCCCCCCCCCCC", // M 48-63, N 12-15
+			"CCVffffffffVVVVVVVQQCCCCCCCCCCCCCCCCCCCCC", // M 48-63, N 16-23
+			"AAWWffffffff2AAAAAAAAAAA?????@====??CCCCC", // M 48-63, N 24-31
+			";;WWWfffffff22>>>AAAAA????????====???CCCC", // M 48-63, N 32-47
+			";;;WWWfffff222>>>>>>A?????????====?@@@CCC", // M 48-63, N 48-63
+			"AAAWWWWffff2222=>>>>A??????????===?@@@@AA", // M 48-63, N 64-95
+			"rrrrWWWWW222222@==>?????????BB???=@@@BBBB", // M 48-63, N 96-127
+			"AAWWWWWWW2222225@=>?????????BBBBB@@@@BBBB", // M 48-63, N 128-191
+			"AAWWWWWWW2222225@==??????????BBB@@@@BBBBB", // M 48-63, N 192-255
+			"AWWWWWWWW2222222==>???????qqqqqqqqqBBBBBB", // M 48-63, N 256-383
+			"AWWWWWWWW2222252====?????qqqqqqqqqqBBBBBB", // M 48-63, N 384-511
+			";WWWWWWWW22255552===>????qqqqqqqqqBBBBBBB", // M 48-63, N 512-767
+			";WWWWWWW222555552===????qqqqqqqqqBBBBBBBB", // M 48-63, N 768-1023
+			"rrWWWWWW322555255===???qqqqqqqqqBBBBBBBBB", // M 48-63, N 1024-1535
+			"rrWWWWW332222555=???qqqqqqqqqqqqBBBBBBBBB", // M 48-63, N 1536-2047
+			"rrrrWW333322222=@??@qqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 2048-3071
+			"rrrrrrrr33rrr22>?qqqrqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 3072-4095
+			";;;;;;;;;3rqqqqqqqqqqqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 4096-6143
+			"rrrrrrrrrrrqqqqqqqqssqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 6144-8191
+			"rrrrrrrrrrrrqqqqqqqssqqqqqqqqqqqBBBBBBBBB", // M 48-63, N 8192-12287
+			";;;;;;;;;;;sqqqqqqsqqqqqqqqqqqqqBBBBBBBBB", // M 48-63, N 12288-16383
+			";;;;;;;;;;sqqqqqqqqqqqqqqqqqqqqBBBBBBBBBB", // M 48-63, N 16384-24575
+			";;;;;;;;;ssqqqqqqqqqqqqqqqqqqssBBBBBBBBBB", // M 48-63, N 24576-32767
+			"rrrrrrrrssqqqqqqqqqqqqqqqqqsssssBBBBBBBBB", // M 48-63, N 32768-49151
+			"rrrrrrrssqoqqqqqqqqqqqqqqqqssssssBBBBBBBB", // M 48-63, N 49152-65535
+			"rrrrrrsssooqqqqqqqqqqqrrrrrsssssssBBBBBBB", // M 48-63, N 65536-98303
+			"rrrrrssssoooqqqqqqqqqqrr777ssssssssBBBBBB", // M 48-63, N 98304-131071
+			"rrrrsssssooooqqqqqqqqrrr777sssssssssBBBBB", // M 48-63, N 131072-196607
+			"rrrsssssssoooqqqqqqqpppp77sssssssssssBBBB", // M 48-63, N 196608-262143
+			"rrssssssssooooqqqqqppppp77ssssssssssssBBB", // M 48-63, N 262144-393215
+			"rsssssssssssooqqqssppppp7ssssssssssssssBB", // M 48-63, N >= 393216
+			"QQQQQQQQQQVVVVVVVVVMQQQQQQQQQQQQQQQQQQQQQ", // M 64-95, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 64-95, N (none)
+			"RRRRRRRRRRRVVVVVVVVRRRRRRRRRRRRRRRRRRRRRR", // M 64-95, N 2
+			"SSSSSSSSSSSSVVVVVVSSSSSSSSSSSSSSSSSSSSSSS", // M 64-95, N 3
+			"SSSSSVVSSSSSSVVVVVVSSQQSSSSSSSSSSSSSSjjSS", // M 64-95, N 4-5
+			"jjjVVVVVVVVjVVVVVVVVQQMCCjjjCjjjjjjjjjjjj", // M 64-95, N 6-7
+			"jjjVVVVVVVVVVVVVVVVVQMCCCjjCCjjjjjjjjjjjj", // M 64-95, N 8-11
+			"jjUUUUUUUUUUUUUUUUUQMCCCCCCCCCjjCCjjjjjjj", // M 64-95, N 12-15
+			"jjVVVfffffVVVVVVVVQQCCCCCCCCCCjjCCjjjjjjj", // M 64-95, N 16-23
+			"CCCWWffffff222AAAAAAAAA???????===????CCCC", // M 64-95, N 24-31
+			"===WWWfffff222>>>>AAAA?????????===?@@@CCC", // M 64-95, N 32-47
+			"===WWWWffff2222>>>>AAA?????????===?@@@@??", // M 64-95, N 48-63
+			"rrrWWWWWfff2222>>>>AAA?????BBB?=?=@@@qqqq", // M 64-95, N 64-95
+			"rrrrWWWWW222222@=>>AA??????rrrB??=@@@qqqq", // M 64-95, N 96-127
+			"====WWWWW2222225@>?????????rrrBBBB@@@????", // M 64-95, N 128-191
+			"rrrWWWWWW22222255==????????rrrBBBrrrqqqqq", // M 64-95, N 192-255
+			"==WWWWWWW222222255=??????qqqqrrrrrrqqqqqq", // M 64-95, N 256-383
+			"==WWWWWWW222225255=????@qqqqqqqqqqqqqqqqq", // M 64-95, N 384-511
+			"==WWWWWW3222255555==????qqqqqqqqqqqqqqqqq", // M 64-95, N 512-767
+			"==WWWWWW3222555555==??qqqqqqqqqqqqqqqqqqq", // M 64-95, N 768-1023
+			"rrrWWWW3322255555@@qqqqqqqqqqqqqqqqqqqqqq", // M 64-95, N 1024-1535
+			"rrrrWW3333222255=@qqqqqqqqqqqqqqqqqqqqqqq", // M 64-95, N 1536-2047
+			"rrrrrrr33332225==qqrqqqqqqqqqqqqqqqqqqqqq", // M 64-95, N 2048-3071
+			"rrrrrrrr333rrr>Bqqqrqqqqsqqqqqqqqqqqqqqqq", // M 64-95, N 3072-4095
+			"rrrrrrrrr3rqq>qqqqqrsqxqxxqqqqqqqqqqqqqqq", // M 64-95, N 4096-6143
+			"rrrrrrrrrrrqqqqqqqqssqxqqxxqqqqqqqqqqqqqq", // M 64-95, N 6144-8191
+			"rrrrrrrrrrrqqqqqqqqssxxxqxqqqqqqqqqqqqqqq", // M 64-95, N 8192-12287
+			"rrrrrrrrrrqqqqqqqqsssxxxqqqqqqqqqqqqqqqqq", // M 64-95, N 12288-16383
+			"rrrrrrrrrqqqqqqqqqqssxxxqqqqqqqqqqqqqqqqq", // M 64-95, N 16384-24575
+			"rrrrrrrrqqqqqqqqqqqqxhhxxqqqqqqqqqqqqqqqq", // M 64-95, N 24576-32767
+			"rrrrrrrqqqqqqqqq66qqhhhhxqqqqqqqqqqqqqqqq", // M 64-95, N 32768-49151
+			"rrrrrrqqqqqqqqqqq6qqhhhhhtqxqqqqqqqqqqqqq", // M 64-95, N 49152-65535
+			"rrrrrqqqqqqqqqqqqqqqqhh7777qqqqqqqqqqqqqq", // M 64-95, N 65536-98303
+			"rrrrqqqqqqoqqqqqqqqq777777qqqqqqqqqqqqqqq", // M 64-95, N 98304-131071
+			"rrrqqqqqqqooqqqqqqq6777777qqqqqqqqqqqqqqq", // M 64-95, N 131072-196607
+			"rrqqqqqqqqqooqqqqq6677777qqqqqqqqqqqqqqqq", // M 64-95, N 196608-262143
+			"rqqqqqqqqqqqoqqqqq6677777qqqqqqqqqqqqqqqq", // M 64-95, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqq77qqqqqqqqqqqqqqqqqq", // M 64-95, N >= 393216
+			"QQQQQQQQQQQQVVVVQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 96-127, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 96-127, N (none)
+			"RRRRRRRRRRRRRVVRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 96-127, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 96-127, N 3
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 96-127, N 4-5
+			"jjjjjjjVVjjjjjVVVVjjjjjjjjjjjjjjjjjjjjjjj", // M 96-127, N 6-7
+			"jjjjUUUUUUUUUUUUUUjjMMCCjjjjwjjjjjjjjjjjj", // M 96-127, N 8-11
+			"jjjjVVVVVVVVVVVVVVQQQCCCjjjCCjjjjjjjjjjjj", // M 96-127, N 12-15
+			"jjjjTTTffVVVVVVVVQQQCCCCjjCCCjjjjjjjjjjjj", // M 96-127, N 16-23
+			"AAAWWWWffff2222AAAAAAAA????????????@@@Cjj", // M 96-127, N 24-31
+			";;;WWWWWff22222@A>AAA????????????=@@@kkkk", // M 96-127, N 32-47
+			";;;;WWWWWf22222@?>AAAA??????BB???=@@@kkkk", // M 96-127, N 48-63
+			"AAAAWWWWW222222@@>AAAA?????rrrB??=@@@jjjj", // M 96-127, N 64-95
+			"rrrrWWWWW022225@@>>AA?????BrrrrBBBB@@kkkk", // M 96-127, N 96-127
+			"AAAAWWWWW0222225>=?===????BrrrrBBBBBkkkkk", // M 96-127, N 128-191
+			"AAAAWWWWW22222225@??=????qqrrrrrrBrrrkkkk", // M 96-127, N 192-255
+			"AAAAWWWWW222222255????@?qqqqrrruurrrrkkkk", // M 96-127, N 256-383
+			"AAAWWWWW32222255555???@qqqqqqqrrrrrrkkkkk", // M 96-127, N 384-511
+			";;;WWWWW3222255555;B??qqqqqqqqqqqqqqkkkkk", // M 96-127, N 512-767
+			";;;;WWW3332225555;;q??qqqqqqqqqqqqqkkkkkk", // M 96-127, N 768-1023
+			"rrrrrW3333222555;;qqqqqqqqqqqqqqqqkkkkkkk", // M 96-127, N 1024-1535
+			"rrrrrr333332222BBqqqqqqqqqqqqqqkkkkkkkkkk", // M 96-127, N 1536-2047
+			"rrrrrrr3333rrrBBwwwrqsssqqqqqqqqkkkkkkkkk", // M 96-127, N 2048-3071
+			"rrrrrrrrr33rq;Bwwwwksssssxqqqqqqkkkkkkkkk", // M 96-127, N 3072-4095
+			";;;;;;;;;;3q99wwwqkkxsxxxxxqqqqqkkkkkkkkk", // M 96-127, N 4096-6143
+			"rrrrrrrrrrr33qqqqqxxxxxxxxxqqqqqkkkkkkkkk", // M 96-127, N 6144-8191
+			"rrrrrrrrrrssqqqqqqxxxxxxxxxxqqqkkkkkkkkkk", // M 96-127, N 8192-12287
+			";;;;;;;;;sssqqqqqxxxxxxxxxxxxqqkkkkkkkkkk", // M 96-127, N 12288-16383
+			";;;;;;;;ssssqqqBvxxxxxxxxxxxxxkkkkkkkkkkk", // M 96-127, N 16384-24575
+			"rrrrrrrssssqqqB666xxhhhhxxxxxsskkkkkkkkkk", // M 96-127, N 24576-32767
+			"rrrrrrsssssqqq66666hhhhhhxxxsssskkkkkkkkk", // M 96-127, N 32768-49151
+			"rrrrrssssssqqq66666hhhhhhhxxssssskkkkkkkk", // M 96-127, N 49152-65535
+			"rrrrsssssssqqqq66667hhhhhhhssssssskkkkkkk", // M 96-127, N 65536-98303
+			"rrrssssssssqqqqq66677hhhhhhsssssssskkkkkk", // M 96-127, N 98304-131071
+			"rrssssssssssqqqq6666177111sssssssssskkkkk", // M 96-127, N 131072-196607
+			"rssssssssssssqqqq6661111ssssssssssssskkkk", // M 96-127, N 196608-262143
+			"ssssssssssssssqq6661sssssssssssssssssskkk", // M 96-127, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 96-127, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 128-191, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 128-191, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 128-191, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 128-191, N 3
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 128-191, N 4-5
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 128-191, N 6-7
+			"CCCCCCVVVVVVVVVVVCCCCCCCCCCCCCjjjCCCCCCCC", // M 128-191, N 8-11
+			"CCCCCUUUUUUUUUUUUQQQQCCCCCCCjjjjjjCCCCCCC", // M 128-191, N 12-15
+			"CCCCMMUUUUUUUUUUQQQCCCCCCCCjjjjjjjjCCCCCC", // M 128-191, N 16-23
+			"AAAAWWWWW2222222AAAAA??CAC????????@@AAAAA", // M 128-191, N 24-31
+			"====WWWWW2222255@AAAA????????????@@@BBBBB", // M 128-191, N 32-47
+			"====WWWWW2225555@A>AA???????BBBBB@@@@BBBB", // M 128-191, N 48-63
+			"AAAAWWWWW22255554??AA?????BrrrBBBBBBBAAAA", // M 128-191, N 64-95
+			"rrrrWWWWW02225554>??==??BBBrrrrBBBBBqqqqq", // M 128-191, N 96-127
+			"====WWWWW2022555@>====??BBrrrrrruBrrrBBBB", // M 128-191, N 128-191
+			"rrrrWWWWW22225555@@@@@@?qqqrrruuuuurrqqqq", // M 128-191, N 192-255
+			"====WWWW3322255555@@@@@qqqqqqsuuuuurrBBBB", // M 128-191, N 256-383
+			"====WWWW3322255555qBqqqqqqqqqsssuuurrBBBB", // M 128-191, N 384-511
+			"====WWW3332225555qqqqqqqqqqqqqqssrrqBBBBB", // M 128-191, N 512-767
+			"=====W3333222555q;qqq?qqqqqqqqqqqqqqBBBBB", // M 128-191, N 768-1023
+			"rrrrr3333332255qqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 1024-1535
+			"rrrrrr33333325qqqqqqqqsqqqqqqqqqqqqqqqqqq", // M 128-191, N 1536-2047
+			"rrrrrrr33333rqqqqqqqqqqsqqqqqqqqqqqqqqqqq", // M 128-191, N 2048-3071
+			"rrrrrrrr333rqqqqqwwqqsxsxxqqqqqqqqqqqqqqq", // M 128-191, N 3072-4095
+			"rrrrrrrrrr3qqqqqqqqkqxsxsxxqqqqqqqqqqqqqq", // M 128-191, N 4096-6143
+			"rrrrrrrrrrssqqqqqqqxqqxxxxxqqqqqqqqqqqqqq", // M 128-191, N 6144-8191
+			"rrrrrrrrrsssqqqqqqqqqxxxqssqqqqqqqqqqqqqq", // M 128-191, N 8192-12287
+			"rrrrrrrrssssqqqqqqqqqxxxsqqqqqqqqqqqqqqqq", // M 128-191, N 12288-16383
+			"rrrrrrrsssssqqqqqqqqqxxxqqqqqqqqqqqqqqqqq", // M 128-191, N 16384-24575
+			"rrrrrrsssssqqqqqqqqqxxhxqqqqqssqqqqqqqqqq", // M 128-191, N 24576-32767
+			"rrrrrssssssqqqqqqxqqxxxxqqqqssssqqqqqqqqq", // M 128-191, N 32768-49151
+			"rrrrsssssssqqqqqqhqqqxxqqqqqsssssqqqqqqqq", // M 128-191, N 49152-65535
+			"rrrssssssssqqqqqqqqqqqqqqqqsssssssqqqqqqq", // M 128-191, N 65536-98303
+			"rrssssssssssqqqqqqqqqqqqqqqssssssssqqqqqq", // M 128-191, N 98304-131071
+			"rsssssssssssqqqqqqqqqqqqqqssssssssssqqqqq", // M 128-191, N 131072-196607
+			"sssssssssssssqqqqqqqqqqqsssssssssssssqqqq", // M 128-191, N 196608-262143
+			"ssssssssssssssqqqqqqssssssssssssssssssqqq", // M 128-191, N 262144-393215
+			"sssssssssssssssssssssssssssssssssssssssqq", // M 128-191, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 192-255, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 192-255, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 192-255, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 192-255, N 3
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 4-5
+			"jjjjjjjjjjjVVVjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 6-7
+			"jjjjjjjjjUUUUUUUUjjjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 8-11
+			"jjjjjjjTTTTUUUUUQQQjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 12-15
+			"jjjjjjMMMMMMMMMMQQCCCCCjjjjjjjjjjjjjjjjjj", // M 192-255, N 16-23
+			"AAAAAWWWW22222222AAACCCwjwwww????@@jjjjjj", // M 192-255, N 24-31
+			"=====WWWW22255555AAA???wwwwBBBBBBBBBkkkkk", // M 192-255, N 32-47
+			"=====WWWW22255555???????wBBBBBBBBBBBkkkkk", // M 192-255, N 48-63
+			"AAAAWWWWW22255525???=??BBBBrrrBBBBBBjjjjj", // M 192-255, N 64-95
+			"rrrrWWWWW22225544@===??BBBBrrrrrrBrBBkkkk", // M 192-255, N 96-127
+			"AAAWWWWWWW2225555@@@@@?BBBqqrruuuuurrkkkk", // M 192-255, N 128-191
+			"rrrWWWWWW32555555@@@@@@qqqqqssuuuuuuukkkk", // M 192-255, N 192-255
+			"AAAAWWWW3325555555@@@@qqqqqsssuuuuuuukkkk", // M 192-255, N 256-383
+			"====WWW3333225555qqqqqqqqqsssssuuuuurkkkk", // M 192-255, N 384-511
+			"====WW3333XX2555qq5qqqqqqqsssssssuusrkkkk", // M 192-255, N 512-767
+			"=====3333332222;q2qqqqqqqqqqqqqqssqqkkkkk", // M 192-255, N 768-1023
+			"rrrrr3333333222q8qqqqqqqqqqqqqqqqqqkkkkkk", // M 192-255, N 1024-1535
+			"rrrrrr3333333qqqqqqqqqsqqqqqqqqqqkkkkkkkk", // M 192-255, N 1536-2047
+			"rrrrrrr33333qqqqqrqqqqqsqqqqqqqkkkkkkkkkk", // M 192-255, N 2048-3071
+			"rrrrrrrr333qqqqqqqqqqssssxqqqqqkkkkkkkkkk", // M 192-255, N 3072-4095
+			"rrrrrrrrrrqqqqqqqqqqqssssxxqqqqkkkkkkkkkk", // M 192-255, N 4096-6143
+			"rrrrrrrrrsssqqqqqqqqqqsssssqqqqkkkkkkkkkk", // M 192-255, N 6144-8191
+			"rrrrrrrrssssqqqqqqqqqsssssssqqqkkkkkkkkkk", // M 192-255, N 8192-12287
+			"rrrrrrrssssssqqqqqqqqsxxsqqqqqkkkkkkkkkkk", // M 192-255, N 12288-16383
+			"rrrrrrssssssqqqqqqqqqssssqqqqqkkkkkkkkkkk", // M 192-255, N 16384-24575
+			"rrrrrsssssssqqqqqqqqqxxsqqqqssskkkkkkkkkk", // M 192-255, N 24576-32767
+			"rrrrsssssssqqqqqqqqqqxxsqqqqsssskkkkkkkkk", // M 192-255, N 32768-49151
+			"rrrssssssssqqqqqqqqqqssqqqqsssssskkkkkkkk", // M 192-255, N 49152-65535
+			"rrsssssssssqqqqqqqqqqqqqqqqssssssskkkkkkk", // M 192-255, N 65536-98303
+			"rsssssssssssqqqqqqqqqqqqqqssssssssskkkkkk", // M 192-255, N 98304-131071
+			"ssssssssssssqqqqqqqqqqqqqssssssssssskkkkk", // M 192-255, N 131072-196607
+			"sssssssssssssqqqqqqqqqqsssssssssssssskkkk", // M 192-255, N 196608-262143
+			"sssssssssssssssqqqqssssssssssssssssssskkk", // M 192-255, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 192-255, N >= 393216
+			"QQQQQQQQQQQUUUUUQUQQMMQQQQQQQQQQQQQQQQQQQ", // M 256-383, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 256-383, N (none)
+			"RRRRRRRRRRRRUUUURRQQQQRRRRRRRRRRRRRRRRRRR", // M 256-383, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 256-383, N 3
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 4-5
+			"jjjjjjjjjUUUUUUUjjjjjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 6-7
+			"jjjjjjjjUUUUUUUUQQjjjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 8-11
+			"jjjjjjjjMMMMMMMMQQQCjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 12-15
+			"jjjjjjjOOOU222UQCCCCCjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 16-23
+			"AAAAAAAWWW22222222CCCCwjjjwwwwwwwwjjjjjjj", // M 256-383, N 24-31
+			"=====WWWWW22255552??CwwwBwwwwwwwwwwBBBBBB", // M 256-383, N 32-47
+			"====WWWWWW22555555????wwwwwwBBBBBBBBBBBBB", // M 256-383, N 48-63
+			"AAAWWWWWW322555555?=?BBwwwBBrrrrrBBBjjjjj", // M 256-383, N 64-95
+			"rrrWWWWWW322255555===?BBBBBqrrruuuuuBqqqq", // M 256-383, N 96-127
+			"===WWWWWW322255555@@@@BqqqqsssuuuuuuuBBBB", // M 256-383, N 128-191
+			"rrrWWWWWW322555555@@@Bqqqqssssuuuuuuuqqqq", // M 256-383, N 192-255
+			"===WWWW3333225555qBBqqqqqsssssuuuuuuuBBBB", // M 256-383, N 256-383
+			"===WWW333332255BqqqqqqqqqssssssssuuuuBBBB", // M 256-383, N 384-511
+			"===W333333332BBqqqqqqqqqqssssssssuuusBBBB", // M 256-383, N 512-767
+			"===3333333333BqqqqqqqqqqssssssssssssBBBBB", // M 256-383, N 768-1023
+			"rrrrr33333333qqqqqqqqsqssssssqqqsssqqqqqq", // M 256-383, N 1024-1535
+			"rrrrr3333333qqqqqqqqqsssssqqqqqqqqqqqqqqq", // M 256-383, N 1536-2047
+			"rrrrrr33333qqqqqqqqqqsssxxxqqqqqqqqqqqqqq", // M 256-383, N 2048-3071
+			"rrrrrrrr33qqqqqqqqqssssssxxqqqqqqqqqqqqqq", // M 256-383, N 3072-4095
+			"rrrrrrrrrqqqqqqqqqssssssxsxqqqqqqqqqqqqqq", // M 256-383, N 4096-6143
+			"rrrrrrrrssssqqqqqqsssssssssqqqqqqqqqqqqqq", // M 256-383, N 6144-8191
+			"rrrrrrrsssssqqqqqqqqsxxssssqqqqqqqqqqqqqq", // M 256-383, N 8192-12287
+			"rrrrrrsssssssqqqqqqqsxxssqqqqqqqqqqqqqqqq", // M 256-383, N 12288-16383
+			"rrrrrsssssssqqqqqqqqssssqqqqqsqqqqqqqqqqq", // M 256-383, N 16384-24575
+			"rrrrssssssssqqqqqqqqqsssqqqqsssqqqqqqqqqq", // M 256-383, N 24576-32767
+			"rrrsssssssssqqqqqqqqqsssqqqsssssqqqqqqqqq", // M 256-383, N 32768-49151
+			"rrssssssssssqqqqqqqqqqqqqqqssssssqqqqqqqq", // M 256-383, N 49152-65535
+			"rsssssssssssqqqqqqqqqqqqqqqsssssssqqqqqqq", // M 256-383, N 65536-98303
+			"ssssssssssssqqqqqqqqqqqqqqsssssssssqqqqqq", // M 256-383, N 98304-131071
+			"sssssssssssssqqqqqqqqqqqqsssssssssssqqqqq", // M 256-383, N 131072-196607
+			"ssssssssssssssqqqqqqsssssssssssssssssqqqq", // M 256-383, N 196608-262143
+			"ssssssssssssssssqqssssssssssssssssssssqqq", // M 256-383, N 262144-393215
+			"sssssssssssssssssssssssssssssssssssssssqq", // M 256-383, N >= 393216
+			"QQQQQQQQQQUUUUUUUQQMMMMQQQQQQQQQQQQQQQQQQ", // M 384-511, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 384-511, N (none)
+			"RRRRRRRRRRUUUUUUUUQQQMMRRRRRRRRRRRRRRRRRR", // M 384-511, N 2
+			"SSSSSSSSSSSVVVVVSQQQQQSSSSSSSSSSSSSSSSSSS", // M 384-511, N 3
+			"jjjjjjjjjjjUUUjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 4-5
+			"jjjjjjjjjUUUUUUUQjjjjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 6-7
+			"jjjjjjjjMMMMMMMMQQjjjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 8-11
+			"jjjjjjjOOOUUUUUQQQCCjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 12-15
+			"jjjjjjjMM222222CCCCCCCjjjjjjjjjjjjjjjjjjj", // M 384-511, N 16-23
+			"AAAAAAAWWW255552222CCwwjjjjwwwwwjjjjjjjjj", // M 384-511, N 24-31
+			"=====WWWWW225555552CwwwwBBwwwwwwwBBBBBBBB", // M 384-511, N 32-47
+			"====WWWWW3222555555?wwwwBwwwwwwwwwwBBBBBB", // M 384-511, N 48-63
+			"AAAWWWWWW3222555555?Bwwwwwwwrsssuuuujjjjj", // M 384-511, N 64-95
+			"rrrWWWWWW3322555555BBBBwwqqsssssuuuuqqqqq", // M 384-511, N 96-127
+			"==WWWWWWW332255555qBBBqqqqssssssuuuuuBBBB", // M 384-511, N 128-191
+			"rrWWWWWWW33225555qqBBqqqqssssssuuuuuuqqqq", // M 384-511, N 192-255
+			"AAWWWWW3333>255;qqqqqqqqsssssssssuuuuBBBB", // M 384-511, N 256-383
+			"==WWW33333>>>;;qqqqqqqqssxxxsssssuuuuBBBB", // M 384-511, N 384-511
+			"==WW33333>>>>BqqqqqqsssssxxxsssssuuuBBBBB", // M 384-511, N 512-767
+			"==W3333333333qqqqqqqssssxxxsssssssssBBBBB", // M 384-511, N 768-1023
+			"rr3333333333qqqqqqqssssxxxsssssssssqqqqqq", // M 384-511, N 1024-1535
+			"rrrr3333333qqqqqqqqssssxxxsssssssqqqqqqqq", // M 384-511, N 1536-2047
+			"rrrrrr3333qqqqqqqqssssssxxxsqqqqsqqqqqqqq", // M 384-511, N 2048-3071
+			"rrrrrr333qqqqqqqssssssssxhxxqqqqqqqqqqqqq", // M 384-511, N 3072-4095
+			"rrrrrrr3qqqqqqqqqsssssssxxxxqqqqqqqqqqqqq", // M 384-511, N 4096-6143
+			"rrrrrrrsqqqqqqqqqssssssssssxqqqqqqqqqqqqq", // M 384-511, N 6144-8191
+			"rrrrrrssssssqqqqqsssshssssssqqqqqqqqqqqqq", // M 384-511, N 8192-12287
+			"rrrrrssssssssqqqqqqssxxssssqqqqqqqqqqqqqq", // M 384-511, N 12288-16383
+			"rrrrsssssssssqqqqqqqsssssqqqqsqqqqqqqqqqq", // M 384-511, N 16384-24575
+			"rrrssssssssssqqqqqqqsssssqqssssqqqqqqqqqq", // M 384-511, N 24576-32767
+			"rrssssssssssqqqqqqqqqqqqqqqsssssqqqqqqqqq", // M 384-511, N 32768-49151
+			"rsssssssssssqqqqqqqqqqqqqqsssssssqqqqqqqq", // M 384-511, N 49152-65535
+			"ssssssssssssqqqqqqqqqqqqqqssssssssqqqqqqq", // M 384-511, N 65536-98303
+			"sssssssssssssqqqqqqqqqqqqssssssssssqqqqqq", // M 384-511, N 98304-131071
+			"ssssssssssssssqqqqqqqqqsssssssssssssqqqqq", // M 384-511, N 131072-196607
+			"sssssssssssssssqqqqssssssssssssssssssqqqq", // M 384-511, N 196608-262143
+			"ssssssssssssssssssssssssssssssssssssssqqq", // M 384-511, N 262144-393215
+			"sssssssssssssssssssssssssssssssssssssssqq", // M 384-511, N >= 393216
+			"QQQQQQQQQUUUUUUUUUSMMMMMMMMQQQQQQQQQQQQQQ", // M 512-767, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 512-767, N (none)
+			"RRRRRRRRRUUUUUUUQQQQQQRRjjRRRRRRRRRRRRRRR", // M 512-767, N 2
+			"SSSSSSSSSSUUUUUUQQQQSSCwSSSSSSSSSSSSSSSSS", // M 512-767, N 3
+			"jjjjjjjjjjUUUUUMjQQQCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 4-5
+			"jjjjjjjjMMMMMMMMQjjQCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 6-7
+			"jjjjjjjjOOUUUUUQQQjCCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 8-11
+			"jjjjjjjMMUUU22QCCCCCCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 12-15
+			"jjjjjjjO222222CCCCCCCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 16-23
+			"AAAAAAWWWW255552222Cjjjwjjjjjjjjjjjjjjjjj", // M 512-767, N 24-31
+			";;;;WWWWW3255555552CwwwwwBBwwwwBBBBBBBBBB", // M 512-767, N 32-47
+			";;;WWWWWW32555555552wwwwwBwwwkkkkkBBBBBBB", // M 512-767, N 48-63
+			"AAAWWWWWW3322555555@Bwwwwwwwsssssuujjjjjj", // M 512-767, N 64-95
+			"rrWWWWWWW333255555;;BBwwwqssssssuuuuBBBBB", // M 512-767, N 96-127
+			"AAWWWWWWW3332555=;;qBqqqqssssssssuuuBBBBB", // M 512-767, N 128-191
+			"AWWWWWWWW3333B;;;qqqqqqqsssssssssuuuuBBBB", // M 512-767, N 192-255
+			"AWWWWWWW33333;;;qqqqqqssssxssssssuuuuBBBB", // M 512-767, N 256-383
+			"AWWWW333333>3;;qqqqqsssssxxxssssuuuuBBBBB", // M 512-767, N 384-511
+			";WWW333333=3>BqqqqqsssssxxxxsssssuuuBBBBB", // M 512-767, N 512-767
+			";W3333333333qqqqqqqssssxxxxxsssssssBBBBBB", // M 512-767, N 768-1023
+			"rr333333333qqqqqqqqssssxxxxsssssssBBBBBBB", // M 512-767, N 1024-1535
+			"rr33333333qqqqqqqqsssssxxxssssssssBBBBBBB", // M 512-767, N 1536-2047
+			"rrrr33333qqqqqqqqqssssssxxxsssssssBBBBBBB", // M 512-767, N 2048-3071
+			"rrrr3333qqqqqqqqsvhsssssxhxxssssssBBBBBBB", // M 512-767, N 3072-4095
+			";;;;333qqqqqqqqqssxssshshsxxxxqqqBBBBBBBB", // M 512-767, N 4096-6143
+			"rrrr33qqqqqqqqqqsssssssssssxxxxqqBBBBBBBB", // M 512-767, N 6144-8191
+			"rrrrrsssqqqqqqqqqssssshsssssxxxBBBBBBBBBB", // M 512-767, N 8192-12287
+			"rrrrsssssssssqqqqqssssssssssqxBBBBBBBBBBB", // M 512-767, N 12288-16383
+			"rrrsssssssssssqqqqssssssssqqqsBBBBBBBBBBB", // M 512-767, N 16384-24575
+			"rrssssssssssssqqqqqqsssssqqssssBBBBBBBBBB", // M 512-767, N 24576-32767
+			"rssssssssssssqqqqqqqqsssqqqsssssBBBBBBBBB", // M 512-767, N 32768-49151
+			"sssssssssssssqqqqqqqqqqqqqsssssssBBBBBBBB", // M 512-767, N 49152-65535
+			"sssssssssssssqqqqqqqqqqqqsssssssssBBBBBBB", // M 512-767, N 65536-98303
+			"ssssssssssssssqqqqqqsqqssssssssssssBBBBBB", // M 512-767, N 98304-131071
+			"sssssssssssssssqqqqsssssssssssssssssBBBBB", // M 512-767, N 131072-196607
+			"sssssssssssssssssssssssssssssssssssssBBBB", // M 512-767, N 196608-262143
+			"ssssssssssssssssssssssssssssssssssssssBBB", // M 512-767, N 262144-393215
+			"sssssssssssssssssssssssssssssssssssssssBB", // M 512-767, N >= 393216
+			"QQQQQQQQUUUUUUUUUUUMMMMMMMMMQQQQQQQQQQQQQ", // M 768-1023, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 768-1023, N (none)
+			"RRRRRRRRRUUUUUUUQQQSRRRRjjjjRRRRRRRRRRRRR", // M 768-1023, N 2
+			"SSSSSSSSSUUUUMMMQQQSSSCjjjjSSSSSSSSSSSSSS", // M 768-1023, N 3
+			"jjjjjjjjjjMMMMMMQQQQCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 4-5
+			"jjjjjjjjOOOOOOUQQQQCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 6-7
+			"jjjjjjjMMMMUUMQQCCCCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 8-11
+			"jjjjjjjOOU22222CCCCCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 12-15
+			"jjjjjjQQQ22222CCCCCCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 16-23
+			"AAAAAAWWWA255552222CCjjjwwjjjjjjjjjjjjjjj", // M 768-1023, N 24-31
+			";;;;WWWWWA255555522C=jwwwBBBBBBBBBBBBBBBB", // M 768-1023, N 32-47
+			";;;WWWWWW3A55555552@@wwwwBBBBkkkkBBBBBBBB", // M 768-1023, N 48-63
+			"AAAWWWWW333A255555@@@wwwwwkkkksssskjjjjjj", // M 768-1023, N 64-95
+			"rrWWWWWWW333355;;;;BBwwwwssssssssuuBBBBBB", // M 768-1023, N 96-127
+			"AWWWWWWWW3333B;;;;;qqqqqsssssssssuuuBBBBB", // M 768-1023, N 128-191
+			"AWWWWWWWW3333B;;;qqqqqqssssssssssuuuBBBBB", // M 768-1023, N 192-255
+			"AWWWWWWW33333Bq;iqqqsssssssssssssuuuBBBBB", // M 768-1023, N 256-383
+			"WWWWW33333399:BqqqqsssssxxxssssssuuuBBBBB", // M 768-1023, N 384-511
+			"WWW333333339999qqqqsqssxxxxxssssssuBBBBBB", // M 768-1023, N 512-767
+			";dd3333333399qqqqgqssssxxxxsssssssBBBBBBB", // M 768-1023, N 768-1023
+			"rdd3333333q99qqqqqqssssxxxxsssssssBBBBBBB", // M 768-1023, N 1024-1535
+			"rrd333333qq9qqqqqssssssxxxxxxsssussBBBBBB", // M 768-1023, N 1536-2047
+			"rrd33333qqqqqqqqssssssssxxxxxxssussBBBBBB", // M 768-1023, N 2048-3071
+			"rrdd333qqqqqqqqqsssssssssxxxxxssssBBBBBBB", // M 768-1023, N 3072-4095
+			"rrdd33qqqqqqqqqqssssssssssxxxxxsssBBBBBBB", // M 768-1023, N 4096-6143
+			"rrdd3qqqqqqqqqqqsssssssssssxxxxxxBBBBBBBB", // M 768-1023, N 6144-8191
+			"rrrdqqqqqqqqqqqqqsssxsssssssxxxxBBBBBBBBB", // M 768-1023, N 8192-12287
+			"rrrsqqqqsqqqqqqqqssssssssssssxBBBBBBBBBBB", // M 768-1023, N 12288-16383
+			"rrssssssssssssqqqqsssssssssqqsBBBBBBBBBBB", // M 768-1023, N 16384-24575
+			"rssssssssssssssqqqqsssssssqqsssBBBBBBBBBB", // M 768-1023, N 24576-32767
+			"sssssssssssssssqqqqqqssssqqsssssBBBBBBBBB", // M 768-1023, N 32768-49151
+			"sssssssssssssssqqqqqqqqqqqsssssssBBBBBBBB", // M 768-1023, N 49152-65535
+			"sssssssssssssssqqqqsqqqqqsssssssssBBBBBBB", // M 768-1023, N 65536-98303
+			"sssssssssssssssssssssssssssssssssssBBBBBB", // M 768-1023, N 98304-131071
+			"ssssssssssssssssssssssssssssssssssssBBBBB", // M 768-1023, N 131072-196607
+			"sssssssssssssssssssssssssssssssssssssBBBB", // M 768-1023, N 196608-262143
+			"ssssssssssssssssssssssssssssssssssssssBBB", // M 768-1023, N 262144-393215
+			"sssssssssssssssssssssssssssssssssssssssBB", // M 768-1023, N >= 393216
+			"QQQQQQQQUUMMMMMUUSMMMQQQQQQQQQQQQQQQQQQQQ", // M 1024-1535, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 1024-1535, N (none)
+			"RRRRRRRRUMMMMMMMQQSRRRRjjjjjjRRRRRRRRRRRR", // M 1024-1535, N 2
+			"SSSSSSSSSMMMMMMMQQSSSSjjjjjjjSSSSSSSSSSSS", // M 1024-1535, N 3
+			"jjjjjjjjjOOOOOQQQQCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 4-5
+			"jjjjjjjMMMMMMMQQQCCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 6-7
+			"jjjjjjMMMMMUMMMMSCCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 8-11
+			"jjjjjjQQQQ22222CCCCCCwwjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 12-15
+			"jjjjjjff222222CCCCCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 16-23
+			"AAAAAWWWWAA55552222Cwjjjjjwjjjjjjjjjjjjjj", // M 1024-1535, N 24-31
+			";;;WWWWWWAA55552222===jwwwkkkkkkkkkkkkkkk", // M 1024-1535, N 32-47
+			";;;WWWWW33AA555522@BBBwwwwkkkkkkkkkkkkkkk", // M 1024-1535, N 48-63
+			"AAWWWWWW333AA255;?BBBBwwwkjjjkkkkjjjjjjjj", // M 1024-1535, N 64-95
+			"rrWWWWWW33333B;;;;BBwwwwsksskssssskkkkkkk", // M 1024-1535, N 96-127
+			"AWWWWWWW33333BB;;qqqssqsssssssssssukkkkkk", // M 1024-1535, N 128-191
+			"AWWWWWWW3333BBqqqqqsssssssssssssssukkkkkk", // M 1024-1535, N 192-255
+			"WWWWWW333333Bqqqqwssssssssssssssssukkkkkk", // M 1024-1535, N 256-383
+			"WWWWWW333333qqqqqqssssqxxxssssssssskkkkkk", // M 1024-1535, N 384-511
+			"Wdd33333333qqqqq:ssssssxxxxssssssskkkkkkk", // M 1024-1535, N 512-767
+			"ddd3333333q99qqqqqsssssxxxxssssssskkkkkkk", // M 1024-1535, N 768-1023
+			"rddd33333qq99qqqqqsssssxxxxxxxssuuukkkkkk", // M 1024-1535, N 1024-1535
+			"rddd3333q999qqqqqqsssssxxxxxxxxsuuukkkkkk", // M 1024-1535, N 1536-2047
+			"rrddd33qq9qqqqqq7ssssssssxxxxxxsuuukkkkkk", // M 1024-1535, N 2048-3071
+			"rdddd3qqqqqqqqqsssssssssssxxxxxxvvvkkkkkk", // M 1024-1535, N 3072-4095
+			"rddddqqqqqqqqqqssssssssssssxxx11vvkkkkkkk", // M 1024-1535, N 4096-6143
+			"rrddqqqqqqqqqqqssssssssssssx1111xxkkkkkkk", // M 1024-1535, N 6144-8191
+			"rrdqqqqqqqqqqqqqssssssssssss1111xkkkkkkkk", // M 1024-1535, N 8192-12287
+			"rrsqqqqqqqqqqqqqqssssssssssss11kkkkkkkkkk", // M 1024-1535, N 12288-16383
+			"rsssqqqqssqqqqqqqssssssssssssqkkkkkkkkkkk", // M 1024-1535, N 16384-24575
+			"sssssssssssssssqqqsssssssssqqsskkkkkkkkkk", // M 1024-1535, N 24576-32767
+			"ssssssssssssssssqqqqsssssssqsssskkkkkkkkk", // M 1024-1535, N 32768-49151
+			"ssssssssssssssssssqqqssssqqsssssskkkkkkkk", // M 1024-1535, N 49152-65535
+			"ssssssssssssssssssssqqqqqssssssssskkkkkkk", // M 1024-1535, N 65536-98303
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 1024-1535, N 98304-131071
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 1024-1535, N 131072-196607
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 1024-1535, N 196608-262143
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 1024-1535, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 1024-1535, N >= 393216
+			"QQQQQQQQUUMMMMMMUUMMMMQQQQQQQQQQQQQQQQQQQ", // M 1536-2047, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 1536-2047, N (none)
+			"RRRRRRRRMMMMMMMMQSRRRRjjRRRRjjRRRRRRRRRRR", // M 1536-2047, N 2
+			"SSSSSSSSSOOOOOOQQSSSSSjjjjjjjSSSSSSSSSSSS", // M 1536-2047, N 3
+			"jjjjjjjjMMMMMMQQSSCCCjjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 4-5
+			"jjjjjjjMMMMMMMMMSCCCCjjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 6-7
+			"jjjjjjQQQQQ22QQCCCCCCCjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 8-11
+			"jjjjjjSff222222CCCCCCCjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 12-15
+			"jjjjjffffff2222CCCCCCCjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 16-23
+			"AAAAWWWWWAAA522222Cwwjjjjjkjjjjjjjjjjjjjj", // M 1536-2047, N 24-31
+			";;;WWWWWWAAAA22222=BBwwjjkkkkkkkkkkkkkkkk", // M 1536-2047, N 32-47
+			";;WWWWWW33AAA555;==BBBwwkkkkkkkkkkkkkkkkk", // M 1536-2047, N 48-63
+			"AAWWWWWW33AAA;;;;BBBBBwwkkjjjjjjjjjjjjjjj", // M 1536-2047, N 64-95
+			"rrWWWWWW33333;;;;Bwqqwwskkkkkkkkkkkkkkkkk", // M 1536-2047, N 96-127
+			"AWWWWWW33333BBq;<qssssssssssssssskkkkkkkk", // M 1536-2047, N 128-191
+			"WWWWWW333333Bqqqqsssssssssssssssskkkkkkkk", // M 1536-2047, N 192-255
+			"WWWWWW333333qqqqqwssssssssssssssskkkkkkkk", // M 1536-2047, N 256-383
+			"WWW33333333qqqqqssssssxxxsssssssskkkkkkkk", // M 1536-2047, N 384-511
+			"ddd3333333qqqqqsssssqsqxxxsssssssskkkkkkk", // M 1536-2047, N 512-767
+			"ddd333333qq99qqqssssssxxxxxxxsssuuukkkkkk", // M 1536-2047, N 768-1023
+			"rddd3333q9991q1qsssssssxxxxxxxxsuuukkkkkk", // M 1536-2047, N 1024-1535
+			"rdddd33q91111qqqqqssssssxxxxxxxxuuukkkkkk", // M 1536-2047, N 1536-2047
+			"rdddd3qq91111qsqq7xsssssssxxxxxxuvvkkkkkk", // M 1536-2047, N 2048-3071
+			"rddd3qqqqqqqqqsssssssssshhsxxxx11vvkkkkkk", // M 1536-2047, N 3072-4095
+			"rdddqqqqqqqqqqssssxsssssshsx11111vvkkkkkk", // M 1536-2047, N 4096-6143
+			"rddqqqqqqqqqqqsssssshssssss1111111kkkkkkk", // M 1536-2047, N 6144-8191
+			"rdqqqqqqqqqqqqqsssssssssssss11111kkkkkkkk", // M 1536-2047, N 8192-12287
+			"rsqqqqqqqqqqqqqqssssssYssssss11kkkkkkkkkk", // M 1536-2047, N 12288-16383
+			"sssqqqqqqqqqqqqqqssssssssssssskkkkkkkkkkk", // M 1536-2047, N 16384-24575
+			"ssssqqqqsqqsssssqqssssssssssqsskkkkkkkkkk", // M 1536-2047, N 24576-32767
+			"sssssssssssssssssqqssssssssqsssskkkkkkkkk", // M 1536-2047, N 32768-49151
+			"ssssssssssssssssssqqssssssqsssssskkkkkkkk", // M 1536-2047, N 49152-65535
+			"sssssssssssssssssssqqqssqqsssssssskkkkkkk", // M 1536-2047, N 65536-98303
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 1536-2047, N 98304-131071
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 1536-2047, N 131072-196607
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 1536-2047, N 196608-262143
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 1536-2047, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 1536-2047, N >= 393216
+			"QQQQQQQQMMMMMMMMQUMQUQQQQQQQQQQQQQQQQQQQQ", // M 2048-3071, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 2048-3071, N (none)
+			"RRRRRRRRMMOOOOOOOORRRjjjRRRjjjRRRRRRRRRRR", // M 2048-3071, N 2
+			"SSSSSSSSSMMMMMQQSSSSjjjjjjjjjjSSSSSSSSSSS", // M 2048-3071, N 3
+			"jjjjjjjMMMMMMMMCRCCCjjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 4-5
+			"jjjjjQQQQQQQQQQCCCCCwjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 6-7
+			"jjjjjSSffff2222CCCCCwjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 8-11
+			"jjjjfffffffff2CCCCCCwjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 12-15
+			"jjjjffffffffffCCCCCCCjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 16-23
+			"AAAAWWWWWAAAA2222Cwjjjjjjjkkjjjjjjjjjjjjj", // M 2048-3071, N 24-31
+			"===WWWWW3AAAA252;==BBwjjjkkkkkkkkkkkkkkkk", // M 2048-3071, N 32-47
+			"==WWWWWW3XXAA5;;;==BBBwjkkkkkkkkkkkkkkkkk", // M 2048-3071, N 48-63
+			"AAWWWWW33XX3A;;;;?wBBBwwkkjjjjjjjjjjjjjjj", // M 2048-3071, N 64-95
+			"rrWWWWW333333;9;;wwqqwwwkkkkkkkkkkkkkkkkk", // M 2048-3071, N 96-127
+			"AWWWWW33333339Bqssssqssssssskkkkkkkkkkkkk", // M 2048-3071, N 128-191
+			"WWWWW3333333qqqqsssssssssssssskkkkkkkkkkk", // M 2048-3071, N 192-255
+			"WWWW3333333qqqqqsssssssssssssssskkkkkkkkk", // M 2048-3071, N 256-383
+			"ddd3333333qqqqqsssssssssxsssssssskkkkkkkk", // M 2048-3071, N 384-511
+			"ddd333333qqqqqqsssssssssxxsssssssskkkkkkk", // M 2048-3071, N 512-767
+			"dddd3333qqqqqqssssssssssxxxxxxssuuukkkkkk", // M 2048-3071, N 768-1023
+			"rdddd33qq9qqqqsssshssshsxxxxxxxsuuukkkkkk", // M 2048-3071, N 1024-1535
+			"rdddddqq91111ssxs7ssssssxxxxxxxxuvvkkkkkk", // M 2048-3071, N 1536-2047
+			"rddd3qqqq1111sss7xss7sssssxxxxx11vvkkkkkk", // M 2048-3071, N 2048-3071
+			"rdddqq1qqq11sssssssssssshhsxxxx111vkkkkkk", // M 2048-3071, N 3072-4095
+			"rddqqq1qqq11ssssssZssshsYhsx1111111kkkkkk", // M 2048-3071, N 4096-6143
+			"rdqqqqqqqqqssssssssssssssss1111111kkkkkkk", // M 2048-3071, N 6144-8191
+			"rqqqqqqqqqqsssssssssssssssss11111kkkkkkkk", // M 2048-3071, N 8192-12287
+			"ssqqqqqqqqqqqqssssssssYssssss11kkkkkkkkkk", // M 2048-3071, N 12288-16383
+			"ssqqqqqqqqqqqqqqqssssssssssssskkkkkkkkkkk", // M 2048-3071, N 16384-24575
+			"sssqqqqqqqqqqqqqqqssssssssssssskkkkkkkkkk", // M 2048-3071, N 24576-32767
+			"ssssqqqqqqqqsssssqqssssssssssssskkkkkkkkk", // M 2048-3071, N 32768-49151
+			"ssssssssssssssssssqsssssssssssssskkkkkkkk", // M 2048-3071, N 49152-65535
+			"sssssssssssssssssssqqssssqsssssssskkkkkkk", // M 2048-3071, N 65536-98303
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 2048-3071, N 98304-131071
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 2048-3071, N 131072-196607
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 2048-3071, N 196608-262143
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 2048-3071, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 2048-3071, N >= 393216
+			"QQQQQQQQMMMMMMMMOOUQQQQQQQQQQQQQQQQQQQQQQ", // M 3072-4095, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 3072-4095, N (none)
+			"RRRRRRRRRMMMSSQQSRRRRRRSRRSSSSRRRRRRRRRRR", // M 3072-4095, N 2
+			"SSSSSSSSSMMMMMMSSSSSjjSSSSSSSjSSSSSSSSSSS", // M 3072-4095, N 3
+			"jjjjjQQQQQQQQQQCSCCjjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 4-5
+			"jjjjSSSSSSffSSSCCCCjjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 6-7
+			"jjjjfffffffff2CCCCCCjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 8-11
+			"jjjfffffffffffCCCCCCjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 12-15
+			"jjj22222222222CCCCCCjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 16-23
+			"AAAWWWWWAAAAA222Cwjjjjjjjjkkjjjjjjjjjjjjj", // M 3072-4095, N 24-31
+			";;WWWWWW3AAAA2;;;?=wwjjjjkkkkkkkkkkkkkkkk", // M 3072-4095, N 32-47
+			";;WWWWW33XXAA;;;;;=BBwjjjkkkkkkkkkkkkkkkk", // M 3072-4095, N 48-63
+			"AAWWWWW33XX33;;;;;wBBwwwkkjjjjjjjjjjjjjjj", // M 3072-4095, N 64-95
+			"rrWWWW333333399:::wwwwwwkkkkkkkkkkkkkkkkk", // M 3072-4095, N 96-127
+			"AWWWWW333333999ssssssssssskkkkkkkkkkkkkkk", // M 3072-4095, N 128-191
+			"AWWdd333333qqqqsssssssssssskkkkkkkkkkkkkk", // M 3072-4095, N 192-255
+			"ddddd333333qqqqsssssssssssssssskkkkkkkkkk", // M 3072-4095, N 256-383
+			"dddd33333qqqqqqsssssssssssssssssskkkkkkkk", // M 3072-4095, N 384-511
+			"dddd3333qqqqqqsssssssssssxsssssssskkkkkkk", // M 3072-4095, N 512-767
+			"dddddddqqqqqqssssssssssssxxxxxsvvukkkkkkk", // M 3072-4095, N 768-1023
+			"rdddddqqqqqqqssssssssssssxxxxxxvvvvkkkkkk", // M 3072-4095, N 1024-1535
+			"rddddqqqqqqqsssxxssssssssxxxxxx11vvkkkkkk", // M 3072-4095, N 1536-2047
+			"rdddqqqqqq11sssxxsssssssssxxxxx111vkkkkkk", // M 3072-4095, N 2048-3071
+			"rddqqqq1q1111ssx7sssssssssx1xx11111kkkkkk", // M 3072-4095, N 3072-4095
+			"rdqqqqq1qq111ssssssssssssss1111111kkkkkkk", // M 3072-4095, N 4096-6143
+			"rqqqqq1qqqsssssssssssssssss1111111kkkkkkk", // M 3072-4095, N 6144-8191
+			"sqqqqqqqqqssssssssssssssssss11111kkkkkkkk", // M 3072-4095, N 8192-12287
+			"sqqqqqqqqqsssssssssssssssssss11kkkkkkkkkk", // M 3072-4095, N 12288-16383
+			"sqqqqqqqqqssqqqssssssssssssssskkkkkkkkkkk", // M 3072-4095, N 16384-24575
+			"ssqqqqqqqqqqqqqqqqssssssssssssskkkkkkkkkk", // M 3072-4095, N 24576-32767
+			"sssqqqqqqqqqqssssqsssssssssssssskkkkkkkkk", // M 3072-4095, N 32768-49151
+			"sssssssssqqsssssssqsssssssssssssskkkkkkkk", // M 3072-4095, N 49152-65535
+			"ssssssssssssssssssssqssssssssssssskkkkkkk", // M 3072-4095, N 65536-98303
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 3072-4095, N 98304-131071
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 3072-4095, N 131072-196607
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 3072-4095, N 196608-262143
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 3072-4095, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 3072-4095, N >= 393216
+			"QQQQQQQQQMMMOOOQOOOMMMQMQMMQQQQQQQQQQQQQQ", // M 4096-6143, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 4096-6143, N (none)
+			"RRRRRRRRRMMMSSSSRORjjjjjRRRjjjRRRRRRRRRRR", // M 4096-6143, N 2
+			"SSSSSSQQQQQQSSSSCjjjjjjjjjjjjjSSSSSSSSSSS", // M 4096-6143, N 3
+			"jjjjRRRRRRRRRRRCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 4-5
+			"jjjffffffffffffCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 6-7
+			"jjjffffffffffffCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 8-11
+			"jjjQfWWWWWWWC2CCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 12-15
+			"jjjffWWWWWWWW2CCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 16-23
+			"AAWWWWWWAAAAAACj;wjjjjjjjjkkjjjjjjjjjjjjj", // M 4096-6143, N 24-31
+			";;WWWWWW3AAAAAB;;;wwjjjjjjkkkkkkkkkkkkkkk", // M 4096-6143, N 32-47
+			";WWWWWW33333?;::;;Bwwwjjjjkkkkkkkkkkkkkkk", // M 4096-6143, N 48-63
+			"AWWWWW33333339:::;wBBwwkkkjjjjjjjjjjjjjjj", // M 4096-6143, N 64-95
+			"rWWWWdd3333399:::wwwwwwkkkkkkkkkkkkkkkkkk", // M 4096-6143, N 96-127
+			"AWWdddd3333qqqsssssssssssskkkkkkkkkkkkkkk", // M 4096-6143, N 128-191
+			"Adddddd333qqqssssssssssssssskkkkkkkkkkkkk", // M 4096-6143, N 192-255
+			"Addddddd3qqqqssssssssssssssskkkkkkkkkkkkk", // M 4096-6143, N 256-383
+			"Adddddddqqqqqssssssssssssssssssskkkkkkkkk", // M 4096-6143, N 384-511
+			";ddddddqqqqqssssssssssssssssssssskkkkkkkk", // M 4096-6143, N 512-767
+			"=dddddqqqqqqstssssssssssssxxxxsvvvkkkkkkk", // M 4096-6143, N 768-1023
+			"rddddqqqqqqqstssssssssssssxxxx11vvkkkkkkk", // M 4096-6143, N 1024-1535
+			"rdddqqqqqqqsssssssssssssssxxx1111vvkkkkkk", // M 4096-6143, N 1536-2047
+			"rddqqqqqqq11ssss77ssssssss11111111vkkkkkk", // M 4096-6143, N 2048-3071
+			"rdqqqqq1qq111ssx77ssssssss11111111kkkkkkk", // M 4096-6143, N 3072-4095
+			"rqqqqqq1qs11tsssssssssssss11111111kkkkkkk", // M 4096-6143, N 4096-6143
+			"sqqqqq11qssssssssssssssssss111111kkkkkkkk", // M 4096-6143, N 6144-8191
+			"sqqqqq11ssssssssssssssssssss1111kkkkkkkkk", // M 4096-6143, N 8192-12287
+			"sqqqq11ssssssssssssssssssssss1kkkkkkkkkkk", // M 4096-6143, N 12288-16383
+			"sqqqqqqssssssssssssssssssssssskkkkkkkkkkk", // M 4096-6143, N 16384-24575
+			"ssqqqqqqqssssqqqqqssssssssssssskkkkkkkkkk", // M 4096-6143, N 24576-32767
+			"sssqqqqqqqqqqqsssssssssssssssssskkkkkkkkk", // M 4096-6143, N 32768-49151
+			"ssssqqqqqqqqqsssssssssssssssssssskkkkkkkk", // M 4096-6143, N 49152-65535
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 4096-6143, N 65536-98303
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 4096-6143, N 98304-131071
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 4096-6143, N 131072-196607
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 4096-6143, N 196608-262143
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 4096-6143, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 4096-6143, N >= 393216
+			"QQQQQQQQQMMMMMQQRRRRRRRRRRRRRRQQQQQQQQQQQ", // M 6144-8191, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 6144-8191, N (none)
+			"RRRRRRRRRRMMSSSSRRRRRRRRRRRRRRRRRRRRRRRRR", // M 6144-8191, N 2
+			"SSSSSSSSSSSSSSSSSjjjSSSSSSSSSSSSSSSSSSSSS", // M 6144-8191, N 3
+			"jjjjfffffffSSSSCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 4-5
+			"jjjffffffffffffCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 6-7
+			"jjjQfWWWWWffffCCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 8-11
+			"jjfffWWWWWWCffCCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 12-15
+			"jjCCWWWWWWCCCCCCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 16-23
+			"AAWWWWWWWAAAAjjAAwjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 24-31
+			";WWWWWWW333333BB;wwwjjjjjjjkkkkkkkkkkkkkk", // M 6144-8191, N 32-47
+			";WWWWWW33333:9:::wwwkkkkjkkkkkkkkkkkkkkkk", // M 6144-8191, N 48-63
+			"AWWWWdd3333399:::wwkkkkkkjjjjjjjjjjjjjjjj", // M 6144-8191, N 64-95
+			"rWWWdddd33399:::Bsssskkkkkskkkkkkkkkkkkkk", // M 6144-8191, N 96-127
+			"Addddddd33qqssssssssssssssskkkkkkkkkkkkkk", // M 6144-8191, N 128-191
+			"Addddddddqqqsssssssssssssssskkkkkkkkkkkkk", // M 6144-8191, N 192-255
+			"Adddddddqqqqssssssssvssssssskkkkkkkkkkkkk", // M 6144-8191, N 256-383
+			"Addddddqqqqqssssssssssssssssssskkkkkkkkkk", // M 6144-8191, N 384-511
+			"=dddddqqqqq9sssssstsssssssssssssskkkkkkkk", // M 6144-8191, N 512-767
+			"=ddddqqqqqqss7ttsvsssxsssssxxxvvvkkkkkkkk", // M 6144-8191, N 768-1023
+			"rrddqqqqqqssst7tsssssssssssx11111vkkkkkkk", // M 6144-8191, N 1024-1535
+			"rddqqqqqqqsssssssssssssssss1111111kkkkkkk", // M 6144-8191, N 1536-2047
+			"rdqqqqqqqsssssssx1sssssssss1111111kkkkkkk", // M 6144-8191, N 2048-3071
+			"rqqqqq1qqsssssssxssssssssss1111111kkkkkkk", // M 6144-8191, N 3072-4095
+			"sqqqqq11sssssssssssssssssss111111kkkkkkkk", // M 6144-8191, N 4096-6143
+			"sqqqqqq1111ssssssssssssssss11111kkkkkkkkk", // M 6144-8191, N 6144-8191
+			"sqqqqqq1111sssssssssssssssss111kkkkkkkkkk", // M 6144-8191, N 8192-12287
+			"sqqq1q11111sssssssssssssssssskkkkkkkkkkkk", // M 6144-8191, N 12288-16383
+			"sqqqqssssssssssssssssssssssssskkkkkkkkkkk", // M 6144-8191, N 16384-24575
+			"ssqqqqssssssssqqqsssssssssssssskkkkkkkkkk", // M 6144-8191, N 24576-32767
+			"ssqqqqqqsssssqsssssssssssssssssskkkkkkkkk", // M 6144-8191, N 32768-49151
+			"ssssqqqqqqqqqsssssssssssssssssssskkkkkkkk", // M 6144-8191, N 49152-65535
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 6144-8191, N 65536-98303
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 6144-8191, N 98304-131071
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 6144-8191, N 131072-196607
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 6144-8191, N 196608-262143
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 6144-8191, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 6144-8191, N >= 393216
+			"QQQQQQQQQQMMMMMMMMMMMMRMRMMMMQQQQQQQQQQQQ", // M 8192-12287, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 8192-12287, N (none)
+			"RRRRRRRRRRRRRRRRRjjRRRRRRRRRRRRRRRRRRRRRR", // M 8192-12287, N 2
+			"SSSSSffffffSfffjjjjjjjjjjjjjjjSSSSSSSSSSS", // M 8192-12287, N 3
+			"jjjQffffffffMMCwjjjjjjjjSjjjjjjjjjjjjjjjj", // M 8192-12287, N 4-5
+			"jjjQQQWWWWfRRRCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 6-7
+			"jjfffWWWWWffffCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 8-11
+			"jjCCWWWWWWjCCCCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 12-15
+			"jjCCWWWWWWjCCCCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 16-23
+			"AAWWWWWWWAjjjjAAjwjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 24-31
+			";WWWWWWWW33339AAwwwkkkjjjjjkkkkkkkkkkkkkk", // M 8192-12287, N 32-47
+			";WWWWddd3333999Bwwskkkkkkkkkkkkkkkkkkkkkk", // M 8192-12287, N 48-63
+			"AWWWdddd33399:BBuussskkkkjjjjjjjjjjjjjjjj", // M 8192-12287, N 64-95
+			"rWWdddddd99999Bqussssskkkksskkkkkkkkkkkkk", // M 8192-12287, N 96-127
+			"Addddddddqqssssssssssssssssskkkkkkkkkkkkk", // M 8192-12287, N 128-191
+			"Adddddddqqqssssssssssssssssskkkkkkkkkkkkk", // M 8192-12287, N 192-255
+			"Addddddqqqqssssssssssssssssskkkkkkkkkkkkk", // M 8192-12287, N 256-383
+			"AAddddqqqqqssssssssssssssssskkkkkkkkkkkkk", // M 8192-12287, N 384-511
+			"==dddqqqqqqsssssssssssssssssssskkkkkkkkkk", // M 8192-12287, N 512-767
+			"==ddqqqqqsssssssssssssssssssxvvvkkkkkkkkk", // M 8192-12287, N 768-1023
+			"rrdqqqqqqsssssssssssssssssss11111kkkkkkkk", // M 8192-12287, N 1024-1535
+			"rdqqqqqqqsssssssssssssssssss11111kkkkkkkk", // M 8192-12287, N 1536-2047
+			"rqqqqqqqqsssssssssssssssssss11111kkkkkkkk", // M 8192-12287, N 2048-3071
+			"sqqqqqqsssssssssssssssssssss11111kkkkkkkk", // M 8192-12287, N 3072-4095
+			"sqqqqq11ssssssssssssssssssss1111kkkkkkkkk", // M 8192-12287, N 4096-6143
+			"sqqqqqq1111sssssssssssssssss111kkkkkkkkkk", // M 8192-12287, N 6144-8191
+			"sqqqqq111vv1ssssssssssssssss1kkkkkkkkkkkk", // M 8192-12287, N 8192-12287
+			"sqqq1q1111tsssssssssssssssssskkkkkkkkkkkk", // M 8192-12287, N 12288-16383
+			"sqqqsssss1sssssssssssssssssssskkkkkkkkkkk", // M 8192-12287, N 16384-24575
+			"ssqqqsssssssssssssssssssssssssskkkkkkkkkk", // M 8192-12287, N 24576-32767
+			"ssqqqqqssssssssssssssssssssssssskkkkkkkkk", // M 8192-12287, N 32768-49151
+			"ssssqqqqqsssssssssssssssssssssssskkkkkkkk", // M 8192-12287, N 49152-65535
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 8192-12287, N 65536-98303
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 8192-12287, N 98304-131071
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 8192-12287, N 131072-196607
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 8192-12287, N 196608-262143
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 8192-12287, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 8192-12287, N >= 393216
+			"QQQQQQQQQQMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQ", // M 12288-16383, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 12288-16383, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 12288-16383, N 2
+			"SSSSfffffffSSffSjjjjjSSSSSSSSjSSSSSSSSSSS", // M 12288-16383, N 3
+			"jjjffffffffffjfjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 4-5
+			"jjjfffWWWfffffwjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 6-7
+			"jjCCWWWWWWjCCCwjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 8-11
+			"jjCCWWWWWWjCCCwjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 12-15
+			"jjCCWWWWWWjjjwwjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 16-23
+			"AAWWWWWWWjjjjAjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 24-31
+			";WWWWjWWjjjjAAjjwwwkkkkkkkkkkkkkkkkkkkkkk", // M 12288-16383, N 32-47
+			";WWWdjjjjj999999Bkkskkkkkkkkkkkkkkkkkkkkk", // M 12288-16383, N 48-63
+			"AWWdddddd9999:9uusssskkkkjjjjjjjjjjjjjjjj", // M 12288-16383, N 64-95
+			"rddddddddd9::9suussssskkkkssskkkkkkkkkkkk", // M 12288-16383, N 96-127
+			"Addddddd9sssssssusssssssssssskkkkkkkkkkkk", // M 12288-16383, N 128-191
+			"Addddddqqsssssssssssssssssssskkkkkkkkkkkk", // M 12288-16383, N 192-255
+			"Adddddqqqsssssssssssssssssssskkkkkkkkkkkk", // M 12288-16383, N 256-383
+			"AAdddqqqssssssssssssssssssssskkkkkkkkkkkk", // M 12288-16383, N 384-511
+			"===dqqqqssssssssssssssssssssskkkkkkkkkkkk", // M 12288-16383, N 512-767
+			"===sqqqqssssssssssssssssssssskkkkkkkkkkkk", // M 12288-16383, N 768-1023
+			"rrsqqqqqsssssssssssssssssssss11kkkkkkkkkk", // M 12288-16383, N 1024-1535
+			"rsqqqqqqqssssssssssssssssssss11kkkkkkkkkk", // M 12288-16383, N 1536-2047
+			"ssqqqqqssssssssssssssssssssss11kkkkkkkkkk", // M 12288-16383, N 2048-3071
+			"sqqqqqsssssssssssssssssssssss11kkkkkkkkkk", // M 12288-16383, N 3072-4095
+			"sqqqq11sssssssssssssssssssssskkkkkkkkkkkk", // M 12288-16383, N 4096-6143
+			"sqqq1q11111sssssssssssssssssskkkkkkkkkkkk", // M 12288-16383, N 6144-8191
+			"sqqq1q1111tsssssssssssssssssskkkkkkkkkkkk", // M 12288-16383, N 8192-12287
+			"sqqqs11s111sssssssssssssssssskkkkkkkkkkkk", // M 12288-16383, N 12288-16383
+			"sqqqsssssssssssssssssssssssssskkkkkkkkkkk", // M 12288-16383, N 16384-24575
+			"ssqqssssssssssssssssssssssssssskkkkkkkkkk", // M 12288-16383, N 24576-32767
+			"sssqqqsssssssssssssssssssssssssskkkkkkkkk", // M 12288-16383, N 32768-49151
+			"sssssqqqssssssssssssssssssssssssskkkkkkkk", // M 12288-16383, N 49152-65535
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 12288-16383, N 65536-98303
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 12288-16383, N 98304-131071
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 12288-16383, N 131072-196607
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 12288-16383, N 196608-262143
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 12288-16383, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 12288-16383, N >= 393216
+			"QQQQQQQQMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQ", // M 16384-24575, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 16384-24575, N (none)
+			"RRRRRRRRRMMMMRRjjjjjSSSSSSSSSRRRRRRRRRRRR", // M 16384-24575, N 2
+			"SSSSSQQQQQQQSSSjjjjjjSSSSSSSSSSSSSSSSSSSS", // M 16384-24575, N 3
+			"jjjjQQQQQQQRRRjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 4-5
+			"jjjCCCWWWCCCCCjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 6-7
+			"jjjCCWWWWjCCCCjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 8-11
+			"jjCCCWWWWjCjjCjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 12-15
+			"jjCCCCjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 16-23
+			"AAWWWjjjjjjjjjjjjjjjjkkkkjjjjjjjjjjjjjjjj", // M 16384-24575, N 24-31
+			";WWWWjjjjjjjjjjwwkkkkkkkkkkkkkkkkkkkkkkkk", // M 16384-24575, N 32-47
+			";WWWjjjjjjAAAA99kkkkkkkkkkkkkkkkkkkkkkkkk", // M 16384-24575, N 48-63
+			"AWdddddjj99AA99vkssssskkkjjjjjjjjjjjjjjjj", // M 16384-24575, N 64-95
+			"rddddddddd9999ssssssssslllsssskkkkkkkkkkk", // M 16384-24575, N 96-127
+			"Adddddddd9sssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 128-191
+			"Adddddqddssssssvsssssssssssssskkkkkkkkkkk", // M 16384-24575, N 192-255
+			"AAdddqqqqssssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 256-383
+			"AAddqqqssssvvvvsssssssZssssssskkkkkkkkkkk", // M 16384-24575, N 384-511
+			"===qqqqssssvvvvsssssssZssssssskkkkkkkkkkk", // M 16384-24575, N 512-767
+			"==ssqqqssssssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 768-1023
+			"rsssqqqqsssssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 1024-1535
+			"sssqqqqqsssssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 1536-2047
+			"ssqqqqsssssssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 2048-3071
+			"sqqqqssssssssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 3072-4095
+			"sqqqsssssssssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 4096-6143
+			"sqqqsssssssssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 6144-8191
+			"sqqssssss1sssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 8192-12287
+			"sqqssssssssssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 12288-16383
+			"ssqqsssssssssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 16384-24575
+			"ssqqssssssssssssssssssssssssssskkkkkkkkkk", // M 16384-24575, N 24576-32767
+			"sssqqqsssssssssssssssssssssssssskkkkkkkkk", // M 16384-24575, N 32768-49151
+			"sssssssqssssssssssssssssssssssssskkkkkkkk", // M 16384-24575, N 49152-65535
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 16384-24575, N 65536-98303
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 16384-24575, N 98304-131071
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 16384-24575, N 131072-196607
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 16384-24575, N 196608-262143
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 16384-24575, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 16384-24575, N >= 393216
+			"QQQQQQQMMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQ", // M 24576-32767, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 24576-32767, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 24576-32767, N 2
+			"SSSSSfffffffffjSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 24576-32767, N 3
+			"jjjjffffffffffjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 4-5
+			"jjjwwwwjwwwQQQjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 6-7
+			"jjjwwWWWWjwwwwjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 8-11
+			"jjjwWWWWWjwjjwjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 12-15
+			"jjwwwwjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 16-23
+			"AAWWWjjjjjjjjjjjjjjjjjkjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 24-31
+			";WWWWjjjjjjjjjjkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 24576-32767, N 32-47
+			";WWdjjjjjjjAjj9kkkkkkkkkkkkkkkkkkkkkkkkkk", // M 24576-32767, N 48-63
+			"Adddjjjjd99999kkkk777skkkjjjjjjjjjjjjjjjj", // M 24576-32767, N 64-95
+			"rddddddddd999v7777777sssllssssskkkkkkkkkk", // M 24576-32767, N 96-127
+			"Addddd9ddvsssssv7s7sssssssssssskkkkkkkkkk", // M 24576-32767, N 128-191
+			"Adddd99ddvsssssvssssssssssssssskkkkkkkkkk", // M 24576-32767, N 192-255
+			"AAddqq9qvssvsssvvsssssssssssssskkkkkkkkkk", // M 24576-32767, N 256-383
+			"AAAqqqssssvvvtvsssssZZZsssssssskkkkkkkkkk", // M 24576-32767, N 384-511
+			"==sqqqssssvvvvtsssssZZZsssssssskkkkkkkkkk", // M 24576-32767, N 512-767
+			"=sssqqssssssssssssssssssssssssskkkkkkkkkk", // M 24576-32767, N 768-1023
+			"sssssqqsssssssssssssssssssssssskkkkkkkkkk", // M 24576-32767, N 1024-1535
+			"ssssqqqqssssssssssssssssssssssskkkkkkkkkk", // M 24576-32767, N 1536-2047
+			"sssqqqssssssssssssssssssssssssskkkkkkkkkk", // M 24576-32767, N 2048-3071
+			"ssqqssssssssssssssssssssssssssskkkkkkkkkk", // M 24576-32767, N 3072-4095
+			"ssqqssssssssssssssssssssssssssskkkkkkkkkk", // M 24576-32767, N 4096-6143
+			"ssqsssssssssssssssssssssssssssskkkkkkkkkk", // M 24576-32767, N 6144-8191
+			"ssqsssssssssssssssssssssssssssskkkkkkkkkk", // M 24576-32767, N 8192-12287
+			"ssqsssssssssssssssssssssssssssskkkkkkkkkk", // M 24576-32767, N 12288-16383
+			"ssqqssssssssssssssssssssssssssskkkkkkkkkk", // M 24576-32767, N 16384-24575
+			"sssqssssssssssssssssssssssssssskkkkkkkkkk", // M 24576-32767, N 24576-32767
+			"sssssqsssssssssssssssssssssssssskkkkkkkkk", // M 24576-32767, N 32768-49151
+			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 24576-32767, N 49152-65535
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 24576-32767, N 65536-98303
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 24576-32767, N 98304-131071
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 24576-32767, N 131072-196607
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 24576-32767, N 196608-262143
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 24576-32767, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 24576-32767, N >= 393216
+			"QQQQQQQMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQQ", // M 32768-49151, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 32768-49151, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 32768-49151, N 2
+			"SSSSSSSQQQSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 32768-49151, N 3
+			"jjjjjQQQQQQQQSSjjjjjSSSSSSSSjjjjjjjjjjjjj", // M 32768-49151, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjljjjjjjjjjjjjjjj", // M 32768-49151, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 32768-49151, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 32768-49151, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 32768-49151, N 16-23
+			"AAWWjjjjjjjjjjjjjjjjjjjkjjjjjjjjjjjjjjjjj", // M 32768-49151, N 24-31
+			";;WWjjjjjjjjjj9kkkkjjkkkkkkkkkkkkkkkkkkkk", // M 32768-49151, N 32-47
+			";;ddjjjdlljjj9kkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 32768-49151, N 48-63
+			"Adddjjdlllwwwkkkkkklltkkjjjjjjjjjjjjjjjjj", // M 32768-49151, N 64-95
+			"rddddjdddklkkvkkkk7777sskksssssskkkkkkkkk", // M 32768-49151, N 96-127
+			"AAdddkkkkssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 128-191
+			"AAddqs99vssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 192-255
+			"AAdqqssvvssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 256-383
+			"AAsqqssssssvvvsssssssssssssssssskkkkkkkkk", // M 32768-49151, N 384-511
+			"=ssqqssssssvvssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 512-767
+			"ssssqqsssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 768-1023
+			"ssssssqssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 1024-1535
+			"sssssssssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 1536-2047
+			"ssssqqsssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 2048-3071
+			"sssqqssssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 3072-4095
+			"sssqsssssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 4096-6143
+			"ssqqsssssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 6144-8191
+			"ssqssssssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 8192-12287
+			"sssqsssssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 12288-16383
+			"sssqsssssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 16384-24575
+			"sssssssssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 24576-32767
+			"sssssssssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 32768-49151
+			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 32768-49151, N 49152-65535
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 32768-49151, N 65536-98303
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 32768-49151, N 98304-131071
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 32768-49151, N 131072-196607
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 32768-49151, N 196608-262143
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 32768-49151, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 32768-49151, N >= 393216
+			"QQQQQQQQQQQQQQQQQMQQMMMMQQQQQQQQQQQQQQQQQ", // M 49152-65535, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 49152-65535, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 49152-65535, N 2
+			"SSSSSSSQQQjSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 49152-65535, N 3
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 16-23
+			"AAWWjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 24-31
+			"==ddjjjjljjjjjkkkkkjjjjkkkkkkkkkkkkkkkkkk", // M 49152-65535, N 32-47
+			"==ddjjjllllwlkkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 49152-65535, N 48-63
+			"AAddjjlllllllkkkkkkkkksssjjjjjjjjjjjjjjjj", // M 49152-65535, N 64-95
+			"rrddj399klllkkkkkkkkksssssssssssskkkkkkkk", // M 49152-65535, N 96-127
+			"AAddkkkkkkssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 128-191
+			"AAdqskkkkvvsssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 192-255
+			"AAqqsssssvvsssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 256-383
+			"Assqssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 384-511
+			"sssqssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 512-767
+			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 768-1023
+			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 1024-1535
+			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 1536-2047
+			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 2048-3071
+			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 3072-4095
+			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 4096-6143
+			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 6144-8191
+			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 8192-12287
+			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 12288-16383
+			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 16384-24575
+			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 24576-32767
+			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 32768-49151
+			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 49152-65535
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 49152-65535, N 65536-98303
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 49152-65535, N 98304-131071
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 49152-65535, N 131072-196607
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 49152-65535, N 196608-262143
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 49152-65535, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 49152-65535, N >= 393216
+			"QQQQQQMMMQQQQQQMMMMMMMMMMMQQQQQQQQQQQQQQQ", // M 65536-98303, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 65536-98303, N (none)
+			"RRRRRRQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 65536-98303, N 2
+			"SSSSSSSQQSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 65536-98303, N 3
+			"jjjjjjjQQQQQSSSSSSSSSSSSSjjjjjjjjjjjjjjjj", // M 65536-98303, N 4-5
+			"jjjjjffffffQQQQSjllllSSjjjjjjjjjjjjjjjjjj", // M 65536-98303, N 6-7
+			"jjjjjjjjjjQQQjjjkkkklllljjjjjjjjjjjjjjjjj", // M 65536-98303, N 8-11
+			"jjjjjjjjjjjjjjjjkkkklllljjjjjjjjjjjjjjjjj", // M 65536-98303, N 12-15
+			"jjjjjjjjjjjjjjjjkkjkljCjjjjjjjjjjjjjjjjjj", // M 65536-98303, N 16-23
+			"AAdjjjjjjjjjjjjkjjjjjjjjjjjjjjjjjjjjjjjjj", // M 65536-98303, N 24-31
+			"==djjjjjjjjjjkkkkkkjjjjkkkkkkkkkkkkkkkkkk", // M 65536-98303, N 32-47
+			"==djjjlllllllkkkkkkkkkkskkkkkkkkkkkkkkkkk", // M 65536-98303, N 48-63
+			"AAddj999llllkkkkkkkkkssssjjjjjjjjjjjjjjjj", // M 65536-98303, N 64-95
+			"rrdd33339lllk11kkkkkkssssssssssssskkkkkkk", // M 65536-98303, N 96-127
+			"AAdkkk99kkksvvvssssssssssssssssssskkkkkkk", // M 65536-98303, N 128-191
+			"AAqskk9kk77vsvssssZZZssssssssssssskkkkkkk", // M 65536-98303, N 192-255
+			"Asqssskv777vssssssZZZssssssssssssskkkkkkk", // M 65536-98303, N 256-383
+			"ssqsssssv7vssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 384-511
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 512-767
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 768-1023
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 1024-1535
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 1536-2047
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 2048-3071
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 3072-4095
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 4096-6143
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 6144-8191
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 8192-12287
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 12288-16383
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 16384-24575
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 24576-32767
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 32768-49151
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 49152-65535
+			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 65536-98303
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 65536-98303, N 98304-131071
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 65536-98303, N 131072-196607
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 65536-98303, N 196608-262143
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 65536-98303, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 65536-98303, N >= 393216
+			"QQQQQQMMQQQQRQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 98304-131071, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 98304-131071, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 98304-131071, N 2
+			"SSSSSSSQffSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 98304-131071, N 3
+			"jjjjjjfffjjjSSSSSSSSSSSSjjjjjjjjjjjjjjjjj", // M 98304-131071, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 16-23
+			"AAAjjjjjjjjjjjjkkjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 24-31
+			"==djjjjjjjjjjkkkkkkjjjjkkkkkkkkkkkkkkkkkk", // M 98304-131071, N 32-47
+			"==djjjjjlllllkkkkkkkkksskkkkkkkkkkkkkkkkk", // M 98304-131071, N 48-63
+			"AAdj9999llllkkkkkkkkkssssjjjjjjjjjjjjjjjj", // M 98304-131071, N 64-95
+			"rrd999339lllk11kkkkkksssssssssssssskkkkkk", // M 98304-131071, N 96-127
+			"AAskkj93kkkkk11sssssssssssssssssssskkkkkk", // M 98304-131071, N 128-191
+			"Assskk97k77vsvsssZZZYZssssssssssssskkkkkk", // M 98304-131071, N 192-255
+			"ssssskkk777vsssssZZZYZssssssssssssskkkkkk", // M 98304-131071, N 256-383
+			"ssssssssv77sssssssssssssssssssssssskkkkkk", // M 98304-131071, N 384-511
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 512-767
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 768-1023
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 1024-1535
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 1536-2047
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 2048-3071
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 3072-4095
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 4096-6143
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 6144-8191
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 8192-12287
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 12288-16383
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 16384-24575
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 24576-32767
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 32768-49151
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 49152-65535
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 65536-98303
+			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 98304-131071
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 98304-131071, N 131072-196607
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 98304-131071, N 196608-262143
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 98304-131071, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 98304-131071, N >= 393216
+			"QQQQQQMMQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 131072-196607, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 131072-196607, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 131072-196607, N 2
+			"SSSSSSfffffSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 131072-196607, N 3
+			"jjjjfffffffQQQSSSSSSSSjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 16-23
+			"AAdjjjjjjjjjjjkkkjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 24-31
+			"==djjjjjjjjjjkkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 131072-196607, N 32-47
+			"=djjjjjjjlllkkkkkkkkkkkskkkkkkkkkkkkkkkkk", // M 131072-196607, N 48-63
+			"Adjjjjjjjlllkkkkkkkkkksssjjjjjjjjjjjjjjjj", // M 131072-196607, N 64-95
+			"r111jj99jlllkkkkkkkkkssssssssssssssskkkkk", // M 131072-196607, N 96-127
+			"Asskkjjkkkkkkvsssssssssssssssssssssskkkkk", // M 131072-196607, N 128-191
+			"sssskkkkk77vsssssssssssssssssssssssskkkkk", // M 131072-196607, N 192-255
+			"ssssskkkk77vsssssssssssssssssssssssskkkkk", // M 131072-196607, N 256-383
+			"sssssssssvvssssssssssssssssssssssssskkkkk", // M 131072-196607, N 384-511
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 512-767
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 768-1023
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 1024-1535
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 1536-2047
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 2048-3071
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 3072-4095
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 4096-6143
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 6144-8191
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 8192-12287
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 12288-16383
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 16384-24575
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 24576-32767
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 32768-49151
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 49152-65535
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 65536-98303
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 98304-131071
+			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 131072-196607
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 131072-196607, N 196608-262143
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 131072-196607, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 131072-196607, N >= 393216
+			"QQQQQQMMMQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 196608-262143, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 196608-262143, N (none)
+			"RRRRRRRMMMRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 196608-262143, N 2
+			"SSSfffffffffSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 196608-262143, N 3
+			"jjfffffffffQQQQSSSSSSjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 4-5
+			"jjjjjjjMMjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 16-23
+			"AAjjjjjjjjjjjjjkkkjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 24-31
+			"=djjjjjjjjjj9kkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 196608-262143, N 32-47
+			"=djjjjjjjjkk9kkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 196608-262143, N 48-63
+			"A11jjjjjjjlk9kkkkkkkkksssjjjjjjjjjjjjjjjj", // M 196608-262143, N 64-95
+			"r61jjjjjkkkk9kkkkkssssssssssssssssssskkkk", // M 196608-262143, N 96-127
+			"sskkkjkkkkksssssssssssssssssssssssssskkkk", // M 196608-262143, N 128-191
+			"ssskkkkkkkksssssssssssssssssssssssssskkkk", // M 196608-262143, N 192-255
+			"sssssskskkssssssssssssssssssssssssssskkkk", // M 196608-262143, N 256-383
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 384-511
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 512-767
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 768-1023
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 1024-1535
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 1536-2047
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 2048-3071
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 3072-4095
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 4096-6143
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 6144-8191
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 8192-12287
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 12288-16383
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 16384-24575
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 24576-32767
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 32768-49151
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 49152-65535
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 65536-98303
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 98304-131071
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 131072-196607
+			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 196608-262143
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 196608-262143, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 196608-262143, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 262144-393215, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 262144-393215, N (none)
+			"RRRQQQQQQQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 262144-393215, N 2
+			"SSQQjjjQQQQQQQQSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 262144-393215, N 3
+			"jjjjjjjjjjjQQQjjjSSjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 16-23
+			"AAjjjjjjjjjj99kkkkkkkkjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 24-31
+			"=1jjjjjjjjj9999kkkkkkkkkkkkkkkkkkkkkkkkkk", // M 262144-393215, N 32-47
+			"=jjjjjjjjj9999kkkkkkkkkskkkkkkkkkkkkkkkkk", // M 262144-393215, N 48-63
+			"Aq1jjjjjj99999ksssssssssjjjjjjjjjjjjjjjjj", // M 262144-393215, N 64-95
+			"s61jjjjjj99999k77ssssssssssssssssssssskkk", // M 262144-393215, N 96-127
+			"sskkjjjkkskksssssssssssssssssssssssssskkk", // M 262144-393215, N 128-191
+			"sskkkkkksssssssssssssssssssssssssssssskkk", // M 262144-393215, N 192-255
+			"sssskkkssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 256-383
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 384-511
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 512-767
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 768-1023
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 1024-1535
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 1536-2047
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 2048-3071
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 3072-4095
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 4096-6143
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 6144-8191
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 8192-12287
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 12288-16383
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 16384-24575
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 24576-32767
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 32768-49151
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 49152-65535
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 65536-98303
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 98304-131071
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 131072-196607
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 196608-262143
+			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 262144-393215, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 393216-524287, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 393216-524287, N (none)
+			"RRRRQQQQjjjjRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 393216-524287, N 2
+			"SSjjjjjjjjjjQQQSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 393216-524287, N 3
+			"jjjjjjjjjjjQQjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 16-23
+			"AAjjjjjjjjjk999kkkkkkkjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 24-31
+			"=jjjjjjjjj99999kkkkkkkkkkkkkkkkkkkkkkkkkk", // M 393216-524287, N 32-47
+			"=qqjjjjjj999999ksssssssskkkkkkkkkkkkkkkkk", // M 393216-524287, N 48-63
+			"jq1jjjjjj99999k77sssssssjjjjjjjjjjjjjjjjj", // M 393216-524287, N 64-95
+			"s61jjjjjj99999k77sssssssssssssssssssssskk", // M 393216-524287, N 96-127
+			"sskjjjjjkskkksss7sssssssssssssssssssssskk", // M 393216-524287, N 128-191
+			"sskkkjkkksssssssssssssssssssssssssssssskk", // M 393216-524287, N 192-255
+			"sssskkksssssssssssssssssssssssssssssssskk", // M 393216-524287, N 256-383
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 384-511
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 512-767
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 768-1023
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 1024-1535
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 1536-2047
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 2048-3071
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 3072-4095
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 4096-6143
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 6144-8191
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 8192-12287
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 12288-16383
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 16384-24575
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 24576-32767
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 32768-49151
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 49152-65535
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 65536-98303
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 98304-131071
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 131072-196607
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 196608-262143
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 524288-786431, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 524288-786431, N (none)
+			"jjQQjjjjjjjjjQQjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 2
+			"jQjjjjjjjjjjjQQjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 3
+			"jjjjjjjjjjjjjQjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 16-23
+			"AAjjjjjjjjjkk99kkkkkkkjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 24-31
+			"=jjjjjjjjjk9999kkkssssskkkkkkkkkkkkkkkkkk", // M 524288-786431, N 32-47
+			"kqqjjjjjj999999ksssssssskkkkkkkkkkkkkkkkk", // M 524288-786431, N 48-63
+			"jqqjjjjjj99999ksssssssssjjjjjjjjjjjjjjjjj", // M 524288-786431, N 64-95
+			"s61jjjjjj99999k77sssssssssssssssssssssssk", // M 524288-786431, N 96-127
+			"sskkjjjkkskkksssssssssssssssssssssssssssk", // M 524288-786431, N 128-191
+			"sskkkkkkksssssssssssssssssssssssssssssssk", // M 524288-786431, N 192-255
+			"sssskkksssssssssssssssssssssssssssssssssk", // M 524288-786431, N 256-383
+			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 384-511
+			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 512-767
+			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 768-1023
+			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 1024-1535
+			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 1536-2047
+			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 2048-3071
+			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 3072-4095
+			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 4096-6143
+			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 6144-8191
+			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 8192-12287
+			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 12288-16383
+			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 16384-24575
+			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 24576-32767
+			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 32768-49151
+			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 49152-65535
+			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 65536-98303
+			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 98304-131071
+			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 131072-196607
+			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 196608-262143
+			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 786432-1048575, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 786432-1048575, N (none)
+			"jjQQjjjjjjjjjQQQjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 2
+			"jjjjjjjjjjjjjQQjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 3
+			"jjjjjjjjjjjjjQjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 16-23
+			"Ajjjjjjjjjjkkkkkkkksssjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 24-31
+			"kjjjjjjjjjkk999kksssssskkkkkkkkkkkkkkkkkk", // M 786432-1048575, N 32-47
+			"kqqjjjjjj999999kssssssskkkkkkkkkkkkkkkkkk", // M 786432-1048575, N 48-63
+			"jqqqjjjjj99999kkssssssssjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 64-95
+			"sv11jjjj999999ksssssss77sssssssssssssssss", // M 786432-1048575, N 96-127
+			"sskkkjkkkssksssssssssssssssssssssssssssss", // M 786432-1048575, N 128-191
+			"ssskkkkksssssssssssssssssssssssssssssssss", // M 786432-1048575, N 192-255
+			"sssskksssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 256-383
+			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 384-511
+			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 512-767
+			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 768-1023
+			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 1024-1535
+			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 1536-2047
+			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 2048-3071
+			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 3072-4095
+			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 4096-6143
+			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 6144-8191
+			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 8192-12287
+			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 12288-16383
+			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 16384-24575
+			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 24576-32767
+			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 32768-49151
+			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 49152-65535
+			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 65536-98303
+			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 98304-131071
+			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 131072-196607
+			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 196608-262143
+			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 262144-393215
+			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N >= 393216
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 1048576-1572863, N (none)
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 2
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 3
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 16-23
+			"jjjjjjjjjjjkkkkkkkssjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 24-31
+			"kkjjjjjjjjkkk99kkssssskkkkkkkkkkkkkkkkkkk", // M 1048576-1572863, N 32-47
+			"kkqqjjjjjkk9999ks7777sskkkkkkkkkkkkkkkkkk", // M 1048576-1572863, N 48-63
+			"jqqqqjjjj999999ksssss77jjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 64-95
+			"svqq11119v9999ksssssss7ssssssssssssssssss", // M 1048576-1572863, N 96-127
+			"sskkkkkkkssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 128-191
+			"ssskkkkssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 192-255
+			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 256-383
+			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 384-511
+			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 512-767
+			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 768-1023
+			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 1024-1535
+			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 1536-2047
+			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 2048-3071
+			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 3072-4095
+			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 4096-6143
+			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 6144-8191
+			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 8192-12287
+			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 12288-16383
+			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 16384-24575
+			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 24576-32767
+			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 32768-49151
+			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 49152-65535
+			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 65536-98303
+			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 98304-131071
+			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 131072-196607
+			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 196608-262143
+			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 262144-393215
+			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N >= 393216
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M >= 1572864, N (none)
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 2
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 3
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 16-23
+			"jjjjjjjjjjjjkkkkjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 24-31
+			"kkkjjjjjjjjkkkkkssssskkkkkkkkkkkkkkkkkkkk", // M >= 1572864, N 32-47
+			"kkqqjjjjjjkk999ks7777skkkkkkkkkkkkkkkkkkk", // M >= 1572864, N 48-63
+			"jjqqqqjjjs99999s777777jjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 64-95
+			"ssvqqqqvvsss99s7777777sssssssssssssssssss", // M >= 1572864, N 96-127
+			"ssskkkkssssssssssssssssssssssssssssssssss", // M >= 1572864, N 128-191
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 192-255
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 256-383
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 384-511
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 512-767
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 768-1023
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 1024-1535
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 1536-2047
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 2048-3071
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 3072-4095
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 4096-6143
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 6144-8191
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 8192-12287
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 12288-16383
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 16384-24575
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 24576-32767
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 32768-49151
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 49152-65535
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 65536-98303
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 98304-131071
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 131072-196607
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 196608-262143
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 262144-393215
+			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N >= 393216
+		},
+		bulk:      42,
+		bulkDen:   10,
+		bulkK:     1024,
+		bulkNum:   11,
+		bulkSlots: 132,
+		bulkWaves: 2,
+		general: []string{
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPOOOOOO", // M <= 1, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M <= 1, N (none)
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPOOOOO", // M <= 1, N 2
+			"UUUUUUVVVUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M <= 1, N 3
+			"UUUUUUVVVUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M <= 1, N 4-5
+			"UUUUUUVVUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M <= 1, N 6-7
+			"UUUUUUTTUUUUUUUUUUUUUUUUUUCCPPPPPPPPPPPPP", // M <= 1, N 8-11
+			"UUUUUTTTUUUUUUUUUUUUUUUUUUPPPCCCPPPPPPPPP", // M <= 1, N 12-15
+			"HHHHHHHHHUUUUUUUUUUUUUUUUHPPPPPPPPPPPPPPP", // M <= 1, N 16-23
+			"fffffffTVVVVVVVVVVVVVVVVVVLLHHCCOOOOOOONN", // M <= 1, N 24-31
+			"ffffffffVVVVVVVVVVVVVVVVVLLLLLHCCCCCCNNNN", // M <= 1, N 32-47
+			"ffffffffTVVVVVVVVVVVVVVVVLLLLLLLCCCCCCCCC", // M <= 1, N 48-63
+			"fffffffffVVVVVVVVVVVVVVVVLLLLLLLLLCCCCCCC", // M <= 1, N 64-95
+			"ffffffffffEVVVVVVVVVVVVVLLLLLLLLLLLqqCCCC", // M <= 1, N 96-127
+			"ffffffffffffVVVVVVVVVVVVLLLLLLLLLLLLqqqCC", // M <= 1, N 128-191
+			"fffffffffffffVVVVVVVVVHHLLLLLLLLLLKKqqqqq", // M <= 1, N 192-255
+			"ffffffffffffffVVVVVHHHHHLLLLLLLLLKKKKqqqq", // M <= 1, N 256-383
+			"ffffffffffffffVVVVHHHHHHHLLLLLLLLKKKKqqqq", // M <= 1, N 384-511
+			"ffffffffffffffVVVHHHHHHHHHLLLLLIIIKKKKqqq", // M <= 1, N 512-767
+			"ffffffffffffffTVHHHHHHHHHHLLLIIIIIKKKKKqq", // M <= 1, N 768-1023
+			"fffffffffTNNTTTTTHHHHHHHHHHIIIIIIIIKKKKqq", // M <= 1, N 1024-1535
+			"ffffffffTNNNNTTTTFFHHHHHHKIIIIIIIIIKKKKqq", // M <= 1, N 1536-2047
+			"fffffffTNNNNNTTTFFFFIKKKKKIIIIIIIIIKKKKqq", // M <= 1, N 2048-3071
+			"fffffffTNNNNNTTTFFFFIKKKKKIIIIIIIIIKKKKqq", // M <= 1, N 3072-4095
+			"ffffffTTNNNNTTFFFFFFIKKKKKIIIIIIIIKKKKqqq", // M <= 1, N 4096-6143
+			"fffffTTTTTTTTKFFFFFJJIIKKKKIIIIIIIKKKEqqq", // M <= 1, N 6144-8191
+			"ffffTTTTTTTKKKKKKFJJJJIIIKKIIIIIIKKKEEqqq", // M <= 1, N 8192-12287
+			"ffEEEEJJJKKKKKKKKJJJJJIIIKKKIIKKKKEEEqqqq", // M <= 1, N 12288-16383
+			"EEEEEEEKKKKKGGGGGGGJJJKKKKKKKKKEEEEEEqqqq", // M <= 1, N 16384-24575
+			"EEEEEEEEDDDEEGGGGGGGGGGGGEEEEEEEEEEEqqqqq", // M <= 1, N 24576-32767
+			"qqqqqqqEEEEEEGGGGGGGGGGGGDEEEEEEEEqqqqqqq", // M <= 1, N 32768-49151
+			"qqqqqqqqqEEEEEGGGGGEDDDDDDEEEEEEEqqqqqqqq", // M <= 1, N 49152-65535
+			"qqqqqqqqqqEEEEEGGGEEDDDDDDDEEEEqqqqqqqqqq", // M <= 1, N 65536-98303
+			"qqqqqqqqqqEEEEEEEEEEDDDDEDDDEEEqqqqqqqqqq", // M <= 1, N 98304-131071
+			"qqqqqqqqqqqEEEEEEEEDDEEEEEDDEEEqqqqqqqqqq", // M <= 1, N 131072-196607
+			"qqqqqqqqqqqEEEEEEEEDDEEEEEDDEEEqqqqqqqqqq", // M <= 1, N 196608-262143
+			"qqqqqqqqqqqEEEEEEEEDDDDEEEDDDEEqqqqqqqqqq", // M <= 1, N 262144-393215
+			"qqqqqqqqqqqEEEEEEEEDDDDEEEDDEEqqqqqqqqqqq", // M <= 1, N >= 393216
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N (none)
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 2
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 3
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 4-5
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 6-7
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 8-11
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 12-15
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 16-23
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 24-31
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 32-47
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 48-63
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 64-95
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 96-127
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 128-191
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 192-255
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 256-383
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 384-511
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 512-767
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 768-1023
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 1024-1535
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 1536-2047
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 2048-3071
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 3072-4095
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 4096-6143
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 6144-8191
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 8192-12287
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 12288-16383
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 16384-24575
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 24576-32767
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 32768-49151
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 49152-65535
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 65536-98303
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 98304-131071
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 131072-196607
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 196608-262143
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 262144-393215
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N >= 393216
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPOOOOO", // M 2, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 2, N (none)
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 2, N 2
+			"UeeUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 2, N 3
+			"UeeUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 2, N 4-5
+			"UffUUUUUUUUUUUUUUUUUUUUUUUCPPPPPPPPPPPPPP", // M 2, N 6-7
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUCCCPPPPPPPPPPPP", // M 2, N 8-11
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUOCCCCCPPPPPPPPP", // M 2, N 12-15
+			"UUUUUUUUUUUUUUUUUUUUUUUUULOOOOOCCCCCCCCPO", // M 2, N 16-23
+			"ffffffffVVVVUUVVVVVVVVVVVVLLCCCCCCCCNNNNN", // M 2, N 24-31
+			"ffffffffTVVVVVVVVVVVVVVVVLLLLCCCCCCCCCCCC", // M 2, N 32-47
+			"ffffffffTTVVVVVVVVVVVVVVLLLLLLCCCCCCCCCCC", // M 2, N 48-63
+			"fffffffffTVVVVVVVVVVVVVVLLLLLLLCCCCCCCCCC", // M 2, N 64-95
+			"ffffffffffEVVVVVVVVVVVVVLLLLLLLLqqCCCCCCC", // M 2, N 96-127
+			"fffffffffffEVVVVVVVVVVVLLLLLLLLLLqqqCCCCC", // M 2, N 128-191
+			"fffffffffffffVVVVVVVVLLLLLLLLLLKKqqqqqqCC", // M 2, N 192-255
+			"fffffffffffffEVVVVLLLLLLLLLLLLLKKKqqqqqqq", // M 2, N 256-383
+			"ffffffffffffffTTTTLLLLLLLLLLLLLKKKqqqqqqq", // M 2, N 384-511
+			"ffffffffffffffTTTTLLLLLLLLLLLLIIIKKqqqqqq", // M 2, N 512-767
+			"fffffffffffffETTTTLLLLLLLLLLIIIIIIKKqqqqq", // M 2, N 768-1023
+			"fffffffffTTTTTTTTTLLLLLLLLLIIIIIIIKKKqqqq", // M 2, N 1024-1535
+			"ffffffffTNNNNTTTTFFLLLLLLKIIIIIIIIKKKqqqq", // M 2, N 1536-2047
+			"fffffffTTNNNNTTTFFFILKKKKKIIIIIIIIKKKqqqq", // M 2, N 2048-3071
+			"fffffffTNNNNNTTFFFIIKKKKKKIIIIIIIIKKKqqqq", // M 2, N 3072-4095
+			"ffffffTTTNNNTTIIIFIIKKKKKKIIIIIIIIKKKqqqq", // M 2, N 4096-6143
+			"fffffTTTTTTTTKKKIIIJJIKKKKIIIIIIIKKKqqqqq", // M 2, N 6144-8191
+			"ffffETTTTTJKKKKKKKJJJJJJKKKIIIIIKKKqqqqqq", // M 2, N 8192-12287
+			"ffEEEEJJJKKKKKKKKJJJJJJJKKKKKKKKKKqqqqqqq", // M 2, N 12288-16383
+			"EEEEqqqqKKKKJJJJJJJJJJJJKKKKKKEEEqqqqqqqq", // M 2, N 16384-24575
+			"qqqqqqqqqqqqEGGGGGGJJJJJJEEEEEqqqqqqqqqqq", // M 2, N 24576-32767
+			"qqqqqqqqqqqqEEGGGGGEEDDDEEEEqqqqqqqqqqqqq", // M 2, N 32768-49151
+			"qqqqqqqqqqqqqEEJJJJEEDDDDEEEqqqqqqqqqqqqq", // M 2, N 49152-65535
+			"qqqqqqqqqqqqqEEEEEEEDpppDDEqqqqqqqqqqqqqq", // M 2, N 65536-98303
+			"qqqqqqqqqqqqqEEEEEEEppppppqqqqqqqqqqqqqqq", // M 2, N 98304-131071
+			"qqqqqqqqqqqqqqEEEEEpppppppppqqqqqqqqqqqqq", // M 2, N 131072-196607
+			"qqqqqqqqqqqqqqEEEEEDDpppppppqqqqqqqqqqqqq", // M 2, N 196608-262143
+			"qqqqqqqqqqqqqEEEEEEDDDpppppppqqqqqqqqqqqq", // M 2, N 262144-393215
+			"qqqqqqqqqqqqqEEEEEEDDDpppppppqqqqqqqqqqqq", // M 2, N >= 393216
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 3, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 3, N (none)
+			"UeeUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 3, N 2
+			"e00eUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 3, N 3
+			"e00eUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 3, N 4-5
+			"f00fUUUUUUUUUUUUUUUUUUUUUUCCPPPPPPPPPPPPP", // M 3, N 6-7
+			"UfffUUUUUUUUUUUUUUUUUUUUUUCCCCCPPPPPPPPPP", // M 3, N 8-11
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPCCCCCPPPPPPPP", // M 3, N 12-15
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPCCCCCCCCCCC", // M 3, N 16-23
+			"fffffffffVVVUUVVVVUUUUVVVVHCCCCCCCCCCCCCC", // M 3, N 24-31
+			"fffffffffTVVVVVVVVVVVVVVLLLLCCCCCCCCCCCCC", // M 3, N 32-47
+			"fffffffffTTTVVVVVVVVVVVLLLLLCCCCCCCCCCCCC", // M 3, N 48-63
+			"fffffffffTTTVVVVVVVVVVVLLLLLLCCCCCCCCCCCC", // M 3, N 64-95
+			"ffffffffffTTVVVVVVVVVVLLLLLLLLqqCCCCCCCCC", // M 3, N 96-127
+			"ffffffffffEETVVVVVVVVLLLLLLLLLLqqqqCCCCCC", // M 3, N 128-191
+			"ffffffffffffETTTTTLLLLLLLLLLLKLqqqqqqqCCC", // M 3, N 192-255
+			"fffffffffffffTTTTTTLLLLLLLLLLKKqqqqqqqqqq", // M 3, N 256-383
+			"fffffffffffffTTTTTTLLLLLLLLLLKKKqqqqqqqqq", // M 3, N 384-511
+			"fffffffffffffTTTTTTLLLLLLLLLKIKKqqqqqqqqq", // M 3, N 512-767
+			"ffffffffffffETTTTTTLLLLLLLLIIIIIKqqqqqqqq", // M 3, N 768-1023
+			"fffffffffTTTTTTTTTFLLLLmmqqqIIIIIKqqqqqqq", // M 3, N 1024-1535
+			"ffffffffTTTTTTIIIIFLLnnmqqqIIIIIIKKqqqqqq", // M 3, N 1536-2047
+			"ffffffffTTNNTTIIIIIInnnnqqqIIIIIIKKqqqqqq", // M 3, N 2048-3071
+			"fffffffTTTTTTIIIIIInnnnnqqqIIIIIIKKqqqqqq", // M 3, N 3072-4095
+			"ffffffTTTTTTTIIIIIKqnnnnqqqIIIIIIKKqqqqqq", // M 3, N 4096-6143
+			"fffffTTTTTTJKKKKKKqqnnnnqqqIIIIIKKqqqqqqq", // M 3, N 6144-8191
+			"ffffEEJJJJJKKKKKKqqqmmmmqqqKKKKKKqqqqqqqq", // M 3, N 8192-12287
+			"fEEEEqqJJJKKKKJJJqqqmmmmqqqqKKKqqqqqqqqqq", // M 3, N 12288-16383
+			"rqqqqqqqqqqqqqJJJJqqmmmqqqqqqqqqqqqqqqqqq", // M 3, N 16384-24575
+			"qqqqqqqqqqqqqqJJJJJqqqqqqqqqqqqqqqqqqqqqq", // M 3, N 24576-32767
+			"qqqqqqqqqqqqqqEEEEEqqqqqqqqqqqqqqqqqqqqqq", // M 3, N 32768-49151
+			"qqqqqqqqqqqqqqqEEEEqqqqqqqqqqqqqqqqqqqqqq", // M 3, N 49152-65535
+			"qqqqqqqqqqqqqqqEEEqqpppppqqqqqqqqqqqqqqqq", // M 3, N 65536-98303
+			"qqqqqqqqqqqqqqqqEqqppppppppqqqqqqqqqqqqqq", // M 3, N 98304-131071
+			"qqqqqqqqqqqqqqqqEEppppppppppqqqqqqqqqqqqq", // M 3, N 131072-196607
+			"qqqqqqqqqqqqqqqqEEppppppppppqqqqqqqqqqqqq", // M 3, N 196608-262143
+			"qqqqqqqqqqqqqqqEEEpppppppppppqqqqqqqqqqqq", // M 3, N 262144-393215
+			"qqqqqqqqqqqqqqppEEpppppppppppqqqqqqqqqqqq", // M 3, N >= 393216
+			"UUUUUUMUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 4-5, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 4-5, N (none)
+			"UeeUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 4-5, N 2
+			"e00eUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 4-5, N 3
+			"e000eUUUUUUUUUUUUUUUUUUUUUCPPPPPPPPPPPPPP", // M 4-5, N 4-5
+			"f000eUUUUUUUUUUUUUUUUUUUUUCCCCPPPPPPPPPPP", // M 4-5, N 6-7
+			"UfeefUUUUUUUUUUUUUUUUUUUUUOCCCCCPPPPPPPPP", // M 4-5, N 8-11
+			"UUffUUUUUUUUUUUUUUUUUUUUUUCPPCCCCCCCCPPPP", // M 4-5, N 12-15
+			"UUUUUUUUUUUUUUUUUUUUUUUUUU?CCCCCCCCCCCCCC", // M 4-5, N 16-23
+			"ffffffffffVVVVVVVVUUUVVVVVCCCCCCCCCCCCCCC", // M 4-5, N 24-31
+			"fffffffffETTTTTVVVVVVVVVVLLCCCCCCCCCCCCCC", // M 4-5, N 32-47
+			"fffffffffETTTTTTTVVVVLLLLLLCCCCCCCCCCCCCC", // M 4-5, N 48-63
+			"fffffffffETTTTTTTTVLLLLLLLLLCCCCCCCCCCCCC", // M 4-5, N 64-95
+			"fffffffffETTTTTTTTLLLLLLLLLLCCCCCCCCCCCCC", // M 4-5, N 96-127
+			"ffffffffffETTTTTTTILLLLLLLLLqqqqqCCCCCCCC", // M 4-5, N 128-191
+			"ffffffffffETTTTTTTIILLLLLLLLqqqqqqqqCCCCC", // M 4-5, N 192-255
+			"ffffffffffEETTTTTTIIInnmmmLLqqqqqqqqqqqCC", // M 4-5, N 256-383
+			"fffffffffffETTTTTTTInnnmmmmqqqqqqqqqqqqqq", // M 4-5, N 384-511
+			"ffffffffffEETTTTTTTKnnnoommqqqqqqqqqqqqqq", // M 4-5, N 512-767
+			"ffffffffffETIITTTTIKKnoooomqqqqqqqqqqqqqq", // M 4-5, N 768-1023
+			"fffffffffTTTIIITTTInnnooommqqqqqqqqqqqqqq", // M 4-5, N 1024-1535
+			"fffffffffTTTIIIIIImmnnooomqqqqqqqqqqqqqqq", // M 4-5, N 1536-2047
+			"ffffffffTTTIII222ommnnnmmmmqqqqqqqqqqqqqq", // M 4-5, N 2048-3071
+			"fffffffTTTTJI2222oonnnnmmmmqqqqqqqqqqqqqq", // M 4-5, N 3072-4095
+			"ffffffTTTTJJJooooooonnnmmmmqqqqqqqqqqqqqq", // M 4-5, N 4096-6143
+			"fffffEEJJJJJJoooooonnnnmmmmqqqqqqqqqqqqqq", // M 4-5, N 6144-8191
+			"ffffEoooonnqqnnnnonnnnnmmmqqqqqqqqqqqqqqq", // M 4-5, N 8192-12287
+			"frrqqqqqqqqqqqqqqnnnnnnnmqqqqqqqqqqqqqqqq", // M 4-5, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqnnnnmmqqqqqqqqqqqqqqqq", // M 4-5, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqnmmqqqqqqqqqqqqqqqqqq", // M 4-5, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 4-5, N 32768-49151
+			"qqqqqqqqqooooqqqqqqqppppqqqqqqqqqqqqqqqqq", // M 4-5, N 49152-65535
+			"qqqqqqqqooooooqqqqqpppppppqqqqqqqqqqqqqqq", // M 4-5, N 65536-98303
+			"qqqqqqqooooooooqqqqppppppppqqqqqqqqqqqqqq", // M 4-5, N 98304-131071
+			"qqqqqqqooooooooqqqppppppppppqqqqqqqqqqqqq", // M 4-5, N 131072-196607
+			"qqqqqqqooooooooqqppppppppppppqqqqqqqqqqqq", // M 4-5, N 196608-262143
+			"qqqqqqqooooooooopppppppppppppqqqqqqqqqqqq", // M 4-5, N 262144-393215
+			"qqqqqqqqoooooooppppppppppppppqqqqqqqqqqqq", // M 4-5, N >= 393216
+			"UUUUUUQUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 6-7, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 6-7, N (none)
+			"UffUUUUUUUUUUUUUUUUUUUUUUUCPPPPPPPPPPPPPP", // M 6-7, N 2
+			"f0eeUUUUUUUUUUUUUUUUUUUUUUCCPPPPPPPPPPPPP", // M 6-7, N 3
+			"f000eUUUUUUUUUUUUUUUUUUUUUCCCCPPPPPPPPPPP", // M 6-7, N 4-5
+			"fe00eUUUUUUUUUUUUUUUUUUUUUCCCCCPPPPPPPPPP", // M 6-7, N 6-7
+			"UfeeffUUUUUUUUUUUUUUUUUUUU=OCCCCCPPPPPPPP", // M 6-7, N 8-11
+			"UUffffUUUUUUUUUUUUUUUUUUUU=C=CCCCCCCCCCCC", // M 6-7, N 12-15
+			"UUUUffUUUUUUUUUUUUUUUUUUUU?C?CCCCCCCCCCCC", // M 6-7, N 16-23
+			"fffffffffffTTTTVVVVVVVVVVVCCCCCCCCCCCCCCC", // M 6-7, N 24-31
+			"ffffffffffETTTTTTTVVVVVVVVCCCCCCCCCCCCCCC", // M 6-7, N 32-47
+			"ffffffffffETTTTTTTTLLVVLLLCCCCCCCCCCCCCCC", // M 6-7, N 48-63
+			"ffffffffffETTTTTTTTILLLLLLCCCCCCCCCCCCCCC", // M 6-7, N 64-95
+			"fffffffffEETTTTTTTTIILLLLLCCCCCCCCCCCCCCC", // M 6-7, N 96-127
+			"ffffffffffTTTTTTTTIIIIInmmmqqqqCCCCCCCCCC", // M 6-7, N 128-191
+			"ffffffffffTTTTTTTTIIInnnmmmqqqqqqqqqCCCCC", // M 6-7, N 192-255
+			"ffffffffffETTTTTIIIInnnnmmmqqqqqqqqqqqCCC", // M 6-7, N 256-383
+			"ffffffffffETIIIIIIIKnnnnommmqqqqqqqqqqqqq", // M 6-7, N 384-511
+			"ffffffffffEIIIIIIIKKnnnooommqqqqqqqqqqqqq", // M 6-7, N 512-767
+			"ffffffffffTIIIIIIIIKnnoooommqqqqqqqqqqqqq", // M 6-7, N 768-1023
+			"fffffffffEIIIIIIIImnnnoooommqqqqqqqqqqqqq", // M 6-7, N 1024-1535
+			"fffffffffTII22222mmmmnooommmqqqqqqqqqqqqq", // M 6-7, N 1536-2047
+			"ffffffffTJ2222222ommnnnmmmmmqqqqqqqqqqqqq", // M 6-7, N 2048-3071
+			"ffffffffJ2222o222ooonnnmmmmmqqqqqqqqqqqqq", // M 6-7, N 3072-4095
+			"fffffffJJ2nnoooooooonnnmmmmmqqqqqqqqqqqqq", // M 6-7, N 4096-6143
+			"ffffffonnnnnnooooooonnnmmmmmqqqqqqqqqqqqq", // M 6-7, N 6144-8191
+			"ffffoonnnnnnnnnnnoonnmmmmmmmqqqqqqqqqqqqq", // M 6-7, N 8192-12287
+			"frooqqqqqqqqqnnnnnnnnmmmmmmqqqqqqqqqqqqqq", // M 6-7, N 12288-16383
+			"rqqqqqqqooooqqqqnnnnnmmmmmqqqqqqqqqqqqqqq", // M 6-7, N 16384-24575
+			"qqqqqqqoooooooqqqqqnnnnnnqqqqqqqqqqqqqqqq", // M 6-7, N 24576-32767
+			"qqqqqqoooooooooqqqqqnnnnqqqqqqqqqqqqqqqqq", // M 6-7, N 32768-49151
+			"qqqqqqooooooooooqqqppppppqqqqqqqqqqqqqqqq", // M 6-7, N 49152-65535
+			"qqqqqooooooooooooqpppppppppqqqqqqqqqqqqqq", // M 6-7, N 65536-98303
+			"qqqqqooooooooooooqppppppppppqqqqqqqqqqqqq", // M 6-7, N 98304-131071
+			"qqqqqooooooooooooppppppppppppqqqqqqqqqqqq", // M 6-7, N 131072-196607
+			"qqqqqooooooooooooppppppppppppqqqqqqqqqqqq", // M 6-7, N 196608-262143
+			"qqqqqooooooooooopppppppppppppqqqqqqqqqqqq", // M 6-7, N 262144-393215
+			"qqqqqoooooooooooppppppppppppppqqqqqqqqqqq", // M 6-7, N >= 393216
+			"UUUUUUQUUUUUUUUUUUUUUUUUUUCCPPPPPPPPPPPPP", // M 8-11, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 8-11, N (none)
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUCCCPPPPPPPPPPPP", // M 8-11, N 2
+			"UfffUUUUUUUUUUUUUUUUUUUUUUCCCCCPPPPPPPPPP", // M 8-11, N 3
+			"UfeefUUUUUUUUUUUUUUUUUUUUUOCCCCCPPPPPPPPP", // M 8-11, N 4-5
+			"UfeeffUUUUUUUUUUUUUUUUUUUU=OCCCCCPPPPPPPP", // M 8-11, N 6-7
+			"UffffffUUUUUUUUUUUUUUUUUUU=?=CCCCCCCCCCCC", // M 8-11, N 8-11
+			"UUfffffUUUUUUUUUUUUUUVVUUU=?=CCCCCCCCCCCC", // M 8-11, N 12-15
+			"UUUffffUUUUUUUUUUUUUUVVVUU??==CCCCCCCCCCC", // M 8-11, N 16-23
+			"fffffffffffETTVVVVVVVVVVVVCCCCCCCCCCCCCCC", // M 8-11, N 24-31
+			"fffffffffffETTTTTTTVVVVVVCCCCCCCCCCCCCCCC", // M 8-11, N 32-47
+			"ffffffffffEETTTTTTTTVVVVVCCCCCCCCCCCCCCCC", // M 8-11, N 48-63
+			"ffffffffffEETTTTTTTIILLLCCCCCCCCCCCCCCCCC", // M 8-11, N 64-95
+			"ffffffffffETTTTTTTTIIIInCCCCCCCCCCCCCCCCC", // M 8-11, N 96-127
+			"ffffffffffETTTTTTTTIIInnmmqqqCCCCCCCCCCCC", // M 8-11, N 128-191
+			"ffffffffffETTTTTTTIIInnnmmmqqqqqqCCCCCCCC", // M 8-11, N 192-255
+			"ffffffffffETTTTTTIIInnnnmmmqqqqqqqqqqCCCC", // M 8-11, N 256-383
+			"ffffffffffEIIIIIIIKKnnnmoommqqqqqqqqqqqqq", // M 8-11, N 384-511
+			"ffffffffffEIIIIIIIKKnnnooommqqqqqqqqqqqqq", // M 8-11, N 512-767
+			"ffffffffff2IIIIIIIKKnnoooommmqqqqqqqqqqqq", // M 8-11, N 768-1023
+			"ffffffffff222222IImnnnoooommmqqqqqqqqqqqq", // M 8-11, N 1024-1535
+			"fffffffff22222222mmmmnooommmmqqqqqqqqqqqq", // M 8-11, N 1536-2047
+			"fffffffff22222222ommnnnmmmmmmmqqqqqqqqqqq", // M 8-11, N 2048-3071
+			"ffffffff22222222ooonnnnmmmmmmmqqqqqqqqqqq", // M 8-11, N 3072-4095
+			"fffffffonnnnooooooonnnnmmmmmmmqqqqqqqqqqq", // M 8-11, N 4096-6143
+			"ffffffonnnnnnnnnnnnnnnnmmmmmmmqqqqqqqqqqq", // M 8-11, N 6144-8191
+			"ffffoonnnnnnnnnnnnnnnnnnmmmmmqqqqqqqqqqqq", // M 8-11, N 8192-12287
+			"ffoooqqnnonnnnnnnnnnnnnnmmmmqqqqqqqqqqqqq", // M 8-11, N 12288-16383
+			"rrqqqqoooooooonnnnnnnnnnnmmqqqqqqqqqqqqqq", // M 8-11, N 16384-24575
+			"qqqqqoooooooooonnnnnnnnnnnqqqqqqqqqqqqqqq", // M 8-11, N 24576-32767
+			"qqqqqoooooooooooonnnnnnnnnqqqqqqqqqqqqqqq", // M 8-11, N 32768-49151
+			"qqqqooooooooooooooppppppppqqqqqqqqqqqqqqq", // M 8-11, N 49152-65535
+			"qqqqooooooooooooooppppppppppqqqqqqqqqqqqq", // M 8-11, N 65536-98303
+			"qqqqooooooooooooooppppppppppqqqqqqqqqqqqq", // M 8-11, N 98304-131071
+			"qqqqoooooooooooooppppppppppppqqqqqqqqqqqq", // M 8-11, N 131072-196607
+			"qqqqoooooooooooooppppppppppppqqqqqqqqqqqq", // M 8-11, N 196608-262143
+			"qqqqooooooooooooopppppppppppppqqqqqqqqqqq", // M 8-11, N 262144-393215
+			"qqqqooooooooooooopppppppppppppqqqqqqqqqqq", // M 8-11, N >= 393216
+			"UUUUUQQUUUUUUUUUUUUUUUUUUUQQQCCCPPPPPPPPQ", // M 12-15, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 12-15, N (none)
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUQCCCCCPPPPPPPPP", // M 12-15, N 2
+			"UUUUUUUUUUUUUUUUUUUUUUUUUQQQCCCCCPPPPPPPP", // M 12-15, N 3
+			"UUffUUUUUUUUUUUUUUUUUUUUUU=QQCCCCCCCCPPPP", // M 12-15, N 4-5
+			"UfffffUUUUUUUUUUUUUUUUUUUU=C=CCCCCCCCCCCC", // M 12-15, N 6-7
+			"UUfffffUUUUUUUUVVUUUUVVUUU=?=CCCCCCCCCCCC", // M 12-15, N 8-11
+			"UUffffffUUUUUUUVVUUUVVVVUU??==CCCCCCCCCCC", // M 12-15, N 12-15
+			"UUffffffUUUUUUUUUUUUVVVVUU??=@CCCCCCCCCCC", // M 12-15, N 16-23
+			"ffffffffffff2TVVVVVVVVVVVVCCCCCCCCCCCCCCC", // M 12-15, N 24-31
+			"ffffffffffff2TTTTTTVVVVVVCCCCCCCCCCCCCCCC", // M 12-15, N 32-47
+			"fffffffffff22TTTTTTTVVVVVCCCCCCCCCCCCCCCC", // M 12-15, N 48-63
+			"ffffffffff2ETTTTTTTTICCCCCCCCCCCCCCCCCCCC", // M 12-15, N 64-95
+			"ffffffffffEETTTTTTTIICCCCCCCCCCCCCCCCCCCC", // M 12-15, N 96-127
+			"ffffffffffETTTTTTTTIICCCCCqqqCCCCCCCCCCCC", // M 12-15, N 128-191
+			"ffffffffffETTTTTTTTIInnmmmqqqqqCCCCCCCCCC", // M 12-15, N 192-255
+			"ffffffffffETTTTTTTIInnnmmmmqqqqqqqqqqCCCC", // M 12-15, N 256-383
+			"ffffffffffEIITTTIIIKnnnmommmqqqqqqqqqqqqq", // M 12-15, N 384-511
+			"ffffffffff22IIIIIJKKnnmooommmqqqqqqqqqqqq", // M 12-15, N 512-767
+			"ffffffffff22222JJJInnnoooommmmqqqqqqqqqqq", // M 12-15, N 768-1023
+			"ffffffffff2222222Jmnnnoooommmmmqqqqqqqqqq", // M 12-15, N 1024-1535
+			"fffffffff22222222nmmnnnoommmmmmqqqqqqqqqq", // M 12-15, N 1536-2047
+			"fffffffff2222222onmnnnnnmmmmmmmqqqqqqqqqq", // M 12-15, N 2048-3071
+			"ffffffff2222222onnnnnnnnmmmmmmmqqqqqqqqqq", // M 12-15, N 3072-4095
+			"fffffffonnnnnnnnnnnnnnnnmmmmmmmqqqqqqqqqq", // M 12-15, N 4096-6143
+			"ffffffonnnnnnnnnnnnnnnnnmmmmmmmqqqqqqqqqq", // M 12-15, N 6144-8191
+			"ffffooonnnnnnnnnnnnnnnnnmmmmmmmqqqqqqqqqq", // M 12-15, N 8192-12287
+			"frrooqqnooonnnnnnnnnnnnnnmmmmmqqqqqqqqqqq", // M 12-15, N 12288-16383
+			"rrqqqqoooooooonnnnnnnnnnnnmmmqqqqqqqqqqqq", // M 12-15, N 16384-24575
+			"qqqqqooooooooooonnnnnnnnnnmqqqqqqqqqqqqqq", // M 12-15, N 24576-32767
+			"qqqqooooooooooooonnnnnnnnnnqqqqqqqqqqqqqq", // M 12-15, N 32768-49151
+			"qqqqoooooooooooooopppppppppqqqqqqqqqqqqqq", // M 12-15, N 49152-65535
+			"qqqqooooooooooooooppppppppppqqqqqqqqqqqqq", // M 12-15, N 65536-98303
+			"qqqooooooooooooooopppppppppppqqqqqqqqqqqq", // M 12-15, N 98304-131071
+			"qqqoooooooooooooooppppppppppppqqqqqqqqqqq", // M 12-15, N 131072-196607
+			"qqqoooooooooooooopppppppppppppqqqqqqqqqqq", // M 12-15, N 196608-262143
+			"qqqoooooooooooooopppppppppppppqqqqqqqqqqq", // M 12-15, N 262144-393215
+			"qqqqooooooooooooopppppppppppppqqqqqqqqqqq", // M 12-15, N >= 393216
+			"QQQQQQQQUUUUUUUUUUUUUUUUUQOOOOOOOOOOOOOOO", // M 16-23, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 16-23, N (none)
+			"UUUUUUUUUUUUUUUUUUUUUUUURROOOOOCCCCCCCCPO", // M 16-23, N 2
+			"UUUUUUUUUUUUUUUUUUUUUUUUU@OOOOCCCCCCCCCCC", // M 16-23, N 3
+			"UUUUUUUUUUUUUUUUUUUUUUUUUU=CCCCCCCCCCCCCC", // M 16-23, N 4-5
+			"UUUUffUUUUUUUUUUUUUUUUUUUU=C?=CCCCCCCCCCC", // M 16-23, N 6-7
+			"UUUffffUUUUUUUVVVVUUUVVUUU??==CCCCCCCCCCC", // M 16-23, N 8-11
+			"UUffffffUUUUUUVVVVUUVVVVUU??=@CCCCCCCCCCC", // M 16-23, N 12-15
+			"UUUfffffVUUUUUUVVUUUVVVVVU??@@CCCCCCCCCCC", // M 16-23, N 16-23
+			"ffffffffffff2TVVVVVVVVVVVVCCCCCCCCCCCCCCC", // M 16-23, N 24-31
+			"ffffffffffff222TTTCVVVVVVCCCCCCCCCCCCCCCC", // M 16-23, N 32-47
+			"ffffffffffff222TT22CCVVVCCCCCCCCCCCCCCCCC", // M 16-23, N 48-63
+			"fffffffffff22TTTTT22CCCCCCCCCCCCCCCCCCCCC", // M 16-23, N 64-95
+			"ffffffffff22ETTTTTT2CCCCCCqCwCCCCCCCCCCCC", // M 16-23, N 96-127
+			"ffffffffff22TTTTTTT2CCCCCCqqwwwCCCCCCCCCC", // M 16-23, N 128-191
+			"ffffffffff22TTTTTTT2CCCCCqqqqrwwwwwCCCCCC", // M 16-23, N 192-255
+			"ffffffffff22TTTTTTICCCCCCqqqqqqqrwwrCCCCC", // M 16-23, N 256-383
+			"ffffffffff22TTTTIJJCCCCCqomqqqqqqqqqqqqqq", // M 16-23, N 384-511
+			"ffffffffff222IIJJJmnmmmmommmqqqqqqqqqqqqq", // M 16-23, N 512-767
+			"ffffffffff22222JJJnnmmmoommmmmqqqqqqqqqqq", // M 16-23, N 768-1023
+			"ffffffffff2222222ommmmmoommmmmmqqqqqqqqqq", // M 16-23, N 1024-1535
+			"ffffffffff2222222nnnnnnnmmmmmmmmqqqqqqqqq", // M 16-23, N 1536-2047
+			"fffffffff2222222nnnnnnnnmmmqqqqmqqqqqqqqq", // M 16-23, N 2048-3071
+			"ffffffff2222222nnnnnnnnnmmqqqqqmqqqqqqqqq", // M 16-23, N 3072-4095
+			"fffffffCn2222nnnnnnnnnnnmmqqqqqmqqqqqqqqq", // M 16-23, N 4096-6143
+			"ffffffonnnnnnnnnnnnnnnnnmmmqqqqmqqqqqqqqq", // M 16-23, N 6144-8191
+			"ffffoooqnnnnnnnnnnnnnnnnnmmmmmmmqqqqqqqqq", // M 16-23, N 8192-12287
+			"rrrrqqqoooonnnnnnnnnnnnnnmmmmmmqqqqqqqqqq", // M 16-23, N 12288-16383
+			"rrqqqqoooooooonnnnnnnnnnnnmmmmmqqqqqqqqqq", // M 16-23, N 16384-24575
+			"qqqqqooooooooooonnnnnnnnnnnmmmqqqqqqqqqqq", // M 16-23, N 24576-32767
+			"qqqqooooooooooooqqnnnnnnnnnnqqqqqqqqqqqqq", // M 16-23, N 32768-49151
+			"qqqqooooooooooooqqpppppppppnqqqqqqqqqqqqq", // M 16-23, N 49152-65535
+			"qqqooooooooooooooqpppppppppppqqqqqqqqqqqq", // M 16-23, N 65536-98303
+			"qqqooooooooooooooopppppppppppqqqqqqqqqqqq", // M 16-23, N 98304-131071
+			"qqqoooooooooooooooppppppppppppqqqqqqqqqqq", // M 16-23, N 131072-196607
+			"qqqoooooooooooooooppppppppppppqqqqqqqqqqq", // M 16-23, N 196608-262143
+			"qqqooooooooooooooppppppppppppppqqqqqqqqqq", // M 16-23, N 262144-393215
+			"qqqooooooooooooooppppppppppppppqqqqqqqqqq", // M 16-23, N >= 393216
+			"QQQQQQQQUUUUUUUUUUMMMMMQQQQQQQQQQQQQQQQQQ", // M 24-31, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 24-31, N (none)
+			"RVVVVVVUUUUUUUUUUUMMMMRRRRRRRRRRRCCRRRRRR", // M 24-31, N 2
+			"VVVVVVUUUUUUUUUUUUUMMMMMMSSSSSSSCCCCCCCCC", // M 24-31, N 3
+			"VVVfffVUUUUUUUUUUUUUMMMMMQSSSCCCCCCCCCCCC", // M 24-31, N 4-5
+			"VVffffffVUUUUUVVVVVVVVVMCCCCCCCCCCCCCCCCC", // M 24-31, N 6-7
+			"VVffffffVVVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC", // M 24-31, N 8-11
+			"VVfffffffVVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC", // M 24-31, N 12-15
+			"VVVfffffffVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC", // M 24-31, N 16-23
+			"W22222fff22222@@?????AA?????=CCCCCCCCCCCC", // M 24-31, N 24-31
+			">22222fff2222????????????????>CCC=?CCCCCC", // M 24-31, N 32-47
+			">>222222222222???????????????=====???CCCC", // M 24-31, N 48-63
+			"rrr22222222222??=???????qq?????????????CC", // M 24-31, N 64-95
+			"rr22222222222222===?????qq?????????????qq", // M 24-31, N 96-127
+			">3222222222222252==??????qq??????????????", // M 24-31, N 128-191
+			"r2222222222222555==??????qqq???????qqqqqq", // M 24-31, N 192-255
+			"322222222222222555=??????qqqqqqq??qqqqqqq", // M 24-31, N 256-383
+			"3222222222222222222??????qqqqqqqqqqqqqqqq", // M 24-31, N 384-511
+			"33222222222222225===?????qqqqqqqqqqqqqqqq", // M 24-31, N 512-767
+			"3322222222225222=====????qqqqqqqqqqqqqqqq", // M 24-31, N 768-1023
+			"r322222222222222====>mm?qqqqqqqqqqqqqqqqq", // M 24-31, N 1024-1535
+			"r332222222222222===?=mmqqqqqqqqqqqqqqqqqq", // M 24-31, N 1536-2047
+			"rr33222222222222==@@rrqqqqqqqqqqqqqqqqqqq", // M 24-31, N 2048-3071
+			"rrrr322r222222222@@@qrrqqqqqqqqqqqqqqqqqq", // M 24-31, N 3072-4095
+			"rrrrrrrrr2222222@nnqqrrqqqqqqqqqqqqqqqqqq", // M 24-31, N 4096-6143
+			"rrrrrrrrrrr2222r@nqqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 6144-8191
+			"rrrrrrrrrrrr22qqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 8192-12287
+			"rrrrrrrrrrrr2qqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 12288-16383
+			"rrrrrrrrrr22qqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 16384-24575
+			"rrrrrrrrr22qqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 24576-32767
+			"rrrrrrrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 32768-49151
+			"rrrrrrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 49152-65535
+			"rrrrrrrrqqqqqqqqqqqqpppppqqqqqqqqqqqqqqqq", // M 24-31, N 65536-98303
+			"rrrrrrrqqqqoooqqqqqqppppppqqqqqqqqqqqqqqq", // M 24-31, N 98304-131071
+			"rrrrrrqqqqqoooqqqqqqppppppqqqqqqqqqqqqqqq", // M 24-31, N 131072-196607
+			"rrrrrqqqqqqqqqqqqqqqppppppqqqqqqqqqqqqqqq", // M 24-31, N 196608-262143
+			"rrrrqqqqqqqqqqqqqqqqppppppqqqqqqqqqqqqqqq", // M 24-31, N 262144-393215
+			"rrrqqqqqqqqqqqqqqqqqqpppppqqqqqqqqqqqqqqq", // M 24-31, N >= 393216
+			"MMMMMMMMMUUUUUUUUUMMMMMMMMMMMMMMMMMMMMMMM", // M 32-47, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 32-47, N (none)
+			"RRRRRRRRVVUUUUUUUUUMMMRRRRRRRRRRRRRRRRRRR", // M 32-47, N 2
+			"SSVVVVVVVUUUUUUUUUUVMMMMSSSSSSSSSSSCCCCCS", // M 32-47, N 3
+			"SVVVVVVVVVUVVUUUUUUVMMMMMMSSSCwwCSCCCCCCC", // M 32-47, N 4-5
+			"SVVVVVVVVVVVVUVVVVVVMMMMCCCCCCwCCCCCCCCCC", // M 32-47, N 6-7
+			"CVVVfffVVVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC", // M 32-47, N 8-11
+			"CVVVfffffVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC", // M 32-47, N 12-15
+			"CVVVffffffVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC", // M 32-47, N 16-23
+			"W32222fff2222@@??????????????>CCC=?CCCCCC", // M 32-47, N 24-31
+			"WW2222ffff2222???????????????=CC==??CCCCC", // M 32-47, N 32-47
+			">>222222ff2222????????????????====????CCC", // M 32-47, N 48-63
+			"WWW222222222222>>>??????q??????==????????", // M 32-47, N 64-95
+			"rr3222222222225===>?????qq???????????BBBB", // M 32-47, N 96-127
+			"WW32222222222255===??????q??????????BBBBB", // M 32-47, N 128-191
+			"W3222222222222555==??????qqq??B?????BBBBB", // M 32-47, N 192-255
+			"W3222222222222255=>??????qqqqqqqq?@BBBBBB", // M 32-47, N 256-383
+			"33222222222225525===?????qqqqqqqqBBBBBBBB", // M 32-47, N 384-511
+			">3322222222555555===?????qqqqqqBBBBBBBBBB", // M 32-47, N 512-767
+			">3322222222555555====????qqqqqqBBBBBBBBBB", // M 32-47, N 768-1023
+			"r3332222222555555===>m??qqqqqqqqBBBBBBBBB", // M 32-47, N 1024-1535
+			"rr33222222225555==???mmqqqqqqqqqqBBBBBBBB", // M 32-47, N 1536-2047
+			"rrr3332222222225=@??qrqqqqqqqqqqqBBBBBBBB", // M 32-47, N 2048-3071
+			"rrrrrrrr22222222@@@@qrrqqqqqqqqqqBBBBBBBB", // M 32-47, N 3072-4095
+			"rrrrrrrrr222222@?@@qqrrqqqqqqqqqqBBBBBBBB", // M 32-47, N 4096-6143
+			"rrrrrrrrrrr222qr??qqqqqqqqqqqqqqqBBBBBBBB", // M 32-47, N 6144-8191
+			"rrrrrrrrrrrr2qqqqqqqqqqqqqqqqqqqqBBBBBBBB", // M 32-47, N 8192-12287
+			"rrrrrrrrrrrrqqqqqqqqqqqqqqqqqqqqBBBBBBBBB", // M 32-47, N 12288-16383
+			"rrrrrrrrrrrqqqqqBqqqqqqqqqqqqqqBBBBBBBBBB", // M 32-47, N 16384-24575
+			"rrrrrrrrrrqqqqqqqqxqqqqqqqqqqppBBBBBBBBBB", // M 32-47, N 24576-32767
+			"rrrrrrrrrqqqqqqqqq6xxqqqqqqpppppBBBBBBBBB", // M 32-47, N 32768-49151
+			"rrrrrrrrpqqqqqqqqqq6xxqqqqqppppppBBBBBBBB", // M 32-47, N 49152-65535
+			"rrrrrrrppqqqqqqqqqq66qqqqqqpppppppBBBBBBB", // M 32-47, N 65536-98303
+			"rrrrrrpppqqqqqqqqqq6qpppqqqppppppppBBBBBB", // M 32-47, N 98304-131071
+			"rrrrrppppqqqqqqqqqqqqppppqqpppppppppBBBBB", // M 32-47, N 131072-196607
+			"rrrrpppppqqqqqqqqq6qqppppqqppppppppppBBBB", // M 32-47, N 196608-262143
+			"rrrpppppppqqqqqqq666qppppqqpppppppppppBBB", // M 32-47, N 262144-393215
+			"rrpppppppppqqqqq6666qqqpqqpppppppppppppBB", // M 32-47, N >= 393216
+			"MMMMMMMMMVVUUUUUUUVMMMMMMMMMMMMMMMMMMMMMM", // M 48-63, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 48-63, N (none)
+			"RRRRRRRRRRVVUUUUVVVVMRRRRRRRRRRRRRRRRRRRR", // M 48-63, N 2
+			"SSSSVVSSSVVVVVVVVVVVSSSSSSSSSSSSSSSSSSSSS", // M 48-63, N 3
+			"SSVVVVVVVVVVVVVVVVVVMMMQMSSSSSwwSSSCCCCCC", // M 48-63, N 4-5
+			"CCVVVVVVVVVVVVVVVVVVMMMCCCCCCCCCCCCCCCCCC", // M 48-63, N 6-7
+			"CVVVVVVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCCCCC", // M 48-63, N 8-11
+			"CVVVVVVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCCCCC", // M 48-63, N 12-15
+			"CCVVVffffVVVVVVVVVQCCCCCCCCCCCCCCCCCCCCCC", // M 48-63, N 16-23
+			"AA322222222222@??????????????=====???CCCC", // M 48-63, N 24-31
+			">>322222ff2522@???????????????====????CCC", // M 48-63, N 32-47
+			">>>22222fff252@???????????????===????????", // M 48-63, N 48-63
+			"AAA322222f22522@>>??????q??????=???????AA", // M 48-63, N 64-95
+			"rrrr22222222555@==>?????q??BBB???????BBBB", // M 48-63, N 96-127
+			"AA33222222255555==>??????q?BBBBBB????BBBB", // M 48-63, N 128-191
+			"rr332222222222555==??????qqqBBBBBB?@BBBBB", // M 48-63, N 192-255
+			"A3332222222225555=>??????qqqqrrBqqqBBBBBB", // M 48-63, N 256-383
+			">3332222222255555===?????qqqqqqqqqqBBBBBB", // M 48-63, N 384-511
+			">33322222225555555==?????qqqqqqqqqBBBBBBB", // M 48-63, N 512-767
+			">33332222225555555==????qqqqqqqqqBBBBBBBB", // M 48-63, N 768-1023
+			"rr3332222225555555??=???qqqqqqqqBBBBBBBBB", // M 48-63, N 1024-1535
+			"rr33333222225555=???qqqqqqqqqqqqBBBBBBBBB", // M 48-63, N 1536-2047
+			"rrrr33332222225==???qqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 2048-3071
+			"rrrrrrrr3222222@qqqqqqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 3072-4095
+			"rrrrrrrrr32222qqqqqqqqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 4096-6143
+			"rrrrrrrrrrr22qqqqqqssqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 6144-8191
+			"rrrrrrrrrrrrqqqqqqsssqqqqqqqqqqqBBBBBBBBB", // M 48-63, N 8192-12287
+			"rrrrrrrrrrrsBBBBsqqqqqqqqqqqqqqqBBBBBBBBB", // M 48-63, N 12288-16383
+			"rrrrrrrrrrsBBB66BssqqqqqqqqqqqqBBBBBBBBBB", // M 48-63, N 16384-24575
+			"rrrrrrrrrss66666666xxxxxqqqqqssBBBBBBBBBB", // M 48-63, N 24576-32767
+			"rrrrrrrrss666qqq6666xxxxxxqsssssBBBBBBBBB", // M 48-63, N 32768-49151
+			"rrrrrrrss66qqqqqq666hhhxxxxssssssBBBBBBBB", // M 48-63, N 49152-65535
+			"rrrrrrsssqqqqqqqq6666hxxxxxsssssssBBBBBBB", // M 48-63, N 65536-98303
+			"rrrrrssssqqqqqqqq66667xxxxxssssssssBBBBBB", // M 48-63, N 98304-131071
+			"rrrrsssssqqqqqqqq666667sxxxsssssssssBBBBB", // M 48-63, N 131072-196607
+			"rrrsssssssqqqqqq666666qqqxsssssssssssBBBB", // M 48-63, N 196608-262143
+			"rrssssssssqqqq666666666qqxssssssssssssBBB", // M 48-63, N 262144-393215
+			"rsssssssssssq6666ss666666ssssssssssssssBB", // M 48-63, N >= 393216
+			"QQQQQQQQQQVVVVVVVVVMQQQQQQQQQQQQQQQQQQQQQ", // M 64-95, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 64-95, N (none)
+			"RRRRRRRRRRRVVVVVVVVRRRRRRRRRRRRRRRRRRRRRR", // M 64-95, N 2
+			"SSSSSSSSSSSSVVVVVVSSSSSSSSSSSSSSSSSSSSSSS", // M 64-95, N 3
+			"SSSSSVVSSSSSSVVVVVVSSQQSSSSSSSSSSSSSSjjSS", // M 64-95, N 4-5
+			"jjjVVVVVVVVjVVVVVVVVQQQCCjjjCjjjjjjjjjjjj", // M 64-95, N 6-7
+			"jjjVVVVVVVVVVVVVVVVVQMCCCjjCCjjjjjjjjjjjj", // M 64-95, N 8-11
+			"jjUUUUUUUUUUUUUUUUUQMCCCCCCCCCjjCCjjjjjjj", // M 64-95, N 12-15
+			"jjVVVVVVVVVVVVVVVVQQCCCCCCCCCCjjCCjjjjjjj", // M 64-95, N 16-23
+			"WWW32222222222@@???????????????????????CC", // M 64-95, N 24-31
+			"WWW322222225552@????????B??????==????????", // M 64-95, N 32-47
+			">>>322222f25552@???AA???B??????=?????????", // M 64-95, N 48-63
+			"WWW332222222552@??>AAA??q??BBB???????qqqq", // M 64-95, N 64-95
+			"rrrr32222222555@>>>AA???q?BBrrB??????qqqq", // M 64-95, N 96-127
+			">>>>322222255555=>?????qqqBrrrBBBBB??????", // M 64-95, N 128-191
+			"rrr33322225555555==?????qqqrrrBBBBB@qqqqq", // M 64-95, N 192-255
+			">>3333222222255555??????qqqqrrrBBBBBqqqqq", // M 64-95, N 256-383
+			">>33332222225555555?????qqqqqqqrrrqqqqqqq", // M 64-95, N 384-511
+			">>33332222255555555=????qqqqqqqqqqqqqqqqq", // M 64-95, N 512-767
+			">>3333322225555555@q???qqqqqqqqqqqqqqqqqq", // M 64-95, N 768-1023
+			"rrr33333222555555@qqqqqqqqqqqqqqqqqqqqqqq", // M 64-95, N 1024-1535
+			"rrrr333322225555=@qqqqqqqqqqqqqqqqqqqqqqq", // M 64-95, N 1536-2047
+			"rrrrrrr33222225=Bqqqqsssqqqqqqqqqqqqqqqqq", // M 64-95, N 2048-3071
+			"rrrrrrrr332222qqqqqrrssxxqqqqqqqqqqqqqqqq", // M 64-95, N 3072-4095
+			"rrrrrrrrr3322qqqqqqrssxxxxqqqqqqqqqqqqqqq", // M 64-95, N 4096-6143
+			"rrrrrrrrrrr3qqqqqqqsssxxxxxqqqqqqqqqqqqqq", // M 64-95, N 6144-8191
+			"rrrrrrrrrrrqBBBqqqqssxxxxxxxqqqqqqqqqqqqq", // M 64-95, N 8192-12287
+			"rrrrrrrrrrqqqBBsssqssxxxxxxxxqqqqqqqqqqqq", // M 64-95, N 12288-16383
+			"rrrrrrrrrqqqB66666xxxxxxxxxxqqqqqqqqqqqqq", // M 64-95, N 16384-24575
+			"rrrrrrrrqqq66666666xhhhxxxxxqqqqqqqqqqqqq", // M 64-95, N 24576-32767
+			"rrrrrrrqqqq666666666hhhhxxxxqqqqqqqqqqqqq", // M 64-95, N 32768-49151
+			"rrrrrrqqqq6666666666hhhhhxxxqqqqqqqqqqqqq", // M 64-95, N 49152-65535
+			"rrrrrqqqqq6666666666hhhhxxxqqqqqqqqqqqqqq", // M 64-95, N 65536-98303
+			"rrrrqqqqqq66666666666hhhxxqqqqqqqqqqqqqqq", // M 64-95, N 98304-131071
+			"rrrqqqqqqq666666666666hxxxqqqqqqqqqqqqqqq", // M 64-95, N 131072-196607
+			"rrqqqqqqqqq666666666667xxqqqqqqqqqqqqqqqq", // M 64-95, N 196608-262143
+			"rqqqqqqqqqqq666666666667xqqqqqqqqqqqqqqqq", // M 64-95, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqq66qqqqqqqqqqqqqqqqqq", // M 64-95, N >= 393216
+			"QQQQQQQQQQQQVVVVQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 96-127, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 96-127, N (none)
+			"RRRRRRRRRRRRRVVRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 96-127, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 96-127, N 3
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 96-127, N 4-5
+			"jjjjjjjVVjjjjjVVVVjjjjjjjjjjjjjjjjjjjjjjj", // M 96-127, N 6-7
+			"jjjjUUUUUUUUUUUUUUjjMMCCjjjjwjjjjjjjjjjjj", // M 96-127, N 8-11
+			"jjjjVVVVVVVVVVVVVVQQQCCCjjjCCjjjjjjjjjjjj", // M 96-127, N 12-15
+			"jjjjVVVVVVVVVVVVCCQCCCCCjjCCCjjjjjjjjjjjj", // M 96-127, N 16-23
+			"AAA332222225555@@??????BqB?????????????jj", // M 96-127, N 24-31
+			"WWW3322225555555@???????BB???????????kkkk", // M 96-127, N 32-47
+			">>>>322222555555@??AA???qB?BBB???????kkkk", // M 96-127, N 48-63
+			"AAAA322222255555@?AAAA??qBBBrrB??????jjjj", // M 96-127, N 64-95
+			"rrrr332222225552>??AA???qqBrrrrBBBB??kkkk", // M 96-127, N 96-127
+			"AAAA332222222555??===??qqqrrrrrBBBBBkkkkk", // M 96-127, N 128-191
+			"rrrr3322225555555???=??qqqqrrrrrBBBBBkkkk", // M 96-127, N 192-255
+			"AAAA33222255555555????@qqqqqrrrrrrBBqkkkk", // M 96-127, N 256-383
+			">>>3332222255555555???qqqqqqqqrrrrrqkkkkk", // M 96-127, N 384-511
+			">>>333322225555555;B??qqqqqqqqqqrqqqkkkkk", // M 96-127, N 512-767
+			">>>>3332222555555;;q??qqqqqqqqqqqqqkkkkkk", // M 96-127, N 768-1023
+			"rrrrr33322225555;;qqqqqqqqqqqqqqqqkkkkkkk", // M 96-127, N 1024-1535
+			"rrrrrr333222255Bqqqqqqqqqqqqqqqkkkkkkkkkk", // M 96-127, N 1536-2047
+			"rrrrrrr3332222qwwwwqqsssqqqqqqqqkkkkkkkkk", // M 96-127, N 2048-3071
+			"rrrrrrrrr3322qqwwwwksssxsxqqqqqqkkkkkkkkk", // M 96-127, N 3072-4095
+			"rrrrrrrrrr33qqqwwqkkxsxxxxxqqqqqkkkkkkkkk", // M 96-127, N 4096-6143
+			"rrrrrrrrrrrBBqqqqqxxxxxxxxxqqqqqkkkkkkkkk", // M 96-127, N 6144-8191
+			"rrrrrrrrrrssBBBsqqxxxxxxxxxxqqqkkkkkkkkkk", // M 96-127, N 8192-12287
+			"rrrrrrrrrsssBBsssxxxxxxxxxxxxqqkkkkkkkkkk", // M 96-127, N 12288-16383
+			"rrrrrrrrssss666666xxxxxxxxxxxxkkkkkkkkkkk", // M 96-127, N 16384-24575
+			"rrrrrrrssss66666666hhhhhxxxxxsskkkkkkkkkk", // M 96-127, N 24576-32767
+			"rrrrrrsssss666666666hhhhhxxxsssskkkkkkkkk", // M 96-127, N 32768-49151
+			"rrrrrssssss666666666hhhhhxxxssssskkkkkkkk", // M 96-127, N 49152-65535
+			"rrrrsssssss666666666hhhhhxxssssssskkkkkkk", // M 96-127, N 65536-98303
+			"rrrssssssss6666666666hhhhxxsssssssskkkkkk", // M 96-127, N 98304-131071
+			"rrssssssssss666666666hhhxxsssssssssskkkkk", // M 96-127, N 131072-196607
+			"rssssssssssss6666666666xssssssssssssskkkk", // M 96-127, N 196608-262143
+			"ssssssssssssss666666sssssssssssssssssskkk", // M 96-127, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 96-127, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 128-191, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 128-191, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 128-191, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 128-191, N 3
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 128-191, N 4-5
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 128-191, N 6-7
+			"CCCCCCVVVVVVVVVVVCCCCCCCCCCCCCjjjCCCCCCCC", // M 128-191, N 8-11
+			"CCCCCUUUUUUUUUUUUQQQCCCCCCCCjjjjjjCCCCCCC", // M 128-191, N 12-15
+			"CCCCUUUUUUUUUUUCCCCCCCCCCCCjjjjjjjjCCCCCC", // M 128-191, N 16-23
+			"AAAA332222255555@?????BBABB?????????AAAAA", // M 128-191, N 24-31
+			"WWWW332222555555@??????BqBBBB???????BBBBB", // M 128-191, N 32-47
+			">>>>332222555555@??????BqBBBBBBBB????BBBB", // M 128-191, N 48-63
+			"WWWW3322255555554??AA??BqBBrrrBBBBB??AAAA", // M 128-191, N 64-95
+			"rrrr3322225555554>??==?qqqrrrrrBBBBBqqqqq", // M 128-191, N 96-127
+			">>>>332222255555@@===@?qqqqrrrrrrBBBBBBBB", // M 128-191, N 128-191
+			"rrrr3322222255555@@@@@@qqqqrrrruurBBBqqqq", // M 128-191, N 192-255
+			">>>>33322222555555@@@@qqqqqqrruuuurBrBBBB", // M 128-191, N 256-383
+			">>>>33322222555555BBqqqqqqqqqsssusrrqBBBB", // M 128-191, N 384-511
+			">>>>3333222255555BBBqqqqqqqqqqsssrqqBBBBB", // M 128-191, N 512-767
+			">>>>>33322225555qqBqqqqqqqqqqqqqqqqqBBBBB", // M 128-191, N 768-1023
+			"rrrrr3333222555BqBqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 1024-1535
+			"rrrrrr33332255BBqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 1536-2047
+			"rrrrrrr333322BqBqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 2048-3071
+			"rrrrrrrr3333qqqqqqqqqssqxxqqqqqqqqqqqqqqq", // M 128-191, N 3072-4095
+			"rrrrrrrrrr3qqqqqqqqrqxxxxxxqqqqqqqqqqqqqq", // M 128-191, N 4096-6143
+			"rrrrrrrrrrBBqqqqqqqxqqxqqxqqqqqqqqqqqqqqq", // M 128-191, N 6144-8191
+			"rrrrrrrrrBBBqqqqqqqqqxxqqqqqqqqqqqqqqqqqq", // M 128-191, N 8192-12287
+			"rrrrrrrrBBBBqqqqqqqqsxxxqqqqqqqqqqqqqqqqq", // M 128-191, N 12288-16383
+			"rrrrrrrBBBBBqqqqqqqqssxsqqqqqqqqqqqqqqqqq", // M 128-191, N 16384-24575
+			"rrrrrrBBBBBqqqqssssqsxxsqqqqqBBqqqqqqqqqq", // M 128-191, N 24576-32767
+			"rrrrrBBBBBBqqqqs66sqsxxsqqqqBBBBqqqqqqqqq", // M 128-191, N 32768-49151
+			"rrrrBBBBBBBqqqss666ssssqqqqqBBBBBqqqqqqqq", // M 128-191, N 49152-65535
+			"rrrBBBBBBBBqqqqs66sqqqqqqqqBBBBBBBqqqqqqq", // M 128-191, N 65536-98303
+			"rrBBBBBBBBBBqqqssssqqqqqqqqBBBBBBBBqqqqqq", // M 128-191, N 98304-131071
+			"rBBBBBBBBBBBqqqqqqqqqqqqqqBBBBBBBBBBqqqqq", // M 128-191, N 131072-196607
+			"BBBBBBBBBBBBBqqqqqqqqqqqBBBBBBBBBBBBBqqqq", // M 128-191, N 196608-262143
+			"BBBBBBBBBBBBBBqqqqqqBBBBBBBBBBBBBBBBBBqqq", // M 128-191, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBqq", // M 128-191, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 192-255, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 192-255, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 192-255, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 192-255, N 3
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 4-5
+			"jjjjjjjjjjjVVVjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 6-7
+			"jjjjjjjjjUUUUUUUUjjjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 8-11
+			"jjjjjjjUUUUUUUUUQQQjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 12-15
+			"jjjjjjMMMMMMMMMCCCCCCCCjjjjjjjjjjjjjjjjjj", // M 192-255, N 16-23
+			"AAAAA333222255555@?BBBBqjqBBBB?????jjjjjj", // M 192-255, N 24-31
+			"WWWWW332222555555@???BBqqqBBBBBBB???kkkkk", // M 192-255, N 32-47
+			">>>>>332225555555?????BqqqBBBBBBBBB?kkkkk", // M 192-255, N 48-63
+			"AAAA3332255555555?????BqqqBrrrBBBBBBjjjjj", // M 192-255, N 64-95
+			"rrrr3332255555555@?==?qqqqqrrrrrBBBBBkkkk", // M 192-255, N 96-127
+			">>>33332255555555@@@@@qqqqqrrrruurBBBkkkk", // M 192-255, N 128-191
+			"rrr333322WW555555@@@@@qqqqqqrruuuurBBkkkk", // M 192-255, N 192-255
+			">>>>33322222555555@@@@qqqqqqssuuuurrrkkkk", // M 192-255, N 256-383
+			">>>>33332222555552Bqqqqqqqsssssuussrqkkkk", // M 192-255, N 384-511
+			">>>>3333322X5555BBBBqqqqqqssssssssrqqkkkk", // M 192-255, N 512-767
+			">>>>>3333222525;BqBBqqqqqqqqqqqssqqqkkkkk", // M 192-255, N 768-1023
+			"rrrrr333332252::BBBBBqqqqqqqqqqqqqqkkkkkk", // M 192-255, N 1024-1535
+			"rrrrrr3333335BBBBqBBqqqqqqqqqqqqqkkkkkkkk", // M 192-255, N 1536-2047
+			"rrrrrrr33333BBBBqqBqqqqqqqqqqqqkkkkkkkkkk", // M 192-255, N 2048-3071
+			"rrrrrrrr333qqqBBqqqqqqqqqqqqqqqkkkkkkkkkk", // M 192-255, N 3072-4095
+			"rrrrrrrrrrqqqqqBqqqqqqsqqsqqqqqkkkkkkkkkk", // M 192-255, N 4096-6143
+			"rrrrrrrrrBBBqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 192-255, N 6144-8191
+			"rrrrrrrrBBBBqqqqqqqsqssqqqqqqqqkkkkkkkkkk", // M 192-255, N 8192-12287
+			"rrrrrrrBBBBBBqqqqqqqssssqqqqqqkkkkkkkkkkk", // M 192-255, N 12288-16383
+			"rrrrrrBBBBBBqqqqqqqqssssqqqqqqkkkkkkkkkkk", // M 192-255, N 16384-24575
+			"rrrrrBBBBBBBqqqqsssqssssqqqqBBBkkkkkkkkkk", // M 192-255, N 24576-32767
+			"rrrrBBBBBBBqqqqssssqssssqqqqBBBBkkkkkkkkk", // M 192-255, N 32768-49151
+			"rrrBBBBBBBBqqqqs66sssssqqqqBBBBBBkkkkkkkk", // M 192-255, N 49152-65535
+			"rrBBBBBBBBBqqqqssssqqqqqqqqBBBBBBBkkkkkkk", // M 192-255, N 65536-98303
+			"rBBBBBBBBBBBqqqqssqqqqqqqqBBBBBBBBBkkkkkk", // M 192-255, N 98304-131071
+			"BBBBBBBBBBBBqqqqqqqqqqqqqBBBBBBBBBBBkkkkk", // M 192-255, N 131072-196607
+			"BBBBBBBBBBBBBqqqqqqqqqqBBBBBBBBBBBBBBkkkk", // M 192-255, N 196608-262143
+			"BBBBBBBBBBBBBBBqqqqBBBBBBBBBBBBBBBBBBBkkk", // M 192-255, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 192-255, N >= 393216
+			"QQQQQQQQQQQUUUUUQUQQMQQQQQQQQQQQQQQQQQQQQ", // M 256-383, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 256-383, N (none)
+			"RRRRRRRRRRRRUUUURRUQQQRRRRRRRRRRRRRRRRRRR", // M 256-383, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 256-383, N 3
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 4-5
+			"jjjjjjjjjUUUUUUUjjjjjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 6-7
+			"jjjjjjjjUUUUUUUUQQjjjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 8-11
+			"jjjjjjjjMMMMMMMMQQCCjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 12-15
+			"jjjjjjjUUU2222CCCCCCCjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 16-23
+			"AAAAAAA33222555552?BBqqjjjqBBBBBB?jjjjjjj", // M 256-383, N 24-31
+			">>>>>3333225555555?BBBqqBqqBBBBBBBBBBBBBB", // M 256-383, N 32-47
+			">>>>33332225555555?BBBqqqqqBBBBBBBBBBBBBB", // M 256-383, N 48-63
+			"AAA333332225555555@BBBqqqqqrrrBBBBBBjjjjj", // M 256-383, N 64-95
+			"rrr333332255555555BBBBqqqqqqrrrrrrBBBqqqq", // M 256-383, N 96-127
+			">>>333332555555555@@@BqqqqqqsruuuurBBBBBB", // M 256-383, N 128-191
+			"rrr333332255555555@@@qqqqqssssuuuurrBqqqq", // M 256-383, N 192-255
+			">>>33333222555555BBBqqqqqsssssuuuusrrBBBB", // M 256-383, N 256-383
+			">>>3333332255555BBBqqqqqqssssssssssrqBBBB", // M 256-383, N 384-511
+			">>>333333322555BBBBBqqqqqsxssssssssqqBBBB", // M 256-383, N 512-767
+			">>>3333333325;BBBBBBBqqqqsssssssssqqBBBBB", // M 256-383, N 768-1023
+			"rrrrr33333333BBBBBBBBBsssqsssqqqqqqqqqqqq", // M 256-383, N 1024-1535
+			"rrrrr3333333BBBBBBBBBBssqqqqqqqqqqqqqqqqq", // M 256-383, N 1536-2047
+			"rrrrrr33333BBBBBBBBBBssqsssqqqqqqqqqqqqqq", // M 256-383, N 2048-3071
+			"rrrrrrrr33qqqqBBBBBBsssssxxqqqqqqqqqqqqqq", // M 256-383, N 3072-4095
+			"rrrrrrrrrqqqqqBBBBssssssxsxqqqqqqqqqqqqqq", // M 256-383, N 4096-6143
+			"rrrrrrrrBBBBqqqqBBssssssssqqqqqqqqqqqqqqq", // M 256-383, N 6144-8191
+			"rrrrrrrBBBBBqqqqqssssxxsqqqqqqqqqqqqqqqqq", // M 256-383, N 8192-12287
+			"rrrrrrBBBBBBBqqqqqqqssssqqqqqqqqqqqqqqqqq", // M 256-383, N 12288-16383
+			"rrrrrBBBBBBBqqqqqqqqssssqqqqqBqqqqqqqqqqq", // M 256-383, N 16384-24575
+			"rrrrBBBBBBBBqqqqqqqqsssqqqqqBBBqqqqqqqqqq", // M 256-383, N 24576-32767
+			"rrrBBBBBBBBBqqqssssqsssqqqqBBBBBqqqqqqqqq", // M 256-383, N 32768-49151
+			"rrBBBBBBBBBBqqqssssqqssqqqqBBBBBBqqqqqqqq", // M 256-383, N 49152-65535
+			"rBBBBBBBBBBBqqqssssqqqqqqqqBBBBBBBqqqqqqq", // M 256-383, N 65536-98303
+			"BBBBBBBBBBBBqqqqqqqqqqqqqqBBBBBBBBBqqqqqq", // M 256-383, N 98304-131071
+			"BBBBBBBBBBBBBqqqqqqqqqqqqBBBBBBBBBBBqqqqq", // M 256-383, N 131072-196607
+			"BBBBBBBBBBBBBBqqqqqqBBBBBBBBBBBBBBBBBqqqq", // M 256-383, N 196608-262143
+			"BBBBBBBBBBBBBBBBqqBBBBBBBBBBBBBBBBBBBBqqq", // M 256-383, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBqq", // M 256-383, N >= 393216
+			"QQQQQQQQQQUUUUUUUUQMMMQQQQQQQQQQQQQQQQQQQ", // M 384-511, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 384-511, N (none)
+			"RRRRRRRRRRUUUUUUUUQQQMMRRRRRRRRRRRRRRRRRR", // M 384-511, N 2
+			"SSSSSSSSSSSVVVVVSVQQMQSSSSSSSSSSSSSSSSSSS", // M 384-511, N 3
+			"jjjjjjjjjjjUUUjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 4-5
+			"jjjjjjjjjUUUUUUUQjjjjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 6-7
+			"jjjjjjjjMMMMMMMMQQjjjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 8-11
+			"jjjjjjjOUU2222CQCCCCjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 12-15
+			"jjjjjjjMM22222CCCCCCCCjjjjjjjjjjjjjjjjjjj", // M 384-511, N 16-23
+			"AAAAAAA332255555552BqqqjjjjqqBBBjjjjjjjjj", // M 384-511, N 24-31
+			">>>>>33332255555555BBqqqBBqqqBBBBBBBBBBBB", // M 384-511, N 32-47
+			">>>>333332255555555BBBqqBqqqqBBBBBBBBBBBB", // M 384-511, N 48-63
+			"AAA3333322225555555BBBqqqqqqqrrBBBBBjjjjj", // M 384-511, N 64-95
+			"rrr3333322222555555BBqqqqqqqqrrrrrBBqqqqq", // M 384-511, N 96-127
+			">>3333332222555555BBBqqqqqqqssssusrrBBBBB", // M 384-511, N 128-191
+			"rr333333322555555BBBqqqqqssssssuussrrqqqq", // M 384-511, N 192-255
+			">>33333332255555BBBqqqqqsssssssssssrqBBBB", // M 384-511, N 256-383
+			">>3333333==>355BBBBqqqqssxxxsssssssqqBBBB", // M 384-511, N 384-511
+			">>333333333335B:BBBBsssssxxxsssssssqBBBBB", // M 384-511, N 512-767
+			">>33333333333BB:BBBBsssssxxsssssssqqBBBBB", // M 384-511, N 768-1023
+			"rr3333333333BBBBBBsBBssxssssssqqqqqqqqqqq", // M 384-511, N 1024-1535
+			"rrrr3333333BBBBBBBBBBxxssssssqqqqqqqqqqqq", // M 384-511, N 1536-2047
+			"rrrrrr3333BBBBBBBxBBBxxsxxxssqqqqqqqqqqqq", // M 384-511, N 2048-3071
+			"rrrrrr333BBBBBBBsssxxxxxxhxssqqqqqqqqqqqq", // M 384-511, N 3072-4095
+			"rrrrrrr3qqqqqBBBBssxxxxxxxxxsqqqqqqqqqqqq", // M 384-511, N 4096-6143
+			"rrrrrrrBqqqqqqBBBssxxxxsxxssqqqqqqqqqqqqq", // M 384-511, N 6144-8191
+			"rrrrrrBBBBBBqqqqBBssxhsxsssqqqqqqqqqqqqqq", // M 384-511, N 8192-12287
+			"rrrrrBBBBBBBBqqqqsssxxxxsqqqqqqqqqqqqqqqq", // M 384-511, N 12288-16383
+			"rrrrBBBBBBBBBqqqqqqssxsssqqqqBqqqqqqqqqqq", // M 384-511, N 16384-24575
+			"rrrBBBBBBBBBBqqqqqqqssssqqqBBBBqqqqqqqqqq", // M 384-511, N 24576-32767
+			"rrBBBBBBBBBBqqqqqqqqqqqqqqqBBBBBqqqqqqqqq", // M 384-511, N 32768-49151
+			"rBBBBBBBBBBBqqqqqqqqqqqqqqBBBBBBBqqqqqqqq", // M 384-511, N 49152-65535
+			"BBBBBBBBBBBBqqqqqqqqqqqqqqBBBBBBBBqqqqqqq", // M 384-511, N 65536-98303
+			"BBBBBBBBBBBBBqqqqqqqqqqqqBBBBBBBBBBqqqqqq", // M 384-511, N 98304-131071
+			"BBBBBBBBBBBBBBqqqqqqqqqBBBBBBBBBBBBBqqqqq", // M 384-511, N 131072-196607
+			"BBBBBBBBBBBBBBBqqqqBBBBBBBBBBBBBBBBBBqqqq", // M 384-511, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBqqq", // M 384-511, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBqq", // M 384-511, N >= 393216
+			"QQQQQQQQQUUUUUUUUUSMMMMMMMMQQQQQQQQQQQQQQ", // M 512-767, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 512-767, N (none)
+			"RRRRRRRRRUUUUUUUQQQQQQRQjjRRRRRRRRRRRRRRR", // M 512-767, N 2
+			"SSSSSSSSSSUUUUUUUQQQSCCwSSSSSSSSSSSSSSSSS", // M 512-767, N 3
+			"jjjjjjjjjjUUUUUUjQQQCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 4-5
+			"jjjjjjjjMMMMMMMMQjjCCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 6-7
+			"jjjjjjjjUUUUUUUQQQjCCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 8-11
+			"jjjjjjjUU22222CCCCCCCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 12-15
+			"jjjjjjjM222222CCCCCCCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 16-23
+			"AAAAAA33325555555222wwqqjjjjjjjjjjjjjjjjj", // M 512-767, N 24-31
+			">>>>3333325555555552BqqqqBBqqqqBBBBBBBBBB", // M 512-767, N 32-47
+			">>>33333332555555555BqqqqBqqqqqBBBBBBBBBB", // M 512-767, N 48-63
+			"AAA3333333222555555;BqqqqqqqqqrrrBBjjjjjj", // M 512-767, N 64-95
+			"rr333333>223255555;;BqqqqqqqqsssrrrBBBBBB", // M 512-767, N 96-127
+			"AA33333WW22325555;;BqqqqqqssssssssrrBBBBB", // M 512-767, N 128-191
+			"r333333WW332255;;BBBqqqqqssssssssssrqBBBB", // M 512-767, N 192-255
+			"A33333333335555;BBBBqssssxxssssssssqqBBBB", // M 512-767, N 256-383
+			">333333333333;:BBBBBsssssxxxsssssssqBBBBB", // M 512-767, N 384-511
+			">333333333333BB:BBBBssssxxxxsssssssqBBBBB", // M 512-767, N 512-767
+			">33333333333BBB:BBBBxssxxxxxssssssqBBBBBB", // M 512-767, N 768-1023
+			"rr333333333BBBBBBBBBBxsxxxsssssssqBBBBBBB", // M 512-767, N 1024-1535
+			"rr33333333BBBBBBBBBBBxxxsssssssssqBBBBBBB", // M 512-767, N 1536-2047
+			"rrrr33333BBBBBBBBxBBBxxxxxxssssssqBBBBBBB", // M 512-767, N 2048-3071
+			"rrrr3333BBBBBBBBxxsxxxxxxhxxsssssqBBBBBBB", // M 512-767, N 3072-4095
+			"rrrr333BBBBBBBBBBxsxxxxxssxxssssqBBBBBBBB", // M 512-767, N 4096-6143
+			"rrrr33qqqqqqqBBBBxxxxxxxxxsxsqqqqBBBBBBBB", // M 512-767, N 6144-8191
+			"rrrrrBBBqqqqqqqBBBxxxssxsssqsqqBBBBBBBBBB", // M 512-767, N 8192-12287
+			"rrrrBBBBBBBBBqqqBBsxxssxsqqqqqBBBBBBBBBBB", // M 512-767, N 12288-16383
+			"rrrBBBBBBBBBBBqqqqsssxxssqqqqBBBBBBBBBBBB", // M 512-767, N 16384-24575
+			"rrBBBBBBBBBBBBqqqqqsssssqqqBBBBBBBBBBBBBB", // M 512-767, N 24576-32767
+			"rBBBBBBBBBBBBqqqqqqqqsqqqqqBBBBBBBBBBBBBB", // M 512-767, N 32768-49151
+			"BBBBBBBBBBBBBqqqqqqqqqqqqqBBBBBBBBBBBBBBB", // M 512-767, N 49152-65535
+			"BBBBBBBBBBBBBqqqqqqqqqqqqBBBBBBBBBBBBBBBB", // M 512-767, N 65536-98303
+			"BBBBBBBBBBBBBBqqqqqqBqqBBBBBBBBBBBBBBBBBB", // M 512-767, N 98304-131071
+			"BBBBBBBBBBBBBBBqqqqBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N >= 393216
+			"QQQQQQQQUUUUUUUUUUUMMMMMMMMMQQQQQQQQQQQQQ", // M 768-1023, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 768-1023, N (none)
+			"RRRRRRRRRUUUUUUUQQQSRRRRjjjjRRRRRRRRRRRRR", // M 768-1023, N 2
+			"SSSSSSSSSUUUUUUMQQQSSCwjjjjSSSSSSSSSSSSSS", // M 768-1023, N 3
+			"jjjjjjjjjjMMMMMMQQQQCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 4-5
+			"jjjjjjjjUUUUUUUQQQCCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 6-7
+			"jjjjjjjMMMMMMMQQCCCCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 8-11
+			"jjjjjjjUU22222CCCCCCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 12-15
+			"jjjjjjQQ222222CCCCCCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 16-23
+			"AAAAAA333325555522222wwqqqjjjjjjjjjjjjjjj", // M 768-1023, N 24-31
+			">>>>3333332555555525BwwqqBBBBBBBBBBBBBBBB", // M 768-1023, N 32-47
+			">>>3333333255555555BBwqqqBBBBqqqqBBBBBBBB", // M 768-1023, N 48-63
+			"AAA333333332225555;BBqqqqqqqqqqqqqqjjjjjj", // M 768-1023, N 64-95
+			"rr3333333333325;5;;;BqqqqqqqqqssrrqBBBBBB", // M 768-1023, N 96-127
+			"A333333WW333325;;B;BBqqqqqssssssssqqBBBBB", // M 768-1023, N 128-191
+			"r333333WW333325;;BBBBqsssssssssssssqBBBBB", // M 768-1023, N 192-255
+			"A333333333335;B:BBBBBssssssssssssssqBBBBB", // M 768-1023, N 256-383
+			"3333333333399::BBBBBqsssxxxssssssssqBBBBB", // M 768-1023, N 384-511
+			"3333333333339BBBBBBBxssxxxxxsssssssBBBBBB", // M 768-1023, N 512-767
+			">3333333333BBBB:B:BBBssxxxxsssssssBBBBBBB", // M 768-1023, N 768-1023
+			"r333333333B33BBBBBBBBxssxxxsssssssBBBBBBB", // M 768-1023, N 1024-1535
+			"rr3333333BBBBBBBBBBBBBxssxssxxsssssBBBBBB", // M 768-1023, N 1536-2047
+			"rr333333BBBBBBBBBBBBBxxxxxxxxxxssssBBBBBB", // M 768-1023, N 2048-3071
+			"rr33333BBBBBBBBBBBxxxxxxxxxxxxxsssBBBBBBB", // M 768-1023, N 3072-4095
+			"rr3333BBBBBBBBBBBBxxxxxxxxxxssssssBBBBBBB", // M 768-1023, N 4096-6143
+			"rr333BBBBBBBBBBBBBxxxxxsxxsxsssssBBBBBBBB", // M 768-1023, N 6144-8191
+			"rrr3BBBBqqBqqqqBBBxxsxxxsssssssqBBBBBBBBB", // M 768-1023, N 8192-12287
+			"rrrBqqqqBqqqqqqqBBxxxxxxsssqqqBBBBBBBBBBB", // M 768-1023, N 12288-16383
+			"rrBBBBBBBBBBBBqqqBBssxxsssqqqBBBBBBBBBBBB", // M 768-1023, N 16384-24575
+			"rBBBBBBBBBBBBBBqqqsssssssqqqBBBBBBBBBBBBB", // M 768-1023, N 24576-32767
+			"BBBBBBBBBBBBBBBqqqqqqsssqqqBBBBBBBBBBBBBB", // M 768-1023, N 32768-49151
+			"BBBBBBBBBBBBBBBqqqqqqqqqqqBBBBBBBBBBBBBBB", // M 768-1023, N 49152-65535
+			"BBBBBBBBBBBBBBBqqqqBqqqqqBBBBBBBBBBBBBBBB", // M 768-1023, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N >= 393216
+			"QQQQQQQQUUUMMMMUUSMMMQQQQQQQQQQQQQQQQQQQQ", // M 1024-1535, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 1024-1535, N (none)
+			"RRRRRRRRUUUMMMMMQQSRRRRjjjjjjRRRRRRRRRRRR", // M 1024-1535, N 2
+			"SSSSSSSSSMMMMMMMQQSSSSjjjjjjjSSSSSSSSSSSS", // M 1024-1535, N 3
+			"jjjjjjjjjUUUUUMQQQCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 4-5
+			"jjjjjjjUUUUUUMQQQCCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 6-7
+			"jjjjjjUUUUUUUUMCCCCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 8-11
+			"jjjjjjQQff22222CCCCCCwwjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 12-15
+			"jjjjjjfff22222CCCCCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 16-23
+			"AAAAA333332255522222wwwwwqqjjjjjjjjjjjjjj", // M 1024-1535, N 24-31
+			">>>3333333225552225BBBwqqqkkkkkkkkkkkkkkk", // M 1024-1535, N 32-47
+			">>>333333332222222BBBBwqqqkkkkkkkkkkkkkkk", // M 1024-1535, N 48-63
+			"AA333333333332255BBBBBqqqqjjjqqqqjjjjjjjj", // M 1024-1535, N 64-95
+			"rr33333333333255;;Bqqwqqqqqqqqqqqqkkkkkkk", // M 1024-1535, N 96-127
+			"A33333333333335;;BBBBBqqqqssssssssqkkkkkk", // M 1024-1535, N 128-191
+			"r3333333333333BBBBBBBBssssssssssssqkkkkkk", // M 1024-1535, N 192-255
+			"3333333333333BBBBBBBBBssssssssssssskkkkkk", // M 1024-1535, N 256-383
+			"333333333333BBB:BBBBxxssxxssssssssskkkkkk", // M 1024-1535, N 384-511
+			"33333333333BBBBBBBBBxxsxxxxssssssskkkkkkk", // M 1024-1535, N 512-767
+			"3333333333BB9BBBBBBBBxsxxxxssssssskkkkkkk", // M 1024-1535, N 768-1023
+			"r33333333BB93BBBBBBBBxxxxxxxxxxsssskkkkkk", // M 1024-1535, N 1024-1535
+			"r3333333BBBBBBBBBBxxxxxxxxxxxxxxssskkkkkk", // M 1024-1535, N 1536-2047
+			"rr33333BBBBBBBBBBxxxxxxxxxxxxxxxssskkkkkk", // M 1024-1535, N 2048-3071
+			"r33333BBBBBBBBBBBxxxxxxxxsxxxxxxssskkkkkk", // M 1024-1535, N 3072-4095
+			"r3333BBBBBBBBBBBBxxxxxxxxxxxxxxssskkkkkkk", // M 1024-1535, N 4096-6143
+			"rr33BBBBBBBBBBBBBBxxsxxxxxxxxxsssskkkkkkk", // M 1024-1535, N 6144-8191
+			"rr3BBBBBBBBBBBBBBBxxxxxxxxxsxsssskkkkkkkk", // M 1024-1535, N 8192-12287
+			"rrBBBBBBqqBBBqqBBBBxxxxxxsssqsskkkkkkkkkk", // M 1024-1535, N 12288-16383
+			"rBBBwqqqBBqqqqqqqBBsxxxxxssqqqkkkkkkkkkkk", // M 1024-1535, N 16384-24575
+			"BBBBBBBBBBBBBBBqqqssssxsssqqqBBkkkkkkkkkk", // M 1024-1535, N 24576-32767
+			"BBBBBBBBBBBBBBBBqqqqsssssqqqBBBBkkkkkkkkk", // M 1024-1535, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBqqqqssqqqBBBBBBkkkkkkkk", // M 1024-1535, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBqqqqqBBBBBBBBBkkkkkkk", // M 1024-1535, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 1024-1535, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 1024-1535, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 1024-1535, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 1024-1535, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 1024-1535, N >= 393216
+			"QQQQQQQQUUMMMMMMUUMMMMQQQQQQQQQQQQQQQQQQQ", // M 1536-2047, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 1536-2047, N (none)
+			"RRRRRRRRMMMMMMMMQSRRRRjjRRRRjjRRRRRRRRRRR", // M 1536-2047, N 2
+			"SSSSSSSSSOOOOOOQQSSSSSjjjjjjjSSSSSSSSSSSS", // M 1536-2047, N 3
+			"jjjjjjjjUUMMMMQQSSCCCjjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 4-5
+			"jjjjjjjUUUUUMMMMSCCCCjjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 6-7
+			"jjjjjjQQQffQQQQCCCCCCCjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 8-11
+			"jjjjjjfffff2222CCCCCCCjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 12-15
+			"jjjjjffffff2222CCCCCCCjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 16-23
+			"AAAA333333322222222Bwwwwwwwjjjjjjjjjjjjjj", // M 1536-2047, N 24-31
+			">>>333333333222252BBBBwwqqqkkkkkkkkkkkkkk", // M 1536-2047, N 32-47
+			">>333333333322555=BBBBBqqqkkkkkkkkkkkkkkk", // M 1536-2047, N 48-63
+			"AA33333333333255;?BBBBwqqqjjjjjjjjjjjjjjj", // M 1536-2047, N 64-95
+			"rr3333333333355;jBqqqwwsqqqqkkkkkkkkkkkkk", // M 1536-2047, N 96-127
+			"A3333333333332B;jBBBBBBssssssqqqqkkkkkkkk", // M 1536-2047, N 128-191
+			"3333333333333BBBBBBBBBBsssssssssskkkkkkkk", // M 1536-2047, N 192-255
+			"333333333333BBBBBwBBBBxsssssssssskkkkkkkk", // M 1536-2047, N 256-383
+			"33333333333BBBBBBBBxxxqxxsssssssskkkkkkkk", // M 1536-2047, N 384-511
+			"3333333333BBBBBBBBBxxxxxxxsssssssskkkkkkk", // M 1536-2047, N 512-767
+			"333333333BB99BBBBBBBxxxxxxsxxxssssskkkkkk", // M 1536-2047, N 768-1023
+			"r3333333B9BB9B9BBBxxxxxxxxxxxxxxssskkkkkk", // M 1536-2047, N 1024-1535
+			"r333333B99999BBBxxxxxxxxxxxxxxxxssskkkkkk", // M 1536-2047, N 1536-2047
+			"r33333BBBBBBBBBxxxxxxxxxsxxxxxxxssskkkkkk", // M 1536-2047, N 2048-3071
+			"r33339BBBBBBBBBBBxxxxxxxhhxxxxxxssskkkkkk", // M 1536-2047, N 3072-4095
+			"r333BBBBBBBBBBBBBxxxxxssshsxxxxxssskkkkkk", // M 1536-2047, N 4096-6143
+			"r33BBBBBBBBBBBBBBxxxsxsxxssxxxxssskkkkkkk", // M 1536-2047, N 6144-8191
+			"r3BBBBBBBBBBBBBBBBxxsssxxxxsxsssskkkkkkkk", // M 1536-2047, N 8192-12287
+			"rBBBBBBBBBBBBBBBBBBxxsYsxsssssskkkkkkkkkk", // M 1536-2047, N 12288-16383
+			"BBBBBBBBBBBBBqqqqBBBxxssxsssqqkkkkkkkkkkk", // M 1536-2047, N 16384-24575
+			"BBBBBBBqBqqBBBBBqqsssxxxxssqqBBkkkkkkkkkk", // M 1536-2047, N 24576-32767
+			"BBBBBBBBBBBBBBBBBqqsssssssqqBBBBkkkkkkkkk", // M 1536-2047, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBqqsssssqqBBBBBBkkkkkkkk", // M 1536-2047, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBqqqqqqqBBBBBBBBkkkkkkk", // M 1536-2047, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 1536-2047, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 1536-2047, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 1536-2047, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 1536-2047, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 1536-2047, N >= 393216
+			"QQQQQQQQUMMMMMMMQUMQQQQQQQQQQQQQQQQQQQQQQ", // M 2048-3071, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 2048-3071, N (none)
+			"RRRRRRRROOOOOOOOOORRRjjjRRRjjjRRRRRRRRRRR", // M 2048-3071, N 2
+			"SSSSSSSSSUMMMMQQSSSSjjjjjjjjjjSSSSSSSSSSS", // M 2048-3071, N 3
+			"jjjjjjjUUUMMMMMMRCCCjjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 4-5
+			"jjjjjQQQQQQQQQQQCCCCwjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 6-7
+			"jjjjjfffffffffSCCCCCwjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 8-11
+			"jjjjfffffffffffCCCCCwjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 12-15
+			"jjjjffffffffffCCCCCCCjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 16-23
+			"AAAA333333AAA22222=wwjjjjwwwjjjjjjjjjjjjj", // M 2048-3071, N 24-31
+			">>>33333333322225;=BBwwwwwqkkkkkkkkkkkkkk", // M 2048-3071, N 32-47
+			">>3333333XX33255;;=BBBwwqqqkkkkkkkkkkkkkk", // M 2048-3071, N 48-63
+			"AA3333333XX33;;;;;BBBBwwsqjjjjjjjjjjjjjjj", // M 2048-3071, N 64-95
+			"rr33333333333;9;;wqqqwwwsqkkkkkkkkkkkkkkk", // M 2048-3071, N 96-127
+			">333333333333BBBBBBBsBBBssqqkkkkkkkkkkkkk", // M 2048-3071, N 128-191
+			"333333333333BBBBBBBBsxBBsssssskkkkkkkkkkk", // M 2048-3071, N 192-255
+			"33333333333BBBBBBBBxxxxBsssssssskkkkkkkkk", // M 2048-3071, N 256-383
+			"3333333333BBBBBBBBBxxxxxxsssssssskkkkkkkk", // M 2048-3071, N 384-511
+			"333333333BBBBBBBBBBxxxxxxssssssssskkkkkkk", // M 2048-3071, N 512-767
+			"33333333BBBBBBBBBxxxxxxxxssxxxxsssskkkkkk", // M 2048-3071, N 768-1023
+			"r333333BB9BBBBBBBxxxxxxxxxxxxxxxssskkkkkk", // M 2048-3071, N 1024-1535
+			"r33333BB9BBBBBBBxxxxxxxxxxxxxxxxssskkkkkk", // M 2048-3071, N 1536-2047
+			"r333399BBBBBBBBBxxxxxxxxsxxxxxxxxsskkkkkk", // M 2048-3071, N 2048-3071
+			"r333999BBBBBBBBBBxxxxxxxhhxxxxxxxsskkkkkk", // M 2048-3071, N 3072-4095
+			"r33B999BBBBBBBBBBxxxxxsxshsxxxxxssskkkkkk", // M 2048-3071, N 4096-6143
+			"r3BB99BBBBBBBBBBBxxxxxxxxssxxxxssskkkkkkk", // M 2048-3071, N 6144-8191
+			"rBBBBBBBBBBBBBBBBBBxxssxxxxxxsssskkkkkkkk", // M 2048-3071, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBxxsYsxxssssskkkkkkkkkk", // M 2048-3071, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBxxssxsssqqkkkkkkkkkkk", // M 2048-3071, N 16384-24575
+			"BBBBBBBBBBBBqqqqqqBBxxxxxssqqBBkkkkkkkkkk", // M 2048-3071, N 24576-32767
+			"BBBBBBBqqqqqBBBBBqqsssssssqqBBBBkkkkkkkkk", // M 2048-3071, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBqqsssssqqBBBBBBkkkkkkkk", // M 2048-3071, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBqqqqqqqBBBBBBBBkkkkkkk", // M 2048-3071, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 2048-3071, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 2048-3071, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 2048-3071, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 2048-3071, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 2048-3071, N >= 393216
+			"QQQQQQQQMMMMMMMMOOQQQQQQQQQQQQQQQQQQQQQQQ", // M 3072-4095, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 3072-4095, N (none)
+			"RRRRRRRRRMMMSSQQSRRRRRRSRRSSSSRRRRRRRRRRR", // M 3072-4095, N 2
+			"SSSSSSSSSMMMMMMSSSSSjjSSSSSSSjSSSSSSSSSSS", // M 3072-4095, N 3
+			"jjjjjMMMMMMMMMMSSCCjjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 4-5
+			"jjjjfffffffffSSSCCCjjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 6-7
+			"jjjjfffffffffffCCCCCjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 8-11
+			"jjjffffffffffffCCCwCjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 12-15
+			"jjj222222222222CCCwCjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 16-23
+			"AAA3333333AAAA332=wwjjjjjkwwjjjjjjjjjjjjj", // M 3072-4095, N 24-31
+			">>33333333333322;;=Bwwwwwsskkkkkkkkkkkkkk", // M 3072-4095, N 32-47
+			">>3333333XX33;;;;;=BBBwwwsqkkkkkkkkkkkkkk", // M 3072-4095, N 48-63
+			"AA3333333XX33;;;;;wBBwwwwqjjjjjjjjjjjjjjj", // M 3072-4095, N 64-95
+			"rr3333333333399:;;wwwwwwwskkkkkkkkkkkkkkk", // M 3072-4095, N 96-127
+			"A33333333333B9BBBBBBBBBBwsskkkkkkkkkkkkkk", // M 3072-4095, N 128-191
+			"r33333333339BBBBBBsssxBBBsskkkkkkkkkkkkkk", // M 3072-4095, N 192-255
+			"33333333333BBBBBBxxxsxxBBsssssskkkkkkkkkk", // M 3072-4095, N 256-383
+			"33333333399BBBBBBBBBxxxxBsssssssskkkkkkkk", // M 3072-4095, N 384-511
+			"33333333BB9BBBBBBBBBxxxxBssssssssskkkkkkk", // M 3072-4095, N 512-767
+			"3333333BBBBBBBBBBBBBxxxxBssxxxxssskkkkkkk", // M 3072-4095, N 768-1023
+			"r33333BBBBBBBBBBBBxBxxxxBxxxxxxxssskkkkkk", // M 3072-4095, N 1024-1535
+			"r333399BBBBBBBB7xBBxxxxxxxxxxxxxssskkkkkk", // M 3072-4095, N 1536-2047
+			"r3339999BBBBBBB67BBxxxxxxxxxxxxxxsskkkkkk", // M 3072-4095, N 2048-3071
+			"r3399qq9BBBBBBB66xxxxxxxxsxxxxxxxsskkkkkk", // M 3072-4095, N 3072-4095
+			"r3B99qqBBBBBBBB66xxxxxxxxxxxxxxxsskkkkkkk", // M 3072-4095, N 4096-6143
+			"rBBB999BBBBBBBBBBBBBxxxxxxxxxxxssskkkkkkk", // M 3072-4095, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBxxxxxxxsxsssskkkkkkkk", // M 3072-4095, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBxxxxxsssssskkkkkkkkkk", // M 3072-4095, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBxxxxxsssqqkkkkkkkkkkk", // M 3072-4095, N 16384-24575
+			"BBBBBBBBBBBBBBqqqqBBBxxxsssqBBBkkkkkkkkkk", // M 3072-4095, N 24576-32767
+			"BBBBBBBBBBBBBBBBBqqsssssssqBBBBBkkkkkkkkk", // M 3072-4095, N 32768-49151
+			"BBBBBBBBBBqBBBBBBBqqsssssqqBBBBBBkkkkkkkk", // M 3072-4095, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBqqqqqBBBBBBBBBkkkkkkk", // M 3072-4095, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 3072-4095, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 3072-4095, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 3072-4095, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 3072-4095, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 3072-4095, N >= 393216
+			"QQQQQQQQQMMMOOOQOOOMMMMMMMMQQQQQQQQQQQQQQ", // M 4096-6143, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 4096-6143, N (none)
+			"RRRRRRRRRMMMMSSSROOjjjjjRRRjjjRRRRRRRRRRR", // M 4096-6143, N 2
+			"SSSSSSMMMMMMMMSSCjjjjjjjjjjjjjSSSSSSSSSSS", // M 4096-6143, N 3
+			"jjjjfffffffMMRRCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 4-5
+			"jjjffffffffffffCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 6-7
+			"jjjffffffffffffCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 8-11
+			"jjjfff22222222CCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 12-15
+			"jjjffff222WW22wCCwjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 16-23
+			"AA33333333333333;=wwjjjjjjkwjjjjjjjjjjjjj", // M 4096-6143, N 24-31
+			">>3333333333333:;;wwwwjjjjskkkkkkkkkkkkkk", // M 4096-6143, N 32-47
+			">33333333333A:::;;wBwwwwwwskkkkkkkkkkkkkk", // M 4096-6143, N 48-63
+			"A3333333333339::::wwwwwwwwjjjjjjjjjjjjjjj", // M 4096-6143, N 64-95
+			"r3333333333399:::Bwwwwwwwwkkkkkkkkkkkkkkk", // M 4096-6143, N 96-127
+			"A3333333333BBBBBBBBBsskkwwskkkkkkkkkkkkkk", // M 4096-6143, N 128-191
+			"r3333333339BBBBBBxxxsxssBwsskkkkkkkkkkkkk", // M 4096-6143, N 192-255
+			"A33333333399BBBBBxxxxxxxsBsskkkkkkkkkkkkk", // M 4096-6143, N 256-383
+			">33333339q99BBBBBxxxxxxxxssssssskkkkkkkkk", // M 4096-6143, N 384-511
+			">333333B9999BBBBxxxxxxxxxBssssssskkkkkkkk", // M 4096-6143, N 512-767
+			">33333BBB999B977xxxxxxxxxBssxxsssskkkkkkk", // M 4096-6143, N 768-1023
+			"r3333BBBBBBBB997xxBBxxxxBBxxxxxssskkkkkkk", // M 4096-6143, N 1024-1535
+			"r333999BBBBBBBBBxxxBxxxBBBxxxxxxssskkkkkk", // M 4096-6143, N 1536-2047
+			"r3399999BBBBBBBB77xxxxxxxxxxxxxxssskkkkkk", // M 4096-6143, N 2048-3071
+			"r3B99qq9BBBBBBB667xxxxxxxxxxxxxxsskkkkkkk", // M 4096-6143, N 3072-4095
+			"rBB99q9BBBBBBBB66xxBxxxxxxxxxxxxsskkkkkkk", // M 4096-6143, N 4096-6143
+			"BBB9999BBBBBBBBBBBBBBxxxxxxxxxxsskkkkkkkk", // M 4096-6143, N 6144-8191
+			"BBB9999BBBBBBBBBBBBBBxxxsxssxssskkkkkkkkk", // M 4096-6143, N 8192-12287
+			"BBBB99BBBBBBBBBBBBBBBxxxxssssskkkkkkkkkkk", // M 4096-6143, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBxxxssssqBkkkkkkkkkkk", // M 4096-6143, N 16384-24575
+			"BBBBBBBBBBBBBBBBqqBBBsxssssqBBBkkkkkkkkkk", // M 4096-6143, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBqBBsssssqBBBBBkkkkkkkkk", // M 4096-6143, N 32768-49151
+			"BBBBBBBBBBBBqBBBBBBqsssssqBBBBBBBkkkkkkkk", // M 4096-6143, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBqqqBBBBBBBBBBkkkkkkk", // M 4096-6143, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 4096-6143, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 4096-6143, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 4096-6143, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 4096-6143, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 4096-6143, N >= 393216
+			"QQQQQQQQQMMMMMQQRRRRRRRRRRRRRRQQQQQQQQQQQ", // M 6144-8191, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 6144-8191, N (none)
+			"RRRRRRRRRRMMMMSSRRRRRRRRRRRRRRRRRRRRRRRRR", // M 6144-8191, N 2
+			"SSSSSMffMMMMSSSSSjjjSSSSSSSSSSSSSSSSSSSSS", // M 6144-8191, N 3
+			"jjjjfffffffffffCjjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 4-5
+			"jjjffffffffffffCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 6-7
+			"jjjffffWWfffffCCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 8-11
+			"jjffffWWWfffffCCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 12-15
+			"jjffWWWWWWffffCCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 16-23
+			"AA3333WW3333333::wwwjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 24-31
+			">33333WW3333339::wwwwwjjjjwkkkkkkkkkkkkkk", // M 6144-8191, N 32-47
+			">33333333333A9:::wwwwwwwwwkkkkkkkkkkkkkkk", // M 6144-8191, N 48-63
+			"A3333333333399:::wsskwwwwjjjjjjjjjjjjjjjj", // M 6144-8191, N 64-95
+			"r333333333399:::Busssswwwwskkkkkkkkkkkkkk", // M 6144-8191, N 96-127
+			"A333333333BBBBBBBBBssskkwwwkkkkkkkkkkkkkk", // M 6144-8191, N 128-191
+			"r33333333399BBBBB7xxxxsskkwskkkkkkkkkkkkk", // M 6144-8191, N 192-255
+			"A33333333q99BBBBB66xxxxxsswskkkkkkkkkkkkk", // M 6144-8191, N 256-383
+			">33333399qq99BBBB77xxxsxxsssssskkkkkkkkkk", // M 6144-8191, N 384-511
+			">33333B9999999BB777xxxxxxsBsssssskkkkkkkk", // M 6144-8191, N 512-767
+			">3333BBBB999917777xxxxxxxBBsssssskkkkkkkk", // M 6144-8191, N 768-1023
+			"rr33BBBBBBBBB7777xxxxxxxBBBxxxsssskkkkkkk", // M 6144-8191, N 1024-1535
+			"r33B999BBBBBBBBB7xxBxxxBBBBxxxxssskkkkkkk", // M 6144-8191, N 1536-2047
+			"r3B99999BBBBBBBB77xBxxxBBBsxxxxxsskkkkkkk", // M 6144-8191, N 2048-3071
+			"rBB99999BBBBBBBB67xxxxxBBssxxxxssskkkkkkk", // M 6144-8191, N 3072-4095
+			"BBB9999BBBBBBBBB6xxBBxBBBssxxxxsskkkkkkkk", // M 6144-8191, N 4096-6143
+			"BBB99qqBBBBBBBBBBBBBBBBBBssxxssskkkkkkkkk", // M 6144-8191, N 6144-8191
+			"BBB99qqBBBBBBBBBBBBBBBBBBsssxsskkkkkkkkkk", // M 6144-8191, N 8192-12287
+			"BBB9999BBBBBBBBBBBBBBBBsssssskkkkkkkkkkkk", // M 6144-8191, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBssssqBBkkkkkkkkkkk", // M 6144-8191, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBsssqBBBBkkkkkkkkkk", // M 6144-8191, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBqBsssssBBBBBBkkkkkkkkk", // M 6144-8191, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBqqssqBBBBBBBBkkkkkkkk", // M 6144-8191, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 6144-8191, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 6144-8191, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 6144-8191, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 6144-8191, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 6144-8191, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 6144-8191, N >= 393216
+			"QQQQQQQQQQMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQ", // M 8192-12287, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 8192-12287, N (none)
+			"RRRRRRRRRRRMMMRRRjjRRRRRRRRRRRRRRRRRRRRRR", // M 8192-12287, N 2
+			"SSSSSffffffSffffjjjjjjjjjjjjjjSSSSSSSSSSS", // M 8192-12287, N 3
+			"jjjffffffffffMfwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 4-5
+			"jjjffffffffffMCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 6-7
+			"jjffffWWWfffffCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 8-11
+			"jjffWWWWWWWfffCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 12-15
+			"jjWWWWWWWWWWffCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 16-23
+			"AA333WWWW33333999wwwwjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 24-31
+			">33333WWW3333999Bwwkkkwwwwwkkkkkkkkkkkkkk", // M 8192-12287, N 32-47
+			">3333WWW333399::Bussskkwwwkkkkkkkkkkkkkkk", // M 8192-12287, N 48-63
+			"A3333WW3333999:Buvsssskkkjjjjjjjjjjjjjjjj", // M 8192-12287, N 64-95
+			"r3333dd3339999:uussssssssksskkkkkkkkkkkkk", // M 8192-12287, N 96-127
+			"A333333339BBBBB9sxxsskkkwwwBkkkkkkkkkkkkk", // M 8192-12287, N 128-191
+			"r3333333999BBBBBBxxxxskkkkwwkkkkkkkkkkkkk", // M 8192-12287, N 192-255
+			"A33333399999BBBBB77xxxxsskwwkkkkkkkkkkkkk", // M 8192-12287, N 256-383
+			">>3333B999999BBBB7xxxxxxsskwkkkkkkkkkkkkk", // M 8192-12287, N 384-511
+			">>333BB999999BBBxxxxxxxxxsBwssskkkkkkkkkk", // M 8192-12287, N 512-767
+			">>33BBBBB999B997xxxxxxxxsBBwsssskkkkkkkkk", // M 8192-12287, N 768-1023
+			"rr3BBBBBBBBBB9B7xBBBxxxBBBwsssssskkkkkkkk", // M 8192-12287, N 1024-1535
+			"r3BBBBBBBBBBBBBBxxxBBxBBBBwsssssskkkkkkkk", // M 8192-12287, N 1536-2047
+			"rBBB999BBBBBBBBB7xxBBBBBBBBsxxssskkkkkkkk", // M 8192-12287, N 2048-3071
+			"BBBB999BBBBBBBBB67xBBBBBBBBsxsssskkkkkkkk", // M 8192-12287, N 3072-4095
+			"BBB99999BBBBBBBBBBBBBBBBBBsssssskkkkkkkkk", // M 8192-12287, N 4096-6143
+			"BBB99qqBBBBBBBBBBBBBBBBBBBssssskkkkkkkkkk", // M 8192-12287, N 6144-8191
+			"BBB99q1BBvvBBBBBBBBBBBBBBsssskkkkkkkkkkkk", // M 8192-12287, N 8192-12287
+			"BBB9999BB9BBBBBBBBBBBBBBsssqBkkkkkkkkkkkk", // M 8192-12287, N 12288-16383
+			"BBBBB9BBBBBBBBBBBBBBBBBBssBBBBkkkkkkkkkkk", // M 8192-12287, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBssqBBBBBkkkkkkkkkk", // M 8192-12287, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBqsssqBBBBBBBkkkkkkkkk", // M 8192-12287, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 8192-12287, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 8192-12287, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 8192-12287, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 8192-12287, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 8192-12287, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 8192-12287, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 8192-12287, N >= 393216
+			"QQQQQQQQQQMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQ", // M 12288-16383, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 12288-16383, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 12288-16383, N 2
+			"SSSSfffffffSSfffjjjjjSSSSSSSSjSSSSSSSSSSS", // M 12288-16383, N 3
+			"jjjffffffffffjfjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 4-5
+			"jjjffffffffffffjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 6-7
+			"jjfffWWWWWffffwjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 8-11
+			"jjWWWWWWWWWWffwjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 12-15
+			"jjWWWWWWWWWWwwwjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 16-23
+			"AA333WWWW3333AA999kkkkkjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 24-31
+			">3333WWWW33399999kkkkkkkkkkkkkkkkkkkkkkkk", // M 12288-16383, N 32-47
+			">3333WWW33399999vssssskkkkkkkkkkkkkkkkkkk", // M 12288-16383, N 48-63
+			"A333ddW33399999uusssssskkssssjjjjjjjjjjjj", // M 12288-16383, N 64-95
+			"r333ddd33999999uusssssssssssskkkkkkkkkkkk", // M 12288-16383, N 96-127
+			"A3333dd339999B99sssskkkkkwwBBkkkkkkkkkkkk", // M 12288-16383, N 128-191
+			"r333333d399BBBB99BskkkkkkkwBBkkkkkkkkkkkk", // M 12288-16383, N 192-255
+			"A3333399999999B9BsxBsssskkkwBkkkkkkkkkkkk", // M 12288-16383, N 256-383
+			">>333B999999999BBBxxxxxxskkwBkkkkkkkkkkkk", // M 12288-16383, N 384-511
+			">>>3BBBB9999999BBBBxxxxxsskwBkkkkkkkkkkkk", // M 12288-16383, N 512-767
+			">>>BBBBBBB99BBBBBBBBxxxxsBBwBkkkkkkkkkkkk", // M 12288-16383, N 768-1023
+			"rrBBBBBBBBBBBBBBBBBBBxBBBBBwwsskkkkkkkkkk", // M 12288-16383, N 1024-1535
+			"rBBBBBBBBBBBBBBBBBBBBBBBBBwwwsskkkkkkkkkk", // M 12288-16383, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBwBwwsskkkkkkkkkk", // M 12288-16383, N 2048-3071
+			"BBBB999BBBBBBBBBBBBBBBBBBwwBwsskkkkkkkkkk", // M 12288-16383, N 3072-4095
+			"BBB99999BBBBBBBBBBBBBBBBBBswBkkkkkkkkkkkk", // M 12288-16383, N 4096-6143
+			"BBB99999BBBBBBBBBBBBBBBBBBsBBkkkkkkkkkkkk", // M 12288-16383, N 6144-8191
+			"BBB9999BB9BBBBBBBBBBBBBBwqBBBkkkkkkkkkkkk", // M 12288-16383, N 8192-12287
+			"BBB9999BBBBBBBBBBBBBBBBBqBBBBkkkkkkkkkkkk", // M 12288-16383, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBsBBBBBBkkkkkkkkkkk", // M 12288-16383, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBqBBBBBBBBkkkkkkkkkk", // M 12288-16383, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 12288-16383, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 12288-16383, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 12288-16383, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 12288-16383, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 12288-16383, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 12288-16383, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 12288-16383, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 12288-16383, N >= 393216
+			"QQQQQQQQMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQ", // M 16384-24575, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 16384-24575, N (none)
+			"RRRRRRRRRMMMMMMjjjjjSSSSSSSSSRRRRRRRRRRRR", // M 16384-24575, N 2
+			"SSSSSfffffMMMMMjjjjjjSSSSSSSSSSSSSSSSSSSS", // M 16384-24575, N 3
+			"jjjjffffffffffjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 4-5
+			"jjjfffWWWfffffjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 6-7
+			"jjjWWWWWWWWfffjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 8-11
+			"jjCWWWWWWWWWwwjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 12-15
+			"jjCCCCWWWjjjjwjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 16-23
+			"AA3333WWW333jjA99kkkkkkkkjjjjjjjjjjjjjjjj", // M 16384-24575, N 24-31
+			">33333WW333AjAA9kkkkkkkkkkkkkkkkkkkkkkkkk", // M 16384-24575, N 32-47
+			">333333333999999kksssskkkkkkkkkkkkkkkkkkk", // M 16384-24575, N 48-63
+			"A3333dd33999999sssssssskksssssjjjjjjjjjjj", // M 16384-24575, N 64-95
+			"r3333dd3k99999s7ss7ssssssssssskkkkkkkkkkk", // M 16384-24575, N 96-127
+			"A33333dddd99999kkksskkkkkkwBBBkkkkkkkkkkk", // M 16384-24575, N 128-191
+			"r33333ddd999999s7kkkkkkkkkkwBBkkkkkkkkkkk", // M 16384-24575, N 192-255
+			"AA33393d999999977kBxxxxsskkwBBkkkkkkkkkkk", // M 16384-24575, N 256-383
+			">>33B9999991vv799Bx77xhxxkkwBBkkkkkkkkkkk", // M 16384-24575, N 384-511
+			">>>BBBB9B9917779BBx77xsxxskwBBkkkkkkkkkkk", // M 16384-24575, N 512-767
+			">>BBBBBBB999999BBBBxxxxxxskwBBkkkkkkkkkkk", // M 16384-24575, N 768-1023
+			"rBBBBBBBBBBBBBBBBBBBBxxxBBBwBBkkkkkkkkkkk", // M 16384-24575, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBwBBBkkkkkkkkkkk", // M 16384-24575, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBwBBBBkkkkkkkkkkk", // M 16384-24575, N 2048-3071
+			"BBBBB9BBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkkk", // M 16384-24575, N 3072-4095
+			"BBBB999BBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkkk", // M 16384-24575, N 4096-6143
+			"BBB9999BBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkkk", // M 16384-24575, N 6144-8191
+			"BBB9999BBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkkk", // M 16384-24575, N 8192-12287
+			"BBBB99BBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkkk", // M 16384-24575, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkkk", // M 16384-24575, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkk", // M 16384-24575, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 16384-24575, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 16384-24575, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 16384-24575, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 16384-24575, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 16384-24575, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 16384-24575, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 16384-24575, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 16384-24575, N >= 393216
+			"QQQQQQQMMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQ", // M 24576-32767, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 24576-32767, N (none)
+			"RRRRRRRRQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 24576-32767, N 2
+			"SSSSSffffffffffSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 24576-32767, N 3
+			"jjjjffffffffffjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 4-5
+			"jjjfffWWWfffffjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 6-7
+			"jjjWWWWWWWWWwwjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 8-11
+			"jjjWWWWWWWWWwwjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 12-15
+			"jjwwwjjjjjjjjwjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 16-23
+			"AA333333333jjjA9kkkkkkkjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 24-31
+			">333333333AjjjAkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 24576-32767, N 32-47
+			">33333333l9AAA9kkkkkkkkkkkkkkkkkkkkkkkkkk", // M 24576-32767, N 48-63
+			"A333333dll9999kkkk7sssskkssssssjjjjjjjjjj", // M 24576-32767, N 64-95
+			"r333333lll9999777777ssssssssssskkkkkkkkkk", // M 24576-32767, N 96-127
+			"A33333ddd99BB99vkkskkkkkkkwBBBBkkkkkkkkkk", // M 24576-32767, N 128-191
+			"r33339ddd999999vskkkkkkkkkkwBBBkkkkkkkkkk", // M 24576-32767, N 192-255
+			"AA3399dd999999977kksxxxsskkwBBBkkkkkkkkkk", // M 24576-32767, N 256-383
+			">>>BB999999vvtv9kBs7ZsZsskkkBBBkkkkkkkkkk", // M 24576-32767, N 384-511
+			">>BBBB99999vvv77BBx7Z7ZxxskkBBBkkkkkkkkkk", // M 24576-32767, N 512-767
+			">BBBBBBBB9999999BBBxxxxxxkkwBBBkkkkkkkkkk", // M 24576-32767, N 768-1023
+			"BBBBBBBBBB999BBBBBBBxxxxBBBwBBBkkkkkkkkkk", // M 24576-32767, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBwBBBBkkkkkkkkkk", // M 24576-32767, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkk", // M 24576-32767, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkk", // M 24576-32767, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkk", // M 24576-32767, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkk", // M 24576-32767, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkk", // M 24576-32767, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkk", // M 24576-32767, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkk", // M 24576-32767, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkk", // M 24576-32767, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 24576-32767, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 24576-32767, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 24576-32767, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 24576-32767, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 24576-32767, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 24576-32767, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 24576-32767, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 24576-32767, N >= 393216
+			"QQQQQQQMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQQ", // M 32768-49151, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 32768-49151, N (none)
+			"RRRRRRRQQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 32768-49151, N 2
+			"SSSSSSSfffffffSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 32768-49151, N 3
+			"jjjjjfffffffffQQjjjSSSSSSSSSjjjjjjjjjjjjj", // M 32768-49151, N 4-5
+			"jjjjfffffffffffjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 32768-49151, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 32768-49151, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 32768-49151, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 32768-49151, N 16-23
+			"AA33333333jjjjjkkkjjkkkkjjjjjjjjjjjjjjjjj", // M 32768-49151, N 24-31
+			">>3333dd3ljjjjlkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 32768-49151, N 32-47
+			">>333dddlllAA9kkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 32768-49151, N 48-63
+			"A3333ddllll999kkkkkkkkkkssssssssjjjjjjjjj", // M 32768-49151, N 64-95
+			"r33333lllll999kkkk77sssssssssssskkkkkkkkk", // M 32768-49151, N 96-127
+			"AA3339ddd999999kkkkkkkkkkkwBBBBBkkkkkkkkk", // M 32768-49151, N 128-191
+			"rr3399dd9999999kkkkkkkkkkkkwBBBBkkkkkkkkk", // M 32768-49151, N 192-255
+			"AA3B99999999999kkkkkkssskkkwBBBBkkkkkkkkk", // M 32768-49151, N 256-383
+			">>BBB999999999k99kk77sssskkkBBBBkkkkkkkkk", // M 32768-49151, N 384-511
+			">BBBBB99999999k9BBk77xxxskkkBBBBkkkkkkkkk", // M 32768-49151, N 512-767
+			"BBBBBBBBB9999999BBBxxxxxskkkBBBBkkkkkkkkk", // M 32768-49151, N 768-1023
+			"BBBBBBBBBB999BBBBBBBBBssBBkBBBBBkkkkkkkkk", // M 32768-49151, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBwBBBBBkkkkkkkkk", // M 32768-49151, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 32768-49151, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 32768-49151, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 32768-49151, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 32768-49151, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 32768-49151, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 32768-49151, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 32768-49151, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 32768-49151, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 32768-49151, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 32768-49151, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 32768-49151, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 32768-49151, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 32768-49151, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 32768-49151, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 32768-49151, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 32768-49151, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQMMMMQQQQQQQQQQQQQQQQQ", // M 49152-65535, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 49152-65535, N (none)
+			"RRRRRRRQQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 49152-65535, N 2
+			"SSSSSSSfffffQQSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 49152-65535, N 3
+			"jjjjjjfffffffffjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 16-23
+			"AA3333333jjjjjkkkjjjjkkkjjjjjjjjjjjjjjjjj", // M 49152-65535, N 24-31
+			">>3333ddlljjjlkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 49152-65535, N 32-47
+			">>333ddllllllkkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 49152-65535, N 48-63
+			"AA333dllllllkkkkkkkkkkkkkssssssssjjjjjjjj", // M 49152-65535, N 64-95
+			"rr333lllllllkkkkkkkkkssskkssssssskkkkkkkk", // M 49152-65535, N 96-127
+			"AA3399d9999999kkkkkkkkkkkkwBBBBBBkkkkkkkk", // M 49152-65535, N 128-191
+			"rr3999999999999kkkkkkkkkkkkBBBBBBkkkkkkkk", // M 49152-65535, N 192-255
+			"AAB9999999999999kkkkskkkkkkwBBBBBkkkkkkkk", // M 49152-65535, N 256-383
+			">BBB9999999999999kkkkkkkkkkwBBBBBkkkkkkkk", // M 49152-65535, N 384-511
+			"BBBBBBB999999999BBBkkkskkkkkBBBBBkkkkkkkk", // M 49152-65535, N 512-767
+			"BBBBBBBBB999999BBBBBkkkkkkkwBBBBBkkkkkkkk", // M 49152-65535, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBkkBBBBBBkkkkkkkk", // M 49152-65535, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 49152-65535, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 49152-65535, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 49152-65535, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 49152-65535, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 49152-65535, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 49152-65535, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 49152-65535, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 49152-65535, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 49152-65535, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 49152-65535, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 49152-65535, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 49152-65535, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 49152-65535, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 49152-65535, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 49152-65535, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 49152-65535, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 49152-65535, N >= 393216
+			"QQQQQQQQMQQQQQQMMMMMMMMMMMQQQQQQQQQQQQQQQ", // M 65536-98303, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 65536-98303, N (none)
+			"RRRRRRQQQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 65536-98303, N 2
+			"SSSSSSSffffSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 65536-98303, N 3
+			"jjjjjjjfffffffQQSSSSSSSSSjjjjjjjjjjjjjjjj", // M 65536-98303, N 4-5
+			"jjjjjfffffffffQQjllllSSjjjjjjjjjjjjjjjjjj", // M 65536-98303, N 6-7
+			"jjjjjjjjjffQQQQjkkkklllljjjjjjjjjjjjjjjjj", // M 65536-98303, N 8-11
+			"jjjjjjjjjjjjjjjjkkkkllljjjjjjjjjjjjjjjjjj", // M 65536-98303, N 12-15
+			"jjjjjjjjjjjjjjjjkkkkljjjjjjjjjjjjjjjjjjjj", // M 65536-98303, N 16-23
+			"AA333333ljjjjjkkkjjjjkkkjjjjjjjjjjjjjjjjj", // M 65536-98303, N 24-31
+			">>3333dllljjjkkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 65536-98303, N 32-47
+			">>333dllllllkkkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 65536-98303, N 48-63
+			"AA333lllllllkkkkkkkkkkkkkjjjjjjjjjjjjjjjj", // M 65536-98303, N 64-95
+			"rr33ll99llllk11kkkkkkssskksssssssskkkkkkk", // M 65536-98303, N 96-127
+			"AA39999999999kkkkkkkkkkkkkBBBBBBBBkkkkkkk", // M 65536-98303, N 128-191
+			"rr999999999999kkkkssZskkkkwBBBBBBBkkkkkkk", // M 65536-98303, N 192-255
+			"ABB9999999999999ksssZskkkkkBBBBBBBkkkkkkk", // M 65536-98303, N 256-383
+			"BBBB999999999999kkkkskkkkkkBBBBBBBkkkkkkk", // M 65536-98303, N 384-511
+			"BBBBB9999999999B9kkkkkkkkkkBBBBBBBkkkkkkk", // M 65536-98303, N 512-767
+			"BBBBBBBB9999BBBBBBBBBkkkkkkBBBBBBBkkkkkkk", // M 65536-98303, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBkkkBBBBBBBkkkkkkk", // M 65536-98303, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBkBBBBBBBBkkkkkkk", // M 65536-98303, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 65536-98303, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 65536-98303, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 65536-98303, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 65536-98303, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 65536-98303, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 65536-98303, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 65536-98303, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 65536-98303, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 65536-98303, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 65536-98303, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 65536-98303, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 65536-98303, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 65536-98303, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 65536-98303, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 65536-98303, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 65536-98303, N >= 393216
+			"QQQQQQQQMQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 98304-131071, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 98304-131071, N (none)
+			"RRRRRRQQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 98304-131071, N 2
+			"SSSSSSSffffSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 98304-131071, N 3
+			"jjjjjfffffffQQQQSSSSSSSSjjjjjjjjjjjjjjjjj", // M 98304-131071, N 4-5
+			"jjjjjfffffffQQQQjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 16-23
+			"AAA3333jjjjjjjkkkkkkkkkjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 24-31
+			">>3333kklljjjkkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 98304-131071, N 32-47
+			">>333kllllllkkkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 98304-131071, N 48-63
+			"AA33klllllllkkkkkkkkkkkkkjjjjjjjjjjjjjjjj", // M 98304-131071, N 64-95
+			"rr3kk933llllk11kkkkkkssskkssssssssskkkkkk", // M 98304-131071, N 96-127
+			"AA99j99399999kkkkkkkkkkkkkBBBBBBBBBkkkkkk", // M 98304-131071, N 128-191
+			"rB99999999999kkkkkZsYskkkkBBBBBBBBBkkkkkk", // M 98304-131071, N 192-255
+			"BBB999999999999kksZsZskkkkBBBBBBBBBkkkkkk", // M 98304-131071, N 256-383
+			"BBB9999999999999kkkkskkkkkBBBBBBBBBkkkkkk", // M 98304-131071, N 384-511
+			"BBBBB99999999BBB9kkkkkkkkkBBBBBBBBBkkkkkk", // M 98304-131071, N 512-767
+			"BBBBBBB99999BBBBBBBkkkkkkkBBBBBBBBBkkkkkk", // M 98304-131071, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBkkBBBBBBBBBBkkkkkk", // M 98304-131071, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBkBBBBBBBBBBBkkkkkk", // M 98304-131071, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 98304-131071, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 98304-131071, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 98304-131071, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 98304-131071, N >= 393216
+			"QQQQQQQQMQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 131072-196607, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 131072-196607, N (none)
+			"RRRRRRQQQMRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 131072-196607, N 2
+			"SSSSSSffffffffQQQSSSSSSSSSSSSSSSSSSSSSSSS", // M 131072-196607, N 3
+			"jjjjfffffffQQQQQQSSSSSjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 4-5
+			"jjjfffffffQQQQQQQQSSSSSjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 6-7
+			"jjjjjjjjjQQQQQQQQjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 8-11
+			"jjjjjjjjjjjjQQjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 16-23
+			"AA333djjjjjjjkkkkkkkkkkjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 24-31
+			">>333jjjjjjj9kkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 131072-196607, N 32-47
+			">333jjjjjllk9kkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 131072-196607, N 48-63
+			"A33jjjjjlllk9kkkkkkkkkkkkjjjjjjjjjjjjjjjj", // M 131072-196607, N 64-95
+			"r3jjjj93lllkk1kkkkkksssskksssssssssskkkkk", // M 131072-196607, N 96-127
+			"Aw99jj99999999kkkkkkkkkkkkBBBBBBBBBBkkkkk", // M 131072-196607, N 128-191
+			"BB999999999999kkkkkkskkkkkBBBBBBBBBBkkkkk", // M 131072-196607, N 192-255
+			"BBB999999999999kkkkkskkkkkBBBBBBBBBBkkkkk", // M 131072-196607, N 256-383
+			"BBB999999999999kkkkkkkkkkkBBBBBBBBBBkkkkk", // M 131072-196607, N 384-511
+			"BBBBB99999999BBBkkkkkkkkkBBBBBBBBBBBkkkkk", // M 131072-196607, N 512-767
+			"BBBBBBB99999BBBBBBkkkkkkkBBBBBBBBBBBkkkkk", // M 131072-196607, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBkkkBBBBBBBBBBBBkkkkk", // M 131072-196607, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 131072-196607, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 131072-196607, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 131072-196607, N >= 393216
+			"QQQQQQQQMQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 196608-262143, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 196608-262143, N (none)
+			"RRRRRQQQQMMRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 196608-262143, N 2
+			"SSSffffffffffQQQQQQQSSSSSSSSSSSSSSSSSSSSS", // M 196608-262143, N 3
+			"jjffffffffQQQQQQQQQSSjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 4-5
+			"jjffffffffQQQQQQQQQQSSjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 6-7
+			"jjjjjjjMMMQQQQQQQQQQjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 8-11
+			"jjjjjjjjjjjjQjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 16-23
+			"AA333jjjjjj99999kkkkkkjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 24-31
+			">333jjjjjj99999kkkkkkkkkkkkkkkkkkkkkkkkkk", // M 196608-262143, N 32-47
+			">33jjjjjjj99999kkkkkkkkkkkkkkkkkkkkkkkkkk", // M 196608-262143, N 48-63
+			"A3jjjjjjjk99999kkksssskkkjjjjjjjjjjjjjjjj", // M 196608-262143, N 64-95
+			"rjjjjjjjj999999sssssssssssssssssssssskkkk", // M 196608-262143, N 96-127
+			"Bw9jjjj9999kkkkkkkkkkkkkkkBBBBBBBBBBBkkkk", // M 196608-262143, N 128-191
+			"Bw99999999999kkkkkkkkkkkkkBBBBBBBBBBBkkkk", // M 196608-262143, N 192-255
+			"BB999999999999kkkkkkkkkkkkBBBBBBBBBBBkkkk", // M 196608-262143, N 256-383
+			"BBB9999999999kkkkkkkkkkkkkBBBBBBBBBBBkkkk", // M 196608-262143, N 384-511
+			"BBBBB99999999BBkkkkkkkkkkBBBBBBBBBBBBkkkk", // M 196608-262143, N 512-767
+			"BBBBBBBB999BBBBBBkkkkkkkBBBBBBBBBBBBBkkkk", // M 196608-262143, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBkkkBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 196608-262143, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 196608-262143, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 262144-393215, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 262144-393215, N (none)
+			"RRRQQQQQQQQQQRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 262144-393215, N 2
+			"SSQQQQQQQQQQQQQQSSSSSSSSSSSSSSSSSSSSSSSSS", // M 262144-393215, N 3
+			"jjQQQQQQQQQQQQjjjQQjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 4-5
+			"jQQQQQQQQQQQQQjQQQQQQjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 6-7
+			"jjjjjjjjjjQQQQQQQQQQjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 16-23
+			"AA33jjjjjj9999999kkkkkjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 24-31
+			">33jjjjjjj999999kkkkkkkkkkkkkkkkkkkkkkkkk", // M 262144-393215, N 32-47
+			">3jjjjjjjA999999kksssskkkkkkkkkkkkkkkkkkk", // M 262144-393215, N 48-63
+			"Ajjjjjjjj999999s7sssssskjjjjjjjjjjjjjjjjj", // M 262144-393215, N 64-95
+			"sjjjjjjjj99999977ssssssssssssssssssssskkk", // M 262144-393215, N 96-127
+			"B9jjjjj99kkkkkkkkkskkkkkkBBBBBBBBBBBBBkkk", // M 262144-393215, N 128-191
+			"B99jjj99999kkkkkkkkkkkkkkBBBBBBBBBBBBBkkk", // M 262144-393215, N 192-255
+			"Bw9999999999kkkkkkkkkkkkkBBBBBBBBBBBBBkkk", // M 262144-393215, N 256-383
+			"BBB999999999kkkkkkkkkkkkkBBBBBBBBBBBBBkkk", // M 262144-393215, N 384-511
+			"BBBBBBB99999BBkkkkkkkkkkkBBBBBBBBBBBBBkkk", // M 262144-393215, N 512-767
+			"BBBBBBBBBBBBBBBBkkkkkkkkBBBBBBBBBBBBBBkkk", // M 262144-393215, N 768-1023
+			"BBBBBBBBBBBBBBBBBBkkkkBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 262144-393215, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 393216-524287, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 393216-524287, N (none)
+			"RRQQQQQQQQQQQQRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 393216-524287, N 2
+			"SSQQQQQQQQQQQQQSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 393216-524287, N 3
+			"jQQQRRQQQQQQQjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 4-5
+			"jQQRjjjjjQQQQjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 6-7
+			"jjjjjjjjjjQQQjjjjQjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 16-23
+			"AA3jjjjjjj9999999kkkkkjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 24-31
+			">3jjjjjjjj9999999kksskkkkkkkkkkkkkkkkkkkk", // M 393216-524287, N 32-47
+			">jjjjjjjjA999999ksssssskkkkkkkkkkkkkkkkkk", // M 393216-524287, N 48-63
+			"jjjjjjjjj999999s7sssssssjjjjjjjjjjjjjjjjj", // M 393216-524287, N 64-95
+			"sjjjjjjjj99999977sssssssssssssssssssssskk", // M 393216-524287, N 96-127
+			"B9jjjjjj9kkkkk9kskskkkkkBBBBBBBBBBBBBBBkk", // M 393216-524287, N 128-191
+			"B99jjjj99kkkkkkkkkkkkkkkBBBBBBBBBBBBBBBkk", // M 393216-524287, N 192-255
+			"Bw99999999kkkkkkkkkkkkkkBBBBBBBBBBBBBBBkk", // M 393216-524287, N 256-383
+			"BB999999999kkkkkkkkkkkkkBBBBBBBBBBBBBBBkk", // M 393216-524287, N 384-511
+			"BBBBB9BBB9BBBkkkkkkkkkkBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 512-767
+			"BBBBBBBBBBBBBBBkkkkkkkBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 524288-786431, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 524288-786431, N (none)
+			"jjQQQQQQQjjjQQQjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 2
+			"jQQQQQQQQQQQQQQjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 3
+			"jQQjjjjjQQQQQQjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 4-5
+			"jQjjjjjjjQQQQjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 6-7
+			"jjjjjjjjjjQQQjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 16-23
+			"AAjjjjjjjj99999999kkkkjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 24-31
+			">jjjjjjjjj9999999kkssskkkkkkkkkkkkkkkkkkk", // M 524288-786431, N 32-47
+			"kjjjjjjjjA999999ksssssskkkkkkkkkkkkkkkkkk", // M 524288-786431, N 48-63
+			"jjjjjjjjj999999kssssssssjjjjjjjjjjjjjjjjj", // M 524288-786431, N 64-95
+			"sjjjjjjjj99999977sssssssssssssssssssssssk", // M 524288-786431, N 96-127
+			"Bjjjjjjjkkkkkkk9kkkkkkkkBBBBBBBBBBBBBBBBk", // M 524288-786431, N 128-191
+			"Bw9jjjj9kkkkkkkkkkkkkkkkBBBBBBBBBBBBBBBBk", // M 524288-786431, N 192-255
+			"BB9999999kkkkkkkkkkkkkkBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 256-383
+			"BBw99999kkkkkkkkkkkkkkkBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 384-511
+			"BBBBB9BBBBkBBkkkkkkkkkBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 512-767
+			"BBBBBBBBBBBBBBBkkkkkBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 786432-1048575, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 786432-1048575, N (none)
+			"jjQQQQQQjjjjQQQQjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 2
+			"jQQQjjjQQQQQQQQjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 3
+			"jQQjjjjjjQQQQQjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 4-5
+			"jQjjjjjjjQQQQjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 6-7
+			"jjjjjjjjjjQQQjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 16-23
+			"Ajjjjjjjjj99999999kkkkjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 24-31
+			"kjjjjjjjjj9999999kkkskkkkkkkkkkkkkkkkkkkk", // M 786432-1048575, N 32-47
+			"kjjjjjjjj9999999kkssssskkkkkkkkkkkkkkkkkk", // M 786432-1048575, N 48-63
+			"jjjjjjjjj9999999ssssssssjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 64-95
+			"sjjjjjjjj999999ksssssssssssssssssssssssss", // M 786432-1048575, N 96-127
+			"BwjjjjjjkkkkkkkkkkkkkkkkBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 128-191
+			"Bw9jjjjkkkkkkkkkkkkkkkkkBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 192-255
+			"BB99999kkkkkkkkkkkkkkkkBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 256-383
+			"BBB9999kkBBBkkkkkkkkkkBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 384-511
+			"BBBBBBBBBBBBBkkkkkkkkBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N >= 393216
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 1048576-1572863, N (none)
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 2
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 3
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 16-23
+			"jjjjjjjjjj99999999kkjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 24-31
+			"kkjjjjjjjA99999999kkkkkkkkkkkkkkkkkkkkkkk", // M 1048576-1572863, N 32-47
+			"kkjjjjjjj99999999kksssskkkkkkkkkkkkkkkkkk", // M 1048576-1572863, N 48-63
+			"jjjjjjjjA9999999kksssssjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 64-95
+			"sjjjjjjjA9999999kssssssssssssssssssssssss", // M 1048576-1572863, N 96-127
+			"BBjjjjjkkkkkkkkkkkkkkkkBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 128-191
+			"BBwkjkkkkkkkkkkkkkkkkkkBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 192-255
+			"BBB99kkkkkkkkkkkkkkkkkkBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 256-383
+			"BBBBkkkkBBBBBkkkkkkkkkBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 384-511
+			"BBBBBBBBBBBBBBkkkkkkBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N >= 393216
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M >= 1572864, N (none)
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 2
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 3
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 16-23
+			"jjjjjjjjjj999999jjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 24-31
+			"kkkjjjjjjA99999999kkkkkkkkkkkkkkkkkkkkkkk", // M >= 1572864, N 32-47
+			"kkjjjjjjj99999999kkkkkkkkkkkkkkkkkkkkkkkk", // M >= 1572864, N 48-63
+			"jjjjjjjjA99999999kksssjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 64-95
+			"ssjjjjjj99999999kksssssssssssssssssssssss", // M >= 1572864, N 96-127
+			"BBwkjkkkkkkkkkkkkkkkkkBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 128-191
+			"BBBkkkkkkBkkkkkkkkkkkkBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 192-255
+			"BBBBkkkkBBBBBkkkkkkkkBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 256-383
+			"BBBBBBBBBBBBBBkkkkkkBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N >= 393216
+		},
+		guard:      72,
+		guardDen:   10,
+		guardEdge:  4,
+		guardNum:   13,
+		guardSMs:   132,
+		guardTiles: 132,
+		guardWork:  1073741824,
+		hi:         [3]int{41, 37, 42},
+		keep: [][3]int{
+			{1568, 2048, 512},
+			{6272, 768, 768},
+		},
+		lo:    [3]int{0, 0, 2},
+		nn:    38,
+		shift: 1,
+		unaligned: []string{
+			"VVVVUUUUVVUUVUUUUUUUUUUUUUMMPPPPOOOOOOOOO", // M <= 1, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M <= 1, N (none)
+			"VVVVVVUUVVVUUUUUUUUUUUUUUUMPPPPPPPPOOOOOO", // M <= 1, N 2
+			"VVVVVVVVVVVVUUUVUUUUUUUUUVPPPPPPPPPPPPPPP", // M <= 1, N 3
+			"VVVVVVVVVVVUUUUVUUUUUUUUVVMPPPPPPPPPPPPPP", // M <= 1, N 4-5
+			"VVVVVVVVVVVUUUUUUUUUUUUUVVMPPPPPPPPPPPPPP", // M <= 1, N 6-7
+			"VVVVVVTTVVVUUUUUUUUUUUUVVVMMMPPPPPPPPPPPP", // M <= 1, N 8-11
+			"VVVVVTTTVVVVUUUUUUUUUUUVVVPPPOOPPPPPPPPPP", // M <= 1, N 12-15
+			"HHHHHHHHHVVVVUUUUUUUUUVVVHPPPPPPPPPPPPPPP", // M <= 1, N 16-23
+			"fffVVVUUUUUUUUUUUUUUUUUUVHHDOOOOOOONNNNNN", // M <= 1, N 24-31
+			"ffffVVUUUUUUTVVVVVVVVVUUVHHHCCOOOOOOOOONN", // M <= 1, N 32-47
+			"fffffVVUUUUUTVVVVVVVVVVUVHHHHHCCOOOONNNNN", // M <= 1, N 48-63
+			"ffffffVVUUUOOVVVVVVVVVVVHHHHHHHCCCENNNNNN", // M <= 1, N 64-95
+			"fffffffVVVVUEVVVVVVVVVVVHHHHHHHHCCCCNNNNN", // M <= 1, N 96-127
+			"ffffffffVVVEEVVVVVVVVVVHHHHHHHHHHHCCCENNN", // M <= 1, N 128-191
+			"ffffffffffffEVVVVVVVVHHHHHHHHHHHHHHHqqqNN", // M <= 1, N 192-255
+			"fffffffffffffEVVVVVHHHHHHHHHHHHHHHHHHqqqq", // M <= 1, N 256-383
+			"ffffffffffffffVVVVHHHHHHHHHHHHHHHHHHHHqqq", // M <= 1, N 384-511
+			"ffffffffffffffEVVVHHHHHHHHHHHHHHHHHHHHHqq", // M <= 1, N 512-767
+			"fffffffffffffETTVVHHHHHHHHHHHHHHHHHHHHHHq", // M <= 1, N 768-1023
+			"fffffffTNTTTTTTTTTHHHHHHHHHHHHHHHHHHHHHHH", // M <= 1, N 1024-1535
+			"ffffffTNNNNNNTTTTFFFHLHHHHHIIIIHHHHHHHHHH", // M <= 1, N 1536-2047
+			"fffffNNNNNNNNTTTTIFFILLHHIIIIIIIHHHHHHHHH", // M <= 1, N 2048-3071
+			"NNNNNNNNNNNNNTTTFTFIIKKKKKIIIIIIFHHHHHHHH", // M <= 1, N 3072-4095
+			"NNNNNNNNNNNNTTTFFFFIIIKKKKIIIIIIFFHHHHHHH", // M <= 1, N 4096-6143
+			"NNNNNNNNNNNNGGGKFIFJGIKKKKKIIIIFFFFFHHHHH", // M <= 1, N 6144-8191
+			"NNNNNNNNNNNNGGGKKKJJJJGIFKKIIIIFEEEEEqHHq", // M <= 1, N 8192-12287
+			"fffffNNNNNNNGGGKKKJJJJFFFKKKKKEEEEEEqqqqq", // M <= 1, N 12288-16383
+			"ffffffNNNNNEGGGGGGGGGJKFFKEEEEEEEEEEqqqqq", // M <= 1, N 16384-24575
+			"ffffffffNNNEGGGGGGGGGGGGGEEEEEEEEEEqqqqqq", // M <= 1, N 24576-32767
+			"fffffffffEEGGGGGGGGGGDDDDDEEEEEEEEqqqqqqq", // M <= 1, N 32768-49151
+			"ffffffffEEEGGGGGGGGEEDmDDDEEEEEEqqqqqqqqq", // M <= 1, N 49152-65535
+			"fffffffrEEGGEDEEEEEEEDDDDEEEEE3333qqqqqqq", // M <= 1, N 65536-98303
+			"ffffffrqEEEEEDDEEEEEDDDEEEEppp3333333qqqq", // M <= 1, N 98304-131071
+			"fffffrrqEEEEEEEEEEEEDEEEEEppppp33333333qq", // M <= 1, N 131072-196607
+			"ffffrrrqEEEEEDEEEEEDDDEEEEppppp333333333q", // M <= 1, N 196608-262143
+			"ffffrrrEEEEEopDEEEEDDDEEEpppppp3333333333", // M <= 1, N 262144-393215
+			"ffpprrrEEEEooppEEEEDDDDEEppppppp333333333", // M <= 1, N >= 393216
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N (none)
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 2
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 3
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 4-5
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 6-7
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 8-11
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 12-15
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 16-23
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 24-31
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 32-47
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 48-63
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 64-95
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 96-127
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 128-191
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 192-255
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 256-383
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 384-511
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 512-767
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 768-1023
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 1024-1535
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 1536-2047
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 2048-3071
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 3072-4095
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 4096-6143
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 6144-8191
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 8192-12287
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 12288-16383
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 16384-24575
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 24576-32767
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 32768-49151
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 49152-65535
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 65536-98303
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 98304-131071
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 131072-196607
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 196608-262143
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 262144-393215
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N >= 393216
+			"VVVVVVOOVVUUUUUUUUUUUUUUUUMPPPPPPPPOOOOOO", // M 2, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 2, N (none)
+			"VVVVVVVVVVVUUUUUUUUUUUUUUVPPPPPPPPPPPPPPP", // M 2, N 2
+			"VeVVVVVVVVVVUUUUUUUUUUUUVVPPPPPPPPPPPPPPP", // M 2, N 3
+			"VeeVVVVVVVVUUUUUUUUUUUUVVVPPPPPPPPPPPPPPP", // M 2, N 4-5
+			"VVVVVVVVVVVUUUUUUUUUUUUVVVM>PPPPPPPPPPPPP", // M 2, N 6-7
+			"VVVVVVVVVVVUUUUUUUUUUUUVVVMCCCCCPPPPPPPPP", // M 2, N 8-11
+			"VVVVVVVVVVVVUUUUUUUUUUVVVVOOPCCCCCPPPPPPP", // M 2, N 12-15
+			"VVVVVVVVVVVVVUUUUVVUUVVVVLOOOOOCCCCCPPPPO", // M 2, N 16-23
+			"ffffffVVUUUUUUUUUUUUUUVVVCCCCCORCCCCCCCCN", // M 2, N 24-31
+			"ffffffVUUUUUTTTVVVVVVVVVHHCCCCCOmmmCCCCCC", // M 2, N 32-47
+			"ffffffffUUUTTTVVVVVVVVVVHHCCCCCCCmmmNCCmm", // M 2, N 48-63
+			"ffffffffUUUTTVVVVVVVVVVLLLCCCCCCCCNmmmmmm", // M 2, N 64-95
+			"ffffffffTTTTEVVVVVVVVVVLLLLCCCCCCCCNNmmmm", // M 2, N 96-127
+			"fffffffffTTEEVVVVVVVVVLLLLLHHCCCCCCCCNNNN", // M 2, N 128-191
+			"ffffffffffffEEVVVVLLLLLLLLLLHHqqqqqqCCNNN", // M 2, N 192-255
+			"fffffffffffffETVTTLLLLLLLLLLHHqqqqqqqqqqq", // M 2, N 256-383
+			"fffffffffffffETTTTLLLLLLLLLLHHHqqqqqqqqqq", // M 2, N 384-511
+			"fffffffffffffETTTTLLLLLLLLLHHHHHqqqqqqqqq", // M 2, N 512-767
+			"fffffffffffffTTTTTLLLLLLLLLLLHHHHqqqqqqqq", // M 2, N 768-1023
+			"fffffffTTTTTTTTTTTLLLLLLLLLLLLLLHHHqqqqqq", // M 2, N 1024-1535
+			"ffffffTNNNNNNTTTTFFLLLLLLLLIIIIIqHHHqqqqq", // M 2, N 1536-2047
+			"fffffNNNNNNNNTTTTFFILLLLLIIIIIIIqqHHHqqqq", // M 2, N 2048-3071
+			"WWWNNNNNNNNNTTIIIIInnKKKKIIIIIIIqqqqqqqqq", // M 2, N 3072-4095
+			"NNNNNNNNNNNNTJJIIIIIIKLKKKIIIIIIqqqqqqqqq", // M 2, N 4096-6143
+			"rNNNNNNNNNNNNJJJKIKKJKKKKKIIIIIIqqqqqqqqq", // M 2, N 6144-8191
+			"pppffNNNNNNNJJJJKJJJJJmKKKIIIIKqqqqqqqqqq", // M 2, N 8192-12287
+			"ffffffNNNNNNqJJJJJJJJJJIqqqqqqqqqqqqqqqqq", // M 2, N 12288-16383
+			"ffffffrNNNqqqqJJJJJJJJJJqqqqqqqqqqqqqqqqq", // M 2, N 16384-24575
+			"ffffffrrrrqqqqJGGJJJJJJJqqqqqqqqqqqqqqqqq", // M 2, N 24576-32767
+			"fffffrrrrqqqGGGGGGGEEEEEqqqqqqqqqqqqqqqqq", // M 2, N 32768-49151
+			"ffffprrrqqqJJqJJJJEqqqqqqqqqqqqqqqqqqqqqq", // M 2, N 49152-65535
+			"fffpprrrqqqqqqqEEEEqqppqqqqpp33333qqqqqqq", // M 2, N 65536-98303
+			"ffppprrqqqqqqqqqEEqqppppppppp33333333qqqq", // M 2, N 98304-131071
+			"fppprrqqqqqqqqqqEEqppppppppppp333333333qq", // M 2, N 131072-196607
+			"pppprrqqqqqqoooEEEEppppppppppp33333333333", // M 2, N 196608-262143
+			"pppprrqqqqqooonpEEEDppppppppppp3333333333", // M 2, N 262144-393215
+			"pppprrqqqqoooonpEEEpppppppppppp3333333333", // M 2, N >= 393216
+			"VVVVVVMMMVVUUUUUUUUUUUUUUUMPPPPPPPPPPPPPP", // M 3, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 3, N (none)
+			"VeVVVVVVVVVVVUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 3, N 2
+			"e00eVVVVVVVVUUUUUUUUUUUUVVPPPPPPPPPPPPPPP", // M 3, N 3
+			"000eVVVVVVVUUUUUUUUUUUUVVV>>PPPPPPPPPPPPP", // M 3, N 4-5
+			"e00eVVVVVVVUUUUUUUUUUUUVVVC>CCCPPPPPPPPPP", // M 3, N 6-7
+			"VVVVVVVVVVVUUUUUUUUVVUUVVVCCCCCCPPPPPPPPP", // M 3, N 8-11
+			"VVVVVVVVVVVVUUUUVUUUVUUVVVPPCCCCCCCCCPPPP", // M 3, N 12-15
+			"VVVVVVVVVVVVVVVVVVUUUVVVVVPPPPCCCCCCCCCPP", // M 3, N 16-23
+			"fffffffVVUUVVVVVVVVVVVVVVCCCCCCCCCCCCCCCC", // M 3, N 24-31
+			"ffffffffUUUVTTTTVVVVVVVVHCCCCCCCmCCCCCCCC", // M 3, N 32-47
+			"fffffffffUUTTTTTTVVVVVHHHCCCCCCCmmmCCCCmm", // M 3, N 48-63
+			"ffffffffffUTTTTTTVVVVLLLLCCCCCCCCCmmmCCmm", // M 3, N 64-95
+			"fffffffffTTTTTTTTVVLLLLLLLCCCCCCCCCmmmmmm", // M 3, N 96-127
+			"fffffffffTTEETTTTTLLLLLLLLCCCCCCCCCCCmmmm", // M 3, N 128-191
+			"ffffffffffffEETTTTLLLLLLLLLqqqqqqqqCCCNNm", // M 3, N 192-255
+			"fffffffffffffETTTTLLLLLLmLLLqqqqqqqqqqqqN", // M 3, N 256-383
+			"fffffffffffffETTTTTLLLLmmmLLLqqqqqqqqqqqq", // M 3, N 384-511
+			"fffffffffffffETTTTTLLLLmmmLLLLqqqqqqqqqqq", // M 3, N 512-767
+			"ffffffffffffETTTTTTLLLmmmLLLLqqqqqqqqqqqq", // M 3, N 768-1023
+			"fffffffTTTTTTTTTTTFLLLmmqqqqqqqqqqqqqqqqq", // M 3, N 1024-1535
+			"ffffffTTTTNNTJIIIIILLnmqqqqqqqqqqqqqqqqqq", // M 3, N 1536-2047
+			"ffffDNNNNNNN22JIIIInnnnqqqqqqqqqqqqqqqqqq", // M 3, N 2048-3071
+			"WWWNNNNNNNNN222JIInnnnnqqqqqqqqqqqqqqqqqq", // M 3, N 3072-4095
+			"frNNNNNNNNNN222Joooqnnnqqqqqqqqqqqqqqqqqq", // M 3, N 4096-6143
+			"frrrrrNNNNNNJJJJJqqqqnnqqqqqqqqqqqqqqqqqq", // M 3, N 6144-8191
+			"fffffrrNNNNNqqJJJqqqnmmmqqqqqqqqqqqqqqqqq", // M 3, N 8192-12287
+			"fffffrrrNNoqqqqqqqqqmmmmqqqqqqqqqqqqqqqqq", // M 3, N 12288-16383
+			"fffffrrrrorqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 3, N 16384-24575
+			"fffffrrrooqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 3, N 24576-32767
+			"ffffprrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 3, N 32768-49151
+			"ffppprrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 3, N 49152-65535
+			"fpppprrrqqqqqqqqqqqqppppqqqqq33333qqqqqqq", // M 3, N 65536-98303
+			"ppppprrqqqqqqqqqqqqqppppppppp33333333qqqq", // M 3, N 98304-131071
+			"pppprrqqqqqqooooqqqpppppppppp3333333333qq", // M 3, N 131072-196607
+			"pppprrqqqqoooooooppppppppppppp33333333333", // M 3, N 196608-262143
+			"pppprrqqoooooooopppppppppppppp33333333333", // M 3, N 262144-393215
+			"ppporrqqoooooooopppppppppppppp33333333333", // M 3, N >= 393216
+			"VVVVVVMVVVVVUUUUUUUUUUUUUUMPPPPPPPPPPPPPP", // M 4-5, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 4-5, N (none)
+			"VeeVVVVVVVVVVVUUUUUUUUUUUVPPPPPPPPPPPPPPP", // M 4-5, N 2
+			"000eVVVVVVUUVVUUUUUUUUUUVV>>PPPPPPPPPPPPP", // M 4-5, N 3
+			"0000eVVVVUUUVUUUUUUUUUUVVV>>CCCPPPPPPPPPP", // M 4-5, N 4-5
+			"e000eVVVVUUUUUUUVUUUUUUVVV=>>CCPPPPPPPPPP", // M 4-5, N 6-7
+			"VeeeeVVVVVUVVUUUVUUUUUUVVVOCCCCCCPPPPPPPP", // M 4-5, N 8-11
+			"VVVVVVVVVVVVVVVVVUUVVUVVVVCPPCCCCCCCCCCCP", // M 4-5, N 12-15
+			"VVVVVVVVVVVVVVVVVVVUVVVVVVCCCCCCCCCCCCCCC", // M 4-5, N 16-23
+			"ffffffffTVVVTTTTVVVVVVVVCCCCCCCCCCCCCCCCC", // M 4-5, N 24-31
+			"ffffffffffVTTTTTTVVVVVVVCCCCCCCCCCCCCCCCC", // M 4-5, N 32-47
+			"fffffffffffTTTTTTVVVVLHHCCCCCCCCCCCCCCCmm", // M 4-5, N 48-63
+			"fffffffffffTTTTTTVVLLLLLCCCCCCCCmmmCCCCmm", // M 4-5, N 64-95
+			"ffffffffffETTTTTTTLLLLLLCCCCCCCCCCCmmCCmm", // M 4-5, N 96-127
+			"ffffffffffETTTTTTTLLLLLLoCCCCCCCCCCCmmmmm", // M 4-5, N 128-191
+			"fffffffffffEETTTTTILLLLoooCqqqqqqqCCCCmmm", // M 4-5, N 192-255
+			"ffffffffffffEETTTTIILLLmooqqqqqqqqqqqqqCN", // M 4-5, N 256-383
+			"ffffffffffffEETTTTTILmmmoooqqqqqqqqqqqqqq", // M 4-5, N 384-511
+			"fffffffffffffETTTTIILmmmooqqqqqqqqqqqqqqq", // M 4-5, N 512-767
+			"fffffffffffffETTTTIKLnooooqqqqqqqqqqqqqqq", // M 4-5, N 768-1023
+			"fffffffffT2222ITTIInnooooqqqqqqqqqqqqqqqq", // M 4-5, N 1024-1535
+			"ffffffDDT222222IIImmnnoomqqqqqqqqqqqqqqqq", // M 4-5, N 1536-2047
+			"fffffDDmm22222222omnnnnmmmqqqqqqqqqqqqqqq", // M 4-5, N 2048-3071
+			"ffWWWNmmNNN222222oonnnnmmmqqqqqqqqqqqqqqq", // M 4-5, N 3072-4095
+			"ffoooooooNNm2222ooonnnnmmmqqqqqqqqqqqqqqq", // M 4-5, N 4096-6143
+			"ffrrrrroooooooooooonnnnmmqqqqqqqqqqqqqqqq", // M 4-5, N 6144-8191
+			"fffrrrrooooooqqqqonnnnnmmqqqqqqqqqqqqqqqq", // M 4-5, N 8192-12287
+			"fffffrrooooooqqqqqqnnmmmmqqqqqqqqqqqqqqqq", // M 4-5, N 12288-16383
+			"ffffrroooooooqqqqqqqnmnmqqqqqqqqqqqqqqqqq", // M 4-5, N 16384-24575
+			"ffffooooooooqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 4-5, N 24576-32767
+			"ffppoooooooqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 4-5, N 32768-49151
+			"fpppooooooqqqqqqqqqqqppqqqqqqqqqqqqqqqqqq", // M 4-5, N 49152-65535
+			"ppppooooqqqqqqqqqqqqpppppqqqq3333qqqqqqqq", // M 4-5, N 65536-98303
+			"pppooooqqooqqqqqqqqppppppppp333333333qqqq", // M 4-5, N 98304-131071
+			"pppooorqooooooooooqpppppppppp3333333333qq", // M 4-5, N 131072-196607
+			"pppooorqooooooooooppppppppppp333333333333", // M 4-5, N 196608-262143
+			"pppooooooooooooooooonpppppppp333333333333", // M 4-5, N 262144-393215
+			"ppooooooooooooooooooooppppppp333333333333", // M 4-5, N >= 393216
+			"VVVVVVMVVVVUUUUUUUUUUUUUUVMPPPPPPPPPPPPPP", // M 6-7, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 6-7, N (none)
+			"VVVVVVVVVVVVVUUUUUUUUUUUVV>>CPPPPPPPPPPPP", // M 6-7, N 2
+			"e00eVVVVVVUUVVUUUUUUVVVVVV>>>CCPPPPPPPPPP", // M 6-7, N 3
+			"e000eVVVVUUUUVVUUUUUUUVVVV>>>CCPPPPPPPPPP", // M 6-7, N 4-5
+			"Ve00eVVVVUUUUVVUUUUUUUVVVV===CCCPPPPPPPPP", // M 6-7, N 6-7
+			"VeeeeVVVVUUUVVVUUUUVVUVVVVCOCCCCCCCCCCCCC", // M 6-7, N 8-11
+			"VVVVeeVVVVVVVVVVVVUVVVVVVVCCCCCCCCCCCCCCC", // M 6-7, N 12-15
+			"VVVVVVVVVVVVVVVVVVVVVVVVVVCCCCCCCCCCCCCCC", // M 6-7, N 16-23
+			"fffffffffTTTTTTTVVVVVVVVVCCCCCCCCCCCCCCCC", // M 6-7, N 24-31
+			"ffffffffffEETTTTTVVVVVVVCCCCCCCCCCCCCCCCC", // M 6-7, N 32-47
+			"fffffffffffETTTTTVVVVVHHCCCCCCCCCCCCCCCCm", // M 6-7, N 48-63
+			"fffffffffffETTTTTTVLLLLLCCCCCCCCCCCCCCCmm", // M 6-7, N 64-95
+			"ffffffffffEETTTTTTLLLLLCCCCCCCCCCmmmCCCmm", // M 6-7, N 96-127
+			"ffffffffffEETTTTTTTLLLnCCCCCCCCCCCCmmmmmm", // M 6-7, N 128-191
+			"ffffffffffEEETTTTTIILLnnoCCqqqqqCCCCCmmmm", // M 6-7, N 192-255
+			"ffffffffffEEETTTTTFIImmmooqqqqqqqqqqqqqmm", // M 6-7, N 256-383
+			"ffffffffffEEETTTTIIImmmmoooqqqqqqqqqqqqqq", // M 6-7, N 384-511
+			"fffffffffffEEETIIIKKnmmooooqqqqqqqqqqqqqq", // M 6-7, N 512-767
+			"fffffffffff222IIIIKKnnoooooqqqqqqqqqqqqqq", // M 6-7, N 768-1023
+			"ffffffffff2222KIIIImnooooomqqqqqqqqqqqqqq", // M 6-7, N 1024-1535
+			"ffffffffm22222222mmmnnoommmqqqqqqqqqqqqqq", // M 6-7, N 1536-2047
+			"ffffffDmoo2222222ommnnnmmmmqqqqqqqqqqqqqq", // M 6-7, N 2048-3071
+			"fffffWmoooo222222ooonnnmmmmmqqqqqqqqqqqqq", // M 6-7, N 3072-4095
+			"ffoooooooooo2222oooonnnmmmmmqqqqqqqqqqqqq", // M 6-7, N 4096-6143
+			"fooooooooooooo2ooooonnmmmmmqqqqqqqqqqqqqq", // M 6-7, N 6144-8191
+			"foooooooooooooqoooonnnmmmmmqqqqqqqqqqqqqq", // M 6-7, N 8192-12287
+			"ffooooooooooooqqqnnnnmmmmqqqqqqqqqqqqqqqq", // M 6-7, N 12288-16383
+			"ffooooooooooooqqqqqnnmmmmqqqqqqqqqqqqqqqq", // M 6-7, N 16384-24575
+			"ffoooooooooooqqqqqqqnnnmqqqqqqqqqqqqqqqqq", // M 6-7, N 24576-32767
+			"fpooooooooooqqqqqqqqqnnmqqqqqqqqqqqqqqqqq", // M 6-7, N 32768-49151
+			"ppooooooooooooqqqqqqnppppqqqqqqqqqqqqqqqq", // M 6-7, N 49152-65535
+			"ppoooooooooooooqqqqppppppppqq33333qqqqqqq", // M 6-7, N 65536-98303
+			"ppooooooooooooooqqqppppppppp3333333333qqq", // M 6-7, N 98304-131071
+			"ppoooooooooooooooooppppppppp33333333333qq", // M 6-7, N 131072-196607
+			"ppooooooooooooooooopppppppppp333333333333", // M 6-7, N 196608-262143
+			"ppooooooooooooooooonppppppppp333333333333", // M 6-7, N 262144-393215
+			"ppoooooooooooooooooonnppppppp333333333333", // M 6-7, N >= 393216
+			"VVVVVVQVVVVUUUUUUUUUUUUUVVMMPPPPPPPPPPPPP", // M 8-11, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 8-11, N (none)
+			"VVVVVVVVVVVVUUUUUUUUUVVVVV>>>CCCPPPPPPPPP", // M 8-11, N 2
+			"VVVVVVVVVVUUVVUUUUUUVVVVVVA>>CCCPPPPPPPPP", // M 8-11, N 3
+			"VeeeVVVVVUUUVVVUUUUVVVVVVVO==CCCCPPPPPPPP", // M 8-11, N 4-5
+			"VeeeeVVVVUUUVVUUUUVUUVVVVV=O=CCCCCCCCCCCC", // M 8-11, N 6-7
+			"VVeeeeVVVVVVVVUUUUVUVUUVVV==CCCCCCCCCCCCC", // M 8-11, N 8-11
+			"VVVeeeeVVVVVVVVVVVVVVVVVVV=CCCCCCCCCCCCCC", // M 8-11, N 12-15
+			"VVVVeeeVVVVVVVVVVVVVVVVVVVCCCCCCCCCCCCCCC", // M 8-11, N 16-23
+			"ffffffffffTTTTTTTVVVVVVVVCCCCCCCCCCCCCCCC", // M 8-11, N 24-31
+			"ffffffffffTEETTTTVVVVVVVCCCCCCCCCCCCCCCCC", // M 8-11, N 32-47
+			"fffffffffTEEETTTTVVVVVHHCCCCCCCCCCCCCCCCC", // M 8-11, N 48-63
+			"fffffffffffEETTTTTVLLLLCCCCCCCCCCCCCCCCmm", // M 8-11, N 64-95
+			"fffffffffffEETTTTTTLCCCCCCCCCCCCCCCCCCCmm", // M 8-11, N 96-127
+			"ffffffffffEETTTTTTTECCCCCCCCCCCCCCmmmmmmm", // M 8-11, N 128-191
+			"ffffffffffETTTTTTTFIIICCCCCqqqqCCCCCmmmmm", // M 8-11, N 192-255
+			"ffffffffffETTTTTTTIImmmmCCqqqqqqqqqqqqmmm", // M 8-11, N 256-383
+			"ffffffffffEEETTTIIIImmmmooqqqqqqqqqqqqqqq", // M 8-11, N 384-511
+			"ffffffffffEE2TIIIIKKnmmooooqqqqqqqqqqqqqq", // M 8-11, N 512-767
+			"ffffffffff2222KKIIKKKmoooooqqqqqqqqqqqqqq", // M 8-11, N 768-1023
+			"ffffffffff22222KIImmnooooommqqqqqqqqqqqqq", // M 8-11, N 1024-1535
+			"fffffffff22222222mmmnnoommmmqqqqqqqqqqqqq", // M 8-11, N 1536-2047
+			"ffffffffoo2222222mmnnnnmmmmmqqqqqqqqqqqqq", // M 8-11, N 2048-3071
+			"ffffffmoooo22222o2onnnnmmmmmqqqqqqqqqqqqq", // M 8-11, N 3072-4095
+			"fffooooooooo222ooooonnnmmmmmqqqqqqqqqqqqq", // M 8-11, N 4096-6143
+			"ooooooooooooooonnnnonnnmmmmmqqqqqqqqqqqqq", // M 8-11, N 6144-8191
+			"oooooooooooooooonnnnnnmmmmmmqqqqqqqqqqqqq", // M 8-11, N 8192-12287
+			"oooooooooooooooonnnnnnnnmmmqqqqqqqqqqqqqq", // M 8-11, N 12288-16383
+			"ooooooooooooooooonnnnnnnmmqqqqqqqqqqqqqqq", // M 8-11, N 16384-24575
+			"ooooooooooooooooonnnnnnmmmqqqqqqqqqqqqqqq", // M 8-11, N 24576-32767
+			"oooooooooooooooonnnnnnnmmqqqqqqqqqqqqqqqq", // M 8-11, N 32768-49151
+			"poooooooooooooooonnnnpppppqqqqqqqqqqqqqqq", // M 8-11, N 49152-65535
+			"pooooooooooooooooonppppppppq333333333qqqq", // M 8-11, N 65536-98303
+			"pooooooooooooooooopppppppppp33333333333qq", // M 8-11, N 98304-131071
+			"pooooooooooooooooooppppppppp333333333333q", // M 8-11, N 131072-196607
+			"pooooooooooooooooooppppppppp3333333333333", // M 8-11, N 196608-262143
+			"poooooooooooooooooonpppppppp3333333333333", // M 8-11, N 262144-393215
+			"poooooooooooooooooonnnpppppp3333333333333", // M 8-11, N >= 393216
+			"VVVVVQQVVVVUUUUUUUUUUVVVVVQQQCCPPPPPPPPPQ", // M 12-15, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 12-15, N (none)
+			"VVVVVVVVVVVVUUUUUUUUVVVVVVQCCCCCCCPPPPPPP", // M 12-15, N 2
+			"VVVVVVVVVVVVVVVUUUUUVVVVVQQQCCCCCCCCCPPPP", // M 12-15, N 3
+			"VVVVVVVVVVVVVVUUUUVVVVVVVVAQQCCCCCCCCCCCP", // M 12-15, N 4-5
+			"VVVVeeVVVVVVVVUUUUVVVVVVVV=CA=CCCCCCCCCCC", // M 12-15, N 6-7
+			"VVVeeeeVVVVVVVVVVVVVVVVVVV====CCCCCCCCCCC", // M 12-15, N 8-11
+			"VVVeeefVVVVVVVVVVVVVVVVVVV====CCCCCCCCCCC", // M 12-15, N 12-15
+			"VVVeeffVVVVVVVVVVVVVVVVVVV===CCCCCCCCCCCC", // M 12-15, N 16-23
+			"fffffffffffETTTTTVVVVVVVVCCCCCCCCCCCCCCCC", // M 12-15, N 24-31
+			"fffffffffffTETTTTVVVVVVVCCCCCCCCCCCCCCCCC", // M 12-15, N 32-47
+			"DfffffffffEEEETTTTVVVVVHCCCCCCCCCCCCCCCCC", // M 12-15, N 48-63
+			"ffffffffffEEETTTTTCCCCCCCCCCCCCCCCCCCCCCm", // M 12-15, N 64-95
+			"ffffffffffEEETTTTT2CCCCCCCCCCCCCCCCCCCCmm", // M 12-15, N 96-127
+			"ffffffffffEETTTTTTTCCCCCCCCCCCCCCCmmmmmmm", // M 12-15, N 128-191
+			"ffffffffffETTTTTTTTICCCCCCqqqCCCCCmmmmmmm", // M 12-15, N 192-255
+			"fffffffffEETTTTTTTIICCCCCqqqqqqqqqqqqmmmm", // M 12-15, N 256-383
+			"ffffffffffETTTTIIIImmmCCqqqqqqqqqqqqqqqqN", // M 12-15, N 384-511
+			"ffffffffffE222IIIIKnnmmmqqqqqqqqqqqqqqqqq", // M 12-15, N 512-767
+			"ffffffffff22222JJJnnnmmooomqqqqqqqqqqqqqq", // M 12-15, N 768-1023
+			"ffffffffff2222222nmmnnooommmqqqqqqqqqqqqq", // M 12-15, N 1024-1535
+			"fffffffff22222222nmnnnnnmmmmqqqqqqqqqqqqq", // M 12-15, N 1536-2047
+			"ffffffffoo222222onnnnnnnmmmmqqqqqqqqqqqqq", // M 12-15, N 2048-3071
+			"fffffffoooo2222onnnnnnnnmmmmqqqqqqqqqqqqq", // M 12-15, N 3072-4095
+			"ffffoooooooo22nnnnnnnnnnmmmmqqqqqqqqqqqqq", // M 12-15, N 4096-6143
+			"oooooooooooooonnnnnnnnnmmmmmqqqqqqqqqqqqq", // M 12-15, N 6144-8191
+			"ooooooooooooooonnnnnnnnnmmmmqqqqqqqqqqqqq", // M 12-15, N 8192-12287
+			"oooooooooooooooonnnnnnnnmmmqqqqqqqqqqqqqq", // M 12-15, N 12288-16383
+			"oooooooooooooooonnnnnnnnmmmqqqqqqxqqqqqqq", // M 12-15, N 16384-24575
+			"oooooooooooooooonnnnnnnnmmmqqqqqqxxqqqqqq", // M 12-15, N 24576-32767
+			"oooooooooooooooonnnnnnnnmmqqqqqqqxxxqqqqq", // M 12-15, N 32768-49151
+			"ooooooooooooooooqnnnpppppppqqqq3333xxxqqq", // M 12-15, N 49152-65535
+			"oooooooooooooooooonppppppppp333333333xxxq", // M 12-15, N 65536-98303
+			"oooooooooooooooooopppppppppp3333333333xxx", // M 12-15, N 98304-131071
+			"oooooooooooooooooooppppppppp333333333333x", // M 12-15, N 131072-196607
+			"oooooooooooooooooooppppppppp3333333333333", // M 12-15, N 196608-262143
+			"oooooooooooooooooooppppppppp3333333333333", // M 12-15, N 262144-393215
+			"oooooooooooooooooooopppppppp3333333333333", // M 12-15, N >= 393216
+			"QQQQQQQQVVVUUUUUUUUUUVVVVQOOOOOOOOOOOOOOO", // M 16-23, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 16-23, N (none)
+			"VVVVVVVVVVVVUUUUUUUUVVVVRROOOOOCCCCCCPPPO", // M 16-23, N 2
+			"VVVVVVVVVVVVVVVVUUUVVVVVVQOOOOCCCCCCCCCPP", // M 16-23, N 3
+			"VVVVVVVVVVVVVVVUUVVVVVVVVVCCCCCCCCCCCCCCC", // M 16-23, N 4-5
+			"VVVVVVVVVVVVVVUVVUVVVVVVVVACA=CCCCCCCCCCC", // M 16-23, N 6-7
+			"VVVVeeVVVVVVVVVVVVVVVVVVVV====CCCCCCCCCCC", // M 16-23, N 8-11
+			"VVVeeffVVVVVVVVVVVVVVVVVVV===CCCCCCCCCCCC", // M 16-23, N 12-15
+			"VVVVeffVVVVVVVVVVVVVVVVVVV==>CCCCCCCCCCCC", // M 16-23, N 16-23
+			"fffffffffffEETTTVVVVVVVVVCCCCCCCCCCCCCCCC", // M 16-23, N 24-31
+			"fffffffffffEETTTTVVVVVVVCCCCCCCCCCCCCCCCC", // M 16-23, N 32-47
+			"DffffffffffEEETTT2CCCCCCCCCCCCCCCCCCCCCCC", // M 16-23, N 48-63
+			"fffffffffffEEEE222CCCCCCCCCCCCCCCCCCCCCCm", // M 16-23, N 64-95
+			"ffffffffffEEEEEE222CCCCCCCCCCCCCCCCCCCmmm", // M 16-23, N 96-127
+			"ffffffffffEETTTTT22CCCCCCCCCCCCCCCCCmmmmm", // M 16-23, N 128-191
+			"ffffffffffEETTTTTT2CCCCCCqqqCCCCCCmmmmmmm", // M 16-23, N 192-255
+			"ffffffffffEETTTTTTCCCCCCCqqqqqqCCCqmmmmmm", // M 16-23, N 256-383
+			"ffffffffffE222TIIICCCCCCqqqqqqqqqqqqqqqqN", // M 16-23, N 384-511
+			"ffffffffff22222JJmoCCCCqqqqqqqqqqqqqqqqqq", // M 16-23, N 512-767
+			"ffffffffff222222oJonmmmqqqqqqqqqqqqqqqqqq", // M 16-23, N 768-1023
+			"fffffffff22222222ommmnmmmqqqqqqqqqqqqqqqq", // M 16-23, N 1024-1535
+			"fffffffff22222222mmnnnnmmqqqqqqqqqqqqqqqq", // M 16-23, N 1536-2047
+			"fffffffff22222222nnnnnnmmqqqqqqqqqqqqqqqq", // M 16-23, N 2048-3071
+			"fffffffooo22222nnnnnnnnnmmqqqqqqxxqqqqqqq", // M 16-23, N 3072-4095
+			"ffffoooooorC22nnnnnnnnnmmmqqqqqqxxxxqqqqq", // M 16-23, N 4096-6143
+			"ooooooooooorConnnnnnnnnmmmqqqqqqxxxxqqqqq", // M 16-23, N 6144-8191
+			"ooooooooooooooonnnnnnnnnmmqqqqqqxxxxxqqqq", // M 16-23, N 8192-12287
+			"oooooooooooooooonnnnnnnnmmmqqqqxxxxxxxqqq", // M 16-23, N 12288-16383
+			"oooooooooooooooonnnnnnnnmmmqqqxxxxxxxxxqq", // M 16-23, N 16384-24575
+			"ooooooooooooooonnnnnnnnnmmqqqxxxxxxxxxxxq", // M 16-23, N 24576-32767
+			"oooooooooooooooqqqnnppppppqqqqxxxxxxxxxxx", // M 16-23, N 32768-49151
+			"oooooooooooooooqqqqppppppppqq33xxxxxxxxxx", // M 16-23, N 49152-65535
+			"ooooooooooooooooqqqppppppppp3333333xxxxxx", // M 16-23, N 65536-98303
+			"ooooooooooooooooqopppppppppp333333333xxxx", // M 16-23, N 98304-131071
+			"ooooooooooooooooooppppppppppp3333333333xx", // M 16-23, N 131072-196607
+			"oooooooooooooooooopppppppppp333333333333x", // M 16-23, N 196608-262143
+			"oooooooooooooooooooppppppppp3333333333333", // M 16-23, N 262144-393215
+			"oooooooooooooooooooppppppppp3333333333333", // M 16-23, N >= 393216
+			"QQQQQQQQUUUUUUUUUUMMMMMQQQQQQQQQQQQQQQQQQ", // M 24-31, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 24-31, N (none)
+			"RVVVUUUUUUUUUUUUUUMMMMRRRRRRRRRRRCCRRRRRR", // M 24-31, N 2
+			"VfffVUUUUUUUUUUUUUUMMMMMMSSSSSSSCCCCCCCCC", // M 24-31, N 3
+			"VffffffUUUUUUUUUUUUUMMMMMQSSSCCCCCCCCCCCC", // M 24-31, N 4-5
+			"VfffffffVUUUUUVVVVVVVVVMCCCCCCCCCCCCCCCCC", // M 24-31, N 6-7
+			"VffffffffVVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC", // M 24-31, N 8-11
+			"VfffffffffVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC", // M 24-31, N 12-15
+			"VVffffffffVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC", // M 24-31, N 16-23
+			"CWfffffffff222A@AAAAA@@@>===@CCCCCCCCCCCm", // M 24-31, N 24-31
+			"=WWfffffffff22>>>>>>A??>=??=@>CCCCCCCCCCC", // M 24-31, N 32-47
+			"==WWfffffff2222>>>>>????????@@====?CCCCCC", // M 24-31, N 48-63
+			"rrrWWffffff22222>>>???????????===??@CCCCC", // M 24-31, N 64-95
+			"rrWWWWWff22222222==?????????????=?@@@@Cqq", // M 24-31, N 96-127
+			"=WWWWWWWW222222222=?????????????@@@@?????", // M 24-31, N 128-191
+			"rWWWWWWW2222222222=???????????@@@@@qqqqqq", // M 24-31, N 192-255
+			"WWWWWWWW222222222==???????qqqqqqqqqqqqqqq", // M 24-31, N 256-383
+			"WWWWffWW222222222==??????qqqqqqqqqqqqqqqq", // M 24-31, N 384-511
+			"WWWWWfWW222222222===????qqqqqqqqqqqqqqqqq", // M 24-31, N 512-767
+			"WWWWWWWW22222222=====???qqqqqqqqqqqqqqqqq", // M 24-31, N 768-1023
+			"rWWWWWWW222222222===>mm?qqqqqqqqqqqqqqqqq", // M 24-31, N 1024-1535
+			"rWWWWWWW22222222==qmmmmqqqqqqqqqqqqqqqqqq", // M 24-31, N 1536-2047
+			"rrWWWWWWW22222222=@@rrqqqqqqqqqqqqqqqqqqq", // M 24-31, N 2048-3071
+			"rrrrWWWr322222222@@mqrrqqqqqqqqqqqqqqqqqq", // M 24-31, N 3072-4095
+			"rrrrrrrrrrrqqqqqmnnqqqrqqqqqqqqqqqqqqqqqq", // M 24-31, N 4096-6143
+			"rrrrrrrrrrrqqqqmnnnqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 6144-8191
+			"rrrrrrrrrrrrqqqqnqqqqqqqqqqqqqmqqqqqqqqqq", // M 24-31, N 8192-12287
+			"rrrrrrrrrrrrqqqqqqqqqqqqqqqqqmmqqqqqqqqqq", // M 24-31, N 12288-16383
+			"rrrrrrrrrrqqqqqqqqqqqqqqqqmmmmqqqqqqqqqqq", // M 24-31, N 16384-24575
+			"rrrrrrrrrqqoqqqqqqqqqqqqqmmmmqqqqqqqqqqqq", // M 24-31, N 24576-32767
+			"rrrrrrrrrqooqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 32768-49151
+			"rrrrrrrrqooooqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 49152-65535
+			"rrrrrrrrooooooqqqqqqqppppprqqqqqqqqqqqqqq", // M 24-31, N 65536-98303
+			"rrrrrrrqooooooqqqqqqppppppprqqqqqqqqqqqqq", // M 24-31, N 98304-131071
+			"rrrrrrqqoooooooqqqqqppppppppqqqqqqqqqqqqq", // M 24-31, N 131072-196607
+			"rrrrrqqqqooooooqqqqqpppppppqqqqqqqqqqqqqq", // M 24-31, N 196608-262143
+			"rrrrqqqqqoooooooqqqppppppppqqqqqqqqqqqqqq", // M 24-31, N 262144-393215
+			"rrrqqqqqqqoooooooqppppppppqqqqqqqqqqqqqqq", // M 24-31, N >= 393216
+			"MMMMMMMMMUUUUUUUUUMMMMMMMMMMMMMMMMMMMMMMM", // M 32-47, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 32-47, N (none)
+			"RRRRRRRRVVUUUUUUUUUMMMRRRRRRRRRRRRRRRRRRR", // M 32-47, N 2
+			"SSVVVVVVUUUUUUUUUUUVMMMMSSSSSSSSSSSCCCCCS", // M 32-47, N 3
+			"SVVVVVVVVUUUUUUUUUUVMMMMMMSSSCwwCSCCCCCCC", // M 32-47, N 4-5
+			"SVVffffVVVVVVUVVVVVVMMMMCCCCCCwCCCCCCCCCC", // M 32-47, N 6-7
+			"CVffffffVVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC", // M 32-47, N 8-11
+			"CVVfffffffVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC", // M 32-47, N 12-15
+			"CVVfffffffVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC", // M 32-47, N 16-23
+			"AWWfffffffff2AAAAAAAAAA>>??=@>CCCCCCCCCCC", // M 32-47, N 24-31
+			"WWWWffffffff22>>>>AAAA??????@=CC==?CCCCCC", // M 32-47, N 32-47
+			";;WWWffffff2222>>>>>??????????====??CCCCC", // M 32-47, N 48-63
+			"AAAWWWfffff22222>>>????????????===?@@@CCC", // M 32-47, N 64-95
+			"rrWWWWWWff222222==>??????????????=@@@BBBB", // M 32-47, N 96-127
+			"AAWWWWWWW2222222@==??????????????@@@BBBBB", // M 32-47, N 128-191
+			"AWWWWWWWW2222222@==????????????@@@@@BBBBB", // M 32-47, N 192-255
+			"AWWWWWWW22222222==>????????qqq@@qqqBBBBBB", // M 32-47, N 256-383
+			"WWWWWWWW22222222====??????qqqqqqqBBBBBBBB", // M 32-47, N 384-511
+			";WWWWWWW222252222===?????qqqqqqBBBBBBBBBB", // M 32-47, N 512-767
+			";WWWWWWW22255555=====?m?qqqqqqqBBBBBBBBBB", // M 32-47, N 768-1023
+			"rWWWWWWW22255555====>mo?qqqqqqqqBBBBBBBBB", // M 32-47, N 1024-1535
+			"rrWWWWWW22222255==???mmqqqqqqqqqqBBBBBBBB", // M 32-47, N 1536-2047
+			"rrrWWWWW32222225=@?@rrqqqqqqqqqqqBBBBBBBB", // M 32-47, N 2048-3071
+			"rrrrrrrr33r22222@@@@qrrqqqqqqqqqqBBBBBBBB", // M 32-47, N 3072-4095
+			";;;;;;;;;3rqqqqr?@mqqqrqqqqqqqqqqBBBBBBBB", // M 32-47, N 4096-6143
+			"rrrrrrrrrrrqqqqrrrqqqqqqqqqqqqqqqBBBBBBBB", // M 32-47, N 6144-8191
+			"rrrrrrrrrrrrqqqqqqqqqqqqqqqqqqqqqBBBBBBBB", // M 32-47, N 8192-12287
+			";;;;;;;;;;;;qqqqqqqqqqqqqqqqqqqqBBBBBBBBB", // M 32-47, N 12288-16383
+			";;;;;;;;;;;qqqqqqqqqqqqqqqqqqqqBBBBBBBBBB", // M 32-47, N 16384-24575
+			";;;;;;;;;;qqqqqqqqqqqqqqqqqqqssBBBBBBBBBB", // M 32-47, N 24576-32767
+			"rrrrrrrrrooqqqqqqqqqqqqqqqqsssssBBBBBBBBB", // M 32-47, N 32768-49151
+			"rrrrrrrrsooqqqqqqqqqqqqqqqqssssssBBBBBBBB", // M 32-47, N 49152-65535
+			"rrrrrrrssoooqqqqqqqqqqrrrrrsssssssBBBBBBB", // M 32-47, N 65536-98303
+			"rrrrrrsssooooqqqqqqqqpppprrssssssssBBBBBB", // M 32-47, N 98304-131071
+			"rrrrrssssooooqqqqqqqpppppp7sssssssssBBBBB", // M 32-47, N 131072-196607
+			"rrrrsssssoooooqqqqqqpppppp7ssssssssssBBBB", // M 32-47, N 196608-262143
+			"rrrsssssssooooqqqqqppppppp7sssssssssssBBB", // M 32-47, N 262144-393215
+			"rrsssssssssooooqqqppppppppsssssssssssssBB", // M 32-47, N >= 393216
+			"MMMMMMMMMVVUUUUUUUMMMMMMMMMMMMMMMMMMMMMMM", // M 48-63, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 48-63, N (none)
+			"RRRRRRRRRRVVUUUUVVVMMRRRRRRRRRRRRRRRRRRRR", // M 48-63, N 2
+			"SSSSVVSSSVVVVVVVVVVVSSSSSSSSSSSSSSSSSSSSS", // M 48-63, N 3
+			"SSVVVVVVVVVVVVVVVVVVMMMQMSSSSSwwSSSCCCCCC", // M 48-63, N 4-5
+			"CCVVVVVVVVVVVVVVVVVVMMMMCCCCCCCCCCCCCCCCC", // M 48-63, N 6-7
+			"CVVVVVVVVVVVVVVVVVVVMMMCCCCCCCCCCCCCCCCCC", // M 48-63, N 8-11
+			"CVVVVffffVVVVVVVVVVVVMCCCCCCCCCCCCCCCCCCC", // M 48-63, N 12-15
+			"CCVffffffffVVVVVVVQQCCCCCCCCCCCCCCCCCCCCC", // M 48-63, N 16-23
+			"AAWWffffffff2AAAAAAAAAAA?????@====??CCCCC", // M 48-63, N 24-31
+			";;WWWfffffff22>>>AAAAA????????====???CCCC", // M 48-63, N 32-47
+			";;;WWWfffff222>>>>>>A?????????====?@@@CCC", // M 48-63, N 48-63
+			"AAAWWWWffff2222=>>>>A??????????===?@@@@AA", // M 48-63, N 64-95
+			"rrrrWWWWW222222@==>?????????BB???=@@@BBBB", // M 48-63, N 96-127
+			"AAWWWWWWW2222225@=>?????????BBBBB@@@@BBBB", // M 48-63, N 128-191
+			"AAWWWWWWW2222225@==??????????BBB@@@@BBBBB", // M 48-63, N 192-255
+			"AWWWWWWWW2222222==>???????qqqqqqqqqBBBBBB", // M 48-63, N 256-383
+			"AWWWWWWWW2222252====?????qqqqqqqqqqBBBBBB", // M 48-63, N 384-511
+			";WWWWWWWW22255552===>????qqqqqqqqqBBBBBBB", // M 48-63, N 512-767
+			";WWWWWWW222555552===????qqqqqqqqqBBBBBBBB", // M 48-63, N 768-1023
+			"rrWWWWWW322555255===???qqqqqqqqqBBBBBBBBB", // M 48-63, N 1024-1535
+			"rrWWWWW332222555=???qqqqqqqqqqqqBBBBBBBBB", // M 48-63, N 1536-2047
+			"rrrrWW333322222=@??@qqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 2048-3071
+			"rrrrrrrr33rrr22>?qqqrqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 3072-4095
+			";;;;;;;;;3rqqqqqqqqqqqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 4096-6143
+			"rrrrrrrrrrrqqqqqqqqssqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 6144-8191
+			"rrrrrrrrrrrrqqqqqqqssqqqqqqqqqqqBBBBBBBBB", // M 48-63, N 8192-12287
+			";;;;;;;;;;;sqqqqqqsqqqqqqqqqqqqqBBBBBBBBB", // M 48-63, N 12288-16383
+			";;;;;;;;;;sqqqqqqqqqqqqqqqqqqqqBBBBBBBBBB", // M 48-63, N 16384-24575
+			";;;;;;;;;ssqqqqqqqqqqqqqqqqqqssBBBBBBBBBB", // M 48-63, N 24576-32767
+			"rrrrrrrrssqqqqqqqqqqqqqqqqqsssssBBBBBBBBB", // M 48-63, N 32768-49151
+			"rrrrrrrssqoqqqqqqqqqqqqqqqqssssssBBBBBBBB", // M 48-63, N 49152-65535
+			"rrrrrrsssooqqqqqqqqqqqrrrrrsssssssBBBBBBB", // M 48-63, N 65536-98303
+			"rrrrrssssoooqqqqqqqqqqrr777ssssssssBBBBBB", // M 48-63, N 98304-131071
+			"rrrrsssssooooqqqqqqqqrrr777sssssssssBBBBB", // M 48-63, N 131072-196607
+			"rrrsssssssoooqqqqqqqpppp77sssssssssssBBBB", // M 48-63, N 196608-262143
+			"rrssssssssooooqqqqqppppp77ssssssssssssBBB", // M 48-63, N 262144-393215
+			"rsssssssssssooqqqssppppp7ssssssssssssssBB", // M 48-63, N >= 393216
+			"QQQQQQQQQQVVVVVVVVVMQQQQQQQQQQQQQQQQQQQQQ", // M 64-95, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 64-95, N (none)
+			"RRRRRRRRRRRVVVVVVVVRRRRRRRRRRRRRRRRRRRRRR", // M 64-95, N 2
+			"SSSSSSSSSSSSVVVVVVSSSSSSSSSSSSSSSSSSSSSSS", // M 64-95, N 3
+			"SSSSSVVSSSSSSVVVVVVSSQQSSSSSSSSSSSSSSjjSS", // M 64-95, N 4-5
+			"jjjVVVVVVVVjVVVVVVVVQQMCCjjjCjjjjjjjjjjjj", // M 64-95, N 6-7
+			"jjjVVVVVVVVVVVVVVVVVQMCCCjjCCjjjjjjjjjjjj", // M 64-95, N 8-11
+			"jjUUUUUUUUUUUUUUUUUQMCCCCCCCCCjjCCjjjjjjj", // M 64-95, N 12-15
+			"jjVVVfffffVVVVVVVVQQCCCCCCCCCCjjCCjjjjjjj", // M 64-95, N 16-23
+			"CCCWWffffff222AAAAAAAAA???????===????CCCC", // M 64-95, N 24-31
+			"===WWWfffff222>>>>AAAA?????????===?@@@CCC", // M 64-95, N 32-47
+			"===WWWWffff2222>>>>AAA?????????===?@@@@??", // M 64-95, N 48-63
+			"rrrWWWWWfff2222>>>>AAA?????BBB?=?=@@@qqqq", // M 64-95, N 64-95
+			"rrrrWWWWW222222@=>>AA??????rrrB??=@@@qqqq", // M 64-95, N 96-127
+			"====WWWWW2222225@>?????????rrrBBBB@@@????", // M 64-95, N 128-191
+			"rrrWWWWWW22222255==????????rrrBBBrrrqqqqq", // M 64-95, N 192-255
+			"==WWWWWWW222222255=??????qqqqrrrrrrqqqqqq", // M 64-95, N 256-383
+			"==WWWWWWW222225255=????@qqqqqqqqqqqqqqqqq", // M 64-95, N 384-511
+			"==WWWWWW3222255555==????qqqqqqqqqqqqqqqqq", // M 64-95, N 512-767
+			"==WWWWWW3222555555==??qqqqqqqqqqqqqqqqqqq", // M 64-95, N 768-1023
+			"rrrWWWW3322255555@@qqqqqqqqqqqqqqqqqqqqqq", // M 64-95, N 1024-1535
+			"rrrrWW3333222255=@qqqqqqqqqqqqqqqqqqqqqqq", // M 64-95, N 1536-2047
+			"rrrrrrr33332225==qqrqqqqqqqqqqqqqqqqqqqqq", // M 64-95, N 2048-3071
+			"rrrrrrrr333rrr>Bqqqrqqqqsqqqqqqqqqqqqqqqq", // M 64-95, N 3072-4095
+			"rrrrrrrrr3rqq>qqqqqrsqxqxxqqqqqqqqqqqqqqq", // M 64-95, N 4096-6143
+			"rrrrrrrrrrrqqqqqqqqssqxqqxxqqqqqqqqqqqqqq", // M 64-95, N 6144-8191
+			"rrrrrrrrrrrqqqqqqqqssxxxqxqqqqqqqqqqqqqqq", // M 64-95, N 8192-12287
+			"rrrrrrrrrrqqqqqqqqsssxxxqqqqqqqqqqqqqqqqq", // M 64-95, N 12288-16383
+			"rrrrrrrrrqqqqqqqqqqssxxxqqqqqqqqqqqqqqqqq", // M 64-95, N 16384-24575
+			"rrrrrrrrqqqqqqqqqqqqxhhxxqqqqqqqqqqqqqqqq", // M 64-95, N 24576-32767
+			"rrrrrrrqqqqqqqqq66qqhhhhxqqqqqqqqqqqqqqqq", // M 64-95, N 32768-49151
+			"rrrrrrqqqqqqqqqqq6qqhhhhhtqxqqqqqqqqqqqqq", // M 64-95, N 49152-65535
+			"rrrrrqqqqqqqqqqqqqqqqhh7777qqqqqqqqqqqqqq", // M 64-95, N 65536-98303
+			"rrrrqqqqqqoqqqqqqqqq777777qqqqqqqqqqqqqqq", // M 64-95, N 98304-131071
+			"rrrqqqqqqqooqqqqqqq6777777qqqqqqqqqqqqqqq", // M 64-95, N 131072-196607
+			"rrqqqqqqqqqooqqqqq6677777qqqqqqqqqqqqqqqq", // M 64-95, N 196608-262143
+			"rqqqqqqqqqqqoqqqqq6677777qqqqqqqqqqqqqqqq", // M 64-95, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqq77qqqqqqqqqqqqqqqqqq", // M 64-95, N >= 393216
+			"QQQQQQQQQQQQVVVVQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 96-127, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 96-127, N (none)
+			"RRRRRRRRRRRRRVVRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 96-127, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 96-127, N 3
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 96-127, N 4-5
+			"jjjjjjjVVjjjjjVVVVjjjjjjjjjjjjjjjjjjjjjjj", // M 96-127, N 6-7
+			"jjjjUUUUUUUUUUUUUUjjMMCCjjjjwjjjjjjjjjjjj", // M 96-127, N 8-11
+			"jjjjVVVVVVVVVVVVVVQQQCCCjjjCCjjjjjjjjjjjj", // M 96-127, N 12-15
+			"jjjjTTTffVVVVVVVVQQQCCCCjjCCCjjjjjjjjjjjj", // M 96-127, N 16-23
+			"AAAWWWWffff2222AAAAAAAA????????????@@@Cjj", // M 96-127, N 24-31
+			";;;WWWWWff22222@A>AAA????????????=@@@kkkk", // M 96-127, N 32-47
+			";;;;WWWWWf22222@?>AAAA??????BB???=@@@kkkk", // M 96-127, N 48-63
+			"AAAAWWWWW222222@@>AAAA?????rrrB??=@@@jjjj", // M 96-127, N 64-95
+			"rrrrWWWWW022225@@>>AA?????BrrrrBBBB@@kkkk", // M 96-127, N 96-127
+			"AAAAWWWWW0222225>=?===????BrrrrBBBBBkkkkk", // M 96-127, N 128-191
+			"AAAAWWWWW22222225@??=????qqrrrrrrBrrrkkkk", // M 96-127, N 192-255
+			"AAAAWWWWW222222255????@?qqqqrrruurrrrkkkk", // M 96-127, N 256-383
+			"AAAWWWWW32222255555???@qqqqqqqrrrrrrkkkkk", // M 96-127, N 384-511
+			";;;WWWWW3222255555;B??qqqqqqqqqqqqqqkkkkk", // M 96-127, N 512-767
+			";;;;WWW3332225555;;q??qqqqqqqqqqqqqkkkkkk", // M 96-127, N 768-1023
+			"rrrrrW3333222555;;qqqqqqqqqqqqqqqqkkkkkkk", // M 96-127, N 1024-1535
+			"rrrrrr333332222BBqqqqqqqqqqqqqqkkkkkkkkkk", // M 96-127, N 1536-2047
+			"rrrrrrr3333rrrBBwwwrqsssqqqqqqqqkkkkkkkkk", // M 96-127, N 2048-3071
+			"rrrrrrrrr33rq;Bwwwwksssssxqqqqqqkkkkkkkkk", // M 96-127, N 3072-4095
+			";;;;;;;;;;3q99wwwqkkxsxxxxxqqqqqkkkkkkkkk", // M 96-127, N 4096-6143
+			"rrrrrrrrrrr33qqqqqxxxxxxxxxqqqqqkkkkkkkkk", // M 96-127, N 6144-8191
+			"rrrrrrrrrrssqqqqqqxxxxxxxxxxqqqkkkkkkkkkk", // M 96-127, N 8192-12287
+			";;;;;;;;;sssqqqqqxxxxxxxxxxxxqqkkkkkkkkkk", // M 96-127, N 12288-16383
+			";;;;;;;;ssssqqqBvxxxxxxxxxxxxxkkkkkkkkkkk", // M 96-127, N 16384-24575
+			"rrrrrrrssssqqqB666xxhhhhxxxxxsskkkkkkkkkk", // M 96-127, N 24576-32767
+			"rrrrrrsssssqqq66666hhhhhhxxxsssskkkkkkkkk", // M 96-127, N 32768-49151
+			"rrrrrssssssqqq66666hhhhhhhxxssssskkkkkkkk", // M 96-127, N 49152-65535
+			"rrrrsssssssqqqq66667hhhhhhhssssssskkkkkkk", // M 96-127, N 65536-98303
+			"rrrssssssssqqqqq66677hhhhhhsssssssskkkkkk", // M 96-127, N 98304-131071
+			"rrssssssssssqqqq6666177111sssssssssskkkkk", // M 96-127, N 131072-196607
+			"rssssssssssssqqqq6661111ssssssssssssskkkk", // M 96-127, N 196608-262143
+			"ssssssssssssssqq6661sssssssssssssssssskkk", // M 96-127, N 262144-393215
+			"ssssssssssssssssssssssssssssssssssssssskk", // M 96-127, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 128-191, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 128-191, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 128-191, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 128-191, N 3
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 128-191, N 4-5
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 128-191, N 6-7
+			"CCCCCCVVVVVVVVVVVCCCCCCCCCCCCCjjjCCCCCCCC", // M 128-191, N 8-11
+			"CCCCCUUUUUUUUUUUUQQQQCCCCCCCjjjjjjCCCCCCC", // M 128-191, N 12-15
+			"CCCCMMUUUUUUUUUUQQQCCCCCCCCjjjjjjjjCCCCCC", // M 128-191, N 16-23
+			"AAAAWWWWW2222222AAAAA??CAC????????@@AAAAA", // M 128-191, N 24-31
+			"====WWWWW2222255@AAAA????????????@@@BBBBB", // M 128-191, N 32-47
+			"====WWWWW2225555@A>AA???????BBBBB@@@@BBBB", // M 128-191, N 48-63
+			"AAAAWWWWW22255554??AA?????BrrrBBBBBBBAAAA", // M 128-191, N 64-95
+			"rrrrWWWWW02225554>??==??BBBrrrrBBBBBqqqqq", // M 128-191, N 96-127
+			"====WWWWW2022555@>====??BBrrrrrruBrrrBBBB", // M 128-191, N 128-191
+			"rrrrWWWWW22225555@@@@@@?qqqrrruuuuurrqqqq", // M 128-191, N 192-255
+			"====WWWW3322255555@@@@@qqqqqqsuuuuurrBBBB", // M 128-191, N 256-383
+			"====WWWW3322255555qBqqqqqqqqqsssuuurrBBBB", // M 128-191, N 384-511
+			"====WWW33322255552qqqqqqqqqqqqqssrrqBBBBB", // M 128-191, N 512-767
+			"=====W33332225552;qqq?qqqqqqqqqqqqqqBBBBB", // M 128-191, N 768-1023
+			"rrrrr33333322552qqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 1024-1535
+			"rrrrrr33333325qqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 1536-2047
+			"rrrrrrr33333rqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 2048-3071
+			"rrrrrrrr333rqqqqqwwqqqqqqxqqqqqqqqqqqqqqq", // M 128-191, N 3072-4095
+			"rrrrrrrrrr3qqqqqqqqkqrsqsxxqqqqqqqqqqqqqq", // M 128-191, N 4096-6143
+			"rrrrrrrrrrqqqqqqqqqxqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 6144-8191
+			"rrrrrrrrrqqqqqqqqqqqqxxqqqqqqqqqqqqqqqqqq", // M 128-191, N 8192-12287
+			"rrrrrrrrqqqqqqqqqqqqqxxqqqqqqqqqqqqqqqqqq", // M 128-191, N 12288-16383
+			"rrrrrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 16384-24575
+			"rrrrrrqqqqqqqqqqqqqqqxhqqqqqqqqqqqqqqqqqq", // M 128-191, N 24576-32767
+			"rrrrrqqqqqqqqqqqxxqqqxxqqqqqqqqqqqqqqqqqq", // M 128-191, N 32768-49151
+			"rrrrqqqqqqqqqqqq66qqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 49152-65535
+			"rrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 65536-98303
+			"rrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 98304-131071
+			"rqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 192-255, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 192-255, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 192-255, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 192-255, N 3
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 4-5
+			"jjjjjjjjjjjVVVjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 6-7
+			"jjjjjjjjjUUUUUUUUjjjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 8-11
+			"jjjjjjjTTTTUUUUUQQQjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 12-15
+			"jjjjjjMMMMMMMMMMQQCCCCCjjjjjjjjjjjjjjjjjj", // M 192-255, N 16-23
+			"AAAAAWWWW22222222AAACCCwjwwww????@@jjjjjj", // M 192-255, N 24-31
+			"=====WWWW22255555AAA???wwwwBBBBBBBBBkkkkk", // M 192-255, N 32-47
+			"=====WWWW22255555???????wBBBBBBBBBBBkkkkk", // M 192-255, N 48-63
+			"AAAAWWWWW22255525???=??BBBBrrrBBBBBBjjjjj", // M 192-255, N 64-95
+			"rrrrWWWWW22225544@===??BBBBrrrrrrBrBBkkkk", // M 192-255, N 96-127
+			"AAAWWWWWWW2225555@@@@@?BBBqqrruuuuurrkkkk", // M 192-255, N 128-191
+			"rrrWWWWWW32555555@@@@@@qqqqqssuuuuuuukkkk", // M 192-255, N 192-255
+			"AAAAWWWW3325555555@@@@qqqqqsssuuuuuuukkkk", // M 192-255, N 256-383
+			"====WWW333322555522qqqqqqqsssssuuuuurkkkk", // M 192-255, N 384-511
+			"====WW3333XX2555225qqqqqqqsssssssuusrkkkk", // M 192-255, N 512-767
+			"=====3333332222222qqqqqqqqqqqqqqssqqkkkkk", // M 192-255, N 768-1023
+			"rrrrr333333322228qqqqqqqqqqqqqqqqqqkkkkkk", // M 192-255, N 1024-1535
+			"rrrrrr3333333qqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 192-255, N 1536-2047
+			"rrrrrrr33333qqqqqrqqqqqqqqqqqqqkkkkkkkkkk", // M 192-255, N 2048-3071
+			"rrrrrrrr333qqqqqqqqqqqqqqxqqqqqkkkkkkkkkk", // M 192-255, N 3072-4095
+			"rrrrrrrrrrqqqqqqqqqqqqqqqqxqqqqkkkkkkkkkk", // M 192-255, N 4096-6143
+			"rrrrrrrrrqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 192-255, N 6144-8191
+			"rrrrrrrrqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 192-255, N 8192-12287
+			"rrrrrrrqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkkk", // M 192-255, N 12288-16383
+			"rrrrrrqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkkk", // M 192-255, N 16384-24575
+			"rrrrrqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 192-255, N 24576-32767
+			"rrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 192-255, N 32768-49151
+			"rrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 192-255, N 49152-65535
+			"rrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 192-255, N 65536-98303
+			"rqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 192-255, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 192-255, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 192-255, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 192-255, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 192-255, N >= 393216
+			"QQQQQQQQQQQUUUUUQUQQMMQQQQQQQQQQQQQQQQQQQ", // M 256-383, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 256-383, N (none)
+			"RRRRRRRRRRRRUUUURRQQQQRRRRRRRRRRRRRRRRRRR", // M 256-383, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 256-383, N 3
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 4-5
+			"jjjjjjjjjUUUUUUUjjjjjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 6-7
+			"jjjjjjjjUUUUUUUUQQjjjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 8-11
+			"jjjjjjjjMMMMMMMMQQQCjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 12-15
+			"jjjjjjjOOOU222UQCCCCCjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 16-23
+			"AAAAAAAWWW22222222CCCCwjjjwwwwwwwwjjjjjjj", // M 256-383, N 24-31
+			"=====WWWWW22255552??CwwwBwwwwwwwwwwBBBBBB", // M 256-383, N 32-47
+			"====WWWWWW22555555????wwwwwwBBBBBBBBBBBBB", // M 256-383, N 48-63
+			"AAAWWWWWW322555555?=?BBwwwBBrrrrrBBBjjjjj", // M 256-383, N 64-95
+			"rrrWWWWWW322255555===?BBBBBqrrruuuuuBqqqq", // M 256-383, N 96-127
+			"===WWWWWW322255555@@@@BqqqqsssuuuuuuuBBBB", // M 256-383, N 128-191
+			"rrrWWWWWW322555555@@@Bqqqqssssuuuuuuuqqqq", // M 256-383, N 192-255
+			"===WWWW3333225555BBBqqqqqsssssuuuuuuuBBBB", // M 256-383, N 256-383
+			"===WWW333332255BqqqqqqqqqssssssssuuuuBBBB", // M 256-383, N 384-511
+			"===W333333332BBqqqqqqqqqqssssssssuuusBBBB", // M 256-383, N 512-767
+			"===3333333333BqqqqqqqqqqssssssssssssBBBBB", // M 256-383, N 768-1023
+			"rrrrr33333333qqqqqqqqqqssssssqqqsssqqqqqq", // M 256-383, N 1024-1535
+			"rrrrr3333333qqqqqqqqqqqsssqqqqqqqqqqqqqqq", // M 256-383, N 1536-2047
+			"rrrrrr33333qqqqqqqqqqqqqxxxqqqqqqqqqqqqqq", // M 256-383, N 2048-3071
+			"rrrrrrrr33qqqqqqqqqqqqqqqxxqqqqqqqqqqqqqq", // M 256-383, N 3072-4095
+			"rrrrrrrrrqqqqqqqqqqqqqqqqqxqqqqqqqqqqqqqq", // M 256-383, N 4096-6143
+			"rrrrrrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 6144-8191
+			"rrrrrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 8192-12287
+			"rrrrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 12288-16383
+			"rrrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 16384-24575
+			"rrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 24576-32767
+			"rrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 32768-49151
+			"rrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 49152-65535
+			"rqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N >= 393216
+			"QQQQQQQQQQUUUUUUUQQMMMMQQQQQQQQQQQQQQQQQQ", // M 384-511, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 384-511, N (none)
+			"RRRRRRRRRRUUUUUUUUQQQMMRRRRRRRRRRRRRRRRRR", // M 384-511, N 2
+			"SSSSSSSSSSSVVVVVSQQQQQSSSSSSSSSSSSSSSSSSS", // M 384-511, N 3
+			"jjjjjjjjjjjUUUjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 4-5
+			"jjjjjjjjjUUUUUUUQjjjjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 6-7
+			"jjjjjjjjMMMMMMMMQQjjjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 8-11
+			"jjjjjjjOOOUUUUUQQQCCjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 12-15
+			"jjjjjjjMM222222CCCCCCCjjjjjjjjjjjjjjjjjjj", // M 384-511, N 16-23
+			"AAAAAAAWWW255552222CCwwjjjjwwwwwjjjjjjjjj", // M 384-511, N 24-31
+			"=====WWWWW225555552CwwwwBBwwwwwwwBBBBBBBB", // M 384-511, N 32-47
+			"====WWWWW3222555555?wwwwBwwwwwwwwwwBBBBBB", // M 384-511, N 48-63
+			"AAAWWWWWW3222555555?Bwwwwwwwrsssuuuujjjjj", // M 384-511, N 64-95
+			"rrrWWWWWW3322555555BBBBwwqqsssssuuuuqqqqq", // M 384-511, N 96-127
+			"==WWWWWWW332255555BBBBqqqqssssssuuuuuBBBB", // M 384-511, N 128-191
+			"rrWWWWWWW33225555qqBBqqqqssssssuuuuuuqqqq", // M 384-511, N 192-255
+			"AAWWWWW3333>255;BqqqqqqqsssssssssuuuuBBBB", // M 384-511, N 256-383
+			"==WWW33333>>>;;BqqqqqqqssxxxsssssuuuuBBBB", // M 384-511, N 384-511
+			"==WW33333>>>>BBqqqqqsssssxxxsssssuuuBBBBB", // M 384-511, N 512-767
+			"==W3333333333qqqqqqqqsssxxxsssssssssBBBBB", // M 384-511, N 768-1023
+			"rr3333333333qqqqqqqqqqsxxxsssssssssqqqqqq", // M 384-511, N 1024-1535
+			"rrrr3333333qqqqqqqqqqqqxxxsssssssqqqqqqqq", // M 384-511, N 1536-2047
+			"rrrrrr3333qqqqqqqqqqqqqqxxxsqqqqsqqqqqqqq", // M 384-511, N 2048-3071
+			"rrrrrr333qqqqqqqqqsqqxsqxhxxqqqqqqqqqqqqq", // M 384-511, N 3072-4095
+			"rrrrrrr3qqqqqqqqqqsqqxxqxxxxqqqqqqqqqqqqq", // M 384-511, N 4096-6143
+			"rrrrrrrqqqqqqqqqqqqqqqqqqqqxqqqqqqqqqqqqq", // M 384-511, N 6144-8191
+			"rrrrrrqqqqqqqqqqqqqqqxxqqqqqqqqqqqqqqqqqq", // M 384-511, N 8192-12287
+			"rrrrrqqqqqqqqqqqqqqqqxxqqqqqqqqqqqqqqqqqq", // M 384-511, N 12288-16383
+			"rrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 384-511, N 16384-24575
+			"rrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 384-511, N 24576-32767
+			"rrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 384-511, N 32768-49151
+			"rqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 384-511, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 384-511, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 384-511, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 384-511, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 384-511, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 384-511, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 384-511, N >= 393216
+			"QQQQQQQQQUUUUUUUUUSMMMMMMMMQQQQQQQQQQQQQQ", // M 512-767, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 512-767, N (none)
+			"RRRRRRRRRUUUUUUUQQQQQQRRjjRRRRRRRRRRRRRRR", // M 512-767, N 2
+			"SSSSSSSSSSUUUUUUQQQQSSCwSSSSSSSSSSSSSSSSS", // M 512-767, N 3
+			"jjjjjjjjjjUUUUUMjQQQCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 4-5
+			"jjjjjjjjMMMMMMMMQjjQCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 6-7
+			"jjjjjjjjOOUUUUUQQQjCCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 8-11
+			"jjjjjjjMMUUU22QCCCCCCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 12-15
+			"jjjjjjjO222222CCCCCCCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 16-23
+			"AAAAAAWWWW255552222Cjjjwjjjjjjjjjjjjjjjjj", // M 512-767, N 24-31
+			";;;;WWWWW3255555552CwwwwwBBwwwwBBBBBBBBBB", // M 512-767, N 32-47
+			";;;WWWWWW32555555552wwwwwBwwwkkkkkBBBBBBB", // M 512-767, N 48-63
+			"AAAWWWWWW3322555555@Bwwwwwwwsssssuujjjjjj", // M 512-767, N 64-95
+			"rrWWWWWWW333255555;;BBwwwqssssssuuuuBBBBB", // M 512-767, N 96-127
+			"AAWWWWWWW3332555=;;BBqqqqssssssssuuuBBBBB", // M 512-767, N 128-191
+			"AWWWWWWWW3333B;;;BBqqqqqsssssssssuuuuBBBB", // M 512-767, N 192-255
+			"AWWWWWWW33333;;;;qqqqqssssxssssssuuuuBBBB", // M 512-767, N 256-383
+			"AWWWW333333>3;;BqqqqsssssxxxssssuuuuBBBBB", // M 512-767, N 384-511
+			";WWW333333=3>BqqqqqqssssxxxxsssssuuuBBBBB", // M 512-767, N 512-767
+			";W3333333333BqqBqqqqqssxxxxxsssssssBBBBBB", // M 512-767, N 768-1023
+			"rr333333333BqqqqqqqqqqsxxxxsssssssBBBBBBB", // M 512-767, N 1024-1535
+			"rr33333333qqqqqqqqqqqqqxxxssssssssBBBBBBB", // M 512-767, N 1536-2047
+			"rrrr33333qqqqqqqqqqqqqqqxxxsssssssBBBBBBB", // M 512-767, N 2048-3071
+			"rrrr3333qqqqqqqqqvhqqxxqxhxxssssssBBBBBBB", // M 512-767, N 3072-4095
+			";;;;333qqqqqqqqqqqxqqxhshsxxxxqqqBBBBBBBB", // M 512-767, N 4096-6143
+			"rrrr33qqqqqqqqqqqqqxxssqqqqxxxxqqBBBBBBBB", // M 512-767, N 6144-8191
+			"rrrrrqqqqqqqqqqqqqqxxxhsqqqqxxxBBBBBBBBBB", // M 512-767, N 8192-12287
+			"rrrrqqqqqqqqqqqqqqqqqxxqqqqqqxBBBBBBBBBBB", // M 512-767, N 12288-16383
+			"rrrqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBBBBBBB", // M 512-767, N 16384-24575
+			"rrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBBBBBB", // M 512-767, N 24576-32767
+			"rqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBBBBB", // M 512-767, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBBBB", // M 512-767, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBBB", // M 512-767, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBB", // M 512-767, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBB", // M 512-767, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBB", // M 512-767, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBB", // M 512-767, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBB", // M 512-767, N >= 393216
+			"QQQQQQQQUUUUUUUUUUUMMMMMMMMMQQQQQQQQQQQQQ", // M 768-1023, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 768-1023, N (none)
+			"RRRRRRRRRUUUUUUUQQQSRRRRjjjjRRRRRRRRRRRRR", // M 768-1023, N 2
+			"SSSSSSSSSUUUUMMMQQQSSSCjjjjSSSSSSSSSSSSSS", // M 768-1023, N 3
+			"jjjjjjjjjjMMMMMMQQQQCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 4-5
+			"jjjjjjjjOOOOOOUQQQQCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 6-7
+			"jjjjjjjMMMMUUMQQCCCCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 8-11
+			"jjjjjjjOOU22222CCCCCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 12-15
+			"jjjjjjQQQ22222CCCCCCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 16-23
+			"AAAAAAWWWA255552222CCjjjwwjjjjjjjjjjjjjjj", // M 768-1023, N 24-31
+			";;;;WWWWWA255555522C=jwwwBBBBBBBBBBBBBBBB", // M 768-1023, N 32-47
+			";;;WWWWWW3A55555552@@wwwwBBBBkkkkBBBBBBBB", // M 768-1023, N 48-63
+			"AAAWWWWW333A255555@@@wwwwwkkkksssskjjjjjj", // M 768-1023, N 64-95
+			"rrWWWWWWW333355;;;;BBwwwwssssssssuuBBBBBB", // M 768-1023, N 96-127
+			"AWWWWWWWW3333B;;;;;BqqqqsssssssssuuuBBBBB", // M 768-1023, N 128-191
+			"AWWWWWWWW3333B;;;BBqqqqssssssssssuuuBBBBB", // M 768-1023, N 192-255
+			"AWWWWWWW33333BB;iBqqqssssssssssssuuuBBBBB", // M 768-1023, N 256-383
+			"WWWWW333333999:BqqqqqsssxxxssssssuuuBBBBB", // M 768-1023, N 384-511
+			"WWW333333339999qqqqqqssxxxxxssssssuBBBBBB", // M 768-1023, N 512-767
+			";dd3333333339qqqqgqqqssxxxxsssssssBBBBBBB", // M 768-1023, N 768-1023
+			"rdd3333333399qqqqqqqqqsxxxxsssssssBBBBBBB", // M 768-1023, N 1024-1535
+			"rrd333333qq99qqqqqqqqqqxxxxxxsssussBBBBBB", // M 768-1023, N 1536-2047
+			"rrd33333qqqqqqqqqqqqqqqqxxxxxxssussBBBBBB", // M 768-1023, N 2048-3071
+			"rrdd333qqqqqqqqqqqqqqqqqqxxxxxssssBBBBBBB", // M 768-1023, N 3072-4095
+			"rrdd33qqqqqqqqqqqqqqqqqqsqxxxxxsssBBBBBBB", // M 768-1023, N 4096-6143
+			"rrdd3qqqqqqqqqqqqqqxxsqqqqqxxxxxxBBBBBBBB", // M 768-1023, N 6144-8191
+			"rrrdqqqqqqqqqqqqqqqxxssqqqqqxxxxBBBBBBBBB", // M 768-1023, N 8192-12287
+			"rrrqqqqqqqqqqqqqqqqssssqqqqqqxBBBBBBBBBBB", // M 768-1023, N 12288-16383
+			"rrqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBBBBBBB", // M 768-1023, N 16384-24575
+			"rqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBBBBBB", // M 768-1023, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBBBBB", // M 768-1023, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBBBB", // M 768-1023, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBBB", // M 768-1023, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBB", // M 768-1023, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBB", // M 768-1023, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBB", // M 768-1023, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBB", // M 768-1023, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBB", // M 768-1023, N >= 393216
+			"QQQQQQQQUUMMMMMUUSMMMQQQQQQQQQQQQQQQQQQQQ", // M 1024-1535, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 1024-1535, N (none)
+			"RRRRRRRRUMMMMMMMQQSRRRRjjjjjjRRRRRRRRRRRR", // M 1024-1535, N 2
+			"SSSSSSSSSMMMMMMMQQSSSSjjjjjjjSSSSSSSSSSSS", // M 1024-1535, N 3
+			"jjjjjjjjjOOOOOQQQQCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 4-5
+			"jjjjjjjMMMMMMMQQQCCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 6-7
+			"jjjjjjMMMMMUMMMMSCCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 8-11
+			"jjjjjjQQQQ22222CCCCCCwwjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 12-15
+			"jjjjjjff222222CCCCCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 16-23
+			"AAAAAWWWWAA55552222Cwjjjjjwjjjjjjjjjjjjjj", // M 1024-1535, N 24-31
+			";;;WWWWWWAA55552222===jwwwkkkkkkkkkkkkkkk", // M 1024-1535, N 32-47
+			";;;WWWWW33AA555522@BBBwwwwkkkkkkkkkkkkkkk", // M 1024-1535, N 48-63
+			"AAWWWWWW333AA255;?BBBBwwwkjjjkkkkjjjjjjjj", // M 1024-1535, N 64-95
+			"rrWWWWWW33333B;;;;BBwwwwsksskssssskkkkkkk", // M 1024-1535, N 96-127
+			"AWWWWWWW33333BB;;BBwqqqsssssssssssukkkkkk", // M 1024-1535, N 128-191
+			"AWWWWWWW3333BBBBBBBqqqssssssssssssukkkkkk", // M 1024-1535, N 192-255
+			"WWWWWW333333BBBBBwqqqqssssssssssssukkkkkk", // M 1024-1535, N 256-383
+			"WWWWWW333333BBBwwqqqqqqxxxssssssssskkkkkk", // M 1024-1535, N 384-511
+			"Wdd33333333BBBqq:qqqsqsxxxxssssssskkkkkkk", // M 1024-1535, N 512-767
+			"ddd3333333B99qqqqqqqqqsxxxxssssssskkkkkkk", // M 1024-1535, N 768-1023
+			"rddd33333BB99qqqqqqqqqsxxxxxxxssuuukkkkkk", // M 1024-1535, N 1024-1535
+			"rddd333333999qqqqxxqqqqxxxxxxxxsuuukkkkkk", // M 1024-1535, N 1536-2047
+			"rrddd33qB99qqqqq7xxqqqqqsxxxxxxsuuukkkkkk", // M 1024-1535, N 2048-3071
+			"rdddd3qqqqqqqqqqqxxqqxxqssxxxxxxvvvkkkkkk", // M 1024-1535, N 3072-4095
+			"rddddqqqqqqqqqqqqxxqxxxssssxxx11vvkkkkkkk", // M 1024-1535, N 4096-6143
+			"rrddqqqqqqqqqqqqqqqxxxsssssx1111xxkkkkkkk", // M 1024-1535, N 6144-8191
+			"rrdqqqqqqqqqqqqqqqqxxxxsqqqq1111xkkkkkkkk", // M 1024-1535, N 8192-12287
+			"rrqqqqqqqqqqqqqqqqqqsxxsqqqqq11kkkkkkkkkk", // M 1024-1535, N 12288-16383
+			"rqqqqqqqqqqqqqqqqqqqqsssqqqqqqkkkkkkkkkkk", // M 1024-1535, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 1024-1535, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 1024-1535, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 1024-1535, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 1024-1535, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 1024-1535, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 1024-1535, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 1024-1535, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 1024-1535, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 1024-1535, N >= 393216
+			"QQQQQQQQUUMMMMMMUUMMMMQQQQQQQQQQQQQQQQQQQ", // M 1536-2047, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 1536-2047, N (none)
+			"RRRRRRRRMMMMMMMMQSRRRRjjRRRRjjRRRRRRRRRRR", // M 1536-2047, N 2
+			"SSSSSSSSSOOOOOOQQSSSSSjjjjjjjSSSSSSSSSSSS", // M 1536-2047, N 3
+			"jjjjjjjjMMMMMMQQSSCCCjjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 4-5
+			"jjjjjjjMMMMMMMMMSCCCCjjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 6-7
+			"jjjjjjQQQQQ22QQCCCCCCCjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 8-11
+			"jjjjjjSff222222CCCCCCCjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 12-15
+			"jjjjjffffff2222CCCCCCCjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 16-23
+			"AAAAWWWWWAAA522222Cwwjjjjjkjjjjjjjjjjjjjj", // M 1536-2047, N 24-31
+			";;;WWWWWWAAAA22222=BBwwjjkkkkkkkkkkkkkkkk", // M 1536-2047, N 32-47
+			";;WWWWWW33AAA555;==BBBwwkkkkkkkkkkkkkkkkk", // M 1536-2047, N 48-63
+			"AAWWWWWW33AAA;;;;BBBBBwwkkjjjjjjjjjjjjjjj", // M 1536-2047, N 64-95
+			"rrWWWWWW33333;;;;Bwqqwwskkkkkkkkkkkkkkkkk", // M 1536-2047, N 96-127
+			"AWWWWWW33333BBB;<BwBBqwsssssssssskkkkkkkk", // M 1536-2047, N 128-191
+			"WWWWWW333333BBBBBBBqqqqsssssssssskkkkkkkk", // M 1536-2047, N 192-255
+			"WWWWWW333333wwBBBwwqqqqsssssssssskkkkkkkk", // M 1536-2047, N 256-383
+			"WWW33333333BBBBwwqqqqqqxxsssssssskkkkkkkk", // M 1536-2047, N 384-511
+			"ddd3333333BBBqqqqqqqqqqxxxsssssssskkkkkkk", // M 1536-2047, N 512-767
+			"ddd333333BB99qqqqqxqqqxxxxxxxsssuuukkkkkk", // M 1536-2047, N 768-1023
+			"rddd333333999q1qqxxqqxxxxxxxxxxsuuukkkkkk", // M 1536-2047, N 1024-1535
+			"rdddd33B99999qqqxxxxxqqsxxxxxxxxuuukkkkkk", // M 1536-2047, N 1536-2047
+			"rdddd3qq99999qqqqxxxxxxqssxxxxxxuvvkkkkkk", // M 1536-2047, N 2048-3071
+			"rddd33qqq9qqqqqqqxsxx7sxhhsxxxx11vvkkkkkk", // M 1536-2047, N 3072-4095
+			"rdddqqqqqqqqqqqqqxxxxsssshsx11111vvkkkkkk", // M 1536-2047, N 4096-6143
+			"rddqqqqqqqqqqqqqqxxxhssssss1111111kkkkkkk", // M 1536-2047, N 6144-8191
+			"rdqqqqqqqqqqqqqqqqqxxZsssssq11111kkkkkkkk", // M 1536-2047, N 8192-12287
+			"rqqqqqqqqqqqqqqqqqqqxsYssqqqq11kkkkkkkkkk", // M 1536-2047, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqxsssqqqqqkkkkkkkkkkk", // M 1536-2047, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqssqqqqqqqkkkkkkkkkk", // M 1536-2047, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 1536-2047, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 1536-2047, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 1536-2047, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 1536-2047, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 1536-2047, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 1536-2047, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 1536-2047, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 1536-2047, N >= 393216
+			"QQQQQQQQMMMMMMMMQUMQUQQQQQQQQQQQQQQQQQQQQ", // M 2048-3071, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 2048-3071, N (none)
+			"RRRRRRRRMMOOOOOOOORRRjjjRRRjjjRRRRRRRRRRR", // M 2048-3071, N 2
+			"SSSSSSSSSMMMMMQQSSSSjjjjjjjjjjSSSSSSSSSSS", // M 2048-3071, N 3
+			"jjjjjjjMMMMMMMMCRCCCjjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 4-5
+			"jjjjjQQQQQQQQQQCCCCCwjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 6-7
+			"jjjjjSSffff2222CCCCCwjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 8-11
+			"jjjjfffffffff2CCCCCCwjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 12-15
+			"jjjjffffffffffCCCCCCCjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 16-23
+			"AAAAWWWWWAAAA2222Cwjjjjjjjkkjjjjjjjjjjjjj", // M 2048-3071, N 24-31
+			"===WWWWW3AAAA252;==BBwjjjkkkkkkkkkkkkkkkk", // M 2048-3071, N 32-47
+			"==WWWWWW3XXAA5;;;==BBBwjkkkkkkkkkkkkkkkkk", // M 2048-3071, N 48-63
+			"AAWWWWW33XX3A;;;;?wBBBwwkkjjjjjjjjjjjjjjj", // M 2048-3071, N 64-95
+			"rrWWWWW333333;9;;wwqqwwwkkkkkkkkkkkkkkkkk", // M 2048-3071, N 96-127
+			"AWWWWW3333333BBBBwwBqwwwsssskkkkkkkkkkkkk", // M 2048-3071, N 128-191
+			"WWWWW3333333BBBBBBwqqqqwsssssskkkkkkkkkkk", // M 2048-3071, N 192-255
+			"WWWW3333333BwwwBBwwqqqqqsssssssskkkkkkkkk", // M 2048-3071, N 256-383
+			"ddd33333333BwwBqqqqqqqqqxsssssssskkkkkkkk", // M 2048-3071, N 384-511
+			"ddd333333wwBBqqqqqqqqqqqxxsssssssskkkkkkk", // M 2048-3071, N 512-767
+			"dddd3333wBBBqqqqqxxqqxxqxxxxxxssuuukkkkkk", // M 2048-3071, N 768-1023
+			"rdddd33w3999qqqqqxhqqxhqxxxxxxxsuuukkkkkk", // M 2048-3071, N 1024-1535
+			"rdddddqB99999qqqxxqxxxxqxxxxxxxxuvvkkkkkk", // M 2048-3071, N 1536-2047
+			"rddd339q99191qqqxxxx7xxxssxxxxx11vvkkkkkk", // M 2048-3071, N 2048-3071
+			"rddd9999q999qqqqxxxxx7sxshsxxxx111vkkkkkk", // M 2048-3071, N 3072-4095
+			"rddq999qqqqqqqqqqxZxxshsYhsx1111111kkkkkk", // M 2048-3071, N 4096-6143
+			"rdqqq9qqqqqqqqqqqxxxxxsssss1111111kkkkkkk", // M 2048-3071, N 6144-8191
+			"rqqqqqqqqqqqqqqqqqqxxssssssq11111kkkkkkkk", // M 2048-3071, N 8192-12287
+			"qqqqqqqqqqqqqqqqqqqqxsYssqqqq11kkkkkkkkkk", // M 2048-3071, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqsxsssqqqqqkkkkkkkkkkk", // M 2048-3071, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqsssqqqqqqqkkkkkkkkkk", // M 2048-3071, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 2048-3071, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 2048-3071, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 2048-3071, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 2048-3071, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 2048-3071, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 2048-3071, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 2048-3071, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 2048-3071, N >= 393216
+			"QQQQQQQQMMMMMMMMOOUQQQQQQQQQQQQQQQQQQQQQQ", // M 3072-4095, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 3072-4095, N (none)
+			"RRRRRRRRRMMMSSQQSRRRRRRSRRSSSSRRRRRRRRRRR", // M 3072-4095, N 2
+			"SSSSSSSSSMMMMMMSSSSSjjSSSSSSSjSSSSSSSSSSS", // M 3072-4095, N 3
+			"jjjjjQQQQQQQQQQCSCCjjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 4-5
+			"jjjjSSSSSSffSSSCCCCjjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 6-7
+			"jjjjfffffffff2CCCCCCjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 8-11
+			"jjjfffffffffffCCCCCCjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 12-15
+			"jjj22222222222CCCCCCjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 16-23
+			"AAAWWWWWAAAAA222Cwjjjjjjjjkkjjjjjjjjjjjjj", // M 3072-4095, N 24-31
+			";;WWWWWW3AAAA2;;;?=wwjjjjkkkkkkkkkkkkkkkk", // M 3072-4095, N 32-47
+			";;WWWWW33XXAA;;;;;=BBwjjjkkkkkkkkkkkkkkkk", // M 3072-4095, N 48-63
+			"AAWWWWW33XX33;;;;;wBBwwwkkjjjjjjjjjjjjjjj", // M 3072-4095, N 64-95
+			"rrWWWW333333399:::wwwwwwkkkkkkkkkkkkkkkkk", // M 3072-4095, N 96-127
+			"AWWWWW333333B:9wwwwwwwwwwskkkkkkkkkkkkkkk", // M 3072-4095, N 128-191
+			"AWWdd333333BwBBwwwswsqwwwsskkkkkkkkkkkkkk", // M 3072-4095, N 192-255
+			"ddddd333333Bwwwwwwsqsqqqwsssssskkkkkkkkkk", // M 3072-4095, N 256-383
+			"dddd3333333Bwwwwqqqqqqqqqsssssssskkkkkkkk", // M 3072-4095, N 384-511
+			"dddd3333wB3BBBqqqqqqqqqqqxsssssssskkkkkkk", // M 3072-4095, N 512-767
+			"dddddddwwwBBqqqqqqqqqxxqqxxxxxsvvukkkkkkk", // M 3072-4095, N 768-1023
+			"rdddddwwBBqqqqqqqqqqqxxqqxxxxxxvvvvkkkkkk", // M 3072-4095, N 1024-1535
+			"rdddd33w9999qqqxxqqxxxqqqxxxxxx11vvkkkkkk", // M 3072-4095, N 1536-2047
+			"rddd9999q999qqqxxxqxxsxqxsxxxxx111vkkkkkk", // M 3072-4095, N 2048-3071
+			"rdd39qq9q9999qqxxxxx77xxxsx1xx11111kkkkkk", // M 3072-4095, N 3072-4095
+			"rdw99qq9qq999qqxxxxqxxxxxss1111111kkkkkkk", // M 3072-4095, N 4096-6143
+			"rqqq9q9qqqqqqqqsxqqqqxxxxxx1111111kkkkkkk", // M 3072-4095, N 6144-8191
+			"qqqqqqqqqqqqqqqqqqqqsxxxqsqq11111kkkkkkkk", // M 3072-4095, N 8192-12287
+			"qqqqqqqqqqqqqqqqqqqqsxsxsqqqq11kkkkkkkkkk", // M 3072-4095, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqsxsqqqqqqkkkkkkkkkkk", // M 3072-4095, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqsqqqqqqqqkkkkkkkkkk", // M 3072-4095, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 3072-4095, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 3072-4095, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 3072-4095, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 3072-4095, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 3072-4095, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 3072-4095, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 3072-4095, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 3072-4095, N >= 393216
+			"QQQQQQQQQMMMOOOQOOOMMMQMQMMQQQQQQQQQQQQQQ", // M 4096-6143, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 4096-6143, N (none)
+			"RRRRRRRRRMMMSSSSRORjjjjjRRRjjjRRRRRRRRRRR", // M 4096-6143, N 2
+			"SSSSSSQQQQQQSSSSCjjjjjjjjjjjjjSSSSSSSSSSS", // M 4096-6143, N 3
+			"jjjjRRRRRRRRRRRCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 4-5
+			"jjjffffffffffffCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 6-7
+			"jjjffffffffffffCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 8-11
+			"jjjQfWWWWWWWC2CCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 12-15
+			"jjjffWWWWWWWW2CCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 16-23
+			"AAWWWWWWAAAAAACj;wjjjjjjjjkkjjjjjjjjjjjjj", // M 4096-6143, N 24-31
+			";;WWWWWW3AAAAAB;;;wwjjjjjjkkkkkkkkkkkkkkk", // M 4096-6143, N 32-47
+			";WWWWWW33333?;::;;Bwwwjjjjkkkkkkkkkkkkkkk", // M 4096-6143, N 48-63
+			"AWWWWW33333339:::;wBBwwkkkjjjjjjjjjjjjjjj", // M 4096-6143, N 64-95
+			"rWWWWdd3333399:::wwwwwwkkkkkkkkkkkkkkkkkk", // M 4096-6143, N 96-127
+			"AWWdddd3333wwBBwwwwwwwwwwwkkkkkkkkkkkkkkk", // M 4096-6143, N 128-191
+			"Adddddd3333wwwwwwwwssqwwwwsskkkkkkkkkkkkk", // M 4096-6143, N 192-255
+			"Addddddd333wwwwwwwsxxqqqwwsskkkkkkkkkkkkk", // M 4096-6143, N 256-383
+			"Addddddd3339Bwwwqxxqqxxxqwsssssskkkkkkkkk", // M 4096-6143, N 384-511
+			";ddddddw3399wqqqxxxqxxxxqqssssssskkkkkkkk", // M 4096-6143, N 512-767
+			"=dddddwwwB99q9qqxxxqxxxqqqxxxxsvvvkkkkkkk", // M 4096-6143, N 768-1023
+			"rddddwwwwwBqq9qxxxqqxxqqqqxxxx11vvkkkkkkk", // M 4096-6143, N 1024-1535
+			"rdddw39wwqqqqqqqxxxqqqqqqqxxx1111vvkkkkkk", // M 4096-6143, N 1536-2047
+			"rddw9999qq99qqqsxxxqxxxqqq11111111vkkkkkk", // M 4096-6143, N 2048-3071
+			"rdw99qq9qq999qqsxxxqxxxqqq11111111kkkkkkk", // M 4096-6143, N 3072-4095
+			"rww99qq9qqq9tqqsxxsqxxqqqs11111111kkkkkkk", // M 4096-6143, N 4096-6143
+			"qwwq9qqqqqqqqqqssqqqqqqqqqq111111kkkkkkkk", // M 4096-6143, N 6144-8191
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqq1111kkkkkkkkk", // M 4096-6143, N 8192-12287
+			"qqqqqqqqqqqqqqqqqqqqqqsqqqqqq1kkkkkkkkkkk", // M 4096-6143, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkkk", // M 4096-6143, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 4096-6143, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 4096-6143, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 4096-6143, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 4096-6143, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 4096-6143, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 4096-6143, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 4096-6143, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 4096-6143, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 4096-6143, N >= 393216
+			"QQQQQQQQQMMMMMQQRRRRRRRRRRRRRRQQQQQQQQQQQ", // M 6144-8191, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 6144-8191, N (none)
+			"RRRRRRRRRRMMSSSSRRRRRRRRRRRRRRRRRRRRRRRRR", // M 6144-8191, N 2
+			"SSSSSSSSSSSSSSSSSjjjSSSSSSSSSSSSSSSSSSSSS", // M 6144-8191, N 3
+			"jjjjfffffffSSSSCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 4-5
+			"jjjffffffffffffCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 6-7
+			"jjjQfWWWWWffffCCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 8-11
+			"jjfffWWWWWWCffCCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 12-15
+			"jjCCWWWWWWCCCCCCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 16-23
+			"AAWWWWWWWAAAAjjAAwjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 24-31
+			";WWWWWWW333333BB;wwwjjjjjjjkkkkkkkkkkkkkk", // M 6144-8191, N 32-47
+			";WWWWWW33333:9:::wwwkkkkjkkkkkkkkkkkkkkkk", // M 6144-8191, N 48-63
+			"AWWWWdd3333399:::wwkkkkkkjjjjjjjjjjjjjjjj", // M 6144-8191, N 64-95
+			"rWWWdddd33399:::Bsssskkkkkskkkkkkkkkkkkkk", // M 6144-8191, N 96-127
+			"Addddddd33wwwwwwwwwwwwwwwwwkkkkkkkkkkkkkk", // M 6144-8191, N 128-191
+			"Adddddddd3wwwwwwwssssswwwwwskkkkkkkkkkkkk", // M 6144-8191, N 192-255
+			"Addddddd333wwwwwwxsxvxxswwwskkkkkkkkkkkkk", // M 6144-8191, N 256-383
+			"Addddddw39q9wwwwqxxqxxxxqwwsssskkkkkkkkkk", // M 6144-8191, N 384-511
+			"=dddddww33999qqqxxtxxxsxqwwsssssskkkkkkkk", // M 6144-8191, N 512-767
+			"=ddddwwww99991sxxxxxxxxxqqwxxxvvvkkkkkkkk", // M 6144-8191, N 768-1023
+			"rrddwwwwwwwq917xsxqqxxxqqqqx11111vkkkkkkk", // M 6144-8191, N 1024-1535
+			"rddwwwwwwwwwqqqqxxxqqqqqqqq1111111kkkkkkk", // M 6144-8191, N 1536-2047
+			"rdww999qwwqqqqqss1xqqqqqqqq1111111kkkkkkk", // M 6144-8191, N 2048-3071
+			"rwww9999qqqqqqqsssxqqqqqqqq1111111kkkkkkk", // M 6144-8191, N 3072-4095
+			"qww99qq9qqqqqqqsxxxqqqqqqqq111111kkkkkkkk", // M 6144-8191, N 4096-6143
+			"qww9qqqqqqqqqqqqqqqqqqqqqqq11111kkkkkkkkk", // M 6144-8191, N 6144-8191
+			"qwq9qqqqqvvqqqqqqqqqqqqqqqqq111kkkkkkkkkk", // M 6144-8191, N 8192-12287
+			"qqqqqqqqqtqqqqqqqqqqqqqqqqqqqkkkkkkkkkkkk", // M 6144-8191, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkkk", // M 6144-8191, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 6144-8191, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 6144-8191, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 6144-8191, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 6144-8191, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 6144-8191, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 6144-8191, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 6144-8191, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 6144-8191, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 6144-8191, N >= 393216
+			"QQQQQQQQQQMMMMMMMMMMMMRMRMMMMQQQQQQQQQQQQ", // M 8192-12287, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 8192-12287, N (none)
+			"RRRRRRRRRRRRRRRRRjjRRRRRRRRRRRRRRRRRRRRRR", // M 8192-12287, N 2
+			"SSSSSffffffSfffjjjjjjjjjjjjjjjSSSSSSSSSSS", // M 8192-12287, N 3
+			"jjjQffffffffMMCwjjjjjjjjSjjjjjjjjjjjjjjjj", // M 8192-12287, N 4-5
+			"jjjQQQWWWWfRRRCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 6-7
+			"jjfffWWWWWffffCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 8-11
+			"jjCCWWWWWWjCCCCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 12-15
+			"jjCCWWWWWWjCCCCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 16-23
+			"AAWWWWWWWAjjjjAAjwjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 24-31
+			";WWWWWWWW33339AAwwwkkkjjjjjkkkkkkkkkkkkkk", // M 8192-12287, N 32-47
+			";WWWWddd3333999Bwwskkkkkkkkkkkkkkkkkkkkkk", // M 8192-12287, N 48-63
+			"AWWWdddd33399:BBuussskkkkjjjjjjjjjjjjjjjj", // M 8192-12287, N 64-95
+			"rWWdddddd99999Bqussssskkkksskkkkkkkkkkkkk", // M 8192-12287, N 96-127
+			"AddddddddwwwwwwwBwswwwwwwwwqkkkkkkkkkkkkk", // M 8192-12287, N 128-191
+			"Adddddddwwwwwwwwwwwwswwwwwwwkkkkkkkkkkkkk", // M 8192-12287, N 192-255
+			"Addddddww3wwwwwwwxxsxsswwwwwkkkkkkkkkkkkk", // M 8192-12287, N 256-383
+			"AAddddwww399wwwwwxxswxxswwwwkkkkkkkkkkkkk", // M 8192-12287, N 384-511
+			"==dddwwww999wwwwsxxqxxxxqwwwssskkkkkkkkkk", // M 8192-12287, N 512-767
+			"==ddwwwwww99wqqssxssxxxsqwwwxvvvkkkkkkkkk", // M 8192-12287, N 768-1023
+			"rrdwwwwwwwwwqqqsssqqxxsqqwww11111kkkkkkkk", // M 8192-12287, N 1024-1535
+			"rdwwwwwwwwwwqqqqsxsqqqqqqqqq11111kkkkkkkk", // M 8192-12287, N 1536-2047
+			"rwwwwwwwwwwwqqqqxxxqqqqqqqqq11111kkkkkkkk", // M 8192-12287, N 2048-3071
+			"qwww999qwqqqqqqqxxxqqqqqqqqq11111kkkkkkkk", // M 8192-12287, N 3072-4095
+			"qww99qq9qqqqqqqqsssqqqqqqqqq1111kkkkkkkkk", // M 8192-12287, N 4096-6143
+			"qww9qqqqqvvqqqqqqqqqqqqqqqqq111kkkkkkkkkk", // M 8192-12287, N 6144-8191
+			"qww9q11q1vvqqqqqqqqqqqqqqqqq1kkkkkkkkkkkk", // M 8192-12287, N 8192-12287
+			"qwwqqqqqqvvqqqqqqqqqqqqqqqqqqkkkkkkkkkkkk", // M 8192-12287, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkkk", // M 8192-12287, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 8192-12287, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 8192-12287, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 8192-12287, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 8192-12287, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 8192-12287, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 8192-12287, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 8192-12287, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 8192-12287, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 8192-12287, N >= 393216
+			"QQQQQQQQQQMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQ", // M 12288-16383, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 12288-16383, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 12288-16383, N 2
+			"SSSSfffffffSSffSjjjjjSSSSSSSSjSSSSSSSSSSS", // M 12288-16383, N 3
+			"jjjffffffffffjfjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 4-5
+			"jjjfffWWWfffffwjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 6-7
+			"jjCCWWWWWWjCCCwjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 8-11
+			"jjCCWWWWWWjCCCwjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 12-15
+			"jjCCWWWWWWjjjwwjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 16-23
+			"AAWWWWWWWjjjjAjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 24-31
+			";WWWWjWWjjjjAAjjwwwkkkkkkkkkkkkkkkkkkkkkk", // M 12288-16383, N 32-47
+			";WWWdjjjjj999999Bkkskkkkkkkkkkkkkkkkkkkkk", // M 12288-16383, N 48-63
+			"AWWdddddd9999:9uusssskkkkjjjjjjjjjjjjjjjj", // M 12288-16383, N 64-95
+			"rddddddddd9::9suussssskkkkssskkkkkkkkkkkk", // M 12288-16383, N 96-127
+			"Adddddddwwwwwwwwuwswwwwwwwwqqkkkkkkkkkkkk", // M 12288-16383, N 128-191
+			"Addddddwwwwwwwwwwwwwwwwwwwwqqkkkkkkkkkkkk", // M 12288-16383, N 192-255
+			"Adddddwwwwwwwwwwwwwwwwwwwwwwqkkkkkkkkkkkk", // M 12288-16383, N 256-383
+			"AAdddwwwwwwwwwwwwwwsxsxswwwwqkkkkkkkkkkkk", // M 12288-16383, N 384-511
+			"===dwwwwwww9wwwwwwwsxxxswwwwqkkkkkkkkkkkk", // M 12288-16383, N 512-767
+			"===qwwwwwwwwwwwwwwwwsssswwwwqkkkkkkkkkkkk", // M 12288-16383, N 768-1023
+			"rrqwwwwwwwwwwwwwwwwwqqwwwwwww11kkkkkkkkkk", // M 12288-16383, N 1024-1535
+			"rqwwwwwwwwwwwwwwqqqwwqwwwwwqq11kkkkkkkkkk", // M 12288-16383, N 1536-2047
+			"qqwwwwwwwwwwwwwqqsqqwwqqqqqqq11kkkkkkkkkk", // M 12288-16383, N 2048-3071
+			"qwwww9wwwwwwwwwqqsqqqqqqqqqqq11kkkkkkkkkk", // M 12288-16383, N 3072-4095
+			"qwww9999qqqqqwqqqqqqqqqqqqqqqkkkkkkkkkkkk", // M 12288-16383, N 4096-6143
+			"qww99qq9qqqqqqqqqqqqqqqqqqqqqkkkkkkkkkkkk", // M 12288-16383, N 6144-8191
+			"qww99qqqqvvqqqqqqqqqqqqqqqqqqkkkkkkkkkkkk", // M 12288-16383, N 8192-12287
+			"qwwq9qqqqvtqqqqqqqqqqqqqqqqqqkkkkkkkkkkkk", // M 12288-16383, N 12288-16383
+			"qwwqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkkk", // M 12288-16383, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 12288-16383, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 12288-16383, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 12288-16383, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 12288-16383, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 12288-16383, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 12288-16383, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 12288-16383, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 12288-16383, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 12288-16383, N >= 393216
+			"QQQQQQQQMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQ", // M 16384-24575, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 16384-24575, N (none)
+			"RRRRRRRRRMMMMRRjjjjjSSSSSSSSSRRRRRRRRRRRR", // M 16384-24575, N 2
+			"SSSSSQQQQQQQSSSjjjjjjSSSSSSSSSSSSSSSSSSSS", // M 16384-24575, N 3
+			"jjjjQQQQQQQRRRjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 4-5
+			"jjjCCCWWWCCCCCjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 6-7
+			"jjjCCWWWWjCCCCjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 8-11
+			"jjCCCWWWWjCjjCjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 12-15
+			"jjCCCCjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 16-23
+			"AAWWWjjjjjjjjjjjjjjjjkkkkjjjjjjjjjjjjjjjj", // M 16384-24575, N 24-31
+			";WWWWjjjjjjjjjjwwkkkkkkkkkkkkkkkkkkkkkkkk", // M 16384-24575, N 32-47
+			";WWWjjjjjjAAAA99kkkkkkkkkkkkkkkkkkkkkkkkk", // M 16384-24575, N 48-63
+			"AWdddddjj99AA99vkssssskkkjjjjjjjjjjjjjjjj", // M 16384-24575, N 64-95
+			"rddddddddd9999ssssssssslllsssskkkkkkkkkkk", // M 16384-24575, N 96-127
+			"Addddddddwwwwwwwwkkwwwwwwwwqqqkkkkkkkkkkk", // M 16384-24575, N 128-191
+			"Adddddwddwwwwwwkkwwwwwwwwwwwqqkkkkkkkkkkk", // M 16384-24575, N 192-255
+			"AAdddwwwwwwwwwwsswwksssswwwwqqkkkkkkkkkkk", // M 16384-24575, N 256-383
+			"AAddwwwwww9111swwwwxxxxxswwwqqkkkkkkkkkkk", // M 16384-24575, N 384-511
+			"===wwwwwww9111swwwsxxxxxswwwqqkkkkkkkkkkk", // M 16384-24575, N 512-767
+			"==qqwwwwwww9999wwwwxxxxxswwwqqkkkkkkkkkkk", // M 16384-24575, N 768-1023
+			"rqqqwwwwwwwwwwwwwwwwsssswwwwqqkkkkkkkkkkk", // M 16384-24575, N 1024-1535
+			"qqqwwwwwwwwwwwwwwwwwwwwwwwwqqqkkkkkkkkkkk", // M 16384-24575, N 1536-2047
+			"qqwwwwwwwwwwwwwwwwwwwwwwwwqqqqkkkkkkkkkkk", // M 16384-24575, N 2048-3071
+			"qwwwwwwwwwwwwwwwwwwwwwwqqqqqqqkkkkkkkkkkk", // M 16384-24575, N 3072-4095
+			"qwwww99wwqqwwwwwqqqqqqqqqqqqqqkkkkkkkkkkk", // M 16384-24575, N 4096-6143
+			"qwww999q9qqqqwwwqqqqqqqqqqqqqqkkkkkkkkkkk", // M 16384-24575, N 6144-8191
+			"qwww999qqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkkk", // M 16384-24575, N 8192-12287
+			"qwwwqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkkk", // M 16384-24575, N 12288-16383
+			"qqwwqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkkk", // M 16384-24575, N 16384-24575
+			"qqwwqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 16384-24575, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 16384-24575, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 16384-24575, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 16384-24575, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 16384-24575, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 16384-24575, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 16384-24575, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 16384-24575, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 16384-24575, N >= 393216
+			"QQQQQQQMMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQ", // M 24576-32767, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 24576-32767, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 24576-32767, N 2
+			"SSSSSfffffffffjSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 24576-32767, N 3
+			"jjjjffffffffffjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 4-5
+			"jjjwwwwjwwwQQQjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 6-7
+			"jjjwwWWWWjwwwwjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 8-11
+			"jjjwWWWWWjwjjwjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 12-15
+			"jjwwwwjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 16-23
+			"AAWWWjjjjjjjjjjjjjjjjjkjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 24-31
+			";WWWWjjjjjjjjjjkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 24576-32767, N 32-47
+			";WWdjjjjjjjAjj9kkkkkkkkkkkkkkkkkkkkkkkkkk", // M 24576-32767, N 48-63
+			"Adddjjjjd99999kkkk777skkkjjjjjjjjjjjjjjjj", // M 24576-32767, N 64-95
+			"rddddddddd999v7777777sssllssssskkkkkkkkkk", // M 24576-32767, N 96-127
+			"Adddddwddjwwwwwk7k7kwwwwwwwqqqqkkkkkkkkkk", // M 24576-32767, N 128-191
+			"Addddjwddwwwwwwvkwkwwwwwwwwwqqqkkkkkkkkkk", // M 24576-32767, N 192-255
+			"AAddwww99wwwwwwvvkwkkkskwwwwqqqkkkkkkkkkk", // M 24576-32767, N 256-383
+			"AAAwwwwwww9v1tvwkwksZsZxkwwwqqqkkkkkkkkkk", // M 24576-32767, N 384-511
+			"==qwwwwwww91vvt9wwkxZxZxswwwqqqkkkkkkkkkk", // M 24576-32767, N 512-767
+			"=qqqwwwwww99999wwwwxxxxxswwwqqqkkkkkkkkkk", // M 24576-32767, N 768-1023
+			"qqqqqwwwwwwwwwwwwwwwsssswwwwqqqkkkkkkkkkk", // M 24576-32767, N 1024-1535
+			"qqqqwwwwwwwwwwwwwwwwwwwwwwwqqqqkkkkkkkkkk", // M 24576-32767, N 1536-2047
+			"qqqwwwwwwwwwwwwwwwwwwwwwwwqqqqqkkkkkkkkkk", // M 24576-32767, N 2048-3071
+			"qqwwwwwwwwwwwwwwwwwwwwwwqqqqqqqkkkkkkkkkk", // M 24576-32767, N 3072-4095
+			"qqwwwwwwwwwwwwwwwwwwwqqqqqqqqqqkkkkkkkkkk", // M 24576-32767, N 4096-6143
+			"qqwwwwwwwwwwwwwwwwwqqqqqqqqqqqqkkkkkkkkkk", // M 24576-32767, N 6144-8191
+			"qqwwwwwwqqqqwwwwqqqqqqqqqqqqqqqkkkkkkkkkk", // M 24576-32767, N 8192-12287
+			"qqwwwwwwqqqqqwqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 24576-32767, N 12288-16383
+			"qqwwwwwwqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 24576-32767, N 16384-24575
+			"qqqwwwwwqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 24576-32767, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 24576-32767, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 24576-32767, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 24576-32767, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 24576-32767, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 24576-32767, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 24576-32767, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 24576-32767, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 24576-32767, N >= 393216
+			"QQQQQQQMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQQ", // M 32768-49151, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 32768-49151, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 32768-49151, N 2
+			"SSSSSSSQQQSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 32768-49151, N 3
+			"jjjjjQQQQQQQQSSjjjjjSSSSSSSSjjjjjjjjjjjjj", // M 32768-49151, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjljjjjjjjjjjjjjjj", // M 32768-49151, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 32768-49151, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 32768-49151, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 32768-49151, N 16-23
+			"AAWWjjjjjjjjjjjjjjjjjjjkjjjjjjjjjjjjjjjjj", // M 32768-49151, N 24-31
+			";;WWjjjjjjjjjj9kkkkjjkkkkkkkkkkkkkkkkkkkk", // M 32768-49151, N 32-47
+			";;ddjjjdlljjj9kkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 32768-49151, N 48-63
+			"Adddjjdlllwwwkkkkkklltkkjjjjjjjjjjjjjjjjj", // M 32768-49151, N 64-95
+			"rddddjdddklkkvkkkk7777sskksssssskkkkkkkkk", // M 32768-49151, N 96-127
+			"AAdddjjjjjwwwwwwkkkkwwwwwwwqqqqqkkkkkkkkk", // M 32768-49151, N 128-191
+			"AAddjjj9wwwwwwwkkwwwwwwwwwwwqqqqkkkkkkkkk", // M 32768-49151, N 192-255
+			"AAdwwwwwwwwwwwwkkwwkkkkkwwwwqqqqkkkkkkkkk", // M 32768-49151, N 256-383
+			"AAqwwwwwwww999kwwwwkssxskwwwqqqqkkkkkkkkk", // M 32768-49151, N 384-511
+			"=qqwwwwwwww999kwwwwsxxxskwwwqqqqkkkkkkkkk", // M 32768-49151, N 512-767
+			"qqqqwwwwwww9wwwwwwwksssswwwwqqqqkkkkkkkkk", // M 32768-49151, N 768-1023
+			"qqqqqqwwwwwwwwwwwwwwwwwwwwwqqqqqkkkkkkkkk", // M 32768-49151, N 1024-1535
+			"qqqqqqqwwwwwwwwwwwwwwwwwwwwqqqqqkkkkkkkkk", // M 32768-49151, N 1536-2047
+			"qqqqwwwwwwwwwwwwwwwwwwwwwwqqqqqqkkkkkkkkk", // M 32768-49151, N 2048-3071
+			"qqqwwwwwwwwwwwwwwwwwwwwwqqqqqqqqkkkkkkkkk", // M 32768-49151, N 3072-4095
+			"qqqwwwwwwwwwwwqwwwwqqqqqqqqqqqqqkkkkkkkkk", // M 32768-49151, N 4096-6143
+			"qqwwwwwwwwwwwwqqwwqqqqqqqqqqqqqqkkkkkkkkk", // M 32768-49151, N 6144-8191
+			"qqwwwwwwwwwwwwqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 32768-49151, N 8192-12287
+			"qqqwwwwwwwwwwwqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 32768-49151, N 12288-16383
+			"qqqwwwwwwwwwwqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 32768-49151, N 16384-24575
+			"qqqqqwwwwwwqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 32768-49151, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 32768-49151, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 32768-49151, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 32768-49151, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 32768-49151, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 32768-49151, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 32768-49151, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 32768-49151, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 32768-49151, N >= 393216
+			"QQQQQQQQQQQQQQQQQMQQMMMMQQQQQQQQQQQQQQQQQ", // M 49152-65535, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 49152-65535, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 49152-65535, N 2
+			"SSSSSSSQQQjSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 49152-65535, N 3
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 16-23
+			"AAWWjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 24-31
+			"==ddjjjjljjjjjkkkkkjjjjkkkkkkkkkkkkkkkkkk", // M 49152-65535, N 32-47
+			"==ddjjjllllwlkkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 49152-65535, N 48-63
+			"AAddjjlllllllkkkkkkkkksssjjjjjjjjjjjjjjjj", // M 49152-65535, N 64-95
+			"rrddj399klllkkkkkkkkksssssssssssskkkkkkkk", // M 49152-65535, N 96-127
+			"AAddjjjjjjjjjwwwwwwwkwwwwwwqqqqqqkkkkkkkk", // M 49152-65535, N 128-191
+			"AAdjjjjjjjwwwwwwwkkkkkwwwwwqqqqqqkkkkkkkk", // M 49152-65535, N 192-255
+			"AAwwwjjwwwwwwwwwwkkkkkwwwwwwqqqqqkkkkkkkk", // M 49152-65535, N 256-383
+			"Aqqwwwwwwwwwwwwwwwkkkkkkwwwwqqqqqkkkkkkkk", // M 49152-65535, N 384-511
+			"qqqwwwwwwwwwwwwwwwwwkkkkwwwwqqqqqkkkkkkkk", // M 49152-65535, N 512-767
+			"qqqqqwwwwwwwwwwwwwwwwwwwwwwwqqqqqkkkkkkkk", // M 49152-65535, N 768-1023
+			"qqqqqqwwwwwwwwwwwwwwwwwwwwwqqqqqqkkkkkkkk", // M 49152-65535, N 1024-1535
+			"qqqqqqqqwwwwwwwwwwwwwwwwwwqqqqqqqkkkkkkkk", // M 49152-65535, N 1536-2047
+			"qqqqqqqqqwwwwwwwwwwwwwwwwqqqqqqqqkkkkkkkk", // M 49152-65535, N 2048-3071
+			"qqqqqqqqqwwqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 49152-65535, N 3072-4095
+			"qqqqwwwwwwwwwqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 49152-65535, N 4096-6143
+			"qqqqwwwwwwwwwqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 49152-65535, N 6144-8191
+			"qqqqwwwwwwwwwqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 49152-65535, N 8192-12287
+			"qqqqqwwwwwwwwqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 49152-65535, N 12288-16383
+			"qqqqqqqwwwwwwqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 49152-65535, N 16384-24575
+			"qqqqqqqqqwwqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 49152-65535, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 49152-65535, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 49152-65535, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 49152-65535, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 49152-65535, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 49152-65535, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 49152-65535, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 49152-65535, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 49152-65535, N >= 393216
+			"QQQQQQMMMQQQQQQMMMMMMMMMMMQQQQQQQQQQQQQQQ", // M 65536-98303, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 65536-98303, N (none)
+			"RRRRRRQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 65536-98303, N 2
+			"SSSSSSSQQSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 65536-98303, N 3
+			"jjjjjjjQQQQQSSSSSSSSSSSSSjjjjjjjjjjjjjjjj", // M 65536-98303, N 4-5
+			"jjjjjffffffQQQQSjllllSSjjjjjjjjjjjjjjjjjj", // M 65536-98303, N 6-7
+			"jjjjjjjjjjQQQjjjkkkklllljjjjjjjjjjjjjjjjj", // M 65536-98303, N 8-11
+			"jjjjjjjjjjjjjjjjkkkklllljjjjjjjjjjjjjjjjj", // M 65536-98303, N 12-15
+			"jjjjjjjjjjjjjjjjkkjkljCjjjjjjjjjjjjjjjjjj", // M 65536-98303, N 16-23
+			"AAdjjjjjjjjjjjjkjjjjjjjjjjjjjjjjjjjjjjjjj", // M 65536-98303, N 24-31
+			"==djjjjjjjjjjkkkkkkjjjjkkkkkkkkkkkkkkkkkk", // M 65536-98303, N 32-47
+			"==djjjlllllllkkkkkkkkkkskkkkkkkkkkkkkkkkk", // M 65536-98303, N 48-63
+			"AAddj999llllkkkkkkkkkssssjjjjjjjjjjjjjjjj", // M 65536-98303, N 64-95
+			"rrdd33339lllk11kkkkkkssssssssssssskkkkkkk", // M 65536-98303, N 96-127
+			"AAdjjj33jjjjjkkkwkkkkkkwwwqqqqqqqqkkkkkkk", // M 65536-98303, N 128-191
+			"AAjjjj99j39wwwkwkkkkskkwwwwqqqqqqqkkkkkkk", // M 65536-98303, N 192-255
+			"Aqwjjjjj999wwwwwkkkkskkwwwwqqqqqqqkkkkkkk", // M 65536-98303, N 256-383
+			"qqwwwwwww99wwwwwwkkkkkkwwwwqqqqqqqkkkkkkk", // M 65536-98303, N 384-511
+			"qqqwwwwwwwwwwwwwwwwwkwwwwwwqqqqqqqkkkkkkk", // M 65536-98303, N 512-767
+			"qqqqwwwwwwwwwwwwwwwwwwwwwwwqqqqqqqkkkkkkk", // M 65536-98303, N 768-1023
+			"qqqqqqwwwwwwwwwwwwwwwwwwwwwqqqqqqqkkkkkkk", // M 65536-98303, N 1024-1535
+			"qqqqqqqqwwwwwwwwwwwwwwwwwwqqqqqqqqkkkkkkk", // M 65536-98303, N 1536-2047
+			"qqqqqqqqqqwwwwwwqqwwwwwwqqqqqqqqqqkkkkkkk", // M 65536-98303, N 2048-3071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 65536-98303, N 3072-4095
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 65536-98303, N 4096-6143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 65536-98303, N 6144-8191
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 65536-98303, N 8192-12287
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 65536-98303, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 65536-98303, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 65536-98303, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 65536-98303, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 65536-98303, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 65536-98303, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 65536-98303, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 65536-98303, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 65536-98303, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 65536-98303, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 65536-98303, N >= 393216
+			"QQQQQQMMQQQQRQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 98304-131071, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 98304-131071, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 98304-131071, N 2
+			"SSSSSSSQffSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 98304-131071, N 3
+			"jjjjjjfffjjjSSSSSSSSSSSSjjjjjjjjjjjjjjjjj", // M 98304-131071, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 16-23
+			"AAAjjjjjjjjjjjjkkjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 24-31
+			"==djjjjjjjjjjkkkkkkjjjjkkkkkkkkkkkkkkkkkk", // M 98304-131071, N 32-47
+			"==djjjjjlllllkkkkkkkkksskkkkkkkkkkkkkkkkk", // M 98304-131071, N 48-63
+			"AAdj9999llllkkkkkkkkkssssjjjjjjjjjjjjjjjj", // M 98304-131071, N 64-95
+			"rrd999339lllk11kkkkkksssssssssssssskkkkkk", // M 98304-131071, N 96-127
+			"AAjjjj33jjjjjk1kwkkkkkkjjwqqqqqqqqqkkkkkk", // M 98304-131071, N 128-191
+			"Aqjjjj99999wjkkwkkZkYkkwwwqqqqqqqqqkkkkkk", // M 98304-131071, N 192-255
+			"qqwjjjjj997wwwwwkkZkYkkwwwqqqqqqqqqkkkkkk", // M 98304-131071, N 256-383
+			"qqwwwjwww99wwwwwwkkkkkkwwwqqqqqqqqqkkkkkk", // M 98304-131071, N 384-511
+			"qqqwwwwwwwwwwwwwwwkkkkwwwwqqqqqqqqqkkkkkk", // M 98304-131071, N 512-767
+			"qqqqwwwwwwwwwwwwwwwwwwwwwwqqqqqqqqqkkkkkk", // M 98304-131071, N 768-1023
+			"qqqqqqwwwwwwwwwwwwwwwwwwwqqqqqqqqqqkkkkkk", // M 98304-131071, N 1024-1535
+			"qqqqqqqqwwwwwwwwwwwwwwwwqqqqqqqqqqqkkkkkk", // M 98304-131071, N 1536-2047
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 2048-3071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 3072-4095
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 4096-6143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 6144-8191
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 8192-12287
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 98304-131071, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 98304-131071, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 98304-131071, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 98304-131071, N >= 393216
+			"QQQQQQMMQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 131072-196607, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 131072-196607, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 131072-196607, N 2
+			"SSSSSSfffffSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 131072-196607, N 3
+			"jjjjfffffffQQQSSSSSSSSjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 16-23
+			"AAdjjjjjjjjjjjkkkjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 24-31
+			"==djjjjjjjjjjkkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 131072-196607, N 32-47
+			"=djjjjjjjlllkkkkkkkkkkkskkkkkkkkkkkkkkkkk", // M 131072-196607, N 48-63
+			"Adjjjjjjjlllkkkkkkkkkksssjjjjjjjjjjjjjjjj", // M 131072-196607, N 64-95
+			"r111jj99jlllkkkkkkkkkssssssssssssssskkkkk", // M 131072-196607, N 96-127
+			"Ajjjjjjjjjjjjkkjjkkkkkkjjwqqqqqqqqqqkkkkk", // M 131072-196607, N 128-191
+			"qqjjjjjjj9jjjwwwkkkkkkkwwwqqqqqqqqqqkkkkk", // M 131072-196607, N 192-255
+			"qqwjjjjjj99wwwwwkkkkkkkwwwqqqqqqqqqqkkkkk", // M 131072-196607, N 256-383
+			"qqwwjjjjjwwwwwwwwkkkkkkwwwqqqqqqqqqqkkkkk", // M 131072-196607, N 384-511
+			"qqqwwwwwwwwwwwwwwwwwkwwwwqqqqqqqqqqqkkkkk", // M 131072-196607, N 512-767
+			"qqqqqwwwwwwwwwwwwwwwwwwwwqqqqqqqqqqqkkkkk", // M 131072-196607, N 768-1023
+			"qqqqqqwwwwwwwwwwwwwwwwwwqqqqqqqqqqqqkkkkk", // M 131072-196607, N 1024-1535
+			"qqqqqqqqwwwwqqqqqwwwwwqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 1536-2047
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 2048-3071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 3072-4095
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 4096-6143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 6144-8191
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 8192-12287
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 131072-196607, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 131072-196607, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 131072-196607, N >= 393216
+			"QQQQQQMMMQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 196608-262143, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 196608-262143, N (none)
+			"RRRRRRRMMMRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 196608-262143, N 2
+			"SSSfffffffffSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 196608-262143, N 3
+			"jjfffffffffQQQQSSSSSSjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 4-5
+			"jjjjjjjMMjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 16-23
+			"AAjjjjjjjjjjjjjkkkjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 24-31
+			"=djjjjjjjjjj9kkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 196608-262143, N 32-47
+			"=djjjjjjjjkk9kkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 196608-262143, N 48-63
+			"A11jjjjjjjlk9kkkkkkkkksssjjjjjjjjjjjjjjjj", // M 196608-262143, N 64-95
+			"r61jjjjjkkkk9kkkkkssssssssssssssssssskkkk", // M 196608-262143, N 96-127
+			"qjjjjjjjjjjjjjjkkkkkkjjjjwqqqqqqqqqqqkkkk", // M 196608-262143, N 128-191
+			"qjjjjjjjjjjjjjjwkkkkkkwwwwqqqqqqqqqqqkkkk", // M 196608-262143, N 192-255
+			"qqjjjjjjjjjjwwwwwkkkkkwwwwqqqqqqqqqqqkkkk", // M 196608-262143, N 256-383
+			"qqwwjjjjjjwwwwwwwwwwkkwwwwqqqqqqqqqqqkkkk", // M 196608-262143, N 384-511
+			"qqqqwwwwwwwwwwwwwwwwwwwwwqqqqqqqqqqqqkkkk", // M 196608-262143, N 512-767
+			"qqqqqwwwwwwwwwwwwwwwwwwwqqqqqqqqqqqqqkkkk", // M 196608-262143, N 768-1023
+			"qqqqqqqwwwwwwqqwwwwwwwwqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 1024-1535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 1536-2047
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 2048-3071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 3072-4095
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 4096-6143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 6144-8191
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 8192-12287
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 196608-262143, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 196608-262143, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 262144-393215, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 262144-393215, N (none)
+			"RRRQQQQQQQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 262144-393215, N 2
+			"SSQQjjjQQQQQQQQSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 262144-393215, N 3
+			"jjjjjjjjjjjQQQjjjSSjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 16-23
+			"AAjjjjjjjjjj99kkkkkkkkjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 24-31
+			"=1jjjjjjjjj9999kkkkkkkkkkkkkkkkkkkkkkkkkk", // M 262144-393215, N 32-47
+			"=jjjjjjjjj9999kkkkkkkkkskkkkkkkkkkkkkkkkk", // M 262144-393215, N 48-63
+			"Aq1jjjjjj99999ksssssssssjjjjjjjjjjjjjjjjj", // M 262144-393215, N 64-95
+			"s61jjjjjj99999k77ssssssssssssssssssssskkk", // M 262144-393215, N 96-127
+			"qjjjjjjjjjjjjjkkkkkkkjjjjqqqqqqqqqqqqqkkk", // M 262144-393215, N 128-191
+			"qjjjjjjjjjjjjjjkkkkkkjjjwqqqqqqqqqqqqqkkk", // M 262144-393215, N 192-255
+			"qjjjjjjjjjjjjjwwwkkkwwwwwqqqqqqqqqqqqqkkk", // M 262144-393215, N 256-383
+			"qqwjjjjjjjjwwwwwwwwwwwwwwqqqqqqqqqqqqqkkk", // M 262144-393215, N 384-511
+			"qqqqwwwwwwwwwwwwwwwwwwwwwqqqqqqqqqqqqqkkk", // M 262144-393215, N 512-767
+			"qqqqqqqwwwwwwqwwwwwwwwwwqqqqqqqqqqqqqqkkk", // M 262144-393215, N 768-1023
+			"qqqqqqqqwwwwqqqqwwwwwwqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 1024-1535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 1536-2047
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 2048-3071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 3072-4095
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 4096-6143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 6144-8191
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 8192-12287
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 262144-393215, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 393216-524287, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 393216-524287, N (none)
+			"RRRRQQQQjjjjRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 393216-524287, N 2
+			"SSjjjjjjjjjjQQQSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 393216-524287, N 3
+			"jjjjjjjjjjjQQjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 16-23
+			"AAjjjjjjjjjk999kkkkkkkjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 24-31
+			"=jjjjjjjjj99999kkkkkkkkkkkkkkkkkkkkkkkkkk", // M 393216-524287, N 32-47
+			"=qqjjjjjj999999ksssssssskkkkkkkkkkkkkkkkk", // M 393216-524287, N 48-63
+			"jq1jjjjjj99999k77sssssssjjjjjjjjjjjjjjjjj", // M 393216-524287, N 64-95
+			"s61jjjjjj99999k77sssssssssssssssssssssskk", // M 393216-524287, N 96-127
+			"qjjjjjjjjjjjjjkk7kskkjjjqqqqqqqqqqqqqqqkk", // M 393216-524287, N 128-191
+			"qjjjjjjjjjjjjjjkkkkkkjjjqqqqqqqqqqqqqqqkk", // M 393216-524287, N 192-255
+			"qjjjjjjjjjjjjjjwkkkkwwwwqqqqqqqqqqqqqqqkk", // M 393216-524287, N 256-383
+			"qqjjjjjjjjjwwwwwwwwwwwwwqqqqqqqqqqqqqqqkk", // M 393216-524287, N 384-511
+			"qqqqwwwwwwwwwwwwwwwwwwwqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 512-767
+			"qqqqqqqqwwwwqqwwwwwwwwqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 768-1023
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 1024-1535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 1536-2047
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 2048-3071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 3072-4095
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 4096-6143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 6144-8191
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 8192-12287
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 524288-786431, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 524288-786431, N (none)
+			"jjQQjjjjjjjjjQQjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 2
+			"jQjjjjjjjjjjjQQjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 3
+			"jjjjjjjjjjjjjQjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 16-23
+			"AAjjjjjjjjjkk99kkkkkkkjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 24-31
+			"=jjjjjjjjjk9999kkkssssskkkkkkkkkkkkkkkkkk", // M 524288-786431, N 32-47
+			"kqqjjjjjj999999ksssssssskkkkkkkkkkkkkkkkk", // M 524288-786431, N 48-63
+			"jqqjjjjjj99999ksssssssssjjjjjjjjjjjjjjjjj", // M 524288-786431, N 64-95
+			"s61jjjjjj99999k77sssssssssssssssssssssssk", // M 524288-786431, N 96-127
+			"qjjjjjjjjjjjjjjkkkkkkjjjqqqqqqqqqqqqqqqqk", // M 524288-786431, N 128-191
+			"qjjjjjjjjjjjjjjkkkkkkjjjqqqqqqqqqqqqqqqqk", // M 524288-786431, N 192-255
+			"qqjjjjjjjjjjjjjjjwkkwjwqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 256-383
+			"qqjjjjjjjwwwwjjwwwwwwwwqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 384-511
+			"qqqqwwwwqwwqqwwwwwwwwwqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 512-767
+			"qqqqqqqqqqqqqqqwwwwwqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 768-1023
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 1024-1535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 1536-2047
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 2048-3071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 3072-4095
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 4096-6143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 6144-8191
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 8192-12287
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 12288-16383
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 16384-24575
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 24576-32767
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 32768-49151
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 49152-65535
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 65536-98303
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 98304-131071
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 131072-196607
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 196608-262143
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 262144-393215
+			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 786432-1048575, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 786432-1048575, N (none)
+			"jjQQjjjjjjjjjQQQjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 2
+			"jjjjjjjjjjjjjQQjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 3
+			"jjjjjjjjjjjjjQjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 16-23
+			"Ajjjjjjjjjjkkkkkkkksssjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 24-31
+			"kjjjjjjjjjkk999kksssssskkkkkkkkkkkkkkkkkk", // M 786432-1048575, N 32-47
+			"kqqjjjjjj999999kssssssskkkkkkkkkkkkkkkkkk", // M 786432-1048575, N 48-63
+			"jqqqjjjjj99999kkssssssssjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 64-95
+			"sv11jjjj999999ksssssss77sssssssssssssssss", // M 786432-1048575, N 96-127
+			"qjjjjjjjjjjjjjjjjjkjjjjjqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 128-191
+			"qjjjjjjjjjjjjjjjjjjjjjjjqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 192-255
+			"qqjjjjjjjjjjjjjjjjjjjjjqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 256-383
+			"qqqjjjjjjqqqwjjjjwwwwwqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 384-511
+			"qqqqqwwqqqqqqwwwwwwwwqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 512-767
 			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 768-1023
 			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 1024-1535
 			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 1536-2047
@@ -6112,25 +9345,25 @@ var rules = [4]*opRule{
 			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 196608-262143
 			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 262144-393215
 			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N >= 393216
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N (none)
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 2
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 16-23
-			"hhhhhhhhhhiiiiiiiiiqhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 24-31
-			"iihhhhhhhhhiiiiiiqqqqqiiiiiiiiiiiiiiiiiii", // M 1048576-1572863, N 32-47
-			"iihhhhhhhhiiiiiqqqqqqqqiiiiiiiiiiiiiiiiii", // M 1048576-1572863, N 48-63
-			"hhhhhhhhhiiiiqqqqqqqqqqhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 64-95
-			"ohhhhhhhhiiiiqqqqqqqqqqoooooooooooooooooo", // M 1048576-1572863, N 96-127
-			"qqiiiiiiiqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 128-191
-			"qqqiiiiqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 192-255
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 256-383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 384-511
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 512-767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 1048576-1572863, N (none)
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 2
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 3
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 16-23
+			"jjjjjjjjjjjkkkkkkkssjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 24-31
+			"kkjjjjjjjjkkk99kkssssskkkkkkkkkkkkkkkkkkk", // M 1048576-1572863, N 32-47
+			"kkqqjjjjjkk9999ks7777sskkkkkkkkkkkkkkkkkk", // M 1048576-1572863, N 48-63
+			"jqqqqjjjj999999ksssss77jjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 64-95
+			"svqq11119v9999ksssssss7ssssssssssssssssss", // M 1048576-1572863, N 96-127
+			"qqjjjjjjjjjjjjjjjjjjjjjqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 128-191
+			"qqjjjjjjjjjjjjjjjjjjjjjqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 192-255
+			"qqqjjjjjjjjjjjjjjjjjjjwqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 256-383
+			"qqqqjjjjqqqqqjjjjjjjwwqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 384-511
+			"qqqqqqqqqqqqqqwwwwwwqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 512-767
 			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 768-1023
 			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 1024-1535
 			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 1536-2047
@@ -6150,24 +9383,24 @@ var rules = [4]*opRule{
 			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 196608-262143
 			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 262144-393215
 			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N >= 393216
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N (none)
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 2
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 16-23
-			"hhhhhhhhhhiiiiiihhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 24-31
-			"iiihhhhhhhiiiiiiiqqqqiiiiiiiiiiiiiiiiiiii", // M >= 1572864, N 32-47
-			"iihhhhhhhiiiiiiiqqqqqqiiiiiiiiiiiiiiiiiii", // M >= 1572864, N 48-63
-			"hhhhhhhhhiiiiiiqqqqqqqhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 64-95
-			"oohhhhhhiiiiiiqqqqqqqqooooooooooooooooooo", // M >= 1572864, N 96-127
-			"qqqiiiiqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 128-191
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 192-255
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 256-383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 384-511
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M >= 1572864, N (none)
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 2
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 3
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 4-5
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 6-7
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 8-11
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 12-15
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 16-23
+			"jjjjjjjjjjjjkkkkjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 24-31
+			"kkkjjjjjjjjkkkkkssssskkkkkkkkkkkkkkkkkkkk", // M >= 1572864, N 32-47
+			"kkqqjjjjjjkk999ks7777skkkkkkkkkkkkkkkkkkk", // M >= 1572864, N 48-63
+			"jjqqqqjjjs99999s777777jjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 64-95
+			"ssvqqqqvvsss99s7777777sssssssssssssssssss", // M >= 1572864, N 96-127
+			"qqjjjjjjjjjjjjjjjjjjjjqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 128-191
+			"qqqjjjjjjqjjjjjjjjjjjjqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 192-255
+			"qqqqjjjjqqqqqjjjjjjjjqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 256-383
+			"qqqqqqqqqqqqqqjjjjjjqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 384-511
 			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 512-767
 			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 768-1023
 			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 1024-1535
@@ -6189,3329 +9422,112 @@ var rules = [4]*opRule{
 			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 262144-393215
 			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N >= 393216
 		},
-		bulk:      40,
-		bulkDen:   10,
-		bulkK:     1024,
-		bulkNum:   11,
-		bulkSlots: 132,
-		bulkWaves: 2,
-		general: []string{
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMLLLLLLL", // M <= 1, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M <= 1, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMLLLLLL", // M <= 1, N 2
-			"RRRRRRSSSRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M <= 1, N 3
-			"RRRRRRSSSRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M <= 1, N 4-5
-			"RRRRRRSSRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M <= 1, N 6-7
-			"RRRRRRQQRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M <= 1, N 8-11
-			"RRRRRQQQRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M <= 1, N 12-15
-			"EEEEEEEEERRRRRRRRRRRRRRRREMMMMMMMMMMMMMMM", // M <= 1, N 16-23
-			"ddddddTTTRRRRRRRRRRRRRRRRRR>>>>JLLLLLLLKK", // M <= 1, N 24-31
-			"dddddddTTTTTTTTTSSSSSSSSSSS@>>>>>>>>KKKKK", // M <= 1, N 32-47
-			"ddddddddTTTTTTTTTSSSSSSSSSEE>>>>>>>>>>>>>", // M <= 1, N 48-63
-			"dddddddddTTTTTTTTSSSSSSSSIII@@>>>>>>>>>>>", // M <= 1, N 64-95
-			"ddddddddddBTTTTTTSSSSSSSIIII@@@@>>>>>>>>>", // M <= 1, N 96-127
-			"ddddddddddddTTTTTSSSSSSSIIIII@@@@>>>>>>>>", // M <= 1, N 128-191
-			"dddddddddddddSSSSSSSSSEEIIIIII@@@@@>>>>>>", // M <= 1, N 192-255
-			"ddddddddddddddSSSSSEEEEEIIIIIIIoooo@@>>>>", // M <= 1, N 256-383
-			"ddddddddddddddSSSSEEEEEEEIIIIIIIooooo@@>>", // M <= 1, N 384-511
-			"ddddddddddddddSSSEEEEEEEEEIIIIIFFooooooo@", // M <= 1, N 512-767
-			"ddddddddddddddQSEEEEEEEEEEIIIFFFFFooooooo", // M <= 1, N 768-1023
-			"dddddddddQKKQQQQQEEEEEEEEEEFFFFFFFFoooooo", // M <= 1, N 1024-1535
-			"ddddddddQKKKKQQQQCCEEEEEEHFFFFFFFFFHooooo", // M <= 1, N 1536-2047
-			"dddddddQKKKKKQQQCCCCFHHHHHFFFFFFFFFHooooo", // M <= 1, N 2048-3071
-			"dddddddQKKKKKQQQCCCCFHHHHHFFFFFFFFFHooooo", // M <= 1, N 3072-4095
-			"ddddddQQKKKKQQCCCCCCFHHHHHFFFFFFFFHHooooo", // M <= 1, N 4096-6143
-			"dddddQQQQQQQQHCCCCCGGFFHHHHFFFFFFFHHooooo", // M <= 1, N 6144-8191
-			"ddddQQQQQQQHHHHHHCGGGGFFFHHFFFFFFHHHooooo", // M <= 1, N 8192-12287
-			"ddBBBBGGGHHHHHHHHGGGGGFFFHHHFFHHHHBoooooo", // M <= 1, N 12288-16383
-			"????BBBHHHHHDDDDDDDGGGHHHHHHHHHBBBBoooooo", // M <= 1, N 16384-24575
-			"???????BBAABBDDDDDDDDDDDDBBBBBBBBBooooooo", // M <= 1, N 24576-32767
-			"??oooooooBBBBDDDDDDDDDDDDABBBBBBBoooooooo", // M <= 1, N 32768-49151
-			"ooooooooooBBBBDDDDDBAAAAAABBBBBoooooooooo", // M <= 1, N 49152-65535
-			"ooooooooooBBBBBDDDBBAAAAAAABBBBoooooooooo", // M <= 1, N 65536-98303
-			"ooooooooooBBBBBBBBBBAAAABAAABBBoooooooooo", // M <= 1, N 98304-131071
-			"oooooooooooBBBBBBBBAABBBBBAABBBoooooooooo", // M <= 1, N 131072-196607
-			"oooooooooooBBBBBBBBAABBBBBAABBBoooooooooo", // M <= 1, N 196608-262143
-			"oooooooooooBBBBBBBBAAAABBBAAABooooooooooo", // M <= 1, N 262144-393215
-			"oooooooooooBBBBBBBBAAAABBBAABBooooooooooo", // M <= 1, N >= 393216
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N (none)
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 2
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 3
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 4-5
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 6-7
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 8-11
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 12-15
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 16-23
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 24-31
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 32-47
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 48-63
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 64-95
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 96-127
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 128-191
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 192-255
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 256-383
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 384-511
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 512-767
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 768-1023
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 1024-1535
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 1536-2047
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 2048-3071
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 3072-4095
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 4096-6143
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 6144-8191
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 8192-12287
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 12288-16383
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 16384-24575
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 24576-32767
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 32768-49151
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 49152-65535
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 65536-98303
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 98304-131071
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 131072-196607
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 196608-262143
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 262144-393215
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N >= 393216
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMLLLLLL", // M 2, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 2, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 2, N 2
-			"TccRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 2, N 3
-			"TccTRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 2, N 4-5
-			"TdTRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 2, N 6-7
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 2, N 8-11
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRLMMMMMMMMMMMMMM", // M 2, N 12-15
-			"RRRRRRRRRRRRRRRRRRRRRRRRRILLLLLMMMMMMMMML", // M 2, N 16-23
-			"ddddddddTTRRRRRRRRRRRRRRRRR>>>>>>>>>KKKKK", // M 2, N 24-31
-			"ddddddddTTTTTTTSSSRRRRSSSS@>>>>>>>>>>>>>>", // M 2, N 32-47
-			"dddddddddTTTTTTTSSSSSSSSSS@?>>>>>>>>>>>>>", // M 2, N 48-63
-			"dddddddddTTTTTTTTSSSSSSSSII??>>>>>>>>>>>>", // M 2, N 64-95
-			"ddddddddddTTTTTTTSSSSSSSIII???>>>>>>>>>>>", // M 2, N 96-127
-			"dddddddddddBTTTTTSSSSSSIIII@????>>>>>>>>>", // M 2, N 128-191
-			"dddddddddddddSSSSSSSSIIIIIII@@@@??>>>>>>>", // M 2, N 192-255
-			"dddddddddddddBSSSSIIIIIIIIIIoooooo@@>>>>>", // M 2, N 256-383
-			"ddddddddddddddQQQQIIIIIIIIIIIoooooooo@>>>", // M 2, N 384-511
-			"ddddddddddddddQQQQIIIIIIIIIIIIFoooooooo@>", // M 2, N 512-767
-			"dddddddddddddBQQQQIIIIIIIIIIFFFFooooooooo", // M 2, N 768-1023
-			"dddddddddQQQQQQQQQIIIIIIIIIFFFFFFoooooooo", // M 2, N 1024-1535
-			"ddddddddQKKKKQQQQCCIIIIIIHFFFFFFFFooooooo", // M 2, N 1536-2047
-			"dddddddQQKKKKQQQCCCFIHHHHHFFFFFFFFooooooo", // M 2, N 2048-3071
-			"dddddddQKKKKKQQCCCFFHHHHHHFFFFFFFFooooooo", // M 2, N 3072-4095
-			"ddddddQQQKKKQQFFFCFFHHHHHHFFFFFFFFooooooo", // M 2, N 4096-6143
-			"dddddQQQQQQQQHHHFFFGGFHHHHFFFFFFFHooooooo", // M 2, N 6144-8191
-			"ddddBBQQQQGHHHHHHHGGGGGGHHHFFFFFHoooooooo", // M 2, N 8192-12287
-			"???????GGHHHHHHHHGGGGGGGHHHHHHHHHoooooooo", // M 2, N 12288-16383
-			"???????????HGGGGGGGGGGGGHHHHHHBoooooooooo", // M 2, N 16384-24575
-			"??????ooooooBDDDDDDGGGGGGBBBooooooooooooo", // M 2, N 24576-32767
-			"?oooooooooooBBDDDDDBBAAABBBBooooooooooooo", // M 2, N 32768-49151
-			"oooooooooooooBBGGGGBBAAAABBoooooooooooooo", // M 2, N 49152-65535
-			"oooooooooooooBBBBBBBAnnnAABoooooooooooooo", // M 2, N 65536-98303
-			"oooooooooooooBBBBBBBnnnnnnooooooooooooooo", // M 2, N 98304-131071
-			"ooooooooooooooBBBBBnnnnnnnnnooooooooooooo", // M 2, N 131072-196607
-			"ooooooooooooooBBBBBAAnnnnnnnooooooooooooo", // M 2, N 196608-262143
-			"oooooooooooooBBBBBBAAAnnnnnnnoooooooooooo", // M 2, N 262144-393215
-			"oooooooooooooBBBBBBAAAnnnnnnnoooooooooooo", // M 2, N >= 393216
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 3, N (none)
-			"TccRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N 2
-			"c00cRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N 3
-			"c00cRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N 4-5
-			"d00dTRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N 6-7
-			"TdddRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N 8-11
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRMM>MMMMMMMMMMMM", // M 3, N 12-15
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMM>>MMMMMM>>>", // M 3, N 16-23
-			"dddddddddTTRRRRRRRRRRRRSSS>>>>>>>>>>>>>>>", // M 3, N 24-31
-			"dddddddddTTTTTTSSSRRRSSSSS@>>>>>>>>>>>>>>", // M 3, N 32-47
-			"ddddddddddTTTTTSSSSSSSSSS@?>>>>>>>>>>>>>>", // M 3, N 48-63
-			"ddddddddddBTTTTTSSSSSSSSI???>>>>>>>>>>>>>", // M 3, N 64-95
-			"ddddddddddBTTTTTSSSSSSIIII????>>>>>>>>>>>", // M 3, N 96-127
-			"ddddddddddBBTTTTSSSSSIIIII?????>>>>>>>>>>", // M 3, N 128-191
-			"ddddddddddddBQTQQQIIIIIIII???????>>>>>>>>", // M 3, N 192-255
-			"dddddddddddddQQQQQQIIIIIII?@oooooo?>>>>>>", // M 3, N 256-383
-			"dddddddddddddQQQQQQIIIIIIIIoooooooooo>>>>", // M 3, N 384-511
-			"dddddddddddddQQQQQQIIIIIIIIoooooooooooo>>", // M 3, N 512-767
-			"ddddddddddddBQQQQQQIIIIIIIIoooooooooooooo", // M 3, N 768-1023
-			"dddddddddQQQQQQQQQCIIIIkkoooooooooooooooo", // M 3, N 1024-1535
-			"ddddddddQQQQQQFFFFCIIllkooooFFFoooooooooo", // M 3, N 1536-2047
-			"ddddddddQQKKQQFFFFFFlllloooFFFFoooooooooo", // M 3, N 2048-3071
-			"dddddddQQQQQQFFFFFFllllloooFFFFFooooooooo", // M 3, N 3072-4095
-			"ddddddQQQQQQQFFFFFHolllloooFFFFFooooooooo", // M 3, N 4096-6143
-			"dddddBQQQQQGHHHHHHoolllloooFFFFoooooooooo", // M 3, N 6144-8191
-			"ddd????GGGGHHHHHHoookkkkoooHHHHoooooooooo", // M 3, N 8192-12287
-			"?????????????oGGGoookkkkooooooooooooooooo", // M 3, N 12288-16383
-			"?????????oooooGGGGookkkoooooooooooooooooo", // M 3, N 16384-24575
-			"????ooooooooooGGGGGoooooooooooooooooooooo", // M 3, N 24576-32767
-			"ooooooooooooooBBBBBoooooooooooooooooooooo", // M 3, N 32768-49151
-			"oooooooooooooooBBBBoooooooooooooooooooooo", // M 3, N 49152-65535
-			"oooooooooooooooBBBoonnnnnoooooooooooooooo", // M 3, N 65536-98303
-			"ooooooooooooooooBoonnnnnnnnoooooooooooooo", // M 3, N 98304-131071
-			"ooooooooooooooooBBnnnnnnnnnnooooooooooooo", // M 3, N 131072-196607
-			"ooooooooooooooooBBnnnnnnnnnnooooooooooooo", // M 3, N 196608-262143
-			"oooooooooooooooBBBnnnnnnnnnnnoooooooooooo", // M 3, N 262144-393215
-			"oooooooooooooonnBBnnnnnnnnnnnoooooooooooo", // M 3, N >= 393216
-			"RRRRRRJRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 4-5, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 4-5, N (none)
-			"TccTRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 4-5, N 2
-			"c00cRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 4-5, N 3
-			"c000cRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 4-5, N 4-5
-			"d000cRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 4-5, N 6-7
-			"TdccdRRRRRRRRRRRRRRRRRRRRRL>MMMMMMMMMMMMM", // M 4-5, N 8-11
-			"RTddTRRRRRRRRRRRRRRRRRRRRR>MM>>MMMMM>>>>>", // M 4-5, N 12-15
-			"RRRRRRRRRRRRRRRRRRRRRRRRRR>>>>>>>>>>>>>>>", // M 4-5, N 16-23
-			"ddddddddddTTTTRRRRRRRSSSSS>>>>>>>>>>>>>>>", // M 4-5, N 24-31
-			"dddddddddddTTTTSSSSSSSSSSS>>>>>>>>>>>>>>>", // M 4-5, N 32-47
-			"dddddddddddBTTTTSSSSSSSSS??>>>>>>>>>>>>>>", // M 4-5, N 48-63
-			"ddddddddddBBBQQQQSSSSSSI????>>>>>>>>>>>>>", // M 4-5, N 64-95
-			"ddddddddddBBBQQQQQIIIIII?????>>>>>>>>>>>>", // M 4-5, N 96-127
-			"ddddddddddBBQQQQQQFIIII???????>>>>>>>>>>>", // M 4-5, N 128-191
-			"ddddddddddBBQQQQQQFFIIIk????????>>>>>>>>>", // M 4-5, N 192-255
-			"ddddddddddBBQQQQQQFFFllkk???ooooo??>>>>>>", // M 4-5, N 256-383
-			"dddddddddddBQQQQQQQFlllkkk?oooooooooo>>>>", // M 4-5, N 384-511
-			"ddddddddddBBQQQQQQQHlllmmkkoooooooooooo>>", // M 4-5, N 512-767
-			"ddddddddddBQFFQQQQFHHlmmmmkoooooooooooooo", // M 4-5, N 768-1023
-			"dddddddddQQQFFFQQQF@llmmmkkoooooooooooooo", // M 4-5, N 1024-1535
-			"dddddddddQQQFFFFF???llmmmkooooooooooooooo", // M 4-5, N 1536-2047
-			"ddddddddQQQFF??22mkklllkkkkoooooooooooooo", // M 4-5, N 2048-3071
-			"dddddddQQQQG2??22mmllllkkkkoooooooooooooo", // M 4-5, N 3072-4095
-			"dddddd222222??mmmmmmlllkkkkoooooooooooooo", // M 4-5, N 4096-6143
-			"ddddd?????????mmmmmllllkkkkoooooooooooooo", // M 4-5, N 6144-8191
-			"???????????????llmlllllkkkooooooooooooooo", // M 4-5, N 8192-12287
-			"????????????ooooolllllllkoooooooooooooooo", // M 4-5, N 12288-16383
-			"???????oooooooooooollllkkoooooooooooooooo", // M 4-5, N 16384-24575
-			"??oooooooooooooooooolkkoooooooooooooooooo", // M 4-5, N 24576-32767
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 4-5, N 32768-49151
-			"ooooooooommmmooooooonnnnooooooooooooooooo", // M 4-5, N 49152-65535
-			"oooooooommmmmmooooonnnnnnnooooooooooooooo", // M 4-5, N 65536-98303
-			"oooooooommmmmmmoooonnnnnnnnoooooooooooooo", // M 4-5, N 98304-131071
-			"oooooooommmmmmmooonnnnnnnnnnooooooooooooo", // M 4-5, N 131072-196607
-			"oooooooommmmmmmoonnnnnnnnnnnnoooooooooooo", // M 4-5, N 196608-262143
-			"oooooooommmmmmmonnnnnnnnnnnnnoooooooooooo", // M 4-5, N 262144-393215
-			"ooooooooommmmmmnnnnnnnnnnnnnnoooooooooooo", // M 4-5, N >= 393216
-			"RRRRRRNRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 6-7, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 6-7, N (none)
-			"TddRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 6-7, N 2
-			"d0ccTRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 6-7, N 3
-			"d000cRRRRTRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 6-7, N 4-5
-			"dc00cTRRTTRRRRRRRRRRRRRRRR>MMMMMMMMMMMMMM", // M 6-7, N 6-7
-			"TdccddTRRTRRRRRRRRRRRRRRRR>L>>>MMMMM>>>>>", // M 6-7, N 8-11
-			"RTddddTRRRRRRRRRRRRRRRRRRR>>>>>>>MM>>>>>>", // M 6-7, N 12-15
-			"RRRTddTRRRRRRRRRRRRRRRRRRR>>>>>>>>>>>>>>>", // M 6-7, N 16-23
-			"dddddddddddTTTTSSSSSSSSSSS>>>>>>>>>>>>>>>", // M 6-7, N 24-31
-			"dddddddddddd2TTTSSSSSSSSSS>>>>>>>>>>>>>>>", // M 6-7, N 32-47
-			"ddddddddddd222QQQSSSSSSSS?>>>>>>>>>>>>>>>", // M 6-7, N 48-63
-			"ddddddddddd22BQQQQ@@@@@????>>>>>>>>>>>>>>", // M 6-7, N 64-95
-			"dddddddddd22BQQQQQ??????????>>>>>>>>>>>>>", // M 6-7, N 96-127
-			"dddddddddd22QQQQQQF???????????>>>>>>>>>>>", // M 6-7, N 128-191
-			"dddddddddd2BQQQQQQF?????????????>>>>>>>>>", // M 6-7, N 192-255
-			"dddddddddd2BQQQQFFFFlllk????oooo???>>>>>>", // M 6-7, N 256-383
-			"dddddddddd22FFFFFFFHlllkmk?ooooooooo?>>>>", // M 6-7, N 384-511
-			"dddddddddd222FFFFFHHlllmmmkoooooooooooo>>", // M 6-7, N 512-767
-			"dddddddddd22@FFFFFFHllmmmmkkooooooooooooo", // M 6-7, N 768-1023
-			"ddddddddd222@?FFFF@@llmmmmkkooooooooooooo", // M 6-7, N 1024-1535
-			"ddddddddd222????????klmmmkkkooooooooooooo", // M 6-7, N 1536-2047
-			"dddddddd2222???22mkklllkkkkkooooooooooooo", // M 6-7, N 2048-3071
-			"ddddddd22222??222mmmlllkkkkkooooooooooooo", // M 6-7, N 3072-4095
-			"dddddd??22????mmmmmmlllkkkkkooooooooooooo", // M 6-7, N 4096-6143
-			"ddddd????????mmmmmmmlllkkkkkooooooooooooo", // M 6-7, N 6144-8191
-			"??????????????lllmmllkkkkkkkooooooooooooo", // M 6-7, N 8192-12287
-			"???????????oooollllllkkkkkkoooooooooooooo", // M 6-7, N 12288-16383
-			"??????oooooooooolllllkkkkkooooooooooooooo", // M 6-7, N 16384-24575
-			"@ooooooooommmoooooolllllkoooooooooooooooo", // M 6-7, N 24576-32767
-			"oooooooommmmmmmooooollllooooooooooooooooo", // M 6-7, N 32768-49151
-			"ooooooommmmmmmmmooonnnnnnoooooooooooooooo", // M 6-7, N 49152-65535
-			"ooooooommmmmmmmmoonnnnnnnnnoooooooooooooo", // M 6-7, N 65536-98303
-			"ooooooommmmmmmmmmonnnnnnnnnnooooooooooooo", // M 6-7, N 98304-131071
-			"oooooommmmmmmmmmmnnnnnnnnnnnooooooooooooo", // M 6-7, N 131072-196607
-			"ooooooommmmmmmmmmnnnnnnnnnnnnoooooooooooo", // M 6-7, N 196608-262143
-			"ooooooommmmmmmmmmnnnnnnnnnnnnoooooooooooo", // M 6-7, N 262144-393215
-			"ooooooommmmmmmmmnnnnnnnnnnnnnoooooooooooo", // M 6-7, N >= 393216
-			"RRRRRRNRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 8-11, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 8-11, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 8-11, N 2
-			"TdddRRRRRRRRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 8-11, N 3
-			"TdccdRRRTTRRRRRRRRRRRRRRRRL>MMMMMMMMMMMMM", // M 8-11, N 4-5
-			"TdccddTRTTTRRRRRRRRRRRRRRR>L>>>MMMMM>>>>>", // M 8-11, N 6-7
-			"RddddddRTTTRRRRRRRRRRRRRRR>>>>>>>MM>>>>>>", // M 8-11, N 8-11
-			"RTdddddTRRRRRRRRRRRRRSSRRR>>>>>>>>>>>>>>>", // M 8-11, N 12-15
-			"RRTddddTRRRRRRRRRRRRRSSSRR>>>>>>>>>>>>>>>", // M 8-11, N 16-23
-			"ddddddddddddTTTTSSSSSSSSSS>>>>>>>>>>>>>>>", // M 8-11, N 24-31
-			"dddddddddddd22TTSSSSSSSSS?>>>>>>>>>>>>>>>", // M 8-11, N 32-47
-			"dddddddddddd22222@@SSSSSS?>>>>>>>>>>>>>>>", // M 8-11, N 48-63
-			"ddddddddddd2222222@@@??????>>>>>>>>>>>>>>", // M 8-11, N 64-95
-			"dddddddddd222QQQQQ2?????????>>>>>>>>>>>>>", // M 8-11, N 96-127
-			"dddddddddd22BQQQQQ2???????????>>>>>>>>>>>", // M 8-11, N 128-191
-			"dddddddddd22QQQQQQF??????????????>>>>>>>>", // M 8-11, N 192-255
-			"dddddddddd22QQQQQFF?llk????oooo????>>>>>>", // M 8-11, N 256-383
-			"dddddddddd222FFFFFHHlllk???ooooooooo?>>>>", // M 8-11, N 384-511
-			"dddddddddd222@FFFFHHlllmmmkoooooooooooo>>", // M 8-11, N 512-767
-			"dddddddddd222@FFFFHHllmmmmkkooooooooooooo", // M 8-11, N 768-1023
-			"ddddddddd2222@@@FF@@llmmmmkkooooooooooooo", // M 8-11, N 1024-1535
-			"ddddddddd2222@@?????klmmmkkkooooooooooooo", // M 8-11, N 1536-2047
-			"dddddddd2222?????mkklllkkkkkkoooooooooooo", // M 8-11, N 2048-3071
-			"ddddddd22222???2mmmllllkkkkkkoooooooooooo", // M 8-11, N 3072-4095
-			"dddddd????????mmmmmllllkkkkkkoooooooooooo", // M 8-11, N 4096-6143
-			"ddddd?????????mllllllllkkkkkooooooooooooo", // M 8-11, N 6144-8191
-			"??????????????llllllllllkkkkooooooooooooo", // M 8-11, N 8192-12287
-			"@????????oooooolllllllllkkkkooooooooooooo", // M 8-11, N 12288-16383
-			"@???oooooooomooollllllllkkkoooooooooooooo", // M 8-11, N 16384-24575
-			"ooooooooommmmmmooollllllkkooooooooooooooo", // M 8-11, N 24576-32767
-			"oooooooommmmmmmmooolllllkoooooooooooooooo", // M 8-11, N 32768-49151
-			"ooooooommmmmmmmmooonnnnnnnooooooooooooooo", // M 8-11, N 49152-65535
-			"oooooommmmmmmmmmmonnnnnnnnnoooooooooooooo", // M 8-11, N 65536-98303
-			"oooooommmmmmmmmmmmnnnnnnnnnnooooooooooooo", // M 8-11, N 98304-131071
-			"oooooommmmmmmmmmmmnnnnnnnnnnnoooooooooooo", // M 8-11, N 131072-196607
-			"oooooommmmmmmmmmmnnnnnnnnnnnnoooooooooooo", // M 8-11, N 196608-262143
-			"oooooommmmmmmmmmmnnnnnnnnnnnnoooooooooooo", // M 8-11, N 262144-393215
-			"ooooooommmmmmmmmmnnnnnnnnnnnnnooooooooooo", // M 8-11, N >= 393216
-			"RRRRRNNRRRRRRRRRRRRRRRRRRRNNNMMMMMMMMMMMN", // M 12-15, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 12-15, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRNMMMMMMMMMMMMMM", // M 12-15, N 2
-			"RRRRRRRRRRRRRRRRRRRRRRRRRNNN>MMMMMMMMMMMM", // M 12-15, N 3
-			"RTddRRRRRRRRRRRRRRRRRRRRRR>NN>>MMMMM>>>>>", // M 12-15, N 4-5
-			"RTddddTRRTRRRRRRRRRRRRRRRR>>>>>>>MM>>>>>>", // M 12-15, N 6-7
-			"RTdddddTRRRRRRRTTRRRRSSRRR>>>>>>>>>>>>>>>", // M 12-15, N 8-11
-			"RRddddddRRRRRRRTSRRRSSSSRR>>>>>>>>>>>>>>>", // M 12-15, N 12-15
-			"RRddddddRRRRRRRRRRRRSSSSRR>>>>>>>>>>>>>>>", // M 12-15, N 16-23
-			"dddddddddddd2TTTTSSSSSSSSS>>>>>>>>>>>>>>>", // M 12-15, N 24-31
-			"dddddddddddd222TTSSSSSSSS?>>>>>>>>>>>>>>>", // M 12-15, N 32-47
-			"dddddddddddd22222@@?SSSSS?>>>>>>>>>>>>>>>", // M 12-15, N 48-63
-			"ddddddddddd2222222@????????>>>>>>>>>>>>>>", // M 12-15, N 64-95
-			"ddddddddddd222QQQ22?@@??????>>>>>>>>>>>>>", // M 12-15, N 96-127
-			"dddddddddd222QQQQQ2?@@@????????>>>>>>>>>>", // M 12-15, N 128-191
-			"dddddddddd22QQQQQQ2?@?@@??????????>>>>>>>", // M 12-15, N 192-255
-			"dddddddddd222QQQQQ?@???????oooo????>>>>>>", // M 12-15, N 256-383
-			"dddddddddd222QQQFF@?lk????oooooooooo?>>>>", // M 12-15, N 384-511
-			"dddddddddd2222FFF@@llkk???oooooooooooooo>", // M 12-15, N 512-767
-			"ddddddddd22222@@@@@@lkkmmkkoooooooooooooo", // M 12-15, N 768-1023
-			"ddddddddd2222@@@@@@@lkmmmkkoooooooooooooo", // M 12-15, N 1024-1535
-			"ddddddddd2222@@@@???lllmmkkoooooooooooooo", // M 12-15, N 1536-2047
-			"dddddddd22222@@@?kklllllkkkoooooooooooooo", // M 12-15, N 2048-3071
-			"ddddddd222222?@?llllllllkkkoooooooooooooo", // M 12-15, N 3072-4095
-			"dddddd?@@@22???lllllllllkkkoooooooooooooo", // M 12-15, N 4096-6143
-			"dddd???????????lllllllllkkkoooooooooooooo", // M 12-15, N 6144-8191
-			"@??????????????lllllllllkkkoooooooooooooo", // M 12-15, N 8192-12287
-			"@@@????oooooooolllllllllkkkoooooooooooooo", // M 12-15, N 12288-16383
-			"@@@?oooooooooooollllllllkkkoooooooooooooo", // M 12-15, N 16384-24575
-			"ooooooooommmmmoooolllllkkkooooooooooooooo", // M 12-15, N 24576-32767
-			"oooooooommmmmmmoooolllkkkkooooooooooooooo", // M 12-15, N 32768-49151
-			"ooooooommmmmmmmmooonnnnnnnnoooooooooooooo", // M 12-15, N 49152-65535
-			"oooooommmmmmmmmmooonnnnnnnnnooooooooooooo", // M 12-15, N 65536-98303
-			"oooooommmmmmmmmmmonnnnnnnnnnooooooooooooo", // M 12-15, N 98304-131071
-			"oooooommmmmmmmmmmonnnnnnnnnnnoooooooooooo", // M 12-15, N 131072-196607
-			"oooooommmmmmmmmmmmnnnnnnnnnnnoooooooooooo", // M 12-15, N 196608-262143
-			"oooooommmmmmmmmmmnnnnnnnnnnnnnooooooooooo", // M 12-15, N 262144-393215
-			"ooooooommmmmmmmmmnnnnnnnnnnnnnooooooooooo", // M 12-15, N >= 393216
-			"NNNNNNNNRRRRRRRRRRRRRRRRRNLLLLLLLLLLLLLLL", // M 16-23, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 16-23, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRROOLLLLLMMMMMMMMML", // M 16-23, N 2
-			"RRRRRRRRRRRRRRRRRRRRRRRRR@LLLL>>MMMMMM>>>", // M 16-23, N 3
-			"RRRRRRRRRRRRRRRRRRRRRRRRRR>>>>>>>>>>>>>>>", // M 16-23, N 4-5
-			"RRRTddRRRRRRRRRRRRRRRRRRRR>>>>>>>>>>>>>>>", // M 16-23, N 6-7
-			"RRTddddTRRRRRRSTTSRRRSSRRR>>>>>>>>>>>>>>>", // M 16-23, N 8-11
-			"RRddddddRRRRRRSTSSRRSSSSRR>>>>>>>>>>>>>>>", // M 16-23, N 12-15
-			"@RTdddddTRRRRRRSSRRRSSSSSR>>>>>>>>>>>>>>>", // M 16-23, N 16-23
-			"dddddddddddd2TTTTSSSSSSSSS>>>>>>>>>>>>>>>", // M 16-23, N 24-31
-			"dddddddddddd22222??SSSSSS?>>>>>>>>>>>>>>>", // M 16-23, N 32-47
-			"dddddddddddd222222???SSS??>>>>>>>>>>>>>>>", // M 16-23, N 48-63
-			"dddddddddddd2222222????????>>>>>>>>>>>>>>", // M 16-23, N 64-95
-			"ddddddddddd222222222@@@????v??>>>>>>>>>>>", // M 16-23, N 96-127
-			"dddddddddd222BQQQ22?@@@@@??uvv????>>>>>>>", // M 16-23, N 128-191
-			"ddddddddd2222QQQQQ2@@@@@@?oouuvvv??>>>>>>", // M 16-23, N 192-255
-			"ddddddddd2222QQQQQ@@@@@@@@ooopuuuuuu>>>>>", // M 16-23, N 256-383
-			"ddddddddd22222QQF@@@@@@@@@oooooooppppp>>>", // M 16-23, N 384-511
-			"ddddddddd222222@@@@@@@@@@oooooooooooooooo", // M 16-23, N 512-767
-			"ddddddddd222222@@@@@kkkk@oooooooooooooooo", // M 16-23, N 768-1023
-			"ddddddddd22222@@@@@@kkkkkoooooooooooooooo", // M 16-23, N 1024-1535
-			"dddddddd222222@@@@@@kkkkkoooooooooooooooo", // M 16-23, N 1536-2047
-			"dddddddd22222@@@@mkllllkooooooooooooooooo", // M 16-23, N 2048-3071
-			"ddddddd222222@@@kklllllkooooooooooooooooo", // M 16-23, N 3072-4095
-			"dddddd2@@2222???lllllllkooooooooooooooooo", // M 16-23, N 4096-6143
-			"@@d?@@@@@@?????llllllllkooooooooooooooooo", // M 16-23, N 6144-8191
-			"@@@@@@@@@oooooo?llllllkkkoooooooooooooooo", // M 16-23, N 8192-12287
-			"@@@@@@ooooooooooollllkkkkkooooooooooooooo", // M 16-23, N 12288-16383
-			"@@oooooooooooooooolllkkkkkooooooooooooooo", // M 16-23, N 16384-24575
-			"oooooooooommmoooooookkkkkoooooooooooooooo", // M 16-23, N 24576-32767
-			"oooooooommmmmmooooookkkkkoooooooooooooooo", // M 16-23, N 32768-49151
-			"ooooooommmmmmmmooooonnnnnnooooooooooooooo", // M 16-23, N 49152-65535
-			"ooooooommmmmmmmoooonnnnnnnnnooooooooooooo", // M 16-23, N 65536-98303
-			"oooooommmmmmmmmmooonnnnnnnnnooooooooooooo", // M 16-23, N 98304-131071
-			"oooooommmmmmmmmmooonnnnnnnnnnoooooooooooo", // M 16-23, N 131072-196607
-			"oooooommmmmmmmmmmonnnnnnnnnnnoooooooooooo", // M 16-23, N 196608-262143
-			"ooooooommmmmmmmmmonnnnnnnnnnnoooooooooooo", // M 16-23, N 262144-393215
-			"ooooooommmmmmmmmoonnnnnnnnnnnnooooooooooo", // M 16-23, N >= 393216
-			"NNNNNNNNSSSRRRRRRRRSNNNNNNNNNNNNNNNNNNNNN", // M 24-31, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24-31, N (none)
-			"OSSSSSSSSSSSRRRSSSSSNNOOOOOOOOOOONNOOOOOO", // M 24-31, N 2
-			"SSSSSSSSSSSSSSSSSSSSNNNNNPPPPPPP>>>>>>>>>", // M 24-31, N 3
-			"SSSSSSSSSSSSSSSSSSSSNNNNNNPPP>>>>>>>>>>>>", // M 24-31, N 4-5
-			"SSSSSSSSSSSSSSSRRSSSNNNNNNNN>>>>>>>>>>>>>", // M 24-31, N 6-7
-			"SSSSSSSSSSSSSSSSSSSSJJJNNNN>>>>>>>>>>>>>>", // M 24-31, N 8-11
-			"SSSSSdSSSSSSSSSSSSSSJSJ>>>>>>>>>>>>>>>>>>", // M 24-31, N 12-15
-			"SSSSSSSSSSSSSSSSSSSSSS?>>>>>>>>>>>>>>>>>>", // M 24-31, N 16-23
-			"U22222ddd22d22222???SSSSS>>>>>>>>>>>>>>>>", // M 24-31, N 24-31
-			"222222ddd22222222????????>>>>>>>>>>>>>>>>", // M 24-31, N 32-47
-			"222222222222222222?????????>>>>>>>>>>>>>>", // M 24-31, N 48-63
-			"ppp2222222222222222??@@???vv?>>>>>>>>>>>>", // M 24-31, N 64-95
-			"pp222222222222222222@@@@??uvvv????>>>>>oo", // M 24-31, N 96-127
-			"23222222222222252222@@@@@opuuvvv???>@@@@@", // M 24-31, N 128-191
-			"p222222222222255522@@@@@@@opuuuuuuuoooooo", // M 24-31, N 192-255
-			"322222222222222555?@@@@@@@oopuuuuuooooooo", // M 24-31, N 256-383
-			"3222222222222222222@@@@@@@ooooppooooooooo", // M 24-31, N 384-511
-			"33222222222222225@@@@@@@@@ooooooooooooooo", // M 24-31, N 512-767
-			"3322222222225222@@@@@kkk@oooooooooooooooo", // M 24-31, N 768-1023
-			"p322222222222222@@@@kkkk@oooooooooooooooo", // M 24-31, N 1024-1535
-			"p332222222222222@@@@@ookkoooooooooooooooo", // M 24-31, N 1536-2047
-			"pp3@222@@2222222@@@ookkoooooooooooooooooo", // M 24-31, N 2048-3071
-			"pppp@@@p@@@22222@ppookkoooooooooooooooooo", // M 24-31, N 3072-4095
-			"ppppppppp@@@@@@@pkloookoooooooooooooooooo", // M 24-31, N 4096-6143
-			"ppppppppppp@@@@oooooooooooooooooooooooooo", // M 24-31, N 6144-8191
-			"pppppppppppp@@ooooooooooooooooooooooooooo", // M 24-31, N 8192-12287
-			"pppppppppppp@oooooooooooooooooooooooooooo", // M 24-31, N 12288-16383
-			"pppppppppp@@ooooooooooooooooooooooooooooo", // M 24-31, N 16384-24575
-			"ppppppppp@@oooooooooooooooooooooooooooooo", // M 24-31, N 24576-32767
-			"ppppppppp@ooooooooooooooooooooooooooooooo", // M 24-31, N 32768-49151
-			"pppppppp@oooooooooooooooooooooooooooooooo", // M 24-31, N 49152-65535
-			"ppppppppoooommooooooonnnooooooooooooooooo", // M 24-31, N 65536-98303
-			"pppppppooooommmooooonnnnooooooooooooooooo", // M 24-31, N 98304-131071
-			"ppppppoooooommoooooonnnnnoooooooooooooooo", // M 24-31, N 131072-196607
-			"pppppooooooooooooooonnnnnoooooooooooooooo", // M 24-31, N 196608-262143
-			"ppppooooooooooooooooonnnooooooooooooooooo", // M 24-31, N 262144-393215
-			"pppoooooooooooooooooooooooooooooooooooooo", // M 24-31, N >= 393216
-			"JJJJJJJJJSSSSRRSSSSSNNJJJJJJJJJJJJJJJJJJJ", // M 32-47, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32-47, N (none)
-			"OOOOOOOOSSSSSSSSSSSSNNOOOOOOOOOOOOOOOOOOO", // M 32-47, N 2
-			"PPSSSSSSSSSSSSSSSSSSNNNNPPPPPPPPPPPJJJJJP", // M 32-47, N 3
-			"PSSSSSSSSSSSSSSSSSSSNNNNNNPPPuuuuP>>>>>>>", // M 32-47, N 4-5
-			"PSSSSSSSSSSSSSSSSSSSNNNNNJJ>>uuu>>>>>>>>>", // M 32-47, N 6-7
-			">SSSSSSSSSSSSSSSSSSSNNNJJJ>>>>uu>>>>>>>>>", // M 32-47, N 8-11
-			">SSSSSSSSSSSSSSSSSSSNNJ>>>>>>>>>>>>>>>>>>", // M 32-47, N 12-15
-			">SSSSSSSSSSSSSSSSSSSNJ>>>>>>>>>>>>>>>>>>>", // M 32-47, N 16-23
-			"U32222ddd2222222@????????>>>>>>>>>>>>>>>>", // M 32-47, N 24-31
-			"UU2222dddd222222@??????????>>>>>>>>>>>>>>", // M 32-47, N 32-47
-			"22222222dd2222222????????vvv?>>>>>>>>>>>>", // M 32-47, N 48-63
-			"UUU2222222222222222??????uuuvv?????>>>>>>", // M 32-47, N 64-95
-			"pp32222222222252222???@@?ppuuuv????>>qqqq", // M 32-47, N 96-127
-			"UU322222222222554222@@@@@oppuuuvvv??uuuuu", // M 32-47, N 128-191
-			"U322222222222255522?@@@@@opppuuuuuuuqqqqq", // M 32-47, N 192-255
-			"U3222222222222255???@@@@@@opppuuuuuuuuuuu", // M 32-47, N 256-383
-			"33222222222225525@@?@@@@@@oooppppuuuuuuuu", // M 32-47, N 384-511
-			"233222222225555555@@@@@@@@ooooouuuuuuuuuu", // M 32-47, N 512-767
-			"p3322222222555555@@@@kk@@oooooouuuuuuuuuu", // M 32-47, N 768-1023
-			"p3332222222555555@@@@kkkooooooooqqqqqqqqq", // M 32-47, N 1024-1535
-			"pp332222222255555@@@oookoooooooooqqqqqqqq", // M 32-47, N 1536-2047
-			"ppp3@@@@@22222255@@ooooooooooooooqqqqqqqq", // M 32-47, N 2048-3071
-			"pppppppp@@@22222pppooooooooooooooqqqqqqqq", // M 32-47, N 3072-4095
-			"ppppppppp@@@@@@opppooooooooooooooqqqqqqqq", // M 32-47, N 4096-6143
-			"ppppppppppp@@@oooooooooooooooooooqqqqqqqq", // M 32-47, N 6144-8191
-			"pppppppppppp@ooooooooooooooooooooqqqqqqqq", // M 32-47, N 8192-12287
-			"ppppppppppppooooooooooooooooooooqqqqqqqqq", // M 32-47, N 12288-16383
-			"pppppppppppooooooooooooooooooooqqqqqqqqqq", // M 32-47, N 16384-24575
-			"ppppppppppoooooqqoooooooooooonnqqqqqqqqqq", // M 32-47, N 24576-32767
-			"pppppppppooooooooqooooooooonnnnnqqqqqqqqq", // M 32-47, N 32768-49151
-			"ppppppppnoooooooooqoooooooonnnnnnqqqqqqqq", // M 32-47, N 49152-65535
-			"pppppppnnoooooooooqoooooooonnnnnnnqqqqqqq", // M 32-47, N 65536-98303
-			"ppppppnnnoooooooooooooooooonnnnnnnnqqqqqq", // M 32-47, N 98304-131071
-			"pppppnnnnoooooooooooooooooonnnnnnnnnqqqqq", // M 32-47, N 131072-196607
-			"ppppnnnnnoooooooooooooooooonnnnnnnnnnqqqq", // M 32-47, N 196608-262143
-			"pppnnnnnnnooooooooooooooooonnnnnnnnnnnqqq", // M 32-47, N 262144-393215
-			"ppnnnnnnnnnooooooooooooooonnnnnnnnnnnnnqq", // M 32-47, N >= 393216
-			"JJJJJJJJJSSSSSSSSSSSNJJJJJJJJJJJJJJJJJJJJ", // M 48-63, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 48-63, N (none)
-			"OOOOOOOOOOSSSSSSSSSSNOOOOOOOOOOOOOOOOOOOO", // M 48-63, N 2
-			"PPPPSSPPPSSSSSSSSSSSPPPPPPPPPPPPPPPPPPPPP", // M 48-63, N 3
-			"PPSSSSSSSSSSSSSSSSSSNNNNJPPPPPuuPPP>>>>>>", // M 48-63, N 4-5
-			">>SSSSSSSSSSSSSSSSSSNNNJJJ>>>uuu>>>>>>>>>", // M 48-63, N 6-7
-			">SSSSSSSSSSSSSSSSSSSNNJJJ>>>>uuu>>>>>>>>>", // M 48-63, N 8-11
-			">SSSSSSSSSSSSSSSSSSSNJJJ>>>>>>u>>>>>>>>>>", // M 48-63, N 12-15
-			">>SSSSSSSSSSSSSSSSSNJJ>>>>>>>>>>>>>>>>>>>", // M 48-63, N 16-23
-			"UU32222222222222@@?????????>>>>>>>>>>>>>>", // M 48-63, N 24-31
-			"22322222dd252522@????????vvv?>>>>>>>>>>>>", // M 48-63, N 32-47
-			"22222222ddd25522@????????uuuv??????>>>>>>", // M 48-63, N 48-63
-			"ppp322222d22522222???????pppuu??????>>>qq", // M 48-63, N 64-95
-			"pppp222222225554222????@?ppppuu?????>qqqq", // M 48-63, N 96-127
-			"2233222222255555422??@@@?pppppuuvuuuuuuuu", // M 48-63, N 128-191
-			"pp33222222222255522?@@@@@opppppuuuuuqqqqq", // M 48-63, N 192-255
-			"23332222222225555???@@@@@oopppppuuuuuuuuu", // M 48-63, N 256-383
-			"p3332222222255555@@??@@@@@oopppppppuuuuuu", // M 48-63, N 384-511
-			"2333222222255555555@@@@@@oooooppppuuuuuuu", // M 48-63, N 512-767
-			"p33332222225555555@@@@@@ooooooooouuuuuuuu", // M 48-63, N 768-1023
-			"pp333222222555555@@@@o@oooooooooqqqqqqqqq", // M 48-63, N 1024-1535
-			"pp3333@@222255555@@oooooooooooooqqqqqqqqq", // M 48-63, N 1536-2047
-			"pppp3@@@@22222555ooooooooooooooooqqqqqqqq", // M 48-63, N 2048-3071
-			"pppppppp@@@@222ooooooooooooooooooqqqqqqqq", // M 48-63, N 3072-4095
-			"ppppppppp@@@@@oooooooooooooooooooqqqqqqqq", // M 48-63, N 4096-6143
-			"ppppppppppp@@ooooooooooooooooooooqqqqqqqq", // M 48-63, N 6144-8191
-			"ppppppppppppooooooooooooooooooooqqqqqqqqq", // M 48-63, N 8192-12287
-			"pppppppppppqooooooooooooooooooooqqqqqqqqq", // M 48-63, N 12288-16383
-			"ppppppppppqooooooooooooooooooooqqqqqqqqqq", // M 48-63, N 16384-24575
-			"pppppppppqqoooqqqqoooooooooooqqqqqqqqqqqq", // M 48-63, N 24576-32767
-			"ppppppppqqooqqq66qqoqooooooqqqqqqqqqqqqqq", // M 48-63, N 32768-49151
-			"pppppppqqoooqqt666qqqooooooqqqqqqqqqqqqqq", // M 48-63, N 49152-65535
-			"ppppppqqqooqqqt666qqoooooooqqqqqqqqqqqqqq", // M 48-63, N 65536-98303
-			"pppppqqqqooqqqtt66qooooooooqqqqqqqqqqqqqq", // M 48-63, N 98304-131071
-			"ppppqqqqqooqqqqqqqqooooooooqqqqqqqqqqqqqq", // M 48-63, N 131072-196607
-			"pppqqqqqqqooqqqqqqooooooooqqqqqqqqqqqqqqq", // M 48-63, N 196608-262143
-			"ppqqqqqqqqooooooooooooooooqqqqqqqqqqqqqqq", // M 48-63, N 262144-393215
-			"pqqqqqqqqqqqoooooqqooooooqqqqqqqqqqqqqqqq", // M 48-63, N >= 393216
-			"NNNNNNNNNNSSSSSSSSSSNNNNNNNNNNNNNNNNNNNNN", // M 64-95, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 64-95, N (none)
-			"OOOOOOOOOOOSSSSSSSSOOOOOOOOOOOOOOOOOOOOOO", // M 64-95, N 2
-			"PPPPPPPPPPPPSSSSSSPPPPPPPPPPPPPPPPPPPPPPP", // M 64-95, N 3
-			"PPPPPSSPPPPPPSSSSSSPPNNPPPPPPPPPPPPPPhhPP", // M 64-95, N 4-5
-			"hhhSSSSSSSShSSSSSSSSNNNNNhhh>hhhhhhhhhhhh", // M 64-95, N 6-7
-			"hhhSSSSSSSSSSSSSSSSSNJJJ>hh>>hhhhhhhhhhhh", // M 64-95, N 8-11
-			"hhRRRRRRRRRRRRRRRRRNJJJ>>>>>>hhhhhhhhhhhh", // M 64-95, N 12-15
-			"hhSSSSSSSSSSSSSSSSNNNN>>>>>>>hhhhhhhhhhhh", // M 64-95, N 16-23
-			"UUU3222222222255@@???????vvv?>>>>>>>>>>>>", // M 64-95, N 24-31
-			"UUU3222222255555@????????uuuvv?????>>>>>>", // M 64-95, N 32-47
-			"222322222d255555@????????pppuu??????>>>ii", // M 64-95, N 48-63
-			"UUU33222222255522???????ppppppv?????>oooo", // M 64-95, N 64-95
-			"pppp32222222555222??????oppppppvvvuuuoooo", // M 64-95, N 96-127
-			"222232222225555522????@@oppppppuuuuuuiiii", // M 64-95, N 128-191
-			"ppp3332222555555522@@@@@ooppppppuuuuooooo", // M 64-95, N 192-255
-			"223333222222255555???@@@@oppppppppppooooo", // M 64-95, N 256-383
-			"pp33332222225555555??@@@@ooopppsssspooooo", // M 64-95, N 384-511
-			"2233332222255555555??v@@oooooppssssoooooo", // M 64-95, N 512-767
-			"pp3333322225555555ooovoooooooooppppoooooo", // M 64-95, N 768-1023
-			"ppp3333@222555555oooooooooooooooooooooooo", // M 64-95, N 1024-1535
-			"pppp33@@@2225555;oooooooooooooooooooooooo", // M 64-95, N 1536-2047
-			"ppppppp@@@22225;ooooooooooooooooooooooooo", // M 64-95, N 2048-3071
-			"pppppppp@@@@@@oooooooooooxooooooooooooooo", // M 64-95, N 3072-4095
-			"ppppppppp@@@@ooooopoooooooooooooooooooooo", // M 64-95, N 4096-6143
-			"ppppppppppp@ooooooooooooooooooooooooooooo", // M 64-95, N 6144-8191
-			"pppppppppppoooooooooqoooooooooooooooooooo", // M 64-95, N 8192-12287
-			"ppppppppppooooooooqoooxxooooooooooooooooo", // M 64-95, N 12288-16383
-			"pppppppppooooooqqqqqooxoooooooooooooooooo", // M 64-95, N 16384-24575
-			"ppppppppoooooqqq66qqxxxxooooooooooooooooo", // M 64-95, N 24576-32767
-			"pppppppoooooqqq6666qxxxxooooooooooooooooo", // M 64-95, N 32768-49151
-			"ppppppooooooqqq6666qqxxqooooooooooooooooo", // M 64-95, N 49152-65535
-			"pppppoooooooqqq6666qqqqoooooooooooooooooo", // M 64-95, N 65536-98303
-			"ppppoooooooqqqqq666qqqooooooooooooooooooo", // M 64-95, N 98304-131071
-			"pppooooooooqqqqqqqqqooooooooooooooooooooo", // M 64-95, N 131072-196607
-			"ppooooooooooqqqqqqqoooooooooooooooooooooo", // M 64-95, N 196608-262143
-			"pooooooooooooooqooooooooooooooooooooooooo", // M 64-95, N 262144-393215
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 64-95, N >= 393216
-			"NNNNNNNNNNNNSSSSNNNNNNNNNNNNNNNNNNNNNNNNN", // M 96-127, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 96-127, N (none)
-			"OOOOOOOOOOOOOSSOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 96-127, N 2
-			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 96-127, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 96-127, N 4-5
-			"hhhhhhhSShhhhhSSSShhhhhhhhhhhhhhhhhhhhhhh", // M 96-127, N 6-7
-			"hhhhRRRRRRRRRRRRRRhhJJJJhhhhuhhhhhhhhhhhh", // M 96-127, N 8-11
-			"hhhhSSSSSSSSSSSSSSNJNNN>hhhuuhhhhhhhhhhhh", // M 96-127, N 12-15
-			"hhhhSSSSSSSSSSSSSNNNNN>>hh>uuhhhhhhhhhhhh", // M 96-127, N 16-23
-			"hhh33222222555555@???????uuvvv????>>>>>hh", // M 96-127, N 24-31
-			"UUU33222255555555@???????ppuuuv????>>iiii", // M 96-127, N 32-47
-			"22223222225555554???????pppppuu?????>iiii", // M 96-127, N 48-63
-			"UUUU3222222555554???????pppppppvvvuuuhhhh", // M 96-127, N 64-95
-			"pppp3322222255544@??????oppppppuuuuuuiiii", // M 96-127, N 96-127
-			"22223322222225552@@?????oppppppppuuuiiiii", // M 96-127, N 128-191
-			"pppp332222555555544@??oooopppppsssspuiiii", // M 96-127, N 192-255
-			"2222332222555555554@?oooooopppsssssspiiii", // M 96-127, N 256-383
-			"ppp3332222255555555?oooooooopsssssssiiiii", // M 96-127, N 384-511
-			"222333322225555555oovvoooooooqqsssssiiiii", // M 96-127, N 512-767
-			"pppp33322225555555ooovooooooooqqqqqiiiiii", // M 96-127, N 768-1023
-			"ppppp33322225555oooooooooooooooooqiiiiiii", // M 96-127, N 1024-1535
-			"pppppp33@@22255ooooooooooooooooiiiiiiiiii", // M 96-127, N 1536-2047
-			"ppppppp@@@@@@2oooooooooqixooooooiiiiiiiii", // M 96-127, N 2048-3071
-			"ppppppppp@@@@oooooopoqqxxxxoooooiiiiiiiii", // M 96-127, N 3072-4095
-			"pppppppppp@@ooooooppqqxxxxxoooooiiiiiiiii", // M 96-127, N 4096-6143
-			"pppppppppppooooooopwxxxxxxxoooooiiiiiiiii", // M 96-127, N 6144-8191
-			"ppppppppppqqooooooowxxxxxxoooooiiiiiiiiii", // M 96-127, N 8192-12287
-			"pppppppppqqqoooooqqqxxxxxooooooiiiiiiiiii", // M 96-127, N 12288-16383
-			"ppppppppqqqqooqqqqqqxxxxxoooooiiiiiiiiiii", // M 96-127, N 16384-24575
-			"pppppppqqqqooqq6666qxffxxooooqqiiiiiiiiii", // M 96-127, N 24576-32767
-			"ppppppqqqqqoqq66666xfffxxoooqqqqiiiiiiiii", // M 96-127, N 32768-49151
-			"pppppqqqqqqoqq6666666ffxqoooqqqqqiiiiiiii", // M 96-127, N 49152-65535
-			"ppppqqqqqqqoqq666666qxxqoooqqqqqqqiiiiiii", // M 96-127, N 65536-98303
-			"pppqqqqqqqqoqqq6666qqqqqoooqqqqqqqqiiiiii", // M 96-127, N 98304-131071
-			"ppqqqqqqqqqqqqqq66qqqqooooqqqqqqqqqqiiiii", // M 96-127, N 131072-196607
-			"pqqqqqqqqqqqqqqqqqqqooooqqqqqqqqqqqqqiiii", // M 96-127, N 196608-262143
-			"qqqqqqqqqqqqqqoqqqooqqqqqqqqqqqqqqqqqqiii", // M 96-127, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqii", // M 96-127, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 128-191, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 128-191, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 128-191, N 2
-			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 128-191, N 3
-			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 128-191, N 4-5
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 128-191, N 6-7
-			">>>>>>SSSSSSSSSSS>>>>>>>>>>>>>hhh>>>>>>>>", // M 128-191, N 8-11
-			">>>>>RRRRRRRRRRRRNNNN>>>>>>>hhhhhh>>>>>>>", // M 128-191, N 12-15
-			">>>>RRRRRRRRRRRRRNNNN>>>>>>hhhhhhhh>>>>>>", // M 128-191, N 16-23
-			"UUUU3322222555555@@?????huuuuvvv???>hhhhh", // M 128-191, N 24-31
-			"UUUU3322225555555@??????ppppuuuvvv??uuuuu", // M 128-191, N 32-47
-			"22223322225555555???????ppppppuuvuuuuuuuu", // M 128-191, N 48-63
-			"UUUU33222555555544??????pppppppuuuuuuoooo", // M 128-191, N 64-95
-			"pppp33222255555544@?????oppppppppuuuooooo", // M 128-191, N 96-127
-			"222233222225555544@@???ooppppppssssppuuuu", // M 128-191, N 128-191
-			"pppp332222225555544@??ooooppppsssssssoooo", // M 128-191, N 192-255
-			"2222333222225555554@?ooooooppssssssssuuuu", // M 128-191, N 256-383
-			"pppp33322222555555ooooooooqqqssssssssoooo", // M 128-191, N 384-511
-			"22223333222255555oooooooooqqqqqsssssuuuuu", // M 128-191, N 512-767
-			"ppppp33322225555oooooooooooqqqqqqqqqooooo", // M 128-191, N 768-1023
-			"ppppp3333222555oooooooooooooooqqqqqoooooo", // M 128-191, N 1024-1535
-			"pppppp3333@255ooooooooooooooooooooooooooo", // M 128-191, N 1536-2047
-			"ppppppp3@@@@@oooooooooooixxoooooooooooooo", // M 128-191, N 2048-3071
-			"pppppppp@@@@oooooooooqqoxxxxooooooooooooo", // M 128-191, N 3072-4095
-			"pppppppppp@oooooooopoxxxxxxxooooooooooooo", // M 128-191, N 4096-6143
-			"pppppppppp99ooooooowooxooxoxooooooooooooo", // M 128-191, N 6144-8191
-			"ppppppppp999oooooooooxxoooooooooooooooooo", // M 128-191, N 8192-12287
-			"pppppppp9999ooooooooqxxxooooooooooooooooo", // M 128-191, N 12288-16383
-			"ppppppp99999ooooooooqqxqooooooooooooooooo", // M 128-191, N 16384-24575
-			"pppppp99999ooooqqqqoqxxqooooo99oooooooooo", // M 128-191, N 24576-32767
-			"ppppp999999ooooq66qoqxxqoooo9999ooooooooo", // M 128-191, N 32768-49151
-			"pppp9999999oooqq666qqqqooooo99999oooooooo", // M 128-191, N 49152-65535
-			"ppp99999999ooooq66qoooooooo9999999ooooooo", // M 128-191, N 65536-98303
-			"pp9999999999oooqqqqoooooooo99999999oooooo", // M 128-191, N 98304-131071
-			"p99999999999oooooooooooooo9999999999ooooo", // M 128-191, N 131072-196607
-			"9999999999999ooooooooooo9999999999999oooo", // M 128-191, N 196608-262143
-			"99999999999999oooooo999999999999999999ooo", // M 128-191, N 262144-393215
-			"999999999999999999999999999999999999999oo", // M 128-191, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 192-255, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 192-255, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 192-255, N 2
-			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 192-255, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 4-5
-			"hhhhhhhhhhhSSShhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 6-7
-			"hhhhhhhhhRRRRRRRRhhhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 8-11
-			"hhhhhhhRRRRRRRRRRNNhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 12-15
-			"hhhhhhJJJJJJJJJJNNNN>>>hhhhhhhhhhhhhhhhhh", // M 192-255, N 16-23
-			"UUUUU3332222555555@?????hppuuuuuuuuhhhhhh", // M 192-255, N 24-31
-			"UUUUU3322225555554@?????pppppuuuuuuuiiiii", // M 192-255, N 32-47
-			"222223322255555554??????pppppppuuuuuiiiii", // M 192-255, N 48-63
-			"UUUU33322555555554@?????opppppppuuuuhhhhh", // M 192-255, N 64-95
-			"pppp33322555555554@@???ooppppppsssspuiiii", // M 192-255, N 96-127
-			"2223333225555555544@@??oooppppsssssssiiii", // M 192-255, N 128-191
-			"ppp333322UU55555544@??ooooqppssssssssiiii", // M 192-255, N 192-255
-			"2222333222225555554@?ooooqqqqssssssssiiii", // M 192-255, N 256-383
-			"pppp33332222555552oooooooqqqqqsssssssiiii", // M 192-255, N 384-511
-			"22223333322V5555<ooooooooqxqqqqssssssiiii", // M 192-255, N 512-767
-			"ppppp3333222525<<ooooooooqqqqqqqqqqqiiiii", // M 192-255, N 768-1023
-			"ppppp333332252::ooooooooooqqqqqqqqqiiiiii", // M 192-255, N 1024-1535
-			"pppppp33333@5ooooooooooooooqqqqqqiiiiiiii", // M 192-255, N 1536-2047
-			"ppppppp333@@oooooooooooooixxoooiiiiiiiiii", // M 192-255, N 2048-3071
-			"pppppppp@@@ooooooooooooooxxxoooiiiiiiiiii", // M 192-255, N 3072-4095
-			"ppppppppppooooooooooooqooqxxoooiiiiiiiiii", // M 192-255, N 4096-6143
-			"ppppppppp999oooooooooooooooxoooiiiiiiiiii", // M 192-255, N 6144-8191
-			"pppppppp9999oooooooqoqqooooooooiiiiiiiiii", // M 192-255, N 8192-12287
-			"ppppppp999999oooooooqqqqooooooiiiiiiiiiii", // M 192-255, N 12288-16383
-			"pppppp999999ooooooooqqqqooooooiiiiiiiiiii", // M 192-255, N 16384-24575
-			"ppppp9999999ooooqqqoqqqqoooo999iiiiiiiiii", // M 192-255, N 24576-32767
-			"pppp9999999ooooqqqqoqqqqoooo9999iiiiiiiii", // M 192-255, N 32768-49151
-			"ppp99999999ooooq66qqqqqoooo999999iiiiiiii", // M 192-255, N 49152-65535
-			"pp999999999ooooqqqqoooooooo9999999iiiiiii", // M 192-255, N 65536-98303
-			"p99999999999ooooqqoooooooo999999999iiiiii", // M 192-255, N 98304-131071
-			"999999999999ooooooooooooo99999999999iiiii", // M 192-255, N 131072-196607
-			"9999999999999oooooooooo99999999999999iiii", // M 192-255, N 196608-262143
-			"999999999999999oooo9999999999999999999iii", // M 192-255, N 262144-393215
-			"999999999999999999999999999999999999999ii", // M 192-255, N >= 393216
-			"NNNNNNNNNNNRRRRRNRRRNNNNNNNNNNNNNNNNNNNNN", // M 256-383, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 256-383, N (none)
-			"OOOOOOOOOOOORRRROORRNNOOOOOOOOOOOOOOOOOOO", // M 256-383, N 2
-			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 256-383, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 4-5
-			"hhhhhhhhhRRRRRRRhhhhhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 6-7
-			"hhhhhhhhRRRRRRRRRNhhhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 8-11
-			"hhhhhhhhJJJJJJJJNNNNhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 12-15
-			"hhhhhhhRRRRRRRRRNN>>>hhhhhhhhhhhhhhhhhhhh", // M 256-383, N 16-23
-			"UUUUUUU33222555552@@???hhhppuuuuuuhhhhhhh", // M 256-383, N 24-31
-			"222223333225555555@@????upppppuuuuuuuuuuu", // M 256-383, N 32-47
-			"222233332225555555@@@?@oopppppppuuuuuuuuu", // M 256-383, N 48-63
-			"ppp333332225555555@@@@@ooopppppppppphhhhh", // M 256-383, N 64-95
-			"ppp333332255555555@@@@@oooppppsssssspoooo", // M 256-383, N 96-127
-			"2223333325555555554@@@oooqqppssssssssuuuu", // M 256-383, N 128-191
-			"ppp3333322555555554@@uoooqqqqssssssssoooo", // M 256-383, N 192-255
-			"22233333222555555<4@uoooqxxqqssssssssuuuu", // M 256-383, N 256-383
-			"ppp3333332255555ooooooooqxxxqqsssssssoooo", // M 256-383, N 384-511
-			"222333333322555oooooooooqxxxqqqsssssquuuu", // M 256-383, N 512-767
-			"ppp3333333325<ooooooooqqqxxxqqqqqqqqooooo", // M 256-383, N 768-1023
-			"ppppp333333339oooooooqqxxxxxqqqqqqqoooooo", // M 256-383, N 1024-1535
-			"ppppp3333333ooooooooooqxxxxxqqqqqoooooooo", // M 256-383, N 1536-2047
-			"pppppp33333ooooooooooqqoxxxxxqqqooooooooo", // M 256-383, N 2048-3071
-			"pppppppp33oooooooqqqqqqqqfxxxqqoooooooooo", // M 256-383, N 3072-4095
-			"pppppppppooooooooqqqqqqqxqxxxxooooooooooo", // M 256-383, N 4096-6143
-			"pppppppp9999oooooqqqqqqqqqoxxoooooooooooo", // M 256-383, N 6144-8191
-			"ppppppp99999oooooqqqqxxqooooooooooooooooo", // M 256-383, N 8192-12287
-			"pppppp9999999oooooooqqqqooooooooooooooooo", // M 256-383, N 12288-16383
-			"ppppp9999999ooooooooqqqqooooo9ooooooooooo", // M 256-383, N 16384-24575
-			"pppp99999999ooooooooqqqooooo999oooooooooo", // M 256-383, N 24576-32767
-			"ppp999999999oooqqqqoqqqoooo99999ooooooooo", // M 256-383, N 32768-49151
-			"pp9999999999oooqqqqooqqoooo999999oooooooo", // M 256-383, N 49152-65535
-			"p99999999999oooqqqqoooooooo9999999ooooooo", // M 256-383, N 65536-98303
-			"999999999999oooooooooooooo999999999oooooo", // M 256-383, N 98304-131071
-			"9999999999999oooooooooooo99999999999ooooo", // M 256-383, N 131072-196607
-			"99999999999999oooooo99999999999999999oooo", // M 256-383, N 196608-262143
-			"9999999999999999oo99999999999999999999ooo", // M 256-383, N 262144-393215
-			"999999999999999999999999999999999999999oo", // M 256-383, N >= 393216
-			"NNNNNNNNNNRRRRRRRRRNNNNNNNNNNNNNNNNNNNNNN", // M 384-511, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 384-511, N (none)
-			"OOOOOOOOOORRRRRRRRRRNJJOOOOOOOOOOOOOOOOOO", // M 384-511, N 2
-			"PPPPPPPPPPPSSSSSPSNNJNPPPPPPPPPPPPPPPPPPP", // M 384-511, N 3
-			"hhhhhhhhhhhRRRhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 4-5
-			"hhhhhhhhhRRRRRRRNhhhhhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 6-7
-			"hhhhhhhhJJJJJJJJNNhhhhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 8-11
-			"hhhhhhhLLRRRRRRNNNN>hhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 12-15
-			"hhhhhhhJJJJJJJNNN>>>>>hhhhhhhhhhhhhhhhhhh", // M 384-511, N 16-23
-			"UUUUUUU332255555552????hhhhppuuuhhhhhhhhh", // M 384-511, N 24-31
-			"2222233332255555555???@oiippppppuiiiiiiii", // M 384-511, N 32-47
-			"2222333332255555555??@@oiopppppppppiiiiii", // M 384-511, N 48-63
-			"ppp3333322225555555@@@oooooppppssssphhhhh", // M 384-511, N 64-95
-			"ppp3333322222555555v@uoooqqqpsssssssooooo", // M 384-511, N 96-127
-			"223333332222555555u@uoooqqqqqssssssssiiii", // M 384-511, N 128-191
-			"pp333333322555555uu@uoooqxqqqqsssssssoooo", // M 384-511, N 192-255
-			"2233333332255555uuoooooqqxxxqqsssssssiiii", // M 384-511, N 256-383
-			"pp3333333333355uuuoqqqqqxxxxqqqsssssqiiii", // M 384-511, N 384-511
-			"22333333333335::::uoqqqqxxxxxqqqqqqqiiiii", // M 384-511, N 512-767
-			"pp333333333339:::::wqqqxxxxxqqqqqqqqiiiii", // M 384-511, N 768-1023
-			"pp33333333339999o:qwxqxxxxxxxqqqqqqoooooo", // M 384-511, N 1024-1535
-			"pppp333333399oo99wwxqxxxxxxxxqqqqoooooooo", // M 384-511, N 1536-2047
-			"pppppp3333ooooo9oxxxqxxqxfxxxxqqqoooooooo", // M 384-511, N 2048-3071
-			"pppppp333oooooo9qqqxxxxxxffxxxxqqoooooooo", // M 384-511, N 3072-4095
-			"ppppppp3oooooooqqqqxxxxxxxfxxxxqooooooooo", // M 384-511, N 4096-6143
-			"ppppppp9ooooooooqqqxxxxqxxqxxxxoooooooooo", // M 384-511, N 6144-8191
-			"pppppp999999ooooqqqqxfqxqqqoxxooooooooooo", // M 384-511, N 8192-12287
-			"ppppp99999999ooooqqqxxxxqooooxooooooooooo", // M 384-511, N 12288-16383
-			"pppp999999999ooooooqqxqqqoooo9ooooooooooo", // M 384-511, N 16384-24575
-			"ppp9999999999oooooooqqqqooo9999oooooooooo", // M 384-511, N 24576-32767
-			"pp9999999999ooooooooooooooo99999ooooooooo", // M 384-511, N 32768-49151
-			"p99999999999oooooooooooooo9999999oooooooo", // M 384-511, N 49152-65535
-			"999999999999oooooooooooooo99999999ooooooo", // M 384-511, N 65536-98303
-			"9999999999999oooooooooooo9999999999oooooo", // M 384-511, N 98304-131071
-			"99999999999999ooooooooo9999999999999ooooo", // M 384-511, N 131072-196607
-			"999999999999999oooo999999999999999999oooo", // M 384-511, N 196608-262143
-			"99999999999999999999999999999999999999ooo", // M 384-511, N 262144-393215
-			"999999999999999999999999999999999999999oo", // M 384-511, N >= 393216
-			"NNNNNNNNNRRRRRRRRRRNNNNJJJJNNNNNNNNNNNNNN", // M 512-767, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 512-767, N (none)
-			"OOOOOOOOORRRRRRRRRNNNNNNNhOOOOOOOOOOOOOOO", // M 512-767, N 2
-			"PPPPPPPPPPRRRRRRRRNNNNNuPPPPPPPPPPPPPPPPP", // M 512-767, N 3
-			"hhhhhhhhhhRRRRRRhNNNN>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 4-5
-			"hhhhhhhhJJJJJJJJNhhN>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 6-7
-			"hhhhhhhhRRRRRRRNNNh>>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 8-11
-			"hhhhhhhJRRRRRRNJJ>>>>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 12-15
-			"hhhhhhhJJJJ222@>>>>>>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 16-23
-			"hhhhhh33325555555222???uhhhhhhhhhhhhhhhhh", // M 512-767, N 24-31
-			"22223333325555555552???uouuppppuuuuuuuuuu", // M 512-767, N 32-47
-			"22233333332555555555??uoouopppppppuuuuuuu", // M 512-767, N 48-63
-			"ppp3333333222555555<vuooooqqqpssssshhhhhh", // M 512-767, N 64-95
-			"pp3333333223255555<<vooooqqqqqqsssssqqqqq", // M 512-767, N 96-127
-			"2233333UU22325555<<upooqqqqqqqqsssssuuuuu", // M 512-767, N 128-191
-			"p333333UU332255<<uuuooqqqxxqqqqssssssqqqq", // M 512-767, N 192-255
-			"233333333335555<<uuuqqqqxxxxqqqsssssquuuu", // M 512-767, N 256-383
-			"p333333333333<:9uuuwoqqqxxxxxqqqqqqquuuuu", // M 512-767, N 384-511
-			"2333333333333:::::wwqqqxxxxxxqqqqqqquuuuu", // M 512-767, N 512-767
-			"p3333333333399:;::wwxqqxxxxxxqqqqqquuuuuu", // M 512-767, N 768-1023
-			"pp333333333999999wxxxxxxxxxxxqqqqqqqqqqqq", // M 512-767, N 1024-1535
-			"pp333333339999999wxxxxxxxxxxxxxqqqqqqqqqq", // M 512-767, N 1536-2047
-			"pppp333339999999wxxxxxxxxfxxxxxxqqqqqqqqq", // M 512-767, N 2048-3071
-			"pppp3333oooooo99xxqxxxxxxffxxxxxxqqqqqqqq", // M 512-767, N 3072-4095
-			"pppp333oooooooo9xxqxxxxxqqfxxxxxxqqqqqqqq", // M 512-767, N 4096-6143
-			"pppp33oooooooooqqxxxxxxxxxqxxxxxxqqqqqqqq", // M 512-767, N 6144-8191
-			"ppppp999ooooooooqqxxxqqxqqqoxxxqqqqqqqqqq", // M 512-767, N 8192-12287
-			"pppp999999999ooooqqxxqqxqooooxqqqqqqqqqqq", // M 512-767, N 12288-16383
-			"ppp99999999999ooooqqqxxqqoooo9qqqqqqqqqqq", // M 512-767, N 16384-24575
-			"pp999999999999oooooqqqqqooo9999qqqqqqqqqq", // M 512-767, N 24576-32767
-			"p999999999999ooooooooqooooo99999qqqqqqqqq", // M 512-767, N 32768-49151
-			"9999999999999ooooooooooooo9999999qqqqqqqq", // M 512-767, N 49152-65535
-			"9999999999999oooooooooooo999999999qqqqqqq", // M 512-767, N 65536-98303
-			"99999999999999oooooo9oo999999999999qqqqqq", // M 512-767, N 98304-131071
-			"999999999999999oooo99999999999999999qqqqq", // M 512-767, N 131072-196607
-			"9999999999999999999999999999999999999qqqq", // M 512-767, N 196608-262143
-			"99999999999999999999999999999999999999qqq", // M 512-767, N 262144-393215
-			"999999999999999999999999999999999999999qq", // M 512-767, N >= 393216
-			"NNNNNNNNRRRRRRRRRRNNJJJJJJJJJNNNNNNNNNNNN", // M 768-1023, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 768-1023, N (none)
-			"OOOOOOOOORRRRRRRRNNNNNNNhhhhOOOOOOOOOOOOO", // M 768-1023, N 2
-			"PPPPPPPPPRRRRRRRNNNNNNuhhhhPPPPPPPPPPPPPP", // M 768-1023, N 3
-			"hhhhhhhhhhJJJJJJNNNNN>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 4-5
-			"hhhhhhhhRRRRRRRNNNN>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 6-7
-			"hhhhhhhJJJJJJJNJJJ>>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 8-11
-			"hhhhhhhRRRRRRRRRP>>>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 12-15
-			"hhhhhhNNNN22222>>>>>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 16-23
-			"hhhhhh333325555522222hhhuuhhhhhhhhhhhhhhh", // M 768-1023, N 24-31
-			"22223333332555555525uuuuuiiiiiiiiiiiiiiii", // M 768-1023, N 32-47
-			"2223333333255555555uuuuuoiiiippppiiiiiiii", // M 768-1023, N 48-63
-			"ppp333333332225555<uuuuooqqqqqqqssshhhhhh", // M 768-1023, N 64-95
-			"pp3333333333325<5<<vuuooqqqqqqqqqssqqqqqq", // M 768-1023, N 96-127
-			"2333333UU333325<<<<uuooqqqqqqqqqqqqqiiiii", // M 768-1023, N 128-191
-			"p333333UU333325<<uuuuqqqqxxqqqqqqqqqqqqqq", // M 768-1023, N 192-255
-			"2333333333335<9::uuwwqqqxxxxqqqqqqqqiiiii", // M 768-1023, N 256-383
-			"3333333333399::99uwwoqqqxxxxqqqqqqqqiiiii", // M 768-1023, N 384-511
-			"33333333333399:99wwwwqqxxxxxxqqqqqqiiiiii", // M 768-1023, N 512-767
-			"p33333333339999:::wxxqqxxxxxxxqqqqiiiiiii", // M 768-1023, N 768-1023
-			"p3333333339339999wxxxxqxxxxxxxxxqqqqqqqqq", // M 768-1023, N 1024-1535
-			"pp333333399999999xxxqxxxxxxxxxxxxqqqqqqqq", // M 768-1023, N 1536-2047
-			"pp333333999999999xxxqxxxxxxxxxxxxxqqqqqqq", // M 768-1023, N 2048-3071
-			"pp333339999999999xxxxxxxxfxxxxxxxxqqqqqqq", // M 768-1023, N 3072-4095
-			"pp3333uu9999ooo9qxxxxxxxxxfxxxxxxxiiiiiii", // M 768-1023, N 4096-6143
-			"pp333uuooooooooqqxxxxxxqxxqxxxxxxqqqqqqqq", // M 768-1023, N 6144-8191
-			"ppp3uuooooooooooqqxxqxxxqqqqxxxxqqqqqqqqq", // M 768-1023, N 8192-12287
-			"ppp9oooo9ooooooooqxxxxxxqqqooxiiiiiiiiiii", // M 768-1023, N 12288-16383
-			"pp999999999999oooqqqqxxqqqooo9qqqqqqqqqqq", // M 768-1023, N 16384-24575
-			"p99999999999999oooqqqqqqqooo999qqqqqqqqqq", // M 768-1023, N 24576-32767
-			"999999999999999ooooooqqqooo99999qqqqqqqqq", // M 768-1023, N 32768-49151
-			"999999999999999ooooooooooo9999999qqqqqqqq", // M 768-1023, N 49152-65535
-			"999999999999999oooo9ooooo999999999qqqqqqq", // M 768-1023, N 65536-98303
-			"99999999999999999999999999999999999qqqqqq", // M 768-1023, N 98304-131071
-			"999999999999999999999999999999999999qqqqq", // M 768-1023, N 131072-196607
-			"9999999999999999999999999999999999999qqqq", // M 768-1023, N 196608-262143
-			"99999999999999999999999999999999999999qqq", // M 768-1023, N 262144-393215
-			"999999999999999999999999999999999999999qq", // M 768-1023, N >= 393216
-			"NNNNNNNNRRRRRJRJNNNJNNNNNNNNNNNNNNNNNNNNN", // M 1024-1535, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1024-1535, N (none)
-			"OOOOOOOORRRRRJJJNNNNNNNhhhhhhOOOOOOOOOOOO", // M 1024-1535, N 2
-			"PPPPPPPPPJJJJJJJNNNNNuhhhhhhhPPPPPPPPPPPP", // M 1024-1535, N 3
-			"hhhhhhhhhRRRRRRNNNN>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 4-5
-			"hhhhhhhRRRJJJJNNNN>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 6-7
-			"hhhhhhJJJJJJJJJJP>>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 8-11
-			"hhhhhhNNNNNNNNNN>>>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 12-15
-			"hhhhhhJJJJd222>>>>>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 16-23
-			"hhhhh333332255522222hhhhhhuhhhhhhhhhhhhhh", // M 1024-1535, N 24-31
-			"2223333333225552225uuuuhuuiiiiiiiiiiiiiii", // M 1024-1535, N 32-47
-			"222333333332222222uuuuuuuqiiiiiiiiiiiiiii", // M 1024-1535, N 48-63
-			"hh333333333332255<uuuuuuqqhhhqqqqhhhhhhhh", // M 1024-1535, N 64-95
-			"pp33333333333255<<uuuuuqqqqqqqqqqqiiiiiii", // M 1024-1535, N 96-127
-			"233333333333335<<uuuuuoqqqqqqqqqqqqiiiiii", // M 1024-1535, N 128-191
-			"p33333333333339uuuuuqqqqqxxqqqqqqqqiiiiii", // M 1024-1535, N 192-255
-			"3333333333333999u:wwwxoqxxxxqqqqqqqiiiiii", // M 1024-1535, N 256-383
-			"333333333333999::wwwwxooxxxxxqqqqqqiiiiii", // M 1024-1535, N 384-511
-			"333333333339999:9wwxxxoxxxxxxqqqqqiiiiiii", // M 1024-1535, N 512-767
-			"33333333339999999xxxxxqxxxxxxxxxqqiiiiiii", // M 1024-1535, N 768-1023
-			"p3333333399939999xwxxxxxxxxxxxxxxqqiiiiii", // M 1024-1535, N 1024-1535
-			"p333333399999999xxxxxxxxxxxxxxxxxxqiiiiii", // M 1024-1535, N 1536-2047
-			"pp33333999999999xxxxxxxxqqxxxxxxxxxiiiiii", // M 1024-1535, N 2048-3071
-			"p3333399999999999xxxxxxxxfqxxxxxxxxiiiiii", // M 1024-1535, N 3072-4095
-			"p333399999999999xxxxxxxxxxfxxxxxxxiiiiiii", // M 1024-1535, N 4096-6143
-			"pp3399999999oooq9xxxqxxxxxxxxxxxxxiiiiiii", // M 1024-1535, N 6144-8191
-			"pp3u999uoooooooqqqxxxxxxxxxqxxxxxiiiiiiii", // M 1024-1535, N 8192-12287
-			"pp9uuuooooooooooqqxxxxxxxqqqoxxiiiiiiiiii", // M 1024-1535, N 12288-16383
-			"p999uooo99oooooooqqqxxxxxqqoooiiiiiiiiiii", // M 1024-1535, N 16384-24575
-			"999999999999999oooqqqqxqqqooo99iiiiiiiiii", // M 1024-1535, N 24576-32767
-			"9999999999999999ooooqqqqqooo9999iiiiiiiii", // M 1024-1535, N 32768-49151
-			"999999999999999999ooooqqooo999999iiiiiiii", // M 1024-1535, N 49152-65535
-			"99999999999999999999ooooo999999999iiiiiii", // M 1024-1535, N 65536-98303
-			"99999999999999999999999999999999999iiiiii", // M 1024-1535, N 98304-131071
-			"999999999999999999999999999999999999iiiii", // M 1024-1535, N 131072-196607
-			"9999999999999999999999999999999999999iiii", // M 1024-1535, N 196608-262143
-			"99999999999999999999999999999999999999iii", // M 1024-1535, N 262144-393215
-			"999999999999999999999999999999999999999ii", // M 1024-1535, N >= 393216
-			"NNNNNNNNRRRRJJJRNNJJJNNNNNNNNNNNNNNNNNNNN", // M 1536-2047, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1536-2047, N (none)
-			"OOOOOOOOJJJJJJJJNNNOONhhhhhhhNOOOOOOOOOOO", // M 1536-2047, N 2
-			"PPPPPPPPPLLLJJJNNNNNNhhhhhhhhPPPPPPPPPPPP", // M 1536-2047, N 3
-			"hhhhhhhhJJJJJJNNNP>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 4-5
-			"hhhhhhhJJJJJJJJJP>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 6-7
-			"hhhhhhNNNNNNNNNN>>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 8-11
-			"hhhhhhPPPddddPP>>>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 12-15
-			"hhhhhddddddddd>>>>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 16-23
-			"hhhh333333322222222hhhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 24-31
-			"222333333333222252uuuhuhhhiiiiiiiiiiiiiii", // M 1536-2047, N 32-47
-			"22333333333322555uuuuuuuuqiiiiiiiiiiiiiii", // M 1536-2047, N 48-63
-			"hh33333333333255<uuuuuuuqqhhhhhhhhhhhhhhh", // M 1536-2047, N 64-95
-			"pp3333333333355<<uuuuuuoqqqqiiiiiiiiiiiii", // M 1536-2047, N 96-127
-			"233333333333329<;uuuuqqqqqqqqqqqqiiiiiiii", // M 1536-2047, N 128-191
-			"333333333333399uuuwwwqqqxxxqqqqqqiiiiiiii", // M 1536-2047, N 192-255
-			"33333333333399999uxwxxxoxxxxqqqqqiiiiiiii", // M 1536-2047, N 256-383
-			"333333333339999:wwwwwxooxxxxxqqqqiiiiiiii", // M 1536-2047, N 384-511
-			"33333333339999999xxxxxxxxxxxxxxqqqiiiiiii", // M 1536-2047, N 512-767
-			"33333333399999999xxxxxxxxxxxxxxxxqqiiiiii", // M 1536-2047, N 768-1023
-			"p3333333999999999xxxxxxxxxxxxxxxxxqiiiiii", // M 1536-2047, N 1024-1535
-			"p333333999999999xxxxxxxxxxxxxxxxxxxiiiiii", // M 1536-2047, N 1536-2047
-			"p33333999999999xxxxxxxxxWfxxxxxxxxxiiiiii", // M 1536-2047, N 2048-3071
-			"p333399999999999xxxxxxxxfffxxxxxxxxiiiiii", // M 1536-2047, N 3072-4095
-			"p333999999999999xxxxxxqqqffxxxxxxxxiiiiii", // M 1536-2047, N 4096-6143
-			"p3399999999999999xxxqxqxxqqxxxxxxxiiiiiii", // M 1536-2047, N 6144-8191
-			"p3u9999999999oqqqxxxqqqxxxxqxxxxxiiiiiiii", // M 1536-2047, N 8192-12287
-			"p9uu9999uoooooooqqxxxqWqxqqqqxxiiiiiiiiii", // M 1536-2047, N 12288-16383
-			"999uuuuooooooooooqqqxxqqxqqqooiiiiiiiiiii", // M 1536-2047, N 16384-24575
-			"9999uuoo9oo99999ooqqqxxxxqqoo99iiiiiiiiii", // M 1536-2047, N 24576-32767
-			"99999999999999999ooqqqqqqqoo9999iiiiiiiii", // M 1536-2047, N 32768-49151
-			"999999999999999999ooqqqqqoo999999iiiiiiii", // M 1536-2047, N 49152-65535
-			"9999999999999999999ooooooo99999999iiiiiii", // M 1536-2047, N 65536-98303
-			"99999999999999999999999999999999999iiiiii", // M 1536-2047, N 98304-131071
-			"999999999999999999999999999999999999iiiii", // M 1536-2047, N 131072-196607
-			"9999999999999999999999999999999999999iiii", // M 1536-2047, N 196608-262143
-			"99999999999999999999999999999999999999iii", // M 1536-2047, N 262144-393215
-			"999999999999999999999999999999999999999ii", // M 1536-2047, N >= 393216
-			"NNNNNNNNRRRJJJJJNNNNNNNNNNNNNNNNNNNNNNNNN", // M 2048-3071, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 2048-3071, N (none)
-			"OOOOOOOOLLJJJJJNPOOOOhhhhhhhhhOOOOOOOOOOO", // M 2048-3071, N 2
-			"PPPPPPPPPRRRJJNNPPP>hhhhhhhhhhPPPPPPPPPPP", // M 2048-3071, N 3
-			"hhhhhhhJJJJJJJJJO>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 4-5
-			"hhhhhNNNNNNNNNNN>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 6-7
-			"hhhhhJJJJJJJJPJ>>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 8-11
-			"hhhhddddddddddd>>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 12-15
-			"hhhhddddddddddd>>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 16-23
-			"hhhh33333332222222uhhhhhhhhihhhhhhhhhhhhh", // M 2048-3071, N 24-31
-			"22233333333322225uuuuhhuhhiiiiiiiiiiiiiii", // M 2048-3071, N 32-47
-			"223333333VV33255<uuuuuuuuiqiiiiiiiiiiiiii", // M 2048-3071, N 48-63
-			"hh3333333VV33<<<<uuuuuuiiqhhhhhhhhhhhhhhh", // M 2048-3071, N 64-95
-			"pp33333333333<<uuuuuuuqqqqiiiiiiiiiiiiiii", // M 2048-3071, N 96-127
-			"23333333333339uuuuqqqqquqqqqiiiiiiiiiiiii", // M 2048-3071, N 128-191
-			"33333333333399999wqwqxqqxxqqqqiiiiiiiiiii", // M 2048-3071, N 192-255
-			"33333333333999999wxxxxxqxxxxqqqqiiiiiiiii", // M 2048-3071, N 256-383
-			"33333333339999999wxxxxxxxxxxxxqqqiiiiiiii", // M 2048-3071, N 384-511
-			"33333333399999999xxxxxxxxxxxxxxxqqiiiiiii", // M 2048-3071, N 512-767
-			"33333333999999999xxxxxxxxxxxxxxxxxqiiiiii", // M 2048-3071, N 768-1023
-			"p3333339999999999xxxxxxxxxxxxxxxxxxiiiiii", // M 2048-3071, N 1024-1535
-			"p333339999999999xxxxxxxxqxxxxxxxxxxiiiiii", // M 2048-3071, N 1536-2047
-			"p333399999999999xxxxxxxxWfxxxxxxxxxiiiiii", // M 2048-3071, N 2048-3071
-			"p333999999999999xxxxxxxxfffxxxxxxxxiiiiii", // M 2048-3071, N 3072-4095
-			"p3399999999999999xxxxxqxqffxxxxxxxxiiiiii", // M 2048-3071, N 4096-6143
-			"p3999999999999999xxxxxxxxqqxxxxxxxiiiiiii", // M 2048-3071, N 6144-8191
-			"pu999999999999999xxxxqqxxxxxxxxxxiiiiiiii", // M 2048-3071, N 8192-12287
-			"9999999999999oqqqqqxxqWqxxqqqxxiiiiiiiiii", // M 2048-3071, N 12288-16383
-			"99u99999999ooooooqqqxxqqxqqqooiiiiiiiiiii", // M 2048-3071, N 16384-24575
-			"999uu9uuooooooooooqqxxxxxqqoo99iiiiiiiiii", // M 2048-3071, N 24576-32767
-			"9999uuoooooo99999ooqqqqqqqoo9999iiiiiiiii", // M 2048-3071, N 32768-49151
-			"999999999999999999ooqqqqqoo999999iiiiiiii", // M 2048-3071, N 49152-65535
-			"9999999999999999999ooooooo99999999iiiiiii", // M 2048-3071, N 65536-98303
-			"99999999999999999999999999999999999iiiiii", // M 2048-3071, N 98304-131071
-			"999999999999999999999999999999999999iiiii", // M 2048-3071, N 131072-196607
-			"9999999999999999999999999999999999999iiii", // M 2048-3071, N 196608-262143
-			"99999999999999999999999999999999999999iii", // M 2048-3071, N 262144-393215
-			"999999999999999999999999999999999999999ii", // M 2048-3071, N >= 393216
-			"NNNNNNNNJJJJJJJJNNNNNNNNNNNNNNNNNNNNNNNNN", // M 3072-4095, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 3072-4095, N (none)
-			"OOOOOOOOORJJJJNNPOOOhhPhPPOhhhOOOOOOOOOOO", // M 3072-4095, N 2
-			"PPPPPPPPPJJJJJJJPPPPhhhhhhhhhhPPPPPPPPPPP", // M 3072-4095, N 3
-			"hhhhhJJJJJJJJJJJ>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 4-5
-			"hhhhJJJJJJJJPPJ>>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 6-7
-			"hhhhddddddddddd>>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 8-11
-			"hhhdddddddddddd>>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 12-15
-			"hhh22222222222>>>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 16-23
-			"hhh33333333222332uuuhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 24-31
-			"2233333333333322<uuuhhhhihhiiiiiiiiiiiiii", // M 3072-4095, N 32-47
-			"223333333VV33<<<<<uuuuuiiiiiiiiiiiiiiiiii", // M 3072-4095, N 48-63
-			"hh3333333VV33<::<uuuuuiiiqhhhhhhhhhhhhhhh", // M 3072-4095, N 64-95
-			"pp333333333339:uuuquuqqqqqiiiiiiiiiiiiiii", // M 3072-4095, N 96-127
-			"23333333333399999qqqqqquuqqiiiiiiiiiiiiii", // M 3072-4095, N 128-191
-			"p3333333333999999wqqqxqquxxiiiiiiiiiiiiii", // M 3072-4095, N 192-255
-			"33333333333999999wwxqxxqqxxqqqqiiiiiiiiii", // M 3072-4095, N 256-383
-			"33333333399999999xxxxxxxqxxxxxxqqiiiiiiii", // M 3072-4095, N 384-511
-			"33333333999999999xxxxxxxqxxxxxxxxqiiiiiii", // M 3072-4095, N 512-767
-			"33333339999999999xxxxxxxqxxxxxxxxxiiiiiii", // M 3072-4095, N 768-1023
-			"p333339999999999xxxxxxxxqxxxxxxxxxxiiiiii", // M 3072-4095, N 1024-1535
-			"p333399999999997xxxxxxxxxxxxxxxxxxxiiiiii", // M 3072-4095, N 1536-2047
-			"p3339999999999967xxxxxxxxqxxxxxxxxxiiiiii", // M 3072-4095, N 2048-3071
-			"p3399oo9999999966xxxxxxxxfqxxxxxxxxiiiiii", // M 3072-4095, N 3072-4095
-			"p3999oo9999999966xxxxxxxxxfxxxxxxxiiiiiii", // M 3072-4095, N 4096-6143
-			"p9999999999999999xxxxxxxxxxxxxxxxxiiiiiii", // M 3072-4095, N 6144-8191
-			"99999999999999999qqxxxxxxxxqxxxxxiiiiiiii", // M 3072-4095, N 8192-12287
-			"9u99999999999999qqqxxxxxxqqqqxxiiiiiiiiii", // M 3072-4095, N 12288-16383
-			"9u99999999999oooqqqqxxxxxqqqooiiiiiiiiiii", // M 3072-4095, N 16384-24575
-			"99u999999999ooooooqqqxxxqqqo999iiiiiiiiii", // M 3072-4095, N 24576-32767
-			"999uu9uuuoooo9999ooqqqqqqqo99999iiiiiiiii", // M 3072-4095, N 32768-49151
-			"999999999oo9999999ooqqqqqoo999999iiiiiiii", // M 3072-4095, N 49152-65535
-			"99999999999999999999ooooo999999999iiiiiii", // M 3072-4095, N 65536-98303
-			"99999999999999999999999999999999999iiiiii", // M 3072-4095, N 98304-131071
-			"999999999999999999999999999999999999iiiii", // M 3072-4095, N 131072-196607
-			"9999999999999999999999999999999999999iiii", // M 3072-4095, N 196608-262143
-			"99999999999999999999999999999999999999iii", // M 3072-4095, N 262144-393215
-			"999999999999999999999999999999999999999ii", // M 3072-4095, N >= 393216
-			"NNNNNNNNNJJJJJJNNJJNJJJNJJNNNNNNNNNNNNNNN", // M 4096-6143, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 4096-6143, N (none)
-			"OOOOOOOOOJJJJJJJOLOhhhhhhhhhhhOOOOOOOOOOO", // M 4096-6143, N 2
-			"PPPPPPJJJJJJJJJJ>hhhhhhhhhhhhhPPPPPPPPPPP", // M 4096-6143, N 3
-			"hhhhJJJJJJJJJJJJ>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 4-5
-			"hhhdddddddddddd>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 6-7
-			"hhhdddddddddddd>>>hhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 8-11
-			"hhhOdddddddddd>>>>hhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 12-15
-			"hhhddddddddddd>>>>hhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 16-23
-			"hh33333333333333uuuuhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 24-31
-			"223333333333333:uuuuuhhhiihiiiiiiiiiiiiii", // M 4096-6143, N 32-47
-			"2333333333333::::uuuuiiiiiiiiiiiiiiiiiiii", // M 4096-6143, N 48-63
-			"h333333333333:::uuuqqiiiiihhhhhhhhhhhhhhh", // M 4096-6143, N 64-95
-			"p333333333339:::uqqqqqqqiiiiiiiiiiiiiiiii", // M 4096-6143, N 96-127
-			"23333333333999999iqqqqiiuuqiiiiiiiiiiiiii", // M 4096-6143, N 128-191
-			"p3333333339999999wwwqxqqquxqiiiiiiiiiiiii", // M 4096-6143, N 192-255
-			"23333333339999999wwwxxxxqqxxiiiiiiiiiiiii", // M 4096-6143, N 256-383
-			"p33333339o999999xwwxxxxxxqxxxxxqiiiiiiiii", // M 4096-6143, N 384-511
-			"3333333999999999xxxxxxxxxqxxxxxxxiiiiiiii", // M 4096-6143, N 512-767
-			"p333339999999977xxxxxxxxxqxxxxxxxxiiiiiii", // M 4096-6143, N 768-1023
-			"p333399999999997xxxxxxxxqqxxxxxxxxiiiiiii", // M 4096-6143, N 1024-1535
-			"p333999999999999xxxxxxxqqqxxxxxxxxxiiiiii", // M 4096-6143, N 1536-2047
-			"p33999999999999977xxxxxxxxxxxxxxxxxiiiiii", // M 4096-6143, N 2048-3071
-			"p3999oo99999999667xxxxxxxxxxxxxxxxiiiiiii", // M 4096-6143, N 3072-4095
-			"p9999o99999999966xxxxxxxxxqxxxxxxxiiiiiii", // M 4096-6143, N 4096-6143
-			"99999999999999999xxqxxxxxxxxxxxxxiiiiiiii", // M 4096-6143, N 6144-8191
-			"99999999999999999qqqxxxxqxqqxxxxiiiiiiiii", // M 4096-6143, N 8192-12287
-			"9999999999999999qqqqxxxxxqqqqxiiiiiiiiiii", // M 4096-6143, N 12288-16383
-			"99999999999999oqqqqqqxxxqqqqo9iiiiiiiiiii", // M 4096-6143, N 16384-24575
-			"9999999999999ooooooqqqxqqqqo999iiiiiiiiii", // M 4096-6143, N 24576-32767
-			"999999999999oo9999oqqqqqqqo99999iiiiiiiii", // M 4096-6143, N 32768-49151
-			"9999uuuuuuooo999999oqqqqqo9999999iiiiiiii", // M 4096-6143, N 49152-65535
-			"999999999999999999999ooo9999999999iiiiiii", // M 4096-6143, N 65536-98303
-			"99999999999999999999999999999999999iiiiii", // M 4096-6143, N 98304-131071
-			"999999999999999999999999999999999999iiiii", // M 4096-6143, N 131072-196607
-			"9999999999999999999999999999999999999iiii", // M 4096-6143, N 196608-262143
-			"99999999999999999999999999999999999999iii", // M 4096-6143, N 262144-393215
-			"999999999999999999999999999999999999999ii", // M 4096-6143, N >= 393216
-			"NNNNNNNNNJJJJJNNNOONOOOOOOONNNNNNNNNNNNNN", // M 6144-8191, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 6144-8191, N (none)
-			"OOOOOOOOOOJJJJJJOOOOOOOOOOOOOOOOOOOOOOOOO", // M 6144-8191, N 2
-			"PPPPPJJJJJJJJJJPPPhhhhPPPPPhhhPPPPPPPPPPP", // M 6144-8191, N 3
-			"hhhhdddddddJJJJ>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 4-5
-			"hhhdddddddddddd>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 6-7
-			"hhhOdddddddOOO>>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 8-11
-			"hhdddddddddddd>>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 12-15
-			"hh>>dddddddddd>>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 16-23
-			"hh3333UU3333333uuuuuhhhhhhihhhhhhhhhhhhhh", // M 6144-8191, N 24-31
-			"233333UU333333:9uuuuiiiiiiiiiiiiiiiiiiiii", // M 6144-8191, N 32-47
-			"233333333333:9::uuuiiiiiiiiiiiiiiiiiiiiii", // M 6144-8191, N 48-63
-			"h3333333333399::uiqqiiiiihhhhhhhhhhhhhhhh", // M 6144-8191, N 64-95
-			"p3333333333999::9qwqqqqqiiqiiiiiiiiiiiiii", // M 6144-8191, N 96-127
-			"23333333339999999iqqqqiiuuuiiiiiiiiiiiiii", // M 6144-8191, N 128-191
-			"p33333333399999997wwxxqqiiuqiiiiiiiiiiiii", // M 6144-8191, N 192-255
-			"333333333o999999w66wxxxxqquxiiiiiiiiiiiii", // M 6144-8191, N 256-383
-			"p33333399oo99999x77xxxqxxqqxxxxiiiiiiiiii", // M 6144-8191, N 384-511
-			"3333339999999999777xxxxxxqqxxxxxxiiiiiiii", // M 6144-8191, N 512-767
-			"p33339999999917777xxxxxxxqqxxxxxxiiiiiiii", // M 6144-8191, N 768-1023
-			"pp339999999997777xxxxxxxqqqxxxxxxxiiiiiii", // M 6144-8191, N 1024-1535
-			"p3399999999999997xxxxxxqqqqxxxxxxxiiiiiii", // M 6144-8191, N 1536-2047
-			"p39999999999999977xxxxxqqqqxxxxxxxiiiiiii", // M 6144-8191, N 2048-3071
-			"p99999999999999967xxxxxqqqqxxxxxxxiiiiiii", // M 6144-8191, N 3072-4095
-			"99999999999999996xxxxxxqqqqxxxxxxiiiiiiii", // M 6144-8191, N 4096-6143
-			"99999oo9999999999xxqqqqqqqqxxxxxiiiiiiiii", // M 6144-8191, N 6144-8191
-			"99999oo99999999999qqqqqqqqqqxxxiiiiiiiiii", // M 6144-8191, N 8192-12287
-			"9999999999999999qqqqqqqqqqqqqiiiiiiiiiiii", // M 6144-8191, N 12288-16383
-			"99999999999999uqqqoqqqqqqqqo99iiiiiiiiiii", // M 6144-8191, N 16384-24575
-			"99999999999999uoo9oqqqqqqqo9999iiiiiiiiii", // M 6144-8191, N 24576-32767
-			"99u9999999999u99999oqqqqqq999999iiiiiiiii", // M 6144-8191, N 32768-49151
-			"9999uuuu999uo9999999ooqqo99999999iiiiiiii", // M 6144-8191, N 49152-65535
-			"9999999999999999999999999999999999iiiiiii", // M 6144-8191, N 65536-98303
-			"99999999999999999999999999999999999iiiiii", // M 6144-8191, N 98304-131071
-			"999999999999999999999999999999999999iiiii", // M 6144-8191, N 131072-196607
-			"9999999999999999999999999999999999999iiii", // M 6144-8191, N 196608-262143
-			"99999999999999999999999999999999999999iii", // M 6144-8191, N 262144-393215
-			"999999999999999999999999999999999999999ii", // M 6144-8191, N >= 393216
-			"NNNNNNNNNNJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNN", // M 8192-12287, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 8192-12287, N (none)
-			"OOOOOOOOOOOJJJJJOhhOOOOOOOOJJJOOOOOOOOOOO", // M 8192-12287, N 2
-			"PPPPPJddJJJPJJJJJhhhhhhhhhhhhhPPPPPPPPPPP", // M 8192-12287, N 3
-			"hhhJJJdddJJJJJ>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 4-5
-			"hhhOOdddddOOOO>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 6-7
-			"hhdddddddddddd>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 8-11
-			"hh>>ddUUUdd>>>>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 12-15
-			"hh>>>UUUUU>>>>>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 16-23
-			"hh333UUUU33333uuuuuuihhhhiihhhhhhhhhhhhhh", // M 8192-12287, N 24-31
-			"233333UUU3333999uuuiiiiiiiiiiiiiiiiiiiiii", // M 8192-12287, N 32-47
-			"23333UUU333399999iiiiiiiiiiiiiiiiiiiiiiii", // M 8192-12287, N 48-63
-			"h3333UU3333999999qqqqiiiihhhhhhhhhhhhhhhh", // M 8192-12287, N 64-95
-			"p3333bb33339999usqqqqqqiiiqqiiiiiiiiiiiii", // M 8192-12287, N 96-127
-			"2333333339999999wwwqqiiiuuu9iiiiiiiiiiiii", // M 8192-12287, N 128-191
-			"p3333333999999999wwxxqiiiiuuiiiiiiiiiiiii", // M 8192-12287, N 192-255
-			"3333333999999999977xxxxqqiuuiiiiiiiiiiiii", // M 8192-12287, N 256-383
-			"pp3333999999999997wxxxxxqqiuiiiiiiiiiiiii", // M 8192-12287, N 384-511
-			"3333399999999999xxxxxxxxxqiuxxxiiiiiiiiii", // M 8192-12287, N 512-767
-			"pp33999999999997xxxxxxxxqqquxxxxiiiiiiiii", // M 8192-12287, N 768-1023
-			"pp39999999999997xxxxxxxxqquqxxxxxiiiiiiii", // M 8192-12287, N 1024-1535
-			"p399999999999999xxxxxxxqqquqxxxxxiiiiiiii", // M 8192-12287, N 1536-2047
-			"p9999999999999997xxxqqqqqqqqxxxxxiiiiiiii", // M 8192-12287, N 2048-3071
-			"999999999999999967xxqqqqqqqqxxxxxiiiiiiii", // M 8192-12287, N 3072-4095
-			"99999999999999999xxxqqqqqqqqxxxxiiiiiiiii", // M 8192-12287, N 4096-6143
-			"99999oo99999999999xqqqqqqqqqxxxiiiiiiiiii", // M 8192-12287, N 6144-8191
-			"99999o199tt9999999qqqqqqqqqqxiiiiiiiiiiii", // M 8192-12287, N 8192-12287
-			"9999999999999999qqqqqqqqqqqo9iiiiiiiiiiii", // M 8192-12287, N 12288-16383
-			"99999999999999uuuuuoqqqqqq9999iiiiiiiiiii", // M 8192-12287, N 16384-24575
-			"99999999999999u9999oqqqqqo99999iiiiiiiiii", // M 8192-12287, N 24576-32767
-			"9999999999999u999999oqqqo9999999iiiiiiiii", // M 8192-12287, N 32768-49151
-			"9999u9uu999uu99999999999999999999iiiiiiii", // M 8192-12287, N 49152-65535
-			"9999999999999999999999999999999999iiiiiii", // M 8192-12287, N 65536-98303
-			"99999999999999999999999999999999999iiiiii", // M 8192-12287, N 98304-131071
-			"999999999999999999999999999999999999iiiii", // M 8192-12287, N 131072-196607
-			"9999999999999999999999999999999999999iiii", // M 8192-12287, N 196608-262143
-			"99999999999999999999999999999999999999iii", // M 8192-12287, N 262144-393215
-			"999999999999999999999999999999999999999ii", // M 8192-12287, N >= 393216
-			"NNNNNNNNNNJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNN", // M 12288-16383, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 12288-16383, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 12288-16383, N 2
-			"PPPPdddddddPPdddhhhhhhhPPPhhhhPPPPPPPPPPP", // M 12288-16383, N 3
-			"hhhddddddddddhdhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 4-5
-			"hhhdddddddddddvhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 6-7
-			"hh>>dddUUdd>>>vhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 8-11
-			"hh>>>UUUUU>>>>vhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 12-15
-			"hh>>>UUUUU>>>>vhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 16-23
-			"hh333UUUU333399uuuiiiiiiiihhhhhhhhhhhhhhh", // M 12288-16383, N 24-31
-			"23333UUUU333999uuiiiiiiiiiiiiiiiiiiiiiiii", // M 12288-16383, N 32-47
-			"23333UUU333999999iiiiiiiiiiiiiiiiiiiiiiii", // M 12288-16383, N 48-63
-			"h333bbU333399999tqqqiiiiiqqqqhhhhhhhhhhhh", // M 12288-16383, N 64-95
-			"p333bbb33339999ttqqqqqiiiiqqqiiiiiiiiiiii", // M 12288-16383, N 96-127
-			"33333bb339999999qwqqiiiiiuu99iiiiiiiiiiii", // M 12288-16383, N 128-191
-			"p333333b399999999iqiiiiiiiu99iiiiiiiiiiii", // M 12288-16383, N 192-255
-			"33333399999999999qxiqqqqiiiu9iiiiiiiiiiii", // M 12288-16383, N 256-383
-			"pp333999999999999xxxxxxxqiiu9iiiiiiiiiiii", // M 12288-16383, N 384-511
-			"3333999999999999999xxxxxqqiu9iiiiiiiiiiii", // M 12288-16383, N 512-767
-			"ppp9uu9999999999999xxxxxqqiu9iiiiiiiiiiii", // M 12288-16383, N 768-1023
-			"pp9u999999999999999qxxxqqquuuxxiiiiiiiiii", // M 12288-16383, N 1024-1535
-			"p9u9999999999999999qqqqqquuuuxxiiiiiiiiii", // M 12288-16383, N 1536-2047
-			"99999999999999999xxqiqqquu9uuxxiiiiiiiiii", // M 12288-16383, N 2048-3071
-			"99999999999999999xxqqqqquuu9uxxiiiiiiiiii", // M 12288-16383, N 3072-4095
-			"9999999999999999999qqqqquuqu9iiiiiiiiiiii", // M 12288-16383, N 4096-6143
-			"9999999999999999999qqqquuqq99iiiiiiiiiiii", // M 12288-16383, N 6144-8191
-			"999999999999999999qquuuuuo999iiiiiiiiiiii", // M 12288-16383, N 8192-12287
-			"999999999999999uuqquuuqqo9999iiiiiiiiiiii", // M 12288-16383, N 12288-16383
-			"99999999999999uuuu999uqq999999iiiiiiiiiii", // M 12288-16383, N 16384-24575
-			"99999999999999u9999999o99999999iiiiiiiiii", // M 12288-16383, N 24576-32767
-			"9999999999999u999999999999999999iiiiiiiii", // M 12288-16383, N 32768-49151
-			"999999u99999u99999999999999999999iiiiiiii", // M 12288-16383, N 49152-65535
-			"9999999999999999999999999999999999iiiiiii", // M 12288-16383, N 65536-98303
-			"99999999999999999999999999999999999iiiiii", // M 12288-16383, N 98304-131071
-			"999999999999999999999999999999999999iiiii", // M 12288-16383, N 131072-196607
-			"9999999999999999999999999999999999999iiii", // M 12288-16383, N 196608-262143
-			"99999999999999999999999999999999999999iii", // M 12288-16383, N 262144-393215
-			"999999999999999999999999999999999999999ii", // M 12288-16383, N >= 393216
-			"NNNNNNNNJJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNNN", // M 16384-24575, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 16384-24575, N (none)
-			"OOOOOOOOOJJJJJJJJJJJJhhOJJJJJOOOOOOOOOOOO", // M 16384-24575, N 2
-			"PPPPPNNNNJJJJJJhJhhhhhhhhhhhhPPPPPPPPPPPP", // M 16384-24575, N 3
-			"hhhhddddddNNNNhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 4-5
-			"hhh>>dddddd>>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 6-7
-			"hhh>>>dUUd>>>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 8-11
-			"hh>>>>UUUU>>>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 12-15
-			"hh>>>>>>>>>>v>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 16-23
-			"hh3333UUU333h99uuiiiiiiiihhhhhhhhhhhhhhhh", // M 16384-24575, N 24-31
-			"233333UU3339999uuiiiiiiiiiiiiiiiiiiiiiiii", // M 16384-24575, N 32-47
-			"2333333333399999iiiiiiiiiiiiiiiiiiiiiiiii", // M 16384-24575, N 48-63
-			"h3333bb33b399999iiqqiiiiiqqqqqhhhhhhhhhhh", // M 16384-24575, N 64-95
-			"p3333bb3bb99999qqqqqqiiiiiqqqqiiiiiiiiiii", // M 16384-24575, N 96-127
-			"333333bbbb99999iiiqqiiiiiiu999iiiiiiiiiii", // M 16384-24575, N 128-191
-			"p33333bbb999999q7iiiiiiiiiiu99iiiiiiiiiii", // M 16384-24575, N 192-255
-			"3333393b999999977iixxxxqqiiu99iiiiiiiiiii", // M 16384-24575, N 256-383
-			"pp3399999991tt7999x77xfxxiiu99iiiiiiiiiii", // M 16384-24575, N 384-511
-			"333u99999991777999x77xqxxqiu99iiiiiiiiiii", // M 16384-24575, N 512-767
-			"pp99u9999999999999xxxxxxxqiu99iiiiiiiiiii", // M 16384-24575, N 768-1023
-			"p999uuu999999999999xxxxxqqiu99iiiiiiiiiii", // M 16384-24575, N 1024-1535
-			"999u999999999999999iiiqqqiu999iiiiiiiiiii", // M 16384-24575, N 1536-2047
-			"9999999999999999999iiiiiiu9999iiiiiiiiiii", // M 16384-24575, N 2048-3071
-			"9u99999999999999999iiuuu999999iiiiiiiiiii", // M 16384-24575, N 3072-4095
-			"9999999999999999999iiuu9999999iiiiiiiiiii", // M 16384-24575, N 4096-6143
-			"999999999999999999iiu999999999iiiiiiiiiii", // M 16384-24575, N 6144-8191
-			"999999999999999u9iiuu999999999iiiiiiiiiii", // M 16384-24575, N 8192-12287
-			"999999999999999uuuu99999999999iiiiiiiiiii", // M 16384-24575, N 12288-16383
-			"99999999999999u999999999999999iiiiiiiiiii", // M 16384-24575, N 16384-24575
-			"99999999999999u9999999999999999iiiiiiiiii", // M 16384-24575, N 24576-32767
-			"9999999999999u999999999999999999iiiiiiiii", // M 16384-24575, N 32768-49151
-			"9999999u999uu99999999999999999999iiiiiiii", // M 16384-24575, N 49152-65535
-			"9999999999999999999999999999999999iiiiiii", // M 16384-24575, N 65536-98303
-			"99999999999999999999999999999999999iiiiii", // M 16384-24575, N 98304-131071
-			"999999999999999999999999999999999999iiiii", // M 16384-24575, N 131072-196607
-			"9999999999999999999999999999999999999iiii", // M 16384-24575, N 196608-262143
-			"99999999999999999999999999999999999999iii", // M 16384-24575, N 262144-393215
-			"999999999999999999999999999999999999999ii", // M 16384-24575, N >= 393216
-			"NNNNNNNJJJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNNN", // M 24576-32767, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24576-32767, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 24576-32767, N 2
-			"PPPPPdddddddddddddddddPdddNNdPPPPPPPPPPPP", // M 24576-32767, N 3
-			"hhhhddddddddddhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 4-5
-			"hhhvvdddddvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 6-7
-			"hhhvvvUUUvvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 8-11
-			"hhhvvUUUUUvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 12-15
-			"hhvvvvvvvvvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 16-23
-			"hh333333333hhhuuiiiiiiihhhhhhhhhhhhhhhhhh", // M 24576-32767, N 24-31
-			"3333333333bhh99uiiiiiiiiiiiiiiiiiiiiiiiii", // M 24576-32767, N 32-47
-			"333333333bb9999iiiiiiiiiiiiiiiiiiiiiiiiii", // M 24576-32767, N 48-63
-			"h333333bbbb9999iiiiiiiiiiqqqqqqhhhhhhhhhh", // M 24576-32767, N 64-95
-			"p333333bbb99999qqqqqqiiiiiqqqqqiiiiiiiiii", // M 24576-32767, N 96-127
-			"333333bbb999999tiiqiiiiiiiu9999iiiiiiiiii", // M 24576-32767, N 128-191
-			"p33339bbb999999tqiiiiiiiiiiu999iiiiiiiiii", // M 24576-32767, N 192-255
-			"333399bb999999977iiqxxxqqiiu999iiiiiiiiii", // M 24576-32767, N 256-383
-			"ppp99999999ttrt9iiq7XqXqqiii999iiiiiiiiii", // M 24576-32767, N 384-511
-			"339u9999999ttt7799x7X7Xxxqii999iiiiiiiiii", // M 24576-32767, N 512-767
-			"p999u99999999999999xxxxxxiiu999iiiiiiiiii", // M 24576-32767, N 768-1023
-			"99999uu999999999999xxxxxqiiu999iiiiiiiiii", // M 24576-32767, N 1024-1535
-			"9999uuuu999999999iiiiiiiiiu9999iiiiiiiiii", // M 24576-32767, N 1536-2047
-			"999999999999999999iiiiiiiu99999iiiiiiiiii", // M 24576-32767, N 2048-3071
-			"9999999999999uu999iiuuuu9999999iiiiiiiiii", // M 24576-32767, N 3072-4095
-			"99999999999999u999iiu9999999999iiiiiiiiii", // M 24576-32767, N 4096-6143
-			"99999999999999uuiiiu99999999999iiiiiiiiii", // M 24576-32767, N 6144-8191
-			"99999999999999uuuuu999999999999iiiiiiiiii", // M 24576-32767, N 8192-12287
-			"99999999999999u9999999999999999iiiiiiiiii", // M 24576-32767, N 12288-16383
-			"99999999999999u9999999999999999iiiiiiiiii", // M 24576-32767, N 16384-24575
-			"9999999999999u99999999999999999iiiiiiiiii", // M 24576-32767, N 24576-32767
-			"999999999999u9999999999999999999iiiiiiiii", // M 24576-32767, N 32768-49151
-			"999999999uu9999999999999999999999iiiiiiii", // M 24576-32767, N 49152-65535
-			"9999999999999999999999999999999999iiiiiii", // M 24576-32767, N 65536-98303
-			"99999999999999999999999999999999999iiiiii", // M 24576-32767, N 98304-131071
-			"999999999999999999999999999999999999iiiii", // M 24576-32767, N 131072-196607
-			"9999999999999999999999999999999999999iiii", // M 24576-32767, N 196608-262143
-			"99999999999999999999999999999999999999iii", // M 24576-32767, N 262144-393215
-			"999999999999999999999999999999999999999ii", // M 24576-32767, N >= 393216
-			"NNNNNNNJJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNNNN", // M 32768-49151, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32768-49151, N (none)
-			"OOOOOOONNNNNOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 32768-49151, N 2
-			"PPPPPPPddddddNNNNNNNNPPPNNNNPPPPPPPPPPPPP", // M 32768-49151, N 3
-			"hhhhhddddddNNNNhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 16-23
-			"hh33333333bhhhuiihhhiiiihhhhhhhhhhhhhhhhh", // M 32768-49151, N 24-31
-			"333333bb3bb9h9iiiiiiiiiiiiiiiiiiiiiiiiiii", // M 32768-49151, N 32-47
-			"33333bbbjbb9999iiiiiiiiiiiiiiiiiiiiiiiiii", // M 32768-49151, N 48-63
-			"h3333bbjjb99999iiiiiiiiiqqqqqqqqhhhhhhhhh", // M 32768-49151, N 64-95
-			"p33333bjbb9999iiiiiiiiiiiiqqqqqqiiiiiiiii", // M 32768-49151, N 96-127
-			"333339bbb999999iiiiiiiiiiiu99999iiiiiiiii", // M 32768-49151, N 128-191
-			"pp3399bb9999999iiiiiiiiiiiiu9999iiiiiiiii", // M 32768-49151, N 192-255
-			"333999999999999iiiiiiqqqiiiu9999iiiiiiiii", // M 32768-49151, N 256-383
-			"pp999999999999i99ii77qqqqiii9999iiiiiiiii", // M 32768-49151, N 384-511
-			"399u9999999999i999i77xxxqiii9999iiiiiiiii", // M 32768-49151, N 512-767
-			"9999u99999999999999xxxxxqiii9999iiiiiiiii", // M 32768-49151, N 768-1023
-			"999999u999999999999iiiqqiii99999iiiiiiiii", // M 32768-49151, N 1024-1535
-			"9999999u999999999iiiiiiiiiu99999iiiiiiiii", // M 32768-49151, N 1536-2047
-			"9999u9uuu999999uuuiiiiiiiu999999iiiiiiiii", // M 32768-49151, N 2048-3071
-			"999999999999uuuuuuuuuuuu99999999iiiiiiiii", // M 32768-49151, N 3072-4095
-			"9999999999999u9uuuu9999999999999iiiiiiiii", // M 32768-49151, N 4096-6143
-			"9999999999999u99uu99999999999999iiiiiiiii", // M 32768-49151, N 6144-8191
-			"99999999999999999999999999999999iiiiiiiii", // M 32768-49151, N 8192-12287
-			"99999999999999999999999999999999iiiiiiiii", // M 32768-49151, N 12288-16383
-			"9999999999999u999999999999999999iiiiiiiii", // M 32768-49151, N 16384-24575
-			"99999999999999999999999999999999iiiiiiiii", // M 32768-49151, N 24576-32767
-			"99999999999u99999999999999999999iiiiiiiii", // M 32768-49151, N 32768-49151
-			"999999999999999999999999999999999iiiiiiii", // M 32768-49151, N 49152-65535
-			"9999999999999999999999999999999999iiiiiii", // M 32768-49151, N 65536-98303
-			"99999999999999999999999999999999999iiiiii", // M 32768-49151, N 98304-131071
-			"999999999999999999999999999999999999iiiii", // M 32768-49151, N 131072-196607
-			"9999999999999999999999999999999999999iiii", // M 32768-49151, N 196608-262143
-			"99999999999999999999999999999999999999iii", // M 32768-49151, N 262144-393215
-			"999999999999999999999999999999999999999ii", // M 32768-49151, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 49152-65535, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 49152-65535, N (none)
-			"OOOOOOONNNNOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 49152-65535, N 2
-			"PPPPPPPNNNNNNNNNNNNNNNNNNNNPPPPPPPPPPPPPP", // M 49152-65535, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 16-23
-			"hh3333333hhhhiiiihhhiiiihhhhhhhhhhhhhhhhh", // M 49152-65535, N 24-31
-			"333333bbjjjj9jiiiiiiiiiiiiiiiiiiiiiiiiiii", // M 49152-65535, N 32-47
-			"33333bbjjjj99iiiiiiiiiiiiiiiiiiiiiiiiiiii", // M 49152-65535, N 48-63
-			"hh333bjjjjj99iiiiiiiiiiiiqqqqqqqqhhhhhhhh", // M 49152-65535, N 64-95
-			"pp333bjjjjj99iiiiiiiiiiiiiqqqqqqqiiiiiiii", // M 49152-65535, N 96-127
-			"333399b9999999iiiiiiiiiiiiu999999iiiiiiii", // M 49152-65535, N 128-191
-			"pp3999999999999iiiiiiiiiiii999999iiiiiiii", // M 49152-65535, N 192-255
-			"33u9999999999999iiiiqiiiiiiu99999iiiiiiii", // M 49152-65535, N 256-383
-			"p9999999999999999iiiiiiiiiiu99999iiiiiiii", // M 49152-65535, N 384-511
-			"999u99999999999999iiiiqiiiii99999iiiiiiii", // M 49152-65535, N 512-767
-			"99999999999999999iiiiiiiiiiu99999iiiiiiii", // M 49152-65535, N 768-1023
-			"999999u9999999999iiiiiiiiii999999iiiiiiii", // M 49152-65535, N 1024-1535
-			"9999999999999999iiiiiiiiii9999999iiiiiiii", // M 49152-65535, N 1536-2047
-			"999999999u99999uuuiiiiiii99999999iiiiiiii", // M 49152-65535, N 2048-3071
-			"999999999uu9999999999999999999999iiiiiiii", // M 49152-65535, N 3072-4095
-			"9999999u999uu99999999999999999999iiiiiiii", // M 49152-65535, N 4096-6143
-			"999999999999u99999999999999999999iiiiiiii", // M 49152-65535, N 6144-8191
-			"999999999999999999999999999999999iiiiiiii", // M 49152-65535, N 8192-12287
-			"999999999999u99999999999999999999iiiiiiii", // M 49152-65535, N 12288-16383
-			"999999999999u99999999999999999999iiiiiiii", // M 49152-65535, N 16384-24575
-			"999999999999999999999999999999999iiiiiiii", // M 49152-65535, N 24576-32767
-			"999999999999999999999999999999999iiiiiiii", // M 49152-65535, N 32768-49151
-			"999999999999999999999999999999999iiiiiiii", // M 49152-65535, N 49152-65535
-			"9999999999999999999999999999999999iiiiiii", // M 49152-65535, N 65536-98303
-			"99999999999999999999999999999999999iiiiii", // M 49152-65535, N 98304-131071
-			"999999999999999999999999999999999999iiiii", // M 49152-65535, N 131072-196607
-			"9999999999999999999999999999999999999iiii", // M 49152-65535, N 196608-262143
-			"99999999999999999999999999999999999999iii", // M 49152-65535, N 262144-393215
-			"999999999999999999999999999999999999999ii", // M 49152-65535, N >= 393216
-			"NNNNNNNNNJNNNNJJJJJJJJJJJJJNNNNNNNNNNNNNN", // M 65536-98303, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 65536-98303, N (none)
-			"OOOOOONNNNNOOONOOOOOOOOOOONOOOOOOOOOOOOOO", // M 65536-98303, N 2
-			"PPPPPPPNNNNNNNNNNNNNNNNNNNPPPPPPPPPPPPPPP", // M 65536-98303, N 3
-			"hhhhhhhddddddddNNNNNNNNNNhhhhhhhhhhhhhhhh", // M 65536-98303, N 4-5
-			"hhhhhhhhhddddhhdNNNNNhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 6-7
-			"hhhhhhhhhhhhhhhhNhhhhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 8-11
-			"hhhhhhhhhhhhhhhhhiihhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 12-15
-			"hhhhhhhhhhhhhhhhhiihhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 16-23
-			"hh333333hhhhhiiiihhhiiiihhhhhhhhhhhhhhhhh", // M 65536-98303, N 24-31
-			"333333bjjjjhiiiiiiiiiiiiiiiiiiiiiiiiiiiii", // M 65536-98303, N 32-47
-			"33333bjjjjjjiiiiiiiiiiiiiiiiiiiiiiiiiiiii", // M 65536-98303, N 48-63
-			"hh3339jjjjjjiiiiiiiiiiiiihhhhhhhhhhhhhhhh", // M 65536-98303, N 64-95
-			"pp339999jjjiiiiiiiiiiiiiiiqqqqqqqqiiiiiii", // M 65536-98303, N 96-127
-			"3339999999999iiiiiiiiiiiii99999999iiiiiii", // M 65536-98303, N 128-191
-			"pp999999999999iiiiqqXqiiiiu9999999iiiiiii", // M 65536-98303, N 192-255
-			"3999999999999999iqqqXqiiiii9999999iiiiiii", // M 65536-98303, N 256-383
-			"99u9999999999999iiiiqiiiiii9999999iiiiiii", // M 65536-98303, N 384-511
-			"99999999999999999iiiiiiiiii9999999iiiiiii", // M 65536-98303, N 512-767
-			"9999u9999999999999iiiiiiiii9999999iiiiiii", // M 65536-98303, N 768-1023
-			"999999u999999999iiiiiiiiiii9999999iiiiiii", // M 65536-98303, N 1024-1535
-			"99999999u999999iuuiiiiiiii99999999iiiiiii", // M 65536-98303, N 1536-2047
-			"9999999999uuuuuu99uiiiii9999999999iiiiiii", // M 65536-98303, N 2048-3071
-			"9999999999999999999999999999999999iiiiiii", // M 65536-98303, N 3072-4095
-			"9999999999999999999999999999999999iiiiiii", // M 65536-98303, N 4096-6143
-			"9999999999999999999999999999999999iiiiiii", // M 65536-98303, N 6144-8191
-			"9999999999999999999999999999999999iiiiiii", // M 65536-98303, N 8192-12287
-			"9999999999999999999999999999999999iiiiiii", // M 65536-98303, N 12288-16383
-			"9999999999999999999999999999999999iiiiiii", // M 65536-98303, N 16384-24575
-			"9999999999999999999999999999999999iiiiiii", // M 65536-98303, N 24576-32767
-			"9999999999999999999999999999999999iiiiiii", // M 65536-98303, N 32768-49151
-			"9999999999999999999999999999999999iiiiiii", // M 65536-98303, N 49152-65535
-			"9999999999999999999999999999999999iiiiiii", // M 65536-98303, N 65536-98303
-			"99999999999999999999999999999999999iiiiii", // M 65536-98303, N 98304-131071
-			"999999999999999999999999999999999999iiiii", // M 65536-98303, N 131072-196607
-			"9999999999999999999999999999999999999iiii", // M 65536-98303, N 196608-262143
-			"99999999999999999999999999999999999999iii", // M 65536-98303, N 262144-393215
-			"999999999999999999999999999999999999999ii", // M 65536-98303, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 98304-131071, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 98304-131071, N (none)
-			"OOOOOOONNNNOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 98304-131071, N 2
-			"PPPPPPPNNNNNNNNNNNNNNNNNNPPPPPPPPPPPPPPPP", // M 98304-131071, N 3
-			"hhhhhhhhhhhddhhhNNNhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 16-23
-			"hhh3333hhhhhhiiiiihiiiihhhhhhhhhhhhhhhhhh", // M 98304-131071, N 24-31
-			"333333hhhhhiiiiiiiiiiiiiiiiiiiiiiiiiiiiii", // M 98304-131071, N 32-47
-			"33333hhhjjjjiiiiiiiiiiiiiiiiiiiiiiiiiiiii", // M 98304-131071, N 48-63
-			"hh33h99ijjjjiiiiiiiiiiiiihhhhhhhhhhhhhhhh", // M 98304-131071, N 64-95
-			"pp3h99339jjiiiiiiiiiiiiiiiqqqqqqqqqiiiiii", // M 98304-131071, N 96-127
-			"3399h99399999iiiiiiiiiiiii999999999iiiiii", // M 98304-131071, N 128-191
-			"p999999999999iiiiiXqWqiiii999999999iiiiii", // M 98304-131071, N 192-255
-			"999999999999999iiqXqXqiiii999999999iiiiii", // M 98304-131071, N 256-383
-			"99u9999999999999iiiiqiiiii999999999iiiiii", // M 98304-131071, N 384-511
-			"99999999999999999iiiiiiiii999999999iiiiii", // M 98304-131071, N 512-767
-			"9999u9999999999i9iiiiiiiii999999999iiiiii", // M 98304-131071, N 768-1023
-			"99999999999999iiiiiiiiiii9999999999iiiiii", // M 98304-131071, N 1024-1535
-			"99999999u9uuuuuuuiiiiiii99999999999iiiiii", // M 98304-131071, N 1536-2047
-			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 2048-3071
-			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 3072-4095
-			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 4096-6143
-			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 6144-8191
-			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 8192-12287
-			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 12288-16383
-			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 16384-24575
-			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 24576-32767
-			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 32768-49151
-			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 49152-65535
-			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 65536-98303
-			"99999999999999999999999999999999999iiiiii", // M 98304-131071, N 98304-131071
-			"999999999999999999999999999999999999iiiii", // M 98304-131071, N 131072-196607
-			"9999999999999999999999999999999999999iiii", // M 98304-131071, N 196608-262143
-			"99999999999999999999999999999999999999iii", // M 98304-131071, N 262144-393215
-			"999999999999999999999999999999999999999ii", // M 98304-131071, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 131072-196607, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 131072-196607, N (none)
-			"OOOOOOOONNNOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 131072-196607, N 2
-			"PPPPPPddNNNNNNNNNNNNNNNNPPPPPPPPPPPPPPPPP", // M 131072-196607, N 3
-			"hhhhhddddddNNNhNNNNNhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 16-23
-			"hh333bhhhhhhiiiiiiiiiiihhhhhhhhhhhhhhhhhh", // M 131072-196607, N 24-31
-			"33333hhhhhiiiiiiiiiiiiiiiiiiiiiiiiiiiiiii", // M 131072-196607, N 32-47
-			"3333hhhhhhi999iiiiiiiiiiiiiiiiiiiiiiiiiii", // M 131072-196607, N 48-63
-			"h33hhhhhhji999iiiiiiiiiiihhhhhhhhhhhhhhhh", // M 131072-196607, N 64-95
-			"p3hhhh9999999iiiiiiiiiiiiiqqqqqqqqqqiiiii", // M 131072-196607, N 96-127
-			"3u99hh99999999iiiiiiiiiiii9999999999iiiii", // M 131072-196607, N 128-191
-			"99999999999999iiiiiiqiiiii9999999999iiiii", // M 131072-196607, N 192-255
-			"999999999999999iiiiiqiiiii9999999999iiiii", // M 131072-196607, N 256-383
-			"99u999999999999iiiiiiiiiii9999999999iiiii", // M 131072-196607, N 384-511
-			"999u9999999999i9iiiiiiiii99999999999iiiii", // M 131072-196607, N 512-767
-			"9999999999999iiiiiiiiiiii99999999999iiiii", // M 131072-196607, N 768-1023
-			"999999u99999uuuiiiiiiiii999999999999iiiii", // M 131072-196607, N 1024-1535
-			"99999999uuuu99999iiiii99999999999999iiiii", // M 131072-196607, N 1536-2047
-			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 2048-3071
-			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 3072-4095
-			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 4096-6143
-			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 6144-8191
-			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 8192-12287
-			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 12288-16383
-			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 16384-24575
-			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 24576-32767
-			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 32768-49151
-			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 49152-65535
-			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 65536-98303
-			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 98304-131071
-			"999999999999999999999999999999999999iiiii", // M 131072-196607, N 131072-196607
-			"9999999999999999999999999999999999999iiii", // M 131072-196607, N 196608-262143
-			"99999999999999999999999999999999999999iii", // M 131072-196607, N 262144-393215
-			"999999999999999999999999999999999999999ii", // M 131072-196607, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 196608-262143, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 196608-262143, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 196608-262143, N 2
-			"PPPddNNNNNNNNNNNNNNNPPPPPPPPPPPPPPPPPPPPP", // M 196608-262143, N 3
-			"hhhddddddNNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 4-5
-			"hhhhhhddddhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 16-23
-			"hh333hhhhhhiiiiiiiiiiihhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 24-31
-			"3333hhhhhh9999iiiiiiiiiiiiiiiiiiiiiiiiiii", // M 196608-262143, N 32-47
-			"333hhhhhhh99999iiiiiiiiiiiiiiiiiiiiiiiiii", // M 196608-262143, N 48-63
-			"h3hhhhhhh999999iiiiiiiiiihhhhhhhhhhhhhhhh", // M 196608-262143, N 64-95
-			"phhhhhhh9999999iiiiiiiiiiqqqqqqqqqqqqiiii", // M 196608-262143, N 96-127
-			"9u9hhhh9999iiiiiiiiiiiiiii99999999999iiii", // M 196608-262143, N 128-191
-			"9u99999999999iiiiiiiiiiiii99999999999iiii", // M 196608-262143, N 192-255
-			"99999999999999iiiiiiiiiiii99999999999iiii", // M 196608-262143, N 256-383
-			"99u9999999999iiiiiiiiiiiii99999999999iiii", // M 196608-262143, N 384-511
-			"9999999999999iiiiiiiiiiii999999999999iiii", // M 196608-262143, N 512-767
-			"99999u9999999iiiiiiiiiii9999999999999iiii", // M 196608-262143, N 768-1023
-			"999999999999u99iiiiiiii99999999999999iiii", // M 196608-262143, N 1024-1535
-			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 1536-2047
-			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 2048-3071
-			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 3072-4095
-			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 4096-6143
-			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 6144-8191
-			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 8192-12287
-			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 12288-16383
-			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 16384-24575
-			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 24576-32767
-			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 32768-49151
-			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 49152-65535
-			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 65536-98303
-			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 98304-131071
-			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 131072-196607
-			"9999999999999999999999999999999999999iiii", // M 196608-262143, N 196608-262143
-			"99999999999999999999999999999999999999iii", // M 196608-262143, N 262144-393215
-			"999999999999999999999999999999999999999ii", // M 196608-262143, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 262144-393215, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 262144-393215, N (none)
-			"OOOONNNNNNNNNOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 262144-393215, N 2
-			"PPNNNNNNNNNNNNNNPPPPPPPPPPPPPPPPPPPPPPPPP", // M 262144-393215, N 3
-			"hhNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 4-5
-			"hhhhhNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 16-23
-			"hh33hhhhhhhi9iiiiiiiiihhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 24-31
-			"333hhhhhhh99999iiiiiiiiiiiiiiiiiiiiiiiiii", // M 262144-393215, N 32-47
-			"33hhhhhhhh99999iiiiiiiiiiiiiiiiiiiiiiiiii", // M 262144-393215, N 48-63
-			"hhhhhhhhh9999999iiqqiiiihhhhhhhhhhhhhhhhh", // M 262144-393215, N 64-95
-			"qhhhhhhh9999999qqqqqqiiiiqqqqqqqqqqqqqiii", // M 262144-393215, N 96-127
-			"99hhhhh99iiiiiiiiiqiiiiii9999999999999iii", // M 262144-393215, N 128-191
-			"999hhh99999iiiiiiiiiiiiii9999999999999iii", // M 262144-393215, N 192-255
-			"9u9999999999iiiiiiiiiiiii9999999999999iii", // M 262144-393215, N 256-383
-			"999999999999iiiiiiiiiiiii9999999999999iii", // M 262144-393215, N 384-511
-			"999999999999iiiiiiiiiiiii9999999999999iii", // M 262144-393215, N 512-767
-			"999999999999i9iiiiiiiiii99999999999999iii", // M 262144-393215, N 768-1023
-			"99999999u9uu9999iiiiii9999999999999999iii", // M 262144-393215, N 1024-1535
-			"99999999999999999999999999999999999999iii", // M 262144-393215, N 1536-2047
-			"99999999999999999999999999999999999999iii", // M 262144-393215, N 2048-3071
-			"99999999999999999999999999999999999999iii", // M 262144-393215, N 3072-4095
-			"99999999999999999999999999999999999999iii", // M 262144-393215, N 4096-6143
-			"99999999999999999999999999999999999999iii", // M 262144-393215, N 6144-8191
-			"99999999999999999999999999999999999999iii", // M 262144-393215, N 8192-12287
-			"99999999999999999999999999999999999999iii", // M 262144-393215, N 12288-16383
-			"99999999999999999999999999999999999999iii", // M 262144-393215, N 16384-24575
-			"99999999999999999999999999999999999999iii", // M 262144-393215, N 24576-32767
-			"99999999999999999999999999999999999999iii", // M 262144-393215, N 32768-49151
-			"99999999999999999999999999999999999999iii", // M 262144-393215, N 49152-65535
-			"99999999999999999999999999999999999999iii", // M 262144-393215, N 65536-98303
-			"99999999999999999999999999999999999999iii", // M 262144-393215, N 98304-131071
-			"99999999999999999999999999999999999999iii", // M 262144-393215, N 131072-196607
-			"99999999999999999999999999999999999999iii", // M 262144-393215, N 196608-262143
-			"99999999999999999999999999999999999999iii", // M 262144-393215, N 262144-393215
-			"999999999999999999999999999999999999999ii", // M 262144-393215, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 393216-524287, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 393216-524287, N (none)
-			"OOOOOOONNNNOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 393216-524287, N 2
-			"PPNNNNNNNNNNNNNPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 393216-524287, N 3
-			"hhNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 4-5
-			"hhhhNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 6-7
-			"hhhhhhhhhNhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 16-23
-			"hh3hhhhhhhh999iiiiiiiihhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 24-31
-			"33hhhhhhhh99999iiiiiiiiiiiiiiiiiiiiiiiiii", // M 393216-524287, N 32-47
-			"3hhhhhhhhh999999iiiiiiiiiiiiiiiiiiiiiiiii", // M 393216-524287, N 48-63
-			"hhhhhhhhh9999999iqqqiiiihhhhhhhhhhhhhhhhh", // M 393216-524287, N 64-95
-			"qhhhhhhhh999999qqqqqqiiiqqqqqqqqqqqqqqqii", // M 393216-524287, N 96-127
-			"99hhhhhh9iiiii9iqiqiiiii999999999999999ii", // M 393216-524287, N 128-191
-			"999hhhh99iiiiiiiiiiiiiii999999999999999ii", // M 393216-524287, N 192-255
-			"9u99999999iiiiiiiiiiiiii999999999999999ii", // M 393216-524287, N 256-383
-			"99999999999iiiiiiiiiiiii999999999999999ii", // M 393216-524287, N 384-511
-			"99999999999iiiiiiiiiiii9999999999999999ii", // M 393216-524287, N 512-767
-			"99999999uiii99iiiiiiii99999999999999999ii", // M 393216-524287, N 768-1023
-			"999999999999999999999999999999999999999ii", // M 393216-524287, N 1024-1535
-			"999999999999999999999999999999999999999ii", // M 393216-524287, N 1536-2047
-			"999999999999999999999999999999999999999ii", // M 393216-524287, N 2048-3071
-			"999999999999999999999999999999999999999ii", // M 393216-524287, N 3072-4095
-			"999999999999999999999999999999999999999ii", // M 393216-524287, N 4096-6143
-			"999999999999999999999999999999999999999ii", // M 393216-524287, N 6144-8191
-			"999999999999999999999999999999999999999ii", // M 393216-524287, N 8192-12287
-			"999999999999999999999999999999999999999ii", // M 393216-524287, N 12288-16383
-			"999999999999999999999999999999999999999ii", // M 393216-524287, N 16384-24575
-			"999999999999999999999999999999999999999ii", // M 393216-524287, N 24576-32767
-			"999999999999999999999999999999999999999ii", // M 393216-524287, N 32768-49151
-			"999999999999999999999999999999999999999ii", // M 393216-524287, N 49152-65535
-			"999999999999999999999999999999999999999ii", // M 393216-524287, N 65536-98303
-			"999999999999999999999999999999999999999ii", // M 393216-524287, N 98304-131071
-			"999999999999999999999999999999999999999ii", // M 393216-524287, N 131072-196607
-			"999999999999999999999999999999999999999ii", // M 393216-524287, N 196608-262143
-			"999999999999999999999999999999999999999ii", // M 393216-524287, N 262144-393215
-			"999999999999999999999999999999999999999ii", // M 393216-524287, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 524288-786431, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N (none)
-			"hhNNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 2
-			"hNNNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 3
-			"hNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 4-5
-			"hhhNNhhNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 16-23
-			"hhhhhhhhhhhi99iiiiiiiihhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 24-31
-			"3hhhhhhhhh99999iiiiiiiiiiiiiiiiiiiiiiiiii", // M 524288-786431, N 32-47
-			"ihhhhhhhhh9999999iiiiiiiiiiiiiiiiiiiiiiii", // M 524288-786431, N 48-63
-			"hhhhhhhhh9999999iiqqiiiihhhhhhhhhhhhhhhhh", // M 524288-786431, N 64-95
-			"qhhhhhhhh999999iqqqqqiiiqqqqqqqqqqqqqqqqi", // M 524288-786431, N 96-127
-			"9hhhhhhhiiiiiii9iiiiiiii9999999999999999i", // M 524288-786431, N 128-191
-			"9u9hhhh9iiiiiiiiiiiiiiii9999999999999999i", // M 524288-786431, N 192-255
-			"999999999iiiiiiiiiiiiii99999999999999999i", // M 524288-786431, N 256-383
-			"99u99999iiiiiiiiiiiiiii99999999999999999i", // M 524288-786431, N 384-511
-			"9999999u9ui99iiiiiiiii999999999999999999i", // M 524288-786431, N 512-767
-			"999999999999999iiiii99999999999999999999i", // M 524288-786431, N 768-1023
-			"9999999999999999999999999999999999999999i", // M 524288-786431, N 1024-1535
-			"9999999999999999999999999999999999999999i", // M 524288-786431, N 1536-2047
-			"9999999999999999999999999999999999999999i", // M 524288-786431, N 2048-3071
-			"9999999999999999999999999999999999999999i", // M 524288-786431, N 3072-4095
-			"9999999999999999999999999999999999999999i", // M 524288-786431, N 4096-6143
-			"9999999999999999999999999999999999999999i", // M 524288-786431, N 6144-8191
-			"9999999999999999999999999999999999999999i", // M 524288-786431, N 8192-12287
-			"9999999999999999999999999999999999999999i", // M 524288-786431, N 12288-16383
-			"9999999999999999999999999999999999999999i", // M 524288-786431, N 16384-24575
-			"9999999999999999999999999999999999999999i", // M 524288-786431, N 24576-32767
-			"9999999999999999999999999999999999999999i", // M 524288-786431, N 32768-49151
-			"9999999999999999999999999999999999999999i", // M 524288-786431, N 49152-65535
-			"9999999999999999999999999999999999999999i", // M 524288-786431, N 65536-98303
-			"9999999999999999999999999999999999999999i", // M 524288-786431, N 98304-131071
-			"9999999999999999999999999999999999999999i", // M 524288-786431, N 131072-196607
-			"9999999999999999999999999999999999999999i", // M 524288-786431, N 196608-262143
-			"9999999999999999999999999999999999999999i", // M 524288-786431, N 262144-393215
-			"9999999999999999999999999999999999999999i", // M 524288-786431, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 786432-1048575, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N (none)
-			"hhNNNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 2
-			"hNNNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 3
-			"hNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 4-5
-			"hhhNhhhhNNhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 16-23
-			"hhhhhhhhhhhiiiiiiiiiiihhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 24-31
-			"ihhhhhhhhhh9999iiiiiiiiiiiiiiiiiiiiiiiiii", // M 786432-1048575, N 32-47
-			"ihhhhhhhhh999999iiiiiiiiiiiiiiiiiiiiiiiii", // M 786432-1048575, N 48-63
-			"hhhhhhhhh99999999iiiiiiihhhhhhhhhhhhhhhhh", // M 786432-1048575, N 64-95
-			"qhhhhhhhh9999999iiiiiiiiqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 96-127
-			"9uhhhhhhiiiiiiiiiiiiiiii99999999999999999", // M 786432-1048575, N 128-191
-			"9u9hhhhiiiiiiiiiiiiiiiii99999999999999999", // M 786432-1048575, N 192-255
-			"9999999iiiiiiiiiiiiiiii999999999999999999", // M 786432-1048575, N 256-383
-			"9999999ii999iiiiiiiiii9999999999999999999", // M 786432-1048575, N 384-511
-			"99999uu999999iiiiiiii99999999999999999999", // M 786432-1048575, N 512-767
-			"99999999999999999999999999999999999999999", // M 786432-1048575, N 768-1023
-			"99999999999999999999999999999999999999999", // M 786432-1048575, N 1024-1535
-			"99999999999999999999999999999999999999999", // M 786432-1048575, N 1536-2047
-			"99999999999999999999999999999999999999999", // M 786432-1048575, N 2048-3071
-			"99999999999999999999999999999999999999999", // M 786432-1048575, N 3072-4095
-			"99999999999999999999999999999999999999999", // M 786432-1048575, N 4096-6143
-			"99999999999999999999999999999999999999999", // M 786432-1048575, N 6144-8191
-			"99999999999999999999999999999999999999999", // M 786432-1048575, N 8192-12287
-			"99999999999999999999999999999999999999999", // M 786432-1048575, N 12288-16383
-			"99999999999999999999999999999999999999999", // M 786432-1048575, N 16384-24575
-			"99999999999999999999999999999999999999999", // M 786432-1048575, N 24576-32767
-			"99999999999999999999999999999999999999999", // M 786432-1048575, N 32768-49151
-			"99999999999999999999999999999999999999999", // M 786432-1048575, N 49152-65535
-			"99999999999999999999999999999999999999999", // M 786432-1048575, N 65536-98303
-			"99999999999999999999999999999999999999999", // M 786432-1048575, N 98304-131071
-			"99999999999999999999999999999999999999999", // M 786432-1048575, N 131072-196607
-			"99999999999999999999999999999999999999999", // M 786432-1048575, N 196608-262143
-			"99999999999999999999999999999999999999999", // M 786432-1048575, N 262144-393215
-			"99999999999999999999999999999999999999999", // M 786432-1048575, N >= 393216
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N (none)
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 2
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 16-23
-			"hhhhhhhhhhhiiiiiiiiihhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 24-31
-			"iihhhhhhhhhi9iiiiiiiiiiiiiiiiiiiiiiiiiiii", // M 1048576-1572863, N 32-47
-			"iihhhhhhhh99999iiiiiiiiiiiiiiiiiiiiiiiiii", // M 1048576-1572863, N 48-63
-			"hhhhhhhhhh9999999iiiiiihhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 64-95
-			"qhhhhhhhh99999999iiiiiiqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 96-127
-			"99hhhhhiiiiiiiiiiiiiiii999999999999999999", // M 1048576-1572863, N 128-191
-			"99uihiiiiiiiiiiiiiiiiii999999999999999999", // M 1048576-1572863, N 192-255
-			"99999iiiiiiiiiiiiiiiiii999999999999999999", // M 1048576-1572863, N 256-383
-			"9999iiii99999iiiiiiiii9999999999999999999", // M 1048576-1572863, N 384-511
-			"99999999999999iiiiii999999999999999999999", // M 1048576-1572863, N 512-767
-			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 768-1023
-			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 1024-1535
-			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 1536-2047
-			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 2048-3071
-			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 3072-4095
-			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 4096-6143
-			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 6144-8191
-			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 8192-12287
-			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 12288-16383
-			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 16384-24575
-			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 24576-32767
-			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 32768-49151
-			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 49152-65535
-			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 65536-98303
-			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 98304-131071
-			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 131072-196607
-			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 196608-262143
-			"99999999999999999999999999999999999999999", // M 1048576-1572863, N 262144-393215
-			"99999999999999999999999999999999999999999", // M 1048576-1572863, N >= 393216
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N (none)
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 2
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 16-23
-			"hhhhhhhhhhhhiiiihhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 24-31
-			"iiihhhhhhhhiiiiiiiiiiiiiiiiiiiiiiiiiiiiii", // M >= 1572864, N 32-47
-			"iihhhhhhhhiiiiiiiiiiiiiiiiiiiiiiiiiiiiiii", // M >= 1572864, N 48-63
-			"hhhhhhhhhhi99iiiiiiiiihhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 64-95
-			"qqhhhhhhhii99ii9iiiiiiqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 96-127
-			"99uihiiiiiiiiiiiiiiiii9999999999999999999", // M >= 1572864, N 128-191
-			"999iiiiii9iiiiiiiiiiii9999999999999999999", // M >= 1572864, N 192-255
-			"9999iiii99999iiiiiiii99999999999999999999", // M >= 1572864, N 256-383
-			"99999999999999iiiiii999999999999999999999", // M >= 1572864, N 384-511
-			"99999999999999999999999999999999999999999", // M >= 1572864, N 512-767
-			"99999999999999999999999999999999999999999", // M >= 1572864, N 768-1023
-			"99999999999999999999999999999999999999999", // M >= 1572864, N 1024-1535
-			"99999999999999999999999999999999999999999", // M >= 1572864, N 1536-2047
-			"99999999999999999999999999999999999999999", // M >= 1572864, N 2048-3071
-			"99999999999999999999999999999999999999999", // M >= 1572864, N 3072-4095
-			"99999999999999999999999999999999999999999", // M >= 1572864, N 4096-6143
-			"99999999999999999999999999999999999999999", // M >= 1572864, N 6144-8191
-			"99999999999999999999999999999999999999999", // M >= 1572864, N 8192-12287
-			"99999999999999999999999999999999999999999", // M >= 1572864, N 12288-16383
-			"99999999999999999999999999999999999999999", // M >= 1572864, N 16384-24575
-			"99999999999999999999999999999999999999999", // M >= 1572864, N 24576-32767
-			"99999999999999999999999999999999999999999", // M >= 1572864, N 32768-49151
-			"99999999999999999999999999999999999999999", // M >= 1572864, N 49152-65535
-			"99999999999999999999999999999999999999999", // M >= 1572864, N 65536-98303
-			"99999999999999999999999999999999999999999", // M >= 1572864, N 98304-131071
-			"99999999999999999999999999999999999999999", // M >= 1572864, N 131072-196607
-			"99999999999999999999999999999999999999999", // M >= 1572864, N 196608-262143
-			"99999999999999999999999999999999999999999", // M >= 1572864, N 262144-393215
-			"99999999999999999999999999999999999999999", // M >= 1572864, N >= 393216
-		},
-		guard:      72,
-		guardDen:   10,
-		guardEdge:  4,
-		guardNum:   13,
-		guardSMs:   132,
-		guardTiles: 132,
-		guardWork:  1073741824,
-		hi:         [3]int{41, 37, 42},
-		keep: [][3]int{
-			{1568, 2048, 512},
-			{6272, 768, 768},
-		},
-		lo:    [3]int{0, 0, 2},
-		nn:    38,
-		shift: 1,
-		unaligned: []string{
-			"SSSSRRRRSSRRSRRRRRRRRRRRRRMMMMMMMMLLLLLLL", // M <= 1, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M <= 1, N (none)
-			"SSSSSSRRSSSRRRRRRRRRRRRRRRMMMMMMMMMLLLLLL", // M <= 1, N 2
-			"SSSSSSSSSSSSRRRSRRRRRRRRRSMMMMMMMMMMMMMMM", // M <= 1, N 3
-			"SSSSSSSSSSSRRRRSRRRRRRRRSSMMMMMMMMMMMMMMM", // M <= 1, N 4-5
-			"SSSSSSSSSSSRRRRRRRRRRRRRSSMMMMMMMMMMMMMMM", // M <= 1, N 6-7
-			"SSSSSSQQSSSRRRRRRRRRRRRSSSMMMMMMMMMMMMMMM", // M <= 1, N 8-11
-			"SSSSSQQQSSSSRRRRRRRRRRRSSSMMMMMMMMMMMMMMM", // M <= 1, N 12-15
-			"EEEEEEEEESSSSRRRRRRRRRSSSEMMMMMMMMMMMMMMM", // M <= 1, N 16-23
-			"ddddSSSRTTTTTTTTRRRRRRRRRA>LLLLLLL>KKKKKK", // M <= 1, N 24-31
-			"ddddSSSRRRRTTTTTSRRRRRRSSA>LLLLLLLLLLKKKK", // M <= 1, N 32-47
-			"ddddddSRRRRdTTTTSSSSSSSSEE>>>LLLLLLLLKKKK", // M <= 1, N 48-63
-			"dddddddSRRddTTTTTSSSSSSSEEE>>>>LLLLLKKKKK", // M <= 1, N 64-95
-			"dddddddSSSTTTTTTTSSSSSSSEEE>>>>>BBLKKkkkk", // M <= 1, N 96-127
-			"ddddddddSSTBBTTTTSSSSSSEEEEE>>>>>>BBKKkkk", // M <= 1, N 128-191
-			"ddddddddddddBTSSSSSSSEEEEEEEE@>>>>>BBKKKk", // M <= 1, N 192-255
-			"dddddddddddddBSSSSSEEEEEEEEEEEooo>>>>BKKK", // M <= 1, N 256-383
-			"ddddddddddddddSSSSEEEEEEEEEEEEEooooo>>>BK", // M <= 1, N 384-511
-			"ddddddddddddddBSSSEEEEEEEEEEEEEEooooooo>>", // M <= 1, N 512-767
-			"dddddddddddddBQQSSEEEEEEEEEEEEEEEEooooooo", // M <= 1, N 768-1023
-			"dddddddQKQQQQQQQQQEEEEEEEEEEEEEEEEEoooooo", // M <= 1, N 1024-1535
-			"ddddddQKKKKKKQQQQCCCEIEEEEEFFFFEEEEEooooo", // M <= 1, N 1536-2047
-			"dddddKKKKKKKKQQQQFCCFIIEEFFFFFFFEEEEEoooo", // M <= 1, N 2048-3071
-			"KKKKKKKKKKKKKQQQCQCFFHHHHHFFFFFFCEEEEoooo", // M <= 1, N 3072-4095
-			"KKKKKKKKKKKKQQQCCCCFFFHHHHFFFFFFCEEEEoooo", // M <= 1, N 4096-6143
-			"KKKKKKKKKKKKDDDHCFCGDFHHHHHFFFFCCCCEEoooo", // M <= 1, N 6144-8191
-			"dKKKKKKKKKKKDDDHHHGGGGDFCHHFFFFCBBBoooooo", // M <= 1, N 8192-12287
-			"dddddKKKKKKKDDDHHHGGGGCCCHHHHHBBBBooooooo", // M <= 1, N 12288-16383
-			"ddddddKKKKKBDDDDDDDDDGHCCHBBBBBBBBooooooo", // M <= 1, N 16384-24575
-			"ddddddddKKKBDDDDDDDDDDDDDBBBBBBBBoooooooo", // M <= 1, N 24576-32767
-			"dddddddd?BBDDDDDDDDDDAAAAABBBBBBooooooooo", // M <= 1, N 32768-49151
-			"ddddddd??BBDDDDDDDDBBAkAAABBBBBBooooooooo", // M <= 1, N 49152-65535
-			"ddddddp??BDDBABBBBBBBAAAABBBBBBoooooooooo", // M <= 1, N 65536-98303
-			"dddddp???BBBBAABBBBBAAABBBBnnn333oooooooo", // M <= 1, N 98304-131071
-			"ddnnmp??oBBBBBBBBBBBABBBBBnnnnn3333oooooo", // M <= 1, N 131072-196607
-			"nnnmm??ooBBBBABBBBBAAABBBBnnnnn33333ooooo", // M <= 1, N 196608-262143
-			"nnnmm?ooooBBmnABBBBAAABBBnnnnnnn3333noooo", // M <= 1, N 262144-393215
-			"nnnmmoooooBmmnnBBBBAAAABBnnnnnnn3333nnnoo", // M <= 1, N >= 393216
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N (none)
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 2
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 3
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 4-5
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 6-7
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 8-11
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 12-15
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 16-23
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 24-31
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 32-47
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 48-63
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 64-95
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 96-127
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 128-191
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 192-255
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 256-383
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 384-511
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 512-767
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 768-1023
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 1024-1535
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 1536-2047
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 2048-3071
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 3072-4095
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 4096-6143
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 6144-8191
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 8192-12287
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 12288-16383
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 16384-24575
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 24576-32767
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 32768-49151
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 49152-65535
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 65536-98303
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 98304-131071
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 131072-196607
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 196608-262143
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 262144-393215
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N >= 393216
-			"SSSSSSLLSSRRRRRRRRRRRRRRRRMMMMMMMMMLLLLLL", // M 2, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 2, N (none)
-			"STTSSSSSSSSRRRRRRRRRRRRRRSMMMMMMMMMMMMMMM", // M 2, N 2
-			"TTTTSSSSSSSSRRRRRRRRRRRRSSMMMMMMMMMMMMMMM", // M 2, N 3
-			"TccTSSSSSSSRRRRRRRRRRRRSSSMMMMMMMMMMMMMMM", // M 2, N 4-5
-			"TTTTSSSSSSSRRRRRRRRRRRRSSSMMMMMMMMMMMMMMM", // M 2, N 6-7
-			"STSSSSSSSSSRRRRRRRRRRRRSSSMMMMMMMMMMMMMMM", // M 2, N 8-11
-			"SSSSSSSSSSSSRRRRRRRRRRSSSSLMMMMMMMMMMMMMM", // M 2, N 12-15
-			"SSSSSSSSSSSSSRRRRSSRRSSSSILLLLLMMMMMMMMML", // M 2, N 16-23
-			"ddddddTTTTTTTTTRRSRRRRSSR>>>>>>>>>>>>>>>K", // M 2, N 24-31
-			"ddddddTTTTTTTTTSSSSSSSSS>>>>>>>kk>>>>>>>>", // M 2, N 32-47
-			"ddddddddTTTTTTTTSSSSSSSSE>>>>>>kkkkk>>>kk", // M 2, N 48-63
-			"ddddddddddddTTTTSSSSSSSEE>>>>>>>kkkkkkkkk", // M 2, N 64-95
-			"ddddddddddddBTTTTSSSSSSIE?>>>>>>>kkkkkkkk", // M 2, N 96-127
-			"dddddddddTTBBTTTSSSSSSIIIE@>>>>>>>kkkkkkk", // M 2, N 128-191
-			"ddddddddddddBBTSSSIIIIIIIE@@@>>>>>>>kkkkk", // M 2, N 192-255
-			"dddddddddddddBQTQQIIIIIIIIE@@ooo>>>>>kkkk", // M 2, N 256-383
-			"dddddddddddddBQQQQIIIIIIIIEEoooooooo>>Ekk", // M 2, N 384-511
-			"dddddddddddddBQQQQIIIIIIIIEEEooooooooooo>", // M 2, N 512-767
-			"dddddddddddddQQQQQIIIIIIIIIEEEooooooooooo", // M 2, N 768-1023
-			"dddddddQQQQQQQQQQQIIIIIIIIIIIIEEooooooooo", // M 2, N 1024-1535
-			"ddddddQKKKKKKQQQQCCIIIIIIIIFFFooooooooooo", // M 2, N 1536-2047
-			"dddddKKKKKKKKQQQQCCFIIIIIFFFFFFoooooooooo", // M 2, N 2048-3071
-			"UUUKKKKKKKKKQQFFFFFllHHHHFFFFFFoooooooooo", // M 2, N 3072-4095
-			"dKKKKKKKKKKKQGGFFFFFFHIHHHFFFFFoooooooooo", // M 2, N 4096-6143
-			"ddKKKKKKKKKKKGGGHFHHGHHHHHFFFFFoooooooooo", // M 2, N 6144-8191
-			"ddddddKKKKKKKGGGHGGGGGkHHHFFFFooooooooooo", // M 2, N 8192-12287
-			"ddddddKKKKKK?GGGGGGGGGGFooooooooooooooooo", // M 2, N 12288-16383
-			"ddddddpKKK????GGGGGGGGGGooooooooooooooooo", // M 2, N 16384-24575
-			"ddddddpo?????oGDDGGGGGGGooooooooooooooooo", // M 2, N 24576-32767
-			"dddddmm?????DDDDDDDBBBBBooooooooooooooooo", // M 2, N 32768-49151
-			"dddnmmm????oGoGGGGBoooooooooooooooooooooo", // M 2, N 49152-65535
-			"dnnnmmm?@@?ooooBBBBoonnoooonnoooooooooooo", // M 2, N 65536-98303
-			"nnnmmm?@@@ooooooBBoonnnnnnnnnn333oooooooo", // M 2, N 98304-131071
-			"nnmmmm?@@pooooooBBonnnnnnnnnnn3333xxooooo", // M 2, N 131072-196607
-			"nnmmmm?@ppppmmmBBBBnnnnnnnnnnnn3333xxoooo", // M 2, N 196608-262143
-			"nnmmmm?pppmmmmlnBBBAnnnnnnnnnnnn333nxxxoo", // M 2, N 262144-393215
-			"nmmmmmpppmmmmmlnBBBnnnnnnnnnnnnn333nnxxxo", // M 2, N >= 393216
-			"SSSSSSJJJSSRRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 3, N (none)
-			"TTTTSSSSSSSSSRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 3, N 2
-			"c00cTSSSSSSSRRRRRRRRRRRRSSMMMMMMMMMMMMMMM", // M 3, N 3
-			"000cTSSSSSSRRRRRRRRRRRRSSSMMMMMMMMMMMMMMM", // M 3, N 4-5
-			"c00cTSSSSSSRRRRRRRRRRRRSSSMMMMMMMMMMMMMMM", // M 3, N 6-7
-			"TTTTTSSSSSSRRRRRRRRSSRRSSSMMMMMMMMMMMMMMM", // M 3, N 8-11
-			"SSTSSSSSSSSSRRRRSRRRSRRSSSMM>MMMMMMMMMMMM", // M 3, N 12-15
-			"SSSSSSSSSSSSSSSSSSRRRSSSSSMMMM>>MMMMMM>>>", // M 3, N 16-23
-			"dddddddTTTTTTTTSSSSRSSSS>>>>>>>>>>>>>>>>>", // M 3, N 24-31
-			"dddddddTTTTTTTTTSSSSSSSS>>>>>>>>>>>>>>>>>", // M 3, N 32-47
-			"dddddddddTTTTTTTTSSSSSSS?>>>>>>>kk>>>>>kk", // M 3, N 48-63
-			"ddddddddddddTQQQTSSSSSEE?>>>>>>>kkk>>>>kk", // M 3, N 64-95
-			"ddddddddddddBQQQQSSIIIIEE?>>>>>>>kkkkkkkk", // M 3, N 96-127
-			"ddddddddddddBQQQQQIIIIII???>>>>>>>kkkkkkk", // M 3, N 128-191
-			"ddddddddddddBBQQQQIIIIII?????>>>>>>kkkkkk", // M 3, N 192-255
-			"dddddddddddddBQQQQIIIIIIk?@@oooo>>>>kkkkk", // M 3, N 256-383
-			"dddddddddddddBQQQQQIIIIkkk@oooooooooo>kkk", // M 3, N 384-511
-			"dddddddddddddBQQQQQIIIIkkkIoooooooooooook", // M 3, N 512-767
-			"ddddddddddddBQQQQQQIIIkkkoooooooooooooooo", // M 3, N 768-1023
-			"dddddddQQQQQQQQQQQCIIIkkooooooooooooooooo", // M 3, N 1024-1535
-			"ddddddQQQQKKQGFFFFFIIlkoooooooooooooooooo", // M 3, N 1536-2047
-			"ddddAKKKKKKK22GFFFFlllloooooooooooooooooo", // M 3, N 2048-3071
-			"ddUKKKKKKKKK222GFFllllloooooooooooooooooo", // M 3, N 3072-4095
-			"ddmmKKKKKKKK222Gmmmollloooooooooooooooooo", // M 3, N 4096-6143
-			"ddmmmdKKKKKK??GG?oooolloooooooooooooooooo", // M 3, N 6144-8191
-			"ddddddoKKKKK?????ooolkkkooooooooooooooooo", // M 3, N 8192-12287
-			"ddddddooKK???????oookkkkooooooooooooooooo", // M 3, N 12288-16383
-			"dddddmmmm???????ooooooooooooooooooooooooo", // M 3, N 16384-24575
-			"ddddmmmmmm????ooooooooooooooooooooooooooo", // M 3, N 24576-32767
-			"dddmmmmmmm@@?oooooooooooooooooooooooooooo", // M 3, N 32768-49151
-			"dmmmmmmmm@@@ooooooooooooooooooooooooooooo", // M 3, N 49152-65535
-			"mmmmmmmm@@@@oooooooonnnnooooooooooooooooo", // M 3, N 65536-98303
-			"mmmmmmmm@@@ppooooooonnnnnnnnnn33xxooooooo", // M 3, N 98304-131071
-			"mmmmmmm@@mmmmmmmooonnnnnnnnnnn33xxxxooooo", // M 3, N 131072-196607
-			"mmmmmmmmmmmmmmmmmnnnnnnnnnnnnnn33xxxxxooo", // M 3, N 196608-262143
-			"mmmmmmmmmmmmmmmmnnnnnnnnnnnnnnnn3nnxxxxoo", // M 3, N 262144-393215
-			"mmmmmmmmmmmmmmmmnnnnnnnnnnnnnnnnnnnnxxxxo", // M 3, N >= 393216
-			"SSSSSSJSSSSSRRRRRRRRRRRRRRMMMMMMMMMMMMMMM", // M 4-5, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 4-5, N (none)
-			"TccTSSSSSSSSSSRRRRRRRRRRRSMMMMMMMMMMMMMMM", // M 4-5, N 2
-			"000cTSSSSSRRSSRRRRRRRRRRSSMMMMMMMMMMMMMMM", // M 4-5, N 3
-			"0000cTSSSRRRSRRRRRRRRRRSSSMMMMMMMMMMMMMMM", // M 4-5, N 4-5
-			"c000cTSSSRRRRRRRSRRRRRRSSSMMMMMMMMMMMMMMM", // M 4-5, N 6-7
-			"TTccTSSSSSRSSRRRSRRRRRRSSSL>MMMMMMMMMMMMM", // M 4-5, N 8-11
-			"STTTTSSSSSSSSSSSSRRSSRSSSS>MM>>MMMMM>>>>>", // M 4-5, N 12-15
-			"SSSSSSSSSSSSSSSSSSSRSSSSSS>>>>>>>>>>>>>>>", // M 4-5, N 16-23
-			"dddddddddTTTTTTTSSSSSSSS?>>>>>>>>>>>>>>>>", // M 4-5, N 24-31
-			"dddddddddTTTTTTTSSSSSSSS>>>>>>>>>>>>>>>>>", // M 4-5, N 32-47
-			"ddddddddddTTTTQTTSSSSSSS?>>>>>>>>>>>>>>kk", // M 4-5, N 48-63
-			"dddddddddddBBQQQQSSSSEEE?>>>>>>>>>>>>>>kk", // M 4-5, N 64-95
-			"dddddddddddBBBQQQSSIIII???>>>>>>>kkk>>>kk", // M 4-5, N 96-127
-			"ddddddddddddBBQQQQIII??????>>>>>>kkkkkkkk", // M 4-5, N 128-191
-			"ddddddddddddBBQQQQIIII???????>>>>>kkkkkkk", // M 4-5, N 192-255
-			"ddddddddddddBBQQQQFFIIIk?????ooo>>>>kkkkk", // M 4-5, N 256-383
-			"dddddddddddddBQQQQQFIkkkk??ooooooooookkkk", // M 4-5, N 384-511
-			"dddddddddddddBQQQQFFIkkkmmoooooooooooookk", // M 4-5, N 512-767
-			"dddddddddddd2BQQQQFHIlmmmmooooooooooooooo", // M 4-5, N 768-1023
-			"ddddddddd22222FQQFF@lmmmmoooooooooooooooo", // M 4-5, N 1024-1535
-			"ddddddAA2222222FFF?kllmmkoooooooooooooooo", // M 4-5, N 1536-2047
-			"dddddAAU2KK222222?kllllkkkooooooooooooooo", // M 4-5, N 2048-3071
-			"ddddkkkkKKK222222mmllllkkkooooooooooooooo", // M 4-5, N 3072-4095
-			"ddmmmmmmKKKK2222mmmllllkkkooooooooooooooo", // M 4-5, N 4096-6143
-			"ddmmmmmm?KK????mmmmllllkkoooooooooooooooo", // M 4-5, N 6144-8191
-			"ddmmmmmmm???????omlllllkkoooooooooooooooo", // M 4-5, N 8192-12287
-			"dddmmmmmm????????oollkkkkoooooooooooooooo", // M 4-5, N 12288-16383
-			"dddmmmmmmmmm???ooooolklkooooooooooooooooo", // M 4-5, N 16384-24575
-			"ddmmmmmmmmmmm?ooooooooooooooooooooooooooo", // M 4-5, N 24576-32767
-			"dmmmmmmmmmmm@@ooooooooooooooooooooooooooo", // M 4-5, N 32768-49151
-			"mmmmmmmmmmm@ppooooooonnoooooooooooooooooo", // M 4-5, N 49152-65535
-			"mmmmmmmmmmmmppoooooonnnnnooooooxxoooooooo", // M 4-5, N 65536-98303
-			"mmmmmmmmmmmmmppoooonnnnnnnnnnnxxxxxxooooo", // M 4-5, N 98304-131071
-			"mmmmmmmmmmmmmmmmmmonnnnnnnnnnnnxxxxxxoooo", // M 4-5, N 131072-196607
-			"mmmmmmmmmmmmmmmmmmnnnnnnnnnnnnnnxxxxxxooo", // M 4-5, N 196608-262143
-			"mmmmmmmmmmmmmmmmmmmmlnnnnnnnnnnnnnxxxxxxo", // M 4-5, N 262144-393215
-			"mmmmmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnnxxxxxx", // M 4-5, N >= 393216
-			"SSSSSSJSSSSRRRRRRRRRRRRRRSMMMMMMMMMMMMMMM", // M 6-7, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 6-7, N (none)
-			"TTTTSSSSSSSSSRRRRRRRRRRRSSMMMMMMMMMMMMMMM", // M 6-7, N 2
-			"c00cTSSSSSRRSSRRRRRRSSSSSSMMMMMMMMMMMMMMM", // M 6-7, N 3
-			"c000cTSSTRRRRSSRRRRRRRSSSSMMMMMMMMMMMMMMM", // M 6-7, N 4-5
-			"Tc00cTSSTTRRRSSRRRRRRRSSSS>MMMMMMMMMMMMMM", // M 6-7, N 6-7
-			"TccccTTSTTRRSSSRRRRSSRSSSS>L>>>MMMMM>>>>>", // M 6-7, N 8-11
-			"STTTccTSSSSSSSSSSSRSSSSSSS>>>>>>>MM>>>>>>", // M 6-7, N 12-15
-			"SSSTTTTSSSSSSSSSSSSSSSSSSS>>>>>>>>>>>>>>>", // M 6-7, N 16-23
-			"ddddddddddddTTTTSSSSSSSSS>>>>>>>>>>>>>>>>", // M 6-7, N 24-31
-			"dddddddddddBBTTTTSSSSSSS>>>>>>>>>>>>>>>>>", // M 6-7, N 32-47
-			"dddddddddddBBQQQTSSSSSSS>>>>>>>>>>>>>>>>k", // M 6-7, N 48-63
-			"dddddddddddBBBQQQSSSSEE??>>>>>>>>>>>>>>kk", // M 6-7, N 64-95
-			"AddddddddddBBBQQQQ?@@?????>>>>>>>>>>>>>kk", // M 6-7, N 96-127
-			"AddddddddddBBQQQQQ?????????>>>>>>kkkkkkkk", // M 6-7, N 128-191
-			"dddddddddddBBQQQQQQ??????????>>>>>kkkkkkk", // M 6-7, N 192-255
-			"dddddddddddBBQQQQQCFFkF??????ooo>>>kkkkkk", // M 6-7, N 256-383
-			"dddddddddddBBQQQQFFFkkkk??oooooooooookkkk", // M 6-7, N 384-511
-			"dddddddddddBBBQFFFHHlkkmmmooooooooooookkk", // M 6-7, N 512-767
-			"ddddddddddd222FFFFHHllmmmmooooooooooooook", // M 6-7, N 768-1023
-			"dddddddddd2222HFFF@@lmmmmmkoooooooooooooo", // M 6-7, N 1024-1535
-			"dddddddd2222222?????llmmkkkoooooooooooooo", // M 6-7, N 1536-2047
-			"ddddddAk?22222222?kklllkkkkoooooooooooooo", // M 6-7, N 2048-3071
-			"dddddkkm??2222222mmmlllkkkkoooooooooooooo", // M 6-7, N 3072-4095
-			"ddmmmmmm????2222mmmmlllkkkkoooooooooooooo", // M 6-7, N 4096-6143
-			"dmmmmmmmo?????mmmmmmllkkkkkoooooooooooooo", // M 6-7, N 6144-8191
-			"dmmmmmmmo???????mmmlllkkkkooooooooooooooo", // M 6-7, N 8192-12287
-			"dmmmmmmmm???????ollllkkkkoooooooooooooooo", // M 6-7, N 12288-16383
-			"dmmmmmmmmmmmm??oooollkkkkoooooooooooooooo", // M 6-7, N 16384-24575
-			"mmmmmmmmmmmmmm?ooooolllkooooooooooooooooo", // M 6-7, N 24576-32767
-			"mmmmmmmmmmmmmpooooooolloooooooooooooooooo", // M 6-7, N 32768-49151
-			"mmmmmmmmmmmmmmoooooolnnnnoooooooxxxoooooo", // M 6-7, N 49152-65535
-			"mmmmmmmmmmmmmmmoooonnnnnnnnooxxxxxxxooooo", // M 6-7, N 65536-98303
-			"mmmmmmmmmmmmmmmmooonnnnnnnnnnxxxxxxxxoooo", // M 6-7, N 98304-131071
-			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxooo", // M 6-7, N 131072-196607
-			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnnxxxxxxxoo", // M 6-7, N 196608-262143
-			"mmmmmmmmmmmmmmmmmmmlnnnnnnnnnnnnnxxxxxxxo", // M 6-7, N 262144-393215
-			"mmmmmmmmmmmmmmmmmmmmllnnnnnnnnnnnnxxxxxxx", // M 6-7, N >= 393216
-			"SSSSSSNSSSSRRRRRRRRRRRRRSSMMMMMMMMMMMMMMM", // M 8-11, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 8-11, N (none)
-			"STSSSSSSSSSSRRRRRRRRRSSSSSMMMMMMMMMMMMMMM", // M 8-11, N 2
-			"TTTTTSSSSSRRSSRRRRRRSSSSSSMMMMMMMMMMMMMMM", // M 8-11, N 3
-			"TTccTSSSTTRRSSSRRRRSSSSSSSL>MMMMMMMMMMMMM", // M 8-11, N 4-5
-			"TccccTTSTTRRSSRRRRSRRSSSSS>L>>>MMMMM>>>>>", // M 8-11, N 6-7
-			"STccccTSTTTSSSRRRRSRSRRSSS>>>>>>>MM>>>>>>", // M 8-11, N 8-11
-			"STTccccTSSSSSSSSSSSSSSSSSS>>>>>>>>>>>>>>>", // M 8-11, N 12-15
-			"SSTTccTTSSSSSSSSSSSSSSSSSS>>>>>>>>>>>>>>>", // M 8-11, N 16-23
-			"dddddddddddd2TTTSSSSSSSSS>>>>>>>>>>>>>>>>", // M 8-11, N 24-31
-			"dddddddddddBBQQQTSSSSSSS?>>>>>>>>>>>>>>>>", // M 8-11, N 32-47
-			"ddddddddddBBBQQQQSSSSSSS>>>>>>>>>>>>>>>>>", // M 8-11, N 48-63
-			"AdddddddddBBBQQQQQS@?????>>>>>>>>>>>>>>kk", // M 8-11, N 64-95
-			"AAdddddddddBQQQQQQ????????>>>>>>>>>>>>>kk", // M 8-11, N 96-127
-			"AddddddddddBQQQQQQQ????????>>>>>>>kkkkkkk", // M 8-11, N 128-191
-			"dddddddddddBQQQQQQC??????????>>>>kkkkkkkk", // M 8-11, N 192-255
-			"dddddddddddBQQQQQQFFF??????????>>>kkkkkkk", // M 8-11, N 256-383
-			"dddddddddddBQQQQFFFFkkk???oooooooookkkkkk", // M 8-11, N 384-511
-			"ddddddddddd22QFFFFHHlkkk??ooooooooooookkk", // M 8-11, N 512-767
-			"dddddddddd222FHHFFHHHkmmmmooooooooooooook", // M 8-11, N 768-1023
-			"dddddddddd2222@@@?@@lmmmmmkoooooooooooooo", // M 8-11, N 1024-1535
-			"ddddddddd2222@@?????llmmkkkoooooooooooooo", // M 8-11, N 1536-2047
-			"dddddddd?2222???2kkllllkkkkkooooooooooooo", // M 8-11, N 2048-3071
-			"ddddddkm??222G22m2mllllkkkkkooooooooooooo", // M 8-11, N 3072-4095
-			"dddmmmmmo???222mmmmmlllkkkkkooooooooooooo", // M 8-11, N 4096-6143
-			"dmmmmmmmo?????mllllmlllkkkkkooooooooooooo", // M 8-11, N 6144-8191
-			"mmmmmmmo???????mllllllkkkkkoooooooooooooo", // M 8-11, N 8192-12287
-			"mmmmmmmmm??????mmlllllllkkooooooooooooooo", // M 8-11, N 12288-16383
-			"mmmmmmmmmmmmmmmoolllllllkooooooooxooooooo", // M 8-11, N 16384-24575
-			"mmmmmmmmmmmmmmmmooollllkkooooooxxxxxooooo", // M 8-11, N 24576-32767
-			"mmmmmmmmmmmmmmmmoooollkkooooooxxxxxxxoooo", // M 8-11, N 32768-49151
-			"mmmmmmmmmmmmmmmmoooolnnnnnoooxxxxxxxxoooo", // M 8-11, N 49152-65535
-			"mmmmmmmmmmmmmmmmmoonnnnnnnnoxxxxxxxxxxooo", // M 8-11, N 65536-98303
-			"mmmmmmmmmmmmmmmmmmonnnnnnnnnnxxxxxxxxxxoo", // M 8-11, N 98304-131071
-			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnxxxxxxxxxxo", // M 8-11, N 131072-196607
-			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxxxx", // M 8-11, N 196608-262143
-			"mmmmmmmmmmmmmmmmmmmlnnnnnnnnnnnnxxxxxxxxx", // M 8-11, N 262144-393215
-			"mmmmmmmmmmmmmmmmmmmlllnnnnnnnnnnnxxxxxxxx", // M 8-11, N >= 393216
-			"SSSSSNNSSSSRRRRRRRRRRSSSSSNNNMMMMMMMMMMMN", // M 12-15, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 12-15, N (none)
-			"SSSSSSSSSSSSRRRRRRRRSSSSSSNMMMMMMMMMMMMMM", // M 12-15, N 2
-			"SSTSSSSSSSSSSSSRRRRRSSSSSNNN>MMMMMMMMMMMM", // M 12-15, N 3
-			"STTTTSSSSTSSSSRRRRSSSSSSSS>NN>>MMMMM>>>>>", // M 12-15, N 4-5
-			"STTTcTTSTTTSSSRRRRSSSSSSSS>>>>>>>MM>>>>>>", // M 12-15, N 6-7
-			"STTccccTSTSSSSSTTSSSSSSSSS>>>>>>>>>>>>>>>", // M 12-15, N 8-11
-			"SSTcccdTSSSSSSSTSSSSSSSSSS>>>>>>>>>>>>>>>", // M 12-15, N 12-15
-			"SSTccddTSSSSSSSSSSSSSSSSSS>>>>>>>>>>>>>>>", // M 12-15, N 16-23
-			"dddddddddddd2TTTSSSSSSSSS>>>>>>>>>>>>>>>>", // M 12-15, N 24-31
-			"dddddddddddBBQQQQSS@SSSS?>>>>>>>>>>>>>>>>", // M 12-15, N 32-47
-			"dddddddddddBBBQQQS@S??S??>>>>>>>>>>>>>>>>", // M 12-15, N 48-63
-			"AddddddddddBBQQQQQ???????>>>>>>>>>>>>>>>k", // M 12-15, N 64-95
-			"AAddddddddBBQQQQQ2????????>>>>>>>>>>>>>kk", // M 12-15, N 96-127
-			"AddddddddddBQQQQQQ2????????>>>>>>>>kkkkkk", // M 12-15, N 128-191
-			"dddddddddddBQQQQQQ???????????>>>>>kkkkkkk", // M 12-15, N 192-255
-			"ddddddddddBBQQQQQQ?????????????>>>kkkkkkk", // M 12-15, N 256-383
-			"ddddddddddBBQQQFFF????????oooooooookkkkkk", // M 12-15, N 384-511
-			"dddddddddd22FFFFF@@?kk???oooooooooookkkkk", // M 12-15, N 512-767
-			"dddddddddd222F2@@@@@kkkm?ooooooooooooookk", // M 12-15, N 768-1023
-			"ddddddddd@2222@@@@@@kkmmmkooooooooooooooo", // M 12-15, N 1024-1535
-			"ddddddddd?2222@@??kllllmkkkoooooooooooooo", // M 12-15, N 1536-2047
-			"dddddddd??222@@@?kkllllkkkkkooooooooooooo", // M 12-15, N 2048-3071
-			"ddddddd???222@??lllllllkkkkkooooooooooooo", // M 12-15, N 3072-4095
-			"ddddmmmmo???22?llllllllkkkkkooooooooooooo", // M 12-15, N 4096-6143
-			"dmmmmmmmo??????llllllllkkkkkooooooooooooo", // M 12-15, N 6144-8191
-			"mmmmmmmo???????llllllllkkkkoooooooooooooo", // M 12-15, N 8192-12287
-			"mmmmmmmmm??????mllllllllkkooooooooooooooo", // M 12-15, N 12288-16383
-			"mmmmmmmmmmmmmmmmmlllllllkkooooooxxxxooooo", // M 12-15, N 16384-24575
-			"mmmmmmmmmmmmmmmmllllllkkkoooooxxxxxxxoooo", // M 12-15, N 24576-32767
-			"ommmmmmmmmmmmmmooloollkknooooxxxxxxxxxooo", // M 12-15, N 32768-49151
-			"ommmmmmmmmmmmmmmoooonnnnnnooxxxxxxxxxxooo", // M 12-15, N 49152-65535
-			"mmmmmmmmmmmmmmmmoooonnnnnnnoxxxxxxxxxxxoo", // M 12-15, N 65536-98303
-			"mmmmmmmmmmmmmmmmmmonnnnnnnnnnxxxxxxxxxxxo", // M 12-15, N 98304-131071
-			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnxxxxxxxxxxxx", // M 12-15, N 131072-196607
-			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnxxxxxxxxxxx", // M 12-15, N 196608-262143
-			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxxxx", // M 12-15, N 262144-393215
-			"mmmmmmmmmmmmmmmmmmmlnnnnnnnnnnnnxxxxxxxxx", // M 12-15, N >= 393216
-			"NNNNNNNNSSSRRRRRRRRRRSSSSNLLLLLLLLLLLLLLL", // M 16-23, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 16-23, N (none)
-			"SSSSSSSSSSSSRRRRRRRRSSSSOOLLLLLMMMMMMMMML", // M 16-23, N 2
-			"SSSSSSSSSSSSSSSSRRRSSSSSSNLLLL>>MMMMMM>>>", // M 16-23, N 3
-			"SSSSSSSSSSSSSSSRRSSSSSSSSS>>>>>>>>>>>>>>>", // M 16-23, N 4-5
-			"SSSTTTTSSSSSSSRSSRSSSSSSSS>>>>>>>>>>>>>>>", // M 16-23, N 6-7
-			"SSTTccTTSSSSSSSTTSSSSSSSSS>>>>>>>>>>>>>>>", // M 16-23, N 8-11
-			"SSTccddTSSSSSSSTSSSSSSSSSS>>>>>>>>>>>>>>>", // M 16-23, N 12-15
-			"SSSTcddTTSSSSSSSSSSSSSSSSS>>>>>>>>>>>>>>>", // M 16-23, N 16-23
-			"dddddddddddd22TTSSSSSSSSS>>>>>>>>>>>>>>>>", // M 16-23, N 24-31
-			"dddddddddddd22222?@?SSSS?>>>>>>>>>>>>>>>>", // M 16-23, N 32-47
-			"dddddddddddd22BQ2????????>>>>>>>>>>>>>>>>", // M 16-23, N 48-63
-			"Adddddddddd22BQ222???????>>>>>>>>>>>>>>>k", // M 16-23, N 64-95
-			"AAdddddddddBBBB2222???????>>>>>>>>>>>>kkk", // M 16-23, N 96-127
-			"AddddddddddBQQBB222????????>>>>???>>kkkkk", // M 16-23, N 128-191
-			"dddddddddddBQQQQQ2??????????>>>??>>kkkkkk", // M 16-23, N 192-255
-			"dddddddddd2BQQQQQ2?????????????>>>kkkkkkk", // M 16-23, N 256-383
-			"dddddddddd22QQQF?@@??????ooooooooookkkkkk", // M 16-23, N 384-511
-			"dddddddddd22222?@@@@@@@??oooooooooookkkkk", // M 16-23, N 512-767
-			"ddddddddd222222@@G@@kkk?oooooooooooooookk", // M 16-23, N 768-1023
-			"ddddddddd222222@@@@@kkkkooooooooooooooooo", // M 16-23, N 1024-1535
-			"dddddddd@@22222@@@@kllkkkoooooooooooooooo", // M 16-23, N 1536-2047
-			"dddddddd?@2222@@@mklllkkooooooooooooooooo", // M 16-23, N 2048-3071
-			"dddddddoo?2222@@lklllllkkoooooooooooooooo", // M 16-23, N 3072-4095
-			"ddddmmmoo???22??lllllllkkoooooooooooooooo", // M 16-23, N 4096-6143
-			"dmmmmmmoo???????llllllkkkoooooooooooooooo", // M 16-23, N 6144-8191
-			"ommmmmmo???????olllllllkkoooooooooooooooo", // M 16-23, N 8192-12287
-			"ommmmmmm???????oollllkkkkoooooooooooooooo", // M 16-23, N 12288-16383
-			"oommmmmmm@@@@mmmooolkkkkkooooooooxxxxoooo", // M 16-23, N 16384-24575
-			"ooommmmmmmmmmmoooooolkkkooooooxxxxxxxoooo", // M 16-23, N 24576-32767
-			"oommmmmmmmmmmmooooooonnnooooxxxxxxxxxxooo", // M 16-23, N 32768-49151
-			"ommmmmmmmmmmmmmooooonnnnnnoxxxxxxxxxxxxoo", // M 16-23, N 49152-65535
-			"ommmmmmmmmmmmmmooooonnnnnnnoxxxxxxxxxxxxo", // M 16-23, N 65536-98303
-			"ommmmmmmmmmmmmmmooonnnnnnnnnxxxxxxxxxxxxx", // M 16-23, N 98304-131071
-			"mmmmmmmmmmmmmmmmmmnnnnnnnnnnnxxxxxxxxxxxx", // M 16-23, N 131072-196607
-			"mmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxxxxx", // M 16-23, N 196608-262143
-			"mmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxxxxx", // M 16-23, N 262144-393215
-			"mmmmmmmmmmmmmmmmmmmnnnnnnnnnnnnxxxxxxxxxx", // M 16-23, N >= 393216
-			"NNNNNNNNSSSRRRRRRRRJNNNNNNNNNNNNNNNNNNNNN", // M 24-31, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24-31, N (none)
-			"OSSSSSSSSSSSRRRSSSSSNNOOOOOOOOOOONNOOOOOO", // M 24-31, N 2
-			"SSSSSSSSSSSSSSSSSSSSNNNNNPPPPPPP>>>>>>>>>", // M 24-31, N 3
-			"SSSSSSSSSSSSSSSSSSSSNNNNNNPPP>>>>>>>>>>>>", // M 24-31, N 4-5
-			"SSSSSSSSSSSSSSSRRSSSNNNNNNNN>>>>>>>>>>>>>", // M 24-31, N 6-7
-			"SSSSSSSSSSSSSSSSSSSSJJJNNNN>>>>>>>>>>>>>>", // M 24-31, N 8-11
-			"SSSSSddSSSSSSSSSSSSSSSJ>>>>>>>>>>>>>>>>>>", // M 24-31, N 12-15
-			"SSSSSddddSSSSSSSSSSSSS?>>>>>>>>>>>>>>>>>>", // M 24-31, N 16-23
-			">Udddddddddd22222???SSSSS>>>>>>>>>>>>>>>>", // M 24-31, N 24-31
-			"2UUddddddddd2222?????????>>>>>>>>>>>>>>>>", // M 24-31, N 32-47
-			"22UUddddddd2222222?????????>>>>>>>>>>>>>>", // M 24-31, N 48-63
-			"pppUUdddddd22222222??@@???vv?>>>>>>>>>>>>", // M 24-31, N 64-95
-			"ppUUUUUdd22222222222@@@@??uvvv????>>>>>oo", // M 24-31, N 96-127
-			"2UUUUUUUU22222222222@@@@@opuuvvv???>@@@@@", // M 24-31, N 128-191
-			"pUUUUUUU22222222222@@@@@@@opuuuuuuuoooooo", // M 24-31, N 192-255
-			"UUUUUUUU222222222@?@@@@@@@oopuuuuuooooooo", // M 24-31, N 256-383
-			"UUUUddUU222222222@@@@@@@@@ooooppooooooooo", // M 24-31, N 384-511
-			"UUUUUdUU22222222@@@@@@@@@@ooooooooooooooo", // M 24-31, N 512-767
-			"UUUUUUUU22222222@@@@@kkk@oooooooooooooooo", // M 24-31, N 768-1023
-			"pUUUUUUU22222222@@@@kkkk@oooooooooooooooo", // M 24-31, N 1024-1535
-			"pUUUUUUU22222222@@@@@@okkoooooooooooooooo", // M 24-31, N 1536-2047
-			"ppUUUUUUU2222222@@@??pooooooooooooooooooo", // M 24-31, N 2048-3071
-			"ppppUUUp3@@@@@@2@??ooppoooooooooooooooooo", // M 24-31, N 3072-4095
-			"ppppppppp@@@@@@@???ooopoooooooooooooooooo", // M 24-31, N 4096-6143
-			"ppppppppppp@@@@??pooooooooooooooooooooooo", // M 24-31, N 6144-8191
-			"ppppppppppppooooooooooooooooooooooooooooo", // M 24-31, N 8192-12287
-			"ppppppppppppooooooooooooooooooooooooooooo", // M 24-31, N 12288-16383
-			"ppppppppppooooooooooooooooooooooooooooooo", // M 24-31, N 16384-24575
-			"pppppppppoooooooooooooooooooooooooooooooo", // M 24-31, N 24576-32767
-			"pppppppppooommmmooooooooooooooooooooooooo", // M 24-31, N 32768-49151
-			"ppppppppooommmmoooooooooooooooooooooooooo", // M 24-31, N 49152-65535
-			"ppppppppoommmmmoomooonnoooooooooooooooooo", // M 24-31, N 65536-98303
-			"pppppppooommmmmmmmoonnnnooooooooooooooooo", // M 24-31, N 98304-131071
-			"ppppppoooommmmmmmmonnnnnooooooooooooooooo", // M 24-31, N 131072-196607
-			"pppppooooommmmmmmooonnnnooooooooooooooooo", // M 24-31, N 196608-262143
-			"ppppooooooommmmmoooonnnnooooooooooooooooo", // M 24-31, N 262144-393215
-			"pppoooooooooooooooooooooooooooooooooooooo", // M 24-31, N >= 393216
-			"JJJJJJJJJSSSSRRSSSSSNNJJJJJJJJJJJJJJJJJJJ", // M 32-47, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32-47, N (none)
-			"OOOOOOOOSSSSSSSSSSSSNNOOOOOOOOOOOOOOOOOOO", // M 32-47, N 2
-			"PPSSSSSSSSSSSSSSSSSSNNNNPPPPPPPPPPPNN>>>P", // M 32-47, N 3
-			"PSSSSSSSSSSSSSSSSSSSNNNNNNPPPuuuuP>>>>>>>", // M 32-47, N 4-5
-			"PSSSSSSSSSSSSSSSSSSSNNNNNJN>>uuu>>>>>>>>>", // M 32-47, N 6-7
-			">SSSSSSSSSSSSSSSSSSSNNNJJJ>>>uuu>>>>>>>>>", // M 32-47, N 8-11
-			">SSSSSSSSSSSSSSSSSSSNNJJ>>>>>>>>>>>>>>>>>", // M 32-47, N 12-15
-			">SSSSSSdSSSSSSSSSSSSNJ>>>>>>>>>>>>>>>>>>>", // M 32-47, N 16-23
-			"UUUdddddddddd222?????????>>>>>>>>>>>>>>>>", // M 32-47, N 24-31
-			"UUUUddddddddd222@??????????>>>>>>>>>>>>>>", // M 32-47, N 32-47
-			"<<UUUdddddd222222????????vvv?>>>>>>>>>>>>", // M 32-47, N 48-63
-			"UUUUUUddddd22222222??????uuuvv?????>>>>>>", // M 32-47, N 64-95
-			"ppUUUUUUdd222222222???@@?ppuuuv????>>qqqq", // M 32-47, N 96-127
-			"<<UUUUUUU22222224222@@@@@oppuuuvvv??uuuuu", // M 32-47, N 128-191
-			"pUUUUUUUU2222222522?@@@@@opppuuuuuuuqqqqq", // M 32-47, N 192-255
-			"<UUUUUUU222222225???@@@@@@opppuuuuuuuuuuu", // M 32-47, N 256-383
-			"UUUUUUUU222222222@@?@@@@@@oooppppuuuuuuuu", // M 32-47, N 384-511
-			"<UUUUUUU22225222@@@@@@@@@@ooooouuuuuuuuuu", // M 32-47, N 512-767
-			"<UUUUUUU22255555@@@@kkk@@oooooouuuuuuuuuu", // M 32-47, N 768-1023
-			"pUUUUUUU22255555@@@@@@mkooooooooqqqqqqqqq", // M 32-47, N 1024-1535
-			"ppUUUUUU222222555@@@@@@koooooooooqqqqqqqq", // M 32-47, N 1536-2047
-			"pppUUUUU3222222555@@@ooooooooooooqqqqqqqq", // M 32-47, N 2048-3071
-			"pppppppp3@@@@@22@@5popoooooooooooqqqqqqqq", // M 32-47, N 3072-4095
-			"<<<<<<<<<@@@@@@@@pkooopooooooooooqqqqqqqq", // M 32-47, N 4096-6143
-			"ppppppppppp@@@@@?poooooooooooooooqqqqqqqq", // M 32-47, N 6144-8191
-			"ppppppppppppoooooooooooooooooooooqqqqqqqq", // M 32-47, N 8192-12287
-			"<<<<<<<<<<<<ooooooooooooooooooooqqqqqqqqq", // M 32-47, N 12288-16383
-			"<<<<<<<<<<<ooooooooooooooooooooqqqqqqqqqq", // M 32-47, N 16384-24575
-			"<<<<<<<<<<ooooooooooooooooooouuqqqqqqqqqq", // M 32-47, N 24576-32767
-			"pppppppppoooommoooooooooooouuuuuqqqqqqqqq", // M 32-47, N 32768-49151
-			"ppppppppuooommmoooooooooooouuuuuuqqqqqqqq", // M 32-47, N 49152-65535
-			"pppppppuuoommmmoooooooooooouuuuuuuqqqqqqq", // M 32-47, N 65536-98303
-			"ppppppuuuommmmmmmmooooooooouuuuuuuuqqqqqq", // M 32-47, N 98304-131071
-			"pppppuuuuommmmmmmmoooopoooouuuuuuuuuqqqqq", // M 32-47, N 131072-196607
-			"ppppuuuuuoommmmmmoooooooooouuuuuuuuuuqqqq", // M 32-47, N 196608-262143
-			"pppuuuuuuuoommmoooooooooooouuuuuuuuuuuqqq", // M 32-47, N 262144-393215
-			"ppuuuuuuuuuooooooooooooooouuuuuuuuuuuuuqq", // M 32-47, N >= 393216
-			"JJJJJJJJJSSSSSSSSSSSNJJJJJJJJJJJJJJJJJJJJ", // M 48-63, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 48-63, N (none)
-			"OOOOOOOOOOSSSSSSSSSSNOOOOOOOOOOOOOOOOOOOO", // M 48-63, N 2
-			"PPPPSSPPPSSSSSSSSSSSPPPPPPPPPPPPPPPPPPPPP", // M 48-63, N 3
-			"PPSSSSSSSSSSSSSSSSSSNNNNNPPPPPuuPPP>>>>>>", // M 48-63, N 4-5
-			">>SSSSSSSSSSSSSSSSSSNNNJJJ>>>uuu>>>>>>>>>", // M 48-63, N 6-7
-			">SSSSSSSSSSSSSSSSSSSNNJJJ>>>>uuu>>>>>>>>>", // M 48-63, N 8-11
-			">SSSSSSSSSSSSSSSSSSSNJJJ>>>>>>u>>>>>>>>>>", // M 48-63, N 12-15
-			">>SSSSSSSSSSSSSSSSNNJJJ>>>>>>>>>>>>>>>>>>", // M 48-63, N 16-23
-			">>UUdddddddd222@@??????????>>>>>>>>>>>>>>", // M 48-63, N 24-31
-			"<<UUUddddddd2222@????????vvv?>>>>>>>>>>>>", // M 48-63, N 32-47
-			"<<<UUUddddd22222@????????uuuv??????>>>>>>", // M 48-63, N 48-63
-			"pppUUUUdddd2222222???????pppuu??????>>>qq", // M 48-63, N 64-95
-			"ppppUUUUU2222224222????@?ppppuu?????>qqqq", // M 48-63, N 96-127
-			"<<UUUUUUU2222225422??@@@?pppppuuvuuuuuuuu", // M 48-63, N 128-191
-			"ppUUUUUUU2222225422?@@@@@opppppuuuuuqqqqq", // M 48-63, N 192-255
-			"<UUUUUUUU22222225???@@@@@oopppppuuuuuuuuu", // M 48-63, N 256-383
-			"<UUUUUUUU22222525@@??@@@@@oopppppppuuuuuu", // M 48-63, N 384-511
-			"<UUUUUUUU22255552@@@?@@@@oooooppppuuuuuuu", // M 48-63, N 512-767
-			"<UUUUUUU22255555@@@@@@@@ooooooooouuuuuuuu", // M 48-63, N 768-1023
-			"ppUUUUUU322555255@@@@@@oooooooooqqqqqqqqq", // M 48-63, N 1024-1535
-			"ppUUUUU3322225555@@@@oooooooooooqqqqqqqqq", // M 48-63, N 1536-2047
-			"ppppUU3333222225;@@@oooooooooooooqqqqqqqq", // M 48-63, N 2048-3071
-			"pppppppp33@@@@2@@oopoooooooooooooqqqqqqqq", // M 48-63, N 3072-4095
-			"<<<<<<<<<3@@@@@@oppppooooooooooooqqqqqqqq", // M 48-63, N 4096-6143
-			"pppppppppppoo@@ooppooooooooooooooqqqqqqqq", // M 48-63, N 6144-8191
-			"ppppppppppppoooooopoooooooooooooqqqqqqqqq", // M 48-63, N 8192-12287
-			"<<<<<<<<<<<uooooooooooooooooooooqqqqqqqqq", // M 48-63, N 12288-16383
-			"<<<<<<<<<<uooooooooooooooooooooqqqqqqqqqq", // M 48-63, N 16384-24575
-			"<<<<<<<<<uuoooooooooooooooooouuqqqqqqqqqq", // M 48-63, N 24576-32767
-			"ppppppppuuooooooooooooooooouuuuuqqqqqqqqq", // M 48-63, N 32768-49151
-			"pppppppuuoooommoooooooooooouuuuuuqqqqqqqq", // M 48-63, N 49152-65535
-			"ppppppuuuoooommoooooooooooouuuuuuuqqqqqqq", // M 48-63, N 65536-98303
-			"pppppuuuuooommmmmoooooooooouuuuuuuuqqqqqq", // M 48-63, N 98304-131071
-			"ppppuuuuuooommmmmoooooooooouuuuuuuuuqqqqq", // M 48-63, N 131072-196607
-			"pppuuuuuuuooommmoooooooooouuuuuuuuuuuqqqq", // M 48-63, N 196608-262143
-			"ppuuuuuuuuoooooooooooooooouuuuuuuuuuuuqqq", // M 48-63, N 262144-393215
-			"puuuuuuuuuuuooooouuoooooouuuuuuuuuuuuuuqq", // M 48-63, N >= 393216
-			"NNNNNNNNNNSSSSSSSSSSNNNNNNNNNNNNNNNNNNNNN", // M 64-95, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 64-95, N (none)
-			"OOOOOOOOOOOSSSSSSSSOOOOOOOOOOOOOOOOOOOOOO", // M 64-95, N 2
-			"PPPPPPPPPPPPSSSSSSPPPPPPPPPPPPPPPPPPPPPPP", // M 64-95, N 3
-			"PPPPPSSPPPPPPSSSSSSPPNNPPPPPPPPPPPPPPhhPP", // M 64-95, N 4-5
-			"hhhSSSSSSSShSSSSSSSSNNNNNhhh>hhhhhhhhhhhh", // M 64-95, N 6-7
-			"hhhSSSSSSSSSSSSSSSSSNNNN>hh>>hhhhhhhhhhhh", // M 64-95, N 8-11
-			"hhRRRRRRRRRRRRRRRRRNJJJ>>>>>>hhhhhhhhhhhh", // M 64-95, N 12-15
-			"hhSSSSSSSSSSSSSSSSNNNN>>>>>>>hhhhhhhhhhhh", // M 64-95, N 16-23
-			">>>UUdddddd22222@????????vvv?>>>>>>>>>>>>", // M 64-95, N 24-31
-			"222UUUddddd22252@????????uuuvv?????>>>>>>", // M 64-95, N 32-47
-			"222UUUUdddd22252@????????pppuu??????>>>ii", // M 64-95, N 48-63
-			"pppUUUUUddd222222???????ppppppv?????>oooo", // M 64-95, N 64-95
-			"ppppUUUUU222222222??????oppppppvvvuuuoooo", // M 64-95, N 96-127
-			"2222UUUUU222222522????@@oppppppuuuuuuiiii", // M 64-95, N 128-191
-			"pppUUUUUU2222225522@@@@@ooppppppuuuuooooo", // M 64-95, N 192-255
-			"22UUUUUUU222222255???@@@@oppppppppppooooo", // M 64-95, N 256-383
-			"22UUUUUUU222225255@??@@@@ooopppsssspooooo", // M 64-95, N 384-511
-			"22UUUUUU3222255555@@?v@@oooooppssssoooooo", // M 64-95, N 512-767
-			"22UUUUUU322255555@@@@voooooooooppppoooooo", // M 64-95, N 768-1023
-			"pppUUUU3322255555@@@ooooooooooooooooooooo", // M 64-95, N 1024-1535
-			"ppppUU3333222255;oooooooooooooooooooooooo", // M 64-95, N 1536-2047
-			"ppppppp333@@@@5;;oooooooooooooooooooooooo", // M 64-95, N 2048-3071
-			"pppppppp33@@@@2oooppoooooxooooooooooooooo", // M 64-95, N 3072-4095
-			"ppppppppp3@@@@ooopopppooooooooooooooooooo", // M 64-95, N 4096-6143
-			"pppppppppppoooooopppppooooooooooooooooooo", // M 64-95, N 6144-8191
-			"pppppppppppoooooooppqoooooooooooooooooooo", // M 64-95, N 8192-12287
-			"ppppppppppooooooooopooooooooooooooooooooo", // M 64-95, N 12288-16383
-			"pppppppppoooooooooooooooooooooooooooooooo", // M 64-95, N 16384-24575
-			"ppppppppoooooooooooooxxoooooooooooooooooo", // M 64-95, N 24576-32767
-			"pppppppooooooooooooooxxoooooooooooooooooo", // M 64-95, N 32768-49151
-			"ppppppooooooooooooooooooooooooooooooooooo", // M 64-95, N 49152-65535
-			"pppppooooooooomoooooooooooooooooooooooooo", // M 64-95, N 65536-98303
-			"ppppoooooooooommooooooooooooooooooooooooo", // M 64-95, N 98304-131071
-			"pppoooooooooooooooooooooooooooooooooooooo", // M 64-95, N 131072-196607
-			"ppooooooooooooooooooooooooooooooooooooooo", // M 64-95, N 196608-262143
-			"poooooooooooooooooooooooooooooooooooooooo", // M 64-95, N 262144-393215
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 64-95, N >= 393216
-			"NNNNNNNNNNNNSSSSNNNNNNNNNNNNNNNNNNNNNNNNN", // M 96-127, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 96-127, N (none)
-			"OOOOOOOOOOOOOSSOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 96-127, N 2
-			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 96-127, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 96-127, N 4-5
-			"hhhhhhhSShhhhhSSSShhhhhhhhhhhhhhhhhhhhhhh", // M 96-127, N 6-7
-			"hhhhRRRRRRRRRRRRRRhhNJNNhhhhuhhhhhhhhhhhh", // M 96-127, N 8-11
-			"hhhhSSSSSSSSSSSSSSNNNNN>hhhuuhhhhhhhhhhhh", // M 96-127, N 12-15
-			"hhhhSSSSSSSSSSSSSNNNNN>>hh>uuhhhhhhhhhhhh", // M 96-127, N 16-23
-			"hhhUUUUdddd22225@????????uuvvv????>>>>>hh", // M 96-127, N 24-31
-			"<<<UUUUUdd2222254????????ppuuuv????>>iiii", // M 96-127, N 32-47
-			"<<<<UUUUUd2222254???????pppppuu?????>iiii", // M 96-127, N 48-63
-			"hhhhUUUUU22222254???????pppppppvvvuuuhhhh", // M 96-127, N 64-95
-			"ppppUUUUU02222544@??????oppppppuuuuuuiiii", // M 96-127, N 96-127
-			"hhhhUUUUU02222252@@?????oppppppppuuuiiiii", // M 96-127, N 128-191
-			"hhhhUUUUU2222222544@??oooopppppsssspuiiii", // M 96-127, N 192-255
-			"hhhhUUUUU2222222554@?oooooopppsssssspiiii", // M 96-127, N 256-383
-			"hhhUUUUU3222225555@?oooooooopsssssssiiiii", // M 96-127, N 384-511
-			"<<<UUUUU3222255555@ovvoooooooqqsssssiiiii", // M 96-127, N 512-767
-			"<<<<UUU33322255552ooovooooooooqqqqqiiiiii", // M 96-127, N 768-1023
-			"pppppU33332225552ooooooooooooooooqiiiiiii", // M 96-127, N 1024-1535
-			"pppppp33333@@@@2oooooooooooooooiiiiiiiiii", // M 96-127, N 1536-2047
-			"ppppppp3333@@@2oooooooooixooooooiiiiiiiii", // M 96-127, N 2048-3071
-			"ppppppppp33@@@oooopppqqoxxxoooooiiiiiiiii", // M 96-127, N 3072-4095
-			"<<<<<<<<<<3o@ooooopppqxxxxxoooooiiiiiiiii", // M 96-127, N 4096-6143
-			"pppppppppppooooooopxpxxxxxooooooiiiiiiiii", // M 96-127, N 6144-8191
-			"ppppppppppiiooooooppxxxxoooooooiiiiiiiiii", // M 96-127, N 8192-12287
-			"<<<<<<<<<iiiooooooopxxxxoooooooiiiiiiiiii", // M 96-127, N 12288-16383
-			"<<<<<<<<iiiioooooooopxxxooooooiiiiiiiiiii", // M 96-127, N 16384-24575
-			"pppppppiiiiooooowwooxffxoooooiiiiiiiiiiii", // M 96-127, N 24576-32767
-			"ppppppiiiiiooooo666oxffxooooiiiiiiiiiiiii", // M 96-127, N 32768-49151
-			"pppppiiiiiiooooo666ooxxoooooiiiiiiiiiiiii", // M 96-127, N 49152-65535
-			"ppppiiiiiiiooooow6oooooooooiiiiiiiiiiiiii", // M 96-127, N 65536-98303
-			"pppiiiiiiiiooooooooooooooooiiiiiiiiiiiiii", // M 96-127, N 98304-131071
-			"ppiiiiiiiiiiooooooooooooooiiiiiiiiiiiiiii", // M 96-127, N 131072-196607
-			"piiiiiiiiiiiioooooooooooiiiiiiiiiiiiiiiii", // M 96-127, N 196608-262143
-			"iiiiiiiiiiiiiiooooooiiiiiiiiiiiiiiiiiiiii", // M 96-127, N 262144-393215
-			"iiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiii", // M 96-127, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 128-191, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 128-191, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 128-191, N 2
-			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 128-191, N 3
-			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 128-191, N 4-5
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 128-191, N 6-7
-			">>>>>>SSSSSSSSSSS>>>>>>>>>>>>>hhh>>>>>>>>", // M 128-191, N 8-11
-			">>>>>RRRRRRRRRRRRNNNN>>>>>>>hhhhhh>>>>>>>", // M 128-191, N 12-15
-			">>>>TTTTTTTTTTTTNNNNN>>>>>>hhhhhhhh>>>>>>", // M 128-191, N 16-23
-			">>>>UUUUU22222225@??????huuuuvvv???>hhhhh", // M 128-191, N 24-31
-			"2222UUUUU22222555@??????ppppuuuvvv??uuuuu", // M 128-191, N 32-47
-			"2222UUUUU22255555???????ppppppuuvuuuuuuuu", // M 128-191, N 48-63
-			"ppppUUUUU222555544??????pppppppuuuuuuoooo", // M 128-191, N 64-95
-			"ppppUUUUU022255544@?????oppppppppuuuooooo", // M 128-191, N 96-127
-			"2222UUUUU202255544@@???ooppppppssssppuuuu", // M 128-191, N 128-191
-			"ppppUUUUU2222555544@??ooooppppsssssssoooo", // M 128-191, N 192-255
-			"2222UUUU33222555554@?ooooooppssssssssuuuu", // M 128-191, N 256-383
-			"2222UUUU3322255555@oooooooqqqssssssssoooo", // M 128-191, N 384-511
-			"2222UUU33322255552ooooooooqqqqqsssssuuuuu", // M 128-191, N 512-767
-			"22222U33332225552<ooovoooooqqqqqqqqqooooo", // M 128-191, N 768-1023
-			"ppppp33333322552ooooooooooooooqqqqqoooooo", // M 128-191, N 1024-1535
-			"pppppp33333@@@ooooooooooooooooooooooooooo", // M 128-191, N 1536-2047
-			"ppppppp3333@@oooooooooooixxoooooooooooooo", // M 128-191, N 2048-3071
-			"pppppppp333pooooouuooooooxxxooooooooooooo", // M 128-191, N 3072-4095
-			"pppppppppp3ooooooooiopqoqxxxooooooooooooo", // M 128-191, N 4096-6143
-			"ppppppppppooooooooowoooooooxooooooooooooo", // M 128-191, N 6144-8191
-			"pppppppppooooooooooooxxoooooooooooooooooo", // M 128-191, N 8192-12287
-			"ppppppppoooooooooooooxxoooooooooooooooooo", // M 128-191, N 12288-16383
-			"pppppppoooooooooooooooooooooooooooooooooo", // M 128-191, N 16384-24575
-			"ppppppoooooooooooooooxfoooooooooooooooooo", // M 128-191, N 24576-32767
-			"pppppooooooooooowxoooxxoooooooooooooooooo", // M 128-191, N 32768-49151
-			"ppppoooooooooooo66ooooooooooooooooooooooo", // M 128-191, N 49152-65535
-			"pppoooooooooooooooooooooooooooooooooooooo", // M 128-191, N 65536-98303
-			"ppooooooooooooooooooooooooooooooooooooooo", // M 128-191, N 98304-131071
-			"poooooooooooooooooooooooooooooooooooooooo", // M 128-191, N 131072-196607
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 128-191, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 128-191, N 262144-393215
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 128-191, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 192-255, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 192-255, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 192-255, N 2
-			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 192-255, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 4-5
-			"hhhhhhhhhhhSSShhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 6-7
-			"hhhhhhhhhRRRRRRRRhhhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 8-11
-			"hhhhhhhQQQQQQQQQNNNhhhhhhhhhhhhhhhhhhhhhh", // M 192-255, N 12-15
-			"hhhhhhJJJJJJJJJJNNNN>>>hhhhhhhhhhhhhhhhhh", // M 192-255, N 16-23
-			"hhhhhUUUU22222222@@?????hppuuuuuuuuhhhhhh", // M 192-255, N 24-31
-			"22222UUUU22255555@@?????pppppuuuuuuuiiiii", // M 192-255, N 32-47
-			"22222UUUU222555554??????pppppppuuuuuiiiii", // M 192-255, N 48-63
-			"hhhhUUUUU222555254@?????opppppppuuuuhhhhh", // M 192-255, N 64-95
-			"ppppUUUUU222255444@@???ooppppppsssspuiiii", // M 192-255, N 96-127
-			"hhhUUUUUUU222555544@@??oooppppsssssssiiii", // M 192-255, N 128-191
-			"pppUUUUUU3255555544@??ooooqppssssssssiiii", // M 192-255, N 192-255
-			"hhhhUUUU33255555554@?ooooqqqqssssssssiiii", // M 192-255, N 256-383
-			"hhhhUUU333322555522ooooooqqqqqsssssssiiii", // M 192-255, N 384-511
-			"2222UU3333VV2555225ooooooqxqqqqssssssiiii", // M 192-255, N 512-767
-			"222223333332222222oooooooqqqqqqqqqqqiiiii", // M 192-255, N 768-1023
-			"ppppp333333322228oooooooooqqqqqqqqqiiiiii", // M 192-255, N 1024-1535
-			"pppppp333333@ooooooooooooooqqoqqqiiiiiiii", // M 192-255, N 1536-2047
-			"ppppppp33333ooooopoooooooixxoooiiiiiiiiii", // M 192-255, N 2048-3071
-			"pppppppp333ooooooooooooooxxxoooiiiiiiiiii", // M 192-255, N 3072-4095
-			"ppppppppppooooooooooooooooxxoooiiiiiiiiii", // M 192-255, N 4096-6143
-			"pppppppppooooooooooooooooooxoooiiiiiiiiii", // M 192-255, N 6144-8191
-			"ppppppppoooooooooooooooooooooooiiiiiiiiii", // M 192-255, N 8192-12287
-			"pppppppoooooooooooooooooooooooiiiiiiiiiii", // M 192-255, N 12288-16383
-			"ppppppooooooooooooooooooooooooiiiiiiiiiii", // M 192-255, N 16384-24575
-			"pppppooooooooooooooooooooooooooiiiiiiiiii", // M 192-255, N 24576-32767
-			"ppppooooooooooooooooooooooooooooiiiiiiiii", // M 192-255, N 32768-49151
-			"pppooooooooooooooooooooooooooooooiiiiiiii", // M 192-255, N 49152-65535
-			"ppooooooooooooooooooooooooooooooooiiiiiii", // M 192-255, N 65536-98303
-			"pooooooooooooooooooooooooooooooooooiiiiii", // M 192-255, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 192-255, N 131072-196607
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 192-255, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 192-255, N 262144-393215
-			"oooooooooooooooooooooooooooooooooooooooii", // M 192-255, N >= 393216
-			"NNNNNNNNNNNRRRRRNRRNNNNNNNNNNNNNNNNNNNNNN", // M 256-383, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 256-383, N (none)
-			"OOOOOOOOOOOORRRROORNNNOOOOOOOOOOOOOOOOOOO", // M 256-383, N 2
-			"PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 256-383, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 4-5
-			"hhhhhhhhhRRRRRRRhhhhhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 6-7
-			"hhhhhhhhTTTTTTTTNNhhhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 8-11
-			"hhhhhhhhJJJJJJJJNNNNhhhhhhhhhhhhhhhhhhhhh", // M 256-383, N 12-15
-			"hhhhhhhLLLLLLRRNNNN>>hhhhhhhhhhhhhhhhhhhh", // M 256-383, N 16-23
-			"hhhhhhhUUU22222222@????hhhppuuuuuuhhhhhhh", // M 256-383, N 24-31
-			"22222UUUUU22255552@@????upppppuuuuuuuuuuu", // M 256-383, N 32-47
-			"2222UUUUUU22555555@@@?@oopppppppuuuuuuuuu", // M 256-383, N 48-63
-			"hhhUUUUUU322555555@@@@@ooopppppppppphhhhh", // M 256-383, N 64-95
-			"pppUUUUUU322255555@@@@@oooppppsssssspoooo", // M 256-383, N 96-127
-			"222UUUUUU3222555554@@@oooqqppssssssssuuuu", // M 256-383, N 128-191
-			"pppUUUUUU3225555554@@uoooqqqqssssssssoooo", // M 256-383, N 192-255
-			"222UUUU3333225555o4@uoooqxxqqssssssssuuuu", // M 256-383, N 256-383
-			"222UUU333332255@ooooooooqxxxqqsssssssoooo", // M 256-383, N 384-511
-			"222U333333332@@oooooooooqxxxqqqsssssquuuu", // M 256-383, N 512-767
-			"2223333333333@ooooooooqqqxxxqqqqqqqqooooo", // M 256-383, N 768-1023
-			"ppppp33333333oooooooooqxxxxxqqqqqqqoooooo", // M 256-383, N 1024-1535
-			"ppppp3333333oooooooooooxxxxxqqqqqoooooooo", // M 256-383, N 1536-2047
-			"pppppp33333oooooooooooooxxxxxqqqooooooooo", // M 256-383, N 2048-3071
-			"pppppppp33ooooooooooooooofxxxqqoooooooooo", // M 256-383, N 3072-4095
-			"pppppppppoooooooooooooooooxxxxooooooooooo", // M 256-383, N 4096-6143
-			"ppppppppoooooooooooooooooooxxoooooooooooo", // M 256-383, N 6144-8191
-			"pppppppoooooooooooooooooooooooooooooooooo", // M 256-383, N 8192-12287
-			"ppppppooooooooooooooooooooooooooooooooooo", // M 256-383, N 12288-16383
-			"pppppoooooooooooooooooooooooooooooooooooo", // M 256-383, N 16384-24575
-			"ppppooooooooooooooooooooooooooooooooooooo", // M 256-383, N 24576-32767
-			"pppoooooooooooooooooooooooooooooooooooooo", // M 256-383, N 32768-49151
-			"ppooooooooooooooooooooooooooooooooooooooo", // M 256-383, N 49152-65535
-			"poooooooooooooooooooooooooooooooooooooooo", // M 256-383, N 65536-98303
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 256-383, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 256-383, N 131072-196607
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 256-383, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 256-383, N 262144-393215
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 256-383, N >= 393216
-			"NNNNNNNNNNRRRRRRRRRNNNNNNNNNNNNNNNNNNNNNN", // M 384-511, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 384-511, N (none)
-			"OOOOOOOOOORRRRRRRRRNNNNOOOOOOOOOOOOOOOOOO", // M 384-511, N 2
-			"PPPPPPPPPPPSSSSSPSNNNNPPPPPPPPPPPPPPPPPPP", // M 384-511, N 3
-			"hhhhhhhhhhhRRRhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 4-5
-			"hhhhhhhhhTTTTTTTNhhhhhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 6-7
-			"hhhhhhhhJJJJJJJJNNhhhhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 8-11
-			"hhhhhhhLLLLLLLLNNNN>hhhhhhhhhhhhhhhhhhhhh", // M 384-511, N 12-15
-			"hhhhhhhJJJJJJJNNN>>>>>hhhhhhhhhhhhhhhhhhh", // M 384-511, N 16-23
-			"hhhhhhhUUU255552222????hhhhppuuuhhhhhhhhh", // M 384-511, N 24-31
-			"22222UUUUU225555552???@oiippppppuiiiiiiii", // M 384-511, N 32-47
-			"2222UUUUU3222555555??@@oiopppppppppiiiiii", // M 384-511, N 48-63
-			"hhhUUUUUU3222555555@@@oooooppppssssphhhhh", // M 384-511, N 64-95
-			"pppUUUUUU3322555555v@uoooqqqpsssssssooooo", // M 384-511, N 96-127
-			"22UUUUUUU332255555@@uoooqqqqqssssssssiiii", // M 384-511, N 128-191
-			"ppUUUUUUU33225555@o@uoooqxqqqqsssssssoooo", // M 384-511, N 192-255
-			"22UUUUU33333255<oooooooqqxxxqqsssssssiiii", // M 384-511, N 256-383
-			"22UUU33333333<@ooooqqqqqxxxxqqqsssssqiiii", // M 384-511, N 384-511
-			"22UU333333333@ooooooqqqqxxxxxqqqqqqqiiiii", // M 384-511, N 512-767
-			"22U3333333333ooooooooqqxxxxxqqqqqqqqiiiii", // M 384-511, N 768-1023
-			"pp3333333333ooooooooooxxxxxxxqqqqqqoooooo", // M 384-511, N 1024-1535
-			"pppp3333333ooooooooooooxxxxxxqqqqoooooooo", // M 384-511, N 1536-2047
-			"pppppp3333ooooooooooooooxfxxxxqqqoooooooo", // M 384-511, N 2048-3071
-			"pppppp333oooooooooqooxqoxffxxxxqqoooooooo", // M 384-511, N 3072-4095
-			"ppppppp3ooooooooooqooxxoxxfxxxxqooooooooo", // M 384-511, N 4096-6143
-			"pppppppooooooooooooooooooooxxxxoooooooooo", // M 384-511, N 6144-8191
-			"ppppppoooooooooooooooxxoooooxxooooooooooo", // M 384-511, N 8192-12287
-			"pppppooooooooooooooooxxooooooxooooooooooo", // M 384-511, N 12288-16383
-			"ppppooooooooooooooooooooooooooooooooooooo", // M 384-511, N 16384-24575
-			"pppoooooooooooooooooooooooooooooooooooooo", // M 384-511, N 24576-32767
-			"ppooooooooooooooooooooooooooooooooooooooo", // M 384-511, N 32768-49151
-			"poooooooooooooooooooooooooooooooooooooooo", // M 384-511, N 49152-65535
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 384-511, N 65536-98303
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 384-511, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 384-511, N 131072-196607
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 384-511, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 384-511, N 262144-393215
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 384-511, N >= 393216
-			"NNNNNNNNNRRRRRRRRRNNNNNNNNNNNNNNNNNNNNNNN", // M 512-767, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 512-767, N (none)
-			"OOOOOOOOORRRRRRRRNNNNNNNNhOOOOOOOOOOOOOOO", // M 512-767, N 2
-			"PPPPPPPPPPRRRRRRRNNNNNNuPPPPPPPPPPPPPPPPP", // M 512-767, N 3
-			"hhhhhhhhhhRRRRRRhNNNN>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 4-5
-			"hhhhhhhhJJJJJJJJNhhN>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 6-7
-			"hhhhhhhhLLLLLLRNNNh>>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 8-11
-			"hhhhhhhJJJJJJJNNNO>>>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 12-15
-			"hhhhhhhJJJL222RJP>>>>>>uhhhhhhhhhhhhhhhhh", // M 512-767, N 16-23
-			"hhhhhhUUUU255552222@???uhhhhhhhhhhhhhhhhh", // M 512-767, N 24-31
-			"<<<<UUUUU3255555552@???uouuppppuuuuuuuuuu", // M 512-767, N 32-47
-			"<<<UUUUUU3255555555@??uoouopppppppuuuuuuu", // M 512-767, N 48-63
-			"hhhUUUUUU3322555555<vuooooqqqpssssshhhhhh", // M 512-767, N 64-95
-			"ppUUUUUUU333255555<<vooooqqqqqqsssssqqqqq", // M 512-767, N 96-127
-			"<<UUUUUUU333@555<<<opooqqqqqqqqsssssuuuuu", // M 512-767, N 128-191
-			"pUUUUUUUU333@@<<<oooooqqqxxqqqqssssssqqqq", // M 512-767, N 192-255
-			"<UUUUUUU3333@<<<<oooqqqqxxxxqqqsssssquuuu", // M 512-767, N 256-383
-			"<UUUU33333333<<ooooooqqqxxxxxqqqqqqquuuuu", // M 512-767, N 384-511
-			"<UUU333333333oooooooqqqxxxxxxqqqqqqquuuuu", // M 512-767, N 512-767
-			"<U3333333333oooooooooqqxxxxxxqqqqqquuuuuu", // M 512-767, N 768-1023
-			"pp333333333oooooooooooqxxxxxxqqqqqqqqqqqq", // M 512-767, N 1024-1535
-			"pp33333333oooooooooooooxxxxxxxxqqqqqqqqqq", // M 512-767, N 1536-2047
-			"pppp33333oooooooooooooooxfxxxxxxqqqqqqqqq", // M 512-767, N 2048-3071
-			"pppp3333oooooooootfooxxoxffxxxxxxqqqqqqqq", // M 512-767, N 3072-4095
-			"<<<<333oooooooooooxooxfqfqfxxxxxxqqqqqqqq", // M 512-767, N 4096-6143
-			"pppp33oooooooooooooxxqqooooxxxxxxqqqqqqqq", // M 512-767, N 6144-8191
-			"pppppooooooooooooooxxxfqooooxxxqqqqqqqqqq", // M 512-767, N 8192-12287
-			"ppppoooooooooooooooooxxooooooxqqqqqqqqqqq", // M 512-767, N 12288-16383
-			"pppoooooooooooooooooooooooooooqqqqqqqqqqq", // M 512-767, N 16384-24575
-			"ppoooooooooooooooooooooooooooooqqqqqqqqqq", // M 512-767, N 24576-32767
-			"poooooooooooooooooooooooooooooooqqqqqqqqq", // M 512-767, N 32768-49151
-			"oooooooooooooooooooooooooooooooooqqqqqqqq", // M 512-767, N 49152-65535
-			"ooooooooooooooooooooooooooooooooooqqqqqqq", // M 512-767, N 65536-98303
-			"oooooooooooooooooooooooooooooooooooqqqqqq", // M 512-767, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooqqqqq", // M 512-767, N 131072-196607
-			"oooooooooooooooooooooooooooooooooooooqqqq", // M 512-767, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooqqq", // M 512-767, N 262144-393215
-			"oooooooooooooooooooooooooooooooooooooooqq", // M 512-767, N >= 393216
-			"NNNNNNNNRRRRRRRRRRNNJJJJNNNNNNNNNNNNNNNNN", // M 768-1023, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 768-1023, N (none)
-			"OOOOOOOOORRRRRRRRNNNNNNNhhhhOOOOOOOOOOOOO", // M 768-1023, N 2
-			"PPPPPPPPPTTTTTTTNNNNNNuhhhhPPPPPPPPPPPPPP", // M 768-1023, N 3
-			"hhhhhhhhhhJJJJJJNNNNN>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 4-5
-			"hhhhhhhhLLLLLLLNNNN>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 6-7
-			"hhhhhhhJJJJJJJNNNO>>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 8-11
-			"hhhhhhhLLLLLRRRJP>>>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 12-15
-			"hhhhhhNNNNN2222N>>>>>>uhhhhhhhhhhhhhhhhhh", // M 768-1023, N 16-23
-			"hhhhhhUUUU25555222@@@hhhuuhhhhhhhhhhhhhhh", // M 768-1023, N 24-31
-			"<<<<UUUUU325555552@@huuuuiiiiiiiiiiiiiiii", // M 768-1023, N 32-47
-			"<<<UUUUUU335555555@vvuuuoiiiippppiiiiiiii", // M 768-1023, N 48-63
-			"hhhUUUUU3332255555<<uuuooqqqqqqqssshhhhhh", // M 768-1023, N 64-95
-			"ppUUUUUUU333@55<<<<<<uooqqqqqqqqqssqqqqqq", // M 768-1023, N 96-127
-			"<UUUUUUUU333@@<<<<<uoooqqqqqqqqqqqqqiiiii", // M 768-1023, N 128-191
-			"pUUUUUUUU333@@<<<ooooqqqqxxqqqqqqqqqqqqqq", // M 768-1023, N 192-255
-			"<UUUUUUU33333@u<gooooqqqxxxxqqqqqqqqiiiii", // M 768-1023, N 256-383
-			"UUUUU333333999:ooooooqqqxxxxqqqqqqqqiiiii", // M 768-1023, N 384-511
-			"UUU333333339999ooooooqqxxxxxxqqqqqqiiiiii", // M 768-1023, N 512-767
-			"<bb3333333339ooooeoooqqxxxxxxxqqqqiiiiiii", // M 768-1023, N 768-1023
-			"pbb3333333399oooooooooqxxxxxxxxxqqqqqqqqq", // M 768-1023, N 1024-1535
-			"ppb333333oo99ooooooooooxxxxxxxxxxqqqqqqqq", // M 768-1023, N 1536-2047
-			"ppb33333ooooooooooooooooxxxxxxxxxxqqqqqqq", // M 768-1023, N 2048-3071
-			"ppbb333oooooooooooooooooofxxxxxxxxqqqqqqq", // M 768-1023, N 3072-4095
-			"ppbb33ooooooooooooooooooqofxxxxxxxiiiiiii", // M 768-1023, N 4096-6143
-			"ppbb3ooooooooooooooxxqoooooxxxxxxqqqqqqqq", // M 768-1023, N 6144-8191
-			"pppboooooooooooooooxxqqoooooxxxxqqqqqqqqq", // M 768-1023, N 8192-12287
-			"pppooooooooooooooooqqqqooooooxiiiiiiiiiii", // M 768-1023, N 12288-16383
-			"ppooooooooooooooooooooooooooooqqqqqqqqqqq", // M 768-1023, N 16384-24575
-			"pooooooooooooooooooooooooooooooqqqqqqqqqq", // M 768-1023, N 24576-32767
-			"ooooooooooooooooooooooooooooooooqqqqqqqqq", // M 768-1023, N 32768-49151
-			"oooooooooooooooooooooooooooooooooqqqqqqqq", // M 768-1023, N 49152-65535
-			"ooooooooooooooooooooooooooooooooooqqqqqqq", // M 768-1023, N 65536-98303
-			"oooooooooooooooooooooooooooooooooooqqqqqq", // M 768-1023, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooqqqqq", // M 768-1023, N 131072-196607
-			"oooooooooooooooooooooooooooooooooooooqqqq", // M 768-1023, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooqqq", // M 768-1023, N 262144-393215
-			"oooooooooooooooooooooooooooooooooooooooqq", // M 768-1023, N >= 393216
-			"NNNNNNNNRRRRRJRJNNNJNNNNNNNNNNNNNNNNNNNNN", // M 1024-1535, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1024-1535, N (none)
-			"OOOOOOOORRRJJJJJNNNNNNNhhhhhhOOOOOOOOOOOO", // M 1024-1535, N 2
-			"PPPPPPPPPJJJJJJJNNNNNuhhhhhhhPPPPPPPPPPPP", // M 1024-1535, N 3
-			"hhhhhhhhhLLLJJJNNNN>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 4-5
-			"hhhhhhhJJJJJJJNNNN>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 6-7
-			"hhhhhhJJJJJJJJJJP>>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 8-11
-			"hhhhhhNNNNNNNNNN>>>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 12-15
-			"hhhhhhOPPPP2222>>>>>>uhhhhhhhhhhhhhhhhhhh", // M 1024-1535, N 16-23
-			"hhhhhUUUUU2555522@@@hhhhhhuhhhhhhhhhhhhhh", // M 1024-1535, N 24-31
-			"<<<UUUUUU33555522@@hhhuhuuiiiiiiiiiiiiiii", // M 1024-1535, N 32-47
-			"<<<UUUUU333255552@<vvhuuuqiiiiiiiiiiiiiii", // M 1024-1535, N 48-63
-			"hhUUUUUU3333@255<<<<vuuuqqhhhqqqqhhhhhhhh", // M 1024-1535, N 64-95
-			"ppUUUUUU3333@@<<<<<<vuuqqqqqqqqqqqiiiiiii", // M 1024-1535, N 96-127
-			"hUUUUUUU3333@@<<<uuuoooqqqqqqqqqqqqiiiiii", // M 1024-1535, N 128-191
-			"hUUUUUUU33333@uuuuooooqqqxxqqqqqqqqiiiiii", // M 1024-1535, N 192-255
-			"UUUUUU3333333uuuuuoooooqxxxxqqqqqqqiiiiii", // M 1024-1535, N 256-383
-			"UUUUUU333333ooouuoooooooxxxxxqqqqqqiiiiii", // M 1024-1535, N 384-511
-			"Ubb333333333oooo:oooqooxxxxxxqqqqqiiiiiii", // M 1024-1535, N 512-767
-			"bbb3333333o99oooooooooqxxxxxxxxxqqiiiiiii", // M 1024-1535, N 768-1023
-			"pbbb333333399oooooooooxxxxxxxxxxxqqiiiiii", // M 1024-1535, N 1024-1535
-			"pbbb333333999ooooxxooooxxxxxxxxxxxqiiiiii", // M 1024-1535, N 1536-2047
-			"ppbbb33oo99ooooo7xxoooooqqxxxxxxxxxiiiiii", // M 1024-1535, N 2048-3071
-			"pbbbb3oooooooooooxxooxxoqfqxxxxxxxxiiiiii", // M 1024-1535, N 3072-4095
-			"pbbbbooooooooooooxxoxxxqqqfxxxxxxxiiiiiii", // M 1024-1535, N 4096-6143
-			"ppbboooooooooooooooxxxqqqqqxxxxxxxiiiiiii", // M 1024-1535, N 6144-8191
-			"ppbooooooooooooooooxxxxqooooxxxxxiiiiiiii", // M 1024-1535, N 8192-12287
-			"ppooooooooooooooooooqxxqoooooxxiiiiiiiiii", // M 1024-1535, N 12288-16383
-			"pooooooooooooooooooooqqqooooooiiiiiiiiiii", // M 1024-1535, N 16384-24575
-			"oooooooooooooooooooooooooooooooiiiiiiiiii", // M 1024-1535, N 24576-32767
-			"ooooooooooooooooooooooooooooooooiiiiiiiii", // M 1024-1535, N 32768-49151
-			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 1024-1535, N 49152-65535
-			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 1024-1535, N 65536-98303
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 1024-1535, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 1024-1535, N 131072-196607
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 1024-1535, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 1024-1535, N 262144-393215
-			"oooooooooooooooooooooooooooooooooooooooii", // M 1024-1535, N >= 393216
-			"NNNNNNNNRRRRJJJRNNJJJNNNNNNNNNNNNNNNNNNNN", // M 1536-2047, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1536-2047, N (none)
-			"OOOOOOOOJJJJJJJJNNNOONhhhhhhhhOOOOOOOOOOO", // M 1536-2047, N 2
-			"PPPPPPPPPJJJJJJNNNNNNhhhhhhhhPPPPPPPPPPPP", // M 1536-2047, N 3
-			"hhhhhhhhJJJJJJNNNP>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 4-5
-			"hhhhhhhJJJJJJJJJP>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 6-7
-			"hhhhhhNNNNNNNNNN>>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 8-11
-			"hhhhhhPPPPPPPPP>>>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 12-15
-			"hhhhhddddd2222>>>>>>uhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 16-23
-			"hhhhUUUUU32252222@@hhhhhhhhhhhhhhhhhhhhhh", // M 1536-2047, N 24-31
-			"<<<UUUUUU33222222@hhhhhhhhiiiiiiiiiiiiiii", // M 1536-2047, N 32-47
-			"<<UUUUUU33332555<<huuhhuuqiiiiiiiiiiiiiii", // M 1536-2047, N 48-63
-			"hhUUUUUU3333@<<<<<<uuuuuqqhhhhhhhhhhhhhhh", // M 1536-2047, N 64-95
-			"ppUUUUUU33333<<<<<<uuuuoqqqqiiiiiiiiiiiii", // M 1536-2047, N 96-127
-			"hUUUUUU333333@u<=uuuuouqqqqqqqqqqiiiiiiii", // M 1536-2047, N 128-191
-			"UUUUUU3333333uuuuuuooooqxxxqqqqqqiiiiiiii", // M 1536-2047, N 192-255
-			"UUUUUU333333uuuuuvuoooooxxxxqqqqqiiiiiiii", // M 1536-2047, N 256-383
-			"UUU33333333uuoouuoooooooxxxxxqqqqiiiiiiii", // M 1536-2047, N 384-511
-			"bbb3333333u3oooooooooooxxxxxxxxqqqiiiiiii", // M 1536-2047, N 512-767
-			"bbb333333oo99oooooxoooxxxxxxxxxxxqqiiiiii", // M 1536-2047, N 768-1023
-			"pbbb333333999o1ooxxooxxxxxxxxxxxxxqiiiiii", // M 1536-2047, N 1024-1535
-			"pbbbb33o99999oooxxxxxooqxxxxxxxxxxxiiiiii", // M 1536-2047, N 1536-2047
-			"pbbbb3oo99999ooooxxxxxxoWfxxxxxxxxxiiiiii", // M 1536-2047, N 2048-3071
-			"pbbb33ooo9oooooooxqxx7qxfffxxxxxxxxiiiiii", // M 1536-2047, N 3072-4095
-			"pbbboooooooooooooxxxxqqqqffxxxxxxxxiiiiii", // M 1536-2047, N 4096-6143
-			"pbbooooooooooooooxxxfqqqqqqxxxxxxxiiiiiii", // M 1536-2047, N 6144-8191
-			"pboooooooooooooooooxxXqqqqqoxxxxxiiiiiiii", // M 1536-2047, N 8192-12287
-			"poooooooooooooooooooxqWqqooooxxiiiiiiiiii", // M 1536-2047, N 12288-16383
-			"oooooooooooooooooooooxqqqoooooiiiiiiiiiii", // M 1536-2047, N 16384-24575
-			"ooooooooooooooooooooooqqoooooooiiiiiiiiii", // M 1536-2047, N 24576-32767
-			"ooooooooooooooooooooooooooooooooiiiiiiiii", // M 1536-2047, N 32768-49151
-			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 1536-2047, N 49152-65535
-			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 1536-2047, N 65536-98303
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 1536-2047, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 1536-2047, N 131072-196607
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 1536-2047, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 1536-2047, N 262144-393215
-			"oooooooooooooooooooooooooooooooooooooooii", // M 1536-2047, N >= 393216
-			"NNNNNNNNRJJJJJJJNNNNRNNNNNNNNNNNNNNNNNNNN", // M 2048-3071, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 2048-3071, N (none)
-			"OOOOOOOOJJJJJJJNPOOOOhhhhhhhhhOOOOOOOOOOO", // M 2048-3071, N 2
-			"PPPPPPPPPJJJJJNNPPP>hhhhhhhhhhPPPPPPPPPPP", // M 2048-3071, N 3
-			"hhhhhhhJJJJJJJJJO>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 4-5
-			"hhhhhNNNNNNNNNNN>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 6-7
-			"hhhhhPPPPPPPPPP>>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 8-11
-			"hhhhdddddddd22d>>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 12-15
-			"hhhhddddddddd2d>>>>uhhhhhhhhhhhhhhhhhhhhh", // M 2048-3071, N 16-23
-			"hhhhUUUUU32222222@hhhhhhhhhihhhhhhhhhhhhh", // M 2048-3071, N 24-31
-			"<<<UUUUU33322252<hhhhhhhhhiiiiiiiiiiiiiii", // M 2048-3071, N 32-47
-			"<<UUUUUU3VV325<<<hhuuhhhuiqiiiiiiiiiiiiii", // M 2048-3071, N 48-63
-			"hhUUUUU33VV33<<<<hhuuuuuiqhhhhhhhhhhhhhhh", // M 2048-3071, N 64-95
-			"ppUUUUU333333<<<<uuuuuuuqqiiiiiiiiiiiiiii", // M 2048-3071, N 96-127
-			"hUUUUU3333333<uuuuuuouuuqqqqiiiiiiiiiiiii", // M 2048-3071, N 128-191
-			"UUUUU3333333uuuuuuuoooouxxqqqqiiiiiiiiiii", // M 2048-3071, N 192-255
-			"UUUU3333333uuuuuouuoooooxxxxqqqqiiiiiiiii", // M 2048-3071, N 256-383
-			"bbb33333333uuuooooooooooxxxxxxqqqiiiiiiii", // M 2048-3071, N 384-511
-			"bbb333333uuuooooooooooooxxxxxxxxqqiiiiiii", // M 2048-3071, N 512-767
-			"bbbb3333uuoooooooxxooxxoxxxxxxxxxxqiiiiii", // M 2048-3071, N 768-1023
-			"pbbbb33u3999oooooxfooxfoxxxxxxxxxxxiiiiii", // M 2048-3071, N 1024-1535
-			"pbbbbboo99999oooxxoxxxxoqxxxxxxxxxxiiiiii", // M 2048-3071, N 1536-2047
-			"pbbb339o99191oooxxxx7xxxWfxxxxxxxxxiiiiii", // M 2048-3071, N 2048-3071
-			"pbbb9999o999ooooxxxxx7qxqffxxxxxxxxiiiiii", // M 2048-3071, N 3072-4095
-			"pbbo999ooooooooooxXxxqfqWffxxxxxxxxiiiiii", // M 2048-3071, N 4096-6143
-			"pbooo9oooooooooooxxxxxqqqqqxxxxxxxiiiiiii", // M 2048-3071, N 6144-8191
-			"pooooooooooooooooooxxqqqqqqoxxxxxiiiiiiii", // M 2048-3071, N 8192-12287
-			"ooooooooooooooooooooxqWqqooooxxiiiiiiiiii", // M 2048-3071, N 12288-16383
-			"ooooooooooooooooooooqxqqqoooooiiiiiiiiiii", // M 2048-3071, N 16384-24575
-			"oooooooooooooooooooooqqqoooooooiiiiiiiiii", // M 2048-3071, N 24576-32767
-			"ooooooooooooooooooooooooooooooooiiiiiiiii", // M 2048-3071, N 32768-49151
-			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 2048-3071, N 49152-65535
-			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 2048-3071, N 65536-98303
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 2048-3071, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 2048-3071, N 131072-196607
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 2048-3071, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 2048-3071, N 262144-393215
-			"oooooooooooooooooooooooooooooooooooooooii", // M 2048-3071, N >= 393216
-			"NNNNNNNNJJJJJJJJNNRNNNNNNNNNNNNNNNNNNNNNN", // M 3072-4095, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 3072-4095, N (none)
-			"OOOOOOOOOJJJJJNNPOOOhhPPPPOhhhOOOOOOOOOOO", // M 3072-4095, N 2
-			"PPPPPPPPPJJJJJNNPPPPhhhhhhhhhhPPPPPPPPPPP", // M 3072-4095, N 3
-			"hhhhhNNNNNNNNNNNP>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 4-5
-			"hhhhPPPPPPPPPPPP>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 6-7
-			"hhhhddddddddddd>>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 8-11
-			"hhhdddddddddddd>>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 12-15
-			"hhh22222222222>>>>>hhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 16-23
-			"hhhUUUUUU322222@@hhhhhhhhhhhhhhhhhhhhhhhh", // M 3072-4095, N 24-31
-			"<<UUUUUU333322<<:hhhhhhhhhhiiiiiiiiiiiiii", // M 3072-4095, N 32-47
-			"<<UUUUU33VV33<<::hhhhhhhhiiiiiiiiiiiiiiii", // M 3072-4095, N 48-63
-			"hhUUUUU33VV33<<:<huuuuuuuqhhhhhhhhhhhhhhh", // M 3072-4095, N 64-95
-			"ppUUUU3333333:::huuuuuuuuqiiiiiiiiiiiiiii", // M 3072-4095, N 96-127
-			"hUUUUU333333u:9uuuuuuuuuuqqiiiiiiiiiiiiii", // M 3072-4095, N 128-191
-			"hUUbb3333333uuuuuuquqouuuxqiiiiiiiiiiiiii", // M 3072-4095, N 192-255
-			"bbbbb333333uuuuuuuqoqooouxxqqqqiiiiiiiiii", // M 3072-4095, N 256-383
-			"bbbb3333333uuuuuoooooooooxxxxxxqqiiiiiiii", // M 3072-4095, N 384-511
-			"bbbb3333u33uuooooooooooooxxxxxxxxqiiiiiii", // M 3072-4095, N 512-767
-			"bbbbbbbuuuoooooooooooxxooxxxxxxxxxiiiiiii", // M 3072-4095, N 768-1023
-			"pbbbbbuuuooooooooooooxxooxxxxxxxxxxiiiiii", // M 3072-4095, N 1024-1535
-			"pbbbb33u9999oooxxooxxxoooxxxxxxxxxxiiiiii", // M 3072-4095, N 1536-2047
-			"pbbb9999o999oooxxxoxxqxoxqxxxxxxxxxiiiiii", // M 3072-4095, N 2048-3071
-			"pbb39oo9o9999ooxxxxx77xxxfqxxxxxxxxiiiiii", // M 3072-4095, N 3072-4095
-			"pbu99oo9oo999ooxxxxoxxxxxqfxxxxxxxiiiiiii", // M 3072-4095, N 4096-6143
-			"pooo9o9ooooooooqxooooxxxxxxxxxxxxxiiiiiii", // M 3072-4095, N 6144-8191
-			"ooooooooooooooooooooqxxxoqooxxxxxiiiiiiii", // M 3072-4095, N 8192-12287
-			"ooooooooooooooooooooqxqxqooooxxiiiiiiiiii", // M 3072-4095, N 12288-16383
-			"oooooooooooooooooooooqxqooooooiiiiiiiiiii", // M 3072-4095, N 16384-24575
-			"ooooooooooooooooooooooqooooooooiiiiiiiiii", // M 3072-4095, N 24576-32767
-			"ooooooooooooooooooooooooooooooooiiiiiiiii", // M 3072-4095, N 32768-49151
-			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 3072-4095, N 49152-65535
-			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 3072-4095, N 65536-98303
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 3072-4095, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 3072-4095, N 131072-196607
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 3072-4095, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 3072-4095, N 262144-393215
-			"oooooooooooooooooooooooooooooooooooooooii", // M 3072-4095, N >= 393216
-			"NNNNNNNNNJJJJJJNNJJNJJNNNJNNNNNNNNNNNNNNN", // M 4096-6143, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 4096-6143, N (none)
-			"OOOOOOOOOJJJJJNJOLOhhhhhhhhhhhOOOOOOOOOOO", // M 4096-6143, N 2
-			"PPPPPPNNNNNNNNNP>hhhhhhhhhhhhhPPPPPPPPPPP", // M 4096-6143, N 3
-			"hhhhOOOOOOOOOOOO>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 4-5
-			"hhhdddddddddddd>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 6-7
-			"hhhdddddddddddd>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 8-11
-			"hhhOOONNNN2222>>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 12-15
-			"hhhdddddd22222>>>hhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 16-23
-			"hhUUUUUUU33322@@hhhhhhhhhhhhhhhhhhhhhhhhh", // M 4096-6143, N 24-31
-			"<<UUUUUU333333@:hhhhhhhhhhhiiiiiiiiiiiiii", // M 4096-6143, N 32-47
-			"<UUUUUU33333:<:::hhhhhhhhhiiiiiiiiiiiiiii", // M 4096-6143, N 48-63
-			"hUUUUU3333333::::uuuuuuuuuhhhhhhhhhhhhhhh", // M 4096-6143, N 64-95
-			"pUUUUbb33333:::::uuuuuuuuuiiiiiiiiiiiiiii", // M 4096-6143, N 96-127
-			"hUUbbbb3333uuuuuuuuuuuuuuuqiiiiiiiiiiiiii", // M 4096-6143, N 128-191
-			"hbbbbbb3333uuuuuuuuqqouuuuxqiiiiiiiiiiiii", // M 4096-6143, N 192-255
-			"hbbbbbbb333uuuuuuuqxxooouuxxiiiiiiiiiiiii", // M 4096-6143, N 256-383
-			"hbbbbbbb3339uuuuoxxooxxxouxxxxxqiiiiiiiii", // M 4096-6143, N 384-511
-			"<bbbbbbu3399uoooxxxoxxxxooxxxxxxxiiiiiiii", // M 4096-6143, N 512-767
-			"hbbbbbuuu999o9ooxxxoxxxoooxxxxxxxxiiiiiii", // M 4096-6143, N 768-1023
-			"pbbbbuuuuuooo9oxxxooxxooooxxxxxxxxiiiiiii", // M 4096-6143, N 1024-1535
-			"pbbbu39uuoooooooxxxoooooooxxxxxxxxxiiiiii", // M 4096-6143, N 1536-2047
-			"pbbu9999oo99oooqxxxoxxxoooxxxxxxxxxiiiiii", // M 4096-6143, N 2048-3071
-			"pbu99oo9oo999ooqxxxoxxxoooxxxxxxxxiiiiiii", // M 4096-6143, N 3072-4095
-			"puu99oo9ooo9rooqxxqoxxoooqqxxxxxxxiiiiiii", // M 4096-6143, N 4096-6143
-			"ouuo9ooooooooooqqooooooooooxxxxxxiiiiiiii", // M 4096-6143, N 6144-8191
-			"ooooooooooooooooooooooooooooxxxxiiiiiiiii", // M 4096-6143, N 8192-12287
-			"ooooooooooooooooooooooqooooooxiiiiiiiiiii", // M 4096-6143, N 12288-16383
-			"ooooooooooooooooooooooooooooooiiiiiiiiiii", // M 4096-6143, N 16384-24575
-			"oooooooooooooooooooooooooooooooiiiiiiiiii", // M 4096-6143, N 24576-32767
-			"ooooooooooooooooooooooooooooooooiiiiiiiii", // M 4096-6143, N 32768-49151
-			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 4096-6143, N 49152-65535
-			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 4096-6143, N 65536-98303
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 4096-6143, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 4096-6143, N 131072-196607
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 4096-6143, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 4096-6143, N 262144-393215
-			"oooooooooooooooooooooooooooooooooooooooii", // M 4096-6143, N >= 393216
-			"NNNNNNNNNJJJJJNNNOONOOOOOOONNNNNNNNNNNNNN", // M 6144-8191, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 6144-8191, N (none)
-			"OOOOOOOOOOJJJJJJOOOOOOOOOOOOOOOOOOOOOOOOO", // M 6144-8191, N 2
-			"PPPPPJJJJJJJJPPPPPhhhPPPPPPhhhPPPPPPPPPPP", // M 6144-8191, N 3
-			"hhhhdddPPPPPPPP>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 4-5
-			"hhhdddddddddddd>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 6-7
-			"hhhOOONddOOOOO>>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 8-11
-			"hhddddd??ddddd>>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 12-15
-			"hh>>>>>??>>>>>>>uhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 16-23
-			"hhUUUUUUU333@@hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 24-31
-			"<UUUUUUU333333:hhhhhhhhhhhhiiiiiiiiiiiiii", // M 6144-8191, N 32-47
-			"<UUUUUU33333::::hhhhhhhhhhiiiiiiiiiiiiiii", // M 6144-8191, N 48-63
-			"hUUUUbb3333399:::uuuuuhhhhhhhhhhhhhhhhhhh", // M 6144-8191, N 64-95
-			"pUUUbbbb3333:::::uuuuuuuuuiiiiiiiiiiiiiii", // M 6144-8191, N 96-127
-			"hbbbbbbb33uuuuuuuuuuuuuuuuuiiiiiiiiiiiiii", // M 6144-8191, N 128-191
-			"hbbbbbbbb3uuuuuuuqqqqquuuuuqiiiiiiiiiiiii", // M 6144-8191, N 192-255
-			"hbbbbbbb333uuuuuuxqxtxxquuuxiiiiiiiiiiiii", // M 6144-8191, N 256-383
-			"hbbbbbbu39o9uuuuoxxoxxxxouuxxxxiiiiiiiiii", // M 6144-8191, N 384-511
-			"hbbbbbuu33999oooxxrxxxqxouuxxxxxxiiiiiiii", // M 6144-8191, N 512-767
-			"hbbbbuuuu99991qxxxxxxxxxoouxxxxxxiiiiiiii", // M 6144-8191, N 768-1023
-			"ppbbuuuuuuuo917xqxooxxxooooxxxxxxxiiiiiii", // M 6144-8191, N 1024-1535
-			"pbbuuuuuuuuuooooxxxooooooooxxxxxxxiiiiiii", // M 6144-8191, N 1536-2047
-			"pbuu999ouuoooooqq1xooooooooxxxxxxxiiiiiii", // M 6144-8191, N 2048-3071
-			"puuu9999oooooooqqqxooooooooxxxxxxxiiiiiii", // M 6144-8191, N 3072-4095
-			"ouu99oo9oooooooqxxxooooooooxxxxxxiiiiiiii", // M 6144-8191, N 4096-6143
-			"ouu9oooooooooooooooooooooooxxxxxiiiiiiiii", // M 6144-8191, N 6144-8191
-			"ouo9ooooottoooooooooooooooooxxxiiiiiiiiii", // M 6144-8191, N 8192-12287
-			"oooooooooroooooooooooooooooooiiiiiiiiiiii", // M 6144-8191, N 12288-16383
-			"ooooooooooooooooooooooooooooooiiiiiiiiiii", // M 6144-8191, N 16384-24575
-			"oooooooooooooooooooooooooooooooiiiiiiiiii", // M 6144-8191, N 24576-32767
-			"ooooooooooooooooooooooooooooooooiiiiiiiii", // M 6144-8191, N 32768-49151
-			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 6144-8191, N 49152-65535
-			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 6144-8191, N 65536-98303
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 6144-8191, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 6144-8191, N 131072-196607
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 6144-8191, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 6144-8191, N 262144-393215
-			"oooooooooooooooooooooooooooooooooooooooii", // M 6144-8191, N >= 393216
-			"NNNNNNNNNNJJJJJJJJJJJJOJOJJNJJNNNNNNNNNNN", // M 8192-12287, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 8192-12287, N (none)
-			"OOOOOOOOOOOJJJJOOhhOOOOOOOOOJJOOOOOOOOOOO", // M 8192-12287, N 2
-			"PPPPPJJJJJJPJJJJJhhhhhhhhhhhhhPPPPPPPPPPP", // M 8192-12287, N 3
-			"hhhJJJJJJJJJJJ>uhhhhhhhhPhhhhhhhhhhhhhhhh", // M 8192-12287, N 4-5
-			"hhhOOOOOOOOOOO>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 6-7
-			"hhdddddddddddd>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 8-11
-			"hh>>>>UUU?>>>>>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 12-15
-			"hh>>>>UUU?>>>>>uhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 16-23
-			"hhUUUUUUU3hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 24-31
-			"<UUUUUUUU3333hhhhhhhhhhhhhhiiiiiiiiiiiiii", // M 8192-12287, N 32-47
-			"<UUUUbbb33339:hvuhhhhhhhhhiiiiiiiiiiiiiii", // M 8192-12287, N 48-63
-			"hUUUbbbb33399:::vvuuuuhhhhhhhhhhhhhhhhhhh", // M 8192-12287, N 64-95
-			"pUUbbbbbb9hvvv::vsqquuuuuuiiiiiiiiiiiiiii", // M 8192-12287, N 96-127
-			"hbbbbbbbbuuuuuuuvuquuuuuuuuoiiiiiiiiiiiii", // M 8192-12287, N 128-191
-			"hbbbbbbbuuuuuuuuuuuuquuuuuuuiiiiiiiiiiiii", // M 8192-12287, N 192-255
-			"hbbbbbbuu3uuuuuuuxxqxqquuuuuiiiiiiiiiiiii", // M 8192-12287, N 256-383
-			"hhbbbbuuu399uuuuuxxquxxquuuuiiiiiiiiiiiii", // M 8192-12287, N 384-511
-			"hhbbbuuuu999uuuuqxxoxxxxouuuxxxiiiiiiiiii", // M 8192-12287, N 512-767
-			"hhbbuuuuuu99uooqqxqqxxxqouuuxxxxiiiiiiiii", // M 8192-12287, N 768-1023
-			"ppbuuuuuuuuuoooqqqooxxqoouuuxxxxxiiiiiiii", // M 8192-12287, N 1024-1535
-			"pbuuuuuuuuuuooooqxqoooooooooxxxxxiiiiiiii", // M 8192-12287, N 1536-2047
-			"puuuuuuuuuuuooooxxxoooooooooxxxxxiiiiiiii", // M 8192-12287, N 2048-3071
-			"ouuu999ouoooooooxxxoooooooooxxxxxiiiiiiii", // M 8192-12287, N 3072-4095
-			"ouu99oo9ooooooooqqqoooooooooxxxxiiiiiiiii", // M 8192-12287, N 4096-6143
-			"ouu9ooooottoooooooooooooooooxxxiiiiiiiiii", // M 8192-12287, N 6144-8191
-			"ouu9o11o1ttoooooooooooooooooxiiiiiiiiiiii", // M 8192-12287, N 8192-12287
-			"ouuoooooottooooooooooooooooooiiiiiiiiiiii", // M 8192-12287, N 12288-16383
-			"ooooooooooooooooooooooooooooooiiiiiiiiiii", // M 8192-12287, N 16384-24575
-			"oooooooooooooooooooooooooooooooiiiiiiiiii", // M 8192-12287, N 24576-32767
-			"ooooooooooooooooooooooooooooooooiiiiiiiii", // M 8192-12287, N 32768-49151
-			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 8192-12287, N 49152-65535
-			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 8192-12287, N 65536-98303
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 8192-12287, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 8192-12287, N 131072-196607
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 8192-12287, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 8192-12287, N 262144-393215
-			"oooooooooooooooooooooooooooooooooooooooii", // M 8192-12287, N >= 393216
-			"NNNNNNNNNNJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNN", // M 12288-16383, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 12288-16383, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 12288-16383, N 2
-			"PPPPdddddddPPdddhhhhhhhPPPhhhhPPPPPPPPPPP", // M 12288-16383, N 3
-			"hhhddddddddddhdhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 4-5
-			"hhhdddddddddddvhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 6-7
-			"hh>>>>>U?>>>>>vhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 8-11
-			"hh>>>>UUU?>>>>vhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 12-15
-			"hh>>>>UUU?>>>>vhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 16-23
-			"hhUUUUUUUhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 24-31
-			"<UUUUhUUhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiii", // M 12288-16383, N 32-47
-			"<UUUbhhhhh9hhhhhuhhhhhhhhiiiiiiiiiiiiiiii", // M 12288-16383, N 48-63
-			"hUUbbbbbb9h99vvvvvqiuhhhhhhhhhhhhhhhhhhhh", // M 12288-16383, N 64-95
-			"pbbbbbbbbhhhvvvssqqqiuuuuuiiiiiiiiiiiiiii", // M 12288-16383, N 96-127
-			"hbbbbbbbuuuuuuuvsuquuuuuuuuooiiiiiiiiiiii", // M 12288-16383, N 128-191
-			"hbbbbbbuuuuuuuuuuuuuuuuuuuuooiiiiiiiiiiii", // M 12288-16383, N 192-255
-			"hbbbbbuuuuuuuuuuuuuuuuuuuuuuoiiiiiiiiiiii", // M 12288-16383, N 256-383
-			"hhbbbuuuuuuuuuuuuuuqxqxquuuuoiiiiiiiiiiii", // M 12288-16383, N 384-511
-			"hhhbuuuuuuu9uuuuuuuqxxxquuuuoiiiiiiiiiiii", // M 12288-16383, N 512-767
-			"hhhouuuuuuuuuuuuuuuuqqqquuuuoiiiiiiiiiiii", // M 12288-16383, N 768-1023
-			"ppouuuuuuuuuuuuuuuuuoouuuuuuuxxiiiiiiiiii", // M 12288-16383, N 1024-1535
-			"pouuuuuuuuuuuuuuooouuouuuuuooxxiiiiiiiiii", // M 12288-16383, N 1536-2047
-			"oouuuuuuuuuuuuuooqoouuoooooooxxiiiiiiiiii", // M 12288-16383, N 2048-3071
-			"ouuuu9uuuuuuuuuooqoooooooooooxxiiiiiiiiii", // M 12288-16383, N 3072-4095
-			"ouuu9999ooooouoooooooooooooooiiiiiiiiiiii", // M 12288-16383, N 4096-6143
-			"ouu99oo9oooooooooooooooooooooiiiiiiiiiiii", // M 12288-16383, N 6144-8191
-			"ouu99oooottooooooooooooooooooiiiiiiiiiiii", // M 12288-16383, N 8192-12287
-			"ouuo9ooootrooooooooooooooooooiiiiiiiiiiii", // M 12288-16383, N 12288-16383
-			"ouuoooooooooooooooooooooooooooiiiiiiiiiii", // M 12288-16383, N 16384-24575
-			"oooooooooooooooooooooooooooooooiiiiiiiiii", // M 12288-16383, N 24576-32767
-			"ooooooooooooooooooooooooooooooooiiiiiiiii", // M 12288-16383, N 32768-49151
-			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 12288-16383, N 49152-65535
-			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 12288-16383, N 65536-98303
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 12288-16383, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 12288-16383, N 131072-196607
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 12288-16383, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 12288-16383, N 262144-393215
-			"oooooooooooooooooooooooooooooooooooooooii", // M 12288-16383, N >= 393216
-			"NNNNNNNNJJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNNN", // M 16384-24575, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 16384-24575, N (none)
-			"OOOOOOOOOJJJJJJJJJJJhhhhOJJJJOOOOOOOOOOOO", // M 16384-24575, N 2
-			"PPPPPNNJJJJJJJJhhhhhhhhhhhhhhPPPPPPPPPPPP", // M 16384-24575, N 3
-			"hhhhNNNNNNNN>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 4-5
-			"hhh>>>>>>>>>>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 6-7
-			"hhh>>>>>>>>>>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 8-11
-			"hh>>>>>U>>>>>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 12-15
-			"hh>>>>>>>>>>>>hhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 16-23
-			"hhUUUhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 24-31
-			"<UUUUhhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiii", // M 16384-24575, N 32-47
-			"<UUUhhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiii", // M 16384-24575, N 48-63
-			"hUbbbbbhhhhhhvvvuiiiihhhhhhhhhhhhhhhhhhhh", // M 16384-24575, N 64-95
-			"pbbbbbbbbhhhvvvqqqqqiiuuuuiiiiiiiiiiiiiii", // M 16384-24575, N 96-127
-			"hbbbbbbbbuuuuuuuuiiuuuuuuuuoooiiiiiiiiiii", // M 16384-24575, N 128-191
-			"hbbbbbubbuuuuuuiiuuuuuuuuuuuooiiiiiiiiiii", // M 16384-24575, N 192-255
-			"hhbbbuuuuuuuuuuqquuiqqqquuuuooiiiiiiiiiii", // M 16384-24575, N 256-383
-			"hhbbuuuuuu9111quuuuxxxxxquuuooiiiiiiiiiii", // M 16384-24575, N 384-511
-			"hhhuuuuuuu9111quuuqxxxxxquuuooiiiiiiiiiii", // M 16384-24575, N 512-767
-			"hhoouuuuuuu9999uuuuxxxxxquuuooiiiiiiiiiii", // M 16384-24575, N 768-1023
-			"pooouuuuuuuuuuuuuuuuqqqquuuuooiiiiiiiiiii", // M 16384-24575, N 1024-1535
-			"ooouuuuuuuuuuuuuuuuuuuuuuuuoooiiiiiiiiiii", // M 16384-24575, N 1536-2047
-			"oouuuuuuuuuuuuuuuuuuuuuuuuooooiiiiiiiiiii", // M 16384-24575, N 2048-3071
-			"ouuuuuuuuuuuuuuuuuuuuuuoooooooiiiiiiiiiii", // M 16384-24575, N 3072-4095
-			"ouuuu99uuoouuuuuooooooooooooooiiiiiiiiiii", // M 16384-24575, N 4096-6143
-			"ouuu999o9oooouuuooooooooooooooiiiiiiiiiii", // M 16384-24575, N 6144-8191
-			"ouuu999oooooooooooooooooooooooiiiiiiiiiii", // M 16384-24575, N 8192-12287
-			"ouuuooooooooooooooooooooooooooiiiiiiiiiii", // M 16384-24575, N 12288-16383
-			"oouuooooooooooooooooooooooooooiiiiiiiiiii", // M 16384-24575, N 16384-24575
-			"oouuoooooooooooooooooooooooooooiiiiiiiiii", // M 16384-24575, N 24576-32767
-			"ooooooooooooooooooooooooooooooooiiiiiiiii", // M 16384-24575, N 32768-49151
-			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 16384-24575, N 49152-65535
-			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 16384-24575, N 65536-98303
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 16384-24575, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 16384-24575, N 131072-196607
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 16384-24575, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 16384-24575, N 262144-393215
-			"oooooooooooooooooooooooooooooooooooooooii", // M 16384-24575, N >= 393216
-			"NNNNNNNJJJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNNN", // M 24576-32767, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24576-32767, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 24576-32767, N 2
-			"PPPPPdddddddddhdddddPPPPPPdddPPPPPPPPPPPP", // M 24576-32767, N 3
-			"hhhhddddddddddhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 4-5
-			"hhhvvvvvvvvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 6-7
-			"hhhvvvvvvvvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 8-11
-			"hhhvvvvvvvvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 12-15
-			"hhvvvvvvvvvvvvhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 16-23
-			"hhUUUhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 24-31
-			"<UUUUhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiii", // M 24576-32767, N 32-47
-			"<UUbhhhhhhhhhhhvihhhhhhhiiiiiiiiiiiiiiiii", // M 24576-32767, N 48-63
-			"hbbbhhhhhhhhhhviiiiiihhhhhhhhhhhhhhhhhhhh", // M 24576-32767, N 64-95
-			"pbbbbbbbbhhhhviiiiqiiiiiihiiiiiiiiiiiiiii", // M 24576-32767, N 96-127
-			"hbbbbbubbhuuuuui7i7iuuuuuuuooooiiiiiiiiii", // M 24576-32767, N 128-191
-			"hbbbbhubbuuuuuutiuiuuuuuuuuuoooiiiiiiiiii", // M 24576-32767, N 192-255
-			"hhbbuuu99uuuuuuttiuiiiqiuuuuoooiiiiiiiiii", // M 24576-32767, N 256-383
-			"hhhuuuuuuu9t1rtuiuiqXqXxiuuuoooiiiiiiiiii", // M 24576-32767, N 384-511
-			"hhouuuuuuu91ttr9uuixXxXxquuuoooiiiiiiiiii", // M 24576-32767, N 512-767
-			"hooouuuuuu99999uuuuxxxxxquuuoooiiiiiiiiii", // M 24576-32767, N 768-1023
-			"ooooouuuuuuuuuuuuuuuqqqquuuuoooiiiiiiiiii", // M 24576-32767, N 1024-1535
-			"oooouuuuuuuuuuuuuuuuuuuuuuuooooiiiiiiiiii", // M 24576-32767, N 1536-2047
-			"ooouuuuuuuuuuuuuuuuuuuuuuuoooooiiiiiiiiii", // M 24576-32767, N 2048-3071
-			"oouuuuuuuuuuuuuuuuuuuuuuoooooooiiiiiiiiii", // M 24576-32767, N 3072-4095
-			"oouuuuuuuuuuuuuuuuuuuooooooooooiiiiiiiiii", // M 24576-32767, N 4096-6143
-			"oouuuuuuuuuuuuuuuuuooooooooooooiiiiiiiiii", // M 24576-32767, N 6144-8191
-			"oouuuuuuoooouuuuoooooooooooooooiiiiiiiiii", // M 24576-32767, N 8192-12287
-			"oouuuuuuooooouoooooooooooooooooiiiiiiiiii", // M 24576-32767, N 12288-16383
-			"oouuuuuuoooooooooooooooooooooooiiiiiiiiii", // M 24576-32767, N 16384-24575
-			"ooouuuuuoooooooooooooooooooooooiiiiiiiiii", // M 24576-32767, N 24576-32767
-			"ooooooooooooooooooooooooooooooooiiiiiiiii", // M 24576-32767, N 32768-49151
-			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 24576-32767, N 49152-65535
-			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 24576-32767, N 65536-98303
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 24576-32767, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 24576-32767, N 131072-196607
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 24576-32767, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 24576-32767, N 262144-393215
-			"oooooooooooooooooooooooooooooooooooooooii", // M 24576-32767, N >= 393216
-			"NNNNNNNJJJJJJJJJJJJJJJJJJJJJNNNNNNNNNNNNN", // M 32768-49151, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32768-49151, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 32768-49151, N 2
-			"PPPPPPPdNNNNNNNPPPPPPPPPPNNNPPPPPPPPPPPPP", // M 32768-49151, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 16-23
-			"hhUUhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 24-31
-			"<<Ubhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiii", // M 32768-49151, N 32-47
-			"<<bbhhhbjhhhhhhiiihhhhhhiiiiiiiiiiiiiiiii", // M 32768-49151, N 48-63
-			"hbbbhhb9uhhhhhviiiiihhhhhhhhhhhhhhhhhhhhh", // M 32768-49151, N 64-95
-			"pbbbbh939hhhhviiiiiiiiiiihiiiiiiiiiiiiiii", // M 32768-49151, N 96-127
-			"hhbbbhhhhhuuuuuuiiiiuuuuuuuoooooiiiiiiiii", // M 32768-49151, N 128-191
-			"hhbbhhh9uuuuuuuiiuuuuuuuuuuuooooiiiiiiiii", // M 32768-49151, N 192-255
-			"hhbuuuuuuuuuuuuiiuuiiiiiuuuuooooiiiiiiiii", // M 32768-49151, N 256-383
-			"hhouuuuuuuu999iuuuuiqqxqiuuuooooiiiiiiiii", // M 32768-49151, N 384-511
-			"hoouuuuuuuu999iuuuuqxxxqiuuuooooiiiiiiiii", // M 32768-49151, N 512-767
-			"oooouuuuuuu9uuuuuuuiqqqquuuuooooiiiiiiiii", // M 32768-49151, N 768-1023
-			"oooooouuuuuuuuuuuuuuuuuuuuuoooooiiiiiiiii", // M 32768-49151, N 1024-1535
-			"ooooooouuuuuuuuuuuuuuuuuuuuoooooiiiiiiiii", // M 32768-49151, N 1536-2047
-			"oooouuuuuuuuuuuuuuuuuuuuuuooooooiiiiiiiii", // M 32768-49151, N 2048-3071
-			"ooouuuuuuuuuuuuuuuuuuuuuooooooooiiiiiiiii", // M 32768-49151, N 3072-4095
-			"ooouuuuuuuuuuuouuuuoooooooooooooiiiiiiiii", // M 32768-49151, N 4096-6143
-			"oouuuuuuuuuuuuoouuooooooooooooooiiiiiiiii", // M 32768-49151, N 6144-8191
-			"oouuuuuuuuuuuuooooooooooooooooooiiiiiiiii", // M 32768-49151, N 8192-12287
-			"ooouuuuuuuuuuuooooooooooooooooooiiiiiiiii", // M 32768-49151, N 12288-16383
-			"ooouuuuuuuuuuoooooooooooooooooooiiiiiiiii", // M 32768-49151, N 16384-24575
-			"ooooouuuuuuoooooooooooooooooooooiiiiiiiii", // M 32768-49151, N 24576-32767
-			"ooooooooooooooooooooooooooooooooiiiiiiiii", // M 32768-49151, N 32768-49151
-			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 32768-49151, N 49152-65535
-			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 32768-49151, N 65536-98303
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 32768-49151, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 32768-49151, N 131072-196607
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 32768-49151, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 32768-49151, N 262144-393215
-			"oooooooooooooooooooooooooooooooooooooooii", // M 32768-49151, N >= 393216
-			"NNNNNNNNNNNNNNNNNJNNNNNNNNNNNNNNNNNNNNNNN", // M 49152-65535, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 49152-65535, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 49152-65535, N 2
-			"PPPPPPPhNNNNNNNNPPPNPPPPNNhPPPPPPPPPPPPPP", // M 49152-65535, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 16-23
-			"hhUUhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 24-31
-			"hhbbhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiii", // M 49152-65535, N 32-47
-			"hhbbhhhjjhhhhhiiiihhhhhhiiiiiiiiiiiiiiiii", // M 49152-65535, N 48-63
-			"hhbbhh33uvhhhjiiiiihhhhhhhhhhhhhhhhhhhhhh", // M 49152-65535, N 64-95
-			"ppbbh9339hhhviiiiiiiiiiiihiiiiiiiiiiiiiii", // M 49152-65535, N 96-127
-			"hhbbhhhhhhhhhuuuuuuuiuuuuuuooooooiiiiiiii", // M 49152-65535, N 128-191
-			"hhbhhhhhhhuuuuuuuiiiiiuuuuuooooooiiiiiiii", // M 49152-65535, N 192-255
-			"hhuuuhhuuuuuuuuuuiiiiiuuuuuuoooooiiiiiiii", // M 49152-65535, N 256-383
-			"hoouuuuuuuuuuuuuuuiiiiiiuuuuoooooiiiiiiii", // M 49152-65535, N 384-511
-			"ooouuuuuuuuuuuuuuuuuiiiiuuuuoooooiiiiiiii", // M 49152-65535, N 512-767
-			"ooooouuuuuuuuuuuuuuuuuuuuuuuoooooiiiiiiii", // M 49152-65535, N 768-1023
-			"oooooouuuuuuuuuuuuuuuuuuuuuooooooiiiiiiii", // M 49152-65535, N 1024-1535
-			"oooooooouuuuuuuuuuuuuuuuuuoooooooiiiiiiii", // M 49152-65535, N 1536-2047
-			"ooooooooouuuuuuuuuuuuuuuuooooooooiiiiiiii", // M 49152-65535, N 2048-3071
-			"ooooooooouuooooooooooooooooooooooiiiiiiii", // M 49152-65535, N 3072-4095
-			"oooouuuuuuuuuooooooooooooooooooooiiiiiiii", // M 49152-65535, N 4096-6143
-			"oooouuuuuuuuuooooooooooooooooooooiiiiiiii", // M 49152-65535, N 6144-8191
-			"oooouuuuuuuuuooooooooooooooooooooiiiiiiii", // M 49152-65535, N 8192-12287
-			"ooooouuuuuuuuooooooooooooooooooooiiiiiiii", // M 49152-65535, N 12288-16383
-			"ooooooouuuuuuooooooooooooooooooooiiiiiiii", // M 49152-65535, N 16384-24575
-			"ooooooooouuooooooooooooooooooooooiiiiiiii", // M 49152-65535, N 24576-32767
-			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 49152-65535, N 32768-49151
-			"oooooooooooooooooooooooooooooooooiiiiiiii", // M 49152-65535, N 49152-65535
-			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 49152-65535, N 65536-98303
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 49152-65535, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 49152-65535, N 131072-196607
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 49152-65535, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 49152-65535, N 262144-393215
-			"oooooooooooooooooooooooooooooooooooooooii", // M 49152-65535, N >= 393216
-			"NNNNNNJJJJNNNNJNJJJNNNNNNJJNNNNNNNNNNNNNN", // M 65536-98303, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 65536-98303, N (none)
-			"OOOOOONNNOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 65536-98303, N 2
-			"PPPPPPPNNNNNNNNNPPPPPPPPNNPPPPPPPPPPPPPPP", // M 65536-98303, N 3
-			"hhhhhhhhddNNNNdOOOPOOOOOdhhhhhhhhhhhhhhhh", // M 65536-98303, N 4-5
-			"hhhhhhhhhhhhhhhhPPPPhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 8-11
-			"hhhhhhhhhhhhhhhhhiihhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 12-15
-			"hhhhhhhhhhhhhhhhhihhhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 16-23
-			"hhbhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 24-31
-			"hhbhhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiii", // M 65536-98303, N 32-47
-			"hhbhhh9hhjjhhiiiiihhhhhhiiiiiiiiiiiiiiiii", // M 65536-98303, N 48-63
-			"hhbbhh33ujjjjiiiiiihhhhhhhhhhhhhhhhhhhhhh", // M 65536-98303, N 64-95
-			"ppbbh3333ujhjiiiiiiiiiiiihiiiiiiiiiiiiiii", // M 65536-98303, N 96-127
-			"hhbhhh33hhhhhiiiuiiiiiiuuuooooooooiiiiiii", // M 65536-98303, N 128-191
-			"hhhhhh99h39uuuiuiiiiqiiuuuuoooooooiiiiiii", // M 65536-98303, N 192-255
-			"houhhhhh999uuuuuiiiiqiiuuuuoooooooiiiiiii", // M 65536-98303, N 256-383
-			"oouuuuuuu99uuuuuuiiiiiiuuuuoooooooiiiiiii", // M 65536-98303, N 384-511
-			"ooouuuuuuuuuuuuuuuuuiuuuuuuoooooooiiiiiii", // M 65536-98303, N 512-767
-			"oooouuuuuuuuuuuuuuuuuuuuuuuoooooooiiiiiii", // M 65536-98303, N 768-1023
-			"oooooouuuuuuuuuuuuuuuuuuuuuoooooooiiiiiii", // M 65536-98303, N 1024-1535
-			"oooooooouuuuuuuuuuuuuuuuuuooooooooiiiiiii", // M 65536-98303, N 1536-2047
-			"oooooooooouuuuuuoouuuuuuooooooooooiiiiiii", // M 65536-98303, N 2048-3071
-			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 65536-98303, N 3072-4095
-			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 65536-98303, N 4096-6143
-			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 65536-98303, N 6144-8191
-			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 65536-98303, N 8192-12287
-			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 65536-98303, N 12288-16383
-			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 65536-98303, N 16384-24575
-			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 65536-98303, N 24576-32767
-			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 65536-98303, N 32768-49151
-			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 65536-98303, N 49152-65535
-			"ooooooooooooooooooooooooooooooooooiiiiiii", // M 65536-98303, N 65536-98303
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 65536-98303, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 65536-98303, N 131072-196607
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 65536-98303, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 65536-98303, N 262144-393215
-			"oooooooooooooooooooooooooooooooooooooooii", // M 65536-98303, N >= 393216
-			"NNNNNNNNNNNNONNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 98304-131071, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 98304-131071, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 98304-131071, N 2
-			"PPPPPPPNNNNNNNNNPPPNNNNNNPPPPPPPPPPPPPPPP", // M 98304-131071, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 16-23
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 24-31
-			"hhbhhhhhhhhhhhihhhhhhhhiiiiiiiiiiiiiiiiii", // M 98304-131071, N 32-47
-			"hhbhhhhhhjjhhiiiiihhhhhhiiiiiiiiiiiiiiiii", // M 98304-131071, N 48-63
-			"hhbhhh99ujjjjiiiiiihhhhhhhhhhhhhhhhhhhhhh", // M 98304-131071, N 64-95
-			"ppbh99333ujjjiiiiiiiiiiiihiiiiiiiiiiiiiii", // M 98304-131071, N 96-127
-			"hhhhhh33hhhhhi1iuiiiiiihhuoooooooooiiiiii", // M 98304-131071, N 128-191
-			"hohhhh99999uhiiuiiXiWiiuuuoooooooooiiiiii", // M 98304-131071, N 192-255
-			"oouhhhhh997uuuuuiiXiWiiuuuoooooooooiiiiii", // M 98304-131071, N 256-383
-			"oouuuhuuu99uuuuuuiiiiiiuuuoooooooooiiiiii", // M 98304-131071, N 384-511
-			"ooouuuuuuuuuuuuuuuiiiiuuuuoooooooooiiiiii", // M 98304-131071, N 512-767
-			"oooouuuuuuuuuuuuuuuuuuuuuuoooooooooiiiiii", // M 98304-131071, N 768-1023
-			"oooooouuuuuuuuuuuuuuuuuuuooooooooooiiiiii", // M 98304-131071, N 1024-1535
-			"oooooooouuuuuuuuuuuuuuuuoooooooooooiiiiii", // M 98304-131071, N 1536-2047
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 2048-3071
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 3072-4095
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 4096-6143
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 6144-8191
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 8192-12287
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 12288-16383
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 16384-24575
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 24576-32767
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 32768-49151
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 49152-65535
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 65536-98303
-			"oooooooooooooooooooooooooooooooooooiiiiii", // M 98304-131071, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 98304-131071, N 131072-196607
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 98304-131071, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 98304-131071, N 262144-393215
-			"oooooooooooooooooooooooooooooooooooooooii", // M 98304-131071, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 131072-196607, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 131072-196607, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 131072-196607, N 2
-			"PPPPPPddNNNNNNNNNNNNNNNdPPPPPPPPPPPPPPPPP", // M 131072-196607, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 16-23
-			"hhbhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 24-31
-			"hhbhhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiii", // M 131072-196607, N 32-47
-			"hbhhhhhhhhhhhiiiiihhhhhhiiiiiiiiiiiiiiiii", // M 131072-196607, N 48-63
-			"hbhhhhhhhjjhjiiiiiihhhhhhhhhhhhhhhhhhhhhh", // M 131072-196607, N 64-95
-			"p1hhh9999hhhjiiiiiiiiiiihhiiiiiiiiiiiiiii", // M 131072-196607, N 96-127
-			"hhhhhhhhhhhhhiihhiiiiiihhuooooooooooiiiii", // M 131072-196607, N 128-191
-			"oohhhhhhh9hhhuuuiiiiiiiuuuooooooooooiiiii", // M 131072-196607, N 192-255
-			"oouhhhhhh99uuuuuiiiiiiiuuuooooooooooiiiii", // M 131072-196607, N 256-383
-			"oouuhhhhhuuuuuuuuiiiiiiuuuooooooooooiiiii", // M 131072-196607, N 384-511
-			"ooouuuuuuuuuuuuuuuuuiuuuuoooooooooooiiiii", // M 131072-196607, N 512-767
-			"ooooouuuuuuuuuuuuuuuuuuuuoooooooooooiiiii", // M 131072-196607, N 768-1023
-			"oooooouuuuuuuuuuuuuuuuuuooooooooooooiiiii", // M 131072-196607, N 1024-1535
-			"oooooooouuuuooooouuuuuooooooooooooooiiiii", // M 131072-196607, N 1536-2047
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 2048-3071
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 3072-4095
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 4096-6143
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 6144-8191
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 8192-12287
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 12288-16383
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 16384-24575
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 24576-32767
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 32768-49151
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 49152-65535
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 65536-98303
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooiiiii", // M 131072-196607, N 131072-196607
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 131072-196607, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 131072-196607, N 262144-393215
-			"oooooooooooooooooooooooooooooooooooooooii", // M 131072-196607, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 196608-262143, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 196608-262143, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 196608-262143, N 2
-			"PPPdNNNNNNNNNNNNNNNNPPPPPPPPPPPPPPPPPPPPP", // M 196608-262143, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 16-23
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 24-31
-			"hbhhhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiii", // M 196608-262143, N 32-47
-			"hbhhhhhhhhhhhhhiihhhhhhhiiiiiiiiiiiiiiiii", // M 196608-262143, N 48-63
-			"h1hhh9hhhhhhjiiiiiiiihhhhhhhhhhhhhhhhhhhh", // M 196608-262143, N 64-95
-			"phhh999hhhhhiiiiiiiiiiiihiiiiiiiiiiiiiiii", // M 196608-262143, N 96-127
-			"ohhhhhhhhhhhhhhiiiiiihhhhuoooooooooooiiii", // M 196608-262143, N 128-191
-			"ohhhhhhhhhhhhhhuiiiiiiuuuuoooooooooooiiii", // M 196608-262143, N 192-255
-			"oohhhhhhhhhhuuuuuiiiiiuuuuoooooooooooiiii", // M 196608-262143, N 256-383
-			"oouuhhhhhhuuuuuuuuuuiiuuuuoooooooooooiiii", // M 196608-262143, N 384-511
-			"oooouuuuuuuuuuuuuuuuuuuuuooooooooooooiiii", // M 196608-262143, N 512-767
-			"ooooouuuuuuuuuuuuuuuuuuuoooooooooooooiiii", // M 196608-262143, N 768-1023
-			"ooooooouuuuuuoouuuuuuuuooooooooooooooiiii", // M 196608-262143, N 1024-1535
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 1536-2047
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 2048-3071
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 3072-4095
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 4096-6143
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 6144-8191
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 8192-12287
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 12288-16383
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 16384-24575
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 24576-32767
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 32768-49151
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 49152-65535
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 65536-98303
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 98304-131071
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 131072-196607
-			"oooooooooooooooooooooooooooooooooooooiiii", // M 196608-262143, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 196608-262143, N 262144-393215
-			"oooooooooooooooooooooooooooooooooooooooii", // M 196608-262143, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 262144-393215, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 262144-393215, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 262144-393215, N 2
-			"PPNNNNNNNNNNNNNNPPPPPPPPPPPPPPPPPPPPPPPPP", // M 262144-393215, N 3
-			"hhhhhNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 16-23
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 24-31
-			"h1hhhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiii", // M 262144-393215, N 32-47
-			"hhhhhhhhhhhi9iiiiiihhhhhiiiiiiiiiiiiiiiii", // M 262144-393215, N 48-63
-			"hhhhhhhhhhhj9iiiiiiiiihhhhhhhhhhhhhhhhhhh", // M 262144-393215, N 64-95
-			"ihhh1hh9hhhiiiiqqqqqiiihhiiiiiiiiiiiiiiii", // M 262144-393215, N 96-127
-			"ohhhhhhhhhhhhhiiiiiiihhhhoooooooooooooiii", // M 262144-393215, N 128-191
-			"ohhhhhhhhhhhhhhiiiiiihhhuoooooooooooooiii", // M 262144-393215, N 192-255
-			"ohhhhhhhhhhhhhuuuiiiuuuuuoooooooooooooiii", // M 262144-393215, N 256-383
-			"oouhhhhhhhhuuuuuuuuuuuuuuoooooooooooooiii", // M 262144-393215, N 384-511
-			"oooouuuuuuuuuuuuuuuuuuuuuoooooooooooooiii", // M 262144-393215, N 512-767
-			"ooooooouuuuuuouuuuuuuuuuooooooooooooooiii", // M 262144-393215, N 768-1023
-			"oooooooouuuuoooouuuuuuooooooooooooooooiii", // M 262144-393215, N 1024-1535
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 1536-2047
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 2048-3071
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 3072-4095
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 4096-6143
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 6144-8191
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 8192-12287
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 12288-16383
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 16384-24575
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 24576-32767
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 32768-49151
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 49152-65535
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 65536-98303
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 131072-196607
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooiii", // M 262144-393215, N 262144-393215
-			"oooooooooooooooooooooooooooooooooooooooii", // M 262144-393215, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 393216-524287, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 393216-524287, N (none)
-			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M 393216-524287, N 2
-			"PPNNNNNNNNNNNNNPPPPPPPPPPPPPPPPPPPPPPPPPP", // M 393216-524287, N 3
-			"hhhhhhhNNNhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 16-23
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 24-31
-			"hhhhhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiii", // M 393216-524287, N 32-47
-			"hhhhhhhhhhh999iiiiiihhhhiiiiiiiiiiiiiiiii", // M 393216-524287, N 48-63
-			"hhhhhhhhhhh99iiiiiqiiihhhhhhhhhhhhhhhhhhh", // M 393216-524287, N 64-95
-			"ihhhhhhhhhhiiii7qqqqiiihiiiiiiiiiiiiiiiii", // M 393216-524287, N 96-127
-			"ohhhhhhhhhhhhhii7iqiihhhoooooooooooooooii", // M 393216-524287, N 128-191
-			"ohhhhhhhhhhhhhhiiiiiihhhoooooooooooooooii", // M 393216-524287, N 192-255
-			"ohhhhhhhhhhhhhhuiiiiuuuuoooooooooooooooii", // M 393216-524287, N 256-383
-			"oohhhhhhhhhuuuuuuuuuuuuuoooooooooooooooii", // M 393216-524287, N 384-511
-			"oooouuuuuuuuuuuuuuuuuuuooooooooooooooooii", // M 393216-524287, N 512-767
-			"oooooooouuuuoouuuuuuuuoooooooooooooooooii", // M 393216-524287, N 768-1023
-			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 1024-1535
-			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 1536-2047
-			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 2048-3071
-			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 3072-4095
-			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 4096-6143
-			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 6144-8191
-			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 8192-12287
-			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 12288-16383
-			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 16384-24575
-			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 24576-32767
-			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 32768-49151
-			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 49152-65535
-			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 65536-98303
-			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 98304-131071
-			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 131072-196607
-			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 196608-262143
-			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N 262144-393215
-			"oooooooooooooooooooooooooooooooooooooooii", // M 393216-524287, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 524288-786431, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N (none)
-			"hhNNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 2
-			"hNNNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 16-23
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 24-31
-			"hhhhhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiii", // M 524288-786431, N 32-47
-			"ihhhhhhhhhhh9iiiiiiiihhhiiiiiiiiiiiiiiiii", // M 524288-786431, N 48-63
-			"hhhhhhhhhhhi9iiiiiiiiihhhhhhhhhhhhhhhhhhh", // M 524288-786431, N 64-95
-			"ihhhhhhhhhhhiiiiqqqqiiihiiiiiiiiiiiiiiiii", // M 524288-786431, N 96-127
-			"ohhhhhhhhhhhhhhiiiiiihhhooooooooooooooooi", // M 524288-786431, N 128-191
-			"ohhhhhhhhhhhhhhiiiiiihhhooooooooooooooooi", // M 524288-786431, N 192-255
-			"oohhhhhhhhhhhhhhhuiiuhuoooooooooooooooooi", // M 524288-786431, N 256-383
-			"oohhhhhhhuuuuhhuuuuuuuuoooooooooooooooooi", // M 524288-786431, N 384-511
-			"oooouuuuouuoouuuuuuuuuooooooooooooooooooi", // M 524288-786431, N 512-767
-			"ooooooooooooooouuuuuooooooooooooooooooooi", // M 524288-786431, N 768-1023
-			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 1024-1535
-			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 1536-2047
-			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 2048-3071
-			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 3072-4095
-			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 4096-6143
-			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 6144-8191
-			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 8192-12287
-			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 12288-16383
-			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 16384-24575
-			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 24576-32767
-			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 32768-49151
-			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 49152-65535
-			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 65536-98303
-			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 131072-196607
-			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N 262144-393215
-			"ooooooooooooooooooooooooooooooooooooooooi", // M 524288-786431, N >= 393216
-			"NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN", // M 786432-1048575, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N (none)
-			"hhNNNNNNNhhNNNNNhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 2
-			"hNNNNNNNNNNNNNNhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 3
-			"hhhhhhhhhNhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 16-23
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 24-31
-			"ihhhhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiii", // M 786432-1048575, N 32-47
-			"ihhhhhhhhhhhhhhhiiiihhhiiiiiiiiiiiiiiiiii", // M 786432-1048575, N 48-63
-			"hhhhhhhhhhhhhiiiiiiiiihhhhhhhhhhhhhhhhhhh", // M 786432-1048575, N 64-95
-			"ihhhhhhhhhhhhiiiiiiiiiihiiiiiiiiiiiiiiiii", // M 786432-1048575, N 96-127
-			"ohhhhhhhhhhhhhhhhhihhhhhooooooooooooooooo", // M 786432-1048575, N 128-191
-			"ohhhhhhhhhhhhhhhhhhhhhhhooooooooooooooooo", // M 786432-1048575, N 192-255
-			"oohhhhhhhhhhhhhhhhhhhhhoooooooooooooooooo", // M 786432-1048575, N 256-383
-			"ooohhhhhhooouhhhhuuuuuooooooooooooooooooo", // M 786432-1048575, N 384-511
-			"ooooouuoooooouuuuuuuuoooooooooooooooooooo", // M 786432-1048575, N 512-767
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 768-1023
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 1024-1535
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 1536-2047
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 2048-3071
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 3072-4095
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 4096-6143
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 6144-8191
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 8192-12287
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 12288-16383
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 16384-24575
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 24576-32767
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 32768-49151
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 49152-65535
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 65536-98303
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 131072-196607
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N 262144-393215
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 786432-1048575, N >= 393216
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N (none)
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 2
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 16-23
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 24-31
-			"iihhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiiii", // M 1048576-1572863, N 32-47
-			"iihhhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiii", // M 1048576-1572863, N 48-63
-			"hhhhhhhhhhhhhhhiiiiiihhhhhhhhhhhhhhhhhhhh", // M 1048576-1572863, N 64-95
-			"ihhhhhhhhhhhhhhiiiiiiihiiiiiiiiiiiiiiiiii", // M 1048576-1572863, N 96-127
-			"oohhhhhhhhhhhhhhhhhhhhhoooooooooooooooooo", // M 1048576-1572863, N 128-191
-			"oohhhhhhhhhhhhhhhhhhhhhoooooooooooooooooo", // M 1048576-1572863, N 192-255
-			"ooohhhhhhhhhhhhhhhhhhhuoooooooooooooooooo", // M 1048576-1572863, N 256-383
-			"oooohhhhooooohhhhhhhuuooooooooooooooooooo", // M 1048576-1572863, N 384-511
-			"oooooooooooooouuuuuuooooooooooooooooooooo", // M 1048576-1572863, N 512-767
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 768-1023
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 1024-1535
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 1536-2047
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 2048-3071
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 3072-4095
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 4096-6143
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 6144-8191
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 8192-12287
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 12288-16383
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 16384-24575
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 24576-32767
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 32768-49151
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 49152-65535
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 65536-98303
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 131072-196607
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N 262144-393215
-			"ooooooooooooooooooooooooooooooooooooooooo", // M 1048576-1572863, N >= 393216
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N <= 1
-			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N (none)
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 2
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 3
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 4-5
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 6-7
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 8-11
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 12-15
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 16-23
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 24-31
-			"iiihhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiiiii", // M >= 1572864, N 32-47
-			"iihhhhhhhhhhhhhhhhhhhhiiiiiiiiiiiiiiiiiii", // M >= 1572864, N 48-63
-			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh", // M >= 1572864, N 64-95
-			"iihhhhhhhhhhhhhhiiiiihiiiiiiiiiiiiiiiiiii", // M >= 1572864, N 96-127
-			"oohhhhhhhhhhhhhhhhhhhhooooooooooooooooooo", // M >= 1572864, N 128-191
-			"ooohhhhhhohhhhhhhhhhhhooooooooooooooooooo", // M >= 1572864, N 192-255
-			"oooohhhhooooohhhhhhhhoooooooooooooooooooo", // M >= 1572864, N 256-383
-			"oooooooooooooohhhhhhooooooooooooooooooooo", // M >= 1572864, N 384-511
-			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 512-767
-			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 768-1023
-			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 1024-1535
-			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 1536-2047
-			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 2048-3071
-			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 3072-4095
-			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 4096-6143
-			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 6144-8191
-			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 8192-12287
-			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 12288-16383
-			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 16384-24575
-			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 24576-32767
-			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 32768-49151
-			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 49152-65535
-			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 65536-98303
-			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 98304-131071
-			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 131072-196607
-			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 196608-262143
-			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N 262144-393215
-			"ooooooooooooooooooooooooooooooooooooooooo", // M >= 1572864, N >= 393216
-		},
 	},
 	// NT: Columns (K): <= 3071 | 3072-4095 | 4096-6143 | 6144-8191 | 8192-12287 | 12288-16383 | >=
 	// 16384.,
 	OpNT: {
 		aligned: []string{
-			"aaaaaaa", // M <= 3071, N <= 3071
-			"aaaaaaa", // M <= 3071, N 3072-4095
-			"aaaaaaa", // M <= 3071, N 4096-6143
-			"aaaaaaa", // M <= 3071, N 6144-8191
-			"aaaaaaa", // M <= 3071, N 8192-12287
-			"aaaaaaa", // M <= 3071, N 12288-16383
-			"aaaaaaa", // M <= 3071, N >= 16384
-			"aaaaaaa", // M 3072-4095, N <= 3071
-			"aaaaaaa", // M 3072-4095, N 3072-4095
-			"aaaaaaa", // M 3072-4095, N 4096-6143
-			"aaaaaaa", // M 3072-4095, N 6144-8191
-			"aaaaaaa", // M 3072-4095, N 8192-12287
-			"aaaaaaa", // M 3072-4095, N 12288-16383
-			"aaaaaaa", // M 3072-4095, N >= 16384
-			"aaaaaaa", // M 4096-6143, N <= 3071
-			"aaaaaaa", // M 4096-6143, N 3072-4095
-			"aaaaaaa", // M 4096-6143, N 4096-6143
-			"aaaaaaa", // M 4096-6143, N 6144-8191
-			"aaaaaaa", // M 4096-6143, N 8192-12287
-			"aaaaaaa", // M 4096-6143, N 12288-16383
-			"aaaaaaa", // M 4096-6143, N >= 16384
-			"aaaaaaa", // M 6144-8191, N <= 3071
-			"aaaaaaa", // M 6144-8191, N 3072-4095
-			"aaaaaaa", // M 6144-8191, N 4096-6143
-			"aaaaaaa", // M 6144-8191, N 6144-8191
-			"aaaaaaa", // M 6144-8191, N 8192-12287
-			"aaaaaaa", // M 6144-8191, N 12288-16383
-			"aaaaaaa", // M 6144-8191, N >= 16384
-			"aaaaaaa", // M 8192-12287, N <= 3071
-			"aaaaaaa", // M 8192-12287, N 3072-4095
-			"aaaaaaa", // M 8192-12287, N 4096-6143
-			"aaaaaaa", // M 8192-12287, N 6144-8191
-			"aaaaaaa", // M 8192-12287, N 8192-12287
-			"aaaaaaa", // M 8192-12287, N 12288-16383
-			"aaaaaaa", // M 8192-12287, N >= 16384
-			"aaaaaaa", // M 12288-16383, N <= 3071
-			"aaaaaaa", // M 12288-16383, N 3072-4095
-			"aaaaaaa", // M 12288-16383, N 4096-6143
-			"aaaaaaa", // M 12288-16383, N 6144-8191
-			"aaaaaaa", // M 12288-16383, N 8192-12287
-			"aaaaaaa", // M 12288-16383, N 12288-16383
-			"aaaaaaa", // M 12288-16383, N >= 16384
-			"aaaaaaa", // M >= 16384, N <= 3071
-			"aaaaaaa", // M >= 16384, N 3072-4095
-			"aaaaaaa", // M >= 16384, N 4096-6143
-			"aaaaaaa", // M >= 16384, N 6144-8191
-			"aaaaaaa", // M >= 16384, N 8192-12287
-			"aaaaaaa", // M >= 16384, N 12288-16383
-			"aaaaaaa", // M >= 16384, N >= 16384
+			"ccccccc", // M <= 3071, N <= 3071
+			"ccccccc", // M <= 3071, N 3072-4095
+			"ccccccc", // M <= 3071, N 4096-6143
+			"ccccccc", // M <= 3071, N 6144-8191
+			"ccccccc", // M <= 3071, N 8192-12287
+			"ccccccc", // M <= 3071, N 12288-16383
+			"ccccccc", // M <= 3071, N >= 16384
+			"ccccccc", // M 3072-4095, N <= 3071
+			"ccccccc", // M 3072-4095, N 3072-4095
+			"ccccccc", // M 3072-4095, N 4096-6143
+			"ccccccc", // M 3072-4095, N 6144-8191
+			"ccccccc", // M 3072-4095, N 8192-12287
+			"ccccccc", // M 3072-4095, N 12288-16383
+			"ccccccc", // M 3072-4095, N >= 16384
+			"ccccccc", // M 4096-6143, N <= 3071
+			"ccccccc", // M 4096-6143, N 3072-4095
+			"ccccccc", // M 4096-6143, N 4096-6143
+			"ccccccc", // M 4096-6143, N 6144-8191
+			"ccccccc", // M 4096-6143, N 8192-12287
+			"ccccccc", // M 4096-6143, N 12288-16383
+			"ccccccc", // M 4096-6143, N >= 16384
+			"ccccccc", // M 6144-8191, N <= 3071
+			"ccccccc", // M 6144-8191, N 3072-4095
+			"ccccccc", // M 6144-8191, N 4096-6143
+			"ccccccc", // M 6144-8191, N 6144-8191
+			"ccccccc", // M 6144-8191, N 8192-12287
+			"ccccccc", // M 6144-8191, N 12288-16383
+			"ccccccc", // M 6144-8191, N >= 16384
+			"ccccccc", // M 8192-12287, N <= 3071
+			"ccccccc", // M 8192-12287, N 3072-4095
+			"ccccccc", // M 8192-12287, N 4096-6143
+			"ccccccc", // M 8192-12287, N 6144-8191
+			"ccccccc", // M 8192-12287, N 8192-12287
+			"ccccccc", // M 8192-12287, N 12288-16383
+			"ccccccc", // M 8192-12287, N >= 16384
+			"ccccccc", // M 12288-16383, N <= 3071
+			"ccccccc", // M 12288-16383, N 3072-4095
+			"ccccccc", // M 12288-16383, N 4096-6143
+			"ccccccc", // M 12288-16383, N 6144-8191
+			"ccccccc", // M 12288-16383, N 8192-12287
+			"ccccccc", // M 12288-16383, N 12288-16383
+			"ccccccc", // M 12288-16383, N >= 16384
+			"ccccccc", // M >= 16384, N <= 3071
+			"ccccccc", // M >= 16384, N 3072-4095
+			"ccccccc", // M >= 16384, N 4096-6143
+			"ccccccc", // M >= 16384, N 6144-8191
+			"ccccccc", // M >= 16384, N 8192-12287
+			"ccccccc", // M >= 16384, N 12288-16383
+			"ccccccc", // M >= 16384, N >= 16384
 		},
 		bulk: -1,
 		general: []string{
-			"aaaaaaa", // M <= 3071, N <= 3071
-			"aaaaaaa", // M <= 3071, N 3072-4095
-			"aaaaaaa", // M <= 3071, N 4096-6143
-			"aaaaaaa", // M <= 3071, N 6144-8191
-			"aaaaaaa", // M <= 3071, N 8192-12287
-			"aaaaaaa", // M <= 3071, N 12288-16383
-			"aaaaaaa", // M <= 3071, N >= 16384
-			"aaaaaaa", // M 3072-4095, N <= 3071
-			"aaaaaaa", // M 3072-4095, N 3072-4095
-			"aaaaaaa", // M 3072-4095, N 4096-6143
-			"aaaaaaa", // M 3072-4095, N 6144-8191
-			"aaaaaaa", // M 3072-4095, N 8192-12287
-			"aaaaaaa", // M 3072-4095, N 12288-16383
-			"aaaaaaa", // M 3072-4095, N >= 16384
-			"aaaaaaa", // M 4096-6143, N <= 3071
-			"aaaaaaa", // M 4096-6143, N 3072-4095
-			"aaaaaaa", // M 4096-6143, N 4096-6143
-			"aaaaaaa", // M 4096-6143, N 6144-8191
-			"aaaaaaa", // M 4096-6143, N 8192-12287
-			"aaaaaaa", // M 4096-6143, N 12288-16383
-			"aaaaaaa", // M 4096-6143, N >= 16384
-			"aaaaaaa", // M 6144-8191, N <= 3071
-			"aaaaaaa", // M 6144-8191, N 3072-4095
-			"aaaaaaa", // M 6144-8191, N 4096-6143
-			"aaaaaaa", // M 6144-8191, N 6144-8191
-			"aaaaaaa", // M 6144-8191, N 8192-12287
-			"aaaaaaa", // M 6144-8191, N 12288-16383
-			"aaaaaaa", // M 6144-8191, N >= 16384
-			"aaaaaaa", // M 8192-12287, N <= 3071
-			"aaaaaaa", // M 8192-12287, N 3072-4095
-			"aaaaaaa", // M 8192-12287, N 4096-6143
-			"aaaaaaa", // M 8192-12287, N 6144-8191
-			"aaaaaaa", // M 8192-12287, N 8192-12287
-			"aaaaaaa", // M 8192-12287, N 12288-16383
-			"aaaaaaa", // M 8192-12287, N >= 16384
-			"aaaaaaa", // M 12288-16383, N <= 3071
-			"aaaaaaa", // M 12288-16383, N 3072-4095
-			"aaaaaaa", // M 12288-16383, N 4096-6143
-			"aaaaaaa", // M 12288-16383, N 6144-8191
-			"aaaaaaa", // M 12288-16383, N 8192-12287
-			"aaaaaaa", // M 12288-16383, N 12288-16383
-			"aaaaaaa", // M 12288-16383, N >= 16384
-			"aaaaaaa", // M >= 16384, N <= 3071
-			"aaaaaaa", // M >= 16384, N 3072-4095
-			"aaaaaaa", // M >= 16384, N 4096-6143
-			"aaaaaaa", // M >= 16384, N 6144-8191
-			"aaaaaaa", // M >= 16384, N 8192-12287
-			"aaaaaaa", // M >= 16384, N 12288-16383
-			"aaaaaaa", // M >= 16384, N >= 16384
+			"ccccccc", // M <= 3071, N <= 3071
+			"ccccccc", // M <= 3071, N 3072-4095
+			"ccccccc", // M <= 3071, N 4096-6143
+			"ccccccc", // M <= 3071, N 6144-8191
+			"ccccccc", // M <= 3071, N 8192-12287
+			"ccccccc", // M <= 3071, N 12288-16383
+			"ccccccc", // M <= 3071, N >= 16384
+			"ccccccc", // M 3072-4095, N <= 3071
+			"ccccccc", // M 3072-4095, N 3072-4095
+			"ccccccc", // M 3072-4095, N 4096-6143
+			"ccccccc", // M 3072-4095, N 6144-8191
+			"ccccccc", // M 3072-4095, N 8192-12287
+			"ccccccc", // M 3072-4095, N 12288-16383
+			"ccccccc", // M 3072-4095, N >= 16384
+			"ccccccc", // M 4096-6143, N <= 3071
+			"ccccccc", // M 4096-6143, N 3072-4095
+			"ccccccc", // M 4096-6143, N 4096-6143
+			"ccccccc", // M 4096-6143, N 6144-8191
+			"ccccccc", // M 4096-6143, N 8192-12287
+			"ccccccc", // M 4096-6143, N 12288-16383
+			"ccccccc", // M 4096-6143, N >= 16384
+			"ccccccc", // M 6144-8191, N <= 3071
+			"ccccccc", // M 6144-8191, N 3072-4095
+			"ccccccc", // M 6144-8191, N 4096-6143
+			"ccccccc", // M 6144-8191, N 6144-8191
+			"ccccccc", // M 6144-8191, N 8192-12287
+			"ccccccc", // M 6144-8191, N 12288-16383
+			"ccccccc", // M 6144-8191, N >= 16384
+			"ccccccc", // M 8192-12287, N <= 3071
+			"ccccccc", // M 8192-12287, N 3072-4095
+			"ccccccc", // M 8192-12287, N 4096-6143
+			"ccccccc", // M 8192-12287, N 6144-8191
+			"ccccccc", // M 8192-12287, N 8192-12287
+			"ccccccc", // M 8192-12287, N 12288-16383
+			"ccccccc", // M 8192-12287, N >= 16384
+			"ccccccc", // M 12288-16383, N <= 3071
+			"ccccccc", // M 12288-16383, N 3072-4095
+			"ccccccc", // M 12288-16383, N 4096-6143
+			"ccccccc", // M 12288-16383, N 6144-8191
+			"ccccccc", // M 12288-16383, N 8192-12287
+			"ccccccc", // M 12288-16383, N 12288-16383
+			"ccccccc", // M 12288-16383, N >= 16384
+			"ccccccc", // M >= 16384, N <= 3071
+			"ccccccc", // M >= 16384, N 3072-4095
+			"ccccccc", // M >= 16384, N 4096-6143
+			"ccccccc", // M >= 16384, N 6144-8191
+			"ccccccc", // M >= 16384, N 8192-12287
+			"ccccccc", // M >= 16384, N 12288-16383
+			"ccccccc", // M >= 16384, N >= 16384
 		},
 		guard: -1,
 		hi:    [3]int{28, 28, 28},
@@ -9519,162 +9535,162 @@ var rules = [4]*opRule{
 		nn:    7,
 		shift: 1,
 		unaligned: []string{
-			"aaaaaaa", // M <= 3071, N <= 3071
-			"aaaaaaa", // M <= 3071, N 3072-4095
-			"aaaaaaa", // M <= 3071, N 4096-6143
-			"aaaaaaa", // M <= 3071, N 6144-8191
-			"aaaaaaa", // M <= 3071, N 8192-12287
-			"aaaaaaa", // M <= 3071, N 12288-16383
-			"aaaaaaa", // M <= 3071, N >= 16384
-			"aaaaaaa", // M 3072-4095, N <= 3071
-			"aaaaaaa", // M 3072-4095, N 3072-4095
-			"aaaaaaa", // M 3072-4095, N 4096-6143
-			"aaaaaaa", // M 3072-4095, N 6144-8191
-			"aaaaaaa", // M 3072-4095, N 8192-12287
-			"aaaaaaa", // M 3072-4095, N 12288-16383
-			"aaaaaaa", // M 3072-4095, N >= 16384
-			"aaaaaaa", // M 4096-6143, N <= 3071
-			"aaaaaaa", // M 4096-6143, N 3072-4095
-			"aaaaaaa", // M 4096-6143, N 4096-6143
-			"aaaaaaa", // M 4096-6143, N 6144-8191
-			"aaaaaaa", // M 4096-6143, N 8192-12287
-			"aaaaaaa", // M 4096-6143, N 12288-16383
-			"aaaaaaa", // M 4096-6143, N >= 16384
-			"aaaaaaa", // M 6144-8191, N <= 3071
-			"aaaaaaa", // M 6144-8191, N 3072-4095
-			"aaaaaaa", // M 6144-8191, N 4096-6143
-			"aaaaaaa", // M 6144-8191, N 6144-8191
-			"aaaaaaa", // M 6144-8191, N 8192-12287
-			"aaaaaaa", // M 6144-8191, N 12288-16383
-			"aaaaaaa", // M 6144-8191, N >= 16384
-			"aaaaaaa", // M 8192-12287, N <= 3071
-			"aaaaaaa", // M 8192-12287, N 3072-4095
-			"aaaaaaa", // M 8192-12287, N 4096-6143
-			"aaaaaaa", // M 8192-12287, N 6144-8191
-			"aaaaaaa", // M 8192-12287, N 8192-12287
-			"aaaaaaa", // M 8192-12287, N 12288-16383
-			"aaaaaaa", // M 8192-12287, N >= 16384
-			"aaaaaaa", // M 12288-16383, N <= 3071
-			"aaaaaaa", // M 12288-16383, N 3072-4095
-			"aaaaaaa", // M 12288-16383, N 4096-6143
-			"aaaaaaa", // M 12288-16383, N 6144-8191
-			"aaaaaaa", // M 12288-16383, N 8192-12287
-			"aaaaaaa", // M 12288-16383, N 12288-16383
-			"aaaaaaa", // M 12288-16383, N >= 16384
-			"aaaaaaa", // M >= 16384, N <= 3071
-			"aaaaaaa", // M >= 16384, N 3072-4095
-			"aaaaaaa", // M >= 16384, N 4096-6143
-			"aaaaaaa", // M >= 16384, N 6144-8191
-			"aaaaaaa", // M >= 16384, N 8192-12287
-			"aaaaaaa", // M >= 16384, N 12288-16383
-			"aaaaaaa", // M >= 16384, N >= 16384
+			"ccccccc", // M <= 3071, N <= 3071
+			"ccccccc", // M <= 3071, N 3072-4095
+			"ccccccc", // M <= 3071, N 4096-6143
+			"ccccccc", // M <= 3071, N 6144-8191
+			"ccccccc", // M <= 3071, N 8192-12287
+			"ccccccc", // M <= 3071, N 12288-16383
+			"ccccccc", // M <= 3071, N >= 16384
+			"ccccccc", // M 3072-4095, N <= 3071
+			"ccccccc", // M 3072-4095, N 3072-4095
+			"ccccccc", // M 3072-4095, N 4096-6143
+			"ccccccc", // M 3072-4095, N 6144-8191
+			"ccccccc", // M 3072-4095, N 8192-12287
+			"ccccccc", // M 3072-4095, N 12288-16383
+			"ccccccc", // M 3072-4095, N >= 16384
+			"ccccccc", // M 4096-6143, N <= 3071
+			"ccccccc", // M 4096-6143, N 3072-4095
+			"ccccccc", // M 4096-6143, N 4096-6143
+			"ccccccc", // M 4096-6143, N 6144-8191
+			"ccccccc", // M 4096-6143, N 8192-12287
+			"ccccccc", // M 4096-6143, N 12288-16383
+			"ccccccc", // M 4096-6143, N >= 16384
+			"ccccccc", // M 6144-8191, N <= 3071
+			"ccccccc", // M 6144-8191, N 3072-4095
+			"ccccccc", // M 6144-8191, N 4096-6143
+			"ccccccc", // M 6144-8191, N 6144-8191
+			"ccccccc", // M 6144-8191, N 8192-12287
+			"ccccccc", // M 6144-8191, N 12288-16383
+			"ccccccc", // M 6144-8191, N >= 16384
+			"ccccccc", // M 8192-12287, N <= 3071
+			"ccccccc", // M 8192-12287, N 3072-4095
+			"ccccccc", // M 8192-12287, N 4096-6143
+			"ccccccc", // M 8192-12287, N 6144-8191
+			"ccccccc", // M 8192-12287, N 8192-12287
+			"ccccccc", // M 8192-12287, N 12288-16383
+			"ccccccc", // M 8192-12287, N >= 16384
+			"ccccccc", // M 12288-16383, N <= 3071
+			"ccccccc", // M 12288-16383, N 3072-4095
+			"ccccccc", // M 12288-16383, N 4096-6143
+			"ccccccc", // M 12288-16383, N 6144-8191
+			"ccccccc", // M 12288-16383, N 8192-12287
+			"ccccccc", // M 12288-16383, N 12288-16383
+			"ccccccc", // M 12288-16383, N >= 16384
+			"ccccccc", // M >= 16384, N <= 3071
+			"ccccccc", // M >= 16384, N 3072-4095
+			"ccccccc", // M >= 16384, N 4096-6143
+			"ccccccc", // M >= 16384, N 6144-8191
+			"ccccccc", // M >= 16384, N 8192-12287
+			"ccccccc", // M >= 16384, N 12288-16383
+			"ccccccc", // M >= 16384, N >= 16384
 		},
 	},
 	// TN: Columns (K): <= 3071 | 3072-4095 | 4096-6143 | 6144-8191 | 8192-12287 | 12288-16383 | >=
 	// 16384.,
 	OpTN: {
 		aligned: []string{
-			"_______", // M <= 3071, N <= 3071
-			"_______", // M <= 3071, N 3072-4095
-			"_______", // M <= 3071, N 4096-6143
-			"_______", // M <= 3071, N 6144-8191
-			"_______", // M <= 3071, N 8192-12287
-			"_______", // M <= 3071, N 12288-16383
-			"_______", // M <= 3071, N >= 16384
-			"_______", // M 3072-4095, N <= 3071
-			"_______", // M 3072-4095, N 3072-4095
-			"_______", // M 3072-4095, N 4096-6143
-			"_______", // M 3072-4095, N 6144-8191
-			"_______", // M 3072-4095, N 8192-12287
-			"_______", // M 3072-4095, N 12288-16383
-			"_______", // M 3072-4095, N >= 16384
-			"_______", // M 4096-6143, N <= 3071
-			"_______", // M 4096-6143, N 3072-4095
-			"_______", // M 4096-6143, N 4096-6143
-			"_______", // M 4096-6143, N 6144-8191
-			"_______", // M 4096-6143, N 8192-12287
-			"_______", // M 4096-6143, N 12288-16383
-			"_______", // M 4096-6143, N >= 16384
-			"_______", // M 6144-8191, N <= 3071
-			"_______", // M 6144-8191, N 3072-4095
-			"_______", // M 6144-8191, N 4096-6143
-			"_______", // M 6144-8191, N 6144-8191
-			"_______", // M 6144-8191, N 8192-12287
-			"_______", // M 6144-8191, N 12288-16383
-			"_______", // M 6144-8191, N >= 16384
-			"_______", // M 8192-12287, N <= 3071
-			"_______", // M 8192-12287, N 3072-4095
-			"_______", // M 8192-12287, N 4096-6143
-			"_______", // M 8192-12287, N 6144-8191
-			"_______", // M 8192-12287, N 8192-12287
-			"_______", // M 8192-12287, N 12288-16383
-			"_______", // M 8192-12287, N >= 16384
-			"_______", // M 12288-16383, N <= 3071
-			"_______", // M 12288-16383, N 3072-4095
-			"_______", // M 12288-16383, N 4096-6143
-			"_______", // M 12288-16383, N 6144-8191
-			"_______", // M 12288-16383, N 8192-12287
-			"_______", // M 12288-16383, N 12288-16383
-			"_______", // M 12288-16383, N >= 16384
-			"_______", // M >= 16384, N <= 3071
-			"_______", // M >= 16384, N 3072-4095
-			"_______", // M >= 16384, N 4096-6143
-			"_______", // M >= 16384, N 6144-8191
-			"_______", // M >= 16384, N 8192-12287
-			"_______", // M >= 16384, N 12288-16383
-			"_______", // M >= 16384, N >= 16384
+			"aaaaaaa", // M <= 3071, N <= 3071
+			"aaaaaaa", // M <= 3071, N 3072-4095
+			"aaaaaaa", // M <= 3071, N 4096-6143
+			"aaaaaaa", // M <= 3071, N 6144-8191
+			"aaaaaaa", // M <= 3071, N 8192-12287
+			"aaaaaaa", // M <= 3071, N 12288-16383
+			"aaaaaaa", // M <= 3071, N >= 16384
+			"aaaaaaa", // M 3072-4095, N <= 3071
+			"aaaaaaa", // M 3072-4095, N 3072-4095
+			"aaaaaaa", // M 3072-4095, N 4096-6143
+			"aaaaaaa", // M 3072-4095, N 6144-8191
+			"aaaaaaa", // M 3072-4095, N 8192-12287
+			"aaaaaaa", // M 3072-4095, N 12288-16383
+			"aaaaaaa", // M 3072-4095, N >= 16384
+			"aaaaaaa", // M 4096-6143, N <= 3071
+			"aaaaaaa", // M 4096-6143, N 3072-4095
+			"aaaaaaa", // M 4096-6143, N 4096-6143
+			"aaaaaaa", // M 4096-6143, N 6144-8191
+			"aaaaaaa", // M 4096-6143, N 8192-12287
+			"aaaaaaa", // M 4096-6143, N 12288-16383
+			"aaaaaaa", // M 4096-6143, N >= 16384
+			"aaaaaaa", // M 6144-8191, N <= 3071
+			"aaaaaaa", // M 6144-8191, N 3072-4095
+			"aaaaaaa", // M 6144-8191, N 4096-6143
+			"aaaaaaa", // M 6144-8191, N 6144-8191
+			"aaaaaaa", // M 6144-8191, N 8192-12287
+			"aaaaaaa", // M 6144-8191, N 12288-16383
+			"aaaaaaa", // M 6144-8191, N >= 16384
+			"aaaaaaa", // M 8192-12287, N <= 3071
+			"aaaaaaa", // M 8192-12287, N 3072-4095
+			"aaaaaaa", // M 8192-12287, N 4096-6143
+			"aaaaaaa", // M 8192-12287, N 6144-8191
+			"aaaaaaa", // M 8192-12287, N 8192-12287
+			"aaaaaaa", // M 8192-12287, N 12288-16383
+			"aaaaaaa", // M 8192-12287, N >= 16384
+			"aaaaaaa", // M 12288-16383, N <= 3071
+			"aaaaaaa", // M 12288-16383, N 3072-4095
+			"aaaaaaa", // M 12288-16383, N 4096-6143
+			"aaaaaaa", // M 12288-16383, N 6144-8191
+			"aaaaaaa", // M 12288-16383, N 8192-12287
+			"aaaaaaa", // M 12288-16383, N 12288-16383
+			"aaaaaaa", // M 12288-16383, N >= 16384
+			"aaaaaaa", // M >= 16384, N <= 3071
+			"aaaaaaa", // M >= 16384, N 3072-4095
+			"aaaaaaa", // M >= 16384, N 4096-6143
+			"aaaaaaa", // M >= 16384, N 6144-8191
+			"aaaaaaa", // M >= 16384, N 8192-12287
+			"aaaaaaa", // M >= 16384, N 12288-16383
+			"aaaaaaa", // M >= 16384, N >= 16384
 		},
 		bulk: -1,
 		general: []string{
-			"_______", // M <= 3071, N <= 3071
-			"_______", // M <= 3071, N 3072-4095
-			"_______", // M <= 3071, N 4096-6143
-			"_______", // M <= 3071, N 6144-8191
-			"_______", // M <= 3071, N 8192-12287
-			"_______", // M <= 3071, N 12288-16383
-			"_______", // M <= 3071, N >= 16384
-			"_______", // M 3072-4095, N <= 3071
-			"_______", // M 3072-4095, N 3072-4095
-			"_______", // M 3072-4095, N 4096-6143
-			"_______", // M 3072-4095, N 6144-8191
-			"_______", // M 3072-4095, N 8192-12287
-			"_______", // M 3072-4095, N 12288-16383
-			"_______", // M 3072-4095, N >= 16384
-			"_______", // M 4096-6143, N <= 3071
-			"_______", // M 4096-6143, N 3072-4095
-			"_______", // M 4096-6143, N 4096-6143
-			"_______", // M 4096-6143, N 6144-8191
-			"_______", // M 4096-6143, N 8192-12287
-			"_______", // M 4096-6143, N 12288-16383
-			"_______", // M 4096-6143, N >= 16384
-			"_______", // M 6144-8191, N <= 3071
-			"_______", // M 6144-8191, N 3072-4095
-			"_______", // M 6144-8191, N 4096-6143
-			"_______", // M 6144-8191, N 6144-8191
-			"_______", // M 6144-8191, N 8192-12287
-			"_______", // M 6144-8191, N 12288-16383
-			"_______", // M 6144-8191, N >= 16384
-			"_______", // M 8192-12287, N <= 3071
-			"_______", // M 8192-12287, N 3072-4095
-			"_______", // M 8192-12287, N 4096-6143
-			"_______", // M 8192-12287, N 6144-8191
-			"_______", // M 8192-12287, N 8192-12287
-			"_______", // M 8192-12287, N 12288-16383
-			"_______", // M 8192-12287, N >= 16384
-			"_______", // M 12288-16383, N <= 3071
-			"_______", // M 12288-16383, N 3072-4095
-			"_______", // M 12288-16383, N 4096-6143
-			"_______", // M 12288-16383, N 6144-8191
-			"_______", // M 12288-16383, N 8192-12287
-			"_______", // M 12288-16383, N 12288-16383
-			"_______", // M 12288-16383, N >= 16384
-			"_______", // M >= 16384, N <= 3071
-			"_______", // M >= 16384, N 3072-4095
-			"_______", // M >= 16384, N 4096-6143
-			"_______", // M >= 16384, N 6144-8191
-			"_______", // M >= 16384, N 8192-12287
-			"_______", // M >= 16384, N 12288-16383
-			"_______", // M >= 16384, N >= 16384
+			"aaaaaaa", // M <= 3071, N <= 3071
+			"aaaaaaa", // M <= 3071, N 3072-4095
+			"aaaaaaa", // M <= 3071, N 4096-6143
+			"aaaaaaa", // M <= 3071, N 6144-8191
+			"aaaaaaa", // M <= 3071, N 8192-12287
+			"aaaaaaa", // M <= 3071, N 12288-16383
+			"aaaaaaa", // M <= 3071, N >= 16384
+			"aaaaaaa", // M 3072-4095, N <= 3071
+			"aaaaaaa", // M 3072-4095, N 3072-4095
+			"aaaaaaa", // M 3072-4095, N 4096-6143
+			"aaaaaaa", // M 3072-4095, N 6144-8191
+			"aaaaaaa", // M 3072-4095, N 8192-12287
+			"aaaaaaa", // M 3072-4095, N 12288-16383
+			"aaaaaaa", // M 3072-4095, N >= 16384
+			"aaaaaaa", // M 4096-6143, N <= 3071
+			"aaaaaaa", // M 4096-6143, N 3072-4095
+			"aaaaaaa", // M 4096-6143, N 4096-6143
+			"aaaaaaa", // M 4096-6143, N 6144-8191
+			"aaaaaaa", // M 4096-6143, N 8192-12287
+			"aaaaaaa", // M 4096-6143, N 12288-16383
+			"aaaaaaa", // M 4096-6143, N >= 16384
+			"aaaaaaa", // M 6144-8191, N <= 3071
+			"aaaaaaa", // M 6144-8191, N 3072-4095
+			"aaaaaaa", // M 6144-8191, N 4096-6143
+			"aaaaaaa", // M 6144-8191, N 6144-8191
+			"aaaaaaa", // M 6144-8191, N 8192-12287
+			"aaaaaaa", // M 6144-8191, N 12288-16383
+			"aaaaaaa", // M 6144-8191, N >= 16384
+			"aaaaaaa", // M 8192-12287, N <= 3071
+			"aaaaaaa", // M 8192-12287, N 3072-4095
+			"aaaaaaa", // M 8192-12287, N 4096-6143
+			"aaaaaaa", // M 8192-12287, N 6144-8191
+			"aaaaaaa", // M 8192-12287, N 8192-12287
+			"aaaaaaa", // M 8192-12287, N 12288-16383
+			"aaaaaaa", // M 8192-12287, N >= 16384
+			"aaaaaaa", // M 12288-16383, N <= 3071
+			"aaaaaaa", // M 12288-16383, N 3072-4095
+			"aaaaaaa", // M 12288-16383, N 4096-6143
+			"aaaaaaa", // M 12288-16383, N 6144-8191
+			"aaaaaaa", // M 12288-16383, N 8192-12287
+			"aaaaaaa", // M 12288-16383, N 12288-16383
+			"aaaaaaa", // M 12288-16383, N >= 16384
+			"aaaaaaa", // M >= 16384, N <= 3071
+			"aaaaaaa", // M >= 16384, N 3072-4095
+			"aaaaaaa", // M >= 16384, N 4096-6143
+			"aaaaaaa", // M >= 16384, N 6144-8191
+			"aaaaaaa", // M >= 16384, N 8192-12287
+			"aaaaaaa", // M >= 16384, N 12288-16383
+			"aaaaaaa", // M >= 16384, N >= 16384
 		},
 		guard: -1,
 		hi:    [3]int{28, 28, 28},
@@ -9682,162 +9698,162 @@ var rules = [4]*opRule{
 		nn:    7,
 		shift: 1,
 		unaligned: []string{
-			"_______", // M <= 3071, N <= 3071
-			"_______", // M <= 3071, N 3072-4095
-			"_______", // M <= 3071, N 4096-6143
-			"_______", // M <= 3071, N 6144-8191
-			"_______", // M <= 3071, N 8192-12287
-			"_______", // M <= 3071, N 12288-16383
-			"_______", // M <= 3071, N >= 16384
-			"_______", // M 3072-4095, N <= 3071
-			"_______", // M 3072-4095, N 3072-4095
-			"_______", // M 3072-4095, N 4096-6143
-			"_______", // M 3072-4095, N 6144-8191
-			"_______", // M 3072-4095, N 8192-12287
-			"_______", // M 3072-4095, N 12288-16383
-			"_______", // M 3072-4095, N >= 16384
-			"_______", // M 4096-6143, N <= 3071
-			"_______", // M 4096-6143, N 3072-4095
-			"_______", // M 4096-6143, N 4096-6143
-			"_______", // M 4096-6143, N 6144-8191
-			"_______", // M 4096-6143, N 8192-12287
-			"_______", // M 4096-6143, N 12288-16383
-			"_______", // M 4096-6143, N >= 16384
-			"_______", // M 6144-8191, N <= 3071
-			"_______", // M 6144-8191, N 3072-4095
-			"_______", // M 6144-8191, N 4096-6143
-			"_______", // M 6144-8191, N 6144-8191
-			"_______", // M 6144-8191, N 8192-12287
-			"_______", // M 6144-8191, N 12288-16383
-			"_______", // M 6144-8191, N >= 16384
-			"_______", // M 8192-12287, N <= 3071
-			"_______", // M 8192-12287, N 3072-4095
-			"_______", // M 8192-12287, N 4096-6143
-			"_______", // M 8192-12287, N 6144-8191
-			"_______", // M 8192-12287, N 8192-12287
-			"_______", // M 8192-12287, N 12288-16383
-			"_______", // M 8192-12287, N >= 16384
-			"_______", // M 12288-16383, N <= 3071
-			"_______", // M 12288-16383, N 3072-4095
-			"_______", // M 12288-16383, N 4096-6143
-			"_______", // M 12288-16383, N 6144-8191
-			"_______", // M 12288-16383, N 8192-12287
-			"_______", // M 12288-16383, N 12288-16383
-			"_______", // M 12288-16383, N >= 16384
-			"_______", // M >= 16384, N <= 3071
-			"_______", // M >= 16384, N 3072-4095
-			"_______", // M >= 16384, N 4096-6143
-			"_______", // M >= 16384, N 6144-8191
-			"_______", // M >= 16384, N 8192-12287
-			"_______", // M >= 16384, N 12288-16383
-			"_______", // M >= 16384, N >= 16384
+			"aaaaaaa", // M <= 3071, N <= 3071
+			"aaaaaaa", // M <= 3071, N 3072-4095
+			"aaaaaaa", // M <= 3071, N 4096-6143
+			"aaaaaaa", // M <= 3071, N 6144-8191
+			"aaaaaaa", // M <= 3071, N 8192-12287
+			"aaaaaaa", // M <= 3071, N 12288-16383
+			"aaaaaaa", // M <= 3071, N >= 16384
+			"aaaaaaa", // M 3072-4095, N <= 3071
+			"aaaaaaa", // M 3072-4095, N 3072-4095
+			"aaaaaaa", // M 3072-4095, N 4096-6143
+			"aaaaaaa", // M 3072-4095, N 6144-8191
+			"aaaaaaa", // M 3072-4095, N 8192-12287
+			"aaaaaaa", // M 3072-4095, N 12288-16383
+			"aaaaaaa", // M 3072-4095, N >= 16384
+			"aaaaaaa", // M 4096-6143, N <= 3071
+			"aaaaaaa", // M 4096-6143, N 3072-4095
+			"aaaaaaa", // M 4096-6143, N 4096-6143
+			"aaaaaaa", // M 4096-6143, N 6144-8191
+			"aaaaaaa", // M 4096-6143, N 8192-12287
+			"aaaaaaa", // M 4096-6143, N 12288-16383
+			"aaaaaaa", // M 4096-6143, N >= 16384
+			"aaaaaaa", // M 6144-8191, N <= 3071
+			"aaaaaaa", // M 6144-8191, N 3072-4095
+			"aaaaaaa", // M 6144-8191, N 4096-6143
+			"aaaaaaa", // M 6144-8191, N 6144-8191
+			"aaaaaaa", // M 6144-8191, N 8192-12287
+			"aaaaaaa", // M 6144-8191, N 12288-16383
+			"aaaaaaa", // M 6144-8191, N >= 16384
+			"aaaaaaa", // M 8192-12287, N <= 3071
+			"aaaaaaa", // M 8192-12287, N 3072-4095
+			"aaaaaaa", // M 8192-12287, N 4096-6143
+			"aaaaaaa", // M 8192-12287, N 6144-8191
+			"aaaaaaa", // M 8192-12287, N 8192-12287
+			"aaaaaaa", // M 8192-12287, N 12288-16383
+			"aaaaaaa", // M 8192-12287, N >= 16384
+			"aaaaaaa", // M 12288-16383, N <= 3071
+			"aaaaaaa", // M 12288-16383, N 3072-4095
+			"aaaaaaa", // M 12288-16383, N 4096-6143
+			"aaaaaaa", // M 12288-16383, N 6144-8191
+			"aaaaaaa", // M 12288-16383, N 8192-12287
+			"aaaaaaa", // M 12288-16383, N 12288-16383
+			"aaaaaaa", // M 12288-16383, N >= 16384
+			"aaaaaaa", // M >= 16384, N <= 3071
+			"aaaaaaa", // M >= 16384, N 3072-4095
+			"aaaaaaa", // M >= 16384, N 4096-6143
+			"aaaaaaa", // M >= 16384, N 6144-8191
+			"aaaaaaa", // M >= 16384, N 8192-12287
+			"aaaaaaa", // M >= 16384, N 12288-16383
+			"aaaaaaa", // M >= 16384, N >= 16384
 		},
 	},
 	// TT: Columns (K): <= 3071 | 3072-4095 | 4096-6143 | 6144-8191 | 8192-12287 | 12288-16383 | >=
 	// 16384.,
 	OpTT: {
 		aligned: []string{
-			"```````", // M <= 3071, N <= 3071
-			"```````", // M <= 3071, N 3072-4095
-			"```````", // M <= 3071, N 4096-6143
-			"```````", // M <= 3071, N 6144-8191
-			"```````", // M <= 3071, N 8192-12287
-			"```````", // M <= 3071, N 12288-16383
-			"```````", // M <= 3071, N >= 16384
-			"```````", // M 3072-4095, N <= 3071
-			"```````", // M 3072-4095, N 3072-4095
-			"```````", // M 3072-4095, N 4096-6143
-			"```````", // M 3072-4095, N 6144-8191
-			"```````", // M 3072-4095, N 8192-12287
-			"```````", // M 3072-4095, N 12288-16383
-			"```````", // M 3072-4095, N >= 16384
-			"```````", // M 4096-6143, N <= 3071
-			"```````", // M 4096-6143, N 3072-4095
-			"```````", // M 4096-6143, N 4096-6143
-			"```````", // M 4096-6143, N 6144-8191
-			"```````", // M 4096-6143, N 8192-12287
-			"```````", // M 4096-6143, N 12288-16383
-			"```````", // M 4096-6143, N >= 16384
-			"```````", // M 6144-8191, N <= 3071
-			"```````", // M 6144-8191, N 3072-4095
-			"```````", // M 6144-8191, N 4096-6143
-			"```````", // M 6144-8191, N 6144-8191
-			"```````", // M 6144-8191, N 8192-12287
-			"```````", // M 6144-8191, N 12288-16383
-			"```````", // M 6144-8191, N >= 16384
-			"```````", // M 8192-12287, N <= 3071
-			"```````", // M 8192-12287, N 3072-4095
-			"```````", // M 8192-12287, N 4096-6143
-			"```````", // M 8192-12287, N 6144-8191
-			"```````", // M 8192-12287, N 8192-12287
-			"```````", // M 8192-12287, N 12288-16383
-			"```````", // M 8192-12287, N >= 16384
-			"```````", // M 12288-16383, N <= 3071
-			"```````", // M 12288-16383, N 3072-4095
-			"```````", // M 12288-16383, N 4096-6143
-			"```````", // M 12288-16383, N 6144-8191
-			"```````", // M 12288-16383, N 8192-12287
-			"```````", // M 12288-16383, N 12288-16383
-			"```````", // M 12288-16383, N >= 16384
-			"```````", // M >= 16384, N <= 3071
-			"```````", // M >= 16384, N 3072-4095
-			"```````", // M >= 16384, N 4096-6143
-			"```````", // M >= 16384, N 6144-8191
-			"```````", // M >= 16384, N 8192-12287
-			"```````", // M >= 16384, N 12288-16383
-			"```````", // M >= 16384, N >= 16384
+			"bbbbbbb", // M <= 3071, N <= 3071
+			"bbbbbbb", // M <= 3071, N 3072-4095
+			"bbbbbbb", // M <= 3071, N 4096-6143
+			"bbbbbbb", // M <= 3071, N 6144-8191
+			"bbbbbbb", // M <= 3071, N 8192-12287
+			"bbbbbbb", // M <= 3071, N 12288-16383
+			"bbbbbbb", // M <= 3071, N >= 16384
+			"bbbbbbb", // M 3072-4095, N <= 3071
+			"bbbbbbb", // M 3072-4095, N 3072-4095
+			"bbbbbbb", // M 3072-4095, N 4096-6143
+			"bbbbbbb", // M 3072-4095, N 6144-8191
+			"bbbbbbb", // M 3072-4095, N 8192-12287
+			"bbbbbbb", // M 3072-4095, N 12288-16383
+			"bbbbbbb", // M 3072-4095, N >= 16384
+			"bbbbbbb", // M 4096-6143, N <= 3071
+			"bbbbbbb", // M 4096-6143, N 3072-4095
+			"bbbbbbb", // M 4096-6143, N 4096-6143
+			"bbbbbbb", // M 4096-6143, N 6144-8191
+			"bbbbbbb", // M 4096-6143, N 8192-12287
+			"bbbbbbb", // M 4096-6143, N 12288-16383
+			"bbbbbbb", // M 4096-6143, N >= 16384
+			"bbbbbbb", // M 6144-8191, N <= 3071
+			"bbbbbbb", // M 6144-8191, N 3072-4095
+			"bbbbbbb", // M 6144-8191, N 4096-6143
+			"bbbbbbb", // M 6144-8191, N 6144-8191
+			"bbbbbbb", // M 6144-8191, N 8192-12287
+			"bbbbbbb", // M 6144-8191, N 12288-16383
+			"bbbbbbb", // M 6144-8191, N >= 16384
+			"bbbbbbb", // M 8192-12287, N <= 3071
+			"bbbbbbb", // M 8192-12287, N 3072-4095
+			"bbbbbbb", // M 8192-12287, N 4096-6143
+			"bbbbbbb", // M 8192-12287, N 6144-8191
+			"bbbbbbb", // M 8192-12287, N 8192-12287
+			"bbbbbbb", // M 8192-12287, N 12288-16383
+			"bbbbbbb", // M 8192-12287, N >= 16384
+			"bbbbbbb", // M 12288-16383, N <= 3071
+			"bbbbbbb", // M 12288-16383, N 3072-4095
+			"bbbbbbb", // M 12288-16383, N 4096-6143
+			"bbbbbbb", // M 12288-16383, N 6144-8191
+			"bbbbbbb", // M 12288-16383, N 8192-12287
+			"bbbbbbb", // M 12288-16383, N 12288-16383
+			"bbbbbbb", // M 12288-16383, N >= 16384
+			"bbbbbbb", // M >= 16384, N <= 3071
+			"bbbbbbb", // M >= 16384, N 3072-4095
+			"bbbbbbb", // M >= 16384, N 4096-6143
+			"bbbbbbb", // M >= 16384, N 6144-8191
+			"bbbbbbb", // M >= 16384, N 8192-12287
+			"bbbbbbb", // M >= 16384, N 12288-16383
+			"bbbbbbb", // M >= 16384, N >= 16384
 		},
 		bulk: -1,
 		general: []string{
-			"```````", // M <= 3071, N <= 3071
-			"```````", // M <= 3071, N 3072-4095
-			"```````", // M <= 3071, N 4096-6143
-			"```````", // M <= 3071, N 6144-8191
-			"```````", // M <= 3071, N 8192-12287
-			"```````", // M <= 3071, N 12288-16383
-			"```````", // M <= 3071, N >= 16384
-			"```````", // M 3072-4095, N <= 3071
-			"```````", // M 3072-4095, N 3072-4095
-			"```````", // M 3072-4095, N 4096-6143
-			"```````", // M 3072-4095, N 6144-8191
-			"```````", // M 3072-4095, N 8192-12287
-			"```````", // M 3072-4095, N 12288-16383
-			"```````", // M 3072-4095, N >= 16384
-			"```````", // M 4096-6143, N <= 3071
-			"```````", // M 4096-6143, N 3072-4095
-			"```````", // M 4096-6143, N 4096-6143
-			"```````", // M 4096-6143, N 6144-8191
-			"```````", // M 4096-6143, N 8192-12287
-			"```````", // M 4096-6143, N 12288-16383
-			"```````", // M 4096-6143, N >= 16384
-			"```````", // M 6144-8191, N <= 3071
-			"```````", // M 6144-8191, N 3072-4095
-			"```````", // M 6144-8191, N 4096-6143
-			"```````", // M 6144-8191, N 6144-8191
-			"```````", // M 6144-8191, N 8192-12287
-			"```````", // M 6144-8191, N 12288-16383
-			"```````", // M 6144-8191, N >= 16384
-			"```````", // M 8192-12287, N <= 3071
-			"```````", // M 8192-12287, N 3072-4095
-			"```````", // M 8192-12287, N 4096-6143
-			"```````", // M 8192-12287, N 6144-8191
-			"```````", // M 8192-12287, N 8192-12287
-			"```````", // M 8192-12287, N 12288-16383
-			"```````", // M 8192-12287, N >= 16384
-			"```````", // M 12288-16383, N <= 3071
-			"```````", // M 12288-16383, N 3072-4095
-			"```````", // M 12288-16383, N 4096-6143
-			"```````", // M 12288-16383, N 6144-8191
-			"```````", // M 12288-16383, N 8192-12287
-			"```````", // M 12288-16383, N 12288-16383
-			"```````", // M 12288-16383, N >= 16384
-			"```````", // M >= 16384, N <= 3071
-			"```````", // M >= 16384, N 3072-4095
-			"```````", // M >= 16384, N 4096-6143
-			"```````", // M >= 16384, N 6144-8191
-			"```````", // M >= 16384, N 8192-12287
-			"```````", // M >= 16384, N 12288-16383
-			"```````", // M >= 16384, N >= 16384
+			"bbbbbbb", // M <= 3071, N <= 3071
+			"bbbbbbb", // M <= 3071, N 3072-4095
+			"bbbbbbb", // M <= 3071, N 4096-6143
+			"bbbbbbb", // M <= 3071, N 6144-8191
+			"bbbbbbb", // M <= 3071, N 8192-12287
+			"bbbbbbb", // M <= 3071, N 12288-16383
+			"bbbbbbb", // M <= 3071, N >= 16384
+			"bbbbbbb", // M 3072-4095, N <= 3071
+			"bbbbbbb", // M 3072-4095, N 3072-4095
+			"bbbbbbb", // M 3072-4095, N 4096-6143
+			"bbbbbbb", // M 3072-4095, N 6144-8191
+			"bbbbbbb", // M 3072-4095, N 8192-12287
+			"bbbbbbb", // M 3072-4095, N 12288-16383
+			"bbbbbbb", // M 3072-4095, N >= 16384
+			"bbbbbbb", // M 4096-6143, N <= 3071
+			"bbbbbbb", // M 4096-6143, N 3072-4095
+			"bbbbbbb", // M 4096-6143, N 4096-6143
+			"bbbbbbb", // M 4096-6143, N 6144-8191
+			"bbbbbbb", // M 4096-6143, N 8192-12287
+			"bbbbbbb", // M 4096-6143, N 12288-16383
+			"bbbbbbb", // M 4096-6143, N >= 16384
+			"bbbbbbb", // M 6144-8191, N <= 3071
+			"bbbbbbb", // M 6144-8191, N 3072-4095
+			"bbbbbbb", // M 6144-8191, N 4096-6143
+			"bbbbbbb", // M 6144-8191, N 6144-8191
+			"bbbbbbb", // M 6144-8191, N 8192-12287
+			"bbbbbbb", // M 6144-8191, N 12288-16383
+			"bbbbbbb", // M 6144-8191, N >= 16384
+			"bbbbbbb", // M 8192-12287, N <= 3071
+			"bbbbbbb", // M 8192-12287, N 3072-4095
+			"bbbbbbb", // M 8192-12287, N 4096-6143
+			"bbbbbbb", // M 8192-12287, N 6144-8191
+			"bbbbbbb", // M 8192-12287, N 8192-12287
+			"bbbbbbb", // M 8192-12287, N 12288-16383
+			"bbbbbbb", // M 8192-12287, N >= 16384
+			"bbbbbbb", // M 12288-16383, N <= 3071
+			"bbbbbbb", // M 12288-16383, N 3072-4095
+			"bbbbbbb", // M 12288-16383, N 4096-6143
+			"bbbbbbb", // M 12288-16383, N 6144-8191
+			"bbbbbbb", // M 12288-16383, N 8192-12287
+			"bbbbbbb", // M 12288-16383, N 12288-16383
+			"bbbbbbb", // M 12288-16383, N >= 16384
+			"bbbbbbb", // M >= 16384, N <= 3071
+			"bbbbbbb", // M >= 16384, N 3072-4095
+			"bbbbbbb", // M >= 16384, N 4096-6143
+			"bbbbbbb", // M >= 16384, N 6144-8191
+			"bbbbbbb", // M >= 16384, N 8192-12287
+			"bbbbbbb", // M >= 16384, N 12288-16383
+			"bbbbbbb", // M >= 16384, N >= 16384
 		},
 		guard: -1,
 		hi:    [3]int{28, 28, 28},
@@ -9845,55 +9861,55 @@ var rules = [4]*opRule{
 		nn:    7,
 		shift: 1,
 		unaligned: []string{
-			"```````", // M <= 3071, N <= 3071
-			"```````", // M <= 3071, N 3072-4095
-			"```````", // M <= 3071, N 4096-6143
-			"```````", // M <= 3071, N 6144-8191
-			"```````", // M <= 3071, N 8192-12287
-			"```````", // M <= 3071, N 12288-16383
-			"```````", // M <= 3071, N >= 16384
-			"```````", // M 3072-4095, N <= 3071
-			"```````", // M 3072-4095, N 3072-4095
-			"```````", // M 3072-4095, N 4096-6143
-			"```````", // M 3072-4095, N 6144-8191
-			"```````", // M 3072-4095, N 8192-12287
-			"```````", // M 3072-4095, N 12288-16383
-			"```````", // M 3072-4095, N >= 16384
-			"```````", // M 4096-6143, N <= 3071
-			"```````", // M 4096-6143, N 3072-4095
-			"```````", // M 4096-6143, N 4096-6143
-			"```````", // M 4096-6143, N 6144-8191
-			"```````", // M 4096-6143, N 8192-12287
-			"```````", // M 4096-6143, N 12288-16383
-			"```````", // M 4096-6143, N >= 16384
-			"```````", // M 6144-8191, N <= 3071
-			"```````", // M 6144-8191, N 3072-4095
-			"```````", // M 6144-8191, N 4096-6143
-			"```````", // M 6144-8191, N 6144-8191
-			"```````", // M 6144-8191, N 8192-12287
-			"```````", // M 6144-8191, N 12288-16383
-			"```````", // M 6144-8191, N >= 16384
-			"```````", // M 8192-12287, N <= 3071
-			"```````", // M 8192-12287, N 3072-4095
-			"```````", // M 8192-12287, N 4096-6143
-			"```````", // M 8192-12287, N 6144-8191
-			"```````", // M 8192-12287, N 8192-12287
-			"```````", // M 8192-12287, N 12288-16383
-			"```````", // M 8192-12287, N >= 16384
-			"```````", // M 12288-16383, N <= 3071
-			"```````", // M 12288-16383, N 3072-4095
-			"```````", // M 12288-16383, N 4096-6143
-			"```````", // M 12288-16383, N 6144-8191
-			"```````", // M 12288-16383, N 8192-12287
-			"```````", // M 12288-16383, N 12288-16383
-			"```````", // M 12288-16383, N >= 16384
-			"```````", // M >= 16384, N <= 3071
-			"```````", // M >= 16384, N 3072-4095
-			"```````", // M >= 16384, N 4096-6143
-			"```````", // M >= 16384, N 6144-8191
-			"```````", // M >= 16384, N 8192-12287
-			"```````", // M >= 16384, N 12288-16383
-			"```````", // M >= 16384, N >= 16384
+			"bbbbbbb", // M <= 3071, N <= 3071
+			"bbbbbbb", // M <= 3071, N 3072-4095
+			"bbbbbbb", // M <= 3071, N 4096-6143
+			"bbbbbbb", // M <= 3071, N 6144-8191
+			"bbbbbbb", // M <= 3071, N 8192-12287
+			"bbbbbbb", // M <= 3071, N 12288-16383
+			"bbbbbbb", // M <= 3071, N >= 16384
+			"bbbbbbb", // M 3072-4095, N <= 3071
+			"bbbbbbb", // M 3072-4095, N 3072-4095
+			"bbbbbbb", // M 3072-4095, N 4096-6143
+			"bbbbbbb", // M 3072-4095, N 6144-8191
+			"bbbbbbb", // M 3072-4095, N 8192-12287
+			"bbbbbbb", // M 3072-4095, N 12288-16383
+			"bbbbbbb", // M 3072-4095, N >= 16384
+			"bbbbbbb", // M 4096-6143, N <= 3071
+			"bbbbbbb", // M 4096-6143, N 3072-4095
+			"bbbbbbb", // M 4096-6143, N 4096-6143
+			"bbbbbbb", // M 4096-6143, N 6144-8191
+			"bbbbbbb", // M 4096-6143, N 8192-12287
+			"bbbbbbb", // M 4096-6143, N 12288-16383
+			"bbbbbbb", // M 4096-6143, N >= 16384
+			"bbbbbbb", // M 6144-8191, N <= 3071
+			"bbbbbbb", // M 6144-8191, N 3072-4095
+			"bbbbbbb", // M 6144-8191, N 4096-6143
+			"bbbbbbb", // M 6144-8191, N 6144-8191
+			"bbbbbbb", // M 6144-8191, N 8192-12287
+			"bbbbbbb", // M 6144-8191, N 12288-16383
+			"bbbbbbb", // M 6144-8191, N >= 16384
+			"bbbbbbb", // M 8192-12287, N <= 3071
+			"bbbbbbb", // M 8192-12287, N 3072-4095
+			"bbbbbbb", // M 8192-12287, N 4096-6143
+			"bbbbbbb", // M 8192-12287, N 6144-8191
+			"bbbbbbb", // M 8192-12287, N 8192-12287
+			"bbbbbbb", // M 8192-12287, N 12288-16383
+			"bbbbbbb", // M 8192-12287, N >= 16384
+			"bbbbbbb", // M 12288-16383, N <= 3071
+			"bbbbbbb", // M 12288-16383, N 3072-4095
+			"bbbbbbb", // M 12288-16383, N 4096-6143
+			"bbbbbbb", // M 12288-16383, N 6144-8191
+			"bbbbbbb", // M 12288-16383, N 8192-12287
+			"bbbbbbb", // M 12288-16383, N 12288-16383
+			"bbbbbbb", // M 12288-16383, N >= 16384
+			"bbbbbbb", // M >= 16384, N <= 3071
+			"bbbbbbb", // M >= 16384, N 3072-4095
+			"bbbbbbb", // M >= 16384, N 4096-6143
+			"bbbbbbb", // M >= 16384, N 6144-8191
+			"bbbbbbb", // M >= 16384, N 8192-12287
+			"bbbbbbb", // M >= 16384, N 12288-16383
+			"bbbbbbb", // M >= 16384, N >= 16384
 		},
 	},
 }
