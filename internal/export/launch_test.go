@@ -89,6 +89,8 @@ const probeShim = `#include <cuda_runtime.h>
 #include <string.h>
 
 static int probe_device = 0, probe_fail_next = 0, probe_attr_calls = 0, probe_sm_calls = 0;
+// probe_args: each launch also prints its operands and leading dimensions (A, lda, B, ldb, ldc).
+static int probe_args = 0;
 static const void* probe_attr_fn[64];
 static int probe_attr_dev[64], probe_attr_value[64];
 
@@ -143,6 +145,9 @@ static cudaError_t probe_launch(const void* fn, dim3 grid, dim3 block, void** ar
     printf("  dev%d %dx%dx%d %s grid %u,%u,%u block %u,%u,%u shared %zu raised %d attr_calls %d\n", probe_device,
            *(int*)args[0], *(int*)args[1], *(int*)args[2], probe_name(fn), grid.x, grid.y, grid.z, block.x, block.y, block.z,
            shared, raised, probe_attr_calls);
+    if (probe_args)
+        printf("  args A=%lx lda=%d B=%lx ldb=%d ldc=%d\n", (unsigned long)(uintptr_t)*(const float**)args[4], *(int*)args[5],
+               (unsigned long)(uintptr_t)*(const float**)args[6], *(int*)args[7], *(int*)args[10]);
     return cudaSuccess;
 }
 
