@@ -263,14 +263,7 @@ func TestBatchedDispatchAgrees(t *testing.T) {
 		}
 	}
 	g.WriteString("\tfor _, c := range tgsgemm.BatchClasses() {\n\t\tfmt.Printf(\"class %s %dx%dx%d b%d %s\\n\", c.Op, c.M, c.N, c.K, c.Batch, c.Variant)\n\t}\n}\n")
-	if err := os.MkdirAll(filepath.Join(mod, "consumer"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(mod, "consumer", "main.go"), []byte(g.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(mod, "consumer.bin")
-	gocmd(mod, []string{"CGO_ENABLED=0"}, "build", "-o", bin, "./consumer")
+	bin := buildMain(t, mod, gocmd, g.String(), "CGO_ENABLED=0")
 	var classes strings.Builder
 	for _, r := range p.Batched {
 		for _, c := range r.Classes {

@@ -103,6 +103,37 @@ func buildConsumer(t *testing.T, out string) (cgo, nocgo string) {
 	return cgo, nocgo
 }
 
+// fakeCUDALib builds fakeCUDA as libcuda.so.1 in a folder of its own (for LD_LIBRARY_PATH) and
+// returns the folder.
+func fakeCUDALib(t *testing.T) string {
+	t.Helper()
+	gcc := needTool(t, "gcc")
+	lib := t.TempDir()
+	if err := os.WriteFile(filepath.Join(lib, "fake.c"), []byte(fakeCUDA), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command(gcc, "-shared", "-fPIC", "-Wall", "-Werror", "-o", filepath.Join(lib, "libcuda.so.1"),
+		filepath.Join(lib, "fake.c")).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, b)
+	}
+	return lib
+}
+
+// buildMain writes src as the consumer program of the module mod (goModule) and builds it with
+// env, returning the binary.
+func buildMain(t *testing.T, mod string, gocmd func(dir string, env []string, args ...string) string, src string, env ...string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(mod, "consumer"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mod, "consumer", "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(mod, "consumer.bin")
+	gocmd(mod, env, "build", "-o", bin, "./consumer")
+	return bin
+}
+
 func runConsumer(t *testing.T, bin string, env ...string) string {
 	t.Helper()
 	cmd := exec.Command(bin)
@@ -261,15 +292,7 @@ int cuGetErrorString(int r, const char** s)
 // shared memory, stream and the eleven parameters in order, its grid z from the split rule with the
 // device's SM count (132 here) where the variant has one.
 func TestGoPackageDriver(t *testing.T) {
-	gcc := needTool(t, "gcc")
-	lib := t.TempDir()
-	if err := os.WriteFile(filepath.Join(lib, "fake.c"), []byte(fakeCUDA), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := exec.Command(gcc, "-shared", "-fPIC", "-Wall", "-Werror", "-o", filepath.Join(lib, "libcuda.so.1"),
-		filepath.Join(lib, "fake.c")).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, b)
-	}
+	lib := fakeCUDALib(t)
 	for _, fx := range []struct {
 		name   string
 		export func(*testing.T) (string, *Plan)

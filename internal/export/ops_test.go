@@ -226,14 +226,7 @@ func TestOpsDispatchAgrees(t *testing.T) {
 		}
 	}
 	g.WriteString("}\n")
-	if err := os.MkdirAll(filepath.Join(mod, "consumer"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(mod, "consumer", "main.go"), []byte(g.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(mod, "consumer.bin")
-	gocmd(mod, []string{"CGO_ENABLED=0"}, "build", "-o", bin, "./consumer")
+	bin := buildMain(t, mod, gocmd, g.String(), "CGO_ENABLED=0")
 	if got := runConsumer(t, bin); got != want {
 		t.Errorf("Go package:\n%s\nPlan:\n%s", got, want)
 	}

@@ -2,9 +2,6 @@ package export
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -56,7 +53,6 @@ func restateWant(t *testing.T, p *Plan, a, b int) string {
 // runs with its launches recorded (probeShim), the package against fakeCUDA; no GPU.
 func TestRestatedLaunches(t *testing.T) {
 	nvcc := needTool(t, "nvcc")
-	gcc := needTool(t, "gcc")
 	out, p := opPlan(t)
 	const a, b = 0x100, 0x200
 	want := restateWant(t, p, a, b)
@@ -100,14 +96,7 @@ func TestRestatedLaunches(t *testing.T) {
 	}
 
 	// The Go package.
-	lib := t.TempDir()
-	if err := os.WriteFile(filepath.Join(lib, "fake.c"), []byte(fakeCUDA), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := exec.Command(gcc, "-shared", "-fPIC", "-Wall", "-Werror", "-o", filepath.Join(lib, "libcuda.so.1"),
-		filepath.Join(lib, "fake.c")).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, b)
-	}
+	lib := fakeCUDALib(t)
 	mod, gocmd := goModule(t, out)
 	var g strings.Builder
 	g.WriteString("package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/consumer/tgsgemm\"\n)\n\nfunc main() {\n" +
@@ -118,14 +107,7 @@ func TestRestatedLaunches(t *testing.T) {
 			goOps[q.op], q.m, q.n, q.k, a, q.lda, b, q.ldb, q.ldc)
 	}
 	g.WriteString("}\n")
-	if err := os.MkdirAll(filepath.Join(mod, "consumer"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(mod, "consumer", "main.go"), []byte(g.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(mod, "consumer.bin")
-	gocmd(mod, []string{"CGO_ENABLED=1"}, "build", "-o", bin, "./consumer")
+	bin := buildMain(t, mod, gocmd, g.String(), "CGO_ENABLED=1")
 	goLaunch := regexp.MustCompile(`^launch (\S+) .* M=(\d+) N=(\d+) K=(\d+) alpha=\S+ A=([0-9a-f]+) lda=(\d+) B=([0-9a-f]+) ldb=(\d+) beta=\S+ C=[0-9a-f]+ ldc=(\d+)$`)
 	got.Reset()
 	for _, l := range strings.Split(runConsumer(t, bin, "LD_LIBRARY_PATH="+lib, "FAKE_CUDA=ok"), "\n") {
