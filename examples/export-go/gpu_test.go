@@ -2,7 +2,7 @@
 
 // GPU tests of the exported package (go test -tags gpu ./examples/export-go). Every result is
 // compared with cuBLAS (loaded at run time through tilegen/internal/gpu, FP32 math, no TF32) on
-// every tuned class, 4096³ included, and on edge shapes; where the float64 CPU reference of
+// every tuned class, 4096³ included, on edge shapes and on vector problems of every op; where the float64 CPU reference of
 // internal/verify is affordable the result and cuBLAS's are both checked against it too. Problems
 // no variant accepts must be refused, and every tuned class is timed the way the tuner timed it
 // and compared with the time recorded at tuning (within 5 %). All cu calls run on one locked
@@ -97,6 +97,29 @@ func TestExportedOnGPU(t *testing.T) {
 		// (N, T) is a TN call in row-major terms.
 		seed++
 		checkBatched(t, ks, blas, stream, op, 224, 256, 192, 1.5, -0.75, 3, 1, 0, false, true, seed)
+	}
+	// Vector problems (M or N of 1) of every op through the BLAS entry, packed and padded: they run on
+	// NN's GEMV kernels where the memory allows (the package's restate), whatever ops it holds; the
+	// others need kernels of their op.
+	for _, op := range []tgsgemm.Op{tgsgemm.OpNN, tgsgemm.OpNT, tgsgemm.OpTN, tgsgemm.OpTT} {
+		for _, v := range [][3]int{{1, 3001, 1000}, {2500, 1, 700}, {1, 1, 4099}, {300, 1, 64}} {
+			for pad := 0; pad <= 1; pad++ {
+				m, n, k := v[0], v[1], v[2]
+				lda, ldb := k+pad, n+pad
+				if op&tgsgemm.OpTN != 0 {
+					lda = m + pad
+				}
+				if op&tgsgemm.OpNT != 0 {
+					ldb = k + pad
+				}
+				if _, err := tgsgemm.ChooseOp(op, m, n, k, lda, ldb, n+pad); err != nil && tgsgemm.DefaultOp(op) == "" {
+					t.Logf("%s %dx%dx%d pad %d refused (no %s kernel, not a restatable vector): %v", op, m, n, k, pad, op, err)
+					continue
+				}
+				seed++
+				checkBatched(t, ks, blas, stream, op, m, n, k, 1.5, -0.75, pad, 1, 0, false, true, seed)
+			}
+		}
 	}
 	for _, c := range tgsgemm.BatchClasses() {
 		seed++
