@@ -4,10 +4,9 @@
 // compared with cuBLAS (loaded at run time through tilegen/internal/gpu, FP32 math, no TF32) on
 // every tuned class, 4096³ included, on edge shapes and on vector problems of every op; where the
 // float64 CPU reference of internal/verify is affordable the result and cuBLAS's are both checked
-// against it too. Problems
-// no variant accepts must be refused, and every tuned class is timed the way the tuner timed it
-// and compared with the time recorded at tuning (within 5 %). All cu calls run on one locked
-// thread, so there are no subtests.
+// against it too. Problems no variant accepts must be refused, and every tuned class is timed the
+// way the tuner timed it and compared with the time recorded at tuning (within 5 %). All cu calls
+// run on one locked thread, so there are no subtests.
 //
 // The test binary can be built against another export of the same package name through go's
 // -overlay (scripts/export-gpu-build.sh does that), e.g. one with register-tiled kernels that need
