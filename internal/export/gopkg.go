@@ -30,12 +30,12 @@ var driverTmpl = template.Must(template.New("driver").Parse(driverText))
 //go:embed batched.go.tmpl
 var batchedText string
 
+var batchedTmpl = template.Must(template.New("batched").Parse(batchedText))
+
 //go:embed restate.go.tmpl
 var restateText string
 
 var restateTmpl = template.Must(template.New("restate").Parse(restateText))
-
-var batchedTmpl = template.Must(template.New("batched").Parse(batchedText))
 
 // goBatched renders batched.go, the strided-batched entry of the Go package: its classes and
 // defaults, the dispatch (the header's, in Go) and SgemmStridedBatched(Op).

@@ -872,14 +872,13 @@ func (p *Plan) Choose(op variant.Op, m, n, k, lda, ldb, ldc int) (int, error) {
 // ChooseRestated is Choose with the problem the kernel is launched on: op's own, or the restated
 // one (variant.Restated; its Swap exchanges the A and B operands).
 func (p *Plan) ChooseRestated(op variant.Op, m, n, k, lda, ldb, ldc int) (int, variant.Restated, error) {
-	same := variant.Restated{Op: op, M: m, N: n, K: k, LDA: lda, LDB: ldb, LDC: ldc}
-	if r := op.Restate(m, n, k, lda, ldb, ldc); r != same && p.RuleOf(r.Op) != nil {
+	if r := op.Restate(m, n, k, lda, ldb, ldc); r.Changed(op, m, n, k, lda, ldb, ldc) && p.RuleOf(r.Op) != nil {
 		if i, err := p.chooseOp(r.Op, r.M, r.N, r.K, r.LDA, r.LDB, r.LDC); err == nil {
 			return i, r, nil
 		}
 	}
 	i, err := p.chooseOp(op, m, n, k, lda, ldb, ldc)
-	return i, same, err
+	return i, variant.Restated{Op: op, M: m, N: n, K: k, LDA: lda, LDB: ldb, LDC: ldc}, err
 }
 
 // chooseOp is Choose for the problem as given.
