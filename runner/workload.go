@@ -11,6 +11,7 @@ import (
 	"tilegen/internal/export"
 	"tilegen/internal/report"
 	"tilegen/internal/resultsdir"
+	"tilegen/internal/variant"
 	"tilegen/internal/workload"
 )
 
@@ -33,6 +34,7 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 	folds := fs.Int("folds", 5, "cross-validation `folds` (a shape's fold is a hash of the shape)")
 	holdout := fs.StringArray("holdout", nil, "results `dir` of a tune apart from the corpus (every kernel timed on its shapes): judge the exported dispatch there (repeat)")
 	holdoutShapes := fs.StringArray("holdout-shapes", nil, "shapes `file` naming the --holdout shapes to judge, with their sources (repeat; default: every single NN product the holdout timed)")
+	opName := fs.String("op", "NN", "the `op` (NN, NT, TN, TT) whose corpus shapes the rule is fitted and cross-validated on")
 	buckets := fs.Int("buckets-per-octave", 2, "dispatch table resolution: `n` buckets per octave of M, N and K (1, 2 or 4)")
 	var cf catalogFlags
 	fs.AddFlagSet(cf.sourceFlags())
@@ -58,12 +60,16 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 	if *buckets != 1 && *buckets != 2 && *buckets != 4 {
 		return usageErr("workload", "--buckets-per-octave %d: want 1, 2 or 4", *buckets)
 	}
+	op, err := variant.ParseOp(*opName)
+	if err != nil {
+		return usageErr("workload", "--op: %v", err)
+	}
 	entries, err := readCorpus("workload", *corpus)
 	if err != nil {
 		return err
 	}
 	d, gpu, dev, err := export.Workload(export.Options{Results: *resultDirs, Generated: cf.generated, Corpus: entries,
-		AllowUnhashed: *allowUnhashed})
+		AllowUnhashed: *allowUnhashed}, op)
 	if err != nil {
 		return fmt.Errorf("workload: %w", err)
 	}
@@ -72,7 +78,7 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("workload: %w", err)
 	}
 	s := v.Summary(d)
-	s.GPU, s.Corpus, s.Results = gpu, filepath.ToSlash(*corpus), *resultDirs
+	s.GPU, s.Op, s.Corpus, s.Results = gpu, string(op), filepath.ToSlash(*corpus), *resultDirs
 	if len(*holdout) > 0 {
 		var hes []workload.Entry
 		for _, f := range *holdoutShapes {

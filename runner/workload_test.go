@@ -68,6 +68,7 @@ func TestWorkloadCommand(t *testing.T) {
 		{"workload", "--results", "x", "--out", "y"},
 		{"workload", "--results", "x", "--corpus", filepath.Join(fx, "corpus.txt"), "--out", "y", "--folds", "1"},
 		{"workload", "--results", "x", "--corpus", filepath.Join(fx, "corpus.txt"), "--out", "y", "--buckets-per-octave", "3"},
+		{"workload", "--results", "x", "--corpus", filepath.Join(fx, "corpus.txt"), "--out", "y", "--op", "XN"},
 		{"export", "--results", "x", "--out", "y", "--corpus", filepath.Join(fx, "corpus.txt"), "--shapes", "1x1x1"},
 		{"workload", "--results", "x", "--corpus", filepath.Join(fx, "corpus.txt"), "--out", "y", "--holdout-shapes", filepath.Join(fx, "corpus.txt")},
 		{"export", "--results", "x", "--out", "y", "--sass", "sm_9x"},

@@ -14,6 +14,8 @@ const RatioDefinition = "ratio = cuBLAS median time / tilegen median time on the
 // the held-out dispatch give it, and the totals.
 type Summary struct {
 	GPU string `json:"gpu"`
+	// Op is the op of the corpus shapes the rule was fitted on (NN, NT, TN, TT).
+	Op  string `json:"op,omitempty"`
 	SMs int    `json:"sms"`
 	// Corpus and Results are the inputs as given.
 	Corpus          string   `json:"corpus"`

@@ -185,11 +185,11 @@ func precisionRecords(recs []results.Record, p variant.Precision) []results.Reco
 	return out
 }
 
-// Workload is the NN dispatch rule's fitting input as an export would fit it (o.Corpus, or the
+// Workload is op's dispatch rule's fitting input as an export would fit it (o.Corpus, or the
 // tuned shapes: the same records, eligibility and exclusions), for cross-validating the rule, and
 // the GPU: its name and the first of the inputs' devices of that name with memory clock and bus
 // width (zero when none says).
-func Workload(o Options) (*dispatch.Data, string, protocol.Device, error) {
+func Workload(o Options, op variant.Op) (*dispatch.Data, string, protocol.Device, error) {
 	rs, m, _, err := load(o)
 	if err != nil {
 		return nil, "", protocol.Device{}, err
@@ -198,9 +198,9 @@ func Workload(o Options) (*dispatch.Data, string, protocol.Device, error) {
 	if err != nil {
 		return nil, "", protocol.Device{}, err
 	}
-	d := sel.data[variant.OpNN]
+	d := sel.data[op]
 	if d == nil || len(d.Kernels) == 0 {
-		return nil, "", protocol.Device{}, fmt.Errorf("no exportable NN variant was timed on the shapes")
+		return nil, "", protocol.Device{}, fmt.Errorf("no exportable %s variant was timed on the %s shapes", op, op)
 	}
 	var dev protocol.Device
 	for _, x := range rs.info.Devices {

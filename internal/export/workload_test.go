@@ -46,7 +46,7 @@ func TestCorpusExport(t *testing.T) {
 		t.Error("the package doc does not say the rule was fitted on a corpus")
 	}
 
-	d, gpu, dev, err := Workload(o)
+	d, gpu, dev, err := Workload(o, variant.OpNN)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,6 +55,10 @@ func TestCorpusExport(t *testing.T) {
 	}
 	if gpu != "NVIDIA H100 80GB HBM3" || d.SMs != 132 || len(d.Samples) != 9 || len(d.Kernels) != 6 {
 		t.Errorf("gpu %q, %d SMs, %d shapes, %d kernels; want the H100's 132, 9, 6", gpu, d.SMs, len(d.Samples), len(d.Kernels))
+	}
+	// The fixture's corpus is NN only: another op's rule has nothing to be fitted on.
+	if _, _, _, err := Workload(o, variant.OpNT); err == nil || !strings.Contains(err.Error(), "no exportable NT variant was timed on the NT shapes") {
+		t.Errorf("Workload of op NT on an NN corpus: %v", err)
 	}
 	for _, s := range d.Samples {
 		if s.Shape == (protocol.Shape{M: 1024, N: 1024, K: 1024}) && s.Source != "square; listed twice, from another model: one shape, two sources" {
@@ -98,7 +102,7 @@ func TestWorkloadUntimedPick(t *testing.T) {
 	editRecords(t, filepath.Join(tune, "results.jsonl"), func(r *results.Record) bool {
 		return !(r.Kind == results.KindTune && r.Variant == name && r.Shape == target)
 	})
-	d, _, _, err := Workload(o)
+	d, _, _, err := Workload(o, variant.OpNN)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,11 @@ func plainTitle(s string) string {
 // WorkloadMarkdown renders the summary as Markdown; chart is the chart's file name beside it ("" for none).
 func WorkloadMarkdown(s *dispatch.Summary, chart string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Workload: %d shapes on %s\n\n", len(s.Shapes), mdText(s.GPU))
+	op := ""
+	if s.Op != "" && s.Op != "NN" {
+		op = " (op " + mdText(s.Op) + ")"
+	}
+	fmt.Fprintf(&b, "## Workload: %d shapes%s on %s\n\n", len(s.Shapes), op, mdText(s.GPU))
 	fmt.Fprintf(&b, "Ratio = cuBLAS time / tilegen time, both measured in the same run (above 1: faster than cuBLAS). "+
 		"*Held out*: the dispatch fitted without the shape's fold (%d folds, %s), so the shape's measurements "+
 		"were never used to fit it. *Exported*: the dispatch fitted on every shape, as `runner export --corpus` "+
