@@ -118,8 +118,8 @@ type Params struct {
 
 // Model constants (see the package doc).
 const (
-	// MaxCandidates bounds the kernels one rule chooses from (the export encodes an index as one
-	// printable character, '0' + index, '0' to '~': at most 79 across an export's rules).
+	// MaxCandidates bounds the kernels one rule chooses from (the export encodes a cell's kernel as
+	// one printable character, '0' + its number among the rule's kernels, '0' to '~': at most 79).
 	MaxCandidates = 64
 	// nearWinner: a kernel within this factor of a training shape's best is a candidate.
 	nearWinner = 1.05

@@ -792,11 +792,11 @@ func TestGzippedResults(t *testing.T) {
 func TestTableRowsAreTrigraphSafe(t *testing.T) {
 	for _, row := range []string{"0??<1??>2??=3?4??", func() string {
 		var b strings.Builder
-		for i := range maxExported {
+		for i := range maxRuleKernels {
 			b.WriteByte(byte('0' + i))
 		}
-		if b.String()[maxExported-1] != '~' {
-			t.Fatalf("the index characters end at %q, want '~'", b.String()[maxExported-1])
+		if b.String()[maxRuleKernels-1] != '~' {
+			t.Fatalf("the index characters end at %q, want '~'", b.String()[maxRuleKernels-1])
 		}
 		return b.String()
 	}()} {

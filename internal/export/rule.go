@@ -3,6 +3,7 @@ package export
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -12,10 +13,18 @@ import (
 
 // The dispatch rule in the artifacts: the bucket function and the three tables of internal/dispatch's
 // Rule (aligned, unaligned, general), one row per (M bucket, N bucket), one character per K
-// bucket, '0' + the kernel's index (at most maxExported kernels, so the characters run from '0' to
-// at most '~'). In the header every '?' is written "\?" (cString): "??<", "??>" and "??=" are
-// trigraphs that a C++ compiler in an ISO mode before C++17 (g++ -std=c++14) would turn into '{',
-// '}' and '#', changing the table; and the backslash ('0' + 44) is written "\\".
+// bucket. A rule numbers the kernels its tables hold among themselves (ruleKernels: ascending by
+// their index among the export's variants): a cell holds '0' + that local number, and the rule's
+// kernel list maps it to the variant. So an export may hold any number of variants while each
+// rule's tables choose among at most maxRuleKernels, and the characters run from '0' to at most
+// '~'. In the header every '?' is written "\?" (cString): "??<", "??>" and "??=" are trigraphs
+// that a C++ compiler in an ISO mode before C++17 (g++ -std=c++14) would turn into '{', '}' and
+// '#', changing the table; and the backslash ('0' + 44) is written "\\".
+
+// maxRuleKernels bounds the kernels one rule's tables hold: a cell is one printable character,
+// '0' + the kernel's number in the rule, '0' to '~' (each rule chooses from at most
+// dispatch.MaxCandidates and its default).
+const maxRuleKernels = '~' - '0' + 1
 
 // cString is a table row as the text of a C/C++ string literal: '?' escaped, so that no two
 // characters of a row form a trigraph, and '\\' escaped (the other characters of a row, '0' to
@@ -24,15 +33,36 @@ func cString(row string) string { return cEscaper.Replace(row) }
 
 var cEscaper = strings.NewReplacer(`\`, `\\`, "?", `\?`)
 
-// tableRows renders a table of the rule as rows of characters, with a comment per row naming its M
-// and N ranges.
-func tableRows(r *dispatch.Rule, table []int) (rows, comments []string) {
+// ruleKernels lists the variants (indices into the export's) that r's tables hold, ascending: a
+// cell's character is '0' + the position of its kernel in this list.
+func ruleKernels(r *dispatch.Rule) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, t := range [][]int{r.Table, r.Unaligned, r.General} {
+		for _, j := range t {
+			if !seen[j] {
+				seen[j] = true
+				out = append(out, j)
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// tableRows renders a table of the rule as rows of characters ('0' + the cell's kernel's position
+// in kernels, ruleKernels), with a comment per row naming its M and N ranges.
+func tableRows(r *dispatch.Rule, table, kernels []int) (rows, comments []string) {
+	local := make(map[int]int, len(kernels))
+	for i, j := range kernels {
+		local[j] = i
+	}
 	d := r.Dims()
 	for i := range d[0] {
 		for j := range d[1] {
 			var b strings.Builder
 			for l := range d[2] {
-				b.WriteByte(byte('0' + table[(i*d[1]+j)*d[2]+l]))
+				b.WriteByte(byte('0' + local[table[(i*d[1]+j)*d[2]+l]]))
 			}
 			rows = append(rows, b.String())
 			comments = append(comments, fmt.Sprintf("M %s, N %s", bucketLabel(r, 0, r.Lo[0]+i), bucketLabel(r, 1, r.Lo[1]+j)))
@@ -141,14 +171,16 @@ func ruleDoc(p *Plan, refusal string) string {
 // goRule emits the rules into the Go package: one opRule per op, bucket and pick.
 func goRule(f *jen.File, p *Plan) {
 	f.Comment(lineComment("opRule is one op's dispatch rule: M, N and K go into buckets (bucket; 2^shift per octave),\n" +
-		"clamped to [lo, hi] per dimension; aligned[bm*nn+bn][bk] - '0' is the cell's kernel for problems\n" +
-		"whose M and N its tile divides, unaligned the same place's kernel for the others, general its\n" +
-		"kernel without requirements."))
+		"clamped to [lo, hi] per dimension; kernels[aligned[bm*nn+bn][bk] - '0'] is the cell's kernel for\n" +
+		"problems whose M and N its tile divides, the same place of unaligned its kernel for the others\n" +
+		"and of general its kernel without requirements (r.kernels: the rule's kernels, as indices into\n" +
+		"the package's kernels)."))
 	f.Type().Id("opRule").Struct(
 		jen.Id("shift").Int(),
 		jen.List(jen.Id("lo"), jen.Id("hi")).Index(jen.Lit(3)).Int(),
 		jen.Id("nn").Int(),
 		jen.List(jen.Id("aligned"), jen.Id("unaligned"), jen.Id("general")).Index().String(),
+		jen.Id("kernels").Index().Int(),
 		jen.Comment("The wave guard (guarded): its kernel (-1: none), the smallest M·N·K it acts on, the wave"),
 		jen.Comment("quantization guardNum/guardDen from which it acts and the fewest output tiles of its own."),
 		jen.Id("guard").Int(),
@@ -172,9 +204,14 @@ func goRule(f *jen.File, p *Plan) {
 			for _, or := range p.Rules {
 				r := or.Rule
 				d := r.Dims()
-				rows, comments := tableRows(r, r.Table)
-				unaligned, _ := tableRows(r, r.Unaligned)
-				general, _ := tableRows(r, r.General)
+				ks := ruleKernels(r)
+				rows, comments := tableRows(r, r.Table, ks)
+				unaligned, _ := tableRows(r, r.Unaligned, ks)
+				general, _ := tableRows(r, r.General, ks)
+				var kernelList []jen.Code
+				for _, j := range ks {
+					kernelList = append(kernelList, jen.Lit(j))
+				}
 				table := func(rows []string) jen.Code {
 					var cells []jen.Code
 					for i, row := range rows {
@@ -188,6 +225,7 @@ func goRule(f *jen.File, p *Plan) {
 					jen.Id("hi"):      jen.Index(jen.Lit(3)).Int().Values(jen.Lit(r.Hi[0]), jen.Lit(r.Hi[1]), jen.Lit(r.Hi[2])),
 					jen.Id("nn"):      jen.Lit(d[1]),
 					jen.Id("aligned"): table(rows), jen.Id("unaligned"): table(unaligned), jen.Id("general"): table(general),
+					jen.Id("kernels"): jen.Index().Int().Values(kernelList...),
 				}
 				// The guard's thresholds only where the rule has one (jen.Dict keys are distinct statements:
 				// each field is set once).
@@ -231,7 +269,7 @@ func goRule(f *jen.File, p *Plan) {
 	f.Line()
 	f.Comment("pick returns the three kernels of M×N×K's cell (M, N, K >= 1).")
 	cell := func(table string) jen.Code {
-		return jen.Int().Call(jen.Id("r").Dot(table).Index(jen.Id("row")).Index(jen.Id("c")).Op("-").LitRune('0'))
+		return jen.Id("r").Dot("kernels").Index(jen.Id("r").Dot(table).Index(jen.Id("row")).Index(jen.Id("c")).Op("-").LitRune('0'))
 	}
 	b := func(x string, dim int) jen.Code {
 		return jen.Id("bucket").Call(jen.Id(x), jen.Id("r").Dot("shift"), jen.Id("r").Dot("lo").Index(jen.Lit(dim)), jen.Id("r").Dot("hi").Index(jen.Lit(dim)))
@@ -321,6 +359,8 @@ type cuhRule struct {
 	NN                int
 	KColumns          []string
 	Tables            []cuhTable
+	// Kernels maps a cell's character, less '0', to the variant's index (ruleKernels).
+	Kernels string
 }
 
 type cuhTable struct {
@@ -335,11 +375,17 @@ func cuhRuleData(or *OpRule) cuhRule {
 	d := r.Dims()
 	c := cuhRule{Op: or.Op.Index(), OpName: or.Op.String(), Shift: r.Shift, Cols: d[2], Lo: r.Lo, Hi: r.Hi, NN: d[1],
 		KColumns: strings.Split(wrap("Columns (K): "+kColumns(r)+".", 96), "\n")}
+	ks := ruleKernels(r)
+	var list []string
+	for _, j := range ks {
+		list = append(list, fmt.Sprint(j))
+	}
+	c.Kernels = strings.Join(list, ", ")
 	for _, t := range []struct {
 		name  string
 		table []int
 	}{{"aligned", r.Table}, {"unaligned", r.Unaligned}, {"general", r.General}} {
-		rows, comments := tableRows(r, t.table)
+		rows, comments := tableRows(r, t.table, ks)
 		ct := cuhTable{Name: t.name}
 		for i := range rows {
 			ct.Rows = append(ct.Rows, cuhRow{cString(rows[i]), comments[i]})

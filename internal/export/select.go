@@ -737,9 +737,6 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 			}
 		}
 	}
-	if len(usedNames) > maxExported {
-		return nil, fmt.Errorf("the dispatch rules use %d variants, more than the %d an export encodes", len(usedNames), maxExported)
-	}
 	names := make([]string, 0, len(usedNames))
 	for n := range usedNames {
 		names = append(names, n)
@@ -792,6 +789,9 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 			}
 			return -1
 		})
+		if n := len(ruleKernels(r.Rule)); n > maxRuleKernels {
+			return nil, fmt.Errorf("%s: the dispatch tables hold %d variants, more than the %d a rule encodes", f.op, n, maxRuleKernels)
+		}
 		r.Default = r.Rule.Default
 		p.Rules = append(p.Rules, r)
 	}
@@ -852,11 +852,6 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 	}
 	return p, nil
 }
-
-// maxExported bounds the variants one export dispatches to: the table encodes an index as one
-// printable character, '0' + index, '0' to '~' (79: each rule chooses from at most
-// dispatch.MaxCandidates, and the rules of several ops and the epilogue kernels share the numbering).
-const maxExported = '~' - '0' + 1
 
 // Choose is the dispatch rule of the exported artifacts (see the package doc): the index into
 // p.Variants launched for the row-major problem of op, or an error saying why none can be (an op

@@ -4574,14 +4574,16 @@ var classes = []Class{{
 }}
 
 // opRule is one op's dispatch rule: M, N and K go into buckets (bucket; 2^shift per octave),
-// clamped to [lo, hi] per dimension; aligned[bm*nn+bn][bk] - '0' is the cell's kernel for problems
-// whose M and N its tile divides, unaligned the same place's kernel for the others, general its
-// kernel without requirements.
+// clamped to [lo, hi] per dimension; kernels[aligned[bm*nn+bn][bk] - '0'] is the cell's kernel for
+// problems whose M and N its tile divides, the same place of unaligned its kernel for the others
+// and of general its kernel without requirements (r.kernels: the rule's kernels, as indices into
+// the package's kernels).
 type opRule struct {
 	shift                       int
 	lo, hi                      [3]int
 	nn                          int
 	aligned, unaligned, general []string
+	kernels                     []int
 	// The wave guard (guarded): its kernel (-1: none), the smallest M·N·K it acts on, the wave
 	// quantization guardNum/guardDen from which it acts and the fewest output tiles of its own.
 	guard                          int
@@ -4608,1602 +4610,1602 @@ var rules = [4]*opRule{
 	// | 1572864-2097151 | >= 2097152.,
 	OpNN: {
 		aligned: []string{
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUMMPPPPOOOOOOOOO", // M <= 1, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M <= 1, N (none)
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUMPPPPPPPPOOOOOO", // M <= 1, N 2
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M <= 1, N 3
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUMPPPPPPPPPPPPPP", // M <= 1, N 4-5
-			"UUUUUUHHUUUUUUUUUUUUUUUUUUMPPPPPPPPPPPPPP", // M <= 1, N 6-7
-			"UUUUUUHHUUUUUUVVUUUUUUUUUUMMMPPPPPPPPPPPP", // M <= 1, N 8-11
-			"UUUUUHHHUUUUUUVVVUUUUUUUUUPPPOOPPPPPPPPPP", // M <= 1, N 12-15
-			"HHHHHHHHHUUUUUUUUUUUUUUUUHPPPPPPPPPPPPPPP", // M <= 1, N 16-23
-			"fffVVVUUUUUUUUUUUUUUUUUUVHHDOOOOOOONNNNNN", // M <= 1, N 24-31
-			"ffffVVUUUUUUTVVVVVVVVVUUVHHHCCOOOOOOOOONN", // M <= 1, N 32-47
-			"fffffVVUUUUUTVVVVVVVVVVUVHHHHHCCOOOONNNNN", // M <= 1, N 48-63
-			"ffffffVVUUUOOVVVVVVVVVVVHHHHHHHCCCENNNNNN", // M <= 1, N 64-95
-			"fffffffVVVVUEVVVVVVVVVVVHHHHHHHHCCCCNNNNN", // M <= 1, N 96-127
-			"ffffffffVVVEEVVVVVVVVVVHHHHHHHHHHHCCCENNN", // M <= 1, N 128-191
-			"ffffffffffffEVVVVVVVVHHHHHHHHHHHHHHHqqqNN", // M <= 1, N 192-255
-			"fffffffffffffEVVVVVHHHHHHHHHHHHHHHHHHqqqq", // M <= 1, N 256-383
-			"ffffffffffffffVVVVHHHHHHHHHHHHHHHHHHHHqqq", // M <= 1, N 384-511
-			"ffffffffffffffEVVVHHHHHHHHHHHHHHHHHHHHHqq", // M <= 1, N 512-767
-			"fffffffffffffETTVVHHHHHHHHHHHHHHHHHHHHHHq", // M <= 1, N 768-1023
-			"fffffffTNTTTTTTTTTHHHHHHHHHHHHHHHHHHHHHHH", // M <= 1, N 1024-1535
-			"ffffffTNNNNNNTTTTFFFHLHHHHHIIIIHHHHHHHHHH", // M <= 1, N 1536-2047
-			"fffffNNNNNNNNTTTTIFFILLHHIIIIIIIHHHHHHHHH", // M <= 1, N 2048-3071
-			"NNNNNNNNNNNNNTTTFTFIIKKKKKIIIIIIFHHHHHHHH", // M <= 1, N 3072-4095
-			"NNNNNNNNNNNNTTTFFFFIIIKKKKIIIIIIFFHHHHHHH", // M <= 1, N 4096-6143
-			"NNNNNNNNNNNNGGGKFIFJGIKKKKKIIIIFFFFFHHHHH", // M <= 1, N 6144-8191
-			"NNNNNNNNNNNNGGGKKKJJJJGIFKKIIIIFEEEEEqHHq", // M <= 1, N 8192-12287
-			"fffffNNNNNNNGGGKKKJJJJFFFKKKKKEEEEEEqqqqq", // M <= 1, N 12288-16383
-			"ffffffNNNNNEGGGGGGGGGJKFFKEEEEEEEEEEqqqqq", // M <= 1, N 16384-24575
-			"ffffffffNNNEGGGGGGGGGGGGGEEEEEEEEEEqqqqqq", // M <= 1, N 24576-32767
-			"fffffffffEEGGGGGGGGGGDDDDDEEEEEEEEqqqqqqq", // M <= 1, N 32768-49151
-			"ffffffffEEEGGGGGGGGEEDmDDDEEEEEEqqqqqqqqq", // M <= 1, N 49152-65535
-			"fffffffrEEGGEDEEEEEEEDDDDEEEEE3333qqqqqqq", // M <= 1, N 65536-98303
-			"ffffffrqEEEEEDDEEEEEDDDEEEEppp3333333qqqq", // M <= 1, N 98304-131071
-			"fffffrrqEEEEEEEEEEEEDEEEEEppppp33333333qq", // M <= 1, N 131072-196607
-			"ffffrrrqEEEEEDEEEEEDDDEEEEppppp333333333q", // M <= 1, N 196608-262143
-			"ffffrrrEEEEEopDEEEEDDDEEEpppppp3333333333", // M <= 1, N 262144-393215
-			"ffpprrrEEEEooppEEEEDDDDEEppppppp333333333", // M <= 1, N >= 393216
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N (none)
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 2
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 3
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 4-5
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 6-7
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 8-11
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 12-15
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 16-23
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 24-31
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 32-47
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 48-63
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 64-95
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 96-127
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 128-191
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 192-255
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 256-383
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 384-511
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 512-767
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 768-1023
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 1024-1535
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 1536-2047
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 2048-3071
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 3072-4095
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 4096-6143
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 6144-8191
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 8192-12287
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 12288-16383
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 16384-24575
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 24576-32767
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 32768-49151
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 49152-65535
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 65536-98303
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 98304-131071
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 131072-196607
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 196608-262143
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 262144-393215
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N >= 393216
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUMPPPPPPPPOOOOOO", // M 2, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 2, N (none)
-			"UfUUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 2, N 2
-			"ffffUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 2, N 3
-			"ffffUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 2, N 4-5
-			"ffffUUUUUUUUUUVUUUUUUUUUUUM>PPPPPPPPPPPPP", // M 2, N 6-7
-			"UffUUUUUUUUUVUUUUUUUUUUUUUMCCCCCPPPPPPPPP", // M 2, N 8-11
-			"UUUUUUUUUUUUUVVUUUUUUUUUUUOOPCCCCCPPPPPPP", // M 2, N 12-15
-			"UUUUUUUUUUUUUUUUUUUUUUUUULOOOOOCCCCCPPPPO", // M 2, N 16-23
-			"ffffffVVUUUUUUUUUUUUUUVVVCCCCCORCCCCCCCCN", // M 2, N 24-31
-			"ffffffVUUUUUTTTVVVVVVVVVHHCCCCCOmmmCCCCCC", // M 2, N 32-47
-			"ffffffffUUUTTTVVVVVVVVVVHHCCCCCCCmmmNCCmm", // M 2, N 48-63
-			"ffffffffUUUTTVVVVVVVVVVLLLCCCCCCCCNmmmmmm", // M 2, N 64-95
-			"ffffffffTTTTEVVVVVVVVVVLLLLCCCCCCCCNNmmmm", // M 2, N 96-127
-			"fffffffffTTEEVVVVVVVVVLLLLLHHCCCCCCCCNNNN", // M 2, N 128-191
-			"ffffffffffffEEVVVVLLLLLLLLLLHHqqqqqqCCNNN", // M 2, N 192-255
-			"fffffffffffffETVTTLLLLLLLLLLHHqqqqqqqqqqq", // M 2, N 256-383
-			"fffffffffffffETTTTLLLLLLLLLLHHHqqqqqqqqqq", // M 2, N 384-511
-			"fffffffffffffETTTTLLLLLLLLLHHHHHqqqqqqqqq", // M 2, N 512-767
-			"fffffffffffffTTTTTLLLLLLLLLLLHHHHqqqqqqqq", // M 2, N 768-1023
-			"fffffffTTTTTTTTTTTLLLLLLLLLLLLLLHHHqqqqqq", // M 2, N 1024-1535
-			"ffffffTNNNNNNTTTTFFLLLLLLLLIIIIIqHHHqqqqq", // M 2, N 1536-2047
-			"fffffNNNNNNNNTTTTFFILLLLLIIIIIIIqqHHHqqqq", // M 2, N 2048-3071
-			"WWWNNNNNNNNNTTIIIIInnKKKKIIIIIIIqqqqqqqqq", // M 2, N 3072-4095
-			"NNNNNNNNNNNNTJJIIIIIIKLKKKIIIIIIqqqqqqqqq", // M 2, N 4096-6143
-			"rNNNNNNNNNNNNJJJKIKKJKKKKKIIIIIIqqqqqqqqq", // M 2, N 6144-8191
-			"pppffNNNNNNNJJJJKJJJJJmKKKIIIIKqqqqqqqqqq", // M 2, N 8192-12287
-			"ffffffNNNNNNqJJJJJJJJJJIqqqqqqqqqqqqqqqqq", // M 2, N 12288-16383
-			"ffffffrNNNqqqqJJJJJJJJJJqqqqqqqqqqqqqqqqq", // M 2, N 16384-24575
-			"ffffffrrrrqqqqJGGJJJJJJJqqqqqqqqqqqqqqqqq", // M 2, N 24576-32767
-			"fffffrrrrqqqGGGGGGGEEEEEqqqqqqqqqqqqqqqqq", // M 2, N 32768-49151
-			"ffffprrrqqqJJqJJJJEqqqqqqqqqqqqqqqqqqqqqq", // M 2, N 49152-65535
-			"fffpprrrqqqqqqqEEEEqqppqqqqpp33333qqqqqqq", // M 2, N 65536-98303
-			"ffppprrqqqqqqqqqEEqqppppppppp33333333qqqq", // M 2, N 98304-131071
-			"fppprrqqqqqqqqqqEEqppppppppppp333333333qq", // M 2, N 131072-196607
-			"pppprrqqqqqqoooEEEEppppppppppp33333333333", // M 2, N 196608-262143
-			"pppprrqqqqqooonpEEEDppppppppppp3333333333", // M 2, N 262144-393215
-			"pppprrqqqqoooonpEEEpppppppppppp3333333333", // M 2, N >= 393216
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUMPPPPPPPPPPPPPP", // M 3, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 3, N (none)
-			"ffffUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 3, N 2
-			"f00eUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 3, N 3
-			"e00efUUUUUUUUUUUUUUUUUUUUU>>PPPPPPPPPPPPP", // M 3, N 4-5
-			"feeffUUUUUUUUVUUUUUUUUUUUUC>CCCPPPPPPPPPP", // M 3, N 6-7
-			"fffffUUUUUUUUVVUUUUUUUUUUUCCCCCCPPPPPPPPP", // M 3, N 8-11
-			"UUffUUUUUUUUUUUUUUUUUUUUUUPPCCCCCCCCCPPPP", // M 3, N 12-15
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPCCCCCCCCCPP", // M 3, N 16-23
-			"fffffffVVUUVVVVVVVVVVVVVVCCCCCCCCCCCCCCCC", // M 3, N 24-31
-			"ffffffffUUUVTTTTVVVVVVVVHCCCCCCCmCCCCCCCC", // M 3, N 32-47
-			"fffffffffUUTTTTTTVVVVVHHHCCCCCCCmmmCCCCmm", // M 3, N 48-63
-			"ffffffffffUTTTTTTVVVVLLLLCCCCCCCCCmmmCCmm", // M 3, N 64-95
-			"fffffffffTTTTTTTTVVLLLLLLLCCCCCCCCCmmmmmm", // M 3, N 96-127
-			"fffffffffTTEETTTTTLLLLLLLLCCCCCCCCCCCmmmm", // M 3, N 128-191
-			"ffffffffffffEETTTTLLLLLLLLLqqqqqqqqCCCNNm", // M 3, N 192-255
-			"fffffffffffffETTTTLLLLLLmLLLqqqqqqqqqqqqN", // M 3, N 256-383
-			"fffffffffffffETTTTTLLLLmmmLLLqqqqqqqqqqqq", // M 3, N 384-511
-			"fffffffffffffETTTTTLLLLmmmLLLLqqqqqqqqqqq", // M 3, N 512-767
-			"ffffffffffffETTTTTTLLLmmmLLLLqqqqqqqqqqqq", // M 3, N 768-1023
-			"fffffffTTTTTTTTTTTFLLLmmqqqqqqqqqqqqqqqqq", // M 3, N 1024-1535
-			"ffffffTTTTNNTJIIIIILLnmqqqqqqqqqqqqqqqqqq", // M 3, N 1536-2047
-			"ffffDNNNNNNN22JIIIInnnnqqqqqqqqqqqqqqqqqq", // M 3, N 2048-3071
-			"WWWNNNNNNNNN222JIInnnnnqqqqqqqqqqqqqqqqqq", // M 3, N 3072-4095
-			"frNNNNNNNNNN222Joooqnnnqqqqqqqqqqqqqqqqqq", // M 3, N 4096-6143
-			"frrrrrNNNNNNJJJJJqqqqnnqqqqqqqqqqqqqqqqqq", // M 3, N 6144-8191
-			"fffffrrNNNNNqqJJJqqqnmmmqqqqqqqqqqqqqqqqq", // M 3, N 8192-12287
-			"fffffrrrNNoqqqqqqqqqmmmmqqqqqqqqqqqqqqqqq", // M 3, N 12288-16383
-			"fffffrrrrorqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 3, N 16384-24575
-			"fffffrrrooqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 3, N 24576-32767
-			"ffffprrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 3, N 32768-49151
-			"ffppprrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 3, N 49152-65535
-			"fpppprrrqqqqqqqqqqqqppppqqqqq33333qqqqqqq", // M 3, N 65536-98303
-			"ppppprrqqqqqqqqqqqqqppppppppp33333333qqqq", // M 3, N 98304-131071
-			"pppprrqqqqqqooooqqqpppppppppp3333333333qq", // M 3, N 131072-196607
-			"pppprrqqqqoooooooppppppppppppp33333333333", // M 3, N 196608-262143
-			"pppprrqqoooooooopppppppppppppp33333333333", // M 3, N 262144-393215
-			"ppporrqqoooooooopppppppppppppp33333333333", // M 3, N >= 393216
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUMPPPPPPPPPPPPPP", // M 4-5, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 4-5, N (none)
-			"ffffUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 4-5, N 2
-			"e00efUUUUUUUUUUUUUUUUUUUUU>>PPPPPPPPPPPPP", // M 4-5, N 3
-			"e00efUUUUUUUUUUUUUUUUUUUUU>>CCCPPPPPPPPPP", // M 4-5, N 4-5
-			"fee0ffUUUUUUUUUUUUUUUUUUUU=>>CCPPPPPPPPPP", // M 4-5, N 6-7
-			"fffffUUUUUUUUUUUUUUUUUUUUUOCCCCCCPPPPPPPP", // M 4-5, N 8-11
-			"UffffUUUUUUUUUUUUUUUUUUUUUCPPCCCCCCCCCCCP", // M 4-5, N 12-15
-			"UUfUUUUUUUUUUUUUUUUUUUUUUUCCCCCCCCCCCCCCC", // M 4-5, N 16-23
-			"ffffffffTVVVTTTTVVVVVVVVCCCCCCCCCCCCCCCCC", // M 4-5, N 24-31
-			"ffffffffffVTTTTTTVVVVVVVCCCCCCCCCCCCCCCCC", // M 4-5, N 32-47
-			"fffffffffffTTTTTTVVVVLHHCCCCCCCCCCCCCCCmm", // M 4-5, N 48-63
-			"fffffffffffTTTTTTVVLLLLLCCCCCCCCmmmCCCCmm", // M 4-5, N 64-95
-			"ffffffffffETTTTTTTLLLLLLCCCCCCCCCCCmmCCmm", // M 4-5, N 96-127
-			"ffffffffffETTTTTTTLLLLLLoCCCCCCCCCCCmmmmm", // M 4-5, N 128-191
-			"fffffffffffEETTTTTILLLLoooCqqqqqqqCCCCmmm", // M 4-5, N 192-255
-			"ffffffffffffEETTTTIILLLmooqqqqqqqqqqqqqCN", // M 4-5, N 256-383
-			"ffffffffffffEETTTTTILmmmoooqqqqqqqqqqqqqq", // M 4-5, N 384-511
-			"fffffffffffffETTTTIILmmmooqqqqqqqqqqqqqqq", // M 4-5, N 512-767
-			"fffffffffffffETTTTIKLnooooqqqqqqqqqqqqqqq", // M 4-5, N 768-1023
-			"fffffffffT2222ITTIInnooooqqqqqqqqqqqqqqqq", // M 4-5, N 1024-1535
-			"ffffffDDT222222IIImmnnoomqqqqqqqqqqqqqqqq", // M 4-5, N 1536-2047
-			"fffffDDmm22222222omnnnnmmmqqqqqqqqqqqqqqq", // M 4-5, N 2048-3071
-			"ffWWWNmmNNN222222oonnnnmmmqqqqqqqqqqqqqqq", // M 4-5, N 3072-4095
-			"ffoooooooNNm2222ooonnnnmmmqqqqqqqqqqqqqqq", // M 4-5, N 4096-6143
-			"ffrrrrroooooooooooonnnnmmqqqqqqqqqqqqqqqq", // M 4-5, N 6144-8191
-			"fffrrrrooooooqqqqonnnnnmmqqqqqqqqqqqqqqqq", // M 4-5, N 8192-12287
-			"fffffrrooooooqqqqqqnnmmmmqqqqqqqqqqqqqqqq", // M 4-5, N 12288-16383
-			"ffffrroooooooqqqqqqqnmnmqqqqqqqqqqqqqqqqq", // M 4-5, N 16384-24575
-			"ffffooooooooqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 4-5, N 24576-32767
-			"ffppoooooooqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 4-5, N 32768-49151
-			"fpppooooooqqqqqqqqqqqppqqqqqqqqqqqqqqqqqq", // M 4-5, N 49152-65535
-			"ppppooooqqqqqqqqqqqqpppppqqqq3333qqqqqqqq", // M 4-5, N 65536-98303
-			"pppooooqqooqqqqqqqqppppppppp333333333qqqq", // M 4-5, N 98304-131071
-			"pppooorqooooooooooqpppppppppp3333333333qq", // M 4-5, N 131072-196607
-			"pppooorqooooooooooppppppppppp333333333333", // M 4-5, N 196608-262143
-			"pppooooooooooooooooonpppppppp333333333333", // M 4-5, N 262144-393215
-			"ppooooooooooooooooooooppppppp333333333333", // M 4-5, N >= 393216
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUMPPPPPPPPPPPPPP", // M 6-7, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 6-7, N (none)
-			"ffffUUUUUUUUUUUUUUUUUUUUUU>>CPPPPPPPPPPPP", // M 6-7, N 2
-			"feeffUUUUUUUUUUUUUUUUUUUUU>>>CCPPPPPPPPPP", // M 6-7, N 3
-			"fee0ffUUUVVUUUUUUUUUUUUUUU>>>CCPPPPPPPPPP", // M 6-7, N 4-5
-			"ff00ffUUfUVUUUUUUUUUUUUUUU===CCCPPPPPPPPP", // M 6-7, N 6-7
-			"fffffffUffVUUUUUUUUUUUUUUUCOCCCCCCCCCCCCC", // M 6-7, N 8-11
-			"fffffffUUUUUUUUUUUUUUUUUUUCCCCCCCCCCCCCCC", // M 6-7, N 12-15
-			"UUfffffUUUUUUUUUUUUUUUUUUUCCCCCCCCCCCCCCC", // M 6-7, N 16-23
-			"fffffffffTTTTTTTVVVVVVVVVCCCCCCCCCCCCCCCC", // M 6-7, N 24-31
-			"ffffffffffEETTTTTVVVVVVVCCCCCCCCCCCCCCCCC", // M 6-7, N 32-47
-			"fffffffffffETTTTTVVVVVHHCCCCCCCCCCCCCCCCm", // M 6-7, N 48-63
-			"fffffffffffETTTTTTVLLLLLCCCCCCCCCCCCCCCmm", // M 6-7, N 64-95
-			"ffffffffffEETTTTTTLLLLLCCCCCCCCCCmmmCCCmm", // M 6-7, N 96-127
-			"ffffffffffEETTTTTTTLLLnCCCCCCCCCCCCmmmmmm", // M 6-7, N 128-191
-			"ffffffffffEEETTTTTIILLnnoCCqqqqqCCCCCmmmm", // M 6-7, N 192-255
-			"ffffffffffEEETTTTTFIImmmooqqqqqqqqqqqqqmm", // M 6-7, N 256-383
-			"ffffffffffEEETTTTIIImmmmoooqqqqqqqqqqqqqq", // M 6-7, N 384-511
-			"fffffffffffEEETIIIKKnmmooooqqqqqqqqqqqqqq", // M 6-7, N 512-767
-			"fffffffffff222IIIIKKnnoooooqqqqqqqqqqqqqq", // M 6-7, N 768-1023
-			"ffffffffff2222KIIIImnooooomqqqqqqqqqqqqqq", // M 6-7, N 1024-1535
-			"ffffffffm22222222mmmnnoommmqqqqqqqqqqqqqq", // M 6-7, N 1536-2047
-			"ffffffDmoo2222222ommnnnmmmmqqqqqqqqqqqqqq", // M 6-7, N 2048-3071
-			"fffffWmoooo222222ooonnnmmmmmqqqqqqqqqqqqq", // M 6-7, N 3072-4095
-			"ffoooooooooo2222oooonnnmmmmmqqqqqqqqqqqqq", // M 6-7, N 4096-6143
-			"fooooooooooooo2ooooonnmmmmmqqqqqqqqqqqqqq", // M 6-7, N 6144-8191
-			"foooooooooooooqoooonnnmmmmmqqqqqqqqqqqqqq", // M 6-7, N 8192-12287
-			"ffooooooooooooqqqnnnnmmmmqqqqqqqqqqqqqqqq", // M 6-7, N 12288-16383
-			"ffooooooooooooqqqqqnnmmmmqqqqqqqqqqqqqqqq", // M 6-7, N 16384-24575
-			"ffoooooooooooqqqqqqqnnnmqqqqqqqqqqqqqqqqq", // M 6-7, N 24576-32767
-			"fpooooooooooqqqqqqqqqnnmqqqqqqqqqqqqqqqqq", // M 6-7, N 32768-49151
-			"ppooooooooooooqqqqqqnppppqqqqqqqqqqqqqqqq", // M 6-7, N 49152-65535
-			"ppoooooooooooooqqqqppppppppqq33333qqqqqqq", // M 6-7, N 65536-98303
-			"ppooooooooooooooqqqppppppppp3333333333qqq", // M 6-7, N 98304-131071
-			"ppoooooooooooooooooppppppppp33333333333qq", // M 6-7, N 131072-196607
-			"ppooooooooooooooooopppppppppp333333333333", // M 6-7, N 196608-262143
-			"ppooooooooooooooooonppppppppp333333333333", // M 6-7, N 262144-393215
-			"ppoooooooooooooooooonnppppppp333333333333", // M 6-7, N >= 393216
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUMMPPPPPPPPPPPPP", // M 8-11, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 8-11, N (none)
-			"UffUUUUUUUUUUUUUUUUUUUUUUU>>>CCCPPPPPPPPP", // M 8-11, N 2
-			"fffffUUUUUUUUUUUUUUUUUUUUUA>>CCCPPPPPPPPP", // M 8-11, N 3
-			"ffffffUUfUVUUUUUUUUUUUUUUUO==CCCCPPPPPPPP", // M 8-11, N 4-5
-			"fffffffUfUUUUUUUUUUUUUUUUU=O=CCCCCCCCCCCC", // M 8-11, N 6-7
-			"fffffffUffUUUUUUUUUUUUUUUU==CCCCCCCCCCCCC", // M 8-11, N 8-11
-			"UfffffffUUUUUUUUUUUUUUUUUU=CCCCCCCCCCCCCC", // M 8-11, N 12-15
-			"UUffffffUUUUUUUUUUUUUUUUUUCCCCCCCCCCCCCCC", // M 8-11, N 16-23
-			"ffffffffffTTTTTTTVVVVVVVVCCCCCCCCCCCCCCCC", // M 8-11, N 24-31
-			"ffffffffffTEETTTTVVVVVVVCCCCCCCCCCCCCCCCC", // M 8-11, N 32-47
-			"fffffffffTEEETTTTVVVVVHHCCCCCCCCCCCCCCCCC", // M 8-11, N 48-63
-			"fffffffffffEETTTTTVLLLLCCCCCCCCCCCCCCCCmm", // M 8-11, N 64-95
-			"fffffffffffEETTTTTTLCCCCCCCCCCCCCCCCCCCmm", // M 8-11, N 96-127
-			"ffffffffffEETTTTTTTECCCCCCCCCCCCCCmmmmmmm", // M 8-11, N 128-191
-			"ffffffffffETTTTTTTFIIICCCCCqqqqCCCCCmmmmm", // M 8-11, N 192-255
-			"ffffffffffETTTTTTTIImmmmCCqqqqqqqqqqqqmmm", // M 8-11, N 256-383
-			"ffffffffffEEETTTIIIImmmmooqqqqqqqqqqqqqqq", // M 8-11, N 384-511
-			"ffffffffffEE2TIIIIKKnmmooooqqqqqqqqqqqqqq", // M 8-11, N 512-767
-			"ffffffffff2222KKIIKKKmoooooqqqqqqqqqqqqqq", // M 8-11, N 768-1023
-			"ffffffffff22222KIImmnooooommqqqqqqqqqqqqq", // M 8-11, N 1024-1535
-			"fffffffff22222222mmmnnoommmmqqqqqqqqqqqqq", // M 8-11, N 1536-2047
-			"ffffffffoo2222222mmnnnnmmmmmqqqqqqqqqqqqq", // M 8-11, N 2048-3071
-			"ffffffmoooo22222o2onnnnmmmmmqqqqqqqqqqqqq", // M 8-11, N 3072-4095
-			"fffooooooooo222ooooonnnmmmmmqqqqqqqqqqqqq", // M 8-11, N 4096-6143
-			"ooooooooooooooonnnnonnnmmmmmqqqqqqqqqqqqq", // M 8-11, N 6144-8191
-			"oooooooooooooooonnnnnnmmmmmmqqqqqqqqqqqqq", // M 8-11, N 8192-12287
-			"oooooooooooooooonnnnnnnnmmmqqqqqqqqqqqqqq", // M 8-11, N 12288-16383
-			"ooooooooooooooooonnnnnnnmmqqqqqqqqqqqqqqq", // M 8-11, N 16384-24575
-			"ooooooooooooooooonnnnnnmmmqqqqqqqqqqqqqqq", // M 8-11, N 24576-32767
-			"oooooooooooooooonnnnnnnmmqqqqqqqqqqqqqqqq", // M 8-11, N 32768-49151
-			"poooooooooooooooonnnnpppppqqqqqqqqqqqqqqq", // M 8-11, N 49152-65535
-			"pooooooooooooooooonppppppppq333333333qqqq", // M 8-11, N 65536-98303
-			"pooooooooooooooooopppppppppp33333333333qq", // M 8-11, N 98304-131071
-			"pooooooooooooooooooppppppppp333333333333q", // M 8-11, N 131072-196607
-			"pooooooooooooooooooppppppppp3333333333333", // M 8-11, N 196608-262143
-			"poooooooooooooooooonpppppppp3333333333333", // M 8-11, N 262144-393215
-			"poooooooooooooooooonnnpppppp3333333333333", // M 8-11, N >= 393216
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUQQQCCPPPPPPPPPQ", // M 12-15, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 12-15, N (none)
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUQCCCCCCCPPPPPPP", // M 12-15, N 2
-			"UUffUUUUUUUUUUUUUUUUUUUUU@QQCCCCCCCCCPPPP", // M 12-15, N 3
-			"UfffffUUUUUUUUUUUUUUUUUUUUAQQCCCCCCCCCCCP", // M 12-15, N 4-5
-			"fffffffUffUUUUUUUUUUUUUUUU=CA=CCCCCCCCCCC", // M 12-15, N 6-7
-			"UfffffffUfUUUUUVVUUUUUVUUU====CCCCCCCCCCC", // M 12-15, N 8-11
-			"UffffeffUUUUUUUVVUUUUVVVUU====CCCCCCCCCCC", // M 12-15, N 12-15
-			"UUffffffUUUUUUUUUUUUUVVVUU===CCCCCCCCCCCC", // M 12-15, N 16-23
-			"fffffffffffETTTTTVVVVVVVVCCCCCCCCCCCCCCCC", // M 12-15, N 24-31
-			"fffffffffffTETTTTVVVVVVVCCCCCCCCCCCCCCCCC", // M 12-15, N 32-47
-			"DfffffffffEEEETTTTVVVVVHCCCCCCCCCCCCCCCCC", // M 12-15, N 48-63
-			"ffffffffffEEETTTTTCCCCCCCCCCCCCCCCCCCCCCm", // M 12-15, N 64-95
-			"ffffffffffEEETTTTT2CCCCCCCCCCCCCCCCCCCCmm", // M 12-15, N 96-127
-			"ffffffffffEETTTTTTTCCCCCCCCCCCCCCCmmmmmmm", // M 12-15, N 128-191
-			"ffffffffffETTTTTTTTICCCCCCqqqCCCCCmmmmmmm", // M 12-15, N 192-255
-			"fffffffffEETTTTTTTIICCCCCqqqqqqqqqqqqmmmm", // M 12-15, N 256-383
-			"ffffffffffETTTTIIIImmmCCqqqqqqqqqqqqqqqqN", // M 12-15, N 384-511
-			"ffffffffffE222IIIIKnnmmmqqqqqqqqqqqqqqqqq", // M 12-15, N 512-767
-			"ffffffffff22222JJJnnnmmooomqqqqqqqqqqqqqq", // M 12-15, N 768-1023
-			"ffffffffff2222222nmmnnooommmqqqqqqqqqqqqq", // M 12-15, N 1024-1535
-			"fffffffff22222222nmnnnnnmmmmqqqqqqqqqqqqq", // M 12-15, N 1536-2047
-			"ffffffffoo222222onnnnnnnmmmmqqqqqqqqqqqqq", // M 12-15, N 2048-3071
-			"fffffffoooo2222onnnnnnnnmmmmqqqqqqqqqqqqq", // M 12-15, N 3072-4095
-			"ffffoooooooo22nnnnnnnnnnmmmmqqqqqqqqqqqqq", // M 12-15, N 4096-6143
-			"oooooooooooooonnnnnnnnnmmmmmqqqqqqqqqqqqq", // M 12-15, N 6144-8191
-			"ooooooooooooooonnnnnnnnnmmmmqqqqqqqqqqqqq", // M 12-15, N 8192-12287
-			"oooooooooooooooonnnnnnnnmmmqqqqqqqqqqqqqq", // M 12-15, N 12288-16383
-			"oooooooooooooooonnnnnnnnmmmqqqqqqxqqqqqqq", // M 12-15, N 16384-24575
-			"oooooooooooooooonnnnnnnnmmmqqqqqqxxqqqqqq", // M 12-15, N 24576-32767
-			"oooooooooooooooonnnnnnnnmmqqqqqqqxxxqqqqq", // M 12-15, N 32768-49151
-			"ooooooooooooooooqnnnpppppppqqqq3333xxxqqq", // M 12-15, N 49152-65535
-			"oooooooooooooooooonppppppppp333333333xxxq", // M 12-15, N 65536-98303
-			"oooooooooooooooooopppppppppp3333333333xxx", // M 12-15, N 98304-131071
-			"oooooooooooooooooooppppppppp333333333333x", // M 12-15, N 131072-196607
-			"oooooooooooooooooooppppppppp3333333333333", // M 12-15, N 196608-262143
-			"oooooooooooooooooooppppppppp3333333333333", // M 12-15, N 262144-393215
-			"oooooooooooooooooooopppppppp3333333333333", // M 12-15, N >= 393216
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUOOOOOOOOOOOOOOO", // M 16-23, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 16-23, N (none)
-			"UUUUUUUUUUUUUUUUUUUUUUUU@@OOOOOCCCCCCPPPO", // M 16-23, N 2
-			"UUUUUUUUUUUUUUUUUUUUUUUUU@OOOOCCCCCCCCCPP", // M 16-23, N 3
-			"UUfUUUUUUUUUUUUUUUUUUUUUUUCCCCCCCCCCCCCCC", // M 16-23, N 4-5
-			"UUfffffUUUUUUUUUUUUUUUUUUUACA=CCCCCCCCCCC", // M 16-23, N 6-7
-			"UUffffffUUUUUUUVVUUUUVVUUU====CCCCCCCCCCC", // M 16-23, N 8-11
-			"UUffffffUUUUUUUVVUUUVVVVUU===CCCCCCCCCCCC", // M 16-23, N 12-15
-			"UUfffffffUUUUUUUUUUUVVVVUU==>CCCCCCCCCCCC", // M 16-23, N 16-23
-			"fffffffffffEETTTVVVVVVVVVCCCCCCCCCCCCCCCC", // M 16-23, N 24-31
-			"fffffffffffEETTTTVVVVVVVCCCCCCCCCCCCCCCCC", // M 16-23, N 32-47
-			"DffffffffffEEETTT2CCCCCCCCCCCCCCCCCCCCCCC", // M 16-23, N 48-63
-			"fffffffffffEEEE222CCCCCCCCCCCCCCCCCCCCCCm", // M 16-23, N 64-95
-			"ffffffffffEEEEEE222CCCCCCCCCCCCCCCCCCCmmm", // M 16-23, N 96-127
-			"ffffffffffEETTTTT22CCCCCCCCCCCCCCCCCmmmmm", // M 16-23, N 128-191
-			"ffffffffffEETTTTTT2CCCCCCqqqCCCCCCmmmmmmm", // M 16-23, N 192-255
-			"ffffffffffEETTTTTTCCCCCCCqqqqqqCCCqmmmmmm", // M 16-23, N 256-383
-			"ffffffffffE222TIIICCCCCCqqqqqqqqqqqqqqqqN", // M 16-23, N 384-511
-			"ffffffffff22222JJmoCCCCqqqqqqqqqqqqqqqqqq", // M 16-23, N 512-767
-			"ffffffffff222222oJonmmmqqqqqqqqqqqqqqqqqq", // M 16-23, N 768-1023
-			"fffffffff22222222ommmnmmmqqqqqqqqqqqqqqqq", // M 16-23, N 1024-1535
-			"fffffffff22222222mmnnnnmmqqqqqqqqqqqqqqqq", // M 16-23, N 1536-2047
-			"fffffffff22222222nnnnnnmmqqqqqqqqqqqqqqqq", // M 16-23, N 2048-3071
-			"fffffffooo22222nnnnnnnnnmmqqqqqqxxqqqqqqq", // M 16-23, N 3072-4095
-			"ffffoooooorC22nnnnnnnnnmmmqqqqqqxxxxqqqqq", // M 16-23, N 4096-6143
-			"ooooooooooorConnnnnnnnnmmmqqqqqqxxxxqqqqq", // M 16-23, N 6144-8191
-			"ooooooooooooooonnnnnnnnnmmqqqqqqxxxxxqqqq", // M 16-23, N 8192-12287
-			"oooooooooooooooonnnnnnnnmmmqqqqxxxxxxxqqq", // M 16-23, N 12288-16383
-			"oooooooooooooooonnnnnnnnmmmqqqxxxxxxxxxqq", // M 16-23, N 16384-24575
-			"ooooooooooooooonnnnnnnnnmmqqqxxxxxxxxxxxq", // M 16-23, N 24576-32767
-			"oooooooooooooooqqqnnppppppqqqqxxxxxxxxxxx", // M 16-23, N 32768-49151
-			"oooooooooooooooqqqqppppppppqq33xxxxxxxxxx", // M 16-23, N 49152-65535
-			"ooooooooooooooooqqqppppppppp3333333xxxxxx", // M 16-23, N 65536-98303
-			"ooooooooooooooooqopppppppppp333333333xxxx", // M 16-23, N 98304-131071
-			"ooooooooooooooooooppppppppppp3333333333xx", // M 16-23, N 131072-196607
-			"oooooooooooooooooopppppppppp333333333333x", // M 16-23, N 196608-262143
-			"oooooooooooooooooooppppppppp3333333333333", // M 16-23, N 262144-393215
-			"oooooooooooooooooooppppppppp3333333333333", // M 16-23, N >= 393216
-			"QQQQQQQQUUUUUUUUUUMMMMMQQQQQQQQQQQQQQQQQQ", // M 24-31, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 24-31, N (none)
-			"RVVVUUUUUUUUUUUUUUMMMMRRRRRRRRRRRCCRRRRRR", // M 24-31, N 2
-			"VfffVUUUUUUUUUUUUUUMMMMMMSSSSSSSCCCCCCCCC", // M 24-31, N 3
-			"VffffffUUUUUUUUUUUUUMMMMMQSSSCCCCCCCCCCCC", // M 24-31, N 4-5
-			"VfffffffVUUUUUVVVVVVVVVMCCCCCCCCCCCCCCCCC", // M 24-31, N 6-7
-			"VffffffffVVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC", // M 24-31, N 8-11
-			"VfffffffffVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC", // M 24-31, N 12-15
-			"VVffffffffVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC", // M 24-31, N 16-23
-			"CWfffffffff222A@AAAAA@@@>===@CCCCCCCCCCCm", // M 24-31, N 24-31
-			"=WWfffffffff22>>>>>>A??>=??=@>CCCCCCCCCCC", // M 24-31, N 32-47
-			"==WWfffffff2222>>>>>????????@@====?CCCCCC", // M 24-31, N 48-63
-			"rrrWWffffff22222>>>???????????===??@CCCCC", // M 24-31, N 64-95
-			"rrWWWWWff22222222==?????????????=?@@@@Cqq", // M 24-31, N 96-127
-			"=WWWWWWWW222222222=?????????????@@@@?????", // M 24-31, N 128-191
-			"rWWWWWWW2222222222=???????????@@@@@qqqqqq", // M 24-31, N 192-255
-			"WWWWWWWW222222222==???????qqqqqqqqqqqqqqq", // M 24-31, N 256-383
-			"WWWWffWW222222222==??????qqqqqqqqqqqqqqqq", // M 24-31, N 384-511
-			"WWWWWfWW222222222===????qqqqqqqqqqqqqqqqq", // M 24-31, N 512-767
-			"WWWWWWWW22222222=====???qqqqqqqqqqqqqqqqq", // M 24-31, N 768-1023
-			"rWWWWWWW222222222===>mm?qqqqqqqqqqqqqqqqq", // M 24-31, N 1024-1535
-			"rWWWWWWW22222222==qmmmmqqqqqqqqqqqqqqqqqq", // M 24-31, N 1536-2047
-			"rrWWWWWWW22222222=@@rrqqqqqqqqqqqqqqqqqqq", // M 24-31, N 2048-3071
-			"rrrrWWWr322222222@@mqrrqqqqqqqqqqqqqqqqqq", // M 24-31, N 3072-4095
-			"rrrrrrrrrrrqqqqqmnnqqqrqqqqqqqqqqqqqqqqqq", // M 24-31, N 4096-6143
-			"rrrrrrrrrrrqqqqmnnnqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 6144-8191
-			"rrrrrrrrrrrrqqqqnqqqqqqqqqqqqqmqqqqqqqqqq", // M 24-31, N 8192-12287
-			"rrrrrrrrrrrrqqqqqqqqqqqqqqqqqmmqqqqqqqqqq", // M 24-31, N 12288-16383
-			"rrrrrrrrrrqqqqqqqqqqqqqqqqmmmmqqqqqqqqqqq", // M 24-31, N 16384-24575
-			"rrrrrrrrrqqoqqqqqqqqqqqqqmmmmqqqqqqqqqqqq", // M 24-31, N 24576-32767
-			"rrrrrrrrrqooqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 32768-49151
-			"rrrrrrrrqooooqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 49152-65535
-			"rrrrrrrrooooooqqqqqqqppppprqqqqqqqqqqqqqq", // M 24-31, N 65536-98303
-			"rrrrrrrqooooooqqqqqqppppppprqqqqqqqqqqqqq", // M 24-31, N 98304-131071
-			"rrrrrrqqoooooooqqqqqppppppppqqqqqqqqqqqqq", // M 24-31, N 131072-196607
-			"rrrrrqqqqooooooqqqqqpppppppqqqqqqqqqqqqqq", // M 24-31, N 196608-262143
-			"rrrrqqqqqoooooooqqqppppppppqqqqqqqqqqqqqq", // M 24-31, N 262144-393215
-			"rrrqqqqqqqoooooooqppppppppqqqqqqqqqqqqqqq", // M 24-31, N >= 393216
-			"MMMMMMMMMUUUUUUUUUMMMMMMMMMMMMMMMMMMMMMMM", // M 32-47, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 32-47, N (none)
-			"RRRRRRRRVVUUUUUUUUUMMMRRRRRRRRRRRRRRRRRRR", // M 32-47, N 2
-			"SSVVVVVVUUUUUUUUUUUVMMMMSSSSSSSSSSSCCCCCS", // M 32-47, N 3
-			"SVVVVVVVVUUUUUUUUUUVMMMMMMSSSCwwCSCCCCCCC", // M 32-47, N 4-5
-			"SVVffffVVVVVVUVVVVVVMMMMCCCCCCwCCCCCCCCCC", // M 32-47, N 6-7
-			"CVffffffVVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC", // M 32-47, N 8-11
-			"CVVfffffffVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC", // M 32-47, N 12-15
-			"CVVfffffffVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC", // M 32-47, N 16-23
-			"AWWfffffffff2AAAAAAAAAA>>??=@>CCCCCCCCCCC", // M 32-47, N 24-31
-			"WWWWffffffff22>>>>AAAA??????@=CC==?CCCCCC", // M 32-47, N 32-47
-			";;WWWffffff2222>>>>>??????????====??CCCCC", // M 32-47, N 48-63
-			"AAAWWWfffff22222>>>????????????===?@@@CCC", // M 32-47, N 64-95
-			"rrWWWWWWff222222==>??????????????=@@@BBBB", // M 32-47, N 96-127
-			"AAWWWWWWW2222222@==??????????????@@@BBBBB", // M 32-47, N 128-191
-			"AWWWWWWWW2222222@==????????????@@@@@BBBBB", // M 32-47, N 192-255
-			"AWWWWWWW22222222==>????????qqq@@qqqBBBBBB", // M 32-47, N 256-383
-			"WWWWWWWW22222222====??????qqqqqqqBBBBBBBB", // M 32-47, N 384-511
-			";WWWWWWW222252222===?????qqqqqqBBBBBBBBBB", // M 32-47, N 512-767
-			";WWWWWWW22255555=====?m?qqqqqqqBBBBBBBBBB", // M 32-47, N 768-1023
-			"rWWWWWWW22255555====>mo?qqqqqqqqBBBBBBBBB", // M 32-47, N 1024-1535
-			"rrWWWWWW22222255==???mmqqqqqqqqqqBBBBBBBB", // M 32-47, N 1536-2047
-			"rrrWWWWW32222225=@?@rrqqqqqqqqqqqBBBBBBBB", // M 32-47, N 2048-3071
-			"rrrrrrrr33r22222@@@@qrrqqqqqqqqqqBBBBBBBB", // M 32-47, N 3072-4095
-			";;;;;;;;;3rqqqqr?@mqqqrqqqqqqqqqqBBBBBBBB", // M 32-47, N 4096-6143
-			"rrrrrrrrrrrqqqqrrrqqqqqqqqqqqqqqqBBBBBBBB", // M 32-47, N 6144-8191
-			"rrrrrrrrrrrrqqqqqqqqqqqqqqqqqqqqqBBBBBBBB", // M 32-47, N 8192-12287
-			";;;;;;;;;;;;qqqqqqqqqqqqqqqqqqqqBBBBBBBBB", // M 32-47, N 12288-16383
-			";;;;;;;;;;;qqqqqqqqqqqqqqqqqqqqBBBBBBBBBB", // M 32-47, N 16384-24575
-			";;;;;;;;;;qqqqqqqqqqqqqqqqqqqssBBBBBBBBBB", // M 32-47, N 24576-32767
-			"rrrrrrrrrooqqqqqqqqqqqqqqqqsssssBBBBBBBBB", // M 32-47, N 32768-49151
-			"rrrrrrrrsooqqqqqqqqqqqqqqqqssssssBBBBBBBB", // M 32-47, N 49152-65535
-			"rrrrrrrssoooqqqqqqqqqqrrrrrsssssssBBBBBBB", // M 32-47, N 65536-98303
-			"rrrrrrsssooooqqqqqqqqpppprrssssssssBBBBBB", // M 32-47, N 98304-131071
-			"rrrrrssssooooqqqqqqqpppppp7sssssssssBBBBB", // M 32-47, N 131072-196607
-			"rrrrsssssoooooqqqqqqpppppp7ssssssssssBBBB", // M 32-47, N 196608-262143
-			"rrrsssssssooooqqqqqppppppp7sssssssssssBBB", // M 32-47, N 262144-393215
-			"rrsssssssssooooqqqppppppppsssssssssssssBB", // M 32-47, N >= 393216
-			"MMMMMMMMMVVUUUUUUUMMMMMMMMMMMMMMMMMMMMMMM", // M 48-63, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 48-63, N (none)
-			"RRRRRRRRRRVVUUUUVVVMMRRRRRRRRRRRRRRRRRRRR", // M 48-63, N 2
-			"SSSSVVSSSVVVVVVVVVVVSSSSSSSSSSSSSSSSSSSSS", // M 48-63, N 3
-			"SSVVVVVVVVVVVVVVVVVVMMMQMSSSSSwwSSSCCCCCC", // M 48-63, N 4-5
-			"CCVVVVVVVVVVVVVVVVVVMMMMCCCCCCCCCCCCCCCCC", // M 48-63, N 6-7
-			"CVVVVVVVVVVVVVVVVVVVMMMCCCCCCCCCCCCCCCCCC", // M 48-63, N 8-11
-			"CVVVVffffVVVVVVVVVVVVMCCCCCCCCCCCCCCCCCCC", // M 48-63, N 12-15
-			"CCVffffffffVVVVVVVQQCCCCCCCCCCCCCCCCCCCCC", // M 48-63, N 16-23
-			"AAWWffffffff2AAAAAAAAAAA?????@====??CCCCC", // M 48-63, N 24-31
-			";;WWWfffffff22>>>AAAAA????????====???CCCC", // M 48-63, N 32-47
-			";;;WWWfffff222>>>>>>A?????????====?@@@CCC", // M 48-63, N 48-63
-			"AAAWWWWffff2222=>>>>A??????????===?@@@@AA", // M 48-63, N 64-95
-			"rrrrWWWWW222222@==>?????????BB???=@@@BBBB", // M 48-63, N 96-127
-			"AAWWWWWWW2222225@=>?????????BBBBB@@@@BBBB", // M 48-63, N 128-191
-			"AAWWWWWWW2222225@==??????????BBB@@@@BBBBB", // M 48-63, N 192-255
-			"AWWWWWWWW2222222==>???????qqqqqqqqqBBBBBB", // M 48-63, N 256-383
-			"AWWWWWWWW2222252====?????qqqqqqqqqqBBBBBB", // M 48-63, N 384-511
-			";WWWWWWWW22255552===>????qqqqqqqqqBBBBBBB", // M 48-63, N 512-767
-			";WWWWWWW222555552===????qqqqqqqqqBBBBBBBB", // M 48-63, N 768-1023
-			"rrWWWWWW322555255===???qqqqqqqqqBBBBBBBBB", // M 48-63, N 1024-1535
-			"rrWWWWW332222555=???qqqqqqqqqqqqBBBBBBBBB", // M 48-63, N 1536-2047
-			"rrrrWW333322222=@??@qqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 2048-3071
-			"rrrrrrrr33rrr22>?qqqrqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 3072-4095
-			";;;;;;;;;3rqqqqqqqqqqqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 4096-6143
-			"rrrrrrrrrrrqqqqqqqqssqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 6144-8191
-			"rrrrrrrrrrrrqqqqqqqssqqqqqqqqqqqBBBBBBBBB", // M 48-63, N 8192-12287
-			";;;;;;;;;;;sqqqqqqsqqqqqqqqqqqqqBBBBBBBBB", // M 48-63, N 12288-16383
-			";;;;;;;;;;sqqqqqqqqqqqqqqqqqqqqBBBBBBBBBB", // M 48-63, N 16384-24575
-			";;;;;;;;;ssqqqqqqqqqqqqqqqqqqssBBBBBBBBBB", // M 48-63, N 24576-32767
-			"rrrrrrrrssqqqqqqqqqqqqqqqqqsssssBBBBBBBBB", // M 48-63, N 32768-49151
-			"rrrrrrrssqoqqqqqqqqqqqqqqqqssssssBBBBBBBB", // M 48-63, N 49152-65535
-			"rrrrrrsssooqqqqqqqqqqqrrrrrsssssssBBBBBBB", // M 48-63, N 65536-98303
-			"rrrrrssssoooqqqqqqqqqqrr777ssssssssBBBBBB", // M 48-63, N 98304-131071
-			"rrrrsssssooooqqqqqqqqrrr777sssssssssBBBBB", // M 48-63, N 131072-196607
-			"rrrsssssssoooqqqqqqqpppp77sssssssssssBBBB", // M 48-63, N 196608-262143
-			"rrssssssssooooqqqqqppppp77ssssssssssssBBB", // M 48-63, N 262144-393215
-			"rsssssssssssooqqqssppppp7ssssssssssssssBB", // M 48-63, N >= 393216
-			"QQQQQQQQQQVVVVVVVVVMQQQQQQQQQQQQQQQQQQQQQ", // M 64-95, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 64-95, N (none)
-			"RRRRRRRRRRRVVVVVVVVRRRRRRRRRRRRRRRRRRRRRR", // M 64-95, N 2
-			"SSSSSSSSSSSSVVVVVVSSSSSSSSSSSSSSSSSSSSSSS", // M 64-95, N 3
-			"SSSSSVVSSSSSSVVVVVVSSQQSSSSSSSSSSSSSSjjSS", // M 64-95, N 4-5
-			"jjjVVVVVVVVjVVVVVVVVQQMCCjjjCjjjjjjjjjjjj", // M 64-95, N 6-7
-			"jjjVVVVVVVVVVVVVVVVVQMCCCjjCCjjjjjjjjjjjj", // M 64-95, N 8-11
-			"jjUUUUUUUUUUUUUUUUUQMCCCCCCCCCjjCCjjjjjjj", // M 64-95, N 12-15
-			"jjVVVfffffVVVVVVVVQQCCCCCCCCCCjjCCjjjjjjj", // M 64-95, N 16-23
-			"CCCWWffffff222AAAAAAAAA???????===????CCCC", // M 64-95, N 24-31
-			"===WWWfffff222>>>>AAAA?????????===?@@@CCC", // M 64-95, N 32-47
-			"===WWWWffff2222>>>>AAA?????????===?@@@@??", // M 64-95, N 48-63
-			"rrrWWWWWfff2222>>>>AAA?????BBB?=?=@@@qqqq", // M 64-95, N 64-95
-			"rrrrWWWWW222222@=>>AA??????rrrB??=@@@qqqq", // M 64-95, N 96-127
-			"====WWWWW2222225@>?????????rrrBBBB@@@????", // M 64-95, N 128-191
-			"rrrWWWWWW22222255==????????rrrBBBrrrqqqqq", // M 64-95, N 192-255
-			"==WWWWWWW222222255=??????qqqqrrrrrrqqqqqq", // M 64-95, N 256-383
-			"==WWWWWWW222225255=????@qqqqqqqqqqqqqqqqq", // M 64-95, N 384-511
-			"==WWWWWW3222255555==????qqqqqqqqqqqqqqqqq", // M 64-95, N 512-767
-			"==WWWWWW3222555555==??qqqqqqqqqqqqqqqqqqq", // M 64-95, N 768-1023
-			"rrrWWWW3322255555@@qqqqqqqqqqqqqqqqqqqqqq", // M 64-95, N 1024-1535
-			"rrrrWW3333222255=@qqqqqqqqqqqqqqqqqqqqqqq", // M 64-95, N 1536-2047
-			"rrrrrrr33332225==qqrqqqqqqqqqqqqqqqqqqqqq", // M 64-95, N 2048-3071
-			"rrrrrrrr333rrr>Bqqqrqqqqsqqqqqqqqqqqqqqqq", // M 64-95, N 3072-4095
-			"rrrrrrrrr3rqq>qqqqqrsqxqxxqqqqqqqqqqqqqqq", // M 64-95, N 4096-6143
-			"rrrrrrrrrrrqqqqqqqqssqxqqxxqqqqqqqqqqqqqq", // M 64-95, N 6144-8191
-			"rrrrrrrrrrrqqqqqqqqssxxxqxqqqqqqqqqqqqqqq", // M 64-95, N 8192-12287
-			"rrrrrrrrrrqqqqqqqqsssxxxqqqqqqqqqqqqqqqqq", // M 64-95, N 12288-16383
-			"rrrrrrrrrqqqqqqqqqqssxxxqqqqqqqqqqqqqqqqq", // M 64-95, N 16384-24575
-			"rrrrrrrrqqqqqqqqqqqqxhhxxqqqqqqqqqqqqqqqq", // M 64-95, N 24576-32767
-			"rrrrrrrqqqqqqqqq66qqhhhhxqqqqqqqqqqqqqqqq", // M 64-95, N 32768-49151
-			"rrrrrrqqqqqqqqqqq6qqhhhhhtqxqqqqqqqqqqqqq", // M 64-95, N 49152-65535
-			"rrrrrqqqqqqqqqqqqqqqqhh7777qqqqqqqqqqqqqq", // M 64-95, N 65536-98303
-			"rrrrqqqqqqoqqqqqqqqq777777qqqqqqqqqqqqqqq", // M 64-95, N 98304-131071
-			"rrrqqqqqqqooqqqqqqq6777777qqqqqqqqqqqqqqq", // M 64-95, N 131072-196607
-			"rrqqqqqqqqqooqqqqq6677777qqqqqqqqqqqqqqqq", // M 64-95, N 196608-262143
-			"rqqqqqqqqqqqoqqqqq6677777qqqqqqqqqqqqqqqq", // M 64-95, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqq77qqqqqqqqqqqqqqqqqq", // M 64-95, N >= 393216
-			"QQQQQQQQQQQQVVVVQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 96-127, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 96-127, N (none)
-			"RRRRRRRRRRRRRVVRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 96-127, N 2
-			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 96-127, N 3
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 96-127, N 4-5
-			"jjjjjjjVVjjjjjVVVVjjjjjjjjjjjjjjjjjjjjjjj", // M 96-127, N 6-7
-			"jjjjUUUUUUUUUUUUUUjjMMCCjjjjwjjjjjjjjjjjj", // M 96-127, N 8-11
-			"jjjjVVVVVVVVVVVVVVQQQCCCjjjCCjjjjjjjjjjjj", // M 96-127, N 12-15
-			"jjjjTTTffVVVVVVVVQQQCCCCjjCCCjjjjjjjjjjjj", // M 96-127, N 16-23
-			"AAAWWWWffff2222AAAAAAAA????????????@@@Cjj", // M 96-127, N 24-31
-			";;;WWWWWff22222@A>AAA????????????=@@@kkkk", // M 96-127, N 32-47
-			";;;;WWWWWf22222@?>AAAA??????BB???=@@@kkkk", // M 96-127, N 48-63
-			"AAAAWWWWW222222@@>AAAA?????rrrB??=@@@jjjj", // M 96-127, N 64-95
-			"rrrrWWWWW022225@@>>AA?????BrrrrBBBB@@kkkk", // M 96-127, N 96-127
-			"AAAAWWWWW0222225>=?===????BrrrrBBBBBkkkkk", // M 96-127, N 128-191
-			"AAAAWWWWW22222225@??=????qqrrrrrrBrrrkkkk", // M 96-127, N 192-255
-			"AAAAWWWWW222222255????@?qqqqrrruurrrrkkkk", // M 96-127, N 256-383
-			"AAAWWWWW32222255555???@qqqqqqqrrrrrrkkkkk", // M 96-127, N 384-511
-			";;;WWWWW3222255555;B??qqqqqqqqqqqqqqkkkkk", // M 96-127, N 512-767
-			";;;;WWW3332225555;;q??qqqqqqqqqqqqqkkkkkk", // M 96-127, N 768-1023
-			"rrrrrW3333222555;;qqqqqqqqqqqqqqqqkkkkkkk", // M 96-127, N 1024-1535
-			"rrrrrr333332222BBqqqqqqqqqqqqqqkkkkkkkkkk", // M 96-127, N 1536-2047
-			"rrrrrrr3333rrrBBwwwrqsssqqqqqqqqkkkkkkkkk", // M 96-127, N 2048-3071
-			"rrrrrrrrr33rq;Bwwwwksssssxqqqqqqkkkkkkkkk", // M 96-127, N 3072-4095
-			";;;;;;;;;;3q99wwwqkkxsxxxxxqqqqqkkkkkkkkk", // M 96-127, N 4096-6143
-			"rrrrrrrrrrr33qqqqqxxxxxxxxxqqqqqkkkkkkkkk", // M 96-127, N 6144-8191
-			"rrrrrrrrrrssqqqqqqxxxxxxxxxxqqqkkkkkkkkkk", // M 96-127, N 8192-12287
-			";;;;;;;;;sssqqqqqxxxxxxxxxxxxqqkkkkkkkkkk", // M 96-127, N 12288-16383
-			";;;;;;;;ssssqqqBvxxxxxxxxxxxxxkkkkkkkkkkk", // M 96-127, N 16384-24575
-			"rrrrrrrssssqqqB666xxhhhhxxxxxsskkkkkkkkkk", // M 96-127, N 24576-32767
-			"rrrrrrsssssqqq66666hhhhhhxxxsssskkkkkkkkk", // M 96-127, N 32768-49151
-			"rrrrrssssssqqq66666hhhhhhhxxssssskkkkkkkk", // M 96-127, N 49152-65535
-			"rrrrsssssssqqqq66667hhhhhhhssssssskkkkkkk", // M 96-127, N 65536-98303
-			"rrrssssssssqqqqq66677hhhhhhsssssssskkkkkk", // M 96-127, N 98304-131071
-			"rrssssssssssqqqq6666177111sssssssssskkkkk", // M 96-127, N 131072-196607
-			"rssssssssssssqqqq6661111ssssssssssssskkkk", // M 96-127, N 196608-262143
-			"ssssssssssssssqq6661sssssssssssssssssskkk", // M 96-127, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 96-127, N >= 393216
-			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 128-191, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 128-191, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 128-191, N 2
-			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 128-191, N 3
-			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 128-191, N 4-5
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 128-191, N 6-7
-			"CCCCCCVVVVVVVVVVVCCCCCCCCCCCCCjjjCCCCCCCC", // M 128-191, N 8-11
-			"CCCCCUUUUUUUUUUUUQQQQCCCCCCCjjjjjjCCCCCCC", // M 128-191, N 12-15
-			"CCCCMMUUUUUUUUUUQQQCCCCCCCCjjjjjjjjCCCCCC", // M 128-191, N 16-23
-			"AAAAWWWWW2222222AAAAA??CAC????????@@AAAAA", // M 128-191, N 24-31
-			"====WWWWW2222255@AAAA????????????@@@BBBBB", // M 128-191, N 32-47
-			"====WWWWW2225555@A>AA???????BBBBB@@@@BBBB", // M 128-191, N 48-63
-			"AAAAWWWWW22255554??AA?????BrrrBBBBBBBAAAA", // M 128-191, N 64-95
-			"rrrrWWWWW02225554>??==??BBBrrrrBBBBBqqqqq", // M 128-191, N 96-127
-			"====WWWWW2022555@>====??BBrrrrrruBrrrBBBB", // M 128-191, N 128-191
-			"rrrrWWWWW22225555@@@@@@?qqqrrruuuuurrqqqq", // M 128-191, N 192-255
-			"====WWWW3322255555@@@@@qqqqqqsuuuuurrBBBB", // M 128-191, N 256-383
-			"====WWWW3322255555qBqqqqqqqqqsssuuurrBBBB", // M 128-191, N 384-511
-			"====WWW3332225555qqqqqqqqqqqqqqssrrqBBBBB", // M 128-191, N 512-767
-			"=====W3333222555q;qqq?qqqqqqqqqqqqqqBBBBB", // M 128-191, N 768-1023
-			"rrrrr3333332255qqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 1024-1535
-			"rrrrrr33333325qqqqqqqqsqqqqqqqqqqqqqqqqqq", // M 128-191, N 1536-2047
-			"rrrrrrr33333rqqqqqqqqqqsqqqqqqqqqqqqqqqqq", // M 128-191, N 2048-3071
-			"rrrrrrrr333rqqqqqwwqqsxsxxqqqqqqqqqqqqqqq", // M 128-191, N 3072-4095
-			"rrrrrrrrrr3qqqqqqqqkqxsxsxxqqqqqqqqqqqqqq", // M 128-191, N 4096-6143
-			"rrrrrrrrrrssqqqqqqqxqqxxxxxqqqqqqqqqqqqqq", // M 128-191, N 6144-8191
-			"rrrrrrrrrsssqqqqqqqqqxxxqssqqqqqqqqqqqqqq", // M 128-191, N 8192-12287
-			"rrrrrrrrssssqqqqqqqqqxxxsqqqqqqqqqqqqqqqq", // M 128-191, N 12288-16383
-			"rrrrrrrsssssqqqqqqqqqxxxqqqqqqqqqqqqqqqqq", // M 128-191, N 16384-24575
-			"rrrrrrsssssqqqqqqqqqxxhxqqqqqssqqqqqqqqqq", // M 128-191, N 24576-32767
-			"rrrrrssssssqqqqqqxqqxxxxqqqqssssqqqqqqqqq", // M 128-191, N 32768-49151
-			"rrrrsssssssqqqqqqhqqqxxqqqqqsssssqqqqqqqq", // M 128-191, N 49152-65535
-			"rrrssssssssqqqqqqqqqqqqqqqqsssssssqqqqqqq", // M 128-191, N 65536-98303
-			"rrssssssssssqqqqqqqqqqqqqqqssssssssqqqqqq", // M 128-191, N 98304-131071
-			"rsssssssssssqqqqqqqqqqqqqqssssssssssqqqqq", // M 128-191, N 131072-196607
-			"sssssssssssssqqqqqqqqqqqsssssssssssssqqqq", // M 128-191, N 196608-262143
-			"ssssssssssssssqqqqqqssssssssssssssssssqqq", // M 128-191, N 262144-393215
-			"sssssssssssssssssssssssssssssssssssssssqq", // M 128-191, N >= 393216
-			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 192-255, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 192-255, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 192-255, N 2
-			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 192-255, N 3
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 4-5
-			"jjjjjjjjjjjVVVjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 6-7
-			"jjjjjjjjjUUUUUUUUjjjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 8-11
-			"jjjjjjjTTTTUUUUUQQQjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 12-15
-			"jjjjjjMMMMMMMMMMQQCCCCCjjjjjjjjjjjjjjjjjj", // M 192-255, N 16-23
-			"AAAAAWWWW22222222AAACCCwjwwww????@@jjjjjj", // M 192-255, N 24-31
-			"=====WWWW22255555AAA???wwwwBBBBBBBBBkkkkk", // M 192-255, N 32-47
-			"=====WWWW22255555???????wBBBBBBBBBBBkkkkk", // M 192-255, N 48-63
-			"AAAAWWWWW22255525???=??BBBBrrrBBBBBBjjjjj", // M 192-255, N 64-95
-			"rrrrWWWWW22225544@===??BBBBrrrrrrBrBBkkkk", // M 192-255, N 96-127
-			"AAAWWWWWWW2225555@@@@@?BBBqqrruuuuurrkkkk", // M 192-255, N 128-191
-			"rrrWWWWWW32555555@@@@@@qqqqqssuuuuuuukkkk", // M 192-255, N 192-255
-			"AAAAWWWW3325555555@@@@qqqqqsssuuuuuuukkkk", // M 192-255, N 256-383
-			"====WWW3333225555qqqqqqqqqsssssuuuuurkkkk", // M 192-255, N 384-511
-			"====WW3333XX2555qq5qqqqqqqsssssssuusrkkkk", // M 192-255, N 512-767
-			"=====3333332222;q2qqqqqqqqqqqqqqssqqkkkkk", // M 192-255, N 768-1023
-			"rrrrr3333333222q8qqqqqqqqqqqqqqqqqqkkkkkk", // M 192-255, N 1024-1535
-			"rrrrrr3333333qqqqqqqqqsqqqqqqqqqqkkkkkkkk", // M 192-255, N 1536-2047
-			"rrrrrrr33333qqqqqrqqqqqsqqqqqqqkkkkkkkkkk", // M 192-255, N 2048-3071
-			"rrrrrrrr333qqqqqqqqqqssssxqqqqqkkkkkkkkkk", // M 192-255, N 3072-4095
-			"rrrrrrrrrrqqqqqqqqqqqssssxxqqqqkkkkkkkkkk", // M 192-255, N 4096-6143
-			"rrrrrrrrrsssqqqqqqqqqqsssssqqqqkkkkkkkkkk", // M 192-255, N 6144-8191
-			"rrrrrrrrssssqqqqqqqqqsssssssqqqkkkkkkkkkk", // M 192-255, N 8192-12287
-			"rrrrrrrssssssqqqqqqqqsxxsqqqqqkkkkkkkkkkk", // M 192-255, N 12288-16383
-			"rrrrrrssssssqqqqqqqqqssssqqqqqkkkkkkkkkkk", // M 192-255, N 16384-24575
-			"rrrrrsssssssqqqqqqqqqxxsqqqqssskkkkkkkkkk", // M 192-255, N 24576-32767
-			"rrrrsssssssqqqqqqqqqqxxsqqqqsssskkkkkkkkk", // M 192-255, N 32768-49151
-			"rrrssssssssqqqqqqqqqqssqqqqsssssskkkkkkkk", // M 192-255, N 49152-65535
-			"rrsssssssssqqqqqqqqqqqqqqqqssssssskkkkkkk", // M 192-255, N 65536-98303
-			"rsssssssssssqqqqqqqqqqqqqqssssssssskkkkkk", // M 192-255, N 98304-131071
-			"ssssssssssssqqqqqqqqqqqqqssssssssssskkkkk", // M 192-255, N 131072-196607
-			"sssssssssssssqqqqqqqqqqsssssssssssssskkkk", // M 192-255, N 196608-262143
-			"sssssssssssssssqqqqssssssssssssssssssskkk", // M 192-255, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 192-255, N >= 393216
-			"QQQQQQQQQQQUUUUUQUQQMMQQQQQQQQQQQQQQQQQQQ", // M 256-383, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 256-383, N (none)
-			"RRRRRRRRRRRRUUUURRQQQQRRRRRRRRRRRRRRRRRRR", // M 256-383, N 2
-			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 256-383, N 3
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 4-5
-			"jjjjjjjjjUUUUUUUjjjjjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 6-7
-			"jjjjjjjjUUUUUUUUQQjjjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 8-11
-			"jjjjjjjjMMMMMMMMQQQCjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 12-15
-			"jjjjjjjOOOU222UQCCCCCjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 16-23
-			"AAAAAAAWWW22222222CCCCwjjjwwwwwwwwjjjjjjj", // M 256-383, N 24-31
-			"=====WWWWW22255552??CwwwBwwwwwwwwwwBBBBBB", // M 256-383, N 32-47
-			"====WWWWWW22555555????wwwwwwBBBBBBBBBBBBB", // M 256-383, N 48-63
-			"AAAWWWWWW322555555?=?BBwwwBBrrrrrBBBjjjjj", // M 256-383, N 64-95
-			"rrrWWWWWW322255555===?BBBBBqrrruuuuuBqqqq", // M 256-383, N 96-127
-			"===WWWWWW322255555@@@@BqqqqsssuuuuuuuBBBB", // M 256-383, N 128-191
-			"rrrWWWWWW322555555@@@Bqqqqssssuuuuuuuqqqq", // M 256-383, N 192-255
-			"===WWWW3333225555qBBqqqqqsssssuuuuuuuBBBB", // M 256-383, N 256-383
-			"===WWW333332255BqqqqqqqqqssssssssuuuuBBBB", // M 256-383, N 384-511
-			"===W333333332BBqqqqqqqqqqssssssssuuusBBBB", // M 256-383, N 512-767
-			"===3333333333BqqqqqqqqqqssssssssssssBBBBB", // M 256-383, N 768-1023
-			"rrrrr33333333qqqqqqqqsqssssssqqqsssqqqqqq", // M 256-383, N 1024-1535
-			"rrrrr3333333qqqqqqqqqsssssqqqqqqqqqqqqqqq", // M 256-383, N 1536-2047
-			"rrrrrr33333qqqqqqqqqqsssxxxqqqqqqqqqqqqqq", // M 256-383, N 2048-3071
-			"rrrrrrrr33qqqqqqqqqssssssxxqqqqqqqqqqqqqq", // M 256-383, N 3072-4095
-			"rrrrrrrrrqqqqqqqqqssssssxsxqqqqqqqqqqqqqq", // M 256-383, N 4096-6143
-			"rrrrrrrrssssqqqqqqsssssssssqqqqqqqqqqqqqq", // M 256-383, N 6144-8191
-			"rrrrrrrsssssqqqqqqqqsxxssssqqqqqqqqqqqqqq", // M 256-383, N 8192-12287
-			"rrrrrrsssssssqqqqqqqsxxssqqqqqqqqqqqqqqqq", // M 256-383, N 12288-16383
-			"rrrrrsssssssqqqqqqqqssssqqqqqsqqqqqqqqqqq", // M 256-383, N 16384-24575
-			"rrrrssssssssqqqqqqqqqsssqqqqsssqqqqqqqqqq", // M 256-383, N 24576-32767
-			"rrrsssssssssqqqqqqqqqsssqqqsssssqqqqqqqqq", // M 256-383, N 32768-49151
-			"rrssssssssssqqqqqqqqqqqqqqqssssssqqqqqqqq", // M 256-383, N 49152-65535
-			"rsssssssssssqqqqqqqqqqqqqqqsssssssqqqqqqq", // M 256-383, N 65536-98303
-			"ssssssssssssqqqqqqqqqqqqqqsssssssssqqqqqq", // M 256-383, N 98304-131071
-			"sssssssssssssqqqqqqqqqqqqsssssssssssqqqqq", // M 256-383, N 131072-196607
-			"ssssssssssssssqqqqqqsssssssssssssssssqqqq", // M 256-383, N 196608-262143
-			"ssssssssssssssssqqssssssssssssssssssssqqq", // M 256-383, N 262144-393215
-			"sssssssssssssssssssssssssssssssssssssssqq", // M 256-383, N >= 393216
-			"QQQQQQQQQQUUUUUUUQQMMMMQQQQQQQQQQQQQQQQQQ", // M 384-511, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 384-511, N (none)
-			"RRRRRRRRRRUUUUUUUUQQQMMRRRRRRRRRRRRRRRRRR", // M 384-511, N 2
-			"SSSSSSSSSSSVVVVVSQQQQQSSSSSSSSSSSSSSSSSSS", // M 384-511, N 3
-			"jjjjjjjjjjjUUUjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 4-5
-			"jjjjjjjjjUUUUUUUQjjjjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 6-7
-			"jjjjjjjjMMMMMMMMQQjjjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 8-11
-			"jjjjjjjOOOUUUUUQQQCCjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 12-15
-			"jjjjjjjMM222222CCCCCCCjjjjjjjjjjjjjjjjjjj", // M 384-511, N 16-23
-			"AAAAAAAWWW255552222CCwwjjjjwwwwwjjjjjjjjj", // M 384-511, N 24-31
-			"=====WWWWW225555552CwwwwBBwwwwwwwBBBBBBBB", // M 384-511, N 32-47
-			"====WWWWW3222555555?wwwwBwwwwwwwwwwBBBBBB", // M 384-511, N 48-63
-			"AAAWWWWWW3222555555?Bwwwwwwwrsssuuuujjjjj", // M 384-511, N 64-95
-			"rrrWWWWWW3322555555BBBBwwqqsssssuuuuqqqqq", // M 384-511, N 96-127
-			"==WWWWWWW332255555qBBBqqqqssssssuuuuuBBBB", // M 384-511, N 128-191
-			"rrWWWWWWW33225555qqBBqqqqssssssuuuuuuqqqq", // M 384-511, N 192-255
-			"AAWWWWW3333>255;qqqqqqqqsssssssssuuuuBBBB", // M 384-511, N 256-383
-			"==WWW33333>>>;;qqqqqqqqssxxxsssssuuuuBBBB", // M 384-511, N 384-511
-			"==WW33333>>>>BqqqqqqsssssxxxsssssuuuBBBBB", // M 384-511, N 512-767
-			"==W3333333333qqqqqqqssssxxxsssssssssBBBBB", // M 384-511, N 768-1023
-			"rr3333333333qqqqqqqssssxxxsssssssssqqqqqq", // M 384-511, N 1024-1535
-			"rrrr3333333qqqqqqqqssssxxxsssssssqqqqqqqq", // M 384-511, N 1536-2047
-			"rrrrrr3333qqqqqqqqssssssxxxsqqqqsqqqqqqqq", // M 384-511, N 2048-3071
-			"rrrrrr333qqqqqqqssssssssxhxxqqqqqqqqqqqqq", // M 384-511, N 3072-4095
-			"rrrrrrr3qqqqqqqqqsssssssxxxxqqqqqqqqqqqqq", // M 384-511, N 4096-6143
-			"rrrrrrrsqqqqqqqqqssssssssssxqqqqqqqqqqqqq", // M 384-511, N 6144-8191
-			"rrrrrrssssssqqqqqsssshssssssqqqqqqqqqqqqq", // M 384-511, N 8192-12287
-			"rrrrrssssssssqqqqqqssxxssssqqqqqqqqqqqqqq", // M 384-511, N 12288-16383
-			"rrrrsssssssssqqqqqqqsssssqqqqsqqqqqqqqqqq", // M 384-511, N 16384-24575
-			"rrrssssssssssqqqqqqqsssssqqssssqqqqqqqqqq", // M 384-511, N 24576-32767
-			"rrssssssssssqqqqqqqqqqqqqqqsssssqqqqqqqqq", // M 384-511, N 32768-49151
-			"rsssssssssssqqqqqqqqqqqqqqsssssssqqqqqqqq", // M 384-511, N 49152-65535
-			"ssssssssssssqqqqqqqqqqqqqqssssssssqqqqqqq", // M 384-511, N 65536-98303
-			"sssssssssssssqqqqqqqqqqqqssssssssssqqqqqq", // M 384-511, N 98304-131071
-			"ssssssssssssssqqqqqqqqqsssssssssssssqqqqq", // M 384-511, N 131072-196607
-			"sssssssssssssssqqqqssssssssssssssssssqqqq", // M 384-511, N 196608-262143
-			"ssssssssssssssssssssssssssssssssssssssqqq", // M 384-511, N 262144-393215
-			"sssssssssssssssssssssssssssssssssssssssqq", // M 384-511, N >= 393216
-			"QQQQQQQQQUUUUUUUUUSMMMMMMMMQQQQQQQQQQQQQQ", // M 512-767, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 512-767, N (none)
-			"RRRRRRRRRUUUUUUUQQQQQQRRjjRRRRRRRRRRRRRRR", // M 512-767, N 2
-			"SSSSSSSSSSUUUUUUQQQQSSCwSSSSSSSSSSSSSSSSS", // M 512-767, N 3
-			"jjjjjjjjjjUUUUUMjQQQCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 4-5
-			"jjjjjjjjMMMMMMMMQjjQCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 6-7
-			"jjjjjjjjOOUUUUUQQQjCCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 8-11
-			"jjjjjjjMMUUU22QCCCCCCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 12-15
-			"jjjjjjjO222222CCCCCCCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 16-23
-			"AAAAAAWWWW255552222Cjjjwjjjjjjjjjjjjjjjjj", // M 512-767, N 24-31
-			";;;;WWWWW3255555552CwwwwwBBwwwwBBBBBBBBBB", // M 512-767, N 32-47
-			";;;WWWWWW32555555552wwwwwBwwwkkkkkBBBBBBB", // M 512-767, N 48-63
-			"AAAWWWWWW3322555555@Bwwwwwwwsssssuujjjjjj", // M 512-767, N 64-95
-			"rrWWWWWWW333255555;;BBwwwqssssssuuuuBBBBB", // M 512-767, N 96-127
-			"AAWWWWWWW3332555=;;qBqqqqssssssssuuuBBBBB", // M 512-767, N 128-191
-			"AWWWWWWWW3333B;;;qqqqqqqsssssssssuuuuBBBB", // M 512-767, N 192-255
-			"AWWWWWWW33333;;;qqqqqqssssxssssssuuuuBBBB", // M 512-767, N 256-383
-			"AWWWW333333>3;;qqqqqsssssxxxssssuuuuBBBBB", // M 512-767, N 384-511
-			";WWW333333=3>BqqqqqsssssxxxxsssssuuuBBBBB", // M 512-767, N 512-767
-			";W3333333333qqqqqqqssssxxxxxsssssssBBBBBB", // M 512-767, N 768-1023
-			"rr333333333qqqqqqqqssssxxxxsssssssBBBBBBB", // M 512-767, N 1024-1535
-			"rr33333333qqqqqqqqsssssxxxssssssssBBBBBBB", // M 512-767, N 1536-2047
-			"rrrr33333qqqqqqqqqssssssxxxsssssssBBBBBBB", // M 512-767, N 2048-3071
-			"rrrr3333qqqqqqqqsvhsssssxhxxssssssBBBBBBB", // M 512-767, N 3072-4095
-			";;;;333qqqqqqqqqssxssshshsxxxxqqqBBBBBBBB", // M 512-767, N 4096-6143
-			"rrrr33qqqqqqqqqqsssssssssssxxxxqqBBBBBBBB", // M 512-767, N 6144-8191
-			"rrrrrsssqqqqqqqqqssssshsssssxxxBBBBBBBBBB", // M 512-767, N 8192-12287
-			"rrrrsssssssssqqqqqssssssssssqxBBBBBBBBBBB", // M 512-767, N 12288-16383
-			"rrrsssssssssssqqqqssssssssqqqsBBBBBBBBBBB", // M 512-767, N 16384-24575
-			"rrssssssssssssqqqqqqsssssqqssssBBBBBBBBBB", // M 512-767, N 24576-32767
-			"rssssssssssssqqqqqqqqsssqqqsssssBBBBBBBBB", // M 512-767, N 32768-49151
-			"sssssssssssssqqqqqqqqqqqqqsssssssBBBBBBBB", // M 512-767, N 49152-65535
-			"sssssssssssssqqqqqqqqqqqqsssssssssBBBBBBB", // M 512-767, N 65536-98303
-			"ssssssssssssssqqqqqqsqqssssssssssssBBBBBB", // M 512-767, N 98304-131071
-			"sssssssssssssssqqqqsssssssssssssssssBBBBB", // M 512-767, N 131072-196607
-			"sssssssssssssssssssssssssssssssssssssBBBB", // M 512-767, N 196608-262143
-			"ssssssssssssssssssssssssssssssssssssssBBB", // M 512-767, N 262144-393215
-			"sssssssssssssssssssssssssssssssssssssssBB", // M 512-767, N >= 393216
-			"QQQQQQQQUUUUUUUUUUUMMMMMMMMMQQQQQQQQQQQQQ", // M 768-1023, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 768-1023, N (none)
-			"RRRRRRRRRUUUUUUUQQQSRRRRjjjjRRRRRRRRRRRRR", // M 768-1023, N 2
-			"SSSSSSSSSUUUUMMMQQQSSSCjjjjSSSSSSSSSSSSSS", // M 768-1023, N 3
-			"jjjjjjjjjjMMMMMMQQQQCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 4-5
-			"jjjjjjjjOOOOOOUQQQQCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 6-7
-			"jjjjjjjMMMMUUMQQCCCCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 8-11
-			"jjjjjjjOOU22222CCCCCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 12-15
-			"jjjjjjQQQ22222CCCCCCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 16-23
-			"AAAAAAWWWA255552222CCjjjwwjjjjjjjjjjjjjjj", // M 768-1023, N 24-31
-			";;;;WWWWWA255555522C=jwwwBBBBBBBBBBBBBBBB", // M 768-1023, N 32-47
-			";;;WWWWWW3A55555552@@wwwwBBBBkkkkBBBBBBBB", // M 768-1023, N 48-63
-			"AAAWWWWW333A255555@@@wwwwwkkkksssskjjjjjj", // M 768-1023, N 64-95
-			"rrWWWWWWW333355;;;;BBwwwwssssssssuuBBBBBB", // M 768-1023, N 96-127
-			"AWWWWWWWW3333B;;;;;qqqqqsssssssssuuuBBBBB", // M 768-1023, N 128-191
-			"AWWWWWWWW3333B;;;qqqqqqssssssssssuuuBBBBB", // M 768-1023, N 192-255
-			"AWWWWWWW33333Bq;iqqqsssssssssssssuuuBBBBB", // M 768-1023, N 256-383
-			"WWWWW33333399:BqqqqsssssxxxssssssuuuBBBBB", // M 768-1023, N 384-511
-			"WWW333333339999qqqqsqssxxxxxssssssuBBBBBB", // M 768-1023, N 512-767
-			";dd3333333399qqqqgqssssxxxxsssssssBBBBBBB", // M 768-1023, N 768-1023
-			"rdd3333333q99qqqqqqssssxxxxsssssssBBBBBBB", // M 768-1023, N 1024-1535
-			"rrd333333qq9qqqqqssssssxxxxxxsssussBBBBBB", // M 768-1023, N 1536-2047
-			"rrd33333qqqqqqqqssssssssxxxxxxssussBBBBBB", // M 768-1023, N 2048-3071
-			"rrdd333qqqqqqqqqsssssssssxxxxxssssBBBBBBB", // M 768-1023, N 3072-4095
-			"rrdd33qqqqqqqqqqssssssssssxxxxxsssBBBBBBB", // M 768-1023, N 4096-6143
-			"rrdd3qqqqqqqqqqqsssssssssssxxxxxxBBBBBBBB", // M 768-1023, N 6144-8191
-			"rrrdqqqqqqqqqqqqqsssxsssssssxxxxBBBBBBBBB", // M 768-1023, N 8192-12287
-			"rrrsqqqqsqqqqqqqqssssssssssssxBBBBBBBBBBB", // M 768-1023, N 12288-16383
-			"rrssssssssssssqqqqsssssssssqqsBBBBBBBBBBB", // M 768-1023, N 16384-24575
-			"rssssssssssssssqqqqsssssssqqsssBBBBBBBBBB", // M 768-1023, N 24576-32767
-			"sssssssssssssssqqqqqqssssqqsssssBBBBBBBBB", // M 768-1023, N 32768-49151
-			"sssssssssssssssqqqqqqqqqqqsssssssBBBBBBBB", // M 768-1023, N 49152-65535
-			"sssssssssssssssqqqqsqqqqqsssssssssBBBBBBB", // M 768-1023, N 65536-98303
-			"sssssssssssssssssssssssssssssssssssBBBBBB", // M 768-1023, N 98304-131071
-			"ssssssssssssssssssssssssssssssssssssBBBBB", // M 768-1023, N 131072-196607
-			"sssssssssssssssssssssssssssssssssssssBBBB", // M 768-1023, N 196608-262143
-			"ssssssssssssssssssssssssssssssssssssssBBB", // M 768-1023, N 262144-393215
-			"sssssssssssssssssssssssssssssssssssssssBB", // M 768-1023, N >= 393216
-			"QQQQQQQQUUMMMMMUUSMMMQQQQQQQQQQQQQQQQQQQQ", // M 1024-1535, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 1024-1535, N (none)
-			"RRRRRRRRUMMMMMMMQQSRRRRjjjjjjRRRRRRRRRRRR", // M 1024-1535, N 2
-			"SSSSSSSSSMMMMMMMQQSSSSjjjjjjjSSSSSSSSSSSS", // M 1024-1535, N 3
-			"jjjjjjjjjOOOOOQQQQCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 4-5
-			"jjjjjjjMMMMMMMQQQCCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 6-7
-			"jjjjjjMMMMMUMMMMSCCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 8-11
-			"jjjjjjQQQQ22222CCCCCCwwjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 12-15
-			"jjjjjjff222222CCCCCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 16-23
-			"AAAAAWWWWAA55552222Cwjjjjjwjjjjjjjjjjjjjj", // M 1024-1535, N 24-31
-			";;;WWWWWWAA55552222===jwwwkkkkkkkkkkkkkkk", // M 1024-1535, N 32-47
-			";;;WWWWW33AA555522@BBBwwwwkkkkkkkkkkkkkkk", // M 1024-1535, N 48-63
-			"AAWWWWWW333AA255;?BBBBwwwkjjjkkkkjjjjjjjj", // M 1024-1535, N 64-95
-			"rrWWWWWW33333B;;;;BBwwwwsksskssssskkkkkkk", // M 1024-1535, N 96-127
-			"AWWWWWWW33333BB;;qqqssqsssssssssssukkkkkk", // M 1024-1535, N 128-191
-			"AWWWWWWW3333BBqqqqqsssssssssssssssukkkkkk", // M 1024-1535, N 192-255
-			"WWWWWW333333Bqqqqwssssssssssssssssukkkkkk", // M 1024-1535, N 256-383
-			"WWWWWW333333qqqqqqssssqxxxssssssssskkkkkk", // M 1024-1535, N 384-511
-			"Wdd33333333qqqqq:ssssssxxxxssssssskkkkkkk", // M 1024-1535, N 512-767
-			"ddd3333333q99qqqqqsssssxxxxssssssskkkkkkk", // M 1024-1535, N 768-1023
-			"rddd33333qq99qqqqqsssssxxxxxxxssuuukkkkkk", // M 1024-1535, N 1024-1535
-			"rddd3333q999qqqqqqsssssxxxxxxxxsuuukkkkkk", // M 1024-1535, N 1536-2047
-			"rrddd33qq9qqqqqq7ssssssssxxxxxxsuuukkkkkk", // M 1024-1535, N 2048-3071
-			"rdddd3qqqqqqqqqsssssssssssxxxxxxvvvkkkkkk", // M 1024-1535, N 3072-4095
-			"rddddqqqqqqqqqqssssssssssssxxx11vvkkkkkkk", // M 1024-1535, N 4096-6143
-			"rrddqqqqqqqqqqqssssssssssssx1111xxkkkkkkk", // M 1024-1535, N 6144-8191
-			"rrdqqqqqqqqqqqqqssssssssssss1111xkkkkkkkk", // M 1024-1535, N 8192-12287
-			"rrsqqqqqqqqqqqqqqssssssssssss11kkkkkkkkkk", // M 1024-1535, N 12288-16383
-			"rsssqqqqssqqqqqqqssssssssssssqkkkkkkkkkkk", // M 1024-1535, N 16384-24575
-			"sssssssssssssssqqqsssssssssqqsskkkkkkkkkk", // M 1024-1535, N 24576-32767
-			"ssssssssssssssssqqqqsssssssqsssskkkkkkkkk", // M 1024-1535, N 32768-49151
-			"ssssssssssssssssssqqqssssqqsssssskkkkkkkk", // M 1024-1535, N 49152-65535
-			"ssssssssssssssssssssqqqqqssssssssskkkkkkk", // M 1024-1535, N 65536-98303
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 1024-1535, N 98304-131071
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 1024-1535, N 131072-196607
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 1024-1535, N 196608-262143
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 1024-1535, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 1024-1535, N >= 393216
-			"QQQQQQQQUUMMMMMMUUMMMMQQQQQQQQQQQQQQQQQQQ", // M 1536-2047, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 1536-2047, N (none)
-			"RRRRRRRRMMMMMMMMQSRRRRjjRRRRjjRRRRRRRRRRR", // M 1536-2047, N 2
-			"SSSSSSSSSOOOOOOQQSSSSSjjjjjjjSSSSSSSSSSSS", // M 1536-2047, N 3
-			"jjjjjjjjMMMMMMQQSSCCCjjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 4-5
-			"jjjjjjjMMMMMMMMMSCCCCjjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 6-7
-			"jjjjjjQQQQQ22QQCCCCCCCjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 8-11
-			"jjjjjjSff222222CCCCCCCjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 12-15
-			"jjjjjffffff2222CCCCCCCjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 16-23
-			"AAAAWWWWWAAA522222Cwwjjjjjkjjjjjjjjjjjjjj", // M 1536-2047, N 24-31
-			";;;WWWWWWAAAA22222=BBwwjjkkkkkkkkkkkkkkkk", // M 1536-2047, N 32-47
-			";;WWWWWW33AAA555;==BBBwwkkkkkkkkkkkkkkkkk", // M 1536-2047, N 48-63
-			"AAWWWWWW33AAA;;;;BBBBBwwkkjjjjjjjjjjjjjjj", // M 1536-2047, N 64-95
-			"rrWWWWWW33333;;;;Bwqqwwskkkkkkkkkkkkkkkkk", // M 1536-2047, N 96-127
-			"AWWWWWW33333BBq;<qssssssssssssssskkkkkkkk", // M 1536-2047, N 128-191
-			"WWWWWW333333Bqqqqsssssssssssssssskkkkkkkk", // M 1536-2047, N 192-255
-			"WWWWWW333333qqqqqwssssssssssssssskkkkkkkk", // M 1536-2047, N 256-383
-			"WWW33333333qqqqqssssssxxxsssssssskkkkkkkk", // M 1536-2047, N 384-511
-			"ddd3333333qqqqqsssssqsqxxxsssssssskkkkkkk", // M 1536-2047, N 512-767
-			"ddd333333qq99qqqssssssxxxxxxxsssuuukkkkkk", // M 1536-2047, N 768-1023
-			"rddd3333q9991q1qsssssssxxxxxxxxsuuukkkkkk", // M 1536-2047, N 1024-1535
-			"rdddd33q91111qqqqqssssssxxxxxxxxuuukkkkkk", // M 1536-2047, N 1536-2047
-			"rdddd3qq91111qsqq7xsssssssxxxxxxuvvkkkkkk", // M 1536-2047, N 2048-3071
-			"rddd3qqqqqqqqqsssssssssshhsxxxx11vvkkkkkk", // M 1536-2047, N 3072-4095
-			"rdddqqqqqqqqqqssssxsssssshsx11111vvkkkkkk", // M 1536-2047, N 4096-6143
-			"rddqqqqqqqqqqqsssssshssssss1111111kkkkkkk", // M 1536-2047, N 6144-8191
-			"rdqqqqqqqqqqqqqsssssssssssss11111kkkkkkkk", // M 1536-2047, N 8192-12287
-			"rsqqqqqqqqqqqqqqssssssYssssss11kkkkkkkkkk", // M 1536-2047, N 12288-16383
-			"sssqqqqqqqqqqqqqqssssssssssssskkkkkkkkkkk", // M 1536-2047, N 16384-24575
-			"ssssqqqqsqqsssssqqssssssssssqsskkkkkkkkkk", // M 1536-2047, N 24576-32767
-			"sssssssssssssssssqqssssssssqsssskkkkkkkkk", // M 1536-2047, N 32768-49151
-			"ssssssssssssssssssqqssssssqsssssskkkkkkkk", // M 1536-2047, N 49152-65535
-			"sssssssssssssssssssqqqssqqsssssssskkkkkkk", // M 1536-2047, N 65536-98303
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 1536-2047, N 98304-131071
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 1536-2047, N 131072-196607
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 1536-2047, N 196608-262143
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 1536-2047, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 1536-2047, N >= 393216
-			"QQQQQQQQMMMMMMMMQUMQUQQQQQQQQQQQQQQQQQQQQ", // M 2048-3071, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 2048-3071, N (none)
-			"RRRRRRRRMMOOOOOOOORRRjjjRRRjjjRRRRRRRRRRR", // M 2048-3071, N 2
-			"SSSSSSSSSMMMMMQQSSSSjjjjjjjjjjSSSSSSSSSSS", // M 2048-3071, N 3
-			"jjjjjjjMMMMMMMMCRCCCjjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 4-5
-			"jjjjjQQQQQQQQQQCCCCCwjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 6-7
-			"jjjjjSSffff2222CCCCCwjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 8-11
-			"jjjjfffffffff2CCCCCCwjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 12-15
-			"jjjjffffffffffCCCCCCCjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 16-23
-			"AAAAWWWWWAAAA2222Cwjjjjjjjkkjjjjjjjjjjjjj", // M 2048-3071, N 24-31
-			"===WWWWW3AAAA252;==BBwjjjkkkkkkkkkkkkkkkk", // M 2048-3071, N 32-47
-			"==WWWWWW3XXAA5;;;==BBBwjkkkkkkkkkkkkkkkkk", // M 2048-3071, N 48-63
-			"AAWWWWW33XX3A;;;;?wBBBwwkkjjjjjjjjjjjjjjj", // M 2048-3071, N 64-95
-			"rrWWWWW333333;9;;wwqqwwwkkkkkkkkkkkkkkkkk", // M 2048-3071, N 96-127
-			"AWWWWW33333339Bqssssqssssssskkkkkkkkkkkkk", // M 2048-3071, N 128-191
-			"WWWWW3333333qqqqsssssssssssssskkkkkkkkkkk", // M 2048-3071, N 192-255
-			"WWWW3333333qqqqqsssssssssssssssskkkkkkkkk", // M 2048-3071, N 256-383
-			"ddd3333333qqqqqsssssssssxsssssssskkkkkkkk", // M 2048-3071, N 384-511
-			"ddd333333qqqqqqsssssssssxxsssssssskkkkkkk", // M 2048-3071, N 512-767
-			"dddd3333qqqqqqssssssssssxxxxxxssuuukkkkkk", // M 2048-3071, N 768-1023
-			"rdddd33qq9qqqqsssshssshsxxxxxxxsuuukkkkkk", // M 2048-3071, N 1024-1535
-			"rdddddqq91111ssxs7ssssssxxxxxxxxuvvkkkkkk", // M 2048-3071, N 1536-2047
-			"rddd3qqqq1111sss7xss7sssssxxxxx11vvkkkkkk", // M 2048-3071, N 2048-3071
-			"rdddqq1qqq11sssssssssssshhsxxxx111vkkkkkk", // M 2048-3071, N 3072-4095
-			"rddqqq1qqq11ssssssZssshsYhsx1111111kkkkkk", // M 2048-3071, N 4096-6143
-			"rdqqqqqqqqqssssssssssssssss1111111kkkkkkk", // M 2048-3071, N 6144-8191
-			"rqqqqqqqqqqsssssssssssssssss11111kkkkkkkk", // M 2048-3071, N 8192-12287
-			"ssqqqqqqqqqqqqssssssssYssssss11kkkkkkkkkk", // M 2048-3071, N 12288-16383
-			"ssqqqqqqqqqqqqqqqssssssssssssskkkkkkkkkkk", // M 2048-3071, N 16384-24575
-			"sssqqqqqqqqqqqqqqqssssssssssssskkkkkkkkkk", // M 2048-3071, N 24576-32767
-			"ssssqqqqqqqqsssssqqssssssssssssskkkkkkkkk", // M 2048-3071, N 32768-49151
-			"ssssssssssssssssssqsssssssssssssskkkkkkkk", // M 2048-3071, N 49152-65535
-			"sssssssssssssssssssqqssssqsssssssskkkkkkk", // M 2048-3071, N 65536-98303
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 2048-3071, N 98304-131071
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 2048-3071, N 131072-196607
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 2048-3071, N 196608-262143
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 2048-3071, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 2048-3071, N >= 393216
-			"QQQQQQQQMMMMMMMMOOUQQQQQQQQQQQQQQQQQQQQQQ", // M 3072-4095, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 3072-4095, N (none)
-			"RRRRRRRRRMMMSSQQSRRRRRRSRRSSSSRRRRRRRRRRR", // M 3072-4095, N 2
-			"SSSSSSSSSMMMMMMSSSSSjjSSSSSSSjSSSSSSSSSSS", // M 3072-4095, N 3
-			"jjjjjQQQQQQQQQQCSCCjjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 4-5
-			"jjjjSSSSSSffSSSCCCCjjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 6-7
-			"jjjjfffffffff2CCCCCCjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 8-11
-			"jjjfffffffffffCCCCCCjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 12-15
-			"jjj22222222222CCCCCCjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 16-23
-			"AAAWWWWWAAAAA222Cwjjjjjjjjkkjjjjjjjjjjjjj", // M 3072-4095, N 24-31
-			";;WWWWWW3AAAA2;;;?=wwjjjjkkkkkkkkkkkkkkkk", // M 3072-4095, N 32-47
-			";;WWWWW33XXAA;;;;;=BBwjjjkkkkkkkkkkkkkkkk", // M 3072-4095, N 48-63
-			"AAWWWWW33XX33;;;;;wBBwwwkkjjjjjjjjjjjjjjj", // M 3072-4095, N 64-95
-			"rrWWWW333333399:::wwwwwwkkkkkkkkkkkkkkkkk", // M 3072-4095, N 96-127
-			"AWWWWW333333999ssssssssssskkkkkkkkkkkkkkk", // M 3072-4095, N 128-191
-			"AWWdd333333qqqqsssssssssssskkkkkkkkkkkkkk", // M 3072-4095, N 192-255
-			"ddddd333333qqqqsssssssssssssssskkkkkkkkkk", // M 3072-4095, N 256-383
-			"dddd33333qqqqqqsssssssssssssssssskkkkkkkk", // M 3072-4095, N 384-511
-			"dddd3333qqqqqqsssssssssssxsssssssskkkkkkk", // M 3072-4095, N 512-767
-			"dddddddqqqqqqssssssssssssxxxxxsvvukkkkkkk", // M 3072-4095, N 768-1023
-			"rdddddqqqqqqqssssssssssssxxxxxxvvvvkkkkkk", // M 3072-4095, N 1024-1535
-			"rddddqqqqqqqsssxxssssssssxxxxxx11vvkkkkkk", // M 3072-4095, N 1536-2047
-			"rdddqqqqqq11sssxxsssssssssxxxxx111vkkkkkk", // M 3072-4095, N 2048-3071
-			"rddqqqq1q1111ssx7sssssssssx1xx11111kkkkkk", // M 3072-4095, N 3072-4095
-			"rdqqqqq1qq111ssssssssssssss1111111kkkkkkk", // M 3072-4095, N 4096-6143
-			"rqqqqq1qqqsssssssssssssssss1111111kkkkkkk", // M 3072-4095, N 6144-8191
-			"sqqqqqqqqqssssssssssssssssss11111kkkkkkkk", // M 3072-4095, N 8192-12287
-			"sqqqqqqqqqsssssssssssssssssss11kkkkkkkkkk", // M 3072-4095, N 12288-16383
-			"sqqqqqqqqqssqqqssssssssssssssskkkkkkkkkkk", // M 3072-4095, N 16384-24575
-			"ssqqqqqqqqqqqqqqqqssssssssssssskkkkkkkkkk", // M 3072-4095, N 24576-32767
-			"sssqqqqqqqqqqssssqsssssssssssssskkkkkkkkk", // M 3072-4095, N 32768-49151
-			"sssssssssqqsssssssqsssssssssssssskkkkkkkk", // M 3072-4095, N 49152-65535
-			"ssssssssssssssssssssqssssssssssssskkkkkkk", // M 3072-4095, N 65536-98303
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 3072-4095, N 98304-131071
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 3072-4095, N 131072-196607
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 3072-4095, N 196608-262143
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 3072-4095, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 3072-4095, N >= 393216
-			"QQQQQQQQQMMMOOOQOOOMMMQMQMMQQQQQQQQQQQQQQ", // M 4096-6143, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 4096-6143, N (none)
-			"RRRRRRRRRMMMSSSSRORjjjjjRRRjjjRRRRRRRRRRR", // M 4096-6143, N 2
-			"SSSSSSQQQQQQSSSSCjjjjjjjjjjjjjSSSSSSSSSSS", // M 4096-6143, N 3
-			"jjjjRRRRRRRRRRRCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 4-5
-			"jjjffffffffffffCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 6-7
-			"jjjffffffffffffCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 8-11
-			"jjjQfWWWWWWWC2CCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 12-15
-			"jjjffWWWWWWWW2CCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 16-23
-			"AAWWWWWWAAAAAACj;wjjjjjjjjkkjjjjjjjjjjjjj", // M 4096-6143, N 24-31
-			";;WWWWWW3AAAAAB;;;wwjjjjjjkkkkkkkkkkkkkkk", // M 4096-6143, N 32-47
-			";WWWWWW33333?;::;;Bwwwjjjjkkkkkkkkkkkkkkk", // M 4096-6143, N 48-63
-			"AWWWWW33333339:::;wBBwwkkkjjjjjjjjjjjjjjj", // M 4096-6143, N 64-95
-			"rWWWWdd3333399:::wwwwwwkkkkkkkkkkkkkkkkkk", // M 4096-6143, N 96-127
-			"AWWdddd3333qqqsssssssssssskkkkkkkkkkkkkkk", // M 4096-6143, N 128-191
-			"Adddddd333qqqssssssssssssssskkkkkkkkkkkkk", // M 4096-6143, N 192-255
-			"Addddddd3qqqqssssssssssssssskkkkkkkkkkkkk", // M 4096-6143, N 256-383
-			"Adddddddqqqqqssssssssssssssssssskkkkkkkkk", // M 4096-6143, N 384-511
-			";ddddddqqqqqssssssssssssssssssssskkkkkkkk", // M 4096-6143, N 512-767
-			"=dddddqqqqqqstssssssssssssxxxxsvvvkkkkkkk", // M 4096-6143, N 768-1023
-			"rddddqqqqqqqstssssssssssssxxxx11vvkkkkkkk", // M 4096-6143, N 1024-1535
-			"rdddqqqqqqqsssssssssssssssxxx1111vvkkkkkk", // M 4096-6143, N 1536-2047
-			"rddqqqqqqq11ssss77ssssssss11111111vkkkkkk", // M 4096-6143, N 2048-3071
-			"rdqqqqq1qq111ssx77ssssssss11111111kkkkkkk", // M 4096-6143, N 3072-4095
-			"rqqqqqq1qs11tsssssssssssss11111111kkkkkkk", // M 4096-6143, N 4096-6143
-			"sqqqqq11qssssssssssssssssss111111kkkkkkkk", // M 4096-6143, N 6144-8191
-			"sqqqqq11ssssssssssssssssssss1111kkkkkkkkk", // M 4096-6143, N 8192-12287
-			"sqqqq11ssssssssssssssssssssss1kkkkkkkkkkk", // M 4096-6143, N 12288-16383
-			"sqqqqqqssssssssssssssssssssssskkkkkkkkkkk", // M 4096-6143, N 16384-24575
-			"ssqqqqqqqssssqqqqqssssssssssssskkkkkkkkkk", // M 4096-6143, N 24576-32767
-			"sssqqqqqqqqqqqsssssssssssssssssskkkkkkkkk", // M 4096-6143, N 32768-49151
-			"ssssqqqqqqqqqsssssssssssssssssssskkkkkkkk", // M 4096-6143, N 49152-65535
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 4096-6143, N 65536-98303
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 4096-6143, N 98304-131071
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 4096-6143, N 131072-196607
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 4096-6143, N 196608-262143
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 4096-6143, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 4096-6143, N >= 393216
-			"QQQQQQQQQMMMMMQQRRRRRRRRRRRRRRQQQQQQQQQQQ", // M 6144-8191, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 6144-8191, N (none)
-			"RRRRRRRRRRMMSSSSRRRRRRRRRRRRRRRRRRRRRRRRR", // M 6144-8191, N 2
-			"SSSSSSSSSSSSSSSSSjjjSSSSSSSSSSSSSSSSSSSSS", // M 6144-8191, N 3
-			"jjjjfffffffSSSSCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 4-5
-			"jjjffffffffffffCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 6-7
-			"jjjQfWWWWWffffCCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 8-11
-			"jjfffWWWWWWCffCCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 12-15
-			"jjCCWWWWWWCCCCCCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 16-23
-			"AAWWWWWWWAAAAjjAAwjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 24-31
-			";WWWWWWW333333BB;wwwjjjjjjjkkkkkkkkkkkkkk", // M 6144-8191, N 32-47
-			";WWWWWW33333:9:::wwwkkkkjkkkkkkkkkkkkkkkk", // M 6144-8191, N 48-63
-			"AWWWWdd3333399:::wwkkkkkkjjjjjjjjjjjjjjjj", // M 6144-8191, N 64-95
-			"rWWWdddd33399:::Bsssskkkkkskkkkkkkkkkkkkk", // M 6144-8191, N 96-127
-			"Addddddd33qqssssssssssssssskkkkkkkkkkkkkk", // M 6144-8191, N 128-191
-			"Addddddddqqqsssssssssssssssskkkkkkkkkkkkk", // M 6144-8191, N 192-255
-			"Adddddddqqqqssssssssvssssssskkkkkkkkkkkkk", // M 6144-8191, N 256-383
-			"Addddddqqqqqssssssssssssssssssskkkkkkkkkk", // M 6144-8191, N 384-511
-			"=dddddqqqqq9sssssstsssssssssssssskkkkkkkk", // M 6144-8191, N 512-767
-			"=ddddqqqqqqss7ttsvsssxsssssxxxvvvkkkkkkkk", // M 6144-8191, N 768-1023
-			"rrddqqqqqqssst7tsssssssssssx11111vkkkkkkk", // M 6144-8191, N 1024-1535
-			"rddqqqqqqqsssssssssssssssss1111111kkkkkkk", // M 6144-8191, N 1536-2047
-			"rdqqqqqqqsssssssx1sssssssss1111111kkkkkkk", // M 6144-8191, N 2048-3071
-			"rqqqqq1qqsssssssxssssssssss1111111kkkkkkk", // M 6144-8191, N 3072-4095
-			"sqqqqq11sssssssssssssssssss111111kkkkkkkk", // M 6144-8191, N 4096-6143
-			"sqqqqqq1111ssssssssssssssss11111kkkkkkkkk", // M 6144-8191, N 6144-8191
-			"sqqqqqq1111sssssssssssssssss111kkkkkkkkkk", // M 6144-8191, N 8192-12287
-			"sqqq1q11111sssssssssssssssssskkkkkkkkkkkk", // M 6144-8191, N 12288-16383
-			"sqqqqssssssssssssssssssssssssskkkkkkkkkkk", // M 6144-8191, N 16384-24575
-			"ssqqqqssssssssqqqsssssssssssssskkkkkkkkkk", // M 6144-8191, N 24576-32767
-			"ssqqqqqqsssssqsssssssssssssssssskkkkkkkkk", // M 6144-8191, N 32768-49151
-			"ssssqqqqqqqqqsssssssssssssssssssskkkkkkkk", // M 6144-8191, N 49152-65535
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 6144-8191, N 65536-98303
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 6144-8191, N 98304-131071
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 6144-8191, N 131072-196607
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 6144-8191, N 196608-262143
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 6144-8191, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 6144-8191, N >= 393216
-			"QQQQQQQQQQMMMMMMMMMMMMRMRMMMMQQQQQQQQQQQQ", // M 8192-12287, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 8192-12287, N (none)
-			"RRRRRRRRRRRRRRRRRjjRRRRRRRRRRRRRRRRRRRRRR", // M 8192-12287, N 2
-			"SSSSSffffffSfffjjjjjjjjjjjjjjjSSSSSSSSSSS", // M 8192-12287, N 3
-			"jjjQffffffffMMCwjjjjjjjjSjjjjjjjjjjjjjjjj", // M 8192-12287, N 4-5
-			"jjjQQQWWWWfRRRCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 6-7
-			"jjfffWWWWWffffCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 8-11
-			"jjCCWWWWWWjCCCCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 12-15
-			"jjCCWWWWWWjCCCCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 16-23
-			"AAWWWWWWWAjjjjAAjwjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 24-31
-			";WWWWWWWW33339AAwwwkkkjjjjjkkkkkkkkkkkkkk", // M 8192-12287, N 32-47
-			";WWWWddd3333999Bwwskkkkkkkkkkkkkkkkkkkkkk", // M 8192-12287, N 48-63
-			"AWWWdddd33399:BBuussskkkkjjjjjjjjjjjjjjjj", // M 8192-12287, N 64-95
-			"rWWdddddd99999Bqussssskkkksskkkkkkkkkkkkk", // M 8192-12287, N 96-127
-			"Addddddddqqssssssssssssssssskkkkkkkkkkkkk", // M 8192-12287, N 128-191
-			"Adddddddqqqssssssssssssssssskkkkkkkkkkkkk", // M 8192-12287, N 192-255
-			"Addddddqqqqssssssssssssssssskkkkkkkkkkkkk", // M 8192-12287, N 256-383
-			"AAddddqqqqqssssssssssssssssskkkkkkkkkkkkk", // M 8192-12287, N 384-511
-			"==dddqqqqqqsssssssssssssssssssskkkkkkkkkk", // M 8192-12287, N 512-767
-			"==ddqqqqqsssssssssssssssssssxvvvkkkkkkkkk", // M 8192-12287, N 768-1023
-			"rrdqqqqqqsssssssssssssssssss11111kkkkkkkk", // M 8192-12287, N 1024-1535
-			"rdqqqqqqqsssssssssssssssssss11111kkkkkkkk", // M 8192-12287, N 1536-2047
-			"rqqqqqqqqsssssssssssssssssss11111kkkkkkkk", // M 8192-12287, N 2048-3071
-			"sqqqqqqsssssssssssssssssssss11111kkkkkkkk", // M 8192-12287, N 3072-4095
-			"sqqqqq11ssssssssssssssssssss1111kkkkkkkkk", // M 8192-12287, N 4096-6143
-			"sqqqqqq1111sssssssssssssssss111kkkkkkkkkk", // M 8192-12287, N 6144-8191
-			"sqqqqq111vv1ssssssssssssssss1kkkkkkkkkkkk", // M 8192-12287, N 8192-12287
-			"sqqq1q1111tsssssssssssssssssskkkkkkkkkkkk", // M 8192-12287, N 12288-16383
-			"sqqqsssss1sssssssssssssssssssskkkkkkkkkkk", // M 8192-12287, N 16384-24575
-			"ssqqqsssssssssssssssssssssssssskkkkkkkkkk", // M 8192-12287, N 24576-32767
-			"ssqqqqqssssssssssssssssssssssssskkkkkkkkk", // M 8192-12287, N 32768-49151
-			"ssssqqqqqsssssssssssssssssssssssskkkkkkkk", // M 8192-12287, N 49152-65535
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 8192-12287, N 65536-98303
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 8192-12287, N 98304-131071
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 8192-12287, N 131072-196607
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 8192-12287, N 196608-262143
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 8192-12287, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 8192-12287, N >= 393216
-			"QQQQQQQQQQMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQ", // M 12288-16383, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 12288-16383, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 12288-16383, N 2
-			"SSSSfffffffSSffSjjjjjSSSSSSSSjSSSSSSSSSSS", // M 12288-16383, N 3
-			"jjjffffffffffjfjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 4-5
-			"jjjfffWWWfffffwjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 6-7
-			"jjCCWWWWWWjCCCwjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 8-11
-			"jjCCWWWWWWjCCCwjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 12-15
-			"jjCCWWWWWWjjjwwjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 16-23
-			"AAWWWWWWWjjjjAjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 24-31
-			";WWWWjWWjjjjAAjjwwwkkkkkkkkkkkkkkkkkkkkkk", // M 12288-16383, N 32-47
-			";WWWdjjjjj999999Bkkskkkkkkkkkkkkkkkkkkkkk", // M 12288-16383, N 48-63
-			"AWWdddddd9999:9uusssskkkkjjjjjjjjjjjjjjjj", // M 12288-16383, N 64-95
-			"rddddddddd9::9suussssskkkkssskkkkkkkkkkkk", // M 12288-16383, N 96-127
-			"Addddddd9sssssssusssssssssssskkkkkkkkkkkk", // M 12288-16383, N 128-191
-			"Addddddqqsssssssssssssssssssskkkkkkkkkkkk", // M 12288-16383, N 192-255
-			"Adddddqqqsssssssssssssssssssskkkkkkkkkkkk", // M 12288-16383, N 256-383
-			"AAdddqqqssssssssssssssssssssskkkkkkkkkkkk", // M 12288-16383, N 384-511
-			"===dqqqqssssssssssssssssssssskkkkkkkkkkkk", // M 12288-16383, N 512-767
-			"===sqqqqssssssssssssssssssssskkkkkkkkkkkk", // M 12288-16383, N 768-1023
-			"rrsqqqqqsssssssssssssssssssss11kkkkkkkkkk", // M 12288-16383, N 1024-1535
-			"rsqqqqqqqssssssssssssssssssss11kkkkkkkkkk", // M 12288-16383, N 1536-2047
-			"ssqqqqqssssssssssssssssssssss11kkkkkkkkkk", // M 12288-16383, N 2048-3071
-			"sqqqqqsssssssssssssssssssssss11kkkkkkkkkk", // M 12288-16383, N 3072-4095
-			"sqqqq11sssssssssssssssssssssskkkkkkkkkkkk", // M 12288-16383, N 4096-6143
-			"sqqq1q11111sssssssssssssssssskkkkkkkkkkkk", // M 12288-16383, N 6144-8191
-			"sqqq1q1111tsssssssssssssssssskkkkkkkkkkkk", // M 12288-16383, N 8192-12287
-			"sqqqs11s111sssssssssssssssssskkkkkkkkkkkk", // M 12288-16383, N 12288-16383
-			"sqqqsssssssssssssssssssssssssskkkkkkkkkkk", // M 12288-16383, N 16384-24575
-			"ssqqssssssssssssssssssssssssssskkkkkkkkkk", // M 12288-16383, N 24576-32767
-			"sssqqqsssssssssssssssssssssssssskkkkkkkkk", // M 12288-16383, N 32768-49151
-			"sssssqqqssssssssssssssssssssssssskkkkkkkk", // M 12288-16383, N 49152-65535
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 12288-16383, N 65536-98303
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 12288-16383, N 98304-131071
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 12288-16383, N 131072-196607
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 12288-16383, N 196608-262143
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 12288-16383, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 12288-16383, N >= 393216
-			"QQQQQQQQMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQ", // M 16384-24575, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 16384-24575, N (none)
-			"RRRRRRRRRMMMMRRjjjjjSSSSSSSSSRRRRRRRRRRRR", // M 16384-24575, N 2
-			"SSSSSQQQQQQQSSSjjjjjjSSSSSSSSSSSSSSSSSSSS", // M 16384-24575, N 3
-			"jjjjQQQQQQQRRRjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 4-5
-			"jjjCCCWWWCCCCCjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 6-7
-			"jjjCCWWWWjCCCCjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 8-11
-			"jjCCCWWWWjCjjCjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 12-15
-			"jjCCCCjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 16-23
-			"AAWWWjjjjjjjjjjjjjjjjkkkkjjjjjjjjjjjjjjjj", // M 16384-24575, N 24-31
-			";WWWWjjjjjjjjjjwwkkkkkkkkkkkkkkkkkkkkkkkk", // M 16384-24575, N 32-47
-			";WWWjjjjjjAAAA99kkkkkkkkkkkkkkkkkkkkkkkkk", // M 16384-24575, N 48-63
-			"AWdddddjj99AA99vkssssskkkjjjjjjjjjjjjjjjj", // M 16384-24575, N 64-95
-			"rddddddddd9999ssssssssslllsssskkkkkkkkkkk", // M 16384-24575, N 96-127
-			"Adddddddd9sssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 128-191
-			"Adddddqddssssssvsssssssssssssskkkkkkkkkkk", // M 16384-24575, N 192-255
-			"AAdddqqqqssssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 256-383
-			"AAddqqqssssvvvvsssssssZssssssskkkkkkkkkkk", // M 16384-24575, N 384-511
-			"===qqqqssssvvvvsssssssZssssssskkkkkkkkkkk", // M 16384-24575, N 512-767
-			"==ssqqqssssssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 768-1023
-			"rsssqqqqsssssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 1024-1535
-			"sssqqqqqsssssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 1536-2047
-			"ssqqqqsssssssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 2048-3071
-			"sqqqqssssssssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 3072-4095
-			"sqqqsssssssssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 4096-6143
-			"sqqqsssssssssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 6144-8191
-			"sqqssssss1sssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 8192-12287
-			"sqqssssssssssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 12288-16383
-			"ssqqsssssssssssssssssssssssssskkkkkkkkkkk", // M 16384-24575, N 16384-24575
-			"ssqqssssssssssssssssssssssssssskkkkkkkkkk", // M 16384-24575, N 24576-32767
-			"sssqqqsssssssssssssssssssssssssskkkkkkkkk", // M 16384-24575, N 32768-49151
-			"sssssssqssssssssssssssssssssssssskkkkkkkk", // M 16384-24575, N 49152-65535
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 16384-24575, N 65536-98303
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 16384-24575, N 98304-131071
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 16384-24575, N 131072-196607
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 16384-24575, N 196608-262143
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 16384-24575, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 16384-24575, N >= 393216
-			"QQQQQQQMMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQ", // M 24576-32767, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 24576-32767, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 24576-32767, N 2
-			"SSSSSfffffffffjSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 24576-32767, N 3
-			"jjjjffffffffffjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 4-5
-			"jjjwwwwjwwwQQQjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 6-7
-			"jjjwwWWWWjwwwwjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 8-11
-			"jjjwWWWWWjwjjwjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 12-15
-			"jjwwwwjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 16-23
-			"AAWWWjjjjjjjjjjjjjjjjjkjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 24-31
-			";WWWWjjjjjjjjjjkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 24576-32767, N 32-47
-			";WWdjjjjjjjAjj9kkkkkkkkkkkkkkkkkkkkkkkkkk", // M 24576-32767, N 48-63
-			"Adddjjjjd99999kkkk777skkkjjjjjjjjjjjjjjjj", // M 24576-32767, N 64-95
-			"rddddddddd999v7777777sssllssssskkkkkkkkkk", // M 24576-32767, N 96-127
-			"Addddd9ddvsssssv7s7sssssssssssskkkkkkkkkk", // M 24576-32767, N 128-191
-			"Adddd99ddvsssssvssssssssssssssskkkkkkkkkk", // M 24576-32767, N 192-255
-			"AAddqq9qvssvsssvvsssssssssssssskkkkkkkkkk", // M 24576-32767, N 256-383
-			"AAAqqqssssvvvtvsssssZZZsssssssskkkkkkkkkk", // M 24576-32767, N 384-511
-			"==sqqqssssvvvvtsssssZZZsssssssskkkkkkkkkk", // M 24576-32767, N 512-767
-			"=sssqqssssssssssssssssssssssssskkkkkkkkkk", // M 24576-32767, N 768-1023
-			"sssssqqsssssssssssssssssssssssskkkkkkkkkk", // M 24576-32767, N 1024-1535
-			"ssssqqqqssssssssssssssssssssssskkkkkkkkkk", // M 24576-32767, N 1536-2047
-			"sssqqqssssssssssssssssssssssssskkkkkkkkkk", // M 24576-32767, N 2048-3071
-			"ssqqssssssssssssssssssssssssssskkkkkkkkkk", // M 24576-32767, N 3072-4095
-			"ssqqssssssssssssssssssssssssssskkkkkkkkkk", // M 24576-32767, N 4096-6143
-			"ssqsssssssssssssssssssssssssssskkkkkkkkkk", // M 24576-32767, N 6144-8191
-			"ssqsssssssssssssssssssssssssssskkkkkkkkkk", // M 24576-32767, N 8192-12287
-			"ssqsssssssssssssssssssssssssssskkkkkkkkkk", // M 24576-32767, N 12288-16383
-			"ssqqssssssssssssssssssssssssssskkkkkkkkkk", // M 24576-32767, N 16384-24575
-			"sssqssssssssssssssssssssssssssskkkkkkkkkk", // M 24576-32767, N 24576-32767
-			"sssssqsssssssssssssssssssssssssskkkkkkkkk", // M 24576-32767, N 32768-49151
-			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 24576-32767, N 49152-65535
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 24576-32767, N 65536-98303
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 24576-32767, N 98304-131071
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 24576-32767, N 131072-196607
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 24576-32767, N 196608-262143
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 24576-32767, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 24576-32767, N >= 393216
-			"QQQQQQQMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQQ", // M 32768-49151, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 32768-49151, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 32768-49151, N 2
-			"SSSSSSSQQQSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 32768-49151, N 3
-			"jjjjjQQQQQQQQSSjjjjjSSSSSSSSjjjjjjjjjjjjj", // M 32768-49151, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjljjjjjjjjjjjjjjj", // M 32768-49151, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 32768-49151, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 32768-49151, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 32768-49151, N 16-23
-			"AAWWjjjjjjjjjjjjjjjjjjjkjjjjjjjjjjjjjjjjj", // M 32768-49151, N 24-31
-			";;WWjjjjjjjjjj9kkkkjjkkkkkkkkkkkkkkkkkkkk", // M 32768-49151, N 32-47
-			";;ddjjjdlljjj9kkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 32768-49151, N 48-63
-			"Adddjjdlllwwwkkkkkklltkkjjjjjjjjjjjjjjjjj", // M 32768-49151, N 64-95
-			"rddddjdddklkkvkkkk7777sskksssssskkkkkkkkk", // M 32768-49151, N 96-127
-			"AAdddkkkkssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 128-191
-			"AAddqs99vssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 192-255
-			"AAdqqssvvssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 256-383
-			"AAsqqssssssvvvsssssssssssssssssskkkkkkkkk", // M 32768-49151, N 384-511
-			"=ssqqssssssvvssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 512-767
-			"ssssqqsssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 768-1023
-			"ssssssqssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 1024-1535
-			"sssssssssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 1536-2047
-			"ssssqqsssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 2048-3071
-			"sssqqssssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 3072-4095
-			"sssqsssssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 4096-6143
-			"ssqqsssssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 6144-8191
-			"ssqssssssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 8192-12287
-			"sssqsssssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 12288-16383
-			"sssqsssssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 16384-24575
-			"sssssssssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 24576-32767
-			"sssssssssssssssssssssssssssssssskkkkkkkkk", // M 32768-49151, N 32768-49151
-			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 32768-49151, N 49152-65535
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 32768-49151, N 65536-98303
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 32768-49151, N 98304-131071
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 32768-49151, N 131072-196607
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 32768-49151, N 196608-262143
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 32768-49151, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 32768-49151, N >= 393216
-			"QQQQQQQQQQQQQQQQQMQQMMMMQQQQQQQQQQQQQQQQQ", // M 49152-65535, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 49152-65535, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 49152-65535, N 2
-			"SSSSSSSQQQjSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 49152-65535, N 3
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 16-23
-			"AAWWjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 24-31
-			"==ddjjjjljjjjjkkkkkjjjjkkkkkkkkkkkkkkkkkk", // M 49152-65535, N 32-47
-			"==ddjjjllllwlkkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 49152-65535, N 48-63
-			"AAddjjlllllllkkkkkkkkksssjjjjjjjjjjjjjjjj", // M 49152-65535, N 64-95
-			"rrddj399klllkkkkkkkkksssssssssssskkkkkkkk", // M 49152-65535, N 96-127
-			"AAddkkkkkkssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 128-191
-			"AAdqskkkkvvsssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 192-255
-			"AAqqsssssvvsssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 256-383
-			"Assqssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 384-511
-			"sssqssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 512-767
-			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 768-1023
-			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 1024-1535
-			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 1536-2047
-			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 2048-3071
-			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 3072-4095
-			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 4096-6143
-			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 6144-8191
-			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 8192-12287
-			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 12288-16383
-			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 16384-24575
-			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 24576-32767
-			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 32768-49151
-			"ssssssssssssssssssssssssssssssssskkkkkkkk", // M 49152-65535, N 49152-65535
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 49152-65535, N 65536-98303
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 49152-65535, N 98304-131071
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 49152-65535, N 131072-196607
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 49152-65535, N 196608-262143
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 49152-65535, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 49152-65535, N >= 393216
-			"QQQQQQMMMQQQQQQMMMMMMMMMMMQQQQQQQQQQQQQQQ", // M 65536-98303, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 65536-98303, N (none)
-			"RRRRRRQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 65536-98303, N 2
-			"SSSSSSSQQSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 65536-98303, N 3
-			"jjjjjjjQQQQQSSSSSSSSSSSSSjjjjjjjjjjjjjjjj", // M 65536-98303, N 4-5
-			"jjjjjffffffQQQQSjllllSSjjjjjjjjjjjjjjjjjj", // M 65536-98303, N 6-7
-			"jjjjjjjjjjQQQjjjkkkklllljjjjjjjjjjjjjjjjj", // M 65536-98303, N 8-11
-			"jjjjjjjjjjjjjjjjkkkklllljjjjjjjjjjjjjjjjj", // M 65536-98303, N 12-15
-			"jjjjjjjjjjjjjjjjkkjkljCjjjjjjjjjjjjjjjjjj", // M 65536-98303, N 16-23
-			"AAdjjjjjjjjjjjjkjjjjjjjjjjjjjjjjjjjjjjjjj", // M 65536-98303, N 24-31
-			"==djjjjjjjjjjkkkkkkjjjjkkkkkkkkkkkkkkkkkk", // M 65536-98303, N 32-47
-			"==djjjlllllllkkkkkkkkkkskkkkkkkkkkkkkkkkk", // M 65536-98303, N 48-63
-			"AAddj999llllkkkkkkkkkssssjjjjjjjjjjjjjjjj", // M 65536-98303, N 64-95
-			"rrdd33339lllk11kkkkkkssssssssssssskkkkkkk", // M 65536-98303, N 96-127
-			"AAdkkk99kkksvvvssssssssssssssssssskkkkkkk", // M 65536-98303, N 128-191
-			"AAqskk9kk77vsvssssZZZssssssssssssskkkkkkk", // M 65536-98303, N 192-255
-			"Asqssskv777vssssssZZZssssssssssssskkkkkkk", // M 65536-98303, N 256-383
-			"ssqsssssv7vssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 384-511
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 512-767
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 768-1023
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 1024-1535
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 1536-2047
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 2048-3071
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 3072-4095
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 4096-6143
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 6144-8191
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 8192-12287
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 12288-16383
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 16384-24575
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 24576-32767
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 32768-49151
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 49152-65535
-			"sssssssssssssssssssssssssssssssssskkkkkkk", // M 65536-98303, N 65536-98303
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 65536-98303, N 98304-131071
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 65536-98303, N 131072-196607
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 65536-98303, N 196608-262143
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 65536-98303, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 65536-98303, N >= 393216
-			"QQQQQQMMQQQQRQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 98304-131071, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 98304-131071, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 98304-131071, N 2
-			"SSSSSSSQffSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 98304-131071, N 3
-			"jjjjjjfffjjjSSSSSSSSSSSSjjjjjjjjjjjjjjjjj", // M 98304-131071, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 16-23
-			"AAAjjjjjjjjjjjjkkjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 24-31
-			"==djjjjjjjjjjkkkkkkjjjjkkkkkkkkkkkkkkkkkk", // M 98304-131071, N 32-47
-			"==djjjjjlllllkkkkkkkkksskkkkkkkkkkkkkkkkk", // M 98304-131071, N 48-63
-			"AAdj9999llllkkkkkkkkkssssjjjjjjjjjjjjjjjj", // M 98304-131071, N 64-95
-			"rrd999339lllk11kkkkkksssssssssssssskkkkkk", // M 98304-131071, N 96-127
-			"AAskkj93kkkkk11sssssssssssssssssssskkkkkk", // M 98304-131071, N 128-191
-			"Assskk97k77vsvsssZZZYZssssssssssssskkkkkk", // M 98304-131071, N 192-255
-			"ssssskkk777vsssssZZZYZssssssssssssskkkkkk", // M 98304-131071, N 256-383
-			"ssssssssv77sssssssssssssssssssssssskkkkkk", // M 98304-131071, N 384-511
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 512-767
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 768-1023
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 1024-1535
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 1536-2047
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 2048-3071
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 3072-4095
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 4096-6143
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 6144-8191
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 8192-12287
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 12288-16383
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 16384-24575
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 24576-32767
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 32768-49151
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 49152-65535
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 65536-98303
-			"ssssssssssssssssssssssssssssssssssskkkkkk", // M 98304-131071, N 98304-131071
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 98304-131071, N 131072-196607
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 98304-131071, N 196608-262143
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 98304-131071, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 98304-131071, N >= 393216
-			"QQQQQQMMQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 131072-196607, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 131072-196607, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 131072-196607, N 2
-			"SSSSSSfffffSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 131072-196607, N 3
-			"jjjjfffffffQQQSSSSSSSSjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 16-23
-			"AAdjjjjjjjjjjjkkkjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 24-31
-			"==djjjjjjjjjjkkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 131072-196607, N 32-47
-			"=djjjjjjjlllkkkkkkkkkkkskkkkkkkkkkkkkkkkk", // M 131072-196607, N 48-63
-			"Adjjjjjjjlllkkkkkkkkkksssjjjjjjjjjjjjjjjj", // M 131072-196607, N 64-95
-			"r111jj99jlllkkkkkkkkkssssssssssssssskkkkk", // M 131072-196607, N 96-127
-			"Asskkjjkkkkkkvsssssssssssssssssssssskkkkk", // M 131072-196607, N 128-191
-			"sssskkkkk77vsssssssssssssssssssssssskkkkk", // M 131072-196607, N 192-255
-			"ssssskkkk77vsssssssssssssssssssssssskkkkk", // M 131072-196607, N 256-383
-			"sssssssssvvssssssssssssssssssssssssskkkkk", // M 131072-196607, N 384-511
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 512-767
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 768-1023
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 1024-1535
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 1536-2047
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 2048-3071
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 3072-4095
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 4096-6143
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 6144-8191
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 8192-12287
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 12288-16383
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 16384-24575
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 24576-32767
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 32768-49151
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 49152-65535
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 65536-98303
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 98304-131071
-			"sssssssssssssssssssssssssssssssssssskkkkk", // M 131072-196607, N 131072-196607
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 131072-196607, N 196608-262143
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 131072-196607, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 131072-196607, N >= 393216
-			"QQQQQQMMMQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 196608-262143, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 196608-262143, N (none)
-			"RRRRRRRMMMRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 196608-262143, N 2
-			"SSSfffffffffSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 196608-262143, N 3
-			"jjfffffffffQQQQSSSSSSjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 4-5
-			"jjjjjjjMMjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 16-23
-			"AAjjjjjjjjjjjjjkkkjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 24-31
-			"=djjjjjjjjjj9kkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 196608-262143, N 32-47
-			"=djjjjjjjjkk9kkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 196608-262143, N 48-63
-			"A11jjjjjjjlk9kkkkkkkkksssjjjjjjjjjjjjjjjj", // M 196608-262143, N 64-95
-			"r61jjjjjkkkk9kkkkkssssssssssssssssssskkkk", // M 196608-262143, N 96-127
-			"sskkkjkkkkksssssssssssssssssssssssssskkkk", // M 196608-262143, N 128-191
-			"ssskkkkkkkksssssssssssssssssssssssssskkkk", // M 196608-262143, N 192-255
-			"sssssskskkssssssssssssssssssssssssssskkkk", // M 196608-262143, N 256-383
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 384-511
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 512-767
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 768-1023
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 1024-1535
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 1536-2047
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 2048-3071
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 3072-4095
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 4096-6143
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 6144-8191
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 8192-12287
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 12288-16383
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 16384-24575
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 24576-32767
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 32768-49151
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 49152-65535
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 65536-98303
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 98304-131071
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 131072-196607
-			"ssssssssssssssssssssssssssssssssssssskkkk", // M 196608-262143, N 196608-262143
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 196608-262143, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 196608-262143, N >= 393216
-			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 262144-393215, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 262144-393215, N (none)
-			"RRRQQQQQQQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 262144-393215, N 2
-			"SSQQjjjQQQQQQQQSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 262144-393215, N 3
-			"jjjjjjjjjjjQQQjjjSSjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 16-23
-			"AAjjjjjjjjjj99kkkkkkkkjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 24-31
-			"=1jjjjjjjjj9999kkkkkkkkkkkkkkkkkkkkkkkkkk", // M 262144-393215, N 32-47
-			"=jjjjjjjjj9999kkkkkkkkkskkkkkkkkkkkkkkkkk", // M 262144-393215, N 48-63
-			"Aq1jjjjjj99999ksssssssssjjjjjjjjjjjjjjjjj", // M 262144-393215, N 64-95
-			"s61jjjjjj99999k77ssssssssssssssssssssskkk", // M 262144-393215, N 96-127
-			"sskkjjjkkskksssssssssssssssssssssssssskkk", // M 262144-393215, N 128-191
-			"sskkkkkksssssssssssssssssssssssssssssskkk", // M 262144-393215, N 192-255
-			"sssskkkssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 256-383
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 384-511
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 512-767
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 768-1023
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 1024-1535
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 1536-2047
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 2048-3071
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 3072-4095
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 4096-6143
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 6144-8191
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 8192-12287
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 12288-16383
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 16384-24575
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 24576-32767
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 32768-49151
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 49152-65535
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 65536-98303
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 98304-131071
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 131072-196607
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 196608-262143
-			"sssssssssssssssssssssssssssssssssssssskkk", // M 262144-393215, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 262144-393215, N >= 393216
-			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 393216-524287, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 393216-524287, N (none)
-			"RRRRQQQQjjjjRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 393216-524287, N 2
-			"SSjjjjjjjjjjQQQSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 393216-524287, N 3
-			"jjjjjjjjjjjQQjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 16-23
-			"AAjjjjjjjjjk999kkkkkkkjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 24-31
-			"=jjjjjjjjj99999kkkkkkkkkkkkkkkkkkkkkkkkkk", // M 393216-524287, N 32-47
-			"=qqjjjjjj999999ksssssssskkkkkkkkkkkkkkkkk", // M 393216-524287, N 48-63
-			"jq1jjjjjj99999k77sssssssjjjjjjjjjjjjjjjjj", // M 393216-524287, N 64-95
-			"s61jjjjjj99999k77sssssssssssssssssssssskk", // M 393216-524287, N 96-127
-			"sskjjjjjkskkksss7sssssssssssssssssssssskk", // M 393216-524287, N 128-191
-			"sskkkjkkksssssssssssssssssssssssssssssskk", // M 393216-524287, N 192-255
-			"sssskkksssssssssssssssssssssssssssssssskk", // M 393216-524287, N 256-383
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 384-511
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 512-767
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 768-1023
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 1024-1535
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 1536-2047
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 2048-3071
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 3072-4095
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 4096-6143
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 6144-8191
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 8192-12287
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 12288-16383
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 16384-24575
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 24576-32767
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 32768-49151
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 49152-65535
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 65536-98303
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 98304-131071
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 131072-196607
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 196608-262143
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 393216-524287, N >= 393216
-			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 524288-786431, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 524288-786431, N (none)
-			"jjQQjjjjjjjjjQQjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 2
-			"jQjjjjjjjjjjjQQjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 3
-			"jjjjjjjjjjjjjQjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 16-23
-			"AAjjjjjjjjjkk99kkkkkkkjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 24-31
-			"=jjjjjjjjjk9999kkkssssskkkkkkkkkkkkkkkkkk", // M 524288-786431, N 32-47
-			"kqqjjjjjj999999ksssssssskkkkkkkkkkkkkkkkk", // M 524288-786431, N 48-63
-			"jqqjjjjjj99999ksssssssssjjjjjjjjjjjjjjjjj", // M 524288-786431, N 64-95
-			"s61jjjjjj99999k77sssssssssssssssssssssssk", // M 524288-786431, N 96-127
-			"sskkjjjkkskkksssssssssssssssssssssssssssk", // M 524288-786431, N 128-191
-			"sskkkkkkksssssssssssssssssssssssssssssssk", // M 524288-786431, N 192-255
-			"sssskkksssssssssssssssssssssssssssssssssk", // M 524288-786431, N 256-383
-			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 384-511
-			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 512-767
-			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 768-1023
-			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 1024-1535
-			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 1536-2047
-			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 2048-3071
-			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 3072-4095
-			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 4096-6143
-			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 6144-8191
-			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 8192-12287
-			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 12288-16383
-			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 16384-24575
-			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 24576-32767
-			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 32768-49151
-			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 49152-65535
-			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 65536-98303
-			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 98304-131071
-			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 131072-196607
-			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 196608-262143
-			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssssk", // M 524288-786431, N >= 393216
-			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 786432-1048575, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 786432-1048575, N (none)
-			"jjQQjjjjjjjjjQQQjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 2
-			"jjjjjjjjjjjjjQQjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 3
-			"jjjjjjjjjjjjjQjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 16-23
-			"Ajjjjjjjjjjkkkkkkkksssjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 24-31
-			"kjjjjjjjjjkk999kksssssskkkkkkkkkkkkkkkkkk", // M 786432-1048575, N 32-47
-			"kqqjjjjjj999999kssssssskkkkkkkkkkkkkkkkkk", // M 786432-1048575, N 48-63
-			"jqqqjjjjj99999kkssssssssjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 64-95
-			"sv11jjjj999999ksssssss77sssssssssssssssss", // M 786432-1048575, N 96-127
-			"sskkkjkkkssksssssssssssssssssssssssssssss", // M 786432-1048575, N 128-191
-			"ssskkkkksssssssssssssssssssssssssssssssss", // M 786432-1048575, N 192-255
-			"sssskksssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 256-383
-			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 384-511
-			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 512-767
-			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 768-1023
-			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 1024-1535
-			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 1536-2047
-			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 2048-3071
-			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 3072-4095
-			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 4096-6143
-			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 6144-8191
-			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 8192-12287
-			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 12288-16383
-			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 16384-24575
-			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 24576-32767
-			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 32768-49151
-			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 49152-65535
-			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 65536-98303
-			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 98304-131071
-			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 131072-196607
-			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 196608-262143
-			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N 262144-393215
-			"sssssssssssssssssssssssssssssssssssssssss", // M 786432-1048575, N >= 393216
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 1048576-1572863, N (none)
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 2
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 3
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 16-23
-			"jjjjjjjjjjjkkkkkkkssjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 24-31
-			"kkjjjjjjjjkkk99kkssssskkkkkkkkkkkkkkkkkkk", // M 1048576-1572863, N 32-47
-			"kkqqjjjjjkk9999ks7777sskkkkkkkkkkkkkkkkkk", // M 1048576-1572863, N 48-63
-			"jqqqqjjjj999999ksssss77jjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 64-95
-			"svqq11119v9999ksssssss7ssssssssssssssssss", // M 1048576-1572863, N 96-127
-			"sskkkkkkkssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 128-191
-			"ssskkkkssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 192-255
-			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 256-383
-			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 384-511
-			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 512-767
-			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 768-1023
-			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 1024-1535
-			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 1536-2047
-			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 2048-3071
-			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 3072-4095
-			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 4096-6143
-			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 6144-8191
-			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 8192-12287
-			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 12288-16383
-			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 16384-24575
-			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 24576-32767
-			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 32768-49151
-			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 49152-65535
-			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 65536-98303
-			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 98304-131071
-			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 131072-196607
-			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 196608-262143
-			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N 262144-393215
-			"sssssssssssssssssssssssssssssssssssssssss", // M 1048576-1572863, N >= 393216
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M >= 1572864, N (none)
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 2
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 3
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 16-23
-			"jjjjjjjjjjjjkkkkjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 24-31
-			"kkkjjjjjjjjkkkkkssssskkkkkkkkkkkkkkkkkkkk", // M >= 1572864, N 32-47
-			"kkqqjjjjjjkk999ks7777skkkkkkkkkkkkkkkkkkk", // M >= 1572864, N 48-63
-			"jjqqqqjjjs99999s777777jjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 64-95
-			"ssvqqqqvvsss99s7777777sssssssssssssssssss", // M >= 1572864, N 96-127
-			"ssskkkkssssssssssssssssssssssssssssssssss", // M >= 1572864, N 128-191
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 192-255
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 256-383
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 384-511
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 512-767
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 768-1023
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 1024-1535
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 1536-2047
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 2048-3071
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 3072-4095
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 4096-6143
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 6144-8191
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 8192-12287
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 12288-16383
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 16384-24575
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 24576-32767
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 32768-49151
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 49152-65535
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 65536-98303
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 98304-131071
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 131072-196607
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 196608-262143
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N 262144-393215
-			"sssssssssssssssssssssssssssssssssssssssss", // M >= 1572864, N >= 393216
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUMMPPPPOOOOOOOOO",   // M <= 1, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M <= 1, N (none)
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUMPPPPPPPPOOOOOO",   // M <= 1, N 2
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP",   // M <= 1, N 3
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUMPPPPPPPPPPPPPP",   // M <= 1, N 4-5
+			"UUUUUUHHUUUUUUUUUUUUUUUUUUMPPPPPPPPPPPPPP",   // M <= 1, N 6-7
+			"UUUUUUHHUUUUUUVVUUUUUUUUUUMMMPPPPPPPPPPPP",   // M <= 1, N 8-11
+			"UUUUUHHHUUUUUUVVVUUUUUUUUUPPPOOPPPPPPPPPP",   // M <= 1, N 12-15
+			"HHHHHHHHHUUUUUUUUUUUUUUUUHPPPPPPPPPPPPPPP",   // M <= 1, N 16-23
+			"]]]VVVUUUUUUUUUUUUUUUUUUVHHDOOOOOOONNNNNN",   // M <= 1, N 24-31
+			"]]]]VVUUUUUUTVVVVVVVVVUUVHHHCCOOOOOOOOONN",   // M <= 1, N 32-47
+			"]]]]]VVUUUUUTVVVVVVVVVVUVHHHHHCCOOOONNNNN",   // M <= 1, N 48-63
+			"]]]]]]VVUUUOOVVVVVVVVVVVHHHHHHHCCCENNNNNN",   // M <= 1, N 64-95
+			"]]]]]]]VVVVUEVVVVVVVVVVVHHHHHHHHCCCCNNNNN",   // M <= 1, N 96-127
+			"]]]]]]]]VVVEEVVVVVVVVVVHHHHHHHHHHHCCCENNN",   // M <= 1, N 128-191
+			"]]]]]]]]]]]]EVVVVVVVVHHHHHHHHHHHHHHHhhhNN",   // M <= 1, N 192-255
+			"]]]]]]]]]]]]]EVVVVVHHHHHHHHHHHHHHHHHHhhhh",   // M <= 1, N 256-383
+			"]]]]]]]]]]]]]]VVVVHHHHHHHHHHHHHHHHHHHHhhh",   // M <= 1, N 384-511
+			"]]]]]]]]]]]]]]EVVVHHHHHHHHHHHHHHHHHHHHHhh",   // M <= 1, N 512-767
+			"]]]]]]]]]]]]]ETTVVHHHHHHHHHHHHHHHHHHHHHHh",   // M <= 1, N 768-1023
+			"]]]]]]]TNTTTTTTTTTHHHHHHHHHHHHHHHHHHHHHHH",   // M <= 1, N 1024-1535
+			"]]]]]]TNNNNNNTTTTFFFHLHHHHHIIIIHHHHHHHHHH",   // M <= 1, N 1536-2047
+			"]]]]]NNNNNNNNTTTTIFFILLHHIIIIIIIHHHHHHHHH",   // M <= 1, N 2048-3071
+			"NNNNNNNNNNNNNTTTFTFIIKKKKKIIIIIIFHHHHHHHH",   // M <= 1, N 3072-4095
+			"NNNNNNNNNNNNTTTFFFFIIIKKKKIIIIIIFFHHHHHHH",   // M <= 1, N 4096-6143
+			"NNNNNNNNNNNNGGGKFIFJGIKKKKKIIIIFFFFFHHHHH",   // M <= 1, N 6144-8191
+			"NNNNNNNNNNNNGGGKKKJJJJGIFKKIIIIFEEEEEhHHh",   // M <= 1, N 8192-12287
+			"]]]]]NNNNNNNGGGKKKJJJJFFFKKKKKEEEEEEhhhhh",   // M <= 1, N 12288-16383
+			"]]]]]]NNNNNEGGGGGGGGGJKFFKEEEEEEEEEEhhhhh",   // M <= 1, N 16384-24575
+			"]]]]]]]]NNNEGGGGGGGGGGGGGEEEEEEEEEEhhhhhh",   // M <= 1, N 24576-32767
+			"]]]]]]]]]EEGGGGGGGGGGDDDDDEEEEEEEEhhhhhhh",   // M <= 1, N 32768-49151
+			"]]]]]]]]EEEGGGGGGGGEEDdDDDEEEEEEhhhhhhhhh",   // M <= 1, N 49152-65535
+			"]]]]]]]iEEGGEDEEEEEEEDDDDEEEEE3333hhhhhhh",   // M <= 1, N 65536-98303
+			"]]]]]]ihEEEEEDDEEEEEDDDEEEEggg3333333hhhh",   // M <= 1, N 98304-131071
+			"]]]]]iihEEEEEEEEEEEEDEEEEEggggg33333333hh",   // M <= 1, N 131072-196607
+			"]]]]iiihEEEEEDEEEEEDDDEEEEggggg333333333h",   // M <= 1, N 196608-262143
+			"]]]]iiiEEEEEfgDEEEEDDDEEEgggggg3333333333",   // M <= 1, N 262144-393215
+			"]]ggiiiEEEEffggEEEEDDDDEEggggggg333333333",   // M <= 1, N >= 393216
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N (none)
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 2
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 3
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 4-5
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 6-7
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 8-11
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 12-15
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 16-23
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 24-31
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 32-47
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 48-63
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 64-95
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 96-127
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 128-191
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 192-255
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 256-383
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 384-511
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 512-767
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 768-1023
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 1024-1535
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 1536-2047
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 2048-3071
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 3072-4095
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 4096-6143
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 6144-8191
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 8192-12287
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 12288-16383
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 16384-24575
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 24576-32767
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 32768-49151
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 49152-65535
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 65536-98303
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 98304-131071
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 131072-196607
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 196608-262143
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 262144-393215
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N >= 393216
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUMPPPPPPPPOOOOOO",   // M 2, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 2, N (none)
+			"U]UUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP",   // M 2, N 2
+			"]]]]UUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP",   // M 2, N 3
+			"]]]]UUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP",   // M 2, N 4-5
+			"]]]]UUUUUUUUUUVUUUUUUUUUUUM>PPPPPPPPPPPPP",   // M 2, N 6-7
+			"U]]UUUUUUUUUVUUUUUUUUUUUUUMCCCCCPPPPPPPPP",   // M 2, N 8-11
+			"UUUUUUUUUUUUUVVUUUUUUUUUUUOOPCCCCCPPPPPPP",   // M 2, N 12-15
+			"UUUUUUUUUUUUUUUUUUUUUUUUULOOOOOCCCCCPPPPO",   // M 2, N 16-23
+			"]]]]]]VVUUUUUUUUUUUUUUVVVCCCCCORCCCCCCCCN",   // M 2, N 24-31
+			"]]]]]]VUUUUUTTTVVVVVVVVVHHCCCCCOdddCCCCCC",   // M 2, N 32-47
+			"]]]]]]]]UUUTTTVVVVVVVVVVHHCCCCCCCdddNCCdd",   // M 2, N 48-63
+			"]]]]]]]]UUUTTVVVVVVVVVVLLLCCCCCCCCNdddddd",   // M 2, N 64-95
+			"]]]]]]]]TTTTEVVVVVVVVVVLLLLCCCCCCCCNNdddd",   // M 2, N 96-127
+			"]]]]]]]]]TTEEVVVVVVVVVLLLLLHHCCCCCCCCNNNN",   // M 2, N 128-191
+			"]]]]]]]]]]]]EEVVVVLLLLLLLLLLHHhhhhhhCCNNN",   // M 2, N 192-255
+			"]]]]]]]]]]]]]ETVTTLLLLLLLLLLHHhhhhhhhhhhh",   // M 2, N 256-383
+			"]]]]]]]]]]]]]ETTTTLLLLLLLLLLHHHhhhhhhhhhh",   // M 2, N 384-511
+			"]]]]]]]]]]]]]ETTTTLLLLLLLLLHHHHHhhhhhhhhh",   // M 2, N 512-767
+			"]]]]]]]]]]]]]TTTTTLLLLLLLLLLLHHHHhhhhhhhh",   // M 2, N 768-1023
+			"]]]]]]]TTTTTTTTTTTLLLLLLLLLLLLLLHHHhhhhhh",   // M 2, N 1024-1535
+			"]]]]]]TNNNNNNTTTTFFLLLLLLLLIIIIIhHHHhhhhh",   // M 2, N 1536-2047
+			"]]]]]NNNNNNNNTTTTFFILLLLLIIIIIIIhhHHHhhhh",   // M 2, N 2048-3071
+			"WWWNNNNNNNNNTTIIIIIeeKKKKIIIIIIIhhhhhhhhh",   // M 2, N 3072-4095
+			"NNNNNNNNNNNNTJJIIIIIIKLKKKIIIIIIhhhhhhhhh",   // M 2, N 4096-6143
+			"iNNNNNNNNNNNNJJJKIKKJKKKKKIIIIIIhhhhhhhhh",   // M 2, N 6144-8191
+			"ggg]]NNNNNNNJJJJKJJJJJdKKKIIIIKhhhhhhhhhh",   // M 2, N 8192-12287
+			"]]]]]]NNNNNNhJJJJJJJJJJIhhhhhhhhhhhhhhhhh",   // M 2, N 12288-16383
+			"]]]]]]iNNNhhhhJJJJJJJJJJhhhhhhhhhhhhhhhhh",   // M 2, N 16384-24575
+			"]]]]]]iiiihhhhJGGJJJJJJJhhhhhhhhhhhhhhhhh",   // M 2, N 24576-32767
+			"]]]]]iiiihhhGGGGGGGEEEEEhhhhhhhhhhhhhhhhh",   // M 2, N 32768-49151
+			"]]]]giiihhhJJhJJJJEhhhhhhhhhhhhhhhhhhhhhh",   // M 2, N 49152-65535
+			"]]]ggiiihhhhhhhEEEEhhgghhhhgg33333hhhhhhh",   // M 2, N 65536-98303
+			"]]gggiihhhhhhhhhEEhhggggggggg33333333hhhh",   // M 2, N 98304-131071
+			"]gggiihhhhhhhhhhEEhggggggggggg333333333hh",   // M 2, N 131072-196607
+			"ggggiihhhhhhfffEEEEggggggggggg33333333333",   // M 2, N 196608-262143
+			"ggggiihhhhhfffegEEEDggggggggggg3333333333",   // M 2, N 262144-393215
+			"ggggiihhhhffffegEEEgggggggggggg3333333333",   // M 2, N >= 393216
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUMPPPPPPPPPPPPPP",   // M 3, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 3, N (none)
+			"]]]]UUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP",   // M 3, N 2
+			"]00\\UUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP",  // M 3, N 3
+			"\\00\\]UUUUUUUUUUUUUUUUUUUUU>>PPPPPPPPPPPPP", // M 3, N 4-5
+			"]\\\\]]UUUUUUUUVUUUUUUUUUUUUC>CCCPPPPPPPPPP", // M 3, N 6-7
+			"]]]]]UUUUUUUUVVUUUUUUUUUUUCCCCCCPPPPPPPPP",   // M 3, N 8-11
+			"UU]]UUUUUUUUUUUUUUUUUUUUUUPPCCCCCCCCCPPPP",   // M 3, N 12-15
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPCCCCCCCCCPP",   // M 3, N 16-23
+			"]]]]]]]VVUUVVVVVVVVVVVVVVCCCCCCCCCCCCCCCC",   // M 3, N 24-31
+			"]]]]]]]]UUUVTTTTVVVVVVVVHCCCCCCCdCCCCCCCC",   // M 3, N 32-47
+			"]]]]]]]]]UUTTTTTTVVVVVHHHCCCCCCCdddCCCCdd",   // M 3, N 48-63
+			"]]]]]]]]]]UTTTTTTVVVVLLLLCCCCCCCCCdddCCdd",   // M 3, N 64-95
+			"]]]]]]]]]TTTTTTTTVVLLLLLLLCCCCCCCCCdddddd",   // M 3, N 96-127
+			"]]]]]]]]]TTEETTTTTLLLLLLLLCCCCCCCCCCCdddd",   // M 3, N 128-191
+			"]]]]]]]]]]]]EETTTTLLLLLLLLLhhhhhhhhCCCNNd",   // M 3, N 192-255
+			"]]]]]]]]]]]]]ETTTTLLLLLLdLLLhhhhhhhhhhhhN",   // M 3, N 256-383
+			"]]]]]]]]]]]]]ETTTTTLLLLdddLLLhhhhhhhhhhhh",   // M 3, N 384-511
+			"]]]]]]]]]]]]]ETTTTTLLLLdddLLLLhhhhhhhhhhh",   // M 3, N 512-767
+			"]]]]]]]]]]]]ETTTTTTLLLdddLLLLhhhhhhhhhhhh",   // M 3, N 768-1023
+			"]]]]]]]TTTTTTTTTTTFLLLddhhhhhhhhhhhhhhhhh",   // M 3, N 1024-1535
+			"]]]]]]TTTTNNTJIIIIILLedhhhhhhhhhhhhhhhhhh",   // M 3, N 1536-2047
+			"]]]]DNNNNNNN22JIIIIeeeehhhhhhhhhhhhhhhhhh",   // M 3, N 2048-3071
+			"WWWNNNNNNNNN222JIIeeeeehhhhhhhhhhhhhhhhhh",   // M 3, N 3072-4095
+			"]iNNNNNNNNNN222Jfffheeehhhhhhhhhhhhhhhhhh",   // M 3, N 4096-6143
+			"]iiiiiNNNNNNJJJJJhhhheehhhhhhhhhhhhhhhhhh",   // M 3, N 6144-8191
+			"]]]]]iiNNNNNhhJJJhhhedddhhhhhhhhhhhhhhhhh",   // M 3, N 8192-12287
+			"]]]]]iiiNNfhhhhhhhhhddddhhhhhhhhhhhhhhhhh",   // M 3, N 12288-16383
+			"]]]]]iiiifihhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",   // M 3, N 16384-24575
+			"]]]]]iiiffhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",   // M 3, N 24576-32767
+			"]]]]giiiihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",   // M 3, N 32768-49151
+			"]]gggiiihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",   // M 3, N 49152-65535
+			"]ggggiiihhhhhhhhhhhhgggghhhhh33333hhhhhhh",   // M 3, N 65536-98303
+			"gggggiihhhhhhhhhhhhhggggggggg33333333hhhh",   // M 3, N 98304-131071
+			"ggggiihhhhhhffffhhhgggggggggg3333333333hh",   // M 3, N 131072-196607
+			"ggggiihhhhfffffffggggggggggggg33333333333",   // M 3, N 196608-262143
+			"ggggiihhffffffffgggggggggggggg33333333333",   // M 3, N 262144-393215
+			"gggfiihhffffffffgggggggggggggg33333333333",   // M 3, N >= 393216
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUMPPPPPPPPPPPPPP",   // M 4-5, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 4-5, N (none)
+			"]]]]UUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP",   // M 4-5, N 2
+			"\\00\\]UUUUUUUUUUUUUUUUUUUUU>>PPPPPPPPPPPPP", // M 4-5, N 3
+			"\\00\\]UUUUUUUUUUUUUUUUUUUUU>>CCCPPPPPPPPPP", // M 4-5, N 4-5
+			"]\\\\0]]UUUUUUUUUUUUUUUUUUUU=>>CCPPPPPPPPPP", // M 4-5, N 6-7
+			"]]]]]UUUUUUUUUUUUUUUUUUUUUOCCCCCCPPPPPPPP",   // M 4-5, N 8-11
+			"U]]]]UUUUUUUUUUUUUUUUUUUUUCPPCCCCCCCCCCCP",   // M 4-5, N 12-15
+			"UU]UUUUUUUUUUUUUUUUUUUUUUUCCCCCCCCCCCCCCC",   // M 4-5, N 16-23
+			"]]]]]]]]TVVVTTTTVVVVVVVVCCCCCCCCCCCCCCCCC",   // M 4-5, N 24-31
+			"]]]]]]]]]]VTTTTTTVVVVVVVCCCCCCCCCCCCCCCCC",   // M 4-5, N 32-47
+			"]]]]]]]]]]]TTTTTTVVVVLHHCCCCCCCCCCCCCCCdd",   // M 4-5, N 48-63
+			"]]]]]]]]]]]TTTTTTVVLLLLLCCCCCCCCdddCCCCdd",   // M 4-5, N 64-95
+			"]]]]]]]]]]ETTTTTTTLLLLLLCCCCCCCCCCCddCCdd",   // M 4-5, N 96-127
+			"]]]]]]]]]]ETTTTTTTLLLLLLfCCCCCCCCCCCddddd",   // M 4-5, N 128-191
+			"]]]]]]]]]]]EETTTTTILLLLfffChhhhhhhCCCCddd",   // M 4-5, N 192-255
+			"]]]]]]]]]]]]EETTTTIILLLdffhhhhhhhhhhhhhCN",   // M 4-5, N 256-383
+			"]]]]]]]]]]]]EETTTTTILdddfffhhhhhhhhhhhhhh",   // M 4-5, N 384-511
+			"]]]]]]]]]]]]]ETTTTIILdddffhhhhhhhhhhhhhhh",   // M 4-5, N 512-767
+			"]]]]]]]]]]]]]ETTTTIKLeffffhhhhhhhhhhhhhhh",   // M 4-5, N 768-1023
+			"]]]]]]]]]T2222ITTIIeeffffhhhhhhhhhhhhhhhh",   // M 4-5, N 1024-1535
+			"]]]]]]DDT222222IIIddeeffdhhhhhhhhhhhhhhhh",   // M 4-5, N 1536-2047
+			"]]]]]DDdd22222222fdeeeedddhhhhhhhhhhhhhhh",   // M 4-5, N 2048-3071
+			"]]WWWNddNNN222222ffeeeedddhhhhhhhhhhhhhhh",   // M 4-5, N 3072-4095
+			"]]fffffffNNd2222fffeeeedddhhhhhhhhhhhhhhh",   // M 4-5, N 4096-6143
+			"]]iiiiiffffffffffffeeeeddhhhhhhhhhhhhhhhh",   // M 4-5, N 6144-8191
+			"]]]iiiiffffffhhhhfeeeeeddhhhhhhhhhhhhhhhh",   // M 4-5, N 8192-12287
+			"]]]]]iiffffffhhhhhheeddddhhhhhhhhhhhhhhhh",   // M 4-5, N 12288-16383
+			"]]]]iifffffffhhhhhhhededhhhhhhhhhhhhhhhhh",   // M 4-5, N 16384-24575
+			"]]]]ffffffffhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",   // M 4-5, N 24576-32767
+			"]]ggfffffffhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",   // M 4-5, N 32768-49151
+			"]gggffffffhhhhhhhhhhhgghhhhhhhhhhhhhhhhhh",   // M 4-5, N 49152-65535
+			"ggggffffhhhhhhhhhhhhggggghhhh3333hhhhhhhh",   // M 4-5, N 65536-98303
+			"gggffffhhffhhhhhhhhggggggggg333333333hhhh",   // M 4-5, N 98304-131071
+			"gggfffihffffffffffhgggggggggg3333333333hh",   // M 4-5, N 131072-196607
+			"gggfffihffffffffffggggggggggg333333333333",   // M 4-5, N 196608-262143
+			"gggfffffffffffffffffegggggggg333333333333",   // M 4-5, N 262144-393215
+			"ggffffffffffffffffffffggggggg333333333333",   // M 4-5, N >= 393216
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUMPPPPPPPPPPPPPP",   // M 6-7, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 6-7, N (none)
+			"]]]]UUUUUUUUUUUUUUUUUUUUUU>>CPPPPPPPPPPPP",   // M 6-7, N 2
+			"]\\\\]]UUUUUUUUUUUUUUUUUUUUU>>>CCPPPPPPPPPP", // M 6-7, N 3
+			"]\\\\0]]UUUVVUUUUUUUUUUUUUUU>>>CCPPPPPPPPPP", // M 6-7, N 4-5
+			"]]00]]UU]UVUUUUUUUUUUUUUUU===CCCPPPPPPPPP",   // M 6-7, N 6-7
+			"]]]]]]]U]]VUUUUUUUUUUUUUUUCOCCCCCCCCCCCCC",   // M 6-7, N 8-11
+			"]]]]]]]UUUUUUUUUUUUUUUUUUUCCCCCCCCCCCCCCC",   // M 6-7, N 12-15
+			"UU]]]]]UUUUUUUUUUUUUUUUUUUCCCCCCCCCCCCCCC",   // M 6-7, N 16-23
+			"]]]]]]]]]TTTTTTTVVVVVVVVVCCCCCCCCCCCCCCCC",   // M 6-7, N 24-31
+			"]]]]]]]]]]EETTTTTVVVVVVVCCCCCCCCCCCCCCCCC",   // M 6-7, N 32-47
+			"]]]]]]]]]]]ETTTTTVVVVVHHCCCCCCCCCCCCCCCCd",   // M 6-7, N 48-63
+			"]]]]]]]]]]]ETTTTTTVLLLLLCCCCCCCCCCCCCCCdd",   // M 6-7, N 64-95
+			"]]]]]]]]]]EETTTTTTLLLLLCCCCCCCCCCdddCCCdd",   // M 6-7, N 96-127
+			"]]]]]]]]]]EETTTTTTTLLLeCCCCCCCCCCCCdddddd",   // M 6-7, N 128-191
+			"]]]]]]]]]]EEETTTTTIILLeefCChhhhhCCCCCdddd",   // M 6-7, N 192-255
+			"]]]]]]]]]]EEETTTTTFIIdddffhhhhhhhhhhhhhdd",   // M 6-7, N 256-383
+			"]]]]]]]]]]EEETTTTIIIddddfffhhhhhhhhhhhhhh",   // M 6-7, N 384-511
+			"]]]]]]]]]]]EEETIIIKKeddffffhhhhhhhhhhhhhh",   // M 6-7, N 512-767
+			"]]]]]]]]]]]222IIIIKKeefffffhhhhhhhhhhhhhh",   // M 6-7, N 768-1023
+			"]]]]]]]]]]2222KIIIIdefffffdhhhhhhhhhhhhhh",   // M 6-7, N 1024-1535
+			"]]]]]]]]d22222222dddeeffdddhhhhhhhhhhhhhh",   // M 6-7, N 1536-2047
+			"]]]]]]Ddff2222222fddeeeddddhhhhhhhhhhhhhh",   // M 6-7, N 2048-3071
+			"]]]]]Wdffff222222fffeeedddddhhhhhhhhhhhhh",   // M 6-7, N 3072-4095
+			"]]ffffffffff2222ffffeeedddddhhhhhhhhhhhhh",   // M 6-7, N 4096-6143
+			"]fffffffffffff2fffffeedddddhhhhhhhhhhhhhh",   // M 6-7, N 6144-8191
+			"]fffffffffffffhffffeeedddddhhhhhhhhhhhhhh",   // M 6-7, N 8192-12287
+			"]]ffffffffffffhhheeeeddddhhhhhhhhhhhhhhhh",   // M 6-7, N 12288-16383
+			"]]ffffffffffffhhhhheeddddhhhhhhhhhhhhhhhh",   // M 6-7, N 16384-24575
+			"]]fffffffffffhhhhhhheeedhhhhhhhhhhhhhhhhh",   // M 6-7, N 24576-32767
+			"]gffffffffffhhhhhhhhheedhhhhhhhhhhhhhhhhh",   // M 6-7, N 32768-49151
+			"ggffffffffffffhhhhhhegggghhhhhhhhhhhhhhhh",   // M 6-7, N 49152-65535
+			"ggfffffffffffffhhhhgggggggghh33333hhhhhhh",   // M 6-7, N 65536-98303
+			"ggffffffffffffffhhhggggggggg3333333333hhh",   // M 6-7, N 98304-131071
+			"ggfffffffffffffffffggggggggg33333333333hh",   // M 6-7, N 131072-196607
+			"ggfffffffffffffffffgggggggggg333333333333",   // M 6-7, N 196608-262143
+			"ggfffffffffffffffffeggggggggg333333333333",   // M 6-7, N 262144-393215
+			"ggffffffffffffffffffeeggggggg333333333333",   // M 6-7, N >= 393216
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUMMPPPPPPPPPPPPP",   // M 8-11, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 8-11, N (none)
+			"U]]UUUUUUUUUUUUUUUUUUUUUUU>>>CCCPPPPPPPPP",   // M 8-11, N 2
+			"]]]]]UUUUUUUUUUUUUUUUUUUUUA>>CCCPPPPPPPPP",   // M 8-11, N 3
+			"]]]]]]UU]UVUUUUUUUUUUUUUUUO==CCCCPPPPPPPP",   // M 8-11, N 4-5
+			"]]]]]]]U]UUUUUUUUUUUUUUUUU=O=CCCCCCCCCCCC",   // M 8-11, N 6-7
+			"]]]]]]]U]]UUUUUUUUUUUUUUUU==CCCCCCCCCCCCC",   // M 8-11, N 8-11
+			"U]]]]]]]UUUUUUUUUUUUUUUUUU=CCCCCCCCCCCCCC",   // M 8-11, N 12-15
+			"UU]]]]]]UUUUUUUUUUUUUUUUUUCCCCCCCCCCCCCCC",   // M 8-11, N 16-23
+			"]]]]]]]]]]TTTTTTTVVVVVVVVCCCCCCCCCCCCCCCC",   // M 8-11, N 24-31
+			"]]]]]]]]]]TEETTTTVVVVVVVCCCCCCCCCCCCCCCCC",   // M 8-11, N 32-47
+			"]]]]]]]]]TEEETTTTVVVVVHHCCCCCCCCCCCCCCCCC",   // M 8-11, N 48-63
+			"]]]]]]]]]]]EETTTTTVLLLLCCCCCCCCCCCCCCCCdd",   // M 8-11, N 64-95
+			"]]]]]]]]]]]EETTTTTTLCCCCCCCCCCCCCCCCCCCdd",   // M 8-11, N 96-127
+			"]]]]]]]]]]EETTTTTTTECCCCCCCCCCCCCCddddddd",   // M 8-11, N 128-191
+			"]]]]]]]]]]ETTTTTTTFIIICCCCChhhhCCCCCddddd",   // M 8-11, N 192-255
+			"]]]]]]]]]]ETTTTTTTIIddddCChhhhhhhhhhhhddd",   // M 8-11, N 256-383
+			"]]]]]]]]]]EEETTTIIIIddddffhhhhhhhhhhhhhhh",   // M 8-11, N 384-511
+			"]]]]]]]]]]EE2TIIIIKKeddffffhhhhhhhhhhhhhh",   // M 8-11, N 512-767
+			"]]]]]]]]]]2222KKIIKKKdfffffhhhhhhhhhhhhhh",   // M 8-11, N 768-1023
+			"]]]]]]]]]]22222KIIddefffffddhhhhhhhhhhhhh",   // M 8-11, N 1024-1535
+			"]]]]]]]]]22222222dddeeffddddhhhhhhhhhhhhh",   // M 8-11, N 1536-2047
+			"]]]]]]]]ff2222222ddeeeedddddhhhhhhhhhhhhh",   // M 8-11, N 2048-3071
+			"]]]]]]dffff22222f2feeeedddddhhhhhhhhhhhhh",   // M 8-11, N 3072-4095
+			"]]]fffffffff222fffffeeedddddhhhhhhhhhhhhh",   // M 8-11, N 4096-6143
+			"fffffffffffffffeeeefeeedddddhhhhhhhhhhhhh",   // M 8-11, N 6144-8191
+			"ffffffffffffffffeeeeeeddddddhhhhhhhhhhhhh",   // M 8-11, N 8192-12287
+			"ffffffffffffffffeeeeeeeedddhhhhhhhhhhhhhh",   // M 8-11, N 12288-16383
+			"fffffffffffffffffeeeeeeeddhhhhhhhhhhhhhhh",   // M 8-11, N 16384-24575
+			"fffffffffffffffffeeeeeedddhhhhhhhhhhhhhhh",   // M 8-11, N 24576-32767
+			"ffffffffffffffffeeeeeeeddhhhhhhhhhhhhhhhh",   // M 8-11, N 32768-49151
+			"gffffffffffffffffeeeeggggghhhhhhhhhhhhhhh",   // M 8-11, N 49152-65535
+			"gfffffffffffffffffeggggggggh333333333hhhh",   // M 8-11, N 65536-98303
+			"gfffffffffffffffffgggggggggg33333333333hh",   // M 8-11, N 98304-131071
+			"gffffffffffffffffffggggggggg333333333333h",   // M 8-11, N 131072-196607
+			"gffffffffffffffffffggggggggg3333333333333",   // M 8-11, N 196608-262143
+			"gffffffffffffffffffegggggggg3333333333333",   // M 8-11, N 262144-393215
+			"gffffffffffffffffffeeegggggg3333333333333",   // M 8-11, N >= 393216
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUQQQCCPPPPPPPPPQ",   // M 12-15, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 12-15, N (none)
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUQCCCCCCCPPPPPPP",   // M 12-15, N 2
+			"UU]]UUUUUUUUUUUUUUUUUUUUU@QQCCCCCCCCCPPPP",   // M 12-15, N 3
+			"U]]]]]UUUUUUUUUUUUUUUUUUUUAQQCCCCCCCCCCCP",   // M 12-15, N 4-5
+			"]]]]]]]U]]UUUUUUUUUUUUUUUU=CA=CCCCCCCCCCC",   // M 12-15, N 6-7
+			"U]]]]]]]U]UUUUUVVUUUUUVUUU====CCCCCCCCCCC",   // M 12-15, N 8-11
+			"U]]]]\\]]UUUUUUUVVUUUUVVVUU====CCCCCCCCCCC",  // M 12-15, N 12-15
+			"UU]]]]]]UUUUUUUUUUUUUVVVUU===CCCCCCCCCCCC",   // M 12-15, N 16-23
+			"]]]]]]]]]]]ETTTTTVVVVVVVVCCCCCCCCCCCCCCCC",   // M 12-15, N 24-31
+			"]]]]]]]]]]]TETTTTVVVVVVVCCCCCCCCCCCCCCCCC",   // M 12-15, N 32-47
+			"D]]]]]]]]]EEEETTTTVVVVVHCCCCCCCCCCCCCCCCC",   // M 12-15, N 48-63
+			"]]]]]]]]]]EEETTTTTCCCCCCCCCCCCCCCCCCCCCCd",   // M 12-15, N 64-95
+			"]]]]]]]]]]EEETTTTT2CCCCCCCCCCCCCCCCCCCCdd",   // M 12-15, N 96-127
+			"]]]]]]]]]]EETTTTTTTCCCCCCCCCCCCCCCddddddd",   // M 12-15, N 128-191
+			"]]]]]]]]]]ETTTTTTTTICCCCCChhhCCCCCddddddd",   // M 12-15, N 192-255
+			"]]]]]]]]]EETTTTTTTIICCCCChhhhhhhhhhhhdddd",   // M 12-15, N 256-383
+			"]]]]]]]]]]ETTTTIIIIdddCChhhhhhhhhhhhhhhhN",   // M 12-15, N 384-511
+			"]]]]]]]]]]E222IIIIKeedddhhhhhhhhhhhhhhhhh",   // M 12-15, N 512-767
+			"]]]]]]]]]]22222JJJeeeddfffdhhhhhhhhhhhhhh",   // M 12-15, N 768-1023
+			"]]]]]]]]]]2222222eddeefffdddhhhhhhhhhhhhh",   // M 12-15, N 1024-1535
+			"]]]]]]]]]22222222edeeeeeddddhhhhhhhhhhhhh",   // M 12-15, N 1536-2047
+			"]]]]]]]]ff222222feeeeeeeddddhhhhhhhhhhhhh",   // M 12-15, N 2048-3071
+			"]]]]]]]ffff2222feeeeeeeeddddhhhhhhhhhhhhh",   // M 12-15, N 3072-4095
+			"]]]]ffffffff22eeeeeeeeeeddddhhhhhhhhhhhhh",   // M 12-15, N 4096-6143
+			"ffffffffffffffeeeeeeeeedddddhhhhhhhhhhhhh",   // M 12-15, N 6144-8191
+			"fffffffffffffffeeeeeeeeeddddhhhhhhhhhhhhh",   // M 12-15, N 8192-12287
+			"ffffffffffffffffeeeeeeeedddhhhhhhhhhhhhhh",   // M 12-15, N 12288-16383
+			"ffffffffffffffffeeeeeeeedddhhhhhhohhhhhhh",   // M 12-15, N 16384-24575
+			"ffffffffffffffffeeeeeeeedddhhhhhhoohhhhhh",   // M 12-15, N 24576-32767
+			"ffffffffffffffffeeeeeeeeddhhhhhhhooohhhhh",   // M 12-15, N 32768-49151
+			"ffffffffffffffffheeeggggggghhhh3333ooohhh",   // M 12-15, N 49152-65535
+			"ffffffffffffffffffeggggggggg333333333oooh",   // M 12-15, N 65536-98303
+			"ffffffffffffffffffgggggggggg3333333333ooo",   // M 12-15, N 98304-131071
+			"fffffffffffffffffffggggggggg333333333333o",   // M 12-15, N 131072-196607
+			"fffffffffffffffffffggggggggg3333333333333",   // M 12-15, N 196608-262143
+			"fffffffffffffffffffggggggggg3333333333333",   // M 12-15, N 262144-393215
+			"ffffffffffffffffffffgggggggg3333333333333",   // M 12-15, N >= 393216
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUOOOOOOOOOOOOOOO",   // M 16-23, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 16-23, N (none)
+			"UUUUUUUUUUUUUUUUUUUUUUUU@@OOOOOCCCCCCPPPO",   // M 16-23, N 2
+			"UUUUUUUUUUUUUUUUUUUUUUUUU@OOOOCCCCCCCCCPP",   // M 16-23, N 3
+			"UU]UUUUUUUUUUUUUUUUUUUUUUUCCCCCCCCCCCCCCC",   // M 16-23, N 4-5
+			"UU]]]]]UUUUUUUUUUUUUUUUUUUACA=CCCCCCCCCCC",   // M 16-23, N 6-7
+			"UU]]]]]]UUUUUUUVVUUUUVVUUU====CCCCCCCCCCC",   // M 16-23, N 8-11
+			"UU]]]]]]UUUUUUUVVUUUVVVVUU===CCCCCCCCCCCC",   // M 16-23, N 12-15
+			"UU]]]]]]]UUUUUUUUUUUVVVVUU==>CCCCCCCCCCCC",   // M 16-23, N 16-23
+			"]]]]]]]]]]]EETTTVVVVVVVVVCCCCCCCCCCCCCCCC",   // M 16-23, N 24-31
+			"]]]]]]]]]]]EETTTTVVVVVVVCCCCCCCCCCCCCCCCC",   // M 16-23, N 32-47
+			"D]]]]]]]]]]EEETTT2CCCCCCCCCCCCCCCCCCCCCCC",   // M 16-23, N 48-63
+			"]]]]]]]]]]]EEEE222CCCCCCCCCCCCCCCCCCCCCCd",   // M 16-23, N 64-95
+			"]]]]]]]]]]EEEEEE222CCCCCCCCCCCCCCCCCCCddd",   // M 16-23, N 96-127
+			"]]]]]]]]]]EETTTTT22CCCCCCCCCCCCCCCCCddddd",   // M 16-23, N 128-191
+			"]]]]]]]]]]EETTTTTT2CCCCCChhhCCCCCCddddddd",   // M 16-23, N 192-255
+			"]]]]]]]]]]EETTTTTTCCCCCCChhhhhhCCChdddddd",   // M 16-23, N 256-383
+			"]]]]]]]]]]E222TIIICCCCCChhhhhhhhhhhhhhhhN",   // M 16-23, N 384-511
+			"]]]]]]]]]]22222JJdfCCCChhhhhhhhhhhhhhhhhh",   // M 16-23, N 512-767
+			"]]]]]]]]]]222222fJfedddhhhhhhhhhhhhhhhhhh",   // M 16-23, N 768-1023
+			"]]]]]]]]]22222222fdddedddhhhhhhhhhhhhhhhh",   // M 16-23, N 1024-1535
+			"]]]]]]]]]22222222ddeeeeddhhhhhhhhhhhhhhhh",   // M 16-23, N 1536-2047
+			"]]]]]]]]]22222222eeeeeeddhhhhhhhhhhhhhhhh",   // M 16-23, N 2048-3071
+			"]]]]]]]fff22222eeeeeeeeeddhhhhhhoohhhhhhh",   // M 16-23, N 3072-4095
+			"]]]]ffffffiC22eeeeeeeeedddhhhhhhoooohhhhh",   // M 16-23, N 4096-6143
+			"fffffffffffiCfeeeeeeeeedddhhhhhhoooohhhhh",   // M 16-23, N 6144-8191
+			"fffffffffffffffeeeeeeeeeddhhhhhhooooohhhh",   // M 16-23, N 8192-12287
+			"ffffffffffffffffeeeeeeeedddhhhhooooooohhh",   // M 16-23, N 12288-16383
+			"ffffffffffffffffeeeeeeeedddhhhooooooooohh",   // M 16-23, N 16384-24575
+			"fffffffffffffffeeeeeeeeeddhhhoooooooooooh",   // M 16-23, N 24576-32767
+			"fffffffffffffffhhheegggggghhhhooooooooooo",   // M 16-23, N 32768-49151
+			"fffffffffffffffhhhhgggggggghh33oooooooooo",   // M 16-23, N 49152-65535
+			"ffffffffffffffffhhhggggggggg3333333oooooo",   // M 16-23, N 65536-98303
+			"ffffffffffffffffhfgggggggggg333333333oooo",   // M 16-23, N 98304-131071
+			"ffffffffffffffffffggggggggggg3333333333oo",   // M 16-23, N 131072-196607
+			"ffffffffffffffffffgggggggggg333333333333o",   // M 16-23, N 196608-262143
+			"fffffffffffffffffffggggggggg3333333333333",   // M 16-23, N 262144-393215
+			"fffffffffffffffffffggggggggg3333333333333",   // M 16-23, N >= 393216
+			"QQQQQQQQUUUUUUUUUUMMMMMQQQQQQQQQQQQQQQQQQ",   // M 24-31, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 24-31, N (none)
+			"RVVVUUUUUUUUUUUUUUMMMMRRRRRRRRRRRCCRRRRRR",   // M 24-31, N 2
+			"V]]]VUUUUUUUUUUUUUUMMMMMMSSSSSSSCCCCCCCCC",   // M 24-31, N 3
+			"V]]]]]]UUUUUUUUUUUUUMMMMMQSSSCCCCCCCCCCCC",   // M 24-31, N 4-5
+			"V]]]]]]]VUUUUUVVVVVVVVVMCCCCCCCCCCCCCCCCC",   // M 24-31, N 6-7
+			"V]]]]]]]]VVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC",   // M 24-31, N 8-11
+			"V]]]]]]]]]VVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC",   // M 24-31, N 12-15
+			"VV]]]]]]]]VVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC",   // M 24-31, N 16-23
+			"CW]]]]]]]]]222A@AAAAA@@@>===@CCCCCCCCCCCd",   // M 24-31, N 24-31
+			"=WW]]]]]]]]]22>>>>>>A??>=??=@>CCCCCCCCCCC",   // M 24-31, N 32-47
+			"==WW]]]]]]]2222>>>>>????????@@====?CCCCCC",   // M 24-31, N 48-63
+			"iiiWW]]]]]]22222>>>???????????===??@CCCCC",   // M 24-31, N 64-95
+			"iiWWWWW]]22222222==?????????????=?@@@@Chh",   // M 24-31, N 96-127
+			"=WWWWWWWW222222222=?????????????@@@@?????",   // M 24-31, N 128-191
+			"iWWWWWWW2222222222=???????????@@@@@hhhhhh",   // M 24-31, N 192-255
+			"WWWWWWWW222222222==???????hhhhhhhhhhhhhhh",   // M 24-31, N 256-383
+			"WWWW]]WW222222222==??????hhhhhhhhhhhhhhhh",   // M 24-31, N 384-511
+			"WWWWW]WW222222222===????hhhhhhhhhhhhhhhhh",   // M 24-31, N 512-767
+			"WWWWWWWW22222222=====???hhhhhhhhhhhhhhhhh",   // M 24-31, N 768-1023
+			"iWWWWWWW222222222===>dd?hhhhhhhhhhhhhhhhh",   // M 24-31, N 1024-1535
+			"iWWWWWWW22222222==hddddhhhhhhhhhhhhhhhhhh",   // M 24-31, N 1536-2047
+			"iiWWWWWWW22222222=@@iihhhhhhhhhhhhhhhhhhh",   // M 24-31, N 2048-3071
+			"iiiiWWWi322222222@@dhiihhhhhhhhhhhhhhhhhh",   // M 24-31, N 3072-4095
+			"iiiiiiiiiiihhhhhdeehhhihhhhhhhhhhhhhhhhhh",   // M 24-31, N 4096-6143
+			"iiiiiiiiiiihhhhdeeehhhhhhhhhhhhhhhhhhhhhh",   // M 24-31, N 6144-8191
+			"iiiiiiiiiiiihhhhehhhhhhhhhhhhhdhhhhhhhhhh",   // M 24-31, N 8192-12287
+			"iiiiiiiiiiiihhhhhhhhhhhhhhhhhddhhhhhhhhhh",   // M 24-31, N 12288-16383
+			"iiiiiiiiiihhhhhhhhhhhhhhhhddddhhhhhhhhhhh",   // M 24-31, N 16384-24575
+			"iiiiiiiiihhfhhhhhhhhhhhhhddddhhhhhhhhhhhh",   // M 24-31, N 24576-32767
+			"iiiiiiiiihffhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",   // M 24-31, N 32768-49151
+			"iiiiiiiihffffhhhhhhhhhhhhhhhhhhhhhhhhhhhh",   // M 24-31, N 49152-65535
+			"iiiiiiiiffffffhhhhhhhgggggihhhhhhhhhhhhhh",   // M 24-31, N 65536-98303
+			"iiiiiiihffffffhhhhhhgggggggihhhhhhhhhhhhh",   // M 24-31, N 98304-131071
+			"iiiiiihhfffffffhhhhhgggggggghhhhhhhhhhhhh",   // M 24-31, N 131072-196607
+			"iiiiihhhhffffffhhhhhggggggghhhhhhhhhhhhhh",   // M 24-31, N 196608-262143
+			"iiiihhhhhfffffffhhhgggggggghhhhhhhhhhhhhh",   // M 24-31, N 262144-393215
+			"iiihhhhhhhfffffffhgggggggghhhhhhhhhhhhhhh",   // M 24-31, N >= 393216
+			"MMMMMMMMMUUUUUUUUUMMMMMMMMMMMMMMMMMMMMMMM",   // M 32-47, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 32-47, N (none)
+			"RRRRRRRRVVUUUUUUUUUMMMRRRRRRRRRRRRRRRRRRR",   // M 32-47, N 2
+			"SSVVVVVVUUUUUUUUUUUVMMMMSSSSSSSSSSSCCCCCS",   // M 32-47, N 3
+			"SVVVVVVVVUUUUUUUUUUVMMMMMMSSSCnnCSCCCCCCC",   // M 32-47, N 4-5
+			"SVV]]]]VVVVVVUVVVVVVMMMMCCCCCCnCCCCCCCCCC",   // M 32-47, N 6-7
+			"CV]]]]]]VVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC",   // M 32-47, N 8-11
+			"CVV]]]]]]]VVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC",   // M 32-47, N 12-15
+			"CVV]]]]]]]VVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC",   // M 32-47, N 16-23
+			"AWW]]]]]]]]]2AAAAAAAAAA>>??=@>CCCCCCCCCCC",   // M 32-47, N 24-31
+			"WWWW]]]]]]]]22>>>>AAAA??????@=CC==?CCCCCC",   // M 32-47, N 32-47
+			";;WWW]]]]]]2222>>>>>??????????====??CCCCC",   // M 32-47, N 48-63
+			"AAAWWW]]]]]22222>>>????????????===?@@@CCC",   // M 32-47, N 64-95
+			"iiWWWWWW]]222222==>??????????????=@@@BBBB",   // M 32-47, N 96-127
+			"AAWWWWWWW2222222@==??????????????@@@BBBBB",   // M 32-47, N 128-191
+			"AWWWWWWWW2222222@==????????????@@@@@BBBBB",   // M 32-47, N 192-255
+			"AWWWWWWW22222222==>????????hhh@@hhhBBBBBB",   // M 32-47, N 256-383
+			"WWWWWWWW22222222====??????hhhhhhhBBBBBBBB",   // M 32-47, N 384-511
+			";WWWWWWW222252222===?????hhhhhhBBBBBBBBBB",   // M 32-47, N 512-767
+			";WWWWWWW22255555=====?d?hhhhhhhBBBBBBBBBB",   // M 32-47, N 768-1023
+			"iWWWWWWW22255555====>df?hhhhhhhhBBBBBBBBB",   // M 32-47, N 1024-1535
+			"iiWWWWWW22222255==???ddhhhhhhhhhhBBBBBBBB",   // M 32-47, N 1536-2047
+			"iiiWWWWW32222225=@?@iihhhhhhhhhhhBBBBBBBB",   // M 32-47, N 2048-3071
+			"iiiiiiii33i22222@@@@hiihhhhhhhhhhBBBBBBBB",   // M 32-47, N 3072-4095
+			";;;;;;;;;3ihhhhi?@dhhhihhhhhhhhhhBBBBBBBB",   // M 32-47, N 4096-6143
+			"iiiiiiiiiiihhhhiiihhhhhhhhhhhhhhhBBBBBBBB",   // M 32-47, N 6144-8191
+			"iiiiiiiiiiiihhhhhhhhhhhhhhhhhhhhhBBBBBBBB",   // M 32-47, N 8192-12287
+			";;;;;;;;;;;;hhhhhhhhhhhhhhhhhhhhBBBBBBBBB",   // M 32-47, N 12288-16383
+			";;;;;;;;;;;hhhhhhhhhhhhhhhhhhhhBBBBBBBBBB",   // M 32-47, N 16384-24575
+			";;;;;;;;;;hhhhhhhhhhhhhhhhhhhjjBBBBBBBBBB",   // M 32-47, N 24576-32767
+			"iiiiiiiiiffhhhhhhhhhhhhhhhhjjjjjBBBBBBBBB",   // M 32-47, N 32768-49151
+			"iiiiiiiijffhhhhhhhhhhhhhhhhjjjjjjBBBBBBBB",   // M 32-47, N 49152-65535
+			"iiiiiiijjfffhhhhhhhhhhiiiiijjjjjjjBBBBBBB",   // M 32-47, N 65536-98303
+			"iiiiiijjjffffhhhhhhhhggggiijjjjjjjjBBBBBB",   // M 32-47, N 98304-131071
+			"iiiiijjjjffffhhhhhhhgggggg7jjjjjjjjjBBBBB",   // M 32-47, N 131072-196607
+			"iiiijjjjjfffffhhhhhhgggggg7jjjjjjjjjjBBBB",   // M 32-47, N 196608-262143
+			"iiijjjjjjjffffhhhhhggggggg7jjjjjjjjjjjBBB",   // M 32-47, N 262144-393215
+			"iijjjjjjjjjffffhhhggggggggjjjjjjjjjjjjjBB",   // M 32-47, N >= 393216
+			"MMMMMMMMMVVUUUUUUUMMMMMMMMMMMMMMMMMMMMMMM",   // M 48-63, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 48-63, N (none)
+			"RRRRRRRRRRVVUUUUVVVMMRRRRRRRRRRRRRRRRRRRR",   // M 48-63, N 2
+			"SSSSVVSSSVVVVVVVVVVVSSSSSSSSSSSSSSSSSSSSS",   // M 48-63, N 3
+			"SSVVVVVVVVVVVVVVVVVVMMMQMSSSSSnnSSSCCCCCC",   // M 48-63, N 4-5
+			"CCVVVVVVVVVVVVVVVVVVMMMMCCCCCCCCCCCCCCCCC",   // M 48-63, N 6-7
+			"CVVVVVVVVVVVVVVVVVVVMMMCCCCCCCCCCCCCCCCCC",   // M 48-63, N 8-11
+			"CVVVV]]]]VVVVVVVVVVVVMCCCCCCCCCCCCCCCCCCC",   // M 48-63, N 12-15
+			"CCV]]]]]]]]VVVVVVVQQCCCCCCCCCCCCCCCCCCCCC",   // M 48-63, N 16-23
+			"AAWW]]]]]]]]2AAAAAAAAAAA?????@====??CCCCC",   // M 48-63, N 24-31
+			";;WWW]]]]]]]22>>>AAAAA????????====???CCCC",   // M 48-63, N 32-47
+			";;;WWW]]]]]222>>>>>>A?????????====?@@@CCC",   // M 48-63, N 48-63
+			"AAAWWWW]]]]2222=>>>>A??????????===?@@@@AA",   // M 48-63, N 64-95
+			"iiiiWWWWW222222@==>?????????BB???=@@@BBBB",   // M 48-63, N 96-127
+			"AAWWWWWWW2222225@=>?????????BBBBB@@@@BBBB",   // M 48-63, N 128-191
+			"AAWWWWWWW2222225@==??????????BBB@@@@BBBBB",   // M 48-63, N 192-255
+			"AWWWWWWWW2222222==>???????hhhhhhhhhBBBBBB",   // M 48-63, N 256-383
+			"AWWWWWWWW2222252====?????hhhhhhhhhhBBBBBB",   // M 48-63, N 384-511
+			";WWWWWWWW22255552===>????hhhhhhhhhBBBBBBB",   // M 48-63, N 512-767
+			";WWWWWWW222555552===????hhhhhhhhhBBBBBBBB",   // M 48-63, N 768-1023
+			"iiWWWWWW322555255===???hhhhhhhhhBBBBBBBBB",   // M 48-63, N 1024-1535
+			"iiWWWWW332222555=???hhhhhhhhhhhhBBBBBBBBB",   // M 48-63, N 1536-2047
+			"iiiiWW333322222=@??@hhhhhhhhhhhhhBBBBBBBB",   // M 48-63, N 2048-3071
+			"iiiiiiii33iii22>?hhhihhhhhhhhhhhhBBBBBBBB",   // M 48-63, N 3072-4095
+			";;;;;;;;;3ihhhhhhhhhhhhhhhhhhhhhhBBBBBBBB",   // M 48-63, N 4096-6143
+			"iiiiiiiiiiihhhhhhhhjjhhhhhhhhhhhhBBBBBBBB",   // M 48-63, N 6144-8191
+			"iiiiiiiiiiiihhhhhhhjjhhhhhhhhhhhBBBBBBBBB",   // M 48-63, N 8192-12287
+			";;;;;;;;;;;jhhhhhhjhhhhhhhhhhhhhBBBBBBBBB",   // M 48-63, N 12288-16383
+			";;;;;;;;;;jhhhhhhhhhhhhhhhhhhhhBBBBBBBBBB",   // M 48-63, N 16384-24575
+			";;;;;;;;;jjhhhhhhhhhhhhhhhhhhjjBBBBBBBBBB",   // M 48-63, N 24576-32767
+			"iiiiiiiijjhhhhhhhhhhhhhhhhhjjjjjBBBBBBBBB",   // M 48-63, N 32768-49151
+			"iiiiiiijjhfhhhhhhhhhhhhhhhhjjjjjjBBBBBBBB",   // M 48-63, N 49152-65535
+			"iiiiiijjjffhhhhhhhhhhhiiiiijjjjjjjBBBBBBB",   // M 48-63, N 65536-98303
+			"iiiiijjjjfffhhhhhhhhhhii777jjjjjjjjBBBBBB",   // M 48-63, N 98304-131071
+			"iiiijjjjjffffhhhhhhhhiii777jjjjjjjjjBBBBB",   // M 48-63, N 131072-196607
+			"iiijjjjjjjfffhhhhhhhgggg77jjjjjjjjjjjBBBB",   // M 48-63, N 196608-262143
+			"iijjjjjjjjffffhhhhhggggg77jjjjjjjjjjjjBBB",   // M 48-63, N 262144-393215
+			"ijjjjjjjjjjjffhhhjjggggg7jjjjjjjjjjjjjjBB",   // M 48-63, N >= 393216
+			"QQQQQQQQQQVVVVVVVVVMQQQQQQQQQQQQQQQQQQQQQ",   // M 64-95, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 64-95, N (none)
+			"RRRRRRRRRRRVVVVVVVVRRRRRRRRRRRRRRRRRRRRRR",   // M 64-95, N 2
+			"SSSSSSSSSSSSVVVVVVSSSSSSSSSSSSSSSSSSSSSSS",   // M 64-95, N 3
+			"SSSSSVVSSSSSSVVVVVVSSQQSSSSSSSSSSSSSSaaSS",   // M 64-95, N 4-5
+			"aaaVVVVVVVVaVVVVVVVVQQMCCaaaCaaaaaaaaaaaa",   // M 64-95, N 6-7
+			"aaaVVVVVVVVVVVVVVVVVQMCCCaaCCaaaaaaaaaaaa",   // M 64-95, N 8-11
+			"aaUUUUUUUUUUUUUUUUUQMCCCCCCCCCaaCCaaaaaaa",   // M 64-95, N 12-15
+			"aaVVV]]]]]VVVVVVVVQQCCCCCCCCCCaaCCaaaaaaa",   // M 64-95, N 16-23
+			"CCCWW]]]]]]222AAAAAAAAA???????===????CCCC",   // M 64-95, N 24-31
+			"===WWW]]]]]222>>>>AAAA?????????===?@@@CCC",   // M 64-95, N 32-47
+			"===WWWW]]]]2222>>>>AAA?????????===?@@@@??",   // M 64-95, N 48-63
+			"iiiWWWWW]]]2222>>>>AAA?????BBB?=?=@@@hhhh",   // M 64-95, N 64-95
+			"iiiiWWWWW222222@=>>AA??????iiiB??=@@@hhhh",   // M 64-95, N 96-127
+			"====WWWWW2222225@>?????????iiiBBBB@@@????",   // M 64-95, N 128-191
+			"iiiWWWWWW22222255==????????iiiBBBiiihhhhh",   // M 64-95, N 192-255
+			"==WWWWWWW222222255=??????hhhhiiiiiihhhhhh",   // M 64-95, N 256-383
+			"==WWWWWWW222225255=????@hhhhhhhhhhhhhhhhh",   // M 64-95, N 384-511
+			"==WWWWWW3222255555==????hhhhhhhhhhhhhhhhh",   // M 64-95, N 512-767
+			"==WWWWWW3222555555==??hhhhhhhhhhhhhhhhhhh",   // M 64-95, N 768-1023
+			"iiiWWWW3322255555@@hhhhhhhhhhhhhhhhhhhhhh",   // M 64-95, N 1024-1535
+			"iiiiWW3333222255=@hhhhhhhhhhhhhhhhhhhhhhh",   // M 64-95, N 1536-2047
+			"iiiiiii33332225==hhihhhhhhhhhhhhhhhhhhhhh",   // M 64-95, N 2048-3071
+			"iiiiiiii333iii>Bhhhihhhhjhhhhhhhhhhhhhhhh",   // M 64-95, N 3072-4095
+			"iiiiiiiii3ihh>hhhhhijhohoohhhhhhhhhhhhhhh",   // M 64-95, N 4096-6143
+			"iiiiiiiiiiihhhhhhhhjjhohhoohhhhhhhhhhhhhh",   // M 64-95, N 6144-8191
+			"iiiiiiiiiiihhhhhhhhjjooohohhhhhhhhhhhhhhh",   // M 64-95, N 8192-12287
+			"iiiiiiiiiihhhhhhhhjjjooohhhhhhhhhhhhhhhhh",   // M 64-95, N 12288-16383
+			"iiiiiiiiihhhhhhhhhhjjooohhhhhhhhhhhhhhhhh",   // M 64-95, N 16384-24575
+			"iiiiiiiihhhhhhhhhhhho__oohhhhhhhhhhhhhhhh",   // M 64-95, N 24576-32767
+			"iiiiiiihhhhhhhhh66hh____ohhhhhhhhhhhhhhhh",   // M 64-95, N 32768-49151
+			"iiiiiihhhhhhhhhhh6hh_____khohhhhhhhhhhhhh",   // M 64-95, N 49152-65535
+			"iiiiihhhhhhhhhhhhhhhh__7777hhhhhhhhhhhhhh",   // M 64-95, N 65536-98303
+			"iiiihhhhhhfhhhhhhhhh777777hhhhhhhhhhhhhhh",   // M 64-95, N 98304-131071
+			"iiihhhhhhhffhhhhhhh6777777hhhhhhhhhhhhhhh",   // M 64-95, N 131072-196607
+			"iihhhhhhhhhffhhhhh6677777hhhhhhhhhhhhhhhh",   // M 64-95, N 196608-262143
+			"ihhhhhhhhhhhfhhhhh6677777hhhhhhhhhhhhhhhh",   // M 64-95, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhh77hhhhhhhhhhhhhhhhhh",   // M 64-95, N >= 393216
+			"QQQQQQQQQQQQVVVVQQQQQQQQQQQQQQQQQQQQQQQQQ",   // M 96-127, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 96-127, N (none)
+			"RRRRRRRRRRRRRVVRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 96-127, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 96-127, N 3
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 96-127, N 4-5
+			"aaaaaaaVVaaaaaVVVVaaaaaaaaaaaaaaaaaaaaaaa",   // M 96-127, N 6-7
+			"aaaaUUUUUUUUUUUUUUaaMMCCaaaanaaaaaaaaaaaa",   // M 96-127, N 8-11
+			"aaaaVVVVVVVVVVVVVVQQQCCCaaaCCaaaaaaaaaaaa",   // M 96-127, N 12-15
+			"aaaaTTT]]VVVVVVVVQQQCCCCaaCCCaaaaaaaaaaaa",   // M 96-127, N 16-23
+			"AAAWWWW]]]]2222AAAAAAAA????????????@@@Caa",   // M 96-127, N 24-31
+			";;;WWWWW]]22222@A>AAA????????????=@@@bbbb",   // M 96-127, N 32-47
+			";;;;WWWWW]22222@?>AAAA??????BB???=@@@bbbb",   // M 96-127, N 48-63
+			"AAAAWWWWW222222@@>AAAA?????iiiB??=@@@aaaa",   // M 96-127, N 64-95
+			"iiiiWWWWW022225@@>>AA?????BiiiiBBBB@@bbbb",   // M 96-127, N 96-127
+			"AAAAWWWWW0222225>=?===????BiiiiBBBBBbbbbb",   // M 96-127, N 128-191
+			"AAAAWWWWW22222225@??=????hhiiiiiiBiiibbbb",   // M 96-127, N 192-255
+			"AAAAWWWWW222222255????@?hhhhiiilliiiibbbb",   // M 96-127, N 256-383
+			"AAAWWWWW32222255555???@hhhhhhhiiiiiibbbbb",   // M 96-127, N 384-511
+			";;;WWWWW3222255555;B??hhhhhhhhhhhhhhbbbbb",   // M 96-127, N 512-767
+			";;;;WWW3332225555;;h??hhhhhhhhhhhhhbbbbbb",   // M 96-127, N 768-1023
+			"iiiiiW3333222555;;hhhhhhhhhhhhhhhhbbbbbbb",   // M 96-127, N 1024-1535
+			"iiiiii333332222BBhhhhhhhhhhhhhhbbbbbbbbbb",   // M 96-127, N 1536-2047
+			"iiiiiii3333iiiBBnnnihjjjhhhhhhhhbbbbbbbbb",   // M 96-127, N 2048-3071
+			"iiiiiiiii33ih;Bnnnnbjjjjjohhhhhhbbbbbbbbb",   // M 96-127, N 3072-4095
+			";;;;;;;;;;3h99nnnhbbojooooohhhhhbbbbbbbbb",   // M 96-127, N 4096-6143
+			"iiiiiiiiiii33hhhhhooooooooohhhhhbbbbbbbbb",   // M 96-127, N 6144-8191
+			"iiiiiiiiiijjhhhhhhoooooooooohhhbbbbbbbbbb",   // M 96-127, N 8192-12287
+			";;;;;;;;;jjjhhhhhoooooooooooohhbbbbbbbbbb",   // M 96-127, N 12288-16383
+			";;;;;;;;jjjjhhhBmooooooooooooobbbbbbbbbbb",   // M 96-127, N 16384-24575
+			"iiiiiiijjjjhhhB666oo____ooooojjbbbbbbbbbb",   // M 96-127, N 24576-32767
+			"iiiiiijjjjjhhh66666______ooojjjjbbbbbbbbb",   // M 96-127, N 32768-49151
+			"iiiiijjjjjjhhh66666_______oojjjjjbbbbbbbb",   // M 96-127, N 49152-65535
+			"iiiijjjjjjjhhhh66667_______jjjjjjjbbbbbbb",   // M 96-127, N 65536-98303
+			"iiijjjjjjjjhhhhh66677______jjjjjjjjbbbbbb",   // M 96-127, N 98304-131071
+			"iijjjjjjjjjjhhhh6666177111jjjjjjjjjjbbbbb",   // M 96-127, N 131072-196607
+			"ijjjjjjjjjjjjhhhh6661111jjjjjjjjjjjjjbbbb",   // M 96-127, N 196608-262143
+			"jjjjjjjjjjjjjjhh6661jjjjjjjjjjjjjjjjjjbbb",   // M 96-127, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 96-127, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",   // M 128-191, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 128-191, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 128-191, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 128-191, N 3
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 128-191, N 4-5
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 128-191, N 6-7
+			"CCCCCCVVVVVVVVVVVCCCCCCCCCCCCCaaaCCCCCCCC",   // M 128-191, N 8-11
+			"CCCCCUUUUUUUUUUUUQQQQCCCCCCCaaaaaaCCCCCCC",   // M 128-191, N 12-15
+			"CCCCMMUUUUUUUUUUQQQCCCCCCCCaaaaaaaaCCCCCC",   // M 128-191, N 16-23
+			"AAAAWWWWW2222222AAAAA??CAC????????@@AAAAA",   // M 128-191, N 24-31
+			"====WWWWW2222255@AAAA????????????@@@BBBBB",   // M 128-191, N 32-47
+			"====WWWWW2225555@A>AA???????BBBBB@@@@BBBB",   // M 128-191, N 48-63
+			"AAAAWWWWW22255554??AA?????BiiiBBBBBBBAAAA",   // M 128-191, N 64-95
+			"iiiiWWWWW02225554>??==??BBBiiiiBBBBBhhhhh",   // M 128-191, N 96-127
+			"====WWWWW2022555@>====??BBiiiiiilBiiiBBBB",   // M 128-191, N 128-191
+			"iiiiWWWWW22225555@@@@@@?hhhiiillllliihhhh",   // M 128-191, N 192-255
+			"====WWWW3322255555@@@@@hhhhhhjllllliiBBBB",   // M 128-191, N 256-383
+			"====WWWW3322255555hBhhhhhhhhhjjjllliiBBBB",   // M 128-191, N 384-511
+			"====WWW3332225555hhhhhhhhhhhhhhjjiihBBBBB",   // M 128-191, N 512-767
+			"=====W3333222555h;hhh?hhhhhhhhhhhhhhBBBBB",   // M 128-191, N 768-1023
+			"iiiii3333332255hhhhhhhhhhhhhhhhhhhhhhhhhh",   // M 128-191, N 1024-1535
+			"iiiiii33333325hhhhhhhhjhhhhhhhhhhhhhhhhhh",   // M 128-191, N 1536-2047
+			"iiiiiii33333ihhhhhhhhhhjhhhhhhhhhhhhhhhhh",   // M 128-191, N 2048-3071
+			"iiiiiiii333ihhhhhnnhhjojoohhhhhhhhhhhhhhh",   // M 128-191, N 3072-4095
+			"iiiiiiiiii3hhhhhhhhbhojojoohhhhhhhhhhhhhh",   // M 128-191, N 4096-6143
+			"iiiiiiiiiijjhhhhhhhohhooooohhhhhhhhhhhhhh",   // M 128-191, N 6144-8191
+			"iiiiiiiiijjjhhhhhhhhhooohjjhhhhhhhhhhhhhh",   // M 128-191, N 8192-12287
+			"iiiiiiiijjjjhhhhhhhhhooojhhhhhhhhhhhhhhhh",   // M 128-191, N 12288-16383
+			"iiiiiiijjjjjhhhhhhhhhooohhhhhhhhhhhhhhhhh",   // M 128-191, N 16384-24575
+			"iiiiiijjjjjhhhhhhhhhoo_ohhhhhjjhhhhhhhhhh",   // M 128-191, N 24576-32767
+			"iiiiijjjjjjhhhhhhohhoooohhhhjjjjhhhhhhhhh",   // M 128-191, N 32768-49151
+			"iiiijjjjjjjhhhhhh_hhhoohhhhhjjjjjhhhhhhhh",   // M 128-191, N 49152-65535
+			"iiijjjjjjjjhhhhhhhhhhhhhhhhjjjjjjjhhhhhhh",   // M 128-191, N 65536-98303
+			"iijjjjjjjjjjhhhhhhhhhhhhhhhjjjjjjjjhhhhhh",   // M 128-191, N 98304-131071
+			"ijjjjjjjjjjjhhhhhhhhhhhhhhjjjjjjjjjjhhhhh",   // M 128-191, N 131072-196607
+			"jjjjjjjjjjjjjhhhhhhhhhhhjjjjjjjjjjjjjhhhh",   // M 128-191, N 196608-262143
+			"jjjjjjjjjjjjjjhhhhhhjjjjjjjjjjjjjjjjjjhhh",   // M 128-191, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjhh",   // M 128-191, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",   // M 192-255, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 192-255, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 192-255, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 192-255, N 3
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 192-255, N 4-5
+			"aaaaaaaaaaaVVVaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 192-255, N 6-7
+			"aaaaaaaaaUUUUUUUUaaaaaaaaaaaaaaaaaaaaaaaa",   // M 192-255, N 8-11
+			"aaaaaaaTTTTUUUUUQQQaaaaaaaaaaaaaaaaaaaaaa",   // M 192-255, N 12-15
+			"aaaaaaMMMMMMMMMMQQCCCCCaaaaaaaaaaaaaaaaaa",   // M 192-255, N 16-23
+			"AAAAAWWWW22222222AAACCCnannnn????@@aaaaaa",   // M 192-255, N 24-31
+			"=====WWWW22255555AAA???nnnnBBBBBBBBBbbbbb",   // M 192-255, N 32-47
+			"=====WWWW22255555???????nBBBBBBBBBBBbbbbb",   // M 192-255, N 48-63
+			"AAAAWWWWW22255525???=??BBBBiiiBBBBBBaaaaa",   // M 192-255, N 64-95
+			"iiiiWWWWW22225544@===??BBBBiiiiiiBiBBbbbb",   // M 192-255, N 96-127
+			"AAAWWWWWWW2225555@@@@@?BBBhhiillllliibbbb",   // M 192-255, N 128-191
+			"iiiWWWWWW32555555@@@@@@hhhhhjjlllllllbbbb",   // M 192-255, N 192-255
+			"AAAAWWWW3325555555@@@@hhhhhjjjlllllllbbbb",   // M 192-255, N 256-383
+			"====WWW3333225555hhhhhhhhhjjjjjlllllibbbb",   // M 192-255, N 384-511
+			"====WW3333XX2555hh5hhhhhhhjjjjjjjlljibbbb",   // M 192-255, N 512-767
+			"=====3333332222;h2hhhhhhhhhhhhhhjjhhbbbbb",   // M 192-255, N 768-1023
+			"iiiii3333333222h8hhhhhhhhhhhhhhhhhhbbbbbb",   // M 192-255, N 1024-1535
+			"iiiiii3333333hhhhhhhhhjhhhhhhhhhhbbbbbbbb",   // M 192-255, N 1536-2047
+			"iiiiiii33333hhhhhihhhhhjhhhhhhhbbbbbbbbbb",   // M 192-255, N 2048-3071
+			"iiiiiiii333hhhhhhhhhhjjjjohhhhhbbbbbbbbbb",   // M 192-255, N 3072-4095
+			"iiiiiiiiiihhhhhhhhhhhjjjjoohhhhbbbbbbbbbb",   // M 192-255, N 4096-6143
+			"iiiiiiiiijjjhhhhhhhhhhjjjjjhhhhbbbbbbbbbb",   // M 192-255, N 6144-8191
+			"iiiiiiiijjjjhhhhhhhhhjjjjjjjhhhbbbbbbbbbb",   // M 192-255, N 8192-12287
+			"iiiiiiijjjjjjhhhhhhhhjoojhhhhhbbbbbbbbbbb",   // M 192-255, N 12288-16383
+			"iiiiiijjjjjjhhhhhhhhhjjjjhhhhhbbbbbbbbbbb",   // M 192-255, N 16384-24575
+			"iiiiijjjjjjjhhhhhhhhhoojhhhhjjjbbbbbbbbbb",   // M 192-255, N 24576-32767
+			"iiiijjjjjjjhhhhhhhhhhoojhhhhjjjjbbbbbbbbb",   // M 192-255, N 32768-49151
+			"iiijjjjjjjjhhhhhhhhhhjjhhhhjjjjjjbbbbbbbb",   // M 192-255, N 49152-65535
+			"iijjjjjjjjjhhhhhhhhhhhhhhhhjjjjjjjbbbbbbb",   // M 192-255, N 65536-98303
+			"ijjjjjjjjjjjhhhhhhhhhhhhhhjjjjjjjjjbbbbbb",   // M 192-255, N 98304-131071
+			"jjjjjjjjjjjjhhhhhhhhhhhhhjjjjjjjjjjjbbbbb",   // M 192-255, N 131072-196607
+			"jjjjjjjjjjjjjhhhhhhhhhhjjjjjjjjjjjjjjbbbb",   // M 192-255, N 196608-262143
+			"jjjjjjjjjjjjjjjhhhhjjjjjjjjjjjjjjjjjjjbbb",   // M 192-255, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 192-255, N >= 393216
+			"QQQQQQQQQQQUUUUUQUQQMMQQQQQQQQQQQQQQQQQQQ",   // M 256-383, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 256-383, N (none)
+			"RRRRRRRRRRRRUUUURRQQQQRRRRRRRRRRRRRRRRRRR",   // M 256-383, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 256-383, N 3
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 256-383, N 4-5
+			"aaaaaaaaaUUUUUUUaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 256-383, N 6-7
+			"aaaaaaaaUUUUUUUUQQaaaaaaaaaaaaaaaaaaaaaaa",   // M 256-383, N 8-11
+			"aaaaaaaaMMMMMMMMQQQCaaaaaaaaaaaaaaaaaaaaa",   // M 256-383, N 12-15
+			"aaaaaaaOOOU222UQCCCCCaaaaaaaaaaaaaaaaaaaa",   // M 256-383, N 16-23
+			"AAAAAAAWWW22222222CCCCnaaannnnnnnnaaaaaaa",   // M 256-383, N 24-31
+			"=====WWWWW22255552??CnnnBnnnnnnnnnnBBBBBB",   // M 256-383, N 32-47
+			"====WWWWWW22555555????nnnnnnBBBBBBBBBBBBB",   // M 256-383, N 48-63
+			"AAAWWWWWW322555555?=?BBnnnBBiiiiiBBBaaaaa",   // M 256-383, N 64-95
+			"iiiWWWWWW322255555===?BBBBBhiiilllllBhhhh",   // M 256-383, N 96-127
+			"===WWWWWW322255555@@@@BhhhhjjjlllllllBBBB",   // M 256-383, N 128-191
+			"iiiWWWWWW322555555@@@Bhhhhjjjjlllllllhhhh",   // M 256-383, N 192-255
+			"===WWWW3333225555hBBhhhhhjjjjjlllllllBBBB",   // M 256-383, N 256-383
+			"===WWW333332255BhhhhhhhhhjjjjjjjjllllBBBB",   // M 256-383, N 384-511
+			"===W333333332BBhhhhhhhhhhjjjjjjjjllljBBBB",   // M 256-383, N 512-767
+			"===3333333333BhhhhhhhhhhjjjjjjjjjjjjBBBBB",   // M 256-383, N 768-1023
+			"iiiii33333333hhhhhhhhjhjjjjjjhhhjjjhhhhhh",   // M 256-383, N 1024-1535
+			"iiiii3333333hhhhhhhhhjjjjjhhhhhhhhhhhhhhh",   // M 256-383, N 1536-2047
+			"iiiiii33333hhhhhhhhhhjjjooohhhhhhhhhhhhhh",   // M 256-383, N 2048-3071
+			"iiiiiiii33hhhhhhhhhjjjjjjoohhhhhhhhhhhhhh",   // M 256-383, N 3072-4095
+			"iiiiiiiiihhhhhhhhhjjjjjjojohhhhhhhhhhhhhh",   // M 256-383, N 4096-6143
+			"iiiiiiiijjjjhhhhhhjjjjjjjjjhhhhhhhhhhhhhh",   // M 256-383, N 6144-8191
+			"iiiiiiijjjjjhhhhhhhhjoojjjjhhhhhhhhhhhhhh",   // M 256-383, N 8192-12287
+			"iiiiiijjjjjjjhhhhhhhjoojjhhhhhhhhhhhhhhhh",   // M 256-383, N 12288-16383
+			"iiiiijjjjjjjhhhhhhhhjjjjhhhhhjhhhhhhhhhhh",   // M 256-383, N 16384-24575
+			"iiiijjjjjjjjhhhhhhhhhjjjhhhhjjjhhhhhhhhhh",   // M 256-383, N 24576-32767
+			"iiijjjjjjjjjhhhhhhhhhjjjhhhjjjjjhhhhhhhhh",   // M 256-383, N 32768-49151
+			"iijjjjjjjjjjhhhhhhhhhhhhhhhjjjjjjhhhhhhhh",   // M 256-383, N 49152-65535
+			"ijjjjjjjjjjjhhhhhhhhhhhhhhhjjjjjjjhhhhhhh",   // M 256-383, N 65536-98303
+			"jjjjjjjjjjjjhhhhhhhhhhhhhhjjjjjjjjjhhhhhh",   // M 256-383, N 98304-131071
+			"jjjjjjjjjjjjjhhhhhhhhhhhhjjjjjjjjjjjhhhhh",   // M 256-383, N 131072-196607
+			"jjjjjjjjjjjjjjhhhhhhjjjjjjjjjjjjjjjjjhhhh",   // M 256-383, N 196608-262143
+			"jjjjjjjjjjjjjjjjhhjjjjjjjjjjjjjjjjjjjjhhh",   // M 256-383, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjhh",   // M 256-383, N >= 393216
+			"QQQQQQQQQQUUUUUUUQQMMMMQQQQQQQQQQQQQQQQQQ",   // M 384-511, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 384-511, N (none)
+			"RRRRRRRRRRUUUUUUUUQQQMMRRRRRRRRRRRRRRRRRR",   // M 384-511, N 2
+			"SSSSSSSSSSSVVVVVSQQQQQSSSSSSSSSSSSSSSSSSS",   // M 384-511, N 3
+			"aaaaaaaaaaaUUUaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 384-511, N 4-5
+			"aaaaaaaaaUUUUUUUQaaaaaaaaaaaaaaaaaaaaaaaa",   // M 384-511, N 6-7
+			"aaaaaaaaMMMMMMMMQQaaaaaaaaaaaaaaaaaaaaaaa",   // M 384-511, N 8-11
+			"aaaaaaaOOOUUUUUQQQCCaaaaaaaaaaaaaaaaaaaaa",   // M 384-511, N 12-15
+			"aaaaaaaMM222222CCCCCCCaaaaaaaaaaaaaaaaaaa",   // M 384-511, N 16-23
+			"AAAAAAAWWW255552222CCnnaaaannnnnaaaaaaaaa",   // M 384-511, N 24-31
+			"=====WWWWW225555552CnnnnBBnnnnnnnBBBBBBBB",   // M 384-511, N 32-47
+			"====WWWWW3222555555?nnnnBnnnnnnnnnnBBBBBB",   // M 384-511, N 48-63
+			"AAAWWWWWW3222555555?Bnnnnnnnijjjllllaaaaa",   // M 384-511, N 64-95
+			"iiiWWWWWW3322555555BBBBnnhhjjjjjllllhhhhh",   // M 384-511, N 96-127
+			"==WWWWWWW332255555hBBBhhhhjjjjjjlllllBBBB",   // M 384-511, N 128-191
+			"iiWWWWWWW33225555hhBBhhhhjjjjjjllllllhhhh",   // M 384-511, N 192-255
+			"AAWWWWW3333>255;hhhhhhhhjjjjjjjjjllllBBBB",   // M 384-511, N 256-383
+			"==WWW33333>>>;;hhhhhhhhjjooojjjjjllllBBBB",   // M 384-511, N 384-511
+			"==WW33333>>>>BhhhhhhjjjjjooojjjjjlllBBBBB",   // M 384-511, N 512-767
+			"==W3333333333hhhhhhhjjjjooojjjjjjjjjBBBBB",   // M 384-511, N 768-1023
+			"ii3333333333hhhhhhhjjjjooojjjjjjjjjhhhhhh",   // M 384-511, N 1024-1535
+			"iiii3333333hhhhhhhhjjjjooojjjjjjjhhhhhhhh",   // M 384-511, N 1536-2047
+			"iiiiii3333hhhhhhhhjjjjjjooojhhhhjhhhhhhhh",   // M 384-511, N 2048-3071
+			"iiiiii333hhhhhhhjjjjjjjjo_oohhhhhhhhhhhhh",   // M 384-511, N 3072-4095
+			"iiiiiii3hhhhhhhhhjjjjjjjoooohhhhhhhhhhhhh",   // M 384-511, N 4096-6143
+			"iiiiiiijhhhhhhhhhjjjjjjjjjjohhhhhhhhhhhhh",   // M 384-511, N 6144-8191
+			"iiiiiijjjjjjhhhhhjjjj_jjjjjjhhhhhhhhhhhhh",   // M 384-511, N 8192-12287
+			"iiiiijjjjjjjjhhhhhhjjoojjjjhhhhhhhhhhhhhh",   // M 384-511, N 12288-16383
+			"iiiijjjjjjjjjhhhhhhhjjjjjhhhhjhhhhhhhhhhh",   // M 384-511, N 16384-24575
+			"iiijjjjjjjjjjhhhhhhhjjjjjhhjjjjhhhhhhhhhh",   // M 384-511, N 24576-32767
+			"iijjjjjjjjjjhhhhhhhhhhhhhhhjjjjjhhhhhhhhh",   // M 384-511, N 32768-49151
+			"ijjjjjjjjjjjhhhhhhhhhhhhhhjjjjjjjhhhhhhhh",   // M 384-511, N 49152-65535
+			"jjjjjjjjjjjjhhhhhhhhhhhhhhjjjjjjjjhhhhhhh",   // M 384-511, N 65536-98303
+			"jjjjjjjjjjjjjhhhhhhhhhhhhjjjjjjjjjjhhhhhh",   // M 384-511, N 98304-131071
+			"jjjjjjjjjjjjjjhhhhhhhhhjjjjjjjjjjjjjhhhhh",   // M 384-511, N 131072-196607
+			"jjjjjjjjjjjjjjjhhhhjjjjjjjjjjjjjjjjjjhhhh",   // M 384-511, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjhhh",   // M 384-511, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjhh",   // M 384-511, N >= 393216
+			"QQQQQQQQQUUUUUUUUUSMMMMMMMMQQQQQQQQQQQQQQ",   // M 512-767, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 512-767, N (none)
+			"RRRRRRRRRUUUUUUUQQQQQQRRaaRRRRRRRRRRRRRRR",   // M 512-767, N 2
+			"SSSSSSSSSSUUUUUUQQQQSSCnSSSSSSSSSSSSSSSSS",   // M 512-767, N 3
+			"aaaaaaaaaaUUUUUMaQQQCCCnaaaaaaaaaaaaaaaaa",   // M 512-767, N 4-5
+			"aaaaaaaaMMMMMMMMQaaQCCCnaaaaaaaaaaaaaaaaa",   // M 512-767, N 6-7
+			"aaaaaaaaOOUUUUUQQQaCCCCnaaaaaaaaaaaaaaaaa",   // M 512-767, N 8-11
+			"aaaaaaaMMUUU22QCCCCCCCCnaaaaaaaaaaaaaaaaa",   // M 512-767, N 12-15
+			"aaaaaaaO222222CCCCCCCCCnaaaaaaaaaaaaaaaaa",   // M 512-767, N 16-23
+			"AAAAAAWWWW255552222Caaanaaaaaaaaaaaaaaaaa",   // M 512-767, N 24-31
+			";;;;WWWWW3255555552CnnnnnBBnnnnBBBBBBBBBB",   // M 512-767, N 32-47
+			";;;WWWWWW32555555552nnnnnBnnnbbbbbBBBBBBB",   // M 512-767, N 48-63
+			"AAAWWWWWW3322555555@Bnnnnnnnjjjjjllaaaaaa",   // M 512-767, N 64-95
+			"iiWWWWWWW333255555;;BBnnnhjjjjjjllllBBBBB",   // M 512-767, N 96-127
+			"AAWWWWWWW3332555=;;hBhhhhjjjjjjjjlllBBBBB",   // M 512-767, N 128-191
+			"AWWWWWWWW3333B;;;hhhhhhhjjjjjjjjjllllBBBB",   // M 512-767, N 192-255
+			"AWWWWWWW33333;;;hhhhhhjjjjojjjjjjllllBBBB",   // M 512-767, N 256-383
+			"AWWWW333333>3;;hhhhhjjjjjooojjjjllllBBBBB",   // M 512-767, N 384-511
+			";WWW333333=3>BhhhhhjjjjjoooojjjjjlllBBBBB",   // M 512-767, N 512-767
+			";W3333333333hhhhhhhjjjjooooojjjjjjjBBBBBB",   // M 512-767, N 768-1023
+			"ii333333333hhhhhhhhjjjjoooojjjjjjjBBBBBBB",   // M 512-767, N 1024-1535
+			"ii33333333hhhhhhhhjjjjjooojjjjjjjjBBBBBBB",   // M 512-767, N 1536-2047
+			"iiii33333hhhhhhhhhjjjjjjooojjjjjjjBBBBBBB",   // M 512-767, N 2048-3071
+			"iiii3333hhhhhhhhjm_jjjjjo_oojjjjjjBBBBBBB",   // M 512-767, N 3072-4095
+			";;;;333hhhhhhhhhjjojjj_j_joooohhhBBBBBBBB",   // M 512-767, N 4096-6143
+			"iiii33hhhhhhhhhhjjjjjjjjjjjoooohhBBBBBBBB",   // M 512-767, N 6144-8191
+			"iiiiijjjhhhhhhhhhjjjjj_jjjjjoooBBBBBBBBBB",   // M 512-767, N 8192-12287
+			"iiiijjjjjjjjjhhhhhjjjjjjjjjjhoBBBBBBBBBBB",   // M 512-767, N 12288-16383
+			"iiijjjjjjjjjjjhhhhjjjjjjjjhhhjBBBBBBBBBBB",   // M 512-767, N 16384-24575
+			"iijjjjjjjjjjjjhhhhhhjjjjjhhjjjjBBBBBBBBBB",   // M 512-767, N 24576-32767
+			"ijjjjjjjjjjjjhhhhhhhhjjjhhhjjjjjBBBBBBBBB",   // M 512-767, N 32768-49151
+			"jjjjjjjjjjjjjhhhhhhhhhhhhhjjjjjjjBBBBBBBB",   // M 512-767, N 49152-65535
+			"jjjjjjjjjjjjjhhhhhhhhhhhhjjjjjjjjjBBBBBBB",   // M 512-767, N 65536-98303
+			"jjjjjjjjjjjjjjhhhhhhjhhjjjjjjjjjjjjBBBBBB",   // M 512-767, N 98304-131071
+			"jjjjjjjjjjjjjjjhhhhjjjjjjjjjjjjjjjjjBBBBB",   // M 512-767, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjBBBB",   // M 512-767, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjBBB",   // M 512-767, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjBB",   // M 512-767, N >= 393216
+			"QQQQQQQQUUUUUUUUUUUMMMMMMMMMQQQQQQQQQQQQQ",   // M 768-1023, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 768-1023, N (none)
+			"RRRRRRRRRUUUUUUUQQQSRRRRaaaaRRRRRRRRRRRRR",   // M 768-1023, N 2
+			"SSSSSSSSSUUUUMMMQQQSSSCaaaaSSSSSSSSSSSSSS",   // M 768-1023, N 3
+			"aaaaaaaaaaMMMMMMQQQQCCnaaaaaaaaaaaaaaaaaa",   // M 768-1023, N 4-5
+			"aaaaaaaaOOOOOOUQQQQCCCnaaaaaaaaaaaaaaaaaa",   // M 768-1023, N 6-7
+			"aaaaaaaMMMMUUMQQCCCCCCnaaaaaaaaaaaaaaaaaa",   // M 768-1023, N 8-11
+			"aaaaaaaOOU22222CCCCCCCnaaaaaaaaaaaaaaaaaa",   // M 768-1023, N 12-15
+			"aaaaaaQQQ22222CCCCCCCCnaaaaaaaaaaaaaaaaaa",   // M 768-1023, N 16-23
+			"AAAAAAWWWA255552222CCaaannaaaaaaaaaaaaaaa",   // M 768-1023, N 24-31
+			";;;;WWWWWA255555522C=annnBBBBBBBBBBBBBBBB",   // M 768-1023, N 32-47
+			";;;WWWWWW3A55555552@@nnnnBBBBbbbbBBBBBBBB",   // M 768-1023, N 48-63
+			"AAAWWWWW333A255555@@@nnnnnbbbbjjjjbaaaaaa",   // M 768-1023, N 64-95
+			"iiWWWWWWW333355;;;;BBnnnnjjjjjjjjllBBBBBB",   // M 768-1023, N 96-127
+			"AWWWWWWWW3333B;;;;;hhhhhjjjjjjjjjlllBBBBB",   // M 768-1023, N 128-191
+			"AWWWWWWWW3333B;;;hhhhhhjjjjjjjjjjlllBBBBB",   // M 768-1023, N 192-255
+			"AWWWWWWW33333Bh;`hhhjjjjjjjjjjjjjlllBBBBB",   // M 768-1023, N 256-383
+			"WWWWW33333399:BhhhhjjjjjooojjjjjjlllBBBBB",   // M 768-1023, N 384-511
+			"WWW333333339999hhhhjhjjooooojjjjjjlBBBBBB",   // M 768-1023, N 512-767
+			";[[3333333399hhhh^hjjjjoooojjjjjjjBBBBBBB",   // M 768-1023, N 768-1023
+			"i[[3333333h99hhhhhhjjjjoooojjjjjjjBBBBBBB",   // M 768-1023, N 1024-1535
+			"ii[333333hh9hhhhhjjjjjjoooooojjjljjBBBBBB",   // M 768-1023, N 1536-2047
+			"ii[33333hhhhhhhhjjjjjjjjoooooojjljjBBBBBB",   // M 768-1023, N 2048-3071
+			"ii[[333hhhhhhhhhjjjjjjjjjooooojjjjBBBBBBB",   // M 768-1023, N 3072-4095
+			"ii[[33hhhhhhhhhhjjjjjjjjjjooooojjjBBBBBBB",   // M 768-1023, N 4096-6143
+			"ii[[3hhhhhhhhhhhjjjjjjjjjjjooooooBBBBBBBB",   // M 768-1023, N 6144-8191
+			"iii[hhhhhhhhhhhhhjjjojjjjjjjooooBBBBBBBBB",   // M 768-1023, N 8192-12287
+			"iiijhhhhjhhhhhhhhjjjjjjjjjjjjoBBBBBBBBBBB",   // M 768-1023, N 12288-16383
+			"iijjjjjjjjjjjjhhhhjjjjjjjjjhhjBBBBBBBBBBB",   // M 768-1023, N 16384-24575
+			"ijjjjjjjjjjjjjjhhhhjjjjjjjhhjjjBBBBBBBBBB",   // M 768-1023, N 24576-32767
+			"jjjjjjjjjjjjjjjhhhhhhjjjjhhjjjjjBBBBBBBBB",   // M 768-1023, N 32768-49151
+			"jjjjjjjjjjjjjjjhhhhhhhhhhhjjjjjjjBBBBBBBB",   // M 768-1023, N 49152-65535
+			"jjjjjjjjjjjjjjjhhhhjhhhhhjjjjjjjjjBBBBBBB",   // M 768-1023, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjBBBBBB",   // M 768-1023, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjBBBBB",   // M 768-1023, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjBBBB",   // M 768-1023, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjBBB",   // M 768-1023, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjBB",   // M 768-1023, N >= 393216
+			"QQQQQQQQUUMMMMMUUSMMMQQQQQQQQQQQQQQQQQQQQ",   // M 1024-1535, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 1024-1535, N (none)
+			"RRRRRRRRUMMMMMMMQQSRRRRaaaaaaRRRRRRRRRRRR",   // M 1024-1535, N 2
+			"SSSSSSSSSMMMMMMMQQSSSSaaaaaaaSSSSSSSSSSSS",   // M 1024-1535, N 3
+			"aaaaaaaaaOOOOOQQQQCCCnaaaaaaaaaaaaaaaaaaa",   // M 1024-1535, N 4-5
+			"aaaaaaaMMMMMMMQQQCCCCnaaaaaaaaaaaaaaaaaaa",   // M 1024-1535, N 6-7
+			"aaaaaaMMMMMUMMMMSCCCCnaaaaaaaaaaaaaaaaaaa",   // M 1024-1535, N 8-11
+			"aaaaaaQQQQ22222CCCCCCnnaaaaaaaaaaaaaaaaaa",   // M 1024-1535, N 12-15
+			"aaaaaa]]222222CCCCCCCnaaaaaaaaaaaaaaaaaaa",   // M 1024-1535, N 16-23
+			"AAAAAWWWWAA55552222Cnaaaaanaaaaaaaaaaaaaa",   // M 1024-1535, N 24-31
+			";;;WWWWWWAA55552222===annnbbbbbbbbbbbbbbb",   // M 1024-1535, N 32-47
+			";;;WWWWW33AA555522@BBBnnnnbbbbbbbbbbbbbbb",   // M 1024-1535, N 48-63
+			"AAWWWWWW333AA255;?BBBBnnnbaaabbbbaaaaaaaa",   // M 1024-1535, N 64-95
+			"iiWWWWWW33333B;;;;BBnnnnjbjjbjjjjjbbbbbbb",   // M 1024-1535, N 96-127
+			"AWWWWWWW33333BB;;hhhjjhjjjjjjjjjjjlbbbbbb",   // M 1024-1535, N 128-191
+			"AWWWWWWW3333BBhhhhhjjjjjjjjjjjjjjjlbbbbbb",   // M 1024-1535, N 192-255
+			"WWWWWW333333Bhhhhnjjjjjjjjjjjjjjjjlbbbbbb",   // M 1024-1535, N 256-383
+			"WWWWWW333333hhhhhhjjjjhooojjjjjjjjjbbbbbb",   // M 1024-1535, N 384-511
+			"W[[33333333hhhhh:jjjjjjoooojjjjjjjbbbbbbb",   // M 1024-1535, N 512-767
+			"[[[3333333h99hhhhhjjjjjoooojjjjjjjbbbbbbb",   // M 1024-1535, N 768-1023
+			"i[[[33333hh99hhhhhjjjjjooooooojjlllbbbbbb",   // M 1024-1535, N 1024-1535
+			"i[[[3333h999hhhhhhjjjjjoooooooojlllbbbbbb",   // M 1024-1535, N 1536-2047
+			"ii[[[33hh9hhhhhh7jjjjjjjjoooooojlllbbbbbb",   // M 1024-1535, N 2048-3071
+			"i[[[[3hhhhhhhhhjjjjjjjjjjjoooooommmbbbbbb",   // M 1024-1535, N 3072-4095
+			"i[[[[hhhhhhhhhhjjjjjjjjjjjjooo11mmbbbbbbb",   // M 1024-1535, N 4096-6143
+			"ii[[hhhhhhhhhhhjjjjjjjjjjjjo1111oobbbbbbb",   // M 1024-1535, N 6144-8191
+			"ii[hhhhhhhhhhhhhjjjjjjjjjjjj1111obbbbbbbb",   // M 1024-1535, N 8192-12287
+			"iijhhhhhhhhhhhhhhjjjjjjjjjjjj11bbbbbbbbbb",   // M 1024-1535, N 12288-16383
+			"ijjjhhhhjjhhhhhhhjjjjjjjjjjjjhbbbbbbbbbbb",   // M 1024-1535, N 16384-24575
+			"jjjjjjjjjjjjjjjhhhjjjjjjjjjhhjjbbbbbbbbbb",   // M 1024-1535, N 24576-32767
+			"jjjjjjjjjjjjjjjjhhhhjjjjjjjhjjjjbbbbbbbbb",   // M 1024-1535, N 32768-49151
+			"jjjjjjjjjjjjjjjjjjhhhjjjjhhjjjjjjbbbbbbbb",   // M 1024-1535, N 49152-65535
+			"jjjjjjjjjjjjjjjjjjjjhhhhhjjjjjjjjjbbbbbbb",   // M 1024-1535, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 1024-1535, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 1024-1535, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 1024-1535, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 1024-1535, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 1024-1535, N >= 393216
+			"QQQQQQQQUUMMMMMMUUMMMMQQQQQQQQQQQQQQQQQQQ",   // M 1536-2047, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 1536-2047, N (none)
+			"RRRRRRRRMMMMMMMMQSRRRRaaRRRRaaRRRRRRRRRRR",   // M 1536-2047, N 2
+			"SSSSSSSSSOOOOOOQQSSSSSaaaaaaaSSSSSSSSSSSS",   // M 1536-2047, N 3
+			"aaaaaaaaMMMMMMQQSSCCCaaaaaaaaaaaaaaaaaaaa",   // M 1536-2047, N 4-5
+			"aaaaaaaMMMMMMMMMSCCCCaaaaaaaaaaaaaaaaaaaa",   // M 1536-2047, N 6-7
+			"aaaaaaQQQQQ22QQCCCCCCCaaaaaaaaaaaaaaaaaaa",   // M 1536-2047, N 8-11
+			"aaaaaaS]]222222CCCCCCCaaaaaaaaaaaaaaaaaaa",   // M 1536-2047, N 12-15
+			"aaaaa]]]]]]2222CCCCCCCaaaaaaaaaaaaaaaaaaa",   // M 1536-2047, N 16-23
+			"AAAAWWWWWAAA522222Cnnaaaaabaaaaaaaaaaaaaa",   // M 1536-2047, N 24-31
+			";;;WWWWWWAAAA22222=BBnnaabbbbbbbbbbbbbbbb",   // M 1536-2047, N 32-47
+			";;WWWWWW33AAA555;==BBBnnbbbbbbbbbbbbbbbbb",   // M 1536-2047, N 48-63
+			"AAWWWWWW33AAA;;;;BBBBBnnbbaaaaaaaaaaaaaaa",   // M 1536-2047, N 64-95
+			"iiWWWWWW33333;;;;Bnhhnnjbbbbbbbbbbbbbbbbb",   // M 1536-2047, N 96-127
+			"AWWWWWW33333BBh;<hjjjjjjjjjjjjjjjbbbbbbbb",   // M 1536-2047, N 128-191
+			"WWWWWW333333Bhhhhjjjjjjjjjjjjjjjjbbbbbbbb",   // M 1536-2047, N 192-255
+			"WWWWWW333333hhhhhnjjjjjjjjjjjjjjjbbbbbbbb",   // M 1536-2047, N 256-383
+			"WWW33333333hhhhhjjjjjjooojjjjjjjjbbbbbbbb",   // M 1536-2047, N 384-511
+			"[[[3333333hhhhhjjjjjhjhooojjjjjjjjbbbbbbb",   // M 1536-2047, N 512-767
+			"[[[333333hh99hhhjjjjjjooooooojjjlllbbbbbb",   // M 1536-2047, N 768-1023
+			"i[[[3333h9991h1hjjjjjjjoooooooojlllbbbbbb",   // M 1536-2047, N 1024-1535
+			"i[[[[33h91111hhhhhjjjjjjoooooooolllbbbbbb",   // M 1536-2047, N 1536-2047
+			"i[[[[3hh91111hjhh7ojjjjjjjoooooolmmbbbbbb",   // M 1536-2047, N 2048-3071
+			"i[[[3hhhhhhhhhjjjjjjjjjj__joooo11mmbbbbbb",   // M 1536-2047, N 3072-4095
+			"i[[[hhhhhhhhhhjjjjojjjjjj_jo11111mmbbbbbb",   // M 1536-2047, N 4096-6143
+			"i[[hhhhhhhhhhhjjjjjj_jjjjjj1111111bbbbbbb",   // M 1536-2047, N 6144-8191
+			"i[hhhhhhhhhhhhhjjjjjjjjjjjjj11111bbbbbbbb",   // M 1536-2047, N 8192-12287
+			"ijhhhhhhhhhhhhhhjjjjjjYjjjjjj11bbbbbbbbbb",   // M 1536-2047, N 12288-16383
+			"jjjhhhhhhhhhhhhhhjjjjjjjjjjjjjbbbbbbbbbbb",   // M 1536-2047, N 16384-24575
+			"jjjjhhhhjhhjjjjjhhjjjjjjjjjjhjjbbbbbbbbbb",   // M 1536-2047, N 24576-32767
+			"jjjjjjjjjjjjjjjjjhhjjjjjjjjhjjjjbbbbbbbbb",   // M 1536-2047, N 32768-49151
+			"jjjjjjjjjjjjjjjjjjhhjjjjjjhjjjjjjbbbbbbbb",   // M 1536-2047, N 49152-65535
+			"jjjjjjjjjjjjjjjjjjjhhhjjhhjjjjjjjjbbbbbbb",   // M 1536-2047, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 1536-2047, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 1536-2047, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 1536-2047, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 1536-2047, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 1536-2047, N >= 393216
+			"QQQQQQQQMMMMMMMMQUMQUQQQQQQQQQQQQQQQQQQQQ",   // M 2048-3071, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 2048-3071, N (none)
+			"RRRRRRRRMMOOOOOOOORRRaaaRRRaaaRRRRRRRRRRR",   // M 2048-3071, N 2
+			"SSSSSSSSSMMMMMQQSSSSaaaaaaaaaaSSSSSSSSSSS",   // M 2048-3071, N 3
+			"aaaaaaaMMMMMMMMCRCCCaaaaaaaaaaaaaaaaaaaaa",   // M 2048-3071, N 4-5
+			"aaaaaQQQQQQQQQQCCCCCnaaaaaaaaaaaaaaaaaaaa",   // M 2048-3071, N 6-7
+			"aaaaaSS]]]]2222CCCCCnaaaaaaaaaaaaaaaaaaaa",   // M 2048-3071, N 8-11
+			"aaaa]]]]]]]]]2CCCCCCnaaaaaaaaaaaaaaaaaaaa",   // M 2048-3071, N 12-15
+			"aaaa]]]]]]]]]]CCCCCCCaaaaaaaaaaaaaaaaaaaa",   // M 2048-3071, N 16-23
+			"AAAAWWWWWAAAA2222Cnaaaaaaabbaaaaaaaaaaaaa",   // M 2048-3071, N 24-31
+			"===WWWWW3AAAA252;==BBnaaabbbbbbbbbbbbbbbb",   // M 2048-3071, N 32-47
+			"==WWWWWW3XXAA5;;;==BBBnabbbbbbbbbbbbbbbbb",   // M 2048-3071, N 48-63
+			"AAWWWWW33XX3A;;;;?nBBBnnbbaaaaaaaaaaaaaaa",   // M 2048-3071, N 64-95
+			"iiWWWWW333333;9;;nnhhnnnbbbbbbbbbbbbbbbbb",   // M 2048-3071, N 96-127
+			"AWWWWW33333339Bhjjjjhjjjjjjjbbbbbbbbbbbbb",   // M 2048-3071, N 128-191
+			"WWWWW3333333hhhhjjjjjjjjjjjjjjbbbbbbbbbbb",   // M 2048-3071, N 192-255
+			"WWWW3333333hhhhhjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 2048-3071, N 256-383
+			"[[[3333333hhhhhjjjjjjjjjojjjjjjjjbbbbbbbb",   // M 2048-3071, N 384-511
+			"[[[333333hhhhhhjjjjjjjjjoojjjjjjjjbbbbbbb",   // M 2048-3071, N 512-767
+			"[[[[3333hhhhhhjjjjjjjjjjoooooojjlllbbbbbb",   // M 2048-3071, N 768-1023
+			"i[[[[33hh9hhhhjjjj_jjj_jooooooojlllbbbbbb",   // M 2048-3071, N 1024-1535
+			"i[[[[[hh91111jjoj7jjjjjjoooooooolmmbbbbbb",   // M 2048-3071, N 1536-2047
+			"i[[[3hhhh1111jjj7ojj7jjjjjooooo11mmbbbbbb",   // M 2048-3071, N 2048-3071
+			"i[[[hh1hhh11jjjjjjjjjjjj__joooo111mbbbbbb",   // M 2048-3071, N 3072-4095
+			"i[[hhh1hhh11jjjjjjZjjj_jY_jo1111111bbbbbb",   // M 2048-3071, N 4096-6143
+			"i[hhhhhhhhhjjjjjjjjjjjjjjjj1111111bbbbbbb",   // M 2048-3071, N 6144-8191
+			"ihhhhhhhhhhjjjjjjjjjjjjjjjjj11111bbbbbbbb",   // M 2048-3071, N 8192-12287
+			"jjhhhhhhhhhhhhjjjjjjjjYjjjjjj11bbbbbbbbbb",   // M 2048-3071, N 12288-16383
+			"jjhhhhhhhhhhhhhhhjjjjjjjjjjjjjbbbbbbbbbbb",   // M 2048-3071, N 16384-24575
+			"jjjhhhhhhhhhhhhhhhjjjjjjjjjjjjjbbbbbbbbbb",   // M 2048-3071, N 24576-32767
+			"jjjjhhhhhhhhjjjjjhhjjjjjjjjjjjjjbbbbbbbbb",   // M 2048-3071, N 32768-49151
+			"jjjjjjjjjjjjjjjjjjhjjjjjjjjjjjjjjbbbbbbbb",   // M 2048-3071, N 49152-65535
+			"jjjjjjjjjjjjjjjjjjjhhjjjjhjjjjjjjjbbbbbbb",   // M 2048-3071, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 2048-3071, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 2048-3071, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 2048-3071, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 2048-3071, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 2048-3071, N >= 393216
+			"QQQQQQQQMMMMMMMMOOUQQQQQQQQQQQQQQQQQQQQQQ",   // M 3072-4095, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 3072-4095, N (none)
+			"RRRRRRRRRMMMSSQQSRRRRRRSRRSSSSRRRRRRRRRRR",   // M 3072-4095, N 2
+			"SSSSSSSSSMMMMMMSSSSSaaSSSSSSSaSSSSSSSSSSS",   // M 3072-4095, N 3
+			"aaaaaQQQQQQQQQQCSCCaaaaaaaaaaaaaaaaaaaaaa",   // M 3072-4095, N 4-5
+			"aaaaSSSSSS]]SSSCCCCaaaaaaaaaaaaaaaaaaaaaa",   // M 3072-4095, N 6-7
+			"aaaa]]]]]]]]]2CCCCCCaaaaaaaaaaaaaaaaaaaaa",   // M 3072-4095, N 8-11
+			"aaa]]]]]]]]]]]CCCCCCaaaaaaaaaaaaaaaaaaaaa",   // M 3072-4095, N 12-15
+			"aaa22222222222CCCCCCaaaaaaaaaaaaaaaaaaaaa",   // M 3072-4095, N 16-23
+			"AAAWWWWWAAAAA222Cnaaaaaaaabbaaaaaaaaaaaaa",   // M 3072-4095, N 24-31
+			";;WWWWWW3AAAA2;;;?=nnaaaabbbbbbbbbbbbbbbb",   // M 3072-4095, N 32-47
+			";;WWWWW33XXAA;;;;;=BBnaaabbbbbbbbbbbbbbbb",   // M 3072-4095, N 48-63
+			"AAWWWWW33XX33;;;;;nBBnnnbbaaaaaaaaaaaaaaa",   // M 3072-4095, N 64-95
+			"iiWWWW333333399:::nnnnnnbbbbbbbbbbbbbbbbb",   // M 3072-4095, N 96-127
+			"AWWWWW333333999jjjjjjjjjjjbbbbbbbbbbbbbbb",   // M 3072-4095, N 128-191
+			"AWW[[333333hhhhjjjjjjjjjjjjbbbbbbbbbbbbbb",   // M 3072-4095, N 192-255
+			"[[[[[333333hhhhjjjjjjjjjjjjjjjjbbbbbbbbbb",   // M 3072-4095, N 256-383
+			"[[[[33333hhhhhhjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 3072-4095, N 384-511
+			"[[[[3333hhhhhhjjjjjjjjjjjojjjjjjjjbbbbbbb",   // M 3072-4095, N 512-767
+			"[[[[[[[hhhhhhjjjjjjjjjjjjooooojmmlbbbbbbb",   // M 3072-4095, N 768-1023
+			"i[[[[[hhhhhhhjjjjjjjjjjjjoooooommmmbbbbbb",   // M 3072-4095, N 1024-1535
+			"i[[[[hhhhhhhjjjoojjjjjjjjoooooo11mmbbbbbb",   // M 3072-4095, N 1536-2047
+			"i[[[hhhhhh11jjjoojjjjjjjjjooooo111mbbbbbb",   // M 3072-4095, N 2048-3071
+			"i[[hhhh1h1111jjo7jjjjjjjjjo1oo11111bbbbbb",   // M 3072-4095, N 3072-4095
+			"i[hhhhh1hh111jjjjjjjjjjjjjj1111111bbbbbbb",   // M 3072-4095, N 4096-6143
+			"ihhhhh1hhhjjjjjjjjjjjjjjjjj1111111bbbbbbb",   // M 3072-4095, N 6144-8191
+			"jhhhhhhhhhjjjjjjjjjjjjjjjjjj11111bbbbbbbb",   // M 3072-4095, N 8192-12287
+			"jhhhhhhhhhjjjjjjjjjjjjjjjjjjj11bbbbbbbbbb",   // M 3072-4095, N 12288-16383
+			"jhhhhhhhhhjjhhhjjjjjjjjjjjjjjjbbbbbbbbbbb",   // M 3072-4095, N 16384-24575
+			"jjhhhhhhhhhhhhhhhhjjjjjjjjjjjjjbbbbbbbbbb",   // M 3072-4095, N 24576-32767
+			"jjjhhhhhhhhhhjjjjhjjjjjjjjjjjjjjbbbbbbbbb",   // M 3072-4095, N 32768-49151
+			"jjjjjjjjjhhjjjjjjjhjjjjjjjjjjjjjjbbbbbbbb",   // M 3072-4095, N 49152-65535
+			"jjjjjjjjjjjjjjjjjjjjhjjjjjjjjjjjjjbbbbbbb",   // M 3072-4095, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 3072-4095, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 3072-4095, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 3072-4095, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 3072-4095, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 3072-4095, N >= 393216
+			"QQQQQQQQQMMMOOOQOOOMMMQMQMMQQQQQQQQQQQQQQ",   // M 4096-6143, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 4096-6143, N (none)
+			"RRRRRRRRRMMMSSSSRORaaaaaRRRaaaRRRRRRRRRRR",   // M 4096-6143, N 2
+			"SSSSSSQQQQQQSSSSCaaaaaaaaaaaaaSSSSSSSSSSS",   // M 4096-6143, N 3
+			"aaaaRRRRRRRRRRRCCaaaaaaaaaaaaaaaaaaaaaaaa",   // M 4096-6143, N 4-5
+			"aaa]]]]]]]]]]]]CCaaaaaaaaaaaaaaaaaaaaaaaa",   // M 4096-6143, N 6-7
+			"aaa]]]]]]]]]]]]CCaaaaaaaaaaaaaaaaaaaaaaaa",   // M 4096-6143, N 8-11
+			"aaaQ]WWWWWWWC2CCCaaaaaaaaaaaaaaaaaaaaaaaa",   // M 4096-6143, N 12-15
+			"aaa]]WWWWWWWW2CCCaaaaaaaaaaaaaaaaaaaaaaaa",   // M 4096-6143, N 16-23
+			"AAWWWWWWAAAAAACa;naaaaaaaabbaaaaaaaaaaaaa",   // M 4096-6143, N 24-31
+			";;WWWWWW3AAAAAB;;;nnaaaaaabbbbbbbbbbbbbbb",   // M 4096-6143, N 32-47
+			";WWWWWW33333?;::;;Bnnnaaaabbbbbbbbbbbbbbb",   // M 4096-6143, N 48-63
+			"AWWWWW33333339:::;nBBnnbbbaaaaaaaaaaaaaaa",   // M 4096-6143, N 64-95
+			"iWWWW[[3333399:::nnnnnnbbbbbbbbbbbbbbbbbb",   // M 4096-6143, N 96-127
+			"AWW[[[[3333hhhjjjjjjjjjjjjbbbbbbbbbbbbbbb",   // M 4096-6143, N 128-191
+			"A[[[[[[333hhhjjjjjjjjjjjjjjjbbbbbbbbbbbbb",   // M 4096-6143, N 192-255
+			"A[[[[[[[3hhhhjjjjjjjjjjjjjjjbbbbbbbbbbbbb",   // M 4096-6143, N 256-383
+			"A[[[[[[[hhhhhjjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 4096-6143, N 384-511
+			";[[[[[[hhhhhjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 4096-6143, N 512-767
+			"=[[[[[hhhhhhjkjjjjjjjjjjjjoooojmmmbbbbbbb",   // M 4096-6143, N 768-1023
+			"i[[[[hhhhhhhjkjjjjjjjjjjjjoooo11mmbbbbbbb",   // M 4096-6143, N 1024-1535
+			"i[[[hhhhhhhjjjjjjjjjjjjjjjooo1111mmbbbbbb",   // M 4096-6143, N 1536-2047
+			"i[[hhhhhhh11jjjj77jjjjjjjj11111111mbbbbbb",   // M 4096-6143, N 2048-3071
+			"i[hhhhh1hh111jjo77jjjjjjjj11111111bbbbbbb",   // M 4096-6143, N 3072-4095
+			"ihhhhhh1hj11kjjjjjjjjjjjjj11111111bbbbbbb",   // M 4096-6143, N 4096-6143
+			"jhhhhh11hjjjjjjjjjjjjjjjjjj111111bbbbbbbb",   // M 4096-6143, N 6144-8191
+			"jhhhhh11jjjjjjjjjjjjjjjjjjjj1111bbbbbbbbb",   // M 4096-6143, N 8192-12287
+			"jhhhh11jjjjjjjjjjjjjjjjjjjjjj1bbbbbbbbbbb",   // M 4096-6143, N 12288-16383
+			"jhhhhhhjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbbb",   // M 4096-6143, N 16384-24575
+			"jjhhhhhhhjjjjhhhhhjjjjjjjjjjjjjbbbbbbbbbb",   // M 4096-6143, N 24576-32767
+			"jjjhhhhhhhhhhhjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 4096-6143, N 32768-49151
+			"jjjjhhhhhhhhhjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 4096-6143, N 49152-65535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 4096-6143, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 4096-6143, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 4096-6143, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 4096-6143, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 4096-6143, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 4096-6143, N >= 393216
+			"QQQQQQQQQMMMMMQQRRRRRRRRRRRRRRQQQQQQQQQQQ",   // M 6144-8191, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 6144-8191, N (none)
+			"RRRRRRRRRRMMSSSSRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 6144-8191, N 2
+			"SSSSSSSSSSSSSSSSSaaaSSSSSSSSSSSSSSSSSSSSS",   // M 6144-8191, N 3
+			"aaaa]]]]]]]SSSSCCaaaaaaaaaaaaaaaaaaaaaaaa",   // M 6144-8191, N 4-5
+			"aaa]]]]]]]]]]]]Cnaaaaaaaaaaaaaaaaaaaaaaaa",   // M 6144-8191, N 6-7
+			"aaaQ]WWWWW]]]]CCnaaaaaaaaaaaaaaaaaaaaaaaa",   // M 6144-8191, N 8-11
+			"aa]]]WWWWWWC]]CCnaaaaaaaaaaaaaaaaaaaaaaaa",   // M 6144-8191, N 12-15
+			"aaCCWWWWWWCCCCCCnaaaaaaaaaaaaaaaaaaaaaaaa",   // M 6144-8191, N 16-23
+			"AAWWWWWWWAAAAaaAAnaaaaaaaaaaaaaaaaaaaaaaa",   // M 6144-8191, N 24-31
+			";WWWWWWW333333BB;nnnaaaaaaabbbbbbbbbbbbbb",   // M 6144-8191, N 32-47
+			";WWWWWW33333:9:::nnnbbbbabbbbbbbbbbbbbbbb",   // M 6144-8191, N 48-63
+			"AWWWW[[3333399:::nnbbbbbbaaaaaaaaaaaaaaaa",   // M 6144-8191, N 64-95
+			"iWWW[[[[33399:::Bjjjjbbbbbjbbbbbbbbbbbbbb",   // M 6144-8191, N 96-127
+			"A[[[[[[[33hhjjjjjjjjjjjjjjjbbbbbbbbbbbbbb",   // M 6144-8191, N 128-191
+			"A[[[[[[[[hhhjjjjjjjjjjjjjjjjbbbbbbbbbbbbb",   // M 6144-8191, N 192-255
+			"A[[[[[[[hhhhjjjjjjjjmjjjjjjjbbbbbbbbbbbbb",   // M 6144-8191, N 256-383
+			"A[[[[[[hhhhhjjjjjjjjjjjjjjjjjjjbbbbbbbbbb",   // M 6144-8191, N 384-511
+			"=[[[[[hhhhh9jjjjjjkjjjjjjjjjjjjjjbbbbbbbb",   // M 6144-8191, N 512-767
+			"=[[[[hhhhhhjj7kkjmjjjojjjjjooommmbbbbbbbb",   // M 6144-8191, N 768-1023
+			"ii[[hhhhhhjjjk7kjjjjjjjjjjjo11111mbbbbbbb",   // M 6144-8191, N 1024-1535
+			"i[[hhhhhhhjjjjjjjjjjjjjjjjj1111111bbbbbbb",   // M 6144-8191, N 1536-2047
+			"i[hhhhhhhjjjjjjjo1jjjjjjjjj1111111bbbbbbb",   // M 6144-8191, N 2048-3071
+			"ihhhhh1hhjjjjjjjojjjjjjjjjj1111111bbbbbbb",   // M 6144-8191, N 3072-4095
+			"jhhhhh11jjjjjjjjjjjjjjjjjjj111111bbbbbbbb",   // M 6144-8191, N 4096-6143
+			"jhhhhhh1111jjjjjjjjjjjjjjjj11111bbbbbbbbb",   // M 6144-8191, N 6144-8191
+			"jhhhhhh1111jjjjjjjjjjjjjjjjj111bbbbbbbbbb",   // M 6144-8191, N 8192-12287
+			"jhhh1h11111jjjjjjjjjjjjjjjjjjbbbbbbbbbbbb",   // M 6144-8191, N 12288-16383
+			"jhhhhjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbbb",   // M 6144-8191, N 16384-24575
+			"jjhhhhjjjjjjjjhhhjjjjjjjjjjjjjjbbbbbbbbbb",   // M 6144-8191, N 24576-32767
+			"jjhhhhhhjjjjjhjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 6144-8191, N 32768-49151
+			"jjjjhhhhhhhhhjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 6144-8191, N 49152-65535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 6144-8191, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 6144-8191, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 6144-8191, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 6144-8191, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 6144-8191, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 6144-8191, N >= 393216
+			"QQQQQQQQQQMMMMMMMMMMMMRMRMMMMQQQQQQQQQQQQ",   // M 8192-12287, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 8192-12287, N (none)
+			"RRRRRRRRRRRRRRRRRaaRRRRRRRRRRRRRRRRRRRRRR",   // M 8192-12287, N 2
+			"SSSSS]]]]]]S]]]aaaaaaaaaaaaaaaSSSSSSSSSSS",   // M 8192-12287, N 3
+			"aaaQ]]]]]]]]MMCnaaaaaaaaSaaaaaaaaaaaaaaaa",   // M 8192-12287, N 4-5
+			"aaaQQQWWWW]RRRCnaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 8192-12287, N 6-7
+			"aa]]]WWWWW]]]]Cnaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 8192-12287, N 8-11
+			"aaCCWWWWWWaCCCCnaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 8192-12287, N 12-15
+			"aaCCWWWWWWaCCCCnaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 8192-12287, N 16-23
+			"AAWWWWWWWAaaaaAAanaaaaaaaaaaaaaaaaaaaaaaa",   // M 8192-12287, N 24-31
+			";WWWWWWWW33339AAnnnbbbaaaaabbbbbbbbbbbbbb",   // M 8192-12287, N 32-47
+			";WWWW[[[3333999Bnnjbbbbbbbbbbbbbbbbbbbbbb",   // M 8192-12287, N 48-63
+			"AWWW[[[[33399:BBlljjjbbbbaaaaaaaaaaaaaaaa",   // M 8192-12287, N 64-95
+			"iWW[[[[[[99999Bhljjjjjbbbbjjbbbbbbbbbbbbb",   // M 8192-12287, N 96-127
+			"A[[[[[[[[hhjjjjjjjjjjjjjjjjjbbbbbbbbbbbbb",   // M 8192-12287, N 128-191
+			"A[[[[[[[hhhjjjjjjjjjjjjjjjjjbbbbbbbbbbbbb",   // M 8192-12287, N 192-255
+			"A[[[[[[hhhhjjjjjjjjjjjjjjjjjbbbbbbbbbbbbb",   // M 8192-12287, N 256-383
+			"AA[[[[hhhhhjjjjjjjjjjjjjjjjjbbbbbbbbbbbbb",   // M 8192-12287, N 384-511
+			"==[[[hhhhhhjjjjjjjjjjjjjjjjjjjjbbbbbbbbbb",   // M 8192-12287, N 512-767
+			"==[[hhhhhjjjjjjjjjjjjjjjjjjjommmbbbbbbbbb",   // M 8192-12287, N 768-1023
+			"ii[hhhhhhjjjjjjjjjjjjjjjjjjj11111bbbbbbbb",   // M 8192-12287, N 1024-1535
+			"i[hhhhhhhjjjjjjjjjjjjjjjjjjj11111bbbbbbbb",   // M 8192-12287, N 1536-2047
+			"ihhhhhhhhjjjjjjjjjjjjjjjjjjj11111bbbbbbbb",   // M 8192-12287, N 2048-3071
+			"jhhhhhhjjjjjjjjjjjjjjjjjjjjj11111bbbbbbbb",   // M 8192-12287, N 3072-4095
+			"jhhhhh11jjjjjjjjjjjjjjjjjjjj1111bbbbbbbbb",   // M 8192-12287, N 4096-6143
+			"jhhhhhh1111jjjjjjjjjjjjjjjjj111bbbbbbbbbb",   // M 8192-12287, N 6144-8191
+			"jhhhhh111mm1jjjjjjjjjjjjjjjj1bbbbbbbbbbbb",   // M 8192-12287, N 8192-12287
+			"jhhh1h1111kjjjjjjjjjjjjjjjjjjbbbbbbbbbbbb",   // M 8192-12287, N 12288-16383
+			"jhhhjjjjj1jjjjjjjjjjjjjjjjjjjjbbbbbbbbbbb",   // M 8192-12287, N 16384-24575
+			"jjhhhjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbb",   // M 8192-12287, N 24576-32767
+			"jjhhhhhjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 8192-12287, N 32768-49151
+			"jjjjhhhhhjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 8192-12287, N 49152-65535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 8192-12287, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 8192-12287, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 8192-12287, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 8192-12287, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 8192-12287, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 8192-12287, N >= 393216
+			"QQQQQQQQQQMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQ",   // M 12288-16383, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 12288-16383, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 12288-16383, N 2
+			"SSSS]]]]]]]SS]]SaaaaaSSSSSSSSaSSSSSSSSSSS",   // M 12288-16383, N 3
+			"aaa]]]]]]]]]]a]aaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 12288-16383, N 4-5
+			"aaa]]]WWW]]]]]naaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 12288-16383, N 6-7
+			"aaCCWWWWWWaCCCnaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 12288-16383, N 8-11
+			"aaCCWWWWWWaCCCnaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 12288-16383, N 12-15
+			"aaCCWWWWWWaaannaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 12288-16383, N 16-23
+			"AAWWWWWWWaaaaAaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 12288-16383, N 24-31
+			";WWWWaWWaaaaAAaannnbbbbbbbbbbbbbbbbbbbbbb",   // M 12288-16383, N 32-47
+			";WWW[aaaaa999999Bbbjbbbbbbbbbbbbbbbbbbbbb",   // M 12288-16383, N 48-63
+			"AWW[[[[[[9999:9lljjjjbbbbaaaaaaaaaaaaaaaa",   // M 12288-16383, N 64-95
+			"i[[[[[[[[[9::9jlljjjjjbbbbjjjbbbbbbbbbbbb",   // M 12288-16383, N 96-127
+			"A[[[[[[[9jjjjjjjljjjjjjjjjjjjbbbbbbbbbbbb",   // M 12288-16383, N 128-191
+			"A[[[[[[hhjjjjjjjjjjjjjjjjjjjjbbbbbbbbbbbb",   // M 12288-16383, N 192-255
+			"A[[[[[hhhjjjjjjjjjjjjjjjjjjjjbbbbbbbbbbbb",   // M 12288-16383, N 256-383
+			"AA[[[hhhjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbbbb",   // M 12288-16383, N 384-511
+			"===[hhhhjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbbbb",   // M 12288-16383, N 512-767
+			"===jhhhhjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbbbb",   // M 12288-16383, N 768-1023
+			"iijhhhhhjjjjjjjjjjjjjjjjjjjjj11bbbbbbbbbb",   // M 12288-16383, N 1024-1535
+			"ijhhhhhhhjjjjjjjjjjjjjjjjjjjj11bbbbbbbbbb",   // M 12288-16383, N 1536-2047
+			"jjhhhhhjjjjjjjjjjjjjjjjjjjjjj11bbbbbbbbbb",   // M 12288-16383, N 2048-3071
+			"jhhhhhjjjjjjjjjjjjjjjjjjjjjjj11bbbbbbbbbb",   // M 12288-16383, N 3072-4095
+			"jhhhh11jjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbbbb",   // M 12288-16383, N 4096-6143
+			"jhhh1h11111jjjjjjjjjjjjjjjjjjbbbbbbbbbbbb",   // M 12288-16383, N 6144-8191
+			"jhhh1h1111kjjjjjjjjjjjjjjjjjjbbbbbbbbbbbb",   // M 12288-16383, N 8192-12287
+			"jhhhj11j111jjjjjjjjjjjjjjjjjjbbbbbbbbbbbb",   // M 12288-16383, N 12288-16383
+			"jhhhjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbbb",   // M 12288-16383, N 16384-24575
+			"jjhhjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbb",   // M 12288-16383, N 24576-32767
+			"jjjhhhjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 12288-16383, N 32768-49151
+			"jjjjjhhhjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 12288-16383, N 49152-65535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 12288-16383, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 12288-16383, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 12288-16383, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 12288-16383, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 12288-16383, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 12288-16383, N >= 393216
+			"QQQQQQQQMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQ",   // M 16384-24575, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 16384-24575, N (none)
+			"RRRRRRRRRMMMMRRaaaaaSSSSSSSSSRRRRRRRRRRRR",   // M 16384-24575, N 2
+			"SSSSSQQQQQQQSSSaaaaaaSSSSSSSSSSSSSSSSSSSS",   // M 16384-24575, N 3
+			"aaaaQQQQQQQRRRaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 16384-24575, N 4-5
+			"aaaCCCWWWCCCCCaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 16384-24575, N 6-7
+			"aaaCCWWWWaCCCCaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 16384-24575, N 8-11
+			"aaCCCWWWWaCaaCaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 16384-24575, N 12-15
+			"aaCCCCaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 16384-24575, N 16-23
+			"AAWWWaaaaaaaaaaaaaaaabbbbaaaaaaaaaaaaaaaa",   // M 16384-24575, N 24-31
+			";WWWWaaaaaaaaaannbbbbbbbbbbbbbbbbbbbbbbbb",   // M 16384-24575, N 32-47
+			";WWWaaaaaaAAAA99bbbbbbbbbbbbbbbbbbbbbbbbb",   // M 16384-24575, N 48-63
+			"AW[[[[[aa99AA99mbjjjjjbbbaaaaaaaaaaaaaaaa",   // M 16384-24575, N 64-95
+			"i[[[[[[[[[9999jjjjjjjjjcccjjjjbbbbbbbbbbb",   // M 16384-24575, N 96-127
+			"A[[[[[[[[9jjjjjjjjjjjjjjjjjjjjbbbbbbbbbbb",   // M 16384-24575, N 128-191
+			"A[[[[[h[[jjjjjjmjjjjjjjjjjjjjjbbbbbbbbbbb",   // M 16384-24575, N 192-255
+			"AA[[[hhhhjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbbb",   // M 16384-24575, N 256-383
+			"AA[[hhhjjjjmmmmjjjjjjjZjjjjjjjbbbbbbbbbbb",   // M 16384-24575, N 384-511
+			"===hhhhjjjjmmmmjjjjjjjZjjjjjjjbbbbbbbbbbb",   // M 16384-24575, N 512-767
+			"==jjhhhjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbbb",   // M 16384-24575, N 768-1023
+			"ijjjhhhhjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbbb",   // M 16384-24575, N 1024-1535
+			"jjjhhhhhjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbbb",   // M 16384-24575, N 1536-2047
+			"jjhhhhjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbbb",   // M 16384-24575, N 2048-3071
+			"jhhhhjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbbb",   // M 16384-24575, N 3072-4095
+			"jhhhjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbbb",   // M 16384-24575, N 4096-6143
+			"jhhhjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbbb",   // M 16384-24575, N 6144-8191
+			"jhhjjjjjj1jjjjjjjjjjjjjjjjjjjjbbbbbbbbbbb",   // M 16384-24575, N 8192-12287
+			"jhhjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbbb",   // M 16384-24575, N 12288-16383
+			"jjhhjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbbb",   // M 16384-24575, N 16384-24575
+			"jjhhjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbb",   // M 16384-24575, N 24576-32767
+			"jjjhhhjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 16384-24575, N 32768-49151
+			"jjjjjjjhjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 16384-24575, N 49152-65535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 16384-24575, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 16384-24575, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 16384-24575, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 16384-24575, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 16384-24575, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 16384-24575, N >= 393216
+			"QQQQQQQMMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQ",   // M 24576-32767, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 24576-32767, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 24576-32767, N 2
+			"SSSSS]]]]]]]]]aSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 24576-32767, N 3
+			"aaaa]]]]]]]]]]aaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 24576-32767, N 4-5
+			"aaannnnannnQQQaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 24576-32767, N 6-7
+			"aaannWWWWannnnaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 24576-32767, N 8-11
+			"aaanWWWWWanaanaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 24576-32767, N 12-15
+			"aannnnaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 24576-32767, N 16-23
+			"AAWWWaaaaaaaaaaaaaaaaabaaaaaaaaaaaaaaaaaa",   // M 24576-32767, N 24-31
+			";WWWWaaaaaaaaaabbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 24576-32767, N 32-47
+			";WW[aaaaaaaAaa9bbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 24576-32767, N 48-63
+			"A[[[aaaa[99999bbbb777jbbbaaaaaaaaaaaaaaaa",   // M 24576-32767, N 64-95
+			"i[[[[[[[[[999m7777777jjjccjjjjjbbbbbbbbbb",   // M 24576-32767, N 96-127
+			"A[[[[[9[[mjjjjjm7j7jjjjjjjjjjjjbbbbbbbbbb",   // M 24576-32767, N 128-191
+			"A[[[[99[[mjjjjjmjjjjjjjjjjjjjjjbbbbbbbbbb",   // M 24576-32767, N 192-255
+			"AA[[hh9hmjjmjjjmmjjjjjjjjjjjjjjbbbbbbbbbb",   // M 24576-32767, N 256-383
+			"AAAhhhjjjjmmmkmjjjjjZZZjjjjjjjjbbbbbbbbbb",   // M 24576-32767, N 384-511
+			"==jhhhjjjjmmmmkjjjjjZZZjjjjjjjjbbbbbbbbbb",   // M 24576-32767, N 512-767
+			"=jjjhhjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbb",   // M 24576-32767, N 768-1023
+			"jjjjjhhjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbb",   // M 24576-32767, N 1024-1535
+			"jjjjhhhhjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbb",   // M 24576-32767, N 1536-2047
+			"jjjhhhjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbb",   // M 24576-32767, N 2048-3071
+			"jjhhjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbb",   // M 24576-32767, N 3072-4095
+			"jjhhjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbb",   // M 24576-32767, N 4096-6143
+			"jjhjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbb",   // M 24576-32767, N 6144-8191
+			"jjhjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbb",   // M 24576-32767, N 8192-12287
+			"jjhjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbb",   // M 24576-32767, N 12288-16383
+			"jjhhjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbb",   // M 24576-32767, N 16384-24575
+			"jjjhjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbbb",   // M 24576-32767, N 24576-32767
+			"jjjjjhjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 24576-32767, N 32768-49151
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 24576-32767, N 49152-65535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 24576-32767, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 24576-32767, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 24576-32767, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 24576-32767, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 24576-32767, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 24576-32767, N >= 393216
+			"QQQQQQQMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQQ",   // M 32768-49151, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 32768-49151, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 32768-49151, N 2
+			"SSSSSSSQQQSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 32768-49151, N 3
+			"aaaaaQQQQQQQQSSaaaaaSSSSSSSSaaaaaaaaaaaaa",   // M 32768-49151, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaacaaaaaaaaaaaaaaa",   // M 32768-49151, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 32768-49151, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 32768-49151, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 32768-49151, N 16-23
+			"AAWWaaaaaaaaaaaaaaaaaaabaaaaaaaaaaaaaaaaa",   // M 32768-49151, N 24-31
+			";;WWaaaaaaaaaa9bbbbaabbbbbbbbbbbbbbbbbbbb",   // M 32768-49151, N 32-47
+			";;[[aaa[ccaaa9bbbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 32768-49151, N 48-63
+			"A[[[aa[cccnnnbbbbbbcckbbaaaaaaaaaaaaaaaaa",   // M 32768-49151, N 64-95
+			"i[[[[a[[[bcbbmbbbb7777jjbbjjjjjjbbbbbbbbb",   // M 32768-49151, N 96-127
+			"AA[[[bbbbjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 32768-49151, N 128-191
+			"AA[[hj99mjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 32768-49151, N 192-255
+			"AA[hhjjmmjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 32768-49151, N 256-383
+			"AAjhhjjjjjjmmmjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 32768-49151, N 384-511
+			"=jjhhjjjjjjmmjjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 32768-49151, N 512-767
+			"jjjjhhjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 32768-49151, N 768-1023
+			"jjjjjjhjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 32768-49151, N 1024-1535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 32768-49151, N 1536-2047
+			"jjjjhhjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 32768-49151, N 2048-3071
+			"jjjhhjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 32768-49151, N 3072-4095
+			"jjjhjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 32768-49151, N 4096-6143
+			"jjhhjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 32768-49151, N 6144-8191
+			"jjhjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 32768-49151, N 8192-12287
+			"jjjhjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 32768-49151, N 12288-16383
+			"jjjhjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 32768-49151, N 16384-24575
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 32768-49151, N 24576-32767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbbb",   // M 32768-49151, N 32768-49151
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 32768-49151, N 49152-65535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 32768-49151, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 32768-49151, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 32768-49151, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 32768-49151, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 32768-49151, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 32768-49151, N >= 393216
+			"QQQQQQQQQQQQQQQQQMQQMMMMQQQQQQQQQQQQQQQQQ",   // M 49152-65535, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 49152-65535, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 49152-65535, N 2
+			"SSSSSSSQQQaSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 49152-65535, N 3
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 49152-65535, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 49152-65535, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 49152-65535, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 49152-65535, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 49152-65535, N 16-23
+			"AAWWaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 49152-65535, N 24-31
+			"==[[aaaacaaaaabbbbbaaaabbbbbbbbbbbbbbbbbb",   // M 49152-65535, N 32-47
+			"==[[aaaccccncbbbbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 49152-65535, N 48-63
+			"AA[[aacccccccbbbbbbbbbjjjaaaaaaaaaaaaaaaa",   // M 49152-65535, N 64-95
+			"ii[[a399bcccbbbbbbbbbjjjjjjjjjjjjbbbbbbbb",   // M 49152-65535, N 96-127
+			"AA[[bbbbbbjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 49152-65535, N 128-191
+			"AA[hjbbbbmmjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 49152-65535, N 192-255
+			"AAhhjjjjjmmjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 49152-65535, N 256-383
+			"Ajjhjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 49152-65535, N 384-511
+			"jjjhjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 49152-65535, N 512-767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 49152-65535, N 768-1023
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 49152-65535, N 1024-1535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 49152-65535, N 1536-2047
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 49152-65535, N 2048-3071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 49152-65535, N 3072-4095
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 49152-65535, N 4096-6143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 49152-65535, N 6144-8191
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 49152-65535, N 8192-12287
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 49152-65535, N 12288-16383
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 49152-65535, N 16384-24575
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 49152-65535, N 24576-32767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 49152-65535, N 32768-49151
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbbb",   // M 49152-65535, N 49152-65535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 49152-65535, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 49152-65535, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 49152-65535, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 49152-65535, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 49152-65535, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 49152-65535, N >= 393216
+			"QQQQQQMMMQQQQQQMMMMMMMMMMMQQQQQQQQQQQQQQQ",   // M 65536-98303, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 65536-98303, N (none)
+			"RRRRRRQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 65536-98303, N 2
+			"SSSSSSSQQSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 65536-98303, N 3
+			"aaaaaaaQQQQQSSSSSSSSSSSSSaaaaaaaaaaaaaaaa",   // M 65536-98303, N 4-5
+			"aaaaa]]]]]]QQQQSaccccSSaaaaaaaaaaaaaaaaaa",   // M 65536-98303, N 6-7
+			"aaaaaaaaaaQQQaaabbbbccccaaaaaaaaaaaaaaaaa",   // M 65536-98303, N 8-11
+			"aaaaaaaaaaaaaaaabbbbccccaaaaaaaaaaaaaaaaa",   // M 65536-98303, N 12-15
+			"aaaaaaaaaaaaaaaabbabcaCaaaaaaaaaaaaaaaaaa",   // M 65536-98303, N 16-23
+			"AA[aaaaaaaaaaaabaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 65536-98303, N 24-31
+			"==[aaaaaaaaaabbbbbbaaaabbbbbbbbbbbbbbbbbb",   // M 65536-98303, N 32-47
+			"==[aaacccccccbbbbbbbbbbjbbbbbbbbbbbbbbbbb",   // M 65536-98303, N 48-63
+			"AA[[a999ccccbbbbbbbbbjjjjaaaaaaaaaaaaaaaa",   // M 65536-98303, N 64-95
+			"ii[[33339cccb11bbbbbbjjjjjjjjjjjjjbbbbbbb",   // M 65536-98303, N 96-127
+			"AA[bbb99bbbjmmmjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 65536-98303, N 128-191
+			"AAhjbb9bb77mjmjjjjZZZjjjjjjjjjjjjjbbbbbbb",   // M 65536-98303, N 192-255
+			"Ajhjjjbm777mjjjjjjZZZjjjjjjjjjjjjjbbbbbbb",   // M 65536-98303, N 256-383
+			"jjhjjjjjm7mjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 65536-98303, N 384-511
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 65536-98303, N 512-767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 65536-98303, N 768-1023
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 65536-98303, N 1024-1535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 65536-98303, N 1536-2047
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 65536-98303, N 2048-3071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 65536-98303, N 3072-4095
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 65536-98303, N 4096-6143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 65536-98303, N 6144-8191
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 65536-98303, N 8192-12287
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 65536-98303, N 12288-16383
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 65536-98303, N 16384-24575
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 65536-98303, N 24576-32767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 65536-98303, N 32768-49151
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 65536-98303, N 49152-65535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbbb",   // M 65536-98303, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 65536-98303, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 65536-98303, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 65536-98303, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 65536-98303, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 65536-98303, N >= 393216
+			"QQQQQQMMQQQQRQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",   // M 98304-131071, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 98304-131071, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 98304-131071, N 2
+			"SSSSSSSQ]]SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 98304-131071, N 3
+			"aaaaaa]]]aaaSSSSSSSSSSSSaaaaaaaaaaaaaaaaa",   // M 98304-131071, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 98304-131071, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 98304-131071, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 98304-131071, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 98304-131071, N 16-23
+			"AAAaaaaaaaaaaaabbaaaaaaaaaaaaaaaaaaaaaaaa",   // M 98304-131071, N 24-31
+			"==[aaaaaaaaaabbbbbbaaaabbbbbbbbbbbbbbbbbb",   // M 98304-131071, N 32-47
+			"==[aaaaacccccbbbbbbbbbjjbbbbbbbbbbbbbbbbb",   // M 98304-131071, N 48-63
+			"AA[a9999ccccbbbbbbbbbjjjjaaaaaaaaaaaaaaaa",   // M 98304-131071, N 64-95
+			"ii[999339cccb11bbbbbbjjjjjjjjjjjjjjbbbbbb",   // M 98304-131071, N 96-127
+			"AAjbba93bbbbb11jjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 98304-131071, N 128-191
+			"Ajjjbb97b77mjmjjjZZZYZjjjjjjjjjjjjjbbbbbb",   // M 98304-131071, N 192-255
+			"jjjjjbbb777mjjjjjZZZYZjjjjjjjjjjjjjbbbbbb",   // M 98304-131071, N 256-383
+			"jjjjjjjjm77jjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 98304-131071, N 384-511
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 98304-131071, N 512-767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 98304-131071, N 768-1023
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 98304-131071, N 1024-1535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 98304-131071, N 1536-2047
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 98304-131071, N 2048-3071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 98304-131071, N 3072-4095
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 98304-131071, N 4096-6143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 98304-131071, N 6144-8191
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 98304-131071, N 8192-12287
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 98304-131071, N 12288-16383
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 98304-131071, N 16384-24575
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 98304-131071, N 24576-32767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 98304-131071, N 32768-49151
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 98304-131071, N 49152-65535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 98304-131071, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbbb",   // M 98304-131071, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 98304-131071, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 98304-131071, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 98304-131071, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 98304-131071, N >= 393216
+			"QQQQQQMMQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",   // M 131072-196607, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 131072-196607, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 131072-196607, N 2
+			"SSSSSS]]]]]SSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 131072-196607, N 3
+			"aaaa]]]]]]]QQQSSSSSSSSaaaaaaaaaaaaaaaaaaa",   // M 131072-196607, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 131072-196607, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 131072-196607, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 131072-196607, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 131072-196607, N 16-23
+			"AA[aaaaaaaaaaabbbaaaaaaaaaaaaaaaaaaaaaaaa",   // M 131072-196607, N 24-31
+			"==[aaaaaaaaaabbbbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 131072-196607, N 32-47
+			"=[aaaaaaacccbbbbbbbbbbbjbbbbbbbbbbbbbbbbb",   // M 131072-196607, N 48-63
+			"A[aaaaaaacccbbbbbbbbbbjjjaaaaaaaaaaaaaaaa",   // M 131072-196607, N 64-95
+			"i111aa99acccbbbbbbbbbjjjjjjjjjjjjjjjbbbbb",   // M 131072-196607, N 96-127
+			"Ajjbbaabbbbbbmjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 131072-196607, N 128-191
+			"jjjjbbbbb77mjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 131072-196607, N 192-255
+			"jjjjjbbbb77mjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 131072-196607, N 256-383
+			"jjjjjjjjjmmjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 131072-196607, N 384-511
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 131072-196607, N 512-767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 131072-196607, N 768-1023
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 131072-196607, N 1024-1535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 131072-196607, N 1536-2047
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 131072-196607, N 2048-3071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 131072-196607, N 3072-4095
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 131072-196607, N 4096-6143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 131072-196607, N 6144-8191
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 131072-196607, N 8192-12287
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 131072-196607, N 12288-16383
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 131072-196607, N 16384-24575
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 131072-196607, N 24576-32767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 131072-196607, N 32768-49151
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 131072-196607, N 49152-65535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 131072-196607, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 131072-196607, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbbb",   // M 131072-196607, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 131072-196607, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 131072-196607, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 131072-196607, N >= 393216
+			"QQQQQQMMMQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",   // M 196608-262143, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 196608-262143, N (none)
+			"RRRRRRRMMMRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 196608-262143, N 2
+			"SSS]]]]]]]]]SSSSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 196608-262143, N 3
+			"aa]]]]]]]]]QQQQSSSSSSaaaaaaaaaaaaaaaaaaaa",   // M 196608-262143, N 4-5
+			"aaaaaaaMMaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 196608-262143, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 196608-262143, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 196608-262143, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 196608-262143, N 16-23
+			"AAaaaaaaaaaaaaabbbaaaaaaaaaaaaaaaaaaaaaaa",   // M 196608-262143, N 24-31
+			"=[aaaaaaaaaa9bbbbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 196608-262143, N 32-47
+			"=[aaaaaaaabb9bbbbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 196608-262143, N 48-63
+			"A11aaaaaaacb9bbbbbbbbbjjjaaaaaaaaaaaaaaaa",   // M 196608-262143, N 64-95
+			"i61aaaaabbbb9bbbbbjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 96-127
+			"jjbbbabbbbbjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 128-191
+			"jjjbbbbbbbbjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 192-255
+			"jjjjjjbjbbjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 256-383
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 384-511
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 512-767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 768-1023
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 1024-1535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 1536-2047
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 2048-3071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 3072-4095
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 4096-6143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 6144-8191
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 8192-12287
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 12288-16383
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 16384-24575
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 24576-32767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 32768-49151
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 49152-65535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 196608-262143, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 196608-262143, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",   // M 262144-393215, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 262144-393215, N (none)
+			"RRRQQQQQQQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 262144-393215, N 2
+			"SSQQaaaQQQQQQQQSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 262144-393215, N 3
+			"aaaaaaaaaaaQQQaaaSSaaaaaaaaaaaaaaaaaaaaaa",   // M 262144-393215, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 262144-393215, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 262144-393215, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 262144-393215, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 262144-393215, N 16-23
+			"AAaaaaaaaaaa99bbbbbbbbaaaaaaaaaaaaaaaaaaa",   // M 262144-393215, N 24-31
+			"=1aaaaaaaaa9999bbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 262144-393215, N 32-47
+			"=aaaaaaaaa9999bbbbbbbbbjbbbbbbbbbbbbbbbbb",   // M 262144-393215, N 48-63
+			"Ah1aaaaaa99999bjjjjjjjjjaaaaaaaaaaaaaaaaa",   // M 262144-393215, N 64-95
+			"j61aaaaaa99999b77jjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 96-127
+			"jjbbaaabbjbbjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 128-191
+			"jjbbbbbbjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 192-255
+			"jjjjbbbjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 256-383
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 384-511
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 512-767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 768-1023
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 1024-1535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 1536-2047
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 2048-3071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 3072-4095
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 4096-6143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 6144-8191
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 8192-12287
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 12288-16383
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 16384-24575
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 24576-32767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 32768-49151
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 49152-65535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 262144-393215, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",   // M 393216-524287, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 393216-524287, N (none)
+			"RRRRQQQQaaaaRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 393216-524287, N 2
+			"SSaaaaaaaaaaQQQSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 393216-524287, N 3
+			"aaaaaaaaaaaQQaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 393216-524287, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 393216-524287, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 393216-524287, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 393216-524287, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 393216-524287, N 16-23
+			"AAaaaaaaaaab999bbbbbbbaaaaaaaaaaaaaaaaaaa",   // M 393216-524287, N 24-31
+			"=aaaaaaaaa99999bbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 393216-524287, N 32-47
+			"=hhaaaaaa999999bjjjjjjjjbbbbbbbbbbbbbbbbb",   // M 393216-524287, N 48-63
+			"ah1aaaaaa99999b77jjjjjjjaaaaaaaaaaaaaaaaa",   // M 393216-524287, N 64-95
+			"j61aaaaaa99999b77jjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 96-127
+			"jjbaaaaabjbbbjjj7jjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 128-191
+			"jjbbbabbbjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 192-255
+			"jjjjbbbjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 256-383
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 384-511
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 512-767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 768-1023
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 1024-1535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 1536-2047
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 2048-3071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 3072-4095
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 4096-6143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 6144-8191
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 8192-12287
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 12288-16383
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 16384-24575
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 24576-32767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 32768-49151
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 49152-65535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",   // M 524288-786431, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 524288-786431, N (none)
+			"aaQQaaaaaaaaaQQaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 524288-786431, N 2
+			"aQaaaaaaaaaaaQQaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 524288-786431, N 3
+			"aaaaaaaaaaaaaQaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 524288-786431, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 524288-786431, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 524288-786431, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 524288-786431, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 524288-786431, N 16-23
+			"AAaaaaaaaaabb99bbbbbbbaaaaaaaaaaaaaaaaaaa",   // M 524288-786431, N 24-31
+			"=aaaaaaaaab9999bbbjjjjjbbbbbbbbbbbbbbbbbb",   // M 524288-786431, N 32-47
+			"bhhaaaaaa999999bjjjjjjjjbbbbbbbbbbbbbbbbb",   // M 524288-786431, N 48-63
+			"ahhaaaaaa99999bjjjjjjjjjaaaaaaaaaaaaaaaaa",   // M 524288-786431, N 64-95
+			"j61aaaaaa99999b77jjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 96-127
+			"jjbbaaabbjbbbjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 128-191
+			"jjbbbbbbbjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 192-255
+			"jjjjbbbjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 256-383
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 384-511
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 512-767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 768-1023
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 1024-1535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 1536-2047
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 2048-3071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 3072-4095
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 4096-6143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 6144-8191
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 8192-12287
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 12288-16383
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 16384-24575
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 24576-32767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 32768-49151
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 49152-65535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",   // M 786432-1048575, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 786432-1048575, N (none)
+			"aaQQaaaaaaaaaQQQaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 786432-1048575, N 2
+			"aaaaaaaaaaaaaQQaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 786432-1048575, N 3
+			"aaaaaaaaaaaaaQaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 786432-1048575, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 786432-1048575, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 786432-1048575, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 786432-1048575, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 786432-1048575, N 16-23
+			"Aaaaaaaaaaabbbbbbbbjjjaaaaaaaaaaaaaaaaaaa",   // M 786432-1048575, N 24-31
+			"baaaaaaaaabb999bbjjjjjjbbbbbbbbbbbbbbbbbb",   // M 786432-1048575, N 32-47
+			"bhhaaaaaa999999bjjjjjjjbbbbbbbbbbbbbbbbbb",   // M 786432-1048575, N 48-63
+			"ahhhaaaaa99999bbjjjjjjjjaaaaaaaaaaaaaaaaa",   // M 786432-1048575, N 64-95
+			"jm11aaaa999999bjjjjjjj77jjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 96-127
+			"jjbbbabbbjjbjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 128-191
+			"jjjbbbbbjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 192-255
+			"jjjjbbjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 256-383
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 384-511
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 512-767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 768-1023
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 1024-1535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 1536-2047
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 2048-3071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 3072-4095
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 4096-6143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 6144-8191
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 8192-12287
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 12288-16383
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 16384-24575
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 24576-32767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 32768-49151
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 49152-65535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N >= 393216
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 1048576-1572863, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 1048576-1572863, N (none)
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 1048576-1572863, N 2
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 1048576-1572863, N 3
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 1048576-1572863, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 1048576-1572863, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 1048576-1572863, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 1048576-1572863, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 1048576-1572863, N 16-23
+			"aaaaaaaaaaabbbbbbbjjaaaaaaaaaaaaaaaaaaaaa",   // M 1048576-1572863, N 24-31
+			"bbaaaaaaaabbb99bbjjjjjbbbbbbbbbbbbbbbbbbb",   // M 1048576-1572863, N 32-47
+			"bbhhaaaaabb9999bj7777jjbbbbbbbbbbbbbbbbbb",   // M 1048576-1572863, N 48-63
+			"ahhhhaaaa999999bjjjjj77aaaaaaaaaaaaaaaaaa",   // M 1048576-1572863, N 64-95
+			"jmhh11119m9999bjjjjjjj7jjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 96-127
+			"jjbbbbbbbjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 128-191
+			"jjjbbbbjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 192-255
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 256-383
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 384-511
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 512-767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 768-1023
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 1024-1535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 1536-2047
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 2048-3071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 3072-4095
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 4096-6143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 6144-8191
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 8192-12287
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 12288-16383
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 16384-24575
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 24576-32767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 32768-49151
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 49152-65535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N >= 393216
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M >= 1572864, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M >= 1572864, N (none)
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M >= 1572864, N 2
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M >= 1572864, N 3
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M >= 1572864, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M >= 1572864, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M >= 1572864, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M >= 1572864, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M >= 1572864, N 16-23
+			"aaaaaaaaaaaabbbbaaaaaaaaaaaaaaaaaaaaaaaaa",   // M >= 1572864, N 24-31
+			"bbbaaaaaaaabbbbbjjjjjbbbbbbbbbbbbbbbbbbbb",   // M >= 1572864, N 32-47
+			"bbhhaaaaaabb999bj7777jbbbbbbbbbbbbbbbbbbb",   // M >= 1572864, N 48-63
+			"aahhhhaaaj99999j777777aaaaaaaaaaaaaaaaaaa",   // M >= 1572864, N 64-95
+			"jjmhhhhmmjjj99j7777777jjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 96-127
+			"jjjbbbbjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 128-191
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 192-255
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 256-383
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 384-511
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 512-767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 768-1023
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 1024-1535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 1536-2047
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 2048-3071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 3072-4095
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 4096-6143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 6144-8191
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 8192-12287
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 12288-16383
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 16384-24575
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 24576-32767
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 32768-49151
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 49152-65535
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 65536-98303
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 98304-131071
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 131072-196607
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 196608-262143
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N >= 393216
 		},
 		bulk:      42,
 		bulkDen:   10,
@@ -6212,1602 +6214,1602 @@ var rules = [4]*opRule{
 		bulkSlots: 132,
 		bulkWaves: 2,
 		general: []string{
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPOOOOOO", // M <= 1, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M <= 1, N (none)
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPOOOOO", // M <= 1, N 2
-			"UUUUUUVVVUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M <= 1, N 3
-			"UUUUUUVVVUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M <= 1, N 4-5
-			"UUUUUUVVUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M <= 1, N 6-7
-			"UUUUUUTTUUUUUUUUUUUUUUUUUUCCPPPPPPPPPPPPP", // M <= 1, N 8-11
-			"UUUUUTTTUUUUUUUUUUUUUUUUUUPPPCCCPPPPPPPPP", // M <= 1, N 12-15
-			"HHHHHHHHHUUUUUUUUUUUUUUUUHPPPPPPPPPPPPPPP", // M <= 1, N 16-23
-			"fffffffTVVVVVVVVVVVVVVVVVVLLHHCCOOOOOOONN", // M <= 1, N 24-31
-			"ffffffffVVVVVVVVVVVVVVVVVLLLLLHCCCCCCNNNN", // M <= 1, N 32-47
-			"ffffffffTVVVVVVVVVVVVVVVVLLLLLLLCCCCCCCCC", // M <= 1, N 48-63
-			"fffffffffVVVVVVVVVVVVVVVVLLLLLLLLLCCCCCCC", // M <= 1, N 64-95
-			"ffffffffffEVVVVVVVVVVVVVLLLLLLLLLLLqqCCCC", // M <= 1, N 96-127
-			"ffffffffffffVVVVVVVVVVVVLLLLLLLLLLLLqqqCC", // M <= 1, N 128-191
-			"fffffffffffffVVVVVVVVVHHLLLLLLLLLLKKqqqqq", // M <= 1, N 192-255
-			"ffffffffffffffVVVVVHHHHHLLLLLLLLLKKKKqqqq", // M <= 1, N 256-383
-			"ffffffffffffffVVVVHHHHHHHLLLLLLLLKKKKqqqq", // M <= 1, N 384-511
-			"ffffffffffffffVVVHHHHHHHHHLLLLLIIIKKKKqqq", // M <= 1, N 512-767
-			"ffffffffffffffTVHHHHHHHHHHLLLIIIIIKKKKKqq", // M <= 1, N 768-1023
-			"fffffffffTNNTTTTTHHHHHHHHHHIIIIIIIIKKKKqq", // M <= 1, N 1024-1535
-			"ffffffffTNNNNTTTTFFHHHHHHKIIIIIIIIIKKKKqq", // M <= 1, N 1536-2047
-			"fffffffTNNNNNTTTFFFFIKKKKKIIIIIIIIIKKKKqq", // M <= 1, N 2048-3071
-			"fffffffTNNNNNTTTFFFFIKKKKKIIIIIIIIIKKKKqq", // M <= 1, N 3072-4095
-			"ffffffTTNNNNTTFFFFFFIKKKKKIIIIIIIIKKKKqqq", // M <= 1, N 4096-6143
-			"fffffTTTTTTTTKFFFFFJJIIKKKKIIIIIIIKKKEqqq", // M <= 1, N 6144-8191
-			"ffffTTTTTTTKKKKKKFJJJJIIIKKIIIIIIKKKEEqqq", // M <= 1, N 8192-12287
-			"ffEEEEJJJKKKKKKKKJJJJJIIIKKKIIKKKKEEEqqqq", // M <= 1, N 12288-16383
-			"EEEEEEEKKKKKGGGGGGGJJJKKKKKKKKKEEEEEEqqqq", // M <= 1, N 16384-24575
-			"EEEEEEEEDDDEEGGGGGGGGGGGGEEEEEEEEEEEqqqqq", // M <= 1, N 24576-32767
-			"qqqqqqqEEEEEEGGGGGGGGGGGGDEEEEEEEEqqqqqqq", // M <= 1, N 32768-49151
-			"qqqqqqqqqEEEEEGGGGGEDDDDDDEEEEEEEqqqqqqqq", // M <= 1, N 49152-65535
-			"qqqqqqqqqqEEEEEGGGEEDDDDDDDEEEEqqqqqqqqqq", // M <= 1, N 65536-98303
-			"qqqqqqqqqqEEEEEEEEEEDDDDEDDDEEEqqqqqqqqqq", // M <= 1, N 98304-131071
-			"qqqqqqqqqqqEEEEEEEEDDEEEEEDDEEEqqqqqqqqqq", // M <= 1, N 131072-196607
-			"qqqqqqqqqqqEEEEEEEEDDEEEEEDDEEEqqqqqqqqqq", // M <= 1, N 196608-262143
-			"qqqqqqqqqqqEEEEEEEEDDDDEEEDDDEEqqqqqqqqqq", // M <= 1, N 262144-393215
-			"qqqqqqqqqqqEEEEEEEEDDDDEEEDDEEqqqqqqqqqqq", // M <= 1, N >= 393216
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N (none)
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 2
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 3
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 4-5
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 6-7
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 8-11
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 12-15
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 16-23
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 24-31
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 32-47
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 48-63
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 64-95
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 96-127
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 128-191
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 192-255
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 256-383
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 384-511
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 512-767
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 768-1023
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 1024-1535
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 1536-2047
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 2048-3071
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 3072-4095
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 4096-6143
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 6144-8191
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 8192-12287
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 12288-16383
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 16384-24575
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 24576-32767
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 32768-49151
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 49152-65535
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 65536-98303
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 98304-131071
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 131072-196607
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 196608-262143
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 262144-393215
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N >= 393216
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPOOOOO", // M 2, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 2, N (none)
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 2, N 2
-			"UeeUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 2, N 3
-			"UeeUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 2, N 4-5
-			"UffUUUUUUUUUUUUUUUUUUUUUUUCPPPPPPPPPPPPPP", // M 2, N 6-7
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUCCCPPPPPPPPPPPP", // M 2, N 8-11
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUOCCCCCPPPPPPPPP", // M 2, N 12-15
-			"UUUUUUUUUUUUUUUUUUUUUUUUULOOOOOCCCCCCCCPO", // M 2, N 16-23
-			"ffffffffVVVVUUVVVVVVVVVVVVLLCCCCCCCCNNNNN", // M 2, N 24-31
-			"ffffffffTVVVVVVVVVVVVVVVVLLLLCCCCCCCCCCCC", // M 2, N 32-47
-			"ffffffffTTVVVVVVVVVVVVVVLLLLLLCCCCCCCCCCC", // M 2, N 48-63
-			"fffffffffTVVVVVVVVVVVVVVLLLLLLLCCCCCCCCCC", // M 2, N 64-95
-			"ffffffffffEVVVVVVVVVVVVVLLLLLLLLqqCCCCCCC", // M 2, N 96-127
-			"fffffffffffEVVVVVVVVVVVLLLLLLLLLLqqqCCCCC", // M 2, N 128-191
-			"fffffffffffffVVVVVVVVLLLLLLLLLLKKqqqqqqCC", // M 2, N 192-255
-			"fffffffffffffEVVVVLLLLLLLLLLLLLKKKqqqqqqq", // M 2, N 256-383
-			"ffffffffffffffTTTTLLLLLLLLLLLLLKKKqqqqqqq", // M 2, N 384-511
-			"ffffffffffffffTTTTLLLLLLLLLLLLIIIKKqqqqqq", // M 2, N 512-767
-			"fffffffffffffETTTTLLLLLLLLLLIIIIIIKKqqqqq", // M 2, N 768-1023
-			"fffffffffTTTTTTTTTLLLLLLLLLIIIIIIIKKKqqqq", // M 2, N 1024-1535
-			"ffffffffTNNNNTTTTFFLLLLLLKIIIIIIIIKKKqqqq", // M 2, N 1536-2047
-			"fffffffTTNNNNTTTFFFILKKKKKIIIIIIIIKKKqqqq", // M 2, N 2048-3071
-			"fffffffTNNNNNTTFFFIIKKKKKKIIIIIIIIKKKqqqq", // M 2, N 3072-4095
-			"ffffffTTTNNNTTIIIFIIKKKKKKIIIIIIIIKKKqqqq", // M 2, N 4096-6143
-			"fffffTTTTTTTTKKKIIIJJIKKKKIIIIIIIKKKqqqqq", // M 2, N 6144-8191
-			"ffffETTTTTJKKKKKKKJJJJJJKKKIIIIIKKKqqqqqq", // M 2, N 8192-12287
-			"ffEEEEJJJKKKKKKKKJJJJJJJKKKKKKKKKKqqqqqqq", // M 2, N 12288-16383
-			"EEEEqqqqKKKKJJJJJJJJJJJJKKKKKKEEEqqqqqqqq", // M 2, N 16384-24575
-			"qqqqqqqqqqqqEGGGGGGJJJJJJEEEEEqqqqqqqqqqq", // M 2, N 24576-32767
-			"qqqqqqqqqqqqEEGGGGGEEDDDEEEEqqqqqqqqqqqqq", // M 2, N 32768-49151
-			"qqqqqqqqqqqqqEEJJJJEEDDDDEEEqqqqqqqqqqqqq", // M 2, N 49152-65535
-			"qqqqqqqqqqqqqEEEEEEEDpppDDEqqqqqqqqqqqqqq", // M 2, N 65536-98303
-			"qqqqqqqqqqqqqEEEEEEEppppppqqqqqqqqqqqqqqq", // M 2, N 98304-131071
-			"qqqqqqqqqqqqqqEEEEEpppppppppqqqqqqqqqqqqq", // M 2, N 131072-196607
-			"qqqqqqqqqqqqqqEEEEEDDpppppppqqqqqqqqqqqqq", // M 2, N 196608-262143
-			"qqqqqqqqqqqqqEEEEEEDDDpppppppqqqqqqqqqqqq", // M 2, N 262144-393215
-			"qqqqqqqqqqqqqEEEEEEDDDpppppppqqqqqqqqqqqq", // M 2, N >= 393216
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 3, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 3, N (none)
-			"UeeUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 3, N 2
-			"e00eUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 3, N 3
-			"e00eUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 3, N 4-5
-			"f00fUUUUUUUUUUUUUUUUUUUUUUCCPPPPPPPPPPPPP", // M 3, N 6-7
-			"UfffUUUUUUUUUUUUUUUUUUUUUUCCCCCPPPPPPPPPP", // M 3, N 8-11
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPCCCCCPPPPPPPP", // M 3, N 12-15
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPCCCCCCCCCCC", // M 3, N 16-23
-			"fffffffffVVVUUVVVVUUUUVVVVHCCCCCCCCCCCCCC", // M 3, N 24-31
-			"fffffffffTVVVVVVVVVVVVVVLLLLCCCCCCCCCCCCC", // M 3, N 32-47
-			"fffffffffTTTVVVVVVVVVVVLLLLLCCCCCCCCCCCCC", // M 3, N 48-63
-			"fffffffffTTTVVVVVVVVVVVLLLLLLCCCCCCCCCCCC", // M 3, N 64-95
-			"ffffffffffTTVVVVVVVVVVLLLLLLLLqqCCCCCCCCC", // M 3, N 96-127
-			"ffffffffffEETVVVVVVVVLLLLLLLLLLqqqqCCCCCC", // M 3, N 128-191
-			"ffffffffffffETTTTTLLLLLLLLLLLKLqqqqqqqCCC", // M 3, N 192-255
-			"fffffffffffffTTTTTTLLLLLLLLLLKKqqqqqqqqqq", // M 3, N 256-383
-			"fffffffffffffTTTTTTLLLLLLLLLLKKKqqqqqqqqq", // M 3, N 384-511
-			"fffffffffffffTTTTTTLLLLLLLLLKIKKqqqqqqqqq", // M 3, N 512-767
-			"ffffffffffffETTTTTTLLLLLLLLIIIIIKqqqqqqqq", // M 3, N 768-1023
-			"fffffffffTTTTTTTTTFLLLLmmqqqIIIIIKqqqqqqq", // M 3, N 1024-1535
-			"ffffffffTTTTTTIIIIFLLnnmqqqIIIIIIKKqqqqqq", // M 3, N 1536-2047
-			"ffffffffTTNNTTIIIIIInnnnqqqIIIIIIKKqqqqqq", // M 3, N 2048-3071
-			"fffffffTTTTTTIIIIIInnnnnqqqIIIIIIKKqqqqqq", // M 3, N 3072-4095
-			"ffffffTTTTTTTIIIIIKqnnnnqqqIIIIIIKKqqqqqq", // M 3, N 4096-6143
-			"fffffTTTTTTJKKKKKKqqnnnnqqqIIIIIKKqqqqqqq", // M 3, N 6144-8191
-			"ffffEEJJJJJKKKKKKqqqmmmmqqqKKKKKKqqqqqqqq", // M 3, N 8192-12287
-			"fEEEEqqJJJKKKKJJJqqqmmmmqqqqKKKqqqqqqqqqq", // M 3, N 12288-16383
-			"rqqqqqqqqqqqqqJJJJqqmmmqqqqqqqqqqqqqqqqqq", // M 3, N 16384-24575
-			"qqqqqqqqqqqqqqJJJJJqqqqqqqqqqqqqqqqqqqqqq", // M 3, N 24576-32767
-			"qqqqqqqqqqqqqqEEEEEqqqqqqqqqqqqqqqqqqqqqq", // M 3, N 32768-49151
-			"qqqqqqqqqqqqqqqEEEEqqqqqqqqqqqqqqqqqqqqqq", // M 3, N 49152-65535
-			"qqqqqqqqqqqqqqqEEEqqpppppqqqqqqqqqqqqqqqq", // M 3, N 65536-98303
-			"qqqqqqqqqqqqqqqqEqqppppppppqqqqqqqqqqqqqq", // M 3, N 98304-131071
-			"qqqqqqqqqqqqqqqqEEppppppppppqqqqqqqqqqqqq", // M 3, N 131072-196607
-			"qqqqqqqqqqqqqqqqEEppppppppppqqqqqqqqqqqqq", // M 3, N 196608-262143
-			"qqqqqqqqqqqqqqqEEEpppppppppppqqqqqqqqqqqq", // M 3, N 262144-393215
-			"qqqqqqqqqqqqqqppEEpppppppppppqqqqqqqqqqqq", // M 3, N >= 393216
-			"UUUUUUMUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 4-5, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 4-5, N (none)
-			"UeeUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 4-5, N 2
-			"e00eUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 4-5, N 3
-			"e000eUUUUUUUUUUUUUUUUUUUUUCPPPPPPPPPPPPPP", // M 4-5, N 4-5
-			"f000eUUUUUUUUUUUUUUUUUUUUUCCCCPPPPPPPPPPP", // M 4-5, N 6-7
-			"UfeefUUUUUUUUUUUUUUUUUUUUUOCCCCCPPPPPPPPP", // M 4-5, N 8-11
-			"UUffUUUUUUUUUUUUUUUUUUUUUUCPPCCCCCCCCPPPP", // M 4-5, N 12-15
-			"UUUUUUUUUUUUUUUUUUUUUUUUUU?CCCCCCCCCCCCCC", // M 4-5, N 16-23
-			"ffffffffffVVVVVVVVUUUVVVVVCCCCCCCCCCCCCCC", // M 4-5, N 24-31
-			"fffffffffETTTTTVVVVVVVVVVLLCCCCCCCCCCCCCC", // M 4-5, N 32-47
-			"fffffffffETTTTTTTVVVVLLLLLLCCCCCCCCCCCCCC", // M 4-5, N 48-63
-			"fffffffffETTTTTTTTVLLLLLLLLLCCCCCCCCCCCCC", // M 4-5, N 64-95
-			"fffffffffETTTTTTTTLLLLLLLLLLCCCCCCCCCCCCC", // M 4-5, N 96-127
-			"ffffffffffETTTTTTTILLLLLLLLLqqqqqCCCCCCCC", // M 4-5, N 128-191
-			"ffffffffffETTTTTTTIILLLLLLLLqqqqqqqqCCCCC", // M 4-5, N 192-255
-			"ffffffffffEETTTTTTIIInnmmmLLqqqqqqqqqqqCC", // M 4-5, N 256-383
-			"fffffffffffETTTTTTTInnnmmmmqqqqqqqqqqqqqq", // M 4-5, N 384-511
-			"ffffffffffEETTTTTTTKnnnoommqqqqqqqqqqqqqq", // M 4-5, N 512-767
-			"ffffffffffETIITTTTIKKnoooomqqqqqqqqqqqqqq", // M 4-5, N 768-1023
-			"fffffffffTTTIIITTTInnnooommqqqqqqqqqqqqqq", // M 4-5, N 1024-1535
-			"fffffffffTTTIIIIIImmnnooomqqqqqqqqqqqqqqq", // M 4-5, N 1536-2047
-			"ffffffffTTTIII222ommnnnmmmmqqqqqqqqqqqqqq", // M 4-5, N 2048-3071
-			"fffffffTTTTJI2222oonnnnmmmmqqqqqqqqqqqqqq", // M 4-5, N 3072-4095
-			"ffffffTTTTJJJooooooonnnmmmmqqqqqqqqqqqqqq", // M 4-5, N 4096-6143
-			"fffffEEJJJJJJoooooonnnnmmmmqqqqqqqqqqqqqq", // M 4-5, N 6144-8191
-			"ffffEoooonnqqnnnnonnnnnmmmqqqqqqqqqqqqqqq", // M 4-5, N 8192-12287
-			"frrqqqqqqqqqqqqqqnnnnnnnmqqqqqqqqqqqqqqqq", // M 4-5, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqnnnnmmqqqqqqqqqqqqqqqq", // M 4-5, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqnmmqqqqqqqqqqqqqqqqqq", // M 4-5, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 4-5, N 32768-49151
-			"qqqqqqqqqooooqqqqqqqppppqqqqqqqqqqqqqqqqq", // M 4-5, N 49152-65535
-			"qqqqqqqqooooooqqqqqpppppppqqqqqqqqqqqqqqq", // M 4-5, N 65536-98303
-			"qqqqqqqooooooooqqqqppppppppqqqqqqqqqqqqqq", // M 4-5, N 98304-131071
-			"qqqqqqqooooooooqqqppppppppppqqqqqqqqqqqqq", // M 4-5, N 131072-196607
-			"qqqqqqqooooooooqqppppppppppppqqqqqqqqqqqq", // M 4-5, N 196608-262143
-			"qqqqqqqooooooooopppppppppppppqqqqqqqqqqqq", // M 4-5, N 262144-393215
-			"qqqqqqqqoooooooppppppppppppppqqqqqqqqqqqq", // M 4-5, N >= 393216
-			"UUUUUUQUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 6-7, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 6-7, N (none)
-			"UffUUUUUUUUUUUUUUUUUUUUUUUCPPPPPPPPPPPPPP", // M 6-7, N 2
-			"f0eeUUUUUUUUUUUUUUUUUUUUUUCCPPPPPPPPPPPPP", // M 6-7, N 3
-			"f000eUUUUUUUUUUUUUUUUUUUUUCCCCPPPPPPPPPPP", // M 6-7, N 4-5
-			"fe00eUUUUUUUUUUUUUUUUUUUUUCCCCCPPPPPPPPPP", // M 6-7, N 6-7
-			"UfeeffUUUUUUUUUUUUUUUUUUUU=OCCCCCPPPPPPPP", // M 6-7, N 8-11
-			"UUffffUUUUUUUUUUUUUUUUUUUU=C=CCCCCCCCCCCC", // M 6-7, N 12-15
-			"UUUUffUUUUUUUUUUUUUUUUUUUU?C?CCCCCCCCCCCC", // M 6-7, N 16-23
-			"fffffffffffTTTTVVVVVVVVVVVCCCCCCCCCCCCCCC", // M 6-7, N 24-31
-			"ffffffffffETTTTTTTVVVVVVVVCCCCCCCCCCCCCCC", // M 6-7, N 32-47
-			"ffffffffffETTTTTTTTLLVVLLLCCCCCCCCCCCCCCC", // M 6-7, N 48-63
-			"ffffffffffETTTTTTTTILLLLLLCCCCCCCCCCCCCCC", // M 6-7, N 64-95
-			"fffffffffEETTTTTTTTIILLLLLCCCCCCCCCCCCCCC", // M 6-7, N 96-127
-			"ffffffffffTTTTTTTTIIIIInmmmqqqqCCCCCCCCCC", // M 6-7, N 128-191
-			"ffffffffffTTTTTTTTIIInnnmmmqqqqqqqqqCCCCC", // M 6-7, N 192-255
-			"ffffffffffETTTTTIIIInnnnmmmqqqqqqqqqqqCCC", // M 6-7, N 256-383
-			"ffffffffffETIIIIIIIKnnnnommmqqqqqqqqqqqqq", // M 6-7, N 384-511
-			"ffffffffffEIIIIIIIKKnnnooommqqqqqqqqqqqqq", // M 6-7, N 512-767
-			"ffffffffffTIIIIIIIIKnnoooommqqqqqqqqqqqqq", // M 6-7, N 768-1023
-			"fffffffffEIIIIIIIImnnnoooommqqqqqqqqqqqqq", // M 6-7, N 1024-1535
-			"fffffffffTII22222mmmmnooommmqqqqqqqqqqqqq", // M 6-7, N 1536-2047
-			"ffffffffTJ2222222ommnnnmmmmmqqqqqqqqqqqqq", // M 6-7, N 2048-3071
-			"ffffffffJ2222o222ooonnnmmmmmqqqqqqqqqqqqq", // M 6-7, N 3072-4095
-			"fffffffJJ2nnoooooooonnnmmmmmqqqqqqqqqqqqq", // M 6-7, N 4096-6143
-			"ffffffonnnnnnooooooonnnmmmmmqqqqqqqqqqqqq", // M 6-7, N 6144-8191
-			"ffffoonnnnnnnnnnnoonnmmmmmmmqqqqqqqqqqqqq", // M 6-7, N 8192-12287
-			"frooqqqqqqqqqnnnnnnnnmmmmmmqqqqqqqqqqqqqq", // M 6-7, N 12288-16383
-			"rqqqqqqqooooqqqqnnnnnmmmmmqqqqqqqqqqqqqqq", // M 6-7, N 16384-24575
-			"qqqqqqqoooooooqqqqqnnnnnnqqqqqqqqqqqqqqqq", // M 6-7, N 24576-32767
-			"qqqqqqoooooooooqqqqqnnnnqqqqqqqqqqqqqqqqq", // M 6-7, N 32768-49151
-			"qqqqqqooooooooooqqqppppppqqqqqqqqqqqqqqqq", // M 6-7, N 49152-65535
-			"qqqqqooooooooooooqpppppppppqqqqqqqqqqqqqq", // M 6-7, N 65536-98303
-			"qqqqqooooooooooooqppppppppppqqqqqqqqqqqqq", // M 6-7, N 98304-131071
-			"qqqqqooooooooooooppppppppppppqqqqqqqqqqqq", // M 6-7, N 131072-196607
-			"qqqqqooooooooooooppppppppppppqqqqqqqqqqqq", // M 6-7, N 196608-262143
-			"qqqqqooooooooooopppppppppppppqqqqqqqqqqqq", // M 6-7, N 262144-393215
-			"qqqqqoooooooooooppppppppppppppqqqqqqqqqqq", // M 6-7, N >= 393216
-			"UUUUUUQUUUUUUUUUUUUUUUUUUUCCPPPPPPPPPPPPP", // M 8-11, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 8-11, N (none)
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUCCCPPPPPPPPPPPP", // M 8-11, N 2
-			"UfffUUUUUUUUUUUUUUUUUUUUUUCCCCCPPPPPPPPPP", // M 8-11, N 3
-			"UfeefUUUUUUUUUUUUUUUUUUUUUOCCCCCPPPPPPPPP", // M 8-11, N 4-5
-			"UfeeffUUUUUUUUUUUUUUUUUUUU=OCCCCCPPPPPPPP", // M 8-11, N 6-7
-			"UffffffUUUUUUUUUUUUUUUUUUU=?=CCCCCCCCCCCC", // M 8-11, N 8-11
-			"UUfffffUUUUUUUUUUUUUUVVUUU=?=CCCCCCCCCCCC", // M 8-11, N 12-15
-			"UUUffffUUUUUUUUUUUUUUVVVUU??==CCCCCCCCCCC", // M 8-11, N 16-23
-			"fffffffffffETTVVVVVVVVVVVVCCCCCCCCCCCCCCC", // M 8-11, N 24-31
-			"fffffffffffETTTTTTTVVVVVVCCCCCCCCCCCCCCCC", // M 8-11, N 32-47
-			"ffffffffffEETTTTTTTTVVVVVCCCCCCCCCCCCCCCC", // M 8-11, N 48-63
-			"ffffffffffEETTTTTTTIILLLCCCCCCCCCCCCCCCCC", // M 8-11, N 64-95
-			"ffffffffffETTTTTTTTIIIInCCCCCCCCCCCCCCCCC", // M 8-11, N 96-127
-			"ffffffffffETTTTTTTTIIInnmmqqqCCCCCCCCCCCC", // M 8-11, N 128-191
-			"ffffffffffETTTTTTTIIInnnmmmqqqqqqCCCCCCCC", // M 8-11, N 192-255
-			"ffffffffffETTTTTTIIInnnnmmmqqqqqqqqqqCCCC", // M 8-11, N 256-383
-			"ffffffffffEIIIIIIIKKnnnmoommqqqqqqqqqqqqq", // M 8-11, N 384-511
-			"ffffffffffEIIIIIIIKKnnnooommqqqqqqqqqqqqq", // M 8-11, N 512-767
-			"ffffffffff2IIIIIIIKKnnoooommmqqqqqqqqqqqq", // M 8-11, N 768-1023
-			"ffffffffff222222IImnnnoooommmqqqqqqqqqqqq", // M 8-11, N 1024-1535
-			"fffffffff22222222mmmmnooommmmqqqqqqqqqqqq", // M 8-11, N 1536-2047
-			"fffffffff22222222ommnnnmmmmmmmqqqqqqqqqqq", // M 8-11, N 2048-3071
-			"ffffffff22222222ooonnnnmmmmmmmqqqqqqqqqqq", // M 8-11, N 3072-4095
-			"fffffffonnnnooooooonnnnmmmmmmmqqqqqqqqqqq", // M 8-11, N 4096-6143
-			"ffffffonnnnnnnnnnnnnnnnmmmmmmmqqqqqqqqqqq", // M 8-11, N 6144-8191
-			"ffffoonnnnnnnnnnnnnnnnnnmmmmmqqqqqqqqqqqq", // M 8-11, N 8192-12287
-			"ffoooqqnnonnnnnnnnnnnnnnmmmmqqqqqqqqqqqqq", // M 8-11, N 12288-16383
-			"rrqqqqoooooooonnnnnnnnnnnmmqqqqqqqqqqqqqq", // M 8-11, N 16384-24575
-			"qqqqqoooooooooonnnnnnnnnnnqqqqqqqqqqqqqqq", // M 8-11, N 24576-32767
-			"qqqqqoooooooooooonnnnnnnnnqqqqqqqqqqqqqqq", // M 8-11, N 32768-49151
-			"qqqqooooooooooooooppppppppqqqqqqqqqqqqqqq", // M 8-11, N 49152-65535
-			"qqqqooooooooooooooppppppppppqqqqqqqqqqqqq", // M 8-11, N 65536-98303
-			"qqqqooooooooooooooppppppppppqqqqqqqqqqqqq", // M 8-11, N 98304-131071
-			"qqqqoooooooooooooppppppppppppqqqqqqqqqqqq", // M 8-11, N 131072-196607
-			"qqqqoooooooooooooppppppppppppqqqqqqqqqqqq", // M 8-11, N 196608-262143
-			"qqqqooooooooooooopppppppppppppqqqqqqqqqqq", // M 8-11, N 262144-393215
-			"qqqqooooooooooooopppppppppppppqqqqqqqqqqq", // M 8-11, N >= 393216
-			"UUUUUQQUUUUUUUUUUUUUUUUUUUQQQCCCPPPPPPPPQ", // M 12-15, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 12-15, N (none)
-			"UUUUUUUUUUUUUUUUUUUUUUUUUUQCCCCCPPPPPPPPP", // M 12-15, N 2
-			"UUUUUUUUUUUUUUUUUUUUUUUUUQQQCCCCCPPPPPPPP", // M 12-15, N 3
-			"UUffUUUUUUUUUUUUUUUUUUUUUU=QQCCCCCCCCPPPP", // M 12-15, N 4-5
-			"UfffffUUUUUUUUUUUUUUUUUUUU=C=CCCCCCCCCCCC", // M 12-15, N 6-7
-			"UUfffffUUUUUUUUVVUUUUVVUUU=?=CCCCCCCCCCCC", // M 12-15, N 8-11
-			"UUffffffUUUUUUUVVUUUVVVVUU??==CCCCCCCCCCC", // M 12-15, N 12-15
-			"UUffffffUUUUUUUUUUUUVVVVUU??=@CCCCCCCCCCC", // M 12-15, N 16-23
-			"ffffffffffff2TVVVVVVVVVVVVCCCCCCCCCCCCCCC", // M 12-15, N 24-31
-			"ffffffffffff2TTTTTTVVVVVVCCCCCCCCCCCCCCCC", // M 12-15, N 32-47
-			"fffffffffff22TTTTTTTVVVVVCCCCCCCCCCCCCCCC", // M 12-15, N 48-63
-			"ffffffffff2ETTTTTTTTICCCCCCCCCCCCCCCCCCCC", // M 12-15, N 64-95
-			"ffffffffffEETTTTTTTIICCCCCCCCCCCCCCCCCCCC", // M 12-15, N 96-127
-			"ffffffffffETTTTTTTTIICCCCCqqqCCCCCCCCCCCC", // M 12-15, N 128-191
-			"ffffffffffETTTTTTTTIInnmmmqqqqqCCCCCCCCCC", // M 12-15, N 192-255
-			"ffffffffffETTTTTTTIInnnmmmmqqqqqqqqqqCCCC", // M 12-15, N 256-383
-			"ffffffffffEIITTTIIIKnnnmommmqqqqqqqqqqqqq", // M 12-15, N 384-511
-			"ffffffffff22IIIIIJKKnnmooommmqqqqqqqqqqqq", // M 12-15, N 512-767
-			"ffffffffff22222JJJInnnoooommmmqqqqqqqqqqq", // M 12-15, N 768-1023
-			"ffffffffff2222222Jmnnnoooommmmmqqqqqqqqqq", // M 12-15, N 1024-1535
-			"fffffffff22222222nmmnnnoommmmmmqqqqqqqqqq", // M 12-15, N 1536-2047
-			"fffffffff2222222onmnnnnnmmmmmmmqqqqqqqqqq", // M 12-15, N 2048-3071
-			"ffffffff2222222onnnnnnnnmmmmmmmqqqqqqqqqq", // M 12-15, N 3072-4095
-			"fffffffonnnnnnnnnnnnnnnnmmmmmmmqqqqqqqqqq", // M 12-15, N 4096-6143
-			"ffffffonnnnnnnnnnnnnnnnnmmmmmmmqqqqqqqqqq", // M 12-15, N 6144-8191
-			"ffffooonnnnnnnnnnnnnnnnnmmmmmmmqqqqqqqqqq", // M 12-15, N 8192-12287
-			"frrooqqnooonnnnnnnnnnnnnnmmmmmqqqqqqqqqqq", // M 12-15, N 12288-16383
-			"rrqqqqoooooooonnnnnnnnnnnnmmmqqqqqqqqqqqq", // M 12-15, N 16384-24575
-			"qqqqqooooooooooonnnnnnnnnnmqqqqqqqqqqqqqq", // M 12-15, N 24576-32767
-			"qqqqooooooooooooonnnnnnnnnnqqqqqqqqqqqqqq", // M 12-15, N 32768-49151
-			"qqqqoooooooooooooopppppppppqqqqqqqqqqqqqq", // M 12-15, N 49152-65535
-			"qqqqooooooooooooooppppppppppqqqqqqqqqqqqq", // M 12-15, N 65536-98303
-			"qqqooooooooooooooopppppppppppqqqqqqqqqqqq", // M 12-15, N 98304-131071
-			"qqqoooooooooooooooppppppppppppqqqqqqqqqqq", // M 12-15, N 131072-196607
-			"qqqoooooooooooooopppppppppppppqqqqqqqqqqq", // M 12-15, N 196608-262143
-			"qqqoooooooooooooopppppppppppppqqqqqqqqqqq", // M 12-15, N 262144-393215
-			"qqqqooooooooooooopppppppppppppqqqqqqqqqqq", // M 12-15, N >= 393216
-			"QQQQQQQQUUUUUUUUUUUUUUUUUQOOOOOOOOOOOOOOO", // M 16-23, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 16-23, N (none)
-			"UUUUUUUUUUUUUUUUUUUUUUUURROOOOOCCCCCCCCPO", // M 16-23, N 2
-			"UUUUUUUUUUUUUUUUUUUUUUUUU@OOOOCCCCCCCCCCC", // M 16-23, N 3
-			"UUUUUUUUUUUUUUUUUUUUUUUUUU=CCCCCCCCCCCCCC", // M 16-23, N 4-5
-			"UUUUffUUUUUUUUUUUUUUUUUUUU=C?=CCCCCCCCCCC", // M 16-23, N 6-7
-			"UUUffffUUUUUUUVVVVUUUVVUUU??==CCCCCCCCCCC", // M 16-23, N 8-11
-			"UUffffffUUUUUUVVVVUUVVVVUU??=@CCCCCCCCCCC", // M 16-23, N 12-15
-			"UUUfffffVUUUUUUVVUUUVVVVVU??@@CCCCCCCCCCC", // M 16-23, N 16-23
-			"ffffffffffff2TVVVVVVVVVVVVCCCCCCCCCCCCCCC", // M 16-23, N 24-31
-			"ffffffffffff222TTTCVVVVVVCCCCCCCCCCCCCCCC", // M 16-23, N 32-47
-			"ffffffffffff222TT22CCVVVCCCCCCCCCCCCCCCCC", // M 16-23, N 48-63
-			"fffffffffff22TTTTT22CCCCCCCCCCCCCCCCCCCCC", // M 16-23, N 64-95
-			"ffffffffff22ETTTTTT2CCCCCCqCwCCCCCCCCCCCC", // M 16-23, N 96-127
-			"ffffffffff22TTTTTTT2CCCCCCqqwwwCCCCCCCCCC", // M 16-23, N 128-191
-			"ffffffffff22TTTTTTT2CCCCCqqqqrwwwwwCCCCCC", // M 16-23, N 192-255
-			"ffffffffff22TTTTTTICCCCCCqqqqqqqrwwrCCCCC", // M 16-23, N 256-383
-			"ffffffffff22TTTTIJJCCCCCqomqqqqqqqqqqqqqq", // M 16-23, N 384-511
-			"ffffffffff222IIJJJmnmmmmommmqqqqqqqqqqqqq", // M 16-23, N 512-767
-			"ffffffffff22222JJJnnmmmoommmmmqqqqqqqqqqq", // M 16-23, N 768-1023
-			"ffffffffff2222222ommmmmoommmmmmqqqqqqqqqq", // M 16-23, N 1024-1535
-			"ffffffffff2222222nnnnnnnmmmmmmmmqqqqqqqqq", // M 16-23, N 1536-2047
-			"fffffffff2222222nnnnnnnnmmmqqqqmqqqqqqqqq", // M 16-23, N 2048-3071
-			"ffffffff2222222nnnnnnnnnmmqqqqqmqqqqqqqqq", // M 16-23, N 3072-4095
-			"fffffffCn2222nnnnnnnnnnnmmqqqqqmqqqqqqqqq", // M 16-23, N 4096-6143
-			"ffffffonnnnnnnnnnnnnnnnnmmmqqqqmqqqqqqqqq", // M 16-23, N 6144-8191
-			"ffffoooqnnnnnnnnnnnnnnnnnmmmmmmmqqqqqqqqq", // M 16-23, N 8192-12287
-			"rrrrqqqoooonnnnnnnnnnnnnnmmmmmmqqqqqqqqqq", // M 16-23, N 12288-16383
-			"rrqqqqoooooooonnnnnnnnnnnnmmmmmqqqqqqqqqq", // M 16-23, N 16384-24575
-			"qqqqqooooooooooonnnnnnnnnnnmmmqqqqqqqqqqq", // M 16-23, N 24576-32767
-			"qqqqooooooooooooqqnnnnnnnnnnqqqqqqqqqqqqq", // M 16-23, N 32768-49151
-			"qqqqooooooooooooqqpppppppppnqqqqqqqqqqqqq", // M 16-23, N 49152-65535
-			"qqqooooooooooooooqpppppppppppqqqqqqqqqqqq", // M 16-23, N 65536-98303
-			"qqqooooooooooooooopppppppppppqqqqqqqqqqqq", // M 16-23, N 98304-131071
-			"qqqoooooooooooooooppppppppppppqqqqqqqqqqq", // M 16-23, N 131072-196607
-			"qqqoooooooooooooooppppppppppppqqqqqqqqqqq", // M 16-23, N 196608-262143
-			"qqqooooooooooooooppppppppppppppqqqqqqqqqq", // M 16-23, N 262144-393215
-			"qqqooooooooooooooppppppppppppppqqqqqqqqqq", // M 16-23, N >= 393216
-			"QQQQQQQQUUUUUUUUUUMMMMMQQQQQQQQQQQQQQQQQQ", // M 24-31, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 24-31, N (none)
-			"RVVVVVVUUUUUUUUUUUMMMMRRRRRRRRRRRCCRRRRRR", // M 24-31, N 2
-			"VVVVVVUUUUUUUUUUUUUMMMMMMSSSSSSSCCCCCCCCC", // M 24-31, N 3
-			"VVVfffVUUUUUUUUUUUUUMMMMMQSSSCCCCCCCCCCCC", // M 24-31, N 4-5
-			"VVffffffVUUUUUVVVVVVVVVMCCCCCCCCCCCCCCCCC", // M 24-31, N 6-7
-			"VVffffffVVVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC", // M 24-31, N 8-11
-			"VVfffffffVVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC", // M 24-31, N 12-15
-			"VVVfffffffVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC", // M 24-31, N 16-23
-			"W22222fff22222@@?????AA?????=CCCCCCCCCCCC", // M 24-31, N 24-31
-			">22222fff2222????????????????>CCC=?CCCCCC", // M 24-31, N 32-47
-			">>222222222222???????????????=====???CCCC", // M 24-31, N 48-63
-			"rrr22222222222??=???????qq?????????????CC", // M 24-31, N 64-95
-			"rr22222222222222===?????qq?????????????qq", // M 24-31, N 96-127
-			">3222222222222252==??????qq??????????????", // M 24-31, N 128-191
-			"r2222222222222555==??????qqq???????qqqqqq", // M 24-31, N 192-255
-			"322222222222222555=??????qqqqqqq??qqqqqqq", // M 24-31, N 256-383
-			"3222222222222222222??????qqqqqqqqqqqqqqqq", // M 24-31, N 384-511
-			"33222222222222225===?????qqqqqqqqqqqqqqqq", // M 24-31, N 512-767
-			"3322222222225222=====????qqqqqqqqqqqqqqqq", // M 24-31, N 768-1023
-			"r322222222222222====>mm?qqqqqqqqqqqqqqqqq", // M 24-31, N 1024-1535
-			"r332222222222222===?=mmqqqqqqqqqqqqqqqqqq", // M 24-31, N 1536-2047
-			"rr33222222222222==@@rrqqqqqqqqqqqqqqqqqqq", // M 24-31, N 2048-3071
-			"rrrr322r222222222@@@qrrqqqqqqqqqqqqqqqqqq", // M 24-31, N 3072-4095
-			"rrrrrrrrr2222222@nnqqrrqqqqqqqqqqqqqqqqqq", // M 24-31, N 4096-6143
-			"rrrrrrrrrrr2222r@nqqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 6144-8191
-			"rrrrrrrrrrrr22qqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 8192-12287
-			"rrrrrrrrrrrr2qqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 12288-16383
-			"rrrrrrrrrr22qqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 16384-24575
-			"rrrrrrrrr22qqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 24576-32767
-			"rrrrrrrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 32768-49151
-			"rrrrrrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 49152-65535
-			"rrrrrrrrqqqqqqqqqqqqpppppqqqqqqqqqqqqqqqq", // M 24-31, N 65536-98303
-			"rrrrrrrqqqqoooqqqqqqppppppqqqqqqqqqqqqqqq", // M 24-31, N 98304-131071
-			"rrrrrrqqqqqoooqqqqqqppppppqqqqqqqqqqqqqqq", // M 24-31, N 131072-196607
-			"rrrrrqqqqqqqqqqqqqqqppppppqqqqqqqqqqqqqqq", // M 24-31, N 196608-262143
-			"rrrrqqqqqqqqqqqqqqqqppppppqqqqqqqqqqqqqqq", // M 24-31, N 262144-393215
-			"rrrqqqqqqqqqqqqqqqqqqpppppqqqqqqqqqqqqqqq", // M 24-31, N >= 393216
-			"MMMMMMMMMUUUUUUUUUMMMMMMMMMMMMMMMMMMMMMMM", // M 32-47, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 32-47, N (none)
-			"RRRRRRRRVVUUUUUUUUUMMMRRRRRRRRRRRRRRRRRRR", // M 32-47, N 2
-			"SSVVVVVVVUUUUUUUUUUVMMMMSSSSSSSSSSSCCCCCS", // M 32-47, N 3
-			"SVVVVVVVVVUVVUUUUUUVMMMMMMSSSCwwCSCCCCCCC", // M 32-47, N 4-5
-			"SVVVVVVVVVVVVUVVVVVVMMMMCCCCCCwCCCCCCCCCC", // M 32-47, N 6-7
-			"CVVVfffVVVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC", // M 32-47, N 8-11
-			"CVVVfffffVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC", // M 32-47, N 12-15
-			"CVVVffffffVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC", // M 32-47, N 16-23
-			"W32222fff2222@@??????????????>CCC=?CCCCCC", // M 32-47, N 24-31
-			"WW2222ffff2222???????????????=CC==??CCCCC", // M 32-47, N 32-47
-			">>222222ff2222????????????????====????CCC", // M 32-47, N 48-63
-			"WWW222222222222>>>??????q??????==????????", // M 32-47, N 64-95
-			"rr3222222222225===>?????qq???????????BBBB", // M 32-47, N 96-127
-			"WW32222222222255===??????q??????????BBBBB", // M 32-47, N 128-191
-			"W3222222222222555==??????qqq??B?????BBBBB", // M 32-47, N 192-255
-			"W3222222222222255=>??????qqqqqqqq?@BBBBBB", // M 32-47, N 256-383
-			"33222222222225525===?????qqqqqqqqBBBBBBBB", // M 32-47, N 384-511
-			">3322222222555555===?????qqqqqqBBBBBBBBBB", // M 32-47, N 512-767
-			">3322222222555555====????qqqqqqBBBBBBBBBB", // M 32-47, N 768-1023
-			"r3332222222555555===>m??qqqqqqqqBBBBBBBBB", // M 32-47, N 1024-1535
-			"rr33222222225555==???mmqqqqqqqqqqBBBBBBBB", // M 32-47, N 1536-2047
-			"rrr3332222222225=@??qrqqqqqqqqqqqBBBBBBBB", // M 32-47, N 2048-3071
-			"rrrrrrrr22222222@@@@qrrqqqqqqqqqqBBBBBBBB", // M 32-47, N 3072-4095
-			"rrrrrrrrr222222@?@@qqrrqqqqqqqqqqBBBBBBBB", // M 32-47, N 4096-6143
-			"rrrrrrrrrrr222qr??qqqqqqqqqqqqqqqBBBBBBBB", // M 32-47, N 6144-8191
-			"rrrrrrrrrrrr2qqqqqqqqqqqqqqqqqqqqBBBBBBBB", // M 32-47, N 8192-12287
-			"rrrrrrrrrrrrqqqqqqqqqqqqqqqqqqqqBBBBBBBBB", // M 32-47, N 12288-16383
-			"rrrrrrrrrrrqqqqqBqqqqqqqqqqqqqqBBBBBBBBBB", // M 32-47, N 16384-24575
-			"rrrrrrrrrrqqqqqqqqxqqqqqqqqqqppBBBBBBBBBB", // M 32-47, N 24576-32767
-			"rrrrrrrrrqqqqqqqqq6xxqqqqqqpppppBBBBBBBBB", // M 32-47, N 32768-49151
-			"rrrrrrrrpqqqqqqqqqq6xxqqqqqppppppBBBBBBBB", // M 32-47, N 49152-65535
-			"rrrrrrrppqqqqqqqqqq66qqqqqqpppppppBBBBBBB", // M 32-47, N 65536-98303
-			"rrrrrrpppqqqqqqqqqq6qpppqqqppppppppBBBBBB", // M 32-47, N 98304-131071
-			"rrrrrppppqqqqqqqqqqqqppppqqpppppppppBBBBB", // M 32-47, N 131072-196607
-			"rrrrpppppqqqqqqqqq6qqppppqqppppppppppBBBB", // M 32-47, N 196608-262143
-			"rrrpppppppqqqqqqq666qppppqqpppppppppppBBB", // M 32-47, N 262144-393215
-			"rrpppppppppqqqqq6666qqqpqqpppppppppppppBB", // M 32-47, N >= 393216
-			"MMMMMMMMMVVUUUUUUUVMMMMMMMMMMMMMMMMMMMMMM", // M 48-63, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 48-63, N (none)
-			"RRRRRRRRRRVVUUUUVVVVMRRRRRRRRRRRRRRRRRRRR", // M 48-63, N 2
-			"SSSSVVSSSVVVVVVVVVVVSSSSSSSSSSSSSSSSSSSSS", // M 48-63, N 3
-			"SSVVVVVVVVVVVVVVVVVVMMMQMSSSSSwwSSSCCCCCC", // M 48-63, N 4-5
-			"CCVVVVVVVVVVVVVVVVVVMMMCCCCCCCCCCCCCCCCCC", // M 48-63, N 6-7
-			"CVVVVVVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCCCCC", // M 48-63, N 8-11
-			"CVVVVVVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCCCCC", // M 48-63, N 12-15
-			"CCVVVffffVVVVVVVVVQCCCCCCCCCCCCCCCCCCCCCC", // M 48-63, N 16-23
-			"AA322222222222@??????????????=====???CCCC", // M 48-63, N 24-31
-			">>322222ff2522@???????????????====????CCC", // M 48-63, N 32-47
-			">>>22222fff252@???????????????===????????", // M 48-63, N 48-63
-			"AAA322222f22522@>>??????q??????=???????AA", // M 48-63, N 64-95
-			"rrrr22222222555@==>?????q??BBB???????BBBB", // M 48-63, N 96-127
-			"AA33222222255555==>??????q?BBBBBB????BBBB", // M 48-63, N 128-191
-			"rr332222222222555==??????qqqBBBBBB?@BBBBB", // M 48-63, N 192-255
-			"A3332222222225555=>??????qqqqrrBqqqBBBBBB", // M 48-63, N 256-383
-			">3332222222255555===?????qqqqqqqqqqBBBBBB", // M 48-63, N 384-511
-			">33322222225555555==?????qqqqqqqqqBBBBBBB", // M 48-63, N 512-767
-			">33332222225555555==????qqqqqqqqqBBBBBBBB", // M 48-63, N 768-1023
-			"rr3332222225555555??=???qqqqqqqqBBBBBBBBB", // M 48-63, N 1024-1535
-			"rr33333222225555=???qqqqqqqqqqqqBBBBBBBBB", // M 48-63, N 1536-2047
-			"rrrr33332222225==???qqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 2048-3071
-			"rrrrrrrr3222222@qqqqqqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 3072-4095
-			"rrrrrrrrr32222qqqqqqqqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 4096-6143
-			"rrrrrrrrrrr22qqqqqqssqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 6144-8191
-			"rrrrrrrrrrrrqqqqqqsssqqqqqqqqqqqBBBBBBBBB", // M 48-63, N 8192-12287
-			"rrrrrrrrrrrsBBBBsqqqqqqqqqqqqqqqBBBBBBBBB", // M 48-63, N 12288-16383
-			"rrrrrrrrrrsBBB66BssqqqqqqqqqqqqBBBBBBBBBB", // M 48-63, N 16384-24575
-			"rrrrrrrrrss66666666xxxxxqqqqqssBBBBBBBBBB", // M 48-63, N 24576-32767
-			"rrrrrrrrss666qqq6666xxxxxxqsssssBBBBBBBBB", // M 48-63, N 32768-49151
-			"rrrrrrrss66qqqqqq666hhhxxxxssssssBBBBBBBB", // M 48-63, N 49152-65535
-			"rrrrrrsssqqqqqqqq6666hxxxxxsssssssBBBBBBB", // M 48-63, N 65536-98303
-			"rrrrrssssqqqqqqqq66667xxxxxssssssssBBBBBB", // M 48-63, N 98304-131071
-			"rrrrsssssqqqqqqqq666667sxxxsssssssssBBBBB", // M 48-63, N 131072-196607
-			"rrrsssssssqqqqqq666666qqqxsssssssssssBBBB", // M 48-63, N 196608-262143
-			"rrssssssssqqqq666666666qqxssssssssssssBBB", // M 48-63, N 262144-393215
-			"rsssssssssssq6666ss666666ssssssssssssssBB", // M 48-63, N >= 393216
-			"QQQQQQQQQQVVVVVVVVVMQQQQQQQQQQQQQQQQQQQQQ", // M 64-95, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 64-95, N (none)
-			"RRRRRRRRRRRVVVVVVVVRRRRRRRRRRRRRRRRRRRRRR", // M 64-95, N 2
-			"SSSSSSSSSSSSVVVVVVSSSSSSSSSSSSSSSSSSSSSSS", // M 64-95, N 3
-			"SSSSSVVSSSSSSVVVVVVSSQQSSSSSSSSSSSSSSjjSS", // M 64-95, N 4-5
-			"jjjVVVVVVVVjVVVVVVVVQQQCCjjjCjjjjjjjjjjjj", // M 64-95, N 6-7
-			"jjjVVVVVVVVVVVVVVVVVQMCCCjjCCjjjjjjjjjjjj", // M 64-95, N 8-11
-			"jjUUUUUUUUUUUUUUUUUQMCCCCCCCCCjjCCjjjjjjj", // M 64-95, N 12-15
-			"jjVVVVVVVVVVVVVVVVQQCCCCCCCCCCjjCCjjjjjjj", // M 64-95, N 16-23
-			"WWW32222222222@@???????????????????????CC", // M 64-95, N 24-31
-			"WWW322222225552@????????B??????==????????", // M 64-95, N 32-47
-			">>>322222f25552@???AA???B??????=?????????", // M 64-95, N 48-63
-			"WWW332222222552@??>AAA??q??BBB???????qqqq", // M 64-95, N 64-95
-			"rrrr32222222555@>>>AA???q?BBrrB??????qqqq", // M 64-95, N 96-127
-			">>>>322222255555=>?????qqqBrrrBBBBB??????", // M 64-95, N 128-191
-			"rrr33322225555555==?????qqqrrrBBBBB@qqqqq", // M 64-95, N 192-255
-			">>3333222222255555??????qqqqrrrBBBBBqqqqq", // M 64-95, N 256-383
-			">>33332222225555555?????qqqqqqqrrrqqqqqqq", // M 64-95, N 384-511
-			">>33332222255555555=????qqqqqqqqqqqqqqqqq", // M 64-95, N 512-767
-			">>3333322225555555@q???qqqqqqqqqqqqqqqqqq", // M 64-95, N 768-1023
-			"rrr33333222555555@qqqqqqqqqqqqqqqqqqqqqqq", // M 64-95, N 1024-1535
-			"rrrr333322225555=@qqqqqqqqqqqqqqqqqqqqqqq", // M 64-95, N 1536-2047
-			"rrrrrrr33222225=Bqqqqsssqqqqqqqqqqqqqqqqq", // M 64-95, N 2048-3071
-			"rrrrrrrr332222qqqqqrrssxxqqqqqqqqqqqqqqqq", // M 64-95, N 3072-4095
-			"rrrrrrrrr3322qqqqqqrssxxxxqqqqqqqqqqqqqqq", // M 64-95, N 4096-6143
-			"rrrrrrrrrrr3qqqqqqqsssxxxxxqqqqqqqqqqqqqq", // M 64-95, N 6144-8191
-			"rrrrrrrrrrrqBBBqqqqssxxxxxxxqqqqqqqqqqqqq", // M 64-95, N 8192-12287
-			"rrrrrrrrrrqqqBBsssqssxxxxxxxxqqqqqqqqqqqq", // M 64-95, N 12288-16383
-			"rrrrrrrrrqqqB66666xxxxxxxxxxqqqqqqqqqqqqq", // M 64-95, N 16384-24575
-			"rrrrrrrrqqq66666666xhhhxxxxxqqqqqqqqqqqqq", // M 64-95, N 24576-32767
-			"rrrrrrrqqqq666666666hhhhxxxxqqqqqqqqqqqqq", // M 64-95, N 32768-49151
-			"rrrrrrqqqq6666666666hhhhhxxxqqqqqqqqqqqqq", // M 64-95, N 49152-65535
-			"rrrrrqqqqq6666666666hhhhxxxqqqqqqqqqqqqqq", // M 64-95, N 65536-98303
-			"rrrrqqqqqq66666666666hhhxxqqqqqqqqqqqqqqq", // M 64-95, N 98304-131071
-			"rrrqqqqqqq666666666666hxxxqqqqqqqqqqqqqqq", // M 64-95, N 131072-196607
-			"rrqqqqqqqqq666666666667xxqqqqqqqqqqqqqqqq", // M 64-95, N 196608-262143
-			"rqqqqqqqqqqq666666666667xqqqqqqqqqqqqqqqq", // M 64-95, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqq66qqqqqqqqqqqqqqqqqq", // M 64-95, N >= 393216
-			"QQQQQQQQQQQQVVVVQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 96-127, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 96-127, N (none)
-			"RRRRRRRRRRRRRVVRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 96-127, N 2
-			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 96-127, N 3
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 96-127, N 4-5
-			"jjjjjjjVVjjjjjVVVVjjjjjjjjjjjjjjjjjjjjjjj", // M 96-127, N 6-7
-			"jjjjUUUUUUUUUUUUUUjjMMCCjjjjwjjjjjjjjjjjj", // M 96-127, N 8-11
-			"jjjjVVVVVVVVVVVVVVQQQCCCjjjCCjjjjjjjjjjjj", // M 96-127, N 12-15
-			"jjjjVVVVVVVVVVVVCCQCCCCCjjCCCjjjjjjjjjjjj", // M 96-127, N 16-23
-			"AAA332222225555@@??????BqB?????????????jj", // M 96-127, N 24-31
-			"WWW3322225555555@???????BB???????????kkkk", // M 96-127, N 32-47
-			">>>>322222555555@??AA???qB?BBB???????kkkk", // M 96-127, N 48-63
-			"AAAA322222255555@?AAAA??qBBBrrB??????jjjj", // M 96-127, N 64-95
-			"rrrr332222225552>??AA???qqBrrrrBBBB??kkkk", // M 96-127, N 96-127
-			"AAAA332222222555??===??qqqrrrrrBBBBBkkkkk", // M 96-127, N 128-191
-			"rrrr3322225555555???=??qqqqrrrrrBBBBBkkkk", // M 96-127, N 192-255
-			"AAAA33222255555555????@qqqqqrrrrrrBBqkkkk", // M 96-127, N 256-383
-			">>>3332222255555555???qqqqqqqqrrrrrqkkkkk", // M 96-127, N 384-511
-			">>>333322225555555;B??qqqqqqqqqqrqqqkkkkk", // M 96-127, N 512-767
-			">>>>3332222555555;;q??qqqqqqqqqqqqqkkkkkk", // M 96-127, N 768-1023
-			"rrrrr33322225555;;qqqqqqqqqqqqqqqqkkkkkkk", // M 96-127, N 1024-1535
-			"rrrrrr333222255Bqqqqqqqqqqqqqqqkkkkkkkkkk", // M 96-127, N 1536-2047
-			"rrrrrrr3332222qwwwwqqsssqqqqqqqqkkkkkkkkk", // M 96-127, N 2048-3071
-			"rrrrrrrrr3322qqwwwwksssxsxqqqqqqkkkkkkkkk", // M 96-127, N 3072-4095
-			"rrrrrrrrrr33qqqwwqkkxsxxxxxqqqqqkkkkkkkkk", // M 96-127, N 4096-6143
-			"rrrrrrrrrrrBBqqqqqxxxxxxxxxqqqqqkkkkkkkkk", // M 96-127, N 6144-8191
-			"rrrrrrrrrrssBBBsqqxxxxxxxxxxqqqkkkkkkkkkk", // M 96-127, N 8192-12287
-			"rrrrrrrrrsssBBsssxxxxxxxxxxxxqqkkkkkkkkkk", // M 96-127, N 12288-16383
-			"rrrrrrrrssss666666xxxxxxxxxxxxkkkkkkkkkkk", // M 96-127, N 16384-24575
-			"rrrrrrrssss66666666hhhhhxxxxxsskkkkkkkkkk", // M 96-127, N 24576-32767
-			"rrrrrrsssss666666666hhhhhxxxsssskkkkkkkkk", // M 96-127, N 32768-49151
-			"rrrrrssssss666666666hhhhhxxxssssskkkkkkkk", // M 96-127, N 49152-65535
-			"rrrrsssssss666666666hhhhhxxssssssskkkkkkk", // M 96-127, N 65536-98303
-			"rrrssssssss6666666666hhhhxxsssssssskkkkkk", // M 96-127, N 98304-131071
-			"rrssssssssss666666666hhhxxsssssssssskkkkk", // M 96-127, N 131072-196607
-			"rssssssssssss6666666666xssssssssssssskkkk", // M 96-127, N 196608-262143
-			"ssssssssssssss666666sssssssssssssssssskkk", // M 96-127, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 96-127, N >= 393216
-			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 128-191, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 128-191, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 128-191, N 2
-			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 128-191, N 3
-			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 128-191, N 4-5
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 128-191, N 6-7
-			"CCCCCCVVVVVVVVVVVCCCCCCCCCCCCCjjjCCCCCCCC", // M 128-191, N 8-11
-			"CCCCCUUUUUUUUUUUUQQQCCCCCCCCjjjjjjCCCCCCC", // M 128-191, N 12-15
-			"CCCCUUUUUUUUUUUCCCCCCCCCCCCjjjjjjjjCCCCCC", // M 128-191, N 16-23
-			"AAAA332222255555@?????BBABB?????????AAAAA", // M 128-191, N 24-31
-			"WWWW332222555555@??????BqBBBB???????BBBBB", // M 128-191, N 32-47
-			">>>>332222555555@??????BqBBBBBBBB????BBBB", // M 128-191, N 48-63
-			"WWWW3322255555554??AA??BqBBrrrBBBBB??AAAA", // M 128-191, N 64-95
-			"rrrr3322225555554>??==?qqqrrrrrBBBBBqqqqq", // M 128-191, N 96-127
-			">>>>332222255555@@===@?qqqqrrrrrrBBBBBBBB", // M 128-191, N 128-191
-			"rrrr3322222255555@@@@@@qqqqrrrruurBBBqqqq", // M 128-191, N 192-255
-			">>>>33322222555555@@@@qqqqqqrruuuurBrBBBB", // M 128-191, N 256-383
-			">>>>33322222555555BBqqqqqqqqqsssusrrqBBBB", // M 128-191, N 384-511
-			">>>>3333222255555BBBqqqqqqqqqqsssrqqBBBBB", // M 128-191, N 512-767
-			">>>>>33322225555qqBqqqqqqqqqqqqqqqqqBBBBB", // M 128-191, N 768-1023
-			"rrrrr3333222555BqBqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 1024-1535
-			"rrrrrr33332255BBqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 1536-2047
-			"rrrrrrr333322BqBqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 2048-3071
-			"rrrrrrrr3333qqqqqqqqqssqxxqqqqqqqqqqqqqqq", // M 128-191, N 3072-4095
-			"rrrrrrrrrr3qqqqqqqqrqxxxxxxqqqqqqqqqqqqqq", // M 128-191, N 4096-6143
-			"rrrrrrrrrrBBqqqqqqqxqqxqqxqqqqqqqqqqqqqqq", // M 128-191, N 6144-8191
-			"rrrrrrrrrBBBqqqqqqqqqxxqqqqqqqqqqqqqqqqqq", // M 128-191, N 8192-12287
-			"rrrrrrrrBBBBqqqqqqqqsxxxqqqqqqqqqqqqqqqqq", // M 128-191, N 12288-16383
-			"rrrrrrrBBBBBqqqqqqqqssxsqqqqqqqqqqqqqqqqq", // M 128-191, N 16384-24575
-			"rrrrrrBBBBBqqqqssssqsxxsqqqqqBBqqqqqqqqqq", // M 128-191, N 24576-32767
-			"rrrrrBBBBBBqqqqs66sqsxxsqqqqBBBBqqqqqqqqq", // M 128-191, N 32768-49151
-			"rrrrBBBBBBBqqqss666ssssqqqqqBBBBBqqqqqqqq", // M 128-191, N 49152-65535
-			"rrrBBBBBBBBqqqqs66sqqqqqqqqBBBBBBBqqqqqqq", // M 128-191, N 65536-98303
-			"rrBBBBBBBBBBqqqssssqqqqqqqqBBBBBBBBqqqqqq", // M 128-191, N 98304-131071
-			"rBBBBBBBBBBBqqqqqqqqqqqqqqBBBBBBBBBBqqqqq", // M 128-191, N 131072-196607
-			"BBBBBBBBBBBBBqqqqqqqqqqqBBBBBBBBBBBBBqqqq", // M 128-191, N 196608-262143
-			"BBBBBBBBBBBBBBqqqqqqBBBBBBBBBBBBBBBBBBqqq", // M 128-191, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBqq", // M 128-191, N >= 393216
-			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 192-255, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 192-255, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 192-255, N 2
-			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 192-255, N 3
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 4-5
-			"jjjjjjjjjjjVVVjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 6-7
-			"jjjjjjjjjUUUUUUUUjjjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 8-11
-			"jjjjjjjUUUUUUUUUQQQjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 12-15
-			"jjjjjjMMMMMMMMMCCCCCCCCjjjjjjjjjjjjjjjjjj", // M 192-255, N 16-23
-			"AAAAA333222255555@?BBBBqjqBBBB?????jjjjjj", // M 192-255, N 24-31
-			"WWWWW332222555555@???BBqqqBBBBBBB???kkkkk", // M 192-255, N 32-47
-			">>>>>332225555555?????BqqqBBBBBBBBB?kkkkk", // M 192-255, N 48-63
-			"AAAA3332255555555?????BqqqBrrrBBBBBBjjjjj", // M 192-255, N 64-95
-			"rrrr3332255555555@?==?qqqqqrrrrrBBBBBkkkk", // M 192-255, N 96-127
-			">>>33332255555555@@@@@qqqqqrrrruurBBBkkkk", // M 192-255, N 128-191
-			"rrr333322WW555555@@@@@qqqqqqrruuuurBBkkkk", // M 192-255, N 192-255
-			">>>>33322222555555@@@@qqqqqqssuuuurrrkkkk", // M 192-255, N 256-383
-			">>>>33332222555552Bqqqqqqqsssssuussrqkkkk", // M 192-255, N 384-511
-			">>>>3333322X5555BBBBqqqqqqssssssssrqqkkkk", // M 192-255, N 512-767
-			">>>>>3333222525;BqBBqqqqqqqqqqqssqqqkkkkk", // M 192-255, N 768-1023
-			"rrrrr333332252::BBBBBqqqqqqqqqqqqqqkkkkkk", // M 192-255, N 1024-1535
-			"rrrrrr3333335BBBBqBBqqqqqqqqqqqqqkkkkkkkk", // M 192-255, N 1536-2047
-			"rrrrrrr33333BBBBqqBqqqqqqqqqqqqkkkkkkkkkk", // M 192-255, N 2048-3071
-			"rrrrrrrr333qqqBBqqqqqqqqqqqqqqqkkkkkkkkkk", // M 192-255, N 3072-4095
-			"rrrrrrrrrrqqqqqBqqqqqqsqqsqqqqqkkkkkkkkkk", // M 192-255, N 4096-6143
-			"rrrrrrrrrBBBqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 192-255, N 6144-8191
-			"rrrrrrrrBBBBqqqqqqqsqssqqqqqqqqkkkkkkkkkk", // M 192-255, N 8192-12287
-			"rrrrrrrBBBBBBqqqqqqqssssqqqqqqkkkkkkkkkkk", // M 192-255, N 12288-16383
-			"rrrrrrBBBBBBqqqqqqqqssssqqqqqqkkkkkkkkkkk", // M 192-255, N 16384-24575
-			"rrrrrBBBBBBBqqqqsssqssssqqqqBBBkkkkkkkkkk", // M 192-255, N 24576-32767
-			"rrrrBBBBBBBqqqqssssqssssqqqqBBBBkkkkkkkkk", // M 192-255, N 32768-49151
-			"rrrBBBBBBBBqqqqs66sssssqqqqBBBBBBkkkkkkkk", // M 192-255, N 49152-65535
-			"rrBBBBBBBBBqqqqssssqqqqqqqqBBBBBBBkkkkkkk", // M 192-255, N 65536-98303
-			"rBBBBBBBBBBBqqqqssqqqqqqqqBBBBBBBBBkkkkkk", // M 192-255, N 98304-131071
-			"BBBBBBBBBBBBqqqqqqqqqqqqqBBBBBBBBBBBkkkkk", // M 192-255, N 131072-196607
-			"BBBBBBBBBBBBBqqqqqqqqqqBBBBBBBBBBBBBBkkkk", // M 192-255, N 196608-262143
-			"BBBBBBBBBBBBBBBqqqqBBBBBBBBBBBBBBBBBBBkkk", // M 192-255, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 192-255, N >= 393216
-			"QQQQQQQQQQQUUUUUQUQQMQQQQQQQQQQQQQQQQQQQQ", // M 256-383, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 256-383, N (none)
-			"RRRRRRRRRRRRUUUURRUQQQRRRRRRRRRRRRRRRRRRR", // M 256-383, N 2
-			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 256-383, N 3
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 4-5
-			"jjjjjjjjjUUUUUUUjjjjjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 6-7
-			"jjjjjjjjUUUUUUUUQQjjjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 8-11
-			"jjjjjjjjMMMMMMMMQQCCjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 12-15
-			"jjjjjjjUUU2222CCCCCCCjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 16-23
-			"AAAAAAA33222555552?BBqqjjjqBBBBBB?jjjjjjj", // M 256-383, N 24-31
-			">>>>>3333225555555?BBBqqBqqBBBBBBBBBBBBBB", // M 256-383, N 32-47
-			">>>>33332225555555?BBBqqqqqBBBBBBBBBBBBBB", // M 256-383, N 48-63
-			"AAA333332225555555@BBBqqqqqrrrBBBBBBjjjjj", // M 256-383, N 64-95
-			"rrr333332255555555BBBBqqqqqqrrrrrrBBBqqqq", // M 256-383, N 96-127
-			">>>333332555555555@@@BqqqqqqsruuuurBBBBBB", // M 256-383, N 128-191
-			"rrr333332255555555@@@qqqqqssssuuuurrBqqqq", // M 256-383, N 192-255
-			">>>33333222555555BBBqqqqqsssssuuuusrrBBBB", // M 256-383, N 256-383
-			">>>3333332255555BBBqqqqqqssssssssssrqBBBB", // M 256-383, N 384-511
-			">>>333333322555BBBBBqqqqqsxssssssssqqBBBB", // M 256-383, N 512-767
-			">>>3333333325;BBBBBBBqqqqsssssssssqqBBBBB", // M 256-383, N 768-1023
-			"rrrrr33333333BBBBBBBBBsssqsssqqqqqqqqqqqq", // M 256-383, N 1024-1535
-			"rrrrr3333333BBBBBBBBBBssqqqqqqqqqqqqqqqqq", // M 256-383, N 1536-2047
-			"rrrrrr33333BBBBBBBBBBssqsssqqqqqqqqqqqqqq", // M 256-383, N 2048-3071
-			"rrrrrrrr33qqqqBBBBBBsssssxxqqqqqqqqqqqqqq", // M 256-383, N 3072-4095
-			"rrrrrrrrrqqqqqBBBBssssssxsxqqqqqqqqqqqqqq", // M 256-383, N 4096-6143
-			"rrrrrrrrBBBBqqqqBBssssssssqqqqqqqqqqqqqqq", // M 256-383, N 6144-8191
-			"rrrrrrrBBBBBqqqqqssssxxsqqqqqqqqqqqqqqqqq", // M 256-383, N 8192-12287
-			"rrrrrrBBBBBBBqqqqqqqssssqqqqqqqqqqqqqqqqq", // M 256-383, N 12288-16383
-			"rrrrrBBBBBBBqqqqqqqqssssqqqqqBqqqqqqqqqqq", // M 256-383, N 16384-24575
-			"rrrrBBBBBBBBqqqqqqqqsssqqqqqBBBqqqqqqqqqq", // M 256-383, N 24576-32767
-			"rrrBBBBBBBBBqqqssssqsssqqqqBBBBBqqqqqqqqq", // M 256-383, N 32768-49151
-			"rrBBBBBBBBBBqqqssssqqssqqqqBBBBBBqqqqqqqq", // M 256-383, N 49152-65535
-			"rBBBBBBBBBBBqqqssssqqqqqqqqBBBBBBBqqqqqqq", // M 256-383, N 65536-98303
-			"BBBBBBBBBBBBqqqqqqqqqqqqqqBBBBBBBBBqqqqqq", // M 256-383, N 98304-131071
-			"BBBBBBBBBBBBBqqqqqqqqqqqqBBBBBBBBBBBqqqqq", // M 256-383, N 131072-196607
-			"BBBBBBBBBBBBBBqqqqqqBBBBBBBBBBBBBBBBBqqqq", // M 256-383, N 196608-262143
-			"BBBBBBBBBBBBBBBBqqBBBBBBBBBBBBBBBBBBBBqqq", // M 256-383, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBqq", // M 256-383, N >= 393216
-			"QQQQQQQQQQUUUUUUUUQMMMQQQQQQQQQQQQQQQQQQQ", // M 384-511, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 384-511, N (none)
-			"RRRRRRRRRRUUUUUUUUQQQMMRRRRRRRRRRRRRRRRRR", // M 384-511, N 2
-			"SSSSSSSSSSSVVVVVSVQQMQSSSSSSSSSSSSSSSSSSS", // M 384-511, N 3
-			"jjjjjjjjjjjUUUjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 4-5
-			"jjjjjjjjjUUUUUUUQjjjjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 6-7
-			"jjjjjjjjMMMMMMMMQQjjjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 8-11
-			"jjjjjjjOUU2222CQCCCCjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 12-15
-			"jjjjjjjMM22222CCCCCCCCjjjjjjjjjjjjjjjjjjj", // M 384-511, N 16-23
-			"AAAAAAA332255555552BqqqjjjjqqBBBjjjjjjjjj", // M 384-511, N 24-31
-			">>>>>33332255555555BBqqqBBqqqBBBBBBBBBBBB", // M 384-511, N 32-47
-			">>>>333332255555555BBBqqBqqqqBBBBBBBBBBBB", // M 384-511, N 48-63
-			"AAA3333322225555555BBBqqqqqqqrrBBBBBjjjjj", // M 384-511, N 64-95
-			"rrr3333322222555555BBqqqqqqqqrrrrrBBqqqqq", // M 384-511, N 96-127
-			">>3333332222555555BBBqqqqqqqssssusrrBBBBB", // M 384-511, N 128-191
-			"rr333333322555555BBBqqqqqssssssuussrrqqqq", // M 384-511, N 192-255
-			">>33333332255555BBBqqqqqsssssssssssrqBBBB", // M 384-511, N 256-383
-			">>3333333==>355BBBBqqqqssxxxsssssssqqBBBB", // M 384-511, N 384-511
-			">>333333333335B:BBBBsssssxxxsssssssqBBBBB", // M 384-511, N 512-767
-			">>33333333333BB:BBBBsssssxxsssssssqqBBBBB", // M 384-511, N 768-1023
-			"rr3333333333BBBBBBsBBssxssssssqqqqqqqqqqq", // M 384-511, N 1024-1535
-			"rrrr3333333BBBBBBBBBBxxssssssqqqqqqqqqqqq", // M 384-511, N 1536-2047
-			"rrrrrr3333BBBBBBBxBBBxxsxxxssqqqqqqqqqqqq", // M 384-511, N 2048-3071
-			"rrrrrr333BBBBBBBsssxxxxxxhxssqqqqqqqqqqqq", // M 384-511, N 3072-4095
-			"rrrrrrr3qqqqqBBBBssxxxxxxxxxsqqqqqqqqqqqq", // M 384-511, N 4096-6143
-			"rrrrrrrBqqqqqqBBBssxxxxsxxssqqqqqqqqqqqqq", // M 384-511, N 6144-8191
-			"rrrrrrBBBBBBqqqqBBssxhsxsssqqqqqqqqqqqqqq", // M 384-511, N 8192-12287
-			"rrrrrBBBBBBBBqqqqsssxxxxsqqqqqqqqqqqqqqqq", // M 384-511, N 12288-16383
-			"rrrrBBBBBBBBBqqqqqqssxsssqqqqBqqqqqqqqqqq", // M 384-511, N 16384-24575
-			"rrrBBBBBBBBBBqqqqqqqssssqqqBBBBqqqqqqqqqq", // M 384-511, N 24576-32767
-			"rrBBBBBBBBBBqqqqqqqqqqqqqqqBBBBBqqqqqqqqq", // M 384-511, N 32768-49151
-			"rBBBBBBBBBBBqqqqqqqqqqqqqqBBBBBBBqqqqqqqq", // M 384-511, N 49152-65535
-			"BBBBBBBBBBBBqqqqqqqqqqqqqqBBBBBBBBqqqqqqq", // M 384-511, N 65536-98303
-			"BBBBBBBBBBBBBqqqqqqqqqqqqBBBBBBBBBBqqqqqq", // M 384-511, N 98304-131071
-			"BBBBBBBBBBBBBBqqqqqqqqqBBBBBBBBBBBBBqqqqq", // M 384-511, N 131072-196607
-			"BBBBBBBBBBBBBBBqqqqBBBBBBBBBBBBBBBBBBqqqq", // M 384-511, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBqqq", // M 384-511, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBqq", // M 384-511, N >= 393216
-			"QQQQQQQQQUUUUUUUUUSMMMMMMMMQQQQQQQQQQQQQQ", // M 512-767, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 512-767, N (none)
-			"RRRRRRRRRUUUUUUUQQQQQQRQjjRRRRRRRRRRRRRRR", // M 512-767, N 2
-			"SSSSSSSSSSUUUUUUUQQQSCCwSSSSSSSSSSSSSSSSS", // M 512-767, N 3
-			"jjjjjjjjjjUUUUUUjQQQCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 4-5
-			"jjjjjjjjMMMMMMMMQjjCCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 6-7
-			"jjjjjjjjUUUUUUUQQQjCCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 8-11
-			"jjjjjjjUU22222CCCCCCCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 12-15
-			"jjjjjjjM222222CCCCCCCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 16-23
-			"AAAAAA33325555555222wwqqjjjjjjjjjjjjjjjjj", // M 512-767, N 24-31
-			">>>>3333325555555552BqqqqBBqqqqBBBBBBBBBB", // M 512-767, N 32-47
-			">>>33333332555555555BqqqqBqqqqqBBBBBBBBBB", // M 512-767, N 48-63
-			"AAA3333333222555555;BqqqqqqqqqrrrBBjjjjjj", // M 512-767, N 64-95
-			"rr333333>223255555;;BqqqqqqqqsssrrrBBBBBB", // M 512-767, N 96-127
-			"AA33333WW22325555;;BqqqqqqssssssssrrBBBBB", // M 512-767, N 128-191
-			"r333333WW332255;;BBBqqqqqssssssssssrqBBBB", // M 512-767, N 192-255
-			"A33333333335555;BBBBqssssxxssssssssqqBBBB", // M 512-767, N 256-383
-			">333333333333;:BBBBBsssssxxxsssssssqBBBBB", // M 512-767, N 384-511
-			">333333333333BB:BBBBssssxxxxsssssssqBBBBB", // M 512-767, N 512-767
-			">33333333333BBB:BBBBxssxxxxxssssssqBBBBBB", // M 512-767, N 768-1023
-			"rr333333333BBBBBBBBBBxsxxxsssssssqBBBBBBB", // M 512-767, N 1024-1535
-			"rr33333333BBBBBBBBBBBxxxsssssssssqBBBBBBB", // M 512-767, N 1536-2047
-			"rrrr33333BBBBBBBBxBBBxxxxxxssssssqBBBBBBB", // M 512-767, N 2048-3071
-			"rrrr3333BBBBBBBBxxsxxxxxxhxxsssssqBBBBBBB", // M 512-767, N 3072-4095
-			"rrrr333BBBBBBBBBBxsxxxxxssxxssssqBBBBBBBB", // M 512-767, N 4096-6143
-			"rrrr33qqqqqqqBBBBxxxxxxxxxsxsqqqqBBBBBBBB", // M 512-767, N 6144-8191
-			"rrrrrBBBqqqqqqqBBBxxxssxsssqsqqBBBBBBBBBB", // M 512-767, N 8192-12287
-			"rrrrBBBBBBBBBqqqBBsxxssxsqqqqqBBBBBBBBBBB", // M 512-767, N 12288-16383
-			"rrrBBBBBBBBBBBqqqqsssxxssqqqqBBBBBBBBBBBB", // M 512-767, N 16384-24575
-			"rrBBBBBBBBBBBBqqqqqsssssqqqBBBBBBBBBBBBBB", // M 512-767, N 24576-32767
-			"rBBBBBBBBBBBBqqqqqqqqsqqqqqBBBBBBBBBBBBBB", // M 512-767, N 32768-49151
-			"BBBBBBBBBBBBBqqqqqqqqqqqqqBBBBBBBBBBBBBBB", // M 512-767, N 49152-65535
-			"BBBBBBBBBBBBBqqqqqqqqqqqqBBBBBBBBBBBBBBBB", // M 512-767, N 65536-98303
-			"BBBBBBBBBBBBBBqqqqqqBqqBBBBBBBBBBBBBBBBBB", // M 512-767, N 98304-131071
-			"BBBBBBBBBBBBBBBqqqqBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N >= 393216
-			"QQQQQQQQUUUUUUUUUUUMMMMMMMMMQQQQQQQQQQQQQ", // M 768-1023, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 768-1023, N (none)
-			"RRRRRRRRRUUUUUUUQQQSRRRRjjjjRRRRRRRRRRRRR", // M 768-1023, N 2
-			"SSSSSSSSSUUUUUUMQQQSSCwjjjjSSSSSSSSSSSSSS", // M 768-1023, N 3
-			"jjjjjjjjjjMMMMMMQQQQCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 4-5
-			"jjjjjjjjUUUUUUUQQQCCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 6-7
-			"jjjjjjjMMMMMMMQQCCCCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 8-11
-			"jjjjjjjUU22222CCCCCCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 12-15
-			"jjjjjjQQ222222CCCCCCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 16-23
-			"AAAAAA333325555522222wwqqqjjjjjjjjjjjjjjj", // M 768-1023, N 24-31
-			">>>>3333332555555525BwwqqBBBBBBBBBBBBBBBB", // M 768-1023, N 32-47
-			">>>3333333255555555BBwqqqBBBBqqqqBBBBBBBB", // M 768-1023, N 48-63
-			"AAA333333332225555;BBqqqqqqqqqqqqqqjjjjjj", // M 768-1023, N 64-95
-			"rr3333333333325;5;;;BqqqqqqqqqssrrqBBBBBB", // M 768-1023, N 96-127
-			"A333333WW333325;;B;BBqqqqqssssssssqqBBBBB", // M 768-1023, N 128-191
-			"r333333WW333325;;BBBBqsssssssssssssqBBBBB", // M 768-1023, N 192-255
-			"A333333333335;B:BBBBBssssssssssssssqBBBBB", // M 768-1023, N 256-383
-			"3333333333399::BBBBBqsssxxxssssssssqBBBBB", // M 768-1023, N 384-511
-			"3333333333339BBBBBBBxssxxxxxsssssssBBBBBB", // M 768-1023, N 512-767
-			">3333333333BBBB:B:BBBssxxxxsssssssBBBBBBB", // M 768-1023, N 768-1023
-			"r333333333B33BBBBBBBBxssxxxsssssssBBBBBBB", // M 768-1023, N 1024-1535
-			"rr3333333BBBBBBBBBBBBBxssxssxxsssssBBBBBB", // M 768-1023, N 1536-2047
-			"rr333333BBBBBBBBBBBBBxxxxxxxxxxssssBBBBBB", // M 768-1023, N 2048-3071
-			"rr33333BBBBBBBBBBBxxxxxxxxxxxxxsssBBBBBBB", // M 768-1023, N 3072-4095
-			"rr3333BBBBBBBBBBBBxxxxxxxxxxssssssBBBBBBB", // M 768-1023, N 4096-6143
-			"rr333BBBBBBBBBBBBBxxxxxsxxsxsssssBBBBBBBB", // M 768-1023, N 6144-8191
-			"rrr3BBBBqqBqqqqBBBxxsxxxsssssssqBBBBBBBBB", // M 768-1023, N 8192-12287
-			"rrrBqqqqBqqqqqqqBBxxxxxxsssqqqBBBBBBBBBBB", // M 768-1023, N 12288-16383
-			"rrBBBBBBBBBBBBqqqBBssxxsssqqqBBBBBBBBBBBB", // M 768-1023, N 16384-24575
-			"rBBBBBBBBBBBBBBqqqsssssssqqqBBBBBBBBBBBBB", // M 768-1023, N 24576-32767
-			"BBBBBBBBBBBBBBBqqqqqqsssqqqBBBBBBBBBBBBBB", // M 768-1023, N 32768-49151
-			"BBBBBBBBBBBBBBBqqqqqqqqqqqBBBBBBBBBBBBBBB", // M 768-1023, N 49152-65535
-			"BBBBBBBBBBBBBBBqqqqBqqqqqBBBBBBBBBBBBBBBB", // M 768-1023, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N >= 393216
-			"QQQQQQQQUUUMMMMUUSMMMQQQQQQQQQQQQQQQQQQQQ", // M 1024-1535, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 1024-1535, N (none)
-			"RRRRRRRRUUUMMMMMQQSRRRRjjjjjjRRRRRRRRRRRR", // M 1024-1535, N 2
-			"SSSSSSSSSMMMMMMMQQSSSSjjjjjjjSSSSSSSSSSSS", // M 1024-1535, N 3
-			"jjjjjjjjjUUUUUMQQQCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 4-5
-			"jjjjjjjUUUUUUMQQQCCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 6-7
-			"jjjjjjUUUUUUUUMCCCCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 8-11
-			"jjjjjjQQff22222CCCCCCwwjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 12-15
-			"jjjjjjfff22222CCCCCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 16-23
-			"AAAAA333332255522222wwwwwqqjjjjjjjjjjjjjj", // M 1024-1535, N 24-31
-			">>>3333333225552225BBBwqqqkkkkkkkkkkkkkkk", // M 1024-1535, N 32-47
-			">>>333333332222222BBBBwqqqkkkkkkkkkkkkkkk", // M 1024-1535, N 48-63
-			"AA333333333332255BBBBBqqqqjjjqqqqjjjjjjjj", // M 1024-1535, N 64-95
-			"rr33333333333255;;Bqqwqqqqqqqqqqqqkkkkkkk", // M 1024-1535, N 96-127
-			"A33333333333335;;BBBBBqqqqssssssssqkkkkkk", // M 1024-1535, N 128-191
-			"r3333333333333BBBBBBBBssssssssssssqkkkkkk", // M 1024-1535, N 192-255
-			"3333333333333BBBBBBBBBssssssssssssskkkkkk", // M 1024-1535, N 256-383
-			"333333333333BBB:BBBBxxssxxssssssssskkkkkk", // M 1024-1535, N 384-511
-			"33333333333BBBBBBBBBxxsxxxxssssssskkkkkkk", // M 1024-1535, N 512-767
-			"3333333333BB9BBBBBBBBxsxxxxssssssskkkkkkk", // M 1024-1535, N 768-1023
-			"r33333333BB93BBBBBBBBxxxxxxxxxxsssskkkkkk", // M 1024-1535, N 1024-1535
-			"r3333333BBBBBBBBBBxxxxxxxxxxxxxxssskkkkkk", // M 1024-1535, N 1536-2047
-			"rr33333BBBBBBBBBBxxxxxxxxxxxxxxxssskkkkkk", // M 1024-1535, N 2048-3071
-			"r33333BBBBBBBBBBBxxxxxxxxsxxxxxxssskkkkkk", // M 1024-1535, N 3072-4095
-			"r3333BBBBBBBBBBBBxxxxxxxxxxxxxxssskkkkkkk", // M 1024-1535, N 4096-6143
-			"rr33BBBBBBBBBBBBBBxxsxxxxxxxxxsssskkkkkkk", // M 1024-1535, N 6144-8191
-			"rr3BBBBBBBBBBBBBBBxxxxxxxxxsxsssskkkkkkkk", // M 1024-1535, N 8192-12287
-			"rrBBBBBBqqBBBqqBBBBxxxxxxsssqsskkkkkkkkkk", // M 1024-1535, N 12288-16383
-			"rBBBwqqqBBqqqqqqqBBsxxxxxssqqqkkkkkkkkkkk", // M 1024-1535, N 16384-24575
-			"BBBBBBBBBBBBBBBqqqssssxsssqqqBBkkkkkkkkkk", // M 1024-1535, N 24576-32767
-			"BBBBBBBBBBBBBBBBqqqqsssssqqqBBBBkkkkkkkkk", // M 1024-1535, N 32768-49151
-			"BBBBBBBBBBBBBBBBBBqqqqssqqqBBBBBBkkkkkkkk", // M 1024-1535, N 49152-65535
-			"BBBBBBBBBBBBBBBBBBBBqqqqqBBBBBBBBBkkkkkkk", // M 1024-1535, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 1024-1535, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 1024-1535, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 1024-1535, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 1024-1535, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 1024-1535, N >= 393216
-			"QQQQQQQQUUMMMMMMUUMMMMQQQQQQQQQQQQQQQQQQQ", // M 1536-2047, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 1536-2047, N (none)
-			"RRRRRRRRMMMMMMMMQSRRRRjjRRRRjjRRRRRRRRRRR", // M 1536-2047, N 2
-			"SSSSSSSSSOOOOOOQQSSSSSjjjjjjjSSSSSSSSSSSS", // M 1536-2047, N 3
-			"jjjjjjjjUUMMMMQQSSCCCjjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 4-5
-			"jjjjjjjUUUUUMMMMSCCCCjjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 6-7
-			"jjjjjjQQQffQQQQCCCCCCCjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 8-11
-			"jjjjjjfffff2222CCCCCCCjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 12-15
-			"jjjjjffffff2222CCCCCCCjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 16-23
-			"AAAA333333322222222Bwwwwwwwjjjjjjjjjjjjjj", // M 1536-2047, N 24-31
-			">>>333333333222252BBBBwwqqqkkkkkkkkkkkkkk", // M 1536-2047, N 32-47
-			">>333333333322555=BBBBBqqqkkkkkkkkkkkkkkk", // M 1536-2047, N 48-63
-			"AA33333333333255;?BBBBwqqqjjjjjjjjjjjjjjj", // M 1536-2047, N 64-95
-			"rr3333333333355;jBqqqwwsqqqqkkkkkkkkkkkkk", // M 1536-2047, N 96-127
-			"A3333333333332B;jBBBBBBssssssqqqqkkkkkkkk", // M 1536-2047, N 128-191
-			"3333333333333BBBBBBBBBBsssssssssskkkkkkkk", // M 1536-2047, N 192-255
-			"333333333333BBBBBwBBBBxsssssssssskkkkkkkk", // M 1536-2047, N 256-383
-			"33333333333BBBBBBBBxxxqxxsssssssskkkkkkkk", // M 1536-2047, N 384-511
-			"3333333333BBBBBBBBBxxxxxxxsssssssskkkkkkk", // M 1536-2047, N 512-767
-			"333333333BB99BBBBBBBxxxxxxsxxxssssskkkkkk", // M 1536-2047, N 768-1023
-			"r3333333B9BB9B9BBBxxxxxxxxxxxxxxssskkkkkk", // M 1536-2047, N 1024-1535
-			"r333333B99999BBBxxxxxxxxxxxxxxxxssskkkkkk", // M 1536-2047, N 1536-2047
-			"r33333BBBBBBBBBxxxxxxxxxsxxxxxxxssskkkkkk", // M 1536-2047, N 2048-3071
-			"r33339BBBBBBBBBBBxxxxxxxhhxxxxxxssskkkkkk", // M 1536-2047, N 3072-4095
-			"r333BBBBBBBBBBBBBxxxxxssshsxxxxxssskkkkkk", // M 1536-2047, N 4096-6143
-			"r33BBBBBBBBBBBBBBxxxsxsxxssxxxxssskkkkkkk", // M 1536-2047, N 6144-8191
-			"r3BBBBBBBBBBBBBBBBxxsssxxxxsxsssskkkkkkkk", // M 1536-2047, N 8192-12287
-			"rBBBBBBBBBBBBBBBBBBxxsYsxsssssskkkkkkkkkk", // M 1536-2047, N 12288-16383
-			"BBBBBBBBBBBBBqqqqBBBxxssxsssqqkkkkkkkkkkk", // M 1536-2047, N 16384-24575
-			"BBBBBBBqBqqBBBBBqqsssxxxxssqqBBkkkkkkkkkk", // M 1536-2047, N 24576-32767
-			"BBBBBBBBBBBBBBBBBqqsssssssqqBBBBkkkkkkkkk", // M 1536-2047, N 32768-49151
-			"BBBBBBBBBBBBBBBBBBqqsssssqqBBBBBBkkkkkkkk", // M 1536-2047, N 49152-65535
-			"BBBBBBBBBBBBBBBBBBBqqqqqqqBBBBBBBBkkkkkkk", // M 1536-2047, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 1536-2047, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 1536-2047, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 1536-2047, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 1536-2047, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 1536-2047, N >= 393216
-			"QQQQQQQQUMMMMMMMQUMQQQQQQQQQQQQQQQQQQQQQQ", // M 2048-3071, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 2048-3071, N (none)
-			"RRRRRRRROOOOOOOOOORRRjjjRRRjjjRRRRRRRRRRR", // M 2048-3071, N 2
-			"SSSSSSSSSUMMMMQQSSSSjjjjjjjjjjSSSSSSSSSSS", // M 2048-3071, N 3
-			"jjjjjjjUUUMMMMMMRCCCjjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 4-5
-			"jjjjjQQQQQQQQQQQCCCCwjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 6-7
-			"jjjjjfffffffffSCCCCCwjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 8-11
-			"jjjjfffffffffffCCCCCwjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 12-15
-			"jjjjffffffffffCCCCCCCjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 16-23
-			"AAAA333333AAA22222=wwjjjjwwwjjjjjjjjjjjjj", // M 2048-3071, N 24-31
-			">>>33333333322225;=BBwwwwwqkkkkkkkkkkkkkk", // M 2048-3071, N 32-47
-			">>3333333XX33255;;=BBBwwqqqkkkkkkkkkkkkkk", // M 2048-3071, N 48-63
-			"AA3333333XX33;;;;;BBBBwwsqjjjjjjjjjjjjjjj", // M 2048-3071, N 64-95
-			"rr33333333333;9;;wqqqwwwsqkkkkkkkkkkkkkkk", // M 2048-3071, N 96-127
-			">333333333333BBBBBBBsBBBssqqkkkkkkkkkkkkk", // M 2048-3071, N 128-191
-			"333333333333BBBBBBBBsxBBsssssskkkkkkkkkkk", // M 2048-3071, N 192-255
-			"33333333333BBBBBBBBxxxxBsssssssskkkkkkkkk", // M 2048-3071, N 256-383
-			"3333333333BBBBBBBBBxxxxxxsssssssskkkkkkkk", // M 2048-3071, N 384-511
-			"333333333BBBBBBBBBBxxxxxxssssssssskkkkkkk", // M 2048-3071, N 512-767
-			"33333333BBBBBBBBBxxxxxxxxssxxxxsssskkkkkk", // M 2048-3071, N 768-1023
-			"r333333BB9BBBBBBBxxxxxxxxxxxxxxxssskkkkkk", // M 2048-3071, N 1024-1535
-			"r33333BB9BBBBBBBxxxxxxxxxxxxxxxxssskkkkkk", // M 2048-3071, N 1536-2047
-			"r333399BBBBBBBBBxxxxxxxxsxxxxxxxxsskkkkkk", // M 2048-3071, N 2048-3071
-			"r333999BBBBBBBBBBxxxxxxxhhxxxxxxxsskkkkkk", // M 2048-3071, N 3072-4095
-			"r33B999BBBBBBBBBBxxxxxsxshsxxxxxssskkkkkk", // M 2048-3071, N 4096-6143
-			"r3BB99BBBBBBBBBBBxxxxxxxxssxxxxssskkkkkkk", // M 2048-3071, N 6144-8191
-			"rBBBBBBBBBBBBBBBBBBxxssxxxxxxsssskkkkkkkk", // M 2048-3071, N 8192-12287
-			"BBBBBBBBBBBBBBBBBBBxxsYsxxssssskkkkkkkkkk", // M 2048-3071, N 12288-16383
-			"BBBBBBBBBBBBBBBBBBBBxxssxsssqqkkkkkkkkkkk", // M 2048-3071, N 16384-24575
-			"BBBBBBBBBBBBqqqqqqBBxxxxxssqqBBkkkkkkkkkk", // M 2048-3071, N 24576-32767
-			"BBBBBBBqqqqqBBBBBqqsssssssqqBBBBkkkkkkkkk", // M 2048-3071, N 32768-49151
-			"BBBBBBBBBBBBBBBBBBqqsssssqqBBBBBBkkkkkkkk", // M 2048-3071, N 49152-65535
-			"BBBBBBBBBBBBBBBBBBBqqqqqqqBBBBBBBBkkkkkkk", // M 2048-3071, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 2048-3071, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 2048-3071, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 2048-3071, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 2048-3071, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 2048-3071, N >= 393216
-			"QQQQQQQQMMMMMMMMOOQQQQQQQQQQQQQQQQQQQQQQQ", // M 3072-4095, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 3072-4095, N (none)
-			"RRRRRRRRRMMMSSQQSRRRRRRSRRSSSSRRRRRRRRRRR", // M 3072-4095, N 2
-			"SSSSSSSSSMMMMMMSSSSSjjSSSSSSSjSSSSSSSSSSS", // M 3072-4095, N 3
-			"jjjjjMMMMMMMMMMSSCCjjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 4-5
-			"jjjjfffffffffSSSCCCjjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 6-7
-			"jjjjfffffffffffCCCCCjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 8-11
-			"jjjffffffffffffCCCwCjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 12-15
-			"jjj222222222222CCCwCjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 16-23
-			"AAA3333333AAAA332=wwjjjjjkwwjjjjjjjjjjjjj", // M 3072-4095, N 24-31
-			">>33333333333322;;=Bwwwwwsskkkkkkkkkkkkkk", // M 3072-4095, N 32-47
-			">>3333333XX33;;;;;=BBBwwwsqkkkkkkkkkkkkkk", // M 3072-4095, N 48-63
-			"AA3333333XX33;;;;;wBBwwwwqjjjjjjjjjjjjjjj", // M 3072-4095, N 64-95
-			"rr3333333333399:;;wwwwwwwskkkkkkkkkkkkkkk", // M 3072-4095, N 96-127
-			"A33333333333B9BBBBBBBBBBwsskkkkkkkkkkkkkk", // M 3072-4095, N 128-191
-			"r33333333339BBBBBBsssxBBBsskkkkkkkkkkkkkk", // M 3072-4095, N 192-255
-			"33333333333BBBBBBxxxsxxBBsssssskkkkkkkkkk", // M 3072-4095, N 256-383
-			"33333333399BBBBBBBBBxxxxBsssssssskkkkkkkk", // M 3072-4095, N 384-511
-			"33333333BB9BBBBBBBBBxxxxBssssssssskkkkkkk", // M 3072-4095, N 512-767
-			"3333333BBBBBBBBBBBBBxxxxBssxxxxssskkkkkkk", // M 3072-4095, N 768-1023
-			"r33333BBBBBBBBBBBBxBxxxxBxxxxxxxssskkkkkk", // M 3072-4095, N 1024-1535
-			"r333399BBBBBBBB7xBBxxxxxxxxxxxxxssskkkkkk", // M 3072-4095, N 1536-2047
-			"r3339999BBBBBBB67BBxxxxxxxxxxxxxxsskkkkkk", // M 3072-4095, N 2048-3071
-			"r3399qq9BBBBBBB66xxxxxxxxsxxxxxxxsskkkkkk", // M 3072-4095, N 3072-4095
-			"r3B99qqBBBBBBBB66xxxxxxxxxxxxxxxsskkkkkkk", // M 3072-4095, N 4096-6143
-			"rBBB999BBBBBBBBBBBBBxxxxxxxxxxxssskkkkkkk", // M 3072-4095, N 6144-8191
-			"BBBBBBBBBBBBBBBBBBBBxxxxxxxsxsssskkkkkkkk", // M 3072-4095, N 8192-12287
-			"BBBBBBBBBBBBBBBBBBBBxxxxxsssssskkkkkkkkkk", // M 3072-4095, N 12288-16383
-			"BBBBBBBBBBBBBBBBBBBBxxxxxsssqqkkkkkkkkkkk", // M 3072-4095, N 16384-24575
-			"BBBBBBBBBBBBBBqqqqBBBxxxsssqBBBkkkkkkkkkk", // M 3072-4095, N 24576-32767
-			"BBBBBBBBBBBBBBBBBqqsssssssqBBBBBkkkkkkkkk", // M 3072-4095, N 32768-49151
-			"BBBBBBBBBBqBBBBBBBqqsssssqqBBBBBBkkkkkkkk", // M 3072-4095, N 49152-65535
-			"BBBBBBBBBBBBBBBBBBBBqqqqqBBBBBBBBBkkkkkkk", // M 3072-4095, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 3072-4095, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 3072-4095, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 3072-4095, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 3072-4095, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 3072-4095, N >= 393216
-			"QQQQQQQQQMMMOOOQOOOMMMMMMMMQQQQQQQQQQQQQQ", // M 4096-6143, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 4096-6143, N (none)
-			"RRRRRRRRRMMMMSSSROOjjjjjRRRjjjRRRRRRRRRRR", // M 4096-6143, N 2
-			"SSSSSSMMMMMMMMSSCjjjjjjjjjjjjjSSSSSSSSSSS", // M 4096-6143, N 3
-			"jjjjfffffffMMRRCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 4-5
-			"jjjffffffffffffCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 6-7
-			"jjjffffffffffffCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 8-11
-			"jjjfff22222222CCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 12-15
-			"jjjffff222WW22wCCwjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 16-23
-			"AA33333333333333;=wwjjjjjjkwjjjjjjjjjjjjj", // M 4096-6143, N 24-31
-			">>3333333333333:;;wwwwjjjjskkkkkkkkkkkkkk", // M 4096-6143, N 32-47
-			">33333333333A:::;;wBwwwwwwskkkkkkkkkkkkkk", // M 4096-6143, N 48-63
-			"A3333333333339::::wwwwwwwwjjjjjjjjjjjjjjj", // M 4096-6143, N 64-95
-			"r3333333333399:::Bwwwwwwwwkkkkkkkkkkkkkkk", // M 4096-6143, N 96-127
-			"A3333333333BBBBBBBBBsskkwwskkkkkkkkkkkkkk", // M 4096-6143, N 128-191
-			"r3333333339BBBBBBxxxsxssBwsskkkkkkkkkkkkk", // M 4096-6143, N 192-255
-			"A33333333399BBBBBxxxxxxxsBsskkkkkkkkkkkkk", // M 4096-6143, N 256-383
-			">33333339q99BBBBBxxxxxxxxssssssskkkkkkkkk", // M 4096-6143, N 384-511
-			">333333B9999BBBBxxxxxxxxxBssssssskkkkkkkk", // M 4096-6143, N 512-767
-			">33333BBB999B977xxxxxxxxxBssxxsssskkkkkkk", // M 4096-6143, N 768-1023
-			"r3333BBBBBBBB997xxBBxxxxBBxxxxxssskkkkkkk", // M 4096-6143, N 1024-1535
-			"r333999BBBBBBBBBxxxBxxxBBBxxxxxxssskkkkkk", // M 4096-6143, N 1536-2047
-			"r3399999BBBBBBBB77xxxxxxxxxxxxxxssskkkkkk", // M 4096-6143, N 2048-3071
-			"r3B99qq9BBBBBBB667xxxxxxxxxxxxxxsskkkkkkk", // M 4096-6143, N 3072-4095
-			"rBB99q9BBBBBBBB66xxBxxxxxxxxxxxxsskkkkkkk", // M 4096-6143, N 4096-6143
-			"BBB9999BBBBBBBBBBBBBBxxxxxxxxxxsskkkkkkkk", // M 4096-6143, N 6144-8191
-			"BBB9999BBBBBBBBBBBBBBxxxsxssxssskkkkkkkkk", // M 4096-6143, N 8192-12287
-			"BBBB99BBBBBBBBBBBBBBBxxxxssssskkkkkkkkkkk", // M 4096-6143, N 12288-16383
-			"BBBBBBBBBBBBBBBBBBBBBxxxssssqBkkkkkkkkkkk", // M 4096-6143, N 16384-24575
-			"BBBBBBBBBBBBBBBBqqBBBsxssssqBBBkkkkkkkkkk", // M 4096-6143, N 24576-32767
-			"BBBBBBBBBBBBBBBBBBqBBsssssqBBBBBkkkkkkkkk", // M 4096-6143, N 32768-49151
-			"BBBBBBBBBBBBqBBBBBBqsssssqBBBBBBBkkkkkkkk", // M 4096-6143, N 49152-65535
-			"BBBBBBBBBBBBBBBBBBBBBqqqBBBBBBBBBBkkkkkkk", // M 4096-6143, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 4096-6143, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 4096-6143, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 4096-6143, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 4096-6143, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 4096-6143, N >= 393216
-			"QQQQQQQQQMMMMMQQRRRRRRRRRRRRRRQQQQQQQQQQQ", // M 6144-8191, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 6144-8191, N (none)
-			"RRRRRRRRRRMMMMSSRRRRRRRRRRRRRRRRRRRRRRRRR", // M 6144-8191, N 2
-			"SSSSSMffMMMMSSSSSjjjSSSSSSSSSSSSSSSSSSSSS", // M 6144-8191, N 3
-			"jjjjfffffffffffCjjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 4-5
-			"jjjffffffffffffCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 6-7
-			"jjjffffWWfffffCCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 8-11
-			"jjffffWWWfffffCCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 12-15
-			"jjffWWWWWWffffCCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 16-23
-			"AA3333WW3333333::wwwjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 24-31
-			">33333WW3333339::wwwwwjjjjwkkkkkkkkkkkkkk", // M 6144-8191, N 32-47
-			">33333333333A9:::wwwwwwwwwkkkkkkkkkkkkkkk", // M 6144-8191, N 48-63
-			"A3333333333399:::wsskwwwwjjjjjjjjjjjjjjjj", // M 6144-8191, N 64-95
-			"r333333333399:::Busssswwwwskkkkkkkkkkkkkk", // M 6144-8191, N 96-127
-			"A333333333BBBBBBBBBssskkwwwkkkkkkkkkkkkkk", // M 6144-8191, N 128-191
-			"r33333333399BBBBB7xxxxsskkwskkkkkkkkkkkkk", // M 6144-8191, N 192-255
-			"A33333333q99BBBBB66xxxxxsswskkkkkkkkkkkkk", // M 6144-8191, N 256-383
-			">33333399qq99BBBB77xxxsxxsssssskkkkkkkkkk", // M 6144-8191, N 384-511
-			">33333B9999999BB777xxxxxxsBsssssskkkkkkkk", // M 6144-8191, N 512-767
-			">3333BBBB999917777xxxxxxxBBsssssskkkkkkkk", // M 6144-8191, N 768-1023
-			"rr33BBBBBBBBB7777xxxxxxxBBBxxxsssskkkkkkk", // M 6144-8191, N 1024-1535
-			"r33B999BBBBBBBBB7xxBxxxBBBBxxxxssskkkkkkk", // M 6144-8191, N 1536-2047
-			"r3B99999BBBBBBBB77xBxxxBBBsxxxxxsskkkkkkk", // M 6144-8191, N 2048-3071
-			"rBB99999BBBBBBBB67xxxxxBBssxxxxssskkkkkkk", // M 6144-8191, N 3072-4095
-			"BBB9999BBBBBBBBB6xxBBxBBBssxxxxsskkkkkkkk", // M 6144-8191, N 4096-6143
-			"BBB99qqBBBBBBBBBBBBBBBBBBssxxssskkkkkkkkk", // M 6144-8191, N 6144-8191
-			"BBB99qqBBBBBBBBBBBBBBBBBBsssxsskkkkkkkkkk", // M 6144-8191, N 8192-12287
-			"BBB9999BBBBBBBBBBBBBBBBsssssskkkkkkkkkkkk", // M 6144-8191, N 12288-16383
-			"BBBBBBBBBBBBBBBBBBBBBBBssssqBBkkkkkkkkkkk", // M 6144-8191, N 16384-24575
-			"BBBBBBBBBBBBBBBBBBBBBBBsssqBBBBkkkkkkkkkk", // M 6144-8191, N 24576-32767
-			"BBBBBBBBBBBBBBBBBBBqBsssssBBBBBBkkkkkkkkk", // M 6144-8191, N 32768-49151
-			"BBBBBBBBBBBBBBBBBBBBqqssqBBBBBBBBkkkkkkkk", // M 6144-8191, N 49152-65535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 6144-8191, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 6144-8191, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 6144-8191, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 6144-8191, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 6144-8191, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 6144-8191, N >= 393216
-			"QQQQQQQQQQMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQ", // M 8192-12287, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 8192-12287, N (none)
-			"RRRRRRRRRRRMMMRRRjjRRRRRRRRRRRRRRRRRRRRRR", // M 8192-12287, N 2
-			"SSSSSffffffSffffjjjjjjjjjjjjjjSSSSSSSSSSS", // M 8192-12287, N 3
-			"jjjffffffffffMfwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 4-5
-			"jjjffffffffffMCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 6-7
-			"jjffffWWWfffffCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 8-11
-			"jjffWWWWWWWfffCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 12-15
-			"jjWWWWWWWWWWffCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 16-23
-			"AA333WWWW33333999wwwwjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 24-31
-			">33333WWW3333999Bwwkkkwwwwwkkkkkkkkkkkkkk", // M 8192-12287, N 32-47
-			">3333WWW333399::Bussskkwwwkkkkkkkkkkkkkkk", // M 8192-12287, N 48-63
-			"A3333WW3333999:Buvsssskkkjjjjjjjjjjjjjjjj", // M 8192-12287, N 64-95
-			"r3333dd3339999:uussssssssksskkkkkkkkkkkkk", // M 8192-12287, N 96-127
-			"A333333339BBBBB9sxxsskkkwwwBkkkkkkkkkkkkk", // M 8192-12287, N 128-191
-			"r3333333999BBBBBBxxxxskkkkwwkkkkkkkkkkkkk", // M 8192-12287, N 192-255
-			"A33333399999BBBBB77xxxxsskwwkkkkkkkkkkkkk", // M 8192-12287, N 256-383
-			">>3333B999999BBBB7xxxxxxsskwkkkkkkkkkkkkk", // M 8192-12287, N 384-511
-			">>333BB999999BBBxxxxxxxxxsBwssskkkkkkkkkk", // M 8192-12287, N 512-767
-			">>33BBBBB999B997xxxxxxxxsBBwsssskkkkkkkkk", // M 8192-12287, N 768-1023
-			"rr3BBBBBBBBBB9B7xBBBxxxBBBwsssssskkkkkkkk", // M 8192-12287, N 1024-1535
-			"r3BBBBBBBBBBBBBBxxxBBxBBBBwsssssskkkkkkkk", // M 8192-12287, N 1536-2047
-			"rBBB999BBBBBBBBB7xxBBBBBBBBsxxssskkkkkkkk", // M 8192-12287, N 2048-3071
-			"BBBB999BBBBBBBBB67xBBBBBBBBsxsssskkkkkkkk", // M 8192-12287, N 3072-4095
-			"BBB99999BBBBBBBBBBBBBBBBBBsssssskkkkkkkkk", // M 8192-12287, N 4096-6143
-			"BBB99qqBBBBBBBBBBBBBBBBBBBssssskkkkkkkkkk", // M 8192-12287, N 6144-8191
-			"BBB99q1BBvvBBBBBBBBBBBBBBsssskkkkkkkkkkkk", // M 8192-12287, N 8192-12287
-			"BBB9999BB9BBBBBBBBBBBBBBsssqBkkkkkkkkkkkk", // M 8192-12287, N 12288-16383
-			"BBBBB9BBBBBBBBBBBBBBBBBBssBBBBkkkkkkkkkkk", // M 8192-12287, N 16384-24575
-			"BBBBBBBBBBBBBBBBBBBBBBBssqBBBBBkkkkkkkkkk", // M 8192-12287, N 24576-32767
-			"BBBBBBBBBBBBBBBBBBBBqsssqBBBBBBBkkkkkkkkk", // M 8192-12287, N 32768-49151
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 8192-12287, N 49152-65535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 8192-12287, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 8192-12287, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 8192-12287, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 8192-12287, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 8192-12287, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 8192-12287, N >= 393216
-			"QQQQQQQQQQMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQ", // M 12288-16383, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 12288-16383, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 12288-16383, N 2
-			"SSSSfffffffSSfffjjjjjSSSSSSSSjSSSSSSSSSSS", // M 12288-16383, N 3
-			"jjjffffffffffjfjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 4-5
-			"jjjffffffffffffjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 6-7
-			"jjfffWWWWWffffwjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 8-11
-			"jjWWWWWWWWWWffwjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 12-15
-			"jjWWWWWWWWWWwwwjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 16-23
-			"AA333WWWW3333AA999kkkkkjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 24-31
-			">3333WWWW33399999kkkkkkkkkkkkkkkkkkkkkkkk", // M 12288-16383, N 32-47
-			">3333WWW33399999vssssskkkkkkkkkkkkkkkkkkk", // M 12288-16383, N 48-63
-			"A333ddW33399999uusssssskkssssjjjjjjjjjjjj", // M 12288-16383, N 64-95
-			"r333ddd33999999uusssssssssssskkkkkkkkkkkk", // M 12288-16383, N 96-127
-			"A3333dd339999B99sssskkkkkwwBBkkkkkkkkkkkk", // M 12288-16383, N 128-191
-			"r333333d399BBBB99BskkkkkkkwBBkkkkkkkkkkkk", // M 12288-16383, N 192-255
-			"A3333399999999B9BsxBsssskkkwBkkkkkkkkkkkk", // M 12288-16383, N 256-383
-			">>333B999999999BBBxxxxxxskkwBkkkkkkkkkkkk", // M 12288-16383, N 384-511
-			">>>3BBBB9999999BBBBxxxxxsskwBkkkkkkkkkkkk", // M 12288-16383, N 512-767
-			">>>BBBBBBB99BBBBBBBBxxxxsBBwBkkkkkkkkkkkk", // M 12288-16383, N 768-1023
-			"rrBBBBBBBBBBBBBBBBBBBxBBBBBwwsskkkkkkkkkk", // M 12288-16383, N 1024-1535
-			"rBBBBBBBBBBBBBBBBBBBBBBBBBwwwsskkkkkkkkkk", // M 12288-16383, N 1536-2047
-			"BBBBBBBBBBBBBBBBBBBBBBBBBwBwwsskkkkkkkkkk", // M 12288-16383, N 2048-3071
-			"BBBB999BBBBBBBBBBBBBBBBBBwwBwsskkkkkkkkkk", // M 12288-16383, N 3072-4095
-			"BBB99999BBBBBBBBBBBBBBBBBBswBkkkkkkkkkkkk", // M 12288-16383, N 4096-6143
-			"BBB99999BBBBBBBBBBBBBBBBBBsBBkkkkkkkkkkkk", // M 12288-16383, N 6144-8191
-			"BBB9999BB9BBBBBBBBBBBBBBwqBBBkkkkkkkkkkkk", // M 12288-16383, N 8192-12287
-			"BBB9999BBBBBBBBBBBBBBBBBqBBBBkkkkkkkkkkkk", // M 12288-16383, N 12288-16383
-			"BBBBBBBBBBBBBBBBBBBBBBBsBBBBBBkkkkkkkkkkk", // M 12288-16383, N 16384-24575
-			"BBBBBBBBBBBBBBBBBBBBBBqBBBBBBBBkkkkkkkkkk", // M 12288-16383, N 24576-32767
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 12288-16383, N 32768-49151
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 12288-16383, N 49152-65535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 12288-16383, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 12288-16383, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 12288-16383, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 12288-16383, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 12288-16383, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 12288-16383, N >= 393216
-			"QQQQQQQQMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQ", // M 16384-24575, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 16384-24575, N (none)
-			"RRRRRRRRRMMMMMMjjjjjSSSSSSSSSRRRRRRRRRRRR", // M 16384-24575, N 2
-			"SSSSSfffffMMMMMjjjjjjSSSSSSSSSSSSSSSSSSSS", // M 16384-24575, N 3
-			"jjjjffffffffffjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 4-5
-			"jjjfffWWWfffffjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 6-7
-			"jjjWWWWWWWWfffjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 8-11
-			"jjCWWWWWWWWWwwjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 12-15
-			"jjCCCCWWWjjjjwjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 16-23
-			"AA3333WWW333jjA99kkkkkkkkjjjjjjjjjjjjjjjj", // M 16384-24575, N 24-31
-			">33333WW333AjAA9kkkkkkkkkkkkkkkkkkkkkkkkk", // M 16384-24575, N 32-47
-			">333333333999999kksssskkkkkkkkkkkkkkkkkkk", // M 16384-24575, N 48-63
-			"A3333dd33999999sssssssskksssssjjjjjjjjjjj", // M 16384-24575, N 64-95
-			"r3333dd3k99999s7ss7ssssssssssskkkkkkkkkkk", // M 16384-24575, N 96-127
-			"A33333dddd99999kkksskkkkkkwBBBkkkkkkkkkkk", // M 16384-24575, N 128-191
-			"r33333ddd999999s7kkkkkkkkkkwBBkkkkkkkkkkk", // M 16384-24575, N 192-255
-			"AA33393d999999977kBxxxxsskkwBBkkkkkkkkkkk", // M 16384-24575, N 256-383
-			">>33B9999991vv799Bx77xhxxkkwBBkkkkkkkkkkk", // M 16384-24575, N 384-511
-			">>>BBBB9B9917779BBx77xsxxskwBBkkkkkkkkkkk", // M 16384-24575, N 512-767
-			">>BBBBBBB999999BBBBxxxxxxskwBBkkkkkkkkkkk", // M 16384-24575, N 768-1023
-			"rBBBBBBBBBBBBBBBBBBBBxxxBBBwBBkkkkkkkkkkk", // M 16384-24575, N 1024-1535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBwBBBkkkkkkkkkkk", // M 16384-24575, N 1536-2047
-			"BBBBBBBBBBBBBBBBBBBBBBBBBwBBBBkkkkkkkkkkk", // M 16384-24575, N 2048-3071
-			"BBBBB9BBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkkk", // M 16384-24575, N 3072-4095
-			"BBBB999BBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkkk", // M 16384-24575, N 4096-6143
-			"BBB9999BBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkkk", // M 16384-24575, N 6144-8191
-			"BBB9999BBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkkk", // M 16384-24575, N 8192-12287
-			"BBBB99BBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkkk", // M 16384-24575, N 12288-16383
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkkk", // M 16384-24575, N 16384-24575
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkk", // M 16384-24575, N 24576-32767
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 16384-24575, N 32768-49151
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 16384-24575, N 49152-65535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 16384-24575, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 16384-24575, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 16384-24575, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 16384-24575, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 16384-24575, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 16384-24575, N >= 393216
-			"QQQQQQQMMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQ", // M 24576-32767, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 24576-32767, N (none)
-			"RRRRRRRRQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 24576-32767, N 2
-			"SSSSSffffffffffSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 24576-32767, N 3
-			"jjjjffffffffffjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 4-5
-			"jjjfffWWWfffffjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 6-7
-			"jjjWWWWWWWWWwwjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 8-11
-			"jjjWWWWWWWWWwwjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 12-15
-			"jjwwwjjjjjjjjwjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 16-23
-			"AA333333333jjjA9kkkkkkkjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 24-31
-			">333333333AjjjAkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 24576-32767, N 32-47
-			">33333333l9AAA9kkkkkkkkkkkkkkkkkkkkkkkkkk", // M 24576-32767, N 48-63
-			"A333333dll9999kkkk7sssskkssssssjjjjjjjjjj", // M 24576-32767, N 64-95
-			"r333333lll9999777777ssssssssssskkkkkkkkkk", // M 24576-32767, N 96-127
-			"A33333ddd99BB99vkkskkkkkkkwBBBBkkkkkkkkkk", // M 24576-32767, N 128-191
-			"r33339ddd999999vskkkkkkkkkkwBBBkkkkkkkkkk", // M 24576-32767, N 192-255
-			"AA3399dd999999977kksxxxsskkwBBBkkkkkkkkkk", // M 24576-32767, N 256-383
-			">>>BB999999vvtv9kBs7ZsZsskkkBBBkkkkkkkkkk", // M 24576-32767, N 384-511
-			">>BBBB99999vvv77BBx7Z7ZxxskkBBBkkkkkkkkkk", // M 24576-32767, N 512-767
-			">BBBBBBBB9999999BBBxxxxxxkkwBBBkkkkkkkkkk", // M 24576-32767, N 768-1023
-			"BBBBBBBBBB999BBBBBBBxxxxBBBwBBBkkkkkkkkkk", // M 24576-32767, N 1024-1535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBwBBBBkkkkkkkkkk", // M 24576-32767, N 1536-2047
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkk", // M 24576-32767, N 2048-3071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkk", // M 24576-32767, N 3072-4095
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkk", // M 24576-32767, N 4096-6143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkk", // M 24576-32767, N 6144-8191
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkk", // M 24576-32767, N 8192-12287
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkk", // M 24576-32767, N 12288-16383
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkk", // M 24576-32767, N 16384-24575
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkkk", // M 24576-32767, N 24576-32767
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 24576-32767, N 32768-49151
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 24576-32767, N 49152-65535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 24576-32767, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 24576-32767, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 24576-32767, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 24576-32767, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 24576-32767, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 24576-32767, N >= 393216
-			"QQQQQQQMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQQ", // M 32768-49151, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 32768-49151, N (none)
-			"RRRRRRRQQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 32768-49151, N 2
-			"SSSSSSSfffffffSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 32768-49151, N 3
-			"jjjjjfffffffffQQjjjSSSSSSSSSjjjjjjjjjjjjj", // M 32768-49151, N 4-5
-			"jjjjfffffffffffjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 32768-49151, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 32768-49151, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 32768-49151, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 32768-49151, N 16-23
-			"AA33333333jjjjjkkkjjkkkkjjjjjjjjjjjjjjjjj", // M 32768-49151, N 24-31
-			">>3333dd3ljjjjlkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 32768-49151, N 32-47
-			">>333dddlllAA9kkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 32768-49151, N 48-63
-			"A3333ddllll999kkkkkkkkkkssssssssjjjjjjjjj", // M 32768-49151, N 64-95
-			"r33333lllll999kkkk77sssssssssssskkkkkkkkk", // M 32768-49151, N 96-127
-			"AA3339ddd999999kkkkkkkkkkkwBBBBBkkkkkkkkk", // M 32768-49151, N 128-191
-			"rr3399dd9999999kkkkkkkkkkkkwBBBBkkkkkkkkk", // M 32768-49151, N 192-255
-			"AA3B99999999999kkkkkkssskkkwBBBBkkkkkkkkk", // M 32768-49151, N 256-383
-			">>BBB999999999k99kk77sssskkkBBBBkkkkkkkkk", // M 32768-49151, N 384-511
-			">BBBBB99999999k9BBk77xxxskkkBBBBkkkkkkkkk", // M 32768-49151, N 512-767
-			"BBBBBBBBB9999999BBBxxxxxskkkBBBBkkkkkkkkk", // M 32768-49151, N 768-1023
-			"BBBBBBBBBB999BBBBBBBBBssBBkBBBBBkkkkkkkkk", // M 32768-49151, N 1024-1535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBwBBBBBkkkkkkkkk", // M 32768-49151, N 1536-2047
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 32768-49151, N 2048-3071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 32768-49151, N 3072-4095
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 32768-49151, N 4096-6143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 32768-49151, N 6144-8191
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 32768-49151, N 8192-12287
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 32768-49151, N 12288-16383
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 32768-49151, N 16384-24575
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 32768-49151, N 24576-32767
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkkk", // M 32768-49151, N 32768-49151
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 32768-49151, N 49152-65535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 32768-49151, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 32768-49151, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 32768-49151, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 32768-49151, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 32768-49151, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 32768-49151, N >= 393216
-			"QQQQQQQQQQQQQQQQQQQQMMMMQQQQQQQQQQQQQQQQQ", // M 49152-65535, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 49152-65535, N (none)
-			"RRRRRRRQQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 49152-65535, N 2
-			"SSSSSSSfffffQQSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 49152-65535, N 3
-			"jjjjjjfffffffffjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 16-23
-			"AA3333333jjjjjkkkjjjjkkkjjjjjjjjjjjjjjjjj", // M 49152-65535, N 24-31
-			">>3333ddlljjjlkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 49152-65535, N 32-47
-			">>333ddllllllkkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 49152-65535, N 48-63
-			"AA333dllllllkkkkkkkkkkkkkssssssssjjjjjjjj", // M 49152-65535, N 64-95
-			"rr333lllllllkkkkkkkkkssskkssssssskkkkkkkk", // M 49152-65535, N 96-127
-			"AA3399d9999999kkkkkkkkkkkkwBBBBBBkkkkkkkk", // M 49152-65535, N 128-191
-			"rr3999999999999kkkkkkkkkkkkBBBBBBkkkkkkkk", // M 49152-65535, N 192-255
-			"AAB9999999999999kkkkskkkkkkwBBBBBkkkkkkkk", // M 49152-65535, N 256-383
-			">BBB9999999999999kkkkkkkkkkwBBBBBkkkkkkkk", // M 49152-65535, N 384-511
-			"BBBBBBB999999999BBBkkkskkkkkBBBBBkkkkkkkk", // M 49152-65535, N 512-767
-			"BBBBBBBBB999999BBBBBkkkkkkkwBBBBBkkkkkkkk", // M 49152-65535, N 768-1023
-			"BBBBBBBBBBBBBBBBBBBBBBBBBkkBBBBBBkkkkkkkk", // M 49152-65535, N 1024-1535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 49152-65535, N 1536-2047
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 49152-65535, N 2048-3071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 49152-65535, N 3072-4095
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 49152-65535, N 4096-6143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 49152-65535, N 6144-8191
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 49152-65535, N 8192-12287
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 49152-65535, N 12288-16383
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 49152-65535, N 16384-24575
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 49152-65535, N 24576-32767
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 49152-65535, N 32768-49151
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkkk", // M 49152-65535, N 49152-65535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 49152-65535, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 49152-65535, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 49152-65535, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 49152-65535, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 49152-65535, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 49152-65535, N >= 393216
-			"QQQQQQQQMQQQQQQMMMMMMMMMMMQQQQQQQQQQQQQQQ", // M 65536-98303, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 65536-98303, N (none)
-			"RRRRRRQQQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 65536-98303, N 2
-			"SSSSSSSffffSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 65536-98303, N 3
-			"jjjjjjjfffffffQQSSSSSSSSSjjjjjjjjjjjjjjjj", // M 65536-98303, N 4-5
-			"jjjjjfffffffffQQjllllSSjjjjjjjjjjjjjjjjjj", // M 65536-98303, N 6-7
-			"jjjjjjjjjffQQQQjkkkklllljjjjjjjjjjjjjjjjj", // M 65536-98303, N 8-11
-			"jjjjjjjjjjjjjjjjkkkkllljjjjjjjjjjjjjjjjjj", // M 65536-98303, N 12-15
-			"jjjjjjjjjjjjjjjjkkkkljjjjjjjjjjjjjjjjjjjj", // M 65536-98303, N 16-23
-			"AA333333ljjjjjkkkjjjjkkkjjjjjjjjjjjjjjjjj", // M 65536-98303, N 24-31
-			">>3333dllljjjkkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 65536-98303, N 32-47
-			">>333dllllllkkkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 65536-98303, N 48-63
-			"AA333lllllllkkkkkkkkkkkkkjjjjjjjjjjjjjjjj", // M 65536-98303, N 64-95
-			"rr33ll99llllk11kkkkkkssskksssssssskkkkkkk", // M 65536-98303, N 96-127
-			"AA39999999999kkkkkkkkkkkkkBBBBBBBBkkkkkkk", // M 65536-98303, N 128-191
-			"rr999999999999kkkkssZskkkkwBBBBBBBkkkkkkk", // M 65536-98303, N 192-255
-			"ABB9999999999999ksssZskkkkkBBBBBBBkkkkkkk", // M 65536-98303, N 256-383
-			"BBBB999999999999kkkkskkkkkkBBBBBBBkkkkkkk", // M 65536-98303, N 384-511
-			"BBBBB9999999999B9kkkkkkkkkkBBBBBBBkkkkkkk", // M 65536-98303, N 512-767
-			"BBBBBBBB9999BBBBBBBBBkkkkkkBBBBBBBkkkkkkk", // M 65536-98303, N 768-1023
-			"BBBBBBBBBBBBBBBBBBBBBBBBkkkBBBBBBBkkkkkkk", // M 65536-98303, N 1024-1535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBkBBBBBBBBkkkkkkk", // M 65536-98303, N 1536-2047
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 65536-98303, N 2048-3071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 65536-98303, N 3072-4095
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 65536-98303, N 4096-6143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 65536-98303, N 6144-8191
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 65536-98303, N 8192-12287
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 65536-98303, N 12288-16383
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 65536-98303, N 16384-24575
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 65536-98303, N 24576-32767
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 65536-98303, N 32768-49151
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 65536-98303, N 49152-65535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkkk", // M 65536-98303, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 65536-98303, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 65536-98303, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 65536-98303, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 65536-98303, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 65536-98303, N >= 393216
-			"QQQQQQQQMQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 98304-131071, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 98304-131071, N (none)
-			"RRRRRRQQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 98304-131071, N 2
-			"SSSSSSSffffSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 98304-131071, N 3
-			"jjjjjfffffffQQQQSSSSSSSSjjjjjjjjjjjjjjjjj", // M 98304-131071, N 4-5
-			"jjjjjfffffffQQQQjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 16-23
-			"AAA3333jjjjjjjkkkkkkkkkjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 24-31
-			">>3333kklljjjkkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 98304-131071, N 32-47
-			">>333kllllllkkkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 98304-131071, N 48-63
-			"AA33klllllllkkkkkkkkkkkkkjjjjjjjjjjjjjjjj", // M 98304-131071, N 64-95
-			"rr3kk933llllk11kkkkkkssskkssssssssskkkkkk", // M 98304-131071, N 96-127
-			"AA99j99399999kkkkkkkkkkkkkBBBBBBBBBkkkkkk", // M 98304-131071, N 128-191
-			"rB99999999999kkkkkZsYskkkkBBBBBBBBBkkkkkk", // M 98304-131071, N 192-255
-			"BBB999999999999kksZsZskkkkBBBBBBBBBkkkkkk", // M 98304-131071, N 256-383
-			"BBB9999999999999kkkkskkkkkBBBBBBBBBkkkkkk", // M 98304-131071, N 384-511
-			"BBBBB99999999BBB9kkkkkkkkkBBBBBBBBBkkkkkk", // M 98304-131071, N 512-767
-			"BBBBBBB99999BBBBBBBkkkkkkkBBBBBBBBBkkkkkk", // M 98304-131071, N 768-1023
-			"BBBBBBBBBBBBBBBBBBBBBBBkkBBBBBBBBBBkkkkkk", // M 98304-131071, N 1024-1535
-			"BBBBBBBBBBBBBBBBBBBBBBBkBBBBBBBBBBBkkkkkk", // M 98304-131071, N 1536-2047
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 2048-3071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 3072-4095
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 4096-6143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 6144-8191
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 8192-12287
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 12288-16383
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 16384-24575
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 24576-32767
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 32768-49151
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 49152-65535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkkk", // M 98304-131071, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 98304-131071, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 98304-131071, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 98304-131071, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 98304-131071, N >= 393216
-			"QQQQQQQQMQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 131072-196607, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 131072-196607, N (none)
-			"RRRRRRQQQMRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 131072-196607, N 2
-			"SSSSSSffffffffQQQSSSSSSSSSSSSSSSSSSSSSSSS", // M 131072-196607, N 3
-			"jjjjfffffffQQQQQQSSSSSjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 4-5
-			"jjjfffffffQQQQQQQQSSSSSjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 6-7
-			"jjjjjjjjjQQQQQQQQjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 8-11
-			"jjjjjjjjjjjjQQjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 16-23
-			"AA333djjjjjjjkkkkkkkkkkjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 24-31
-			">>333jjjjjjj9kkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 131072-196607, N 32-47
-			">333jjjjjllk9kkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 131072-196607, N 48-63
-			"A33jjjjjlllk9kkkkkkkkkkkkjjjjjjjjjjjjjjjj", // M 131072-196607, N 64-95
-			"r3jjjj93lllkk1kkkkkksssskksssssssssskkkkk", // M 131072-196607, N 96-127
-			"Aw99jj99999999kkkkkkkkkkkkBBBBBBBBBBkkkkk", // M 131072-196607, N 128-191
-			"BB999999999999kkkkkkskkkkkBBBBBBBBBBkkkkk", // M 131072-196607, N 192-255
-			"BBB999999999999kkkkkskkkkkBBBBBBBBBBkkkkk", // M 131072-196607, N 256-383
-			"BBB999999999999kkkkkkkkkkkBBBBBBBBBBkkkkk", // M 131072-196607, N 384-511
-			"BBBBB99999999BBBkkkkkkkkkBBBBBBBBBBBkkkkk", // M 131072-196607, N 512-767
-			"BBBBBBB99999BBBBBBkkkkkkkBBBBBBBBBBBkkkkk", // M 131072-196607, N 768-1023
-			"BBBBBBBBBBBBBBBBBBBBBkkkBBBBBBBBBBBBkkkkk", // M 131072-196607, N 1024-1535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 1536-2047
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 2048-3071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 3072-4095
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 4096-6143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 6144-8191
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 8192-12287
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 12288-16383
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 16384-24575
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 24576-32767
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 32768-49151
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 49152-65535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkkk", // M 131072-196607, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 131072-196607, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 131072-196607, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 131072-196607, N >= 393216
-			"QQQQQQQQMQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 196608-262143, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 196608-262143, N (none)
-			"RRRRRQQQQMMRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 196608-262143, N 2
-			"SSSffffffffffQQQQQQQSSSSSSSSSSSSSSSSSSSSS", // M 196608-262143, N 3
-			"jjffffffffQQQQQQQQQSSjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 4-5
-			"jjffffffffQQQQQQQQQQSSjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 6-7
-			"jjjjjjjMMMQQQQQQQQQQjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 8-11
-			"jjjjjjjjjjjjQjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 16-23
-			"AA333jjjjjj99999kkkkkkjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 24-31
-			">333jjjjjj99999kkkkkkkkkkkkkkkkkkkkkkkkkk", // M 196608-262143, N 32-47
-			">33jjjjjjj99999kkkkkkkkkkkkkkkkkkkkkkkkkk", // M 196608-262143, N 48-63
-			"A3jjjjjjjk99999kkksssskkkjjjjjjjjjjjjjjjj", // M 196608-262143, N 64-95
-			"rjjjjjjjj999999sssssssssssssssssssssskkkk", // M 196608-262143, N 96-127
-			"Bw9jjjj9999kkkkkkkkkkkkkkkBBBBBBBBBBBkkkk", // M 196608-262143, N 128-191
-			"Bw99999999999kkkkkkkkkkkkkBBBBBBBBBBBkkkk", // M 196608-262143, N 192-255
-			"BB999999999999kkkkkkkkkkkkBBBBBBBBBBBkkkk", // M 196608-262143, N 256-383
-			"BBB9999999999kkkkkkkkkkkkkBBBBBBBBBBBkkkk", // M 196608-262143, N 384-511
-			"BBBBB99999999BBkkkkkkkkkkBBBBBBBBBBBBkkkk", // M 196608-262143, N 512-767
-			"BBBBBBBB999BBBBBBkkkkkkkBBBBBBBBBBBBBkkkk", // M 196608-262143, N 768-1023
-			"BBBBBBBBBBBBBBBBBBBBkkkBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 1024-1535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 1536-2047
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 2048-3071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 3072-4095
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 4096-6143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 6144-8191
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 8192-12287
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 12288-16383
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 16384-24575
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 24576-32767
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 32768-49151
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 49152-65535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkkk", // M 196608-262143, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 196608-262143, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 196608-262143, N >= 393216
-			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 262144-393215, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 262144-393215, N (none)
-			"RRRQQQQQQQQQQRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 262144-393215, N 2
-			"SSQQQQQQQQQQQQQQSSSSSSSSSSSSSSSSSSSSSSSSS", // M 262144-393215, N 3
-			"jjQQQQQQQQQQQQjjjQQjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 4-5
-			"jQQQQQQQQQQQQQjQQQQQQjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 6-7
-			"jjjjjjjjjjQQQQQQQQQQjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 16-23
-			"AA33jjjjjj9999999kkkkkjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 24-31
-			">33jjjjjjj999999kkkkkkkkkkkkkkkkkkkkkkkkk", // M 262144-393215, N 32-47
-			">3jjjjjjjA999999kksssskkkkkkkkkkkkkkkkkkk", // M 262144-393215, N 48-63
-			"Ajjjjjjjj999999s7sssssskjjjjjjjjjjjjjjjjj", // M 262144-393215, N 64-95
-			"sjjjjjjjj99999977ssssssssssssssssssssskkk", // M 262144-393215, N 96-127
-			"B9jjjjj99kkkkkkkkkskkkkkkBBBBBBBBBBBBBkkk", // M 262144-393215, N 128-191
-			"B99jjj99999kkkkkkkkkkkkkkBBBBBBBBBBBBBkkk", // M 262144-393215, N 192-255
-			"Bw9999999999kkkkkkkkkkkkkBBBBBBBBBBBBBkkk", // M 262144-393215, N 256-383
-			"BBB999999999kkkkkkkkkkkkkBBBBBBBBBBBBBkkk", // M 262144-393215, N 384-511
-			"BBBBBBB99999BBkkkkkkkkkkkBBBBBBBBBBBBBkkk", // M 262144-393215, N 512-767
-			"BBBBBBBBBBBBBBBBkkkkkkkkBBBBBBBBBBBBBBkkk", // M 262144-393215, N 768-1023
-			"BBBBBBBBBBBBBBBBBBkkkkBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 1024-1535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 1536-2047
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 2048-3071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 3072-4095
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 4096-6143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 6144-8191
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 8192-12287
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 12288-16383
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 16384-24575
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 24576-32767
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 32768-49151
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 49152-65535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkkk", // M 262144-393215, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 262144-393215, N >= 393216
-			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 393216-524287, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 393216-524287, N (none)
-			"RRQQQQQQQQQQQQRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 393216-524287, N 2
-			"SSQQQQQQQQQQQQQSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 393216-524287, N 3
-			"jQQQRRQQQQQQQjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 4-5
-			"jQQRjjjjjQQQQjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 6-7
-			"jjjjjjjjjjQQQjjjjQjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 16-23
-			"AA3jjjjjjj9999999kkkkkjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 24-31
-			">3jjjjjjjj9999999kksskkkkkkkkkkkkkkkkkkkk", // M 393216-524287, N 32-47
-			">jjjjjjjjA999999ksssssskkkkkkkkkkkkkkkkkk", // M 393216-524287, N 48-63
-			"jjjjjjjjj999999s7sssssssjjjjjjjjjjjjjjjjj", // M 393216-524287, N 64-95
-			"sjjjjjjjj99999977sssssssssssssssssssssskk", // M 393216-524287, N 96-127
-			"B9jjjjjj9kkkkk9kskskkkkkBBBBBBBBBBBBBBBkk", // M 393216-524287, N 128-191
-			"B99jjjj99kkkkkkkkkkkkkkkBBBBBBBBBBBBBBBkk", // M 393216-524287, N 192-255
-			"Bw99999999kkkkkkkkkkkkkkBBBBBBBBBBBBBBBkk", // M 393216-524287, N 256-383
-			"BB999999999kkkkkkkkkkkkkBBBBBBBBBBBBBBBkk", // M 393216-524287, N 384-511
-			"BBBBB9BBB9BBBkkkkkkkkkkBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 512-767
-			"BBBBBBBBBBBBBBBkkkkkkkBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 768-1023
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 1024-1535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 1536-2047
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 2048-3071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 3072-4095
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 4096-6143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 6144-8191
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 8192-12287
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 12288-16383
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 16384-24575
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 24576-32767
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 32768-49151
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 49152-65535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBkk", // M 393216-524287, N >= 393216
-			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 524288-786431, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 524288-786431, N (none)
-			"jjQQQQQQQjjjQQQjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 2
-			"jQQQQQQQQQQQQQQjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 3
-			"jQQjjjjjQQQQQQjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 4-5
-			"jQjjjjjjjQQQQjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 6-7
-			"jjjjjjjjjjQQQjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 16-23
-			"AAjjjjjjjj99999999kkkkjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 24-31
-			">jjjjjjjjj9999999kkssskkkkkkkkkkkkkkkkkkk", // M 524288-786431, N 32-47
-			"kjjjjjjjjA999999ksssssskkkkkkkkkkkkkkkkkk", // M 524288-786431, N 48-63
-			"jjjjjjjjj999999kssssssssjjjjjjjjjjjjjjjjj", // M 524288-786431, N 64-95
-			"sjjjjjjjj99999977sssssssssssssssssssssssk", // M 524288-786431, N 96-127
-			"Bjjjjjjjkkkkkkk9kkkkkkkkBBBBBBBBBBBBBBBBk", // M 524288-786431, N 128-191
-			"Bw9jjjj9kkkkkkkkkkkkkkkkBBBBBBBBBBBBBBBBk", // M 524288-786431, N 192-255
-			"BB9999999kkkkkkkkkkkkkkBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 256-383
-			"BBw99999kkkkkkkkkkkkkkkBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 384-511
-			"BBBBB9BBBBkBBkkkkkkkkkBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 512-767
-			"BBBBBBBBBBBBBBBkkkkkBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 768-1023
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 1024-1535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 1536-2047
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 2048-3071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 3072-4095
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 4096-6143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 6144-8191
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 8192-12287
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 12288-16383
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 16384-24575
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 24576-32767
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 32768-49151
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 49152-65535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBk", // M 524288-786431, N >= 393216
-			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 786432-1048575, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 786432-1048575, N (none)
-			"jjQQQQQQjjjjQQQQjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 2
-			"jQQQjjjQQQQQQQQjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 3
-			"jQQjjjjjjQQQQQjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 4-5
-			"jQjjjjjjjQQQQjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 6-7
-			"jjjjjjjjjjQQQjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 16-23
-			"Ajjjjjjjjj99999999kkkkjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 24-31
-			"kjjjjjjjjj9999999kkkskkkkkkkkkkkkkkkkkkkk", // M 786432-1048575, N 32-47
-			"kjjjjjjjj9999999kkssssskkkkkkkkkkkkkkkkkk", // M 786432-1048575, N 48-63
-			"jjjjjjjjj9999999ssssssssjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 64-95
-			"sjjjjjjjj999999ksssssssssssssssssssssssss", // M 786432-1048575, N 96-127
-			"BwjjjjjjkkkkkkkkkkkkkkkkBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 128-191
-			"Bw9jjjjkkkkkkkkkkkkkkkkkBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 192-255
-			"BB99999kkkkkkkkkkkkkkkkBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 256-383
-			"BBB9999kkBBBkkkkkkkkkkBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 384-511
-			"BBBBBBBBBBBBBkkkkkkkkBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 512-767
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 768-1023
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 1024-1535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 1536-2047
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 2048-3071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 3072-4095
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 4096-6143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 6144-8191
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 8192-12287
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 12288-16383
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 16384-24575
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 24576-32767
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 32768-49151
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 49152-65535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 786432-1048575, N >= 393216
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 1048576-1572863, N (none)
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 2
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 3
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 16-23
-			"jjjjjjjjjj99999999kkjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 24-31
-			"kkjjjjjjjA99999999kkkkkkkkkkkkkkkkkkkkkkk", // M 1048576-1572863, N 32-47
-			"kkjjjjjjj99999999kksssskkkkkkkkkkkkkkkkkk", // M 1048576-1572863, N 48-63
-			"jjjjjjjjA9999999kksssssjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 64-95
-			"sjjjjjjjA9999999kssssssssssssssssssssssss", // M 1048576-1572863, N 96-127
-			"BBjjjjjkkkkkkkkkkkkkkkkBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 128-191
-			"BBwkjkkkkkkkkkkkkkkkkkkBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 192-255
-			"BBB99kkkkkkkkkkkkkkkkkkBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 256-383
-			"BBBBkkkkBBBBBkkkkkkkkkBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 384-511
-			"BBBBBBBBBBBBBBkkkkkkBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 512-767
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 768-1023
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 1024-1535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 1536-2047
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 2048-3071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 3072-4095
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 4096-6143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 6144-8191
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 8192-12287
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 12288-16383
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 16384-24575
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 24576-32767
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 32768-49151
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 49152-65535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1048576-1572863, N >= 393216
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M >= 1572864, N (none)
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 2
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 3
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 16-23
-			"jjjjjjjjjj999999jjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 24-31
-			"kkkjjjjjjA99999999kkkkkkkkkkkkkkkkkkkkkkk", // M >= 1572864, N 32-47
-			"kkjjjjjjj99999999kkkkkkkkkkkkkkkkkkkkkkkk", // M >= 1572864, N 48-63
-			"jjjjjjjjA99999999kksssjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 64-95
-			"ssjjjjjj99999999kksssssssssssssssssssssss", // M >= 1572864, N 96-127
-			"BBwkjkkkkkkkkkkkkkkkkkBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 128-191
-			"BBBkkkkkkBkkkkkkkkkkkkBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 192-255
-			"BBBBkkkkBBBBBkkkkkkkkBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 256-383
-			"BBBBBBBBBBBBBBkkkkkkBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 384-511
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 512-767
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 768-1023
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 1024-1535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 1536-2047
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 2048-3071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 3072-4095
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 4096-6143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 6144-8191
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 8192-12287
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 12288-16383
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 16384-24575
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 24576-32767
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 32768-49151
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 49152-65535
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 65536-98303
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 98304-131071
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 131072-196607
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 196608-262143
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N 262144-393215
-			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 1572864, N >= 393216
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPOOOOOO",   // M <= 1, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M <= 1, N (none)
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPOOOOO",   // M <= 1, N 2
+			"UUUUUUVVVUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP",   // M <= 1, N 3
+			"UUUUUUVVVUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP",   // M <= 1, N 4-5
+			"UUUUUUVVUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP",   // M <= 1, N 6-7
+			"UUUUUUTTUUUUUUUUUUUUUUUUUUCCPPPPPPPPPPPPP",   // M <= 1, N 8-11
+			"UUUUUTTTUUUUUUUUUUUUUUUUUUPPPCCCPPPPPPPPP",   // M <= 1, N 12-15
+			"HHHHHHHHHUUUUUUUUUUUUUUUUHPPPPPPPPPPPPPPP",   // M <= 1, N 16-23
+			"]]]]]]]TVVVVVVVVVVVVVVVVVVLLHHCCOOOOOOONN",   // M <= 1, N 24-31
+			"]]]]]]]]VVVVVVVVVVVVVVVVVLLLLLHCCCCCCNNNN",   // M <= 1, N 32-47
+			"]]]]]]]]TVVVVVVVVVVVVVVVVLLLLLLLCCCCCCCCC",   // M <= 1, N 48-63
+			"]]]]]]]]]VVVVVVVVVVVVVVVVLLLLLLLLLCCCCCCC",   // M <= 1, N 64-95
+			"]]]]]]]]]]EVVVVVVVVVVVVVLLLLLLLLLLLhhCCCC",   // M <= 1, N 96-127
+			"]]]]]]]]]]]]VVVVVVVVVVVVLLLLLLLLLLLLhhhCC",   // M <= 1, N 128-191
+			"]]]]]]]]]]]]]VVVVVVVVVHHLLLLLLLLLLKKhhhhh",   // M <= 1, N 192-255
+			"]]]]]]]]]]]]]]VVVVVHHHHHLLLLLLLLLKKKKhhhh",   // M <= 1, N 256-383
+			"]]]]]]]]]]]]]]VVVVHHHHHHHLLLLLLLLKKKKhhhh",   // M <= 1, N 384-511
+			"]]]]]]]]]]]]]]VVVHHHHHHHHHLLLLLIIIKKKKhhh",   // M <= 1, N 512-767
+			"]]]]]]]]]]]]]]TVHHHHHHHHHHLLLIIIIIKKKKKhh",   // M <= 1, N 768-1023
+			"]]]]]]]]]TNNTTTTTHHHHHHHHHHIIIIIIIIKKKKhh",   // M <= 1, N 1024-1535
+			"]]]]]]]]TNNNNTTTTFFHHHHHHKIIIIIIIIIKKKKhh",   // M <= 1, N 1536-2047
+			"]]]]]]]TNNNNNTTTFFFFIKKKKKIIIIIIIIIKKKKhh",   // M <= 1, N 2048-3071
+			"]]]]]]]TNNNNNTTTFFFFIKKKKKIIIIIIIIIKKKKhh",   // M <= 1, N 3072-4095
+			"]]]]]]TTNNNNTTFFFFFFIKKKKKIIIIIIIIKKKKhhh",   // M <= 1, N 4096-6143
+			"]]]]]TTTTTTTTKFFFFFJJIIKKKKIIIIIIIKKKEhhh",   // M <= 1, N 6144-8191
+			"]]]]TTTTTTTKKKKKKFJJJJIIIKKIIIIIIKKKEEhhh",   // M <= 1, N 8192-12287
+			"]]EEEEJJJKKKKKKKKJJJJJIIIKKKIIKKKKEEEhhhh",   // M <= 1, N 12288-16383
+			"EEEEEEEKKKKKGGGGGGGJJJKKKKKKKKKEEEEEEhhhh",   // M <= 1, N 16384-24575
+			"EEEEEEEEDDDEEGGGGGGGGGGGGEEEEEEEEEEEhhhhh",   // M <= 1, N 24576-32767
+			"hhhhhhhEEEEEEGGGGGGGGGGGGDEEEEEEEEhhhhhhh",   // M <= 1, N 32768-49151
+			"hhhhhhhhhEEEEEGGGGGEDDDDDDEEEEEEEhhhhhhhh",   // M <= 1, N 49152-65535
+			"hhhhhhhhhhEEEEEGGGEEDDDDDDDEEEEhhhhhhhhhh",   // M <= 1, N 65536-98303
+			"hhhhhhhhhhEEEEEEEEEEDDDDEDDDEEEhhhhhhhhhh",   // M <= 1, N 98304-131071
+			"hhhhhhhhhhhEEEEEEEEDDEEEEEDDEEEhhhhhhhhhh",   // M <= 1, N 131072-196607
+			"hhhhhhhhhhhEEEEEEEEDDEEEEEDDEEEhhhhhhhhhh",   // M <= 1, N 196608-262143
+			"hhhhhhhhhhhEEEEEEEEDDDDEEEDDDEEhhhhhhhhhh",   // M <= 1, N 262144-393215
+			"hhhhhhhhhhhEEEEEEEEDDDDEEEDDEEhhhhhhhhhhh",   // M <= 1, N >= 393216
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N (none)
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 2
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 3
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 4-5
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 6-7
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 8-11
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 12-15
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 16-23
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 24-31
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 32-47
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 48-63
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 64-95
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 96-127
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 128-191
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 192-255
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 256-383
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 384-511
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 512-767
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 768-1023
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 1024-1535
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 1536-2047
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 2048-3071
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 3072-4095
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 4096-6143
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 6144-8191
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 8192-12287
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 12288-16383
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 16384-24575
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 24576-32767
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 32768-49151
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 49152-65535
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 65536-98303
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 98304-131071
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 131072-196607
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 196608-262143
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N 262144-393215
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M (none), N >= 393216
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPOOOOO",   // M 2, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 2, N (none)
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP",   // M 2, N 2
+			"U\\\\UUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 2, N 3
+			"U\\\\UUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 2, N 4-5
+			"U]]UUUUUUUUUUUUUUUUUUUUUUUCPPPPPPPPPPPPPP",   // M 2, N 6-7
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUCCCPPPPPPPPPPPP",   // M 2, N 8-11
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUOCCCCCPPPPPPPPP",   // M 2, N 12-15
+			"UUUUUUUUUUUUUUUUUUUUUUUUULOOOOOCCCCCCCCPO",   // M 2, N 16-23
+			"]]]]]]]]VVVVUUVVVVVVVVVVVVLLCCCCCCCCNNNNN",   // M 2, N 24-31
+			"]]]]]]]]TVVVVVVVVVVVVVVVVLLLLCCCCCCCCCCCC",   // M 2, N 32-47
+			"]]]]]]]]TTVVVVVVVVVVVVVVLLLLLLCCCCCCCCCCC",   // M 2, N 48-63
+			"]]]]]]]]]TVVVVVVVVVVVVVVLLLLLLLCCCCCCCCCC",   // M 2, N 64-95
+			"]]]]]]]]]]EVVVVVVVVVVVVVLLLLLLLLhhCCCCCCC",   // M 2, N 96-127
+			"]]]]]]]]]]]EVVVVVVVVVVVLLLLLLLLLLhhhCCCCC",   // M 2, N 128-191
+			"]]]]]]]]]]]]]VVVVVVVVLLLLLLLLLLKKhhhhhhCC",   // M 2, N 192-255
+			"]]]]]]]]]]]]]EVVVVLLLLLLLLLLLLLKKKhhhhhhh",   // M 2, N 256-383
+			"]]]]]]]]]]]]]]TTTTLLLLLLLLLLLLLKKKhhhhhhh",   // M 2, N 384-511
+			"]]]]]]]]]]]]]]TTTTLLLLLLLLLLLLIIIKKhhhhhh",   // M 2, N 512-767
+			"]]]]]]]]]]]]]ETTTTLLLLLLLLLLIIIIIIKKhhhhh",   // M 2, N 768-1023
+			"]]]]]]]]]TTTTTTTTTLLLLLLLLLIIIIIIIKKKhhhh",   // M 2, N 1024-1535
+			"]]]]]]]]TNNNNTTTTFFLLLLLLKIIIIIIIIKKKhhhh",   // M 2, N 1536-2047
+			"]]]]]]]TTNNNNTTTFFFILKKKKKIIIIIIIIKKKhhhh",   // M 2, N 2048-3071
+			"]]]]]]]TNNNNNTTFFFIIKKKKKKIIIIIIIIKKKhhhh",   // M 2, N 3072-4095
+			"]]]]]]TTTNNNTTIIIFIIKKKKKKIIIIIIIIKKKhhhh",   // M 2, N 4096-6143
+			"]]]]]TTTTTTTTKKKIIIJJIKKKKIIIIIIIKKKhhhhh",   // M 2, N 6144-8191
+			"]]]]ETTTTTJKKKKKKKJJJJJJKKKIIIIIKKKhhhhhh",   // M 2, N 8192-12287
+			"]]EEEEJJJKKKKKKKKJJJJJJJKKKKKKKKKKhhhhhhh",   // M 2, N 12288-16383
+			"EEEEhhhhKKKKJJJJJJJJJJJJKKKKKKEEEhhhhhhhh",   // M 2, N 16384-24575
+			"hhhhhhhhhhhhEGGGGGGJJJJJJEEEEEhhhhhhhhhhh",   // M 2, N 24576-32767
+			"hhhhhhhhhhhhEEGGGGGEEDDDEEEEhhhhhhhhhhhhh",   // M 2, N 32768-49151
+			"hhhhhhhhhhhhhEEJJJJEEDDDDEEEhhhhhhhhhhhhh",   // M 2, N 49152-65535
+			"hhhhhhhhhhhhhEEEEEEEDgggDDEhhhhhhhhhhhhhh",   // M 2, N 65536-98303
+			"hhhhhhhhhhhhhEEEEEEEgggggghhhhhhhhhhhhhhh",   // M 2, N 98304-131071
+			"hhhhhhhhhhhhhhEEEEEggggggggghhhhhhhhhhhhh",   // M 2, N 131072-196607
+			"hhhhhhhhhhhhhhEEEEEDDggggggghhhhhhhhhhhhh",   // M 2, N 196608-262143
+			"hhhhhhhhhhhhhEEEEEEDDDggggggghhhhhhhhhhhh",   // M 2, N 262144-393215
+			"hhhhhhhhhhhhhEEEEEEDDDggggggghhhhhhhhhhhh",   // M 2, N >= 393216
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP",   // M 3, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 3, N (none)
+			"U\\\\UUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 3, N 2
+			"\\00\\UUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 3, N 3
+			"\\00\\UUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 3, N 4-5
+			"]00]UUUUUUUUUUUUUUUUUUUUUUCCPPPPPPPPPPPPP",   // M 3, N 6-7
+			"U]]]UUUUUUUUUUUUUUUUUUUUUUCCCCCPPPPPPPPPP",   // M 3, N 8-11
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPCCCCCPPPPPPPP",   // M 3, N 12-15
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUPPPPCCCCCCCCCCC",   // M 3, N 16-23
+			"]]]]]]]]]VVVUUVVVVUUUUVVVVHCCCCCCCCCCCCCC",   // M 3, N 24-31
+			"]]]]]]]]]TVVVVVVVVVVVVVVLLLLCCCCCCCCCCCCC",   // M 3, N 32-47
+			"]]]]]]]]]TTTVVVVVVVVVVVLLLLLCCCCCCCCCCCCC",   // M 3, N 48-63
+			"]]]]]]]]]TTTVVVVVVVVVVVLLLLLLCCCCCCCCCCCC",   // M 3, N 64-95
+			"]]]]]]]]]]TTVVVVVVVVVVLLLLLLLLhhCCCCCCCCC",   // M 3, N 96-127
+			"]]]]]]]]]]EETVVVVVVVVLLLLLLLLLLhhhhCCCCCC",   // M 3, N 128-191
+			"]]]]]]]]]]]]ETTTTTLLLLLLLLLLLKLhhhhhhhCCC",   // M 3, N 192-255
+			"]]]]]]]]]]]]]TTTTTTLLLLLLLLLLKKhhhhhhhhhh",   // M 3, N 256-383
+			"]]]]]]]]]]]]]TTTTTTLLLLLLLLLLKKKhhhhhhhhh",   // M 3, N 384-511
+			"]]]]]]]]]]]]]TTTTTTLLLLLLLLLKIKKhhhhhhhhh",   // M 3, N 512-767
+			"]]]]]]]]]]]]ETTTTTTLLLLLLLLIIIIIKhhhhhhhh",   // M 3, N 768-1023
+			"]]]]]]]]]TTTTTTTTTFLLLLddhhhIIIIIKhhhhhhh",   // M 3, N 1024-1535
+			"]]]]]]]]TTTTTTIIIIFLLeedhhhIIIIIIKKhhhhhh",   // M 3, N 1536-2047
+			"]]]]]]]]TTNNTTIIIIIIeeeehhhIIIIIIKKhhhhhh",   // M 3, N 2048-3071
+			"]]]]]]]TTTTTTIIIIIIeeeeehhhIIIIIIKKhhhhhh",   // M 3, N 3072-4095
+			"]]]]]]TTTTTTTIIIIIKheeeehhhIIIIIIKKhhhhhh",   // M 3, N 4096-6143
+			"]]]]]TTTTTTJKKKKKKhheeeehhhIIIIIKKhhhhhhh",   // M 3, N 6144-8191
+			"]]]]EEJJJJJKKKKKKhhhddddhhhKKKKKKhhhhhhhh",   // M 3, N 8192-12287
+			"]EEEEhhJJJKKKKJJJhhhddddhhhhKKKhhhhhhhhhh",   // M 3, N 12288-16383
+			"ihhhhhhhhhhhhhJJJJhhdddhhhhhhhhhhhhhhhhhh",   // M 3, N 16384-24575
+			"hhhhhhhhhhhhhhJJJJJhhhhhhhhhhhhhhhhhhhhhh",   // M 3, N 24576-32767
+			"hhhhhhhhhhhhhhEEEEEhhhhhhhhhhhhhhhhhhhhhh",   // M 3, N 32768-49151
+			"hhhhhhhhhhhhhhhEEEEhhhhhhhhhhhhhhhhhhhhhh",   // M 3, N 49152-65535
+			"hhhhhhhhhhhhhhhEEEhhggggghhhhhhhhhhhhhhhh",   // M 3, N 65536-98303
+			"hhhhhhhhhhhhhhhhEhhgggggggghhhhhhhhhhhhhh",   // M 3, N 98304-131071
+			"hhhhhhhhhhhhhhhhEEgggggggggghhhhhhhhhhhhh",   // M 3, N 131072-196607
+			"hhhhhhhhhhhhhhhhEEgggggggggghhhhhhhhhhhhh",   // M 3, N 196608-262143
+			"hhhhhhhhhhhhhhhEEEggggggggggghhhhhhhhhhhh",   // M 3, N 262144-393215
+			"hhhhhhhhhhhhhhggEEggggggggggghhhhhhhhhhhh",   // M 3, N >= 393216
+			"UUUUUUMUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP",   // M 4-5, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 4-5, N (none)
+			"U\\\\UUUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 4-5, N 2
+			"\\00\\UUUUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 4-5, N 3
+			"\\000\\UUUUUUUUUUUUUUUUUUUUUCPPPPPPPPPPPPPP", // M 4-5, N 4-5
+			"]000\\UUUUUUUUUUUUUUUUUUUUUCCCCPPPPPPPPPPP",  // M 4-5, N 6-7
+			"U]\\\\]UUUUUUUUUUUUUUUUUUUUUOCCCCCPPPPPPPPP", // M 4-5, N 8-11
+			"UU]]UUUUUUUUUUUUUUUUUUUUUUCPPCCCCCCCCPPPP",   // M 4-5, N 12-15
+			"UUUUUUUUUUUUUUUUUUUUUUUUUU?CCCCCCCCCCCCCC",   // M 4-5, N 16-23
+			"]]]]]]]]]]VVVVVVVVUUUVVVVVCCCCCCCCCCCCCCC",   // M 4-5, N 24-31
+			"]]]]]]]]]ETTTTTVVVVVVVVVVLLCCCCCCCCCCCCCC",   // M 4-5, N 32-47
+			"]]]]]]]]]ETTTTTTTVVVVLLLLLLCCCCCCCCCCCCCC",   // M 4-5, N 48-63
+			"]]]]]]]]]ETTTTTTTTVLLLLLLLLLCCCCCCCCCCCCC",   // M 4-5, N 64-95
+			"]]]]]]]]]ETTTTTTTTLLLLLLLLLLCCCCCCCCCCCCC",   // M 4-5, N 96-127
+			"]]]]]]]]]]ETTTTTTTILLLLLLLLLhhhhhCCCCCCCC",   // M 4-5, N 128-191
+			"]]]]]]]]]]ETTTTTTTIILLLLLLLLhhhhhhhhCCCCC",   // M 4-5, N 192-255
+			"]]]]]]]]]]EETTTTTTIIIeedddLLhhhhhhhhhhhCC",   // M 4-5, N 256-383
+			"]]]]]]]]]]]ETTTTTTTIeeeddddhhhhhhhhhhhhhh",   // M 4-5, N 384-511
+			"]]]]]]]]]]EETTTTTTTKeeeffddhhhhhhhhhhhhhh",   // M 4-5, N 512-767
+			"]]]]]]]]]]ETIITTTTIKKeffffdhhhhhhhhhhhhhh",   // M 4-5, N 768-1023
+			"]]]]]]]]]TTTIIITTTIeeefffddhhhhhhhhhhhhhh",   // M 4-5, N 1024-1535
+			"]]]]]]]]]TTTIIIIIIddeefffdhhhhhhhhhhhhhhh",   // M 4-5, N 1536-2047
+			"]]]]]]]]TTTIII222fddeeeddddhhhhhhhhhhhhhh",   // M 4-5, N 2048-3071
+			"]]]]]]]TTTTJI2222ffeeeeddddhhhhhhhhhhhhhh",   // M 4-5, N 3072-4095
+			"]]]]]]TTTTJJJfffffffeeeddddhhhhhhhhhhhhhh",   // M 4-5, N 4096-6143
+			"]]]]]EEJJJJJJffffffeeeeddddhhhhhhhhhhhhhh",   // M 4-5, N 6144-8191
+			"]]]]Effffeehheeeefeeeeedddhhhhhhhhhhhhhhh",   // M 4-5, N 8192-12287
+			"]iihhhhhhhhhhhhhheeeeeeedhhhhhhhhhhhhhhhh",   // M 4-5, N 12288-16383
+			"hhhhhhhhhhhhhhhhhhheeeeddhhhhhhhhhhhhhhhh",   // M 4-5, N 16384-24575
+			"hhhhhhhhhhhhhhhhhhhheddhhhhhhhhhhhhhhhhhh",   // M 4-5, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",   // M 4-5, N 32768-49151
+			"hhhhhhhhhffffhhhhhhhgggghhhhhhhhhhhhhhhhh",   // M 4-5, N 49152-65535
+			"hhhhhhhhffffffhhhhhggggggghhhhhhhhhhhhhhh",   // M 4-5, N 65536-98303
+			"hhhhhhhffffffffhhhhgggggggghhhhhhhhhhhhhh",   // M 4-5, N 98304-131071
+			"hhhhhhhffffffffhhhgggggggggghhhhhhhhhhhhh",   // M 4-5, N 131072-196607
+			"hhhhhhhffffffffhhgggggggggggghhhhhhhhhhhh",   // M 4-5, N 196608-262143
+			"hhhhhhhfffffffffggggggggggggghhhhhhhhhhhh",   // M 4-5, N 262144-393215
+			"hhhhhhhhfffffffgggggggggggggghhhhhhhhhhhh",   // M 4-5, N >= 393216
+			"UUUUUUQUUUUUUUUUUUUUUUUUUUPPPPPPPPPPPPPPP",   // M 6-7, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 6-7, N (none)
+			"U]]UUUUUUUUUUUUUUUUUUUUUUUCPPPPPPPPPPPPPP",   // M 6-7, N 2
+			"]0\\\\UUUUUUUUUUUUUUUUUUUUUUCCPPPPPPPPPPPPP", // M 6-7, N 3
+			"]000\\UUUUUUUUUUUUUUUUUUUUUCCCCPPPPPPPPPPP",  // M 6-7, N 4-5
+			"]\\00\\UUUUUUUUUUUUUUUUUUUUUCCCCCPPPPPPPPPP", // M 6-7, N 6-7
+			"U]\\\\]]UUUUUUUUUUUUUUUUUUUU=OCCCCCPPPPPPPP", // M 6-7, N 8-11
+			"UU]]]]UUUUUUUUUUUUUUUUUUUU=C=CCCCCCCCCCCC",   // M 6-7, N 12-15
+			"UUUU]]UUUUUUUUUUUUUUUUUUUU?C?CCCCCCCCCCCC",   // M 6-7, N 16-23
+			"]]]]]]]]]]]TTTTVVVVVVVVVVVCCCCCCCCCCCCCCC",   // M 6-7, N 24-31
+			"]]]]]]]]]]ETTTTTTTVVVVVVVVCCCCCCCCCCCCCCC",   // M 6-7, N 32-47
+			"]]]]]]]]]]ETTTTTTTTLLVVLLLCCCCCCCCCCCCCCC",   // M 6-7, N 48-63
+			"]]]]]]]]]]ETTTTTTTTILLLLLLCCCCCCCCCCCCCCC",   // M 6-7, N 64-95
+			"]]]]]]]]]EETTTTTTTTIILLLLLCCCCCCCCCCCCCCC",   // M 6-7, N 96-127
+			"]]]]]]]]]]TTTTTTTTIIIIIedddhhhhCCCCCCCCCC",   // M 6-7, N 128-191
+			"]]]]]]]]]]TTTTTTTTIIIeeedddhhhhhhhhhCCCCC",   // M 6-7, N 192-255
+			"]]]]]]]]]]ETTTTTIIIIeeeedddhhhhhhhhhhhCCC",   // M 6-7, N 256-383
+			"]]]]]]]]]]ETIIIIIIIKeeeefdddhhhhhhhhhhhhh",   // M 6-7, N 384-511
+			"]]]]]]]]]]EIIIIIIIKKeeefffddhhhhhhhhhhhhh",   // M 6-7, N 512-767
+			"]]]]]]]]]]TIIIIIIIIKeeffffddhhhhhhhhhhhhh",   // M 6-7, N 768-1023
+			"]]]]]]]]]EIIIIIIIIdeeeffffddhhhhhhhhhhhhh",   // M 6-7, N 1024-1535
+			"]]]]]]]]]TII22222ddddefffdddhhhhhhhhhhhhh",   // M 6-7, N 1536-2047
+			"]]]]]]]]TJ2222222fddeeedddddhhhhhhhhhhhhh",   // M 6-7, N 2048-3071
+			"]]]]]]]]J2222f222fffeeedddddhhhhhhhhhhhhh",   // M 6-7, N 3072-4095
+			"]]]]]]]JJ2eeffffffffeeedddddhhhhhhhhhhhhh",   // M 6-7, N 4096-6143
+			"]]]]]]feeeeeefffffffeeedddddhhhhhhhhhhhhh",   // M 6-7, N 6144-8191
+			"]]]]ffeeeeeeeeeeeffeedddddddhhhhhhhhhhhhh",   // M 6-7, N 8192-12287
+			"]iffhhhhhhhhheeeeeeeeddddddhhhhhhhhhhhhhh",   // M 6-7, N 12288-16383
+			"ihhhhhhhffffhhhheeeeedddddhhhhhhhhhhhhhhh",   // M 6-7, N 16384-24575
+			"hhhhhhhfffffffhhhhheeeeeehhhhhhhhhhhhhhhh",   // M 6-7, N 24576-32767
+			"hhhhhhfffffffffhhhhheeeehhhhhhhhhhhhhhhhh",   // M 6-7, N 32768-49151
+			"hhhhhhffffffffffhhhgggggghhhhhhhhhhhhhhhh",   // M 6-7, N 49152-65535
+			"hhhhhffffffffffffhggggggggghhhhhhhhhhhhhh",   // M 6-7, N 65536-98303
+			"hhhhhffffffffffffhgggggggggghhhhhhhhhhhhh",   // M 6-7, N 98304-131071
+			"hhhhhffffffffffffgggggggggggghhhhhhhhhhhh",   // M 6-7, N 131072-196607
+			"hhhhhffffffffffffgggggggggggghhhhhhhhhhhh",   // M 6-7, N 196608-262143
+			"hhhhhfffffffffffggggggggggggghhhhhhhhhhhh",   // M 6-7, N 262144-393215
+			"hhhhhfffffffffffgggggggggggggghhhhhhhhhhh",   // M 6-7, N >= 393216
+			"UUUUUUQUUUUUUUUUUUUUUUUUUUCCPPPPPPPPPPPPP",   // M 8-11, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 8-11, N (none)
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUCCCPPPPPPPPPPPP",   // M 8-11, N 2
+			"U]]]UUUUUUUUUUUUUUUUUUUUUUCCCCCPPPPPPPPPP",   // M 8-11, N 3
+			"U]\\\\]UUUUUUUUUUUUUUUUUUUUUOCCCCCPPPPPPPPP", // M 8-11, N 4-5
+			"U]\\\\]]UUUUUUUUUUUUUUUUUUUU=OCCCCCPPPPPPPP", // M 8-11, N 6-7
+			"U]]]]]]UUUUUUUUUUUUUUUUUUU=?=CCCCCCCCCCCC",   // M 8-11, N 8-11
+			"UU]]]]]UUUUUUUUUUUUUUVVUUU=?=CCCCCCCCCCCC",   // M 8-11, N 12-15
+			"UUU]]]]UUUUUUUUUUUUUUVVVUU??==CCCCCCCCCCC",   // M 8-11, N 16-23
+			"]]]]]]]]]]]ETTVVVVVVVVVVVVCCCCCCCCCCCCCCC",   // M 8-11, N 24-31
+			"]]]]]]]]]]]ETTTTTTTVVVVVVCCCCCCCCCCCCCCCC",   // M 8-11, N 32-47
+			"]]]]]]]]]]EETTTTTTTTVVVVVCCCCCCCCCCCCCCCC",   // M 8-11, N 48-63
+			"]]]]]]]]]]EETTTTTTTIILLLCCCCCCCCCCCCCCCCC",   // M 8-11, N 64-95
+			"]]]]]]]]]]ETTTTTTTTIIIIeCCCCCCCCCCCCCCCCC",   // M 8-11, N 96-127
+			"]]]]]]]]]]ETTTTTTTTIIIeeddhhhCCCCCCCCCCCC",   // M 8-11, N 128-191
+			"]]]]]]]]]]ETTTTTTTIIIeeedddhhhhhhCCCCCCCC",   // M 8-11, N 192-255
+			"]]]]]]]]]]ETTTTTTIIIeeeedddhhhhhhhhhhCCCC",   // M 8-11, N 256-383
+			"]]]]]]]]]]EIIIIIIIKKeeedffddhhhhhhhhhhhhh",   // M 8-11, N 384-511
+			"]]]]]]]]]]EIIIIIIIKKeeefffddhhhhhhhhhhhhh",   // M 8-11, N 512-767
+			"]]]]]]]]]]2IIIIIIIKKeeffffdddhhhhhhhhhhhh",   // M 8-11, N 768-1023
+			"]]]]]]]]]]222222IIdeeeffffdddhhhhhhhhhhhh",   // M 8-11, N 1024-1535
+			"]]]]]]]]]22222222ddddefffddddhhhhhhhhhhhh",   // M 8-11, N 1536-2047
+			"]]]]]]]]]22222222fddeeedddddddhhhhhhhhhhh",   // M 8-11, N 2048-3071
+			"]]]]]]]]22222222fffeeeedddddddhhhhhhhhhhh",   // M 8-11, N 3072-4095
+			"]]]]]]]feeeefffffffeeeedddddddhhhhhhhhhhh",   // M 8-11, N 4096-6143
+			"]]]]]]feeeeeeeeeeeeeeeedddddddhhhhhhhhhhh",   // M 8-11, N 6144-8191
+			"]]]]ffeeeeeeeeeeeeeeeeeedddddhhhhhhhhhhhh",   // M 8-11, N 8192-12287
+			"]]fffhheefeeeeeeeeeeeeeeddddhhhhhhhhhhhhh",   // M 8-11, N 12288-16383
+			"iihhhhffffffffeeeeeeeeeeeddhhhhhhhhhhhhhh",   // M 8-11, N 16384-24575
+			"hhhhhffffffffffeeeeeeeeeeehhhhhhhhhhhhhhh",   // M 8-11, N 24576-32767
+			"hhhhhffffffffffffeeeeeeeeehhhhhhhhhhhhhhh",   // M 8-11, N 32768-49151
+			"hhhhffffffffffffffgggggggghhhhhhhhhhhhhhh",   // M 8-11, N 49152-65535
+			"hhhhffffffffffffffgggggggggghhhhhhhhhhhhh",   // M 8-11, N 65536-98303
+			"hhhhffffffffffffffgggggggggghhhhhhhhhhhhh",   // M 8-11, N 98304-131071
+			"hhhhfffffffffffffgggggggggggghhhhhhhhhhhh",   // M 8-11, N 131072-196607
+			"hhhhfffffffffffffgggggggggggghhhhhhhhhhhh",   // M 8-11, N 196608-262143
+			"hhhhfffffffffffffggggggggggggghhhhhhhhhhh",   // M 8-11, N 262144-393215
+			"hhhhfffffffffffffggggggggggggghhhhhhhhhhh",   // M 8-11, N >= 393216
+			"UUUUUQQUUUUUUUUUUUUUUUUUUUQQQCCCPPPPPPPPQ",   // M 12-15, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 12-15, N (none)
+			"UUUUUUUUUUUUUUUUUUUUUUUUUUQCCCCCPPPPPPPPP",   // M 12-15, N 2
+			"UUUUUUUUUUUUUUUUUUUUUUUUUQQQCCCCCPPPPPPPP",   // M 12-15, N 3
+			"UU]]UUUUUUUUUUUUUUUUUUUUUU=QQCCCCCCCCPPPP",   // M 12-15, N 4-5
+			"U]]]]]UUUUUUUUUUUUUUUUUUUU=C=CCCCCCCCCCCC",   // M 12-15, N 6-7
+			"UU]]]]]UUUUUUUUVVUUUUVVUUU=?=CCCCCCCCCCCC",   // M 12-15, N 8-11
+			"UU]]]]]]UUUUUUUVVUUUVVVVUU??==CCCCCCCCCCC",   // M 12-15, N 12-15
+			"UU]]]]]]UUUUUUUUUUUUVVVVUU??=@CCCCCCCCCCC",   // M 12-15, N 16-23
+			"]]]]]]]]]]]]2TVVVVVVVVVVVVCCCCCCCCCCCCCCC",   // M 12-15, N 24-31
+			"]]]]]]]]]]]]2TTTTTTVVVVVVCCCCCCCCCCCCCCCC",   // M 12-15, N 32-47
+			"]]]]]]]]]]]22TTTTTTTVVVVVCCCCCCCCCCCCCCCC",   // M 12-15, N 48-63
+			"]]]]]]]]]]2ETTTTTTTTICCCCCCCCCCCCCCCCCCCC",   // M 12-15, N 64-95
+			"]]]]]]]]]]EETTTTTTTIICCCCCCCCCCCCCCCCCCCC",   // M 12-15, N 96-127
+			"]]]]]]]]]]ETTTTTTTTIICCCCChhhCCCCCCCCCCCC",   // M 12-15, N 128-191
+			"]]]]]]]]]]ETTTTTTTTIIeedddhhhhhCCCCCCCCCC",   // M 12-15, N 192-255
+			"]]]]]]]]]]ETTTTTTTIIeeeddddhhhhhhhhhhCCCC",   // M 12-15, N 256-383
+			"]]]]]]]]]]EIITTTIIIKeeedfdddhhhhhhhhhhhhh",   // M 12-15, N 384-511
+			"]]]]]]]]]]22IIIIIJKKeedfffdddhhhhhhhhhhhh",   // M 12-15, N 512-767
+			"]]]]]]]]]]22222JJJIeeeffffddddhhhhhhhhhhh",   // M 12-15, N 768-1023
+			"]]]]]]]]]]2222222Jdeeeffffdddddhhhhhhhhhh",   // M 12-15, N 1024-1535
+			"]]]]]]]]]22222222eddeeeffddddddhhhhhhhhhh",   // M 12-15, N 1536-2047
+			"]]]]]]]]]2222222fedeeeeedddddddhhhhhhhhhh",   // M 12-15, N 2048-3071
+			"]]]]]]]]2222222feeeeeeeedddddddhhhhhhhhhh",   // M 12-15, N 3072-4095
+			"]]]]]]]feeeeeeeeeeeeeeeedddddddhhhhhhhhhh",   // M 12-15, N 4096-6143
+			"]]]]]]feeeeeeeeeeeeeeeeedddddddhhhhhhhhhh",   // M 12-15, N 6144-8191
+			"]]]]fffeeeeeeeeeeeeeeeeedddddddhhhhhhhhhh",   // M 12-15, N 8192-12287
+			"]iiffhhefffeeeeeeeeeeeeeedddddhhhhhhhhhhh",   // M 12-15, N 12288-16383
+			"iihhhhffffffffeeeeeeeeeeeedddhhhhhhhhhhhh",   // M 12-15, N 16384-24575
+			"hhhhhfffffffffffeeeeeeeeeedhhhhhhhhhhhhhh",   // M 12-15, N 24576-32767
+			"hhhhfffffffffffffeeeeeeeeeehhhhhhhhhhhhhh",   // M 12-15, N 32768-49151
+			"hhhhffffffffffffffggggggggghhhhhhhhhhhhhh",   // M 12-15, N 49152-65535
+			"hhhhffffffffffffffgggggggggghhhhhhhhhhhhh",   // M 12-15, N 65536-98303
+			"hhhfffffffffffffffggggggggggghhhhhhhhhhhh",   // M 12-15, N 98304-131071
+			"hhhfffffffffffffffgggggggggggghhhhhhhhhhh",   // M 12-15, N 131072-196607
+			"hhhffffffffffffffggggggggggggghhhhhhhhhhh",   // M 12-15, N 196608-262143
+			"hhhffffffffffffffggggggggggggghhhhhhhhhhh",   // M 12-15, N 262144-393215
+			"hhhhfffffffffffffggggggggggggghhhhhhhhhhh",   // M 12-15, N >= 393216
+			"QQQQQQQQUUUUUUUUUUUUUUUUUQOOOOOOOOOOOOOOO",   // M 16-23, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 16-23, N (none)
+			"UUUUUUUUUUUUUUUUUUUUUUUURROOOOOCCCCCCCCPO",   // M 16-23, N 2
+			"UUUUUUUUUUUUUUUUUUUUUUUUU@OOOOCCCCCCCCCCC",   // M 16-23, N 3
+			"UUUUUUUUUUUUUUUUUUUUUUUUUU=CCCCCCCCCCCCCC",   // M 16-23, N 4-5
+			"UUUU]]UUUUUUUUUUUUUUUUUUUU=C?=CCCCCCCCCCC",   // M 16-23, N 6-7
+			"UUU]]]]UUUUUUUVVVVUUUVVUUU??==CCCCCCCCCCC",   // M 16-23, N 8-11
+			"UU]]]]]]UUUUUUVVVVUUVVVVUU??=@CCCCCCCCCCC",   // M 16-23, N 12-15
+			"UUU]]]]]VUUUUUUVVUUUVVVVVU??@@CCCCCCCCCCC",   // M 16-23, N 16-23
+			"]]]]]]]]]]]]2TVVVVVVVVVVVVCCCCCCCCCCCCCCC",   // M 16-23, N 24-31
+			"]]]]]]]]]]]]222TTTCVVVVVVCCCCCCCCCCCCCCCC",   // M 16-23, N 32-47
+			"]]]]]]]]]]]]222TT22CCVVVCCCCCCCCCCCCCCCCC",   // M 16-23, N 48-63
+			"]]]]]]]]]]]22TTTTT22CCCCCCCCCCCCCCCCCCCCC",   // M 16-23, N 64-95
+			"]]]]]]]]]]22ETTTTTT2CCCCCChCnCCCCCCCCCCCC",   // M 16-23, N 96-127
+			"]]]]]]]]]]22TTTTTTT2CCCCCChhnnnCCCCCCCCCC",   // M 16-23, N 128-191
+			"]]]]]]]]]]22TTTTTTT2CCCCChhhhinnnnnCCCCCC",   // M 16-23, N 192-255
+			"]]]]]]]]]]22TTTTTTICCCCCChhhhhhhinniCCCCC",   // M 16-23, N 256-383
+			"]]]]]]]]]]22TTTTIJJCCCCChfdhhhhhhhhhhhhhh",   // M 16-23, N 384-511
+			"]]]]]]]]]]222IIJJJdeddddfdddhhhhhhhhhhhhh",   // M 16-23, N 512-767
+			"]]]]]]]]]]22222JJJeedddffdddddhhhhhhhhhhh",   // M 16-23, N 768-1023
+			"]]]]]]]]]]2222222fdddddffddddddhhhhhhhhhh",   // M 16-23, N 1024-1535
+			"]]]]]]]]]]2222222eeeeeeeddddddddhhhhhhhhh",   // M 16-23, N 1536-2047
+			"]]]]]]]]]2222222eeeeeeeedddhhhhdhhhhhhhhh",   // M 16-23, N 2048-3071
+			"]]]]]]]]2222222eeeeeeeeeddhhhhhdhhhhhhhhh",   // M 16-23, N 3072-4095
+			"]]]]]]]Ce2222eeeeeeeeeeeddhhhhhdhhhhhhhhh",   // M 16-23, N 4096-6143
+			"]]]]]]feeeeeeeeeeeeeeeeedddhhhhdhhhhhhhhh",   // M 16-23, N 6144-8191
+			"]]]]fffheeeeeeeeeeeeeeeeedddddddhhhhhhhhh",   // M 16-23, N 8192-12287
+			"iiiihhhffffeeeeeeeeeeeeeeddddddhhhhhhhhhh",   // M 16-23, N 12288-16383
+			"iihhhhffffffffeeeeeeeeeeeedddddhhhhhhhhhh",   // M 16-23, N 16384-24575
+			"hhhhhfffffffffffeeeeeeeeeeedddhhhhhhhhhhh",   // M 16-23, N 24576-32767
+			"hhhhffffffffffffhheeeeeeeeeehhhhhhhhhhhhh",   // M 16-23, N 32768-49151
+			"hhhhffffffffffffhhgggggggggehhhhhhhhhhhhh",   // M 16-23, N 49152-65535
+			"hhhffffffffffffffhggggggggggghhhhhhhhhhhh",   // M 16-23, N 65536-98303
+			"hhhfffffffffffffffggggggggggghhhhhhhhhhhh",   // M 16-23, N 98304-131071
+			"hhhfffffffffffffffgggggggggggghhhhhhhhhhh",   // M 16-23, N 131072-196607
+			"hhhfffffffffffffffgggggggggggghhhhhhhhhhh",   // M 16-23, N 196608-262143
+			"hhhffffffffffffffgggggggggggggghhhhhhhhhh",   // M 16-23, N 262144-393215
+			"hhhffffffffffffffgggggggggggggghhhhhhhhhh",   // M 16-23, N >= 393216
+			"QQQQQQQQUUUUUUUUUUMMMMMQQQQQQQQQQQQQQQQQQ",   // M 24-31, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 24-31, N (none)
+			"RVVVVVVUUUUUUUUUUUMMMMRRRRRRRRRRRCCRRRRRR",   // M 24-31, N 2
+			"VVVVVVUUUUUUUUUUUUUMMMMMMSSSSSSSCCCCCCCCC",   // M 24-31, N 3
+			"VVV]]]VUUUUUUUUUUUUUMMMMMQSSSCCCCCCCCCCCC",   // M 24-31, N 4-5
+			"VV]]]]]]VUUUUUVVVVVVVVVMCCCCCCCCCCCCCCCCC",   // M 24-31, N 6-7
+			"VV]]]]]]VVVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC",   // M 24-31, N 8-11
+			"VV]]]]]]]VVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC",   // M 24-31, N 12-15
+			"VVV]]]]]]]VVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC",   // M 24-31, N 16-23
+			"W22222]]]22222@@?????AA?????=CCCCCCCCCCCC",   // M 24-31, N 24-31
+			">22222]]]2222????????????????>CCC=?CCCCCC",   // M 24-31, N 32-47
+			">>222222222222???????????????=====???CCCC",   // M 24-31, N 48-63
+			"iii22222222222??=???????hh?????????????CC",   // M 24-31, N 64-95
+			"ii22222222222222===?????hh?????????????hh",   // M 24-31, N 96-127
+			">3222222222222252==??????hh??????????????",   // M 24-31, N 128-191
+			"i2222222222222555==??????hhh???????hhhhhh",   // M 24-31, N 192-255
+			"322222222222222555=??????hhhhhhh??hhhhhhh",   // M 24-31, N 256-383
+			"3222222222222222222??????hhhhhhhhhhhhhhhh",   // M 24-31, N 384-511
+			"33222222222222225===?????hhhhhhhhhhhhhhhh",   // M 24-31, N 512-767
+			"3322222222225222=====????hhhhhhhhhhhhhhhh",   // M 24-31, N 768-1023
+			"i322222222222222====>dd?hhhhhhhhhhhhhhhhh",   // M 24-31, N 1024-1535
+			"i332222222222222===?=ddhhhhhhhhhhhhhhhhhh",   // M 24-31, N 1536-2047
+			"ii33222222222222==@@iihhhhhhhhhhhhhhhhhhh",   // M 24-31, N 2048-3071
+			"iiii322i222222222@@@hiihhhhhhhhhhhhhhhhhh",   // M 24-31, N 3072-4095
+			"iiiiiiiii2222222@eehhiihhhhhhhhhhhhhhhhhh",   // M 24-31, N 4096-6143
+			"iiiiiiiiiii2222i@ehhhhhhhhhhhhhhhhhhhhhhh",   // M 24-31, N 6144-8191
+			"iiiiiiiiiiii22hhhhhhhhhhhhhhhhhhhhhhhhhhh",   // M 24-31, N 8192-12287
+			"iiiiiiiiiiii2hhhhhhhhhhhhhhhhhhhhhhhhhhhh",   // M 24-31, N 12288-16383
+			"iiiiiiiiii22hhhhhhhhhhhhhhhhhhhhhhhhhhhhh",   // M 24-31, N 16384-24575
+			"iiiiiiiii22hhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",   // M 24-31, N 24576-32767
+			"iiiiiiiiihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",   // M 24-31, N 32768-49151
+			"iiiiiiiihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",   // M 24-31, N 49152-65535
+			"iiiiiiiihhhhhhhhhhhhggggghhhhhhhhhhhhhhhh",   // M 24-31, N 65536-98303
+			"iiiiiiihhhhfffhhhhhhgggggghhhhhhhhhhhhhhh",   // M 24-31, N 98304-131071
+			"iiiiiihhhhhfffhhhhhhgggggghhhhhhhhhhhhhhh",   // M 24-31, N 131072-196607
+			"iiiiihhhhhhhhhhhhhhhgggggghhhhhhhhhhhhhhh",   // M 24-31, N 196608-262143
+			"iiiihhhhhhhhhhhhhhhhgggggghhhhhhhhhhhhhhh",   // M 24-31, N 262144-393215
+			"iiihhhhhhhhhhhhhhhhhhggggghhhhhhhhhhhhhhh",   // M 24-31, N >= 393216
+			"MMMMMMMMMUUUUUUUUUMMMMMMMMMMMMMMMMMMMMMMM",   // M 32-47, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 32-47, N (none)
+			"RRRRRRRRVVUUUUUUUUUMMMRRRRRRRRRRRRRRRRRRR",   // M 32-47, N 2
+			"SSVVVVVVVUUUUUUUUUUVMMMMSSSSSSSSSSSCCCCCS",   // M 32-47, N 3
+			"SVVVVVVVVVUVVUUUUUUVMMMMMMSSSCnnCSCCCCCCC",   // M 32-47, N 4-5
+			"SVVVVVVVVVVVVUVVVVVVMMMMCCCCCCnCCCCCCCCCC",   // M 32-47, N 6-7
+			"CVVV]]]VVVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC",   // M 32-47, N 8-11
+			"CVVV]]]]]VVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC",   // M 32-47, N 12-15
+			"CVVV]]]]]]VVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC",   // M 32-47, N 16-23
+			"W32222]]]2222@@??????????????>CCC=?CCCCCC",   // M 32-47, N 24-31
+			"WW2222]]]]2222???????????????=CC==??CCCCC",   // M 32-47, N 32-47
+			">>222222]]2222????????????????====????CCC",   // M 32-47, N 48-63
+			"WWW222222222222>>>??????h??????==????????",   // M 32-47, N 64-95
+			"ii3222222222225===>?????hh???????????BBBB",   // M 32-47, N 96-127
+			"WW32222222222255===??????h??????????BBBBB",   // M 32-47, N 128-191
+			"W3222222222222555==??????hhh??B?????BBBBB",   // M 32-47, N 192-255
+			"W3222222222222255=>??????hhhhhhhh?@BBBBBB",   // M 32-47, N 256-383
+			"33222222222225525===?????hhhhhhhhBBBBBBBB",   // M 32-47, N 384-511
+			">3322222222555555===?????hhhhhhBBBBBBBBBB",   // M 32-47, N 512-767
+			">3322222222555555====????hhhhhhBBBBBBBBBB",   // M 32-47, N 768-1023
+			"i3332222222555555===>d??hhhhhhhhBBBBBBBBB",   // M 32-47, N 1024-1535
+			"ii33222222225555==???ddhhhhhhhhhhBBBBBBBB",   // M 32-47, N 1536-2047
+			"iii3332222222225=@??hihhhhhhhhhhhBBBBBBBB",   // M 32-47, N 2048-3071
+			"iiiiiiii22222222@@@@hiihhhhhhhhhhBBBBBBBB",   // M 32-47, N 3072-4095
+			"iiiiiiiii222222@?@@hhiihhhhhhhhhhBBBBBBBB",   // M 32-47, N 4096-6143
+			"iiiiiiiiiii222hi??hhhhhhhhhhhhhhhBBBBBBBB",   // M 32-47, N 6144-8191
+			"iiiiiiiiiiii2hhhhhhhhhhhhhhhhhhhhBBBBBBBB",   // M 32-47, N 8192-12287
+			"iiiiiiiiiiiihhhhhhhhhhhhhhhhhhhhBBBBBBBBB",   // M 32-47, N 12288-16383
+			"iiiiiiiiiiihhhhhBhhhhhhhhhhhhhhBBBBBBBBBB",   // M 32-47, N 16384-24575
+			"iiiiiiiiiihhhhhhhhohhhhhhhhhhggBBBBBBBBBB",   // M 32-47, N 24576-32767
+			"iiiiiiiiihhhhhhhhh6oohhhhhhgggggBBBBBBBBB",   // M 32-47, N 32768-49151
+			"iiiiiiiighhhhhhhhhh6oohhhhhggggggBBBBBBBB",   // M 32-47, N 49152-65535
+			"iiiiiiigghhhhhhhhhh66hhhhhhgggggggBBBBBBB",   // M 32-47, N 65536-98303
+			"iiiiiiggghhhhhhhhhh6hggghhhggggggggBBBBBB",   // M 32-47, N 98304-131071
+			"iiiiigggghhhhhhhhhhhhgggghhgggggggggBBBBB",   // M 32-47, N 131072-196607
+			"iiiiggggghhhhhhhhh6hhgggghhggggggggggBBBB",   // M 32-47, N 196608-262143
+			"iiiggggggghhhhhhh666hgggghhgggggggggggBBB",   // M 32-47, N 262144-393215
+			"iiggggggggghhhhh6666hhhghhgggggggggggggBB",   // M 32-47, N >= 393216
+			"MMMMMMMMMVVUUUUUUUVMMMMMMMMMMMMMMMMMMMMMM",   // M 48-63, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 48-63, N (none)
+			"RRRRRRRRRRVVUUUUVVVVMRRRRRRRRRRRRRRRRRRRR",   // M 48-63, N 2
+			"SSSSVVSSSVVVVVVVVVVVSSSSSSSSSSSSSSSSSSSSS",   // M 48-63, N 3
+			"SSVVVVVVVVVVVVVVVVVVMMMQMSSSSSnnSSSCCCCCC",   // M 48-63, N 4-5
+			"CCVVVVVVVVVVVVVVVVVVMMMCCCCCCCCCCCCCCCCCC",   // M 48-63, N 6-7
+			"CVVVVVVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCCCCC",   // M 48-63, N 8-11
+			"CVVVVVVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCCCCC",   // M 48-63, N 12-15
+			"CCVVV]]]]VVVVVVVVVQCCCCCCCCCCCCCCCCCCCCCC",   // M 48-63, N 16-23
+			"AA322222222222@??????????????=====???CCCC",   // M 48-63, N 24-31
+			">>322222]]2522@???????????????====????CCC",   // M 48-63, N 32-47
+			">>>22222]]]252@???????????????===????????",   // M 48-63, N 48-63
+			"AAA322222]22522@>>??????h??????=???????AA",   // M 48-63, N 64-95
+			"iiii22222222555@==>?????h??BBB???????BBBB",   // M 48-63, N 96-127
+			"AA33222222255555==>??????h?BBBBBB????BBBB",   // M 48-63, N 128-191
+			"ii332222222222555==??????hhhBBBBBB?@BBBBB",   // M 48-63, N 192-255
+			"A3332222222225555=>??????hhhhiiBhhhBBBBBB",   // M 48-63, N 256-383
+			">3332222222255555===?????hhhhhhhhhhBBBBBB",   // M 48-63, N 384-511
+			">33322222225555555==?????hhhhhhhhhBBBBBBB",   // M 48-63, N 512-767
+			">33332222225555555==????hhhhhhhhhBBBBBBBB",   // M 48-63, N 768-1023
+			"ii3332222225555555??=???hhhhhhhhBBBBBBBBB",   // M 48-63, N 1024-1535
+			"ii33333222225555=???hhhhhhhhhhhhBBBBBBBBB",   // M 48-63, N 1536-2047
+			"iiii33332222225==???hhhhhhhhhhhhhBBBBBBBB",   // M 48-63, N 2048-3071
+			"iiiiiiii3222222@hhhhhhhhhhhhhhhhhBBBBBBBB",   // M 48-63, N 3072-4095
+			"iiiiiiiii32222hhhhhhhhhhhhhhhhhhhBBBBBBBB",   // M 48-63, N 4096-6143
+			"iiiiiiiiiii22hhhhhhjjhhhhhhhhhhhhBBBBBBBB",   // M 48-63, N 6144-8191
+			"iiiiiiiiiiiihhhhhhjjjhhhhhhhhhhhBBBBBBBBB",   // M 48-63, N 8192-12287
+			"iiiiiiiiiiijBBBBjhhhhhhhhhhhhhhhBBBBBBBBB",   // M 48-63, N 12288-16383
+			"iiiiiiiiiijBBB66BjjhhhhhhhhhhhhBBBBBBBBBB",   // M 48-63, N 16384-24575
+			"iiiiiiiiijj66666666ooooohhhhhjjBBBBBBBBBB",   // M 48-63, N 24576-32767
+			"iiiiiiiijj666hhh6666oooooohjjjjjBBBBBBBBB",   // M 48-63, N 32768-49151
+			"iiiiiiijj66hhhhhh666___oooojjjjjjBBBBBBBB",   // M 48-63, N 49152-65535
+			"iiiiiijjjhhhhhhhh6666_ooooojjjjjjjBBBBBBB",   // M 48-63, N 65536-98303
+			"iiiiijjjjhhhhhhhh66667ooooojjjjjjjjBBBBBB",   // M 48-63, N 98304-131071
+			"iiiijjjjjhhhhhhhh666667jooojjjjjjjjjBBBBB",   // M 48-63, N 131072-196607
+			"iiijjjjjjjhhhhhh666666hhhojjjjjjjjjjjBBBB",   // M 48-63, N 196608-262143
+			"iijjjjjjjjhhhh666666666hhojjjjjjjjjjjjBBB",   // M 48-63, N 262144-393215
+			"ijjjjjjjjjjjh6666jj666666jjjjjjjjjjjjjjBB",   // M 48-63, N >= 393216
+			"QQQQQQQQQQVVVVVVVVVMQQQQQQQQQQQQQQQQQQQQQ",   // M 64-95, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 64-95, N (none)
+			"RRRRRRRRRRRVVVVVVVVRRRRRRRRRRRRRRRRRRRRRR",   // M 64-95, N 2
+			"SSSSSSSSSSSSVVVVVVSSSSSSSSSSSSSSSSSSSSSSS",   // M 64-95, N 3
+			"SSSSSVVSSSSSSVVVVVVSSQQSSSSSSSSSSSSSSaaSS",   // M 64-95, N 4-5
+			"aaaVVVVVVVVaVVVVVVVVQQQCCaaaCaaaaaaaaaaaa",   // M 64-95, N 6-7
+			"aaaVVVVVVVVVVVVVVVVVQMCCCaaCCaaaaaaaaaaaa",   // M 64-95, N 8-11
+			"aaUUUUUUUUUUUUUUUUUQMCCCCCCCCCaaCCaaaaaaa",   // M 64-95, N 12-15
+			"aaVVVVVVVVVVVVVVVVQQCCCCCCCCCCaaCCaaaaaaa",   // M 64-95, N 16-23
+			"WWW32222222222@@???????????????????????CC",   // M 64-95, N 24-31
+			"WWW322222225552@????????B??????==????????",   // M 64-95, N 32-47
+			">>>322222]25552@???AA???B??????=?????????",   // M 64-95, N 48-63
+			"WWW332222222552@??>AAA??h??BBB???????hhhh",   // M 64-95, N 64-95
+			"iiii32222222555@>>>AA???h?BBiiB??????hhhh",   // M 64-95, N 96-127
+			">>>>322222255555=>?????hhhBiiiBBBBB??????",   // M 64-95, N 128-191
+			"iii33322225555555==?????hhhiiiBBBBB@hhhhh",   // M 64-95, N 192-255
+			">>3333222222255555??????hhhhiiiBBBBBhhhhh",   // M 64-95, N 256-383
+			">>33332222225555555?????hhhhhhhiiihhhhhhh",   // M 64-95, N 384-511
+			">>33332222255555555=????hhhhhhhhhhhhhhhhh",   // M 64-95, N 512-767
+			">>3333322225555555@h???hhhhhhhhhhhhhhhhhh",   // M 64-95, N 768-1023
+			"iii33333222555555@hhhhhhhhhhhhhhhhhhhhhhh",   // M 64-95, N 1024-1535
+			"iiii333322225555=@hhhhhhhhhhhhhhhhhhhhhhh",   // M 64-95, N 1536-2047
+			"iiiiiii33222225=Bhhhhjjjhhhhhhhhhhhhhhhhh",   // M 64-95, N 2048-3071
+			"iiiiiiii332222hhhhhiijjoohhhhhhhhhhhhhhhh",   // M 64-95, N 3072-4095
+			"iiiiiiiii3322hhhhhhijjoooohhhhhhhhhhhhhhh",   // M 64-95, N 4096-6143
+			"iiiiiiiiiii3hhhhhhhjjjooooohhhhhhhhhhhhhh",   // M 64-95, N 6144-8191
+			"iiiiiiiiiiihBBBhhhhjjooooooohhhhhhhhhhhhh",   // M 64-95, N 8192-12287
+			"iiiiiiiiiihhhBBjjjhjjoooooooohhhhhhhhhhhh",   // M 64-95, N 12288-16383
+			"iiiiiiiiihhhB66666oooooooooohhhhhhhhhhhhh",   // M 64-95, N 16384-24575
+			"iiiiiiiihhh66666666o___ooooohhhhhhhhhhhhh",   // M 64-95, N 24576-32767
+			"iiiiiiihhhh666666666____oooohhhhhhhhhhhhh",   // M 64-95, N 32768-49151
+			"iiiiiihhhh6666666666_____ooohhhhhhhhhhhhh",   // M 64-95, N 49152-65535
+			"iiiiihhhhh6666666666____ooohhhhhhhhhhhhhh",   // M 64-95, N 65536-98303
+			"iiiihhhhhh66666666666___oohhhhhhhhhhhhhhh",   // M 64-95, N 98304-131071
+			"iiihhhhhhh666666666666_ooohhhhhhhhhhhhhhh",   // M 64-95, N 131072-196607
+			"iihhhhhhhhh666666666667oohhhhhhhhhhhhhhhh",   // M 64-95, N 196608-262143
+			"ihhhhhhhhhhh666666666667ohhhhhhhhhhhhhhhh",   // M 64-95, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhh66hhhhhhhhhhhhhhhhhh",   // M 64-95, N >= 393216
+			"QQQQQQQQQQQQVVVVQQQQQQQQQQQQQQQQQQQQQQQQQ",   // M 96-127, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 96-127, N (none)
+			"RRRRRRRRRRRRRVVRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 96-127, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 96-127, N 3
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 96-127, N 4-5
+			"aaaaaaaVVaaaaaVVVVaaaaaaaaaaaaaaaaaaaaaaa",   // M 96-127, N 6-7
+			"aaaaUUUUUUUUUUUUUUaaMMCCaaaanaaaaaaaaaaaa",   // M 96-127, N 8-11
+			"aaaaVVVVVVVVVVVVVVQQQCCCaaaCCaaaaaaaaaaaa",   // M 96-127, N 12-15
+			"aaaaVVVVVVVVVVVVCCQCCCCCaaCCCaaaaaaaaaaaa",   // M 96-127, N 16-23
+			"AAA332222225555@@??????BhB?????????????aa",   // M 96-127, N 24-31
+			"WWW3322225555555@???????BB???????????bbbb",   // M 96-127, N 32-47
+			">>>>322222555555@??AA???hB?BBB???????bbbb",   // M 96-127, N 48-63
+			"AAAA322222255555@?AAAA??hBBBiiB??????aaaa",   // M 96-127, N 64-95
+			"iiii332222225552>??AA???hhBiiiiBBBB??bbbb",   // M 96-127, N 96-127
+			"AAAA332222222555??===??hhhiiiiiBBBBBbbbbb",   // M 96-127, N 128-191
+			"iiii3322225555555???=??hhhhiiiiiBBBBBbbbb",   // M 96-127, N 192-255
+			"AAAA33222255555555????@hhhhhiiiiiiBBhbbbb",   // M 96-127, N 256-383
+			">>>3332222255555555???hhhhhhhhiiiiihbbbbb",   // M 96-127, N 384-511
+			">>>333322225555555;B??hhhhhhhhhhihhhbbbbb",   // M 96-127, N 512-767
+			">>>>3332222555555;;h??hhhhhhhhhhhhhbbbbbb",   // M 96-127, N 768-1023
+			"iiiii33322225555;;hhhhhhhhhhhhhhhhbbbbbbb",   // M 96-127, N 1024-1535
+			"iiiiii333222255Bhhhhhhhhhhhhhhhbbbbbbbbbb",   // M 96-127, N 1536-2047
+			"iiiiiii3332222hnnnnhhjjjhhhhhhhhbbbbbbbbb",   // M 96-127, N 2048-3071
+			"iiiiiiiii3322hhnnnnbjjjojohhhhhhbbbbbbbbb",   // M 96-127, N 3072-4095
+			"iiiiiiiiii33hhhnnhbbojooooohhhhhbbbbbbbbb",   // M 96-127, N 4096-6143
+			"iiiiiiiiiiiBBhhhhhooooooooohhhhhbbbbbbbbb",   // M 96-127, N 6144-8191
+			"iiiiiiiiiijjBBBjhhoooooooooohhhbbbbbbbbbb",   // M 96-127, N 8192-12287
+			"iiiiiiiiijjjBBjjjoooooooooooohhbbbbbbbbbb",   // M 96-127, N 12288-16383
+			"iiiiiiiijjjj666666oooooooooooobbbbbbbbbbb",   // M 96-127, N 16384-24575
+			"iiiiiiijjjj66666666_____ooooojjbbbbbbbbbb",   // M 96-127, N 24576-32767
+			"iiiiiijjjjj666666666_____ooojjjjbbbbbbbbb",   // M 96-127, N 32768-49151
+			"iiiiijjjjjj666666666_____ooojjjjjbbbbbbbb",   // M 96-127, N 49152-65535
+			"iiiijjjjjjj666666666_____oojjjjjjjbbbbbbb",   // M 96-127, N 65536-98303
+			"iiijjjjjjjj6666666666____oojjjjjjjjbbbbbb",   // M 96-127, N 98304-131071
+			"iijjjjjjjjjj666666666___oojjjjjjjjjjbbbbb",   // M 96-127, N 131072-196607
+			"ijjjjjjjjjjjj6666666666ojjjjjjjjjjjjjbbbb",   // M 96-127, N 196608-262143
+			"jjjjjjjjjjjjjj666666jjjjjjjjjjjjjjjjjjbbb",   // M 96-127, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",   // M 96-127, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",   // M 128-191, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 128-191, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 128-191, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 128-191, N 3
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 128-191, N 4-5
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 128-191, N 6-7
+			"CCCCCCVVVVVVVVVVVCCCCCCCCCCCCCaaaCCCCCCCC",   // M 128-191, N 8-11
+			"CCCCCUUUUUUUUUUUUQQQCCCCCCCCaaaaaaCCCCCCC",   // M 128-191, N 12-15
+			"CCCCUUUUUUUUUUUCCCCCCCCCCCCaaaaaaaaCCCCCC",   // M 128-191, N 16-23
+			"AAAA332222255555@?????BBABB?????????AAAAA",   // M 128-191, N 24-31
+			"WWWW332222555555@??????BhBBBB???????BBBBB",   // M 128-191, N 32-47
+			">>>>332222555555@??????BhBBBBBBBB????BBBB",   // M 128-191, N 48-63
+			"WWWW3322255555554??AA??BhBBiiiBBBBB??AAAA",   // M 128-191, N 64-95
+			"iiii3322225555554>??==?hhhiiiiiBBBBBhhhhh",   // M 128-191, N 96-127
+			">>>>332222255555@@===@?hhhhiiiiiiBBBBBBBB",   // M 128-191, N 128-191
+			"iiii3322222255555@@@@@@hhhhiiiilliBBBhhhh",   // M 128-191, N 192-255
+			">>>>33322222555555@@@@hhhhhhiilllliBiBBBB",   // M 128-191, N 256-383
+			">>>>33322222555555BBhhhhhhhhhjjjljiihBBBB",   // M 128-191, N 384-511
+			">>>>3333222255555BBBhhhhhhhhhhjjjihhBBBBB",   // M 128-191, N 512-767
+			">>>>>33322225555hhBhhhhhhhhhhhhhhhhhBBBBB",   // M 128-191, N 768-1023
+			"iiiii3333222555BhBhhhhhhhhhhhhhhhhhhhhhhh",   // M 128-191, N 1024-1535
+			"iiiiii33332255BBhhhhhhhhhhhhhhhhhhhhhhhhh",   // M 128-191, N 1536-2047
+			"iiiiiii333322BhBhhhhhhhhhhhhhhhhhhhhhhhhh",   // M 128-191, N 2048-3071
+			"iiiiiiii3333hhhhhhhhhjjhoohhhhhhhhhhhhhhh",   // M 128-191, N 3072-4095
+			"iiiiiiiiii3hhhhhhhhihoooooohhhhhhhhhhhhhh",   // M 128-191, N 4096-6143
+			"iiiiiiiiiiBBhhhhhhhohhohhohhhhhhhhhhhhhhh",   // M 128-191, N 6144-8191
+			"iiiiiiiiiBBBhhhhhhhhhoohhhhhhhhhhhhhhhhhh",   // M 128-191, N 8192-12287
+			"iiiiiiiiBBBBhhhhhhhhjooohhhhhhhhhhhhhhhhh",   // M 128-191, N 12288-16383
+			"iiiiiiiBBBBBhhhhhhhhjjojhhhhhhhhhhhhhhhhh",   // M 128-191, N 16384-24575
+			"iiiiiiBBBBBhhhhjjjjhjoojhhhhhBBhhhhhhhhhh",   // M 128-191, N 24576-32767
+			"iiiiiBBBBBBhhhhj66jhjoojhhhhBBBBhhhhhhhhh",   // M 128-191, N 32768-49151
+			"iiiiBBBBBBBhhhjj666jjjjhhhhhBBBBBhhhhhhhh",   // M 128-191, N 49152-65535
+			"iiiBBBBBBBBhhhhj66jhhhhhhhhBBBBBBBhhhhhhh",   // M 128-191, N 65536-98303
+			"iiBBBBBBBBBBhhhjjjjhhhhhhhhBBBBBBBBhhhhhh",   // M 128-191, N 98304-131071
+			"iBBBBBBBBBBBhhhhhhhhhhhhhhBBBBBBBBBBhhhhh",   // M 128-191, N 131072-196607
+			"BBBBBBBBBBBBBhhhhhhhhhhhBBBBBBBBBBBBBhhhh",   // M 128-191, N 196608-262143
+			"BBBBBBBBBBBBBBhhhhhhBBBBBBBBBBBBBBBBBBhhh",   // M 128-191, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBhh",   // M 128-191, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",   // M 192-255, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 192-255, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 192-255, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 192-255, N 3
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 192-255, N 4-5
+			"aaaaaaaaaaaVVVaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 192-255, N 6-7
+			"aaaaaaaaaUUUUUUUUaaaaaaaaaaaaaaaaaaaaaaaa",   // M 192-255, N 8-11
+			"aaaaaaaUUUUUUUUUQQQaaaaaaaaaaaaaaaaaaaaaa",   // M 192-255, N 12-15
+			"aaaaaaMMMMMMMMMCCCCCCCCaaaaaaaaaaaaaaaaaa",   // M 192-255, N 16-23
+			"AAAAA333222255555@?BBBBhahBBBB?????aaaaaa",   // M 192-255, N 24-31
+			"WWWWW332222555555@???BBhhhBBBBBBB???bbbbb",   // M 192-255, N 32-47
+			">>>>>332225555555?????BhhhBBBBBBBBB?bbbbb",   // M 192-255, N 48-63
+			"AAAA3332255555555?????BhhhBiiiBBBBBBaaaaa",   // M 192-255, N 64-95
+			"iiii3332255555555@?==?hhhhhiiiiiBBBBBbbbb",   // M 192-255, N 96-127
+			">>>33332255555555@@@@@hhhhhiiiilliBBBbbbb",   // M 192-255, N 128-191
+			"iii333322WW555555@@@@@hhhhhhiilllliBBbbbb",   // M 192-255, N 192-255
+			">>>>33322222555555@@@@hhhhhhjjlllliiibbbb",   // M 192-255, N 256-383
+			">>>>33332222555552Bhhhhhhhjjjjjlljjihbbbb",   // M 192-255, N 384-511
+			">>>>3333322X5555BBBBhhhhhhjjjjjjjjihhbbbb",   // M 192-255, N 512-767
+			">>>>>3333222525;BhBBhhhhhhhhhhhjjhhhbbbbb",   // M 192-255, N 768-1023
+			"iiiii333332252::BBBBBhhhhhhhhhhhhhhbbbbbb",   // M 192-255, N 1024-1535
+			"iiiiii3333335BBBBhBBhhhhhhhhhhhhhbbbbbbbb",   // M 192-255, N 1536-2047
+			"iiiiiii33333BBBBhhBhhhhhhhhhhhhbbbbbbbbbb",   // M 192-255, N 2048-3071
+			"iiiiiiii333hhhBBhhhhhhhhhhhhhhhbbbbbbbbbb",   // M 192-255, N 3072-4095
+			"iiiiiiiiiihhhhhBhhhhhhjhhjhhhhhbbbbbbbbbb",   // M 192-255, N 4096-6143
+			"iiiiiiiiiBBBhhhhhhhhhhhhhhhhhhhbbbbbbbbbb",   // M 192-255, N 6144-8191
+			"iiiiiiiiBBBBhhhhhhhjhjjhhhhhhhhbbbbbbbbbb",   // M 192-255, N 8192-12287
+			"iiiiiiiBBBBBBhhhhhhhjjjjhhhhhhbbbbbbbbbbb",   // M 192-255, N 12288-16383
+			"iiiiiiBBBBBBhhhhhhhhjjjjhhhhhhbbbbbbbbbbb",   // M 192-255, N 16384-24575
+			"iiiiiBBBBBBBhhhhjjjhjjjjhhhhBBBbbbbbbbbbb",   // M 192-255, N 24576-32767
+			"iiiiBBBBBBBhhhhjjjjhjjjjhhhhBBBBbbbbbbbbb",   // M 192-255, N 32768-49151
+			"iiiBBBBBBBBhhhhj66jjjjjhhhhBBBBBBbbbbbbbb",   // M 192-255, N 49152-65535
+			"iiBBBBBBBBBhhhhjjjjhhhhhhhhBBBBBBBbbbbbbb",   // M 192-255, N 65536-98303
+			"iBBBBBBBBBBBhhhhjjhhhhhhhhBBBBBBBBBbbbbbb",   // M 192-255, N 98304-131071
+			"BBBBBBBBBBBBhhhhhhhhhhhhhBBBBBBBBBBBbbbbb",   // M 192-255, N 131072-196607
+			"BBBBBBBBBBBBBhhhhhhhhhhBBBBBBBBBBBBBBbbbb",   // M 192-255, N 196608-262143
+			"BBBBBBBBBBBBBBBhhhhBBBBBBBBBBBBBBBBBBBbbb",   // M 192-255, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 192-255, N >= 393216
+			"QQQQQQQQQQQUUUUUQUQQMQQQQQQQQQQQQQQQQQQQQ",   // M 256-383, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 256-383, N (none)
+			"RRRRRRRRRRRRUUUURRUQQQRRRRRRRRRRRRRRRRRRR",   // M 256-383, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 256-383, N 3
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 256-383, N 4-5
+			"aaaaaaaaaUUUUUUUaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 256-383, N 6-7
+			"aaaaaaaaUUUUUUUUQQaaaaaaaaaaaaaaaaaaaaaaa",   // M 256-383, N 8-11
+			"aaaaaaaaMMMMMMMMQQCCaaaaaaaaaaaaaaaaaaaaa",   // M 256-383, N 12-15
+			"aaaaaaaUUU2222CCCCCCCaaaaaaaaaaaaaaaaaaaa",   // M 256-383, N 16-23
+			"AAAAAAA33222555552?BBhhaaahBBBBBB?aaaaaaa",   // M 256-383, N 24-31
+			">>>>>3333225555555?BBBhhBhhBBBBBBBBBBBBBB",   // M 256-383, N 32-47
+			">>>>33332225555555?BBBhhhhhBBBBBBBBBBBBBB",   // M 256-383, N 48-63
+			"AAA333332225555555@BBBhhhhhiiiBBBBBBaaaaa",   // M 256-383, N 64-95
+			"iii333332255555555BBBBhhhhhhiiiiiiBBBhhhh",   // M 256-383, N 96-127
+			">>>333332555555555@@@BhhhhhhjilllliBBBBBB",   // M 256-383, N 128-191
+			"iii333332255555555@@@hhhhhjjjjlllliiBhhhh",   // M 256-383, N 192-255
+			">>>33333222555555BBBhhhhhjjjjjlllljiiBBBB",   // M 256-383, N 256-383
+			">>>3333332255555BBBhhhhhhjjjjjjjjjjihBBBB",   // M 256-383, N 384-511
+			">>>333333322555BBBBBhhhhhjojjjjjjjjhhBBBB",   // M 256-383, N 512-767
+			">>>3333333325;BBBBBBBhhhhjjjjjjjjjhhBBBBB",   // M 256-383, N 768-1023
+			"iiiii33333333BBBBBBBBBjjjhjjjhhhhhhhhhhhh",   // M 256-383, N 1024-1535
+			"iiiii3333333BBBBBBBBBBjjhhhhhhhhhhhhhhhhh",   // M 256-383, N 1536-2047
+			"iiiiii33333BBBBBBBBBBjjhjjjhhhhhhhhhhhhhh",   // M 256-383, N 2048-3071
+			"iiiiiiii33hhhhBBBBBBjjjjjoohhhhhhhhhhhhhh",   // M 256-383, N 3072-4095
+			"iiiiiiiiihhhhhBBBBjjjjjjojohhhhhhhhhhhhhh",   // M 256-383, N 4096-6143
+			"iiiiiiiiBBBBhhhhBBjjjjjjjjhhhhhhhhhhhhhhh",   // M 256-383, N 6144-8191
+			"iiiiiiiBBBBBhhhhhjjjjoojhhhhhhhhhhhhhhhhh",   // M 256-383, N 8192-12287
+			"iiiiiiBBBBBBBhhhhhhhjjjjhhhhhhhhhhhhhhhhh",   // M 256-383, N 12288-16383
+			"iiiiiBBBBBBBhhhhhhhhjjjjhhhhhBhhhhhhhhhhh",   // M 256-383, N 16384-24575
+			"iiiiBBBBBBBBhhhhhhhhjjjhhhhhBBBhhhhhhhhhh",   // M 256-383, N 24576-32767
+			"iiiBBBBBBBBBhhhjjjjhjjjhhhhBBBBBhhhhhhhhh",   // M 256-383, N 32768-49151
+			"iiBBBBBBBBBBhhhjjjjhhjjhhhhBBBBBBhhhhhhhh",   // M 256-383, N 49152-65535
+			"iBBBBBBBBBBBhhhjjjjhhhhhhhhBBBBBBBhhhhhhh",   // M 256-383, N 65536-98303
+			"BBBBBBBBBBBBhhhhhhhhhhhhhhBBBBBBBBBhhhhhh",   // M 256-383, N 98304-131071
+			"BBBBBBBBBBBBBhhhhhhhhhhhhBBBBBBBBBBBhhhhh",   // M 256-383, N 131072-196607
+			"BBBBBBBBBBBBBBhhhhhhBBBBBBBBBBBBBBBBBhhhh",   // M 256-383, N 196608-262143
+			"BBBBBBBBBBBBBBBBhhBBBBBBBBBBBBBBBBBBBBhhh",   // M 256-383, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBhh",   // M 256-383, N >= 393216
+			"QQQQQQQQQQUUUUUUUUQMMMQQQQQQQQQQQQQQQQQQQ",   // M 384-511, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 384-511, N (none)
+			"RRRRRRRRRRUUUUUUUUQQQMMRRRRRRRRRRRRRRRRRR",   // M 384-511, N 2
+			"SSSSSSSSSSSVVVVVSVQQMQSSSSSSSSSSSSSSSSSSS",   // M 384-511, N 3
+			"aaaaaaaaaaaUUUaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 384-511, N 4-5
+			"aaaaaaaaaUUUUUUUQaaaaaaaaaaaaaaaaaaaaaaaa",   // M 384-511, N 6-7
+			"aaaaaaaaMMMMMMMMQQaaaaaaaaaaaaaaaaaaaaaaa",   // M 384-511, N 8-11
+			"aaaaaaaOUU2222CQCCCCaaaaaaaaaaaaaaaaaaaaa",   // M 384-511, N 12-15
+			"aaaaaaaMM22222CCCCCCCCaaaaaaaaaaaaaaaaaaa",   // M 384-511, N 16-23
+			"AAAAAAA332255555552BhhhaaaahhBBBaaaaaaaaa",   // M 384-511, N 24-31
+			">>>>>33332255555555BBhhhBBhhhBBBBBBBBBBBB",   // M 384-511, N 32-47
+			">>>>333332255555555BBBhhBhhhhBBBBBBBBBBBB",   // M 384-511, N 48-63
+			"AAA3333322225555555BBBhhhhhhhiiBBBBBaaaaa",   // M 384-511, N 64-95
+			"iii3333322222555555BBhhhhhhhhiiiiiBBhhhhh",   // M 384-511, N 96-127
+			">>3333332222555555BBBhhhhhhhjjjjljiiBBBBB",   // M 384-511, N 128-191
+			"ii333333322555555BBBhhhhhjjjjjjlljjiihhhh",   // M 384-511, N 192-255
+			">>33333332255555BBBhhhhhjjjjjjjjjjjihBBBB",   // M 384-511, N 256-383
+			">>3333333==>355BBBBhhhhjjooojjjjjjjhhBBBB",   // M 384-511, N 384-511
+			">>333333333335B:BBBBjjjjjooojjjjjjjhBBBBB",   // M 384-511, N 512-767
+			">>33333333333BB:BBBBjjjjjoojjjjjjjhhBBBBB",   // M 384-511, N 768-1023
+			"ii3333333333BBBBBBjBBjjojjjjjjhhhhhhhhhhh",   // M 384-511, N 1024-1535
+			"iiii3333333BBBBBBBBBBoojjjjjjhhhhhhhhhhhh",   // M 384-511, N 1536-2047
+			"iiiiii3333BBBBBBBoBBBoojooojjhhhhhhhhhhhh",   // M 384-511, N 2048-3071
+			"iiiiii333BBBBBBBjjjoooooo_ojjhhhhhhhhhhhh",   // M 384-511, N 3072-4095
+			"iiiiiii3hhhhhBBBBjjooooooooojhhhhhhhhhhhh",   // M 384-511, N 4096-6143
+			"iiiiiiiBhhhhhhBBBjjoooojoojjhhhhhhhhhhhhh",   // M 384-511, N 6144-8191
+			"iiiiiiBBBBBBhhhhBBjjo_jojjjhhhhhhhhhhhhhh",   // M 384-511, N 8192-12287
+			"iiiiiBBBBBBBBhhhhjjjoooojhhhhhhhhhhhhhhhh",   // M 384-511, N 12288-16383
+			"iiiiBBBBBBBBBhhhhhhjjojjjhhhhBhhhhhhhhhhh",   // M 384-511, N 16384-24575
+			"iiiBBBBBBBBBBhhhhhhhjjjjhhhBBBBhhhhhhhhhh",   // M 384-511, N 24576-32767
+			"iiBBBBBBBBBBhhhhhhhhhhhhhhhBBBBBhhhhhhhhh",   // M 384-511, N 32768-49151
+			"iBBBBBBBBBBBhhhhhhhhhhhhhhBBBBBBBhhhhhhhh",   // M 384-511, N 49152-65535
+			"BBBBBBBBBBBBhhhhhhhhhhhhhhBBBBBBBBhhhhhhh",   // M 384-511, N 65536-98303
+			"BBBBBBBBBBBBBhhhhhhhhhhhhBBBBBBBBBBhhhhhh",   // M 384-511, N 98304-131071
+			"BBBBBBBBBBBBBBhhhhhhhhhBBBBBBBBBBBBBhhhhh",   // M 384-511, N 131072-196607
+			"BBBBBBBBBBBBBBBhhhhBBBBBBBBBBBBBBBBBBhhhh",   // M 384-511, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBhhh",   // M 384-511, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBhh",   // M 384-511, N >= 393216
+			"QQQQQQQQQUUUUUUUUUSMMMMMMMMQQQQQQQQQQQQQQ",   // M 512-767, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 512-767, N (none)
+			"RRRRRRRRRUUUUUUUQQQQQQRQaaRRRRRRRRRRRRRRR",   // M 512-767, N 2
+			"SSSSSSSSSSUUUUUUUQQQSCCnSSSSSSSSSSSSSSSSS",   // M 512-767, N 3
+			"aaaaaaaaaaUUUUUUaQQQCCCnaaaaaaaaaaaaaaaaa",   // M 512-767, N 4-5
+			"aaaaaaaaMMMMMMMMQaaCCCCnaaaaaaaaaaaaaaaaa",   // M 512-767, N 6-7
+			"aaaaaaaaUUUUUUUQQQaCCCCnaaaaaaaaaaaaaaaaa",   // M 512-767, N 8-11
+			"aaaaaaaUU22222CCCCCCCCCnaaaaaaaaaaaaaaaaa",   // M 512-767, N 12-15
+			"aaaaaaaM222222CCCCCCCCCnaaaaaaaaaaaaaaaaa",   // M 512-767, N 16-23
+			"AAAAAA33325555555222nnhhaaaaaaaaaaaaaaaaa",   // M 512-767, N 24-31
+			">>>>3333325555555552BhhhhBBhhhhBBBBBBBBBB",   // M 512-767, N 32-47
+			">>>33333332555555555BhhhhBhhhhhBBBBBBBBBB",   // M 512-767, N 48-63
+			"AAA3333333222555555;BhhhhhhhhhiiiBBaaaaaa",   // M 512-767, N 64-95
+			"ii333333>223255555;;BhhhhhhhhjjjiiiBBBBBB",   // M 512-767, N 96-127
+			"AA33333WW22325555;;BhhhhhhjjjjjjjjiiBBBBB",   // M 512-767, N 128-191
+			"i333333WW332255;;BBBhhhhhjjjjjjjjjjihBBBB",   // M 512-767, N 192-255
+			"A33333333335555;BBBBhjjjjoojjjjjjjjhhBBBB",   // M 512-767, N 256-383
+			">333333333333;:BBBBBjjjjjooojjjjjjjhBBBBB",   // M 512-767, N 384-511
+			">333333333333BB:BBBBjjjjoooojjjjjjjhBBBBB",   // M 512-767, N 512-767
+			">33333333333BBB:BBBBojjooooojjjjjjhBBBBBB",   // M 512-767, N 768-1023
+			"ii333333333BBBBBBBBBBojooojjjjjjjhBBBBBBB",   // M 512-767, N 1024-1535
+			"ii33333333BBBBBBBBBBBooojjjjjjjjjhBBBBBBB",   // M 512-767, N 1536-2047
+			"iiii33333BBBBBBBBoBBBoooooojjjjjjhBBBBBBB",   // M 512-767, N 2048-3071
+			"iiii3333BBBBBBBBoojoooooo_oojjjjjhBBBBBBB",   // M 512-767, N 3072-4095
+			"iiii333BBBBBBBBBBojooooojjoojjjjhBBBBBBBB",   // M 512-767, N 4096-6143
+			"iiii33hhhhhhhBBBBooooooooojojhhhhBBBBBBBB",   // M 512-767, N 6144-8191
+			"iiiiiBBBhhhhhhhBBBooojjojjjhjhhBBBBBBBBBB",   // M 512-767, N 8192-12287
+			"iiiiBBBBBBBBBhhhBBjoojjojhhhhhBBBBBBBBBBB",   // M 512-767, N 12288-16383
+			"iiiBBBBBBBBBBBhhhhjjjoojjhhhhBBBBBBBBBBBB",   // M 512-767, N 16384-24575
+			"iiBBBBBBBBBBBBhhhhhjjjjjhhhBBBBBBBBBBBBBB",   // M 512-767, N 24576-32767
+			"iBBBBBBBBBBBBhhhhhhhhjhhhhhBBBBBBBBBBBBBB",   // M 512-767, N 32768-49151
+			"BBBBBBBBBBBBBhhhhhhhhhhhhhBBBBBBBBBBBBBBB",   // M 512-767, N 49152-65535
+			"BBBBBBBBBBBBBhhhhhhhhhhhhBBBBBBBBBBBBBBBB",   // M 512-767, N 65536-98303
+			"BBBBBBBBBBBBBBhhhhhhBhhBBBBBBBBBBBBBBBBBB",   // M 512-767, N 98304-131071
+			"BBBBBBBBBBBBBBBhhhhBBBBBBBBBBBBBBBBBBBBBB",   // M 512-767, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 512-767, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 512-767, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 512-767, N >= 393216
+			"QQQQQQQQUUUUUUUUUUUMMMMMMMMMQQQQQQQQQQQQQ",   // M 768-1023, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 768-1023, N (none)
+			"RRRRRRRRRUUUUUUUQQQSRRRRaaaaRRRRRRRRRRRRR",   // M 768-1023, N 2
+			"SSSSSSSSSUUUUUUMQQQSSCnaaaaSSSSSSSSSSSSSS",   // M 768-1023, N 3
+			"aaaaaaaaaaMMMMMMQQQQCCnaaaaaaaaaaaaaaaaaa",   // M 768-1023, N 4-5
+			"aaaaaaaaUUUUUUUQQQCCCCnaaaaaaaaaaaaaaaaaa",   // M 768-1023, N 6-7
+			"aaaaaaaMMMMMMMQQCCCCCCnaaaaaaaaaaaaaaaaaa",   // M 768-1023, N 8-11
+			"aaaaaaaUU22222CCCCCCCCnaaaaaaaaaaaaaaaaaa",   // M 768-1023, N 12-15
+			"aaaaaaQQ222222CCCCCCCCnaaaaaaaaaaaaaaaaaa",   // M 768-1023, N 16-23
+			"AAAAAA333325555522222nnhhhaaaaaaaaaaaaaaa",   // M 768-1023, N 24-31
+			">>>>3333332555555525BnnhhBBBBBBBBBBBBBBBB",   // M 768-1023, N 32-47
+			">>>3333333255555555BBnhhhBBBBhhhhBBBBBBBB",   // M 768-1023, N 48-63
+			"AAA333333332225555;BBhhhhhhhhhhhhhhaaaaaa",   // M 768-1023, N 64-95
+			"ii3333333333325;5;;;BhhhhhhhhhjjiihBBBBBB",   // M 768-1023, N 96-127
+			"A333333WW333325;;B;BBhhhhhjjjjjjjjhhBBBBB",   // M 768-1023, N 128-191
+			"i333333WW333325;;BBBBhjjjjjjjjjjjjjhBBBBB",   // M 768-1023, N 192-255
+			"A333333333335;B:BBBBBjjjjjjjjjjjjjjhBBBBB",   // M 768-1023, N 256-383
+			"3333333333399::BBBBBhjjjooojjjjjjjjhBBBBB",   // M 768-1023, N 384-511
+			"3333333333339BBBBBBBojjooooojjjjjjjBBBBBB",   // M 768-1023, N 512-767
+			">3333333333BBBB:B:BBBjjoooojjjjjjjBBBBBBB",   // M 768-1023, N 768-1023
+			"i333333333B33BBBBBBBBojjooojjjjjjjBBBBBBB",   // M 768-1023, N 1024-1535
+			"ii3333333BBBBBBBBBBBBBojjojjoojjjjjBBBBBB",   // M 768-1023, N 1536-2047
+			"ii333333BBBBBBBBBBBBBoooooooooojjjjBBBBBB",   // M 768-1023, N 2048-3071
+			"ii33333BBBBBBBBBBBooooooooooooojjjBBBBBBB",   // M 768-1023, N 3072-4095
+			"ii3333BBBBBBBBBBBBoooooooooojjjjjjBBBBBBB",   // M 768-1023, N 4096-6143
+			"ii333BBBBBBBBBBBBBooooojoojojjjjjBBBBBBBB",   // M 768-1023, N 6144-8191
+			"iii3BBBBhhBhhhhBBBoojooojjjjjjjhBBBBBBBBB",   // M 768-1023, N 8192-12287
+			"iiiBhhhhBhhhhhhhBBoooooojjjhhhBBBBBBBBBBB",   // M 768-1023, N 12288-16383
+			"iiBBBBBBBBBBBBhhhBBjjoojjjhhhBBBBBBBBBBBB",   // M 768-1023, N 16384-24575
+			"iBBBBBBBBBBBBBBhhhjjjjjjjhhhBBBBBBBBBBBBB",   // M 768-1023, N 24576-32767
+			"BBBBBBBBBBBBBBBhhhhhhjjjhhhBBBBBBBBBBBBBB",   // M 768-1023, N 32768-49151
+			"BBBBBBBBBBBBBBBhhhhhhhhhhhBBBBBBBBBBBBBBB",   // M 768-1023, N 49152-65535
+			"BBBBBBBBBBBBBBBhhhhBhhhhhBBBBBBBBBBBBBBBB",   // M 768-1023, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 768-1023, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 768-1023, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 768-1023, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 768-1023, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 768-1023, N >= 393216
+			"QQQQQQQQUUUMMMMUUSMMMQQQQQQQQQQQQQQQQQQQQ",   // M 1024-1535, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 1024-1535, N (none)
+			"RRRRRRRRUUUMMMMMQQSRRRRaaaaaaRRRRRRRRRRRR",   // M 1024-1535, N 2
+			"SSSSSSSSSMMMMMMMQQSSSSaaaaaaaSSSSSSSSSSSS",   // M 1024-1535, N 3
+			"aaaaaaaaaUUUUUMQQQCCCnaaaaaaaaaaaaaaaaaaa",   // M 1024-1535, N 4-5
+			"aaaaaaaUUUUUUMQQQCCCCnaaaaaaaaaaaaaaaaaaa",   // M 1024-1535, N 6-7
+			"aaaaaaUUUUUUUUMCCCCCCnaaaaaaaaaaaaaaaaaaa",   // M 1024-1535, N 8-11
+			"aaaaaaQQ]]22222CCCCCCnnaaaaaaaaaaaaaaaaaa",   // M 1024-1535, N 12-15
+			"aaaaaa]]]22222CCCCCCCnaaaaaaaaaaaaaaaaaaa",   // M 1024-1535, N 16-23
+			"AAAAA333332255522222nnnnnhhaaaaaaaaaaaaaa",   // M 1024-1535, N 24-31
+			">>>3333333225552225BBBnhhhbbbbbbbbbbbbbbb",   // M 1024-1535, N 32-47
+			">>>333333332222222BBBBnhhhbbbbbbbbbbbbbbb",   // M 1024-1535, N 48-63
+			"AA333333333332255BBBBBhhhhaaahhhhaaaaaaaa",   // M 1024-1535, N 64-95
+			"ii33333333333255;;Bhhnhhhhhhhhhhhhbbbbbbb",   // M 1024-1535, N 96-127
+			"A33333333333335;;BBBBBhhhhjjjjjjjjhbbbbbb",   // M 1024-1535, N 128-191
+			"i3333333333333BBBBBBBBjjjjjjjjjjjjhbbbbbb",   // M 1024-1535, N 192-255
+			"3333333333333BBBBBBBBBjjjjjjjjjjjjjbbbbbb",   // M 1024-1535, N 256-383
+			"333333333333BBB:BBBBoojjoojjjjjjjjjbbbbbb",   // M 1024-1535, N 384-511
+			"33333333333BBBBBBBBBoojoooojjjjjjjbbbbbbb",   // M 1024-1535, N 512-767
+			"3333333333BB9BBBBBBBBojoooojjjjjjjbbbbbbb",   // M 1024-1535, N 768-1023
+			"i33333333BB93BBBBBBBBoooooooooojjjjbbbbbb",   // M 1024-1535, N 1024-1535
+			"i3333333BBBBBBBBBBoooooooooooooojjjbbbbbb",   // M 1024-1535, N 1536-2047
+			"ii33333BBBBBBBBBBooooooooooooooojjjbbbbbb",   // M 1024-1535, N 2048-3071
+			"i33333BBBBBBBBBBBoooooooojoooooojjjbbbbbb",   // M 1024-1535, N 3072-4095
+			"i3333BBBBBBBBBBBBoooooooooooooojjjbbbbbbb",   // M 1024-1535, N 4096-6143
+			"ii33BBBBBBBBBBBBBBoojooooooooojjjjbbbbbbb",   // M 1024-1535, N 6144-8191
+			"ii3BBBBBBBBBBBBBBBooooooooojojjjjbbbbbbbb",   // M 1024-1535, N 8192-12287
+			"iiBBBBBBhhBBBhhBBBBoooooojjjhjjbbbbbbbbbb",   // M 1024-1535, N 12288-16383
+			"iBBBnhhhBBhhhhhhhBBjooooojjhhhbbbbbbbbbbb",   // M 1024-1535, N 16384-24575
+			"BBBBBBBBBBBBBBBhhhjjjjojjjhhhBBbbbbbbbbbb",   // M 1024-1535, N 24576-32767
+			"BBBBBBBBBBBBBBBBhhhhjjjjjhhhBBBBbbbbbbbbb",   // M 1024-1535, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBhhhhjjhhhBBBBBBbbbbbbbb",   // M 1024-1535, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBhhhhhBBBBBBBBBbbbbbbb",   // M 1024-1535, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 1024-1535, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 1024-1535, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 1024-1535, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 1024-1535, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 1024-1535, N >= 393216
+			"QQQQQQQQUUMMMMMMUUMMMMQQQQQQQQQQQQQQQQQQQ",   // M 1536-2047, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 1536-2047, N (none)
+			"RRRRRRRRMMMMMMMMQSRRRRaaRRRRaaRRRRRRRRRRR",   // M 1536-2047, N 2
+			"SSSSSSSSSOOOOOOQQSSSSSaaaaaaaSSSSSSSSSSSS",   // M 1536-2047, N 3
+			"aaaaaaaaUUMMMMQQSSCCCaaaaaaaaaaaaaaaaaaaa",   // M 1536-2047, N 4-5
+			"aaaaaaaUUUUUMMMMSCCCCaaaaaaaaaaaaaaaaaaaa",   // M 1536-2047, N 6-7
+			"aaaaaaQQQ]]QQQQCCCCCCCaaaaaaaaaaaaaaaaaaa",   // M 1536-2047, N 8-11
+			"aaaaaa]]]]]2222CCCCCCCaaaaaaaaaaaaaaaaaaa",   // M 1536-2047, N 12-15
+			"aaaaa]]]]]]2222CCCCCCCaaaaaaaaaaaaaaaaaaa",   // M 1536-2047, N 16-23
+			"AAAA333333322222222Bnnnnnnnaaaaaaaaaaaaaa",   // M 1536-2047, N 24-31
+			">>>333333333222252BBBBnnhhhbbbbbbbbbbbbbb",   // M 1536-2047, N 32-47
+			">>333333333322555=BBBBBhhhbbbbbbbbbbbbbbb",   // M 1536-2047, N 48-63
+			"AA33333333333255;?BBBBnhhhaaaaaaaaaaaaaaa",   // M 1536-2047, N 64-95
+			"ii3333333333355;aBhhhnnjhhhhbbbbbbbbbbbbb",   // M 1536-2047, N 96-127
+			"A3333333333332B;aBBBBBBjjjjjjhhhhbbbbbbbb",   // M 1536-2047, N 128-191
+			"3333333333333BBBBBBBBBBjjjjjjjjjjbbbbbbbb",   // M 1536-2047, N 192-255
+			"333333333333BBBBBnBBBBojjjjjjjjjjbbbbbbbb",   // M 1536-2047, N 256-383
+			"33333333333BBBBBBBBooohoojjjjjjjjbbbbbbbb",   // M 1536-2047, N 384-511
+			"3333333333BBBBBBBBBooooooojjjjjjjjbbbbbbb",   // M 1536-2047, N 512-767
+			"333333333BB99BBBBBBBoooooojooojjjjjbbbbbb",   // M 1536-2047, N 768-1023
+			"i3333333B9BB9B9BBBoooooooooooooojjjbbbbbb",   // M 1536-2047, N 1024-1535
+			"i333333B99999BBBoooooooooooooooojjjbbbbbb",   // M 1536-2047, N 1536-2047
+			"i33333BBBBBBBBBooooooooojooooooojjjbbbbbb",   // M 1536-2047, N 2048-3071
+			"i33339BBBBBBBBBBBooooooo__oooooojjjbbbbbb",   // M 1536-2047, N 3072-4095
+			"i333BBBBBBBBBBBBBooooojjj_jooooojjjbbbbbb",   // M 1536-2047, N 4096-6143
+			"i33BBBBBBBBBBBBBBooojojoojjoooojjjbbbbbbb",   // M 1536-2047, N 6144-8191
+			"i3BBBBBBBBBBBBBBBBoojjjoooojojjjjbbbbbbbb",   // M 1536-2047, N 8192-12287
+			"iBBBBBBBBBBBBBBBBBBoojYjojjjjjjbbbbbbbbbb",   // M 1536-2047, N 12288-16383
+			"BBBBBBBBBBBBBhhhhBBBoojjojjjhhbbbbbbbbbbb",   // M 1536-2047, N 16384-24575
+			"BBBBBBBhBhhBBBBBhhjjjoooojjhhBBbbbbbbbbbb",   // M 1536-2047, N 24576-32767
+			"BBBBBBBBBBBBBBBBBhhjjjjjjjhhBBBBbbbbbbbbb",   // M 1536-2047, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBhhjjjjjhhBBBBBBbbbbbbbb",   // M 1536-2047, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBhhhhhhhBBBBBBBBbbbbbbb",   // M 1536-2047, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 1536-2047, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 1536-2047, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 1536-2047, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 1536-2047, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 1536-2047, N >= 393216
+			"QQQQQQQQUMMMMMMMQUMQQQQQQQQQQQQQQQQQQQQQQ",   // M 2048-3071, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 2048-3071, N (none)
+			"RRRRRRRROOOOOOOOOORRRaaaRRRaaaRRRRRRRRRRR",   // M 2048-3071, N 2
+			"SSSSSSSSSUMMMMQQSSSSaaaaaaaaaaSSSSSSSSSSS",   // M 2048-3071, N 3
+			"aaaaaaaUUUMMMMMMRCCCaaaaaaaaaaaaaaaaaaaaa",   // M 2048-3071, N 4-5
+			"aaaaaQQQQQQQQQQQCCCCnaaaaaaaaaaaaaaaaaaaa",   // M 2048-3071, N 6-7
+			"aaaaa]]]]]]]]]SCCCCCnaaaaaaaaaaaaaaaaaaaa",   // M 2048-3071, N 8-11
+			"aaaa]]]]]]]]]]]CCCCCnaaaaaaaaaaaaaaaaaaaa",   // M 2048-3071, N 12-15
+			"aaaa]]]]]]]]]]CCCCCCCaaaaaaaaaaaaaaaaaaaa",   // M 2048-3071, N 16-23
+			"AAAA333333AAA22222=nnaaaannnaaaaaaaaaaaaa",   // M 2048-3071, N 24-31
+			">>>33333333322225;=BBnnnnnhbbbbbbbbbbbbbb",   // M 2048-3071, N 32-47
+			">>3333333XX33255;;=BBBnnhhhbbbbbbbbbbbbbb",   // M 2048-3071, N 48-63
+			"AA3333333XX33;;;;;BBBBnnjhaaaaaaaaaaaaaaa",   // M 2048-3071, N 64-95
+			"ii33333333333;9;;nhhhnnnjhbbbbbbbbbbbbbbb",   // M 2048-3071, N 96-127
+			">333333333333BBBBBBBjBBBjjhhbbbbbbbbbbbbb",   // M 2048-3071, N 128-191
+			"333333333333BBBBBBBBjoBBjjjjjjbbbbbbbbbbb",   // M 2048-3071, N 192-255
+			"33333333333BBBBBBBBooooBjjjjjjjjbbbbbbbbb",   // M 2048-3071, N 256-383
+			"3333333333BBBBBBBBBoooooojjjjjjjjbbbbbbbb",   // M 2048-3071, N 384-511
+			"333333333BBBBBBBBBBoooooojjjjjjjjjbbbbbbb",   // M 2048-3071, N 512-767
+			"33333333BBBBBBBBBoooooooojjoooojjjjbbbbbb",   // M 2048-3071, N 768-1023
+			"i333333BB9BBBBBBBooooooooooooooojjjbbbbbb",   // M 2048-3071, N 1024-1535
+			"i33333BB9BBBBBBBoooooooooooooooojjjbbbbbb",   // M 2048-3071, N 1536-2047
+			"i333399BBBBBBBBBoooooooojoooooooojjbbbbbb",   // M 2048-3071, N 2048-3071
+			"i333999BBBBBBBBBBooooooo__ooooooojjbbbbbb",   // M 2048-3071, N 3072-4095
+			"i33B999BBBBBBBBBBooooojoj_jooooojjjbbbbbb",   // M 2048-3071, N 4096-6143
+			"i3BB99BBBBBBBBBBBoooooooojjoooojjjbbbbbbb",   // M 2048-3071, N 6144-8191
+			"iBBBBBBBBBBBBBBBBBBoojjoooooojjjjbbbbbbbb",   // M 2048-3071, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBoojYjoojjjjjbbbbbbbbbb",   // M 2048-3071, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBoojjojjjhhbbbbbbbbbbb",   // M 2048-3071, N 16384-24575
+			"BBBBBBBBBBBBhhhhhhBBooooojjhhBBbbbbbbbbbb",   // M 2048-3071, N 24576-32767
+			"BBBBBBBhhhhhBBBBBhhjjjjjjjhhBBBBbbbbbbbbb",   // M 2048-3071, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBhhjjjjjhhBBBBBBbbbbbbbb",   // M 2048-3071, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBhhhhhhhBBBBBBBBbbbbbbb",   // M 2048-3071, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 2048-3071, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 2048-3071, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 2048-3071, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 2048-3071, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 2048-3071, N >= 393216
+			"QQQQQQQQMMMMMMMMOOQQQQQQQQQQQQQQQQQQQQQQQ",   // M 3072-4095, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 3072-4095, N (none)
+			"RRRRRRRRRMMMSSQQSRRRRRRSRRSSSSRRRRRRRRRRR",   // M 3072-4095, N 2
+			"SSSSSSSSSMMMMMMSSSSSaaSSSSSSSaSSSSSSSSSSS",   // M 3072-4095, N 3
+			"aaaaaMMMMMMMMMMSSCCaaaaaaaaaaaaaaaaaaaaaa",   // M 3072-4095, N 4-5
+			"aaaa]]]]]]]]]SSSCCCaaaaaaaaaaaaaaaaaaaaaa",   // M 3072-4095, N 6-7
+			"aaaa]]]]]]]]]]]CCCCCaaaaaaaaaaaaaaaaaaaaa",   // M 3072-4095, N 8-11
+			"aaa]]]]]]]]]]]]CCCnCaaaaaaaaaaaaaaaaaaaaa",   // M 3072-4095, N 12-15
+			"aaa222222222222CCCnCaaaaaaaaaaaaaaaaaaaaa",   // M 3072-4095, N 16-23
+			"AAA3333333AAAA332=nnaaaaabnnaaaaaaaaaaaaa",   // M 3072-4095, N 24-31
+			">>33333333333322;;=Bnnnnnjjbbbbbbbbbbbbbb",   // M 3072-4095, N 32-47
+			">>3333333XX33;;;;;=BBBnnnjhbbbbbbbbbbbbbb",   // M 3072-4095, N 48-63
+			"AA3333333XX33;;;;;nBBnnnnhaaaaaaaaaaaaaaa",   // M 3072-4095, N 64-95
+			"ii3333333333399:;;nnnnnnnjbbbbbbbbbbbbbbb",   // M 3072-4095, N 96-127
+			"A33333333333B9BBBBBBBBBBnjjbbbbbbbbbbbbbb",   // M 3072-4095, N 128-191
+			"i33333333339BBBBBBjjjoBBBjjbbbbbbbbbbbbbb",   // M 3072-4095, N 192-255
+			"33333333333BBBBBBooojooBBjjjjjjbbbbbbbbbb",   // M 3072-4095, N 256-383
+			"33333333399BBBBBBBBBooooBjjjjjjjjbbbbbbbb",   // M 3072-4095, N 384-511
+			"33333333BB9BBBBBBBBBooooBjjjjjjjjjbbbbbbb",   // M 3072-4095, N 512-767
+			"3333333BBBBBBBBBBBBBooooBjjoooojjjbbbbbbb",   // M 3072-4095, N 768-1023
+			"i33333BBBBBBBBBBBBoBooooBooooooojjjbbbbbb",   // M 3072-4095, N 1024-1535
+			"i333399BBBBBBBB7oBBooooooooooooojjjbbbbbb",   // M 3072-4095, N 1536-2047
+			"i3339999BBBBBBB67BBoooooooooooooojjbbbbbb",   // M 3072-4095, N 2048-3071
+			"i3399hh9BBBBBBB66oooooooojooooooojjbbbbbb",   // M 3072-4095, N 3072-4095
+			"i3B99hhBBBBBBBB66ooooooooooooooojjbbbbbbb",   // M 3072-4095, N 4096-6143
+			"iBBB999BBBBBBBBBBBBBooooooooooojjjbbbbbbb",   // M 3072-4095, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBooooooojojjjjbbbbbbbb",   // M 3072-4095, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBooooojjjjjjbbbbbbbbbb",   // M 3072-4095, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBooooojjjhhbbbbbbbbbbb",   // M 3072-4095, N 16384-24575
+			"BBBBBBBBBBBBBBhhhhBBBooojjjhBBBbbbbbbbbbb",   // M 3072-4095, N 24576-32767
+			"BBBBBBBBBBBBBBBBBhhjjjjjjjhBBBBBbbbbbbbbb",   // M 3072-4095, N 32768-49151
+			"BBBBBBBBBBhBBBBBBBhhjjjjjhhBBBBBBbbbbbbbb",   // M 3072-4095, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBhhhhhBBBBBBBBBbbbbbbb",   // M 3072-4095, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 3072-4095, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 3072-4095, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 3072-4095, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 3072-4095, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 3072-4095, N >= 393216
+			"QQQQQQQQQMMMOOOQOOOMMMMMMMMQQQQQQQQQQQQQQ",   // M 4096-6143, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 4096-6143, N (none)
+			"RRRRRRRRRMMMMSSSROOaaaaaRRRaaaRRRRRRRRRRR",   // M 4096-6143, N 2
+			"SSSSSSMMMMMMMMSSCaaaaaaaaaaaaaSSSSSSSSSSS",   // M 4096-6143, N 3
+			"aaaa]]]]]]]MMRRCCaaaaaaaaaaaaaaaaaaaaaaaa",   // M 4096-6143, N 4-5
+			"aaa]]]]]]]]]]]]CCaaaaaaaaaaaaaaaaaaaaaaaa",   // M 4096-6143, N 6-7
+			"aaa]]]]]]]]]]]]CCaaaaaaaaaaaaaaaaaaaaaaaa",   // M 4096-6143, N 8-11
+			"aaa]]]22222222CCCaaaaaaaaaaaaaaaaaaaaaaaa",   // M 4096-6143, N 12-15
+			"aaa]]]]222WW22nCCnaaaaaaaaaaaaaaaaaaaaaaa",   // M 4096-6143, N 16-23
+			"AA33333333333333;=nnaaaaaabnaaaaaaaaaaaaa",   // M 4096-6143, N 24-31
+			">>3333333333333:;;nnnnaaaajbbbbbbbbbbbbbb",   // M 4096-6143, N 32-47
+			">33333333333A:::;;nBnnnnnnjbbbbbbbbbbbbbb",   // M 4096-6143, N 48-63
+			"A3333333333339::::nnnnnnnnaaaaaaaaaaaaaaa",   // M 4096-6143, N 64-95
+			"i3333333333399:::Bnnnnnnnnbbbbbbbbbbbbbbb",   // M 4096-6143, N 96-127
+			"A3333333333BBBBBBBBBjjbbnnjbbbbbbbbbbbbbb",   // M 4096-6143, N 128-191
+			"i3333333339BBBBBBooojojjBnjjbbbbbbbbbbbbb",   // M 4096-6143, N 192-255
+			"A33333333399BBBBBooooooojBjjbbbbbbbbbbbbb",   // M 4096-6143, N 256-383
+			">33333339h99BBBBBoooooooojjjjjjjbbbbbbbbb",   // M 4096-6143, N 384-511
+			">333333B9999BBBBoooooooooBjjjjjjjbbbbbbbb",   // M 4096-6143, N 512-767
+			">33333BBB999B977oooooooooBjjoojjjjbbbbbbb",   // M 4096-6143, N 768-1023
+			"i3333BBBBBBBB997ooBBooooBBooooojjjbbbbbbb",   // M 4096-6143, N 1024-1535
+			"i333999BBBBBBBBBoooBoooBBBoooooojjjbbbbbb",   // M 4096-6143, N 1536-2047
+			"i3399999BBBBBBBB77oooooooooooooojjjbbbbbb",   // M 4096-6143, N 2048-3071
+			"i3B99hh9BBBBBBB667oooooooooooooojjbbbbbbb",   // M 4096-6143, N 3072-4095
+			"iBB99h9BBBBBBBB66ooBoooooooooooojjbbbbbbb",   // M 4096-6143, N 4096-6143
+			"BBB9999BBBBBBBBBBBBBBoooooooooojjbbbbbbbb",   // M 4096-6143, N 6144-8191
+			"BBB9999BBBBBBBBBBBBBBooojojjojjjbbbbbbbbb",   // M 4096-6143, N 8192-12287
+			"BBBB99BBBBBBBBBBBBBBBoooojjjjjbbbbbbbbbbb",   // M 4096-6143, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBooojjjjhBbbbbbbbbbbb",   // M 4096-6143, N 16384-24575
+			"BBBBBBBBBBBBBBBBhhBBBjojjjjhBBBbbbbbbbbbb",   // M 4096-6143, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBhBBjjjjjhBBBBBbbbbbbbbb",   // M 4096-6143, N 32768-49151
+			"BBBBBBBBBBBBhBBBBBBhjjjjjhBBBBBBBbbbbbbbb",   // M 4096-6143, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBhhhBBBBBBBBBBbbbbbbb",   // M 4096-6143, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 4096-6143, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 4096-6143, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 4096-6143, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 4096-6143, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 4096-6143, N >= 393216
+			"QQQQQQQQQMMMMMQQRRRRRRRRRRRRRRQQQQQQQQQQQ",   // M 6144-8191, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 6144-8191, N (none)
+			"RRRRRRRRRRMMMMSSRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 6144-8191, N 2
+			"SSSSSM]]MMMMSSSSSaaaSSSSSSSSSSSSSSSSSSSSS",   // M 6144-8191, N 3
+			"aaaa]]]]]]]]]]]Caaaaaaaaaaaaaaaaaaaaaaaaa",   // M 6144-8191, N 4-5
+			"aaa]]]]]]]]]]]]Cnaaaaaaaaaaaaaaaaaaaaaaaa",   // M 6144-8191, N 6-7
+			"aaa]]]]WW]]]]]CCnaaaaaaaaaaaaaaaaaaaaaaaa",   // M 6144-8191, N 8-11
+			"aa]]]]WWW]]]]]CCnaaaaaaaaaaaaaaaaaaaaaaaa",   // M 6144-8191, N 12-15
+			"aa]]WWWWWW]]]]CCnaaaaaaaaaaaaaaaaaaaaaaaa",   // M 6144-8191, N 16-23
+			"AA3333WW3333333::nnnaaaaaaaaaaaaaaaaaaaaa",   // M 6144-8191, N 24-31
+			">33333WW3333339::nnnnnaaaanbbbbbbbbbbbbbb",   // M 6144-8191, N 32-47
+			">33333333333A9:::nnnnnnnnnbbbbbbbbbbbbbbb",   // M 6144-8191, N 48-63
+			"A3333333333399:::njjbnnnnaaaaaaaaaaaaaaaa",   // M 6144-8191, N 64-95
+			"i333333333399:::Bljjjjnnnnjbbbbbbbbbbbbbb",   // M 6144-8191, N 96-127
+			"A333333333BBBBBBBBBjjjbbnnnbbbbbbbbbbbbbb",   // M 6144-8191, N 128-191
+			"i33333333399BBBBB7oooojjbbnjbbbbbbbbbbbbb",   // M 6144-8191, N 192-255
+			"A33333333h99BBBBB66ooooojjnjbbbbbbbbbbbbb",   // M 6144-8191, N 256-383
+			">33333399hh99BBBB77ooojoojjjjjjbbbbbbbbbb",   // M 6144-8191, N 384-511
+			">33333B9999999BB777oooooojBjjjjjjbbbbbbbb",   // M 6144-8191, N 512-767
+			">3333BBBB999917777oooooooBBjjjjjjbbbbbbbb",   // M 6144-8191, N 768-1023
+			"ii33BBBBBBBBB7777oooooooBBBooojjjjbbbbbbb",   // M 6144-8191, N 1024-1535
+			"i33B999BBBBBBBBB7ooBoooBBBBoooojjjbbbbbbb",   // M 6144-8191, N 1536-2047
+			"i3B99999BBBBBBBB77oBoooBBBjooooojjbbbbbbb",   // M 6144-8191, N 2048-3071
+			"iBB99999BBBBBBBB67oooooBBjjoooojjjbbbbbbb",   // M 6144-8191, N 3072-4095
+			"BBB9999BBBBBBBBB6ooBBoBBBjjoooojjbbbbbbbb",   // M 6144-8191, N 4096-6143
+			"BBB99hhBBBBBBBBBBBBBBBBBBjjoojjjbbbbbbbbb",   // M 6144-8191, N 6144-8191
+			"BBB99hhBBBBBBBBBBBBBBBBBBjjjojjbbbbbbbbbb",   // M 6144-8191, N 8192-12287
+			"BBB9999BBBBBBBBBBBBBBBBjjjjjjbbbbbbbbbbbb",   // M 6144-8191, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBjjjjhBBbbbbbbbbbbb",   // M 6144-8191, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBjjjhBBBBbbbbbbbbbb",   // M 6144-8191, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBhBjjjjjBBBBBBbbbbbbbbb",   // M 6144-8191, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBhhjjhBBBBBBBBbbbbbbbb",   // M 6144-8191, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbb",   // M 6144-8191, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 6144-8191, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 6144-8191, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 6144-8191, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 6144-8191, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 6144-8191, N >= 393216
+			"QQQQQQQQQQMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQ",   // M 8192-12287, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 8192-12287, N (none)
+			"RRRRRRRRRRRMMMRRRaaRRRRRRRRRRRRRRRRRRRRRR",   // M 8192-12287, N 2
+			"SSSSS]]]]]]S]]]]aaaaaaaaaaaaaaSSSSSSSSSSS",   // M 8192-12287, N 3
+			"aaa]]]]]]]]]]M]naaaaaaaaaaaaaaaaaaaaaaaaa",   // M 8192-12287, N 4-5
+			"aaa]]]]]]]]]]MCnaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 8192-12287, N 6-7
+			"aa]]]]WWW]]]]]Cnaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 8192-12287, N 8-11
+			"aa]]WWWWWWW]]]Cnaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 8192-12287, N 12-15
+			"aaWWWWWWWWWW]]Cnaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 8192-12287, N 16-23
+			"AA333WWWW33333999nnnnaaaaaaaaaaaaaaaaaaaa",   // M 8192-12287, N 24-31
+			">33333WWW3333999Bnnbbbnnnnnbbbbbbbbbbbbbb",   // M 8192-12287, N 32-47
+			">3333WWW333399::Bljjjbbnnnbbbbbbbbbbbbbbb",   // M 8192-12287, N 48-63
+			"A3333WW3333999:Blmjjjjbbbaaaaaaaaaaaaaaaa",   // M 8192-12287, N 64-95
+			"i3333[[3339999:lljjjjjjjjbjjbbbbbbbbbbbbb",   // M 8192-12287, N 96-127
+			"A333333339BBBBB9joojjbbbnnnBbbbbbbbbbbbbb",   // M 8192-12287, N 128-191
+			"i3333333999BBBBBBoooojbbbbnnbbbbbbbbbbbbb",   // M 8192-12287, N 192-255
+			"A33333399999BBBBB77oooojjbnnbbbbbbbbbbbbb",   // M 8192-12287, N 256-383
+			">>3333B999999BBBB7oooooojjbnbbbbbbbbbbbbb",   // M 8192-12287, N 384-511
+			">>333BB999999BBBooooooooojBnjjjbbbbbbbbbb",   // M 8192-12287, N 512-767
+			">>33BBBBB999B997oooooooojBBnjjjjbbbbbbbbb",   // M 8192-12287, N 768-1023
+			"ii3BBBBBBBBBB9B7oBBBoooBBBnjjjjjjbbbbbbbb",   // M 8192-12287, N 1024-1535
+			"i3BBBBBBBBBBBBBBoooBBoBBBBnjjjjjjbbbbbbbb",   // M 8192-12287, N 1536-2047
+			"iBBB999BBBBBBBBB7ooBBBBBBBBjoojjjbbbbbbbb",   // M 8192-12287, N 2048-3071
+			"BBBB999BBBBBBBBB67oBBBBBBBBjojjjjbbbbbbbb",   // M 8192-12287, N 3072-4095
+			"BBB99999BBBBBBBBBBBBBBBBBBjjjjjjbbbbbbbbb",   // M 8192-12287, N 4096-6143
+			"BBB99hhBBBBBBBBBBBBBBBBBBBjjjjjbbbbbbbbbb",   // M 8192-12287, N 6144-8191
+			"BBB99h1BBmmBBBBBBBBBBBBBBjjjjbbbbbbbbbbbb",   // M 8192-12287, N 8192-12287
+			"BBB9999BB9BBBBBBBBBBBBBBjjjhBbbbbbbbbbbbb",   // M 8192-12287, N 12288-16383
+			"BBBBB9BBBBBBBBBBBBBBBBBBjjBBBBbbbbbbbbbbb",   // M 8192-12287, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBjjhBBBBBbbbbbbbbbb",   // M 8192-12287, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBhjjjhBBBBBBBbbbbbbbbb",   // M 8192-12287, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbb",   // M 8192-12287, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbb",   // M 8192-12287, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 8192-12287, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 8192-12287, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 8192-12287, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 8192-12287, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 8192-12287, N >= 393216
+			"QQQQQQQQQQMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQ",   // M 12288-16383, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 12288-16383, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 12288-16383, N 2
+			"SSSS]]]]]]]SS]]]aaaaaSSSSSSSSaSSSSSSSSSSS",   // M 12288-16383, N 3
+			"aaa]]]]]]]]]]a]aaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 12288-16383, N 4-5
+			"aaa]]]]]]]]]]]]aaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 12288-16383, N 6-7
+			"aa]]]WWWWW]]]]naaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 12288-16383, N 8-11
+			"aaWWWWWWWWWW]]naaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 12288-16383, N 12-15
+			"aaWWWWWWWWWWnnnaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 12288-16383, N 16-23
+			"AA333WWWW3333AA999bbbbbaaaaaaaaaaaaaaaaaa",   // M 12288-16383, N 24-31
+			">3333WWWW33399999bbbbbbbbbbbbbbbbbbbbbbbb",   // M 12288-16383, N 32-47
+			">3333WWW33399999mjjjjjbbbbbbbbbbbbbbbbbbb",   // M 12288-16383, N 48-63
+			"A333[[W33399999lljjjjjjbbjjjjaaaaaaaaaaaa",   // M 12288-16383, N 64-95
+			"i333[[[33999999lljjjjjjjjjjjjbbbbbbbbbbbb",   // M 12288-16383, N 96-127
+			"A3333[[339999B99jjjjbbbbbnnBBbbbbbbbbbbbb",   // M 12288-16383, N 128-191
+			"i333333[399BBBB99BjbbbbbbbnBBbbbbbbbbbbbb",   // M 12288-16383, N 192-255
+			"A3333399999999B9BjoBjjjjbbbnBbbbbbbbbbbbb",   // M 12288-16383, N 256-383
+			">>333B999999999BBBoooooojbbnBbbbbbbbbbbbb",   // M 12288-16383, N 384-511
+			">>>3BBBB9999999BBBBooooojjbnBbbbbbbbbbbbb",   // M 12288-16383, N 512-767
+			">>>BBBBBBB99BBBBBBBBoooojBBnBbbbbbbbbbbbb",   // M 12288-16383, N 768-1023
+			"iiBBBBBBBBBBBBBBBBBBBoBBBBBnnjjbbbbbbbbbb",   // M 12288-16383, N 1024-1535
+			"iBBBBBBBBBBBBBBBBBBBBBBBBBnnnjjbbbbbbbbbb",   // M 12288-16383, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBnBnnjjbbbbbbbbbb",   // M 12288-16383, N 2048-3071
+			"BBBB999BBBBBBBBBBBBBBBBBBnnBnjjbbbbbbbbbb",   // M 12288-16383, N 3072-4095
+			"BBB99999BBBBBBBBBBBBBBBBBBjnBbbbbbbbbbbbb",   // M 12288-16383, N 4096-6143
+			"BBB99999BBBBBBBBBBBBBBBBBBjBBbbbbbbbbbbbb",   // M 12288-16383, N 6144-8191
+			"BBB9999BB9BBBBBBBBBBBBBBnhBBBbbbbbbbbbbbb",   // M 12288-16383, N 8192-12287
+			"BBB9999BBBBBBBBBBBBBBBBBhBBBBbbbbbbbbbbbb",   // M 12288-16383, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBjBBBBBBbbbbbbbbbbb",   // M 12288-16383, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBhBBBBBBBBbbbbbbbbbb",   // M 12288-16383, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbb",   // M 12288-16383, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbb",   // M 12288-16383, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbb",   // M 12288-16383, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 12288-16383, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 12288-16383, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 12288-16383, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 12288-16383, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 12288-16383, N >= 393216
+			"QQQQQQQQMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQ",   // M 16384-24575, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 16384-24575, N (none)
+			"RRRRRRRRRMMMMMMaaaaaSSSSSSSSSRRRRRRRRRRRR",   // M 16384-24575, N 2
+			"SSSSS]]]]]MMMMMaaaaaaSSSSSSSSSSSSSSSSSSSS",   // M 16384-24575, N 3
+			"aaaa]]]]]]]]]]aaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 16384-24575, N 4-5
+			"aaa]]]WWW]]]]]aaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 16384-24575, N 6-7
+			"aaaWWWWWWWW]]]aaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 16384-24575, N 8-11
+			"aaCWWWWWWWWWnnaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 16384-24575, N 12-15
+			"aaCCCCWWWaaaanaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 16384-24575, N 16-23
+			"AA3333WWW333aaA99bbbbbbbbaaaaaaaaaaaaaaaa",   // M 16384-24575, N 24-31
+			">33333WW333AaAA9bbbbbbbbbbbbbbbbbbbbbbbbb",   // M 16384-24575, N 32-47
+			">333333333999999bbjjjjbbbbbbbbbbbbbbbbbbb",   // M 16384-24575, N 48-63
+			"A3333[[33999999jjjjjjjjbbjjjjjaaaaaaaaaaa",   // M 16384-24575, N 64-95
+			"i3333[[3b99999j7jj7jjjjjjjjjjjbbbbbbbbbbb",   // M 16384-24575, N 96-127
+			"A33333[[[[99999bbbjjbbbbbbnBBBbbbbbbbbbbb",   // M 16384-24575, N 128-191
+			"i33333[[[999999j7bbbbbbbbbbnBBbbbbbbbbbbb",   // M 16384-24575, N 192-255
+			"AA33393[999999977bBoooojjbbnBBbbbbbbbbbbb",   // M 16384-24575, N 256-383
+			">>33B9999991mm799Bo77o_oobbnBBbbbbbbbbbbb",   // M 16384-24575, N 384-511
+			">>>BBBB9B9917779BBo77ojoojbnBBbbbbbbbbbbb",   // M 16384-24575, N 512-767
+			">>BBBBBBB999999BBBBoooooojbnBBbbbbbbbbbbb",   // M 16384-24575, N 768-1023
+			"iBBBBBBBBBBBBBBBBBBBBoooBBBnBBbbbbbbbbbbb",   // M 16384-24575, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBnBBBbbbbbbbbbbb",   // M 16384-24575, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBnBBBBbbbbbbbbbbb",   // M 16384-24575, N 2048-3071
+			"BBBBB9BBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbbbb",   // M 16384-24575, N 3072-4095
+			"BBBB999BBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbbbb",   // M 16384-24575, N 4096-6143
+			"BBB9999BBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbbbb",   // M 16384-24575, N 6144-8191
+			"BBB9999BBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbbbb",   // M 16384-24575, N 8192-12287
+			"BBBB99BBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbbbb",   // M 16384-24575, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbbbb",   // M 16384-24575, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbbb",   // M 16384-24575, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbb",   // M 16384-24575, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbb",   // M 16384-24575, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbb",   // M 16384-24575, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 16384-24575, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 16384-24575, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 16384-24575, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 16384-24575, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 16384-24575, N >= 393216
+			"QQQQQQQMMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQ",   // M 24576-32767, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 24576-32767, N (none)
+			"RRRRRRRRQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 24576-32767, N 2
+			"SSSSS]]]]]]]]]]SSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 24576-32767, N 3
+			"aaaa]]]]]]]]]]aaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 24576-32767, N 4-5
+			"aaa]]]WWW]]]]]aaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 24576-32767, N 6-7
+			"aaaWWWWWWWWWnnaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 24576-32767, N 8-11
+			"aaaWWWWWWWWWnnaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 24576-32767, N 12-15
+			"aannnaaaaaaaanaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 24576-32767, N 16-23
+			"AA333333333aaaA9bbbbbbbaaaaaaaaaaaaaaaaaa",   // M 24576-32767, N 24-31
+			">333333333AaaaAbbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 24576-32767, N 32-47
+			">33333333c9AAA9bbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 24576-32767, N 48-63
+			"A333333[cc9999bbbb7jjjjbbjjjjjjaaaaaaaaaa",   // M 24576-32767, N 64-95
+			"i333333ccc9999777777jjjjjjjjjjjbbbbbbbbbb",   // M 24576-32767, N 96-127
+			"A33333[[[99BB99mbbjbbbbbbbnBBBBbbbbbbbbbb",   // M 24576-32767, N 128-191
+			"i33339[[[999999mjbbbbbbbbbbnBBBbbbbbbbbbb",   // M 24576-32767, N 192-255
+			"AA3399[[999999977bbjooojjbbnBBBbbbbbbbbbb",   // M 24576-32767, N 256-383
+			">>>BB999999mmkm9bBj7ZjZjjbbbBBBbbbbbbbbbb",   // M 24576-32767, N 384-511
+			">>BBBB99999mmm77BBo7Z7ZoojbbBBBbbbbbbbbbb",   // M 24576-32767, N 512-767
+			">BBBBBBBB9999999BBBoooooobbnBBBbbbbbbbbbb",   // M 24576-32767, N 768-1023
+			"BBBBBBBBBB999BBBBBBBooooBBBnBBBbbbbbbbbbb",   // M 24576-32767, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBnBBBBbbbbbbbbbb",   // M 24576-32767, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbbb",   // M 24576-32767, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbbb",   // M 24576-32767, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbbb",   // M 24576-32767, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbbb",   // M 24576-32767, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbbb",   // M 24576-32767, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbbb",   // M 24576-32767, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbbb",   // M 24576-32767, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbbb",   // M 24576-32767, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbb",   // M 24576-32767, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbb",   // M 24576-32767, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbb",   // M 24576-32767, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 24576-32767, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 24576-32767, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 24576-32767, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 24576-32767, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 24576-32767, N >= 393216
+			"QQQQQQQMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQQ",   // M 32768-49151, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 32768-49151, N (none)
+			"RRRRRRRQQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 32768-49151, N 2
+			"SSSSSSS]]]]]]]SSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 32768-49151, N 3
+			"aaaaa]]]]]]]]]QQaaaSSSSSSSSSaaaaaaaaaaaaa",   // M 32768-49151, N 4-5
+			"aaaa]]]]]]]]]]]aaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 32768-49151, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 32768-49151, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 32768-49151, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 32768-49151, N 16-23
+			"AA33333333aaaaabbbaabbbbaaaaaaaaaaaaaaaaa",   // M 32768-49151, N 24-31
+			">>3333[[3caaaacbbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 32768-49151, N 32-47
+			">>333[[[cccAA9bbbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 32768-49151, N 48-63
+			"A3333[[cccc999bbbbbbbbbbjjjjjjjjaaaaaaaaa",   // M 32768-49151, N 64-95
+			"i33333ccccc999bbbb77jjjjjjjjjjjjbbbbbbbbb",   // M 32768-49151, N 96-127
+			"AA3339[[[999999bbbbbbbbbbbnBBBBBbbbbbbbbb",   // M 32768-49151, N 128-191
+			"ii3399[[9999999bbbbbbbbbbbbnBBBBbbbbbbbbb",   // M 32768-49151, N 192-255
+			"AA3B99999999999bbbbbbjjjbbbnBBBBbbbbbbbbb",   // M 32768-49151, N 256-383
+			">>BBB999999999b99bb77jjjjbbbBBBBbbbbbbbbb",   // M 32768-49151, N 384-511
+			">BBBBB99999999b9BBb77ooojbbbBBBBbbbbbbbbb",   // M 32768-49151, N 512-767
+			"BBBBBBBBB9999999BBBooooojbbbBBBBbbbbbbbbb",   // M 32768-49151, N 768-1023
+			"BBBBBBBBBB999BBBBBBBBBjjBBbBBBBBbbbbbbbbb",   // M 32768-49151, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBnBBBBBbbbbbbbbb",   // M 32768-49151, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbb",   // M 32768-49151, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbb",   // M 32768-49151, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbb",   // M 32768-49151, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbb",   // M 32768-49151, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbb",   // M 32768-49151, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbb",   // M 32768-49151, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbb",   // M 32768-49151, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbb",   // M 32768-49151, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbbb",   // M 32768-49151, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbb",   // M 32768-49151, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbb",   // M 32768-49151, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 32768-49151, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 32768-49151, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 32768-49151, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 32768-49151, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 32768-49151, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQMMMMQQQQQQQQQQQQQQQQQ",   // M 49152-65535, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 49152-65535, N (none)
+			"RRRRRRRQQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 49152-65535, N 2
+			"SSSSSSS]]]]]QQSSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 49152-65535, N 3
+			"aaaaaa]]]]]]]]]aaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 49152-65535, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 49152-65535, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 49152-65535, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 49152-65535, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 49152-65535, N 16-23
+			"AA3333333aaaaabbbaaaabbbaaaaaaaaaaaaaaaaa",   // M 49152-65535, N 24-31
+			">>3333[[ccaaacbbbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 49152-65535, N 32-47
+			">>333[[ccccccbbbbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 49152-65535, N 48-63
+			"AA333[ccccccbbbbbbbbbbbbbjjjjjjjjaaaaaaaa",   // M 49152-65535, N 64-95
+			"ii333cccccccbbbbbbbbbjjjbbjjjjjjjbbbbbbbb",   // M 49152-65535, N 96-127
+			"AA3399[9999999bbbbbbbbbbbbnBBBBBBbbbbbbbb",   // M 49152-65535, N 128-191
+			"ii3999999999999bbbbbbbbbbbbBBBBBBbbbbbbbb",   // M 49152-65535, N 192-255
+			"AAB9999999999999bbbbjbbbbbbnBBBBBbbbbbbbb",   // M 49152-65535, N 256-383
+			">BBB9999999999999bbbbbbbbbbnBBBBBbbbbbbbb",   // M 49152-65535, N 384-511
+			"BBBBBBB999999999BBBbbbjbbbbbBBBBBbbbbbbbb",   // M 49152-65535, N 512-767
+			"BBBBBBBBB999999BBBBBbbbbbbbnBBBBBbbbbbbbb",   // M 49152-65535, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBbbBBBBBBbbbbbbbb",   // M 49152-65535, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbb",   // M 49152-65535, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbb",   // M 49152-65535, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbb",   // M 49152-65535, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbb",   // M 49152-65535, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbb",   // M 49152-65535, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbb",   // M 49152-65535, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbb",   // M 49152-65535, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbb",   // M 49152-65535, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbb",   // M 49152-65535, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbb",   // M 49152-65535, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbbb",   // M 49152-65535, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbb",   // M 49152-65535, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 49152-65535, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 49152-65535, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 49152-65535, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 49152-65535, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 49152-65535, N >= 393216
+			"QQQQQQQQMQQQQQQMMMMMMMMMMMQQQQQQQQQQQQQQQ",   // M 65536-98303, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 65536-98303, N (none)
+			"RRRRRRQQQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 65536-98303, N 2
+			"SSSSSSS]]]]SSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 65536-98303, N 3
+			"aaaaaaa]]]]]]]QQSSSSSSSSSaaaaaaaaaaaaaaaa",   // M 65536-98303, N 4-5
+			"aaaaa]]]]]]]]]QQaccccSSaaaaaaaaaaaaaaaaaa",   // M 65536-98303, N 6-7
+			"aaaaaaaaa]]QQQQabbbbccccaaaaaaaaaaaaaaaaa",   // M 65536-98303, N 8-11
+			"aaaaaaaaaaaaaaaabbbbcccaaaaaaaaaaaaaaaaaa",   // M 65536-98303, N 12-15
+			"aaaaaaaaaaaaaaaabbbbcaaaaaaaaaaaaaaaaaaaa",   // M 65536-98303, N 16-23
+			"AA333333caaaaabbbaaaabbbaaaaaaaaaaaaaaaaa",   // M 65536-98303, N 24-31
+			">>3333[cccaaabbbbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 65536-98303, N 32-47
+			">>333[ccccccbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 65536-98303, N 48-63
+			"AA333cccccccbbbbbbbbbbbbbaaaaaaaaaaaaaaaa",   // M 65536-98303, N 64-95
+			"ii33cc99ccccb11bbbbbbjjjbbjjjjjjjjbbbbbbb",   // M 65536-98303, N 96-127
+			"AA39999999999bbbbbbbbbbbbbBBBBBBBBbbbbbbb",   // M 65536-98303, N 128-191
+			"ii999999999999bbbbjjZjbbbbnBBBBBBBbbbbbbb",   // M 65536-98303, N 192-255
+			"ABB9999999999999bjjjZjbbbbbBBBBBBBbbbbbbb",   // M 65536-98303, N 256-383
+			"BBBB999999999999bbbbjbbbbbbBBBBBBBbbbbbbb",   // M 65536-98303, N 384-511
+			"BBBBB9999999999B9bbbbbbbbbbBBBBBBBbbbbbbb",   // M 65536-98303, N 512-767
+			"BBBBBBBB9999BBBBBBBBBbbbbbbBBBBBBBbbbbbbb",   // M 65536-98303, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBbbbBBBBBBBbbbbbbb",   // M 65536-98303, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBbBBBBBBBBbbbbbbb",   // M 65536-98303, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbb",   // M 65536-98303, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbb",   // M 65536-98303, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbb",   // M 65536-98303, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbb",   // M 65536-98303, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbb",   // M 65536-98303, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbb",   // M 65536-98303, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbb",   // M 65536-98303, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbb",   // M 65536-98303, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbb",   // M 65536-98303, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbb",   // M 65536-98303, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbbb",   // M 65536-98303, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 65536-98303, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 65536-98303, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 65536-98303, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 65536-98303, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 65536-98303, N >= 393216
+			"QQQQQQQQMQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",   // M 98304-131071, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 98304-131071, N (none)
+			"RRRRRRQQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 98304-131071, N 2
+			"SSSSSSS]]]]SSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 98304-131071, N 3
+			"aaaaa]]]]]]]QQQQSSSSSSSSaaaaaaaaaaaaaaaaa",   // M 98304-131071, N 4-5
+			"aaaaa]]]]]]]QQQQaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 98304-131071, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 98304-131071, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 98304-131071, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 98304-131071, N 16-23
+			"AAA3333aaaaaaabbbbbbbbbaaaaaaaaaaaaaaaaaa",   // M 98304-131071, N 24-31
+			">>3333bbccaaabbbbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 98304-131071, N 32-47
+			">>333bccccccbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 98304-131071, N 48-63
+			"AA33bcccccccbbbbbbbbbbbbbaaaaaaaaaaaaaaaa",   // M 98304-131071, N 64-95
+			"ii3bb933ccccb11bbbbbbjjjbbjjjjjjjjjbbbbbb",   // M 98304-131071, N 96-127
+			"AA99a99399999bbbbbbbbbbbbbBBBBBBBBBbbbbbb",   // M 98304-131071, N 128-191
+			"iB99999999999bbbbbZjYjbbbbBBBBBBBBBbbbbbb",   // M 98304-131071, N 192-255
+			"BBB999999999999bbjZjZjbbbbBBBBBBBBBbbbbbb",   // M 98304-131071, N 256-383
+			"BBB9999999999999bbbbjbbbbbBBBBBBBBBbbbbbb",   // M 98304-131071, N 384-511
+			"BBBBB99999999BBB9bbbbbbbbbBBBBBBBBBbbbbbb",   // M 98304-131071, N 512-767
+			"BBBBBBB99999BBBBBBBbbbbbbbBBBBBBBBBbbbbbb",   // M 98304-131071, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBbbBBBBBBBBBBbbbbbb",   // M 98304-131071, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBbBBBBBBBBBBBbbbbbb",   // M 98304-131071, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 98304-131071, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 98304-131071, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 98304-131071, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 98304-131071, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 98304-131071, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 98304-131071, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 98304-131071, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 98304-131071, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 98304-131071, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 98304-131071, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 98304-131071, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbbb",   // M 98304-131071, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 98304-131071, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 98304-131071, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 98304-131071, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 98304-131071, N >= 393216
+			"QQQQQQQQMQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",   // M 131072-196607, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 131072-196607, N (none)
+			"RRRRRRQQQMRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 131072-196607, N 2
+			"SSSSSS]]]]]]]]QQQSSSSSSSSSSSSSSSSSSSSSSSS",   // M 131072-196607, N 3
+			"aaaa]]]]]]]QQQQQQSSSSSaaaaaaaaaaaaaaaaaaa",   // M 131072-196607, N 4-5
+			"aaa]]]]]]]QQQQQQQQSSSSSaaaaaaaaaaaaaaaaaa",   // M 131072-196607, N 6-7
+			"aaaaaaaaaQQQQQQQQaaaaaaaaaaaaaaaaaaaaaaaa",   // M 131072-196607, N 8-11
+			"aaaaaaaaaaaaQQaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 131072-196607, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 131072-196607, N 16-23
+			"AA333[aaaaaaabbbbbbbbbbaaaaaaaaaaaaaaaaaa",   // M 131072-196607, N 24-31
+			">>333aaaaaaa9bbbbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 131072-196607, N 32-47
+			">333aaaaaccb9bbbbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 131072-196607, N 48-63
+			"A33aaaaacccb9bbbbbbbbbbbbaaaaaaaaaaaaaaaa",   // M 131072-196607, N 64-95
+			"i3aaaa93cccbb1bbbbbbjjjjbbjjjjjjjjjjbbbbb",   // M 131072-196607, N 96-127
+			"An99aa99999999bbbbbbbbbbbbBBBBBBBBBBbbbbb",   // M 131072-196607, N 128-191
+			"BB999999999999bbbbbbjbbbbbBBBBBBBBBBbbbbb",   // M 131072-196607, N 192-255
+			"BBB999999999999bbbbbjbbbbbBBBBBBBBBBbbbbb",   // M 131072-196607, N 256-383
+			"BBB999999999999bbbbbbbbbbbBBBBBBBBBBbbbbb",   // M 131072-196607, N 384-511
+			"BBBBB99999999BBBbbbbbbbbbBBBBBBBBBBBbbbbb",   // M 131072-196607, N 512-767
+			"BBBBBBB99999BBBBBBbbbbbbbBBBBBBBBBBBbbbbb",   // M 131072-196607, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBbbbBBBBBBBBBBBBbbbbb",   // M 131072-196607, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 131072-196607, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 131072-196607, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 131072-196607, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 131072-196607, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 131072-196607, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 131072-196607, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 131072-196607, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 131072-196607, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 131072-196607, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 131072-196607, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 131072-196607, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 131072-196607, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 131072-196607, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbbb",   // M 131072-196607, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 131072-196607, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 131072-196607, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 131072-196607, N >= 393216
+			"QQQQQQQQMQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",   // M 196608-262143, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 196608-262143, N (none)
+			"RRRRRQQQQMMRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 196608-262143, N 2
+			"SSS]]]]]]]]]]QQQQQQQSSSSSSSSSSSSSSSSSSSSS",   // M 196608-262143, N 3
+			"aa]]]]]]]]QQQQQQQQQSSaaaaaaaaaaaaaaaaaaaa",   // M 196608-262143, N 4-5
+			"aa]]]]]]]]QQQQQQQQQQSSaaaaaaaaaaaaaaaaaaa",   // M 196608-262143, N 6-7
+			"aaaaaaaMMMQQQQQQQQQQaaaaaaaaaaaaaaaaaaaaa",   // M 196608-262143, N 8-11
+			"aaaaaaaaaaaaQaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 196608-262143, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 196608-262143, N 16-23
+			"AA333aaaaaa99999bbbbbbaaaaaaaaaaaaaaaaaaa",   // M 196608-262143, N 24-31
+			">333aaaaaa99999bbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 196608-262143, N 32-47
+			">33aaaaaaa99999bbbbbbbbbbbbbbbbbbbbbbbbbb",   // M 196608-262143, N 48-63
+			"A3aaaaaaab99999bbbjjjjbbbaaaaaaaaaaaaaaaa",   // M 196608-262143, N 64-95
+			"iaaaaaaaa999999jjjjjjjjjjjjjjjjjjjjjjbbbb",   // M 196608-262143, N 96-127
+			"Bn9aaaa9999bbbbbbbbbbbbbbbBBBBBBBBBBBbbbb",   // M 196608-262143, N 128-191
+			"Bn99999999999bbbbbbbbbbbbbBBBBBBBBBBBbbbb",   // M 196608-262143, N 192-255
+			"BB999999999999bbbbbbbbbbbbBBBBBBBBBBBbbbb",   // M 196608-262143, N 256-383
+			"BBB9999999999bbbbbbbbbbbbbBBBBBBBBBBBbbbb",   // M 196608-262143, N 384-511
+			"BBBBB99999999BBbbbbbbbbbbBBBBBBBBBBBBbbbb",   // M 196608-262143, N 512-767
+			"BBBBBBBB999BBBBBBbbbbbbbBBBBBBBBBBBBBbbbb",   // M 196608-262143, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBbbbBBBBBBBBBBBBBBbbbb",   // M 196608-262143, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 196608-262143, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 196608-262143, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 196608-262143, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 196608-262143, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 196608-262143, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 196608-262143, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 196608-262143, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 196608-262143, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 196608-262143, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 196608-262143, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 196608-262143, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 196608-262143, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 196608-262143, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 196608-262143, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbbb",   // M 196608-262143, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 196608-262143, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 196608-262143, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",   // M 262144-393215, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 262144-393215, N (none)
+			"RRRQQQQQQQQQQRRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 262144-393215, N 2
+			"SSQQQQQQQQQQQQQQSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 262144-393215, N 3
+			"aaQQQQQQQQQQQQaaaQQaaaaaaaaaaaaaaaaaaaaaa",   // M 262144-393215, N 4-5
+			"aQQQQQQQQQQQQQaQQQQQQaaaaaaaaaaaaaaaaaaaa",   // M 262144-393215, N 6-7
+			"aaaaaaaaaaQQQQQQQQQQaaaaaaaaaaaaaaaaaaaaa",   // M 262144-393215, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 262144-393215, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 262144-393215, N 16-23
+			"AA33aaaaaa9999999bbbbbaaaaaaaaaaaaaaaaaaa",   // M 262144-393215, N 24-31
+			">33aaaaaaa999999bbbbbbbbbbbbbbbbbbbbbbbbb",   // M 262144-393215, N 32-47
+			">3aaaaaaaA999999bbjjjjbbbbbbbbbbbbbbbbbbb",   // M 262144-393215, N 48-63
+			"Aaaaaaaaa999999j7jjjjjjbaaaaaaaaaaaaaaaaa",   // M 262144-393215, N 64-95
+			"jaaaaaaaa99999977jjjjjjjjjjjjjjjjjjjjjbbb",   // M 262144-393215, N 96-127
+			"B9aaaaa99bbbbbbbbbjbbbbbbBBBBBBBBBBBBBbbb",   // M 262144-393215, N 128-191
+			"B99aaa99999bbbbbbbbbbbbbbBBBBBBBBBBBBBbbb",   // M 262144-393215, N 192-255
+			"Bn9999999999bbbbbbbbbbbbbBBBBBBBBBBBBBbbb",   // M 262144-393215, N 256-383
+			"BBB999999999bbbbbbbbbbbbbBBBBBBBBBBBBBbbb",   // M 262144-393215, N 384-511
+			"BBBBBBB99999BBbbbbbbbbbbbBBBBBBBBBBBBBbbb",   // M 262144-393215, N 512-767
+			"BBBBBBBBBBBBBBBBbbbbbbbbBBBBBBBBBBBBBBbbb",   // M 262144-393215, N 768-1023
+			"BBBBBBBBBBBBBBBBBBbbbbBBBBBBBBBBBBBBBBbbb",   // M 262144-393215, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 262144-393215, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 262144-393215, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 262144-393215, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 262144-393215, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 262144-393215, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 262144-393215, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 262144-393215, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 262144-393215, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 262144-393215, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 262144-393215, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 262144-393215, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 262144-393215, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 262144-393215, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 262144-393215, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 262144-393215, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbbb",   // M 262144-393215, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 262144-393215, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",   // M 393216-524287, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 393216-524287, N (none)
+			"RRQQQQQQQQQQQQRRRRRRRRRRRRRRRRRRRRRRRRRRR",   // M 393216-524287, N 2
+			"SSQQQQQQQQQQQQQSSSSSSSSSSSSSSSSSSSSSSSSSS",   // M 393216-524287, N 3
+			"aQQQRRQQQQQQQaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 393216-524287, N 4-5
+			"aQQRaaaaaQQQQaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 393216-524287, N 6-7
+			"aaaaaaaaaaQQQaaaaQaaaaaaaaaaaaaaaaaaaaaaa",   // M 393216-524287, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 393216-524287, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 393216-524287, N 16-23
+			"AA3aaaaaaa9999999bbbbbaaaaaaaaaaaaaaaaaaa",   // M 393216-524287, N 24-31
+			">3aaaaaaaa9999999bbjjbbbbbbbbbbbbbbbbbbbb",   // M 393216-524287, N 32-47
+			">aaaaaaaaA999999bjjjjjjbbbbbbbbbbbbbbbbbb",   // M 393216-524287, N 48-63
+			"aaaaaaaaa999999j7jjjjjjjaaaaaaaaaaaaaaaaa",   // M 393216-524287, N 64-95
+			"jaaaaaaaa99999977jjjjjjjjjjjjjjjjjjjjjjbb",   // M 393216-524287, N 96-127
+			"B9aaaaaa9bbbbb9bjbjbbbbbBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 128-191
+			"B99aaaa99bbbbbbbbbbbbbbbBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 192-255
+			"Bn99999999bbbbbbbbbbbbbbBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 256-383
+			"BB999999999bbbbbbbbbbbbbBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 384-511
+			"BBBBB9BBB9BBBbbbbbbbbbbBBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 512-767
+			"BBBBBBBBBBBBBBBbbbbbbbBBBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 393216-524287, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBbb",   // M 393216-524287, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",   // M 524288-786431, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 524288-786431, N (none)
+			"aaQQQQQQQaaaQQQaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 524288-786431, N 2
+			"aQQQQQQQQQQQQQQaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 524288-786431, N 3
+			"aQQaaaaaQQQQQQaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 524288-786431, N 4-5
+			"aQaaaaaaaQQQQaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 524288-786431, N 6-7
+			"aaaaaaaaaaQQQaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 524288-786431, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 524288-786431, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 524288-786431, N 16-23
+			"AAaaaaaaaa99999999bbbbaaaaaaaaaaaaaaaaaaa",   // M 524288-786431, N 24-31
+			">aaaaaaaaa9999999bbjjjbbbbbbbbbbbbbbbbbbb",   // M 524288-786431, N 32-47
+			"baaaaaaaaA999999bjjjjjjbbbbbbbbbbbbbbbbbb",   // M 524288-786431, N 48-63
+			"aaaaaaaaa999999bjjjjjjjjaaaaaaaaaaaaaaaaa",   // M 524288-786431, N 64-95
+			"jaaaaaaaa99999977jjjjjjjjjjjjjjjjjjjjjjjb",   // M 524288-786431, N 96-127
+			"Baaaaaaabbbbbbb9bbbbbbbbBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 128-191
+			"Bn9aaaa9bbbbbbbbbbbbbbbbBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 192-255
+			"BB9999999bbbbbbbbbbbbbbBBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 256-383
+			"BBn99999bbbbbbbbbbbbbbbBBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 384-511
+			"BBBBB9BBBBbBBbbbbbbbbbBBBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 512-767
+			"BBBBBBBBBBBBBBBbbbbbBBBBBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBb",   // M 524288-786431, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBb",   // M 524288-786431, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",   // M 786432-1048575, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 786432-1048575, N (none)
+			"aaQQQQQQaaaaQQQQaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 786432-1048575, N 2
+			"aQQQaaaQQQQQQQQaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 786432-1048575, N 3
+			"aQQaaaaaaQQQQQaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 786432-1048575, N 4-5
+			"aQaaaaaaaQQQQaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 786432-1048575, N 6-7
+			"aaaaaaaaaaQQQaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 786432-1048575, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 786432-1048575, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 786432-1048575, N 16-23
+			"Aaaaaaaaaa99999999bbbbaaaaaaaaaaaaaaaaaaa",   // M 786432-1048575, N 24-31
+			"baaaaaaaaa9999999bbbjbbbbbbbbbbbbbbbbbbbb",   // M 786432-1048575, N 32-47
+			"baaaaaaaa9999999bbjjjjjbbbbbbbbbbbbbbbbbb",   // M 786432-1048575, N 48-63
+			"aaaaaaaaa9999999jjjjjjjjaaaaaaaaaaaaaaaaa",   // M 786432-1048575, N 64-95
+			"jaaaaaaaa999999bjjjjjjjjjjjjjjjjjjjjjjjjj",   // M 786432-1048575, N 96-127
+			"BnaaaaaabbbbbbbbbbbbbbbbBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 128-191
+			"Bn9aaaabbbbbbbbbbbbbbbbbBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 192-255
+			"BB99999bbbbbbbbbbbbbbbbBBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 256-383
+			"BBB9999bbBBBbbbbbbbbbbBBBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 384-511
+			"BBBBBBBBBBBBBbbbbbbbbBBBBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 786432-1048575, N >= 393216
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 1048576-1572863, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M 1048576-1572863, N (none)
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 1048576-1572863, N 2
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 1048576-1572863, N 3
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 1048576-1572863, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 1048576-1572863, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 1048576-1572863, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 1048576-1572863, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M 1048576-1572863, N 16-23
+			"aaaaaaaaaa99999999bbaaaaaaaaaaaaaaaaaaaaa",   // M 1048576-1572863, N 24-31
+			"bbaaaaaaaA99999999bbbbbbbbbbbbbbbbbbbbbbb",   // M 1048576-1572863, N 32-47
+			"bbaaaaaaa99999999bbjjjjbbbbbbbbbbbbbbbbbb",   // M 1048576-1572863, N 48-63
+			"aaaaaaaaA9999999bbjjjjjaaaaaaaaaaaaaaaaaa",   // M 1048576-1572863, N 64-95
+			"jaaaaaaaA9999999bjjjjjjjjjjjjjjjjjjjjjjjj",   // M 1048576-1572863, N 96-127
+			"BBaaaaabbbbbbbbbbbbbbbbBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 128-191
+			"BBnbabbbbbbbbbbbbbbbbbbBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 192-255
+			"BBB99bbbbbbbbbbbbbbbbbbBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 256-383
+			"BBBBbbbbBBBBBbbbbbbbbbBBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 384-511
+			"BBBBBBBBBBBBBBbbbbbbBBBBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M 1048576-1572863, N >= 393216
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M >= 1572864, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",   // M >= 1572864, N (none)
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M >= 1572864, N 2
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M >= 1572864, N 3
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M >= 1572864, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M >= 1572864, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M >= 1572864, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M >= 1572864, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",   // M >= 1572864, N 16-23
+			"aaaaaaaaaa999999aaaaaaaaaaaaaaaaaaaaaaaaa",   // M >= 1572864, N 24-31
+			"bbbaaaaaaA99999999bbbbbbbbbbbbbbbbbbbbbbb",   // M >= 1572864, N 32-47
+			"bbaaaaaaa99999999bbbbbbbbbbbbbbbbbbbbbbbb",   // M >= 1572864, N 48-63
+			"aaaaaaaaA99999999bbjjjaaaaaaaaaaaaaaaaaaa",   // M >= 1572864, N 64-95
+			"jjaaaaaa99999999bbjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 96-127
+			"BBnbabbbbbbbbbbbbbbbbbBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 128-191
+			"BBBbbbbbbBbbbbbbbbbbbbBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 192-255
+			"BBBBbbbbBBBBBbbbbbbbbBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 256-383
+			"BBBBBBBBBBBBBBbbbbbbBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 262144-393215
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N >= 393216
 		},
 		guard:      72,
 		guardDen:   10,
@@ -7821,2095 +7823,2099 @@ var rules = [4]*opRule{
 			{1568, 2048, 512},
 			{6272, 768, 768},
 		},
-		lo:    [3]int{0, 0, 2},
-		nn:    38,
-		shift: 1,
+		kernels: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72},
+		lo:      [3]int{0, 0, 2},
+		nn:      38,
+		shift:   1,
 		unaligned: []string{
-			"VVVVUUUUVVUUVUUUUUUUUUUUUUMMPPPPOOOOOOOOO", // M <= 1, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M <= 1, N (none)
-			"VVVVVVUUVVVUUUUUUUUUUUUUUUMPPPPPPPPOOOOOO", // M <= 1, N 2
-			"VVVVVVVVVVVVUUUVUUUUUUUUUVPPPPPPPPPPPPPPP", // M <= 1, N 3
-			"VVVVVVVVVVVUUUUVUUUUUUUUVVMPPPPPPPPPPPPPP", // M <= 1, N 4-5
-			"VVVVVVVVVVVUUUUUUUUUUUUUVVMPPPPPPPPPPPPPP", // M <= 1, N 6-7
-			"VVVVVVTTVVVUUUUUUUUUUUUVVVMMMPPPPPPPPPPPP", // M <= 1, N 8-11
-			"VVVVVTTTVVVVUUUUUUUUUUUVVVPPPOOPPPPPPPPPP", // M <= 1, N 12-15
-			"HHHHHHHHHVVVVUUUUUUUUUVVVHPPPPPPPPPPPPPPP", // M <= 1, N 16-23
-			"fffVVVUUUUUUUUUUUUUUUUUUVHHDOOOOOOONNNNNN", // M <= 1, N 24-31
-			"ffffVVUUUUUUTVVVVVVVVVUUVHHHCCOOOOOOOOONN", // M <= 1, N 32-47
-			"fffffVVUUUUUTVVVVVVVVVVUVHHHHHCCOOOONNNNN", // M <= 1, N 48-63
-			"ffffffVVUUUOOVVVVVVVVVVVHHHHHHHCCCENNNNNN", // M <= 1, N 64-95
-			"fffffffVVVVUEVVVVVVVVVVVHHHHHHHHCCCCNNNNN", // M <= 1, N 96-127
-			"ffffffffVVVEEVVVVVVVVVVHHHHHHHHHHHCCCENNN", // M <= 1, N 128-191
-			"ffffffffffffEVVVVVVVVHHHHHHHHHHHHHHHqqqNN", // M <= 1, N 192-255
-			"fffffffffffffEVVVVVHHHHHHHHHHHHHHHHHHqqqq", // M <= 1, N 256-383
-			"ffffffffffffffVVVVHHHHHHHHHHHHHHHHHHHHqqq", // M <= 1, N 384-511
-			"ffffffffffffffEVVVHHHHHHHHHHHHHHHHHHHHHqq", // M <= 1, N 512-767
-			"fffffffffffffETTVVHHHHHHHHHHHHHHHHHHHHHHq", // M <= 1, N 768-1023
-			"fffffffTNTTTTTTTTTHHHHHHHHHHHHHHHHHHHHHHH", // M <= 1, N 1024-1535
-			"ffffffTNNNNNNTTTTFFFHLHHHHHIIIIHHHHHHHHHH", // M <= 1, N 1536-2047
-			"fffffNNNNNNNNTTTTIFFILLHHIIIIIIIHHHHHHHHH", // M <= 1, N 2048-3071
-			"NNNNNNNNNNNNNTTTFTFIIKKKKKIIIIIIFHHHHHHHH", // M <= 1, N 3072-4095
-			"NNNNNNNNNNNNTTTFFFFIIIKKKKIIIIIIFFHHHHHHH", // M <= 1, N 4096-6143
-			"NNNNNNNNNNNNGGGKFIFJGIKKKKKIIIIFFFFFHHHHH", // M <= 1, N 6144-8191
-			"NNNNNNNNNNNNGGGKKKJJJJGIFKKIIIIFEEEEEqHHq", // M <= 1, N 8192-12287
-			"fffffNNNNNNNGGGKKKJJJJFFFKKKKKEEEEEEqqqqq", // M <= 1, N 12288-16383
-			"ffffffNNNNNEGGGGGGGGGJKFFKEEEEEEEEEEqqqqq", // M <= 1, N 16384-24575
-			"ffffffffNNNEGGGGGGGGGGGGGEEEEEEEEEEqqqqqq", // M <= 1, N 24576-32767
-			"fffffffffEEGGGGGGGGGGDDDDDEEEEEEEEqqqqqqq", // M <= 1, N 32768-49151
-			"ffffffffEEEGGGGGGGGEEDmDDDEEEEEEqqqqqqqqq", // M <= 1, N 49152-65535
-			"fffffffrEEGGEDEEEEEEEDDDDEEEEE3333qqqqqqq", // M <= 1, N 65536-98303
-			"ffffffrqEEEEEDDEEEEEDDDEEEEppp3333333qqqq", // M <= 1, N 98304-131071
-			"fffffrrqEEEEEEEEEEEEDEEEEEppppp33333333qq", // M <= 1, N 131072-196607
-			"ffffrrrqEEEEEDEEEEEDDDEEEEppppp333333333q", // M <= 1, N 196608-262143
-			"ffffrrrEEEEEopDEEEEDDDEEEpppppp3333333333", // M <= 1, N 262144-393215
-			"ffpprrrEEEEooppEEEEDDDDEEppppppp333333333", // M <= 1, N >= 393216
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N (none)
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 2
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 3
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 4-5
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 6-7
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 8-11
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 12-15
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 16-23
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 24-31
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 32-47
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 48-63
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 64-95
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 96-127
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 128-191
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 192-255
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 256-383
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 384-511
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 512-767
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 768-1023
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 1024-1535
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 1536-2047
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 2048-3071
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 3072-4095
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 4096-6143
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 6144-8191
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 8192-12287
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 12288-16383
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 16384-24575
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 24576-32767
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 32768-49151
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 49152-65535
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 65536-98303
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 98304-131071
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 131072-196607
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 196608-262143
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N 262144-393215
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M (none), N >= 393216
-			"VVVVVVOOVVUUUUUUUUUUUUUUUUMPPPPPPPPOOOOOO", // M 2, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 2, N (none)
-			"VVVVVVVVVVVUUUUUUUUUUUUUUVPPPPPPPPPPPPPPP", // M 2, N 2
-			"VeVVVVVVVVVVUUUUUUUUUUUUVVPPPPPPPPPPPPPPP", // M 2, N 3
-			"VeeVVVVVVVVUUUUUUUUUUUUVVVPPPPPPPPPPPPPPP", // M 2, N 4-5
-			"VVVVVVVVVVVUUUUUUUUUUUUVVVM>PPPPPPPPPPPPP", // M 2, N 6-7
-			"VVVVVVVVVVVUUUUUUUUUUUUVVVMCCCCCPPPPPPPPP", // M 2, N 8-11
-			"VVVVVVVVVVVVUUUUUUUUUUVVVVOOPCCCCCPPPPPPP", // M 2, N 12-15
-			"VVVVVVVVVVVVVUUUUVVUUVVVVLOOOOOCCCCCPPPPO", // M 2, N 16-23
-			"ffffffVVUUUUUUUUUUUUUUVVVCCCCCORCCCCCCCCN", // M 2, N 24-31
-			"ffffffVUUUUUTTTVVVVVVVVVHHCCCCCOmmmCCCCCC", // M 2, N 32-47
-			"ffffffffUUUTTTVVVVVVVVVVHHCCCCCCCmmmNCCmm", // M 2, N 48-63
-			"ffffffffUUUTTVVVVVVVVVVLLLCCCCCCCCNmmmmmm", // M 2, N 64-95
-			"ffffffffTTTTEVVVVVVVVVVLLLLCCCCCCCCNNmmmm", // M 2, N 96-127
-			"fffffffffTTEEVVVVVVVVVLLLLLHHCCCCCCCCNNNN", // M 2, N 128-191
-			"ffffffffffffEEVVVVLLLLLLLLLLHHqqqqqqCCNNN", // M 2, N 192-255
-			"fffffffffffffETVTTLLLLLLLLLLHHqqqqqqqqqqq", // M 2, N 256-383
-			"fffffffffffffETTTTLLLLLLLLLLHHHqqqqqqqqqq", // M 2, N 384-511
-			"fffffffffffffETTTTLLLLLLLLLHHHHHqqqqqqqqq", // M 2, N 512-767
-			"fffffffffffffTTTTTLLLLLLLLLLLHHHHqqqqqqqq", // M 2, N 768-1023
-			"fffffffTTTTTTTTTTTLLLLLLLLLLLLLLHHHqqqqqq", // M 2, N 1024-1535
-			"ffffffTNNNNNNTTTTFFLLLLLLLLIIIIIqHHHqqqqq", // M 2, N 1536-2047
-			"fffffNNNNNNNNTTTTFFILLLLLIIIIIIIqqHHHqqqq", // M 2, N 2048-3071
-			"WWWNNNNNNNNNTTIIIIInnKKKKIIIIIIIqqqqqqqqq", // M 2, N 3072-4095
-			"NNNNNNNNNNNNTJJIIIIIIKLKKKIIIIIIqqqqqqqqq", // M 2, N 4096-6143
-			"rNNNNNNNNNNNNJJJKIKKJKKKKKIIIIIIqqqqqqqqq", // M 2, N 6144-8191
-			"pppffNNNNNNNJJJJKJJJJJmKKKIIIIKqqqqqqqqqq", // M 2, N 8192-12287
-			"ffffffNNNNNNqJJJJJJJJJJIqqqqqqqqqqqqqqqqq", // M 2, N 12288-16383
-			"ffffffrNNNqqqqJJJJJJJJJJqqqqqqqqqqqqqqqqq", // M 2, N 16384-24575
-			"ffffffrrrrqqqqJGGJJJJJJJqqqqqqqqqqqqqqqqq", // M 2, N 24576-32767
-			"fffffrrrrqqqGGGGGGGEEEEEqqqqqqqqqqqqqqqqq", // M 2, N 32768-49151
-			"ffffprrrqqqJJqJJJJEqqqqqqqqqqqqqqqqqqqqqq", // M 2, N 49152-65535
-			"fffpprrrqqqqqqqEEEEqqppqqqqpp33333qqqqqqq", // M 2, N 65536-98303
-			"ffppprrqqqqqqqqqEEqqppppppppp33333333qqqq", // M 2, N 98304-131071
-			"fppprrqqqqqqqqqqEEqppppppppppp333333333qq", // M 2, N 131072-196607
-			"pppprrqqqqqqoooEEEEppppppppppp33333333333", // M 2, N 196608-262143
-			"pppprrqqqqqooonpEEEDppppppppppp3333333333", // M 2, N 262144-393215
-			"pppprrqqqqoooonpEEEpppppppppppp3333333333", // M 2, N >= 393216
-			"VVVVVVMMMVVUUUUUUUUUUUUUUUMPPPPPPPPPPPPPP", // M 3, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 3, N (none)
-			"VeVVVVVVVVVVVUUUUUUUUUUUUUPPPPPPPPPPPPPPP", // M 3, N 2
-			"e00eVVVVVVVVUUUUUUUUUUUUVVPPPPPPPPPPPPPPP", // M 3, N 3
-			"000eVVVVVVVUUUUUUUUUUUUVVV>>PPPPPPPPPPPPP", // M 3, N 4-5
-			"e00eVVVVVVVUUUUUUUUUUUUVVVC>CCCPPPPPPPPPP", // M 3, N 6-7
-			"VVVVVVVVVVVUUUUUUUUVVUUVVVCCCCCCPPPPPPPPP", // M 3, N 8-11
-			"VVVVVVVVVVVVUUUUVUUUVUUVVVPPCCCCCCCCCPPPP", // M 3, N 12-15
-			"VVVVVVVVVVVVVVVVVVUUUVVVVVPPPPCCCCCCCCCPP", // M 3, N 16-23
-			"fffffffVVUUVVVVVVVVVVVVVVCCCCCCCCCCCCCCCC", // M 3, N 24-31
-			"ffffffffUUUVTTTTVVVVVVVVHCCCCCCCmCCCCCCCC", // M 3, N 32-47
-			"fffffffffUUTTTTTTVVVVVHHHCCCCCCCmmmCCCCmm", // M 3, N 48-63
-			"ffffffffffUTTTTTTVVVVLLLLCCCCCCCCCmmmCCmm", // M 3, N 64-95
-			"fffffffffTTTTTTTTVVLLLLLLLCCCCCCCCCmmmmmm", // M 3, N 96-127
-			"fffffffffTTEETTTTTLLLLLLLLCCCCCCCCCCCmmmm", // M 3, N 128-191
-			"ffffffffffffEETTTTLLLLLLLLLqqqqqqqqCCCNNm", // M 3, N 192-255
-			"fffffffffffffETTTTLLLLLLmLLLqqqqqqqqqqqqN", // M 3, N 256-383
-			"fffffffffffffETTTTTLLLLmmmLLLqqqqqqqqqqqq", // M 3, N 384-511
-			"fffffffffffffETTTTTLLLLmmmLLLLqqqqqqqqqqq", // M 3, N 512-767
-			"ffffffffffffETTTTTTLLLmmmLLLLqqqqqqqqqqqq", // M 3, N 768-1023
-			"fffffffTTTTTTTTTTTFLLLmmqqqqqqqqqqqqqqqqq", // M 3, N 1024-1535
-			"ffffffTTTTNNTJIIIIILLnmqqqqqqqqqqqqqqqqqq", // M 3, N 1536-2047
-			"ffffDNNNNNNN22JIIIInnnnqqqqqqqqqqqqqqqqqq", // M 3, N 2048-3071
-			"WWWNNNNNNNNN222JIInnnnnqqqqqqqqqqqqqqqqqq", // M 3, N 3072-4095
-			"frNNNNNNNNNN222Joooqnnnqqqqqqqqqqqqqqqqqq", // M 3, N 4096-6143
-			"frrrrrNNNNNNJJJJJqqqqnnqqqqqqqqqqqqqqqqqq", // M 3, N 6144-8191
-			"fffffrrNNNNNqqJJJqqqnmmmqqqqqqqqqqqqqqqqq", // M 3, N 8192-12287
-			"fffffrrrNNoqqqqqqqqqmmmmqqqqqqqqqqqqqqqqq", // M 3, N 12288-16383
-			"fffffrrrrorqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 3, N 16384-24575
-			"fffffrrrooqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 3, N 24576-32767
-			"ffffprrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 3, N 32768-49151
-			"ffppprrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 3, N 49152-65535
-			"fpppprrrqqqqqqqqqqqqppppqqqqq33333qqqqqqq", // M 3, N 65536-98303
-			"ppppprrqqqqqqqqqqqqqppppppppp33333333qqqq", // M 3, N 98304-131071
-			"pppprrqqqqqqooooqqqpppppppppp3333333333qq", // M 3, N 131072-196607
-			"pppprrqqqqoooooooppppppppppppp33333333333", // M 3, N 196608-262143
-			"pppprrqqoooooooopppppppppppppp33333333333", // M 3, N 262144-393215
-			"ppporrqqoooooooopppppppppppppp33333333333", // M 3, N >= 393216
-			"VVVVVVMVVVVVUUUUUUUUUUUUUUMPPPPPPPPPPPPPP", // M 4-5, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 4-5, N (none)
-			"VeeVVVVVVVVVVVUUUUUUUUUUUVPPPPPPPPPPPPPPP", // M 4-5, N 2
-			"000eVVVVVVUUVVUUUUUUUUUUVV>>PPPPPPPPPPPPP", // M 4-5, N 3
-			"0000eVVVVUUUVUUUUUUUUUUVVV>>CCCPPPPPPPPPP", // M 4-5, N 4-5
-			"e000eVVVVUUUUUUUVUUUUUUVVV=>>CCPPPPPPPPPP", // M 4-5, N 6-7
-			"VeeeeVVVVVUVVUUUVUUUUUUVVVOCCCCCCPPPPPPPP", // M 4-5, N 8-11
-			"VVVVVVVVVVVVVVVVVUUVVUVVVVCPPCCCCCCCCCCCP", // M 4-5, N 12-15
-			"VVVVVVVVVVVVVVVVVVVUVVVVVVCCCCCCCCCCCCCCC", // M 4-5, N 16-23
-			"ffffffffTVVVTTTTVVVVVVVVCCCCCCCCCCCCCCCCC", // M 4-5, N 24-31
-			"ffffffffffVTTTTTTVVVVVVVCCCCCCCCCCCCCCCCC", // M 4-5, N 32-47
-			"fffffffffffTTTTTTVVVVLHHCCCCCCCCCCCCCCCmm", // M 4-5, N 48-63
-			"fffffffffffTTTTTTVVLLLLLCCCCCCCCmmmCCCCmm", // M 4-5, N 64-95
-			"ffffffffffETTTTTTTLLLLLLCCCCCCCCCCCmmCCmm", // M 4-5, N 96-127
-			"ffffffffffETTTTTTTLLLLLLoCCCCCCCCCCCmmmmm", // M 4-5, N 128-191
-			"fffffffffffEETTTTTILLLLoooCqqqqqqqCCCCmmm", // M 4-5, N 192-255
-			"ffffffffffffEETTTTIILLLmooqqqqqqqqqqqqqCN", // M 4-5, N 256-383
-			"ffffffffffffEETTTTTILmmmoooqqqqqqqqqqqqqq", // M 4-5, N 384-511
-			"fffffffffffffETTTTIILmmmooqqqqqqqqqqqqqqq", // M 4-5, N 512-767
-			"fffffffffffffETTTTIKLnooooqqqqqqqqqqqqqqq", // M 4-5, N 768-1023
-			"fffffffffT2222ITTIInnooooqqqqqqqqqqqqqqqq", // M 4-5, N 1024-1535
-			"ffffffDDT222222IIImmnnoomqqqqqqqqqqqqqqqq", // M 4-5, N 1536-2047
-			"fffffDDmm22222222omnnnnmmmqqqqqqqqqqqqqqq", // M 4-5, N 2048-3071
-			"ffWWWNmmNNN222222oonnnnmmmqqqqqqqqqqqqqqq", // M 4-5, N 3072-4095
-			"ffoooooooNNm2222ooonnnnmmmqqqqqqqqqqqqqqq", // M 4-5, N 4096-6143
-			"ffrrrrroooooooooooonnnnmmqqqqqqqqqqqqqqqq", // M 4-5, N 6144-8191
-			"fffrrrrooooooqqqqonnnnnmmqqqqqqqqqqqqqqqq", // M 4-5, N 8192-12287
-			"fffffrrooooooqqqqqqnnmmmmqqqqqqqqqqqqqqqq", // M 4-5, N 12288-16383
-			"ffffrroooooooqqqqqqqnmnmqqqqqqqqqqqqqqqqq", // M 4-5, N 16384-24575
-			"ffffooooooooqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 4-5, N 24576-32767
-			"ffppoooooooqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 4-5, N 32768-49151
-			"fpppooooooqqqqqqqqqqqppqqqqqqqqqqqqqqqqqq", // M 4-5, N 49152-65535
-			"ppppooooqqqqqqqqqqqqpppppqqqq3333qqqqqqqq", // M 4-5, N 65536-98303
-			"pppooooqqooqqqqqqqqppppppppp333333333qqqq", // M 4-5, N 98304-131071
-			"pppooorqooooooooooqpppppppppp3333333333qq", // M 4-5, N 131072-196607
-			"pppooorqooooooooooppppppppppp333333333333", // M 4-5, N 196608-262143
-			"pppooooooooooooooooonpppppppp333333333333", // M 4-5, N 262144-393215
-			"ppooooooooooooooooooooppppppp333333333333", // M 4-5, N >= 393216
-			"VVVVVVMVVVVUUUUUUUUUUUUUUVMPPPPPPPPPPPPPP", // M 6-7, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 6-7, N (none)
-			"VVVVVVVVVVVVVUUUUUUUUUUUVV>>CPPPPPPPPPPPP", // M 6-7, N 2
-			"e00eVVVVVVUUVVUUUUUUVVVVVV>>>CCPPPPPPPPPP", // M 6-7, N 3
-			"e000eVVVVUUUUVVUUUUUUUVVVV>>>CCPPPPPPPPPP", // M 6-7, N 4-5
-			"Ve00eVVVVUUUUVVUUUUUUUVVVV===CCCPPPPPPPPP", // M 6-7, N 6-7
-			"VeeeeVVVVUUUVVVUUUUVVUVVVVCOCCCCCCCCCCCCC", // M 6-7, N 8-11
-			"VVVVeeVVVVVVVVVVVVUVVVVVVVCCCCCCCCCCCCCCC", // M 6-7, N 12-15
-			"VVVVVVVVVVVVVVVVVVVVVVVVVVCCCCCCCCCCCCCCC", // M 6-7, N 16-23
-			"fffffffffTTTTTTTVVVVVVVVVCCCCCCCCCCCCCCCC", // M 6-7, N 24-31
-			"ffffffffffEETTTTTVVVVVVVCCCCCCCCCCCCCCCCC", // M 6-7, N 32-47
-			"fffffffffffETTTTTVVVVVHHCCCCCCCCCCCCCCCCm", // M 6-7, N 48-63
-			"fffffffffffETTTTTTVLLLLLCCCCCCCCCCCCCCCmm", // M 6-7, N 64-95
-			"ffffffffffEETTTTTTLLLLLCCCCCCCCCCmmmCCCmm", // M 6-7, N 96-127
-			"ffffffffffEETTTTTTTLLLnCCCCCCCCCCCCmmmmmm", // M 6-7, N 128-191
-			"ffffffffffEEETTTTTIILLnnoCCqqqqqCCCCCmmmm", // M 6-7, N 192-255
-			"ffffffffffEEETTTTTFIImmmooqqqqqqqqqqqqqmm", // M 6-7, N 256-383
-			"ffffffffffEEETTTTIIImmmmoooqqqqqqqqqqqqqq", // M 6-7, N 384-511
-			"fffffffffffEEETIIIKKnmmooooqqqqqqqqqqqqqq", // M 6-7, N 512-767
-			"fffffffffff222IIIIKKnnoooooqqqqqqqqqqqqqq", // M 6-7, N 768-1023
-			"ffffffffff2222KIIIImnooooomqqqqqqqqqqqqqq", // M 6-7, N 1024-1535
-			"ffffffffm22222222mmmnnoommmqqqqqqqqqqqqqq", // M 6-7, N 1536-2047
-			"ffffffDmoo2222222ommnnnmmmmqqqqqqqqqqqqqq", // M 6-7, N 2048-3071
-			"fffffWmoooo222222ooonnnmmmmmqqqqqqqqqqqqq", // M 6-7, N 3072-4095
-			"ffoooooooooo2222oooonnnmmmmmqqqqqqqqqqqqq", // M 6-7, N 4096-6143
-			"fooooooooooooo2ooooonnmmmmmqqqqqqqqqqqqqq", // M 6-7, N 6144-8191
-			"foooooooooooooqoooonnnmmmmmqqqqqqqqqqqqqq", // M 6-7, N 8192-12287
-			"ffooooooooooooqqqnnnnmmmmqqqqqqqqqqqqqqqq", // M 6-7, N 12288-16383
-			"ffooooooooooooqqqqqnnmmmmqqqqqqqqqqqqqqqq", // M 6-7, N 16384-24575
-			"ffoooooooooooqqqqqqqnnnmqqqqqqqqqqqqqqqqq", // M 6-7, N 24576-32767
-			"fpooooooooooqqqqqqqqqnnmqqqqqqqqqqqqqqqqq", // M 6-7, N 32768-49151
-			"ppooooooooooooqqqqqqnppppqqqqqqqqqqqqqqqq", // M 6-7, N 49152-65535
-			"ppoooooooooooooqqqqppppppppqq33333qqqqqqq", // M 6-7, N 65536-98303
-			"ppooooooooooooooqqqppppppppp3333333333qqq", // M 6-7, N 98304-131071
-			"ppoooooooooooooooooppppppppp33333333333qq", // M 6-7, N 131072-196607
-			"ppooooooooooooooooopppppppppp333333333333", // M 6-7, N 196608-262143
-			"ppooooooooooooooooonppppppppp333333333333", // M 6-7, N 262144-393215
-			"ppoooooooooooooooooonnppppppp333333333333", // M 6-7, N >= 393216
-			"VVVVVVQVVVVUUUUUUUUUUUUUVVMMPPPPPPPPPPPPP", // M 8-11, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 8-11, N (none)
-			"VVVVVVVVVVVVUUUUUUUUUVVVVV>>>CCCPPPPPPPPP", // M 8-11, N 2
-			"VVVVVVVVVVUUVVUUUUUUVVVVVVA>>CCCPPPPPPPPP", // M 8-11, N 3
-			"VeeeVVVVVUUUVVVUUUUVVVVVVVO==CCCCPPPPPPPP", // M 8-11, N 4-5
-			"VeeeeVVVVUUUVVUUUUVUUVVVVV=O=CCCCCCCCCCCC", // M 8-11, N 6-7
-			"VVeeeeVVVVVVVVUUUUVUVUUVVV==CCCCCCCCCCCCC", // M 8-11, N 8-11
-			"VVVeeeeVVVVVVVVVVVVVVVVVVV=CCCCCCCCCCCCCC", // M 8-11, N 12-15
-			"VVVVeeeVVVVVVVVVVVVVVVVVVVCCCCCCCCCCCCCCC", // M 8-11, N 16-23
-			"ffffffffffTTTTTTTVVVVVVVVCCCCCCCCCCCCCCCC", // M 8-11, N 24-31
-			"ffffffffffTEETTTTVVVVVVVCCCCCCCCCCCCCCCCC", // M 8-11, N 32-47
-			"fffffffffTEEETTTTVVVVVHHCCCCCCCCCCCCCCCCC", // M 8-11, N 48-63
-			"fffffffffffEETTTTTVLLLLCCCCCCCCCCCCCCCCmm", // M 8-11, N 64-95
-			"fffffffffffEETTTTTTLCCCCCCCCCCCCCCCCCCCmm", // M 8-11, N 96-127
-			"ffffffffffEETTTTTTTECCCCCCCCCCCCCCmmmmmmm", // M 8-11, N 128-191
-			"ffffffffffETTTTTTTFIIICCCCCqqqqCCCCCmmmmm", // M 8-11, N 192-255
-			"ffffffffffETTTTTTTIImmmmCCqqqqqqqqqqqqmmm", // M 8-11, N 256-383
-			"ffffffffffEEETTTIIIImmmmooqqqqqqqqqqqqqqq", // M 8-11, N 384-511
-			"ffffffffffEE2TIIIIKKnmmooooqqqqqqqqqqqqqq", // M 8-11, N 512-767
-			"ffffffffff2222KKIIKKKmoooooqqqqqqqqqqqqqq", // M 8-11, N 768-1023
-			"ffffffffff22222KIImmnooooommqqqqqqqqqqqqq", // M 8-11, N 1024-1535
-			"fffffffff22222222mmmnnoommmmqqqqqqqqqqqqq", // M 8-11, N 1536-2047
-			"ffffffffoo2222222mmnnnnmmmmmqqqqqqqqqqqqq", // M 8-11, N 2048-3071
-			"ffffffmoooo22222o2onnnnmmmmmqqqqqqqqqqqqq", // M 8-11, N 3072-4095
-			"fffooooooooo222ooooonnnmmmmmqqqqqqqqqqqqq", // M 8-11, N 4096-6143
-			"ooooooooooooooonnnnonnnmmmmmqqqqqqqqqqqqq", // M 8-11, N 6144-8191
-			"oooooooooooooooonnnnnnmmmmmmqqqqqqqqqqqqq", // M 8-11, N 8192-12287
-			"oooooooooooooooonnnnnnnnmmmqqqqqqqqqqqqqq", // M 8-11, N 12288-16383
-			"ooooooooooooooooonnnnnnnmmqqqqqqqqqqqqqqq", // M 8-11, N 16384-24575
-			"ooooooooooooooooonnnnnnmmmqqqqqqqqqqqqqqq", // M 8-11, N 24576-32767
-			"oooooooooooooooonnnnnnnmmqqqqqqqqqqqqqqqq", // M 8-11, N 32768-49151
-			"poooooooooooooooonnnnpppppqqqqqqqqqqqqqqq", // M 8-11, N 49152-65535
-			"pooooooooooooooooonppppppppq333333333qqqq", // M 8-11, N 65536-98303
-			"pooooooooooooooooopppppppppp33333333333qq", // M 8-11, N 98304-131071
-			"pooooooooooooooooooppppppppp333333333333q", // M 8-11, N 131072-196607
-			"pooooooooooooooooooppppppppp3333333333333", // M 8-11, N 196608-262143
-			"poooooooooooooooooonpppppppp3333333333333", // M 8-11, N 262144-393215
-			"poooooooooooooooooonnnpppppp3333333333333", // M 8-11, N >= 393216
-			"VVVVVQQVVVVUUUUUUUUUUVVVVVQQQCCPPPPPPPPPQ", // M 12-15, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 12-15, N (none)
-			"VVVVVVVVVVVVUUUUUUUUVVVVVVQCCCCCCCPPPPPPP", // M 12-15, N 2
-			"VVVVVVVVVVVVVVVUUUUUVVVVVQQQCCCCCCCCCPPPP", // M 12-15, N 3
-			"VVVVVVVVVVVVVVUUUUVVVVVVVVAQQCCCCCCCCCCCP", // M 12-15, N 4-5
-			"VVVVeeVVVVVVVVUUUUVVVVVVVV=CA=CCCCCCCCCCC", // M 12-15, N 6-7
-			"VVVeeeeVVVVVVVVVVVVVVVVVVV====CCCCCCCCCCC", // M 12-15, N 8-11
-			"VVVeeefVVVVVVVVVVVVVVVVVVV====CCCCCCCCCCC", // M 12-15, N 12-15
-			"VVVeeffVVVVVVVVVVVVVVVVVVV===CCCCCCCCCCCC", // M 12-15, N 16-23
-			"fffffffffffETTTTTVVVVVVVVCCCCCCCCCCCCCCCC", // M 12-15, N 24-31
-			"fffffffffffTETTTTVVVVVVVCCCCCCCCCCCCCCCCC", // M 12-15, N 32-47
-			"DfffffffffEEEETTTTVVVVVHCCCCCCCCCCCCCCCCC", // M 12-15, N 48-63
-			"ffffffffffEEETTTTTCCCCCCCCCCCCCCCCCCCCCCm", // M 12-15, N 64-95
-			"ffffffffffEEETTTTT2CCCCCCCCCCCCCCCCCCCCmm", // M 12-15, N 96-127
-			"ffffffffffEETTTTTTTCCCCCCCCCCCCCCCmmmmmmm", // M 12-15, N 128-191
-			"ffffffffffETTTTTTTTICCCCCCqqqCCCCCmmmmmmm", // M 12-15, N 192-255
-			"fffffffffEETTTTTTTIICCCCCqqqqqqqqqqqqmmmm", // M 12-15, N 256-383
-			"ffffffffffETTTTIIIImmmCCqqqqqqqqqqqqqqqqN", // M 12-15, N 384-511
-			"ffffffffffE222IIIIKnnmmmqqqqqqqqqqqqqqqqq", // M 12-15, N 512-767
-			"ffffffffff22222JJJnnnmmooomqqqqqqqqqqqqqq", // M 12-15, N 768-1023
-			"ffffffffff2222222nmmnnooommmqqqqqqqqqqqqq", // M 12-15, N 1024-1535
-			"fffffffff22222222nmnnnnnmmmmqqqqqqqqqqqqq", // M 12-15, N 1536-2047
-			"ffffffffoo222222onnnnnnnmmmmqqqqqqqqqqqqq", // M 12-15, N 2048-3071
-			"fffffffoooo2222onnnnnnnnmmmmqqqqqqqqqqqqq", // M 12-15, N 3072-4095
-			"ffffoooooooo22nnnnnnnnnnmmmmqqqqqqqqqqqqq", // M 12-15, N 4096-6143
-			"oooooooooooooonnnnnnnnnmmmmmqqqqqqqqqqqqq", // M 12-15, N 6144-8191
-			"ooooooooooooooonnnnnnnnnmmmmqqqqqqqqqqqqq", // M 12-15, N 8192-12287
-			"oooooooooooooooonnnnnnnnmmmqqqqqqqqqqqqqq", // M 12-15, N 12288-16383
-			"oooooooooooooooonnnnnnnnmmmqqqqqqxqqqqqqq", // M 12-15, N 16384-24575
-			"oooooooooooooooonnnnnnnnmmmqqqqqqxxqqqqqq", // M 12-15, N 24576-32767
-			"oooooooooooooooonnnnnnnnmmqqqqqqqxxxqqqqq", // M 12-15, N 32768-49151
-			"ooooooooooooooooqnnnpppppppqqqq3333xxxqqq", // M 12-15, N 49152-65535
-			"oooooooooooooooooonppppppppp333333333xxxq", // M 12-15, N 65536-98303
-			"oooooooooooooooooopppppppppp3333333333xxx", // M 12-15, N 98304-131071
-			"oooooooooooooooooooppppppppp333333333333x", // M 12-15, N 131072-196607
-			"oooooooooooooooooooppppppppp3333333333333", // M 12-15, N 196608-262143
-			"oooooooooooooooooooppppppppp3333333333333", // M 12-15, N 262144-393215
-			"oooooooooooooooooooopppppppp3333333333333", // M 12-15, N >= 393216
-			"QQQQQQQQVVVUUUUUUUUUUVVVVQOOOOOOOOOOOOOOO", // M 16-23, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 16-23, N (none)
-			"VVVVVVVVVVVVUUUUUUUUVVVVRROOOOOCCCCCCPPPO", // M 16-23, N 2
-			"VVVVVVVVVVVVVVVVUUUVVVVVVQOOOOCCCCCCCCCPP", // M 16-23, N 3
-			"VVVVVVVVVVVVVVVUUVVVVVVVVVCCCCCCCCCCCCCCC", // M 16-23, N 4-5
-			"VVVVVVVVVVVVVVUVVUVVVVVVVVACA=CCCCCCCCCCC", // M 16-23, N 6-7
-			"VVVVeeVVVVVVVVVVVVVVVVVVVV====CCCCCCCCCCC", // M 16-23, N 8-11
-			"VVVeeffVVVVVVVVVVVVVVVVVVV===CCCCCCCCCCCC", // M 16-23, N 12-15
-			"VVVVeffVVVVVVVVVVVVVVVVVVV==>CCCCCCCCCCCC", // M 16-23, N 16-23
-			"fffffffffffEETTTVVVVVVVVVCCCCCCCCCCCCCCCC", // M 16-23, N 24-31
-			"fffffffffffEETTTTVVVVVVVCCCCCCCCCCCCCCCCC", // M 16-23, N 32-47
-			"DffffffffffEEETTT2CCCCCCCCCCCCCCCCCCCCCCC", // M 16-23, N 48-63
-			"fffffffffffEEEE222CCCCCCCCCCCCCCCCCCCCCCm", // M 16-23, N 64-95
-			"ffffffffffEEEEEE222CCCCCCCCCCCCCCCCCCCmmm", // M 16-23, N 96-127
-			"ffffffffffEETTTTT22CCCCCCCCCCCCCCCCCmmmmm", // M 16-23, N 128-191
-			"ffffffffffEETTTTTT2CCCCCCqqqCCCCCCmmmmmmm", // M 16-23, N 192-255
-			"ffffffffffEETTTTTTCCCCCCCqqqqqqCCCqmmmmmm", // M 16-23, N 256-383
-			"ffffffffffE222TIIICCCCCCqqqqqqqqqqqqqqqqN", // M 16-23, N 384-511
-			"ffffffffff22222JJmoCCCCqqqqqqqqqqqqqqqqqq", // M 16-23, N 512-767
-			"ffffffffff222222oJonmmmqqqqqqqqqqqqqqqqqq", // M 16-23, N 768-1023
-			"fffffffff22222222ommmnmmmqqqqqqqqqqqqqqqq", // M 16-23, N 1024-1535
-			"fffffffff22222222mmnnnnmmqqqqqqqqqqqqqqqq", // M 16-23, N 1536-2047
-			"fffffffff22222222nnnnnnmmqqqqqqqqqqqqqqqq", // M 16-23, N 2048-3071
-			"fffffffooo22222nnnnnnnnnmmqqqqqqxxqqqqqqq", // M 16-23, N 3072-4095
-			"ffffoooooorC22nnnnnnnnnmmmqqqqqqxxxxqqqqq", // M 16-23, N 4096-6143
-			"ooooooooooorConnnnnnnnnmmmqqqqqqxxxxqqqqq", // M 16-23, N 6144-8191
-			"ooooooooooooooonnnnnnnnnmmqqqqqqxxxxxqqqq", // M 16-23, N 8192-12287
-			"oooooooooooooooonnnnnnnnmmmqqqqxxxxxxxqqq", // M 16-23, N 12288-16383
-			"oooooooooooooooonnnnnnnnmmmqqqxxxxxxxxxqq", // M 16-23, N 16384-24575
-			"ooooooooooooooonnnnnnnnnmmqqqxxxxxxxxxxxq", // M 16-23, N 24576-32767
-			"oooooooooooooooqqqnnppppppqqqqxxxxxxxxxxx", // M 16-23, N 32768-49151
-			"oooooooooooooooqqqqppppppppqq33xxxxxxxxxx", // M 16-23, N 49152-65535
-			"ooooooooooooooooqqqppppppppp3333333xxxxxx", // M 16-23, N 65536-98303
-			"ooooooooooooooooqopppppppppp333333333xxxx", // M 16-23, N 98304-131071
-			"ooooooooooooooooooppppppppppp3333333333xx", // M 16-23, N 131072-196607
-			"oooooooooooooooooopppppppppp333333333333x", // M 16-23, N 196608-262143
-			"oooooooooooooooooooppppppppp3333333333333", // M 16-23, N 262144-393215
-			"oooooooooooooooooooppppppppp3333333333333", // M 16-23, N >= 393216
-			"QQQQQQQQUUUUUUUUUUMMMMMQQQQQQQQQQQQQQQQQQ", // M 24-31, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 24-31, N (none)
-			"RVVVUUUUUUUUUUUUUUMMMMRRRRRRRRRRRCCRRRRRR", // M 24-31, N 2
-			"VfffVUUUUUUUUUUUUUUMMMMMMSSSSSSSCCCCCCCCC", // M 24-31, N 3
-			"VffffffUUUUUUUUUUUUUMMMMMQSSSCCCCCCCCCCCC", // M 24-31, N 4-5
-			"VfffffffVUUUUUVVVVVVVVVMCCCCCCCCCCCCCCCCC", // M 24-31, N 6-7
-			"VffffffffVVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC", // M 24-31, N 8-11
-			"VfffffffffVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC", // M 24-31, N 12-15
-			"VVffffffffVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC", // M 24-31, N 16-23
-			"CWfffffffff222A@AAAAA@@@>===@CCCCCCCCCCCm", // M 24-31, N 24-31
-			"=WWfffffffff22>>>>>>A??>=??=@>CCCCCCCCCCC", // M 24-31, N 32-47
-			"==WWfffffff2222>>>>>????????@@====?CCCCCC", // M 24-31, N 48-63
-			"rrrWWffffff22222>>>???????????===??@CCCCC", // M 24-31, N 64-95
-			"rrWWWWWff22222222==?????????????=?@@@@Cqq", // M 24-31, N 96-127
-			"=WWWWWWWW222222222=?????????????@@@@?????", // M 24-31, N 128-191
-			"rWWWWWWW2222222222=???????????@@@@@qqqqqq", // M 24-31, N 192-255
-			"WWWWWWWW222222222==???????qqqqqqqqqqqqqqq", // M 24-31, N 256-383
-			"WWWWffWW222222222==??????qqqqqqqqqqqqqqqq", // M 24-31, N 384-511
-			"WWWWWfWW222222222===????qqqqqqqqqqqqqqqqq", // M 24-31, N 512-767
-			"WWWWWWWW22222222=====???qqqqqqqqqqqqqqqqq", // M 24-31, N 768-1023
-			"rWWWWWWW222222222===>mm?qqqqqqqqqqqqqqqqq", // M 24-31, N 1024-1535
-			"rWWWWWWW22222222==qmmmmqqqqqqqqqqqqqqqqqq", // M 24-31, N 1536-2047
-			"rrWWWWWWW22222222=@@rrqqqqqqqqqqqqqqqqqqq", // M 24-31, N 2048-3071
-			"rrrrWWWr322222222@@mqrrqqqqqqqqqqqqqqqqqq", // M 24-31, N 3072-4095
-			"rrrrrrrrrrrqqqqqmnnqqqrqqqqqqqqqqqqqqqqqq", // M 24-31, N 4096-6143
-			"rrrrrrrrrrrqqqqmnnnqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 6144-8191
-			"rrrrrrrrrrrrqqqqnqqqqqqqqqqqqqmqqqqqqqqqq", // M 24-31, N 8192-12287
-			"rrrrrrrrrrrrqqqqqqqqqqqqqqqqqmmqqqqqqqqqq", // M 24-31, N 12288-16383
-			"rrrrrrrrrrqqqqqqqqqqqqqqqqmmmmqqqqqqqqqqq", // M 24-31, N 16384-24575
-			"rrrrrrrrrqqoqqqqqqqqqqqqqmmmmqqqqqqqqqqqq", // M 24-31, N 24576-32767
-			"rrrrrrrrrqooqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 32768-49151
-			"rrrrrrrrqooooqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 24-31, N 49152-65535
-			"rrrrrrrrooooooqqqqqqqppppprqqqqqqqqqqqqqq", // M 24-31, N 65536-98303
-			"rrrrrrrqooooooqqqqqqppppppprqqqqqqqqqqqqq", // M 24-31, N 98304-131071
-			"rrrrrrqqoooooooqqqqqppppppppqqqqqqqqqqqqq", // M 24-31, N 131072-196607
-			"rrrrrqqqqooooooqqqqqpppppppqqqqqqqqqqqqqq", // M 24-31, N 196608-262143
-			"rrrrqqqqqoooooooqqqppppppppqqqqqqqqqqqqqq", // M 24-31, N 262144-393215
-			"rrrqqqqqqqoooooooqppppppppqqqqqqqqqqqqqqq", // M 24-31, N >= 393216
-			"MMMMMMMMMUUUUUUUUUMMMMMMMMMMMMMMMMMMMMMMM", // M 32-47, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 32-47, N (none)
-			"RRRRRRRRVVUUUUUUUUUMMMRRRRRRRRRRRRRRRRRRR", // M 32-47, N 2
-			"SSVVVVVVUUUUUUUUUUUVMMMMSSSSSSSSSSSCCCCCS", // M 32-47, N 3
-			"SVVVVVVVVUUUUUUUUUUVMMMMMMSSSCwwCSCCCCCCC", // M 32-47, N 4-5
-			"SVVffffVVVVVVUVVVVVVMMMMCCCCCCwCCCCCCCCCC", // M 32-47, N 6-7
-			"CVffffffVVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC", // M 32-47, N 8-11
-			"CVVfffffffVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC", // M 32-47, N 12-15
-			"CVVfffffffVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC", // M 32-47, N 16-23
-			"AWWfffffffff2AAAAAAAAAA>>??=@>CCCCCCCCCCC", // M 32-47, N 24-31
-			"WWWWffffffff22>>>>AAAA??????@=CC==?CCCCCC", // M 32-47, N 32-47
-			";;WWWffffff2222>>>>>??????????====??CCCCC", // M 32-47, N 48-63
-			"AAAWWWfffff22222>>>????????????===?@@@CCC", // M 32-47, N 64-95
-			"rrWWWWWWff222222==>??????????????=@@@BBBB", // M 32-47, N 96-127
-			"AAWWWWWWW2222222@==??????????????@@@BBBBB", // M 32-47, N 128-191
-			"AWWWWWWWW2222222@==????????????@@@@@BBBBB", // M 32-47, N 192-255
-			"AWWWWWWW22222222==>????????qqq@@qqqBBBBBB", // M 32-47, N 256-383
-			"WWWWWWWW22222222====??????qqqqqqqBBBBBBBB", // M 32-47, N 384-511
-			";WWWWWWW222252222===?????qqqqqqBBBBBBBBBB", // M 32-47, N 512-767
-			";WWWWWWW22255555=====?m?qqqqqqqBBBBBBBBBB", // M 32-47, N 768-1023
-			"rWWWWWWW22255555====>mo?qqqqqqqqBBBBBBBBB", // M 32-47, N 1024-1535
-			"rrWWWWWW22222255==???mmqqqqqqqqqqBBBBBBBB", // M 32-47, N 1536-2047
-			"rrrWWWWW32222225=@?@rrqqqqqqqqqqqBBBBBBBB", // M 32-47, N 2048-3071
-			"rrrrrrrr33r22222@@@@qrrqqqqqqqqqqBBBBBBBB", // M 32-47, N 3072-4095
-			";;;;;;;;;3rqqqqr?@mqqqrqqqqqqqqqqBBBBBBBB", // M 32-47, N 4096-6143
-			"rrrrrrrrrrrqqqqrrrqqqqqqqqqqqqqqqBBBBBBBB", // M 32-47, N 6144-8191
-			"rrrrrrrrrrrrqqqqqqqqqqqqqqqqqqqqqBBBBBBBB", // M 32-47, N 8192-12287
-			";;;;;;;;;;;;qqqqqqqqqqqqqqqqqqqqBBBBBBBBB", // M 32-47, N 12288-16383
-			";;;;;;;;;;;qqqqqqqqqqqqqqqqqqqqBBBBBBBBBB", // M 32-47, N 16384-24575
-			";;;;;;;;;;qqqqqqqqqqqqqqqqqqqssBBBBBBBBBB", // M 32-47, N 24576-32767
-			"rrrrrrrrrooqqqqqqqqqqqqqqqqsssssBBBBBBBBB", // M 32-47, N 32768-49151
-			"rrrrrrrrsooqqqqqqqqqqqqqqqqssssssBBBBBBBB", // M 32-47, N 49152-65535
-			"rrrrrrrssoooqqqqqqqqqqrrrrrsssssssBBBBBBB", // M 32-47, N 65536-98303
-			"rrrrrrsssooooqqqqqqqqpppprrssssssssBBBBBB", // M 32-47, N 98304-131071
-			"rrrrrssssooooqqqqqqqpppppp7sssssssssBBBBB", // M 32-47, N 131072-196607
-			"rrrrsssssoooooqqqqqqpppppp7ssssssssssBBBB", // M 32-47, N 196608-262143
-			"rrrsssssssooooqqqqqppppppp7sssssssssssBBB", // M 32-47, N 262144-393215
-			"rrsssssssssooooqqqppppppppsssssssssssssBB", // M 32-47, N >= 393216
-			"MMMMMMMMMVVUUUUUUUMMMMMMMMMMMMMMMMMMMMMMM", // M 48-63, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 48-63, N (none)
-			"RRRRRRRRRRVVUUUUVVVMMRRRRRRRRRRRRRRRRRRRR", // M 48-63, N 2
-			"SSSSVVSSSVVVVVVVVVVVSSSSSSSSSSSSSSSSSSSSS", // M 48-63, N 3
-			"SSVVVVVVVVVVVVVVVVVVMMMQMSSSSSwwSSSCCCCCC", // M 48-63, N 4-5
-			"CCVVVVVVVVVVVVVVVVVVMMMMCCCCCCCCCCCCCCCCC", // M 48-63, N 6-7
-			"CVVVVVVVVVVVVVVVVVVVMMMCCCCCCCCCCCCCCCCCC", // M 48-63, N 8-11
-			"CVVVVffffVVVVVVVVVVVVMCCCCCCCCCCCCCCCCCCC", // M 48-63, N 12-15
-			"CCVffffffffVVVVVVVQQCCCCCCCCCCCCCCCCCCCCC", // M 48-63, N 16-23
-			"AAWWffffffff2AAAAAAAAAAA?????@====??CCCCC", // M 48-63, N 24-31
-			";;WWWfffffff22>>>AAAAA????????====???CCCC", // M 48-63, N 32-47
-			";;;WWWfffff222>>>>>>A?????????====?@@@CCC", // M 48-63, N 48-63
-			"AAAWWWWffff2222=>>>>A??????????===?@@@@AA", // M 48-63, N 64-95
-			"rrrrWWWWW222222@==>?????????BB???=@@@BBBB", // M 48-63, N 96-127
-			"AAWWWWWWW2222225@=>?????????BBBBB@@@@BBBB", // M 48-63, N 128-191
-			"AAWWWWWWW2222225@==??????????BBB@@@@BBBBB", // M 48-63, N 192-255
-			"AWWWWWWWW2222222==>???????qqqqqqqqqBBBBBB", // M 48-63, N 256-383
-			"AWWWWWWWW2222252====?????qqqqqqqqqqBBBBBB", // M 48-63, N 384-511
-			";WWWWWWWW22255552===>????qqqqqqqqqBBBBBBB", // M 48-63, N 512-767
-			";WWWWWWW222555552===????qqqqqqqqqBBBBBBBB", // M 48-63, N 768-1023
-			"rrWWWWWW322555255===???qqqqqqqqqBBBBBBBBB", // M 48-63, N 1024-1535
-			"rrWWWWW332222555=???qqqqqqqqqqqqBBBBBBBBB", // M 48-63, N 1536-2047
-			"rrrrWW333322222=@??@qqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 2048-3071
-			"rrrrrrrr33rrr22>?qqqrqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 3072-4095
-			";;;;;;;;;3rqqqqqqqqqqqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 4096-6143
-			"rrrrrrrrrrrqqqqqqqqssqqqqqqqqqqqqBBBBBBBB", // M 48-63, N 6144-8191
-			"rrrrrrrrrrrrqqqqqqqssqqqqqqqqqqqBBBBBBBBB", // M 48-63, N 8192-12287
-			";;;;;;;;;;;sqqqqqqsqqqqqqqqqqqqqBBBBBBBBB", // M 48-63, N 12288-16383
-			";;;;;;;;;;sqqqqqqqqqqqqqqqqqqqqBBBBBBBBBB", // M 48-63, N 16384-24575
-			";;;;;;;;;ssqqqqqqqqqqqqqqqqqqssBBBBBBBBBB", // M 48-63, N 24576-32767
-			"rrrrrrrrssqqqqqqqqqqqqqqqqqsssssBBBBBBBBB", // M 48-63, N 32768-49151
-			"rrrrrrrssqoqqqqqqqqqqqqqqqqssssssBBBBBBBB", // M 48-63, N 49152-65535
-			"rrrrrrsssooqqqqqqqqqqqrrrrrsssssssBBBBBBB", // M 48-63, N 65536-98303
-			"rrrrrssssoooqqqqqqqqqqrr777ssssssssBBBBBB", // M 48-63, N 98304-131071
-			"rrrrsssssooooqqqqqqqqrrr777sssssssssBBBBB", // M 48-63, N 131072-196607
-			"rrrsssssssoooqqqqqqqpppp77sssssssssssBBBB", // M 48-63, N 196608-262143
-			"rrssssssssooooqqqqqppppp77ssssssssssssBBB", // M 48-63, N 262144-393215
-			"rsssssssssssooqqqssppppp7ssssssssssssssBB", // M 48-63, N >= 393216
-			"QQQQQQQQQQVVVVVVVVVMQQQQQQQQQQQQQQQQQQQQQ", // M 64-95, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 64-95, N (none)
-			"RRRRRRRRRRRVVVVVVVVRRRRRRRRRRRRRRRRRRRRRR", // M 64-95, N 2
-			"SSSSSSSSSSSSVVVVVVSSSSSSSSSSSSSSSSSSSSSSS", // M 64-95, N 3
-			"SSSSSVVSSSSSSVVVVVVSSQQSSSSSSSSSSSSSSjjSS", // M 64-95, N 4-5
-			"jjjVVVVVVVVjVVVVVVVVQQMCCjjjCjjjjjjjjjjjj", // M 64-95, N 6-7
-			"jjjVVVVVVVVVVVVVVVVVQMCCCjjCCjjjjjjjjjjjj", // M 64-95, N 8-11
-			"jjUUUUUUUUUUUUUUUUUQMCCCCCCCCCjjCCjjjjjjj", // M 64-95, N 12-15
-			"jjVVVfffffVVVVVVVVQQCCCCCCCCCCjjCCjjjjjjj", // M 64-95, N 16-23
-			"CCCWWffffff222AAAAAAAAA???????===????CCCC", // M 64-95, N 24-31
-			"===WWWfffff222>>>>AAAA?????????===?@@@CCC", // M 64-95, N 32-47
-			"===WWWWffff2222>>>>AAA?????????===?@@@@??", // M 64-95, N 48-63
-			"rrrWWWWWfff2222>>>>AAA?????BBB?=?=@@@qqqq", // M 64-95, N 64-95
-			"rrrrWWWWW222222@=>>AA??????rrrB??=@@@qqqq", // M 64-95, N 96-127
-			"====WWWWW2222225@>?????????rrrBBBB@@@????", // M 64-95, N 128-191
-			"rrrWWWWWW22222255==????????rrrBBBrrrqqqqq", // M 64-95, N 192-255
-			"==WWWWWWW222222255=??????qqqqrrrrrrqqqqqq", // M 64-95, N 256-383
-			"==WWWWWWW222225255=????@qqqqqqqqqqqqqqqqq", // M 64-95, N 384-511
-			"==WWWWWW3222255555==????qqqqqqqqqqqqqqqqq", // M 64-95, N 512-767
-			"==WWWWWW3222555555==??qqqqqqqqqqqqqqqqqqq", // M 64-95, N 768-1023
-			"rrrWWWW3322255555@@qqqqqqqqqqqqqqqqqqqqqq", // M 64-95, N 1024-1535
-			"rrrrWW3333222255=@qqqqqqqqqqqqqqqqqqqqqqq", // M 64-95, N 1536-2047
-			"rrrrrrr33332225==qqrqqqqqqqqqqqqqqqqqqqqq", // M 64-95, N 2048-3071
-			"rrrrrrrr333rrr>Bqqqrqqqqsqqqqqqqqqqqqqqqq", // M 64-95, N 3072-4095
-			"rrrrrrrrr3rqq>qqqqqrsqxqxxqqqqqqqqqqqqqqq", // M 64-95, N 4096-6143
-			"rrrrrrrrrrrqqqqqqqqssqxqqxxqqqqqqqqqqqqqq", // M 64-95, N 6144-8191
-			"rrrrrrrrrrrqqqqqqqqssxxxqxqqqqqqqqqqqqqqq", // M 64-95, N 8192-12287
-			"rrrrrrrrrrqqqqqqqqsssxxxqqqqqqqqqqqqqqqqq", // M 64-95, N 12288-16383
-			"rrrrrrrrrqqqqqqqqqqssxxxqqqqqqqqqqqqqqqqq", // M 64-95, N 16384-24575
-			"rrrrrrrrqqqqqqqqqqqqxhhxxqqqqqqqqqqqqqqqq", // M 64-95, N 24576-32767
-			"rrrrrrrqqqqqqqqq66qqhhhhxqqqqqqqqqqqqqqqq", // M 64-95, N 32768-49151
-			"rrrrrrqqqqqqqqqqq6qqhhhhhtqxqqqqqqqqqqqqq", // M 64-95, N 49152-65535
-			"rrrrrqqqqqqqqqqqqqqqqhh7777qqqqqqqqqqqqqq", // M 64-95, N 65536-98303
-			"rrrrqqqqqqoqqqqqqqqq777777qqqqqqqqqqqqqqq", // M 64-95, N 98304-131071
-			"rrrqqqqqqqooqqqqqqq6777777qqqqqqqqqqqqqqq", // M 64-95, N 131072-196607
-			"rrqqqqqqqqqooqqqqq6677777qqqqqqqqqqqqqqqq", // M 64-95, N 196608-262143
-			"rqqqqqqqqqqqoqqqqq6677777qqqqqqqqqqqqqqqq", // M 64-95, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqq77qqqqqqqqqqqqqqqqqq", // M 64-95, N >= 393216
-			"QQQQQQQQQQQQVVVVQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 96-127, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 96-127, N (none)
-			"RRRRRRRRRRRRRVVRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 96-127, N 2
-			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 96-127, N 3
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 96-127, N 4-5
-			"jjjjjjjVVjjjjjVVVVjjjjjjjjjjjjjjjjjjjjjjj", // M 96-127, N 6-7
-			"jjjjUUUUUUUUUUUUUUjjMMCCjjjjwjjjjjjjjjjjj", // M 96-127, N 8-11
-			"jjjjVVVVVVVVVVVVVVQQQCCCjjjCCjjjjjjjjjjjj", // M 96-127, N 12-15
-			"jjjjTTTffVVVVVVVVQQQCCCCjjCCCjjjjjjjjjjjj", // M 96-127, N 16-23
-			"AAAWWWWffff2222AAAAAAAA????????????@@@Cjj", // M 96-127, N 24-31
-			";;;WWWWWff22222@A>AAA????????????=@@@kkkk", // M 96-127, N 32-47
-			";;;;WWWWWf22222@?>AAAA??????BB???=@@@kkkk", // M 96-127, N 48-63
-			"AAAAWWWWW222222@@>AAAA?????rrrB??=@@@jjjj", // M 96-127, N 64-95
-			"rrrrWWWWW022225@@>>AA?????BrrrrBBBB@@kkkk", // M 96-127, N 96-127
-			"AAAAWWWWW0222225>=?===????BrrrrBBBBBkkkkk", // M 96-127, N 128-191
-			"AAAAWWWWW22222225@??=????qqrrrrrrBrrrkkkk", // M 96-127, N 192-255
-			"AAAAWWWWW222222255????@?qqqqrrruurrrrkkkk", // M 96-127, N 256-383
-			"AAAWWWWW32222255555???@qqqqqqqrrrrrrkkkkk", // M 96-127, N 384-511
-			";;;WWWWW3222255555;B??qqqqqqqqqqqqqqkkkkk", // M 96-127, N 512-767
-			";;;;WWW3332225555;;q??qqqqqqqqqqqqqkkkkkk", // M 96-127, N 768-1023
-			"rrrrrW3333222555;;qqqqqqqqqqqqqqqqkkkkkkk", // M 96-127, N 1024-1535
-			"rrrrrr333332222BBqqqqqqqqqqqqqqkkkkkkkkkk", // M 96-127, N 1536-2047
-			"rrrrrrr3333rrrBBwwwrqsssqqqqqqqqkkkkkkkkk", // M 96-127, N 2048-3071
-			"rrrrrrrrr33rq;Bwwwwksssssxqqqqqqkkkkkkkkk", // M 96-127, N 3072-4095
-			";;;;;;;;;;3q99wwwqkkxsxxxxxqqqqqkkkkkkkkk", // M 96-127, N 4096-6143
-			"rrrrrrrrrrr33qqqqqxxxxxxxxxqqqqqkkkkkkkkk", // M 96-127, N 6144-8191
-			"rrrrrrrrrrssqqqqqqxxxxxxxxxxqqqkkkkkkkkkk", // M 96-127, N 8192-12287
-			";;;;;;;;;sssqqqqqxxxxxxxxxxxxqqkkkkkkkkkk", // M 96-127, N 12288-16383
-			";;;;;;;;ssssqqqBvxxxxxxxxxxxxxkkkkkkkkkkk", // M 96-127, N 16384-24575
-			"rrrrrrrssssqqqB666xxhhhhxxxxxsskkkkkkkkkk", // M 96-127, N 24576-32767
-			"rrrrrrsssssqqq66666hhhhhhxxxsssskkkkkkkkk", // M 96-127, N 32768-49151
-			"rrrrrssssssqqq66666hhhhhhhxxssssskkkkkkkk", // M 96-127, N 49152-65535
-			"rrrrsssssssqqqq66667hhhhhhhssssssskkkkkkk", // M 96-127, N 65536-98303
-			"rrrssssssssqqqqq66677hhhhhhsssssssskkkkkk", // M 96-127, N 98304-131071
-			"rrssssssssssqqqq6666177111sssssssssskkkkk", // M 96-127, N 131072-196607
-			"rssssssssssssqqqq6661111ssssssssssssskkkk", // M 96-127, N 196608-262143
-			"ssssssssssssssqq6661sssssssssssssssssskkk", // M 96-127, N 262144-393215
-			"ssssssssssssssssssssssssssssssssssssssskk", // M 96-127, N >= 393216
-			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 128-191, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 128-191, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 128-191, N 2
-			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 128-191, N 3
-			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 128-191, N 4-5
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 128-191, N 6-7
-			"CCCCCCVVVVVVVVVVVCCCCCCCCCCCCCjjjCCCCCCCC", // M 128-191, N 8-11
-			"CCCCCUUUUUUUUUUUUQQQQCCCCCCCjjjjjjCCCCCCC", // M 128-191, N 12-15
-			"CCCCMMUUUUUUUUUUQQQCCCCCCCCjjjjjjjjCCCCCC", // M 128-191, N 16-23
-			"AAAAWWWWW2222222AAAAA??CAC????????@@AAAAA", // M 128-191, N 24-31
-			"====WWWWW2222255@AAAA????????????@@@BBBBB", // M 128-191, N 32-47
-			"====WWWWW2225555@A>AA???????BBBBB@@@@BBBB", // M 128-191, N 48-63
-			"AAAAWWWWW22255554??AA?????BrrrBBBBBBBAAAA", // M 128-191, N 64-95
-			"rrrrWWWWW02225554>??==??BBBrrrrBBBBBqqqqq", // M 128-191, N 96-127
-			"====WWWWW2022555@>====??BBrrrrrruBrrrBBBB", // M 128-191, N 128-191
-			"rrrrWWWWW22225555@@@@@@?qqqrrruuuuurrqqqq", // M 128-191, N 192-255
-			"====WWWW3322255555@@@@@qqqqqqsuuuuurrBBBB", // M 128-191, N 256-383
-			"====WWWW3322255555qBqqqqqqqqqsssuuurrBBBB", // M 128-191, N 384-511
-			"====WWW33322255552qqqqqqqqqqqqqssrrqBBBBB", // M 128-191, N 512-767
-			"=====W33332225552;qqq?qqqqqqqqqqqqqqBBBBB", // M 128-191, N 768-1023
-			"rrrrr33333322552qqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 1024-1535
-			"rrrrrr33333325qqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 1536-2047
-			"rrrrrrr33333rqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 2048-3071
-			"rrrrrrrr333rqqqqqwwqqqqqqxqqqqqqqqqqqqqqq", // M 128-191, N 3072-4095
-			"rrrrrrrrrr3qqqqqqqqkqrsqsxxqqqqqqqqqqqqqq", // M 128-191, N 4096-6143
-			"rrrrrrrrrrqqqqqqqqqxqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 6144-8191
-			"rrrrrrrrrqqqqqqqqqqqqxxqqqqqqqqqqqqqqqqqq", // M 128-191, N 8192-12287
-			"rrrrrrrrqqqqqqqqqqqqqxxqqqqqqqqqqqqqqqqqq", // M 128-191, N 12288-16383
-			"rrrrrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 16384-24575
-			"rrrrrrqqqqqqqqqqqqqqqxhqqqqqqqqqqqqqqqqqq", // M 128-191, N 24576-32767
-			"rrrrrqqqqqqqqqqqxxqqqxxqqqqqqqqqqqqqqqqqq", // M 128-191, N 32768-49151
-			"rrrrqqqqqqqqqqqq66qqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 49152-65535
-			"rrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 65536-98303
-			"rrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 98304-131071
-			"rqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 128-191, N >= 393216
-			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 192-255, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 192-255, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 192-255, N 2
-			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 192-255, N 3
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 4-5
-			"jjjjjjjjjjjVVVjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 6-7
-			"jjjjjjjjjUUUUUUUUjjjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 8-11
-			"jjjjjjjTTTTUUUUUQQQjjjjjjjjjjjjjjjjjjjjjj", // M 192-255, N 12-15
-			"jjjjjjMMMMMMMMMMQQCCCCCjjjjjjjjjjjjjjjjjj", // M 192-255, N 16-23
-			"AAAAAWWWW22222222AAACCCwjwwww????@@jjjjjj", // M 192-255, N 24-31
-			"=====WWWW22255555AAA???wwwwBBBBBBBBBkkkkk", // M 192-255, N 32-47
-			"=====WWWW22255555???????wBBBBBBBBBBBkkkkk", // M 192-255, N 48-63
-			"AAAAWWWWW22255525???=??BBBBrrrBBBBBBjjjjj", // M 192-255, N 64-95
-			"rrrrWWWWW22225544@===??BBBBrrrrrrBrBBkkkk", // M 192-255, N 96-127
-			"AAAWWWWWWW2225555@@@@@?BBBqqrruuuuurrkkkk", // M 192-255, N 128-191
-			"rrrWWWWWW32555555@@@@@@qqqqqssuuuuuuukkkk", // M 192-255, N 192-255
-			"AAAAWWWW3325555555@@@@qqqqqsssuuuuuuukkkk", // M 192-255, N 256-383
-			"====WWW333322555522qqqqqqqsssssuuuuurkkkk", // M 192-255, N 384-511
-			"====WW3333XX2555225qqqqqqqsssssssuusrkkkk", // M 192-255, N 512-767
-			"=====3333332222222qqqqqqqqqqqqqqssqqkkkkk", // M 192-255, N 768-1023
-			"rrrrr333333322228qqqqqqqqqqqqqqqqqqkkkkkk", // M 192-255, N 1024-1535
-			"rrrrrr3333333qqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 192-255, N 1536-2047
-			"rrrrrrr33333qqqqqrqqqqqqqqqqqqqkkkkkkkkkk", // M 192-255, N 2048-3071
-			"rrrrrrrr333qqqqqqqqqqqqqqxqqqqqkkkkkkkkkk", // M 192-255, N 3072-4095
-			"rrrrrrrrrrqqqqqqqqqqqqqqqqxqqqqkkkkkkkkkk", // M 192-255, N 4096-6143
-			"rrrrrrrrrqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 192-255, N 6144-8191
-			"rrrrrrrrqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 192-255, N 8192-12287
-			"rrrrrrrqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkkk", // M 192-255, N 12288-16383
-			"rrrrrrqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkkk", // M 192-255, N 16384-24575
-			"rrrrrqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 192-255, N 24576-32767
-			"rrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 192-255, N 32768-49151
-			"rrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 192-255, N 49152-65535
-			"rrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 192-255, N 65536-98303
-			"rqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 192-255, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 192-255, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 192-255, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 192-255, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 192-255, N >= 393216
-			"QQQQQQQQQQQUUUUUQUQQMMQQQQQQQQQQQQQQQQQQQ", // M 256-383, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 256-383, N (none)
-			"RRRRRRRRRRRRUUUURRQQQQRRRRRRRRRRRRRRRRRRR", // M 256-383, N 2
-			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 256-383, N 3
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 4-5
-			"jjjjjjjjjUUUUUUUjjjjjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 6-7
-			"jjjjjjjjUUUUUUUUQQjjjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 8-11
-			"jjjjjjjjMMMMMMMMQQQCjjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 12-15
-			"jjjjjjjOOOU222UQCCCCCjjjjjjjjjjjjjjjjjjjj", // M 256-383, N 16-23
-			"AAAAAAAWWW22222222CCCCwjjjwwwwwwwwjjjjjjj", // M 256-383, N 24-31
-			"=====WWWWW22255552??CwwwBwwwwwwwwwwBBBBBB", // M 256-383, N 32-47
-			"====WWWWWW22555555????wwwwwwBBBBBBBBBBBBB", // M 256-383, N 48-63
-			"AAAWWWWWW322555555?=?BBwwwBBrrrrrBBBjjjjj", // M 256-383, N 64-95
-			"rrrWWWWWW322255555===?BBBBBqrrruuuuuBqqqq", // M 256-383, N 96-127
-			"===WWWWWW322255555@@@@BqqqqsssuuuuuuuBBBB", // M 256-383, N 128-191
-			"rrrWWWWWW322555555@@@Bqqqqssssuuuuuuuqqqq", // M 256-383, N 192-255
-			"===WWWW3333225555BBBqqqqqsssssuuuuuuuBBBB", // M 256-383, N 256-383
-			"===WWW333332255BqqqqqqqqqssssssssuuuuBBBB", // M 256-383, N 384-511
-			"===W333333332BBqqqqqqqqqqssssssssuuusBBBB", // M 256-383, N 512-767
-			"===3333333333BqqqqqqqqqqssssssssssssBBBBB", // M 256-383, N 768-1023
-			"rrrrr33333333qqqqqqqqqqssssssqqqsssqqqqqq", // M 256-383, N 1024-1535
-			"rrrrr3333333qqqqqqqqqqqsssqqqqqqqqqqqqqqq", // M 256-383, N 1536-2047
-			"rrrrrr33333qqqqqqqqqqqqqxxxqqqqqqqqqqqqqq", // M 256-383, N 2048-3071
-			"rrrrrrrr33qqqqqqqqqqqqqqqxxqqqqqqqqqqqqqq", // M 256-383, N 3072-4095
-			"rrrrrrrrrqqqqqqqqqqqqqqqqqxqqqqqqqqqqqqqq", // M 256-383, N 4096-6143
-			"rrrrrrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 6144-8191
-			"rrrrrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 8192-12287
-			"rrrrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 12288-16383
-			"rrrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 16384-24575
-			"rrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 24576-32767
-			"rrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 32768-49151
-			"rrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 49152-65535
-			"rqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 256-383, N >= 393216
-			"QQQQQQQQQQUUUUUUUQQMMMMQQQQQQQQQQQQQQQQQQ", // M 384-511, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 384-511, N (none)
-			"RRRRRRRRRRUUUUUUUUQQQMMRRRRRRRRRRRRRRRRRR", // M 384-511, N 2
-			"SSSSSSSSSSSVVVVVSQQQQQSSSSSSSSSSSSSSSSSSS", // M 384-511, N 3
-			"jjjjjjjjjjjUUUjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 4-5
-			"jjjjjjjjjUUUUUUUQjjjjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 6-7
-			"jjjjjjjjMMMMMMMMQQjjjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 8-11
-			"jjjjjjjOOOUUUUUQQQCCjjjjjjjjjjjjjjjjjjjjj", // M 384-511, N 12-15
-			"jjjjjjjMM222222CCCCCCCjjjjjjjjjjjjjjjjjjj", // M 384-511, N 16-23
-			"AAAAAAAWWW255552222CCwwjjjjwwwwwjjjjjjjjj", // M 384-511, N 24-31
-			"=====WWWWW225555552CwwwwBBwwwwwwwBBBBBBBB", // M 384-511, N 32-47
-			"====WWWWW3222555555?wwwwBwwwwwwwwwwBBBBBB", // M 384-511, N 48-63
-			"AAAWWWWWW3222555555?Bwwwwwwwrsssuuuujjjjj", // M 384-511, N 64-95
-			"rrrWWWWWW3322555555BBBBwwqqsssssuuuuqqqqq", // M 384-511, N 96-127
-			"==WWWWWWW332255555BBBBqqqqssssssuuuuuBBBB", // M 384-511, N 128-191
-			"rrWWWWWWW33225555qqBBqqqqssssssuuuuuuqqqq", // M 384-511, N 192-255
-			"AAWWWWW3333>255;BqqqqqqqsssssssssuuuuBBBB", // M 384-511, N 256-383
-			"==WWW33333>>>;;BqqqqqqqssxxxsssssuuuuBBBB", // M 384-511, N 384-511
-			"==WW33333>>>>BBqqqqqsssssxxxsssssuuuBBBBB", // M 384-511, N 512-767
-			"==W3333333333qqqqqqqqsssxxxsssssssssBBBBB", // M 384-511, N 768-1023
-			"rr3333333333qqqqqqqqqqsxxxsssssssssqqqqqq", // M 384-511, N 1024-1535
-			"rrrr3333333qqqqqqqqqqqqxxxsssssssqqqqqqqq", // M 384-511, N 1536-2047
-			"rrrrrr3333qqqqqqqqqqqqqqxxxsqqqqsqqqqqqqq", // M 384-511, N 2048-3071
-			"rrrrrr333qqqqqqqqqsqqxsqxhxxqqqqqqqqqqqqq", // M 384-511, N 3072-4095
-			"rrrrrrr3qqqqqqqqqqsqqxxqxxxxqqqqqqqqqqqqq", // M 384-511, N 4096-6143
-			"rrrrrrrqqqqqqqqqqqqqqqqqqqqxqqqqqqqqqqqqq", // M 384-511, N 6144-8191
-			"rrrrrrqqqqqqqqqqqqqqqxxqqqqqqqqqqqqqqqqqq", // M 384-511, N 8192-12287
-			"rrrrrqqqqqqqqqqqqqqqqxxqqqqqqqqqqqqqqqqqq", // M 384-511, N 12288-16383
-			"rrrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 384-511, N 16384-24575
-			"rrrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 384-511, N 24576-32767
-			"rrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 384-511, N 32768-49151
-			"rqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 384-511, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 384-511, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 384-511, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 384-511, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 384-511, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 384-511, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 384-511, N >= 393216
-			"QQQQQQQQQUUUUUUUUUSMMMMMMMMQQQQQQQQQQQQQQ", // M 512-767, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 512-767, N (none)
-			"RRRRRRRRRUUUUUUUQQQQQQRRjjRRRRRRRRRRRRRRR", // M 512-767, N 2
-			"SSSSSSSSSSUUUUUUQQQQSSCwSSSSSSSSSSSSSSSSS", // M 512-767, N 3
-			"jjjjjjjjjjUUUUUMjQQQCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 4-5
-			"jjjjjjjjMMMMMMMMQjjQCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 6-7
-			"jjjjjjjjOOUUUUUQQQjCCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 8-11
-			"jjjjjjjMMUUU22QCCCCCCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 12-15
-			"jjjjjjjO222222CCCCCCCCCwjjjjjjjjjjjjjjjjj", // M 512-767, N 16-23
-			"AAAAAAWWWW255552222Cjjjwjjjjjjjjjjjjjjjjj", // M 512-767, N 24-31
-			";;;;WWWWW3255555552CwwwwwBBwwwwBBBBBBBBBB", // M 512-767, N 32-47
-			";;;WWWWWW32555555552wwwwwBwwwkkkkkBBBBBBB", // M 512-767, N 48-63
-			"AAAWWWWWW3322555555@Bwwwwwwwsssssuujjjjjj", // M 512-767, N 64-95
-			"rrWWWWWWW333255555;;BBwwwqssssssuuuuBBBBB", // M 512-767, N 96-127
-			"AAWWWWWWW3332555=;;BBqqqqssssssssuuuBBBBB", // M 512-767, N 128-191
-			"AWWWWWWWW3333B;;;BBqqqqqsssssssssuuuuBBBB", // M 512-767, N 192-255
-			"AWWWWWWW33333;;;;qqqqqssssxssssssuuuuBBBB", // M 512-767, N 256-383
-			"AWWWW333333>3;;BqqqqsssssxxxssssuuuuBBBBB", // M 512-767, N 384-511
-			";WWW333333=3>BqqqqqqssssxxxxsssssuuuBBBBB", // M 512-767, N 512-767
-			";W3333333333BqqBqqqqqssxxxxxsssssssBBBBBB", // M 512-767, N 768-1023
-			"rr333333333BqqqqqqqqqqsxxxxsssssssBBBBBBB", // M 512-767, N 1024-1535
-			"rr33333333qqqqqqqqqqqqqxxxssssssssBBBBBBB", // M 512-767, N 1536-2047
-			"rrrr33333qqqqqqqqqqqqqqqxxxsssssssBBBBBBB", // M 512-767, N 2048-3071
-			"rrrr3333qqqqqqqqqvhqqxxqxhxxssssssBBBBBBB", // M 512-767, N 3072-4095
-			";;;;333qqqqqqqqqqqxqqxhshsxxxxqqqBBBBBBBB", // M 512-767, N 4096-6143
-			"rrrr33qqqqqqqqqqqqqxxssqqqqxxxxqqBBBBBBBB", // M 512-767, N 6144-8191
-			"rrrrrqqqqqqqqqqqqqqxxxhsqqqqxxxBBBBBBBBBB", // M 512-767, N 8192-12287
-			"rrrrqqqqqqqqqqqqqqqqqxxqqqqqqxBBBBBBBBBBB", // M 512-767, N 12288-16383
-			"rrrqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBBBBBBB", // M 512-767, N 16384-24575
-			"rrqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBBBBBB", // M 512-767, N 24576-32767
-			"rqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBBBBB", // M 512-767, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBBBB", // M 512-767, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBBB", // M 512-767, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBB", // M 512-767, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBB", // M 512-767, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBB", // M 512-767, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBB", // M 512-767, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBB", // M 512-767, N >= 393216
-			"QQQQQQQQUUUUUUUUUUUMMMMMMMMMQQQQQQQQQQQQQ", // M 768-1023, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 768-1023, N (none)
-			"RRRRRRRRRUUUUUUUQQQSRRRRjjjjRRRRRRRRRRRRR", // M 768-1023, N 2
-			"SSSSSSSSSUUUUMMMQQQSSSCjjjjSSSSSSSSSSSSSS", // M 768-1023, N 3
-			"jjjjjjjjjjMMMMMMQQQQCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 4-5
-			"jjjjjjjjOOOOOOUQQQQCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 6-7
-			"jjjjjjjMMMMUUMQQCCCCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 8-11
-			"jjjjjjjOOU22222CCCCCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 12-15
-			"jjjjjjQQQ22222CCCCCCCCwjjjjjjjjjjjjjjjjjj", // M 768-1023, N 16-23
-			"AAAAAAWWWA255552222CCjjjwwjjjjjjjjjjjjjjj", // M 768-1023, N 24-31
-			";;;;WWWWWA255555522C=jwwwBBBBBBBBBBBBBBBB", // M 768-1023, N 32-47
-			";;;WWWWWW3A55555552@@wwwwBBBBkkkkBBBBBBBB", // M 768-1023, N 48-63
-			"AAAWWWWW333A255555@@@wwwwwkkkksssskjjjjjj", // M 768-1023, N 64-95
-			"rrWWWWWWW333355;;;;BBwwwwssssssssuuBBBBBB", // M 768-1023, N 96-127
-			"AWWWWWWWW3333B;;;;;BqqqqsssssssssuuuBBBBB", // M 768-1023, N 128-191
-			"AWWWWWWWW3333B;;;BBqqqqssssssssssuuuBBBBB", // M 768-1023, N 192-255
-			"AWWWWWWW33333BB;iBqqqssssssssssssuuuBBBBB", // M 768-1023, N 256-383
-			"WWWWW333333999:BqqqqqsssxxxssssssuuuBBBBB", // M 768-1023, N 384-511
-			"WWW333333339999qqqqqqssxxxxxssssssuBBBBBB", // M 768-1023, N 512-767
-			";dd3333333339qqqqgqqqssxxxxsssssssBBBBBBB", // M 768-1023, N 768-1023
-			"rdd3333333399qqqqqqqqqsxxxxsssssssBBBBBBB", // M 768-1023, N 1024-1535
-			"rrd333333qq99qqqqqqqqqqxxxxxxsssussBBBBBB", // M 768-1023, N 1536-2047
-			"rrd33333qqqqqqqqqqqqqqqqxxxxxxssussBBBBBB", // M 768-1023, N 2048-3071
-			"rrdd333qqqqqqqqqqqqqqqqqqxxxxxssssBBBBBBB", // M 768-1023, N 3072-4095
-			"rrdd33qqqqqqqqqqqqqqqqqqsqxxxxxsssBBBBBBB", // M 768-1023, N 4096-6143
-			"rrdd3qqqqqqqqqqqqqqxxsqqqqqxxxxxxBBBBBBBB", // M 768-1023, N 6144-8191
-			"rrrdqqqqqqqqqqqqqqqxxssqqqqqxxxxBBBBBBBBB", // M 768-1023, N 8192-12287
-			"rrrqqqqqqqqqqqqqqqqssssqqqqqqxBBBBBBBBBBB", // M 768-1023, N 12288-16383
-			"rrqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBBBBBBB", // M 768-1023, N 16384-24575
-			"rqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBBBBBB", // M 768-1023, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBBBBB", // M 768-1023, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBBBB", // M 768-1023, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBBB", // M 768-1023, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBBB", // M 768-1023, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBBB", // M 768-1023, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBBB", // M 768-1023, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBBB", // M 768-1023, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqBB", // M 768-1023, N >= 393216
-			"QQQQQQQQUUMMMMMUUSMMMQQQQQQQQQQQQQQQQQQQQ", // M 1024-1535, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 1024-1535, N (none)
-			"RRRRRRRRUMMMMMMMQQSRRRRjjjjjjRRRRRRRRRRRR", // M 1024-1535, N 2
-			"SSSSSSSSSMMMMMMMQQSSSSjjjjjjjSSSSSSSSSSSS", // M 1024-1535, N 3
-			"jjjjjjjjjOOOOOQQQQCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 4-5
-			"jjjjjjjMMMMMMMQQQCCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 6-7
-			"jjjjjjMMMMMUMMMMSCCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 8-11
-			"jjjjjjQQQQ22222CCCCCCwwjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 12-15
-			"jjjjjjff222222CCCCCCCwjjjjjjjjjjjjjjjjjjj", // M 1024-1535, N 16-23
-			"AAAAAWWWWAA55552222Cwjjjjjwjjjjjjjjjjjjjj", // M 1024-1535, N 24-31
-			";;;WWWWWWAA55552222===jwwwkkkkkkkkkkkkkkk", // M 1024-1535, N 32-47
-			";;;WWWWW33AA555522@BBBwwwwkkkkkkkkkkkkkkk", // M 1024-1535, N 48-63
-			"AAWWWWWW333AA255;?BBBBwwwkjjjkkkkjjjjjjjj", // M 1024-1535, N 64-95
-			"rrWWWWWW33333B;;;;BBwwwwsksskssssskkkkkkk", // M 1024-1535, N 96-127
-			"AWWWWWWW33333BB;;BBwqqqsssssssssssukkkkkk", // M 1024-1535, N 128-191
-			"AWWWWWWW3333BBBBBBBqqqssssssssssssukkkkkk", // M 1024-1535, N 192-255
-			"WWWWWW333333BBBBBwqqqqssssssssssssukkkkkk", // M 1024-1535, N 256-383
-			"WWWWWW333333BBBwwqqqqqqxxxssssssssskkkkkk", // M 1024-1535, N 384-511
-			"Wdd33333333BBBqq:qqqsqsxxxxssssssskkkkkkk", // M 1024-1535, N 512-767
-			"ddd3333333B99qqqqqqqqqsxxxxssssssskkkkkkk", // M 1024-1535, N 768-1023
-			"rddd33333BB99qqqqqqqqqsxxxxxxxssuuukkkkkk", // M 1024-1535, N 1024-1535
-			"rddd333333999qqqqxxqqqqxxxxxxxxsuuukkkkkk", // M 1024-1535, N 1536-2047
-			"rrddd33qB99qqqqq7xxqqqqqsxxxxxxsuuukkkkkk", // M 1024-1535, N 2048-3071
-			"rdddd3qqqqqqqqqqqxxqqxxqssxxxxxxvvvkkkkkk", // M 1024-1535, N 3072-4095
-			"rddddqqqqqqqqqqqqxxqxxxssssxxx11vvkkkkkkk", // M 1024-1535, N 4096-6143
-			"rrddqqqqqqqqqqqqqqqxxxsssssx1111xxkkkkkkk", // M 1024-1535, N 6144-8191
-			"rrdqqqqqqqqqqqqqqqqxxxxsqqqq1111xkkkkkkkk", // M 1024-1535, N 8192-12287
-			"rrqqqqqqqqqqqqqqqqqqsxxsqqqqq11kkkkkkkkkk", // M 1024-1535, N 12288-16383
-			"rqqqqqqqqqqqqqqqqqqqqsssqqqqqqkkkkkkkkkkk", // M 1024-1535, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 1024-1535, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 1024-1535, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 1024-1535, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 1024-1535, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 1024-1535, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 1024-1535, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 1024-1535, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 1024-1535, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 1024-1535, N >= 393216
-			"QQQQQQQQUUMMMMMMUUMMMMQQQQQQQQQQQQQQQQQQQ", // M 1536-2047, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 1536-2047, N (none)
-			"RRRRRRRRMMMMMMMMQSRRRRjjRRRRjjRRRRRRRRRRR", // M 1536-2047, N 2
-			"SSSSSSSSSOOOOOOQQSSSSSjjjjjjjSSSSSSSSSSSS", // M 1536-2047, N 3
-			"jjjjjjjjMMMMMMQQSSCCCjjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 4-5
-			"jjjjjjjMMMMMMMMMSCCCCjjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 6-7
-			"jjjjjjQQQQQ22QQCCCCCCCjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 8-11
-			"jjjjjjSff222222CCCCCCCjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 12-15
-			"jjjjjffffff2222CCCCCCCjjjjjjjjjjjjjjjjjjj", // M 1536-2047, N 16-23
-			"AAAAWWWWWAAA522222Cwwjjjjjkjjjjjjjjjjjjjj", // M 1536-2047, N 24-31
-			";;;WWWWWWAAAA22222=BBwwjjkkkkkkkkkkkkkkkk", // M 1536-2047, N 32-47
-			";;WWWWWW33AAA555;==BBBwwkkkkkkkkkkkkkkkkk", // M 1536-2047, N 48-63
-			"AAWWWWWW33AAA;;;;BBBBBwwkkjjjjjjjjjjjjjjj", // M 1536-2047, N 64-95
-			"rrWWWWWW33333;;;;Bwqqwwskkkkkkkkkkkkkkkkk", // M 1536-2047, N 96-127
-			"AWWWWWW33333BBB;<BwBBqwsssssssssskkkkkkkk", // M 1536-2047, N 128-191
-			"WWWWWW333333BBBBBBBqqqqsssssssssskkkkkkkk", // M 1536-2047, N 192-255
-			"WWWWWW333333wwBBBwwqqqqsssssssssskkkkkkkk", // M 1536-2047, N 256-383
-			"WWW33333333BBBBwwqqqqqqxxsssssssskkkkkkkk", // M 1536-2047, N 384-511
-			"ddd3333333BBBqqqqqqqqqqxxxsssssssskkkkkkk", // M 1536-2047, N 512-767
-			"ddd333333BB99qqqqqxqqqxxxxxxxsssuuukkkkkk", // M 1536-2047, N 768-1023
-			"rddd333333999q1qqxxqqxxxxxxxxxxsuuukkkkkk", // M 1536-2047, N 1024-1535
-			"rdddd33B99999qqqxxxxxqqsxxxxxxxxuuukkkkkk", // M 1536-2047, N 1536-2047
-			"rdddd3qq99999qqqqxxxxxxqssxxxxxxuvvkkkkkk", // M 1536-2047, N 2048-3071
-			"rddd33qqq9qqqqqqqxsxx7sxhhsxxxx11vvkkkkkk", // M 1536-2047, N 3072-4095
-			"rdddqqqqqqqqqqqqqxxxxsssshsx11111vvkkkkkk", // M 1536-2047, N 4096-6143
-			"rddqqqqqqqqqqqqqqxxxhssssss1111111kkkkkkk", // M 1536-2047, N 6144-8191
-			"rdqqqqqqqqqqqqqqqqqxxZsssssq11111kkkkkkkk", // M 1536-2047, N 8192-12287
-			"rqqqqqqqqqqqqqqqqqqqxsYssqqqq11kkkkkkkkkk", // M 1536-2047, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqxsssqqqqqkkkkkkkkkkk", // M 1536-2047, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqssqqqqqqqkkkkkkkkkk", // M 1536-2047, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 1536-2047, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 1536-2047, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 1536-2047, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 1536-2047, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 1536-2047, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 1536-2047, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 1536-2047, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 1536-2047, N >= 393216
-			"QQQQQQQQMMMMMMMMQUMQUQQQQQQQQQQQQQQQQQQQQ", // M 2048-3071, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 2048-3071, N (none)
-			"RRRRRRRRMMOOOOOOOORRRjjjRRRjjjRRRRRRRRRRR", // M 2048-3071, N 2
-			"SSSSSSSSSMMMMMQQSSSSjjjjjjjjjjSSSSSSSSSSS", // M 2048-3071, N 3
-			"jjjjjjjMMMMMMMMCRCCCjjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 4-5
-			"jjjjjQQQQQQQQQQCCCCCwjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 6-7
-			"jjjjjSSffff2222CCCCCwjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 8-11
-			"jjjjfffffffff2CCCCCCwjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 12-15
-			"jjjjffffffffffCCCCCCCjjjjjjjjjjjjjjjjjjjj", // M 2048-3071, N 16-23
-			"AAAAWWWWWAAAA2222Cwjjjjjjjkkjjjjjjjjjjjjj", // M 2048-3071, N 24-31
-			"===WWWWW3AAAA252;==BBwjjjkkkkkkkkkkkkkkkk", // M 2048-3071, N 32-47
-			"==WWWWWW3XXAA5;;;==BBBwjkkkkkkkkkkkkkkkkk", // M 2048-3071, N 48-63
-			"AAWWWWW33XX3A;;;;?wBBBwwkkjjjjjjjjjjjjjjj", // M 2048-3071, N 64-95
-			"rrWWWWW333333;9;;wwqqwwwkkkkkkkkkkkkkkkkk", // M 2048-3071, N 96-127
-			"AWWWWW3333333BBBBwwBqwwwsssskkkkkkkkkkkkk", // M 2048-3071, N 128-191
-			"WWWWW3333333BBBBBBwqqqqwsssssskkkkkkkkkkk", // M 2048-3071, N 192-255
-			"WWWW3333333BwwwBBwwqqqqqsssssssskkkkkkkkk", // M 2048-3071, N 256-383
-			"ddd33333333BwwBqqqqqqqqqxsssssssskkkkkkkk", // M 2048-3071, N 384-511
-			"ddd333333wwBBqqqqqqqqqqqxxsssssssskkkkkkk", // M 2048-3071, N 512-767
-			"dddd3333wBBBqqqqqxxqqxxqxxxxxxssuuukkkkkk", // M 2048-3071, N 768-1023
-			"rdddd33w3999qqqqqxhqqxhqxxxxxxxsuuukkkkkk", // M 2048-3071, N 1024-1535
-			"rdddddqB99999qqqxxqxxxxqxxxxxxxxuvvkkkkkk", // M 2048-3071, N 1536-2047
-			"rddd339q99191qqqxxxx7xxxssxxxxx11vvkkkkkk", // M 2048-3071, N 2048-3071
-			"rddd9999q999qqqqxxxxx7sxshsxxxx111vkkkkkk", // M 2048-3071, N 3072-4095
-			"rddq999qqqqqqqqqqxZxxshsYhsx1111111kkkkkk", // M 2048-3071, N 4096-6143
-			"rdqqq9qqqqqqqqqqqxxxxxsssss1111111kkkkkkk", // M 2048-3071, N 6144-8191
-			"rqqqqqqqqqqqqqqqqqqxxssssssq11111kkkkkkkk", // M 2048-3071, N 8192-12287
-			"qqqqqqqqqqqqqqqqqqqqxsYssqqqq11kkkkkkkkkk", // M 2048-3071, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqsxsssqqqqqkkkkkkkkkkk", // M 2048-3071, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqsssqqqqqqqkkkkkkkkkk", // M 2048-3071, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 2048-3071, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 2048-3071, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 2048-3071, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 2048-3071, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 2048-3071, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 2048-3071, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 2048-3071, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 2048-3071, N >= 393216
-			"QQQQQQQQMMMMMMMMOOUQQQQQQQQQQQQQQQQQQQQQQ", // M 3072-4095, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 3072-4095, N (none)
-			"RRRRRRRRRMMMSSQQSRRRRRRSRRSSSSRRRRRRRRRRR", // M 3072-4095, N 2
-			"SSSSSSSSSMMMMMMSSSSSjjSSSSSSSjSSSSSSSSSSS", // M 3072-4095, N 3
-			"jjjjjQQQQQQQQQQCSCCjjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 4-5
-			"jjjjSSSSSSffSSSCCCCjjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 6-7
-			"jjjjfffffffff2CCCCCCjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 8-11
-			"jjjfffffffffffCCCCCCjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 12-15
-			"jjj22222222222CCCCCCjjjjjjjjjjjjjjjjjjjjj", // M 3072-4095, N 16-23
-			"AAAWWWWWAAAAA222Cwjjjjjjjjkkjjjjjjjjjjjjj", // M 3072-4095, N 24-31
-			";;WWWWWW3AAAA2;;;?=wwjjjjkkkkkkkkkkkkkkkk", // M 3072-4095, N 32-47
-			";;WWWWW33XXAA;;;;;=BBwjjjkkkkkkkkkkkkkkkk", // M 3072-4095, N 48-63
-			"AAWWWWW33XX33;;;;;wBBwwwkkjjjjjjjjjjjjjjj", // M 3072-4095, N 64-95
-			"rrWWWW333333399:::wwwwwwkkkkkkkkkkkkkkkkk", // M 3072-4095, N 96-127
-			"AWWWWW333333B:9wwwwwwwwwwskkkkkkkkkkkkkkk", // M 3072-4095, N 128-191
-			"AWWdd333333BwBBwwwswsqwwwsskkkkkkkkkkkkkk", // M 3072-4095, N 192-255
-			"ddddd333333Bwwwwwwsqsqqqwsssssskkkkkkkkkk", // M 3072-4095, N 256-383
-			"dddd3333333Bwwwwqqqqqqqqqsssssssskkkkkkkk", // M 3072-4095, N 384-511
-			"dddd3333wB3BBBqqqqqqqqqqqxsssssssskkkkkkk", // M 3072-4095, N 512-767
-			"dddddddwwwBBqqqqqqqqqxxqqxxxxxsvvukkkkkkk", // M 3072-4095, N 768-1023
-			"rdddddwwBBqqqqqqqqqqqxxqqxxxxxxvvvvkkkkkk", // M 3072-4095, N 1024-1535
-			"rdddd33w9999qqqxxqqxxxqqqxxxxxx11vvkkkkkk", // M 3072-4095, N 1536-2047
-			"rddd9999q999qqqxxxqxxsxqxsxxxxx111vkkkkkk", // M 3072-4095, N 2048-3071
-			"rdd39qq9q9999qqxxxxx77xxxsx1xx11111kkkkkk", // M 3072-4095, N 3072-4095
-			"rdw99qq9qq999qqxxxxqxxxxxss1111111kkkkkkk", // M 3072-4095, N 4096-6143
-			"rqqq9q9qqqqqqqqsxqqqqxxxxxx1111111kkkkkkk", // M 3072-4095, N 6144-8191
-			"qqqqqqqqqqqqqqqqqqqqsxxxqsqq11111kkkkkkkk", // M 3072-4095, N 8192-12287
-			"qqqqqqqqqqqqqqqqqqqqsxsxsqqqq11kkkkkkkkkk", // M 3072-4095, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqsxsqqqqqqkkkkkkkkkkk", // M 3072-4095, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqsqqqqqqqqkkkkkkkkkk", // M 3072-4095, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 3072-4095, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 3072-4095, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 3072-4095, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 3072-4095, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 3072-4095, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 3072-4095, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 3072-4095, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 3072-4095, N >= 393216
-			"QQQQQQQQQMMMOOOQOOOMMMQMQMMQQQQQQQQQQQQQQ", // M 4096-6143, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 4096-6143, N (none)
-			"RRRRRRRRRMMMSSSSRORjjjjjRRRjjjRRRRRRRRRRR", // M 4096-6143, N 2
-			"SSSSSSQQQQQQSSSSCjjjjjjjjjjjjjSSSSSSSSSSS", // M 4096-6143, N 3
-			"jjjjRRRRRRRRRRRCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 4-5
-			"jjjffffffffffffCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 6-7
-			"jjjffffffffffffCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 8-11
-			"jjjQfWWWWWWWC2CCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 12-15
-			"jjjffWWWWWWWW2CCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 4096-6143, N 16-23
-			"AAWWWWWWAAAAAACj;wjjjjjjjjkkjjjjjjjjjjjjj", // M 4096-6143, N 24-31
-			";;WWWWWW3AAAAAB;;;wwjjjjjjkkkkkkkkkkkkkkk", // M 4096-6143, N 32-47
-			";WWWWWW33333?;::;;Bwwwjjjjkkkkkkkkkkkkkkk", // M 4096-6143, N 48-63
-			"AWWWWW33333339:::;wBBwwkkkjjjjjjjjjjjjjjj", // M 4096-6143, N 64-95
-			"rWWWWdd3333399:::wwwwwwkkkkkkkkkkkkkkkkkk", // M 4096-6143, N 96-127
-			"AWWdddd3333wwBBwwwwwwwwwwwkkkkkkkkkkkkkkk", // M 4096-6143, N 128-191
-			"Adddddd3333wwwwwwwwssqwwwwsskkkkkkkkkkkkk", // M 4096-6143, N 192-255
-			"Addddddd333wwwwwwwsxxqqqwwsskkkkkkkkkkkkk", // M 4096-6143, N 256-383
-			"Addddddd3339Bwwwqxxqqxxxqwsssssskkkkkkkkk", // M 4096-6143, N 384-511
-			";ddddddw3399wqqqxxxqxxxxqqssssssskkkkkkkk", // M 4096-6143, N 512-767
-			"=dddddwwwB99q9qqxxxqxxxqqqxxxxsvvvkkkkkkk", // M 4096-6143, N 768-1023
-			"rddddwwwwwBqq9qxxxqqxxqqqqxxxx11vvkkkkkkk", // M 4096-6143, N 1024-1535
-			"rdddw39wwqqqqqqqxxxqqqqqqqxxx1111vvkkkkkk", // M 4096-6143, N 1536-2047
-			"rddw9999qq99qqqsxxxqxxxqqq11111111vkkkkkk", // M 4096-6143, N 2048-3071
-			"rdw99qq9qq999qqsxxxqxxxqqq11111111kkkkkkk", // M 4096-6143, N 3072-4095
-			"rww99qq9qqq9tqqsxxsqxxqqqs11111111kkkkkkk", // M 4096-6143, N 4096-6143
-			"qwwq9qqqqqqqqqqssqqqqqqqqqq111111kkkkkkkk", // M 4096-6143, N 6144-8191
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqq1111kkkkkkkkk", // M 4096-6143, N 8192-12287
-			"qqqqqqqqqqqqqqqqqqqqqqsqqqqqq1kkkkkkkkkkk", // M 4096-6143, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkkk", // M 4096-6143, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 4096-6143, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 4096-6143, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 4096-6143, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 4096-6143, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 4096-6143, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 4096-6143, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 4096-6143, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 4096-6143, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 4096-6143, N >= 393216
-			"QQQQQQQQQMMMMMQQRRRRRRRRRRRRRRQQQQQQQQQQQ", // M 6144-8191, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 6144-8191, N (none)
-			"RRRRRRRRRRMMSSSSRRRRRRRRRRRRRRRRRRRRRRRRR", // M 6144-8191, N 2
-			"SSSSSSSSSSSSSSSSSjjjSSSSSSSSSSSSSSSSSSSSS", // M 6144-8191, N 3
-			"jjjjfffffffSSSSCCjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 4-5
-			"jjjffffffffffffCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 6-7
-			"jjjQfWWWWWffffCCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 8-11
-			"jjfffWWWWWWCffCCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 12-15
-			"jjCCWWWWWWCCCCCCwjjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 16-23
-			"AAWWWWWWWAAAAjjAAwjjjjjjjjjjjjjjjjjjjjjjj", // M 6144-8191, N 24-31
-			";WWWWWWW333333BB;wwwjjjjjjjkkkkkkkkkkkkkk", // M 6144-8191, N 32-47
-			";WWWWWW33333:9:::wwwkkkkjkkkkkkkkkkkkkkkk", // M 6144-8191, N 48-63
-			"AWWWWdd3333399:::wwkkkkkkjjjjjjjjjjjjjjjj", // M 6144-8191, N 64-95
-			"rWWWdddd33399:::Bsssskkkkkskkkkkkkkkkkkkk", // M 6144-8191, N 96-127
-			"Addddddd33wwwwwwwwwwwwwwwwwkkkkkkkkkkkkkk", // M 6144-8191, N 128-191
-			"Adddddddd3wwwwwwwssssswwwwwskkkkkkkkkkkkk", // M 6144-8191, N 192-255
-			"Addddddd333wwwwwwxsxvxxswwwskkkkkkkkkkkkk", // M 6144-8191, N 256-383
-			"Addddddw39q9wwwwqxxqxxxxqwwsssskkkkkkkkkk", // M 6144-8191, N 384-511
-			"=dddddww33999qqqxxtxxxsxqwwsssssskkkkkkkk", // M 6144-8191, N 512-767
-			"=ddddwwww99991sxxxxxxxxxqqwxxxvvvkkkkkkkk", // M 6144-8191, N 768-1023
-			"rrddwwwwwwwq917xsxqqxxxqqqqx11111vkkkkkkk", // M 6144-8191, N 1024-1535
-			"rddwwwwwwwwwqqqqxxxqqqqqqqq1111111kkkkkkk", // M 6144-8191, N 1536-2047
-			"rdww999qwwqqqqqss1xqqqqqqqq1111111kkkkkkk", // M 6144-8191, N 2048-3071
-			"rwww9999qqqqqqqsssxqqqqqqqq1111111kkkkkkk", // M 6144-8191, N 3072-4095
-			"qww99qq9qqqqqqqsxxxqqqqqqqq111111kkkkkkkk", // M 6144-8191, N 4096-6143
-			"qww9qqqqqqqqqqqqqqqqqqqqqqq11111kkkkkkkkk", // M 6144-8191, N 6144-8191
-			"qwq9qqqqqvvqqqqqqqqqqqqqqqqq111kkkkkkkkkk", // M 6144-8191, N 8192-12287
-			"qqqqqqqqqtqqqqqqqqqqqqqqqqqqqkkkkkkkkkkkk", // M 6144-8191, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkkk", // M 6144-8191, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 6144-8191, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 6144-8191, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 6144-8191, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 6144-8191, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 6144-8191, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 6144-8191, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 6144-8191, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 6144-8191, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 6144-8191, N >= 393216
-			"QQQQQQQQQQMMMMMMMMMMMMRMRMMMMQQQQQQQQQQQQ", // M 8192-12287, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 8192-12287, N (none)
-			"RRRRRRRRRRRRRRRRRjjRRRRRRRRRRRRRRRRRRRRRR", // M 8192-12287, N 2
-			"SSSSSffffffSfffjjjjjjjjjjjjjjjSSSSSSSSSSS", // M 8192-12287, N 3
-			"jjjQffffffffMMCwjjjjjjjjSjjjjjjjjjjjjjjjj", // M 8192-12287, N 4-5
-			"jjjQQQWWWWfRRRCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 6-7
-			"jjfffWWWWWffffCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 8-11
-			"jjCCWWWWWWjCCCCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 12-15
-			"jjCCWWWWWWjCCCCwjjjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 16-23
-			"AAWWWWWWWAjjjjAAjwjjjjjjjjjjjjjjjjjjjjjjj", // M 8192-12287, N 24-31
-			";WWWWWWWW33339AAwwwkkkjjjjjkkkkkkkkkkkkkk", // M 8192-12287, N 32-47
-			";WWWWddd3333999Bwwskkkkkkkkkkkkkkkkkkkkkk", // M 8192-12287, N 48-63
-			"AWWWdddd33399:BBuussskkkkjjjjjjjjjjjjjjjj", // M 8192-12287, N 64-95
-			"rWWdddddd99999Bqussssskkkksskkkkkkkkkkkkk", // M 8192-12287, N 96-127
-			"AddddddddwwwwwwwBwswwwwwwwwqkkkkkkkkkkkkk", // M 8192-12287, N 128-191
-			"Adddddddwwwwwwwwwwwwswwwwwwwkkkkkkkkkkkkk", // M 8192-12287, N 192-255
-			"Addddddww3wwwwwwwxxsxsswwwwwkkkkkkkkkkkkk", // M 8192-12287, N 256-383
-			"AAddddwww399wwwwwxxswxxswwwwkkkkkkkkkkkkk", // M 8192-12287, N 384-511
-			"==dddwwww999wwwwsxxqxxxxqwwwssskkkkkkkkkk", // M 8192-12287, N 512-767
-			"==ddwwwwww99wqqssxssxxxsqwwwxvvvkkkkkkkkk", // M 8192-12287, N 768-1023
-			"rrdwwwwwwwwwqqqsssqqxxsqqwww11111kkkkkkkk", // M 8192-12287, N 1024-1535
-			"rdwwwwwwwwwwqqqqsxsqqqqqqqqq11111kkkkkkkk", // M 8192-12287, N 1536-2047
-			"rwwwwwwwwwwwqqqqxxxqqqqqqqqq11111kkkkkkkk", // M 8192-12287, N 2048-3071
-			"qwww999qwqqqqqqqxxxqqqqqqqqq11111kkkkkkkk", // M 8192-12287, N 3072-4095
-			"qww99qq9qqqqqqqqsssqqqqqqqqq1111kkkkkkkkk", // M 8192-12287, N 4096-6143
-			"qww9qqqqqvvqqqqqqqqqqqqqqqqq111kkkkkkkkkk", // M 8192-12287, N 6144-8191
-			"qww9q11q1vvqqqqqqqqqqqqqqqqq1kkkkkkkkkkkk", // M 8192-12287, N 8192-12287
-			"qwwqqqqqqvvqqqqqqqqqqqqqqqqqqkkkkkkkkkkkk", // M 8192-12287, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkkk", // M 8192-12287, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 8192-12287, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 8192-12287, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 8192-12287, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 8192-12287, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 8192-12287, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 8192-12287, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 8192-12287, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 8192-12287, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 8192-12287, N >= 393216
-			"QQQQQQQQQQMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQ", // M 12288-16383, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 12288-16383, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 12288-16383, N 2
-			"SSSSfffffffSSffSjjjjjSSSSSSSSjSSSSSSSSSSS", // M 12288-16383, N 3
-			"jjjffffffffffjfjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 4-5
-			"jjjfffWWWfffffwjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 6-7
-			"jjCCWWWWWWjCCCwjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 8-11
-			"jjCCWWWWWWjCCCwjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 12-15
-			"jjCCWWWWWWjjjwwjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 16-23
-			"AAWWWWWWWjjjjAjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 12288-16383, N 24-31
-			";WWWWjWWjjjjAAjjwwwkkkkkkkkkkkkkkkkkkkkkk", // M 12288-16383, N 32-47
-			";WWWdjjjjj999999Bkkskkkkkkkkkkkkkkkkkkkkk", // M 12288-16383, N 48-63
-			"AWWdddddd9999:9uusssskkkkjjjjjjjjjjjjjjjj", // M 12288-16383, N 64-95
-			"rddddddddd9::9suussssskkkkssskkkkkkkkkkkk", // M 12288-16383, N 96-127
-			"Adddddddwwwwwwwwuwswwwwwwwwqqkkkkkkkkkkkk", // M 12288-16383, N 128-191
-			"Addddddwwwwwwwwwwwwwwwwwwwwqqkkkkkkkkkkkk", // M 12288-16383, N 192-255
-			"Adddddwwwwwwwwwwwwwwwwwwwwwwqkkkkkkkkkkkk", // M 12288-16383, N 256-383
-			"AAdddwwwwwwwwwwwwwwsxsxswwwwqkkkkkkkkkkkk", // M 12288-16383, N 384-511
-			"===dwwwwwww9wwwwwwwsxxxswwwwqkkkkkkkkkkkk", // M 12288-16383, N 512-767
-			"===qwwwwwwwwwwwwwwwwsssswwwwqkkkkkkkkkkkk", // M 12288-16383, N 768-1023
-			"rrqwwwwwwwwwwwwwwwwwqqwwwwwww11kkkkkkkkkk", // M 12288-16383, N 1024-1535
-			"rqwwwwwwwwwwwwwwqqqwwqwwwwwqq11kkkkkkkkkk", // M 12288-16383, N 1536-2047
-			"qqwwwwwwwwwwwwwqqsqqwwqqqqqqq11kkkkkkkkkk", // M 12288-16383, N 2048-3071
-			"qwwww9wwwwwwwwwqqsqqqqqqqqqqq11kkkkkkkkkk", // M 12288-16383, N 3072-4095
-			"qwww9999qqqqqwqqqqqqqqqqqqqqqkkkkkkkkkkkk", // M 12288-16383, N 4096-6143
-			"qww99qq9qqqqqqqqqqqqqqqqqqqqqkkkkkkkkkkkk", // M 12288-16383, N 6144-8191
-			"qww99qqqqvvqqqqqqqqqqqqqqqqqqkkkkkkkkkkkk", // M 12288-16383, N 8192-12287
-			"qwwq9qqqqvtqqqqqqqqqqqqqqqqqqkkkkkkkkkkkk", // M 12288-16383, N 12288-16383
-			"qwwqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkkk", // M 12288-16383, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 12288-16383, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 12288-16383, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 12288-16383, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 12288-16383, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 12288-16383, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 12288-16383, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 12288-16383, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 12288-16383, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 12288-16383, N >= 393216
-			"QQQQQQQQMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQ", // M 16384-24575, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 16384-24575, N (none)
-			"RRRRRRRRRMMMMRRjjjjjSSSSSSSSSRRRRRRRRRRRR", // M 16384-24575, N 2
-			"SSSSSQQQQQQQSSSjjjjjjSSSSSSSSSSSSSSSSSSSS", // M 16384-24575, N 3
-			"jjjjQQQQQQQRRRjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 4-5
-			"jjjCCCWWWCCCCCjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 6-7
-			"jjjCCWWWWjCCCCjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 8-11
-			"jjCCCWWWWjCjjCjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 12-15
-			"jjCCCCjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 16384-24575, N 16-23
-			"AAWWWjjjjjjjjjjjjjjjjkkkkjjjjjjjjjjjjjjjj", // M 16384-24575, N 24-31
-			";WWWWjjjjjjjjjjwwkkkkkkkkkkkkkkkkkkkkkkkk", // M 16384-24575, N 32-47
-			";WWWjjjjjjAAAA99kkkkkkkkkkkkkkkkkkkkkkkkk", // M 16384-24575, N 48-63
-			"AWdddddjj99AA99vkssssskkkjjjjjjjjjjjjjjjj", // M 16384-24575, N 64-95
-			"rddddddddd9999ssssssssslllsssskkkkkkkkkkk", // M 16384-24575, N 96-127
-			"Addddddddwwwwwwwwkkwwwwwwwwqqqkkkkkkkkkkk", // M 16384-24575, N 128-191
-			"Adddddwddwwwwwwkkwwwwwwwwwwwqqkkkkkkkkkkk", // M 16384-24575, N 192-255
-			"AAdddwwwwwwwwwwsswwksssswwwwqqkkkkkkkkkkk", // M 16384-24575, N 256-383
-			"AAddwwwwww9111swwwwxxxxxswwwqqkkkkkkkkkkk", // M 16384-24575, N 384-511
-			"===wwwwwww9111swwwsxxxxxswwwqqkkkkkkkkkkk", // M 16384-24575, N 512-767
-			"==qqwwwwwww9999wwwwxxxxxswwwqqkkkkkkkkkkk", // M 16384-24575, N 768-1023
-			"rqqqwwwwwwwwwwwwwwwwsssswwwwqqkkkkkkkkkkk", // M 16384-24575, N 1024-1535
-			"qqqwwwwwwwwwwwwwwwwwwwwwwwwqqqkkkkkkkkkkk", // M 16384-24575, N 1536-2047
-			"qqwwwwwwwwwwwwwwwwwwwwwwwwqqqqkkkkkkkkkkk", // M 16384-24575, N 2048-3071
-			"qwwwwwwwwwwwwwwwwwwwwwwqqqqqqqkkkkkkkkkkk", // M 16384-24575, N 3072-4095
-			"qwwww99wwqqwwwwwqqqqqqqqqqqqqqkkkkkkkkkkk", // M 16384-24575, N 4096-6143
-			"qwww999q9qqqqwwwqqqqqqqqqqqqqqkkkkkkkkkkk", // M 16384-24575, N 6144-8191
-			"qwww999qqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkkk", // M 16384-24575, N 8192-12287
-			"qwwwqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkkk", // M 16384-24575, N 12288-16383
-			"qqwwqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkkk", // M 16384-24575, N 16384-24575
-			"qqwwqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 16384-24575, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 16384-24575, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 16384-24575, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 16384-24575, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 16384-24575, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 16384-24575, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 16384-24575, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 16384-24575, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 16384-24575, N >= 393216
-			"QQQQQQQMMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQ", // M 24576-32767, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 24576-32767, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 24576-32767, N 2
-			"SSSSSfffffffffjSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 24576-32767, N 3
-			"jjjjffffffffffjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 4-5
-			"jjjwwwwjwwwQQQjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 6-7
-			"jjjwwWWWWjwwwwjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 8-11
-			"jjjwWWWWWjwjjwjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 12-15
-			"jjwwwwjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 16-23
-			"AAWWWjjjjjjjjjjjjjjjjjkjjjjjjjjjjjjjjjjjj", // M 24576-32767, N 24-31
-			";WWWWjjjjjjjjjjkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 24576-32767, N 32-47
-			";WWdjjjjjjjAjj9kkkkkkkkkkkkkkkkkkkkkkkkkk", // M 24576-32767, N 48-63
-			"Adddjjjjd99999kkkk777skkkjjjjjjjjjjjjjjjj", // M 24576-32767, N 64-95
-			"rddddddddd999v7777777sssllssssskkkkkkkkkk", // M 24576-32767, N 96-127
-			"Adddddwddjwwwwwk7k7kwwwwwwwqqqqkkkkkkkkkk", // M 24576-32767, N 128-191
-			"Addddjwddwwwwwwvkwkwwwwwwwwwqqqkkkkkkkkkk", // M 24576-32767, N 192-255
-			"AAddwww99wwwwwwvvkwkkkskwwwwqqqkkkkkkkkkk", // M 24576-32767, N 256-383
-			"AAAwwwwwww9v1tvwkwksZsZxkwwwqqqkkkkkkkkkk", // M 24576-32767, N 384-511
-			"==qwwwwwww91vvt9wwkxZxZxswwwqqqkkkkkkkkkk", // M 24576-32767, N 512-767
-			"=qqqwwwwww99999wwwwxxxxxswwwqqqkkkkkkkkkk", // M 24576-32767, N 768-1023
-			"qqqqqwwwwwwwwwwwwwwwsssswwwwqqqkkkkkkkkkk", // M 24576-32767, N 1024-1535
-			"qqqqwwwwwwwwwwwwwwwwwwwwwwwqqqqkkkkkkkkkk", // M 24576-32767, N 1536-2047
-			"qqqwwwwwwwwwwwwwwwwwwwwwwwqqqqqkkkkkkkkkk", // M 24576-32767, N 2048-3071
-			"qqwwwwwwwwwwwwwwwwwwwwwwqqqqqqqkkkkkkkkkk", // M 24576-32767, N 3072-4095
-			"qqwwwwwwwwwwwwwwwwwwwqqqqqqqqqqkkkkkkkkkk", // M 24576-32767, N 4096-6143
-			"qqwwwwwwwwwwwwwwwwwqqqqqqqqqqqqkkkkkkkkkk", // M 24576-32767, N 6144-8191
-			"qqwwwwwwqqqqwwwwqqqqqqqqqqqqqqqkkkkkkkkkk", // M 24576-32767, N 8192-12287
-			"qqwwwwwwqqqqqwqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 24576-32767, N 12288-16383
-			"qqwwwwwwqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 24576-32767, N 16384-24575
-			"qqqwwwwwqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkkk", // M 24576-32767, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 24576-32767, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 24576-32767, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 24576-32767, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 24576-32767, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 24576-32767, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 24576-32767, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 24576-32767, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 24576-32767, N >= 393216
-			"QQQQQQQMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQQ", // M 32768-49151, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 32768-49151, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 32768-49151, N 2
-			"SSSSSSSQQQSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 32768-49151, N 3
-			"jjjjjQQQQQQQQSSjjjjjSSSSSSSSjjjjjjjjjjjjj", // M 32768-49151, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjljjjjjjjjjjjjjjj", // M 32768-49151, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 32768-49151, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 32768-49151, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 32768-49151, N 16-23
-			"AAWWjjjjjjjjjjjjjjjjjjjkjjjjjjjjjjjjjjjjj", // M 32768-49151, N 24-31
-			";;WWjjjjjjjjjj9kkkkjjkkkkkkkkkkkkkkkkkkkk", // M 32768-49151, N 32-47
-			";;ddjjjdlljjj9kkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 32768-49151, N 48-63
-			"Adddjjdlllwwwkkkkkklltkkjjjjjjjjjjjjjjjjj", // M 32768-49151, N 64-95
-			"rddddjdddklkkvkkkk7777sskksssssskkkkkkkkk", // M 32768-49151, N 96-127
-			"AAdddjjjjjwwwwwwkkkkwwwwwwwqqqqqkkkkkkkkk", // M 32768-49151, N 128-191
-			"AAddjjj9wwwwwwwkkwwwwwwwwwwwqqqqkkkkkkkkk", // M 32768-49151, N 192-255
-			"AAdwwwwwwwwwwwwkkwwkkkkkwwwwqqqqkkkkkkkkk", // M 32768-49151, N 256-383
-			"AAqwwwwwwww999kwwwwkssxskwwwqqqqkkkkkkkkk", // M 32768-49151, N 384-511
-			"=qqwwwwwwww999kwwwwsxxxskwwwqqqqkkkkkkkkk", // M 32768-49151, N 512-767
-			"qqqqwwwwwww9wwwwwwwksssswwwwqqqqkkkkkkkkk", // M 32768-49151, N 768-1023
-			"qqqqqqwwwwwwwwwwwwwwwwwwwwwqqqqqkkkkkkkkk", // M 32768-49151, N 1024-1535
-			"qqqqqqqwwwwwwwwwwwwwwwwwwwwqqqqqkkkkkkkkk", // M 32768-49151, N 1536-2047
-			"qqqqwwwwwwwwwwwwwwwwwwwwwwqqqqqqkkkkkkkkk", // M 32768-49151, N 2048-3071
-			"qqqwwwwwwwwwwwwwwwwwwwwwqqqqqqqqkkkkkkkkk", // M 32768-49151, N 3072-4095
-			"qqqwwwwwwwwwwwqwwwwqqqqqqqqqqqqqkkkkkkkkk", // M 32768-49151, N 4096-6143
-			"qqwwwwwwwwwwwwqqwwqqqqqqqqqqqqqqkkkkkkkkk", // M 32768-49151, N 6144-8191
-			"qqwwwwwwwwwwwwqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 32768-49151, N 8192-12287
-			"qqqwwwwwwwwwwwqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 32768-49151, N 12288-16383
-			"qqqwwwwwwwwwwqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 32768-49151, N 16384-24575
-			"qqqqqwwwwwwqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 32768-49151, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkkk", // M 32768-49151, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 32768-49151, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 32768-49151, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 32768-49151, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 32768-49151, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 32768-49151, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 32768-49151, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 32768-49151, N >= 393216
-			"QQQQQQQQQQQQQQQQQMQQMMMMQQQQQQQQQQQQQQQQQ", // M 49152-65535, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 49152-65535, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 49152-65535, N 2
-			"SSSSSSSQQQjSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 49152-65535, N 3
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 16-23
-			"AAWWjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 49152-65535, N 24-31
-			"==ddjjjjljjjjjkkkkkjjjjkkkkkkkkkkkkkkkkkk", // M 49152-65535, N 32-47
-			"==ddjjjllllwlkkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 49152-65535, N 48-63
-			"AAddjjlllllllkkkkkkkkksssjjjjjjjjjjjjjjjj", // M 49152-65535, N 64-95
-			"rrddj399klllkkkkkkkkksssssssssssskkkkkkkk", // M 49152-65535, N 96-127
-			"AAddjjjjjjjjjwwwwwwwkwwwwwwqqqqqqkkkkkkkk", // M 49152-65535, N 128-191
-			"AAdjjjjjjjwwwwwwwkkkkkwwwwwqqqqqqkkkkkkkk", // M 49152-65535, N 192-255
-			"AAwwwjjwwwwwwwwwwkkkkkwwwwwwqqqqqkkkkkkkk", // M 49152-65535, N 256-383
-			"Aqqwwwwwwwwwwwwwwwkkkkkkwwwwqqqqqkkkkkkkk", // M 49152-65535, N 384-511
-			"qqqwwwwwwwwwwwwwwwwwkkkkwwwwqqqqqkkkkkkkk", // M 49152-65535, N 512-767
-			"qqqqqwwwwwwwwwwwwwwwwwwwwwwwqqqqqkkkkkkkk", // M 49152-65535, N 768-1023
-			"qqqqqqwwwwwwwwwwwwwwwwwwwwwqqqqqqkkkkkkkk", // M 49152-65535, N 1024-1535
-			"qqqqqqqqwwwwwwwwwwwwwwwwwwqqqqqqqkkkkkkkk", // M 49152-65535, N 1536-2047
-			"qqqqqqqqqwwwwwwwwwwwwwwwwqqqqqqqqkkkkkkkk", // M 49152-65535, N 2048-3071
-			"qqqqqqqqqwwqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 49152-65535, N 3072-4095
-			"qqqqwwwwwwwwwqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 49152-65535, N 4096-6143
-			"qqqqwwwwwwwwwqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 49152-65535, N 6144-8191
-			"qqqqwwwwwwwwwqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 49152-65535, N 8192-12287
-			"qqqqqwwwwwwwwqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 49152-65535, N 12288-16383
-			"qqqqqqqwwwwwwqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 49152-65535, N 16384-24575
-			"qqqqqqqqqwwqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 49152-65535, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 49152-65535, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkkk", // M 49152-65535, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 49152-65535, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 49152-65535, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 49152-65535, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 49152-65535, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 49152-65535, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 49152-65535, N >= 393216
-			"QQQQQQMMMQQQQQQMMMMMMMMMMMQQQQQQQQQQQQQQQ", // M 65536-98303, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 65536-98303, N (none)
-			"RRRRRRQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 65536-98303, N 2
-			"SSSSSSSQQSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 65536-98303, N 3
-			"jjjjjjjQQQQQSSSSSSSSSSSSSjjjjjjjjjjjjjjjj", // M 65536-98303, N 4-5
-			"jjjjjffffffQQQQSjllllSSjjjjjjjjjjjjjjjjjj", // M 65536-98303, N 6-7
-			"jjjjjjjjjjQQQjjjkkkklllljjjjjjjjjjjjjjjjj", // M 65536-98303, N 8-11
-			"jjjjjjjjjjjjjjjjkkkklllljjjjjjjjjjjjjjjjj", // M 65536-98303, N 12-15
-			"jjjjjjjjjjjjjjjjkkjkljCjjjjjjjjjjjjjjjjjj", // M 65536-98303, N 16-23
-			"AAdjjjjjjjjjjjjkjjjjjjjjjjjjjjjjjjjjjjjjj", // M 65536-98303, N 24-31
-			"==djjjjjjjjjjkkkkkkjjjjkkkkkkkkkkkkkkkkkk", // M 65536-98303, N 32-47
-			"==djjjlllllllkkkkkkkkkkskkkkkkkkkkkkkkkkk", // M 65536-98303, N 48-63
-			"AAddj999llllkkkkkkkkkssssjjjjjjjjjjjjjjjj", // M 65536-98303, N 64-95
-			"rrdd33339lllk11kkkkkkssssssssssssskkkkkkk", // M 65536-98303, N 96-127
-			"AAdjjj33jjjjjkkkwkkkkkkwwwqqqqqqqqkkkkkkk", // M 65536-98303, N 128-191
-			"AAjjjj99j39wwwkwkkkkskkwwwwqqqqqqqkkkkkkk", // M 65536-98303, N 192-255
-			"Aqwjjjjj999wwwwwkkkkskkwwwwqqqqqqqkkkkkkk", // M 65536-98303, N 256-383
-			"qqwwwwwww99wwwwwwkkkkkkwwwwqqqqqqqkkkkkkk", // M 65536-98303, N 384-511
-			"qqqwwwwwwwwwwwwwwwwwkwwwwwwqqqqqqqkkkkkkk", // M 65536-98303, N 512-767
-			"qqqqwwwwwwwwwwwwwwwwwwwwwwwqqqqqqqkkkkkkk", // M 65536-98303, N 768-1023
-			"qqqqqqwwwwwwwwwwwwwwwwwwwwwqqqqqqqkkkkkkk", // M 65536-98303, N 1024-1535
-			"qqqqqqqqwwwwwwwwwwwwwwwwwwqqqqqqqqkkkkkkk", // M 65536-98303, N 1536-2047
-			"qqqqqqqqqqwwwwwwqqwwwwwwqqqqqqqqqqkkkkkkk", // M 65536-98303, N 2048-3071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 65536-98303, N 3072-4095
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 65536-98303, N 4096-6143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 65536-98303, N 6144-8191
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 65536-98303, N 8192-12287
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 65536-98303, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 65536-98303, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 65536-98303, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 65536-98303, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 65536-98303, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkkk", // M 65536-98303, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 65536-98303, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 65536-98303, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 65536-98303, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 65536-98303, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 65536-98303, N >= 393216
-			"QQQQQQMMQQQQRQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 98304-131071, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 98304-131071, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 98304-131071, N 2
-			"SSSSSSSQffSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 98304-131071, N 3
-			"jjjjjjfffjjjSSSSSSSSSSSSjjjjjjjjjjjjjjjjj", // M 98304-131071, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 16-23
-			"AAAjjjjjjjjjjjjkkjjjjjjjjjjjjjjjjjjjjjjjj", // M 98304-131071, N 24-31
-			"==djjjjjjjjjjkkkkkkjjjjkkkkkkkkkkkkkkkkkk", // M 98304-131071, N 32-47
-			"==djjjjjlllllkkkkkkkkksskkkkkkkkkkkkkkkkk", // M 98304-131071, N 48-63
-			"AAdj9999llllkkkkkkkkkssssjjjjjjjjjjjjjjjj", // M 98304-131071, N 64-95
-			"rrd999339lllk11kkkkkksssssssssssssskkkkkk", // M 98304-131071, N 96-127
-			"AAjjjj33jjjjjk1kwkkkkkkjjwqqqqqqqqqkkkkkk", // M 98304-131071, N 128-191
-			"Aqjjjj99999wjkkwkkZkYkkwwwqqqqqqqqqkkkkkk", // M 98304-131071, N 192-255
-			"qqwjjjjj997wwwwwkkZkYkkwwwqqqqqqqqqkkkkkk", // M 98304-131071, N 256-383
-			"qqwwwjwww99wwwwwwkkkkkkwwwqqqqqqqqqkkkkkk", // M 98304-131071, N 384-511
-			"qqqwwwwwwwwwwwwwwwkkkkwwwwqqqqqqqqqkkkkkk", // M 98304-131071, N 512-767
-			"qqqqwwwwwwwwwwwwwwwwwwwwwwqqqqqqqqqkkkkkk", // M 98304-131071, N 768-1023
-			"qqqqqqwwwwwwwwwwwwwwwwwwwqqqqqqqqqqkkkkkk", // M 98304-131071, N 1024-1535
-			"qqqqqqqqwwwwwwwwwwwwwwwwqqqqqqqqqqqkkkkkk", // M 98304-131071, N 1536-2047
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 2048-3071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 3072-4095
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 4096-6143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 6144-8191
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 8192-12287
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkkk", // M 98304-131071, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 98304-131071, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 98304-131071, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 98304-131071, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 98304-131071, N >= 393216
-			"QQQQQQMMQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 131072-196607, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 131072-196607, N (none)
-			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 131072-196607, N 2
-			"SSSSSSfffffSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 131072-196607, N 3
-			"jjjjfffffffQQQSSSSSSSSjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 16-23
-			"AAdjjjjjjjjjjjkkkjjjjjjjjjjjjjjjjjjjjjjjj", // M 131072-196607, N 24-31
-			"==djjjjjjjjjjkkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 131072-196607, N 32-47
-			"=djjjjjjjlllkkkkkkkkkkkskkkkkkkkkkkkkkkkk", // M 131072-196607, N 48-63
-			"Adjjjjjjjlllkkkkkkkkkksssjjjjjjjjjjjjjjjj", // M 131072-196607, N 64-95
-			"r111jj99jlllkkkkkkkkkssssssssssssssskkkkk", // M 131072-196607, N 96-127
-			"Ajjjjjjjjjjjjkkjjkkkkkkjjwqqqqqqqqqqkkkkk", // M 131072-196607, N 128-191
-			"qqjjjjjjj9jjjwwwkkkkkkkwwwqqqqqqqqqqkkkkk", // M 131072-196607, N 192-255
-			"qqwjjjjjj99wwwwwkkkkkkkwwwqqqqqqqqqqkkkkk", // M 131072-196607, N 256-383
-			"qqwwjjjjjwwwwwwwwkkkkkkwwwqqqqqqqqqqkkkkk", // M 131072-196607, N 384-511
-			"qqqwwwwwwwwwwwwwwwwwkwwwwqqqqqqqqqqqkkkkk", // M 131072-196607, N 512-767
-			"qqqqqwwwwwwwwwwwwwwwwwwwwqqqqqqqqqqqkkkkk", // M 131072-196607, N 768-1023
-			"qqqqqqwwwwwwwwwwwwwwwwwwqqqqqqqqqqqqkkkkk", // M 131072-196607, N 1024-1535
-			"qqqqqqqqwwwwqqqqqwwwwwqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 1536-2047
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 2048-3071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 3072-4095
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 4096-6143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 6144-8191
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 8192-12287
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkkk", // M 131072-196607, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 131072-196607, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 131072-196607, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 131072-196607, N >= 393216
-			"QQQQQQMMMQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 196608-262143, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 196608-262143, N (none)
-			"RRRRRRRMMMRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 196608-262143, N 2
-			"SSSfffffffffSSSSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 196608-262143, N 3
-			"jjfffffffffQQQQSSSSSSjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 4-5
-			"jjjjjjjMMjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 16-23
-			"AAjjjjjjjjjjjjjkkkjjjjjjjjjjjjjjjjjjjjjjj", // M 196608-262143, N 24-31
-			"=djjjjjjjjjj9kkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 196608-262143, N 32-47
-			"=djjjjjjjjkk9kkkkkkkkkkkkkkkkkkkkkkkkkkkk", // M 196608-262143, N 48-63
-			"A11jjjjjjjlk9kkkkkkkkksssjjjjjjjjjjjjjjjj", // M 196608-262143, N 64-95
-			"r61jjjjjkkkk9kkkkkssssssssssssssssssskkkk", // M 196608-262143, N 96-127
-			"qjjjjjjjjjjjjjjkkkkkkjjjjwqqqqqqqqqqqkkkk", // M 196608-262143, N 128-191
-			"qjjjjjjjjjjjjjjwkkkkkkwwwwqqqqqqqqqqqkkkk", // M 196608-262143, N 192-255
-			"qqjjjjjjjjjjwwwwwkkkkkwwwwqqqqqqqqqqqkkkk", // M 196608-262143, N 256-383
-			"qqwwjjjjjjwwwwwwwwwwkkwwwwqqqqqqqqqqqkkkk", // M 196608-262143, N 384-511
-			"qqqqwwwwwwwwwwwwwwwwwwwwwqqqqqqqqqqqqkkkk", // M 196608-262143, N 512-767
-			"qqqqqwwwwwwwwwwwwwwwwwwwqqqqqqqqqqqqqkkkk", // M 196608-262143, N 768-1023
-			"qqqqqqqwwwwwwqqwwwwwwwwqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 1024-1535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 1536-2047
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 2048-3071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 3072-4095
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 4096-6143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 6144-8191
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 8192-12287
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkkk", // M 196608-262143, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 196608-262143, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 196608-262143, N >= 393216
-			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 262144-393215, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 262144-393215, N (none)
-			"RRRQQQQQQQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 262144-393215, N 2
-			"SSQQjjjQQQQQQQQSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 262144-393215, N 3
-			"jjjjjjjjjjjQQQjjjSSjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 16-23
-			"AAjjjjjjjjjj99kkkkkkkkjjjjjjjjjjjjjjjjjjj", // M 262144-393215, N 24-31
-			"=1jjjjjjjjj9999kkkkkkkkkkkkkkkkkkkkkkkkkk", // M 262144-393215, N 32-47
-			"=jjjjjjjjj9999kkkkkkkkkskkkkkkkkkkkkkkkkk", // M 262144-393215, N 48-63
-			"Aq1jjjjjj99999ksssssssssjjjjjjjjjjjjjjjjj", // M 262144-393215, N 64-95
-			"s61jjjjjj99999k77ssssssssssssssssssssskkk", // M 262144-393215, N 96-127
-			"qjjjjjjjjjjjjjkkkkkkkjjjjqqqqqqqqqqqqqkkk", // M 262144-393215, N 128-191
-			"qjjjjjjjjjjjjjjkkkkkkjjjwqqqqqqqqqqqqqkkk", // M 262144-393215, N 192-255
-			"qjjjjjjjjjjjjjwwwkkkwwwwwqqqqqqqqqqqqqkkk", // M 262144-393215, N 256-383
-			"qqwjjjjjjjjwwwwwwwwwwwwwwqqqqqqqqqqqqqkkk", // M 262144-393215, N 384-511
-			"qqqqwwwwwwwwwwwwwwwwwwwwwqqqqqqqqqqqqqkkk", // M 262144-393215, N 512-767
-			"qqqqqqqwwwwwwqwwwwwwwwwwqqqqqqqqqqqqqqkkk", // M 262144-393215, N 768-1023
-			"qqqqqqqqwwwwqqqqwwwwwwqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 1024-1535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 1536-2047
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 2048-3071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 3072-4095
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 4096-6143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 6144-8191
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 8192-12287
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkkk", // M 262144-393215, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 262144-393215, N >= 393216
-			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 393216-524287, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 393216-524287, N (none)
-			"RRRRQQQQjjjjRRRRRRRRRRRRRRRRRRRRRRRRRRRRR", // M 393216-524287, N 2
-			"SSjjjjjjjjjjQQQSSSSSSSSSSSSSSSSSSSSSSSSSS", // M 393216-524287, N 3
-			"jjjjjjjjjjjQQjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 16-23
-			"AAjjjjjjjjjk999kkkkkkkjjjjjjjjjjjjjjjjjjj", // M 393216-524287, N 24-31
-			"=jjjjjjjjj99999kkkkkkkkkkkkkkkkkkkkkkkkkk", // M 393216-524287, N 32-47
-			"=qqjjjjjj999999ksssssssskkkkkkkkkkkkkkkkk", // M 393216-524287, N 48-63
-			"jq1jjjjjj99999k77sssssssjjjjjjjjjjjjjjjjj", // M 393216-524287, N 64-95
-			"s61jjjjjj99999k77sssssssssssssssssssssskk", // M 393216-524287, N 96-127
-			"qjjjjjjjjjjjjjkk7kskkjjjqqqqqqqqqqqqqqqkk", // M 393216-524287, N 128-191
-			"qjjjjjjjjjjjjjjkkkkkkjjjqqqqqqqqqqqqqqqkk", // M 393216-524287, N 192-255
-			"qjjjjjjjjjjjjjjwkkkkwwwwqqqqqqqqqqqqqqqkk", // M 393216-524287, N 256-383
-			"qqjjjjjjjjjwwwwwwwwwwwwwqqqqqqqqqqqqqqqkk", // M 393216-524287, N 384-511
-			"qqqqwwwwwwwwwwwwwwwwwwwqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 512-767
-			"qqqqqqqqwwwwqqwwwwwwwwqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 768-1023
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 1024-1535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 1536-2047
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 2048-3071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 3072-4095
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 4096-6143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 6144-8191
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 8192-12287
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqkk", // M 393216-524287, N >= 393216
-			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 524288-786431, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 524288-786431, N (none)
-			"jjQQjjjjjjjjjQQjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 2
-			"jQjjjjjjjjjjjQQjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 3
-			"jjjjjjjjjjjjjQjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 16-23
-			"AAjjjjjjjjjkk99kkkkkkkjjjjjjjjjjjjjjjjjjj", // M 524288-786431, N 24-31
-			"=jjjjjjjjjk9999kkkssssskkkkkkkkkkkkkkkkkk", // M 524288-786431, N 32-47
-			"kqqjjjjjj999999ksssssssskkkkkkkkkkkkkkkkk", // M 524288-786431, N 48-63
-			"jqqjjjjjj99999ksssssssssjjjjjjjjjjjjjjjjj", // M 524288-786431, N 64-95
-			"s61jjjjjj99999k77sssssssssssssssssssssssk", // M 524288-786431, N 96-127
-			"qjjjjjjjjjjjjjjkkkkkkjjjqqqqqqqqqqqqqqqqk", // M 524288-786431, N 128-191
-			"qjjjjjjjjjjjjjjkkkkkkjjjqqqqqqqqqqqqqqqqk", // M 524288-786431, N 192-255
-			"qqjjjjjjjjjjjjjjjwkkwjwqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 256-383
-			"qqjjjjjjjwwwwjjwwwwwwwwqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 384-511
-			"qqqqwwwwqwwqqwwwwwwwwwqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 512-767
-			"qqqqqqqqqqqqqqqwwwwwqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 768-1023
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 1024-1535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 1536-2047
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 2048-3071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 3072-4095
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 4096-6143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 6144-8191
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 8192-12287
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqk", // M 524288-786431, N >= 393216
-			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", // M 786432-1048575, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 786432-1048575, N (none)
-			"jjQQjjjjjjjjjQQQjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 2
-			"jjjjjjjjjjjjjQQjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 3
-			"jjjjjjjjjjjjjQjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 16-23
-			"Ajjjjjjjjjjkkkkkkkksssjjjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 24-31
-			"kjjjjjjjjjkk999kksssssskkkkkkkkkkkkkkkkkk", // M 786432-1048575, N 32-47
-			"kqqjjjjjj999999kssssssskkkkkkkkkkkkkkkkkk", // M 786432-1048575, N 48-63
-			"jqqqjjjjj99999kkssssssssjjjjjjjjjjjjjjjjj", // M 786432-1048575, N 64-95
-			"sv11jjjj999999ksssssss77sssssssssssssssss", // M 786432-1048575, N 96-127
-			"qjjjjjjjjjjjjjjjjjkjjjjjqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 128-191
-			"qjjjjjjjjjjjjjjjjjjjjjjjqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 192-255
-			"qqjjjjjjjjjjjjjjjjjjjjjqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 256-383
-			"qqqjjjjjjqqqwjjjjwwwwwqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 384-511
-			"qqqqqwwqqqqqqwwwwwwwwqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 512-767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 768-1023
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 1024-1535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 1536-2047
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 2048-3071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 3072-4095
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 4096-6143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 6144-8191
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 8192-12287
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 786432-1048575, N >= 393216
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 1048576-1572863, N (none)
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 2
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 3
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 16-23
-			"jjjjjjjjjjjkkkkkkkssjjjjjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 24-31
-			"kkjjjjjjjjkkk99kkssssskkkkkkkkkkkkkkkkkkk", // M 1048576-1572863, N 32-47
-			"kkqqjjjjjkk9999ks7777sskkkkkkkkkkkkkkkkkk", // M 1048576-1572863, N 48-63
-			"jqqqqjjjj999999ksssss77jjjjjjjjjjjjjjjjjj", // M 1048576-1572863, N 64-95
-			"svqq11119v9999ksssssss7ssssssssssssssssss", // M 1048576-1572863, N 96-127
-			"qqjjjjjjjjjjjjjjjjjjjjjqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 128-191
-			"qqjjjjjjjjjjjjjjjjjjjjjqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 192-255
-			"qqqjjjjjjjjjjjjjjjjjjjwqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 256-383
-			"qqqqjjjjqqqqqjjjjjjjwwqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 384-511
-			"qqqqqqqqqqqqqqwwwwwwqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 512-767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 768-1023
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 1024-1535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 1536-2047
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 2048-3071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 3072-4095
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 4096-6143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 6144-8191
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 8192-12287
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M 1048576-1572863, N >= 393216
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N <= 1
-			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M >= 1572864, N (none)
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 2
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 3
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 4-5
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 6-7
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 8-11
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 12-15
-			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 16-23
-			"jjjjjjjjjjjjkkkkjjjjjjjjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 24-31
-			"kkkjjjjjjjjkkkkkssssskkkkkkkkkkkkkkkkkkkk", // M >= 1572864, N 32-47
-			"kkqqjjjjjjkk999ks7777skkkkkkkkkkkkkkkkkkk", // M >= 1572864, N 48-63
-			"jjqqqqjjjs99999s777777jjjjjjjjjjjjjjjjjjj", // M >= 1572864, N 64-95
-			"ssvqqqqvvsss99s7777777sssssssssssssssssss", // M >= 1572864, N 96-127
-			"qqjjjjjjjjjjjjjjjjjjjjqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 128-191
-			"qqqjjjjjjqjjjjjjjjjjjjqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 192-255
-			"qqqqjjjjqqqqqjjjjjjjjqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 256-383
-			"qqqqqqqqqqqqqqjjjjjjqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 384-511
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 512-767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 768-1023
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 1024-1535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 1536-2047
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 2048-3071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 3072-4095
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 4096-6143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 6144-8191
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 8192-12287
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 12288-16383
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 16384-24575
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 24576-32767
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 32768-49151
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 49152-65535
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 65536-98303
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 98304-131071
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 131072-196607
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 196608-262143
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N 262144-393215
-			"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", // M >= 1572864, N >= 393216
+			"VVVVUUUUVVUUVUUUUUUUUUUUUUMMPPPPOOOOOOOOO",     // M <= 1, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M <= 1, N (none)
+			"VVVVVVUUVVVUUUUUUUUUUUUUUUMPPPPPPPPOOOOOO",     // M <= 1, N 2
+			"VVVVVVVVVVVVUUUVUUUUUUUUUVPPPPPPPPPPPPPPP",     // M <= 1, N 3
+			"VVVVVVVVVVVUUUUVUUUUUUUUVVMPPPPPPPPPPPPPP",     // M <= 1, N 4-5
+			"VVVVVVVVVVVUUUUUUUUUUUUUVVMPPPPPPPPPPPPPP",     // M <= 1, N 6-7
+			"VVVVVVTTVVVUUUUUUUUUUUUVVVMMMPPPPPPPPPPPP",     // M <= 1, N 8-11
+			"VVVVVTTTVVVVUUUUUUUUUUUVVVPPPOOPPPPPPPPPP",     // M <= 1, N 12-15
+			"HHHHHHHHHVVVVUUUUUUUUUVVVHPPPPPPPPPPPPPPP",     // M <= 1, N 16-23
+			"]]]VVVUUUUUUUUUUUUUUUUUUVHHDOOOOOOONNNNNN",     // M <= 1, N 24-31
+			"]]]]VVUUUUUUTVVVVVVVVVUUVHHHCCOOOOOOOOONN",     // M <= 1, N 32-47
+			"]]]]]VVUUUUUTVVVVVVVVVVUVHHHHHCCOOOONNNNN",     // M <= 1, N 48-63
+			"]]]]]]VVUUUOOVVVVVVVVVVVHHHHHHHCCCENNNNNN",     // M <= 1, N 64-95
+			"]]]]]]]VVVVUEVVVVVVVVVVVHHHHHHHHCCCCNNNNN",     // M <= 1, N 96-127
+			"]]]]]]]]VVVEEVVVVVVVVVVHHHHHHHHHHHCCCENNN",     // M <= 1, N 128-191
+			"]]]]]]]]]]]]EVVVVVVVVHHHHHHHHHHHHHHHhhhNN",     // M <= 1, N 192-255
+			"]]]]]]]]]]]]]EVVVVVHHHHHHHHHHHHHHHHHHhhhh",     // M <= 1, N 256-383
+			"]]]]]]]]]]]]]]VVVVHHHHHHHHHHHHHHHHHHHHhhh",     // M <= 1, N 384-511
+			"]]]]]]]]]]]]]]EVVVHHHHHHHHHHHHHHHHHHHHHhh",     // M <= 1, N 512-767
+			"]]]]]]]]]]]]]ETTVVHHHHHHHHHHHHHHHHHHHHHHh",     // M <= 1, N 768-1023
+			"]]]]]]]TNTTTTTTTTTHHHHHHHHHHHHHHHHHHHHHHH",     // M <= 1, N 1024-1535
+			"]]]]]]TNNNNNNTTTTFFFHLHHHHHIIIIHHHHHHHHHH",     // M <= 1, N 1536-2047
+			"]]]]]NNNNNNNNTTTTIFFILLHHIIIIIIIHHHHHHHHH",     // M <= 1, N 2048-3071
+			"NNNNNNNNNNNNNTTTFTFIIKKKKKIIIIIIFHHHHHHHH",     // M <= 1, N 3072-4095
+			"NNNNNNNNNNNNTTTFFFFIIIKKKKIIIIIIFFHHHHHHH",     // M <= 1, N 4096-6143
+			"NNNNNNNNNNNNGGGKFIFJGIKKKKKIIIIFFFFFHHHHH",     // M <= 1, N 6144-8191
+			"NNNNNNNNNNNNGGGKKKJJJJGIFKKIIIIFEEEEEhHHh",     // M <= 1, N 8192-12287
+			"]]]]]NNNNNNNGGGKKKJJJJFFFKKKKKEEEEEEhhhhh",     // M <= 1, N 12288-16383
+			"]]]]]]NNNNNEGGGGGGGGGJKFFKEEEEEEEEEEhhhhh",     // M <= 1, N 16384-24575
+			"]]]]]]]]NNNEGGGGGGGGGGGGGEEEEEEEEEEhhhhhh",     // M <= 1, N 24576-32767
+			"]]]]]]]]]EEGGGGGGGGGGDDDDDEEEEEEEEhhhhhhh",     // M <= 1, N 32768-49151
+			"]]]]]]]]EEEGGGGGGGGEEDdDDDEEEEEEhhhhhhhhh",     // M <= 1, N 49152-65535
+			"]]]]]]]iEEGGEDEEEEEEEDDDDEEEEE3333hhhhhhh",     // M <= 1, N 65536-98303
+			"]]]]]]ihEEEEEDDEEEEEDDDEEEEggg3333333hhhh",     // M <= 1, N 98304-131071
+			"]]]]]iihEEEEEEEEEEEEDEEEEEggggg33333333hh",     // M <= 1, N 131072-196607
+			"]]]]iiihEEEEEDEEEEEDDDEEEEggggg333333333h",     // M <= 1, N 196608-262143
+			"]]]]iiiEEEEEfgDEEEEDDDEEEgggggg3333333333",     // M <= 1, N 262144-393215
+			"]]ggiiiEEEEffggEEEEDDDDEEggggggg333333333",     // M <= 1, N >= 393216
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N (none)
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 2
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 3
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 4-5
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 6-7
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 8-11
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 12-15
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 16-23
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 24-31
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 32-47
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 48-63
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 64-95
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 96-127
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 128-191
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 192-255
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 256-383
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 384-511
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 512-767
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 768-1023
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 1024-1535
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 1536-2047
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 2048-3071
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 3072-4095
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 4096-6143
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 6144-8191
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 8192-12287
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 12288-16383
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 16384-24575
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 24576-32767
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 32768-49151
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 49152-65535
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 65536-98303
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 98304-131071
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 131072-196607
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 196608-262143
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N 262144-393215
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M (none), N >= 393216
+			"VVVVVVOOVVUUUUUUUUUUUUUUUUMPPPPPPPPOOOOOO",     // M 2, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 2, N (none)
+			"VVVVVVVVVVVUUUUUUUUUUUUUUVPPPPPPPPPPPPPPP",     // M 2, N 2
+			"V\\VVVVVVVVVVUUUUUUUUUUUUVVPPPPPPPPPPPPPPP",    // M 2, N 3
+			"V\\\\VVVVVVVVUUUUUUUUUUUUVVVPPPPPPPPPPPPPPP",   // M 2, N 4-5
+			"VVVVVVVVVVVUUUUUUUUUUUUVVVM>PPPPPPPPPPPPP",     // M 2, N 6-7
+			"VVVVVVVVVVVUUUUUUUUUUUUVVVMCCCCCPPPPPPPPP",     // M 2, N 8-11
+			"VVVVVVVVVVVVUUUUUUUUUUVVVVOOPCCCCCPPPPPPP",     // M 2, N 12-15
+			"VVVVVVVVVVVVVUUUUVVUUVVVVLOOOOOCCCCCPPPPO",     // M 2, N 16-23
+			"]]]]]]VVUUUUUUUUUUUUUUVVVCCCCCORCCCCCCCCN",     // M 2, N 24-31
+			"]]]]]]VUUUUUTTTVVVVVVVVVHHCCCCCOdddCCCCCC",     // M 2, N 32-47
+			"]]]]]]]]UUUTTTVVVVVVVVVVHHCCCCCCCdddNCCdd",     // M 2, N 48-63
+			"]]]]]]]]UUUTTVVVVVVVVVVLLLCCCCCCCCNdddddd",     // M 2, N 64-95
+			"]]]]]]]]TTTTEVVVVVVVVVVLLLLCCCCCCCCNNdddd",     // M 2, N 96-127
+			"]]]]]]]]]TTEEVVVVVVVVVLLLLLHHCCCCCCCCNNNN",     // M 2, N 128-191
+			"]]]]]]]]]]]]EEVVVVLLLLLLLLLLHHhhhhhhCCNNN",     // M 2, N 192-255
+			"]]]]]]]]]]]]]ETVTTLLLLLLLLLLHHhhhhhhhhhhh",     // M 2, N 256-383
+			"]]]]]]]]]]]]]ETTTTLLLLLLLLLLHHHhhhhhhhhhh",     // M 2, N 384-511
+			"]]]]]]]]]]]]]ETTTTLLLLLLLLLHHHHHhhhhhhhhh",     // M 2, N 512-767
+			"]]]]]]]]]]]]]TTTTTLLLLLLLLLLLHHHHhhhhhhhh",     // M 2, N 768-1023
+			"]]]]]]]TTTTTTTTTTTLLLLLLLLLLLLLLHHHhhhhhh",     // M 2, N 1024-1535
+			"]]]]]]TNNNNNNTTTTFFLLLLLLLLIIIIIhHHHhhhhh",     // M 2, N 1536-2047
+			"]]]]]NNNNNNNNTTTTFFILLLLLIIIIIIIhhHHHhhhh",     // M 2, N 2048-3071
+			"WWWNNNNNNNNNTTIIIIIeeKKKKIIIIIIIhhhhhhhhh",     // M 2, N 3072-4095
+			"NNNNNNNNNNNNTJJIIIIIIKLKKKIIIIIIhhhhhhhhh",     // M 2, N 4096-6143
+			"iNNNNNNNNNNNNJJJKIKKJKKKKKIIIIIIhhhhhhhhh",     // M 2, N 6144-8191
+			"ggg]]NNNNNNNJJJJKJJJJJdKKKIIIIKhhhhhhhhhh",     // M 2, N 8192-12287
+			"]]]]]]NNNNNNhJJJJJJJJJJIhhhhhhhhhhhhhhhhh",     // M 2, N 12288-16383
+			"]]]]]]iNNNhhhhJJJJJJJJJJhhhhhhhhhhhhhhhhh",     // M 2, N 16384-24575
+			"]]]]]]iiiihhhhJGGJJJJJJJhhhhhhhhhhhhhhhhh",     // M 2, N 24576-32767
+			"]]]]]iiiihhhGGGGGGGEEEEEhhhhhhhhhhhhhhhhh",     // M 2, N 32768-49151
+			"]]]]giiihhhJJhJJJJEhhhhhhhhhhhhhhhhhhhhhh",     // M 2, N 49152-65535
+			"]]]ggiiihhhhhhhEEEEhhgghhhhgg33333hhhhhhh",     // M 2, N 65536-98303
+			"]]gggiihhhhhhhhhEEhhggggggggg33333333hhhh",     // M 2, N 98304-131071
+			"]gggiihhhhhhhhhhEEhggggggggggg333333333hh",     // M 2, N 131072-196607
+			"ggggiihhhhhhfffEEEEggggggggggg33333333333",     // M 2, N 196608-262143
+			"ggggiihhhhhfffegEEEDggggggggggg3333333333",     // M 2, N 262144-393215
+			"ggggiihhhhffffegEEEgggggggggggg3333333333",     // M 2, N >= 393216
+			"VVVVVVMMMVVUUUUUUUUUUUUUUUMPPPPPPPPPPPPPP",     // M 3, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 3, N (none)
+			"V\\VVVVVVVVVVVUUUUUUUUUUUUUPPPPPPPPPPPPPPP",    // M 3, N 2
+			"\\00\\VVVVVVVVUUUUUUUUUUUUVVPPPPPPPPPPPPPPP",   // M 3, N 3
+			"000\\VVVVVVVUUUUUUUUUUUUVVV>>PPPPPPPPPPPPP",    // M 3, N 4-5
+			"\\00\\VVVVVVVUUUUUUUUUUUUVVVC>CCCPPPPPPPPPP",   // M 3, N 6-7
+			"VVVVVVVVVVVUUUUUUUUVVUUVVVCCCCCCPPPPPPPPP",     // M 3, N 8-11
+			"VVVVVVVVVVVVUUUUVUUUVUUVVVPPCCCCCCCCCPPPP",     // M 3, N 12-15
+			"VVVVVVVVVVVVVVVVVVUUUVVVVVPPPPCCCCCCCCCPP",     // M 3, N 16-23
+			"]]]]]]]VVUUVVVVVVVVVVVVVVCCCCCCCCCCCCCCCC",     // M 3, N 24-31
+			"]]]]]]]]UUUVTTTTVVVVVVVVHCCCCCCCdCCCCCCCC",     // M 3, N 32-47
+			"]]]]]]]]]UUTTTTTTVVVVVHHHCCCCCCCdddCCCCdd",     // M 3, N 48-63
+			"]]]]]]]]]]UTTTTTTVVVVLLLLCCCCCCCCCdddCCdd",     // M 3, N 64-95
+			"]]]]]]]]]TTTTTTTTVVLLLLLLLCCCCCCCCCdddddd",     // M 3, N 96-127
+			"]]]]]]]]]TTEETTTTTLLLLLLLLCCCCCCCCCCCdddd",     // M 3, N 128-191
+			"]]]]]]]]]]]]EETTTTLLLLLLLLLhhhhhhhhCCCNNd",     // M 3, N 192-255
+			"]]]]]]]]]]]]]ETTTTLLLLLLdLLLhhhhhhhhhhhhN",     // M 3, N 256-383
+			"]]]]]]]]]]]]]ETTTTTLLLLdddLLLhhhhhhhhhhhh",     // M 3, N 384-511
+			"]]]]]]]]]]]]]ETTTTTLLLLdddLLLLhhhhhhhhhhh",     // M 3, N 512-767
+			"]]]]]]]]]]]]ETTTTTTLLLdddLLLLhhhhhhhhhhhh",     // M 3, N 768-1023
+			"]]]]]]]TTTTTTTTTTTFLLLddhhhhhhhhhhhhhhhhh",     // M 3, N 1024-1535
+			"]]]]]]TTTTNNTJIIIIILLedhhhhhhhhhhhhhhhhhh",     // M 3, N 1536-2047
+			"]]]]DNNNNNNN22JIIIIeeeehhhhhhhhhhhhhhhhhh",     // M 3, N 2048-3071
+			"WWWNNNNNNNNN222JIIeeeeehhhhhhhhhhhhhhhhhh",     // M 3, N 3072-4095
+			"]iNNNNNNNNNN222Jfffheeehhhhhhhhhhhhhhhhhh",     // M 3, N 4096-6143
+			"]iiiiiNNNNNNJJJJJhhhheehhhhhhhhhhhhhhhhhh",     // M 3, N 6144-8191
+			"]]]]]iiNNNNNhhJJJhhhedddhhhhhhhhhhhhhhhhh",     // M 3, N 8192-12287
+			"]]]]]iiiNNfhhhhhhhhhddddhhhhhhhhhhhhhhhhh",     // M 3, N 12288-16383
+			"]]]]]iiiifihhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 3, N 16384-24575
+			"]]]]]iiiffhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 3, N 24576-32767
+			"]]]]giiiihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 3, N 32768-49151
+			"]]gggiiihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 3, N 49152-65535
+			"]ggggiiihhhhhhhhhhhhgggghhhhh33333hhhhhhh",     // M 3, N 65536-98303
+			"gggggiihhhhhhhhhhhhhggggggggg33333333hhhh",     // M 3, N 98304-131071
+			"ggggiihhhhhhffffhhhgggggggggg3333333333hh",     // M 3, N 131072-196607
+			"ggggiihhhhfffffffggggggggggggg33333333333",     // M 3, N 196608-262143
+			"ggggiihhffffffffgggggggggggggg33333333333",     // M 3, N 262144-393215
+			"gggfiihhffffffffgggggggggggggg33333333333",     // M 3, N >= 393216
+			"VVVVVVMVVVVVUUUUUUUUUUUUUUMPPPPPPPPPPPPPP",     // M 4-5, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 4-5, N (none)
+			"V\\\\VVVVVVVVVVVUUUUUUUUUUUVPPPPPPPPPPPPPPP",   // M 4-5, N 2
+			"000\\VVVVVVUUVVUUUUUUUUUUVV>>PPPPPPPPPPPPP",    // M 4-5, N 3
+			"0000\\VVVVUUUVUUUUUUUUUUVVV>>CCCPPPPPPPPPP",    // M 4-5, N 4-5
+			"\\000\\VVVVUUUUUUUVUUUUUUVVV=>>CCPPPPPPPPPP",   // M 4-5, N 6-7
+			"V\\\\\\\\VVVVVUVVUUUVUUUUUUVVVOCCCCCCPPPPPPPP", // M 4-5, N 8-11
+			"VVVVVVVVVVVVVVVVVUUVVUVVVVCPPCCCCCCCCCCCP",     // M 4-5, N 12-15
+			"VVVVVVVVVVVVVVVVVVVUVVVVVVCCCCCCCCCCCCCCC",     // M 4-5, N 16-23
+			"]]]]]]]]TVVVTTTTVVVVVVVVCCCCCCCCCCCCCCCCC",     // M 4-5, N 24-31
+			"]]]]]]]]]]VTTTTTTVVVVVVVCCCCCCCCCCCCCCCCC",     // M 4-5, N 32-47
+			"]]]]]]]]]]]TTTTTTVVVVLHHCCCCCCCCCCCCCCCdd",     // M 4-5, N 48-63
+			"]]]]]]]]]]]TTTTTTVVLLLLLCCCCCCCCdddCCCCdd",     // M 4-5, N 64-95
+			"]]]]]]]]]]ETTTTTTTLLLLLLCCCCCCCCCCCddCCdd",     // M 4-5, N 96-127
+			"]]]]]]]]]]ETTTTTTTLLLLLLfCCCCCCCCCCCddddd",     // M 4-5, N 128-191
+			"]]]]]]]]]]]EETTTTTILLLLfffChhhhhhhCCCCddd",     // M 4-5, N 192-255
+			"]]]]]]]]]]]]EETTTTIILLLdffhhhhhhhhhhhhhCN",     // M 4-5, N 256-383
+			"]]]]]]]]]]]]EETTTTTILdddfffhhhhhhhhhhhhhh",     // M 4-5, N 384-511
+			"]]]]]]]]]]]]]ETTTTIILdddffhhhhhhhhhhhhhhh",     // M 4-5, N 512-767
+			"]]]]]]]]]]]]]ETTTTIKLeffffhhhhhhhhhhhhhhh",     // M 4-5, N 768-1023
+			"]]]]]]]]]T2222ITTIIeeffffhhhhhhhhhhhhhhhh",     // M 4-5, N 1024-1535
+			"]]]]]]DDT222222IIIddeeffdhhhhhhhhhhhhhhhh",     // M 4-5, N 1536-2047
+			"]]]]]DDdd22222222fdeeeedddhhhhhhhhhhhhhhh",     // M 4-5, N 2048-3071
+			"]]WWWNddNNN222222ffeeeedddhhhhhhhhhhhhhhh",     // M 4-5, N 3072-4095
+			"]]fffffffNNd2222fffeeeedddhhhhhhhhhhhhhhh",     // M 4-5, N 4096-6143
+			"]]iiiiiffffffffffffeeeeddhhhhhhhhhhhhhhhh",     // M 4-5, N 6144-8191
+			"]]]iiiiffffffhhhhfeeeeeddhhhhhhhhhhhhhhhh",     // M 4-5, N 8192-12287
+			"]]]]]iiffffffhhhhhheeddddhhhhhhhhhhhhhhhh",     // M 4-5, N 12288-16383
+			"]]]]iifffffffhhhhhhhededhhhhhhhhhhhhhhhhh",     // M 4-5, N 16384-24575
+			"]]]]ffffffffhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 4-5, N 24576-32767
+			"]]ggfffffffhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 4-5, N 32768-49151
+			"]gggffffffhhhhhhhhhhhgghhhhhhhhhhhhhhhhhh",     // M 4-5, N 49152-65535
+			"ggggffffhhhhhhhhhhhhggggghhhh3333hhhhhhhh",     // M 4-5, N 65536-98303
+			"gggffffhhffhhhhhhhhggggggggg333333333hhhh",     // M 4-5, N 98304-131071
+			"gggfffihffffffffffhgggggggggg3333333333hh",     // M 4-5, N 131072-196607
+			"gggfffihffffffffffggggggggggg333333333333",     // M 4-5, N 196608-262143
+			"gggfffffffffffffffffegggggggg333333333333",     // M 4-5, N 262144-393215
+			"ggffffffffffffffffffffggggggg333333333333",     // M 4-5, N >= 393216
+			"VVVVVVMVVVVUUUUUUUUUUUUUUVMPPPPPPPPPPPPPP",     // M 6-7, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 6-7, N (none)
+			"VVVVVVVVVVVVVUUUUUUUUUUUVV>>CPPPPPPPPPPPP",     // M 6-7, N 2
+			"\\00\\VVVVVVUUVVUUUUUUVVVVVV>>>CCPPPPPPPPPP",   // M 6-7, N 3
+			"\\000\\VVVVUUUUVVUUUUUUUVVVV>>>CCPPPPPPPPPP",   // M 6-7, N 4-5
+			"V\\00\\VVVVUUUUVVUUUUUUUVVVV===CCCPPPPPPPPP",   // M 6-7, N 6-7
+			"V\\\\\\\\VVVVUUUVVVUUUUVVUVVVVCOCCCCCCCCCCCCC", // M 6-7, N 8-11
+			"VVVV\\\\VVVVVVVVVVVVUVVVVVVVCCCCCCCCCCCCCCC",   // M 6-7, N 12-15
+			"VVVVVVVVVVVVVVVVVVVVVVVVVVCCCCCCCCCCCCCCC",     // M 6-7, N 16-23
+			"]]]]]]]]]TTTTTTTVVVVVVVVVCCCCCCCCCCCCCCCC",     // M 6-7, N 24-31
+			"]]]]]]]]]]EETTTTTVVVVVVVCCCCCCCCCCCCCCCCC",     // M 6-7, N 32-47
+			"]]]]]]]]]]]ETTTTTVVVVVHHCCCCCCCCCCCCCCCCd",     // M 6-7, N 48-63
+			"]]]]]]]]]]]ETTTTTTVLLLLLCCCCCCCCCCCCCCCdd",     // M 6-7, N 64-95
+			"]]]]]]]]]]EETTTTTTLLLLLCCCCCCCCCCdddCCCdd",     // M 6-7, N 96-127
+			"]]]]]]]]]]EETTTTTTTLLLeCCCCCCCCCCCCdddddd",     // M 6-7, N 128-191
+			"]]]]]]]]]]EEETTTTTIILLeefCChhhhhCCCCCdddd",     // M 6-7, N 192-255
+			"]]]]]]]]]]EEETTTTTFIIdddffhhhhhhhhhhhhhdd",     // M 6-7, N 256-383
+			"]]]]]]]]]]EEETTTTIIIddddfffhhhhhhhhhhhhhh",     // M 6-7, N 384-511
+			"]]]]]]]]]]]EEETIIIKKeddffffhhhhhhhhhhhhhh",     // M 6-7, N 512-767
+			"]]]]]]]]]]]222IIIIKKeefffffhhhhhhhhhhhhhh",     // M 6-7, N 768-1023
+			"]]]]]]]]]]2222KIIIIdefffffdhhhhhhhhhhhhhh",     // M 6-7, N 1024-1535
+			"]]]]]]]]d22222222dddeeffdddhhhhhhhhhhhhhh",     // M 6-7, N 1536-2047
+			"]]]]]]Ddff2222222fddeeeddddhhhhhhhhhhhhhh",     // M 6-7, N 2048-3071
+			"]]]]]Wdffff222222fffeeedddddhhhhhhhhhhhhh",     // M 6-7, N 3072-4095
+			"]]ffffffffff2222ffffeeedddddhhhhhhhhhhhhh",     // M 6-7, N 4096-6143
+			"]fffffffffffff2fffffeedddddhhhhhhhhhhhhhh",     // M 6-7, N 6144-8191
+			"]fffffffffffffhffffeeedddddhhhhhhhhhhhhhh",     // M 6-7, N 8192-12287
+			"]]ffffffffffffhhheeeeddddhhhhhhhhhhhhhhhh",     // M 6-7, N 12288-16383
+			"]]ffffffffffffhhhhheeddddhhhhhhhhhhhhhhhh",     // M 6-7, N 16384-24575
+			"]]fffffffffffhhhhhhheeedhhhhhhhhhhhhhhhhh",     // M 6-7, N 24576-32767
+			"]gffffffffffhhhhhhhhheedhhhhhhhhhhhhhhhhh",     // M 6-7, N 32768-49151
+			"ggffffffffffffhhhhhhegggghhhhhhhhhhhhhhhh",     // M 6-7, N 49152-65535
+			"ggfffffffffffffhhhhgggggggghh33333hhhhhhh",     // M 6-7, N 65536-98303
+			"ggffffffffffffffhhhggggggggg3333333333hhh",     // M 6-7, N 98304-131071
+			"ggfffffffffffffffffggggggggg33333333333hh",     // M 6-7, N 131072-196607
+			"ggfffffffffffffffffgggggggggg333333333333",     // M 6-7, N 196608-262143
+			"ggfffffffffffffffffeggggggggg333333333333",     // M 6-7, N 262144-393215
+			"ggffffffffffffffffffeeggggggg333333333333",     // M 6-7, N >= 393216
+			"VVVVVVQVVVVUUUUUUUUUUUUUVVMMPPPPPPPPPPPPP",     // M 8-11, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 8-11, N (none)
+			"VVVVVVVVVVVVUUUUUUUUUVVVVV>>>CCCPPPPPPPPP",     // M 8-11, N 2
+			"VVVVVVVVVVUUVVUUUUUUVVVVVVA>>CCCPPPPPPPPP",     // M 8-11, N 3
+			"V\\\\\\VVVVVUUUVVVUUUUVVVVVVVO==CCCCPPPPPPPP",  // M 8-11, N 4-5
+			"V\\\\\\\\VVVVUUUVVUUUUVUUVVVVV=O=CCCCCCCCCCCC", // M 8-11, N 6-7
+			"VV\\\\\\\\VVVVVVVVUUUUVUVUUVVV==CCCCCCCCCCCCC", // M 8-11, N 8-11
+			"VVV\\\\\\\\VVVVVVVVVVVVVVVVVVV=CCCCCCCCCCCCCC", // M 8-11, N 12-15
+			"VVVV\\\\\\VVVVVVVVVVVVVVVVVVVCCCCCCCCCCCCCCC",  // M 8-11, N 16-23
+			"]]]]]]]]]]TTTTTTTVVVVVVVVCCCCCCCCCCCCCCCC",     // M 8-11, N 24-31
+			"]]]]]]]]]]TEETTTTVVVVVVVCCCCCCCCCCCCCCCCC",     // M 8-11, N 32-47
+			"]]]]]]]]]TEEETTTTVVVVVHHCCCCCCCCCCCCCCCCC",     // M 8-11, N 48-63
+			"]]]]]]]]]]]EETTTTTVLLLLCCCCCCCCCCCCCCCCdd",     // M 8-11, N 64-95
+			"]]]]]]]]]]]EETTTTTTLCCCCCCCCCCCCCCCCCCCdd",     // M 8-11, N 96-127
+			"]]]]]]]]]]EETTTTTTTECCCCCCCCCCCCCCddddddd",     // M 8-11, N 128-191
+			"]]]]]]]]]]ETTTTTTTFIIICCCCChhhhCCCCCddddd",     // M 8-11, N 192-255
+			"]]]]]]]]]]ETTTTTTTIIddddCChhhhhhhhhhhhddd",     // M 8-11, N 256-383
+			"]]]]]]]]]]EEETTTIIIIddddffhhhhhhhhhhhhhhh",     // M 8-11, N 384-511
+			"]]]]]]]]]]EE2TIIIIKKeddffffhhhhhhhhhhhhhh",     // M 8-11, N 512-767
+			"]]]]]]]]]]2222KKIIKKKdfffffhhhhhhhhhhhhhh",     // M 8-11, N 768-1023
+			"]]]]]]]]]]22222KIIddefffffddhhhhhhhhhhhhh",     // M 8-11, N 1024-1535
+			"]]]]]]]]]22222222dddeeffddddhhhhhhhhhhhhh",     // M 8-11, N 1536-2047
+			"]]]]]]]]ff2222222ddeeeedddddhhhhhhhhhhhhh",     // M 8-11, N 2048-3071
+			"]]]]]]dffff22222f2feeeedddddhhhhhhhhhhhhh",     // M 8-11, N 3072-4095
+			"]]]fffffffff222fffffeeedddddhhhhhhhhhhhhh",     // M 8-11, N 4096-6143
+			"fffffffffffffffeeeefeeedddddhhhhhhhhhhhhh",     // M 8-11, N 6144-8191
+			"ffffffffffffffffeeeeeeddddddhhhhhhhhhhhhh",     // M 8-11, N 8192-12287
+			"ffffffffffffffffeeeeeeeedddhhhhhhhhhhhhhh",     // M 8-11, N 12288-16383
+			"fffffffffffffffffeeeeeeeddhhhhhhhhhhhhhhh",     // M 8-11, N 16384-24575
+			"fffffffffffffffffeeeeeedddhhhhhhhhhhhhhhh",     // M 8-11, N 24576-32767
+			"ffffffffffffffffeeeeeeeddhhhhhhhhhhhhhhhh",     // M 8-11, N 32768-49151
+			"gffffffffffffffffeeeeggggghhhhhhhhhhhhhhh",     // M 8-11, N 49152-65535
+			"gfffffffffffffffffeggggggggh333333333hhhh",     // M 8-11, N 65536-98303
+			"gfffffffffffffffffgggggggggg33333333333hh",     // M 8-11, N 98304-131071
+			"gffffffffffffffffffggggggggg333333333333h",     // M 8-11, N 131072-196607
+			"gffffffffffffffffffggggggggg3333333333333",     // M 8-11, N 196608-262143
+			"gffffffffffffffffffegggggggg3333333333333",     // M 8-11, N 262144-393215
+			"gffffffffffffffffffeeegggggg3333333333333",     // M 8-11, N >= 393216
+			"VVVVVQQVVVVUUUUUUUUUUVVVVVQQQCCPPPPPPPPPQ",     // M 12-15, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 12-15, N (none)
+			"VVVVVVVVVVVVUUUUUUUUVVVVVVQCCCCCCCPPPPPPP",     // M 12-15, N 2
+			"VVVVVVVVVVVVVVVUUUUUVVVVVQQQCCCCCCCCCPPPP",     // M 12-15, N 3
+			"VVVVVVVVVVVVVVUUUUVVVVVVVVAQQCCCCCCCCCCCP",     // M 12-15, N 4-5
+			"VVVV\\\\VVVVVVVVUUUUVVVVVVVV=CA=CCCCCCCCCCC",   // M 12-15, N 6-7
+			"VVV\\\\\\\\VVVVVVVVVVVVVVVVVVV====CCCCCCCCCCC", // M 12-15, N 8-11
+			"VVV\\\\\\]VVVVVVVVVVVVVVVVVVV====CCCCCCCCCCC",  // M 12-15, N 12-15
+			"VVV\\\\]]VVVVVVVVVVVVVVVVVVV===CCCCCCCCCCCC",   // M 12-15, N 16-23
+			"]]]]]]]]]]]ETTTTTVVVVVVVVCCCCCCCCCCCCCCCC",     // M 12-15, N 24-31
+			"]]]]]]]]]]]TETTTTVVVVVVVCCCCCCCCCCCCCCCCC",     // M 12-15, N 32-47
+			"D]]]]]]]]]EEEETTTTVVVVVHCCCCCCCCCCCCCCCCC",     // M 12-15, N 48-63
+			"]]]]]]]]]]EEETTTTTCCCCCCCCCCCCCCCCCCCCCCd",     // M 12-15, N 64-95
+			"]]]]]]]]]]EEETTTTT2CCCCCCCCCCCCCCCCCCCCdd",     // M 12-15, N 96-127
+			"]]]]]]]]]]EETTTTTTTCCCCCCCCCCCCCCCddddddd",     // M 12-15, N 128-191
+			"]]]]]]]]]]ETTTTTTTTICCCCCChhhCCCCCddddddd",     // M 12-15, N 192-255
+			"]]]]]]]]]EETTTTTTTIICCCCChhhhhhhhhhhhdddd",     // M 12-15, N 256-383
+			"]]]]]]]]]]ETTTTIIIIdddCChhhhhhhhhhhhhhhhN",     // M 12-15, N 384-511
+			"]]]]]]]]]]E222IIIIKeedddhhhhhhhhhhhhhhhhh",     // M 12-15, N 512-767
+			"]]]]]]]]]]22222JJJeeeddfffdhhhhhhhhhhhhhh",     // M 12-15, N 768-1023
+			"]]]]]]]]]]2222222eddeefffdddhhhhhhhhhhhhh",     // M 12-15, N 1024-1535
+			"]]]]]]]]]22222222edeeeeeddddhhhhhhhhhhhhh",     // M 12-15, N 1536-2047
+			"]]]]]]]]ff222222feeeeeeeddddhhhhhhhhhhhhh",     // M 12-15, N 2048-3071
+			"]]]]]]]ffff2222feeeeeeeeddddhhhhhhhhhhhhh",     // M 12-15, N 3072-4095
+			"]]]]ffffffff22eeeeeeeeeeddddhhhhhhhhhhhhh",     // M 12-15, N 4096-6143
+			"ffffffffffffffeeeeeeeeedddddhhhhhhhhhhhhh",     // M 12-15, N 6144-8191
+			"fffffffffffffffeeeeeeeeeddddhhhhhhhhhhhhh",     // M 12-15, N 8192-12287
+			"ffffffffffffffffeeeeeeeedddhhhhhhhhhhhhhh",     // M 12-15, N 12288-16383
+			"ffffffffffffffffeeeeeeeedddhhhhhhohhhhhhh",     // M 12-15, N 16384-24575
+			"ffffffffffffffffeeeeeeeedddhhhhhhoohhhhhh",     // M 12-15, N 24576-32767
+			"ffffffffffffffffeeeeeeeeddhhhhhhhooohhhhh",     // M 12-15, N 32768-49151
+			"ffffffffffffffffheeeggggggghhhh3333ooohhh",     // M 12-15, N 49152-65535
+			"ffffffffffffffffffeggggggggg333333333oooh",     // M 12-15, N 65536-98303
+			"ffffffffffffffffffgggggggggg3333333333ooo",     // M 12-15, N 98304-131071
+			"fffffffffffffffffffggggggggg333333333333o",     // M 12-15, N 131072-196607
+			"fffffffffffffffffffggggggggg3333333333333",     // M 12-15, N 196608-262143
+			"fffffffffffffffffffggggggggg3333333333333",     // M 12-15, N 262144-393215
+			"ffffffffffffffffffffgggggggg3333333333333",     // M 12-15, N >= 393216
+			"QQQQQQQQVVVUUUUUUUUUUVVVVQOOOOOOOOOOOOOOO",     // M 16-23, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 16-23, N (none)
+			"VVVVVVVVVVVVUUUUUUUUVVVVRROOOOOCCCCCCPPPO",     // M 16-23, N 2
+			"VVVVVVVVVVVVVVVVUUUVVVVVVQOOOOCCCCCCCCCPP",     // M 16-23, N 3
+			"VVVVVVVVVVVVVVVUUVVVVVVVVVCCCCCCCCCCCCCCC",     // M 16-23, N 4-5
+			"VVVVVVVVVVVVVVUVVUVVVVVVVVACA=CCCCCCCCCCC",     // M 16-23, N 6-7
+			"VVVV\\\\VVVVVVVVVVVVVVVVVVVV====CCCCCCCCCCC",   // M 16-23, N 8-11
+			"VVV\\\\]]VVVVVVVVVVVVVVVVVVV===CCCCCCCCCCCC",   // M 16-23, N 12-15
+			"VVVV\\]]VVVVVVVVVVVVVVVVVVV==>CCCCCCCCCCCC",    // M 16-23, N 16-23
+			"]]]]]]]]]]]EETTTVVVVVVVVVCCCCCCCCCCCCCCCC",     // M 16-23, N 24-31
+			"]]]]]]]]]]]EETTTTVVVVVVVCCCCCCCCCCCCCCCCC",     // M 16-23, N 32-47
+			"D]]]]]]]]]]EEETTT2CCCCCCCCCCCCCCCCCCCCCCC",     // M 16-23, N 48-63
+			"]]]]]]]]]]]EEEE222CCCCCCCCCCCCCCCCCCCCCCd",     // M 16-23, N 64-95
+			"]]]]]]]]]]EEEEEE222CCCCCCCCCCCCCCCCCCCddd",     // M 16-23, N 96-127
+			"]]]]]]]]]]EETTTTT22CCCCCCCCCCCCCCCCCddddd",     // M 16-23, N 128-191
+			"]]]]]]]]]]EETTTTTT2CCCCCChhhCCCCCCddddddd",     // M 16-23, N 192-255
+			"]]]]]]]]]]EETTTTTTCCCCCCChhhhhhCCChdddddd",     // M 16-23, N 256-383
+			"]]]]]]]]]]E222TIIICCCCCChhhhhhhhhhhhhhhhN",     // M 16-23, N 384-511
+			"]]]]]]]]]]22222JJdfCCCChhhhhhhhhhhhhhhhhh",     // M 16-23, N 512-767
+			"]]]]]]]]]]222222fJfedddhhhhhhhhhhhhhhhhhh",     // M 16-23, N 768-1023
+			"]]]]]]]]]22222222fdddedddhhhhhhhhhhhhhhhh",     // M 16-23, N 1024-1535
+			"]]]]]]]]]22222222ddeeeeddhhhhhhhhhhhhhhhh",     // M 16-23, N 1536-2047
+			"]]]]]]]]]22222222eeeeeeddhhhhhhhhhhhhhhhh",     // M 16-23, N 2048-3071
+			"]]]]]]]fff22222eeeeeeeeeddhhhhhhoohhhhhhh",     // M 16-23, N 3072-4095
+			"]]]]ffffffiC22eeeeeeeeedddhhhhhhoooohhhhh",     // M 16-23, N 4096-6143
+			"fffffffffffiCfeeeeeeeeedddhhhhhhoooohhhhh",     // M 16-23, N 6144-8191
+			"fffffffffffffffeeeeeeeeeddhhhhhhooooohhhh",     // M 16-23, N 8192-12287
+			"ffffffffffffffffeeeeeeeedddhhhhooooooohhh",     // M 16-23, N 12288-16383
+			"ffffffffffffffffeeeeeeeedddhhhooooooooohh",     // M 16-23, N 16384-24575
+			"fffffffffffffffeeeeeeeeeddhhhoooooooooooh",     // M 16-23, N 24576-32767
+			"fffffffffffffffhhheegggggghhhhooooooooooo",     // M 16-23, N 32768-49151
+			"fffffffffffffffhhhhgggggggghh33oooooooooo",     // M 16-23, N 49152-65535
+			"ffffffffffffffffhhhggggggggg3333333oooooo",     // M 16-23, N 65536-98303
+			"ffffffffffffffffhfgggggggggg333333333oooo",     // M 16-23, N 98304-131071
+			"ffffffffffffffffffggggggggggg3333333333oo",     // M 16-23, N 131072-196607
+			"ffffffffffffffffffgggggggggg333333333333o",     // M 16-23, N 196608-262143
+			"fffffffffffffffffffggggggggg3333333333333",     // M 16-23, N 262144-393215
+			"fffffffffffffffffffggggggggg3333333333333",     // M 16-23, N >= 393216
+			"QQQQQQQQUUUUUUUUUUMMMMMQQQQQQQQQQQQQQQQQQ",     // M 24-31, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 24-31, N (none)
+			"RVVVUUUUUUUUUUUUUUMMMMRRRRRRRRRRRCCRRRRRR",     // M 24-31, N 2
+			"V]]]VUUUUUUUUUUUUUUMMMMMMSSSSSSSCCCCCCCCC",     // M 24-31, N 3
+			"V]]]]]]UUUUUUUUUUUUUMMMMMQSSSCCCCCCCCCCCC",     // M 24-31, N 4-5
+			"V]]]]]]]VUUUUUVVVVVVVVVMCCCCCCCCCCCCCCCCC",     // M 24-31, N 6-7
+			"V]]]]]]]]VVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC",     // M 24-31, N 8-11
+			"V]]]]]]]]]VVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC",     // M 24-31, N 12-15
+			"VV]]]]]]]]VVVVVVVVVVVVVVCCCCCCCCCCCCCCCCC",     // M 24-31, N 16-23
+			"CW]]]]]]]]]222A@AAAAA@@@>===@CCCCCCCCCCCd",     // M 24-31, N 24-31
+			"=WW]]]]]]]]]22>>>>>>A??>=??=@>CCCCCCCCCCC",     // M 24-31, N 32-47
+			"==WW]]]]]]]2222>>>>>????????@@====?CCCCCC",     // M 24-31, N 48-63
+			"iiiWW]]]]]]22222>>>???????????===??@CCCCC",     // M 24-31, N 64-95
+			"iiWWWWW]]22222222==?????????????=?@@@@Chh",     // M 24-31, N 96-127
+			"=WWWWWWWW222222222=?????????????@@@@?????",     // M 24-31, N 128-191
+			"iWWWWWWW2222222222=???????????@@@@@hhhhhh",     // M 24-31, N 192-255
+			"WWWWWWWW222222222==???????hhhhhhhhhhhhhhh",     // M 24-31, N 256-383
+			"WWWW]]WW222222222==??????hhhhhhhhhhhhhhhh",     // M 24-31, N 384-511
+			"WWWWW]WW222222222===????hhhhhhhhhhhhhhhhh",     // M 24-31, N 512-767
+			"WWWWWWWW22222222=====???hhhhhhhhhhhhhhhhh",     // M 24-31, N 768-1023
+			"iWWWWWWW222222222===>dd?hhhhhhhhhhhhhhhhh",     // M 24-31, N 1024-1535
+			"iWWWWWWW22222222==hddddhhhhhhhhhhhhhhhhhh",     // M 24-31, N 1536-2047
+			"iiWWWWWWW22222222=@@iihhhhhhhhhhhhhhhhhhh",     // M 24-31, N 2048-3071
+			"iiiiWWWi322222222@@dhiihhhhhhhhhhhhhhhhhh",     // M 24-31, N 3072-4095
+			"iiiiiiiiiiihhhhhdeehhhihhhhhhhhhhhhhhhhhh",     // M 24-31, N 4096-6143
+			"iiiiiiiiiiihhhhdeeehhhhhhhhhhhhhhhhhhhhhh",     // M 24-31, N 6144-8191
+			"iiiiiiiiiiiihhhhehhhhhhhhhhhhhdhhhhhhhhhh",     // M 24-31, N 8192-12287
+			"iiiiiiiiiiiihhhhhhhhhhhhhhhhhddhhhhhhhhhh",     // M 24-31, N 12288-16383
+			"iiiiiiiiiihhhhhhhhhhhhhhhhddddhhhhhhhhhhh",     // M 24-31, N 16384-24575
+			"iiiiiiiiihhfhhhhhhhhhhhhhddddhhhhhhhhhhhh",     // M 24-31, N 24576-32767
+			"iiiiiiiiihffhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 24-31, N 32768-49151
+			"iiiiiiiihffffhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 24-31, N 49152-65535
+			"iiiiiiiiffffffhhhhhhhgggggihhhhhhhhhhhhhh",     // M 24-31, N 65536-98303
+			"iiiiiiihffffffhhhhhhgggggggihhhhhhhhhhhhh",     // M 24-31, N 98304-131071
+			"iiiiiihhfffffffhhhhhgggggggghhhhhhhhhhhhh",     // M 24-31, N 131072-196607
+			"iiiiihhhhffffffhhhhhggggggghhhhhhhhhhhhhh",     // M 24-31, N 196608-262143
+			"iiiihhhhhfffffffhhhgggggggghhhhhhhhhhhhhh",     // M 24-31, N 262144-393215
+			"iiihhhhhhhfffffffhgggggggghhhhhhhhhhhhhhh",     // M 24-31, N >= 393216
+			"MMMMMMMMMUUUUUUUUUMMMMMMMMMMMMMMMMMMMMMMM",     // M 32-47, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 32-47, N (none)
+			"RRRRRRRRVVUUUUUUUUUMMMRRRRRRRRRRRRRRRRRRR",     // M 32-47, N 2
+			"SSVVVVVVUUUUUUUUUUUVMMMMSSSSSSSSSSSCCCCCS",     // M 32-47, N 3
+			"SVVVVVVVVUUUUUUUUUUVMMMMMMSSSCnnCSCCCCCCC",     // M 32-47, N 4-5
+			"SVV]]]]VVVVVVUVVVVVVMMMMCCCCCCnCCCCCCCCCC",     // M 32-47, N 6-7
+			"CV]]]]]]VVVVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC",     // M 32-47, N 8-11
+			"CVV]]]]]]]VVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC",     // M 32-47, N 12-15
+			"CVV]]]]]]]VVVVVVVVVVVVVCCCCCCCCCCCCCCCCCC",     // M 32-47, N 16-23
+			"AWW]]]]]]]]]2AAAAAAAAAA>>??=@>CCCCCCCCCCC",     // M 32-47, N 24-31
+			"WWWW]]]]]]]]22>>>>AAAA??????@=CC==?CCCCCC",     // M 32-47, N 32-47
+			";;WWW]]]]]]2222>>>>>??????????====??CCCCC",     // M 32-47, N 48-63
+			"AAAWWW]]]]]22222>>>????????????===?@@@CCC",     // M 32-47, N 64-95
+			"iiWWWWWW]]222222==>??????????????=@@@BBBB",     // M 32-47, N 96-127
+			"AAWWWWWWW2222222@==??????????????@@@BBBBB",     // M 32-47, N 128-191
+			"AWWWWWWWW2222222@==????????????@@@@@BBBBB",     // M 32-47, N 192-255
+			"AWWWWWWW22222222==>????????hhh@@hhhBBBBBB",     // M 32-47, N 256-383
+			"WWWWWWWW22222222====??????hhhhhhhBBBBBBBB",     // M 32-47, N 384-511
+			";WWWWWWW222252222===?????hhhhhhBBBBBBBBBB",     // M 32-47, N 512-767
+			";WWWWWWW22255555=====?d?hhhhhhhBBBBBBBBBB",     // M 32-47, N 768-1023
+			"iWWWWWWW22255555====>df?hhhhhhhhBBBBBBBBB",     // M 32-47, N 1024-1535
+			"iiWWWWWW22222255==???ddhhhhhhhhhhBBBBBBBB",     // M 32-47, N 1536-2047
+			"iiiWWWWW32222225=@?@iihhhhhhhhhhhBBBBBBBB",     // M 32-47, N 2048-3071
+			"iiiiiiii33i22222@@@@hiihhhhhhhhhhBBBBBBBB",     // M 32-47, N 3072-4095
+			";;;;;;;;;3ihhhhi?@dhhhihhhhhhhhhhBBBBBBBB",     // M 32-47, N 4096-6143
+			"iiiiiiiiiiihhhhiiihhhhhhhhhhhhhhhBBBBBBBB",     // M 32-47, N 6144-8191
+			"iiiiiiiiiiiihhhhhhhhhhhhhhhhhhhhhBBBBBBBB",     // M 32-47, N 8192-12287
+			";;;;;;;;;;;;hhhhhhhhhhhhhhhhhhhhBBBBBBBBB",     // M 32-47, N 12288-16383
+			";;;;;;;;;;;hhhhhhhhhhhhhhhhhhhhBBBBBBBBBB",     // M 32-47, N 16384-24575
+			";;;;;;;;;;hhhhhhhhhhhhhhhhhhhjjBBBBBBBBBB",     // M 32-47, N 24576-32767
+			"iiiiiiiiiffhhhhhhhhhhhhhhhhjjjjjBBBBBBBBB",     // M 32-47, N 32768-49151
+			"iiiiiiiijffhhhhhhhhhhhhhhhhjjjjjjBBBBBBBB",     // M 32-47, N 49152-65535
+			"iiiiiiijjfffhhhhhhhhhhiiiiijjjjjjjBBBBBBB",     // M 32-47, N 65536-98303
+			"iiiiiijjjffffhhhhhhhhggggiijjjjjjjjBBBBBB",     // M 32-47, N 98304-131071
+			"iiiiijjjjffffhhhhhhhgggggg7jjjjjjjjjBBBBB",     // M 32-47, N 131072-196607
+			"iiiijjjjjfffffhhhhhhgggggg7jjjjjjjjjjBBBB",     // M 32-47, N 196608-262143
+			"iiijjjjjjjffffhhhhhggggggg7jjjjjjjjjjjBBB",     // M 32-47, N 262144-393215
+			"iijjjjjjjjjffffhhhggggggggjjjjjjjjjjjjjBB",     // M 32-47, N >= 393216
+			"MMMMMMMMMVVUUUUUUUMMMMMMMMMMMMMMMMMMMMMMM",     // M 48-63, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 48-63, N (none)
+			"RRRRRRRRRRVVUUUUVVVMMRRRRRRRRRRRRRRRRRRRR",     // M 48-63, N 2
+			"SSSSVVSSSVVVVVVVVVVVSSSSSSSSSSSSSSSSSSSSS",     // M 48-63, N 3
+			"SSVVVVVVVVVVVVVVVVVVMMMQMSSSSSnnSSSCCCCCC",     // M 48-63, N 4-5
+			"CCVVVVVVVVVVVVVVVVVVMMMMCCCCCCCCCCCCCCCCC",     // M 48-63, N 6-7
+			"CVVVVVVVVVVVVVVVVVVVMMMCCCCCCCCCCCCCCCCCC",     // M 48-63, N 8-11
+			"CVVVV]]]]VVVVVVVVVVVVMCCCCCCCCCCCCCCCCCCC",     // M 48-63, N 12-15
+			"CCV]]]]]]]]VVVVVVVQQCCCCCCCCCCCCCCCCCCCCC",     // M 48-63, N 16-23
+			"AAWW]]]]]]]]2AAAAAAAAAAA?????@====??CCCCC",     // M 48-63, N 24-31
+			";;WWW]]]]]]]22>>>AAAAA????????====???CCCC",     // M 48-63, N 32-47
+			";;;WWW]]]]]222>>>>>>A?????????====?@@@CCC",     // M 48-63, N 48-63
+			"AAAWWWW]]]]2222=>>>>A??????????===?@@@@AA",     // M 48-63, N 64-95
+			"iiiiWWWWW222222@==>?????????BB???=@@@BBBB",     // M 48-63, N 96-127
+			"AAWWWWWWW2222225@=>?????????BBBBB@@@@BBBB",     // M 48-63, N 128-191
+			"AAWWWWWWW2222225@==??????????BBB@@@@BBBBB",     // M 48-63, N 192-255
+			"AWWWWWWWW2222222==>???????hhhhhhhhhBBBBBB",     // M 48-63, N 256-383
+			"AWWWWWWWW2222252====?????hhhhhhhhhhBBBBBB",     // M 48-63, N 384-511
+			";WWWWWWWW22255552===>????hhhhhhhhhBBBBBBB",     // M 48-63, N 512-767
+			";WWWWWWW222555552===????hhhhhhhhhBBBBBBBB",     // M 48-63, N 768-1023
+			"iiWWWWWW322555255===???hhhhhhhhhBBBBBBBBB",     // M 48-63, N 1024-1535
+			"iiWWWWW332222555=???hhhhhhhhhhhhBBBBBBBBB",     // M 48-63, N 1536-2047
+			"iiiiWW333322222=@??@hhhhhhhhhhhhhBBBBBBBB",     // M 48-63, N 2048-3071
+			"iiiiiiii33iii22>?hhhihhhhhhhhhhhhBBBBBBBB",     // M 48-63, N 3072-4095
+			";;;;;;;;;3ihhhhhhhhhhhhhhhhhhhhhhBBBBBBBB",     // M 48-63, N 4096-6143
+			"iiiiiiiiiiihhhhhhhhjjhhhhhhhhhhhhBBBBBBBB",     // M 48-63, N 6144-8191
+			"iiiiiiiiiiiihhhhhhhjjhhhhhhhhhhhBBBBBBBBB",     // M 48-63, N 8192-12287
+			";;;;;;;;;;;jhhhhhhjhhhhhhhhhhhhhBBBBBBBBB",     // M 48-63, N 12288-16383
+			";;;;;;;;;;jhhhhhhhhhhhhhhhhhhhhBBBBBBBBBB",     // M 48-63, N 16384-24575
+			";;;;;;;;;jjhhhhhhhhhhhhhhhhhhjjBBBBBBBBBB",     // M 48-63, N 24576-32767
+			"iiiiiiiijjhhhhhhhhhhhhhhhhhjjjjjBBBBBBBBB",     // M 48-63, N 32768-49151
+			"iiiiiiijjhfhhhhhhhhhhhhhhhhjjjjjjBBBBBBBB",     // M 48-63, N 49152-65535
+			"iiiiiijjjffhhhhhhhhhhhiiiiijjjjjjjBBBBBBB",     // M 48-63, N 65536-98303
+			"iiiiijjjjfffhhhhhhhhhhii777jjjjjjjjBBBBBB",     // M 48-63, N 98304-131071
+			"iiiijjjjjffffhhhhhhhhiii777jjjjjjjjjBBBBB",     // M 48-63, N 131072-196607
+			"iiijjjjjjjfffhhhhhhhgggg77jjjjjjjjjjjBBBB",     // M 48-63, N 196608-262143
+			"iijjjjjjjjffffhhhhhggggg77jjjjjjjjjjjjBBB",     // M 48-63, N 262144-393215
+			"ijjjjjjjjjjjffhhhjjggggg7jjjjjjjjjjjjjjBB",     // M 48-63, N >= 393216
+			"QQQQQQQQQQVVVVVVVVVMQQQQQQQQQQQQQQQQQQQQQ",     // M 64-95, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 64-95, N (none)
+			"RRRRRRRRRRRVVVVVVVVRRRRRRRRRRRRRRRRRRRRRR",     // M 64-95, N 2
+			"SSSSSSSSSSSSVVVVVVSSSSSSSSSSSSSSSSSSSSSSS",     // M 64-95, N 3
+			"SSSSSVVSSSSSSVVVVVVSSQQSSSSSSSSSSSSSSaaSS",     // M 64-95, N 4-5
+			"aaaVVVVVVVVaVVVVVVVVQQMCCaaaCaaaaaaaaaaaa",     // M 64-95, N 6-7
+			"aaaVVVVVVVVVVVVVVVVVQMCCCaaCCaaaaaaaaaaaa",     // M 64-95, N 8-11
+			"aaUUUUUUUUUUUUUUUUUQMCCCCCCCCCaaCCaaaaaaa",     // M 64-95, N 12-15
+			"aaVVV]]]]]VVVVVVVVQQCCCCCCCCCCaaCCaaaaaaa",     // M 64-95, N 16-23
+			"CCCWW]]]]]]222AAAAAAAAA???????===????CCCC",     // M 64-95, N 24-31
+			"===WWW]]]]]222>>>>AAAA?????????===?@@@CCC",     // M 64-95, N 32-47
+			"===WWWW]]]]2222>>>>AAA?????????===?@@@@??",     // M 64-95, N 48-63
+			"iiiWWWWW]]]2222>>>>AAA?????BBB?=?=@@@hhhh",     // M 64-95, N 64-95
+			"iiiiWWWWW222222@=>>AA??????iiiB??=@@@hhhh",     // M 64-95, N 96-127
+			"====WWWWW2222225@>?????????iiiBBBB@@@????",     // M 64-95, N 128-191
+			"iiiWWWWWW22222255==????????iiiBBBiiihhhhh",     // M 64-95, N 192-255
+			"==WWWWWWW222222255=??????hhhhiiiiiihhhhhh",     // M 64-95, N 256-383
+			"==WWWWWWW222225255=????@hhhhhhhhhhhhhhhhh",     // M 64-95, N 384-511
+			"==WWWWWW3222255555==????hhhhhhhhhhhhhhhhh",     // M 64-95, N 512-767
+			"==WWWWWW3222555555==??hhhhhhhhhhhhhhhhhhh",     // M 64-95, N 768-1023
+			"iiiWWWW3322255555@@hhhhhhhhhhhhhhhhhhhhhh",     // M 64-95, N 1024-1535
+			"iiiiWW3333222255=@hhhhhhhhhhhhhhhhhhhhhhh",     // M 64-95, N 1536-2047
+			"iiiiiii33332225==hhihhhhhhhhhhhhhhhhhhhhh",     // M 64-95, N 2048-3071
+			"iiiiiiii333iii>Bhhhihhhhjhhhhhhhhhhhhhhhh",     // M 64-95, N 3072-4095
+			"iiiiiiiii3ihh>hhhhhijhohoohhhhhhhhhhhhhhh",     // M 64-95, N 4096-6143
+			"iiiiiiiiiiihhhhhhhhjjhohhoohhhhhhhhhhhhhh",     // M 64-95, N 6144-8191
+			"iiiiiiiiiiihhhhhhhhjjooohohhhhhhhhhhhhhhh",     // M 64-95, N 8192-12287
+			"iiiiiiiiiihhhhhhhhjjjooohhhhhhhhhhhhhhhhh",     // M 64-95, N 12288-16383
+			"iiiiiiiiihhhhhhhhhhjjooohhhhhhhhhhhhhhhhh",     // M 64-95, N 16384-24575
+			"iiiiiiiihhhhhhhhhhhho__oohhhhhhhhhhhhhhhh",     // M 64-95, N 24576-32767
+			"iiiiiiihhhhhhhhh66hh____ohhhhhhhhhhhhhhhh",     // M 64-95, N 32768-49151
+			"iiiiiihhhhhhhhhhh6hh_____khohhhhhhhhhhhhh",     // M 64-95, N 49152-65535
+			"iiiiihhhhhhhhhhhhhhhh__7777hhhhhhhhhhhhhh",     // M 64-95, N 65536-98303
+			"iiiihhhhhhfhhhhhhhhh777777hhhhhhhhhhhhhhh",     // M 64-95, N 98304-131071
+			"iiihhhhhhhffhhhhhhh6777777hhhhhhhhhhhhhhh",     // M 64-95, N 131072-196607
+			"iihhhhhhhhhffhhhhh6677777hhhhhhhhhhhhhhhh",     // M 64-95, N 196608-262143
+			"ihhhhhhhhhhhfhhhhh6677777hhhhhhhhhhhhhhhh",     // M 64-95, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhh77hhhhhhhhhhhhhhhhhh",     // M 64-95, N >= 393216
+			"QQQQQQQQQQQQVVVVQQQQQQQQQQQQQQQQQQQQQQQQQ",     // M 96-127, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 96-127, N (none)
+			"RRRRRRRRRRRRRVVRRRRRRRRRRRRRRRRRRRRRRRRRR",     // M 96-127, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",     // M 96-127, N 3
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 96-127, N 4-5
+			"aaaaaaaVVaaaaaVVVVaaaaaaaaaaaaaaaaaaaaaaa",     // M 96-127, N 6-7
+			"aaaaUUUUUUUUUUUUUUaaMMCCaaaanaaaaaaaaaaaa",     // M 96-127, N 8-11
+			"aaaaVVVVVVVVVVVVVVQQQCCCaaaCCaaaaaaaaaaaa",     // M 96-127, N 12-15
+			"aaaaTTT]]VVVVVVVVQQQCCCCaaCCCaaaaaaaaaaaa",     // M 96-127, N 16-23
+			"AAAWWWW]]]]2222AAAAAAAA????????????@@@Caa",     // M 96-127, N 24-31
+			";;;WWWWW]]22222@A>AAA????????????=@@@bbbb",     // M 96-127, N 32-47
+			";;;;WWWWW]22222@?>AAAA??????BB???=@@@bbbb",     // M 96-127, N 48-63
+			"AAAAWWWWW222222@@>AAAA?????iiiB??=@@@aaaa",     // M 96-127, N 64-95
+			"iiiiWWWWW022225@@>>AA?????BiiiiBBBB@@bbbb",     // M 96-127, N 96-127
+			"AAAAWWWWW0222225>=?===????BiiiiBBBBBbbbbb",     // M 96-127, N 128-191
+			"AAAAWWWWW22222225@??=????hhiiiiiiBiiibbbb",     // M 96-127, N 192-255
+			"AAAAWWWWW222222255????@?hhhhiiilliiiibbbb",     // M 96-127, N 256-383
+			"AAAWWWWW32222255555???@hhhhhhhiiiiiibbbbb",     // M 96-127, N 384-511
+			";;;WWWWW3222255555;B??hhhhhhhhhhhhhhbbbbb",     // M 96-127, N 512-767
+			";;;;WWW3332225555;;h??hhhhhhhhhhhhhbbbbbb",     // M 96-127, N 768-1023
+			"iiiiiW3333222555;;hhhhhhhhhhhhhhhhbbbbbbb",     // M 96-127, N 1024-1535
+			"iiiiii333332222BBhhhhhhhhhhhhhhbbbbbbbbbb",     // M 96-127, N 1536-2047
+			"iiiiiii3333iiiBBnnnihjjjhhhhhhhhbbbbbbbbb",     // M 96-127, N 2048-3071
+			"iiiiiiiii33ih;Bnnnnbjjjjjohhhhhhbbbbbbbbb",     // M 96-127, N 3072-4095
+			";;;;;;;;;;3h99nnnhbbojooooohhhhhbbbbbbbbb",     // M 96-127, N 4096-6143
+			"iiiiiiiiiii33hhhhhooooooooohhhhhbbbbbbbbb",     // M 96-127, N 6144-8191
+			"iiiiiiiiiijjhhhhhhoooooooooohhhbbbbbbbbbb",     // M 96-127, N 8192-12287
+			";;;;;;;;;jjjhhhhhoooooooooooohhbbbbbbbbbb",     // M 96-127, N 12288-16383
+			";;;;;;;;jjjjhhhBmooooooooooooobbbbbbbbbbb",     // M 96-127, N 16384-24575
+			"iiiiiiijjjjhhhB666oo____ooooojjbbbbbbbbbb",     // M 96-127, N 24576-32767
+			"iiiiiijjjjjhhh66666______ooojjjjbbbbbbbbb",     // M 96-127, N 32768-49151
+			"iiiiijjjjjjhhh66666_______oojjjjjbbbbbbbb",     // M 96-127, N 49152-65535
+			"iiiijjjjjjjhhhh66667_______jjjjjjjbbbbbbb",     // M 96-127, N 65536-98303
+			"iiijjjjjjjjhhhhh66677______jjjjjjjjbbbbbb",     // M 96-127, N 98304-131071
+			"iijjjjjjjjjjhhhh6666177111jjjjjjjjjjbbbbb",     // M 96-127, N 131072-196607
+			"ijjjjjjjjjjjjhhhh6661111jjjjjjjjjjjjjbbbb",     // M 96-127, N 196608-262143
+			"jjjjjjjjjjjjjjhh6661jjjjjjjjjjjjjjjjjjbbb",     // M 96-127, N 262144-393215
+			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjbb",     // M 96-127, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",     // M 128-191, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 128-191, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",     // M 128-191, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",     // M 128-191, N 3
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",     // M 128-191, N 4-5
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 128-191, N 6-7
+			"CCCCCCVVVVVVVVVVVCCCCCCCCCCCCCaaaCCCCCCCC",     // M 128-191, N 8-11
+			"CCCCCUUUUUUUUUUUUQQQQCCCCCCCaaaaaaCCCCCCC",     // M 128-191, N 12-15
+			"CCCCMMUUUUUUUUUUQQQCCCCCCCCaaaaaaaaCCCCCC",     // M 128-191, N 16-23
+			"AAAAWWWWW2222222AAAAA??CAC????????@@AAAAA",     // M 128-191, N 24-31
+			"====WWWWW2222255@AAAA????????????@@@BBBBB",     // M 128-191, N 32-47
+			"====WWWWW2225555@A>AA???????BBBBB@@@@BBBB",     // M 128-191, N 48-63
+			"AAAAWWWWW22255554??AA?????BiiiBBBBBBBAAAA",     // M 128-191, N 64-95
+			"iiiiWWWWW02225554>??==??BBBiiiiBBBBBhhhhh",     // M 128-191, N 96-127
+			"====WWWWW2022555@>====??BBiiiiiilBiiiBBBB",     // M 128-191, N 128-191
+			"iiiiWWWWW22225555@@@@@@?hhhiiillllliihhhh",     // M 128-191, N 192-255
+			"====WWWW3322255555@@@@@hhhhhhjllllliiBBBB",     // M 128-191, N 256-383
+			"====WWWW3322255555hBhhhhhhhhhjjjllliiBBBB",     // M 128-191, N 384-511
+			"====WWW33322255552hhhhhhhhhhhhhjjiihBBBBB",     // M 128-191, N 512-767
+			"=====W33332225552;hhh?hhhhhhhhhhhhhhBBBBB",     // M 128-191, N 768-1023
+			"iiiii33333322552hhhhhhhhhhhhhhhhhhhhhhhhh",     // M 128-191, N 1024-1535
+			"iiiiii33333325hhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 128-191, N 1536-2047
+			"iiiiiii33333ihhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 128-191, N 2048-3071
+			"iiiiiiii333ihhhhhnnhhhhhhohhhhhhhhhhhhhhh",     // M 128-191, N 3072-4095
+			"iiiiiiiiii3hhhhhhhhbhijhjoohhhhhhhhhhhhhh",     // M 128-191, N 4096-6143
+			"iiiiiiiiiihhhhhhhhhohhhhhhhhhhhhhhhhhhhhh",     // M 128-191, N 6144-8191
+			"iiiiiiiiihhhhhhhhhhhhoohhhhhhhhhhhhhhhhhh",     // M 128-191, N 8192-12287
+			"iiiiiiiihhhhhhhhhhhhhoohhhhhhhhhhhhhhhhhh",     // M 128-191, N 12288-16383
+			"iiiiiiihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 128-191, N 16384-24575
+			"iiiiiihhhhhhhhhhhhhhho_hhhhhhhhhhhhhhhhhh",     // M 128-191, N 24576-32767
+			"iiiiihhhhhhhhhhhoohhhoohhhhhhhhhhhhhhhhhh",     // M 128-191, N 32768-49151
+			"iiiihhhhhhhhhhhh66hhhhhhhhhhhhhhhhhhhhhhh",     // M 128-191, N 49152-65535
+			"iiihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 128-191, N 65536-98303
+			"iihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 128-191, N 98304-131071
+			"ihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 128-191, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 128-191, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 128-191, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 128-191, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",     // M 192-255, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 192-255, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",     // M 192-255, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",     // M 192-255, N 3
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 192-255, N 4-5
+			"aaaaaaaaaaaVVVaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 192-255, N 6-7
+			"aaaaaaaaaUUUUUUUUaaaaaaaaaaaaaaaaaaaaaaaa",     // M 192-255, N 8-11
+			"aaaaaaaTTTTUUUUUQQQaaaaaaaaaaaaaaaaaaaaaa",     // M 192-255, N 12-15
+			"aaaaaaMMMMMMMMMMQQCCCCCaaaaaaaaaaaaaaaaaa",     // M 192-255, N 16-23
+			"AAAAAWWWW22222222AAACCCnannnn????@@aaaaaa",     // M 192-255, N 24-31
+			"=====WWWW22255555AAA???nnnnBBBBBBBBBbbbbb",     // M 192-255, N 32-47
+			"=====WWWW22255555???????nBBBBBBBBBBBbbbbb",     // M 192-255, N 48-63
+			"AAAAWWWWW22255525???=??BBBBiiiBBBBBBaaaaa",     // M 192-255, N 64-95
+			"iiiiWWWWW22225544@===??BBBBiiiiiiBiBBbbbb",     // M 192-255, N 96-127
+			"AAAWWWWWWW2225555@@@@@?BBBhhiillllliibbbb",     // M 192-255, N 128-191
+			"iiiWWWWWW32555555@@@@@@hhhhhjjlllllllbbbb",     // M 192-255, N 192-255
+			"AAAAWWWW3325555555@@@@hhhhhjjjlllllllbbbb",     // M 192-255, N 256-383
+			"====WWW333322555522hhhhhhhjjjjjlllllibbbb",     // M 192-255, N 384-511
+			"====WW3333XX2555225hhhhhhhjjjjjjjlljibbbb",     // M 192-255, N 512-767
+			"=====3333332222222hhhhhhhhhhhhhhjjhhbbbbb",     // M 192-255, N 768-1023
+			"iiiii333333322228hhhhhhhhhhhhhhhhhhbbbbbb",     // M 192-255, N 1024-1535
+			"iiiiii3333333hhhhhhhhhhhhhhhhhhhhbbbbbbbb",     // M 192-255, N 1536-2047
+			"iiiiiii33333hhhhhihhhhhhhhhhhhhbbbbbbbbbb",     // M 192-255, N 2048-3071
+			"iiiiiiii333hhhhhhhhhhhhhhohhhhhbbbbbbbbbb",     // M 192-255, N 3072-4095
+			"iiiiiiiiiihhhhhhhhhhhhhhhhohhhhbbbbbbbbbb",     // M 192-255, N 4096-6143
+			"iiiiiiiiihhhhhhhhhhhhhhhhhhhhhhbbbbbbbbbb",     // M 192-255, N 6144-8191
+			"iiiiiiiihhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbbb",     // M 192-255, N 8192-12287
+			"iiiiiiihhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbbbb",     // M 192-255, N 12288-16383
+			"iiiiiihhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbbbb",     // M 192-255, N 16384-24575
+			"iiiiihhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbbb",     // M 192-255, N 24576-32767
+			"iiiihhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbb",     // M 192-255, N 32768-49151
+			"iiihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbb",     // M 192-255, N 49152-65535
+			"iihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 192-255, N 65536-98303
+			"ihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 192-255, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 192-255, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 192-255, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 192-255, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 192-255, N >= 393216
+			"QQQQQQQQQQQUUUUUQUQQMMQQQQQQQQQQQQQQQQQQQ",     // M 256-383, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 256-383, N (none)
+			"RRRRRRRRRRRRUUUURRQQQQRRRRRRRRRRRRRRRRRRR",     // M 256-383, N 2
+			"SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",     // M 256-383, N 3
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 256-383, N 4-5
+			"aaaaaaaaaUUUUUUUaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 256-383, N 6-7
+			"aaaaaaaaUUUUUUUUQQaaaaaaaaaaaaaaaaaaaaaaa",     // M 256-383, N 8-11
+			"aaaaaaaaMMMMMMMMQQQCaaaaaaaaaaaaaaaaaaaaa",     // M 256-383, N 12-15
+			"aaaaaaaOOOU222UQCCCCCaaaaaaaaaaaaaaaaaaaa",     // M 256-383, N 16-23
+			"AAAAAAAWWW22222222CCCCnaaannnnnnnnaaaaaaa",     // M 256-383, N 24-31
+			"=====WWWWW22255552??CnnnBnnnnnnnnnnBBBBBB",     // M 256-383, N 32-47
+			"====WWWWWW22555555????nnnnnnBBBBBBBBBBBBB",     // M 256-383, N 48-63
+			"AAAWWWWWW322555555?=?BBnnnBBiiiiiBBBaaaaa",     // M 256-383, N 64-95
+			"iiiWWWWWW322255555===?BBBBBhiiilllllBhhhh",     // M 256-383, N 96-127
+			"===WWWWWW322255555@@@@BhhhhjjjlllllllBBBB",     // M 256-383, N 128-191
+			"iiiWWWWWW322555555@@@Bhhhhjjjjlllllllhhhh",     // M 256-383, N 192-255
+			"===WWWW3333225555BBBhhhhhjjjjjlllllllBBBB",     // M 256-383, N 256-383
+			"===WWW333332255BhhhhhhhhhjjjjjjjjllllBBBB",     // M 256-383, N 384-511
+			"===W333333332BBhhhhhhhhhhjjjjjjjjllljBBBB",     // M 256-383, N 512-767
+			"===3333333333BhhhhhhhhhhjjjjjjjjjjjjBBBBB",     // M 256-383, N 768-1023
+			"iiiii33333333hhhhhhhhhhjjjjjjhhhjjjhhhhhh",     // M 256-383, N 1024-1535
+			"iiiii3333333hhhhhhhhhhhjjjhhhhhhhhhhhhhhh",     // M 256-383, N 1536-2047
+			"iiiiii33333hhhhhhhhhhhhhooohhhhhhhhhhhhhh",     // M 256-383, N 2048-3071
+			"iiiiiiii33hhhhhhhhhhhhhhhoohhhhhhhhhhhhhh",     // M 256-383, N 3072-4095
+			"iiiiiiiiihhhhhhhhhhhhhhhhhohhhhhhhhhhhhhh",     // M 256-383, N 4096-6143
+			"iiiiiiiihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 256-383, N 6144-8191
+			"iiiiiiihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 256-383, N 8192-12287
+			"iiiiiihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 256-383, N 12288-16383
+			"iiiiihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 256-383, N 16384-24575
+			"iiiihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 256-383, N 24576-32767
+			"iiihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 256-383, N 32768-49151
+			"iihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 256-383, N 49152-65535
+			"ihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 256-383, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 256-383, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 256-383, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 256-383, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 256-383, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 256-383, N >= 393216
+			"QQQQQQQQQQUUUUUUUQQMMMMQQQQQQQQQQQQQQQQQQ",     // M 384-511, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 384-511, N (none)
+			"RRRRRRRRRRUUUUUUUUQQQMMRRRRRRRRRRRRRRRRRR",     // M 384-511, N 2
+			"SSSSSSSSSSSVVVVVSQQQQQSSSSSSSSSSSSSSSSSSS",     // M 384-511, N 3
+			"aaaaaaaaaaaUUUaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 384-511, N 4-5
+			"aaaaaaaaaUUUUUUUQaaaaaaaaaaaaaaaaaaaaaaaa",     // M 384-511, N 6-7
+			"aaaaaaaaMMMMMMMMQQaaaaaaaaaaaaaaaaaaaaaaa",     // M 384-511, N 8-11
+			"aaaaaaaOOOUUUUUQQQCCaaaaaaaaaaaaaaaaaaaaa",     // M 384-511, N 12-15
+			"aaaaaaaMM222222CCCCCCCaaaaaaaaaaaaaaaaaaa",     // M 384-511, N 16-23
+			"AAAAAAAWWW255552222CCnnaaaannnnnaaaaaaaaa",     // M 384-511, N 24-31
+			"=====WWWWW225555552CnnnnBBnnnnnnnBBBBBBBB",     // M 384-511, N 32-47
+			"====WWWWW3222555555?nnnnBnnnnnnnnnnBBBBBB",     // M 384-511, N 48-63
+			"AAAWWWWWW3222555555?Bnnnnnnnijjjllllaaaaa",     // M 384-511, N 64-95
+			"iiiWWWWWW3322555555BBBBnnhhjjjjjllllhhhhh",     // M 384-511, N 96-127
+			"==WWWWWWW332255555BBBBhhhhjjjjjjlllllBBBB",     // M 384-511, N 128-191
+			"iiWWWWWWW33225555hhBBhhhhjjjjjjllllllhhhh",     // M 384-511, N 192-255
+			"AAWWWWW3333>255;BhhhhhhhjjjjjjjjjllllBBBB",     // M 384-511, N 256-383
+			"==WWW33333>>>;;BhhhhhhhjjooojjjjjllllBBBB",     // M 384-511, N 384-511
+			"==WW33333>>>>BBhhhhhjjjjjooojjjjjlllBBBBB",     // M 384-511, N 512-767
+			"==W3333333333hhhhhhhhjjjooojjjjjjjjjBBBBB",     // M 384-511, N 768-1023
+			"ii3333333333hhhhhhhhhhjooojjjjjjjjjhhhhhh",     // M 384-511, N 1024-1535
+			"iiii3333333hhhhhhhhhhhhooojjjjjjjhhhhhhhh",     // M 384-511, N 1536-2047
+			"iiiiii3333hhhhhhhhhhhhhhooojhhhhjhhhhhhhh",     // M 384-511, N 2048-3071
+			"iiiiii333hhhhhhhhhjhhojho_oohhhhhhhhhhhhh",     // M 384-511, N 3072-4095
+			"iiiiiii3hhhhhhhhhhjhhoohoooohhhhhhhhhhhhh",     // M 384-511, N 4096-6143
+			"iiiiiiihhhhhhhhhhhhhhhhhhhhohhhhhhhhhhhhh",     // M 384-511, N 6144-8191
+			"iiiiiihhhhhhhhhhhhhhhoohhhhhhhhhhhhhhhhhh",     // M 384-511, N 8192-12287
+			"iiiiihhhhhhhhhhhhhhhhoohhhhhhhhhhhhhhhhhh",     // M 384-511, N 12288-16383
+			"iiiihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 384-511, N 16384-24575
+			"iiihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 384-511, N 24576-32767
+			"iihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 384-511, N 32768-49151
+			"ihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 384-511, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 384-511, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 384-511, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 384-511, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 384-511, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 384-511, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 384-511, N >= 393216
+			"QQQQQQQQQUUUUUUUUUSMMMMMMMMQQQQQQQQQQQQQQ",     // M 512-767, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 512-767, N (none)
+			"RRRRRRRRRUUUUUUUQQQQQQRRaaRRRRRRRRRRRRRRR",     // M 512-767, N 2
+			"SSSSSSSSSSUUUUUUQQQQSSCnSSSSSSSSSSSSSSSSS",     // M 512-767, N 3
+			"aaaaaaaaaaUUUUUMaQQQCCCnaaaaaaaaaaaaaaaaa",     // M 512-767, N 4-5
+			"aaaaaaaaMMMMMMMMQaaQCCCnaaaaaaaaaaaaaaaaa",     // M 512-767, N 6-7
+			"aaaaaaaaOOUUUUUQQQaCCCCnaaaaaaaaaaaaaaaaa",     // M 512-767, N 8-11
+			"aaaaaaaMMUUU22QCCCCCCCCnaaaaaaaaaaaaaaaaa",     // M 512-767, N 12-15
+			"aaaaaaaO222222CCCCCCCCCnaaaaaaaaaaaaaaaaa",     // M 512-767, N 16-23
+			"AAAAAAWWWW255552222Caaanaaaaaaaaaaaaaaaaa",     // M 512-767, N 24-31
+			";;;;WWWWW3255555552CnnnnnBBnnnnBBBBBBBBBB",     // M 512-767, N 32-47
+			";;;WWWWWW32555555552nnnnnBnnnbbbbbBBBBBBB",     // M 512-767, N 48-63
+			"AAAWWWWWW3322555555@Bnnnnnnnjjjjjllaaaaaa",     // M 512-767, N 64-95
+			"iiWWWWWWW333255555;;BBnnnhjjjjjjllllBBBBB",     // M 512-767, N 96-127
+			"AAWWWWWWW3332555=;;BBhhhhjjjjjjjjlllBBBBB",     // M 512-767, N 128-191
+			"AWWWWWWWW3333B;;;BBhhhhhjjjjjjjjjllllBBBB",     // M 512-767, N 192-255
+			"AWWWWWWW33333;;;;hhhhhjjjjojjjjjjllllBBBB",     // M 512-767, N 256-383
+			"AWWWW333333>3;;BhhhhjjjjjooojjjjllllBBBBB",     // M 512-767, N 384-511
+			";WWW333333=3>BhhhhhhjjjjoooojjjjjlllBBBBB",     // M 512-767, N 512-767
+			";W3333333333BhhBhhhhhjjooooojjjjjjjBBBBBB",     // M 512-767, N 768-1023
+			"ii333333333BhhhhhhhhhhjoooojjjjjjjBBBBBBB",     // M 512-767, N 1024-1535
+			"ii33333333hhhhhhhhhhhhhooojjjjjjjjBBBBBBB",     // M 512-767, N 1536-2047
+			"iiii33333hhhhhhhhhhhhhhhooojjjjjjjBBBBBBB",     // M 512-767, N 2048-3071
+			"iiii3333hhhhhhhhhm_hhooho_oojjjjjjBBBBBBB",     // M 512-767, N 3072-4095
+			";;;;333hhhhhhhhhhhohho_j_joooohhhBBBBBBBB",     // M 512-767, N 4096-6143
+			"iiii33hhhhhhhhhhhhhoojjhhhhoooohhBBBBBBBB",     // M 512-767, N 6144-8191
+			"iiiiihhhhhhhhhhhhhhooo_jhhhhoooBBBBBBBBBB",     // M 512-767, N 8192-12287
+			"iiiihhhhhhhhhhhhhhhhhoohhhhhhoBBBBBBBBBBB",     // M 512-767, N 12288-16383
+			"iiihhhhhhhhhhhhhhhhhhhhhhhhhhhBBBBBBBBBBB",     // M 512-767, N 16384-24575
+			"iihhhhhhhhhhhhhhhhhhhhhhhhhhhhhBBBBBBBBBB",     // M 512-767, N 24576-32767
+			"ihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhBBBBBBBBB",     // M 512-767, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhBBBBBBBB",     // M 512-767, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhBBBBBBB",     // M 512-767, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhBBBBBB",     // M 512-767, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhBBBBB",     // M 512-767, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhBBBB",     // M 512-767, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhBBB",     // M 512-767, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhBB",     // M 512-767, N >= 393216
+			"QQQQQQQQUUUUUUUUUUUMMMMMMMMMQQQQQQQQQQQQQ",     // M 768-1023, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 768-1023, N (none)
+			"RRRRRRRRRUUUUUUUQQQSRRRRaaaaRRRRRRRRRRRRR",     // M 768-1023, N 2
+			"SSSSSSSSSUUUUMMMQQQSSSCaaaaSSSSSSSSSSSSSS",     // M 768-1023, N 3
+			"aaaaaaaaaaMMMMMMQQQQCCnaaaaaaaaaaaaaaaaaa",     // M 768-1023, N 4-5
+			"aaaaaaaaOOOOOOUQQQQCCCnaaaaaaaaaaaaaaaaaa",     // M 768-1023, N 6-7
+			"aaaaaaaMMMMUUMQQCCCCCCnaaaaaaaaaaaaaaaaaa",     // M 768-1023, N 8-11
+			"aaaaaaaOOU22222CCCCCCCnaaaaaaaaaaaaaaaaaa",     // M 768-1023, N 12-15
+			"aaaaaaQQQ22222CCCCCCCCnaaaaaaaaaaaaaaaaaa",     // M 768-1023, N 16-23
+			"AAAAAAWWWA255552222CCaaannaaaaaaaaaaaaaaa",     // M 768-1023, N 24-31
+			";;;;WWWWWA255555522C=annnBBBBBBBBBBBBBBBB",     // M 768-1023, N 32-47
+			";;;WWWWWW3A55555552@@nnnnBBBBbbbbBBBBBBBB",     // M 768-1023, N 48-63
+			"AAAWWWWW333A255555@@@nnnnnbbbbjjjjbaaaaaa",     // M 768-1023, N 64-95
+			"iiWWWWWWW333355;;;;BBnnnnjjjjjjjjllBBBBBB",     // M 768-1023, N 96-127
+			"AWWWWWWWW3333B;;;;;BhhhhjjjjjjjjjlllBBBBB",     // M 768-1023, N 128-191
+			"AWWWWWWWW3333B;;;BBhhhhjjjjjjjjjjlllBBBBB",     // M 768-1023, N 192-255
+			"AWWWWWWW33333BB;`BhhhjjjjjjjjjjjjlllBBBBB",     // M 768-1023, N 256-383
+			"WWWWW333333999:BhhhhhjjjooojjjjjjlllBBBBB",     // M 768-1023, N 384-511
+			"WWW333333339999hhhhhhjjooooojjjjjjlBBBBBB",     // M 768-1023, N 512-767
+			";[[3333333339hhhh^hhhjjoooojjjjjjjBBBBBBB",     // M 768-1023, N 768-1023
+			"i[[3333333399hhhhhhhhhjoooojjjjjjjBBBBBBB",     // M 768-1023, N 1024-1535
+			"ii[333333hh99hhhhhhhhhhoooooojjjljjBBBBBB",     // M 768-1023, N 1536-2047
+			"ii[33333hhhhhhhhhhhhhhhhoooooojjljjBBBBBB",     // M 768-1023, N 2048-3071
+			"ii[[333hhhhhhhhhhhhhhhhhhooooojjjjBBBBBBB",     // M 768-1023, N 3072-4095
+			"ii[[33hhhhhhhhhhhhhhhhhhjhooooojjjBBBBBBB",     // M 768-1023, N 4096-6143
+			"ii[[3hhhhhhhhhhhhhhoojhhhhhooooooBBBBBBBB",     // M 768-1023, N 6144-8191
+			"iii[hhhhhhhhhhhhhhhoojjhhhhhooooBBBBBBBBB",     // M 768-1023, N 8192-12287
+			"iiihhhhhhhhhhhhhhhhjjjjhhhhhhoBBBBBBBBBBB",     // M 768-1023, N 12288-16383
+			"iihhhhhhhhhhhhhhhhhhhhhhhhhhhhBBBBBBBBBBB",     // M 768-1023, N 16384-24575
+			"ihhhhhhhhhhhhhhhhhhhhhhhhhhhhhhBBBBBBBBBB",     // M 768-1023, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhBBBBBBBBB",     // M 768-1023, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhBBBBBBBB",     // M 768-1023, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhBBBBBBB",     // M 768-1023, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhBBBBBB",     // M 768-1023, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhBBBBB",     // M 768-1023, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhBBBB",     // M 768-1023, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhBBB",     // M 768-1023, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhBB",     // M 768-1023, N >= 393216
+			"QQQQQQQQUUMMMMMUUSMMMQQQQQQQQQQQQQQQQQQQQ",     // M 1024-1535, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 1024-1535, N (none)
+			"RRRRRRRRUMMMMMMMQQSRRRRaaaaaaRRRRRRRRRRRR",     // M 1024-1535, N 2
+			"SSSSSSSSSMMMMMMMQQSSSSaaaaaaaSSSSSSSSSSSS",     // M 1024-1535, N 3
+			"aaaaaaaaaOOOOOQQQQCCCnaaaaaaaaaaaaaaaaaaa",     // M 1024-1535, N 4-5
+			"aaaaaaaMMMMMMMQQQCCCCnaaaaaaaaaaaaaaaaaaa",     // M 1024-1535, N 6-7
+			"aaaaaaMMMMMUMMMMSCCCCnaaaaaaaaaaaaaaaaaaa",     // M 1024-1535, N 8-11
+			"aaaaaaQQQQ22222CCCCCCnnaaaaaaaaaaaaaaaaaa",     // M 1024-1535, N 12-15
+			"aaaaaa]]222222CCCCCCCnaaaaaaaaaaaaaaaaaaa",     // M 1024-1535, N 16-23
+			"AAAAAWWWWAA55552222Cnaaaaanaaaaaaaaaaaaaa",     // M 1024-1535, N 24-31
+			";;;WWWWWWAA55552222===annnbbbbbbbbbbbbbbb",     // M 1024-1535, N 32-47
+			";;;WWWWW33AA555522@BBBnnnnbbbbbbbbbbbbbbb",     // M 1024-1535, N 48-63
+			"AAWWWWWW333AA255;?BBBBnnnbaaabbbbaaaaaaaa",     // M 1024-1535, N 64-95
+			"iiWWWWWW33333B;;;;BBnnnnjbjjbjjjjjbbbbbbb",     // M 1024-1535, N 96-127
+			"AWWWWWWW33333BB;;BBnhhhjjjjjjjjjjjlbbbbbb",     // M 1024-1535, N 128-191
+			"AWWWWWWW3333BBBBBBBhhhjjjjjjjjjjjjlbbbbbb",     // M 1024-1535, N 192-255
+			"WWWWWW333333BBBBBnhhhhjjjjjjjjjjjjlbbbbbb",     // M 1024-1535, N 256-383
+			"WWWWWW333333BBBnnhhhhhhooojjjjjjjjjbbbbbb",     // M 1024-1535, N 384-511
+			"W[[33333333BBBhh:hhhjhjoooojjjjjjjbbbbbbb",     // M 1024-1535, N 512-767
+			"[[[3333333B99hhhhhhhhhjoooojjjjjjjbbbbbbb",     // M 1024-1535, N 768-1023
+			"i[[[33333BB99hhhhhhhhhjooooooojjlllbbbbbb",     // M 1024-1535, N 1024-1535
+			"i[[[333333999hhhhoohhhhoooooooojlllbbbbbb",     // M 1024-1535, N 1536-2047
+			"ii[[[33hB99hhhhh7oohhhhhjoooooojlllbbbbbb",     // M 1024-1535, N 2048-3071
+			"i[[[[3hhhhhhhhhhhoohhoohjjoooooommmbbbbbb",     // M 1024-1535, N 3072-4095
+			"i[[[[hhhhhhhhhhhhoohooojjjjooo11mmbbbbbbb",     // M 1024-1535, N 4096-6143
+			"ii[[hhhhhhhhhhhhhhhooojjjjjo1111oobbbbbbb",     // M 1024-1535, N 6144-8191
+			"ii[hhhhhhhhhhhhhhhhoooojhhhh1111obbbbbbbb",     // M 1024-1535, N 8192-12287
+			"iihhhhhhhhhhhhhhhhhhjoojhhhhh11bbbbbbbbbb",     // M 1024-1535, N 12288-16383
+			"ihhhhhhhhhhhhhhhhhhhhjjjhhhhhhbbbbbbbbbbb",     // M 1024-1535, N 16384-24575
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbbb",     // M 1024-1535, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbb",     // M 1024-1535, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbb",     // M 1024-1535, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 1024-1535, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 1024-1535, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 1024-1535, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 1024-1535, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 1024-1535, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 1024-1535, N >= 393216
+			"QQQQQQQQUUMMMMMMUUMMMMQQQQQQQQQQQQQQQQQQQ",     // M 1536-2047, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 1536-2047, N (none)
+			"RRRRRRRRMMMMMMMMQSRRRRaaRRRRaaRRRRRRRRRRR",     // M 1536-2047, N 2
+			"SSSSSSSSSOOOOOOQQSSSSSaaaaaaaSSSSSSSSSSSS",     // M 1536-2047, N 3
+			"aaaaaaaaMMMMMMQQSSCCCaaaaaaaaaaaaaaaaaaaa",     // M 1536-2047, N 4-5
+			"aaaaaaaMMMMMMMMMSCCCCaaaaaaaaaaaaaaaaaaaa",     // M 1536-2047, N 6-7
+			"aaaaaaQQQQQ22QQCCCCCCCaaaaaaaaaaaaaaaaaaa",     // M 1536-2047, N 8-11
+			"aaaaaaS]]222222CCCCCCCaaaaaaaaaaaaaaaaaaa",     // M 1536-2047, N 12-15
+			"aaaaa]]]]]]2222CCCCCCCaaaaaaaaaaaaaaaaaaa",     // M 1536-2047, N 16-23
+			"AAAAWWWWWAAA522222Cnnaaaaabaaaaaaaaaaaaaa",     // M 1536-2047, N 24-31
+			";;;WWWWWWAAAA22222=BBnnaabbbbbbbbbbbbbbbb",     // M 1536-2047, N 32-47
+			";;WWWWWW33AAA555;==BBBnnbbbbbbbbbbbbbbbbb",     // M 1536-2047, N 48-63
+			"AAWWWWWW33AAA;;;;BBBBBnnbbaaaaaaaaaaaaaaa",     // M 1536-2047, N 64-95
+			"iiWWWWWW33333;;;;Bnhhnnjbbbbbbbbbbbbbbbbb",     // M 1536-2047, N 96-127
+			"AWWWWWW33333BBB;<BnBBhnjjjjjjjjjjbbbbbbbb",     // M 1536-2047, N 128-191
+			"WWWWWW333333BBBBBBBhhhhjjjjjjjjjjbbbbbbbb",     // M 1536-2047, N 192-255
+			"WWWWWW333333nnBBBnnhhhhjjjjjjjjjjbbbbbbbb",     // M 1536-2047, N 256-383
+			"WWW33333333BBBBnnhhhhhhoojjjjjjjjbbbbbbbb",     // M 1536-2047, N 384-511
+			"[[[3333333BBBhhhhhhhhhhooojjjjjjjjbbbbbbb",     // M 1536-2047, N 512-767
+			"[[[333333BB99hhhhhohhhooooooojjjlllbbbbbb",     // M 1536-2047, N 768-1023
+			"i[[[333333999h1hhoohhoooooooooojlllbbbbbb",     // M 1536-2047, N 1024-1535
+			"i[[[[33B99999hhhooooohhjoooooooolllbbbbbb",     // M 1536-2047, N 1536-2047
+			"i[[[[3hh99999hhhhoooooohjjoooooolmmbbbbbb",     // M 1536-2047, N 2048-3071
+			"i[[[33hhh9hhhhhhhojoo7jo__joooo11mmbbbbbb",     // M 1536-2047, N 3072-4095
+			"i[[[hhhhhhhhhhhhhoooojjjj_jo11111mmbbbbbb",     // M 1536-2047, N 4096-6143
+			"i[[hhhhhhhhhhhhhhooo_jjjjjj1111111bbbbbbb",     // M 1536-2047, N 6144-8191
+			"i[hhhhhhhhhhhhhhhhhooZjjjjjh11111bbbbbbbb",     // M 1536-2047, N 8192-12287
+			"ihhhhhhhhhhhhhhhhhhhojYjjhhhh11bbbbbbbbbb",     // M 1536-2047, N 12288-16383
+			"hhhhhhhhhhhhhhhhhhhhhojjjhhhhhbbbbbbbbbbb",     // M 1536-2047, N 16384-24575
+			"hhhhhhhhhhhhhhhhhhhhhhjjhhhhhhhbbbbbbbbbb",     // M 1536-2047, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbb",     // M 1536-2047, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbb",     // M 1536-2047, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 1536-2047, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 1536-2047, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 1536-2047, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 1536-2047, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 1536-2047, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 1536-2047, N >= 393216
+			"QQQQQQQQMMMMMMMMQUMQUQQQQQQQQQQQQQQQQQQQQ",     // M 2048-3071, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 2048-3071, N (none)
+			"RRRRRRRRMMOOOOOOOORRRaaaRRRaaaRRRRRRRRRRR",     // M 2048-3071, N 2
+			"SSSSSSSSSMMMMMQQSSSSaaaaaaaaaaSSSSSSSSSSS",     // M 2048-3071, N 3
+			"aaaaaaaMMMMMMMMCRCCCaaaaaaaaaaaaaaaaaaaaa",     // M 2048-3071, N 4-5
+			"aaaaaQQQQQQQQQQCCCCCnaaaaaaaaaaaaaaaaaaaa",     // M 2048-3071, N 6-7
+			"aaaaaSS]]]]2222CCCCCnaaaaaaaaaaaaaaaaaaaa",     // M 2048-3071, N 8-11
+			"aaaa]]]]]]]]]2CCCCCCnaaaaaaaaaaaaaaaaaaaa",     // M 2048-3071, N 12-15
+			"aaaa]]]]]]]]]]CCCCCCCaaaaaaaaaaaaaaaaaaaa",     // M 2048-3071, N 16-23
+			"AAAAWWWWWAAAA2222Cnaaaaaaabbaaaaaaaaaaaaa",     // M 2048-3071, N 24-31
+			"===WWWWW3AAAA252;==BBnaaabbbbbbbbbbbbbbbb",     // M 2048-3071, N 32-47
+			"==WWWWWW3XXAA5;;;==BBBnabbbbbbbbbbbbbbbbb",     // M 2048-3071, N 48-63
+			"AAWWWWW33XX3A;;;;?nBBBnnbbaaaaaaaaaaaaaaa",     // M 2048-3071, N 64-95
+			"iiWWWWW333333;9;;nnhhnnnbbbbbbbbbbbbbbbbb",     // M 2048-3071, N 96-127
+			"AWWWWW3333333BBBBnnBhnnnjjjjbbbbbbbbbbbbb",     // M 2048-3071, N 128-191
+			"WWWWW3333333BBBBBBnhhhhnjjjjjjbbbbbbbbbbb",     // M 2048-3071, N 192-255
+			"WWWW3333333BnnnBBnnhhhhhjjjjjjjjbbbbbbbbb",     // M 2048-3071, N 256-383
+			"[[[33333333BnnBhhhhhhhhhojjjjjjjjbbbbbbbb",     // M 2048-3071, N 384-511
+			"[[[333333nnBBhhhhhhhhhhhoojjjjjjjjbbbbbbb",     // M 2048-3071, N 512-767
+			"[[[[3333nBBBhhhhhoohhoohoooooojjlllbbbbbb",     // M 2048-3071, N 768-1023
+			"i[[[[33n3999hhhhho_hho_hooooooojlllbbbbbb",     // M 2048-3071, N 1024-1535
+			"i[[[[[hB99999hhhoohoooohoooooooolmmbbbbbb",     // M 2048-3071, N 1536-2047
+			"i[[[339h99191hhhoooo7ooojjooooo11mmbbbbbb",     // M 2048-3071, N 2048-3071
+			"i[[[9999h999hhhhooooo7joj_joooo111mbbbbbb",     // M 2048-3071, N 3072-4095
+			"i[[h999hhhhhhhhhhoZooj_jY_jo1111111bbbbbb",     // M 2048-3071, N 4096-6143
+			"i[hhh9hhhhhhhhhhhooooojjjjj1111111bbbbbbb",     // M 2048-3071, N 6144-8191
+			"ihhhhhhhhhhhhhhhhhhoojjjjjjh11111bbbbbbbb",     // M 2048-3071, N 8192-12287
+			"hhhhhhhhhhhhhhhhhhhhojYjjhhhh11bbbbbbbbbb",     // M 2048-3071, N 12288-16383
+			"hhhhhhhhhhhhhhhhhhhhjojjjhhhhhbbbbbbbbbbb",     // M 2048-3071, N 16384-24575
+			"hhhhhhhhhhhhhhhhhhhhhjjjhhhhhhhbbbbbbbbbb",     // M 2048-3071, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbb",     // M 2048-3071, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbb",     // M 2048-3071, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 2048-3071, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 2048-3071, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 2048-3071, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 2048-3071, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 2048-3071, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 2048-3071, N >= 393216
+			"QQQQQQQQMMMMMMMMOOUQQQQQQQQQQQQQQQQQQQQQQ",     // M 3072-4095, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 3072-4095, N (none)
+			"RRRRRRRRRMMMSSQQSRRRRRRSRRSSSSRRRRRRRRRRR",     // M 3072-4095, N 2
+			"SSSSSSSSSMMMMMMSSSSSaaSSSSSSSaSSSSSSSSSSS",     // M 3072-4095, N 3
+			"aaaaaQQQQQQQQQQCSCCaaaaaaaaaaaaaaaaaaaaaa",     // M 3072-4095, N 4-5
+			"aaaaSSSSSS]]SSSCCCCaaaaaaaaaaaaaaaaaaaaaa",     // M 3072-4095, N 6-7
+			"aaaa]]]]]]]]]2CCCCCCaaaaaaaaaaaaaaaaaaaaa",     // M 3072-4095, N 8-11
+			"aaa]]]]]]]]]]]CCCCCCaaaaaaaaaaaaaaaaaaaaa",     // M 3072-4095, N 12-15
+			"aaa22222222222CCCCCCaaaaaaaaaaaaaaaaaaaaa",     // M 3072-4095, N 16-23
+			"AAAWWWWWAAAAA222Cnaaaaaaaabbaaaaaaaaaaaaa",     // M 3072-4095, N 24-31
+			";;WWWWWW3AAAA2;;;?=nnaaaabbbbbbbbbbbbbbbb",     // M 3072-4095, N 32-47
+			";;WWWWW33XXAA;;;;;=BBnaaabbbbbbbbbbbbbbbb",     // M 3072-4095, N 48-63
+			"AAWWWWW33XX33;;;;;nBBnnnbbaaaaaaaaaaaaaaa",     // M 3072-4095, N 64-95
+			"iiWWWW333333399:::nnnnnnbbbbbbbbbbbbbbbbb",     // M 3072-4095, N 96-127
+			"AWWWWW333333B:9nnnnnnnnnnjbbbbbbbbbbbbbbb",     // M 3072-4095, N 128-191
+			"AWW[[333333BnBBnnnjnjhnnnjjbbbbbbbbbbbbbb",     // M 3072-4095, N 192-255
+			"[[[[[333333Bnnnnnnjhjhhhnjjjjjjbbbbbbbbbb",     // M 3072-4095, N 256-383
+			"[[[[3333333Bnnnnhhhhhhhhhjjjjjjjjbbbbbbbb",     // M 3072-4095, N 384-511
+			"[[[[3333nB3BBBhhhhhhhhhhhojjjjjjjjbbbbbbb",     // M 3072-4095, N 512-767
+			"[[[[[[[nnnBBhhhhhhhhhoohhooooojmmlbbbbbbb",     // M 3072-4095, N 768-1023
+			"i[[[[[nnBBhhhhhhhhhhhoohhoooooommmmbbbbbb",     // M 3072-4095, N 1024-1535
+			"i[[[[33n9999hhhoohhooohhhoooooo11mmbbbbbb",     // M 3072-4095, N 1536-2047
+			"i[[[9999h999hhhooohoojohojooooo111mbbbbbb",     // M 3072-4095, N 2048-3071
+			"i[[39hh9h9999hhooooo77ooojo1oo11111bbbbbb",     // M 3072-4095, N 3072-4095
+			"i[n99hh9hh999hhoooohooooojj1111111bbbbbbb",     // M 3072-4095, N 4096-6143
+			"ihhh9h9hhhhhhhhjohhhhoooooo1111111bbbbbbb",     // M 3072-4095, N 6144-8191
+			"hhhhhhhhhhhhhhhhhhhhjooohjhh11111bbbbbbbb",     // M 3072-4095, N 8192-12287
+			"hhhhhhhhhhhhhhhhhhhhjojojhhhh11bbbbbbbbbb",     // M 3072-4095, N 12288-16383
+			"hhhhhhhhhhhhhhhhhhhhhjojhhhhhhbbbbbbbbbbb",     // M 3072-4095, N 16384-24575
+			"hhhhhhhhhhhhhhhhhhhhhhjhhhhhhhhbbbbbbbbbb",     // M 3072-4095, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbb",     // M 3072-4095, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbb",     // M 3072-4095, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 3072-4095, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 3072-4095, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 3072-4095, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 3072-4095, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 3072-4095, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 3072-4095, N >= 393216
+			"QQQQQQQQQMMMOOOQOOOMMMQMQMMQQQQQQQQQQQQQQ",     // M 4096-6143, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 4096-6143, N (none)
+			"RRRRRRRRRMMMSSSSRORaaaaaRRRaaaRRRRRRRRRRR",     // M 4096-6143, N 2
+			"SSSSSSQQQQQQSSSSCaaaaaaaaaaaaaSSSSSSSSSSS",     // M 4096-6143, N 3
+			"aaaaRRRRRRRRRRRCCaaaaaaaaaaaaaaaaaaaaaaaa",     // M 4096-6143, N 4-5
+			"aaa]]]]]]]]]]]]CCaaaaaaaaaaaaaaaaaaaaaaaa",     // M 4096-6143, N 6-7
+			"aaa]]]]]]]]]]]]CCaaaaaaaaaaaaaaaaaaaaaaaa",     // M 4096-6143, N 8-11
+			"aaaQ]WWWWWWWC2CCCaaaaaaaaaaaaaaaaaaaaaaaa",     // M 4096-6143, N 12-15
+			"aaa]]WWWWWWWW2CCCaaaaaaaaaaaaaaaaaaaaaaaa",     // M 4096-6143, N 16-23
+			"AAWWWWWWAAAAAACa;naaaaaaaabbaaaaaaaaaaaaa",     // M 4096-6143, N 24-31
+			";;WWWWWW3AAAAAB;;;nnaaaaaabbbbbbbbbbbbbbb",     // M 4096-6143, N 32-47
+			";WWWWWW33333?;::;;Bnnnaaaabbbbbbbbbbbbbbb",     // M 4096-6143, N 48-63
+			"AWWWWW33333339:::;nBBnnbbbaaaaaaaaaaaaaaa",     // M 4096-6143, N 64-95
+			"iWWWW[[3333399:::nnnnnnbbbbbbbbbbbbbbbbbb",     // M 4096-6143, N 96-127
+			"AWW[[[[3333nnBBnnnnnnnnnnnbbbbbbbbbbbbbbb",     // M 4096-6143, N 128-191
+			"A[[[[[[3333nnnnnnnnjjhnnnnjjbbbbbbbbbbbbb",     // M 4096-6143, N 192-255
+			"A[[[[[[[333nnnnnnnjoohhhnnjjbbbbbbbbbbbbb",     // M 4096-6143, N 256-383
+			"A[[[[[[[3339Bnnnhoohhooohnjjjjjjbbbbbbbbb",     // M 4096-6143, N 384-511
+			";[[[[[[n3399nhhhooohoooohhjjjjjjjbbbbbbbb",     // M 4096-6143, N 512-767
+			"=[[[[[nnnB99h9hhooohooohhhoooojmmmbbbbbbb",     // M 4096-6143, N 768-1023
+			"i[[[[nnnnnBhh9hooohhoohhhhoooo11mmbbbbbbb",     // M 4096-6143, N 1024-1535
+			"i[[[n39nnhhhhhhhooohhhhhhhooo1111mmbbbbbb",     // M 4096-6143, N 1536-2047
+			"i[[n9999hh99hhhjooohooohhh11111111mbbbbbb",     // M 4096-6143, N 2048-3071
+			"i[n99hh9hh999hhjooohooohhh11111111bbbbbbb",     // M 4096-6143, N 3072-4095
+			"inn99hh9hhh9khhjoojhoohhhj11111111bbbbbbb",     // M 4096-6143, N 4096-6143
+			"hnnh9hhhhhhhhhhjjhhhhhhhhhh111111bbbbbbbb",     // M 4096-6143, N 6144-8191
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhh1111bbbbbbbbb",     // M 4096-6143, N 8192-12287
+			"hhhhhhhhhhhhhhhhhhhhhhjhhhhhh1bbbbbbbbbbb",     // M 4096-6143, N 12288-16383
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbbbb",     // M 4096-6143, N 16384-24575
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbbb",     // M 4096-6143, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbb",     // M 4096-6143, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbb",     // M 4096-6143, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 4096-6143, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 4096-6143, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 4096-6143, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 4096-6143, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 4096-6143, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 4096-6143, N >= 393216
+			"QQQQQQQQQMMMMMQQRRRRRRRRRRRRRRQQQQQQQQQQQ",     // M 6144-8191, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 6144-8191, N (none)
+			"RRRRRRRRRRMMSSSSRRRRRRRRRRRRRRRRRRRRRRRRR",     // M 6144-8191, N 2
+			"SSSSSSSSSSSSSSSSSaaaSSSSSSSSSSSSSSSSSSSSS",     // M 6144-8191, N 3
+			"aaaa]]]]]]]SSSSCCaaaaaaaaaaaaaaaaaaaaaaaa",     // M 6144-8191, N 4-5
+			"aaa]]]]]]]]]]]]Cnaaaaaaaaaaaaaaaaaaaaaaaa",     // M 6144-8191, N 6-7
+			"aaaQ]WWWWW]]]]CCnaaaaaaaaaaaaaaaaaaaaaaaa",     // M 6144-8191, N 8-11
+			"aa]]]WWWWWWC]]CCnaaaaaaaaaaaaaaaaaaaaaaaa",     // M 6144-8191, N 12-15
+			"aaCCWWWWWWCCCCCCnaaaaaaaaaaaaaaaaaaaaaaaa",     // M 6144-8191, N 16-23
+			"AAWWWWWWWAAAAaaAAnaaaaaaaaaaaaaaaaaaaaaaa",     // M 6144-8191, N 24-31
+			";WWWWWWW333333BB;nnnaaaaaaabbbbbbbbbbbbbb",     // M 6144-8191, N 32-47
+			";WWWWWW33333:9:::nnnbbbbabbbbbbbbbbbbbbbb",     // M 6144-8191, N 48-63
+			"AWWWW[[3333399:::nnbbbbbbaaaaaaaaaaaaaaaa",     // M 6144-8191, N 64-95
+			"iWWW[[[[33399:::Bjjjjbbbbbjbbbbbbbbbbbbbb",     // M 6144-8191, N 96-127
+			"A[[[[[[[33nnnnnnnnnnnnnnnnnbbbbbbbbbbbbbb",     // M 6144-8191, N 128-191
+			"A[[[[[[[[3nnnnnnnjjjjjnnnnnjbbbbbbbbbbbbb",     // M 6144-8191, N 192-255
+			"A[[[[[[[333nnnnnnojomoojnnnjbbbbbbbbbbbbb",     // M 6144-8191, N 256-383
+			"A[[[[[[n39h9nnnnhoohoooohnnjjjjbbbbbbbbbb",     // M 6144-8191, N 384-511
+			"=[[[[[nn33999hhhookooojohnnjjjjjjbbbbbbbb",     // M 6144-8191, N 512-767
+			"=[[[[nnnn99991jooooooooohhnooommmbbbbbbbb",     // M 6144-8191, N 768-1023
+			"ii[[nnnnnnnh917ojohhooohhhho11111mbbbbbbb",     // M 6144-8191, N 1024-1535
+			"i[[nnnnnnnnnhhhhooohhhhhhhh1111111bbbbbbb",     // M 6144-8191, N 1536-2047
+			"i[nn999hnnhhhhhjj1ohhhhhhhh1111111bbbbbbb",     // M 6144-8191, N 2048-3071
+			"innn9999hhhhhhhjjjohhhhhhhh1111111bbbbbbb",     // M 6144-8191, N 3072-4095
+			"hnn99hh9hhhhhhhjooohhhhhhhh111111bbbbbbbb",     // M 6144-8191, N 4096-6143
+			"hnn9hhhhhhhhhhhhhhhhhhhhhhh11111bbbbbbbbb",     // M 6144-8191, N 6144-8191
+			"hnh9hhhhhmmhhhhhhhhhhhhhhhhh111bbbbbbbbbb",     // M 6144-8191, N 8192-12287
+			"hhhhhhhhhkhhhhhhhhhhhhhhhhhhhbbbbbbbbbbbb",     // M 6144-8191, N 12288-16383
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbbbb",     // M 6144-8191, N 16384-24575
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbbb",     // M 6144-8191, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbb",     // M 6144-8191, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbb",     // M 6144-8191, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 6144-8191, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 6144-8191, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 6144-8191, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 6144-8191, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 6144-8191, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 6144-8191, N >= 393216
+			"QQQQQQQQQQMMMMMMMMMMMMRMRMMMMQQQQQQQQQQQQ",     // M 8192-12287, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 8192-12287, N (none)
+			"RRRRRRRRRRRRRRRRRaaRRRRRRRRRRRRRRRRRRRRRR",     // M 8192-12287, N 2
+			"SSSSS]]]]]]S]]]aaaaaaaaaaaaaaaSSSSSSSSSSS",     // M 8192-12287, N 3
+			"aaaQ]]]]]]]]MMCnaaaaaaaaSaaaaaaaaaaaaaaaa",     // M 8192-12287, N 4-5
+			"aaaQQQWWWW]RRRCnaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 8192-12287, N 6-7
+			"aa]]]WWWWW]]]]Cnaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 8192-12287, N 8-11
+			"aaCCWWWWWWaCCCCnaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 8192-12287, N 12-15
+			"aaCCWWWWWWaCCCCnaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 8192-12287, N 16-23
+			"AAWWWWWWWAaaaaAAanaaaaaaaaaaaaaaaaaaaaaaa",     // M 8192-12287, N 24-31
+			";WWWWWWWW33339AAnnnbbbaaaaabbbbbbbbbbbbbb",     // M 8192-12287, N 32-47
+			";WWWW[[[3333999Bnnjbbbbbbbbbbbbbbbbbbbbbb",     // M 8192-12287, N 48-63
+			"AWWW[[[[33399:BBlljjjbbbbaaaaaaaaaaaaaaaa",     // M 8192-12287, N 64-95
+			"iWW[[[[[[99999Bhljjjjjbbbbjjbbbbbbbbbbbbb",     // M 8192-12287, N 96-127
+			"A[[[[[[[[nnnnnnnBnjnnnnnnnnhbbbbbbbbbbbbb",     // M 8192-12287, N 128-191
+			"A[[[[[[[nnnnnnnnnnnnjnnnnnnnbbbbbbbbbbbbb",     // M 8192-12287, N 192-255
+			"A[[[[[[nn3nnnnnnnoojojjnnnnnbbbbbbbbbbbbb",     // M 8192-12287, N 256-383
+			"AA[[[[nnn399nnnnnoojnoojnnnnbbbbbbbbbbbbb",     // M 8192-12287, N 384-511
+			"==[[[nnnn999nnnnjoohoooohnnnjjjbbbbbbbbbb",     // M 8192-12287, N 512-767
+			"==[[nnnnnn99nhhjjojjooojhnnnommmbbbbbbbbb",     // M 8192-12287, N 768-1023
+			"ii[nnnnnnnnnhhhjjjhhoojhhnnn11111bbbbbbbb",     // M 8192-12287, N 1024-1535
+			"i[nnnnnnnnnnhhhhjojhhhhhhhhh11111bbbbbbbb",     // M 8192-12287, N 1536-2047
+			"innnnnnnnnnnhhhhooohhhhhhhhh11111bbbbbbbb",     // M 8192-12287, N 2048-3071
+			"hnnn999hnhhhhhhhooohhhhhhhhh11111bbbbbbbb",     // M 8192-12287, N 3072-4095
+			"hnn99hh9hhhhhhhhjjjhhhhhhhhh1111bbbbbbbbb",     // M 8192-12287, N 4096-6143
+			"hnn9hhhhhmmhhhhhhhhhhhhhhhhh111bbbbbbbbbb",     // M 8192-12287, N 6144-8191
+			"hnn9h11h1mmhhhhhhhhhhhhhhhhh1bbbbbbbbbbbb",     // M 8192-12287, N 8192-12287
+			"hnnhhhhhhmmhhhhhhhhhhhhhhhhhhbbbbbbbbbbbb",     // M 8192-12287, N 12288-16383
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbbbb",     // M 8192-12287, N 16384-24575
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbbb",     // M 8192-12287, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbb",     // M 8192-12287, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbb",     // M 8192-12287, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 8192-12287, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 8192-12287, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 8192-12287, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 8192-12287, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 8192-12287, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 8192-12287, N >= 393216
+			"QQQQQQQQQQMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQ",     // M 12288-16383, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 12288-16383, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",     // M 12288-16383, N 2
+			"SSSS]]]]]]]SS]]SaaaaaSSSSSSSSaSSSSSSSSSSS",     // M 12288-16383, N 3
+			"aaa]]]]]]]]]]a]aaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 12288-16383, N 4-5
+			"aaa]]]WWW]]]]]naaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 12288-16383, N 6-7
+			"aaCCWWWWWWaCCCnaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 12288-16383, N 8-11
+			"aaCCWWWWWWaCCCnaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 12288-16383, N 12-15
+			"aaCCWWWWWWaaannaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 12288-16383, N 16-23
+			"AAWWWWWWWaaaaAaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 12288-16383, N 24-31
+			";WWWWaWWaaaaAAaannnbbbbbbbbbbbbbbbbbbbbbb",     // M 12288-16383, N 32-47
+			";WWW[aaaaa999999Bbbjbbbbbbbbbbbbbbbbbbbbb",     // M 12288-16383, N 48-63
+			"AWW[[[[[[9999:9lljjjjbbbbaaaaaaaaaaaaaaaa",     // M 12288-16383, N 64-95
+			"i[[[[[[[[[9::9jlljjjjjbbbbjjjbbbbbbbbbbbb",     // M 12288-16383, N 96-127
+			"A[[[[[[[nnnnnnnnlnjnnnnnnnnhhbbbbbbbbbbbb",     // M 12288-16383, N 128-191
+			"A[[[[[[nnnnnnnnnnnnnnnnnnnnhhbbbbbbbbbbbb",     // M 12288-16383, N 192-255
+			"A[[[[[nnnnnnnnnnnnnnnnnnnnnnhbbbbbbbbbbbb",     // M 12288-16383, N 256-383
+			"AA[[[nnnnnnnnnnnnnnjojojnnnnhbbbbbbbbbbbb",     // M 12288-16383, N 384-511
+			"===[nnnnnnn9nnnnnnnjooojnnnnhbbbbbbbbbbbb",     // M 12288-16383, N 512-767
+			"===hnnnnnnnnnnnnnnnnjjjjnnnnhbbbbbbbbbbbb",     // M 12288-16383, N 768-1023
+			"iihnnnnnnnnnnnnnnnnnhhnnnnnnn11bbbbbbbbbb",     // M 12288-16383, N 1024-1535
+			"ihnnnnnnnnnnnnnnhhhnnhnnnnnhh11bbbbbbbbbb",     // M 12288-16383, N 1536-2047
+			"hhnnnnnnnnnnnnnhhjhhnnhhhhhhh11bbbbbbbbbb",     // M 12288-16383, N 2048-3071
+			"hnnnn9nnnnnnnnnhhjhhhhhhhhhhh11bbbbbbbbbb",     // M 12288-16383, N 3072-4095
+			"hnnn9999hhhhhnhhhhhhhhhhhhhhhbbbbbbbbbbbb",     // M 12288-16383, N 4096-6143
+			"hnn99hh9hhhhhhhhhhhhhhhhhhhhhbbbbbbbbbbbb",     // M 12288-16383, N 6144-8191
+			"hnn99hhhhmmhhhhhhhhhhhhhhhhhhbbbbbbbbbbbb",     // M 12288-16383, N 8192-12287
+			"hnnh9hhhhmkhhhhhhhhhhhhhhhhhhbbbbbbbbbbbb",     // M 12288-16383, N 12288-16383
+			"hnnhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbbbb",     // M 12288-16383, N 16384-24575
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbbb",     // M 12288-16383, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbb",     // M 12288-16383, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbb",     // M 12288-16383, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 12288-16383, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 12288-16383, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 12288-16383, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 12288-16383, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 12288-16383, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 12288-16383, N >= 393216
+			"QQQQQQQQMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQ",     // M 16384-24575, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 16384-24575, N (none)
+			"RRRRRRRRRMMMMRRaaaaaSSSSSSSSSRRRRRRRRRRRR",     // M 16384-24575, N 2
+			"SSSSSQQQQQQQSSSaaaaaaSSSSSSSSSSSSSSSSSSSS",     // M 16384-24575, N 3
+			"aaaaQQQQQQQRRRaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 16384-24575, N 4-5
+			"aaaCCCWWWCCCCCaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 16384-24575, N 6-7
+			"aaaCCWWWWaCCCCaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 16384-24575, N 8-11
+			"aaCCCWWWWaCaaCaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 16384-24575, N 12-15
+			"aaCCCCaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 16384-24575, N 16-23
+			"AAWWWaaaaaaaaaaaaaaaabbbbaaaaaaaaaaaaaaaa",     // M 16384-24575, N 24-31
+			";WWWWaaaaaaaaaannbbbbbbbbbbbbbbbbbbbbbbbb",     // M 16384-24575, N 32-47
+			";WWWaaaaaaAAAA99bbbbbbbbbbbbbbbbbbbbbbbbb",     // M 16384-24575, N 48-63
+			"AW[[[[[aa99AA99mbjjjjjbbbaaaaaaaaaaaaaaaa",     // M 16384-24575, N 64-95
+			"i[[[[[[[[[9999jjjjjjjjjcccjjjjbbbbbbbbbbb",     // M 16384-24575, N 96-127
+			"A[[[[[[[[nnnnnnnnbbnnnnnnnnhhhbbbbbbbbbbb",     // M 16384-24575, N 128-191
+			"A[[[[[n[[nnnnnnbbnnnnnnnnnnnhhbbbbbbbbbbb",     // M 16384-24575, N 192-255
+			"AA[[[nnnnnnnnnnjjnnbjjjjnnnnhhbbbbbbbbbbb",     // M 16384-24575, N 256-383
+			"AA[[nnnnnn9111jnnnnooooojnnnhhbbbbbbbbbbb",     // M 16384-24575, N 384-511
+			"===nnnnnnn9111jnnnjooooojnnnhhbbbbbbbbbbb",     // M 16384-24575, N 512-767
+			"==hhnnnnnnn9999nnnnooooojnnnhhbbbbbbbbbbb",     // M 16384-24575, N 768-1023
+			"ihhhnnnnnnnnnnnnnnnnjjjjnnnnhhbbbbbbbbbbb",     // M 16384-24575, N 1024-1535
+			"hhhnnnnnnnnnnnnnnnnnnnnnnnnhhhbbbbbbbbbbb",     // M 16384-24575, N 1536-2047
+			"hhnnnnnnnnnnnnnnnnnnnnnnnnhhhhbbbbbbbbbbb",     // M 16384-24575, N 2048-3071
+			"hnnnnnnnnnnnnnnnnnnnnnnhhhhhhhbbbbbbbbbbb",     // M 16384-24575, N 3072-4095
+			"hnnnn99nnhhnnnnnhhhhhhhhhhhhhhbbbbbbbbbbb",     // M 16384-24575, N 4096-6143
+			"hnnn999h9hhhhnnnhhhhhhhhhhhhhhbbbbbbbbbbb",     // M 16384-24575, N 6144-8191
+			"hnnn999hhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbbbb",     // M 16384-24575, N 8192-12287
+			"hnnnhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbbbb",     // M 16384-24575, N 12288-16383
+			"hhnnhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbbbb",     // M 16384-24575, N 16384-24575
+			"hhnnhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbbb",     // M 16384-24575, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbb",     // M 16384-24575, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbb",     // M 16384-24575, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 16384-24575, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 16384-24575, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 16384-24575, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 16384-24575, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 16384-24575, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 16384-24575, N >= 393216
+			"QQQQQQQMMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQ",     // M 24576-32767, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 24576-32767, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",     // M 24576-32767, N 2
+			"SSSSS]]]]]]]]]aSSSSSSSSSSSSSSSSSSSSSSSSSS",     // M 24576-32767, N 3
+			"aaaa]]]]]]]]]]aaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 24576-32767, N 4-5
+			"aaannnnannnQQQaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 24576-32767, N 6-7
+			"aaannWWWWannnnaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 24576-32767, N 8-11
+			"aaanWWWWWanaanaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 24576-32767, N 12-15
+			"aannnnaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 24576-32767, N 16-23
+			"AAWWWaaaaaaaaaaaaaaaaabaaaaaaaaaaaaaaaaaa",     // M 24576-32767, N 24-31
+			";WWWWaaaaaaaaaabbbbbbbbbbbbbbbbbbbbbbbbbb",     // M 24576-32767, N 32-47
+			";WW[aaaaaaaAaa9bbbbbbbbbbbbbbbbbbbbbbbbbb",     // M 24576-32767, N 48-63
+			"A[[[aaaa[99999bbbb777jbbbaaaaaaaaaaaaaaaa",     // M 24576-32767, N 64-95
+			"i[[[[[[[[[999m7777777jjjccjjjjjbbbbbbbbbb",     // M 24576-32767, N 96-127
+			"A[[[[[n[[annnnnb7b7bnnnnnnnhhhhbbbbbbbbbb",     // M 24576-32767, N 128-191
+			"A[[[[an[[nnnnnnmbnbnnnnnnnnnhhhbbbbbbbbbb",     // M 24576-32767, N 192-255
+			"AA[[nnn99nnnnnnmmbnbbbjbnnnnhhhbbbbbbbbbb",     // M 24576-32767, N 256-383
+			"AAAnnnnnnn9m1kmnbnbjZjZobnnnhhhbbbbbbbbbb",     // M 24576-32767, N 384-511
+			"==hnnnnnnn91mmk9nnboZoZojnnnhhhbbbbbbbbbb",     // M 24576-32767, N 512-767
+			"=hhhnnnnnn99999nnnnooooojnnnhhhbbbbbbbbbb",     // M 24576-32767, N 768-1023
+			"hhhhhnnnnnnnnnnnnnnnjjjjnnnnhhhbbbbbbbbbb",     // M 24576-32767, N 1024-1535
+			"hhhhnnnnnnnnnnnnnnnnnnnnnnnhhhhbbbbbbbbbb",     // M 24576-32767, N 1536-2047
+			"hhhnnnnnnnnnnnnnnnnnnnnnnnhhhhhbbbbbbbbbb",     // M 24576-32767, N 2048-3071
+			"hhnnnnnnnnnnnnnnnnnnnnnnhhhhhhhbbbbbbbbbb",     // M 24576-32767, N 3072-4095
+			"hhnnnnnnnnnnnnnnnnnnnhhhhhhhhhhbbbbbbbbbb",     // M 24576-32767, N 4096-6143
+			"hhnnnnnnnnnnnnnnnnnhhhhhhhhhhhhbbbbbbbbbb",     // M 24576-32767, N 6144-8191
+			"hhnnnnnnhhhhnnnnhhhhhhhhhhhhhhhbbbbbbbbbb",     // M 24576-32767, N 8192-12287
+			"hhnnnnnnhhhhhnhhhhhhhhhhhhhhhhhbbbbbbbbbb",     // M 24576-32767, N 12288-16383
+			"hhnnnnnnhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbbb",     // M 24576-32767, N 16384-24575
+			"hhhnnnnnhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbbb",     // M 24576-32767, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbb",     // M 24576-32767, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbb",     // M 24576-32767, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 24576-32767, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 24576-32767, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 24576-32767, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 24576-32767, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 24576-32767, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 24576-32767, N >= 393216
+			"QQQQQQQMMMMMMMMMMMMMMMMMMMMMQQQQQQQQQQQQQ",     // M 32768-49151, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 32768-49151, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",     // M 32768-49151, N 2
+			"SSSSSSSQQQSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",     // M 32768-49151, N 3
+			"aaaaaQQQQQQQQSSaaaaaSSSSSSSSaaaaaaaaaaaaa",     // M 32768-49151, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaacaaaaaaaaaaaaaaa",     // M 32768-49151, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 32768-49151, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 32768-49151, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 32768-49151, N 16-23
+			"AAWWaaaaaaaaaaaaaaaaaaabaaaaaaaaaaaaaaaaa",     // M 32768-49151, N 24-31
+			";;WWaaaaaaaaaa9bbbbaabbbbbbbbbbbbbbbbbbbb",     // M 32768-49151, N 32-47
+			";;[[aaa[ccaaa9bbbbbbbbbbbbbbbbbbbbbbbbbbb",     // M 32768-49151, N 48-63
+			"A[[[aa[cccnnnbbbbbbcckbbaaaaaaaaaaaaaaaaa",     // M 32768-49151, N 64-95
+			"i[[[[a[[[bcbbmbbbb7777jjbbjjjjjjbbbbbbbbb",     // M 32768-49151, N 96-127
+			"AA[[[aaaaannnnnnbbbbnnnnnnnhhhhhbbbbbbbbb",     // M 32768-49151, N 128-191
+			"AA[[aaa9nnnnnnnbbnnnnnnnnnnnhhhhbbbbbbbbb",     // M 32768-49151, N 192-255
+			"AA[nnnnnnnnnnnnbbnnbbbbbnnnnhhhhbbbbbbbbb",     // M 32768-49151, N 256-383
+			"AAhnnnnnnnn999bnnnnbjjojbnnnhhhhbbbbbbbbb",     // M 32768-49151, N 384-511
+			"=hhnnnnnnnn999bnnnnjooojbnnnhhhhbbbbbbbbb",     // M 32768-49151, N 512-767
+			"hhhhnnnnnnn9nnnnnnnbjjjjnnnnhhhhbbbbbbbbb",     // M 32768-49151, N 768-1023
+			"hhhhhhnnnnnnnnnnnnnnnnnnnnnhhhhhbbbbbbbbb",     // M 32768-49151, N 1024-1535
+			"hhhhhhhnnnnnnnnnnnnnnnnnnnnhhhhhbbbbbbbbb",     // M 32768-49151, N 1536-2047
+			"hhhhnnnnnnnnnnnnnnnnnnnnnnhhhhhhbbbbbbbbb",     // M 32768-49151, N 2048-3071
+			"hhhnnnnnnnnnnnnnnnnnnnnnhhhhhhhhbbbbbbbbb",     // M 32768-49151, N 3072-4095
+			"hhhnnnnnnnnnnnhnnnnhhhhhhhhhhhhhbbbbbbbbb",     // M 32768-49151, N 4096-6143
+			"hhnnnnnnnnnnnnhhnnhhhhhhhhhhhhhhbbbbbbbbb",     // M 32768-49151, N 6144-8191
+			"hhnnnnnnnnnnnnhhhhhhhhhhhhhhhhhhbbbbbbbbb",     // M 32768-49151, N 8192-12287
+			"hhhnnnnnnnnnnnhhhhhhhhhhhhhhhhhhbbbbbbbbb",     // M 32768-49151, N 12288-16383
+			"hhhnnnnnnnnnnhhhhhhhhhhhhhhhhhhhbbbbbbbbb",     // M 32768-49151, N 16384-24575
+			"hhhhhnnnnnnhhhhhhhhhhhhhhhhhhhhhbbbbbbbbb",     // M 32768-49151, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbbb",     // M 32768-49151, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbb",     // M 32768-49151, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 32768-49151, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 32768-49151, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 32768-49151, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 32768-49151, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 32768-49151, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 32768-49151, N >= 393216
+			"QQQQQQQQQQQQQQQQQMQQMMMMQQQQQQQQQQQQQQQQQ",     // M 49152-65535, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 49152-65535, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",     // M 49152-65535, N 2
+			"SSSSSSSQQQaSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",     // M 49152-65535, N 3
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 49152-65535, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 49152-65535, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 49152-65535, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 49152-65535, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 49152-65535, N 16-23
+			"AAWWaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 49152-65535, N 24-31
+			"==[[aaaacaaaaabbbbbaaaabbbbbbbbbbbbbbbbbb",     // M 49152-65535, N 32-47
+			"==[[aaaccccncbbbbbbbbbbbbbbbbbbbbbbbbbbbb",     // M 49152-65535, N 48-63
+			"AA[[aacccccccbbbbbbbbbjjjaaaaaaaaaaaaaaaa",     // M 49152-65535, N 64-95
+			"ii[[a399bcccbbbbbbbbbjjjjjjjjjjjjbbbbbbbb",     // M 49152-65535, N 96-127
+			"AA[[aaaaaaaaannnnnnnbnnnnnnhhhhhhbbbbbbbb",     // M 49152-65535, N 128-191
+			"AA[aaaaaaannnnnnnbbbbbnnnnnhhhhhhbbbbbbbb",     // M 49152-65535, N 192-255
+			"AAnnnaannnnnnnnnnbbbbbnnnnnnhhhhhbbbbbbbb",     // M 49152-65535, N 256-383
+			"Ahhnnnnnnnnnnnnnnnbbbbbbnnnnhhhhhbbbbbbbb",     // M 49152-65535, N 384-511
+			"hhhnnnnnnnnnnnnnnnnnbbbbnnnnhhhhhbbbbbbbb",     // M 49152-65535, N 512-767
+			"hhhhhnnnnnnnnnnnnnnnnnnnnnnnhhhhhbbbbbbbb",     // M 49152-65535, N 768-1023
+			"hhhhhhnnnnnnnnnnnnnnnnnnnnnhhhhhhbbbbbbbb",     // M 49152-65535, N 1024-1535
+			"hhhhhhhhnnnnnnnnnnnnnnnnnnhhhhhhhbbbbbbbb",     // M 49152-65535, N 1536-2047
+			"hhhhhhhhhnnnnnnnnnnnnnnnnhhhhhhhhbbbbbbbb",     // M 49152-65535, N 2048-3071
+			"hhhhhhhhhnnhhhhhhhhhhhhhhhhhhhhhhbbbbbbbb",     // M 49152-65535, N 3072-4095
+			"hhhhnnnnnnnnnhhhhhhhhhhhhhhhhhhhhbbbbbbbb",     // M 49152-65535, N 4096-6143
+			"hhhhnnnnnnnnnhhhhhhhhhhhhhhhhhhhhbbbbbbbb",     // M 49152-65535, N 6144-8191
+			"hhhhnnnnnnnnnhhhhhhhhhhhhhhhhhhhhbbbbbbbb",     // M 49152-65535, N 8192-12287
+			"hhhhhnnnnnnnnhhhhhhhhhhhhhhhhhhhhbbbbbbbb",     // M 49152-65535, N 12288-16383
+			"hhhhhhhnnnnnnhhhhhhhhhhhhhhhhhhhhbbbbbbbb",     // M 49152-65535, N 16384-24575
+			"hhhhhhhhhnnhhhhhhhhhhhhhhhhhhhhhhbbbbbbbb",     // M 49152-65535, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbb",     // M 49152-65535, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbbb",     // M 49152-65535, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 49152-65535, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 49152-65535, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 49152-65535, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 49152-65535, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 49152-65535, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 49152-65535, N >= 393216
+			"QQQQQQMMMQQQQQQMMMMMMMMMMMQQQQQQQQQQQQQQQ",     // M 65536-98303, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 65536-98303, N (none)
+			"RRRRRRQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",     // M 65536-98303, N 2
+			"SSSSSSSQQSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",     // M 65536-98303, N 3
+			"aaaaaaaQQQQQSSSSSSSSSSSSSaaaaaaaaaaaaaaaa",     // M 65536-98303, N 4-5
+			"aaaaa]]]]]]QQQQSaccccSSaaaaaaaaaaaaaaaaaa",     // M 65536-98303, N 6-7
+			"aaaaaaaaaaQQQaaabbbbccccaaaaaaaaaaaaaaaaa",     // M 65536-98303, N 8-11
+			"aaaaaaaaaaaaaaaabbbbccccaaaaaaaaaaaaaaaaa",     // M 65536-98303, N 12-15
+			"aaaaaaaaaaaaaaaabbabcaCaaaaaaaaaaaaaaaaaa",     // M 65536-98303, N 16-23
+			"AA[aaaaaaaaaaaabaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 65536-98303, N 24-31
+			"==[aaaaaaaaaabbbbbbaaaabbbbbbbbbbbbbbbbbb",     // M 65536-98303, N 32-47
+			"==[aaacccccccbbbbbbbbbbjbbbbbbbbbbbbbbbbb",     // M 65536-98303, N 48-63
+			"AA[[a999ccccbbbbbbbbbjjjjaaaaaaaaaaaaaaaa",     // M 65536-98303, N 64-95
+			"ii[[33339cccb11bbbbbbjjjjjjjjjjjjjbbbbbbb",     // M 65536-98303, N 96-127
+			"AA[aaa33aaaaabbbnbbbbbbnnnhhhhhhhhbbbbbbb",     // M 65536-98303, N 128-191
+			"AAaaaa99a39nnnbnbbbbjbbnnnnhhhhhhhbbbbbbb",     // M 65536-98303, N 192-255
+			"Ahnaaaaa999nnnnnbbbbjbbnnnnhhhhhhhbbbbbbb",     // M 65536-98303, N 256-383
+			"hhnnnnnnn99nnnnnnbbbbbbnnnnhhhhhhhbbbbbbb",     // M 65536-98303, N 384-511
+			"hhhnnnnnnnnnnnnnnnnnbnnnnnnhhhhhhhbbbbbbb",     // M 65536-98303, N 512-767
+			"hhhhnnnnnnnnnnnnnnnnnnnnnnnhhhhhhhbbbbbbb",     // M 65536-98303, N 768-1023
+			"hhhhhhnnnnnnnnnnnnnnnnnnnnnhhhhhhhbbbbbbb",     // M 65536-98303, N 1024-1535
+			"hhhhhhhhnnnnnnnnnnnnnnnnnnhhhhhhhhbbbbbbb",     // M 65536-98303, N 1536-2047
+			"hhhhhhhhhhnnnnnnhhnnnnnnhhhhhhhhhhbbbbbbb",     // M 65536-98303, N 2048-3071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 65536-98303, N 3072-4095
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 65536-98303, N 4096-6143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 65536-98303, N 6144-8191
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 65536-98303, N 8192-12287
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 65536-98303, N 12288-16383
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 65536-98303, N 16384-24575
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 65536-98303, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 65536-98303, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 65536-98303, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbbb",     // M 65536-98303, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 65536-98303, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 65536-98303, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 65536-98303, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 65536-98303, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 65536-98303, N >= 393216
+			"QQQQQQMMQQQQRQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",     // M 98304-131071, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 98304-131071, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",     // M 98304-131071, N 2
+			"SSSSSSSQ]]SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",     // M 98304-131071, N 3
+			"aaaaaa]]]aaaSSSSSSSSSSSSaaaaaaaaaaaaaaaaa",     // M 98304-131071, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 98304-131071, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 98304-131071, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 98304-131071, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 98304-131071, N 16-23
+			"AAAaaaaaaaaaaaabbaaaaaaaaaaaaaaaaaaaaaaaa",     // M 98304-131071, N 24-31
+			"==[aaaaaaaaaabbbbbbaaaabbbbbbbbbbbbbbbbbb",     // M 98304-131071, N 32-47
+			"==[aaaaacccccbbbbbbbbbjjbbbbbbbbbbbbbbbbb",     // M 98304-131071, N 48-63
+			"AA[a9999ccccbbbbbbbbbjjjjaaaaaaaaaaaaaaaa",     // M 98304-131071, N 64-95
+			"ii[999339cccb11bbbbbbjjjjjjjjjjjjjjbbbbbb",     // M 98304-131071, N 96-127
+			"AAaaaa33aaaaab1bnbbbbbbaanhhhhhhhhhbbbbbb",     // M 98304-131071, N 128-191
+			"Ahaaaa99999nabbnbbZbYbbnnnhhhhhhhhhbbbbbb",     // M 98304-131071, N 192-255
+			"hhnaaaaa997nnnnnbbZbYbbnnnhhhhhhhhhbbbbbb",     // M 98304-131071, N 256-383
+			"hhnnnannn99nnnnnnbbbbbbnnnhhhhhhhhhbbbbbb",     // M 98304-131071, N 384-511
+			"hhhnnnnnnnnnnnnnnnbbbbnnnnhhhhhhhhhbbbbbb",     // M 98304-131071, N 512-767
+			"hhhhnnnnnnnnnnnnnnnnnnnnnnhhhhhhhhhbbbbbb",     // M 98304-131071, N 768-1023
+			"hhhhhhnnnnnnnnnnnnnnnnnnnhhhhhhhhhhbbbbbb",     // M 98304-131071, N 1024-1535
+			"hhhhhhhhnnnnnnnnnnnnnnnnhhhhhhhhhhhbbbbbb",     // M 98304-131071, N 1536-2047
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 98304-131071, N 2048-3071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 98304-131071, N 3072-4095
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 98304-131071, N 4096-6143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 98304-131071, N 6144-8191
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 98304-131071, N 8192-12287
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 98304-131071, N 12288-16383
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 98304-131071, N 16384-24575
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 98304-131071, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 98304-131071, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 98304-131071, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 98304-131071, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbbb",     // M 98304-131071, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 98304-131071, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 98304-131071, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 98304-131071, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 98304-131071, N >= 393216
+			"QQQQQQMMQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",     // M 131072-196607, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 131072-196607, N (none)
+			"RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",     // M 131072-196607, N 2
+			"SSSSSS]]]]]SSSSSSSSSSSSSSSSSSSSSSSSSSSSSS",     // M 131072-196607, N 3
+			"aaaa]]]]]]]QQQSSSSSSSSaaaaaaaaaaaaaaaaaaa",     // M 131072-196607, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 131072-196607, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 131072-196607, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 131072-196607, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 131072-196607, N 16-23
+			"AA[aaaaaaaaaaabbbaaaaaaaaaaaaaaaaaaaaaaaa",     // M 131072-196607, N 24-31
+			"==[aaaaaaaaaabbbbbbbbbbbbbbbbbbbbbbbbbbbb",     // M 131072-196607, N 32-47
+			"=[aaaaaaacccbbbbbbbbbbbjbbbbbbbbbbbbbbbbb",     // M 131072-196607, N 48-63
+			"A[aaaaaaacccbbbbbbbbbbjjjaaaaaaaaaaaaaaaa",     // M 131072-196607, N 64-95
+			"i111aa99acccbbbbbbbbbjjjjjjjjjjjjjjjbbbbb",     // M 131072-196607, N 96-127
+			"Aaaaaaaaaaaaabbaabbbbbbaanhhhhhhhhhhbbbbb",     // M 131072-196607, N 128-191
+			"hhaaaaaaa9aaannnbbbbbbbnnnhhhhhhhhhhbbbbb",     // M 131072-196607, N 192-255
+			"hhnaaaaaa99nnnnnbbbbbbbnnnhhhhhhhhhhbbbbb",     // M 131072-196607, N 256-383
+			"hhnnaaaaannnnnnnnbbbbbbnnnhhhhhhhhhhbbbbb",     // M 131072-196607, N 384-511
+			"hhhnnnnnnnnnnnnnnnnnbnnnnhhhhhhhhhhhbbbbb",     // M 131072-196607, N 512-767
+			"hhhhhnnnnnnnnnnnnnnnnnnnnhhhhhhhhhhhbbbbb",     // M 131072-196607, N 768-1023
+			"hhhhhhnnnnnnnnnnnnnnnnnnhhhhhhhhhhhhbbbbb",     // M 131072-196607, N 1024-1535
+			"hhhhhhhhnnnnhhhhhnnnnnhhhhhhhhhhhhhhbbbbb",     // M 131072-196607, N 1536-2047
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 131072-196607, N 2048-3071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 131072-196607, N 3072-4095
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 131072-196607, N 4096-6143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 131072-196607, N 6144-8191
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 131072-196607, N 8192-12287
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 131072-196607, N 12288-16383
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 131072-196607, N 16384-24575
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 131072-196607, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 131072-196607, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 131072-196607, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 131072-196607, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 131072-196607, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbbb",     // M 131072-196607, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 131072-196607, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 131072-196607, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 131072-196607, N >= 393216
+			"QQQQQQMMMQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",     // M 196608-262143, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 196608-262143, N (none)
+			"RRRRRRRMMMRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",     // M 196608-262143, N 2
+			"SSS]]]]]]]]]SSSSSSSSSSSSSSSSSSSSSSSSSSSSS",     // M 196608-262143, N 3
+			"aa]]]]]]]]]QQQQSSSSSSaaaaaaaaaaaaaaaaaaaa",     // M 196608-262143, N 4-5
+			"aaaaaaaMMaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 196608-262143, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 196608-262143, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 196608-262143, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 196608-262143, N 16-23
+			"AAaaaaaaaaaaaaabbbaaaaaaaaaaaaaaaaaaaaaaa",     // M 196608-262143, N 24-31
+			"=[aaaaaaaaaa9bbbbbbbbbbbbbbbbbbbbbbbbbbbb",     // M 196608-262143, N 32-47
+			"=[aaaaaaaabb9bbbbbbbbbbbbbbbbbbbbbbbbbbbb",     // M 196608-262143, N 48-63
+			"A11aaaaaaacb9bbbbbbbbbjjjaaaaaaaaaaaaaaaa",     // M 196608-262143, N 64-95
+			"i61aaaaabbbb9bbbbbjjjjjjjjjjjjjjjjjjjbbbb",     // M 196608-262143, N 96-127
+			"haaaaaaaaaaaaaabbbbbbaaaanhhhhhhhhhhhbbbb",     // M 196608-262143, N 128-191
+			"haaaaaaaaaaaaaanbbbbbbnnnnhhhhhhhhhhhbbbb",     // M 196608-262143, N 192-255
+			"hhaaaaaaaaaannnnnbbbbbnnnnhhhhhhhhhhhbbbb",     // M 196608-262143, N 256-383
+			"hhnnaaaaaannnnnnnnnnbbnnnnhhhhhhhhhhhbbbb",     // M 196608-262143, N 384-511
+			"hhhhnnnnnnnnnnnnnnnnnnnnnhhhhhhhhhhhhbbbb",     // M 196608-262143, N 512-767
+			"hhhhhnnnnnnnnnnnnnnnnnnnhhhhhhhhhhhhhbbbb",     // M 196608-262143, N 768-1023
+			"hhhhhhhnnnnnnhhnnnnnnnnhhhhhhhhhhhhhhbbbb",     // M 196608-262143, N 1024-1535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 196608-262143, N 1536-2047
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 196608-262143, N 2048-3071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 196608-262143, N 3072-4095
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 196608-262143, N 4096-6143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 196608-262143, N 6144-8191
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 196608-262143, N 8192-12287
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 196608-262143, N 12288-16383
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 196608-262143, N 16384-24575
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 196608-262143, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 196608-262143, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 196608-262143, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 196608-262143, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 196608-262143, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 196608-262143, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbbb",     // M 196608-262143, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 196608-262143, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 196608-262143, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",     // M 262144-393215, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 262144-393215, N (none)
+			"RRRQQQQQQQRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",     // M 262144-393215, N 2
+			"SSQQaaaQQQQQQQQSSSSSSSSSSSSSSSSSSSSSSSSSS",     // M 262144-393215, N 3
+			"aaaaaaaaaaaQQQaaaSSaaaaaaaaaaaaaaaaaaaaaa",     // M 262144-393215, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 262144-393215, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 262144-393215, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 262144-393215, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 262144-393215, N 16-23
+			"AAaaaaaaaaaa99bbbbbbbbaaaaaaaaaaaaaaaaaaa",     // M 262144-393215, N 24-31
+			"=1aaaaaaaaa9999bbbbbbbbbbbbbbbbbbbbbbbbbb",     // M 262144-393215, N 32-47
+			"=aaaaaaaaa9999bbbbbbbbbjbbbbbbbbbbbbbbbbb",     // M 262144-393215, N 48-63
+			"Ah1aaaaaa99999bjjjjjjjjjaaaaaaaaaaaaaaaaa",     // M 262144-393215, N 64-95
+			"j61aaaaaa99999b77jjjjjjjjjjjjjjjjjjjjjbbb",     // M 262144-393215, N 96-127
+			"haaaaaaaaaaaaabbbbbbbaaaahhhhhhhhhhhhhbbb",     // M 262144-393215, N 128-191
+			"haaaaaaaaaaaaaabbbbbbaaanhhhhhhhhhhhhhbbb",     // M 262144-393215, N 192-255
+			"haaaaaaaaaaaaannnbbbnnnnnhhhhhhhhhhhhhbbb",     // M 262144-393215, N 256-383
+			"hhnaaaaaaaannnnnnnnnnnnnnhhhhhhhhhhhhhbbb",     // M 262144-393215, N 384-511
+			"hhhhnnnnnnnnnnnnnnnnnnnnnhhhhhhhhhhhhhbbb",     // M 262144-393215, N 512-767
+			"hhhhhhhnnnnnnhnnnnnnnnnnhhhhhhhhhhhhhhbbb",     // M 262144-393215, N 768-1023
+			"hhhhhhhhnnnnhhhhnnnnnnhhhhhhhhhhhhhhhhbbb",     // M 262144-393215, N 1024-1535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 262144-393215, N 1536-2047
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 262144-393215, N 2048-3071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 262144-393215, N 3072-4095
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 262144-393215, N 4096-6143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 262144-393215, N 6144-8191
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 262144-393215, N 8192-12287
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 262144-393215, N 12288-16383
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 262144-393215, N 16384-24575
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 262144-393215, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 262144-393215, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 262144-393215, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 262144-393215, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 262144-393215, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 262144-393215, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 262144-393215, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbbb",     // M 262144-393215, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 262144-393215, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",     // M 393216-524287, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 393216-524287, N (none)
+			"RRRRQQQQaaaaRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",     // M 393216-524287, N 2
+			"SSaaaaaaaaaaQQQSSSSSSSSSSSSSSSSSSSSSSSSSS",     // M 393216-524287, N 3
+			"aaaaaaaaaaaQQaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 393216-524287, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 393216-524287, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 393216-524287, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 393216-524287, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 393216-524287, N 16-23
+			"AAaaaaaaaaab999bbbbbbbaaaaaaaaaaaaaaaaaaa",     // M 393216-524287, N 24-31
+			"=aaaaaaaaa99999bbbbbbbbbbbbbbbbbbbbbbbbbb",     // M 393216-524287, N 32-47
+			"=hhaaaaaa999999bjjjjjjjjbbbbbbbbbbbbbbbbb",     // M 393216-524287, N 48-63
+			"ah1aaaaaa99999b77jjjjjjjaaaaaaaaaaaaaaaaa",     // M 393216-524287, N 64-95
+			"j61aaaaaa99999b77jjjjjjjjjjjjjjjjjjjjjjbb",     // M 393216-524287, N 96-127
+			"haaaaaaaaaaaaabb7bjbbaaahhhhhhhhhhhhhhhbb",     // M 393216-524287, N 128-191
+			"haaaaaaaaaaaaaabbbbbbaaahhhhhhhhhhhhhhhbb",     // M 393216-524287, N 192-255
+			"haaaaaaaaaaaaaanbbbbnnnnhhhhhhhhhhhhhhhbb",     // M 393216-524287, N 256-383
+			"hhaaaaaaaaannnnnnnnnnnnnhhhhhhhhhhhhhhhbb",     // M 393216-524287, N 384-511
+			"hhhhnnnnnnnnnnnnnnnnnnnhhhhhhhhhhhhhhhhbb",     // M 393216-524287, N 512-767
+			"hhhhhhhhnnnnhhnnnnnnnnhhhhhhhhhhhhhhhhhbb",     // M 393216-524287, N 768-1023
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 393216-524287, N 1024-1535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 393216-524287, N 1536-2047
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 393216-524287, N 2048-3071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 393216-524287, N 3072-4095
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 393216-524287, N 4096-6143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 393216-524287, N 6144-8191
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 393216-524287, N 8192-12287
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 393216-524287, N 12288-16383
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 393216-524287, N 16384-24575
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 393216-524287, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 393216-524287, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 393216-524287, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 393216-524287, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 393216-524287, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 393216-524287, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 393216-524287, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 393216-524287, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhbb",     // M 393216-524287, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",     // M 524288-786431, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 524288-786431, N (none)
+			"aaQQaaaaaaaaaQQaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 524288-786431, N 2
+			"aQaaaaaaaaaaaQQaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 524288-786431, N 3
+			"aaaaaaaaaaaaaQaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 524288-786431, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 524288-786431, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 524288-786431, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 524288-786431, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 524288-786431, N 16-23
+			"AAaaaaaaaaabb99bbbbbbbaaaaaaaaaaaaaaaaaaa",     // M 524288-786431, N 24-31
+			"=aaaaaaaaab9999bbbjjjjjbbbbbbbbbbbbbbbbbb",     // M 524288-786431, N 32-47
+			"bhhaaaaaa999999bjjjjjjjjbbbbbbbbbbbbbbbbb",     // M 524288-786431, N 48-63
+			"ahhaaaaaa99999bjjjjjjjjjaaaaaaaaaaaaaaaaa",     // M 524288-786431, N 64-95
+			"j61aaaaaa99999b77jjjjjjjjjjjjjjjjjjjjjjjb",     // M 524288-786431, N 96-127
+			"haaaaaaaaaaaaaabbbbbbaaahhhhhhhhhhhhhhhhb",     // M 524288-786431, N 128-191
+			"haaaaaaaaaaaaaabbbbbbaaahhhhhhhhhhhhhhhhb",     // M 524288-786431, N 192-255
+			"hhaaaaaaaaaaaaaaanbbnanhhhhhhhhhhhhhhhhhb",     // M 524288-786431, N 256-383
+			"hhaaaaaaannnnaannnnnnnnhhhhhhhhhhhhhhhhhb",     // M 524288-786431, N 384-511
+			"hhhhnnnnhnnhhnnnnnnnnnhhhhhhhhhhhhhhhhhhb",     // M 524288-786431, N 512-767
+			"hhhhhhhhhhhhhhhnnnnnhhhhhhhhhhhhhhhhhhhhb",     // M 524288-786431, N 768-1023
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhb",     // M 524288-786431, N 1024-1535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhb",     // M 524288-786431, N 1536-2047
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhb",     // M 524288-786431, N 2048-3071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhb",     // M 524288-786431, N 3072-4095
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhb",     // M 524288-786431, N 4096-6143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhb",     // M 524288-786431, N 6144-8191
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhb",     // M 524288-786431, N 8192-12287
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhb",     // M 524288-786431, N 12288-16383
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhb",     // M 524288-786431, N 16384-24575
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhb",     // M 524288-786431, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhb",     // M 524288-786431, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhb",     // M 524288-786431, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhb",     // M 524288-786431, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhb",     // M 524288-786431, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhb",     // M 524288-786431, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhb",     // M 524288-786431, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhb",     // M 524288-786431, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhb",     // M 524288-786431, N >= 393216
+			"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",     // M 786432-1048575, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 786432-1048575, N (none)
+			"aaQQaaaaaaaaaQQQaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 786432-1048575, N 2
+			"aaaaaaaaaaaaaQQaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 786432-1048575, N 3
+			"aaaaaaaaaaaaaQaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 786432-1048575, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 786432-1048575, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 786432-1048575, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 786432-1048575, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 786432-1048575, N 16-23
+			"Aaaaaaaaaaabbbbbbbbjjjaaaaaaaaaaaaaaaaaaa",     // M 786432-1048575, N 24-31
+			"baaaaaaaaabb999bbjjjjjjbbbbbbbbbbbbbbbbbb",     // M 786432-1048575, N 32-47
+			"bhhaaaaaa999999bjjjjjjjbbbbbbbbbbbbbbbbbb",     // M 786432-1048575, N 48-63
+			"ahhhaaaaa99999bbjjjjjjjjaaaaaaaaaaaaaaaaa",     // M 786432-1048575, N 64-95
+			"jm11aaaa999999bjjjjjjj77jjjjjjjjjjjjjjjjj",     // M 786432-1048575, N 96-127
+			"haaaaaaaaaaaaaaaaabaaaaahhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 128-191
+			"haaaaaaaaaaaaaaaaaaaaaaahhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 192-255
+			"hhaaaaaaaaaaaaaaaaaaaaahhhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 256-383
+			"hhhaaaaaahhhnaaaannnnnhhhhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 384-511
+			"hhhhhnnhhhhhhnnnnnnnnhhhhhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 512-767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 768-1023
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 1024-1535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 1536-2047
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 2048-3071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 3072-4095
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 4096-6143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 6144-8191
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 8192-12287
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 12288-16383
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 16384-24575
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 786432-1048575, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 786432-1048575, N >= 393216
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 1048576-1572863, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M 1048576-1572863, N (none)
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 1048576-1572863, N 2
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 1048576-1572863, N 3
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 1048576-1572863, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 1048576-1572863, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 1048576-1572863, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 1048576-1572863, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M 1048576-1572863, N 16-23
+			"aaaaaaaaaaabbbbbbbjjaaaaaaaaaaaaaaaaaaaaa",     // M 1048576-1572863, N 24-31
+			"bbaaaaaaaabbb99bbjjjjjbbbbbbbbbbbbbbbbbbb",     // M 1048576-1572863, N 32-47
+			"bbhhaaaaabb9999bj7777jjbbbbbbbbbbbbbbbbbb",     // M 1048576-1572863, N 48-63
+			"ahhhhaaaa999999bjjjjj77aaaaaaaaaaaaaaaaaa",     // M 1048576-1572863, N 64-95
+			"jmhh11119m9999bjjjjjjj7jjjjjjjjjjjjjjjjjj",     // M 1048576-1572863, N 96-127
+			"hhaaaaaaaaaaaaaaaaaaaaahhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 128-191
+			"hhaaaaaaaaaaaaaaaaaaaaahhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 192-255
+			"hhhaaaaaaaaaaaaaaaaaaanhhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 256-383
+			"hhhhaaaahhhhhaaaaaaannhhhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 384-511
+			"hhhhhhhhhhhhhhnnnnnnhhhhhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 512-767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 768-1023
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 1024-1535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 1536-2047
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 2048-3071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 3072-4095
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 4096-6143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 6144-8191
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 8192-12287
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 12288-16383
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 16384-24575
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M 1048576-1572863, N >= 393216
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M >= 1572864, N <= 1
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",     // M >= 1572864, N (none)
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M >= 1572864, N 2
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M >= 1572864, N 3
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M >= 1572864, N 4-5
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M >= 1572864, N 6-7
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M >= 1572864, N 8-11
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M >= 1572864, N 12-15
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",     // M >= 1572864, N 16-23
+			"aaaaaaaaaaaabbbbaaaaaaaaaaaaaaaaaaaaaaaaa",     // M >= 1572864, N 24-31
+			"bbbaaaaaaaabbbbbjjjjjbbbbbbbbbbbbbbbbbbbb",     // M >= 1572864, N 32-47
+			"bbhhaaaaaabb999bj7777jbbbbbbbbbbbbbbbbbbb",     // M >= 1572864, N 48-63
+			"aahhhhaaaj99999j777777aaaaaaaaaaaaaaaaaaa",     // M >= 1572864, N 64-95
+			"jjmhhhhmmjjj99j7777777jjjjjjjjjjjjjjjjjjj",     // M >= 1572864, N 96-127
+			"hhaaaaaaaaaaaaaaaaaaaahhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 128-191
+			"hhhaaaaaahaaaaaaaaaaaahhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 192-255
+			"hhhhaaaahhhhhaaaaaaaahhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 256-383
+			"hhhhhhhhhhhhhhaaaaaahhhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 384-511
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 512-767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 768-1023
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 1024-1535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 1536-2047
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 2048-3071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 3072-4095
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 4096-6143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 6144-8191
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 8192-12287
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 12288-16383
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 16384-24575
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 24576-32767
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 32768-49151
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 49152-65535
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 65536-98303
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 98304-131071
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 131072-196607
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 196608-262143
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N 262144-393215
+			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N >= 393216
 		},
 	},
 	// NT: Columns (K): <= 3071 | 3072-4095 | 4096-6143 | 6144-8191 | 8192-12287 | 12288-16383 | >=
 	// 16384.,
 	OpNT: {
 		aligned: []string{
-			"ccccccc", // M <= 3071, N <= 3071
-			"ccccccc", // M <= 3071, N 3072-4095
-			"ccccccc", // M <= 3071, N 4096-6143
-			"ccccccc", // M <= 3071, N 6144-8191
-			"ccccccc", // M <= 3071, N 8192-12287
-			"ccccccc", // M <= 3071, N 12288-16383
-			"ccccccc", // M <= 3071, N >= 16384
-			"ccccccc", // M 3072-4095, N <= 3071
-			"ccccccc", // M 3072-4095, N 3072-4095
-			"ccccccc", // M 3072-4095, N 4096-6143
-			"ccccccc", // M 3072-4095, N 6144-8191
-			"ccccccc", // M 3072-4095, N 8192-12287
-			"ccccccc", // M 3072-4095, N 12288-16383
-			"ccccccc", // M 3072-4095, N >= 16384
-			"ccccccc", // M 4096-6143, N <= 3071
-			"ccccccc", // M 4096-6143, N 3072-4095
-			"ccccccc", // M 4096-6143, N 4096-6143
-			"ccccccc", // M 4096-6143, N 6144-8191
-			"ccccccc", // M 4096-6143, N 8192-12287
-			"ccccccc", // M 4096-6143, N 12288-16383
-			"ccccccc", // M 4096-6143, N >= 16384
-			"ccccccc", // M 6144-8191, N <= 3071
-			"ccccccc", // M 6144-8191, N 3072-4095
-			"ccccccc", // M 6144-8191, N 4096-6143
-			"ccccccc", // M 6144-8191, N 6144-8191
-			"ccccccc", // M 6144-8191, N 8192-12287
-			"ccccccc", // M 6144-8191, N 12288-16383
-			"ccccccc", // M 6144-8191, N >= 16384
-			"ccccccc", // M 8192-12287, N <= 3071
-			"ccccccc", // M 8192-12287, N 3072-4095
-			"ccccccc", // M 8192-12287, N 4096-6143
-			"ccccccc", // M 8192-12287, N 6144-8191
-			"ccccccc", // M 8192-12287, N 8192-12287
-			"ccccccc", // M 8192-12287, N 12288-16383
-			"ccccccc", // M 8192-12287, N >= 16384
-			"ccccccc", // M 12288-16383, N <= 3071
-			"ccccccc", // M 12288-16383, N 3072-4095
-			"ccccccc", // M 12288-16383, N 4096-6143
-			"ccccccc", // M 12288-16383, N 6144-8191
-			"ccccccc", // M 12288-16383, N 8192-12287
-			"ccccccc", // M 12288-16383, N 12288-16383
-			"ccccccc", // M 12288-16383, N >= 16384
-			"ccccccc", // M >= 16384, N <= 3071
-			"ccccccc", // M >= 16384, N 3072-4095
-			"ccccccc", // M >= 16384, N 4096-6143
-			"ccccccc", // M >= 16384, N 6144-8191
-			"ccccccc", // M >= 16384, N 8192-12287
-			"ccccccc", // M >= 16384, N 12288-16383
-			"ccccccc", // M >= 16384, N >= 16384
+			"0000000", // M <= 3071, N <= 3071
+			"0000000", // M <= 3071, N 3072-4095
+			"0000000", // M <= 3071, N 4096-6143
+			"0000000", // M <= 3071, N 6144-8191
+			"0000000", // M <= 3071, N 8192-12287
+			"0000000", // M <= 3071, N 12288-16383
+			"0000000", // M <= 3071, N >= 16384
+			"0000000", // M 3072-4095, N <= 3071
+			"0000000", // M 3072-4095, N 3072-4095
+			"0000000", // M 3072-4095, N 4096-6143
+			"0000000", // M 3072-4095, N 6144-8191
+			"0000000", // M 3072-4095, N 8192-12287
+			"0000000", // M 3072-4095, N 12288-16383
+			"0000000", // M 3072-4095, N >= 16384
+			"0000000", // M 4096-6143, N <= 3071
+			"0000000", // M 4096-6143, N 3072-4095
+			"0000000", // M 4096-6143, N 4096-6143
+			"0000000", // M 4096-6143, N 6144-8191
+			"0000000", // M 4096-6143, N 8192-12287
+			"0000000", // M 4096-6143, N 12288-16383
+			"0000000", // M 4096-6143, N >= 16384
+			"0000000", // M 6144-8191, N <= 3071
+			"0000000", // M 6144-8191, N 3072-4095
+			"0000000", // M 6144-8191, N 4096-6143
+			"0000000", // M 6144-8191, N 6144-8191
+			"0000000", // M 6144-8191, N 8192-12287
+			"0000000", // M 6144-8191, N 12288-16383
+			"0000000", // M 6144-8191, N >= 16384
+			"0000000", // M 8192-12287, N <= 3071
+			"0000000", // M 8192-12287, N 3072-4095
+			"0000000", // M 8192-12287, N 4096-6143
+			"0000000", // M 8192-12287, N 6144-8191
+			"0000000", // M 8192-12287, N 8192-12287
+			"0000000", // M 8192-12287, N 12288-16383
+			"0000000", // M 8192-12287, N >= 16384
+			"0000000", // M 12288-16383, N <= 3071
+			"0000000", // M 12288-16383, N 3072-4095
+			"0000000", // M 12288-16383, N 4096-6143
+			"0000000", // M 12288-16383, N 6144-8191
+			"0000000", // M 12288-16383, N 8192-12287
+			"0000000", // M 12288-16383, N 12288-16383
+			"0000000", // M 12288-16383, N >= 16384
+			"0000000", // M >= 16384, N <= 3071
+			"0000000", // M >= 16384, N 3072-4095
+			"0000000", // M >= 16384, N 4096-6143
+			"0000000", // M >= 16384, N 6144-8191
+			"0000000", // M >= 16384, N 8192-12287
+			"0000000", // M >= 16384, N 12288-16383
+			"0000000", // M >= 16384, N >= 16384
 		},
 		bulk: -1,
 		general: []string{
-			"ccccccc", // M <= 3071, N <= 3071
-			"ccccccc", // M <= 3071, N 3072-4095
-			"ccccccc", // M <= 3071, N 4096-6143
-			"ccccccc", // M <= 3071, N 6144-8191
-			"ccccccc", // M <= 3071, N 8192-12287
-			"ccccccc", // M <= 3071, N 12288-16383
-			"ccccccc", // M <= 3071, N >= 16384
-			"ccccccc", // M 3072-4095, N <= 3071
-			"ccccccc", // M 3072-4095, N 3072-4095
-			"ccccccc", // M 3072-4095, N 4096-6143
-			"ccccccc", // M 3072-4095, N 6144-8191
-			"ccccccc", // M 3072-4095, N 8192-12287
-			"ccccccc", // M 3072-4095, N 12288-16383
-			"ccccccc", // M 3072-4095, N >= 16384
-			"ccccccc", // M 4096-6143, N <= 3071
-			"ccccccc", // M 4096-6143, N 3072-4095
-			"ccccccc", // M 4096-6143, N 4096-6143
-			"ccccccc", // M 4096-6143, N 6144-8191
-			"ccccccc", // M 4096-6143, N 8192-12287
-			"ccccccc", // M 4096-6143, N 12288-16383
-			"ccccccc", // M 4096-6143, N >= 16384
-			"ccccccc", // M 6144-8191, N <= 3071
-			"ccccccc", // M 6144-8191, N 3072-4095
-			"ccccccc", // M 6144-8191, N 4096-6143
-			"ccccccc", // M 6144-8191, N 6144-8191
-			"ccccccc", // M 6144-8191, N 8192-12287
-			"ccccccc", // M 6144-8191, N 12288-16383
-			"ccccccc", // M 6144-8191, N >= 16384
-			"ccccccc", // M 8192-12287, N <= 3071
-			"ccccccc", // M 8192-12287, N 3072-4095
-			"ccccccc", // M 8192-12287, N 4096-6143
-			"ccccccc", // M 8192-12287, N 6144-8191
-			"ccccccc", // M 8192-12287, N 8192-12287
-			"ccccccc", // M 8192-12287, N 12288-16383
-			"ccccccc", // M 8192-12287, N >= 16384
-			"ccccccc", // M 12288-16383, N <= 3071
-			"ccccccc", // M 12288-16383, N 3072-4095
-			"ccccccc", // M 12288-16383, N 4096-6143
-			"ccccccc", // M 12288-16383, N 6144-8191
-			"ccccccc", // M 12288-16383, N 8192-12287
-			"ccccccc", // M 12288-16383, N 12288-16383
-			"ccccccc", // M 12288-16383, N >= 16384
-			"ccccccc", // M >= 16384, N <= 3071
-			"ccccccc", // M >= 16384, N 3072-4095
-			"ccccccc", // M >= 16384, N 4096-6143
-			"ccccccc", // M >= 16384, N 6144-8191
-			"ccccccc", // M >= 16384, N 8192-12287
-			"ccccccc", // M >= 16384, N 12288-16383
-			"ccccccc", // M >= 16384, N >= 16384
+			"0000000", // M <= 3071, N <= 3071
+			"0000000", // M <= 3071, N 3072-4095
+			"0000000", // M <= 3071, N 4096-6143
+			"0000000", // M <= 3071, N 6144-8191
+			"0000000", // M <= 3071, N 8192-12287
+			"0000000", // M <= 3071, N 12288-16383
+			"0000000", // M <= 3071, N >= 16384
+			"0000000", // M 3072-4095, N <= 3071
+			"0000000", // M 3072-4095, N 3072-4095
+			"0000000", // M 3072-4095, N 4096-6143
+			"0000000", // M 3072-4095, N 6144-8191
+			"0000000", // M 3072-4095, N 8192-12287
+			"0000000", // M 3072-4095, N 12288-16383
+			"0000000", // M 3072-4095, N >= 16384
+			"0000000", // M 4096-6143, N <= 3071
+			"0000000", // M 4096-6143, N 3072-4095
+			"0000000", // M 4096-6143, N 4096-6143
+			"0000000", // M 4096-6143, N 6144-8191
+			"0000000", // M 4096-6143, N 8192-12287
+			"0000000", // M 4096-6143, N 12288-16383
+			"0000000", // M 4096-6143, N >= 16384
+			"0000000", // M 6144-8191, N <= 3071
+			"0000000", // M 6144-8191, N 3072-4095
+			"0000000", // M 6144-8191, N 4096-6143
+			"0000000", // M 6144-8191, N 6144-8191
+			"0000000", // M 6144-8191, N 8192-12287
+			"0000000", // M 6144-8191, N 12288-16383
+			"0000000", // M 6144-8191, N >= 16384
+			"0000000", // M 8192-12287, N <= 3071
+			"0000000", // M 8192-12287, N 3072-4095
+			"0000000", // M 8192-12287, N 4096-6143
+			"0000000", // M 8192-12287, N 6144-8191
+			"0000000", // M 8192-12287, N 8192-12287
+			"0000000", // M 8192-12287, N 12288-16383
+			"0000000", // M 8192-12287, N >= 16384
+			"0000000", // M 12288-16383, N <= 3071
+			"0000000", // M 12288-16383, N 3072-4095
+			"0000000", // M 12288-16383, N 4096-6143
+			"0000000", // M 12288-16383, N 6144-8191
+			"0000000", // M 12288-16383, N 8192-12287
+			"0000000", // M 12288-16383, N 12288-16383
+			"0000000", // M 12288-16383, N >= 16384
+			"0000000", // M >= 16384, N <= 3071
+			"0000000", // M >= 16384, N 3072-4095
+			"0000000", // M >= 16384, N 4096-6143
+			"0000000", // M >= 16384, N 6144-8191
+			"0000000", // M >= 16384, N 8192-12287
+			"0000000", // M >= 16384, N 12288-16383
+			"0000000", // M >= 16384, N >= 16384
 		},
-		guard: -1,
-		hi:    [3]int{28, 28, 28},
-		lo:    [3]int{22, 22, 22},
-		nn:    7,
-		shift: 1,
+		guard:   -1,
+		hi:      [3]int{28, 28, 28},
+		kernels: []int{51},
+		lo:      [3]int{22, 22, 22},
+		nn:      7,
+		shift:   1,
 		unaligned: []string{
-			"ccccccc", // M <= 3071, N <= 3071
-			"ccccccc", // M <= 3071, N 3072-4095
-			"ccccccc", // M <= 3071, N 4096-6143
-			"ccccccc", // M <= 3071, N 6144-8191
-			"ccccccc", // M <= 3071, N 8192-12287
-			"ccccccc", // M <= 3071, N 12288-16383
-			"ccccccc", // M <= 3071, N >= 16384
-			"ccccccc", // M 3072-4095, N <= 3071
-			"ccccccc", // M 3072-4095, N 3072-4095
-			"ccccccc", // M 3072-4095, N 4096-6143
-			"ccccccc", // M 3072-4095, N 6144-8191
-			"ccccccc", // M 3072-4095, N 8192-12287
-			"ccccccc", // M 3072-4095, N 12288-16383
-			"ccccccc", // M 3072-4095, N >= 16384
-			"ccccccc", // M 4096-6143, N <= 3071
-			"ccccccc", // M 4096-6143, N 3072-4095
-			"ccccccc", // M 4096-6143, N 4096-6143
-			"ccccccc", // M 4096-6143, N 6144-8191
-			"ccccccc", // M 4096-6143, N 8192-12287
-			"ccccccc", // M 4096-6143, N 12288-16383
-			"ccccccc", // M 4096-6143, N >= 16384
-			"ccccccc", // M 6144-8191, N <= 3071
-			"ccccccc", // M 6144-8191, N 3072-4095
-			"ccccccc", // M 6144-8191, N 4096-6143
-			"ccccccc", // M 6144-8191, N 6144-8191
-			"ccccccc", // M 6144-8191, N 8192-12287
-			"ccccccc", // M 6144-8191, N 12288-16383
-			"ccccccc", // M 6144-8191, N >= 16384
-			"ccccccc", // M 8192-12287, N <= 3071
-			"ccccccc", // M 8192-12287, N 3072-4095
-			"ccccccc", // M 8192-12287, N 4096-6143
-			"ccccccc", // M 8192-12287, N 6144-8191
-			"ccccccc", // M 8192-12287, N 8192-12287
-			"ccccccc", // M 8192-12287, N 12288-16383
-			"ccccccc", // M 8192-12287, N >= 16384
-			"ccccccc", // M 12288-16383, N <= 3071
-			"ccccccc", // M 12288-16383, N 3072-4095
-			"ccccccc", // M 12288-16383, N 4096-6143
-			"ccccccc", // M 12288-16383, N 6144-8191
-			"ccccccc", // M 12288-16383, N 8192-12287
-			"ccccccc", // M 12288-16383, N 12288-16383
-			"ccccccc", // M 12288-16383, N >= 16384
-			"ccccccc", // M >= 16384, N <= 3071
-			"ccccccc", // M >= 16384, N 3072-4095
-			"ccccccc", // M >= 16384, N 4096-6143
-			"ccccccc", // M >= 16384, N 6144-8191
-			"ccccccc", // M >= 16384, N 8192-12287
-			"ccccccc", // M >= 16384, N 12288-16383
-			"ccccccc", // M >= 16384, N >= 16384
+			"0000000", // M <= 3071, N <= 3071
+			"0000000", // M <= 3071, N 3072-4095
+			"0000000", // M <= 3071, N 4096-6143
+			"0000000", // M <= 3071, N 6144-8191
+			"0000000", // M <= 3071, N 8192-12287
+			"0000000", // M <= 3071, N 12288-16383
+			"0000000", // M <= 3071, N >= 16384
+			"0000000", // M 3072-4095, N <= 3071
+			"0000000", // M 3072-4095, N 3072-4095
+			"0000000", // M 3072-4095, N 4096-6143
+			"0000000", // M 3072-4095, N 6144-8191
+			"0000000", // M 3072-4095, N 8192-12287
+			"0000000", // M 3072-4095, N 12288-16383
+			"0000000", // M 3072-4095, N >= 16384
+			"0000000", // M 4096-6143, N <= 3071
+			"0000000", // M 4096-6143, N 3072-4095
+			"0000000", // M 4096-6143, N 4096-6143
+			"0000000", // M 4096-6143, N 6144-8191
+			"0000000", // M 4096-6143, N 8192-12287
+			"0000000", // M 4096-6143, N 12288-16383
+			"0000000", // M 4096-6143, N >= 16384
+			"0000000", // M 6144-8191, N <= 3071
+			"0000000", // M 6144-8191, N 3072-4095
+			"0000000", // M 6144-8191, N 4096-6143
+			"0000000", // M 6144-8191, N 6144-8191
+			"0000000", // M 6144-8191, N 8192-12287
+			"0000000", // M 6144-8191, N 12288-16383
+			"0000000", // M 6144-8191, N >= 16384
+			"0000000", // M 8192-12287, N <= 3071
+			"0000000", // M 8192-12287, N 3072-4095
+			"0000000", // M 8192-12287, N 4096-6143
+			"0000000", // M 8192-12287, N 6144-8191
+			"0000000", // M 8192-12287, N 8192-12287
+			"0000000", // M 8192-12287, N 12288-16383
+			"0000000", // M 8192-12287, N >= 16384
+			"0000000", // M 12288-16383, N <= 3071
+			"0000000", // M 12288-16383, N 3072-4095
+			"0000000", // M 12288-16383, N 4096-6143
+			"0000000", // M 12288-16383, N 6144-8191
+			"0000000", // M 12288-16383, N 8192-12287
+			"0000000", // M 12288-16383, N 12288-16383
+			"0000000", // M 12288-16383, N >= 16384
+			"0000000", // M >= 16384, N <= 3071
+			"0000000", // M >= 16384, N 3072-4095
+			"0000000", // M >= 16384, N 4096-6143
+			"0000000", // M >= 16384, N 6144-8191
+			"0000000", // M >= 16384, N 8192-12287
+			"0000000", // M >= 16384, N 12288-16383
+			"0000000", // M >= 16384, N >= 16384
 		},
 	},
 	// TN: Columns (K): <= 3071 | 3072-4095 | 4096-6143 | 6144-8191 | 8192-12287 | 12288-16383 | >=
 	// 16384.,
 	OpTN: {
 		aligned: []string{
-			"aaaaaaa", // M <= 3071, N <= 3071
-			"aaaaaaa", // M <= 3071, N 3072-4095
-			"aaaaaaa", // M <= 3071, N 4096-6143
-			"aaaaaaa", // M <= 3071, N 6144-8191
-			"aaaaaaa", // M <= 3071, N 8192-12287
-			"aaaaaaa", // M <= 3071, N 12288-16383
-			"aaaaaaa", // M <= 3071, N >= 16384
-			"aaaaaaa", // M 3072-4095, N <= 3071
-			"aaaaaaa", // M 3072-4095, N 3072-4095
-			"aaaaaaa", // M 3072-4095, N 4096-6143
-			"aaaaaaa", // M 3072-4095, N 6144-8191
-			"aaaaaaa", // M 3072-4095, N 8192-12287
-			"aaaaaaa", // M 3072-4095, N 12288-16383
-			"aaaaaaa", // M 3072-4095, N >= 16384
-			"aaaaaaa", // M 4096-6143, N <= 3071
-			"aaaaaaa", // M 4096-6143, N 3072-4095
-			"aaaaaaa", // M 4096-6143, N 4096-6143
-			"aaaaaaa", // M 4096-6143, N 6144-8191
-			"aaaaaaa", // M 4096-6143, N 8192-12287
-			"aaaaaaa", // M 4096-6143, N 12288-16383
-			"aaaaaaa", // M 4096-6143, N >= 16384
-			"aaaaaaa", // M 6144-8191, N <= 3071
-			"aaaaaaa", // M 6144-8191, N 3072-4095
-			"aaaaaaa", // M 6144-8191, N 4096-6143
-			"aaaaaaa", // M 6144-8191, N 6144-8191
-			"aaaaaaa", // M 6144-8191, N 8192-12287
-			"aaaaaaa", // M 6144-8191, N 12288-16383
-			"aaaaaaa", // M 6144-8191, N >= 16384
-			"aaaaaaa", // M 8192-12287, N <= 3071
-			"aaaaaaa", // M 8192-12287, N 3072-4095
-			"aaaaaaa", // M 8192-12287, N 4096-6143
-			"aaaaaaa", // M 8192-12287, N 6144-8191
-			"aaaaaaa", // M 8192-12287, N 8192-12287
-			"aaaaaaa", // M 8192-12287, N 12288-16383
-			"aaaaaaa", // M 8192-12287, N >= 16384
-			"aaaaaaa", // M 12288-16383, N <= 3071
-			"aaaaaaa", // M 12288-16383, N 3072-4095
-			"aaaaaaa", // M 12288-16383, N 4096-6143
-			"aaaaaaa", // M 12288-16383, N 6144-8191
-			"aaaaaaa", // M 12288-16383, N 8192-12287
-			"aaaaaaa", // M 12288-16383, N 12288-16383
-			"aaaaaaa", // M 12288-16383, N >= 16384
-			"aaaaaaa", // M >= 16384, N <= 3071
-			"aaaaaaa", // M >= 16384, N 3072-4095
-			"aaaaaaa", // M >= 16384, N 4096-6143
-			"aaaaaaa", // M >= 16384, N 6144-8191
-			"aaaaaaa", // M >= 16384, N 8192-12287
-			"aaaaaaa", // M >= 16384, N 12288-16383
-			"aaaaaaa", // M >= 16384, N >= 16384
+			"0000000", // M <= 3071, N <= 3071
+			"0000000", // M <= 3071, N 3072-4095
+			"0000000", // M <= 3071, N 4096-6143
+			"0000000", // M <= 3071, N 6144-8191
+			"0000000", // M <= 3071, N 8192-12287
+			"0000000", // M <= 3071, N 12288-16383
+			"0000000", // M <= 3071, N >= 16384
+			"0000000", // M 3072-4095, N <= 3071
+			"0000000", // M 3072-4095, N 3072-4095
+			"0000000", // M 3072-4095, N 4096-6143
+			"0000000", // M 3072-4095, N 6144-8191
+			"0000000", // M 3072-4095, N 8192-12287
+			"0000000", // M 3072-4095, N 12288-16383
+			"0000000", // M 3072-4095, N >= 16384
+			"0000000", // M 4096-6143, N <= 3071
+			"0000000", // M 4096-6143, N 3072-4095
+			"0000000", // M 4096-6143, N 4096-6143
+			"0000000", // M 4096-6143, N 6144-8191
+			"0000000", // M 4096-6143, N 8192-12287
+			"0000000", // M 4096-6143, N 12288-16383
+			"0000000", // M 4096-6143, N >= 16384
+			"0000000", // M 6144-8191, N <= 3071
+			"0000000", // M 6144-8191, N 3072-4095
+			"0000000", // M 6144-8191, N 4096-6143
+			"0000000", // M 6144-8191, N 6144-8191
+			"0000000", // M 6144-8191, N 8192-12287
+			"0000000", // M 6144-8191, N 12288-16383
+			"0000000", // M 6144-8191, N >= 16384
+			"0000000", // M 8192-12287, N <= 3071
+			"0000000", // M 8192-12287, N 3072-4095
+			"0000000", // M 8192-12287, N 4096-6143
+			"0000000", // M 8192-12287, N 6144-8191
+			"0000000", // M 8192-12287, N 8192-12287
+			"0000000", // M 8192-12287, N 12288-16383
+			"0000000", // M 8192-12287, N >= 16384
+			"0000000", // M 12288-16383, N <= 3071
+			"0000000", // M 12288-16383, N 3072-4095
+			"0000000", // M 12288-16383, N 4096-6143
+			"0000000", // M 12288-16383, N 6144-8191
+			"0000000", // M 12288-16383, N 8192-12287
+			"0000000", // M 12288-16383, N 12288-16383
+			"0000000", // M 12288-16383, N >= 16384
+			"0000000", // M >= 16384, N <= 3071
+			"0000000", // M >= 16384, N 3072-4095
+			"0000000", // M >= 16384, N 4096-6143
+			"0000000", // M >= 16384, N 6144-8191
+			"0000000", // M >= 16384, N 8192-12287
+			"0000000", // M >= 16384, N 12288-16383
+			"0000000", // M >= 16384, N >= 16384
 		},
 		bulk: -1,
 		general: []string{
-			"aaaaaaa", // M <= 3071, N <= 3071
-			"aaaaaaa", // M <= 3071, N 3072-4095
-			"aaaaaaa", // M <= 3071, N 4096-6143
-			"aaaaaaa", // M <= 3071, N 6144-8191
-			"aaaaaaa", // M <= 3071, N 8192-12287
-			"aaaaaaa", // M <= 3071, N 12288-16383
-			"aaaaaaa", // M <= 3071, N >= 16384
-			"aaaaaaa", // M 3072-4095, N <= 3071
-			"aaaaaaa", // M 3072-4095, N 3072-4095
-			"aaaaaaa", // M 3072-4095, N 4096-6143
-			"aaaaaaa", // M 3072-4095, N 6144-8191
-			"aaaaaaa", // M 3072-4095, N 8192-12287
-			"aaaaaaa", // M 3072-4095, N 12288-16383
-			"aaaaaaa", // M 3072-4095, N >= 16384
-			"aaaaaaa", // M 4096-6143, N <= 3071
-			"aaaaaaa", // M 4096-6143, N 3072-4095
-			"aaaaaaa", // M 4096-6143, N 4096-6143
-			"aaaaaaa", // M 4096-6143, N 6144-8191
-			"aaaaaaa", // M 4096-6143, N 8192-12287
-			"aaaaaaa", // M 4096-6143, N 12288-16383
-			"aaaaaaa", // M 4096-6143, N >= 16384
-			"aaaaaaa", // M 6144-8191, N <= 3071
-			"aaaaaaa", // M 6144-8191, N 3072-4095
-			"aaaaaaa", // M 6144-8191, N 4096-6143
-			"aaaaaaa", // M 6144-8191, N 6144-8191
-			"aaaaaaa", // M 6144-8191, N 8192-12287
-			"aaaaaaa", // M 6144-8191, N 12288-16383
-			"aaaaaaa", // M 6144-8191, N >= 16384
-			"aaaaaaa", // M 8192-12287, N <= 3071
-			"aaaaaaa", // M 8192-12287, N 3072-4095
-			"aaaaaaa", // M 8192-12287, N 4096-6143
-			"aaaaaaa", // M 8192-12287, N 6144-8191
-			"aaaaaaa", // M 8192-12287, N 8192-12287
-			"aaaaaaa", // M 8192-12287, N 12288-16383
-			"aaaaaaa", // M 8192-12287, N >= 16384
-			"aaaaaaa", // M 12288-16383, N <= 3071
-			"aaaaaaa", // M 12288-16383, N 3072-4095
-			"aaaaaaa", // M 12288-16383, N 4096-6143
-			"aaaaaaa", // M 12288-16383, N 6144-8191
-			"aaaaaaa", // M 12288-16383, N 8192-12287
-			"aaaaaaa", // M 12288-16383, N 12288-16383
-			"aaaaaaa", // M 12288-16383, N >= 16384
-			"aaaaaaa", // M >= 16384, N <= 3071
-			"aaaaaaa", // M >= 16384, N 3072-4095
-			"aaaaaaa", // M >= 16384, N 4096-6143
-			"aaaaaaa", // M >= 16384, N 6144-8191
-			"aaaaaaa", // M >= 16384, N 8192-12287
-			"aaaaaaa", // M >= 16384, N 12288-16383
-			"aaaaaaa", // M >= 16384, N >= 16384
+			"0000000", // M <= 3071, N <= 3071
+			"0000000", // M <= 3071, N 3072-4095
+			"0000000", // M <= 3071, N 4096-6143
+			"0000000", // M <= 3071, N 6144-8191
+			"0000000", // M <= 3071, N 8192-12287
+			"0000000", // M <= 3071, N 12288-16383
+			"0000000", // M <= 3071, N >= 16384
+			"0000000", // M 3072-4095, N <= 3071
+			"0000000", // M 3072-4095, N 3072-4095
+			"0000000", // M 3072-4095, N 4096-6143
+			"0000000", // M 3072-4095, N 6144-8191
+			"0000000", // M 3072-4095, N 8192-12287
+			"0000000", // M 3072-4095, N 12288-16383
+			"0000000", // M 3072-4095, N >= 16384
+			"0000000", // M 4096-6143, N <= 3071
+			"0000000", // M 4096-6143, N 3072-4095
+			"0000000", // M 4096-6143, N 4096-6143
+			"0000000", // M 4096-6143, N 6144-8191
+			"0000000", // M 4096-6143, N 8192-12287
+			"0000000", // M 4096-6143, N 12288-16383
+			"0000000", // M 4096-6143, N >= 16384
+			"0000000", // M 6144-8191, N <= 3071
+			"0000000", // M 6144-8191, N 3072-4095
+			"0000000", // M 6144-8191, N 4096-6143
+			"0000000", // M 6144-8191, N 6144-8191
+			"0000000", // M 6144-8191, N 8192-12287
+			"0000000", // M 6144-8191, N 12288-16383
+			"0000000", // M 6144-8191, N >= 16384
+			"0000000", // M 8192-12287, N <= 3071
+			"0000000", // M 8192-12287, N 3072-4095
+			"0000000", // M 8192-12287, N 4096-6143
+			"0000000", // M 8192-12287, N 6144-8191
+			"0000000", // M 8192-12287, N 8192-12287
+			"0000000", // M 8192-12287, N 12288-16383
+			"0000000", // M 8192-12287, N >= 16384
+			"0000000", // M 12288-16383, N <= 3071
+			"0000000", // M 12288-16383, N 3072-4095
+			"0000000", // M 12288-16383, N 4096-6143
+			"0000000", // M 12288-16383, N 6144-8191
+			"0000000", // M 12288-16383, N 8192-12287
+			"0000000", // M 12288-16383, N 12288-16383
+			"0000000", // M 12288-16383, N >= 16384
+			"0000000", // M >= 16384, N <= 3071
+			"0000000", // M >= 16384, N 3072-4095
+			"0000000", // M >= 16384, N 4096-6143
+			"0000000", // M >= 16384, N 6144-8191
+			"0000000", // M >= 16384, N 8192-12287
+			"0000000", // M >= 16384, N 12288-16383
+			"0000000", // M >= 16384, N >= 16384
 		},
-		guard: -1,
-		hi:    [3]int{28, 28, 28},
-		lo:    [3]int{22, 22, 22},
-		nn:    7,
-		shift: 1,
+		guard:   -1,
+		hi:      [3]int{28, 28, 28},
+		kernels: []int{49},
+		lo:      [3]int{22, 22, 22},
+		nn:      7,
+		shift:   1,
 		unaligned: []string{
-			"aaaaaaa", // M <= 3071, N <= 3071
-			"aaaaaaa", // M <= 3071, N 3072-4095
-			"aaaaaaa", // M <= 3071, N 4096-6143
-			"aaaaaaa", // M <= 3071, N 6144-8191
-			"aaaaaaa", // M <= 3071, N 8192-12287
-			"aaaaaaa", // M <= 3071, N 12288-16383
-			"aaaaaaa", // M <= 3071, N >= 16384
-			"aaaaaaa", // M 3072-4095, N <= 3071
-			"aaaaaaa", // M 3072-4095, N 3072-4095
-			"aaaaaaa", // M 3072-4095, N 4096-6143
-			"aaaaaaa", // M 3072-4095, N 6144-8191
-			"aaaaaaa", // M 3072-4095, N 8192-12287
-			"aaaaaaa", // M 3072-4095, N 12288-16383
-			"aaaaaaa", // M 3072-4095, N >= 16384
-			"aaaaaaa", // M 4096-6143, N <= 3071
-			"aaaaaaa", // M 4096-6143, N 3072-4095
-			"aaaaaaa", // M 4096-6143, N 4096-6143
-			"aaaaaaa", // M 4096-6143, N 6144-8191
-			"aaaaaaa", // M 4096-6143, N 8192-12287
-			"aaaaaaa", // M 4096-6143, N 12288-16383
-			"aaaaaaa", // M 4096-6143, N >= 16384
-			"aaaaaaa", // M 6144-8191, N <= 3071
-			"aaaaaaa", // M 6144-8191, N 3072-4095
-			"aaaaaaa", // M 6144-8191, N 4096-6143
-			"aaaaaaa", // M 6144-8191, N 6144-8191
-			"aaaaaaa", // M 6144-8191, N 8192-12287
-			"aaaaaaa", // M 6144-8191, N 12288-16383
-			"aaaaaaa", // M 6144-8191, N >= 16384
-			"aaaaaaa", // M 8192-12287, N <= 3071
-			"aaaaaaa", // M 8192-12287, N 3072-4095
-			"aaaaaaa", // M 8192-12287, N 4096-6143
-			"aaaaaaa", // M 8192-12287, N 6144-8191
-			"aaaaaaa", // M 8192-12287, N 8192-12287
-			"aaaaaaa", // M 8192-12287, N 12288-16383
-			"aaaaaaa", // M 8192-12287, N >= 16384
-			"aaaaaaa", // M 12288-16383, N <= 3071
-			"aaaaaaa", // M 12288-16383, N 3072-4095
-			"aaaaaaa", // M 12288-16383, N 4096-6143
-			"aaaaaaa", // M 12288-16383, N 6144-8191
-			"aaaaaaa", // M 12288-16383, N 8192-12287
-			"aaaaaaa", // M 12288-16383, N 12288-16383
-			"aaaaaaa", // M 12288-16383, N >= 16384
-			"aaaaaaa", // M >= 16384, N <= 3071
-			"aaaaaaa", // M >= 16384, N 3072-4095
-			"aaaaaaa", // M >= 16384, N 4096-6143
-			"aaaaaaa", // M >= 16384, N 6144-8191
-			"aaaaaaa", // M >= 16384, N 8192-12287
-			"aaaaaaa", // M >= 16384, N 12288-16383
-			"aaaaaaa", // M >= 16384, N >= 16384
+			"0000000", // M <= 3071, N <= 3071
+			"0000000", // M <= 3071, N 3072-4095
+			"0000000", // M <= 3071, N 4096-6143
+			"0000000", // M <= 3071, N 6144-8191
+			"0000000", // M <= 3071, N 8192-12287
+			"0000000", // M <= 3071, N 12288-16383
+			"0000000", // M <= 3071, N >= 16384
+			"0000000", // M 3072-4095, N <= 3071
+			"0000000", // M 3072-4095, N 3072-4095
+			"0000000", // M 3072-4095, N 4096-6143
+			"0000000", // M 3072-4095, N 6144-8191
+			"0000000", // M 3072-4095, N 8192-12287
+			"0000000", // M 3072-4095, N 12288-16383
+			"0000000", // M 3072-4095, N >= 16384
+			"0000000", // M 4096-6143, N <= 3071
+			"0000000", // M 4096-6143, N 3072-4095
+			"0000000", // M 4096-6143, N 4096-6143
+			"0000000", // M 4096-6143, N 6144-8191
+			"0000000", // M 4096-6143, N 8192-12287
+			"0000000", // M 4096-6143, N 12288-16383
+			"0000000", // M 4096-6143, N >= 16384
+			"0000000", // M 6144-8191, N <= 3071
+			"0000000", // M 6144-8191, N 3072-4095
+			"0000000", // M 6144-8191, N 4096-6143
+			"0000000", // M 6144-8191, N 6144-8191
+			"0000000", // M 6144-8191, N 8192-12287
+			"0000000", // M 6144-8191, N 12288-16383
+			"0000000", // M 6144-8191, N >= 16384
+			"0000000", // M 8192-12287, N <= 3071
+			"0000000", // M 8192-12287, N 3072-4095
+			"0000000", // M 8192-12287, N 4096-6143
+			"0000000", // M 8192-12287, N 6144-8191
+			"0000000", // M 8192-12287, N 8192-12287
+			"0000000", // M 8192-12287, N 12288-16383
+			"0000000", // M 8192-12287, N >= 16384
+			"0000000", // M 12288-16383, N <= 3071
+			"0000000", // M 12288-16383, N 3072-4095
+			"0000000", // M 12288-16383, N 4096-6143
+			"0000000", // M 12288-16383, N 6144-8191
+			"0000000", // M 12288-16383, N 8192-12287
+			"0000000", // M 12288-16383, N 12288-16383
+			"0000000", // M 12288-16383, N >= 16384
+			"0000000", // M >= 16384, N <= 3071
+			"0000000", // M >= 16384, N 3072-4095
+			"0000000", // M >= 16384, N 4096-6143
+			"0000000", // M >= 16384, N 6144-8191
+			"0000000", // M >= 16384, N 8192-12287
+			"0000000", // M >= 16384, N 12288-16383
+			"0000000", // M >= 16384, N >= 16384
 		},
 	},
 	// TT: Columns (K): <= 3071 | 3072-4095 | 4096-6143 | 6144-8191 | 8192-12287 | 12288-16383 | >=
 	// 16384.,
 	OpTT: {
 		aligned: []string{
-			"bbbbbbb", // M <= 3071, N <= 3071
-			"bbbbbbb", // M <= 3071, N 3072-4095
-			"bbbbbbb", // M <= 3071, N 4096-6143
-			"bbbbbbb", // M <= 3071, N 6144-8191
-			"bbbbbbb", // M <= 3071, N 8192-12287
-			"bbbbbbb", // M <= 3071, N 12288-16383
-			"bbbbbbb", // M <= 3071, N >= 16384
-			"bbbbbbb", // M 3072-4095, N <= 3071
-			"bbbbbbb", // M 3072-4095, N 3072-4095
-			"bbbbbbb", // M 3072-4095, N 4096-6143
-			"bbbbbbb", // M 3072-4095, N 6144-8191
-			"bbbbbbb", // M 3072-4095, N 8192-12287
-			"bbbbbbb", // M 3072-4095, N 12288-16383
-			"bbbbbbb", // M 3072-4095, N >= 16384
-			"bbbbbbb", // M 4096-6143, N <= 3071
-			"bbbbbbb", // M 4096-6143, N 3072-4095
-			"bbbbbbb", // M 4096-6143, N 4096-6143
-			"bbbbbbb", // M 4096-6143, N 6144-8191
-			"bbbbbbb", // M 4096-6143, N 8192-12287
-			"bbbbbbb", // M 4096-6143, N 12288-16383
-			"bbbbbbb", // M 4096-6143, N >= 16384
-			"bbbbbbb", // M 6144-8191, N <= 3071
-			"bbbbbbb", // M 6144-8191, N 3072-4095
-			"bbbbbbb", // M 6144-8191, N 4096-6143
-			"bbbbbbb", // M 6144-8191, N 6144-8191
-			"bbbbbbb", // M 6144-8191, N 8192-12287
-			"bbbbbbb", // M 6144-8191, N 12288-16383
-			"bbbbbbb", // M 6144-8191, N >= 16384
-			"bbbbbbb", // M 8192-12287, N <= 3071
-			"bbbbbbb", // M 8192-12287, N 3072-4095
-			"bbbbbbb", // M 8192-12287, N 4096-6143
-			"bbbbbbb", // M 8192-12287, N 6144-8191
-			"bbbbbbb", // M 8192-12287, N 8192-12287
-			"bbbbbbb", // M 8192-12287, N 12288-16383
-			"bbbbbbb", // M 8192-12287, N >= 16384
-			"bbbbbbb", // M 12288-16383, N <= 3071
-			"bbbbbbb", // M 12288-16383, N 3072-4095
-			"bbbbbbb", // M 12288-16383, N 4096-6143
-			"bbbbbbb", // M 12288-16383, N 6144-8191
-			"bbbbbbb", // M 12288-16383, N 8192-12287
-			"bbbbbbb", // M 12288-16383, N 12288-16383
-			"bbbbbbb", // M 12288-16383, N >= 16384
-			"bbbbbbb", // M >= 16384, N <= 3071
-			"bbbbbbb", // M >= 16384, N 3072-4095
-			"bbbbbbb", // M >= 16384, N 4096-6143
-			"bbbbbbb", // M >= 16384, N 6144-8191
-			"bbbbbbb", // M >= 16384, N 8192-12287
-			"bbbbbbb", // M >= 16384, N 12288-16383
-			"bbbbbbb", // M >= 16384, N >= 16384
+			"0000000", // M <= 3071, N <= 3071
+			"0000000", // M <= 3071, N 3072-4095
+			"0000000", // M <= 3071, N 4096-6143
+			"0000000", // M <= 3071, N 6144-8191
+			"0000000", // M <= 3071, N 8192-12287
+			"0000000", // M <= 3071, N 12288-16383
+			"0000000", // M <= 3071, N >= 16384
+			"0000000", // M 3072-4095, N <= 3071
+			"0000000", // M 3072-4095, N 3072-4095
+			"0000000", // M 3072-4095, N 4096-6143
+			"0000000", // M 3072-4095, N 6144-8191
+			"0000000", // M 3072-4095, N 8192-12287
+			"0000000", // M 3072-4095, N 12288-16383
+			"0000000", // M 3072-4095, N >= 16384
+			"0000000", // M 4096-6143, N <= 3071
+			"0000000", // M 4096-6143, N 3072-4095
+			"0000000", // M 4096-6143, N 4096-6143
+			"0000000", // M 4096-6143, N 6144-8191
+			"0000000", // M 4096-6143, N 8192-12287
+			"0000000", // M 4096-6143, N 12288-16383
+			"0000000", // M 4096-6143, N >= 16384
+			"0000000", // M 6144-8191, N <= 3071
+			"0000000", // M 6144-8191, N 3072-4095
+			"0000000", // M 6144-8191, N 4096-6143
+			"0000000", // M 6144-8191, N 6144-8191
+			"0000000", // M 6144-8191, N 8192-12287
+			"0000000", // M 6144-8191, N 12288-16383
+			"0000000", // M 6144-8191, N >= 16384
+			"0000000", // M 8192-12287, N <= 3071
+			"0000000", // M 8192-12287, N 3072-4095
+			"0000000", // M 8192-12287, N 4096-6143
+			"0000000", // M 8192-12287, N 6144-8191
+			"0000000", // M 8192-12287, N 8192-12287
+			"0000000", // M 8192-12287, N 12288-16383
+			"0000000", // M 8192-12287, N >= 16384
+			"0000000", // M 12288-16383, N <= 3071
+			"0000000", // M 12288-16383, N 3072-4095
+			"0000000", // M 12288-16383, N 4096-6143
+			"0000000", // M 12288-16383, N 6144-8191
+			"0000000", // M 12288-16383, N 8192-12287
+			"0000000", // M 12288-16383, N 12288-16383
+			"0000000", // M 12288-16383, N >= 16384
+			"0000000", // M >= 16384, N <= 3071
+			"0000000", // M >= 16384, N 3072-4095
+			"0000000", // M >= 16384, N 4096-6143
+			"0000000", // M >= 16384, N 6144-8191
+			"0000000", // M >= 16384, N 8192-12287
+			"0000000", // M >= 16384, N 12288-16383
+			"0000000", // M >= 16384, N >= 16384
 		},
 		bulk: -1,
 		general: []string{
-			"bbbbbbb", // M <= 3071, N <= 3071
-			"bbbbbbb", // M <= 3071, N 3072-4095
-			"bbbbbbb", // M <= 3071, N 4096-6143
-			"bbbbbbb", // M <= 3071, N 6144-8191
-			"bbbbbbb", // M <= 3071, N 8192-12287
-			"bbbbbbb", // M <= 3071, N 12288-16383
-			"bbbbbbb", // M <= 3071, N >= 16384
-			"bbbbbbb", // M 3072-4095, N <= 3071
-			"bbbbbbb", // M 3072-4095, N 3072-4095
-			"bbbbbbb", // M 3072-4095, N 4096-6143
-			"bbbbbbb", // M 3072-4095, N 6144-8191
-			"bbbbbbb", // M 3072-4095, N 8192-12287
-			"bbbbbbb", // M 3072-4095, N 12288-16383
-			"bbbbbbb", // M 3072-4095, N >= 16384
-			"bbbbbbb", // M 4096-6143, N <= 3071
-			"bbbbbbb", // M 4096-6143, N 3072-4095
-			"bbbbbbb", // M 4096-6143, N 4096-6143
-			"bbbbbbb", // M 4096-6143, N 6144-8191
-			"bbbbbbb", // M 4096-6143, N 8192-12287
-			"bbbbbbb", // M 4096-6143, N 12288-16383
-			"bbbbbbb", // M 4096-6143, N >= 16384
-			"bbbbbbb", // M 6144-8191, N <= 3071
-			"bbbbbbb", // M 6144-8191, N 3072-4095
-			"bbbbbbb", // M 6144-8191, N 4096-6143
-			"bbbbbbb", // M 6144-8191, N 6144-8191
-			"bbbbbbb", // M 6144-8191, N 8192-12287
-			"bbbbbbb", // M 6144-8191, N 12288-16383
-			"bbbbbbb", // M 6144-8191, N >= 16384
-			"bbbbbbb", // M 8192-12287, N <= 3071
-			"bbbbbbb", // M 8192-12287, N 3072-4095
-			"bbbbbbb", // M 8192-12287, N 4096-6143
-			"bbbbbbb", // M 8192-12287, N 6144-8191
-			"bbbbbbb", // M 8192-12287, N 8192-12287
-			"bbbbbbb", // M 8192-12287, N 12288-16383
-			"bbbbbbb", // M 8192-12287, N >= 16384
-			"bbbbbbb", // M 12288-16383, N <= 3071
-			"bbbbbbb", // M 12288-16383, N 3072-4095
-			"bbbbbbb", // M 12288-16383, N 4096-6143
-			"bbbbbbb", // M 12288-16383, N 6144-8191
-			"bbbbbbb", // M 12288-16383, N 8192-12287
-			"bbbbbbb", // M 12288-16383, N 12288-16383
-			"bbbbbbb", // M 12288-16383, N >= 16384
-			"bbbbbbb", // M >= 16384, N <= 3071
-			"bbbbbbb", // M >= 16384, N 3072-4095
-			"bbbbbbb", // M >= 16384, N 4096-6143
-			"bbbbbbb", // M >= 16384, N 6144-8191
-			"bbbbbbb", // M >= 16384, N 8192-12287
-			"bbbbbbb", // M >= 16384, N 12288-16383
-			"bbbbbbb", // M >= 16384, N >= 16384
+			"0000000", // M <= 3071, N <= 3071
+			"0000000", // M <= 3071, N 3072-4095
+			"0000000", // M <= 3071, N 4096-6143
+			"0000000", // M <= 3071, N 6144-8191
+			"0000000", // M <= 3071, N 8192-12287
+			"0000000", // M <= 3071, N 12288-16383
+			"0000000", // M <= 3071, N >= 16384
+			"0000000", // M 3072-4095, N <= 3071
+			"0000000", // M 3072-4095, N 3072-4095
+			"0000000", // M 3072-4095, N 4096-6143
+			"0000000", // M 3072-4095, N 6144-8191
+			"0000000", // M 3072-4095, N 8192-12287
+			"0000000", // M 3072-4095, N 12288-16383
+			"0000000", // M 3072-4095, N >= 16384
+			"0000000", // M 4096-6143, N <= 3071
+			"0000000", // M 4096-6143, N 3072-4095
+			"0000000", // M 4096-6143, N 4096-6143
+			"0000000", // M 4096-6143, N 6144-8191
+			"0000000", // M 4096-6143, N 8192-12287
+			"0000000", // M 4096-6143, N 12288-16383
+			"0000000", // M 4096-6143, N >= 16384
+			"0000000", // M 6144-8191, N <= 3071
+			"0000000", // M 6144-8191, N 3072-4095
+			"0000000", // M 6144-8191, N 4096-6143
+			"0000000", // M 6144-8191, N 6144-8191
+			"0000000", // M 6144-8191, N 8192-12287
+			"0000000", // M 6144-8191, N 12288-16383
+			"0000000", // M 6144-8191, N >= 16384
+			"0000000", // M 8192-12287, N <= 3071
+			"0000000", // M 8192-12287, N 3072-4095
+			"0000000", // M 8192-12287, N 4096-6143
+			"0000000", // M 8192-12287, N 6144-8191
+			"0000000", // M 8192-12287, N 8192-12287
+			"0000000", // M 8192-12287, N 12288-16383
+			"0000000", // M 8192-12287, N >= 16384
+			"0000000", // M 12288-16383, N <= 3071
+			"0000000", // M 12288-16383, N 3072-4095
+			"0000000", // M 12288-16383, N 4096-6143
+			"0000000", // M 12288-16383, N 6144-8191
+			"0000000", // M 12288-16383, N 8192-12287
+			"0000000", // M 12288-16383, N 12288-16383
+			"0000000", // M 12288-16383, N >= 16384
+			"0000000", // M >= 16384, N <= 3071
+			"0000000", // M >= 16384, N 3072-4095
+			"0000000", // M >= 16384, N 4096-6143
+			"0000000", // M >= 16384, N 6144-8191
+			"0000000", // M >= 16384, N 8192-12287
+			"0000000", // M >= 16384, N 12288-16383
+			"0000000", // M >= 16384, N >= 16384
 		},
-		guard: -1,
-		hi:    [3]int{28, 28, 28},
-		lo:    [3]int{22, 22, 22},
-		nn:    7,
-		shift: 1,
+		guard:   -1,
+		hi:      [3]int{28, 28, 28},
+		kernels: []int{50},
+		lo:      [3]int{22, 22, 22},
+		nn:      7,
+		shift:   1,
 		unaligned: []string{
-			"bbbbbbb", // M <= 3071, N <= 3071
-			"bbbbbbb", // M <= 3071, N 3072-4095
-			"bbbbbbb", // M <= 3071, N 4096-6143
-			"bbbbbbb", // M <= 3071, N 6144-8191
-			"bbbbbbb", // M <= 3071, N 8192-12287
-			"bbbbbbb", // M <= 3071, N 12288-16383
-			"bbbbbbb", // M <= 3071, N >= 16384
-			"bbbbbbb", // M 3072-4095, N <= 3071
-			"bbbbbbb", // M 3072-4095, N 3072-4095
-			"bbbbbbb", // M 3072-4095, N 4096-6143
-			"bbbbbbb", // M 3072-4095, N 6144-8191
-			"bbbbbbb", // M 3072-4095, N 8192-12287
-			"bbbbbbb", // M 3072-4095, N 12288-16383
-			"bbbbbbb", // M 3072-4095, N >= 16384
-			"bbbbbbb", // M 4096-6143, N <= 3071
-			"bbbbbbb", // M 4096-6143, N 3072-4095
-			"bbbbbbb", // M 4096-6143, N 4096-6143
-			"bbbbbbb", // M 4096-6143, N 6144-8191
-			"bbbbbbb", // M 4096-6143, N 8192-12287
-			"bbbbbbb", // M 4096-6143, N 12288-16383
-			"bbbbbbb", // M 4096-6143, N >= 16384
-			"bbbbbbb", // M 6144-8191, N <= 3071
-			"bbbbbbb", // M 6144-8191, N 3072-4095
-			"bbbbbbb", // M 6144-8191, N 4096-6143
-			"bbbbbbb", // M 6144-8191, N 6144-8191
-			"bbbbbbb", // M 6144-8191, N 8192-12287
-			"bbbbbbb", // M 6144-8191, N 12288-16383
-			"bbbbbbb", // M 6144-8191, N >= 16384
-			"bbbbbbb", // M 8192-12287, N <= 3071
-			"bbbbbbb", // M 8192-12287, N 3072-4095
-			"bbbbbbb", // M 8192-12287, N 4096-6143
-			"bbbbbbb", // M 8192-12287, N 6144-8191
-			"bbbbbbb", // M 8192-12287, N 8192-12287
-			"bbbbbbb", // M 8192-12287, N 12288-16383
-			"bbbbbbb", // M 8192-12287, N >= 16384
-			"bbbbbbb", // M 12288-16383, N <= 3071
-			"bbbbbbb", // M 12288-16383, N 3072-4095
-			"bbbbbbb", // M 12288-16383, N 4096-6143
-			"bbbbbbb", // M 12288-16383, N 6144-8191
-			"bbbbbbb", // M 12288-16383, N 8192-12287
-			"bbbbbbb", // M 12288-16383, N 12288-16383
-			"bbbbbbb", // M 12288-16383, N >= 16384
-			"bbbbbbb", // M >= 16384, N <= 3071
-			"bbbbbbb", // M >= 16384, N 3072-4095
-			"bbbbbbb", // M >= 16384, N 4096-6143
-			"bbbbbbb", // M >= 16384, N 6144-8191
-			"bbbbbbb", // M >= 16384, N 8192-12287
-			"bbbbbbb", // M >= 16384, N 12288-16383
-			"bbbbbbb", // M >= 16384, N >= 16384
+			"0000000", // M <= 3071, N <= 3071
+			"0000000", // M <= 3071, N 3072-4095
+			"0000000", // M <= 3071, N 4096-6143
+			"0000000", // M <= 3071, N 6144-8191
+			"0000000", // M <= 3071, N 8192-12287
+			"0000000", // M <= 3071, N 12288-16383
+			"0000000", // M <= 3071, N >= 16384
+			"0000000", // M 3072-4095, N <= 3071
+			"0000000", // M 3072-4095, N 3072-4095
+			"0000000", // M 3072-4095, N 4096-6143
+			"0000000", // M 3072-4095, N 6144-8191
+			"0000000", // M 3072-4095, N 8192-12287
+			"0000000", // M 3072-4095, N 12288-16383
+			"0000000", // M 3072-4095, N >= 16384
+			"0000000", // M 4096-6143, N <= 3071
+			"0000000", // M 4096-6143, N 3072-4095
+			"0000000", // M 4096-6143, N 4096-6143
+			"0000000", // M 4096-6143, N 6144-8191
+			"0000000", // M 4096-6143, N 8192-12287
+			"0000000", // M 4096-6143, N 12288-16383
+			"0000000", // M 4096-6143, N >= 16384
+			"0000000", // M 6144-8191, N <= 3071
+			"0000000", // M 6144-8191, N 3072-4095
+			"0000000", // M 6144-8191, N 4096-6143
+			"0000000", // M 6144-8191, N 6144-8191
+			"0000000", // M 6144-8191, N 8192-12287
+			"0000000", // M 6144-8191, N 12288-16383
+			"0000000", // M 6144-8191, N >= 16384
+			"0000000", // M 8192-12287, N <= 3071
+			"0000000", // M 8192-12287, N 3072-4095
+			"0000000", // M 8192-12287, N 4096-6143
+			"0000000", // M 8192-12287, N 6144-8191
+			"0000000", // M 8192-12287, N 8192-12287
+			"0000000", // M 8192-12287, N 12288-16383
+			"0000000", // M 8192-12287, N >= 16384
+			"0000000", // M 12288-16383, N <= 3071
+			"0000000", // M 12288-16383, N 3072-4095
+			"0000000", // M 12288-16383, N 4096-6143
+			"0000000", // M 12288-16383, N 6144-8191
+			"0000000", // M 12288-16383, N 8192-12287
+			"0000000", // M 12288-16383, N 12288-16383
+			"0000000", // M 12288-16383, N >= 16384
+			"0000000", // M >= 16384, N <= 3071
+			"0000000", // M >= 16384, N 3072-4095
+			"0000000", // M >= 16384, N 4096-6143
+			"0000000", // M >= 16384, N 6144-8191
+			"0000000", // M >= 16384, N 8192-12287
+			"0000000", // M >= 16384, N 12288-16383
+			"0000000", // M >= 16384, N >= 16384
 		},
 	},
 }
@@ -9936,7 +9942,7 @@ func bucket(x, shift, lo, hi int) int {
 func (r *opRule) pick(m, n, k int) (aligned, unaligned, general int) {
 	row := bucket(m, r.shift, r.lo[0], r.hi[0])*r.nn + bucket(n, r.shift, r.lo[1], r.hi[1])
 	c := bucket(k, r.shift, r.lo[2], r.hi[2])
-	return int(r.aligned[row][c] - '0'), int(r.unaligned[row][c] - '0'), int(r.general[row][c] - '0')
+	return r.kernels[r.aligned[row][c]-'0'], r.kernels[r.unaligned[row][c]-'0'], r.kernels[r.general[row][c]-'0']
 }
 
 // guarded is the kernel launched when the cell launches kernel i (which takes the problem): the
