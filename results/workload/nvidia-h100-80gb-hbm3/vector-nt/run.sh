@@ -1,7 +1,7 @@
 #!/bin/bash
-# The export of commit b013e17c (cpasync_auto on the corpus, vector problems of every op restated
-# under NN: tgb) against the committed export before this session (commit 40aab9c9: tga), through
-# their headers on a GPU host:
+# The export of commit f02c1b04 (cpasync_auto on the corpus, vector problems of every op restated
+# under NN, each rule's tables numbering its own kernels: tgb) against the committed export of commit
+# 40aab9c9 (tga), through their headers on a GPU host:
 #   1. examples/export-cuda built against tgb.cuh (this host's nvcc; the header launches its PTX):
 #      every class, edge shape and vector problem of every op (M or N of 1, packed and padded: the
 #      restated GEMVs) against cuBLAS, the BLAS, strided-batched and epilogue entries, refusals; the
