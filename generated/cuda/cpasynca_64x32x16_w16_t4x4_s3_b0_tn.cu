@@ -1155,22 +1155,24 @@ extern "C" __global__ void __launch_bounds__(128, 1) cpasynca_64x32x16_w16_t4x4_
     int kEnd = K, kBegin = 0;
     if (split) tg_ska_slice<Cfg::BK>(K, blockIdx.z, S, kBegin, kEnd);
     const int nt = (kEnd - kBegin + Cfg::BK - 1) / Cfg::BK;
-    // op TN: A is stored K x M (m-contiguous) and copied straight into its k-major tile, one
+
+    // op(A) = A^T: A is stored K x M (m-contiguous) and copied straight into its k-major tile, one
     // coalesced element per copy at any lda (tg::AsyncCopy<MNContiguous>::copy4, zero-filled past M
-    // and kEnd); B is copied as under NN
-    // (float4s, 16-byte rows; element copies where ldb or B is not 16-byte aligned).
+    // and kEnd); A's pointers below start at the block's first column, and a thread's column past M
+    // is clamped to the tile's first, so that every address is valid and the predicate zero-fills it.
+    // 16-byte paths need 16-byte-aligned rows (B and C; A takes element copies at any lda).
     const bool vb = tg::aligned16((uintptr_t)B, ldb);
     const bool vc = tg::aligned16((uintptr_t)C, ldc);
     const bool fast = vb && m0 + Cfg::BM <= M && n0 + Cfg::BN <= N;
+
+    // This thread's float4 of B (tg::AsyncCopy), the operands at the block's first row and column,
+    // and the first elements of the element copies of A and B.
     const int bk = tid / Cfg::BCopy::ROW_F4, bn = (tid % Cfg::BCopy::ROW_F4) * 4;
-    const float* const Bb = B + n0;
-    const int bN = N - n0;
-    const float* const bPtr = Bb + (Cfg::T >= Cfg::BN ? (size_t)(tid / Cfg::BN) * ldb + (tid % Cfg::BN < bN ? tid % Cfg::BN : 0) : (size_t)tid);
-    // A at the block's first column; this thread's first element of its copies (a column past M
-    // clamped to the tile's first, so that every address is valid and the predicate zero-fills it).
     const float* const Ab = A + m0;
-    const int aM = M - m0;
+    const float* const Bb = B + n0;
+    const int aM = M - m0, bN = N - n0;
     const float* const aPtr = Ab + (Cfg::T >= Cfg::BM ? (size_t)(tid / Cfg::BM) * lda + (tid % Cfg::BM < aM ? tid % Cfg::BM : 0) : (size_t)tid);
+    const float* const bPtr = Bb + (Cfg::T >= Cfg::BN ? (size_t)(tid / Cfg::BN) * ldb + (tid % Cfg::BN < bN ? tid % Cfg::BN : 0) : (size_t)tid);
 
     // This thread's tile: warp (wm, wn), lane (lm, ln) (tg::WarpTile).
     const int warp = tid / 32, lane = tid % 32;

@@ -1155,22 +1155,24 @@ extern "C" __global__ void __launch_bounds__(128, 1) cpasynca_64x64x16_w32_t4x8_
     int kEnd = K, kBegin = 0;
     if (split) tg_ska_slice<Cfg::BK>(K, blockIdx.z, S, kBegin, kEnd);
     const int nt = (kEnd - kBegin + Cfg::BK - 1) / Cfg::BK;
-    // op TT: A is stored K x M (m-contiguous) and copied straight into its k-major tile, one
+
+    // op(A) = A^T: A is stored K x M (m-contiguous) and copied straight into its k-major tile, one
     // coalesced element per copy at any lda (tg::AsyncCopy<MNContiguous>::copy4, zero-filled past M
-    // and kEnd); B is stored N x K (k-contiguous) and copied element by element
-    // into its k-major tile (tg::AsyncCopy<KContiguous>): no operand needs 16-byte rows, only C.
+    // and kEnd); A's pointers below start at the block's first column, and a thread's column past M
+    // is clamped to the tile's first, so that every address is valid and the predicate zero-fills it.
+    // op TT: B is stored N x K (k-contiguous) and, like A, copied element by element into its
+    // k-major tile (tg::AsyncCopy<KContiguous>): no operand needs 16-byte rows, only C.
     const bool vb = true;
     const bool vc = tg::aligned16((uintptr_t)C, ldc);
     const bool fast = m0 + Cfg::BM <= M && n0 + Cfg::BN <= N;
+
+    // The operands at the block's first row, and the first elements of their element copies.
     const int bk = 0, bn = 0; // (the float4 coordinates of an mn-contiguous B; unused)
-    const float* const Bb = B + (size_t)n0 * ldb;
-    const int bN = N - n0;
-    const float* const bPtr = Bb + (size_t)(tid / 8) * ldb + tid % 8;
-    // A at the block's first column; this thread's first element of its copies (a column past M
-    // clamped to the tile's first, so that every address is valid and the predicate zero-fills it).
     const float* const Ab = A + m0;
-    const int aM = M - m0;
+    const float* const Bb = B + (size_t)n0 * ldb;
+    const int aM = M - m0, bN = N - n0;
     const float* const aPtr = Ab + (Cfg::T >= Cfg::BM ? (size_t)(tid / Cfg::BM) * lda + (tid % Cfg::BM < aM ? tid % Cfg::BM : 0) : (size_t)tid);
+    const float* const bPtr = Bb + (size_t)(tid / 8) * ldb + tid % 8;
 
     // This thread's tile: warp (wm, wn), lane (lm, ln) (tg::WarpTile).
     const int warp = tid / 32, lane = tid % 32;
