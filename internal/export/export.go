@@ -353,8 +353,8 @@ func summary(w io.Writer, p *Plan, out string) {
 		fmt.Fprintf(w, "  robust default%s: %s (worst ratio %.2f, edge suite %d/%d passed)\n", p.opLabel(r.Op), d.V.Name, d.WorstRatio,
 			d.Edge.Passed, d.Edge.Shapes)
 		dims := r.Rule.Dims()
-		fmt.Fprintf(w, "  dispatch%s: %d×%d×%d tables (M×N×K buckets, %d per octave) fitted on %d shapes (%s), hyperparameters per regime class:\n",
-			p.opLabel(r.Op), dims[0], dims[1], dims[2], 1<<r.Rule.Shift, r.FitShapes, fitted)
+		fmt.Fprintf(w, "  dispatch%s: %d×%d×%d tables (M×N×K buckets, %d per octave) fitted on %d shapes (%s)%s, hyperparameters per regime class:\n",
+			p.opLabel(r.Op), dims[0], dims[1], dims[2], 1<<r.Rule.Shift, r.FitShapes, fitted, borrowedText(r.Borrowed))
 		for reg, pr := range r.Rule.RegimeParams {
 			fmt.Fprintf(w, "    %-6s bandwidth %g octaves (adaptive %g), ridge %g, waves %g, edge %g, cross-regime %g, alignment %g, reach %g, pinned cells %v\n",
 				dispatch.RegimeNames[reg], pr.Bandwidth, pr.Adaptive, pr.Ridge, pr.Waves, pr.Edge, pr.CrossRegime, pr.Align, pr.Reach, pr.Pin)

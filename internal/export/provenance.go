@@ -77,6 +77,9 @@ type OpDispatchDoc struct {
 	Candidates []string        `json:"candidates"`
 	// FittedOn is how many shapes of the op the rule was fitted on.
 	FittedOn int `json:"fitted_on_shapes"`
+	// Borrowed is what the rule took from the NN corpus in the regime classes where the op had no
+	// shape of its own (absent when nothing).
+	Borrowed *Borrowed `json:"borrowed_from_nn,omitempty"`
 	// WaveGuard is the rule's wave guard (internal/dispatch's WaveGuard), absent when it has none.
 	WaveGuard *WaveGuardDoc `json:"wave_guard,omitempty"`
 	// BulkGuard is the rule's bulk guard (internal/dispatch's BulkGuard), absent when it has none.
@@ -151,6 +154,9 @@ type VariantDoc struct {
 	Won        []protocol.Shape `json:"won"`
 	WorstRatio float64          `json:"worst_ratio"`
 	Tuned      []Measure        `json:"tuned"`
+	// TimedAs names the NN twin whose times its op's rule borrowed, for a variant never timed under
+	// its own op (WorstRatio is then the twin's).
+	TimedAs string `json:"timed_as,omitempty"`
 	EdgeSuite  EdgeSuite        `json:"edge_suite"`
 	// WaveSlots: SMs × blocks per SM, for the op's wave guard (WaveGuardDoc), when it may replace
 	// this kernel.
@@ -194,7 +200,7 @@ func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error)
 	for _, r := range p.Rules {
 		pv.Dispatch.Ops = append(pv.Dispatch.Ops, OpDispatchDoc{Op: r.Op.String(), Default: p.Variants[r.Default].V.Name,
 			BucketsPerOctave: 1 << r.Rule.Shift, Lo: r.Rule.Lo, Hi: r.Rule.Hi, Params: r.Rule.Params, Candidates: r.Candidates,
-			FittedOn: r.FitShapes})
+			FittedOn: r.FitShapes, Borrowed: borrowedDoc(r.Borrowed)})
 		if g := r.Rule.Guard; g != nil {
 			pv.Dispatch.Ops[len(pv.Dispatch.Ops)-1].WaveGuard = &WaveGuardDoc{Variant: p.Variants[g.Kernel].V.Name, MinWork: g.MinWork,
 				WavesNum: g.WavesNum, WavesDen: g.WavesDen, MinTiles: g.MinTiles, EdgeDen: g.EdgeDen, SMs: g.SMs}
@@ -225,7 +231,7 @@ func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error)
 		pv.Variants = append(pv.Variants, VariantDoc{
 			Name: v.Name, Family: v.Family, Params: v.Params, Block: v.Block, Tile: v.Tile, GridZ: v.GridZ, Split: v.Split,
 			DynamicShared: v.DynamicShared, Requires: v.Requires, Resources: v.Resources, SourceSHA256: v.SourceHash,
-			PTXSHA256: v.PTXHash, Op: v.Op.String(), Default: i == p.DefaultOf(v.Op), Won: won, WorstRatio: c.WorstRatio, Tuned: c.Tuned, EdgeSuite: c.Edge,
+			PTXSHA256: v.PTXHash, Op: v.Op.String(), Default: i == p.DefaultOf(v.Op), Won: won, WorstRatio: c.WorstRatio, Tuned: c.Tuned, TimedAs: c.TimedAs, EdgeSuite: c.Edge,
 			SASSArchs: c.src.archs, SASSRegisters: c.src.regs, WaveSlots: p.WaveSlots(i),
 		})
 		if c.src.image != nil {
@@ -247,4 +253,12 @@ func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error)
 		return nil, fmt.Errorf("provenance: %w", err)
 	}
 	return append(b, '\n'), nil
+}
+
+// borrowedDoc is b for the provenance, nil when the rule borrowed nothing.
+func borrowedDoc(b Borrowed) *Borrowed {
+	if b.Shapes == 0 {
+		return nil
+	}
+	return &b
 }

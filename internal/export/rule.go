@@ -116,6 +116,19 @@ func wrap(text string, width int) string {
 	return strings.Join(append(lines, line), "\n")
 }
 
+// borrowedText says what an op's rule borrowed from the NN corpus, "" when nothing.
+func borrowedText(b Borrowed) string {
+	if b.Shapes == 0 {
+		return ""
+	}
+	cost := "their times as measured: no shape timed a variant and its twin both"
+	if b.Pairs > 0 {
+		cost = fmt.Sprintf("their times ×%.3f, the op's cost measured on %d pairs", b.Cost, b.Pairs)
+	}
+	return fmt.Sprintf(" and, in the regime classes where it had none (%s), %d NN shapes on which %d of its variants' NN twins were timed (%s)",
+		strings.Join(b.Regimes, ", "), b.Shapes, b.Twins, cost)
+}
+
 // ruleDoc describes the dispatch in the package doc and the header; refusal says what a call does
 // when nothing can take the problem.
 func ruleDoc(p *Plan, refusal string) string {
@@ -125,7 +138,7 @@ func ruleDoc(p *Plan, refusal string) string {
 	}
 	var per, defaults []string
 	for _, r := range p.Rules {
-		per = append(per, fmt.Sprintf("%s %d buckets per octave, fitted on %d shapes", r.Op, 1<<r.Rule.Shift, r.FitShapes))
+		per = append(per, fmt.Sprintf("%s %d buckets per octave, fitted on %d shapes%s", r.Op, 1<<r.Rule.Shift, r.FitShapes, borrowedText(r.Borrowed)))
 		defaults = append(defaults, fmt.Sprintf("%s %s", r.Op, p.Variants[r.Default].V.Name))
 	}
 	guard := ""

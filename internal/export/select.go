@@ -56,8 +56,10 @@ type Chosen struct {
 	// Tuned are its times on every class it was measured on.
 	Tuned []Measure
 	Edge  EdgeSuite
-	// WorstRatio is the smallest Ratio over Tuned (its worst case against cuBLAS).
+	// WorstRatio is the smallest Ratio over Tuned (its worst case against cuBLAS), or over its NN
+	// twin's when it has no times of its own and its rule borrowed the twin's (TimedAs: the twin).
 	WorstRatio float64
+	TimedAs    string
 	// Twins are its misaligned twins (misalignedTwins) by misalignment class (MisClass: 1 a
 	// misaligned B, 2 a misaligned A, 3 both; entry 0 is unused): the kernel launched instead of it
 	// on a problem of that class, Index 0 when it has none there (a twin's name extends its own, so
@@ -223,7 +225,10 @@ type OpRule struct {
 	Rule       *dispatch.Rule
 	Default    int
 	Candidates []string
-	FitShapes  int
+	// FitShapes is how many of the op's own shapes the rule was fitted on; Borrowed what it took
+	// from the NN corpus where those say nothing (borrowNN).
+	FitShapes int
+	Borrowed  Borrowed
 }
 
 // WaveSlots is what the artifacts hold for variant i's wave guard: its slots (SMs × blocks per
@@ -490,6 +495,9 @@ type selection struct {
 	// whether it passed its whole edge suite.
 	why      map[string]string
 	fullEdge map[string]bool
+	// blocksPerSM is each variant's occupancy at tuning (its tune records' largest; absent when
+	// none says).
+	blocksPerSM map[string]int
 	// batch is the strided-batched entry's input.
 	batch *batchSelection
 	// epi is each fused epilogue's chosen variant (epilogueEntries).
@@ -552,6 +560,12 @@ func selectInputs(rs *resultsSet, manifest variant.Manifest, o Options) (*select
 	sort.Slice(sel.classes, func(i, j int) bool { return lessShape(sel.classes[i], sel.classes[j]) })
 	why, edge, fullEdge := eligibility(rs.records, sel.byName, o.AllowUnhashed)
 	sel.edge, sel.why, sel.fullEdge = edge, why, fullEdge
+	sel.blocksPerSM = map[string]int{}
+	for _, r := range rs.records {
+		if r.Kind == results.KindTune && r.Attributes != nil {
+			sel.blocksPerSM[r.Variant] = max(sel.blocksPerSM[r.Variant], r.Attributes.BlocksPerSM)
+		}
+	}
 	if sel.batch, err = selectBatched(rs.records, sel.byName, why, fullEdge); err != nil {
 		return nil, err
 	}
@@ -631,12 +645,6 @@ func fitData(rs *resultsSet, sel *selection, why map[string]string, fullEdge map
 			break
 		}
 	}
-	blocksPerSM := map[string]int{}
-	for _, r := range rs.records {
-		if r.Kind == results.KindTune && r.Attributes != nil {
-			blocksPerSM[r.Variant] = max(blocksPerSM[r.Variant], r.Attributes.BlocksPerSM)
-		}
-	}
 	// Misaligned twins (a MIS parameter) are no candidates: they run only on the problems of the
 	// misalignment class they were measured faster on (misalignedTwins), and a cell's rule would
 	// launch them on every class.
@@ -654,15 +662,7 @@ func fitData(rs *resultsSet, sel *selection, why map[string]string, fullEdge map
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		v := sel.byName[n]
-		r := v.Requires
-		d.Kernels = append(d.Kernels, dispatch.Kernel{Name: n, TileRows: v.Tile.Rows, TileCols: v.Tile.Cols, GridZ: atLeast1(v.GridZ), Split: v.Split,
-			BlocksPerSM: max(blocksPerSM[n], 1), Robust: fullEdge[n],
-			General: atLeast1(r.MMultiple) == 1 && atLeast1(r.NMultiple) == 1 && atLeast1(r.KMultiple) == 1 && atLeast1(r.LDMultiple) == 1,
-			Supports: func(m, nn, k int) bool {
-				lda, ldb, ldc := v.Op.DenseLD(m, nn, k)
-				return supports(v, m, nn, k, lda, ldb, ldc) == nil
-			}})
+		d.Kernels = append(d.Kernels, sel.kernel(n, n))
 	}
 	for _, s := range classes {
 		cub := math.Inf(1)
@@ -679,6 +679,25 @@ func fitData(rs *resultsSet, sel *selection, why map[string]string, fullEdge map
 		d.Times = append(d.Times, row)
 	}
 	return d
+}
+
+// kernel is variant n as the dispatch rule sees it, its occupancy that of variant occ at tuning
+// (n itself, or the twin whose times it borrows when it was never timed: the same code but for the
+// loads).
+func (sel *selection) kernel(n, occ string) dispatch.Kernel {
+	v := sel.byName[n]
+	r := v.Requires
+	bps := sel.blocksPerSM[n]
+	if bps == 0 {
+		bps = sel.blocksPerSM[occ]
+	}
+	return dispatch.Kernel{Name: n, TileRows: v.Tile.Rows, TileCols: v.Tile.Cols, GridZ: atLeast1(v.GridZ), Split: v.Split,
+		BlocksPerSM: max(bps, 1), Robust: sel.fullEdge[n],
+		General: atLeast1(r.MMultiple) == 1 && atLeast1(r.NMultiple) == 1 && atLeast1(r.KMultiple) == 1 && atLeast1(r.LDMultiple) == 1,
+		Supports: func(m, nn, k int) bool {
+			lda, ldb, ldc := v.Op.DenseLD(m, nn, k)
+			return supports(v, m, nn, k, lda, ldb, ldc) == nil
+		}}
 }
 
 // choose decides the exported variants, each op's dispatch rule and default, and the classes.
@@ -701,6 +720,7 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 		op   variant.Op
 		data *dispatch.Data
 		rule *dispatch.Rule
+		lent Borrowed
 	}
 	var fits []fitted
 	usedNames := map[string]bool{}
@@ -712,11 +732,15 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 		if len(d.Kernels) == 0 {
 			return nil, fmt.Errorf("no exportable %s variant was timed on the %s shapes", op, op)
 		}
+		var lent Borrowed
+		if op != variant.OpNN {
+			d, lent = borrowNN(sel, d, op)
+		}
 		rule, err := dispatch.Fit(d, nil, dispatch.Config{BucketsPerOctave: o.BucketsPerOctave})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", op, err)
 		}
-		fits = append(fits, fitted{op, d, rule})
+		fits = append(fits, fitted{op, d, rule, lent})
 		for _, j := range rule.Used() {
 			usedNames[d.Kernels[j].Name] = true
 		}
@@ -775,7 +799,7 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 		}
 	}
 	for _, f := range fits {
-		r := OpRule{Op: f.op, FitShapes: len(f.data.Samples)}
+		r := OpRule{Op: f.op, FitShapes: len(f.data.Samples) - f.lent.Shapes, Borrowed: f.lent}
 		for _, j := range f.rule.Candidates {
 			r.Candidates = append(r.Candidates, f.data.Kernels[j].Name)
 		}
@@ -813,6 +837,14 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 			p.Epilogues = append(p.Epilogues, EpiEntry{Epilogue: e, Kernel: idx[c.name], Ratio: stats.Geomean(c.ratios), Shapes: c.shapes})
 		}
 	}
+	borrowedTwin := map[string]string{}
+	for _, f := range fits {
+		if f.lent.Shapes > 0 {
+			for n, t := range sel.nnTwins(f.op) {
+				borrowedTwin[n] = t
+			}
+		}
+	}
 	for i := range p.Variants {
 		c := &p.Variants[i]
 		classes := sel.classes
@@ -824,6 +856,17 @@ func choose(rs *resultsSet, manifest variant.Manifest, o Options) (*Plan, error)
 			if m, ok := ms[s][c.V.Name]; ok {
 				c.Tuned = append(c.Tuned, m)
 				c.WorstRatio = math.Min(c.WorstRatio, m.Ratio)
+			}
+		}
+		// A variant the rule took on its NN twin's times only: the twin's measurements.
+		if len(c.Tuned) == 0 && !c.V.Batched {
+			if t := borrowedTwin[c.V.Name]; t != "" {
+				c.TimedAs = t
+				for _, s := range classes {
+					if m, ok := ms[s][t]; ok {
+						c.WorstRatio = math.Min(c.WorstRatio, m.Ratio)
+					}
+				}
 			}
 		}
 		// An epilogue kernel's worst ratio is against cuBLAS + the separate epilogue.

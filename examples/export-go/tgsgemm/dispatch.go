@@ -8,14 +8,14 @@
 // Choose, ChooseOp and ChooseBLAS tell which variant a problem gets. The PTX is embedded; nothing
 // else is read at run time.
 //
-// Concurrency: 31 of the 88 kernels (split-K and stream-K, such as
-// cpasynca_32x64x16_w16_t4x4_s3_b0, cpasynca_32x64x16_w16_t4x4_s3_b2) keep partial sums and tile
-// counters in global variables of their module, one set per kernel and context (1-26 MB each; Load
-// leaves these modules to each kernel's first launch). Each launch of one of them waits for the
-// previous such launch on the device (an event recorded after every such launch; no wait when both
-// are on the same stream), so calls on different streams or from different host threads never
-// overlap on that state and are safe. Not ordered: launches into a stream that is being captured
-// into a CUDA graph; such a graph must not run while another call of these kernels runs.
+// Concurrency: 57 of the 117 kernels (split-K and stream-K, such as
+// cpasynca_128x64x16_w64_t8x8_s3_b0_nt, cpasynca_128x64x16_w64_t8x8_s3_b2_nt) keep partial sums
+// and tile counters in global variables of their module, one set per kernel and context (1-26 MB
+// each; Load leaves these modules to each kernel's first launch). Each launch of one of them waits
+// for the previous such launch on the device (an event recorded after every such launch; no wait
+// when both are on the same stream), so calls on different streams or from different host threads
+// never overlap on that state and are safe. Not ordered: launches into a stream that is being
+// captured into a CUDA graph; such a graph must not run while another call of these kernels runs.
 //
 // The package imports only the standard library. It reaches the CUDA driver through cgo and
 // dlopen("libcuda.so.1") when Load is first called, and links only libc and libdl, so a program
@@ -28,13 +28,13 @@
 // uintptr(unsafe.Pointer(s.C())) for a cu.Stream s; the context cu made current is the one Load
 // and Sgemm use (both packages' calls go to the same libcuda.so.1).
 //
-// Dispatch: each op has its own rule (NN 2 buckets per octave, fitted on 331 shapes; NT 2 buckets per octave, fitted on 2 shapes; TN 2 buckets per octave, fitted on 2 shapes; TT 2 buckets per octave, fitted on 2 shapes), whose tables pick the variant from M, N and K, each put
+// Dispatch: each op has its own rule (NN 2 buckets per octave, fitted on 331 shapes; NT 2 buckets per octave, fitted on 2 shapes and, in the regime classes where it had none (deep-k, small, skinny, tiny), 151 NN shapes on which 28 of its variants' NN twins were timed (their times as measured: no shape timed a variant and its twin both); TN 2 buckets per octave, fitted on 2 shapes; TT 2 buckets per octave, fitted on 2 shapes), whose tables pick the variant from M, N and K, each put
 // in a bucket: integer operations and table reads per call. They were fitted on the timings of a workload corpus of
 // the op: a smoother of measured ratios to cuBLAS over log M, N, K, with wave-quantization and
 // edge-waste features and regime classes (tilegen's internal/dispatch; parameters in tgsgemm.json).
 // A cell holds three variants: one for problems whose M and N its tile divides, one for the
 // others, and one without requirements; the first that can take the problem runs (the aligned
-// one only when its tile divides M and N), else the op's robust default (NN deepk_32x32x32_t4x4_s4_b4, NT regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt, TN regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn, TT regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt);
+// one only when its tile divides M and N), else the op's robust default (NN deepk_32x32x32_t4x4_s4_b4, NT cpasynca_64x32x16_w16_t4x4_s3_b3_nt, TN regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn, TT regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt);
 // when none can, or the export has no kernel for the op, Sgemm returns an error and launches nothing.
 // NN's wave guard, streamka_64x128x16_w64_t8x8_s3_b3_x1 (a stream-K kernel: its blocks share the work
 // over one wave), runs instead of the launched variant where that has a fixed grid or a launch-time
@@ -438,7 +438,7 @@ type kernel struct {
 }
 
 // kernels are the exported variants, sorted by name.
-var kernels = [88]kernel{{
+var kernels = [117]kernel{{
 	blockX:        8,
 	blockY:        8,
 	dynamicShared: 0,
@@ -625,6 +625,84 @@ var kernels = [88]kernel{{
 	blockX:          128,
 	blockY:          1,
 	blocksPerSM:     3,
+	dynamicShared:   38400,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "cpasynca_128x64x16_w64_t8x8_s3_b0_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        128,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   38400,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "cpasynca_128x64x16_w64_t8x8_s3_b2_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        128,
+	workspaceFloats: 4194304,
+}, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
+	dynamicShared:   19200,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           8,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            64,
+	nMultiple:       1,
+	name:            "cpasynca_128x64x8_w64_t8x8_s3_b0_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        128,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   19200,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           8,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            64,
+	nMultiple:       1,
+	name:            "cpasynca_128x64x8_w64_t8x8_s3_b2_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        128,
+	workspaceFloats: 4194304,
+}, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
 	dynamicShared:   19968,
 	gridZ:           512,
 	kMultiple:       1,
@@ -640,6 +718,26 @@ var kernels = [88]kernel{{
 	tileCols:        64,
 	tileRows:        32,
 	waveSlots:       660,
+	workspaceFloats: 4194304,
+}, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
+	dynamicShared:   19968,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        32,
 	workspaceFloats: 4194304,
 }, {
 	blockX:          128,
@@ -664,6 +762,44 @@ var kernels = [88]kernel{{
 }, {
 	blockX:          128,
 	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   19968,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "cpasynca_32x64x16_w16_t4x4_s3_b2_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        32,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
+	dynamicShared:   19968,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "cpasynca_32x64x16_w16_t4x4_s3_b3_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        32,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
 	blocksPerSM:     4,
 	dynamicShared:   19968,
 	gridZ:           512,
@@ -680,6 +816,25 @@ var kernels = [88]kernel{{
 	tileCols:        64,
 	tileRows:        32,
 	waveSlots:       660,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   19968,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "cpasynca_32x64x16_w16_t4x4_s3_b4_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        32,
 	workspaceFloats: 4194304,
 }, {
 	balance:         1,
@@ -707,6 +862,161 @@ var kernels = [88]kernel{{
 	blockX:          128,
 	blockY:          1,
 	blocksPerSM:     3,
+	dynamicShared:   9984,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           8,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            64,
+	nMultiple:       1,
+	name:            "cpasynca_32x64x8_w16_t4x4_s3_b0_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        32,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   9984,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           8,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            64,
+	nMultiple:       1,
+	name:            "cpasynca_32x64x8_w16_t4x4_s3_b2_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        32,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
+	dynamicShared:   9984,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           8,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            64,
+	nMultiple:       1,
+	name:            "cpasynca_32x64x8_w16_t4x4_s3_b3_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        32,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   9984,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           8,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            64,
+	nMultiple:       1,
+	name:            "cpasynca_32x64x8_w16_t4x4_s3_b4_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        32,
+	workspaceFloats: 4194304,
+}, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
+	dynamicShared:   38400,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "cpasynca_64x128x16_w64_t8x8_s3_b0_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        128,
+	tileRows:        64,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   38400,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "cpasynca_64x128x16_w64_t8x8_s3_b2_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        128,
+	tileRows:        64,
+	workspaceFloats: 4194304,
+}, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
+	dynamicShared:   19200,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           8,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            64,
+	nMultiple:       1,
+	name:            "cpasynca_64x128x8_w64_t8x8_s3_b0_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        128,
+	tileRows:        64,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   19200,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           8,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            64,
+	nMultiple:       1,
+	name:            "cpasynca_64x128x8_w64_t8x8_s3_b2_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        128,
+	tileRows:        64,
+	workspaceFloats: 4194304,
+}, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
 	dynamicShared:   19968,
 	gridZ:           512,
 	kMultiple:       1,
@@ -728,6 +1038,84 @@ var kernels = [88]kernel{{
 	blockX:          128,
 	blockY:          1,
 	blocksPerSM:     3,
+	dynamicShared:   19968,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "cpasynca_64x32x16_w16_t4x4_s3_b0_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        32,
+	tileRows:        64,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   19968,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "cpasynca_64x32x16_w16_t4x4_s3_b2_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        32,
+	tileRows:        64,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
+	dynamicShared:   19968,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "cpasynca_64x32x16_w16_t4x4_s3_b3_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        32,
+	tileRows:        64,
+	workspaceFloats: 4194304,
+}, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
+	dynamicShared:   26112,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "cpasynca_64x64x16_w32_t4x8_s3_b0_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        64,
+	workspaceFloats: 4194304,
+}, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
 	dynamicShared:   26112,
 	gridZ:           512,
 	kMultiple:       1,
@@ -743,6 +1131,122 @@ var kernels = [88]kernel{{
 	tileCols:        64,
 	tileRows:        64,
 	waveSlots:       528,
+	workspaceFloats: 4194304,
+}, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
+	dynamicShared:   26112,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "cpasynca_64x64x16_w32_t8x4_s3_b0_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        64,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   26112,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "cpasynca_64x64x16_w32_t8x4_s3_b2_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        64,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
+	dynamicShared:   26112,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "cpasynca_64x64x16_w32_t8x4_s3_b3_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        64,
+	workspaceFloats: 4194304,
+}, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
+	dynamicShared:   13056,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           8,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            64,
+	nMultiple:       1,
+	name:            "cpasynca_64x64x8_w32_t8x4_s3_b0_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        64,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   13056,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           8,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            64,
+	nMultiple:       1,
+	name:            "cpasynca_64x64x8_w32_t8x4_s3_b2_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        64,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
+	dynamicShared:   13056,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           8,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            64,
+	nMultiple:       1,
+	name:            "cpasynca_64x64x8_w32_t8x4_s3_b3_nt",
+	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        64,
 	workspaceFloats: 4194304,
 }, {
 	blockX:          64,
@@ -1113,6 +1617,19 @@ var kernels = [88]kernel{{
 	tileRows:      32,
 	waveSlots:     1188,
 }, {
+	blockX:        128,
+	blockY:        1,
+	dynamicShared: 67584,
+	gridZ:         1,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "regtile_128x128x32_w64_t8x16_p4_f1_s2_b1_nt",
+	op:            OpNT,
+	tileCols:      128,
+	tileRows:      128,
+}, {
 	blockX:        256,
 	blockY:        1,
 	dynamicShared: 81920,
@@ -1229,6 +1746,32 @@ var kernels = [88]kernel{{
 	nMultiple:     1,
 	name:          "regtile_128x256x16_w64_t8x16_p0_f1_s4_b1_tn",
 	op:            OpTN,
+	tileCols:      256,
+	tileRows:      128,
+}, {
+	blockX:        256,
+	blockY:        1,
+	dynamicShared: 66816,
+	gridZ:         1,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "regtile_128x256x16_w64_t8x16_p4_f1_s3_b1_nt",
+	op:            OpNT,
+	tileCols:      256,
+	tileRows:      128,
+}, {
+	blockX:        256,
+	blockY:        1,
+	dynamicShared: 83456,
+	gridZ:         1,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "regtile_128x256x16_w64_t8x16_p4_f1_s4_b1_nt",
+	op:            OpNT,
 	tileCols:      256,
 	tileRows:      128,
 }, {
@@ -1861,7 +2404,7 @@ var kernels = [88]kernel{{
 
 // defaultKernel holds each op's robust default, launched when none of the variants of a problem's
 // cell can take it (-1: the export has no kernel for the op).
-var defaultKernel = [4]int{19, 51, 49, 50}
+var defaultKernel = [4]int{45, 36, 76, 79}
 
 // Class is a shape and op the op's dispatch rule was fitted on, the variant it launches there, and
 // the median times recorded at tuning (milliseconds; cuBLAS with the same op).
@@ -6207,7 +6750,7 @@ var rules = [4]*opRule{
 			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 262144-393215
 			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N >= 393216
 		},
-		bulk:      42,
+		bulk:      69,
 		bulkDen:   10,
 		bulkK:     1024,
 		bulkNum:   11,
@@ -7811,7 +8354,7 @@ var rules = [4]*opRule{
 			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 262144-393215
 			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N >= 393216
 		},
-		guard:      72,
+		guard:      101,
 		guardDen:   10,
 		guardEdge:  4,
 		guardNum:   13,
@@ -7823,7 +8366,7 @@ var rules = [4]*opRule{
 			{1568, 2048, 512},
 			{6272, 768, 768},
 		},
-		kernels: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72},
+		kernels: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 17, 19, 22, 24, 33, 38, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 68, 69, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101},
 		lo:      [3]int{0, 0, 2},
 		nn:      38,
 		shift:   1,
@@ -9426,168 +9969,4225 @@ var rules = [4]*opRule{
 			"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh",     // M >= 1572864, N >= 393216
 		},
 	},
-	// NT: Columns (K): <= 3071 | 3072-4095 | 4096-6143 | 6144-8191 | 8192-12287 | 12288-16383 | >=
-	// 16384.,
+	// NT: Columns (K): <= 2 | 3 | 4-5 | 6-7 | 8-11 | 12-15 | 16-23 | 24-31 | 32-47 | 48-63 | 64-95 |
+	// 96-127 | 128-191 | 192-255 | 256-383 | 384-511 | 512-767 | 768-1023 | 1024-1535 | 1536-2047 |
+	// 2048-3071 | 3072-4095 | 4096-6143 | 6144-8191 | 8192-12287 | 12288-16383 | 16384-24575 |
+	// 24576-32767 | 32768-49151 | 49152-65535 | 65536-98303 | 98304-131071 | 131072-196607 |
+	// 196608-262143 | 262144-393215 | 393216-524287 | 524288-786431 | 786432-1048575 | 1048576-1572863
+	// | 1572864-2097151 | >= 2097152.,
 	OpNT: {
 		aligned: []string{
-			"0000000", // M <= 3071, N <= 3071
-			"0000000", // M <= 3071, N 3072-4095
-			"0000000", // M <= 3071, N 4096-6143
-			"0000000", // M <= 3071, N 6144-8191
-			"0000000", // M <= 3071, N 8192-12287
-			"0000000", // M <= 3071, N 12288-16383
-			"0000000", // M <= 3071, N >= 16384
-			"0000000", // M 3072-4095, N <= 3071
-			"0000000", // M 3072-4095, N 3072-4095
-			"0000000", // M 3072-4095, N 4096-6143
-			"0000000", // M 3072-4095, N 6144-8191
-			"0000000", // M 3072-4095, N 8192-12287
-			"0000000", // M 3072-4095, N 12288-16383
-			"0000000", // M 3072-4095, N >= 16384
-			"0000000", // M 4096-6143, N <= 3071
-			"0000000", // M 4096-6143, N 3072-4095
-			"0000000", // M 4096-6143, N 4096-6143
-			"0000000", // M 4096-6143, N 6144-8191
-			"0000000", // M 4096-6143, N 8192-12287
-			"0000000", // M 4096-6143, N 12288-16383
-			"0000000", // M 4096-6143, N >= 16384
-			"0000000", // M 6144-8191, N <= 3071
-			"0000000", // M 6144-8191, N 3072-4095
-			"0000000", // M 6144-8191, N 4096-6143
-			"0000000", // M 6144-8191, N 6144-8191
-			"0000000", // M 6144-8191, N 8192-12287
-			"0000000", // M 6144-8191, N 12288-16383
-			"0000000", // M 6144-8191, N >= 16384
-			"0000000", // M 8192-12287, N <= 3071
-			"0000000", // M 8192-12287, N 3072-4095
-			"0000000", // M 8192-12287, N 4096-6143
-			"0000000", // M 8192-12287, N 6144-8191
-			"0000000", // M 8192-12287, N 8192-12287
-			"0000000", // M 8192-12287, N 12288-16383
-			"0000000", // M 8192-12287, N >= 16384
-			"0000000", // M 12288-16383, N <= 3071
-			"0000000", // M 12288-16383, N 3072-4095
-			"0000000", // M 12288-16383, N 4096-6143
-			"0000000", // M 12288-16383, N 6144-8191
-			"0000000", // M 12288-16383, N 8192-12287
-			"0000000", // M 12288-16383, N 12288-16383
-			"0000000", // M 12288-16383, N >= 16384
-			"0000000", // M >= 16384, N <= 3071
-			"0000000", // M >= 16384, N 3072-4095
-			"0000000", // M >= 16384, N 4096-6143
-			"0000000", // M >= 16384, N 6144-8191
-			"0000000", // M >= 16384, N 8192-12287
-			"0000000", // M >= 16384, N 12288-16383
-			"0000000", // M >= 16384, N >= 16384
+			"88@@9999B444;;;;:88B898999BB55BBBBBBBBBBB", // M <= 1, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N (none)
+			"8888@799BB44;;;::874@89999B5555BB6BBBBBBB", // M <= 1, N 2
+			"8888@@999BBB;;;::4475A999966B5BB6666BBBB6", // M <= 1, N 3
+			"888887999BBB999::@777A9999666666666666666", // M <= 1, N 4-5
+			"88888799BBBB9999:7777AA999666666666666666", // M <= 1, N 6-7
+			"888:7799BB@B999999775AA999666666666666666", // M <= 1, N 8-11
+			"8:::79997BB@9999999AAAA999777666666666667", // M <= 1, N 12-15
+			"99999999974@9999999AAAA999777777777777777", // M <= 1, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N >= 131072
+			"8888@@994444;;;;9996;;;;99AA555BBBBBBBBBB", // M 2, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N (none)
+			"88888@7BB444;;;9:7744;;;99A5555BBBBBBBBBB", // M 2, N 2
+			"8888:8ABB444;999:477769999B555ABBBBBBBBBB", // M 2, N 3
+			"888:::ABBB4@99999@77769999664AABBBBBBBBBB", // M 2, N 4-5
+			"88::::BBBB@@9999947777A9996666666BBBBBBB6", // M 2, N 6-7
+			"8:::::7BBB@@99999:77777999666666666666666", // M 2, N 8-11
+			":::::777BB@@99999::7777999766666666666666", // M 2, N 12-15
+			":::977777BB@99999::777A999777774466444447", // M 2, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N >= 131072
+			"8888@@999444;;;;9988;;;;;9AA555BBBBBBBBBB", // M 3, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N (none)
+			"888888A444449;;98884;;;;99A555ABBBBBBBBBB", // M 3, N 2
+			"888:::A4444499998@7766;999BA5AABBBBBBBBBB", // M 3, N 3
+			"88::::444@@@99999:47769999BB45BBBBBBBBBBB", // M 3, N 4-5
+			"8:::::444@@@99999:77777999666666BBBBBBBBB", // M 3, N 6-7
+			"::::9:4BB@@@99999:777779996666666BB666666", // M 3, N 8-11
+			":::99:7BBB@@99999:77777999776666666666666", // M 3, N 12-15
+			"::99977BBBB@99999:47779999777744466446664", // M 3, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N >= 131072
+			"88888@977444;;;;8884;;;;;9AAAAAAAABBBBBBB", // M 4-5, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N (none)
+			"888:::A4444499988884;;;;99AAAAABBBBBBBBBB", // M 4-5, N 2
+			"88:::::44@@4999888744::999BAAAABBBBBBBBBB", // M 4-5, N 3
+			"8:8::::4@44@99999:7744;999BBBBBBBBBBBBBBB", // M 4-5, N 4-5
+			"::::9944@4@@99999:74477999BB666BBBBBBBBBB", // M 4-5, N 6-7
+			":::99955@4@@99999:444779997666666BBB66666", // M 4-5, N 8-11
+			"::9997755@@@99999:44777999677446666666666", // M 4-5, N 12-15
+			":99977555BBB99999:47777999477744444666666", // M 4-5, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N >= 131072
+			"8888@7977444;;;888848;;;99AAAAAAAAABBBBBB", // M 6-7, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N (none)
+			"88::::44444499;88886;;;;99AAAAAABBBBBBBBB", // M 6-7, N 2
+			"8::::::4@44499988884:;;999BAAAAABBBBBBBBB", // M 6-7, N 3
+			"::::994444449999::474:;999BBBBBBBBBBBBBBB", // M 6-7, N 4-5
+			":::99945@44@99999:4777:999BBBBBBBBBBBBBBB", // M 6-7, N 6-7
+			"::999775@44@9999::47777:99B766666BBBBBBBB", // M 6-7, N 8-11
+			":999777554@@9999::4777::996744444666BBBB6", // M 6-7, N 12-15
+			"99977765544B9999:::777::9947444444766BB66", // M 6-7, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N >= 131072
+			"888:77977444;99988848;;;99AAAAAAAAAAABBBB", // M 8-11, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N (none)
+			"8:::::444444:9;8888@;;;;99AAAAAAAABBBBBBB", // M 8-11, N 2
+			"::::9:44@444::988884;;;999BBBBAAABBBBBBBB", // M 8-11, N 3
+			":::999454444:::::::@;;;9997BBB@@@BBBBBBBB", // M 8-11, N 4-5
+			"::999775@444:::::::@7::;99B7BB@@@BBBBBBBB", // M 8-11, N 6-7
+			":99977754444:::::::47:;;;9BB@@@@@@BBBBBBB", // M 8-11, N 8-11
+			"99977765444@:::::::@7;;;;9444444777BBBBBB", // M 8-11, N 12-15
+			"99777655444@99:::::@:;;;;94444447776BBBBB", // M 8-11, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N >= 131072
+			"8::7799774449;99888489;999777AAAAAAAAA@@7", // M 12-15, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N (none)
+			":::::77774449;;;888499;9997AAAAAAAA@@@@@@", // M 12-15, N 2
+			":::99:444444::::888499999977BBAAAA@@@@@@@", // M 12-15, N 3
+			"::999755@444:::::::@99;999B77B@@@@@@@BBBB", // M 12-15, N 4-5
+			":9997775444@:::::::9;;;;;9B7@@@@@@@@BBBBB", // M 12-15, N 6-7
+			"99977765444@::::::::;;;;99@@@@@@@@@BBBBBB", // M 12-15, N 8-11
+			"99777755444@::::::::;;9999@@@@@7777BBBBBB", // M 12-15, N 12-15
+			"9977655544@@9::::::;;99999774444777BBBBBB", // M 12-15, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N >= 131072
+			"9999999974449;998884899999777777777777777", // M 16-23, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N (none)
+			"::::777764449;99888499999977777AAA@@@@@@7", // M 16-23, N 2
+			"::9997555444:99::::@9999997777@@@@@@@@@@@", // M 16-23, N 3
+			":99977555444::::::99999999B777@@@@@@@@@@@", // M 16-23, N 4-5
+			"99977755444@::::::999;;999B7@@@@@@@@BBBBB", // M 16-23, N 6-7
+			"99777655444@:::::::9;99999@@@@@@@@@BBBBBB", // M 16-23, N 8-11
+			"9977655544@@:::::::9999999@@@@@@@@@BBBBBB", // M 16-23, N 12-15
+			"966655555@@@::::::99999999@@@444777BBBBBB", // M 16-23, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N 16-23
+			"6666664@@66ABBBABBBBAAAA@@777AAAA7777BBBB", // M 24-31, N 24-31
+			"6666664@46665555555555@777777AAA677777778", // M 24-31, N 32-47
+			"66666664666665555557777777777466888888888", // M 24-31, N 48-63
+			"66666666666666555555777777777778888888888", // M 24-31, N 64-95
+			"66666666666666655555777777777788888848477", // M 24-31, N 96-127
+			"66666666666666665555777777777888888877777", // M 24-31, N 128-191
+			"66666666666666666557777777778888888777777", // M 24-31, N 192-255
+			"66666666666666664457777777788888887777777", // M 24-31, N 256-383
+			"66666666666666664445777777888888777777777", // M 24-31, N 384-511
+			"66666666666666644444577778888877777777777", // M 24-31, N 512-767
+			"66666666666644444444457788888887777777777", // M 24-31, N 768-1023
+			"66666666666444444444555888888888777777777", // M 24-31, N 1024-1535
+			"66666666666444444444478888888888877777777", // M 24-31, N 1536-2047
+			"66666666666644444844448888888888877777777", // M 24-31, N 2048-3071
+			"66666666666664444884488888888888877777777", // M 24-31, N 3072-4095
+			"66666666666664448874448888888888877777777", // M 24-31, N 4096-6143
+			"66666666666666466664444488888888877777777", // M 24-31, N 6144-8191
+			"66666666666666666666444444448888877777777", // M 24-31, N 8192-12287
+			"66666666666665666666666444448888777777777", // M 24-31, N 12288-16383
+			"66666666666655666666664444448887777777777", // M 24-31, N 16384-24575
+			"66666666666555776666644444444447777777777", // M 24-31, N 24576-32767
+			"66666666665557766666644444444444777777777", // M 24-31, N 32768-49151
+			"66666666645557666646664444444444477777777", // M 24-31, N 49152-65535
+			"66666666445557666646664444444444447777777", // M 24-31, N 65536-98303
+			"66666664445555666446666444444444444777777", // M 24-31, N 98304-131071
+			"66666644444555577466644444444444444477777", // M 24-31, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N 16-23
+			"B666664@4666ABBBBBBBAAA@@@@@@AAA67777@@@@", // M 32-47, N 24-31
+			"66666644@466ABBBBB@@@@@@77777AAA477778888", // M 32-47, N 32-47
+			"66666666446665555555777777777744788788888", // M 32-47, N 48-63
+			"BBB6666666666655A555777777777744888888884", // M 32-47, N 64-95
+			"666666666666666AAA5577777777778888888DDDD", // M 32-47, N 96-127
+			"BBBB666666666666::477777777778888888DDDDD", // M 32-47, N 128-191
+			"BBBBB6666666666645577777777788888888DDDDD", // M 32-47, N 192-255
+			"BBBBBB66666666664457777777788888888DDDDDD", // M 32-47, N 256-383
+			"BBBBBB666666666644457777778888888DDDDDDDD", // M 32-47, N 384-511
+			"6666666666666444444477777888888DDDDDDDDDD", // M 32-47, N 512-767
+			"6666666666644444444447578888888DDDDDDDDDD", // M 32-47, N 768-1023
+			"66666666666444444444755888888888DDDDDDDDD", // M 32-47, N 1024-1535
+			"666666666664444444447788888888888DDDDDDDD", // M 32-47, N 1536-2047
+			"666666666666444448744888888888888DDDDDDDD", // M 32-47, N 2048-3071
+			"666666666666644488688888888888888DDDDDDDD", // M 32-47, N 3072-4095
+			"666666666666644687868888888888888DDDDDDDD", // M 32-47, N 4096-6143
+			"666666666666666666664644888888888DDDDDDDD", // M 32-47, N 6144-8191
+			"666666666666656666666664444488888DDDDDDDD", // M 32-47, N 8192-12287
+			"66666666666655666666666444448888DDDDDDDDD", // M 32-47, N 12288-16383
+			"6666666666655556666666444444888DDDDDDDDDD", // M 32-47, N 16384-24575
+			"66666666665555776666664444444<<DDDDDDDDDD", // M 32-47, N 24576-32767
+			"666666666<55577666666644444<<<<<DDDDDDDDD", // M 32-47, N 32768-49151
+			"66666666<<55576666666644444<<<<<<DDDDDDDD", // M 32-47, N 49152-65535
+			"6666666<<<5557666646664444<<<<<<<<DDDDDDD", // M 32-47, N 65536-98303
+			"666666<<<<555566674666444<<<<<<<<<<DDDDDD", // M 32-47, N 98304-131071
+			"66666<<<<<<555577556666<<<<<<<<<<<<<DDDDD", // M 32-47, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N 16-23
+			"BB66666666666AABBBBB@@@@@@@@@AA477@@@@@@@", // M 48-63, N 24-31
+			"6666666644666ABBBBB@@@@@@77777;4777777887", // M 48-63, N 32-47
+			"666666664@466ABBBBBA@@7777777776488878884", // M 48-63, N 48-63
+			"BBB666666466665AAABB@777777777744888844@@", // M 48-63, N 64-95
+			"666666666666666A5AA677777777774488888DDDD", // M 48-63, N 96-127
+			"BBBB666666666668:46777777777778888888DDDD", // M 48-63, N 128-191
+			"BBBBB6666666666645477777777778888888DDDDD", // M 48-63, N 192-255
+			"BBBBB666666666664447777777788888888DDDDDD", // M 48-63, N 256-383
+			"BBBBB666666666664444778777888888888DDDDDD", // M 48-63, N 384-511
+			"6666666666666444444457777888888888DDDDDDD", // M 48-63, N 512-767
+			"666666666664644444447777888888888DDDDDDDD", // M 48-63, N 768-1023
+			"66666666666444944444777888888888DDDDDDDDD", // M 48-63, N 1024-1535
+			"66666666666444444474777888888888DDDDDDDDD", // M 48-63, N 1536-2047
+			"666666666666444488777788888888888DDDDDDDD", // M 48-63, N 2048-3071
+			"666666666666644687888888888888888DDDDDDDD", // M 48-63, N 3072-4095
+			"66666666666664666666668888888888<DDDDDDDD", // M 48-63, N 4096-6143
+			"6666666666666666666<666888888888<DDDDDDDD", // M 48-63, N 6144-8191
+			"666666666666556666G>66444444888<DDDDDDDDD", // M 48-63, N 8192-12287
+			"66666666666<55666666664444448<<<DDDDDDDDD", // M 48-63, N 12288-16383
+			"6666666666<555544666664444<<<<<DDDDDDDDDD", // M 48-63, N 16384-24575
+			"666666666<<555444666664444<<<<<DDDDDDDDDD", // M 48-63, N 24576-32767
+			"66666666<<5555746466664444<<<<<<DDDDDDDDD", // M 48-63, N 32768-49151
+			"6666666<<<5557466446644444<<<<<<<DDDDDDDD", // M 48-63, N 49152-65535
+			"666666<<<<5557466756644444<<<<<<<<DDDDDDD", // M 48-63, N 65536-98303
+			"66666<<<<<555574755566444<<<<<<<<<<DDDDDD", // M 48-63, N 98304-131071
+			"6666<<<<<<<55555555566666<<<<<<<<<<<DDDDD", // M 48-63, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N 16-23
+			"BBB66666666666AAABAA@@@@@@@@@@77@@@@@@@@@", // M 64-95, N 24-31
+			"66666666666666AAABAAA@@@@@@@@774777777777", // M 64-95, N 32-47
+			"66666666646666AABBAAA@@777777774488877477", // M 64-95, N 48-63
+			"66666666664666AABBAA@77777777F74488887777", // M 64-95, N 64-95
+			"666666666666666AA5B@@77777777FD8888887777", // M 64-95, N 96-127
+			"66666666666666665566777777777DD8888887777", // M 64-95, N 128-191
+			"66666666666666666577777777777888888877777", // M 64-95, N 192-255
+			"66666666666666666477777777788888888877777", // M 64-95, N 256-383
+			"66666666666666664447777777888888888877777", // M 64-95, N 384-511
+			"66666666666664444444777778888888888777777", // M 64-95, N 512-767
+			"66666666666644844444777788888888888777777", // M 64-95, N 768-1023
+			"66666666666644444444777888888888877777777", // M 64-95, N 1024-1535
+			"66666666666644444444777888888888777777777", // M 64-95, N 1536-2047
+			"6666666666666445488877778888888<777777777", // M 64-95, N 2048-3071
+			"66666666666664558DG88<<<<88888<<<77777777", // M 64-95, N 3072-4095
+			"666666666666666GGGGG<<<<<<8884<<<77777777", // M 64-95, N 4096-6143
+			"6666666666665668GGG>><<<<<<84<<<777777777", // M 64-95, N 6144-8191
+			"66666666666455444GG>><<<<<<<<<<<777777777", // M 64-95, N 8192-12287
+			"666666666644454444GGG<444<<<<<<7777777777", // M 64-95, N 12288-16383
+			"66666666644455544444DDD44<<<<<77777777777", // M 64-95, N 16384-24575
+			"66666666444555444444DFDD4<<<<447777777777", // M 64-95, N 24576-32767
+			"66666664444555446644DFDDD4<<4444777777777", // M 64-95, N 32768-49151
+			"666666444445554466755DDDDD<<4444477777777", // M 64-95, N 49152-65535
+			"666664444445557777555DDDD<<44444447777777", // M 64-95, N 65536-98303
+			"6666444444455555555555DDD<444444444777777", // M 64-95, N 98304-131071
+			"66644444444555555555554D<4444444444477777", // M 64-95, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N 16-23
+			"BBB666666666666AAAAAA@@@@@@@@@@@@@@@@@@@@", // M 96-127, N 24-31
+			"666666666666666AAAAAA@@@@@@@@777DDDDD0000", // M 96-127, N 32-47
+			"666666666666666AAAAAA@@@@@777777DDDDD0000", // M 96-127, N 48-63
+			"BBBB66666666666AABAA@7777777FFDDDDDDD@@@@", // M 96-127, N 64-95
+			"66666666666A66655B5@@7777777FFDDDDDDD0000", // M 96-127, N 96-127
+			"BBBB66666666666656664777777DFFDDDDDD00000", // M 96-127, N 128-191
+			"BBBB66666666666666777777777DDDDDDDDDD0000", // M 96-127, N 192-255
+			"BBBB666666666666647777777778DDDDDDDDD0000", // M 96-127, N 256-383
+			"BBBB66666666666644477777778888DD<8<<00000", // M 96-127, N 384-511
+			"6666666666666664448777777888888<<<<<00000", // M 96-127, N 512-767
+			"666666666666664448877777888888<<<<<000000", // M 96-127, N 768-1023
+			"6666666666666444884477708888<<<<<<0000000", // M 96-127, N 1024-1535
+			"6666666666666448DDDDDG00888<<<<0000000000", // M 96-127, N 1536-2047
+			"666666666666645GDDGGG<>0<88<<<<<000000000", // M 96-127, N 2048-3071
+			"66666666666666GGGGGG<<<<<<<<<<<<000000000", // M 96-127, N 3072-4095
+			"66666666666656GGGGGG><<<<<<<<<<<000000000", // M 96-127, N 4096-6143
+			"66666666666554GGGGGG><<<<==<<<<<000000000", // M 96-127, N 6144-8191
+			"6666666666<<554GGGGG<<==<<<<<<<0000000000", // M 96-127, N 8192-12287
+			"666666666<<<554GGGGGG==GC<<<<<<0000000000", // M 96-127, N 12288-16383
+			"66666666<<<<5544GGGGGGGGC<<<<<00000000000", // M 96-127, N 16384-24575
+			"6666666<<<<55544==FGFDDDD<<<<<<0000000000", // M 96-127, N 24576-32767
+			"666666<<<<<5544===FEEEEDDD<<<<<<000000000", // M 96-127, N 32768-49151
+			"66666<<<<<<5544E==EEEEEDDD<<<<<<<00000000", // M 96-127, N 49152-65535
+			"6666<<<<<<<5557DEEEEEDDDD=<<<<<<<<0000000", // M 96-127, N 65536-98303
+			"666<<<<<<<<5557EEEEEEDDDD=<<<<<<<<<000000", // M 96-127, N 98304-131071
+			"66<<<<<<<<<<55555EEEEED==<<<<<<<<<<<00000", // M 96-127, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N 16-23
+			"BBBB666666666666AAAAA@@@@@@@@@@DDDDD@@@@@", // M 128-191, N 24-31
+			"6666666666666666AAAAA@@@@@@@@DDDDDDDDDDDD", // M 128-191, N 32-47
+			"6666666666666669AAAA@@@@@@@DDDDDDDDDDDDDD", // M 128-191, N 48-63
+			"BBBB6666666666668ABB@77777DDFFDDDDDDD@@@@", // M 128-191, N 64-95
+			"66666666666666668566477777DDFFDDDDDDDDDDD", // M 128-191, N 96-127
+			"6666666666766666566647777DDDFIDDDDDDDDDDD", // M 128-191, N 128-191
+			"6666666666666666688667777DDDDD<<<DDDDDDDD", // M 128-191, N 192-255
+			"66666666656666666488877DDDDDDD<<<<<<<DDDD", // M 128-191, N 256-383
+			"666666666556666664J7788DDDDDD<<<<<<<<DDDD", // M 128-191, N 384-511
+			"66666666665566644JJJ7DDDDDDD<<<<<<<<DDDDD", // M 128-191, N 512-767
+			"6666666666666444J8JJJ;DDD<<<<<<<<<<<DDDDD", // M 128-191, N 768-1023
+			"666666666666644JJJJJJJG0<<<<<<<<<<<DDDDDD", // M 128-191, N 1024-1535
+			"66666666666664JJJJJ4JJJ0<<<<<<<<<DDDDDDDD", // M 128-191, N 1536-2047
+			"6666666666666JJJJJJJJJJJ<<<<<<<DDDDDDDDDD", // M 128-191, N 2048-3071
+			"666666666666MMJJJGDJJJJJJ<<<<<<DDDDDDDDDD", // M 128-191, N 3072-4095
+			"66666666666MMMMJJJJ0JJ<J<=<<<<<DDDDDDDDDD", // M 128-191, N 4096-6143
+			"6666666666MMMMMMJJJ=JJJJJJJ<<<<DDDDDDDDDD", // M 128-191, N 6144-8191
+			"666666666MMMMMMMMJJJJJ<JJJJM<<<DDDDDDDDDD", // M 128-191, N 8192-12287
+			"66666666MMMMMMMMMMJJJJGJJMMMM<<DDDDDDDDDD", // M 128-191, N 12288-16383
+			"6666666MMMMMMMMMJJMMJJJJJMMMMMDDDDDDDDDDD", // M 128-191, N 16384-24575
+			"666666MMMMMMMMJJJJJJJJEJJMMMMMMDDDDDDDDDD", // M 128-191, N 24576-32767
+			"66666MMMMMMMMMJJJJJJJJJJJMMMMMMMDDDDDDDDD", // M 128-191, N 32768-49151
+			"6666MMMMMMMMMMJJJJJJJJJJJKMMMMMMMDDDDDDDD", // M 128-191, N 49152-65535
+			"666MMMMMMMMMMMJJJJJJJJJJJMMMMMMMMMDDDDDDD", // M 128-191, N 65536-98303
+			"66MMMMMMMMMMMMJJJJJMMMLLLMMMMMMMMMMDDDDDD", // M 128-191, N 98304-131071
+			"6MMMMMMMMMMMMMMJJJMMMMMMMMMMMMMMMMMMDDDDD", // M 128-191, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N 16-23
+			"BBBBB666666666666AAA@@@@@@@@@DDDDDD@@@@@@", // M 192-255, N 24-31
+			"66666666666666666AA@@@@@@@@DDDDDDDDD00000", // M 192-255, N 32-47
+			"666666666666666:6AA@@@@@@@DDDDDDDDDD00000", // M 192-255, N 48-63
+			"BBBB666666666;6::5B@7777DDDDDDDDDDDD@@@@@", // M 192-255, N 64-95
+			"666666666666666::547777DDDDDDDDDDDDDD0000", // M 192-255, N 96-127
+			"66666666666666666864477DDDDDDD<<<DDDD0000", // M 192-255, N 128-191
+			"6666666665666666688888DDDDDDD<<<<<<<<0000", // M 192-255, N 192-255
+			"6666666665546466648888DDDDDDD<<<<<<<<0000", // M 192-255, N 256-383
+			"66666666655566666JJ8DDDDDDD<<<<<<<<<<0000", // M 192-255, N 384-511
+			"6666666665546666JJJJDDDDD<<<<<<<<<<<<0000", // M 192-255, N 512-767
+			"666666666655644JJJJJJDG<<<<<<<<<<<<<00000", // M 192-255, N 768-1023
+			"66666666666664:JJJJJJJ<<<<<<<<<<<<<000000", // M 192-255, N 1024-1535
+			"6666666666666JJJJJJJJMJ><<<<<<<<<00000000", // M 192-255, N 1536-2047
+			"666666666666JJJJJJJJMMMJ<<<<<<<0000000000", // M 192-255, N 2048-3071
+			"66666666666MMMMJJJJJMJJJJ<<<<<<0000000000", // M 192-255, N 3072-4095
+			"6666666666MMMMMMJJJJJJJJJJ<<<<<0000000000", // M 192-255, N 4096-6143
+			"666666666MMMMMMMMMJJJJJJJJJ<<<<0000000000", // M 192-255, N 6144-8191
+			"66666666MMMMMMMMMMJJJJJJMMMM<<<0000000000", // M 192-255, N 8192-12287
+			"6666666MMMMMMMMMMMMMJJJJMMMMM<00000000000", // M 192-255, N 12288-16383
+			"666666MMMMMMMMMMMMMMMJJJMMMMMM00000000000", // M 192-255, N 16384-24575
+			"66666MMMMMMMMMMJJJMMJJJJMMMMMMM0000000000", // M 192-255, N 24576-32767
+			"6666MMMMMMMMMMJJJJJMJJJJMMMMMMMM000000000", // M 192-255, N 32768-49151
+			"666MMMMMMMMMMMJJJJJMJJJMMMMMMMMMM00000000", // M 192-255, N 49152-65535
+			"66MMMMMMMMMMMMJJJJJMMMMMMMMMMMMMMM0000000", // M 192-255, N 65536-98303
+			"6MMMMMMMMMMMMMMJJJJMMMMMMMMMMMMMMMM000000", // M 192-255, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 192-255, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N 16-23
+			"BBBBBBB66666666666AA@@@@@@@@DDDDDD@@@@@@@", // M 256-383, N 24-31
+			"666666666666666666A@@@@@D@DDDDDDDDDDDDDDD", // M 256-383, N 32-47
+			"666666666666666666@@@@@@DDDDDDGGDDDDDDDDD", // M 256-383, N 48-63
+			"BBB666666666666666@@@@DDDDDDDDGGGGDD@@@@@", // M 256-383, N 64-95
+			"6666666666666666667777DDDDDDDDG0000DDDDDD", // M 256-383, N 96-127
+			"666666666666666666887DDDDDDDG0<<00000DDDD", // M 256-383, N 128-191
+			"666666666666666666888DDDDDDGG<<<<<<<<DDDD", // M 256-383, N 192-255
+			"66666666666666466J8DDDDDDD<<<<<<<<<<<DDDD", // M 256-383, N 256-383
+			"6666666665666666JJJDDDDDG<<<<<<<<<<<<DDDD", // M 256-383, N 384-511
+			"666666666555666JMMMJDGG<<<<<<<<<<<<<<DDDD", // M 256-383, N 512-767
+			"66666666666665JJMMMJJG<<<<<<<<<<<<<<DDDDD", // M 256-383, N 768-1023
+			"6666666666666JJJMMMMMJ><<<<<<<<<<<<DDDDDD", // M 256-383, N 1024-1535
+			"666666666666JJJMMMMMMMJ<<<<<<<<<<DDDDDDDD", // M 256-383, N 1536-2047
+			"66666666666MMMMMMMMMMMMM<<<<<<<<DDDDDDDDD", // M 256-383, N 2048-3071
+			"6666666666MMMMMMMMMMMMMMM<<<<<<DDDDDDDDDD", // M 256-383, N 3072-4095
+			"666666666MMMMMMMMMMMMMMMMM<<<<<DDDDDDDDDD", // M 256-383, N 4096-6143
+			"66666666MMMMMMMMMMMMMMMMMMM<<<<DDDDDDDDDD", // M 256-383, N 6144-8191
+			"6666666MMMMMMMMMMMMMMMMMMMMM<<DDDDDDDDDDD", // M 256-383, N 8192-12287
+			"666666MMMMMMMMMMMMMMMMMMMMMMM<DDDDDDDDDDD", // M 256-383, N 12288-16383
+			"66666MMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDD", // M 256-383, N 16384-24575
+			"6666MMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDD", // M 256-383, N 24576-32767
+			"666MMMMMMMMMMMMMJMMMMMMMMMMMMMMMDDDDDDDDD", // M 256-383, N 32768-49151
+			"66MMMMMMMMMMMMMMJJMMMMMMMMMMMMMMMDDDDDDDD", // M 256-383, N 49152-65535
+			"6MMMMMMMMMMMMMMMJJMMMMMMMMMMMMMMMMDDDDDDD", // M 256-383, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDD", // M 256-383, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDD", // M 256-383, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N 16-23
+			"BBBBBBB666666666666A@@@@@@@DDDDD@@@@@@@@@", // M 384-511, N 24-31
+			"6666666666666666666@@@@@DDDDDGGGGDDDDDDDD", // M 384-511, N 32-47
+			"6666666666666667766@@@DDDDDDGGGGGG0DDDDDD", // M 384-511, N 48-63
+			"BBB666666666666776677DDDDDDGGGG00000@@@@@", // M 384-511, N 64-95
+			"66666666666666647664DDDDDDGGG0000000DDDDD", // M 384-511, N 96-127
+			"666666666666666446J8DDDDDDGG000000000DDDD", // M 384-511, N 128-191
+			"66666666666666666JJDDDDDDD0000<<00000DDDD", // M 384-511, N 192-255
+			"6666666666666666JJJDDDDDD<<<00<<<<<<<DDDD", // M 384-511, N 256-383
+			"666666665555566MMMMDDDD<<<<<<<<<<<<<<DDDD", // M 384-511, N 384-511
+			"66666666555556JMMMMJ<<<<<<<<<<<<<<<<DDDDD", // M 384-511, N 512-767
+			"6666666665556JJMMMMJJ<<<<<<<<<<<<<<<DDDDD", // M 384-511, N 768-1023
+			"666666666666JJJMMMMMJJ<0<<<<<<<<<<<DDDDDD", // M 384-511, N 1024-1535
+			"66666666666MMMMMMMMMMJJ0<<<<<<<<<DDDDDDDD", // M 384-511, N 1536-2047
+			"6666666666MMMMMMMMMMMMMM<<<<<<<<<DDDDDDDD", // M 384-511, N 2048-3071
+			"666666666MMMMMMMMMMMMMMMM<<<<<<<<DDDDDDDD", // M 384-511, N 3072-4095
+			"66666666MMMMMMMMMMMMMMMMMM<<<<<<DDDDDDDDD", // M 384-511, N 4096-6143
+			"6666666MMMMMMMMMMMMMMMMMMMM<<<<DDDDDDDDDD", // M 384-511, N 6144-8191
+			"666666MMMMMMMMMMMMMMMMMMMMMM<<DDDDDDDDDDD", // M 384-511, N 8192-12287
+			"66666MMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDDD", // M 384-511, N 12288-16383
+			"6666MMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDD", // M 384-511, N 16384-24575
+			"666MMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDD", // M 384-511, N 24576-32767
+			"66MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDD", // M 384-511, N 32768-49151
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDD", // M 384-511, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDD", // M 384-511, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDD", // M 384-511, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDD", // M 384-511, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 16-23
+			"BBBBBB666666AA666666A@@@@@@@@@@@@@@@@@@@@", // M 512-767, N 24-31
+			"666666666666A7666666@@DDDDDDGGGDDDDDDDDDD", // M 512-767, N 32-47
+			"66666666666666677666@DDDDDGGGGG000DDDDDDD", // M 512-767, N 48-63
+			"BBB66666666666677678DDDDDGGGG000000@@@@@@", // M 512-767, N 64-95
+			"666666666666666777;8DDDDGGGG00000000DDDDD", // M 512-767, N 96-127
+			"BB666665566666674JJJDDDDGG0000000000DDDDD", // M 512-767, N 128-191
+			"B666665556666666JJJJDDDD0000000000000DDDD", // M 512-767, N 192-255
+			"B66666656666666JMMMMDDD00<<0000000000DDDD", // M 512-767, N 256-383
+			"B6666666555556JMMMMMDDD<<<<<00<<<<<<DDDDD", // M 512-767, N 384-511
+			"6666666655455JMMMMMJ<<<<<<<<<<<<<<<<DDDDD", // M 512-767, N 512-767
+			"666666666555JJMMMMMJJ<<<<0<<<<<<<<<DDDDDD", // M 512-767, N 768-1023
+			"66666666666JJMMMMMMMMJ<<<<<<<<<<<<DDDDDDD", // M 512-767, N 1024-1535
+			"6666666666MMMMMMMMMMMMJ0<<<<<<<<<<DDDDDDD", // M 512-767, N 1536-2047
+			"666666666MMMMMMMMMMMMMMM<<<<<<<<<<DDDDDDD", // M 512-767, N 2048-3071
+			"66666666MMMMMMMMMMMMMMMMM<<<<<<<<<DDDDDDD", // M 512-767, N 3072-4095
+			"6666666MMMMMMMMMMMMMMMMMMM<<<<<<<DDDDDDDD", // M 512-767, N 4096-6143
+			"666666MMMMMMMMMMMMMMMMMMMMM<<<<<<DDDDDDDD", // M 512-767, N 6144-8191
+			"66666MMMMMMMMMMMMMMMMMMMMMMM<<<DDDDDDDDDD", // M 512-767, N 8192-12287
+			"6666MMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDDD", // M 512-767, N 12288-16383
+			"666MMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDD", // M 512-767, N 16384-24575
+			"66MMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDD", // M 512-767, N 24576-32767
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDD", // M 512-767, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDD", // M 512-767, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDD", // M 512-767, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDD", // M 512-767, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDD", // M 512-767, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 16-23
+			"BBBBBB66666AAA7666666ADDD@@@@@@@@@@@@@@@@", // M 768-1023, N 24-31
+			"66666666666AAA6666664DDDDDDDDDDDDDDDDDDDD", // M 768-1023, N 32-47
+			"666666666666666666684DDDGDDDD0000DDDDDDDD", // M 768-1023, N 48-63
+			"BBB666666666666677788DDDGGGG0000000@@@@@@", // M 768-1023, N 64-95
+			"666666666666666778;DDDDGGG000000000DDDDDD", // M 768-1023, N 96-127
+			"B666665B566666678J;JJDDG000000000000DDDDD", // M 768-1023, N 128-191
+			"B666665@@666666JJJJJMDD0000000000000DDDDD", // M 768-1023, N 192-255
+			"B6666667766666MMMMMMMDD0000000000000DDDDD", // M 768-1023, N 256-383
+			"6666666666755JMMMMMMJ<<<<0<000000000DDDDD", // M 768-1023, N 384-511
+			"666666666675DJMMMMMMM<<<<<<000<<<<<DDDDDD", // M 768-1023, N 512-767
+			"66666666666JJJMMMMMMM<<<0<<<<<<<<<DDDDDDD", // M 768-1023, N 768-1023
+			"6666666666JJMMMMMMMMMM<<<<<<<<<<<<DDDDDDD", // M 768-1023, N 1024-1535
+			"666666666MMMMMMMMMMMMMM<<<<<<<<<<<<DDDDDD", // M 768-1023, N 1536-2047
+			"66666666MMMMMMMMMMMMMMMM<<<<<<<<<<<DDDDDD", // M 768-1023, N 2048-3071
+			"6666666MMMMMMMMMMMMMMMMMM<<<<<<<<<DDDDDDD", // M 768-1023, N 3072-4095
+			"666666MMMMMMMMMMMMMMMMMMMM<<<<<<<<DDDDDDD", // M 768-1023, N 4096-6143
+			"66666MMMMMMMMMMMMMMMMMMMMMM<<<<<<DDDDDDDD", // M 768-1023, N 6144-8191
+			"6666MMMMMMMMMMMMMMMMMMMMMMMM<<<<DDDDDDDDD", // M 768-1023, N 8192-12287
+			"666MMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDDD", // M 768-1023, N 12288-16383
+			"66MMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDD", // M 768-1023, N 16384-24575
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDD", // M 768-1023, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDD", // M 768-1023, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDD", // M 768-1023, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDD", // M 768-1023, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDD", // M 768-1023, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDD", // M 768-1023, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N 16-23
+			"BBBBB66666667766666644DDG@@@@@@@@@@@@@@@@", // M 1024-1535, N 24-31
+			"6666666666667766666444DDGG000000000000000", // M 1024-1535, N 32-47
+			"666666666666666666444GDDGG000000000000000", // M 1024-1535, N 48-63
+			"BB66666666666666678DDGDDGG@@@0000@@@@@@@@", // M 1024-1535, N 64-95
+			"666666666666666788DDDGDG00000000000000000", // M 1024-1535, N 96-127
+			"B66666676666666JJJJJJJD000000000000000000", // M 1024-1535, N 128-191
+			"B6666667766666JJJJJJJM0000000000000000000", // M 1024-1535, N 192-255
+			"6666666666666JMMMMMMMM0000000000000000000", // M 1024-1535, N 256-383
+			"666677766667JJMMMMMMMJ<000000000000000000", // M 1024-1535, N 384-511
+			"66667776666JJJMMMMMMMM<<<0000000000000000", // M 1024-1535, N 512-767
+			"6666676666JJJMMMMMMMMM0<<<00000<<<0000000", // M 1024-1535, N 768-1023
+			"666666666MMMMMMMMMMMMM00000<<<<<<<<000000", // M 1024-1535, N 1024-1535
+			"66666666MMMMMMMMMMMMMMM0<<<<<<<<<<<000000", // M 1024-1535, N 1536-2047
+			"6666666MMMMMMMMMMMMMMMMM<<<<===<<<<000000", // M 1024-1535, N 2048-3071
+			"666666MMMMMMMMMMMMMMMMMMM<<<<=<<<<<000000", // M 1024-1535, N 3072-4095
+			"66666MMMMMMMMMMMMMMMMMMMMM<<<<<<<<0000000", // M 1024-1535, N 4096-6143
+			"6666MMMMMMMMMMMMMMMMMMMMMMM<<<<<<<0000000", // M 1024-1535, N 6144-8191
+			"666MMMMMMMMMMMMMMMMMMMMMMMMM<<<<<00000000", // M 1024-1535, N 8192-12287
+			"66MMMMMMMMMMMMMMMMMMMMMMMMMMM<<0000000000", // M 1024-1535, N 12288-16383
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 1024-1535, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 1024-1535, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 1024-1535, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 1024-1535, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 1024-1535, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 1024-1535, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 1024-1535, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N 16-23
+			"BBBB666666677666666444GDG@@@@@@@@@@@@@@@@", // M 1536-2047, N 24-31
+			"6666666666666666664444GDGG000000000000000", // M 1536-2047, N 32-47
+			"6666666666666777744GGGGDG0000000000000000", // M 1536-2047, N 48-63
+			"BB66666666666777778GGGGD00@@@@@@@@@@@@@@@", // M 1536-2047, N 64-95
+			"66666666666667788DGGGGG000000000000000000", // M 1536-2047, N 96-127
+			"B6666677666667JJJJJJJJJ000000000000000000", // M 1536-2047, N 128-191
+			"6666666667666JJMMMJJJMM000000000000000000", // M 1536-2047, N 192-255
+			"666677766776JMMMMMMMMMM000000000000000000", // M 1536-2047, N 256-383
+			"66678876666JJMMMMMMMMMM000000000000000000", // M 1536-2047, N 384-511
+			"6667887666JJJMMMMMMMMMM000000000000000000", // M 1536-2047, N 512-767
+			"666677766MMMMMMMMMMMMMM000000000000000000", // M 1536-2047, N 768-1023
+			"66666666MMMMMMMMMMMMMMM00000<<00<<<000000", // M 1536-2047, N 1024-1535
+			"6666666MMMMMMMMMMMMMMMM0000<<=1<<<<000000", // M 1536-2047, N 1536-2047
+			"666666MMMMMMMMMMMMMMMMMM<<<<<===<<<000000", // M 1536-2047, N 2048-3071
+			"66666MMMMMMMMMMMMMMMMMMMM<<<===<<<<000000", // M 1536-2047, N 3072-4095
+			"6666MMMMMMMMMMMMMMMMMMMMMM<<<<<<<<<000000", // M 1536-2047, N 4096-6143
+			"666MMMMMMMMMMMMMMMMMMMMMMMM<<<<<<<0000000", // M 1536-2047, N 6144-8191
+			"66MMMMMMMMMMMMMMMMMMMMMMMMMM<<<<<00000000", // M 1536-2047, N 8192-12287
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMMM<<0000000000", // M 1536-2047, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 1536-2047, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 1536-2047, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 1536-2047, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 1536-2047, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 1536-2047, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 1536-2047, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 1536-2047, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N 16-23
+			"BBBB666667BB7766664444GGG@@@@@@@@@@@@@@@@", // M 2048-3071, N 24-31
+			"666666666777777774444GGGG0000000000000000", // M 2048-3071, N 32-47
+			"666666667BB77;::744GGGGG00000000000000000", // M 2048-3071, N 48-63
+			"BB6666777BB77;:777GGGGGG00@@@@@@@@@@@@@@@", // M 2048-3071, N 64-95
+			"6666675B77767;68GGGGGGGG00000000000000000", // M 2048-3071, N 96-127
+			"B66667BB77767JJJMMJJGJMJ00000000000000000", // M 2048-3071, N 128-191
+			"666667777777JJJJMMJJJMMM00000000000000000", // M 2048-3071, N 192-255
+			"66667776777JJJMMMMMMMMMM00000000000000000", // M 2048-3071, N 256-383
+			"6667887667JJMMMMMMMMMMMM00000000000000000", // M 2048-3071, N 384-511
+			"666788766JJMMMMMMMMMMMMM00000000000000000", // M 2048-3071, N 512-767
+			"66667776MMMMMMMMMMMMMMMM00000000000000000", // M 2048-3071, N 768-1023
+			"6666666JMMMMMMMMMMMMMMMM0000<<00000000000", // M 2048-3071, N 1024-1535
+			"666666JMMMMMMMMMMMMMMMMM000<<==1<<<000000", // M 2048-3071, N 1536-2047
+			"66666MMMMMMMMMMMMMMMMMMM000<==1=<<<000000", // M 2048-3071, N 2048-3071
+			"6666MMMMMMMMMMMMMMMMMMMMM<<<11=<<<<000000", // M 2048-3071, N 3072-4095
+			"666MMMMMMMMMMMMMMMMMMMMMMM<<<=<<<<<000000", // M 2048-3071, N 4096-6143
+			"66MMMMMMMMMMMMMMMMMMMMMMMMM<<<<<<<0000000", // M 2048-3071, N 6144-8191
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMM<<<<<00000000", // M 2048-3071, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMM<<0000000000", // M 2048-3071, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 2048-3071, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 2048-3071, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 2048-3071, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 2048-3071, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 2048-3071, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 2048-3071, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 2048-3071, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N 16-23
+			"BBB6666667BB@77674444GGGG@@@@@@@@@@@@@@@@", // M 3072-4095, N 24-31
+			"6666666677777777744GGGGGG0000000000000000", // M 3072-4095, N 32-47
+			"666666667BB77;:474GGGGGGG0000000000000000", // M 3072-4095, N 48-63
+			"BB6666777BB77;:47GGGGGGG00@@@@@@@@@@@@@@@", // M 3072-4095, N 64-95
+			"6666675B7777764GGGGGGGG000000000000000000", // M 3072-4095, N 96-127
+			"B66667BB7777JJ6JJMJJJMMJM0000000000000000", // M 3072-4095, N 128-191
+			"B6666777777JJJJJMMMMMMMMM0000000000000000", // M 3072-4095, N 192-255
+			"66667777774JJJMMMMMMMMMMM0000000000000000", // M 3072-4095, N 256-383
+			"666777767JJJMMMMMMMMMMMMM0000000000000000", // M 3072-4095, N 384-511
+			"66677776JJJMMMMMMMMMMMMMM0000000000000000", // M 3072-4095, N 512-767
+			"6666777JMMMMMMMMMMMMMMMMM0000000000000000", // M 3072-4095, N 768-1023
+			"666666JMMMMMMMMMMMMMMMMMM0000000000000000", // M 3072-4095, N 1024-1535
+			"66666JMMMMMMMMMMMMMMMMMMM0000<00000000000", // M 3072-4095, N 1536-2047
+			"6666MMMMMMMMMMMMMMMMMMMMM000==100<<000000", // M 3072-4095, N 2048-3071
+			"666MMMMMMMMMMMMMMMMMMMMMM000111<<<<000000", // M 3072-4095, N 3072-4095
+			"66MMMMMMMMMMMMMMMMMMMMMMMM<<<<<<<<0000000", // M 3072-4095, N 4096-6143
+			"6MMMMMMMMMMMMMMMMMMMMMMMMLM<<<<<<<0000000", // M 3072-4095, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMLLLM<<<<<00000000", // M 3072-4095, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLMM<<0000000000", // M 3072-4095, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLMMM00000000000", // M 3072-4095, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 3072-4095, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 3072-4095, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 3072-4095, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 3072-4095, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 3072-4095, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 3072-4095, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N 16-23
+			"BB66666767777776@@7GGGGGG@@@@@@@@@@@@@@@@", // M 4096-6143, N 24-31
+			"666666667777777@44GGGGGGG0000000000000000", // M 4096-6143, N 32-47
+			"6666666677777;DDDGGGGGGG00000000000000000", // M 4096-6143, N 48-63
+			"B666667777777DDDGGGGGGG00@@@@@@@@@@@@@@@@", // M 4096-6143, N 64-95
+			"666667777777DDDGGGGGGG000<000000000000000", // M 4096-6143, N 96-127
+			"B6666777777JJJJJJMMMMMMJMM000000000000000", // M 4096-6143, N 128-191
+			"B666677777JJJJJJMMMMMMMMMM000000000000000", // M 4096-6143, N 192-255
+			"B66666667JJJMMMMMMMMMMMMMM000000000000000", // M 4096-6143, N 256-383
+			"B6667766JJJJMMMMMMMMMMMMMM000000000000000", // M 4096-6143, N 384-511
+			"6666776JJJJMMMMMMMMMMMMMMM000000000000000", // M 4096-6143, N 512-767
+			"666666JMMMMMMMMMMMMMMMMMMM000000000000000", // M 4096-6143, N 768-1023
+			"66666JJMMMMMMMMMMMMMMMMMMM000000000000000", // M 4096-6143, N 1024-1535
+			"6666MMMMMMMMMMMMMMMMMMMMMM000000000000000", // M 4096-6143, N 1536-2047
+			"666MMMMMMMMMMMMMMMMMMMMMMM00000000<000000", // M 4096-6143, N 2048-3071
+			"66MMMMMMMMMMMMMMMMMMMMMMMM000000<<0000000", // M 4096-6143, N 3072-4095
+			"6MMMMMMMMMMMMMMMMMMMMMMMMM0000<<<<0000000", // M 4096-6143, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMLL<<<<<<00000000", // M 4096-6143, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMLLL<<<<000000000", // M 4096-6143, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMLLLLM<00000000000", // M 4096-6143, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLLMM00000000000", // M 4096-6143, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLMMMM0000000000", // M 4096-6143, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 4096-6143, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 4096-6143, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 4096-6143, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 4096-6143, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 4096-6143, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N 16-23
+			"BB6667777777777@@@DGGGGG@@@@@@@@@@@@@@@@@", // M 6144-8191, N 24-31
+			"66666777777777@@DDDGGGGG00000000000000000", // M 6144-8191, N 32-47
+			"6666777777777DDDDDGGGGG000000000000000000", // M 6144-8191, N 48-63
+			"B66777777777DDDDDGGGGG000@@@@@@@@@@@@@@@@", // M 6144-8191, N 64-95
+			"66677777776DDDDDGGG000000<<00000000000000", // M 6144-8191, N 96-127
+			"B666777777JJJJJJJJJJMMMMMMM00000000000000", // M 6144-8191, N 128-191
+			"B66667777JJJMJJJJMMMMMMMMMM00000000000000", // M 6144-8191, N 192-255
+			"B6666666JJJJMMMMMMMMMMMMMMM00000000000000", // M 6144-8191, N 256-383
+			"B666666JJJJMMMMMMMMMMMMMMMM00000000000000", // M 6144-8191, N 384-511
+			"666666JMMMMMMMMMMMMMMMMMMMM00000000000000", // M 6144-8191, N 512-767
+			"66666JMMMMMMMMMMMMMMMMMMMMM00000000000000", // M 6144-8191, N 768-1023
+			"6666MMMMMMMMMMMMMMMMMMMMMMM00000000000000", // M 6144-8191, N 1024-1535
+			"666MMMMMMMMMMMMMMMMMMMMMMMM00000000000000", // M 6144-8191, N 1536-2047
+			"66MMMMMMMMMMMMMMMMMMMMMMMMM00000000000000", // M 6144-8191, N 2048-3071
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMM00000000000000", // M 6144-8191, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMLL0000<<00000000", // M 6144-8191, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMLL0<<<<000000000", // M 6144-8191, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMLLL<<<0000000000", // M 6144-8191, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLLL<00000000000", // M 6144-8191, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMLLLLLLMM00000000000", // M 6144-8191, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMKLLLLLMMM0000000000", // M 6144-8191, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMLLMMMMMM000000000", // M 6144-8191, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 6144-8191, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 6144-8191, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 6144-8191, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 6144-8191, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N 16-23
+			"BB66775@577777B@@DDDGGG@@@@@@@@@@@@@@@@@@", // M 8192-12287, N 24-31
+			"6666775557777@@DDDDDGGG000000000000000000", // M 8192-12287, N 32-47
+			"666777777777FDDDDDGGGG0000000000000000000", // M 8192-12287, N 48-63
+			"B6677@57777FDDDDDG000000@@@@@@@@@@@@@@@@@", // M 8192-12287, N 64-95
+			"66677G@776DDDDDE>><<0000<<<<0000000000000", // M 8192-12287, N 96-127
+			"B66777777JJJJJJJJJJJMMMMMMMM0000000000000", // M 8192-12287, N 128-191
+			"B6667777JJJMMMJJJJJJMMMMMMMM0000000000000", // M 8192-12287, N 192-255
+			"B666666JJJMMMMMMMMMMMMMMMMMM0000000000000", // M 8192-12287, N 256-383
+			"BB6666MMMMMMMMMMMMMMMMMMMMMM0000000000000", // M 8192-12287, N 384-511
+			"66666MMMMMMMMMMMMMMMMMMMMMMM0000000000000", // M 8192-12287, N 512-767
+			"6666MMMMMMMMMMMMMMMMMMMMMMMM0000000000000", // M 8192-12287, N 768-1023
+			"666MMMMMMMMMMMMMMMMMMMMMMMMM0000000000000", // M 8192-12287, N 1024-1535
+			"66MMMMMMMMMMMMMMMMMMMMMMMMMM0000000000000", // M 8192-12287, N 1536-2047
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000000", // M 8192-12287, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000000", // M 8192-12287, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMLLK0000000000000", // M 8192-12287, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMLLL00<0000000000", // M 8192-12287, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMLLL0<00000000000", // M 8192-12287, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMLLLLLLL<00000000000", // M 8192-12287, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMLLLLLLMM00000000000", // M 8192-12287, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMLLLLLLMMM0000000000", // M 8192-12287, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMLLMMMMMM000000000", // M 8192-12287, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 8192-12287, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 8192-12287, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 8192-12287, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 8192-12287, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N 16-23
+			"BB6677@@57777BBBDDDDDG@@@@@@@@@@@@@@@@@@@", // M 12288-16383, N 24-31
+			"666677@@5777BBBDDDDDDG0000000000000000000", // M 12288-16383, N 32-47
+			"66677777777BBADDDDD0000000000000000000000", // M 12288-16383, N 48-63
+			"B6677GG777@AADDD22000000@@@@@@@@@@@@@@@@@", // M 12288-16383, N 64-95
+			"66677GG77GGDCDH><<<<0000<<<<<000000000000", // M 12288-16383, N 96-127
+			"B6677777JJJJJJJJ<J<JJMLLMMMMM000000000000", // M 12288-16383, N 128-191
+			"B667777JJMMMMMJJJJJJMMMMMMMMM000000000000", // M 12288-16383, N 192-255
+			"B66667JJMMMMMMMMMMMMMMMMMMMMM000000000000", // M 12288-16383, N 256-383
+			"BB666MMMMMMMMMMMMMMMMMMMMMMMM000000000000", // M 12288-16383, N 384-511
+			"6666MMMMMMMMMMMMMMMMMMMMMMMMM000000000000", // M 12288-16383, N 512-767
+			"666MMMMMMMMMMMMMMMMMMMMMMMMMM000000000000", // M 12288-16383, N 768-1023
+			"66MMMMMMMMMMMMMMMMMMMMMMMMMMM000000000000", // M 12288-16383, N 1024-1535
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000000", // M 12288-16383, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000000", // M 12288-16383, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMKLLMM000000000000", // M 12288-16383, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMLLLLM000000000000", // M 12288-16383, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLLM000000000000", // M 12288-16383, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMLLLLLLK<00000000000", // M 12288-16383, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMLLLLLLK000000000000", // M 12288-16383, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMLLLLLLMM00000000000", // M 12288-16383, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLKMMM0000000000", // M 12288-16383, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMLKMMMMMM000000000", // M 12288-16383, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 12288-16383, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 12288-16383, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 12288-16383, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 12288-16383, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N 16-23
+			"BB66777@777BBBBBDDDDDD@@@@@@@@@@@@@@@@@@@", // M 16384-24575, N 24-31
+			"66677777777BBBEDDDDDD00000000000000000000", // M 16384-24575, N 32-47
+			"6667777777BBBBDDDD00000000000000000000000", // M 16384-24575, N 48-63
+			"B66777777GDDDDD200000000@@@@@@@@@@@@@@@@@", // M 16384-24575, N 64-95
+			"66677777GGGGDG0<<<<<0000<<<<<<00000000000", // M 16384-24575, N 96-127
+			"B667777JJMJJJJJJJJJJJMMLMMMMMM00000000000", // M 16384-24575, N 128-191
+			"B66777JJJMMMMJJJJJJJMMMMMMMMMM00000000000", // M 16384-24575, N 192-255
+			"BB666JJJMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 256-383
+			"BB66MMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 384-511
+			"666MMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 512-767
+			"66MMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 768-1023
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLMMM00000000000", // M 16384-24575, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMKLLLLKMM00000000000", // M 16384-24575, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLLMM00000000000", // M 16384-24575, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMLLLLLLMM00000000000", // M 16384-24575, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMLLLLLLMM00000000000", // M 16384-24575, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLLMM00000000000", // M 16384-24575, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLMMMM0000000000", // M 16384-24575, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 16384-24575, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 16384-24575, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 16384-24575, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 16384-24575, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 16384-24575, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N 16-23
+			"BB66777777BBBBBEFFFDD0@@@@@@@@@@@@@@@@@@@", // M 24576-32767, N 24-31
+			"6666777777BBBBEEEDD0000000000000000000000", // M 24576-32767, N 32-47
+			"6667777@7BBBBEEE2000000000000000000000000", // M 24576-32767, N 48-63
+			"B667777@GGGHDDE000000000@@@@@@@@@@@@@@@@@", // M 24576-32767, N 64-95
+			"6667777IIIGGGG0000<<0000<<<<<<<0000000000", // M 24576-32767, N 96-127
+			"B66777JJJJMJJJJJ<J<JJMMJMMMMMMM0000000000", // M 24576-32767, N 128-191
+			"B6667JJJJMMMMJJJJJJJMMMMMMMMMMM0000000000", // M 24576-32767, N 192-255
+			"BB66JJJMMMMMMMMJMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 256-383
+			"BBBMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 384-511
+			"66MMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 512-767
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMLLMMMMM0000000000", // M 24576-32767, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLMMMM0000000000", // M 24576-32767, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMLLLLLMMMM0000000000", // M 24576-32767, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMLLLLLMMMM0000000000", // M 24576-32767, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLMMMM0000000000", // M 24576-32767, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMLLMMMMM0000000000", // M 24576-32767, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 24576-32767, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 24576-32767, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 24576-32767, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 24576-32767, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 24576-32767, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N 16-23
+			"BB66777777BBBBBEEFFF10@@@@@@@@@@@@@@@@@@@", // M 32768-49151, N 24-31
+			"666677@@@BBBBBEE3200000000000000000000000", // M 32768-49151, N 32-47
+			"66677@@33BBHEEE23000000000000000000000000", // M 32768-49151, N 48-63
+			"B6677@@33HHGGG0000000000@@@@@@@@@@@@@@@@@", // M 32768-49151, N 64-95
+			"666777IIIIIGG20000010000<<<<<<<<000000000", // M 32768-49151, N 96-127
+			"BB667JJJJJJJJJJJJJJJJMMJMMMMMMMM000000000", // M 32768-49151, N 128-191
+			"BB66JJJJJMMMJJJJJJJJMMMMMMMMMMMM000000000", // M 32768-49151, N 192-255
+			"BBBMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 256-383
+			"BBMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 384-511
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMLLMMMMMM000000000", // M 32768-49151, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMLLMMMMMM000000000", // M 32768-49151, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 32768-49151, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 32768-49151, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 32768-49151, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 32768-49151, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N 16-23
+			"BB6677@B7BBBBBEEFF3011@@@@@@@@@@@@@@@@@@@", // M 49152-65535, N 24-31
+			"66677@@@BBBBBEEE2300000000000000000000000", // M 49152-65535, N 32-47
+			"66677@I33GHGEEE22000000000000000000000000", // M 49152-65535, N 48-63
+			"BB677@333HHHH00220000000@@@@@@@@@@@@@@@@@", // M 49152-65535, N 64-95
+			"66677II3II22200000000000<<<<<<<<<00000000", // M 49152-65535, N 96-127
+			"BB66JJJJJJJJJJJJJJJJMMMLMMMMMMMMM00000000", // M 49152-65535, N 128-191
+			"BBBMJJJJJJMJJJJJJJJMMMMMMMMMMMMMM00000000", // M 49152-65535, N 192-255
+			"BBMMMMMMMMMMJJJMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 256-383
+			"BMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 49152-65535, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 49152-65535, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 49152-65535, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N 16-23
+			"BB66777BBBBBBBEFFF3011@@@@@@@@@@@@@@@@@@@", // M 65536-98303, N 24-31
+			"66677@@BBBBBEE222200000000000000000000000", // M 65536-98303, N 32-47
+			"66677@B3322G22220000000000000000000000000", // M 65536-98303, N 48-63
+			"BB677B33222222200000000@@@@@@@@@@@@@@@@@@", // M 65536-98303, N 64-95
+			"6667III2222200000000000<<<<<<<<<<<0000000", // M 65536-98303, N 96-127
+			"BB6JJJJJJJJJJJJJJJMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 128-191
+			"BBMMJJJJJJJJJJJJJMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 192-255
+			"BMMMMMMMMMMJJJJJMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 256-383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 65536-98303, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 65536-98303, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N 16-23
+			"BBB677BBBBBBBB333F3011@@@@@@@@@@@@@@@@@@@", // M 98304-131071, N 24-31
+			"666777BBBBB333220000000000000000000000000", // M 98304-131071, N 32-47
+			"66677BBBI22322220000000000000000000000000", // M 98304-131071, N 48-63
+			"BB67BBBH223222200000000@@@@@@@@@@@@@@@@@@", // M 98304-131071, N 64-95
+			"666AAIII222220000000000<<<<<<<<<<<<000000", // M 98304-131071, N 96-127
+			"BBJJJJJJJJJJJJ<JJJMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 128-191
+			"BMMJJJJJJJJJJJJJJMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 192-255
+			"MMMMMMMMMMMJJJJJMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 256-383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 98304-131071, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N 16-23
+			"BB677@BBBBBBBB333FF011@@@@@@@@@@@@@@@@@@@", // M 131072-196607, N 24-31
+			"66677BBBBBBB33322000010000000000000000000", // M 131072-196607, N 32-47
+			"6677BBBBBII332220000000000000000000000000", // M 131072-196607, N 48-63
+			"B67BBBAHII2222200000000@@@@@@@@@@@@@@@@@@", // M 131072-196607, N 64-95
+			"66===?HI2222000000001000<<<<<<<<<<<<00000", // M 131072-196607, N 96-127
+			"BJJJJJJJJJJJJJJJJJJJMMMJMMMMMMMMMMMM00000", // M 131072-196607, N 128-191
+			"MMJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 192-255
+			"MMJJJJJJMMMJJJJJMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 256-383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N 16-23
+			"BB67BBBBBBBBBBEFFFF011@@@@@@@@@@@@@@@@@@@", // M 196608-262143, N 24-31
+			"6677BBBBBBBBD3333000011000000000000000000", // M 196608-262143, N 32-47
+			"677BBBBBBBDD33320000000000000000000000000", // M 196608-262143, N 48-63
+			"B7BBBAHHIII2220000000000@@@@@@@@@@@@@@@@@", // M 196608-262143, N 64-95
+			"6A==<?HHI222000000000100<<<<<<<<<<<<<0000", // M 196608-262143, N 96-127
+			"MJJJJJJJJJJJJJJJJJJJJMMJMMMMMMMMMMMMM0000", // M 196608-262143, N 128-191
+			"MJJJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 192-255
+			"MMJJJJJJJMMMJJJJJJJJMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 256-383
+			"MMMJJJJMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N 16-23
+			"BB77BBBBBBBBBBDFFF1011@@@@@@@@@@@@@@@@@@@", // M 262144-393215, N 24-31
+			"677BBBBBBBBB33331100011000000000000000000", // M 262144-393215, N 32-47
+			"67BBBBBBBBFI22310000011000000000000000000", // M 262144-393215, N 48-63
+			"BAB===AADFF2220000000100@@@@@@@@@@@@@@@@@", // M 262144-393215, N 64-95
+			"<===<<=HHI20000<<<<00110<<<<<<<<<<<<<<000", // M 262144-393215, N 96-127
+			"MJJJJJJJJJJJJJJJJJJJJJMLMMMMMMMMMMMMMM000", // M 262144-393215, N 128-191
+			"MJJJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 192-255
+			"MJJJJJJJJMMMMJJJJJJJJMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 256-383
+			"MMJJJJJJMMMMMMMJJMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N 16-23
+			"BB7BBBAABBBBBBBFFF1111@@@@@@@@@@@@@@@@@@@", // M 393216-524287, N 24-31
+			"67BBBBAABBBE33111111111000000000000000000", // M 393216-524287, N 32-47
+			"6BBBAAABBBF222111100011100000000000000000", // M 393216-524287, N 48-63
+			"@A==<<=AFFF2201110<00110@@@@@@@@@@@@@@@@@", // M 393216-524287, N 64-95
+			"<===<<<HDFF0000<<<<<<<10<<<<<<<<<<<<<<<00", // M 393216-524287, N 96-127
+			"MJJJJJJJJJJJJJJJ<J<JJJMJMMMMMMMMMMMMMMM00", // M 393216-524287, N 128-191
+			"MJJJJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 192-255
+			"MJJJJJJJJMMMMJJJJJJJJMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 256-383
+			"MMJJJJJJMMMMMMJJJJJMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N 16-23
+			"BBBBBBAAABBBBBBFFF1111@@@@@@@@@@@@@@@@@@@", // M 524288-786431, N 24-31
+			"6BBBBBAAABBBE1111111111000000000000000000", // M 524288-786431, N 32-47
+			"0BBBAAAABBFH30111111111100000000000000000", // M 524288-786431, N 48-63
+			"@AA==<AAAFFH3011<<<<0111@@@@@@@@@@@@@@@@@", // M 524288-786431, N 64-95
+			"<====<<H===0011<<<<<<<<0<<<<<<<<<<<<<<<<0", // M 524288-786431, N 96-127
+			"MJJJJJJJJJJJJJJJJJJJJJMJMMMMMMMMMMMMMMMM0", // M 524288-786431, N 128-191
+			"MJJJJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 192-255
+			"MMJJJJJJJMMMMJJJJJJJJMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 256-383
+			"MMJJJJJJMMMMMMJJJJJMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N 16-23
+			"B@BBBBBABBBBBBBFF11111@@@@@@@@@@@@@@@@@@@", // M >= 786432, N 24-31
+			"0BBBBBAABBBBBB111111111000000000000000000", // M >= 786432, N 32-47
+			"0BABAABBBBBF11111111111000000000000000000", // M >= 786432, N 48-63
+			"@AA==AAAAFFF11111<<<1111@@@@@@@@@@@@@@@@@", // M >= 786432, N 64-95
+			"<============<<<<<<<<<<1<<<<<<<<<<<<<<<<<", // M >= 786432, N 96-127
+			"MJJJJJJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMMM", // M >= 786432, N 128-191
+			"MJJJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 192-255
+			"MMJJJJJJJMMMMJJJJJJJMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 256-383
+			"MMMJJJJJMMMMMMMJMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N >= 131072
 		},
 		bulk: -1,
 		general: []string{
-			"0000000", // M <= 3071, N <= 3071
-			"0000000", // M <= 3071, N 3072-4095
-			"0000000", // M <= 3071, N 4096-6143
-			"0000000", // M <= 3071, N 6144-8191
-			"0000000", // M <= 3071, N 8192-12287
-			"0000000", // M <= 3071, N 12288-16383
-			"0000000", // M <= 3071, N >= 16384
-			"0000000", // M 3072-4095, N <= 3071
-			"0000000", // M 3072-4095, N 3072-4095
-			"0000000", // M 3072-4095, N 4096-6143
-			"0000000", // M 3072-4095, N 6144-8191
-			"0000000", // M 3072-4095, N 8192-12287
-			"0000000", // M 3072-4095, N 12288-16383
-			"0000000", // M 3072-4095, N >= 16384
-			"0000000", // M 4096-6143, N <= 3071
-			"0000000", // M 4096-6143, N 3072-4095
-			"0000000", // M 4096-6143, N 4096-6143
-			"0000000", // M 4096-6143, N 6144-8191
-			"0000000", // M 4096-6143, N 8192-12287
-			"0000000", // M 4096-6143, N 12288-16383
-			"0000000", // M 4096-6143, N >= 16384
-			"0000000", // M 6144-8191, N <= 3071
-			"0000000", // M 6144-8191, N 3072-4095
-			"0000000", // M 6144-8191, N 4096-6143
-			"0000000", // M 6144-8191, N 6144-8191
-			"0000000", // M 6144-8191, N 8192-12287
-			"0000000", // M 6144-8191, N 12288-16383
-			"0000000", // M 6144-8191, N >= 16384
-			"0000000", // M 8192-12287, N <= 3071
-			"0000000", // M 8192-12287, N 3072-4095
-			"0000000", // M 8192-12287, N 4096-6143
-			"0000000", // M 8192-12287, N 6144-8191
-			"0000000", // M 8192-12287, N 8192-12287
-			"0000000", // M 8192-12287, N 12288-16383
-			"0000000", // M 8192-12287, N >= 16384
-			"0000000", // M 12288-16383, N <= 3071
-			"0000000", // M 12288-16383, N 3072-4095
-			"0000000", // M 12288-16383, N 4096-6143
-			"0000000", // M 12288-16383, N 6144-8191
-			"0000000", // M 12288-16383, N 8192-12287
-			"0000000", // M 12288-16383, N 12288-16383
-			"0000000", // M 12288-16383, N >= 16384
-			"0000000", // M >= 16384, N <= 3071
-			"0000000", // M >= 16384, N 3072-4095
-			"0000000", // M >= 16384, N 4096-6143
-			"0000000", // M >= 16384, N 6144-8191
-			"0000000", // M >= 16384, N 8192-12287
-			"0000000", // M >= 16384, N 12288-16383
-			"0000000", // M >= 16384, N >= 16384
+			"::::99994444;;;;:::B9999994BBBBBBBBBBBBBB", // M <= 1, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N (none)
+			"::::::994444;;;::774@899994BBBBBBBBBBBBBB", // M <= 1, N 2
+			"::::::999BBB99:::4477@88994BBBBBBBBBBBBBB", // M <= 1, N 3
+			"::::::999BBB999::47777755944BBBBBBBBBBBBB", // M <= 1, N 4-5
+			"::::::994@@@9999:7777777557744444447BBBB6", // M <= 1, N 6-7
+			":::::7994@@@9999997777777A777777777777777", // M <= 1, N 8-11
+			":::::9994@@@9999997777777A777777777777777", // M <= 1, N 12-15
+			"999999999@@@99999977777779777777777777777", // M <= 1, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N >= 131072
+			"::::::994444;;;;::89;;;;;94BBBBBBBBBBBBBB", // M 2, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N (none)
+			"::::::744444;;9::774;;;;99BB555BBBBBBBBBB", // M 2, N 2
+			":::::::4444B999::4477499994BAAABBBBBBBBBB", // M 2, N 3
+			":::::::44@@@9999:47777769944BBBBBBBBBBBBB", // M 2, N 4-5
+			":::::::44@@@9999947777776977444BBBBBBBBBB", // M 2, N 6-7
+			":::::9754@@@9999947777777A777777BBBBBBBB7", // M 2, N 8-11
+			"::::99754@@@99999977777777777777777777777", // M 2, N 12-15
+			":::999554@@@99999977777779777777777777777", // M 2, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N >= 131072
+			"::::::999444;;;::88;;;;;;94BBBBBBBBBBBBBB", // M 3, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N (none)
+			":::::::44444999:::44;;;;;94BAAABBBBBBBBBB", // M 3, N 2
+			":::::::44@@@9999:@777;;;994BBBBBBBBBBBBBB", // M 3, N 3
+			":::::::44@@@9999947777769974BBBBBBBBBBBBB", // M 3, N 4-5
+			":::::::44@@@9999947777777977444BBBBBBBBBB", // M 3, N 6-7
+			":::::9754@@@99999477777779777774BBBBBBBB7", // M 3, N 8-11
+			":::999554@@@99999477777777777777777777777", // M 3, N 12-15
+			"::9999555@@@99999477777777777777777777777", // M 3, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N >= 131072
+			"::::::944444;;98888;;;;;;944BBBBBBBBBBBBB", // M 4-5, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N (none)
+			":::::::4444499888884;;;;;944BBBBBBBBBBBBB", // M 4-5, N 2
+			":::::::44@@@9988888444;;9974BBBBBBBBBBBBB", // M 4-5, N 3
+			":::::::4@@@@9999847777749977444BBBBBBBBBB", // M 4-5, N 4-5
+			":::::974@@@@9999947447777977774BBBBBBBBBB", // M 4-5, N 6-7
+			"::::9975@@@@99999444477779777777BBBBBBBB7", // M 4-5, N 8-11
+			":::9976544@@999994447777::777777777777777", // M 4-5, N 12-15
+			":999766554@@99999447777:::777777777777777", // M 4-5, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N >= 131072
+			"::::::94444499988884;;;;;977444444B7BBBBB", // M 6-7, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N (none)
+			":::::::444449988888@8;;;;9744@BBBBBBBBBBB", // M 6-7, N 2
+			":::::::4@@@4:988888@44;;9977444BBBBBBBBBB", // M 6-7, N 3
+			":::::974@@@@:9988844777:9977774BBBBBBBBBB", // M 6-7, N 4-5
+			"::::9974@@@@:999::47777::977777@BBBBBBBB7", // M 6-7, N 6-7
+			":::997654@@@999:::47777::97777777BBBBBBB7", // M 6-7, N 8-11
+			":9997765544@999:::4777:;;97777777777BBBB7", // M 6-7, N 12-15
+			"99976665544@999:::477:;;;97777777777BBBB7", // M 6-7, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N >= 131072
+			":::::7944444999888848;;;;9777777777777777", // M 8-11, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N (none)
+			"::::::5444449998888@88;;99777774BBBBBBBBB", // M 8-11, N 2
+			":::::954@@@4:988888@4::;99777774BBBBBBBBB", // M 8-11, N 3
+			"::::9954@@@@:::::8:447::99777774BBBBBBBB7", // M 8-11, N 4-5
+			":::997654@@@:::::::477:;;97777777BBBBBBB7", // M 8-11, N 6-7
+			"::99776544@@:::::::47;;;;9777777777BBBBBB", // M 8-11, N 8-11
+			"99977665544@:::::::4;;;;;9777777777BBBBBB", // M 8-11, N 12-15
+			"99766655554@:::::::@;;;;;9777777777@BBBBB", // M 8-11, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N >= 131072
+			":::::99444449999888488;;;9777777777777777", // M 12-15, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N (none)
+			"::::995444449998888@88;;99777777777777777", // M 12-15, N 2
+			":::999554444:998888@:::;99777777777777777", // M 12-15, N 3
+			":::997554@@4:::::::@::;;;9777777777777B77", // M 12-15, N 4-5
+			":99977654@@@:::::::@;;;;;97777777777BBBBB", // M 12-15, N 6-7
+			"9997766554@@:::::::@;;;;;9777777777BBBBBB", // M 12-15, N 8-11
+			"99776655544@:::::::;;;99;9777777777BBBBBB", // M 12-15, N 12-15
+			"99666555554@:::::::;;99999777777777BBBBBB", // M 12-15, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N >= 131072
+			"99999999444499998884888899777777777777777", // M 16-23, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N (none)
+			":::99755444499998884889999777777777777777", // M 16-23, N 2
+			"::9996554444:99:888@::;;99777777777777777", // M 16-23, N 3
+			":99976554444:::::::@:;;;99777777777777777", // M 16-23, N 4-5
+			"99976665544@::::::::;;;;;97777777777BBBB7", // M 16-23, N 6-7
+			"99766655544@:::::::;;999;9777777777@BBBBB", // M 16-23, N 8-11
+			"99666555554@:::::::;999999777777777BBBBBB", // M 16-23, N 12-15
+			"96665555554@:::::::;9999997777777777BBBBB", // M 16-23, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N 16-23
+			"666666@@@797777777777777777777AA47777BB77", // M 24-31, N 24-31
+			"6666664@@698777777777777777777AA477777777", // M 24-31, N 32-47
+			"66666664666887777777777777777777777777777", // M 24-31, N 48-63
+			"66666666666666777777777777777777777777777", // M 24-31, N 64-95
+			"66666666666666877777777777777777777777777", // M 24-31, N 96-127
+			"66666666666666687777777777777777777777777", // M 24-31, N 128-191
+			"66666666666666644777777777777777777777777", // M 24-31, N 192-255
+			"66666666666666644477777777777777777777777", // M 24-31, N 256-383
+			"66666666666666444447777777777777777777777", // M 24-31, N 384-511
+			"66666666666444444444777777777777777777777", // M 24-31, N 512-767
+			"66666666666444444444477777777777777777777", // M 24-31, N 768-1023
+			"66666666664444444444557777777777777777777", // M 24-31, N 1024-1535
+			"66666666664444444444477778888887777777777", // M 24-31, N 1536-2047
+			"66666666666444444484488888888888777777777", // M 24-31, N 2048-3071
+			"66666666666644444888888888888888777777777", // M 24-31, N 3072-4095
+			"66666666666644448886488888888888777777777", // M 24-31, N 4096-6143
+			"66666666666664448866444888888888777777777", // M 24-31, N 6144-8191
+			"66666666666664446666646488888888777777777", // M 24-31, N 8192-12287
+			"66666666666664444666666444888887777777777", // M 24-31, N 12288-16383
+			"6666666666664DDDD666666444444477777777777", // M 24-31, N 16384-24575
+			"66666666666DDDD6DDFF666444444447777777777", // M 24-31, N 24576-32767
+			"6666666666DDDD6666DFF<6444444444777777777", // M 24-31, N 32768-49151
+			"6666666664DDD66666DDFF<<44444444477777777", // M 24-31, N 49152-65535
+			"6666666644DDD66666D<FFFFF4444444447777777", // M 24-31, N 65536-98303
+			"6666666444DDD66666D<<FFF44444444444777777", // M 24-31, N 98304-131071
+			"66666644444DDDD66DD<F44444444444444477777", // M 24-31, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N 16-23
+			"@666664@@999777777777777777777AA477777777", // M 32-47, N 24-31
+			"6666664@@@9977777777777777777746777777777", // M 32-47, N 32-47
+			"66666666@@6987777777777777777777777777777", // M 32-47, N 48-63
+			"@@@66666666988777777777777777777777777777", // M 32-47, N 64-95
+			"6666666666666686667777777777777777777DDDD", // M 32-47, N 96-127
+			"@@@@66666666668844477777777777777777DDDDD", // M 32-47, N 128-191
+			"666666666666666447777777777777777777DDDDD", // M 32-47, N 192-255
+			"@@@@@@66666666644477777777777777777DDDDDD", // M 32-47, N 256-383
+			"666666666666644444477777777777777DDDDDDDD", // M 32-47, N 384-511
+			"6666666666644444444477777777777DDDDDDDDDD", // M 32-47, N 512-767
+			"6666666666646444444447777777777DDDDDDDDDD", // M 32-47, N 768-1023
+			"66666666664444444444457777777777DDDDDDDDD", // M 32-47, N 1024-1535
+			"666666666644444444444777788888877DDDDDDDD", // M 32-47, N 1536-2047
+			"666666666664444448844888888888887DDDDDDDD", // M 32-47, N 2048-3071
+			"666666666666444488888888888888887DDDDDDDD", // M 32-47, N 3072-4095
+			"666666666666444888866888888888887DDDDDDDD", // M 32-47, N 4096-6143
+			"666666666666644488666648888888887DDDDDDDD", // M 32-47, N 6144-8191
+			"666666666666644466666664888888887DDDDDDDD", // M 32-47, N 8192-12287
+			"66666666666644444666666444888887DDDDDDDDD", // M 32-47, N 12288-16383
+			"666666666664DDDDDFFF66664444447DDDDDDDDDD", // M 32-47, N 16384-24575
+			"66666666664DDDDDDFFF<<6644444<<DDDDDDDDDD", // M 32-47, N 24576-32767
+			"666666666<DDDD666D<<<<<<<<4<<<<<DDDDDDDDD", // M 32-47, N 32768-49151
+			"66666666<<DDDD666D<<<<<<<<<<<<<<<DDDDDDDD", // M 32-47, N 49152-65535
+			"6666666<<<DDDD6666<<<<<<<<<<<<<<<<DDDDDDD", // M 32-47, N 65536-98303
+			"666666<<<<DDDD666D<<<<<<<<<<<<<<<<<DDDDDD", // M 32-47, N 98304-131071
+			"66666<<<<<<DDDDDDD<<<F<<<<<<<<<<<<<<DDDDD", // M 32-47, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N 16-23
+			"@@666666999987777777777777777777777777777", // M 48-63, N 24-31
+			"66666666@@9987777777777777777777777777777", // M 48-63, N 32-47
+			"66666666@A6997777777777777777774777777777", // M 48-63, N 48-63
+			"@@@666666469987777777777777777777777777@@", // M 48-63, N 64-95
+			"6666666666668886667777777777777777777DDDD", // M 48-63, N 96-127
+			"@@@@66666666668::46777777777777777777DDDD", // M 48-63, N 128-191
+			"666666666666666884777777777777777777DDDDD", // M 48-63, N 192-255
+			"@@@@@666666666644447777777777777777DDDDDD", // M 48-63, N 256-383
+			"66666666666664444447777777777777777DDDDDD", // M 48-63, N 384-511
+			"6666666666664444444477777777777777DDDDDDD", // M 48-63, N 512-767
+			"666666666664644444447777777777777DDDDDDDD", // M 48-63, N 768-1023
+			"66666666664444944444777777777777DDDDDDDDD", // M 48-63, N 1024-1535
+			"66666666666444444774777777888877DDDDDDDDD", // M 48-63, N 1536-2047
+			"666666666664444448787778888888877DDDDDDDD", // M 48-63, N 2048-3071
+			"666666666666444887788888888888887DDDDDDDD", // M 48-63, N 3072-4095
+			"666666666666644887666668888888887DDDDDDDD", // M 48-63, N 4096-6143
+			"6666666666666444886>6666888888887DDDDDDDD", // M 48-63, N 6144-8191
+			"6666666666664444466>666668888887DDDDDDDDD", // M 48-63, N 8192-12287
+			"66666666666<44DDDFF6666666488877DDDDDDDDD", // M 48-63, N 12288-16383
+			"6666666666<4DDDDFF<<<<<<<<44447DDDDDDDDDD", // M 48-63, N 16384-24575
+			"666666666<<DDDD<<<<<<<<<<<<44<<DDDDDDDDDD", // M 48-63, N 24576-32767
+			"66666666<<DDD<<=<<<<<<<<<<<<<<<<DDDDDDDDD", // M 48-63, N 32768-49151
+			"6666666<<<DDD<EE=<<<<<<<<<<<<<<<<DDDDDDDD", // M 48-63, N 49152-65535
+			"666666<<<<DD<=EEE=<<<<<<<<<<<<<<<<DDDDDDD", // M 48-63, N 65536-98303
+			"66666<<<<<DD<<EE==<<<<<<<<<<<<<<<<<DDDDDD", // M 48-63, N 98304-131071
+			"6666<<<<<<<D<<===<<<<<<<<<<<<<<<<<<<DDDDD", // M 48-63, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N 16-23
+			"@@@66666999988777777777777777777777777777", // M 64-95, N 24-31
+			"66666666699999777777777777777777777777777", // M 64-95, N 32-47
+			"66666666666999777777777777777777777777777", // M 64-95, N 48-63
+			"6666666666669877777667777777FFF7777777777", // M 64-95, N 64-95
+			"6666666666669887777667777777FFFD777777777", // M 64-95, N 96-127
+			"666666666666688877777777777DDDDD777777777", // M 64-95, N 128-191
+			"6666666666666668877777777777DDD7777777777", // M 64-95, N 192-255
+			"66666666666666664477777777777777777777777", // M 64-95, N 256-383
+			"66666666666666444447777777777777777777777", // M 64-95, N 384-511
+			"66666666666664444444777777777777777777777", // M 64-95, N 512-767
+			"66666666666644444444777777777777777777777", // M 64-95, N 768-1023
+			"66666666666444444444777777777777777777777", // M 64-95, N 1024-1535
+			"66666666666444444444777788788777777777777", // M 64-95, N 1536-2047
+			"66666666666644444888877<88888877777777777", // M 64-95, N 2048-3071
+			"66666666666664488DGG8<<<<8888887777777777", // M 64-95, N 3072-4095
+			"66666666666664488GGG<<<<<<888887777777777", // M 64-95, N 4096-6143
+			"66666666666644448GG>><<<<<<88887777777777", // M 64-95, N 6144-8191
+			"66666666666444DDFFG>><<<<<<<8887777777777", // M 64-95, N 8192-12287
+			"66666666664444DDFF<<<<=<<<<<<777777777777", // M 64-95, N 12288-16383
+			"666666666444DDDF<<<<<<<<<<<<<<77777777777", // M 64-95, N 16384-24575
+			"66666666444DDD<<<<<<<DGG<<<<<447777777777", // M 64-95, N 24576-32767
+			"66666664444DDD<===<<<DDD<<<<4444777777777", // M 64-95, N 32768-49151
+			"66666644444DD<<====<<DDD<<<<4444477777777", // M 64-95, N 49152-65535
+			"66666444444D<<=====<<<<<<<<44444447777777", // M 64-95, N 65536-98303
+			"66664444444D<<<===<<<<<<<<444444444777777", // M 64-95, N 98304-131071
+			"66644444444D<<<<<<<<<<<<<4444444444477777", // M 64-95, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N 16-23
+			"@@@666668889988777777777777777777777777@@", // M 96-127, N 24-31
+			"66666666699999987777777777777777777770000", // M 96-127, N 32-47
+			"666666666999:9987777777777777777777770000", // M 96-127, N 48-63
+			"@@@@6666666::998777@6777777DFFFDD7777@@@@", // M 96-127, N 64-95
+			"6666666666666987777@6777777DFFFDD77770000", // M 96-127, N 96-127
+			"@@@@66666666488877777777777DFFDD777700000", // M 96-127, N 128-191
+			"666666666666666887777777777DDDDDD77770000", // M 96-127, N 192-255
+			"@@@@66666666666668777777777DDDDDDD7770000", // M 96-127, N 256-383
+			"66666666666666664447777777777DDDD77700000", // M 96-127, N 384-511
+			"666666666666664444877777777777DDD77700000", // M 96-127, N 512-767
+			"66666666666664444887777777777777777000000", // M 96-127, N 768-1023
+			"666666666666444488DD7D7D77777777770000000", // M 96-127, N 1024-1535
+			"666666666666444488DDDG0088877770000000000", // M 96-127, N 1536-2047
+			"6666666666666448DGGGG<>088888777000000000", // M 96-127, N 2048-3071
+			"666666666666644DGGGGG<<<<<888877000000000", // M 96-127, N 3072-4095
+			"6666666666664448GGGG><<<<<888877000000000", // M 96-127, N 4096-6143
+			"666666666664444DGGGG><<<<<<88877000000000", // M 96-127, N 6144-8191
+			"6666666666<<44DDFGG><==<<<<<8870000000000", // M 96-127, N 8192-12287
+			"666666666<<<4DDFF<<<<===<<<<<770000000000", // M 96-127, N 12288-16383
+			"66666666<<<<DDF<<<<<<=G=<<<<<<00000000000", // M 96-127, N 16384-24575
+			"6666666<<<<DDD<<==<<DDDG<<<<<<<0000000000", // M 96-127, N 24576-32767
+			"666666<<<<<DD<<====<DDDG<<<<<<<<000000000", // M 96-127, N 32768-49151
+			"66666<<<<<<DD<=====<=DDD<<<<<<<<<00000000", // M 96-127, N 49152-65535
+			"6666<<<<<<<DD<=====<<<<<<<<<<<<<<<0000000", // M 96-127, N 65536-98303
+			"666<<<<<<<<DD<<====<<<<<<<<<<<<<<<<000000", // M 96-127, N 98304-131071
+			"66<<<<<<<<<<D<<<=<<<<<<<<<<<<<<<<<<<00000", // M 96-127, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N 16-23
+			"@@@@66666689998877777777@77777777777@@@@@", // M 128-191, N 24-31
+			"66666666689999::87777777777777777777DDDDD", // M 128-191, N 32-47
+			"666666666699::::877777777777DDD777777DDDD", // M 128-191, N 48-63
+			"@@@@66666699::::87777777777DDDDD77777@@@@", // M 128-191, N 64-95
+			"666666666666:9::8777777777DDFFDDD777DDDDD", // M 128-191, N 96-127
+			"66666666666668887777777777DDDDDDDD777DDDD", // M 128-191, N 128-191
+			"66666666666666888888877777DDDDDDDD777DDDD", // M 128-191, N 192-255
+			"66666666666666668888877DD77DDDDDDDD77DDDD", // M 128-191, N 256-383
+			"666666666666666644J77DDDDDDDDDDDDDD77DDDD", // M 128-191, N 384-511
+			"66666666666666644JJJDDDDDDDDDDDDDD77DDDDD", // M 128-191, N 512-767
+			"6666666666666444JJJJJDDDDDDD7DDDD777DDDDD", // M 128-191, N 768-1023
+			"666666666666444JJJJJJJGGGDD77777777DDDDDD", // M 128-191, N 1024-1535
+			"66666666666644JJJJJJJJJ0GDDD77777DDDDDDDD", // M 128-191, N 1536-2047
+			"6666666666666JJJJJJJJJJJGGDDD77DDDDDDDDDD", // M 128-191, N 2048-3071
+			"666666666666MMJJJJJJJJJJJ><DDD7DDDDDDDDDD", // M 128-191, N 3072-4095
+			"66666666666MMMMJJJJJJJJJJJ88DD7DDDDDDDDDD", // M 128-191, N 4096-6143
+			"6666666666MMMMMMJJJJJJJJJJJ8DD7DDDDDDDDDD", // M 128-191, N 6144-8191
+			"666666666MMMMMMMMJJJJJJJJJJMDD7DDDDDDDDDD", // M 128-191, N 8192-12287
+			"66666666MMMMMMMMMMJJJJJJJMMMM77DDDDDDDDDD", // M 128-191, N 12288-16383
+			"6666666MMMMMMMMMJJMMJJJJJMMMMMDDDDDDDDDDD", // M 128-191, N 16384-24575
+			"666666MMMMMMMMJJJJJJJJJJJMMMMMMDDDDDDDDDD", // M 128-191, N 24576-32767
+			"66666MMMMMMMMMJJJJJJJJJJJMMMMMMMDDDDDDDDD", // M 128-191, N 32768-49151
+			"6666MMMMMMMMMMJJJ=JJJJJJMMMMMMMMMDDDDDDDD", // M 128-191, N 49152-65535
+			"666MMMMMMMMMMMJJJJJJJJJMMMMMMMMMMMDDDDDDD", // M 128-191, N 65536-98303
+			"66MMMMMMMMMMMMJJJJJMMMMMMMMMMMMMMMMDDDDDD", // M 128-191, N 98304-131071
+			"6MMMMMMMMMMMMMMJJJMMMMMMMMMMMMMMMMMMDDDDD", // M 128-191, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N 16-23
+			"@@@@@6666688888887777777@7777777777@@@@@@", // M 192-255, N 24-31
+			"66666666668999:::777777777777777777700000", // M 192-255, N 32-47
+			"666666666699:::::77777777777DDD7777700000", // M 192-255, N 48-63
+			"@@@@66666689:9:::8777777777DDDDD7777@@@@@", // M 192-255, N 64-95
+			"66666666666999:::877777777DDDDDDDD7770000", // M 192-255, N 96-127
+			"66666666666668888887877777DDDDDDDDD770000", // M 192-255, N 128-191
+			"66666666664464:8888888DDDDDDDD<<DDD770000", // M 192-255, N 192-255
+			"666666666666646688888DDDDDDDDD<<<DD770000", // M 192-255, N 256-383
+			"66666666666666666JJ7DDDDDDDDDD<<DDD770000", // M 192-255, N 384-511
+			"6666666666656666JJJJDDGGDDDDDDDDDDD770000", // M 192-255, N 512-767
+			"666666666666644JJJJJJGGDDDDDDDDDDD7700000", // M 192-255, N 768-1023
+			"66666666666664JJJJJJJJGGDDDDDDDDD77000000", // M 192-255, N 1024-1535
+			"6666666666666JJJJJJJJMJGGDDDD777700000000", // M 192-255, N 1536-2047
+			"666666666666JJJJJJJJMMMJGGDDDD70000000000", // M 192-255, N 2048-3071
+			"66666666666MMMMJJJJJMJJJJ<<DDD70000000000", // M 192-255, N 3072-4095
+			"6666666666MMMMMMJJJJJJJJJJ<DDD70000000000", // M 192-255, N 4096-6143
+			"666666666MMMMMMMMMJJJJJJJJJDDD70000000000", // M 192-255, N 6144-8191
+			"66666666MMMMMMMMMMJJJJJJMMMMDD70000000000", // M 192-255, N 8192-12287
+			"6666666MMMMMMMMMMMMMJJJJMMMMMD00000000000", // M 192-255, N 12288-16383
+			"666666MMMMMMMMMMMMMMMJJJMMMMMM00000000000", // M 192-255, N 16384-24575
+			"66666MMMMMMMMMMJJJMMJJJJMMMMMMM0000000000", // M 192-255, N 24576-32767
+			"6666MMMMMMMMMMJJJJJMJJJJMMMMMMMM000000000", // M 192-255, N 32768-49151
+			"666MMMMMMMMMMMJJJJJMJJJMMMMMMMMMM00000000", // M 192-255, N 49152-65535
+			"66MMMMMMMMMMMMJJJJJMMMMMMMMMMMMMMM0000000", // M 192-255, N 65536-98303
+			"6MMMMMMMMMMMMMMJJJJMMMMMMMMMMMMMMMM000000", // M 192-255, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 192-255, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N 16-23
+			"@@@@@@@6668888888877777@@@77777777@@@@@@@", // M 256-383, N 24-31
+			"666666666668999:88777777D7777777777DDDDDD", // M 256-383, N 32-47
+			"66666666666899:::87777777777DD77777DDDDDD", // M 256-383, N 48-63
+			"@@@66666666899:::8777777777DDDDDD777@@@@@", // M 256-383, N 64-95
+			"666666666666888::877777777DDDDDDDD777DDDD", // M 256-383, N 96-127
+			"666666666666688888877DD77DDDDDDDDDD77DDDD", // M 256-383, N 128-191
+			"66666666666666888888DDDDDDDDDD<<<DD77DDDD", // M 256-383, N 192-255
+			"66666666666666668J8DDDDDDDDDD<<<<DDD7DDDD", // M 256-383, N 256-383
+			"6666666666666666JJJDDDDDDG<<DD<<DDDD7DDDD", // M 256-383, N 384-511
+			"666666666666666JMMMJDGGGDG<<DDDDDDD77DDDD", // M 256-383, N 512-767
+			"66666666666666JJMMMJJGGGDDGDDDDDDDD7DDDDD", // M 256-383, N 768-1023
+			"6666666666666JJJMMMMMJGGGDDDDDDDDD7DDDDDD", // M 256-383, N 1024-1535
+			"666666666666JJJMMMMMMMJGDDDDDD777DDDDDDDD", // M 256-383, N 1536-2047
+			"66666666666MMMMMMMMMMMMMDDDDDD77DDDDDDDDD", // M 256-383, N 2048-3071
+			"6666666666MMMMMMMMMMMMMMMGDDDD7DDDDDDDDDD", // M 256-383, N 3072-4095
+			"666666666MMMMMMMMMMMMMMMMMDDDD7DDDDDDDDDD", // M 256-383, N 4096-6143
+			"66666666MMMMMMMMMMMMMMMMMMMDDD7DDDDDDDDDD", // M 256-383, N 6144-8191
+			"6666666MMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDDDD", // M 256-383, N 8192-12287
+			"666666MMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDDD", // M 256-383, N 12288-16383
+			"66666MMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDD", // M 256-383, N 16384-24575
+			"6666MMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDD", // M 256-383, N 24576-32767
+			"666MMMMMMMMMMMMMJMMMMMMMMMMMMMMMDDDDDDDDD", // M 256-383, N 32768-49151
+			"66MMMMMMMMMMMMMMJJMMMMMMMMMMMMMMMDDDDDDDD", // M 256-383, N 49152-65535
+			"6MMMMMMMMMMMMMMMJJMMMMMMMMMMMMMMMMDDDDDDD", // M 256-383, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDD", // M 256-383, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDD", // M 256-383, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N 16-23
+			"@@@@@@@6668999888887777@@@@77777@@@@@@@@@", // M 384-511, N 24-31
+			"666666666689998::8877777DD7777777DDDDDDDD", // M 384-511, N 32-47
+			"66666666666888::::877777D7777777777DDDDDD", // M 384-511, N 48-63
+			"@@@666666666888:888777777777DDDDD777@@@@@", // M 384-511, N 64-95
+			"666666666666688888887777777DDDDDDD77DDDDD", // M 384-511, N 96-127
+			"666666666666688888J8DDD7DDDDDDDDDDD77DDDD", // M 384-511, N 128-191
+			"66666666666666888JJDDDDDDDDDDD<<DDDD7DDDD", // M 384-511, N 192-255
+			"6666666666666666JJJDDDDDD<<<DD<<DDDD7DDDD", // M 384-511, N 256-383
+			"666666666665566MMMMDDDGDG<<<<D<<DDDD7DDDD", // M 384-511, N 384-511
+			"66666666666556JMMMMJ<<GG<<<<<DDDDDD7DDDDD", // M 384-511, N 512-767
+			"6666666666666JJMMMMJJ<<<<<<<<DDDDDD7DDDDD", // M 384-511, N 768-1023
+			"666666666666JJJMMMMMJJ<<<GGDDDDDDD7DDDDDD", // M 384-511, N 1024-1535
+			"66666666666MMMMMMMMMMJJ<<DDDDDDDDDDDDDDDD", // M 384-511, N 1536-2047
+			"6666666666MMMMMMMMMMMMMMGDDDDDDDDDDDDDDDD", // M 384-511, N 2048-3071
+			"666666666MMMMMMMMMMMMMMMMDDDDDDDDDDDDDDDD", // M 384-511, N 3072-4095
+			"66666666MMMMMMMMMMMMMMMMMMDDDDDDDDDDDDDDD", // M 384-511, N 4096-6143
+			"6666666MMMMMMMMMMMMMMMMMMMMDDDDDDDDDDDDDD", // M 384-511, N 6144-8191
+			"666666MMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDDDD", // M 384-511, N 8192-12287
+			"66666MMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDDD", // M 384-511, N 12288-16383
+			"6666MMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDD", // M 384-511, N 16384-24575
+			"666MMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDD", // M 384-511, N 24576-32767
+			"66MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDD", // M 384-511, N 32768-49151
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDD", // M 384-511, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDD", // M 384-511, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDD", // M 384-511, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDD", // M 384-511, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 16-23
+			"@@@@@@666699A9:888887777@@@@@@@@@@@@@@@@@", // M 512-767, N 24-31
+			"66666666668999:::88877777DD7777DDDDDDDDDD", // M 512-767, N 32-47
+			"6666666666688888888877777D77777777DDDDDDD", // M 512-767, N 48-63
+			"@@@666666666888888887777777777DDD77@@@@@@", // M 512-767, N 64-95
+			"666666666666688888;7DD7777DDDDDDDD77DDDDD", // M 512-767, N 96-127
+			"@@666666666666888JJJDDDDDDDDDDDDDDD7DDDDD", // M 512-767, N 128-191
+			"6666666566666668JJJJDDDDDDDDDDDDDDD77DDDD", // M 512-767, N 192-255
+			"@66666666666666JMMMMDDGGD<<<DDDDDDDD7DDDD", // M 512-767, N 256-383
+			"66666666656556JMMMMMD<<<<<<<<DDDDDDDDDDDD", // M 512-767, N 384-511
+			"6666666665555JMMMMMJ<<<<<<<<<DDDDDD7DDDDD", // M 512-767, N 512-767
+			"666666666666JJMMMMMJJ<<<<<<<<DDDDDDDDDDDD", // M 512-767, N 768-1023
+			"66666666666JJMMMMMMMMJ<<<<<GDDDDDDDDDDDDD", // M 512-767, N 1024-1535
+			"6666666666MMMMMMMMMMMMJ<<GDDDDDDDDDDDDDDD", // M 512-767, N 1536-2047
+			"666666666MMMMMMMMMMMMMMMGDDDDDDDDDDDDDDDD", // M 512-767, N 2048-3071
+			"66666666MMMMMMMMMMMMMMMMMDDDDDDDDDDDDDDDD", // M 512-767, N 3072-4095
+			"6666666MMMMMMMMMMMMMMMMMMMDDDDDDDDDDDDDDD", // M 512-767, N 4096-6143
+			"666666MMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDDDDD", // M 512-767, N 6144-8191
+			"66666MMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDDDD", // M 512-767, N 8192-12287
+			"6666MMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDDD", // M 512-767, N 12288-16383
+			"666MMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDD", // M 512-767, N 16384-24575
+			"66MMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDD", // M 512-767, N 24576-32767
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDD", // M 512-767, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDD", // M 512-767, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDD", // M 512-767, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDD", // M 512-767, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDD", // M 512-767, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 16-23
+			"@@@@@@6666AAAA:8888887777@@@@@@@@@@@@@@@@", // M 768-1023, N 24-31
+			"66666666668AAA88888887777DDDDDDDDDDDDDDDD", // M 768-1023, N 32-47
+			"666666666668888888888DD77DDDD7777DDDDDDDD", // M 768-1023, N 48-63
+			"@@@666666666688888878DDD77777777777@@@@@@", // M 768-1023, N 64-95
+			"666666666666688888;DDDDD7DDD7DDDDD7DDDDDD", // M 768-1023, N 96-127
+			"@666666@A6666688JJJJJDDDDDDDDDDDDDD7DDDDD", // M 768-1023, N 128-191
+			"6666666@A666666JJJJJMDDDDDDDDDDDDDD7DDDDD", // M 768-1023, N 192-255
+			"@6666666666666MMMMMMMG<<DG<<DDDDDDD7DDDDD", // M 768-1023, N 256-383
+			"6666666666655JMMMMMMJ<<<<<<<<DDDDDD7DDDDD", // M 768-1023, N 384-511
+			"666666666665JJMMMMMMM<<<<<<<<DDDDDDDDDDDD", // M 768-1023, N 512-767
+			"66666666666JJJMMMMMMM<<<<<<<DDDDDDDDDDDDD", // M 768-1023, N 768-1023
+			"6666666666JJMMMMMMMMMM<<<<<D<<<DDDDDDDDDD", // M 768-1023, N 1024-1535
+			"666666666MMMMMMMMMMMMMM<<<G<<<<DDDDDDDDDD", // M 768-1023, N 1536-2047
+			"66666666MMMMMMMMMMMMMMMMGDD<<<<<DDDDDDDDD", // M 768-1023, N 2048-3071
+			"6666666MMMMMMMMMMMMMMMMMMDDG<<<DDDDDDDDDD", // M 768-1023, N 3072-4095
+			"666666MMMMMMMMMMMMMMMMMMMMDDDDDDDDDDDDDDD", // M 768-1023, N 4096-6143
+			"66666MMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDDDDD", // M 768-1023, N 6144-8191
+			"6666MMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDDDD", // M 768-1023, N 8192-12287
+			"666MMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDDD", // M 768-1023, N 12288-16383
+			"66MMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDD", // M 768-1023, N 16384-24575
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDD", // M 768-1023, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDD", // M 768-1023, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDD", // M 768-1023, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDD", // M 768-1023, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDD", // M 768-1023, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDD", // M 768-1023, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N 16-23
+			"@@@@@6@@@@AAAA88888888D77@@@@@@@@@@@@@@@@", // M 1024-1535, N 24-31
+			"66666@@@@@AAAA888888GGDD77000000000000000", // M 1024-1535, N 32-47
+			"6666@@@@@6668888888GGGDD77000000000000000", // M 1024-1535, N 48-63
+			"@@66@@@@66666688887DGGDDD7@@@7777@@@@@@@@", // M 1024-1535, N 64-95
+			"6666@@666666668888DDGGDDD7DD77DD770000000", // M 1024-1535, N 96-127
+			"@66666666666668JJJJJJJDDDDDDDDDDDD7000000", // M 1024-1535, N 128-191
+			"66666666666666JJJJJJJMDDDDDDDDDDDD7000000", // M 1024-1535, N 192-255
+			"6666886666666JMMMMMMMMGGDDDDDDDDDDD000000", // M 1024-1535, N 256-383
+			"666888866666JJMMMMMMMJ<<<<<GDDDDDD7000000", // M 1024-1535, N 384-511
+			"66688886666JJJMMMMMMMM<<<<<<DDDDDD0000000", // M 1024-1535, N 512-767
+			"6666886666JJJMMMMMMMMM<<<<<G<<<DDD0000000", // M 1024-1535, N 768-1023
+			"666666666MMMMMMMMMMMMMG<<<<<<<<<DDD000000", // M 1024-1535, N 1024-1535
+			"66666666MMMMMMMMMMMMMMMG<G<<<<<<DDD000000", // M 1024-1535, N 1536-2047
+			"6666666MMMMMMMMMMMMMMMMMDD<<<<<<DDD000000", // M 1024-1535, N 2048-3071
+			"666666MMMMMMMMMMMMMMMMMMMDG<<<<<DDD000000", // M 1024-1535, N 3072-4095
+			"66666MMMMMMMMMMMMMMMMMMMMMD<<<<DDD0000000", // M 1024-1535, N 4096-6143
+			"6666MMMMMMMMMMMMMMMMMMMMMMMDDDDDDD0000000", // M 1024-1535, N 6144-8191
+			"666MMMMMMMMMMMMMMMMMMMMMMMMMDDDDD00000000", // M 1024-1535, N 8192-12287
+			"66MMMMMMMMMMMMMMMMMMMMMMMMMMMDD0000000000", // M 1024-1535, N 12288-16383
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 1024-1535, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 1024-1535, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 1024-1535, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 1024-1535, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 1024-1535, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 1024-1535, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 1024-1535, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N 16-23
+			"@@@@@@@@@AAAAA@88888GGGD7@@@@@@@@@@@@@@@@", // M 1536-2047, N 24-31
+			"666@@@@@@AAAAAA8888GGGGDD7000000000000000", // M 1536-2047, N 32-47
+			"66@@@@@@@AAAAA8888GGGGGDD7000000000000000", // M 1536-2047, N 48-63
+			"@@@@@@@@@AA@668888GGGGGDD7@@@@@@@@@@@@@@@", // M 1536-2047, N 64-95
+			"66@@@@@@@@66668888GGGGGDD7770000000000000", // M 1536-2047, N 96-127
+			"@@@@@@@@@66666JJJJJJJJMDDDDDD777700000000", // M 1536-2047, N 128-191
+			"6@@@@@@666666JJMMMJJJMMDDDDDDDDDD00000000", // M 1536-2047, N 192-255
+			"6@@888866666JMMMMMMMMMMDDDDDDDDDD00000000", // M 1536-2047, N 256-383
+			"66@88886666JJMMMMMMMMMMGGGDDDDDDD00000000", // M 1536-2047, N 384-511
+			"6668888666JJJMMMMMMMMMMG<<GDDDDDDD0000000", // M 1536-2047, N 512-767
+			"666888866MMMMMMMMMMMMMM<<<G<<<<DDDD000000", // M 1536-2047, N 768-1023
+			"66668866MMMMMMMMMMMMMMMG<<<<<<<<DDD000000", // M 1536-2047, N 1024-1535
+			"6666666MMMMMMMMMMMMMMMMDGD<<<=<<<DD000000", // M 1536-2047, N 1536-2047
+			"666666MMMMMMMMMMMMMMMMMMDD<<<=<<<DD000000", // M 1536-2047, N 2048-3071
+			"66666MMMMMMMMMMMMMMMMMMMMD<<<<<<<DD000000", // M 1536-2047, N 3072-4095
+			"6666MMMMMMMMMMMMMMMMMMMMMMG<<<<<DDD000000", // M 1536-2047, N 4096-6143
+			"666MMMMMMMMMMMMMMMMMMMMMMMMD<<<DDD0000000", // M 1536-2047, N 6144-8191
+			"66MMMMMMMMMMMMMMMMMMMMMMMMMMDDDDD00000000", // M 1536-2047, N 8192-12287
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMMMDD0000000000", // M 1536-2047, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 1536-2047, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 1536-2047, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 1536-2047, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 1536-2047, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 1536-2047, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 1536-2047, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 1536-2047, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N 16-23
+			"@@@@@@@@@BBBAAA@@84GGGGG7@@@@@@@@@@@@@@@@", // M 2048-3071, N 24-31
+			"666@@@@@@BAAAAAA74GGGGGGD7000000000000000", // M 2048-3071, N 32-47
+			"66@@@@@@BBBAA77774GGGGGGD7000000000000000", // M 2048-3071, N 48-63
+			"@@@@@@@@@BBAA77477GGGGGGD7@@@@@@@@@@@@@@@", // M 2048-3071, N 64-95
+			"66@@@@@B@@@@A7648GGGGGGGDD000000000000000", // M 2048-3071, N 96-127
+			"6@@@@@8B@@@@6JJJMMJJJJMMDDDD0000000000000", // M 2048-3071, N 128-191
+			"@@@@@@88@776JJJJMMJJJMMMDDDDDD00000000000", // M 2048-3071, N 192-255
+			"@@@@888@887JJJMMMMMMMMMMDDDDDDDD000000000", // M 2048-3071, N 256-383
+			"@@@8888@66JJMMMMMMMMMMMMDDDDDDDDD00000000", // M 2048-3071, N 384-511
+			"6@@888866JJMMMMMMMMMMMMMDDDDDDDDDD0000000", // M 2048-3071, N 512-767
+			"66@88886MMMMMMMMMMMMMMMMGDD<<<<<DDD000000", // M 2048-3071, N 768-1023
+			"6666886JMMMMMMMMMMMMMMMMDD<<<<<<DDD000000", // M 2048-3071, N 1024-1535
+			"666666JMMMMMMMMMMMMMMMMMDD<<<=<<<DD000000", // M 2048-3071, N 1536-2047
+			"66666MMMMMMMMMMMMMMMMMMMGG<<<=<<<DD000000", // M 2048-3071, N 2048-3071
+			"6666MMMMMMMMMMMMMMMMMMMMMD<<<<<<<DD000000", // M 2048-3071, N 3072-4095
+			"666MMMMMMMMMMMMMMMMMMMMMMMG<<<<<DDD000000", // M 2048-3071, N 4096-6143
+			"66MMMMMMMMMMMMMMMMMMMMMMMMMD<<<DDD0000000", // M 2048-3071, N 6144-8191
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDD00000000", // M 2048-3071, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMDD0000000000", // M 2048-3071, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 2048-3071, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 2048-3071, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 2048-3071, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 2048-3071, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 2048-3071, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 2048-3071, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 2048-3071, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N 16-23
+			"@@@@@@@@@BBBBAA@@4DGGGGGG@@@@@@@@@@@@@@@@", // M 3072-4095, N 24-31
+			"66@@@@@@@BBBAAAA44DGGGGGG7000000000000000", // M 3072-4095, N 32-47
+			"66@@@@@@BBBBA77444GGGGGGG7000000000000000", // M 3072-4095, N 48-63
+			"@@@@@@@@BBBAA78444GGGGGGGD@@@@@@@@@@@@@@@", // M 3072-4095, N 64-95
+			"66@@@@BB@@@@A444GGGGGGGGGD000000000000000", // M 3072-4095, N 96-127
+			"@@@@@@8B@@@@JJJJJMJJJMMMMD000000000000000", // M 3072-4095, N 128-191
+			"6@@@@@88@77JJJJJMMMMMMMMMD000000000000000", // M 3072-4095, N 192-255
+			"@@@@@@@@@:JJJJMMMMMMMMMMMDDDDDD0000000000", // M 3072-4095, N 256-383
+			"@@@@888@@JJJMMMMMMMMMMMMMDDDDDDDD00000000", // M 3072-4095, N 384-511
+			"@@@@888@JJJMMMMMMMMMMMMMMDDDDDDDDD0000000", // M 3072-4095, N 512-767
+			"6@@@888JMMMMMMMMMMMMMMMMMDD<<<<DDD0000000", // M 3072-4095, N 768-1023
+			"66@@@@JMMMMMMMMMMMMMMMMMMDG<<<<<DDD000000", // M 3072-4095, N 1024-1535
+			"66666JMMMMMMMMMMMMMMMMMMMD<<<<<<<DD000000", // M 3072-4095, N 1536-2047
+			"6666MMMMMMMMMMMMMMMMMMMMMG<<<<<<<DD000000", // M 3072-4095, N 2048-3071
+			"666MMMMMMMMMMMMMMMMMMMMMMG<<<<<<<DD000000", // M 3072-4095, N 3072-4095
+			"66MMMMMMMMMMMMMMMMMMMMMMMMG<<<<<DD0000000", // M 3072-4095, N 4096-6143
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMDG<DDDD0000000", // M 3072-4095, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDD00000000", // M 3072-4095, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMDD0000000000", // M 3072-4095, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 3072-4095, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 3072-4095, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 3072-4095, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 3072-4095, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 3072-4095, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 3072-4095, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 3072-4095, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N 16-23
+			"@@@@@@@@@BBBBB@@@DDDDGGGG@@@@@@@@@@@@@@@@", // M 4096-6143, N 24-31
+			"66@@@@@@@BBBBB@@DDDGGGGGGD000000000000000", // M 4096-6143, N 32-47
+			"6@@@@@@@@BBBB7DD4DDGGGGGGD000000000000000", // M 4096-6143, N 48-63
+			"@@@@@@@@@BB@ADDDDDGGGGGGG@@@@@@@@@@@@@@@@", // M 4096-6143, N 64-95
+			"6@@@@@@@@@@@@DDDDDGGGGGGG<000000000000000", // M 4096-6143, N 96-127
+			"@@@@@@@@@@@JJJJJJMMMMMMMMM000000000000000", // M 4096-6143, N 128-191
+			"6@@@@@@@@@JJJJJJMMMMMMMMMM000000000000000", // M 4096-6143, N 192-255
+			"@@@@@@@@@JJJMMMMMMMMMMMMMM000000000000000", // M 4096-6143, N 256-383
+			"6@@@@@@@JJJJMMMMMMMMMMMMMMDDDDDD000000000", // M 4096-6143, N 384-511
+			"6@@@@@@JJJJMMMMMMMMMMMMMMMDDDDDDD00000000", // M 4096-6143, N 512-767
+			"6@@@@@JMMMMMMMMMMMMMMMMMMMDDG<DDDD0000000", // M 4096-6143, N 768-1023
+			"66@@@JJMMMMMMMMMMMMMMMMMMMD<<<<<DD0000000", // M 4096-6143, N 1024-1535
+			"6666MMMMMMMMMMMMMMMMMMMMMMG<<<<<DDD000000", // M 4096-6143, N 1536-2047
+			"666MMMMMMMMMMMMMMMMMMMMMMMG<<<<<DDD000000", // M 4096-6143, N 2048-3071
+			"66MMMMMMMMMMMMMMMMMMMMMMMMG<<<<<DD0000000", // M 4096-6143, N 3072-4095
+			"6MMMMMMMMMMMMMMMMMMMMMMMMM<G<<<DDD0000000", // M 4096-6143, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMM<DDDDD00000000", // M 4096-6143, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDD000000000", // M 4096-6143, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMD00000000000", // M 4096-6143, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 4096-6143, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 4096-6143, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 4096-6143, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 4096-6143, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 4096-6143, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 4096-6143, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 4096-6143, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N 16-23
+			"@@@@@@BBB@@@@@@@DDDDDDDG@@@@@@@@@@@@@@@@@", // M 6144-8191, N 24-31
+			"6@@@@@BBB@@@BB@DDDDDDDGGG0000000000000000", // M 6144-8191, N 32-47
+			"6@@@@@@@@@@BADDDDDDGGGGGG0000000000000000", // M 6144-8191, N 48-63
+			"@@@@@@@@@@@BFDDDDDGGGGGGG@@@@@@@@@@@@@@@@", // M 6144-8191, N 64-95
+			"6@@@@@@@@@@@@DDEDGGGGGGGG<<00000000000000", // M 6144-8191, N 96-127
+			"6@@@@@@@@@JJJJJJJJJJMMMMMMM00000000000000", // M 6144-8191, N 128-191
+			"6@@@@@@@@JJJMJJJJMMMMMMMMMM00000000000000", // M 6144-8191, N 192-255
+			"@@@@@@@@JJJJMMMMMMMMMMMMMMM00000000000000", // M 6144-8191, N 256-383
+			"6@@@@@@JJJJMMMMMMMMMMMMMMMMDDDD0000000000", // M 6144-8191, N 384-511
+			"6@@@@@JMMMMMMMMMMMMMMMMMMMMDDDDDD00000000", // M 6144-8191, N 512-767
+			"6@@@@JMMMMMMMMMMMMMMMMMMMMMDDDDDD00000000", // M 6144-8191, N 768-1023
+			"66@@MMMMMMMMMMMMMMMMMMMMMMMDGGDDDD0000000", // M 6144-8191, N 1024-1535
+			"666MMMMMMMMMMMMMMMMMMMMMMMMG<<<DDD0000000", // M 6144-8191, N 1536-2047
+			"66MMMMMMMMMMMMMMMMMMMMMMMMMG<<<DDD0000000", // M 6144-8191, N 2048-3071
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMD<<DDDD0000000", // M 6144-8191, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMM<DDDDD00000000", // M 6144-8191, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMM<DDDD000000000", // M 6144-8191, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMDDD0000000000", // M 6144-8191, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMD00000000000", // M 6144-8191, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 6144-8191, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 6144-8191, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 6144-8191, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 6144-8191, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 6144-8191, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 6144-8191, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 6144-8191, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N 16-23
+			"@@@@@BB@BB@@@@@@DDDDDDD@@@@@@@@@@@@@@@@@@", // M 8192-12287, N 24-31
+			"6@@@@@B@BB@BB@@DDDDDDDDD00000000000000000", // M 8192-12287, N 32-47
+			"6@@@@@@BB@BB@@DDDDGGGGDD00000000000000000", // M 8192-12287, N 48-63
+			"@@@@@@@@@@@@@@DDDG<<GGGG@@@@@@@@@@@@@@@@@", // M 8192-12287, N 64-95
+			"6@@@@@@@@@@@@DDE><<<0GGG<<<<0000000000000", // M 8192-12287, N 96-127
+			"@@@@@@@@@JJJJJJJJJJJMMMMMMMM0000000000000", // M 8192-12287, N 128-191
+			"6@@@@@@@JJJMMMJJJJJJMMMMMMMM0000000000000", // M 8192-12287, N 192-255
+			"@@@@@@@JJJMMMMMMMMMMMMMMMMMM0000000000000", // M 8192-12287, N 256-383
+			"66@@@@MMMMMMMMMMMMMMMMMMMMMM0000000000000", // M 8192-12287, N 384-511
+			"66@@@MMMMMMMMMMMMMMMMMMMMMMMDDD0000000000", // M 8192-12287, N 512-767
+			"66@@MMMMMMMMMMMMMMMMMMMMMMMMDDDD000000000", // M 8192-12287, N 768-1023
+			"666MMMMMMMMMMMMMMMMMMMMMMMMMDDDDD00000000", // M 8192-12287, N 1024-1535
+			"66MMMMMMMMMMMMMMMMMMMMMMMMMMDDDDD00000000", // M 8192-12287, N 1536-2047
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDD00000000", // M 8192-12287, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDD00000000", // M 8192-12287, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDD000000000", // M 8192-12287, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMDDD0000000000", // M 8192-12287, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMDD00000000000", // M 8192-12287, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMD00000000000", // M 8192-12287, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 8192-12287, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 8192-12287, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 8192-12287, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 8192-12287, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 8192-12287, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 8192-12287, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 8192-12287, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N 16-23
+			"@@@@@B@@BBBBB@@DDDDDDD@@@@@@@@@@@@@@@@@@@", // M 12288-16383, N 24-31
+			"6@@@@@@@BB@BA@DDDDDDDDDDDDDDD000000000000", // M 12288-16383, N 32-47
+			"6@@@@@BBB@BAAADDDD00GGDDDDDDD000000000000", // M 12288-16383, N 48-63
+			"@@@@@@@B@@@@@ADD00<<0GGD@@@@@@@@@@@@@@@@@", // M 12288-16383, N 64-95
+			"6@@@@@@@@@@@ADD<<<<<00GG<<<<<000000000000", // M 12288-16383, N 96-127
+			"@@@@@@@@JJJJJJJJJJJJJMMMMMMMM000000000000", // M 12288-16383, N 128-191
+			"6@@@@@@JJMMMMMJJJJJJMMMMMMMMM000000000000", // M 12288-16383, N 192-255
+			"@@@@@@JJMMMMMMMMMMMMMMMMMMMMM000000000000", // M 12288-16383, N 256-383
+			"66@@@MMMMMMMMMMMMMMMMMMMMMMMM000000000000", // M 12288-16383, N 384-511
+			"666@MMMMMMMMMMMMMMMMMMMMMMMMM000000000000", // M 12288-16383, N 512-767
+			"666MMMMMMMMMMMMMMMMMMMMMMMMMM000000000000", // M 12288-16383, N 768-1023
+			"66MMMMMMMMMMMMMMMMMMMMMMMMMMMDD0000000000", // M 12288-16383, N 1024-1535
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMMMDD0000000000", // M 12288-16383, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMDD0000000000", // M 12288-16383, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMDD0000000000", // M 12288-16383, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMD00000000000", // M 12288-16383, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMD00000000000", // M 12288-16383, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMD00000000000", // M 12288-16383, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000000", // M 12288-16383, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 12288-16383, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 12288-16383, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 12288-16383, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 12288-16383, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 12288-16383, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 12288-16383, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 12288-16383, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N 16-23
+			"@@@@@@BBBBBBBB@DDDDDDD@@@@@@@@@@@@@@@@@@@", // M 16384-24575, N 24-31
+			"6@@@@@BBB@BBBADDDDDDDDDDDDDDDD00000000000", // M 16384-24575, N 32-47
+			"6@@@@@@B@@@@AADDD0000GDDDDDDDD00000000000", // M 16384-24575, N 48-63
+			"@@@@@@@@@B@@AAD0000000GD@@@@@@@@@@@@@@@@@", // M 16384-24575, N 64-95
+			"6@@@@@@@BB@@AD0<<<<<00GG<<<<<<00000000000", // M 16384-24575, N 96-127
+			"@@@@@@@JJMJJJJJJJJJJJMMMMMMMMM00000000000", // M 16384-24575, N 128-191
+			"6@@@@@JJJMMMMJJJJJJJMMMMMMMMMM00000000000", // M 16384-24575, N 192-255
+			"@@@@@JJJMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 256-383
+			"66@@MMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 384-511
+			"666MMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 512-767
+			"66MMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 768-1023
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 16384-24575, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 16384-24575, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 16384-24575, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 16384-24575, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 16384-24575, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 16384-24575, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N 16-23
+			"@@@@@@@BB@BBBBEDDDDDDD@@@@@@@@@@@@@@@@@@@", // M 24576-32767, N 24-31
+			"6@@@@@BBB@BBBBEE0000DDDDDDDDDDD0000000000", // M 24576-32767, N 32-47
+			"6@@@@@BBBBBAAAE0000000DDDDDDDDD0000000000", // M 24576-32767, N 48-63
+			"@@@@@@@BBBB@EDE00000000D@@@@@@@@@@@@@@@@@", // M 24576-32767, N 64-95
+			"6@@@@@@BBBBEDD0<0<<<000G<<<<<<<0000000000", // M 24576-32767, N 96-127
+			"@@@@@@JJJJMJJJJJJJJJJMMMMMMMMMM0000000000", // M 24576-32767, N 128-191
+			"6@@@@JJJJMMMMJJJJJJJMMMMMMMMMMM0000000000", // M 24576-32767, N 192-255
+			"@@@@JJJMMMMMMMMJMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 256-383
+			"666MMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 384-511
+			"66MMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 512-767
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 24576-32767, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 24576-32767, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 24576-32767, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 24576-32767, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 24576-32767, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N 16-23
+			"@@@@@@@BB@BBBBEE000DDD@@@@@@@@@@@@@@@@@@@", // M 32768-49151, N 24-31
+			"66@@@@BBBBBBBEE000000DD000000000000000000", // M 32768-49151, N 32-47
+			"66@@@BBB3BBBEEE2200000DD00000000000000000", // M 32768-49151, N 48-63
+			"@@@@@@B331EEEE002000000D@@@@@@@@@@@@@@@@@", // M 32768-49151, N 64-95
+			"6@@@@@333FEEEE000000000D<<<<<<<<000000000", // M 32768-49151, N 96-127
+			"@@@@@JJJJJJJJJJJJJJJJMMMMMMMMMMM000000000", // M 32768-49151, N 128-191
+			"66@@JJJJJMMMJJJJJJJJMMMMMMMMMMMM000000000", // M 32768-49151, N 192-255
+			"@@@MMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 256-383
+			"66MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 384-511
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 32768-49151, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 32768-49151, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 32768-49151, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 32768-49151, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N 16-23
+			"@@@@@@BBBBBBBEEE0000DD@@@@@@@@@@@@@@@@@@@", // M 49152-65535, N 24-31
+			"66@@@BBB33BEEEE220000DD000000000000000000", // M 49152-65535, N 32-47
+			"66@@@BB3333EEE02220000D000000000000000000", // M 49152-65535, N 48-63
+			"@@@@@B33333EE0022000000D@@@@@@@@@@@@@@@@@", // M 49152-65535, N 64-95
+			"66@@@333333E00000000000D<<<<<<<<<00000000", // M 49152-65535, N 96-127
+			"@@@@JJJJJJJJJJJJJJJJMMMMMMMMMMMMM00000000", // M 49152-65535, N 128-191
+			"666MJJJJJJMJJJJJJJJMMMMMMMMMMMMMM00000000", // M 49152-65535, N 192-255
+			"@@MMMMMMMMMMJJJMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 256-383
+			"6MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 49152-65535, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 49152-65535, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 49152-65535, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N 16-23
+			"@@@@@@@BB3BBBEE00000DD@@@@@@@@@@@@@@@@@@@", // M 65536-98303, N 24-31
+			"66@@@@B33333322220000D0000000000000000000", // M 65536-98303, N 32-47
+			"66@@@B3332232222000000D000000000000000000", // M 65536-98303, N 48-63
+			"@@@@@333322322220000000@@@@@@@@@@@@@@@@@@", // M 65536-98303, N 64-95
+			"66@@B333333320000000000<<<<<<<<<<<0000000", // M 65536-98303, N 96-127
+			"@@@JJJJJJJJJJJJJJJMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 128-191
+			"66MMJJJJJJJJJJJJJMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 192-255
+			"@MMMMMMMMMMJJJJJMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 256-383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 65536-98303, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 65536-98303, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N 16-23
+			"@@@@@@BBBBBBB33220000D@@@@@@@@@@@@@@@@@@@", // M 98304-131071, N 24-31
+			"66@@@@BBB33332222000000000000000000000000", // M 98304-131071, N 32-47
+			"66@@@BBB322322220000000000000000000000000", // M 98304-131071, N 48-63
+			"@@@@BBBB322222220000000@@@@@@@@@@@@@@@@@@", // M 98304-131071, N 64-95
+			"66@BBBBB332320000000000<<<<<<<<<<<<000000", // M 98304-131071, N 96-127
+			"@@JJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 128-191
+			"6MMJJJJJJJJJJJJJJMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 192-255
+			"MMMMMMMMMMMJJJJJMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 256-383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 98304-131071, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N 16-23
+			"@@@@@BAAABB3333220000D@@@@@@@@@@@@@@@@@@@", // M 131072-196607, N 24-31
+			"66@@@BBABBE332222000000000000000000000000", // M 131072-196607, N 32-47
+			"6@@@BBBBBI2322220000000000000000000000000", // M 131072-196607, N 48-63
+			"@@@BBBBBB22222200000000@@@@@@@@@@@@@@@@@@", // M 131072-196607, N 64-95
+			"6@BBBBBBF333220000000000<<<<<<<<<<<<00000", // M 131072-196607, N 96-127
+			"@JJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 128-191
+			"MMJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 192-255
+			"MMJJJJJJMMMJJJJJMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 256-383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N 16-23
+			"@@@@@AAAAABEG322200000@@@@@@@@@@@@@@@@@@@", // M 196608-262143, N 24-31
+			"6@@@BAAAAAEG32222000000000000000000000000", // M 196608-262143, N 32-47
+			"6@@BBAAAAAE222220000000000000000000000000", // M 196608-262143, N 48-63
+			"@@BBAAABBEG2222200000000@@@@@@@@@@@@@@@@@", // M 196608-262143, N 64-95
+			"6BBBBAABBEE2222000000000<<<<<<<<<<<<<0000", // M 196608-262143, N 96-127
+			"MJJJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 128-191
+			"MJJJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 192-255
+			"MMJJJJJJJMMMJJJJJJJJMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 256-383
+			"MMMJJJJMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N 16-23
+			"@@@@AAAAAAAEG322200000@@@@@@@@@@@@@@@@@@@", // M 262144-393215, N 24-31
+			"6@@AAAAAAAEI32222000000000000000000000000", // M 262144-393215, N 32-47
+			"6@BAAAAAAAI222220000000000000000000000000", // M 262144-393215, N 48-63
+			"@BBAAAAAAEI2222000000000@@@@@@@@@@@@@@@@@", // M 262144-393215, N 64-95
+			"<BBAA<<AAEH22221<<<<0000<<<<<<<<<<<<<<000", // M 262144-393215, N 96-127
+			"MJJJJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMM000", // M 262144-393215, N 128-191
+			"MJJJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 192-255
+			"MJJJJJJJJMMMMJJJJJJJJMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 256-383
+			"MMJJJJJJMMMMMMMJJMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N 16-23
+			"@@@AAAAAAAAEIG22200000@@@@@@@@@@@@@@@@@@@", // M 393216-524287, N 24-31
+			"6@BAAAAAAAEI22222000000000000000000000000", // M 393216-524287, N 32-47
+			"6BAAAAAAAAH222220000000000000000000000000", // M 393216-524287, N 48-63
+			"@BAAAAAAAEI2222000<00000@@@@@@@@@@@@@@@@@", // M 393216-524287, N 64-95
+			"<BAAA<<AAEH2222<<<<<0000<<<<<<<<<<<<<<<00", // M 393216-524287, N 96-127
+			"MJJJJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 128-191
+			"MJJJJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 192-255
+			"MJJJJJJJJMMMMJJJJJJJJMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 256-383
+			"MMJJJJJJMMMMMMJJJJJMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N 16-23
+			"@@BAAAAAAAAEHGG2220000@@@@@@@@@@@@@@@@@@@", // M 524288-786431, N 24-31
+			"6BAAAAAAAAEI22222200000000000000000000000", // M 524288-786431, N 32-47
+			"0BAAAAAAAAE222220000000000000000000000000", // M 524288-786431, N 48-63
+			"@BAAAAAAAEH2222200000000@@@@@@@@@@@@@@@@@", // M 524288-786431, N 64-95
+			"<BAAAAAAAEHI22201<<<0000<<<<<<<<<<<<<<<<0", // M 524288-786431, N 96-127
+			"MJJJJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 128-191
+			"MJJJJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 192-255
+			"MMJJJJJJJMMMMJJJJJJJJMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 256-383
+			"MMJJJJJJMMMMMMJJJJJMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N 16-23
+			"@@BAAAAAAAAEEHGEE20000@@@@@@@@@@@@@@@@@@@", // M >= 786432, N 24-31
+			"0BAAAAAAAAEEII222200000000000000000000000", // M >= 786432, N 32-47
+			"0BAAAAAAAAEII2222000000000000000000000000", // M >= 786432, N 48-63
+			"@BAAAAAAAEEI222200000000@@@@@@@@@@@@@@@@@", // M >= 786432, N 64-95
+			"<BAAAAAAAEEI222000000000<<<<<<<<<<<<<<<<<", // M >= 786432, N 96-127
+			"MJJJJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 128-191
+			"MJJJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 192-255
+			"MMJJJJJJJMMMMJJJJJJJMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 256-383
+			"MMMJJJJJMMMMMMMJMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N >= 131072
 		},
 		guard:   -1,
-		hi:      [3]int{28, 28, 28},
-		kernels: []int{51},
-		lo:      [3]int{22, 22, 22},
-		nn:      7,
+		hi:      [3]int{39, 34, 42},
+		kernels: []int{13, 14, 15, 16, 18, 20, 21, 23, 25, 26, 27, 28, 29, 30, 31, 32, 34, 35, 36, 37, 39, 40, 41, 42, 43, 44, 67, 77, 78, 80},
+		lo:      [3]int{0, 0, 2},
+		nn:      35,
 		shift:   1,
 		unaligned: []string{
-			"0000000", // M <= 3071, N <= 3071
-			"0000000", // M <= 3071, N 3072-4095
-			"0000000", // M <= 3071, N 4096-6143
-			"0000000", // M <= 3071, N 6144-8191
-			"0000000", // M <= 3071, N 8192-12287
-			"0000000", // M <= 3071, N 12288-16383
-			"0000000", // M <= 3071, N >= 16384
-			"0000000", // M 3072-4095, N <= 3071
-			"0000000", // M 3072-4095, N 3072-4095
-			"0000000", // M 3072-4095, N 4096-6143
-			"0000000", // M 3072-4095, N 6144-8191
-			"0000000", // M 3072-4095, N 8192-12287
-			"0000000", // M 3072-4095, N 12288-16383
-			"0000000", // M 3072-4095, N >= 16384
-			"0000000", // M 4096-6143, N <= 3071
-			"0000000", // M 4096-6143, N 3072-4095
-			"0000000", // M 4096-6143, N 4096-6143
-			"0000000", // M 4096-6143, N 6144-8191
-			"0000000", // M 4096-6143, N 8192-12287
-			"0000000", // M 4096-6143, N 12288-16383
-			"0000000", // M 4096-6143, N >= 16384
-			"0000000", // M 6144-8191, N <= 3071
-			"0000000", // M 6144-8191, N 3072-4095
-			"0000000", // M 6144-8191, N 4096-6143
-			"0000000", // M 6144-8191, N 6144-8191
-			"0000000", // M 6144-8191, N 8192-12287
-			"0000000", // M 6144-8191, N 12288-16383
-			"0000000", // M 6144-8191, N >= 16384
-			"0000000", // M 8192-12287, N <= 3071
-			"0000000", // M 8192-12287, N 3072-4095
-			"0000000", // M 8192-12287, N 4096-6143
-			"0000000", // M 8192-12287, N 6144-8191
-			"0000000", // M 8192-12287, N 8192-12287
-			"0000000", // M 8192-12287, N 12288-16383
-			"0000000", // M 8192-12287, N >= 16384
-			"0000000", // M 12288-16383, N <= 3071
-			"0000000", // M 12288-16383, N 3072-4095
-			"0000000", // M 12288-16383, N 4096-6143
-			"0000000", // M 12288-16383, N 6144-8191
-			"0000000", // M 12288-16383, N 8192-12287
-			"0000000", // M 12288-16383, N 12288-16383
-			"0000000", // M 12288-16383, N >= 16384
-			"0000000", // M >= 16384, N <= 3071
-			"0000000", // M >= 16384, N 3072-4095
-			"0000000", // M >= 16384, N 4096-6143
-			"0000000", // M >= 16384, N 6144-8191
-			"0000000", // M >= 16384, N 8192-12287
-			"0000000", // M >= 16384, N 12288-16383
-			"0000000", // M >= 16384, N >= 16384
+			"88@@9999B444;;;;:88B898999BB55BBBBBBBBBBB", // M <= 1, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N (none)
+			"8888@799BB44;;;::874@89999B5555BB6BBBBBBB", // M <= 1, N 2
+			"8888@@999BBB;;;::4475A999966B5BB6666BBBB6", // M <= 1, N 3
+			"888887999BBB999::@777A9999666666666666666", // M <= 1, N 4-5
+			"88888799BBBB9999:7777AA999666666666666666", // M <= 1, N 6-7
+			"888:7799BB@B999999775AA999666666666666666", // M <= 1, N 8-11
+			"8:::79997BB@9999999AAAA999777666666666667", // M <= 1, N 12-15
+			"99999999974@9999999AAAA999777777777777777", // M <= 1, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M <= 1, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M (none), N >= 131072
+			"8888@@994444;;;;9996;;;;99AA555BBBBBBBBBB", // M 2, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N (none)
+			"88888@7BB444;;;9:7744;;;99A5555BBBBBBBBBB", // M 2, N 2
+			"8888:8ABB444;999:477769999B555ABBBBBBBBBB", // M 2, N 3
+			"888:::ABBB4@99999@77769999664AABBBBBBBBBB", // M 2, N 4-5
+			"88::::BBBB@@9999947777A9996666666BBBBBBB6", // M 2, N 6-7
+			"8:::::7BBB@@99999:77777999666666666666666", // M 2, N 8-11
+			":::::777BB@@99999::7777999766666666666666", // M 2, N 12-15
+			":::977777BB@99999::777A999777774466444447", // M 2, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2, N >= 131072
+			"8888@@999444;;;;9988;;;;;9AA555BBBBBBBBBB", // M 3, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N (none)
+			"888888A444449;;98884;;;;99A555ABBBBBBBBBB", // M 3, N 2
+			"888:::A4444499998@7766;999BA5AABBBBBBBBBB", // M 3, N 3
+			"88::::444@@@99999:47769999BB45BBBBBBBBBBB", // M 3, N 4-5
+			"8:::::444@@@99999:77777999666666BBBBBBBBB", // M 3, N 6-7
+			"::::9:4BB@@@99999:777779996666666BB666666", // M 3, N 8-11
+			":::99:7BBB@@99999:77777999776666666666666", // M 3, N 12-15
+			"::99977BBBB@99999:47779999777744466446664", // M 3, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3, N >= 131072
+			"88888@977444;;;;8884;;;;;9AAAAAAAABBBBBBB", // M 4-5, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N (none)
+			"888:::A4444499988884;;;;99AAAAABBBBBBBBBB", // M 4-5, N 2
+			"88:::::44@@4999888744::999BAAAABBBBBBBBBB", // M 4-5, N 3
+			"8:8::::4@44@99999:7744;999BBBBBBBBBBBBBBB", // M 4-5, N 4-5
+			"::::9944@4@@99999:74477999BB666BBBBBBBBBB", // M 4-5, N 6-7
+			":::99955@4@@99999:444779997666666BBB66666", // M 4-5, N 8-11
+			"::9997755@@@99999:44777999677446666666666", // M 4-5, N 12-15
+			":99977555BBB99999:47777999477744444666666", // M 4-5, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4-5, N >= 131072
+			"8888@7977444;;;888848;;;99AAAAAAAAABBBBBB", // M 6-7, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N (none)
+			"88::::44444499;88886;;;;99AAAAAABBBBBBBBB", // M 6-7, N 2
+			"8::::::4@44499988884:;;999BAAAAABBBBBBBBB", // M 6-7, N 3
+			"::::994444449999::474:;999BBBBBBBBBBBBBBB", // M 6-7, N 4-5
+			":::99945@44@99999:4777:999BBBBBBBBBBBBBBB", // M 6-7, N 6-7
+			"::999775@44@9999::47777:99B766666BBBBBBBB", // M 6-7, N 8-11
+			":999777554@@9999::4777::996744444666BBBB6", // M 6-7, N 12-15
+			"99977765544B9999:::777::9947444444766BB66", // M 6-7, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6-7, N >= 131072
+			"888:77977444;99988848;;;99AAAAAAAAAAABBBB", // M 8-11, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N (none)
+			"8:::::444444:9;8888@;;;;99AAAAAAAABBBBBBB", // M 8-11, N 2
+			"::::9:44@444::988884;;;999BBBBAAABBBBBBBB", // M 8-11, N 3
+			":::999454444:::::::@;;;9997BBB@@@BBBBBBBB", // M 8-11, N 4-5
+			"::999775@444:::::::@7::;99B7BB@@@BBBBBBBB", // M 8-11, N 6-7
+			":99977754444:::::::47:;;;9BB@@@@@@BBBBBBB", // M 8-11, N 8-11
+			"99977765444@:::::::@7;;;;9444444777BBBBBB", // M 8-11, N 12-15
+			"99777655444@99:::::@:;;;;94444447776BBBBB", // M 8-11, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8-11, N >= 131072
+			"8::7799774449;99888489;999777AAAAAAAAA@@7", // M 12-15, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N (none)
+			":::::77774449;;;888499;9997AAAAAAAA@@@@@@", // M 12-15, N 2
+			":::99:444444::::888499999977BBAAAA@@@@@@@", // M 12-15, N 3
+			"::999755@444:::::::@99;999B77B@@@@@@@BBBB", // M 12-15, N 4-5
+			":9997775444@:::::::9;;;;;9B7@@@@@@@@BBBBB", // M 12-15, N 6-7
+			"99977765444@::::::::;;;;99@@@@@@@@@BBBBBB", // M 12-15, N 8-11
+			"99777755444@::::::::;;9999@@@@@7777BBBBBB", // M 12-15, N 12-15
+			"9977655544@@9::::::;;99999774444777BBBBBB", // M 12-15, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12-15, N >= 131072
+			"9999999974449;998884899999777777777777777", // M 16-23, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N (none)
+			"::::777764449;99888499999977777AAA@@@@@@7", // M 16-23, N 2
+			"::9997555444:99::::@9999997777@@@@@@@@@@@", // M 16-23, N 3
+			":99977555444::::::99999999B777@@@@@@@@@@@", // M 16-23, N 4-5
+			"99977755444@::::::999;;999B7@@@@@@@@BBBBB", // M 16-23, N 6-7
+			"99777655444@:::::::9;99999@@@@@@@@@BBBBBB", // M 16-23, N 8-11
+			"9977655544@@:::::::9999999@@@@@@@@@BBBBBB", // M 16-23, N 12-15
+			"966655555@@@::::::99999999@@@444777BBBBBB", // M 16-23, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 24-31
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 32-47
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16-23, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24-31, N 16-23
+			"4@@@@@@@@@@ABBBABBBBAAAA@@777AAAA7777BBBB", // M 24-31, N 24-31
+			"44@@@@@@@@@45555555555@777777AAA677777778", // M 24-31, N 32-47
+			"4444@@@@@@@445555557777777777466888888888", // M 24-31, N 48-63
+			"444444@@@@4444555555777777777778888888888", // M 24-31, N 64-95
+			"44444444444444455555777777777788888848477", // M 24-31, N 96-127
+			"44444444444444485555777777777888888877777", // M 24-31, N 128-191
+			"44444444444444444557777777778888888777777", // M 24-31, N 192-255
+			"44444444444444444457777777788888887777777", // M 24-31, N 256-383
+			"44444444444444444445777777888888777777777", // M 24-31, N 384-511
+			"44444444444444444444577778888877777777777", // M 24-31, N 512-767
+			"44444444444444444444457788888887777777777", // M 24-31, N 768-1023
+			"44444444444444444444555888888888777777777", // M 24-31, N 1024-1535
+			"44444444444444444444478888888888877777777", // M 24-31, N 1536-2047
+			"44444444444444444444448888888888877777777", // M 24-31, N 2048-3071
+			"44444444444444444884488888888888877777777", // M 24-31, N 3072-4095
+			"44444444444444448874448888888888877777777", // M 24-31, N 4096-6143
+			"44444444444444466664444488888888877777777", // M 24-31, N 6144-8191
+			"44444444444444666666444444448888877777777", // M 24-31, N 8192-12287
+			"44444444444445666666666444448888777777777", // M 24-31, N 12288-16383
+			"44444444444455666666664444448887777777777", // M 24-31, N 16384-24575
+			"44444444444555776666644444444447777777777", // M 24-31, N 24576-32767
+			"44444444445557766666644444444444777777777", // M 24-31, N 32768-49151
+			"44444444445557666646664444444444477777777", // M 24-31, N 49152-65535
+			"44444444445557666646664444444444447777777", // M 24-31, N 65536-98303
+			"44444444445555666446666444444444444777777", // M 24-31, N 98304-131071
+			"44444444444555577466644444444444444477777", // M 24-31, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32-47, N 16-23
+			"@4@@@@@@@@@4ABBBBBBBAAA@@@@@@AAA67777@@@@", // M 32-47, N 24-31
+			"444@@@@@@@@@ABBBBB@@@@@@77777AAA477778888", // M 32-47, N 32-47
+			"4444@@@@@@@@45555555777777777744788788888", // M 32-47, N 48-63
+			"@@@444@@@@@@4455A555777777777744888888884", // M 32-47, N 64-95
+			"44444444@@44448AAA5577777777778888888DDDD", // M 32-47, N 96-127
+			"@@@@444444444488::477777777778888888DDDDD", // M 32-47, N 128-191
+			"@@@@@4444444444885577777777788888888DDDDD", // M 32-47, N 192-255
+			"@@@@@@44444444444457777777788888888DDDDDD", // M 32-47, N 256-383
+			"@@@@@@444444444444457777778888888DDDDDDDD", // M 32-47, N 384-511
+			"4444444444444444444477777888888DDDDDDDDDD", // M 32-47, N 512-767
+			"4444444444446444444447578888888DDDDDDDDDD", // M 32-47, N 768-1023
+			"44444444444444444444755888888888DDDDDDDDD", // M 32-47, N 1024-1535
+			"444444444444444444447788888888888DDDDDDDD", // M 32-47, N 1536-2047
+			"444444444444444448744888888888888DDDDDDDD", // M 32-47, N 2048-3071
+			"444444444444444488688888888888888DDDDDDDD", // M 32-47, N 3072-4095
+			"444444444444444687868888888888888DDDDDDDD", // M 32-47, N 4096-6143
+			"444444444444446666664644888888888DDDDDDDD", // M 32-47, N 6144-8191
+			"444444444444456666666664444488888DDDDDDDD", // M 32-47, N 8192-12287
+			"44444444444455666666666444448888DDDDDDDDD", // M 32-47, N 12288-16383
+			"4444444444455556666666444444888DDDDDDDDDD", // M 32-47, N 16384-24575
+			"44444444445555776666664444444<<DDDDDDDDDD", // M 32-47, N 24576-32767
+			"444444444<55577666666644444<<<<<DDDDDDDDD", // M 32-47, N 32768-49151
+			"44444444<<55576666666644444<<<<<<DDDDDDDD", // M 32-47, N 49152-65535
+			"4444444<<<5557666646664444<<<<<<<<DDDDDDD", // M 32-47, N 65536-98303
+			"444444<<<<555566674666444<<<<<<<<<<DDDDDD", // M 32-47, N 98304-131071
+			"44444<<<<<<555577556666<<<<<<<<<<<<<DDDDD", // M 32-47, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 48-63, N 16-23
+			"@@@@@@@@@@@@4AABBBBB@@@@@@@@@AA477@@@@@@@", // M 48-63, N 24-31
+			"444@@@@@@@@@8ABBBBB@@@@@@77777;4777777887", // M 48-63, N 32-47
+			"4444@@@@@@@B8ABBBBBA@@7777777776488878884", // M 48-63, N 48-63
+			"@@@444@@@@AB845AAABB@777777777744888844@@", // M 48-63, N 64-95
+			"4444444@@@@@448A5AA677777777774488888DDDD", // M 48-63, N 96-127
+			"@@@@444444444488:46777777777778888888DDDD", // M 48-63, N 128-191
+			"@@@@@4444444444885477777777778888888DDDDD", // M 48-63, N 192-255
+			"@@@@@444444444444447777777788888888DDDDDD", // M 48-63, N 256-383
+			"@@@@@444444444444444778777888888888DDDDDD", // M 48-63, N 384-511
+			"4444444444444444444457777888888888DDDDDDD", // M 48-63, N 512-767
+			"444444444446664444447777888888888DDDDDDDD", // M 48-63, N 768-1023
+			"44444444444464944444777888888888DDDDDDDDD", // M 48-63, N 1024-1535
+			"44444444444444444474777888888888DDDDDDDDD", // M 48-63, N 1536-2047
+			"444444444444444488777788888888888DDDDDDDD", // M 48-63, N 2048-3071
+			"444444444444444687888888888888888DDDDDDDD", // M 48-63, N 3072-4095
+			"44444444444444666666668888888888<DDDDDDDD", // M 48-63, N 4096-6143
+			"4444444444444666666<666888888888<DDDDDDDD", // M 48-63, N 6144-8191
+			"444444444444556666G>66444444888<DDDDDDDDD", // M 48-63, N 8192-12287
+			"44444444444<55666666664444448<<<DDDDDDDDD", // M 48-63, N 12288-16383
+			"4444444444<555544666664444<<<<<DDDDDDDDDD", // M 48-63, N 16384-24575
+			"444444444<<555444666664444<<<<<DDDDDDDDDD", // M 48-63, N 24576-32767
+			"44444444<<5555746466664444<<<<<<DDDDDDDDD", // M 48-63, N 32768-49151
+			"4444444<<<5557466446644444<<<<<<<DDDDDDDD", // M 48-63, N 49152-65535
+			"444444<<<<5557466756644444<<<<<<<<DDDDDDD", // M 48-63, N 65536-98303
+			"44444<<<<<555574755566444<<<<<<<<<<DDDDDD", // M 48-63, N 98304-131071
+			"4444<<<<<<<55555555566666<<<<<<<<<<<DDDDD", // M 48-63, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 64-95, N 16-23
+			"@@@@@@@@@@@@@4AAABAA@@@@@@@@@@77@@@@@@@@@", // M 64-95, N 24-31
+			"444@@@@@@@BB88AAABAAA@@@@@@@@774777777777", // M 64-95, N 32-47
+			"4444@@@@@@AB88AABBAAA@@777777774488877477", // M 64-95, N 48-63
+			"44444@@@@A4A88AABBAA@77777777F74488887777", // M 64-95, N 64-95
+			"4444444@@AAA888AA5B@@77777777FD8888887777", // M 64-95, N 96-127
+			"4444444@@AAA@8885566777777777DD8888887777", // M 64-95, N 128-191
+			"44444444464444488577777777777888888877777", // M 64-95, N 192-255
+			"44444444444444444477777777788888888877777", // M 64-95, N 256-383
+			"44444444444444444447777777888888888877777", // M 64-95, N 384-511
+			"44444444444444444444777778888888888777777", // M 64-95, N 512-767
+			"44444444444444844444777788888888888777777", // M 64-95, N 768-1023
+			"44444444444444444444777888888888877777777", // M 64-95, N 1024-1535
+			"44444444444444444444777888888888777777777", // M 64-95, N 1536-2047
+			"4444444444444445488877778888888<777777777", // M 64-95, N 2048-3071
+			"44444444444444558DG88<<<<88888<<<77777777", // M 64-95, N 3072-4095
+			"444444444444466GGGGG<<<<<<8884<<<77777777", // M 64-95, N 4096-6143
+			"4444444444445668GGG>><<<<<<84<<<777777777", // M 64-95, N 6144-8191
+			"44444444444455444GG>><<<<<<<<<<<777777777", // M 64-95, N 8192-12287
+			"444444444444454444GGG<444<<<<<<7777777777", // M 64-95, N 12288-16383
+			"44444444444455544444DDD44<<<<<77777777777", // M 64-95, N 16384-24575
+			"44444444444555444444DFDD4<<<<447777777777", // M 64-95, N 24576-32767
+			"44444444444555446644DFDDD4<<4444777777777", // M 64-95, N 32768-49151
+			"444444444445554466755DDDDD<<4444477777777", // M 64-95, N 49152-65535
+			"444444444445557777555DDDD<<44444447777777", // M 64-95, N 65536-98303
+			"4444444444455555555555DDD<444444444777777", // M 64-95, N 98304-131071
+			"44444444444555555555554D<4444444444477777", // M 64-95, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 96-127, N 16-23
+			"@@@@@@@@@@@BB88AAAAAA@@@@@@@@@@@@@@@@@@@@", // M 96-127, N 24-31
+			"4444@@@@@BBB888AAAAAA@@@@@@@@777DDDDD0000", // M 96-127, N 32-47
+			"44444@@@@BBA988AAAAAA@@@@@777777DDDDD0000", // M 96-127, N 48-63
+			"@@@@44@@@AAA988AABAA@7777777FFDDDDDDD@@@@", // M 96-127, N 64-95
+			"444444@@AAAAA8855B5@@7777777FFDDDDDDD0000", // M 96-127, N 96-127
+			"@@@@44@@AAAAA88856664777777DFFDDDDDD00000", // M 96-127, N 128-191
+			"@@@@4444@AA@@44486777777777DDDDDDDDDD0000", // M 96-127, N 192-255
+			"@@@@444466664444487777777778DDDDDDDDD0000", // M 96-127, N 256-383
+			"@@@@44446666444444477777778888DD<8<<00000", // M 96-127, N 384-511
+			"4444444446664444448777777888888<<<<<00000", // M 96-127, N 512-767
+			"444444444444444448877777888888<<<<<000000", // M 96-127, N 768-1023
+			"4444444444444444884477708888<<<<<<0000000", // M 96-127, N 1024-1535
+			"4444444444444448DDDDDG00888<<<<0000000000", // M 96-127, N 1536-2047
+			"444444444444445GDDGGG<>0<88<<<<<000000000", // M 96-127, N 2048-3071
+			"44444444444446GGGGGG<<<<<<<<<<<<000000000", // M 96-127, N 3072-4095
+			"44444444444456GGGGGG><<<<<<<<<<<000000000", // M 96-127, N 4096-6143
+			"44444444444554GGGGGG><<<<==<<<<<000000000", // M 96-127, N 6144-8191
+			"4444444444<<554GGGGG<<==<<<<<<<0000000000", // M 96-127, N 8192-12287
+			"444444444<<<554GGGGGG==GC<<<<<<0000000000", // M 96-127, N 12288-16383
+			"44444444<<<<5544GGGGGGGGC<<<<<00000000000", // M 96-127, N 16384-24575
+			"4444444<<<<55544==FGFDDDD<<<<<<0000000000", // M 96-127, N 24576-32767
+			"444444<<<<<5544===FEEEEDDD<<<<<<000000000", // M 96-127, N 32768-49151
+			"44444<<<<<<5544E==EEEEEDDD<<<<<<<00000000", // M 96-127, N 49152-65535
+			"4444<<<<<<<5557DEEEEEDDDD=<<<<<<<<0000000", // M 96-127, N 65536-98303
+			"444<<<<<<<<5557EEEEEEDDDD=<<<<<<<<<000000", // M 96-127, N 98304-131071
+			"44<<<<<<<<<<55555EEEEED==<<<<<<<<<<<00000", // M 96-127, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 128-191, N 16-23
+			"@@@@@@@@@@BBB888AAAAA@@@@@@@@@@DDDDD@@@@@", // M 128-191, N 24-31
+			"4444@@@@@@A88888AAAAA@@@@@@@@DDDDDDDDDDDD", // M 128-191, N 32-47
+			"44444@@@@@A99:::AAAA@@@@@@@DDDDDDDDDDDDDD", // M 128-191, N 48-63
+			"@@@@4@@@AAA969::8ABB@77777DDFFDDDDDDD@@@@", // M 128-191, N 64-95
+			"44444@@@AAAA98::8566477777DDFFDDDDDDDDDDD", // M 128-191, N 96-127
+			"444444@@AA7A6888566647777DDDFIDDDDDDDDDDD", // M 128-191, N 128-191
+			"444444@@AAAAAB88888667777DDDDD<<<DDDDDDDD", // M 128-191, N 192-255
+			"4444444@AAAAA@848888877DDDDDDD<<<<<<<DDDD", // M 128-191, N 256-383
+			"4444444655@A644444J7788DDDDDD<<<<<<<<DDDD", // M 128-191, N 384-511
+			"44444444555564444JJJ7DDDDDDD<<<<<<<<DDDDD", // M 128-191, N 512-767
+			"4444444445554444J8JJJ;DDD<<<<<<<<<<<DDDDD", // M 128-191, N 768-1023
+			"444444444444444JJJJJJJG0<<<<<<<<<<<DDDDDD", // M 128-191, N 1024-1535
+			"44444444444444JJJJJ4JJJ0<<<<<<<<<DDDDDDDD", // M 128-191, N 1536-2047
+			"4444444444444JJJJJJJJJJJ<<<<<<<DDDDDDDDDD", // M 128-191, N 2048-3071
+			"444444444444MMJJJGDJJJJJJ<<<<<<DDDDDDDDDD", // M 128-191, N 3072-4095
+			"44444444444MMMMJJJJ0JJ<J<=<<<<<DDDDDDDDDD", // M 128-191, N 4096-6143
+			"4444444444MMMMMMJJJ=JJJJJJJ<<<<DDDDDDDDDD", // M 128-191, N 6144-8191
+			"444444444MMMMMMMMJJJJJ<JJJJM<<<DDDDDDDDDD", // M 128-191, N 8192-12287
+			"44444444MMMMMMMMMMJJJJGJJMMMM<<DDDDDDDDDD", // M 128-191, N 12288-16383
+			"4444444MMMMMMMMMJJMMJJJJJMMMMMDDDDDDDDDDD", // M 128-191, N 16384-24575
+			"444444MMMMMMMMJJJJJJJJEJJMMMMMMDDDDDDDDDD", // M 128-191, N 24576-32767
+			"44444MMMMMMMMMJJJJJJJJJJJMMMMMMMDDDDDDDDD", // M 128-191, N 32768-49151
+			"4444MMMMMMMMMMJJJJJJJJJJJKMMMMMMMDDDDDDDD", // M 128-191, N 49152-65535
+			"444MMMMMMMMMMMJJJJJJJJJJJMMMMMMMMMDDDDDDD", // M 128-191, N 65536-98303
+			"44MMMMMMMMMMMMJJJJJMMMLLLMMMMMMMMMMDDDDDD", // M 128-191, N 98304-131071
+			"4MMMMMMMMMMMMMMJJJMMMMMMMMMMMMMMMMMMDDDDD", // M 128-191, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 192-255, N 16-23
+			"@@@@@@@@@@@BBB888AAA@@@@@@@@@DDDDDD@@@@@@", // M 192-255, N 24-31
+			"44444@@@@@AA88888AA@@@@@@@@DDDDDDDDD00000", // M 192-255, N 32-47
+			"44444@@@@@AA9:::8AA@@@@@@@DDDDDDDDDD00000", // M 192-255, N 48-63
+			"@@@@4@@@AAAA9;:::5B@7777DDDDDDDDDDDD@@@@@", // M 192-255, N 64-95
+			"4444@@@@AAAA88:::547777DDDDDDDDDDDDDD0000", // M 192-255, N 96-127
+			"44444@@@AAAAA8888864477DDDDDDD<<<DDDD0000", // M 192-255, N 128-191
+			"44444@@@A5AAABB8888888DDDDDDD<<<<<<<<0000", // M 192-255, N 192-255
+			"@@@@44@@AAA4A4B8888888DDDDDDD<<<<<<<<0000", // M 192-255, N 256-383
+			"4444444@555@64444JJ8DDDDDDD<<<<<<<<<<0000", // M 192-255, N 384-511
+			"4444444555545444JJJJDDDDD<<<<<<<<<<<<0000", // M 192-255, N 512-767
+			"44444444455554:JJJJJJDG<<<<<<<<<<<<<00000", // M 192-255, N 768-1023
+			"44444444445454:JJJJJJJ<<<<<<<<<<<<<000000", // M 192-255, N 1024-1535
+			"4444444444444JJJJJJJJMJ><<<<<<<<<00000000", // M 192-255, N 1536-2047
+			"444444444444JJJJJJJJMMMJ<<<<<<<0000000000", // M 192-255, N 2048-3071
+			"44444444444MMMMJJJJJMJJJJ<<<<<<0000000000", // M 192-255, N 3072-4095
+			"4444444444MMMMMMJJJJJJJJJJ<<<<<0000000000", // M 192-255, N 4096-6143
+			"444444444MMMMMMMMMJJJJJJJJJ<<<<0000000000", // M 192-255, N 6144-8191
+			"44444444MMMMMMMMMMJJJJJJMMMM<<<0000000000", // M 192-255, N 8192-12287
+			"4444444MMMMMMMMMMMMMJJJJMMMMM<00000000000", // M 192-255, N 12288-16383
+			"444444MMMMMMMMMMMMMMMJJJMMMMMM00000000000", // M 192-255, N 16384-24575
+			"44444MMMMMMMMMMJJJMMJJJJMMMMMMM0000000000", // M 192-255, N 24576-32767
+			"4444MMMMMMMMMMJJJJJMJJJJMMMMMMMM000000000", // M 192-255, N 32768-49151
+			"444MMMMMMMMMMMJJJJJMJJJMMMMMMMMMM00000000", // M 192-255, N 49152-65535
+			"44MMMMMMMMMMMMJJJJJMMMMMMMMMMMMMMM0000000", // M 192-255, N 65536-98303
+			"4MMMMMMMMMMMMMMJJJJMMMMMMMMMMMMMMMM000000", // M 192-255, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 192-255, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 256-383, N 16-23
+			"@@@@@@@@@@BABBB888AA@@@@@@@@DDDDDD@@@@@@@", // M 256-383, N 24-31
+			"44444@@@@@@AA88888A@@@@@D@DDDDDDDDDDDDDDD", // M 256-383, N 32-47
+			"4444@@@@@@@A888888@@@@@@DDDDDDGGDDDDDDDDD", // M 256-383, N 48-63
+			"@@@@@@@@@@@A888888@@@@DDDDDDDDGGGGDD@@@@@", // M 256-383, N 64-95
+			"444@@@@@AAA@A888887777DDDDDDDDG0000DDDDDD", // M 256-383, N 96-127
+			"444@@@@@AAAAA88888887DDDDDDDG0<<00000DDDD", // M 256-383, N 128-191
+			"444@@@@@AAAAABB888888DDDDDDGG<<<<<<<<DDDD", // M 256-383, N 192-255
+			"4444@@@@AAAAAA488J8DDDDDDD<<<<<<<<<<<DDDD", // M 256-383, N 256-383
+			"444444@@A5555644JJJDDDDDG<<<<<<<<<<<<DDDD", // M 256-383, N 384-511
+			"444444455555544JMMMJDGG<<<<<<<<<<<<<<DDDD", // M 256-383, N 512-767
+			"44444444555555JJMMMJJG<<<<<<<<<<<<<<DDDDD", // M 256-383, N 768-1023
+			"4444444444444JJJMMMMMJ><<<<<<<<<<<<DDDDDD", // M 256-383, N 1024-1535
+			"444444444444JJJMMMMMMMJ<<<<<<<<<<DDDDDDDD", // M 256-383, N 1536-2047
+			"44444444444MMMMMMMMMMMMM<<<<<<<<DDDDDDDDD", // M 256-383, N 2048-3071
+			"4444444444MMMMMMMMMMMMMMM<<<<<<DDDDDDDDDD", // M 256-383, N 3072-4095
+			"444444444MMMMMMMMMMMMMMMMM<<<<<DDDDDDDDDD", // M 256-383, N 4096-6143
+			"44444444MMMMMMMMMMMMMMMMMMM<<<<DDDDDDDDDD", // M 256-383, N 6144-8191
+			"4444444MMMMMMMMMMMMMMMMMMMMM<<DDDDDDDDDDD", // M 256-383, N 8192-12287
+			"444444MMMMMMMMMMMMMMMMMMMMMMM<DDDDDDDDDDD", // M 256-383, N 12288-16383
+			"44444MMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDD", // M 256-383, N 16384-24575
+			"4444MMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDD", // M 256-383, N 24576-32767
+			"444MMMMMMMMMMMMMJMMMMMMMMMMMMMMMDDDDDDDDD", // M 256-383, N 32768-49151
+			"44MMMMMMMMMMMMMMJJMMMMMMMMMMMMMMMDDDDDDDD", // M 256-383, N 49152-65535
+			"4MMMMMMMMMMMMMMMJJMMMMMMMMMMMMMMMMDDDDDDD", // M 256-383, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDD", // M 256-383, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDD", // M 256-383, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 384-511, N 16-23
+			"@@@@@@@@@AAAAAAB888A@@@@@@@DDDDD@@@@@@@@@", // M 384-511, N 24-31
+			"44444@@@@AAAAA88888@@@@@DDDDDGGGGDDDDDDDD", // M 384-511, N 32-47
+			"4444@@@@@@AAAA88888@@@DDDDDDGGGGGG0DDDDDD", // M 384-511, N 48-63
+			"@@@@@@@A@@@@AB8888877DDDDDDGGGG00000@@@@@", // M 384-511, N 64-95
+			"444@@@AAAA@@@B888884DDDDDDGGG0000000DDDDD", // M 384-511, N 96-127
+			"44@@@@AAAAA@@B8888J8DDDDDDGG000000000DDDD", // M 384-511, N 128-191
+			"44@@@@AAAAAAAA888JJDDDDDDD0000<<00000DDDD", // M 384-511, N 192-255
+			"@@@@@@AAAAAAA@88JJJDDDDDD<<<00<<<<<<<DDDD", // M 384-511, N 256-383
+			"44@@@@@@5555554MMMMDDDD<<<<<<<<<<<<<<DDDD", // M 384-511, N 384-511
+			"44@@@4@@555555JMMMMJ<<<<<<<<<<<<<<<<DDDDD", // M 384-511, N 512-767
+			"4444444555555JJMMMMJJ<<<<<<<<<<<<<<<DDDDD", // M 384-511, N 768-1023
+			"444444445554JJJMMMMMJJ<0<<<<<<<<<<<DDDDDD", // M 384-511, N 1024-1535
+			"44444444444MMMMMMMMMMJJ0<<<<<<<<<DDDDDDDD", // M 384-511, N 1536-2047
+			"4444444444MMMMMMMMMMMMMM<<<<<<<<<DDDDDDDD", // M 384-511, N 2048-3071
+			"444444444MMMMMMMMMMMMMMMM<<<<<<<<DDDDDDDD", // M 384-511, N 3072-4095
+			"44444444MMMMMMMMMMMMMMMMMM<<<<<<DDDDDDDDD", // M 384-511, N 4096-6143
+			"4444444MMMMMMMMMMMMMMMMMMMM<<<<DDDDDDDDDD", // M 384-511, N 6144-8191
+			"444444MMMMMMMMMMMMMMMMMMMMMM<<DDDDDDDDDDD", // M 384-511, N 8192-12287
+			"44444MMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDDD", // M 384-511, N 12288-16383
+			"4444MMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDD", // M 384-511, N 16384-24575
+			"444MMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDD", // M 384-511, N 24576-32767
+			"44MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDD", // M 384-511, N 32768-49151
+			"4MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDD", // M 384-511, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDD", // M 384-511, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDD", // M 384-511, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDD", // M 384-511, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 512-767, N 16-23
+			"@@@@@@@@@AAAAAABBB44A@@@@@@@@@@@@@@@@@@@@", // M 512-767, N 24-31
+			"4444@@@@@AAAAAA88884@@DDDDDDGGGDDDDDDDDDD", // M 512-767, N 32-47
+			"444@@@@@@AAAAA888888@DDDDDGGGGG000DDDDDDD", // M 512-767, N 48-63
+			"@@@@@@AAAA@AAA887888DDDDDGGGG000000@@@@@@", // M 512-767, N 64-95
+			"44@@@AAAAA@@@A8888;8DDDDGGGG00000000DDDDD", // M 512-767, N 96-127
+			"@@@@@AAAAAA@@@884JJJDDDDGG0000000000DDDDD", // M 512-767, N 128-191
+			"@@@@@AAAAAAA@@88JJJJDDDD0000000000000DDDD", // M 512-767, N 192-255
+			"@@@@@@AAAAAAA@4JMMMMDDD00<<0000000000DDDD", // M 512-767, N 256-383
+			"@@@@@@@A555555JMMMMMDDD<<<<<00<<<<<<DDDDD", // M 512-767, N 384-511
+			"4@@@@@@@55455JMMMMMJ<<<<<<<<<<<<<<<<DDDDD", // M 512-767, N 512-767
+			"4@@@@@@@5555JJMMMMMJJ<<<<0<<<<<<<<<DDDDDD", // M 512-767, N 768-1023
+			"44@@@444555JJMMMMMMMMJ<<<<<<<<<<<<DDDDDDD", // M 512-767, N 1024-1535
+			"4444444444MMMMMMMMMMMMJ0<<<<<<<<<<DDDDDDD", // M 512-767, N 1536-2047
+			"444444444MMMMMMMMMMMMMMM<<<<<<<<<<DDDDDDD", // M 512-767, N 2048-3071
+			"44444444MMMMMMMMMMMMMMMMM<<<<<<<<<DDDDDDD", // M 512-767, N 3072-4095
+			"4444444MMMMMMMMMMMMMMMMMMM<<<<<<<DDDDDDDD", // M 512-767, N 4096-6143
+			"444444MMMMMMMMMMMMMMMMMMMMM<<<<<<DDDDDDDD", // M 512-767, N 6144-8191
+			"44444MMMMMMMMMMMMMMMMMMMMMMM<<<DDDDDDDDDD", // M 512-767, N 8192-12287
+			"4444MMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDDD", // M 512-767, N 12288-16383
+			"444MMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDD", // M 512-767, N 16384-24575
+			"44MMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDD", // M 512-767, N 24576-32767
+			"4MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDD", // M 512-767, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDD", // M 512-767, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDD", // M 512-767, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDD", // M 512-767, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDD", // M 512-767, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 768-1023, N 16-23
+			"@@@@@@@@@AAAAAAABB488ADDD@@@@@@@@@@@@@@@@", // M 768-1023, N 24-31
+			"4444@@@@@AAAAAAABB884DDDDDDDDDDDDDDDDDDDD", // M 768-1023, N 32-47
+			"444@@@@@@AAAAAA888884DDDGDDDD0000DDDDDDDD", // M 768-1023, N 48-63
+			"@@@@@@AAAAAAAAA888788DDDGGGG0000000@@@@@@", // M 768-1023, N 64-95
+			"44@@@AAAAAA@@A8888;DDDDGGG000000000DDDDDD", // M 768-1023, N 96-127
+			"@@@@@AABAAA@@A888J;JJDDG000000000000DDDDD", // M 768-1023, N 128-191
+			"@@@@@AAB@AAAA@8JJJJJMDD0000000000000DDDDD", // M 768-1023, N 192-255
+			"@@@@AAAAAAA55AMMMMMMMDD0000000000000DDDDD", // M 768-1023, N 256-383
+			"@@@@AAAAA55DDJMMMMMMJ<<<<0<000000000DDDDD", // M 768-1023, N 384-511
+			"@@@@AA@@A55DDJMMMMMMM<<<<<<000<<<<<DDDDDD", // M 768-1023, N 512-767
+			"4@@@@@@@@55JJJMMMMMMM<<<0<<<<<<<<<DDDDDDD", // M 768-1023, N 768-1023
+			"4@@@@@@455JJMMMMMMMMMM<<<<<<<<<<<<DDDDDDD", // M 768-1023, N 1024-1535
+			"44@@@@444MMMMMMMMMMMMMM<<<<<<<<<<<<DDDDDD", // M 768-1023, N 1536-2047
+			"44444444MMMMMMMMMMMMMMMM<<<<<<<<<<<DDDDDD", // M 768-1023, N 2048-3071
+			"4444444MMMMMMMMMMMMMMMMMM<<<<<<<<<DDDDDDD", // M 768-1023, N 3072-4095
+			"444444MMMMMMMMMMMMMMMMMMMM<<<<<<<<DDDDDDD", // M 768-1023, N 4096-6143
+			"44444MMMMMMMMMMMMMMMMMMMMMM<<<<<<DDDDDDDD", // M 768-1023, N 6144-8191
+			"4444MMMMMMMMMMMMMMMMMMMMMMMM<<<<DDDDDDDDD", // M 768-1023, N 8192-12287
+			"444MMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDDD", // M 768-1023, N 12288-16383
+			"44MMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDDD", // M 768-1023, N 16384-24575
+			"4MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDDD", // M 768-1023, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDDD", // M 768-1023, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDDD", // M 768-1023, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDDD", // M 768-1023, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDDD", // M 768-1023, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMDDDDD", // M 768-1023, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1024-1535, N 16-23
+			"@@@@@@@@AAAAAAAA@@BB44DDG@@@@@@@@@@@@@@@@", // M 1024-1535, N 24-31
+			"444@@@@@AAAAAAABBBB444DDGG000000000000000", // M 1024-1535, N 32-47
+			"444@@@@AAAAAAAABBB444GDDGG000000000000000", // M 1024-1535, N 48-63
+			"@@@@@AAAAAAAAAAAB78DDGDDGG@@@0000@@@@@@@@", // M 1024-1535, N 64-95
+			"44@@@AAAAAA@AAA888DDDGDG00000000000000000", // M 1024-1535, N 96-127
+			"@@@@@AAAAAA@@AAJJJJJJJD000000000000000000", // M 1024-1535, N 128-191
+			"@@@AAAAAAAAA@@JJJJJJJM0000000000000000000", // M 1024-1535, N 192-255
+			"@@@AAAAAAAAAAJMMMMMMMM0000000000000000000", // M 1024-1535, N 256-383
+			"@@@AA@AAAAA5JJMMMMMMMJ<000000000000000000", // M 1024-1535, N 384-511
+			"@@@A@@AA@@AJJJMMMMMMMM<<<0000000000000000", // M 1024-1535, N 512-767
+			"@@@@AAA@@@JJJMMMMMMMMM0<<<00000<<<0000000", // M 1024-1535, N 768-1023
+			"4@@@@@@@@MMMMMMMMMMMMM00000<<<<<<<<000000", // M 1024-1535, N 1024-1535
+			"4@@@@@@4MMMMMMMMMMMMMMM0<<<<<<<<<<<000000", // M 1024-1535, N 1536-2047
+			"444@444MMMMMMMMMMMMMMMMM<<<<===<<<<000000", // M 1024-1535, N 2048-3071
+			"444444MMMMMMMMMMMMMMMMMMM<<<<=<<<<<000000", // M 1024-1535, N 3072-4095
+			"44444MMMMMMMMMMMMMMMMMMMMM<<<<<<<<0000000", // M 1024-1535, N 4096-6143
+			"4444MMMMMMMMMMMMMMMMMMMMMMM<<<<<<<0000000", // M 1024-1535, N 6144-8191
+			"444MMMMMMMMMMMMMMMMMMMMMMMMM<<<<<00000000", // M 1024-1535, N 8192-12287
+			"44MMMMMMMMMMMMMMMMMMMMMMMMMMM<<0000000000", // M 1024-1535, N 12288-16383
+			"4MMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 1024-1535, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 1024-1535, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 1024-1535, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 1024-1535, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 1024-1535, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 1024-1535, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 1024-1535, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 1536-2047, N 16-23
+			"@@@@@@@AAAAAAAAABBB444GDG@@@@@@@@@@@@@@@@", // M 1536-2047, N 24-31
+			"444@@@@AAAAAAAAAAB4444GDGG000000000000000", // M 1536-2047, N 32-47
+			"44@@@AAAAAAAAAAAA44GGGGDG0000000000000000", // M 1536-2047, N 48-63
+			"@@@@AAAAAAAAAAAA778GGGGD00@@@@@@@@@@@@@@@", // M 1536-2047, N 64-95
+			"44@@AAAAAAAAAAA88DGGGGG000000000000000000", // M 1536-2047, N 96-127
+			"@@@@AAAAAAAAAAJJJJJJJJJ000000000000000000", // M 1536-2047, N 128-191
+			"@@@AAAAAAAAAAJJMMMJJJMM000000000000000000", // M 1536-2047, N 192-255
+			"@@AABBAAAAAAJMMMMMMMMMM000000000000000000", // M 1536-2047, N 256-383
+			"@@AAB8BAAAAJJMMMMMMMMMM000000000000000000", // M 1536-2047, N 384-511
+			"@@AAB8@A@@JJJMMMMMMMMMM000000000000000000", // M 1536-2047, N 512-767
+			"@@@A@@@A@MMMMMMMMMMMMMM000000000000000000", // M 1536-2047, N 768-1023
+			"4@@@@A@@MMMMMMMMMMMMMMM00000<<00<<<000000", // M 1536-2047, N 1024-1535
+			"4@@@@@@MMMMMMMMMMMMMMMM0000<<=1<<<<000000", // M 1536-2047, N 1536-2047
+			"44@@@@MMMMMMMMMMMMMMMMMM<<<<<===<<<000000", // M 1536-2047, N 2048-3071
+			"44444MMMMMMMMMMMMMMMMMMMM<<<===<<<<000000", // M 1536-2047, N 3072-4095
+			"4444MMMMMMMMMMMMMMMMMMMMMM<<<<<<<<<000000", // M 1536-2047, N 4096-6143
+			"444MMMMMMMMMMMMMMMMMMMMMMMM<<<<<<<0000000", // M 1536-2047, N 6144-8191
+			"44MMMMMMMMMMMMMMMMMMMMMMMMMM<<<<<00000000", // M 1536-2047, N 8192-12287
+			"4MMMMMMMMMMMMMMMMMMMMMMMMMMMM<<0000000000", // M 1536-2047, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 1536-2047, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 1536-2047, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 1536-2047, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 1536-2047, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 1536-2047, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 1536-2047, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 1536-2047, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 2048-3071, N 16-23
+			"@@@@@@@AAABBAAAAAB4444GGG@@@@@@@@@@@@@@@@", // M 2048-3071, N 24-31
+			"444@@AAAAAAAAAAAA4444GGGG0000000000000000", // M 2048-3071, N 32-47
+			"44@@AAAAABAAAAAA744GGGGG00000000000000000", // M 2048-3071, N 48-63
+			"@@@@AAAAABAAAAA777GGGGGG00@@@@@@@@@@@@@@@", // M 2048-3071, N 64-95
+			"44@AABBBAAAAAA68GGGGGGGG00000000000000000", // M 2048-3071, N 96-127
+			"@@@AABBBBAAAAJJJMMJJGJMJ00000000000000000", // M 2048-3071, N 128-191
+			"@@@AAABBABBAJJJJMMJJJMMM00000000000000000", // M 2048-3071, N 192-255
+			"@@AABBAAAB@JJJMMMMMMMMMM00000000000000000", // M 2048-3071, N 256-383
+			"@@AABBBAAAJJMMMMMMMMMMMM00000000000000000", // M 2048-3071, N 384-511
+			"@@AABBBA@JJMMMMMMMMMMMMM00000000000000000", // M 2048-3071, N 512-767
+			"@@@A@@@AMMMMMMMMMMMMMMMM00000000000000000", // M 2048-3071, N 768-1023
+			"4@@@AA@JMMMMMMMMMMMMMMMM0000<<00000000000", // M 2048-3071, N 1024-1535
+			"4@@@@@JMMMMMMMMMMMMMMMMM000<<==1<<<000000", // M 2048-3071, N 1536-2047
+			"44@@@MMMMMMMMMMMMMMMMMMM000<==1=<<<000000", // M 2048-3071, N 2048-3071
+			"4444MMMMMMMMMMMMMMMMMMMMM<<<11=<<<<000000", // M 2048-3071, N 3072-4095
+			"444MMMMMMMMMMMMMMMMMMMMMMM<<<=<<<<<000000", // M 2048-3071, N 4096-6143
+			"44MMMMMMMMMMMMMMMMMMMMMMMMM<<<<<<<0000000", // M 2048-3071, N 6144-8191
+			"4MMMMMMMMMMMMMMMMMMMMMMMMMMM<<<<<00000000", // M 2048-3071, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMM<<0000000000", // M 2048-3071, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 2048-3071, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 2048-3071, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 2048-3071, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 2048-3071, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 2048-3071, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 2048-3071, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 2048-3071, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 3072-4095, N 16-23
+			"@@@@@AAAAABB@AAAA4444GGGG@@@@@@@@@@@@@@@@", // M 3072-4095, N 24-31
+			"44@@@AAAAAAAAAAA744GGGGGG0000000000000000", // M 3072-4095, N 32-47
+			"44@@AAAABBBAAA@474GGGGGGG0000000000000000", // M 3072-4095, N 48-63
+			"@@@AAABBBBBAAA:47GGGGGGG00@@@@@@@@@@@@@@@", // M 3072-4095, N 64-95
+			"44@AABBBBAAAA64GGGGGGGG000000000000000000", // M 3072-4095, N 96-127
+			"@@@AABBBBBAAJJ6JJMJJJMMJM0000000000000000", // M 3072-4095, N 128-191
+			"@@@AABBBB:8JJJJJMMMMMMMMM0000000000000000", // M 3072-4095, N 192-255
+			"@@AAAAAAB84JJJMMMMMMMMMMM0000000000000000", // M 3072-4095, N 256-383
+			"@@AABBAAAJJJMMMMMMMMMMMMM0000000000000000", // M 3072-4095, N 384-511
+			"@@AABBAAJJJMMMMMMMMMMMMMM0000000000000000", // M 3072-4095, N 512-767
+			"@@@AAAAJMMMMMMMMMMMMMMMMM0000000000000000", // M 3072-4095, N 768-1023
+			"4@@@@@JMMMMMMMMMMMMMMMMMM0000000000000000", // M 3072-4095, N 1024-1535
+			"4@@@@JMMMMMMMMMMMMMMMMMMM0000<00000000000", // M 3072-4095, N 1536-2047
+			"44@@MMMMMMMMMMMMMMMMMMMMM000==100<<000000", // M 3072-4095, N 2048-3071
+			"444MMMMMMMMMMMMMMMMMMMMMM000111<<<<000000", // M 3072-4095, N 3072-4095
+			"44MMMMMMMMMMMMMMMMMMMMMMMM<<<<<<<<0000000", // M 3072-4095, N 4096-6143
+			"4MMMMMMMMMMMMMMMMMMMMMMMMLM<<<<<<<0000000", // M 3072-4095, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMLLLM<<<<<00000000", // M 3072-4095, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLMM<<0000000000", // M 3072-4095, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLMMM00000000000", // M 3072-4095, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 3072-4095, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 3072-4095, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 3072-4095, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 3072-4095, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 3072-4095, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 3072-4095, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 4096-6143, N 16-23
+			"@@@@AAAAAAAAAAAA@@7GGGGGG@@@@@@@@@@@@@@@@", // M 4096-6143, N 24-31
+			"44@@AAAAAAAAAAA@44GGGGGGG0000000000000000", // M 4096-6143, N 32-47
+			"4@@AAAAAABBABBDDDGGGGGGG00000000000000000", // M 4096-6143, N 48-63
+			"@@@AAAAAABBABDDDGGGGGGG00@@@@@@@@@@@@@@@@", // M 4096-6143, N 64-95
+			"4@@AABBBAAAADDDGGGGGGG000<000000000000000", // M 4096-6143, N 96-127
+			"@@@AABBBBAAJJJJJJMMMMMMJMM000000000000000", // M 4096-6143, N 128-191
+			"@@@@AABBABJJJJJJMMMMMMMMMM000000000000000", // M 4096-6143, N 192-255
+			"@@@AAAAAAJJJMMMMMMMMMMMMMM000000000000000", // M 4096-6143, N 256-383
+			"@@@AAAAAJJJJMMMMMMMMMMMMMM000000000000000", // M 4096-6143, N 384-511
+			"4@@AAAAJJJJMMMMMMMMMMMMMMM000000000000000", // M 4096-6143, N 512-767
+			"4@@@AAJMMMMMMMMMMMMMMMMMMM000000000000000", // M 4096-6143, N 768-1023
+			"4@@@@JJMMMMMMMMMMMMMMMMMMM000000000000000", // M 4096-6143, N 1024-1535
+			"44@@MMMMMMMMMMMMMMMMMMMMMM000000000000000", // M 4096-6143, N 1536-2047
+			"444MMMMMMMMMMMMMMMMMMMMMMM00000000<000000", // M 4096-6143, N 2048-3071
+			"44MMMMMMMMMMMMMMMMMMMMMMMM000000<<0000000", // M 4096-6143, N 3072-4095
+			"4MMMMMMMMMMMMMMMMMMMMMMMMM0000<<<<0000000", // M 4096-6143, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMLL<<<<<<00000000", // M 4096-6143, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMLLL<<<<000000000", // M 4096-6143, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMLLLLM<00000000000", // M 4096-6143, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLLMM00000000000", // M 4096-6143, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLMMMM0000000000", // M 4096-6143, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 4096-6143, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 4096-6143, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 4096-6143, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 4096-6143, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 4096-6143, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 6144-8191, N 16-23
+			"@@@AAABBBAAAAAA@@@DGGGGG@@@@@@@@@@@@@@@@@", // M 6144-8191, N 24-31
+			"4@@AAABBBAAAAA@@DDDGGGGG00000000000000000", // M 6144-8191, N 32-47
+			"4@AAABBAAAAABDDDDDGGGGG000000000000000000", // M 6144-8191, N 48-63
+			"@@AABBBAAAAADDDDDGGGGG000@@@@@@@@@@@@@@@@", // M 6144-8191, N 64-95
+			"4@AABBBAAAADDDDDGGG000000<<00000000000000", // M 6144-8191, N 96-127
+			"@@AAABBAAAJJJJJJJJJJMMMMMMM00000000000000", // M 6144-8191, N 128-191
+			"@@@AAAAAAJJJMJJJJMMMMMMMMMM00000000000000", // M 6144-8191, N 192-255
+			"@@@@AAAAJJJJMMMMMMMMMMMMMMM00000000000000", // M 6144-8191, N 256-383
+			"@@@@AA@JJJJMMMMMMMMMMMMMMMM00000000000000", // M 6144-8191, N 384-511
+			"4@@@@AJMMMMMMMMMMMMMMMMMMMM00000000000000", // M 6144-8191, N 512-767
+			"4@@@@JMMMMMMMMMMMMMMMMMMMMM00000000000000", // M 6144-8191, N 768-1023
+			"44@@MMMMMMMMMMMMMMMMMMMMMMM00000000000000", // M 6144-8191, N 1024-1535
+			"44@MMMMMMMMMMMMMMMMMMMMMMMM00000000000000", // M 6144-8191, N 1536-2047
+			"44MMMMMMMMMMMMMMMMMMMMMMMMM00000000000000", // M 6144-8191, N 2048-3071
+			"4MMMMMMMMMMMMMMMMMMMMMMMMMM00000000000000", // M 6144-8191, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMLL0000<<00000000", // M 6144-8191, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMLL0<<<<000000000", // M 6144-8191, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMLLL<<<0000000000", // M 6144-8191, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLLL<00000000000", // M 6144-8191, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMLLLLLLMM00000000000", // M 6144-8191, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMKLLLLLMMM0000000000", // M 6144-8191, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMLLMMMMMM000000000", // M 6144-8191, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 6144-8191, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 6144-8191, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 6144-8191, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 6144-8191, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 8192-12287, N 16-23
+			"@@@AABBBBAAAAAB@@DDDGGG@@@@@@@@@@@@@@@@@@", // M 8192-12287, N 24-31
+			"4@AAABBBBAABB@@DDDDDGGG000000000000000000", // M 8192-12287, N 32-47
+			"4@AABBBBBABBFDDDDDGGGG0000000000000000000", // M 8192-12287, N 48-63
+			"@@ABBBBBAABFDDDDDG000000@@@@@@@@@@@@@@@@@", // M 8192-12287, N 64-95
+			"4@ABBGBBAADDDDDE>><<0000<<<<0000000000000", // M 8192-12287, N 96-127
+			"@@AABBBBAJJJJJJJJJJJMMMMMMMM0000000000000", // M 8192-12287, N 128-191
+			"@@@AABAAJJJMMMJJJJJJMMMMMMMM0000000000000", // M 8192-12287, N 192-255
+			"@@@@AAAJJJMMMMMMMMMMMMMMMMMM0000000000000", // M 8192-12287, N 256-383
+			"@@@@@@MMMMMMMMMMMMMMMMMMMMMM0000000000000", // M 8192-12287, N 384-511
+			"44@@@MMMMMMMMMMMMMMMMMMMMMMM0000000000000", // M 8192-12287, N 512-767
+			"44@@MMMMMMMMMMMMMMMMMMMMMMMM0000000000000", // M 8192-12287, N 768-1023
+			"444MMMMMMMMMMMMMMMMMMMMMMMMM0000000000000", // M 8192-12287, N 1024-1535
+			"44MMMMMMMMMMMMMMMMMMMMMMMMMM0000000000000", // M 8192-12287, N 1536-2047
+			"4MMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000000", // M 8192-12287, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000000", // M 8192-12287, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMLLK0000000000000", // M 8192-12287, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMLLL00<0000000000", // M 8192-12287, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMLLL0<00000000000", // M 8192-12287, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMLLLLLLL<00000000000", // M 8192-12287, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMLLLLLLMM00000000000", // M 8192-12287, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMLLLLLLMMM0000000000", // M 8192-12287, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMLLMMMMMM000000000", // M 8192-12287, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 8192-12287, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 8192-12287, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 8192-12287, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 8192-12287, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 12288-16383, N 16-23
+			"@@@AABB@BBABBBBBDDDDDG@@@@@@@@@@@@@@@@@@@", // M 12288-16383, N 24-31
+			"4@AAABB@BBABBBBDDDDDDG0000000000000000000", // M 12288-16383, N 32-47
+			"4@AABBBBBABBBADDDDD0000000000000000000000", // M 12288-16383, N 48-63
+			"@@ABBGGBAA@AADDD22000000@@@@@@@@@@@@@@@@@", // M 12288-16383, N 64-95
+			"4@ABBGGBAGGDCDH><<<<0000<<<<<000000000000", // M 12288-16383, N 96-127
+			"@@AABBBBJJJJJJJJ<J<JJMLLMMMMM000000000000", // M 12288-16383, N 128-191
+			"@@AAABBJJMMMMMJJJJJJMMMMMMMMM000000000000", // M 12288-16383, N 192-255
+			"@@@@AAJJMMMMMMMMMMMMMMMMMMMMM000000000000", // M 12288-16383, N 256-383
+			"@@@@@MMMMMMMMMMMMMMMMMMMMMMMM000000000000", // M 12288-16383, N 384-511
+			"444@MMMMMMMMMMMMMMMMMMMMMMMMM000000000000", // M 12288-16383, N 512-767
+			"444MMMMMMMMMMMMMMMMMMMMMMMMMM000000000000", // M 12288-16383, N 768-1023
+			"44MMMMMMMMMMMMMMMMMMMMMMMMMMM000000000000", // M 12288-16383, N 1024-1535
+			"4MMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000000", // M 12288-16383, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000000", // M 12288-16383, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMKLLMM000000000000", // M 12288-16383, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMLLLLM000000000000", // M 12288-16383, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLLM000000000000", // M 12288-16383, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMLLLLLLK<00000000000", // M 12288-16383, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMLLLLLLK000000000000", // M 12288-16383, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMLLLLLLMM00000000000", // M 12288-16383, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLKMMM0000000000", // M 12288-16383, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMLKMMMMMM000000000", // M 12288-16383, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 12288-16383, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 12288-16383, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 12288-16383, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 12288-16383, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 16384-24575, N 16-23
+			"@@@AABBBBBBBBBBBDDDDDD@@@@@@@@@@@@@@@@@@@", // M 16384-24575, N 24-31
+			"4@AAABBBBBBBBBEDDDDDD00000000000000000000", // M 16384-24575, N 32-47
+			"4@AABBBBBABBBBDDDD00000000000000000000000", // M 16384-24575, N 48-63
+			"@@ABBBBBAGDDDDD200000000@@@@@@@@@@@@@@@@@", // M 16384-24575, N 64-95
+			"4@ABBBBBGGGGDG0<<<<<0000<<<<<<00000000000", // M 16384-24575, N 96-127
+			"@@AABBBJJMJJJJJJJJJJJMMLMMMMMM00000000000", // M 16384-24575, N 128-191
+			"@@@AABJJJMMMMJJJJJJJMMMMMMMMMM00000000000", // M 16384-24575, N 192-255
+			"@@@@AJJJMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 256-383
+			"@@@@MMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 384-511
+			"444MMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 512-767
+			"44MMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 768-1023
+			"4MMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000000", // M 16384-24575, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLMMM00000000000", // M 16384-24575, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMKLLLLKMM00000000000", // M 16384-24575, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLLMM00000000000", // M 16384-24575, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMLLLLLLMM00000000000", // M 16384-24575, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMLLLLLLMM00000000000", // M 16384-24575, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLLMM00000000000", // M 16384-24575, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLMMMM0000000000", // M 16384-24575, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 16384-24575, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 16384-24575, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 16384-24575, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 16384-24575, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 16384-24575, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 24576-32767, N 16-23
+			"@@@AAABBBABBBBBEFFFDD0@@@@@@@@@@@@@@@@@@@", // M 24576-32767, N 24-31
+			"4@BAABBBBABBBBEEEDD0000000000000000000000", // M 24576-32767, N 32-47
+			"4@AAABBBBBBBBEEE2000000000000000000000000", // M 24576-32767, N 48-63
+			"@@AABBBBGGGHDDE000000000@@@@@@@@@@@@@@@@@", // M 24576-32767, N 64-95
+			"4@AABBBIIIGGGG0000<<0000<<<<<<<0000000000", // M 24576-32767, N 96-127
+			"@@AABBJJJJMJJJJJ<J<JJMMJMMMMMMM0000000000", // M 24576-32767, N 128-191
+			"@@@AAJJJJMMMMJJJJJJJMMMMMMMMMMM0000000000", // M 24576-32767, N 192-255
+			"@@@@JJJMMMMMMMMJMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 256-383
+			"@@@MMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 384-511
+			"44MMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 512-767
+			"4MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMLLMMMMM0000000000", // M 24576-32767, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLMMMM0000000000", // M 24576-32767, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMLLLLLMMMM0000000000", // M 24576-32767, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMLLLLLMMMM0000000000", // M 24576-32767, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMLLLLMMMM0000000000", // M 24576-32767, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMLLMMMMM0000000000", // M 24576-32767, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000000", // M 24576-32767, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 24576-32767, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 24576-32767, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 24576-32767, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 24576-32767, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 24576-32767, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 32768-49151, N 16-23
+			"@@@AABBBBABBBBBEEFFF10@@@@@@@@@@@@@@@@@@@", // M 32768-49151, N 24-31
+			"44@AABBBBBBBBBEE3200000000000000000000000", // M 32768-49151, N 32-47
+			"44@ABBGG3BBHEEE23000000000000000000000000", // M 32768-49151, N 48-63
+			"@@BABBG33HHGGG0000000000@@@@@@@@@@@@@@@@@", // M 32768-49151, N 64-95
+			"4@@AABIIIIIGG20000010000<<<<<<<<000000000", // M 32768-49151, N 96-127
+			"@@@AAJJJJJJJJJJJJJJJJMMJMMMMMMMM000000000", // M 32768-49151, N 128-191
+			"@@@@JJJJJMMMJJJJJJJJMMMMMMMMMMMM000000000", // M 32768-49151, N 192-255
+			"@@@MMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 256-383
+			"@@MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 384-511
+			"4MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMLLMMMMMM000000000", // M 32768-49151, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMLLMMMMMM000000000", // M 32768-49151, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000000", // M 32768-49151, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 32768-49151, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 32768-49151, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 32768-49151, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 32768-49151, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 49152-65535, N 16-23
+			"@@@AABBBBBBBBBEEFF3011@@@@@@@@@@@@@@@@@@@", // M 49152-65535, N 24-31
+			"44@ABBBGBBBBBEEE2300000000000000000000000", // M 49152-65535, N 32-47
+			"44BABBG33GHGEEE22000000000000000000000000", // M 49152-65535, N 48-63
+			"@@@ABB333HHHH00220000000@@@@@@@@@@@@@@@@@", // M 49152-65535, N 64-95
+			"44@ABII3II22200000000000<<<<<<<<<00000000", // M 49152-65535, N 96-127
+			"@@@@JJJJJJJJJJJJJJJJMMMLMMMMMMMMM00000000", // M 49152-65535, N 128-191
+			"@@@MJJJJJJMJJJJJJJJMMMMMMMMMMMMMM00000000", // M 49152-65535, N 192-255
+			"@@MMMMMMMMMMJJJMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 256-383
+			"@MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000000", // M 49152-65535, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 49152-65535, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 49152-65535, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 49152-65535, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 65536-98303, N 16-23
+			"@@@AABBBBBBBBBEFFF3011@@@@@@@@@@@@@@@@@@@", // M 65536-98303, N 24-31
+			"44@ABBBBBBBBEE222200000000000000000000000", // M 65536-98303, N 32-47
+			"44BABBB3322G22220000000000000000000000000", // M 65536-98303, N 48-63
+			"@@@ABB33222222200000000@@@@@@@@@@@@@@@@@@", // M 65536-98303, N 64-95
+			"44@AIII2222200000000000<<<<<<<<<<<0000000", // M 65536-98303, N 96-127
+			"@@@JJJJJJJJJJJJJJJMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 128-191
+			"@@MMJJJJJJJJJJJJJMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 192-255
+			"@MMMMMMMMMMJJJJJMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 256-383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000000", // M 65536-98303, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 65536-98303, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 65536-98303, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 98304-131071, N 16-23
+			"@@@BABBBBBBBBB333F3011@@@@@@@@@@@@@@@@@@@", // M 98304-131071, N 24-31
+			"44@AABBBBBB333220000000000000000000000000", // M 98304-131071, N 32-47
+			"44BAABBBI22322220000000000000000000000000", // M 98304-131071, N 48-63
+			"@@BABBBH22G222200000000@@@@@@@@@@@@@@@@@@", // M 98304-131071, N 64-95
+			"44BAAIII222220000000000<<<<<<<<<<<<000000", // M 98304-131071, N 96-127
+			"@@JJJJJJJJJJJJ<JJJMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 128-191
+			"@MMJJJJJJJJJJJJJJMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 192-255
+			"MMMMMMMMMMMJJJJJMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 256-383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000000", // M 98304-131071, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 98304-131071, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 131072-196607, N 16-23
+			"@@BABBBBBBBBBB333FF011@@@@@@@@@@@@@@@@@@@", // M 131072-196607, N 24-31
+			"44BABBBBBBBB33322000010000000000000000000", // M 131072-196607, N 32-47
+			"4@ABBBBBBII332220000000000000000000000000", // M 131072-196607, N 48-63
+			"@@ABBBAHII2222200000000@@@@@@@@@@@@@@@@@@", // M 131072-196607, N 64-95
+			"4@===?HI2222000000001000<<<<<<<<<<<<00000", // M 131072-196607, N 96-127
+			"@JJJJJJJJJJJJJJJJJJJMMMJMMMMMMMMMMMM00000", // M 131072-196607, N 128-191
+			"MMJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 192-255
+			"MMJJJJJJMMMJJJJJMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 256-383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00000", // M 131072-196607, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 196608-262143, N 16-23
+			"@@BABBBBBBBBBBEFFFF011@@@@@@@@@@@@@@@@@@@", // M 196608-262143, N 24-31
+			"4BABBBBBBBBBD3333000011000000000000000000", // M 196608-262143, N 32-47
+			"4BBBBBBBBBDD33320000000000000000000000000", // M 196608-262143, N 48-63
+			"@ABBBAHHIII2220000000000@@@@@@@@@@@@@@@@@", // M 196608-262143, N 64-95
+			"4A==<?HHI222000000000100<<<<<<<<<<<<<0000", // M 196608-262143, N 96-127
+			"MJJJJJJJJJJJJJJJJJJJJMMJMMMMMMMMMMMMM0000", // M 196608-262143, N 128-191
+			"MJJJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 192-255
+			"MMJJJJJJJMMMJJJJJJJJMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 256-383
+			"MMMJJJJMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0000", // M 196608-262143, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 262144-393215, N 16-23
+			"@@ABBBBBBBBBBBDFFF1011@@@@@@@@@@@@@@@@@@@", // M 262144-393215, N 24-31
+			"4BBBBBBBBBBB33331100011000000000000000000", // M 262144-393215, N 32-47
+			"4ABBBBBBBBFI22310000011000000000000000000", // M 262144-393215, N 48-63
+			"@AB===AADFF2220000000100@@@@@@@@@@@@@@@@@", // M 262144-393215, N 64-95
+			"<===<<=HHI20000<<<<00110<<<<<<<<<<<<<<000", // M 262144-393215, N 96-127
+			"MJJJJJJJJJJJJJJJJJJJJJMLMMMMMMMMMMMMMM000", // M 262144-393215, N 128-191
+			"MJJJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 192-255
+			"MJJJJJJJJMMMMJJJJJJJJMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 256-383
+			"MMJJJJJJMMMMMMMJJMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM000", // M 262144-393215, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 393216-524287, N 16-23
+			"@@BBBBAABBBBBBBFFF1111@@@@@@@@@@@@@@@@@@@", // M 393216-524287, N 24-31
+			"4BBBBBAABBBE33111111111000000000000000000", // M 393216-524287, N 32-47
+			"4BBBAAABBBF222111100011100000000000000000", // M 393216-524287, N 48-63
+			"@A==<<=AFFF2201110<00110@@@@@@@@@@@@@@@@@", // M 393216-524287, N 64-95
+			"<===<<<HDFF0000<<<<<<<10<<<<<<<<<<<<<<<00", // M 393216-524287, N 96-127
+			"MJJJJJJJJJJJJJJJ<J<JJJMJMMMMMMMMMMMMMMM00", // M 393216-524287, N 128-191
+			"MJJJJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 192-255
+			"MJJJJJJJJMMMMJJJJJJJJMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 256-383
+			"MMJJJJJJMMMMMMJJJJJMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM00", // M 393216-524287, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M 524288-786431, N 16-23
+			"@@BBBBAAABBBBBBFFF1111@@@@@@@@@@@@@@@@@@@", // M 524288-786431, N 24-31
+			"4BBBBBAAABBBE1111111111000000000000000000", // M 524288-786431, N 32-47
+			"0BBBAAAABBFH30111111111100000000000000000", // M 524288-786431, N 48-63
+			"@AA==<AAAFFH3011<<<<0111@@@@@@@@@@@@@@@@@", // M 524288-786431, N 64-95
+			"<====<<H===0011<<<<<<<<0<<<<<<<<<<<<<<<<0", // M 524288-786431, N 96-127
+			"MJJJJJJJJJJJJJJJJJJJJJMJMMMMMMMMMMMMMMMM0", // M 524288-786431, N 128-191
+			"MJJJJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 192-255
+			"MMJJJJJJJMMMMJJJJJJJJMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 256-383
+			"MMJJJJJJMMMMMMJJJJJMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM0", // M 524288-786431, N >= 131072
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N <= 1
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N (none)
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N 2
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N 3
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N 4-5
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N 6-7
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N 8-11
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N 12-15
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", // M >= 786432, N 16-23
+			"@@BBBBBABBBBBBBFF11111@@@@@@@@@@@@@@@@@@@", // M >= 786432, N 24-31
+			"0BBBBBAABBBBBB111111111000000000000000000", // M >= 786432, N 32-47
+			"0BABAABBBBBF11111111111000000000000000000", // M >= 786432, N 48-63
+			"@AA==AAAAFFF11111<<<1111@@@@@@@@@@@@@@@@@", // M >= 786432, N 64-95
+			"<============<<<<<<<<<<1<<<<<<<<<<<<<<<<<", // M >= 786432, N 96-127
+			"MJJJJJJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMMM", // M >= 786432, N 128-191
+			"MJJJJJJJJJJJJJJJJJJJJMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 192-255
+			"MMJJJJJJJMMMMJJJJJJJMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 256-383
+			"MMMJJJJJMMMMMMMJMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M >= 786432, N >= 131072
 		},
 	},
 	// TN: Columns (K): <= 3071 | 3072-4095 | 4096-6143 | 6144-8191 | 8192-12287 | 12288-16383 | >=
@@ -9698,7 +14298,7 @@ var rules = [4]*opRule{
 		},
 		guard:   -1,
 		hi:      [3]int{28, 28, 28},
-		kernels: []int{49},
+		kernels: []int{76},
 		lo:      [3]int{22, 22, 22},
 		nn:      7,
 		shift:   1,
@@ -9862,7 +14462,7 @@ var rules = [4]*opRule{
 		},
 		guard:   -1,
 		hi:      [3]int{28, 28, 28},
-		kernels: []int{50},
+		kernels: []int{79},
 		lo:      [3]int{22, 22, 22},
 		nn:      7,
 		shift:   1,
