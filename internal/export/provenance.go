@@ -156,8 +156,8 @@ type VariantDoc struct {
 	Tuned      []Measure        `json:"tuned"`
 	// TimedAs names the NN twin whose times its op's rule borrowed, for a variant never timed under
 	// its own op (WorstRatio is then the twin's).
-	TimedAs string `json:"timed_as,omitempty"`
-	EdgeSuite  EdgeSuite        `json:"edge_suite"`
+	TimedAs   string    `json:"timed_as,omitempty"`
+	EdgeSuite EdgeSuite `json:"edge_suite"`
 	// WaveSlots: SMs × blocks per SM, for the op's wave guard (WaveGuardDoc), when it may replace
 	// this kernel.
 	WaveSlots int `json:"wave_slots,omitempty"`
