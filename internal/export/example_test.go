@@ -17,24 +17,33 @@ import (
 // The committed export of examples/export-go is made from the results listed in
 // examples/export-go/results.txt (the H100 workload corpus's tunes and edge suites, the
 // register-tiled kernels of the other ops, the strided batches and the fused epilogues), its
-// dispatch fitted on the corpus (its shapes for NN) and examples/export-go/shapes.txt (the ops'
-// shapes for NT, TN and TT).
+// dispatch fitted on the corpus (its shapes for NN), the corpus's products as NT and as TN
+// (exampleOpCorpora) and examples/export-go/shapes.txt (the ops' squares).
 const (
 	exampleResultsFile = "examples/export-go/results.txt"
 	exampleShapesFile  = "examples/export-go/shapes.txt"
 	exampleCorpusFile  = "results/workload/nvidia-h100-80gb-hbm3/corpus-measured.txt"
 )
 
+// exampleOpCorpora are the corpus's products under the other ops, each shape measured.
+var exampleOpCorpora = []string{
+	"results/workload/nvidia-h100-80gb-hbm3/portfolio/nt/shapes.txt",
+	"results/workload/nvidia-h100-80gb-hbm3/portfolio/nt/shapes-gemv.txt",
+	"results/workload/nvidia-h100-80gb-hbm3/portfolio/tn/shapes.txt",
+}
+
 // exampleCommand regenerates the committed export of examples/export-go (README, "Export the
 // winners").
-const exampleCommand = "bin/runner export $(sed -n 's/^[^#]/--results &/p' " + exampleResultsFile + ") --corpus " + exampleCorpusFile + " --corpus " + exampleShapesFile +
+var exampleCommand = "bin/runner export $(sed -n 's/^[^#]/--results &/p' " + exampleResultsFile + ") --corpus " + exampleCorpusFile +
+	" --corpus " + strings.Join(exampleOpCorpora, " --corpus ") + " --corpus " + exampleShapesFile +
 	" --force --out examples/export-go/tgsgemm --name tgsgemm --go-package tilegen/examples/export-go/tgsgemm"
 
-// exampleFit reads the shapes the example is fitted on: the corpus's, then the ops'.
+// exampleFit reads the shapes the example is fitted on: the corpus's, the ops' corpora, then the
+// ops' squares.
 func exampleFit(t *testing.T) []workload.Entry {
 	t.Helper()
 	var all []workload.Entry
-	for _, f := range []string{exampleCorpusFile, exampleShapesFile} {
+	for _, f := range append(append([]string{exampleCorpusFile}, exampleOpCorpora...), exampleShapesFile) {
 		es, err := workload.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -96,7 +105,7 @@ func TestCommittedExampleIsCurrent(t *testing.T) {
 }
 
 // TestExampleShapesAreTheCorpus: the example's NN shapes are the workload corpus's (its ops' shapes
-// file adds no NN shape), so that the committed export's dispatch is the one the corpus evaluation
+// files add no NN shape), so that the committed export's dispatch is the one the corpus evaluation
 // (runner workload) judges.
 func TestExampleShapesAreTheCorpus(t *testing.T) {
 	t.Chdir("../..")
@@ -126,7 +135,7 @@ func TestExampleShapesAreTheCorpus(t *testing.T) {
 	slices.SortFunc(nn, less)
 	slices.SortFunc(want, less)
 	if !slices.Equal(nn, want) {
-		t.Errorf("the example's fit has %d NN shapes, %s has %d (or others): %s holds NT, TN and TT shapes only", len(nn), exampleCorpusFile, len(want), exampleShapesFile)
+		t.Errorf("the example's fit has %d NN shapes, %s has %d (or others): %s and %s hold NT, TN and TT shapes only", len(nn), exampleCorpusFile, len(want), exampleShapesFile, strings.Join(exampleOpCorpora, ", "))
 	}
 	if len(ops) == 0 {
 		t.Errorf("%s has no NT, TN or TT shape: the export would carry no rule for those ops", exampleShapesFile)
