@@ -115,7 +115,11 @@ func borrowNN(sel *selection, d *dispatch.Data, op variant.Op) (*dispatch.Data, 
 			}
 		}
 	}
+	// Summed in sorted order: map iteration order must not move the last bits (the export is
+	// deterministic).
 	mean := func(xs []float64) float64 {
+		xs = slices.Clone(xs)
+		slices.Sort(xs)
 		sum := 0.0
 		for _, x := range xs {
 			sum += x
