@@ -8,7 +8,7 @@
 // Choose, ChooseOp and ChooseBLAS tell which variant a problem gets. The PTX is embedded; nothing
 // else is read at run time.
 //
-// Concurrency: 87 of the 152 kernels (split-K and stream-K, such as
+// Concurrency: 112 of the 177 kernels (split-K and stream-K, such as
 // cpasynca_128x64x16_w64_t8x8_s3_b0_nt, cpasynca_128x64x16_w64_t8x8_s3_b0_tn) keep partial sums
 // and tile counters in global variables of their module, one set per kernel and context (1-26 MB
 // each; Load leaves these modules to each kernel's first launch). Each launch of one of them waits
@@ -386,47 +386,47 @@
 //	1000000x8x16        splitka_128x32x16_w32_t4x8_s2_b0 0.0657 ms (cuBLAS 0.0692 ms, ratio 1.05)
 //	2x2x65536:NT        cpasynca_64x32x16_w16_t4x4_s3_b3_nt 0.0242 ms (cuBLAS 0.0265 ms, ratio 1.09)
 //	2x8x256:NT          cpasynca_32x64x8_w16_t4x4_s3_b0_nt 0.0087 ms (cuBLAS 0.0090 ms, ratio 1.03)
-//	2x1000x2048:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0161 ms (cuBLAS 0.0149 ms, ratio 0.93)
-//	2x4096x4096:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0514 ms (cuBLAS 0.0348 ms, ratio 0.68)
-//	2x11008x4096:NT     cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.1211 ms (cuBLAS 0.0774 ms, ratio 0.64)
+//	2x1000x2048:NT      gemvt_m2_r4_u2_w2_nt     0.0125 ms (cuBLAS 0.0148 ms, ratio 1.19)
+//	2x4096x4096:NT      gemvt_m2_r4_u2_w2_nt     0.0392 ms (cuBLAS 0.0357 ms, ratio 0.91)
+//	2x11008x4096:NT     gemvt_m2_r8_u4_w2_nt     0.0832 ms (cuBLAS 0.0755 ms, ratio 0.91)
 //	3x3x1000000:NT      cpasynca_64x32x16_w16_t4x4_s3_b3_nt 0.1541 ms (cuBLAS 0.1846 ms, ratio 1.20)
 //	4x4x4:NT            cpasynca_32x64x8_w16_t4x4_s3_b0_nt 0.0050 ms (cuBLAS 0.0047 ms, ratio 0.94)
 //	4x4x262144:NT       cpasynca_64x32x16_w16_t4x4_s3_b3_nt 0.0523 ms (cuBLAS 0.0700 ms, ratio 1.34)
 //	4x10x2048:NT        cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0121 ms (cuBLAS 0.0107 ms, ratio 0.89)
-//	4x768x768:NT        cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0113 ms (cuBLAS 0.0086 ms, ratio 0.77)
-//	4x4096x4096:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0513 ms (cuBLAS 0.0374 ms, ratio 0.73)
-//	4x11008x4096:NT     cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.1218 ms (cuBLAS 0.0935 ms, ratio 0.77)
-//	4x128256x4096:NT    cpasynca_32x64x16_w16_t4x4_s3_b0_nt 1.2879 ms (cuBLAS 0.8363 ms, ratio 0.65)
+//	4x768x768:NT        gemvn_n1_r4_u2_w1_nt     0.0080 ms (cuBLAS 0.0087 ms, ratio 1.08)
+//	4x4096x4096:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0518 ms (cuBLAS 0.0374 ms, ratio 0.72)
+//	4x11008x4096:NT     gemvt_m4_r4_u2_w1_nt     0.1060 ms (cuBLAS 0.0951 ms, ratio 0.90)
+//	4x128256x4096:NT    gemvt_m4_r4_u4_w2_nt     0.7313 ms (cuBLAS 0.8322 ms, ratio 1.14)
 //	6x6x6:NT            cpasynca_32x64x8_w16_t4x4_s3_b0_nt 0.0050 ms (cuBLAS 0.0049 ms, ratio 0.98)
 //	8x2x768:NT          cpasynca_32x64x16_w16_t4x4_s3_b4_nt 0.0102 ms (cuBLAS 0.0097 ms, ratio 0.95)
 //	8x6x64:NT           cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0062 ms (cuBLAS 0.0049 ms, ratio 0.79)
-//	8x768x768:NT        cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0113 ms (cuBLAS 0.0141 ms, ratio 1.25)
-//	8x768x3072:NT       cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0185 ms (cuBLAS 0.0235 ms, ratio 1.27)
-//	8x1000x2048:NT      cpasynca_32x64x16_w16_t4x4_s3_b4_nt 0.0162 ms (cuBLAS 0.0167 ms, ratio 1.03)
-//	8x1600x1600:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0169 ms (cuBLAS 0.0213 ms, ratio 1.26)
-//	8x1600x6400:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0374 ms (cuBLAS 0.0675 ms, ratio 1.81)
-//	8x3072x768:NT       cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0162 ms (cuBLAS 0.0136 ms, ratio 0.84)
-//	8x4096x4096:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0517 ms (cuBLAS 0.0497 ms, ratio 0.96)
-//	8x4096x11008:NT     cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.1250 ms (cuBLAS 0.1325 ms, ratio 1.06)
-//	8x4800x1600:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0287 ms (cuBLAS 0.0251 ms, ratio 0.87)
-//	8x6400x1600:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0361 ms (cuBLAS 0.0412 ms, ratio 1.14)
-//	8x11008x4096:NT     cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.1213 ms (cuBLAS 0.1123 ms, ratio 0.93)
-//	8x152064x3584:NT    cpasynca_32x64x16_w16_t4x4_s3_b4_nt 1.3296 ms (cuBLAS 1.1527 ms, ratio 0.87)
+//	8x768x768:NT        gemvn_n1_r8_u2_w1_nt     0.0087 ms (cuBLAS 0.0139 ms, ratio 1.59)
+//	8x768x3072:NT       gemvn_n1_r8_u2_w2_nt     0.0181 ms (cuBLAS 0.0232 ms, ratio 1.28)
+//	8x1000x2048:NT      cpasynca_32x64x16_w16_t4x4_s3_b4_nt 0.0164 ms (cuBLAS 0.0166 ms, ratio 1.01)
+//	8x1600x1600:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0170 ms (cuBLAS 0.0212 ms, ratio 1.25)
+//	8x1600x6400:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0377 ms (cuBLAS 0.0674 ms, ratio 1.79)
+//	8x3072x768:NT       cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0163 ms (cuBLAS 0.0135 ms, ratio 0.83)
+//	8x4096x4096:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0521 ms (cuBLAS 0.0497 ms, ratio 0.96)
+//	8x4096x11008:NT     cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.1254 ms (cuBLAS 0.1315 ms, ratio 1.05)
+//	8x4800x1600:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0290 ms (cuBLAS 0.0251 ms, ratio 0.87)
+//	8x6400x1600:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0363 ms (cuBLAS 0.0412 ms, ratio 1.14)
+//	8x11008x4096:NT     cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.1234 ms (cuBLAS 0.1111 ms, ratio 0.90)
+//	8x152064x3584:NT    cpasynca_32x64x16_w16_t4x4_s3_b0_nt 1.3362 ms (cuBLAS 1.1512 ms, ratio 0.86)
 //	12x12x12:NT         cpasynca_32x64x8_w16_t4x4_s3_b0_nt 0.0051 ms (cuBLAS 0.0049 ms, ratio 0.97)
 //	16x10x512:NT        cpasynca_32x64x8_w16_t4x4_s3_b0_nt 0.0094 ms (cuBLAS 0.0094 ms, ratio 1.00)
 //	16x16x16:NT         cpasynca_32x64x8_w16_t4x4_s3_b0_nt 0.0050 ms (cuBLAS 0.0050 ms, ratio 0.99)
 //	16x16x4096:NT       cpasynca_32x64x8_w16_t4x4_s3_b0_nt 0.0132 ms (cuBLAS 0.0132 ms, ratio 0.99)
 //	16x16x1000000:NT    cpasynca_64x32x16_w16_t4x4_s3_b3_nt 0.1605 ms (cuBLAS 0.2103 ms, ratio 1.31)
-//	16x256x512:NT       cpasynca_64x32x16_w16_t4x4_s3_b0_nt 0.0106 ms (cuBLAS 0.0097 ms, ratio 0.91)
+//	16x256x512:NT       gemvn_n1_r4_u2_w1_nt     0.0068 ms (cuBLAS 0.0096 ms, ratio 1.42)
 //	16x512x13:NT        cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0052 ms (cuBLAS 0.0053 ms, ratio 1.04)
-//	16x768x768:NT       cpasynca_32x64x16_w16_t4x4_s3_b4_nt 0.0113 ms (cuBLAS 0.0135 ms, ratio 1.20)
-//	16x2048x512:NT      cpasynca_32x64x16_w16_t4x4_s3_b4_nt 0.0113 ms (cuBLAS 0.0147 ms, ratio 1.29)
-//	16x4096x1024:NT     cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0202 ms (cuBLAS 0.0226 ms, ratio 1.12)
-//	16x4096x4096:NT     cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0524 ms (cuBLAS 0.0541 ms, ratio 1.03)
-//	16x8192x2048:NT     cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0520 ms (cuBLAS 0.0652 ms, ratio 1.25)
-//	16x11008x4096:NT    cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.1238 ms (cuBLAS 0.1046 ms, ratio 0.84)
-//	16x100000x256:NT    cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0684 ms (cuBLAS 0.0684 ms, ratio 1.00)
-//	16x128256x4096:NT   cpasynca_32x64x16_w16_t4x4_s3_b4_nt 1.3254 ms (cuBLAS 0.9802 ms, ratio 0.74)
+//	16x768x768:NT       gemvn_n1_r8_u2_w1_nt     0.0113 ms (cuBLAS 0.0134 ms, ratio 1.19)
+//	16x2048x512:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0114 ms (cuBLAS 0.0146 ms, ratio 1.28)
+//	16x4096x1024:NT     cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0203 ms (cuBLAS 0.0224 ms, ratio 1.11)
+//	16x4096x4096:NT     cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0528 ms (cuBLAS 0.0551 ms, ratio 1.04)
+//	16x8192x2048:NT     cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0524 ms (cuBLAS 0.0654 ms, ratio 1.25)
+//	16x11008x4096:NT    cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.1245 ms (cuBLAS 0.1042 ms, ratio 0.84)
+//	16x100000x256:NT    cpasynca_32x64x16_w16_t4x4_s3_b4_nt 0.0691 ms (cuBLAS 0.0683 ms, ratio 0.99)
+//	16x128256x4096:NT   cpasynca_32x64x16_w16_t4x4_s3_b0_nt 1.3270 ms (cuBLAS 0.9890 ms, ratio 0.75)
 //	32x32x32:NT         cpasynca_64x32x16_w16_t4x4_s3_b0_nt 0.0053 ms (cuBLAS 0.0090 ms, ratio 1.71)
 //	32x32x100000:NT     cpasynca_64x32x16_w16_t4x4_s3_b3_nt 0.0316 ms (cuBLAS 0.0479 ms, ratio 1.51)
 //	32x1000x1280:NT     cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0129 ms (cuBLAS 0.0165 ms, ratio 1.28)
@@ -590,9 +590,9 @@
 //	3136x256x2304:NT    cpasynca_64x128x16_w64_t8x8_s3_b0_nt 0.1027 ms (cuBLAS 0.0924 ms, ratio 0.90)
 //	3200x2048x512:NT    cpasynca_64x64x16_w32_t8x4_s3_b2_nt 0.2087 ms (cuBLAS 0.1895 ms, ratio 0.91)
 //	4093x4091x127:NT    cpasynca_64x64x16_w32_t8x4_s3_b3_nt 0.1491 ms (cuBLAS 0.1309 ms, ratio 0.88)
-//	4096x2x1024:NT      cpasynca_64x32x16_w16_t4x4_s3_b0_nt 0.0196 ms (cuBLAS 0.0211 ms, ratio 1.07)
-//	4096x8x4096:NT      cpasynca_64x32x16_w16_t4x4_s3_b0_nt 0.0517 ms (cuBLAS 0.0474 ms, ratio 0.92)
-//	4096x16x4096:NT     cpasynca_64x32x16_w16_t4x4_s3_b0_nt 0.0526 ms (cuBLAS 0.0472 ms, ratio 0.90)
+//	4096x2x1024:NT      gemvn_n1_r4_u2_w1_nt     0.0136 ms (cuBLAS 0.0209 ms, ratio 1.53)
+//	4096x8x4096:NT      cpasynca_64x32x16_w16_t4x4_s3_b0_nt 0.0524 ms (cuBLAS 0.0470 ms, ratio 0.90)
+//	4096x16x4096:NT     cpasynca_64x32x16_w16_t4x4_s3_b0_nt 0.0534 ms (cuBLAS 0.0472 ms, ratio 0.88)
 //	4096x4096x16:NT     cpasynca_128x64x16_w64_t8x8_s3_b0_nt 0.0350 ms (cuBLAS 0.0393 ms, ratio 1.12)
 //	4096x4096x128:NT    regtile_128x128x32_w32_t8x8_p4_f1_s2_b1_nt 0.1253 ms (cuBLAS 0.1270 ms, ratio 1.01)
 //	4096x4096x4096:NT   regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt 2.9220 ms (cuBLAS 2.7271 ms, ratio 0.93)
@@ -613,11 +613,11 @@
 //	6304x2304x768:NT    regtile_128x128x32_w32_t8x8_p4_f1_s2_b1_nt 0.5406 ms (cuBLAS 0.5205 ms, ratio 0.96)
 //	6304x3072x768:NT    cpasynca_64x128x16_w64_t8x8_s3_b0_nt 0.7038 ms (cuBLAS 0.6488 ms, ratio 0.92)
 //	7919x331x1031:NT    cpasynca_128x64x16_w64_t8x8_s3_b0_nt 0.1842 ms (cuBLAS 0.1693 ms, ratio 0.92)
-//	8192x4x8192:NT      cpasynca_64x32x16_w16_t4x4_s3_b0_nt 0.1758 ms (cuBLAS 0.1499 ms, ratio 0.85)
+//	8192x4x8192:NT      gemvn_n1_r8_u4_w1_nt     0.1538 ms (cuBLAS 0.1467 ms, ratio 0.95)
 //	8192x8192x16:NT     cpasynca_128x64x16_w64_t8x8_s3_b0_nt 0.1062 ms (cuBLAS 0.1408 ms, ratio 1.33)
 //	8192x8192x8192:NT   regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt 23.1951 ms (cuBLAS 21.4844 ms, ratio 0.93)
 //	10000x10000x64:NT   cpasynca_128x64x16_w64_t8x8_s3_b0_nt 0.3813 ms (cuBLAS 0.4057 ms, ratio 1.06)
-//	12544x16x32:NT      cpasynca_64x32x16_w16_t4x4_s3_b0_nt 0.0071 ms (cuBLAS 0.0074 ms, ratio 1.04)
+//	12544x16x32:NT      cpasynca_64x32x16_w16_t4x4_s3_b3_nt 0.0072 ms (cuBLAS 0.0074 ms, ratio 1.02)
 //	12544x32x27:NT      cpasynca_64x32x16_w16_t4x4_s3_b0_nt 0.0072 ms (cuBLAS 0.0073 ms, ratio 1.02)
 //	12544x64x147:NT     cpasynca_32x64x8_w16_t4x4_s3_b0_nt 0.0157 ms (cuBLAS 0.0159 ms, ratio 1.01)
 //	12544x96x16:NT      cpasynca_64x32x16_w16_t4x4_s3_b3_nt 0.0076 ms (cuBLAS 0.0081 ms, ratio 1.07)
@@ -634,7 +634,7 @@
 //	25088x512x4608:NT   regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt 2.4632 ms (cuBLAS 2.2561 ms, ratio 0.92)
 //	50176x64x27:NT      cpasynca_128x64x16_w64_t8x8_s3_b0_nt 0.0147 ms (cuBLAS 0.0174 ms, ratio 1.18)
 //	50176x64x576:NT     cpasynca_128x64x8_w64_t8x8_s3_b0_nt 0.1009 ms (cuBLAS 0.1031 ms, ratio 1.02)
-//	65536x16x1024:NT    cpasynca_64x32x16_w16_t4x4_s3_b0_nt 0.1735 ms (cuBLAS 0.1346 ms, ratio 0.78)
+//	65536x16x1024:NT    cpasynca_64x32x16_w16_t4x4_s3_b0_nt 0.1747 ms (cuBLAS 0.1348 ms, ratio 0.77)
 //	100000x64x64:NT     cpasynca_128x64x8_w64_t8x8_s3_b0_nt 0.0352 ms (cuBLAS 0.0367 ms, ratio 1.04)
 //	100352x24x96:NT     cpasynca_64x32x16_w16_t4x4_s3_b0_nt 0.0334 ms (cuBLAS 0.0415 ms, ratio 1.24)
 //	100352x64x64:NT     cpasynca_128x64x8_w64_t8x8_s3_b0_nt 0.0351 ms (cuBLAS 0.0369 ms, ratio 1.05)
@@ -646,13 +646,13 @@
 //	100352x256x1152:NT  regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt 1.2584 ms (cuBLAS 1.1482 ms, ratio 0.91)
 //	100352x256x2304:NT  regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt 2.4571 ms (cuBLAS 2.2552 ms, ratio 0.92)
 //	262144x32x32:NT     cpasynca_64x32x16_w16_t4x4_s3_b0_nt 0.0356 ms (cuBLAS 0.0401 ms, ratio 1.13)
-//	401408x16x32:NT     cpasynca_64x32x16_w16_t4x4_s3_b0_nt 0.0468 ms (cuBLAS 0.0510 ms, ratio 1.09)
+//	401408x16x32:NT     cpasynca_64x32x16_w16_t4x4_s3_b3_nt 0.0472 ms (cuBLAS 0.0511 ms, ratio 1.08)
 //	401408x32x27:NT     cpasynca_64x32x16_w16_t4x4_s3_b0_nt 0.0502 ms (cuBLAS 0.0541 ms, ratio 1.08)
 //	401408x64x147:NT    cpasynca_128x64x8_w64_t8x8_s3_b0_nt 0.2223 ms (cuBLAS 0.2318 ms, ratio 1.04)
 //	401408x96x16:NT     cpasynca_64x32x16_w16_t4x4_s3_b0_nt 0.0943 ms (cuBLAS 0.1166 ms, ratio 1.24)
 //	401408x128x576:NT   regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt 1.2866 ms (cuBLAS 1.1800 ms, ratio 0.92)
 //	401408x128x1152:NT  regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt 2.4950 ms (cuBLAS 2.2829 ms, ratio 0.91)
-//	1000000x8x16:NT     cpasynca_64x32x16_w16_t4x4_s3_b0_nt 0.0620 ms (cuBLAS 0.0681 ms, ratio 1.10)
+//	1000000x8x16:NT     cpasynca_64x32x16_w16_t4x4_s3_b0_nt 0.0623 ms (cuBLAS 0.0680 ms, ratio 1.09)
 //	2x2x65536:TN        cpasynca_32x64x16_w16_t4x4_s3_b2_tn 0.0240 ms (cuBLAS 0.0263 ms, ratio 1.10)
 //	2x8x256:TN          cpasynca_64x32x16_w16_t4x4_s3_b2_tn 0.0095 ms (cuBLAS 0.0088 ms, ratio 0.93)
 //	3x3x1000000:TN      cpasynca_32x64x16_w16_t4x4_s3_b3_tn 0.1507 ms (cuBLAS 0.1575 ms, ratio 1.05)
@@ -747,7 +747,7 @@
 //	8192x8192x8192:TT   regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt 22.6888 ms (cuBLAS 21.6795 ms, ratio 0.96)
 //
 // Provenance (parameters, times, verification errors, GPU, driver, nvcc, results hash): tgsgemm.json.
-// PTX: nvcc release 11.8, V11.8.89, sm_90; generator tilegen-gen 1; results content hash c5920bf381571f8a2524fb3c057025267fb9ba58c1ccbe00c18d6c5c353b5846.
+// PTX: nvcc release 11.8, V11.8.89, sm_90; generator tilegen-gen 1; results content hash 5274ee4d7943ce5372d2720c422ec7c772f2e4e10e498f4255ed4facb5ed4a63.
 package tgsgemm
 
 import (
@@ -796,7 +796,7 @@ type kernel struct {
 }
 
 // kernels are the exported variants, sorted by name.
-var kernels = [152]kernel{{
+var kernels = [177]kernel{{
 	blockX:        8,
 	blockY:        8,
 	dynamicShared: 0,
@@ -2353,6 +2353,25 @@ var kernels = [152]kernel{{
 }, {
 	blockX:          128,
 	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            512,
+	nMultiple:       1,
+	name:            "gemvn_n1_r4_u2_w1_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        1,
+	tileRows:        4,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
 	blocksPerSM:     8,
 	dynamicShared:   0,
 	gridZ:           256,
@@ -2369,6 +2388,120 @@ var kernels = [152]kernel{{
 	tileCols:        1,
 	tileRows:        4,
 	waveSlots:       1320,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     8,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            512,
+	nMultiple:       1,
+	name:            "gemvn_n1_r4_u2_w2_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        1,
+	tileRows:        4,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            1024,
+	nMultiple:       1,
+	name:            "gemvn_n1_r4_u4_w1_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        1,
+	tileRows:        4,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     8,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            1024,
+	nMultiple:       1,
+	name:            "gemvn_n1_r4_u4_w2_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        1,
+	tileRows:        4,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          256,
+	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            512,
+	nMultiple:       1,
+	name:            "gemvn_n1_r8_u2_w1_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        1,
+	tileRows:        8,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          256,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            512,
+	nMultiple:       1,
+	name:            "gemvn_n1_r8_u2_w2_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        1,
+	tileRows:        8,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          256,
+	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            1024,
+	nMultiple:       1,
+	name:            "gemvn_n1_r8_u4_w1_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        1,
+	tileRows:        8,
 	workspaceFloats: 4194304,
 }, {
 	blockX:          128,
@@ -2433,6 +2566,82 @@ var kernels = [152]kernel{{
 }, {
 	blockX:          128,
 	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           64,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            256,
+	nMultiple:       1,
+	name:            "gemvng_n1_r4_u2_w1_g16_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        1,
+	tileRows:        8,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            64,
+	nMultiple:       1,
+	name:            "gemvng_n1_r4_u2_w1_g4_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        1,
+	tileRows:        32,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           32,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "gemvng_n1_r4_u2_w1_g8_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        1,
+	tileRows:        16,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     8,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            64,
+	nMultiple:       1,
+	name:            "gemvng_n1_r4_u2_w2_g4_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        1,
+	tileRows:        32,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
 	blocksPerSM:     8,
 	dynamicShared:   0,
 	gridZ:           256,
@@ -2453,6 +2662,25 @@ var kernels = [152]kernel{{
 }, {
 	blockX:          128,
 	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            64,
+	nMultiple:       1,
+	name:            "gemvng_n2_r4_u2_w1_g4_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        2,
+	tileRows:        32,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
 	blocksPerSM:     8,
 	dynamicShared:   0,
 	gridZ:           256,
@@ -2469,6 +2697,44 @@ var kernels = [152]kernel{{
 	tileCols:        2,
 	tileRows:        8,
 	waveSlots:       2112,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     8,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            64,
+	nMultiple:       1,
+	name:            "gemvng_n2_r4_u2_w2_g4_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        2,
+	tileRows:        32,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     8,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           32,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "gemvng_n2_r4_u2_w2_g8_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        2,
+	tileRows:        16,
 	workspaceFloats: 4194304,
 }, {
 	blockX:          128,
@@ -2532,6 +2798,215 @@ var kernels = [152]kernel{{
 	tileCols:      4,
 	tileRows:      1,
 	waveSlots:     264,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            512,
+	nMultiple:       1,
+	name:            "gemvt_m2_r4_u2_w1_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        4,
+	tileRows:        2,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     8,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            512,
+	nMultiple:       1,
+	name:            "gemvt_m2_r4_u2_w2_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        4,
+	tileRows:        2,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          256,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            512,
+	nMultiple:       1,
+	name:            "gemvt_m2_r8_u2_w2_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        8,
+	tileRows:        2,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          256,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            1024,
+	nMultiple:       1,
+	name:            "gemvt_m2_r8_u4_w2_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        8,
+	tileRows:        2,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            512,
+	nMultiple:       1,
+	name:            "gemvt_m4_r4_u2_w1_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        4,
+	tileRows:        4,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     8,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            512,
+	nMultiple:       1,
+	name:            "gemvt_m4_r4_u2_w2_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        4,
+	tileRows:        4,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            1024,
+	nMultiple:       1,
+	name:            "gemvt_m4_r4_u4_w1_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        4,
+	tileRows:        4,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     8,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            1024,
+	nMultiple:       1,
+	name:            "gemvt_m4_r4_u4_w2_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        4,
+	tileRows:        4,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          256,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            512,
+	nMultiple:       1,
+	name:            "gemvt_m4_r8_u2_w2_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        8,
+	tileRows:        4,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          256,
+	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            1024,
+	nMultiple:       1,
+	name:            "gemvt_m4_r8_u4_w1_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        8,
+	tileRows:        4,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          256,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            1024,
+	nMultiple:       1,
+	name:            "gemvt_m4_r8_u4_w2_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        8,
+	tileRows:        4,
+	workspaceFloats: 4194304,
 }, {
 	blockX:        16,
 	blockY:        4,
@@ -6092,29 +6567,29 @@ var classes = []Class{{
 	TunedMS:  0.008736000396311283,
 	Variant:  "cpasynca_32x64x8_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.014911999925971031,
+	CublasMS: 0.01484800036996603,
 	K:        2048,
 	M:        2,
 	N:        1000,
 	Op:       OpNT,
-	TunedMS:  0.016095999628305435,
-	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.012512000277638435,
+	Variant:  "gemvt_m2_r4_u2_w2_nt",
 }, {
-	CublasMS: 0.03481600061058998,
+	CublasMS: 0.03574400022625923,
 	K:        4096,
 	M:        2,
 	N:        4096,
 	Op:       OpNT,
-	TunedMS:  0.05142400041222572,
-	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.03920000046491623,
+	Variant:  "gemvt_m2_r4_u2_w2_nt",
 }, {
-	CublasMS: 0.07740800082683563,
+	CublasMS: 0.07545600086450577,
 	K:        4096,
 	M:        2,
 	N:        11008,
 	Op:       OpNT,
-	TunedMS:  0.12105599790811539,
-	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.08316799998283386,
+	Variant:  "gemvt_m2_r8_u4_w2_nt",
 }, {
 	CublasMS: 0.18464000523090363,
 	K:        1000000,
@@ -6148,37 +6623,37 @@ var classes = []Class{{
 	TunedMS:  0.012095999903976917,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.00863999966531992,
+	CublasMS: 0.008671999908983707,
 	K:        768,
 	M:        4,
 	N:        768,
 	Op:       OpNT,
-	TunedMS:  0.011264000087976456,
-	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.00800000037997961,
+	Variant:  "gemvn_n1_r4_u2_w1_nt",
 }, {
-	CublasMS: 0.03743999823927879,
+	CublasMS: 0.037376001477241516,
 	K:        4096,
 	M:        4,
 	N:        4096,
 	Op:       OpNT,
-	TunedMS:  0.05129599943757057,
+	TunedMS:  0.05180799961090088,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.09351999685168266,
+	CublasMS: 0.09505600109696388,
 	K:        4096,
 	M:        4,
 	N:        11008,
 	Op:       OpNT,
-	TunedMS:  0.12179200351238251,
-	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.10601600259542465,
+	Variant:  "gemvt_m4_r4_u2_w1_nt",
 }, {
-	CublasMS: 0.8362720012664795,
+	CublasMS: 0.8321599960327148,
 	K:        4096,
 	M:        4,
 	N:        128256,
 	Op:       OpNT,
-	TunedMS:  1.2879199981689453,
-	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.7313120067119598,
+	Variant:  "gemvt_m4_r4_u4_w2_nt",
 }, {
 	CublasMS: 0.004896000027656555,
 	K:        6,
@@ -6204,68 +6679,68 @@ var classes = []Class{{
 	TunedMS:  0.006240000016987324,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.01408000010997057,
+	CublasMS: 0.013856000266969204,
 	K:        768,
 	M:        8,
 	N:        768,
 	Op:       OpNT,
-	TunedMS:  0.011264000087976456,
-	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.008704000152647495,
+	Variant:  "gemvn_n1_r8_u2_w1_nt",
 }, {
-	CublasMS: 0.023520000278949738,
+	CublasMS: 0.02324800007045269,
 	K:        3072,
 	M:        8,
 	N:        768,
 	Op:       OpNT,
-	TunedMS:  0.01849599927663803,
-	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.018112000077962875,
+	Variant:  "gemvn_n1_r8_u2_w2_nt",
 }, {
-	CublasMS: 0.016704000532627106,
+	CublasMS: 0.016607999801635742,
 	K:        2048,
 	M:        8,
 	N:        1000,
 	Op:       OpNT,
-	TunedMS:  0.0161920003592968,
+	TunedMS:  0.016383999958634377,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b4_nt",
 }, {
-	CublasMS: 0.02131200022995472,
+	CublasMS: 0.021199999377131462,
 	K:        1600,
 	M:        8,
 	N:        1600,
 	Op:       OpNT,
-	TunedMS:  0.01692800037562847,
+	TunedMS:  0.016992000862956047,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.06752000004053116,
+	CublasMS: 0.0674079991877079,
 	K:        6400,
 	M:        8,
 	N:        1600,
 	Op:       OpNT,
-	TunedMS:  0.037376001477241516,
+	TunedMS:  0.03766399994492531,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.013567999936640263,
+	CublasMS: 0.013504000380635262,
 	K:        768,
 	M:        8,
 	N:        3072,
 	Op:       OpNT,
-	TunedMS:  0.01616000011563301,
+	TunedMS:  0.016287999227643013,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.04966399818658829,
+	CublasMS: 0.04972799867391586,
 	K:        4096,
 	M:        8,
 	N:        4096,
 	Op:       OpNT,
-	TunedMS:  0.051711998879909515,
+	TunedMS:  0.05206400156021118,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.13254399597644806,
+	CublasMS: 0.13150399923324585,
 	K:        11008,
 	M:        8,
 	N:        4096,
 	Op:       OpNT,
-	TunedMS:  0.1249919980764389,
+	TunedMS:  0.12544000148773193,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
 	CublasMS: 0.025119999423623085,
@@ -6273,7 +6748,7 @@ var classes = []Class{{
 	M:        8,
 	N:        4800,
 	Op:       OpNT,
-	TunedMS:  0.028736000880599022,
+	TunedMS:  0.028975999914109707,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
 	CublasMS: 0.041152000427246094,
@@ -6281,24 +6756,24 @@ var classes = []Class{{
 	M:        8,
 	N:        6400,
 	Op:       OpNT,
-	TunedMS:  0.0360959991812706,
+	TunedMS:  0.03625600039958954,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.1122559979557991,
+	CublasMS: 0.11113599687814713,
 	K:        4096,
 	M:        8,
 	N:        11008,
 	Op:       OpNT,
-	TunedMS:  0.12134400010108948,
+	TunedMS:  0.1233920007944107,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 1.152671992778778,
+	CublasMS: 1.151199996471405,
 	K:        3584,
 	M:        8,
 	N:        152064,
 	Op:       OpNT,
-	TunedMS:  1.3295520544052124,
-	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b4_nt",
+	TunedMS:  1.3361919522285461,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
 	CublasMS: 0.004927999805659056,
 	K:        12,
@@ -6340,13 +6815,13 @@ var classes = []Class{{
 	TunedMS:  0.16051200032234192,
 	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_nt",
 }, {
-	CublasMS: 0.009664000011980534,
+	CublasMS: 0.009631999768316746,
 	K:        512,
 	M:        16,
 	N:        256,
 	Op:       OpNT,
-	TunedMS:  0.010623999871313572,
-	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.006783999968320131,
+	Variant:  "gemvn_n1_r4_u2_w1_nt",
 }, {
 	CublasMS: 0.005344000179320574,
 	K:        13,
@@ -6356,69 +6831,69 @@ var classes = []Class{{
 	TunedMS:  0.005152000114321709,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.013535999692976475,
+	CublasMS: 0.013407999649643898,
 	K:        768,
 	M:        16,
 	N:        768,
 	Op:       OpNT,
 	TunedMS:  0.011296000331640244,
-	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b4_nt",
+	Variant:  "gemvn_n1_r8_u2_w1_nt",
 }, {
-	CublasMS: 0.014655999839305878,
+	CublasMS: 0.01462399959564209,
 	K:        512,
 	M:        16,
 	N:        2048,
 	Op:       OpNT,
-	TunedMS:  0.011327999643981457,
-	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b4_nt",
+	TunedMS:  0.01142400037497282,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.0225600004196167,
+	CublasMS: 0.02239999920129776,
 	K:        1024,
 	M:        16,
 	N:        4096,
 	Op:       OpNT,
-	TunedMS:  0.020191999152302742,
+	TunedMS:  0.020255999639630318,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.0541439987719059,
+	CublasMS: 0.05507199838757515,
 	K:        4096,
 	M:        16,
 	N:        4096,
 	Op:       OpNT,
-	TunedMS:  0.05243200063705444,
+	TunedMS:  0.05284800007939339,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.06515199691057205,
+	CublasMS: 0.06543999910354614,
 	K:        2048,
 	M:        16,
 	N:        8192,
 	Op:       OpNT,
-	TunedMS:  0.05198400095105171,
+	TunedMS:  0.05241600051522255,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.10463999956846237,
+	CublasMS: 0.10416000336408615,
 	K:        4096,
 	M:        16,
 	N:        11008,
 	Op:       OpNT,
-	TunedMS:  0.12383999675512314,
+	TunedMS:  0.12454400211572647,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.06835199892520905,
+	CublasMS: 0.06828799843788147,
 	K:        256,
 	M:        16,
 	N:        100000,
 	Op:       OpNT,
-	TunedMS:  0.06844799965620041,
-	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.06905599683523178,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b4_nt",
 }, {
-	CublasMS: 0.9801920056343079,
+	CublasMS: 0.9889600276947021,
 	K:        4096,
 	M:        16,
 	N:        128256,
 	Op:       OpNT,
-	TunedMS:  1.3254079818725586,
-	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b4_nt",
+	TunedMS:  1.3269919753074646,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
 	CublasMS: 0.00902399979531765,
 	K:        32,
@@ -7724,28 +8199,28 @@ var classes = []Class{{
 	TunedMS:  0.14905599504709244,
 	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b3_nt",
 }, {
-	CublasMS: 0.021088000386953354,
+	CublasMS: 0.020864000543951988,
 	K:        1024,
 	M:        4096,
 	N:        2,
 	Op:       OpNT,
-	TunedMS:  0.019648000597953796,
-	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.01360000018030405,
+	Variant:  "gemvn_n1_r4_u2_w1_nt",
 }, {
-	CublasMS: 0.04742399975657463,
+	CublasMS: 0.0469760000705719,
 	K:        4096,
 	M:        4096,
 	N:        8,
 	Op:       OpNT,
-	TunedMS:  0.051711998879909515,
+	TunedMS:  0.052352000027894974,
 	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.047231998294591904,
+	CublasMS: 0.047200001776218414,
 	K:        4096,
 	M:        4096,
 	N:        16,
 	Op:       OpNT,
-	TunedMS:  0.052639998495578766,
+	TunedMS:  0.053408000618219376,
 	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_nt",
 }, {
 	CublasMS: 0.03929600119590759,
@@ -7908,13 +8383,13 @@ var classes = []Class{{
 	TunedMS:  0.1841599941253662,
 	Variant:  "cpasynca_128x64x16_w64_t8x8_s3_b0_nt",
 }, {
-	CublasMS: 0.1499200016260147,
+	CublasMS: 0.14668799936771393,
 	K:        8192,
 	M:        8192,
 	N:        4,
 	Op:       OpNT,
-	TunedMS:  0.17580799758434296,
-	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.15383999794721603,
+	Variant:  "gemvn_n1_r8_u4_w1_nt",
 }, {
 	CublasMS: 0.14078400284051895,
 	K:        16,
@@ -7940,13 +8415,13 @@ var classes = []Class{{
 	TunedMS:  0.3813120126724243,
 	Variant:  "cpasynca_128x64x16_w64_t8x8_s3_b0_nt",
 }, {
-	CublasMS: 0.007391999941319227,
+	CublasMS: 0.007360000163316727,
 	K:        32,
 	M:        12544,
 	N:        16,
 	Op:       OpNT,
-	TunedMS:  0.007104000076651573,
-	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.007199999876320362,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_nt",
 }, {
 	CublasMS: 0.007327999919652939,
 	K:        27,
@@ -8076,12 +8551,12 @@ var classes = []Class{{
 	TunedMS:  0.10089600086212158,
 	Variant:  "cpasynca_128x64x8_w64_t8x8_s3_b0_nt",
 }, {
-	CublasMS: 0.13462400436401367,
+	CublasMS: 0.1348479986190796,
 	K:        1024,
 	M:        65536,
 	N:        16,
 	Op:       OpNT,
-	TunedMS:  0.1735360026359558,
+	TunedMS:  0.1746560037136078,
 	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_nt",
 }, {
 	CublasMS: 0.03673600032925606,
@@ -8172,13 +8647,13 @@ var classes = []Class{{
 	TunedMS:  0.035551998764276505,
 	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.051024001091718674,
+	CublasMS: 0.05110400170087814,
 	K:        32,
 	M:        401408,
 	N:        16,
 	Op:       OpNT,
-	TunedMS:  0.04678399860858917,
-	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.047231998294591904,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_nt",
 }, {
 	CublasMS: 0.05407999828457832,
 	K:        27,
@@ -8220,12 +8695,12 @@ var classes = []Class{{
 	TunedMS:  2.495024085044861,
 	Variant:  "regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt",
 }, {
-	CublasMS: 0.06809599697589874,
+	CublasMS: 0.06800000369548798,
 	K:        16,
 	M:        1000000,
 	N:        8,
 	Op:       OpNT,
-	TunedMS:  0.06204799935221672,
+	TunedMS:  0.06225600093603134,
 	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_nt",
 }, {
 	CublasMS: 0.02630399912595749,
@@ -10599,7 +11074,7 @@ var rules = [4]*opRule{
 			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 262144-393215
 			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N >= 393216
 		},
-		bulk:      102,
+		bulk:      127,
 		bulkDen:   10,
 		bulkK:     1024,
 		bulkNum:   11,
@@ -12203,7 +12678,7 @@ var rules = [4]*opRule{
 			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 262144-393215
 			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N >= 393216
 		},
-		guard:      136,
+		guard:      161,
 		guardDen:   10,
 		guardEdge:  4,
 		guardNum:   13,
@@ -12215,7 +12690,7 @@ var rules = [4]*opRule{
 			{1568, 2048, 512},
 			{6272, 768, 768},
 		},
-		kernels: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 23, 27, 33, 37, 47, 61, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 101, 102, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127, 128, 129, 130, 131, 132, 133, 134, 135, 136},
+		kernels: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 23, 27, 33, 37, 47, 61, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 86, 93, 94, 95, 100, 102, 105, 106, 107, 108, 120, 121, 126, 127, 141, 142, 143, 144, 145, 146, 147, 148, 149, 150, 151, 152, 153, 154, 155, 156, 157, 158, 159, 160, 161},
 		lo:      [3]int{0, 0, 2},
 		nn:      38,
 		shift:   1,
@@ -13826,43 +14301,43 @@ var rules = [4]*opRule{
 	// | >= 1572864.,
 	OpNT: {
 		aligned: []string{
-			"5344555555555555555555555388888888888888", // M <= 1, N <= 1
+			"5333555555555555555555555388888888888888", // M <= 1, N <= 1
 			"4444444444444444444444444444444444444444", // M <= 1, N (none)
-			"5544445555445555885555558833333333333333", // M <= 1, N 2
-			"5224445558445555488888858833333333333333", // M <= 1, N 3
-			"5222485558445555488888885822222222222332", // M <= 1, N 4-5
-			"5522775577445555477777775722222222222222", // M <= 1, N 6-7
-			"5577775577745555777777775522222222222222", // M <= 1, N 8-11
-			"5577755577775555777777775577722222222222", // M <= 1, N 12-15
-			"5555555557775555777777775577777777777777", // M <= 1, N 16-23
-			"7777777777777777772222277777777777777777", // M <= 1, N 24-31
-			"2222222222277777222222222222222222222222", // M <= 1, N 32-47
-			"2222222222222222222222222222222222222222", // M <= 1, N 48-63
-			"2222222222222222222222222222222222222222", // M <= 1, N 64-95
-			"2222222222222222222222222222222222222222", // M <= 1, N 96-127
-			"2222222222222222222222222222222222222222", // M <= 1, N 128-191
-			"2222222222222222222222222222222222222222", // M <= 1, N 192-255
-			"2222222222222222222222222222222222222222", // M <= 1, N 256-383
-			"2222222222222222222222222222222222222222", // M <= 1, N 384-511
-			"2222222222222222222222222222222222222222", // M <= 1, N 512-767
-			"2222222222222222222222222222222222222222", // M <= 1, N 768-1023
-			"2222222222222222222222222222222222222222", // M <= 1, N 1024-1535
-			"2222222222222222222222222222222222222222", // M <= 1, N 1536-2047
-			"2222222222222222222222222222222222222222", // M <= 1, N 2048-3071
-			"2222222222222222222222222222222222222222", // M <= 1, N 3072-4095
-			"2222222222222222222222222222222222222222", // M <= 1, N 4096-6143
-			"2222222222222222222222222222222222222222", // M <= 1, N 6144-8191
-			"2222222222222222222222222222222222222222", // M <= 1, N 8192-12287
-			"2222222222222222222222222222222222222222", // M <= 1, N 12288-16383
-			"2222222222222222222222222222222222222222", // M <= 1, N 16384-24575
-			"2222222222222222222222222222222222222222", // M <= 1, N 24576-32767
-			"2222222222222222222222222222222222222222", // M <= 1, N 32768-49151
-			"2222222222222222222222222222222222222222", // M <= 1, N 49152-65535
-			"2222222222222222222222222222222222222222", // M <= 1, N 65536-98303
-			"2222222222222222222222222222222222222222", // M <= 1, N 98304-131071
-			"2222222222222222222222222222222222222222", // M <= 1, N 131072-196607
-			"2222222222222222222222222222222222222222", // M <= 1, N 196608-262143
-			"2222222222222222222222222222222222222222", // M <= 1, N >= 262144
+			"5533335555335555555555558888228222222882", // M <= 1, N 2
+			"5533445554445555544222252222222222222442", // M <= 1, N 3
+			"5524445554445555542222225222222222222222", // M <= 1, N 4-5
+			"5524445544445555522222225222222222222222", // M <= 1, N 6-7
+			"5524445522445555522222225522222222222222", // M <= 1, N 8-11
+			"5222255522225555222222225577722222222222", // M <= 1, N 12-15
+			"5555555552225555222222225577777777777777", // M <= 1, N 16-23
+			"KKKKKKKKKKM777777777777KKKKKKKKKKKKKKKKK", // M <= 1, N 24-31
+			"KKKKKKKKKKKLLLLLMK2222KKKKKKKKKKKKKKKKKK", // M <= 1, N 32-47
+			"KKKKKKKKKKKKKMMKKKKKKKKKKKKKKKKKKKKKKKKK", // M <= 1, N 48-63
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 64-95
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 96-127
+			"MMMMMMMMMMMMMMMMMMMM22MMMMMMMMMMMMMMMMMM", // M <= 1, N 128-191
+			"MMMMMMMMMMMMMMMMMMMMM222MMMMMMMMMMMMMMMM", // M <= 1, N 192-255
+			"MMMMMMMMMMMMMMMMMMMMMM22MMMMMMMMMMMMMMMM", // M <= 1, N 256-383
+			"MMMMMMMMMMMMMMMMMMMLMMM22MMMMMMMMMMMMMMM", // M <= 1, N 384-511
+			"MMMMMMMMMMMMMMMMMMLLLMM22MMMMMMMMMMMMMMM", // M <= 1, N 512-767
+			"MMMMMMMMMMMMMMMMMLLLLLM222MMMMMMMMMMMMMM", // M <= 1, N 768-1023
+			"MMMMMMMMMMMMMMMMMLLLLLM222MMMMMMMMMMMMMM", // M <= 1, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMLLLMMM222MMMMMMMMMMMMM", // M <= 1, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMLLL2222MMMMMMMMMMMMM", // M <= 1, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMLLLL22222MMMMMMMMMMMM", // M <= 1, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMLLLL22222MMMMMMMMMMMM", // M <= 1, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMLLLLL222MMMMMMMMMMMMM", // M <= 1, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMLLLPPP2222MMMMMMMMMMMM", // M <= 1, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMLLLPPP2222MMMMMMMMMMMM", // M <= 1, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMLLLPPP222MMMMMMMMMMMMM", // M <= 1, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMLLPPP222MMMMMMMMMMMMM", // M <= 1, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMLLLPP22MMMMMMMMMMMMMM", // M <= 1, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMLLLPP22MMMMMMMMMMMMMM", // M <= 1, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMLLPPPPP2MMMMMMMMMMMMMM", // M <= 1, N 65536-98303
+			"MMMMMMMMMMMMMMMMMLLPPPPPP2MMMMMMMMMMMMMM", // M <= 1, N 98304-131071
+			"MMMMMMMMMMMMMMMMMLPPPPPPP2MMMMMMMMMMMMMM", // M <= 1, N 131072-196607
+			"MMMMMMMMMMMMMMMMMMPPPPPPPPMMMMMMMMMMMMMM", // M <= 1, N 196608-262143
+			"MMMMMMMMMMMMMMMMMMPPPPPPPPMMMMMMMMMMMMMM", // M <= 1, N >= 262144
 			"4444444444444444444444444444444444444444", // M (none), N <= 1
 			"4444444444444444444444444444444444444444", // M (none), N (none)
 			"4444444444444444444444444444444444444444", // M (none), N 2
@@ -13900,178 +14375,178 @@ var rules = [4]*opRule{
 			"4444444444444444444444444444444444444444", // M (none), N 131072-196607
 			"4444444444444444444444444444444444444444", // M (none), N 196608-262143
 			"4444444444444444444444444444444444444444", // M (none), N >= 262144
-			"5533335555555555333335553388888888888888", // M 2, N <= 1
+			"5533335555555555533335553388888888888888", // M 2, N <= 1
 			"4444444444444444444444444444444444444444", // M 2, N (none)
-			"5222444444445555533333353388788888888888", // M 2, N 2
-			"5222244444445555548888888883288333338888", // M 2, N 3
-			"5522244444445555584228888833333333333883", // M 2, N 4-5
-			"5222227844445555542222777722222233333333", // M 2, N 6-7
-			"5522277777745555552222777722222222222222", // M 2, N 8-11
-			"5557777777775555557227777772222222222222", // M 2, N 12-15
-			"5557777777775555557777777577777222222222", // M 2, N 16-23
-			"7777777777777777777742222777777772277777", // M 2, N 24-31
-			"2222222222777777772222222222222222222222", // M 2, N 32-47
-			"2222222222227772222222222222222222222222", // M 2, N 48-63
-			"2222222222222222222222222222222222222222", // M 2, N 64-95
-			"2222222222222222222222222222222222222222", // M 2, N 96-127
-			"2222222222222222222222222222222222222222", // M 2, N 128-191
-			"2222222222222222222222222222222222222222", // M 2, N 192-255
-			"2222222222222222222222222222222222222222", // M 2, N 256-383
-			"2222222222222224442222222222222222222222", // M 2, N 384-511
-			"2222222222222224442442222222222222222222", // M 2, N 512-767
-			"2222222222222222422422222222222222222222", // M 2, N 768-1023
-			"2222222222222222222222222222222222222222", // M 2, N 1024-1535
-			"2222222222222222222222222222222222222222", // M 2, N 1536-2047
-			"2222222222222222222222222222222222222222", // M 2, N 2048-3071
-			"2222222222222222222222222222222222222222", // M 2, N 3072-4095
-			"2222222222222222222222222222222222222222", // M 2, N 4096-6143
-			"2222222222222222222222222222222222222222", // M 2, N 6144-8191
-			"2222222222222222222222222222222222222222", // M 2, N 8192-12287
-			"2222222222222222222222222222222222222222", // M 2, N 12288-16383
-			"2222222222222222222222222222222222222222", // M 2, N 16384-24575
-			"2222222222222222222222222222222222222222", // M 2, N 24576-32767
-			"2222222222222222222222222222222222222222", // M 2, N 32768-49151
-			"2222222222222222222222222222222222222222", // M 2, N 49152-65535
-			"2222222222222222222222222222222222222222", // M 2, N 65536-98303
-			"2222222222222222222222222222222222222222", // M 2, N 98304-131071
-			"2222222222222222222222222222222222222222", // M 2, N 131072-196607
-			"2222222222222222222222222222222222222222", // M 2, N 196608-262143
-			"2222222222222222222222222222222222222222", // M 2, N >= 262144
-			"5553335553355555443333553388888888888888", // M 3, N <= 1
+			"5522333333335555553333853388788888888888", // M 2, N 2
+			"5552233333385555558888822888288888888888", // M 2, N 3
+			"5552244444445555558888222222222228848888", // M 2, N 4-5
+			"5552244444445555552222222222222222224444", // M 2, N 6-7
+			"5552222222445555552222222222222222222222", // M 2, N 8-11
+			"5522222222245555522222222272222222222222", // M 2, N 12-15
+			"5522222222225555222222222577777222222222", // M 2, N 16-23
+			"KMMMMMMKKMM77777777777777KKKKKKKK77KKKKK", // M 2, N 24-31
+			"KKKKKKKKKKLLLLLKKK222222KKKKKKKKKKKKKKKK", // M 2, N 32-47
+			"KKKKKKKKKKKKMMMMK222222KKKKKKKKKKKKKKKKK", // M 2, N 48-63
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N 64-95
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N 96-127
+			"MMMMMMMMMMMMMMMMMMMMM22MMMMMMMMMMMMMMMMM", // M 2, N 128-191
+			"MMMMMMMMMMMMMMMMMMMMMM22MMMMMMMMMMMMMMMM", // M 2, N 192-255
+			"MMMMMMMMMMMMMMMMMMMMMMM22MMMMMMMMMMMMMMM", // M 2, N 256-383
+			"MMMMMMMMMMMMMMMLLLLLMMM222MMMMMMMMMMMMMM", // M 2, N 384-511
+			"MMMMMMMMMMMMMMMLLLLLLMMM222MMMMMMMMMMMMM", // M 2, N 512-767
+			"MMMMMMMMMMMMMMMLLLLLLLMM222MMMMMMMMMMMMM", // M 2, N 768-1023
+			"MMMMMMMMMMMMMMMMLMLMLMMM2222MMMMMMMMMMMM", // M 2, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMLMMMM22222MMMMMMMMMMM", // M 2, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMLMMM2222MMMMMMMMMMM", // M 2, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMLMMLM2222MMMMMMMMMMM", // M 2, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMLLLLM2222MMMMMMMMMMM", // M 2, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMLLLLLL2222MMMMMMMMMMM", // M 2, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMLLNNLL222MMMMMMMMMMMM", // M 2, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMLLNNLL222MMMMMMMMMMMM", // M 2, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMLLLLLL222MMMMMMMMMMMM", // M 2, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMLLLLLL22MMMMMMMMMMMMM", // M 2, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMLLLLL22MMMMMMMMMMMMM", // M 2, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMLLLLPPP22MMMMMMMMMMMMM", // M 2, N 49152-65535
+			"MMMMMMMMMMMMMMMMMLLLPQQPPP2MMMMMMMMMMMMM", // M 2, N 65536-98303
+			"MMMMMMMMMMMMMMMMLLLPQQTTPP22MMMMMMMMMMMM", // M 2, N 98304-131071
+			"MMMMMMMMMMMMMMMMLLPQQQTTQPP2MMMMMMMMMMMM", // M 2, N 131072-196607
+			"MMMMMMMMMMMMMMMMMLPQQQQQQPPMMMMMMMMMMMMM", // M 2, N 196608-262143
+			"MMMMMMMMMMMMMMMMMPPPQQQQQPPMMMMMMMMMMMMM", // M 2, N >= 262144
+			"5553335553355555533333553388888888888888", // M 3, N <= 1
 			"4444444444444444444444444444444444444444", // M 3, N (none)
-			"5522243344445555443333333388788888888888", // M 3, N 2
-			"5552244444445555543333388388888888888888", // M 3, N 3
-			"5552224444445555552222388883333388888888", // M 3, N 4-5
-			"5552224444445555552222277723333338833333", // M 3, N 6-7
-			"5522227722245555552222277722222223322222", // M 3, N 8-11
-			"5522277777775555552222777777222222222222", // M 3, N 12-15
-			"5557777777775555557777777777772222222222", // M 3, N 16-23
-			"7777777777777777777422222777777722222222", // M 3, N 24-31
-			"2277777722777777777722222222222222222222", // M 3, N 32-47
-			"2222772222227772222222222222222222222222", // M 3, N 48-63
-			"2222222222222222222222222222222222222222", // M 3, N 64-95
-			"2222222222222222222222222222222222222222", // M 3, N 96-127
-			"2222772222222222222222222222222222222222", // M 3, N 128-191
-			"2227774422222222222222222222222222222222", // M 3, N 192-255
-			"2244444442222224442222222222222222222222", // M 3, N 256-383
-			"2244444442222244442222222222222222222222", // M 3, N 384-511
-			"2244444442222244442222222222222222222222", // M 3, N 512-767
-			"2244444442222224442222222222222222222222", // M 3, N 768-1023
-			"2224444422222222222222222222222222222222", // M 3, N 1024-1535
-			"2222222222222222222222222222222222222222", // M 3, N 1536-2047
-			"2222222222222222222222222222222222222222", // M 3, N 2048-3071
-			"2222222222222222222222222222222222222222", // M 3, N 3072-4095
-			"2222222222222222222222222222222222222222", // M 3, N 4096-6143
-			"2222222222222222222222222222222222222222", // M 3, N 6144-8191
-			"2222222222222222222222222222222222222222", // M 3, N 8192-12287
-			"2222222222222222222222222222222222222222", // M 3, N 12288-16383
-			"2222222222222222222222222222222222222222", // M 3, N 16384-24575
-			"2222222222222222222222222222222222222222", // M 3, N 24576-32767
-			"2222222222222222222222222222222222222222", // M 3, N 32768-49151
-			"2222222222244222222222222222222222222222", // M 3, N 49152-65535
-			"2222222222444422222222222222222222222222", // M 3, N 65536-98303
-			"2222222222444422222222222222222222222222", // M 3, N 98304-131071
-			"2222222222244442222244422222222222222222", // M 3, N 131072-196607
-			"2222222222244442222244422222222222222222", // M 3, N 196608-262143
-			"2222222222222442222224222222222222222222", // M 3, N >= 262144
-			"5553335333335555448333555388888888888888", // M 4-5, N <= 1
+			"5552233333335555558333383388788888888888", // M 3, N 2
+			"5555233338835555558333388888888888888888", // M 3, N 3
+			"5555224444445555555223822288888888888888", // M 3, N 4-5
+			"5555224444445555555222222222222228844884", // M 3, N 6-7
+			"5552222224445555552222222222222222222222", // M 3, N 8-11
+			"5552222222225555555222222277222222222222", // M 3, N 12-15
+			"5552222222225555522222222277772222222222", // M 3, N 16-23
+			"==77777==7777777777777777=======77772222", // M 3, N 24-31
+			"OO======OO======24442222OOOOOOOOOOO22222", // M 3, N 32-47
+			"OOOO==OOOOOO===2O222222OOOOOOOOOOOOOOOOO", // M 3, N 48-63
+			"OOOOOOOOOOOOOOO==OO7OOOOOOOOOOOOOOOOOOOO", // M 3, N 64-95
+			"OOOOOOOOOOOOO====22OOOOOOOOOOOOOOOOOOOOO", // M 3, N 96-127
+			"OOOO==OOOOOOO======22222OOOOOOOOOOOOOOOO", // M 3, N 128-191
+			"OOOMM===OOOO========22222OOOOOOOOOOOOOOO", // M 3, N 192-255
+			"OOMMM====OOO=========?2222OOOOOOOOOOOOOO", // M 3, N 256-383
+			"OOMMMM===OO==========?22222OOOOOOOOOOOOO", // M 3, N 384-511
+			"OOMMMMM==OO=========???22222OOOOOOOOOOOO", // M 3, N 512-767
+			"OOMMMMMM=OO=========???22222OOOOOOOOOOOO", // M 3, N 768-1023
+			"OOOSPPPMOOO=========???222222OOOOOOOOOOO", // M 3, N 1024-1535
+			"OOOOOOOOOOOO========???222222OOOOOOOOOOO", // M 3, N 1536-2047
+			"OOOOOOOOOOOOP=======?P22222222OOOOOOOOOO", // M 3, N 2048-3071
+			"OOOOOOOOOOOOPPPP=PPPPP22222222OOOOOOOOOO", // M 3, N 3072-4095
+			"OOOOOOOOOOOOPPPPPPPPPPP2222222OOOOOOOOOO", // M 3, N 4096-6143
+			"OOOOOOOOOOOOPPPPPPPPPPP2222222OOOOOOOOOO", // M 3, N 6144-8191
+			"OOOOOOOOOOOOOPPPPPPPPPPP22222OOOOOOOOOOO", // M 3, N 8192-12287
+			"OOOOOOOOOOOOOOPPPPPPPPPP22222OOOOOOOOOOO", // M 3, N 12288-16383
+			"OOOOOOOOOOOOOOOPPPPPPPPP2222OOOOOOOOOOOO", // M 3, N 16384-24575
+			"OOOOOOOOOOOOOOOOPPPPPPPPP22OOOOOOOOOOOOO", // M 3, N 24576-32767
+			"OOOOOOOOOOOOPPPPOPPPPPPPP22OOOOOOOOOOOOO", // M 3, N 32768-49151
+			"OOOOOOOOOOOPPPPPPPPPPPPPPP2OOOOOOOOOOOOO", // M 3, N 49152-65535
+			"OOOOOOOOOOPPPPPPPPPPPQQTPP22OOOOOOOOOOOO", // M 3, N 65536-98303
+			"OOOOOOOOOOPPPPPPPPPPRQQTTPP2OOOOOOOOOOOO", // M 3, N 98304-131071
+			"OOOOOOOOOOOPPPPPPPPPRURTTPP2OOOOOOOOOOOO", // M 3, N 131072-196607
+			"OOOOOOOOOOOPPPPPPPPQRRRQQPPPOOOOOOOOOOOO", // M 3, N 196608-262143
+			"OOOOOOOOOOOOOPPOOPPQQQQQQPPOOOOOOOOOOOOO", // M 3, N >= 262144
+			"5558835333335555548333555388888888888888", // M 4-5, N <= 1
 			"4444444444444444444444444444444444444444", // M 4-5, N (none)
-			"5552233344445555544833333388888888888888", // M 4-5, N 2
-			"5555224444445555542333333388888888888888", // M 4-5, N 3
-			"5555224444445555552222382288888888888888", // M 4-5, N 4-5
-			"5555224444445555552222227788333338833333", // M 4-5, N 6-7
-			"5555222244445555552222277772222223322222", // M 4-5, N 8-11
-			"5552222772775555555222777727722222222222", // M 4-5, N 12-15
-			"5555777777775555555277777727772222222222", // M 4-5, N 16-23
-			"8887777777777777777422222277722222222222", // M 4-5, N 24-31
-			"2777777777777777777722222222222222222222", // M 4-5, N 32-47
-			"2277777772222277222222222222222222222222", // M 4-5, N 48-63
-			"2222277222222772222222222222222222222222", // M 4-5, N 64-95
-			"2222777222222222222222222222222222222222", // M 4-5, N 96-127
-			"2277777772222242222222222222222222222222", // M 4-5, N 128-191
-			"2277777742222222222222222222222222222222", // M 4-5, N 192-255
-			"2777444444222224442222222222222222222222", // M 4-5, N 256-383
-			"2444444444222244442222222222222222222222", // M 4-5, N 384-511
-			"2444444444222244442222222222222222222222", // M 4-5, N 512-767
-			"2444444444222224222222222222222222222222", // M 4-5, N 768-1023
-			"2244444442222222222222222222222222222222", // M 4-5, N 1024-1535
-			"2244444422222222222222222222222222222222", // M 4-5, N 1536-2047
-			"2222444222222222222222222222222222222222", // M 4-5, N 2048-3071
-			"2222222222222222222222222222222222222222", // M 4-5, N 3072-4095
-			"2222222222222222222222222222222222222222", // M 4-5, N 4096-6143
-			"2222222222222222222222222222222222222222", // M 4-5, N 6144-8191
-			"2222222222222222222222222222222222222222", // M 4-5, N 8192-12287
-			"2222222222222222222222222222222222222222", // M 4-5, N 12288-16383
-			"2222222222222222222222222222222222222222", // M 4-5, N 16384-24575
-			"2222222222242222222222222222222222222222", // M 4-5, N 24576-32767
-			"2222222222444422222222222222222222222222", // M 4-5, N 32768-49151
-			"2222222224444422222222222222222222222222", // M 4-5, N 49152-65535
-			"2222222224444442222222222222222222222222", // M 4-5, N 65536-98303
-			"2222222224444444222222222222222222222222", // M 4-5, N 98304-131071
-			"2222222224444444222242222222222222222222", // M 4-5, N 131072-196607
-			"2222222222444444222444422222222222222222", // M 4-5, N 196608-262143
-			"2222222222244444222444422222222222222222", // M 4-5, N >= 262144
-			"5553335333335555444833355388888888888888", // M 6-7, N <= 1
+			"5552283388885555544833388388888888888888", // M 4-5, N 2
+			"5555223884485555552833388888888888888888", // M 4-5, N 3
+			"5555228444445555555223882288888888888888", // M 4-5, N 4-5
+			"5555524444445555555222222288882288888888", // M 4-5, N 6-7
+			"5555222244445555555222222272222222222222", // M 4-5, N 8-11
+			"5555222222225555555222222227722222222222", // M 4-5, N 12-15
+			"5552222222225555555222222227772222222222", // M 4-5, N 16-23
+			"M7777777777777777777777777===77777722222", // M 4-5, N 24-31
+			"OLLLLLLL=====4442444222222OOO2222O222222", // M 4-5, N 32-47
+			"OOLLLLLL=OOOOO22222222222OOOOO22OOO22222", // M 4-5, N 48-63
+			"OOOOOMMOOOOOO==77777772OOOOOOOOOOOOOO22O", // M 4-5, N 64-95
+			"OOOOMMMOOOOO====222222OOOOOOOOOOOOOOOOOO", // M 4-5, N 96-127
+			"OOMMMMMMMOO=======2222222OOOOOOOOOOOOOOO", // M 4-5, N 128-191
+			"OOMMMMMMMOOM=======2222222OOOOOOOOOOOOOO", // M 4-5, N 192-255
+			"OMMMMMMMMMOM=========222222OOOOOOOOOOOOO", // M 4-5, N 256-383
+			"OMMMMMMMMMOM=========?222222OOOOOOOOOOOO", // M 4-5, N 384-511
+			"2MMMMMMMMM2MM==AAA==??222222222222222222", // M 4-5, N 512-767
+			"2MMMMMMMMM2MM===A===?2222222222222222222", // M 4-5, N 768-1023
+			"22MMMMMMM22MMM======22222222222222222222", // M 4-5, N 1024-1535
+			"22MMMMMM222MMMM====222222222222222222222", // M 4-5, N 1536-2047
+			"2222MMM2222MMMMMM==222222222222222222222", // M 4-5, N 2048-3071
+			"22222222222MMMMMMM2222222222222222222222", // M 4-5, N 3072-4095
+			"222222222222MMMMMM2222222222222222222222", // M 4-5, N 4096-6143
+			"222222222222PPPPPP2222222222222222222222", // M 4-5, N 6144-8191
+			"222222222222PPPPPP2222O22222222222222222", // M 4-5, N 8192-12287
+			"2222222222222PPPPPP222222222222222222222", // M 4-5, N 12288-16383
+			"2222222222222PPPPPP222222222222222222222", // M 4-5, N 16384-24575
+			"22222222222PPPPPPPP222222222222222222222", // M 4-5, N 24576-32767
+			"2222222222PPPPPPPPP222222222222222222222", // M 4-5, N 32768-49151
+			"222222222PPPPPPPPPPPPPP22222222222222222", // M 4-5, N 49152-65535
+			"222222222PPPPPPPPPPPPPQP2222222222222222", // M 4-5, N 65536-98303
+			"222222222PPPPPPPPPPPPRRQQ222222222222222", // M 4-5, N 98304-131071
+			"222222222PPPPPPPPPPPRRRRQ222222222222222", // M 4-5, N 131072-196607
+			"2222222222PPPPPPPPPPRRRRQ222222222222222", // M 4-5, N 196608-262143
+			"22222222222PPPPPPPPQQRQQQ222222222222222", // M 4-5, N >= 262144
+			"5558885888885555544883355388888888888888", // M 6-7, N <= 1
 			"4444444444444444444444444444444444444444", // M 6-7, N (none)
-			"5555233344445555444233355388888888888888", // M 6-7, N 2
-			"5555223424445555544233333388888888888888", // M 6-7, N 3
-			"5555524244445555555223332288888888888888", // M 6-7, N 4-5
+			"5552888888885555444283855888888888888888", // M 6-7, N 2
+			"5555228844485555554883888888888888888888", // M 6-7, N 3
+			"5555528444445555555888887788888888888888", // M 6-7, N 4-5
 			"5555522447445555555222222288888888888888", // M 6-7, N 6-7
-			"5555224244445555555222227727222222222222", // M 6-7, N 8-11
-			"5555444224425555555222757727222222222332", // M 6-7, N 12-15
-			"5555447777775555555777757727222222222222", // M 6-7, N 16-23
-			"8888877777777777777772222222222222222222", // M 6-7, N 24-31
-			"2888777777777777777772222222222222222222", // M 6-7, N 32-47
-			"2277777777722777722222222222222222222222", // M 6-7, N 48-63
-			"2227777777727777722222222222222222222222", // M 6-7, N 64-95
-			"2277777772277777722222222222222222222222", // M 6-7, N 96-127
-			"2277777777247777742222222222222222222222", // M 6-7, N 128-191
-			"2777777774244477722222222222222222222222", // M 6-7, N 192-255
-			"2887774444422444422222222222222222222222", // M 6-7, N 256-383
-			"2884222444222244422222222222222222222222", // M 6-7, N 384-511
-			"2444222244222244422222222222222222222222", // M 6-7, N 512-767
-			"2444222444222224222222222222222222222222", // M 6-7, N 768-1023
-			"2444444444222222222222222222222222222222", // M 6-7, N 1024-1535
-			"2244444442222222222222222222222222222222", // M 6-7, N 1536-2047
-			"2224444422222222222222222222222222222222", // M 6-7, N 2048-3071
-			"2222222222222222222222222222222222222222", // M 6-7, N 3072-4095
-			"2222222222222222222222222222222222222222", // M 6-7, N 4096-6143
-			"2222222222222222222222222222222222222222", // M 6-7, N 6144-8191
-			"2222222222222222222222222222222222222222", // M 6-7, N 8192-12287
-			"2222222222222222222222222222222222222222", // M 6-7, N 12288-16383
-			"2222222222242222222222222222222222222222", // M 6-7, N 16384-24575
-			"2222222222444222222222222222222222222222", // M 6-7, N 24576-32767
-			"2222222224444442222222222222222222222222", // M 6-7, N 32768-49151
-			"2222222224444442222222222222222222222222", // M 6-7, N 49152-65535
-			"2222222224444444222222222222222222222222", // M 6-7, N 65536-98303
-			"2222222224444444222222222222222222222222", // M 6-7, N 98304-131071
-			"2222222224444444422442422222222222222222", // M 6-7, N 131072-196607
-			"2222222224444444444444422222222222222222", // M 6-7, N 196608-262143
-			"2222222222444444444444422222222222222222", // M 6-7, N >= 262144
-			"5553335333335555544833355588888888888888", // M 8-11, N <= 1
+			"5555524444445555555222222227222222222222", // M 6-7, N 8-11
+			"5555544224425555555222222227222222222442", // M 6-7, N 12-15
+			"5555242222225555555222222227222222222222", // M 6-7, N 16-23
+			"7777777777777777777777777777777777222882", // M 6-7, N 24-31
+			"BDD4444444444444444442222222222222222222", // M 6-7, N 32-47
+			"22D4444444422444222222222222222222222222", // M 6-7, N 48-63
+			"BBBMMMMMAAABA777777772222BBB222222B22222", // M 6-7, N 64-95
+			"22MMMMMMA2244444422222222222222222222222", // M 6-7, N 96-127
+			"22MMMMMMAA2AAAAAAA2222222222222222222222", // M 6-7, N 128-191
+			"2MMMMMMMMA2AAAAAAA2222222222222222222222", // M 6-7, N 192-255
+			"2MMMMDDDMAAAAAAAAAA222222222222222222222", // M 6-7, N 256-383
+			"2MMMMDDDMMAAAAAAAAABB2222222222222222222", // M 6-7, N 384-511
+			"2MMMMMMMMMMAAAAAAAABB2222222222222222222", // M 6-7, N 512-767
+			"2MMMMMMMMM2MAAAAAAA222222222222222222222", // M 6-7, N 768-1023
+			"2MMMMMMMMM2MMAAAAA2222222222222222222222", // M 6-7, N 1024-1535
+			"22MMMMMMM22MMAAAAA2222222222222222222222", // M 6-7, N 1536-2047
+			"222MMMMM222MMMAA222222222222222222222222", // M 6-7, N 2048-3071
+			"22222222222MMMMM222222222222222222222222", // M 6-7, N 3072-4095
+			"22222222222MM222222222222222222222222222", // M 6-7, N 4096-6143
+			"222222222222P222222222222222222222222222", // M 6-7, N 6144-8191
+			"222222222222P222222222222222222222222222", // M 6-7, N 8192-12287
+			"2222222222222P22222222222222222222222222", // M 6-7, N 12288-16383
+			"22222222222PP222222222222222222222222222", // M 6-7, N 16384-24575
+			"2222222222PPP222222222222222222222222222", // M 6-7, N 24576-32767
+			"222222222PPP4422222222222222222222222222", // M 6-7, N 32768-49151
+			"222222222PP44442222222222222222222222222", // M 6-7, N 49152-65535
+			"222222222P444444222222222222222222222222", // M 6-7, N 65536-98303
+			"222222222P444444222222222222222222222222", // M 6-7, N 98304-131071
+			"222222222P444444422442422222222222222222", // M 6-7, N 131072-196607
+			"222222222PP44444424444422222222222222222", // M 6-7, N 196608-262143
+			"2222222222P44444444444422222222222222222", // M 6-7, N >= 262144
+			"5558885888885555544888855588888888888888", // M 8-11, N <= 1
 			"4444444444444444444444444444444444444444", // M 8-11, N (none)
-			"5555333334435555444833355588888888888888", // M 8-11, N 2
-			"5555533444445555554833333588888887888888", // M 8-11, N 3
-			"5555523427845555555333332278888887887777", // M 8-11, N 4-5
-			"5555522447285555555222252287777777777887", // M 8-11, N 6-7
-			"5555554448845555555222252277777777778888", // M 8-11, N 8-11
-			"5555557424225555555255557722222222223883", // M 8-11, N 12-15
-			"5555577777775555555555557722222222223883", // M 8-11, N 16-23
-			"8888824777777777777722222222222222224884", // M 8-11, N 24-31
-			"2888887777777777777772222222222222222222", // M 8-11, N 32-47
-			"2777777777777777772222222222222222222222", // M 8-11, N 48-63
-			"2227777777777777772222222222222222222222", // M 8-11, N 64-95
-			"2277777777777777772222222222222222222222", // M 8-11, N 96-127
-			"2888777777777777772222222222222222222222", // M 8-11, N 128-191
-			"2888877774444777742222222222222222222222", // M 8-11, N 192-255
-			"8888827444444477422222222222222222222222", // M 8-11, N 256-383
-			"8888822244422444422222222222222222222222", // M 8-11, N 384-511
-			"8888222244422244422222222222222222222222", // M 8-11, N 512-767
-			"4442222244422224222242222222222222222222", // M 8-11, N 768-1023
-			"2444222444422222222222222222222222222222", // M 8-11, N 1024-1535
-			"2444444444422222222222222222222222222222", // M 8-11, N 1536-2047
-			"2244444442422222222222222222222222222222", // M 8-11, N 2048-3071
-			"2222444222422222222222222222222222222222", // M 8-11, N 3072-4095
+			"5555888888885555444888855588888888888888", // M 8-11, N 2
+			"5555288884485555555888888588888887888888", // M 8-11, N 3
+			"5555528847445555555888857778888887887777", // M 8-11, N 4-5
+			"5555522447245555555222557787777777777887", // M 8-11, N 6-7
+			"5555557448845555555255552277777777778888", // M 8-11, N 8-11
+			"5555557424425555555255552222222222228888", // M 8-11, N 12-15
+			"5555557422225555555255552222222222224884", // M 8-11, N 16-23
+			"7777777777777777777778777777777777228888", // M 8-11, N 24-31
+			"2444444444444444444442222222222222222222", // M 8-11, N 32-47
+			"2444444444444444422222222222222222222222", // M 8-11, N 48-63
+			"222M777777777777777722222222222222222222", // M 8-11, N 64-95
+			"22MM444444444444442222222222222222222222", // M 8-11, N 96-127
+			"2MMMMMM7444444===42222222222222222222222", // M 8-11, N 128-191
+			"2MMMMMMMM4444MNN=42222222222222222222222", // M 8-11, N 192-255
+			"MMMMMLLLM7444LLL=72222222222222222222222", // M 8-11, N 256-383
+			"MMLLLLLLMM4222L===2222222222222222222222", // M 8-11, N 384-511
+			"MMMMMMMMM422222LL22222222222222222222222", // M 8-11, N 512-767
+			"MMLLLMMMM422222L2A224B222222222222222222", // M 8-11, N 768-1023
+			"2MLLLMMMM4222222222222222222222222222222", // M 8-11, N 1024-1535
+			"2LLLLLMMM4222222222222222222222222222222", // M 8-11, N 1536-2047
+			"22LLLMMM42222222222222222222222222222222", // M 8-11, N 2048-3071
+			"2222LMM222222222222222222222222222222222", // M 8-11, N 3072-4095
 			"2222222222222222222222222222222222222222", // M 8-11, N 4096-6143
 			"2222222222222222222222222222222222222222", // M 8-11, N 6144-8191
 			"2222222222222222222222222222222222222222", // M 8-11, N 8192-12287
@@ -14079,96 +14554,96 @@ var rules = [4]*opRule{
 			"2222222222444222222222222222222222222222", // M 8-11, N 16384-24575
 			"2222222224444422222222222222222222222222", // M 8-11, N 24576-32767
 			"2222222224444442222222222222222222222222", // M 8-11, N 32768-49151
-			"2222222244444222222222222222222222222222", // M 8-11, N 49152-65535
-			"2222222244442222222222222222222222222222", // M 8-11, N 65536-98303
-			"2222222244442224422222222222222222222222", // M 8-11, N 98304-131071
-			"2222222244444444444444422222222222222222", // M 8-11, N 131072-196607
+			"2222222244444422222222222222222222222222", // M 8-11, N 49152-65535
+			"2222222244444222222222222222222222222222", // M 8-11, N 65536-98303
+			"2222222244444444422222222222222222222222", // M 8-11, N 98304-131071
+			"2222222244444444424442422222222222222222", // M 8-11, N 131072-196607
 			"2222222224444444444444442222222222222222", // M 8-11, N 196608-262143
 			"2222222224444444444444442222222222222222", // M 8-11, N >= 262144
-			"5553355333335555544333355577788888888777", // M 12-15, N <= 1
+			"5588855888885555558888855577788888888777", // M 12-15, N <= 1
 			"4444444444444444444444444444444444444444", // M 12-15, N (none)
-			"5555333333335555544833355578888888877777", // M 12-15, N 2
-			"5555533344445555554333333577888887777777", // M 12-15, N 3
-			"5555533348885555555353352287777777777777", // M 12-15, N 4-5
-			"5555552888885555555522552277777777777787", // M 12-15, N 6-7
-			"5555557888885555555555552277777777778888", // M 12-15, N 8-11
-			"5555557722225555555555552277777777778888", // M 12-15, N 12-15
-			"5555555777775555555555555722222222228888", // M 12-15, N 16-23
-			"8888888477777777777722222222222222228888", // M 12-15, N 24-31
-			"2888888777777777777772222222222222222442", // M 12-15, N 32-47
-			"2888887777777777777772222222222222222222", // M 12-15, N 48-63
-			"2277777777777777772222222222222222222222", // M 12-15, N 64-95
-			"2287777777777777772222222222222222222222", // M 12-15, N 96-127
-			"2888877777777777772222222222222222222222", // M 12-15, N 128-191
-			"8888887777447778842222222222222222222222", // M 12-15, N 192-255
-			"8888884444444774422222222222222222222222", // M 12-15, N 256-383
-			"8888424244444444422222222222222222222222", // M 12-15, N 384-511
-			"8888824244442244422222222222222222222222", // M 12-15, N 512-767
-			"4442222244422224422222222222222222222222", // M 12-15, N 768-1023
-			"2444222444422244222222222222222222222222", // M 12-15, N 1024-1535
-			"2444444444422244222222222222222222222222", // M 12-15, N 1536-2047
-			"2244444444422242222222222222222222222222", // M 12-15, N 2048-3071
-			"2224444222442242222222222222222222222222", // M 12-15, N 3072-4095
-			"2222222222242222222222222222222222222222", // M 12-15, N 4096-6143
-			"2222222222242222222222222222222222222222", // M 12-15, N 6144-8191
+			"5555888888885555554888855578888888877777", // M 12-15, N 2
+			"5555888888885555555885858577888887777777", // M 12-15, N 3
+			"5555588884885555555855557787777777777777", // M 12-15, N 4-5
+			"5555528888885555555555557777777777777787", // M 12-15, N 6-7
+			"5555557488885555555555557777777777778888", // M 12-15, N 8-11
+			"5555555722225555555555552277777777778888", // M 12-15, N 12-15
+			"5555555722225555555555552222222222228888", // M 12-15, N 16-23
+			"7777777777777777777787777777777772288888", // M 12-15, N 24-31
+			"2444444444444444444442222222222222222442", // M 12-15, N 32-47
+			"2444444444444444422222222222222222222222", // M 12-15, N 48-63
+			"2277777777777777777222222222222222222222", // M 12-15, N 64-95
+			"2244444444444444442222222222222222222222", // M 12-15, N 96-127
+			"2GG74444444444AAA42222222222222222222222", // M 12-15, N 128-191
+			"GGGG4444444444A>=42222222222222222222222", // M 12-15, N 192-255
+			"GGEE7777744447AAA22222222222222222222222", // M 12-15, N 256-383
+			"GGEE77L74442244A222222222222222222222222", // M 12-15, N 384-511
+			"GGEEE22224422224222222222222222222222222", // M 12-15, N 512-767
+			"MGEEE72244422222222222222222222222222222", // M 12-15, N 768-1023
+			"2LEE722244222222222222222222222222222222", // M 12-15, N 1024-1535
+			"2LL4444444422242222222222222222222222222", // M 12-15, N 1536-2047
+			"22L4444444422222222222222222222222222222", // M 12-15, N 2048-3071
+			"2224444222422222222222222222222222222222", // M 12-15, N 3072-4095
+			"2222222222222222222222222222222222222222", // M 12-15, N 4096-6143
+			"2222222222222222222222222222222222222222", // M 12-15, N 6144-8191
 			"2222222222222222222222222222222222222222", // M 12-15, N 8192-12287
 			"2222222222222222222222222222222222222222", // M 12-15, N 12288-16383
-			"2222222222444422222222222222222222222222", // M 12-15, N 16384-24575
+			"2222222222444222222222222222222222222222", // M 12-15, N 16384-24575
 			"2222222224444442222222222222222222222222", // M 12-15, N 24576-32767
 			"2222222224444444222222222222222222222222", // M 12-15, N 32768-49151
-			"2222222244444222222222222222222222222222", // M 12-15, N 49152-65535
-			"2222222244442222422222222222222222222222", // M 12-15, N 65536-98303
-			"2222222244444222442224222222222222222222", // M 12-15, N 98304-131071
-			"2222222244444444444444422222222222222222", // M 12-15, N 131072-196607
+			"2222222244444224222222222222222222222222", // M 12-15, N 49152-65535
+			"2222222244444442422222222222222222222222", // M 12-15, N 65536-98303
+			"2222222244444444442222222222222222222222", // M 12-15, N 98304-131071
+			"2222222244444444444442222222222222222222", // M 12-15, N 131072-196607
 			"2222222244444444444444442222222222222222", // M 12-15, N 196608-262143
 			"2222222224444444444444442222222222222222", // M 12-15, N >= 262144
-			"5555555533335555553333555577777777777777", // M 16-23, N <= 1
+			"5555555588885555558888555577777777777777", // M 16-23, N <= 1
 			"4444444444444444444444444444444444444444", // M 16-23, N (none)
-			"5555333333335555555333555577777777777777", // M 16-23, N 2
-			"5555333333335555555355553577777777777777", // M 16-23, N 3
-			"5555533338835555555555552277777777777777", // M 16-23, N 4-5
-			"5555553388885555555555552277777777777777", // M 16-23, N 6-7
-			"5555557828825555555555555277777777777888", // M 16-23, N 8-11
-			"5555557772225555555555555277777777778888", // M 16-23, N 12-15
-			"5555555777225555555555555277777777778888", // M 16-23, N 16-23
-			"8888877778777777777722227722228822228888", // M 16-23, N 24-31
-			"2888888877777777777772222222222822222442", // M 16-23, N 32-47
-			"2288888877777777777772222222222222222222", // M 16-23, N 48-63
-			"2288888777777777777722222222222222222222", // M 16-23, N 64-95
-			"2288777777777777777222222222222222222222", // M 16-23, N 96-127
-			"2888887777777777772222222222222222222222", // M 16-23, N 128-191
-			"8888888777777778842222222222222222222222", // M 16-23, N 192-255
-			"8888888774444474722222222222222222222222", // M 16-23, N 256-383
-			"8888824244444444422222222222222222222222", // M 16-23, N 384-511
-			"8888824244444444422222222222222222222222", // M 16-23, N 512-767
-			"8888822244422224442222222222222222222222", // M 16-23, N 768-1023
-			"2444222444422244222222222222222222222222", // M 16-23, N 1024-1535
+			"5558888888885555555888555577777777777777", // M 16-23, N 2
+			"5555888888885555555855557577777777777777", // M 16-23, N 3
+			"5555888888885555555555557777777777777777", // M 16-23, N 4-5
+			"5555578888885555555555557777777777777777", // M 16-23, N 6-7
+			"5555557888875555555555555777777777777888", // M 16-23, N 8-11
+			"5555555777725555555555555777777777778888", // M 16-23, N 12-15
+			"15555557422V5555555555555277777777778888", // M 16-23, N 16-23
+			"7777777777777777777787777777778887228888", // M 16-23, N 24-31
+			"2444444224444444444442222222222222222442", // M 16-23, N 32-47
+			"2244444444444444444222222222222222222222", // M 16-23, N 48-63
+			"2277777444777777744222222222222222222222", // M 16-23, N 64-95
+			"2244444444444444444222222222222222222222", // M 16-23, N 96-127
+			"2GG444444444444=444222222222222222222222", // M 16-23, N 128-191
+			"GGGG4444444444=>222222222222222222222222", // M 16-23, N 192-255
+			"GGEE77444444444==22222222222222222222222", // M 16-23, N 256-383
+			"GGEE777244444444222222222222222222222222", // M 16-23, N 384-511
+			"GGEEE22244422224222222222222222222222222", // M 16-23, N 512-767
+			"GGEEE222442222222A2222222222222222222222", // M 16-23, N 768-1023
+			"2GEE222444222222222222222222222222222222", // M 16-23, N 1024-1535
 			"2444444444422244222222222222222222222222", // M 16-23, N 1536-2047
-			"2244444444442244422222222222222222222222", // M 16-23, N 2048-3071
-			"2224444224442244222222222222222222222222", // M 16-23, N 3072-4095
-			"2222222222442222242222222222222222222222", // M 16-23, N 4096-6143
+			"2244444444422242222222222222222222222222", // M 16-23, N 2048-3071
+			"2224444224422222222222222222222222222222", // M 16-23, N 3072-4095
+			"2222222222442222222222222222222222222222", // M 16-23, N 4096-6143
 			"2222222222242222222222222222222222222222", // M 16-23, N 6144-8191
 			"2222222222222222222222222222222222222222", // M 16-23, N 8192-12287
 			"2222222222224222222222222222222222222222", // M 16-23, N 12288-16383
 			"2222222222444442222222222222222222222222", // M 16-23, N 16384-24575
 			"2222222224444444222222222222222222222222", // M 16-23, N 24576-32767
-			"2222222224444442222222222222222222222222", // M 16-23, N 32768-49151
-			"2222222244444222222222222222222222222222", // M 16-23, N 49152-65535
-			"2222222244444222242222222222222222222222", // M 16-23, N 65536-98303
-			"2222222244444224444424422222222222222222", // M 16-23, N 98304-131071
-			"2222222244444444444444442222222222222222", // M 16-23, N 131072-196607
+			"2222222224444444222222222222222222222222", // M 16-23, N 32768-49151
+			"2222222244444422222222222222222222222222", // M 16-23, N 49152-65535
+			"2222222244444442242222222222222222222222", // M 16-23, N 65536-98303
+			"2222222244444444444422222222222222222222", // M 16-23, N 98304-131071
+			"2222222244444444444442222222222222222222", // M 16-23, N 131072-196607
 			"2222222244444444444444442222222222222222", // M 16-23, N 196608-262143
 			"2222222224444444444444442222222222222222", // M 16-23, N >= 262144
-			"4444444444444788888774444444444444444444", // M 24-31, N <= 1
+			"=============G4444444===================", // M 24-31, N <= 1
 			"4444444444444444444444444444444444444444", // M 24-31, N (none)
-			"4777777777777788888777444444444448844444", // M 24-31, N 2
-			"8888877788887888888777777444444488888888", // M 24-31, N 3
-			"8722277888888888888777777744477788888888", // M 24-31, N 4-5
-			"8727777788888888884744287777777788888888", // M 24-31, N 6-7
-			"8777777778888888888842228777778888888888", // M 24-31, N 8-11
-			"8777777778888888888822222777788888888888", // M 24-31, N 12-15
-			"8877777778888888888222222777888888888888", // M 24-31, N 16-23
-			"2227777777788888887888877777778877222772", // M 24-31, N 24-31
+			"=IIIIGGGGG444444444444===========44=====", // M 24-31, N 2
+			"GGGGGGGG44444444444444444=======44444444", // M 24-31, N 3
+			"GGGGG444444444444444444444===44444444444", // M 24-31, N 4-5
+			"2222244444444444444444444444444444444444", // M 24-31, N 6-7
+			"2222222444444444444444444477444444448888", // M 24-31, N 8-11
+			"2222272244444444444442224777722222478888", // M 24-31, N 12-15
+			"2222777774447744477722227777778877778888", // M 24-31, N 16-23
+			"2227777777788888887788877777778877222772", // M 24-31, N 24-31
 			"2222277787728444444777772222228822222222", // M 24-31, N 32-47
 			"2222277777722444444222222222222222222222", // M 24-31, N 48-63
 			"2222227777722242222222222222222222222222", // M 24-31, N 64-95
@@ -14179,33 +14654,33 @@ var rules = [4]*opRule{
 			"2227777222222222222222222222222222222222", // M 24-31, N 384-511
 			"2227777222222222222222222222222222222222", // M 24-31, N 512-767
 			"2222772222222222222224422222222222222222", // M 24-31, N 768-1023
-			"2222222222222222222224222222222222222222", // M 24-31, N 1024-1535
+			"2222222222222222222222222222222222222222", // M 24-31, N 1024-1535
 			"2222222222222222222222222222222222222222", // M 24-31, N 1536-2047
 			"2222222222222222222222222222222222222222", // M 24-31, N 2048-3071
-			"2222222222222222222222222222222262222222", // M 24-31, N 3072-4095
-			"2222222222222222222222222222222662222222", // M 24-31, N 4096-6143
-			"2222222222222222222222222222226662222222", // M 24-31, N 6144-8191
-			"2222222222222222444422222222266662222222", // M 24-31, N 8192-12287
-			"2222222222222422444422222222266622222222", // M 24-31, N 12288-16383
-			"2222222222222222222222222222226222222222", // M 24-31, N 16384-24575
-			"2222222222222243422222222222222222222222", // M 24-31, N 24576-32767
-			"2222222222222444332222222222222222222222", // M 24-31, N 32768-49151
-			"2222222222222444332222222222222222222222", // M 24-31, N 49152-65535
-			"2222222222222244434244442244222222222222", // M 24-31, N 65536-98303
-			"22222222B2222224444444444444222222222222", // M 24-31, N 98304-131071
-			"22222222B2222224444444444444222222222222", // M 24-31, N 131072-196607
-			"222222222B222222224444444442222222222222", // M 24-31, N 196608-262143
-			"222222222B222222242444444442222222222222", // M 24-31, N >= 262144
-			"7777777777777778877777777777777777777777", // M 32-47, N <= 1
+			"2222222222222222222222222222222222222222", // M 24-31, N 3072-4095
+			"2222222222222222222222222222222222222222", // M 24-31, N 4096-6143
+			"2222222222222222222222222222222222222222", // M 24-31, N 6144-8191
+			"2222222222222222244222222222222222222222", // M 24-31, N 8192-12287
+			"2222222222222222224222222222222222222222", // M 24-31, N 12288-16383
+			"2222222222222222222222222222222222222222", // M 24-31, N 16384-24575
+			"2222222222222443442222222222222222222222", // M 24-31, N 24576-32767
+			"2222222222444444442222222222222222222222", // M 24-31, N 32768-49151
+			"2222222224444444442222222222222222222222", // M 24-31, N 49152-65535
+			"2222222244444444444222222242222222222222", // M 24-31, N 65536-98303
+			"2222222244444444444222222444222222222222", // M 24-31, N 98304-131071
+			"2222222244444444444222222444222222222222", // M 24-31, N 131072-196607
+			"2222222224444444442222222442222222222222", // M 24-31, N 196608-262143
+			"2222222224444444442222222442222222222222", // M 24-31, N >= 262144
+			"==============777777====================", // M 32-47, N <= 1
 			"4444444444444444444444444444444444444444", // M 32-47, N (none)
-			"7777777777777777777777777777777777777777", // M 32-47, N 2
-			"7777777777777777777777777777777777788888", // M 32-47, N 3
-			"7877777777777888877777777777777777888888", // M 32-47, N 4-5
-			"7877777787778888887777777777777788888888", // M 32-47, N 6-7
-			"7877777778888888887774277777778887888888", // M 32-47, N 8-11
-			"7877777778888888887722227777888888888888", // M 32-47, N 12-15
-			"7877777778888888887722277777888888888888", // M 32-47, N 16-23
-			"7222777787728888887777777777778877777777", // M 32-47, N 24-31
+			"========7777=77777777===================", // M 32-47, N 2
+			"==8888887777777777777777===========77777", // M 32-47, N 3
+			"=8888888777777777777777777===7777=777777", // M 32-47, N 4-5
+			"=888888887777777777777777777777777777777", // M 32-47, N 6-7
+			"7888888887777777777777777777777777777887", // M 32-47, N 8-11
+			"7888888887777777777777777777777777777888", // M 32-47, N 12-15
+			"7888877778777777777777777777777877777787", // M 32-47, N 16-23
+			"7222777787728888877777777777778877777777", // M 32-47, N 24-31
 			"2222277878778888777777777777777877222222", // M 32-47, N 32-47
 			"2222277788772444777777222222222222222222", // M 32-47, N 48-63
 			"7772227777772242222222222222222222222222", // M 32-47, N 64-95
@@ -14216,793 +14691,793 @@ var rules = [4]*opRule{
 			"222277222222222222244442222222222:::::::", // M 32-47, N 384-511
 			"2222222222222222222242422222222:::::::::", // M 32-47, N 512-767
 			"2222222222225222222244422222222:::::::::", // M 32-47, N 768-1023
-			"22222222222222222242242222222222::::::::", // M 32-47, N 1024-1535
-			"222222222222222222222222222222266:::::::", // M 32-47, N 1536-2047
-			"777222222222222222222222222222266:::::::", // M 32-47, N 2048-3071
-			"222222222222222222222222222222666:::::::", // M 32-47, N 3072-4095
-			"222222222222222222242222222222666:::::::", // M 32-47, N 4096-6143
-			"222222222222222224442222222226666:::::::", // M 32-47, N 6144-8191
-			"222222222222242244:43332222266666:::::::", // M 32-47, N 8192-12287
-			"222222222222422244::333322222666::::::::", // M 32-47, N 12288-16383
-			"2222222222222222444422222222226:::::::::", // M 32-47, N 16384-24575
-			"2222222222222433442222222222266:::::::::", // M 32-47, N 24576-32767
-			"22222222222244434422222222266666::::::::", // M 32-47, N 32768-49151
-			"222222226222444334422222222666666:::::::", // M 32-47, N 49152-65535
-			"2222222662222444444444444446666666::::::", // M 32-47, N 65536-98303
-			"22222266622222444344444444466666666:::::", // M 32-47, N 98304-131071
-			"222226666222224444444444444666666666::::", // M 32-47, N 131072-196607
-			"222266666B222224444444444446666666666:::", // M 32-47, N 196608-262143
-			"22266666662222222444444444466666666666::", // M 32-47, N >= 262144
-			"7777777777777777777777777777777777777777", // M 48-63, N <= 1
+			"22222222222222222242222222222222::::::::", // M 32-47, N 1024-1535
+			"222222222222222222222222222222222:::::::", // M 32-47, N 1536-2047
+			"777222222222222222222222222222222:::::::", // M 32-47, N 2048-3071
+			"222222222222222222222222222522222:::::::", // M 32-47, N 3072-4095
+			"222222222222222222242222222222222:::::::", // M 32-47, N 4096-6143
+			"22222222222222222444222222222222::::::::", // M 32-47, N 6144-8191
+			"22222222222222224444333222222222::::::::", // M 32-47, N 8192-12287
+			"222222222222222224:333322222222:::::::::", // M 32-47, N 12288-16383
+			"222222222222222244443322222222::::::::::", // M 32-47, N 16384-24575
+			"2222222222222433342222222222266:::::::::", // M 32-47, N 24576-32767
+			"22222222222444444422222222266666::::::::", // M 32-47, N 32768-49151
+			"222222226244444444422222222666666:::::::", // M 32-47, N 49152-65535
+			"22222226644444444442444444:6666666::::::", // M 32-47, N 65536-98303
+			"22222266644444444444222244:66666666:::::", // M 32-47, N 98304-131071
+			"22222666644444444442222244:666666666::::", // M 32-47, N 131072-196607
+			"22226666644444444442222224:6666666666:::", // M 32-47, N 196608-262143
+			"22266666664444444442222224:66666666666::", // M 32-47, N >= 262144
+			"================77======================", // M 48-63, N <= 1
 			"4444444444444444444444444444444444444444", // M 48-63, N (none)
-			"7777777777777777777777777777777777777777", // M 48-63, N 2
-			"7777777777777777777777777777777777777777", // M 48-63, N 3
-			"7787777777777777777777777777777777788888", // M 48-63, N 4-5
-			"7787777777777777777777777777777777888888", // M 48-63, N 6-7
-			"7877777778777788877777777777778878788888", // M 48-63, N 8-11
-			"7887777778887788877777777777788887778888", // M 48-63, N 12-15
-			"7787777778888788777777777777778888777788", // M 48-63, N 16-23
+			"===============7777=====================", // M 48-63, N 2
+			"====88===77==777777=====================", // M 48-63, N 3
+			"==88888877777777777777777=====77===77777", // M 48-63, N 4-5
+			"7788888877777777777777777777777777777777", // M 48-63, N 6-7
+			"7888888887777777777777777777777777777777", // M 48-63, N 8-11
+			"7888888887777777777777777777777777777777", // M 48-63, N 12-15
+			"7788888888777777777777777777777777777777", // M 48-63, N 16-23
 			"7722277777722888877777777777777777777777", // M 48-63, N 24-31
 			"2222277782772888777777777777777777777777", // M 48-63, N 32-47
 			"2222227782872887777777777777777772222222", // M 48-63, N 48-63
-			"7772227778877248877777222222227722222227", // M 48-63, N 64-95
-			"2222222277777222232222222222222222222:::", // M 48-63, N 96-127
+			"7772227778877248277777222222227722222227", // M 48-63, N 64-95
+			"2222222277777222222222222222222222222:::", // M 48-63, N 96-127
 			"7722222227772222522222222222222222222:::", // M 48-63, N 128-191
 			"772222222222222222222222222222222222::::", // M 48-63, N 192-255
 			"72222222222222222322222222222222222:::::", // M 48-63, N 256-383
 			"7222222222222222222444722222222222::::::", // M 48-63, N 384-511
 			"222222222222222222223472222222222:::::::", // M 48-63, N 512-767
-			"2222222222222522222222222222222:6:::::::", // M 48-63, N 768-1023
-			"22222222222222422222222222222266::::::::", // M 48-63, N 1024-1535
-			"22222222222222222222222222222666::::::::", // M 48-63, N 1536-2047
-			"7777222222222222:2;22222222266666:::::::", // M 48-63, N 2048-3071
-			"222222222222222:222:2226622266666:::::::", // M 48-63, N 3072-4095
-			"22222222222222222:::6622662666666:::::::", // M 48-63, N 4096-6143
-			"222222222222222:::::6622222666666:::::::", // M 48-63, N 6144-8191
-			"2222222222224222::::662222226666::::::::", // M 48-63, N 8192-12287
-			"22222222222622222:::662222222666::::::::", // M 48-63, N 12288-16383
-			"222222222262222224:::322::22256:::::::::", // M 48-63, N 16384-24575
-			"2222222226622243444::<:::::2266:::::::::", // M 48-63, N 24576-32767
-			"22222222662224334342:::::::66666::::::::", // M 48-63, N 32768-49151
-			"22222226622244444442???>>::666666:::::::", // M 48-63, N 49152-65535
-			"22222266622224434344????>::6666666::::::", // M 48-63, N 65536-98303
-			"22222666622224443444??????466666666:::::", // M 48-63, N 98304-131071
-			"222266666222224444444444???666666666::::", // M 48-63, N 131072-196607
-			"2226666666222224424444444?66666666666:::", // M 48-63, N 196608-262143
-			"22666666662222222444444444666666666666::", // M 48-63, N >= 262144
-			"7777777777777777777777777777777777777777", // M 64-95, N <= 1
+			"2222222222222522222222222222222:::::::::", // M 48-63, N 768-1023
+			"222222222222224222222222222222::::::::::", // M 48-63, N 1024-1535
+			"22222222222222222::222422222222:::::::::", // M 48-63, N 1536-2047
+			"7777222222222222::;222262222222:::::::::", // M 48-63, N 2048-3071
+			"2222222222222222222:22266222222:::::::::", // M 48-63, N 3072-4095
+			"22222222222222222:::66226222222:::::::::", // M 48-63, N 4096-6143
+			"2222222222222222::::66222222222:::::::::", // M 48-63, N 6144-8191
+			"2222222222222222::::6622222222::::::::::", // M 48-63, N 8192-12287
+			"22222222222622222:;:662222222:::::::::::", // M 48-63, N 12288-16383
+			"222222222262222224::<322::2222::::::::::", // M 48-63, N 16384-24575
+			"22222222266222444433<<<::::::66:::::::::", // M 48-63, N 24576-32767
+			"22222222662244444332:<<::::66666::::::::", // M 48-63, N 32768-49151
+			"22222226622244444442:::::::666666:::::::", // M 48-63, N 49152-65535
+			"22222266624444444442:::::::6666666::::::", // M 48-63, N 65536-98303
+			"222226666444444434444::::::66666666:::::", // M 48-63, N 98304-131071
+			"222266666444444444444444:::666666666::::", // M 48-63, N 131072-196607
+			"222666666644444444444224::66666666666:::", // M 48-63, N 196608-262143
+			"226666666644444444444444::666666666666::", // M 48-63, N >= 262144
+			"========================================", // M 64-95, N <= 1
 			"4444444444444444444444444444444444444444", // M 64-95, N (none)
-			"7777777777777777777777777777777777777777", // M 64-95, N 2
-			"7777777777777777777777777777777777777777", // M 64-95, N 3
-			"7777777777777777777777777777777777777887", // M 64-95, N 4-5
-			"7778877777777777777777777777777777788888", // M 64-95, N 6-7
-			"7778777777777777777777777777777877778888", // M 64-95, N 8-11
-			"7788777777777777777777777777788777777788", // M 64-95, N 12-15
-			"7788777777888777777777777777787877777777", // M 64-95, N 16-23
+			"========================================", // M 64-95, N 2
+			"==============7777======================", // M 64-95, N 3
+			"=====88======777777==77==============77=", // M 64-95, N 4-5
+			"===88888777=7777777777777===777777=77777", // M 64-95, N 6-7
+			"7778888877777777777777777777777777777777", // M 64-95, N 8-11
+			"7788888887777777777777777777777777777777", // M 64-95, N 12-15
+			"7788888887777777777777777777777777777777", // M 64-95, N 16-23
 			"7772227777722288877777777777777777777777", // M 64-95, N 24-31
-			"2222227777777288777777777777777777777777", // M 64-95, N 32-47
-			"2222227778877788777777777777777777777772", // M 64-95, N 48-63
-			"22222227782877877778777777777<<772222777", // M 64-95, N 64-95
-			"22222227778877233223277222222<::2222:222", // M 64-95, N 96-127
+			"22222277777772887777777777777777777777<<", // M 64-95, N 32-47
+			"222222777887778877777777777777777777<<<2", // M 64-95, N 48-63
+			"22222227782877877778777777777<<77222<777", // M 64-95, N 64-95
+			"22222227778877288223277222222<::2222<222", // M 64-95, N 96-127
 			"22222222777772222222222222222::222:::222", // M 64-95, N 128-191
 			"22222222777222222222222222222222::::2222", // M 64-95, N 192-255
 			"222222222222222222222222222222::::::2222", // M 64-95, N 256-383
-			"2222222222222222222422222222::::::662222", // M 64-95, N 384-511
-			"222222222222222222224222222::::666622222", // M 64-95, N 512-767
-			"22222222222222522222222222::::6666622222", // M 64-95, N 768-1023
-			"22222222222222222:22222222::666662222222", // M 64-95, N 1024-1535
-			"2222222222222222::::::622666666622222222", // M 64-95, N 1536-2047
-			"222222222222222::::::6666666666622222222", // M 64-95, N 2048-3071
-			"22222222222222::::::66666666666662222222", // M 64-95, N 3072-4095
-			"2222222222222:::::::66666666666662222222", // M 64-95, N 4096-6143
-			"22222222222222:::::666666::6666622222222", // M 64-95, N 6144-8191
-			"222222222222222::<<6:66:::::666622222222", // M 64-95, N 8192-12287
-			"2222222222222222:<;;:::::::::66222222222", // M 64-95, N 12288-16383
-			"2222222222222222:::;<::>::::::2222222222", // M 64-95, N 16384-24575
-			"222222222222222666:<??>>:::::22222222222", // M 64-95, N 24576-32767
-			"2222222222211::666<<?????:::222222222222", // M 64-95, N 32768-49151
-			"222222222221224<66<???????::222222222222", // M 64-95, N 49152-65535
-			"222222222212224466<???????02222222222222", // M 64-95, N 65536-98303
-			"22222222222222244::>??????22222222222222", // M 64-95, N 98304-131071
-			"2222222222222222::1???????22222222222222", // M 64-95, N 131072-196607
-			"2222222222222222:>>??????222222222222222", // M 64-95, N 196608-262143
-			"222222222222222224???????222222222222222", // M 64-95, N >= 262144
-			"7777777777777777777777777777777777777777", // M 96-127, N <= 1
+			"2222222222222222222422222222::::::::2222", // M 64-95, N 384-511
+			"222222222222222222224222222::::::::22222", // M 64-95, N 512-767
+			"222222222222225222::222222::::::::622222", // M 64-95, N 768-1023
+			"22222222222222222:::::2222:::::::2222222", // M 64-95, N 1024-1535
+			"2222222222222222::::::6222::::::22222222", // M 64-95, N 1536-2047
+			"222222222222222::::::666222:::::22222222", // M 64-95, N 2048-3071
+			"22222222222222::::::666662222:::62222222", // M 64-95, N 3072-4095
+			"2222222222222:::::::666666222:::62222222", // M 64-95, N 4096-6143
+			"22222222222222:::::666666::2:::622222222", // M 64-95, N 6144-8191
+			"222222222222222::<<6:66::::::::622222222", // M 64-95, N 8192-12287
+			"2222222222222222:<;;:::::::::::222222222", // M 64-95, N 12288-16383
+			"2222222222222222::<;<::W::::::2222222222", // M 64-95, N 16384-24575
+			"222222222222222666:<XXWW:::::22222222222", // M 64-95, N 24576-32767
+			"222222222222224666<<XXXXX:::222222222222", // M 64-95, N 32768-49151
+			"222222222222244<66<XXXXXXXXX222222222222", // M 64-95, N 49152-65535
+			"222222222222444466<XXXXXXXX2222222222222", // M 64-95, N 65536-98303
+			"22222222222244444:::XXXXXX22222222222222", // M 64-95, N 98304-131071
+			"222222222224444444::XXXXXX22222222222222", // M 64-95, N 131072-196607
+			"222222222224444442:XXXXXX222222222222222", // M 64-95, N 196608-262143
+			"222222222222222224XXX:XXX222222222222222", // M 64-95, N >= 262144
+			"========================================", // M 96-127, N <= 1
 			"4444444444444444444444444444444444444444", // M 96-127, N (none)
-			"7777777777777777777777777777777777777777", // M 96-127, N 2
-			"7777777777777777777777777777777777777777", // M 96-127, N 3
-			"7777777777777777777777777777777777777777", // M 96-127, N 4-5
+			"========================================", // M 96-127, N 2
+			"========================================", // M 96-127, N 3
+			"========================================", // M 96-127, N 4-5
 			"7777777777777777777777777777777777777777", // M 96-127, N 6-7
-			"7777887777777777777777777777777777777787", // M 96-127, N 8-11
-			"7777887777777777777777777777777777777777", // M 96-127, N 12-15
-			"7777877777888777777777777777777777777777", // M 96-127, N 16-23
-			"7772222277777228877777777777777777777777", // M 96-127, N 24-31
-			"2222222777777778777777777777777777777000", // M 96-127, N 32-47
-			"2222222777788778777777777777777:77777000", // M 96-127, N 48-63
-			"7777222777888778877877777777<<:::::::777", // M 96-127, N 64-95
-			"222222277887877887777777777:<<:::::::000", // M 96-127, N 96-127
-			"77772227788887222272772222::::::::::0000", // M 96-127, N 128-191
-			"77772222777772222222222222:::::::::::000", // M 96-127, N 192-255
-			"77772222777722222242222::::::::::6666000", // M 96-127, N 256-383
-			"7772222277722222222442:::::::::666660000", // M 96-127, N 384-511
-			"222222222272222222::::::::::::6666660000", // M 96-127, N 512-767
-			"22222222222222222:::<:::::::666666600000", // M 96-127, N 768-1023
-			"2222222222222222:::::::66666666666000000", // M 96-127, N 1024-1535
-			"222222222222222::::::0066666666000000000", // M 96-127, N 1536-2047
-			"77777772222222::::::60006666666600000000", // M 96-127, N 2048-3071
-			"2222222222222::::::666006666666600000000", // M 96-127, N 3072-4095
-			"222222222222::::::6666000066666600000000", // M 96-127, N 4096-6143
+			"7777888877777777777777777777777777777777", // M 96-127, N 8-11
+			"7777888887777777777777777777777777777777", // M 96-127, N 12-15
+			"7777888887777777777777777777777777777777", // M 96-127, N 16-23
+			"777222227777722877777777777777777777<<<7", // M 96-127, N 24-31
+			"22222227777777787777777777777777777<<000", // M 96-127, N 32-47
+			"2222222777788778777777777777777:77<<<000", // M 96-127, N 48-63
+			"7777222777888778877877777777<<:::<<<<777", // M 96-127, N 64-95
+			"222222277887877887777777777:<<::::<<<000", // M 96-127, N 96-127
+			"77772227788887222272772222:::::::::<0000", // M 96-127, N 128-191
+			"77772222777772222222222222:::::::::66000", // M 96-127, N 192-255
+			"77772222777722222242222:::::::::::666000", // M 96-127, N 256-383
+			"7772222277722222222442:::::::::::6660000", // M 96-127, N 384-511
+			"222222222272222222::::::::::::::66660000", // M 96-127, N 512-767
+			"22222222222222222:::::::::::::::66600000", // M 96-127, N 768-1023
+			"2222222222222222:::::::6:::::::666000000", // M 96-127, N 1024-1535
+			"222222222222222::::::0066::::::000000000", // M 96-127, N 1536-2047
+			"77777772222222::::::6066666:::6600000000", // M 96-127, N 2048-3071
+			"2222222222222<:::::666066666666600000000", // M 96-127, N 3072-4095
+			"222222222222<::::::666000066666600000000", // M 96-127, N 4096-6143
 			"2222222222222::::99666000::6666600000000", // M 96-127, N 6144-8191
 			"22222222226622::9996660:::::666000000000", // M 96-127, N 8192-12287
-			"222222222666222::99<66>>:::::66000000000", // M 96-127, N 12288-16383
-			"222222226666222:66<<<>>>>:::::0000000000", // M 96-127, N 16384-24575
-			"2222222666622:66>>6<??>>>::::66000000000", // M 96-127, N 24576-32767
-			"2222226666621066>>>>??????::666600000000", // M 96-127, N 32768-49151
-			"2222266666611>666>>>???????:666660000000", // M 96-127, N 49152-65535
-			"22226666666>116666>>???????6666666000000", // M 96-127, N 65536-98303
-			"22266666666>11>666<>???????6666666600000", // M 96-127, N 98304-131071
-			"226666666666>11>661>??????66666666660000", // M 96-127, N 131072-196607
-			"2666666666666>11111?????6666666666666000", // M 96-127, N 196608-262143
-			"66666666666666>>>>??66666666666666666600", // M 96-127, N >= 262144
-			"7777777777777777777777777777777777777777", // M 128-191, N <= 1
+			"222222222666222::99<66WW:::::66000000000", // M 96-127, N 12288-16383
+			"22222222666622::66<<<WWWW:::::0000000000", // M 96-127, N 16384-24575
+			"2222222666622:66WW6<XXWWW::::66000000000", // M 96-127, N 24576-32767
+			"222222666662::66WWWWXXXXXXXX666600000000", // M 96-127, N 32768-49151
+			"222226666662::666WWWXXXXXXXX666660000000", // M 96-127, N 49152-65535
+			"222266666662::6666WWXXXXXXX6666666000000", // M 96-127, N 65536-98303
+			"222666666662:::666<XXXXXXXX6666666600000", // M 96-127, N 98304-131071
+			"226666666666::::66:XXXXXXX66666666660000", // M 96-127, N 131072-196607
+			"2666666666666::::::XXXXX6666666666666000", // M 96-127, N 196608-262143
+			"66666666666666::::XX66666666666666666600", // M 96-127, N >= 262144
+			"========================================", // M 128-191, N <= 1
 			"4444444444444444444444444444444444444444", // M 128-191, N (none)
-			"7777777777777777777777777777777777777777", // M 128-191, N 2
-			"7777777777777777777777777777777777777777", // M 128-191, N 3
-			"7777777777777777777777777777777777777777", // M 128-191, N 4-5
+			"========================================", // M 128-191, N 2
+			"========================================", // M 128-191, N 3
+			"========================================", // M 128-191, N 4-5
 			"7777777777777777777777777777777777777777", // M 128-191, N 6-7
-			"7777778887777777777777777777777777777777", // M 128-191, N 8-11
+			"7777778777777777777777777777777777777777", // M 128-191, N 8-11
 			"7777788877777777777777777777777777777777", // M 128-191, N 12-15
-			"7777888877777777777777777777777777777777", // M 128-191, N 16-23
-			"7777222222777722777777777777777777777777", // M 128-191, N 24-31
-			"222222222777777787777777777777777777::::", // M 128-191, N 32-47
-			"222222227778887787777777777777::::::::::", // M 128-191, N 48-63
-			"7777222777782888887777777777:::::::::777", // M 128-191, N 64-95
-			"22222227788887883777777777::<:::::::::::", // M 128-191, N 96-127
-			"222222277828377277777777:::::<::::::::::", // M 128-191, N 128-191
-			"2222222778887772232227:::::::::66:666:::", // M 128-191, N 192-255
+			"7777888887777777777777777777777777777777", // M 128-191, N 16-23
+			"77772222227777227777777777777777777<7777", // M 128-191, N 24-31
+			"222222222777777787777777777777777<<<::::", // M 128-191, N 32-47
+			"222222227778887787777777777777:<<<<<<:::", // M 128-191, N 48-63
+			"7777222777782888887777777777::::<<<<<777", // M 128-191, N 64-95
+			"22222227788887883777777777::<::::<<<::::", // M 128-191, N 96-127
+			"222222277828377277777777:::::<::::<66:::", // M 128-191, N 128-191
+			"2222222778887772232227:::::::::666666:::", // M 128-191, N 192-255
 			"22222227777777222222::::::::::6666666:::", // M 128-191, N 256-383
-			"2222222777772222224::::::::::66666666:::", // M 128-191, N 384-511
-			"222222227777222224::::::::::66666666::::", // M 128-191, N 512-767
-			"222222222272222245:::<::::6666666666::::", // M 128-191, N 768-1023
-			"222222222222222::::::::666666666666:::::", // M 128-191, N 1024-1535
-			"222222222222222:::::::61666666666:::::::", // M 128-191, N 1536-2047
-			"222222222222222::::::6666666666:::::::::", // M 128-191, N 2048-3071
-			"22222222222222:::::660060666666:::::::::", // M 128-191, N 3072-4095
-			"22222222222222::::6166066:66666:::::::::", // M 128-191, N 4096-6143
-			"22222222220022::::6966666066666:::::::::", // M 128-191, N 6144-8191
-			"222222222000=2::::6660666666666:::::::::", // M 128-191, N 8192-12287
-			"222222220000===::::66:>06666666:::::::::", // M 128-191, N 12288-16383
-			"222222200000====>>:6>>>>666666::::::::::", // M 128-191, N 16384-24575
-			"22222200000====>::>>>??>6666600:::::::::", // M 128-191, N 24576-32767
-			"22222000000====26>>>>??>>6660000::::::::", // M 128-191, N 32768-49151
-			"22220000000===??0>?>>??>>>6600000:::::::", // M 128-191, N 49152-65535
-			"22200000000==?????????>>>>60000000::::::", // M 128-191, N 65536-98303
-			"220000000000????????????>>600000000:::::", // M 128-191, N 98304-131071
-			"200000000000?????????????>0000000000::::", // M 128-191, N 131072-196607
-			"0000000000000???????????0000000000000:::", // M 128-191, N 196608-262143
-			"00000000000000??????000000000000000000::", // M 128-191, N >= 262144
-			"7777777777777777777777777777777777777777", // M 192-255, N <= 1
+			"2222222777772222222:::::::::::6666666:::", // M 128-191, N 384-511
+			"22222222777722222::::::::::::6666666::::", // M 128-191, N 512-767
+			"2222222222722222:5:::<:::::::6666666::::", // M 128-191, N 768-1023
+			"222222222222222::::::::66::::666666:::::", // M 128-191, N 1024-1535
+			"22222222222222:::::::61166:666666:::::::", // M 128-191, N 1536-2047
+			"2222222222222:::::::60006666666:::::::::", // M 128-191, N 2048-3071
+			"2222222222222::::::006006666666:::::::::", // M 128-191, N 3072-4095
+			"2222222222222::::60100006:66666:::::::::", // M 128-191, N 4096-6143
+			"2222222222002::::69960000::6666:::::::::", // M 128-191, N 6144-8191
+			"22222222200022:::66666600::6666:::::::::", // M 128-191, N 8192-12287
+			"22222222000022:::::::0WW::66666:::::::::", // M 128-191, N 12288-16383
+			"222222200000222:::::WWWWW:::::::::::::::", // M 128-191, N 16384-24575
+			"222222000002222:60WWXXXWW::::00:::::::::", // M 128-191, N 24576-32767
+			"2222200000024220WWWXXXXXWW::0000::::::::", // M 128-191, N 32768-49151
+			"22220000000444:0WWWXXXXXXW::00000:::::::", // M 128-191, N 49152-65535
+			"22200000000444XW0WXXXXXXX::0000000::::::", // M 128-191, N 65536-98303
+			"22000000000044XXWXXXXXXXX::00000000:::::", // M 128-191, N 98304-131071
+			"20000000000044XXXXXXXXXXX:0000000000::::", // M 128-191, N 131072-196607
+			"000000000000044XXXXXXXXX0000000000000:::", // M 128-191, N 196608-262143
+			"000000000000004XXXXX000000000000000000::", // M 128-191, N >= 262144
+			"========================================", // M 192-255, N <= 1
 			"4444444444444444444444444444444444444444", // M 192-255, N (none)
-			"7777777777777777777777777777777777777777", // M 192-255, N 2
-			"7777777777777777777777777777777777777777", // M 192-255, N 3
-			"7777777777777777777777777777777777777777", // M 192-255, N 4-5
+			"========================================", // M 192-255, N 2
+			"========================================", // M 192-255, N 3
+			"========================================", // M 192-255, N 4-5
 			"7777777777777777777777777777777777777777", // M 192-255, N 6-7
 			"7777777777777777777777777777777777777777", // M 192-255, N 8-11
-			"7777777887777777777777777777777777777777", // M 192-255, N 12-15
-			"7777778887777777777777777777777777777777", // M 192-255, N 16-23
-			"7777722222227772277777777777777777777777", // M 192-255, N 24-31
-			"2222222222777777777777777777777777770000", // M 192-255, N 32-47
-			"22222222277787777777777777777:::::::0000", // M 192-255, N 48-63
-			"777722227777858577777777777:::::::::7777", // M 192-255, N 64-95
-			"2222222777777785577777777::::::::::::000", // M 192-255, N 96-127
-			"7772222777877777777777:::::::::00::66000", // M 192-255, N 128-191
+			"7777777777777777777777777777777777777777", // M 192-255, N 12-15
+			"7777778877777777777777777777777777777777", // M 192-255, N 16-23
+			"777772222222777227777777777777777<<77777", // M 192-255, N 24-31
+			"2222222222777777777777777777777<<<<<0000", // M 192-255, N 32-47
+			"22222222277787777777777777777:<<<<<<0000", // M 192-255, N 48-63
+			"777722227777858577777777777::::<<<<<7777", // M 192-255, N 64-95
+			"2222222777777785577777777::::::::<<<<000", // M 192-255, N 96-127
+			"7772222777877777777777:::::::::006666000", // M 192-255, N 128-191
 			"222222277778888223222:::::::::6666666000", // M 192-255, N 192-255
 			"7777222777778572223:3::::::::66666666000", // M 192-255, N 256-383
-			"222222277787722224::::::::::666666666000", // M 192-255, N 384-511
-			"22222222777372224:2:::::::66666666666000", // M 192-255, N 512-767
-			"222222222777272::4::::::6666666666660000", // M 192-255, N 768-1023
-			"22222222222222<:<:::::666666666666600000", // M 192-255, N 1024-1535
-			"2222222222222:::::::::666666666660000000", // M 192-255, N 1536-2047
-			"2222222222222::::6:::6666666666000000000", // M 192-255, N 2048-3071
-			"2222222222222:::66:666666666666000000000", // M 192-255, N 3072-4095
-			"2222222222=22::::66666666666666000000000", // M 192-255, N 4096-6143
-			"222222222000=:::::6666666666666000000000", // M 192-255, N 6144-8191
-			"222222220000==::::6666666666666000000000", // M 192-255, N 8192-12287
-			"2222222000000====:6666666666660000000000", // M 192-255, N 12288-16383
-			"222222000000====>>>>>>>>6666660000000000", // M 192-255, N 16384-24575
-			"222220000000====>>>>>>>>>666000000000000", // M 192-255, N 24576-32767
-			"22220000000====???>>>?>>>666000000000000", // M 192-255, N 32768-49151
-			"22200000000===?????>>?>>>>60000000000000", // M 192-255, N 49152-65535
-			"22000000000==??????????>>>60000000000000", // M 192-255, N 65536-98303
-			"200000000000?????????????>00000000000000", // M 192-255, N 98304-131071
-			"000000000000?????????????000000000000000", // M 192-255, N 131072-196607
-			"0000000000000??????????00000000000000000", // M 192-255, N 196608-262143
-			"000000000000000????000000000000000000000", // M 192-255, N >= 262144
-			"7777777777777777777777777777777777777777", // M 256-383, N <= 1
+			"2222222777877222242:::::::::666666666000", // M 192-255, N 384-511
+			"2222222277737222442:::::::66666666666000", // M 192-255, N 512-767
+			"222222222777272<44::::::::66666666660000", // M 192-255, N 768-1023
+			"22222222222222<<<::::6:66666666666600000", // M 192-255, N 1024-1535
+			"2222222222222:::::::66066666666660000000", // M 192-255, N 1536-2047
+			"222222222222::::660666006666666000000000", // M 192-255, N 2048-3071
+			"222222222222::::666660000666666000000000", // M 192-255, N 3072-4095
+			"222222222222::::666660000066666000000000", // M 192-255, N 4096-6143
+			"222222222000::::6666660000:6666000000000", // M 192-255, N 6144-8191
+			"222222220000:::::66660000006666000000000", // M 192-255, N 8192-12287
+			"2222222000000:::::::WWWW0666660000000000", // M 192-255, N 12288-16383
+			"2222220000002::::WWWWWWWWW::::0000000000", // M 192-255, N 16384-24575
+			"222220000000222WWWXWXXXWWW::000000000000", // M 192-255, N 24576-32767
+			"22220000000222XW0WXXXXXXWWW:000000000000", // M 192-255, N 32768-49151
+			"22200000000244XW1WXXXXXXXWW0000000000000", // M 192-255, N 49152-65535
+			"22000000000444XWWWXXXXXXXXX0000000000000", // M 192-255, N 65536-98303
+			"20000000000044XXXXXXXXXXXX00000000000000", // M 192-255, N 98304-131071
+			"00000000000044XXXXXXXXXXX000000000000000", // M 192-255, N 131072-196607
+			"00000000000004XXXXXXXXX00000000000000000", // M 192-255, N 196608-262143
+			"000000000000000XXXX000000000000000000000", // M 192-255, N >= 262144
+			"========================================", // M 256-383, N <= 1
 			"4444444444444444444444444444444444444444", // M 256-383, N (none)
-			"7777777777777777777777777777777777777777", // M 256-383, N 2
-			"7777777777777777777777777777777777777777", // M 256-383, N 3
-			"7777777777777777777777777777777777777777", // M 256-383, N 4-5
+			"========================================", // M 256-383, N 2
+			"========================================", // M 256-383, N 3
+			"========================================", // M 256-383, N 4-5
 			"7777777777777777777777777777777777777777", // M 256-383, N 6-7
-			"7777777787777777777777777777777777777777", // M 256-383, N 8-11
-			"7777777787777777777777777777777777777777", // M 256-383, N 12-15
-			"7777777887777777777777777777777777777777", // M 256-383, N 16-23
-			"7777777222277722227777777777777777777777", // M 256-383, N 24-31
-			"222222222227777772777777:77777777:::::::", // M 256-383, N 32-47
-			"2222222222277777727777777777::::::::::::", // M 256-383, N 48-63
-			"77722222222777777277777777::::::::::7777", // M 256-383, N 64-95
-			"22222222777777777277777:::::::::::::6:::", // M 256-383, N 96-127
-			"22222277777777777277::::::::::0000066:::", // M 256-383, N 128-191
+			"7777777777777777777777777777777777777777", // M 256-383, N 8-11
+			"7777777777777777777777777777777777777777", // M 256-383, N 12-15
+			"7777777877777777777777777777777777777777", // M 256-383, N 16-23
+			"7777777222277722227777777777777<<<777777", // M 256-383, N 24-31
+			"222222222227777772777777:7777<<<<<<:::::", // M 256-383, N 32-47
+			"222222222227777772777777777<<<<<<<<:::::", // M 256-383, N 48-63
+			"77722222222777777277777777<:::<<<<<<7777", // M 256-383, N 64-95
+			"22222222777777777277777::::::::000006:::", // M 256-383, N 96-127
+			"22222277777777777277:::::::::00000066:::", // M 256-383, N 128-191
 			"2222222777777882227::::::::::06606666:::", // M 256-383, N 192-255
-			"222222227777775222::::::::::666666666:::", // M 256-383, N 256-383
+			"22222222777777522::::::::::6666666666:::", // M 256-383, N 256-383
 			"2222222277777722:::::::::666666666666:::", // M 256-383, N 384-511
-			"222222227777722:::::::::6666666666666:::", // M 256-383, N 512-767
+			"222222227777722::::::::::666666666666:::", // M 256-383, N 512-767
 			"22222222277222::::::::66666666666666::::", // M 256-383, N 768-1023
-			"2222222222222::::::::66666666666666:::::", // M 256-383, N 1024-1535
-			"222222222222:::::::::666666666666:::::::", // M 256-383, N 1536-2047
-			"222222222222::::::::666666666666::::::::", // M 256-383, N 2048-3071
-			"22222222222::::::66666666666666:::::::::", // M 256-383, N 3072-4095
-			"222222222===:::::66666666666666:::::::::", // M 256-383, N 4096-6143
-			"222222220000=::::66666666666666:::::::::", // M 256-383, N 6144-8191
-			"222222200000===::6666666666666::::::::::", // M 256-383, N 8192-12287
-			"2222220000000====>>>>>>6666666::::::::::", // M 256-383, N 12288-16383
-			"222220000000=====>>>>>>>666660::::::::::", // M 256-383, N 16384-24575
-			"222200000000=====>>>>>>>>666000:::::::::", // M 256-383, N 24576-32767
-			"222000000000====??>>>>>>>6600000::::::::", // M 256-383, N 32768-49151
-			"220000000000==?????????>>>6000000:::::::", // M 256-383, N 49152-65535
-			"200000000000=???????????>>60000000::::::", // M 256-383, N 65536-98303
-			"000000000000?????????????>000000000:::::", // M 256-383, N 98304-131071
-			"0000000000000????????????00000000000::::", // M 256-383, N 131072-196607
-			"00000000000000??????00000000000000000:::", // M 256-383, N 196608-262143
-			"0000000000000000??00000000000000000000::", // M 256-383, N >= 262144
-			"7777777777777777777777777777777777777777", // M 384-511, N <= 1
+			"2222222222222:::::::666666666666666:::::", // M 256-383, N 1024-1535
+			"222222222222::::::006006666666666:::::::", // M 256-383, N 1536-2047
+			"22222222222:::::6666600066666666::::::::", // M 256-383, N 2048-3071
+			"2222222222::::::660000000666666:::::::::", // M 256-383, N 3072-4095
+			"2222222222::::::666660000066666:::::::::", // M 256-383, N 4096-6143
+			"222222220000::::666660000006666:::::::::", // M 256-383, N 6144-8191
+			"222222200000::::66666000006666::::::::::", // M 256-383, N 8192-12287
+			"2222220000000:::WWWWWWWWW66666::::::::::", // M 256-383, N 12288-16383
+			"222220000000:::WWWWWWWWWWW6660::::::::::", // M 256-383, N 16384-24575
+			"222200000000::XXXXXWXXWWWWW:000:::::::::", // M 256-383, N 24576-32767
+			"22200000000022XXXXXXXXXXWWW00000::::::::", // M 256-383, N 32768-49151
+			"2200000000002XXXXXXXXXXXXXW000000:::::::", // M 256-383, N 49152-65535
+			"2000000000002XXXXXXXXXXXXXX0000000::::::", // M 256-383, N 65536-98303
+			"0000000000004XXXXXXXXXXXXX000000000:::::", // M 256-383, N 98304-131071
+			"0000000000000XXXXXXXXXXXX00000000000::::", // M 256-383, N 131072-196607
+			"00000000000000XXXXXX00000000000000000:::", // M 256-383, N 196608-262143
+			"0000000000000000XX00000000000000000000::", // M 256-383, N >= 262144
+			"========================================", // M 384-511, N <= 1
 			"4444444444444444444444444444444444444444", // M 384-511, N (none)
-			"7777777777777777777777777777777777777777", // M 384-511, N 2
-			"7777777777777777777777777777777777777777", // M 384-511, N 3
-			"7777777777777777777777777777777777777777", // M 384-511, N 4-5
+			"========================================", // M 384-511, N 2
+			"========================================", // M 384-511, N 3
+			"===========777==========================", // M 384-511, N 4-5
 			"7777777777777777777777777777777777777777", // M 384-511, N 6-7
-			"7777777787777777777777777777777777777777", // M 384-511, N 8-11
-			"7777777887777777777777777777777777777777", // M 384-511, N 12-15
+			"7777777777777777777777777777777777777777", // M 384-511, N 8-11
+			"7777777877777777777777777777777777777777", // M 384-511, N 12-15
 			"7777777887777777777777777777777777777777", // M 384-511, N 16-23
-			"7777777227777777722777777777777777777777", // M 384-511, N 24-31
-			"2222222222777777772777770077777::0000000", // M 384-511, N 32-47
-			"222222222277777777277777077::::::::00000", // M 384-511, N 48-63
-			"7772222772227777772777777:::::::::007777", // M 384-511, N 64-95
-			"222222777722277887777:::::::::0000000000", // M 384-511, N 96-127
-			"7722277777727778827::::::::::00000006000", // M 384-511, N 128-191
-			"222227777777777722:::::::::0000000066000", // M 384-511, N 192-255
+			"77777772277777777227777777777<<<77777777", // M 384-511, N 24-31
+			"2222222222777777772777770077<<<<<0000000", // M 384-511, N 32-47
+			"22222222227777777727777707<<<<<<<<<00000", // M 384-511, N 48-63
+			"777222277222777777277777<<<<<<<000007777", // M 384-511, N 64-95
+			"222222777722277887777::::<<<<00000000000", // M 384-511, N 96-127
+			"772227777772777882::::::::::000000006000", // M 384-511, N 128-191
+			"22222777777777772:::::::::00000000066000", // M 384-511, N 192-255
 			"7722227777777772:::::::::000000006666000", // M 384-511, N 256-383
 			"222222277777772:::::::::0060666666666000", // M 384-511, N 384-511
 			"22222227777777:::::::0066666666666660000", // M 384-511, N 512-767
-			"2222222277777:::::::06066666666666660000", // M 384-511, N 768-1023
-			"222222222222::::::0060066666666666600000", // M 384-511, N 1024-1535
-			"22222222222:::::::0666066666666660000000", // M 384-511, N 1536-2047
-			"2222222222::::::666666666666666660000000", // M 384-511, N 2048-3071
-			"222222222=::::::660660000666666660000000", // M 384-511, N 3072-4095
-			"22222222====::::666660000066666600000000", // M 384-511, N 4096-6143
-			"22222220======:::66666060666666000000000", // M 384-511, N 6144-8191
-			"222222000000====>>>>66>06666660000000000", // M 384-511, N 8192-12287
-			"2222200000000====>>>>>>>6666660000000000", // M 384-511, N 12288-16383
-			"2222000000000=====>>>>>>>666600000000000", // M 384-511, N 16384-24575
-			"2220000000000=====>>>>>>>660000000000000", // M 384-511, N 24576-32767
-			"220000000000=======>>>>>>660000000000000", // M 384-511, N 32768-49151
-			"200000000000===????>>?>>>>00000000000000", // M 384-511, N 49152-65535
-			"000000000000==??????????>>00000000000000", // M 384-511, N 65536-98303
-			"0000000000000????????????000000000000000", // M 384-511, N 98304-131071
-			"00000000000000?????????00000000000000000", // M 384-511, N 131072-196607
-			"000000000000000????000000000000000000000", // M 384-511, N 196608-262143
+			"2222222277777:<::<<066066666666666660000", // M 384-511, N 768-1023
+			"222222222222:::::<0000066666666666600000", // M 384-511, N 1024-1535
+			"22222222222::::::00000066666666660000000", // M 384-511, N 1536-2047
+			"2222222222::::::660000006666666660000000", // M 384-511, N 2048-3071
+			"222222222::::::660W00WW0W666666660000000", // M 384-511, N 3072-4095
+			"22222222:::::::666600WW0WW66666600000000", // M 384-511, N 4096-6143
+			"22222220:::::::W666660000006666000000000", // M 384-511, N 6144-8191
+			"222222000000:::WW6666WWW0006660000000000", // M 384-511, N 8192-12287
+			"2222200000000:VWWWWWWWWWWW66660000000000", // M 384-511, N 12288-16383
+			"2222000000000:VVWWWWXWWWWWWW600000000000", // M 384-511, N 16384-24575
+			"2220000000000VXXXXXXXXXWWWW0000000000000", // M 384-511, N 24576-32767
+			"220000000000:XXXXXXXXXXXXWW0000000000000", // M 384-511, N 32768-49151
+			"200000000000XXXXXXXXXXXXXX00000000000000", // M 384-511, N 49152-65535
+			"000000000000XXXXXXXXXXXXXX00000000000000", // M 384-511, N 65536-98303
+			"0000000000000XXXXXXXXXXXX000000000000000", // M 384-511, N 98304-131071
+			"00000000000000XXXXXXXXX00000000000000000", // M 384-511, N 131072-196607
+			"000000000000000XXXX000000000000000000000", // M 384-511, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 384-511, N >= 262144
-			"7777777777777777777777777777777777777777", // M 512-767, N <= 1
+			"================GGGA====================", // M 512-767, N <= 1
 			"4444444444444444444444444444444444444444", // M 512-767, N (none)
-			"7777777777777777777777777777777777777777", // M 512-767, N 2
-			"7777777777777777777777777777777777777777", // M 512-767, N 3
-			"7777777777777777777777777777777777777777", // M 512-767, N 4-5
-			"7777777788777777777777777777777777777777", // M 512-767, N 6-7
-			"7777777788777777777777777777777777777777", // M 512-767, N 8-11
-			"7777777887777777777777777777777777777777", // M 512-767, N 12-15
+			"===============77777====================", // M 512-767, N 2
+			"================7777====================", // M 512-767, N 3
+			"==========77777==77=7777================", // M 512-767, N 4-5
+			"7777777777777777777777777777777777777777", // M 512-767, N 6-7
+			"7777777777777777777777777777777777777777", // M 512-767, N 8-11
+			"7777777877777777777777777777777777777777", // M 512-767, N 12-15
 			"7777777887777777777777777777777777777777", // M 512-767, N 16-23
 			"7777772227777777722277777777777777777777", // M 512-767, N 24-31
-			"2222222227777777772277777::77:::::::::::", // M 512-767, N 32-47
-			"2222222227777777772277777:::::::::::::::", // M 512-767, N 48-63
-			"7772227777277777777:77:::::::::000077777", // M 512-767, N 64-95
-			"222227777722277877:::::::::::0000000::::", // M 512-767, N 96-127
-			"772227777772277727::::::::::00000000::::", // M 512-767, N 128-191
-			"7222277777777278:::::::::000000000006:::", // M 512-767, N 192-255
-			"722227777777777::::::::00000000000666:::", // M 512-767, N 256-383
-			"72222277777777::::::::00000000666666::::", // M 512-767, N 384-511
-			"2222222777273:::::::0000006066666666::::", // M 512-767, N 512-767
-			"222222227777::::::0:060000666666666:::::", // M 512-767, N 768-1023
-			"22222222227:::::::0060006666666666::::::", // M 512-767, N 1024-1535
-			"2222222222<::::::66660066666666666::::::", // M 512-767, N 1536-2047
-			"777722222<<<::::6:6666066666666666::::::", // M 512-767, N 2048-3071
-			"22222222=<<:::::66>660000666666666::::::", // M 512-767, N 3072-4095
-			"2222222======:::666660>0>06666666:::::::", // M 512-767, N 4096-6143
-			"222222==========>>666606006666666:::::::", // M 512-767, N 6144-8191
-			"22222000========>>>66>>06666666:::::::::", // M 512-767, N 8192-12287
-			"2222000000000====>>>>>>>>66666::::::::::", // M 512-767, N 12288-16383
-			"22200000000000====>>>>>>>66660::::::::::", // M 512-767, N 16384-24575
-			"22000000000000====>>>>>>>660000:::::::::", // M 512-767, N 24576-32767
-			"2000000000000======>>>>>>>600000::::::::", // M 512-767, N 32768-49151
-			"0000000000000===??==>>>>>>0000000:::::::", // M 512-767, N 49152-65535
-			"0000000000000=?????????>>000000000::::::", // M 512-767, N 65536-98303
-			"00000000000000??????0??000000000000:::::", // M 512-767, N 98304-131071
-			"000000000000000????00000000000000000::::", // M 512-767, N 131072-196607
+			"2222222227777777772277777::<<<<:::::::::", // M 512-767, N 32-47
+			"2222222227777777772277777:<<<<<<00::::::", // M 512-767, N 48-63
+			"7772227777277777777:77:<<<<<<<0000077777", // M 512-767, N 64-95
+			"222227777722277877::::::<<<<00000000::::", // M 512-767, N 96-127
+			"77222777777227772:::::::::0000000000::::", // M 512-767, N 128-191
+			"72222777777772785::::::::000000000006:::", // M 512-767, N 192-255
+			"7222277777777775:::::::00000000000666:::", // M 512-767, N 256-383
+			"722222777777775:::::::00000000666666::::", // M 512-767, N 384-511
+			"22222227772733:::::00000006066666666::::", // M 512-767, N 512-767
+			"222222227777::<<::00060000666666666:::::", // M 512-767, N 768-1023
+			"22222222227<:::::00000006666666666::::::", // M 512-767, N 1024-1535
+			"2222222222::::::660000066666666666::::::", // M 512-767, N 1536-2047
+			"777722222::::::66:0000006666666666::::::", // M 512-767, N 2048-3071
+			"22222222:::::::666WW0WW0W666666666::::::", // M 512-767, N 3072-4095
+			"2222222::::::::W66600WWWWW6666666:::::::", // M 512-767, N 4096-6143
+			"222222::::::::WWW666WWW0W00666666:::::::", // M 512-767, N 6144-8191
+			"22222000:::::VVWWW6[WWWW0000666:::::::::", // M 512-767, N 8192-12287
+			"2222000000000VVWWWXX6WWWWWWW66::::::::::", // M 512-767, N 12288-16383
+			"22200000000000VVWXXXXWWWWWWWW0::::::::::", // M 512-767, N 16384-24575
+			"22000000000000XXXXXXXXXXXWW0000:::::::::", // M 512-767, N 24576-32767
+			"2000000000000XXXXXXXXXXXXXX00000::::::::", // M 512-767, N 32768-49151
+			"0000000000000XXXXXXXXXXXXX0000000:::::::", // M 512-767, N 49152-65535
+			"0000000000000XXXXXXXXXXXX000000000::::::", // M 512-767, N 65536-98303
+			"00000000000000XXXXXX0XX000000000000:::::", // M 512-767, N 98304-131071
+			"000000000000000XXXX00000000000000000::::", // M 512-767, N 131072-196607
 			"0000000000000000000000000000000000000:::", // M 512-767, N 196608-262143
 			"00000000000000000000000000000000000000::", // M 512-767, N >= 262144
-			"7777777777777777777777777777777777777777", // M 768-1023, N <= 1
+			"==============GGGGBAA===================", // M 768-1023, N <= 1
 			"4444444444444444444444444444444444444444", // M 768-1023, N (none)
-			"7777777777777777777777777777777777777777", // M 768-1023, N 2
-			"7777777777777777777777777777777777777777", // M 768-1023, N 3
-			"7777777777777777777777777777777777777777", // M 768-1023, N 4-5
-			"7777777788777777777777777777777777777777", // M 768-1023, N 6-7
-			"7777777888877777777777777777777777777777", // M 768-1023, N 8-11
-			"7777777888777777777777777777777777777777", // M 768-1023, N 12-15
-			"7777772887777777777777777777777777777777", // M 768-1023, N 16-23
+			"==============GGGG77777=================", // M 768-1023, N 2
+			"==============77777777777===============", // M 768-1023, N 3
+			"==========7777777777777777==============", // M 768-1023, N 4-5
+			"7777777777777777777777777777777777777777", // M 768-1023, N 6-7
+			"7777777777777777777777777777777777777777", // M 768-1023, N 8-11
+			"7777777877777777777777777777777777777777", // M 768-1023, N 12-15
+			"7777778887777777777777777777777777777777", // M 768-1023, N 16-23
 			"7777772277747777722227777777777777777777", // M 768-1023, N 24-31
-			"2222222227747577772277777000000000000000", // M 768-1023, N 32-47
-			"2222222777777777777::777:0000:::00000000", // M 768-1023, N 48-63
-			"777227777777777777::::::::::::0000077777", // M 768-1023, N 64-95
-			"22227777777227737:::::::::::000000000000", // M 768-1023, N 96-127
-			"7222777777722778::::::::::00000000000000", // M 768-1023, N 128-191
-			"722277722777777:::::::::0000000000000000", // M 768-1023, N 192-255
-			"72277777777777::5:::::000000000000000000", // M 768-1023, N 256-383
-			"2227777777777:::::::00000000000006660000", // M 768-1023, N 384-511
-			"222777777777::5::::0:0000000066666600000", // M 768-1023, N 512-767
-			"22277772777::::::60000000006666666000000", // M 768-1023, N 768-1023
-			"2222222227<::::::60660000666666666000000", // M 768-1023, N 1024-1535
-			"222222222<<:::::::6666066666666666600000", // M 768-1023, N 1536-2047
-			"77222222<<<<:::::66666666666666666600000", // M 768-1023, N 2048-3071
-			"2222222=<<<<::::666666060666666666000000", // M 768-1023, N 3072-4095
-			"222222=========>>>6666060066666666000000", // M 768-1023, N 4096-6143
-			"22222===========>>>6>6666666666660000000", // M 768-1023, N 6144-8191
-			"2222=============>>?B>>>6666666600000000", // M 768-1023, N 8192-12287
-			"2220====0========>>?>>>>>666660000000000", // M 768-1023, N 12288-16383
-			"22000000000000====>>>?>>>>66600000000000", // M 768-1023, N 16384-24575
-			"200000000000000===>>????>>66000000000000", // M 768-1023, N 24576-32767
-			"000000000000000====>????>>60000000000000", // M 768-1023, N 32768-49151
-			"000000000000000=====????>>00000000000000", // M 768-1023, N 49152-65535
-			"000000000000000=???0>???>000000000000000", // M 768-1023, N 65536-98303
+			"22222222277475777722:7777000000000000000", // M 768-1023, N 32-47
+			"2222222777777777777::777<0000<0000000000", // M 768-1023, N 48-63
+			"777227777777777777::::::<<<<<00000077777", // M 768-1023, N 64-95
+			"22227777777227737:::::::<<00000000000000", // M 768-1023, N 96-127
+			"7222777777722778:::::::::000000000000000", // M 768-1023, N 128-191
+			"7222777227777775:::::::00000000000000000", // M 768-1023, N 192-255
+			"72277777777777:55:::::000000000000000000", // M 768-1023, N 256-383
+			"2227777777777<:::::0:0000000000006660000", // M 768-1023, N 384-511
+			"222777777777::5:::00:0000000066666600000", // M 768-1023, N 512-767
+			"22277772777::::;<60000000006666666000000", // M 768-1023, N 768-1023
+			"2222222227:55::<666000000666666666000000", // M 768-1023, N 1024-1535
+			"222222222<:::::6666600066666666666600000", // M 768-1023, N 1536-2047
+			"77222222<::::::6666600006666666666600000", // M 768-1023, N 2048-3071
+			"2222222::::::::W666660000666666666000000", // M 768-1023, N 3072-4095
+			"222222::::::::WWWW66W0W0WW66666666000000", // M 768-1023, N 4096-6143
+			"22222::::::::VWWWW6XXW00WWW6666660000000", // M 768-1023, N 6144-8191
+			"22224:::::::VVVWWWXX[WWWWWWW666600000000", // M 768-1023, N 8192-12287
+			"2220::::0::VVVVVWXXXXWWWWWWWW60000000000", // M 768-1023, N 12288-16383
+			"22000000000000VVXXXXXXWWWWWWX00000000000", // M 768-1023, N 16384-24575
+			"200000000000000XXXXXXXXXXXXX000000000000", // M 768-1023, N 24576-32767
+			"000000000000000XXXXXXXXXXXX0000000000000", // M 768-1023, N 32768-49151
+			"000000000000000XXXXXXXXXXX00000000000000", // M 768-1023, N 49152-65535
+			"000000000000000XXXX0XXXXX000000000000000", // M 768-1023, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 768-1023, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 768-1023, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 768-1023, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 768-1023, N >= 262144
-			"7777777777777777777777777777777777777777", // M 1024-1535, N <= 1
+			"=============GGGGDBBAC==================", // M 1024-1535, N <= 1
 			"4444444444444444444444444444444444444444", // M 1024-1535, N (none)
-			"7777777777777777777777777777777777777777", // M 1024-1535, N 2
-			"7777777777777777777777777777777777777777", // M 1024-1535, N 3
-			"7777777777777777777777777777777777777777", // M 1024-1535, N 4-5
-			"7777777888777777777777777777777777777777", // M 1024-1535, N 6-7
-			"7777778888877777777777777777777777777777", // M 1024-1535, N 8-11
-			"7777772888777777777777777777777777777777", // M 1024-1535, N 12-15
-			"7777772888778877777777777777777777777777", // M 1024-1535, N 16-23
-			"7777722277744377222777777777777777777777", // M 1024-1535, N 24-31
-			"2222222777773377727::7777700000000000000", // M 1024-1535, N 32-47
-			"222227777777777777::::::::00000000000000", // M 1024-1535, N 48-63
-			"772277777777777777::::::::77700007777777", // M 1024-1535, N 64-95
-			"22227777777777777::::::::::0000000000000", // M 1024-1535, N 96-127
-			"72277777777277778::::::::000000000000000", // M 1024-1535, N 128-191
-			"72777777777777::::::::000000000000000000", // M 1024-1535, N 192-255
-			"2277777777777::::::::0000000000000000000", // M 1024-1535, N 256-383
-			"227777777777:::::::006000000000000000000", // M 1024-1535, N 384-511
-			"22777777777:::::0::060000000000066000000", // M 1024-1535, N 512-767
-			"2277777777<::::::00000000000000666000000", // M 1024-1535, N 768-1023
-			"222777777<<::::::66660000066066666600000", // M 1024-1535, N 1024-1535
-			"22222227<<<::::6666666666666666666600000", // M 1024-1535, N 1536-2047
-			"7722222<<::::::>666666066666666666600000", // M 1024-1535, N 2048-3071
-			"222222=<<<<<<<:>>>6660000666666666600000", // M 1024-1535, N 3072-4095
-			"22222====<=====>>>>660000066666666000000", // M 1024-1535, N 4096-6143
-			"2222============>>>>>>000006666666000000", // M 1024-1535, N 6144-8191
-			"222==============>>??>>>>>>6666660000000", // M 1024-1535, N 8192-12287
-			"220==============>?????>>>>6666000000000", // M 1024-1535, N 12288-16383
-			"2000====00========???????>66660000000000", // M 1024-1535, N 16384-24575
-			"000000000000000===????????>6600000000000", // M 1024-1535, N 24576-32767
-			"0000000000000000===???????>6000000000000", // M 1024-1535, N 32768-49151
-			"000000000000000000=???????>0000000000000", // M 1024-1535, N 49152-65535
-			"00000000000000000000?????000000000000000", // M 1024-1535, N 65536-98303
+			"=============GGGGD=BAA7777==============", // M 1024-1535, N 2
+			"=============7777777777777==============", // M 1024-1535, N 3
+			"=========777777777777777777=============", // M 1024-1535, N 4-5
+			"7777777777777777777777777777777777777777", // M 1024-1535, N 6-7
+			"7777778777777777777777777777777777777777", // M 1024-1535, N 8-11
+			"7777778877777777777777777777777777777777", // M 1024-1535, N 12-15
+			"7777778887777777777777777777777777777777", // M 1024-1535, N 16-23
+			"77777222777444772227777777<7777777777777", // M 1024-1535, N 24-31
+			"2222222777774477727:::777<00000000000000", // M 1024-1535, N 32-47
+			"222227777777777777::::::<<00000000000000", // M 1024-1535, N 48-63
+			"77227777777777777:::::::<<77700007777777", // M 1024-1535, N 64-95
+			"22227777777777777:::::::<000000000000000", // M 1024-1535, N 96-127
+			"72277777777277788::::::00000000000000000", // M 1024-1535, N 128-191
+			"727777777777777:::::::000000000000000000", // M 1024-1535, N 192-255
+			"2277777777777::::<0:06000000000000000000", // M 1024-1535, N 256-383
+			"227777777777:::0000000000000000000000000", // M 1024-1535, N 384-511
+			"22777777777::::;000060000000000066000000", // M 1024-1535, N 512-767
+			"2277777777:::::;660000000000000666000000", // M 1024-1535, N 768-1023
+			"222777777::::<W6666000000066066666600000", // M 1024-1535, N 1024-1535
+			"22222227::::::W6666660066666666666600000", // M 1024-1535, N 1536-2047
+			"7722222<;WWWW:W666W660006666666666600000", // M 1024-1535, N 2048-3071
+			"222222::::::::WW6WW666000666666666600000", // M 1024-1535, N 3072-4095
+			"22222::::::::WWW6WWWWWWWWW66666666000000", // M 1024-1535, N 4096-6143
+			"2222:::::::::VWWWWXXXWWWWWW6666666000000", // M 1024-1535, N 6144-8191
+			"2224::::::::VVVWXXXXXWWWWWWW666660000000", // M 1024-1535, N 8192-12287
+			"220::::::::VVVVXXXXXXX00WWWXX66000000000", // M 1024-1535, N 12288-16383
+			"2000::::00VVVVVXXXXXXX[0WXXXXX0000000000", // M 1024-1535, N 16384-24575
+			"000000000000000XXXXXXXXXXXXXX00000000000", // M 1024-1535, N 24576-32767
+			"0000000000000000XXXXXXXXXXXX000000000000", // M 1024-1535, N 32768-49151
+			"000000000000000000XXXXXXXXX0000000000000", // M 1024-1535, N 49152-65535
+			"00000000000000000000XXXXX000000000000000", // M 1024-1535, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 1024-1535, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 1024-1535, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 1024-1535, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 1024-1535, N >= 262144
-			"7777777777777777777777777777777777777777", // M 1536-2047, N <= 1
+			"=============GGGD===CCCCC===============", // M 1536-2047, N <= 1
 			"4444444444444444444444444444444444444444", // M 1536-2047, N (none)
-			"7777777777777777777777777777777777777777", // M 1536-2047, N 2
-			"7777777777777777777777777777777777777777", // M 1536-2047, N 3
-			"7777777787777777777777777777777777777777", // M 1536-2047, N 4-5
-			"7777777887777777777777777777777777777777", // M 1536-2047, N 6-7
-			"7777772887777777777777777777777777777777", // M 1536-2047, N 8-11
-			"7777772887777777777777777777777777777777", // M 1536-2047, N 12-15
-			"7777724877788777777777777777777777777777", // M 1536-2047, N 16-23
-			"7777227777444777777777777777777777777777", // M 1536-2047, N 24-31
-			"222227777777777777:::77::::0000000000000", // M 1536-2047, N 32-47
-			"222277777277777777::::7:::00000000000000", // M 1536-2047, N 48-63
-			"772777777777777777::::::::77777777777777", // M 1536-2047, N 64-95
-			"222777777777777887::::::0000000000000000", // M 1536-2047, N 96-127
-			"72777777777777778::::::00000000000000000", // M 1536-2047, N 128-191
-			"2277777777777:::::::::000000000000000000", // M 1536-2047, N 192-255
-			"277778777777:::::<::66600000000000000000", // M 1536-2047, N 256-383
-			"27778577777:::::::0066600000000000000000", // M 1536-2047, N 384-511
-			"2777887777;:::::::6006600000000000000000", // M 1536-2047, N 512-767
-			"227777777<<:;::::00660600000000006600000", // M 1536-2047, N 768-1023
-			"22777777<<<:::=::66660600000000066600000", // M 1536-2047, N 1024-1535
-			"2222777<<>;>>:>>6666600000000?6666600000", // M 1536-2047, N 1536-2047
-			"722777<<<=>>>:>>B>B660000066??6666600000", // M 1536-2047, N 2048-3071
-			"22277<<<<::::=>>>>>66>60B0>6??6666600000", // M 1536-2047, N 3072-4095
-			"2227<<<<<<<<===>>>;>>>>>>>?>666666600000", // M 1536-2047, N 4096-6143
-			"222==<<=========>????>>>>>>>666666000000", // M 1536-2047, N 6144-8191
-			"22===============>??????????666660000000", // M 1536-2047, N 8192-12287
-			"20================????BB????666000000000", // M 1536-2047, N 12288-16383
-			"000===============?????????6660000000000", // M 1536-2047, N 16384-24575
-			"0000====0==00000==?????????6600000000000", // M 1536-2047, N 24576-32767
-			"00000000000000000=?????????6000000000000", // M 1536-2047, N 32768-49151
-			"000000000000000000?????????0000000000000", // M 1536-2047, N 49152-65535
-			"0000000000000000000???????00000000000000", // M 1536-2047, N 65536-98303
+			"============IGGGD====ACCCC7=============", // M 1536-2047, N 2
+			"=============7GGD===AAA77777============", // M 1536-2047, N 3
+			"========77777777777777777777============", // M 1536-2047, N 4-5
+			"7777777777777777777777777777777777777777", // M 1536-2047, N 6-7
+			"7777778877777777777777777777777777777777", // M 1536-2047, N 8-11
+			"7777778887777777777777777777777777777777", // M 1536-2047, N 12-15
+			"7777788887777777777777777777777777777777", // M 1536-2047, N 16-23
+			"77772277774447777777777777<7777777777777", // M 1536-2047, N 24-31
+			"222227777777777777::::7::<<0000000000000", // M 1536-2047, N 32-47
+			"222277777277777777:::::::<00000000000000", // M 1536-2047, N 48-63
+			"772777777777777777::::::0077777777777777", // M 1536-2047, N 64-95
+			"22277777777777777:::::::0000000000000000", // M 1536-2047, N 96-127
+			"72777777777777788::::::00000000000000000", // M 1536-2047, N 128-191
+			"2277777777777::7:::::6600000000000000000", // M 1536-2047, N 192-255
+			"277778777777:::::<:666600000000000000000", // M 1536-2047, N 256-383
+			"27778577777::::0000006600000000000000000", // M 1536-2047, N 384-511
+			"2777887777:::::0000006600000000000000000", // M 1536-2047, N 512-767
+			"227777777<::;:::6W000W600000000006600000", // M 1536-2047, N 768-1023
+			"22777777:::;;WVW6WW60WW00000000066600000", // M 1536-2047, N 1024-1535
+			"2222777;:WWWWWWWWWW6660000000X6666600000", // M 1536-2047, N 1536-2047
+			"722777;;VWWWWWW6[W[666000066XX6666600000", // M 1536-2047, N 2048-3071
+			"22277;;;VVWWWWWW6WW66[[WX0W6XX6666600000", // M 1536-2047, N 3072-4095
+			"2227;V;;::VWWWWW6X;WXXWW[WXW666666600000", // M 1536-2047, N 4096-6143
+			"2225;;;::::::VWWXXXXXXWWWWWW666666000000", // M 1536-2047, N 6144-8191
+			"2255::::::::VVVXXXXXXXX[WWWX666660000000", // M 1536-2047, N 8192-12287
+			"20::::::::::VVXXXXXXXX[[[XXXX66000000000", // M 1536-2047, N 12288-16383
+			"000:::::::VVVXXXXXXXXX[[[XXXXX0000000000", // M 1536-2047, N 16384-24575
+			"0000::::0VV00000XXXXXX[[XXXXX00000000000", // M 1536-2047, N 24576-32767
+			"00000000000000000XXXXXXXXXXX000000000000", // M 1536-2047, N 32768-49151
+			"000000000000000000XXXXXXXXX0000000000000", // M 1536-2047, N 49152-65535
+			"0000000000000000000XXXXXXX00000000000000", // M 1536-2047, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 1536-2047, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 1536-2047, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 1536-2047, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 1536-2047, N >= 262144
-			"7777777777777777777777777777777777777777", // M 2048-3071, N <= 1
+			"============GGGGD====CCCCCC=============", // M 2048-3071, N <= 1
 			"4444444444444444444444444444444444444444", // M 2048-3071, N (none)
-			"7777777777777777777777777777777777777777", // M 2048-3071, N 2
-			"7777777777777777777777777777777777777777", // M 2048-3071, N 3
-			"7777777877777777777777777777777777777777", // M 2048-3071, N 4-5
-			"7777722877777777777777777777777777777777", // M 2048-3071, N 6-7
-			"7777724477777777777777777777777777777777", // M 2048-3071, N 8-11
-			"7777224477888777777777777777777777777777", // M 2048-3071, N 12-15
-			"7777224877788877777777777777777777777777", // M 2048-3071, N 16-23
-			"777722777444447777777777::::777777777777", // M 2048-3071, N 24-31
-			"2222777774444377777:7777:::0000000000000", // M 2048-3071, N 32-47
-			"2227777744474333577:::77::00000000000000", // M 2048-3071, N 48-63
-			"772777777447733787:::::70077777777777777", // M 2048-3071, N 64-95
-			"22777788777773778::::::00000000000000000", // M 2048-3071, N 96-127
-			"72777788777777::::::::000000000000000000", // M 2048-3071, N 128-191
-			"277777877227::::::::66000000000000000000", // M 2048-3071, N 192-255
-			"27778877722:::::::6666600000000000000000", // M 2048-3071, N 256-383
-			"2777858777:;::::::6666660000000000000000", // M 2048-3071, N 384-511
-			"277788777<;::::::66666660000000000000000", // M 2048-3071, N 512-767
-			"27777777<<<:::::606666660000000000000000", // M 2048-3071, N 768-1023
-			"2277777<<<<:::::66>666>60000000006600000", // M 2048-3071, N 1024-1535
-			"222777<<<;;>>:>>6>6666000000??0066600000", // M 2048-3071, N 1536-2047
-			"22777<<<<=>>>>>>>06666000000???666600000", // M 2048-3071, N 2048-3071
-			"2277<;;<<<=>==>>>>>>6660B??6???666600000", // M 2048-3071, N 3072-4095
-			"227<<;;<=<::===>??B>>?B>?>?>666666600000", // M 2048-3071, N 4096-6143
-			"22==<<<<=======??????????BB?666666000000", // M 2048-3071, N 6144-8191
-			"2====<==========??????0?????666660000000", // M 2048-3071, N 8192-12287
-			"00===============?????BB????666000000000", // M 2048-3071, N 12288-16383
-			"00===============???????????660000000000", // M 2048-3071, N 16384-24575
-			"000===============?????????>600000000000", // M 2048-3071, N 24576-32767
-			"0000========00000=??????????000000000000", // M 2048-3071, N 32768-49151
-			"000000000000000000?????????0000000000000", // M 2048-3071, N 49152-65535
-			"0000000000000000000???????00000000000000", // M 2048-3071, N 65536-98303
+			"============IGGGD====ACCACCC============", // M 2048-3071, N 2
+			"============GGGGD======AAA777===========", // M 2048-3071, N 3
+			"=======77777777777777===77777===========", // M 2048-3071, N 4-5
+			"7777788777777777777777777777777777777777", // M 2048-3071, N 6-7
+			"7777788877777777777777777777777777777777", // M 2048-3071, N 8-11
+			"7777888887777777777777777777777777777777", // M 2048-3071, N 12-15
+			"7777888888888777777777777777777777777777", // M 2048-3071, N 16-23
+			"777722777444447777777777::00777777777777", // M 2048-3071, N 24-31
+			"2222777774444477777::777:000000000000000", // M 2048-3071, N 32-47
+			"2227777744474333577::::70000000000000000", // M 2048-3071, N 48-63
+			"772777777447733477::::::0077777777777777", // M 2048-3071, N 64-95
+			"22777788777773777:::::::0000000000000000", // M 2048-3071, N 96-127
+			"727777887777777:::::::::0000000000000000", // M 2048-3071, N 128-191
+			"277777877227::::::6666660000000000000000", // M 2048-3071, N 192-255
+			"27778877722:::::::6666660000000000000000", // M 2048-3071, N 256-383
+			"2777858777:::::::66666660000000000000000", // M 2048-3071, N 384-511
+			"277788777<::::::066666660000000000000000", // M 2048-3071, N 512-767
+			"27777777<<<::::66WW00WW60000000000000000", // M 2048-3071, N 768-1023
+			"2277777<;:;;WWW66WW00WW60000000006600000", // M 2048-3071, N 1024-1535
+			"222777;;;WWWWWWWWWW666000000XX0066600000", // M 2048-3071, N 1536-2047
+			"22777;;;VWWWWWW600W666000000XXX666600000", // M 2048-3071, N 2048-3071
+			"227766;VV;<<WWWW6WWW66[[XXX6XXX666600000", // M 2048-3071, N 3072-4095
+			"227000;;:;:WWWW6X[[XXX[[XWXW666666600000", // M 2048-3071, N 4096-6143
+			"225000;;:::::W[XXXXXXX[[[WWX666666000000", // M 2048-3071, N 6144-8191
+			"255000;:::::6VXXXXXXX00[[[[[666660000000", // M 2048-3071, N 8192-12287
+			"00:000::::66VXXXXXXXXX[[[[XXX66000000000", // M 2048-3071, N 12288-16383
+			"00::000::66VXXXXXXXXXX[[[XXXXX0000000000", // M 2048-3071, N 16384-24575
+			"000:::::::VXXXXXXXXXXX[[[XXXX00000000000", // M 2048-3071, N 24576-32767
+			"0000:::VVXXX00000XXXXXXXXXXX000000000000", // M 2048-3071, N 32768-49151
+			"000000000000000000XXXXXXXXX0000000000000", // M 2048-3071, N 49152-65535
+			"0000000000000000000XXXXXXX00000000000000", // M 2048-3071, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 2048-3071, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 2048-3071, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 2048-3071, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 2048-3071, N >= 262144
-			"7777777777777777777787778887777777777777", // M 3072-4095, N <= 1
+			"============GGGGD====CCCCCCC============", // M 3072-4095, N <= 1
 			"4444444444444444444444444444444444444444", // M 3072-4095, N (none)
-			"7777777777777777777777777777777777777777", // M 3072-4095, N 2
-			"7777777777777777777777777777777777777777", // M 3072-4095, N 3
-			"7777724777777777777777777777777777777777", // M 3072-4095, N 4-5
-			"7777244477777777777777777777777777777777", // M 3072-4095, N 6-7
-			"7777244477777777777777777777777777777777", // M 3072-4095, N 8-11
-			"7772244478888777777777777777777777777777", // M 3072-4095, N 12-15
-			"7772244878788277777777777777777777777777", // M 3072-4095, N 16-23
+			"============IGGG=========ACCC===========", // M 3072-4095, N 2
+			"============GGGGD========AAC7===========", // M 3072-4095, N 3
+			"=====887777777777777=====A777===========", // M 3072-4095, N 4-5
+			"7777888777777777777777777777777777777777", // M 3072-4095, N 6-7
+			"7777888877777777777777777777777777777777", // M 3072-4095, N 8-11
+			"7778888877777777777777777777777777777777", // M 3072-4095, N 12-15
+			"7778888888888777777777777777777777777777", // M 3072-4095, N 16-23
 			"7772777774472477777777777:00777777777777", // M 3072-4095, N 24-31
-			"2227777774444437577777777000000000000000", // M 3072-4095, N 32-47
-			"2227777777474555577::7777000000000000000", // M 3072-4095, N 48-63
-			"777777777477755757:::::77077777777777777", // M 3072-4095, N 64-95
-			"22777888777772777::::::00000000000000000", // M 3072-4095, N 96-127
-			"727778857777:77::::::0000000000000000000", // M 3072-4095, N 128-191
-			"77777788744:::::::6666000000000000000000", // M 3072-4095, N 192-255
-			"27777777722::::::66666600000000000000000", // M 3072-4095, N 256-383
-			"277788777<:::::::66666660000000000000000", // M 3072-4095, N 384-511
-			"27777877<<;:;:::666066660000000000000000", // M 3072-4095, N 512-767
-			"2777777<<<;;;::6666666660000000000000000", // M 3072-4095, N 768-1023
-			"227777<<<<<;;;;6666666600000000000000000", // M 3072-4095, N 1024-1535
-			"22777<<<<<<<==>>>666660000000B0006600000", // M 3072-4095, N 1536-2047
-			"7277<;;<<<<>==>>;>>>66000000BBB066600000", // M 3072-4095, N 2048-3071
-			"227<10;;=<<>>=>66>>>66B00B>0>B0666600000", // M 3072-4095, N 3072-4095
-			"22=<000;==<>>=B6??????B?BB?>666666000000", // M 3072-4095, N 4096-6143
-			"2===<;;<======B????????????>666666000000", // M 3072-4095, N 6144-8191
-			"0===<<<=======??????????????666660000000", // M 3072-4095, N 8192-12287
-			"0==============??????????????66000000000", // M 3072-4095, N 12288-16383
-			"0==============?????????????660000000000", // M 3072-4095, N 16384-24575
-			"00=======????====???????????000000000000", // M 3072-4095, N 24576-32767
-			"000=====?????0000??????????0000000000000", // M 3072-4095, N 32768-49151
-			"000000000??0000000?????????0000000000000", // M 3072-4095, N 49152-65535
-			"00000000000000000000?????000000000000000", // M 3072-4095, N 65536-98303
+			"2227777774444447577:77777000000000000000", // M 3072-4095, N 32-47
+			"2227777777474557577:::777000000000000000", // M 3072-4095, N 48-63
+			"777777777477755757:::::::077777777777777", // M 3072-4095, N 64-95
+			"22777888777772777::::::::000000000000000", // M 3072-4095, N 96-127
+			"727778857777777:::::66:::000000000000000", // M 3072-4095, N 128-191
+			"777777887442:::::66666666000000000000000", // M 3072-4095, N 192-255
+			"27777777722;:::::66666666000000000000000", // M 3072-4095, N 256-383
+			"277788777;;:::::666666666000000000000000", // M 3072-4095, N 384-511
+			"27777877<<:::::6666666666000000000000000", // M 3072-4095, N 512-767
+			"2777777<<<<:::66666600066000000000000000", // M 3072-4095, N 768-1023
+			"227777<<;<<<VWWW606660006000000000000000", // M 3072-4095, N 1024-1535
+			"22777;;;;<<VWWW<W666600000000[0006600000", // M 3072-4095, N 1536-2047
+			"727766;;;<<<WWW;;66666000000[[[066600000", // M 3072-4095, N 2048-3071
+			"2271600;;<::WWW6666666[[[[W0W[0666600000", // M 3072-4095, N 3072-4095
+			"2210000;;<<WW6666XXXX[[[[[XW666666000000", // M 3072-4095, N 4096-6143
+			"2510000;;:<W6666XXXXXXX[[[[W666666000000", // M 3072-4095, N 6144-8191
+			"0500000;:::66[XXXXXXXXX[[[[[666660000000", // M 3072-4095, N 8192-12287
+			"0<00000000006XXXXXXXXX[[[X[XX66000000000", // M 3072-4095, N 12288-16383
+			"0:0000000000XXXXXXXXXX[[[XXXXX0000000000", // M 3072-4095, N 16384-24575
+			"00000000000XXXXXXXXXXXX[XXXX000000000000", // M 3072-4095, N 24576-32767
+			"000:000666XXX0000XXXXXXXXXX0000000000000", // M 3072-4095, N 32768-49151
+			"000000000XX0000000XXXXXXXXX0000000000000", // M 3072-4095, N 49152-65535
+			"00000000000000000000XXXXX000000000000000", // M 3072-4095, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 3072-4095, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 3072-4095, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 3072-4095, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 3072-4095, N >= 262144
-			"7777777777777887777888888888777777777777", // M 4096-6143, N <= 1
+			"============GGGGD=====CCCCCC============", // M 4096-6143, N <= 1
 			"4444444444444444444444444444444444444444", // M 4096-6143, N (none)
-			"7777777777777777777777778888777777777777", // M 4096-6143, N 2
-			"7777778777777777777777777777777777777777", // M 4096-6143, N 3
-			"7777244777777777777777777777777777777777", // M 4096-6143, N 4-5
-			"7772244477777777777777777777777777777777", // M 4096-6143, N 6-7
-			"7772444777777777777777777777777777777777", // M 4096-6143, N 8-11
-			"7772447777877777777777777777777777777777", // M 4096-6143, N 12-15
-			"7774487788888877777777777777777777777777", // M 4096-6143, N 16-23
-			"7777777777444777777777777700777777777777", // M 4096-6143, N 24-31
-			"2277777777777772777777777700000000000000", // M 4096-6143, N 32-47
-			"27777777777743;777::777>B?00000000000000", // M 4096-6143, N 48-63
-			"7777777777774;;77:::::677?77777777777777", // M 4096-6143, N 64-95
-			"2777778877772;77;:::00000000000000000000", // M 4096-6143, N 96-127
-			"727777887777:::::::060000000000000000000", // M 4096-6143, N 128-191
-			"7277777777;;:::::66666000000000000000000", // M 4096-6143, N 192-255
-			"7777777777;;::::066666660000000000000000", // M 4096-6143, N 256-383
-			"77777777<4::::::666666666000000000000000", // M 4096-6143, N 384-511
-			"2777777<<<<::::6666666060000000000000000", // M 4096-6143, N 512-767
-			"227777<<<<<;;=06666600660000000000000000", // M 4096-6143, N 768-1023
-			"22777===<<<==>>>666666600000000000000000", // M 4096-6143, N 1024-1535
-			"2277<<<<======>>>6>666000000000000000000", // M 4096-6143, N 1536-2047
-			"727<<;;<======>>66>>>>000000000006600000", // M 4096-6143, N 2048-3071
-			"27=<100;===>>=>666???BB???>0000666000000", // M 4096-6143, N 3072-4095
-			"2==<000<==<:>BB6?????BB???>>666666000000", // M 4096-6143, N 4096-6143
-			"0===000<=====BB?????????B??>666660000000", // M 4096-6143, N 6144-8191
-			"0===0000=0==BBB?????????B???666600000000", // M 4096-6143, N 8192-12287
-			"0===000====B?????????????????60000000000", // M 4096-6143, N 12288-16383
-			"0=========???????????????????00000000000", // M 4096-6143, N 16384-24575
-			"00======??????=??????????????00000000000", // M 4096-6143, N 24576-32767
-			"000=??????????0000??????????000000000000", // M 4096-6143, N 32768-49151
-			"0000?????????000000???????00000000000000", // M 4096-6143, N 49152-65535
-			"000000000000000000000???0000000000000000", // M 4096-6143, N 65536-98303
+			"============IGGG=========AACC===========", // M 4096-6143, N 2
+			"======GGGG==GGGGD=======AAAACC==========", // M 4096-6143, N 3
+			"====8IIG777777777777===AAAA777==========", // M 4096-6143, N 4-5
+			"7778888877777777777777777777777777777777", // M 4096-6143, N 6-7
+			"7778888877777777777777777777777777777777", // M 4096-6143, N 8-11
+			"7778888887777777777777777777777777777777", // M 4096-6143, N 12-15
+			"7778888887877777777777777777777777777777", // M 4096-6143, N 16-23
+			"7777777777444777477777777700777777777777", // M 4096-6143, N 24-31
+			"2277777777777775777777777700000000000000", // M 4096-6143, N 32-47
+			"27777777777744;777::::777700000000000000", // M 4096-6143, N 48-63
+			"7777777777774;;77:::::::::77777777777777", // M 4096-6143, N 64-95
+			"277777887777<;77;:::::::::00000000000000", // M 4096-6143, N 96-127
+			"727777887777;;;:::6666::::00000000000000", // M 4096-6143, N 128-191
+			"72777777772;:;:::66666666600000000000000", // M 4096-6143, N 192-255
+			"77777777744;::::666666666600000000000000", // M 4096-6143, N 256-383
+			"7777777774:<:::0666666006600000000000000", // M 4096-6143, N 384-511
+			"2777777<<:<<::06066660000600000000000000", // M 4096-6143, N 512-767
+			"227777<<<<<<VWW0000000006600000000000000", // M 4096-6143, N 768-1023
+			"22777<<<<<<VVWWW006600000000000000000000", // M 4096-6143, N 1024-1535
+			"227711;;<<<VWWWW666660000000000000000000", // M 4096-6143, N 1536-2047
+			"727100;;;<:WWWW666666000[[00000006600000", // M 4096-6143, N 2048-3071
+			"2710000;;<<WW666666X[[Z[[[W0000666000000", // M 4096-6143, N 3072-4095
+			"2510000;<<<WW6666XXXXZ[[[[WW666666000000", // M 4096-6143, N 4096-6143
+			"05100000<<<66666XXXXXXX[[[[W666660000000", // M 4096-6143, N 6144-8191
+			"01000000000666XXXXXXXXX[[[[[666600000000", // M 4096-6143, N 8192-12287
+			"0100000000060XXXXXXXXXX[[[[[X60000000000", // M 4096-6143, N 12288-16383
+			"000000000000XXXXXXXXXXXX[[XXX00000000000", // M 4096-6143, N 16384-24575
+			"000000000000XXXXXXXXXXXXXXXXX00000000000", // M 4096-6143, N 24576-32767
+			"00000000000XXX0000XXXXXXXXXX000000000000", // M 4096-6143, N 32768-49151
+			"0000V0VXXXXXX000000XXXXXXX00000000000000", // M 4096-6143, N 49152-65535
+			"000000000000000000000XXX0000000000000000", // M 4096-6143, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 4096-6143, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 4096-6143, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 4096-6143, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 4096-6143, N >= 262144
-			"7777777777777888778888888888777777777777", // M 6144-8191, N <= 1
+			"============GGGGG======CCCCC============", // M 6144-8191, N <= 1
 			"4444444444444444444444444444444444444444", // M 6144-8191, N (none)
-			"7777777777777777777778888888877777777777", // M 6144-8191, N 2
-			"7777787777777777777777777888877777777777", // M 6144-8191, N 3
-			"7777244777777777777777777787777777777777", // M 6144-8191, N 4-5
-			"7772444777777777777777777777777777777777", // M 6144-8191, N 6-7
-			"7772447787777777777777777777777777777777", // M 6144-8191, N 8-11
-			"7724477888777777777777777777777777777777", // M 6144-8191, N 12-15
-			"7724888888877777777777777777777777777777", // M 6144-8191, N 16-23
-			"7777778877777778777777777777777777777777", // M 6144-8191, N 24-31
-			"27777788777777;8477777777??0000000000000", // M 6144-8191, N 32-47
-			"2777777777774;;;;1:::7>B??00000000000000", // M 6144-8191, N 48-63
-			"777778877777;;;;;111000B?777777777777777", // M 6144-8191, N 64-95
-			"277778877772;;;;111110000?60000000000000", // M 6144-8191, N 96-127
-			"77777777778::::::11060000000000000000000", // M 6144-8191, N 128-191
-			"777777777;;;::::166606000000000000000000", // M 6144-8191, N 192-255
-			"72777777<4:;;:::066606660000000000000000", // M 6144-8191, N 256-383
-			"7777777<<11:;;:0666666066000000000000000", // M 6144-8191, N 384-511
-			"227777<<<<<<;000606600066000000000000000", // M 6144-8191, N 512-767
-			"22777==<<<<===>0006600660000000000000000", // M 6144-8191, N 768-1023
-			"2227=========>>6>>>666600000000000000000", // M 6144-8191, N 1024-1535
-			"227==<========>>66>>>>000000000000000000", // M 6144-8191, N 1536-2047
-			"72==<<<========>6>?B>BBB0000000000000000", // M 6144-8191, N 2048-3071
-			"2===<00<======BB66?B????BB00000066000000", // M 6144-8191, N 3072-4095
-			"0===100<=====BBB???B???BBB?>666660000000", // M 6144-8191, N 4096-6143
-			"0==<0000000=BBBB???????BBB?>666600000000", // M 6144-8191, N 6144-8191
-			"0===00000000BBBB????????BB??>66000000000", // M 6144-8191, N 8192-12287
-			"0===0000000?BB??????????B????60000000000", // M 6144-8191, N 12288-16383
-			"0====0===0???????????????????00000000000", // M 6144-8191, N 16384-24575
-			"00=====??????????0???????????00000000000", // M 6144-8191, N 24576-32767
-			"00????????????00000?????????000000000000", // M 6144-8191, N 32768-49151
-			"0000?????????0000000??????00000000000000", // M 6144-8191, N 49152-65535
+			"============IIGGD======CCCACCC==========", // M 6144-8191, N 2
+			"=====GGGGGG=GGGGDD=====@CCAACC==========", // M 6144-8191, N 3
+			"====IIIIGG7777777777===@@AAAC7==========", // M 6144-8191, N 4-5
+			"77788IIIG7777777777777777777777777777777", // M 6144-8191, N 6-7
+			"777888II87777777777777777777777777777777", // M 6144-8191, N 8-11
+			"7788888887777777777777777777777777777777", // M 6144-8191, N 12-15
+			"7788888887777777777777777777777777777777", // M 6144-8191, N 16-23
+			"7777778877777778877777777777777777777777", // M 6144-8191, N 24-31
+			"27777788777777;;44::77777770000000000000", // M 6144-8191, N 32-47
+			"2777777777774;;;;1:::::77700000000000000", // M 6144-8191, N 48-63
+			"777778877777;;;;;11::::::777777777777777", // M 6144-8191, N 64-95
+			"277778877775;;;;1111100:::60000000000000", // M 6144-8191, N 96-127
+			"77777777777::;;;116660:::::0000000000000", // M 6144-8191, N 128-191
+			"77777777782::::1166000666600000000000000", // M 6144-8191, N 192-255
+			"72777777811;;::1606006066660000000000000", // M 6144-8191, N 256-383
+			"77777778811<::06666660000660000000000000", // M 6144-8191, N 384-511
+			"227777:<::<<VV00006000000660000000000000", // M 6144-8191, N 512-767
+			"22777::<<<<<VWWW000000000000000000000000", // M 6144-8191, N 768-1023
+			"2227::<<<<<VVWWWW66600000000000000000000", // M 6144-8191, N 1024-1535
+			"2275111<<<VVWWW66666600X[[[0000000000000", // M 6144-8191, N 1536-2047
+			"72511000<<<VWWW66W6XX60[[[[0000000000000", // M 6144-8191, N 2048-3071
+			"251100000<<06666666X[ZZ[[[[0000066000000", // M 6144-8191, N 3072-4095
+			"051000000<06666666XX[[ZZ[[[W666660000000", // M 6144-8191, N 4096-6143
+			"010000000006666[XXXXXXZ[[X[W666600000000", // M 6144-8191, N 6144-8191
+			"0100000000066XXXXXXXXXX[[X[[W66000000000", // M 6144-8191, N 8192-12287
+			"01000000000W6XXXXXXXXXXX[[[[[60000000000", // M 6144-8191, N 12288-16383
+			"0000000000660XXXXXXXXXXX[[[[X00000000000", // M 6144-8191, N 16384-24575
+			"000000000000XXXXX0XXXXXXXXXXX00000000000", // M 6144-8191, N 24576-32767
+			"00000000000XXX00000XXXXXXXXX000000000000", // M 6144-8191, N 32768-49151
+			"000000XXXXXXX0000000XXXXXX00000000000000", // M 6144-8191, N 49152-65535
 			"0000000000000000000000000000000000000000", // M 6144-8191, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 6144-8191, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 6144-8191, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 6144-8191, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 6144-8191, N >= 262144
-			"7777777777777788888888888888777777777777", // M 8192-12287, N <= 1
+			"=============GGGG=====@@CCCC============", // M 8192-12287, N <= 1
 			"4444444444444444444444444444444444444444", // M 8192-12287, N (none)
-			"7777777777777788878888888888887777777777", // M 8192-12287, N 2
-			"7777777777777777777777777888887777777777", // M 8192-12287, N 3
-			"7772477777777777777777777888877777777777", // M 8192-12287, N 4-5
-			"7772447777777777777777777787777777777777", // M 8192-12287, N 6-7
-			"7724477788777777777777777777777777777777", // M 8192-12287, N 8-11
-			"7724877778777777777777777777777777777777", // M 8192-12287, N 12-15
-			"7728888778877777777777777777777777777777", // M 8192-12287, N 16-23
-			"7777788887777787777777777787777777777777", // M 8192-12287, N 24-31
-			"277778888777787887777>=BB??0000000000000", // M 8192-12287, N 32-47
-			"277788887777<;;;11111>BB??00000000000000", // M 8192-12287, N 48-63
-			"7777888877755;;;1111100B?777777777777777", // M 8192-12287, N 64-95
-			"2777888877455;;111111100??66000000000000", // M 8192-12287, N 96-127
-			"7777888778;::::1111100000000000000000000", // M 8192-12287, N 128-191
-			"777777778;;;:::1116666000000000000000000", // M 8192-12287, N 192-255
-			"7277777<<<;;;::0066666600000000000000000", // M 8192-12287, N 256-383
-			"777777<<<<<;;;00066606660000000000000000", // M 8192-12287, N 384-511
-			"22777=<<<<<<;000066066660000000000000000", // M 8192-12287, N 512-767
-			"2227====<<===>>>>6>660600000000000000000", // M 8192-12287, N 768-1023
-			"222==========>>>>>>>>>000000000000000000", // M 8192-12287, N 1024-1535
-			"22=============>>BB>>>>00000000000000000", // M 8192-12287, N 1536-2047
-			"7==============BB?BBBBBBB000000000000000", // M 8192-12287, N 2048-3071
-			"0====<======BBBB??BBBBBBBBB0000000000000", // M 8192-12287, N 3072-4095
-			"0===1000=0=BBBBBB?BBBB?BBBBB006600000000", // M 8192-12287, N 4096-6143
-			"0==100000000BBBBBBBBB?BA@BB?666000000000", // M 8192-12287, N 6144-8191
-			"0==000000000BBBBBBBB???@BB??>60000000000", // M 8192-12287, N 8192-12287
-			"0===00000060BBBBBBBB????B????60000000000", // M 8192-12287, N 12288-16383
-			"0======BB00???BBBBB??????????00000000000", // M 8192-12287, N 16384-24575
-			"00===BB?BB?????0000??????????00000000000", // M 8192-12287, N 24576-32767
-			"00????????????000000????????000000000000", // M 8192-12287, N 32768-49151
-			"0000?????????000000000????00000000000000", // M 8192-12287, N 49152-65535
+			"=============IJJJ=@@@@@CCCCCCC==========", // M 8192-12287, N 2
+			"=====GGGGGG==GGGG=@@@@@CCCACCC==========", // M 8192-12287, N 3
+			"===IIIIIIG7777777777@@@@C@ACCC==========", // M 8192-12287, N 4-5
+			"77788IIII7777777777777777777777777777777", // M 8192-12287, N 6-7
+			"778888III7777777777777777777777777777777", // M 8192-12287, N 8-11
+			"7788888888777777777777777777777777777777", // M 8192-12287, N 12-15
+			"7788888888777777777777777777777777777777", // M 8192-12287, N 16-23
+			"7777788887777788777777777777777777777777", // M 8192-12287, N 24-31
+			"277778888777787881::77777770000000000000", // M 8192-12287, N 32-47
+			"277788887777<;;;1111:::77700000000000000", // M 8192-12287, N 48-63
+			"7777888877755;;;111110:::777777777777777", // M 8192-12287, N 64-95
+			"2777888877455;;11111100:::66000000000000", // M 8192-12287, N 96-127
+			"7777888778::::;1111160:::::0000000000000", // M 8192-12287, N 128-191
+			"777777778:::::11166606666600000000000000", // M 8192-12287, N 192-255
+			"7277777<841;::10600606666600000000000000", // M 8192-12287, N 256-383
+			"777777:<<1:::000600660000660000000000000", // M 8192-12287, N 384-511
+			"22777::<<<:<V000000000000000000000000000", // M 8192-12287, N 512-767
+			"2227:::<<<<VVWW00000000X0000000000000000", // M 8192-12287, N 768-1023
+			"2228:::<<<VVWWW666600XXX[[0[000000000000", // M 8192-12287, N 1024-1535
+			"228:11<<<VVVVWW6666XXXX[[[[[000000000000", // M 8192-12287, N 1536-2047
+			"75511100<V00VWW6666XXXX[[[[[000000000000", // M 8192-12287, N 2048-3071
+			"05110000000006[6666XX[[[[[[[000000000000", // M 8192-12287, N 3072-4095
+			"01100000000066[[[[XXX[ZZY[[[006600000000", // M 8192-12287, N 4096-6143
+			"0110000000066[XXXXXXX[Z[[X[[666000000000", // M 8192-12287, N 6144-8191
+			"0100000000006XXXXXXXXXY[[Y[[W60000000000", // M 8192-12287, N 8192-12287
+			"01000000000W6XXXXXXXXXXXY[[[[60000000000", // M 8192-12287, N 12288-16383
+			"0000000000WW6XXXXXXXXXXX[[[[[00000000000", // M 8192-12287, N 16384-24575
+			"000000000060XXX0000XXXXXX[[XX00000000000", // M 8192-12287, N 24576-32767
+			"00000000000XXX000000XXXXXXXX000000000000", // M 8192-12287, N 32768-49151
+			"000000XXXXXXX000000000XXXX00000000000000", // M 8192-12287, N 49152-65535
 			"0000000000000000000000000000000000000000", // M 8192-12287, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 8192-12287, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 8192-12287, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 8192-12287, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 8192-12287, N >= 262144
-			"7777777777777788888888888888777777777777", // M 12288-16383, N <= 1
+			"==============GG====@@@@@CCC============", // M 12288-16383, N <= 1
 			"4444444444444444444444444444444444444444", // M 12288-16383, N (none)
-			"7777777777777778888888888888877777777777", // M 12288-16383, N 2
-			"7777877777777777888888888888887777777777", // M 12288-16383, N 3
-			"7778877777777777777777778888887777777777", // M 12288-16383, N 4-5
-			"7778877777777777777777777888877777777777", // M 12288-16383, N 6-7
-			"7728877788777777777777777777777777777777", // M 12288-16383, N 8-11
-			"7728777778777777777777777777777777777777", // M 12288-16383, N 12-15
-			"7788888778888777777777777777777777777777", // M 12288-16383, N 16-23
-			"7777788887777887777777778877777777777777", // M 12288-16383, N 24-31
-			"277778888777887777777BBBB?00000000000000", // M 12288-16383, N 32-47
-			"277788887778887;11111BBB?000000000000000", // M 12288-16383, N 48-63
-			"7777888877555791111110BB?777777777777777", // M 12288-16383, N 64-95
-			"2777888878455:1111111100??66600000000000", // M 12288-16383, N 96-127
-			"777788888;;:::11111100000000000000000000", // M 12288-16383, N 128-191
-			"77777778<;;;::11110000000000000000000000", // M 12288-16383, N 192-255
-			"7777778<<<;;;110000000000000000000000000", // M 12288-16383, N 256-383
-			"77777<<<<<<;0000000066660000000000000000", // M 12288-16383, N 384-511
-			"2222===<<<<===>0000066660000000000000000", // M 12288-16383, N 512-767
-			"2220==========>>>>>>>0000000000000000000", // M 12288-16383, N 768-1023
-			"220============>>>>>>BB00000000000000000", // M 12288-16383, N 1024-1535
-			"20=============BBBB>BBB00000000000000000", // M 12288-16383, N 1536-2047
-			"00============BBBBBB>BBBBB00000000000000", // M 12288-16383, N 2048-3071
-			"0==========BBBBBBBBBBBBBBBB0000000000000", // M 12288-16383, N 3072-4095
-			"0===100===BBBBBBBBBBBBBBBBBB000000000000", // M 12288-16383, N 4096-6143
-			"0===0000000BBBBBBBBBBB?BBBBBB60000000000", // M 12288-16383, N 6144-8191
-			"0===00000000BBBBBBBBB??BBB???60000000000", // M 12288-16383, N 8192-12287
-			"0===000B000BBBBBBBBBB????????00000000000", // M 12288-16383, N 12288-16383
-			"0=====BBB0BBBBBBBB0B?????????00000000000", // M 12288-16383, N 16384-24575
-			"00??BBBBBBB???B0000B????????000000000000", // M 12288-16383, N 24576-32767
-			"000???????????000000???????0000000000000", // M 12288-16383, N 32768-49151
-			"00000????????000000000???000000000000000", // M 12288-16383, N 49152-65535
+			"=============IIJJJ@@@@@@@@CCC===========", // M 12288-16383, N 2
+			"====GGGGGGG==GGG==@@@@@@@@CCCC==========", // M 12288-16383, N 3
+			"===IIIIIII777=77777@@@@@@@CCCC==========", // M 12288-16383, N 4-5
+			"77788IIII7777777777777777777777777777777", // M 12288-16383, N 6-7
+			"778888III7777777777777777777777777777777", // M 12288-16383, N 8-11
+			"7788888888777777777777777777777777777777", // M 12288-16383, N 12-15
+			"7788888888777777777777777777777777777777", // M 12288-16383, N 16-23
+			"7777788887777888777777777777777777777777", // M 12288-16383, N 24-31
+			"2777788887778877711::7777700000000000000", // M 12288-16383, N 32-47
+			"277788887778887;11111:::7000000000000000", // M 12288-16383, N 48-63
+			"77778888775557911111100::777777777777777", // M 12288-16383, N 64-95
+			"277788887845501111111000::66600000000000", // M 12288-16383, N 96-127
+			"777788888:::::11111100:::::0000000000000", // M 12288-16383, N 128-191
+			"777777788::::111166666666600000000000000", // M 12288-16383, N 192-255
+			"777777;8<<:;0006666666666600000000000000", // M 12288-16383, N 256-383
+			"777778<<<<<00000000066000000000000000000", // M 12288-16383, N 384-511
+			"22228::<<<<VVW600000000XX000000000000000", // M 12288-16383, N 512-767
+			"2220:::<<<VVWWWWWWWXXXXXX[[0000000000000", // M 12288-16383, N 768-1023
+			"220::::<<<VVVWWWW[[[XXXX[[[[[00000000000", // M 12288-16383, N 1024-1535
+			"20:::<<<VVVVVWW[[XX[[[[[[[[[[00000000000", // M 12288-16383, N 1536-2047
+			"00:11110VVVV[[[[XXX[[[[[[[[[[00000000000", // M 12288-16383, N 2048-3071
+			"011110000000[[[[[[XX[[[[[[[[[00000000000", // M 12288-16383, N 3072-4095
+			"0111000000006[[X[XXXX[[YYY[[[00000000000", // M 12288-16383, N 4096-6143
+			"0110000000066[[XXXXXX[YYYY[[[60000000000", // M 12288-16383, N 6144-8191
+			"0110000000066X[XXXXXX[YYYYY[[60000000000", // M 12288-16383, N 8192-12287
+			"01000000000W6XXXXXXXXXYYYY[[[00000000000", // M 12288-16383, N 12288-16383
+			"0000000000WW6XXXXX0XXXXYYY[[[00000000000", // M 12288-16383, N 16384-24575
+			"000000000066XXX0000XXXXX[[[X000000000000", // M 12288-16383, N 24576-32767
+			"00000000000XXX000000XXXXXXX0000000000000", // M 12288-16383, N 32768-49151
+			"00000[XXXXXXX000000000XXX000000000000000", // M 12288-16383, N 49152-65535
 			"0000000000000000000000000000000000000000", // M 12288-16383, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 12288-16383, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 12288-16383, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 12288-16383, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 12288-16383, N >= 262144
-			"7777777777777778888888888888777777777777", // M 16384-24575, N <= 1
+			"===================@@@@@@@CC============", // M 16384-24575, N <= 1
 			"4444444444444444444444444444444444444444", // M 16384-24575, N (none)
-			"7777777777777777888888888888877777777777", // M 16384-24575, N 2
-			"7777777777777777788888888888877777777777", // M 16384-24575, N 3
-			"7777877777777777777778888888877777777777", // M 16384-24575, N 4-5
-			"7778877777777777777777788888877777777777", // M 16384-24575, N 6-7
-			"7778877787777777777777777888777777777777", // M 16384-24575, N 8-11
-			"7788777788777777777777777777777777777777", // M 16384-24575, N 12-15
-			"7788778888888877777777777777777777777777", // M 16384-24575, N 16-23
-			"7777778887788888777777778777777777777777", // M 16384-24575, N 24-31
-			"2777778887788887777777BB?000000000000000", // M 16384-24575, N 32-47
-			"277778887788888111111BBB0000000000000000", // M 16384-24575, N 48-63
-			"7777888778888811111110BB?777777777777777", // M 16384-24575, N 64-95
-			"277788888888001111111100??66660000000000", // M 16384-24575, N 96-127
-			"777778888:::::11111100000000000000000000", // M 16384-24575, N 128-191
-			"77777788<:;;:111100000000000000000000000", // M 16384-24575, N 192-255
-			"777778<<<<<:1006000000660000000000000000", // M 16384-24575, N 256-383
-			"7777=<<<<<<00>60000066??0000000000000000", // M 16384-24575, N 384-511
-			"222======<<>>>>>>>>B????0000000000000000", // M 16384-24575, N 512-767
-			"2200=========>>>>>BBBBBBB000000000000000", // M 16384-24575, N 768-1023
-			"2000=========BBB>>BBBBBBB000000000000000", // M 16384-24575, N 1024-1535
-			"000===========BBBBBBBBBBB000000000000000", // M 16384-24575, N 1536-2047
-			"00===========BBBBBBBBBBBBB00000000000000", // M 16384-24575, N 2048-3071
-			"0========BBBB=BBBBBBBBBBBBB0000000000000", // M 16384-24575, N 3072-4095
-			"0=======BBBBBBBBBBBBBBBBBBBB000000000000", // M 16384-24575, N 4096-6143
-			"0====0=BBBBBBBBBBBBBBBBBBBBBB00000000000", // M 16384-24575, N 6144-8191
-			"0====0=BB00BBBBBBBBBBBBBBBBBB00000000000", // M 16384-24575, N 8192-12287
-			"0====BBBBBBBBBBBBBBBBBB?????B00000000000", // M 16384-24575, N 12288-16383
-			"00BBBBBBBBBBBBB0000BB????????00000000000", // M 16384-24575, N 16384-24575
-			"00BBBBBBBBBBBBB00000B???????000000000000", // M 16384-24575, N 24576-32767
-			"000BBBBBB???BB0000000??????0000000000000", // M 16384-24575, N 32768-49151
-			"0000000??????000000000000000000000000000", // M 16384-24575, N 49152-65535
+			"==============IJJ=@@@@@@@@CCC===========", // M 16384-24575, N 2
+			"=====GGGGGG=======@@@@@@@@CCC===========", // M 16384-24575, N 3
+			"====IIIIII7777=777@@@@@@@@CCC===========", // M 16384-24575, N 4-5
+			"77788III7777777777777777777CC77777777777", // M 16384-24575, N 6-7
+			"7778888887777777777777777777777777777777", // M 16384-24575, N 8-11
+			"7788888888777777777777777777777777777777", // M 16384-24575, N 12-15
+			"7788888888777777777777777777777777777777", // M 16384-24575, N 16-23
+			"7777778887788888777777777777777777777777", // M 16384-24575, N 24-31
+			"277777888778888711::::777000000000000000", // M 16384-24575, N 32-47
+			"2777788877888881111110::0000000000000000", // M 16384-24575, N 48-63
+			"77778887788888111111100::777777777777777", // M 16384-24575, N 64-95
+			"277788888845001111111600::66660000000000", // M 16384-24575, N 96-127
+			"777778884::::111111100:::::0000000000000", // M 16384-24575, N 128-191
+			"777777844:::1116666000606600000000000000", // M 16384-24575, N 192-255
+			"77777;84<<:0006WW60666666600000000000000", // M 16384-24575, N 256-383
+			"77778<<<<<0WWWW6600[XXXXXX[0000000000000", // M 16384-24575, N 384-511
+			"2228::<<<<;WWWW6WW[XXXXXXX[[000000000000", // M 16384-24575, N 512-767
+			"2200:::<<<VWWWWW[[[XXXXXXX[[000000000000", // M 16384-24575, N 768-1023
+			"2000:::V<00VWW[[[[[XXXXXX[[[000000000000", // M 16384-24575, N 1024-1535
+			"000:::<VVVVV[[[[[[[[[[[[[[[0000000000000", // M 16384-24575, N 1536-2047
+			"00:11110VVV[[[[[[[[[[[[[[[[[000000000000", // M 16384-24575, N 2048-3071
+			"0:111100000[[[[[[[[[[[[[[[[[[00000000000", // M 16384-24575, N 3072-4095
+			"011110000000[[[[[[[[[[[[[[[[[00000000000", // M 16384-24575, N 4096-6143
+			"0111000000066[[[[[[[[[YYYY[[[00000000000", // M 16384-24575, N 6144-8191
+			"0110000000W66X[[[[[[X[YYYY[[[00000000000", // M 16384-24575, N 8192-12287
+			"0110000000WW6X[[[[[XXXYYYY[[[00000000000", // M 16384-24575, N 12288-16383
+			"0000000000W66XX0000XXXXYY[[[[00000000000", // M 16384-24575, N 16384-24575
+			"000000000000XXX00000XXXX[[[X000000000000", // M 16384-24575, N 24576-32767
+			"000000[[00XXXX0000000XXXXXX0000000000000", // M 16384-24575, N 32768-49151
+			"0000000XXXXXX000000000000000000000000000", // M 16384-24575, N 49152-65535
 			"0000000000000000000000000000000000000000", // M 16384-24575, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 16384-24575, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 16384-24575, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 16384-24575, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 16384-24575, N >= 262144
-			"7777777777777777788778888887777777777777", // M 24576-32767, N <= 1
+			"=====================@@@@@@=============", // M 24576-32767, N <= 1
 			"4444444444444444444444444444444444444444", // M 24576-32767, N (none)
-			"7777777777777777788888888888777777777777", // M 24576-32767, N 2
-			"7777777777777777777788888888877777777777", // M 24576-32767, N 3
-			"7777877777777777788888888888877777777777", // M 24576-32767, N 4-5
-			"7778877777777777777777888888877777777777", // M 24576-32767, N 6-7
-			"7778877777777777777777778888777777777777", // M 24576-32767, N 8-11
-			"7778877777777777777777777777777777777777", // M 24576-32767, N 12-15
-			"7788777777888877777777777777777777777777", // M 24576-32767, N 16-23
+			"==================@@@@@@@@CC============", // M 24576-32767, N 2
+			"=====GGGGGG======@@@@@@@@@CCC===========", // M 24576-32767, N 3
+			"====IIIII777777777@@@@@@@@CCC===========", // M 24576-32767, N 4-5
+			"7778888777777777777777777@CCC77777777777", // M 24576-32767, N 6-7
+			"7778888877777777777777777777777777777777", // M 24576-32767, N 8-11
+			"7778888887777777777777777777777777777777", // M 24576-32767, N 12-15
+			"7788888887788777777777777777777777777777", // M 24576-32767, N 16-23
 			"7777777777788888887777777777777777777777", // M 24576-32767, N 24-31
-			"2777777777888881187777B00000000000000000", // M 24576-32767, N 32-47
-			"2777778888888811111166B?0000000000000000", // M 24576-32767, N 48-63
-			"77777788;8888811111116B??777777777777777", // M 24576-32767, N 64-95
-			"27777788448::11111116600B?66666000000000", // M 24576-32767, N 96-127
-			"77777788<::::111111000000000000000000000", // M 24576-32767, N 128-191
-			"777778<44:;;1110000000000000000000000000", // M 24576-32767, N 192-255
-			"777788<<<<<1000>>00000060000000000000000", // M 24576-32767, N 256-383
-			"777==<<<<<<0>>>0000BBB??B000000000000000", // M 24576-32767, N 384-511
-			"220======<<>>>>B>>B?????B000000000000000", // M 24576-32767, N 512-767
-			"2000========BBBBBBBBBB?BBB00000000000000", // M 24576-32767, N 768-1023
-			"00000======BBBBBBBBBBBBBBB00000000000000", // M 24576-32767, N 1024-1535
-			"0000======BBBBBBBBBBBBBBB000000000000000", // M 24576-32767, N 1536-2047
-			"000========BBBBBBBBBBBBBBB00000000000000", // M 24576-32767, N 2048-3071
-			"00======BBBBBBBBBBBBBBBBBBB0000000000000", // M 24576-32767, N 3072-4095
-			"00===BBBBBBBBBBBBBBBBBBBBBBB000000000000", // M 24576-32767, N 4096-6143
-			"00==BBBBBBBBBBBBBBBBBBBBBBBBB00000000000", // M 24576-32767, N 6144-8191
-			"00BBBBBBBBBBBBBBBBBBBBBBBBBBB00000000000", // M 24576-32767, N 8192-12287
-			"00BBBBBBBBBBBBB0000BBBBBBBBB000000000000", // M 24576-32767, N 12288-16383
-			"00BBBBBBBBBBBBB00000BBBBBBBB000000000000", // M 24576-32767, N 16384-24575
-			"000BBBBBBBBBBB0000000BBB???0000000000000", // M 24576-32767, N 24576-32767
-			"00000BBBBBBBB000000000B??000000000000000", // M 24576-32767, N 32768-49151
-			"000000000BB00000000000000000000000000000", // M 24576-32767, N 49152-65535
+			"277777777788888111:::::00000000000000000", // M 24576-32767, N 32-47
+			"2777778888888811111110::0000000000000000", // M 24576-32767, N 48-63
+			"77777788088881111111100::777777777777777", // M 24576-32767, N 64-95
+			"2777778;08::1111111166000:66666000000000", // M 24576-32767, N 96-127
+			"777777844<:::111111600:::::0000000000000", // M 24576-32767, N 128-191
+			"77777;844<:1111W600000006[60000000000000", // M 24576-32767, N 192-255
+			"7777<;44<<00066WW60666[[XX[0000000000000", // M 24576-32767, N 256-383
+			"77788<<<<<0WWWWWW0[[XXXXXX[[000000000000", // M 24576-32767, N 384-511
+			"2208:<<<<<0WWWWW[[XXXXXXXX[[000000000000", // M 24576-32767, N 512-767
+			"2000::<<<<WWWWXX[[XXXXXXXX[[000000000000", // M 24576-32767, N 768-1023
+			"00000:V<<00XXXX[[[[XXXXXX[[[000000000000", // M 24576-32767, N 1024-1535
+			"0000:VVVVV[[[[[[[[[[[[[[[[[0000000000000", // M 24576-32767, N 1536-2047
+			"000:111VV[[[[[[[[[[[[[[[[[[0000000000000", // M 24576-32767, N 2048-3071
+			"0011111000[[[[[[[[[[[[[[[[[[000000000000", // M 24576-32767, N 3072-4095
+			"00111100000[[[[[[[[[[[[[[[[[[00000000000", // M 24576-32767, N 4096-6143
+			"001111000000[[[[[[[[[[[[[[[[[00000000000", // M 24576-32767, N 6144-8191
+			"001110000006X[[[[[[[[[[[Y[[[[00000000000", // M 24576-32767, N 8192-12287
+			"001100000006X[[0000[[[[[Y[[[000000000000", // M 24576-32767, N 12288-16383
+			"000000000000X[[00000[X[[[[[[000000000000", // M 24576-32767, N 16384-24575
+			"00000000000XXX0000000XXX[[[0000000000000", // M 24576-32767, N 24576-32767
+			"00000[[[[XXXX000000000XXX000000000000000", // M 24576-32767, N 32768-49151
+			"000000000XX00000000000000000000000000000", // M 24576-32767, N 49152-65535
 			"0000000000000000000000000000000000000000", // M 24576-32767, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 24576-32767, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 24576-32767, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 24576-32767, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 24576-32767, N >= 262144
-			"7777777777777777777777777777777777777777", // M 32768-49151, N <= 1
+			"========================================", // M 32768-49151, N <= 1
 			"4444444444444444444444444444444444444444", // M 32768-49151, N (none)
-			"7777777777777777777778888887777777777777", // M 32768-49151, N 2
-			"7777777777777777788888888888777777777777", // M 32768-49151, N 3
-			"7777777777777777888888888888777777777777", // M 32768-49151, N 4-5
-			"7777877777777777888888888888777777777777", // M 32768-49151, N 6-7
-			"7778877777777777777787778887777777777777", // M 32768-49151, N 8-11
-			"7778877777777777877777777777777777777777", // M 32768-49151, N 12-15
-			"7778877777788877877777777777777777777777", // M 32768-49151, N 16-23
-			"77777777778888888887777?7777777777777777", // M 32768-49151, N 24-31
-			"2277778888888881117777?00000000000000000", // M 32768-49151, N 32-47
-			"227778880888881111166???0000000000000000", // M 32768-49151, N 48-63
-			"777778800<888111111106B?7777777777777777", // M 32768-49151, N 64-95
-			"277777;11<::111111116000??66666600000000", // M 32768-49151, N 96-127
-			"7777788;::::1111111000000000000000000000", // M 32768-49151, N 128-191
-			"777788<<<<;11111000000000000000000000000", // M 32768-49151, N 192-255
-			"777=8<<<<<111000000000BB0000000000000000", // M 32768-49151, N 256-383
-			"770==<<<<<100>>BBBBBBB?BB000000000000000", // M 32768-49151, N 384-511
-			"200=======0>BBBBBBBB???BBB00000000000000", // M 32768-49151, N 512-767
-			"0000======BBBBBBBBBBBBBBBB00000000000000", // M 32768-49151, N 768-1023
-			"000000===BBBBBBBBBBBBBBBBB00000000000000", // M 32768-49151, N 1024-1535
-			"0000000==BBBBBBBBBBBBBBBBB00000000000000", // M 32768-49151, N 1536-2047
-			"0000=====BBBBBBBBBBBBBBBBB00000000000000", // M 32768-49151, N 2048-3071
-			"000==BBBBBBBBBBBBBBBBBBBBBB0000000000000", // M 32768-49151, N 3072-4095
-			"000BBBBBBBBBBB0BBBB0BBBBBBBB000000000000", // M 32768-49151, N 4096-6143
-			"00BBBBBBBBBBBB00BB00BBBBBBBB000000000000", // M 32768-49151, N 6144-8191
-			"00BBBBBBBBBBBB000000BBBBBBBB000000000000", // M 32768-49151, N 8192-12287
-			"000BBBBBBBBBBB000000BBBBBBB0000000000000", // M 32768-49151, N 12288-16383
-			"000BBBBBBBBBBB0000000BBBBBB0000000000000", // M 32768-49151, N 16384-24575
-			"00000BBBBBBBB000000000BBB000000000000000", // M 32768-49151, N 24576-32767
-			"00000000BBBB0000000000000000000000000000", // M 32768-49151, N 32768-49151
+			"=====================@@@@@@=============", // M 32768-49151, N 2
+			"=======GG=======@@@@@@@@@@@C============", // M 32768-49151, N 3
+			"=====III77777777777@@@@@@@@C============", // M 32768-49151, N 4-5
+			"7777888777777777777777@@@@@C777777777777", // M 32768-49151, N 6-7
+			"7778888777777777777777777777777777777777", // M 32768-49151, N 8-11
+			"7778888877777777777777777777777777777777", // M 32768-49151, N 12-15
+			"7778888887777777777777777777777777777777", // M 32768-49151, N 16-23
+			"7777777777888888888777777777777777777777", // M 32768-49151, N 24-31
+			"2277778888888881118777:00000000000000000", // M 32768-49151, N 32-47
+			"227778880888881111111:::0000000000000000", // M 32768-49151, N 48-63
+			"777778800188:1111111100:7777777777777777", // M 32768-49151, N 64-95
+			"277777101<:11111111166000:66666600000000", // M 32768-49151, N 96-127
+			"77777888<:::1111110000::[[:0000000000000", // M 32768-49151, N 128-191
+			"77778;8<<::111100000000[[[[[000000000000", // M 32768-49151, N 192-255
+			"7778<;X<<<<0000WW00[[[[[XX[[000000000000", // M 32768-49151, N 256-383
+			"7708<<<<<<:66WWW[[XXXXXXXX[[000000000000", // M 32768-49151, N 384-511
+			"2008:<<<<<66WW[X[[XXXXXXXX[[000000000000", // M 32768-49151, N 512-767
+			"0000::<<<<XWXXXX[[XXXXXXXX[[000000000000", // M 32768-49151, N 768-1023
+			"000000VV10XXXXX[[[[XXXXXX[[0000000000000", // M 32768-49151, N 1024-1535
+			"0000000V[[[[[[[[[[[[[[[[[[[0000000000000", // M 32768-49151, N 1536-2047
+			"0000VVV[[[[[[[[[[[[[[[[[[[00000000000000", // M 32768-49151, N 2048-3071
+			"0001111[[[[[[[[[[[[[[[[[[[[0000000000000", // M 32768-49151, N 3072-4095
+			"0001110[[[[[[[0[[[[0[[[[[[[[000000000000", // M 32768-49151, N 4096-6143
+			"00111100000[[[00[[00[[[[[[[[000000000000", // M 32768-49151, N 6144-8191
+			"00111000000[[[000000[[[[[[[[000000000000", // M 32768-49151, N 8192-12287
+			"00010000000[[[000000[[[[[[[0000000000000", // M 32768-49151, N 12288-16383
+			"000000[[00[[[[0000000[[[[[[0000000000000", // M 32768-49151, N 16384-24575
+			"00000[[[[[[[[000000000[[[000000000000000", // M 32768-49151, N 24576-32767
+			"00000000[[[[0000000000000000000000000000", // M 32768-49151, N 32768-49151
 			"0000000000000000000000000000000000000000", // M 32768-49151, N 49152-65535
 			"0000000000000000000000000000000000000000", // M 32768-49151, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 32768-49151, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 32768-49151, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 32768-49151, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 32768-49151, N >= 262144
-			"7777777777777777777777777777777777777777", // M 49152-65535, N <= 1
+			"========================================", // M 49152-65535, N <= 1
 			"4444444444444444444444444444444444444444", // M 49152-65535, N (none)
-			"7777777777777777777777788777777777777777", // M 49152-65535, N 2
-			"7777777777777777888887888877777777777777", // M 49152-65535, N 3
-			"7777777777777777888888888877777777777777", // M 49152-65535, N 4-5
-			"7777777777777777888888888877777777777777", // M 49152-65535, N 6-7
-			"7777877777777777777788877777777777777777", // M 49152-65535, N 8-11
-			"7777887777777778777778877777777777777777", // M 49152-65535, N 12-15
-			"7778777777787778877778777777777777777777", // M 49152-65535, N 16-23
-			"7777777777888888888777??7777777777777777", // M 49152-65535, N 24-31
-			"227778881788881111877??00000000000000000", // M 49152-65535, N 32-47
-			"2277788011:8:11111166???0000000000000000", // M 49152-65535, N 48-63
-			"777778111111111111110B???777777777777777", // M 49152-65535, N 64-95
-			"227771111<1111111111000B??66666660000000", // M 49152-65535, N 96-127
-			"7777888<<<111111110000000000000000000000", // M 49152-65535, N 128-191
-			"777888<<<<111111000000000000000000000000", // M 49152-65535, N 192-255
-			"77==8<<<<<1111000BBBBBBBB000000000000000", // M 49152-65535, N 256-383
-			"700===<<<<11BBBBBBBBBBBBBB00000000000000", // M 49152-65535, N 384-511
-			"000======BBBBBBBBBBBBBBBBB00000000000000", // M 49152-65535, N 512-767
-			"00000===BBBBBBBBBBBBBBBBBB00000000000000", // M 49152-65535, N 768-1023
-			"000000==BBBBBBBBBBBBBBBBBB00000000000000", // M 49152-65535, N 1024-1535
-			"00000000BBBBBBBBBBBBBBBBBB00000000000000", // M 49152-65535, N 1536-2047
-			"000000000BBBBBBBBBBBBBBBB000000000000000", // M 49152-65535, N 2048-3071
-			"000000000BB00000000000000000000000000000", // M 49152-65535, N 3072-4095
-			"0000BBBBBBBBB000000000BBBB00000000000000", // M 49152-65535, N 4096-6143
-			"0000BBBBBBBBB000000000BBBB00000000000000", // M 49152-65535, N 6144-8191
-			"0000BBBBBBBBB000000000BBBB00000000000000", // M 49152-65535, N 8192-12287
-			"00000BBBBBBBB000000000BBB000000000000000", // M 49152-65535, N 12288-16383
-			"0000000BBBBBB000000000000000000000000000", // M 49152-65535, N 16384-24575
-			"000000000BB00000000000000000000000000000", // M 49152-65535, N 24576-32767
+			"=======================@@===============", // M 49152-65535, N 2
+			"===============@@@@@@=@@@@==============", // M 49152-65535, N 3
+			"======I777777777777@@@@@@@==============", // M 49152-65535, N 4-5
+			"7777788777777777777777@@@@77777777777777", // M 49152-65535, N 6-7
+			"7777888777777777777777777777777777777777", // M 49152-65535, N 8-11
+			"7777888877777777788777777777777777777777", // M 49152-65535, N 12-15
+			"7778888888887777788777777777777777777777", // M 49152-65535, N 16-23
+			"7777777778888888888877777777777777777777", // M 49152-65535, N 24-31
+			"227778881788881111:777700000000000000000", // M 49152-65535, N 32-47
+			"2277788011:8:111111:::::0000000000000000", // M 49152-65535, N 48-63
+			"77777811111111111111106::777777777777777", // M 49152-65535, N 64-95
+			"2277711111111111111100[[[:66666660000000", // M 49152-65535, N 96-127
+			"7777887;::111111110000:[[[[0000000000000", // M 49152-65535, N 128-191
+			"7778;88;<::111100000[[[[[[[0000000000000", // M 49152-65535, N 192-255
+			"7788<;X<<::0000[[[[[[[[[XX[[000000000000", // M 49152-65535, N 256-383
+			"7008<<<<XX66W[[[[XXXXXXXXX[[000000000000", // M 49152-65535, N 384-511
+			"000::<<<<XXXXXX[[[XXXXXXXX[[000000000000", // M 49152-65535, N 512-767
+			"00000:<<<XXXXXX[[[XXXXXXX[[[000000000000", // M 49152-65535, N 768-1023
+			"000000V[[[[[[[[[[[[[XXXX[[[0000000000000", // M 49152-65535, N 1024-1535
+			"00000000[[[[[[[[[[[[[[[[[[00000000000000", // M 49152-65535, N 1536-2047
+			"000000000[[[[[[[[[[[[[[[[000000000000000", // M 49152-65535, N 2048-3071
+			"000000000[[00000000000000000000000000000", // M 49152-65535, N 3072-4095
+			"0000[[[[[[[[[000000000[[[[00000000000000", // M 49152-65535, N 4096-6143
+			"0000[[[[[[[[[000000000[[[[00000000000000", // M 49152-65535, N 6144-8191
+			"0000[[[[[[[[[000000000[[[[00000000000000", // M 49152-65535, N 8192-12287
+			"00000[[[[[[[[000000000[[[000000000000000", // M 49152-65535, N 12288-16383
+			"0000000[[[[[[000000000000000000000000000", // M 49152-65535, N 16384-24575
+			"000000000[[00000000000000000000000000000", // M 49152-65535, N 24576-32767
 			"0000000000000000000000000000000000000000", // M 49152-65535, N 32768-49151
 			"0000000000000000000000000000000000000000", // M 49152-65535, N 49152-65535
 			"0000000000000000000000000000000000000000", // M 49152-65535, N 65536-98303
@@ -15010,29 +15485,29 @@ var rules = [4]*opRule{
 			"0000000000000000000000000000000000000000", // M 49152-65535, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 49152-65535, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 49152-65535, N >= 262144
-			"7777777777777777777777777777777777777777", // M 65536-98303, N <= 1
+			"========================================", // M 65536-98303, N <= 1
 			"4444444444444444444444444444444444444444", // M 65536-98303, N (none)
-			"7777777777777777777777777777777777777777", // M 65536-98303, N 2
-			"7777777777777777888887777777777777777777", // M 65536-98303, N 3
-			"7777777777777777888888877777777777777777", // M 65536-98303, N 4-5
-			"7777777777777777888888877777777777777777", // M 65536-98303, N 6-7
-			"7777777777777777777788887777777777777777", // M 65536-98303, N 8-11
-			"7777877777777777777788887777777777777777", // M 65536-98303, N 12-15
-			"7778777777777777777778877777777777777777", // M 65536-98303, N 16-23
-			"777777777777788888777???7777777777777777", // M 65536-98303, N 24-31
-			"22777787777771111187???00000000000000000", // M 65536-98303, N 32-47
-			"2277781111111111111B????0000000000000000", // M 65536-98303, N 48-63
-			"777771111111111111100B???777777777777777", // M 65536-98303, N 64-95
-			"227771111::1111111110BBB??66666666000000", // M 65536-98303, N 96-127
-			"77788871::11111111000BB00000000000000000", // M 65536-98303, N 128-191
-			"778888;;<::111110BBBBBBB0000000000000000", // M 65536-98303, N 192-255
-			"70=88<<<<::11BBBBBBB?BBBB000000000000000", // M 65536-98303, N 256-383
-			"00===<<<<<<BBBBBBBBBBBBBB000000000000000", // M 65536-98303, N 384-511
-			"000===BBBBBBBBBBBBBBBBBBBB00000000000000", // M 65536-98303, N 512-767
-			"0000==BBBBBBBBBBBBBBBBBBBB00000000000000", // M 65536-98303, N 768-1023
-			"000000BBBBBBBBBBBBBBBBBBBB00000000000000", // M 65536-98303, N 1024-1535
-			"00000000BBBBBBBBBBBBBBBBBB00000000000000", // M 65536-98303, N 1536-2047
-			"0000000000BBBBBB00BBBBBB0000000000000000", // M 65536-98303, N 2048-3071
+			"========================================", // M 65536-98303, N 2
+			"===============@@@@@@===================", // M 65536-98303, N 3
+			"=======777777777777@@@@=================", // M 65536-98303, N 4-5
+			"7777788777777777777777@77777777777777777", // M 65536-98303, N 6-7
+			"7777788777777777777777777777777777777777", // M 65536-98303, N 8-11
+			"7777888878887777888777777777777777777777", // M 65536-98303, N 12-15
+			"7778888888888777887777777777777777777777", // M 65536-98303, N 16-23
+			"777777777777788:888877777777777777777777", // M 65536-98303, N 24-31
+			"22777787777771111::777700000000000000000", // M 65536-98303, N 32-47
+			"2277780111111111111:::::0000000000000000", // M 65536-98303, N 48-63
+			"7777711111111111111100[[:777777777777777", // M 65536-98303, N 64-95
+			"2277111111111111111100[[[[66666666000000", // M 65536-98303, N 96-127
+			"77788711<::11WW11100[[[[[[00000000000000", // M 65536-98303, N 128-191
+			"7785;71;;::00WW[[[[[[[[[[[[0000000000000", // M 65536-98303, N 192-255
+			"708<;XXX:::6W[[[[[[[[XX[[[[0000000000000", // M 65536-98303, N 256-383
+			"0088<<XXX666[[[[[XXXXXXXX[[0000000000000", // M 65536-98303, N 384-511
+			"000:<<<<XXXX[[[[[XXXXXXXX[[0000000000000", // M 65536-98303, N 512-767
+			"0000:<<<<XX[[[[[[[[[XXXX[[[0000000000000", // M 65536-98303, N 768-1023
+			"000000[[[[[[[[[[[[[[[[[[[[[0000000000000", // M 65536-98303, N 1024-1535
+			"00000000[[[[[[[[[[[[[[[[[[00000000000000", // M 65536-98303, N 1536-2047
+			"0000000000[[[[[[00[[[[[[0000000000000000", // M 65536-98303, N 2048-3071
 			"0000000000000000000000000000000000000000", // M 65536-98303, N 3072-4095
 			"0000000000000000000000000000000000000000", // M 65536-98303, N 4096-6143
 			"0000000000000000000000000000000000000000", // M 65536-98303, N 6144-8191
@@ -15047,28 +15522,28 @@ var rules = [4]*opRule{
 			"0000000000000000000000000000000000000000", // M 65536-98303, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 65536-98303, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 65536-98303, N >= 262144
-			"7777777777777777777777777777777777777777", // M 98304-131071, N <= 1
+			"========================================", // M 98304-131071, N <= 1
 			"4444444444444444444444444444444444444444", // M 98304-131071, N (none)
-			"7777777777777777777777777777777777777777", // M 98304-131071, N 2
-			"7777777777777777788887777777777777777777", // M 98304-131071, N 3
-			"7777777777777777888888777777777777777777", // M 98304-131071, N 4-5
-			"7777777777777777888888877777777777777777", // M 98304-131071, N 6-7
-			"7777777777777777777888877777777777777777", // M 98304-131071, N 8-11
-			"7778777777777777777788887777777777777777", // M 98304-131071, N 12-15
-			"7778777777777777777788887777777777777777", // M 98304-131071, N 16-23
-			"777777777777777777777??77777777777777777", // M 98304-131071, N 24-31
-			"22777777777711111177???00000000000000000", // M 98304-131071, N 32-47
-			"2277777711111111111B????0000000000000000", // M 98304-131071, N 48-63
-			"777777111111111111110B???777777777777777", // M 98304-131071, N 64-95
-			"227771111::111111110BBBB??66666666600000", // M 98304-131071, N 96-127
-			"77888771::111B>1100BBBBB0000000000000000", // M 98304-131071, N 128-191
-			"70888<;;<::1110BBBBBBBBBB000000000000000", // M 98304-131071, N 192-255
-			"00==<<<<<::1BBBBBBB?BBBBB000000000000000", // M 98304-131071, N 256-383
-			"00==B<<<<66BBBBBBBBBBBBBB000000000000000", // M 98304-131071, N 384-511
-			"000=BBBBBBBBBBBBBBBBBBBBBB00000000000000", // M 98304-131071, N 512-767
-			"0000BBBBBBBBBBBBBBBBBBBBBB00000000000000", // M 98304-131071, N 768-1023
-			"000000BBBBBBBBBBBBBBBBBBB000000000000000", // M 98304-131071, N 1024-1535
-			"00000000BBBBBBBBBBBBBBBB0000000000000000", // M 98304-131071, N 1536-2047
+			"========================================", // M 98304-131071, N 2
+			"===============@@@@@@===================", // M 98304-131071, N 3
+			"=====II777777777777@@@==================", // M 98304-131071, N 4-5
+			"777788877777777777777@@77777777777777777", // M 98304-131071, N 6-7
+			"7777888777777777777777777777777777777777", // M 98304-131071, N 8-11
+			"7778888878887777788777777777777777777777", // M 98304-131071, N 12-15
+			"7778888888878777788777777777777777777777", // M 98304-131071, N 16-23
+			"777777777777771::77777777777777777777777", // M 98304-131071, N 24-31
+			"227777777777111111::77:00000000000000000", // M 98304-131071, N 32-47
+			"2277777711111111111:::::0000000000000000", // M 98304-131071, N 48-63
+			"777777711111111111110[[[[777777777777777", // M 98304-131071, N 64-95
+			"227117111111111111110[[[[[66666666600000", // M 98304-131071, N 96-127
+			"77887711;::11WW1100[[[[[[[00000000000000", // M 98304-131071, N 128-191
+			"7085;71;;::66W[[[[[[[[[[[[00000000000000", // M 98304-131071, N 192-255
+			"008<;XXX:::66[[[[[[[[[X[[[00000000000000", // M 98304-131071, N 256-383
+			"008<<<XXX666[[[[[XXXXXXX[[00000000000000", // M 98304-131071, N 384-511
+			"000:<<<XXXXX[[[[[XXXXXX[[[00000000000000", // M 98304-131071, N 512-767
+			"0000:<<<XXX[[[[[[[[[XX[[[[00000000000000", // M 98304-131071, N 768-1023
+			"000000[[[[[[[[[[[[[[[[[[[000000000000000", // M 98304-131071, N 1024-1535
+			"00000000[[[[[[[[[[[[[[[[0000000000000000", // M 98304-131071, N 1536-2047
 			"0000000000000000000000000000000000000000", // M 98304-131071, N 2048-3071
 			"0000000000000000000000000000000000000000", // M 98304-131071, N 3072-4095
 			"0000000000000000000000000000000000000000", // M 98304-131071, N 4096-6143
@@ -15084,28 +15559,28 @@ var rules = [4]*opRule{
 			"0000000000000000000000000000000000000000", // M 98304-131071, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 98304-131071, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 98304-131071, N >= 262144
-			"7777777777777777777777777777777777777777", // M 131072-196607, N <= 1
+			"========================================", // M 131072-196607, N <= 1
 			"4444444444444444444444444444444444444444", // M 131072-196607, N (none)
-			"7777777777777777777777777777777777777777", // M 131072-196607, N 2
-			"7777777777777777788877777777777777777777", // M 131072-196607, N 3
-			"7777777777777777888888777777777777777777", // M 131072-196607, N 4-5
-			"7778777777777777888888877777777777777777", // M 131072-196607, N 6-7
-			"7778777777777777888888877777777777777777", // M 131072-196607, N 8-11
-			"7777777777777778877888877777777777777777", // M 131072-196607, N 12-15
-			"7777777777777778878888877777777777777777", // M 131072-196607, N 16-23
-			"777777777777777777777??77777777777777777", // M 131072-196607, N 24-31
-			"2277777777771111117BB??00000000000000000", // M 131072-196607, N 32-47
-			"2777777777111111111BBB??0000000000000000", // M 131072-196607, N 48-63
-			"77777777711111111111BBB??777777777777777", // M 131072-196607, N 64-95
-			"276777771::111111110BBBBB?66666666660000", // M 131072-196607, N 96-127
-			"7=88877;<1111111BBBBBBBBB000000000000000", // M 131072-196607, N 128-191
-			"00=88<<<<:<11BBBBBBBBBBBB000000000000000", // M 131072-196607, N 192-255
-			"00=B<<<<<66BBBBBBBBBBBBBB000000000000000", // M 131072-196607, N 256-383
-			"00BBBBBB16BBBBBBBBBBBBBBBB00000000000000", // M 131072-196607, N 384-511
-			"000BBBBBBBBBBBBBBBBBBBBBB000000000000000", // M 131072-196607, N 512-767
-			"00000BBBBBBBBBBBBBBBBBBBB000000000000000", // M 131072-196607, N 768-1023
-			"000000BBBBBBBBBBBBBBBBBB0000000000000000", // M 131072-196607, N 1024-1535
-			"00000000BBBB00000BBBBB000000000000000000", // M 131072-196607, N 1536-2047
+			"========================================", // M 131072-196607, N 2
+			"======IIIG=====@@@@@====================", // M 131072-196607, N 3
+			"====II777777777777@@@@==================", // M 131072-196607, N 4-5
+			"777888877777777777777@@77777777777777777", // M 131072-196607, N 6-7
+			"7778888877777777777777777777777777777777", // M 131072-196607, N 8-11
+			"7778888887887777777777777777777777777777", // M 131072-196607, N 12-15
+			"7778888888888777777777777777777777777777", // M 131072-196607, N 16-23
+			"777777777777771:::7777777777777777777777", // M 131072-196607, N 24-31
+			"227777777777111111:::::00000000000000000", // M 131072-196607, N 32-47
+			"27777777771111111111::::0000000000000000", // M 131072-196607, N 48-63
+			"7777777771111111111100[[[777777777777777", // M 131072-196607, N 64-95
+			"27667777111111111110[[[[[[66666666660000", // M 131072-196607, N 96-127
+			"7888777;:::11[[[[[[[[[[[[[00000000000000", // M 131072-196607, N 128-191
+			"0085;;;;:::6[[[[[[[[[[[[[[00000000000000", // M 131072-196607, N 192-255
+			"008<66X66:66[[[[[[[[[[[[[[00000000000000", // M 131072-196607, N 256-383
+			"008<<6666666[[[[[[XXXXX[[[00000000000000", // M 131072-196607, N 384-511
+			"000<<<<6XXXX[[[[[[XXXXX[[000000000000000", // M 131072-196607, N 512-767
+			"00000<<6XXX[[[[[[[[[[[[[[000000000000000", // M 131072-196607, N 768-1023
+			"000000[[[[[[[[[[[[[[[[[[0000000000000000", // M 131072-196607, N 1024-1535
+			"00000000[[[[00000[[[[[000000000000000000", // M 131072-196607, N 1536-2047
 			"0000000000000000000000000000000000000000", // M 131072-196607, N 2048-3071
 			"0000000000000000000000000000000000000000", // M 131072-196607, N 3072-4095
 			"0000000000000000000000000000000000000000", // M 131072-196607, N 4096-6143
@@ -15121,27 +15596,27 @@ var rules = [4]*opRule{
 			"0000000000000000000000000000000000000000", // M 131072-196607, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 131072-196607, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 131072-196607, N >= 262144
-			"7777777777777777777777777777777777777777", // M 196608-262143, N <= 1
+			"========================================", // M 196608-262143, N <= 1
 			"4444444444444444444444444444444444444444", // M 196608-262143, N (none)
-			"7777777777777777777777777777777777777777", // M 196608-262143, N 2
-			"7777777777777777777777777777777777777777", // M 196608-262143, N 3
-			"7787777777777777788887777777777777777777", // M 196608-262143, N 4-5
-			"7787777777777777888888777777777777777777", // M 196608-262143, N 6-7
-			"7787777777777777888888777777777777777777", // M 196608-262143, N 8-11
-			"7787777777777778888888877777777777777777", // M 196608-262143, N 12-15
-			"7787777777777778888888877777777777777777", // M 196608-262143, N 16-23
-			"77777777777777777777B?777777777777777777", // M 196608-262143, N 24-31
-			"27777777777711111:BBBB?00000000000000000", // M 196608-262143, N 32-47
-			"2777777777:111111110BBB?0000000000000000", // M 196608-262143, N 48-63
-			"77677777771111111110BBBBB777777777777777", // M 196608-262143, N 64-95
-			"26677777:::1111111BBBBBBB666666666666000", // M 196608-262143, N 96-127
-			"088877<<111111BBBBBBBBBBB000000000000000", // M 196608-262143, N 128-191
-			"0B888<<<111BBBBBBBBBBBBBB000000000000000", // M 196608-262143, N 192-255
-			"00BBBB<B11BBBBBBBBBBBBBBBB00000000000000", // M 196608-262143, N 256-383
-			"00BBBBBBBBBBBBBBBBBBBBBBBB00000000000000", // M 196608-262143, N 384-511
-			"0000BBBBBBBBBBBBBBBBBBBBB000000000000000", // M 196608-262143, N 512-767
-			"00000BBBBBBBBBBBBBBBBBBB0000000000000000", // M 196608-262143, N 768-1023
-			"0000000BBBBBB00BBBBBBBB00000000000000000", // M 196608-262143, N 1024-1535
+			"=====II=================================", // M 196608-262143, N 2
+			"===IIIII77G=============================", // M 196608-262143, N 3
+			"==II8877777777=7@@@@@===================", // M 196608-262143, N 4-5
+			"77888887777777777777@@777777777777777777", // M 196608-262143, N 6-7
+			"7788888887777777777777777777777777777777", // M 196608-262143, N 8-11
+			"7788888888777777777777777777777777777777", // M 196608-262143, N 12-15
+			"7788888888887777777777777777777777777777", // M 196608-262143, N 16-23
+			"777777777777777:::::7:777777777777777777", // M 196608-262143, N 24-31
+			"277777777777111111:::::00000000000000000", // M 196608-262143, N 32-47
+			"2777777777:1111111111:::0000000000000000", // M 196608-262143, N 48-63
+			"776777777711111111110[[[[777777777777777", // M 196608-262143, N 64-95
+			"266677771111111111[[[[[[[666666666666000", // M 196608-262143, N 96-127
+			"087611;;::::1[[[[[[[[[[[[[00000000000000", // M 196608-262143, N 128-191
+			"085666666666[[[[[[[[[[[[[[00000000000000", // M 196608-262143, N 192-255
+			"00<<66666666[[[[[[[[[[[[[[00000000000000", // M 196608-262143, N 256-383
+			"008<<6666666[[[[[[[[[[[[[[00000000000000", // M 196608-262143, N 384-511
+			"0000<<66666[[[[[[[[[[[[[[000000000000000", // M 196608-262143, N 512-767
+			"00000[[[[[[[[[[[[[[[[[[[0000000000000000", // M 196608-262143, N 768-1023
+			"0000000[[[[[[00[[[[[[[[00000000000000000", // M 196608-262143, N 1024-1535
 			"0000000000000000000000000000000000000000", // M 196608-262143, N 1536-2047
 			"0000000000000000000000000000000000000000", // M 196608-262143, N 2048-3071
 			"0000000000000000000000000000000000000000", // M 196608-262143, N 3072-4095
@@ -15158,27 +15633,27 @@ var rules = [4]*opRule{
 			"0000000000000000000000000000000000000000", // M 196608-262143, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 196608-262143, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 196608-262143, N >= 262144
-			"7777777777777777777777777777777777777777", // M 262144-393215, N <= 1
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 262144-393215, N <= 1
 			"4444444444444444444444444444444444444444", // M 262144-393215, N (none)
-			"7777777777777777777777777777777777777777", // M 262144-393215, N 2
-			"7777777777777777777777777777777777777777", // M 262144-393215, N 3
-			"7788777777777777788777777777777777777777", // M 262144-393215, N 4-5
-			"7888777777777777888887777777777777777777", // M 262144-393215, N 6-7
-			"7888777777777777888887777777777777777777", // M 262144-393215, N 8-11
-			"7777777777777777888888777777777777777777", // M 262144-393215, N 12-15
-			"7777777777777778888888777777777777777777", // M 262144-393215, N 16-23
-			"77777777777771777BBBBB777777777777777777", // M 262144-393215, N 24-31
-			"27777777777111111BBBBBB00000000000000000", // M 262144-393215, N 32-47
-			"2767777777<11111111BBBBB0000000000000000", // M 262144-393215, N 48-63
-			"766877777:11111BBBBBBBBB7777777777777777", // M 262144-393215, N 64-95
-			"66687777::11111BBBBBBBBBB666666666666600", // M 262144-393215, N 96-127
-			"0888776<1BB1BBBBBBBBBBBBB000000000000000", // M 262144-393215, N 128-191
-			"0B888<<1BBBBBBBBBBBBBBBBB000000000000000", // M 262144-393215, N 192-255
-			"0BBBBBBBBBBBBBBBBBBBBBBBB000000000000000", // M 262144-393215, N 256-383
-			"00BBBBBBBBBBBBBBBBBBBBBBB000000000000000", // M 262144-393215, N 384-511
-			"0000BBBBBBBBBBBBBBBBBBBBB000000000000000", // M 262144-393215, N 512-767
-			"0000000BBBBBB0BBBBBBBBBB0000000000000000", // M 262144-393215, N 768-1023
-			"00000000BBBB0000BBBBBB000000000000000000", // M 262144-393215, N 1024-1535
+			"IIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII", // M 262144-393215, N 2
+			"GGIIII77777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 262144-393215, N 3
+			"77I8887777777777777777777777777777777777", // M 262144-393215, N 4-5
+			"7888888877777777777777777777777777777777", // M 262144-393215, N 6-7
+			"7888888888777777777777777777777777777777", // M 262144-393215, N 8-11
+			"7788888888777777777777777777777777777777", // M 262144-393215, N 12-15
+			"7788888888877777777777777777777777777777", // M 262144-393215, N 16-23
+			"777787777777711:::::::777777777777777777", // M 262144-393215, N 24-31
+			"2777777777711111111::::00000000000000000", // M 262144-393215, N 32-47
+			"2787777777<11111111[[[[[0000000000000000", // M 262144-393215, N 48-63
+			"766877777111111[[[[[[[[[7777777777777777", // M 262144-393215, N 64-95
+			"666877771111111[[[[[[[[[[666666666666600", // M 262144-393215, N 96-127
+			"076667766:::[[[[[[[[[[[[[000000000000000", // M 262144-393215, N 128-191
+			"07666666666[[[[[[[[[[[[[[000000000000000", // M 262144-393215, N 192-255
+			"08666666666[[[[[[[[[[[[[[000000000000000", // M 262144-393215, N 256-383
+			"00<66666666[[[[[[[[[[[[[[000000000000000", // M 262144-393215, N 384-511
+			"0000<6[666[[[[[[[[[[[[[[[000000000000000", // M 262144-393215, N 512-767
+			"0000000[[[[[[0[[[[[[[[[[0000000000000000", // M 262144-393215, N 768-1023
+			"00000000[[[[0000[[[[[[000000000000000000", // M 262144-393215, N 1024-1535
 			"0000000000000000000000000000000000000000", // M 262144-393215, N 1536-2047
 			"0000000000000000000000000000000000000000", // M 262144-393215, N 2048-3071
 			"0000000000000000000000000000000000000000", // M 262144-393215, N 3072-4095
@@ -15195,26 +15670,26 @@ var rules = [4]*opRule{
 			"0000000000000000000000000000000000000000", // M 262144-393215, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 262144-393215, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 262144-393215, N >= 262144
-			"7777777777777777777777777777777777777777", // M 393216-524287, N <= 1
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 393216-524287, N <= 1
 			"4444444444444444444444444444444444444444", // M 393216-524287, N (none)
-			"7777777777777777777777777777777777777777", // M 393216-524287, N 2
-			"7788777777777777777777777777777777777777", // M 393216-524287, N 3
-			"7887777777777777777777777777777777777777", // M 393216-524287, N 4-5
-			"7887777777777777777777777777777777777777", // M 393216-524287, N 6-7
-			"7887777777777777888777777777777777777777", // M 393216-524287, N 8-11
-			"7887777777777778888877777777777777777777", // M 393216-524287, N 12-15
-			"7777777777777778888887777777777777777777", // M 393216-524287, N 16-23
-			"77777777777111177BBBBB777777777777777777", // M 393216-524287, N 24-31
-			"27677777777111111BBBBBB00000000000000000", // M 393216-524287, N 32-47
-			"2667777777:11111BBBBBBBB0000000000000000", // M 393216-524287, N 48-63
-			"766877777111111BBBBBBBBB7777777777777777", // M 393216-524287, N 64-95
-			"666877777111111BBBBBBBBB6666666666666660", // M 393216-524287, N 96-127
-			"0B8776661BBBBBBBBBBBBBBB0000000000000000", // M 393216-524287, N 128-191
-			"0BB87<<1BBBBBBBBBBBBBBBB0000000000000000", // M 393216-524287, N 192-255
-			"0BBBBBBBBBBBBBBBBBBBBBBB0000000000000000", // M 393216-524287, N 256-383
-			"00BBBBBBBBBBBBBBBBBBBBBB0000000000000000", // M 393216-524287, N 384-511
-			"0000BBBBBBBBBBBBBBBBBBB00000000000000000", // M 393216-524287, N 512-767
-			"00000000BBBB00BBBBBBBB000000000000000000", // M 393216-524287, N 768-1023
+			"IIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII", // M 393216-524287, N 2
+			"GGIII777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 393216-524287, N 3
+			"7I88877777777777777777777777777777777777", // M 393216-524287, N 4-5
+			"7888888877777777777777777777777777777777", // M 393216-524287, N 6-7
+			"7888888888777777777777777777777777777777", // M 393216-524287, N 8-11
+			"7888888888877777777777777777777777777777", // M 393216-524287, N 12-15
+			"7888888888877777777777777777777777777777", // M 393216-524287, N 16-23
+			"777788888888:11:::::::777777777777777777", // M 393216-524287, N 24-31
+			"2778887777711111111[[[:00000000000000000", // M 393216-524287, N 32-47
+			"2688777777:11111[[[[[[[[0000000000000000", // M 393216-524287, N 48-63
+			"766877777111111[[[[[[[[[7777777777777777", // M 393216-524287, N 64-95
+			"666877777111111[[[[[[[[[6666666666666660", // M 393216-524287, N 96-127
+			"0666666[6:66[[[[[[[[[[[[0000000000000000", // M 393216-524287, N 128-191
+			"066666666[[[[[[[[[[[[[[[0000000000000000", // M 393216-524287, N 192-255
+			"0766666666[[[[[[[[[[[[[[0000000000000000", // M 393216-524287, N 256-383
+			"00666666[[[[[[[[[[[[[[[[0000000000000000", // M 393216-524287, N 384-511
+			"000066[[[[[[[[[[[[[[[[[00000000000000000", // M 393216-524287, N 512-767
+			"00000000[[[[00[[[[[[[[000000000000000000", // M 393216-524287, N 768-1023
 			"0000000000000000000000000000000000000000", // M 393216-524287, N 1024-1535
 			"0000000000000000000000000000000000000000", // M 393216-524287, N 1536-2047
 			"0000000000000000000000000000000000000000", // M 393216-524287, N 2048-3071
@@ -15232,26 +15707,26 @@ var rules = [4]*opRule{
 			"0000000000000000000000000000000000000000", // M 393216-524287, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 393216-524287, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 393216-524287, N >= 262144
-			"7777777777777777777777777777777777777777", // M 524288-786431, N <= 1
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 524288-786431, N <= 1
 			"4444444444444444444444444444444444444444", // M 524288-786431, N (none)
-			"7788877777777777777777777777777777777777", // M 524288-786431, N 2
-			"7887777777777777777777777777777777777777", // M 524288-786431, N 3
-			"7887777777777777777777777777777777777777", // M 524288-786431, N 4-5
-			"7887777777777777777777777777777777777777", // M 524288-786431, N 6-7
-			"7887777777777777777777777777777777777777", // M 524288-786431, N 8-11
-			"7887777777777788777777777777777777777777", // M 524288-786431, N 12-15
-			"7787777777777778888877777777777777777777", // M 524288-786431, N 16-23
-			"7788777777711117BBBBBB777777777777777777", // M 524288-786431, N 24-31
-			"26667777771111111BBBBBB00000000000000000", // M 524288-786431, N 32-47
-			"0666777777111111BBBBBBBB0000000000000000", // M 524288-786431, N 48-63
-			"766677777111111BBBBBBBBB7777777777777777", // M 524288-786431, N 64-95
-			"6B6877778111111BBBBBBBBB6666666666666666", // M 524288-786431, N 96-127
-			"0B88766BBBBBBBBBBBBBBBBB0000000000000000", // M 524288-786431, N 128-191
-			"0BBB<<BBBBBBBBBBBBBBBBBB0000000000000000", // M 524288-786431, N 192-255
-			"00BBBBBBBBBBBBBBBBBBBBB00000000000000000", // M 524288-786431, N 256-383
-			"00BBBBBBBBBBBBBBBBBBBBB00000000000000000", // M 524288-786431, N 384-511
-			"0000BBBB0BB00BBBBBBBBB000000000000000000", // M 524288-786431, N 512-767
-			"000000000000000BBBBB00000000000000000000", // M 524288-786431, N 768-1023
+			"IIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII", // M 524288-786431, N 2
+			"GII87777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 524288-786431, N 3
+			"7888777777777777777777777777777777777777", // M 524288-786431, N 4-5
+			"7887777877777777777777777777777777777777", // M 524288-786431, N 6-7
+			"7888778888777777777777777777777777777777", // M 524288-786431, N 8-11
+			"7888788888777777777777777777777777777777", // M 524288-786431, N 12-15
+			"7888888888877777777777777777777777777777", // M 524288-786431, N 16-23
+			"77777888888::11:::::::777777777777777777", // M 524288-786431, N 24-31
+			"2778888888:111111[[[[[[00000000000000000", // M 524288-786431, N 32-47
+			"0888877887:11111[[[[[[[[0000000000000000", // M 524288-786431, N 48-63
+			"766677777:11111[[[[[[[[[7777777777777777", // M 524288-786431, N 64-95
+			"666877777111111[[[[[[[[[6666666666666666", // M 524288-786431, N 96-127
+			"0666666[6[6[[[[[[[[[[[[[0000000000000000", // M 524288-786431, N 128-191
+			"066666666[[[[[[[[[[[[[[[0000000000000000", // M 524288-786431, N 192-255
+			"006666666[[[[[[[[[[[[[[00000000000000000", // M 524288-786431, N 256-383
+			"00666666[[[[[[[[[[[[[[[00000000000000000", // M 524288-786431, N 384-511
+			"0000[[[[0[[00[[[[[[[[[000000000000000000", // M 524288-786431, N 512-767
+			"000000000000000[[[[[00000000000000000000", // M 524288-786431, N 768-1023
 			"0000000000000000000000000000000000000000", // M 524288-786431, N 1024-1535
 			"0000000000000000000000000000000000000000", // M 524288-786431, N 1536-2047
 			"0000000000000000000000000000000000000000", // M 524288-786431, N 2048-3071
@@ -15269,25 +15744,25 @@ var rules = [4]*opRule{
 			"0000000000000000000000000000000000000000", // M 524288-786431, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 524288-786431, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 524288-786431, N >= 262144
-			"7777777777777777777777777777777777777777", // M 786432-1048575, N <= 1
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 786432-1048575, N <= 1
 			"4444444444444444444444444444444444444444", // M 786432-1048575, N (none)
-			"7788777777777777777777777777777777777777", // M 786432-1048575, N 2
-			"7887777777777777777777777777777777777777", // M 786432-1048575, N 3
-			"7877777777777777777777777777777777777777", // M 786432-1048575, N 4-5
-			"7877777777777777777777777777777777777777", // M 786432-1048575, N 6-7
-			"7877777777777777777777777777777777777777", // M 786432-1048575, N 8-11
-			"7887777777777787777777777777777777777777", // M 786432-1048575, N 12-15
-			"7787777777777788878777777777777777777777", // M 786432-1048575, N 16-23
-			"7688777777711B0BBBBBBB777777777777777777", // M 786432-1048575, N 24-31
-			"06667777771111111BBBBBB00000000000000000", // M 786432-1048575, N 32-47
-			"0666677771111111BBBBBBB00000000000000000", // M 786432-1048575, N 48-63
-			"766688777111111BBBBBBBBB7777777777777777", // M 786432-1048575, N 64-95
-			"6BB687881111111BBBBBBBBB6666666666666666", // M 786432-1048575, N 96-127
-			"0BB876BBBBBBBBBBBBBBBBBB0000000000000000", // M 786432-1048575, N 128-191
-			"0BBBBBBBBBBBBBBBBBBBBBBB0000000000000000", // M 786432-1048575, N 192-255
-			"00BBBBBBBBBBBBBBBBBBBBB00000000000000000", // M 786432-1048575, N 256-383
-			"000BBBBBB000BBBBBBBBBB000000000000000000", // M 786432-1048575, N 384-511
-			"00000BB000000BBBBBBBB0000000000000000000", // M 786432-1048575, N 512-767
+			"IIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII", // M 786432-1048575, N 2
+			"GI887777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 786432-1048575, N 3
+			"7887777777777777777777777777777777777777", // M 786432-1048575, N 4-5
+			"7887777777777777777777777777777777777777", // M 786432-1048575, N 6-7
+			"7887777887777777777777777777777777777777", // M 786432-1048575, N 8-11
+			"7888778888777777777777777777777777777777", // M 786432-1048575, N 12-15
+			"7888888888887777777777777777777777777777", // M 786432-1048575, N 16-23
+			"77777788888:::::::[[[[777777777777777777", // M 786432-1048575, N 24-31
+			"0777888888::11111[[[[[[00000000000000000", // M 786432-1048575, N 32-47
+			"088888888::11111[[[[[[[00000000000000000", // M 786432-1048575, N 48-63
+			"766688888:11111[[[[[[[[[7777777777777777", // M 786432-1048575, N 64-95
+			"666687881111111[[[[[[[[[6666666666666666", // M 786432-1048575, N 96-127
+			"06666[[[6[[[[[[[[[[[[[[[0000000000000000", // M 786432-1048575, N 128-191
+			"066666666[[[[[[[[[[[[[[[0000000000000000", // M 786432-1048575, N 192-255
+			"00666666[[[[[[[[[[[[[[[00000000000000000", // M 786432-1048575, N 256-383
+			"0006666[[000[[[[[[[[[[000000000000000000", // M 786432-1048575, N 384-511
+			"00000[[000000[[[[[[[[0000000000000000000", // M 786432-1048575, N 512-767
 			"0000000000000000000000000000000000000000", // M 786432-1048575, N 768-1023
 			"0000000000000000000000000000000000000000", // M 786432-1048575, N 1024-1535
 			"0000000000000000000000000000000000000000", // M 786432-1048575, N 1536-2047
@@ -15306,25 +15781,25 @@ var rules = [4]*opRule{
 			"0000000000000000000000000000000000000000", // M 786432-1048575, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 786432-1048575, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 786432-1048575, N >= 262144
-			"7777777777777777777777777777777777777777", // M 1048576-1572863, N <= 1
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 1048576-1572863, N <= 1
 			"4444444444444444444444444444444444444444", // M 1048576-1572863, N (none)
-			"7788777777777777777777777777777777777777", // M 1048576-1572863, N 2
-			"7887777777777777777777777777777777777777", // M 1048576-1572863, N 3
-			"7877777777777777777777777777777777777777", // M 1048576-1572863, N 4-5
-			"7877777777777777777777777777777777777777", // M 1048576-1572863, N 6-7
-			"7877777777777777777777777777777777777777", // M 1048576-1572863, N 8-11
-			"7887777777777877777777777777777777777777", // M 1048576-1572863, N 12-15
-			"7787777777777788777777777777777777777777", // M 1048576-1572863, N 16-23
-			"778887777771>BBBBBBB77777777777777777777", // M 1048576-1572863, N 24-31
-			"006667777711111BBBBBBB000000000000000000", // M 1048576-1572863, N 32-47
-			"0066666771111111BBBBBBB00000000000000000", // M 1048576-1572863, N 48-63
-			"766666766B11111BBBBBBBB77777777777777777", // M 1048576-1572863, N 64-95
-			"66B66666BBB1111BBBBBBBB66666666666666666", // M 1048576-1572863, N 96-127
-			"00BBBBBBBBBBBBBBBBBBBBB00000000000000000", // M 1048576-1572863, N 128-191
-			"00BBBBBBBBBBBBBBBBBBBBB00000000000000000", // M 1048576-1572863, N 192-255
-			"000BBBBBBBBBBBBBBBBBBBB00000000000000000", // M 1048576-1572863, N 256-383
-			"0000BBBB00000BBBBBBBBB000000000000000000", // M 1048576-1572863, N 384-511
-			"00000000000000BBBBBB00000000000000000000", // M 1048576-1572863, N 512-767
+			"IIIIIIIIIHIIIIIIIIIIIIIIIIIIIIIIIIIIIIII", // M 1048576-1572863, N 2
+			"GI887777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 1048576-1572863, N 3
+			"7887777777777777777777777777777777777777", // M 1048576-1572863, N 4-5
+			"7887777777777777777777777777777777777777", // M 1048576-1572863, N 6-7
+			"7887777777777777777777777777777777777777", // M 1048576-1572863, N 8-11
+			"7887777888877777777777777777777777777777", // M 1048576-1572863, N 12-15
+			"7888878888888777777777777777777777777777", // M 1048576-1572863, N 16-23
+			"77777778888::::::[[[77777777777777777777", // M 1048576-1572863, N 24-31
+			"0077778888::::11[[[[[[000000000000000000", // M 1048576-1572863, N 32-47
+			"008888888:::1111[[[[[[[00000000000000000", // M 1048576-1572863, N 48-63
+			"76666888:::1111[[[[[[[[77777777777777777", // M 1048576-1572863, N 64-95
+			"66666666:611111[[[[[[[[66666666666666666", // M 1048576-1572863, N 96-127
+			"006666[6[[[[[[[[[[[[[[[00000000000000000", // M 1048576-1572863, N 128-191
+			"00666666[[[[[[[[[[[[[[[00000000000000000", // M 1048576-1572863, N 192-255
+			"0006666[[[[[[[[[[[[[[[[00000000000000000", // M 1048576-1572863, N 256-383
+			"000066[[00000[[[[[[[[[000000000000000000", // M 1048576-1572863, N 384-511
+			"00000000000000[[[[[[00000000000000000000", // M 1048576-1572863, N 512-767
 			"0000000000000000000000000000000000000000", // M 1048576-1572863, N 768-1023
 			"0000000000000000000000000000000000000000", // M 1048576-1572863, N 1024-1535
 			"0000000000000000000000000000000000000000", // M 1048576-1572863, N 1536-2047
@@ -15343,24 +15818,24 @@ var rules = [4]*opRule{
 			"0000000000000000000000000000000000000000", // M 1048576-1572863, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 1048576-1572863, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 1048576-1572863, N >= 262144
-			"7777777777777777777777777777777777777777", // M >= 1572864, N <= 1
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M >= 1572864, N <= 1
 			"4444444444444444444444444444444444444444", // M >= 1572864, N (none)
-			"7777777777777777777777777777777777777777", // M >= 1572864, N 2
-			"7787777777777777777777777777777777777777", // M >= 1572864, N 3
+			"IIIIIIIIHHIIIIIIIIIIIIIIIIIIIIIIIIIIIIII", // M >= 1572864, N 2
+			"GI887777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M >= 1572864, N 3
 			"7887777777777777777777777777777777777777", // M >= 1572864, N 4-5
 			"7887777777777777777777777777777777777777", // M >= 1572864, N 6-7
-			"7887777777777777777777777777777777777777", // M >= 1572864, N 8-11
-			"7887777777777777777777777777777777777777", // M >= 1572864, N 12-15
-			"7788777777777887777777777777777777777777", // M >= 1572864, N 16-23
-			"7788877777BB>BBB777777777777777777777777", // M >= 1572864, N 24-31
-			"000668777BBBBBBBBBBBB0000000000000000000", // M >= 1572864, N 32-47
-			"006666666BBB11BBBBBBBB000000000000000000", // M >= 1572864, N 48-63
-			"77666666BBBB11BBBBBBBB777777777777777777", // M >= 1572864, N 64-95
-			"66BB666BBBBBBBBBBBBBBB666666666666666666", // M >= 1572864, N 96-127
-			"00BBBBBBBBBBBBBBBBBBBB000000000000000000", // M >= 1572864, N 128-191
-			"000BBBBBB0BBBBBBBBBBBB000000000000000000", // M >= 1572864, N 192-255
-			"0000BBBB00000BBBBBBBB0000000000000000000", // M >= 1572864, N 256-383
-			"00000000000000BBBBBB00000000000000000000", // M >= 1572864, N 384-511
+			"7887777778777777777777777777777777777777", // M >= 1572864, N 8-11
+			"7888777788877777777777777777777777777777", // M >= 1572864, N 12-15
+			"7888888888888777777777777777777777777777", // M >= 1572864, N 16-23
+			"77777777888888::777777777777777777777777", // M >= 1572864, N 24-31
+			"00077788888:::::[[[[[0000000000000000000", // M >= 1572864, N 32-47
+			"0088888888::::1[[[[[[[000000000000000000", // M >= 1572864, N 48-63
+			"776688888:::111[[[[[[[777777777777777777", // M >= 1572864, N 64-95
+			"66666666666[11[[[[[[[[666666666666666666", // M >= 1572864, N 96-127
+			"0066666[[[[[[[[[[[[[[[000000000000000000", // M >= 1572864, N 128-191
+			"0006666[[0[[[[[[[[[[[[000000000000000000", // M >= 1572864, N 192-255
+			"000066[[00000[[[[[[[[0000000000000000000", // M >= 1572864, N 256-383
+			"00000000000000[[[[[[00000000000000000000", // M >= 1572864, N 384-511
 			"0000000000000000000000000000000000000000", // M >= 1572864, N 512-767
 			"0000000000000000000000000000000000000000", // M >= 1572864, N 768-1023
 			"0000000000000000000000000000000000000000", // M >= 1572864, N 1024-1535
@@ -15381,50 +15856,50 @@ var rules = [4]*opRule{
 			"0000000000000000000000000000000000000000", // M >= 1572864, N 196608-262143
 			"0000000000000000000000000000000000000000", // M >= 1572864, N >= 262144
 		},
-		bulk:      115,
+		bulk:      140,
 		bulkDen:   10,
 		bulkK:     1024,
 		bulkNum:   11,
 		bulkSlots: 132,
 		bulkWaves: 2,
 		general: []string{
-			"2222555555555555555555555722222222222222", // M <= 1, N <= 1
+			"2222555555555555555555555222222222222222", // M <= 1, N <= 1
 			"4444444444444444444444444444444444444444", // M <= 1, N (none)
-			"2222225555725555555555555722888822222222", // M <= 1, N 2
-			"2222225557225555555555555722288222222222", // M <= 1, N 3
-			"2222225552225555555555555722222222222222", // M <= 1, N 4-5
-			"2222275572245555555555555722222222222222", // M <= 1, N 6-7
-			"2222775577245555555555555522222222222222", // M <= 1, N 8-11
-			"7277755577225555555555555577722222222222", // M <= 1, N 12-15
-			"5555555557725555555555555577777777777777", // M <= 1, N 16-23
-			"7777777777222222222222277777777777777777", // M <= 1, N 24-31
-			"2222222222222222222222222222222222222222", // M <= 1, N 32-47
-			"2222222222222222222222222222222222222222", // M <= 1, N 48-63
-			"2222222222222222222222222222222222222222", // M <= 1, N 64-95
-			"2222222222222222222222222222222222222222", // M <= 1, N 96-127
-			"2222222222222222222222222222222222222222", // M <= 1, N 128-191
-			"2222222222222222222222222222222222222222", // M <= 1, N 192-255
-			"2222222222222222222222222222222222222222", // M <= 1, N 256-383
-			"2222222222222222222222222222222222222222", // M <= 1, N 384-511
-			"2222222222222222222222222222222222222222", // M <= 1, N 512-767
-			"2222222222222222222222222222222222222222", // M <= 1, N 768-1023
-			"2222222222222222222222222222222222222222", // M <= 1, N 1024-1535
-			"2222222222222222222222222222222222222222", // M <= 1, N 1536-2047
-			"2222222222222222222222222222222222222222", // M <= 1, N 2048-3071
-			"2222222222222222222222222222222222222222", // M <= 1, N 3072-4095
-			"2222222222222222222222222222222222222222", // M <= 1, N 4096-6143
-			"2222222222222222222222222222222222222222", // M <= 1, N 6144-8191
-			"2222222222222222222222222222222222222222", // M <= 1, N 8192-12287
-			"2222222222222222222222222222222222222222", // M <= 1, N 12288-16383
-			"2222222222222222222222222222222222222222", // M <= 1, N 16384-24575
-			"2222222222222222222222222222222222222222", // M <= 1, N 24576-32767
-			"2222222222222222222222222222222222222222", // M <= 1, N 32768-49151
-			"2222222222222222222222222222222222222222", // M <= 1, N 49152-65535
-			"2222222222222222222222222222222222222222", // M <= 1, N 65536-98303
-			"2222222222222222222222222222222222222222", // M <= 1, N 98304-131071
-			"2222222222222222222222222222222222222222", // M <= 1, N 131072-196607
-			"2222222222222222222222222222222222222222", // M <= 1, N 196608-262143
-			"2222222222222222222222222222222222222222", // M <= 1, N >= 262144
+			"2222225555225555555555555222888822222222", // M <= 1, N 2
+			"2222225552225555555555555222288222222222", // M <= 1, N 3
+			"2222225552225555555555555222222222222222", // M <= 1, N 4-5
+			"22222255V2245555555555555222222222222222", // M <= 1, N 6-7
+			"22222V55V2245555555555555522222222222222", // M <= 1, N 8-11
+			"2222V555V2225555555555555577722222222222", // M <= 1, N 12-15
+			"555555555V225555555555555577777777777777", // M <= 1, N 16-23
+			"KKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKK", // M <= 1, N 24-31
+			"KKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKK", // M <= 1, N 32-47
+			"KKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKK", // M <= 1, N 48-63
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 64-95
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 96-127
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 128-191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 192-255
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 256-383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 512-767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 131072-196607
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 196608-262143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N >= 262144
 			"4444444444444444444444444444444444444444", // M (none), N <= 1
 			"4444444444444444444444444444444444444444", // M (none), N (none)
 			"4444444444444444444444444444444444444444", // M (none), N 2
@@ -15465,135 +15940,135 @@ var rules = [4]*opRule{
 			"2222225555555555555555555222888822222222", // M 2, N <= 1
 			"4444444444444444444444444444444444444444", // M 2, N (none)
 			"2222222222225555555555555222888882288888", // M 2, N 2
-			"2552222222225555555555555722888878888888", // M 2, N 3
-			"2552222222245555555555555722222278888888", // M 2, N 4-5
-			"2222222222245555555555555722222227722882", // M 2, N 6-7
-			"2222222722245555555255555722222222222222", // M 2, N 8-11
-			"2222227777245555555255555772222222222222", // M 2, N 12-15
-			"7222777777725555555555555577777222222222", // M 2, N 16-23
-			"7222222772222222222222222777777772277777", // M 2, N 24-31
-			"2222222222222222222222222222222222222222", // M 2, N 32-47
-			"2222222222222222222222222222222222222222", // M 2, N 48-63
-			"2222222222222222222222222222222222222222", // M 2, N 64-95
-			"2222222222222222222222222222222222222222", // M 2, N 96-127
-			"2222222222222222222222222222222222222222", // M 2, N 128-191
-			"2222222222222222222222222222222222222222", // M 2, N 192-255
-			"2222222222222222222222222222222222222222", // M 2, N 256-383
-			"2222222222222222222222222222222222222222", // M 2, N 384-511
-			"2222222222222222222222222222222222222222", // M 2, N 512-767
-			"2222222222222222222222222222222222222222", // M 2, N 768-1023
-			"2222222222222222222222222222222222222222", // M 2, N 1024-1535
-			"2222222222222222222222222222222222222222", // M 2, N 1536-2047
-			"2222222222222222222222222222222222222222", // M 2, N 2048-3071
-			"2222222222222222222222222222222222222222", // M 2, N 3072-4095
-			"2222222222222222222222222222222222222222", // M 2, N 4096-6143
-			"2222222222222222222222222222222222222222", // M 2, N 6144-8191
-			"2222222222222222222222222222222222222222", // M 2, N 8192-12287
-			"2222222222222222222222222222222222222222", // M 2, N 12288-16383
-			"2222222222222222222222222222222222222222", // M 2, N 16384-24575
-			"2222222222222222222222222222222222222222", // M 2, N 24576-32767
-			"2222222222222222222222222222222222222222", // M 2, N 32768-49151
-			"2222222222222222222222222222222222222222", // M 2, N 49152-65535
-			"2222222222222222222222222222222222222222", // M 2, N 65536-98303
-			"2222222222222222222222222222222222222222", // M 2, N 98304-131071
-			"2222222222222222222222222222222222222222", // M 2, N 131072-196607
-			"2222222222222222222222222222222222222222", // M 2, N 196608-262143
-			"2222222222222222222222222222222222222222", // M 2, N >= 262144
-			"2222225552755555555555555222288722222772", // M 3, N <= 1
+			"2552222222225555555555555222888878888888", // M 2, N 3
+			"2552222222245555555555555222222278888888", // M 2, N 4-5
+			"2222222222245555555555555222222227722882", // M 2, N 6-7
+			"2222222222245555555255555222222222222222", // M 2, N 8-11
+			"2222222V22245555555255555272222222222222", // M 2, N 12-15
+			"22222VVVVV225555555555555577777222222222", // M 2, N 16-23
+			"KKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKK", // M 2, N 24-31
+			"KKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKK", // M 2, N 32-47
+			"KKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKK", // M 2, N 48-63
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N 64-95
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N 96-127
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N 128-191
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N 192-255
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N 256-383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N 384-511
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N 512-767
+			"MMMMMMMMMMMMMMMMMMMLLMMMMMMMMMMMMMMMMMMM", // M 2, N 768-1023
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMMLLMMMMMMMMMMMMMMMMM", // M 2, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMMMNLMMMMMMMMMMMMMMMMM", // M 2, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMMMLLMMMMMMMMMMMMMMMMM", // M 2, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N 65536-98303
+			"MMMMMMMMMMMMMMMMMMMMMKLMMMMMMMMMMMMMMMMM", // M 2, N 98304-131071
+			"MMMMMMMMMMMMMMMMMMMMMKKMMMMMMMMMMMMMMMMM", // M 2, N 131072-196607
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N 196608-262143
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N >= 262144
+			"222222555VV55555555555555222288722222772", // M 3, N <= 1
 			"4444444444444444444444444444444444444444", // M 3, N (none)
 			"2552222222225555555555555222888878888888", // M 3, N 2
-			"5555222222225555555555555722788888888888", // M 3, N 3
-			"5555222224445555555555555722222288888888", // M 3, N 4-5
-			"5555222224445555555225555722222288887887", // M 3, N 6-7
-			"2222222222245555555222555722222222222222", // M 3, N 8-11
-			"2222222222225555555222555777222222222222", // M 3, N 12-15
-			"2222222777725555555255555777772222222222", // M 3, N 16-23
-			"2222222222222222222222222777777722222222", // M 3, N 24-31
-			"2222222222222222222222222222222222222222", // M 3, N 32-47
-			"2222222222222222222222222222222222222222", // M 3, N 48-63
-			"2222222222222222222222222222222222222222", // M 3, N 64-95
-			"2222222222222222222222222222222222222222", // M 3, N 96-127
-			"2222222222222222222222222222222222222222", // M 3, N 128-191
-			"2222222222222222222222222222222222222222", // M 3, N 192-255
-			"2222222222222222222222222222222222222222", // M 3, N 256-383
-			"2222222222222222222222222222222222222222", // M 3, N 384-511
-			"2222222222222222222222222222222222222222", // M 3, N 512-767
-			"2222222222222222222222222222222222222222", // M 3, N 768-1023
-			"2222222222222222222222222222222222222222", // M 3, N 1024-1535
-			"2222222222222222222222222222222222222222", // M 3, N 1536-2047
-			"2222222222222222222222222222222222222222", // M 3, N 2048-3071
-			"2222222222222222222222222222222222222222", // M 3, N 3072-4095
-			"2222222222222222222222222222222222222222", // M 3, N 4096-6143
-			"2222222222222222222222222222222222222222", // M 3, N 6144-8191
-			"2222222222222222222222222222222222222222", // M 3, N 8192-12287
-			"2222222222222222222222222222222222222222", // M 3, N 12288-16383
-			"2222222222222222222222222222222222222222", // M 3, N 16384-24575
-			"2222222222222222222222222222222222222222", // M 3, N 24576-32767
-			"2222222222222222222222222222222222222222", // M 3, N 32768-49151
-			"2222222222222222222222222222222222222222", // M 3, N 49152-65535
-			"2222222222222222222222222222222222222222", // M 3, N 65536-98303
-			"2222222222222222222222222222222222222222", // M 3, N 98304-131071
-			"2222222222222222222222222222222222222222", // M 3, N 131072-196607
-			"2222222222222222222222222222222222222222", // M 3, N 196608-262143
-			"2222222222222222222222222222222222222222", // M 3, N >= 262144
-			"2222225222225555555555555722222222222222", // M 4-5, N <= 1
+			"5555222222225555555555555222788888888888", // M 3, N 3
+			"5555222224445555555555555222222288888888", // M 3, N 4-5
+			"5555222224445555555225555222222288887887", // M 3, N 6-7
+			"2222222222245555555222555222222222222222", // M 3, N 8-11
+			"2222222222225555555222555277222222222222", // M 3, N 12-15
+			"2222222V22225555555255555:77772222222222", // M 3, N 16-23
+			"=====================================???", // M 3, N 24-31
+			"OO======OO==============OOOOOOOOOOO===??", // M 3, N 32-47
+			"OOOO==OOOOOO====O======OOOOOOOOOOOOOOOOO", // M 3, N 48-63
+			"OOOOOOOOOOOOOOO==OO=OOOOOOOOOOOOOOOOOOOO", // M 3, N 64-95
+			"OOOOOOOOOOOOO======OOOOOOOOOOOOOOOOOOOOO", // M 3, N 96-127
+			"OOOO==OOOOOOO===========OOOOOOOOOOOOOOOO", // M 3, N 128-191
+			"OOO=====OOOO=============OOOOOOOOOOOOOOO", // M 3, N 192-255
+			"OO=======OOO==============OOOOOOOOOOOOOO", // M 3, N 256-383
+			"OO=======OO================OOOOOOOOOOOOO", // M 3, N 384-511
+			"OO=======OO=================OOOOOOOOOOOO", // M 3, N 512-767
+			"OO=======OO=================OOOOOOOOOOOO", // M 3, N 768-1023
+			"OOO=====OOO============???===OOOOOOOOOOO", // M 3, N 1024-1535
+			"OOOOOOOOOOOO==========?????=OOOOOOOOOOOO", // M 3, N 1536-2047
+			"OOOOOOOOOOOO=========??????OOOOOOOOOOOOO", // M 3, N 2048-3071
+			"OOOOOOOOOOOO========?P2P?OOOOOOOOOOOOOOO", // M 3, N 3072-4095
+			"OOOOOOOOOOOOO=======PPPPOOOOOOOOOOOOOOOO", // M 3, N 4096-6143
+			"OOOOOOOOOOOOOOOOOOOOPPPPOOOOOOOOOOOOOOOO", // M 3, N 6144-8191
+			"OOOOOOOOOOOOOOOOOOOPPPPPPOOOOOOOOOOOOOOO", // M 3, N 8192-12287
+			"OOOOOOOOOOOOOOOOOOOPPPPPPOOOOOOOOOOOOOOO", // M 3, N 12288-16383
+			"OOOOOOOOOOOOOOOOOOOPPPPPPOOOOOOOOOOOOOOO", // M 3, N 16384-24575
+			"OOOOOOOOOOOOOOOOOOOOPPPPPOOOOOOOOOOOOOOO", // M 3, N 24576-32767
+			"OOOOOOOOOOOOOOOOOOOOPPPPOOOOOOOOOOOOOOOO", // M 3, N 32768-49151
+			"OOOOOOOOOOOOOOOOOOOPPPPPPOOOOOOOOOOOOOOO", // M 3, N 49152-65535
+			"OOOOOOOOOOOOOOOOOOPPPPPPPPOOOOOOOOOOOOOO", // M 3, N 65536-98303
+			"OOOOOOOOOOOOOOOOOPPPPRQPPPPOOOOOOOOOOOOO", // M 3, N 98304-131071
+			"OOOOOOOOOOOOOOOOOPPPPRQPPPPOOOOOOOOOOOOO", // M 3, N 131072-196607
+			"OOOOOOOOOOOOOOOOOPPPPPPPPPPOOOOOOOOOOOOO", // M 3, N 196608-262143
+			"OOOOOOOOOOOOOOOOOOPPPPPPPPOOOOOOOOOOOOOO", // M 3, N >= 262144
+			"2222225V222V5555555555555222222222222222", // M 4-5, N <= 1
 			"4444444444444444444444444444444444444444", // M 4-5, N (none)
-			"2552222222225555555555555722277278888888", // M 4-5, N 2
-			"5555222244445555555555555722222288888888", // M 4-5, N 3
-			"5555522244445555555555555722222288888888", // M 4-5, N 4-5
-			"5555522444445555555225555722222288882772", // M 4-5, N 6-7
-			"2555222244445555555222555772222222222222", // M 4-5, N 8-11
-			"2222222222225555555222555727722222222222", // M 4-5, N 12-15
-			"2222222222275555555255555727772222222222", // M 4-5, N 16-23
-			"2222222222222222222222222277722222222222", // M 4-5, N 24-31
-			"2222222222222222222222222222222222222222", // M 4-5, N 32-47
-			"2222222222222222222222222222222222222222", // M 4-5, N 48-63
-			"2222222222222222222222222222222222222222", // M 4-5, N 64-95
-			"2222222222222222222222222222222222222222", // M 4-5, N 96-127
-			"2222222222222222222222222222222222222222", // M 4-5, N 128-191
-			"2222222222222222222222222222222222222222", // M 4-5, N 192-255
-			"2222222222222222222222222222222222222222", // M 4-5, N 256-383
-			"2222222222222222222222222222222222222222", // M 4-5, N 384-511
-			"2222222222222222222222222222222222222222", // M 4-5, N 512-767
-			"2222222222222222222222222222222222222222", // M 4-5, N 768-1023
-			"2222222222222222222222222222222222222222", // M 4-5, N 1024-1535
-			"2222222222222222222222222222222222222222", // M 4-5, N 1536-2047
-			"2222222222222222222222222222222222222222", // M 4-5, N 2048-3071
-			"2222222222222222222222222222222222222222", // M 4-5, N 3072-4095
-			"2222222222222222222222222222222222222222", // M 4-5, N 4096-6143
-			"2222222222222222222222222222222222222222", // M 4-5, N 6144-8191
-			"2222222222222222222222222222222222222222", // M 4-5, N 8192-12287
-			"2222222222222222222222222222222222222222", // M 4-5, N 12288-16383
-			"2222222222222222222222222222222222222222", // M 4-5, N 16384-24575
-			"2222222222222222222222222222222222222222", // M 4-5, N 24576-32767
-			"2222222222222222222222222222222222222222", // M 4-5, N 32768-49151
-			"2222222222222222222222222222222222222222", // M 4-5, N 49152-65535
-			"2222222222222222222222222222222222222222", // M 4-5, N 65536-98303
-			"2222222222222222222222222222222222222222", // M 4-5, N 98304-131071
-			"2222222222222222222222222222222222222222", // M 4-5, N 131072-196607
-			"2222222222222222222222222222222222222222", // M 4-5, N 196608-262143
-			"2222222222222222222222222222222222222222", // M 4-5, N >= 262144
-			"2222225222225555555555555722222222222222", // M 6-7, N <= 1
+			"2552222222225555555555555222277278888888", // M 4-5, N 2
+			"5555222244445555555555555222222288888888", // M 4-5, N 3
+			"5555522244445555555555555222222288888888", // M 4-5, N 4-5
+			"5555522444445555555225555222222288882772", // M 4-5, N 6-7
+			"2555222244445555555222555272222222222222", // M 4-5, N 8-11
+			"2222222222225555555222555227722222222222", // M 4-5, N 12-15
+			"2222222222225555555255555227772222222222", // M 4-5, N 16-23
+			"===================================77777", // M 4-5, N 24-31
+			"OKKLLKKKKKKK==============OOO====O=22222", // M 4-5, N 32-47
+			"OOKKKKKKKOOOOOKK=========OOOOO22OOO22222", // M 4-5, N 48-63
+			"OOOOOMMOOOOOOMMMMMMMMMMOOOOOOOOOOOOOOMMO", // M 4-5, N 64-95
+			"OOOOMMMOOOOOMMMMMMMMMMOOOOOOOOOOOOOOOOOO", // M 4-5, N 96-127
+			"OOMMMMMMMOOMMM=====M===MMOOOOOOOOOOOOOOO", // M 4-5, N 128-191
+			"OOMMMMMMMOOMMMM=========MMOOOOOOOOOOOOOO", // M 4-5, N 192-255
+			"OMMMMMMMMMOMMM===========MMOOOOOOOOOOOOO", // M 4-5, N 256-383
+			"OMMMMMMMMMOMMM==========22MMOOOOOOOOOOOO", // M 4-5, N 384-511
+			"2MMMMMMMMM2MMM========222222222222222222", // M 4-5, N 512-767
+			"2MMMMMMMMM2MMM===A===2222222222222222222", // M 4-5, N 768-1023
+			"22MMMMMMM22MMM======22222222222222222222", // M 4-5, N 1024-1535
+			"22MMMMMM222MMMM====222222222222222222222", // M 4-5, N 1536-2047
+			"2222MMM2222MMMM===2222222222222222222222", // M 4-5, N 2048-3071
+			"22222222222MMMMMM22222222222222222222222", // M 4-5, N 3072-4095
+			"222222222222MMM2222222222222222222222222", // M 4-5, N 4096-6143
+			"222222222222MMM2222222222222222222222222", // M 4-5, N 6144-8191
+			"222222222222MMM2222222222222222222222222", // M 4-5, N 8192-12287
+			"2222222222222MMM222222222222222222222222", // M 4-5, N 12288-16383
+			"2222222222222MMM222222222222222222222222", // M 4-5, N 16384-24575
+			"22222222222MMMMMO22222222222222222222222", // M 4-5, N 24576-32767
+			"2222222222MMOOOOOO2222222222222222222222", // M 4-5, N 32768-49151
+			"222222222MOOOO222O2222222222222222222222", // M 4-5, N 49152-65535
+			"222222222MOOO2222222PPP22222222222222222", // M 4-5, N 65536-98303
+			"222222222OOOPP22222PPRRP2222222222222222", // M 4-5, N 98304-131071
+			"222222222OOOPPPPO22PQRRP2222222222222222", // M 4-5, N 131072-196607
+			"2222222222OOOPPOOP2PPQQP2222222222222222", // M 4-5, N 196608-262143
+			"22222222222OOOOOOPPPPPPP2222222222222222", // M 4-5, N >= 262144
+			"2222225V22225555555555555222222222222222", // M 6-7, N <= 1
 			"4444444444444444444444444444444444444444", // M 6-7, N (none)
-			"2522222224425555445555555722222227727887", // M 6-7, N 2
-			"5555222244445555555555555722222288887887", // M 6-7, N 3
-			"5555522444445555555555555722222288882772", // M 6-7, N 4-5
-			"2555522447445555555255555722222228872222", // M 6-7, N 6-7
-			"2555524444445555555225555727222222222222", // M 6-7, N 8-11
-			"2222224244425555555255555727222222222222", // M 6-7, N 12-15
-			"2222222222225555555555555727222222222222", // M 6-7, N 16-23
-			"2222222222222222222222222222222222222222", // M 6-7, N 24-31
-			"2222222222222222222222222222222222222222", // M 6-7, N 32-47
-			"2222222222222222222222222222222222222222", // M 6-7, N 48-63
-			"2222222222222222222222222222222222222222", // M 6-7, N 64-95
-			"2222222222222222222222222222222222222222", // M 6-7, N 96-127
-			"2222222222222222222222222222222222222222", // M 6-7, N 128-191
-			"2222222222222222222222222222222222222222", // M 6-7, N 192-255
-			"2222222222222222222222222222222222222222", // M 6-7, N 256-383
-			"2222222222222222222222222222222222222222", // M 6-7, N 384-511
-			"2222222222222222222222222222222222222222", // M 6-7, N 512-767
-			"2222222222222222222222222222222222222222", // M 6-7, N 768-1023
-			"2222222222222222222222222222222222222222", // M 6-7, N 1024-1535
+			"2522222224425555445555555222222227727887", // M 6-7, N 2
+			"5555222244445555555555555222222288887887", // M 6-7, N 3
+			"5555522444445555555555555222222288882772", // M 6-7, N 4-5
+			"2555522447445555555255555222222228872222", // M 6-7, N 6-7
+			"2555524444445555555225555227222222222222", // M 6-7, N 8-11
+			"2222224244425555555255552227222222222222", // M 6-7, N 12-15
+			"2222222222225555555555552227222222222222", // M 6-7, N 16-23
+			"AAAADAAAAAAABAAAABAABBBBBBBBBB7777777777", // M 6-7, N 24-31
+			"BALLLLAAAABBBBBBBBBBBBBBBBBBB22222222222", // M 6-7, N 32-47
+			"22AAAAAAAA222222222222222222222222222222", // M 6-7, N 48-63
+			"BBBMMAAABBBBBBBBBBBBBBBBBBBBBBBBBBB22222", // M 6-7, N 64-95
+			"22MMMMABB22222AA222222222222222222222222", // M 6-7, N 96-127
+			"22MMMMAABB2BBAAAAA2222222222222222222222", // M 6-7, N 128-191
+			"2MMMMMMAAB22BAAAAA2222222222222222222222", // M 6-7, N 192-255
+			"2MMMLLMAA22222AAAA2222222222222222222222", // M 6-7, N 256-383
+			"2MMMLLMM2222222AAA2222222222222222222222", // M 6-7, N 384-511
+			"2MMMMMMM2222222AAA2222222222222222222222", // M 6-7, N 512-767
+			"22MMMMM22222222AAA2222222222222222222222", // M 6-7, N 768-1023
+			"222MMM2222222222222222222222222222222222", // M 6-7, N 1024-1535
 			"2222222222222222222222222222222222222222", // M 6-7, N 1536-2047
 			"2222222222222222222222222222222222222222", // M 6-7, N 2048-3071
 			"2222222222222222222222222222222222222222", // M 6-7, N 3072-4095
@@ -15610,26 +16085,26 @@ var rules = [4]*opRule{
 			"2222222222222222222222222222222222222222", // M 6-7, N 131072-196607
 			"2222222222222222222222222222222222222222", // M 6-7, N 196608-262143
 			"2222222222222222222222222222222222222222", // M 6-7, N >= 262144
-			"2222225222225555555555555522222222222222", // M 8-11, N <= 1
+			"72227V5V222V5555555555555522222222222222", // M 8-11, N <= 1
 			"4444444444444444444444444444444444444444", // M 8-11, N (none)
 			"2222222224425555445555555522222222222222", // M 8-11, N 2
 			"2222222244445555555555555522222227722222", // M 8-11, N 3
-			"2555222447445555555555555772222227722222", // M 8-11, N 4-5
-			"2555524447445555555555555727222222222222", // M 8-11, N 6-7
-			"2255557444445555555555552722222222222772", // M 8-11, N 8-11
-			"2225557424425555555555552722222222227887", // M 8-11, N 12-15
-			"7222557422225555555555557722222222227887", // M 8-11, N 16-23
-			"2222222222222222222222222222222222222888", // M 8-11, N 24-31
-			"2222222222222222222222222222222222222222", // M 8-11, N 32-47
+			"2555222447445555555555555272222227722222", // M 8-11, N 4-5
+			"2555524447445555555555555227222222222222", // M 8-11, N 6-7
+			"2255557444445555555555552222222222222772", // M 8-11, N 8-11
+			"2225557424425555555555552222222222227887", // M 8-11, N 12-15
+			"2222557422225555555555552222222222227887", // M 8-11, N 16-23
+			"LL77777777777777777777777777777777778888", // M 8-11, N 24-31
+			"2LLLLLLLK2222222222222222222222222222222", // M 8-11, N 32-47
 			"2222222222222222222222222222222222222222", // M 8-11, N 48-63
-			"2222222222222222222222222222222222222222", // M 8-11, N 64-95
+			"222MMMMMMM222222222222222222222222222222", // M 8-11, N 64-95
 			"2222222222222222222222222222222222222222", // M 8-11, N 96-127
 			"2222222222222222222222222222222222222222", // M 8-11, N 128-191
-			"2222222222222222222222222222222222222222", // M 8-11, N 192-255
-			"2222222222222222222222222222222222222222", // M 8-11, N 256-383
-			"2222242222222222222222222222222222222222", // M 8-11, N 384-511
-			"2222222222222222222222222222222222222222", // M 8-11, N 512-767
-			"2222222222222222222222222222222222222222", // M 8-11, N 768-1023
+			"2222MM222222222=222222222222222222222222", // M 8-11, N 192-255
+			"222LLLL222222222222222222222222222222222", // M 8-11, N 256-383
+			"222LLLL222222222222222222222222222222222", // M 8-11, N 384-511
+			"222MMMM222222222222222222222222222222222", // M 8-11, N 512-767
+			"2222MM2222222222222222222222222222222222", // M 8-11, N 768-1023
 			"2222222222222222222222222222222222222222", // M 8-11, N 1024-1535
 			"2222222222222222222222222222222222222222", // M 8-11, N 1536-2047
 			"2222222222222222222222222222222222222222", // M 8-11, N 2048-3071
@@ -15644,28 +16119,28 @@ var rules = [4]*opRule{
 			"2222222222222222222222222222222222222222", // M 8-11, N 49152-65535
 			"2222222222222222222222222222222222222222", // M 8-11, N 65536-98303
 			"2222222222222222222222222222222222222222", // M 8-11, N 98304-131071
-			"2222222222222222222224222222222222222222", // M 8-11, N 131072-196607
+			"2222222222222222222222222222222222222222", // M 8-11, N 131072-196607
 			"2222222222222222222222222222222222222222", // M 8-11, N 196608-262143
 			"2222222222222222222222222222222222222222", // M 8-11, N >= 262144
-			"2222255222225555555555555577722222222222", // M 12-15, N <= 1
+			"7777V55VVVVV5555555555555577722222222222", // M 12-15, N <= 1
 			"4444444444444444444444444444444444444444", // M 12-15, N (none)
 			"2222222222225555555555555572222222222222", // M 12-15, N 2
 			"2222222244445555555555555577222222222222", // M 12-15, N 3
-			"2222222244445555555555555727722222222222", // M 12-15, N 4-5
-			"2222524244845555555555555727222222222772", // M 12-15, N 6-7
-			"2225557444445555555555552722222222227887", // M 12-15, N 8-11
-			"2225555722225555555555552722222222228888", // M 12-15, N 12-15
-			"7222555722275555555555552722222222228888", // M 12-15, N 16-23
-			"2222222222222222222222222222222222228888", // M 12-15, N 24-31
+			"2222222244445555555555555227722222222222", // M 12-15, N 4-5
+			"2222524244445555555555555227222222222772", // M 12-15, N 6-7
+			"2225557444445555555555552222222222227887", // M 12-15, N 8-11
+			"2225555722225555555555552222222222228888", // M 12-15, N 12-15
+			"V222555722VV5555555555552222222222228888", // M 12-15, N 16-23
+			"7777777777777777777777777777777777778888", // M 12-15, N 24-31
 			"2222222222222222222222222222222222222222", // M 12-15, N 32-47
 			"2222222222222222222222222222222222222222", // M 12-15, N 48-63
 			"2222222222222222222222222222222222222222", // M 12-15, N 64-95
 			"2222222222222222222222222222222222222222", // M 12-15, N 96-127
-			"2222222222222222222222222222222222222222", // M 12-15, N 128-191
-			"2222222222222224422222222222222222222222", // M 12-15, N 192-255
-			"2222422222222224422222222222222222222222", // M 12-15, N 256-383
-			"2222824222222222222222222222222222222222", // M 12-15, N 384-511
-			"2222424222222222222222222222222222222222", // M 12-15, N 512-767
+			"222222222222222A222222222222222222222222", // M 12-15, N 128-191
+			"222222222222222==22222222222222222222222", // M 12-15, N 192-255
+			"222277222222222AA22222222222222222222222", // M 12-15, N 256-383
+			"2227777222222222222222222222222222222222", // M 12-15, N 384-511
+			"2222422222222222222222222222222222222222", // M 12-15, N 512-767
 			"2222222222222222222222222222222222222222", // M 12-15, N 768-1023
 			"2222222222222222222222222222222222222222", // M 12-15, N 1024-1535
 			"2222222222222222222222222222222222222222", // M 12-15, N 1536-2047
@@ -15679,30 +16154,30 @@ var rules = [4]*opRule{
 			"2222222222222222222222222222222222222222", // M 12-15, N 24576-32767
 			"2222222222222222222222222222222222222222", // M 12-15, N 32768-49151
 			"2222222222222222222222222222222222222222", // M 12-15, N 49152-65535
-			"2222222222222222222222222222222222222222", // M 12-15, N 65536-98303
-			"2222222222222222222224222222222222222222", // M 12-15, N 98304-131071
-			"2222222222222222222222222222222222222222", // M 12-15, N 131072-196607
+			"2222222222222442222222222222222222222222", // M 12-15, N 65536-98303
+			"2222222222224442222222222222222222222222", // M 12-15, N 98304-131071
+			"2222222222222442222222222222222222222222", // M 12-15, N 131072-196607
 			"2222222222222222222222222222222222222222", // M 12-15, N 196608-262143
 			"2222222222222222222222222222222222222222", // M 12-15, N >= 262144
-			"5555555572775555555555555577777777777777", // M 16-23, N <= 1
+			"55555555VVVV5555555555555577777777777777", // M 16-23, N <= 1
 			"4444444444444444444444444444444444444444", // M 16-23, N (none)
-			"2222222222225555555555555577777222222222", // M 16-23, N 2
-			"2222222222225555555555555577772222222222", // M 16-23, N 3
-			"2222222224425555555555555727772222222222", // M 16-23, N 4-5
-			"2222222224425555555555555727222222222722", // M 16-23, N 6-7
-			"2222557422225555555555552722222222227887", // M 16-23, N 8-11
-			"7222555722225555555555552722222222228888", // M 16-23, N 12-15
-			"7722555742275555555555552722222222228888", // M 16-23, N 16-23
-			"2222222222222222222222222222227722228888", // M 16-23, N 24-31
-			"2222222222222222222222222222227722222222", // M 16-23, N 32-47
+			"77777VV722225555555555555577777222222222", // M 16-23, N 2
+			"7722777222225555555555555577772222222222", // M 16-23, N 3
+			"7222222224425555555555555227772222222222", // M 16-23, N 4-5
+			"7222222224425555555555555227222222222722", // M 16-23, N 6-7
+			"7222557422225555555555552222222222227887", // M 16-23, N 8-11
+			"V2225557222V5555555555552222222222228888", // M 16-23, N 12-15
+			"V:225557422V5555555555552222222222228888", // M 16-23, N 16-23
+			"7777777777777777777777777777777777778888", // M 16-23, N 24-31
+			"2222222222222222222222222222222222222222", // M 16-23, N 32-47
 			"2222222222222222222222222222222222222222", // M 16-23, N 48-63
 			"2222222222222222222222222222222222222222", // M 16-23, N 64-95
 			"2222222222222222222222222222222222222222", // M 16-23, N 96-127
 			"2222222222222222222222222222222222222222", // M 16-23, N 128-191
-			"2222222222222224422222222222222222222222", // M 16-23, N 192-255
-			"2222222222222224422222222222222222222222", // M 16-23, N 256-383
-			"2222224222222222222222222222222222222222", // M 16-23, N 384-511
-			"2222424222222222222222222222222222222222", // M 16-23, N 512-767
+			"222222222222222==22222222222222222222222", // M 16-23, N 192-255
+			"2222772222222227722222222222222222222222", // M 16-23, N 256-383
+			"2222777222222222222222222222222222222222", // M 16-23, N 384-511
+			"2222422222222222222222222222222222222222", // M 16-23, N 512-767
 			"2222222222222222222222222222222222222222", // M 16-23, N 768-1023
 			"2222222222222222222222222222222222222222", // M 16-23, N 1024-1535
 			"2222222222222222222222222222222222222222", // M 16-23, N 1536-2047
@@ -15716,27 +16191,27 @@ var rules = [4]*opRule{
 			"2222222222222222222222222222222222222222", // M 16-23, N 24576-32767
 			"2222222222222222222222222222222222222222", // M 16-23, N 32768-49151
 			"2222222222222222222222222222222222222222", // M 16-23, N 49152-65535
-			"2222222222222222222222222222222222222222", // M 16-23, N 65536-98303
-			"2222222222222222222224422222222222222222", // M 16-23, N 98304-131071
-			"2222222222222222222224222222222222222222", // M 16-23, N 131072-196607
+			"2222222222222442222222222222222222222222", // M 16-23, N 65536-98303
+			"2222222222224442222222222222222222222222", // M 16-23, N 98304-131071
+			"2222222222222442222222222222222222222222", // M 16-23, N 131072-196607
 			"2222222222222222222222222222222222222222", // M 16-23, N 196608-262143
 			"2222222222222222222222222222222222222222", // M 16-23, N >= 262144
-			"4444444444444788888774444444444444444444", // M 24-31, N <= 1
+			"=============GGGGGGG====================", // M 24-31, N <= 1
 			"4444444444444444444444444444444444444444", // M 24-31, N (none)
-			"4222287888887888888877444444444447744444", // M 24-31, N 2
-			"2222222444488888888777777444444477788888", // M 24-31, N 3
-			"2222272444448488888777777744477777888888", // M 24-31, N 4-5
-			"2227777744444888884822227777777777888888", // M 24-31, N 6-7
-			"2227777722444888884222222777777787888888", // M 24-31, N 8-11
-			"2227777772244488884222222777778888888888", // M 24-31, N 12-15
-			"2227777777222448842222222777788888888888", // M 24-31, N 16-23
-			"5225555885522222222222222222227872222772", // M 24-31, N 24-31
-			"5225555225552::::::222222222227772222222", // M 24-31, N 32-47
-			"5522255555555::2222::2222:22222222222222", // M 24-31, N 48-63
-			"55522555555522222222:::::::2222222222222", // M 24-31, N 64-95
-			"55222225555222522222::::::::222222222222", // M 24-31, N 96-127
-			"52222222222222552222:::::::::22222222222", // M 24-31, N 128-191
-			"52222222222222555222:::::::::::222222222", // M 24-31, N 192-255
+			"=IIIIIIIIIGGIGGGGGGG====================", // M 24-31, N 2
+			"GGGGGGGGGGGGGGGGGGGG===============G4444", // M 24-31, N 3
+			"GGGGGGGGGGGGGGGGGGGGGGGG==========444444", // M 24-31, N 4-5
+			"GGGGGGGGGGGGGG44444G44444====44444447777", // M 24-31, N 6-7
+			"GGG22222GGGGG448844444444444444444478888", // M 24-31, N 8-11
+			"G422272224444448874772277444477777778888", // M 24-31, N 12-15
+			"4222222222244427777772777747777777778888", // M 24-31, N 16-23
+			"5222555885522222222222222222227872222772", // M 24-31, N 24-31
+			"5222255225522::::::222222222227772222222", // M 24-31, N 32-47
+			"5522225555522::2222::2222:22222222222222", // M 24-31, N 48-63
+			"55522222552222222222:::::::2222222222222", // M 24-31, N 64-95
+			"55222222222222222222::::::::222222222222", // M 24-31, N 96-127
+			"52222222222222222222:::::::::22222222222", // M 24-31, N 128-191
+			"52222222222222222222:::::::::::222222222", // M 24-31, N 192-255
 			"22222222222222222222222:::::::::::222222", // M 24-31, N 256-383
 			"22222222222222222222222:::::::::22222222", // M 24-31, N 384-511
 			"22222222222222222222222:::::::2222222222", // M 24-31, N 512-767
@@ -15747,33 +16222,33 @@ var rules = [4]*opRule{
 			"55552225222222222222222222222::::2222222", // M 24-31, N 3072-4095
 			"55555555522222222222222222222::::2222222", // M 24-31, N 4096-6143
 			"55555555555222222222222222222::::2222222", // M 24-31, N 6144-8191
-			"5555555555552222222222222222:::::2222222", // M 24-31, N 8192-12287
-			"55555555555522222222222222222:::22222222", // M 24-31, N 12288-16383
-			"555555555522222442222222222222:222222222", // M 24-31, N 16384-24575
-			"5555555552224444442222222222222222222222", // M 24-31, N 24576-32767
-			"5555555552222444442222222222222222222222", // M 24-31, N 32768-49151
-			"5555555522222244444222222222222222222222", // M 24-31, N 49152-65535
-			"5555555522222244444444442222222222222222", // M 24-31, N 65536-98303
-			"5555555222222224444444444222222222222222", // M 24-31, N 98304-131071
-			"5555552222222224444444444222222222222222", // M 24-31, N 131072-196607
-			"5555522222222222444444444422222222222222", // M 24-31, N 196608-262143
-			"5555222222222222444444444222222222222222", // M 24-31, N >= 262144
-			"7777777777777777777777777777777777777777", // M 32-47, N <= 1
+			"5555555555552222244222222222:::::2222222", // M 24-31, N 8192-12287
+			"5555555555552::24442222222222:::22222222", // M 24-31, N 12288-16383
+			"555555555522:4444:422222222222:222222222", // M 24-31, N 16384-24575
+			"555555555224444444:222222222222222222222", // M 24-31, N 24576-32767
+			"5555555552444444444::22222:2222222222222", // M 24-31, N 32768-49151
+			"5555555524444444444:22222::2222222222222", // M 24-31, N 49152-65535
+			"55555555444444444444222222::222222222222", // M 24-31, N 65536-98303
+			"555555524444444444442222222:222222222222", // M 24-31, N 98304-131071
+			"555555224444444444442222222:222222222222", // M 24-31, N 131072-196607
+			"5555522224444444444222222222222222222222", // M 24-31, N 196608-262143
+			"55552222244444444::422222222222222222222", // M 24-31, N >= 262144
+			"========================================", // M 32-47, N <= 1
 			"4444444444444444444444444444444444444444", // M 32-47, N (none)
-			"7777777777777777777777777777777777777777", // M 32-47, N 2
-			"7722228788777788877777777777777777778888", // M 32-47, N 3
-			"7222222244877888887777777777777777788888", // M 32-47, N 4-5
-			"7222272224444488888777777777777777788888", // M 32-47, N 6-7
-			"7222777222444488888722277777777777788888", // M 32-47, N 8-11
-			"7222777772224448848822227777778887788888", // M 32-47, N 12-15
-			"7222777777222244444222227777788888788888", // M 32-47, N 16-23
-			"7225555225552::22::222222222227772222222", // M 32-47, N 24-31
-			"5522555225552::::::::222::22227772222222", // M 32-47, N 32-47
-			"5522255522555::222:::::::::2222222222222", // M 32-47, N 48-63
-			"77722555555552222222:::::::2222222222222", // M 32-47, N 64-95
-			"55222225555555522222:::::::::22222222:::", // M 32-47, N 96-127
-			"77222222252225552222:::::::::::22222::::", // M 32-47, N 128-191
-			"52222222222222555242::::::::::::::::::::", // M 32-47, N 192-255
+			"========================================", // M 32-47, N 2
+			"=====================================777", // M 32-47, N 3
+			"==================================777777", // M 32-47, N 4-5
+			"==============77777=777777==777777777777", // M 32-47, N 6-7
+			"7=77777777777777777777777777777777777777", // M 32-47, N 8-11
+			"7777787777777777777777777777777777777777", // M 32-47, N 12-15
+			"7777788788777777777777777777777777777777", // M 32-47, N 16-23
+			"7222255225552::22::222222222227772222222", // M 32-47, N 24-31
+			"5522255225552::::::::222::22227772222222", // M 32-47, N 32-47
+			"5522225522552::222:::::::::2222222222222", // M 32-47, N 48-63
+			"77722225555522222222:::::::2222222222222", // M 32-47, N 64-95
+			"55222222255222522222:::::::::22222222:::", // M 32-47, N 96-127
+			"77222222222222552222:::::::::::22222::::", // M 32-47, N 128-191
+			"52222222222222252242::::::::::::::::::::", // M 32-47, N 192-255
 			"72222222222222222242222:::::::::::::::::", // M 32-47, N 256-383
 			"222222222222222222244442::::::::::::::::", // M 32-47, N 384-511
 			"522222222222222222224442::::::::::::::::", // M 32-47, N 512-767
@@ -15783,751 +16258,751 @@ var rules = [4]*opRule{
 			"5552222222222222222222222222::::::::::::", // M 32-47, N 2048-3071
 			"55555555222222222222222222222:::::::::::", // M 32-47, N 3072-4095
 			"55555555522222222224222222222:::::::::::", // M 32-47, N 4096-6143
-			"5555555555522222224432222222::::::::::::", // M 32-47, N 6144-8191
-			"5555555555552222444432222222::::::::::::", // M 32-47, N 8192-12287
-			"555555555555:::::444322222222:::::::::::", // M 32-47, N 12288-16383
-			"55555555555::::66::22222222222::::::::::", // M 32-47, N 16384-24575
-			"5555555555::4444466:22222222266:::::::::", // M 32-47, N 24576-32767
-			"55555555522244444466::2222266666::::::::", // M 32-47, N 32768-49151
-			"55555555622244444466:222222666666:::::::", // M 32-47, N 49152-65535
-			"555555566222244444::22222226666666::::::", // M 32-47, N 65536-98303
-			"555555666222224444::444422266666666:::::", // M 32-47, N 98304-131071
-			"555556666222224444:44444422666666666::::", // M 32-47, N 131072-196607
-			"555566666222222444:444444226666666666:::", // M 32-47, N 196608-262143
-			"55566666662222224:24444442266666666666::", // M 32-47, N >= 262144
-			"7777777777777777777777777777777777777777", // M 48-63, N <= 1
+			"5555555555522222224332222222::::::::::::", // M 32-47, N 6144-8191
+			"5555555555552::2443333222222::::::::::::", // M 32-47, N 8192-12287
+			"555555555555:::::::3332222226:::::::::::", // M 32-47, N 12288-16383
+			"55555555555:::6666633222226666::::::::::", // M 32-47, N 16384-24575
+			"5555555555:::44446666222::::666:::::::::", // M 32-47, N 24576-32767
+			"555555555:::44444466:::::::66666::::::::", // M 32-47, N 32768-49151
+			"555555556:4444444466:::::::666666:::::::", // M 32-47, N 49152-65535
+			"555555566444444444:6:::::::6666666::::::", // M 32-47, N 65536-98303
+			"555555666444444444:::222:::66666666:::::", // M 32-47, N 98304-131071
+			"555556666444444444::22222::666666666::::", // M 32-47, N 131072-196607
+			"555566666:4444444:::222222:6666666666:::", // M 32-47, N 196608-262143
+			"555666666644444:::::222222:66666666666::", // M 32-47, N >= 262144
+			"========================================", // M 48-63, N <= 1
 			"4444444444444444444444444444444444444444", // M 48-63, N (none)
-			"7777777777777777777777777777777777777777", // M 48-63, N 2
-			"7777777777777777777777777777777777777777", // M 48-63, N 3
-			"7782224777777777777777777777777777777888", // M 48-63, N 4-5
-			"7722222247777788877777777777777777778888", // M 48-63, N 6-7
-			"7222222222477748877777777777777777778888", // M 48-63, N 8-11
-			"7222222222227444877777777777777777778888", // M 48-63, N 12-15
-			"7722227772222444477777777777777877777888", // M 48-63, N 16-23
-			"7722555555555::::::::::::::2222722222222", // M 48-63, N 24-31
-			"55225555225552:::::::::::::2222722222222", // M 48-63, N 32-47
-			"55522555225552:::::22:::::::227772222222", // M 48-63, N 48-63
-			"777222555255552222222:::::::::<722222227", // M 48-63, N 64-95
-			"555522255555555222222:::::::::::22222:::", // M 48-63, N 96-127
-			"77222222555555552222::::::::::::::2:::::", // M 48-63, N 128-191
-			"5522222222222255524:::::::::::::::::::::", // M 48-63, N 192-255
-			"722222222222222252442:::::::::::::::::::", // M 48-63, N 256-383
+			"========================================", // M 48-63, N 2
+			"========================================", // M 48-63, N 3
+			"==GGGGG========================7===77777", // M 48-63, N 4-5
+			"77GGG7777===7777777777777777777777777777", // M 48-63, N 6-7
+			"7777777777777777777777777777777777777777", // M 48-63, N 8-11
+			"7777777777777777777777777777777777777777", // M 48-63, N 12-15
+			"7777778887777777777777777777777777777777", // M 48-63, N 16-23
+			"7722255555552::::::::::::::2222722222222", // M 48-63, N 24-31
+			"55222555225552:::::::::::::2222722222222", // M 48-63, N 32-47
+			"55522255225552:::::22:::::::227772222222", // M 48-63, N 48-63
+			"777222255255522222222:::::::::<722222227", // M 48-63, N 64-95
+			"555522225555525222222:::::::::::22222:::", // M 48-63, N 96-127
+			"77222222225522552222::::::::::::::2:::::", // M 48-63, N 128-191
+			"5522222222222225524:::::::::::::::::::::", // M 48-63, N 192-255
+			"722222222222222222442:::::::::::::::::::", // M 48-63, N 256-383
 			"52222222222222222224444:::::::::::::::::", // M 48-63, N 384-511
 			"52222222222222222222444:::::::::::::::::", // M 48-63, N 512-767
 			"522222222222422222222:::::::::::::::::::", // M 48-63, N 768-1023
 			"5522222222222242222224::::::::::::::::::", // M 48-63, N 1024-1535
-			"55222222222222222222222:::::::::::::::::", // M 48-63, N 1536-2047
+			"5522222222222222222:222:::::::::::::::::", // M 48-63, N 1536-2047
 			"555522222222222222222222::::::::::::::::", // M 48-63, N 2048-3071
 			"5555555522222222222:22222:::::::::::::::", // M 48-63, N 3072-4095
 			"555555555222222222::622222::::::::::::::", // M 48-63, N 4096-6143
-			"55555555555222222:::6326662:::::::::::::", // M 48-63, N 6144-8191
-			"555555555555::::::::63226662::::::::::::", // M 48-63, N 8192-12287
-			"555555555556::::::::632666662:::::::::::", // M 48-63, N 12288-16383
-			"55555555556:66666666666:::6666::::::::::", // M 48-63, N 16384-24575
+			"5555555555522::22:::6326666:::::::::::::", // M 48-63, N 6144-8191
+			"555555555555::::::::63326666::::::::::::", // M 48-63, N 8192-12287
+			"555555555556:6666:::632666666:::::::::::", // M 48-63, N 12288-16383
+			"55555555556666666666666::66666::::::::::", // M 48-63, N 16384-24575
 			"55555555566666666666::::::::666:::::::::", // M 48-63, N 24576-32767
-			"5555555566:::6666666>?>>:::66666::::::::", // M 48-63, N 32768-49151
-			"555555566::::444666>>>?>:::666666:::::::", // M 48-63, N 49152-65535
-			"5555556662224444466>>>>::::6666666::::::", // M 48-63, N 65536-98303
-			"55555666622224444666>22222266666666:::::", // M 48-63, N 98304-131071
-			"55556666622224446666:442222666666666::::", // M 48-63, N 131072-196607
-			"55566666662222::666:24442266666666666:::", // M 48-63, N 196608-262143
-			"55666666662222::666:244222666666666666::", // M 48-63, N >= 262144
-			"7777777777777777777777777777777777777777", // M 64-95, N <= 1
+			"55555555666666666666WXWW:::66666::::::::", // M 48-63, N 32768-49151
+			"555555566::::444666WWWXWW::666666:::::::", // M 48-63, N 49152-65535
+			"555555666::::444466WWWWW:::6666666::::::", // M 48-63, N 65536-98303
+			"555556666::::4444666WW:::::66666666:::::", // M 48-63, N 98304-131071
+			"555566666:::::::6666:::::::666666666::::", // M 48-63, N 131072-196607
+			"5556666666:::::66666::::::66666666666:::", // M 48-63, N 196608-262143
+			"5566666666:::::66666::::::666666666666::", // M 48-63, N >= 262144
+			"========================================", // M 64-95, N <= 1
 			"4444444444444444444444444444444444444444", // M 64-95, N (none)
-			"7777777777777777777777777777777777777777", // M 64-95, N 2
-			"7777777777777777777777777777777777777777", // M 64-95, N 3
-			"7777777777777777777777777777777777777777", // M 64-95, N 4-5
-			"7778227777777777777777777777777777777777", // M 64-95, N 6-7
-			"7772222224777777777777777777777777777777", // M 64-95, N 8-11
-			"7722222222247777777777777777777777777777", // M 64-95, N 12-15
-			"7722222222222277777777777777777777777777", // M 64-95, N 16-23
-			"77722555555555::::::::::::::222222222222", // M 64-95, N 24-31
-			"55522555555555:::::::::::::::22722222222", // M 64-95, N 32-47
-			"5552225555555522::222:::::::::<772222222", // M 64-95, N 48-63
-			"55522255555555:22:222::::::::<<<:2222777", // M 64-95, N 64-95
-			"555522255555555222222::::::::<::::2::222", // M 64-95, N 96-127
-			"555522255555555522222::::::::::::::::222", // M 64-95, N 128-191
-			"555222225555555552::::::::::::::::::2222", // M 64-95, N 192-255
-			"5522222222222222554:::::::::::::::::2222", // M 64-95, N 256-383
+			"========================================", // M 64-95, N 2
+			"==============DDDD======================", // M 64-95, N 3
+			"=====DD======DDDDDD==DD==============A7=", // M 64-95, N 4-5
+			"===DDDDDDDD=DDDDDDDDDAAAA===AA7777=77777", // M 64-95, N 6-7
+			"777DDDDDDDDDDD77777777777777777777777777", // M 64-95, N 8-11
+			"7777777777777777777777777777777777777777", // M 64-95, N 12-15
+			"7777777777777777777777777777777777777777", // M 64-95, N 16-23
+			"77722255555552::::::::::::::222222222222", // M 64-95, N 24-31
+			"55522255555555:::::::::::::::22722222222", // M 64-95, N 32-47
+			"5552222555555522::222:::::::::<772222222", // M 64-95, N 48-63
+			"55522225555555:22:222::::::::<<<:2222777", // M 64-95, N 64-95
+			"555522225555552222222::::::::<::::2::222", // M 64-95, N 96-127
+			"555522225555555522222::::::::::::::::222", // M 64-95, N 128-191
+			"555222222222222552::::::::::::::::::2222", // M 64-95, N 192-255
+			"5522222222222222224:::::::::::::::::2222", // M 64-95, N 256-383
 			"5522222222222222222:::::::::::::::::2222", // M 64-95, N 384-511
-			"55222222222222222222:::::::::::::::22222", // M 64-95, N 512-767
-			"55222222222222222222<::::::::::::::22222", // M 64-95, N 768-1023
+			"5522222222222222222::::::::::::::::22222", // M 64-95, N 512-767
+			"552222222222222222:::::::::::::::::22222", // M 64-95, N 768-1023
 			"55522222222222222::::::::::::::::2222222", // M 64-95, N 1024-1535
-			"5555222222222222::::::1:::::::::22222222", // M 64-95, N 1536-2047
+			"5555222222222222:::::66:::::::::22222222", // M 64-95, N 1536-2047
 			"555555522222222::::::666::::::::22222222", // M 64-95, N 2048-3071
 			"55555555222222::::::66666::::::::2222222", // M 64-95, N 3072-4095
-			"55555555522222:::::6666666:::::::2222222", // M 64-95, N 4096-6143
-			"555555555552:::::::66666606:::::22222222", // M 64-95, N 6144-8191
+			"5555555552222::::::6666666:::::::2222222", // M 64-95, N 4096-6143
+			"555555555552:::::::66666600:::::22222222", // M 64-95, N 6144-8191
 			"555555555552::::::6666666666::::22222222", // M 64-95, N 8192-12287
-			"5555555555222:66666666:>:6666::222222222", // M 64-95, N 12288-16383
-			"55555555522266666666:>>>::66662222222222", // M 64-95, N 16384-24575
-			"555555552226666>>>>>??>>>::6622222222222", // M 64-95, N 24576-32767
-			"555555522226666>>>>>????>:::222222222222", // M 64-95, N 32768-49151
-			"555555222266666>>>>>>???>>::222222222222", // M 64-95, N 49152-65535
-			"5555522222666666>>>>>>??>>:2222222222222", // M 64-95, N 65536-98303
-			"5555222222:666666>>>>>>>>:22222222222222", // M 64-95, N 98304-131071
-			"5552222222::666666>>>>>:::22222222222222", // M 64-95, N 131072-196607
-			"55222222222::666666>>>:22222222222222222", // M 64-95, N 196608-262143
-			"522222222222:6666666>:222222222222222222", // M 64-95, N >= 262144
-			"7777777777777777777777777777777777777777", // M 96-127, N <= 1
+			"5555555555222666666666:W:6666::222222222", // M 64-95, N 12288-16383
+			"55555555522266666666:WWW:::6662222222222", // M 64-95, N 16384-24575
+			"555555552226666WWWWWXXWWW:::622222222222", // M 64-95, N 24576-32767
+			"555555522226666WWWWWXXXXW:::222222222222", // M 64-95, N 32768-49151
+			"555555222266666WWWWWWXXXWW::222222222222", // M 64-95, N 49152-65535
+			"5555522222666666WWWWWWXXWW:2222222222222", // M 64-95, N 65536-98303
+			"55552222226666666WWWWWWWW:22222222222222", // M 64-95, N 98304-131071
+			"555222222266666666WWWWWWW:22222222222222", // M 64-95, N 131072-196607
+			"5522222222266666666WWWWW:222222222222222", // M 64-95, N 196608-262143
+			"52222222222266666666WW:::222222222222222", // M 64-95, N >= 262144
+			"========================================", // M 96-127, N <= 1
 			"4444444444444444444444444444444444444444", // M 96-127, N (none)
-			"7777777777777777777777777777777777777777", // M 96-127, N 2
-			"7777777777777777777777777777777777777777", // M 96-127, N 3
-			"7777777777777777777777777777777777777777", // M 96-127, N 4-5
-			"7777777777777777777777777777777777777777", // M 96-127, N 6-7
-			"7777777477777777777777777777777777777777", // M 96-127, N 8-11
-			"7777222222477777777777777777777777777777", // M 96-127, N 12-15
-			"7777222222222277777777777777777777777777", // M 96-127, N 16-23
-			"777222555555555:::::::::::::::2222222227", // M 96-127, N 24-31
-			"5552225555555552:::::::::::::::222222000", // M 96-127, N 32-47
-			"55552255555555522::2:::::::::::::222:000", // M 96-127, N 48-63
-			"77772225555555522:222::::::::<:::::::777", // M 96-127, N 64-95
+			"========================================", // M 96-127, N 2
+			"========================================", // M 96-127, N 3
+			"========================================", // M 96-127, N 4-5
+			"7777777DD77777DDDD7777777777777777777777", // M 96-127, N 6-7
+			"7777777777777777777777777777777777777777", // M 96-127, N 8-11
+			"7777777777777777777777777777777777777777", // M 96-127, N 12-15
+			"7777777777777777777777777777777777777777", // M 96-127, N 16-23
+			"777222225555555:::::::::::::::2222222227", // M 96-127, N 24-31
+			"5552222555555552:::::::::::::::222222000", // M 96-127, N 32-47
+			"55552225555555522::2:::::::::::::222:000", // M 96-127, N 48-63
+			"77772222555555522:222::::::::<:::::::777", // M 96-127, N 64-95
 			"55552225525555522:232:::::::<<:::::::000", // M 96-127, N 96-127
-			"7777222553552555:::2::::::::::::::::0000", // M 96-127, N 128-191
-			"55552222555555525::::::::::::::::::::000", // M 96-127, N 192-255
-			"777722222255552225:::::::::::::::::::000", // M 96-127, N 256-383
+			"7777222253552555:::2::::::::::::::::0000", // M 96-127, N 128-191
+			"55552222255555222::::::::::::::::::::000", // M 96-127, N 192-255
+			"777722222222222222:::::::::::::::::::000", // M 96-127, N 256-383
 			"5552222222222222222:::::::::::::::::0000", // M 96-127, N 384-511
 			"555222222222222222::::::::::::::::::0000", // M 96-127, N 512-767
 			"55552222222222222::::::::::::::::::00000", // M 96-127, N 768-1023
 			"5555522222222222::::::::::::::::::000000", // M 96-127, N 1024-1535
-			"555555222222222::::::016:::::::000000000", // M 96-127, N 1536-2047
+			"555555222222222::::::006:::::::000000000", // M 96-127, N 1536-2047
 			"55555552222222::::::0000::::::::00000000", // M 96-127, N 2048-3071
 			"5555555552222::::::6600006::::::00000000", // M 96-127, N 3072-4095
 			"555555555522::::::666000006:::::00000000", // M 96-127, N 4096-6143
-			"55555555555::::::6666600000:::::00000000", // M 96-127, N 6144-8191
-			"555555555566:::::66666000006:::000000000", // M 96-127, N 8192-12287
-			"555555555666:666666660>>:0066::000000000", // M 96-127, N 12288-16383
-			"5555555566666600>066>>>>>::6660000000000", // M 96-127, N 16384-24575
-			"5555555666666>>>>>>>??>>>:::666000000000", // M 96-127, N 24576-32767
-			"5555556666666>>>>>>>????>>::666600000000", // M 96-127, N 32768-49151
-			"5555566666666>>>>>>>>????>::666660000000", // M 96-127, N 49152-65535
-			"55556666666666>>>>>>>????>:6666666000000", // M 96-127, N 65536-98303
-			"55566666666666>>>>>>>>>>>>:6666666600000", // M 96-127, N 98304-131071
-			"556666666666666>>>>>>>>>>:66666666660000", // M 96-127, N 131072-196607
-			"56666666666666666>>>>>>>6666666666666000", // M 96-127, N 196608-262143
-			"666666666666666666>>66666666666666666600", // M 96-127, N >= 262144
-			"7777777777777777777777777777777777777777", // M 128-191, N <= 1
+			"55555555555::::::9666600000:::::00000000", // M 96-127, N 6144-8191
+			"555555555566:::::66666000000:::000000000", // M 96-127, N 8192-12287
+			"5555555556666666666660WW:0006::000000000", // M 96-127, N 12288-16383
+			"5555555566666600W066WWWWW:::660000000000", // M 96-127, N 16384-24575
+			"5555555666666WWWWWWWXXWWW:::666000000000", // M 96-127, N 24576-32767
+			"5555556666666WWWWWWWXXXXWW::666600000000", // M 96-127, N 32768-49151
+			"5555566666666WWWWWWWWXXXXW::666660000000", // M 96-127, N 49152-65535
+			"55556666666666WWWWWWWXXXXW:6666666000000", // M 96-127, N 65536-98303
+			"55566666666666WWWWWWWWWWWW:6666666600000", // M 96-127, N 98304-131071
+			"556666666666666WWWWWWWWWWW66666666660000", // M 96-127, N 131072-196607
+			"56666666666666666WWWWWWW6666666666666000", // M 96-127, N 196608-262143
+			"666666666666666666WW66666666666666666600", // M 96-127, N >= 262144
+			"========================================", // M 128-191, N <= 1
 			"4444444444444444444444444444444444444444", // M 128-191, N (none)
-			"7777777777777777777777777777777777777777", // M 128-191, N 2
-			"7777777777777777777777777777777777777777", // M 128-191, N 3
-			"7777777777777777777777777777777777777777", // M 128-191, N 4-5
+			"========================================", // M 128-191, N 2
+			"========================================", // M 128-191, N 3
+			"========================================", // M 128-191, N 4-5
 			"7777777777777777777777777777777777777777", // M 128-191, N 6-7
 			"7777777777777777777777777777777777777777", // M 128-191, N 8-11
 			"7777777777777777777777777777777777777777", // M 128-191, N 12-15
-			"7777722222222277777777777777777777777777", // M 128-191, N 16-23
-			"7777222255555555::::::::7:::::::222:7777", // M 128-191, N 24-31
-			"55552225555555552:::::::::::::::::::::::", // M 128-191, N 32-47
-			"55552225555555552:::::::::::::::::::::::", // M 128-191, N 48-63
-			"777722255555555522:2:::::::::::::::::777", // M 128-191, N 64-95
+			"7777777777777777777777777777777777777777", // M 128-191, N 16-23
+			"7777222222555555::::::::7:::::::222:7777", // M 128-191, N 24-31
+			"55552222255555552:::::::::::::::::::::::", // M 128-191, N 32-47
+			"55552222555555552:::::::::::::::::::::::", // M 128-191, N 48-63
+			"777722225555555522:2:::::::::::::::::777", // M 128-191, N 64-95
 			"555522255555555532:2::::::::::::::::::::", // M 128-191, N 96-127
-			"55552225535555552:::::::::::::::::::::::", // M 128-191, N 128-191
-			"5555222553335555522:::::::::::::::::::::", // M 128-191, N 192-255
-			"555522222333555555::::::::::::::::::::::", // M 128-191, N 256-383
-			"555522222333222222::::::::::::::::::::::", // M 128-191, N 384-511
-			"55552222223322222:::::::::::::::::::::::", // M 128-191, N 512-767
-			"5555522222222322::::::::::::::::::::::::", // M 128-191, N 768-1023
-			"555552222222232:::::::::::::::::::::::::", // M 128-191, N 1024-1535
-			"55555522222222::::::::66::::::::::::::::", // M 128-191, N 1536-2047
-			"5555555222222::::::::::6::::::::::::::::", // M 128-191, N 2048-3071
-			"555555552222:::::::::66606::::::::::::::", // M 128-191, N 3072-4095
-			"55555555552:::::::666606006:::::::::::::", // M 128-191, N 4096-6143
-			"5555555555::::::::666666666:::::::::::::", // M 128-191, N 6144-8191
-			"555555555:::::::::666666666:::::::::::::", // M 128-191, N 8192-12287
-			"55555555::::::::::::66066:::::::::::::::", // M 128-191, N 12288-16383
-			"5555555:::::::::::::66666:::::::::::::::", // M 128-191, N 16384-24575
-			"555555::::::::::66::6>>6::::::::::::::::", // M 128-191, N 24576-32767
-			"55555::::::::::6>>6:6>>6::::::::::::::::", // M 128-191, N 32768-49151
-			"5555:::::::::::6>>6:6666::::::::::::::::", // M 128-191, N 49152-65535
-			"555::::::::::::6666:::::::::::::::::::::", // M 128-191, N 65536-98303
-			"55::::::::::::::66::::::::::::::::::::::", // M 128-191, N 98304-131071
+			"55552222535555552:::::::::::::::::::::::", // M 128-191, N 128-191
+			"5555222223335552522:::::::::::::::::::::", // M 128-191, N 192-255
+			"555522222333555255::::::::::::::::::::::", // M 128-191, N 256-383
+			"5555222223332222224:::::::::::::::::::::", // M 128-191, N 384-511
+			"5555222222332222244:::::::::::::::::::::", // M 128-191, N 512-767
+			"555552222222232244::::::::::::::::::::::", // M 128-191, N 768-1023
+			"555552222222242:::::::::::::::::::::::::", // M 128-191, N 1024-1535
+			"55555522222222::::::::16::::::::::::::::", // M 128-191, N 1536-2047
+			"5555555222222:::::::6600::::::::::::::::", // M 128-191, N 2048-3071
+			"555555552222:::::::6600066::::::::::::::", // M 128-191, N 3072-4095
+			"55555555552:::::::616000006:::::::::::::", // M 128-191, N 4096-6143
+			"5555555555:::::::6606600000:::::::::::::", // M 128-191, N 6144-8191
+			"555555555::::::::66660006666::::::::::::", // M 128-191, N 8192-12287
+			"55555555::::::::::6660WW66::::::::::::::", // M 128-191, N 12288-16383
+			"5555555::::::::666666WWW::::::::::::::::", // M 128-191, N 16384-24575
+			"555555::::::::60WW06WXXW::::::::::::::::", // M 128-191, N 24576-32767
+			"55555:::::::::6WWWW6WXXW::::::::::::::::", // M 128-191, N 32768-49151
+			"5555::::::::::6WWWWWWWWW::::::::::::::::", // M 128-191, N 49152-65535
+			"555:::::::::::6WWWWW:W::::::::::::::::::", // M 128-191, N 65536-98303
+			"55:::::::::::::WWWW:::::::::::::::::::::", // M 128-191, N 98304-131071
 			"5:::::::::::::::::::::::::::::::::::::::", // M 128-191, N 131072-196607
 			"::::::::::::::::::::::::::::::::::::::::", // M 128-191, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::::", // M 128-191, N >= 262144
-			"7777777777777777777777777777777777777777", // M 192-255, N <= 1
+			"========================================", // M 192-255, N <= 1
 			"4444444444444444444444444444444444444444", // M 192-255, N (none)
-			"7777777777777777777777777777777777777777", // M 192-255, N 2
-			"7777777777777777777777777777777777777777", // M 192-255, N 3
-			"7777777777777777777777777777777777777777", // M 192-255, N 4-5
-			"7777777777777777777777777777777777777777", // M 192-255, N 6-7
+			"========================================", // M 192-255, N 2
+			"========================================", // M 192-255, N 3
+			"========================================", // M 192-255, N 4-5
+			"77777777777FFF77777777777777777777777777", // M 192-255, N 6-7
 			"7777777777777777777777777777777777777777", // M 192-255, N 8-11
 			"7777777777777777777777777777777777777777", // M 192-255, N 12-15
-			"7777777772222777777777777777777777777777", // M 192-255, N 16-23
-			"77777222255555555:::::::7::::::::::77777", // M 192-255, N 24-31
-			"55555222255555555:::::::::::::::::::0000", // M 192-255, N 32-47
-			"55555222555555555:::::::::::::::::::0000", // M 192-255, N 48-63
-			"777722255555555552::::::::::::::::::7777", // M 192-255, N 64-95
-			"555522255555555552:::::::::::::::::::000", // M 192-255, N 96-127
-			"55522225535555555::::::::::::::::::::000", // M 192-255, N 128-191
-			"5552222533235555522:::::::::::66:::::000", // M 192-255, N 192-255
+			"7777777777777777777777777777777777777777", // M 192-255, N 16-23
+			"77777222222555555:::::::7::::::::::77777", // M 192-255, N 24-31
+			"55555222225555555:::::::::::::::::::0000", // M 192-255, N 32-47
+			"55555222255555555:::::::::::::::::::0000", // M 192-255, N 48-63
+			"777722225555555552::::::::::::::::::7777", // M 192-255, N 64-95
+			"555522225555555552:::::::::::::::::::000", // M 192-255, N 96-127
+			"55522222535555555::::::::::::::::::::000", // M 192-255, N 128-191
+			"5552222223235555522:::::::::::66:::::000", // M 192-255, N 192-255
 			"555522222333335555::::::::::::66:::::000", // M 192-255, N 256-383
-			"55552222233322222::::::::::::::::::::000", // M 192-255, N 384-511
-			"5555222222332222:::::::::::::::::::::000", // M 192-255, N 512-767
-			"555552222222233:::::::::::::::::::::0000", // M 192-255, N 768-1023
-			"55555222222223:::::::::::::::::::::00000", // M 192-255, N 1024-1535
-			"5555552222222::::::::::::::::::::0000000", // M 192-255, N 1536-2047
-			"555555522222:::::6:::::::::::::000000000", // M 192-255, N 2048-3071
-			"55555555222::::::6:::6666::::::000000000", // M 192-255, N 3072-4095
-			"5555555555:::::::::::66666:::::000000000", // M 192-255, N 4096-6143
-			"555555555::::::::::6:666666::::000000000", // M 192-255, N 6144-8191
-			"55555555:::::::::::::666666::::000000000", // M 192-255, N 8192-12287
-			"5555555:::::::::::::66666:::::0000000000", // M 192-255, N 12288-16383
-			"555555:::::::::::::::6666:::::0000000000", // M 192-255, N 16384-24575
-			"55555:::::::::::::::6666:::::::000000000", // M 192-255, N 24576-32767
-			"5555::::::::::::666:6666::::::::00000000", // M 192-255, N 32768-49151
-			"555::::::::::::6666:6666:::::::::0000000", // M 192-255, N 49152-65535
-			"55::::::::::::::666:::::::::::::::000000", // M 192-255, N 65536-98303
-			"5::::::::::::::::::::::::::::::::::00000", // M 192-255, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::0000", // M 192-255, N 131072-196607
+			"5555222223332222242::::::::::::::::::000", // M 192-255, N 384-511
+			"5555222222332222444::::::::::::::::::000", // M 192-255, N 512-767
+			"555552222222233:44::::::::::::::::::0000", // M 192-255, N 768-1023
+			"55555222222223<<:::::::::::::::::::00000", // M 192-255, N 1024-1535
+			"5555552222222::::::::60::::::::::0000000", // M 192-255, N 1536-2047
+			"555555522222::::66::6660:::::::000000000", // M 192-255, N 2048-3071
+			"55555555222:::::666660000::::::000000000", // M 192-255, N 3072-4095
+			"5555555555::::::6666660000:::::000000000", // M 192-255, N 4096-6143
+			"555555555::::::::6666600000::::000000000", // M 192-255, N 6144-8191
+			"55555555:::::::::66666006666:::000000000", // M 192-255, N 8192-12287
+			"5555555:::::::::::666000666:::0000000000", // M 192-255, N 12288-16383
+			"555555::::::::::666660006:::::0000000000", // M 192-255, N 16384-24575
+			"55555:::::::::6600660WW::::::::000000000", // M 192-255, N 24576-32767
+			"5555::::::::::6WWWW6WWWW::::::::00000000", // M 192-255, N 32768-49151
+			"555:::::::::::6WWWW0WWW::::::::::0000000", // M 192-255, N 49152-65535
+			"55::::::::::::6WWWW06:::::::::::::000000", // M 192-255, N 65536-98303
+			"5::::::::::::::6WWW::::::::::::::::00000", // M 192-255, N 98304-131071
+			"::::::::::::::::66::::::::::::::::::0000", // M 192-255, N 131072-196607
 			":::::::::::::::::::::::::::::::::::::000", // M 192-255, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::00", // M 192-255, N >= 262144
-			"7777777777777777777777777777777777777777", // M 256-383, N <= 1
+			"========================================", // M 256-383, N <= 1
 			"4444444444444444444444444444444444444444", // M 256-383, N (none)
-			"7777777777777777777777777777777777777777", // M 256-383, N 2
-			"7777777777777777777777777777777777777777", // M 256-383, N 3
-			"7777777777777777777777777777777777777777", // M 256-383, N 4-5
-			"7777777777777777777777777777777777777777", // M 256-383, N 6-7
+			"========================================", // M 256-383, N 2
+			"========================================", // M 256-383, N 3
+			"========================================", // M 256-383, N 4-5
+			"777777777GGGGGGG777777777777777777777777", // M 256-383, N 6-7
 			"7777777777777777777777777777777777777777", // M 256-383, N 8-11
 			"7777777777777777777777777777777777777777", // M 256-383, N 12-15
-			"7777777772227777777777777777777777777777", // M 256-383, N 16-23
-			"777777722555555555:::::777::::::::777777", // M 256-383, N 24-31
-			"555552222255555555::::::::::::::::::::::", // M 256-383, N 32-47
-			"555522222555555555::::::::::::::::::::::", // M 256-383, N 48-63
-			"777222225555555555::::::::::::::::::7777", // M 256-383, N 64-95
-			"555222255555555555::::::::::::::::::::::", // M 256-383, N 96-127
-			"555222555555555555::::::::::::::::::::::", // M 256-383, N 128-191
-			"555222255355555555::::::::::::66::::::::", // M 256-383, N 192-255
-			"55522222222233555:::::::::::::66::::::::", // M 256-383, N 256-383
-			"5552222223222222::::::::::::::::::::::::", // M 256-383, N 384-511
+			"7777777777777777777777777777777777777777", // M 256-383, N 16-23
+			"777777722225555552:::::777::::::::777777", // M 256-383, N 24-31
+			"555552222225555555::::::::::::::::::::::", // M 256-383, N 32-47
+			"555522222225555555::::::::::::::::::::::", // M 256-383, N 48-63
+			"777222222225555555::::::::::::::::::7777", // M 256-383, N 64-95
+			"555222225555555555::::::::::::::::::::::", // M 256-383, N 96-127
+			"555222225555555555::::::::::::::::::::::", // M 256-383, N 128-191
+			"555222225255555555::::::::::::66::::::::", // M 256-383, N 192-255
+			"55522222222223552:::::::::::::66::::::::", // M 256-383, N 256-383
+			"5552222222222222::::::::::::::::::::::::", // M 256-383, N 384-511
 			"555222222222222:::::::::::::::::::::::::", // M 256-383, N 512-767
-			"55522222222222::::::::::::::::::::::::::", // M 256-383, N 768-1023
-			"5555522222222:::::::::::::::::::::::::::", // M 256-383, N 1024-1535
-			"555552222222::::::::::6:::::::::::::::::", // M 256-383, N 1536-2047
-			"55555522222:::::::::::::::::::::::::::::", // M 256-383, N 2048-3071
-			"5555555522:::::::::::66666::::::::::::::", // M 256-383, N 3072-4095
-			"555555555:::::::::66:66666::::::::::::::", // M 256-383, N 4096-6143
-			"55555555::::::::::66:666666:::::::::::::", // M 256-383, N 6144-8191
-			"5555555:::::::::::::6666::::::::::::::::", // M 256-383, N 8192-12287
-			"555555::::::::::::::6666::::::::::::::::", // M 256-383, N 12288-16383
-			"55555::::::::::::::::666::::::::::::::::", // M 256-383, N 16384-24575
-			"5555:::::::::::::::::66:::::::::::::::::", // M 256-383, N 24576-32767
-			"555::::::::::::::::::666::::::::::::::::", // M 256-383, N 32768-49151
-			"55::::::::::::::::::::::::::::::::::::::", // M 256-383, N 49152-65535
-			"5:::::::::::::::::::::::::::::::::::::::", // M 256-383, N 65536-98303
-			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N 98304-131071
+			"55522222222222<:::::::::::::::::::::::::", // M 256-383, N 768-1023
+			"5555522222222;:::::::6::::::::::::::::::", // M 256-383, N 1024-1535
+			"555552222222:::::::::60:::::::::::::::::", // M 256-383, N 1536-2047
+			"55555522222::::::6666600::::::::::::::::", // M 256-383, N 2048-3071
+			"5555555522::::::666660000:::::::::::::::", // M 256-383, N 3072-4095
+			"555555555:::::::6666600000::::::::::::::", // M 256-383, N 4096-6143
+			"55555555::::::::66666606006:::::::::::::", // M 256-383, N 6144-8191
+			"5555555::::::::::66660006666::::::::::::", // M 256-383, N 8192-12287
+			"555555:::::::::::66660006666::::::::::::", // M 256-383, N 12288-16383
+			"55555::::::::::::6:6600666::::::::::::::", // M 256-383, N 16384-24575
+			"5555:::::::::::6666660066:::::::::::::::", // M 256-383, N 24576-32767
+			"555:::::::::::60000660066:::::::::::::::", // M 256-383, N 32768-49151
+			"55::::::::::::60WW06600:::::::::::::::::", // M 256-383, N 49152-65535
+			"5:::::::::::::60WW06:6::::::::::::::::::", // M 256-383, N 65536-98303
+			":::::::::::::::6606:::::::::::::::::::::", // M 256-383, N 98304-131071
 			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N 131072-196607
 			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N >= 262144
-			"7777777777777777777777777777777777777777", // M 384-511, N <= 1
+			"========================================", // M 384-511, N <= 1
 			"4444444444444444444444444444444444444444", // M 384-511, N (none)
-			"7777777777777777777777777777777777777777", // M 384-511, N 2
-			"7777777777777777777777777777777777777777", // M 384-511, N 3
-			"7777777777777777777777777777777777777777", // M 384-511, N 4-5
-			"7777777777777777777777777777777777777777", // M 384-511, N 6-7
+			"========================================", // M 384-511, N 2
+			"========================================", // M 384-511, N 3
+			"===========GGG==========================", // M 384-511, N 4-5
+			"777777777GGGGGGGG77777777777777777777777", // M 384-511, N 6-7
 			"7777777777777777777777777777777777777777", // M 384-511, N 8-11
 			"7777777777777777777777777777777777777777", // M 384-511, N 12-15
-			"7777777772877777777777777777777777777777", // M 384-511, N 16-23
-			"7777777225555555555::::7777:::::77777777", // M 384-511, N 24-31
-			"5555522225555555555:::::00:::::::0000000", // M 384-511, N 32-47
-			"5555222225555555555:::::0::::::::::00000", // M 384-511, N 48-63
-			"7772225552255555555:::::::::::::::::7777", // M 384-511, N 64-95
-			"5552225555525555555:::::::::::::::::0000", // M 384-511, N 96-127
-			"552225555555555555:::::::::::::::::::000", // M 384-511, N 128-191
-			"55222255555555555::::::::::::::::::::000", // M 384-511, N 192-255
+			"7777777777777777777777777777777777777777", // M 384-511, N 16-23
+			"7777777222555555522::::7777:::::77777777", // M 384-511, N 24-31
+			"5555522222555555552:::::00:::::::0000000", // M 384-511, N 32-47
+			"5555222222555555555:::::0::::::::::00000", // M 384-511, N 48-63
+			"7772222222225555555:::::::::::::::::7777", // M 384-511, N 64-95
+			"5552222552222555555:::::::::::::::::0000", // M 384-511, N 96-127
+			"552222555522255555:::::::::::::::::::000", // M 384-511, N 128-191
+			"55222225522255555::::::::::::::::::::000", // M 384-511, N 192-255
 			"5522222222225555:::::::::::::::::::::000", // M 384-511, N 256-383
-			"552222223333322::::::::::666:::::::::000", // M 384-511, N 384-511
-			"55222222233332<<<::::6:::606::::::::0000", // M 384-511, N 512-767
-			"5522222222222:<<<<::666:::6:::::::::0000", // M 384-511, N 768-1023
-			"552222222222::::::<::606:::::::::::00000", // M 384-511, N 1024-1535
-			"55552222222::::::::::606:::::::::0000000", // M 384-511, N 1536-2047
-			"5555552222:::::::6:::66666:::::::0000000", // M 384-511, N 2048-3071
-			"555555222:::::::66066006>66::::::0000000", // M 384-511, N 3072-4095
-			"55555552:::::::::6066006006:::::00000000", // M 384-511, N 4096-6143
-			"5555555::::::::::6666666666::::000000000", // M 384-511, N 6144-8191
-			"555555::::::::::::666>66666:::0000000000", // M 384-511, N 8192-12287
-			"55555::::::::::::::660066:::::0000000000", // M 384-511, N 12288-16383
-			"5555::::::::::::::::66666:::::0000000000", // M 384-511, N 16384-24575
-			"555::::::::::::::::::666:::::::000000000", // M 384-511, N 24576-32767
-			"55::::::::::::::::::::::::::::::00000000", // M 384-511, N 32768-49151
-			"5::::::::::::::::::::::::::::::::0000000", // M 384-511, N 49152-65535
-			"::::::::::::::::::::::::::::::::::000000", // M 384-511, N 65536-98303
-			":::::::::::::::::::::::::::::::::::00000", // M 384-511, N 98304-131071
+			"552222222333322<:::::::::666:::::::::000", // M 384-511, N 384-511
+			"55222222233332;;:::::6:::606::::::::0000", // M 384-511, N 512-767
+			"5522222222222;;;<<<:666:::6:::::::::0000", // M 384-511, N 768-1023
+			"552222222222;;;<<<006006:::::::::::00000", // M 384-511, N 1024-1535
+			"55552222222::::::0066006:::::::::0000000", // M 384-511, N 1536-2047
+			"5555552222::::::6606600066:::::::0000000", // M 384-511, N 2048-3071
+			"555555222:::::::60W00WW0W66::::::0000000", // M 384-511, N 3072-4095
+			"55555552::::::::60600WW0WW6:::::00000000", // M 384-511, N 4096-6143
+			"5555555:::::::::66666W00000::::000000000", // M 384-511, N 6144-8191
+			"555555::::::::::66666WW00066::0000000000", // M 384-511, N 8192-12287
+			"55555::::::::::::6666WW00666::0000000000", // M 384-511, N 12288-16383
+			"5555:::::::::::::6660WW0666:::0000000000", // M 384-511, N 16384-24575
+			"555:::::::::::::6666600666:::::000000000", // M 384-511, N 24576-32767
+			"55:::::::::::::6666666666:::::::00000000", // M 384-511, N 32768-49151
+			"5::::::::::::::666666666:::::::::0000000", // M 384-511, N 49152-65535
+			":::::::::::::::6666:::::::::::::::000000", // M 384-511, N 65536-98303
+			"::::::::::::::::66:::::::::::::::::00000", // M 384-511, N 98304-131071
 			"::::::::::::::::::::::::::::::::::::0000", // M 384-511, N 131072-196607
 			":::::::::::::::::::::::::::::::::::::000", // M 384-511, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::00", // M 384-511, N >= 262144
-			"7777777777777777777777777777777777777777", // M 512-767, N <= 1
+			"========================================", // M 512-767, N <= 1
 			"4444444444444444444444444444444444444444", // M 512-767, N (none)
-			"7777777777777777777777777777777777777777", // M 512-767, N 2
-			"7777777777777777777777777777777777777777", // M 512-767, N 3
-			"7777777777777777777777777777777777777777", // M 512-767, N 4-5
-			"7777777777777777777777777777777777777777", // M 512-767, N 6-7
+			"===============JJ=======================", // M 512-767, N 2
+			"========================================", // M 512-767, N 3
+			"==========GGGGG=========================", // M 512-767, N 4-5
+			"77777777GGGGGGG==77==7777777777777777777", // M 512-767, N 6-7
 			"7777777777777777777777777777777777777777", // M 512-767, N 8-11
 			"7777777777777777777777777777777777777777", // M 512-767, N 12-15
-			"7777777778777777777777777777777777777777", // M 512-767, N 16-23
-			"77777722255555555552::::7777777777777777", // M 512-767, N 24-31
-			"55552222255555555552::::::::::::::::::::", // M 512-767, N 32-47
-			"55522222255555555555::::::::::::::::::::", // M 512-767, N 48-63
-			"7772225555555555555::::::::::::::::77777", // M 512-767, N 64-95
-			"552225555552255555::::::::::::::::::::::", // M 512-767, N 96-127
-			"77222553355225555:::::::::::::::::::::::", // M 512-767, N 128-191
-			"5222255235555255::::::::::::::::::::::::", // M 512-767, N 192-255
-			"722222222222225;::::::::::::::::::::::::", // M 512-767, N 256-383
-			"52222222233333;:::::::0::606::::::::::::", // M 512-767, N 384-511
-			"5222222223333;;;<:::60060606::::::::::::", // M 512-767, N 512-767
-			"522222222222::;;<<::6006066:::::::::::::", // M 512-767, N 768-1023
-			"55222222222:;::::<<6:6066:::::::::::::::", // M 512-767, N 1024-1535
-			"5522222222:::::::::6:666::::::::::::::::", // M 512-767, N 1536-2047
-			"555522222::::::::6:6:66666::::::::::::::", // M 512-767, N 2048-3071
-			"55552222::::::::66066006>66:::::::::::::", // M 512-767, N 3072-4095
-			"5555222::::::::::6066006>06:::::::::::::", // M 512-767, N 4096-6143
-			"555522:::::::::::6666666666:::::::::::::", // M 512-767, N 6144-8191
-			"55555:::::::::::::666>>6666:::::::::::::", // M 512-767, N 8192-12287
-			"5555::::::::::::::6660066:::::::::::::::", // M 512-767, N 12288-16383
-			"555:::::::::::::::::66666:::::::::::::::", // M 512-767, N 16384-24575
-			"55:::::::::::::::::::666::::::::::::::::", // M 512-767, N 24576-32767
-			"5:::::::::::::::::::::::::::::::::::::::", // M 512-767, N 32768-49151
-			"::::::::::::::::::::::::::::::::::::::::", // M 512-767, N 49152-65535
+			"7777777777777777777777777777777777777777", // M 512-767, N 16-23
+			"77777722255555555222::::7777777777777777", // M 512-767, N 24-31
+			"55552222255555555522::::::::::::::::::::", // M 512-767, N 32-47
+			"55522222225555555552::::::::::::::::::::", // M 512-767, N 48-63
+			"7772222522225555555::::::::::::::::77777", // M 512-767, N 64-95
+			"552222555522255555::::::::::::::::::::::", // M 512-767, N 96-127
+			"77222252352222555:::::::::::::::::::::::", // M 512-767, N 128-191
+			"52222222352222555:::::::::::::::::::::::", // M 512-767, N 192-255
+			"722222222222222:::::::::::::::::::::::::", // M 512-767, N 256-383
+			"52222222233333;;:::0::0::606::::::::::::", // M 512-767, N 384-511
+			"5222222223333;;;<<:660060606::::::::::::", // M 512-767, N 512-767
+			"522222222222;;;;<<<60006066:::::::::::::", // M 512-767, N 768-1023
+			"55222222222:;;;<<<<660066:::::::::::::::", // M 512-767, N 1024-1535
+			"5522222222::;;;<:6666006::::::::::::::::", // M 512-767, N 1536-2047
+			"555522222::;;:::6666600066::::::::::::::", // M 512-767, N 2048-3071
+			"55552222::::::::60W06WW0W66:::::::::::::", // M 512-767, N 3072-4095
+			"5555222:::::::::60606WWWWW6:::::::::::::", // M 512-767, N 4096-6143
+			"555522::::::::::6666WWW0WW0:::::::::::::", // M 512-767, N 6144-8191
+			"55555:::::::::::666[WWWW0006::::::::::::", // M 512-767, N 8192-12287
+			"5555::::::::::::6666WWWW06666:::::::::::", // M 512-767, N 12288-16383
+			"555::::::::::::::6660WW00666::::::::::::", // M 512-767, N 16384-24575
+			"55:::::::::::::::6666000666:::::::::::::", // M 512-767, N 24576-32767
+			"5::::::::::::::::::6666666::::::::::::::", // M 512-767, N 32768-49151
+			":::::::::::::::::6:::666::::::::::::::::", // M 512-767, N 49152-65535
 			"::::::::::::::::::::::::::::::::::::::::", // M 512-767, N 65536-98303
 			"::::::::::::::::::::::::::::::::::::::::", // M 512-767, N 98304-131071
 			"::::::::::::::::::::::::::::::::::::::::", // M 512-767, N 131072-196607
 			"::::::::::::::::::::::::::::::::::::::::", // M 512-767, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::::", // M 512-767, N >= 262144
-			"7777777777777777777777777777777777777777", // M 768-1023, N <= 1
+			"========================================", // M 768-1023, N <= 1
 			"4444444444444444444444444444444444444444", // M 768-1023, N (none)
-			"7777777777777777777777777777777777777777", // M 768-1023, N 2
-			"7777777777777777777777777777777777777777", // M 768-1023, N 3
-			"7777777777777777777777777777777777777777", // M 768-1023, N 4-5
-			"7777777777777777777777777777777777777777", // M 768-1023, N 6-7
+			"==============JJ========================", // M 768-1023, N 2
+			"========================================", // M 768-1023, N 3
+			"==========GGGGG=========================", // M 768-1023, N 4-5
+			"77777777GGGGGGG=====77777777777777777777", // M 768-1023, N 6-7
 			"7777777777777777777777777777777777777777", // M 768-1023, N 8-11
 			"7777777777777777777777777777777777777777", // M 768-1023, N 12-15
 			"7777777777777777777777777777777777777777", // M 768-1023, N 16-23
-			"777777222555755555252:::::77777777777777", // M 768-1023, N 24-31
-			"55552222255555555555:::::000000000000000", // M 768-1023, N 32-47
-			"5552222225555555555::::::0000::::0000000", // M 768-1023, N 48-63
-			"777222555555555555:::::::::::::::::77777", // M 768-1023, N 64-95
-			"55222555555225555::::::::::::::::::00000", // M 768-1023, N 96-127
-			"7222255225522555::::::::::::::::::::0000", // M 768-1023, N 128-191
-			"522225522222225:::::::::::::::::::::0000", // M 768-1023, N 192-255
-			"72222223222222:;::::::::::::::::::::0000", // M 768-1023, N 256-383
-			"2222222222233;;:::::0006::6:::::::::0000", // M 768-1023, N 384-511
-			"222222222223;;;:::::0006066::::::::00000", // M 768-1023, N 512-767
-			"52222222222;;:;;;6::6::000::::::::000000", // M 768-1023, N 768-1023
-			"5222222222;::;:;<<:::66:66::::::::000000", // M 768-1023, N 1024-1535
-			"552222222::;;::::::::66::::::::::::00000", // M 768-1023, N 1536-2047
-			"55222222:::::::::::::666:::::::::::00000", // M 768-1023, N 2048-3071
-			"5522222:::::::::::66666666::::::::000000", // M 768-1023, N 3072-4095
-			"552222::::::::::::66666666::::::::000000", // M 768-1023, N 4096-6143
-			"55222:::::::::::::666666666::::::0000000", // M 768-1023, N 6144-8191
-			"5552::::::::::::::66>666666:::::00000000", // M 768-1023, N 8192-12287
-			"555:::::::::::::::6666666:::::0000000000", // M 768-1023, N 12288-16383
-			"55:::::::::::::::::666666:::::0000000000", // M 768-1023, N 16384-24575
-			"5::::::::::::::::::::666:::::::000000000", // M 768-1023, N 24576-32767
-			"::::::::::::::::::::::::::::::::00000000", // M 768-1023, N 32768-49151
-			":::::::::::::::::::::::::::::::::0000000", // M 768-1023, N 49152-65535
+			"777777222555755522222:::::77777777777777", // M 768-1023, N 24-31
+			"55552222225555555522:::::000000000000000", // M 768-1023, N 32-47
+			"5552222222555555555::::::0000::::0000000", // M 768-1023, N 48-63
+			"777222222222525555:::::::::::::::::77777", // M 768-1023, N 64-95
+			"55222255552222555::::::::::::::::::00000", // M 768-1023, N 96-127
+			"72222252252222557:::::::::::::::::::0000", // M 768-1023, N 128-191
+			"52222252222222555:::::::::::::::::::0000", // M 768-1023, N 192-255
+			"72222222222222;5::::0:::::::::::::::0000", // M 768-1023, N 256-383
+			"2222222222233<:;;::0:006::6:::::::::0000", // M 768-1023, N 384-511
+			"222222222223:<;;;::00006066::::::::00000", // M 768-1023, N 512-767
+			"52222222222::;;;;6666::000::::::::000000", // M 768-1023, N 768-1023
+			"5222222222:55;;;;:6666::66::::::::000000", // M 768-1023, N 1024-1535
+			"552222222::::;;;<:66666::::::::::::00000", // M 768-1023, N 1536-2047
+			"55222222::::;;;;:6666660:::::::::::00000", // M 768-1023, N 2048-3071
+			"5522222:::::::::6666660006::::::::000000", // M 768-1023, N 3072-4095
+			"552222::::::::::66666600WW::::::::000000", // M 768-1023, N 4096-6143
+			"55222:::::::::::666[XW00000::::::0000000", // M 768-1023, N 6144-8191
+			"5552::::::::::::666XXWW00000::::00000000", // M 768-1023, N 8192-12287
+			"555:::::::::::::666WWWW006666:0000000000", // M 768-1023, N 12288-16383
+			"55:::::::::::::::666000006666:0000000000", // M 768-1023, N 16384-24575
+			"5::::::::::::::::66660000666:::000000000", // M 768-1023, N 24576-32767
+			"::::::::::::::::::666666666:::::00000000", // M 768-1023, N 32768-49151
+			"::::::::::::::::::::666666:::::::0000000", // M 768-1023, N 49152-65535
 			"::::::::::::::::::::::::::::::::::000000", // M 768-1023, N 65536-98303
 			":::::::::::::::::::::::::::::::::::00000", // M 768-1023, N 98304-131071
 			"::::::::::::::::::::::::::::::::::::0000", // M 768-1023, N 131072-196607
 			":::::::::::::::::::::::::::::::::::::000", // M 768-1023, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::00", // M 768-1023, N >= 262144
-			"7777777777777777777777777777777777777777", // M 1024-1535, N <= 1
+			"========================================", // M 1024-1535, N <= 1
 			"4444444444444444444444444444444444444444", // M 1024-1535, N (none)
-			"7777777777777777777777777777777777777777", // M 1024-1535, N 2
-			"7777777777777777777777777777777777777777", // M 1024-1535, N 3
-			"7777777777777777777777777777777777777777", // M 1024-1535, N 4-5
-			"7777777777777777777777777777777777777777", // M 1024-1535, N 6-7
+			"=============JJ=========================", // M 1024-1535, N 2
+			"========================================", // M 1024-1535, N 3
+			"=========GGGG===========================", // M 1024-1535, N 4-5
+			"7777777GGGGGGF=====777777777777777777777", // M 1024-1535, N 6-7
 			"7777777777777777777777777777777777777777", // M 1024-1535, N 8-11
 			"7777777777777777777777777777777777777777", // M 1024-1535, N 12-15
 			"7777777777777777777777777777777777777777", // M 1024-1535, N 16-23
-			"7777722225555555225577:::::7777777777777", // M 1024-1535, N 24-31
-			"5552222255555555555:::::::00000000000000", // M 1024-1535, N 32-47
-			"555222225555555555::::::::00000000000000", // M 1024-1535, N 48-63
-			"77222225555555555:::::::::777::::7777777", // M 1024-1535, N 64-95
-			"55222255552225557:::::::::::::::::000000", // M 1024-1535, N 96-127
-			"722222555522225::::::::::::::::::::00000", // M 1024-1535, N 128-191
-			"52222252222222:::::::::::::::::::::00000", // M 1024-1535, N 192-255
-			"2222552222222::::::::::::::::::::::00000", // M 1024-1535, N 256-383
-			"222855222222;;;;;::00606:::::::::::00000", // M 1024-1535, N 384-511
-			"22225522222;;;;;;::6660666::::::::000000", // M 1024-1535, N 512-767
-			"2222222222:;:;;;;;6:666:66::::::::000000", // M 1024-1535, N 768-1023
-			"522222222:;:5;;;;;:6666:::::66:::::00000", // M 1024-1535, N 1024-1535
-			"52222222:;;;;;;;;666666::::6666::::00000", // M 1024-1535, N 1536-2047
-			"5522222:::;;;::;;666666666:6666::::00000", // M 1024-1535, N 2048-3071
-			"522222:::::::::::6666666066:666::::00000", // M 1024-1535, N 3072-4095
-			"52222::::::::::::6666666006:::::::000000", // M 1024-1535, N 4096-6143
-			"5522:::::::::::::6666666606:::::::000000", // M 1024-1535, N 6144-8191
-			"552:::::::::::::::6666666666:::::0000000", // M 1024-1535, N 8192-12287
-			"55::::::::::::::::6666006666:::000000000", // M 1024-1535, N 12288-16383
-			"5:::::::::::::::::::666666::::0000000000", // M 1024-1535, N 16384-24575
-			":::::::::::::::::::::6666::::::000000000", // M 1024-1535, N 24576-32767
-			"::::::::::::::::::::::66::::::::00000000", // M 1024-1535, N 32768-49151
-			":::::::::::::::::::::::::::::::::0000000", // M 1024-1535, N 49152-65535
-			"::::::::::::::::::::::::::::::::::000000", // M 1024-1535, N 65536-98303
+			"77777222225555522222:::::::7777777777777", // M 1024-1535, N 24-31
+			"5552222222555552225:::::::00000000000000", // M 1024-1535, N 32-47
+			"555222222225555222::::::::00000000000000", // M 1024-1535, N 48-63
+			"77222222222222555:::::::::777::::7777777", // M 1024-1535, N 64-95
+			"5522228852222255::::::::::::::::::000000", // M 1024-1535, N 96-127
+			"72222285222222588::::::::::::::::::00000", // M 1024-1535, N 128-191
+			"52222222222222:::::::::::::::::::::00000", // M 1024-1535, N 192-255
+			"2222852222222;;;:<0000:::::::::::::00000", // M 1024-1535, N 256-383
+			"222855222222:;;0;::00006:::::::::::00000", // M 1024-1535, N 384-511
+			"22225522222::;;;;;:0000666::::::::000000", // M 1024-1535, N 512-767
+			"2222222222:::;;;;:66606:66::::::::000000", // M 1024-1535, N 768-1023
+			"522222222:::5;<;;::6666:::::66:::::00000", // M 1024-1535, N 1024-1535
+			"52222222:::::;;66:66666::::6666::::00000", // M 1024-1535, N 1536-2047
+			"5522222::::::;;6666666666::6666::::00000", // M 1024-1535, N 2048-3071
+			"522222::::::;;;66W666660W66:66:::::00000", // M 1024-1535, N 3072-4095
+			"52222<::::::::::6WW666WWWW6:::::::000000", // M 1024-1535, N 4096-6143
+			"5522<<::::::::::6666XXWWWWW:::::::000000", // M 1024-1535, N 6144-8191
+			"552:::::::::::::666XXXWW0000:::::0000000", // M 1024-1535, N 8192-12287
+			"55:::::::::::::::666WXX000006::000000000", // M 1024-1535, N 12288-16383
+			"5::::::::::::::::6660WX00066660000000000", // M 1024-1535, N 16384-24575
+			":::::::::::::::::666000000666::000000000", // M 1024-1535, N 24576-32767
+			"::::::::::::::::::6660000666::::00000000", // M 1024-1535, N 32768-49151
+			":::::::::::::::::::66666666::::::0000000", // M 1024-1535, N 49152-65535
+			"::::::::::::::::::::66666:::::::::000000", // M 1024-1535, N 65536-98303
 			":::::::::::::::::::::::::::::::::::00000", // M 1024-1535, N 98304-131071
 			"::::::::::::::::::::::::::::::::::::0000", // M 1024-1535, N 131072-196607
 			":::::::::::::::::::::::::::::::::::::000", // M 1024-1535, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::00", // M 1024-1535, N >= 262144
-			"7777777777777777777777777777777777777777", // M 1536-2047, N <= 1
+			"========================================", // M 1536-2047, N <= 1
 			"4444444444444444444444444444444444444444", // M 1536-2047, N (none)
-			"7777777777777777777777777777777777777777", // M 1536-2047, N 2
-			"7777777777777777777777777777777777777777", // M 1536-2047, N 3
-			"7777777777777777777777777777777777777777", // M 1536-2047, N 4-5
-			"7777777777777777777777777777777777777777", // M 1536-2047, N 6-7
+			"============IJJ=========================", // M 1536-2047, N 2
+			"========================================", // M 1536-2047, N 3
+			"========GGGGG===========================", // M 1536-2047, N 4-5
+			"7777777GGGGGGG=====777777777777777777777", // M 1536-2047, N 6-7
 			"7777777777777777777777777777777777777777", // M 1536-2047, N 8-11
-			"7777777777877777777777777777777777777777", // M 1536-2047, N 12-15
-			"7777777788888777777777777777777777777777", // M 1536-2047, N 16-23
-			"7777222788885555555:777::::7777777777777", // M 1536-2047, N 24-31
-			"555222288885555555::::7::::0000000000000", // M 1536-2047, N 32-47
-			"552228888885555557::::::::00000000000000", // M 1536-2047, N 48-63
-			"772288888885555587::::::::77777777777777", // M 1536-2047, N 64-95
-			"552288888852555888::::::::::000000000000", // M 1536-2047, N 96-127
-			"72228888822225::8::::::::::::::::0000000", // M 1536-2047, N 128-191
-			"2228888822222::::::::::::::::::::0000000", // M 1536-2047, N 192-255
-			"228885822222::::::::666::::::::::0000000", // M 1536-2047, N 256-383
-			"22885552222:::;;;::06660:::::::::0000000", // M 1536-2047, N 384-511
-			"2228555222:;;;;;;::66666::::::::::000000", // M 1536-2047, N 512-767
-			"222855222::;:;;;:;666666:::::::::::00000", // M 1536-2047, N 768-1023
-			"52222222;;;;;;<;:6666666:::6666::::00000", // M 1536-2047, N 1024-1535
-			"5222222::::::;;;;666666::::60?66:::00000", // M 1536-2047, N 1536-2047
-			"522222:::::::;;66666666666660?66:::00000", // M 1536-2047, N 2048-3071
-			"52222:::::;;;::::6666666B066666::::00000", // M 1536-2047, N 3072-4095
-			"5222::::::::::::666666>0>>06:6:::::00000", // M 1536-2047, N 4096-6143
-			"522::::::::::::::666?6000>06::::::000000", // M 1536-2047, N 6144-8191
-			"52::::::::::::::::66???06066:::::0000000", // M 1536-2047, N 8192-12287
-			"5::::::::::::::::::66??>6666:::000000000", // M 1536-2047, N 12288-16383
-			":::::::::::::::::::6600066::::0000000000", // M 1536-2047, N 16384-24575
-			"::::::::::::::::::::666666:::::000000000", // M 1536-2047, N 24576-32767
-			":::::::::::::::::::::6666:::::::00000000", // M 1536-2047, N 32768-49151
-			":::::::::::::::::::::::::::::::::0000000", // M 1536-2047, N 49152-65535
-			"::::::::::::::::::::::::::::::::::000000", // M 1536-2047, N 65536-98303
+			"7777777777777777777777777777777777777777", // M 1536-2047, N 12-15
+			"7777777777777777777777777777777777777777", // M 1536-2047, N 16-23
+			"7777222788888522222:::7::::7777777777777", // M 1536-2047, N 24-31
+			"555222288888855552:::::::::0000000000000", // M 1536-2047, N 32-47
+			"552228888888555557::::::::00000000000000", // M 1536-2047, N 48-63
+			"772288888882255577::::::::77777777777777", // M 1536-2047, N 64-95
+			"55228888882225577:::::::::::000000000000", // M 1536-2047, N 96-127
+			"72228888822222788:::::6::::::::::0000000", // M 1536-2047, N 128-191
+			"2228888822222;::::::666::::::::::0000000", // M 1536-2047, N 192-255
+			"228885822222;;;;:<:6666::::::::::0000000", // M 1536-2047, N 256-383
+			"22885552222;;;;00:000660:::::::::0000000", // M 1536-2047, N 384-511
+			"2228555222:::;;;;;600666::::::::::000000", // M 1536-2047, N 512-767
+			"222855222:::;;;;;6666W66:::::::::::00000", // M 1536-2047, N 768-1023
+			"52222222:::::;V;;:666WW6:::6666::::00000", // M 1536-2047, N 1024-1535
+			"5222222::W:;:;<66W66666::::60X66:::00000", // M 1536-2047, N 1536-2047
+			"522222<:<<<<:;;66W66666666660X66:::00000", // M 1536-2047, N 2048-3071
+			"52222<<<<<<<<;;66WW66[[WX066666::::00000", // M 1536-2047, N 3072-4095
+			"5222<<<<<<<<<;;;6WW66XWW[W06:::::::00000", // M 1536-2047, N 4096-6143
+			"522<<<<<::<<::::666XXXWWWWW6::::::000000", // M 1536-2047, N 6144-8191
+			"52:<<<<<::::::::666XXXXXWWW0:::::0000000", // M 1536-2047, N 8192-12287
+			"5::::<::::::::::6666XX[[W0000::000000000", // M 1536-2047, N 12288-16383
+			":::::::::::::::::6660X[XW006660000000000", // M 1536-2047, N 16384-24575
+			":::::::::::::::::66600XX00666::000000000", // M 1536-2047, N 24576-32767
+			"::::::::::::::::::6660000066::::00000000", // M 1536-2047, N 32768-49151
+			":::::::::::::::::::66600666::::::0000000", // M 1536-2047, N 49152-65535
+			"::::::::::::::::::::666666::::::::000000", // M 1536-2047, N 65536-98303
 			":::::::::::::::::::::::::::::::::::00000", // M 1536-2047, N 98304-131071
 			"::::::::::::::::::::::::::::::::::::0000", // M 1536-2047, N 131072-196607
 			":::::::::::::::::::::::::::::::::::::000", // M 1536-2047, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::00", // M 1536-2047, N >= 262144
-			"7777777777777777777777777777777777777777", // M 2048-3071, N <= 1
+			"========================================", // M 2048-3071, N <= 1
 			"4444444444444444444444444444444444444444", // M 2048-3071, N (none)
-			"7777777777777777777777777777777777777777", // M 2048-3071, N 2
-			"7777777777777777777777777777777777777777", // M 2048-3071, N 3
-			"7777777777777777777777777777777777777777", // M 2048-3071, N 4-5
-			"7777777777777777777777777777777777777777", // M 2048-3071, N 6-7
+			"============JJJ=========================", // M 2048-3071, N 2
+			"============G===========================", // M 2048-3071, N 3
+			"=======GGGGGG===========================", // M 2048-3071, N 4-5
+			"77777GGGGGGGGF===77777777777=77777777777", // M 2048-3071, N 6-7
 			"7777777777777777777777777777777777777777", // M 2048-3071, N 8-11
-			"7777777778888777777777777777777777777777", // M 2048-3071, N 12-15
-			"7777777788888877777777777777777777777777", // M 2048-3071, N 16-23
-			"777722788888877555777777::::777777777777", // M 2048-3071, N 24-31
-			"555227788888887757:::777:::0000000000000", // M 2048-3071, N 32-47
-			"552288888888877757:::::7:::0000000000000", // M 2048-3071, N 48-63
-			"772788888888877577::::::::77777777777777", // M 2048-3071, N 64-95
-			"552888888888827787::::::::00000000000000", // M 2048-3071, N 96-127
-			"52288885888887::::::60::::::000000000000", // M 2048-3071, N 128-191
-			"228888888888::::::6666::::::::0000000000", // M 2048-3071, N 192-255
-			"22888888888;:::::0666660::::::::00000000", // M 2048-3071, N 256-383
-			"2288555888;::::::::66666:::::::::0000000", // M 2048-3071, N 384-511
-			"228855582:::;::;::666666::::::::::000000", // M 2048-3071, N 512-767
-			"22288582:::;;;;::6666666:::::::::::00000", // M 2048-3071, N 768-1023
-			"5222222:;;;;;;;;:6666666:::6666::::00000", // M 2048-3071, N 1024-1535
-			"522222::;<::;;;;66666666:::60?66:::00000", // M 2048-3071, N 1536-2047
-			"52222;;::<<<<;;66666666666660066:::00000", // M 2048-3071, N 2048-3071
-			"5222;<<;:;<<;::;66666666B066666::::00000", // M 2048-3071, N 3072-4095
-			"522:<<<:::<<;:::666666>0>>0666:::::00000", // M 2048-3071, N 4096-6143
-			"52:::<:::::::::::66666000>06::::::000000", // M 2048-3071, N 6144-8191
-			"5:::::::::::::::::666??06066:::::0000000", // M 2048-3071, N 8192-12287
-			":::::::::::::::::::66???6666:::000000000", // M 2048-3071, N 12288-16383
-			":::::::::::::::::::6600066::::0000000000", // M 2048-3071, N 16384-24575
-			"::::::::::::::::::::666666:::::000000000", // M 2048-3071, N 24576-32767
-			":::::::::::::::::::::6666:::::::00000000", // M 2048-3071, N 32768-49151
-			":::::::::::::::::::::::::::::::::0000000", // M 2048-3071, N 49152-65535
-			"::::::::::::::::::::::::::::::::::000000", // M 2048-3071, N 65536-98303
+			"7777777777777777777777777777777777777777", // M 2048-3071, N 12-15
+			"7777777778888777777777777777777777777777", // M 2048-3071, N 16-23
+			"7777227888888777777::777::::777777777777", // M 2048-3071, N 24-31
+			"555227788888887777:::::::::0000000000000", // M 2048-3071, N 32-47
+			"552288888888877757:::::::::0000000000000", // M 2048-3071, N 48-63
+			"772788888888877777::::::::77777777777777", // M 2048-3071, N 64-95
+			"552888888888827777::::::::00000000000000", // M 2048-3071, N 96-127
+			"5228888888888777:::::660::::000000000000", // M 2048-3071, N 128-191
+			"228888888888;:::::666666::::::0000000000", // M 2048-3071, N 192-255
+			"22888888888:;;;;:6666666::::::::00000000", // M 2048-3071, N 256-383
+			"2288555888:;;;;;06666666:::::::::0000000", // M 2048-3071, N 384-511
+			"228855582;;;;;;;;6666666::::::::::000000", // M 2048-3071, N 512-767
+			"22288582;::::;;;;W666WW6:::::::::::00000", // M 2048-3071, N 768-1023
+			"5222222;:::::;;;606666W6:::6666::::00000", // M 2048-3071, N 1024-1535
+			"522222<<<<<<<;;W0W666666:::60X66:::00000", // M 2048-3071, N 1536-2047
+			"52222<<<<<<<<<;60066666666660066:::00000", // M 2048-3071, N 2048-3071
+			"5222;0;<<<<<<<;6606666[W[066666::::00000", // M 2048-3071, N 3072-4095
+			"522<;0;<<<<<<<;666666XW[[W06:::::::00000", // M 2048-3071, N 4096-6143
+			"52<<<<<<<<<<<<;6666660XXWWW6::::::000000", // M 2048-3071, N 6144-8191
+			"5:<<<<<<<:<<<:::6666X0XXWWW0:::::0000000", // M 2048-3071, N 8192-12287
+			":::<<<<<::::::::6666XX[[X0000::000000000", // M 2048-3071, N 12288-16383
+			"::::<<<::::::::::6660X[XX000660000000000", // M 2048-3071, N 16384-24575
+			":::::::::::::::::6660XXX00066::000000000", // M 2048-3071, N 24576-32767
+			"::::::::::::::::::6660000066::::00000000", // M 2048-3071, N 32768-49151
+			"::::::::::::::::::666600066::::::0000000", // M 2048-3071, N 49152-65535
+			":::::::::::::::::::6666666::::::::000000", // M 2048-3071, N 65536-98303
 			":::::::::::::::::::::::::::::::::::00000", // M 2048-3071, N 98304-131071
 			"::::::::::::::::::::::::::::::::::::0000", // M 2048-3071, N 131072-196607
 			":::::::::::::::::::::::::::::::::::::000", // M 2048-3071, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::00", // M 2048-3071, N >= 262144
-			"7777777777777777777777777777777777777777", // M 3072-4095, N <= 1
+			"========================================", // M 3072-4095, N <= 1
 			"4444444444444444444444444444444444444444", // M 3072-4095, N (none)
-			"7777777777777777777777777777777777777777", // M 3072-4095, N 2
-			"7777777777777777777777777777777777777777", // M 3072-4095, N 3
-			"7777777777777777777777777777777777777777", // M 3072-4095, N 4-5
-			"7777777777777777777777777777777777777777", // M 3072-4095, N 6-7
+			"============JJJ=========================", // M 3072-4095, N 2
+			"===============D========================", // M 3072-4095, N 3
+			"=====GGGGGGGG===========================", // M 3072-4095, N 4-5
+			"7777GGGGGGGGGF===77777777777777777777777", // M 3072-4095, N 6-7
 			"7777777777777777777777777777777777777777", // M 3072-4095, N 8-11
-			"7777777778888777777777777777777777777777", // M 3072-4095, N 12-15
-			"7777777788888277777777777777777777777777", // M 3072-4095, N 16-23
-			"7772777888883777777777777:::777777777777", // M 3072-4095, N 24-31
-			"5522777888888777557:77777::0000000000000", // M 3072-4095, N 32-47
-			"5527888888888335557:::777::0000000000000", // M 3072-4095, N 48-63
-			"772788888888825777::::::::77777777777777", // M 3072-4095, N 64-95
-			"55288888888882777::::::66:00000000000000", // M 3072-4095, N 96-127
-			"722888858888;7::::0000:::::0000000000000", // M 3072-4095, N 128-191
-			"52788888888;:;:::666660::::0000000000000", // M 3072-4095, N 192-255
-			"22888888884;:::::0666600:::::::000000000", // M 3072-4095, N 256-383
-			"228888888;;;:::::00066660::::::::0000000", // M 3072-4095, N 384-511
-			"22888888:;;;:::::66:66666:::::::::000000", // M 3072-4095, N 512-767
-			"2228888:::;;:;;;:66666666:::::::::000000", // M 3072-4095, N 768-1023
-			"522282:::;;;:;;;666666666:::666::::00000", // M 3072-4095, N 1024-1535
-			"52228;;:;;;;;:;6666666666::6666::::00000", // M 3072-4095, N 1536-2047
-			"5228;<<;;;<<;:;66666666666:6666::::00000", // M 3072-4095, N 2048-3071
-			"522;<0;<:;<<<;;666666666666:666::::00000", // M 3072-4095, N 3072-4095
-			"52:;<0;<::<<<;;6666666666066::::::000000", // M 3072-4095, N 4096-6143
-			"5:::<<<::::<;:::666666666006::::::000000", // M 3072-4095, N 6144-8191
-			":::::::::::::::::::666666666:::::0000000", // M 3072-4095, N 8192-12287
-			":::::::::::::::::::666006666:::000000000", // M 3072-4095, N 12288-16383
-			"::::::::::::::::::::666666::::0000000000", // M 3072-4095, N 16384-24575
-			"::::::::::::::::::::666666:::::000000000", // M 3072-4095, N 24576-32767
-			":::::::::::::::::::::6666:::::::00000000", // M 3072-4095, N 32768-49151
-			":::::::::::::::::::::::::::::::::0000000", // M 3072-4095, N 49152-65535
-			"::::::::::::::::::::::::::::::::::000000", // M 3072-4095, N 65536-98303
+			"7777777777777777777777777777777777777777", // M 3072-4095, N 12-15
+			"7777777778888777777777777777777777777777", // M 3072-4095, N 16-23
+			"7772777888883777777:77777:::777777777777", // M 3072-4095, N 24-31
+			"5522777888888777557:::777::0000000000000", // M 3072-4095, N 32-47
+			"5527888888888337757::::::::0000000000000", // M 3072-4095, N 48-63
+			"772788888888827777::::::::77777777777777", // M 3072-4095, N 64-95
+			"552888888888877777::::::::00000000000000", // M 3072-4095, N 96-127
+			"722888858888277::66666600::0000000000000", // M 3072-4095, N 128-191
+			"527888888882;7::066666666::0000000000000", // M 3072-4095, N 192-255
+			"22888888884;;;;;066666666::::::000000000", // M 3072-4095, N 256-383
+			"228888888;::;;;;006666666::::::::0000000", // M 3072-4095, N 384-511
+			"22888888;:::;;;0006666666:::::::::000000", // M 3072-4095, N 512-767
+			"2228888;;:::;;;6666666666:::::::::000000", // M 3072-4095, N 768-1023
+			"522282;;<:::;;;6666666666:::666::::00000", // M 3072-4095, N 1024-1535
+			"52228<<<<<<<<;;;;66666666::6666::::00000", // M 3072-4095, N 1536-2047
+			"5228;;;<<<<<<<;66666666606:6666::::00000", // M 3072-4095, N 2048-3071
+			"522;000<<<<<<<66666666[6[66:666::::00000", // M 3072-4095, N 3072-4095
+			"52<;000<<<<<<<6666666[[W[[66::::::000000", // M 3072-4095, N 4096-6143
+			"5;<<000<<<<<<<:6666660X0X[[:::::::000000", // M 3072-4095, N 6144-8191
+			"::<<<<<<<<<<<::666666XXX0WW0:::::0000000", // M 3072-4095, N 8192-12287
+			"::<<<<<<<<<<::::66660XXXX0000::000000000", // M 3072-4095, N 12288-16383
+			"::<<<<<<<<<::::::6660XXXX000660000000000", // M 3072-4095, N 16384-24575
+			":::<<<<::::::::::66660XX0006:::000000000", // M 3072-4095, N 24576-32767
+			"::::::::::::::::::666000006:::::00000000", // M 3072-4095, N 32768-49151
+			"::::::::::::::::::666660666::::::0000000", // M 3072-4095, N 49152-65535
+			"::::::::::::::::::::66666:::::::::000000", // M 3072-4095, N 65536-98303
 			":::::::::::::::::::::::::::::::::::00000", // M 3072-4095, N 98304-131071
 			"::::::::::::::::::::::::::::::::::::0000", // M 3072-4095, N 131072-196607
 			":::::::::::::::::::::::::::::::::::::000", // M 3072-4095, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::00", // M 3072-4095, N >= 262144
-			"7777777777777777777777777777777777777777", // M 4096-6143, N <= 1
+			"========================================", // M 4096-6143, N <= 1
 			"4444444444444444444444444444444444444444", // M 4096-6143, N (none)
-			"7777777777777777777777777777777777777777", // M 4096-6143, N 2
-			"7777777777777777777777777777777777777777", // M 4096-6143, N 3
-			"7777777777777777777777777777777777777777", // M 4096-6143, N 4-5
-			"7777777777777777777777777777777777777777", // M 4096-6143, N 6-7
-			"7777778877777777777777777777777777777777", // M 4096-6143, N 8-11
-			"7777788888888777777777777777777777777777", // M 4096-6143, N 12-15
-			"7777888888888877777777777777777777777777", // M 4096-6143, N 16-23
+			"============JJJ=========================", // M 4096-6143, N 2
+			"======GGGG=====D========================", // M 4096-6143, N 3
+			"====GGGGGGGG============================", // M 4096-6143, N 4-5
+			"777GGGGGGGGGG====777777777777=7777777777", // M 4096-6143, N 6-7
+			"7777777777777777777777777777777777777777", // M 4096-6143, N 8-11
+			"7777777777777777777777777777777777777777", // M 4096-6143, N 12-15
+			"7777777777887777777777777777777777777777", // M 4096-6143, N 16-23
 			"77278888888887777777777777::777777777777", // M 4096-6143, N 24-31
-			"55778888888887777777777777:0000000000000", // M 4096-6143, N 32-47
-			"52788888888877;777:::77777:0000000000000", // M 4096-6143, N 48-63
-			"7278888888887;;777::::::0077777777777777", // M 4096-6143, N 64-95
-			"5278888888885;7;;11666666600000000000000", // M 4096-6143, N 96-127
-			"72788888888::::::00000:::::0000000000000", // M 4096-6143, N 128-191
-			"5278888888;:::::00066000::::000000000000", // M 4096-6143, N 192-255
-			"7278888884;;::::000066600:::000000000000", // M 4096-6143, N 256-383
-			"52888888;;:;;:::000006660:::::::00000000", // M 4096-6143, N 384-511
-			"5288888:;;::;;;;0000066600:::::::0000000", // M 4096-6143, N 512-767
-			"522888:::;;;;;60006600660:::::::::000000", // M 4096-6143, N 768-1023
-			"52222:::::::;;;666666666::::::::::000000", // M 4096-6143, N 1024-1535
-			"5228:;;:::;;:;;;66666666::::66:::::00000", // M 4096-6143, N 1536-2047
-			"522:;<<;:;;;;::;6666666666::66:::::00000", // M 4096-6143, N 2048-3071
-			"52:;<0;<:;<<<;;66666666666::::::::000000", // M 4096-6143, N 3072-4095
-			"5::;<0<<::<<<;;66666666666::::::::000000", // M 4096-6143, N 4096-6143
-			"::::<<<<:::<;:::66:66660066::::::0000000", // M 4096-6143, N 6144-8191
-			"::::<<<<:<::::::::::66600666::::00000000", // M 4096-6143, N 8192-12287
-			":::::<<:::::::::::::66666666::0000000000", // M 4096-6143, N 12288-16383
-			"::::::::::::::::::::6666666:::0000000000", // M 4096-6143, N 16384-24575
-			":::::::::::::::::::::6666::::::000000000", // M 4096-6143, N 24576-32767
-			"::::::::::::::::::::::::::::::::00000000", // M 4096-6143, N 32768-49151
-			":::::::::::::::::::::::::::::::::0000000", // M 4096-6143, N 49152-65535
-			"::::::::::::::::::::::::::::::::::000000", // M 4096-6143, N 65536-98303
+			"5577888888888777777::77777:0000000000000", // M 4096-6143, N 32-47
+			"52788888888877;777:::::::::0000000000000", // M 4096-6143, N 48-63
+			"7278888888887;;777::::::::77777777777777", // M 4096-6143, N 64-95
+			"527888888888277;;:::::::::00000000000000", // M 4096-6143, N 96-127
+			"72788888888727;11166666000:0000000000000", // M 4096-6143, N 128-191
+			"527888888842;;000066666660::000000000000", // M 4096-6143, N 192-255
+			"72788888844;;;;00006666666::000000000000", // M 4096-6143, N 256-383
+			"5288888844:<;;000000660066::::::00000000", // M 4096-6143, N 384-511
+			"5288888;;:<<:0000000000066:::::::0000000", // M 4096-6143, N 512-767
+			"522888;;;:<<:WW00000000666::::::::000000", // M 4096-6143, N 768-1023
+			"52222;;;;:::<WWW0066606666::::::::000000", // M 4096-6143, N 1024-1535
+			"5228<<<<<<<<<<666666666666:::6:::::00000", // M 4096-6143, N 1536-2047
+			"522<;0;<<<<<<<;66666666660:::6:::::00000", // M 4096-6143, N 2048-3071
+			"52<;000<<<<<<<6666666[[600::::::::000000", // M 4096-6143, N 3072-4095
+			"5;<;000<<<<<<<6666666[[[[0::::::::000000", // M 4096-6143, N 4096-6143
+			":;<<000<<<<<<<:6666660X[[[0::::::0000000", // M 4096-6143, N 6144-8191
+			":<<<000<<<<<<<:6666666X[[[00::::00000000", // M 4096-6143, N 8192-12287
+			":<<<000<<<<<<:::6666600XXX006:0000000000", // M 4096-6143, N 12288-16383
+			"::<<<<<<<<<<::::6666600000006:0000000000", // M 4096-6143, N 16384-24575
+			"::<<<<<<<<<<::::::66600000066::000000000", // M 4096-6143, N 24576-32767
+			"::::<<<:::::::::::6666000666::::00000000", // M 4096-6143, N 32768-49151
+			":::::::::::::::::::6666666:::::::0000000", // M 4096-6143, N 49152-65535
+			":::::::::::::::::::::666::::::::::000000", // M 4096-6143, N 65536-98303
 			":::::::::::::::::::::::::::::::::::00000", // M 4096-6143, N 98304-131071
 			"::::::::::::::::::::::::::::::::::::0000", // M 4096-6143, N 131072-196607
 			":::::::::::::::::::::::::::::::::::::000", // M 4096-6143, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::00", // M 4096-6143, N >= 262144
-			"7777777777777777777777777777777777777777", // M 6144-8191, N <= 1
+			"========================================", // M 6144-8191, N <= 1
 			"4444444444444444444444444444444444444444", // M 6144-8191, N (none)
-			"7777777777777777777777777777777777777777", // M 6144-8191, N 2
-			"7777777777777777777777777777777777777777", // M 6144-8191, N 3
-			"7777777777777777777777777777777777777777", // M 6144-8191, N 4-5
-			"7777777777777777777777777777777777777777", // M 6144-8191, N 6-7
-			"7777788888777777777777777777777777777777", // M 6144-8191, N 8-11
-			"7777888888777777777777777777777777777777", // M 6144-8191, N 12-15
-			"7778888888887777777777777777777777777777", // M 6144-8191, N 16-23
-			"7777888888888777777777777777777777777777", // M 6144-8191, N 24-31
-			"57788888888887;77:::77777770000000000000", // M 6144-8191, N 32-47
-			"57888888888875;;;;11::777700000000000000", // M 6144-8191, N 48-63
-			"77888888888855;;;11110000777777777777777", // M 6144-8191, N 64-95
-			"5788888888855;;;111166666660000000000000", // M 6144-8191, N 96-127
-			"5788888888:::::00000000::::0000000000000", // M 6144-8191, N 128-191
-			"527888888;;:::::00006000::::000000000000", // M 6144-8191, N 192-255
-			"72778888;4:;::::000000000:::000000000000", // M 6144-8191, N 256-383
-			"5277888;;:::;:::0000000600:::::000000000", // M 6144-8191, N 384-511
-			"522788::;;<<;;;00000000600:::::::0000000", // M 6144-8191, N 512-767
-			"52227::::;;;;>00000000660::::::::0000000", // M 6144-8191, N 768-1023
-			"5522::::::;;;666066666600:::::::::000000", // M 6144-8191, N 1024-1535
-			"522:::::::::;;;;66666660::::::::::000000", // M 6144-8191, N 1536-2047
-			"52::;;;;:::;;::;666666666:::::::::000000", // M 6144-8191, N 2048-3071
-			"5:::;<<;::;;;::;66666666666:::::::000000", // M 6144-8191, N 3072-4095
-			"::::<<<;:;;<;::;66666666066::::::0000000", // M 6144-8191, N 4096-6143
-			":::;<00<<<<;:::::66:666BB06:::::00000000", // M 6144-8191, N 6144-8191
-			":::;<00<<<<<:::::::::66BB066:::000000000", // M 6144-8191, N 8192-12287
-			"::::<<<<<<<::::::::::6600666::0000000000", // M 6144-8191, N 12288-16383
-			":::::::::::::::::::::666666:::0000000000", // M 6144-8191, N 16384-24575
-			":::::::::::::::::::::::666:::::000000000", // M 6144-8191, N 24576-32767
-			"::::::::::::::::::::::::::::::::00000000", // M 6144-8191, N 32768-49151
-			":::::::::::::::::::::::::::::::::0000000", // M 6144-8191, N 49152-65535
+			"============JJJ=============@===========", // M 6144-8191, N 2
+			"=====GGGGGG============@@===@===========", // M 6144-8191, N 3
+			"====GGGGGGGG===========@@A==@@==========", // M 6144-8191, N 4-5
+			"777GGGGGGGGGG======7777777777@7777777777", // M 6144-8191, N 6-7
+			"777777III7777777777777777777777777777777", // M 6144-8191, N 8-11
+			"7777778887777777777777777777777777777777", // M 6144-8191, N 12-15
+			"7777778887777777777777777777777777777777", // M 6144-8191, N 16-23
+			"77778888888887777:::77777777777777777777", // M 6144-8191, N 24-31
+			"57788888888887;77:::::7777:0000000000000", // M 6144-8191, N 32-47
+			"57888888888875;;;;1:::::::00000000000000", // M 6144-8191, N 48-63
+			"77888888888855;;;1111::::777777777777777", // M 6144-8191, N 64-95
+			"5788888888855;;;;11111::::60000000000000", // M 6144-8191, N 96-127
+			"5788888888777;;1110066600000000000000000", // M 6144-8191, N 128-191
+			"527888888422::0000000666600:000000000000", // M 6144-8191, N 192-255
+			"72278888811:;;:000000666660:000000000000", // M 6144-8191, N 256-383
+			"5277888;41:<:00000000000660::::000000000", // M 6144-8191, N 384-511
+			"522788:;<:<<:V0000000000666::::::0000000", // M 6144-8191, N 512-767
+			"52227::;;<<<:WWW00000000666::::::0000000", // M 6144-8191, N 768-1023
+			"5522;;;:;<<<<WWW00000006666:::::::000000", // M 6144-8191, N 1024-1535
+			"522;<<<<;;<;<<6666666666666:::::::000000", // M 6144-8191, N 1536-2047
+			"52;<<<<<<<<<<;;666666666666:::::::000000", // M 6144-8191, N 2048-3071
+			"5:<<;00<<<<<<<:666666666000:::::::000000", // M 6144-8191, N 3072-4095
+			":;<<000<<<<<<<:6666666[[[[0::::::0000000", // M 6144-8191, N 4096-6143
+			":<<00000<<<<<<:6666666[[[[[:::::00000000", // M 6144-8191, N 6144-8191
+			":<<00000<0<<<::6666666[[[[X0:::000000000", // M 6144-8191, N 8192-12287
+			":<<<000<<<<<<:::666666X[[[X00:0000000000", // M 6144-8191, N 12288-16383
+			":<<<<0<<<<<<<:::6666660XXX006:0000000000", // M 6144-8191, N 16384-24575
+			"::<<<<<<<<<<::::::66666000006::000000000", // M 6144-8191, N 24576-32767
+			":::<<<<<<<<::::::::666660066::::00000000", // M 6144-8191, N 32768-49151
+			"::::::::::::::::::::666666:::::::0000000", // M 6144-8191, N 49152-65535
 			"::::::::::::::::::::::::::::::::::000000", // M 6144-8191, N 65536-98303
 			":::::::::::::::::::::::::::::::::::00000", // M 6144-8191, N 98304-131071
 			"::::::::::::::::::::::::::::::::::::0000", // M 6144-8191, N 131072-196607
 			":::::::::::::::::::::::::::::::::::::000", // M 6144-8191, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::00", // M 6144-8191, N >= 262144
-			"7777777777777777777777777777777777777777", // M 8192-12287, N <= 1
+			"=======================@@@@@============", // M 8192-12287, N <= 1
 			"4444444444444444444444444444444444444444", // M 8192-12287, N (none)
-			"7777777777777777777777777777777777777777", // M 8192-12287, N 2
-			"7777777777777777777777777777777777777777", // M 8192-12287, N 3
-			"7777777777777777777777777777777777777777", // M 8192-12287, N 4-5
-			"7777778887777777777777777777777777777777", // M 8192-12287, N 6-7
-			"7777788888777777777777777777777777777777", // M 8192-12287, N 8-11
-			"7777888778877777777777777777777777777777", // M 8192-12287, N 12-15
-			"7778888778877777777777777777777777777777", // M 8192-12287, N 16-23
-			"77788888888877777::777777777777777777777", // M 8192-12287, N 24-31
-			"5778888888888557;111:7777770000000000000", // M 8192-12287, N 32-47
-			"578888888888555;111111::7700000000000000", // M 8192-12287, N 48-63
-			"778888888885557;111111000777777777777777", // M 8192-12287, N 64-95
-			"57888888875555;1111116666666000000000000", // M 8192-12287, N 96-127
-			"778888888::::::01110000:::::000000000000", // M 8192-12287, N 128-191
-			"57788888:;;::::000000000::::000000000000", // M 8192-12287, N 192-255
-			"7277888:;;;;::::000000000:::000000000000", // M 8192-12287, N 256-383
-			"552277::;;;;;:::0000000000::000000000000", // M 8192-12287, N 384-511
-			"55222:::;;;;;;:00000000000:::::000000000", // M 8192-12287, N 512-767
-			"5522:::::;;;;;00000000000:::::::00000000", // M 8192-12287, N 768-1023
-			"552:::::::::;;;600000600:::::::::0000000", // M 8192-12287, N 1024-1535
-			"52:::::::::::;::6660000::::::::::0000000", // M 8192-12287, N 1536-2047
-			"5:::::::::::::::6660:00000:::::::0000000", // M 8192-12287, N 2048-3071
-			"::::;;;:::::::::66660666666::::::0000000", // M 8192-12287, N 3072-4095
-			":::;<<<;;;;:::::666:66660666::::00000000", // M 8192-12287, N 4096-6143
-			":::;<00<<<<<:::::::::66BB066:::000000000", // M 8192-12287, N 6144-8191
-			":::;<00<<00<:::::::::66BB066::0000000000", // M 8192-12287, N 8192-12287
-			"::::<<<<<<<<:::::::::6600666::0000000000", // M 8192-12287, N 12288-16383
-			":::::::::<<::::::::::666666:::0000000000", // M 8192-12287, N 16384-24575
-			"::::::::::::::::::::::6666:::::000000000", // M 8192-12287, N 24576-32767
-			"::::::::::::::::::::::::::::::::00000000", // M 8192-12287, N 32768-49151
-			":::::::::::::::::::::::::::::::::0000000", // M 8192-12287, N 49152-65535
+			"=============JJ======@====@@@@==========", // M 8192-12287, N 2
+			"=====GGGGGG========@@@=@@A=@@@==========", // M 8192-12287, N 3
+			"===GGGGGGGG=========@@=@@A=@@@==========", // M 8192-12287, N 4-5
+			"777IIIIIGGGG=======777777777@@7777777777", // M 8192-12287, N 6-7
+			"77777IIIII777777777777777777777777777777", // M 8192-12287, N 8-11
+			"7777788888777777777777777777777777777777", // M 8192-12287, N 12-15
+			"7777788888777777777777777777777777777777", // M 8192-12287, N 16-23
+			"77788888888877777::::7777777777777777777", // M 8192-12287, N 24-31
+			"5778888888888557;1111::::::0000000000000", // M 8192-12287, N 32-47
+			"578888888888555;111111::::00000000000000", // M 8192-12287, N 48-63
+			"778888888885557;11111111:777777777777777", // M 8192-12287, N 64-95
+			"57888888875555;1111111110066000000000000", // M 8192-12287, N 96-127
+			"778888888877::0111100000000:000000000000", // M 8192-12287, N 128-191
+			"57788888882:::01100000000000000000000000", // M 8192-12287, N 192-255
+			"7277888884:;;000000000066000000000000000", // M 8192-12287, N 256-383
+			"552277::::::0000000000006000000000000000", // M 8192-12287, N 384-511
+			"55222:::;::<:000000000000600:::000000000", // M 8192-12287, N 512-767
+			"5522::::;<<::W00000000000600::::00000000", // M 8192-12287, N 768-1023
+			"552:::::;;::<660000000066600:::::0000000", // M 8192-12287, N 1024-1535
+			"52::;<<;:;;;<<66666666666666:::::0000000", // M 8192-12287, N 1536-2047
+			"5::<<<<<;;<<;;;6666666666666:::::0000000", // M 8192-12287, N 2048-3071
+			"::<<<<<<<<<<<;;6666666660000:::::0000000", // M 8192-12287, N 3072-4095
+			":;<<000<<<<<<;;6666666X[[[00::::00000000", // M 8192-12287, N 4096-6143
+			":<<00000<0<<<;;6666666[[[[[0:::000000000", // M 8192-12287, N 6144-8191
+			":<<00000000<<::6666666[[[[[0::0000000000", // M 8192-12287, N 8192-12287
+			":<<0000<000<<:::666666X[[[X00:0000000000", // M 8192-12287, N 12288-16383
+			":<<<00<<<<<<<::::666660XXX000:0000000000", // M 8192-12287, N 16384-24575
+			"::<<<<<<<<<<:::::::6666000006::000000000", // M 8192-12287, N 24576-32767
+			":::<<<<<<<<:::::::::66660066::::00000000", // M 8192-12287, N 32768-49151
+			"::::::::::::::::::::::6666:::::::0000000", // M 8192-12287, N 49152-65535
 			"::::::::::::::::::::::::::::::::::000000", // M 8192-12287, N 65536-98303
 			":::::::::::::::::::::::::::::::::::00000", // M 8192-12287, N 98304-131071
 			"::::::::::::::::::::::::::::::::::::0000", // M 8192-12287, N 131072-196607
 			":::::::::::::::::::::::::::::::::::::000", // M 8192-12287, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::00", // M 8192-12287, N >= 262144
-			"7777777777777777777777777777777777777777", // M 12288-16383, N <= 1
+			"======================@@@@@@============", // M 12288-16383, N <= 1
 			"4444444444444444444444444444444444444444", // M 12288-16383, N (none)
-			"7777777777777777777777777777777777777777", // M 12288-16383, N 2
-			"7777777777777777777777777777777777777777", // M 12288-16383, N 3
-			"7777777777777777777777777777777777777777", // M 12288-16383, N 4-5
-			"7777778887777777777777777777777777777777", // M 12288-16383, N 6-7
-			"7777788888777777777777777777777777777777", // M 12288-16383, N 8-11
-			"7777788778877777777777777777777777777777", // M 12288-16383, N 12-15
-			"7777888778888777777777777777777777777777", // M 12288-16383, N 16-23
-			"77788888888888877:1777777777777777777777", // M 12288-16383, N 24-31
-			"5788888788885557:11111777700000000000000", // M 12288-16383, N 32-47
-			"578888888885555;111111100000000000000000", // M 12288-16383, N 48-63
-			"7788888888555551111111000777777777777777", // M 12288-16383, N 64-95
-			"5788888885555501111111000066600000000000", // M 12288-16383, N 96-127
-			"778888888:::::00111000:::::::00000000000", // M 12288-16383, N 128-191
-			"57888888;;:::::000000000:::::00000000000", // M 12288-16383, N 192-255
-			"727788;;;;:;:::0000000000::::00000000000", // M 12288-16383, N 256-383
-			"55277::::;;;;00:0000000000:::00000000000", // M 12288-16383, N 384-511
-			"5552::::::;;;;0:0000000000:::00000000000", // M 12288-16383, N 512-767
-			"555::::::::;::::000000000::::00000000000", // M 12288-16383, N 768-1023
-			"55::::::::::::::0:::0000:::::::000000000", // M 12288-16383, N 1024-1535
-			"5::::::::::::::::00::0:::::::::000000000", // M 12288-16383, N 1536-2047
-			"::::::::::::::::000:::::0::::::000000000", // M 12288-16383, N 2048-3071
-			":::::;:::::::::::60:::00600::::000000000", // M 12288-16383, N 3072-4095
-			"::::;<<;:;;::::::::::0666660::0000000000", // M 12288-16383, N 4096-6143
-			":::;<<<;<<<;:::::::::6660666::0000000000", // M 12288-16383, N 6144-8191
-			"::::<<<<<<<<:::::::::6660666::0000000000", // M 12288-16383, N 8192-12287
-			"::::;<<:<<<::::::::::6666666:00000000000", // M 12288-16383, N 12288-16383
-			":::::::::<::::::::::::66666:::0000000000", // M 12288-16383, N 16384-24575
-			":::::::::::::::::::::::666:::::000000000", // M 12288-16383, N 24576-32767
-			"::::::::::::::::::::::::::::::::00000000", // M 12288-16383, N 32768-49151
-			":::::::::::::::::::::::::::::::::0000000", // M 12288-16383, N 49152-65535
+			"=============JJ====@@@@@@@@@@===========", // M 12288-16383, N 2
+			"====GGGGGG=========@@@@@@@@@@@==========", // M 12288-16383, N 3
+			"===GGGGGGGG=========@@@@A@@@@@==========", // M 12288-16383, N 4-5
+			"777IIIIIIIGG========@7777777@@7777777777", // M 12288-16383, N 6-7
+			"77777IIIII777777777777777777777777777777", // M 12288-16383, N 8-11
+			"7777788888777777777777777777777777777777", // M 12288-16383, N 12-15
+			"7777788888777777777777777777777777777777", // M 12288-16383, N 16-23
+			"7778888888888887:1111::77777777777777777", // M 12288-16383, N 24-31
+			"5788888788885557:111111:::00000000000000", // M 12288-16383, N 32-47
+			"578888888885555;111111111000000000000000", // M 12288-16383, N 48-63
+			"7788888888555551111111111777777777777777", // M 12288-16383, N 64-95
+			"5788888885555501111111111166600000000000", // M 12288-16383, N 96-127
+			"778888888877::0111110000000::00000000000", // M 12288-16383, N 128-191
+			"5778888888:::00111000000000::00000000000", // M 12288-16383, N 192-255
+			"72778888:::;0000000000000000:00000000000", // M 12288-16383, N 256-383
+			"55277:::::::0000000000000000:00000000000", // M 12288-16383, N 384-511
+			"5552::::::::0000000000000000:00000000000", // M 12288-16383, N 512-767
+			"555:::::::::;000000000000000:00000000000", // M 12288-16383, N 768-1023
+			"55:::::::;;;;6000000000000000::000000000", // M 12288-16383, N 1024-1535
+			"5:::::::::;;;;666666666660000::000000000", // M 12288-16383, N 1536-2047
+			"::::<<<;:;;;;;;66666666666666::000000000", // M 12288-16383, N 2048-3071
+			"::;<<<<<<<<;;;;66666666600006::000000000", // M 12288-16383, N 3072-4095
+			"::<<000<<<<<;;;66666666[[X000:0000000000", // M 12288-16383, N 4096-6143
+			":;<<000<<<<<<;:6666666[[[[X00:0000000000", // M 12288-16383, N 6144-8191
+			":<<0000<000<<:::666666X[[[X00:0000000000", // M 12288-16383, N 8192-12287
+			":<<<000<000<<:::666666X[[XX0000000000000", // M 12288-16383, N 12288-16383
+			":;<<<<<<<<<<<::::6:6660XXX006:0000000000", // M 12288-16383, N 16384-24575
+			"::<<<<<<<<<<:::::::666600006:::000000000", // M 12288-16383, N 24576-32767
+			":::<<<<<<<<:::::::::6666666:::::00000000", // M 12288-16383, N 32768-49151
+			"::::::::::::::::::::::666::::::::0000000", // M 12288-16383, N 49152-65535
 			"::::::::::::::::::::::::::::::::::000000", // M 12288-16383, N 65536-98303
 			":::::::::::::::::::::::::::::::::::00000", // M 12288-16383, N 98304-131071
 			"::::::::::::::::::::::::::::::::::::0000", // M 12288-16383, N 131072-196607
 			":::::::::::::::::::::::::::::::::::::000", // M 12288-16383, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::00", // M 12288-16383, N >= 262144
-			"7777777777777777777777777777777777777777", // M 16384-24575, N <= 1
+			"======================@@@@@@============", // M 16384-24575, N <= 1
 			"4444444444444444444444444444444444444444", // M 16384-24575, N (none)
-			"7777777777777777777777777777777777777777", // M 16384-24575, N 2
-			"7777777777777777777777777777777777777777", // M 16384-24575, N 3
-			"7777777777777777777777777777777777777777", // M 16384-24575, N 4-5
-			"7777777777777777777777777777777777777777", // M 16384-24575, N 6-7
-			"7777778888777777777777777777777777777777", // M 16384-24575, N 8-11
-			"7777778888887777777777777777777777777777", // M 16384-24575, N 12-15
-			"7777788888888877777777777777777777777777", // M 16384-24575, N 16-23
-			"7778888888888888811777777777777777777777", // M 16384-24575, N 24-31
-			"5778888888888888111111177000000000000000", // M 16384-24575, N 32-47
-			"5788888888855580111111100000000000000000", // M 16384-24575, N 48-63
-			"7788888888555501111111000777777777777777", // M 16384-24575, N 64-95
-			"5788888844555501111111000066660000000000", // M 16384-24575, N 96-127
-			"7788888887::::0011100:::::::::0000000000", // M 16384-24575, N 128-191
-			"5778888;;;::::01100000000:::::0000000000", // M 16384-24575, N 192-255
-			"77778:;;;;;;00000000000000::::0000000000", // M 16384-24575, N 256-383
-			"5527:::;;;;00000000000?000::::0000000000", // M 16384-24575, N 384-511
-			"555::::::;;00000::0000?000::::0000000000", // M 16384-24575, N 512-767
-			"55::::::::;;;000::00000000::::0000000000", // M 16384-24575, N 768-1023
-			"5::::::::::::::::::000000:::::0000000000", // M 16384-24575, N 1024-1535
-			"::::::::::::::::::::::0:::::::0000000000", // M 16384-24575, N 1536-2047
-			"::::::::::::::::::::::::::::::0000000000", // M 16384-24575, N 2048-3071
-			":::::::::::::::::::::::000::::0000000000", // M 16384-24575, N 3072-4095
-			":::::;::::::::::::::::00000:::0000000000", // M 16384-24575, N 4096-6143
-			"::::;;;:;;;::::::::::066660:::0000000000", // M 16384-24575, N 6144-8191
-			"::::;;;:;<<::::::::::066660:::0000000000", // M 16384-24575, N 8192-12287
-			":::::::::;::::::::::::66666:::0000000000", // M 16384-24575, N 12288-16383
-			"::::::::::::::::::::::0666::::0000000000", // M 16384-24575, N 16384-24575
-			":::::::::::::::::::::::::::::::000000000", // M 16384-24575, N 24576-32767
-			"::::::::::::::::::::::::::::::::00000000", // M 16384-24575, N 32768-49151
+			"==============J=====@@@@@@@@@===========", // M 16384-24575, N 2
+			"=====GGGGG==========@@@@@@@@@===========", // M 16384-24575, N 3
+			"====GGIGGGG=========@@@@@@@@@===========", // M 16384-24575, N 4-5
+			"777IIIIIIII=======@@@@77777@@77777777777", // M 16384-24575, N 6-7
+			"777777III7777777777777777777777777777777", // M 16384-24575, N 8-11
+			"7777788888777777777777777777777777777777", // M 16384-24575, N 12-15
+			"7777788888788777777777777777777777777777", // M 16384-24575, N 16-23
+			"77788888888888880111111::777777777777777", // M 16384-24575, N 24-31
+			"5778888888888888111111111000000000000000", // M 16384-24575, N 32-47
+			"5788888888555580111111110000000000000000", // M 16384-24575, N 48-63
+			"7788888882555501111111111777777777777777", // M 16384-24575, N 64-95
+			"5788888803555501111111111166660000000000", // M 16384-24575, N 96-127
+			"77888884448::00111110000000:::0000000000", // M 16384-24575, N 128-191
+			"577888844;::0006611000000000::0000000000", // M 16384-24575, N 192-255
+			"77778:;4<:00000W000000X00000::0000000000", // M 16384-24575, N 256-383
+			"5527:::;::0WWWW0000XXXXX0000::0000000000", // M 16384-24575, N 384-511
+			"555::::::;0WWWW0000XXXXX0000::0000000000", // M 16384-24575, N 512-767
+			"55:::::::::WWW00000000X00000::0000000000", // M 16384-24575, N 768-1023
+			"5:::::::::::;000000000000000::0000000000", // M 16384-24575, N 1024-1535
+			"::::::::::;;;;0000000000000:::0000000000", // M 16384-24575, N 1536-2047
+			":::::::::::::;;6666600666000::0000000000", // M 16384-24575, N 2048-3071
+			":::;<<<<<<;;;:;66666666660000:0000000000", // M 16384-24575, N 3072-4095
+			"::;<<<<<<<<<;::66666666600000:0000000000", // M 16384-24575, N 4096-6143
+			"::<<<0<<<<<<<;::6666666XXX000:0000000000", // M 16384-24575, N 6144-8191
+			"::<<<0<<<<<<<:::6666666XXX000:0000000000", // M 16384-24575, N 8192-12287
+			"::<<<<<<<<<<<::::666666XXX006:0000000000", // M 16384-24575, N 12288-16383
+			"::<<<<<<<<<<<::::::6666000006:0000000000", // M 16384-24575, N 16384-24575
+			"::<<<<<<<<<<::::::::66660006:::000000000", // M 16384-24575, N 24576-32767
+			"::::<<<<<<<::::::::::666666:::::00000000", // M 16384-24575, N 32768-49151
 			":::::::::::::::::::::::::::::::::0000000", // M 16384-24575, N 49152-65535
 			"::::::::::::::::::::::::::::::::::000000", // M 16384-24575, N 65536-98303
 			":::::::::::::::::::::::::::::::::::00000", // M 16384-24575, N 98304-131071
 			"::::::::::::::::::::::::::::::::::::0000", // M 16384-24575, N 131072-196607
 			":::::::::::::::::::::::::::::::::::::000", // M 16384-24575, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::00", // M 16384-24575, N >= 262144
-			"7777777777777777777777777777777777777777", // M 24576-32767, N <= 1
+			"======================@@@@@=============", // M 24576-32767, N <= 1
 			"4444444444444444444444444444444444444444", // M 24576-32767, N (none)
-			"7777777777777777777777777777777777777777", // M 24576-32767, N 2
-			"7777777777777777777777777777777777777777", // M 24576-32767, N 3
-			"7777777777777777777777777777777777777777", // M 24576-32767, N 4-5
-			"7777777777777777777777777777777777777777", // M 24576-32767, N 6-7
+			"=====================@@@@@@@============", // M 24576-32767, N 2
+			"=====GGGG===========@@@@@@@@@===========", // M 24576-32767, N 3
+			"====GIIIGG=======@@@@@@@@@@@@===========", // M 24576-32767, N 4-5
+			"777IIIIIIII=====@@@@@@@@@@@@@77777777777", // M 24576-32767, N 6-7
 			"7777777777777777777777777777777777777777", // M 24576-32767, N 8-11
-			"7777777787788777777777777777777777777777", // M 24576-32767, N 12-15
-			"7777777888888877777777777777777777777777", // M 24576-32767, N 16-23
-			"7777888888888888888777777777777777777777", // M 24576-32767, N 24-31
+			"7777778887777777777777777777777777777777", // M 24576-32767, N 12-15
+			"7777778887788777777777777777777777777777", // M 24576-32767, N 16-23
+			"7777888888888888111111177777777777777777", // M 24576-32767, N 24-31
 			"5778888888888881111111100000000000000000", // M 24576-32767, N 32-47
-			"5778888880888801111111100000000000000000", // M 24576-32767, N 48-63
-			"7788888800855801111111000777777777777777", // M 24576-32767, N 64-95
-			"5788888000355011111110000066666000000000", // M 24576-32767, N 96-127
-			"777888800;::::011110000::::::::000000000", // M 24576-32767, N 128-191
-			"57788;;44;::::01100000000::::::000000000", // M 24576-32767, N 192-255
-			"7777:;;;;;;000000000000000:::::000000000", // M 24576-32767, N 256-383
-			"555:::;;;;;>>>600000?B?000:::::000000000", // M 24576-32767, N 384-511
-			"55:::::::;;>>>000000?0?000:::::000000000", // M 24576-32767, N 512-767
-			"5:::::::::;;0000::00000000:::::000000000", // M 24576-32767, N 768-1023
-			"::::::::::::::::::0000000::::::000000000", // M 24576-32767, N 1024-1535
-			":::::::::::::::::::::000:::::::000000000", // M 24576-32767, N 1536-2047
-			":::::::::::::::::::::::::::::::000000000", // M 24576-32767, N 2048-3071
-			":::::::::::::::::::::::::::::::000000000", // M 24576-32767, N 3072-4095
-			":::::::::::::::::::::::000:::::000000000", // M 24576-32767, N 4096-6143
-			"::::::::::::::::::::::0000:::::000000000", // M 24576-32767, N 6144-8191
-			"::::::::::::::::::::::0000:::::000000000", // M 24576-32767, N 8192-12287
-			":::::::::::::::::::::::000:::::000000000", // M 24576-32767, N 12288-16383
-			":::::::::::::::::::::::::::::::000000000", // M 24576-32767, N 16384-24575
-			":::::::::::::::::::::::::::::::000000000", // M 24576-32767, N 24576-32767
-			"::::::::::::::::::::::::::::::::00000000", // M 24576-32767, N 32768-49151
+			"5778888880888801111111110000000000000000", // M 24576-32767, N 48-63
+			"7788888800855801111111111777777777777777", // M 24576-32767, N 64-95
+			"5788888000555011111111111166666000000000", // M 24576-32767, N 96-127
+			"7778880440:::00111110000000::::000000000", // M 24576-32767, N 128-191
+			"57788:;440:0000W611000000000:::000000000", // M 24576-32767, N 192-255
+			"7777::;4<000000WW000[[XX0000:::000000000", // M 24576-32767, N 256-383
+			"555::::;;;0WWWW0000XXXXXX000:::000000000", // M 24576-32767, N 384-511
+			"55:::::::;0WWWW0000XXXXXX000:::000000000", // M 24576-32767, N 512-767
+			"5:::::::::0WWW600000XXXX0000:::000000000", // M 24576-32767, N 768-1023
+			"::::::::::::0000000000000000:::000000000", // M 24576-32767, N 1024-1535
+			":::::::::::;;;0000000000000::::000000000", // M 24576-32767, N 1536-2047
+			":::::::::::::::000000000000::::000000000", // M 24576-32767, N 2048-3071
+			":::::::::;;::::0060000666000:::000000000", // M 24576-32767, N 3072-4095
+			":::;<<<<<<<;;:::6660066660000::000000000", // M 24576-32767, N 4096-6143
+			":::<<<<<<<<<;:::6660666660000::000000000", // M 24576-32767, N 6144-8191
+			"::<<<<<<<<<<;::::666666600006::000000000", // M 24576-32767, N 8192-12287
+			"::;<<<<<<<<<:::::::666660006:::000000000", // M 24576-32767, N 12288-16383
+			":::<<<<<<<<<::::::::66666666:::000000000", // M 24576-32767, N 16384-24575
+			"::::<<<<<<<::::::::::666666::::000000000", // M 24576-32767, N 24576-32767
+			"::::::::::::::::::::::666:::::::00000000", // M 24576-32767, N 32768-49151
 			":::::::::::::::::::::::::::::::::0000000", // M 24576-32767, N 49152-65535
 			"::::::::::::::::::::::::::::::::::000000", // M 24576-32767, N 65536-98303
 			":::::::::::::::::::::::::::::::::::00000", // M 24576-32767, N 98304-131071
 			"::::::::::::::::::::::::::::::::::::0000", // M 24576-32767, N 131072-196607
 			":::::::::::::::::::::::::::::::::::::000", // M 24576-32767, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::00", // M 24576-32767, N >= 262144
-			"7777777777777777777777777777777777777777", // M 32768-49151, N <= 1
+			"========================================", // M 32768-49151, N <= 1
 			"4444444444444444444444444444444444444444", // M 32768-49151, N (none)
-			"7777777777777777777777777777777777777777", // M 32768-49151, N 2
-			"7777777777777777777777777777777777777777", // M 32768-49151, N 3
-			"7777777777777777777777777777777777777777", // M 32768-49151, N 4-5
-			"7777777777777777777777777777777777777777", // M 32768-49151, N 6-7
+			"=====================@@@@@@=============", // M 32768-49151, N 2
+			"==================@@=@@@@@@@============", // M 32768-49151, N 3
+			"=====GIIG=======@@@@@@@@@@@@============", // M 32768-49151, N 4-5
+			"7777IIIIIII====@@@7@@@@@@@@@777777777777", // M 32768-49151, N 6-7
 			"7777777777777777777777777777777777777777", // M 32768-49151, N 8-11
 			"7777777777777777777777777777777777777777", // M 32768-49151, N 12-15
-			"7777777777788877777777777777777777777777", // M 32768-49151, N 16-23
-			"7777888888888881887777777777777777777777", // M 32768-49151, N 24-31
+			"7777777777777777777777777777777777777777", // M 32768-49151, N 16-23
+			"77778888888888811:88:1117777777777777777", // M 32768-49151, N 24-31
 			"5578888880888811111111100000000000000000", // M 32768-49151, N 32-47
-			"5578888800888811111111100000000000000000", // M 32768-49151, N 48-63
-			"7778888000088011111111007777777777777777", // M 32768-49151, N 64-95
-			"57788800000:0011111110000066666600000000", // M 32768-49151, N 96-127
-			"77778:8;;:::::00000000::::::::::00000000", // M 32768-49151, N 128-191
-			"5577::;;;;::::00000000000:::::::00000000", // M 32768-49151, N 192-255
-			"777:::;;;::;00000000000000::::::00000000", // M 32768-49151, N 256-383
-			"55::::::::;000000000000000::::::00000000", // M 32768-49151, N 384-511
-			"5:::::::::;000000000000000::::::00000000", // M 32768-49151, N 512-767
-			"::::::::::;;;000::00000000::::::00000000", // M 32768-49151, N 768-1023
-			":::::::::::::::::::000000:::::::00000000", // M 32768-49151, N 1024-1535
-			"::::::::::::::::::::::00::::::::00000000", // M 32768-49151, N 1536-2047
-			"::::::::::::::::::::::::::::::::00000000", // M 32768-49151, N 2048-3071
-			"::::::::::::::::::::::::::::::::00000000", // M 32768-49151, N 3072-4095
-			"::::::::::::::::::::::::::::::::00000000", // M 32768-49151, N 4096-6143
-			"::::::::::::::::::::::::::::::::00000000", // M 32768-49151, N 6144-8191
-			"::::::::::::::::::::::::::::::::00000000", // M 32768-49151, N 8192-12287
-			"::::::::::::::::::::::::::::::::00000000", // M 32768-49151, N 12288-16383
-			"::::::::::::::::::::::::::::::::00000000", // M 32768-49151, N 16384-24575
-			"::::::::::::::::::::::::::::::::00000000", // M 32768-49151, N 24576-32767
+			"5578888800088811111111110000000000000000", // M 32768-49151, N 48-63
+			"7778888000088011111111117777777777777777", // M 32768-49151, N 64-95
+			"57788800000;0011111111111166666600000000", // M 32768-49151, N 96-127
+			"77778:0000::000111100000000:::::00000000", // M 32768-49151, N 128-191
+			"55778:11;0:00001110000000000::::00000000", // M 32768-49151, N 192-255
+			"777:::11;;00000600000[[[0000::::00000000", // M 32768-49151, N 256-383
+			"55:::::;::00WWW0000[[[XX0000::::00000000", // M 32768-49151, N 384-511
+			"5:::::::::0WWWW0000[XXXX0000::::00000000", // M 32768-49151, N 512-767
+			"::::::::::0000000000XXXX0000::::00000000", // M 32768-49151, N 768-1023
+			":::::::::::0000000000000000:::::00000000", // M 32768-49151, N 1024-1535
+			":::::::::::::00000000000000:::::00000000", // M 32768-49151, N 1536-2047
+			":::::::::::::::00000000000::::::00000000", // M 32768-49151, N 2048-3071
+			"::::::::::::::::00000000000:::::00000000", // M 32768-49151, N 3072-4095
+			"::::::::::::::::000:00000000::::00000000", // M 32768-49151, N 4096-6143
+			":::::<::;<;;:::::0::06666600::::00000000", // M 32768-49151, N 6144-8191
+			"::::<<<;<<<;::::::::06666600::::00000000", // M 32768-49151, N 8192-12287
+			"::::<<<<<<<;::::::::0666666:::::00000000", // M 32768-49151, N 12288-16383
+			":::::;:;<<<::::::::::666666:::::00000000", // M 32768-49151, N 16384-24575
+			"::::::::;;::::::::::::666:::::::00000000", // M 32768-49151, N 24576-32767
 			"::::::::::::::::::::::::::::::::00000000", // M 32768-49151, N 32768-49151
 			":::::::::::::::::::::::::::::::::0000000", // M 32768-49151, N 49152-65535
 			"::::::::::::::::::::::::::::::::::000000", // M 32768-49151, N 65536-98303
@@ -16535,34 +17010,34 @@ var rules = [4]*opRule{
 			"::::::::::::::::::::::::::::::::::::0000", // M 32768-49151, N 131072-196607
 			":::::::::::::::::::::::::::::::::::::000", // M 32768-49151, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::00", // M 32768-49151, N >= 262144
-			"7777777777777777777777777777777777777777", // M 49152-65535, N <= 1
+			"========================================", // M 49152-65535, N <= 1
 			"4444444444444444444444444444444444444444", // M 49152-65535, N (none)
-			"7777777777777777777777777777777777777777", // M 49152-65535, N 2
-			"7777777777777777777777777777777777777777", // M 49152-65535, N 3
-			"7777777777777777777777777777777777777777", // M 49152-65535, N 4-5
-			"7777777777777777777777777777777777777777", // M 49152-65535, N 6-7
+			"=======================@@===============", // M 49152-65535, N 2
+			"=================@@@@=@@@@==============", // M 49152-65535, N 3
+			"======G========@@@@@@@@@@@==============", // M 49152-65535, N 4-5
+			"77777IIIIIII===@@@7@@@@@@@77777777777777", // M 49152-65535, N 6-7
 			"7777777777777777777777777777777777777777", // M 49152-65535, N 8-11
-			"7777777777777777777777777777777777777777", // M 49152-65535, N 12-15
-			"7777777777788777777777777777777777777777", // M 49152-65535, N 16-23
-			"7777888887778811887777777777777777777777", // M 49152-65535, N 24-31
-			"5578888801788111111881100000000000000000", // M 49152-65535, N 32-47
-			"5578888001111111111111100000000000000000", // M 49152-65535, N 48-63
-			"7778880001111111111110000777777777777777", // M 49152-65535, N 64-95
-			"557880000111111111100BBB0066666660000000", // M 49152-65535, N 96-127
-			"777878;;;::::0000000000::::::::::0000000", // M 49152-65535, N 128-191
-			"557:::;;;;;::00000000000:::::::::0000000", // M 49152-65535, N 192-255
-			"77::::::;;;::::0000000000::::::::0000000", // M 49152-65535, N 256-383
-			"5::::::::;:::0000000000000:::::::0000000", // M 49152-65535, N 384-511
-			":::::::::::::000:000000000:::::::0000000", // M 49152-65535, N 512-767
-			"::::::::::::::::::0000000::::::::0000000", // M 49152-65535, N 768-1023
-			":::::::::::::::::::000000::::::::0000000", // M 49152-65535, N 1024-1535
-			":::::::::::::::::::::::::::::::::0000000", // M 49152-65535, N 1536-2047
-			":::::::::::::::::::::::::::::::::0000000", // M 49152-65535, N 2048-3071
+			"7777777777777777788777777777777777777777", // M 49152-65535, N 12-15
+			"7777777778887777788777777777777777777777", // M 49152-65535, N 16-23
+			"777788888777881118888:117777777777777777", // M 49152-65535, N 24-31
+			"5578888801788111111111100000000000000000", // M 49152-65535, N 32-47
+			"5578888001111111111111110000000000000000", // M 49152-65535, N 48-63
+			"7778880001111111111111111777777777777777", // M 49152-65535, N 64-95
+			"5578800000111111111111111166666660000000", // M 49152-65535, N 96-127
+			"7778:1111110011111100000000::::::0000000", // M 49152-65535, N 128-191
+			"5578:1111;:000111000[[00000::::::0000000", // M 49152-65535, N 192-255
+			"7788::::;::0000000[[[[000000:::::0000000", // M 49152-65535, N 256-383
+			"5:::::::;;0000000000[[[[0000:::::0000000", // M 49152-65535, N 384-511
+			"::::::::::0000000000[[[[0000:::::0000000", // M 49152-65535, N 512-767
+			"::::::::::000000000000000000:::::0000000", // M 49152-65535, N 768-1023
+			"::::::::::::000000000000000::::::0000000", // M 49152-65535, N 1024-1535
+			":::::::::::::0000000000000:::::::0000000", // M 49152-65535, N 1536-2047
+			":::::::::::::::0000000000::::::::0000000", // M 49152-65535, N 2048-3071
 			":::::::::::::::::::::::::::::::::0000000", // M 49152-65535, N 3072-4095
-			":::::::::::::::::::::::::::::::::0000000", // M 49152-65535, N 4096-6143
-			":::::::::::::::::::::::::::::::::0000000", // M 49152-65535, N 6144-8191
-			":::::::::::::::::::::::::::::::::0000000", // M 49152-65535, N 8192-12287
-			":::::::::::::::::::::::::::::::::0000000", // M 49152-65535, N 12288-16383
+			"::::::::::::::::::::::0000:::::::0000000", // M 49152-65535, N 4096-6143
+			"::::::::::::::::::::::0000:::::::0000000", // M 49152-65535, N 6144-8191
+			"::::::::::::::::::::::0000:::::::0000000", // M 49152-65535, N 8192-12287
+			"::::::::::::::::::::::000::::::::0000000", // M 49152-65535, N 12288-16383
 			":::::::::::::::::::::::::::::::::0000000", // M 49152-65535, N 16384-24575
 			":::::::::::::::::::::::::::::::::0000000", // M 49152-65535, N 24576-32767
 			":::::::::::::::::::::::::::::::::0000000", // M 49152-65535, N 32768-49151
@@ -16572,29 +17047,29 @@ var rules = [4]*opRule{
 			"::::::::::::::::::::::::::::::::::::0000", // M 49152-65535, N 131072-196607
 			":::::::::::::::::::::::::::::::::::::000", // M 49152-65535, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::00", // M 49152-65535, N >= 262144
-			"7777777777777777777777777777777777777777", // M 65536-98303, N <= 1
+			"========================================", // M 65536-98303, N <= 1
 			"4444444444444444444444444444444444444444", // M 65536-98303, N (none)
-			"7777777777777777777777777777777777777777", // M 65536-98303, N 2
-			"7777777777777777777777777777777777777777", // M 65536-98303, N 3
-			"7777777777777777777777777777777777777777", // M 65536-98303, N 4-5
-			"7777777777777777777777777777777777777777", // M 65536-98303, N 6-7
+			"========================================", // M 65536-98303, N 2
+			"================@@@@@===================", // M 65536-98303, N 3
+			"===============@@@@@@@@=================", // M 65536-98303, N 4-5
+			"77777IIIIIII==@@@@@@@@@77777777777777777", // M 65536-98303, N 6-7
 			"7777777777777777777777777777777777777777", // M 65536-98303, N 8-11
-			"7777777777777777777777777777777777777777", // M 65536-98303, N 12-15
-			"7777777777777777777777777777777777777777", // M 65536-98303, N 16-23
-			"7777888807777111877777777777777777777777", // M 65536-98303, N 24-31
-			"5578888001771111111881100000000000000000", // M 65536-98303, N 32-47
-			"5578880001111111111111000000000000000000", // M 65536-98303, N 48-63
-			"7778800001111111111100BB0777777777777777", // M 65536-98303, N 64-95
-			"5578111111111111111BBBBBBB66666666000000", // M 65536-98303, N 96-127
-			"777:8811;;;:111101100000::::::::::000000", // M 65536-98303, N 128-191
-			"55:::8;1;::1111010BBB000::::::::::000000", // M 65536-98303, N 192-255
-			"7:::::;;;::1::0000BBB000::::::::::000000", // M 65536-98303, N 256-383
-			"::::::::;;1:::::000000000:::::::::000000", // M 65536-98303, N 384-511
-			"::::::::::::::::000000000:::::::::000000", // M 65536-98303, N 512-767
-			"::::::::::::::::::::0000::::::::::000000", // M 65536-98303, N 768-1023
-			"::::::::::::::::::::::::::::::::::000000", // M 65536-98303, N 1024-1535
-			"::::::::::::::::::::::::::::::::::000000", // M 65536-98303, N 1536-2047
-			"::::::::::::::::::::::::::::::::::000000", // M 65536-98303, N 2048-3071
+			"7777777778887777788777777777777777777777", // M 65536-98303, N 12-15
+			"7777777788888777788777777777777777777777", // M 65536-98303, N 16-23
+			"77778888077771111:888:117777777777777777", // M 65536-98303, N 24-31
+			"5578888001771111111111100000000000000000", // M 65536-98303, N 32-47
+			"5578880001111111111111110000000000000000", // M 65536-98303, N 48-63
+			"7778800001111111111111111777777777777777", // M 65536-98303, N 64-95
+			"5578000001111111111100001166666666000000", // M 65536-98303, N 96-127
+			"7778:11111111111110[[[0000::::::::000000", // M 65536-98303, N 128-191
+			"5588:111;:::11111[[[[[[0000:::::::000000", // M 65536-98303, N 192-255
+			"7:88:111::::11110[[[[[[0000:::::::000000", // M 65536-98303, N 256-383
+			"::::::::;::011000[[[[[[0000:::::::000000", // M 65536-98303, N 384-511
+			"::::::::::0000000000[000000:::::::000000", // M 65536-98303, N 512-767
+			":::::::::::0000000000000000:::::::000000", // M 65536-98303, N 768-1023
+			"::::::::::::000000000000000:::::::000000", // M 65536-98303, N 1024-1535
+			":::::::::::::0000000000000::::::::000000", // M 65536-98303, N 1536-2047
+			":::::::::::::::0::000000::::::::::000000", // M 65536-98303, N 2048-3071
 			"::::::::::::::::::::::::::::::::::000000", // M 65536-98303, N 3072-4095
 			"::::::::::::::::::::::::::::::::::000000", // M 65536-98303, N 4096-6143
 			"::::::::::::::::::::::::::::::::::000000", // M 65536-98303, N 6144-8191
@@ -16609,28 +17084,28 @@ var rules = [4]*opRule{
 			"::::::::::::::::::::::::::::::::::::0000", // M 65536-98303, N 131072-196607
 			":::::::::::::::::::::::::::::::::::::000", // M 65536-98303, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::00", // M 65536-98303, N >= 262144
-			"7777777777777777777777777777777777777777", // M 98304-131071, N <= 1
+			"========================================", // M 98304-131071, N <= 1
 			"4444444444444444444444444444444444444444", // M 98304-131071, N (none)
-			"7777777777777777777777777777777777777777", // M 98304-131071, N 2
-			"7777777777777777777777777777777777777777", // M 98304-131071, N 3
-			"7777777777777777777777777777777777777777", // M 98304-131071, N 4-5
-			"7777777777777777777777777777777777777777", // M 98304-131071, N 6-7
+			"========================================", // M 98304-131071, N 2
+			"================@@@@@===================", // M 98304-131071, N 3
+			"=====III=======@@@@@@@==================", // M 98304-131071, N 4-5
+			"7777IIIIIIII==@@@@@@@@@77777777777777777", // M 98304-131071, N 6-7
 			"7777777777777777777777777777777777777777", // M 98304-131071, N 8-11
-			"7777777777777777777777777777777777777777", // M 98304-131071, N 12-15
-			"7777777777777777777777777777777777777777", // M 98304-131071, N 16-23
-			"7777888777777111187778777777777777777777", // M 98304-131071, N 24-31
-			"5577887011771111111811100000000000000000", // M 98304-131071, N 32-47
-			"5577800011111111111111000000000000000000", // M 98304-131071, N 48-63
-			"777811111111111111110BBBB777777777777777", // M 98304-131071, N 64-95
-			"5571111111111111110BBBBBBB66666666600000", // M 98304-131071, N 96-127
-			"77::8711;11:111111110000:::::::::::00000", // M 98304-131071, N 128-191
-			"5:::77;1;::111111BBBBB00:::::::::::00000", // M 98304-131071, N 192-255
-			"::::::::;::1:1001BBBBB00:::::::::::00000", // M 98304-131071, N 256-383
-			"::::::::;111::::00000000:::::::::::00000", // M 98304-131071, N 384-511
-			"::::::::::::::::00000000:::::::::::00000", // M 98304-131071, N 512-767
-			"::::::::::::::::::0000:::::::::::::00000", // M 98304-131071, N 768-1023
-			":::::::::::::::::::::::::::::::::::00000", // M 98304-131071, N 1024-1535
-			":::::::::::::::::::::::::::::::::::00000", // M 98304-131071, N 1536-2047
+			"7777777778887777777777777777777777777777", // M 98304-131071, N 12-15
+			"7777777888878777777777777777777777777777", // M 98304-131071, N 16-23
+			"77778887777771111:::::177777777777777777", // M 98304-131071, N 24-31
+			"5577887011771111111111100000000000000000", // M 98304-131071, N 32-47
+			"5577800011111111111111110000000000000000", // M 98304-131071, N 48-63
+			"7778000011111111111111111777777777777777", // M 98304-131071, N 64-95
+			"55700111111111111111[[[00166666666600000", // M 98304-131071, N 96-127
+			"778871111::11WW110[[[[[000:::::::::00000", // M 98304-131071, N 128-191
+			"5:88:11;;:::11111[[[[[[000:::::::::00000", // M 98304-131071, N 192-255
+			"::88::1;::::1111[[[[[[[000:::::::::00000", // M 98304-131071, N 256-383
+			"::88::::::::11110[[[[[[000:::::::::00000", // M 98304-131071, N 384-511
+			":::::::::::1110000[[[[0000:::::::::00000", // M 98304-131071, N 512-767
+			"::::::::::1100000000000000:::::::::00000", // M 98304-131071, N 768-1023
+			":::::::::::::000000000000::::::::::00000", // M 98304-131071, N 1024-1535
+			"::::::::::::::0000000000:::::::::::00000", // M 98304-131071, N 1536-2047
 			":::::::::::::::::::::::::::::::::::00000", // M 98304-131071, N 2048-3071
 			":::::::::::::::::::::::::::::::::::00000", // M 98304-131071, N 3072-4095
 			":::::::::::::::::::::::::::::::::::00000", // M 98304-131071, N 4096-6143
@@ -16646,28 +17121,28 @@ var rules = [4]*opRule{
 			"::::::::::::::::::::::::::::::::::::0000", // M 98304-131071, N 131072-196607
 			":::::::::::::::::::::::::::::::::::::000", // M 98304-131071, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::00", // M 98304-131071, N >= 262144
-			"7777777777777777777777777777777777777777", // M 131072-196607, N <= 1
+			"========================================", // M 131072-196607, N <= 1
 			"4444444444444444444444444444444444444444", // M 131072-196607, N (none)
-			"7777777777777777777777777777777777777777", // M 131072-196607, N 2
-			"7777777777777777777777777777777777777777", // M 131072-196607, N 3
-			"7777777777777777777777777777777777777777", // M 131072-196607, N 4-5
-			"7777777777777777777777777777777777777777", // M 131072-196607, N 6-7
+			"========================================", // M 131072-196607, N 2
+			"================@@@@====================", // M 131072-196607, N 3
+			"====IIIII======@@@@@@@==================", // M 131072-196607, N 4-5
+			"777IIIIIIIII==@@@@@@@@@77777777777777777", // M 131072-196607, N 6-7
 			"7777777777777777777777777777777777777777", // M 131072-196607, N 8-11
-			"7777777777777777777777777777777777777777", // M 131072-196607, N 12-15
-			"7777777777777777777777777777777777777777", // M 131072-196607, N 16-23
-			"7777887777777111188888177777777777777777", // M 131072-196607, N 24-31
+			"7777778888887777777777777777777777777777", // M 131072-196607, N 12-15
+			"7777788888888777777777777777777777777777", // M 131072-196607, N 16-23
+			"7777887777777111111::1177777777777777777", // M 131072-196607, N 24-31
 			"5578877777771111111111100000000000000000", // M 131072-196607, N 32-47
-			"5788777771111111111110000000000000000000", // M 131072-196607, N 48-63
-			"77877777111111111111BBBBB777777777777777", // M 131072-196607, N 64-95
-			"5777771111111111110BBBBBBB66666666660000", // M 131072-196607, N 96-127
-			"7:::777;::::111111111000::::::::::::0000", // M 131072-196607, N 128-191
-			"::::777;:11111111110B000::::::::::::0000", // M 131072-196607, N 192-255
-			":::::::::111:::01100B000::::::::::::0000", // M 131072-196607, N 256-383
-			"::::::::::1:::::01000000::::::::::::0000", // M 131072-196607, N 384-511
-			"::::::::::::::::0000000:::::::::::::0000", // M 131072-196607, N 512-767
-			"::::::::::::::::::::00::::::::::::::0000", // M 131072-196607, N 768-1023
-			"::::::::::::::::::::::::::::::::::::0000", // M 131072-196607, N 1024-1535
-			"::::::::::::::::::::::::::::::::::::0000", // M 131072-196607, N 1536-2047
+			"5788777771111111111111110000000000000000", // M 131072-196607, N 48-63
+			"7787777711111111111111111777777777777777", // M 131072-196607, N 64-95
+			"5777777111111111111[[[[[[166666666660000", // M 131072-196607, N 96-127
+			"78887711:111111111[[[[[000::::::::::0000", // M 131072-196607, N 128-191
+			"::88771;:::111111[[[[[[000::::::::::0000", // M 131072-196607, N 192-255
+			"::887::::::111111[[[[[[000::::::::::0000", // M 131072-196607, N 256-383
+			"::888::::::111111[[[[[[000::::::::::0000", // M 131072-196607, N 384-511
+			"::::::::::11111110[[[[000:::::::::::0000", // M 131072-196607, N 512-767
+			"::::::::::111:00000000000:::::::::::0000", // M 131072-196607, N 768-1023
+			":::::::::::::::000000000::::::::::::0000", // M 131072-196607, N 1024-1535
+			":::::::::::::::::00000::::::::::::::0000", // M 131072-196607, N 1536-2047
 			"::::::::::::::::::::::::::::::::::::0000", // M 131072-196607, N 2048-3071
 			"::::::::::::::::::::::::::::::::::::0000", // M 131072-196607, N 3072-4095
 			"::::::::::::::::::::::::::::::::::::0000", // M 131072-196607, N 4096-6143
@@ -16683,27 +17158,27 @@ var rules = [4]*opRule{
 			"::::::::::::::::::::::::::::::::::::0000", // M 131072-196607, N 131072-196607
 			":::::::::::::::::::::::::::::::::::::000", // M 131072-196607, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::00", // M 131072-196607, N >= 262144
-			"7777777777777777777777777777777777777777", // M 196608-262143, N <= 1
+			"========================================", // M 196608-262143, N <= 1
 			"4444444444444444444444444444444444444444", // M 196608-262143, N (none)
-			"7777777777777777777777777777777777777777", // M 196608-262143, N 2
-			"7777777777777777777777777777777777777777", // M 196608-262143, N 3
-			"7777777777777777777777777777777777777777", // M 196608-262143, N 4-5
-			"7777777777777777777777777777777777777777", // M 196608-262143, N 6-7
-			"7777777777777777777777777777777777777777", // M 196608-262143, N 8-11
-			"7777777777777777777777777777777777777777", // M 196608-262143, N 12-15
-			"7777777777777777777777777777777777777777", // M 196608-262143, N 16-23
+			"=====II=================================", // M 196608-262143, N 2
+			"========================================", // M 196608-262143, N 3
+			"==IIIIIIII=====@@@@@@===================", // M 196608-262143, N 4-5
+			"77IIIIIIIII====@@@@@@@777777777777777777", // M 196608-262143, N 6-7
+			"7777778888777777777777777777777777777777", // M 196608-262143, N 8-11
+			"7777788888777777777777777777777777777777", // M 196608-262143, N 12-15
+			"7777788888887777777777777777777777777777", // M 196608-262143, N 16-23
 			"7778877777711111111111777777777777777777", // M 196608-262143, N 24-31
-			"5788777777<11111111111100000000000000000", // M 196608-262143, N 32-47
-			"57877777771111111111BBB00000000000000000", // M 196608-262143, N 48-63
-			"777777777<11111111BBBBBBB777777777777777", // M 196608-262143, N 64-95
-			"577777777111111BBBBBBBBBB666666666666000", // M 196608-262143, N 96-127
-			":::77777:::::1111111100::::::::::::::000", // M 196608-262143, N 128-191
-			"::::777:::::::1111111000:::::::::::::000", // M 196608-262143, N 192-255
-			":::::::::::::::111110000:::::::::::::000", // M 196608-262143, N 256-383
-			"::::::::::::::::00000000:::::::::::::000", // M 196608-262143, N 384-511
-			":::::::::::::::::000000::::::::::::::000", // M 196608-262143, N 512-767
-			":::::::::::::::::::::::::::::::::::::000", // M 196608-262143, N 768-1023
-			":::::::::::::::::::::::::::::::::::::000", // M 196608-262143, N 1024-1535
+			"5788777777:11111111111100000000000000000", // M 196608-262143, N 32-47
+			"5787777777111111111111110000000000000000", // M 196608-262143, N 48-63
+			"777777777<11111111[[[[[[1777777777777777", // M 196608-262143, N 64-95
+			"577777777111111[[[[[[[[[[666666666666000", // M 196608-262143, N 96-127
+			":8777777::1111111[[[[[0000:::::::::::000", // M 196608-262143, N 128-191
+			":887777:::11111111[[[[[000:::::::::::000", // M 196608-262143, N 192-255
+			"::8877::::11111110[[[[[000:::::::::::000", // M 196608-262143, N 256-383
+			"::888:::::11111110[[[[0000:::::::::::000", // M 196608-262143, N 384-511
+			"::::::::::111111110000000::::::::::::000", // M 196608-262143, N 512-767
+			":::::::::::1:::110000000:::::::::::::000", // M 196608-262143, N 768-1023
+			":::::::::::::::00000000::::::::::::::000", // M 196608-262143, N 1024-1535
 			":::::::::::::::::::::::::::::::::::::000", // M 196608-262143, N 1536-2047
 			":::::::::::::::::::::::::::::::::::::000", // M 196608-262143, N 2048-3071
 			":::::::::::::::::::::::::::::::::::::000", // M 196608-262143, N 3072-4095
@@ -16720,27 +17195,27 @@ var rules = [4]*opRule{
 			":::::::::::::::::::::::::::::::::::::000", // M 196608-262143, N 131072-196607
 			":::::::::::::::::::::::::::::::::::::000", // M 196608-262143, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::00", // M 196608-262143, N >= 262144
-			"7777777777777777777777777777777777777777", // M 262144-393215, N <= 1
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 262144-393215, N <= 1
 			"4444444444444444444444444444444444444444", // M 262144-393215, N (none)
-			"7777777777777777777777777777777777777777", // M 262144-393215, N 2
-			"7777777777777777777777777777777777777777", // M 262144-393215, N 3
-			"7777777777777777777777777777777777777777", // M 262144-393215, N 4-5
-			"7777777777777777777777777777777777777777", // M 262144-393215, N 6-7
-			"7777777777777777777777777777777777777777", // M 262144-393215, N 8-11
-			"7777777777777777777777777777777777777777", // M 262144-393215, N 12-15
-			"7777777777777777777777777777777777777777", // M 262144-393215, N 16-23
+			"IIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII", // M 262144-393215, N 2
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 262144-393215, N 3
+			"77IIIIIIIIIII7777GG777777777777777777777", // M 262144-393215, N 4-5
+			"7IIIII888IIIII7IIIIJJ7777777777777777777", // M 262144-393215, N 6-7
+			"7777788888777777777777777777777777777777", // M 262144-393215, N 8-11
+			"7777788888877777777777777777777777777777", // M 262144-393215, N 12-15
+			"7777888888877777777777777777777777777777", // M 262144-393215, N 16-23
 			"7778777777711111111111777777777777777777", // M 262144-393215, N 24-31
-			"57877777771111111111BB000000000000000000", // M 262144-393215, N 32-47
-			"57777777771111111BBBBBBB0000000000000000", // M 262144-393215, N 48-63
-			"777777777<111111BBBBBBBB7777777777777777", // M 262144-393215, N 64-95
-			"677777777111111BBBBBBBBBB666666666666600", // M 262144-393215, N 96-127
-			"::777777::::::1111B110::::::::::::::::00", // M 262144-393215, N 128-191
-			":::7777:::::::111111100:::::::::::::::00", // M 262144-393215, N 192-255
-			":::::::::::::::11111000:::::::::::::::00", // M 262144-393215, N 256-383
-			"::::::::::::::::::0000::::::::::::::::00", // M 262144-393215, N 384-511
-			"::::::::::::::::::::::::::::::::::::::00", // M 262144-393215, N 512-767
-			"::::::::::::::::::::::::::::::::::::::00", // M 262144-393215, N 768-1023
-			"::::::::::::::::::::::::::::::::::::::00", // M 262144-393215, N 1024-1535
+			"57877777771111111111[1100000000000000000", // M 262144-393215, N 32-47
+			"57777777771111111[[[[[[10000000000000000", // M 262144-393215, N 48-63
+			"777777777<111111[[[[[[[[7777777777777777", // M 262144-393215, N 64-95
+			"677777777111111[[[[[[[[[[666666666666600", // M 262144-393215, N 96-127
+			":8777777:::1111[[[[[[0110:::::::::::::00", // M 262144-393215, N 128-191
+			":8777777:::11111[[[[[0000:::::::::::::00", // M 262144-393215, N 192-255
+			":887777:::11111111[[00000:::::::::::::00", // M 262144-393215, N 256-383
+			"::8877::::111111111100000:::::::::::::00", // M 262144-393215, N 384-511
+			":::::::::::11:11111100000:::::::::::::00", // M 262144-393215, N 512-767
+			":::::::::::::::111000000::::::::::::::00", // M 262144-393215, N 768-1023
+			"::::::::::::::::000000::::::::::::::::00", // M 262144-393215, N 1024-1535
 			"::::::::::::::::::::::::::::::::::::::00", // M 262144-393215, N 1536-2047
 			"::::::::::::::::::::::::::::::::::::::00", // M 262144-393215, N 2048-3071
 			"::::::::::::::::::::::::::::::::::::::00", // M 262144-393215, N 3072-4095
@@ -16757,26 +17232,26 @@ var rules = [4]*opRule{
 			"::::::::::::::::::::::::::::::::::::::00", // M 262144-393215, N 131072-196607
 			"::::::::::::::::::::::::::::::::::::::00", // M 262144-393215, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::00", // M 262144-393215, N >= 262144
-			"7777777777777777777777777777777777777777", // M 393216-524287, N <= 1
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 393216-524287, N <= 1
 			"4444444444444444444444444444444444444444", // M 393216-524287, N (none)
-			"7777777777777777777777777777777777777777", // M 393216-524287, N 2
-			"7777777777777777777777777777777777777777", // M 393216-524287, N 3
-			"7777777777777777777777777777777777777777", // M 393216-524287, N 4-5
-			"7777777777777777777777777777777777777777", // M 393216-524287, N 6-7
-			"7777777777777777777777777777777777777777", // M 393216-524287, N 8-11
-			"7777777777777777777777777777777777777777", // M 393216-524287, N 12-15
-			"7777777777777777777777777777777777777777", // M 393216-524287, N 16-23
+			"IIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII", // M 393216-524287, N 2
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 393216-524287, N 3
+			"7IIIIIIIIIIII777777777777777777777777777", // M 393216-524287, N 4-5
+			"7II8888887III777777777777777777777777777", // M 393216-524287, N 6-7
+			"7778888888777777777777777777777777777777", // M 393216-524287, N 8-11
+			"7777888888877777777777777777777777777777", // M 393216-524287, N 12-15
+			"7777888888877777777777777777777777777777", // M 393216-524287, N 16-23
 			"7777777777711111111111777777777777777777", // M 393216-524287, N 24-31
-			"577777777711111111BBBBB00000000000000000", // M 393216-524287, N 32-47
-			"5777777777111111BBBBBBBB0000000000000000", // M 393216-524287, N 48-63
-			"777777777<111111BBBBBBBB7777777777777777", // M 393216-524287, N 64-95
-			"677777777111111BBBBBBBBB6666666666666660", // M 393216-524287, N 96-127
-			"::777777::::1111BBB111:::::::::::::::::0", // M 393216-524287, N 128-191
-			":::7777:::::::11111110:::::::::::::::::0", // M 393216-524287, N 192-255
-			"::::::::::::::11111100:::::::::::::::::0", // M 393216-524287, N 256-383
-			":::::::::::::::::000:::::::::::::::::::0", // M 393216-524287, N 384-511
-			":::::::::::::::::::::::::::::::::::::::0", // M 393216-524287, N 512-767
-			":::::::::::::::::::::::::::::::::::::::0", // M 393216-524287, N 768-1023
+			"577777777711111111[[[[[00000000000000000", // M 393216-524287, N 32-47
+			"5777777777111111[[[[[[[[0000000000000000", // M 393216-524287, N 48-63
+			"777777777<111111[[[[[[[[7777777777777777", // M 393216-524287, N 64-95
+			"677777777111111[[[[[[[[[6666666666666660", // M 393216-524287, N 96-127
+			":77777777::1111[[[[[[011:::::::::::::::0", // M 393216-524287, N 128-191
+			":8777777::::1111[[[[[011:::::::::::::::0", // M 393216-524287, N 192-255
+			":877777::::::11111[[0110:::::::::::::::0", // M 393216-524287, N 256-383
+			"::8777:::::::11111111100:::::::::::::::0", // M 393216-524287, N 384-511
+			"::::::::::::::111111100::::::::::::::::0", // M 393216-524287, N 512-767
+			":::::::::::::::1111000:::::::::::::::::0", // M 393216-524287, N 768-1023
 			":::::::::::::::::::::::::::::::::::::::0", // M 393216-524287, N 1024-1535
 			":::::::::::::::::::::::::::::::::::::::0", // M 393216-524287, N 1536-2047
 			":::::::::::::::::::::::::::::::::::::::0", // M 393216-524287, N 2048-3071
@@ -16794,26 +17269,26 @@ var rules = [4]*opRule{
 			":::::::::::::::::::::::::::::::::::::::0", // M 393216-524287, N 131072-196607
 			":::::::::::::::::::::::::::::::::::::::0", // M 393216-524287, N 196608-262143
 			":::::::::::::::::::::::::::::::::::::::0", // M 393216-524287, N >= 262144
-			"7777777777777777777777777777777777777777", // M 524288-786431, N <= 1
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 524288-786431, N <= 1
 			"4444444444444444444444444444444444444444", // M 524288-786431, N (none)
-			"7777777777777777777777777777777777777777", // M 524288-786431, N 2
-			"7777777777777777777777777777777777777777", // M 524288-786431, N 3
-			"7777777777777777777777777777777777777777", // M 524288-786431, N 4-5
-			"7777777777777777777777777777777777777777", // M 524288-786431, N 6-7
-			"7777777777777777777777777777777777777777", // M 524288-786431, N 8-11
-			"7777777777777777777777777777777777777777", // M 524288-786431, N 12-15
-			"7777777777777777777777777777777777777777", // M 524288-786431, N 16-23
+			"IIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII", // M 524288-786431, N 2
+			"GGGGIIIGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 524288-786431, N 3
+			"7IIIHHHIIIII7777777777777777777777777777", // M 524288-786431, N 4-5
+			"7II8878887III777777777777777777777777777", // M 524288-786431, N 6-7
+			"7778888888777777777777777777777777777777", // M 524288-786431, N 8-11
+			"7778888888877777777777777777777777777777", // M 524288-786431, N 12-15
+			"7777888888877777777777777777777777777777", // M 524288-786431, N 16-23
 			"7777777777711111111111777777777777777777", // M 524288-786431, N 24-31
-			"577777777711111111BBBBB00000000000000000", // M 524288-786431, N 32-47
-			"07777777771111111BBBBBBB0000000000000000", // M 524288-786431, N 48-63
-			"777777777<111111BBBBBBBB7777777777777777", // M 524288-786431, N 64-95
-			"677777777<11111BBBBBBBBB6666666666666666", // M 524288-786431, N 96-127
-			"::777777::::::11111111::::::::::::::::::", // M 524288-786431, N 128-191
-			":::7777:::::::11111110::::::::::::::::::", // M 524288-786431, N 192-255
-			":::::::::::::::111110:::::::::::::::::::", // M 524288-786431, N 256-383
-			"::::::::::::::::::00::::::::::::::::::::", // M 524288-786431, N 384-511
-			"::::::::::::::::::::::::::::::::::::::::", // M 524288-786431, N 512-767
-			"::::::::::::::::::::::::::::::::::::::::", // M 524288-786431, N 768-1023
+			"577777777711111111[[[[[00000000000000000", // M 524288-786431, N 32-47
+			"07777777771111111[[[[[[[0000000000000000", // M 524288-786431, N 48-63
+			"777777777<111111[[[[[[[[7777777777777777", // M 524288-786431, N 64-95
+			"677777777<11111[[[[[[[[[6666666666666666", // M 524288-786431, N 96-127
+			":77777777::11111[[[[[111::::::::::::::::", // M 524288-786431, N 128-191
+			":8777777::::11111[[[[111::::::::::::::::", // M 524288-786431, N 192-255
+			"::77777::::::1111111111:::::::::::::::::", // M 524288-786431, N 256-383
+			"::87777::::::1111111111:::::::::::::::::", // M 524288-786431, N 384-511
+			"::::7:::::::::11111110::::::::::::::::::", // M 524288-786431, N 512-767
+			":::::::::::::::11111::::::::::::::::::::", // M 524288-786431, N 768-1023
 			"::::::::::::::::::::::::::::::::::::::::", // M 524288-786431, N 1024-1535
 			"::::::::::::::::::::::::::::::::::::::::", // M 524288-786431, N 1536-2047
 			"::::::::::::::::::::::::::::::::::::::::", // M 524288-786431, N 2048-3071
@@ -16831,25 +17306,25 @@ var rules = [4]*opRule{
 			"::::::::::::::::::::::::::::::::::::::::", // M 524288-786431, N 131072-196607
 			"::::::::::::::::::::::::::::::::::::::::", // M 524288-786431, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::::", // M 524288-786431, N >= 262144
-			"7777777777777777777777777777777777777777", // M 786432-1048575, N <= 1
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 786432-1048575, N <= 1
 			"4444444444444444444444444444444444444444", // M 786432-1048575, N (none)
-			"7777777777777777777777777777777777777777", // M 786432-1048575, N 2
-			"7777777777777777777777777777777777777777", // M 786432-1048575, N 3
-			"7777777777777777777777777777777777777777", // M 786432-1048575, N 4-5
-			"7777777777777777777777777777777777777777", // M 786432-1048575, N 6-7
-			"7777777777777777777777777777777777777777", // M 786432-1048575, N 8-11
-			"7777777777777777777777777777777777777777", // M 786432-1048575, N 12-15
-			"7777777777777777777777777777777777777777", // M 786432-1048575, N 16-23
-			"7777777777711111111111777777777777777777", // M 786432-1048575, N 24-31
-			"0777777777:11111111BBBB00000000000000000", // M 786432-1048575, N 32-47
-			"07777777771111111BBBBBB00000000000000000", // M 786432-1048575, N 48-63
-			"777777777<111111BBBBBBBB7777777777777777", // M 786432-1048575, N 64-95
-			"677777777<111111BBBBBBBB6666666666666666", // M 786432-1048575, N 96-127
-			":::77777::::::11111110::::::::::::::::::", // M 786432-1048575, N 128-191
-			"::::777:::::::1111111:::::::::::::::::::", // M 786432-1048575, N 192-255
-			"::::::::::::::::11110:::::::::::::::::::", // M 786432-1048575, N 256-383
-			"::::::::::::::::::::::::::::::::::::::::", // M 786432-1048575, N 384-511
-			"::::::::::::::::::::::::::::::::::::::::", // M 786432-1048575, N 512-767
+			"IIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII", // M 786432-1048575, N 2
+			"GGGGIIIIGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 786432-1048575, N 3
+			"7IIIH77HIIII7777777777777777777777777777", // M 786432-1048575, N 4-5
+			"7I8877788IIII777777777777777777777777777", // M 786432-1048575, N 6-7
+			"7788777887777777777777777777777777777777", // M 786432-1048575, N 8-11
+			"7778888888777777777777777777777777777777", // M 786432-1048575, N 12-15
+			"7778888888777777777777777777777777777777", // M 786432-1048575, N 16-23
+			"7777777877711111111111777777777777777777", // M 786432-1048575, N 24-31
+			"0777777777:11111111[[[[00000000000000000", // M 786432-1048575, N 32-47
+			"07777777771111111[[[[[[00000000000000000", // M 786432-1048575, N 48-63
+			"777777777:111111[[[[[[[[7777777777777777", // M 786432-1048575, N 64-95
+			"677777777<111111[[[[[[[[6666666666666666", // M 786432-1048575, N 96-127
+			":77777777:::111111[[1111::::::::::::::::", // M 786432-1048575, N 128-191
+			":7777777:::::11111111111::::::::::::::::", // M 786432-1048575, N 192-255
+			"::777777:::::1111111111:::::::::::::::::", // M 786432-1048575, N 256-383
+			":::7777:::::::11111111::::::::::::::::::", // M 786432-1048575, N 384-511
+			"::::::::::::::1111111:::::::::::::::::::", // M 786432-1048575, N 512-767
 			"::::::::::::::::::::::::::::::::::::::::", // M 786432-1048575, N 768-1023
 			"::::::::::::::::::::::::::::::::::::::::", // M 786432-1048575, N 1024-1535
 			"::::::::::::::::::::::::::::::::::::::::", // M 786432-1048575, N 1536-2047
@@ -16868,25 +17343,25 @@ var rules = [4]*opRule{
 			"::::::::::::::::::::::::::::::::::::::::", // M 786432-1048575, N 131072-196607
 			"::::::::::::::::::::::::::::::::::::::::", // M 786432-1048575, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::::", // M 786432-1048575, N >= 262144
-			"7777777777777777777777777777777777777777", // M 1048576-1572863, N <= 1
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 1048576-1572863, N <= 1
 			"4444444444444444444444444444444444444444", // M 1048576-1572863, N (none)
-			"7777777777777777777777777777777777777777", // M 1048576-1572863, N 2
-			"7777777777777777777777777777777777777777", // M 1048576-1572863, N 3
-			"7777777777777777777777777777777777777777", // M 1048576-1572863, N 4-5
-			"7777777777777777777777777777777777777777", // M 1048576-1572863, N 6-7
-			"7777777777777777777777777777777777777777", // M 1048576-1572863, N 8-11
-			"7777777777777777777777777777777777777777", // M 1048576-1572863, N 12-15
-			"7777777777777777777777777777777777777777", // M 1048576-1572863, N 16-23
-			"7777777777711111111177777777777777777777", // M 1048576-1572863, N 24-31
-			"0077777777:1111111111B000000000000000000", // M 1048576-1572863, N 32-47
-			"007777777711111111BBBBB00000000000000000", // M 1048576-1572863, N 48-63
-			"777777777:1111111BBBBBB77777777777777777", // M 1048576-1572863, N 64-95
-			"677777777<1111111BBBBBB66666666666666666", // M 1048576-1572863, N 96-127
-			":::7777::::::::111111:::::::::::::::::::", // M 1048576-1572863, N 128-191
-			"::::::::::::::::1111::::::::::::::::::::", // M 1048576-1572863, N 192-255
-			"::::::::::::::::::::::::::::::::::::::::", // M 1048576-1572863, N 256-383
-			"::::::::::::::::::::::::::::::::::::::::", // M 1048576-1572863, N 384-511
-			"::::::::::::::::::::::::::::::::::::::::", // M 1048576-1572863, N 512-767
+			"IIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII", // M 1048576-1572863, N 2
+			"GGGIIIIIGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 1048576-1572863, N 3
+			"7IIIH77HIIII7777777777777777777777777777", // M 1048576-1572863, N 4-5
+			"7I88777887II7777777777777777777777777777", // M 1048576-1572863, N 6-7
+			"7788777887777777777777777777777777777777", // M 1048576-1572863, N 8-11
+			"7778888887777777777777777777777777777777", // M 1048576-1572863, N 12-15
+			"7778888877777777777777777777777777777777", // M 1048576-1572863, N 16-23
+			"77777777777:1111111177777777777777777777", // M 1048576-1572863, N 24-31
+			"0077777777:11111111111000000000000000000", // M 1048576-1572863, N 32-47
+			"007777777711111111[[[[[00000000000000000", // M 1048576-1572863, N 48-63
+			"777777777:1111111[[[[[[77777777777777777", // M 1048576-1572863, N 64-95
+			"677777777:1111111[[[[[[66666666666666666", // M 1048576-1572863, N 96-127
+			"::7777777:::::111111111:::::::::::::::::", // M 1048576-1572863, N 128-191
+			"::777777::::::111111111:::::::::::::::::", // M 1048576-1572863, N 192-255
+			":::77777::::::111111111:::::::::::::::::", // M 1048576-1572863, N 256-383
+			"::::777:::::::11111111::::::::::::::::::", // M 1048576-1572863, N 384-511
+			":::::::::::::::11111::::::::::::::::::::", // M 1048576-1572863, N 512-767
 			"::::::::::::::::::::::::::::::::::::::::", // M 1048576-1572863, N 768-1023
 			"::::::::::::::::::::::::::::::::::::::::", // M 1048576-1572863, N 1024-1535
 			"::::::::::::::::::::::::::::::::::::::::", // M 1048576-1572863, N 1536-2047
@@ -16905,24 +17380,24 @@ var rules = [4]*opRule{
 			"::::::::::::::::::::::::::::::::::::::::", // M 1048576-1572863, N 131072-196607
 			"::::::::::::::::::::::::::::::::::::::::", // M 1048576-1572863, N 196608-262143
 			"::::::::::::::::::::::::::::::::::::::::", // M 1048576-1572863, N >= 262144
-			"7777777777777777777777777777777777777777", // M >= 1572864, N <= 1
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M >= 1572864, N <= 1
 			"4444444444444444444444444444444444444444", // M >= 1572864, N (none)
-			"7777777777777777777777777777777777777777", // M >= 1572864, N 2
-			"7777777777777777777777777777777777777777", // M >= 1572864, N 3
-			"7777777777777777777777777777777777777777", // M >= 1572864, N 4-5
-			"7777777777777777777777777777777777777777", // M >= 1572864, N 6-7
-			"7777777777777777777777777777777777777777", // M >= 1572864, N 8-11
-			"7777777777777777777777777777777777777777", // M >= 1572864, N 12-15
-			"7777777777777777777777777777777777777777", // M >= 1572864, N 16-23
+			"IIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII", // M >= 1572864, N 2
+			"GGGGIIIIGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M >= 1572864, N 3
+			"7IIIHHHHIII77777777777777777777777777777", // M >= 1572864, N 4-5
+			"7I7877788III7777777777777777777777777777", // M >= 1572864, N 6-7
+			"7778777887777777777777777777777777777777", // M >= 1572864, N 8-11
+			"7778888887777777777777777777777777777777", // M >= 1572864, N 12-15
+			"7777888877777777777777777777777777777777", // M >= 1572864, N 16-23
 			"77777777777:1111777777777777777777777777", // M >= 1572864, N 24-31
 			"0007777777:11111111110000000000000000000", // M >= 1572864, N 32-47
-			"0077777777:111111111BB000000000000000000", // M >= 1572864, N 48-63
-			"7777777777111111111BBB777777777777777777", // M >= 1572864, N 64-95
-			"667777777:11111111BBBB666666666666666666", // M >= 1572864, N 96-127
-			"::::::::::::::::::::::::::::::::::::::::", // M >= 1572864, N 128-191
-			"::::::::::::::::::::::::::::::::::::::::", // M >= 1572864, N 192-255
-			"::::::::::::::::::::::::::::::::::::::::", // M >= 1572864, N 256-383
-			"::::::::::::::::::::::::::::::::::::::::", // M >= 1572864, N 384-511
+			"0077777777:111111111[[000000000000000000", // M >= 1572864, N 48-63
+			"777777777:111111111[[[777777777777777777", // M >= 1572864, N 64-95
+			"667777777:11111111[[[[666666666666666666", // M >= 1572864, N 96-127
+			"::7777777::::::1111111::::::::::::::::::", // M >= 1572864, N 128-191
+			":::77777:::::::1111111::::::::::::::::::", // M >= 1572864, N 192-255
+			"::::777::::::::111111:::::::::::::::::::", // M >= 1572864, N 256-383
+			":::::::::::::::11111::::::::::::::::::::", // M >= 1572864, N 384-511
 			"::::::::::::::::::::::::::::::::::::::::", // M >= 1572864, N 512-767
 			"::::::::::::::::::::::::::::::::::::::::", // M >= 1572864, N 768-1023
 			"::::::::::::::::::::::::::::::::::::::::", // M >= 1572864, N 1024-1535
@@ -16945,48 +17420,48 @@ var rules = [4]*opRule{
 		},
 		guard:   -1,
 		hi:      [3]int{41, 36, 41},
-		kernels: []int{13, 18, 24, 30, 34, 38, 39, 48, 53, 56, 62, 65, 68, 98, 99, 110, 111, 113, 115},
+		kernels: []int{13, 18, 24, 30, 34, 38, 39, 48, 53, 56, 62, 65, 68, 85, 87, 88, 89, 90, 91, 92, 96, 97, 98, 99, 101, 103, 104, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 123, 124, 135, 136, 138, 140},
 		lo:      [3]int{0, 0, 2},
 		nn:      37,
 		shift:   1,
 		unaligned: []string{
-			"5344555555555555555555555388888888888888", // M <= 1, N <= 1
+			"5333555555555555555555555388888888888888", // M <= 1, N <= 1
 			"4444444444444444444444444444444444444444", // M <= 1, N (none)
-			"5544445555445555885555558833333333333333", // M <= 1, N 2
-			"5224445558445555488888858833333333333333", // M <= 1, N 3
-			"5222485558445555488888885822222222222332", // M <= 1, N 4-5
-			"5522775577445555477777775722222222222222", // M <= 1, N 6-7
-			"5577775577745555777777775522222222222222", // M <= 1, N 8-11
-			"5577755577775555777777775577722222222222", // M <= 1, N 12-15
-			"5555555557775555777777775577777777777777", // M <= 1, N 16-23
-			"7777777777777777772222277777777777777777", // M <= 1, N 24-31
-			"2222222222277777222222222222222222222222", // M <= 1, N 32-47
-			"2222222222222222222222222222222222222222", // M <= 1, N 48-63
-			"2222222222222222222222222222222222222222", // M <= 1, N 64-95
-			"2222222222222222222222222222222222222222", // M <= 1, N 96-127
-			"2222222222222222222222222222222222222222", // M <= 1, N 128-191
-			"2222222222222222222222222222222222222222", // M <= 1, N 192-255
-			"2222222222222222222222222222222222222222", // M <= 1, N 256-383
-			"2222222222222222222222222222222222222222", // M <= 1, N 384-511
-			"2222222222222222222222222222222222222222", // M <= 1, N 512-767
-			"2222222222222222222222222222222222222222", // M <= 1, N 768-1023
-			"2222222222222222222222222222222222222222", // M <= 1, N 1024-1535
-			"2222222222222222222222222222222222222222", // M <= 1, N 1536-2047
-			"2222222222222222222222222222222222222222", // M <= 1, N 2048-3071
-			"2222222222222222222222222222222222222222", // M <= 1, N 3072-4095
-			"2222222222222222222222222222222222222222", // M <= 1, N 4096-6143
-			"2222222222222222222222222222222222222222", // M <= 1, N 6144-8191
-			"2222222222222222222222222222222222222222", // M <= 1, N 8192-12287
-			"2222222222222222222222222222222222222222", // M <= 1, N 12288-16383
-			"2222222222222222222222222222222222222222", // M <= 1, N 16384-24575
-			"2222222222222222222222222222222222222222", // M <= 1, N 24576-32767
-			"2222222222222222222222222222222222222222", // M <= 1, N 32768-49151
-			"2222222222222222222222222222222222222222", // M <= 1, N 49152-65535
-			"2222222222222222222222222222222222222222", // M <= 1, N 65536-98303
-			"2222222222222222222222222222222222222222", // M <= 1, N 98304-131071
-			"2222222222222222222222222222222222222222", // M <= 1, N 131072-196607
-			"2222222222222222222222222222222222222222", // M <= 1, N 196608-262143
-			"2222222222222222222222222222222222222222", // M <= 1, N >= 262144
+			"5533335555335555555555558888228222222882", // M <= 1, N 2
+			"5533445554445555544222252222222222222442", // M <= 1, N 3
+			"5524445554445555542222225222222222222222", // M <= 1, N 4-5
+			"5524445544445555522222225222222222222222", // M <= 1, N 6-7
+			"5524445522445555522222225522222222222222", // M <= 1, N 8-11
+			"5222255522225555222222225577722222222222", // M <= 1, N 12-15
+			"5555555552225555222222225577777777777777", // M <= 1, N 16-23
+			"KKKKKKKKKKM777777777777KKKKKKKKKKKKKKKKK", // M <= 1, N 24-31
+			"KKKKKKKKKKKLLLLLMK2222KKKKKKKKKKKKKKKKKK", // M <= 1, N 32-47
+			"KKKKKKKKKKKKKMMKKKKKKKKKKKKKKKKKKKKKKKKK", // M <= 1, N 48-63
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 64-95
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M <= 1, N 96-127
+			"MMMMMMMMMMMMMMMMMMMM22MMMMMMMMMMMMMMMMMM", // M <= 1, N 128-191
+			"MMMMMMMMMMMMMMMMMMMMM222MMMMMMMMMMMMMMMM", // M <= 1, N 192-255
+			"MMMMMMMMMMMMMMMMMMMMMM22MMMMMMMMMMMMMMMM", // M <= 1, N 256-383
+			"MMMMMMMMMMMMMMMMMMMLMMM22MMMMMMMMMMMMMMM", // M <= 1, N 384-511
+			"MMMMMMMMMMMMMMMMMMLLLMM22MMMMMMMMMMMMMMM", // M <= 1, N 512-767
+			"MMMMMMMMMMMMMMMMMLLLLLM222MMMMMMMMMMMMMM", // M <= 1, N 768-1023
+			"MMMMMMMMMMMMMMMMMLLLLLM222MMMMMMMMMMMMMM", // M <= 1, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMLLLMMM222MMMMMMMMMMMMM", // M <= 1, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMLLL2222MMMMMMMMMMMMM", // M <= 1, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMLLLL22222MMMMMMMMMMMM", // M <= 1, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMLLLL22222MMMMMMMMMMMM", // M <= 1, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMLLLLL222MMMMMMMMMMMMM", // M <= 1, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMLLLPPP2222MMMMMMMMMMMM", // M <= 1, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMLLLPPP2222MMMMMMMMMMMM", // M <= 1, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMLLLPPP222MMMMMMMMMMMMM", // M <= 1, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMLLPPP222MMMMMMMMMMMMM", // M <= 1, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMLLLPP22MMMMMMMMMMMMMM", // M <= 1, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMMLLLPP22MMMMMMMMMMMMMM", // M <= 1, N 49152-65535
+			"MMMMMMMMMMMMMMMMMMLLPPPPP2MMMMMMMMMMMMMM", // M <= 1, N 65536-98303
+			"MMMMMMMMMMMMMMMMMLLPPPPPP2MMMMMMMMMMMMMM", // M <= 1, N 98304-131071
+			"MMMMMMMMMMMMMMMMMLPPPPPPP2MMMMMMMMMMMMMM", // M <= 1, N 131072-196607
+			"MMMMMMMMMMMMMMMMMMPPPPPPPPMMMMMMMMMMMMMM", // M <= 1, N 196608-262143
+			"MMMMMMMMMMMMMMMMMMPPPPPPPPMMMMMMMMMMMMMM", // M <= 1, N >= 262144
 			"4444444444444444444444444444444444444444", // M (none), N <= 1
 			"4444444444444444444444444444444444444444", // M (none), N (none)
 			"4444444444444444444444444444444444444444", // M (none), N 2
@@ -17024,178 +17499,178 @@ var rules = [4]*opRule{
 			"4444444444444444444444444444444444444444", // M (none), N 131072-196607
 			"4444444444444444444444444444444444444444", // M (none), N 196608-262143
 			"4444444444444444444444444444444444444444", // M (none), N >= 262144
-			"5533335555555555333335553388888888888888", // M 2, N <= 1
+			"5533335555555555533335553388888888888888", // M 2, N <= 1
 			"4444444444444444444444444444444444444444", // M 2, N (none)
-			"5222444444445555533333353388788888888888", // M 2, N 2
-			"5222244444445555548888888883288333338888", // M 2, N 3
-			"5522244444445555584228888833333333333883", // M 2, N 4-5
-			"5222227844445555542222777722222233333333", // M 2, N 6-7
-			"5522277777745555552222777722222222222222", // M 2, N 8-11
-			"5557777777775555557227777772222222222222", // M 2, N 12-15
-			"5557777777775555557777777577777222222222", // M 2, N 16-23
-			"7777777777777777777742222777777772277777", // M 2, N 24-31
-			"2222222222777777772222222222222222222222", // M 2, N 32-47
-			"2222222222227772222222222222222222222222", // M 2, N 48-63
-			"2222222222222222222222222222222222222222", // M 2, N 64-95
-			"2222222222222222222222222222222222222222", // M 2, N 96-127
-			"2222222222222222222222222222222222222222", // M 2, N 128-191
-			"2222222222222222222222222222222222222222", // M 2, N 192-255
-			"2222222222222222222222222222222222222222", // M 2, N 256-383
-			"2222222222222224442222222222222222222222", // M 2, N 384-511
-			"2222222222222224442442222222222222222222", // M 2, N 512-767
-			"2222222222222222422422222222222222222222", // M 2, N 768-1023
-			"2222222222222222222222222222222222222222", // M 2, N 1024-1535
-			"2222222222222222222222222222222222222222", // M 2, N 1536-2047
-			"2222222222222222222222222222222222222222", // M 2, N 2048-3071
-			"2222222222222222222222222222222222222222", // M 2, N 3072-4095
-			"2222222222222222222222222222222222222222", // M 2, N 4096-6143
-			"2222222222222222222222222222222222222222", // M 2, N 6144-8191
-			"2222222222222222222222222222222222222222", // M 2, N 8192-12287
-			"2222222222222222222222222222222222222222", // M 2, N 12288-16383
-			"2222222222222222222222222222222222222222", // M 2, N 16384-24575
-			"2222222222222222222222222222222222222222", // M 2, N 24576-32767
-			"2222222222222222222222222222222222222222", // M 2, N 32768-49151
-			"2222222222222222222222222222222222222222", // M 2, N 49152-65535
-			"2222222222222222222222222222222222222222", // M 2, N 65536-98303
-			"2222222222222222222222222222222222222222", // M 2, N 98304-131071
-			"2222222222222222222222222222222222222222", // M 2, N 131072-196607
-			"2222222222222222222222222222222222222222", // M 2, N 196608-262143
-			"2222222222222222222222222222222222222222", // M 2, N >= 262144
-			"5553335553355555443333553388888888888888", // M 3, N <= 1
+			"5522333333335555553333853388788888888888", // M 2, N 2
+			"5552233333385555558888822888288888888888", // M 2, N 3
+			"5552244444445555558888222222222228848888", // M 2, N 4-5
+			"5552244444445555552222222222222222224444", // M 2, N 6-7
+			"5552222222445555552222222222222222222222", // M 2, N 8-11
+			"5522222222245555522222222272222222222222", // M 2, N 12-15
+			"5522222222225555222222222577777222222222", // M 2, N 16-23
+			"KMMMMMMKKMM77777777777777KKKKKKKK77KKKKK", // M 2, N 24-31
+			"KKKKKKKKKKLLLLLKKK222222KKKKKKKKKKKKKKKK", // M 2, N 32-47
+			"KKKKKKKKKKKKMMMMK222222KKKKKKKKKKKKKKKKK", // M 2, N 48-63
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N 64-95
+			"MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM", // M 2, N 96-127
+			"MMMMMMMMMMMMMMMMMMMMM22MMMMMMMMMMMMMMMMM", // M 2, N 128-191
+			"MMMMMMMMMMMMMMMMMMMMMM22MMMMMMMMMMMMMMMM", // M 2, N 192-255
+			"MMMMMMMMMMMMMMMMMMMMMMM22MMMMMMMMMMMMMMM", // M 2, N 256-383
+			"MMMMMMMMMMMMMMMLLLLLMMM222MMMMMMMMMMMMMM", // M 2, N 384-511
+			"MMMMMMMMMMMMMMMLLLLLLMMM222MMMMMMMMMMMMM", // M 2, N 512-767
+			"MMMMMMMMMMMMMMMLLLLLLLMM222MMMMMMMMMMMMM", // M 2, N 768-1023
+			"MMMMMMMMMMMMMMMMLMLMLMMM2222MMMMMMMMMMMM", // M 2, N 1024-1535
+			"MMMMMMMMMMMMMMMMMMMLMMMM22222MMMMMMMMMMM", // M 2, N 1536-2047
+			"MMMMMMMMMMMMMMMMMMMMMLMMM2222MMMMMMMMMMM", // M 2, N 2048-3071
+			"MMMMMMMMMMMMMMMMMMMMLMMLM2222MMMMMMMMMMM", // M 2, N 3072-4095
+			"MMMMMMMMMMMMMMMMMMMMLLLLM2222MMMMMMMMMMM", // M 2, N 4096-6143
+			"MMMMMMMMMMMMMMMMMMMLLLLLL2222MMMMMMMMMMM", // M 2, N 6144-8191
+			"MMMMMMMMMMMMMMMMMMMLLNNLL222MMMMMMMMMMMM", // M 2, N 8192-12287
+			"MMMMMMMMMMMMMMMMMMMLLNNLL222MMMMMMMMMMMM", // M 2, N 12288-16383
+			"MMMMMMMMMMMMMMMMMMMLLLLLL222MMMMMMMMMMMM", // M 2, N 16384-24575
+			"MMMMMMMMMMMMMMMMMMMLLLLLL22MMMMMMMMMMMMM", // M 2, N 24576-32767
+			"MMMMMMMMMMMMMMMMMMMMLLLLL22MMMMMMMMMMMMM", // M 2, N 32768-49151
+			"MMMMMMMMMMMMMMMMMMLLLLPPP22MMMMMMMMMMMMM", // M 2, N 49152-65535
+			"MMMMMMMMMMMMMMMMMLLLPQQPPP2MMMMMMMMMMMMM", // M 2, N 65536-98303
+			"MMMMMMMMMMMMMMMMLLLPQQTTPP22MMMMMMMMMMMM", // M 2, N 98304-131071
+			"MMMMMMMMMMMMMMMMLLPQQQTTQPP2MMMMMMMMMMMM", // M 2, N 131072-196607
+			"MMMMMMMMMMMMMMMMMLPQQQQQQPPMMMMMMMMMMMMM", // M 2, N 196608-262143
+			"MMMMMMMMMMMMMMMMMPPPQQQQQPPMMMMMMMMMMMMM", // M 2, N >= 262144
+			"5553335553355555533333553388888888888888", // M 3, N <= 1
 			"4444444444444444444444444444444444444444", // M 3, N (none)
-			"5522243344445555443333333388788888888888", // M 3, N 2
-			"5552244444445555543333388388888888888888", // M 3, N 3
-			"5552224444445555552222388883333388888888", // M 3, N 4-5
-			"5552224444445555552222277723333338833333", // M 3, N 6-7
-			"5522227722245555552222277722222223322222", // M 3, N 8-11
-			"5522277777775555552222777777222222222222", // M 3, N 12-15
-			"5557777777775555557777777777772222222222", // M 3, N 16-23
-			"7777777777777777777422222777777722222222", // M 3, N 24-31
-			"2277777722777777777722222222222222222222", // M 3, N 32-47
-			"2222772222227772222222222222222222222222", // M 3, N 48-63
-			"2222222222222222222222222222222222222222", // M 3, N 64-95
-			"2222222222222222222222222222222222222222", // M 3, N 96-127
-			"2222772222222222222222222222222222222222", // M 3, N 128-191
-			"2227774422222222222222222222222222222222", // M 3, N 192-255
-			"2244444442222224442222222222222222222222", // M 3, N 256-383
-			"2244444442222244442222222222222222222222", // M 3, N 384-511
-			"2244444442222244442222222222222222222222", // M 3, N 512-767
-			"2244444442222224442222222222222222222222", // M 3, N 768-1023
-			"2224444422222222222222222222222222222222", // M 3, N 1024-1535
-			"2222222222222222222222222222222222222222", // M 3, N 1536-2047
-			"2222222222222222222222222222222222222222", // M 3, N 2048-3071
-			"2222222222222222222222222222222222222222", // M 3, N 3072-4095
-			"2222222222222222222222222222222222222222", // M 3, N 4096-6143
-			"2222222222222222222222222222222222222222", // M 3, N 6144-8191
-			"2222222222222222222222222222222222222222", // M 3, N 8192-12287
-			"2222222222222222222222222222222222222222", // M 3, N 12288-16383
-			"2222222222222222222222222222222222222222", // M 3, N 16384-24575
-			"2222222222222222222222222222222222222222", // M 3, N 24576-32767
-			"2222222222222222222222222222222222222222", // M 3, N 32768-49151
-			"2222222222244222222222222222222222222222", // M 3, N 49152-65535
-			"2222222222444422222222222222222222222222", // M 3, N 65536-98303
-			"2222222222444422222222222222222222222222", // M 3, N 98304-131071
-			"2222222222244442222244422222222222222222", // M 3, N 131072-196607
-			"2222222222244442222244422222222222222222", // M 3, N 196608-262143
-			"2222222222222442222224222222222222222222", // M 3, N >= 262144
-			"5553335333335555448333555388888888888888", // M 4-5, N <= 1
+			"5552233333335555558333383388788888888888", // M 3, N 2
+			"5555233338835555558333388888888888888888", // M 3, N 3
+			"5555224444445555555223822288888888888888", // M 3, N 4-5
+			"5555224444445555555222222222222228844884", // M 3, N 6-7
+			"5552222224445555552222222222222222222222", // M 3, N 8-11
+			"5552222222225555555222222277222222222222", // M 3, N 12-15
+			"5552222222225555522222222277772222222222", // M 3, N 16-23
+			"==77777==7777777777777777=======77772222", // M 3, N 24-31
+			"OO======OO======24442222OOOOOOOOOOO22222", // M 3, N 32-47
+			"OOOO==OOOOOO===2O222222OOOOOOOOOOOOOOOOO", // M 3, N 48-63
+			"OOOOOOOOOOOOOOO==OO7OOOOOOOOOOOOOOOOOOOO", // M 3, N 64-95
+			"OOOOOOOOOOOOO====22OOOOOOOOOOOOOOOOOOOOO", // M 3, N 96-127
+			"OOOO==OOOOOOO======22222OOOOOOOOOOOOOOOO", // M 3, N 128-191
+			"OOOMM===OOOO========22222OOOOOOOOOOOOOOO", // M 3, N 192-255
+			"OOMMM====OOO=========?2222OOOOOOOOOOOOOO", // M 3, N 256-383
+			"OOMMMM===OO==========?22222OOOOOOOOOOOOO", // M 3, N 384-511
+			"OOMMMMM==OO=========???22222OOOOOOOOOOOO", // M 3, N 512-767
+			"OOMMMMMM=OO=========???22222OOOOOOOOOOOO", // M 3, N 768-1023
+			"OOOSPPPMOOO=========???222222OOOOOOOOOOO", // M 3, N 1024-1535
+			"OOOOOOOOOOOO========???222222OOOOOOOOOOO", // M 3, N 1536-2047
+			"OOOOOOOOOOOOP=======?P22222222OOOOOOOOOO", // M 3, N 2048-3071
+			"OOOOOOOOOOOOPPPP=PPPPP22222222OOOOOOOOOO", // M 3, N 3072-4095
+			"OOOOOOOOOOOOPPPPPPPPPPP2222222OOOOOOOOOO", // M 3, N 4096-6143
+			"OOOOOOOOOOOOPPPPPPPPPPP2222222OOOOOOOOOO", // M 3, N 6144-8191
+			"OOOOOOOOOOOOOPPPPPPPPPPP22222OOOOOOOOOOO", // M 3, N 8192-12287
+			"OOOOOOOOOOOOOOPPPPPPPPPP22222OOOOOOOOOOO", // M 3, N 12288-16383
+			"OOOOOOOOOOOOOOOPPPPPPPPP2222OOOOOOOOOOOO", // M 3, N 16384-24575
+			"OOOOOOOOOOOOOOOOPPPPPPPPP22OOOOOOOOOOOOO", // M 3, N 24576-32767
+			"OOOOOOOOOOOOPPPPOPPPPPPPP22OOOOOOOOOOOOO", // M 3, N 32768-49151
+			"OOOOOOOOOOOPPPPPPPPPPPPPPP2OOOOOOOOOOOOO", // M 3, N 49152-65535
+			"OOOOOOOOOOPPPPPPPPPPPQQTPP22OOOOOOOOOOOO", // M 3, N 65536-98303
+			"OOOOOOOOOOPPPPPPPPPPRQQTTPP2OOOOOOOOOOOO", // M 3, N 98304-131071
+			"OOOOOOOOOOOPPPPPPPPPRURTTPP2OOOOOOOOOOOO", // M 3, N 131072-196607
+			"OOOOOOOOOOOPPPPPPPPQRRRQQPPPOOOOOOOOOOOO", // M 3, N 196608-262143
+			"OOOOOOOOOOOOOPPOOPPQQQQQQPPOOOOOOOOOOOOO", // M 3, N >= 262144
+			"5558835333335555548333555388888888888888", // M 4-5, N <= 1
 			"4444444444444444444444444444444444444444", // M 4-5, N (none)
-			"5552233344445555544833333388888888888888", // M 4-5, N 2
-			"5555224444445555542333333388888888888888", // M 4-5, N 3
-			"5555224444445555552222382288888888888888", // M 4-5, N 4-5
-			"5555224444445555552222227788333338833333", // M 4-5, N 6-7
-			"5555222244445555552222277772222223322222", // M 4-5, N 8-11
-			"5552222772775555555222777727722222222222", // M 4-5, N 12-15
-			"5555777777775555555277777727772222222222", // M 4-5, N 16-23
-			"8887777777777777777422222277722222222222", // M 4-5, N 24-31
-			"2777777777777777777722222222222222222222", // M 4-5, N 32-47
-			"2277777772222277222222222222222222222222", // M 4-5, N 48-63
-			"2222277222222772222222222222222222222222", // M 4-5, N 64-95
-			"2222777222222222222222222222222222222222", // M 4-5, N 96-127
-			"2277777772222242222222222222222222222222", // M 4-5, N 128-191
-			"2277777742222222222222222222222222222222", // M 4-5, N 192-255
-			"2777444444222224442222222222222222222222", // M 4-5, N 256-383
-			"2444444444222244442222222222222222222222", // M 4-5, N 384-511
-			"2444444444222244442222222222222222222222", // M 4-5, N 512-767
-			"2444444444222224222222222222222222222222", // M 4-5, N 768-1023
-			"2244444442222222222222222222222222222222", // M 4-5, N 1024-1535
-			"2244444422222222222222222222222222222222", // M 4-5, N 1536-2047
-			"2222444222222222222222222222222222222222", // M 4-5, N 2048-3071
-			"2222222222222222222222222222222222222222", // M 4-5, N 3072-4095
-			"2222222222222222222222222222222222222222", // M 4-5, N 4096-6143
-			"2222222222222222222222222222222222222222", // M 4-5, N 6144-8191
-			"2222222222222222222222222222222222222222", // M 4-5, N 8192-12287
-			"2222222222222222222222222222222222222222", // M 4-5, N 12288-16383
-			"2222222222222222222222222222222222222222", // M 4-5, N 16384-24575
-			"2222222222242222222222222222222222222222", // M 4-5, N 24576-32767
-			"2222222222444422222222222222222222222222", // M 4-5, N 32768-49151
-			"2222222224444422222222222222222222222222", // M 4-5, N 49152-65535
-			"2222222224444442222222222222222222222222", // M 4-5, N 65536-98303
-			"2222222224444444222222222222222222222222", // M 4-5, N 98304-131071
-			"2222222224444444222242222222222222222222", // M 4-5, N 131072-196607
-			"2222222222444444222444422222222222222222", // M 4-5, N 196608-262143
-			"2222222222244444222444422222222222222222", // M 4-5, N >= 262144
-			"5553335333335555444833355388888888888888", // M 6-7, N <= 1
+			"5552283388885555544833388388888888888888", // M 4-5, N 2
+			"5555223884485555552833388888888888888888", // M 4-5, N 3
+			"5555228444445555555223882288888888888888", // M 4-5, N 4-5
+			"5555524444445555555222222288882288888888", // M 4-5, N 6-7
+			"5555222244445555555222222272222222222222", // M 4-5, N 8-11
+			"5555222222225555555222222227722222222222", // M 4-5, N 12-15
+			"5552222222225555555222222227772222222222", // M 4-5, N 16-23
+			"M7777777777777777777777777===77777722222", // M 4-5, N 24-31
+			"OLLLLLLL=====4442444222222OOO2222O222222", // M 4-5, N 32-47
+			"OOLLLLLL=OOOOO22222222222OOOOO22OOO22222", // M 4-5, N 48-63
+			"OOOOOMMOOOOOO==77777772OOOOOOOOOOOOOO22O", // M 4-5, N 64-95
+			"OOOOMMMOOOOO====222222OOOOOOOOOOOOOOOOOO", // M 4-5, N 96-127
+			"OOMMMMMMMOO=======2222222OOOOOOOOOOOOOOO", // M 4-5, N 128-191
+			"OOMMMMMMMOOM=======2222222OOOOOOOOOOOOOO", // M 4-5, N 192-255
+			"OMMMMMMMMMOM=========222222OOOOOOOOOOOOO", // M 4-5, N 256-383
+			"OMMMMMMMMMOM=========?222222OOOOOOOOOOOO", // M 4-5, N 384-511
+			"2MMMMMMMMM2MM==AAA==??222222222222222222", // M 4-5, N 512-767
+			"2MMMMMMMMM2MM===A===?2222222222222222222", // M 4-5, N 768-1023
+			"22MMMMMMM22MMM======22222222222222222222", // M 4-5, N 1024-1535
+			"22MMMMMM222MMMM====222222222222222222222", // M 4-5, N 1536-2047
+			"2222MMM2222MMMMMM==222222222222222222222", // M 4-5, N 2048-3071
+			"22222222222MMMMMMM2222222222222222222222", // M 4-5, N 3072-4095
+			"222222222222MMMMMM2222222222222222222222", // M 4-5, N 4096-6143
+			"222222222222PPPPPP2222222222222222222222", // M 4-5, N 6144-8191
+			"222222222222PPPPPP2222O22222222222222222", // M 4-5, N 8192-12287
+			"2222222222222PPPPPP222222222222222222222", // M 4-5, N 12288-16383
+			"2222222222222PPPPPP222222222222222222222", // M 4-5, N 16384-24575
+			"22222222222PPPPPPPP222222222222222222222", // M 4-5, N 24576-32767
+			"2222222222PPPPPPPPP222222222222222222222", // M 4-5, N 32768-49151
+			"222222222PPPPPPPPPPPPPP22222222222222222", // M 4-5, N 49152-65535
+			"222222222PPPPPPPPPPPPPQP2222222222222222", // M 4-5, N 65536-98303
+			"222222222PPPPPPPPPPPPRRQQ222222222222222", // M 4-5, N 98304-131071
+			"222222222PPPPPPPPPPPRRRRQ222222222222222", // M 4-5, N 131072-196607
+			"2222222222PPPPPPPPPPRRRRQ222222222222222", // M 4-5, N 196608-262143
+			"22222222222PPPPPPPPQQRQQQ222222222222222", // M 4-5, N >= 262144
+			"5558885888885555544883355388888888888888", // M 6-7, N <= 1
 			"4444444444444444444444444444444444444444", // M 6-7, N (none)
-			"5555233344445555444233355388888888888888", // M 6-7, N 2
-			"5555223424445555544233333388888888888888", // M 6-7, N 3
-			"5555524244445555555223332288888888888888", // M 6-7, N 4-5
+			"5552888888885555444283855888888888888888", // M 6-7, N 2
+			"5555228844485555554883888888888888888888", // M 6-7, N 3
+			"5555528444445555555888887788888888888888", // M 6-7, N 4-5
 			"5555522447445555555222222288888888888888", // M 6-7, N 6-7
-			"5555224244445555555222227727222222222222", // M 6-7, N 8-11
-			"5555444224425555555222757727222222222332", // M 6-7, N 12-15
-			"5555447777775555555777757727222222222222", // M 6-7, N 16-23
-			"8888877777777777777772222222222222222222", // M 6-7, N 24-31
-			"2888777777777777777772222222222222222222", // M 6-7, N 32-47
-			"2277777777722777722222222222222222222222", // M 6-7, N 48-63
-			"2227777777727777722222222222222222222222", // M 6-7, N 64-95
-			"2277777772277777722222222222222222222222", // M 6-7, N 96-127
-			"2277777777247777742222222222222222222222", // M 6-7, N 128-191
-			"2777777774244477722222222222222222222222", // M 6-7, N 192-255
-			"2887774444422444422222222222222222222222", // M 6-7, N 256-383
-			"2884222444222244422222222222222222222222", // M 6-7, N 384-511
-			"2444222244222244422222222222222222222222", // M 6-7, N 512-767
-			"2444222444222224222222222222222222222222", // M 6-7, N 768-1023
-			"2444444444222222222222222222222222222222", // M 6-7, N 1024-1535
-			"2244444442222222222222222222222222222222", // M 6-7, N 1536-2047
-			"2224444422222222222222222222222222222222", // M 6-7, N 2048-3071
-			"2222222222222222222222222222222222222222", // M 6-7, N 3072-4095
-			"2222222222222222222222222222222222222222", // M 6-7, N 4096-6143
-			"2222222222222222222222222222222222222222", // M 6-7, N 6144-8191
-			"2222222222222222222222222222222222222222", // M 6-7, N 8192-12287
-			"2222222222222222222222222222222222222222", // M 6-7, N 12288-16383
-			"2222222222242222222222222222222222222222", // M 6-7, N 16384-24575
-			"2222222222444222222222222222222222222222", // M 6-7, N 24576-32767
-			"2222222224444442222222222222222222222222", // M 6-7, N 32768-49151
-			"2222222224444442222222222222222222222222", // M 6-7, N 49152-65535
-			"2222222224444444222222222222222222222222", // M 6-7, N 65536-98303
-			"2222222224444444222222222222222222222222", // M 6-7, N 98304-131071
-			"2222222224444444422442422222222222222222", // M 6-7, N 131072-196607
-			"2222222224444444444444422222222222222222", // M 6-7, N 196608-262143
-			"2222222222444444444444422222222222222222", // M 6-7, N >= 262144
-			"5553335333335555544833355588888888888888", // M 8-11, N <= 1
+			"5555524444445555555222222227222222222222", // M 6-7, N 8-11
+			"5555544224425555555222222227222222222442", // M 6-7, N 12-15
+			"5555242222225555555222222227222222222222", // M 6-7, N 16-23
+			"7777777777777777777777777777777777222882", // M 6-7, N 24-31
+			"BDD4444444444444444442222222222222222222", // M 6-7, N 32-47
+			"22D4444444422444222222222222222222222222", // M 6-7, N 48-63
+			"BBBMMMMMAAABA777777772222BBB222222B22222", // M 6-7, N 64-95
+			"22MMMMMMA2244444422222222222222222222222", // M 6-7, N 96-127
+			"22MMMMMMAA2AAAAAAA2222222222222222222222", // M 6-7, N 128-191
+			"2MMMMMMMMA2AAAAAAA2222222222222222222222", // M 6-7, N 192-255
+			"2MMMMDDDMAAAAAAAAAA222222222222222222222", // M 6-7, N 256-383
+			"2MMMMDDDMMAAAAAAAAABB2222222222222222222", // M 6-7, N 384-511
+			"2MMMMMMMMMMAAAAAAAABB2222222222222222222", // M 6-7, N 512-767
+			"2MMMMMMMMM2MAAAAAAA222222222222222222222", // M 6-7, N 768-1023
+			"2MMMMMMMMM2MMAAAAA2222222222222222222222", // M 6-7, N 1024-1535
+			"22MMMMMMM22MMAAAAA2222222222222222222222", // M 6-7, N 1536-2047
+			"222MMMMM222MMMAA222222222222222222222222", // M 6-7, N 2048-3071
+			"22222222222MMMMM222222222222222222222222", // M 6-7, N 3072-4095
+			"22222222222MM222222222222222222222222222", // M 6-7, N 4096-6143
+			"222222222222P222222222222222222222222222", // M 6-7, N 6144-8191
+			"222222222222P222222222222222222222222222", // M 6-7, N 8192-12287
+			"2222222222222P22222222222222222222222222", // M 6-7, N 12288-16383
+			"22222222222PP222222222222222222222222222", // M 6-7, N 16384-24575
+			"2222222222PPP222222222222222222222222222", // M 6-7, N 24576-32767
+			"222222222PPP4422222222222222222222222222", // M 6-7, N 32768-49151
+			"222222222PP44442222222222222222222222222", // M 6-7, N 49152-65535
+			"222222222P444444222222222222222222222222", // M 6-7, N 65536-98303
+			"222222222P444444222222222222222222222222", // M 6-7, N 98304-131071
+			"222222222P444444422442422222222222222222", // M 6-7, N 131072-196607
+			"222222222PP44444424444422222222222222222", // M 6-7, N 196608-262143
+			"2222222222P44444444444422222222222222222", // M 6-7, N >= 262144
+			"5558885888885555544888855588888888888888", // M 8-11, N <= 1
 			"4444444444444444444444444444444444444444", // M 8-11, N (none)
-			"5555333334435555444833355588888888888888", // M 8-11, N 2
-			"5555533444445555554833333588888887888888", // M 8-11, N 3
-			"5555523427845555555333332278888887887777", // M 8-11, N 4-5
-			"5555522447285555555222252287777777777887", // M 8-11, N 6-7
-			"5555554448845555555222252277777777778888", // M 8-11, N 8-11
-			"5555557424225555555255557722222222223883", // M 8-11, N 12-15
-			"5555577777775555555555557722222222223883", // M 8-11, N 16-23
-			"8888824777777777777722222222222222224884", // M 8-11, N 24-31
-			"2888887777777777777772222222222222222222", // M 8-11, N 32-47
-			"2777777777777777772222222222222222222222", // M 8-11, N 48-63
-			"2227777777777777772222222222222222222222", // M 8-11, N 64-95
-			"2277777777777777772222222222222222222222", // M 8-11, N 96-127
-			"2888777777777777772222222222222222222222", // M 8-11, N 128-191
-			"2888877774444777742222222222222222222222", // M 8-11, N 192-255
-			"8888827444444477422222222222222222222222", // M 8-11, N 256-383
-			"8888822244422444422222222222222222222222", // M 8-11, N 384-511
-			"8888222244422244422222222222222222222222", // M 8-11, N 512-767
-			"4442222244422224222242222222222222222222", // M 8-11, N 768-1023
-			"2444222444422222222222222222222222222222", // M 8-11, N 1024-1535
-			"2444444444422222222222222222222222222222", // M 8-11, N 1536-2047
-			"2244444442422222222222222222222222222222", // M 8-11, N 2048-3071
-			"2222444222422222222222222222222222222222", // M 8-11, N 3072-4095
+			"5555888888885555444888855588888888888888", // M 8-11, N 2
+			"5555288884485555555888888588888887888888", // M 8-11, N 3
+			"5555528847445555555888857778888887887777", // M 8-11, N 4-5
+			"5555522447245555555222557787777777777887", // M 8-11, N 6-7
+			"5555557448845555555255552277777777778888", // M 8-11, N 8-11
+			"5555557424425555555255552222222222228888", // M 8-11, N 12-15
+			"5555557422225555555255552222222222224884", // M 8-11, N 16-23
+			"7777777777777777777778777777777777228888", // M 8-11, N 24-31
+			"2444444444444444444442222222222222222222", // M 8-11, N 32-47
+			"2444444444444444422222222222222222222222", // M 8-11, N 48-63
+			"222M777777777777777722222222222222222222", // M 8-11, N 64-95
+			"22MM444444444444442222222222222222222222", // M 8-11, N 96-127
+			"2MMMMMM7444444===42222222222222222222222", // M 8-11, N 128-191
+			"2MMMMMMMM4444MNN=42222222222222222222222", // M 8-11, N 192-255
+			"MMMMMLLLM7444LLL=72222222222222222222222", // M 8-11, N 256-383
+			"MMLLLLLLMM4222L===2222222222222222222222", // M 8-11, N 384-511
+			"MMMMMMMMM422222LL22222222222222222222222", // M 8-11, N 512-767
+			"MMLLLMMMM422222L2A224B222222222222222222", // M 8-11, N 768-1023
+			"2MLLLMMMM4222222222222222222222222222222", // M 8-11, N 1024-1535
+			"2LLLLLMMM4222222222222222222222222222222", // M 8-11, N 1536-2047
+			"22LLLMMM42222222222222222222222222222222", // M 8-11, N 2048-3071
+			"2222LMM222222222222222222222222222222222", // M 8-11, N 3072-4095
 			"2222222222222222222222222222222222222222", // M 8-11, N 4096-6143
 			"2222222222222222222222222222222222222222", // M 8-11, N 6144-8191
 			"2222222222222222222222222222222222222222", // M 8-11, N 8192-12287
@@ -17203,97 +17678,97 @@ var rules = [4]*opRule{
 			"2222222222444222222222222222222222222222", // M 8-11, N 16384-24575
 			"2222222224444422222222222222222222222222", // M 8-11, N 24576-32767
 			"2222222224444442222222222222222222222222", // M 8-11, N 32768-49151
-			"2222222244444222222222222222222222222222", // M 8-11, N 49152-65535
-			"2222222244442222222222222222222222222222", // M 8-11, N 65536-98303
-			"2222222244442224422222222222222222222222", // M 8-11, N 98304-131071
-			"2222222244444444444444422222222222222222", // M 8-11, N 131072-196607
+			"2222222244444422222222222222222222222222", // M 8-11, N 49152-65535
+			"2222222244444222222222222222222222222222", // M 8-11, N 65536-98303
+			"2222222244444444422222222222222222222222", // M 8-11, N 98304-131071
+			"2222222244444444424442422222222222222222", // M 8-11, N 131072-196607
 			"2222222224444444444444442222222222222222", // M 8-11, N 196608-262143
 			"2222222224444444444444442222222222222222", // M 8-11, N >= 262144
-			"5553355333335555544333355577788888888777", // M 12-15, N <= 1
+			"5588855888885555558888855577788888888777", // M 12-15, N <= 1
 			"4444444444444444444444444444444444444444", // M 12-15, N (none)
-			"5555333333335555544833355578888888877777", // M 12-15, N 2
-			"5555533344445555554333333577888887777777", // M 12-15, N 3
-			"5555533348885555555353352287777777777777", // M 12-15, N 4-5
-			"5555552888885555555522552277777777777787", // M 12-15, N 6-7
-			"5555557888885555555555552277777777778888", // M 12-15, N 8-11
-			"5555557722225555555555552277777777778888", // M 12-15, N 12-15
-			"5555555777775555555555555722222222228888", // M 12-15, N 16-23
-			"8888888477777777777722222222222222228888", // M 12-15, N 24-31
-			"2888888777777777777772222222222222222442", // M 12-15, N 32-47
-			"2888887777777777777772222222222222222222", // M 12-15, N 48-63
-			"2277777777777777772222222222222222222222", // M 12-15, N 64-95
-			"2287777777777777772222222222222222222222", // M 12-15, N 96-127
-			"2888877777777777772222222222222222222222", // M 12-15, N 128-191
-			"8888887777447778842222222222222222222222", // M 12-15, N 192-255
-			"8888884444444774422222222222222222222222", // M 12-15, N 256-383
-			"8888424244444444422222222222222222222222", // M 12-15, N 384-511
-			"8888824244442244422222222222222222222222", // M 12-15, N 512-767
-			"4442222244422224422222222222222222222222", // M 12-15, N 768-1023
-			"2444222444422244222222222222222222222222", // M 12-15, N 1024-1535
-			"2444444444422244222222222222222222222222", // M 12-15, N 1536-2047
-			"2244444444422242222222222222222222222222", // M 12-15, N 2048-3071
-			"2224444222442242222222222222222222222222", // M 12-15, N 3072-4095
-			"2222222222242222222222222222222222222222", // M 12-15, N 4096-6143
-			"2222222222242222222222222222222222222222", // M 12-15, N 6144-8191
+			"5555888888885555554888855578888888877777", // M 12-15, N 2
+			"5555888888885555555885858577888887777777", // M 12-15, N 3
+			"5555588884885555555855557787777777777777", // M 12-15, N 4-5
+			"5555528888885555555555557777777777777787", // M 12-15, N 6-7
+			"5555557488885555555555557777777777778888", // M 12-15, N 8-11
+			"5555555722225555555555552277777777778888", // M 12-15, N 12-15
+			"5555555722225555555555552222222222228888", // M 12-15, N 16-23
+			"7777777777777777777787777777777772288888", // M 12-15, N 24-31
+			"2444444444444444444442222222222222222442", // M 12-15, N 32-47
+			"2444444444444444422222222222222222222222", // M 12-15, N 48-63
+			"2277777777777777777222222222222222222222", // M 12-15, N 64-95
+			"2244444444444444442222222222222222222222", // M 12-15, N 96-127
+			"2GG74444444444AAA42222222222222222222222", // M 12-15, N 128-191
+			"GGGG4444444444A>=42222222222222222222222", // M 12-15, N 192-255
+			"GGEE7777744447AAA22222222222222222222222", // M 12-15, N 256-383
+			"GGEE77L74442244A222222222222222222222222", // M 12-15, N 384-511
+			"GGEEE22224422224222222222222222222222222", // M 12-15, N 512-767
+			"MGEEE72244422222222222222222222222222222", // M 12-15, N 768-1023
+			"2LEE722244222222222222222222222222222222", // M 12-15, N 1024-1535
+			"2LL4444444422242222222222222222222222222", // M 12-15, N 1536-2047
+			"22L4444444422222222222222222222222222222", // M 12-15, N 2048-3071
+			"2224444222422222222222222222222222222222", // M 12-15, N 3072-4095
+			"2222222222222222222222222222222222222222", // M 12-15, N 4096-6143
+			"2222222222222222222222222222222222222222", // M 12-15, N 6144-8191
 			"2222222222222222222222222222222222222222", // M 12-15, N 8192-12287
 			"2222222222222222222222222222222222222222", // M 12-15, N 12288-16383
-			"2222222222444422222222222222222222222222", // M 12-15, N 16384-24575
+			"2222222222444222222222222222222222222222", // M 12-15, N 16384-24575
 			"2222222224444442222222222222222222222222", // M 12-15, N 24576-32767
 			"2222222224444444222222222222222222222222", // M 12-15, N 32768-49151
-			"2222222244444222222222222222222222222222", // M 12-15, N 49152-65535
-			"2222222244442222422222222222222222222222", // M 12-15, N 65536-98303
-			"2222222244444222442224222222222222222222", // M 12-15, N 98304-131071
-			"2222222244444444444444422222222222222222", // M 12-15, N 131072-196607
+			"2222222244444224222222222222222222222222", // M 12-15, N 49152-65535
+			"2222222244444442422222222222222222222222", // M 12-15, N 65536-98303
+			"2222222244444444442222222222222222222222", // M 12-15, N 98304-131071
+			"2222222244444444444442222222222222222222", // M 12-15, N 131072-196607
 			"2222222244444444444444442222222222222222", // M 12-15, N 196608-262143
 			"2222222224444444444444442222222222222222", // M 12-15, N >= 262144
-			"5555555533335555553333555577777777777777", // M 16-23, N <= 1
+			"5555555588885555558888555577777777777777", // M 16-23, N <= 1
 			"4444444444444444444444444444444444444444", // M 16-23, N (none)
-			"5555333333335555555333555577777777777777", // M 16-23, N 2
-			"5555333333335555555355553577777777777777", // M 16-23, N 3
-			"5555533338835555555555552277777777777777", // M 16-23, N 4-5
-			"5555553388885555555555552277777777777777", // M 16-23, N 6-7
-			"5555557828825555555555555277777777777888", // M 16-23, N 8-11
-			"5555557772225555555555555277777777778888", // M 16-23, N 12-15
-			"5555555777225555555555555277777777778888", // M 16-23, N 16-23
-			"8888877778777777777722227722228822228888", // M 16-23, N 24-31
-			"2888888877777777777772222222222822222442", // M 16-23, N 32-47
-			"2288888877777777777772222222222222222222", // M 16-23, N 48-63
-			"2288888777777777777722222222222222222222", // M 16-23, N 64-95
-			"2288777777777777777222222222222222222222", // M 16-23, N 96-127
-			"2888887777777777772222222222222222222222", // M 16-23, N 128-191
-			"8888888777777778842222222222222222222222", // M 16-23, N 192-255
-			"8888888774444474722222222222222222222222", // M 16-23, N 256-383
-			"8888824244444444422222222222222222222222", // M 16-23, N 384-511
-			"8888824244444444422222222222222222222222", // M 16-23, N 512-767
-			"8888822244422224442222222222222222222222", // M 16-23, N 768-1023
-			"2444222444422244222222222222222222222222", // M 16-23, N 1024-1535
+			"5558888888885555555888555577777777777777", // M 16-23, N 2
+			"5555888888885555555855557577777777777777", // M 16-23, N 3
+			"5555888888885555555555557777777777777777", // M 16-23, N 4-5
+			"5555578888885555555555557777777777777777", // M 16-23, N 6-7
+			"5555557888875555555555555777777777777888", // M 16-23, N 8-11
+			"5555555777725555555555555777777777778888", // M 16-23, N 12-15
+			"15555557422V5555555555555277777777778888", // M 16-23, N 16-23
+			"7777777777777777777787777777778887228888", // M 16-23, N 24-31
+			"2444444224444444444442222222222222222442", // M 16-23, N 32-47
+			"2244444444444444444222222222222222222222", // M 16-23, N 48-63
+			"2277777444777777744222222222222222222222", // M 16-23, N 64-95
+			"2244444444444444444222222222222222222222", // M 16-23, N 96-127
+			"2GG444444444444=444222222222222222222222", // M 16-23, N 128-191
+			"GGGG4444444444=>222222222222222222222222", // M 16-23, N 192-255
+			"GGEE77444444444==22222222222222222222222", // M 16-23, N 256-383
+			"GGEE777244444444222222222222222222222222", // M 16-23, N 384-511
+			"GGEEE22244422224222222222222222222222222", // M 16-23, N 512-767
+			"GGEEE222442222222A2222222222222222222222", // M 16-23, N 768-1023
+			"2GEE222444222222222222222222222222222222", // M 16-23, N 1024-1535
 			"2444444444422244222222222222222222222222", // M 16-23, N 1536-2047
-			"2244444444442244422222222222222222222222", // M 16-23, N 2048-3071
-			"2224444224442244222222222222222222222222", // M 16-23, N 3072-4095
-			"2222222222442222242222222222222222222222", // M 16-23, N 4096-6143
+			"2244444444422242222222222222222222222222", // M 16-23, N 2048-3071
+			"2224444224422222222222222222222222222222", // M 16-23, N 3072-4095
+			"2222222222442222222222222222222222222222", // M 16-23, N 4096-6143
 			"2222222222242222222222222222222222222222", // M 16-23, N 6144-8191
 			"2222222222222222222222222222222222222222", // M 16-23, N 8192-12287
 			"2222222222224222222222222222222222222222", // M 16-23, N 12288-16383
 			"2222222222444442222222222222222222222222", // M 16-23, N 16384-24575
 			"2222222224444444222222222222222222222222", // M 16-23, N 24576-32767
-			"2222222224444442222222222222222222222222", // M 16-23, N 32768-49151
-			"2222222244444222222222222222222222222222", // M 16-23, N 49152-65535
-			"2222222244444222242222222222222222222222", // M 16-23, N 65536-98303
-			"2222222244444224444424422222222222222222", // M 16-23, N 98304-131071
-			"2222222244444444444444442222222222222222", // M 16-23, N 131072-196607
+			"2222222224444444222222222222222222222222", // M 16-23, N 32768-49151
+			"2222222244444422222222222222222222222222", // M 16-23, N 49152-65535
+			"2222222244444442242222222222222222222222", // M 16-23, N 65536-98303
+			"2222222244444444444422222222222222222222", // M 16-23, N 98304-131071
+			"2222222244444444444442222222222222222222", // M 16-23, N 131072-196607
 			"2222222244444444444444442222222222222222", // M 16-23, N 196608-262143
 			"2222222224444444444444442222222222222222", // M 16-23, N >= 262144
-			"4444444444444788888774444444444444444444", // M 24-31, N <= 1
+			"=============G4444444===================", // M 24-31, N <= 1
 			"4444444444444444444444444444444444444444", // M 24-31, N (none)
-			"4777777777777788888777444444444448844444", // M 24-31, N 2
-			"8888877788887888888777777444444488888888", // M 24-31, N 3
-			"8722277888888888888777777744477788888888", // M 24-31, N 4-5
-			"8727777788888888884744287777777788888888", // M 24-31, N 6-7
-			"8777777778888888888842228777778888888888", // M 24-31, N 8-11
-			"8777777778888888888822222777788888888888", // M 24-31, N 12-15
-			"8877777778888888888222222777888888888888", // M 24-31, N 16-23
-			"2222224774288888887888877777778877222772", // M 24-31, N 24-31
-			"2222224782228444444777772222228822222222", // M 24-31, N 32-47
+			"=IIIIGGGGG444444444444===========44=====", // M 24-31, N 2
+			"GGGGGGGG44444444444444444=======44444444", // M 24-31, N 3
+			"GGGGG444444444444444444444===44444444444", // M 24-31, N 4-5
+			"2222244444444444444444444444444444444444", // M 24-31, N 6-7
+			"2222222444444444444444444477444444448888", // M 24-31, N 8-11
+			"2222272244444444444442224777722222478888", // M 24-31, N 12-15
+			"2222777774447744477722227777778877778888", // M 24-31, N 16-23
+			"2222224774288888887788877777778877222772", // M 24-31, N 24-31
+			"2222224772228444444777772222228822222222", // M 24-31, N 32-47
 			"2222222422222444444222222222222222222222", // M 24-31, N 48-63
 			"2222222222222242222222222222222222222222", // M 24-31, N 64-95
 			"2222222222222222222222222222222222222222", // M 24-31, N 96-127
@@ -17303,36 +17778,36 @@ var rules = [4]*opRule{
 			"2222242222222222222222222222222222222222", // M 24-31, N 384-511
 			"2222222222222222222222222222222222222222", // M 24-31, N 512-767
 			"2222222222222222222224422222222222222222", // M 24-31, N 768-1023
-			"2222222222222222222224222222222222222222", // M 24-31, N 1024-1535
+			"2222222222222222222222222222222222222222", // M 24-31, N 1024-1535
 			"2222222222222222222222222222222222222222", // M 24-31, N 1536-2047
 			"2222222222222222222222222222222222222222", // M 24-31, N 2048-3071
-			"2222222222222222222222222222222262222222", // M 24-31, N 3072-4095
-			"2222222222222222222222222222222662222222", // M 24-31, N 4096-6143
-			"2222222222222222222222222222226662222222", // M 24-31, N 6144-8191
-			"2222222222222222444422222222266662222222", // M 24-31, N 8192-12287
-			"2222222222222422444422222222266622222222", // M 24-31, N 12288-16383
-			"2222222222222222222222222222226222222222", // M 24-31, N 16384-24575
-			"2222222222222243422222222222222222222222", // M 24-31, N 24576-32767
-			"2222222222222444332222222222222222222222", // M 24-31, N 32768-49151
-			"2222222222222444332222222222222222222222", // M 24-31, N 49152-65535
-			"2222222222222244434244442244222222222222", // M 24-31, N 65536-98303
-			"22222222B2222224444444444444222222222222", // M 24-31, N 98304-131071
-			"22222222B2222224444444444444222222222222", // M 24-31, N 131072-196607
-			"222222222B222222224444444442222222222222", // M 24-31, N 196608-262143
-			"222222222B222222242444444442222222222222", // M 24-31, N >= 262144
-			"7777777777777778877777777777777777777777", // M 32-47, N <= 1
+			"2222222222222222222222222222222222222222", // M 24-31, N 3072-4095
+			"2222222222222222222222222222222222222222", // M 24-31, N 4096-6143
+			"2222222222222222222222222222222222222222", // M 24-31, N 6144-8191
+			"2222222222222222244222222222222222222222", // M 24-31, N 8192-12287
+			"2222222222222222224222222222222222222222", // M 24-31, N 12288-16383
+			"2222222222222222222222222222222222222222", // M 24-31, N 16384-24575
+			"2222222222222443442222222222222222222222", // M 24-31, N 24576-32767
+			"2222222222444444442222222222222222222222", // M 24-31, N 32768-49151
+			"2222222224444444442222222222222222222222", // M 24-31, N 49152-65535
+			"2222222244444444444222222242222222222222", // M 24-31, N 65536-98303
+			"2222222244444444444222222444222222222222", // M 24-31, N 98304-131071
+			"2222222244444444444222222444222222222222", // M 24-31, N 131072-196607
+			"2222222224444444442222222442222222222222", // M 24-31, N 196608-262143
+			"2222222224444444442222222442222222222222", // M 24-31, N >= 262144
+			"==============777777====================", // M 32-47, N <= 1
 			"4444444444444444444444444444444444444444", // M 32-47, N (none)
-			"7777777777777777777777777777777777777777", // M 32-47, N 2
-			"7777777777777777777777777777777777788888", // M 32-47, N 3
-			"7877777777777888877777777777777777888888", // M 32-47, N 4-5
-			"7877777787778888887777777777777788888888", // M 32-47, N 6-7
-			"7877777778888888887774277777778887888888", // M 32-47, N 8-11
-			"7877777778888888887722227777888888888888", // M 32-47, N 12-15
-			"7877777778888888887722277777888888888888", // M 32-47, N 16-23
-			"7222224784228888887777777777778877777777", // M 32-47, N 24-31
-			"2222224878228888777777777777777877222222", // M 32-47, N 32-47
+			"========7777=77777777===================", // M 32-47, N 2
+			"==8888887777777777777777===========77777", // M 32-47, N 3
+			"=8888888777777777777777777===7777=777777", // M 32-47, N 4-5
+			"=888888887777777777777777777777777777777", // M 32-47, N 6-7
+			"7888888887777777777777777777777777777887", // M 32-47, N 8-11
+			"7888888887777777777777777777777777777888", // M 32-47, N 12-15
+			"7888877778777777777777777777777877777787", // M 32-47, N 16-23
+			"7222224784228888877777777777778877777777", // M 32-47, N 24-31
+			"2222224778228888777777777777777877222222", // M 32-47, N 32-47
 			"2222222488222444777777222222222222222222", // M 32-47, N 48-63
-			"7772222244222242222222222222222222222222", // M 32-47, N 64-95
+			"7772222242222242222222222222222222222222", // M 32-47, N 64-95
 			"2222222222222222222222222222222222222:::", // M 32-47, N 96-127
 			"772222222222222522222222222222222222::::", // M 32-47, N 128-191
 			"722222222222222222222222222222222222::::", // M 32-47, N 192-255
@@ -17340,793 +17815,793 @@ var rules = [4]*opRule{
 			"222222222222222222244442222222222:::::::", // M 32-47, N 384-511
 			"2222222222222222222242422222222:::::::::", // M 32-47, N 512-767
 			"2222222222222222222244422222222:::::::::", // M 32-47, N 768-1023
-			"22222222222222222242242222222222::::::::", // M 32-47, N 1024-1535
-			"222222222222222222222222222222266:::::::", // M 32-47, N 1536-2047
-			"222222222222222222222222222222266:::::::", // M 32-47, N 2048-3071
-			"222222222222222222222222222222666:::::::", // M 32-47, N 3072-4095
-			"222222222222222222242222222222666:::::::", // M 32-47, N 4096-6143
-			"222222222222222224442222222226666:::::::", // M 32-47, N 6144-8191
-			"222222222222242244:43332222266666:::::::", // M 32-47, N 8192-12287
-			"222222222222422244::333322222666::::::::", // M 32-47, N 12288-16383
-			"2222222222222222444422222222226:::::::::", // M 32-47, N 16384-24575
-			"2222222222222433442222222222266:::::::::", // M 32-47, N 24576-32767
-			"22222222222244434422222222266666::::::::", // M 32-47, N 32768-49151
-			"222222226222444334422222222666666:::::::", // M 32-47, N 49152-65535
-			"2222222662222444444444444446666666::::::", // M 32-47, N 65536-98303
-			"22222266622222444344444444466666666:::::", // M 32-47, N 98304-131071
-			"222226666222224444444444444666666666::::", // M 32-47, N 131072-196607
-			"222266666B222224444444444446666666666:::", // M 32-47, N 196608-262143
-			"22266666662222222444444444466666666666::", // M 32-47, N >= 262144
-			"7777777777777777777777777777777777777777", // M 48-63, N <= 1
+			"22222222222222222242222222222222::::::::", // M 32-47, N 1024-1535
+			"222222222222222222222222222222222:::::::", // M 32-47, N 1536-2047
+			"222222222222222222222222222222222:::::::", // M 32-47, N 2048-3071
+			"222222222222222222222222222522222:::::::", // M 32-47, N 3072-4095
+			"222222222222222222242222222222222:::::::", // M 32-47, N 4096-6143
+			"22222222222222222444222222222222::::::::", // M 32-47, N 6144-8191
+			"22222222222222224444333222222222::::::::", // M 32-47, N 8192-12287
+			"222222222222222224:333322222222:::::::::", // M 32-47, N 12288-16383
+			"222222222222222244443322222222::::::::::", // M 32-47, N 16384-24575
+			"2222222222222433342222222222266:::::::::", // M 32-47, N 24576-32767
+			"22222222222444444422222222266666::::::::", // M 32-47, N 32768-49151
+			"222222226244444444422222222666666:::::::", // M 32-47, N 49152-65535
+			"22222226644444444442444444:6666666::::::", // M 32-47, N 65536-98303
+			"22222266644444444444222244:66666666:::::", // M 32-47, N 98304-131071
+			"22222666644444444442222244:666666666::::", // M 32-47, N 131072-196607
+			"22226666644444444442222224:6666666666:::", // M 32-47, N 196608-262143
+			"22266666664444444442222224:66666666666::", // M 32-47, N >= 262144
+			"================77======================", // M 48-63, N <= 1
 			"4444444444444444444444444444444444444444", // M 48-63, N (none)
-			"7777777777777777777777777777777777777777", // M 48-63, N 2
-			"7777777777777777777777777777777777777777", // M 48-63, N 3
-			"7787777777777777777777777777777777788888", // M 48-63, N 4-5
-			"7787777777777777777777777777777777888888", // M 48-63, N 6-7
-			"7877777778777788877777777777778878788888", // M 48-63, N 8-11
-			"7887777778887788877777777777788887778888", // M 48-63, N 12-15
-			"7787777778888788777777777777778888777788", // M 48-63, N 16-23
+			"===============7777=====================", // M 48-63, N 2
+			"====88===77==777777=====================", // M 48-63, N 3
+			"==88888877777777777777777=====77===77777", // M 48-63, N 4-5
+			"7788888877777777777777777777777777777777", // M 48-63, N 6-7
+			"7888888887777777777777777777777777777777", // M 48-63, N 8-11
+			"7888888887777777777777777777777777777777", // M 48-63, N 12-15
+			"7788888888777777777777777777777777777777", // M 48-63, N 16-23
 			"7722222444222888877777777777777777777777", // M 48-63, N 24-31
 			"2222222488422888777777777777777777777777", // M 48-63, N 32-47
 			"2222222482822887777777777777777772222222", // M 48-63, N 48-63
-			"7772222244422248877777222222227722222227", // M 48-63, N 64-95
-			"2222222222222222232222222222222222222:::", // M 48-63, N 96-127
+			"7772222244422248277777222222227722222227", // M 48-63, N 64-95
+			"2222222222222222222222222222222222222:::", // M 48-63, N 96-127
 			"7722222222222225522222222222222222222:::", // M 48-63, N 128-191
 			"772222222222222222222222222222222222::::", // M 48-63, N 192-255
 			"72222222222222222322222222222222222:::::", // M 48-63, N 256-383
 			"7222222222222222222444722222222222::::::", // M 48-63, N 384-511
 			"222222222222222222223472222222222:::::::", // M 48-63, N 512-767
-			"2222222222222222222222222222222:6:::::::", // M 48-63, N 768-1023
-			"22222222222222422222222222222266::::::::", // M 48-63, N 1024-1535
-			"22222222222222222222222222222666::::::::", // M 48-63, N 1536-2047
-			"2222222222222222:2;22222222266666:::::::", // M 48-63, N 2048-3071
-			"222222222222222:222:2226622266666:::::::", // M 48-63, N 3072-4095
-			"22222222222222222:::6622662666666:::::::", // M 48-63, N 4096-6143
-			"222222222222222:::::6622222666666:::::::", // M 48-63, N 6144-8191
-			"2222222222224222::::662222226666::::::::", // M 48-63, N 8192-12287
-			"22222222222622222:::662222222666::::::::", // M 48-63, N 12288-16383
-			"222222222262222224:::322::22256:::::::::", // M 48-63, N 16384-24575
-			"2222222226622243444::<:::::2266:::::::::", // M 48-63, N 24576-32767
-			"22222222662224334342:::::::66666::::::::", // M 48-63, N 32768-49151
-			"22222226622244444442???>>::666666:::::::", // M 48-63, N 49152-65535
-			"22222266622224434344????>::6666666::::::", // M 48-63, N 65536-98303
-			"22222666622224443444??????466666666:::::", // M 48-63, N 98304-131071
-			"222266666222224444444444???666666666::::", // M 48-63, N 131072-196607
-			"2226666666222224424444444?66666666666:::", // M 48-63, N 196608-262143
-			"22666666662222222444444444666666666666::", // M 48-63, N >= 262144
-			"7777777777777777777777777777777777777777", // M 64-95, N <= 1
+			"2222222222222222222222222222222:::::::::", // M 48-63, N 768-1023
+			"222222222222224222222222222222::::::::::", // M 48-63, N 1024-1535
+			"22222222222222222::222422222222:::::::::", // M 48-63, N 1536-2047
+			"2222222222222222::;222262222222:::::::::", // M 48-63, N 2048-3071
+			"2222222222222222222:22266222222:::::::::", // M 48-63, N 3072-4095
+			"22222222222222222:::66226222222:::::::::", // M 48-63, N 4096-6143
+			"2222222222222222::::66222222222:::::::::", // M 48-63, N 6144-8191
+			"2222222222222222::::6622222222::::::::::", // M 48-63, N 8192-12287
+			"22222222222622222:;:662222222:::::::::::", // M 48-63, N 12288-16383
+			"222222222262222224::<322::2222::::::::::", // M 48-63, N 16384-24575
+			"22222222266222444433<<<::::::66:::::::::", // M 48-63, N 24576-32767
+			"22222222662244444332:<<::::66666::::::::", // M 48-63, N 32768-49151
+			"22222226622244444442:::::::666666:::::::", // M 48-63, N 49152-65535
+			"22222266624444444442:::::::6666666::::::", // M 48-63, N 65536-98303
+			"222226666444444434444::::::66666666:::::", // M 48-63, N 98304-131071
+			"222266666444444444444444:::666666666::::", // M 48-63, N 131072-196607
+			"222666666644444444444224::66666666666:::", // M 48-63, N 196608-262143
+			"226666666644444444444444::666666666666::", // M 48-63, N >= 262144
+			"========================================", // M 64-95, N <= 1
 			"4444444444444444444444444444444444444444", // M 64-95, N (none)
-			"7777777777777777777777777777777777777777", // M 64-95, N 2
-			"7777777777777777777777777777777777777777", // M 64-95, N 3
-			"7777777777777777777777777777777777777887", // M 64-95, N 4-5
-			"7778877777777777777777777777777777788888", // M 64-95, N 6-7
-			"7778777777777777777777777777777877778888", // M 64-95, N 8-11
-			"7788777777777777777777777777788777777788", // M 64-95, N 12-15
-			"7788777777888777777777777777787877777777", // M 64-95, N 16-23
+			"========================================", // M 64-95, N 2
+			"==============7777======================", // M 64-95, N 3
+			"=====88======777777==77==============77=", // M 64-95, N 4-5
+			"===88888777=7777777777777===777777=77777", // M 64-95, N 6-7
+			"7778888877777777777777777777777777777777", // M 64-95, N 8-11
+			"7788888887777777777777777777777777777777", // M 64-95, N 12-15
+			"7788888887777777777777777777777777777777", // M 64-95, N 16-23
 			"7772222222222288877777777777777777777777", // M 64-95, N 24-31
-			"2222222244422288777777777777777777777777", // M 64-95, N 32-47
-			"2222222248445288777777777777777777777772", // M 64-95, N 48-63
-			"22222222442522877778777777777<<772222777", // M 64-95, N 64-95
-			"22222222244422233223277222222<::2222:222", // M 64-95, N 96-127
+			"22222222444222887777777777777777777777<<", // M 64-95, N 32-47
+			"222222224844228877777777777777777777<<<2", // M 64-95, N 48-63
+			"22222222442522877778777777777<<77222<777", // M 64-95, N 64-95
+			"22222222244422288223277222222<::2222<222", // M 64-95, N 96-127
 			"22222222242222222222222222222::222:::222", // M 64-95, N 128-191
 			"22222222222222222222222222222222::::2222", // M 64-95, N 192-255
 			"222222222222222222222222222222::::::2222", // M 64-95, N 256-383
-			"2222222222222222222422222222::::::662222", // M 64-95, N 384-511
-			"222222222222222222224222222::::666622222", // M 64-95, N 512-767
-			"22222222222222522222222222::::6666622222", // M 64-95, N 768-1023
-			"22222222222222222:22222222::666662222222", // M 64-95, N 1024-1535
-			"2222222222222222::::::622666666622222222", // M 64-95, N 1536-2047
-			"222222222222222::::::6666666666622222222", // M 64-95, N 2048-3071
-			"22222222222222::::::66666666666662222222", // M 64-95, N 3072-4095
-			"2222222222222:::::::66666666666662222222", // M 64-95, N 4096-6143
-			"22222222222222:::::666666::6666622222222", // M 64-95, N 6144-8191
-			"222222222222222::<<6:66:::::666622222222", // M 64-95, N 8192-12287
-			"2222222222222222:<;;:::::::::66222222222", // M 64-95, N 12288-16383
-			"2222222222222222:::;<::>::::::2222222222", // M 64-95, N 16384-24575
-			"222222222222222666:<??>>:::::22222222222", // M 64-95, N 24576-32767
-			"2222222222211::666<<?????:::222222222222", // M 64-95, N 32768-49151
-			"222222222221224<66<???????::222222222222", // M 64-95, N 49152-65535
-			"222222222212224466<???????02222222222222", // M 64-95, N 65536-98303
-			"22222222222222244::>??????22222222222222", // M 64-95, N 98304-131071
-			"2222222222222222::1???????22222222222222", // M 64-95, N 131072-196607
-			"2222222222222222:>>??????222222222222222", // M 64-95, N 196608-262143
-			"222222222222222224???????222222222222222", // M 64-95, N >= 262144
-			"7777777777777777777777777777777777777777", // M 96-127, N <= 1
+			"2222222222222222222422222222::::::::2222", // M 64-95, N 384-511
+			"222222222222222222224222222::::::::22222", // M 64-95, N 512-767
+			"222222222222225222::222222::::::::622222", // M 64-95, N 768-1023
+			"22222222222222222:::::2222:::::::2222222", // M 64-95, N 1024-1535
+			"2222222222222222::::::6222::::::22222222", // M 64-95, N 1536-2047
+			"222222222222222::::::666222:::::22222222", // M 64-95, N 2048-3071
+			"22222222222222::::::666662222:::62222222", // M 64-95, N 3072-4095
+			"2222222222222:::::::666666222:::62222222", // M 64-95, N 4096-6143
+			"22222222222222:::::666666::2:::622222222", // M 64-95, N 6144-8191
+			"222222222222222::<<6:66::::::::622222222", // M 64-95, N 8192-12287
+			"2222222222222222:<;;:::::::::::222222222", // M 64-95, N 12288-16383
+			"2222222222222222::<;<::W::::::2222222222", // M 64-95, N 16384-24575
+			"222222222222222666:<XXWW:::::22222222222", // M 64-95, N 24576-32767
+			"222222222222224666<<XXXXX:::222222222222", // M 64-95, N 32768-49151
+			"222222222222244<66<XXXXXXXXX222222222222", // M 64-95, N 49152-65535
+			"222222222222444466<XXXXXXXX2222222222222", // M 64-95, N 65536-98303
+			"22222222222244444:::XXXXXX22222222222222", // M 64-95, N 98304-131071
+			"222222222224444444::XXXXXX22222222222222", // M 64-95, N 131072-196607
+			"222222222224444442:XXXXXX222222222222222", // M 64-95, N 196608-262143
+			"222222222222222224XXX:XXX222222222222222", // M 64-95, N >= 262144
+			"========================================", // M 96-127, N <= 1
 			"4444444444444444444444444444444444444444", // M 96-127, N (none)
-			"7777777777777777777777777777777777777777", // M 96-127, N 2
-			"7777777777777777777777777777777777777777", // M 96-127, N 3
-			"7777777777777777777777777777777777777777", // M 96-127, N 4-5
+			"========================================", // M 96-127, N 2
+			"========================================", // M 96-127, N 3
+			"========================================", // M 96-127, N 4-5
 			"7777777777777777777777777777777777777777", // M 96-127, N 6-7
-			"7777887777777777777777777777777777777787", // M 96-127, N 8-11
-			"7777887777777777777777777777777777777777", // M 96-127, N 12-15
-			"7777877777888777777777777777777777777777", // M 96-127, N 16-23
-			"7772222222222228877777777777777777777777", // M 96-127, N 24-31
-			"2222222222255228777777777777777777777000", // M 96-127, N 32-47
-			"2222222224455558777777777777777:77777000", // M 96-127, N 48-63
-			"7777222224455228877877777777<<:::::::777", // M 96-127, N 64-95
-			"222222224447522887777777777:<<:::::::000", // M 96-127, N 96-127
-			"77772222444452222272772222::::::::::0000", // M 96-127, N 128-191
-			"77772222222222222222222222:::::::::::000", // M 96-127, N 192-255
-			"77772222222222222242222::::::::::6666000", // M 96-127, N 256-383
-			"7772222222222222222442:::::::::666660000", // M 96-127, N 384-511
-			"222222222222222222::::::::::::6666660000", // M 96-127, N 512-767
-			"22222222222222222:::<:::::::666666600000", // M 96-127, N 768-1023
-			"2222222222222222:::::::66666666666000000", // M 96-127, N 1024-1535
-			"222222222222222::::::0066666666000000000", // M 96-127, N 1536-2047
-			"22222222222222::::::60006666666600000000", // M 96-127, N 2048-3071
-			"2222222222222::::::666006666666600000000", // M 96-127, N 3072-4095
-			"222222222222::::::6666000066666600000000", // M 96-127, N 4096-6143
+			"7777888877777777777777777777777777777777", // M 96-127, N 8-11
+			"7777888887777777777777777777777777777777", // M 96-127, N 12-15
+			"7777888887777777777777777777777777777777", // M 96-127, N 16-23
+			"777222222222222877777777777777777777<<<7", // M 96-127, N 24-31
+			"22222222222552287777777777777777777<<000", // M 96-127, N 32-47
+			"2222222224455228777777777777777:77<<<000", // M 96-127, N 48-63
+			"7777222224455228877877777777<<:::<<<<777", // M 96-127, N 64-95
+			"222222224447522887777777777:<<::::<<<000", // M 96-127, N 96-127
+			"77772222444452222272772222:::::::::<0000", // M 96-127, N 128-191
+			"77772222222222222222222222:::::::::66000", // M 96-127, N 192-255
+			"77772222222222222242222:::::::::::666000", // M 96-127, N 256-383
+			"7772222222222222222442:::::::::::6660000", // M 96-127, N 384-511
+			"222222222222222222::::::::::::::66660000", // M 96-127, N 512-767
+			"22222222222222222:::::::::::::::66600000", // M 96-127, N 768-1023
+			"2222222222222222:::::::6:::::::666000000", // M 96-127, N 1024-1535
+			"222222222222222::::::0066::::::000000000", // M 96-127, N 1536-2047
+			"22222222222222::::::6066666:::6600000000", // M 96-127, N 2048-3071
+			"2222222222222<:::::666066666666600000000", // M 96-127, N 3072-4095
+			"222222222222<::::::666000066666600000000", // M 96-127, N 4096-6143
 			"2222222222222::::99666000::6666600000000", // M 96-127, N 6144-8191
 			"22222222226622::9996660:::::666000000000", // M 96-127, N 8192-12287
-			"222222222666222::99<66>>:::::66000000000", // M 96-127, N 12288-16383
-			"222222226666222:66<<<>>>>:::::0000000000", // M 96-127, N 16384-24575
-			"2222222666622:66>>6<??>>>::::66000000000", // M 96-127, N 24576-32767
-			"2222226666621066>>>>??????::666600000000", // M 96-127, N 32768-49151
-			"2222266666611>666>>>???????:666660000000", // M 96-127, N 49152-65535
-			"22226666666>116666>>???????6666666000000", // M 96-127, N 65536-98303
-			"22266666666>11>666<>???????6666666600000", // M 96-127, N 98304-131071
-			"226666666666>11>661>??????66666666660000", // M 96-127, N 131072-196607
-			"2666666666666>11111?????6666666666666000", // M 96-127, N 196608-262143
-			"66666666666666>>>>??66666666666666666600", // M 96-127, N >= 262144
-			"7777777777777777777777777777777777777777", // M 128-191, N <= 1
+			"222222222666222::99<66WW:::::66000000000", // M 96-127, N 12288-16383
+			"22222222666622::66<<<WWWW:::::0000000000", // M 96-127, N 16384-24575
+			"2222222666622:66WW6<XXWWW::::66000000000", // M 96-127, N 24576-32767
+			"222222666662::66WWWWXXXXXXXX666600000000", // M 96-127, N 32768-49151
+			"222226666662::666WWWXXXXXXXX666660000000", // M 96-127, N 49152-65535
+			"222266666662::6666WWXXXXXXX6666666000000", // M 96-127, N 65536-98303
+			"222666666662:::666<XXXXXXXX6666666600000", // M 96-127, N 98304-131071
+			"226666666666::::66:XXXXXXX66666666660000", // M 96-127, N 131072-196607
+			"2666666666666::::::XXXXX6666666666666000", // M 96-127, N 196608-262143
+			"66666666666666::::XX66666666666666666600", // M 96-127, N >= 262144
+			"========================================", // M 128-191, N <= 1
 			"4444444444444444444444444444444444444444", // M 128-191, N (none)
-			"7777777777777777777777777777777777777777", // M 128-191, N 2
-			"7777777777777777777777777777777777777777", // M 128-191, N 3
-			"7777777777777777777777777777777777777777", // M 128-191, N 4-5
+			"========================================", // M 128-191, N 2
+			"========================================", // M 128-191, N 3
+			"========================================", // M 128-191, N 4-5
 			"7777777777777777777777777777777777777777", // M 128-191, N 6-7
-			"7777778887777777777777777777777777777777", // M 128-191, N 8-11
+			"7777778777777777777777777777777777777777", // M 128-191, N 8-11
 			"7777788877777777777777777777777777777777", // M 128-191, N 12-15
-			"7777888877777777777777777777777777777777", // M 128-191, N 16-23
-			"7777222222222222777777777777777777777777", // M 128-191, N 24-31
-			"222222222224555587777777777777777777::::", // M 128-191, N 32-47
-			"222222222245555587777777777777::::::::::", // M 128-191, N 48-63
-			"7777222224452555887777777777:::::::::777", // M 128-191, N 64-95
-			"22222222444552553777777777::<:::::::::::", // M 128-191, N 96-127
-			"222222224424322277777777:::::<::::::::::", // M 128-191, N 128-191
-			"2222222244444422232227:::::::::66:666:::", // M 128-191, N 192-255
-			"22222222444442222522::::::::::6666666:::", // M 128-191, N 256-383
-			"2222222244442222224::::::::::66666666:::", // M 128-191, N 384-511
-			"222222222233222224::::::::::66666666::::", // M 128-191, N 512-767
-			"222222222222244245:::<::::6666666666::::", // M 128-191, N 768-1023
-			"222222222222242::::::::666666666666:::::", // M 128-191, N 1024-1535
-			"222222222222222:::::::61666666666:::::::", // M 128-191, N 1536-2047
-			"222222222222222::::::6666666666:::::::::", // M 128-191, N 2048-3071
-			"22222222222222:::::660060666666:::::::::", // M 128-191, N 3072-4095
-			"22222222222222::::6166066:66666:::::::::", // M 128-191, N 4096-6143
-			"22222222220022::::6966666066666:::::::::", // M 128-191, N 6144-8191
-			"222222222000=2::::6660666666666:::::::::", // M 128-191, N 8192-12287
-			"222222220000===::::66:>06666666:::::::::", // M 128-191, N 12288-16383
-			"222222200000====>>:6>>>>666666::::::::::", // M 128-191, N 16384-24575
-			"22222200000====>::>>>??>6666600:::::::::", // M 128-191, N 24576-32767
-			"22222000000====26>>>>??>>6660000::::::::", // M 128-191, N 32768-49151
-			"22220000000===??0>?>>??>>>6600000:::::::", // M 128-191, N 49152-65535
-			"22200000000==?????????>>>>60000000::::::", // M 128-191, N 65536-98303
-			"220000000000????????????>>600000000:::::", // M 128-191, N 98304-131071
-			"200000000000?????????????>0000000000::::", // M 128-191, N 131072-196607
-			"0000000000000???????????0000000000000:::", // M 128-191, N 196608-262143
-			"00000000000000??????000000000000000000::", // M 128-191, N >= 262144
-			"7777777777777777777777777777777777777777", // M 192-255, N <= 1
+			"7777888887777777777777777777777777777777", // M 128-191, N 16-23
+			"77772222222222227777777777777777777<7777", // M 128-191, N 24-31
+			"222222222224555587777777777777777<<<::::", // M 128-191, N 32-47
+			"222222222245555587777777777777:<<<<<<:::", // M 128-191, N 48-63
+			"7777222224452555887777777777::::<<<<<777", // M 128-191, N 64-95
+			"22222222444552553777777777::<::::<<<::::", // M 128-191, N 96-127
+			"222222224424322277777777:::::<::::<66:::", // M 128-191, N 128-191
+			"2222222244444422232227:::::::::666666:::", // M 128-191, N 192-255
+			"22222222444442222222::::::::::6666666:::", // M 128-191, N 256-383
+			"2222222244442222222:::::::::::6666666:::", // M 128-191, N 384-511
+			"22222222223322222::::::::::::6666666::::", // M 128-191, N 512-767
+			"2222222222222442:5:::<:::::::6666666::::", // M 128-191, N 768-1023
+			"222222222222242::::::::66::::666666:::::", // M 128-191, N 1024-1535
+			"22222222222222:::::::61166:666666:::::::", // M 128-191, N 1536-2047
+			"2222222222222:::::::60006666666:::::::::", // M 128-191, N 2048-3071
+			"2222222222222::::::006006666666:::::::::", // M 128-191, N 3072-4095
+			"2222222222222::::60100006:66666:::::::::", // M 128-191, N 4096-6143
+			"2222222222002::::69960000::6666:::::::::", // M 128-191, N 6144-8191
+			"22222222200022:::66666600::6666:::::::::", // M 128-191, N 8192-12287
+			"22222222000022:::::::0WW::66666:::::::::", // M 128-191, N 12288-16383
+			"222222200000222:::::WWWWW:::::::::::::::", // M 128-191, N 16384-24575
+			"222222000002222:60WWXXXWW::::00:::::::::", // M 128-191, N 24576-32767
+			"2222200000024220WWWXXXXXWW::0000::::::::", // M 128-191, N 32768-49151
+			"22220000000444:0WWWXXXXXXW::00000:::::::", // M 128-191, N 49152-65535
+			"22200000000444XW0WXXXXXXX::0000000::::::", // M 128-191, N 65536-98303
+			"22000000000044XXWXXXXXXXX::00000000:::::", // M 128-191, N 98304-131071
+			"20000000000044XXXXXXXXXXX:0000000000::::", // M 128-191, N 131072-196607
+			"000000000000044XXXXXXXXX0000000000000:::", // M 128-191, N 196608-262143
+			"000000000000004XXXXX000000000000000000::", // M 128-191, N >= 262144
+			"========================================", // M 192-255, N <= 1
 			"4444444444444444444444444444444444444444", // M 192-255, N (none)
-			"7777777777777777777777777777777777777777", // M 192-255, N 2
-			"7777777777777777777777777777777777777777", // M 192-255, N 3
-			"7777777777777777777777777777777777777777", // M 192-255, N 4-5
+			"========================================", // M 192-255, N 2
+			"========================================", // M 192-255, N 3
+			"========================================", // M 192-255, N 4-5
 			"7777777777777777777777777777777777777777", // M 192-255, N 6-7
 			"7777777777777777777777777777777777777777", // M 192-255, N 8-11
-			"7777777887777777777777777777777777777777", // M 192-255, N 12-15
-			"7777778887777777777777777777777777777777", // M 192-255, N 16-23
-			"7777722222222222277777777777777777777777", // M 192-255, N 24-31
-			"2222222222225555277777777777777777770000", // M 192-255, N 32-47
-			"22222222222455555777777777777:::::::0000", // M 192-255, N 48-63
-			"777722222224555557777777777:::::::::7777", // M 192-255, N 64-95
-			"2222222224442255577777777::::::::::::000", // M 192-255, N 96-127
-			"2222222244444225577777:::::::::00::66000", // M 192-255, N 128-191
+			"7777777777777777777777777777777777777777", // M 192-255, N 12-15
+			"7777778877777777777777777777777777777777", // M 192-255, N 16-23
+			"777772222222222227777777777777777<<77777", // M 192-255, N 24-31
+			"2222222222225555277777777777777<<<<<0000", // M 192-255, N 32-47
+			"22222222222455555777777777777:<<<<<<0000", // M 192-255, N 48-63
+			"777722222224555557777777777::::<<<<<7777", // M 192-255, N 64-95
+			"2222222224442255577777777::::::::<<<<000", // M 192-255, N 96-127
+			"2222222244444222577777:::::::::006666000", // M 192-255, N 128-191
 			"222222224447355223222:::::::::6666666000", // M 192-255, N 192-255
 			"2222222244473542253:3::::::::66666666000", // M 192-255, N 256-383
-			"222222224483222224::::::::::666666666000", // M 192-255, N 384-511
-			"22222222243322224:2:::::::66666666666000", // M 192-255, N 512-767
-			"222222222244234::4::::::6666666666660000", // M 192-255, N 768-1023
-			"22222222222223<:<:::::666666666666600000", // M 192-255, N 1024-1535
-			"2222222222222:::::::::666666666660000000", // M 192-255, N 1536-2047
-			"2222222222222::::6:::6666666666000000000", // M 192-255, N 2048-3071
-			"2222222222222:::66:666666666666000000000", // M 192-255, N 3072-4095
-			"2222222222=22::::66666666666666000000000", // M 192-255, N 4096-6143
-			"222222222000=:::::6666666666666000000000", // M 192-255, N 6144-8191
-			"222222220000==::::6666666666666000000000", // M 192-255, N 8192-12287
-			"2222222000000====:6666666666660000000000", // M 192-255, N 12288-16383
-			"222222000000====>>>>>>>>6666660000000000", // M 192-255, N 16384-24575
-			"222220000000====>>>>>>>>>666000000000000", // M 192-255, N 24576-32767
-			"22220000000====???>>>?>>>666000000000000", // M 192-255, N 32768-49151
-			"22200000000===?????>>?>>>>60000000000000", // M 192-255, N 49152-65535
-			"22000000000==??????????>>>60000000000000", // M 192-255, N 65536-98303
-			"200000000000?????????????>00000000000000", // M 192-255, N 98304-131071
-			"000000000000?????????????000000000000000", // M 192-255, N 131072-196607
-			"0000000000000??????????00000000000000000", // M 192-255, N 196608-262143
-			"000000000000000????000000000000000000000", // M 192-255, N >= 262144
-			"7777777777777777777777777777777777777777", // M 256-383, N <= 1
+			"2222222244832222242:::::::::666666666000", // M 192-255, N 384-511
+			"2222222224332222442:::::::66666666666000", // M 192-255, N 512-767
+			"222222222244234<44::::::::66666666660000", // M 192-255, N 768-1023
+			"22222222222223<<<::::6:66666666666600000", // M 192-255, N 1024-1535
+			"2222222222222:::::::66066666666660000000", // M 192-255, N 1536-2047
+			"222222222222::::660666006666666000000000", // M 192-255, N 2048-3071
+			"222222222222::::666660000666666000000000", // M 192-255, N 3072-4095
+			"222222222222::::666660000066666000000000", // M 192-255, N 4096-6143
+			"222222222000::::6666660000:6666000000000", // M 192-255, N 6144-8191
+			"222222220000:::::66660000006666000000000", // M 192-255, N 8192-12287
+			"2222222000000:::::::WWWW0666660000000000", // M 192-255, N 12288-16383
+			"2222220000002::::WWWWWWWWW::::0000000000", // M 192-255, N 16384-24575
+			"222220000000222WWWXWXXXWWW::000000000000", // M 192-255, N 24576-32767
+			"22220000000222XW0WXXXXXXWWW:000000000000", // M 192-255, N 32768-49151
+			"22200000000244XW1WXXXXXXXWW0000000000000", // M 192-255, N 49152-65535
+			"22000000000444XWWWXXXXXXXXX0000000000000", // M 192-255, N 65536-98303
+			"20000000000044XXXXXXXXXXXX00000000000000", // M 192-255, N 98304-131071
+			"00000000000044XXXXXXXXXXX000000000000000", // M 192-255, N 131072-196607
+			"00000000000004XXXXXXXXX00000000000000000", // M 192-255, N 196608-262143
+			"000000000000000XXXX000000000000000000000", // M 192-255, N >= 262144
+			"========================================", // M 256-383, N <= 1
 			"4444444444444444444444444444444444444444", // M 256-383, N (none)
-			"7777777777777777777777777777777777777777", // M 256-383, N 2
-			"7777777777777777777777777777777777777777", // M 256-383, N 3
-			"7777777777777777777777777777777777777777", // M 256-383, N 4-5
+			"========================================", // M 256-383, N 2
+			"========================================", // M 256-383, N 3
+			"========================================", // M 256-383, N 4-5
 			"7777777777777777777777777777777777777777", // M 256-383, N 6-7
-			"7777777787777777777777777777777777777777", // M 256-383, N 8-11
-			"7777777787777777777777777777777777777777", // M 256-383, N 12-15
-			"7777777887777777777777777777777777777777", // M 256-383, N 16-23
-			"7777777222222222227777777777777777777777", // M 256-383, N 24-31
-			"222222222222222222777777:77777777:::::::", // M 256-383, N 32-47
-			"2222222222225555527777777777::::::::::::", // M 256-383, N 48-63
-			"77722222222245555277777777::::::::::7777", // M 256-383, N 64-95
-			"22222222222222555277777:::::::::::::6:::", // M 256-383, N 96-127
-			"22222222244222222277::::::::::0000066:::", // M 256-383, N 128-191
+			"7777777777777777777777777777777777777777", // M 256-383, N 8-11
+			"7777777777777777777777777777777777777777", // M 256-383, N 12-15
+			"7777777877777777777777777777777777777777", // M 256-383, N 16-23
+			"7777777222222222227777777777777<<<777777", // M 256-383, N 24-31
+			"222222222222222222777777:7777<<<<<<:::::", // M 256-383, N 32-47
+			"222222222222455552777777777<<<<<<<<:::::", // M 256-383, N 48-63
+			"77722222222245555277777777<:::<<<<<<7777", // M 256-383, N 64-95
+			"22222222222222555277777::::::::000006:::", // M 256-383, N 96-127
+			"22222222244222222277:::::::::00000066:::", // M 256-383, N 128-191
 			"2222222224444352227::::::::::06606666:::", // M 256-383, N 192-255
-			"222222222444435222::::::::::666666666:::", // M 256-383, N 256-383
+			"22222222244443522::::::::::6666666666:::", // M 256-383, N 256-383
 			"2222222224442222:::::::::666666666666:::", // M 256-383, N 384-511
-			"222222222444222:::::::::6666666666666:::", // M 256-383, N 512-767
+			"222222222444222::::::::::666666666666:::", // M 256-383, N 512-767
 			"22222222222222::::::::66666666666666::::", // M 256-383, N 768-1023
-			"2222222222222::::::::66666666666666:::::", // M 256-383, N 1024-1535
-			"222222222222:::::::::666666666666:::::::", // M 256-383, N 1536-2047
-			"222222222222::::::::666666666666::::::::", // M 256-383, N 2048-3071
-			"22222222222::::::66666666666666:::::::::", // M 256-383, N 3072-4095
-			"222222222===:::::66666666666666:::::::::", // M 256-383, N 4096-6143
-			"222222220000=::::66666666666666:::::::::", // M 256-383, N 6144-8191
-			"222222200000===::6666666666666::::::::::", // M 256-383, N 8192-12287
-			"2222220000000====>>>>>>6666666::::::::::", // M 256-383, N 12288-16383
-			"222220000000=====>>>>>>>666660::::::::::", // M 256-383, N 16384-24575
-			"222200000000=====>>>>>>>>666000:::::::::", // M 256-383, N 24576-32767
-			"222000000000====??>>>>>>>6600000::::::::", // M 256-383, N 32768-49151
-			"220000000000==?????????>>>6000000:::::::", // M 256-383, N 49152-65535
-			"200000000000=???????????>>60000000::::::", // M 256-383, N 65536-98303
-			"000000000000?????????????>000000000:::::", // M 256-383, N 98304-131071
-			"0000000000000????????????00000000000::::", // M 256-383, N 131072-196607
-			"00000000000000??????00000000000000000:::", // M 256-383, N 196608-262143
-			"0000000000000000??00000000000000000000::", // M 256-383, N >= 262144
-			"7777777777777777777777777777777777777777", // M 384-511, N <= 1
+			"2222222222222:::::::666666666666666:::::", // M 256-383, N 1024-1535
+			"222222222222::::::006006666666666:::::::", // M 256-383, N 1536-2047
+			"22222222222:::::6666600066666666::::::::", // M 256-383, N 2048-3071
+			"2222222222::::::660000000666666:::::::::", // M 256-383, N 3072-4095
+			"2222222222::::::666660000066666:::::::::", // M 256-383, N 4096-6143
+			"222222220000::::666660000006666:::::::::", // M 256-383, N 6144-8191
+			"222222200000::::66666000006666::::::::::", // M 256-383, N 8192-12287
+			"2222220000000:::WWWWWWWWW66666::::::::::", // M 256-383, N 12288-16383
+			"222220000000:::WWWWWWWWWWW6660::::::::::", // M 256-383, N 16384-24575
+			"222200000000::XXXXXWXXWWWWW:000:::::::::", // M 256-383, N 24576-32767
+			"22200000000022XXXXXXXXXXWWW00000::::::::", // M 256-383, N 32768-49151
+			"2200000000002XXXXXXXXXXXXXW000000:::::::", // M 256-383, N 49152-65535
+			"2000000000002XXXXXXXXXXXXXX0000000::::::", // M 256-383, N 65536-98303
+			"0000000000004XXXXXXXXXXXXX000000000:::::", // M 256-383, N 98304-131071
+			"0000000000000XXXXXXXXXXXX00000000000::::", // M 256-383, N 131072-196607
+			"00000000000000XXXXXX00000000000000000:::", // M 256-383, N 196608-262143
+			"0000000000000000XX00000000000000000000::", // M 256-383, N >= 262144
+			"========================================", // M 384-511, N <= 1
 			"4444444444444444444444444444444444444444", // M 384-511, N (none)
-			"7777777777777777777777777777777777777777", // M 384-511, N 2
-			"7777777777777777777777777777777777777777", // M 384-511, N 3
-			"7777777777777777777777777777777777777777", // M 384-511, N 4-5
+			"========================================", // M 384-511, N 2
+			"========================================", // M 384-511, N 3
+			"===========777==========================", // M 384-511, N 4-5
 			"7777777777777777777777777777777777777777", // M 384-511, N 6-7
-			"7777777787777777777777777777777777777777", // M 384-511, N 8-11
-			"7777777887777777777777777777777777777777", // M 384-511, N 12-15
+			"7777777777777777777777777777777777777777", // M 384-511, N 8-11
+			"7777777877777777777777777777777777777777", // M 384-511, N 12-15
 			"7777777887777777777777777777777777777777", // M 384-511, N 16-23
-			"7777777222777722222777777777777777777777", // M 384-511, N 24-31
-			"2222222222277725522777770077777::0000000", // M 384-511, N 32-47
-			"222222222222225555277777077::::::::00000", // M 384-511, N 48-63
-			"7772222222222255552777777:::::::::007777", // M 384-511, N 64-95
-			"222222222222222552277:::::::::0000000000", // M 384-511, N 96-127
-			"2222222742222225527::::::::::00000006000", // M 384-511, N 128-191
-			"222222244222222222:::::::::0000000066000", // M 384-511, N 192-255
+			"77777772227777222227777777777<<<77777777", // M 384-511, N 24-31
+			"2222222222277725522777770077<<<<<0000000", // M 384-511, N 32-47
+			"22222222222222555527777707<<<<<<<<<00000", // M 384-511, N 48-63
+			"777222222222224552277777<<<<<<<000007777", // M 384-511, N 64-95
+			"222222222222222552277::::<<<<00000000000", // M 384-511, N 96-127
+			"222222274222222552::::::::::000000006000", // M 384-511, N 128-191
+			"22222224422222222:::::::::00000000066000", // M 384-511, N 192-255
 			"2222222224442222:::::::::000000006666000", // M 384-511, N 256-383
 			"222222224333322:::::::::0060666666666000", // M 384-511, N 384-511
 			"22222222433332:::::::0066666666666660000", // M 384-511, N 512-767
-			"2222222224222:::::::06066666666666660000", // M 384-511, N 768-1023
-			"222222222222::::::0060066666666666600000", // M 384-511, N 1024-1535
-			"22222222222:::::::0666066666666660000000", // M 384-511, N 1536-2047
-			"2222222222::::::666666666666666660000000", // M 384-511, N 2048-3071
-			"222222222=::::::660660000666666660000000", // M 384-511, N 3072-4095
-			"22222222====::::666660000066666600000000", // M 384-511, N 4096-6143
-			"22222220======:::66666060666666000000000", // M 384-511, N 6144-8191
-			"222222000000====>>>>66>06666660000000000", // M 384-511, N 8192-12287
-			"2222200000000====>>>>>>>6666660000000000", // M 384-511, N 12288-16383
-			"2222000000000=====>>>>>>>666600000000000", // M 384-511, N 16384-24575
-			"2220000000000=====>>>>>>>660000000000000", // M 384-511, N 24576-32767
-			"220000000000=======>>>>>>660000000000000", // M 384-511, N 32768-49151
-			"200000000000===????>>?>>>>00000000000000", // M 384-511, N 49152-65535
-			"000000000000==??????????>>00000000000000", // M 384-511, N 65536-98303
-			"0000000000000????????????000000000000000", // M 384-511, N 98304-131071
-			"00000000000000?????????00000000000000000", // M 384-511, N 131072-196607
-			"000000000000000????000000000000000000000", // M 384-511, N 196608-262143
+			"2222222224222:<::<<066066666666666660000", // M 384-511, N 768-1023
+			"222222222222:::::<0000066666666666600000", // M 384-511, N 1024-1535
+			"22222222222::::::00000066666666660000000", // M 384-511, N 1536-2047
+			"2222222222::::::660000006666666660000000", // M 384-511, N 2048-3071
+			"222222222::::::660W00WW0W666666660000000", // M 384-511, N 3072-4095
+			"22222222:::::::666600WW0WW66666600000000", // M 384-511, N 4096-6143
+			"22222220:::::::W666660000006666000000000", // M 384-511, N 6144-8191
+			"222222000000:::WW6666WWW0006660000000000", // M 384-511, N 8192-12287
+			"2222200000000:VWWWWWWWWWWW66660000000000", // M 384-511, N 12288-16383
+			"2222000000000:VVWWWWXWWWWWWW600000000000", // M 384-511, N 16384-24575
+			"2220000000000VXXXXXXXXXWWWW0000000000000", // M 384-511, N 24576-32767
+			"220000000000:XXXXXXXXXXXXWW0000000000000", // M 384-511, N 32768-49151
+			"200000000000XXXXXXXXXXXXXX00000000000000", // M 384-511, N 49152-65535
+			"000000000000XXXXXXXXXXXXXX00000000000000", // M 384-511, N 65536-98303
+			"0000000000000XXXXXXXXXXXX000000000000000", // M 384-511, N 98304-131071
+			"00000000000000XXXXXXXXX00000000000000000", // M 384-511, N 131072-196607
+			"000000000000000XXXX000000000000000000000", // M 384-511, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 384-511, N >= 262144
-			"7777777777777777777777777777777777777777", // M 512-767, N <= 1
+			"================GGGA====================", // M 512-767, N <= 1
 			"4444444444444444444444444444444444444444", // M 512-767, N (none)
-			"7777777777777777777777777777777777777777", // M 512-767, N 2
-			"7777777777777777777777777777777777777777", // M 512-767, N 3
-			"7777777777777777777777777777777777777777", // M 512-767, N 4-5
-			"7777777788777777777777777777777777777777", // M 512-767, N 6-7
-			"7777777788777777777777777777777777777777", // M 512-767, N 8-11
-			"7777777887777777777777777777777777777777", // M 512-767, N 12-15
+			"===============77777====================", // M 512-767, N 2
+			"================7777====================", // M 512-767, N 3
+			"==========77777==77=7777================", // M 512-767, N 4-5
+			"7777777777777777777777777777777777777777", // M 512-767, N 6-7
+			"7777777777777777777777777777777777777777", // M 512-767, N 8-11
+			"7777777877777777777777777777777777777777", // M 512-767, N 12-15
 			"7777777887777777777777777777777777777777", // M 512-767, N 16-23
 			"7777772227777772222277777777777777777777", // M 512-767, N 24-31
-			"2222222222777577522277777::77:::::::::::", // M 512-767, N 32-47
-			"2222222222277775552277777:::::::::::::::", // M 512-767, N 48-63
-			"7772222222222225725:77:::::::::000077777", // M 512-767, N 64-95
-			"222222777222222555:::::::::::0000000::::", // M 512-767, N 96-127
-			"772227783722222527::::::::::00000000::::", // M 512-767, N 128-191
-			"7222227434222225:::::::::000000000006:::", // M 512-767, N 192-255
-			"722222774444222::::::::00000000000666:::", // M 512-767, N 256-383
-			"72222222433333::::::::00000000666666::::", // M 512-767, N 384-511
-			"2222222243233:::::::0000006066666666::::", // M 512-767, N 512-767
-			"222222222422::::::0:060000666666666:::::", // M 512-767, N 768-1023
-			"22222222222:::::::0060006666666666::::::", // M 512-767, N 1024-1535
-			"2222222222<::::::66660066666666666::::::", // M 512-767, N 1536-2047
-			"222222222<<<::::6:6666066666666666::::::", // M 512-767, N 2048-3071
-			"22222222=<<:::::66>660000666666666::::::", // M 512-767, N 3072-4095
-			"2222222======:::666660>0>06666666:::::::", // M 512-767, N 4096-6143
-			"222222==========>>666606006666666:::::::", // M 512-767, N 6144-8191
-			"22222000========>>>66>>06666666:::::::::", // M 512-767, N 8192-12287
-			"2222000000000====>>>>>>>>66666::::::::::", // M 512-767, N 12288-16383
-			"22200000000000====>>>>>>>66660::::::::::", // M 512-767, N 16384-24575
-			"22000000000000====>>>>>>>660000:::::::::", // M 512-767, N 24576-32767
-			"2000000000000======>>>>>>>600000::::::::", // M 512-767, N 32768-49151
-			"0000000000000===??==>>>>>>0000000:::::::", // M 512-767, N 49152-65535
-			"0000000000000=?????????>>000000000::::::", // M 512-767, N 65536-98303
-			"00000000000000??????0??000000000000:::::", // M 512-767, N 98304-131071
-			"000000000000000????00000000000000000::::", // M 512-767, N 131072-196607
+			"2222222222777577722277777::<<<<:::::::::", // M 512-767, N 32-47
+			"2222222222277775522277777:<<<<<<00::::::", // M 512-767, N 48-63
+			"7772222222222225725:77:<<<<<<<0000077777", // M 512-767, N 64-95
+			"222222777222222555::::::<<<<00000000::::", // M 512-767, N 96-127
+			"77222778372222252:::::::::0000000000::::", // M 512-767, N 128-191
+			"72222274342222255::::::::000000000006:::", // M 512-767, N 192-255
+			"7222227744442225:::::::00000000000666:::", // M 512-767, N 256-383
+			"722222224333335:::::::00000000666666::::", // M 512-767, N 384-511
+			"22222222432333:::::00000006066666666::::", // M 512-767, N 512-767
+			"222222222422::<<::00060000666666666:::::", // M 512-767, N 768-1023
+			"22222222222<:::::00000006666666666::::::", // M 512-767, N 1024-1535
+			"2222222222::::::660000066666666666::::::", // M 512-767, N 1536-2047
+			"222222222::::::66:0000006666666666::::::", // M 512-767, N 2048-3071
+			"22222222:::::::666WW0WW0W666666666::::::", // M 512-767, N 3072-4095
+			"2222222::::::::W66600WWWWW6666666:::::::", // M 512-767, N 4096-6143
+			"222222::::::::WWW666WWW0W00666666:::::::", // M 512-767, N 6144-8191
+			"22222000:::::VVWWW6[WWWW0000666:::::::::", // M 512-767, N 8192-12287
+			"2222000000000VVWWWXX6WWWWWWW66::::::::::", // M 512-767, N 12288-16383
+			"22200000000000VVWXXXXWWWWWWWW0::::::::::", // M 512-767, N 16384-24575
+			"22000000000000XXXXXXXXXXXWW0000:::::::::", // M 512-767, N 24576-32767
+			"2000000000000XXXXXXXXXXXXXX00000::::::::", // M 512-767, N 32768-49151
+			"0000000000000XXXXXXXXXXXXX0000000:::::::", // M 512-767, N 49152-65535
+			"0000000000000XXXXXXXXXXXX000000000::::::", // M 512-767, N 65536-98303
+			"00000000000000XXXXXX0XX000000000000:::::", // M 512-767, N 98304-131071
+			"000000000000000XXXX00000000000000000::::", // M 512-767, N 131072-196607
 			"0000000000000000000000000000000000000:::", // M 512-767, N 196608-262143
 			"00000000000000000000000000000000000000::", // M 512-767, N >= 262144
-			"7777777777777777777777777777777777777777", // M 768-1023, N <= 1
+			"==============GGGGBAA===================", // M 768-1023, N <= 1
 			"4444444444444444444444444444444444444444", // M 768-1023, N (none)
-			"7777777777777777777777777777777777777777", // M 768-1023, N 2
-			"7777777777777777777777777777777777777777", // M 768-1023, N 3
-			"7777777777777777777777777777777777777777", // M 768-1023, N 4-5
-			"7777777788777777777777777777777777777777", // M 768-1023, N 6-7
-			"7777777888877777777777777777777777777777", // M 768-1023, N 8-11
-			"7777777888777777777777777777777777777777", // M 768-1023, N 12-15
-			"7777772887777777777777777777777777777777", // M 768-1023, N 16-23
+			"==============GGGG77777=================", // M 768-1023, N 2
+			"==============77777777777===============", // M 768-1023, N 3
+			"==========7777777777777777==============", // M 768-1023, N 4-5
+			"7777777777777777777777777777777777777777", // M 768-1023, N 6-7
+			"7777777777777777777777777777777777777777", // M 768-1023, N 8-11
+			"7777777877777777777777777777777777777777", // M 768-1023, N 12-15
+			"7777778887777777777777777777777777777777", // M 768-1023, N 16-23
 			"7777772227777772222227777777777777777777", // M 768-1023, N 24-31
-			"2222222227777572222277777000000000000000", // M 768-1023, N 32-47
-			"2222222222777727222::777:0000:::00000000", // M 768-1023, N 48-63
-			"777222777222222222::::::::::::0000077777", // M 768-1023, N 64-95
-			"22222777772222255:::::::::::000000000000", // M 768-1023, N 96-127
-			"7222277887222225::::::::::00000000000000", // M 768-1023, N 128-191
-			"722227782722222:::::::::0000000000000000", // M 768-1023, N 192-255
-			"72222277722422::5:::::000000000000000000", // M 768-1023, N 256-383
-			"2222772224433:::::::00000000000006660000", // M 768-1023, N 384-511
-			"222222222443::5::::0:0000000066666600000", // M 768-1023, N 512-767
-			"22222222222::::::60000000006666666000000", // M 768-1023, N 768-1023
-			"2222222222<::::::60660000666666666000000", // M 768-1023, N 1024-1535
-			"222222222<<:::::::6666066666666666600000", // M 768-1023, N 1536-2047
-			"22222222<<<<:::::66666666666666666600000", // M 768-1023, N 2048-3071
-			"2222222=<<<<::::666666060666666666000000", // M 768-1023, N 3072-4095
-			"222222=========>>>6666060066666666000000", // M 768-1023, N 4096-6143
-			"22222===========>>>6>6666666666660000000", // M 768-1023, N 6144-8191
-			"2222=============>>?B>>>6666666600000000", // M 768-1023, N 8192-12287
-			"2220====0========>>?>>>>>666660000000000", // M 768-1023, N 12288-16383
-			"22000000000000====>>>?>>>>66600000000000", // M 768-1023, N 16384-24575
-			"200000000000000===>>????>>66000000000000", // M 768-1023, N 24576-32767
-			"000000000000000====>????>>60000000000000", // M 768-1023, N 32768-49151
-			"000000000000000=====????>>00000000000000", // M 768-1023, N 49152-65535
-			"000000000000000=???0>???>000000000000000", // M 768-1023, N 65536-98303
+			"22222222277775722222:7777000000000000000", // M 768-1023, N 32-47
+			"2222222222777727222::777<0000<0000000000", // M 768-1023, N 48-63
+			"777222777222222222::::::<<<<<00000077777", // M 768-1023, N 64-95
+			"22222777772222255:::::::<<00000000000000", // M 768-1023, N 96-127
+			"7222277887222225:::::::::000000000000000", // M 768-1023, N 128-191
+			"7222277827222225:::::::00000000000000000", // M 768-1023, N 192-255
+			"72222277722422:55:::::000000000000000000", // M 768-1023, N 256-383
+			"2222772224433<:::::0:0000000000006660000", // M 768-1023, N 384-511
+			"222222222443::5:::00:0000000066666600000", // M 768-1023, N 512-767
+			"22222222222::::;<60000000006666666000000", // M 768-1023, N 768-1023
+			"2222222222:55::<666000000666666666000000", // M 768-1023, N 1024-1535
+			"222222222<:::::6666600066666666666600000", // M 768-1023, N 1536-2047
+			"22222222<::::::6666600006666666666600000", // M 768-1023, N 2048-3071
+			"2222222::::::::W666660000666666666000000", // M 768-1023, N 3072-4095
+			"222222::::::::WWWW66W0W0WW66666666000000", // M 768-1023, N 4096-6143
+			"22222::::::::VWWWW6XXW00WWW6666660000000", // M 768-1023, N 6144-8191
+			"22224:::::::VVVWWWXX[WWWWWWW666600000000", // M 768-1023, N 8192-12287
+			"2220::::0::VVVVVWXXXXWWWWWWWW60000000000", // M 768-1023, N 12288-16383
+			"22000000000000VVXXXXXXWWWWWWX00000000000", // M 768-1023, N 16384-24575
+			"200000000000000XXXXXXXXXXXXX000000000000", // M 768-1023, N 24576-32767
+			"000000000000000XXXXXXXXXXXX0000000000000", // M 768-1023, N 32768-49151
+			"000000000000000XXXXXXXXXXX00000000000000", // M 768-1023, N 49152-65535
+			"000000000000000XXXX0XXXXX000000000000000", // M 768-1023, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 768-1023, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 768-1023, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 768-1023, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 768-1023, N >= 262144
-			"7777777777777777777777777777777777777777", // M 1024-1535, N <= 1
+			"=============GGGGDBBAC==================", // M 1024-1535, N <= 1
 			"4444444444444444444444444444444444444444", // M 1024-1535, N (none)
-			"7777777777777777777777777777777777777777", // M 1024-1535, N 2
-			"7777777777777777777777777777777777777777", // M 1024-1535, N 3
-			"7777777777777777777777777777777777777777", // M 1024-1535, N 4-5
-			"7777777888777777777777777777777777777777", // M 1024-1535, N 6-7
-			"7777778888877777777777777777777777777777", // M 1024-1535, N 8-11
-			"7777772888777777777777777777777777777777", // M 1024-1535, N 12-15
-			"7777772888778877777777777777777777777777", // M 1024-1535, N 16-23
-			"7777722227777772222277777777777777777777", // M 1024-1535, N 24-31
-			"2222222227777772222::7777700000000000000", // M 1024-1535, N 32-47
-			"222222227777772222::::::::00000000000000", // M 1024-1535, N 48-63
-			"772222777722222227::::::::77700007777777", // M 1024-1535, N 64-95
-			"22222777772222227::::::::::0000000000000", // M 1024-1535, N 96-127
-			"72222777772222278::::::::000000000000000", // M 1024-1535, N 128-191
-			"72227777772222::::::::000000000000000000", // M 1024-1535, N 192-255
-			"2227777772222::::::::0000000000000000000", // M 1024-1535, N 256-383
-			"222778722222:::::::006000000000000000000", // M 1024-1535, N 384-511
-			"22277872222:::::0::060000000000066000000", // M 1024-1535, N 512-767
-			"2222772222<::::::00000000000000666000000", // M 1024-1535, N 768-1023
-			"222222222<<::::::66660000066066666600000", // M 1024-1535, N 1024-1535
-			"22222222<<<::::6666666666666666666600000", // M 1024-1535, N 1536-2047
-			"2222222<<::::::>666666066666666666600000", // M 1024-1535, N 2048-3071
-			"222222=<<<<<<<:>>>6660000666666666600000", // M 1024-1535, N 3072-4095
-			"22222====<=====>>>>660000066666666000000", // M 1024-1535, N 4096-6143
-			"2222============>>>>>>000006666666000000", // M 1024-1535, N 6144-8191
-			"222==============>>??>>>>>>6666660000000", // M 1024-1535, N 8192-12287
-			"220==============>?????>>>>6666000000000", // M 1024-1535, N 12288-16383
-			"2000====00========???????>66660000000000", // M 1024-1535, N 16384-24575
-			"000000000000000===????????>6600000000000", // M 1024-1535, N 24576-32767
-			"0000000000000000===???????>6000000000000", // M 1024-1535, N 32768-49151
-			"000000000000000000=???????>0000000000000", // M 1024-1535, N 49152-65535
-			"00000000000000000000?????000000000000000", // M 1024-1535, N 65536-98303
+			"=============GGGGD=BAA7777==============", // M 1024-1535, N 2
+			"=============7777777777777==============", // M 1024-1535, N 3
+			"=========777777777777777777=============", // M 1024-1535, N 4-5
+			"7777777777777777777777777777777777777777", // M 1024-1535, N 6-7
+			"7777778777777777777777777777777777777777", // M 1024-1535, N 8-11
+			"7777778877777777777777777777777777777777", // M 1024-1535, N 12-15
+			"7777778887777777777777777777777777777777", // M 1024-1535, N 16-23
+			"77777222277777722222777777<7777777777777", // M 1024-1535, N 24-31
+			"2222222227777772222:::777<00000000000000", // M 1024-1535, N 32-47
+			"222222227777772222::::::<<00000000000000", // M 1024-1535, N 48-63
+			"77222277772222222:::::::<<77700007777777", // M 1024-1535, N 64-95
+			"22222777772222227:::::::<000000000000000", // M 1024-1535, N 96-127
+			"72222777772222288::::::00000000000000000", // M 1024-1535, N 128-191
+			"722277777722227:::::::000000000000000000", // M 1024-1535, N 192-255
+			"2227777772222::::<0:06000000000000000000", // M 1024-1535, N 256-383
+			"222778722222:::0000000000000000000000000", // M 1024-1535, N 384-511
+			"22277872222::::;000060000000000066000000", // M 1024-1535, N 512-767
+			"2222772222:::::;660000000000000666000000", // M 1024-1535, N 768-1023
+			"222222222::::<W6666000000066066666600000", // M 1024-1535, N 1024-1535
+			"22222222::::::W6666660066666666666600000", // M 1024-1535, N 1536-2047
+			"2222222<;WWWW:W666W660006666666666600000", // M 1024-1535, N 2048-3071
+			"222222::::::::WW6WW666000666666666600000", // M 1024-1535, N 3072-4095
+			"22222::::::::WWW6WWWWWWWWW66666666000000", // M 1024-1535, N 4096-6143
+			"2222:::::::::VWWWWXXXWWWWWW6666666000000", // M 1024-1535, N 6144-8191
+			"2224::::::::VVVWXXXXXWWWWWWW666660000000", // M 1024-1535, N 8192-12287
+			"220::::::::VVVVXXXXXXX00WWWXX66000000000", // M 1024-1535, N 12288-16383
+			"2000::::00VVVVVXXXXXXX[0WXXXXX0000000000", // M 1024-1535, N 16384-24575
+			"000000000000000XXXXXXXXXXXXXX00000000000", // M 1024-1535, N 24576-32767
+			"0000000000000000XXXXXXXXXXXX000000000000", // M 1024-1535, N 32768-49151
+			"000000000000000000XXXXXXXXX0000000000000", // M 1024-1535, N 49152-65535
+			"00000000000000000000XXXXX000000000000000", // M 1024-1535, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 1024-1535, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 1024-1535, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 1024-1535, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 1024-1535, N >= 262144
-			"7777777777777777777777777777777777777777", // M 1536-2047, N <= 1
+			"=============GGGD===CCCCC===============", // M 1536-2047, N <= 1
 			"4444444444444444444444444444444444444444", // M 1536-2047, N (none)
-			"7777777777777777777777777777777777777777", // M 1536-2047, N 2
-			"7777777777777777777777777777777777777777", // M 1536-2047, N 3
-			"7777777787777777777777777777777777777777", // M 1536-2047, N 4-5
-			"7777777887777777777777777777777777777777", // M 1536-2047, N 6-7
-			"7777772887777777777777777777777777777777", // M 1536-2047, N 8-11
-			"7777772887777777777777777777777777777777", // M 1536-2047, N 12-15
-			"7777724877788777777777777777777777777777", // M 1536-2047, N 16-23
-			"7777222277777772222777777777777777777777", // M 1536-2047, N 24-31
-			"222222277777777772:::77::::0000000000000", // M 1536-2047, N 32-47
-			"222227777777777777::::7:::00000000000000", // M 1536-2047, N 48-63
-			"772277777777777277::::::::77777777777777", // M 1536-2047, N 64-95
-			"222277777772772887::::::0000000000000000", // M 1536-2047, N 96-127
-			"72227777777222778::::::00000000000000000", // M 1536-2047, N 128-191
-			"2227777777722:::::::::000000000000000000", // M 1536-2047, N 192-255
-			"227778777772:::::<::66600000000000000000", // M 1536-2047, N 256-383
-			"22778587222:::::::0066600000000000000000", // M 1536-2047, N 384-511
-			"2277888722;:::::::6006600000000000000000", // M 1536-2047, N 512-767
-			"222777722<<:;::::00660600000000006600000", // M 1536-2047, N 768-1023
-			"22222222<<<:::=::66660600000000066600000", // M 1536-2047, N 1024-1535
-			"2222222<<>;>>:>>6666600000000?6666600000", // M 1536-2047, N 1536-2047
-			"222222<<<=>>>:>>B>B660000066??6666600000", // M 1536-2047, N 2048-3071
-			"22222<<<<::::=>>>>>66>60B0>6??6666600000", // M 1536-2047, N 3072-4095
-			"2222<<<<<<<<===>>>;>>>>>>>?>666666600000", // M 1536-2047, N 4096-6143
-			"222==<<=========>????>>>>>>>666666000000", // M 1536-2047, N 6144-8191
-			"22===============>??????????666660000000", // M 1536-2047, N 8192-12287
-			"20================????BB????666000000000", // M 1536-2047, N 12288-16383
-			"000===============?????????6660000000000", // M 1536-2047, N 16384-24575
-			"0000====0==00000==?????????6600000000000", // M 1536-2047, N 24576-32767
-			"00000000000000000=?????????6000000000000", // M 1536-2047, N 32768-49151
-			"000000000000000000?????????0000000000000", // M 1536-2047, N 49152-65535
-			"0000000000000000000???????00000000000000", // M 1536-2047, N 65536-98303
+			"============IGGGD====ACCCC7=============", // M 1536-2047, N 2
+			"=============7GGD===AAA77777============", // M 1536-2047, N 3
+			"========77777777777777777777============", // M 1536-2047, N 4-5
+			"7777777777777777777777777777777777777777", // M 1536-2047, N 6-7
+			"7777778877777777777777777777777777777777", // M 1536-2047, N 8-11
+			"7777778887777777777777777777777777777777", // M 1536-2047, N 12-15
+			"7777788887777777777777777777777777777777", // M 1536-2047, N 16-23
+			"77772222777777722227777777<7777777777777", // M 1536-2047, N 24-31
+			"222222277777777772::::7::<<0000000000000", // M 1536-2047, N 32-47
+			"222227777777777777:::::::<00000000000000", // M 1536-2047, N 48-63
+			"772277777777777277::::::0077777777777777", // M 1536-2047, N 64-95
+			"22227777777277277:::::::0000000000000000", // M 1536-2047, N 96-127
+			"72227777777222788::::::00000000000000000", // M 1536-2047, N 128-191
+			"2227777777722::7:::::6600000000000000000", // M 1536-2047, N 192-255
+			"227778777772:::::<:666600000000000000000", // M 1536-2047, N 256-383
+			"22778587222::::0000006600000000000000000", // M 1536-2047, N 384-511
+			"2277888722:::::0000006600000000000000000", // M 1536-2047, N 512-767
+			"222777722<::;:::6W000W600000000006600000", // M 1536-2047, N 768-1023
+			"22222222:::;;WVW6WW60WW00000000066600000", // M 1536-2047, N 1024-1535
+			"2222222;:WWWWWWWWWW6660000000X6666600000", // M 1536-2047, N 1536-2047
+			"222222;;VWWWWWW6[W[666000066XX6666600000", // M 1536-2047, N 2048-3071
+			"22222;;;VVWWWWWW6WW66[[WX0W6XX6666600000", // M 1536-2047, N 3072-4095
+			"2222;V;;::VWWWWW6X;WXXWW[WXW666666600000", // M 1536-2047, N 4096-6143
+			"2225;;;::::::VWWXXXXXXWWWWWW666666000000", // M 1536-2047, N 6144-8191
+			"2255::::::::VVVXXXXXXXX[WWWX666660000000", // M 1536-2047, N 8192-12287
+			"20::::::::::VVXXXXXXXX[[[XXXX66000000000", // M 1536-2047, N 12288-16383
+			"000:::::::VVVXXXXXXXXX[[[XXXXX0000000000", // M 1536-2047, N 16384-24575
+			"0000::::0VV00000XXXXXX[[XXXXX00000000000", // M 1536-2047, N 24576-32767
+			"00000000000000000XXXXXXXXXXX000000000000", // M 1536-2047, N 32768-49151
+			"000000000000000000XXXXXXXXX0000000000000", // M 1536-2047, N 49152-65535
+			"0000000000000000000XXXXXXX00000000000000", // M 1536-2047, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 1536-2047, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 1536-2047, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 1536-2047, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 1536-2047, N >= 262144
-			"7777777777777777777777777777777777777777", // M 2048-3071, N <= 1
+			"============GGGGD====CCCCCC=============", // M 2048-3071, N <= 1
 			"4444444444444444444444444444444444444444", // M 2048-3071, N (none)
-			"7777777777777777777777777777777777777777", // M 2048-3071, N 2
-			"7777777777777777777777777777777777777777", // M 2048-3071, N 3
-			"7777777877777777777777777777777777777777", // M 2048-3071, N 4-5
-			"7777722877777777777777777777777777777777", // M 2048-3071, N 6-7
-			"7777724477777777777777777777777777777777", // M 2048-3071, N 8-11
-			"7777224477888777777777777777777777777777", // M 2048-3071, N 12-15
-			"7777224877788877777777777777777777777777", // M 2048-3071, N 16-23
-			"777722277788877772777777::::777777777777", // M 2048-3071, N 24-31
-			"2222227777777777777:7777:::0000000000000", // M 2048-3071, N 32-47
-			"2222777778877887577:::77::00000000000000", // M 2048-3071, N 48-63
-			"772277777887777787:::::70077777777777777", // M 2048-3071, N 64-95
-			"22277788777777778::::::00000000000000000", // M 2048-3071, N 96-127
-			"72227788777777::::::::000000000000000000", // M 2048-3071, N 128-191
-			"222777887887::::::::66000000000000000000", // M 2048-3071, N 192-255
-			"22777877788:::::::6666600000000000000000", // M 2048-3071, N 256-383
-			"2277858777:;::::::6666660000000000000000", // M 2048-3071, N 384-511
-			"227788872<;::::::66666660000000000000000", // M 2048-3071, N 512-767
-			"22277772<<<:::::606666660000000000000000", // M 2048-3071, N 768-1023
-			"2222772<<<<:::::66>666>60000000006600000", // M 2048-3071, N 1024-1535
-			"222222<<<;;>>:>>6>6666000000??0066600000", // M 2048-3071, N 1536-2047
-			"22227<<<<=>>>>>>>06666000000???666600000", // M 2048-3071, N 2048-3071
-			"2222<;;<<<=>==>>>>>>6660B??6???666600000", // M 2048-3071, N 3072-4095
-			"222<<;;<=<::===>??B>>?B>?>?>666666600000", // M 2048-3071, N 4096-6143
-			"22==<<<<=======??????????BB?666666000000", // M 2048-3071, N 6144-8191
-			"2====<==========??????0?????666660000000", // M 2048-3071, N 8192-12287
-			"00===============?????BB????666000000000", // M 2048-3071, N 12288-16383
-			"00===============???????????660000000000", // M 2048-3071, N 16384-24575
-			"000===============?????????>600000000000", // M 2048-3071, N 24576-32767
-			"0000========00000=??????????000000000000", // M 2048-3071, N 32768-49151
-			"000000000000000000?????????0000000000000", // M 2048-3071, N 49152-65535
-			"0000000000000000000???????00000000000000", // M 2048-3071, N 65536-98303
+			"============IGGGD====ACCACCC============", // M 2048-3071, N 2
+			"============GGGGD======AAA777===========", // M 2048-3071, N 3
+			"=======77777777777777===77777===========", // M 2048-3071, N 4-5
+			"7777788777777777777777777777777777777777", // M 2048-3071, N 6-7
+			"7777788877777777777777777777777777777777", // M 2048-3071, N 8-11
+			"7777888887777777777777777777777777777777", // M 2048-3071, N 12-15
+			"7777888888888777777777777777777777777777", // M 2048-3071, N 16-23
+			"777722277788877772777777::00777777777777", // M 2048-3071, N 24-31
+			"2222227777777777777::777:000000000000000", // M 2048-3071, N 32-47
+			"2222777778877887577::::70000000000000000", // M 2048-3071, N 48-63
+			"772277777887777477::::::0077777777777777", // M 2048-3071, N 64-95
+			"22277788777777777:::::::0000000000000000", // M 2048-3071, N 96-127
+			"722277887777777:::::::::0000000000000000", // M 2048-3071, N 128-191
+			"222777887887::::::6666660000000000000000", // M 2048-3071, N 192-255
+			"22777877788:::::::6666660000000000000000", // M 2048-3071, N 256-383
+			"2277858777:::::::66666660000000000000000", // M 2048-3071, N 384-511
+			"227788872<::::::066666660000000000000000", // M 2048-3071, N 512-767
+			"22277772<<<::::66WW00WW60000000000000000", // M 2048-3071, N 768-1023
+			"2222772<;:;;WWW66WW00WW60000000006600000", // M 2048-3071, N 1024-1535
+			"222222;;;WWWWWWWWWW666000000XX0066600000", // M 2048-3071, N 1536-2047
+			"22227;;;VWWWWWW600W666000000XXX666600000", // M 2048-3071, N 2048-3071
+			"222266;VV;<<WWWW6WWW66[[XXX6XXX666600000", // M 2048-3071, N 3072-4095
+			"222000;;:;:WWWW6X[[XXX[[XWXW666666600000", // M 2048-3071, N 4096-6143
+			"225000;;:::::W[XXXXXXX[[[WWX666666000000", // M 2048-3071, N 6144-8191
+			"255000;:::::6VXXXXXXX00[[[[[666660000000", // M 2048-3071, N 8192-12287
+			"00:000::::66VXXXXXXXXX[[[[XXX66000000000", // M 2048-3071, N 12288-16383
+			"00::000::66VXXXXXXXXXX[[[XXXXX0000000000", // M 2048-3071, N 16384-24575
+			"000:::::::VXXXXXXXXXXX[[[XXXX00000000000", // M 2048-3071, N 24576-32767
+			"0000:::VVXXX00000XXXXXXXXXXX000000000000", // M 2048-3071, N 32768-49151
+			"000000000000000000XXXXXXXXX0000000000000", // M 2048-3071, N 49152-65535
+			"0000000000000000000XXXXXXX00000000000000", // M 2048-3071, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 2048-3071, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 2048-3071, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 2048-3071, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 2048-3071, N >= 262144
-			"7777777777777777777787778887777777777777", // M 3072-4095, N <= 1
+			"============GGGGD====CCCCCCC============", // M 3072-4095, N <= 1
 			"4444444444444444444444444444444444444444", // M 3072-4095, N (none)
-			"7777777777777777777777777777777777777777", // M 3072-4095, N 2
-			"7777777777777777777777777777777777777777", // M 3072-4095, N 3
-			"7777724777777777777777777777777777777777", // M 3072-4095, N 4-5
-			"7777244477777777777777777777777777777777", // M 3072-4095, N 6-7
-			"7777244477777777777777777777777777777777", // M 3072-4095, N 8-11
-			"7772244478888777777777777777777777777777", // M 3072-4095, N 12-15
-			"7772244878788277777777777777777777777777", // M 3072-4095, N 16-23
+			"============IGGG=========ACCC===========", // M 3072-4095, N 2
+			"============GGGGD========AAC7===========", // M 3072-4095, N 3
+			"=====887777777777777=====A777===========", // M 3072-4095, N 4-5
+			"7777888777777777777777777777777777777777", // M 3072-4095, N 6-7
+			"7777888877777777777777777777777777777777", // M 3072-4095, N 8-11
+			"7778888877777777777777777777777777777777", // M 3072-4095, N 12-15
+			"7778888888888777777777777777777777777777", // M 3072-4095, N 16-23
 			"7772277777872777777777777:00777777777777", // M 3072-4095, N 24-31
-			"2222277778777777577777777000000000000000", // M 3072-4095, N 32-47
-			"2222777788877885577::7777000000000000000", // M 3072-4095, N 48-63
-			"772777777877785757:::::77077777777777777", // M 3072-4095, N 64-95
-			"22277788777772777::::::00000000000000000", // M 3072-4095, N 96-127
-			"722777857777:77::::::0000000000000000000", // M 3072-4095, N 128-191
-			"72277788788:::::::6666000000000000000000", // M 3072-4095, N 192-255
-			"22777777782::::::66666600000000000000000", // M 3072-4095, N 256-383
-			"227778777<:::::::66666660000000000000000", // M 3072-4095, N 384-511
-			"22777777<<;:;:::666066660000000000000000", // M 3072-4095, N 512-767
-			"2227777<<<;;;::6666666660000000000000000", // M 3072-4095, N 768-1023
-			"222222<<<<<;;;;6666666600000000000000000", // M 3072-4095, N 1024-1535
-			"22222<<<<<<<==>>>666660000000B0006600000", // M 3072-4095, N 1536-2047
-			"2222<;;<<<<>==>>;>>>66000000BBB066600000", // M 3072-4095, N 2048-3071
-			"222<10;;=<<>>=>66>>>66B00B>0>B0666600000", // M 3072-4095, N 3072-4095
-			"22=<000;==<>>=B6??????B?BB?>666666000000", // M 3072-4095, N 4096-6143
-			"2===<;;<======B????????????>666666000000", // M 3072-4095, N 6144-8191
-			"0===<<<=======??????????????666660000000", // M 3072-4095, N 8192-12287
-			"0==============??????????????66000000000", // M 3072-4095, N 12288-16383
-			"0==============?????????????660000000000", // M 3072-4095, N 16384-24575
-			"00=======????====???????????000000000000", // M 3072-4095, N 24576-32767
-			"000=====?????0000??????????0000000000000", // M 3072-4095, N 32768-49151
-			"000000000??0000000?????????0000000000000", // M 3072-4095, N 49152-65535
-			"00000000000000000000?????000000000000000", // M 3072-4095, N 65536-98303
+			"2222277778777777577:77777000000000000000", // M 3072-4095, N 32-47
+			"2222777788877887577:::777000000000000000", // M 3072-4095, N 48-63
+			"772777777877785757:::::::077777777777777", // M 3072-4095, N 64-95
+			"22277788777772777::::::::000000000000000", // M 3072-4095, N 96-127
+			"722778858777777:::::66:::000000000000000", // M 3072-4095, N 128-191
+			"722777887882:::::66666666000000000000000", // M 3072-4095, N 192-255
+			"22777777782;:::::66666666000000000000000", // M 3072-4095, N 256-383
+			"227778777;;:::::666666666000000000000000", // M 3072-4095, N 384-511
+			"22777777<<:::::6666666666000000000000000", // M 3072-4095, N 512-767
+			"2227777<<<<:::66666600066000000000000000", // M 3072-4095, N 768-1023
+			"222222<<;<<<VWWW606660006000000000000000", // M 3072-4095, N 1024-1535
+			"22222;;;;<<VWWW<W666600000000[0006600000", // M 3072-4095, N 1536-2047
+			"222266;;;<<<WWW;;66666000000[[[066600000", // M 3072-4095, N 2048-3071
+			"2221600;;<::WWW6666666[[[[W0W[0666600000", // M 3072-4095, N 3072-4095
+			"2210000;;<<WW6666XXXX[[[[[XW666666000000", // M 3072-4095, N 4096-6143
+			"2510000;;:<W6666XXXXXXX[[[[W666666000000", // M 3072-4095, N 6144-8191
+			"0500000;:::66[XXXXXXXXX[[[[[666660000000", // M 3072-4095, N 8192-12287
+			"0<00000000006XXXXXXXXX[[[X[XX66000000000", // M 3072-4095, N 12288-16383
+			"0:0000000000XXXXXXXXXX[[[XXXXX0000000000", // M 3072-4095, N 16384-24575
+			"00000000000XXXXXXXXXXXX[XXXX000000000000", // M 3072-4095, N 24576-32767
+			"000:000666XXX0000XXXXXXXXXX0000000000000", // M 3072-4095, N 32768-49151
+			"000000000XX0000000XXXXXXXXX0000000000000", // M 3072-4095, N 49152-65535
+			"00000000000000000000XXXXX000000000000000", // M 3072-4095, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 3072-4095, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 3072-4095, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 3072-4095, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 3072-4095, N >= 262144
-			"7777777777777887777888888888777777777777", // M 4096-6143, N <= 1
+			"============GGGGD=====CCCCCC============", // M 4096-6143, N <= 1
 			"4444444444444444444444444444444444444444", // M 4096-6143, N (none)
-			"7777777777777777777777778888777777777777", // M 4096-6143, N 2
-			"7777778777777777777777777777777777777777", // M 4096-6143, N 3
-			"7777244777777777777777777777777777777777", // M 4096-6143, N 4-5
-			"7772244477777777777777777777777777777777", // M 4096-6143, N 6-7
-			"7772444777777777777777777777777777777777", // M 4096-6143, N 8-11
-			"7772447777877777777777777777777777777777", // M 4096-6143, N 12-15
-			"7774487788888877777777777777777777777777", // M 4096-6143, N 16-23
-			"7722777777888777777777777700777777777777", // M 4096-6143, N 24-31
-			"2227777777777772777777777700000000000000", // M 4096-6143, N 32-47
-			"22277777787788;777::777>B?00000000000000", // M 4096-6143, N 48-63
-			"7227777777778;;77:::::677?77777777777777", // M 4096-6143, N 64-95
-			"2227778877772;77;:::00000000000000000000", // M 4096-6143, N 96-127
-			"722777887777:::::::060000000000000000000", // M 4096-6143, N 128-191
-			"7222777777;;:::::66666000000000000000000", // M 4096-6143, N 192-255
-			"7227777777;;::::066666660000000000000000", // M 4096-6143, N 256-383
-			"72277777<4::::::666666666000000000000000", // M 4096-6143, N 384-511
-			"2227777<<<<::::6666666060000000000000000", // M 4096-6143, N 512-767
-			"222277<<<<<;;=06666600660000000000000000", // M 4096-6143, N 768-1023
-			"22222===<<<==>>>666666600000000000000000", // M 4096-6143, N 1024-1535
-			"2222<<<<======>>>6>666000000000000000000", // M 4096-6143, N 1536-2047
-			"222<<;;<======>>66>>>>000000000006600000", // M 4096-6143, N 2048-3071
-			"22=<100;===>>=>666???BB???>0000666000000", // M 4096-6143, N 3072-4095
-			"2==<000<==<:>BB6?????BB???>>666666000000", // M 4096-6143, N 4096-6143
-			"0===000<=====BB?????????B??>666660000000", // M 4096-6143, N 6144-8191
-			"0===0000=0==BBB?????????B???666600000000", // M 4096-6143, N 8192-12287
-			"0===000====B?????????????????60000000000", // M 4096-6143, N 12288-16383
-			"0=========???????????????????00000000000", // M 4096-6143, N 16384-24575
-			"00======??????=??????????????00000000000", // M 4096-6143, N 24576-32767
-			"000=??????????0000??????????000000000000", // M 4096-6143, N 32768-49151
-			"0000?????????000000???????00000000000000", // M 4096-6143, N 49152-65535
-			"000000000000000000000???0000000000000000", // M 4096-6143, N 65536-98303
+			"============IGGG=========AACC===========", // M 4096-6143, N 2
+			"======GGGG==GGGGD=======AAAACC==========", // M 4096-6143, N 3
+			"====8IIG777777777777===AAAA777==========", // M 4096-6143, N 4-5
+			"7778888877777777777777777777777777777777", // M 4096-6143, N 6-7
+			"7778888877777777777777777777777777777777", // M 4096-6143, N 8-11
+			"7778888887777777777777777777777777777777", // M 4096-6143, N 12-15
+			"7778888887877777777777777777777777777777", // M 4096-6143, N 16-23
+			"7722777777888777477777777700777777777777", // M 4096-6143, N 24-31
+			"2227777777777775777777777700000000000000", // M 4096-6143, N 32-47
+			"22277777787788;777::::777700000000000000", // M 4096-6143, N 48-63
+			"7227777778778;;77:::::::::77777777777777", // M 4096-6143, N 64-95
+			"222777887777<;77;:::::::::00000000000000", // M 4096-6143, N 96-127
+			"722777887777;;;:::6666::::00000000000000", // M 4096-6143, N 128-191
+			"72227777772;:;:::66666666600000000000000", // M 4096-6143, N 192-255
+			"72277777744;::::666666666600000000000000", // M 4096-6143, N 256-383
+			"7227777774:<:::0666666006600000000000000", // M 4096-6143, N 384-511
+			"2227777<<:<<::06066660000600000000000000", // M 4096-6143, N 512-767
+			"222277<<<<<<VWW0000000006600000000000000", // M 4096-6143, N 768-1023
+			"22222<<<<<<VVWWW006600000000000000000000", // M 4096-6143, N 1024-1535
+			"222211;;<<<VWWWW666660000000000000000000", // M 4096-6143, N 1536-2047
+			"222100;;;<:WWWW666666000[[00000006600000", // M 4096-6143, N 2048-3071
+			"2210000;;<<WW666666X[[Z[[[W0000666000000", // M 4096-6143, N 3072-4095
+			"2510000;<<<WW6666XXXXZ[[[[WW666666000000", // M 4096-6143, N 4096-6143
+			"05100000<<<66666XXXXXXX[[[[W666660000000", // M 4096-6143, N 6144-8191
+			"01000000000666XXXXXXXXX[[[[[666600000000", // M 4096-6143, N 8192-12287
+			"0100000000060XXXXXXXXXX[[[[[X60000000000", // M 4096-6143, N 12288-16383
+			"000000000000XXXXXXXXXXXX[[XXX00000000000", // M 4096-6143, N 16384-24575
+			"000000000000XXXXXXXXXXXXXXXXX00000000000", // M 4096-6143, N 24576-32767
+			"00000000000XXX0000XXXXXXXXXX000000000000", // M 4096-6143, N 32768-49151
+			"0000V0VXXXXXX000000XXXXXXX00000000000000", // M 4096-6143, N 49152-65535
+			"000000000000000000000XXX0000000000000000", // M 4096-6143, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 4096-6143, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 4096-6143, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 4096-6143, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 4096-6143, N >= 262144
-			"7777777777777888778888888888777777777777", // M 6144-8191, N <= 1
+			"============GGGGG======CCCCC============", // M 6144-8191, N <= 1
 			"4444444444444444444444444444444444444444", // M 6144-8191, N (none)
-			"7777777777777777777778888888877777777777", // M 6144-8191, N 2
-			"7777787777777777777777777888877777777777", // M 6144-8191, N 3
-			"7777244777777777777777777787777777777777", // M 6144-8191, N 4-5
-			"7772444777777777777777777777777777777777", // M 6144-8191, N 6-7
-			"7772447787777777777777777777777777777777", // M 6144-8191, N 8-11
-			"7724477888777777777777777777777777777777", // M 6144-8191, N 12-15
-			"7724888888877777777777777777777777777777", // M 6144-8191, N 16-23
-			"7727777877777778777777777777777777777777", // M 6144-8191, N 24-31
-			"22777778777777;8477777777??0000000000000", // M 6144-8191, N 32-47
-			"2277777777778;;;;1:::7>B??00000000000000", // M 6144-8191, N 48-63
-			"727778777777;;;;;111000B?777777777777777", // M 6144-8191, N 64-95
-			"227778877772;;;;111110000?60000000000000", // M 6144-8191, N 96-127
-			"72777777778::::::11060000000000000000000", // M 6144-8191, N 128-191
-			"722777777;;;::::166606000000000000000000", // M 6144-8191, N 192-255
-			"72222777<4:;;:::066606660000000000000000", // M 6144-8191, N 256-383
-			"7222777<<11:;;:0666666066000000000000000", // M 6144-8191, N 384-511
-			"222222<<<<<<;000606600066000000000000000", // M 6144-8191, N 512-767
-			"22222==<<<<===>0006600660000000000000000", // M 6144-8191, N 768-1023
-			"2222=========>>6>>>666600000000000000000", // M 6144-8191, N 1024-1535
-			"222==<========>>66>>>>000000000000000000", // M 6144-8191, N 1536-2047
-			"22==<<<========>6>?B>BBB0000000000000000", // M 6144-8191, N 2048-3071
-			"2===<00<======BB66?B????BB00000066000000", // M 6144-8191, N 3072-4095
-			"0===100<=====BBB???B???BBB?>666660000000", // M 6144-8191, N 4096-6143
-			"0==<0000000=BBBB???????BBB?>666600000000", // M 6144-8191, N 6144-8191
-			"0===00000000BBBB????????BB??>66000000000", // M 6144-8191, N 8192-12287
-			"0===0000000?BB??????????B????60000000000", // M 6144-8191, N 12288-16383
-			"0====0===0???????????????????00000000000", // M 6144-8191, N 16384-24575
-			"00=====??????????0???????????00000000000", // M 6144-8191, N 24576-32767
-			"00????????????00000?????????000000000000", // M 6144-8191, N 32768-49151
-			"0000?????????0000000??????00000000000000", // M 6144-8191, N 49152-65535
+			"============IIGGD======CCCACCC==========", // M 6144-8191, N 2
+			"=====GGGGGG=GGGGDD=====@CCAACC==========", // M 6144-8191, N 3
+			"====IIIIGG7777777777===@@AAAC7==========", // M 6144-8191, N 4-5
+			"77788IIIG7777777777777777777777777777777", // M 6144-8191, N 6-7
+			"777888II87777777777777777777777777777777", // M 6144-8191, N 8-11
+			"7788888887777777777777777777777777777777", // M 6144-8191, N 12-15
+			"7788888887777777777777777777777777777777", // M 6144-8191, N 16-23
+			"7727777877777778877777777777777777777777", // M 6144-8191, N 24-31
+			"22777778777777;;44::77777770000000000000", // M 6144-8191, N 32-47
+			"2277777777778;;;;1:::::77700000000000000", // M 6144-8191, N 48-63
+			"727778877777;;;;;11::::::777777777777777", // M 6144-8191, N 64-95
+			"227778877775;;;;1111100:::60000000000000", // M 6144-8191, N 96-127
+			"72777777777::;;;116660:::::0000000000000", // M 6144-8191, N 128-191
+			"72277777782::::1166000666600000000000000", // M 6144-8191, N 192-255
+			"72222777811;;::1606006066660000000000000", // M 6144-8191, N 256-383
+			"72227778811<::06666660000660000000000000", // M 6144-8191, N 384-511
+			"222222:<::<<VV00006000000660000000000000", // M 6144-8191, N 512-767
+			"22222::<<<<<VWWW000000000000000000000000", // M 6144-8191, N 768-1023
+			"2222::<<<<<VVWWWW66600000000000000000000", // M 6144-8191, N 1024-1535
+			"2225111<<<VVWWW66666600X[[[0000000000000", // M 6144-8191, N 1536-2047
+			"22511000<<<VWWW66W6XX60[[[[0000000000000", // M 6144-8191, N 2048-3071
+			"251100000<<06666666X[ZZ[[[[0000066000000", // M 6144-8191, N 3072-4095
+			"051000000<06666666XX[[ZZ[[[W666660000000", // M 6144-8191, N 4096-6143
+			"010000000006666[XXXXXXZ[[X[W666600000000", // M 6144-8191, N 6144-8191
+			"0100000000066XXXXXXXXXX[[X[[W66000000000", // M 6144-8191, N 8192-12287
+			"01000000000W6XXXXXXXXXXX[[[[[60000000000", // M 6144-8191, N 12288-16383
+			"0000000000660XXXXXXXXXXX[[[[X00000000000", // M 6144-8191, N 16384-24575
+			"000000000000XXXXX0XXXXXXXXXXX00000000000", // M 6144-8191, N 24576-32767
+			"00000000000XXX00000XXXXXXXXX000000000000", // M 6144-8191, N 32768-49151
+			"000000XXXXXXX0000000XXXXXX00000000000000", // M 6144-8191, N 49152-65535
 			"0000000000000000000000000000000000000000", // M 6144-8191, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 6144-8191, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 6144-8191, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 6144-8191, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 6144-8191, N >= 262144
-			"7777777777777788888888888888777777777777", // M 8192-12287, N <= 1
+			"=============GGGG=====@@CCCC============", // M 8192-12287, N <= 1
 			"4444444444444444444444444444444444444444", // M 8192-12287, N (none)
-			"7777777777777788878888888888887777777777", // M 8192-12287, N 2
-			"7777777777777777777777777888887777777777", // M 8192-12287, N 3
-			"7772477777777777777777777888877777777777", // M 8192-12287, N 4-5
-			"7772447777777777777777777787777777777777", // M 8192-12287, N 6-7
-			"7724477788777777777777777777777777777777", // M 8192-12287, N 8-11
-			"7724877778777777777777777777777777777777", // M 8192-12287, N 12-15
-			"7728888778877777777777777777777777777777", // M 8192-12287, N 16-23
-			"7727778887777787777777777787777777777777", // M 8192-12287, N 24-31
-			"227777888777787887777>=BB??0000000000000", // M 8192-12287, N 32-47
-			"227778887778<;;;11111>BB??00000000000000", // M 8192-12287, N 48-63
-			"7277888877755;;;1111100B?777777777777777", // M 8192-12287, N 64-95
-			"2277888877455;;111111100??66000000000000", // M 8192-12287, N 96-127
-			"7277788778;::::1111100000000000000000000", // M 8192-12287, N 128-191
-			"727777778;;;:::1116666000000000000000000", // M 8192-12287, N 192-255
-			"7222777<<<;;;::0066666600000000000000000", // M 8192-12287, N 256-383
-			"772222<<<<<;;;00066606660000000000000000", // M 8192-12287, N 384-511
-			"22222=<<<<<<;000066066660000000000000000", // M 8192-12287, N 512-767
-			"2222====<<===>>>>6>660600000000000000000", // M 8192-12287, N 768-1023
-			"222==========>>>>>>>>>000000000000000000", // M 8192-12287, N 1024-1535
-			"22=============>>BB>>>>00000000000000000", // M 8192-12287, N 1536-2047
-			"2==============BB?BBBBBBB000000000000000", // M 8192-12287, N 2048-3071
-			"0====<======BBBB??BBBBBBBBB0000000000000", // M 8192-12287, N 3072-4095
-			"0===1000=0=BBBBBB?BBBB?BBBBB006600000000", // M 8192-12287, N 4096-6143
-			"0==100000000BBBBBBBBB?BA@BB?666000000000", // M 8192-12287, N 6144-8191
-			"0==000000000BBBBBBBB???@BB??>60000000000", // M 8192-12287, N 8192-12287
-			"0===00000060BBBBBBBB????B????60000000000", // M 8192-12287, N 12288-16383
-			"0======BB00???BBBBB??????????00000000000", // M 8192-12287, N 16384-24575
-			"00===BB?BB?????0000??????????00000000000", // M 8192-12287, N 24576-32767
-			"00????????????000000????????000000000000", // M 8192-12287, N 32768-49151
-			"0000?????????000000000????00000000000000", // M 8192-12287, N 49152-65535
+			"=============IJJJ=@@@@@CCCCCCC==========", // M 8192-12287, N 2
+			"=====GGGGGG==GGGG=@@@@@CCCACCC==========", // M 8192-12287, N 3
+			"===IIIIIIG7777777777@@@@C@ACCC==========", // M 8192-12287, N 4-5
+			"77788IIII7777777777777777777777777777777", // M 8192-12287, N 6-7
+			"778888III7777777777777777777777777777777", // M 8192-12287, N 8-11
+			"7788888888777777777777777777777777777777", // M 8192-12287, N 12-15
+			"7788888888777777777777777777777777777777", // M 8192-12287, N 16-23
+			"7727778887777788777777777777777777777777", // M 8192-12287, N 24-31
+			"227777888777787881::77777770000000000000", // M 8192-12287, N 32-47
+			"227778887778<;;;1111:::77700000000000000", // M 8192-12287, N 48-63
+			"7277888877755;;;111110:::777777777777777", // M 8192-12287, N 64-95
+			"2277888877455;;11111100:::66000000000000", // M 8192-12287, N 96-127
+			"7277788778::::;1111160:::::0000000000000", // M 8192-12287, N 128-191
+			"727777778:::::11166606666600000000000000", // M 8192-12287, N 192-255
+			"7222777<841;::10600606666600000000000000", // M 8192-12287, N 256-383
+			"772222:<<1:::000600660000660000000000000", // M 8192-12287, N 384-511
+			"22222::<<<:<V000000000000000000000000000", // M 8192-12287, N 512-767
+			"2222:::<<<<VVWW00000000X0000000000000000", // M 8192-12287, N 768-1023
+			"2228:::<<<VVWWW666600XXX[[0[000000000000", // M 8192-12287, N 1024-1535
+			"228:11<<<VVVVWW6666XXXX[[[[[000000000000", // M 8192-12287, N 1536-2047
+			"25511100<V00VWW6666XXXX[[[[[000000000000", // M 8192-12287, N 2048-3071
+			"05110000000006[6666XX[[[[[[[000000000000", // M 8192-12287, N 3072-4095
+			"01100000000066[[[[XXX[ZZY[[[006600000000", // M 8192-12287, N 4096-6143
+			"0110000000066[XXXXXXX[Z[[X[[666000000000", // M 8192-12287, N 6144-8191
+			"0100000000006XXXXXXXXXY[[Y[[W60000000000", // M 8192-12287, N 8192-12287
+			"01000000000W6XXXXXXXXXXXY[[[[60000000000", // M 8192-12287, N 12288-16383
+			"0000000000WW6XXXXXXXXXXX[[[[[00000000000", // M 8192-12287, N 16384-24575
+			"000000000060XXX0000XXXXXX[[XX00000000000", // M 8192-12287, N 24576-32767
+			"00000000000XXX000000XXXXXXXX000000000000", // M 8192-12287, N 32768-49151
+			"000000XXXXXXX000000000XXXX00000000000000", // M 8192-12287, N 49152-65535
 			"0000000000000000000000000000000000000000", // M 8192-12287, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 8192-12287, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 8192-12287, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 8192-12287, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 8192-12287, N >= 262144
-			"7777777777777788888888888888777777777777", // M 12288-16383, N <= 1
+			"==============GG====@@@@@CCC============", // M 12288-16383, N <= 1
 			"4444444444444444444444444444444444444444", // M 12288-16383, N (none)
-			"7777777777777778888888888888877777777777", // M 12288-16383, N 2
-			"7777877777777777888888888888887777777777", // M 12288-16383, N 3
-			"7778877777777777777777778888887777777777", // M 12288-16383, N 4-5
-			"7778877777777777777777777888877777777777", // M 12288-16383, N 6-7
-			"7728877788777777777777777777777777777777", // M 12288-16383, N 8-11
-			"7728777778777777777777777777777777777777", // M 12288-16383, N 12-15
-			"7788888778888777777777777777777777777777", // M 12288-16383, N 16-23
-			"7777778887777887777777778877777777777777", // M 12288-16383, N 24-31
-			"227777888777887777777BBBB?00000000000000", // M 12288-16383, N 32-47
-			"277778887778887;11111BBB?000000000000000", // M 12288-16383, N 48-63
-			"7777888877555791111110BB?777777777777777", // M 12288-16383, N 64-95
-			"2777888878455:1111111100??66600000000000", // M 12288-16383, N 96-127
-			"727778878;;:::11111100000000000000000000", // M 12288-16383, N 128-191
-			"72777778<;;;::11110000000000000000000000", // M 12288-16383, N 192-255
-			"7227778<<<;;;110000000000000000000000000", // M 12288-16383, N 256-383
-			"77222<<<<<<;0000000066660000000000000000", // M 12288-16383, N 384-511
-			"2222===<<<<===>0000066660000000000000000", // M 12288-16383, N 512-767
-			"2220==========>>>>>>>0000000000000000000", // M 12288-16383, N 768-1023
-			"220============>>>>>>BB00000000000000000", // M 12288-16383, N 1024-1535
-			"20=============BBBB>BBB00000000000000000", // M 12288-16383, N 1536-2047
-			"00============BBBBBB>BBBBB00000000000000", // M 12288-16383, N 2048-3071
-			"0==========BBBBBBBBBBBBBBBB0000000000000", // M 12288-16383, N 3072-4095
-			"0===100===BBBBBBBBBBBBBBBBBB000000000000", // M 12288-16383, N 4096-6143
-			"0===0000000BBBBBBBBBBB?BBBBBB60000000000", // M 12288-16383, N 6144-8191
-			"0===00000000BBBBBBBBB??BBB???60000000000", // M 12288-16383, N 8192-12287
-			"0===000B000BBBBBBBBBB????????00000000000", // M 12288-16383, N 12288-16383
-			"0=====BBB0BBBBBBBB0B?????????00000000000", // M 12288-16383, N 16384-24575
-			"00??BBBBBBB???B0000B????????000000000000", // M 12288-16383, N 24576-32767
-			"000???????????000000???????0000000000000", // M 12288-16383, N 32768-49151
-			"00000????????000000000???000000000000000", // M 12288-16383, N 49152-65535
+			"=============IIJJJ@@@@@@@@CCC===========", // M 12288-16383, N 2
+			"====GGGGGGG==GGG==@@@@@@@@CCCC==========", // M 12288-16383, N 3
+			"===IIIIIII777=77777@@@@@@@CCCC==========", // M 12288-16383, N 4-5
+			"77788IIII7777777777777777777777777777777", // M 12288-16383, N 6-7
+			"778888III7777777777777777777777777777777", // M 12288-16383, N 8-11
+			"7788888888777777777777777777777777777777", // M 12288-16383, N 12-15
+			"7788888888777777777777777777777777777777", // M 12288-16383, N 16-23
+			"7777788887777888777777777777777777777777", // M 12288-16383, N 24-31
+			"2277778887778877711::7777700000000000000", // M 12288-16383, N 32-47
+			"277778887778887;11111:::7000000000000000", // M 12288-16383, N 48-63
+			"77778888775557911111100::777777777777777", // M 12288-16383, N 64-95
+			"277788887845501111111000::66600000000000", // M 12288-16383, N 96-127
+			"727778878:::::11111100:::::0000000000000", // M 12288-16383, N 128-191
+			"727777788::::111166666666600000000000000", // M 12288-16383, N 192-255
+			"722777;8<<:;0006666666666600000000000000", // M 12288-16383, N 256-383
+			"772228<<<<<00000000066000000000000000000", // M 12288-16383, N 384-511
+			"22228::<<<<VVW600000000XX000000000000000", // M 12288-16383, N 512-767
+			"2220:::<<<VVWWWWWWWXXXXXX[[0000000000000", // M 12288-16383, N 768-1023
+			"220::::<<<VVVWWWW[[[XXXX[[[[[00000000000", // M 12288-16383, N 1024-1535
+			"20:::<<<VVVVVWW[[XX[[[[[[[[[[00000000000", // M 12288-16383, N 1536-2047
+			"00:11110VVVV[[[[XXX[[[[[[[[[[00000000000", // M 12288-16383, N 2048-3071
+			"011110000000[[[[[[XX[[[[[[[[[00000000000", // M 12288-16383, N 3072-4095
+			"0111000000006[[X[XXXX[[YYY[[[00000000000", // M 12288-16383, N 4096-6143
+			"0110000000066[[XXXXXX[YYYY[[[60000000000", // M 12288-16383, N 6144-8191
+			"0110000000066X[XXXXXX[YYYYY[[60000000000", // M 12288-16383, N 8192-12287
+			"01000000000W6XXXXXXXXXYYYY[[[00000000000", // M 12288-16383, N 12288-16383
+			"0000000000WW6XXXXX0XXXXYYY[[[00000000000", // M 12288-16383, N 16384-24575
+			"000000000066XXX0000XXXXX[[[X000000000000", // M 12288-16383, N 24576-32767
+			"00000000000XXX000000XXXXXXX0000000000000", // M 12288-16383, N 32768-49151
+			"00000[XXXXXXX000000000XXX000000000000000", // M 12288-16383, N 49152-65535
 			"0000000000000000000000000000000000000000", // M 12288-16383, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 12288-16383, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 12288-16383, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 12288-16383, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 12288-16383, N >= 262144
-			"7777777777777778888888888888777777777777", // M 16384-24575, N <= 1
+			"===================@@@@@@@CC============", // M 16384-24575, N <= 1
 			"4444444444444444444444444444444444444444", // M 16384-24575, N (none)
-			"7777777777777777888888888888877777777777", // M 16384-24575, N 2
-			"7777777777777777788888888888877777777777", // M 16384-24575, N 3
-			"7777877777777777777778888888877777777777", // M 16384-24575, N 4-5
-			"7778877777777777777777788888877777777777", // M 16384-24575, N 6-7
-			"7778877787777777777777777888777777777777", // M 16384-24575, N 8-11
-			"7788777788777777777777777777777777777777", // M 16384-24575, N 12-15
-			"7788778888888877777777777777777777777777", // M 16384-24575, N 16-23
-			"7777778887788888777777778777777777777777", // M 16384-24575, N 24-31
-			"2277778887788887777777BB?000000000000000", // M 16384-24575, N 32-47
-			"277777777788888111111BBB0000000000000000", // M 16384-24575, N 48-63
-			"7777788778888811111110BB?777777777777777", // M 16384-24575, N 64-95
-			"277778888888001111111100??66660000000000", // M 16384-24575, N 96-127
-			"727777888:::::11111100000000000000000000", // M 16384-24575, N 128-191
-			"72777788<:;;:111100000000000000000000000", // M 16384-24575, N 192-255
-			"772778<<<<<:1006000000660000000000000000", // M 16384-24575, N 256-383
-			"7722=<<<<<<00>60000066??0000000000000000", // M 16384-24575, N 384-511
-			"222======<<>>>>>>>>B????0000000000000000", // M 16384-24575, N 512-767
-			"2200=========>>>>>BBBBBBB000000000000000", // M 16384-24575, N 768-1023
-			"2000=========BBB>>BBBBBBB000000000000000", // M 16384-24575, N 1024-1535
-			"000===========BBBBBBBBBBB000000000000000", // M 16384-24575, N 1536-2047
-			"00===========BBBBBBBBBBBBB00000000000000", // M 16384-24575, N 2048-3071
-			"0========BBBB=BBBBBBBBBBBBB0000000000000", // M 16384-24575, N 3072-4095
-			"0=======BBBBBBBBBBBBBBBBBBBB000000000000", // M 16384-24575, N 4096-6143
-			"0====0=BBBBBBBBBBBBBBBBBBBBBB00000000000", // M 16384-24575, N 6144-8191
-			"0====0=BB00BBBBBBBBBBBBBBBBBB00000000000", // M 16384-24575, N 8192-12287
-			"0====BBBBBBBBBBBBBBBBBB?????B00000000000", // M 16384-24575, N 12288-16383
-			"00BBBBBBBBBBBBB0000BB????????00000000000", // M 16384-24575, N 16384-24575
-			"00BBBBBBBBBBBBB00000B???????000000000000", // M 16384-24575, N 24576-32767
-			"000BBBBBB???BB0000000??????0000000000000", // M 16384-24575, N 32768-49151
-			"0000000??????000000000000000000000000000", // M 16384-24575, N 49152-65535
+			"==============IJJ=@@@@@@@@CCC===========", // M 16384-24575, N 2
+			"=====GGGGGG=======@@@@@@@@CCC===========", // M 16384-24575, N 3
+			"====IIIIII7777=777@@@@@@@@CCC===========", // M 16384-24575, N 4-5
+			"77788III7777777777777777777CC77777777777", // M 16384-24575, N 6-7
+			"7778888887777777777777777777777777777777", // M 16384-24575, N 8-11
+			"7788888888777777777777777777777777777777", // M 16384-24575, N 12-15
+			"7788888888777777777777777777777777777777", // M 16384-24575, N 16-23
+			"7777778887788888777777777777777777777777", // M 16384-24575, N 24-31
+			"227777888778888711::::777000000000000000", // M 16384-24575, N 32-47
+			"2777777777888881111110::0000000000000000", // M 16384-24575, N 48-63
+			"77778887788888111111100::777777777777777", // M 16384-24575, N 64-95
+			"277788888845001111111600::66660000000000", // M 16384-24575, N 96-127
+			"727777884::::111111100:::::0000000000000", // M 16384-24575, N 128-191
+			"727777844:::1116666000606600000000000000", // M 16384-24575, N 192-255
+			"77277;84<<:0006WW60666666600000000000000", // M 16384-24575, N 256-383
+			"77228<<<<<0WWWW6600[XXXXXX[0000000000000", // M 16384-24575, N 384-511
+			"2228::<<<<;WWWW6WW[XXXXXXX[[000000000000", // M 16384-24575, N 512-767
+			"2200:::<<<VWWWWW[[[XXXXXXX[[000000000000", // M 16384-24575, N 768-1023
+			"2000:::V<00VWW[[[[[XXXXXX[[[000000000000", // M 16384-24575, N 1024-1535
+			"000:::<VVVVV[[[[[[[[[[[[[[[0000000000000", // M 16384-24575, N 1536-2047
+			"00:11110VVV[[[[[[[[[[[[[[[[[000000000000", // M 16384-24575, N 2048-3071
+			"0:111100000[[[[[[[[[[[[[[[[[[00000000000", // M 16384-24575, N 3072-4095
+			"011110000000[[[[[[[[[[[[[[[[[00000000000", // M 16384-24575, N 4096-6143
+			"0111000000066[[[[[[[[[YYYY[[[00000000000", // M 16384-24575, N 6144-8191
+			"0110000000W66X[[[[[[X[YYYY[[[00000000000", // M 16384-24575, N 8192-12287
+			"0110000000WW6X[[[[[XXXYYYY[[[00000000000", // M 16384-24575, N 12288-16383
+			"0000000000W66XX0000XXXXYY[[[[00000000000", // M 16384-24575, N 16384-24575
+			"000000000000XXX00000XXXX[[[X000000000000", // M 16384-24575, N 24576-32767
+			"000000[[00XXXX0000000XXXXXX0000000000000", // M 16384-24575, N 32768-49151
+			"0000000XXXXXX000000000000000000000000000", // M 16384-24575, N 49152-65535
 			"0000000000000000000000000000000000000000", // M 16384-24575, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 16384-24575, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 16384-24575, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 16384-24575, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 16384-24575, N >= 262144
-			"7777777777777777788778888887777777777777", // M 24576-32767, N <= 1
+			"=====================@@@@@@=============", // M 24576-32767, N <= 1
 			"4444444444444444444444444444444444444444", // M 24576-32767, N (none)
-			"7777777777777777788888888888777777777777", // M 24576-32767, N 2
-			"7777777777777777777788888888877777777777", // M 24576-32767, N 3
-			"7777877777777777788888888888877777777777", // M 24576-32767, N 4-5
-			"7778877777777777777777888888877777777777", // M 24576-32767, N 6-7
-			"7778877777777777777777778888777777777777", // M 24576-32767, N 8-11
-			"7778877777777777777777777777777777777777", // M 24576-32767, N 12-15
-			"7788777777888877777777777777777777777777", // M 24576-32767, N 16-23
+			"==================@@@@@@@@CC============", // M 24576-32767, N 2
+			"=====GGGGGG======@@@@@@@@@CCC===========", // M 24576-32767, N 3
+			"====IIIII777777777@@@@@@@@CCC===========", // M 24576-32767, N 4-5
+			"7778888777777777777777777@CCC77777777777", // M 24576-32767, N 6-7
+			"7778888877777777777777777777777777777777", // M 24576-32767, N 8-11
+			"7778888887777777777777777777777777777777", // M 24576-32767, N 12-15
+			"7788888887788777777777777777777777777777", // M 24576-32767, N 16-23
 			"7727777777788888887777777777777777777777", // M 24576-32767, N 24-31
-			"2277777777888881187777B00000000000000000", // M 24576-32767, N 32-47
-			"2277778878888811111166B?0000000000000000", // M 24576-32767, N 48-63
-			"72777778;8888811111116B??777777777777777", // M 24576-32767, N 64-95
-			"22777778448::11111116600B?66666000000000", // M 24576-32767, N 96-127
-			"72777788<::::111111000000000000000000000", // M 24576-32767, N 128-191
-			"722778<44:;;1110000000000000000000000000", // M 24576-32767, N 192-255
-			"772288<<<<<1000>>00000060000000000000000", // M 24576-32767, N 256-383
-			"777==<<<<<<0>>>0000BBB??B000000000000000", // M 24576-32767, N 384-511
-			"220======<<>>>>B>>B?????B000000000000000", // M 24576-32767, N 512-767
-			"2000========BBBBBBBBBB?BBB00000000000000", // M 24576-32767, N 768-1023
-			"00000======BBBBBBBBBBBBBBB00000000000000", // M 24576-32767, N 1024-1535
-			"0000======BBBBBBBBBBBBBBB000000000000000", // M 24576-32767, N 1536-2047
-			"000========BBBBBBBBBBBBBBB00000000000000", // M 24576-32767, N 2048-3071
-			"00======BBBBBBBBBBBBBBBBBBB0000000000000", // M 24576-32767, N 3072-4095
-			"00===BBBBBBBBBBBBBBBBBBBBBBB000000000000", // M 24576-32767, N 4096-6143
-			"00==BBBBBBBBBBBBBBBBBBBBBBBBB00000000000", // M 24576-32767, N 6144-8191
-			"00BBBBBBBBBBBBBBBBBBBBBBBBBBB00000000000", // M 24576-32767, N 8192-12287
-			"00BBBBBBBBBBBBB0000BBBBBBBBB000000000000", // M 24576-32767, N 12288-16383
-			"00BBBBBBBBBBBBB00000BBBBBBBB000000000000", // M 24576-32767, N 16384-24575
-			"000BBBBBBBBBBB0000000BBB???0000000000000", // M 24576-32767, N 24576-32767
-			"00000BBBBBBBB000000000B??000000000000000", // M 24576-32767, N 32768-49151
-			"000000000BB00000000000000000000000000000", // M 24576-32767, N 49152-65535
+			"227777777788888111:::::00000000000000000", // M 24576-32767, N 32-47
+			"2277778878888811111110::0000000000000000", // M 24576-32767, N 48-63
+			"72777788088881111111100::777777777777777", // M 24576-32767, N 64-95
+			"2277777;08::1111111166000:66666000000000", // M 24576-32767, N 96-127
+			"727777844<:::111111600:::::0000000000000", // M 24576-32767, N 128-191
+			"72277;844<:1111W600000006[60000000000000", // M 24576-32767, N 192-255
+			"7722<;44<<00066WW60666[[XX[0000000000000", // M 24576-32767, N 256-383
+			"77788<<<<<0WWWWWW0[[XXXXXX[[000000000000", // M 24576-32767, N 384-511
+			"2208:<<<<<0WWWWW[[XXXXXXXX[[000000000000", // M 24576-32767, N 512-767
+			"2000::<<<<WWWWXX[[XXXXXXXX[[000000000000", // M 24576-32767, N 768-1023
+			"00000:V<<00XXXX[[[[XXXXXX[[[000000000000", // M 24576-32767, N 1024-1535
+			"0000:VVVVV[[[[[[[[[[[[[[[[[0000000000000", // M 24576-32767, N 1536-2047
+			"000:111VV[[[[[[[[[[[[[[[[[[0000000000000", // M 24576-32767, N 2048-3071
+			"0011111000[[[[[[[[[[[[[[[[[[000000000000", // M 24576-32767, N 3072-4095
+			"00111100000[[[[[[[[[[[[[[[[[[00000000000", // M 24576-32767, N 4096-6143
+			"001111000000[[[[[[[[[[[[[[[[[00000000000", // M 24576-32767, N 6144-8191
+			"001110000006X[[[[[[[[[[[Y[[[[00000000000", // M 24576-32767, N 8192-12287
+			"001100000006X[[0000[[[[[Y[[[000000000000", // M 24576-32767, N 12288-16383
+			"000000000000X[[00000[X[[[[[[000000000000", // M 24576-32767, N 16384-24575
+			"00000000000XXX0000000XXX[[[0000000000000", // M 24576-32767, N 24576-32767
+			"00000[[[[XXXX000000000XXX000000000000000", // M 24576-32767, N 32768-49151
+			"000000000XX00000000000000000000000000000", // M 24576-32767, N 49152-65535
 			"0000000000000000000000000000000000000000", // M 24576-32767, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 24576-32767, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 24576-32767, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 24576-32767, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 24576-32767, N >= 262144
-			"7777777777777777777777777777777777777777", // M 32768-49151, N <= 1
+			"========================================", // M 32768-49151, N <= 1
 			"4444444444444444444444444444444444444444", // M 32768-49151, N (none)
-			"7777777777777777777778888887777777777777", // M 32768-49151, N 2
-			"7777777777777777788888888888777777777777", // M 32768-49151, N 3
-			"7777777777777777888888888888777777777777", // M 32768-49151, N 4-5
-			"7777877777777777888888888888777777777777", // M 32768-49151, N 6-7
-			"7778877777777777777787778887777777777777", // M 32768-49151, N 8-11
-			"7778877777777777877777777777777777777777", // M 32768-49151, N 12-15
-			"7778877777788877877777777777777777777777", // M 32768-49151, N 16-23
-			"77277777778888888887777?7777777777777777", // M 32768-49151, N 24-31
-			"2277778888888881117777?00000000000000000", // M 32768-49151, N 32-47
-			"227777880888881111166???0000000000000000", // M 32768-49151, N 48-63
-			"727777800<888111111106B?7777777777777777", // M 32768-49151, N 64-95
-			"227777;11<::111111116000??66666600000000", // M 32768-49151, N 96-127
-			"7727788;::::1111111000000000000000000000", // M 32768-49151, N 128-191
-			"772788<<<<;11111000000000000000000000000", // M 32768-49151, N 192-255
-			"772=8<<<<<111000000000BB0000000000000000", // M 32768-49151, N 256-383
-			"770==<<<<<100>>BBBBBBB?BB000000000000000", // M 32768-49151, N 384-511
-			"200=======0>BBBBBBBB???BBB00000000000000", // M 32768-49151, N 512-767
-			"0000======BBBBBBBBBBBBBBBB00000000000000", // M 32768-49151, N 768-1023
-			"000000===BBBBBBBBBBBBBBBBB00000000000000", // M 32768-49151, N 1024-1535
-			"0000000==BBBBBBBBBBBBBBBBB00000000000000", // M 32768-49151, N 1536-2047
-			"0000=====BBBBBBBBBBBBBBBBB00000000000000", // M 32768-49151, N 2048-3071
-			"000==BBBBBBBBBBBBBBBBBBBBBB0000000000000", // M 32768-49151, N 3072-4095
-			"000BBBBBBBBBBB0BBBB0BBBBBBBB000000000000", // M 32768-49151, N 4096-6143
-			"00BBBBBBBBBBBB00BB00BBBBBBBB000000000000", // M 32768-49151, N 6144-8191
-			"00BBBBBBBBBBBB000000BBBBBBBB000000000000", // M 32768-49151, N 8192-12287
-			"000BBBBBBBBBBB000000BBBBBBB0000000000000", // M 32768-49151, N 12288-16383
-			"000BBBBBBBBBBB0000000BBBBBB0000000000000", // M 32768-49151, N 16384-24575
-			"00000BBBBBBBB000000000BBB000000000000000", // M 32768-49151, N 24576-32767
-			"00000000BBBB0000000000000000000000000000", // M 32768-49151, N 32768-49151
+			"=====================@@@@@@=============", // M 32768-49151, N 2
+			"=======GG=======@@@@@@@@@@@C============", // M 32768-49151, N 3
+			"=====III77777777777@@@@@@@@C============", // M 32768-49151, N 4-5
+			"7777888777777777777777@@@@@C777777777777", // M 32768-49151, N 6-7
+			"7778888777777777777777777777777777777777", // M 32768-49151, N 8-11
+			"7778888877777777777777777777777777777777", // M 32768-49151, N 12-15
+			"7778888887777777777777777777777777777777", // M 32768-49151, N 16-23
+			"7727777777888888888777777777777777777777", // M 32768-49151, N 24-31
+			"2277778888888881118777:00000000000000000", // M 32768-49151, N 32-47
+			"227778880888881111111:::0000000000000000", // M 32768-49151, N 48-63
+			"727777800188:1111111100:7777777777777777", // M 32768-49151, N 64-95
+			"227777101<:11111111166000:66666600000000", // M 32768-49151, N 96-127
+			"77277888<:::1111110000::[[:0000000000000", // M 32768-49151, N 128-191
+			"77278;8<<::111100000000[[[[[000000000000", // M 32768-49151, N 192-255
+			"7728<;X<<<<0000WW00[[[[[XX[[000000000000", // M 32768-49151, N 256-383
+			"7708<<<<<<:66WWW[[XXXXXXXX[[000000000000", // M 32768-49151, N 384-511
+			"2008:<<<<<66WW[X[[XXXXXXXX[[000000000000", // M 32768-49151, N 512-767
+			"0000::<<<<XWXXXX[[XXXXXXXX[[000000000000", // M 32768-49151, N 768-1023
+			"000000VV10XXXXX[[[[XXXXXX[[0000000000000", // M 32768-49151, N 1024-1535
+			"0000000V[[[[[[[[[[[[[[[[[[[0000000000000", // M 32768-49151, N 1536-2047
+			"0000VVV[[[[[[[[[[[[[[[[[[[00000000000000", // M 32768-49151, N 2048-3071
+			"0001111[[[[[[[[[[[[[[[[[[[[0000000000000", // M 32768-49151, N 3072-4095
+			"0001110[[[[[[[0[[[[0[[[[[[[[000000000000", // M 32768-49151, N 4096-6143
+			"00111100000[[[00[[00[[[[[[[[000000000000", // M 32768-49151, N 6144-8191
+			"00111000000[[[000000[[[[[[[[000000000000", // M 32768-49151, N 8192-12287
+			"00010000000[[[000000[[[[[[[0000000000000", // M 32768-49151, N 12288-16383
+			"000000[[00[[[[0000000[[[[[[0000000000000", // M 32768-49151, N 16384-24575
+			"00000[[[[[[[[000000000[[[000000000000000", // M 32768-49151, N 24576-32767
+			"00000000[[[[0000000000000000000000000000", // M 32768-49151, N 32768-49151
 			"0000000000000000000000000000000000000000", // M 32768-49151, N 49152-65535
 			"0000000000000000000000000000000000000000", // M 32768-49151, N 65536-98303
 			"0000000000000000000000000000000000000000", // M 32768-49151, N 98304-131071
 			"0000000000000000000000000000000000000000", // M 32768-49151, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 32768-49151, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 32768-49151, N >= 262144
-			"7777777777777777777777777777777777777777", // M 49152-65535, N <= 1
+			"========================================", // M 49152-65535, N <= 1
 			"4444444444444444444444444444444444444444", // M 49152-65535, N (none)
-			"7777777777777777777777788777777777777777", // M 49152-65535, N 2
-			"7777777777777777888887888877777777777777", // M 49152-65535, N 3
-			"7777777777777777888888888877777777777777", // M 49152-65535, N 4-5
-			"7777777777777777888888888877777777777777", // M 49152-65535, N 6-7
-			"7777877777777777777788877777777777777777", // M 49152-65535, N 8-11
-			"7777887777777778777778877777777777777777", // M 49152-65535, N 12-15
-			"7778777777787778877778777777777777777777", // M 49152-65535, N 16-23
-			"7777777777888888888777??7777777777777777", // M 49152-65535, N 24-31
-			"227777881788881111877??00000000000000000", // M 49152-65535, N 32-47
-			"2277778011:8:11111166???0000000000000000", // M 49152-65535, N 48-63
-			"777777111111111111110B???777777777777777", // M 49152-65535, N 64-95
-			"227771111<1111111111000B??66666660000000", // M 49152-65535, N 96-127
-			"7777888<<<111111110000000000000000000000", // M 49152-65535, N 128-191
-			"772888<<<<111111000000000000000000000000", // M 49152-65535, N 192-255
-			"77==8<<<<<1111000BBBBBBBB000000000000000", // M 49152-65535, N 256-383
-			"700===<<<<11BBBBBBBBBBBBBB00000000000000", // M 49152-65535, N 384-511
-			"000======BBBBBBBBBBBBBBBBB00000000000000", // M 49152-65535, N 512-767
-			"00000===BBBBBBBBBBBBBBBBBB00000000000000", // M 49152-65535, N 768-1023
-			"000000==BBBBBBBBBBBBBBBBBB00000000000000", // M 49152-65535, N 1024-1535
-			"00000000BBBBBBBBBBBBBBBBBB00000000000000", // M 49152-65535, N 1536-2047
-			"000000000BBBBBBBBBBBBBBBB000000000000000", // M 49152-65535, N 2048-3071
-			"000000000BB00000000000000000000000000000", // M 49152-65535, N 3072-4095
-			"0000BBBBBBBBB000000000BBBB00000000000000", // M 49152-65535, N 4096-6143
-			"0000BBBBBBBBB000000000BBBB00000000000000", // M 49152-65535, N 6144-8191
-			"0000BBBBBBBBB000000000BBBB00000000000000", // M 49152-65535, N 8192-12287
-			"00000BBBBBBBB000000000BBB000000000000000", // M 49152-65535, N 12288-16383
-			"0000000BBBBBB000000000000000000000000000", // M 49152-65535, N 16384-24575
-			"000000000BB00000000000000000000000000000", // M 49152-65535, N 24576-32767
+			"=======================@@===============", // M 49152-65535, N 2
+			"===============@@@@@@=@@@@==============", // M 49152-65535, N 3
+			"======I777777777777@@@@@@@==============", // M 49152-65535, N 4-5
+			"7777788777777777777777@@@@77777777777777", // M 49152-65535, N 6-7
+			"7777888777777777777777777777777777777777", // M 49152-65535, N 8-11
+			"7777888877777777788777777777777777777777", // M 49152-65535, N 12-15
+			"7778888888887777788777777777777777777777", // M 49152-65535, N 16-23
+			"7777777778888888888877777777777777777777", // M 49152-65535, N 24-31
+			"227777881788881111:777700000000000000000", // M 49152-65535, N 32-47
+			"2277788011:8:111111:::::0000000000000000", // M 49152-65535, N 48-63
+			"77777811111111111111106::777777777777777", // M 49152-65535, N 64-95
+			"2277711111111111111100[[[:66666660000000", // M 49152-65535, N 96-127
+			"7777887;::111111110000:[[[[0000000000000", // M 49152-65535, N 128-191
+			"7728;88;<::111100000[[[[[[[0000000000000", // M 49152-65535, N 192-255
+			"7788<;X<<::0000[[[[[[[[[XX[[000000000000", // M 49152-65535, N 256-383
+			"7008<<<<XX66W[[[[XXXXXXXXX[[000000000000", // M 49152-65535, N 384-511
+			"000::<<<<XXXXXX[[[XXXXXXXX[[000000000000", // M 49152-65535, N 512-767
+			"00000:<<<XXXXXX[[[XXXXXXX[[[000000000000", // M 49152-65535, N 768-1023
+			"000000V[[[[[[[[[[[[[XXXX[[[0000000000000", // M 49152-65535, N 1024-1535
+			"00000000[[[[[[[[[[[[[[[[[[00000000000000", // M 49152-65535, N 1536-2047
+			"000000000[[[[[[[[[[[[[[[[000000000000000", // M 49152-65535, N 2048-3071
+			"000000000[[00000000000000000000000000000", // M 49152-65535, N 3072-4095
+			"0000[[[[[[[[[000000000[[[[00000000000000", // M 49152-65535, N 4096-6143
+			"0000[[[[[[[[[000000000[[[[00000000000000", // M 49152-65535, N 6144-8191
+			"0000[[[[[[[[[000000000[[[[00000000000000", // M 49152-65535, N 8192-12287
+			"00000[[[[[[[[000000000[[[000000000000000", // M 49152-65535, N 12288-16383
+			"0000000[[[[[[000000000000000000000000000", // M 49152-65535, N 16384-24575
+			"000000000[[00000000000000000000000000000", // M 49152-65535, N 24576-32767
 			"0000000000000000000000000000000000000000", // M 49152-65535, N 32768-49151
 			"0000000000000000000000000000000000000000", // M 49152-65535, N 49152-65535
 			"0000000000000000000000000000000000000000", // M 49152-65535, N 65536-98303
@@ -18134,29 +18609,29 @@ var rules = [4]*opRule{
 			"0000000000000000000000000000000000000000", // M 49152-65535, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 49152-65535, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 49152-65535, N >= 262144
-			"7777777777777777777777777777777777777777", // M 65536-98303, N <= 1
+			"========================================", // M 65536-98303, N <= 1
 			"4444444444444444444444444444444444444444", // M 65536-98303, N (none)
-			"7777777777777777777777777777777777777777", // M 65536-98303, N 2
-			"7777777777777777888887777777777777777777", // M 65536-98303, N 3
-			"7777777777777777888888877777777777777777", // M 65536-98303, N 4-5
-			"7777777777777777888888877777777777777777", // M 65536-98303, N 6-7
-			"7777777777777777777788887777777777777777", // M 65536-98303, N 8-11
-			"7777877777777777777788887777777777777777", // M 65536-98303, N 12-15
-			"7778777777777777777778877777777777777777", // M 65536-98303, N 16-23
-			"777777777777788888777???7777777777777777", // M 65536-98303, N 24-31
-			"22777777777771111187???00000000000000000", // M 65536-98303, N 32-47
-			"2277771111111111111B????0000000000000000", // M 65536-98303, N 48-63
-			"777771111111111111100B???777777777777777", // M 65536-98303, N 64-95
-			"227771111::1111111110BBB??66666666000000", // M 65536-98303, N 96-127
-			"77788871::11111111000BB00000000000000000", // M 65536-98303, N 128-191
-			"778888;;<::111110BBBBBBB0000000000000000", // M 65536-98303, N 192-255
-			"70=88<<<<::11BBBBBBB?BBBB000000000000000", // M 65536-98303, N 256-383
-			"00===<<<<<<BBBBBBBBBBBBBB000000000000000", // M 65536-98303, N 384-511
-			"000===BBBBBBBBBBBBBBBBBBBB00000000000000", // M 65536-98303, N 512-767
-			"0000==BBBBBBBBBBBBBBBBBBBB00000000000000", // M 65536-98303, N 768-1023
-			"000000BBBBBBBBBBBBBBBBBBBB00000000000000", // M 65536-98303, N 1024-1535
-			"00000000BBBBBBBBBBBBBBBBBB00000000000000", // M 65536-98303, N 1536-2047
-			"0000000000BBBBBB00BBBBBB0000000000000000", // M 65536-98303, N 2048-3071
+			"========================================", // M 65536-98303, N 2
+			"===============@@@@@@===================", // M 65536-98303, N 3
+			"=======777777777777@@@@=================", // M 65536-98303, N 4-5
+			"7777788777777777777777@77777777777777777", // M 65536-98303, N 6-7
+			"7777788777777777777777777777777777777777", // M 65536-98303, N 8-11
+			"7777888878887777888777777777777777777777", // M 65536-98303, N 12-15
+			"7778888888888777887777777777777777777777", // M 65536-98303, N 16-23
+			"777777777777788:888877777777777777777777", // M 65536-98303, N 24-31
+			"22777787777771111::777700000000000000000", // M 65536-98303, N 32-47
+			"2277770111111111111:::::0000000000000000", // M 65536-98303, N 48-63
+			"7777711111111111111100[[:777777777777777", // M 65536-98303, N 64-95
+			"2277111111111111111100[[[[66666666000000", // M 65536-98303, N 96-127
+			"77788711<::11WW11100[[[[[[00000000000000", // M 65536-98303, N 128-191
+			"7785;71;;::00WW[[[[[[[[[[[[0000000000000", // M 65536-98303, N 192-255
+			"708<;XXX:::6W[[[[[[[[XX[[[[0000000000000", // M 65536-98303, N 256-383
+			"0088<<XXX666[[[[[XXXXXXXX[[0000000000000", // M 65536-98303, N 384-511
+			"000:<<<<XXXX[[[[[XXXXXXXX[[0000000000000", // M 65536-98303, N 512-767
+			"0000:<<<<XX[[[[[[[[[XXXX[[[0000000000000", // M 65536-98303, N 768-1023
+			"000000[[[[[[[[[[[[[[[[[[[[[0000000000000", // M 65536-98303, N 1024-1535
+			"00000000[[[[[[[[[[[[[[[[[[00000000000000", // M 65536-98303, N 1536-2047
+			"0000000000[[[[[[00[[[[[[0000000000000000", // M 65536-98303, N 2048-3071
 			"0000000000000000000000000000000000000000", // M 65536-98303, N 3072-4095
 			"0000000000000000000000000000000000000000", // M 65536-98303, N 4096-6143
 			"0000000000000000000000000000000000000000", // M 65536-98303, N 6144-8191
@@ -18171,28 +18646,28 @@ var rules = [4]*opRule{
 			"0000000000000000000000000000000000000000", // M 65536-98303, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 65536-98303, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 65536-98303, N >= 262144
-			"7777777777777777777777777777777777777777", // M 98304-131071, N <= 1
+			"========================================", // M 98304-131071, N <= 1
 			"4444444444444444444444444444444444444444", // M 98304-131071, N (none)
-			"7777777777777777777777777777777777777777", // M 98304-131071, N 2
-			"7777777777777777788887777777777777777777", // M 98304-131071, N 3
-			"7777777777777777888888777777777777777777", // M 98304-131071, N 4-5
-			"7777777777777777888888877777777777777777", // M 98304-131071, N 6-7
-			"7777777777777777777888877777777777777777", // M 98304-131071, N 8-11
-			"7778777777777777777788887777777777777777", // M 98304-131071, N 12-15
-			"7778777777777777777788887777777777777777", // M 98304-131071, N 16-23
-			"777777777777777777777??77777777777777777", // M 98304-131071, N 24-31
-			"22777777777711111177???00000000000000000", // M 98304-131071, N 32-47
-			"2277777711111111111B????0000000000000000", // M 98304-131071, N 48-63
-			"777777111111111111110B???777777777777777", // M 98304-131071, N 64-95
-			"227771111::111111110BBBB??66666666600000", // M 98304-131071, N 96-127
-			"77888771::111B>1100BBBBB0000000000000000", // M 98304-131071, N 128-191
-			"70888<;;<::1110BBBBBBBBBB000000000000000", // M 98304-131071, N 192-255
-			"00==<<<<<::1BBBBBBB?BBBBB000000000000000", // M 98304-131071, N 256-383
-			"00==B<<<<66BBBBBBBBBBBBBB000000000000000", // M 98304-131071, N 384-511
-			"000=BBBBBBBBBBBBBBBBBBBBBB00000000000000", // M 98304-131071, N 512-767
-			"0000BBBBBBBBBBBBBBBBBBBBBB00000000000000", // M 98304-131071, N 768-1023
-			"000000BBBBBBBBBBBBBBBBBBB000000000000000", // M 98304-131071, N 1024-1535
-			"00000000BBBBBBBBBBBBBBBB0000000000000000", // M 98304-131071, N 1536-2047
+			"========================================", // M 98304-131071, N 2
+			"===============@@@@@@===================", // M 98304-131071, N 3
+			"=====II777777777777@@@==================", // M 98304-131071, N 4-5
+			"777788877777777777777@@77777777777777777", // M 98304-131071, N 6-7
+			"7777888777777777777777777777777777777777", // M 98304-131071, N 8-11
+			"7778888878887777788777777777777777777777", // M 98304-131071, N 12-15
+			"7778888888878777788777777777777777777777", // M 98304-131071, N 16-23
+			"777777777777771::77777777777777777777777", // M 98304-131071, N 24-31
+			"227777777777111111::77:00000000000000000", // M 98304-131071, N 32-47
+			"2277777711111111111:::::0000000000000000", // M 98304-131071, N 48-63
+			"777777711111111111110[[[[777777777777777", // M 98304-131071, N 64-95
+			"227117111111111111110[[[[[66666666600000", // M 98304-131071, N 96-127
+			"77887711;::11WW1100[[[[[[[00000000000000", // M 98304-131071, N 128-191
+			"7085;71;;::66W[[[[[[[[[[[[00000000000000", // M 98304-131071, N 192-255
+			"008<;XXX:::66[[[[[[[[[X[[[00000000000000", // M 98304-131071, N 256-383
+			"008<<<XXX666[[[[[XXXXXXX[[00000000000000", // M 98304-131071, N 384-511
+			"000:<<<XXXXX[[[[[XXXXXX[[[00000000000000", // M 98304-131071, N 512-767
+			"0000:<<<XXX[[[[[[[[[XX[[[[00000000000000", // M 98304-131071, N 768-1023
+			"000000[[[[[[[[[[[[[[[[[[[000000000000000", // M 98304-131071, N 1024-1535
+			"00000000[[[[[[[[[[[[[[[[0000000000000000", // M 98304-131071, N 1536-2047
 			"0000000000000000000000000000000000000000", // M 98304-131071, N 2048-3071
 			"0000000000000000000000000000000000000000", // M 98304-131071, N 3072-4095
 			"0000000000000000000000000000000000000000", // M 98304-131071, N 4096-6143
@@ -18208,28 +18683,28 @@ var rules = [4]*opRule{
 			"0000000000000000000000000000000000000000", // M 98304-131071, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 98304-131071, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 98304-131071, N >= 262144
-			"7777777777777777777777777777777777777777", // M 131072-196607, N <= 1
+			"========================================", // M 131072-196607, N <= 1
 			"4444444444444444444444444444444444444444", // M 131072-196607, N (none)
-			"7777777777777777777777777777777777777777", // M 131072-196607, N 2
-			"7777777777777777788877777777777777777777", // M 131072-196607, N 3
-			"7777777777777777888888777777777777777777", // M 131072-196607, N 4-5
-			"7778777777777777888888877777777777777777", // M 131072-196607, N 6-7
-			"7778777777777777888888877777777777777777", // M 131072-196607, N 8-11
-			"7777777777777778877888877777777777777777", // M 131072-196607, N 12-15
-			"7777777777777778878888877777777777777777", // M 131072-196607, N 16-23
-			"777777777777777777777??77777777777777777", // M 131072-196607, N 24-31
-			"2277777777771111117BB??00000000000000000", // M 131072-196607, N 32-47
-			"2777777777111111111BBB??0000000000000000", // M 131072-196607, N 48-63
-			"77777777711111111111BBB??777777777777777", // M 131072-196607, N 64-95
-			"276777771::111111110BBBBB?66666666660000", // M 131072-196607, N 96-127
-			"7=88877;<1111111BBBBBBBBB000000000000000", // M 131072-196607, N 128-191
-			"00=88<<<<:<11BBBBBBBBBBBB000000000000000", // M 131072-196607, N 192-255
-			"00=B<<<<<66BBBBBBBBBBBBBB000000000000000", // M 131072-196607, N 256-383
-			"00BBBBBB16BBBBBBBBBBBBBBBB00000000000000", // M 131072-196607, N 384-511
-			"000BBBBBBBBBBBBBBBBBBBBBB000000000000000", // M 131072-196607, N 512-767
-			"00000BBBBBBBBBBBBBBBBBBBB000000000000000", // M 131072-196607, N 768-1023
-			"000000BBBBBBBBBBBBBBBBBB0000000000000000", // M 131072-196607, N 1024-1535
-			"00000000BBBB00000BBBBB000000000000000000", // M 131072-196607, N 1536-2047
+			"========================================", // M 131072-196607, N 2
+			"======IIIG=====@@@@@====================", // M 131072-196607, N 3
+			"====II777777777777@@@@==================", // M 131072-196607, N 4-5
+			"777888877777777777777@@77777777777777777", // M 131072-196607, N 6-7
+			"7778888877777777777777777777777777777777", // M 131072-196607, N 8-11
+			"7778888887887777777777777777777777777777", // M 131072-196607, N 12-15
+			"7778888888888777777777777777777777777777", // M 131072-196607, N 16-23
+			"777777777777771:::7777777777777777777777", // M 131072-196607, N 24-31
+			"227777777777111111:::::00000000000000000", // M 131072-196607, N 32-47
+			"27777777771111111111::::0000000000000000", // M 131072-196607, N 48-63
+			"7777777771111111111100[[[777777777777777", // M 131072-196607, N 64-95
+			"27667777111111111110[[[[[[66666666660000", // M 131072-196607, N 96-127
+			"7888777;:::11[[[[[[[[[[[[[00000000000000", // M 131072-196607, N 128-191
+			"0085;;;;:::6[[[[[[[[[[[[[[00000000000000", // M 131072-196607, N 192-255
+			"008<66X66:66[[[[[[[[[[[[[[00000000000000", // M 131072-196607, N 256-383
+			"008<<6666666[[[[[[XXXXX[[[00000000000000", // M 131072-196607, N 384-511
+			"000<<<<6XXXX[[[[[[XXXXX[[000000000000000", // M 131072-196607, N 512-767
+			"00000<<6XXX[[[[[[[[[[[[[[000000000000000", // M 131072-196607, N 768-1023
+			"000000[[[[[[[[[[[[[[[[[[0000000000000000", // M 131072-196607, N 1024-1535
+			"00000000[[[[00000[[[[[000000000000000000", // M 131072-196607, N 1536-2047
 			"0000000000000000000000000000000000000000", // M 131072-196607, N 2048-3071
 			"0000000000000000000000000000000000000000", // M 131072-196607, N 3072-4095
 			"0000000000000000000000000000000000000000", // M 131072-196607, N 4096-6143
@@ -18245,27 +18720,27 @@ var rules = [4]*opRule{
 			"0000000000000000000000000000000000000000", // M 131072-196607, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 131072-196607, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 131072-196607, N >= 262144
-			"7777777777777777777777777777777777777777", // M 196608-262143, N <= 1
+			"========================================", // M 196608-262143, N <= 1
 			"4444444444444444444444444444444444444444", // M 196608-262143, N (none)
-			"7777777777777777777777777777777777777777", // M 196608-262143, N 2
-			"7777777777777777777777777777777777777777", // M 196608-262143, N 3
-			"7787777777777777788887777777777777777777", // M 196608-262143, N 4-5
-			"7787777777777777888888777777777777777777", // M 196608-262143, N 6-7
-			"7787777777777777888888777777777777777777", // M 196608-262143, N 8-11
-			"7787777777777778888888877777777777777777", // M 196608-262143, N 12-15
-			"7787777777777778888888877777777777777777", // M 196608-262143, N 16-23
-			"77777777777777777777B?777777777777777777", // M 196608-262143, N 24-31
-			"27777777777711111:BBBB?00000000000000000", // M 196608-262143, N 32-47
-			"2777777777:111111110BBB?0000000000000000", // M 196608-262143, N 48-63
-			"77677777771111111110BBBBB777777777777777", // M 196608-262143, N 64-95
-			"26677777:::1111111BBBBBBB666666666666000", // M 196608-262143, N 96-127
-			"088877<<111111BBBBBBBBBBB000000000000000", // M 196608-262143, N 128-191
-			"0B888<<<111BBBBBBBBBBBBBB000000000000000", // M 196608-262143, N 192-255
-			"00BBBB<B11BBBBBBBBBBBBBBBB00000000000000", // M 196608-262143, N 256-383
-			"00BBBBBBBBBBBBBBBBBBBBBBBB00000000000000", // M 196608-262143, N 384-511
-			"0000BBBBBBBBBBBBBBBBBBBBB000000000000000", // M 196608-262143, N 512-767
-			"00000BBBBBBBBBBBBBBBBBBB0000000000000000", // M 196608-262143, N 768-1023
-			"0000000BBBBBB00BBBBBBBB00000000000000000", // M 196608-262143, N 1024-1535
+			"=====II=================================", // M 196608-262143, N 2
+			"===IIIII77G=============================", // M 196608-262143, N 3
+			"==II8877777777=7@@@@@===================", // M 196608-262143, N 4-5
+			"77888887777777777777@@777777777777777777", // M 196608-262143, N 6-7
+			"7788888887777777777777777777777777777777", // M 196608-262143, N 8-11
+			"7788888888777777777777777777777777777777", // M 196608-262143, N 12-15
+			"7788888888887777777777777777777777777777", // M 196608-262143, N 16-23
+			"777777777777777:::::7:777777777777777777", // M 196608-262143, N 24-31
+			"277777777777111111:::::00000000000000000", // M 196608-262143, N 32-47
+			"2777777777:1111111111:::0000000000000000", // M 196608-262143, N 48-63
+			"776777777711111111110[[[[777777777777777", // M 196608-262143, N 64-95
+			"266677771111111111[[[[[[[666666666666000", // M 196608-262143, N 96-127
+			"087611;;::::1[[[[[[[[[[[[[00000000000000", // M 196608-262143, N 128-191
+			"085666666666[[[[[[[[[[[[[[00000000000000", // M 196608-262143, N 192-255
+			"00<<66666666[[[[[[[[[[[[[[00000000000000", // M 196608-262143, N 256-383
+			"008<<6666666[[[[[[[[[[[[[[00000000000000", // M 196608-262143, N 384-511
+			"0000<<66666[[[[[[[[[[[[[[000000000000000", // M 196608-262143, N 512-767
+			"00000[[[[[[[[[[[[[[[[[[[0000000000000000", // M 196608-262143, N 768-1023
+			"0000000[[[[[[00[[[[[[[[00000000000000000", // M 196608-262143, N 1024-1535
 			"0000000000000000000000000000000000000000", // M 196608-262143, N 1536-2047
 			"0000000000000000000000000000000000000000", // M 196608-262143, N 2048-3071
 			"0000000000000000000000000000000000000000", // M 196608-262143, N 3072-4095
@@ -18282,27 +18757,27 @@ var rules = [4]*opRule{
 			"0000000000000000000000000000000000000000", // M 196608-262143, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 196608-262143, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 196608-262143, N >= 262144
-			"7777777777777777777777777777777777777777", // M 262144-393215, N <= 1
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 262144-393215, N <= 1
 			"4444444444444444444444444444444444444444", // M 262144-393215, N (none)
-			"7777777777777777777777777777777777777777", // M 262144-393215, N 2
-			"7777777777777777777777777777777777777777", // M 262144-393215, N 3
-			"7788777777777777788777777777777777777777", // M 262144-393215, N 4-5
-			"7888777777777777888887777777777777777777", // M 262144-393215, N 6-7
-			"7888777777777777888887777777777777777777", // M 262144-393215, N 8-11
-			"7777777777777777888888777777777777777777", // M 262144-393215, N 12-15
-			"7777777777777778888888777777777777777777", // M 262144-393215, N 16-23
-			"77777777777771777BBBBB777777777777777777", // M 262144-393215, N 24-31
-			"27777777777111111BBBBBB00000000000000000", // M 262144-393215, N 32-47
-			"2767777777<11111111BBBBB0000000000000000", // M 262144-393215, N 48-63
-			"766877777:11111BBBBBBBBB7777777777777777", // M 262144-393215, N 64-95
-			"66687777::11111BBBBBBBBBB666666666666600", // M 262144-393215, N 96-127
-			"0888776<1BB1BBBBBBBBBBBBB000000000000000", // M 262144-393215, N 128-191
-			"0B888<<1BBBBBBBBBBBBBBBBB000000000000000", // M 262144-393215, N 192-255
-			"0BBBBBBBBBBBBBBBBBBBBBBBB000000000000000", // M 262144-393215, N 256-383
-			"00BBBBBBBBBBBBBBBBBBBBBBB000000000000000", // M 262144-393215, N 384-511
-			"0000BBBBBBBBBBBBBBBBBBBBB000000000000000", // M 262144-393215, N 512-767
-			"0000000BBBBBB0BBBBBBBBBB0000000000000000", // M 262144-393215, N 768-1023
-			"00000000BBBB0000BBBBBB000000000000000000", // M 262144-393215, N 1024-1535
+			"IIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII", // M 262144-393215, N 2
+			"GGIIII77777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 262144-393215, N 3
+			"77I8887777777777777777777777777777777777", // M 262144-393215, N 4-5
+			"7888888877777777777777777777777777777777", // M 262144-393215, N 6-7
+			"7888888888777777777777777777777777777777", // M 262144-393215, N 8-11
+			"7788888888777777777777777777777777777777", // M 262144-393215, N 12-15
+			"7788888888877777777777777777777777777777", // M 262144-393215, N 16-23
+			"777787777777711:::::::777777777777777777", // M 262144-393215, N 24-31
+			"2777777777711111111::::00000000000000000", // M 262144-393215, N 32-47
+			"2787777777<11111111[[[[[0000000000000000", // M 262144-393215, N 48-63
+			"766877777111111[[[[[[[[[7777777777777777", // M 262144-393215, N 64-95
+			"666877771111111[[[[[[[[[[666666666666600", // M 262144-393215, N 96-127
+			"076667766:::[[[[[[[[[[[[[000000000000000", // M 262144-393215, N 128-191
+			"07666666666[[[[[[[[[[[[[[000000000000000", // M 262144-393215, N 192-255
+			"08666666666[[[[[[[[[[[[[[000000000000000", // M 262144-393215, N 256-383
+			"00<66666666[[[[[[[[[[[[[[000000000000000", // M 262144-393215, N 384-511
+			"0000<6[666[[[[[[[[[[[[[[[000000000000000", // M 262144-393215, N 512-767
+			"0000000[[[[[[0[[[[[[[[[[0000000000000000", // M 262144-393215, N 768-1023
+			"00000000[[[[0000[[[[[[000000000000000000", // M 262144-393215, N 1024-1535
 			"0000000000000000000000000000000000000000", // M 262144-393215, N 1536-2047
 			"0000000000000000000000000000000000000000", // M 262144-393215, N 2048-3071
 			"0000000000000000000000000000000000000000", // M 262144-393215, N 3072-4095
@@ -18319,26 +18794,26 @@ var rules = [4]*opRule{
 			"0000000000000000000000000000000000000000", // M 262144-393215, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 262144-393215, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 262144-393215, N >= 262144
-			"7777777777777777777777777777777777777777", // M 393216-524287, N <= 1
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 393216-524287, N <= 1
 			"4444444444444444444444444444444444444444", // M 393216-524287, N (none)
-			"7777777777777777777777777777777777777777", // M 393216-524287, N 2
-			"7788777777777777777777777777777777777777", // M 393216-524287, N 3
-			"7887777777777777777777777777777777777777", // M 393216-524287, N 4-5
-			"7887777777777777777777777777777777777777", // M 393216-524287, N 6-7
-			"7887777777777777888777777777777777777777", // M 393216-524287, N 8-11
-			"7887777777777778888877777777777777777777", // M 393216-524287, N 12-15
-			"7777777777777778888887777777777777777777", // M 393216-524287, N 16-23
-			"77777777777111177BBBBB777777777777777777", // M 393216-524287, N 24-31
-			"27677777777111111BBBBBB00000000000000000", // M 393216-524287, N 32-47
-			"2667777777:11111BBBBBBBB0000000000000000", // M 393216-524287, N 48-63
-			"766877777111111BBBBBBBBB7777777777777777", // M 393216-524287, N 64-95
-			"666877777111111BBBBBBBBB6666666666666660", // M 393216-524287, N 96-127
-			"0B8776661BBBBBBBBBBBBBBB0000000000000000", // M 393216-524287, N 128-191
-			"0BB87<<1BBBBBBBBBBBBBBBB0000000000000000", // M 393216-524287, N 192-255
-			"0BBBBBBBBBBBBBBBBBBBBBBB0000000000000000", // M 393216-524287, N 256-383
-			"00BBBBBBBBBBBBBBBBBBBBBB0000000000000000", // M 393216-524287, N 384-511
-			"0000BBBBBBBBBBBBBBBBBBB00000000000000000", // M 393216-524287, N 512-767
-			"00000000BBBB00BBBBBBBB000000000000000000", // M 393216-524287, N 768-1023
+			"IIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII", // M 393216-524287, N 2
+			"GGIII777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 393216-524287, N 3
+			"7I88877777777777777777777777777777777777", // M 393216-524287, N 4-5
+			"7888888877777777777777777777777777777777", // M 393216-524287, N 6-7
+			"7888888888777777777777777777777777777777", // M 393216-524287, N 8-11
+			"7888888888877777777777777777777777777777", // M 393216-524287, N 12-15
+			"7888888888877777777777777777777777777777", // M 393216-524287, N 16-23
+			"777788888888:11:::::::777777777777777777", // M 393216-524287, N 24-31
+			"2778887777711111111[[[:00000000000000000", // M 393216-524287, N 32-47
+			"2688777777:11111[[[[[[[[0000000000000000", // M 393216-524287, N 48-63
+			"766877777111111[[[[[[[[[7777777777777777", // M 393216-524287, N 64-95
+			"666877777111111[[[[[[[[[6666666666666660", // M 393216-524287, N 96-127
+			"0666666[6:66[[[[[[[[[[[[0000000000000000", // M 393216-524287, N 128-191
+			"066666666[[[[[[[[[[[[[[[0000000000000000", // M 393216-524287, N 192-255
+			"0766666666[[[[[[[[[[[[[[0000000000000000", // M 393216-524287, N 256-383
+			"00666666[[[[[[[[[[[[[[[[0000000000000000", // M 393216-524287, N 384-511
+			"000066[[[[[[[[[[[[[[[[[00000000000000000", // M 393216-524287, N 512-767
+			"00000000[[[[00[[[[[[[[000000000000000000", // M 393216-524287, N 768-1023
 			"0000000000000000000000000000000000000000", // M 393216-524287, N 1024-1535
 			"0000000000000000000000000000000000000000", // M 393216-524287, N 1536-2047
 			"0000000000000000000000000000000000000000", // M 393216-524287, N 2048-3071
@@ -18356,26 +18831,26 @@ var rules = [4]*opRule{
 			"0000000000000000000000000000000000000000", // M 393216-524287, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 393216-524287, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 393216-524287, N >= 262144
-			"7777777777777777777777777777777777777777", // M 524288-786431, N <= 1
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 524288-786431, N <= 1
 			"4444444444444444444444444444444444444444", // M 524288-786431, N (none)
-			"7788877777777777777777777777777777777777", // M 524288-786431, N 2
-			"7887777777777777777777777777777777777777", // M 524288-786431, N 3
-			"7887777777777777777777777777777777777777", // M 524288-786431, N 4-5
-			"7887777777777777777777777777777777777777", // M 524288-786431, N 6-7
-			"7887777777777777777777777777777777777777", // M 524288-786431, N 8-11
-			"7887777777777788777777777777777777777777", // M 524288-786431, N 12-15
-			"7787777777777778888877777777777777777777", // M 524288-786431, N 16-23
-			"7788777777711117BBBBBB777777777777777777", // M 524288-786431, N 24-31
-			"26667777771111111BBBBBB00000000000000000", // M 524288-786431, N 32-47
-			"0666777777111111BBBBBBBB0000000000000000", // M 524288-786431, N 48-63
-			"766677777111111BBBBBBBBB7777777777777777", // M 524288-786431, N 64-95
-			"6B6877778111111BBBBBBBBB6666666666666666", // M 524288-786431, N 96-127
-			"0B88766BBBBBBBBBBBBBBBBB0000000000000000", // M 524288-786431, N 128-191
-			"0BBB<<BBBBBBBBBBBBBBBBBB0000000000000000", // M 524288-786431, N 192-255
-			"00BBBBBBBBBBBBBBBBBBBBB00000000000000000", // M 524288-786431, N 256-383
-			"00BBBBBBBBBBBBBBBBBBBBB00000000000000000", // M 524288-786431, N 384-511
-			"0000BBBB0BB00BBBBBBBBB000000000000000000", // M 524288-786431, N 512-767
-			"000000000000000BBBBB00000000000000000000", // M 524288-786431, N 768-1023
+			"IIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII", // M 524288-786431, N 2
+			"GII87777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 524288-786431, N 3
+			"7888777777777777777777777777777777777777", // M 524288-786431, N 4-5
+			"7887777877777777777777777777777777777777", // M 524288-786431, N 6-7
+			"7888778888777777777777777777777777777777", // M 524288-786431, N 8-11
+			"7888788888777777777777777777777777777777", // M 524288-786431, N 12-15
+			"7888888888877777777777777777777777777777", // M 524288-786431, N 16-23
+			"77777888888::11:::::::777777777777777777", // M 524288-786431, N 24-31
+			"2778888888:111111[[[[[[00000000000000000", // M 524288-786431, N 32-47
+			"0888877887:11111[[[[[[[[0000000000000000", // M 524288-786431, N 48-63
+			"766677777:11111[[[[[[[[[7777777777777777", // M 524288-786431, N 64-95
+			"666877777111111[[[[[[[[[6666666666666666", // M 524288-786431, N 96-127
+			"0666666[6[6[[[[[[[[[[[[[0000000000000000", // M 524288-786431, N 128-191
+			"066666666[[[[[[[[[[[[[[[0000000000000000", // M 524288-786431, N 192-255
+			"006666666[[[[[[[[[[[[[[00000000000000000", // M 524288-786431, N 256-383
+			"00666666[[[[[[[[[[[[[[[00000000000000000", // M 524288-786431, N 384-511
+			"0000[[[[0[[00[[[[[[[[[000000000000000000", // M 524288-786431, N 512-767
+			"000000000000000[[[[[00000000000000000000", // M 524288-786431, N 768-1023
 			"0000000000000000000000000000000000000000", // M 524288-786431, N 1024-1535
 			"0000000000000000000000000000000000000000", // M 524288-786431, N 1536-2047
 			"0000000000000000000000000000000000000000", // M 524288-786431, N 2048-3071
@@ -18393,25 +18868,25 @@ var rules = [4]*opRule{
 			"0000000000000000000000000000000000000000", // M 524288-786431, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 524288-786431, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 524288-786431, N >= 262144
-			"7777777777777777777777777777777777777777", // M 786432-1048575, N <= 1
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 786432-1048575, N <= 1
 			"4444444444444444444444444444444444444444", // M 786432-1048575, N (none)
-			"7788777777777777777777777777777777777777", // M 786432-1048575, N 2
-			"7887777777777777777777777777777777777777", // M 786432-1048575, N 3
-			"7877777777777777777777777777777777777777", // M 786432-1048575, N 4-5
-			"7877777777777777777777777777777777777777", // M 786432-1048575, N 6-7
-			"7877777777777777777777777777777777777777", // M 786432-1048575, N 8-11
-			"7887777777777787777777777777777777777777", // M 786432-1048575, N 12-15
-			"7787777777777788878777777777777777777777", // M 786432-1048575, N 16-23
-			"7688777777711B0BBBBBBB777777777777777777", // M 786432-1048575, N 24-31
-			"06667777771111111BBBBBB00000000000000000", // M 786432-1048575, N 32-47
-			"0666677771111111BBBBBBB00000000000000000", // M 786432-1048575, N 48-63
-			"766688777111111BBBBBBBBB7777777777777777", // M 786432-1048575, N 64-95
-			"6BB687881111111BBBBBBBBB6666666666666666", // M 786432-1048575, N 96-127
-			"0BB876BBBBBBBBBBBBBBBBBB0000000000000000", // M 786432-1048575, N 128-191
-			"0BBBBBBBBBBBBBBBBBBBBBBB0000000000000000", // M 786432-1048575, N 192-255
-			"00BBBBBBBBBBBBBBBBBBBBB00000000000000000", // M 786432-1048575, N 256-383
-			"000BBBBBB000BBBBBBBBBB000000000000000000", // M 786432-1048575, N 384-511
-			"00000BB000000BBBBBBBB0000000000000000000", // M 786432-1048575, N 512-767
+			"IIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII", // M 786432-1048575, N 2
+			"GI887777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 786432-1048575, N 3
+			"7887777777777777777777777777777777777777", // M 786432-1048575, N 4-5
+			"7887777777777777777777777777777777777777", // M 786432-1048575, N 6-7
+			"7887777887777777777777777777777777777777", // M 786432-1048575, N 8-11
+			"7888778888777777777777777777777777777777", // M 786432-1048575, N 12-15
+			"7888888888887777777777777777777777777777", // M 786432-1048575, N 16-23
+			"77777788888:::::::[[[[777777777777777777", // M 786432-1048575, N 24-31
+			"0777888888::11111[[[[[[00000000000000000", // M 786432-1048575, N 32-47
+			"088888888::11111[[[[[[[00000000000000000", // M 786432-1048575, N 48-63
+			"766688888:11111[[[[[[[[[7777777777777777", // M 786432-1048575, N 64-95
+			"666687881111111[[[[[[[[[6666666666666666", // M 786432-1048575, N 96-127
+			"06666[[[6[[[[[[[[[[[[[[[0000000000000000", // M 786432-1048575, N 128-191
+			"066666666[[[[[[[[[[[[[[[0000000000000000", // M 786432-1048575, N 192-255
+			"00666666[[[[[[[[[[[[[[[00000000000000000", // M 786432-1048575, N 256-383
+			"0006666[[000[[[[[[[[[[000000000000000000", // M 786432-1048575, N 384-511
+			"00000[[000000[[[[[[[[0000000000000000000", // M 786432-1048575, N 512-767
 			"0000000000000000000000000000000000000000", // M 786432-1048575, N 768-1023
 			"0000000000000000000000000000000000000000", // M 786432-1048575, N 1024-1535
 			"0000000000000000000000000000000000000000", // M 786432-1048575, N 1536-2047
@@ -18430,25 +18905,25 @@ var rules = [4]*opRule{
 			"0000000000000000000000000000000000000000", // M 786432-1048575, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 786432-1048575, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 786432-1048575, N >= 262144
-			"7777777777777777777777777777777777777777", // M 1048576-1572863, N <= 1
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 1048576-1572863, N <= 1
 			"4444444444444444444444444444444444444444", // M 1048576-1572863, N (none)
-			"7788777777777777777777777777777777777777", // M 1048576-1572863, N 2
-			"7887777777777777777777777777777777777777", // M 1048576-1572863, N 3
-			"7877777777777777777777777777777777777777", // M 1048576-1572863, N 4-5
-			"7877777777777777777777777777777777777777", // M 1048576-1572863, N 6-7
-			"7877777777777777777777777777777777777777", // M 1048576-1572863, N 8-11
-			"7887777777777877777777777777777777777777", // M 1048576-1572863, N 12-15
-			"7787777777777788777777777777777777777777", // M 1048576-1572863, N 16-23
-			"778887777771>BBBBBBB77777777777777777777", // M 1048576-1572863, N 24-31
-			"006667777711111BBBBBBB000000000000000000", // M 1048576-1572863, N 32-47
-			"0066666771111111BBBBBBB00000000000000000", // M 1048576-1572863, N 48-63
-			"766666766B11111BBBBBBBB77777777777777777", // M 1048576-1572863, N 64-95
-			"66B66666BBB1111BBBBBBBB66666666666666666", // M 1048576-1572863, N 96-127
-			"00BBBBBBBBBBBBBBBBBBBBB00000000000000000", // M 1048576-1572863, N 128-191
-			"00BBBBBBBBBBBBBBBBBBBBB00000000000000000", // M 1048576-1572863, N 192-255
-			"000BBBBBBBBBBBBBBBBBBBB00000000000000000", // M 1048576-1572863, N 256-383
-			"0000BBBB00000BBBBBBBBB000000000000000000", // M 1048576-1572863, N 384-511
-			"00000000000000BBBBBB00000000000000000000", // M 1048576-1572863, N 512-767
+			"IIIIIIIIIHIIIIIIIIIIIIIIIIIIIIIIIIIIIIII", // M 1048576-1572863, N 2
+			"GI887777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M 1048576-1572863, N 3
+			"7887777777777777777777777777777777777777", // M 1048576-1572863, N 4-5
+			"7887777777777777777777777777777777777777", // M 1048576-1572863, N 6-7
+			"7887777777777777777777777777777777777777", // M 1048576-1572863, N 8-11
+			"7887777888877777777777777777777777777777", // M 1048576-1572863, N 12-15
+			"7888878888888777777777777777777777777777", // M 1048576-1572863, N 16-23
+			"77777778888::::::[[[77777777777777777777", // M 1048576-1572863, N 24-31
+			"0077778888::::11[[[[[[000000000000000000", // M 1048576-1572863, N 32-47
+			"008888888:::1111[[[[[[[00000000000000000", // M 1048576-1572863, N 48-63
+			"76666888:::1111[[[[[[[[77777777777777777", // M 1048576-1572863, N 64-95
+			"66666666:611111[[[[[[[[66666666666666666", // M 1048576-1572863, N 96-127
+			"006666[6[[[[[[[[[[[[[[[00000000000000000", // M 1048576-1572863, N 128-191
+			"00666666[[[[[[[[[[[[[[[00000000000000000", // M 1048576-1572863, N 192-255
+			"0006666[[[[[[[[[[[[[[[[00000000000000000", // M 1048576-1572863, N 256-383
+			"000066[[00000[[[[[[[[[000000000000000000", // M 1048576-1572863, N 384-511
+			"00000000000000[[[[[[00000000000000000000", // M 1048576-1572863, N 512-767
 			"0000000000000000000000000000000000000000", // M 1048576-1572863, N 768-1023
 			"0000000000000000000000000000000000000000", // M 1048576-1572863, N 1024-1535
 			"0000000000000000000000000000000000000000", // M 1048576-1572863, N 1536-2047
@@ -18467,24 +18942,24 @@ var rules = [4]*opRule{
 			"0000000000000000000000000000000000000000", // M 1048576-1572863, N 131072-196607
 			"0000000000000000000000000000000000000000", // M 1048576-1572863, N 196608-262143
 			"0000000000000000000000000000000000000000", // M 1048576-1572863, N >= 262144
-			"7777777777777777777777777777777777777777", // M >= 1572864, N <= 1
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M >= 1572864, N <= 1
 			"4444444444444444444444444444444444444444", // M >= 1572864, N (none)
-			"7777777777777777777777777777777777777777", // M >= 1572864, N 2
-			"7787777777777777777777777777777777777777", // M >= 1572864, N 3
+			"IIIIIIIIHHIIIIIIIIIIIIIIIIIIIIIIIIIIIIII", // M >= 1572864, N 2
+			"GI887777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG", // M >= 1572864, N 3
 			"7887777777777777777777777777777777777777", // M >= 1572864, N 4-5
 			"7887777777777777777777777777777777777777", // M >= 1572864, N 6-7
-			"7887777777777777777777777777777777777777", // M >= 1572864, N 8-11
-			"7887777777777777777777777777777777777777", // M >= 1572864, N 12-15
-			"7788777777777887777777777777777777777777", // M >= 1572864, N 16-23
-			"7788877777BB>BBB777777777777777777777777", // M >= 1572864, N 24-31
-			"000668777BBBBBBBBBBBB0000000000000000000", // M >= 1572864, N 32-47
-			"006666666BBB11BBBBBBBB000000000000000000", // M >= 1572864, N 48-63
-			"77666666BBBB11BBBBBBBB777777777777777777", // M >= 1572864, N 64-95
-			"66BB666BBBBBBBBBBBBBBB666666666666666666", // M >= 1572864, N 96-127
-			"00BBBBBBBBBBBBBBBBBBBB000000000000000000", // M >= 1572864, N 128-191
-			"000BBBBBB0BBBBBBBBBBBB000000000000000000", // M >= 1572864, N 192-255
-			"0000BBBB00000BBBBBBBB0000000000000000000", // M >= 1572864, N 256-383
-			"00000000000000BBBBBB00000000000000000000", // M >= 1572864, N 384-511
+			"7887777778777777777777777777777777777777", // M >= 1572864, N 8-11
+			"7888777788877777777777777777777777777777", // M >= 1572864, N 12-15
+			"7888888888888777777777777777777777777777", // M >= 1572864, N 16-23
+			"77777777888888::777777777777777777777777", // M >= 1572864, N 24-31
+			"00077788888:::::[[[[[0000000000000000000", // M >= 1572864, N 32-47
+			"0088888888::::1[[[[[[[000000000000000000", // M >= 1572864, N 48-63
+			"776688888:::111[[[[[[[777777777777777777", // M >= 1572864, N 64-95
+			"66666666666[11[[[[[[[[666666666666666666", // M >= 1572864, N 96-127
+			"0066666[[[[[[[[[[[[[[[000000000000000000", // M >= 1572864, N 128-191
+			"0006666[[0[[[[[[[[[[[[000000000000000000", // M >= 1572864, N 192-255
+			"000066[[00000[[[[[[[[0000000000000000000", // M >= 1572864, N 256-383
+			"00000000000000[[[[[[00000000000000000000", // M >= 1572864, N 384-511
 			"0000000000000000000000000000000000000000", // M >= 1572864, N 512-767
 			"0000000000000000000000000000000000000000", // M >= 1572864, N 768-1023
 			"0000000000000000000000000000000000000000", // M >= 1572864, N 1024-1535
@@ -21320,7 +21795,7 @@ var rules = [4]*opRule{
 		},
 		guard:   -1,
 		hi:      [3]int{39, 34, 41},
-		kernels: []int{14, 16, 19, 21, 25, 28, 31, 35, 40, 42, 44, 49, 51, 54, 57, 59, 60, 63, 66, 69, 71, 100, 109},
+		kernels: []int{14, 16, 19, 21, 25, 28, 31, 35, 40, 42, 44, 49, 51, 54, 57, 59, 60, 63, 66, 69, 71, 125, 134},
 		lo:      [3]int{0, 0, 2},
 		nn:      35,
 		shift:   1,
@@ -25541,7 +26016,7 @@ var rules = [4]*opRule{
 		},
 		guard:   -1,
 		hi:      [3]int{39, 34, 42},
-		kernels: []int{15, 17, 20, 22, 26, 29, 32, 36, 41, 43, 45, 46, 50, 52, 55, 58, 64, 67, 70, 72, 73, 74, 97, 112, 114},
+		kernels: []int{15, 17, 20, 22, 26, 29, 32, 36, 41, 43, 45, 46, 50, 52, 55, 58, 64, 67, 70, 72, 73, 74, 122, 137, 139},
 		lo:      [3]int{0, 0, 2},
 		nn:      35,
 		shift:   1,
