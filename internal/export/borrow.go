@@ -10,8 +10,15 @@ import (
 	"tilegen/internal/variant"
 )
 
+// borrowBelow is the fewest classes of its own an op needs in a regime class for its rule there to
+// be fitted on them alone: below it the NN corpus's classes of that regime join (borrowNN). Two
+// large squares say which tile wins on large squares, not what a 384x1024x1024 problem should run
+// (a 128x256 tile there leaves 120 of 132 SMs idle: 0.17 of cuBLAS under TN through the header).
+const borrowBelow = 8
+
 // Borrowed says what an op's rule took from the NN corpus (borrowNN): Shapes NN classes in the
-// Regimes where the op had no class of its own, timed through Twins of the op's variants.
+// Regimes where the op had fewer than borrowBelow classes of its own, timed through Twins of the
+// op's variants.
 type Borrowed struct {
 	Shapes  int      `json:"shapes"`
 	Twins   int      `json:"twins"`
@@ -26,17 +33,22 @@ type Borrowed struct {
 }
 
 // nnTwins maps each exportable one-product variant of op (one whose edge suite passed) to its NN twin: the exportable variant of
-// the same family, parameters and precision compiled for NN (the same kernel but for the loads of
-// a transposed operand), for the variants that have one.
+// the same template, parameters and precision compiled for NN (the same kernel but for the loads of
+// a transposed operand: a family such as regtile_op is regtile's template under the other ops), for
+// the variants that have one. Where two NN variants share a template and parameters (families of
+// one template that differ in a setting outside the parameters), the first by name is the twin.
 func (sel *selection) nnTwins(op variant.Op) map[string]string {
 	type key struct {
-		family, params string
-		prec           variant.Precision
+		template, params string
+		prec             variant.Precision
 	}
 	nn := map[key]string{}
 	for n, v := range sel.byName {
-		if v.Op == variant.OpNN && !v.Batched && v.Epilogue == variant.EpiNone && sel.why[n] == "" {
-			nn[key{v.Family, v.ParamString(), v.Precision}] = n
+		if v.Op == variant.OpNN && !v.Batched && v.Epilogue == variant.EpiNone && sel.why[n] == "" && !isTwin(v) {
+			k := key{v.Template, v.ParamString(), v.Precision}
+			if t, ok := nn[k]; !ok || n < t {
+				nn[k] = n
+			}
 		}
 	}
 	out := map[string]string{}
@@ -45,29 +57,31 @@ func (sel *selection) nnTwins(op variant.Op) map[string]string {
 		if _, verified := sel.edge[n]; !verified || v.Op != op || v.Batched || v.Epilogue != variant.EpiNone || isTwin(v) || sel.why[n] != "" {
 			continue
 		}
-		if t, ok := nn[key{v.Family, v.ParamString(), v.Precision}]; ok {
+		if t, ok := nn[key{v.Template, v.ParamString(), v.Precision}]; ok {
 			out[n] = t
 		}
 	}
 	return out
 }
 
-// borrowNN is op's fitting input d (op ≠ NN) with the NN corpus's evidence where op has none: the
-// NN classes of every regime class (dispatch.Regime) in which op has no class of its own join as
+// borrowNN is op's fitting input d (op ≠ NN) with the NN corpus's evidence where op has little: the
+// NN classes of every regime class (dispatch.Regime) in which op has fewer than borrowBelow classes of its own join as
 // op's problems of the same size, each timed for every variant of op whose NN twin (nnTwins) was
 // timed there, at the twin's time times the op's measured cost (Borrowed.Cost). A kernel's time
 // under one op says nothing certain about another; but an op whose rule is fitted on a few large
 // squares alone launches a large tile on every deep-K, skinny or small problem, where one of its
 // split-K or small-tile kernels, verified on the op's own edge suite, is known to run its NN twin's
-// algorithm. The regime classes the op has measured keep to the op's own evidence (the fitted rule
-// leaves out, per cell, a candidate never timed on its regime class), and a shape the op has
-// measured is never borrowed. Nothing changes where op has no twins or NN no classes.
+// algorithm. The regime classes the op has measured well keep to the op's own evidence (the fitted rule
+// leaves out, per cell, a candidate never timed on its regime class); in one it measured on a few
+// shapes, those keep their own times (a cell holding one is pinned to what was measured there) and
+// a kernel of op without a twin counts, on a borrowed shape, as the slowest timed there; a shape
+// the op has measured is never borrowed. Nothing changes where op has no twins or NN no classes.
 func borrowNN(sel *selection, d *dispatch.Data, op variant.Op) (*dispatch.Data, Borrowed) {
 	var b Borrowed
-	own := map[int]bool{}
+	own := map[int]int{}
 	measured := map[[3]int]bool{}
 	for _, s := range d.Samples {
-		own[dispatch.Regime(float64(s.Shape.M), float64(s.Shape.N), float64(s.Shape.K))] = true
+		own[dispatch.Regime(float64(s.Shape.M), float64(s.Shape.N), float64(s.Shape.K))]++
 		measured[[3]int{s.Shape.M, s.Shape.N, s.Shape.K}] = true
 	}
 	twins := sel.nnTwins(op)
@@ -77,7 +91,7 @@ func borrowNN(sel *selection, d *dispatch.Data, op variant.Op) (*dispatch.Data, 
 	timed := map[string]bool{}
 	for _, s := range sel.classes {
 		reg := dispatch.Regime(float64(s.M), float64(s.N), float64(s.K))
-		if s.Op != variant.OpNN || own[reg] || measured[[3]int{s.M, s.N, s.K}] {
+		if s.Op != variant.OpNN || own[reg] >= borrowBelow || measured[[3]int{s.M, s.N, s.K}] {
 			continue
 		}
 		used := false

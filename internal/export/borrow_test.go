@@ -12,11 +12,16 @@ import (
 // borrowFixture: an NT rule's input measured on one large square, an NN corpus of a large, a
 // deep-K and a small shape, and variants: a split-K family with an NN and an NT twin (both
 // verified), a second NT variant whose NN twin was timed but which never passed its NT edge suite,
-// an NT variant of the same parameters but batched, and an NT-only large tile.
+// an NT variant of the same parameters but batched, an NT-only large tile, and a register-tiled
+// NT variant of a family of its own whose NN twin is another family of the same template.
 func borrowFixture(t *testing.T) (*selection, *dispatch.Data) {
 	t.Helper()
 	mk := func(name, family string, op variant.Op, bm int, batched bool) *variant.Variant {
-		return &variant.Variant{Name: name, Family: family, Op: op, Batched: batched,
+		tmpl := family + ".cu.tmpl"
+		if family == "regtile_op" {
+			tmpl = "regtile.cu.tmpl"
+		}
+		return &variant.Variant{Name: name, Family: family, Template: tmpl, Op: op, Batched: batched,
 			Params: []variant.Param{{Name: "BM", Value: bm}}, Tile: variant.Tile{Rows: bm, Cols: 64}}
 	}
 	vs := []*variant.Variant{
@@ -24,6 +29,7 @@ func borrowFixture(t *testing.T) (*selection, *dispatch.Data) {
 		mk("sk32", "splitk", variant.OpNN, 32, false), mk("sk32_nt", "splitk", variant.OpNT, 32, false),
 		mk("sk64_nt_sb", "splitk", variant.OpNT, 64, true),
 		mk("big_nt", "bigtile", variant.OpNT, 256, false),
+		mk("rt128", "regtile", variant.OpNN, 128, false), mk("rt128_nt", "regtile_op", variant.OpNT, 128, false),
 	}
 	sel := &selection{byName: map[string]*variant.Variant{}, ms: map[protocol.Shape]map[string]Measure{},
 		sources: map[protocol.Shape]string{}, edge: map[string]EdgeSuite{}, why: map[string]string{},
@@ -54,6 +60,7 @@ func borrowFixture(t *testing.T) (*selection, *dispatch.Data) {
 		meas(s, "sk64", 1.0, 2.0)
 		meas(s, "sk32", 2.0, 2.0)
 	}
+	meas(large, "rt128", 0.8, 2.0)
 	d := &dispatch.Data{SMs: 132, Samples: []dispatch.Sample{{Shape: square, CublasMS: 2.8}},
 		Kernels: []dispatch.Kernel{sel.kernel("big_nt", "big_nt"), sel.kernel("sk64_nt", "sk64_nt")}, Times: [][]float64{{3.0, 4.0}}}
 	return sel, d
@@ -61,19 +68,24 @@ func borrowFixture(t *testing.T) (*selection, *dispatch.Data) {
 
 func TestBorrowNN(t *testing.T) {
 	sel, d := borrowFixture(t)
-	if tw := sel.nnTwins(variant.OpNT); len(tw) != 1 || tw["sk64_nt"] != "sk64" {
-		t.Fatalf("nnTwins = %v, want only sk64_nt → sk64 (sk32_nt unverified, sk64_nt_sb batched, big_nt without twin)", tw)
+	if tw := sel.nnTwins(variant.OpNT); len(tw) != 2 || tw["sk64_nt"] != "sk64" || tw["rt128_nt"] != "rt128" {
+		t.Fatalf("nnTwins = %v, want sk64_nt → sk64 and rt128_nt → rt128 (same template; sk32_nt unverified, sk64_nt_sb batched, big_nt without twin)", tw)
 	}
 	out, b := borrowNN(sel, d, variant.OpNT)
 	if err := out.Check(); err != nil {
 		t.Fatal(err)
 	}
-	// The large class is the op's own (the square): only the deep-K and the small shape are borrowed.
-	if b.Shapes != 2 || b.Twins != 1 || len(b.Regimes) != 2 || b.Regimes[0] != "deep-k" || b.Regimes[1] != "small" {
-		t.Fatalf("borrowed %+v, want 2 shapes (deep-k, small) through 1 twin", b)
+	// The op measured one large square, fewer than borrowBelow: the large class is borrowed too.
+	if b.Shapes != 3 || b.Twins != 2 || len(b.Regimes) != 3 || b.Regimes[0] != "deep-k" || b.Regimes[1] != "small" || b.Regimes[2] != "large" {
+		t.Fatalf("borrowed %+v, want 3 shapes (deep-k, small, large) through 2 twins", b)
 	}
-	if len(out.Samples) != 3 || len(out.Kernels) != 2 || len(d.Samples) != 1 {
+	if len(out.Samples) != 4 || len(out.Kernels) != 3 || len(d.Samples) != 1 {
 		t.Fatalf("%d samples, %d kernels (input left with %d samples)", len(out.Samples), len(out.Kernels), len(d.Samples))
+	}
+	// The borrowed large shape times the register-tiled kernel through its twin of the other family,
+	// at the op's cost (no pair of its own).
+	if out.Kernels[2].Name != "rt128_nt" || math.Abs(out.Times[3][2]-0.8*1.25) > 1e-12 || out.Times[3][0] != 0 {
+		t.Errorf("large: kernels %v times %v, want rt128_nt at 0.8 × 1.25 and big_nt untimed", out.Kernels[2].Name, out.Times[3])
 	}
 	if b.Pairs != 1 || math.Abs(b.Cost-1.25) > 1e-12 {
 		t.Errorf("cost %v on %d pairs, want 1.25 on 1", b.Cost, b.Pairs)
@@ -86,18 +98,29 @@ func TestBorrowNN(t *testing.T) {
 	if out.Samples[1].Source != "gram" {
 		t.Errorf("source %q, want the NN class's", out.Samples[1].Source)
 	}
-	for i := 1; i < 3; i++ {
+	for i := 1; i < 4; i++ {
 		// big_nt was never timed there; sk64_nt at its twin's time × the measured cost.
 		if out.Times[i][0] != 0 || math.Abs(out.Times[i][1]-1.25) > 1e-12 {
-			t.Errorf("times at %v = %v, want [0 1.25]", out.Samples[i].Shape, out.Times[i])
+			t.Errorf("times at %v = %v, want [0 1.25 ...]", out.Samples[i].Shape, out.Times[i])
 		}
+	}
+	// With borrowBelow classes of its own in the large class, the op keeps to them there.
+	selB, dB := borrowFixture(t)
+	for i := 0; i < borrowBelow; i++ {
+		sh := protocol.Shape{M: 4096 + 64*i, N: 4096, K: 4096, Op: variant.OpNT}
+		dB.Samples = append(dB.Samples, dispatch.Sample{Shape: sh, CublasMS: 2.8})
+		dB.Times = append(dB.Times, []float64{3.0, 4.0})
+	}
+	dB.Samples, dB.Times = dB.Samples[1:], dB.Times[1:]
+	if _, b := borrowNN(selB, dB, variant.OpNT); b.Shapes != 2 || len(b.Regimes) != 2 || b.Regimes[1] != "small" {
+		t.Errorf("with %d large NT classes: borrowed %+v, want the deep-K and small shapes only", borrowBelow, b)
 	}
 	// A shape the op measured itself is never borrowed, and nothing is where the op has no twins.
 	sel.classes = append(sel.classes, protocol.Shape{M: 32, N: 32, K: 100000, Op: variant.OpNT})
 	d.Samples = append(d.Samples, dispatch.Sample{Shape: protocol.Shape{M: 32, N: 32, K: 100000, Op: variant.OpNT}, CublasMS: 1})
 	d.Times = append(d.Times, []float64{0, 0.5})
-	if _, b := borrowNN(sel, d, variant.OpNT); b.Shapes != 1 || b.Regimes[0] != "small" {
-		t.Errorf("with the deep-K shape measured under NT: borrowed %+v, want the small shape only", b)
+	if _, b := borrowNN(sel, d, variant.OpNT); b.Shapes != 2 || b.Regimes[0] != "small" || b.Regimes[1] != "large" {
+		t.Errorf("with the deep-K shape measured under NT: borrowed %+v, want the small and large shapes", b)
 	}
 	if out, b := borrowNN(sel, d, variant.OpTN); b.Shapes != 0 || out != d {
 		t.Errorf("TN has no twins: borrowed %+v", b)
@@ -106,7 +129,7 @@ func TestBorrowNN(t *testing.T) {
 	sel2, d2 := borrowFixture(t)
 	d2.Kernels, d2.Times = d2.Kernels[:1], [][]float64{{3.0}}
 	out2, _ := borrowNN(sel2, d2, variant.OpNT)
-	if k := out2.Kernels[1]; k.Name != "sk64_nt" || k.BlocksPerSM != 3 || k.TileRows != 64 {
+	if k := out2.Kernels[2]; k.Name != "sk64_nt" || k.BlocksPerSM != 3 || k.TileRows != 64 {
 		t.Errorf("appended kernel %+v", k)
 	}
 }

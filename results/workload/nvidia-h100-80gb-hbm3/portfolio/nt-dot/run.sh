@@ -15,13 +15,13 @@ pack() {
   (cd $OUT/$n && rm -f cache.jsonl bench.txt results.csv ranking.json && gzip -9 -f results.jsonl)
   tar czf $OUT/$n.tgz -C $OUT $n $n.log && rm -rf $OUT/$n $OUT/$n.log
 }
-timeout ${VERIFY_S:-120} $T/runner verify --worker $T/tilegen-worker --family gemvn_dot --ops NT --cache $OUT/verify/cache.jsonl \
+[ "${VERIFY_S:-120}" = 0 ] || { timeout ${VERIFY_S:-120} $T/runner verify --worker $T/tilegen-worker --family gemvn_dot --ops NT --cache $OUT/verify/cache.jsonl \
   --out $OUT/verify --progress plain > $OUT/verify.log 2>&1
 echo "verify rc=$? $(date +%T)"
 tail -n 2 $OUT/verify.log
-pack verify
+pack verify; }
 timeout ${TUNE_S:-200} $T/runner tune --shapes-file $P/shapes.txt \
-  --variants 'gemvnd_*_nt,gemvn_*_nt,gemvng_*_nt,gemvt_*,cpasynca_32x64x16_w16_t4x4_s3_b0_nt,cpasynca_32x64x16_w16_t4x4_s3_b4_nt,cpasynca_32x64x8_w16_t4x4_s3_b0_nt,cpasynca_64x32x16_w16_t4x4_s3_b3_nt' \
+  --variants "${VARIANTS:-gemvnd_*_nt,gemvn_*_nt,gemvng_*_nt,gemvt_*,cpasynca_32x64x16_w16_t4x4_s3_b0_nt,cpasynca_32x64x16_w16_t4x4_s3_b4_nt,cpasynca_32x64x8_w16_t4x4_s3_b0_nt,cpasynca_64x32x16_w16_t4x4_s3_b3_nt}" \
   --rank-rounds 1 --min-time 10ms --reps 10 --warmup 2 --shared-inputs-above 1e9 --progress plain --worker $T/tilegen-worker \
   --cache $OUT/tune/cache.jsonl --out $OUT/tune > $OUT/tune.log 2>&1
 echo "tune rc=$? $(date +%T)"
