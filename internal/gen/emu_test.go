@@ -14,7 +14,7 @@ import (
 
 // TestSplitKernelsOnHost compiles committed sources of the split-rule families (deepk, gemvm, gemvn:
 // one or two variants each, of different thread counts and tiles) and of gemvs (one pass, no split:
-// two variants; gemvn, gemvn_g and gemvn_dot under NT and gemvn_t, B stored N x K) for the host against
+// two variants; gemvn, gemvn_g and gemvn_dot under NT, gemvn_t and gemvn_tr, B stored N x K) for the host against
 // testdata/emu/emu.h, a small emulation of the CUDA they use, and checks them against a float64
 // reference as the worker's verification does (NaN padding, alpha and beta, leading dimensions
 // past the matrix, tile edges plus and minus one), at several slice counts including two-level
@@ -55,7 +55,7 @@ func TestSplitKernelsOnHost(t *testing.T) {
 	for _, name := range []string{
 		"deepk_32x32x32_t4x4_s4_b8", "deepk_128x64x16_t8x8_s3_b4", "gemvm_m16_x32_y8_u1_o2", "gemvn_n1_r4_u4_w2", "gemvn_n8_r8_u2_w1",
 		"gemvnd_n1_r1_u4", "gemvs_m4_x8_t256_u8", "gemvs_m2_x1_t256_u8",
-		"gemvn_n4_r4_u2_w1_nt", "gemvng_n2_r4_u2_w1_g8_nt", "gemvt_m4_r4_u2_w1_nt", "gemvt_m16_r8_u2_w2_nt", "gemvnd_n4_r1_u2_nt",
+		"gemvn_n4_r4_u2_w1_nt", "gemvng_n2_r4_u2_w1_g8_nt", "gemvt_m4_r4_u2_w1_nt", "gemvt_m16_r8_u2_w2_nt", "gemvnd_n4_r1_u2_nt", "gemvtr_m4_r2_x4_u1_w1_nt", "gemvtr_m16_r4_x2_u2_w2_nt",
 	} {
 		t.Run(name, func(t *testing.T) {
 			v, ok := byName[name]
