@@ -6,23 +6,17 @@
 # Usage: X=<folder with runner.xz, tilegen-worker.xz> run.sh   (from the repository root; writes under $OUT)
 #   VERIFY_S=0 skips the edge suite; VARIANTS= narrows the tune.
 set -u
-T=$(mktemp -d)
 X=${X:?the folder with runner.xz and tilegen-worker.xz, relative to the repository root}
 P=${P:-$(dirname "$0")}
-for f in runner tilegen-worker; do xz -T0 -dc $X/$f.xz > $T/$f; chmod +x $T/$f; done
+. $P/../carry.sh
+carry_unpack $X
 nvidia-smi -L
-pack() {
-  local n=$1
-  [ -f $OUT/$n/results.jsonl ] || gzip -9 -c $OUT/$n/cache.jsonl > $OUT/$n/cache.jsonl.gz
-  (cd $OUT/$n && rm -f cache.jsonl bench.txt results.csv ranking.json && gzip -9 -f results.jsonl)
-  tar czf $OUT/$n.tgz -C $OUT $n $n.log && rm -rf $OUT/$n $OUT/$n.log
-}
 [ "${VERIFY_S:-120}" = 0 ] || {
   timeout ${VERIFY_S:-120} $T/runner verify --worker $T/tilegen-worker --family gemvn_tr,gemvn_dot --ops NT --cache $OUT/verify/cache.jsonl \
     --out $OUT/verify --progress plain > $OUT/verify.log 2>&1
   echo "verify rc=$? $(date +%T)"
   tail -n 2 $OUT/verify.log
-  pack verify
+  carry_pack verify
 }
 timeout ${TUNE_S:-300} $T/runner tune --shapes-file $P/shapes.txt \
   --variants "${VARIANTS:-gemvtr_*,gemvt_*,gemvnd_*_nt,gemvn_*_nt,gemvng_*_nt,cpasynca_32x64x16_w16_t4x4_s3_b0_nt,cpasynca_32x64x16_w16_t4x4_s3_b4_nt,cpasynca_32x64x8_w16_t4x4_s3_b0_nt,cpasynca_64x32x16_w16_t4x4_s3_b3_nt,cpasynca_64x32x16_w16_t4x4_s3_b0_nt}" \
@@ -30,4 +24,4 @@ timeout ${TUNE_S:-300} $T/runner tune --shapes-file $P/shapes.txt \
   --cache $OUT/tune/cache.jsonl --out $OUT/tune > $OUT/tune.log 2>&1
 echo "tune rc=$? $(date +%T)"
 tail -n 1 $OUT/tune.log
-pack tune
+carry_pack tune
