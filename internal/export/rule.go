@@ -125,8 +125,8 @@ func borrowedText(b Borrowed) string {
 	if b.Pairs > 0 {
 		cost = fmt.Sprintf("their times ×%.3f, the op's cost measured on %d pairs", b.Cost, b.Pairs)
 	}
-	return fmt.Sprintf(" and, in the regime classes where it had none (%s), %d NN shapes on which %d of its variants' NN twins were timed (%s)",
-		strings.Join(b.Regimes, ", "), b.Shapes, b.Twins, cost)
+	return fmt.Sprintf(" and, in the regime classes where it had fewer than %d (%s), %d NN shapes on which %d of its variants' NN twins were timed (%s)",
+		borrowBelow, strings.Join(b.Regimes, ", "), b.Shapes, b.Twins, cost)
 }
 
 // ruleDoc describes the dispatch in the package doc and the header; refusal says what a call does
