@@ -8,7 +8,7 @@
 // Choose, ChooseOp and ChooseBLAS tell which variant a problem gets. The PTX is embedded; nothing
 // else is read at run time.
 //
-// Concurrency: 142 of the 206 kernels (split-K and stream-K, such as
+// Concurrency: 146 of the 210 kernels (split-K and stream-K, such as
 // cpasynca_128x64x16_w64_t8x8_s3_b0_nt, cpasynca_128x64x16_w64_t8x8_s3_b0_tn) keep partial sums
 // and tile counters in global variables of their module, one set per kernel and context (1-26 MB
 // each; Load leaves these modules to each kernel's first launch). Each launch of one of them waits
@@ -390,49 +390,49 @@
 //	401408x128x1152     splitka_64x128x16_w64_t8x8_s2_b0 2.4425 ms (cuBLAS 2.3948 ms, ratio 0.98)
 //	1000000x1x64        gemvng_n1_r4_u2_w2_g8    0.0921 ms (cuBLAS 0.1409 ms, ratio 1.53)
 //	1000000x8x16        splitka_128x32x16_w32_t4x8_s2_b0 0.0657 ms (cuBLAS 0.0692 ms, ratio 1.05)
-//	2x2x65536:NT        cpasynca_64x32x16_w16_t4x4_s3_b3_nt 0.0242 ms (cuBLAS 0.0265 ms, ratio 1.09)
-//	2x8x256:NT          cpasynca_32x64x8_w16_t4x4_s3_b0_nt 0.0087 ms (cuBLAS 0.0090 ms, ratio 1.03)
-//	2x1000x2048:NT      gemvt_m2_r4_u2_w2_nt     0.0125 ms (cuBLAS 0.0148 ms, ratio 1.19)
-//	2x4096x4096:NT      gemvt_m2_r4_u2_w2_nt     0.0392 ms (cuBLAS 0.0357 ms, ratio 0.91)
-//	2x11008x4096:NT     gemvt_m2_r8_u4_w2_nt     0.0832 ms (cuBLAS 0.0755 ms, ratio 0.91)
-//	3x3x1000000:NT      cpasynca_64x32x16_w16_t4x4_s3_b3_nt 0.1541 ms (cuBLAS 0.1846 ms, ratio 1.20)
-//	4x4x4:NT            cpasynca_32x64x8_w16_t4x4_s3_b0_nt 0.0050 ms (cuBLAS 0.0047 ms, ratio 0.94)
-//	4x4x262144:NT       cpasynca_64x32x16_w16_t4x4_s3_b3_nt 0.0523 ms (cuBLAS 0.0700 ms, ratio 1.34)
-//	4x10x2048:NT        cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0121 ms (cuBLAS 0.0107 ms, ratio 0.89)
-//	4x768x768:NT        gemvn_n1_r4_u2_w1_nt     0.0080 ms (cuBLAS 0.0087 ms, ratio 1.08)
-//	4x4096x4096:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0518 ms (cuBLAS 0.0374 ms, ratio 0.72)
-//	4x11008x4096:NT     gemvt_m4_r4_u2_w1_nt     0.1060 ms (cuBLAS 0.0951 ms, ratio 0.90)
-//	4x128256x4096:NT    gemvt_m4_r4_u4_w2_nt     0.7313 ms (cuBLAS 0.8322 ms, ratio 1.14)
-//	6x6x6:NT            cpasynca_32x64x8_w16_t4x4_s3_b0_nt 0.0050 ms (cuBLAS 0.0049 ms, ratio 0.98)
-//	8x2x768:NT          cpasynca_32x64x16_w16_t4x4_s3_b4_nt 0.0102 ms (cuBLAS 0.0097 ms, ratio 0.95)
-//	8x6x64:NT           cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0062 ms (cuBLAS 0.0049 ms, ratio 0.79)
+//	2x2x65536:NT        gemvnd_n1_r1_u2_nt       0.0113 ms (cuBLAS 0.0263 ms, ratio 2.32)
+//	2x8x256:NT          gemvnd_n1_r2_u2_nt       0.0047 ms (cuBLAS 0.0089 ms, ratio 1.88)
+//	2x1000x2048:NT      gemvnd_n1_r2_u2_nt       0.0109 ms (cuBLAS 0.0147 ms, ratio 1.35)
+//	2x4096x4096:NT      gemvtr_m4_r4_x2_u1_w1_nt 0.0334 ms (cuBLAS 0.0341 ms, ratio 1.02)
+//	2x11008x4096:NT     gemvnd_n1_r2_u2_nt       0.0790 ms (cuBLAS 0.0737 ms, ratio 0.93)
+//	3x3x1000000:NT      gemvnd_n1_r1_u2_nt       0.0207 ms (cuBLAS 0.1837 ms, ratio 8.89)
+//	4x4x4:NT            gemvn_n1_r4_u2_w1_nt     0.0045 ms (cuBLAS 0.0047 ms, ratio 1.04)
+//	4x4x262144:NT       gemvnd_n1_r1_u2_nt       0.0151 ms (cuBLAS 0.0696 ms, ratio 4.61)
+//	4x10x2048:NT        gemvn_n1_r4_u2_w2_nt     0.0073 ms (cuBLAS 0.0108 ms, ratio 1.48)
+//	4x768x768:NT        gemvnd_n1_r2_u2_nt       0.0078 ms (cuBLAS 0.0085 ms, ratio 1.10)
+//	4x4096x4096:NT      gemvtr_m4_r2_x4_u1_w2_nt 0.0418 ms (cuBLAS 0.0348 ms, ratio 0.83)
+//	4x11008x4096:NT     gemvtr_m4_r2_x2_u1_w2_nt 0.1070 ms (cuBLAS 0.0912 ms, ratio 0.85)
+//	4x128256x4096:NT    gemvtr_m4_r4_x2_u1_w2_nt 0.7116 ms (cuBLAS 0.8117 ms, ratio 1.14)
+//	6x6x6:NT            gemvng_n1_r4_u2_w1_g4_nt 0.0046 ms (cuBLAS 0.0049 ms, ratio 1.06)
+//	8x2x768:NT          gemvn_n1_r4_u2_w1_nt     0.0055 ms (cuBLAS 0.0095 ms, ratio 1.73)
+//	8x6x64:NT           gemvng_n1_r4_u2_w2_g16_nt 0.0045 ms (cuBLAS 0.0050 ms, ratio 1.10)
 //	8x768x768:NT        gemvn_n1_r8_u2_w1_nt     0.0087 ms (cuBLAS 0.0139 ms, ratio 1.59)
-//	8x768x3072:NT       gemvn_n1_r8_u2_w2_nt     0.0181 ms (cuBLAS 0.0232 ms, ratio 1.28)
-//	8x1000x2048:NT      cpasynca_32x64x16_w16_t4x4_s3_b4_nt 0.0164 ms (cuBLAS 0.0166 ms, ratio 1.01)
+//	8x768x3072:NT       gemvtr_m4_r2_x4_u1_w1_nt 0.0156 ms (cuBLAS 0.0233 ms, ratio 1.49)
+//	8x1000x2048:NT      gemvtr_m4_r4_x2_u1_w2_nt 0.0153 ms (cuBLAS 0.0163 ms, ratio 1.07)
 //	8x1600x1600:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0170 ms (cuBLAS 0.0212 ms, ratio 1.25)
-//	8x1600x6400:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0377 ms (cuBLAS 0.0674 ms, ratio 1.79)
-//	8x3072x768:NT       cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0163 ms (cuBLAS 0.0135 ms, ratio 0.83)
-//	8x4096x4096:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0521 ms (cuBLAS 0.0497 ms, ratio 0.96)
-//	8x4096x11008:NT     cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.1254 ms (cuBLAS 0.1315 ms, ratio 1.05)
+//	8x1600x6400:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0377 ms (cuBLAS 0.0673 ms, ratio 1.78)
+//	8x3072x768:NT       cpasynca_32x64x8_w16_t4x4_s3_b0_nt 0.0158 ms (cuBLAS 0.0134 ms, ratio 0.85)
+//	8x4096x4096:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0524 ms (cuBLAS 0.0496 ms, ratio 0.95)
+//	8x4096x11008:NT     cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.1261 ms (cuBLAS 0.1304 ms, ratio 1.03)
 //	8x4800x1600:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0290 ms (cuBLAS 0.0251 ms, ratio 0.87)
 //	8x6400x1600:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0363 ms (cuBLAS 0.0412 ms, ratio 1.14)
 //	8x11008x4096:NT     cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.1234 ms (cuBLAS 0.1111 ms, ratio 0.90)
 //	8x152064x3584:NT    cpasynca_32x64x16_w16_t4x4_s3_b0_nt 1.3362 ms (cuBLAS 1.1512 ms, ratio 0.86)
-//	12x12x12:NT         cpasynca_32x64x8_w16_t4x4_s3_b0_nt 0.0051 ms (cuBLAS 0.0049 ms, ratio 0.97)
-//	16x10x512:NT        cpasynca_32x64x8_w16_t4x4_s3_b0_nt 0.0094 ms (cuBLAS 0.0094 ms, ratio 1.00)
-//	16x16x16:NT         cpasynca_32x64x8_w16_t4x4_s3_b0_nt 0.0050 ms (cuBLAS 0.0050 ms, ratio 0.99)
-//	16x16x4096:NT       cpasynca_32x64x8_w16_t4x4_s3_b0_nt 0.0132 ms (cuBLAS 0.0132 ms, ratio 0.99)
-//	16x16x1000000:NT    cpasynca_64x32x16_w16_t4x4_s3_b3_nt 0.1605 ms (cuBLAS 0.2103 ms, ratio 1.31)
+//	12x12x12:NT         gemvng_n1_r4_u2_w1_g4_nt 0.0046 ms (cuBLAS 0.0049 ms, ratio 1.07)
+//	16x10x512:NT        gemvn_n1_r4_u2_w1_nt     0.0052 ms (cuBLAS 0.0093 ms, ratio 1.80)
+//	16x16x16:NT         gemvng_n1_r4_u2_w2_g4_nt 0.0045 ms (cuBLAS 0.0050 ms, ratio 1.09)
+//	16x16x4096:NT       gemvnd_n1_r2_u2_nt       0.0087 ms (cuBLAS 0.0132 ms, ratio 1.52)
+//	16x16x1000000:NT    gemvtr_m4_r2_x2_u1_w2_nt 0.1205 ms (cuBLAS 0.2120 ms, ratio 1.76)
 //	16x256x512:NT       gemvn_n1_r4_u2_w1_nt     0.0068 ms (cuBLAS 0.0096 ms, ratio 1.42)
-//	16x512x13:NT        cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0052 ms (cuBLAS 0.0053 ms, ratio 1.04)
-//	16x768x768:NT       gemvn_n1_r8_u2_w1_nt     0.0113 ms (cuBLAS 0.0134 ms, ratio 1.19)
+//	16x512x13:NT        cpasynca_32x64x8_w16_t4x4_s3_b0_nt 0.0049 ms (cuBLAS 0.0052 ms, ratio 1.05)
+//	16x768x768:NT       gemvnd_n1_r2_u2_nt       0.0110 ms (cuBLAS 0.0133 ms, ratio 1.21)
 //	16x2048x512:NT      cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0114 ms (cuBLAS 0.0146 ms, ratio 1.28)
 //	16x4096x1024:NT     cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0203 ms (cuBLAS 0.0224 ms, ratio 1.11)
-//	16x4096x4096:NT     cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0528 ms (cuBLAS 0.0551 ms, ratio 1.04)
-//	16x8192x2048:NT     cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0524 ms (cuBLAS 0.0654 ms, ratio 1.25)
-//	16x11008x4096:NT    cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.1245 ms (cuBLAS 0.1042 ms, ratio 0.84)
-//	16x100000x256:NT    cpasynca_32x64x16_w16_t4x4_s3_b4_nt 0.0691 ms (cuBLAS 0.0683 ms, ratio 0.99)
-//	16x128256x4096:NT   cpasynca_32x64x16_w16_t4x4_s3_b0_nt 1.3270 ms (cuBLAS 0.9890 ms, ratio 0.75)
+//	16x4096x4096:NT     cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0529 ms (cuBLAS 0.0539 ms, ratio 1.02)
+//	16x8192x2048:NT     cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0525 ms (cuBLAS 0.0648 ms, ratio 1.23)
+//	16x11008x4096:NT    cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.1250 ms (cuBLAS 0.1035 ms, ratio 0.83)
+//	16x100000x256:NT    cpasynca_32x64x16_w16_t4x4_s3_b4_nt 0.0692 ms (cuBLAS 0.0661 ms, ratio 0.96)
+//	16x128256x4096:NT   cpasynca_32x64x16_w16_t4x4_s3_b4_nt 1.3297 ms (cuBLAS 0.9895 ms, ratio 0.74)
 //	32x32x32:NT         cpasynca_64x32x16_w16_t4x4_s3_b0_nt 0.0053 ms (cuBLAS 0.0090 ms, ratio 1.71)
 //	32x32x100000:NT     cpasynca_64x32x16_w16_t4x4_s3_b3_nt 0.0316 ms (cuBLAS 0.0479 ms, ratio 1.51)
 //	32x1000x1280:NT     cpasynca_32x64x16_w16_t4x4_s3_b0_nt 0.0129 ms (cuBLAS 0.0165 ms, ratio 1.28)
@@ -619,7 +619,7 @@
 //	6304x2304x768:NT    regtile_128x128x32_w32_t8x8_p4_f1_s2_b1_nt 0.5451 ms (cuBLAS 0.5198 ms, ratio 0.95)
 //	6304x3072x768:NT    cpasynca_64x128x16_w64_t8x8_s3_b0_nt 0.7087 ms (cuBLAS 0.6492 ms, ratio 0.92)
 //	7919x331x1031:NT    splitka_64x128x16_w64_t8x8_s2_b0_nt 0.1800 ms (cuBLAS 0.1690 ms, ratio 0.94)
-//	8192x4x8192:NT      gemvn_n1_r8_u4_w1_nt     0.1538 ms (cuBLAS 0.1467 ms, ratio 0.95)
+//	8192x4x8192:NT      gemvtr_m4_r2_x2_u1_w1_nt 0.1338 ms (cuBLAS 0.1479 ms, ratio 1.10)
 //	8192x8192x16:NT     splitka_128x64x16_w64_t8x8_s2_b2_nt 0.1049 ms (cuBLAS 0.1402 ms, ratio 1.34)
 //	8192x8192x8192:NT   regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt 23.1951 ms (cuBLAS 21.4844 ms, ratio 0.93)
 //	10000x10000x64:NT   splitka_128x64x16_w64_t8x8_s2_b0_nt 0.3786 ms (cuBLAS 0.4062 ms, ratio 1.07)
@@ -658,7 +658,7 @@
 //	401408x96x16:NT     splitka_128x32x16_w32_t4x8_s2_b0_nt 0.0837 ms (cuBLAS 0.1169 ms, ratio 1.40)
 //	401408x128x576:NT   regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt 1.2911 ms (cuBLAS 1.1806 ms, ratio 0.91)
 //	401408x128x1152:NT  regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt 2.5032 ms (cuBLAS 2.2859 ms, ratio 0.91)
-//	1000000x8x16:NT     cpasynca_64x32x16_w16_t4x4_s3_b0_nt 0.0623 ms (cuBLAS 0.0680 ms, ratio 1.09)
+//	1000000x8x16:NT     cpasynca_64x32x16_w16_t4x4_s3_b0_nt 0.0623 ms (cuBLAS 0.0686 ms, ratio 1.10)
 //	2x2x65536:TN        cpasynca_32x64x16_w16_t4x4_s3_b2_tn 0.0240 ms (cuBLAS 0.0263 ms, ratio 1.10)
 //	2x8x256:TN          cpasynca_64x32x16_w16_t4x4_s3_b2_tn 0.0095 ms (cuBLAS 0.0088 ms, ratio 0.93)
 //	3x3x1000000:TN      cpasynca_32x64x16_w16_t4x4_s3_b3_tn 0.1507 ms (cuBLAS 0.1575 ms, ratio 1.05)
@@ -753,7 +753,7 @@
 //	8192x8192x8192:TT   regtile_128x256x16_w64_t8x16_p4_f1_s4_b1_tt 23.0254 ms (cuBLAS 21.6795 ms, ratio 0.94)
 //
 // Provenance (parameters, times, verification errors, GPU, driver, nvcc, results hash): tgsgemm.json.
-// PTX: nvcc release 11.8, V11.8.89, sm_90; generator tilegen-gen 1; results content hash 692c22bb64259858ddcde5dc4b3b702a08dfeed4b612eca6e8e6114712bdeee6.
+// PTX: nvcc release 11.8, V11.8.89, sm_90; generator tilegen-gen 1; results content hash 21cd3d7697d566c05619de0512f442ab4b3874ef427c2c783d801a2b30872a41.
 package tgsgemm
 
 import (
@@ -802,7 +802,7 @@ type kernel struct {
 }
 
 // kernels are the exported variants, sorted by name.
-var kernels = [206]kernel{{
+var kernels = [210]kernel{{
 	blockX:        8,
 	blockY:        8,
 	dynamicShared: 0,
@@ -2417,25 +2417,6 @@ var kernels = [206]kernel{{
 }, {
 	blockX:          128,
 	blockY:          1,
-	blocksPerSM:     4,
-	dynamicShared:   0,
-	gridZ:           256,
-	kMultiple:       1,
-	kStep:           128,
-	ldMultiple:      1,
-	mMultiple:       1,
-	minK:            1024,
-	nMultiple:       1,
-	name:            "gemvn_n1_r4_u4_w1_nt",
-	op:              OpNT,
-	splitMax:        256,
-	state:           true,
-	tileCols:        1,
-	tileRows:        4,
-	workspaceFloats: 4194304,
-}, {
-	blockX:          128,
-	blockY:          1,
 	blocksPerSM:     8,
 	dynamicShared:   0,
 	gridZ:           256,
@@ -2491,25 +2472,6 @@ var kernels = [206]kernel{{
 	tileRows:        8,
 	workspaceFloats: 4194304,
 }, {
-	blockX:          256,
-	blockY:          1,
-	blocksPerSM:     2,
-	dynamicShared:   0,
-	gridZ:           256,
-	kMultiple:       1,
-	kStep:           128,
-	ldMultiple:      1,
-	mMultiple:       1,
-	minK:            1024,
-	nMultiple:       1,
-	name:            "gemvn_n1_r8_u4_w1_nt",
-	op:              OpNT,
-	splitMax:        256,
-	state:           true,
-	tileCols:        1,
-	tileRows:        8,
-	workspaceFloats: 4194304,
-}, {
 	blockX:          128,
 	blockY:          1,
 	blocksPerSM:     8,
@@ -2529,6 +2491,44 @@ var kernels = [206]kernel{{
 	tileRows:        4,
 	waveSlots:       924,
 	workspaceFloats: 4194304,
+}, {
+	blockX:          32,
+	blockY:          1,
+	blocksPerSM:     32,
+	dynamicShared:   0,
+	gridZ:           1024,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            512,
+	nMultiple:       1,
+	name:            "gemvnd_n1_r1_u2_nt",
+	op:              OpNT,
+	splitMax:        1024,
+	state:           true,
+	tileCols:        1,
+	tileRows:        1,
+	workspaceFloats: 262144,
+}, {
+	blockX:          64,
+	blockY:          1,
+	blocksPerSM:     16,
+	dynamicShared:   0,
+	gridZ:           1024,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            512,
+	nMultiple:       1,
+	name:            "gemvnd_n1_r2_u2_nt",
+	op:              OpNT,
+	splitMax:        1024,
+	state:           true,
+	tileCols:        1,
+	tileRows:        2,
+	workspaceFloats: 262144,
 }, {
 	blockX:          64,
 	blockY:          1,
@@ -2550,6 +2550,25 @@ var kernels = [206]kernel{{
 	waveSlots:       3168,
 	workspaceFloats: 262144,
 }, {
+	blockX:          64,
+	blockY:          1,
+	blocksPerSM:     16,
+	dynamicShared:   0,
+	gridZ:           1024,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            1024,
+	nMultiple:       1,
+	name:            "gemvnd_n1_r2_u4_nt",
+	op:              OpNT,
+	splitMax:        1024,
+	state:           true,
+	tileCols:        1,
+	tileRows:        2,
+	workspaceFloats: 262144,
+}, {
 	blockX:          32,
 	blockY:          1,
 	blocksPerSM:     32,
@@ -2569,6 +2588,63 @@ var kernels = [206]kernel{{
 	tileRows:        1,
 	waveSlots:       4224,
 	workspaceFloats: 262144,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            64,
+	nMultiple:       1,
+	name:            "gemvng_n1_r4_u2_w1_g4_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        1,
+	tileRows:        32,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     8,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           64,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            256,
+	nMultiple:       1,
+	name:            "gemvng_n1_r4_u2_w2_g16_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        1,
+	tileRows:        8,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     8,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            64,
+	nMultiple:       1,
+	name:            "gemvng_n1_r4_u2_w2_g4_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        1,
+	tileRows:        32,
+	workspaceFloats: 4194304,
 }, {
 	blockX:          128,
 	blockY:          1,
@@ -2672,7 +2748,7 @@ var kernels = [206]kernel{{
 	tileRows:      1,
 	waveSlots:     264,
 }, {
-	blockX:          128,
+	blockX:          64,
 	blockY:          1,
 	blocksPerSM:     8,
 	dynamicShared:   0,
@@ -2681,52 +2757,71 @@ var kernels = [206]kernel{{
 	kStep:           128,
 	ldMultiple:      1,
 	mMultiple:       1,
-	minK:            512,
+	minK:            256,
 	nMultiple:       1,
-	name:            "gemvt_m2_r4_u2_w2_nt",
+	name:            "gemvtr_m4_r2_x2_u1_w1_nt",
 	op:              OpNT,
 	splitMax:        256,
 	state:           true,
 	tileCols:        4,
-	tileRows:        2,
+	tileRows:        4,
 	workspaceFloats: 4194304,
 }, {
-	blockX:          256,
+	blockX:          64,
 	blockY:          1,
-	blocksPerSM:     4,
+	blocksPerSM:     16,
 	dynamicShared:   0,
 	gridZ:           256,
 	kMultiple:       1,
 	kStep:           128,
 	ldMultiple:      1,
 	mMultiple:       1,
-	minK:            512,
+	minK:            256,
 	nMultiple:       1,
-	name:            "gemvt_m2_r8_u2_w2_nt",
+	name:            "gemvtr_m4_r2_x2_u1_w2_nt",
 	op:              OpNT,
 	splitMax:        256,
 	state:           true,
-	tileCols:        8,
-	tileRows:        2,
+	tileCols:        4,
+	tileRows:        4,
 	workspaceFloats: 4194304,
 }, {
-	blockX:          256,
+	blockX:          64,
 	blockY:          1,
-	blocksPerSM:     4,
+	blocksPerSM:     8,
 	dynamicShared:   0,
 	gridZ:           256,
 	kMultiple:       1,
 	kStep:           128,
 	ldMultiple:      1,
 	mMultiple:       1,
-	minK:            1024,
+	minK:            256,
 	nMultiple:       1,
-	name:            "gemvt_m2_r8_u4_w2_nt",
+	name:            "gemvtr_m4_r2_x4_u1_w1_nt",
 	op:              OpNT,
 	splitMax:        256,
 	state:           true,
 	tileCols:        8,
-	tileRows:        2,
+	tileRows:        4,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          64,
+	blockY:          1,
+	blocksPerSM:     16,
+	dynamicShared:   0,
+	gridZ:           256,
+	kMultiple:       1,
+	kStep:           128,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            256,
+	nMultiple:       1,
+	name:            "gemvtr_m4_r2_x4_u1_w2_nt",
+	op:              OpNT,
+	splitMax:        256,
+	state:           true,
+	tileCols:        8,
+	tileRows:        4,
 	workspaceFloats: 4194304,
 }, {
 	blockX:          128,
@@ -2738,13 +2833,13 @@ var kernels = [206]kernel{{
 	kStep:           128,
 	ldMultiple:      1,
 	mMultiple:       1,
-	minK:            512,
+	minK:            256,
 	nMultiple:       1,
-	name:            "gemvt_m4_r4_u2_w1_nt",
+	name:            "gemvtr_m4_r4_x2_u1_w1_nt",
 	op:              OpNT,
 	splitMax:        256,
 	state:           true,
-	tileCols:        4,
+	tileCols:        8,
 	tileRows:        4,
 	workspaceFloats: 4194304,
 }, {
@@ -2757,32 +2852,13 @@ var kernels = [206]kernel{{
 	kStep:           128,
 	ldMultiple:      1,
 	mMultiple:       1,
-	minK:            512,
+	minK:            256,
 	nMultiple:       1,
-	name:            "gemvt_m4_r4_u2_w2_nt",
+	name:            "gemvtr_m4_r4_x2_u1_w2_nt",
 	op:              OpNT,
 	splitMax:        256,
 	state:           true,
-	tileCols:        4,
-	tileRows:        4,
-	workspaceFloats: 4194304,
-}, {
-	blockX:          128,
-	blockY:          1,
-	blocksPerSM:     8,
-	dynamicShared:   0,
-	gridZ:           256,
-	kMultiple:       1,
-	kStep:           128,
-	ldMultiple:      1,
-	mMultiple:       1,
-	minK:            1024,
-	nMultiple:       1,
-	name:            "gemvt_m4_r4_u4_w2_nt",
-	op:              OpNT,
-	splitMax:        256,
-	state:           true,
-	tileCols:        4,
+	tileCols:        8,
 	tileRows:        4,
 	workspaceFloats: 4194304,
 }, {
@@ -4465,7 +4541,7 @@ var kernels = [206]kernel{{
 
 // defaultKernel holds each op's robust default, launched when none of the variants of a problem's
 // cell can take it (-1: the export has no kernel for the op).
-var defaultKernel = [4]int{75, 33, 185, 64}
+var defaultKernel = [4]int{75, 33, 189, 64}
 
 // Class is a shape and op the op's dispatch rule was fitted on, the variant it launches there, and
 // the median times recorded at tuning (milliseconds; cuBLAS with the same op).
@@ -7128,133 +7204,133 @@ var classes = []Class{{
 	TunedMS:  0.06569600105285645,
 	Variant:  "splitka_128x32x16_w32_t4x8_s2_b0",
 }, {
-	CublasMS: 0.026496000587940216,
+	CublasMS: 0.026335999369621277,
 	K:        65536,
 	M:        2,
 	N:        2,
 	Op:       OpNT,
-	TunedMS:  0.024224000051617622,
-	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_nt",
+	TunedMS:  0.011327999643981457,
+	Variant:  "gemvnd_n1_r1_u2_nt",
 }, {
-	CublasMS: 0.008991999551653862,
+	CublasMS: 0.00886400043964386,
 	K:        256,
 	M:        2,
 	N:        8,
 	Op:       OpNT,
-	TunedMS:  0.008736000396311283,
-	Variant:  "cpasynca_32x64x8_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.00470399996265769,
+	Variant:  "gemvnd_n1_r2_u2_nt",
 }, {
-	CublasMS: 0.01484800036996603,
+	CublasMS: 0.014688000082969666,
 	K:        2048,
 	M:        2,
 	N:        1000,
 	Op:       OpNT,
-	TunedMS:  0.012512000277638435,
-	Variant:  "gemvt_m2_r4_u2_w2_nt",
+	TunedMS:  0.010879999957978725,
+	Variant:  "gemvnd_n1_r2_u2_nt",
 }, {
-	CublasMS: 0.03574400022625923,
+	CublasMS: 0.03407999873161316,
 	K:        4096,
 	M:        2,
 	N:        4096,
 	Op:       OpNT,
-	TunedMS:  0.03920000046491623,
-	Variant:  "gemvt_m2_r4_u2_w2_nt",
+	TunedMS:  0.03340800106525421,
+	Variant:  "gemvtr_m4_r4_x2_u1_w1_nt",
 }, {
-	CublasMS: 0.07545600086450577,
+	CublasMS: 0.07374400272965431,
 	K:        4096,
 	M:        2,
 	N:        11008,
 	Op:       OpNT,
-	TunedMS:  0.08316799998283386,
-	Variant:  "gemvt_m2_r8_u4_w2_nt",
+	TunedMS:  0.07902399823069572,
+	Variant:  "gemvnd_n1_r2_u2_nt",
 }, {
-	CublasMS: 0.18464000523090363,
+	CublasMS: 0.18371200561523438,
 	K:        1000000,
 	M:        3,
 	N:        3,
 	Op:       OpNT,
-	TunedMS:  0.15411199629306793,
-	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_nt",
+	TunedMS:  0.02067199908196926,
+	Variant:  "gemvnd_n1_r1_u2_nt",
 }, {
 	CublasMS: 0.00470399996265769,
 	K:        4,
 	M:        4,
 	N:        4,
 	Op:       OpNT,
-	TunedMS:  0.004991999827325344,
-	Variant:  "cpasynca_32x64x8_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.004511999897658825,
+	Variant:  "gemvn_n1_r4_u2_w1_nt",
 }, {
-	CublasMS: 0.06995200365781784,
+	CublasMS: 0.06963200122117996,
 	K:        262144,
 	M:        4,
 	N:        4,
 	Op:       OpNT,
-	TunedMS:  0.052319999784231186,
-	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_nt",
+	TunedMS:  0.015104000456631184,
+	Variant:  "gemvnd_n1_r1_u2_nt",
 }, {
-	CublasMS: 0.01071999967098236,
+	CublasMS: 0.010816000401973724,
 	K:        2048,
 	M:        4,
 	N:        10,
 	Op:       OpNT,
-	TunedMS:  0.012095999903976917,
-	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.007327999919652939,
+	Variant:  "gemvn_n1_r4_u2_w2_nt",
 }, {
-	CublasMS: 0.008671999908983707,
+	CublasMS: 0.00854399986565113,
 	K:        768,
 	M:        4,
 	N:        768,
 	Op:       OpNT,
-	TunedMS:  0.00800000037997961,
-	Variant:  "gemvn_n1_r4_u2_w1_nt",
+	TunedMS:  0.0077760000713169575,
+	Variant:  "gemvnd_n1_r2_u2_nt",
 }, {
-	CublasMS: 0.037376001477241516,
+	CublasMS: 0.03478400036692619,
 	K:        4096,
 	M:        4,
 	N:        4096,
 	Op:       OpNT,
-	TunedMS:  0.05180799961090088,
-	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.041760001331567764,
+	Variant:  "gemvtr_m4_r2_x4_u1_w2_nt",
 }, {
-	CublasMS: 0.09505600109696388,
+	CublasMS: 0.09116800129413605,
 	K:        4096,
 	M:        4,
 	N:        11008,
 	Op:       OpNT,
-	TunedMS:  0.10601600259542465,
-	Variant:  "gemvt_m4_r4_u2_w1_nt",
+	TunedMS:  0.1069600023329258,
+	Variant:  "gemvtr_m4_r2_x2_u1_w2_nt",
 }, {
-	CublasMS: 0.8321599960327148,
+	CublasMS: 0.8117120265960693,
 	K:        4096,
 	M:        4,
 	N:        128256,
 	Op:       OpNT,
-	TunedMS:  0.7313120067119598,
-	Variant:  "gemvt_m4_r4_u4_w2_nt",
+	TunedMS:  0.7115520238876343,
+	Variant:  "gemvtr_m4_r4_x2_u1_w2_nt",
 }, {
-	CublasMS: 0.004896000027656555,
+	CublasMS: 0.004863999783992767,
 	K:        6,
 	M:        6,
 	N:        6,
 	Op:       OpNT,
-	TunedMS:  0.004991999827325344,
-	Variant:  "cpasynca_32x64x8_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.004575999919325113,
+	Variant:  "gemvng_n1_r4_u2_w1_g4_nt",
 }, {
-	CublasMS: 0.009696000255644321,
+	CublasMS: 0.009503999724984169,
 	K:        768,
 	M:        8,
 	N:        2,
 	Op:       OpNT,
-	TunedMS:  0.010208000428974628,
-	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b4_nt",
+	TunedMS:  0.005504000000655651,
+	Variant:  "gemvn_n1_r4_u2_w1_nt",
 }, {
-	CublasMS: 0.004927999805659056,
+	CublasMS: 0.0049600000493228436,
 	K:        64,
 	M:        8,
 	N:        6,
 	Op:       OpNT,
-	TunedMS:  0.006240000016987324,
-	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.004511999897658825,
+	Variant:  "gemvng_n1_r4_u2_w2_g16_nt",
 }, {
 	CublasMS: 0.013856000266969204,
 	K:        768,
@@ -7264,21 +7340,21 @@ var classes = []Class{{
 	TunedMS:  0.008704000152647495,
 	Variant:  "gemvn_n1_r8_u2_w1_nt",
 }, {
-	CublasMS: 0.02324800007045269,
+	CublasMS: 0.023264000192284584,
 	K:        3072,
 	M:        8,
 	N:        768,
 	Op:       OpNT,
-	TunedMS:  0.018112000077962875,
-	Variant:  "gemvn_n1_r8_u2_w2_nt",
+	TunedMS:  0.015647999942302704,
+	Variant:  "gemvtr_m4_r2_x4_u1_w1_nt",
 }, {
-	CublasMS: 0.016607999801635742,
+	CublasMS: 0.016303999349474907,
 	K:        2048,
 	M:        8,
 	N:        1000,
 	Op:       OpNT,
-	TunedMS:  0.016383999958634377,
-	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b4_nt",
+	TunedMS:  0.015263999812304974,
+	Variant:  "gemvtr_m4_r4_x2_u1_w2_nt",
 }, {
 	CublasMS: 0.021199999377131462,
 	K:        1600,
@@ -7288,36 +7364,36 @@ var classes = []Class{{
 	TunedMS:  0.016992000862956047,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.0674079991877079,
+	CublasMS: 0.06731199845671654,
 	K:        6400,
 	M:        8,
 	N:        1600,
 	Op:       OpNT,
-	TunedMS:  0.03766399994492531,
+	TunedMS:  0.03771200031042099,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.013504000380635262,
+	CublasMS: 0.013376000337302685,
 	K:        768,
 	M:        8,
 	N:        3072,
 	Op:       OpNT,
-	TunedMS:  0.016287999227643013,
-	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.015776000916957855,
+	Variant:  "cpasynca_32x64x8_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.04972799867391586,
+	CublasMS: 0.04960000142455101,
 	K:        4096,
 	M:        8,
 	N:        4096,
 	Op:       OpNT,
-	TunedMS:  0.05206400156021118,
+	TunedMS:  0.05241600051522255,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.13150399923324585,
+	CublasMS: 0.13040000200271606,
 	K:        11008,
 	M:        8,
 	N:        4096,
 	Op:       OpNT,
-	TunedMS:  0.12544000148773193,
+	TunedMS:  0.12611200660467148,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
 	CublasMS: 0.025119999423623085,
@@ -7352,45 +7428,45 @@ var classes = []Class{{
 	TunedMS:  1.3361919522285461,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.004927999805659056,
+	CublasMS: 0.004896000027656555,
 	K:        12,
 	M:        12,
 	N:        12,
 	Op:       OpNT,
-	TunedMS:  0.00508800009265542,
-	Variant:  "cpasynca_32x64x8_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.004575999919325113,
+	Variant:  "gemvng_n1_r4_u2_w1_g4_nt",
 }, {
-	CublasMS: 0.009375999681651592,
+	CublasMS: 0.009344000369310379,
 	K:        512,
 	M:        16,
 	N:        10,
 	Op:       OpNT,
-	TunedMS:  0.00940799992531538,
-	Variant:  "cpasynca_32x64x8_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.005183999892324209,
+	Variant:  "gemvn_n1_r4_u2_w1_nt",
 }, {
 	CublasMS: 0.0049600000493228436,
 	K:        16,
 	M:        16,
 	N:        16,
 	Op:       OpNT,
-	TunedMS:  0.005024000070989132,
-	Variant:  "cpasynca_32x64x8_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.004544000141322613,
+	Variant:  "gemvng_n1_r4_u2_w2_g4_nt",
 }, {
-	CublasMS: 0.013151999562978745,
+	CublasMS: 0.013248000293970108,
 	K:        4096,
 	M:        16,
 	N:        16,
 	Op:       OpNT,
-	TunedMS:  0.013248000293970108,
-	Variant:  "cpasynca_32x64x8_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.008704000152647495,
+	Variant:  "gemvnd_n1_r2_u2_nt",
 }, {
-	CublasMS: 0.21028800308704376,
+	CublasMS: 0.21199999749660492,
 	K:        1000000,
 	M:        16,
 	N:        16,
 	Op:       OpNT,
-	TunedMS:  0.16051200032234192,
-	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_nt",
+	TunedMS:  0.1204960010945797,
+	Variant:  "gemvtr_m4_r2_x2_u1_w2_nt",
 }, {
 	CublasMS: 0.009631999768316746,
 	K:        512,
@@ -7400,21 +7476,21 @@ var classes = []Class{{
 	TunedMS:  0.006783999968320131,
 	Variant:  "gemvn_n1_r4_u2_w1_nt",
 }, {
-	CublasMS: 0.005344000179320574,
+	CublasMS: 0.005183999892324209,
 	K:        13,
 	M:        16,
 	N:        512,
 	Op:       OpNT,
-	TunedMS:  0.005152000114321709,
-	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
+	TunedMS:  0.004927999805659056,
+	Variant:  "cpasynca_32x64x8_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.013407999649643898,
+	CublasMS: 0.013344000093638897,
 	K:        768,
 	M:        16,
 	N:        768,
 	Op:       OpNT,
-	TunedMS:  0.011296000331640244,
-	Variant:  "gemvn_n1_r8_u2_w1_nt",
+	TunedMS:  0.011008000001311302,
+	Variant:  "gemvnd_n1_r2_u2_nt",
 }, {
 	CublasMS: 0.01462399959564209,
 	K:        512,
@@ -7424,7 +7500,7 @@ var classes = []Class{{
 	TunedMS:  0.01142400037497282,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.02239999920129776,
+	CublasMS: 0.02238400001078844,
 	K:        1024,
 	M:        16,
 	N:        4096,
@@ -7432,45 +7508,45 @@ var classes = []Class{{
 	TunedMS:  0.020255999639630318,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.05507199838757515,
+	CublasMS: 0.05392000079154968,
 	K:        4096,
 	M:        16,
 	N:        4096,
 	Op:       OpNT,
-	TunedMS:  0.05284800007939339,
+	TunedMS:  0.05286400020122528,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.06543999910354614,
+	CublasMS: 0.06480000168085098,
 	K:        2048,
 	M:        16,
 	N:        8192,
 	Op:       OpNT,
-	TunedMS:  0.05241600051522255,
+	TunedMS:  0.0525440014898777,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.10416000336408615,
+	CublasMS: 0.1035199984908104,
 	K:        4096,
 	M:        16,
 	N:        11008,
 	Op:       OpNT,
-	TunedMS:  0.12454400211572647,
+	TunedMS:  0.1250240057706833,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
 }, {
-	CublasMS: 0.06828799843788147,
+	CublasMS: 0.0660799965262413,
 	K:        256,
 	M:        16,
 	N:        100000,
 	Op:       OpNT,
-	TunedMS:  0.06905599683523178,
+	TunedMS:  0.06915199756622314,
 	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b4_nt",
 }, {
-	CublasMS: 0.9889600276947021,
+	CublasMS: 0.9895359873771667,
 	K:        4096,
 	M:        16,
 	N:        128256,
 	Op:       OpNT,
-	TunedMS:  1.3269919753074646,
-	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_nt",
+	TunedMS:  1.329744040966034,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b4_nt",
 }, {
 	CublasMS: 0.00902399979531765,
 	K:        32,
@@ -8960,13 +9036,13 @@ var classes = []Class{{
 	TunedMS:  0.18003199994564056,
 	Variant:  "splitka_64x128x16_w64_t8x8_s2_b0_nt",
 }, {
-	CublasMS: 0.14668799936771393,
+	CublasMS: 0.1478559970855713,
 	K:        8192,
 	M:        8192,
 	N:        4,
 	Op:       OpNT,
-	TunedMS:  0.15383999794721603,
-	Variant:  "gemvn_n1_r8_u4_w1_nt",
+	TunedMS:  0.13382400572299957,
+	Variant:  "gemvtr_m4_r2_x2_u1_w1_nt",
 }, {
 	CublasMS: 0.14020799845457077,
 	K:        16,
@@ -9272,12 +9348,12 @@ var classes = []Class{{
 	TunedMS:  2.503216028213501,
 	Variant:  "regtile_256x128x16_w64_t8x16_p4_f1_s3_b1_nt",
 }, {
-	CublasMS: 0.06800000369548798,
+	CublasMS: 0.06859200075268745,
 	K:        16,
 	M:        1000000,
 	N:        8,
 	Op:       OpNT,
-	TunedMS:  0.06225600093603134,
+	TunedMS:  0.06233600154519081,
 	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_nt",
 }, {
 	CublasMS: 0.02630399912595749,
@@ -11651,7 +11727,7 @@ var rules = [4]*opRule{
 			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 262144-393215
 			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N >= 393216
 		},
-		bulk:      115,
+		bulk:      119,
 		bulkDen:   10,
 		bulkK:     1024,
 		bulkNum:   11,
@@ -13255,7 +13331,7 @@ var rules = [4]*opRule{
 			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 262144-393215
 			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N >= 393216
 		},
-		guard:      190,
+		guard:      194,
 		guardDen:   10,
 		guardEdge:  4,
 		guardNum:   13,
@@ -13267,7 +13343,7 @@ var rules = [4]*opRule{
 			{1568, 2048, 512},
 			{6272, 768, 768},
 		},
-		kernels: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 22, 26, 32, 36, 46, 61, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 86, 93, 94, 95, 96, 97, 98, 99, 100, 101, 108, 109, 113, 115, 128, 129, 130, 131, 132, 133, 135, 146, 149, 153, 154, 155, 156, 160, 165, 171, 174, 177, 180, 183, 190},
+		kernels: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 22, 26, 32, 36, 46, 61, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 86, 91, 94, 96, 100, 101, 102, 103, 104, 105, 112, 113, 117, 119, 132, 133, 134, 135, 136, 137, 139, 150, 153, 157, 158, 159, 160, 164, 169, 175, 178, 181, 184, 187, 194},
 		lo:      [3]int{0, 0, 2},
 		nn:      38,
 		shift:   1,
@@ -14878,4684 +14954,4684 @@ var rules = [4]*opRule{
 	// | >= 1572864.,
 	OpNT: {
 		aligned: []string{
-			"5333555555555555555555555388888888888888",    // M <= 1, N <= 1
-			"4444444444444444444444444444444444444444",    // M <= 1, N (none)
-			"5543335555445555885555558888888888888888",    // M <= 1, N 2
-			"5224445558445555488888858888888888888888",    // M <= 1, N 3
-			"5222485558445555488888885888888888888888",    // M <= 1, N 4-5
-			"5522775577445555477777775788888888888888",    // M <= 1, N 6-7
-			"5577775577745555777777775588888888888888",    // M <= 1, N 8-11
-			"5577755577775555777777775588888888888888",    // M <= 1, N 12-15
-			"5555555557775555777777775528888888888888",    // M <= 1, N 16-23
-			"DDDDDDDDDD7777777777777DDDDDDDDDDDDDDDDD",    // M <= 1, N 24-31
-			"DDDDDDDDDDD222222D2222DDDDDDDDDDDDDDDDDD",    // M <= 1, N 32-47
-			"DDDDDDDDDDDDD22DDDDDDDDDDDDDDDDDDDDDDDDD",    // M <= 1, N 48-63
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M <= 1, N 64-95
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M <= 1, N 96-127
-			"EEEEEEEEEEEEEEEEEE2222EEEEEEEEEEEEEEEEEE",    // M <= 1, N 128-191
-			"EEEEEEEEEEEEEEEE22222222EEEEEEEEEEEEEEEE",    // M <= 1, N 192-255
-			"EEEEEEEEEEEEEEEEEEEEEE22EEEEEEEEEEEEEEEE",    // M <= 1, N 256-383
-			"EEEEEEEEEEEEEEEEEDDDDDE22EEEEEEEEEEEEEEE",    // M <= 1, N 384-511
-			"EEEEEEEEEEEEEEEEEDDDDDEE2EEEEEEEEEEEEEEE",    // M <= 1, N 512-767
-			"EEEEEEEEEEEEEEEEEDDDDDDEE2EEEEEEEEEEEEEE",    // M <= 1, N 768-1023
-			"EEEEEEEEEEEEEEEEEDDDDDEEE2EEEEEEEEEEEEEE",    // M <= 1, N 1024-1535
-			"EEEEEEEEEEEEEEEEEEDDDDDEEE2EEEEEEEEEEEEE",    // M <= 1, N 1536-2047
-			"EEEEEEEEEEEEEEEEEEEDDDDDDEEEEEEEEEEEEEEE",    // M <= 1, N 2048-3071
-			"EEEEEEEEEEEEEEEEEEEDDDDDDDE2EEEEEEEEEEEE",    // M <= 1, N 3072-4095
-			"EEEEEEEEEEEEEEEEEEEDDDDDDDE2EEEEEEEEEEEE",    // M <= 1, N 4096-6143
-			"EEEEEEEEEEEEEEEEEEEDDDDDDDDEEEEEEEEEEEEE",    // M <= 1, N 6144-8191
-			"EEEEEEEEEEEEEEEEEEDDDDDDDDDDEEEEEEEEEEEE",    // M <= 1, N 8192-12287
-			"EEEEEEEEEEEEEEEEEEDDDDDDDDDDEEEEEEEEEEEE",    // M <= 1, N 12288-16383
-			"EEEEEEEEEEEEEEEEEEDDDDDDDDDEEEEEEEEEEEEE",    // M <= 1, N 16384-24575
-			"EEEEEEEEEEEEEEEEEEDDDDDDDDDEEEEEEEEEEEEE",    // M <= 1, N 24576-32767
-			"EEEEEEEEEEEEEEEEEEEDDDDDDDEEEEEEEEEEEEEE",    // M <= 1, N 32768-49151
-			"EEEEEEEEEEEEEEEEEEEDDDDHDDEEEEEEEEEEEEEE",    // M <= 1, N 49152-65535
-			"EEEEEEEEEEEEEEEEEEDDDHHHHHEEEEEEEEEEEEEE",    // M <= 1, N 65536-98303
-			"EEEEEEEEEEEEEEEEEEDHHIIIHHEEEEEEEEEEEEEE",    // M <= 1, N 98304-131071
-			"EEEEEEEEEEEEEEEEEDHHIIIIIHEEEEEEEEEEEEEE",    // M <= 1, N 131072-196607
-			"EEEEEEEEEEEEEEEEEEHHIIIIIHEEEEEEEEEEEEEE",    // M <= 1, N 196608-262143
-			"EEEEEEEEEEEEEEEEEEHHIIIIIIEEEEEEEEEEEEEE",    // M <= 1, N >= 262144
-			"4444444444444444444444444444444444444444",    // M (none), N <= 1
-			"4444444444444444444444444444444444444444",    // M (none), N (none)
-			"4444444444444444444444444444444444444444",    // M (none), N 2
-			"4444444444444444444444444444444444444444",    // M (none), N 3
-			"4444444444444444444444444444444444444444",    // M (none), N 4-5
-			"4444444444444444444444444444444444444444",    // M (none), N 6-7
-			"4444444444444444444444444444444444444444",    // M (none), N 8-11
-			"4444444444444444444444444444444444444444",    // M (none), N 12-15
-			"4444444444444444444444444444444444444444",    // M (none), N 16-23
-			"4444444444444444444444444444444444444444",    // M (none), N 24-31
-			"4444444444444444444444444444444444444444",    // M (none), N 32-47
-			"4444444444444444444444444444444444444444",    // M (none), N 48-63
-			"4444444444444444444444444444444444444444",    // M (none), N 64-95
-			"4444444444444444444444444444444444444444",    // M (none), N 96-127
-			"4444444444444444444444444444444444444444",    // M (none), N 128-191
-			"4444444444444444444444444444444444444444",    // M (none), N 192-255
-			"4444444444444444444444444444444444444444",    // M (none), N 256-383
-			"4444444444444444444444444444444444444444",    // M (none), N 384-511
-			"4444444444444444444444444444444444444444",    // M (none), N 512-767
-			"4444444444444444444444444444444444444444",    // M (none), N 768-1023
-			"4444444444444444444444444444444444444444",    // M (none), N 1024-1535
-			"4444444444444444444444444444444444444444",    // M (none), N 1536-2047
-			"4444444444444444444444444444444444444444",    // M (none), N 2048-3071
-			"4444444444444444444444444444444444444444",    // M (none), N 3072-4095
-			"4444444444444444444444444444444444444444",    // M (none), N 4096-6143
-			"4444444444444444444444444444444444444444",    // M (none), N 6144-8191
-			"4444444444444444444444444444444444444444",    // M (none), N 8192-12287
-			"4444444444444444444444444444444444444444",    // M (none), N 12288-16383
-			"4444444444444444444444444444444444444444",    // M (none), N 16384-24575
-			"4444444444444444444444444444444444444444",    // M (none), N 24576-32767
-			"4444444444444444444444444444444444444444",    // M (none), N 32768-49151
-			"4444444444444444444444444444444444444444",    // M (none), N 49152-65535
-			"4444444444444444444444444444444444444444",    // M (none), N 65536-98303
-			"4444444444444444444444444444444444444444",    // M (none), N 98304-131071
-			"4444444444444444444444444444444444444444",    // M (none), N 131072-196607
-			"4444444444444444444444444444444444444444",    // M (none), N 196608-262143
-			"4444444444444444444444444444444444444444",    // M (none), N >= 262144
-			"5533335555555555333335553388888888888888",    // M 2, N <= 1
-			"4444444444444444444444444444444444444444",    // M 2, N (none)
-			"5222333333335555533333353388888888888888",    // M 2, N 2
-			"5222244444445555533333888888888888888888",    // M 2, N 3
-			"5522244444445555584333888888888888888888",    // M 2, N 4-5
-			"5222227744445555542222777788888888888888",    // M 2, N 6-7
-			"5222277777745555572222777788888888888888",    // M 2, N 8-11
-			"5577777777775555577227777728888888888888",    // M 2, N 12-15
-			"5577777777775555577777777527888888888888",    // M 2, N 16-23
-			"D777777DD7777777777777777DDDDDDDD88DDDDD",    // M 2, N 24-31
-			"DDDDDDDDDD22222222222222DDDDDDDDDDDDDDDD",    // M 2, N 32-47
-			"DDDDDDDDDDDD2222D222222DDDDDDDDDDDDDDDDD",    // M 2, N 48-63
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M 2, N 64-95
-			"EEEEEEEEEEEEEEEE22EEEEEEEEEEEEEEEEEEEEEE",    // M 2, N 96-127
-			"EEEEEEEEEEEEEEE22222222EEEEEEEEEEEEEEEEE",    // M 2, N 128-191
-			"EEEEEEEEEEEEEEEEEEEE2222EEEEEEEEEEEEEEEE",    // M 2, N 192-255
-			"EEEEEEEEEEEEEEEDDDDDDEE22EEEEEEEEEEEEEEE",    // M 2, N 256-383
-			"EEEEEEEEEEEEEEDDDDDDDDEE22EEEEEEEEEEEEEE",    // M 2, N 384-511
-			"EEEEEEEEEEEEEEDDDDDDDEEE222EEEEEEEEEEEEE",    // M 2, N 512-767
-			"EEEEEEEEEEEEEEDDDDDDDEEEE22EEEEEEEEEEEEE",    // M 2, N 768-1023
-			"EEEEEEEEEEEEEEEEEEEDDEEEEE22EEEEEEEEEEEE",    // M 2, N 1024-1535
-			"EEEEEEEEEEEEEEEEEEEEEEEEEE222EEEEEEEEEEE",    // M 2, N 1536-2047
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEE22EEEEEEEEEEE",    // M 2, N 2048-3071
-			"EEEEEEEEEEEEEEEEEEEEEDDEEEEE2EEEEEEEEEEE",    // M 2, N 3072-4095
-			"EEEEEEEEEEEEEEEEEEEEDDDDDEEE2EEEEEEEEEEE",    // M 2, N 4096-6143
-			"EEEEEEEEEEEEEEEEEEEEDDDDDDDE2EEEEEEEEEEE",    // M 2, N 6144-8191
-			"EEEEEEEEEEEEEEEEEEEDDFFDDDDEEEEEEEEEEEEE",    // M 2, N 8192-12287
-			"EEEEEEEEEEEEEEEEEEEDDFFDDDDDEEEEEEEEEEEE",    // M 2, N 12288-16383
-			"EEEEEEEEEEEEEEEEEEEDDFFDDDDDEEEEEEEEEEEE",    // M 2, N 16384-24575
-			"EEEEEEEEEEEEEEEEEEEDDDDDDDDEEEEEEEEEEEEE",    // M 2, N 24576-32767
-			"EEEEEEEEEEEEEEEEEEEDDDDDDDDEEEEEEEEEEEEE",    // M 2, N 32768-49151
-			"EEEEEEEEEEEEEEEEEEDDDDDDDDDEEEEEEEEEEEEE",    // M 2, N 49152-65535
-			"EEEEEEEEEEEEEEEEEEDDDDDDDDDEEEEEEEEEEEEE",    // M 2, N 65536-98303
-			"EEEEEEEEEEEEEEEEEEDDDDDDFFDDEEEEEEEEEEEE",    // M 2, N 98304-131071
-			"EEEEEEEEEEEEEEEEEDDDEEEEFIHHEEEEEEEEEEEE",    // M 2, N 131072-196607
-			"EEEEEEEEEEEEEEEEEDDEEEEEFIIEEEEEEEEEEEEE",    // M 2, N 196608-262143
-			"EEEEEEEEEEEEEEEEEDHIEEEIIIIEEEEEEEEEEEEE",    // M 2, N >= 262144
-			"5553335553355555333333553388888888888888",    // M 3, N <= 1
-			"4444444444444444444444444444444444444444",    // M 3, N (none)
-			"5522233333335555443333333388888888888888",    // M 3, N 2
-			"5552233334445555543333338388888888888888",    // M 3, N 3
-			"5552224444445555552223388888888888888888",    // M 3, N 4-5
-			"5552224444445555552222277788888888888888",    // M 3, N 6-7
-			"5522227722245555552222277728888888888888",    // M 3, N 8-11
-			"5522277777775555552222777728888888888888",    // M 3, N 12-15
-			"5557777777775555557777777727788888888888",    // M 3, N 16-23
-			"7777777777777777777777777=======88888888",    // M 3, N 24-31
-			"GG222222GG22222222222222GGGGGGGGGGG24444",    // M 3, N 32-47
-			"GGGG22GGGGGG2222G222222GGGGGGGGGGGGGGGGG",    // M 3, N 48-63
-			"GGGGGGGGGGGGGGG22GG2GGGGGGGGGGGGGGGGGGGG",    // M 3, N 64-95
-			"GGGGGGGGGGGGG222222GGGGGGGGGGGGGGGGGGGGG",    // M 3, N 96-127
-			"GGGGEEGGGGGGG22222222222GGGGGGGGGGGGGGGG",    // M 3, N 128-191
-			"GGGEEEE=GGGG2======222222GGGGGGGGGGGGGGG",    // M 3, N 192-255
-			"GGEEEEE==GGG=========22222GGGGGGGGGGGGGG",    // M 3, N 256-383
-			"GGEEEEE==GG=========???2222GGGGGGGGGGGGG",    // M 3, N 384-511
-			"GGEEEEE==GG=========????2222GGGGGGGGGGGG",    // M 3, N 512-767
-			"GGEEEEE==GG========??????222GGGGGGGGGGGG",    // M 3, N 768-1023
-			"GGGEEEE=GGG=========?????2222GGGGGGGGGGG",    // M 3, N 1024-1535
-			"GGGGGGGGGGGG========????22222GGGGGGGGGGG",    // M 3, N 1536-2047
-			"GGGGGGGGGGGG========?H22222222GGGGGGGGGG",    // M 3, N 2048-3071
-			"GGGGGGGGGGGG=======HH222222222GGGGGGGGGG",    // M 3, N 3072-4095
-			"GGGGGGGGGGGG======HHH222222222GGGGGGGGGG",    // M 3, N 4096-6143
-			"GGGGGGGGGGGGHHHHHHHHHHHH222222GGGGGGGGGG",    // M 3, N 6144-8191
-			"GGGGGGGGGGGGGHHHHHHHHGGHH2222GGGGGGGGGGG",    // M 3, N 8192-12287
-			"GGGGGGGGGGGGGGHHHHHHHGGHHH222GGGGGGGGGGG",    // M 3, N 12288-16383
-			"GGGGGGGGGGGGGGGHHHHHHGHHHHH2GGGGGGGGGGGG",    // M 3, N 16384-24575
-			"GGGGGGGGGGGGGGGGHHHHHHHHHHHGGGGGGGGGGGGG",    // M 3, N 24576-32767
-			"GGGGGGGGGGGGHHHHGHHHHHHHHHHGGGGGGGGGGGGG",    // M 3, N 32768-49151
-			"GGGGGGGGGGGHHHHHHHHHHHHHHHHGGGGGGGGGGGGG",    // M 3, N 49152-65535
-			"GGGGGGGGGGHHHHHHHHHHIIIIHHHHGGGGGGGGGGGG",    // M 3, N 65536-98303
-			"GGGGGGGGGGHHHHHHHHHIIIIIIIHHGGGGGGGGGGGG",    // M 3, N 98304-131071
-			"GGGGGGGGGGGHHHHHHHHIIIIIIIIHGGGGGGGGGGGG",    // M 3, N 131072-196607
-			"GGGGGGGGGGGHHHHHHHHIIIIIIIIHGGGGGGGGGGGG",    // M 3, N 196608-262143
-			"GGGGGGGGGGGGGHHGGHHIIIIIIIIGGGGGGGGGGGGG",    // M 3, N >= 262144
-			"5553335333335555448333555388888888888888",    // M 4-5, N <= 1
-			"4444444444444444444444444444444444444444",    // M 4-5, N (none)
-			"5552233333335555544333333388888888888888",    // M 4-5, N 2
-			"5555223344445555542333333388888888888888",    // M 4-5, N 3
-			"5555224444445555552223332288888888888888",    // M 4-5, N 4-5
-			"5555224444445555552222227788888888888888",    // M 4-5, N 6-7
-			"5555222244445555552222277728888888888888",    // M 4-5, N 8-11
-			"5552222772775555555222777727888888888888",    // M 4-5, N 12-15
-			"5557777777775555555277777727788888888888",    // M 4-5, N 16-23
-			"77777777777777777777777777===78888888888",    // M 4-5, N 24-31
-			"G2222222222222222222222222GGG2222G224444",    // M 4-5, N 32-47
-			"GG2222222GGGGG22222222222GGGGG22GGG24444",    // M 4-5, N 48-63
-			"GGGGG22GGGGGG2222222222GGGGGGGGGGGGGG24G",    // M 4-5, N 64-95
-			"GGGG222GGGGG2222222222GGGGGGGGGGGGGGGGGG",    // M 4-5, N 96-127
-			"GGEEEE222GG22222222222222GGGGGGGGGGGGGGG",    // M 4-5, N 128-191
-			"GGEEEEEEEGG22=====22222222GGGGGGGGGGGGGG",    // M 4-5, N 192-255
-			"GEEEEEEEEEG2E========222222GGGGGGGGGGGGG",    // M 4-5, N 256-383
-			"GEEEEEEEEEGEE===AA==???22222GGGGGGGGGGGG",    // M 4-5, N 384-511
-			"2EEEEEEEEE2EE==AAA==??222222222222222222",    // M 4-5, N 512-767
-			"2EEEEEEEEE2EE==AA===??222222222222222222",    // M 4-5, N 768-1023
-			"22EEEEEEE22EE=======?2222222222222222222",    // M 4-5, N 1024-1535
-			"22EEEEEE222EEE======22222222222222222222",    // M 4-5, N 1536-2047
-			"2222EEE2222EEEEEEE=222222222222222222222",    // M 4-5, N 2048-3071
-			"22222222222EEEEEEE2222222222222222222222",    // M 4-5, N 3072-4095
-			"222222222222EEEEE22222222222222222222222",    // M 4-5, N 4096-6143
-			"222222222222EEEEE22222222222222222222222",    // M 4-5, N 6144-8191
-			"222222222222EEEE222222G22222222222222222",    // M 4-5, N 8192-12287
-			"2222222222222HH2222222222222222222222222",    // M 4-5, N 12288-16383
-			"2222222222222HH2222222222222222222222222",    // M 4-5, N 16384-24575
-			"22222222222HHHH2222222222222222222222222",    // M 4-5, N 24576-32767
-			"2222222222HHHHHH222HHH222222222222222222",    // M 4-5, N 32768-49151
-			"222222222HHHHHHHHHHHHHHHH222222222222222",    // M 4-5, N 49152-65535
-			"222222222HHHHHHHHHHHIIIIHH22222222222222",    // M 4-5, N 65536-98303
-			"222222222HHHHHHHHHHIIIIIIGH2222222222222",    // M 4-5, N 98304-131071
-			"222222222H4HHHHHHHHIIIIIIIIH222222222222",    // M 4-5, N 131072-196607
-			"22222222224HHHHHHHHIIIIIIIII222222222222",    // M 4-5, N 196608-262143
-			"22222222222HHHHHHHGIIIIIIII2222222222222",    // M 4-5, N >= 262144
-			"5553335333335555444333355388888888888888",    // M 6-7, N <= 1
-			"4444444444444444444444444444444444444444",    // M 6-7, N (none)
-			"5555333334435555444233355388888888888888",    // M 6-7, N 2
-			"5555223324445555544233333388888888888888",    // M 6-7, N 3
-			"5555523244445555555233332288888888888888",    // M 6-7, N 4-5
-			"5555522447445555555222222288888888888888",    // M 6-7, N 6-7
-			"5555224244445555555222227728888888888888",    // M 6-7, N 8-11
-			"5555444224425555555222777727888888888888",    // M 6-7, N 12-15
-			"5555447777775555555777777727888888888888",    // M 6-7, N 16-23
-			"7777777777777777777777777777778888888888",    // M 6-7, N 24-31
-			"B222244422222222222222222222222222224444",    // M 6-7, N 32-47
-			"2222222222222222222222222222222222224444",    // M 6-7, N 48-63
-			"BBB22222222B2222222222222BBB222222B22444",    // M 6-7, N 64-95
-			"2222222222222222222222222222222222222222",    // M 6-7, N 96-127
-			"22222222222222AAA22222222222222222222222",    // M 6-7, N 128-191
-			"2EEEEEEE2222AAAAAA2222222222222222222222",    // M 6-7, N 192-255
-			"2EEEDDDEE222AAAAAAA222222222222222222222",    // M 6-7, N 256-383
-			"2EEDDDDDEE22AAAAAAAAB2222222222222222222",    // M 6-7, N 384-511
-			"2EEEEDEEEE22AAAAAAA22B222222222222222222",    // M 6-7, N 512-767
-			"2EDDDDDEEE22AAAAAAA222222222222222222222",    // M 6-7, N 768-1023
-			"2EDDDDEEEE2AAAAAAA2222222222222222222222",    // M 6-7, N 1024-1535
-			"22DDDEEEE22EAAAAA22222222222222222222222",    // M 6-7, N 1536-2047
-			"222EEEEE222EEABE222222222222222222222222",    // M 6-7, N 2048-3071
-			"22222222222EEEEE222222222222222222222222",    // M 6-7, N 3072-4095
-			"2222222222222222222222222222222222222222",    // M 6-7, N 4096-6143
-			"2222222222222222222222222222222222222222",    // M 6-7, N 6144-8191
-			"2222222222222222222222222222222222222222",    // M 6-7, N 8192-12287
-			"2222222222222222222222222222222222222222",    // M 6-7, N 12288-16383
-			"2222222222222222222222222222222222222222",    // M 6-7, N 16384-24575
-			"2222222222222222222222222222222222222222",    // M 6-7, N 24576-32767
-			"2222222224422222222222222222222222222222",    // M 6-7, N 32768-49151
-			"2222222224422222222222222222222222222222",    // M 6-7, N 49152-65535
-			"2222222224442222222222222222222222222222",    // M 6-7, N 65536-98303
-			"2222222224444442222222222222222222222222",    // M 6-7, N 98304-131071
-			"2222222224444444424222222222222222222222",    // M 6-7, N 131072-196607
-			"2222222224444444444422224222222222222222",    // M 6-7, N 196608-262143
-			"2222222222444444444422244422222222222222",    // M 6-7, N >= 262144
-			"5553335333335555544833355588888888888888",    // M 8-11, N <= 1
-			"4444444444444444444444444444444444444444",    // M 8-11, N (none)
-			"5555333333435555444833355588888888888888",    // M 8-11, N 2
-			"5555533344445555554833333588888888888888",    // M 8-11, N 3
-			"5555523427845555555333332288888888888888",    // M 8-11, N 4-5
-			"5555522447285555555222252228888888888888",    // M 8-11, N 6-7
-			"5555554448845555555222252257888888888888",    // M 8-11, N 8-11
-			"5555557424225555555255557757888888888888",    // M 8-11, N 12-15
-			"5555577777775555555755557757888888888888",    // M 8-11, N 16-23
-			"7777777777777777777772227777778888888888",    // M 8-11, N 24-31
-			"2222444444222222222222222222222222224444",    // M 8-11, N 32-47
-			"2222222222222222222222222222222222224444",    // M 8-11, N 48-63
-			"2222222222222222222222222222222222222444",    // M 8-11, N 64-95
-			"2222222222222224222222222222222222222222",    // M 8-11, N 96-127
-			"22224222222222EEE22222222222222222222222",    // M 8-11, N 128-191
-			"2::4EEE222222EEEEE2222222222222222222222",    // M 8-11, N 192-255
-			"77EDDDDD22222DDDD22222222222222222222222",    // M 8-11, N 256-383
-			"EEDDDDDDD2222DDDD22222222222222222222222",    // M 8-11, N 384-511
-			"EEEDDDDEE2222222222222222222222222222222",    // M 8-11, N 512-767
-			"EDDDDDDDE22222222A224B222222222222222222",    // M 8-11, N 768-1023
-			"2DDDDDDEE2222222222222222222222222222222",    // M 8-11, N 1024-1535
-			"2DDDDDEE22222222222222222222222222222222",    // M 8-11, N 1536-2047
-			"22EDDEEE22222222222222222222222222222222",    // M 8-11, N 2048-3071
-			"2222EEE222222222222222222222222222222222",    // M 8-11, N 3072-4095
-			"2222222222222222222222222222222222222222",    // M 8-11, N 4096-6143
-			"2222222222222222222222222222222222222222",    // M 8-11, N 6144-8191
-			"2222222222222222222222222222222222222222",    // M 8-11, N 8192-12287
-			"2222222222222222222222222222222222222222",    // M 8-11, N 12288-16383
-			"2222222222222222222222222222222222222222",    // M 8-11, N 16384-24575
-			"2222222224442222222222222222222222222222",    // M 8-11, N 24576-32767
-			"2222222224442222222222222222222222222222",    // M 8-11, N 32768-49151
-			"2222222244444422222222222222222222222222",    // M 8-11, N 49152-65535
-			"2222222244444444222222222222222222222222",    // M 8-11, N 65536-98303
-			"2222222244444444222222222222222222222222",    // M 8-11, N 98304-131071
-			"2222222244444444444222222222222222222222",    // M 8-11, N 131072-196607
-			"2222222224444444444222224222222222222222",    // M 8-11, N 196608-262143
-			"2222222224444444444422244422222222222222",    // M 8-11, N >= 262144
-			"5553355333335555544233355588888888888888",    // M 12-15, N <= 1
-			"4444444444444444444444444444444444444444",    // M 12-15, N (none)
-			"5555333333335555544833355588888888888888",    // M 12-15, N 2
-			"5555533334445555554333333588888888888888",    // M 12-15, N 3
-			"5555533388885555555353352227888888888888",    // M 12-15, N 4-5
-			"5555553388885555555522552257888888888888",    // M 12-15, N 6-7
-			"5555557888885555555555552257888888888888",    // M 12-15, N 8-11
-			"5555557722225555555555552257888888888888",    // M 12-15, N 12-15
-			"5555555777775555555555555778888888888888",    // M 12-15, N 16-23
-			"7777777778777788877722227777788888888888",    // M 12-15, N 24-31
-			"2222442224422222222222222222222222224444",    // M 12-15, N 32-47
-			"2222222222222222222222222222222222222444",    // M 12-15, N 48-63
-			"2222222222222222222222222222222222222244",    // M 12-15, N 64-95
-			"2222222222222224422222222222222222222222",    // M 12-15, N 96-127
-			"24444222222222===22222222222222222222222",    // M 12-15, N 128-191
-			"4444222222222A===22222222222222222222222",    // M 12-15, N 192-255
-			"77777772222224===22222222222222222222222",    // M 12-15, N 256-383
-			"777777722222222A222222222222222222222222",    // M 12-15, N 384-511
-			"E772222422222222222222222222222222222222",    // M 12-15, N 512-767
-			"ED72222222222222222222222222222222222222",    // M 12-15, N 768-1023
-			"2DD7742222222222222222222222222222222222",    // M 12-15, N 1024-1535
-			"2DDD722222222222222222222222222222222222",    // M 12-15, N 1536-2047
-			"22DDD22222222222222222222222222222222222",    // M 12-15, N 2048-3071
-			"222E222222222222222222222222222222222222",    // M 12-15, N 3072-4095
-			"2222222222222222222222222222222222222222",    // M 12-15, N 4096-6143
-			"2222222222222222222222222222222222222222",    // M 12-15, N 6144-8191
-			"2222222222222222222222222222222222222222",    // M 12-15, N 8192-12287
-			"2222222222222222222222222222222222222222",    // M 12-15, N 12288-16383
-			"2222222222222222222222222222222222222222",    // M 12-15, N 16384-24575
-			"2222222224444222222222222222222222222222",    // M 12-15, N 24576-32767
-			"2222222224442222222222222222222222222222",    // M 12-15, N 32768-49151
-			"2222222244444442222222222222222222222222",    // M 12-15, N 49152-65535
-			"2222222244444444222222222222222222222222",    // M 12-15, N 65536-98303
-			"2222222244444444422222222222222222222222",    // M 12-15, N 98304-131071
-			"2222222244444444444422222222222222222222",    // M 12-15, N 131072-196607
-			"2222222244444444444422224422222222222222",    // M 12-15, N 196608-262143
-			"2222222224444444444442444422222222222222",    // M 12-15, N >= 262144
-			"5555555533335555552233555588888888888888",    // M 16-23, N <= 1
-			"4444444444444444444444444444444444444444",    // M 16-23, N (none)
-			"5555333333335555552233555578888888888888",    // M 16-23, N 2
-			"5555333334435555555255553577788888888888",    // M 16-23, N 3
-			"5555533338885555555555552227788888888888",    // M 16-23, N 4-5
-			"5555553338885555555555552257888888888888",    // M 16-23, N 6-7
-			"5555557888825555555555555257888888888888",    // M 16-23, N 8-11
-			"5555557772225555555555555278888888888888",    // M 16-23, N 12-15
-			"5555555777225555555555555278888888888888",    // M 16-23, N 16-23
-			"7777777777887888887222227777888888888888",    // M 16-23, N 24-31
-			"2222422222442222222222222222222222222444",    // M 16-23, N 32-47
-			"2222222222222222222222222222222222222444",    // M 16-23, N 48-63
-			"2222222222222222222222222222222222222244",    // M 16-23, N 64-95
-			"2244222222222224422222222222222222222222",    // M 16-23, N 96-127
-			"2444222222222244422222222222222222222222",    // M 16-23, N 128-191
-			"444422222222224==22222222222222222222222",    // M 16-23, N 192-255
-			"477777722222224==22222222222222222222222",    // M 16-23, N 256-383
-			"7777777422222222222222222222222222222222",    // M 16-23, N 384-511
-			"7772222422222222222222222222222222222222",    // M 16-23, N 512-767
-			"77742244222222222A2222222222222222222222",    // M 16-23, N 768-1023
-			"2777444222222222222222222222222222222222",    // M 16-23, N 1024-1535
-			"2777722222222222222222222222222222222222",    // M 16-23, N 1536-2047
-			"2244222222222222222222222222222222222222",    // M 16-23, N 2048-3071
-			"2224222222222222222222222222222222222222",    // M 16-23, N 3072-4095
-			"2222222222222222222222222222222222222222",    // M 16-23, N 4096-6143
-			"2222222222222222222222222222222222222222",    // M 16-23, N 6144-8191
-			"2222222222222222222222222222222222222222",    // M 16-23, N 8192-12287
-			"2222222222222222222222222222222222222222",    // M 16-23, N 12288-16383
-			"2222222222222222222222222222222222222222",    // M 16-23, N 16384-24575
-			"2222222224444222222222222222222222222222",    // M 16-23, N 24576-32767
-			"2222222224444222222222222222222222222222",    // M 16-23, N 32768-49151
-			"2222222244444444422222222222222222222222",    // M 16-23, N 49152-65535
-			"2222222244444444422222222222222222222222",    // M 16-23, N 65536-98303
-			"2222222244444444442222222222222222222222",    // M 16-23, N 98304-131071
-			"2222222244444444444422222222222222222222",    // M 16-23, N 131072-196607
-			"2222222244444444444422224422222222222222",    // M 16-23, N 196608-262143
-			"2222222224444444444442444442222222222222",    // M 16-23, N >= 262144
-			"=============44444444===================",    // M 24-31, N <= 1
-			"4444444444444444444444444444444444444444",    // M 24-31, N (none)
-			"=224444444444444444444===========44=====",    // M 24-31, N 2
-			"2222444444444444444444444=======44444444",    // M 24-31, N 3
-			"22224444444444444444444444===44444444444",    // M 24-31, N 4-5
-			"2222244444444444444444444444444444444444",    // M 24-31, N 6-7
-			"2222222444444444444444444477444444448888",    // M 24-31, N 8-11
-			"2222272244444444444442224777722222478888",    // M 24-31, N 12-15
-			"2222777774447744477722227777778877778888",    // M 24-31, N 16-23
-			"2227777777782255555555555577888888888888",    // M 24-31, N 24-31
-			"2222277787722225555555555777888888888888",    // M 24-31, N 32-47
-			"2222277777722224542222557777788888878888",    // M 24-31, N 48-63
-			"2222227777722245552222222;;;777777777888",    // M 24-31, N 64-95
-			"2222222222222225552222242:;i;77777777777",    // M 24-31, N 96-127
-			"2222222222222222422244444:iii;7777777777",    // M 24-31, N 128-191
-			"22222722222222222222444444:iiiii77iiiii7",    // M 24-31, N 192-255
-			"222777722222222222224474442:iiiiiiiiiiii",    // M 24-31, N 256-383
-			"222777722222222222224444422::iiiiiiiiiii",    // M 24-31, N 384-511
-			"2227777222222222222224444222:::::iiiiii:",    // M 24-31, N 512-767
-			"22227722222222222222244422ZZZZZ:::::::::",    // M 24-31, N 768-1023
-			"2222222222222222222222442ZZZZZZZZ:::::::",    // M 24-31, N 1024-1535
-			"222222222222222222222222ZZZZZZZZZZc:::::",    // M 24-31, N 1536-2047
-			"22222222222222222222222ZZZZZZZZZZZZcc:::",    // M 24-31, N 2048-3071
-			"22222222222222222222222ZZZZZZZZZZZZ]cc_:",    // M 24-31, N 3072-4095
-			"22222222222222222222222ZZZZZZZZZZZZZ____",    // M 24-31, N 4096-6143
-			"22222222222222222222222ZZZZZZZZZZZZZ]___",    // M 24-31, N 6144-8191
-			"2222222222222222244222ZZZZZZZZZZZZZZ]___",    // M 24-31, N 8192-12287
-			"222222222222222222422ZZZZZZZZZZZZZZZ]___",    // M 24-31, N 12288-16383
-			"222222222222222222222ZZ2222222ZZZZZ]____",    // M 24-31, N 16384-24575
-			"22222222222224[[[Z22222222222]]ZZZ]]____",    // M 24-31, N 24576-32767
-			"22222222224444[[[[Z22222222]]]]]Z]]_____",    // M 24-31, N 32768-49151
-			"222222222444444[[[Z22222222]]]]]]]______",    // M 24-31, N 49152-65535
-			"222222224444444[[[4222222242]]]]]]______",    // M 24-31, N 65536-98303
-			"2222222]44444444[[4222222444]]]]]]]_____",    // M 24-31, N 98304-131071
-			"222222]]44444444444222222444]]]]]]]]____",    // M 24-31, N 131072-196607
-			"22222]]]]444444444222222244]]]]]]]]]]:__",    // M 24-31, N 196608-262143
-			"2222]]]]]444444444222222244]]]]]]]]]]]::",    // M 24-31, N >= 262144
-			"==============777777====================",    // M 32-47, N <= 1
-			"4444444444444444444444444444444444444444",    // M 32-47, N (none)
-			"========7777=77777777===================",    // M 32-47, N 2
-			"==8888887777777777777777===========77777",    // M 32-47, N 3
-			"=8888888777777777777777777===7777=777777",    // M 32-47, N 4-5
-			"=888888887777777777777777777777777777777",    // M 32-47, N 6-7
-			"7888888887777777777777777777777777777887",    // M 32-47, N 8-11
-			"7888888887777777777777777777777777777888",    // M 32-47, N 12-15
-			"7888877778777777777777777777777877777787",    // M 32-47, N 16-23
-			"7222777787722225555555555777888888888888",    // M 32-47, N 24-31
-			"2222277878772222542222557777788888888888",    // M 32-47, N 32-47
-			"2222277788772225542222247;;;777777777888",    // M 32-47, N 48-63
-			"777222777777225555222774<<ii;77777777778",    // M 32-47, N 64-95
-			"222222227772222552222744:<iii;7777777777",    // M 32-47, N 96-127
-			"7722222222222222522244444<iiii;77777ii77",    // M 32-47, N 128-191
-			"7222222222222222222247774:iiiiiiiiiiiiii",    // M 32-47, N 192-255
-			"72222222222222222233777774:iiiiiiiiiiiii",    // M 32-47, N 256-383
-			"222277222222222222234777442:iiiiiiiiiiii",    // M 32-47, N 384-511
-			"22222222222222222222447442Z]:::iiiiiiiii",    // M 32-47, N 512-767
-			"2222222222225222222244442ZZZZZ_c::iiii::",    // M 32-47, N 768-1023
-			"2222222222222222224222242ZZZZZZZccc:::::",    // M 32-47, N 1024-1535
-			"222222222222222222222222ZZZZZZZZZccccc::",    // M 32-47, N 1536-2047
-			"7772222222222222222222ZZZZZZZZZZZZcccccc",    // M 32-47, N 2048-3071
-			"222222222222222222222\\ZZZZZZZZZZZZZccccc",   // M 32-47, N 3072-4095
-			"2222222222222222222\\\\Z\\ZZZZZZZZZZZZ_____", // M 32-47, N 4096-6143
-			"2222222222222222]]]\\2ZZZZZZZZZZZZZZ]____",   // M 32-47, N 6144-8191
-			"2222222222222222]]]]ZZZZZZZZZZZZZZZ]____",    // M 32-47, N 8192-12287
-			"2222222222222222]]]]ZZZZZZZZZZZZZZZ_____",    // M 32-47, N 12288-16383
-			"222222222222222Z]]ZZZZZZZZZ222ZZZZ]_____",    // M 32-47, N 16384-24575
-			"22222222222224[[[ZZZZZZZ22222__ZZ]______",    // M 32-47, N 24576-32767
-			"22222222222444[[[[ZZ2222222_____________",    // M 32-47, N 32768-49151
-			"22222222_24444[[[[Z22222222_____________",    // M 32-47, N 49152-65535
-			"2222222__44444[[[[[2444444:_____________",    // M 32-47, N 65536-98303
-			"222222___444444[[[44222244:_____________",    // M 32-47, N 98304-131071
-			"22222____4444444[[42222244:_____________",    // M 32-47, N 131072-196607
-			"2222_____44444444442222224:_____________",    // M 32-47, N 196608-262143
-			"222_______4444444442222224:_____________",    // M 32-47, N >= 262144
-			"================77======================",    // M 48-63, N <= 1
-			"4444444444444444444444444444444444444444",    // M 48-63, N (none)
-			"===============7777=====================",    // M 48-63, N 2
-			"====88===77==777777=====================",    // M 48-63, N 3
-			"==88888877777777777777777=====77===77777",    // M 48-63, N 4-5
-			"7788888877777777777777777777777777777777",    // M 48-63, N 6-7
-			"7888888887777777777777777777777777777777",    // M 48-63, N 8-11
-			"7888888887777777777777777777777777777777",    // M 48-63, N 12-15
-			"7788888888777777777777777777777777777777",    // M 48-63, N 16-23
-			"7722277777722222554222557777788888878888",    // M 48-63, N 24-31
-			"2222277782772225542272247;;;777777777888",    // M 48-63, N 32-47
-			"222222778287222554277774<<ii777777777788",    // M 48-63, N 48-63
-			"777222777887724555277774<<iii77777777777",    // M 48-63, N 64-95
-			"222222227777722552227774:iiiii7777777777",    // M 48-63, N 96-127
-			"772222222777222252222774:iiiiii7777iiiii",    // M 48-63, N 128-191
-			"7722222222222222222277774:iiiiiiiiiiiiii",    // M 48-63, N 192-255
-			"7222222222222222233347777:giiiiiiiiiiiii",    // M 48-63, N 256-383
-			"72222222222222222223377772ggiiiiiiiiiiii",    // M 48-63, N 384-511
-			"2222222222222222222237774Z]VVVVVViiiiiii",    // M 48-63, N 512-767
-			"222222222222252222222442ZZ]]ccccccciiii:",    // M 48-63, N 768-1023
-			"22222222222222422222222]ZZZZZZcccccccc::",    // M 48-63, N 1024-1535
-			"22222222222222222::2224ZZZZZZZZZcccccccc",    // M 48-63, N 1536-2047
-			"7777222222222222::;22ZZZZZZZZZZZZccccccc",    // M 48-63, N 2048-3071
-			"2222222222222222222ZZZZZZZZZZZZZZZcccccc",    // M 48-63, N 3072-4095
-			"22222222222222222]]]]ZZZZZZZZZZZZZ_ccccc",    // M 48-63, N 4096-6143
-			"2222222222222222]]___]ZZZZZZZZZZZZ______",    // M 48-63, N 6144-8191
-			"2222222222222222]____]ZZZZZfZZZZZZ______",    // M 48-63, N 8192-12287
-			"22222222222_2222]]___]]]ZZZZfZZZZ_______",    // M 48-63, N 12288-16383
-			"2222222222_2222Z]]]__ZZZZZZZZ2ZZ________",    // M 48-63, N 16384-24575
-			"222222222__222ZZZ]]Z___ZZZ:::___________",    // M 48-63, N 24576-32767
-			"22222222__224[[[[[ZZ_____::_____________",    // M 48-63, N 32768-49151
-			"2222222__2224[[[[[ZZ:LL::::_____________",    // M 48-63, N 49152-65535
-			"222222___24444[[[[[2L::::LL_____________",    // M 48-63, N 65536-98303
-			"22222____44444[[[[444:::LLL_____________",    // M 48-63, N 98304-131071
-			"2222_____444444[[[444444:LL_____________",    // M 48-63, N 131072-196607
-			"222_______44444444444224:L_____________R",    // M 48-63, N 196608-262143
-			"22________44444444444444:L____________RR",    // M 48-63, N >= 262144
-			"========================================",    // M 64-95, N <= 1
-			"4444444444444444444444444444444444444444",    // M 64-95, N (none)
-			"========================================",    // M 64-95, N 2
-			"==============7777======================",    // M 64-95, N 3
-			"=====88======777777==77==============77=",    // M 64-95, N 4-5
-			"===88888777=7777777777777===777777=77777",    // M 64-95, N 6-7
-			"7778888877777777777777777777777777777777",    // M 64-95, N 8-11
-			"7788888887777777777777777777777777777777",    // M 64-95, N 12-15
-			"7788888887777777777777777777777777777777",    // M 64-95, N 16-23
-			"7772227777722225557772277;;;777777777888",    // M 64-95, N 24-31
-			"222222777777722555777774<<ii;77777777778",    // M 64-95, N 32-47
-			"222222777887772554777774<<iii77777777777",    // M 64-95, N 48-63
-			"222222277828772554777774<iiii<7777777777",    // M 64-95, N 64-95
-			"222222277788772552277774:iiii<<7777iiiii",    // M 64-95, N 96-127
-			"222222227777722252277772:iiiiiiiiiiiiiii",    // M 64-95, N 128-191
-			"22222222777222222222777:::iiiiiiiiiiiiii",    // M 64-95, N 192-255
-			"222222222222222222327777::giiiiVViiiiiii",    // M 64-95, N 256-383
-			"22222222222222222224<:77:gVVVVVVVVViiiii",    // M 64-95, N 384-511
-			"22222222222222222222<<::]]VVVVVVVVVViiii",    // M 64-95, N 512-767
-			"222222222222225222::2<[]VVVVVVVVVVVcccii",    // M 64-95, N 768-1023
-			"22222222222222222:::::VVVVVVcccccccccccc",    // M 64-95, N 1024-1535
-			"2222222222222222::::::]VVVVc_Zcccccccccc",    // M 64-95, N 1536-2047
-			"222222222222222::::g:c66VVR_ZZZccccccccc",    // M 64-95, N 2048-3071
-			"22222222222222::::::cccccRR_ZZZZ_ccccccc",    // M 64-95, N 3072-4095
-			"2222222222222::::gi_______R__ZZZ__cccccc",    // M 64-95, N 4096-6143
-			"22222222222222::g_________fR_ZZZ_____cc_",    // M 64-95, N 6144-8191
-			"22222222222]222:______c__fff____________",    // M 64-95, N 8192-12287
-			"2222222222]]]22Z]______::::ff___________",    // M 64-95, N 12288-16383
-			"222222222]]]22ZZZ______K:_:::f__________",    // M 64-95, N 16384-24575
-			"22222222]]]222ZZ_____LKK___::]]_________",    // M 64-95, N 24576-32767
-			"2222222]]]]22Z[[bbb_LLLLL__:]]]]________",    // M 64-95, N 32768-49151
-			"222222]]]]2224[[[bbLLLLLLLLL]]]]]_______",    // M 64-95, N 49152-65535
-			"22222]]]]]2244[[[bbLLLLLLLL]]]]]]]______",    // M 64-95, N 65536-98303
-			"2222]]]]]]22444[[[[:LLLLLL]]]]]]]]]____R",    // M 64-95, N 98304-131071
-			"222]]]]]]]24444[[[:LLLLLLL]]]]]]]]]]__RR",    // M 64-95, N 131072-196607
-			"22]]]]]]]]]4444442:LLLLLL]]]]]]]]]]]]RRR",    // M 64-95, N 196608-262143
-			"2]]]]]]]]]]]222224LLLLLLL]]]]]]]]]]]]]RR",    // M 64-95, N >= 262144
-			"========================================",    // M 96-127, N <= 1
-			"4444444444444444444444444444444444444444",    // M 96-127, N (none)
-			"========================================",    // M 96-127, N 2
-			"========================================",    // M 96-127, N 3
-			"========================================",    // M 96-127, N 4-5
-			"7777777777777777777777777777777777777777",    // M 96-127, N 6-7
-			"7777888877777777777777777777777777777777",    // M 96-127, N 8-11
-			"7777888887777777777777777777777777777777",    // M 96-127, N 12-15
-			"7777888887777777777777777777777777777777",    // M 96-127, N 16-23
-			"777222227777722555777777<<;i;77777777777",    // M 96-127, N 24-31
-			"222222277777777555777774<<iii;7777777777",    // M 96-127, N 32-47
-			"222222277778877555777774<iiiii7777777777",    // M 96-127, N 48-63
-			"777722277788877557777774:iiii<<7777iiiii",    // M 96-127, N 64-95
-			"222222277887877557777772:iiii<<iiiiiiiii",    // M 96-127, N 96-127
-			"77772227788887225337732::iiiiiiiiiiiiiii",    // M 96-127, N 128-191
-			"7777222277777222233332::::iiiiTVVViiiiii",    // M 96-127, N 192-255
-			"777722227777222222222:::::ViiTVVcccViiii",    // M 96-127, N 256-383
-			"7772222277722222222:<<::gVVVVVVccccVViii",    // M 96-127, N 384-511
-			"222222222272222222::<<<ggVVVVVVccccVVVii",    // M 96-127, N 512-767
-			"22222222222222222::::<<VVVVVVVVccccccccc",    // M 96-127, N 768-1023
-			"2222222222222222:::gggVVVVVVVccccccccccc",    // M 96-127, N 1024-1535
-			"222222222222222:::gggRVVVVVRRccccccccccc",    // M 96-127, N 1536-2047
-			"77777772222222::::ggRRVVVVRRR_cccccccccc",    // M 96-127, N 2048-3071
-			"2222222222222<::::_RRVRVVVRRR___cccccccc",    // M 96-127, N 3072-4095
-			"222222222222<:::g_____RRRRRRR____ccccccc",    // M 96-127, N 4096-6143
-			"2222222222222::g______RRRRfRR_____cccccc",    // M 96-127, N 6144-8191
-			"2222222222RR22::_b___cVRRfffRR_________R",    // M 96-127, N 8192-12287
-			"222222222RRR22ZZ______RJ::fffR_________R",    // M 96-127, N 12288-16383
-			"22222222RRRR22Zbb_____JKKRb:bf_________R",    // M 96-127, N 16384-24575
-			"2222222RRRR22:bbbT__LLKKKUUUURR________R",    // M 96-127, N 24576-32767
-			"222222RRRRR2::bbbTTKLLLLLLUURRRR______RR",    // M 96-127, N 32768-49151
-			"22222RRRRRR2::bbbbTKLLLLLLLLRRRRR____RRR",    // M 96-127, N 49152-65535
-			"2222RRRRRRR2::bbbbbbLLLLLLLRRRRRRR___RRR",    // M 96-127, N 65536-98303
-			"222RRRRRRRR2:::bbbb`LLLLLLLRRRRRRRR_RRRR",    // M 96-127, N 98304-131071
-			"22RRRRRRRRRR::::bbbLLLLLLLRRRRRRRRRRRRRR",    // M 96-127, N 131072-196607
-			"2RRRRRRRRRRRR::::::LLLLLRRRRRRRRRRRRRRRR",    // M 96-127, N 196608-262143
-			"RRRRRRRRRRRRRR:::LLLRRRRRRRRRRRRRRRRRRRR",    // M 96-127, N >= 262144
-			"========================================",    // M 128-191, N <= 1
-			"4444444444444444444444444444444444444444",    // M 128-191, N (none)
-			"========================================",    // M 128-191, N 2
-			"========================================",    // M 128-191, N 3
-			"========================================",    // M 128-191, N 4-5
-			"7777777777777777777777777777777777777777",    // M 128-191, N 6-7
-			"7777778777777777777777777777777777777777",    // M 128-191, N 8-11
-			"7777788877777777777777777777777777777777",    // M 128-191, N 12-15
-			"7777888887777777777777777777777777777777",    // M 128-191, N 16-23
-			"777722222277772255777777:<iii;7777777777",    // M 128-191, N 24-31
-			"222222222777777755777774:iiiii;77777ii77",    // M 128-191, N 32-47
-			"222222227778887755777774:iiiiii7777iiiii",    // M 128-191, N 48-63
-			"777722277778288855777777:iiiiiiiiiiiiiii",    // M 128-191, N 64-95
-			"22222227788887885577732::iiiiiiiiiiiiiii",    // M 128-191, N 96-127
-			"22222227782837725333332::ViiiiiVccViiiii",    // M 128-191, N 128-191
-			"2222222778887772233333:::VViiiV66ccciiii",    // M 128-191, N 192-255
-			"222222277777772222333::::VVVVVc66cccVVii",    // M 128-191, N 256-383
-			"2222222777772222224::::::VVVVVc66ccccVVi",    // M 128-191, N 384-511
-			"222222227777222224::<<::VVVVVVcccccccccc",    // M 128-191, N 512-767
-			"222222222272222245:::<:VVVVVVVcccccccccc",    // M 128-191, N 768-1023
-			"222222222222222:::::::VVVVVVVVcccccccccc",    // M 128-191, N 1024-1535
-			"222222222222222::::g::cVVVVRRRcccccccccc",    // M 128-191, N 1536-2047
-			"222222222222222:::::::6cVVRRRRRccccccccc",    // M 128-191, N 2048-3071
-			"22222222222222:::::6:RRcRVRRRRRccccccccc",    // M 128-191, N 3072-4095
-			"22222222222222::::_V_RRR6RRRRRRRcccccccc",    // M 128-191, N 4096-6143
-			"2222222222cc22::::_R_____b_RRRRRRccccccc",    // M 128-191, N 6144-8191
-			"222222222ccc222:::___R6_____RRRRRRRRRRRR",    // M 128-191, N 8192-12287
-			"22222222cccc22::::::__JU_____RRRRRRRRRRR",    // M 128-191, N 12288-16383
-			"2222222ccccc22::::::__Jb______RRRRRRRRRR",    // M 128-191, N 16384-24575
-			"222222cccccJJ22:::::KLLJ_____ccRRRRRRRRR",    // M 128-191, N 24576-32767
-			"22222ccccccJJ222bUL:KLLJ____ccccRRRRRRRR",    // M 128-191, N 32768-49151
-			"2222cccccccJJ222TTLKKLLK____cccccRRRRRRR",    // M 128-191, N 49152-65535
-			"222ccccccccJJ224LLLLLLKK___cccccccRRRRRR",    // M 128-191, N 65536-98303
-			"22ccccccccccLL244LLLLLLL___ccccccccRRRRR",    // M 128-191, N 98304-131071
-			"2cccccccccccLLLLLLLLLLLL__ccccccccccRRRR",    // M 128-191, N 131072-196607
-			"cccccccccccccLLLLLLLLLL_cccccccccccccRRR",    // M 128-191, N 196608-262143
-			"ccccccccccccccLLLLLLccccccccccccccccccRR",    // M 128-191, N >= 262144
-			"========================================",    // M 192-255, N <= 1
-			"4444444444444444444444444444444444444444",    // M 192-255, N (none)
-			"========================================",    // M 192-255, N 2
-			"========================================",    // M 192-255, N 3
-			"========================================",    // M 192-255, N 4-5
-			"7777777777777777777777777777777777777777",    // M 192-255, N 6-7
-			"7777777777777777777777777777777777777777",    // M 192-255, N 8-11
-			"7777777777777777777777777777777777777777",    // M 192-255, N 12-15
-			"7777778877777777777777777777777777777777",    // M 192-255, N 16-23
-			"77777222222277722777777:::iiiiii77iiiii7",    // M 192-255, N 24-31
-			"22222222227777777577777:::iiiiiiiiiiiiii",    // M 192-255, N 32-47
-			"22222222277787777577777::iiiiiiiiiiiiiii",    // M 192-255, N 48-63
-			"77772222777785857577732::iiiiiiiiiiiiiii",    // M 192-255, N 64-95
-			"22222227777777855573332::ViiiiTVVViiiiii",    // M 192-255, N 96-127
-			"77722227778777777333332:VVViiiV66ccciiii",    // M 192-255, N 128-191
-			"2222222777788882233333::6VVVTV6666cccVii",    // M 192-255, N 192-255
-			"777722277777857222333:::666VVc6666cccVVi",    // M 192-255, N 256-383
-			"222222277787722224::::::6666Vc6666cccccc",    // M 192-255, N 384-511
-			"22222222777372224:2:::::V66666666ccccccc",    // M 192-255, N 512-767
-			"222222222777272::4:::::VVV066666cccccccc",    // M 192-255, N 768-1023
-			"22222222222222<:g:::::RVVVVVVccccccccccc",    // M 192-255, N 1024-1535
-			"2222222222222:::::::::6VVVRRRRcccccccccc",    // M 192-255, N 1536-2047
-			"2222222222222::::]:::::cVRRRRRRccccccccc",    // M 192-255, N 2048-3071
-			"2222222222222:::6V:::___cRRRRRRRcccccccc",    // M 192-255, N 3072-4095
-			"2222222222222::::::6:_____RRRRRRRccccccc",    // M 192-255, N 4096-6143
-			"222222222ccc2::::::________RRRRRRRRccccc",    // M 192-255, N 6144-8191
-			"22222222cccc2::::::_________RRRRRRRRRRRR",    // M 192-255, N 8192-12287
-			"2222222cccccc:::::::_________RRRRRRRRRRR",    // M 192-255, N 12288-16383
-			"222222ccccccJJ::::::__________RRRRRRRRRR",    // M 192-255, N 16384-24575
-			"22222cccccccJJ:::KKKKKK_____cccRRRRRRRRR",    // M 192-255, N 24576-32767
-			"2222cccccccJJJ::LLKKKLKK____ccccRRRRRRRR",    // M 192-255, N 32768-49151
-			"222ccccccccJJJ:LLLLLLLLK___ccccccRRRRRRR",    // M 192-255, N 49152-65535
-			"22cccccccccJJLLLLLLLLLLL___cccccccRRRRRR",    // M 192-255, N 65536-98303
-			"2cccccccccccLLLLLLLLLLLL__cccccccccRRRRR",    // M 192-255, N 98304-131071
-			"ccccccccccccLLLLLLLLLLLL_cccccccccccRRRR",    // M 192-255, N 131072-196607
-			"cccccccccccccLLLLLLLLLLccccccccccccccRRR",    // M 192-255, N 196608-262143
-			"cccccccccccccccLLLLcccccccccccccccccccRR",    // M 192-255, N >= 262144
-			"========================================",    // M 256-383, N <= 1
-			"4444444444444444444444444444444444444444",    // M 256-383, N (none)
-			"========================================",    // M 256-383, N 2
-			"========================================",    // M 256-383, N 3
-			"========================================",    // M 256-383, N 4-5
-			"7777777777777777777777777777777777777777",    // M 256-383, N 6-7
-			"7777777777777777777777777777777777777777",    // M 256-383, N 8-11
-			"7777777777777777777777777777777777777777",    // M 256-383, N 12-15
-			"7777777877777777777777777777777777777777",    // M 256-383, N 16-23
-			"77777772222777222277777::::iiiiiiiiiiiii",    // M 256-383, N 24-31
-			"22222222222777777277777:::iiiiiiiiiiiiii",    // M 256-383, N 32-47
-			"2222222222277777727777::::iiiiiiiiiiiiii",    // M 256-383, N 48-63
-			"7772222222277777724777:::ViiiiiVViiiiiii",    // M 256-383, N 64-95
-			"2222222277777777724227::cVViiTVVcccViiii",    // M 256-383, N 96-127
-			"2222227777777777722333:0VVVVVVc66cccVVii",    // M 256-383, N 128-191
-			"2222222777777882223333:6666VVc6666cccVVi",    // M 256-383, N 192-255
-			"222222227777775222233::666666666666ccccc",    // M 256-383, N 256-383
-			"2222222277777722::::c6:66666666666cccccc",    // M 256-383, N 384-511
-			"222222227777722:::::c6ccc666666666cccccc",    // M 256-383, N 512-767
-			"22222222277222:::::::cccc06666666ccccccc",    // M 256-383, N 768-1023
-			"2222222222222::::::::6RRVV000ccccccccccc",    // M 256-383, N 1024-1535
-			"222222222222:::::::::6cRRRRRRccccccccccc",    // M 256-383, N 1536-2047
-			"222222222222:::::::::6ccRURRRRcccccccccc",    // M 256-383, N 2048-3071
-			"22222222222:::::::666__ccKRRRRRccccccccc",    // M 256-383, N 3072-4095
-			"222222222J2::::::666_____cRRRRRRcccccccc",    // M 256-383, N 4096-6143
-			"22222222cccc::::::_________RRRRRRRcccccc",    // M 256-383, N 6144-8191
-			"2222222cccccJ::::::_________RRRRRRRRcccc",    // M 256-383, N 8192-12287
-			"222222cccccccJJ::::__________RRRRRRRRRRR",    // M 256-383, N 12288-16383
-			"22222cccccccJJJJJJ:_KK_______cRRRRRRRRRR",    // M 256-383, N 16384-24575
-			"2222ccccccccJJJJJJKKKKK_____cccRRRRRRRRR",    // M 256-383, N 24576-32767
-			"222cccccccccJJJJLLKKKKKK___cccccRRRRRRRR",    // M 256-383, N 32768-49151
-			"22ccccccccccJJLLLLLLLLLK___ccccccRRRRRRR",    // M 256-383, N 49152-65535
-			"2cccccccccccJLLLLLLLLLLL___cccccccRRRRRR",    // M 256-383, N 65536-98303
-			"ccccccccccccLLLLLLLLLLLL__cccccccccRRRRR",    // M 256-383, N 98304-131071
-			"cccccccccccccLLLLLLLLLLL_cccccccccccRRRR",    // M 256-383, N 131072-196607
-			"ccccccccccccccLLLLLLcccccccccccccccccRRR",    // M 256-383, N 196608-262143
-			"ccccccccccccccccLLccccccccccccccccccccRR",    // M 256-383, N >= 262144
-			"========================================",    // M 384-511, N <= 1
-			"4444444444444444444444444444444444444444",    // M 384-511, N (none)
-			"========================================",    // M 384-511, N 2
-			"========================================",    // M 384-511, N 3
-			"===========777==========================",    // M 384-511, N 4-5
-			"7777777777777777777777777777777777777777",    // M 384-511, N 6-7
-			"7777777777777777777777777777777777777777",    // M 384-511, N 8-11
-			"7777777877777777777777777777777777777777",    // M 384-511, N 12-15
-			"7777777887777777777777777777777777777777",    // M 384-511, N 16-23
-			"7777777227777777722777::::::iiiiiiiiiiii",    // M 384-511, N 24-31
-			"2222222222777777772777:::::iiiiiiiiiiiii",    // M 384-511, N 32-47
-			"222222222277777777277:::::Viiiiiiiiiiiii",    // M 384-511, N 48-63
-			"777222277222777777247::::VVVVVVVVVViiiii",    // M 384-511, N 64-95
-			"2222227777222778877::::6cVVVVVVccccVViii",    // M 384-511, N 96-127
-			"7722277777727778827::::c66VVVVc66ccccVii",    // M 384-511, N 128-191
-			"222227777777777722::::c06666Vc6666cccccc",    // M 384-511, N 192-255
-			"7722227777777772::::ccc06666666666cccccc",    // M 384-511, N 256-383
-			"222222277777772::::cccc06666666666cccccc",    // M 384-511, N 384-511
-			"22222227777777::::::66cc0666666666cccccc",    // M 384-511, N 512-767
-			"2222222277777:::::::c6cc066666666ccccccc",    // M 384-511, N 768-1023
-			"222222222222::::::Rc6cRRcc0660cccccccccc",    // M 384-511, N 1024-1535
-			"22222222222:::::::_66ccRRURccccccccccccc",    // M 384-511, N 1536-2047
-			"2222222222::::::6R666cccKKKURccccccccccc",    // M 384-511, N 2048-3071
-			"222222222:::::::6RRR_RRRUKKfRRcccccccccc",    // M 384-511, N 3072-4095
-			"22222222JJ::::::6RVR_RRRUfKfRRRccccccccc",    // M 384-511, N 4096-6143
-			"2222222cJJJJ:::::_R___R__b_URRRRcccccccc",    // M 384-511, N 6144-8191
-			"222222ccccccJJ:::KK__6Kb____RRRRRRcccccc",    // M 384-511, N 8192-12287
-			"22222ccccccccJJJJKKKKKKb____cRRRRRRRRRRR",    // M 384-511, N 12288-16383
-			"2222cccccccccJJJJJKKKKKK_____cRRRRRRRRRR",    // M 384-511, N 16384-24575
-			"222ccccccccccJJJJJJKKKK____ccccRRRRRRRRR",    // M 384-511, N 24576-32767
-			"22ccccccccccJJJJJJJJKKK____cccccRRRRRRRR",    // M 384-511, N 32768-49151
-			"2cccccccccccJJJLLLLJLLL___cccccccRRRRRRR",    // M 384-511, N 49152-65535
-			"ccccccccccccJJLLLLLLLLL___ccccccccRRRRRR",    // M 384-511, N 65536-98303
-			"cccccccccccccLLLLLLLLLL__ccccccccccRRRRR",    // M 384-511, N 98304-131071
-			"ccccccccccccccLLLLLLLLLcccccccccccccRRRR",    // M 384-511, N 131072-196607
-			"cccccccccccccccLLLLccccccccccccccccccRRR",    // M 384-511, N 196608-262143
-			"ccccccccccccccccccccccccccccccccccccccRR",    // M 384-511, N >= 262144
-			"================BBAA====================",    // M 512-767, N <= 1
-			"4444444444444444444444444444444444444444",    // M 512-767, N (none)
-			"===============77777====================",    // M 512-767, N 2
-			"================7777====================",    // M 512-767, N 3
-			"==========77777==77=7777================",    // M 512-767, N 4-5
-			"7777777777777777777777777777777777777777",    // M 512-767, N 6-7
-			"7777777777777777777777777777777777777777",    // M 512-767, N 8-11
-			"7777777877777777777777777777777777777777",    // M 512-767, N 12-15
-			"7777777887777777777777777777777777777777",    // M 512-767, N 16-23
-			"777777222777777772227::::::::iiiiiiiiiii",    // M 512-767, N 24-31
-			"22222222277777777722::::::::iiiiiiiiiiii",    // M 512-767, N 32-47
-			"22222222277777777722::::::VVVVVVViiiiiii",    // M 512-767, N 48-63
-			"7772227777277777777::::::cVVVVVVVVVViiii",    // M 512-767, N 64-95
-			"222227777722277877:::::6ccVVVVVccccVVVii",    // M 512-767, N 96-127
-			"772227777772277727::::cc666VVVcccccccccc",    // M 512-767, N 128-191
-			"7222277777777278:::::cc0066666666ccccccc",    // M 512-767, N 192-255
-			"722227777777777:::::cccc0666666666cccccc",    // M 512-767, N 256-383
-			"72222277777777::::::ccc00666666666cccccc",    // M 512-767, N 384-511
-			"2222222777273:::::::c6c0066666666ccccccc",    // M 512-767, N 512-767
-			"222222227777::::::c:c6cc00666666cccccccc",    // M 512-767, N 768-1023
-			"22222222227:::::::Rc0ccR0000000ccccccccc",    // M 512-767, N 1024-1535
-			"2222222222:::::::__c6ccRUUcccccccccccccc",    // M 512-767, N 1536-2047
-			"777722222:::::::6:_66cccKKKfcccccccccccc",    // M 512-767, N 2048-3071
-			"22222222::::::::66KR_RRcUKKKfffccccccccc",    // M 512-767, N 3072-4095
-			"2222222JJJ::::::6R6R_RKRKfKKfffccccccccc",    // M 512-767, N 4096-6143
-			"222222JJJJJJJ:::KKRRRRR_UbcffRcccccccccc",    // M 512-767, N 6144-8191
-			"22222cccJJJJJJJJJKKRRKKU___cURRRcccccccc",    // M 512-767, N 8192-12287
-			"2222cccccccccJJJJKKKKKKK____cRRRRRRccccc",    // M 512-767, N 12288-16383
-			"222cccccccccccJJJJKKKKKK____ccRRRRRRRRRR",    // M 512-767, N 16384-24575
-			"22ccccccccccccJJJJJKKKKK___ccccRRRRRRRRR",    // M 512-767, N 24576-32767
-			"2ccccccccccccJJJJJJJKKK____cccccRRRRRRRR",    // M 512-767, N 32768-49151
-			"cccccccccccccJJJLLJJJK____cccccccRRRRRRR",    // M 512-767, N 49152-65535
-			"cccccccccccccJLLLLLLLLL__cccccccccRRRRRR",    // M 512-767, N 65536-98303
-			"ccccccccccccccLLLLLLcLLccccccccccccRRRRR",    // M 512-767, N 98304-131071
-			"cccccccccccccccLLLLcccccccccccccccccRRRR",    // M 512-767, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccRRR",    // M 512-767, N 196608-262143
-			"ccccccccccccccccccccccccccccccccccccccRR",    // M 512-767, N >= 262144
-			"===============BBBBAA===================",    // M 768-1023, N <= 1
-			"4444444444444444444444444444444444444444",    // M 768-1023, N (none)
-			"==============777777777=================",    // M 768-1023, N 2
-			"==============77777777777===============",    // M 768-1023, N 3
-			"==========7777777777777777==============",    // M 768-1023, N 4-5
-			"7777777777777777777777777777777777777777",    // M 768-1023, N 6-7
-			"7777777777777777777777777777777777777777",    // M 768-1023, N 8-11
-			"7777777877777777777777777777777777777777",    // M 768-1023, N 12-15
-			"7777778887777777777777777777777777777777",    // M 768-1023, N 16-23
-			"777777227774777772222::::::::::iiiiiiiii",    // M 768-1023, N 24-31
-			"22222222277475777722::::::::::Viiiiiiiii",    // M 768-1023, N 32-47
-			"2222222777777777777::g:::::VVVVVVVViiiii",    // M 768-1023, N 48-63
-			"777227777777777777:::g:::ccVVVVVVVVVViii",    // M 768-1023, N 64-95
-			"22227777777227737::::g:ccccVVVVcccccccci",    // M 768-1023, N 96-127
-			"7222777777722778:::::gccc6666Vcccccccccc",    // M 768-1023, N 128-191
-			"722277722777777::::::ccc66666666cccccccc",    // M 768-1023, N 192-255
-			"72277777777777::5::::ccc066666666ccccccc",    // M 768-1023, N 256-383
-			"2227777777777:::::::ccc0066666666ccccccc",    // M 768-1023, N 384-511
-			"222777777777::5::::0ccc000666666cccccccc",    // M 768-1023, N 512-767
-			"22277772777::::::6c00cc00006600ccccccccc",    // M 768-1023, N 768-1023
-			"2222222227<::::::cc66cVc000000Lccccccccc",    // M 768-1023, N 1024-1535
-			"222222222<<:::::::666ccRccccLLLLcccccccc",    // M 768-1023, N 1536-2047
-			"77222222:::::::::666ccccUfffMLLLLccccccc",    // M 768-1023, N 2048-3071
-			"2222222J::::::::66__cccccKKfMMMMMccccccc",    // M 768-1023, N 3072-4095
-			"222222JJJJ::::::K___RRccccfffMMMMccccccc",    // M 768-1023, N 4096-6143
-			"22222JJJJJJJJJJJKKK_UR__cccfffMMMccccccc",    // M 768-1023, N 6144-8191
-			"2222JJJJJJJJJJJJJKKLLKUb__ccffffcccccccc",    // M 768-1023, N 8192-12287
-			"222cJJJJcJJJJJJJJKKLKKKK___ccURccccccccc",    // M 768-1023, N 12288-16383
-			"22ccccccccccccJJJJKLLLLKb___ccRRRRRRRRRR",    // M 768-1023, N 16384-24575
-			"2ccccccccccccccJJJJKLLLLb___cccRRRRRRRRR",    // M 768-1023, N 24576-32767
-			"cccccccccccccccJJJJJLLLL___cccccRRRRRRRR",    // M 768-1023, N 32768-49151
-			"cccccccccccccccJJJJJLLLL__cccccccRRRRRRR",    // M 768-1023, N 49152-65535
-			"cccccccccccccccJLLLcLLL__cccccccccRRRRRR",    // M 768-1023, N 65536-98303
-			"cccccccccccccccccccccccccccccccccccRRRRR",    // M 768-1023, N 98304-131071
-			"ccccccccccccccccccccccccccccccccccccRRRR",    // M 768-1023, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccRRR",    // M 768-1023, N 196608-262143
-			"ccccccccccccccccccccccccccccccccccccccRR",    // M 768-1023, N >= 262144
-			"=================BBBAC==================",    // M 1024-1535, N <= 1
-			"4444444444444444444444444444444444444444",    // M 1024-1535, N (none)
-			"=============77====BAA7777==============",    // M 1024-1535, N 2
-			"=============7777777777777==============",    // M 1024-1535, N 3
-			"=========777777777777777777=============",    // M 1024-1535, N 4-5
-			"7777777777777777777777777777777777777777",    // M 1024-1535, N 6-7
-			"7777778777777777777777777777777777777777",    // M 1024-1535, N 8-11
-			"7777778877777777777777777777777777777777",    // M 1024-1535, N 12-15
-			"7777778887777777777777777777777777777777",    // M 1024-1535, N 16-23
-			"7777722277744477222777::7:::::::::iiiii:",    // M 1024-1535, N 24-31
-			"2222222777774477727ii:::::::::VVVViiiiii",    // M 1024-1535, N 32-47
-			"222227777777777777::iig::::ccVVVVVVViiii",    // M 1024-1535, N 48-63
-			"77227777777777777::::ggg:ccccVVVVVVcccci",    // M 1024-1535, N 64-95
-			"22227777777777777:::gggccccccccccccccccc",    // M 1024-1535, N 96-127
-			"72277777777277778:::::cccc6666cccccccccc",    // M 1024-1535, N 128-191
-			"72777777777777::::::::cc66666666cccccccc",    // M 1024-1535, N 192-255
-			"2277777777777::::::::06666666666cccccccc",    // M 1024-1535, N 256-383
-			"227777777777:::::::0cc6600666666cccccccc",    // M 1024-1535, N 384-511
-			"22777777777:::::c::c6c660066600ccccccccc",    // M 1024-1535, N 512-767
-			"2277777777<::::::cc0ccRc000000Lccccccccc",    // M 1024-1535, N 768-1023
-			"222777777<<::::::cccccUc0000LLLLLccccccc",    // M 1024-1535, N 1024-1535
-			"22222227<<<::::6cccccccccc0LLLLLLccccccc",    // M 1024-1535, N 1536-2047
-			"7722222<<::::::_6_ccccccMMfMLLLLLLcccccc",    // M 1024-1535, N 2048-3071
-			"222222J::::::::KK__ccccccMfMMLLLLMcccccc",    // M 1024-1535, N 3072-4095
-			"22222JJJJ::JJJJJKKK_RccccU0fMMMMMMcccccc",    // M 1024-1535, N 4096-6143
-			"2222JJJJJJJJJJJJKKKKKUUUUUUffMMMMMcccccc",    // M 1024-1535, N 6144-8191
-			"222JJJJJJJJJJJJJJKKLLKKKUUUcffMMMccccccc",    // M 1024-1535, N 8192-12287
-			"22cJJJJJJJJJJJJJJJLLLLLLKbbccfffcccccccc",    // M 1024-1535, N 12288-16383
-			"2cccJJJJccJJJJJJJJLLLLLLLb_ccc0ccccccccc",    // M 1024-1535, N 16384-24575
-			"cccccccccccccccJJJLLLLLLLL__cccRRRRRRRRR",    // M 1024-1535, N 24576-32767
-			"ccccccccccccccccJJJLLLLLL___ccccRRRRRRRR",    // M 1024-1535, N 32768-49151
-			"ccccccccccccccccccJLLLLLL__ccccccRRRRRRR",    // M 1024-1535, N 49152-65535
-			"ccccccccccccccccccccLLLL_cccccccccRRRRRR",    // M 1024-1535, N 65536-98303
-			"cccccccccccccccccccccccccccccccccccRRRRR",    // M 1024-1535, N 98304-131071
-			"ccccccccccccccccccccccccccccccccccccRRRR",    // M 1024-1535, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccRRR",    // M 1024-1535, N 196608-262143
-			"ccccccccccccccccccccccccccccccccccccccRR",    // M 1024-1535, N >= 262144
-			"====================CCCCC===============",    // M 1536-2047, N <= 1
-			"4444444444444444444444444444444444444444",    // M 1536-2047, N (none)
-			"============7========ACCCC7=============",    // M 1536-2047, N 2
-			"=============777====AAA77777============",    // M 1536-2047, N 3
-			"========77777777777777777777============",    // M 1536-2047, N 4-5
-			"7777777777777777777777777777777777777777",    // M 1536-2047, N 6-7
-			"7777778877777777777777777777777777777777",    // M 1536-2047, N 8-11
-			"7777778887777777777777777777777777777777",    // M 1536-2047, N 12-15
-			"7777788887777777777777777777777777777777",    // M 1536-2047, N 16-23
-			"777722777744477777777777777:::::::::::::",    // M 1536-2047, N 24-31
-			"222227777777777777ii::7:::::::cVVVVc::::",    // M 1536-2047, N 32-47
-			"222277777277777777:iii:::::cccccVccccccc",    // M 1536-2047, N 48-63
-			"772777777777777777:ggggg:ccccccccccccccc",    // M 1536-2047, N 64-95
-			"22277777777777777::ggggccccccccccccccccc",    // M 1536-2047, N 96-127
-			"7277777777777777P::::::cccc66ccccccccccc",    // M 1536-2047, N 128-191
-			"2277777777777::::::::::c6666666ccccccccc",    // M 1536-2047, N 192-255
-			"277778777777:::::<::66c66666666ccccccccc",    // M 1536-2047, N 256-383
-			"27778577777::::::::ccc666666000ccccccccc",    // M 1536-2047, N 384-511
-			"2777887777::::::::6c^c666000000ccccccccc",    // M 1536-2047, N 512-767
-			"227777777<<:;::::ccccc6Kc000LLLLcccccccc",    // M 1536-2047, N 768-1023
-			"22777777<<<:::J::ccccccKc00LLLLLLccccccc",    // M 1536-2047, N 1024-1535
-			"2222777<<K;KK::KcccccccKc00LLLLLLLcccccc",    // M 1536-2047, N 1536-2047
-			"722777<<<JKKK:KKMcMcccccMMMMLLLLLLMccccc",    // M 1536-2047, N 2048-3071
-			"22277<<<<::::JJKK_fccKccMMMMLLLLLMMccccc",    // M 1536-2047, N 3072-4095
-			"2227<<<:::<<JJJJKbaKKKK00000MMMMMMMccccc",    // M 1536-2047, N 4096-6143
-			"222JJ::JJJJJJJJJKLLLLLK0ffM0MMMMMMMccccc",    // M 1536-2047, N 6144-8191
-			"22JJJJJJJJJJJJJJJKLLLLLMLMMUMMMMMMcccccc",    // M 1536-2047, N 8192-12287
-			"2cJJJJJJJJJJJJJJJJLLLLLMLLLccMMMM0cccccc",    // M 1536-2047, N 12288-16383
-			"cccJJJJJJJJJJJJJJJLLLLLLLLcccc000ccccccc",    // M 1536-2047, N 16384-24575
-			"ccccJJJJcJJcccccJJLLLLLLLL_cccc00ccccccR",    // M 1536-2047, N 24576-32767
-			"cccccccccccccccccJLLLLLLLL__ccccRRRRRRRR",    // M 1536-2047, N 32768-49151
-			"ccccccccccccccccccLLLLLLLL_ccccccRRRRRRR",    // M 1536-2047, N 49152-65535
-			"cccccccccccccccccccLLLLLL_ccccccccRRRRRR",    // M 1536-2047, N 65536-98303
-			"cccccccccccccccccccccccccccccccccccRRRRR",    // M 1536-2047, N 98304-131071
-			"ccccccccccccccccccccccccccccccccccccRRRR",    // M 1536-2047, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccRRR",    // M 1536-2047, N 196608-262143
-			"ccccccccccccccccccccccccccccccccccccccRR",    // M 1536-2047, N >= 262144
-			"=====================CCCCCC=============",    // M 2048-3071, N <= 1
-			"4444444444444444444444444444444444444444",    // M 2048-3071, N (none)
-			"=====================ACCACCC============",    // M 2048-3071, N 2
-			"============777========AAA777===========",    // M 2048-3071, N 3
-			"=======77777777777777===77777===========",    // M 2048-3071, N 4-5
-			"7777788777777777777777777777777777777777",    // M 2048-3071, N 6-7
-			"7777788877777777777777777777777777777777",    // M 2048-3071, N 8-11
-			"7777888887777777777777777777777777777777",    // M 2048-3071, N 12-15
-			"7777888888888777777777777777777777777777",    // M 2048-3071, N 16-23
-			"777722777444447777777777777:::::::::::::",    // M 2048-3071, N 24-31
-			"2222777774444477777::7777::::ccccccccccc",    // M 2048-3071, N 32-47
-			"2227777744474333577ii::7:::ccccccccccccc",    // M 2048-3071, N 48-63
-			"772777777447733477ggggg:cccccccccccccccc",    // M 2048-3071, N 64-95
-			"22777788777773777gggggggcccccccccccccccc",    // M 2048-3071, N 96-127
-			"72777788777777::::::g:::cccccccccccccccc",    // M 2048-3071, N 128-191
-			"277777877227::::::::cc:Vc6c66ccccccccccc",    // M 2048-3071, N 192-255
-			"27778877722:::::::cccccc6666000ccccccccc",    // M 2048-3071, N 256-383
-			"2777858777::::::::66cccc66000000cccccccc",    // M 2048-3071, N 384-511
-			"277788777::::::::66cccccc00000Lccccccccc",    // M 2048-3071, N 512-767
-			"27777777::::::::6ccccc6ccc00LLLLLccccccc",    // M 2048-3071, N 768-1023
-			"2277777<<<<:::::6cKcccKcUc0LLLLLLLcccccc",    // M 2048-3071, N 1024-1535
-			"222777<<<;;KK::KccccccccKMMLLLLLLLLccccc",    // M 2048-3071, N 1536-2047
-			"22777<<<<JKKKJKK_fcc6cccMMMMLLLLLLMccccc",    // M 2048-3071, N 2048-3071
-			"2277<;;<<<JKJJJKKfdKc600MMMMLLLLLMMccccc",    // M 2048-3071, N 3072-4095
-			"227<<;;<J<::JJJKLLMKKLMML000MMMMMMM0cccc",    // M 2048-3071, N 4096-6143
-			"22JJ<<<<JJJJJJJLLLLLLLLMMMM0MMMMMMM0cccc",    // M 2048-3071, N 6144-8191
-			"2JJJJ:JJJJJJJJJJLLLLLL0MLMMLMMMMMMM0cccc",    // M 2048-3071, N 8192-12287
-			"ccJJJJJJJJJJJJJJJLLLLLMMLLLbcMMMMM0ccccc",    // M 2048-3071, N 12288-16383
-			"ccJJJJJJJJJJJJJJJLLLLLLLLLbcccM0000ccccc",    // M 2048-3071, N 16384-24575
-			"cccJJJJJJJJJJJJJJJLLLLLLLLbcccc0000ccccc",    // M 2048-3071, N 24576-32767
-			"ccccJJJJJJJJcccccJLLLLLLLL_cccccRRRRRRRR",    // M 2048-3071, N 32768-49151
-			"ccccccccccccccccccLLLLLLLL_ccccccRRRRRRR",    // M 2048-3071, N 49152-65535
-			"cccccccccccccccccccLLLLLL_ccccccccRRRRRR",    // M 2048-3071, N 65536-98303
-			"cccccccccccccccccccccccccccccccccccRRRRR",    // M 2048-3071, N 98304-131071
-			"ccccccccccccccccccccccccccccccccccccRRRR",    // M 2048-3071, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccRRR",    // M 2048-3071, N 196608-262143
-			"ccccccccccccccccccccccccccccccccccccccRR",    // M 2048-3071, N >= 262144
-			"=====================CCCCCCC============",    // M 3072-4095, N <= 1
-			"4444444444444444444444444444444444444444",    // M 3072-4095, N (none)
-			"=========================ACCC===========",    // M 3072-4095, N 2
-			"============777==========AAC7===========",    // M 3072-4095, N 3
-			"=====887777777777777=====A777===========",    // M 3072-4095, N 4-5
-			"7777888777777777777777777777777777777777",    // M 3072-4095, N 6-7
-			"7777888877777777777777777777777777777777",    // M 3072-4095, N 8-11
-			"7778888877777777777777777777777777777777",    // M 3072-4095, N 12-15
-			"7778888888888777777777777777777777777777",    // M 3072-4095, N 16-23
-			"7772777774472477777777777777::::cccccccc",    // M 3072-4095, N 24-31
-			"2227777774444447577:777777:::ccccccccccc",    // M 3072-4095, N 32-47
-			"2227777777474557577i::777::ccccccccccccc",    // M 3072-4095, N 48-63
-			"777777777477755757gggg:::ccccccccccccccc",    // M 3072-4095, N 64-95
-			"22777888777772777:ggggg::ccccccccccccccc",    // M 3072-4095, N 96-127
-			"727778857777:77:::::::::Vccccccccccccccc",    // M 3072-4095, N 128-191
-			"77777788744:::::::cccccVV6cccccccccccccc",    // M 3072-4095, N 192-255
-			"27777777722::::::6ccccccc06c0000cccccccc",    // M 3072-4095, N 256-383
-			"277788777::::::::66cccccc0000000cccccccc",    // M 3072-4095, N 384-511
-			"27777877::::::::66ccccccc0000LLLcccccccc",    // M 3072-4095, N 512-767
-			"2777777:::::::::6cccccccc00MLLLLLccccccc",    // M 3072-4095, N 768-1023
-			"227777<<<<<;;;;6cccccccccc0MLLLLLLcccccc",    // M 3072-4095, N 1024-1535
-			"22777<<<<<<<JJK_cccccccccMMMLLLLLLMccccc",    // M 3072-4095, N 1536-2047
-			"7277<;;<<<<KJJK_TKKcc6cccMMMLLLLLLM0cccc",    // M 3072-4095, N 2048-3071
-			"227<1WW;J<<KRJK_6KKK66M00MMMMLLLLMMM0ccc",    // M 3072-4095, N 3072-4095
-			"22J<PXW;JJ<RRJM6LLLLLLMMMM0MMMMMMMMM0ccc",    // M 3072-4095, N 4096-6143
-			"2JJJ<PX<JJURTJLLLLLLLLLMMMM0MMMMMMM00ccc",    // M 3072-4095, N 6144-8191
-			"cJJJ<<<JJJJJJJLLLLLLLLLLLMMLMMMMMMM00ccc",    // M 3072-4095, N 8192-12287
-			"cJJJJJJJJJJJJJJLLLLLLLLLLLLccMMMMM00cccc",    // M 3072-4095, N 12288-16383
-			"cJJJJJJJJJJJJJJLLLLLLLLLLLccccMMM000cccc",    // M 3072-4095, N 16384-24575
-			"ccJJJJJJJLLLLJJJJLLLLLLLLLLcccc00000cccc",    // M 3072-4095, N 24576-32767
-			"cccJJJJJLLLLLccccLLLLLLLLLcccccc000ccccR",    // M 3072-4095, N 32768-49151
-			"cccccccccLLcccccccLLLLLLLL_ccccccRRRRRRR",    // M 3072-4095, N 49152-65535
-			"ccccccccccccccccccccLLLLLcccccccccRRRRRR",    // M 3072-4095, N 65536-98303
-			"cccccccccccccccccccccccccccccccccccRRRRR",    // M 3072-4095, N 98304-131071
-			"ccccccccccccccccccccccccccccccccccccRRRR",    // M 3072-4095, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccRRR",    // M 3072-4095, N 196608-262143
-			"ccccccccccccccccccccccccccccccccccccccRR",    // M 3072-4095, N >= 262144
-			"======================CCCCCC============",    // M 4096-6143, N <= 1
-			"4444444444444444444444444444444444444444",    // M 4096-6143, N (none)
-			"=========================AACC===========",    // M 4096-6143, N 2
-			"======7777==777=========AAAACC==========",    // M 4096-6143, N 3
-			"====8887777777777777===AAAA777==========",    // M 4096-6143, N 4-5
-			"7778888877777777777777777777777777777777",    // M 4096-6143, N 6-7
-			"7778888877777777777777777777777777777777",    // M 4096-6143, N 8-11
-			"7778888887777777777777777777777777777777",    // M 4096-6143, N 12-15
-			"7778888887877777777777777777777777777777",    // M 4096-6143, N 16-23
-			"7777777777444777477777777777::::cccccccc",    // M 4096-6143, N 24-31
-			"22777777777777757777777777:::ccccccccccc",    // M 4096-6143, N 32-47
-			"27777777777744;777::::7777:ccccccccccccc",    // M 4096-6143, N 48-63
-			"7777777777774;;77:::::::::cccccccccccccc",    // M 4096-6143, N 64-95
-			"277777887777<;7O;::RRRU:::cccccccccccccc",    // M 4096-6143, N 96-127
-			"727777887777:::::::::::VVVcccccccccccccc",    // M 4096-6143, N 128-191
-			"7277777777:::::::cccccVVVV6ccccccccccccc",    // M 4096-6143, N 192-255
-			"7777777777;::::::ccccccccV000000cccccccc",    // M 4096-6143, N 256-383
-			"77777777<4::::::6cccc666cc0000000ccccccc",    // M 4096-6143, N 384-511
-			"2777777::<<::::0ccccc606cc000MML00cccccc",    // M 4096-6143, N 512-767
-			"227777::::<;;JYcccccc0cccc00MLLLLccccccc",    // M 4096-6143, N 768-1023
-			"22777JJJ:<<JJKKccccccccccc0MLLLLLMcccccc",    // M 4096-6143, N 1024-1535
-			"2277<<<<JJJJJJKKddccccccccMMLLLLLMM0cccc",    // M 4096-6143, N 1536-2047
-			"727<<;;<JJJJJJJK66KKKK0cccMMMLLLLMM00ccc",    // M 4096-6143, N 2048-3071
-			"27J<1XW;JJSTTJK666LLLMMMMMMMMMMMMMMM0ccc",    // M 4096-6143, N 3072-4095
-			"2JJ<XXW<JJUUTMM6LLLLLMMMMMMMMMMMMMMM0ccc",    // M 4096-6143, N 4096-6143
-			"cJJJWXWWJSSTSMMLLLLLLLLMMMMMMMMMMMM00ccc",    // M 4096-6143, N 6144-8191
-			"cJJJWXXVSUUJMMLLLLLLLLLMMMMLMMMMMMM00ccc",    // M 4096-6143, N 8192-12287
-			"cJJJWXVWSUSMLLLLLLLLLLLLMMLLcMMMMM000ccc",    // M 4096-6143, N 12288-16383
-			"cJJJJWWJJJLLLLLLLLLLLLLLLLLcccMMM0000ccc",    // M 4096-6143, N 16384-24575
-			"ccJJJJJJLLLLLLJLLLLLLLLLLLLcccc00000cccc",    // M 4096-6143, N 24576-32767
-			"cccJLLLLLLLLLLccccLLLLLLLLcccccc0000cccc",    // M 4096-6143, N 32768-49151
-			"ccccLLLLLLLLLccccccLLLLLLLcccccccRRRRRRR",    // M 4096-6143, N 49152-65535
-			"cccccccccccccccccccccLLLccccccccccRRRRRR",    // M 4096-6143, N 65536-98303
-			"cccccccccccccccccccccccccccccccccccRRRRR",    // M 4096-6143, N 98304-131071
-			"ccccccccccccccccccccccccccccccccccccRRRR",    // M 4096-6143, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccRRR",    // M 4096-6143, N 196608-262143
-			"ccccccccccccccccccccccccccccccccccccccRR",    // M 4096-6143, N >= 262144
-			"=======================CCCCC============",    // M 6144-8191, N <= 1
-			"4444444444444444444444444444444444444444",    // M 6144-8191, N (none)
-			"=======================CCCACCC==========",    // M 6144-8191, N 2
-			"=====877777=77=========@CCAACC==========",    // M 6144-8191, N 3
-			"====8887777777777777===@@AAAC7==========",    // M 6144-8191, N 4-5
-			"7778888877777777777777777777777777777777",    // M 6144-8191, N 6-7
-			"7778888887777777777777777777777777777777",    // M 6144-8191, N 8-11
-			"7788888887777777777777777777777777777777",    // M 6144-8191, N 12-15
-			"7788888887777777777777777777777777777777",    // M 6144-8191, N 16-23
-			"7777778877777778877777777777::::cccccccc",    // M 6144-8191, N 24-31
-			"27777788777777;;4i::7777777::ccccccccccc",    // M 6144-8191, N 32-47
-			"2777777777774;;;;1iU:::777Rccccccccccccc",    // M 6144-8191, N 48-63
-			"777778877777;;;;;11TUR:::OOccccccccccccc",    // M 6144-8191, N 64-95
-			"277778877775;;;Q111VVYUU::Rccccccccccccc",    // M 6144-8191, N 96-127
-			"77777777778::::::11VVVVVVVVccccccccccccc",    // M 6144-8191, N 128-191
-			"777777777:::::::1cccXcVVVVV6cccccccccccc",    // M 6144-8191, N 192-255
-			"72777777:4::::::0ffcXc6ccVV000000ccccccc",    // M 6144-8191, N 256-383
-			"7777777:<Xc::::06cccc606ccV0000000cccccc",    // M 6144-8191, N 384-511
-			"227777:::<h<:;00YY6cV000ccc000M0000ccccc",    // M 6144-8191, N 512-767
-			"22777JJ::<<JJJXXXYccWX0cccc0MMMMM000cccc",    // M 6144-8191, N 768-1023
-			"2227JJJJJJJJJKKeKfccc0cccccMMMMMMM00cccc",    // M 6144-8191, N 1024-1535
-			"227JJ<JJJJJJJJKKe6KKcccccccMMMMMMMM00ccc",    // M 6144-8191, N 1536-2047
-			"72JJ<<<JJJJJJJJK6KLMMMMMcccMMMMMMMM00ccc",    // M 6144-8191, N 2048-3071
-			"2JJJ<1X<JJJSSJMM66LMLLMMMMcMMMMMMMM000cc",    // M 6144-8191, N 3072-4095
-			"cJJJWXXWJSSSSMMLLLLMLLMMMMMMMMMMMMM000cc",    // M 6144-8191, N 4096-6143
-			"cJJWXXXXWVUSMMMLLLLLLLLMMMMMMMMMMMM000cc",    // M 6144-8191, N 6144-8191
-			"cJJWXXXXXVUWMMMLLLLLLLLLMMMLMMMMMMM000cc",    // M 6144-8191, N 8192-12287
-			"cJJJWXXWWVUWMLLLLLLLLLLLMMMLcMMMMM000ccc",    // M 6144-8191, N 12288-16383
-			"cJJJWWWSWWWLLLLLLLLLLLLLLLLLccMMM0000ccc",    // M 6144-8191, N 16384-24575
-			"ccJJJJJLLLLLLLLLLcLLLLLLLLLLcccM00000ccc",    // M 6144-8191, N 24576-32767
-			"ccLLLLLLLLLLLLcccccLLLLLLLLccccc0000cccc",    // M 6144-8191, N 32768-49151
-			"ccccLLLLLLLLLcccccccLLLLLLccccccc000RRRR",    // M 6144-8191, N 49152-65535
-			"ccccccccccccccccccccccccccccccccccRRRRRR",    // M 6144-8191, N 65536-98303
-			"cccccccccccccccccccccccccccccccccccRRRRR",    // M 6144-8191, N 98304-131071
-			"ccccccccccccccccccccccccccccccccccccRRRR",    // M 6144-8191, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccRRR",    // M 6144-8191, N 196608-262143
-			"ccccccccccccccccccccccccccccccccccccccRR",    // M 6144-8191, N >= 262144
-			"======================@@CCCC============",    // M 8192-12287, N <= 1
-			"4444444444444444444444444444444444444444",    // M 8192-12287, N (none)
-			"==================@@@@@CCCCCCC==========",    // M 8192-12287, N 2
-			"=====877777==7====@@@@@CCCACCC==========",    // M 8192-12287, N 3
-			"===88887777777777777@@@@C@ACCC==========",    // M 8192-12287, N 4-5
-			"7778888877777777777777777777777777777777",    // M 8192-12287, N 6-7
-			"7788888887777777777777777777777777777777",    // M 8192-12287, N 8-11
-			"7788888888777777777777777777777777777777",    // M 8192-12287, N 12-15
-			"7788888888777777777777777777777777777777",    // M 8192-12287, N 16-23
-			"777778888777778877777777777O:::ccccccccc",    // M 8192-12287, N 24-31
-			"2777788887777878ii::7777777R:ccccccccccc",    // M 8192-12287, N 32-47
-			"277788887777<;;;111Y:::777RRcccccccccccc",    // M 8192-12287, N 48-63
-			"7777888877755;;;11YYVV:::OOOcccccccccccc",    // M 8192-12287, N 64-95
-			"2777888877455;;11_YYVVVW::RRcccccccccccc",    // M 8192-12287, N 96-127
-			"7777888778:::::111cVVVVVVVVccccccccccccc",    // M 8192-12287, N 128-191
-			"777777778::::::11VVVcVVVVVVV6ccccccccccc",    // M 8192-12287, N 192-255
-			"72777778::::::::VYcVcVcVVVVV00000ccccccc",    // M 8192-12287, N 256-383
-			"777777:::<:::::0VccVVc6ccVVV000000cccccc",    // M 8192-12287, N 384-511
-			"22777J::::<<:YYYYccVc60cccVV0000000ccccc",    // M 8192-12287, N 512-767
-			"2227JJJJ::JJJKKYffccf0cccccc0MMMM000cccc",    // M 8192-12287, N 768-1023
-			"222JJJJJJJJJJKKKKKKcKfccccccMMMMMM000ccc",    // M 8192-12287, N 1024-1535
-			"22JJJJJJJJJJJJJKKLMKKMccccccMMMMMMM00ccc",    // M 8192-12287, N 1536-2047
-			"7JJJJJJJJJJJJJJMLLLMMMMcccccMMMMMMM000cc",    // M 8192-12287, N 2048-3071
-			"cJJJJWWJJJJJJMMMLLLMMMMMMMccMMMMMMM000cc",    // M 8192-12287, N 3072-4095
-			"cJJJWXXWWWWMMMMMLLMMMMMMMMMcMMMMMMM000cc",    // M 8192-12287, N 4096-6143
-			"cJJWXXXXWVVWMMMMMMMMMLLLMMMMMMMMMMM000cc",    // M 8192-12287, N 6144-8191
-			"cJJWXXXXXVVWMMMMMMMMLLLLMMMMMMMMMMM000cc",    // M 8192-12287, N 8192-12287
-			"cJJWWXXWWVVWMMMMMMMLLLLLMMMLcMMMMM0000cc",    // M 8192-12287, N 12288-16383
-			"cJJJWWWWWWWLLLLMLLMLLLLLLLLLccMMM0000ccc",    // M 8192-12287, N 16384-24575
-			"ccJJJMMLMLLLLLLccccLLLLLLLLLcccM00000ccc",    // M 8192-12287, N 24576-32767
-			"ccLLLLLLLLLLLLccccccLLLLLLLccccc00000ccc",    // M 8192-12287, N 32768-49151
-			"ccccLLLLLLLLLcccccccccLLLLccccccc000cccc",    // M 8192-12287, N 49152-65535
-			"ccccccccccccccccccccccccccccccccccRRRRRR",    // M 8192-12287, N 65536-98303
-			"cccccccccccccccccccccccccccccccccccRRRRR",    // M 8192-12287, N 98304-131071
-			"ccccccccccccccccccccccccccccccccccccRRRR",    // M 8192-12287, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccRRR",    // M 8192-12287, N 196608-262143
-			"ccccccccccccccccccccccccccccccccccccccRR",    // M 8192-12287, N >= 262144
-			"====================@@@@@CCC============",    // M 12288-16383, N <= 1
-			"4444444444444444444444444444444444444444",    // M 12288-16383, N (none)
-			"==================@@@@@@@@CCC===========",    // M 12288-16383, N 2
-			"====8877777=======@@@@@@@@CCCC==========",    // M 12288-16383, N 3
-			"===8888777777=77777@@@@@@@CCCC==========",    // M 12288-16383, N 4-5
-			"7778888877777777777777777777777777777777",    // M 12288-16383, N 6-7
-			"7788888887777777777777777777777777777777",    // M 12288-16383, N 8-11
-			"7788888888777777777777777777777777777777",    // M 12288-16383, N 12-15
-			"7788888888777777777777777777777777777777",    // M 12288-16383, N 16-23
-			"77777888877778887777777777OOO::cccccccc6",    // M 12288-16383, N 24-31
-			"27777888877788O7Q11::77777RRRccccccccccc",    // M 12288-16383, N 32-47
-			"27778888777888OO11YYV:::7RRRRccccccccccc",    // M 12288-16383, N 48-63
-			"7777888877555791XVYYYVV::OOOOccccccccccc",    // M 12288-16383, N 64-95
-			"2777888878455Y1_VVYYYVVWW:RRRccccccccccc",    // M 12288-16383, N 96-127
-			"777788888::::::1VVYVVVVVVVVccccccccccccc",    // M 12288-16383, N 128-191
-			"77777778:::::::1VVVVVVVVVVVccccccccccccc",    // M 12288-16383, N 192-255
-			"7777778:::::::1VVVVVVVVVVVVVc000cccccccc",    // M 12288-16383, N 256-383
-			"777778::::::YYYVVVVVVV6cVVVVc00000cccccc",    // M 12288-16383, N 384-511
-			"2222JJ:::::WYYYYVVVVVV0ccVVVc0000000cccc",    // M 12288-16383, N 512-767
-			"222cJJJJJJJJJYYYYYVVVVcccVVVc0000000cccc",    // M 12288-16383, N 768-1023
-			"22cJJJJJJJJJJJJKKKVVVMVVVVcccMMMM0000ccc",    // M 12288-16383, N 1024-1535
-			"2cJJJJJJJJJJJJJMMMMVVVVVVccccMMMMM000ccc",    // M 12288-16383, N 1536-2047
-			"ccJJJJJJJJJJJJMMMMMMVVVccccccMMMMM0000cc",    // M 12288-16383, N 2048-3071
-			"cJJJJJJJJJJJMMMMMMMMMMMMMMMccMMMMMM000cc",    // M 12288-16383, N 3072-4095
-			"cJJJWWWWWWWMMMMMMMMMMMMMMMMMcMMMMMM000cc",    // M 12288-16383, N 4096-6143
-			"cJJWWXXWWXWWMMMMMMMMMMMMMMMMcMMMMMM000cc",    // M 12288-16383, N 6144-8191
-			"cJJWWXXWXVVWMMMMMMMMMMLMMMMMcMMMMM0000cc",    // M 12288-16383, N 8192-12287
-			"cJJJWWWWWVVWMMMMMMMMMLLMMMMLcMMMM00000cc",    // M 12288-16383, N 12288-16383
-			"cJJJWWWMWWWMMMMMMMcMLLLLLLLLccMMM0000ccc",    // M 12288-16383, N 16384-24575
-			"ccLLMMMMMMMLLLMccccLLLLLLLLLcccM00000ccc",    // M 12288-16383, N 24576-32767
-			"cccLLLLLLLLLLLccccccLLLLLLLccccc00000ccc",    // M 12288-16383, N 32768-49151
-			"cccccLLLLLLLLcccccccccLLLcccccccc0000ccc",    // M 12288-16383, N 49152-65535
-			"cccccccccccccccccccccccccccccccccc00RRRR",    // M 12288-16383, N 65536-98303
-			"cccccccccccccccccccccccccccccccccccRRRRR",    // M 12288-16383, N 98304-131071
-			"ccccccccccccccccccccccccccccccccccccRRRR",    // M 12288-16383, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccRRR",    // M 12288-16383, N 196608-262143
-			"ccccccccccccccccccccccccccccccccccccccRR",    // M 12288-16383, N >= 262144
-			"===================@@@@@@@CC============",    // M 16384-24575, N <= 1
-			"4444444444444444444444444444444444444444",    // M 16384-24575, N (none)
-			"==================@@@@@@@@CCC===========",    // M 16384-24575, N 2
-			"=====877777=======@@@@@@@@CCC===========",    // M 16384-24575, N 3
-			"====8877777777=777@@@@@@@@CCC===========",    // M 16384-24575, N 4-5
-			"777888887777777777777777777CC77777777777",    // M 16384-24575, N 6-7
-			"7778888887777777777777777777777777777777",    // M 16384-24575, N 8-11
-			"7788888888777777777777777777777777777777",    // M 16384-24575, N 12-15
-			"7788888888777777777777777777777777777777",    // M 16384-24575, N 16-23
-			"777777888778888877777777MOOOOOcccccccc00",    // M 16384-24575, N 24-31
-			"27777788877888OOX1::::777RRRRRcccccccc00",    // M 16384-24575, N 32-47
-			"27777888778888OXUVYYVV::RRRRRRcccccccccc",    // M 16384-24575, N 48-63
-			"7777888778888YXVVVYYYVWW:OOOOOcccccccccc",    // M 16384-24575, N 64-95
-			"2777888888450WYYVYYYYVVWW:RRRRcccccccccc",    // M 16384-24575, N 96-127
-			"777778888:::::1XXVYVVVVVVVVccccccccccccc",    // M 16384-24575, N 128-191
-			"777777<8<:::::XXXVVVVVVVVVVVcccccccccccc",    // M 16384-24575, N 192-255
-			"777778:<<:::XYYXXVVVVV6VVVVVcc0ccccccccc",    // M 16384-24575, N 256-383
-			"77778:::::WXXXXYYVVX66LLcVVVcc0000cccccc",    // M 16384-24575, N 384-511
-			"222JJJ::::WWWWWYVVYLLLLLcVVVcc00000ccccc",    // M 16384-24575, N 512-767
-			"22ccJJJJJJWWWWKKYVMMMMLMcVVVcc000000cccc",    // M 16384-24575, N 768-1023
-			"2cccJJJJJJJWJJMMYVMMMMMMVVVVccM000000ccc",    // M 16384-24575, N 1024-1535
-			"cccJJJJJJJJJJJMMMMMMMMMVVVVcccMMM0000ccc",    // M 16384-24575, N 1536-2047
-			"ccJJJJJJJJJJJJMMMMMMVVVVVcccccMMMM0000cc",    // M 16384-24575, N 2048-3071
-			"cJJJJJJJJMMMMJMMMMMMUMMMMMccccMMMM0000cc",    // M 16384-24575, N 3072-4095
-			"cJJJJWWJMMMMMMMMMMMMMMMMMMMcccMMMM0000cc",    // M 16384-24575, N 4096-6143
-			"cJJJWWWWWWWMMMMMMMMMMMMMMMMMccMMMM0000cc",    // M 16384-24575, N 6144-8191
-			"cJJJWWWWWWWMMMMMMMMMMMMMMMMMccMMM00000cc",    // M 16384-24575, N 8192-12287
-			"cJJJWWWMWWWMMMMMMMMMMMMMMMMMccMMM00000cc",    // M 16384-24575, N 12288-16383
-			"ccMMMMMMMMMMMMMccccMMMLLLLLLccMMM0000ccc",    // M 16384-24575, N 16384-24575
-			"ccMMMMMMMMMMMMMcccccMLLLLLLLcccMM0000ccc",    // M 16384-24575, N 24576-32767
-			"cccLLLLLLLLLLMcccccccLLLLLLccccc00000ccc",    // M 16384-24575, N 32768-49151
-			"cccccccLLLLLLcccccccccccccccccccc0000ccc",    // M 16384-24575, N 49152-65535
-			"cccccccccccccccccccccccccccccccccc000ccR",    // M 16384-24575, N 65536-98303
-			"cccccccccccccccccccccccccccccccccccRRRRR",    // M 16384-24575, N 98304-131071
-			"ccccccccccccccccccccccccccccccccccccRRRR",    // M 16384-24575, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccRRR",    // M 16384-24575, N 196608-262143
-			"ccccccccccccccccccccccccccccccccccccccRR",    // M 16384-24575, N >= 262144
-			"=====================@@@@@@=============",    // M 24576-32767, N <= 1
-			"4444444444444444444444444444444444444444",    // M 24576-32767, N (none)
-			"==================@@@@@@@@CC============",    // M 24576-32767, N 2
-			"=====877777======@@@@@@@@@CCC===========",    // M 24576-32767, N 3
-			"====88777777777777@@@@@@@@CCC===========",    // M 24576-32767, N 4-5
-			"7778888777777777777777777@CCC77777777777",    // M 24576-32767, N 6-7
-			"7778888877777777777777777777777777777777",    // M 24576-32767, N 8-11
-			"7778888887777777777777777777777777777777",    // M 24576-32767, N 12-15
-			"7788888887788777777777777777777777777777",    // M 24576-32767, N 16-23
-			"77777777777888Q88877777OOOOOOOOcccccc000",    // M 24576-32767, N 24-31
-			"27777777778888OXVV:::::RRRRRRRRcccccc000",    // M 24576-32767, N 32-47
-			"2777778888888OOVVVVVYV::RRRRRRRcccccc000",    // M 24576-32767, N 48-63
-			"77777788V8888YYVVVVWWYWW:OOOOOOccccccccc",    // M 24576-32767, N 64-95
-			"2777778VV8VYYYWYYYWWW_VWW:RRRRRccccccccc",    // M 24576-32767, N 96-127
-			"77777788::::::XYYYYVVVVVVVVccccccccccccc",    // M 24576-32767, N 128-191
-			"777778<4V::::YXWYVVVVVVVVVVVcccccccccccc",    // M 24576-32767, N 192-255
-			"777788<<<::XXXYWKVVVX000VVVVcccccccccccc",    // M 24576-32767, N 256-383
-			"777J8:::::WWWWWYYYYMMMLLMVVVccc00ccccccc",    // M 24576-32767, N 384-511
-			"22cJJJ::JWWWWWeWYYMLLLLLMVVVccc0000ccccc",    // M 24576-32767, N 512-767
-			"2cccJJJJJWWWWMMMMYMMLMLMMVVVccc00000cccc",    // M 24576-32767, N 768-1023
-			"cccccJJJJJWWMMMMMMMMMMMMMVVVccc000000ccc",    // M 24576-32767, N 1024-1535
-			"ccccJJJJJJJMMMMMMMMMMMMMVVVcccc000000ccc",    // M 24576-32767, N 1536-2047
-			"cccJJJJJJJJMMMMMMMMMMVVVVVVccccM00000ccc",    // M 24576-32767, N 2048-3071
-			"ccJJJJJJMMMMMJMMMMMMVMMMMMcccccMM00000cc",    // M 24576-32767, N 3072-4095
-			"ccJJJMMMMMMMMMMMMMMMMMMMMMMccccMM00000cc",    // M 24576-32767, N 4096-6143
-			"ccJJMMMMMMMMMMMMMMMMMMMMMMMccccM000000cc",    // M 24576-32767, N 6144-8191
-			"ccMMMMMMMMMMMMMMMMMMMMMMMMMMcccM000000cc",    // M 24576-32767, N 8192-12287
-			"ccMMMMMMMMMMMMMccccMMMMMMMMMcccMM00000cc",    // M 24576-32767, N 12288-16383
-			"ccMMMMMMMMMMMMMcccccMMMMMMMMcccMM0000ccc",    // M 24576-32767, N 16384-24575
-			"cccMMMMMMMMMMMcccccccMMMMMMccccMM0000ccc",    // M 24576-32767, N 24576-32767
-			"cccccMMMMMMMMcccccccccMLLccccccc00000ccc",    // M 24576-32767, N 32768-49151
-			"cccccccccMMcccccccccccccccccccccc0000ccc",    // M 24576-32767, N 49152-65535
-			"cccccccccccccccccccccccccccccccccc000ccc",    // M 24576-32767, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccc00RRR",    // M 24576-32767, N 98304-131071
-			"ccccccccccccccccccccccccccccccccccccRRRR",    // M 24576-32767, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccRRR",    // M 24576-32767, N 196608-262143
-			"ccccccccccccccccccccccccccccccccccccccRR",    // M 24576-32767, N >= 262144
-			"========================================",    // M 32768-49151, N <= 1
-			"4444444444444444444444444444444444444444",    // M 32768-49151, N (none)
-			"=====================@@@@@@=============",    // M 32768-49151, N 2
-			"=======77=======@@@@@@@@@@@C============",    // M 32768-49151, N 3
-			"=====87777777777777@@@@@@@@C============",    // M 32768-49151, N 4-5
-			"7777888777777777777777@@@@@C777777777777",    // M 32768-49151, N 6-7
-			"7778888777777777777777777777777777777777",    // M 32768-49151, N 8-11
-			"7778888877777777777777777777777777777777",    // M 32768-49151, N 12-15
-			"7778888887777777777777777777777777777777",    // M 32768-49151, N 16-23
-			"777777777788888888877777OOOOOOOOccccc000",    // M 32768-49151, N 24-31
-			"2277778888888QQVVV8777:RRRRRRRRRcccc0000",    // M 32768-49151, N 32-47
-			"22777888YOOOOOXVVVVVV:::RRRRRRRRccc00000",    // M 32768-49151, N 48-63
-			"7777788VVYOOOYYVVVWWWWV:OOOOOOOOcccccc00",    // M 32768-49151, N 64-95
-			"277777VVVVXYYYYYWWWWWWW0W:RRRRRRcccccccc",    // M 32768-49151, N 96-127
-			"7777788:::::::XXXXXVVVVVVVVccccccccccccc",    // M 32768-49151, N 128-191
-			"777788:<<:::YYYYYVVVVVVVVVVVcccccccccccc",    // M 32768-49151, N 192-255
-			"777888:<<:WWYYYYYVVVVVMMVVVVcccccccccccc",    // M 32768-49151, N 256-383
-			"77cJ::::WWWWWWWWYYYMMMLLMVVVcccccccccccc",    // M 32768-49151, N 384-511
-			"2ccJJJJJJWWWWMMMYYMMLLLLMVVVcccc00cccccc",    // M 32768-49151, N 512-767
-			"ccccJJJJJWWWWMMMMMMMMMMMMVVVcccc000ccccc",    // M 32768-49151, N 768-1023
-			"ccccccJJJMMMMMMMMMMMMMMMMVVccccc0000cccc",    // M 32768-49151, N 1024-1535
-			"cccccccJJMMMMMMMMMMMMMMMVVVccccc00000ccc",    // M 32768-49151, N 1536-2047
-			"ccccJJJJJMMMMMMMMMMMMMMVVVcccccc00000ccc",    // M 32768-49151, N 2048-3071
-			"cccJJMMMMMMMMMMMMMMUVVVVVVVccccc00000ccc",    // M 32768-49151, N 3072-4095
-			"cccMMMMMMMMMMMcMMMMcMMMMMMcccccc00000ccc",    // M 32768-49151, N 4096-6143
-			"ccMMMMMMMMMMMMccMMccMMMMMMMccccc00000ccc",    // M 32768-49151, N 6144-8191
-			"ccMMMMMMMMMMMMccccccMMMMMMMccccc00000ccc",    // M 32768-49151, N 8192-12287
-			"cccMMMMMMMMMMMccccccMMMMMMMcccccM0000ccc",    // M 32768-49151, N 12288-16383
-			"cccMMMMMMMMMMMcccccccMMMMMMcccccM0000ccc",    // M 32768-49151, N 16384-24575
-			"cccccMMMMMMMMcccccccccMMMccccccc00000ccc",    // M 32768-49151, N 24576-32767
-			"ccccccccMMMMcccccccccccccccccccc00000ccc",    // M 32768-49151, N 32768-49151
-			"ccccccccccccccccccccccccccccccccc0000ccc",    // M 32768-49151, N 49152-65535
-			"cccccccccccccccccccccccccccccccccc000000",    // M 32768-49151, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccc00000",    // M 32768-49151, N 98304-131071
-			"ccccccccccccccccccccccccccccccccccccRRRR",    // M 32768-49151, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccRRR",    // M 32768-49151, N 196608-262143
-			"ccccccccccccccccccccccccccccccccccccccRR",    // M 32768-49151, N >= 262144
-			"========================================",    // M 49152-65535, N <= 1
-			"4444444444444444444444444444444444444444",    // M 49152-65535, N (none)
-			"=======================@@===============",    // M 49152-65535, N 2
-			"===============@@@@@@=@@@@==============",    // M 49152-65535, N 3
-			"======7777777777777@@@@@@@==============",    // M 49152-65535, N 4-5
-			"7777788777777777777777@@@@77777777777777",    // M 49152-65535, N 6-7
-			"7777888777777777777777777777777777777777",    // M 49152-65535, N 8-11
-			"7777888877777777788777777777777777777777",    // M 49152-65535, N 12-15
-			"7778888888887777788777777777777777777777",    // M 49152-65535, N 16-23
-			"777777777NNNNN8888887777OOOOOOOOOccc0000",    // M 49152-65535, N 24-31
-			"22777888WQQQQQXVVV:7777RRRRRRRRRRcc00000",    // M 49152-65535, N 32-47
-			"2277788YYYOOOXXVVVVV::::RRRRRRRRRcc00000",    // M 49152-65535, N 48-63
-			"777778XXYYRYYYVVVVVWWWY::OOOOOOOOccc0000",    // M 49152-65535, N 64-95
-			"22777111XYYYYYYYVVWWWWMMM:RRRRRRRcccccc0",    // M 49152-65535, N 96-127
-			"7777888:::::XXYXVVVVVVVVVVVccccccccccccc",    // M 49152-65535, N 128-191
-			"777888:::<XYYYYYYXXXXVVVVVVccccccccccccc",    // M 49152-65535, N 192-255
-			"77888:::<WWWYYYYYYMMMMVVVVVVcccccccccccc",    // M 49152-65535, N 256-383
-			"7ccJ:::WWWWWWWWYYMMMMMMMMVVVcccccccccccc",    // M 49152-65535, N 384-511
-			"cccJJJJWWWWWWMMMYMMMMMMMMVVVcccccccccccc",    // M 49152-65535, N 512-767
-			"cccccJJJMWWWMMMMMMMMMMMMMVVVccccc0cccccc",    // M 49152-65535, N 768-1023
-			"ccccccJJMMMMMMMMMMMMMMMMMVVcccccc00ccccc",    // M 49152-65535, N 1024-1535
-			"ccccccccMMMMMMMMMMMMMMMMVVccccccc000cccc",    // M 49152-65535, N 1536-2047
-			"cccccccccMMMMMMMMMMMMMMVVcccccccc000cccc",    // M 49152-65535, N 2048-3071
-			"cccccccccMMcccccccccccccccccccccc0000ccc",    // M 49152-65535, N 3072-4095
-			"ccccMMMMMMMMMcccccccccMMVVccccccc0000ccc",    // M 49152-65535, N 4096-6143
-			"ccccMMMMMMMMMcccccccccMMMMccccccc0000ccc",    // M 49152-65535, N 6144-8191
-			"ccccMMMMMMMMMcccccccccMMMMccccccc0000ccc",    // M 49152-65535, N 8192-12287
-			"cccccMMMMMMMMcccccccccMMMcccccccc0000ccc",    // M 49152-65535, N 12288-16383
-			"cccccccMMMMMMcccccccccccccccccccc0000ccc",    // M 49152-65535, N 16384-24575
-			"cccccccccMMcccccccccccccccccccccc0000ccc",    // M 49152-65535, N 24576-32767
-			"ccccccccccccccccccccccccccccccccc0000ccc",    // M 49152-65535, N 32768-49151
-			"ccccccccccccccccccccccccccccccccc0000000",    // M 49152-65535, N 49152-65535
-			"cccccccccccccccccccccccccccccccccc000000",    // M 49152-65535, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccc00000",    // M 49152-65535, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccc0000",    // M 49152-65535, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccRRR",    // M 49152-65535, N 196608-262143
-			"ccccccccccccccccccccccccccccccccccccccRR",    // M 49152-65535, N >= 262144
-			"========================================",    // M 65536-98303, N <= 1
-			"4444444444444444444444444444444444444444",    // M 65536-98303, N (none)
-			"========================================",    // M 65536-98303, N 2
-			"===============@@@@@@===================",    // M 65536-98303, N 3
-			"=======777777777777@@@@=================",    // M 65536-98303, N 4-5
-			"7777788777777777777777@77777777777777777",    // M 65536-98303, N 6-7
-			"7777788777777777777777777777777777777777",    // M 65536-98303, N 8-11
-			"7777888878887777888777777777777777777777",    // M 65536-98303, N 12-15
-			"7778888888888777887777777777777777777777",    // M 65536-98303, N 16-23
-			"77777777NNNNNNQ:88887777OOOOOOOOOO000000",    // M 65536-98303, N 24-31
-			"2277778QQQNNQXXVVV:7777RRRRRRRRRRR000000",    // M 65536-98303, N 32-47
-			"227778VYYRRYXXXVVVV:::::RRRRRRRRRR000000",    // M 65536-98303, N 48-63
-			"77777111YRRYYXXVVVXVVVMM:OOOOOOOOOc00000",    // M 65536-98303, N 64-95
-			"227711111RRYYYYVVVXXXWMMMMRRRRRRRRcc0000",    // M 65536-98303, N 96-127
-			"77788871::XXXYYYYYXXXMVVVVccccccccccccc0",    // M 65536-98303, N 128-191
-			"77888<;;<:XWWWWYYYMMMMMVVVVccccccccccccc",    // M 65536-98303, N 192-255
-			"7c888:PP<:_WWWYYMMLMLMMVVVVccccccccccccc",    // M 65536-98303, N 256-383
-			"ccJJ::PWWWWWWYYYMMMMMMMMVVVccccccccccccc",    // M 65536-98303, N 384-511
-			"cccJJJJWWWWWWMMMMMMMMMMMMVVccccccccccccc",    // M 65536-98303, N 512-767
-			"ccccJJMMMMMMMMMMMMMMMMMMMVVccccccccccccc",    // M 65536-98303, N 768-1023
-			"ccccccMMMMMMMMMMMMMMMMMMVVVccccccccccccc",    // M 65536-98303, N 1024-1535
-			"ccccccccMMMMMMMMMMMMMMMMVVcccccccc0ccccc",    // M 65536-98303, N 1536-2047
-			"ccccccccccMMMMMMccMMMVVVcccccccccc0ccccc",    // M 65536-98303, N 2048-3071
-			"cccccccccccccccccccccccccccccccccc0ccccc",    // M 65536-98303, N 3072-4095
-			"cccccccccccccccccccccccccccccccccc00cccc",    // M 65536-98303, N 4096-6143
-			"cccccccccccccccccccccccccccccccccc00cccc",    // M 65536-98303, N 6144-8191
-			"cccccccccccccccccccccccccccccccccc00cccc",    // M 65536-98303, N 8192-12287
-			"cccccccccccccccccccccccccccccccccc00cccc",    // M 65536-98303, N 12288-16383
-			"cccccccccccccccccccccccccccccccccc000ccc",    // M 65536-98303, N 16384-24575
-			"cccccccccccccccccccccccccccccccccc000ccc",    // M 65536-98303, N 24576-32767
-			"cccccccccccccccccccccccccccccccccc000000",    // M 65536-98303, N 32768-49151
-			"cccccccccccccccccccccccccccccccccc000000",    // M 65536-98303, N 49152-65535
-			"cccccccccccccccccccccccccccccccccc000000",    // M 65536-98303, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccc00000",    // M 65536-98303, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccc0000",    // M 65536-98303, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccc000",    // M 65536-98303, N 196608-262143
-			"ccccccccccccccccccccccccccccccccccccccR0",    // M 65536-98303, N >= 262144
-			"========================================",    // M 98304-131071, N <= 1
-			"4444444444444444444444444444444444444444",    // M 98304-131071, N (none)
-			"========================================",    // M 98304-131071, N 2
-			"===============@@@@@@===================",    // M 98304-131071, N 3
-			"=====87777777777777@@@==================",    // M 98304-131071, N 4-5
-			"777788877777777777777@@77777777777777777",    // M 98304-131071, N 6-7
-			"7777888777777777777777777777777777777777",    // M 98304-131071, N 8-11
-			"7778888878887777788777777777777777777777",    // M 98304-131071, N 12-15
-			"7778888888878777788777777777777777777777",    // M 98304-131071, N 16-23
-			"7777777QNNNNNNQ::777777OOOOOOOOOOOO00000",    // M 98304-131071, N 24-31
-			"227777QQQQNNNXXXXX::77:RRRRRRRRRRRR00000",    // M 98304-131071, N 32-47
-			"22777QQOORRYXXXXXXV:::::RRRRRRRRRRR00000",    // M 98304-131071, N 48-63
-			"7777OOOOYRRYYXXXXXVVVVMMMOOOOOOOOOO00000",    // M 98304-131071, N 64-95
-			"227OOO111RRYYYYVVYYXWMMMMMRRRRRRRRRc0000",    // M 98304-131071, N 96-127
-			"77888771::WWWaYYYYYXMMMVVVcccccccccc0000",    // M 98304-131071, N 128-191
-			"7c888P;;<:WWWWWWWMMMLMMMVVcccccccccccc00",    // M 98304-131071, N 192-255
-			"cc888PPP<aWWWWWWMMMLLMMMVVcccccccccccccc",    // M 98304-131071, N 256-383
-			"ccJJPPPWWddWWWYMMMMMMMMMVVcccccccccccccc",    // M 98304-131071, N 384-511
-			"cccJMMMWWWWMMMMMMMMMMMMMVVcccccccccccccc",    // M 98304-131071, N 512-767
-			"ccccMMMMMMMMMMMMMMMMMMMMVVcccccccccccccc",    // M 98304-131071, N 768-1023
-			"ccccccMMMMMMMMMMMMMMMMMVVccccccccccccccc",    // M 98304-131071, N 1024-1535
-			"ccccccccMMMMMMMMMMMMMMVVcccccccccccccccc",    // M 98304-131071, N 1536-2047
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 98304-131071, N 2048-3071
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 98304-131071, N 3072-4095
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 98304-131071, N 4096-6143
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 98304-131071, N 6144-8191
-			"ccccccccccccccccccccccccccccccccccc0cccc",    // M 98304-131071, N 8192-12287
-			"ccccccccccccccccccccccccccccccccccc0cccc",    // M 98304-131071, N 12288-16383
-			"ccccccccccccccccccccccccccccccccccc00ccc",    // M 98304-131071, N 16384-24575
-			"ccccccccccccccccccccccccccccccccccc00000",    // M 98304-131071, N 24576-32767
-			"ccccccccccccccccccccccccccccccccccc00000",    // M 98304-131071, N 32768-49151
-			"ccccccccccccccccccccccccccccccccccc00000",    // M 98304-131071, N 49152-65535
-			"ccccccccccccccccccccccccccccccccccc00000",    // M 98304-131071, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccc00000",    // M 98304-131071, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccc0000",    // M 98304-131071, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccc000",    // M 98304-131071, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc00",    // M 98304-131071, N >= 262144
-			"========================================",    // M 131072-196607, N <= 1
-			"4444444444444444444444444444444444444444",    // M 131072-196607, N (none)
-			"========================================",    // M 131072-196607, N 2
-			"======7777=====@@@@@====================",    // M 131072-196607, N 3
-			"====88777777777777@@@@==================",    // M 131072-196607, N 4-5
-			"777888877777777777777@@77777777777777777",    // M 131072-196607, N 6-7
-			"7778888877777777777777777777777777777777",    // M 131072-196607, N 8-11
-			"7778888887887777777777777777777777777777",    // M 131072-196607, N 12-15
-			"7778888888888777777777777777777777777777",    // M 131072-196607, N 16-23
-			"777777QQQNNNNNQ:::77777OOOOOOOOOOOOO0000",    // M 131072-196607, N 24-31
-			"22777QPPQQNNQXXXXX:::::RRRRRRRRRRRRR0000",    // M 131072-196607, N 32-47
-			"2777OOOOOORYXXXXXVVV::::RRRRRRRRRRRR0000",    // M 131072-196607, N 48-63
-			"777OOOOOORRYYXXXXVVVVVMMMOOOOOOOOOOO0000",    // M 131072-196607, N 64-95
-			"27eOOOOOORYYYYYYYVVVMMMMMMRRRRRRRRRR0000",    // M 131072-196607, N 96-127
-			"78888PPPPWWWWWWWYWMMMMMVVVcccccccccc0000",    // M 131072-196607, N 128-191
-			"cc888PPPP<WWWWWWMMMMMMMMVVcccccccccc0000",    // M 131072-196607, N 192-255
-			"ccJ8PPPPde`WWWWMMMMMMMMMVVccccccccccc000",    // M 131072-196607, N 256-383
-			"ccMMPPWWWddWMMMMMMMMMMMMVVcccccccccccc00",    // M 131072-196607, N 384-511
-			"cccMMMMWWWMMMMMMMMMMMMMMVccccccccccccccc",    // M 131072-196607, N 512-767
-			"cccccMMMMMMMMMMMMMMMMMMMVccccccccccccccc",    // M 131072-196607, N 768-1023
-			"ccccccMMMMMMMMMMMMMMMMMVcccccccccccccccc",    // M 131072-196607, N 1024-1535
-			"ccccccccMMMMcccccMMMMMcccccccccccccccccc",    // M 131072-196607, N 1536-2047
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 131072-196607, N 2048-3071
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 131072-196607, N 3072-4095
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 131072-196607, N 4096-6143
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 131072-196607, N 6144-8191
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 131072-196607, N 8192-12287
-			"cccccccccccccccccccccccccccccccccccccc00",    // M 131072-196607, N 12288-16383
-			"cccccccccccccccccccccccccccccccccccc0000",    // M 131072-196607, N 16384-24575
-			"cccccccccccccccccccccccccccccccccccc0000",    // M 131072-196607, N 24576-32767
-			"cccccccccccccccccccccccccccccccccccc0000",    // M 131072-196607, N 32768-49151
-			"cccccccccccccccccccccccccccccccccccc0000",    // M 131072-196607, N 49152-65535
-			"cccccccccccccccccccccccccccccccccccc0000",    // M 131072-196607, N 65536-98303
-			"cccccccccccccccccccccccccccccccccccc0000",    // M 131072-196607, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccc0000",    // M 131072-196607, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccc000",    // M 131072-196607, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc00",    // M 131072-196607, N >= 262144
-			"========================================",    // M 196608-262143, N <= 1
-			"4444444444444444444444444444444444444444",    // M 196608-262143, N (none)
-			"=====77=================================",    // M 196608-262143, N 2
-			"===88877777=============================",    // M 196608-262143, N 3
-			"==888877777777=7@@@@@===================",    // M 196608-262143, N 4-5
-			"77888887777777777777@@777777777777777777",    // M 196608-262143, N 6-7
-			"7788888887777777777777777777777777777777",    // M 196608-262143, N 8-11
-			"7788888888777777777777777777777777777777",    // M 196608-262143, N 12-15
-			"7788888888887777777777777777777777777777",    // M 196608-262143, N 16-23
-			"777777PPQQNNNNN:::::7:OOOOOOOOOOOOOOO000",    // M 196608-262143, N 24-31
-			"2777OPPPQQQ711XXXV:::::RRRRRRRRRRRRRR000",    // M 196608-262143, N 32-47
-			"277OOOOPPPY111XXXVVVV:::RRRRRRRRRRRRR000",    // M 196608-262143, N 48-63
-			"77OOOOOOOOY111XXXVVVVVMMMOOOOOOOOOOOO000",    // M 196608-262143, N 64-95
-			"2eeOOOOOOXYY1YYXYYMMMMMMMRRRRRRRRRRRR000",    // M 196608-262143, N 96-127
-			"c8887PPPPWWWWWWWMMMMMMMVVVccccccccccc000",    // M 196608-262143, N 128-191
-			"c888PPPPWWWWWWWMMMMMMMMMVVccccccccccc000",    // M 196608-262143, N 192-255
-			"ccMPPPPWWWWWWMMMMMMMMMMMVVccccccccccc000",    // M 196608-262143, N 256-383
-			"ccMMMMWWWWWMMMMMMMMMMMMMVVccccccccccc000",    // M 196608-262143, N 384-511
-			"ccccMMMMMMMMMMMMMMMMMMMMVcccccccccccc000",    // M 196608-262143, N 512-767
-			"cccccMMMMMMMMMMMMMMMMMMMccccccccccccc000",    // M 196608-262143, N 768-1023
-			"cccccccMMMMMMccMMMMMMMMccccccccccccccc00",    // M 196608-262143, N 1024-1535
-			"ccccccccccccccccccccccccccccccccccccccc0",    // M 196608-262143, N 1536-2047
-			"ccccccccccccccccccccccccccccccccccccccc0",    // M 196608-262143, N 2048-3071
-			"ccccccccccccccccccccccccccccccccccccccc0",    // M 196608-262143, N 3072-4095
-			"ccccccccccccccccccccccccccccccccccccccc0",    // M 196608-262143, N 4096-6143
-			"cccccccccccccccccccccccccccccccccccccc00",    // M 196608-262143, N 6144-8191
-			"ccccccccccccccccccccccccccccccccccccc000",    // M 196608-262143, N 8192-12287
-			"ccccccccccccccccccccccccccccccccccccc000",    // M 196608-262143, N 12288-16383
-			"ccccccccccccccccccccccccccccccccccccc000",    // M 196608-262143, N 16384-24575
-			"ccccccccccccccccccccccccccccccccccccc000",    // M 196608-262143, N 24576-32767
-			"ccccccccccccccccccccccccccccccccccccc000",    // M 196608-262143, N 32768-49151
-			"ccccccccccccccccccccccccccccccccccccc000",    // M 196608-262143, N 49152-65535
-			"ccccccccccccccccccccccccccccccccccccc000",    // M 196608-262143, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccccc000",    // M 196608-262143, N 98304-131071
-			"ccccccccccccccccccccccccccccccccccccc000",    // M 196608-262143, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccc000",    // M 196608-262143, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc00",    // M 196608-262143, N >= 262144
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",    // M 262144-393215, N <= 1
-			"4444444444444444444444444444444444444444",    // M 262144-393215, N (none)
-			"AAA887777AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",    // M 262144-393215, N 2
-			"AA888777777AAAAAAAAAAAAAAAAAAAAAAAAAAAAA",    // M 262144-393215, N 3
-			"7788887777777777777777777777777777777777",    // M 262144-393215, N 4-5
-			"7888888877777777777777777777777777777777",    // M 262144-393215, N 6-7
-			"7888888888777777777777777777777777777777",    // M 262144-393215, N 8-11
-			"7788888888777777777777777777777777777777",    // M 262144-393215, N 12-15
-			"7788888888877777777777777777777777777777",    // M 262144-393215, N 16-23
-			"77778777777771W:::::::OOOOOOOOOOOOOOOO00",    // M 262144-393215, N 24-31
-			"2777OOPPPQ71111XYYVV:::RRRRRRRRRRRRRRR00",    // M 262144-393215, N 32-47
-			"27OOOOOPPQV1111XYYVVVMMMRRRRRRRRRRRRRR00",    // M 262144-393215, N 48-63
-			"7eOOOOOOOO1111YXMMMMMMMMOOOOOOOOOOOOOO00",    // M 262144-393215, N 64-95
-			"ReeOOOOOO11111XMMMMMMMMMMRRRRRRRRRRRRR00",    // M 262144-393215, N 96-127
-			"c888OOOPPWWWWWMMMMMMMMMVVccccccccccccc00",    // M 262144-393215, N 128-191
-			"c88PPPPPWWWWWWMMMMMMMMMMVccccccccccccc00",    // M 262144-393215, N 192-255
-			"cMMPPPPWWWWWMMMMMMMMMMMMVccccccccccccc00",    // M 262144-393215, N 256-383
-			"ccMMMMMMMMMMMMMMMMMMMMMMVccccccccccccc00",    // M 262144-393215, N 384-511
-			"ccccMMMMMMMMMMMMMMMMMMMMVccccccccccccc00",    // M 262144-393215, N 512-767
-			"cccccccMMMMMMcMMMMMMMMMVcccccccccccccc00",    // M 262144-393215, N 768-1023
-			"ccccccccMMMMccccMMMMMMcccccccccccccccc00",    // M 262144-393215, N 1024-1535
-			"cccccccccccccccccccccccccccccccccccccc00",    // M 262144-393215, N 1536-2047
-			"cccccccccccccccccccccccccccccccccccccc00",    // M 262144-393215, N 2048-3071
-			"cccccccccccccccccccccccccccccccccccccc00",    // M 262144-393215, N 3072-4095
-			"cccccccccccccccccccccccccccccccccccccc00",    // M 262144-393215, N 4096-6143
-			"cccccccccccccccccccccccccccccccccccccc00",    // M 262144-393215, N 6144-8191
-			"cccccccccccccccccccccccccccccccccccccc00",    // M 262144-393215, N 8192-12287
-			"cccccccccccccccccccccccccccccccccccccc00",    // M 262144-393215, N 12288-16383
-			"cccccccccccccccccccccccccccccccccccccc00",    // M 262144-393215, N 16384-24575
-			"cccccccccccccccccccccccccccccccccccccc00",    // M 262144-393215, N 24576-32767
-			"cccccccccccccccccccccccccccccccccccccc00",    // M 262144-393215, N 32768-49151
-			"cccccccccccccccccccccccccccccccccccccc00",    // M 262144-393215, N 49152-65535
-			"cccccccccccccccccccccccccccccccccccccc00",    // M 262144-393215, N 65536-98303
-			"cccccccccccccccccccccccccccccccccccccc00",    // M 262144-393215, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccccc00",    // M 262144-393215, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccc00",    // M 262144-393215, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc00",    // M 262144-393215, N >= 262144
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",    // M 393216-524287, N <= 1
-			"4444444444444444444444444444444444444444",    // M 393216-524287, N (none)
-			"AA88877777AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",    // M 393216-524287, N 2
-			"AA888777777AAAAAAAAAAAAAAAAAAAAAAAAAAAAA",    // M 393216-524287, N 3
-			"7888877777777777777777777777777777777777",    // M 393216-524287, N 4-5
-			"7888888877777777777777777777777777777777",    // M 393216-524287, N 6-7
-			"7888888888777777777777777777777777777777",    // M 393216-524287, N 8-11
-			"7888888888877777777777777777777777777777",    // M 393216-524287, N 12-15
-			"7888888888877777777777777777777777777777",    // M 393216-524287, N 16-23
-			"777788888888:11:::::::OOOOOOOOOOOOOOOOO0",    // M 393216-524287, N 24-31
-			"27788OPPP771111YYYVVMM:RRRRRRRRRRRRRRRR0",    // M 393216-524287, N 32-47
-			"2eOOOOOOPQ:1111YMMMMMMMMRRRRRRRRRRRRRRR0",    // M 393216-524287, N 48-63
-			"OeeOOOOOO11111YMMMMMMMMMOOOOOOOOOOOOOOO0",    // M 393216-524287, N 64-95
-			"ReOOOOOOO11111XMMMMMMMMMRRRRRRRRRRRRRRR0",    // M 393216-524287, N 96-127
-			"c88POOePPWWWWMMMMMMMMMMVccccccccccccccc0",    // M 393216-524287, N 128-191
-			"c88PPPPPWWWWMMMMMMMMMMMVccccccccccccccc0",    // M 393216-524287, N 192-255
-			"cMMPPPPWMMMMMMMMMMMMMMMVccccccccccccccc0",    // M 393216-524287, N 256-383
-			"ccMMMMMMMMMMMMMMMMMMMMMVccccccccccccccc0",    // M 393216-524287, N 384-511
-			"ccccMMMMMMMMMMMMMMMMMMMcccccccccccccccc0",    // M 393216-524287, N 512-767
-			"ccccccccMMMMccMMMMMMMMccccccccccccccccc0",    // M 393216-524287, N 768-1023
-			"ccccccccccccccccccccccccccccccccccccccc0",    // M 393216-524287, N 1024-1535
-			"ccccccccccccccccccccccccccccccccccccccc0",    // M 393216-524287, N 1536-2047
-			"ccccccccccccccccccccccccccccccccccccccc0",    // M 393216-524287, N 2048-3071
-			"ccccccccccccccccccccccccccccccccccccccc0",    // M 393216-524287, N 3072-4095
-			"ccccccccccccccccccccccccccccccccccccccc0",    // M 393216-524287, N 4096-6143
-			"ccccccccccccccccccccccccccccccccccccccc0",    // M 393216-524287, N 6144-8191
-			"ccccccccccccccccccccccccccccccccccccccc0",    // M 393216-524287, N 8192-12287
-			"ccccccccccccccccccccccccccccccccccccccc0",    // M 393216-524287, N 12288-16383
-			"ccccccccccccccccccccccccccccccccccccccc0",    // M 393216-524287, N 16384-24575
-			"ccccccccccccccccccccccccccccccccccccccc0",    // M 393216-524287, N 24576-32767
-			"ccccccccccccccccccccccccccccccccccccccc0",    // M 393216-524287, N 32768-49151
-			"ccccccccccccccccccccccccccccccccccccccc0",    // M 393216-524287, N 49152-65535
-			"ccccccccccccccccccccccccccccccccccccccc0",    // M 393216-524287, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccccccc0",    // M 393216-524287, N 98304-131071
-			"ccccccccccccccccccccccccccccccccccccccc0",    // M 393216-524287, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccccc0",    // M 393216-524287, N 196608-262143
-			"ccccccccccccccccccccccccccccccccccccccc0",    // M 393216-524287, N >= 262144
-			"7777777777777777777777777777777777777777",    // M 524288-786431, N <= 1
-			"4444444444444444444444444444444444444444",    // M 524288-786431, N (none)
-			"7788777777777777777777777777777777777777",    // M 524288-786431, N 2
-			"7888777777777777777777777777777777777777",    // M 524288-786431, N 3
-			"7888777777777777777777777777777777777777",    // M 524288-786431, N 4-5
-			"7887777877777777777777777777777777777777",    // M 524288-786431, N 6-7
-			"7888778888777777777777777777777777777777",    // M 524288-786431, N 8-11
-			"7888788888777777777777777777777777777777",    // M 524288-786431, N 12-15
-			"7888888888877777777777777777777777777777",    // M 524288-786431, N 16-23
-			"77777888888::11:::::::OOOOOOOOOOOOOOOOOO",    // M 524288-786431, N 24-31
-			"2e7888OPP8:11111YMMMMMMRRRRRRRRRRRRRRRRR",    // M 524288-786431, N 32-47
-			"ReeOOOOOO7:1111YMMMMMMMMRRRRRRRRRRRRRRRR",    // M 524288-786431, N 48-63
-			"OeeOOOOOO:11111MMMMMMMMMOOOOOOOOOOOOOOOO",    // M 524288-786431, N 64-95
-			"ReeOOOOOO11111XMMMMMMMMMRRRRRRRRRRRRRRRR",    // M 524288-786431, N 96-127
-			"c88PPOePWWWWMMMMMMMMMMMVcccccccccccccccc",    // M 524288-786431, N 128-191
-			"cMPPPPPPWMMMMMMMMMMMMMMVcccccccccccccccc",    // M 524288-786431, N 192-255
-			"ccMPPPPMMMMMMMMMMMMMMMMccccccccccccccccc",    // M 524288-786431, N 256-383
-			"ccMMMMMMMMMMMMMMMMMMMMMccccccccccccccccc",    // M 524288-786431, N 384-511
-			"ccccMMMMcMMccMMMMMMMMMcccccccccccccccccc",    // M 524288-786431, N 512-767
-			"cccccccccccccccMMMMMcccccccccccccccccccc",    // M 524288-786431, N 768-1023
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 1024-1535
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 1536-2047
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 2048-3071
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 3072-4095
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 4096-6143
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 6144-8191
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 8192-12287
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 12288-16383
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 16384-24575
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 24576-32767
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 32768-49151
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 49152-65535
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 65536-98303
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N >= 262144
-			"7777777777777777777777777777777777777777",    // M 786432-1048575, N <= 1
-			"4444444444444444444444444444444444444444",    // M 786432-1048575, N (none)
-			"7788777777777777777777777777777777777777",    // M 786432-1048575, N 2
-			"7888777777777777777777777777777777777777",    // M 786432-1048575, N 3
-			"7887777777777777777777777777777777777777",    // M 786432-1048575, N 4-5
-			"7887777777777777777777777777777777777777",    // M 786432-1048575, N 6-7
-			"7887777887777777777777777777777777777777",    // M 786432-1048575, N 8-11
-			"7888778888777777777777777777777777777777",    // M 786432-1048575, N 12-15
-			"7888888888887777777777777777777777777777",    // M 786432-1048575, N 16-23
-			"7eee7788888:::::::MMMMOOOOOOOOOOOOOOOOOO",    // M 786432-1048575, N 24-31
-			"Ree7888888::1111YMMMMMMRRRRRRRRRRRRRRRRR",    // M 786432-1048575, N 32-47
-			"ReeOOOO88::1111YMMMMMMMRRRRRRRRRRRRRRRRR",    // M 786432-1048575, N 48-63
-			"OeeOOOOO8:11111XMMMMMMMMOOOOOOOOOOOOOOOO",    // M 786432-1048575, N 64-95
-			"ReeOOOOOO11111XMMMMMMMMMRRRRRRRRRRRRRRRR",    // M 786432-1048575, N 96-127
-			"c88PPPPPWWWMMMMMMMMMMMMVcccccccccccccccc",    // M 786432-1048575, N 128-191
-			"cMPPPPPWMMMMMMMMMMMMMMMVcccccccccccccccc",    // M 786432-1048575, N 192-255
-			"ccMMPMMMMMMMMMMMMMMMMMMccccccccccccccccc",    // M 786432-1048575, N 256-383
-			"cccMMMMMMcccMMMMMMMMMMcccccccccccccccccc",    // M 786432-1048575, N 384-511
-			"cccccMMccccccMMMMMMMMccccccccccccccccccc",    // M 786432-1048575, N 512-767
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 768-1023
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 1024-1535
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 1536-2047
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 2048-3071
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 3072-4095
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 4096-6143
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 6144-8191
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 8192-12287
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 12288-16383
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 16384-24575
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 24576-32767
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 32768-49151
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 49152-65535
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 65536-98303
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N >= 262144
-			"7777777777777777777777777777777777777777",    // M 1048576-1572863, N <= 1
-			"4444444444444444444444444444444444444444",    // M 1048576-1572863, N (none)
-			"7788777777777777777777777777777777777777",    // M 1048576-1572863, N 2
-			"7888777777777777777777777777777777777777",    // M 1048576-1572863, N 3
-			"7887777777777777777777777777777777777777",    // M 1048576-1572863, N 4-5
-			"7887777777777777777777777777777777777777",    // M 1048576-1572863, N 6-7
-			"7887777777777777777777777777777777777777",    // M 1048576-1572863, N 8-11
-			"7887777888877777777777777777777777777777",    // M 1048576-1572863, N 12-15
-			"7888878888888777777777777777777777777777",    // M 1048576-1572863, N 16-23
-			"OOeee778888:::::::MMOOOOOOOOOOOOOOOOOOOO",    // M 1048576-1572863, N 24-31
-			"RRee778888::::11YMMMMMRRRRRRRRRRRRRRRRRR",    // M 1048576-1572863, N 32-47
-			"RRee88888:::1111MMMMMMMRRRRRRRRRRRRRRRRR",    // M 1048576-1572863, N 48-63
-			"OeeeOOOO:::1111YMMMMMMMOOOOOOOOOOOOOOOOO",    // M 1048576-1572863, N 64-95
-			"ReeeOOOO:e1111XMMMMMMMMRRRRRRRRRRRRRRRRR",    // M 1048576-1572863, N 96-127
-			"ccPPPPPWMMMMMMMMMMMMMMMccccccccccccccccc",    // M 1048576-1572863, N 128-191
-			"ccMPPPMMMMMMMMMMMMMMMMMccccccccccccccccc",    // M 1048576-1572863, N 192-255
-			"cccMMMMMMMMMMMMMMMMMMMMccccccccccccccccc",    // M 1048576-1572863, N 256-383
-			"ccccMMMMcccccMMMMMMMMMcccccccccccccccccc",    // M 1048576-1572863, N 384-511
-			"ccccccccccccccMMMMMMcccccccccccccccccccc",    // M 1048576-1572863, N 512-767
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 768-1023
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 1024-1535
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 1536-2047
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 2048-3071
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 3072-4095
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 4096-6143
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 6144-8191
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 8192-12287
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 12288-16383
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 16384-24575
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 24576-32767
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 32768-49151
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 49152-65535
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 65536-98303
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N >= 262144
-			"7777777777777777777777777777777777777777",    // M >= 1572864, N <= 1
-			"4444444444444444444444444444444444444444",    // M >= 1572864, N (none)
-			"7788877777777777777777777777777777777777",    // M >= 1572864, N 2
-			"7888777777777777777777777777777777777777",    // M >= 1572864, N 3
-			"7887777777777777777777777777777777777777",    // M >= 1572864, N 4-5
-			"7887777777777777777777777777777777777777",    // M >= 1572864, N 6-7
-			"7887777778777777777777777777777777777777",    // M >= 1572864, N 8-11
-			"7888777788877777777777777777777777777777",    // M >= 1572864, N 12-15
-			"7888888888888777777777777777777777777777",    // M >= 1572864, N 16-23
-			"OOeeee77888888::OOOOOOOOOOOOOOOOOOOOOOOO",    // M >= 1572864, N 24-31
-			"RRRee788888:::::MMMMMRRRRRRRRRRRRRRRRRRR",    // M >= 1572864, N 32-47
-			"RReee88888::::11MMMMMMRRRRRRRRRRRRRRRRRR",    // M >= 1572864, N 48-63
-			"OOeeee888:::111MMMMMMMOOOOOOOOOOOOOOOOOO",    // M >= 1572864, N 64-95
-			"RReeeeeeeeee11MMMMMMMMRRRRRRRRRRRRRRRRRR",    // M >= 1572864, N 96-127
-			"ccMMPMMMMMMMMMMMMMMMMMcccccccccccccccccc",    // M >= 1572864, N 128-191
-			"cccMMMMMMcMMMMMMMMMMMMcccccccccccccccccc",    // M >= 1572864, N 192-255
-			"ccccMMMMcccccMMMMMMMMccccccccccccccccccc",    // M >= 1572864, N 256-383
-			"ccccccccccccccMMMMMMcccccccccccccccccccc",    // M >= 1572864, N 384-511
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 512-767
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 768-1023
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 1024-1535
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 1536-2047
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 2048-3071
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 3072-4095
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 4096-6143
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 6144-8191
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 8192-12287
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 12288-16383
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 16384-24575
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 24576-32767
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 32768-49151
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 49152-65535
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 65536-98303
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N >= 262144
+			"====BBBBBBBBBBBBBBBBBBBBBBBBBBB>>>BBBBBB",       // M <= 1, N <= 1
+			"4444444444444444444444444444444444444444",       // M <= 1, N (none)
+			"======BBBBCCCCCCC>BBBBBB>BBBBBBB>>BBBBBB",       // M <= 1, N 2
+			"======BBBCCCCCCCCC>>>>>B>BBBBBB>>>BBBBBB",       // M <= 1, N 3
+			"===EE=BBBCCCCCCCCC>>>>>>B>BBBB>>>>BBBBBB",       // M <= 1, N 4-5
+			"==EEE=BBCCCCCCCCCC>>>>>>B>B>>>>>>>BBBBBB",       // M <= 1, N 6-7
+			"EEEEE=BBCCCCCCCCCC>>>>>>BBB>>>>>>>BBBBBB",       // M <= 1, N 8-11
+			"EEEEFBBBCCCCCCCCCC>>>>>>BBBBB>>>>BBBBBBB",       // M <= 1, N 12-15
+			"BBBBBBBBBCCCCCCCC>>>>>>>BBBBBBBBBBBBBBBB",       // M <= 1, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 24-31
+			"BBBBBBBBBBB55555BBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 32-47
+			"BBBBBBBBBBBBB55BBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N >= 262144
+			"4444444444444444444444444444444444444444",       // M (none), N <= 1
+			"4444444444444444444444444444444444444444",       // M (none), N (none)
+			"4444444444444444444444444444444444444444",       // M (none), N 2
+			"4444444444444444444444444444444444444444",       // M (none), N 3
+			"4444444444444444444444444444444444444444",       // M (none), N 4-5
+			"4444444444444444444444444444444444444444",       // M (none), N 6-7
+			"4444444444444444444444444444444444444444",       // M (none), N 8-11
+			"4444444444444444444444444444444444444444",       // M (none), N 12-15
+			"4444444444444444444444444444444444444444",       // M (none), N 16-23
+			"4444444444444444444444444444444444444444",       // M (none), N 24-31
+			"4444444444444444444444444444444444444444",       // M (none), N 32-47
+			"4444444444444444444444444444444444444444",       // M (none), N 48-63
+			"4444444444444444444444444444444444444444",       // M (none), N 64-95
+			"4444444444444444444444444444444444444444",       // M (none), N 96-127
+			"4444444444444444444444444444444444444444",       // M (none), N 128-191
+			"4444444444444444444444444444444444444444",       // M (none), N 192-255
+			"4444444444444444444444444444444444444444",       // M (none), N 256-383
+			"4444444444444444444444444444444444444444",       // M (none), N 384-511
+			"4444444444444444444444444444444444444444",       // M (none), N 512-767
+			"4444444444444444444444444444444444444444",       // M (none), N 768-1023
+			"4444444444444444444444444444444444444444",       // M (none), N 1024-1535
+			"4444444444444444444444444444444444444444",       // M (none), N 1536-2047
+			"4444444444444444444444444444444444444444",       // M (none), N 2048-3071
+			"4444444444444444444444444444444444444444",       // M (none), N 3072-4095
+			"4444444444444444444444444444444444444444",       // M (none), N 4096-6143
+			"4444444444444444444444444444444444444444",       // M (none), N 6144-8191
+			"4444444444444444444444444444444444444444",       // M (none), N 8192-12287
+			"4444444444444444444444444444444444444444",       // M (none), N 12288-16383
+			"4444444444444444444444444444444444444444",       // M (none), N 16384-24575
+			"4444444444444444444444444444444444444444",       // M (none), N 24576-32767
+			"4444444444444444444444444444444444444444",       // M (none), N 32768-49151
+			"4444444444444444444444444444444444444444",       // M (none), N 49152-65535
+			"4444444444444444444444444444444444444444",       // M (none), N 65536-98303
+			"4444444444444444444444444444444444444444",       // M (none), N 98304-131071
+			"4444444444444444444444444444444444444444",       // M (none), N 131072-196607
+			"4444444444444444444444444444444444444444",       // M (none), N 196608-262143
+			"4444444444444444444444444444444444444444",       // M (none), N >= 262144
+			"======CCCCCCC=======>CCC>BBBBBBB>>BBBBBB",       // M 2, N <= 1
+			"4444444444444444444444444444444444444444",       // M 2, N (none)
+			"======F=CCCCCCC===>>>>>C>BBBBBBB>>BBBBBB",       // M 2, N 2
+			"====EEFFCCCCCCCCC>>>>>>>>BBBBBB>>>BBBBBB",       // M 2, N 3
+			"====EEFFCCCCCCCCC>>>>>>>>>BBBB>>>BBBBBBB",       // M 2, N 4-5
+			"===EEEFFCCCCCCCCC>>>>>>>>CB>>>>>>BBBBBBB",       // M 2, N 6-7
+			"=EEEEEFFCCCCCCCCC>>>>>>>>CBB>>>>>BBBBBBB",       // M 2, N 8-11
+			"EEEEEEF=CCCCCCCCC>>>>>>>>CBBB>>>>BBBBBBB",       // M 2, N 12-15
+			"EEEEEFF=CCCCCCCCC>>>>>>>CCBBBBBBBBBBBBBB",       // M 2, N 16-23
+			"C55CCCCCCC5555555CCCCCCCCCCCCCCCC8BCCCCC",       // M 2, N 24-31
+			"CCCCCCCCCCC5555552222CCCCCCCCCCCCCCCCCCC",       // M 2, N 32-47
+			"CCCCCCCCCCCC555CCCCCCCCCCCCCCCCCCCCCCCCC",       // M 2, N 48-63
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",       // M 2, N 64-95
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",       // M 2, N 96-127
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",       // M 2, N 128-191
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",       // M 2, N 192-255
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",       // M 2, N 256-383
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",       // M 2, N 384-511
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",       // M 2, N 512-767
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",       // M 2, N 768-1023
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",       // M 2, N 1024-1535
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",       // M 2, N 1536-2047
+			"CCCCCCCCCCCCCCCCCCCCCCDCCCCCCCCCCCCCCCCC",       // M 2, N 2048-3071
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",       // M 2, N 3072-4095
+			"CCCCCCCCCCCCCCCCCCCCCCLCCCCCCCCCCCCCCCCC",       // M 2, N 4096-6143
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",       // M 2, N 6144-8191
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",       // M 2, N 8192-12287
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",       // M 2, N 12288-16383
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",       // M 2, N 16384-24575
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",       // M 2, N 24576-32767
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",       // M 2, N 32768-49151
+			"CCCCCCCCCCCCCCCCCCCCLLLLCCCCCCCCCCCCCCCC",       // M 2, N 49152-65535
+			"CCCCCCCCCCCCCCCCCLMMMMMMMMCCCCCCCCCCCCCC",       // M 2, N 65536-98303
+			"CCCCCCCCCCCCCCCCLMMMMMMMMMMLCCCCCCCCCCCC",       // M 2, N 98304-131071
+			"CCCCCCCCCCCCCCCCLMMMMMMMMMMMCCCCCCCCCCCC",       // M 2, N 131072-196607
+			"CCCCCCCCCCCCCCCCCMMMMMMMMMMCCCCCCCCCCCCC",       // M 2, N 196608-262143
+			"CCCCCCCCCCCCCCCCCMMMMMMMMMMCCCCCCCCCCCCC",       // M 2, N >= 262144
+			"======BBB==B=========>BB>BBBBBB>>>BBBBBB",       // M 3, N <= 1
+			"4444444444444444444444444444444444444444",       // M 3, N (none)
+			"====E=FFFFCCC=======>>>>>BBBBBB>>>BBBBBB",       // M 3, N 2
+			"====EEFFFFCCCCC===>>>>>>>BBBBBB>>BBBBBBB",       // M 3, N 3
+			"===EEEFFFFCCCCCCC>>>>>>>CCB>>>>>BBBBBBBB",       // M 3, N 4-5
+			"==EEEEFFFFCCCCCCC>>>>>>>CCB>>>>>BBBBBBBB",       // M 3, N 6-7
+			"EEEEEEFFFFCCCCCCC>>>>>>>CCBB>>>>BBBBBBBB",       // M 3, N 8-11
+			"EEEEEGFFFCCCCCCCC>>>>>>>CCBBBBB>>BBBBBBB",       // M 3, N 12-15
+			"EEEEGGFF=CCCCCCC>>>>>>>CCCBBBB8BBBBBBBII",       // M 3, N 16-23
+			"5555BBBBBB555555522222BBBHHHHHHH88888BII",       // M 3, N 24-31
+			"HH55BBBBHHB55555522222BBHHHHHHHHHHH24III",       // M 3, N 32-47
+			"HHHH5BHHHHHHBBBBHB2222BHHHHHHHHHHHHHHHHH",       // M 3, N 48-63
+			"JJJJJJJJJJJJJJJCCJJCJJJJJJJJJJJJJJJJJJJJ",       // M 3, N 64-95
+			"JJJJJJJJJJJJJBBBBCCJJJJJJJJJJJJJJJJJJJJJ",       // M 3, N 96-127
+			"JJJJHHJJJJJJJBBBBBBBBBCCJJJJJJJJJJJJJJJJ",       // M 3, N 128-191
+			"JJJHHHHHJJJJBBBBBBBBBBBJJJJJJJJJJJJJJJJJ",       // M 3, N 192-255
+			"HHHHHHHHHHHHBBBBBBBBBBJJJJHHHHHHHHHHHHHH",       // M 3, N 256-383
+			"HHHHHHHHHHHBBBBBBBBBBJJJJJJHHHHHHHHHHHHH",       // M 3, N 384-511
+			"JJHHHHLLLJJBBBBBBBB2JJJJJJJJJJJJJJJJJJJJ",       // M 3, N 512-767
+			"JJHHHHHHLJJBBBBBBBB2JJJJJJJJJJJJJJJJJJJJ",       // M 3, N 768-1023
+			"JJJHHHHLJJJCBBBBBBB2JJJJJJJJJJJJJJJJJJJJ",       // M 3, N 1024-1535
+			"JJJJJJJJJJJJBBBBBBB222KJJJJJJJJJJJJJJJJJ",       // M 3, N 1536-2047
+			"JJJJJJJJJJJJBBBBBBBJ222KKJLLLLJJJJJJJJJJ",       // M 3, N 2048-3071
+			"JJJJJJJJJJJJLLBLLLJK2222LLLLLLJJJJJJJJJJ",       // M 3, N 3072-4095
+			"JJJJJJJJJJJJLLLLLJJK2222LLLLLLJJJJJJJJJJ",       // M 3, N 4096-6143
+			"JJJJJJJJJJJJLLLLJJJH22222LLLLLJJJJJJJJJJ",       // M 3, N 6144-8191
+			"JJJJJJJJJJJJJHHHHJHH22222LLLLJJJJJJJJJJJ",       // M 3, N 8192-12287
+			"JJJJJJJJJJJJJJHHHHH222222HLLLJJJJJJJJJJJ",       // M 3, N 12288-16383
+			"JJJJJJJJJJJJJJJHHHH222222HHLJJJJJJJJJJJJ",       // M 3, N 16384-24575
+			"JJJJJJJJJJJJJJJJHHHII222IHHJJJJJJJJJJJJJ",       // M 3, N 24576-32767
+			"JJJJJJJJJJJJHHHHJHHIIIIIIHHJJJJJJJJJJJJJ",       // M 3, N 32768-49151
+			"JJJJJJJJJJJIIIIHHHILMMMMLIIJJJJJJJJJJJJJ",       // M 3, N 49152-65535
+			"JJJJJJJJJJIIIIIIIMMMMMMMMMMLJJJJJJJJJJJJ",       // M 3, N 65536-98303
+			"JJJJJJJJJJIIIIIIIMMMMMMMMMMMJJJJJJJJJJJJ",       // M 3, N 98304-131071
+			"JJJJJJJJJJJIIIIKLMMMMMMMMMMMJJJJJJJJJJJJ",       // M 3, N 131072-196607
+			"JJJJJJJJJJJIIIKKLMMMMMMMMMMMJJJJJJJJJJJJ",       // M 3, N 196608-262143
+			"JJJJJJJJJJJJJIKJJMMMMMMMMMMJJJJJJJJJJJJJ",       // M 3, N >= 262144
+			"===EEFBF==============BBBB>BBB>>>>BBBBBB",       // M 4-5, N <= 1
+			"4444444444444444444444444444444444444444",       // M 4-5, N (none)
+			"====EFFFFFFC========>>>>CBBBBB>>>BBBBBBB",       // M 4-5, N 2
+			"===EEEFFFFFFC======>>>>CCCB>>>>>BBBBBBBB",       // M 4-5, N 3
+			"===EEEFFFFFFCCC==>>>>>>CCCB>>>>>BBBBBBBB",       // M 4-5, N 4-5
+			"=EEEEEFFFFFFCCCC>>>>>>>CCCBB>>>>BBBBBBBB",       // M 4-5, N 6-7
+			"EEEEEGFFFFFCCCCC>>>>>>>CCCBBBB>>BBBBBBBB",       // M 4-5, N 8-11
+			"EEEEGGFFFFFCCCCC>>>>>>>CCC2BB88B??DDIIII",       // M 4-5, N 12-15
+			"EEEGGGGFFFCCCCCC>>>>>>CCCC2BBB888DDIIIII",       // M 4-5, N 16-23
+			"5555BBBBBB885555522222BBBBCCC7888888IIII",       // M 4-5, N 24-31
+			"H5555BBBBBBBB555552222BBBBHHH2222H24IIII",       // M 4-5, N 32-47
+			"HH5555BBBHHHHHCCCC2222555HHHHH22HHH24444",       // M 4-5, N 48-63
+			"JJJJJBBJJJJJJCCCCCCCCCCJJJJJJJJJJJJJJIIJ",       // M 4-5, N 64-95
+			"JJJJCCCJJJJJCCCCCCCCCCJJJJJJJJJJJJJJJJJJ",       // M 4-5, N 96-127
+			"JJCCHHCCCJJCCCCCCCCCCCCCCJJJJJJJJJJJJJJJ",       // M 4-5, N 128-191
+			"JJHHHHHHCJJCCCCCCCCCCCCCCCJJJJJJJJJJJJJJ",       // M 4-5, N 192-255
+			"HHHHHHHHHCHCCCCCCCCCCCCCCJJHHHHHHHHHHHHH",       // M 4-5, N 256-383
+			"HHHHHHHHHCHCCCCCCCCCCCCJJJJJHHHHHHHHHHHH",       // M 4-5, N 384-511
+			"JHHHHHHHLCJCCCCCCCCCCCCJJJJJJJJJJJJJJJJJ",       // M 4-5, N 512-767
+			"JHHHHHHHHCJCCCCCCCCCCCJJJJJJJJJJJJJJJJJJ",       // M 4-5, N 768-1023
+			"JJHHHHHHLJJCCCCCCCCCCJJJJJJJJJJJJJJJJJJJ",       // M 4-5, N 1024-1535
+			"JJHHHHHHJJJCCCCCCCCCCJJJJJJJJJJJJJJJJJJJ",       // M 4-5, N 1536-2047
+			"JJJJHHLJJJJCCCCCCCCC2222JLLLLLJJJJJJJJJJ",       // M 4-5, N 2048-3071
+			"JJJJJJJJJJJCCCCCCCCJ22222LLLLLLJJJJJJJJJ",       // M 4-5, N 3072-4095
+			"JJJJJJJJJJJJCCCCCCJJ22K22LLLLLJJJJJJJJJJ",       // M 4-5, N 4096-6143
+			"JJJJJJJJJJJJCCCCCJJJ22222LLLLLJJJJJJJJJJ",       // M 4-5, N 6144-8191
+			"JJJJJJJJJJJJLCCCJJJ222I222LLLLJJJJJJJJJJ",       // M 4-5, N 8192-12287
+			"JJJJJJJJJJJJJHHHJJ22222222LLLJJJJJJJJJJJ",       // M 4-5, N 12288-16383
+			"JJJJJJJJJJJJJHHHHHH2222222LLJJJJJJJJJJJJ",       // M 4-5, N 16384-24575
+			"JJJJJJJJJJJHHHHHHHH222222HHJJJJJJJJJJJJJ",       // M 4-5, N 24576-32767
+			"JJJJJJJJJJKIIIIHHHHIIIIIIHHJJJJJJJJJJJJJ",       // M 4-5, N 32768-49151
+			"JJJJJJJJJIIIIIIIIHIMMMMMMMIJJJJJJJJJJJJJ",       // M 4-5, N 49152-65535
+			"JJJJJJJJJIIIIIIIIMMMMMMMMMMLJJJJJJJJJJJJ",       // M 4-5, N 65536-98303
+			"JJJJJJJJJIIIIIIIKMMMMMMMMMMMJJJJJJJJJJJJ",       // M 4-5, N 98304-131071
+			"JJJJJJJJJIIIIIIIKMMMMMMMMMMMJJJJJJJJJJJJ",       // M 4-5, N 131072-196607
+			"JJJJJJJJJJIIIIIKKMMMMMMMMMMMJJJJJJJJJJJJ",       // M 4-5, N 196608-262143
+			"JJJJJJJJJJJIIIIKKLMMMMMMMMMJJJJJJJJJJJJJ",       // M 4-5, N >= 262144
+			"==EEEF@FF==============@@C>>>>>>>>BBBBBB",       // M 6-7, N <= 1
+			"4444444444444444444444444444444444444444",       // M 6-7, N (none)
+			"===EEFFFFFF==========>>@@CB>>>>>>BBBBBBB",       // M 6-7, N 2
+			"==EEEEFFFFFF========>>CCCCB>>>>>BBBBBBBB",       // M 6-7, N 3
+			"=EEEEEFFFFFFC=====>>>>CCCCBB>>>>BBBBBBBB",       // M 6-7, N 4-5
+			"EEEEEGFFFFFFC====>>>>>CCCCBBBB>>BBBBBBBB",       // M 6-7, N 6-7
+			"EEEEGGGFFFFFC====>>>>>CCCC2B888>BB?DIIII",       // M 6-7, N 8-11
+			"EEEGGGGFFFFF=====>>>>CCCCC2B88888DDIIIII",       // M 6-7, N 12-15
+			"EEGGGGGFFFFC=====>>>CCCCCC2B8888888IIIII",       // M 6-7, N 16-23
+			"5555BBBBBBBBB55555225BBBBB777888888IIIII",       // M 6-7, N 24-31
+			"H555555BBBBBCCC5555555BBB52222222224IIII",       // M 6-7, N 32-47
+			"2255522BBBB22CCCCCC555555222222222224444",       // M 6-7, N 48-63
+			"JJJBBBBBBBCJCCCCCCCCCCCCCJJJ222222J224II",       // M 6-7, N 64-95
+			"225CCCCCC22CCCCCCCCCCCC22222222222222222",       // M 6-7, N 96-127
+			"22FFFFFFCC2CCCCCCCCCCCCCC222222222222222",       // M 6-7, N 128-191
+			"2FFFFFFFFC2CCCCCCCCCCCCCCC22222222222222",       // M 6-7, N 192-255
+			"2FFFFFFFFCCCCCCCCCCCCCCCJJJ2222222222222",       // M 6-7, N 256-383
+			"2FFFFFFFFFCCCCCCCCCCCCCJJJJJ222222222222",       // M 6-7, N 384-511
+			"2FFFFFFFFCCCCCCCCCCCCCCJJJJ::22222222222",       // M 6-7, N 512-767
+			"2FFFFFFFFC2CCCCCCCCCCCJ222J::22222222222",       // M 6-7, N 768-1023
+			"2FFFFFFFFC2CCCCCCCCCCJ2222J:::2222222222",       // M 6-7, N 1024-1535
+			"22FFFFFFF22CCCCCCCCCC222222:::2222222222",       // M 6-7, N 1536-2047
+			"222FFFFF222CCCCCCCC22222222::::222222222",       // M 6-7, N 2048-3071
+			"22222222222CCCCCCC222222222::::222222222",       // M 6-7, N 3072-4095
+			"22222222222CCCCCC2222222222::::222222222",       // M 6-7, N 4096-6143
+			"222222222222CCCC22222222222::::222222222",       // M 6-7, N 6144-8191
+			"222222222222LCCC22222222222:::2222222222",       // M 6-7, N 8192-12287
+			"2222222222222HHHJ22222222:::::2222222222",       // M 6-7, N 12288-16383
+			"22222222222HHHHHHH2222222::::22222222222",       // M 6-7, N 16384-24575
+			"2222222222HHHHHHHHH222222::2222222222222",       // M 6-7, N 24576-32767
+			"222222222IIIIIIIHHHH22222HH2222222222222",       // M 6-7, N 32768-49151
+			"222222222IIIIIIIIIIM222222H2222222222222",       // M 6-7, N 49152-65535
+			"222222222II4444IIIM22224222M222222222222",       // M 6-7, N 65536-98303
+			"222222222II4444IKKL22222422M222222222222",       // M 6-7, N 98304-131071
+			"222222222II4444IKK2222224422222222222222",       // M 6-7, N 131072-196607
+			"222222222III44IIKK2222224422222222222222",       // M 6-7, N 196608-262143
+			"2222222222IIIIIKKL2222224422222222222222",       // M 6-7, N >= 262144
+			"EEEEFFGFF==============GGGB>>>>>>>BBBBBB",       // M 8-11, N <= 1
+			"4444444444444444444444444444444444444444",       // M 8-11, N (none)
+			"=EEEEFFFFFF===========CGGGB>>>>>>BBBBBBB",       // M 8-11, N 2
+			"EEEEEEFFFFFF========>CCCCGBB>>>>BBBBBBBB",       // M 8-11, N 3
+			"EEEEEGFFFFFF=======>CCCCCCBBBB>>BBBBBBBB",       // M 8-11, N 4-5
+			"EEEEGGGFFFFF======>>CCCCCC2B888>BB?DIIII",       // M 8-11, N 6-7
+			"EEEGGGGFFFFF======>>CCCCCC578888DDDIIIII",       // M 8-11, N 8-11
+			"EEGGGGGGFFFF======>CCCCCCC57888888IIIIII",       // M 8-11, N 12-15
+			"EGGGGGGGFFF=======CCCCCCCC578888888IIIII",       // M 8-11, N 16-23
+			"5555555BBBBBBBBBB555BBBBBB77888888888888",       // M 8-11, N 24-31
+			"25555552BBBBCCC5555555BB5522222222244444",       // M 8-11, N 32-47
+			"255552222BBCCCCCCC5555555222222222224444",       // M 8-11, N 48-63
+			"22222BBBBBCCCCCCCCCCCCCC2222222222222444",       // M 8-11, N 64-95
+			"22552CCCCCCCCCCCCCCCC2222222222222222222",       // M 8-11, N 96-127
+			"2CCCHHCCCCCCCCCCCCCCCC772222222222222222",       // M 8-11, N 128-191
+			"2HHHHHHLCCCCCCCCCCCCCC777222222222222222",       // M 8-11, N 192-255
+			"HHHHHHHHHCCCCCCCCCCCCC877722222222222222",       // M 8-11, N 256-383
+			"HHHHHHHHHCCCCCCCCCC222287772222222222222",       // M 8-11, N 384-511
+			"HHHHHHHHHCCCCCCCCCC22222::::222222222222",       // M 8-11, N 512-767
+			"HHHHHHHHHCCCCCCCC@22MJ2222:::22222222222",       // M 8-11, N 768-1023
+			"2HHHHHHHHCCCCCCCCC22222222::::2222222222",       // M 8-11, N 1024-1535
+			"2HHHHHHHLCCCCCLC2222222222:::::222222222",       // M 8-11, N 1536-2047
+			"22HHHHHLC2CCCCL222222222222::::222222222",       // M 8-11, N 2048-3071
+			"2222HHL222CCCCC225222222222::::222222222",       // M 8-11, N 3072-4095
+			"22222222222CCCC222222222222::::222222222",       // M 8-11, N 4096-6143
+			"22222222222CCC:22222222222:::::222222222",       // M 8-11, N 6144-8191
+			"2222222222222C::222222222::::::222222222",       // M 8-11, N 8192-12287
+			"222222222222222::22222222:::::2222222222",       // M 8-11, N 12288-16383
+			"222222222222:::::::222222:::222222222222",       // M 8-11, N 16384-24575
+			"222222222:::::::::::2222:::2222222222222",       // M 8-11, N 24576-32767
+			"222222222::444::::::22222:22222222222222",       // M 8-11, N 32768-49151
+			"22222222:444444::::222222222222222222222",       // M 8-11, N 49152-65535
+			"22222222:4444444:::444442222222222222222",       // M 8-11, N 65536-98303
+			"2222222244444444:::224444222222222222222",       // M 8-11, N 98304-131071
+			"2222222244444444::4222244422222222222222",       // M 8-11, N 131072-196607
+			"2222222224444444::4222244422222222222222",       // M 8-11, N 196608-262143
+			"222222222444444:::4222244422222222222222",       // M 8-11, N >= 262144
+			"EEEEFGGFF==============GGGBBB>>>>BBBBBBB",       // M 12-15, N <= 1
+			"4444444444444444444444444444444444444444",       // M 12-15, N (none)
+			"EEEEEFFFFFF===========CGGGBBB>>>>BBBBBBB",       // M 12-15, N 2
+			"EEEEEFFFFFFF=========CCCCGBBBBB>>BBBBBBB",       // M 12-15, N 3
+			"EEEEGGFFFFFF========CCCCCC2BB88B??DDIIII",       // M 12-15, N 4-5
+			"EEEGGGGFFFFF=======CCCCCCC5B88888DDIIIII",       // M 12-15, N 6-7
+			"EEGGGGGGFFFF=======CCCCCCC57888888IIIIII",       // M 12-15, N 8-11
+			"EGGGGEGGFFF========CCCCCCC578888888IIIII",       // M 12-15, N 12-15
+			"GGGGGGGGGF>=======CCCCCCCC788888888IIIII",       // M 12-15, N 16-23
+			"55555557BBBBBB555555BBBBB577888888888888",       // M 12-15, N 24-31
+			"2555552222BBCCC5555555555522222222244444",       // M 12-15, N 32-47
+			"255522222222CCCC@55555555222222222224444",       // M 12-15, N 48-63
+			"2222222BBBBCCCCCCCAAA2222222222222222444",       // M 12-15, N 64-95
+			"22222222222CCCCCCCC222222222222222222222",       // M 12-15, N 96-127
+			"255FFFF22CCCCCCCCCCC22222222222222222222",       // M 12-15, N 128-191
+			"57GEEEEFF2CCCCCCCCC222222222222222222222",       // M 12-15, N 192-255
+			"77EEEEEE7FCCCCCCCCC777777222222222222222",       // M 12-15, N 256-383
+			"777777777FCCCCCCCC7788877722222222222222",       // M 12-15, N 384-511
+			"555555555F5CCCCCCC72288::::2222222222222",       // M 12-15, N 512-767
+			"555555555552CCCCC77277::::::222222222222",       // M 12-15, N 768-1023
+			"255555555222CL22C77277::2::::22222222222",       // M 12-15, N 1024-1535
+			"25555555F222L22277:22::22::::22222222222",       // M 12-15, N 1536-2047
+			"2255555F2222L22277::222:::::222222222222",       // M 12-15, N 2048-3071
+			"222555F222222222:::2222:::::222222222222",       // M 12-15, N 3072-4095
+			"22222222222222::2222222:::::222222222222",       // M 12-15, N 4096-6143
+			"222222222222222::2222222::::222222222222",       // M 12-15, N 6144-8191
+			"222222222222222:::222222::::222222222222",       // M 12-15, N 8192-12287
+			"2222222222222222::222222::::222222222222",       // M 12-15, N 12288-16383
+			"22222222222222222:::2222::22222222222222",       // M 12-15, N 16384-24575
+			"2222222224:::::42::::22::222222222222222",       // M 12-15, N 24576-32767
+			"222222222:::4::444::22222222222222222222",       // M 12-15, N 32768-49151
+			"22222222::44444:44::24422222222222222222",       // M 12-15, N 49152-65535
+			"22222222:444444:44:444444222222222222222",       // M 12-15, N 65536-98303
+			"2222222244444444:::444444422222222222222",       // M 12-15, N 98304-131071
+			"2222222244444444:::444444422222222222222",       // M 12-15, N 131072-196607
+			"22222222:4444444::4444444422222222222222",       // M 12-15, N 196608-262143
+			"222222222444444:::4444444422222222222222",       // M 12-15, N >= 262144
+			"GGGGGGGG==============GGGGBBBBBBBBBBBBBB",       // M 16-23, N <= 1
+			"4444444444444444444444444444444444444444",       // M 16-23, N (none)
+			"EEEEEFFFFFF==========CCGGGBBBBBBBBBBBBBB",       // M 16-23, N 2
+			"EEEEGFFFFFF=========CCCCCGBBBB8BBBBBBBII",       // M 16-23, N 3
+			"EEEGGGFFFFFF=======CCCCCCC2BBB888DDIIIII",       // M 16-23, N 4-5
+			"EEGGGGGFFFF========CCCCCCC5B8888888IIIII",       // M 16-23, N 6-7
+			"EGGGGGGGFFF========CCCCCCC578888888IIIII",       // M 16-23, N 8-11
+			"GGGGGGGGFFF========CCCCCCC788888888IIIII",       // M 16-23, N 12-15
+			"GGGGGGGG77>=======CCCCCCCC788888888IIIII",       // M 16-23, N 16-23
+			"5555557777BBCC55555555555577888888888888",       // M 16-23, N 24-31
+			"2555522222222CC5555555555222222222224444",       // M 16-23, N 32-47
+			"2222222222222225555555555222222222222444",       // M 16-23, N 48-63
+			"2222222222222CCCC55222222222222222222244",       // M 16-23, N 64-95
+			"2222222222222CCCC55222222222222222222222",       // M 16-23, N 96-127
+			"255775222222CCCCCC5222222222222222222222",       // M 16-23, N 128-191
+			"57GEEEE52222CCCCCC2222444222222222222222",       // M 16-23, N 192-255
+			"77EEEEEE2222CCCC=C2222444222222222222222",       // M 16-23, N 256-383
+			"7777777772555CCC777222442222222222222222",       // M 16-23, N 384-511
+			"5555555555555527777222442222222222222222",       // M 16-23, N 512-767
+			"55555555554452277C222244::22222222222222",       // M 16-23, N 768-1023
+			"25555555554442277722222::::2222222222222",       // M 16-23, N 1024-1535
+			"2555555552422227772222::::22222222222222",       // M 16-23, N 1536-2047
+			"2255555522222227222:::::2222222222222222",       // M 16-23, N 2048-3071
+			"222555522222227:::::::::2222222222222222",       // M 16-23, N 3072-4095
+			"2222222222222222::2:::2:2222222222222222",       // M 16-23, N 4096-6143
+			"2222222222222222::::::222222222222222222",       // M 16-23, N 6144-8191
+			"22222222222222222:::22222222222222222222",       // M 16-23, N 8192-12287
+			"222222222222222222:::2222222222222222222",       // M 16-23, N 12288-16383
+			"2222222222222244222:22222222222222222222",       // M 16-23, N 16384-24575
+			"2222222222:::444422222222222222222222222",       // M 16-23, N 24576-32767
+			"222222222:::::44442222222222222222222222",       // M 16-23, N 32768-49151
+			"22222222::4444:4444222222222222222222222",       // M 16-23, N 49152-65535
+			"22222222:44444:4444444444222222222222222",       // M 16-23, N 65536-98303
+			"22222222:444444:44:444444422222222222222",       // M 16-23, N 98304-131071
+			"22222222:444444::4:444444422222222222222",       // M 16-23, N 131072-196607
+			"22222222:444444::::444444422222222222222",       // M 16-23, N 196608-262143
+			"222222222:4444:::::444444422222222222222",       // M 16-23, N >= 262144
+			"CCCCCCCCCCCCCGGGGGGGGCCCCCCCCCCCCCCCCCCC",       // M 24-31, N <= 1
+			"4444444444444444444444444444444444444444",       // M 24-31, N (none)
+			"CGGGGGGGGGGGGGGGGGGGGGCCCCCCCCCCC44CCCCC",       // M 24-31, N 2
+			"GGGGGGGGGGGGGGGGGGGGGG444CCCCCCC44444444",       // M 24-31, N 3
+			"GGGGGGGGGGGGGGGGGGG4444444HHH44444444444",       // M 24-31, N 4-5
+			"GGGGGGGGGGGGGGGGGG4444444444444444444444",       // M 24-31, N 6-7
+			"EEEEGGGGG4444455554444444477444444448888",       // M 24-31, N 8-11
+			"55555GG444444455554445524777722224478888",       // M 24-31, N 12-15
+			"5554777774447745477745527777778877778888",       // M 24-31, N 16-23
+			"22277777777822@=@@@@CCCCC57788888888IIII",       // M 24-31, N 24-31
+			"2222277787722225555@@@C@@77788888888IIII",       // M 24-31, N 32-47
+			"222227777772222555222@@A7777788888878III",       // M 24-31, N 48-63
+			"2222227777722255552222222;;;77777777788M",       // M 24-31, N 64-95
+			"2222222222222225552222242:;m;7777777777a",       // M 24-31, N 96-127
+			"2222222222222222552244444::mm;7777772222",       // M 24-31, N 128-191
+			"22222722222222222522444444:mmmmm77maaaaa",       // M 24-31, N 192-255
+			"222777722222222222224474442:mmmmmmaaaaaa",       // M 24-31, N 256-383
+			"222777722222222222224444422:::mmaaaaaaaa",       // M 24-31, N 384-511
+			"2227777222222222222224444222::aaaaaaaaaa",       // M 24-31, N 512-767
+			"222277222222222222222444222^^^^aaaaaaaaa",       // M 24-31, N 768-1023
+			"22222222222222222222224422^^^^^^aaaaaaaa",       // M 24-31, N 1024-1535
+			"222222222222222222222222^^^^^^^^^aaaaaaa",       // M 24-31, N 1536-2047
+			"222222222222222222222222^^^^^^^^^aaaaaaa",       // M 24-31, N 2048-3071
+			"22222222222222222222222^^^^^^^^^^aaaaaaa",       // M 24-31, N 3072-4095
+			"22222222222222222222222^^^^^^^^^^aaaaaaa",       // M 24-31, N 4096-6143
+			"22222222222222222222222^^^^^^^^^^aaaaaaa",       // M 24-31, N 6144-8191
+			"22222222222222222442222^^^^^^^^^^aaaaaaa",       // M 24-31, N 8192-12287
+			"22222222222222222242222222222^^^aaaaaaaa",       // M 24-31, N 12288-16383
+			"222222222222222222222222222222^aaaaaaaaa",       // M 24-31, N 16384-24575
+			"22222222222224___^22222222222aaaaaaaaaaa",       // M 24-31, N 24576-32767
+			"22222222222444____^22222222aaaaaaaaaaaaa",       // M 24-31, N 32768-49151
+			"222222222444444___222222222aaaaaaaaaaaaa",       // M 24-31, N 49152-65535
+			"222222222444444___4244442242aaaaaaaaaaaa",       // M 24-31, N 65536-98303
+			"2222222a24444444__4444444444aaaaaaaaaaaa",       // M 24-31, N 98304-131071
+			"222222aa22444444444444444444aaaaaaaaaaaa",       // M 24-31, N 131072-196607
+			"22222aaaa224444444444444444aaaaaaaaaaaaa",       // M 24-31, N 196608-262143
+			"2222aaaaa224444444444444444aaaaaaaaaaaaa",       // M 24-31, N >= 262144
+			"==============GGGGAA====================",       // M 32-47, N <= 1
+			"4444444444444444444444444444444444444444",       // M 32-47, N (none)
+			"========GGGG=GGGGAAAA===================",       // M 32-47, N 2
+			"HHGGGGGGGGGGGG7777777777HHHHHHHHHHH77777",       // M 32-47, N 3
+			"HGGGGGGG777777777777777777HHH7777H777777",       // M 32-47, N 4-5
+			"L888888877777777777777777777777777777777",       // M 32-47, N 6-7
+			"7888888877777777777777777777777777777887",       // M 32-47, N 8-11
+			"7888888877777777777777777777777777777888",       // M 32-47, N 12-15
+			"7888887778777777777777777777777877777787",       // M 32-47, N 16-23
+			"7222777787722225@@@@@@C@@77788888888IIII",       // M 32-47, N 24-31
+			"222227787877222255222@@@7777788888888III",       // M 32-47, N 32-47
+			"2222277788772225542222247;;;7777777778II",       // M 32-47, N 48-63
+			"777222777777225555222774:<mm;77777777778",       // M 32-47, N 64-95
+			"222222227772222552222744:<mmm;7777777ggg",       // M 32-47, N 96-127
+			"7722222222222222522244444:mmmm;77777::::",       // M 32-47, N 128-191
+			"7222222222222222222247774:mmmmmmmmmmgggg",       // M 32-47, N 192-255
+			"72222222222222222233777774:mmmmmmmm:::::",       // M 32-47, N 256-383
+			"222277222222222222234777442:mmmmmggggggg",       // M 32-47, N 384-511
+			"22222222222222222222447442^a::::::::::::",       // M 32-47, N 512-767
+			"2222222222225222222244442^^^^^cggggggggg",       // M 32-47, N 768-1023
+			"2222222222222222224222242^^^^^^^gggggggg",       // M 32-47, N 1024-1535
+			"222222222222222222222222^^^^^^^^^ggggggg",       // M 32-47, N 1536-2047
+			"7772222222222222222222^^^^^^^^^^^ggggggg",       // M 32-47, N 2048-3071
+			"222222222222222222222`^^^^^^^^^^^ggggggg",       // M 32-47, N 3072-4095
+			"2222222222222222222``^`^^^^^^^^^^ggggggg",       // M 32-47, N 4096-6143
+			"2222222222222222aaa`2^^^^^^^^^^^^ggggggg",       // M 32-47, N 6144-8191
+			"2222222222222222aaaa^^^^^^^^^^^^^ggggggg",       // M 32-47, N 8192-12287
+			"22222222222222222a:a^^^^^^^^^^^^gggggggg",       // M 32-47, N 12288-16383
+			"222222222222222^aa^^^^^^^^2222^ggggggggg",       // M 32-47, N 16384-24575
+			"22222222222224___^^^^^^222222ccggggggggg",       // M 32-47, N 24576-32767
+			"22222222222244____^22222222cccccgggggggg",       // M 32-47, N 32768-49151
+			"22222222c24444____^22222222ccccccggggggg",       // M 32-47, N 49152-65535
+			"2222222cc44444____42444444:cccccccgggggg",       // M 32-47, N 65536-98303
+			"222222ccc444444___44444444:ccccccccggggg",       // M 32-47, N 98304-131071
+			"22222cccc2444444__44444444:cccccccccgggg",       // M 32-47, N 131072-196607
+			"2222ccccc24444444444444444:ccccccccccggg",       // M 32-47, N 196608-262143
+			"222ccccccc2444444444444444:cccccccccccgg",       // M 32-47, N >= 262144
+			"================GG======================",       // M 48-63, N <= 1
+			"4444444444444444444444444444444444444444",       // M 48-63, N (none)
+			"===============GGG7=====================",       // M 48-63, N 2
+			"HHHHGGHHHGGHH777777HHHHHHHHHHHHHHHHHHHHH",       // M 48-63, N 3
+			"HHGGGGG777777777777777777HHHHH77HHH77777",       // M 48-63, N 4-5
+			"7788888877777777777777777777777777777777",       // M 48-63, N 6-7
+			"7888888877777777777777777777777777777777",       // M 48-63, N 8-11
+			"7888888877777777777777777777777777777777",       // M 48-63, N 12-15
+			"7788888787777777777777777777777777777777",       // M 48-63, N 16-23
+			"772227777772222255422@@@7777788888878III",       // M 48-63, N 24-31
+			"2222277782772225542272247;;;7777777778II",       // M 48-63, N 32-47
+			"222222778287222554277774<<mm777777777788",       // M 48-63, N 48-63
+			"777222777887724555277774<<mmm77777777777",       // M 48-63, N 64-95
+			"222222227777722552227774:mmmmm7777777ggg",       // M 48-63, N 96-127
+			"772222222777222252222774:mmmmmm7777mm:::",       // M 48-63, N 128-191
+			"7722222222222222222277774:mmmmmmmmmmgggg",       // M 48-63, N 192-255
+			"7222222222222222233347777:kmmmmmmmm:::::",       // M 48-63, N 256-383
+			"72222222222222222223377772kkmmmmmmmggggg",       // M 48-63, N 384-511
+			"2222222222222222222237774^aZZZZZZm::::::",       // M 48-63, N 512-767
+			"222222222222252222222442^^aagggggggggggg",       // M 48-63, N 768-1023
+			"22222222222222422222222a^^^^^^gggggggggg",       // M 48-63, N 1024-1535
+			"22222222222222222::2224^^^^^^^^^gggggggg",       // M 48-63, N 1536-2047
+			"7777222222222222::;22^^^^^^^^^^^^ggggggg",       // M 48-63, N 2048-3071
+			"2222222222222222222^^^^^^^^^^^^^^ggggggg",       // M 48-63, N 3072-4095
+			"22222222222222222aaaa^^^^^^^^^^^^ggggggg",       // M 48-63, N 4096-6143
+			"2222222222222222aaccca^^^^^^^^^^^ggggggg",       // M 48-63, N 6144-8191
+			"2222222222222222acccca^^^^^j^^^^gggggggg",       // M 48-63, N 8192-12287
+			"22222222222c2222aacccaaa^^^^j^^^gggggggg",       // M 48-63, N 12288-16383
+			"2222222222c2222^aaacc^^^^^^^22^ggggggggg",       // M 48-63, N 16384-24575
+			"222222222cc222^^^aa^ccc^^::::ccggggggggg",       // M 48-63, N 24576-32767
+			"22222222cc222_____^^cccc:::cccccgggggggg",       // M 48-63, N 32768-49151
+			"2222222cc22244____^^:::::::ccccccggggggg",       // M 48-63, N 49152-65535
+			"222222ccc24444_____2:::::::cccccccgggggg",       // M 48-63, N 65536-98303
+			"22222cccc244444___444::::::ccccccccggggg",       // M 48-63, N 98304-131071
+			"2222ccccc2444444__444444:::cccccccccgggg",       // M 48-63, N 131072-196607
+			"222ccccccc24444444444444::cccccccccccggg",       // M 48-63, N 196608-262143
+			"22cccccccc24444444444444::ccccccccccccgg",       // M 48-63, N >= 262144
+			"========================================",       // M 64-95, N <= 1
+			"4444444444444444444444444444444444444444",       // M 64-95, N (none)
+			"========================================",       // M 64-95, N 2
+			"HHHHHHHHHHHHHHGGG7HHHHHHHHHHHHHHHHHHHHHH",       // M 64-95, N 3
+			"HHHHHGGHHHHHH777777HH77HHHHHHHHHHHHHH77H",       // M 64-95, N 4-5
+			"LLLGGGG7777L7777777777777LLL777777L77777",       // M 64-95, N 6-7
+			"7778888877777777777777777777777777777777",       // M 64-95, N 8-11
+			"7788888887777777777777777777777777777777",       // M 64-95, N 12-15
+			"7788888887777777777777777777777777777777",       // M 64-95, N 16-23
+			"7772227777722225557772277;;;77777777788M",       // M 64-95, N 24-31
+			"222222777777722555777774<<mm;77777777778",       // M 64-95, N 32-47
+			"222222777887772554777774<<mmm77777777772",       // M 64-95, N 48-63
+			"222222277828772554777774<mmmm<7777777SSS",       // M 64-95, N 64-95
+			"222222277788772552277774:mmmm<<7777mmaaa",       // M 64-95, N 96-127
+			"222222227777722252277772:mmmmmmmmmmmm222",       // M 64-95, N 128-191
+			"22222222777222222222777:::mmmmmmmmmmaaaa",       // M 64-95, N 192-255
+			"222222222222222222327777::kmmmmZZmmmaaaa",       // M 64-95, N 256-383
+			"22222222222222222224<:77:kZZZZZZZZZmaaaa",       // M 64-95, N 384-511
+			"22222222222222222222<<::aaZZZZZZZZZaaaaa",       // M 64-95, N 512-767
+			"222222222222225222::2<_aZZZZZZZZZZZaaaaa",       // M 64-95, N 768-1023
+			"22222222222222222:::::ZZZZZZgggggaaaaaaa",       // M 64-95, N 1024-1535
+			"2222222222222222::::::aZZZZgc^ggaaaaaaaa",       // M 64-95, N 1536-2047
+			"222222222222222::::k:g66ZZVc^^^gaaaaaaaa",       // M 64-95, N 2048-3071
+			"22222222222222::::::gggggVVc^^^^caaaaaaa",       // M 64-95, N 3072-4095
+			"2222222222222::::kmcccccccVcc^^^caaaaaaa",       // M 64-95, N 4096-6143
+			"22222222222222::kcccccccccjVc^^^aaaaaaaa",       // M 64-95, N 6144-8191
+			"22222222222a222:ccccccgccjjjccccaaaaaaaa",       // M 64-95, N 8192-12287
+			"2222222222aaa22^acccccc::::jjccaaaaaaaaa",       // M 64-95, N 12288-16383
+			"222222222aaa22^^^ccccccO:c::::aaaaaaaaaa",       // M 64-95, N 16384-24575
+			"22222222aaa222^^cccccPOOccc::aaaaaaaaaaa",       // M 64-95, N 24576-32767
+			"2222222aaaa222__fffcPPPPPc::aaaaaaaaaaaa",       // M 64-95, N 32768-49151
+			"222222aaaa2224___ffPPPPPPPPPaaaaaaaaaaaa",       // M 64-95, N 49152-65535
+			"22222aaaaa2244___ffPPPPPPPPaaaaaaaaaaaaa",       // M 64-95, N 65536-98303
+			"2222aaaaaa22444____:PPPPPPaaaaaaaaaaaaaa",       // M 64-95, N 98304-131071
+			"222aaaaaaa244444__::PPPPPPaaaaaaaaaaaaaa",       // M 64-95, N 131072-196607
+			"22aaaaaaaaa2444442:PPPPPPaaaaaaaaaaaaaaa",       // M 64-95, N 196608-262143
+			"2aaaaaaaaaaa222244PPP:PPPaaaaaaaaaaaaaaa",       // M 64-95, N >= 262144
+			"========================================",       // M 96-127, N <= 1
+			"4444444444444444444444444444444444444444",       // M 96-127, N (none)
+			"========================================",       // M 96-127, N 2
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",       // M 96-127, N 3
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",       // M 96-127, N 4-5
+			"7777777777777777777777777777777777777777",       // M 96-127, N 6-7
+			"7777888877777777777777777777777777777777",       // M 96-127, N 8-11
+			"7777888877777777777777777777777777777777",       // M 96-127, N 12-15
+			"7777888887777777777777777777777777777777",       // M 96-127, N 16-23
+			"777222227777722555777777<<;m;7777777777S",       // M 96-127, N 24-31
+			"222222277777777555777774<<mmm;7777777VVV",       // M 96-127, N 32-47
+			"222222277778877555777774<mmmmm7777777VVV",       // M 96-127, N 48-63
+			"777722277788877557777774:mmmm<<7777mmSSS",       // M 96-127, N 64-95
+			"222222277887877557777772:mmmm<<mmmmmmggg",       // M 96-127, N 96-127
+			"77772227788887225337732::mmmmmmmmmmmVVVV",       // M 96-127, N 128-191
+			"7777222277777222233332::::mmmmXZZZmmmggg",       // M 96-127, N 192-255
+			"777722227777222222222:::::ZmmXZZgggZmVVV",       // M 96-127, N 256-383
+			"7772222277722222222:<<::kZZZZZZggggZVVVV",       // M 96-127, N 384-511
+			"222222222272222222::<<<kkZZZZZZggggZVVVV",       // M 96-127, N 512-767
+			"22222222222222222::::<<ZZZZZZZZggggVVVVV",       // M 96-127, N 768-1023
+			"2222222222222222:::kkkZZZZZZZggggggggggg",       // M 96-127, N 1024-1535
+			"222222222222222:::kkkVZZZZZVVggggggggggg",       // M 96-127, N 1536-2047
+			"77777772222222::::kkVVZZZZVVVcgggggggggg",       // M 96-127, N 2048-3071
+			"2222222222222<::::cVVZVZZZVVVcccgggggggg",       // M 96-127, N 3072-4095
+			"222222222222<:::kcccccVVVVVVVcccVVVVVVVV",       // M 96-127, N 4096-6143
+			"2222222222222::kccccccVVVVjVVcccgggggggg",       // M 96-127, N 6144-8191
+			"2222222222VV22::cfcccgZVVjjjVVcggggggggg",       // M 96-127, N 8192-12287
+			"222222222VVV22^^ccccccVN::jjjVcVVVVVVVVV",       // M 96-127, N 12288-16383
+			"22222222VVVV22^ffcccccNOOVf:fjgggggggggg",       // M 96-127, N 16384-24575
+			"2222222VVVV22:fffXccPPOOOYYYYVVggggggggg",       // M 96-127, N 24576-32767
+			"222222VVVVV2::fffXXOPPPPPPYYVVVVgggggggg",       // M 96-127, N 32768-49151
+			"22222VVVVVV2::ffffXOPPPPPPPPVVVVVggggggg",       // M 96-127, N 49152-65535
+			"2222VVVVVVV:::ffffffPPPPPPPVVVVVVVgggggg",       // M 96-127, N 65536-98303
+			"222VVVVVVVV::::ffffdPPPPPPPVVVVVVVVggggg",       // M 96-127, N 98304-131071
+			"22VVVVVVVVVV::::ff:PPPPPPPVVVVVVVVVVgggg",       // M 96-127, N 131072-196607
+			"2VVVVVVVVVVVV::::::PPPPPVVVVVVVVVVVVVggg",       // M 96-127, N 196608-262143
+			"VVVVVVVVVVVVVV::::PPVVVVVVVVVVVVVVVVVVgg",       // M 96-127, N >= 262144
+			"========================================",       // M 128-191, N <= 1
+			"4444444444444444444444444444444444444444",       // M 128-191, N (none)
+			"========================================",       // M 128-191, N 2
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",       // M 128-191, N 3
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",       // M 128-191, N 4-5
+			"LLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLL",       // M 128-191, N 6-7
+			"7777778777777777777777777777777777777777",       // M 128-191, N 8-11
+			"7777788877777777777777777777777777777777",       // M 128-191, N 12-15
+			"7777888887777777777777777777777777777777",       // M 128-191, N 16-23
+			"7777222222777722557777777<mmm;7777777777",       // M 128-191, N 24-31
+			"222222222777777755777774:mmmmm;77777::::",       // M 128-191, N 32-47
+			"222222227778887755777774:mmmmmm7777mm:::",       // M 128-191, N 48-63
+			"777722277778288855777777:mmmmmmmmmmmm777",       // M 128-191, N 64-95
+			"22222227788887885577732::mmmmmmmmmmmgggg",       // M 128-191, N 96-127
+			"22222227782837725333332::ZmmmmmZggZmm:::",       // M 128-191, N 128-191
+			"2222222778887772233333:::ZZmmmZ66gggmggg",       // M 128-191, N 192-255
+			"222222277777772222333::::ZZZZZg66gggZ:::",       // M 128-191, N 256-383
+			"2222222777772222224::::::ZZZZZg66ggggggg",       // M 128-191, N 384-511
+			"222222227777222224::<<::ZZZZZZgggggg::::",       // M 128-191, N 512-767
+			"222222222272222245:::<:ZZZZZZZgggggggggg",       // M 128-191, N 768-1023
+			"222222222222222:::::::ZZZZZZZZgggggggggg",       // M 128-191, N 1024-1535
+			"222222222222222::::k::gZZZZVVVgggggggggg",       // M 128-191, N 1536-2047
+			"222222222222222::::::::gZZVVVVVggggggggg",       // M 128-191, N 2048-3071
+			"22222222222222:::::6:VVgVZVVVVVggggggggg",       // M 128-191, N 3072-4095
+			"22222222222222::::cZcVVV6VVVVVVggggggggg",       // M 128-191, N 4096-6143
+			"2222222222gg22::::cVcccccfcVVVVggggggggg",       // M 128-191, N 6144-8191
+			"222222222ggg22:::::ccV6cccccVVVggggggggg",       // M 128-191, N 8192-12287
+			"22222222gggg22::::::ccNYcccccVVggggggggg",       // M 128-191, N 12288-16383
+			"2222222ggggg22:::::::cNfc:ccccgggggggggg",       // M 128-191, N 16384-24575
+			"222222ggggg2222:::::OPPN::cccggggggggggg",       // M 128-191, N 24576-32767
+			"22222gggggg22222fY::OPPN::ccgggggggggggg",       // M 128-191, N 32768-49151
+			"2222ggggggg22222XXP::PP:::ccgggggggggggg",       // M 128-191, N 49152-65535
+			"222gggggggg22224PPP:::::::cggggggggggggg",       // M 128-191, N 65536-98303
+			"22gggggggggg22244:::::::::cggggggggggggg",       // M 128-191, N 98304-131071
+			"2ggggggggggg22222::::::::cgggggggggggggg",       // M 128-191, N 131072-196607
+			"gggggggggggggP:::::P::::gggggggggggggggg",       // M 128-191, N 196608-262143
+			"ggggggggggggggPPPPPPgggggggggggggggggggg",       // M 128-191, N >= 262144
+			"========================================",       // M 192-255, N <= 1
+			"4444444444444444444444444444444444444444",       // M 192-255, N (none)
+			"========================================",       // M 192-255, N 2
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",       // M 192-255, N 3
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",       // M 192-255, N 4-5
+			"7777777777777777777777777777777777777777",       // M 192-255, N 6-7
+			"7777777777777777777777777777777777777777",       // M 192-255, N 8-11
+			"7777777777777777777777777777777777777777",       // M 192-255, N 12-15
+			"7777778877777777777777777777777777777777",       // M 192-255, N 16-23
+			"77777222222277722777777:S:mmmmmm77mSSSSS",       // M 192-255, N 24-31
+			"22222222227777777577777:::mmmmmmmmmmVVVV",       // M 192-255, N 32-47
+			"22222222277787777577777::mmmmmmmmmmmVVVV",       // M 192-255, N 48-63
+			"77772222777785857577732::mmmmmmmmmmmSSSS",       // M 192-255, N 64-95
+			"22222227777777855573332::ZmmmmXZZZmmmggg",       // M 192-255, N 96-127
+			"77722227778777777333332:ZZZmmmZ66gggmVVV",       // M 192-255, N 128-191
+			"2222222777788882233333::6ZZZXZ6666gggggg",       // M 192-255, N 192-255
+			"777722277777857222333:::666ZZg6666gggVVV",       // M 192-255, N 256-383
+			"222222277787722224::::::6666Zg6666gggVVV",       // M 192-255, N 384-511
+			"22222222777372224:2:::::Z66666666ggggVVV",       // M 192-255, N 512-767
+			"222222222777272::4:::::ZZZ066666ggggVVVV",       // M 192-255, N 768-1023
+			"22222222222222<:k:::::VZZZZZZggggggggggg",       // M 192-255, N 1024-1535
+			"2222222222222::::::::::ZZZVVVVgggggggggg",       // M 192-255, N 1536-2047
+			"2222222222222::::a:::::gZVVVVVVggggggggg",       // M 192-255, N 2048-3071
+			"2222222222222:::6Z:::cccgVVVVVVggggggggg",       // M 192-255, N 3072-4095
+			"2222222222222::::::::cccccVVVVVVVVVVVVVV",       // M 192-255, N 4096-6143
+			"222222222ggg2::::::c:ccccccVVVVggggggggg",       // M 192-255, N 6144-8191
+			"22222222gggg:::::::::cccccccVVVggggggggg",       // M 192-255, N 8192-12287
+			"2222222gggggg::::::::ccccccccVVVVVVVVVVV",       // M 192-255, N 12288-16383
+			"222222gggggg:::::::::cccccccccgggggggggg",       // M 192-255, N 16384-24575
+			"22222ggggggg::::::::OOOcccccgggggggggggg",       // M 192-255, N 24576-32767
+			"2222ggggggg:::::PPO:OPOO:cccgggggggggggg",       // M 192-255, N 32768-49151
+			"222ggggggggN::::PPP:PPPO:ccggggggggggggg",       // M 192-255, N 49152-65535
+			"22gggggggggN::::PPPPPPPP:ccggggggggggggg",       // M 192-255, N 65536-98303
+			"2gggggggggggP:::PPPPPPPPccgggggggggggggg",       // M 192-255, N 98304-131071
+			"ggggggggggggPPPPPPPPPPPPcggggggggggggggg",       // M 192-255, N 131072-196607
+			"gggggggggggggPPPPPPPPPPggggggggggggggggg",       // M 192-255, N 196608-262143
+			"gggggggggggggggPPPPggggggggggggggggggggg",       // M 192-255, N >= 262144
+			"========================================",       // M 256-383, N <= 1
+			"4444444444444444444444444444444444444444",       // M 256-383, N (none)
+			"========================================",       // M 256-383, N 2
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",       // M 256-383, N 3
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",       // M 256-383, N 4-5
+			"7777777777777777777777777777777777777777",       // M 256-383, N 6-7
+			"7777777777777777777777777777777777777777",       // M 256-383, N 8-11
+			"7777777777777777777777777777777777777777",       // M 256-383, N 12-15
+			"7777777877777777777777777777777777777777",       // M 256-383, N 16-23
+			"77777772222777222277777SSS:mmmmmmmSSSSSS",       // M 256-383, N 24-31
+			"22222222222777777277777:::mmmmmmmmm:::::",       // M 256-383, N 32-47
+			"2222222222277777727777::::mmmmmmmmm:::::",       // M 256-383, N 48-63
+			"7772222222277777724777:::ZmmmmmZZmmmSSSS",       // M 256-383, N 64-95
+			"2222222277777777724227::gZZmmXZZgggZmggg",       // M 256-383, N 96-127
+			"2222227777777777722333:0ZZZZZZg66gggZ:::",       // M 256-383, N 128-191
+			"2222222777777882223333:6666ZZg6666gggggg",       // M 256-383, N 192-255
+			"222222227777775222233::666666666666gg:::",       // M 256-383, N 256-383
+			"2222222277777722::::g6:66666666666gggggg",       // M 256-383, N 384-511
+			"222222227777722:::::g6ggg666666666ggg:::",       // M 256-383, N 512-767
+			"22222222277222:::::::gggg06666666ggggggg",       // M 256-383, N 768-1023
+			"2222222222222::::::::6VVZZ000ggggggggggg",       // M 256-383, N 1024-1535
+			"222222222222::::::::::gVVVVVVggggggggggg",       // M 256-383, N 1536-2047
+			"222222222222::::::::::ggVYVVVVgggggggggg",       // M 256-383, N 2048-3071
+			"22222222222:::::::66:ccggOVVVVVggggggggg",       // M 256-383, N 3072-4095
+			"22222222222:::::::66cccccgVVVVVggggggggg",       // M 256-383, N 4096-6143
+			"22222222gggg::::::cccccccccVVVVggggggggg",       // M 256-383, N 6144-8191
+			"2222222ggggg::::::::ccccccccVVgggggggggg",       // M 256-383, N 8192-12287
+			"222222ggggggg:::::::cccccccccVgggggggggg",       // M 256-383, N 12288-16383
+			"22222ggggggg::::::::OOcccccccggggggggggg",       // M 256-383, N 16384-24575
+			"2222gggggggg::::::::OOOcccccgggggggggggg",       // M 256-383, N 24576-32767
+			"222gggggggggN:::PPOOOOOOcccggggggggggggg",       // M 256-383, N 32768-49151
+			"22ggggggggggN::PPPPPPPPOcccggggggggggggg",       // M 256-383, N 49152-65535
+			"2gggggggggggNPPPPPPPPPPPcccggggggggggggg",       // M 256-383, N 65536-98303
+			"ggggggggggggPPPPPPPPPPPPccgggggggggggggg",       // M 256-383, N 98304-131071
+			"gggggggggggggPPPPPPPPPPPcggggggggggggggg",       // M 256-383, N 131072-196607
+			"ggggggggggggggPPPPPPgggggggggggggggggggg",       // M 256-383, N 196608-262143
+			"ggggggggggggggggPPgggggggggggggggggggggg",       // M 256-383, N >= 262144
+			"========================================",       // M 384-511, N <= 1
+			"4444444444444444444444444444444444444444",       // M 384-511, N (none)
+			"========================================",       // M 384-511, N 2
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",       // M 384-511, N 3
+			"HHHHHHHHHHH777HHHHHHHHHHHHHHHHHHHHHHHHHH",       // M 384-511, N 4-5
+			"7777777777777777777777777777777777777777",       // M 384-511, N 6-7
+			"7777777777777777777777777777777777777777",       // M 384-511, N 8-11
+			"7777777777777777777777777777777777777777",       // M 384-511, N 12-15
+			"7777777887777777777777777777777777777777",       // M 384-511, N 16-23
+			"7777777227777777722777:SSSSmmmmmSSSSSSSS",       // M 384-511, N 24-31
+			"2222222222777777772777::VV:mmmmmmVVVVVVV",       // M 384-511, N 32-47
+			"222222222277777777277:::V:ZmmmmmmmmVVVVV",       // M 384-511, N 48-63
+			"777222277222777777247::::ZZZZZZZZZZmSSSS",       // M 384-511, N 64-95
+			"2222227777222778877::::6gZZZZZZggggZgggg",       // M 384-511, N 96-127
+			"7722277777727778827::::g66ZZZZg66ggggVVV",       // M 384-511, N 128-191
+			"222227777777777722::::g06666Zg6666gggggg",       // M 384-511, N 192-255
+			"7722227777777772::::ggg06666666666gggVVV",       // M 384-511, N 256-383
+			"222222277777772::::gggg06666666666gggggg",       // M 384-511, N 384-511
+			"22222227777777::::::66gg0666666666ggVVVV",       // M 384-511, N 512-767
+			"2222222277777:::::::g6gg066666666ggggggg",       // M 384-511, N 768-1023
+			"222222222222::::::Vg6gVVgg0660gggggggggg",       // M 384-511, N 1024-1535
+			"22222222222:::::::c6:ggVVYVggggggggggggg",       // M 384-511, N 1536-2047
+			"2222222222::::::6V666gggOOOYVggggggggggg",       // M 384-511, N 2048-3071
+			"222222222:::::::6VVVcVVVYOOjVVgggggggggg",       // M 384-511, N 3072-4095
+			"222222222:::::::6VZVcVVVYjOjVVVggggggggg",       // M 384-511, N 4096-6143
+			"2222222gN::::::::cVcccVccfcYVVVggggggggg",       // M 384-511, N 6144-8191
+			"222222gggggg:::::OOcc6OfccccVVgggggggggg",       // M 384-511, N 8192-12287
+			"22222gggggggg:::::OOOOOfccccgVgggggggggg",       // M 384-511, N 12288-16383
+			"2222gggggggggN::::OOOOOOcccccggggggggggg",       // M 384-511, N 16384-24575
+			"222ggggggggggNNNNNNOOOOccccggggggggggggg",       // M 384-511, N 24576-32767
+			"22ggggggggggNNNNNNNNOOOccccggggggggggggg",       // M 384-511, N 32768-49151
+			"2gggggggggggNNNPPPPNPPPcccgggggggggggggg",       // M 384-511, N 49152-65535
+			"ggggggggggggNNPPPPPPPPPcccgggggggggggggg",       // M 384-511, N 65536-98303
+			"gggggggggggggPPPPPPPPPPccggggggggggggggg",       // M 384-511, N 98304-131071
+			"ggggggggggggggPPPPPPPPPggggggggggggggggg",       // M 384-511, N 131072-196607
+			"gggggggggggggggPPPPggggggggggggggggggggg",       // M 384-511, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 384-511, N >= 262144
+			"================GGAA====================",       // M 512-767, N <= 1
+			"4444444444444444444444444444444444444444",       // M 512-767, N (none)
+			"===============GGGAA====================",       // M 512-767, N 2
+			"HHHHHHHHHHHHHHHH7777HHHHHHHHHHHHHHHHHHHH",       // M 512-767, N 3
+			"HHHHHHHHHH77777HH77H7777HHHHHHHHHHHHHHHH",       // M 512-767, N 4-5
+			"7777777777777777777777777777777777777777",       // M 512-767, N 6-7
+			"7777777777777777777777777777777777777777",       // M 512-767, N 8-11
+			"7777777877777777777777777777777777777777",       // M 512-767, N 12-15
+			"7777777887777777777777777777777777777777",       // M 512-767, N 16-23
+			"777777222777777772227:::SSSSSSSSSSSSSSSS",       // M 512-767, N 24-31
+			"22222222277777777722::::::::mmm:::::::::",       // M 512-767, N 32-47
+			"22222222277777777722::::::ZZZZZZZm::::::",       // M 512-767, N 48-63
+			"7772227777277777777::::::gZZZZZZZZZSSSSS",       // M 512-767, N 64-95
+			"222227777722277877:::::6ggZZZZZggggZgggg",       // M 512-767, N 96-127
+			"772227777772277727::::gg666ZZZgggggg::::",       // M 512-767, N 128-191
+			"7222277777777278:::::gg0066666666ggggggg",       // M 512-767, N 192-255
+			"722227777777777:::::gggg0666666666ggg:::",       // M 512-767, N 256-383
+			"72222277777777::::::ggg00666666666gggggg",       // M 512-767, N 384-511
+			"2222222777273:::::::g6g0066666666ggg::::",       // M 512-767, N 512-767
+			"222222227777::::::g:g6gg00666666gggggggg",       // M 512-767, N 768-1023
+			"22222222227:::::::Vg0ggV0000000ggggggggg",       // M 512-767, N 1024-1535
+			"2222222222:::::::ccg6ggVYYgggggggggggggg",       // M 512-767, N 1536-2047
+			"777722222:::::::6:c66gggOOOjgggggggggggg",       // M 512-767, N 2048-3071
+			"22222222::::::::66OVcVVgYOOOjjjggggggggg",       // M 512-767, N 3072-4095
+			"2222222N::::::::6V6VcVOVOjOOjjjggggggggg",       // M 512-767, N 4096-6143
+			"222222NNNN::::::OOVVVVVcYfgjjVgggggggggg",       // M 512-767, N 6144-8191
+			"22222gggNNNNN:::NOOVVOOYcccgYVVggggggggg",       // M 512-767, N 8192-12287
+			"2222gggggggggNNNNOOOOOOOccccgVgggggggggg",       // M 512-767, N 12288-16383
+			"222gggggggggggNNNNOOOOOOccccgggggggggggg",       // M 512-767, N 16384-24575
+			"22ggggggggggggNNNNNOOOOOcccggggggggggggg",       // M 512-767, N 24576-32767
+			"2ggggggggggggNNNNNNNOOOccccggggggggggggg",       // M 512-767, N 32768-49151
+			"gggggggggggggNNNPPNNNOccccgggggggggggggg",       // M 512-767, N 49152-65535
+			"gggggggggggggNPPPPPPPPPccggggggggggggggg",       // M 512-767, N 65536-98303
+			"ggggggggggggggPPPPPPgPPggggggggggggggggg",       // M 512-767, N 98304-131071
+			"gggggggggggggggPPPPggggggggggggggggggggg",       // M 512-767, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 512-767, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 512-767, N >= 262144
+			"==============GGGGAAA===================",       // M 768-1023, N <= 1
+			"4444444444444444444444444444444444444444",       // M 768-1023, N (none)
+			"==============GGGAAAAAA=================",       // M 768-1023, N 2
+			"HHHHHHHHHHHHHHGG777777777HHHHHHHHHHHHHHH",       // M 768-1023, N 3
+			"HHHHHHHHHH7777777777777777HHHHHHHHHHHHHH",       // M 768-1023, N 4-5
+			"7777777777777777777777777777777777777777",       // M 768-1023, N 6-7
+			"7777777777777777777777777777777777777777",       // M 768-1023, N 8-11
+			"7777777877777777777777777777777777777777",       // M 768-1023, N 12-15
+			"7777778887777777777777777777777777777777",       // M 768-1023, N 16-23
+			"777777227774777772222:::::SSSSSSSSSSSSSS",       // M 768-1023, N 24-31
+			"22222222277475777722:::::VVVVVVVVVVVVVVV",       // M 768-1023, N 32-47
+			"2222222777777777777::k:::VVVVZZZZVVVVVVV",       // M 768-1023, N 48-63
+			"777227777777777777:::k:::ggZZZZZZZZSSSSS",       // M 768-1023, N 64-95
+			"22227777777227737::::k:ggggZZZZggggggggg",       // M 768-1023, N 96-127
+			"7222777777722778:::::kggg6666ZggggggVVVV",       // M 768-1023, N 128-191
+			"722277722777777::::::ggg66666666gggggggg",       // M 768-1023, N 192-255
+			"72277777777777::5::::ggg066666666gggVVVV",       // M 768-1023, N 256-383
+			"2227777777777:::::::ggg0066666666ggggggg",       // M 768-1023, N 384-511
+			"222777777777::5::::0ggg000666666gggVVVVV",       // M 768-1023, N 512-767
+			"22277772777::::::6g00gg00006600ggggggggg",       // M 768-1023, N 768-1023
+			"2222222227<::::::gg66gZg000000Pggggggggg",       // M 768-1023, N 1024-1535
+			"222222222:::::::::666ggVggggPPPPgggggggg",       // M 768-1023, N 1536-2047
+			"77222222:::::::::666ggggYjjjQPPPPggggggg",       // M 768-1023, N 2048-3071
+			"2222222:::::::::66ccgggggOOjQQQQQggggggg",       // M 768-1023, N 3072-4095
+			"222222NN::::::::OcccVVggggjjjQQQQggggggg",       // M 768-1023, N 4096-6143
+			"22222NNNNNNNNNNNOOOcYVccgggjjjQQQggggggg",       // M 768-1023, N 6144-8191
+			"2222NNNNNNNNNNNNNOOPPOYfccggjjjjgggggggg",       // M 768-1023, N 8192-12287
+			"222gNNNNgNNNNNNNNOOPOOOOcccggYgggggggggg",       // M 768-1023, N 12288-16383
+			"22ggggggggggggNNNNOPPPPOfcccgggggggggggg",       // M 768-1023, N 16384-24575
+			"2ggggggggggggggNNNNOPPPPfcccgggggggggggg",       // M 768-1023, N 24576-32767
+			"gggggggggggggggNNNNNPPPPcccggggggggggggg",       // M 768-1023, N 32768-49151
+			"gggggggggggggggNNNNNPPPPccgggggggggggggg",       // M 768-1023, N 49152-65535
+			"gggggggggggggggNPPPgPPPccggggggggggggggg",       // M 768-1023, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 768-1023, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 768-1023, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 768-1023, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 768-1023, N >= 262144
+			"=============GGGG=AAAA==================",       // M 1024-1535, N <= 1
+			"4444444444444444444444444444444444444444",       // M 1024-1535, N (none)
+			"=============GGGG==AAAAAAA==============",       // M 1024-1535, N 2
+			"HHHHHHHHHHHHHGGGHHHHAAAAA7HHHHHHHHHHHHHH",       // M 1024-1535, N 3
+			"HHHHHHHHH777777777777777777HHHHHHHHHHHHH",       // M 1024-1535, N 4-5
+			"7777777777777777777777777777777777777777",       // M 1024-1535, N 6-7
+			"7777778777777777777777777777777777777777",       // M 1024-1535, N 8-11
+			"7777778877777777777777777777777777777777",       // M 1024-1535, N 12-15
+			"7777778887777777777777777777777777777777",       // M 1024-1535, N 16-23
+			"7777722277744477222777::7::SSSSSSSSSSSSS",       // M 1024-1535, N 24-31
+			"2222222777774477727mm:::::VVVVVVVVVVVVVV",       // M 1024-1535, N 32-47
+			"222227777777777777::mmk:::VVVVVVVVVVVVVV",       // M 1024-1535, N 48-63
+			"77227777777777777::::kkkggSSSZZZZSSSSSSS",       // M 1024-1535, N 64-95
+			"22227777777777777:::kkkggggggggggggggggg",       // M 1024-1535, N 96-127
+			"72277777777277778:::::gggg6666gggggVVVVV",       // M 1024-1535, N 128-191
+			"72777777777777::::::::gg66666666gggggggg",       // M 1024-1535, N 192-255
+			"2277777777777::::::::06666666666gggVVVVV",       // M 1024-1535, N 256-383
+			"227777777777:::::::0gg6600666666gggVVVVV",       // M 1024-1535, N 384-511
+			"22777777777:::::g::g6g660066600gggVVVVVV",       // M 1024-1535, N 512-767
+			"2277777777<::::::gg0ggVg000000PgggVVVVVV",       // M 1024-1535, N 768-1023
+			"222777777<<::::::gggggYg0000PPPPPggggggg",       // M 1024-1535, N 1024-1535
+			"22222227<<<::::6gggggggggg0PPPPPPggggggg",       // M 1024-1535, N 1536-2047
+			"7722222:<::::::c6cggggggQQjQPPPPPPgggggg",       // M 1024-1535, N 2048-3071
+			"222222:::::::::OOccggggggQjQQPPPPQgggggg",       // M 1024-1535, N 3072-4095
+			"22222::N::::NNNNOOOcVggggY0jQQQQQQVVVVVV",       // M 1024-1535, N 4096-6143
+			"2222NNNNNNNNNNNNOOOOOYYYYYYjjQQQQQgggggg",       // M 1024-1535, N 6144-8191
+			"222NNNNNNNNNNNNNNOOPPOOOYYYgjjQQQggggggg",       // M 1024-1535, N 8192-12287
+			"22gNNNNNNNNNNNNNNNPPPPPPOffggjjVVVVVVVVV",       // M 1024-1535, N 12288-16383
+			"2gggNNNNggNNNNNNNNPPPPPPPfcggggggggggggg",       // M 1024-1535, N 16384-24575
+			"gggggggggggggggNNNPPPPPPPPccgggggggggggg",       // M 1024-1535, N 24576-32767
+			"ggggggggggggggggNNNPPPPPPcccgggggggggggg",       // M 1024-1535, N 32768-49151
+			"ggggggggggggggggggNPPPPPPccggggggggggggg",       // M 1024-1535, N 49152-65535
+			"ggggggggggggggggggggPPPPcggggggggggggggg",       // M 1024-1535, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1024-1535, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1024-1535, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1024-1535, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1024-1535, N >= 262144
+			"=============GGGG===AAAAA===============",       // M 1536-2047, N <= 1
+			"4444444444444444444444444444444444444444",       // M 1536-2047, N (none)
+			"============GGGG====CAAAAAA=============",       // M 1536-2047, N 2
+			"HHHHHHHHHHHHHGGHHHHHCCCCCAAAHHHHHHHHHHHH",       // M 1536-2047, N 3
+			"HHHHHHHH77777777777777777777HHHHHHHHHHHH",       // M 1536-2047, N 4-5
+			"7777777777777777777777777777777777777777",       // M 1536-2047, N 6-7
+			"7777778877777777777777777777777777777777",       // M 1536-2047, N 8-11
+			"7777778887777777777777777777777777777777",       // M 1536-2047, N 12-15
+			"7777788887777777777777777777777777777777",       // M 1536-2047, N 16-23
+			"777722777744477777777777777SSSSSSSSSSSSS",       // M 1536-2047, N 24-31
+			"222227777777777777mmm:7::::VVVVVVVVVVVVV",       // M 1536-2047, N 32-47
+			"222277777277777777:mmm::::VVVVVVVVVVVVVV",       // M 1536-2047, N 48-63
+			"772777777777777777:kkkkkggSSSSSSSSSSSSSS",       // M 1536-2047, N 64-95
+			"22277777777777777::kkkkggggggggggggggggg",       // M 1536-2047, N 96-127
+			"7277777777777777T::::::gggg66ggggVVVVVVV",       // M 1536-2047, N 128-191
+			"2277777777777::::::::::g6666666ggggggggg",       // M 1536-2047, N 192-255
+			"277778777777:::::<::66g66666666ggVVVVVVV",       // M 1536-2047, N 256-383
+			"27778577777::::::::ggg666666000ggVVVVVVV",       // M 1536-2047, N 384-511
+			"2777887777::::::::6gbg666000000gggVVVVVV",       // M 1536-2047, N 512-767
+			"227777777:::;::::ggggg6Og000PPPPgggVVVVV",       // M 1536-2047, N 768-1023
+			"22777777<<<:::N::ggggggOg00PPPPPPggggggg",       // M 1536-2047, N 1024-1535
+			"2222777<<O;OO::OgggggggOg00PPPPPPPgggggg",       // M 1536-2047, N 1536-2047
+			"722777:<<NOOO:OOQgQgggggQQQQPPPPPPQggggg",       // M 1536-2047, N 2048-3071
+			"22277:<:<::::NNOOcjggOggQQQQPPPPPQQggggg",       // M 1536-2047, N 3072-4095
+			"2227::::::::NNNNOfeOOOO00000QQQQQQQVVVVV",       // M 1536-2047, N 4096-6143
+			"222N:::NNNNNNNNNOPPPPPO0jjQ0QQQQQQgggggg",       // M 1536-2047, N 6144-8191
+			"22NNNNNNNNNNNNNNNOPPPPPQPQQYQQQQQggggggg",       // M 1536-2047, N 8192-12287
+			"2gNNNNNNNNNNNNNNNNPPPPPQPPPggQQVVVVVVVVV",       // M 1536-2047, N 12288-16383
+			"gggNNNNNNNNNNNNNNNPPPPPPPPgggggggggggggg",       // M 1536-2047, N 16384-24575
+			"ggggNNNNgNNgggggNNPPPPPPPPcggggggggggggg",       // M 1536-2047, N 24576-32767
+			"gggggggggggggggggNPPPPPPPPccgggggggggggg",       // M 1536-2047, N 32768-49151
+			"ggggggggggggggggggPPPPPPPPcggggggggggggg",       // M 1536-2047, N 49152-65535
+			"gggggggggggggggggggPPPPPPcgggggggggggggg",       // M 1536-2047, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1536-2047, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1536-2047, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1536-2047, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1536-2047, N >= 262144
+			"============GGGG====CCAAAAA=============",       // M 2048-3071, N <= 1
+			"4444444444444444444444444444444444444444",       // M 2048-3071, N (none)
+			"============GGGG====CCCCCCCA============",       // M 2048-3071, N 2
+			"HHHHHHHHHHHHGGGHHHHHHCCCCCCAAHHHHHHHHHHH",       // M 2048-3071, N 3
+			"HHHHHHHG777777777777HCCC77777HHHHHHHHHHH",       // M 2048-3071, N 4-5
+			"7777788777777777777777777777777777777777",       // M 2048-3071, N 6-7
+			"7777788877777777777777777777777777777777",       // M 2048-3071, N 8-11
+			"7777888887777777777777777777777777777777",       // M 2048-3071, N 12-15
+			"7777888888888777777777777777777777777777",       // M 2048-3071, N 16-23
+			"777722777444447777777777777:SSSSSSSSSSSS",       // M 2048-3071, N 24-31
+			"2222777774444477777m:7777::VVVVVVVVVVVVV",       // M 2048-3071, N 32-47
+			"2227777744474333577mmm:7:::VVVVVVVVVVVVV",       // M 2048-3071, N 48-63
+			"772777777447733477kkkkk:ggSSSSSSSSSSSSSS",       // M 2048-3071, N 64-95
+			"22777788777773777kkkkkkkgggggggggggggggg",       // M 2048-3071, N 96-127
+			"72777788777777::::::k:::ggggVVVVVVVVVVVV",       // M 2048-3071, N 128-191
+			"277777877227::::::::gggZg6g66ggggggggggg",       // M 2048-3071, N 192-255
+			"27778877722:::::::gggggg6666000gVVVVVVVV",       // M 2048-3071, N 256-383
+			"2777858777::::::::66gggg66000000gVVVVVVV",       // M 2048-3071, N 384-511
+			"277788777::::::::66gggggg00000PgggVVVVVV",       // M 2048-3071, N 512-767
+			"27777777::::::::6ggggg6ggg00PPPPPggVVVVV",       // M 2048-3071, N 768-1023
+			"2277777:<<<:::::6gOgggOgYg0PPPPPPPgggggg",       // M 2048-3071, N 1024-1535
+			"222777<<<;;OO::OggggggggOQQPPPPPPPPggggg",       // M 2048-3071, N 1536-2047
+			"22777<<<<NOOONOOcjgg6gggQQQQPPPPPPQggggg",       // M 2048-3071, N 2048-3071
+			"2277<;;<<<NONNNOOjhOg600QQQQPPPPPQQggggg",       // M 2048-3071, N 3072-4095
+			"227:<;;<N<::NNNOPPQOOPQQP000QQQQQQQVVVVV",       // M 2048-3071, N 4096-6143
+			"22NN:<<:NNNNNNNPPPPPPPPQQQQ0QQQQQQgggggg",       // M 2048-3071, N 6144-8191
+			"2NNNN::NNNNNNNNNPPPPPP0QPQQPQQQQQggggggg",       // M 2048-3071, N 8192-12287
+			"ggNNNNNNNNNNNNNNNPPPPPQQPPPfgQQVVVVVVVVV",       // M 2048-3071, N 12288-16383
+			"ggNNNNNNNNNNNNNNNPPPPPPPPPfggggggggggggg",       // M 2048-3071, N 16384-24575
+			"gggNNNNNNNNNNNNNNNPPPPPPPPfggggggggggggg",       // M 2048-3071, N 24576-32767
+			"ggggNNNNNNNNgggggNPPPPPPPPcggggggggggggg",       // M 2048-3071, N 32768-49151
+			"ggggggggggggggggggPPPPPPPPcggggggggggggg",       // M 2048-3071, N 49152-65535
+			"gggggggggggggggggggPPPPPPcgggggggggggggg",       // M 2048-3071, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 2048-3071, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 2048-3071, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 2048-3071, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 2048-3071, N >= 262144
+			"============GGGG====CCCCCCAA============",       // M 3072-4095, N <= 1
+			"4444444444444444444444444444444444444444",       // M 3072-4095, N (none)
+			"============GGGG====CCCCCCCCA===========",       // M 3072-4095, N 2
+			"HHHHHHHHHHHHGGHHHHHHHCCCCCCCAHHHHHHHHHHH",       // M 3072-4095, N 3
+			"HHHHHGGGG77777777HHHHCCCCCC77HHHHHHHHHHH",       // M 3072-4095, N 4-5
+			"7777888777777777777777777777777777777777",       // M 3072-4095, N 6-7
+			"7777888877777777777777777777777777777777",       // M 3072-4095, N 8-11
+			"7778888887777777777777777777777777777777",       // M 3072-4095, N 12-15
+			"7778888888888777777777777777777777777777",       // M 3072-4095, N 16-23
+			"7772777774472477777777777777SSSSSSSSSSSS",       // M 3072-4095, N 24-31
+			"2227777774444447577:777777:VVVVVVVVVVVVV",       // M 3072-4095, N 32-47
+			"2227777777474557577mm:777::VVVVVVVVVVVVV",       // M 3072-4095, N 48-63
+			"777777777477755757kkkk:::gSSSSSSSSSSSSSS",       // M 3072-4095, N 64-95
+			"22777888777772777:kkkkk::ggggggggggggggg",       // M 3072-4095, N 96-127
+			"727778857777:77::::::::ZZggVVVVVVVVVVVVV",       // M 3072-4095, N 128-191
+			"77777788744:::::::gggggZZ6gggggggggggggg",       // M 3072-4095, N 192-255
+			"27777777722::::::6ggggggg06g000VVVVVVVVV",       // M 3072-4095, N 256-383
+			"277788777::::::::66gggggg0000000gVVVVVVV",       // M 3072-4095, N 384-511
+			"27777877::::::::66ggggggg0000PPPggVVVVVV",       // M 3072-4095, N 512-767
+			"2777777:::::::::6gggggggg00QPPPPPgVVVVVV",       // M 3072-4095, N 768-1023
+			"227777:::<<:;;;6gggggggggg0QPPPPPPgggggg",       // M 3072-4095, N 1024-1535
+			"22777<<<<<<<NNOcgggggggggQQQPPPPPPQggggg",       // M 3072-4095, N 1536-2047
+			"7277<;;<<<<ONNOcXOOgg6gggQQQPPPPPPQggggg",       // M 3072-4095, N 2048-3071
+			"227<1[[;N<<OVNOc6OOO66Q00QQQQPPPPQQggggg",       // M 3072-4095, N 3072-4095
+			"22N<T\\[;NN<VVNQ6PPPPPPQQQQ0QQQQQQQVVVVVV",      // M 3072-4095, N 4096-6143
+			"2NNN<T\\<NNYVXNPPPPPPPPPQQQQ0QQQQQQgggggg",      // M 3072-4095, N 6144-8191
+			"gNNN:<<NNNNNNNPPPPPPPPPPPQQPQQQQQggggggg",       // M 3072-4095, N 8192-12287
+			"gNNNNNNNNNNNNNNPPPPPPPPPPPPggQQVVVVVVVVV",       // M 3072-4095, N 12288-16383
+			"gNNNNNNNNNNNNNNPPPPPPPPPPPgggggggggggggg",       // M 3072-4095, N 16384-24575
+			"ggNNNNNNNPPPPNNNNPPPPPPPPPPggggggggggggg",       // M 3072-4095, N 24576-32767
+			"gggNNNNNPPPPPggggPPPPPPPPPgggggggggggggg",       // M 3072-4095, N 32768-49151
+			"gggggggggPPgggggggPPPPPPPPcggggggggggggg",       // M 3072-4095, N 49152-65535
+			"ggggggggggggggggggggPPPPPggggggggggggggg",       // M 3072-4095, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 3072-4095, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 3072-4095, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 3072-4095, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 3072-4095, N >= 262144
+			"============GGGGG===CCCCCCCA============",       // M 4096-6143, N <= 1
+			"4444444444444444444444444444444444444444",       // M 4096-6143, N (none)
+			"============GGGG===CCCCCCCCCC===========",       // M 4096-6143, N 2
+			"HHHHHHGGGGHHGGHHHHHHHCCCCCCCCAHHHHHHHHHH",       // M 4096-6143, N 3
+			"HHHHGGGGGG777777HHHHHCCCCCCC77HHHHHHHHHH",       // M 4096-6143, N 4-5
+			"7778888877777777777777777777777777777777",       // M 4096-6143, N 6-7
+			"7778888877777777777777777777777777777777",       // M 4096-6143, N 8-11
+			"7778888887777777777777777777777777777777",       // M 4096-6143, N 12-15
+			"7778888887877777777777777777777777777777",       // M 4096-6143, N 16-23
+			"7777777777444777477777777777SSSSSSSSSSSS",       // M 4096-6143, N 24-31
+			"22777777777777757777777777:VVVVVVVVVVVVV",       // M 4096-6143, N 32-47
+			"27777777777744;777::::7777:VVVVVVVVVVVVV",       // M 4096-6143, N 48-63
+			"7777777777774;;77:::::::::SSSSSSSSSSSSSS",       // M 4096-6143, N 64-95
+			"277777887777<;7S;::VVVYY::gggggggggggggg",       // M 4096-6143, N 96-127
+			"727777887777::::::::ZZZZZZgVVVVVVVVVVVVV",       // M 4096-6143, N 128-191
+			"7277777777:::::::gggggZZZZ6ggggggggggggg",       // M 4096-6143, N 192-255
+			"7777777777;::::::ggggggggZ00VVVVVVVVVVVV",       // M 4096-6143, N 256-383
+			"77777777:4::::::6gggg666gg000000VVVVVVVV",       // M 4096-6143, N 384-511
+			"2777777::<<::::0ggggg606gg000QQP0VVVVVVV",       // M 4096-6143, N 512-767
+			"227777::::<;;N]gggggg0gggg00QPPPPgVVVVVV",       // M 4096-6143, N 768-1023
+			"22777::N:::NNOOggggggggggg0QPPPPPQgggggg",       // M 4096-6143, N 1024-1535
+			"2277::<<NNNNNNOOhhggggggggQQPPPPPQQggggg",       // M 4096-6143, N 1536-2047
+			"727:<;;<NNNNNNNO66OOOO0gggQQQPPPPQQggggg",       // M 4096-6143, N 2048-3071
+			"27N<1\\[;NNWXXNO666PPPQQQQQQQQQQQQQgggggg",      // M 4096-6143, N 3072-4095
+			"2NN<\\\\[<NNYYXQQ6PPPPPQQQQQQQQQQQQQgggggg",     // M 4096-6143, N 4096-6143
+			"gNNN[\\[[NWWXWQQPPPPPPPPQQQQQQQQQQggggggg",      // M 4096-6143, N 6144-8191
+			"gNNN[\\\\ZWYYNQQPPPPPPPPPQQQQPQQQQgggggggg",     // M 4096-6143, N 8192-12287
+			"gNNN[\\Z[WYWQPPPPPPPPPPPPQQPPgQgggggggggg",      // M 4096-6143, N 12288-16383
+			"gNNNN[[NNNPPPPPPPPPPPPPPPPPggggggggggggg",       // M 4096-6143, N 16384-24575
+			"ggNNNNNNPPPPPPNPPPPPPPPPPPPggggggggggggg",       // M 4096-6143, N 24576-32767
+			"gggNPPPPPPPPPPggggPPPPPPPPgggggggggggggg",       // M 4096-6143, N 32768-49151
+			"ggggPPPPPPPPPggggggPPPPPPPgggggggggggggg",       // M 4096-6143, N 49152-65535
+			"gggggggggggggggggggggPPPgggggggggggggggg",       // M 4096-6143, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 4096-6143, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 4096-6143, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 4096-6143, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 4096-6143, N >= 262144
+			"============GGGGG==CCCCCCCCC============",       // M 6144-8191, N <= 1
+			"4444444444444444444444444444444444444444",       // M 6144-8191, N (none)
+			"============GGGG===CCCCCCCCCCA==========",       // M 6144-8191, N 2
+			"HHHHHGGGGGGHGGHHHHHHCCCCCCCCCAHHHHHHHHHH",       // M 6144-8191, N 3
+			"HHHHGGGGGG777777HHHHHCCCCCCCCAHHHHHHHHHH",       // M 6144-8191, N 4-5
+			"777888GGG7777777777777777777777777777777",       // M 6144-8191, N 6-7
+			"7778888887777777777777777777777777777777",       // M 6144-8191, N 8-11
+			"7788888887777777777777777777777777777777",       // M 6144-8191, N 12-15
+			"7788888887777777777777777777777777777777",       // M 6144-8191, N 16-23
+			"777777887777777887777777777SSSSSSSSSSSSS",       // M 6144-8191, N 24-31
+			"27777788777777;;4m::7777777VVVVVVVVVVVVV",       // M 6144-8191, N 32-47
+			"2777777777774;;;;1mY:::777VVVVVVVVVVVVVV",       // M 6144-8191, N 48-63
+			"777778877777;;;;;11XYV:::SSSSSSSSSSSSSSS",       // M 6144-8191, N 64-95
+			"277778877775;;;U111ZZ]YY::Vggggggggggggg",       // M 6144-8191, N 96-127
+			"77777777778::::::11ZZZZZZZZVVVVVVVVVVVVV",       // M 6144-8191, N 128-191
+			"777777777:::::::1ggg\\gZZZZZ6gggggggggggg",      // M 6144-8191, N 192-255
+			"72777777:4::::::0jjg\\g6ggZZ0VVVVVVVVVVVV",      // M 6144-8191, N 256-383
+			"7777777:<\\g::::06gggg606ggZ0000VVVVVVVVV",      // M 6144-8191, N 384-511
+			"227777:::<l<:;00]]6gZ000ggg000Q00VVVVVVV",       // M 6144-8191, N 512-767
+			"22777:::::<NNN\\\\\\]gg[\\0gggg0QQQQQVVVVVVV",   // M 6144-8191, N 768-1023
+			"2227NNNNNNNNNOOiOjggg0gggggQQQQQQQgggggg",       // M 6144-8191, N 1024-1535
+			"227NN:NNNNNNNNOOi6OOgggggggQQQQQQQgggggg",       // M 6144-8191, N 1536-2047
+			"72NN:<<NNNNNNNNO6OPQQQQQgggQQQQQQQgggggg",       // M 6144-8191, N 2048-3071
+			"2NNN<1\\<NNNWWNQQ66PQPPQQQQgQQQQQQQgggggg",      // M 6144-8191, N 3072-4095
+			"gNNN[\\\\[NWWWWQQPPPPQPPQQQQQQQQQQQVVVVVVV",     // M 6144-8191, N 4096-6143
+			"gNN[\\\\\\\\[ZYWQQQPPPPPPPPQQQQQQQQQgggggggg",   // M 6144-8191, N 6144-8191
+			"gNN[\\\\\\\\\\ZY[QQQPPPPPPPPPQQQPQQQggggggggg",  // M 6144-8191, N 8192-12287
+			"gNNN[\\\\[[ZY[QPPPPPPPPPPPQQQPgQVVVVVVVVVV",     // M 6144-8191, N 12288-16383
+			"gNNN[[[W[[[PPPPPPPPPPPPPPPPPgggggggggggg",       // M 6144-8191, N 16384-24575
+			"ggNNNNNPPPPPPPPPPgPPPPPPPPPPgggggggggggg",       // M 6144-8191, N 24576-32767
+			"ggPPPPPPPPPPPPgggggPPPPPPPPggggggggggggg",       // M 6144-8191, N 32768-49151
+			"ggggPPPPPPPPPgggggggPPPPPPgggggggggggggg",       // M 6144-8191, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 6144-8191, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 6144-8191, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 6144-8191, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 6144-8191, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 6144-8191, N >= 262144
+			"=============GGGG==CCCCCCCCC============",       // M 8192-12287, N <= 1
+			"4444444444444444444444444444444444444444",       // M 8192-12287, N (none)
+			"=============GGGG=?CCCCCCCCCCC==========",       // M 8192-12287, N 2
+			"HHHHHGGGGGGHHHHHHHHHCCCCCCCCCCHHHHHHHHHH",       // M 8192-12287, N 3
+			"HHHGGGGGGG7777777HHHCCCCHCCCCCHHHHHHHHHH",       // M 8192-12287, N 4-5
+			"77788GGGG7777777777777777777777777777777",       // M 8192-12287, N 6-7
+			"778888GG87777777777777777777777777777777",       // M 8192-12287, N 8-11
+			"7788888888777777777777777777777777777777",       // M 8192-12287, N 12-15
+			"7788888888777777777777777777777777777777",       // M 8192-12287, N 16-23
+			"777778888777778877777777777SSSSSSSSSSSSS",       // M 8192-12287, N 24-31
+			"2777788887777878mmm:777777QVVVVVVVVVVVVV",       // M 8192-12287, N 32-47
+			"277788887777<;;;111]]::777VVVVVVVVVVVVVV",       // M 8192-12287, N 48-63
+			"7777888877755;;;11]]ZZZ::SSSSSSSSSSSSSSS",       // M 8192-12287, N 64-95
+			"2777888877455;;11c]]ZZZ[[:VVgggggggggggg",       // M 8192-12287, N 96-127
+			"7777888778:::::111gZZZZZZZZgVVVVVVVVVVVV",       // M 8192-12287, N 128-191
+			"777777778::::::11ZZZgZZZZZZZgggggggggggg",       // M 8192-12287, N 192-255
+			"72777778::::::::Z]gZgZgZZZZZVVVVVVVVVVVV",       // M 8192-12287, N 256-383
+			"777777:::<:::::0ZggZZg6ggZZZVVVVVVVVVVVV",       // M 8192-12287, N 384-511
+			"22777:::::<<:]]]]ggZg60gggZZ000VVVVVVVVV",       // M 8192-12287, N 512-767
+			"2227NNN:::NNNOO]jjggj0gggggg0QQQVVVVVVVV",       // M 8192-12287, N 768-1023
+			"222NNNNNNNNNNOOOOOOgOjggggggQQQQQggggggg",       // M 8192-12287, N 1024-1535
+			"22NNNNNNNNNNNNNOOPQOOQggggggQQQQQggggggg",       // M 8192-12287, N 1536-2047
+			"7NNNNNNNNNNNNNNQPPPQQQQgggggQQQQQggggggg",       // M 8192-12287, N 2048-3071
+			"gNNNN[[NNNNNNQQQPPPQQQQQQQggQQQQQggggggg",       // M 8192-12287, N 3072-4095
+			"gNNN[\\\\[[[[QQQQQPPQQQQQQQQQgQQQQVVVVVVVV",     // M 8192-12287, N 4096-6143
+			"gNN[\\\\\\\\[ZZ[QQQQQQQQQPPPQQQQQQQggggggggg",   // M 8192-12287, N 6144-8191
+			"gNN[\\\\\\\\\\ZZ[QQQQQQQQPPPPQQQQQQgggggggggg",  // M 8192-12287, N 8192-12287
+			"gNN[[\\\\[[ZZ[QQQQQQQPPPPPQQQPgQVVVVVVVVVV",     // M 8192-12287, N 12288-16383
+			"gNNN[[[[[[[PPPPQPPQPPPPPPPPPgggggggggggg",       // M 8192-12287, N 16384-24575
+			"ggNNNQQPQPPPPPPggggPPPPPPPPPgggggggggggg",       // M 8192-12287, N 24576-32767
+			"ggPPPPPPPPPPPPggggggPPPPPPPggggggggggggg",       // M 8192-12287, N 32768-49151
+			"ggggPPPPPPPPPgggggggggPPPPgggggggggggggg",       // M 8192-12287, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 8192-12287, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 8192-12287, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 8192-12287, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 8192-12287, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 8192-12287, N >= 262144
+			"==============GG===CCCCCCCCC============",       // M 12288-16383, N <= 1
+			"4444444444444444444444444444444444444444",       // M 12288-16383, N (none)
+			"=============GGG==?CCCCCCCCCC===========",       // M 12288-16383, N 2
+			"HHHHGGGGGGGHHHHHHHHHCCCCCCCCCCHHHHHHHHHH",       // M 12288-16383, N 3
+			"HHHGGGGGGG777H777HHHCCCCCCCCCCHHHHHHHHHH",       // M 12288-16383, N 4-5
+			"77788GGGG7777777777777777777777777777777",       // M 12288-16383, N 6-7
+			"7788888GG7777777777777777777777777777777",       // M 12288-16383, N 8-11
+			"7788888888777777777777777777777777777777",       // M 12288-16383, N 12-15
+			"7788888888777777777777777777777777777777",       // M 12288-16383, N 16-23
+			"7777788887777888777777777QSSSSSSSSSSSSSS",       // M 12288-16383, N 24-31
+			"27777888877788S7U11::777QQVVVVVVVVVVVVVV",       // M 12288-16383, N 32-47
+			"27778888777888SS11]]ZZ::7VVVVVVVVVVVVVVV",       // M 12288-16383, N 48-63
+			"7777888877555791\\Z]]]ZZ[:SSSSSSSSSSSSSSS",      // M 12288-16383, N 64-95
+			"2777888878455]1cZZ]]]ZZ[[[VVVggggggggggg",       // M 12288-16383, N 96-127
+			"777788888::::::1ZZ]ZZZZZZZZggVVVVVVVVVVV",       // M 12288-16383, N 128-191
+			"77777778:::::::1ZZZZZZZZZZZggggggggggggg",       // M 12288-16383, N 192-255
+			"7777778:::::::1ZZZZZZZZZZZZZgVVVVVVVVVVV",       // M 12288-16383, N 256-383
+			"777778::::::]]]ZZZZZZZ6gZZZZgVVVVVVVVVVV",       // M 12288-16383, N 384-511
+			"2222N::::::[]]]]ZZZZZZ0ggZZZgVVVVVVVVVVV",       // M 12288-16383, N 512-767
+			"222gNNNNNNNNN]]]]]ZZZZgggZZZgVVVVVVVVVVV",       // M 12288-16383, N 768-1023
+			"22gNNNNNNNNNNNNOOOZZZQZZZZgggQQggggggggg",       // M 12288-16383, N 1024-1535
+			"2gNNNNNNNNNNNNNQQQQZZZZZZggggQQggggggggg",       // M 12288-16383, N 1536-2047
+			"ggNNNNNNNNNNNNQQQQQQZZZggggggQQggggggggg",       // M 12288-16383, N 2048-3071
+			"gNNNNNNNNNNNQQQQQQQQQQQQQQQggQQggggggggg",       // M 12288-16383, N 3072-4095
+			"gNNN[[[[[[[QQQQQQQQQQQQQQQQQgQVVVVVVVVVV",       // M 12288-16383, N 4096-6143
+			"gNN[[\\\\[[\\[[QQQQQQQQQQQQQQQQgQgggggggggg",    // M 12288-16383, N 6144-8191
+			"gNN[[\\\\[\\ZZ[QQQQQQQQQQPQQQQQgQgggggggggg",    // M 12288-16383, N 8192-12287
+			"gNNN[[[[[ZZ[QQQQQQQQQPPQQQQPgggggggggggg",       // M 12288-16383, N 12288-16383
+			"gNNN[[[Q[[[QQQQQQQgQPPPPPPPPgggggggggggg",       // M 12288-16383, N 16384-24575
+			"ggPPQQQQQQQPPPQggggPPPPPPPPPgggggggggggg",       // M 12288-16383, N 24576-32767
+			"gggPPPPPPPPPPPggggggPPPPPPPggggggggggggg",       // M 12288-16383, N 32768-49151
+			"gggggPPPPPPPPgggggggggPPPggggggggggggggg",       // M 12288-16383, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 12288-16383, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 12288-16383, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 12288-16383, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 12288-16383, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 12288-16383, N >= 262144
+			"===================CCCCCCCCC============",       // M 16384-24575, N <= 1
+			"4444444444444444444444444444444444444444",       // M 16384-24575, N (none)
+			"==============G===?CCCCCCCCCC===========",       // M 16384-24575, N 2
+			"HHHHHGGGGGGHHHHHHHHHCCCCCCCCCHHHHHHHHHHH",       // M 16384-24575, N 3
+			"HHHHGGGGG77777H7HHHHCCCCCCCCCHHHHHHHHHHH",       // M 16384-24575, N 4-5
+			"77788887777777777777777777CCC77777777777",       // M 16384-24575, N 6-7
+			"7778888887777777777777777777777777777777",       // M 16384-24575, N 8-11
+			"7788888888777777777777777777777777777777",       // M 16384-24575, N 12-15
+			"7788888888777777777777777777777777777777",       // M 16384-24575, N 16-23
+			"77777788877888887777777QQSSSSSSSSSSSSSSS",       // M 16384-24575, N 24-31
+			"27777788877888SS\\1ZZ::77QVVVVVVVVVVVVVVV",      // M 16384-24575, N 32-47
+			"27777888778888S\\YZ]]ZZ[:VVVVVVVVVVVVVVVV",      // M 16384-24575, N 48-63
+			"7777888778888]\\ZZZ]]]Z[[[SSSSSSSSSSSSSSS",      // M 16384-24575, N 64-95
+			"2777888888450[]]Z]]]]ZZ[[[VVVVgggggggggg",       // M 16384-24575, N 96-127
+			"777778888:::::1\\\\Z]ZZZZZZZZgggVVVVVVVVVV",     // M 16384-24575, N 128-191
+			"777777<8<:::::\\\\\\ZZZZZZZZZZZgggggggggggg",    // M 16384-24575, N 192-255
+			"777778:<<:::\\]]\\\\ZZZZZ6ZZZZZggVVVVVVVVVV",    // M 16384-24575, N 256-383
+			"77778:::::[\\\\\\\\]]ZZ\\66PPgZZZggVVVVVVVVVV",  // M 16384-24575, N 384-511
+			"222NN:::::[[[[[]ZZ]PPPPPgZZZggVVVVVVVVVV",       // M 16384-24575, N 512-767
+			"22ggNNNNNN[[[[OO]ZQQQQPQgZZZggVVVVVVVVVV",       // M 16384-24575, N 768-1023
+			"2gggNNNNNNN[NNQQ]ZQQQQQQZZZZgggggggggggg",       // M 16384-24575, N 1024-1535
+			"gggNNNNNNNNNNNQQQQQQQQQZZZZggggggggggggg",       // M 16384-24575, N 1536-2047
+			"ggNNNNNNNNNNNNQQQQQQZZZZZggggggggggggggg",       // M 16384-24575, N 2048-3071
+			"gNNNNNNNNQQQQNQQQQQQYQQQQQgggggggggggggg",       // M 16384-24575, N 3072-4095
+			"gNNNN[[NQQQQQQQQQQQQQQQQQQQgggVVVVVVVVVV",       // M 16384-24575, N 4096-6143
+			"gNNN[[[[[[[QQQQQQQQQQQQQQQQQgggggggggggg",       // M 16384-24575, N 6144-8191
+			"gNNN[[[[[[[QQQQQQQQQQQQQQQQQgggggggggggg",       // M 16384-24575, N 8192-12287
+			"gNNN[[[Q[[[QQQQQQQQQQQQQQQQQgggggggggggg",       // M 16384-24575, N 12288-16383
+			"ggQQQQQQQQQQQQQggggQQQPPPPPPgggggggggggg",       // M 16384-24575, N 16384-24575
+			"ggQQQQQQQQQQQQQgggggQPPPPPPPgggggggggggg",       // M 16384-24575, N 24576-32767
+			"gggPPPPPPPPPPQgggggggPPPPPPggggggggggggg",       // M 16384-24575, N 32768-49151
+			"gggggggPPPPPPggggggggggggggggggggggggggg",       // M 16384-24575, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 16384-24575, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 16384-24575, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 16384-24575, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 16384-24575, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 16384-24575, N >= 262144
+			"=====================CCCCCC=============",       // M 24576-32767, N <= 1
+			"4444444444444444444444444444444444444444",       // M 24576-32767, N (none)
+			"==================?CCCCCCCCC============",       // M 24576-32767, N 2
+			"HHHHHGGGGGGHHHHHHHHCCCCCCCCCCHHHHHHHHHHH",       // M 24576-32767, N 3
+			"HHHH8877777777777HHHCCBBBBBBBHHHHHHHHHHH",       // M 24576-32767, N 4-5
+			"77788887777777777777777BBBBBB77777777777",       // M 24576-32767, N 6-7
+			"7778888877777777777777777777777777777777",       // M 24576-32767, N 8-11
+			"7778888887777777777777777777777777777777",       // M 24576-32767, N 12-15
+			"7788888887787777777777777777777777777777",       // M 24576-32767, N 16-23
+			"77777777777888U87777777SSSSSSSSSSSSSSSSS",       // M 24576-32767, N 24-31
+			"27777777778888S\\ZZZ::::VVVVVVVVVVVVVVVVV",      // M 24576-32767, N 32-47
+			"2777778888888SSZZZZZ]Z[:VVVVVVVVVVVVVVVV",       // M 24576-32767, N 48-63
+			"77777788Z8888]]ZZZZ[[][[[SSSSSSSSSSSSSSS",       // M 24576-32767, N 64-95
+			"2777778ZZ8Z]]][]]][[[cZ[[[VVVVVggggggggg",       // M 24576-32767, N 96-127
+			"77777788::::::\\]]]]ZZZZZZZZggggVVVVVVVVV",      // M 24576-32767, N 128-191
+			"777778<4Z::::]\\[]ZZZZZZZZZZZgggggggggggg",      // M 24576-32767, N 192-255
+			"777788<<<::\\\\\\][OZZZ\\000ZZZZgggVVVVVVVVV",   // M 24576-32767, N 256-383
+			"77788:::::[[[[[]]]]QQQPPQZZZgggVVVVVVVVV",       // M 24576-32767, N 384-511
+			"22gNN::::[[[[[i[]]QPPPPPQZZZgggVVVVVVVVV",       // M 24576-32767, N 512-767
+			"2gggNNNNN[[[[QQQQ]QQPQPQQZZZgggVVVVVVVVV",       // M 24576-32767, N 768-1023
+			"gggggNNNNN[[QQQQQQQQQQQQQZZZgggggggggggg",       // M 24576-32767, N 1024-1535
+			"ggggNNNNNNNQQQQQQQQQQQQQZZZggggggggggggg",       // M 24576-32767, N 1536-2047
+			"gggNNNNNNNNQQQQQQQQQQZZZZZZggggggggggggg",       // M 24576-32767, N 2048-3071
+			"ggNNNNNNQQQQQNQQQQQQZQQQQQgggggggggggggg",       // M 24576-32767, N 3072-4095
+			"ggNNNQQQQQQQQQQQQQQQQQQQQQQggggVVVVVVVVV",       // M 24576-32767, N 4096-6143
+			"ggNNQQQQQQQQQQQQQQQQQQQQQQQggggggggggggg",       // M 24576-32767, N 6144-8191
+			"ggQQQQQQQQQQQQQQQQQQQQQQQQQQgggggggggggg",       // M 24576-32767, N 8192-12287
+			"ggQQQQQQQQQQQQQggggQQQQQQQQQgggggggggggg",       // M 24576-32767, N 12288-16383
+			"ggQQQQQQQQQQQQQgggggQQQQQQQQgggggggggggg",       // M 24576-32767, N 16384-24575
+			"gggQQQQQQQQQQQgggggggQQQQQQggggggggggggg",       // M 24576-32767, N 24576-32767
+			"gggggQQQQQQQQgggggggggQPPggggggggggggggg",       // M 24576-32767, N 32768-49151
+			"gggggggggQQggggggggggggggggggggggggggggg",       // M 24576-32767, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 24576-32767, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 24576-32767, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 24576-32767, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 24576-32767, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 24576-32767, N >= 262144
+			"========================================",       // M 32768-49151, N <= 1
+			"4444444444444444444444444444444444444444",       // M 32768-49151, N (none)
+			"=====================CCCBBB=============",       // M 32768-49151, N 2
+			"HHHHHHHGGHHHHHHHHHH?CCBBBBBBHHHHHHHHHHHH",       // M 32768-49151, N 3
+			"HHHHH8777777777777H?CBBBBBBBHHHHHHHHHHHH",       // M 32768-49151, N 4-5
+			"7777888777777777777777BBBBBB777777777777",       // M 32768-49151, N 6-7
+			"7778888777777777777777777777777777777777",       // M 32768-49151, N 8-11
+			"7778888877777777777777777777777777777777",       // M 32768-49151, N 12-15
+			"7778888877777777777777777777777777777777",       // M 32768-49151, N 16-23
+			"777777777788888877777777SSSSSSSSSSSSSSSS",       // M 32768-49151, N 24-31
+			"2277778888888UUZZZ7777:VVVVVVVVVVVVVVVVV",       // M 32768-49151, N 32-47
+			"22777888]SSSSS\\ZZZZZZZZ:VVVVVVVVVVVVVVVV",      // M 32768-49151, N 48-63
+			"7777788ZZ]SSS]]ZZZ[[[[Z[SSSSSSSSSSSSSSSS",       // M 32768-49151, N 64-95
+			"277777ZZZZ\\]]]]][[[[[[[0[[VVVVVVgggggggg",      // M 32768-49151, N 96-127
+			"7777788:::::::\\\\\\\\\\ZZZZZZZZgggggVVVVVVVV",  // M 32768-49151, N 128-191
+			"777788:<<:::]]]]]ZZZZZZZZZZZgggggggggggg",       // M 32768-49151, N 192-255
+			"777888:<<:[[]]]]]ZZZZZQQZZZZggggVVVVVVVV",       // M 32768-49151, N 256-383
+			"77gN:::::[[[[[[[]]]QQQPPQZZZggggVVVVVVVV",       // M 32768-49151, N 384-511
+			"2ggNNNNNN[[[[QQQ]]QQPPPPQZZZggggVVVVVVVV",       // M 32768-49151, N 512-767
+			"ggggNNNNN[[[[QQQQQQQQQQQQZZZggggVVVVVVVV",       // M 32768-49151, N 768-1023
+			"ggggggNNNQQQQQQQQQQQQQQQQZZggggggggggggg",       // M 32768-49151, N 1024-1535
+			"gggggggNNQQQQQQQQQQQQQQQZZZggggggggggggg",       // M 32768-49151, N 1536-2047
+			"ggggNNNNNQQQQQQQQQQQQQQZZZgggggggggggggg",       // M 32768-49151, N 2048-3071
+			"gggNNQQQQQQQQQQQQQQYZZZZZZZggggggggggggg",       // M 32768-49151, N 3072-4095
+			"gggQQQQQQQQQQQgQQQQgQQQQQQggggggVVVVVVVV",       // M 32768-49151, N 4096-6143
+			"ggQQQQQQQQQQQQggQQggQQQQQQQggggggggggggg",       // M 32768-49151, N 6144-8191
+			"ggQQQQQQQQQQQQggggggQQQQQQQggggggggggggg",       // M 32768-49151, N 8192-12287
+			"gggQQQQQQQQQQQggggggQQQQQQQgggggVVVVVVVV",       // M 32768-49151, N 12288-16383
+			"gggQQQQQQQQQQQgggggggQQQQQQggggggggggggg",       // M 32768-49151, N 16384-24575
+			"gggggQQQQQQQQgggggggggQQQggggggggggggggg",       // M 32768-49151, N 24576-32767
+			"ggggggggQQQQgggggggggggggggggggggggggggg",       // M 32768-49151, N 32768-49151
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 32768-49151, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 32768-49151, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 32768-49151, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 32768-49151, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 32768-49151, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 32768-49151, N >= 262144
+			"========================================",       // M 49152-65535, N <= 1
+			"4444444444444444444444444444444444444444",       // M 49152-65535, N (none)
+			"=======================BB===============",       // M 49152-65535, N 2
+			"HHHHHHHHHHHHHHHHHH??CHBBBBHHHHHHHHHHHHHH",       // M 49152-65535, N 3
+			"HHHHHH7777777777777?BBBBBBHHHHHHHHHHHHHH",       // M 49152-65535, N 4-5
+			"777778777777777777777BBBBB77777777777777",       // M 49152-65535, N 6-7
+			"7777888777777777777777777777777777777777",       // M 49152-65535, N 8-11
+			"7777888877777777777777777777777777777777",       // M 49152-65535, N 12-15
+			"7778888888887777777777777777777777777777",       // M 49152-65535, N 16-23
+			"777777777RRRRRU877777777SSSSSSSSSSSSSSSS",       // M 49152-65535, N 24-31
+			"22777888[UUUUU\\ZZZ:7777VVVVVVVVVVVVVVVVV",      // M 49152-65535, N 32-47
+			"2277788]]]SSS\\\\ZZZZZZZ::VVVVVVVVVVVVVVVV",     // M 49152-65535, N 48-63
+			"777778\\\\]]V]]]ZZZZZ[[[]6:SSSSSSSSSSSSSSS",     // M 49152-65535, N 64-95
+			"22777111\\]]]]]]]ZZ[[[[QQQ6VVVVVVVggggggg",      // M 49152-65535, N 96-127
+			"7777888:::::\\\\]\\ZZZZZZZZZZZggggggVVVVVVV",    // M 49152-65535, N 128-191
+			"777888:<:<\\]]]]]]\\\\\\\\ZZZZZZggggggggggggg",  // M 49152-65535, N 192-255
+			"77888:::<[[[]]]]]]QQQQZZZZZZgggggVVVVVVV",       // M 49152-65535, N 256-383
+			"7ggN::::[[[[[[[]]QQQQQQQQZZZgggggVVVVVVV",       // M 49152-65535, N 384-511
+			"gggNNNN[[[[[[QQQ]QQQQQQQQZZZgggggVVVVVVV",       // M 49152-65535, N 512-767
+			"gggggNNNQ[[[QQQQQQQQQQQQQZZZgggggVVVVVVV",       // M 49152-65535, N 768-1023
+			"ggggggNNQQQQQQQQQQQQQQQQQZZggggggggggggg",       // M 49152-65535, N 1024-1535
+			"ggggggggQQQQQQQQQQQQQQQQZZgggggggggggggg",       // M 49152-65535, N 1536-2047
+			"gggggggggQQQQQQQQQQQQQQZZggggggggggggggg",       // M 49152-65535, N 2048-3071
+			"gggggggggQQggggggggggggggggggggggggggggg",       // M 49152-65535, N 3072-4095
+			"ggggQQQQQQQQQgggggggggQQZZgggggggVVVVVVV",       // M 49152-65535, N 4096-6143
+			"ggggQQQQQQQQQgggggggggQQQQgggggggggggggg",       // M 49152-65535, N 6144-8191
+			"ggggQQQQQQQQQgggggggggQQQQgggggggggggggg",       // M 49152-65535, N 8192-12287
+			"gggggQQQQQQQQgggggggggQQQggggggggVVVVVVV",       // M 49152-65535, N 12288-16383
+			"gggggggQQQQQQggggggggggggggggggggggggggg",       // M 49152-65535, N 16384-24575
+			"gggggggggQQggggggggggggggggggggggggggggg",       // M 49152-65535, N 24576-32767
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 49152-65535, N 32768-49151
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 49152-65535, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 49152-65535, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 49152-65535, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 49152-65535, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 49152-65535, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 49152-65535, N >= 262144
+			"========================================",       // M 65536-98303, N <= 1
+			"4444444444444444444444444444444444444444",       // M 65536-98303, N (none)
+			"========================================",       // M 65536-98303, N 2
+			"HHHHHHHHHHHHHHHHHH??CHHHHHHHHHHHHHHHHHHH",       // M 65536-98303, N 3
+			"HHHHHHH777777777777??CCHHHHHHHHHHHHHHHHH",       // M 65536-98303, N 4-5
+			"7777787777777777777777C77777777777777777",       // M 65536-98303, N 6-7
+			"7777788777777777777777777777777777777777",       // M 65536-98303, N 8-11
+			"7777888877877777777777777777777777777777",       // M 65536-98303, N 12-15
+			"7778888888887777777777777777777777777777",       // M 65536-98303, N 16-23
+			"77777777RRRRRRU:77777777SSSSSSSSSSSSSSSS",       // M 65536-98303, N 24-31
+			"2277778UUURRU\\\\ZZZ:7777VVVVVVVVVVVVVVVVV",     // M 65536-98303, N 32-47
+			"227778Z]]VV]\\\\\\ZZZZZZ:::VVVVVVVVVVVVVVVV",    // M 65536-98303, N 48-63
+			"77777111]VV]]\\\\ZZZ\\ZZZQQQSSSSSSSSSSSSSSS",    // M 65536-98303, N 64-95
+			"227711111VV]]]]ZZZ\\\\\\[QQQQVVVVVVVVgggggg",    // M 65536-98303, N 96-127
+			"77788871::\\\\\\]]]]]\\\\\\QZZZZggggggggVVVVVV", // M 65536-98303, N 128-191
+			"77888<;;<:\\[[[[]]]QQQQQZZZZggggggggggggg",      // M 65536-98303, N 192-255
+			"7g888:TT<:c[[[]]QQPQPQQZZZZgggggggVVVVVV",       // M 65536-98303, N 256-383
+			"ggNN::T[[[[[[]]]QQQQQQQQZZZgggggggVVVVVV",       // M 65536-98303, N 384-511
+			"gggNNNN[[[[[[QQQQQQQQQQQQZZgggggggVVVVVV",       // M 65536-98303, N 512-767
+			"ggggNNQQQQQQQQQQQQQQQQQQQZZgggggggVVVVVV",       // M 65536-98303, N 768-1023
+			"ggggggQQQQQQQQQQQQQQQQQQZZZggggggggggggg",       // M 65536-98303, N 1024-1535
+			"ggggggggQQQQQQQQQQQQQQQQZZgggggggggggggg",       // M 65536-98303, N 1536-2047
+			"ggggggggggQQQQQQggQQQZZZgggggggggggggggg",       // M 65536-98303, N 2048-3071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 65536-98303, N 3072-4095
+			"ggggggggggggggggggggggggggggggggggVVVVVV",       // M 65536-98303, N 4096-6143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 65536-98303, N 6144-8191
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 65536-98303, N 8192-12287
+			"ggggggggggggggggggggggggggggggggggVVVVVV",       // M 65536-98303, N 12288-16383
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 65536-98303, N 16384-24575
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 65536-98303, N 24576-32767
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 65536-98303, N 32768-49151
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 65536-98303, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 65536-98303, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 65536-98303, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 65536-98303, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 65536-98303, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 65536-98303, N >= 262144
+			"========================================",       // M 98304-131071, N <= 1
+			"4444444444444444444444444444444444444444",       // M 98304-131071, N (none)
+			"========================================",       // M 98304-131071, N 2
+			"HHHHHHHHHHHHHHHHH????HHHHHHHHHHHHHHHHHHH",       // M 98304-131071, N 3
+			"HHHHH87777777777777??CHHHHHHHHHHHHHHHHHH",       // M 98304-131071, N 4-5
+			"777788777777777777777DC77777777777777777",       // M 98304-131071, N 6-7
+			"7777888777777777777777777777777777777777",       // M 98304-131071, N 8-11
+			"7778888877877777777777777777777777777777",       // M 98304-131071, N 12-15
+			"7778888888877777777777777777777777777777",       // M 98304-131071, N 16-23
+			"7777777URRRRRRU\\:777777SSSSSSSSSSSSSSSSS",      // M 98304-131071, N 24-31
+			"227777UUUURRR\\\\\\\\\\::77:VVVVVVVVVVVVVVVVV",  // M 98304-131071, N 32-47
+			"22777UUSSVV]\\\\\\\\\\\\ZZZ:::VVVVVVVVVVVVVVVV", // M 98304-131071, N 48-63
+			"7777SSSS]VV]]\\\\\\\\\\ZZZZQQQSSSSSSSSSSSSSSS",  // M 98304-131071, N 64-95
+			"227SSS111VV]]]]ZZ]]\\[QQQQQVVVVVVVVVggggg",      // M 98304-131071, N 96-127
+			"77888771::[[[e]]]]]\\QQQZZZgggggggggVVVVV",      // M 98304-131071, N 128-191
+			"7g888T;;<:[[[[[[[QQQPQQQZZgggggggggggggg",       // M 98304-131071, N 192-255
+			"gg888TTT<e[[[[[[QQQPPQQQZZgggggggggVVVVV",       // M 98304-131071, N 256-383
+			"ggNN:TT[[hh[[[]QQQQQQQQQZZgggggggggVVVVV",       // M 98304-131071, N 384-511
+			"gggNQQQ[[[[QQQQQQQQQQQQQZZgggggggggVVVVV",       // M 98304-131071, N 512-767
+			"ggggQQQQQQQQQQQQQQQQQQQQZZgggggggggVVVVV",       // M 98304-131071, N 768-1023
+			"ggggggQQQQQQQQQQQQQQQQQZZggggggggggggggg",       // M 98304-131071, N 1024-1535
+			"ggggggggQQQQQQQQQQQQQQZZgggggggggggggggg",       // M 98304-131071, N 1536-2047
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 98304-131071, N 2048-3071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 98304-131071, N 3072-4095
+			"gggggggggggggggggggggggggggggggggggVVVVV",       // M 98304-131071, N 4096-6143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 98304-131071, N 6144-8191
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 98304-131071, N 8192-12287
+			"gggggggggggggggggggggggggggggggggggVVVVV",       // M 98304-131071, N 12288-16383
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 98304-131071, N 16384-24575
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 98304-131071, N 24576-32767
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 98304-131071, N 32768-49151
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 98304-131071, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 98304-131071, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 98304-131071, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 98304-131071, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 98304-131071, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 98304-131071, N >= 262144
+			"========================================",       // M 131072-196607, N <= 1
+			"4444444444444444444444444444444444444444",       // M 131072-196607, N (none)
+			"========================================",       // M 131072-196607, N 2
+			"HHHHHHGGGHHHHHHHH???HHHHHHHHHHHHHHHHHHHH",       // M 131072-196607, N 3
+			"HHHH88777777777777????HHHHHHHHHHHHHHHHHH",       // M 131072-196607, N 4-5
+			"777888777777777777777??77777777777777777",       // M 131072-196607, N 6-7
+			"7778888777777777777777777777777777777777",       // M 131072-196607, N 8-11
+			"7778888877777777777777777777777777777777",       // M 131072-196607, N 12-15
+			"7778888888887777777777777777777777777777",       // M 131072-196607, N 16-23
+			"777777UUURRRRRU\\::77777SSSSSSSSSSSSSSSSS",      // M 131072-196607, N 24-31
+			"22777UTTUURRU\\\\\\\\\\:::::VVVVVVVVVVVVVVVVV",  // M 131072-196607, N 32-47
+			"2777SSSSSSV]\\\\\\\\\\ZZZZ::QVVVVVVVVVVVVVVVV",  // M 131072-196607, N 48-63
+			"777SSSSSSVV]]\\\\\\\\ZZZZZQQQSSSSSSSSSSSSSSS",   // M 131072-196607, N 64-95
+			"27iSSSSSSV]]]]]]]ZZZQQQQQQVVVVVVVVVVgggg",       // M 131072-196607, N 96-127
+			"78888TTTT[[[[[[[][QQQQQZZZggggggggggVVVV",       // M 131072-196607, N 128-191
+			"gg888TTTT<[[[[[[QQQQQQQQZZgggggggggggggg",       // M 131072-196607, N 192-255
+			"gg88:TTThid[[[[QQQQQQQQQZZggggggggggVVVV",       // M 131072-196607, N 256-383
+			"ggQQTT[[[hh[QQQQQQQQQQQQZZggggggggggVVVV",       // M 131072-196607, N 384-511
+			"gggQQQQ[[[QQQQQQQQQQQQQQZgggggggggggVVVV",       // M 131072-196607, N 512-767
+			"gggggQQQQQQQQQQQQQQQQQQQZgggggggggggVVVV",       // M 131072-196607, N 768-1023
+			"ggggggQQQQQQQQQQQQQQQQQZgggggggggggggggg",       // M 131072-196607, N 1024-1535
+			"ggggggggQQQQgggggQQQQQgggggggggggggggggg",       // M 131072-196607, N 1536-2047
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 131072-196607, N 2048-3071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 131072-196607, N 3072-4095
+			"ggggggggggggggggggggggggggggggggggggVVVV",       // M 131072-196607, N 4096-6143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 131072-196607, N 6144-8191
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 131072-196607, N 8192-12287
+			"ggggggggggggggggggggggggggggggggggggVVVV",       // M 131072-196607, N 12288-16383
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 131072-196607, N 16384-24575
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 131072-196607, N 24576-32767
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 131072-196607, N 32768-49151
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 131072-196607, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 131072-196607, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 131072-196607, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 131072-196607, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 131072-196607, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 131072-196607, N >= 262144
+			"========================================",       // M 196608-262143, N <= 1
+			"4444444444444444444444444444444444444444",       // M 196608-262143, N (none)
+			"=====GG=================================",       // M 196608-262143, N 2
+			"HHHGG77777HHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",       // M 196608-262143, N 3
+			"HH888777777777HH7????HHHHHHHHHHHHHHHHHHH",       // M 196608-262143, N 4-5
+			"77888877777777777777??777777777777777777",       // M 196608-262143, N 6-7
+			"7788888877777777777777777777777777777777",       // M 196608-262143, N 8-11
+			"7788888887777777777777777777777777777777",       // M 196608-262143, N 12-15
+			"7788888888777777777777777777777777777777",       // M 196608-262143, N 16-23
+			"777777TTUURRRRR\\::::7:SSSSSSSSSSSSSSSSSS",      // M 196608-262143, N 24-31
+			"2777STTTUUU711\\\\\\ZZ::::VVVVVVVVVVVVVVVVV",    // M 196608-262143, N 32-47
+			"277SSSSTTT]111\\\\\\ZZZZZQQVVVVVVVVVVVVVVVV",    // M 196608-262143, N 48-63
+			"77SSSSSSSS]111\\\\\\ZZZZZQQQSSSSSSSSSSSSSSS",    // M 196608-262143, N 64-95
+			"2iiSSSSSS\\]]1]]\\]]QQQQQQQVVVVVVVVVVVVggg",     // M 196608-262143, N 96-127
+			"g8887TTTT[[[[[[[QQQQQQQZZZgggggggggggVVV",       // M 196608-262143, N 128-191
+			"g8888TTT[[[[[[[QQQQQQQQQZZgggggggggggggg",       // M 196608-262143, N 192-255
+			"gg88TTT[[[[[[QQQQQQQQQQQZZgggggggggggVVV",       // M 196608-262143, N 256-383
+			"ggQQQQ[[[[[QQQQQQQQQQQQQZZgggggggggggVVV",       // M 196608-262143, N 384-511
+			"ggggQQQQQQQQQQQQQQQQQQQQZggggggggggggVVV",       // M 196608-262143, N 512-767
+			"gggggQQQQQQQQQQQQQQQQQQQgggggggggggggVVV",       // M 196608-262143, N 768-1023
+			"gggggggQQQQQQggQQQQQQQQggggggggggggggggg",       // M 196608-262143, N 1024-1535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 196608-262143, N 1536-2047
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 196608-262143, N 2048-3071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 196608-262143, N 3072-4095
+			"gggggggggggggggggggggggggggggggggggggVVV",       // M 196608-262143, N 4096-6143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 196608-262143, N 6144-8191
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 196608-262143, N 8192-12287
+			"gggggggggggggggggggggggggggggggggggggVVV",       // M 196608-262143, N 12288-16383
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 196608-262143, N 16384-24575
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 196608-262143, N 24576-32767
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 196608-262143, N 32768-49151
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 196608-262143, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 196608-262143, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 196608-262143, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 196608-262143, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 196608-262143, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 196608-262143, N >= 262144
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 262144-393215, N <= 1
+			"4444444444444444444444444444444444444444",       // M 262144-393215, N (none)
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 262144-393215, N 2
+			"GGG88777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 262144-393215, N 3
+			"7788877777777777777777777777777777777777",       // M 262144-393215, N 4-5
+			"7888877777777777777777777777777777777777",       // M 262144-393215, N 6-7
+			"7888887887777777777777777777777777777777",       // M 262144-393215, N 8-11
+			"7788888888777777777777777777777777777777",       // M 262144-393215, N 12-15
+			"7788888888777777777777777777777777777777",       // M 262144-393215, N 16-23
+			"77777777777771[[::::::SSSSSSSSSSSSSSSSSS",       // M 262144-393215, N 24-31
+			"2777SSTTTU71111\\]]ZZZ::VVVVVVVVVVVVVVVVV",      // M 262144-393215, N 32-47
+			"27SSSSSTTUZ1111\\]]ZZZQQQVVVVVVVVVVVVVVVV",      // M 262144-393215, N 48-63
+			"7iSSSSSSSS1111]\\QQQQQQQQSSSSSSSSSSSSSSSS",      // M 262144-393215, N 64-95
+			"ViiSSSSSS11111\\QQQQQQQQQQVVVVVVVVVVVVVgg",      // M 262144-393215, N 96-127
+			"g888SSSTT[[[[[QQQQQQQQQZZgggggggggggggVV",       // M 262144-393215, N 128-191
+			"g888TTTT[[[[[[QQQQQQQQQQZggggggggggggggg",       // M 262144-393215, N 192-255
+			"gQ8TTTT[[[[[QQQQQQQQQQQQZgggggggggggggVV",       // M 262144-393215, N 256-383
+			"ggQQQQQQQQQQQQQQQQQQQQQQZgggggggggggggVV",       // M 262144-393215, N 384-511
+			"ggggQQQQQQQQQQQQQQQQQQQQZgggggggggggggVV",       // M 262144-393215, N 512-767
+			"gggggggQQQQQQgQQQQQQQQQZggggggggggggggVV",       // M 262144-393215, N 768-1023
+			"ggggggggQQQQggggQQQQQQgggggggggggggggggg",       // M 262144-393215, N 1024-1535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 262144-393215, N 1536-2047
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 262144-393215, N 2048-3071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 262144-393215, N 3072-4095
+			"ggggggggggggggggggggggggggggggggggggggVV",       // M 262144-393215, N 4096-6143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 262144-393215, N 6144-8191
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 262144-393215, N 8192-12287
+			"ggggggggggggggggggggggggggggggggggggggVV",       // M 262144-393215, N 12288-16383
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 262144-393215, N 16384-24575
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 262144-393215, N 24576-32767
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 262144-393215, N 32768-49151
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 262144-393215, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 262144-393215, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 262144-393215, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 262144-393215, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 262144-393215, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 262144-393215, N >= 262144
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 393216-524287, N <= 1
+			"4444444444444444444444444444444444444444",       // M 393216-524287, N (none)
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 393216-524287, N 2
+			"GG887777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 393216-524287, N 3
+			"7888777777777777777777777777777777777777",       // M 393216-524287, N 4-5
+			"7888777777777777777777777777777777777777",       // M 393216-524287, N 6-7
+			"7888777887777777777777777777777777777777",       // M 393216-524287, N 8-11
+			"7888878888777777777777777777777777777777",       // M 393216-524287, N 12-15
+			"7888878888777777777777777777777777777777",       // M 393216-524287, N 16-23
+			"777778888888:11Z::::::SSSSSSSSSSSSSSSSSS",       // M 393216-524287, N 24-31
+			"27778STTT771111]]]ZZQQQVVVVVVVVVVVVVVVVV",       // M 393216-524287, N 32-47
+			"2iSSSSSSTU:1111]QQQQQQQQVVVVVVVVVVVVVVVV",       // M 393216-524287, N 48-63
+			"SiiSSSSSS11111]QQQQQQQQQSSSSSSSSSSSSSSSS",       // M 393216-524287, N 64-95
+			"ViSSSSSSS11111\\QQQQQQQQQVVVVVVVVVVVVVVVg",      // M 393216-524287, N 96-127
+			"g88TSSiTT[[[[QQQQQQQQQQZgggggggggggggggV",       // M 393216-524287, N 128-191
+			"g88TTTTT[[[[QQQQQQQQQQQZgggggggggggggggg",       // M 393216-524287, N 192-255
+			"gQQTTTT[QQQQQQQQQQQQQQQZgggggggggggggggV",       // M 393216-524287, N 256-383
+			"ggQQQQQQQQQQQQQQQQQQQQQZgggggggggggggggV",       // M 393216-524287, N 384-511
+			"ggggQQQQQQQQQQQQQQQQQQQggggggggggggggggV",       // M 393216-524287, N 512-767
+			"ggggggggQQQQggQQQQQQQQgggggggggggggggggV",       // M 393216-524287, N 768-1023
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 393216-524287, N 1024-1535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 393216-524287, N 1536-2047
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 393216-524287, N 2048-3071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 393216-524287, N 3072-4095
+			"gggggggggggggggggggggggggggggggggggggggV",       // M 393216-524287, N 4096-6143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 393216-524287, N 6144-8191
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 393216-524287, N 8192-12287
+			"gggggggggggggggggggggggggggggggggggggggV",       // M 393216-524287, N 12288-16383
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 393216-524287, N 16384-24575
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 393216-524287, N 24576-32767
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 393216-524287, N 32768-49151
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 393216-524287, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 393216-524287, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 393216-524287, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 393216-524287, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 393216-524287, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 393216-524287, N >= 262144
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 524288-786431, N <= 1
+			"4444444444444444444444444444444444444444",       // M 524288-786431, N (none)
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 524288-786431, N 2
+			"G8877777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 524288-786431, N 3
+			"7887777777777777777777777777777777777777",       // M 524288-786431, N 4-5
+			"7887777777777777777777777777777777777777",       // M 524288-786431, N 6-7
+			"7887777777777777777777777777777777777777",       // M 524288-786431, N 8-11
+			"7887777787777777777777777777777777777777",       // M 524288-786431, N 12-15
+			"7888877887777777777777777777777777777777",       // M 524288-786431, N 16-23
+			"77777788888::111Z]ZQQQSSSSSSSSSSSSSSSSSS",       // M 524288-786431, N 24-31
+			"277778STT8:11111]QQQQQQVVVVVVVVVVVVVVVVV",       // M 524288-786431, N 32-47
+			"ViiSSSSSS7:1111]QQQQQQQQVVVVVVVVVVVVVVVV",       // M 524288-786431, N 48-63
+			"SiiSSSSSS111111QQQQQQQQQSSSSSSSSSSSSSSSS",       // M 524288-786431, N 64-95
+			"ViiSSSSSS11111\\QQQQQQQQQVVVVVVVVVVVVVVVV",      // M 524288-786431, N 96-127
+			"g88TTSiT[[[[QQQQQQQQQQQZgggggggggggggggg",       // M 524288-786431, N 128-191
+			"g88TTTTT[QQQQQQQQQQQQQQZgggggggggggggggg",       // M 524288-786431, N 192-255
+			"ggQTTTTQQQQQQQQQQQQQQQQggggggggggggggggg",       // M 524288-786431, N 256-383
+			"ggQQQQQQQQQQQQQQQQQQQQQggggggggggggggggg",       // M 524288-786431, N 384-511
+			"ggggQQQQgQQggQQQQQQQQQgggggggggggggggggg",       // M 524288-786431, N 512-767
+			"gggggggggggggggQQQQQgggggggggggggggggggg",       // M 524288-786431, N 768-1023
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 1024-1535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 1536-2047
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 2048-3071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 3072-4095
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 4096-6143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 6144-8191
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 8192-12287
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 12288-16383
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 16384-24575
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 24576-32767
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 32768-49151
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N >= 262144
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 786432-1048575, N <= 1
+			"4444444444444444444444444444444444444444",       // M 786432-1048575, N (none)
+			"GGGG77777GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 786432-1048575, N 2
+			"G8877777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 786432-1048575, N 3
+			"7887777777777777777777777777777777777777",       // M 786432-1048575, N 4-5
+			"7887777777777777777777777777777777777777",       // M 786432-1048575, N 6-7
+			"7887777777777777777777777777777777777777",       // M 786432-1048575, N 8-11
+			"7887777777777777777777777777777777777777",       // M 786432-1048575, N 12-15
+			"7888777777777777777777777777777777777777",       // M 786432-1048575, N 16-23
+			"77777778888::::::]QQQQSSSSSSSSSSSSSSSSSS",       // M 786432-1048575, N 24-31
+			"V777778888::1111]QQQQQQVVVVVVVVVVVVVVVVV",       // M 786432-1048575, N 32-47
+			"Vii7SSS88::1111]QQQQQQQVVVVVVVVVVVVVVVVV",       // M 786432-1048575, N 48-63
+			"SiiSSSSSS:11111\\QQQQQQQQSSSSSSSSSSSSSSSS",      // M 786432-1048575, N 64-95
+			"ViiSSSSSS11111\\QQQQQQQQQVVVVVVVVVVVVVVVV",      // M 786432-1048575, N 96-127
+			"g88TTTTT[[[QQQQQQQQQQQQZgggggggggggggggg",       // M 786432-1048575, N 128-191
+			"gQTTTTT[QQQQQQQQQQQQQQQZgggggggggggggggg",       // M 786432-1048575, N 192-255
+			"ggQQTQQQQQQQQQQQQQQQQQQggggggggggggggggg",       // M 786432-1048575, N 256-383
+			"gggQQQQQQgggQQQQQQQQQQgggggggggggggggggg",       // M 786432-1048575, N 384-511
+			"gggggQQggggggQQQQQQQQggggggggggggggggggg",       // M 786432-1048575, N 512-767
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 768-1023
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 1024-1535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 1536-2047
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 2048-3071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 3072-4095
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 4096-6143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 6144-8191
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 8192-12287
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 12288-16383
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 16384-24575
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 24576-32767
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 32768-49151
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N >= 262144
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 1048576-1572863, N <= 1
+			"4444444444444444444444444444444444444444",       // M 1048576-1572863, N (none)
+			"GGG777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 1048576-1572863, N 2
+			"G8877777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 1048576-1572863, N 3
+			"7887777777777777777777777777777777777777",       // M 1048576-1572863, N 4-5
+			"7877777777777777777777777777777777777777",       // M 1048576-1572863, N 6-7
+			"7887777777777777777777777777777777777777",       // M 1048576-1572863, N 8-11
+			"7887777777777777777777777777777777777777",       // M 1048576-1572863, N 12-15
+			"7888777777777777777777777777777777777777",       // M 1048576-1572863, N 16-23
+			"SS777777888::::::QQQSSSSSSSSSSSSSSSSSSSS",       // M 1048576-1572863, N 24-31
+			"VV77777888::::11]QQQQQVVVVVVVVVVVVVVVVVV",       // M 1048576-1572863, N 32-47
+			"VVi777888:::1111QQQQQQQVVVVVVVVVVVVVVVVV",       // M 1048576-1572863, N 48-63
+			"SiiiSSSS:::1111]QQQQQQQSSSSSSSSSSSSSSSSS",       // M 1048576-1572863, N 64-95
+			"ViiiSSSS:i1111\\QQQQQQQQVVVVVVVVVVVVVVVVV",      // M 1048576-1572863, N 96-127
+			"gg8TTTT[QQQQQQQQQQQQQQQggggggggggggggggg",       // M 1048576-1572863, N 128-191
+			"ggQTTTQQQQQQQQQQQQQQQQQggggggggggggggggg",       // M 1048576-1572863, N 192-255
+			"gggQQQQQQQQQQQQQQQQQQQQggggggggggggggggg",       // M 1048576-1572863, N 256-383
+			"ggggQQQQgggggQQQQQQQQQgggggggggggggggggg",       // M 1048576-1572863, N 384-511
+			"ggggggggggggggQQQQQQgggggggggggggggggggg",       // M 1048576-1572863, N 512-767
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 768-1023
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 1024-1535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 1536-2047
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 2048-3071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 3072-4095
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 4096-6143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 6144-8191
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 8192-12287
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 12288-16383
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 16384-24575
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 24576-32767
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 32768-49151
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N >= 262144
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M >= 1572864, N <= 1
+			"4444444444444444444444444444444444444444",       // M >= 1572864, N (none)
+			"GG88777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M >= 1572864, N 2
+			"G8877777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M >= 1572864, N 3
+			"7887777777777777777777777777777777777777",       // M >= 1572864, N 4-5
+			"7887777777777777777777777777777777777777",       // M >= 1572864, N 6-7
+			"7887777777777777777777777777777777777777",       // M >= 1572864, N 8-11
+			"7887777777777777777777777777777777777777",       // M >= 1572864, N 12-15
+			"7888777788877777777777777777777777777777",       // M >= 1572864, N 16-23
+			"SS777777777787::SSSSSSSSSSSSSSSSSSSSSSSS",       // M >= 1572864, N 24-31
+			"VVV77777777:::::QQQQQVVVVVVVVVVVVVVVVVVV",       // M >= 1572864, N 32-47
+			"VVi7777788::::11QQQQQQVVVVVVVVVVVVVVVVVV",       // M >= 1572864, N 48-63
+			"SSiii8888:::111QQQQQQQSSSSSSSSSSSSSSSSSS",       // M >= 1572864, N 64-95
+			"VViiiiiiiiii11QQQQQQQQVVVVVVVVVVVVVVVVVV",       // M >= 1572864, N 96-127
+			"ggQQTQQQQQQQQQQQQQQQQQgggggggggggggggggg",       // M >= 1572864, N 128-191
+			"gggQQQQQQgQQQQQQQQQQQQgggggggggggggggggg",       // M >= 1572864, N 192-255
+			"ggggQQQQgggggQQQQQQQQggggggggggggggggggg",       // M >= 1572864, N 256-383
+			"ggggggggggggggQQQQQQgggggggggggggggggggg",       // M >= 1572864, N 384-511
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 512-767
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 768-1023
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 1024-1535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 1536-2047
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 2048-3071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 3072-4095
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 4096-6143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 6144-8191
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 8192-12287
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 12288-16383
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 16384-24575
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 24576-32767
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 32768-49151
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N >= 262144
 		},
-		bulk:      127,
+		bulk:      131,
 		bulkDen:   10,
 		bulkK:     1024,
 		bulkNum:   11,
 		bulkSlots: 132,
 		bulkWaves: 2,
 		general: []string{
-			"2222555555555555555555555788888888888888",    // M <= 1, N <= 1
-			"4444444444444444444444444444444444444444",    // M <= 1, N (none)
-			"2222225555725555555555555788888888888888",    // M <= 1, N 2
-			"2222225557225555555555555788888888888888",    // M <= 1, N 3
-			"2222225552225555555555555788888888888888",    // M <= 1, N 4-5
-			"2222275572245555555555555788888888888888",    // M <= 1, N 6-7
-			"2222775577245555555555555588888888888888",    // M <= 1, N 8-11
-			"7277755577225555555555555588888888888888",    // M <= 1, N 12-15
-			"5555555557725555555555555528888888888888",    // M <= 1, N 16-23
-			"DDDDDDDDDD7777777777777DDDDDDDDDDDDDDDDD",    // M <= 1, N 24-31
-			"DDDDDDDDDDD222222D2222DDDDDDDDDDDDDDDDDD",    // M <= 1, N 32-47
-			"DDDDDDDDDDDDDD2DDDDDDDDDDDDDDDDDDDDDDDDD",    // M <= 1, N 48-63
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M <= 1, N 64-95
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M <= 1, N 96-127
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M <= 1, N 128-191
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M <= 1, N 192-255
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M <= 1, N 256-383
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M <= 1, N 384-511
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M <= 1, N 512-767
-			"EEEEEEEEEEEEEEEEEEEDDEEEEEEEEEEEEEEEEEEE",    // M <= 1, N 768-1023
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M <= 1, N 1024-1535
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M <= 1, N 1536-2047
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M <= 1, N 2048-3071
-			"EEEEEEEEEEEEEEEEEEEEEDDEEEEEEEEEEEEEEEEE",    // M <= 1, N 3072-4095
-			"EEEEEEEEEEEEEEEEEEEEEDDDEEEEEEEEEEEEEEEE",    // M <= 1, N 4096-6143
-			"EEEEEEEEEEEEEEEEEEEEDDDDEEEEEEEEEEEEEEEE",    // M <= 1, N 6144-8191
-			"EEEEEEEEEEEEEEEEEEEEDDDDDEEEEEEEEEEEEEEE",    // M <= 1, N 8192-12287
-			"EEEEEEEEEEEEEEEEEEEDDDDDDEEEEEEEEEEEEEEE",    // M <= 1, N 12288-16383
-			"EEEEEEEEEEEEEEEEEEEEDDDDDEEEEEEEEEEEEEEE",    // M <= 1, N 16384-24575
-			"EEEEEEEEEEEEEEEEEEEEDDDDDEEEEEEEEEEEEEEE",    // M <= 1, N 24576-32767
-			"EEEEEEEEEEEEEEEEEEEEEDDDEEEEEEEEEEEEEEEE",    // M <= 1, N 32768-49151
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M <= 1, N 49152-65535
-			"EEEEEEEEEEEEEEEEEEEEDDDDDEEEEEEEEEEEEEEE",    // M <= 1, N 65536-98303
-			"EEEEEEEEEEEEEEEEEEEEDDDDDEEEEEEEEEEEEEEE",    // M <= 1, N 98304-131071
-			"EEEEEEEEEEEEEEEEEEEDDDDDDDEEEEEEEEEEEEEE",    // M <= 1, N 131072-196607
-			"EEEEEEEEEEEEEEEEEEEDDDDDDDEEEEEEEEEEEEEE",    // M <= 1, N 196608-262143
-			"EEEEEEEEEEEEEEEEEEEEDDDDDEEEEEEEEEEEEEEE",    // M <= 1, N >= 262144
-			"4444444444444444444444444444444444444444",    // M (none), N <= 1
-			"4444444444444444444444444444444444444444",    // M (none), N (none)
-			"4444444444444444444444444444444444444444",    // M (none), N 2
-			"4444444444444444444444444444444444444444",    // M (none), N 3
-			"4444444444444444444444444444444444444444",    // M (none), N 4-5
-			"4444444444444444444444444444444444444444",    // M (none), N 6-7
-			"4444444444444444444444444444444444444444",    // M (none), N 8-11
-			"4444444444444444444444444444444444444444",    // M (none), N 12-15
-			"4444444444444444444444444444444444444444",    // M (none), N 16-23
-			"4444444444444444444444444444444444444444",    // M (none), N 24-31
-			"4444444444444444444444444444444444444444",    // M (none), N 32-47
-			"4444444444444444444444444444444444444444",    // M (none), N 48-63
-			"4444444444444444444444444444444444444444",    // M (none), N 64-95
-			"4444444444444444444444444444444444444444",    // M (none), N 96-127
-			"4444444444444444444444444444444444444444",    // M (none), N 128-191
-			"4444444444444444444444444444444444444444",    // M (none), N 192-255
-			"4444444444444444444444444444444444444444",    // M (none), N 256-383
-			"4444444444444444444444444444444444444444",    // M (none), N 384-511
-			"4444444444444444444444444444444444444444",    // M (none), N 512-767
-			"4444444444444444444444444444444444444444",    // M (none), N 768-1023
-			"4444444444444444444444444444444444444444",    // M (none), N 1024-1535
-			"4444444444444444444444444444444444444444",    // M (none), N 1536-2047
-			"4444444444444444444444444444444444444444",    // M (none), N 2048-3071
-			"4444444444444444444444444444444444444444",    // M (none), N 3072-4095
-			"4444444444444444444444444444444444444444",    // M (none), N 4096-6143
-			"4444444444444444444444444444444444444444",    // M (none), N 6144-8191
-			"4444444444444444444444444444444444444444",    // M (none), N 8192-12287
-			"4444444444444444444444444444444444444444",    // M (none), N 12288-16383
-			"4444444444444444444444444444444444444444",    // M (none), N 16384-24575
-			"4444444444444444444444444444444444444444",    // M (none), N 24576-32767
-			"4444444444444444444444444444444444444444",    // M (none), N 32768-49151
-			"4444444444444444444444444444444444444444",    // M (none), N 49152-65535
-			"4444444444444444444444444444444444444444",    // M (none), N 65536-98303
-			"4444444444444444444444444444444444444444",    // M (none), N 98304-131071
-			"4444444444444444444444444444444444444444",    // M (none), N 131072-196607
-			"4444444444444444444444444444444444444444",    // M (none), N 196608-262143
-			"4444444444444444444444444444444444444444",    // M (none), N >= 262144
-			"2222225555555555555555555288888888888888",    // M 2, N <= 1
-			"4444444444444444444444444444444444444444",    // M 2, N (none)
-			"2222222222225555555555555288888888888888",    // M 2, N 2
-			"2552222222225555555555555788888888888888",    // M 2, N 3
-			"2552222222245555555555555788888888888888",    // M 2, N 4-5
-			"2222222222245555555555555788888888888888",    // M 2, N 6-7
-			"2222222722245555555255555788888888888888",    // M 2, N 8-11
-			"2222227777245555555255555728888888888888",    // M 2, N 12-15
-			"7222777777725555555555555528888888888888",    // M 2, N 16-23
-			"DEEEEEEDDEE78887777777777DDDDDDDD78DDDDD",    // M 2, N 24-31
-			"DDDDDDDDDDDD222222222222DDDDDDDDDDDDDDDD",    // M 2, N 32-47
-			"DDDDDDDDDDDDDDDDDD22222DDDDDDDDDDDDDDDDD",    // M 2, N 48-63
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M 2, N 64-95
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M 2, N 96-127
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M 2, N 128-191
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M 2, N 192-255
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M 2, N 256-383
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M 2, N 384-511
-			"EEEEEEEEEEEEEEEEEEEDDEEEEEEEEEEEEEEEEEEE",    // M 2, N 512-767
-			"EEEEEEEEEEEEEEEEEEDDDEEEEEEEEEEEEEEEEEEE",    // M 2, N 768-1023
-			"EEEEEEEEEEEEEEEEEEEDDEEEEEEEEEEEEEEEEEEE",    // M 2, N 1024-1535
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M 2, N 1536-2047
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M 2, N 2048-3071
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M 2, N 3072-4095
-			"EEEEEEEEEEEEEEEEEEEEDDDDEEEEEEEEEEEEEEEE",    // M 2, N 4096-6143
-			"EEEEEEEEEEEEEEEEEEEEDDDDEEEEEEEEEEEEEEEE",    // M 2, N 6144-8191
-			"EEEEEEEEEEEEEEEEEEEEDFFDDEEEEEEEEEEEEEEE",    // M 2, N 8192-12287
-			"EEEEEEEEEEEEEEEEEEEDDFFDDEEEEEEEEEEEEEEE",    // M 2, N 12288-16383
-			"EEEEEEEEEEEEEEEEEEEDDDDDDEEEEEEEEEEEEEEE",    // M 2, N 16384-24575
-			"EEEEEEEEEEEEEEEEEEEEDDDDDEEEEEEEEEEEEEEE",    // M 2, N 24576-32767
-			"EEEEEEEEEEEEEEEEEEEEEDDDEEEEEEEEEEEEEEEE",    // M 2, N 32768-49151
-			"EEEEEEEEEEEEEEEEEEEEDDDDDEEEEEEEEEEEEEEE",    // M 2, N 49152-65535
-			"EEEEEEEEEEEEEEEEEEEDDDDDDDEEEEEEEEEEEEEE",    // M 2, N 65536-98303
-			"EEEEEEEEEEEEEEEEEEDDDEEDDDDEEEEEEEEEEEEE",    // M 2, N 98304-131071
-			"EEEEEEEEEEEEEEEEEEDDEEEDDDDEEEEEEEEEEEEE",    // M 2, N 131072-196607
-			"EEEEEEEEEEEEEEEEEEDDEEEDDDDEEEEEEEEEEEEE",    // M 2, N 196608-262143
-			"EEEEEEEEEEEEEEEEEEEDDEDDDDDEEEEEEEEEEEEE",    // M 2, N >= 262144
-			"2222225552755555555555555288888888888888",    // M 3, N <= 1
-			"4444444444444444444444444444444444444444",    // M 3, N (none)
-			"2552222222225555555555555288888888888888",    // M 3, N 2
-			"5555222222225555555555555788888888888888",    // M 3, N 3
-			"5555222224445555555555555788888888888888",    // M 3, N 4-5
-			"5555222224445555555225555788888888888888",    // M 3, N 6-7
-			"2222222222245555555222555728888888888888",    // M 3, N 8-11
-			"2222222222225555555222555728888888888888",    // M 3, N 12-15
-			"2222222777725555555255555728888888888888",    // M 3, N 16-23
-			"77777777=7777877777777777=======77888888",    // M 3, N 24-31
-			"GG222222GG=2222222222222GGGGGGGGGGG22222",    // M 3, N 32-47
-			"GGGG22GGGGGG2222G222222GGGGGGGGGGGGGGGGG",    // M 3, N 48-63
-			"GGGGGGGGGGGGGGG==GG=GGGGGGGGGGGGGGGGGGGG",    // M 3, N 64-95
-			"GGGGGGGGGGGGG==2222GGGGGGGGGGGGGGGGGGGGG",    // M 3, N 96-127
-			"GGGGEEGGGGGGG======22222GGGGGGGGGGGGGGGG",    // M 3, N 128-191
-			"GGGEEE==GGGG=========2222GGGGGGGGGGGGGGG",    // M 3, N 192-255
-			"GGEEEE===GGG===========222GGGGGGGGGGGGGG",    // M 3, N 256-383
-			"GGEEEE===GG============?222GGGGGGGGGGGGG",    // M 3, N 384-511
-			"GGEEEE===GG=========????2222GGGGGGGGGGGG",    // M 3, N 512-767
-			"GGEEE====GG========??????222GGGGGGGGGGGG",    // M 3, N 768-1023
-			"GGGE====GGG=========?????2222GGGGGGGGGGG",    // M 3, N 1024-1535
-			"GGGGGGGGGGGG========????22222GGGGGGGGGGG",    // M 3, N 1536-2047
-			"GGGGGGGGGGGG========?222222222GGGGGGGGGG",    // M 3, N 2048-3071
-			"GGGGGGGGGGGG========H222222222GGGGGGGGGG",    // M 3, N 3072-4095
-			"GGGGGGGGGGGG=======HH222222222GGGGGGGGGG",    // M 3, N 4096-6143
-			"GGGGGGGGGGGG=====HHHHHHHH2222HGGGGGGGGGG",    // M 3, N 6144-8191
-			"GGGGGGGGGGGGGGGHHHHHHGGHHHHHHGGGGGGGGGGG",    // M 3, N 8192-12287
-			"GGGGGGGGGGGGGGGHHHHHHGGHHHHHHGGGGGGGGGGG",    // M 3, N 12288-16383
-			"GGGGGGGGGGGGGGGHHHHHHHHHHHHHGGGGGGGGGGGG",    // M 3, N 16384-24575
-			"GGGGGGGGGGGGGGGGHHHHHHHHHHHGGGGGGGGGGGGG",    // M 3, N 24576-32767
-			"GGGGGGGGGGGGHHHHGHHHHHHHHHHGGGGGGGGGGGGG",    // M 3, N 32768-49151
-			"GGGGGGGGGGGHHHHHHHHHHHHHHHHGGGGGGGGGGGGG",    // M 3, N 49152-65535
-			"GGGGGGGGGGHHHHHHHHHHIIIIHHHHGGGGGGGGGGGG",    // M 3, N 65536-98303
-			"GGGGGGGGGGHHHHHHHHHIIIIIIHHHGGGGGGGGGGGG",    // M 3, N 98304-131071
-			"GGGGGGGGGGGHHHHHHHHIIIIIIHHHGGGGGGGGGGGG",    // M 3, N 131072-196607
-			"GGGGGGGGGGGHHHHHHHHIIIIIIHHHGGGGGGGGGGGG",    // M 3, N 196608-262143
-			"GGGGGGGGGGGGGHHGGHHHIIIIIHHGGGGGGGGGGGGG",    // M 3, N >= 262144
-			"2222225222225555555555555788888888888888",    // M 4-5, N <= 1
-			"4444444444444444444444444444444444444444",    // M 4-5, N (none)
-			"2552222222225555555555555788888888888888",    // M 4-5, N 2
-			"5555222244445555555555555788888888888888",    // M 4-5, N 3
-			"5555522244445555555555555788888888888888",    // M 4-5, N 4-5
-			"5555522444445555555225555788888888888888",    // M 4-5, N 6-7
-			"2555222244445555555222555728888888888888",    // M 4-5, N 8-11
-			"2222222222225555555222555728888888888888",    // M 4-5, N 12-15
-			"2222222222275555555255555728888888888888",    // M 4-5, N 16-23
-			"77777777777777777777777777===77777888888",    // M 4-5, N 24-31
-			"G2222222222222222222222222GGG2222G222244",    // M 4-5, N 32-47
-			"GG2222222GGGGG22222222222GGGGG22GGG22222",    // M 4-5, N 48-63
-			"GGGGGEEGGGGGGEE22222222GGGGGGGGGGGGGG22G",    // M 4-5, N 64-95
-			"GGGG222GGGGG2222222222GGGGGGGGGGGGGGGGGG",    // M 4-5, N 96-127
-			"GGEEEEEEEGGEEEEE222222222GGGGGGGGGGGGGGG",    // M 4-5, N 128-191
-			"GGEEEEEEEGGEEEEE==22222222GGGGGGGGGGGGGG",    // M 4-5, N 192-255
-			"GEEEEEEEEEGEEED====22222222GGGGGGGGGGGGG",    // M 4-5, N 256-383
-			"GEEEDDDEEEGEEE=======?222222GGGGGGGGGGGG",    // M 4-5, N 384-511
-			"2EEEEEEEEE2EEE=AAA===?222222222222222222",    // M 4-5, N 512-767
-			"2EEEEEEEEE2EEE==AA===?222222222222222222",    // M 4-5, N 768-1023
-			"22EEEEEEE22EEEE======2222222222222222222",    // M 4-5, N 1024-1535
-			"22EEEEEE222EEEEE====22222222222222222222",    // M 4-5, N 1536-2047
-			"2222EEE2222EEEEEEE2222222222222222222222",    // M 4-5, N 2048-3071
-			"22222222222EEEEEEE2222222222222222222222",    // M 4-5, N 3072-4095
-			"222222222222EEEEE22222222222222222222222",    // M 4-5, N 4096-6143
-			"222222222222EE22222222222222222222222222",    // M 4-5, N 6144-8191
-			"222222222222EEE2222222222222222222222222",    // M 4-5, N 8192-12287
-			"2222222222222EEE222222222222222222222222",    // M 4-5, N 12288-16383
-			"2222222222222EEEE22222222222222222222222",    // M 4-5, N 16384-24575
-			"22222222222EEEEEEH2222222222222222222222",    // M 4-5, N 24576-32767
-			"2222222222EEEHHHHEHH22222222222222222222",    // M 4-5, N 32768-49151
-			"222222222EEHHHHHHHHHHHHH2222222222222222",    // M 4-5, N 49152-65535
-			"222222222EHHHHHHHHHHIIIIHHHH222222222222",    // M 4-5, N 65536-98303
-			"222222222EHHHHHHHHHIIIIIIHHH222222222222",    // M 4-5, N 98304-131071
-			"222222222HHHHHHHHHHIIIIIIHHH222222222222",    // M 4-5, N 131072-196607
-			"2222222222HHHHHHHHHIIIIIIHHH222222222222",    // M 4-5, N 196608-262143
-			"22222222222HHHHHHHHHIIIIIHH2222222222222",    // M 4-5, N >= 262144
-			"2222225222225555555555555788888888888888",    // M 6-7, N <= 1
-			"4444444444444444444444444444444444444444",    // M 6-7, N (none)
-			"2522222224425555445555555788888888888888",    // M 6-7, N 2
-			"5555222244445555555555555788888888888888",    // M 6-7, N 3
-			"5555522444445555555555555788888888888888",    // M 6-7, N 4-5
-			"2555522447445555555255555788888888888888",    // M 6-7, N 6-7
-			"2555524444445555555225555728888888888888",    // M 6-7, N 8-11
-			"2222224244425555555255555758888888888888",    // M 6-7, N 12-15
-			"2222222222225555555555555758888888888888",    // M 6-7, N 16-23
-			"7777777777777777777777777777777777888888",    // M 6-7, N 24-31
-			"B222222222222222222222222222222222222444",    // M 6-7, N 32-47
-			"2222222222222222222222222222222222222244",    // M 6-7, N 48-63
-			"BBB22222222B2222222222222BBB222222B22222",    // M 6-7, N 64-95
-			"2222222222222222222222222222222222222222",    // M 6-7, N 96-127
-			"22222222222222AAA22222222222222222222222",    // M 6-7, N 128-191
-			"222EEEEE222222AAA22222222222222222222222",    // M 6-7, N 192-255
-			"22EDDDDD222222AAAA2222222222222222222222",    // M 6-7, N 256-383
-			"2EEDDDDDD22222AAAAA222222222222222222222",    // M 6-7, N 384-511
-			"2EEEEDEE222222AAAAA22B222222222222222222",    // M 6-7, N 512-767
-			"2EEDDDDE222222AAAAA222222222222222222222",    // M 6-7, N 768-1023
-			"2EEEEEEE2222222AAA2222222222222222222222",    // M 6-7, N 1024-1535
-			"22EEEEE222222222222222222222222222222222",    // M 6-7, N 1536-2047
-			"222EEE222222222E222222222222222222222222",    // M 6-7, N 2048-3071
-			"2222222222222222222222222222222222222222",    // M 6-7, N 3072-4095
-			"2222222222222222222222222222222222222222",    // M 6-7, N 4096-6143
-			"2222222222222222222222222222222222222222",    // M 6-7, N 6144-8191
-			"2222222222222222222222222222222222222222",    // M 6-7, N 8192-12287
-			"2222222222222222222222222222222222222222",    // M 6-7, N 12288-16383
-			"2222222222222222222222222222222222222222",    // M 6-7, N 16384-24575
-			"2222222222E22222222222222222222222222222",    // M 6-7, N 24576-32767
-			"222222222EE22222222222222222222222222222",    // M 6-7, N 32768-49151
-			"222222222EHH2222222222222222222222222222",    // M 6-7, N 49152-65535
-			"222222222EH24422222222222222222222222222",    // M 6-7, N 65536-98303
-			"222222222HH24442HH2222222222222222222222",    // M 6-7, N 98304-131071
-			"222222222HH24442HH2222222222222222222222",    // M 6-7, N 131072-196607
-			"222222222HHHH22HHH2222222222222222222222",    // M 6-7, N 196608-262143
-			"2222222222HHHHHHHH2222222222222222222222",    // M 6-7, N >= 262144
-			"2222225222225555555555555588888888888888",    // M 8-11, N <= 1
-			"4444444444444444444444444444444444444444",    // M 8-11, N (none)
-			"2222222224425555445555555588888888888888",    // M 8-11, N 2
-			"2222222244445555555555555588888888888888",    // M 8-11, N 3
-			"2555222447445555555555555788888888888888",    // M 8-11, N 4-5
-			"2555524447445555555555555728888888888888",    // M 8-11, N 6-7
-			"2255557444445555555555552758888888888888",    // M 8-11, N 8-11
-			"2225557424425555555555552758888888888888",    // M 8-11, N 12-15
-			"7222557422225555555555557758888888888888",    // M 8-11, N 16-23
-			"7777777772777788877722227777777787888888",    // M 8-11, N 24-31
-			"2222442222222222222222222222222222224444",    // M 8-11, N 32-47
-			"2222222222222222222222222222222222222244",    // M 8-11, N 48-63
-			"2222222222222222222222222222222222222222",    // M 8-11, N 64-95
-			"2222222222222222222222222222222222222222",    // M 8-11, N 96-127
-			"222222222222222EE22222222222222222222222",    // M 8-11, N 128-191
-			"2222EEE2222222EEE22222222222222222222222",    // M 8-11, N 192-255
-			"22DDDDDD222222DDD22222222222222222222222",    // M 8-11, N 256-383
-			"22DDDDDD22222222D22222222222222222222222",    // M 8-11, N 384-511
-			"22EDDDDE22222222222222222222222222222222",    // M 8-11, N 512-767
-			"22DDDDDD22222222222222222222222222222222",    // M 8-11, N 768-1023
-			"222DDDD222222222222222222222222222222222",    // M 8-11, N 1024-1535
-			"2222222222222222222222222222222222222222",    // M 8-11, N 1536-2047
-			"2222222222222222222222222222222222222222",    // M 8-11, N 2048-3071
-			"2222222222222222222222222222222222222222",    // M 8-11, N 3072-4095
-			"2222222222222222222222222222222222222222",    // M 8-11, N 4096-6143
-			"2222222222222222222222222222222222222222",    // M 8-11, N 6144-8191
-			"2222222222222222222222222222222222222222",    // M 8-11, N 8192-12287
-			"2222222222222222222222222222222222222222",    // M 8-11, N 12288-16383
-			"2222222222222222222222222222222222222222",    // M 8-11, N 16384-24575
-			"2222222222222222222222222222222222222222",    // M 8-11, N 24576-32767
-			"2222222222222222222222222222222222222222",    // M 8-11, N 32768-49151
-			"2222222222224442222222222222222222222222",    // M 8-11, N 49152-65535
-			"2222222222244444222222222222222222222222",    // M 8-11, N 65536-98303
-			"2222222222244444222222222222222222222222",    // M 8-11, N 98304-131071
-			"2222222222244444222222222222222222222222",    // M 8-11, N 131072-196607
-			"2222222222244442222222222222222222222222",    // M 8-11, N 196608-262143
-			"2222222222222222222222222222222222222222",    // M 8-11, N >= 262144
-			"2222255222225555555555555588888888888888",    // M 12-15, N <= 1
-			"4444444444444444444444444444444444444444",    // M 12-15, N (none)
-			"2222222222225555555555555588888888888888",    // M 12-15, N 2
-			"2222222244445555555555555588888888888888",    // M 12-15, N 3
-			"2222222244445555555555555788888888888888",    // M 12-15, N 4-5
-			"2222524244845555555555555758888888888888",    // M 12-15, N 6-7
-			"2225557444445555555555552758888888888888",    // M 12-15, N 8-11
-			"2225555722225555555555552758888888888888",    // M 12-15, N 12-15
-			"7222555722275555555555552758888888888888",    // M 12-15, N 16-23
-			"7777777772227888887822222777778888888888",    // M 12-15, N 24-31
-			"2222422222222222222222222222222222224444",    // M 12-15, N 32-47
-			"2222222222222222222222222222222222222244",    // M 12-15, N 48-63
-			"2222222222222222222222222222222222222222",    // M 12-15, N 64-95
-			"2222222222222222222222222222222222222222",    // M 12-15, N 96-127
-			"222222222222222==22222222222222222222222",    // M 12-15, N 128-191
-			"22222222222222===22222222222222222222222",    // M 12-15, N 192-255
-			"22277772222222===22222222222222222222222",    // M 12-15, N 256-383
-			"2227777722222222222222222222222222222222",    // M 12-15, N 384-511
-			"2222222422222222222222222222222222222222",    // M 12-15, N 512-767
-			"2244222422222222222222222222222222222222",    // M 12-15, N 768-1023
-			"2224444222222222222222222222222222222222",    // M 12-15, N 1024-1535
-			"2222222222222222222222222222222222222222",    // M 12-15, N 1536-2047
-			"2222222222222222222222222222222222222222",    // M 12-15, N 2048-3071
-			"2222222222222222222222222222222222222222",    // M 12-15, N 3072-4095
-			"2222222222222222222222222222222222222222",    // M 12-15, N 4096-6143
-			"2222222222222222222222222222222222222222",    // M 12-15, N 6144-8191
-			"2222222222222222222222222222222222222222",    // M 12-15, N 8192-12287
-			"2222222222222222222222222222222222222222",    // M 12-15, N 12288-16383
-			"2222222222222222222222222222222222222222",    // M 12-15, N 16384-24575
-			"2222222222222222222222222222222222222222",    // M 12-15, N 24576-32767
-			"2222222222222222222222222222222222222222",    // M 12-15, N 32768-49151
-			"2222222222244444222222222222222222222222",    // M 12-15, N 49152-65535
-			"2222222222244444222222222222222222222222",    // M 12-15, N 65536-98303
-			"2222222222444444222222222222222222222222",    // M 12-15, N 98304-131071
-			"2222222222444444222222222222222222222222",    // M 12-15, N 131072-196607
-			"2222222222244444222222222222222222222222",    // M 12-15, N 196608-262143
-			"2222222222224442222222222222222222222222",    // M 12-15, N >= 262144
-			"5555555572775555555555555588888888888888",    // M 16-23, N <= 1
-			"4444444444444444444444444444444444444444",    // M 16-23, N (none)
-			"2222222222225555555555555588888888888888",    // M 16-23, N 2
-			"2222222222225555555555555588888888888888",    // M 16-23, N 3
-			"2222222224425555555555555788888888888888",    // M 16-23, N 4-5
-			"2222222224425555555555555758888888888888",    // M 16-23, N 6-7
-			"2222557422225555555555552758888888888888",    // M 16-23, N 8-11
-			"7222555722225555555555552758888888888888",    // M 16-23, N 12-15
-			"7722555742275555555555552788888888888888",    // M 16-23, N 16-23
-			"7777777777222288887222222777788888888888",    // M 16-23, N 24-31
-			"2222222222222222222222222222222222222444",    // M 16-23, N 32-47
-			"2222222222222222222222222222222222222244",    // M 16-23, N 48-63
-			"2222222222222222222222222222222222222222",    // M 16-23, N 64-95
-			"2222222222222222222222222222222222222222",    // M 16-23, N 96-127
-			"2222222222222244422222222222222222222222",    // M 16-23, N 128-191
-			"222222222222224==22222222222222222222222",    // M 16-23, N 192-255
-			"222777722222222==22222222222222222222222",    // M 16-23, N 256-383
-			"2227777222222222222222222222222222222222",    // M 16-23, N 384-511
-			"2242222422222222222222222222222222222222",    // M 16-23, N 512-767
-			"2244224422222222222222222222222222222222",    // M 16-23, N 768-1023
-			"2244444222222222222222222222222222222222",    // M 16-23, N 1024-1535
-			"2222222222222222222222222222222222222222",    // M 16-23, N 1536-2047
-			"2222222222222222222222222222222222222222",    // M 16-23, N 2048-3071
-			"2222222222222222222222222222222222222222",    // M 16-23, N 3072-4095
-			"2222222222222222222222222222222222222222",    // M 16-23, N 4096-6143
-			"2222222222222222222222222222222222222222",    // M 16-23, N 6144-8191
-			"2222222222222222222222222222222222222222",    // M 16-23, N 8192-12287
-			"2222222222222222222222222222222222222222",    // M 16-23, N 12288-16383
-			"2222222222222222222222222222222222222222",    // M 16-23, N 16384-24575
-			"2222222222222222222222222222222222222222",    // M 16-23, N 24576-32767
-			"2222222222222224222222222222222222222222",    // M 16-23, N 32768-49151
-			"2222222222244444422222222222222222222222",    // M 16-23, N 49152-65535
-			"2222222222244444422222222222222222222222",    // M 16-23, N 65536-98303
-			"2222222222444444422222222222222222222222",    // M 16-23, N 98304-131071
-			"2222222222444444222222222222222222222222",    // M 16-23, N 131072-196607
-			"2222222222244444222222222222222222222222",    // M 16-23, N 196608-262143
-			"2222222222224442222222222222222222222222",    // M 16-23, N >= 262144
-			"========================================",    // M 24-31, N <= 1
-			"4444444444444444444444444444444444444444",    // M 24-31, N (none)
-			"========================================",    // M 24-31, N 2
-			"====================================4444",    // M 24-31, N 3
-			"===============44=================444444",    // M 24-31, N 4-5
-			"====224======444444=444444===44444447777",    // M 24-31, N 6-7
-			"==42222244444448844444444444444444478888",    // M 24-31, N 8-11
-			"4422272224444448874772277444477777778888",    // M 24-31, N 12-15
-			"4222222222244427777772777747777777778888",    // M 24-31, N 16-23
-			"5225555885585555555555555578888888888888",    // M 24-31, N 24-31
-			"5222555225552555555555555277888888888888",    // M 24-31, N 32-47
-			"5522255555552555542222552277788888888888",    // M 24-31, N 48-63
-			"5552225555522245552222244447778888888888",    // M 24-31, N 64-95
-			"55222222222222255522244444<<<77777777888",    // M 24-31, N 96-127
-			"522222222222222542224444444<<<;777777777",    // M 24-31, N 128-191
-			"522222222222222222224444444:iiii77777777",    // M 24-31, N 192-255
-			"2222222222222222222244444444:iiiiii22222",    // M 24-31, N 256-383
-			"22222222222222222222444444222:::::::2222",    // M 24-31, N 384-511
-			"22222222222222222222444444222222::::2222",    // M 24-31, N 512-767
-			"2222222222222222222224444222222222::2222",    // M 24-31, N 768-1023
-			"522222222222222222222444222ZZZZ222222222",    // M 24-31, N 1024-1535
-			"5222222222222222222222222ZZZZZZZ22222222",    // M 24-31, N 1536-2047
-			"55222222222222222222222ZZZZZZZZZZ2222222",    // M 24-31, N 2048-3071
-			"55552225222222222222222ZZZZZZZZZZ2222222",    // M 24-31, N 3072-4095
-			"55555555522222222222222ZZZZZZZZZZ2222222",    // M 24-31, N 4096-6143
-			"5555555555522222222222ZZZZZZZZZZZ2222222",    // M 24-31, N 6144-8191
-			"555555555555222224422ZZZZZZZZZZZ22222222",    // M 24-31, N 8192-12287
-			"5555555555552:ZZZ442ZZZZZZZZZZZ222222222",    // M 24-31, N 12288-16383
-			"555555555522ZZZZZZZZZZZZZZZZZZ2222222222",    // M 24-31, N 16384-24575
-			"55555555522ZZ[[[[ZZZZZZZZZZ]]]]222222222",    // M 24-31, N 24576-32767
-			"5555555552444[[[[[Z__ZZZZZ_]]]]]22222222",    // M 24-31, N 32768-49151
-			"55555555244444[[[[[Z22222:_]]]]]]2222222",    // M 24-31, N 49152-65535
-			"55555555444444[[[[[Z222222::]]]]]]222222",    // M 24-31, N 65536-98303
-			"5555555]4444444[[[[42222222:]]]]]]]22222",    // M 24-31, N 98304-131071
-			"555555]]44444444[[[42222222:]]]]]]]]2222",    // M 24-31, N 131072-196607
-			"55555]]]]4444444[[[22222222]]]]]]]]]]222",    // M 24-31, N 196608-262143
-			"5555]]]]]4444444[[:42222222]]]]]]]]]]]2:",    // M 24-31, N >= 262144
-			"========================================",    // M 32-47, N <= 1
-			"4444444444444444444444444444444444444444",    // M 32-47, N (none)
-			"========================================",    // M 32-47, N 2
-			"=====================================777",    // M 32-47, N 3
-			"==================================777777",    // M 32-47, N 4-5
-			"==============77777=777777==777777777777",    // M 32-47, N 6-7
-			"7=77777777777777777777777777777777777777",    // M 32-47, N 8-11
-			"7777787777777777777777777777777777777777",    // M 32-47, N 12-15
-			"7777788788777777777777777777777777777777",    // M 32-47, N 16-23
-			"7222555225555555555555555277888888888888",    // M 32-47, N 24-31
-			"5522255225555555554222555277888888888888",    // M 32-47, N 32-47
-			"55222555225555555422222444<7778888888888",    // M 32-47, N 48-63
-			"77722255555522555522277444<<<77778777888",    // M 32-47, N 64-95
-			"55222222555522555222274444<<<i;777777778",    // M 32-47, N 96-127
-			"77222222222222555222444444<iiii;77777777",    // M 32-47, N 128-191
-			"52222222222222255222477744:iiiiiiii77777",    // M 32-47, N 192-255
-			"722222222222222222337777744:iiiiiiiii222",    // M 32-47, N 256-383
-			"2222222222222222222347774442::iiiiiiii22",    // M 32-47, N 384-511
-			"52222222222222222222447444222:::::::::22",    // M 32-47, N 512-767
-			"52222222222222222222244442222]]::::::::2",    // M 32-47, N 768-1023
-			"52222222222222222222244422ZZZZZZ]:::::::",    // M 32-47, N 1024-1535
-			"552222222222222222222222ZZZZZZZZZ]2:::::",    // M 32-47, N 1536-2047
-			"555222222222222222222\\ZZZZZZZZZZZZ22::::",   // M 32-47, N 2048-3071
-			"55555555222222222222\\\\ZZZZZZZZZZZZ222:::",  // M 32-47, N 3072-4095
-			"5555555552222222222\\\\\\ZZZZZZZZZZZZ2222::", // M 32-47, N 4096-6143
-			"555555555552222222]ZZZZZZZZZZZZZZZ2222::",    // M 32-47, N 6144-8191
-			"5555555555552::24]]ZZZZZZZZZZZZZZ222222:",    // M 32-47, N 8192-12287
-			"555555555555::___]]ZZZZZZZZZZZZZZ222222:",    // M 32-47, N 12288-16383
-			"55555555555_bbb____ZZZZZZ]]]__222222222:",    // M 32-47, N 16384-24575
-			"5555555555bbZ[[[[b__ZZZZ]______22222222:",    // M 32-47, N 24576-32767
-			"555555555::[[[[[[[b_____________2222222:",    // M 32-47, N 32768-49151
-			"55555555_:44[[[[[[[b_____________222222:",    // M 32-47, N 49152-65535
-			"5555555__4444[[[[[[b::::::________22222:",    // M 32-47, N 65536-98303
-			"555555___44444[[[[[b:222:::________222::",    // M 32-47, N 98304-131071
-			"55555____44444[[[[b:22222::_________22::",    // M 32-47, N 131072-196607
-			"5555_____:44444[[[b:222222:__________:::",    // M 32-47, N 196608-262143
-			"555_______4444[[:bb:222222:___________::",    // M 32-47, N >= 262144
-			"========================================",    // M 48-63, N <= 1
-			"4444444444444444444444444444444444444444",    // M 48-63, N (none)
-			"========================================",    // M 48-63, N 2
-			"========================================",    // M 48-63, N 3
-			"===============================7===77777",    // M 48-63, N 4-5
-			"77==77777===7777777777777777777777777777",    // M 48-63, N 6-7
-			"7777777777777777777777777777777777777777",    // M 48-63, N 8-11
-			"7777777777777777777777777777777777777777",    // M 48-63, N 12-15
-			"7777778887777777777777777777777777777777",    // M 48-63, N 16-23
-			"7722255555552555555222552777788888888888",    // M 48-63, N 24-31
-			"55222555225555555522722244<7778888888888",    // M 48-63, N 32-47
-			"5552225522555555542777744<<<<77778777888",    // M 48-63, N 48-63
-			"7772225552555555552777774<<<<i7777777788",    // M 48-63, N 64-95
-			"5555222555555255522277744<i<<<;777777777",    // M 48-63, N 96-127
-			"7722222225555255522227774:ii<<ii;;i77777",    // M 48-63, N 128-191
-			"5522222222222255522277777:<iiiiiiiiii777",    // M 48-63, N 192-255
-			"72222222222222222233477774:iiiiiiiiiii22",    // M 48-63, N 256-383
-			"52222222222222222223377774::iiiiiiiiiii2",    // M 48-63, N 384-511
-			"522222222222222222224777442:::__iiiiii::",    // M 48-63, N 512-767
-			"522222222222422222222444422]]]__cc::::::",    // M 48-63, N 768-1023
-			"5522222222222242222224422]ZZZZ]]ccc:::::",    // M 48-63, N 1024-1535
-			"5522222222222222222:22Z]]ZZZZZZZ]cc:::::",    // M 48-63, N 1536-2047
-			"55552222222222222222ZZZZZZZZZZZZZ]]:::::",    // M 48-63, N 2048-3071
-			"5555555522222222222]ZZZZZZZZZZZZZZ]:::::",    // M 48-63, N 3072-4095
-			"55555555522222222]]__ZZZZZZZZZZZZZ]]::::",    // M 48-63, N 4096-6143
-			"5555555555522::2]]___]ZZZ]_ZZZZZZZ]2::::",    // M 48-63, N 6144-8191
-			"555555555555::::]____]Z]]___ZZZZZZ22::::",    // M 48-63, N 8192-12287
-			"55555555555__________ZZ]_____ZZZZ]22::::",    // M 48-63, N 12288-16383
-			"5555555555__bbbb_____]________ZZ2222::::",    // M 48-63, N 16384-24575
-			"555555555__bbbbbbb_____________2222:::::",    // M 48-63, N 24576-32767
-			"55555555__bbbb[[bbb__LL_________222:::::",    // M 48-63, N 32768-49151
-			"5555555__bbb[[[[bbbbbKLK_________2::::::",    // M 48-63, N 49152-65535
-			"555555___b::[[[[[bbbbbKK__________::::::",    // M 48-63, N 65536-98303
-			"55555____:::[[[[[bbbbbKK___________:::::",    // M 48-63, N 98304-131071
-			"5555_____:::[[[[bbbbb::::::_________::::",    // M 48-63, N 131072-196607
-			"555_______::::bbbbbbb:::::___________:::",    // M 48-63, N 196608-262143
-			"55________::::bbbbbbb:::::____________::",    // M 48-63, N >= 262144
-			"========================================",    // M 64-95, N <= 1
-			"4444444444444444444444444444444444444444",    // M 64-95, N (none)
-			"========================================",    // M 64-95, N 2
-			"========================================",    // M 64-95, N 3
-			"================B====AA==============A7=",    // M 64-95, N 4-5
-			"==============BBBBA=AAAAA===AA7777=77777",    // M 64-95, N 6-7
-			"777====777====77777777777777777777777777",    // M 64-95, N 8-11
-			"7777777777777777777777777777777777777777",    // M 64-95, N 12-15
-			"7777777777777777777777777777777777777777",    // M 64-95, N 16-23
-			"7772225555555555555772224447778888888888",    // M 64-95, N 24-31
-			"5552225555555555557777744<<<<77778777888",    // M 64-95, N 32-47
-			"5552225555555555547777744<<<<i7777777788",    // M 64-95, N 48-63
-			"5552222555555555547777774<i<<<;777777777",    // M 64-95, N 64-95
-			"5555222555555555522777774<ii<<<;77777777",    // M 64-95, N 96-127
-			"555522225555555552277772::iii<<iiiiii777",    // M 64-95, N 128-191
-			"555222222555522552237777::iiiiiiiiiiii77",    // M 64-95, N 192-255
-			"552222222222222222337777:::iiiiXXiiiiiii",    // M 64-95, N 256-383
-			"5522222222222222222477777:::iVVVVXXiiiii",    // M 64-95, N 384-511
-			"5522222222222222222:7777::::c_cVVVViiii:",    // M 64-95, N 512-767
-			"552222222222222222:::<:ggg]cccccccccc:::",    // M 64-95, N 768-1023
-			"55522222222222222:::::gVVccc]cccccccc:::",    // M 64-95, N 1024-1535
-			"5555222222222222:::ggccVVcc]ZZ]]ccccc:::",    // M 64-95, N 1536-2047
-			"555555522222222:::::gccccc_]ZZZZ]cccc:::",    // M 64-95, N 2048-3071
-			"55555555222222:::::__ccccR__ZZZZ]]cc::::",    // M 64-95, N 3072-4095
-			"5555555552222::::g____cRcR__ZZZZZ]__::::",    // M 64-95, N 4096-6143
-			"555555555552::::g_____cRRRR_]ZZZZ]__::::",    // M 64-95, N 6144-8191
-			"55555555555]::________cV_R___]ZZ]]__::::",    // M 64-95, N 8192-12287
-			"5555555555]]]__________V______]]]__:::::",    // M 64-95, N 12288-16383
-			"555555555]]]bbbbb_____JJ__________::::::",    // M 64-95, N 16384-24575
-			"55555555]]]bbbbbTTb_LLKK_____]]:::::::::",    // M 64-95, N 24576-32767
-			"5555555]]]]bbbbbTTTbLLLLK___]]]]::::::::",    // M 64-95, N 32768-49151
-			"555555]]]]bbbbbbbTTTKLLLK___]]]]]:::::::",    // M 64-95, N 49152-65535
-			"55555]]]]]bbbbbbbbbbbKLLK__]]]]]]]::::::",    // M 64-95, N 65536-98303
-			"5555]]]]]]bbbbbbbbbbbbKKK_]]]]]]]]]:::::",    // M 64-95, N 98304-131071
-			"555]]]]]]]bbbbbbbbbbbbbb__]]]]]]]]]]::::",    // M 64-95, N 131072-196607
-			"55]]]]]]]]]bbbbbbbbbbbbb_]]]]]]]]]]]]:::",    // M 64-95, N 196608-262143
-			"5]]]]]]]]]]]bbbbbbbbbbbbb]]]]]]]]]]]]]::",    // M 64-95, N >= 262144
-			"========================================",    // M 96-127, N <= 1
-			"4444444444444444444444444444444444444444",    // M 96-127, N (none)
-			"========================================",    // M 96-127, N 2
-			"========================================",    // M 96-127, N 3
-			"========================================",    // M 96-127, N 4-5
-			"7777777==77777====7777777777777777777777",    // M 96-127, N 6-7
-			"7777777777777777777777777777777777777777",    // M 96-127, N 8-11
-			"7777777777777777777777777777777777777777",    // M 96-127, N 12-15
-			"7777777777777777777777777777777777777777",    // M 96-127, N 16-23
-			"77722225555555555557772444<<<77777777888",    // M 96-127, N 24-31
-			"5552222555555555557777744<<<<i;777777778",    // M 96-127, N 32-47
-			"5555222555555555557777774<i<<<;777777777",    // M 96-127, N 48-63
-			"7777222555555555577777724<ii<<<;77777777",    // M 96-127, N 64-95
-			"555522255255555557777772:iiii<<<iiiii777",    // M 96-127, N 96-127
-			"777722255355255553377322::iiiiiiiiiiii77",    // M 96-127, N 128-191
-			"55552222555555225333332:::iiiiiVVXiiiiii",    // M 96-127, N 192-255
-			"777722222225222222233::::::iiXVVcVVXiiii",    // M 96-127, N 256-383
-			"5552222222222222222::::::::VVVVcccVVXiii",    // M 96-127, N 384-511
-			"555222222222222222::<<::gg:ccVVcccVVViii",    // M 96-127, N 512-767
-			"55552222222222222::gg<:VVVcccccccccccc::",    // M 96-127, N 768-1023
-			"5555522222222222::ggggVVVVcccccccccccc::",    // M 96-127, N 1024-1535
-			"555555222222222:::gggRVVVVccccccccccccc:",    // M 96-127, N 1536-2047
-			"55555552222222:::::gRRRVVVR____cccccccc:",    // M 96-127, N 2048-3071
-			"5555555552222:::::_RRRRRRVR______ccccc::",    // M 96-127, N 3072-4095
-			"555555555522:::::____RRRRRRR______ccc:::",    // M 96-127, N 4096-6143
-			"55555555555:::::______RRRRRR________c:::",    // M 96-127, N 6144-8191
-			"5555555555___________cVVRRRR________::::",    // M 96-127, N 8192-12287
-			"555555555____________RVVVRRR________::::",    // M 96-127, N 12288-16383
-			"55555555____bbbbTb___JJJJR_________:::::",    // M 96-127, N 16384-24575
-			"5555555____bbbbTTTTbLLKKK________:::::::",    // M 96-127, N 24576-32767
-			"555555_____bbbbTTTTTLLLLK_______::::::::",    // M 96-127, N 32768-49151
-			"55555______bbbbTTTTTKLLLLK_______:::::::",    // M 96-127, N 49152-65535
-			"5555_______bbbbTTTTTTLLLLK________::::::",    // M 96-127, N 65536-98303
-			"555________bbbbbTTTTbKKKK__________:::::",    // M 96-127, N 98304-131071
-			"55__________bbbbbbbbbbbK____________::::",    // M 96-127, N 131072-196607
-			"5____________bbbbbbbbbbb_____________:::",    // M 96-127, N 196608-262143
-			"______________bbbbbb__________________::",    // M 96-127, N >= 262144
-			"========================================",    // M 128-191, N <= 1
-			"4444444444444444444444444444444444444444",    // M 128-191, N (none)
-			"========================================",    // M 128-191, N 2
-			"========================================",    // M 128-191, N 3
-			"========================================",    // M 128-191, N 4-5
-			"7777777777777777777777777777777777777777",    // M 128-191, N 6-7
-			"7777777777777777777777777777777777777777",    // M 128-191, N 8-11
-			"7777777777777777777777777777777777777777",    // M 128-191, N 12-15
-			"7777777777777777777777777777777777777777",    // M 128-191, N 16-23
-			"7777222222555555555777777<<<<<;777777777",    // M 128-191, N 24-31
-			"5555222255555555557777744<<iiii;77777777",    // M 128-191, N 32-47
-			"5555222255555555557777724<ii<<ii;;i77777",    // M 128-191, N 48-63
-			"777722255555555555777772:<iii<<iiiiii777",    // M 128-191, N 64-95
-			"555522255555555555777332:<iiiiiiiiiiii77",    // M 128-191, N 96-127
-			"555522255355555553333322::iiiiiVVVXiiiii",    // M 128-191, N 128-191
-			"5555222253335555533333::::ViiiV6cccXiiii",    // M 128-191, N 192-255
-			"555522222333555255333:::::VVVVc66ccVXiii",    // M 128-191, N 256-383
-			"555522222333222222:::::::ccVVVc66cccVVii",    // M 128-191, N 384-511
-			"55552222223322222::::::::ccVVVccccccVcii",    // M 128-191, N 512-767
-			"5555522222222322:::::::gVVccccccccccccc:",    // M 128-191, N 768-1023
-			"555552222222242:::::::VVVVVccccccccccccc",    // M 128-191, N 1024-1535
-			"55555522222222::::::::cVVVVccccccccccccc",    // M 128-191, N 1536-2047
-			"5555555222222::::::::::6VVRR_ccccccccccc",    // M 128-191, N 2048-3071
-			"555555552222:::::::::RR6RVRR___ccccccccc",    // M 128-191, N 3072-4095
-			"55555555552:::::::_R:_R_RRRRR___ccccccc:",    // M 128-191, N 4096-6143
-			"5555555555::::::::__:______R______ccc:::",    // M 128-191, N 6144-8191
-			"555555555::::::::::::___::::________c:::",    // M 128-191, N 8192-12287
-			"55555555:::::::::::::_R_:::::________:::",    // M 128-191, N 12288-16383
-			"5555555::::::::::::::___::::::______::::",    // M 128-191, N 16384-24575
-			"555555:::::::::::_::_KR_:::::::___::::::",    // M 128-191, N 24576-32767
-			"55555::::::::::_bT_:_b__::::::::_:::::::",    // M 128-191, N 32768-49151
-			"5555:::::::::::bTTb::__:::::::::::::::::",    // M 128-191, N 49152-65535
-			"555:::::::::::::bb_:::::::::::::::::::::",    // M 128-191, N 65536-98303
-			"55::::::::::::::::::::::::::::::::::::::",    // M 128-191, N 98304-131071
-			"5:::::::::::::::::::::::::::::::::::::::",    // M 128-191, N 131072-196607
-			"::::::::::::::::::::::::::::::::::::::::",    // M 128-191, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::::",    // M 128-191, N >= 262144
-			"========================================",    // M 192-255, N <= 1
-			"4444444444444444444444444444444444444444",    // M 192-255, N (none)
-			"========================================",    // M 192-255, N 2
-			"========================================",    // M 192-255, N 3
-			"========================================",    // M 192-255, N 4-5
-			"77777777777===77777777777777777777777777",    // M 192-255, N 6-7
-			"7777777777777777777777777777777777777777",    // M 192-255, N 8-11
-			"7777777777777777777777777777777777777777",    // M 192-255, N 12-15
-			"7777777777777777777777777777777777777777",    // M 192-255, N 16-23
-			"7777722222555555555577777:<<iiii77777777",    // M 192-255, N 24-31
-			"555552222555555555577777::iiiiiiiii77777",    // M 192-255, N 32-47
-			"555552222555555555777722:<iiiiiiiiiii777",    // M 192-255, N 48-63
-			"777722225555555555777322::iiiiiiiiiiii77",    // M 192-255, N 64-95
-			"555522255555555555733322::iiiiiVVXiiiiii",    // M 192-255, N 96-127
-			"55522225535555555333332:::ViiiV6cccXiiii",    // M 192-255, N 128-191
-			"5552222523235555533333:::VVVVV6666ccViii",    // M 192-255, N 192-255
-			"555522222333335555333::::66VVc6666ccVVii",    // M 192-255, N 256-383
-			"55552222233322222::::::::666Vc6666cccVii",    // M 192-255, N 384-511
-			"5555222222332222:::::::::66666666cccccci",    // M 192-255, N 512-767
-			"555552222222233:::::::::cc66666ccccccccc",    // M 192-255, N 768-1023
-			"55555222222223::::::::cVVVVVcccccccccccc",    // M 192-255, N 1024-1535
-			"5555552222222::::::::::VVVRRcccccccccccc",    // M 192-255, N 1536-2047
-			"555555522222:::::R::::::VRRRcccccccccccc",    // M 192-255, N 2048-3071
-			"55555555222::::::R::::::6RRRR_cccccccccc",    // M 192-255, N 3072-4095
-			"5555555555::::::::::::66__RRR__ccccccccc",    // M 192-255, N 4096-6143
-			"555555555:::::::::::::6::_6RR___ccccccc:",    // M 192-255, N 6144-8191
-			"55555555:::::::::::::__:::::R_____ccccc:",    // M 192-255, N 8192-12287
-			"5555555::::::::::::::___:::::_______cc::",    // M 192-255, N 12288-16383
-			"555555::::::::::::::::_:::::::_______:::",    // M 192-255, N 16384-24575
-			"55555::::::::::::::::__::::::::_____::::",    // M 192-255, N 24576-32767
-			"5555::::::::::::__:::__:::::::::___:::::",    // M 192-255, N 32768-49151
-			"555:::::::::::::bb::::::::::::::::::::::",    // M 192-255, N 49152-65535
-			"55::::::::::::::__::::::::::::::::::::::",    // M 192-255, N 65536-98303
-			"5:::::::::::::::::::::::::::::::::::::::",    // M 192-255, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::::::",    // M 192-255, N 131072-196607
-			"::::::::::::::::::::::::::::::::::::::::",    // M 192-255, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::::",    // M 192-255, N >= 262144
-			"========================================",    // M 256-383, N <= 1
-			"4444444444444444444444444444444444444444",    // M 256-383, N (none)
-			"========================================",    // M 256-383, N 2
-			"========================================",    // M 256-383, N 3
-			"========================================",    // M 256-383, N 4-5
-			"777777777=======777777777777777777777777",    // M 256-383, N 6-7
-			"7777777777777777777777777777777777777777",    // M 256-383, N 8-11
-			"7777777777777777777777777777777777777777",    // M 256-383, N 12-15
-			"7777777777777777777777777777777777777777",    // M 256-383, N 16-23
-			"7777777222555555525777777::iiiiiiii77777",    // M 256-383, N 24-31
-			"555552222255555555577777:::iiiiiiiiii777",    // M 256-383, N 32-47
-			"55552222225555555577722:::iiiiiiiiiiii77",    // M 256-383, N 48-63
-			"77722222255555555544222:::iiiiiXXiiiiiii",    // M 256-383, N 64-95
-			"55522222555555555542222:::ViiXVVcVVXiiii",    // M 256-383, N 96-127
-			"5552222255555555552333:::VVVVVc66ccVXiii",    // M 256-383, N 128-191
-			"5552222253555555553333::c66VVc6666ccVVii",    // M 256-383, N 192-255
-			"55522222222233552:233:::6666666666cccVVi",    // M 256-383, N 256-383
-			"5552222222222222::::::::6666666666ccccci",    // M 256-383, N 384-511
-			"555222222222222:::::cc:cc666666666cccccc",    // M 256-383, N 512-767
-			"55522222222222:::::::cccc66666666ccccccc",    // M 256-383, N 768-1023
-			"5555522222222:::::::::cRVcc00ccccccccccc",    // M 256-383, N 1024-1535
-			"555552222222::::::::::6RRRRRcccccccccccc",    // M 256-383, N 1536-2047
-			"55555522222:::::::::::::RURRRccccccccccc",    // M 256-383, N 2048-3071
-			"5555555522:::::::::::666cKRRRccccccccccc",    // M 256-383, N 3072-4095
-			"555555555::::::::::::666ccRRR_cccccccccc",    // M 256-383, N 4096-6143
-			"55555555:::::::::::::66:66:RR_cccccccccc",    // M 256-383, N 6144-8191
-			"5555555::::::::::::::__6::::R__ccccccccc",    // M 256-383, N 8192-12287
-			"555555:::::::::::::::__6:::::_____cccccc",    // M 256-383, N 12288-16383
-			"55555:::::::::::::::::::::::::_______cc:",    // M 256-383, N 16384-24575
-			"5555:::::::::::::::::::::::::::_______::",    // M 256-383, N 24576-32767
-			"555:::::::::::::::::::::::::::::____::::",    // M 256-383, N 32768-49151
-			"55:::::::::::::::::::::::::::::::__:::::",    // M 256-383, N 49152-65535
-			"5:::::::::::::::::::::::::::::::::::::::",    // M 256-383, N 65536-98303
-			"::::::::::::::::::::::::::::::::::::::::",    // M 256-383, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::::::",    // M 256-383, N 131072-196607
-			"::::::::::::::::::::::::::::::::::::::::",    // M 256-383, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::::",    // M 256-383, N >= 262144
-			"========================================",    // M 384-511, N <= 1
-			"4444444444444444444444444444444444444444",    // M 384-511, N (none)
-			"========================================",    // M 384-511, N 2
-			"========================================",    // M 384-511, N 3
-			"========================================",    // M 384-511, N 4-5
-			"777777777========77777777777777777777777",    // M 384-511, N 6-7
-			"7777777777777777777777777777777777777777",    // M 384-511, N 8-11
-			"7777777777777777777777777777777777777777",    // M 384-511, N 12-15
-			"7777777777777777777777777777777777777777",    // M 384-511, N 16-23
-			"7777777225555555552777777::::iiiiiiii777",    // M 384-511, N 24-31
-			"55555222225555555557777:::::iiiiiiiiii77",    // M 384-511, N 32-47
-			"5555222222555555555477:::::iiiiiiiiiiii7",    // M 384-511, N 48-63
-			"7772222222255555555:::::::VVVVVVVXXiiiii",    // M 384-511, N 64-95
-			"5552225555222555555::::::VVVVVVcccVVXiii",    // M 384-511, N 96-127
-			"552222555552555555::::::c0VVVVc66cccVVii",    // M 384-511, N 128-191
-			"55222255552555555::::::c0666Vc6666cccVii",    // M 384-511, N 192-255
-			"5522222222225555:::::ccc0666666666ccccci",    // M 384-511, N 256-383
-			"552222222333322::::ccccc0666666666cccccc",    // M 384-511, N 384-511
-			"55222222233332<<<:::66cc0666666666cccccc",    // M 384-511, N 512-767
-			"5522222222222:<<<<::c6cc066666666ccccccc",    // M 384-511, N 768-1023
-			"552222222222::::::R::cRRcc0660cccccccccc",    // M 384-511, N 1024-1535
-			"55552222222::::::::::6cRRUcccccccccccccc",    // M 384-511, N 1536-2047
-			"5555552222:::::::R:::666KKKURccccccccccc",    // M 384-511, N 2048-3071
-			"555555222:::::::RRRR6RRcKKKfRccccccccccc",    // M 384-511, N 3072-4095
-			"55555552:::::::::RRR6RRRURKfRRcccccccccc",    // M 384-511, N 4096-6143
-			"5555555::::::::::6RR6RR6cc6URRcccccccccc",    // M 384-511, N 6144-8191
-			"555555:::::::::::::6_KU_::::RRcccccccccc",    // M 384-511, N 8192-12287
-			"55555:::::::::::::::_RR_:::::__ccccccccc",    // M 384-511, N 12288-16383
-			"5555::::::::::::::::6__6::::::____cccccc",    // M 384-511, N 16384-24575
-			"555::::::::::::::::::::::::::::_____cccc",    // M 384-511, N 24576-32767
-			"55::::::::::::::::::::::::::::::______c:",    // M 384-511, N 32768-49151
-			"5::::::::::::::::::::::::::::::::____:::",    // M 384-511, N 49152-65535
-			"::::::::::::::::::::::::::::::::::_:::::",    // M 384-511, N 65536-98303
-			"::::::::::::::::::::::::::::::::::::::::",    // M 384-511, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::::::",    // M 384-511, N 131072-196607
-			"::::::::::::::::::::::::::::::::::::::::",    // M 384-511, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::::",    // M 384-511, N >= 262144
-			"========================================",    // M 512-767, N <= 1
-			"4444444444444444444444444444444444444444",    // M 512-767, N (none)
-			"========================================",    // M 512-767, N 2
-			"========================================",    // M 512-767, N 3
-			"========================================",    // M 512-767, N 4-5
-			"77777777=========77==7777777777777777777",    // M 512-767, N 6-7
-			"7777777777777777777777777777777777777777",    // M 512-767, N 8-11
-			"7777777777777777777777777777777777777777",    // M 512-767, N 12-15
-			"7777777777777777777777777777777777777777",    // M 512-767, N 16-23
-			"77777722255555555522777777::::::iiiii777",    // M 512-767, N 24-31
-			"55552222255555555522::::::::::iiiiiiiii7",    // M 512-767, N 32-47
-			"55522222225555555552::::::::VViiiiiiiiii",    // M 512-767, N 48-63
-			"7772222552255555555::::::::VVVVVVVVXiiii",    // M 512-767, N 64-95
-			"552222555522255555:::::::VVVVVVcccVVViii",    // M 512-767, N 96-127
-			"77222252352222555::::::cc06VVVccccccVVii",    // M 512-767, N 128-191
-			"5222222235222255:::::cccc66666666cccccci",    // M 512-767, N 192-255
-			"722222222222225;::::cccc0666666666cccccc",    // M 512-767, N 256-383
-			"52222222233333;:::::cccc0666666666cccccc",    // M 512-767, N 384-511
-			"5222222223333;;;<:::ccc0066666666ccccccc",    // M 512-767, N 512-767
-			"522222222222::;;<<::c6cc0066666ccccccccc",    // M 512-767, N 768-1023
-			"55222222222:;::::<eR:cRR0000000ccccccccc",    // M 512-767, N 1024-1535
-			"5522222222:::::::::::6cRUUcccccccccccccc",    // M 512-767, N 1536-2047
-			"555522222::::::::R:::6c6KKKfcccccccccccc",    // M 512-767, N 2048-3071
-			"55552222::::::::RRRR6RRcUKKKfffccccccccc",    // M 512-767, N 3072-4095
-			"5555222::::::::::RRR6RRcURKKfffccccccccc",    // M 512-767, N 4096-6143
-			"555522:::::::::::6RRRRR6cc6ffRcccccccccc",    // M 512-767, N 6144-8191
-			"55555:::::::::::::6RRKKR66::URcccccccccc",    // M 512-767, N 8192-12287
-			"5555:::::::::::::::6RUR_6::::Rcccccccccc",    // M 512-767, N 12288-16383
-			"555:::::::::::::::::6__6::::::_ccccccccc",    // M 512-767, N 16384-24575
-			"55:::::::::::::::::::::::::::::___cccccc",    // M 512-767, N 24576-32767
-			"5:::::::::::::::::::::::::::::::____cccc",    // M 512-767, N 32768-49151
-			":::::::::::::::::::::::::::::::::_____cc",    // M 512-767, N 49152-65535
-			"::::::::::::::::::::::::::::::::::____::",    // M 512-767, N 65536-98303
-			"::::::::::::::::::::::::::::::::::::::::",    // M 512-767, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::::::",    // M 512-767, N 131072-196607
-			"::::::::::::::::::::::::::::::::::::::::",    // M 512-767, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::::",    // M 512-767, N >= 262144
-			"========================================",    // M 768-1023, N <= 1
-			"4444444444444444444444444444444444444444",    // M 768-1023, N (none)
-			"========================================",    // M 768-1023, N 2
-			"========================================",    // M 768-1023, N 3
-			"========================================",    // M 768-1023, N 4-5
-			"77777777============77777777777777777777",    // M 768-1023, N 6-7
-			"7777777777777777777777777777777777777777",    // M 768-1023, N 8-11
-			"7777777777777777777777777777777777777777",    // M 768-1023, N 12-15
-			"7777777777777777777777777777777777777777",    // M 768-1023, N 16-23
-			"777777222555755552222777777::::::::::::7",    // M 768-1023, N 24-31
-			"55552222255555555522:::77:::::::iiiiii::",    // M 768-1023, N 32-47
-			"5552222222555555555::::::::::VVVVViiiiii",    // M 768-1023, N 48-63
-			"777222255225555555:::::::::VVVVVVVVViiii",    // M 768-1023, N 64-95
-			"55222255552225555::::::::0VVVVVVcVVVVVii",    // M 768-1023, N 96-127
-			"7222225225222255:::::::cc066VVccccccccci",    // M 768-1023, N 128-191
-			"522222522222225::::::cccc066666ccccccccc",    // M 768-1023, N 192-255
-			"72222222222222:;:::::ccc066666666ccccccc",    // M 768-1023, N 256-383
-			"2222222222233;;:::::cccc066666666ccccccc",    // M 768-1023, N 384-511
-			"222222222223;;;:::::ccc000666666cccccccc",    // M 768-1023, N 512-767
-			"52222222222;;:;;;6:::cc00006600ccccccccc",    // M 768-1023, N 768-1023
-			"5222222222;::;:;<<:::6cc000000Lccccccccc",    // M 768-1023, N 1024-1535
-			"552222222::;;::::::::66RccccLLLLcccccccc",    // M 768-1023, N 1536-2047
-			"55222222:::::::::::::666UfffMLLLLccccccc",    // M 768-1023, N 2048-3071
-			"5522222:::::::::::6666c6cKKfMMMMMccccccc",    // M 768-1023, N 3072-4095
-			"552222::::::::::::6666c6ccfffMMMMccccccc",    // M 768-1023, N 4096-6143
-			"55222:::::::::::::6_Uc66666ffffffccccccc",    // M 768-1023, N 6144-8191
-			"5552::::::::::::::6_URc6::::ffffcccccccc",    // M 768-1023, N 8192-12287
-			"555:::::::::::::::66RRR6:::::Ucccccccccc",    // M 768-1023, N 12288-16383
-			"55:::::::::::::::::::666::::::cccccccccc",    // M 768-1023, N 16384-24575
-			"5::::::::::::::::::::::::::::::ccccccccc",    // M 768-1023, N 24576-32767
-			"::::::::::::::::::::::::::::::::_ccccccc",    // M 768-1023, N 32768-49151
-			":::::::::::::::::::::::::::::::::___cccc",    // M 768-1023, N 49152-65535
-			"::::::::::::::::::::::::::::::::::___ccc",    // M 768-1023, N 65536-98303
-			":::::::::::::::::::::::::::::::::::___::",    // M 768-1023, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::::::",    // M 768-1023, N 131072-196607
-			"::::::::::::::::::::::::::::::::::::::::",    // M 768-1023, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::::",    // M 768-1023, N >= 262144
-			"========================================",    // M 1024-1535, N <= 1
-			"4444444444444444444444444444444444444444",    // M 1024-1535, N (none)
-			"========================================",    // M 1024-1535, N 2
-			"========================================",    // M 1024-1535, N 3
-			"========================================",    // M 1024-1535, N 4-5
-			"7777777============777777777777777777777",    // M 1024-1535, N 6-7
-			"7777777777777777777777777777777777777777",    // M 1024-1535, N 8-11
-			"7777777777777777777777777777777777777777",    // M 1024-1535, N 12-15
-			"7777777777777777777777777777777777777777",    // M 1024-1535, N 16-23
-			"77777222225555552222::777777::::::::::::",    // M 1024-1535, N 24-31
-			"5552222222555555225gg:7777::::::::::::::",    // M 1024-1535, N 32-47
-			"555222222225555552::gg:::::::::VVVVii:::",    // M 1024-1535, N 48-63
-			"77222222222222555:::ggg:::::VVVVVVVVVii:",    // M 1024-1535, N 64-95
-			"5522228852222255::::ggg::ccccVVVccccccii",    // M 1024-1535, N 96-127
-			"722222852222225:::::::cccc666cccccccccci",    // M 1024-1535, N 128-191
-			"52222222222222::::::::c66666666ccccccccc",    // M 1024-1535, N 192-255
-			"2222852222222:::::::::6666666666cccccccc",    // M 1024-1535, N 256-383
-			"222855222222;;;;;::0cc6666666666cccccccc",    // M 1024-1535, N 384-511
-			"22225522222;;;;;;::6cc660066600ccccccccc",    // M 1024-1535, N 512-767
-			"2222222222:;:;;;;;::6c66000000Lccccccccc",    // M 1024-1535, N 768-1023
-			"522222222:;:5;;;;;:::6Rc0000LLLLLccccccc",    // M 1024-1535, N 1024-1535
-			"52222222:;;;;;;;;ee6666ccc0LLLLLLccccccc",    // M 1024-1535, N 1536-2047
-			"5522222:::;;;::;;e666666MMfMLLLLLLcccccc",    // M 1024-1535, N 2048-3071
-			"522222:::::::::::c6666cccMfMMLLLLMcccccc",    // M 1024-1535, N 3072-4095
-			"52222::::::::::::66666cccc0fMMMMMMcccccc",    // M 1024-1535, N 4096-6143
-			"5522:::::::::::::66666cccccffMMMMMcccccc",    // M 1024-1535, N 6144-8191
-			"552:::::::::::::::6660cc6c66fffffccccccc",    // M 1024-1535, N 8192-12287
-			"55:::::::::::::::::66c0Rc6:::fffcccccccc",    // M 1024-1535, N 12288-16383
-			"5:::::::::::::::::::66Rc6:::::cccccccccc",    // M 1024-1535, N 16384-24575
-			":::::::::::::::::::::6666::::::ccccccccc",    // M 1024-1535, N 24576-32767
-			"::::::::::::::::::::::::::::::::cccccccc",    // M 1024-1535, N 32768-49151
-			":::::::::::::::::::::::::::::::::ccccccc",    // M 1024-1535, N 49152-65535
-			"::::::::::::::::::::::::::::::::::_ccccc",    // M 1024-1535, N 65536-98303
-			":::::::::::::::::::::::::::::::::::_ccc6",    // M 1024-1535, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::_c::",    // M 1024-1535, N 131072-196607
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1024-1535, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1024-1535, N >= 262144
-			"========================================",    // M 1536-2047, N <= 1
-			"4444444444444444444444444444444444444444",    // M 1536-2047, N (none)
-			"========================================",    // M 1536-2047, N 2
-			"========================================",    // M 1536-2047, N 3
-			"========================================",    // M 1536-2047, N 4-5
-			"7777777============777777777777777777777",    // M 1536-2047, N 6-7
-			"7777777777777777777777777777777777777777",    // M 1536-2047, N 8-11
-			"7777777777777777777777777777777777777777",    // M 1536-2047, N 12-15
-			"7777777777777777777777777777777777777777",    // M 1536-2047, N 16-23
-			"7777222788888522222:::7777777:::::::::::",    // M 1536-2047, N 24-31
-			"555222288888555555ggg::77777::::::::::::",    // M 1536-2047, N 32-47
-			"552228888888555557ggggg:7::::::::V::::::",    // M 1536-2047, N 48-63
-			"772288888882555577ggggg:::::::cVccccc:::",    // M 1536-2047, N 64-95
-			"55228888882225577:ggggg:::ccccccccccccc:",    // M 1536-2047, N 96-127
-			"72228888822222::8::::::ccc666ccccccccccc",    // M 1536-2047, N 128-191
-			"2228888822222::::::::::6666666cccccccccc",    // M 1536-2047, N 192-255
-			"228885822222::::::::66c66666666ccccccccc",    // M 1536-2047, N 256-383
-			"22885552222:::;;;::ccc666666600ccccccccc",    // M 1536-2047, N 384-511
-			"2228555222:;;;;;;::6cc666660000ccccccccc",    // M 1536-2047, N 512-767
-			"222855222::;:;;;:;66c66b6600LLLLcccccccc",    // M 1536-2047, N 768-1023
-			"52222222:;;;;;<;:e66666Kc00LLLLLLccccccc",    // M 1536-2047, N 1024-1535
-			"5222222::::::;;;;ee666ccc00LLLLLLLcccccc",    // M 1536-2047, N 1536-2047
-			"522222:::::::;;;ce6666ccMMMMLLLLLLMccccc",    // M 1536-2047, N 2048-3071
-			"52222:::::;;;::::cc66600MMMMLLLLLMMccccc",    // M 1536-2047, N 3072-4095
-			"5222:::::::::::::c6666K0MM00MMMMMMMccccc",    // M 1536-2047, N 4096-6143
-			"522::::::::::::::666L6000000MMMMMMcccccc",    // M 1536-2047, N 6144-8191
-			"52::::::::::::::::66LLL0ccc6MMMMMMcccccc",    // M 1536-2047, N 8192-12287
-			"5::::::::::::::::::66LL0c66::ffffccccccc",    // M 1536-2047, N 12288-16383
-			"::::::::::::::::::::6000c6::::00cccccccc",    // M 1536-2047, N 16384-24575
-			"::::::::::::::::::::66cc6::::::ccccccccc",    // M 1536-2047, N 24576-32767
-			"::::::::::::::::::::::66::::::::cccccccc",    // M 1536-2047, N 32768-49151
-			":::::::::::::::::::::::::::::::::ccccccc",    // M 1536-2047, N 49152-65535
-			"::::::::::::::::::::::::::::::::::cccccc",    // M 1536-2047, N 65536-98303
-			":::::::::::::::::::::::::::::::::::ccccc",    // M 1536-2047, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::cc66",    // M 1536-2047, N 131072-196607
-			":::::::::::::::::::::::::::::::::::::6::",    // M 1536-2047, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1536-2047, N >= 262144
-			"========================================",    // M 2048-3071, N <= 1
-			"4444444444444444444444444444444444444444",    // M 2048-3071, N (none)
-			"========================================",    // M 2048-3071, N 2
-			"========================================",    // M 2048-3071, N 3
-			"========================================",    // M 2048-3071, N 4-5
-			"77777============77777777777777777777777",    // M 2048-3071, N 6-7
-			"7777777777777777777777777777777777777777",    // M 2048-3071, N 8-11
-			"7777777777777777777777777777777777777777",    // M 2048-3071, N 12-15
-			"7777777778888777777777777777777777777777",    // M 2048-3071, N 16-23
-			"7777227888888777777::777777777::::::::::",    // M 2048-3071, N 24-31
-			"555227788888887777:g::::7777::::::::::::",    // M 2048-3071, N 32-47
-			"552288888888877757gggg::77::::::::::::::",    // M 2048-3071, N 48-63
-			"772788888888877777gggggg:::::::cccccc:::",    // M 2048-3071, N 64-95
-			"552888888888827777gggggg:::cccccccccccc:",    // M 2048-3071, N 96-127
-			"52288888888887::::::c:::cccccccccccccccc",    // M 2048-3071, N 128-191
-			"228888888888::::::cccc::666666cccccccccc",    // M 2048-3071, N 192-255
-			"22888888888::::::0cccc006666660ccccccccc",    // M 2048-3071, N 256-383
-			"2288555888;::::::::cccc666660000cccccccc",    // M 2048-3071, N 384-511
-			"228855582:::;::;::6cccc6666000Lccccccccc",    // M 2048-3071, N 512-767
-			"22288582:::;;;;::666c66c6600LLLLLccccccc",    // M 2048-3071, N 768-1023
-			"5222222:;;;;;;;;:66cc66ccc0LLLLLLLcccccc",    // M 2048-3071, N 1024-1535
-			"522222::;<::;;;;6c6666c6cMMLLLLLLLLccccc",    // M 2048-3071, N 1536-2047
-			"52222;;::<<<<;;;6c66666cMMMMLLLLLLMccccc",    // M 2048-3071, N 2048-3071
-			"5222;<<::;<<;::;66666600MMMMLLLLLMM0cccc",    // M 2048-3071, N 3072-4095
-			"522:<<<:::<<;::::66666K0MM00MMMMMMMccccc",    // M 2048-3071, N 4096-6143
-			"52:::<:::::::::::66666000000MMMMMMMccccc",    // M 2048-3071, N 6144-8191
-			"5::::::::::::::::::66LL0ccc6MMMMMM0ccccc",    // M 2048-3071, N 8192-12287
-			":::::::::::::::::::66LLLc666:MMMM0cccccc",    // M 2048-3071, N 12288-16383
-			"::::::::::::::::::::6000c6::::000ccccccc",    // M 2048-3071, N 16384-24575
-			"::::::::::::::::::::66cc6::::::0cccccccc",    // M 2048-3071, N 24576-32767
-			"::::::::::::::::::::::66::::::::cccccccc",    // M 2048-3071, N 32768-49151
-			":::::::::::::::::::::::::::::::::ccccccc",    // M 2048-3071, N 49152-65535
-			"::::::::::::::::::::::::::::::::::cccccc",    // M 2048-3071, N 65536-98303
-			":::::::::::::::::::::::::::::::::::ccccc",    // M 2048-3071, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::ccc6",    // M 2048-3071, N 131072-196607
-			":::::::::::::::::::::::::::::::::::::666",    // M 2048-3071, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::::",    // M 2048-3071, N >= 262144
-			"========================================",    // M 3072-4095, N <= 1
-			"4444444444444444444444444444444444444444",    // M 3072-4095, N (none)
-			"========================================",    // M 3072-4095, N 2
-			"========================================",    // M 3072-4095, N 3
-			"========================================",    // M 3072-4095, N 4-5
-			"7777============777777777777777777777777",    // M 3072-4095, N 6-7
-			"7777777777777777777777777777777777777777",    // M 3072-4095, N 8-11
-			"7777777777777777777777777777777777777777",    // M 3072-4095, N 12-15
-			"7777777778888777777777777777777777777777",    // M 3072-4095, N 16-23
-			"7772777888883777777:77777777777:::::::::",    // M 3072-4095, N 24-31
-			"5522777888888777557:::7777777:::::::::::",    // M 3072-4095, N 32-47
-			"5527888888888337757ggg:::77:::::::::::::",    // M 3072-4095, N 48-63
-			"772788888888827777ggggg::::::::::ccc::::",    // M 3072-4095, N 64-95
-			"552888888888877777ggggggg:ccccccccccccc:",    // M 3072-4095, N 96-127
-			"722888858888:7::::0000:::ccccccccccccccc",    // M 3072-4095, N 128-191
-			"52788888888::::::ccccc0::66ccccccccccccc",    // M 3072-4095, N 192-255
-			"22888888884::::::ccccc00:666600ccccccccc",    // M 3072-4095, N 256-383
-			"228888888:;;::::::00ccc006660000cccccccc",    // M 3072-4095, N 384-511
-			"22888888::;;::::::6:6cc606600LLLcccccccc",    // M 3072-4095, N 512-767
-			"2228888::::::;;;:6c6ccc6:00MLLLLLccccccc",    // M 3072-4095, N 768-1023
-			"522282:::::::;;;;6666cc6600MLLLLLLcccccc",    // M 3072-4095, N 1024-1535
-			"52228:::;;;;;:;66666666660MMLLLLLLMccccc",    // M 3072-4095, N 1536-2047
-			"5228;<<;:;<<;:;66666666ccMMMLLLLLLM0cccc",    // M 3072-4095, N 2048-3071
-			"522:<XX<:;<<<;;66666660c0MMMMLLLLMM0cccc",    // M 3072-4095, N 3072-4095
-			"52::<XX<::<<<;;666666600000MMMMMMMM0cccc",    // M 3072-4095, N 4096-6143
-			"5:::<<<::::<;:::6:66660cc0c0MMMMMMM0cccc",    // M 3072-4095, N 6144-8191
-			":::::::::::::::::::6660c6cc6MMMMMMM0cccc",    // M 3072-4095, N 8192-12287
-			"::::::::::::::::::::6600c66::MMMM00ccccc",    // M 3072-4095, N 12288-16383
-			"::::::::::::::::::::660c66::::0000cccccc",    // M 3072-4095, N 16384-24575
-			":::::::::::::::::::::6666::::::00ccccccc",    // M 3072-4095, N 24576-32767
-			"::::::::::::::::::::::6:::::::::cccccccc",    // M 3072-4095, N 32768-49151
-			":::::::::::::::::::::::::::::::::ccccccc",    // M 3072-4095, N 49152-65535
-			"::::::::::::::::::::::::::::::::::cccccc",    // M 3072-4095, N 65536-98303
-			":::::::::::::::::::::::::::::::::::ccccc",    // M 3072-4095, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::ccc6",    // M 3072-4095, N 131072-196607
-			":::::::::::::::::::::::::::::::::::::666",    // M 3072-4095, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::66",    // M 3072-4095, N >= 262144
-			"========================================",    // M 4096-6143, N <= 1
-			"4444444444444444444444444444444444444444",    // M 4096-6143, N (none)
-			"========================================",    // M 4096-6143, N 2
-			"========================================",    // M 4096-6143, N 3
-			"========================================",    // M 4096-6143, N 4-5
-			"777===>==========777777777777=7777777777",    // M 4096-6143, N 6-7
-			"7777777777777777777777777777777777777777",    // M 4096-6143, N 8-11
-			"7777777777777777777777777777777777777777",    // M 4096-6143, N 12-15
-			"7777777777887777777777777777777777777777",    // M 4096-6143, N 16-23
-			"7727888888888777777777777777777:::::::::",    // M 4096-6143, N 24-31
-			"5577888888888777777::777777777::::::::::",    // M 4096-6143, N 32-47
-			"52788888888877;777:g::::::7:::::::::::::",    // M 4096-6143, N 48-63
-			"7278888888887;;777:gggg:::::::::::::::::",    // M 4096-6143, N 64-95
-			"527888888888277OO::ggggg::ccccccccccccc:",    // M 4096-6143, N 96-127
-			"72788888888::::::00000::::cccccccccccccc",    // M 4096-6143, N 128-191
-			"5278888888::::::0ccccc0:::6ccccccccccccc",    // M 4096-6143, N 192-255
-			"7278888884;:::::0ccccccc0:66c000cccccccc",    // M 4096-6143, N 256-383
-			"52888888:;:;;:::0ccccc6c0:6600000ccccccc",    // M 4096-6143, N 384-511
-			"5288888::;::;;;;cccccccc0:000LLL00cccccc",    // M 4096-6143, N 512-767
-			"522888::::;;;;cccccccccc0:00LLLLLccccccc",    // M 4096-6143, N 768-1023
-			"52222:::::::;;;ccc66ccc0::0MLLLLLMcccccc",    // M 4096-6143, N 1024-1535
-			"5228:::::::;:;;;66c:6666::MMLLLLLMM0cccc",    // M 4096-6143, N 1536-2047
-			"522:;<<;::;;;::;6666666c66MMMLLLLMM00ccc",    // M 4096-6143, N 2048-3071
-			"52::<XX<::<<<;;66666660066MMMMMMMMMM0ccc",    // M 4096-6143, N 3072-4095
-			"5:::<X<<::<<<;;666666600ccMMMMMMMMM00ccc",    // M 4096-6143, N 4096-6143
-			"::::<<<<:::<;:::66::66600c6MMMMMMMM00ccc",    // M 4096-6143, N 6144-8191
-			"::::<<<<:<::::::::::66600c66MMMMMMM0cccc",    // M 4096-6143, N 8192-12287
-			":::::<<:::::::::::::666c0c6::MMMM000cccc",    // M 4096-6143, N 12288-16383
-			":::::::::::::::::::::66666::::M0000ccccc",    // M 4096-6143, N 16384-24575
-			"::::::::::::::::::::::66:::::::000cccccc",    // M 4096-6143, N 24576-32767
-			"::::::::::::::::::::::::::::::::0ccccccc",    // M 4096-6143, N 32768-49151
-			":::::::::::::::::::::::::::::::::ccccccc",    // M 4096-6143, N 49152-65535
-			"::::::::::::::::::::::::::::::::::cccccc",    // M 4096-6143, N 65536-98303
-			":::::::::::::::::::::::::::::::::::ccccc",    // M 4096-6143, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::cccc",    // M 4096-6143, N 131072-196607
-			":::::::::::::::::::::::::::::::::::::c66",    // M 4096-6143, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::66",    // M 4096-6143, N >= 262144
-			"========================================",    // M 6144-8191, N <= 1
-			"4444444444444444444444444444444444444444",    // M 6144-8191, N (none)
-			"============================@===========",    // M 6144-8191, N 2
-			"=======================@@===@===========",    // M 6144-8191, N 3
-			"=======================@@A==@@==========",    // M 6144-8191, N 4-5
-			"777==>>77==========7777777777@7777777777",    // M 6144-8191, N 6-7
-			"7777777877777777777777777777777777777777",    // M 6144-8191, N 8-11
-			"7777778887777777777777777777777777777777",    // M 6144-8191, N 12-15
-			"7777778887777777777777777777777777777777",    // M 6144-8191, N 16-23
-			"77778888888887777:::777777777777::::::::",    // M 6144-8191, N 24-31
-			"57788888888887;77:::::7777:777::::::::::",    // M 6144-8191, N 32-47
-			"57888888888875;;;;1:::::::V:::::::::::::",    // M 6144-8191, N 48-63
-			"77888888888855;O;11VVR:::OO:::::::::::::",    // M 6144-8191, N 64-95
-			"5788888888855;;O;1YVVVRRRR_cccccccccccc:",    // M 6144-8191, N 96-127
-			"5788888888:::::00000c0:::::ccccccccccccc",    // M 6144-8191, N 128-191
-			"527888888:::::::0ccccc00:::6cccccccccccc",    // M 6144-8191, N 192-255
-			"72278888:4::::::0ccccccc0::6cc00cccccccc",    // M 6144-8191, N 256-383
-			"5277888:::::;:::0ccccc0c0::0000000cccccc",    // M 6144-8191, N 384-511
-			"522788:::;<<;;;0ccccc00c00:00000000ccccc",    // M 6144-8191, N 512-767
-			"52227:::::;;;KcccccccXcc0::0MMMMM00ccccc",    // M 6144-8191, N 768-1023
-			"5522::::::::;Ycccc66ccc0:::MMMLLMM00cccc",    // M 6144-8191, N 1024-1535
-			"522:::::::::;;;;66c06600:::MMMMMMMM00ccc",    // M 6144-8191, N 1536-2047
-			"52:::;;::::;:::;666666c60::MMMMMMMM00ccc",    // M 6144-8191, N 2048-3071
-			"5:::;<<;::;;;::;6666666cc66MMMMMMMM00ccc",    // M 6144-8191, N 3072-4095
-			"::::<<<;:;;<;::;666666600c6MMMMMMMM00ccc",    // M 6144-8191, N 4096-6143
-			"::::<XX<<<<;:::::6::660MM0cMMMMMMMM00ccc",    // M 6144-8191, N 6144-8191
-			"::::<XX<<<<<:::::::::60MM0c6MMMMMM000ccc",    // M 6144-8191, N 8192-12287
-			"::::<<<<<<<::::::::::6600066:MMMM000cccc",    // M 6144-8191, N 12288-16383
-			"::::::::::::::::::::::66c66:::M0000ccccc",    // M 6144-8191, N 16384-24575
-			":::::::::::::::::::::::66::::::0000ccccc",    // M 6144-8191, N 24576-32767
-			"::::::::::::::::::::::::::::::::0ccccccc",    // M 6144-8191, N 32768-49151
-			":::::::::::::::::::::::::::::::::ccccccc",    // M 6144-8191, N 49152-65535
-			"::::::::::::::::::::::::::::::::::cccccc",    // M 6144-8191, N 65536-98303
-			":::::::::::::::::::::::::::::::::::ccccc",    // M 6144-8191, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::cccc",    // M 6144-8191, N 131072-196607
-			":::::::::::::::::::::::::::::::::::::c66",    // M 6144-8191, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::66",    // M 6144-8191, N >= 262144
-			"=======================@@@@@============",    // M 8192-12287, N <= 1
-			"4444444444444444444444444444444444444444",    // M 8192-12287, N (none)
-			"=====================@====@@@@==========",    // M 8192-12287, N 2
-			"===================@@@=@@A=@@@==========",    // M 8192-12287, N 3
-			"====================@@=@@A=@@@==========",    // M 8192-12287, N 4-5
-			"777=>>7777=========777777777@@7777777777",    // M 8192-12287, N 6-7
-			"7777778887777777777777777777777777777777",    // M 8192-12287, N 8-11
-			"7777788888777777777777777777777777777777",    // M 8192-12287, N 12-15
-			"7777788888777777777777777777777777777777",    // M 8192-12287, N 16-23
-			"77788888888877777::::777777O7777::::::::",    // M 8192-12287, N 24-31
-			"5778888888888557;111V::::::V77::::::::::",    // M 8192-12287, N 32-47
-			"578888888888555;11VVVVV:::VV::::::::::::",    // M 8192-12287, N 48-63
-			"778888888885557;1_YYVVVVVOOO::::::::::::",    // M 8192-12287, N 64-95
-			"57888888875555;1_VYYYVVVVV__cc000ccc0:::",    // M 8192-12287, N 96-127
-			"778888888::::::0cccc00::::::cccccccccccc",    // M 8192-12287, N 128-191
-			"57788888:::::::000ccc00:::::cccccccccccc",    // M 8192-12287, N 192-255
-			"7277888:::::::::0cccccc00:::cccccccccccc",    // M 8192-12287, N 256-383
-			"552277::::::::::0cc00ccc0:::000000cccccc",    // M 8192-12287, N 384-511
-			"55222:::::;;:::0ccc0cccc0:::0000000ccccc",    // M 8192-12287, N 512-767
-			"5522::::::;;;;0ccc00ccc00:::00MM0000cccc",    // M 8192-12287, N 768-1023
-			"552:::::::::;;;cc000cc00::::MMMMMM00cccc",    // M 8192-12287, N 1024-1535
-			"52:::::::::::;::cc60000:::::MMMMMM000ccc",    // M 8192-12287, N 1536-2047
-			"5:::::::::::::::6660:0000:::MMMMMMM00ccc",    // M 8192-12287, N 2048-3071
-			"::::::::::::::::6660066cc00:MMMMMMM00ccc",    // M 8192-12287, N 3072-4095
-			"::::<<<;:;;:::::666:66600c00MMMMMMM00ccc",    // M 8192-12287, N 4096-6143
-			"::::<XX<<<<<:::::::::60MM0c6MMMMMMM00ccc",    // M 8192-12287, N 6144-8191
-			"::::<XX<<VV<:::::::::60MM0c6MMMMMM000ccc",    // M 8192-12287, N 8192-12287
-			"::::<<<<<<<<:::::::::6600066:MMM0000cccc",    // M 8192-12287, N 12288-16383
-			":::::::::<<:::::::::::66c66:::M00000cccc",    // M 8192-12287, N 16384-24575
-			":::::::::::::::::::::::666:::::0000ccccc",    // M 8192-12287, N 24576-32767
-			"::::::::::::::::::::::::::::::::00cccccc",    // M 8192-12287, N 32768-49151
-			":::::::::::::::::::::::::::::::::ccccccc",    // M 8192-12287, N 49152-65535
-			"::::::::::::::::::::::::::::::::::cccccc",    // M 8192-12287, N 65536-98303
-			":::::::::::::::::::::::::::::::::::ccccc",    // M 8192-12287, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::ccc6",    // M 8192-12287, N 131072-196607
-			":::::::::::::::::::::::::::::::::::::666",    // M 8192-12287, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::66",    // M 8192-12287, N >= 262144
-			"======================@@@@@@============",    // M 12288-16383, N <= 1
-			"4444444444444444444444444444444444444444",    // M 12288-16383, N (none)
-			"===================@@@@@@@@@@===========",    // M 12288-16383, N 2
-			"===================@@@@@@@@@@@==========",    // M 12288-16383, N 3
-			"====================@@@@A@@@@@==========",    // M 12288-16383, N 4-5
-			"777=>>7777==========@7777777@@7777777777",    // M 12288-16383, N 6-7
-			"7777778887777777777777777777777777777777",    // M 12288-16383, N 8-11
-			"7777788888777777777777777777777777777777",    // M 12288-16383, N 12-15
-			"7777788888777777777777777777777777777777",    // M 12288-16383, N 16-23
-			"7778888888888887:XVVV::777OOO777::::::::",    // M 12288-16383, N 24-31
-			"5788888788885557XXVVVVV:::VVV:::::::::::",    // M 12288-16383, N 32-47
-			"578888888885555;XVYYVVVVVVVVV:::::::::::",    // M 12288-16383, N 48-63
-			"778888888855555VVVYYYVVVVOOOO:::::::::::",    // M 12288-16383, N 64-95
-			"57888888855555XVVVYYYVVVVV___c0000000:::",    // M 12288-16383, N 96-127
-			"778888888::::::0fccc0::::::::cccccccc000",    // M 12288-16383, N 128-191
-			"57788888:::::::00000000::::::ccccccccccc",    // M 12288-16383, N 192-255
-			"727788:::::::::0000000000::::ccccccccccc",    // M 12288-16383, N 256-383
-			"55277::::::::00:0000cccc0::::00000cccccc",    // M 12288-16383, N 384-511
-			"5552:::::::::;0::00ccccc0::::000000ccccc",    // M 12288-16383, N 512-767
-			"555::::::::::::::00000000::::0000000cccc",    // M 12288-16383, N 768-1023
-			"55::::::::::::::::::0000:::::0MMM0000ccc",    // M 12288-16383, N 1024-1535
-			"5::::::::::::::::00::::::::::MMMMM000ccc",    // M 12288-16383, N 1536-2047
-			":::::::::::::::::00::::::::::MMMMM000ccc",    // M 12288-16383, N 2048-3071
-			":::::::::::::::::60:::00000::MMMMM000ccc",    // M 12288-16383, N 3072-4095
-			":::::<<::;;::::::::::06ccc0::MMMMM000ccc",    // M 12288-16383, N 4096-6143
-			"::::<<<;<<<;:::::::::6600000:MMMMM000ccc",    // M 12288-16383, N 6144-8191
-			"::::<<<<<<<<:::::::::6600000:MMMM0000ccc",    // M 12288-16383, N 8192-12287
-			":::::<<:<<<::::::::::6600c6::MMM0000cccc",    // M 12288-16383, N 12288-16383
-			":::::::::<::::::::::::66666:::M00000cccc",    // M 12288-16383, N 16384-24575
-			"::::::::::::::::::::::::6::::::0000ccccc",    // M 12288-16383, N 24576-32767
-			"::::::::::::::::::::::::::::::::00cccccc",    // M 12288-16383, N 32768-49151
-			":::::::::::::::::::::::::::::::::0cccccc",    // M 12288-16383, N 49152-65535
-			"::::::::::::::::::::::::::::::::::cccccc",    // M 12288-16383, N 65536-98303
-			":::::::::::::::::::::::::::::::::::ccccc",    // M 12288-16383, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::ccc6",    // M 12288-16383, N 131072-196607
-			":::::::::::::::::::::::::::::::::::::c66",    // M 12288-16383, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::66",    // M 12288-16383, N >= 262144
-			"======================@@@@@@============",    // M 16384-24575, N <= 1
-			"4444444444444444444444444444444444444444",    // M 16384-24575, N (none)
-			"====================@@@@@@@@@===========",    // M 16384-24575, N 2
-			"====================@@@@@@@@@===========",    // M 16384-24575, N 3
-			"====================@@@@@@@@@===========",    // M 16384-24575, N 4-5
-			"777==>777=========@@@@77777@@77777777777",    // M 16384-24575, N 6-7
-			"7777778887777777777777777777777777777777",    // M 16384-24575, N 8-11
-			"7777788888777777777777777777777777777777",    // M 16384-24575, N 12-15
-			"7777788888788777777777777777777777777777",    // M 16384-24575, N 16-23
-			"7778888888888888XVVVVVV::OOOOO77::::::::",    // M 16384-24575, N 24-31
-			"5778888888888888VVVVVVVVVVVVVV::::::::::",    // M 16384-24575, N 32-47
-			"578888888855558XVVYYYVVVVVVVVV::::::::::",    // M 16384-24575, N 48-63
-			"778888888255550YVYYYYVVVVOOOOO::::::::::",    // M 16384-24575, N 64-95
-			"57888888V35555YYVYYYYYVVVV____0000000:::",    // M 16384-24575, N 96-127
-			"7788888888::::0XVVc00:::::::::c000000000",    // M 16384-24575, N 128-191
-			"5778888;;:::::0Yc0000000::::::cccccccc00",    // M 16384-24575, N 192-255
-			"77778:::::::000cc000cccc0:::::cccccccccc",    // M 16384-24575, N 256-383
-			"5527:::::::XXXc0000c0cLc00::::000ccccccc",    // M 16384-24575, N 384-511
-			"555::::::::XXXc0::0c0cLc00::::00000ccccc",    // M 16384-24575, N 512-767
-			"55:::::::::;;000::0ccccc00::::000000cccc",    // M 16384-24575, N 768-1023
-			"5::::::::::::::::::000000:::::000000cccc",    // M 16384-24575, N 1024-1535
-			"::::::::::::::::::::::::::::::0000000ccc",    // M 16384-24575, N 1536-2047
-			"::::::::::::::::::::::::::::::MM00000ccc",    // M 16384-24575, N 2048-3071
-			":::::::::::::::::::::::000::::MMM0000ccc",    // M 16384-24575, N 3072-4095
-			"::::::::::::::::::::::00000:::MMM0000ccc",    // M 16384-24575, N 4096-6143
-			":::::::::;;::::::::::00cc00:::M000000ccc",    // M 16384-24575, N 6144-8191
-			":::::::::<<::::::::::066c00:::M000000ccc",    // M 16384-24575, N 8192-12287
-			":::::::::;::::::::::::06000:::MM0000cccc",    // M 16384-24575, N 12288-16383
-			":::::::::::::::::::::::000::::M0000ccccc",    // M 16384-24575, N 16384-24575
-			":::::::::::::::::::::::::::::::000cccccc",    // M 16384-24575, N 24576-32767
-			"::::::::::::::::::::::::::::::::00cccccc",    // M 16384-24575, N 32768-49151
-			":::::::::::::::::::::::::::::::::0cccccc",    // M 16384-24575, N 49152-65535
-			"::::::::::::::::::::::::::::::::::cccccc",    // M 16384-24575, N 65536-98303
-			":::::::::::::::::::::::::::::::::::ccccc",    // M 16384-24575, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::ccc6",    // M 16384-24575, N 131072-196607
-			":::::::::::::::::::::::::::::::::::::c66",    // M 16384-24575, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::66",    // M 16384-24575, N >= 262144
-			"======================@@@@@=============",    // M 24576-32767, N <= 1
-			"4444444444444444444444444444444444444444",    // M 24576-32767, N (none)
-			"=====================@@@@@@@============",    // M 24576-32767, N 2
-			"====================@@@@@@@@@===========",    // M 24576-32767, N 3
-			"=================@@@@@@@@@@@@===========",    // M 24576-32767, N 4-5
-			"777==>>>========@@@@@@@@@@@@@77777777777",    // M 24576-32767, N 6-7
-			"7777777777777777777777777777777777777777",    // M 24576-32767, N 8-11
-			"7777778887777777777777777777777777777777",    // M 24576-32767, N 12-15
-			"7777778887788777777777777777777777777777",    // M 24576-32767, N 16-23
-			"777788888888888XVVVVVVVOOOOOOOO:::::::::",    // M 24576-32767, N 24-31
-			"577888888888888VVVVVVVVVVVVVVVV:::::::::",    // M 24576-32767, N 32-47
-			"577888888Y8888YVVVVYYVVVVVVVVVV:::::::::",    // M 24576-32767, N 48-63
-			"77888888VY8558YYYYYYYYVVVOOOOOO:::::::::",    // M 24576-32767, N 64-95
-			"5788888VVV5550YYYYYYYYVVVV_____000000:::",    // M 24576-32767, N 96-127
-			"7778888VV:::::0YYYYV0::::::::::000000000",    // M 24576-32767, N 128-191
-			"57788::VV:::::0YY0V000000::::::000000000",    // M 24576-32767, N 192-255
-			"7777:::::::0000Yf000ccc00::::::0000c0000",    // M 24576-32767, N 256-383
-			"555::::::::WXWX0000cLLL000:::::00cccccc0",    // M 24576-32767, N 384-511
-			"55:::::::::WXWe0000cLLL000:::::000cccccc",    // M 24576-32767, N 512-767
-			"5:::::::::::0V00::0ccccc00:::::0000ccccc",    // M 24576-32767, N 768-1023
-			":::::::::::::::::::000000::::::00000cccc",    // M 24576-32767, N 1024-1535
-			"::::::::::::::::::::::0::::::::000000ccc",    // M 24576-32767, N 1536-2047
-			":::::::::::::::::::::::::::::::000000ccc",    // M 24576-32767, N 2048-3071
-			":::::::::::::::::::::::::::::::000000ccc",    // M 24576-32767, N 3072-4095
-			"::::::::::::::::::::::::0::::::000000ccc",    // M 24576-32767, N 4096-6143
-			":::::::::::::::::::::::000:::::000000ccc",    // M 24576-32767, N 6144-8191
-			":::::::::::::::::::::::000:::::00000cccc",    // M 24576-32767, N 8192-12287
-			":::::::::::::::::::::::00::::::00000cccc",    // M 24576-32767, N 12288-16383
-			":::::::::::::::::::::::::::::::0000ccccc",    // M 24576-32767, N 16384-24575
-			":::::::::::::::::::::::::::::::0000ccccc",    // M 24576-32767, N 24576-32767
-			"::::::::::::::::::::::::::::::::00cccccc",    // M 24576-32767, N 32768-49151
-			":::::::::::::::::::::::::::::::::0cccccc",    // M 24576-32767, N 49152-65535
-			"::::::::::::::::::::::::::::::::::cccccc",    // M 24576-32767, N 65536-98303
-			":::::::::::::::::::::::::::::::::::ccccc",    // M 24576-32767, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::cc66",    // M 24576-32767, N 131072-196607
-			":::::::::::::::::::::::::::::::::::::c66",    // M 24576-32767, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::66",    // M 24576-32767, N >= 262144
-			"========================================",    // M 32768-49151, N <= 1
-			"4444444444444444444444444444444444444444",    // M 32768-49151, N (none)
-			"=====================@@@@@@=============",    // M 32768-49151, N 2
-			"==================@@=@@@@@@@============",    // M 32768-49151, N 3
-			"================@@@@@@@@@@@@============",    // M 32768-49151, N 4-5
-			"7777===========@@@7@@@@@@@@@777777777777",    // M 32768-49151, N 6-7
-			"7777777777777777777777777777777777777777",    // M 32768-49151, N 8-11
-			"7777777777777777777777777777777777777777",    // M 32768-49151, N 12-15
-			"7777777777777777777777777777777777777777",    // M 32768-49151, N 16-23
-			"77778888888888QVV:88:VVVOOOOOOOO::::::::",    // M 32768-49151, N 24-31
-			"557888888Y8888XVVVVVVVVVVVVVVVVV::::::::",    // M 32768-49151, N 32-47
-			"55788888YYY888VVVVVVVVVVVVVVVVVV::::::::",    // M 32768-49151, N 48-63
-			"7778888XYYY88YVVVVVYYYVVOOOOOOOO::::::::",    // M 32768-49151, N 64-95
-			"577888VVVYYYYYYYYYYYYYYVVV______00000:::",    // M 32768-49151, N 96-127
-			"77778:8:::::::0XVVVV0:::::::::::00000000",    // M 32768-49151, N 128-191
-			"5577::::::::::0VV0000000::::::::00000000",    // M 32768-49151, N 192-255
-			"777::::::::::00VV00000000:::::::00000000",    // M 32768-49151, N 256-383
-			"55:::::::::XXXV00000c00000::::::00000000",    // M 32768-49151, N 384-511
-			"5::::::::::XXXV0::00cc0000::::::00000000",    // M 32768-49151, N 512-767
-			":::::::::::::000::00000000::::::000ccccc",    // M 32768-49151, N 768-1023
-			":::::::::::::::::::000000:::::::0000cccc",    // M 32768-49151, N 1024-1535
-			"::::::::::::::::::::::::::::::::0000cccc",    // M 32768-49151, N 1536-2047
-			"::::::::::::::::::::::::::::::::0000cccc",    // M 32768-49151, N 2048-3071
-			"::::::::::::::::::::::::::::::::0000cccc",    // M 32768-49151, N 3072-4095
-			"::::::::::::::::::::::::::::::::0000cccc",    // M 32768-49151, N 4096-6143
-			"::::::::::::::::::::::::::::::::0000cccc",    // M 32768-49151, N 6144-8191
-			"::::::::::::::::::::::::::::::::0000cccc",    // M 32768-49151, N 8192-12287
-			"::::::::::::::::::::::::::::::::000ccccc",    // M 32768-49151, N 12288-16383
-			"::::::::::::::::::::::::::::::::000ccccc",    // M 32768-49151, N 16384-24575
-			"::::::::::::::::::::::::::::::::000ccccc",    // M 32768-49151, N 24576-32767
-			"::::::::::::::::::::::::::::::::00cccccc",    // M 32768-49151, N 32768-49151
-			":::::::::::::::::::::::::::::::::0cccccc",    // M 32768-49151, N 49152-65535
-			"::::::::::::::::::::::::::::::::::cccccc",    // M 32768-49151, N 65536-98303
-			":::::::::::::::::::::::::::::::::::cccc6",    // M 32768-49151, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::cc66",    // M 32768-49151, N 131072-196607
-			":::::::::::::::::::::::::::::::::::::c66",    // M 32768-49151, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::66",    // M 32768-49151, N >= 262144
-			"========================================",    // M 49152-65535, N <= 1
-			"4444444444444444444444444444444444444444",    // M 49152-65535, N (none)
-			"=======================@@===============",    // M 49152-65535, N 2
-			"=================@@@@=@@@@==============",    // M 49152-65535, N 3
-			"===============@@@@@@@@@@@==============",    // M 49152-65535, N 4-5
-			"77777==========@@@7@@@@@@@77777777777777",    // M 49152-65535, N 6-7
-			"7777777777777777777777777777777777777777",    // M 49152-65535, N 8-11
-			"7777777777777777788777777777777777777777",    // M 49152-65535, N 12-15
-			"7777777778887777788777777777777777777777",    // M 49152-65535, N 16-23
-			"777788888QNNNQXVV8888:VVOOOOOOOOO:::::::",    // M 49152-65535, N 24-31
-			"55788888YYQNQXXVVVVVVVVVVVVVVVVVV:::::::",    // M 49152-65535, N 32-47
-			"5578888YYYYYXXVVVVVVVVVVVVVVVVVVV:::::::",    // M 49152-65535, N 48-63
-			"777888XVYYYYYXVVVVVVVVYVVOOOOOOOO:::::::",    // M 49152-65535, N 64-95
-			"55788XXXYYYYYYYVVVVYYYYYVV_______000::::",    // M 49152-65535, N 96-127
-			"777888:::::::XX000V0V00::::::::::0000000",    // M 49152-65535, N 128-191
-			"557:::::::::::000VVVVV0::::::::::0000000",    // M 49152-65535, N 192-255
-			"77:::::::::::::00VVVV0000::::::::0000000",    // M 49152-65535, N 256-383
-			"5:::::::::::::0::00000000::::::::0000000",    // M 49152-65535, N 384-511
-			"::::::::::::::0:::0000000::::::::0000000",    // M 49152-65535, N 512-767
-			":::::::::::::::::::000000::::::::0000000",    // M 49152-65535, N 768-1023
-			"::::::::::::::::::::0000:::::::::0000000",    // M 49152-65535, N 1024-1535
-			":::::::::::::::::::::::::::::::::0000c00",    // M 49152-65535, N 1536-2047
-			":::::::::::::::::::::::::::::::::0000cc0",    // M 49152-65535, N 2048-3071
-			":::::::::::::::::::::::::::::::::000cccc",    // M 49152-65535, N 3072-4095
-			":::::::::::::::::::::::::::::::::000cccc",    // M 49152-65535, N 4096-6143
-			":::::::::::::::::::::::::::::::::000cccc",    // M 49152-65535, N 6144-8191
-			":::::::::::::::::::::::::::::::::00ccccc",    // M 49152-65535, N 8192-12287
-			":::::::::::::::::::::::::::::::::00ccccc",    // M 49152-65535, N 12288-16383
-			":::::::::::::::::::::::::::::::::00ccccc",    // M 49152-65535, N 16384-24575
-			":::::::::::::::::::::::::::::::::00ccccc",    // M 49152-65535, N 24576-32767
-			":::::::::::::::::::::::::::::::::0cccccc",    // M 49152-65535, N 32768-49151
-			":::::::::::::::::::::::::::::::::0ccccc0",    // M 49152-65535, N 49152-65535
-			"::::::::::::::::::::::::::::::::::ccccc0",    // M 49152-65535, N 65536-98303
-			":::::::::::::::::::::::::::::::::::cccc6",    // M 49152-65535, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::cc66",    // M 49152-65535, N 131072-196607
-			":::::::::::::::::::::::::::::::::::::666",    // M 49152-65535, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::66",    // M 49152-65535, N >= 262144
-			"========================================",    // M 65536-98303, N <= 1
-			"4444444444444444444444444444444444444444",    // M 65536-98303, N (none)
-			"========================================",    // M 65536-98303, N 2
-			"================@@@@@===================",    // M 65536-98303, N 3
-			"===============@@@@@@@@=================",    // M 65536-98303, N 4-5
-			"77777=========@@@@@@@@@77777777777777777",    // M 65536-98303, N 6-7
-			"7777777777777777777777777777777777777777",    // M 65536-98303, N 8-11
-			"7777777778887777788777777777777777777777",    // M 65536-98303, N 12-15
-			"7777777788888777788777777777777777777777",    // M 65536-98303, N 16-23
-			"77778888WNNNNQXVV:888:VVOOOOOOOOOO::::::",    // M 65536-98303, N 24-31
-			"5578888YYYQNNXXVVVVVVVVVVVVVVVVVVV::::::",    // M 65536-98303, N 32-47
-			"557888YYYYRRXXXVVVVVVVVVVVVVVVVVVV::::::",    // M 65536-98303, N 48-63
-			"77788XXYYYRRYXXVVVVVVVVYVOOOOOOOOO::::::",    // M 65536-98303, N 64-95
-			"5578XXXXYYRYYYYVVVVVXWXXYV________00::::",    // M 65536-98303, N 96-127
-			"777:8811::::YYYXVXYVXV0:::::::::::000000",    // M 65536-98303, N 128-191
-			"55:::8:X:XXX:XXVVYMXMXV0::::::::::000000",    // M 65536-98303, N 192-255
-			"7::::::::XXX::::VYMMMX00::::::::::000000",    // M 65536-98303, N 256-383
-			":::::::::XX:::::0VVVVV00::::::::::000000",    // M 65536-98303, N 384-511
-			":::::::::::::::::0000000::::::::::000000",    // M 65536-98303, N 512-767
-			"::::::::::::::::::::::0:::::::::::000000",    // M 65536-98303, N 768-1023
-			"::::::::::::::::::::::::::::::::::000000",    // M 65536-98303, N 1024-1535
-			"::::::::::::::::::::::::::::::::::000000",    // M 65536-98303, N 1536-2047
-			"::::::::::::::::::::::::::::::::::000000",    // M 65536-98303, N 2048-3071
-			"::::::::::::::::::::::::::::::::::000000",    // M 65536-98303, N 3072-4095
-			"::::::::::::::::::::::::::::::::::000000",    // M 65536-98303, N 4096-6143
-			"::::::::::::::::::::::::::::::::::000000",    // M 65536-98303, N 6144-8191
-			"::::::::::::::::::::::::::::::::::000000",    // M 65536-98303, N 8192-12287
-			"::::::::::::::::::::::::::::::::::000000",    // M 65536-98303, N 12288-16383
-			"::::::::::::::::::::::::::::::::::000000",    // M 65536-98303, N 16384-24575
-			"::::::::::::::::::::::::::::::::::000000",    // M 65536-98303, N 24576-32767
-			"::::::::::::::::::::::::::::::::::0cc000",    // M 65536-98303, N 32768-49151
-			"::::::::::::::::::::::::::::::::::0cc000",    // M 65536-98303, N 49152-65535
-			"::::::::::::::::::::::::::::::::::ccc000",    // M 65536-98303, N 65536-98303
-			":::::::::::::::::::::::::::::::::::cc000",    // M 65536-98303, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::c006",    // M 65536-98303, N 131072-196607
-			":::::::::::::::::::::::::::::::::::::066",    // M 65536-98303, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::66",    // M 65536-98303, N >= 262144
-			"========================================",    // M 98304-131071, N <= 1
-			"4444444444444444444444444444444444444444",    // M 98304-131071, N (none)
-			"========================================",    // M 98304-131071, N 2
-			"================@@@@@===================",    // M 98304-131071, N 3
-			"===============@@@@@@@==================",    // M 98304-131071, N 4-5
-			"7777==========@@@@@@@@@77777777777777777",    // M 98304-131071, N 6-7
-			"7777777777777777777777777777777777777777",    // M 98304-131071, N 8-11
-			"7777777778887777777777777777777777777777",    // M 98304-131071, N 12-15
-			"7777777888878777777777777777777777777777",    // M 98304-131071, N 16-23
-			"7777888QQNNNNQXXV:::::VOOOOOOOOOOOO:::::",    // M 98304-131071, N 24-31
-			"557788QVYYQNNXXXXXVVVVVVVVVVVVVVVVV:::::",    // M 98304-131071, N 32-47
-			"55778VVYYRRYXXXXXXVVVVVYVVVVVVVVVVV:::::",    // M 98304-131071, N 48-63
-			"7778VXXYYRRRYXXXXXVVVVYYYOOOOOOOOOO:::::",    // M 98304-131071, N 64-95
-			"557XX1XXYRRYYYYVVXVYMMMYYV_________0::::",    // M 98304-131071, N 96-127
-			"77::8711XXX:YYYYVYYYXVV::::::::::::0000:",    // M 98304-131071, N 128-191
-			"5:::88:XX:WY:YYVXYMMLMV0:::::::::::00000",    // M 98304-131071, N 192-255
-			"::::::::X:WX::::XMMMLMV0:::::::::::00000",    // M 98304-131071, N 256-383
-			":::::::::XX:::::VXXVXV00:::::::::::00000",    // M 98304-131071, N 384-511
-			":::::::::::::::::000000::::::::::::00000",    // M 98304-131071, N 512-767
-			"::::::::::::::::::::0::::::::::::::00000",    // M 98304-131071, N 768-1023
-			":::::::::::::::::::::::::::::::::::00000",    // M 98304-131071, N 1024-1535
-			":::::::::::::::::::::::::::::::::::00000",    // M 98304-131071, N 1536-2047
-			":::::::::::::::::::::::::::::::::::00000",    // M 98304-131071, N 2048-3071
-			":::::::::::::::::::::::::::::::::::00000",    // M 98304-131071, N 3072-4095
-			":::::::::::::::::::::::::::::::::::00000",    // M 98304-131071, N 4096-6143
-			":::::::::::::::::::::::::::::::::::00000",    // M 98304-131071, N 6144-8191
-			":::::::::::::::::::::::::::::::::::00000",    // M 98304-131071, N 8192-12287
-			":::::::::::::::::::::::::::::::::::00000",    // M 98304-131071, N 12288-16383
-			":::::::::::::::::::::::::::::::::::00000",    // M 98304-131071, N 16384-24575
-			":::::::::::::::::::::::::::::::::::00000",    // M 98304-131071, N 24576-32767
-			":::::::::::::::::::::::::::::::::::00000",    // M 98304-131071, N 32768-49151
-			":::::::::::::::::::::::::::::::::::00000",    // M 98304-131071, N 49152-65535
-			":::::::::::::::::::::::::::::::::::00000",    // M 98304-131071, N 65536-98303
-			":::::::::::::::::::::::::::::::::::00000",    // M 98304-131071, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::0000",    // M 98304-131071, N 131072-196607
-			":::::::::::::::::::::::::::::::::::::000",    // M 98304-131071, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::66",    // M 98304-131071, N >= 262144
-			"========================================",    // M 131072-196607, N <= 1
-			"4444444444444444444444444444444444444444",    // M 131072-196607, N (none)
-			"========================================",    // M 131072-196607, N 2
-			"================@@@@====================",    // M 131072-196607, N 3
-			"===============@@@@@@@==================",    // M 131072-196607, N 4-5
-			"777===77======@@@@@@@@@77777777777777777",    // M 131072-196607, N 6-7
-			"7777777777777777777777777777777777777777",    // M 131072-196607, N 8-11
-			"7777778888887777777777777777777777777777",    // M 131072-196607, N 12-15
-			"7777788888888777777777777777777777777777",    // M 131072-196607, N 16-23
-			"777788QQQNNNN1XXXXVVVVVOOOOOOOOOOOOO::::",    // M 131072-196607, N 24-31
-			"55788QQQQQQN1XXXXXVVVYYVVVVVVVVVVVVV::::",    // M 131072-196607, N 32-47
-			"5788QQQQORYY1XXXXXVVYYYYVVVVVVVVVVVV::::",    // M 131072-196607, N 48-63
-			"778OOOOOYRYY1YXXXXVYYYYYYOOOOOOOOOOO::::",    // M 131072-196607, N 64-95
-			"57OOOOOOYRY1YYYYXYYYMMMMYY__________::::",    // M 131072-196607, N 96-127
-			"7:::88QQ:::::YYX1XXVXV0:::::::::::::00::",    // M 131072-196607, N 128-191
-			"::::787::XX::XX1VYYYYXV0::::::::::::0000",    // M 131072-196607, N 192-255
-			":::::::::XX:::::VYYYXXV0::::::::::::0000",    // M 131072-196607, N 256-383
-			"::::::::::::::::VVVVVV0:::::::::::::0000",    // M 131072-196607, N 384-511
-			":::::::::::::::::000000:::::::::::::0000",    // M 131072-196607, N 512-767
-			"::::::::::::::::::::::::::::::::::::0000",    // M 131072-196607, N 768-1023
-			"::::::::::::::::::::::::::::::::::::0000",    // M 131072-196607, N 1024-1535
-			"::::::::::::::::::::::::::::::::::::0000",    // M 131072-196607, N 1536-2047
-			"::::::::::::::::::::::::::::::::::::0000",    // M 131072-196607, N 2048-3071
-			"::::::::::::::::::::::::::::::::::::0000",    // M 131072-196607, N 3072-4095
-			"::::::::::::::::::::::::::::::::::::0000",    // M 131072-196607, N 4096-6143
-			"::::::::::::::::::::::::::::::::::::0000",    // M 131072-196607, N 6144-8191
-			"::::::::::::::::::::::::::::::::::::0000",    // M 131072-196607, N 8192-12287
-			"::::::::::::::::::::::::::::::::::::0000",    // M 131072-196607, N 12288-16383
-			"::::::::::::::::::::::::::::::::::::0000",    // M 131072-196607, N 16384-24575
-			"::::::::::::::::::::::::::::::::::::0000",    // M 131072-196607, N 24576-32767
-			"::::::::::::::::::::::::::::::::::::0000",    // M 131072-196607, N 32768-49151
-			"::::::::::::::::::::::::::::::::::::0000",    // M 131072-196607, N 49152-65535
-			"::::::::::::::::::::::::::::::::::::0000",    // M 131072-196607, N 65536-98303
-			"::::::::::::::::::::::::::::::::::::0000",    // M 131072-196607, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::0000",    // M 131072-196607, N 131072-196607
-			":::::::::::::::::::::::::::::::::::::000",    // M 131072-196607, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::00",    // M 131072-196607, N >= 262144
-			"========================================",    // M 196608-262143, N <= 1
-			"4444444444444444444444444444444444444444",    // M 196608-262143, N (none)
-			"========================================",    // M 196608-262143, N 2
-			"========================================",    // M 196608-262143, N 3
-			"===============@@@@@@===================",    // M 196608-262143, N 4-5
-			"77==>77777=====@@@@@@@777777777777777777",    // M 196608-262143, N 6-7
-			"7777778888777777777777777777777777777777",    // M 196608-262143, N 8-11
-			"7777788888777777777777777777777777777777",    // M 196608-262143, N 12-15
-			"7777788888887777777777777777777777777777",    // M 196608-262143, N 16-23
-			"77788QPPQQQ11111XXYYYYOOOOOOOOOOOOOOO:::",    // M 196608-262143, N 24-31
-			"5788QPPPQQ:11111XYYYYYYVVVVVVVVVVVVVV:::",    // M 196608-262143, N 32-47
-			"578OOPPPPQ11111YXYYYYYYYVVVVVVVVVVVVV:::",    // M 196608-262143, N 48-63
-			"77OOOOOPQY11111XYYMMMMYYYOOOOOOOOOOOO:::",    // M 196608-262143, N 64-95
-			"5OOOOOOOOY11111MMMMMMMMMM____________:::",    // M 196608-262143, N 96-127
-			":::78777:::::::YYYYXVV:::::::::::::::0::",    // M 196608-262143, N 128-191
-			"::::777::::::::XXVVVVV0::::::::::::::000",    // M 196608-262143, N 192-255
-			":::::::::::::::::VVVVV0::::::::::::::000",    // M 196608-262143, N 256-383
-			":::::::::::::::::VVVV00::::::::::::::000",    // M 196608-262143, N 384-511
-			"::::::::::::::::::::00:::::::::::::::000",    // M 196608-262143, N 512-767
-			":::::::::::::::::::::::::::::::::::::000",    // M 196608-262143, N 768-1023
-			":::::::::::::::::::::::::::::::::::::000",    // M 196608-262143, N 1024-1535
-			":::::::::::::::::::::::::::::::::::::000",    // M 196608-262143, N 1536-2047
-			":::::::::::::::::::::::::::::::::::::000",    // M 196608-262143, N 2048-3071
-			":::::::::::::::::::::::::::::::::::::000",    // M 196608-262143, N 3072-4095
-			":::::::::::::::::::::::::::::::::::::000",    // M 196608-262143, N 4096-6143
-			":::::::::::::::::::::::::::::::::::::000",    // M 196608-262143, N 6144-8191
-			":::::::::::::::::::::::::::::::::::::000",    // M 196608-262143, N 8192-12287
-			":::::::::::::::::::::::::::::::::::::000",    // M 196608-262143, N 12288-16383
-			":::::::::::::::::::::::::::::::::::::000",    // M 196608-262143, N 16384-24575
-			":::::::::::::::::::::::::::::::::::::000",    // M 196608-262143, N 24576-32767
-			":::::::::::::::::::::::::::::::::::::000",    // M 196608-262143, N 32768-49151
-			":::::::::::::::::::::::::::::::::::::000",    // M 196608-262143, N 49152-65535
-			":::::::::::::::::::::::::::::::::::::000",    // M 196608-262143, N 65536-98303
-			":::::::::::::::::::::::::::::::::::::000",    // M 196608-262143, N 98304-131071
-			":::::::::::::::::::::::::::::::::::::000",    // M 196608-262143, N 131072-196607
-			":::::::::::::::::::::::::::::::::::::000",    // M 196608-262143, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::00",    // M 196608-262143, N >= 262144
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",    // M 262144-393215, N <= 1
-			"4444444444444444444444444444444444444444",    // M 262144-393215, N (none)
-			"AAABBBBBAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",    // M 262144-393215, N 2
-			"AABBBBBBBAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",    // M 262144-393215, N 3
-			"7777777777AAA7777AA777777777777777777777",    // M 262144-393215, N 4-5
-			"7777788887777777777777777777777777777777",    // M 262144-393215, N 6-7
-			"7777788888777777777777777777777777777777",    // M 262144-393215, N 8-11
-			"7777788888877777777777777777777777777777",    // M 262144-393215, N 12-15
-			"7777888888877777777777777777777777777777",    // M 262144-393215, N 16-23
-			"7778PPPPPQ71111111YYYYOOOOOOOOOOOOOOOO::",    // M 262144-393215, N 24-31
-			"578PPPPPPQ1111111YYYYYYVVVVVVVVVVVVVVV::",    // M 262144-393215, N 32-47
-			"57OOOOPPQQ111111YMMMMMMYVVVVVVVVVVVVVV::",    // M 262144-393215, N 48-63
-			"7OOOOOOOQ<11111XMMMMMMMMOOOOOOOOOOOOOO::",    // M 262144-393215, N 64-95
-			"_OOOOOOOO111111MMMMMMMMMM_____________::",    // M 262144-393215, N 96-127
-			"::787777::::::11YYMYV:::::::::::::::::::",    // M 262144-393215, N 128-191
-			":::7877:::::::XYYYYYV:::::::::::::::::0:",    // M 262144-393215, N 192-255
-			":::::::::::::::VVVVV::::::::::::::::::00",    // M 262144-393215, N 256-383
-			"::::::::::::::::::::::::::::::::::::::00",    // M 262144-393215, N 384-511
-			"::::::::::::::::::::::::::::::::::::::00",    // M 262144-393215, N 512-767
-			"::::::::::::::::::::::::::::::::::::::00",    // M 262144-393215, N 768-1023
-			"::::::::::::::::::::::::::::::::::::::00",    // M 262144-393215, N 1024-1535
-			"::::::::::::::::::::::::::::::::::::::00",    // M 262144-393215, N 1536-2047
-			"::::::::::::::::::::::::::::::::::::::00",    // M 262144-393215, N 2048-3071
-			"::::::::::::::::::::::::::::::::::::::00",    // M 262144-393215, N 3072-4095
-			"::::::::::::::::::::::::::::::::::::::00",    // M 262144-393215, N 4096-6143
-			"::::::::::::::::::::::::::::::::::::::00",    // M 262144-393215, N 6144-8191
-			"::::::::::::::::::::::::::::::::::::::00",    // M 262144-393215, N 8192-12287
-			"::::::::::::::::::::::::::::::::::::::00",    // M 262144-393215, N 12288-16383
-			"::::::::::::::::::::::::::::::::::::::00",    // M 262144-393215, N 16384-24575
-			"::::::::::::::::::::::::::::::::::::::00",    // M 262144-393215, N 24576-32767
-			"::::::::::::::::::::::::::::::::::::::00",    // M 262144-393215, N 32768-49151
-			"::::::::::::::::::::::::::::::::::::::00",    // M 262144-393215, N 49152-65535
-			"::::::::::::::::::::::::::::::::::::::00",    // M 262144-393215, N 65536-98303
-			"::::::::::::::::::::::::::::::::::::::00",    // M 262144-393215, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::::00",    // M 262144-393215, N 131072-196607
-			"::::::::::::::::::::::::::::::::::::::00",    // M 262144-393215, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::00",    // M 262144-393215, N >= 262144
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",    // M 393216-524287, N <= 1
-			"4444444444444444444444444444444444444444",    // M 393216-524287, N (none)
-			"AABBBBBBAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",    // M 393216-524287, N 2
-			"AABB777BBAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",    // M 393216-524287, N 3
-			"77778887777AA777777777777777777777777777",    // M 393216-524287, N 4-5
-			"7778888887777777777777777777777777777777",    // M 393216-524287, N 6-7
-			"7778888888777777777777777777777777777777",    // M 393216-524287, N 8-11
-			"7777888888877777777777777777777777777777",    // M 393216-524287, N 12-15
-			"7777888888877777777777777777777777777777",    // M 393216-524287, N 16-23
-			"777PPPPPPQ71111111YYYYOOOOOOOOOOOOOOOOO:",    // M 393216-524287, N 24-31
-			"57PPPPPPQQ1111111YMMMMYVVVVVVVVVVVVVVVV:",    // M 393216-524287, N 32-47
-			"5PPOOOPPQQ111111YMMMMMMYVVVVVVVVVVVVVVV:",    // M 393216-524287, N 48-63
-			"OOOOOOOOQ<11111XMMMMMMMMOOOOOOOOOOOOOOO:",    // M 393216-524287, N 64-95
-			"_OOOOOOOO111111MMMMMMMMM_______________:",    // M 393216-524287, N 96-127
-			"::787Q77::::::11MMMYX:::::::::::::::::::",    // M 393216-524287, N 128-191
-			":::7777:::::::Y11YYYV:::::::::::::::::::",    // M 393216-524287, N 192-255
-			":::::::::::::::VXVVV:::::::::::::::::::0",    // M 393216-524287, N 256-383
-			":::::::::::::::::::::::::::::::::::::::0",    // M 393216-524287, N 384-511
-			":::::::::::::::::::::::::::::::::::::::0",    // M 393216-524287, N 512-767
-			":::::::::::::::::::::::::::::::::::::::0",    // M 393216-524287, N 768-1023
-			":::::::::::::::::::::::::::::::::::::::0",    // M 393216-524287, N 1024-1535
-			":::::::::::::::::::::::::::::::::::::::0",    // M 393216-524287, N 1536-2047
-			":::::::::::::::::::::::::::::::::::::::0",    // M 393216-524287, N 2048-3071
-			":::::::::::::::::::::::::::::::::::::::0",    // M 393216-524287, N 3072-4095
-			":::::::::::::::::::::::::::::::::::::::0",    // M 393216-524287, N 4096-6143
-			":::::::::::::::::::::::::::::::::::::::0",    // M 393216-524287, N 6144-8191
-			":::::::::::::::::::::::::::::::::::::::0",    // M 393216-524287, N 8192-12287
-			":::::::::::::::::::::::::::::::::::::::0",    // M 393216-524287, N 12288-16383
-			":::::::::::::::::::::::::::::::::::::::0",    // M 393216-524287, N 16384-24575
-			":::::::::::::::::::::::::::::::::::::::0",    // M 393216-524287, N 24576-32767
-			":::::::::::::::::::::::::::::::::::::::0",    // M 393216-524287, N 32768-49151
-			":::::::::::::::::::::::::::::::::::::::0",    // M 393216-524287, N 49152-65535
-			":::::::::::::::::::::::::::::::::::::::0",    // M 393216-524287, N 65536-98303
-			":::::::::::::::::::::::::::::::::::::::0",    // M 393216-524287, N 98304-131071
-			":::::::::::::::::::::::::::::::::::::::0",    // M 393216-524287, N 131072-196607
-			":::::::::::::::::::::::::::::::::::::::0",    // M 393216-524287, N 196608-262143
-			":::::::::::::::::::::::::::::::::::::::0",    // M 393216-524287, N >= 262144
-			"7777777777777777777777777777777777777777",    // M 524288-786431, N <= 1
-			"4444444444444444444444444444444444444444",    // M 524288-786431, N (none)
-			"7777777777777777777777777777777777777777",    // M 524288-786431, N 2
-			"7777888777777777777777777777777777777777",    // M 524288-786431, N 3
-			"7778888877777777777777777777777777777777",    // M 524288-786431, N 4-5
-			"7778878887777777777777777777777777777777",    // M 524288-786431, N 6-7
-			"7778888888777777777777777777777777777777",    // M 524288-786431, N 8-11
-			"7778888888877777777777777777777777777777",    // M 524288-786431, N 12-15
-			"7777888888877777777777777777777777777777",    // M 524288-786431, N 16-23
-			"77PPPPPPPQ71111111YYYYOOOOOOOOOOOOOOOOOO",    // M 524288-786431, N 24-31
-			"5PPPPPPPQQ1111111YMMMMYVVVVVVVVVVVVVVVVV",    // M 524288-786431, N 32-47
-			"VPPOOPPPQQ111111YMMMMMMMVVVVVVVVVVVVVVVV",    // M 524288-786431, N 48-63
-			"OOOOOOOOQ<11111YMMMMMMMMOOOOOOOOOOOOOOOO",    // M 524288-786431, N 64-95
-			"_OOOOOOOQ<11111MMMMMMMMM________________",    // M 524288-786431, N 96-127
-			"::777777::::::1111YYV:::::::::::::::::::",    // M 524288-786431, N 128-191
-			":::7777::::::::11YYYV:::::::::::::::::::",    // M 524288-786431, N 192-255
-			"::::::::::::::::VVVV::::::::::::::::::::",    // M 524288-786431, N 256-383
-			"::::::::::::::::::::::::::::::::::::::::",    // M 524288-786431, N 384-511
-			"::::::::::::::::::::::::::::::::::::::::",    // M 524288-786431, N 512-767
-			"::::::::::::::::::::::::::::::::::::::::",    // M 524288-786431, N 768-1023
-			"::::::::::::::::::::::::::::::::::::::::",    // M 524288-786431, N 1024-1535
-			"::::::::::::::::::::::::::::::::::::::::",    // M 524288-786431, N 1536-2047
-			"::::::::::::::::::::::::::::::::::::::::",    // M 524288-786431, N 2048-3071
-			"::::::::::::::::::::::::::::::::::::::::",    // M 524288-786431, N 3072-4095
-			"::::::::::::::::::::::::::::::::::::::::",    // M 524288-786431, N 4096-6143
-			"::::::::::::::::::::::::::::::::::::::::",    // M 524288-786431, N 6144-8191
-			"::::::::::::::::::::::::::::::::::::::::",    // M 524288-786431, N 8192-12287
-			"::::::::::::::::::::::::::::::::::::::::",    // M 524288-786431, N 12288-16383
-			"::::::::::::::::::::::::::::::::::::::::",    // M 524288-786431, N 16384-24575
-			"::::::::::::::::::::::::::::::::::::::::",    // M 524288-786431, N 24576-32767
-			"::::::::::::::::::::::::::::::::::::::::",    // M 524288-786431, N 32768-49151
-			"::::::::::::::::::::::::::::::::::::::::",    // M 524288-786431, N 49152-65535
-			"::::::::::::::::::::::::::::::::::::::::",    // M 524288-786431, N 65536-98303
-			"::::::::::::::::::::::::::::::::::::::::",    // M 524288-786431, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::::::",    // M 524288-786431, N 131072-196607
-			"::::::::::::::::::::::::::::::::::::::::",    // M 524288-786431, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::::",    // M 524288-786431, N >= 262144
-			"7777777777777777777777777777777777777777",    // M 786432-1048575, N <= 1
-			"4444444444444444444444444444444444444444",    // M 786432-1048575, N (none)
-			"7777777777777777777777777777777777777777",    // M 786432-1048575, N 2
-			"7777888777777777777777777777777777777777",    // M 786432-1048575, N 3
-			"7778877887777777777777777777777777777777",    // M 786432-1048575, N 4-5
-			"7788777887777777777777777777777777777777",    // M 786432-1048575, N 6-7
-			"7788777887777777777777777777777777777777",    // M 786432-1048575, N 8-11
-			"7778888888777777777777777777777777777777",    // M 786432-1048575, N 12-15
-			"7778888888777777777777777777777777777777",    // M 786432-1048575, N 16-23
-			"7QPPPPPPQQ711111111YYYOOOOOOOOOOOOOOOOOO",    // M 786432-1048575, N 24-31
-			"VPPPPPPPQQ:1111111YMMMYVVVVVVVVVVVVVVVVV",    // M 786432-1048575, N 32-47
-			"VPPPPPPPQQ1111111YMMMMMVVVVVVVVVVVVVVVVV",    // M 786432-1048575, N 48-63
-			"OPOOOOOPQ:111111MMMMMMMMOOOOOOOOOOOOOOOO",    // M 786432-1048575, N 64-95
-			"_OOOOOOOQ<11111YMMMMMMMM________________",    // M 786432-1048575, N 96-127
-			":::77777::::::::11YX::::::::::::::::::::",    // M 786432-1048575, N 128-191
-			"::::77::::::::::XVVV::::::::::::::::::::",    // M 786432-1048575, N 192-255
-			"::::::::::::::::::::::::::::::::::::::::",    // M 786432-1048575, N 256-383
-			"::::::::::::::::::::::::::::::::::::::::",    // M 786432-1048575, N 384-511
-			"::::::::::::::::::::::::::::::::::::::::",    // M 786432-1048575, N 512-767
-			"::::::::::::::::::::::::::::::::::::::::",    // M 786432-1048575, N 768-1023
-			"::::::::::::::::::::::::::::::::::::::::",    // M 786432-1048575, N 1024-1535
-			"::::::::::::::::::::::::::::::::::::::::",    // M 786432-1048575, N 1536-2047
-			"::::::::::::::::::::::::::::::::::::::::",    // M 786432-1048575, N 2048-3071
-			"::::::::::::::::::::::::::::::::::::::::",    // M 786432-1048575, N 3072-4095
-			"::::::::::::::::::::::::::::::::::::::::",    // M 786432-1048575, N 4096-6143
-			"::::::::::::::::::::::::::::::::::::::::",    // M 786432-1048575, N 6144-8191
-			"::::::::::::::::::::::::::::::::::::::::",    // M 786432-1048575, N 8192-12287
-			"::::::::::::::::::::::::::::::::::::::::",    // M 786432-1048575, N 12288-16383
-			"::::::::::::::::::::::::::::::::::::::::",    // M 786432-1048575, N 16384-24575
-			"::::::::::::::::::::::::::::::::::::::::",    // M 786432-1048575, N 24576-32767
-			"::::::::::::::::::::::::::::::::::::::::",    // M 786432-1048575, N 32768-49151
-			"::::::::::::::::::::::::::::::::::::::::",    // M 786432-1048575, N 49152-65535
-			"::::::::::::::::::::::::::::::::::::::::",    // M 786432-1048575, N 65536-98303
-			"::::::::::::::::::::::::::::::::::::::::",    // M 786432-1048575, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::::::",    // M 786432-1048575, N 131072-196607
-			"::::::::::::::::::::::::::::::::::::::::",    // M 786432-1048575, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::::",    // M 786432-1048575, N >= 262144
-			"7777777777777777777777777777777777777777",    // M 1048576-1572863, N <= 1
-			"4444444444444444444444444444444444444444",    // M 1048576-1572863, N (none)
-			"7777777777777777777777777777777777777777",    // M 1048576-1572863, N 2
-			"7777888777777777777777777777777777777777",    // M 1048576-1572863, N 3
-			"7778777887777777777777777777777777777777",    // M 1048576-1572863, N 4-5
-			"7788777887777777777777777777777777777777",    // M 1048576-1572863, N 6-7
-			"7788777887777777777777777777777777777777",    // M 1048576-1572863, N 8-11
-			"7778888887777777777777777777777777777777",    // M 1048576-1572863, N 12-15
-			"7778888877777777777777777777777777777777",    // M 1048576-1572863, N 16-23
-			"OOPPPPPQQQ7:1111111YOOOOOOOOOOOOOOOOOOOO",    // M 1048576-1572863, N 24-31
-			"VVPPPPPQQQ:1111111YYYYVVVVVVVVVVVVVVVVVV",    // M 1048576-1572863, N 32-47
-			"VVPPPPPQQQ1111111YYMMMMVVVVVVVVVVVVVVVVV",    // M 1048576-1572863, N 48-63
-			"OPPOOOPQQ:111111YYMMMMMOOOOOOOOOOOOOOOOO",    // M 1048576-1572863, N 64-95
-			"_OOOOOOPQ:111111YMMMMMM_________________",    // M 1048576-1572863, N 96-127
-			":::7777:::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N 128-191
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N 192-255
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N 256-383
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N 384-511
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N 512-767
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N 768-1023
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N 1024-1535
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N 1536-2047
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N 2048-3071
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N 3072-4095
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N 4096-6143
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N 6144-8191
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N 8192-12287
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N 12288-16383
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N 16384-24575
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N 24576-32767
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N 32768-49151
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N 49152-65535
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N 65536-98303
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N 131072-196607
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::::",    // M 1048576-1572863, N >= 262144
-			"7777777777777777777777777777777777777777",    // M >= 1572864, N <= 1
-			"4444444444444444444444444444444444444444",    // M >= 1572864, N (none)
-			"7777777777777777777777777777777777777777",    // M >= 1572864, N 2
-			"7777788777777777777777777777777777777777",    // M >= 1572864, N 3
-			"7778878877777777777777777777777777777777",    // M >= 1572864, N 4-5
-			"7778777887777777777777777777777777777777",    // M >= 1572864, N 6-7
-			"7778777887777777777777777777777777777777",    // M >= 1572864, N 8-11
-			"7778888887777777777777777777777777777777",    // M >= 1572864, N 12-15
-			"7777888877777777777777777777777777777777",    // M >= 1572864, N 16-23
-			"OOPPPPPQQQ7:1111OOOOOOOOOOOOOOOOOOOOOOOO",    // M >= 1572864, N 24-31
-			"VVVPPPQQQQ:11111111YYVVVVVVVVVVVVVVVVVVV",    // M >= 1572864, N 32-47
-			"VVPPPPQQQ7:1111111YYYYVVVVVVVVVVVVVVVVVV",    // M >= 1572864, N 48-63
-			"OOPPPPPQQ:1111111YYMMMOOOOOOOOOOOOOOOOOO",    // M >= 1572864, N 64-95
-			"__POOOPQQ:1111111YMMMM__________________",    // M >= 1572864, N 96-127
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N 128-191
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N 192-255
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N 256-383
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N 384-511
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N 512-767
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N 768-1023
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N 1024-1535
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N 1536-2047
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N 2048-3071
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N 3072-4095
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N 4096-6143
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N 6144-8191
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N 8192-12287
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N 12288-16383
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N 16384-24575
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N 24576-32767
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N 32768-49151
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N 49152-65535
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N 65536-98303
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N 98304-131071
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N 131072-196607
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N 196608-262143
-			"::::::::::::::::::::::::::::::::::::::::",    // M >= 1572864, N >= 262144
+			"====BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N <= 1
+			"4444444444444444444444444444444444444444",         // M <= 1, N (none)
+			"======BBBBCCCCCCC>BBBBBB>BBBBBBBBBBBBBBB",         // M <= 1, N 2
+			"======BBBCCCCCCCCC>>>>>B>BBBBBBBBBBBBBBB",         // M <= 1, N 3
+			"===EE=BBBCCCCCCCCC>>>>>>B>BBBBBBBBBBBBBB",         // M <= 1, N 4-5
+			"==EEE=BBCCCCCCCCCC>>>>>>B>BBBBBBBBBBBBBB",         // M <= 1, N 6-7
+			"EEEEE=BBCCCCCCCCCC>>>>>>BBBBBBBBBBBBBBBB",         // M <= 1, N 8-11
+			"EEEEFBBBCCCCCCCCCC>>>>>>BBBBBBBBBBBBBBBB",         // M <= 1, N 12-15
+			"BBBBBBBBBCCCCCCCC>>>>>>>BBBBBBBBBBBBBBBB",         // M <= 1, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 24-31
+			"BBBBBBBBBBB55555BBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 32-47
+			"BBBBBBBBBBBBB55BBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 65536-98303
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 98304-131071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",         // M <= 1, N >= 262144
+			"4444444444444444444444444444444444444444",         // M (none), N <= 1
+			"4444444444444444444444444444444444444444",         // M (none), N (none)
+			"4444444444444444444444444444444444444444",         // M (none), N 2
+			"4444444444444444444444444444444444444444",         // M (none), N 3
+			"4444444444444444444444444444444444444444",         // M (none), N 4-5
+			"4444444444444444444444444444444444444444",         // M (none), N 6-7
+			"4444444444444444444444444444444444444444",         // M (none), N 8-11
+			"4444444444444444444444444444444444444444",         // M (none), N 12-15
+			"4444444444444444444444444444444444444444",         // M (none), N 16-23
+			"4444444444444444444444444444444444444444",         // M (none), N 24-31
+			"4444444444444444444444444444444444444444",         // M (none), N 32-47
+			"4444444444444444444444444444444444444444",         // M (none), N 48-63
+			"4444444444444444444444444444444444444444",         // M (none), N 64-95
+			"4444444444444444444444444444444444444444",         // M (none), N 96-127
+			"4444444444444444444444444444444444444444",         // M (none), N 128-191
+			"4444444444444444444444444444444444444444",         // M (none), N 192-255
+			"4444444444444444444444444444444444444444",         // M (none), N 256-383
+			"4444444444444444444444444444444444444444",         // M (none), N 384-511
+			"4444444444444444444444444444444444444444",         // M (none), N 512-767
+			"4444444444444444444444444444444444444444",         // M (none), N 768-1023
+			"4444444444444444444444444444444444444444",         // M (none), N 1024-1535
+			"4444444444444444444444444444444444444444",         // M (none), N 1536-2047
+			"4444444444444444444444444444444444444444",         // M (none), N 2048-3071
+			"4444444444444444444444444444444444444444",         // M (none), N 3072-4095
+			"4444444444444444444444444444444444444444",         // M (none), N 4096-6143
+			"4444444444444444444444444444444444444444",         // M (none), N 6144-8191
+			"4444444444444444444444444444444444444444",         // M (none), N 8192-12287
+			"4444444444444444444444444444444444444444",         // M (none), N 12288-16383
+			"4444444444444444444444444444444444444444",         // M (none), N 16384-24575
+			"4444444444444444444444444444444444444444",         // M (none), N 24576-32767
+			"4444444444444444444444444444444444444444",         // M (none), N 32768-49151
+			"4444444444444444444444444444444444444444",         // M (none), N 49152-65535
+			"4444444444444444444444444444444444444444",         // M (none), N 65536-98303
+			"4444444444444444444444444444444444444444",         // M (none), N 98304-131071
+			"4444444444444444444444444444444444444444",         // M (none), N 131072-196607
+			"4444444444444444444444444444444444444444",         // M (none), N 196608-262143
+			"4444444444444444444444444444444444444444",         // M (none), N >= 262144
+			"======CCCCCCC=======>CCC>BBBBBBBBBBBBBBB",         // M 2, N <= 1
+			"4444444444444444444444444444444444444444",         // M 2, N (none)
+			"======F=CCCCCCC===>>>>>C>BBBBBBBBBBBBBBB",         // M 2, N 2
+			"====EEFFCCCCCCCCC>>>>>>>>BBBBBBBBBBBBBBB",         // M 2, N 3
+			"====EEFFCCCCCCCCC>>>>>>>>>BBBBBBBBBBBBBB",         // M 2, N 4-5
+			"===EEEFFCCCCCCCCC>>>>>>>>CBBBBBBBBBBBBBB",         // M 2, N 6-7
+			"=EEEEEFFCCCCCCCCC>>>>>>>>CBBBBBBBBBBBBBB",         // M 2, N 8-11
+			"EEEEEEF=CCCCCCCCC>>>>>>>>CCBBBBBBBBBDDDD",         // M 2, N 12-15
+			"EEEEEFF=CCCCCCCCC>>>>>>>CCCCCCCBBDDDDDDD",         // M 2, N 16-23
+			"C55CCCCCCC5555555CCCCCCCCCCCCCCCC8DCCCCC",         // M 2, N 24-31
+			"CCCCCCCCCC55555552222CCCCCCCCCCCCCCCCCCC",         // M 2, N 32-47
+			"CCCCCCCCCCCC5555CCCCCCCCCCCCCCCCCCCCCCCC",         // M 2, N 48-63
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",         // M 2, N 64-95
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",         // M 2, N 96-127
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",         // M 2, N 128-191
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",         // M 2, N 192-255
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",         // M 2, N 256-383
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",         // M 2, N 384-511
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",         // M 2, N 512-767
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",         // M 2, N 768-1023
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",         // M 2, N 1024-1535
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",         // M 2, N 1536-2047
+			"CCCCCCCCCCCCCCCCCCCCLLLLCCCCCCCCCCCCCCCC",         // M 2, N 2048-3071
+			"CCCCCCCCCCCCCCCCCCCLLLLLLCCCCCCCCCCCCCCC",         // M 2, N 3072-4095
+			"CCCCCCCCCCCCCCCCCCCCLLLLCCCCCCCCCCCCCCCC",         // M 2, N 4096-6143
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",         // M 2, N 6144-8191
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",         // M 2, N 8192-12287
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",         // M 2, N 12288-16383
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",         // M 2, N 16384-24575
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",         // M 2, N 24576-32767
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",         // M 2, N 32768-49151
+			"CCCCCCCCCCCCCCCCCCCLLLLLLCCCCCCCCCCCCCCC",         // M 2, N 49152-65535
+			"CCCCCCCCCCCCCCCCHLLMMMMMMLLCCCCCCCCCCCCC",         // M 2, N 65536-98303
+			"CCCCCCCCCCCCCCCCLLMMMMMMMMLLCCCCCCCCCCCC",         // M 2, N 98304-131071
+			"CCCCCCCCCCCCCCCCLMMMMMMMMMMLCCCCCCCCCCCC",         // M 2, N 131072-196607
+			"CCCCCCCCCCCCCCCCCMMMMMMMMMMCCCCCCCCCCCCC",         // M 2, N 196608-262143
+			"CCCCCCCCCCCCCCCCCMMMMMMMMMMCCCCCCCCCCCCC",         // M 2, N >= 262144
+			"======BBB==B=========>BB>BBBBBBBBBBBBBBB",         // M 3, N <= 1
+			"4444444444444444444444444444444444444444",         // M 3, N (none)
+			"====E=FFFFCCC=======>>>>>BBBBBBBBBBBBBBB",         // M 3, N 2
+			"====EEFFFFCCCCC===>>>>>>>BBBBBBBBBBBBBBB",         // M 3, N 3
+			"===EEEFFFFCCCCCCC>>>>>>>CCBBBBBBBBBBBBBB",         // M 3, N 4-5
+			"==EEEEFFFFCCCCCCC>>>>>>>CCBBBBBBBBBBBBBB",         // M 3, N 6-7
+			"EEEEEEFFFFCCCCCCC>>>>>>>CCBBBBBBBBBBBBBB",         // M 3, N 8-11
+			"EEEEEGFFFCCCCCCCC>>>>>>>CCBBBBBBBBDDDDDD",         // M 3, N 12-15
+			"EEEEGGFF=CCCCCCC>>>>>>>CCCBBBB8>>DDDDDDD",         // M 3, N 16-23
+			"5555BBBBBB555555522222BBBHHHHHHH8888MMMM",         // M 3, N 24-31
+			"HH55BBBBHH555555522222BBHHHHHHHHHHH44MMM",         // M 3, N 32-47
+			"HHHH5BHHHHHH5555H522222HHHHHHHHHHHHHHHHH",         // M 3, N 48-63
+			"HHHHHHHHHHHHHHHBBHHBHHHHHHHHHHHHHHHHHHHH",         // M 3, N 64-95
+			"HHHHHHHHHHHHHBBBBBBHHHHHHHHHHHHHHHHHHHHH",         // M 3, N 96-127
+			"HHHHLLHHHHHHHBBBBBBBBBJJHHHHHHHHHHHHHHHH",         // M 3, N 128-191
+			"HHHMLLLLHHHHBBBBBBBBJJJJJHHHHHHHHHHHHHHH",         // M 3, N 192-255
+			"HHHHHHHHHHHHBBBBBBBBJJJJJJHHHHHHHHHHHHHH",         // M 3, N 256-383
+			"HHHHHHHHHHHBBBBBBBB=JJJJJJJHHHHHHHHHHHHH",         // M 3, N 384-511
+			"HHLHHHLLLHHBBBBBBBBMJJJJJJJJHHHHHHHHHHHH",         // M 3, N 512-767
+			"HHHHHHHHLHHBBBBBBB=MMJJJJJJJHHHHHHHHHHHH",         // M 3, N 768-1023
+			"HHHHHHHLHHHBBBBBBB=MMJJJJJJJJHHHHHHHHHHH",         // M 3, N 1024-1535
+			"HHHHHHHHHHHHBBBBBBMMMKKKJJJJJHHHHHHHHHHH",         // M 3, N 1536-2047
+			"HHHHHHHHHHHHBBBBBBJJKKKKKLLLLLHHHHHHHHHH",         // M 3, N 2048-3071
+			"HHHHHHHHHHHHLLLLLLJKKKKKLLLLLLHHHHHHHHHH",         // M 3, N 3072-4095
+			"HHHHHHHHHHHHLLLLLJJLLLLLLLLLLLHHHHHHHHHH",         // M 3, N 4096-6143
+			"HHHHHHHHHHHHLLLLHJJHLLLLLLLLLLHHHHHHHHHH",         // M 3, N 6144-8191
+			"HHHHHHHHHHHHHLHHHHHHIIIILLLLLHHHHHHHHHHH",         // M 3, N 8192-12287
+			"HHHHHHHHHHHHHHHHHHHIIIIIILLLLHHHHHHHHHHH",         // M 3, N 12288-16383
+			"HHHHHHHHHHHHHHHHHHHIIIIIIHLLHHHHHHHHHHHH",         // M 3, N 16384-24575
+			"HHHHHHHHHHHHHHHHHHHIIIIIIHLHHHHHHHHHHHHH",         // M 3, N 24576-32767
+			"HHHHHHHHHHHHHHHHHHHIIIIIIHLHHHHHHHHHHHHH",         // M 3, N 32768-49151
+			"HHHHHHHHHHHIIIIHHHLLLMMLLLLHHHHHHHHHHHHH",         // M 3, N 49152-65535
+			"HHHHHHHHHHIIIIIIILMMMMMMMMLLHHHHHHHHHHHH",         // M 3, N 65536-98303
+			"HHHHHHHHHHIIIIIIIMMMMMMMMMMLHHHHHHHHHHHH",         // M 3, N 98304-131071
+			"HHHHHHHHHHHIIIIILMMMMMMMMMMLHHHHHHHHHHHH",         // M 3, N 131072-196607
+			"HHHHHHHHHHHIIIIKLMMMMMMMMMMMHHHHHHHHHHHH",         // M 3, N 196608-262143
+			"HHHHHHHHHHHHHIKHHMMMMMMMMMMHHHHHHHHHHHHH",         // M 3, N >= 262144
+			"===EEFBF==============BBBBBBBBBBBBBBBBBB",         // M 4-5, N <= 1
+			"4444444444444444444444444444444444444444",         // M 4-5, N (none)
+			"====EFFFFFFC========>>>>CBBBBBBBBBBBBBBB",         // M 4-5, N 2
+			"===EEEFFFFFFC======>>>>CCCBBBBBBBBBBBBBB",         // M 4-5, N 3
+			"==EEEEFFFFFFCCC==>>>>>>CCCBBBBBBBBBBBBBB",         // M 4-5, N 4-5
+			"=EEEEEFFFFFFCCCC>>>>>>>CCCBBBBBBBBBBBBBB",         // M 4-5, N 6-7
+			"EEEEEGFFFFFCCCCC>>>>>>>CCCBBBBBBBBBDDDDD",         // M 4-5, N 8-11
+			"EEEEGGFFFFFCCCCC>>>>>>>CCC2BB88B>?DDDIII",         // M 4-5, N 12-15
+			"EEEGGGGFFFCCCCCC>>>>>>CCCC2777888DDIIIII",         // M 4-5, N 16-23
+			"5555BBBBBB885555522222BBBBHHH8888888MIII",         // M 4-5, N 24-31
+			"H5555BBBBB455555552222BBB5HHH2222H24IIII",         // M 4-5, N 32-47
+			"HH5555444HHHHH55552225555HHHHH22HHH44444",         // M 4-5, N 48-63
+			"HHHHHBBHHHHHHBCCCCCCBBBHHHHHHHHHHHHHH4MH",         // M 4-5, N 64-95
+			"HHHHCCCHHHHHCCCCCCCCCCHHHHHHHHHHHHHHHHHH",         // M 4-5, N 96-127
+			"HHMMLLCCCHHCCCCCCCCCCCCC2HHHHHHHHHHHHHHH",         // M 4-5, N 128-191
+			"HHMLLLLLCHHCCCCCCCCCCCCJJ2HHHHHHHHHHHHHH",         // M 4-5, N 192-255
+			"HHHHHHHHHCHCCCCCCCCCCCCJJJ2HHHHHHHHHHHHH",         // M 4-5, N 256-383
+			"HHHHHHHHHCHCCCCCCCCCCCCJJJJ2HHHHHHHHHHHH",         // M 4-5, N 384-511
+			"HLHHHHHHLCHCCCCCCCCCCCCJJJJ2HHHHHHHHHHHH",         // M 4-5, N 512-767
+			"HHHHHHHHHCHCCCCCCCCCCCJJJJJ22HHHHHHHHHHH",         // M 4-5, N 768-1023
+			"HHHHHHHHLHHCCCCCCCCCCJJJJJJ22HHHHHHHHHHH",         // M 4-5, N 1024-1535
+			"HHHHHHHHHHHCCCCCCCCCJJJJJJJ222HHHHHHHHHH",         // M 4-5, N 1536-2047
+			"HHHHHHLHHHHCCCCCCCCC222KJLLL22HHHHHHHHHH",         // M 4-5, N 2048-3071
+			"HHHHHHHHHHHCCCCCCCCJ2222LLLL222HHHHHHHHH",         // M 4-5, N 3072-4095
+			"HHHHHHHHHHHHCCCCCCJJ22222LLL22HHHHHHHHHH",         // M 4-5, N 4096-6143
+			"HHHHHHHHHHHHCCCCCJJJ22222LL222HHHHHHHHHH",         // M 4-5, N 6144-8191
+			"HHHHHHHHHHHHLLCHJJJ22222222222HHHHHHHHHH",         // M 4-5, N 8192-12287
+			"HHHHHHHHHHHHHHHHHJH2222222222HHHHHHHHHHH",         // M 4-5, N 12288-16383
+			"HHHHHHHHHHHHHHHHHH2222222222HHHHHHHHHHHH",         // M 4-5, N 16384-24575
+			"HHHHHHHHHHHHHHHHHHH22222222HHHHHHHHHHHHH",         // M 4-5, N 24576-32767
+			"HHHHHHHHHHIIIIIHHHHIIIIIIHHHHHHHHHHHHHHH",         // M 4-5, N 32768-49151
+			"HHHHHHHHHIIIIIIIIHIMMMMMMLLHHHHHHHHHHHHH",         // M 4-5, N 49152-65535
+			"HHHHHHHHHIIIIIIIILMMMMMMMMLLHHHHHHHHHHHH",         // M 4-5, N 65536-98303
+			"HHHHHHHHHIIIIIIIKMMMMMMMMMMLHHHHHHHHHHHH",         // M 4-5, N 98304-131071
+			"HHHHHHHHHIIIIIIIKMMMMMMMMMMMHHHHHHHHHHHH",         // M 4-5, N 131072-196607
+			"HHHHHHHHHHIIIIIKKLMMMMMMMMMMHHHHHHHHHHHH",         // M 4-5, N 196608-262143
+			"HHHHHHHHHHHIIIIKKLMMMMMMMMMHHHHHHHHHHHHH",         // M 4-5, N >= 262144
+			"==EEEF@FF==============@@CBBBBBBBBBBBBBB",         // M 6-7, N <= 1
+			"4444444444444444444444444444444444444444",         // M 6-7, N (none)
+			"===EEFFFFFF==========>>@@CBBBBBBBBBBBBBB",         // M 6-7, N 2
+			"==EEEEFFFFFF========>>CCCCBBBBBBBBBBBBBB",         // M 6-7, N 3
+			"=EEEEEFFFFFFC=====>>>>CCCCBBBBBBBBBBBBBB",         // M 6-7, N 4-5
+			"EEEEEGFFFFFFC====>>>>>CCCCBBBBBBBBBBDDDD",         // M 6-7, N 6-7
+			"EEEEGGGFFFFFC====>>>>>CCCC2B888BBB?DIIII",         // M 6-7, N 8-11
+			"EEEGGGGFFFFF=====>>>>CCCCC5788888DDIIIII",         // M 6-7, N 12-15
+			"EEGGGGGFFFFC=====>>>CCCCCC578888888IIIII",         // M 6-7, N 16-23
+			"5555BBBBB788855@5522@BBBBB288888888IIIII",         // M 6-7, N 24-31
+			"H555555BB4445555555555BBB52222222224IIII",         // M 6-7, N 32-47
+			"HH555542222HH5555555555555HH222222244444",         // M 6-7, N 48-63
+			"HHH5BBBBBBBHBCCCCCCC22222HHH222222H24444",         // M 6-7, N 64-95
+			"HH5FFFCCBHHBCCCCCCC2222HHHHHHH222HHHHHHH",         // M 6-7, N 96-127
+			"HHFFFFFFCCHCCCCCCCCCC2222HHHHHHHHHHHHHHH",         // M 6-7, N 128-191
+			"HFFFFFFFFCHCCCCCCCCCCCC222HHHHHHHHHHHHHH",         // M 6-7, N 192-255
+			"2FFFFFFFFCCCCCCC@@CCCCCC2222222222222222",         // M 6-7, N 256-383
+			"2FFFFFFFFFCCCC@@@@CCCCCJ2222222222222222",         // M 6-7, N 384-511
+			"2FFFFFFFFFCCC@@@@@CCCCCJ2222222222222222",         // M 6-7, N 512-767
+			"2FFFFFFFFC2CCC@@@@CCCCJ22222222222222222",         // M 6-7, N 768-1023
+			"2FFFFFFFFC2CCCC@@CCCCJ222222222222222222",         // M 6-7, N 1024-1535
+			"22FFFFFFF22CCCCCCCCCC2222222222222222222",         // M 6-7, N 1536-2047
+			"222FFFFF222CCCCCCCC222222222222222222222",         // M 6-7, N 2048-3071
+			"22222222222CCCCCCC2222222222222222222222",         // M 6-7, N 3072-4095
+			"222222222222CCCCC22222222222222222222222",         // M 6-7, N 4096-6143
+			"2222222222222CCC222222222222222222222222",         // M 6-7, N 6144-8191
+			"2222222222222222222222222222222222222222",         // M 6-7, N 8192-12287
+			"2222222222222222222222222222222222222222",         // M 6-7, N 12288-16383
+			"2222222222222222222222222222222222222222",         // M 6-7, N 16384-24575
+			"2222222222222222222222222222222222222222",         // M 6-7, N 24576-32767
+			"2222222222444442222222222222222222222222",         // M 6-7, N 32768-49151
+			"2222222224444444222222222222222222222222",         // M 6-7, N 49152-65535
+			"2222222224444444422222242222222222222222",         // M 6-7, N 65536-98303
+			"2222222224444444422222224222222222222222",         // M 6-7, N 98304-131071
+			"2222222224444444442222224422222222222222",         // M 6-7, N 131072-196607
+			"2222222224444444442222224422222222222222",         // M 6-7, N 196608-262143
+			"2222222222444444442222224422222222222222",         // M 6-7, N >= 262144
+			"EEEEFFGFF==============GGGBBBBBBBBBBBBBB",         // M 8-11, N <= 1
+			"4444444444444444444444444444444444444444",         // M 8-11, N (none)
+			"=EEEEFFFFFF===========CGGGBBBBBBBBBBBBBB",         // M 8-11, N 2
+			"EEEEEEFFFFFF========>CCCCGBBBBBBBBBBBBBB",         // M 8-11, N 3
+			"EEEEEGFFFFFF=======>CCCCCCBBBBBBBBBDDDDD",         // M 8-11, N 4-5
+			"EEEEGGGFFFFF======>>CCCCCC2B888BBB?DIIII",         // M 8-11, N 6-7
+			"EEEGGGGFFFFF======>>CCCCCC588888>DDIIIII",         // M 8-11, N 8-11
+			"EEGGGGGGFFFF======>CCCCCCC58888888IIIIII",         // M 8-11, N 12-15
+			"EGGGGGGGFFF=======CCCCCCCC588888888IIIII",         // M 8-11, N 16-23
+			"5555555BB788855BB555BBBBBB58888888888888",         // M 8-11, N 24-31
+			"2555555222245555555555BB5522222222244444",         // M 8-11, N 32-47
+			"2555542222225555555555555522222222244444",         // M 8-11, N 48-63
+			"2225422BBBBBBCCCCC5225552222222222224444",         // M 8-11, N 64-95
+			"225552222222CCCCCCC222222222222222222442",         // M 8-11, N 96-127
+			"2CCLLLCCC22CCCCCCCC222222222222222222222",         // M 8-11, N 128-191
+			"2LLHHHHLC22CCCCCCCC222222222222222222222",         // M 8-11, N 192-255
+			"HHHHHHHHHC2CCCCCCCC222222222222222222222",         // M 8-11, N 256-383
+			"HHHHHHHHHC22CCCCCCC222222222222222222222",         // M 8-11, N 384-511
+			"LHHHHHHHH2222CCCCCC222222222222222222222",         // M 8-11, N 512-767
+			"HHHHHHHHH22222CCCC2222222222222222222222",         // M 8-11, N 768-1023
+			"2HHHHHHHH2222CCCC22222222222222222222222",         // M 8-11, N 1024-1535
+			"2HHHHHHH22222CLC222222222222222222222222",         // M 8-11, N 1536-2047
+			"22HHHHHC22222CL2222222222222222222222222",         // M 8-11, N 2048-3071
+			"2222HH5222222222522222222222222222222222",         // M 8-11, N 3072-4095
+			"2222222222222222222222222222222222222222",         // M 8-11, N 4096-6143
+			"2222222222222222222222222222222222222222",         // M 8-11, N 6144-8191
+			"2222222222222222222222222222222222222222",         // M 8-11, N 8192-12287
+			"2222222222222222222222222222222222222222",         // M 8-11, N 12288-16383
+			"2222222222222222222222222222222222222222",         // M 8-11, N 16384-24575
+			"2222222222244222222222222222222222222222",         // M 8-11, N 24576-32767
+			"2222222224444444222222222222222222222222",         // M 8-11, N 32768-49151
+			"2222222244444444422222222222222222222222",         // M 8-11, N 49152-65535
+			"2222222244444444422444442222222222222222",         // M 8-11, N 65536-98303
+			"2222222244444444444224444422222222222222",         // M 8-11, N 98304-131071
+			"2222222244444444442222244422222222222222",         // M 8-11, N 131072-196607
+			"2222222224444444442222244422222222222222",         // M 8-11, N 196608-262143
+			"2222222224444444444222244422222222222222",         // M 8-11, N >= 262144
+			"EEEEFGGFF==============GGGBBBBBBBBBBBBBB",         // M 12-15, N <= 1
+			"4444444444444444444444444444444444444444",         // M 12-15, N (none)
+			"EEEEEFFFFFF===========CGGGBBBBBBBBBBDDDD",         // M 12-15, N 2
+			"EEEEEFFFFFFF=========CCCCGBBBBBBBBDDDDDD",         // M 12-15, N 3
+			"EEEEGGFFFFFF========CCCCCC8BB88B>?DDDIII",         // M 12-15, N 4-5
+			"EEEGGGGFFFFF=======CCCCCCC5788888DDIIIII",         // M 12-15, N 6-7
+			"EEGGGGGGFFFF=======CCCCCCC58888888IIIIII",         // M 12-15, N 8-11
+			"EGGGGGGGFFF========CCCCCCC588888888IIIII",         // M 12-15, N 12-15
+			"GGGGGGGGGF>=======CCCCCCCC588888888IIIII",         // M 12-15, N 16-23
+			"55555557BB7885555555BBBBB588888888888888",         // M 12-15, N 24-31
+			"2555552222225555555555555522222222244444",         // M 12-15, N 32-47
+			"2555422222225555555555555222222222224444",         // M 12-15, N 48-63
+			"22542222222255CC555522552222222222224444",         // M 12-15, N 64-95
+			"2255222222225CCCC55222222222222222222444",         // M 12-15, N 96-127
+			"25GGGG522222CCCCCC5222222222222222222222",         // M 12-15, N 128-191
+			"5GGEEEEE2222CCCCCCC222222222222222222222",         // M 12-15, N 192-255
+			"7GEEEEEE7222CCCCCC2222222222222222222222",         // M 12-15, N 256-383
+			"7777777772222CCCCC2222222222222222222222",         // M 12-15, N 384-511
+			"55555555542222CCCC2222222222222222222222",         // M 12-15, N 512-767
+			"555555555222222C222222222222222222222222",         // M 12-15, N 768-1023
+			"2555555552222222222222222222222222222222",         // M 12-15, N 1024-1535
+			"2555555522222222222222222222222222222222",         // M 12-15, N 1536-2047
+			"2255555522222222222222222222222222222222",         // M 12-15, N 2048-3071
+			"2225555222222222222222222222222222222222",         // M 12-15, N 3072-4095
+			"2222222222222222222222222222222222222222",         // M 12-15, N 4096-6143
+			"2222222222222222222222222222222222222222",         // M 12-15, N 6144-8191
+			"2222222222222222222222222222222222222222",         // M 12-15, N 8192-12287
+			"2222222222222222222222222222222222222222",         // M 12-15, N 12288-16383
+			"2222222222222222222222222222222222222222",         // M 12-15, N 16384-24575
+			"2222222222444442222222222222222222222222",         // M 12-15, N 24576-32767
+			"2222222224444444422222222222222222222222",         // M 12-15, N 32768-49151
+			"2222222244444444442224422222222222222222",         // M 12-15, N 49152-65535
+			"2222222244444444444444444222222222222222",         // M 12-15, N 65536-98303
+			"2222222244444444444444444422222222222222",         // M 12-15, N 98304-131071
+			"2222222244444444444444444422222222222222",         // M 12-15, N 131072-196607
+			"2222222244444444444444444442222222222222",         // M 12-15, N 196608-262143
+			"2222222224444444444444444442222222222222",         // M 12-15, N >= 262144
+			"GGGGGGGG==============GGGGCCCCCCCCCCCCCC",         // M 16-23, N <= 1
+			"4444444444444444444444444444444444444444",         // M 16-23, N (none)
+			"EEEEEFFFFFF==========CCGGGCCCCCBBDDDDDDD",         // M 16-23, N 2
+			"EEEEGFFFFFF=========CCCCCGCCCC8>>DDDDDDD",         // M 16-23, N 3
+			"EEEGGGFFFFFF=======CCCCCCC2777888DDIIIII",         // M 16-23, N 4-5
+			"EEGGGGGFFFF========CCCCCCC578888888IIIII",         // M 16-23, N 6-7
+			"EGGGGGGGFFF========CCCCCCC588888888IIIII",         // M 16-23, N 8-11
+			"GGGGGGGGFFF========CCCCCCC588888888IIIII",         // M 16-23, N 12-15
+			"GGGGGGGG77>=======CCCCCCCC888888888IIIII",         // M 16-23, N 16-23
+			"5555557777885555555555555578888888888888",         // M 16-23, N 24-31
+			"2555522222222555555555555522222222244444",         // M 16-23, N 32-47
+			"2244222222222555555555555222222222224444",         // M 16-23, N 48-63
+			"2242222222222555555222222222222222222444",         // M 16-23, N 64-95
+			"2222222222225555555222222222222222222244",         // M 16-23, N 96-127
+			"25GGGG22222255CCC55222244444222222222222",         // M 16-23, N 128-191
+			"5GGEEEEE22225CCCC55222444444422222222222",         // M 16-23, N 192-255
+			"7GEEEEEE52225CCCC52222444422222222222222",         // M 16-23, N 256-383
+			"77777777722225CC722222444222222222222222",         // M 16-23, N 384-511
+			"5555555554444222222224444222222222222222",         // M 16-23, N 512-767
+			"5555555554444222222224442222222222222222",         // M 16-23, N 768-1023
+			"2555555544444222222224442222222222222222",         // M 16-23, N 1024-1535
+			"2555555542442222222222222222222222222222",         // M 16-23, N 1536-2047
+			"2255555422222222222222222222222222222222",         // M 16-23, N 2048-3071
+			"2225552222222222222222222222222222222222",         // M 16-23, N 3072-4095
+			"2222222222222222222222222222222222222222",         // M 16-23, N 4096-6143
+			"2222222222222222222222222222222222222222",         // M 16-23, N 6144-8191
+			"2222222222222222222222222222222222222222",         // M 16-23, N 8192-12287
+			"2222222222222222222222222222222222222222",         // M 16-23, N 12288-16383
+			"2222222222222222222222222222222222222222",         // M 16-23, N 16384-24575
+			"2222222222444444422222222222222222222222",         // M 16-23, N 24576-32767
+			"2222222224444444442222222222222222222222",         // M 16-23, N 32768-49151
+			"2222222244444444444224422222222222222222",         // M 16-23, N 49152-65535
+			"2222222244444444444444444222222222222222",         // M 16-23, N 65536-98303
+			"2222222244444444444444444422222222222222",         // M 16-23, N 98304-131071
+			"2222222244444444444444444442222222222222",         // M 16-23, N 131072-196607
+			"2222222244444444444444444442222222222222",         // M 16-23, N 196608-262143
+			"2222222224444444444444444442222222222222",         // M 16-23, N >= 262144
+			"CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",         // M 24-31, N <= 1
+			"4444444444444444444444444444444444444444",         // M 24-31, N (none)
+			"CGGGGGGGGGGGCCCGGGCCCCCCCCCCCCCCCCCCCCCC",         // M 24-31, N 2
+			"GGGGGGGGGGGGCCGGGCCCCCCCCCCCCCCCCCCCCCCC",         // M 24-31, N 3
+			"GGGGGGGGGGGGGGGGGGCCCCCCCCHHHCCCCCCC4444",         // M 24-31, N 4-5
+			"GGGGGGGGGGGGGGGGGGGCCGGCCCCCCCCCCC447777",         // M 24-31, N 6-7
+			"GGGGGGGGGGGGGGGGG544454444CC444444478888",         // M 24-31, N 8-11
+			"GG5557G555444555554755577444477777778888",         // M 24-31, N 12-15
+			"4445542225544455577775577747777777778888",         // M 24-31, N 16-23
+			"525555588558555===5CCCCCC57888888888IIII",         // M 24-31, N 24-31
+			"525555522555255555555CCCC27788888888IIII",         // M 24-31, N 32-47
+			"5522555555555555552222552277788888888III",         // M 24-31, N 48-63
+			"555225555555555555222224444777888888888I",         // M 24-31, N 64-95
+			"55222255555525555522244444<<<7777777788a",         // M 24-31, N 96-127
+			"522225222552255555224444444<<<;777772222",         // M 24-31, N 128-191
+			"522255522222255555224444444:mmmm777aaaaa",         // M 24-31, N 192-255
+			"2222222222222222222244444444::mmmm222222",         // M 24-31, N 256-383
+			"22222222222222222222444444222:::aaaaaaaa",         // M 24-31, N 384-511
+			"2222222222222222222244444422222222222222",         // M 24-31, N 512-767
+			"2222222222222222222224444222222aaaaaaaaa",         // M 24-31, N 768-1023
+			"5222222222222222222224442222^222aaaaaaaa",         // M 24-31, N 1024-1535
+			"52222222222222222222222222^^^^^22aaaaaaa",         // M 24-31, N 1536-2047
+			"55222222222222222222222^^^^^^^^^2aaaaaaa",         // M 24-31, N 2048-3071
+			"55552225222222222222222^^^^^^^^^2aaaaaaa",         // M 24-31, N 3072-4095
+			"55555555522222222222222^^^^^^^^^2aaaaaaa",         // M 24-31, N 4096-6143
+			"5555555555522222222222^^^^^^^^^^2aaaaaaa",         // M 24-31, N 6144-8191
+			"555555555555222224422^^^^^^^^^^22aaaaaaa",         // M 24-31, N 8192-12287
+			"5555555555552::^4442^^^^^^^^^222aaaaaaaa",         // M 24-31, N 12288-16383
+			"555555555522^^^^^^^^^^^^^^^^^^2aaaaaaaaa",         // M 24-31, N 16384-24575
+			"555555555224^____^^^^^^^^^^aaaaaaaaaaaaa",         // M 24-31, N 24576-32767
+			"5555555552444_____^cc22222:aaaaaaaaaaaaa",         // M 24-31, N 32768-49151
+			"55555555244444_____^22222::aaaaaaaaaaaaa",         // M 24-31, N 49152-65535
+			"555555554444444____4444422::aaaaaaaaaaaa",         // M 24-31, N 65536-98303
+			"5555555a4444444____44444422:aaaaaaaaaaaa",         // M 24-31, N 98304-131071
+			"555555aa44444444___44444422:aaaaaaaaaaaa",         // M 24-31, N 131072-196607
+			"55555aaaa4444444__444444442aaaaaaaaaaaaa",         // M 24-31, N 196608-262143
+			"5555aaaaa4444444_::44444442aaaaaaaaaaaaa",         // M 24-31, N >= 262144
+			"==============>>>>>>====================",         // M 32-47, N <= 1
+			"4444444444444444444444444444444444444444",         // M 32-47, N (none)
+			"=============>>>>>>>>===================",         // M 32-47, N 2
+			"HH==============>>>>>>>>HHHHHHHHHHHCCCCC",         // M 32-47, N 3
+			"H=================>>>>>>>>HHHCCCCHCC7777",         // M 32-47, N 4-5
+			"L=================>>>>>>>>>>CC777C777777",         // M 32-47, N 6-7
+			"7==7777777==7777777777777777777777777777",         // M 32-47, N 8-11
+			"7777777777777777777777777777777777777777",         // M 32-47, N 12-15
+			"7777778788777777777777777777777777777777",         // M 32-47, N 16-23
+			"725555522555555555555CCCC27788888888IIII",         // M 32-47, N 24-31
+			"5525555225555555554222555277888888888III",         // M 32-47, N 32-47
+			"55225555225555555522222444<77788888888II",         // M 32-47, N 48-63
+			"77722555555555555522277444<<<77778777888",         // M 32-47, N 64-95
+			"55222255555555555222274444<<<m;777777:::",         // M 32-47, N 96-127
+			"77222222555555555222444444<mmmm;7777::::",         // M 32-47, N 128-191
+			"52222222222225555222477744:mmmmmmmm7::::",         // M 32-47, N 192-255
+			"722222222222222522337777744:mmmmmmm:::::",         // M 32-47, N 256-383
+			"2222222222222222222347774442::mmm:::::::",         // M 32-47, N 384-511
+			"52222222222222222222447444222:::::::::::",         // M 32-47, N 512-767
+			"5222222222222222222224444222222:::::::::",         // M 32-47, N 768-1023
+			"522222222222222222222444222^^^^2::::::::",         // M 32-47, N 1024-1535
+			"5522222222222222222222222^^^^^^^^:::::::",         // M 32-47, N 1536-2047
+			"555222222222222222222`^^^^^^^^^^^:::::::",         // M 32-47, N 2048-3071
+			"55555555222222222222``^^^^^^^^^^^:::::::",         // M 32-47, N 3072-4095
+			"5555555552222222222```^^^^^^^^^^^:::::::",         // M 32-47, N 4096-6143
+			"555555555552222222a^^^^^^^^^^^^^^:::::::",         // M 32-47, N 6144-8191
+			"5555555555552::24aa^^^^^^^^^^^^^2:::::::",         // M 32-47, N 8192-12287
+			"555555555555:::ccaa^^^^^^^^^^^^2::::::::",         // M 32-47, N 12288-16383
+			"55555555555:fffcccc^^^^^^aaacc2:::::::::",         // M 32-47, N 16384-24575
+			"5555555555::^____fcc^^^^acccccc:::::::::",         // M 32-47, N 24576-32767
+			"555555555::_______fccccccccccccc::::::::",         // M 32-47, N 32768-49151
+			"55555555c:444______fcc:::cccccccc:::::::",         // M 32-47, N 49152-65535
+			"5555555cc44444_____f:::::::ccccccc::::::",         // M 32-47, N 65536-98303
+			"555555ccc44444_____f:444:::cccccccc:::::",         // M 32-47, N 98304-131071
+			"55555cccc444444___f:44444::ccccccccc::::",         // M 32-47, N 131072-196607
+			"5555ccccc:44444___f:444442:cccccccccc:::",         // M 32-47, N 196608-262143
+			"555ccccccc44444_:ff:444442:ccccccccccc::",         // M 32-47, N >= 262144
+			"================>>======================",         // M 48-63, N <= 1
+			"4444444444444444444444444444444444444444",         // M 48-63, N (none)
+			"===============>>>>=====================",         // M 48-63, N 2
+			"HHHH==HHH==HH===>>>HHHHHHHHHHHHHHHHHHHHH",         // M 48-63, N 3
+			"HH=GGGG==========>>>>>>>>HHHHHCCHHHC7777",         // M 48-63, N 4-5
+			"77GGGGGG======77777>77777>77777777777777",         // M 48-63, N 6-7
+			"7777777777777777777777777777777777777777",         // M 48-63, N 8-11
+			"7777777777777777777777777777777777777777",         // M 48-63, N 12-15
+			"7777778887777777777777777777777777777777",         // M 48-63, N 16-23
+			"7725555555555555555222552777788888888III",         // M 48-63, N 24-31
+			"55225555225555555522722244<77788888888II",         // M 48-63, N 32-47
+			"5552555522555555542777744<<<<77778777888",         // M 48-63, N 48-63
+			"7772255552555555552777774<<<<m7777777787",         // M 48-63, N 64-95
+			"5555225555555555522277744<m<<<;777777:::",         // M 48-63, N 96-127
+			"7722222555555555522227774:mm<<mm;;m77:::",         // M 48-63, N 128-191
+			"5522222255555555522277777:<mmmmmmmmm::::",         // M 48-63, N 192-255
+			"72222222222222255233477774:mmmmmmmm:::::",         // M 48-63, N 256-383
+			"52222222222222222223377774:::mmmmmm:::::",         // M 48-63, N 384-511
+			"522222222222222222224777442::::cmm::::::",         // M 48-63, N 512-767
+			"5222222222224222222224444222aa:cg:::::::",         // M 48-63, N 768-1023
+			"5522222222222242222224422a^^^^aa::::::::",         // M 48-63, N 1024-1535
+			"5522222222222222222:22^aa^^^^^^^::::::::",         // M 48-63, N 1536-2047
+			"55552222222222222222^^^^^^^^^^^^^:::::::",         // M 48-63, N 2048-3071
+			"5555555522222222222a^^^^^^^^^^^^^:::::::",         // M 48-63, N 3072-4095
+			"55555555522222222aacc^^^^^^^^^^^^:::::::",         // M 48-63, N 4096-6143
+			"5555555555522::2aaccca^^^ac^^^^^^:::::::",         // M 48-63, N 6144-8191
+			"555555555555::::acccca^aaccc^^^^::::::::",         // M 48-63, N 8192-12287
+			"55555555555cccccccccc^^accccc^^^::::::::",         // M 48-63, N 12288-16383
+			"5555555555ccffffcccccacccccccc2:::::::::",         // M 48-63, N 16384-24575
+			"555555555ccfffffffccccccccccccc:::::::::",         // M 48-63, N 24576-32767
+			"55555555ccffff__fffccPPccccccccc::::::::",         // M 48-63, N 32768-49151
+			"5555555ccfff:___fffffOPOccccccccc:::::::",         // M 48-63, N 49152-65535
+			"555555ccc:::_____fffffOOcccccccccc::::::",         // M 48-63, N 65536-98303
+			"55555cccc:::_____fffff:::::cccccccc:::::",         // M 48-63, N 98304-131071
+			"5555ccccc::::___fffff::::::ccccccccc::::",         // M 48-63, N 131072-196607
+			"555ccccccc:::::ffffff:::::ccccccccccc:::",         // M 48-63, N 196608-262143
+			"55cccccccc::::ffffff::::::cccccccccccc::",         // M 48-63, N >= 262144
+			"========================================",         // M 64-95, N <= 1
+			"4444444444444444444444444444444444444444",         // M 64-95, N (none)
+			"========================================",         // M 64-95, N 2
+			"HHHHHHHHHHHHHH>>CCHHHHHHHHHHHHHHHHHHHHHH",         // M 64-95, N 3
+			"HHHHHFFHHHHHH===CCCHHCCHHHHHHHHHHHHHHAAH",         // M 64-95, N 4-5
+			"LLLFFFFFFF=L===AACCCCCCCCLLLCCCCCCLAAA7A",         // M 64-95, N 6-7
+			"777FFFFFFFFF=FAAACCCC777C777777777777777",         // M 64-95, N 8-11
+			"7777777777777777777777777777777777777777",         // M 64-95, N 12-15
+			"7777777777777777777777777777777777777777",         // M 64-95, N 16-23
+			"777255555555555555577222444777888888888I",         // M 64-95, N 24-31
+			"5552555555555555557777744<<<<77778777888",         // M 64-95, N 32-47
+			"5552255555555555547777744<<<<m7777777782",         // M 64-95, N 48-63
+			"5552255555555555547777774<m<<<;777777SSS",         // M 64-95, N 64-95
+			"5555225555555555522777774<mm<<<;77777aaa",         // M 64-95, N 96-127
+			"555522255555555552277772::mmm<<mmmmmmSSS",         // M 64-95, N 128-191
+			"555222255555555552237777::mmmmmmmmmmaaaa",         // M 64-95, N 192-255
+			"552222222552222555337777:::mmmm\\\\mmmSSSS",       // M 64-95, N 256-383
+			"5522222222222222222477777:::mZZZZ\\\\maaaa",       // M 64-95, N 384-511
+			"5522222222222222222:7777::::gcgZZZZ22222",         // M 64-95, N 512-767
+			"552222222222222222:::<:kkka:gggggggaaaaa",         // M 64-95, N 768-1023
+			"55522222222222222:::::kZZgggaggggaaaaaaa",         // M 64-95, N 1024-1535
+			"5555222222222222:::kkggZZgga^^aaaaaaaaaa",         // M 64-95, N 1536-2047
+			"555555522222222:::::kgggggca^^^^aaaaaaaa",         // M 64-95, N 2048-3071
+			"55555555222222:::::ccggggVcc^^^^aaaaaaaa",         // M 64-95, N 3072-4095
+			"5555555552222::::kccccgVgVcc^^^^^aaaaaaa",         // M 64-95, N 4096-6143
+			"555555555552::::kcccccgVVVVca^^^aaaaaaaa",         // M 64-95, N 6144-8191
+			"55555555555a:::cccccccgZcVccca^^aaaaaaaa",         // M 64-95, N 8192-12287
+			"5555555555aaaccccccccccZccccccaaaaaaaaaa",         // M 64-95, N 12288-16383
+			"555555555aaafffffcccccNNccccccaaaaaaaaaa",         // M 64-95, N 16384-24575
+			"55555555aaafffffXXfcPPOOcccccaaaaaaaaaaa",         // M 64-95, N 24576-32767
+			"5555555aaaafffffXXXfPPPPOcccaaaaaaaaaaaa",         // M 64-95, N 32768-49151
+			"555555aaaafffffffXXXOPPPOcccaaaaaaaaaaaa",         // M 64-95, N 49152-65535
+			"55555aaaaafffffffffffOPPOccaaaaaaaaaaaaa",         // M 64-95, N 65536-98303
+			"5555aaaaaaffffffffffffOOOcaaaaaaaaaaaaaa",         // M 64-95, N 98304-131071
+			"555aaaaaaaffffffffffffffccaaaaaaaaaaaaaa",         // M 64-95, N 131072-196607
+			"55aaaaaaaaafffffffffffff:aaaaaaaaaaaaaaa",         // M 64-95, N 196608-262143
+			"5aaaaaaaaaaafffffffffff::aaaaaaaaaaaaaaa",         // M 64-95, N >= 262144
+			"========================================",         // M 96-127, N <= 1
+			"4444444444444444444444444444444444444444",         // M 96-127, N (none)
+			"========================================",         // M 96-127, N 2
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",         // M 96-127, N 3
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",         // M 96-127, N 4-5
+			"7777777==77777==>>777777777777C777777777",         // M 96-127, N 6-7
+			"7777777777777777777777777777777777777777",         // M 96-127, N 8-11
+			"7777777777777777777777777777777777777777",         // M 96-127, N 12-15
+			"7777777777777777777777777777777777777777",         // M 96-127, N 16-23
+			"77722555555555555557772444<<<7777777788S",         // M 96-127, N 24-31
+			"5552255555555555557777744<<<<m;777777ZZZ",         // M 96-127, N 32-47
+			"5555225555555555557777774<m<<<;777777ZZZ",         // M 96-127, N 48-63
+			"7777225555555555577777724<mm<<<;77777SSS",         // M 96-127, N 64-95
+			"555522555255555557777772:mmmm<<<mmmmmZZZ",         // M 96-127, N 96-127
+			"777722555355255553377322::mmmmmmmmmmSSSS",         // M 96-127, N 128-191
+			"55552225555555555333332:::mmmmmZZ\\mmmSSS",        // M 96-127, N 192-255
+			"777722225255555255233::::::mm\\ZZgZZ\\mSSS",       // M 96-127, N 256-383
+			"5552222222222222222::::::::ZZZZgggZZSSSS",         // M 96-127, N 384-511
+			"555222222222222222::<<::kk:ggZZgggZZZZZZ",         // M 96-127, N 512-767
+			"55552222222222222::kk<:ZZZgggggggggZZZZZ",         // M 96-127, N 768-1023
+			"5555522222222222::kkkkZZZZggggggggZZZZZZ",         // M 96-127, N 1024-1535
+			"555555222222222:::kkkVZZZZgggggZZZZZZZZZ",         // M 96-127, N 1536-2047
+			"55555552222222:::::kVVVZZZVccccgZZZZZZZZ",         // M 96-127, N 2048-3071
+			"5555555552222:::::cVVVVVVZVcccccZZZZZZZZ",         // M 96-127, N 3072-4095
+			"555555555522:::::ccccVVVVVVVccccZZZZZZZZ",         // M 96-127, N 4096-6143
+			"55555555555:::::ccccccVVVVVVccccZZZZZZZZ",         // M 96-127, N 6144-8191
+			"5555555555cccccccccccgZZVVVVcccZZZZZZZZZ",         // M 96-127, N 8192-12287
+			"555555555ccccccccccccVZZZVVVcccZZZZZZZZZ",         // M 96-127, N 12288-16383
+			"55555555ccccffffXfcccNNNNVccccZZZZZZZZZZ",         // M 96-127, N 16384-24575
+			"5555555ccccffffXXXXfPPOOOccccccZZZZZZZZZ",         // M 96-127, N 24576-32767
+			"555555cccccffffXXXXXPPPPOcccccccZZZZZZZZ",         // M 96-127, N 32768-49151
+			"55555ccccccffffXXXXXOPPPPOcccccccZZZZZZZ",         // M 96-127, N 49152-65535
+			"5555cccccccffffXXXXXXPPPPOccccccccZZZZZZ",         // M 96-127, N 65536-98303
+			"555ccccccccfffffXXXXfOOOOccccccccccZZZZZ",         // M 96-127, N 98304-131071
+			"55ccccccccccfffffffffffOccccccccccccZZZZ",         // M 96-127, N 131072-196607
+			"5ccccccccccccfffffffffffcccccccccccccZZZ",         // M 96-127, N 196608-262143
+			"ccccccccccccccffffffccccccccccccccccccZZ",         // M 96-127, N >= 262144
+			"========================================",         // M 128-191, N <= 1
+			"4444444444444444444444444444444444444444",         // M 128-191, N (none)
+			"========================================",         // M 128-191, N 2
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",         // M 128-191, N 3
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",         // M 128-191, N 4-5
+			"LLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLL",         // M 128-191, N 6-7
+			"7777777777777777777777777777777777777777",         // M 128-191, N 8-11
+			"7777777777777777777777777777777777777777",         // M 128-191, N 12-15
+			"7777777777777777777777777777777777777777",         // M 128-191, N 16-23
+			"7777222555555555555777777<<<<<;777777777",         // M 128-191, N 24-31
+			"5555225555555555557777744<<mmmm;7777::::",         // M 128-191, N 32-47
+			"5555222555555555557777724<mm<<mm;;m77:::",         // M 128-191, N 48-63
+			"777722555555555555777772:<mmm<<mmmmmm777",         // M 128-191, N 64-95
+			"555522555555555555777332:<mmmmmmmmmm::::",         // M 128-191, N 96-127
+			"555522555355555553333322::mmmmmZZZ\\mm:::",        // M 128-191, N 128-191
+			"5555222553335555533333::::ZmmmZ6ggg\\m:::",        // M 128-191, N 192-255
+			"555522252333555555333:::::ZZZZg66ggZ\\:::",        // M 128-191, N 256-383
+			"555522222333222222:::::::ggZZZg66gggZ:::",         // M 128-191, N 384-511
+			"55552222223322222::::::::ggZZZgggggg::::",         // M 128-191, N 512-767
+			"5555522222222322:::::::kZZgggggggggg::::",         // M 128-191, N 768-1023
+			"555552222222242:::::::ZZZZZgggggggg:::::",         // M 128-191, N 1024-1535
+			"55555522222222::::::::gZZZZgggggg:::::::",         // M 128-191, N 1536-2047
+			"5555555222222:::::::::::ZZVVcgg:::::::::",         // M 128-191, N 2048-3071
+			"555555552222:::::::::VV6VZVVccc:::::::::",         // M 128-191, N 3072-4095
+			"55555555552:::::::cV:cVcVVVVVcc:::::::::",         // M 128-191, N 4096-6143
+			"5555555555::::::::cc::cccccVccc:::::::::",         // M 128-191, N 6144-8191
+			"555555555::::::::::::ccc::::ccc:::::::::",         // M 128-191, N 8192-12287
+			"55555555:::::::::::::cVc:::::cc:::::::::",         // M 128-191, N 12288-16383
+			"5555555::::::::::::::ccc::::::::::::::::",         // M 128-191, N 16384-24575
+			"555555::::::::::::::cOV:::::::::::::::::",         // M 128-191, N 24576-32767
+			"55555:::::::::::fXc:cfc:::::::::::::::::",         // M 128-191, N 32768-49151
+			"5555:::::::::::fXXf:::::::::::::::::::::",         // M 128-191, N 49152-65535
+			"555:::::::::::::ff::::::::::::::::::::::",         // M 128-191, N 65536-98303
+			"55::::::::::::::::::::::::::::::::::::::",         // M 128-191, N 98304-131071
+			"5:::::::::::::::::::::::::::::::::::::::",         // M 128-191, N 131072-196607
+			"::::::::::::::::::::::::::::::::::::::::",         // M 128-191, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::::",         // M 128-191, N >= 262144
+			"========================================",         // M 192-255, N <= 1
+			"4444444444444444444444444444444444444444",         // M 192-255, N (none)
+			"========================================",         // M 192-255, N 2
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",         // M 192-255, N 3
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",         // M 192-255, N 4-5
+			"77777777777===77777777777777777777777777",         // M 192-255, N 6-7
+			"7777777777777777777777777777777777777777",         // M 192-255, N 8-11
+			"7777777777777777777777777777777777777777",         // M 192-255, N 12-15
+			"7777777777777777777777777777777777777777",         // M 192-255, N 16-23
+			"777772222555555555557777S:<<mmmm777SSSSS",         // M 192-255, N 24-31
+			"555552225555555555577777::mmmmmmmmm7ZZZZ",         // M 192-255, N 32-47
+			"555552255555555555777722:<mmmmmmmmmmZZZZ",         // M 192-255, N 48-63
+			"777722255555555555777322::mmmmmmmmmmSSSS",         // M 192-255, N 64-95
+			"555522255555555555733322::mmmmmZZ\\mmmZZZ",        // M 192-255, N 96-127
+			"55522255535555555333332:::ZmmmZ6ggg\\mSSS",        // M 192-255, N 128-191
+			"5552222523235555533333:::ZZZZZ6666ggZSSS",         // M 192-255, N 192-255
+			"555522252333335555333::::66ZZg6666ggZSSS",         // M 192-255, N 256-383
+			"55552222233322222::::::::666Zg6666gggSSS",         // M 192-255, N 384-511
+			"5555222222332222:::::::::66666666ggggZZZ",         // M 192-255, N 512-767
+			"555552222222233:::::::::gg66666gggggZZZZ",         // M 192-255, N 768-1023
+			"55555222222223::::::::gZZZZZgggggggZZZZZ",         // M 192-255, N 1024-1535
+			"5555552222222::::::::::ZZZVVgggggZZZZZZZ",         // M 192-255, N 1536-2047
+			"555555522222:::::V::::::ZVVVgggZZZZZZZZZ",         // M 192-255, N 2048-3071
+			"55555555222::::::V::::::6VVVVcgZZZZZZZZZ",         // M 192-255, N 3072-4095
+			"5555555555::::::::::::6:ccVVVccZZZZZZZZZ",         // M 192-255, N 4096-6143
+			"555555555::::::::::::::::c:VVccZZZZZZZZZ",         // M 192-255, N 6144-8191
+			"55555555:::::::::::::cc:::::VccZZZZZZZZZ",         // M 192-255, N 8192-12287
+			"5555555:::::::::::::::cc:::::cZZZZZZZZZZ",         // M 192-255, N 12288-16383
+			"555555::::::::::::::::::::::::ZZZZZZZZZZ",         // M 192-255, N 16384-24575
+			"55555::::::::::::::::cc::::::::ZZZZZZZZZ",         // M 192-255, N 24576-32767
+			"5555::::::::::::cc:::cc:::::::::ZZZZZZZZ",         // M 192-255, N 32768-49151
+			"555:::::::::::::ff:::::::::::::::ZZZZZZZ",         // M 192-255, N 49152-65535
+			"55::::::::::::::::::::::::::::::::ZZZZZZ",         // M 192-255, N 65536-98303
+			"5::::::::::::::::::::::::::::::::::ZZZZZ",         // M 192-255, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 192-255, N 131072-196607
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 192-255, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 192-255, N >= 262144
+			"========================================",         // M 256-383, N <= 1
+			"4444444444444444444444444444444444444444",         // M 256-383, N (none)
+			"========================================",         // M 256-383, N 2
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",         // M 256-383, N 3
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",         // M 256-383, N 4-5
+			"777777777GGGGGG=777777777777777777777777",         // M 256-383, N 6-7
+			"7777777777777777777777777777777777777777",         // M 256-383, N 8-11
+			"7777777777777777777777777777777777777777",         // M 256-383, N 12-15
+			"7777777777777777777777777777777777777777",         // M 256-383, N 16-23
+			"77777772255555555555777SSS:mmmmmmmSSSSSS",         // M 256-383, N 24-31
+			"555552222555555555577777::mmmmmmmmm:::::",         // M 256-383, N 32-47
+			"55552222555555555577722:::mmmmmmmmm:::::",         // M 256-383, N 48-63
+			"77722225555555555544222:::mmmmm\\\\mmmSSSS",       // M 256-383, N 64-95
+			"55522255555555555542222:::Zmm\\ZZgZZ\\m:::",       // M 256-383, N 96-127
+			"5552225555555555552333:::ZZZZZg66ggZ\\SSS",        // M 256-383, N 128-191
+			"5552225555555555553333::g66ZZg6666ggZSSS",         // M 256-383, N 192-255
+			"55522222522223555:233:::6666666666gggSSS",         // M 256-383, N 256-383
+			"5552222222222222::::::::6666666666gggSSS",         // M 256-383, N 384-511
+			"555222222222222:::::gg:gg666666666ggg:::",         // M 256-383, N 512-767
+			"55522222222222:::::::gggg66666666ggg::::",         // M 256-383, N 768-1023
+			"5555522222222:::::::::gVZgg00gggggg:::::",         // M 256-383, N 1024-1535
+			"555552222222:::::::::::VVVVVggggg:::::::",         // M 256-383, N 1536-2047
+			"55555522222:::::::::::::VYVVVggg::::::::",         // M 256-383, N 2048-3071
+			"5555555522:::::::::::666gOVVVgg:::::::::",         // M 256-383, N 3072-4095
+			"555555555::::::::::::666ggVVVcg:::::::::",         // M 256-383, N 4096-6143
+			"55555555:::::::::::::::::::VVcg:::::::::",         // M 256-383, N 6144-8191
+			"5555555::::::::::::::cc:::::Vc::::::::::",         // M 256-383, N 8192-12287
+			"555555:::::::::::::::cc::::::c::::::::::",         // M 256-383, N 12288-16383
+			"55555:::::::::::::::::::::::::::::::::::",         // M 256-383, N 16384-24575
+			"5555::::::::::::::::::::::::::::::::::::",         // M 256-383, N 24576-32767
+			"555:::::::::::::::::::::::::::::::::::::",         // M 256-383, N 32768-49151
+			"55::::::::::::::::::::::::::::::::::::::",         // M 256-383, N 49152-65535
+			"5:::::::::::::::::::::::::::::::::::::::",         // M 256-383, N 65536-98303
+			"::::::::::::::::::::::::::::::::::::::::",         // M 256-383, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::::::",         // M 256-383, N 131072-196607
+			"::::::::::::::::::::::::::::::::::::::::",         // M 256-383, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::::",         // M 256-383, N >= 262144
+			"========================================",         // M 384-511, N <= 1
+			"4444444444444444444444444444444444444444",         // M 384-511, N (none)
+			"========================================",         // M 384-511, N 2
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",         // M 384-511, N 3
+			"HHHHHHHHHHHGGGHHHHHHHHHHHHHHHHHHHHHHHHHH",         // M 384-511, N 4-5
+			"777777777GGGGGG==77777777777777777777777",         // M 384-511, N 6-7
+			"7777777777777777777777777777777777777777",         // M 384-511, N 8-11
+			"7777777777777777777777777777777777777777",         // M 384-511, N 12-15
+			"7777777777777777777777777777777777777777",         // M 384-511, N 16-23
+			"77777772555555555557777SSSS::mmmSSSSSSSS",         // M 384-511, N 24-31
+			"55555222255555555557777:ZZ::mmmmmZZZZZZZ",         // M 384-511, N 32-47
+			"5555222225555555555477::Z::mmmmmmmmZZZZZ",         // M 384-511, N 48-63
+			"7772225555555555555:::::::ZZZZZZZ\\\\mSSSS",       // M 384-511, N 64-95
+			"5552255555555555555::::::ZZZZZZgggZZZZZZ",         // M 384-511, N 96-127
+			"552225555555555555::::::g0ZZZZg66gggZSSS",         // M 384-511, N 128-191
+			"55222555555555555::::::g0666Zg6666gggSSS",         // M 384-511, N 192-255
+			"5522225552225555:::::ggg0666666666gggSSS",         // M 384-511, N 256-383
+			"552222222333322::::ggggg0666666666gggSSS",         // M 384-511, N 384-511
+			"55222222233332<<<:::66gg0666666666ggZZZZ",         // M 384-511, N 512-767
+			"5522222222222:<<<<::g6gg066666666gggZZZZ",         // M 384-511, N 768-1023
+			"552222222222::::::V::gVVgg0660gggggZZZZZ",         // M 384-511, N 1024-1535
+			"55552222222::::::::::6gVVYgggggggZZZZZZZ",         // M 384-511, N 1536-2047
+			"5555552222:::::::V:::666OOOYVggggZZZZZZZ",         // M 384-511, N 2048-3071
+			"555555222:::::::VVVV6VVgOOOjVggggZZZZZZZ",         // M 384-511, N 3072-4095
+			"55555552:::::::::VVV6VVVYVOjVVggZZZZZZZZ",         // M 384-511, N 4096-6143
+			"5555555::::::::::6VV6VV6gg6YVVgZZZZZZZZZ",         // M 384-511, N 6144-8191
+			"555555:::::::::::::6cOYc::::VVZZZZZZZZZZ",         // M 384-511, N 8192-12287
+			"55555:::::::::::::::cVVc:::::cZZZZZZZZZZ",         // M 384-511, N 12288-16383
+			"5555:::::::::::::::::cc:::::::ZZZZZZZZZZ",         // M 384-511, N 16384-24575
+			"555::::::::::::::::::::::::::::ZZZZZZZZZ",         // M 384-511, N 24576-32767
+			"55::::::::::::::::::::::::::::::ZZZZZZZZ",         // M 384-511, N 32768-49151
+			"5::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 384-511, N 49152-65535
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 384-511, N 65536-98303
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 384-511, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 384-511, N 131072-196607
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 384-511, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 384-511, N >= 262144
+			"==================>>====================",         // M 512-767, N <= 1
+			"4444444444444444444444444444444444444444",         // M 512-767, N (none)
+			"===================>====================",         // M 512-767, N 2
+			"HHHHHHHHHHHHHHHH===>HHHHHHHHHHHHHHHHHHHH",         // M 512-767, N 3
+			"HHHHHHHHHHGGGG=HH=>H>CCCHHHHHHHHHHHHHHHH",         // M 512-767, N 4-5
+			"77777777GGGGGG===77>CCCC7777777777777777",         // M 512-767, N 6-7
+			"7777777777777777777777777777777777777777",         // M 512-767, N 8-11
+			"7777777777777777777777777777777777777777",         // M 512-767, N 12-15
+			"7777777777777777777777777777777777777777",         // M 512-767, N 16-23
+			"777777225555555555527777SSSSSSSSSSSSSSSS",         // M 512-767, N 24-31
+			"55552222555555555552:::::::::mm:::::::::",         // M 512-767, N 32-47
+			"55522225555555555555::::::::ZZmmmm::::::",         // M 512-767, N 48-63
+			"7772255555555555555:::::::ZZZZZZZZZSSSSS",         // M 512-767, N 64-95
+			"552225555552255555:::::::ZZZZZZgggZZ::::",         // M 512-767, N 96-127
+			"77222552355225555::::::gg06ZZZggggggSSSS",         // M 512-767, N 128-191
+			"5222255235555555:::::gggg66666666ggggSSS",         // M 512-767, N 192-255
+			"722222522222225;::::gggg0666666666gggSSS",         // M 512-767, N 256-383
+			"52222222233333;:::::gggg0666666666ggSSSS",         // M 512-767, N 384-511
+			"5222222223333;;;<:::ggg0066666666ggg::::",         // M 512-767, N 512-767
+			"522222222222::;;<<::g6gg0066666gggg:::::",         // M 512-767, N 768-1023
+			"55222222222:;::::<iV:gVV0000000ggg::::::",         // M 512-767, N 1024-1535
+			"5522222222:::::::::::6gVYYgggggggg::::::",         // M 512-767, N 1536-2047
+			"555522222::::::::V:::6g6OOOjgggggg::::::",         // M 512-767, N 2048-3071
+			"55552222::::::::VVVV6VVgYOOOjjjggg::::::",         // M 512-767, N 3072-4095
+			"5555222::::::::::VVV6VVgYVOOjjjgg:::::::",         // M 512-767, N 4096-6143
+			"555522:::::::::::6VVVVV6gg6jjVggg:::::::",         // M 512-767, N 6144-8191
+			"55555:::::::::::::6VVOOV::::YVg:::::::::",         // M 512-767, N 8192-12287
+			"5555:::::::::::::::6VYVc:::::V::::::::::",         // M 512-767, N 12288-16383
+			"555:::::::::::::::::6cc6::::::::::::::::",         // M 512-767, N 16384-24575
+			"55::::::::::::::::::::::::::::::::::::::",         // M 512-767, N 24576-32767
+			"5:::::::::::::::::::::::::::::::::::::::",         // M 512-767, N 32768-49151
+			"::::::::::::::::::::::::::::::::::::::::",         // M 512-767, N 49152-65535
+			"::::::::::::::::::::::::::::::::::::::::",         // M 512-767, N 65536-98303
+			"::::::::::::::::::::::::::::::::::::::::",         // M 512-767, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::::::",         // M 512-767, N 131072-196607
+			"::::::::::::::::::::::::::::::::::::::::",         // M 512-767, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::::",         // M 512-767, N >= 262144
+			"====================>===================",         // M 768-1023, N <= 1
+			"4444444444444444444444444444444444444444",         // M 768-1023, N (none)
+			"===================CCCC=================",         // M 768-1023, N 2
+			"HHHHHHHHHHHHHH=====CCCCCCHHHHHHHHHHHHHHH",         // M 768-1023, N 3
+			"HHHHHHHHHHGGGG======CCCCCCHHHHHHHHHHHHHH",         // M 768-1023, N 4-5
+			"77777777GGGGGG======C777CC77777777777777",         // M 768-1023, N 6-7
+			"7777777777777777777777777777777777777777",         // M 768-1023, N 8-11
+			"7777777777777777777777777777777777777777",         // M 768-1023, N 12-15
+			"7777777777777777777777777777777777777777",         // M 768-1023, N 16-23
+			"77777722555575555555577777SSSSSSSSSSSSSS",         // M 768-1023, N 24-31
+			"55552222255555555555:::77ZZZZZZZZZZZZZZZ",         // M 768-1023, N 32-47
+			"5552222525555555555::::::ZZZZZZZZZZZZZZZ",         // M 768-1023, N 48-63
+			"777222555555555555:::::::::ZZZZZZZZSSSSS",         // M 768-1023, N 64-95
+			"55222555555225555::::::::0ZZZZZZgZZZZZZZ",         // M 768-1023, N 96-127
+			"7222255225522555:::::::gg066ZZggggggSSSS",         // M 768-1023, N 128-191
+			"522225522225525::::::gggg066666gggggSSSS",         // M 768-1023, N 192-255
+			"72222252222222:;:::::ggg066666666gggSSSS",         // M 768-1023, N 256-383
+			"2222222222233;;:::::gggg066666666gggSSSS",         // M 768-1023, N 384-511
+			"222222222223;;;:::::ggg000666666gggZZZZZ",         // M 768-1023, N 512-767
+			"52222222222;;:;;;6:::gg00006600gggZZZZZZ",         // M 768-1023, N 768-1023
+			"5222222222;::;:;<<:::6gg000000PgggZZZZZZ",         // M 768-1023, N 1024-1535
+			"552222222::;;::::::::66VggggPPPPgggZZZZZ",         // M 768-1023, N 1536-2047
+			"55222222:::::::::::::666YjjjQPPPPggZZZZZ",         // M 768-1023, N 2048-3071
+			"5522222:::::::::::6666g6gOOjQQQQQgZZZZZZ",         // M 768-1023, N 3072-4095
+			"552222::::::::::::6666g6ggjjjQQQQgZZZZZZ",         // M 768-1023, N 4096-6143
+			"55222:::::::::::::6cYg66666jjjjjjZZZZZZZ",         // M 768-1023, N 6144-8191
+			"5552::::::::::::::6cYVg6::::jjjjZZZZZZZZ",         // M 768-1023, N 8192-12287
+			"555:::::::::::::::66VVV6:::::YZZZZZZZZZZ",         // M 768-1023, N 12288-16383
+			"55:::::::::::::::::::66:::::::ZZZZZZZZZZ",         // M 768-1023, N 16384-24575
+			"5::::::::::::::::::::::::::::::ZZZZZZZZZ",         // M 768-1023, N 24576-32767
+			"::::::::::::::::::::::::::::::::ZZZZZZZZ",         // M 768-1023, N 32768-49151
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 768-1023, N 49152-65535
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 768-1023, N 65536-98303
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 768-1023, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 768-1023, N 131072-196607
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 768-1023, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 768-1023, N >= 262144
+			"==================CCCC==================",         // M 1024-1535, N <= 1
+			"4444444444444444444444444444444444444444",         // M 1024-1535, N (none)
+			"=================CCCCCCCCC==============",         // M 1024-1535, N 2
+			"HHHHHHHHHHHHH====CCCCCCCCCHHHHHHHHHHHHHH",         // M 1024-1535, N 3
+			"HHHHHHHHHGGG======CCCCCCCCCHHHHHHHHHHHHH",         // M 1024-1535, N 4-5
+			"7777777GGGGGG======C77777CC7777777777777",         // M 1024-1535, N 6-7
+			"7777777777777777777777777777777777777777",         // M 1024-1535, N 8-11
+			"7777777777777777777777777777777777777777",         // M 1024-1535, N 12-15
+			"7777777777777777777777777777777777777777",         // M 1024-1535, N 16-23
+			"77777222555555555255::77777SSSSSSSSSSSSS",         // M 1024-1535, N 24-31
+			"5552222255555555555kkk7777ZZZZZZZZZZZZZZ",         // M 1024-1535, N 32-47
+			"555222225555555555::kk::::ZZZZZZZZZZZZZZ",         // M 1024-1535, N 48-63
+			"77222255555555555:::kkk:::SSSZZZZSSSSSSS",         // M 1024-1535, N 64-95
+			"5522225555222555::::kkk::ggggZZZggZZZZZZ",         // M 1024-1535, N 96-127
+			"722222555522225:::::::gggg666ggggggSSSSS",         // M 1024-1535, N 128-191
+			"52222252222222::::::::g66666666ggggSSSSS",         // M 1024-1535, N 192-255
+			"2222552222222:::::::::6666666666gggSSSSS",         // M 1024-1535, N 256-383
+			"222555222222;;;;;::0gg6666666666gggSSSSS",         // M 1024-1535, N 384-511
+			"22225522222;;;;;;::6gg660066600gggZZZZZZ",         // M 1024-1535, N 512-767
+			"2222222222:;:;;;;;::6g66000000PgggZZZZZZ",         // M 1024-1535, N 768-1023
+			"522222222:;:5;;;;;:::6Vg0000PPPPPggZZZZZ",         // M 1024-1535, N 1024-1535
+			"52222222:;;;;;;;;ii6666ggg0PPPPPPggZZZZZ",         // M 1024-1535, N 1536-2047
+			"5522222:::;;;::;;i666666QQjQPPPPPPgZZZZZ",         // M 1024-1535, N 2048-3071
+			"522222:::::::::::g6666gggQjQQPPPPQgZZZZZ",         // M 1024-1535, N 3072-4095
+			"52222::::::::::::66666gggg0jQQQQQQZZZZZZ",         // M 1024-1535, N 4096-6143
+			"5522:::::::::::::66666gggggjjQQQQQZZZZZZ",         // M 1024-1535, N 6144-8191
+			"552:::::::::::::::6660gg6g6:jjjjjZZZZZZZ",         // M 1024-1535, N 8192-12287
+			"55:::::::::::::::::66g0Vg::::jjZZZZZZZZZ",         // M 1024-1535, N 12288-16383
+			"5:::::::::::::::::::66Vg6:::::ZZZZZZZZZZ",         // M 1024-1535, N 16384-24575
+			":::::::::::::::::::::666:::::::ZZZZZZZZZ",         // M 1024-1535, N 24576-32767
+			"::::::::::::::::::::::::::::::::ZZZZZZZZ",         // M 1024-1535, N 32768-49151
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 1024-1535, N 49152-65535
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 1024-1535, N 65536-98303
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 1024-1535, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 1024-1535, N 131072-196607
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 1024-1535, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 1024-1535, N >= 262144
+			"=================CCCCCCCC===============",         // M 1536-2047, N <= 1
+			"4444444444444444444444444444444444444444",         // M 1536-2047, N (none)
+			"================CCCCCCCCCCC=============",         // M 1536-2047, N 2
+			"HHHHHHHHHHHHH====CCCCCCCCCCCHHHHHHHHHHHH",         // M 1536-2047, N 3
+			"HHHHHHHHGGGGG====CCCCCCCCCCCHHHHHHHHHHHH",         // M 1536-2047, N 4-5
+			"7777777GGGGGG=====C7777777CC777777777777",         // M 1536-2047, N 6-7
+			"7777777777777777777777777777777777777777",         // M 1536-2047, N 8-11
+			"7777777777777777777777777777777777777777",         // M 1536-2047, N 12-15
+			"7777777777777777777777777777777777777777",         // M 1536-2047, N 16-23
+			"7777222788888555555:::77777SSSSSSSSSSSSS",         // M 1536-2047, N 24-31
+			"555222288885555555kkk::7777ZZZZZZZZZZZZZ",         // M 1536-2047, N 32-47
+			"552228888885555557kkkkk:7:ZZZZZZZZZZZZZZ",         // M 1536-2047, N 48-63
+			"772288888885555577kkkkk:::SSSSSSSSSSSSSS",         // M 1536-2047, N 64-95
+			"55228888885255577:kkkkk::gggZZZZZZZZZZZZ",         // M 1536-2047, N 96-127
+			"72228888822225::8::::::ggg666ggggSSSSSSS",         // M 1536-2047, N 128-191
+			"2228888822222::::::::::6666666gggSSSSSSS",         // M 1536-2047, N 192-255
+			"228885822222::::::::66g66666666ggSSSSSSS",         // M 1536-2047, N 256-383
+			"22885552222:::;;;::ggg666666600ggSSSSSSS",         // M 1536-2047, N 384-511
+			"2228555222:;;;;;;::6gg666660000gggZZZZZZ",         // M 1536-2047, N 512-767
+			"222855222::;:;;;:;66g66f6600PPPPgggZZZZZ",         // M 1536-2047, N 768-1023
+			"52222222:;;;;;<;:i66666Og00PPPPPPggZZZZZ",         // M 1536-2047, N 1024-1535
+			"5222222::::::;;;;ii666ggg00PPPPPPPgZZZZZ",         // M 1536-2047, N 1536-2047
+			"522222:::::::;;;gi6666ggQQQQPPPPPPQZZZZZ",         // M 1536-2047, N 2048-3071
+			"52222:::::;;;::::gg66600QQQQPPPPPQQZZZZZ",         // M 1536-2047, N 3072-4095
+			"5222:::::::::::::g6666O0QQ00QQQQQQQZZZZZ",         // M 1536-2047, N 4096-6143
+			"522::::::::::::::666P6000000QQQQQQZZZZZZ",         // M 1536-2047, N 6144-8191
+			"52::::::::::::::::66PPP0ggg6QQQQQZZZZZZZ",         // M 1536-2047, N 8192-12287
+			"5::::::::::::::::::66PP0g66::jjZZZZZZZZZ",         // M 1536-2047, N 12288-16383
+			"::::::::::::::::::::6000g6::::ZZZZZZZZZZ",         // M 1536-2047, N 16384-24575
+			":::::::::::::::::::::6gg6::::::ZZZZZZZZZ",         // M 1536-2047, N 24576-32767
+			"::::::::::::::::::::::::::::::::ZZZZZZZZ",         // M 1536-2047, N 32768-49151
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 1536-2047, N 49152-65535
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 1536-2047, N 65536-98303
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 1536-2047, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 1536-2047, N 131072-196607
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 1536-2047, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 1536-2047, N >= 262144
+			"=================CCCCCCCCCC=============",         // M 2048-3071, N <= 1
+			"4444444444444444444444444444444444444444",         // M 2048-3071, N (none)
+			"===================CCCCCCCCC============",         // M 2048-3071, N 2
+			"HHHHHHHHHHHH====HHHCCCCCCCCCCHHHHHHHHHHH",         // M 2048-3071, N 3
+			"HHHHHHHGGGGGG====CCCCCCCCCCCCHHHHHHHHHHH",         // M 2048-3071, N 4-5
+			"77777GGGGGGGGL==LLL77777777CC77777777777",         // M 2048-3071, N 6-7
+			"7777777777777777777777777777777777777777",         // M 2048-3071, N 8-11
+			"7777777777777777777777777777777777777777",         // M 2048-3071, N 12-15
+			"7777777778888777777777777777777777777777",         // M 2048-3071, N 16-23
+			"7777227888888777557::7777777SSSSSSSSSSSS",         // M 2048-3071, N 24-31
+			"555227788888887757:k::::777ZZZZZZZZZZZZZ",         // M 2048-3071, N 32-47
+			"552288888888877757kkkkk:77:ZZZZZZZZZZZZZ",         // M 2048-3071, N 48-63
+			"772788888888877777kkkkkk::SSSSSSSSSSSSSS",         // M 2048-3071, N 64-95
+			"552888888888827777kkkkkk:gZZZZZZZZZZZZZZ",         // M 2048-3071, N 96-127
+			"52288885888887::::::g0::ggggSSSSSSSSSSSS",         // M 2048-3071, N 128-191
+			"228888888888::::::gggg::666666SSSSSSSSSS",         // M 2048-3071, N 192-255
+			"22888888888::::::0gggg006666660gSSSSSSSS",         // M 2048-3071, N 256-383
+			"2288555888;::::::::gggg666660000gSSSSSSS",         // M 2048-3071, N 384-511
+			"228855582:::;::;::6gggg6666000PgggZZZZZZ",         // M 2048-3071, N 512-767
+			"22288582:::;;;;::666g66g6600PPPPPggZZZZZ",         // M 2048-3071, N 768-1023
+			"5222222::;;;;;;;:66gg66ggg0PPPPPPPgZZZZZ",         // M 2048-3071, N 1024-1535
+			"522222::;<::;;;;6g6666g6gQQPPPPPPPPZZZZZ",         // M 2048-3071, N 1536-2047
+			"52222;;::<<<<;;;6g66666gQQQQPPPPPPQZZZZZ",         // M 2048-3071, N 2048-3071
+			"5222;<<::;<<;::;66666600QQQQPPPPPQQZZZZZ",         // M 2048-3071, N 3072-4095
+			"522:<<<:::<<;::::66666O0QQ00QQQQQQQZZZZZ",         // M 2048-3071, N 4096-6143
+			"52:::<:::::::::::66666000000QQQQQQZZZZZZ",         // M 2048-3071, N 6144-8191
+			"5::::::::::::::::::66PP0ggg6QQQQQZZZZZZZ",         // M 2048-3071, N 8192-12287
+			":::::::::::::::::::66PPPg66::QQZZZZZZZZZ",         // M 2048-3071, N 12288-16383
+			"::::::::::::::::::::6000g6::::ZZZZZZZZZZ",         // M 2048-3071, N 16384-24575
+			"::::::::::::::::::::66gg6::::::ZZZZZZZZZ",         // M 2048-3071, N 24576-32767
+			"::::::::::::::::::::::6:::::::::ZZZZZZZZ",         // M 2048-3071, N 32768-49151
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 2048-3071, N 49152-65535
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 2048-3071, N 65536-98303
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 2048-3071, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 2048-3071, N 131072-196607
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 2048-3071, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 2048-3071, N >= 262144
+			"=================CCCCCCCCCCC============",         // M 3072-4095, N <= 1
+			"4444444444444444444444444444444444444444",         // M 3072-4095, N (none)
+			"===================CCCCCCCCCC===========",         // M 3072-4095, N 2
+			"HHHHHHHHHHHH====HHHCCCCCCCCCCHHHHHHHHHHH",         // M 3072-4095, N 3
+			"HHHHHGGGGGGG====HHCCCCCCCCCCCHHHHHHHHHHH",         // M 3072-4095, N 4-5
+			"7777GGGGGGGGGL==LL7777777777C77777777777",         // M 3072-4095, N 6-7
+			"7777777777777777777777777777777777777777",         // M 3072-4095, N 8-11
+			"7777777777777777777777777777777777777777",         // M 3072-4095, N 12-15
+			"7777777778888777777777777777777777777777",         // M 3072-4095, N 16-23
+			"7772777888884777777:77777777SSSSSSSSSSSS",         // M 3072-4095, N 24-31
+			"5522777888888777557:::77777ZZZZZZZZZZZZZ",         // M 3072-4095, N 32-47
+			"5527888888888337757kkk:::77ZZZZZZZZZZZZZ",         // M 3072-4095, N 48-63
+			"772788888888827777kkkkkk::SSSSSSSSSSSSSS",         // M 3072-4095, N 64-95
+			"552888888888877777kkkkkkkgZZZZZZZZZZZZZZ",         // M 3072-4095, N 96-127
+			"722888858888:7::::0000:::ggSSSSSSSSSSSSS",         // M 3072-4095, N 128-191
+			"52788888888::::::ggggg0::66SSSSSSSSSSSSS",         // M 3072-4095, N 192-255
+			"22888888884::::::ggggg00:666600SSSSSSSSS",         // M 3072-4095, N 256-383
+			"228888888:;::::::000ggg006660000gSSSSSSS",         // M 3072-4095, N 384-511
+			"22888888::;;::::::6:6gg606600PPPggZZZZZZ",         // M 3072-4095, N 512-767
+			"2228888::::::;;;:6g6ggg6:00QPPPPPgZZZZZZ",         // M 3072-4095, N 768-1023
+			"522282:::::::;;;;6666gg6600QPPPPPPgZZZZZ",         // M 3072-4095, N 1024-1535
+			"52228::::;;;;:;66666666660QQPPPPPPQZZZZZ",         // M 3072-4095, N 1536-2047
+			"5228;<<;:;<<;:;66666666ggQQQPPPPPPQZZZZZ",         // M 3072-4095, N 2048-3071
+			"522:<\\\\<:;<<<;;66666660g0QQQQPPPPQQZZZZZ",       // M 3072-4095, N 3072-4095
+			"52::<\\\\<::<<<;;666666600000QQQQQQQZZZZZZ",       // M 3072-4095, N 4096-6143
+			"5:::<<<::::<;:::6:66660gg0g0QQQQQQZZZZZZ",         // M 3072-4095, N 6144-8191
+			":::::::::::::::::::6660g6gg6QQQQQZZZZZZZ",         // M 3072-4095, N 8192-12287
+			"::::::::::::::::::::6600g66::QQZZZZZZZZZ",         // M 3072-4095, N 12288-16383
+			"::::::::::::::::::::660g6:::::ZZZZZZZZZZ",         // M 3072-4095, N 16384-24575
+			":::::::::::::::::::::6666::::::ZZZZZZZZZ",         // M 3072-4095, N 24576-32767
+			"::::::::::::::::::::::::::::::::ZZZZZZZZ",         // M 3072-4095, N 32768-49151
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 3072-4095, N 49152-65535
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 3072-4095, N 65536-98303
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 3072-4095, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 3072-4095, N 131072-196607
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 3072-4095, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 3072-4095, N >= 262144
+			"=================CCCCCCCCCCC============",         // M 4096-6143, N <= 1
+			"4444444444444444444444444444444444444444",         // M 4096-6143, N (none)
+			"===================CCCCCCCCCC===========",         // M 4096-6143, N 2
+			"HHHHHHGGGGHH====HHHCCCCCCCCCCCHHHHHHHHHH",         // M 4096-6143, N 3
+			"HHHHGGGGGGGG====HHCCCCCCCCCCCCHHHHHHHHHH",         // M 4096-6143, N 4-5
+			"777GGGGGGGGGGL=LLL7777777777CC7777777777",         // M 4096-6143, N 6-7
+			"7777777777777777777777777777777777777777",         // M 4096-6143, N 8-11
+			"7777777777777777777777777777777777777777",         // M 4096-6143, N 12-15
+			"7777777777887777777777777777777777777777",         // M 4096-6143, N 16-23
+			"7727888888888777777777777777SSSSSSSSSSSS",         // M 4096-6143, N 24-31
+			"5577888888888777777::777777ZZZZZZZZZZZZZ",         // M 4096-6143, N 32-47
+			"52788888888877;777:kk:::::7ZZZZZZZZZZZZZ",         // M 4096-6143, N 48-63
+			"7278888888887;;777:kkkk:::SSSSSSSSSSSSSS",         // M 4096-6143, N 64-95
+			"527888888888277SS::kkkkkk:ZZZZZZZZZZZZZZ",         // M 4096-6143, N 96-127
+			"72788888888::::::00000::::gSSSSSSSSSSSSS",         // M 4096-6143, N 128-191
+			"5278888888::::::0ggggg0:::6gSSSSSSSSSSSS",         // M 4096-6143, N 192-255
+			"7278888884;:::::0ggggggg0:66SSSSSSSSSSSS",         // M 4096-6143, N 256-383
+			"52888888:;:;;:::0ggggg6g0:660000SSSSSSSS",         // M 4096-6143, N 384-511
+			"5288888::;::;;;;gggggggg0:000PPP0ZZZZZZZ",         // M 4096-6143, N 512-767
+			"522888::::;;;;gggggggggg0:00PPPPPgZZZZZZ",         // M 4096-6143, N 768-1023
+			"52222:::::::;;;ggg66ggg0::0QPPPPPQZZZZZZ",         // M 4096-6143, N 1024-1535
+			"5228:::::::;:;;;66g:6666::QQPPPPPQQZZZZZ",         // M 4096-6143, N 1536-2047
+			"522:;<<;::;;;::;6666666g66QQQPPPPQQZZZZZ",         // M 4096-6143, N 2048-3071
+			"52::<\\\\<::<<<;;66666660066QQQQQQQQZZZZZZ",       // M 4096-6143, N 3072-4095
+			"5:::<\\<<::<<<;;666666600ggQQQQQQQQZZZZZZ",        // M 4096-6143, N 4096-6143
+			"::::<<<<:::<;:::66::66600g6QQQQQQZZZZZZZ",         // M 4096-6143, N 6144-8191
+			"::::<<<<:<::::::::::66600g6:QQQQZZZZZZZZ",         // M 4096-6143, N 8192-12287
+			":::::<<:::::::::::::666g0g6::QZZZZZZZZZZ",         // M 4096-6143, N 12288-16383
+			":::::::::::::::::::::66666::::ZZZZZZZZZZ",         // M 4096-6143, N 16384-24575
+			"::::::::::::::::::::::66:::::::ZZZZZZZZZ",         // M 4096-6143, N 24576-32767
+			"::::::::::::::::::::::::::::::::ZZZZZZZZ",         // M 4096-6143, N 32768-49151
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 4096-6143, N 49152-65535
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 4096-6143, N 65536-98303
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 4096-6143, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 4096-6143, N 131072-196607
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 4096-6143, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 4096-6143, N >= 262144
+			"=================CCCCCCCCCCC============",         // M 6144-8191, N <= 1
+			"4444444444444444444444444444444444444444",         // M 6144-8191, N (none)
+			"================C=CCCCCCCCCCCC==========",         // M 6144-8191, N 2
+			"HHHHHGGGGG=H====HHCCCCCCCCCCCCHHHHHHHHHH",         // M 6144-8191, N 3
+			"HHHHGGGGGGG======CCCCCCCCCCCCCHHHHHHHHHH",         // M 6144-8191, N 4-5
+			"777GGGGGGGGGG===LLL777777777CC7777777777",         // M 6144-8191, N 6-7
+			"777777GGG7777777777777777777777777777777",         // M 6144-8191, N 8-11
+			"7777778887777777777777777777777777777777",         // M 6144-8191, N 12-15
+			"7777778887777777777777777777777777777777",         // M 6144-8191, N 16-23
+			"77778888888887777:::7777777SSSSSSSSSSSSS",         // M 6144-8191, N 24-31
+			"57788888888887;77:::::7777:ZZZZZZZZZZZZZ",         // M 6144-8191, N 32-47
+			"57888888888875;;;;1:::::::ZZZZZZZZZZZZZZ",         // M 6144-8191, N 48-63
+			"77888888888855;S;11ZZV:::SSSSSSSSSSSSSSS",         // M 6144-8191, N 64-95
+			"5788888888855;;S;1]ZZZVVVVcZZZZZZZZZZZZZ",         // M 6144-8191, N 96-127
+			"5788888888:::::00000g0:::::SSSSSSSSSSSSS",         // M 6144-8191, N 128-191
+			"527888888:::::::0ggggg00:::6SSSSSSSSSSSS",         // M 6144-8191, N 192-255
+			"72778888:4::::::0ggggggg0::6SSSSSSSSSSSS",         // M 6144-8191, N 256-383
+			"5277888:::::;:::0ggggg0g0::0000SSSSSSSSS",         // M 6144-8191, N 384-511
+			"522788::::<<;;;0ggggg00g00:000000ZZZZZZZ",         // M 6144-8191, N 512-767
+			"52227:::::;;;Oggggggg\\gg0::0QQQQQZZZZZZZ",        // M 6144-8191, N 768-1023
+			"5522::::::::;]gggg66ggg0:::QQQPPQQZZZZZZ",         // M 6144-8191, N 1024-1535
+			"522::::::::::;;;66g0660::::QQQQQQQZZZZZZ",         // M 6144-8191, N 1536-2047
+			"52:::;:::::;:::;666666g60::QQQQQQQZZZZZZ",         // M 6144-8191, N 2048-3071
+			"5:::;<<;::;;;::;6666666gg66QQQQQQQZZZZZZ",         // M 6144-8191, N 3072-4095
+			"::::<<<;::;<;::;666666600g6QQQQQQZZZZZZZ",         // M 6144-8191, N 4096-6143
+			"::::<\\\\<<<<;:::::6::660QQ0gQQQQQZZZZZZZZ",       // M 6144-8191, N 6144-8191
+			"::::<\\\\<<<<<:::::::::60QQ0g6QQQZZZZZZZZZ",       // M 6144-8191, N 8192-12287
+			"::::<<<<<<<::::::::::660006::QZZZZZZZZZZ",         // M 6144-8191, N 12288-16383
+			"::::::::::::::::::::::66g66:::ZZZZZZZZZZ",         // M 6144-8191, N 16384-24575
+			"::::::::::::::::::::::::6::::::ZZZZZZZZZ",         // M 6144-8191, N 24576-32767
+			"::::::::::::::::::::::::::::::::ZZZZZZZZ",         // M 6144-8191, N 32768-49151
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 6144-8191, N 49152-65535
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 6144-8191, N 65536-98303
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 6144-8191, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 6144-8191, N 131072-196607
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 6144-8191, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 6144-8191, N >= 262144
+			"=================CCCCCCCCCCC============",         // M 8192-12287, N <= 1
+			"4444444444444444444444444444444444444444",         // M 8192-12287, N (none)
+			"=================CCCCCCCCCCCCC==========",         // M 8192-12287, N 2
+			"HHHHHGGGGG=HH====CCCCCCCCCCCCCHHHHHHHHHH",         // M 8192-12287, N 3
+			"HHHGGGGGGGG======CCCCCCCCCCCCCHHHHHHHHHH",         // M 8192-12287, N 4-5
+			"777GGGGGGGGG=====LLL77777777CC7777777777",         // M 8192-12287, N 6-7
+			"777777GGGG777777777777777777777777777777",         // M 8192-12287, N 8-11
+			"7777788888777777777777777777777777777777",         // M 8192-12287, N 12-15
+			"7777788888777777777777777777777777777777",         // M 8192-12287, N 16-23
+			"77788888888877777::::777777SSSSSSSSSSSSS",         // M 8192-12287, N 24-31
+			"5778888888888557;111Z::::::ZZZZZZZZZZZZZ",         // M 8192-12287, N 32-47
+			"578888888888555;11ZZZZZ:::ZZZZZZZZZZZZZZ",         // M 8192-12287, N 48-63
+			"778888888885557;1c]]ZZZZZSSSSSSSSSSSSSSS",         // M 8192-12287, N 64-95
+			"57888888875555;1cZ]]]ZZZZZccZZZZZZZZZZZZ",         // M 8192-12287, N 96-127
+			"778888888::::::0gggg00::::::SSSSSSSSSSSS",         // M 8192-12287, N 128-191
+			"57788888:::::::000ggg00:::::SSSSSSSSSSSS",         // M 8192-12287, N 192-255
+			"7277888:::::::::0gggggg00:::SSSSSSSSSSSS",         // M 8192-12287, N 256-383
+			"552277::::::::::0gg00ggg0:::SSSSSSSSSSSS",         // M 8192-12287, N 384-511
+			"55222:::::;;:::0ggg0gggg0:::000ZZZZZZZZZ",         // M 8192-12287, N 512-767
+			"5522:::::::;:;0ggg00ggg00:::00QQZZZZZZZZ",         // M 8192-12287, N 768-1023
+			"552:::::::::;;;gg000gg00::::QQQQQZZZZZZZ",         // M 8192-12287, N 1024-1535
+			"52:::::::::::;::gg60000:::::QQQQQZZZZZZZ",         // M 8192-12287, N 1536-2047
+			"5:::::::::::::::6660:0000:::QQQQQZZZZZZZ",         // M 8192-12287, N 2048-3071
+			"::::::::::::::::6660066gg00:QQQQQZZZZZZZ",         // M 8192-12287, N 3072-4095
+			"::::<<<;:;;:::::666:66600g0:QQQQZZZZZZZZ",         // M 8192-12287, N 4096-6143
+			"::::<\\\\<<<<<:::::::::60QQ0g6QQQZZZZZZZZZ",       // M 8192-12287, N 6144-8191
+			"::::<\\\\<<ZZ<:::::::::60QQ0g6QQZZZZZZZZZZ",       // M 8192-12287, N 8192-12287
+			"::::<<<<<<<<:::::::::660006::QZZZZZZZZZZ",         // M 8192-12287, N 12288-16383
+			":::::::::<<:::::::::::66g66:::ZZZZZZZZZZ",         // M 8192-12287, N 16384-24575
+			":::::::::::::::::::::::66::::::ZZZZZZZZZ",         // M 8192-12287, N 24576-32767
+			"::::::::::::::::::::::::::::::::ZZZZZZZZ",         // M 8192-12287, N 32768-49151
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 8192-12287, N 49152-65535
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 8192-12287, N 65536-98303
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 8192-12287, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 8192-12287, N 131072-196607
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 8192-12287, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 8192-12287, N >= 262144
+			"==================CCCCCCCCCC============",         // M 12288-16383, N <= 1
+			"4444444444444444444444444444444444444444",         // M 12288-16383, N (none)
+			"=================CCCCCCCCCCCC===========",         // M 12288-16383, N 2
+			"HHHHGGGGGG=HH=====CCCCCCCCCCCCHHHHHHHHHH",         // M 12288-16383, N 3
+			"HHHGGGGGGGG==H====CCCCCCCCCCCCHHHHHHHHHH",         // M 12288-16383, N 4-5
+			"777GGGGGGGGG=======CL777777CCC7777777777",         // M 12288-16383, N 6-7
+			"777777GGGG777777777777777777777777777777",         // M 12288-16383, N 8-11
+			"7777788888777777777777777777777777777777",         // M 12288-16383, N 12-15
+			"7777788888777777777777777777777777777777",         // M 12288-16383, N 16-23
+			"7778888888888887:\\ZZZ::777SSSSSSSSSSSSSS",        // M 12288-16383, N 24-31
+			"5778888788885557\\\\ZZZZZZ::ZZZZZZZZZZZZZZ",       // M 12288-16383, N 32-47
+			"578888888885555;\\Z]]ZZZZZZZZZZZZZZZZZZZZ",        // M 12288-16383, N 48-63
+			"778888888855555ZZZ]]]ZZZZSSSSSSSSSSSSSSS",         // M 12288-16383, N 64-95
+			"57888888855555\\ZZZ]]]ZZZZZcccZZZZZZZZZZZ",        // M 12288-16383, N 96-127
+			"778888888::::::0jggg0::::::::SSSSSSSSSSS",         // M 12288-16383, N 128-191
+			"57788888:::::::00000000::::::SSSSSSSSSSS",         // M 12288-16383, N 192-255
+			"727788:::::::::0000000000::::SSSSSSSSSSS",         // M 12288-16383, N 256-383
+			"55277::::::::00:0000gggg0::::SSSSSSSSSSS",         // M 12288-16383, N 384-511
+			"5552:::::::::;0::00ggggg0::::ZZZZZZZZZZZ",         // M 12288-16383, N 512-767
+			"555::::::::::::::00000000::::ZZZZZZZZZZZ",         // M 12288-16383, N 768-1023
+			"55::::::::::::::::::0000:::::0QZZZZZZZZZ",         // M 12288-16383, N 1024-1535
+			"5::::::::::::::::00::::::::::QQZZZZZZZZZ",         // M 12288-16383, N 1536-2047
+			":::::::::::::::::00::::::::::QQZZZZZZZZZ",         // M 12288-16383, N 2048-3071
+			":::::::::::::::::60:::0000:::QQZZZZZZZZZ",         // M 12288-16383, N 3072-4095
+			":::::<<::;;::::::::::06ggg0::QZZZZZZZZZZ",         // M 12288-16383, N 4096-6143
+			"::::<<<;<<<;:::::::::6600000:QZZZZZZZZZZ",         // M 12288-16383, N 6144-8191
+			"::::<<<<<<<<:::::::::6600000:QZZZZZZZZZZ",         // M 12288-16383, N 8192-12287
+			":::::<<:<<<::::::::::6600g6::ZZZZZZZZZZZ",         // M 12288-16383, N 12288-16383
+			":::::::::<::::::::::::66666:::ZZZZZZZZZZ",         // M 12288-16383, N 16384-24575
+			":::::::::::::::::::::::::::::::ZZZZZZZZZ",         // M 12288-16383, N 24576-32767
+			"::::::::::::::::::::::::::::::::ZZZZZZZZ",         // M 12288-16383, N 32768-49151
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 12288-16383, N 49152-65535
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 12288-16383, N 65536-98303
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 12288-16383, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 12288-16383, N 131072-196607
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 12288-16383, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 12288-16383, N >= 262144
+			"====================CCCCCCCC============",         // M 16384-24575, N <= 1
+			"4444444444444444444444444444444444444444",         // M 16384-24575, N (none)
+			"===================CCCCCCCCCC===========",         // M 16384-24575, N 2
+			"HHHHHGGGG==HHH=====CCCCCCCCCCHHHHHHHHHHH",         // M 16384-24575, N 3
+			"HHHHGGGGGGG===H=====CCCCCCCCCHHHHHHHHHHH",         // M 16384-24575, N 4-5
+			"777GGGGGGGG======LLCCL77777CC77777777777",         // M 16384-24575, N 6-7
+			"7777778GG7777777777777777777777777777777",         // M 16384-24575, N 8-11
+			"7777788888777777777777777777777777777777",         // M 16384-24575, N 12-15
+			"7777788888787777777777777777777777777777",         // M 16384-24575, N 16-23
+			"7778888888888888\\ZZZZZZZ:SSSSSSSSSSSSSSS",        // M 16384-24575, N 24-31
+			"5778888888888888ZZZZZZZZZZZZZZZZZZZZZZZZ",         // M 16384-24575, N 32-47
+			"578888888855558\\ZZ]]]ZZZZZZZZZZZZZZZZZZZ",        // M 16384-24575, N 48-63
+			"778888888255550]Z]]]]ZZZZSSSSSSSSSSSSSSS",         // M 16384-24575, N 64-95
+			"57888888Z35555]]Z]]]]]ZZZZccccZZZZZZZZZZ",         // M 16384-24575, N 96-127
+			"7788888888::::0\\ZZg00:::::::::SSSSSSSSSS",        // M 16384-24575, N 128-191
+			"5778888;;:::::0]g0000000::::::SSSSSSSSSS",         // M 16384-24575, N 192-255
+			"77778:::::::000gg000gggg0:::::SSSSSSSSSS",         // M 16384-24575, N 256-383
+			"5527:::::::\\\\\\g0000g0gPg00::::SSSSSSSSSS",      // M 16384-24575, N 384-511
+			"555::::::::\\\\\\g0::0g0gPg00::::ZZZZZZZZZZ",      // M 16384-24575, N 512-767
+			"55::::::::::;000::0ggggg00::::ZZZZZZZZZZ",         // M 16384-24575, N 768-1023
+			"5::::::::::::::::::000000:::::ZZZZZZZZZZ",         // M 16384-24575, N 1024-1535
+			"::::::::::::::::::::::::::::::ZZZZZZZZZZ",         // M 16384-24575, N 1536-2047
+			"::::::::::::::::::::::::::::::ZZZZZZZZZZ",         // M 16384-24575, N 2048-3071
+			":::::::::::::::::::::::000::::ZZZZZZZZZZ",         // M 16384-24575, N 3072-4095
+			"::::::::::::::::::::::00000:::ZZZZZZZZZZ",         // M 16384-24575, N 4096-6143
+			":::::::::;;:::::::::::0gg00:::ZZZZZZZZZZ",         // M 16384-24575, N 6144-8191
+			":::::::::<<:::::::::::66g00:::ZZZZZZZZZZ",         // M 16384-24575, N 8192-12287
+			":::::::::;::::::::::::06000:::ZZZZZZZZZZ",         // M 16384-24575, N 12288-16383
+			":::::::::::::::::::::::000::::ZZZZZZZZZZ",         // M 16384-24575, N 16384-24575
+			":::::::::::::::::::::::::::::::ZZZZZZZZZ",         // M 16384-24575, N 24576-32767
+			"::::::::::::::::::::::::::::::::ZZZZZZZZ",         // M 16384-24575, N 32768-49151
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 16384-24575, N 49152-65535
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 16384-24575, N 65536-98303
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 16384-24575, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 16384-24575, N 131072-196607
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 16384-24575, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 16384-24575, N >= 262144
+			"=====================CCCCCC=============",         // M 24576-32767, N <= 1
+			"4444444444444444444444444444444444444444",         // M 24576-32767, N (none)
+			"====================CCCCCCCC============",         // M 24576-32767, N 2
+			"HHHHHGGGG==HHHH=====CCCCCCCCCHHHHHHHHHHH",         // M 24576-32767, N 3
+			"HHHHGGGGGG========CCCCCCCCCCCHHHHHHHHHHH",         // M 24576-32767, N 4-5
+			"777GGGGGGGL====LLLLLCCCCCCCCC77777777777",         // M 24576-32767, N 6-7
+			"7777777777777777777777777777777777777777",         // M 24576-32767, N 8-11
+			"7777777877777777777777777777777777777777",         // M 24576-32767, N 12-15
+			"7777777887788777777777777777777777777777",         // M 24576-32767, N 16-23
+			"777788888888888\\ZZZZZZZSSSSSSSSSSSSSSSSS",        // M 24576-32767, N 24-31
+			"577888888888888ZZZZZZZZZZZZZZZZZZZZZZZZZ",         // M 24576-32767, N 32-47
+			"577888888]8888]ZZZZ]]ZZZZZZZZZZZZZZZZZZZ",         // M 24576-32767, N 48-63
+			"77888888Z]8558]]]]]]]]ZZZSSSSSSSSSSSSSSS",         // M 24576-32767, N 64-95
+			"5788888ZZZ5550]]]]]]]]ZZZZcccccZZZZZZZZZ",         // M 24576-32767, N 96-127
+			"7778888ZZ:::::0]]]]Z0::::::::::SSSSSSSSS",         // M 24576-32767, N 128-191
+			"57788::ZZ:::::0]]0Z000000::::::SSSSSSSSS",         // M 24576-32767, N 192-255
+			"7777:::::::0000]j000ggg000:::::SSSSSSSSS",         // M 24576-32767, N 256-383
+			"555::::::::[\\[\\0000gPPP000:::::SSSSSSSSS",       // M 24576-32767, N 384-511
+			"55:::::::::[\\[i0000gPPP000:::::ZZZZZZZZZ",        // M 24576-32767, N 512-767
+			"5:::::::::::0Z00::0ggggg00:::::ZZZZZZZZZ",         // M 24576-32767, N 768-1023
+			":::::::::::::::::::000000::::::ZZZZZZZZZ",         // M 24576-32767, N 1024-1535
+			"::::::::::::::::::::::0::::::::ZZZZZZZZZ",         // M 24576-32767, N 1536-2047
+			":::::::::::::::::::::::::::::::ZZZZZZZZZ",         // M 24576-32767, N 2048-3071
+			":::::::::::::::::::::::::::::::ZZZZZZZZZ",         // M 24576-32767, N 3072-4095
+			"::::::::::::::::::::::::0::::::ZZZZZZZZZ",         // M 24576-32767, N 4096-6143
+			":::::::::::::::::::::::000:::::ZZZZZZZZZ",         // M 24576-32767, N 6144-8191
+			":::::::::::::::::::::::000:::::ZZZZZZZZZ",         // M 24576-32767, N 8192-12287
+			"::::::::::::::::::::::::0::::::ZZZZZZZZZ",         // M 24576-32767, N 12288-16383
+			":::::::::::::::::::::::::::::::ZZZZZZZZZ",         // M 24576-32767, N 16384-24575
+			":::::::::::::::::::::::::::::::ZZZZZZZZZ",         // M 24576-32767, N 24576-32767
+			"::::::::::::::::::::::::::::::::ZZZZZZZZ",         // M 24576-32767, N 32768-49151
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 24576-32767, N 49152-65535
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 24576-32767, N 65536-98303
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 24576-32767, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 24576-32767, N 131072-196607
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 24576-32767, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 24576-32767, N >= 262144
+			"========================================",         // M 32768-49151, N <= 1
+			"4444444444444444444444444444444444444444",         // M 32768-49151, N (none)
+			"=====================CCCCCC=============",         // M 32768-49151, N 2
+			"HHHHHHH==HHHHHH======CCCCCCCHHHHHHHHHHHH",         // M 32768-49151, N 3
+			"HHHHHGGGG========?CCCCCCCCCCHHHHHHHHHHHH",         // M 32768-49151, N 4-5
+			"7777GGGGGGLL==LLLLLLLCCCCCCC777777777777",         // M 32768-49151, N 6-7
+			"7777777777777777777777777777777777777777",         // M 32768-49151, N 8-11
+			"7777777777777777777777777777777777777777",         // M 32768-49151, N 12-15
+			"7777777777777777777777777777777777777777",         // M 32768-49151, N 16-23
+			"77778888888888UZZZ77ZZZZSSSSSSSSSSSSSSSS",         // M 32768-49151, N 24-31
+			"557888888]8888\\ZZZZZZZZZZZZZZZZZZZZZZZZZ",        // M 32768-49151, N 32-47
+			"55788888]]]888ZZZZZZZZZZZZZZZZZZZZZZZZZZ",         // M 32768-49151, N 48-63
+			"7778888\\]]]88]ZZZZZ]]]ZZSSSSSSSSSSSSSSSS",        // M 32768-49151, N 64-95
+			"577888ZZZ]]]]]]]]]]]]]]ZZZccccccZZZZZZZZ",         // M 32768-49151, N 96-127
+			"77778:8:::::::0\\ZZZZ0:::::::::::SSSSSSSS",        // M 32768-49151, N 128-191
+			"5577::::::::::0ZZ0000000::::::::SSSSSSSS",         // M 32768-49151, N 192-255
+			"777::::::::::00ZZ00000000:::::::SSSSSSSS",         // M 32768-49151, N 256-383
+			"55:::::::::\\\\\\Z00000g00000::::::SSSSSSSS",      // M 32768-49151, N 384-511
+			"5::::::::::\\\\\\Z0::00gg0000::::::ZZZZZZZZ",      // M 32768-49151, N 512-767
+			":::::::::::::000::00000000::::::ZZZZZZZZ",         // M 32768-49151, N 768-1023
+			":::::::::::::::::::000000:::::::ZZZZZZZZ",         // M 32768-49151, N 1024-1535
+			"::::::::::::::::::::::::::::::::ZZZZZZZZ",         // M 32768-49151, N 1536-2047
+			"::::::::::::::::::::::::::::::::ZZZZZZZZ",         // M 32768-49151, N 2048-3071
+			"::::::::::::::::::::::::::::::::ZZZZZZZZ",         // M 32768-49151, N 3072-4095
+			"::::::::::::::::::::::::::::::::ZZZZZZZZ",         // M 32768-49151, N 4096-6143
+			"::::::::::::::::::::::::::::::::ZZZZZZZZ",         // M 32768-49151, N 6144-8191
+			"::::::::::::::::::::::::::::::::ZZZZZZZZ",         // M 32768-49151, N 8192-12287
+			"::::::::::::::::::::::::::::::::ZZZZZZZZ",         // M 32768-49151, N 12288-16383
+			"::::::::::::::::::::::::::::::::ZZZZZZZZ",         // M 32768-49151, N 16384-24575
+			"::::::::::::::::::::::::::::::::ZZZZZZZZ",         // M 32768-49151, N 24576-32767
+			"::::::::::::::::::::::::::::::::ZZZZZZZZ",         // M 32768-49151, N 32768-49151
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 32768-49151, N 49152-65535
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 32768-49151, N 65536-98303
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 32768-49151, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 32768-49151, N 131072-196607
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 32768-49151, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 32768-49151, N >= 262144
+			"========================================",         // M 49152-65535, N <= 1
+			"4444444444444444444444444444444444444444",         // M 49152-65535, N (none)
+			"=======================CC===============",         // M 49152-65535, N 2
+			"HHHHHHHHHHHHHH====??CHCCCCHHHHHHHHHHHHHH",         // M 49152-65535, N 3
+			"HHHHHH==========???CCCCCCCHHHHHHHHHHHHHH",         // M 49152-65535, N 4-5
+			"77777GGGGJJJJ=LJJBBBLCCCCC77777777777777",         // M 49152-65535, N 6-7
+			"77777777777777777BB777777777777777777777",         // M 49152-65535, N 8-11
+			"7777777777777777777777777777777777777777",         // M 49152-65535, N 12-15
+			"7777777777887777777777777777777777777777",         // M 49152-65535, N 16-23
+			"777788888URRRU\\ZZ7777ZZZSSSSSSSSSSSSSSSS",        // M 49152-65535, N 24-31
+			"55788888]]URU\\\\ZZZZZZZZZZZZZZZZZZZZZZZZZ",       // M 49152-65535, N 32-47
+			"5578888]]]]]\\\\ZZZZZZZZZZZZZZZZZZZZZZZZZZ",       // M 49152-65535, N 48-63
+			"777888\\Z]]]]]\\ZZZZZZZZ]ZZSSSSSSSSSSSSSSS",       // M 49152-65535, N 64-95
+			"55788\\\\\\]]]]]]]ZZZZ]]]]]ZZcccccccZZZZZZZ",      // M 49152-65535, N 96-127
+			"777888:::::::\\\\000Z0Z00::::::::::SSSSSSS",       // M 49152-65535, N 128-191
+			"557:::::::::::000ZZZZZ0::::::::::SSSSSSS",         // M 49152-65535, N 192-255
+			"77:::::::::::::00ZZZZ0000::::::::SSSSSSS",         // M 49152-65535, N 256-383
+			"5:::::::::::::0:000000000::::::::SSSSSSS",         // M 49152-65535, N 384-511
+			"::::::::::::::0:::0000000::::::::ZZZZZZZ",         // M 49152-65535, N 512-767
+			":::::::::::::::::::000000::::::::ZZZZZZZ",         // M 49152-65535, N 768-1023
+			"::::::::::::::::::::0000:::::::::ZZZZZZZ",         // M 49152-65535, N 1024-1535
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 49152-65535, N 1536-2047
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 49152-65535, N 2048-3071
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 49152-65535, N 3072-4095
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 49152-65535, N 4096-6143
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 49152-65535, N 6144-8191
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 49152-65535, N 8192-12287
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 49152-65535, N 12288-16383
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 49152-65535, N 16384-24575
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 49152-65535, N 24576-32767
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 49152-65535, N 32768-49151
+			":::::::::::::::::::::::::::::::::ZZZZZZZ",         // M 49152-65535, N 49152-65535
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 49152-65535, N 65536-98303
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 49152-65535, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 49152-65535, N 131072-196607
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 49152-65535, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 49152-65535, N >= 262144
+			"========================================",         // M 65536-98303, N <= 1
+			"4444444444444444444444444444444444444444",         // M 65536-98303, N (none)
+			"========================================",         // M 65536-98303, N 2
+			"HHHHHHHHHHHHHH===???CHHHHHHHHHHHHHHHHHHH",         // M 65536-98303, N 3
+			"HHHHHHH========????CCCCHHHHHHHHHHHHHHHHH",         // M 65536-98303, N 4-5
+			"77777===JJJJJJJJJJJJCCC77777777777777777",         // M 65536-98303, N 6-7
+			"7777777777777777777777777777777777777777",         // M 65536-98303, N 8-11
+			"7777777777887777777777777777777777777777",         // M 65536-98303, N 12-15
+			"7777777778887777777777777777777777777777",         // M 65536-98303, N 16-23
+			"77778888[RRRRU\\ZZ:777ZZZSSSSSSSSSSSSSSSS",        // M 65536-98303, N 24-31
+			"5578888]]]URR\\\\ZZZZZZZZZZZZZZZZZZZZZZZZZ",       // M 65536-98303, N 32-47
+			"557888]]]]VV\\\\\\ZZZZZZZZZZZZZZZZZZZZZZZZZ",      // M 65536-98303, N 48-63
+			"77788\\\\]]]VV]\\\\ZZZZZZZZ]ZSSSSSSSSSSSSSSS",     // M 65536-98303, N 64-95
+			"5578\\\\\\\\]]V]]]]ZZZZZ\\[\\\\]ZccccccccZZZZZZ",  // M 65536-98303, N 96-127
+			"777:8811::::]]]\\Z\\]Z\\Z0:::::::::::SSSSSS",      // M 65536-98303, N 128-191
+			"55:::8:\\:\\\\\\:\\\\ZZ]Q\\Q\\Z0::::::::::SSSSSS", // M 65536-98303, N 192-255
+			"7::::::::\\\\\\::::Z]QQQ\\00::::::::::SSSSSS",     // M 65536-98303, N 256-383
+			":::::::::\\\\:::::0ZZZZZ00::::::::::SSSSSS",       // M 65536-98303, N 384-511
+			":::::::::::::::::0000000::::::::::ZZZZZZ",         // M 65536-98303, N 512-767
+			"::::::::::::::::::::::0:::::::::::ZZZZZZ",         // M 65536-98303, N 768-1023
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 65536-98303, N 1024-1535
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 65536-98303, N 1536-2047
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 65536-98303, N 2048-3071
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 65536-98303, N 3072-4095
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 65536-98303, N 4096-6143
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 65536-98303, N 6144-8191
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 65536-98303, N 8192-12287
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 65536-98303, N 12288-16383
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 65536-98303, N 16384-24575
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 65536-98303, N 24576-32767
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 65536-98303, N 32768-49151
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 65536-98303, N 49152-65535
+			"::::::::::::::::::::::::::::::::::ZZZZZZ",         // M 65536-98303, N 65536-98303
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 65536-98303, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 65536-98303, N 131072-196607
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 65536-98303, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 65536-98303, N >= 262144
+			"========================================",         // M 98304-131071, N <= 1
+			"4444444444444444444444444444444444444444",         // M 98304-131071, N (none)
+			"========================================",         // M 98304-131071, N 2
+			"HHHHHHHHHHHHHHH==????HHHHHHHHHHHHHHHHHHH",         // M 98304-131071, N 3
+			"HHHHH==========?????CCHHHHHHHHHHHHHHHHHH",         // M 98304-131071, N 4-5
+			"7777GGJJJJJJJJJJJJJ?CCC77777777777777777",         // M 98304-131071, N 6-7
+			"7777777777777777777777777777777777777777",         // M 98304-131071, N 8-11
+			"7777777778887777777777777777777777777777",         // M 98304-131071, N 12-15
+			"7777777778877777777777777777777777777777",         // M 98304-131071, N 16-23
+			"7777888UURRRRU\\\\ZZ:::ZZSSSSSSSSSSSSSSSSS",       // M 98304-131071, N 24-31
+			"557788UZ]]URR\\\\\\\\\\ZZZZZZZZZZZZZZZZZZZZZZ",    // M 98304-131071, N 32-47
+			"55778ZZ]]VV]\\\\\\\\\\\\ZZZZZ]ZZZZZZZZZZZZZZZZ",   // M 98304-131071, N 48-63
+			"7778Z\\\\]]VVV]\\\\\\\\\\ZZZZ]]]SSSSSSSSSSSSSSS",  // M 98304-131071, N 64-95
+			"557\\\\1\\\\]VV]]]]ZZ\\Z]QQQ]]ZcccccccccZZZZZ",    // M 98304-131071, N 96-127
+			"77::8711\\\\\\:]]]]Z]]]\\ZZ::::::::::::SSSSS",     // M 98304-131071, N 128-191
+			"5:::88:\\\\:[]:]]Z\\]QQPQZ0:::::::::::SSSSS",      // M 98304-131071, N 192-255
+			"::::::::\\:[\\::::\\QQQPQZ0:::::::::::SSSSS",      // M 98304-131071, N 256-383
+			":::::::::\\\\:::::Z\\\\Z\\Z00:::::::::::SSSSS",    // M 98304-131071, N 384-511
+			":::::::::::::::::000000::::::::::::ZZZZZ",         // M 98304-131071, N 512-767
+			"::::::::::::::::::::0::::::::::::::ZZZZZ",         // M 98304-131071, N 768-1023
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 98304-131071, N 1024-1535
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 98304-131071, N 1536-2047
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 98304-131071, N 2048-3071
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 98304-131071, N 3072-4095
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 98304-131071, N 4096-6143
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 98304-131071, N 6144-8191
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 98304-131071, N 8192-12287
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 98304-131071, N 12288-16383
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 98304-131071, N 16384-24575
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 98304-131071, N 24576-32767
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 98304-131071, N 32768-49151
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 98304-131071, N 49152-65535
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 98304-131071, N 65536-98303
+			":::::::::::::::::::::::::::::::::::ZZZZZ",         // M 98304-131071, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 98304-131071, N 131072-196607
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 98304-131071, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 98304-131071, N >= 262144
+			"========================================",         // M 131072-196607, N <= 1
+			"4444444444444444444444444444444444444444",         // M 131072-196607, N (none)
+			"========================================",         // M 131072-196607, N 2
+			"HHHHHH====HHHHH==???HHHHHHHHHHHHHHHHHHHH",         // M 131072-196607, N 3
+			"HHHH===========???????HHHHHHHHHHHHHHHHHH",         // M 131072-196607, N 4-5
+			"777=JJJJJJJJJJ=JJJ?????77777777777777777",         // M 131072-196607, N 6-7
+			"7777777777777777777777777777777777777777",         // M 131072-196607, N 8-11
+			"7777777777877777777777777777777777777777",         // M 131072-196607, N 12-15
+			"7777778888887777777777777777777777777777",         // M 131072-196607, N 16-23
+			"777788UUURRRR1\\\\\\\\ZZZZZSSSSSSSSSSSSSSSSS",     // M 131072-196607, N 24-31
+			"55788UUUUUUR1\\\\\\\\\\ZZZ]]ZZZZZZZZZZZZZZZZZ",    // M 131072-196607, N 32-47
+			"5778UUUUSV]]1\\\\\\\\\\ZZ]]]]ZZZZZZZZZZZZZZZZ",    // M 131072-196607, N 48-63
+			"778SSSSS]V]]1]\\\\\\\\Z]]]]]]SSSSSSSSSSSSSSS",     // M 131072-196607, N 64-95
+			"57SSSSSS]V]1]]]]\\]]]QQQQ]]ccccccccccZZZZ",        // M 131072-196607, N 96-127
+			"7:::87UU::::]]]\\1\\\\Z\\Z0:::::::::::::SSSS",     // M 131072-196607, N 128-191
+			"::::787::\\\\::\\\\1Z]]]]\\Z0::::::::::::SSSS",    // M 131072-196607, N 192-255
+			":::::::::\\\\:::::Z]]]\\\\Z0::::::::::::SSSS",     // M 131072-196607, N 256-383
+			"::::::::::::::::ZZZZZZ00::::::::::::SSSS",         // M 131072-196607, N 384-511
+			":::::::::::::::::000000:::::::::::::ZZZZ",         // M 131072-196607, N 512-767
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 131072-196607, N 768-1023
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 131072-196607, N 1024-1535
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 131072-196607, N 1536-2047
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 131072-196607, N 2048-3071
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 131072-196607, N 3072-4095
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 131072-196607, N 4096-6143
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 131072-196607, N 6144-8191
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 131072-196607, N 8192-12287
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 131072-196607, N 12288-16383
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 131072-196607, N 16384-24575
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 131072-196607, N 24576-32767
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 131072-196607, N 32768-49151
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 131072-196607, N 49152-65535
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 131072-196607, N 65536-98303
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 131072-196607, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::ZZZZ",         // M 131072-196607, N 131072-196607
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 131072-196607, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 131072-196607, N >= 262144
+			"========================================",         // M 196608-262143, N <= 1
+			"4444444444444444444444444444444444444444",         // M 196608-262143, N (none)
+			"========================================",         // M 196608-262143, N 2
+			"HHH========HHHHHHHHHHHHHHHHHHHHHHHHHHHHH",         // M 196608-262143, N 3
+			"HH============H=?????HHHHHHHHHHHHHHHHHHH",         // M 196608-262143, N 4-5
+			"77=JJJ777JJJJ==???????777777777777777777",         // M 196608-262143, N 6-7
+			"7777777887777777777777777777777777777777",         // M 196608-262143, N 8-11
+			"7777778888777777777777777777777777777777",         // M 196608-262143, N 12-15
+			"7777778888777777777777777777777777777777",         // M 196608-262143, N 16-23
+			"77788UTTUUU11111\\\\]]]]SSSSSSSSSSSSSSSSSS",       // M 196608-262143, N 24-31
+			"5788UTTTUU:11111\\]]]]]]ZZZZZZZZZZZZZZZZZ",        // M 196608-262143, N 32-47
+			"578SSTTTTU11111]\\]]]]]]]ZZZZZZZZZZZZZZZZ",        // M 196608-262143, N 48-63
+			"77SSSSSTU]11111\\]]QQQQ]]]SSSSSSSSSSSSSSS",        // M 196608-262143, N 64-95
+			"5SSSSSSSS]11111QQQQQQQQQQccccccccccccZZZ",         // M 196608-262143, N 96-127
+			":::78777:::::::]]]]\\ZZ:::::::::::::::SSS",        // M 196608-262143, N 128-191
+			"::::777::::::::\\\\ZZZZZ0::::::::::::::SSS",       // M 196608-262143, N 192-255
+			":::::::::::::::::ZZZZZ0::::::::::::::SSS",         // M 196608-262143, N 256-383
+			":::::::::::::::::ZZZZ00::::::::::::::SSS",         // M 196608-262143, N 384-511
+			"::::::::::::::::::::00:::::::::::::::ZZZ",         // M 196608-262143, N 512-767
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 196608-262143, N 768-1023
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 196608-262143, N 1024-1535
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 196608-262143, N 1536-2047
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 196608-262143, N 2048-3071
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 196608-262143, N 3072-4095
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 196608-262143, N 4096-6143
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 196608-262143, N 6144-8191
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 196608-262143, N 8192-12287
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 196608-262143, N 12288-16383
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 196608-262143, N 16384-24575
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 196608-262143, N 24576-32767
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 196608-262143, N 32768-49151
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 196608-262143, N 49152-65535
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 196608-262143, N 65536-98303
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 196608-262143, N 98304-131071
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 196608-262143, N 131072-196607
+			":::::::::::::::::::::::::::::::::::::ZZZ",         // M 196608-262143, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 196608-262143, N >= 262144
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",         // M 262144-393215, N <= 1
+			"4444444444444444444444444444444444444444",         // M 262144-393215, N (none)
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",         // M 262144-393215, N 2
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",         // M 262144-393215, N 3
+			"77GGGGGGGGGGG7777GG777777777777777777777",         // M 262144-393215, N 4-5
+			"7GG77777777GGG7GGGGGG7777777777777777777",         // M 262144-393215, N 6-7
+			"7777777887777777777777777777777777777777",         // M 262144-393215, N 8-11
+			"7777778888777777777777777777777777777777",         // M 262144-393215, N 12-15
+			"7777788888777777777777777777777777777777",         // M 262144-393215, N 16-23
+			"7778TTTTTU71111111]]]]SSSSSSSSSSSSSSSSSS",         // M 262144-393215, N 24-31
+			"578TTTTTTU1111111]]]]]]ZZZZZZZZZZZZZZZZZ",         // M 262144-393215, N 32-47
+			"57SSSSTTUU111111]QQQQQQ]ZZZZZZZZZZZZZZZZ",         // M 262144-393215, N 48-63
+			"7SSSSSSSU<11111\\QQQQQQQQSSSSSSSSSSSSSSSS",        // M 262144-393215, N 64-95
+			"cSSSSSSSS111111QQQQQQQQQQcccccccccccccZZ",         // M 262144-393215, N 96-127
+			"::777777::::::11]]Q]Z0::::::::::::::::SS",         // M 262144-393215, N 128-191
+			":::7777:::::::\\]]]]]Z:::::::::::::::::SS",        // M 262144-393215, N 192-255
+			":::::::::::::::ZZZZZ00::::::::::::::::SS",         // M 262144-393215, N 256-383
+			"::::::::::::::::::::::::::::::::::::::SS",         // M 262144-393215, N 384-511
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 262144-393215, N 512-767
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 262144-393215, N 768-1023
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 262144-393215, N 1024-1535
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 262144-393215, N 1536-2047
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 262144-393215, N 2048-3071
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 262144-393215, N 3072-4095
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 262144-393215, N 4096-6143
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 262144-393215, N 6144-8191
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 262144-393215, N 8192-12287
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 262144-393215, N 12288-16383
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 262144-393215, N 16384-24575
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 262144-393215, N 24576-32767
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 262144-393215, N 32768-49151
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 262144-393215, N 49152-65535
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 262144-393215, N 65536-98303
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 262144-393215, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 262144-393215, N 131072-196607
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 262144-393215, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::ZZ",         // M 262144-393215, N >= 262144
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",         // M 393216-524287, N <= 1
+			"4444444444444444444444444444444444444444",         // M 393216-524287, N (none)
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",         // M 393216-524287, N 2
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",         // M 393216-524287, N 3
+			"7GGGGGGGGGGGG777777777777777777777777777",         // M 393216-524287, N 4-5
+			"7G7777777777G777777777777777777777777777",         // M 393216-524287, N 6-7
+			"7777777787777777777777777777777777777777",         // M 393216-524287, N 8-11
+			"7777777888777777777777777777777777777777",         // M 393216-524287, N 12-15
+			"7777778888777777777777777777777777777777",         // M 393216-524287, N 16-23
+			"777TTTTTTU71111111]]]]SSSSSSSSSSSSSSSSSS",         // M 393216-524287, N 24-31
+			"57TTTTTTUU1111111]QQQQ]ZZZZZZZZZZZZZZZZZ",         // M 393216-524287, N 32-47
+			"5TTSSSTTUU111111]QQQQQQ]ZZZZZZZZZZZZZZZZ",         // M 393216-524287, N 48-63
+			"SSSSSSSSU<11111\\QQQQQQQQSSSSSSSSSSSSSSSS",        // M 393216-524287, N 64-95
+			"cSSSSSSSS111111QQQQQQQQQcccccccccccccccZ",         // M 393216-524287, N 96-127
+			"::777U77::::::11QQQ]\\Z:::::::::::::::::S",        // M 393216-524287, N 128-191
+			":::7777:::::::]11]]]Z::::::::::::::::::S",         // M 393216-524287, N 192-255
+			":::::::::::::::Z\\ZZZ0::::::::::::::::::S",        // M 393216-524287, N 256-383
+			":::::::::::::::::::::::::::::::::::::::S",         // M 393216-524287, N 384-511
+			":::::::::::::::::::::::::::::::::::::::Z",         // M 393216-524287, N 512-767
+			":::::::::::::::::::::::::::::::::::::::Z",         // M 393216-524287, N 768-1023
+			":::::::::::::::::::::::::::::::::::::::Z",         // M 393216-524287, N 1024-1535
+			":::::::::::::::::::::::::::::::::::::::Z",         // M 393216-524287, N 1536-2047
+			":::::::::::::::::::::::::::::::::::::::Z",         // M 393216-524287, N 2048-3071
+			":::::::::::::::::::::::::::::::::::::::Z",         // M 393216-524287, N 3072-4095
+			":::::::::::::::::::::::::::::::::::::::Z",         // M 393216-524287, N 4096-6143
+			":::::::::::::::::::::::::::::::::::::::Z",         // M 393216-524287, N 6144-8191
+			":::::::::::::::::::::::::::::::::::::::Z",         // M 393216-524287, N 8192-12287
+			":::::::::::::::::::::::::::::::::::::::Z",         // M 393216-524287, N 12288-16383
+			":::::::::::::::::::::::::::::::::::::::Z",         // M 393216-524287, N 16384-24575
+			":::::::::::::::::::::::::::::::::::::::Z",         // M 393216-524287, N 24576-32767
+			":::::::::::::::::::::::::::::::::::::::Z",         // M 393216-524287, N 32768-49151
+			":::::::::::::::::::::::::::::::::::::::Z",         // M 393216-524287, N 49152-65535
+			":::::::::::::::::::::::::::::::::::::::Z",         // M 393216-524287, N 65536-98303
+			":::::::::::::::::::::::::::::::::::::::Z",         // M 393216-524287, N 98304-131071
+			":::::::::::::::::::::::::::::::::::::::Z",         // M 393216-524287, N 131072-196607
+			":::::::::::::::::::::::::::::::::::::::Z",         // M 393216-524287, N 196608-262143
+			":::::::::::::::::::::::::::::::::::::::Z",         // M 393216-524287, N >= 262144
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",         // M 524288-786431, N <= 1
+			"4444444444444444444444444444444444444444",         // M 524288-786431, N (none)
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",         // M 524288-786431, N 2
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",         // M 524288-786431, N 3
+			"7GGG7777GGGG7777777777777777777777777777",         // M 524288-786431, N 4-5
+			"777777777777G777777777777777777777777777",         // M 524288-786431, N 6-7
+			"7777777777777777777777777777777777777777",         // M 524288-786431, N 8-11
+			"7777777787777777777777777777777777777777",         // M 524288-786431, N 12-15
+			"7777777888777777777777777777777777777777",         // M 524288-786431, N 16-23
+			"77TTTTTTTU71111111]]]]SSSSSSSSSSSSSSSSSS",         // M 524288-786431, N 24-31
+			"5TTTTTTTUU1111111]QQQQ]ZZZZZZZZZZZZZZZZZ",         // M 524288-786431, N 32-47
+			"ZTTSSTTTUU111111]QQQQQQQZZZZZZZZZZZZZZZZ",         // M 524288-786431, N 48-63
+			"SSSSSSSSU<11111]QQQQQQQQSSSSSSSSSSSSSSSS",         // M 524288-786431, N 64-95
+			"cSSSSSSSU<11111QQQQQQQQQcccccccccccccccc",         // M 524288-786431, N 96-127
+			"::777777::::::1111]]Z:::::::::::::::::::",         // M 524288-786431, N 128-191
+			":::7777::::::::11]]]Z:::::::::::::::::::",         // M 524288-786431, N 192-255
+			"::::::::::::::::ZZZZ::::::::::::::::::::",         // M 524288-786431, N 256-383
+			"::::::::::::::::::::::::::::::::::::::::",         // M 524288-786431, N 384-511
+			"::::::::::::::::::::::::::::::::::::::::",         // M 524288-786431, N 512-767
+			"::::::::::::::::::::::::::::::::::::::::",         // M 524288-786431, N 768-1023
+			"::::::::::::::::::::::::::::::::::::::::",         // M 524288-786431, N 1024-1535
+			"::::::::::::::::::::::::::::::::::::::::",         // M 524288-786431, N 1536-2047
+			"::::::::::::::::::::::::::::::::::::::::",         // M 524288-786431, N 2048-3071
+			"::::::::::::::::::::::::::::::::::::::::",         // M 524288-786431, N 3072-4095
+			"::::::::::::::::::::::::::::::::::::::::",         // M 524288-786431, N 4096-6143
+			"::::::::::::::::::::::::::::::::::::::::",         // M 524288-786431, N 6144-8191
+			"::::::::::::::::::::::::::::::::::::::::",         // M 524288-786431, N 8192-12287
+			"::::::::::::::::::::::::::::::::::::::::",         // M 524288-786431, N 12288-16383
+			"::::::::::::::::::::::::::::::::::::::::",         // M 524288-786431, N 16384-24575
+			"::::::::::::::::::::::::::::::::::::::::",         // M 524288-786431, N 24576-32767
+			"::::::::::::::::::::::::::::::::::::::::",         // M 524288-786431, N 32768-49151
+			"::::::::::::::::::::::::::::::::::::::::",         // M 524288-786431, N 49152-65535
+			"::::::::::::::::::::::::::::::::::::::::",         // M 524288-786431, N 65536-98303
+			"::::::::::::::::::::::::::::::::::::::::",         // M 524288-786431, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::::::",         // M 524288-786431, N 131072-196607
+			"::::::::::::::::::::::::::::::::::::::::",         // M 524288-786431, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::::",         // M 524288-786431, N >= 262144
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",         // M 786432-1048575, N <= 1
+			"4444444444444444444444444444444444444444",         // M 786432-1048575, N (none)
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",         // M 786432-1048575, N 2
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",         // M 786432-1048575, N 3
+			"7GG77777GGGG7777777777777777777777777777",         // M 786432-1048575, N 4-5
+			"77777777777GG777777777777777777777777777",         // M 786432-1048575, N 6-7
+			"7777777777777777777777777777777777777777",         // M 786432-1048575, N 8-11
+			"7777777777777777777777777777777777777777",         // M 786432-1048575, N 12-15
+			"7777777777777777777777777777777777777777",         // M 786432-1048575, N 16-23
+			"7UTTTTTTUU711111111]]]SSSSSSSSSSSSSSSSSS",         // M 786432-1048575, N 24-31
+			"ZTTTTTTTUU:1111111]QQQ]ZZZZZZZZZZZZZZZZZ",         // M 786432-1048575, N 32-47
+			"ZTTTTTTTUU1111111]QQQQQZZZZZZZZZZZZZZZZZ",         // M 786432-1048575, N 48-63
+			"STSSSSSTU:111111QQQQQQQQSSSSSSSSSSSSSSSS",         // M 786432-1048575, N 64-95
+			"cSSSSSSSU<11111]QQQQQQQQcccccccccccccccc",         // M 786432-1048575, N 96-127
+			":::77777:::::::111]\\Z:::::::::::::::::::",        // M 786432-1048575, N 128-191
+			"::::777:::::::::\\ZZZ::::::::::::::::::::",        // M 786432-1048575, N 192-255
+			"::::::::::::::::::::::::::::::::::::::::",         // M 786432-1048575, N 256-383
+			"::::::::::::::::::::::::::::::::::::::::",         // M 786432-1048575, N 384-511
+			"::::::::::::::::::::::::::::::::::::::::",         // M 786432-1048575, N 512-767
+			"::::::::::::::::::::::::::::::::::::::::",         // M 786432-1048575, N 768-1023
+			"::::::::::::::::::::::::::::::::::::::::",         // M 786432-1048575, N 1024-1535
+			"::::::::::::::::::::::::::::::::::::::::",         // M 786432-1048575, N 1536-2047
+			"::::::::::::::::::::::::::::::::::::::::",         // M 786432-1048575, N 2048-3071
+			"::::::::::::::::::::::::::::::::::::::::",         // M 786432-1048575, N 3072-4095
+			"::::::::::::::::::::::::::::::::::::::::",         // M 786432-1048575, N 4096-6143
+			"::::::::::::::::::::::::::::::::::::::::",         // M 786432-1048575, N 6144-8191
+			"::::::::::::::::::::::::::::::::::::::::",         // M 786432-1048575, N 8192-12287
+			"::::::::::::::::::::::::::::::::::::::::",         // M 786432-1048575, N 12288-16383
+			"::::::::::::::::::::::::::::::::::::::::",         // M 786432-1048575, N 16384-24575
+			"::::::::::::::::::::::::::::::::::::::::",         // M 786432-1048575, N 24576-32767
+			"::::::::::::::::::::::::::::::::::::::::",         // M 786432-1048575, N 32768-49151
+			"::::::::::::::::::::::::::::::::::::::::",         // M 786432-1048575, N 49152-65535
+			"::::::::::::::::::::::::::::::::::::::::",         // M 786432-1048575, N 65536-98303
+			"::::::::::::::::::::::::::::::::::::::::",         // M 786432-1048575, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::::::",         // M 786432-1048575, N 131072-196607
+			"::::::::::::::::::::::::::::::::::::::::",         // M 786432-1048575, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::::",         // M 786432-1048575, N >= 262144
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",         // M 1048576-1572863, N <= 1
+			"4444444444444444444444444444444444444444",         // M 1048576-1572863, N (none)
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",         // M 1048576-1572863, N 2
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",         // M 1048576-1572863, N 3
+			"7GG77777GGGG7777777777777777777777777777",         // M 1048576-1572863, N 4-5
+			"77777777777G7777777777777777777777777777",         // M 1048576-1572863, N 6-7
+			"7777777777777777777777777777777777777777",         // M 1048576-1572863, N 8-11
+			"7777777777777777777777777777777777777777",         // M 1048576-1572863, N 12-15
+			"7777777777777777777777777777777777777777",         // M 1048576-1572863, N 16-23
+			"SSTTTTTUUU7:1111111]SSSSSSSSSSSSSSSSSSSS",         // M 1048576-1572863, N 24-31
+			"ZZTTTTTUUU:1111111]]]]ZZZZZZZZZZZZZZZZZZ",         // M 1048576-1572863, N 32-47
+			"ZZTTTTTUUU1111111]]QQQQZZZZZZZZZZZZZZZZZ",         // M 1048576-1572863, N 48-63
+			"STTSSSTUU:111111]]QQQQQSSSSSSSSSSSSSSSSS",         // M 1048576-1572863, N 64-95
+			"cSSSSSSTU:111111]QQQQQQccccccccccccccccc",         // M 1048576-1572863, N 96-127
+			":::7777:::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N 128-191
+			"::::::::::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N 192-255
+			"::::::::::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N 256-383
+			"::::::::::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N 384-511
+			"::::::::::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N 512-767
+			"::::::::::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N 768-1023
+			"::::::::::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N 1024-1535
+			"::::::::::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N 1536-2047
+			"::::::::::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N 2048-3071
+			"::::::::::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N 3072-4095
+			"::::::::::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N 4096-6143
+			"::::::::::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N 6144-8191
+			"::::::::::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N 8192-12287
+			"::::::::::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N 12288-16383
+			"::::::::::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N 16384-24575
+			"::::::::::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N 24576-32767
+			"::::::::::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N 32768-49151
+			"::::::::::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N 49152-65535
+			"::::::::::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N 65536-98303
+			"::::::::::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N 131072-196607
+			"::::::::::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::::",         // M 1048576-1572863, N >= 262144
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",         // M >= 1572864, N <= 1
+			"4444444444444444444444444444444444444444",         // M >= 1572864, N (none)
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",         // M >= 1572864, N 2
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",         // M >= 1572864, N 3
+			"7GG77777GGG77777777777777777777777777777",         // M >= 1572864, N 4-5
+			"77777777777G7777777777777777777777777777",         // M >= 1572864, N 6-7
+			"7777777777777777777777777777777777777777",         // M >= 1572864, N 8-11
+			"7777777777777777777777777777777777777777",         // M >= 1572864, N 12-15
+			"7777777777777777777777777777777777777777",         // M >= 1572864, N 16-23
+			"SSTTTTTUUU7:1111SSSSSSSSSSSSSSSSSSSSSSSS",         // M >= 1572864, N 24-31
+			"ZZZTTTUUUU:11111111]]ZZZZZZZZZZZZZZZZZZZ",         // M >= 1572864, N 32-47
+			"ZZTTTTUUU7:1111111]]]]ZZZZZZZZZZZZZZZZZZ",         // M >= 1572864, N 48-63
+			"SSTTTTTUU:1111111]]QQQSSSSSSSSSSSSSSSSSS",         // M >= 1572864, N 64-95
+			"ccTSSSTUU:1111111]QQQQcccccccccccccccccc",         // M >= 1572864, N 96-127
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N 128-191
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N 192-255
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N 256-383
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N 384-511
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N 512-767
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N 768-1023
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N 1024-1535
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N 1536-2047
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N 2048-3071
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N 3072-4095
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N 4096-6143
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N 6144-8191
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N 8192-12287
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N 12288-16383
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N 16384-24575
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N 24576-32767
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N 32768-49151
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N 49152-65535
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N 65536-98303
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N 98304-131071
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N 131072-196607
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N 196608-262143
+			"::::::::::::::::::::::::::::::::::::::::",         // M >= 1572864, N >= 262144
 		},
 		guard:   -1,
 		hi:      [3]int{41, 36, 41},
-		kernels: []int{13, 17, 23, 29, 33, 37, 38, 47, 52, 55, 62, 65, 68, 85, 87, 88, 89, 90, 91, 92, 102, 103, 104, 105, 106, 107, 110, 111, 124, 127, 134, 136, 138, 140, 142, 143, 144, 145, 147, 150, 151, 152, 157, 158, 159, 161, 163, 167, 168, 169, 170, 172, 175, 178, 181, 184, 186, 188},
+		kernels: []int{13, 17, 23, 29, 33, 37, 38, 47, 52, 55, 62, 65, 68, 85, 87, 88, 89, 90, 92, 93, 95, 97, 98, 99, 106, 107, 108, 109, 110, 111, 114, 115, 128, 131, 138, 140, 142, 144, 146, 147, 148, 149, 151, 154, 155, 156, 161, 162, 163, 165, 167, 171, 172, 173, 174, 176, 179, 182, 185, 188, 190, 192},
 		lo:      [3]int{0, 0, 2},
 		nn:      37,
 		shift:   1,
 		unaligned: []string{
-			"5333555555555555555555555388888888888888",    // M <= 1, N <= 1
-			"4444444444444444444444444444444444444444",    // M <= 1, N (none)
-			"5543335555445555885555558888888888888888",    // M <= 1, N 2
-			"5224445558445555488888858888888888888888",    // M <= 1, N 3
-			"5222485558445555488888885888888888888888",    // M <= 1, N 4-5
-			"5522775577445555477777775788888888888888",    // M <= 1, N 6-7
-			"5577775577745555777777775588888888888888",    // M <= 1, N 8-11
-			"5577755577775555777777775588888888888888",    // M <= 1, N 12-15
-			"5555555557775555777777775528888888888888",    // M <= 1, N 16-23
-			"DDDDDDDDDD7777777777777DDDDDDDDDDDDDDDDD",    // M <= 1, N 24-31
-			"DDDDDDDDDDD222222D2222DDDDDDDDDDDDDDDDDD",    // M <= 1, N 32-47
-			"DDDDDDDDDDDDD22DDDDDDDDDDDDDDDDDDDDDDDDD",    // M <= 1, N 48-63
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M <= 1, N 64-95
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M <= 1, N 96-127
-			"EEEEEEEEEEEEEEEEEE2222EEEEEEEEEEEEEEEEEE",    // M <= 1, N 128-191
-			"EEEEEEEEEEEEEEEE22222222EEEEEEEEEEEEEEEE",    // M <= 1, N 192-255
-			"EEEEEEEEEEEEEEEEEEEEEE22EEEEEEEEEEEEEEEE",    // M <= 1, N 256-383
-			"EEEEEEEEEEEEEEEEEDDDDDE22EEEEEEEEEEEEEEE",    // M <= 1, N 384-511
-			"EEEEEEEEEEEEEEEEEDDDDDEE2EEEEEEEEEEEEEEE",    // M <= 1, N 512-767
-			"EEEEEEEEEEEEEEEEEDDDDDDEE2EEEEEEEEEEEEEE",    // M <= 1, N 768-1023
-			"EEEEEEEEEEEEEEEEEDDDDDEEE2EEEEEEEEEEEEEE",    // M <= 1, N 1024-1535
-			"EEEEEEEEEEEEEEEEEEDDDDDEEE2EEEEEEEEEEEEE",    // M <= 1, N 1536-2047
-			"EEEEEEEEEEEEEEEEEEEDDDDDDEEEEEEEEEEEEEEE",    // M <= 1, N 2048-3071
-			"EEEEEEEEEEEEEEEEEEEDDDDDDDE2EEEEEEEEEEEE",    // M <= 1, N 3072-4095
-			"EEEEEEEEEEEEEEEEEEEDDDDDDDE2EEEEEEEEEEEE",    // M <= 1, N 4096-6143
-			"EEEEEEEEEEEEEEEEEEEDDDDDDDDEEEEEEEEEEEEE",    // M <= 1, N 6144-8191
-			"EEEEEEEEEEEEEEEEEEDDDDDDDDDDEEEEEEEEEEEE",    // M <= 1, N 8192-12287
-			"EEEEEEEEEEEEEEEEEEDDDDDDDDDDEEEEEEEEEEEE",    // M <= 1, N 12288-16383
-			"EEEEEEEEEEEEEEEEEEDDDDDDDDDEEEEEEEEEEEEE",    // M <= 1, N 16384-24575
-			"EEEEEEEEEEEEEEEEEEDDDDDDDDDEEEEEEEEEEEEE",    // M <= 1, N 24576-32767
-			"EEEEEEEEEEEEEEEEEEEDDDDDDDEEEEEEEEEEEEEE",    // M <= 1, N 32768-49151
-			"EEEEEEEEEEEEEEEEEEEDDDDHDDEEEEEEEEEEEEEE",    // M <= 1, N 49152-65535
-			"EEEEEEEEEEEEEEEEEEDDDHHHHHEEEEEEEEEEEEEE",    // M <= 1, N 65536-98303
-			"EEEEEEEEEEEEEEEEEEDHHIIIHHEEEEEEEEEEEEEE",    // M <= 1, N 98304-131071
-			"EEEEEEEEEEEEEEEEEDHHIIIIIHEEEEEEEEEEEEEE",    // M <= 1, N 131072-196607
-			"EEEEEEEEEEEEEEEEEEHHIIIIIHEEEEEEEEEEEEEE",    // M <= 1, N 196608-262143
-			"EEEEEEEEEEEEEEEEEEHHIIIIIIEEEEEEEEEEEEEE",    // M <= 1, N >= 262144
-			"4444444444444444444444444444444444444444",    // M (none), N <= 1
-			"4444444444444444444444444444444444444444",    // M (none), N (none)
-			"4444444444444444444444444444444444444444",    // M (none), N 2
-			"4444444444444444444444444444444444444444",    // M (none), N 3
-			"4444444444444444444444444444444444444444",    // M (none), N 4-5
-			"4444444444444444444444444444444444444444",    // M (none), N 6-7
-			"4444444444444444444444444444444444444444",    // M (none), N 8-11
-			"4444444444444444444444444444444444444444",    // M (none), N 12-15
-			"4444444444444444444444444444444444444444",    // M (none), N 16-23
-			"4444444444444444444444444444444444444444",    // M (none), N 24-31
-			"4444444444444444444444444444444444444444",    // M (none), N 32-47
-			"4444444444444444444444444444444444444444",    // M (none), N 48-63
-			"4444444444444444444444444444444444444444",    // M (none), N 64-95
-			"4444444444444444444444444444444444444444",    // M (none), N 96-127
-			"4444444444444444444444444444444444444444",    // M (none), N 128-191
-			"4444444444444444444444444444444444444444",    // M (none), N 192-255
-			"4444444444444444444444444444444444444444",    // M (none), N 256-383
-			"4444444444444444444444444444444444444444",    // M (none), N 384-511
-			"4444444444444444444444444444444444444444",    // M (none), N 512-767
-			"4444444444444444444444444444444444444444",    // M (none), N 768-1023
-			"4444444444444444444444444444444444444444",    // M (none), N 1024-1535
-			"4444444444444444444444444444444444444444",    // M (none), N 1536-2047
-			"4444444444444444444444444444444444444444",    // M (none), N 2048-3071
-			"4444444444444444444444444444444444444444",    // M (none), N 3072-4095
-			"4444444444444444444444444444444444444444",    // M (none), N 4096-6143
-			"4444444444444444444444444444444444444444",    // M (none), N 6144-8191
-			"4444444444444444444444444444444444444444",    // M (none), N 8192-12287
-			"4444444444444444444444444444444444444444",    // M (none), N 12288-16383
-			"4444444444444444444444444444444444444444",    // M (none), N 16384-24575
-			"4444444444444444444444444444444444444444",    // M (none), N 24576-32767
-			"4444444444444444444444444444444444444444",    // M (none), N 32768-49151
-			"4444444444444444444444444444444444444444",    // M (none), N 49152-65535
-			"4444444444444444444444444444444444444444",    // M (none), N 65536-98303
-			"4444444444444444444444444444444444444444",    // M (none), N 98304-131071
-			"4444444444444444444444444444444444444444",    // M (none), N 131072-196607
-			"4444444444444444444444444444444444444444",    // M (none), N 196608-262143
-			"4444444444444444444444444444444444444444",    // M (none), N >= 262144
-			"5533335555555555333335553388888888888888",    // M 2, N <= 1
-			"4444444444444444444444444444444444444444",    // M 2, N (none)
-			"5222333333335555533333353388888888888888",    // M 2, N 2
-			"5222244444445555533333888888888888888888",    // M 2, N 3
-			"5522244444445555584333888888888888888888",    // M 2, N 4-5
-			"5222227744445555542222777788888888888888",    // M 2, N 6-7
-			"5222277777745555572222777788888888888888",    // M 2, N 8-11
-			"5577777777775555577227777728888888888888",    // M 2, N 12-15
-			"5577777777775555577777777528888888888888",    // M 2, N 16-23
-			"D777777DD7777777777777777DDDDDDDD88DDDDD",    // M 2, N 24-31
-			"DDDDDDDDDD22222222222222DDDDDDDDDDDDDDDD",    // M 2, N 32-47
-			"DDDDDDDDDDDD2222D222222DDDDDDDDDDDDDDDDD",    // M 2, N 48-63
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE",    // M 2, N 64-95
-			"EEEEEEEEEEEEEEEE22EEEEEEEEEEEEEEEEEEEEEE",    // M 2, N 96-127
-			"EEEEEEEEEEEEEEE22222222EEEEEEEEEEEEEEEEE",    // M 2, N 128-191
-			"EEEEEEEEEEEEEEEEEEEE2222EEEEEEEEEEEEEEEE",    // M 2, N 192-255
-			"EEEEEEEEEEEEEEEDDDDDDEE22EEEEEEEEEEEEEEE",    // M 2, N 256-383
-			"EEEEEEEEEEEEEEDDDDDDDDEE22EEEEEEEEEEEEEE",    // M 2, N 384-511
-			"EEEEEEEEEEEEEEDDDDDDDEEE222EEEEEEEEEEEEE",    // M 2, N 512-767
-			"EEEEEEEEEEEEEEDDDDDDDEEEE22EEEEEEEEEEEEE",    // M 2, N 768-1023
-			"EEEEEEEEEEEEEEEEEEEDDEEEEE22EEEEEEEEEEEE",    // M 2, N 1024-1535
-			"EEEEEEEEEEEEEEEEEEEEEEEEEE222EEEEEEEEEEE",    // M 2, N 1536-2047
-			"EEEEEEEEEEEEEEEEEEEEEEEEEEE22EEEEEEEEEEE",    // M 2, N 2048-3071
-			"EEEEEEEEEEEEEEEEEEEEEDDEEEEE2EEEEEEEEEEE",    // M 2, N 3072-4095
-			"EEEEEEEEEEEEEEEEEEEEDDDDDEEE2EEEEEEEEEEE",    // M 2, N 4096-6143
-			"EEEEEEEEEEEEEEEEEEEEDDDDDDDE2EEEEEEEEEEE",    // M 2, N 6144-8191
-			"EEEEEEEEEEEEEEEEEEEDDFFDDDDEEEEEEEEEEEEE",    // M 2, N 8192-12287
-			"EEEEEEEEEEEEEEEEEEEDDFFDDDDDEEEEEEEEEEEE",    // M 2, N 12288-16383
-			"EEEEEEEEEEEEEEEEEEEDDFFDDDDDEEEEEEEEEEEE",    // M 2, N 16384-24575
-			"EEEEEEEEEEEEEEEEEEEDDDDDDDDEEEEEEEEEEEEE",    // M 2, N 24576-32767
-			"EEEEEEEEEEEEEEEEEEEDDDDDDDDEEEEEEEEEEEEE",    // M 2, N 32768-49151
-			"EEEEEEEEEEEEEEEEEEDDDDDDDDDEEEEEEEEEEEEE",    // M 2, N 49152-65535
-			"EEEEEEEEEEEEEEEEEEDDDDDDDDDEEEEEEEEEEEEE",    // M 2, N 65536-98303
-			"EEEEEEEEEEEEEEEEEEDDDDDDFFDDEEEEEEEEEEEE",    // M 2, N 98304-131071
-			"EEEEEEEEEEEEEEEEEDDDEEEEFIHHEEEEEEEEEEEE",    // M 2, N 131072-196607
-			"EEEEEEEEEEEEEEEEEDDEEEEEFIIEEEEEEEEEEEEE",    // M 2, N 196608-262143
-			"EEEEEEEEEEEEEEEEEDHIEEEIIIIEEEEEEEEEEEEE",    // M 2, N >= 262144
-			"5553335553355555333333553388888888888888",    // M 3, N <= 1
-			"4444444444444444444444444444444444444444",    // M 3, N (none)
-			"5522233333335555443333333388888888888888",    // M 3, N 2
-			"5552233334445555543333338388888888888888",    // M 3, N 3
-			"5552224444445555552223388888888888888888",    // M 3, N 4-5
-			"5552224444445555552222277788888888888888",    // M 3, N 6-7
-			"5522227722245555552222277728888888888888",    // M 3, N 8-11
-			"5522277777775555552222777728888888888888",    // M 3, N 12-15
-			"5557777777775555557777777728888888888888",    // M 3, N 16-23
-			"7777777777777777777777777=======88888888",    // M 3, N 24-31
-			"GG222222GG22222222222222GGGGGGGGGGG24444",    // M 3, N 32-47
-			"GGGG22GGGGGG2222G222222GGGGGGGGGGGGGGGGG",    // M 3, N 48-63
-			"GGGGGGGGGGGGGGG22GG2GGGGGGGGGGGGGGGGGGGG",    // M 3, N 64-95
-			"GGGGGGGGGGGGG222222GGGGGGGGGGGGGGGGGGGGG",    // M 3, N 96-127
-			"GGGGEEGGGGGGG22222222222GGGGGGGGGGGGGGGG",    // M 3, N 128-191
-			"GGGEEEE=GGGG2======222222GGGGGGGGGGGGGGG",    // M 3, N 192-255
-			"GGEEEEE==GGG=========22222GGGGGGGGGGGGGG",    // M 3, N 256-383
-			"GGEEEEE==GG=========???2222GGGGGGGGGGGGG",    // M 3, N 384-511
-			"GGEEEEE==GG=========????2222GGGGGGGGGGGG",    // M 3, N 512-767
-			"GGEEEEE==GG========??????222GGGGGGGGGGGG",    // M 3, N 768-1023
-			"GGGEEEE=GGG=========?????2222GGGGGGGGGGG",    // M 3, N 1024-1535
-			"GGGGGGGGGGGG========????22222GGGGGGGGGGG",    // M 3, N 1536-2047
-			"GGGGGGGGGGGG========?H22222222GGGGGGGGGG",    // M 3, N 2048-3071
-			"GGGGGGGGGGGG=======HH222222222GGGGGGGGGG",    // M 3, N 3072-4095
-			"GGGGGGGGGGGG======HHH222222222GGGGGGGGGG",    // M 3, N 4096-6143
-			"GGGGGGGGGGGGHHHHHHHHHHHH222222GGGGGGGGGG",    // M 3, N 6144-8191
-			"GGGGGGGGGGGGGHHHHHHHHGGHH2222GGGGGGGGGGG",    // M 3, N 8192-12287
-			"GGGGGGGGGGGGGGHHHHHHHGGHHH222GGGGGGGGGGG",    // M 3, N 12288-16383
-			"GGGGGGGGGGGGGGGHHHHHHGHHHHH2GGGGGGGGGGGG",    // M 3, N 16384-24575
-			"GGGGGGGGGGGGGGGGHHHHHHHHHHHGGGGGGGGGGGGG",    // M 3, N 24576-32767
-			"GGGGGGGGGGGGHHHHGHHHHHHHHHHGGGGGGGGGGGGG",    // M 3, N 32768-49151
-			"GGGGGGGGGGGHHHHHHHHHHHHHHHHGGGGGGGGGGGGG",    // M 3, N 49152-65535
-			"GGGGGGGGGGHHHHHHHHHHIIIIHHHHGGGGGGGGGGGG",    // M 3, N 65536-98303
-			"GGGGGGGGGGHHHHHHHHHIIIIIIIHHGGGGGGGGGGGG",    // M 3, N 98304-131071
-			"GGGGGGGGGGGHHHHHHHHIIIIIIIIHGGGGGGGGGGGG",    // M 3, N 131072-196607
-			"GGGGGGGGGGGHHHHHHHHIIIIIIIIHGGGGGGGGGGGG",    // M 3, N 196608-262143
-			"GGGGGGGGGGGGGHHGGHHIIIIIIIIGGGGGGGGGGGGG",    // M 3, N >= 262144
-			"5553335333335555448333555388888888888888",    // M 4-5, N <= 1
-			"4444444444444444444444444444444444444444",    // M 4-5, N (none)
-			"5552233333335555544333333388888888888888",    // M 4-5, N 2
-			"5555223344445555542333333388888888888888",    // M 4-5, N 3
-			"5555224444445555552223332288888888888888",    // M 4-5, N 4-5
-			"5555224444445555552222227788888888888888",    // M 4-5, N 6-7
-			"5555222244445555552222277728888888888888",    // M 4-5, N 8-11
-			"5552222772775555555222777728888888888888",    // M 4-5, N 12-15
-			"5557777777775555555277777728888888888888",    // M 4-5, N 16-23
-			"77777777777777777777777777===78888888888",    // M 4-5, N 24-31
-			"G2222222222222222222222222GGG2222G224444",    // M 4-5, N 32-47
-			"GG2222222GGGGG22222222222GGGGG22GGG24444",    // M 4-5, N 48-63
-			"GGGGG22GGGGGG2222222222GGGGGGGGGGGGGG24G",    // M 4-5, N 64-95
-			"GGGG222GGGGG2222222222GGGGGGGGGGGGGGGGGG",    // M 4-5, N 96-127
-			"GGEEEE222GG22222222222222GGGGGGGGGGGGGGG",    // M 4-5, N 128-191
-			"GGEEEEEEEGG22=====22222222GGGGGGGGGGGGGG",    // M 4-5, N 192-255
-			"GEEEEEEEEEG2E========222222GGGGGGGGGGGGG",    // M 4-5, N 256-383
-			"GEEEEEEEEEGEE===AA==???22222GGGGGGGGGGGG",    // M 4-5, N 384-511
-			"2EEEEEEEEE2EE==AAA==??222222222222222222",    // M 4-5, N 512-767
-			"2EEEEEEEEE2EE==AA===??222222222222222222",    // M 4-5, N 768-1023
-			"22EEEEEEE22EE=======?2222222222222222222",    // M 4-5, N 1024-1535
-			"22EEEEEE222EEE======22222222222222222222",    // M 4-5, N 1536-2047
-			"2222EEE2222EEEEEEE=222222222222222222222",    // M 4-5, N 2048-3071
-			"22222222222EEEEEEE2222222222222222222222",    // M 4-5, N 3072-4095
-			"222222222222EEEEE22222222222222222222222",    // M 4-5, N 4096-6143
-			"222222222222EEEEE22222222222222222222222",    // M 4-5, N 6144-8191
-			"222222222222EEEE222222G22222222222222222",    // M 4-5, N 8192-12287
-			"2222222222222HH2222222222222222222222222",    // M 4-5, N 12288-16383
-			"2222222222222HH2222222222222222222222222",    // M 4-5, N 16384-24575
-			"22222222222HHHH2222222222222222222222222",    // M 4-5, N 24576-32767
-			"2222222222HHHHHH222HHH222222222222222222",    // M 4-5, N 32768-49151
-			"222222222HHHHHHHHHHHHHHHH222222222222222",    // M 4-5, N 49152-65535
-			"222222222HHHHHHHHHHHIIIIHH22222222222222",    // M 4-5, N 65536-98303
-			"222222222HHHHHHHHHHIIIIIIGH2222222222222",    // M 4-5, N 98304-131071
-			"222222222H4HHHHHHHHIIIIIIIIH222222222222",    // M 4-5, N 131072-196607
-			"22222222224HHHHHHHHIIIIIIIII222222222222",    // M 4-5, N 196608-262143
-			"22222222222HHHHHHHGIIIIIIII2222222222222",    // M 4-5, N >= 262144
-			"5553335333335555444333355388888888888888",    // M 6-7, N <= 1
-			"4444444444444444444444444444444444444444",    // M 6-7, N (none)
-			"5555333334435555444233355388888888888888",    // M 6-7, N 2
-			"5555223324445555544233333388888888888888",    // M 6-7, N 3
-			"5555523244445555555233332288888888888888",    // M 6-7, N 4-5
-			"5555522447445555555222222288888888888888",    // M 6-7, N 6-7
-			"5555224244445555555222227728888888888888",    // M 6-7, N 8-11
-			"5555444224425555555222777758888888888888",    // M 6-7, N 12-15
-			"5555447777775555555777777758888888888888",    // M 6-7, N 16-23
-			"7777777777777777777777777777778888888888",    // M 6-7, N 24-31
-			"B222244422222222222222222222222222224444",    // M 6-7, N 32-47
-			"2222222222222222222222222222222222224444",    // M 6-7, N 48-63
-			"BBB22222222B2222222222222BBB222222B22444",    // M 6-7, N 64-95
-			"2222222222222222222222222222222222222222",    // M 6-7, N 96-127
-			"22222222222222AAA22222222222222222222222",    // M 6-7, N 128-191
-			"2EEEEEEE2222AAAAAA2222222222222222222222",    // M 6-7, N 192-255
-			"2EEEDDDEE222AAAAAAA222222222222222222222",    // M 6-7, N 256-383
-			"2EEDDDDDEE22AAAAAAAAB2222222222222222222",    // M 6-7, N 384-511
-			"2EEEEDEEEE22AAAAAAA22B222222222222222222",    // M 6-7, N 512-767
-			"2EDDDDDEEE22AAAAAAA222222222222222222222",    // M 6-7, N 768-1023
-			"2EDDDDEEEE2AAAAAAA2222222222222222222222",    // M 6-7, N 1024-1535
-			"22DDDEEEE22EAAAAA22222222222222222222222",    // M 6-7, N 1536-2047
-			"222EEEEE222EEABE222222222222222222222222",    // M 6-7, N 2048-3071
-			"22222222222EEEEE222222222222222222222222",    // M 6-7, N 3072-4095
-			"2222222222222222222222222222222222222222",    // M 6-7, N 4096-6143
-			"2222222222222222222222222222222222222222",    // M 6-7, N 6144-8191
-			"2222222222222222222222222222222222222222",    // M 6-7, N 8192-12287
-			"2222222222222222222222222222222222222222",    // M 6-7, N 12288-16383
-			"2222222222222222222222222222222222222222",    // M 6-7, N 16384-24575
-			"2222222222222222222222222222222222222222",    // M 6-7, N 24576-32767
-			"2222222224422222222222222222222222222222",    // M 6-7, N 32768-49151
-			"2222222224422222222222222222222222222222",    // M 6-7, N 49152-65535
-			"2222222224442222222222222222222222222222",    // M 6-7, N 65536-98303
-			"2222222224444442222222222222222222222222",    // M 6-7, N 98304-131071
-			"2222222224444444424222222222222222222222",    // M 6-7, N 131072-196607
-			"2222222224444444444422224222222222222222",    // M 6-7, N 196608-262143
-			"2222222222444444444422244422222222222222",    // M 6-7, N >= 262144
-			"5553335333335555544833355588888888888888",    // M 8-11, N <= 1
-			"4444444444444444444444444444444444444444",    // M 8-11, N (none)
-			"5555333333435555444833355588888888888888",    // M 8-11, N 2
-			"5555533344445555554833333588888888888888",    // M 8-11, N 3
-			"5555523427845555555333332288888888888888",    // M 8-11, N 4-5
-			"5555522447285555555222252228888888888888",    // M 8-11, N 6-7
-			"5555554448845555555222252258888888888888",    // M 8-11, N 8-11
-			"5555557424225555555255557758888888888888",    // M 8-11, N 12-15
-			"5555577777775555555755557758888888888888",    // M 8-11, N 16-23
-			"7777777777777777777772227777778888888888",    // M 8-11, N 24-31
-			"2222444444222222222222222222222222224444",    // M 8-11, N 32-47
-			"2222222222222222222222222222222222224444",    // M 8-11, N 48-63
-			"2222222222222222222222222222222222222444",    // M 8-11, N 64-95
-			"2222222222222224222222222222222222222222",    // M 8-11, N 96-127
-			"22224222222222EEE22222222222222222222222",    // M 8-11, N 128-191
-			"2::4EEE222222EEEEE2222222222222222222222",    // M 8-11, N 192-255
-			"77EDDDDD22222DDDD22222222222222222222222",    // M 8-11, N 256-383
-			"EEDDDDDDD2222DDDD22222222222222222222222",    // M 8-11, N 384-511
-			"EEEDDDDEE2222222222222222222222222222222",    // M 8-11, N 512-767
-			"EDDDDDDDE22222222A224B222222222222222222",    // M 8-11, N 768-1023
-			"2DDDDDDEE2222222222222222222222222222222",    // M 8-11, N 1024-1535
-			"2DDDDDEE22222222222222222222222222222222",    // M 8-11, N 1536-2047
-			"22EDDEEE22222222222222222222222222222222",    // M 8-11, N 2048-3071
-			"2222EEE222222222222222222222222222222222",    // M 8-11, N 3072-4095
-			"2222222222222222222222222222222222222222",    // M 8-11, N 4096-6143
-			"2222222222222222222222222222222222222222",    // M 8-11, N 6144-8191
-			"2222222222222222222222222222222222222222",    // M 8-11, N 8192-12287
-			"2222222222222222222222222222222222222222",    // M 8-11, N 12288-16383
-			"2222222222222222222222222222222222222222",    // M 8-11, N 16384-24575
-			"2222222224442222222222222222222222222222",    // M 8-11, N 24576-32767
-			"2222222224442222222222222222222222222222",    // M 8-11, N 32768-49151
-			"2222222244444422222222222222222222222222",    // M 8-11, N 49152-65535
-			"2222222244444444222222222222222222222222",    // M 8-11, N 65536-98303
-			"2222222244444444222222222222222222222222",    // M 8-11, N 98304-131071
-			"2222222244444444444222222222222222222222",    // M 8-11, N 131072-196607
-			"2222222224444444444222224222222222222222",    // M 8-11, N 196608-262143
-			"2222222224444444444422244422222222222222",    // M 8-11, N >= 262144
-			"5553355333335555544233355588888888888888",    // M 12-15, N <= 1
-			"4444444444444444444444444444444444444444",    // M 12-15, N (none)
-			"5555333333335555544833355588888888888888",    // M 12-15, N 2
-			"5555533334445555554333333588888888888888",    // M 12-15, N 3
-			"5555533388885555555353352288888888888888",    // M 12-15, N 4-5
-			"5555553388885555555522552258888888888888",    // M 12-15, N 6-7
-			"5555557888885555555555552258888888888888",    // M 12-15, N 8-11
-			"5555557722225555555555552258888888888888",    // M 12-15, N 12-15
-			"5555555777775555555555555758888888888888",    // M 12-15, N 16-23
-			"7777777778777788877722227777788888888888",    // M 12-15, N 24-31
-			"2222442224422222222222222222222222224444",    // M 12-15, N 32-47
-			"2222222222222222222222222222222222222444",    // M 12-15, N 48-63
-			"2222222222222222222222222222222222222244",    // M 12-15, N 64-95
-			"2222222222222224422222222222222222222222",    // M 12-15, N 96-127
-			"24444222222222===22222222222222222222222",    // M 12-15, N 128-191
-			"4444222222222A===22222222222222222222222",    // M 12-15, N 192-255
-			"77777772222224===22222222222222222222222",    // M 12-15, N 256-383
-			"777777722222222A222222222222222222222222",    // M 12-15, N 384-511
-			"E772222422222222222222222222222222222222",    // M 12-15, N 512-767
-			"ED72222222222222222222222222222222222222",    // M 12-15, N 768-1023
-			"2DD7742222222222222222222222222222222222",    // M 12-15, N 1024-1535
-			"2DDD722222222222222222222222222222222222",    // M 12-15, N 1536-2047
-			"22DDD22222222222222222222222222222222222",    // M 12-15, N 2048-3071
-			"222E222222222222222222222222222222222222",    // M 12-15, N 3072-4095
-			"2222222222222222222222222222222222222222",    // M 12-15, N 4096-6143
-			"2222222222222222222222222222222222222222",    // M 12-15, N 6144-8191
-			"2222222222222222222222222222222222222222",    // M 12-15, N 8192-12287
-			"2222222222222222222222222222222222222222",    // M 12-15, N 12288-16383
-			"2222222222222222222222222222222222222222",    // M 12-15, N 16384-24575
-			"2222222224444222222222222222222222222222",    // M 12-15, N 24576-32767
-			"2222222224442222222222222222222222222222",    // M 12-15, N 32768-49151
-			"2222222244444442222222222222222222222222",    // M 12-15, N 49152-65535
-			"2222222244444444222222222222222222222222",    // M 12-15, N 65536-98303
-			"2222222244444444422222222222222222222222",    // M 12-15, N 98304-131071
-			"2222222244444444444422222222222222222222",    // M 12-15, N 131072-196607
-			"2222222244444444444422224422222222222222",    // M 12-15, N 196608-262143
-			"2222222224444444444442444422222222222222",    // M 12-15, N >= 262144
-			"5555555533335555552233555588888888888888",    // M 16-23, N <= 1
-			"4444444444444444444444444444444444444444",    // M 16-23, N (none)
-			"5555333333335555552233555588888888888888",    // M 16-23, N 2
-			"5555333334435555555255553588888888888888",    // M 16-23, N 3
-			"5555533338885555555555552288888888888888",    // M 16-23, N 4-5
-			"5555553338885555555555552258888888888888",    // M 16-23, N 6-7
-			"5555557888825555555555555258888888888888",    // M 16-23, N 8-11
-			"5555557772225555555555555258888888888888",    // M 16-23, N 12-15
-			"5555555777225555555555555288888888888888",    // M 16-23, N 16-23
-			"7777777777887888887222227777888888888888",    // M 16-23, N 24-31
-			"2222422222442222222222222222222222222444",    // M 16-23, N 32-47
-			"2222222222222222222222222222222222222444",    // M 16-23, N 48-63
-			"2222222222222222222222222222222222222244",    // M 16-23, N 64-95
-			"2244222222222224422222222222222222222222",    // M 16-23, N 96-127
-			"2444222222222244422222222222222222222222",    // M 16-23, N 128-191
-			"444422222222224==22222222222222222222222",    // M 16-23, N 192-255
-			"477777722222224==22222222222222222222222",    // M 16-23, N 256-383
-			"7777777422222222222222222222222222222222",    // M 16-23, N 384-511
-			"7772222422222222222222222222222222222222",    // M 16-23, N 512-767
-			"77742244222222222A2222222222222222222222",    // M 16-23, N 768-1023
-			"2777444222222222222222222222222222222222",    // M 16-23, N 1024-1535
-			"2777722222222222222222222222222222222222",    // M 16-23, N 1536-2047
-			"2244222222222222222222222222222222222222",    // M 16-23, N 2048-3071
-			"2224222222222222222222222222222222222222",    // M 16-23, N 3072-4095
-			"2222222222222222222222222222222222222222",    // M 16-23, N 4096-6143
-			"2222222222222222222222222222222222222222",    // M 16-23, N 6144-8191
-			"2222222222222222222222222222222222222222",    // M 16-23, N 8192-12287
-			"2222222222222222222222222222222222222222",    // M 16-23, N 12288-16383
-			"2222222222222222222222222222222222222222",    // M 16-23, N 16384-24575
-			"2222222224444222222222222222222222222222",    // M 16-23, N 24576-32767
-			"2222222224444222222222222222222222222222",    // M 16-23, N 32768-49151
-			"2222222244444444422222222222222222222222",    // M 16-23, N 49152-65535
-			"2222222244444444422222222222222222222222",    // M 16-23, N 65536-98303
-			"2222222244444444442222222222222222222222",    // M 16-23, N 98304-131071
-			"2222222244444444444422222222222222222222",    // M 16-23, N 131072-196607
-			"2222222244444444444422224422222222222222",    // M 16-23, N 196608-262143
-			"2222222224444444444442444442222222222222",    // M 16-23, N >= 262144
-			"=============44444444===================",    // M 24-31, N <= 1
-			"4444444444444444444444444444444444444444",    // M 24-31, N (none)
-			"=224444444444444444444===========44=====",    // M 24-31, N 2
-			"2222444444444444444444444=======44444444",    // M 24-31, N 3
-			"22224444444444444444444444===44444444444",    // M 24-31, N 4-5
-			"2222244444444444444444444444444444444444",    // M 24-31, N 6-7
-			"2222222444444444444444444477444444448888",    // M 24-31, N 8-11
-			"2222272244444444444442224777722222478888",    // M 24-31, N 12-15
-			"2222777774447744477722227777778877778888",    // M 24-31, N 16-23
-			"2222224774288555555555555528888888888888",    // M 24-31, N 24-31
-			"2222224772228555555555555227888888888888",    // M 24-31, N 32-47
-			"2222222422222455542222554447788888888888",    // M 24-31, N 48-63
-			"2222222222222245552222244444778888888888",    // M 24-31, N 64-95
-			"222222222222222555222444444<<47777778888",    // M 24-31, N 96-127
-			"222222222222222242224444444<<<<477777788",    // M 24-31, N 128-191
-			"222222222222222222224444444:<<<<<4444444",    // M 24-31, N 192-255
-			"22222222222222222222444444444<<<<<444444",    // M 24-31, N 256-383
-			"2222242222222222222244444444444444444444",    // M 24-31, N 384-511
-			"2222222222222222222244444422244444444222",    // M 24-31, N 512-767
-			"2222222222222222222224444422222222222222",    // M 24-31, N 768-1023
-			"2222222222222222222222444222222222222222",    // M 24-31, N 1024-1535
-			"222222222222222222222222222ZZZ2222222222",    // M 24-31, N 1536-2047
-			"22222222222222222222222ZZZZZZZZ222222222",    // M 24-31, N 2048-3071
-			"22222222222222222222222ZZZZZZZZ222222222",    // M 24-31, N 3072-4095
-			"22222222222222222222222ZZZZZZZZ222222222",    // M 24-31, N 4096-6143
-			"22222222222222222222222ZZZZZZZZ222222222",    // M 24-31, N 6144-8191
-			"2222222222222222244222ZZZZZZZ22222222222",    // M 24-31, N 8192-12287
-			"222222222222222222422ZZZZZZZZ22222222222",    // M 24-31, N 12288-16383
-			"222222222222222222222ZZ22222222222222222",    // M 24-31, N 16384-24575
-			"22222222222224[[[Z22222222222]]222222222",    // M 24-31, N 24576-32767
-			"22222222224444[[[[Z22222222]]]]]22222222",    // M 24-31, N 32768-49151
-			"222222222444444[[[Z22222222]]]]]]2222222",    // M 24-31, N 49152-65535
-			"222222224444444[[[4222222242]]]]]]222222",    // M 24-31, N 65536-98303
-			"2222222]44444444[[4222222444]]]]]]]22222",    // M 24-31, N 98304-131071
-			"222222]]44444444444222222444]]]]]]]]2222",    // M 24-31, N 131072-196607
-			"22222]]]]444444444222222244]]]]]]]]]]222",    // M 24-31, N 196608-262143
-			"2222]]]]]444444444222222244]]]]]]]]]]]22",    // M 24-31, N >= 262144
-			"==============777777====================",    // M 32-47, N <= 1
-			"4444444444444444444444444444444444444444",    // M 32-47, N (none)
-			"========7777=77777777===================",    // M 32-47, N 2
-			"==8888887777777777777777===========77777",    // M 32-47, N 3
-			"=8888888777777777777777777===7777=777777",    // M 32-47, N 4-5
-			"=888888887777777777777777777777777777777",    // M 32-47, N 6-7
-			"7888888887777777777777777777777777777887",    // M 32-47, N 8-11
-			"7888888887777777777777777777777777777888",    // M 32-47, N 12-15
-			"7888877778777777777777777777777877777787",    // M 32-47, N 16-23
-			"7222224784228555555555555227888888888888",    // M 32-47, N 24-31
-			"2222224778228555554222555447888888888888",    // M 32-47, N 32-47
-			"2222222488222555542222224444788888888888",    // M 32-47, N 48-63
-			"77722222422222555522277444<<<<7888888888",    // M 32-47, N 64-95
-			"22222222222222255222274444<<<<<;77777888",    // M 32-47, N 96-127
-			"77222222222222255222444444<<<<<<<<777778",    // M 32-47, N 128-191
-			"72222222222222222222477744:<<<<<<<<44444",    // M 32-47, N 192-255
-			"722222222222222222337777744:<<<<<<<44444",    // M 32-47, N 256-383
-			"22222222222222222223477744444::<<<<44444",    // M 32-47, N 384-511
-			"2222222222222222222244744444444444444444",    // M 32-47, N 512-767
-			"2222222222222222222244444422224444444222",    // M 32-47, N 768-1023
-			"2222222222222222224222244222222222222222",    // M 32-47, N 1024-1535
-			"22222222222222222222222422ZZZZ2222222222",    // M 32-47, N 1536-2047
-			"2222222222222222222222ZZZZZZZZZ222222222",    // M 32-47, N 2048-3071
-			"222222222222222222222\\ZZZZZZZZZZ22222222",   // M 32-47, N 3072-4095
-			"2222222222222222222\\\\Z\\ZZZZZZZZZ22222222", // M 32-47, N 4096-6143
-			"2222222222222222]]]\\2ZZZZZZZZZZ222222222",   // M 32-47, N 6144-8191
-			"2222222222222222]]]]ZZZZZZZZZZ2222222222",    // M 32-47, N 8192-12287
-			"2222222222222222]]]]ZZZZZZZZZ22222222222",    // M 32-47, N 12288-16383
-			"222222222222222Z]]ZZZZZZZZZ2222222222222",    // M 32-47, N 16384-24575
-			"22222222222224[[[ZZZZZZZ22222__222222222",    // M 32-47, N 24576-32767
-			"22222222222444[[[[ZZ2222222_____22222222",    // M 32-47, N 32768-49151
-			"22222222_24444[[[[Z22222222______2222222",    // M 32-47, N 49152-65535
-			"2222222__44444[[[[[2444444:_______222222",    // M 32-47, N 65536-98303
-			"222222___444444[[[44222244:________22222",    // M 32-47, N 98304-131071
-			"22222____4444444[[42222244:_________2222",    // M 32-47, N 131072-196607
-			"2222_____44444444442222224:__________222",    // M 32-47, N 196608-262143
-			"222_______4444444442222224:___________22",    // M 32-47, N >= 262144
-			"================77======================",    // M 48-63, N <= 1
-			"4444444444444444444444444444444444444444",    // M 48-63, N (none)
-			"===============7777=====================",    // M 48-63, N 2
-			"====88===77==777777=====================",    // M 48-63, N 3
-			"==88888877777777777777777=====77===77777",    // M 48-63, N 4-5
-			"7788888877777777777777777777777777777777",    // M 48-63, N 6-7
-			"7888888887777777777777777777777777777777",    // M 48-63, N 8-11
-			"7888888887777777777777777777777777777777",    // M 48-63, N 12-15
-			"7788888888777777777777777777777777777777",    // M 48-63, N 16-23
-			"7722222444222555554222555447788888888888",    // M 48-63, N 24-31
-			"2222222488422555552272224444788888888888",    // M 48-63, N 32-47
-			"22222224828225555427777444<<<<7788888888",    // M 48-63, N 48-63
-			"7772222244422255552777774<<<<<7777777888",    // M 48-63, N 64-95
-			"2222222222222225522277774<<<<<<;;;777778",    // M 48-63, N 96-127
-			"7722222222222225522227774:<<<<<<<<<47777",    // M 48-63, N 128-191
-			"77222222222222222222477774:<<<<<<<<<4444",    // M 48-63, N 192-255
-			"72222222222222222333477774:<<<<<<<<<4444",    // M 48-63, N 256-383
-			"7222222222222222222337777444:<<iiii<4444",    // M 48-63, N 384-511
-			"222222222222222222223777444444]:::::4444",    // M 48-63, N 512-767
-			"2222222222222222222224444444444]]]]44444",    // M 48-63, N 768-1023
-			"2222222222222242222222444422222222222222",    // M 48-63, N 1024-1535
-			"22222222222222222::2224422]ZZZZ222222222",    // M 48-63, N 1536-2047
-			"2222222222222222::;22ZZZ]ZZZZZZZ22222222",    // M 48-63, N 2048-3071
-			"2222222222222222222ZZZZZZZZZZZZZ22222222",    // M 48-63, N 3072-4095
-			"22222222222222222]]]]ZZZZZZZZZZZ22222222",    // M 48-63, N 4096-6143
-			"2222222222222222]]___]ZZZZZZZZZ222222222",    // M 48-63, N 6144-8191
-			"2222222222222222]____]ZZZZZfZZZ222222222",    // M 48-63, N 8192-12287
-			"22222222222_2222]]___]]]ZZZZf22222222222",    // M 48-63, N 12288-16383
-			"2222222222_2222Z]]]__ZZZZZZZZ22222222222",    // M 48-63, N 16384-24575
-			"222222222__222ZZZ]]Z___ZZZ:::__222222222",    // M 48-63, N 24576-32767
-			"22222222__224[[[[[ZZ_____::_____22222222",    // M 48-63, N 32768-49151
-			"2222222__2224[[[[[ZZ:LL::::______2222222",    // M 48-63, N 49152-65535
-			"222222___24444[[[[[2L::::LL_______222222",    // M 48-63, N 65536-98303
-			"22222____44444[[[[444:::LLL________22222",    // M 48-63, N 98304-131071
-			"2222_____444444[[[444444:LL_________2222",    // M 48-63, N 131072-196607
-			"222_______44444444444224:L___________222",    // M 48-63, N 196608-262143
-			"22________44444444444444:L____________22",    // M 48-63, N >= 262144
-			"========================================",    // M 64-95, N <= 1
-			"4444444444444444444444444444444444444444",    // M 64-95, N (none)
-			"========================================",    // M 64-95, N 2
-			"==============7777======================",    // M 64-95, N 3
-			"=====88======777777==77==============77=",    // M 64-95, N 4-5
-			"===88888777=7777777777777===777777=77777",    // M 64-95, N 6-7
-			"7778888877777777777777777777777777777777",    // M 64-95, N 8-11
-			"7788888887777777777777777777777777777777",    // M 64-95, N 12-15
-			"7788888887777777777777777777777777777777",    // M 64-95, N 16-23
-			"7772222222222255557772224444778888888888",    // M 64-95, N 24-31
-			"22222222444222555577777444<<<<7888888888",    // M 64-95, N 32-47
-			"2222222248445255547777774<<<<<7777777888",    // M 64-95, N 48-63
-			"2222222244252255547777774<<<<<<777777788",    // M 64-95, N 64-95
-			"2222222224442225522777774<<<<<<<<<<47777",    // M 64-95, N 96-127
-			"2222222224222222522777724:<<<<<<<<<<4444",    // M 64-95, N 128-191
-			"222222222222222222233777::<<<<<<iii<4444",    // M 64-95, N 192-255
-			"2222222222222222223377777::<<<iiiiiii444",    // M 64-95, N 256-383
-			"2222222222222222222447777:::<iiiiiiii444",    // M 64-95, N 384-511
-			"2222222222222222222247774444::_iiiii::44",    // M 64-95, N 512-767
-			"222222222222225222::244444444]]]__:::444",    // M 64-95, N 768-1023
-			"22222222222222222:::::cccc44]]]]]]]]2222",    // M 64-95, N 1024-1535
-			"2222222222222222::::::]Vccc]]]]]22222222",    // M 64-95, N 1536-2047
-			"222222222222222::::g:c66cc_]ZZZ]22222222",    // M 64-95, N 2048-3071
-			"22222222222222::::::cccccc_]ZZZZ22222222",    // M 64-95, N 3072-4095
-			"2222222222222::::gi________]ZZZZ22222222",    // M 64-95, N 4096-6143
-			"22222222222222::g_________f]]ZZZ22222222",    // M 64-95, N 6144-8191
-			"22222222222]222:______c__fff]]Z222222222",    // M 64-95, N 8192-12287
-			"2222222222]]]22Z]______::::ff_2222222222",    // M 64-95, N 12288-16383
-			"222222222]]]22ZZZ______K:_:::f2222222222",    // M 64-95, N 16384-24575
-			"22222222]]]222ZZ_____LKK___::]]222222222",    // M 64-95, N 24576-32767
-			"2222222]]]]22Z[[bbb_LLLLL__:]]]]22222222",    // M 64-95, N 32768-49151
-			"222222]]]]2224[[[bbLLLLLLLLL]]]]]2222222",    // M 64-95, N 49152-65535
-			"22222]]]]]2244[[[bbLLLLLLLL]]]]]]]222222",    // M 64-95, N 65536-98303
-			"2222]]]]]]22444[[[[:LLLLLL]]]]]]]]]22222",    // M 64-95, N 98304-131071
-			"222]]]]]]]24444[[[:LLLLLLL]]]]]]]]]]2222",    // M 64-95, N 131072-196607
-			"22]]]]]]]]]4444442:LLLLLL]]]]]]]]]]]]222",    // M 64-95, N 196608-262143
-			"2]]]]]]]]]]]222224LLLLLLL]]]]]]]]]]]]]22",    // M 64-95, N >= 262144
-			"========================================",    // M 96-127, N <= 1
-			"4444444444444444444444444444444444444444",    // M 96-127, N (none)
-			"========================================",    // M 96-127, N 2
-			"========================================",    // M 96-127, N 3
-			"========================================",    // M 96-127, N 4-5
-			"7777777777777777777777777777777777777777",    // M 96-127, N 6-7
-			"7777888877777777777777777777777777777777",    // M 96-127, N 8-11
-			"7777888887777777777777777777777777777777",    // M 96-127, N 12-15
-			"7777888887777777777777777777777777777777",    // M 96-127, N 16-23
-			"77722222222222255577772444<<<47777778888",    // M 96-127, N 24-31
-			"2222222222255225557777744<<<<<<;77777888",    // M 96-127, N 32-47
-			"2222222224455525557777774<<<<<<;;;777778",    // M 96-127, N 48-63
-			"7777222224455225577777724<<<<<<<<<<47777",    // M 96-127, N 64-95
-			"2222222244475225577777724<<<<<<<<<<<4477",    // M 96-127, N 96-127
-			"777722224444522253377322::<<ii<<iii<<444",    // M 96-127, N 128-191
-			"77772222222222222333332:::<<i<iiiiiii444",    // M 96-127, N 192-255
-			"777722222222222222233::::::<iiVVVXiiii44",    // M 96-127, N 256-383
-			"77722222222222222224::::::::VVVVVXXiii44",    // M 96-127, N 384-511
-			"222222222222222222::<<:::::::cVVVXXii::4",    // M 96-127, N 512-767
-			"22222222222222222::::<:ggg::ccccccc:::44",    // M 96-127, N 768-1023
-			"2222222222222222:::gggVVVVcc]]]]cc__]:22",    // M 96-127, N 1024-1535
-			"222222222222222:::gggRVVVcccc]]]]]]]]222",    // M 96-127, N 1536-2047
-			"22222222222222::::ggRRVVVVc__]]]_2222222",    // M 96-127, N 2048-3071
-			"2222222222222<::::_RRVRVVVR__]]]_2222222",    // M 96-127, N 3072-4095
-			"222222222222<:::g_____RRRRR__]]]_2222222",    // M 96-127, N 4096-6143
-			"2222222222222::g______RRRRf__]__22222222",    // M 96-127, N 6144-8191
-			"2222222222RR22::_b___cVRRfff____22222222",    // M 96-127, N 8192-12287
-			"222222222RRR22ZZ______RJ::fff__222222222",    // M 96-127, N 12288-16383
-			"22222222RRRR22Zbb_____JKKRb:bf2222222222",    // M 96-127, N 16384-24575
-			"2222222RRRR22:bbbT__LLKKKUUUURR222222222",    // M 96-127, N 24576-32767
-			"222222RRRRR2::bbbTTKLLLLLLUURRRR22222222",    // M 96-127, N 32768-49151
-			"22222RRRRRR2::bbbbTKLLLLLLLLRRRRR2222222",    // M 96-127, N 49152-65535
-			"2222RRRRRRR2::bbbbbbLLLLLLLRRRRRRR222222",    // M 96-127, N 65536-98303
-			"222RRRRRRRR2:::bbbb`LLLLLLLRRRRRRRR22222",    // M 96-127, N 98304-131071
-			"22RRRRRRRRRR::::bbbLLLLLLLRRRRRRRRRR2222",    // M 96-127, N 131072-196607
-			"2RRRRRRRRRRRR::::::LLLLLRRRRRRRRRRRRR222",    // M 96-127, N 196608-262143
-			"RRRRRRRRRRRRRR:::LLLRRRRRRRRRRRRRRRRRR22",    // M 96-127, N >= 262144
-			"========================================",    // M 128-191, N <= 1
-			"4444444444444444444444444444444444444444",    // M 128-191, N (none)
-			"========================================",    // M 128-191, N 2
-			"========================================",    // M 128-191, N 3
-			"========================================",    // M 128-191, N 4-5
-			"7777777777777777777777777777777777777777",    // M 128-191, N 6-7
-			"7777778777777777777777777777777777777777",    // M 128-191, N 8-11
-			"7777788877777777777777777777777777777777",    // M 128-191, N 12-15
-			"7777888887777777777777777777777777777777",    // M 128-191, N 16-23
-			"77772222222222225557777444<<<<<477777788",    // M 128-191, N 24-31
-			"2222222222245555557777724<<<<<<<<<777778",    // M 128-191, N 32-47
-			"2222222222455555557777724<<<<<<<<<<47777",    // M 128-191, N 48-63
-			"7777222224452555557777724<<<<<<<<<<<4477",    // M 128-191, N 64-95
-			"222222224445525555777332:<<<ii<<iii<<444",    // M 128-191, N 96-127
-			"222222224424322253333322::<iiiiVXiiii444",    // M 128-191, N 128-191
-			"2222222244444422233333::::<iiiVccVXiii44",    // M 128-191, N 192-255
-			"222222224444422222333::::::VVVc66cXXiii4",    // M 128-191, N 256-383
-			"2222222244442222224::::::::VVVc6ccVXiii4",    // M 128-191, N 384-511
-			"222222222233222224:::::::::ccVccccVXii:4",    // M 128-191, N 512-767
-			"222222222222244245:::<::g::ccccccccc:::4",    // M 128-191, N 768-1023
-			"222222222222242:::::::VVVVcccccccccc_::2",    // M 128-191, N 1024-1535
-			"222222222222222::::g::cVVVccccccccc__]22",    // M 128-191, N 1536-2047
-			"222222222222222:::::::6cVVRcc________222",    // M 128-191, N 2048-3071
-			"22222222222222:::::6:RRcRVRR______222222",    // M 128-191, N 3072-4095
-			"22222222222222::::_V_RRR6RRR______222222",    // M 128-191, N 4096-6143
-			"2222222222cc22::::_R_____b_R_____2222222",    // M 128-191, N 6144-8191
-			"222222222ccc222:::___R6__________2222222",    // M 128-191, N 8192-12287
-			"22222222cccc22::::::__JU________22222222",    // M 128-191, N 12288-16383
-			"2222222ccccc22::::::__Jb________22222222",    // M 128-191, N 16384-24575
-			"222222cccccJJ22:::::KLLJ_____cc222222222",    // M 128-191, N 24576-32767
-			"22222ccccccJJ222bUL:KLLJ____cccc22222222",    // M 128-191, N 32768-49151
-			"2222cccccccJJ222TTLKKLLK____ccccc2222222",    // M 128-191, N 49152-65535
-			"222ccccccccJJ224LLLLLLKK___ccccccc222222",    // M 128-191, N 65536-98303
-			"22ccccccccccLL244LLLLLLL___cccccccc22222",    // M 128-191, N 98304-131071
-			"2cccccccccccLLLLLLLLLLLL__cccccccccc2222",    // M 128-191, N 131072-196607
-			"cccccccccccccLLLLLLLLLL_ccccccccccccc222",    // M 128-191, N 196608-262143
-			"ccccccccccccccLLLLLLcccccccccccccccccc22",    // M 128-191, N >= 262144
-			"========================================",    // M 192-255, N <= 1
-			"4444444444444444444444444444444444444444",    // M 192-255, N (none)
-			"========================================",    // M 192-255, N 2
-			"========================================",    // M 192-255, N 3
-			"========================================",    // M 192-255, N 4-5
-			"7777777777777777777777777777777777777777",    // M 192-255, N 6-7
-			"7777777777777777777777777777777777777777",    // M 192-255, N 8-11
-			"7777777777777777777777777777777777777777",    // M 192-255, N 12-15
-			"7777778877777777777777777777777777777777",    // M 192-255, N 16-23
-			"77777222222222222557777774<<<<<<<4477778",    // M 192-255, N 24-31
-			"2222222222225555255777724:<<<<<<<<<44777",    // M 192-255, N 32-47
-			"2222222222245555557777224<<<<<<<<<<<4477",    // M 192-255, N 48-63
-			"777722222224555555777322::<<<<<<iii<4444",    // M 192-255, N 64-95
-			"222222222444225555733322::<<i<iiiiiii444",    // M 192-255, N 96-127
-			"22222222444442225333332:::<iiiVccVXiii44",    // M 192-255, N 128-191
-			"2222222244473552233333::::VVVV666cVXiii4",    // M 192-255, N 192-255
-			"222222224447354225333:::::6VVc6666cXXii4",    // M 192-255, N 256-383
-			"222222224483222224::::::::66Vc666ccXXiii",    // M 192-255, N 384-511
-			"22222222243322224:2:::::::666cc6cccVXii:",    // M 192-255, N 512-767
-			"222222222244234::4::::::::c66cccccccc:::",    // M 192-255, N 768-1023
-			"22222222222223<:g::::::cccccccccccccc_::",    // M 192-255, N 1024-1535
-			"2222222222222:::::::::6VVcccccccccccc_::",    // M 192-255, N 1536-2047
-			"2222222222222::::]:::::cccRcccccccccc_:2",    // M 192-255, N 2048-3071
-			"2222222222222:::6V:::___cRRR__cccccc::22",    // M 192-255, N 3072-4095
-			"2222222222222::::::6:_____RR______6:2222",    // M 192-255, N 4096-6143
-			"222222222ccc2::::::________R______:22222",    // M 192-255, N 6144-8191
-			"22222222cccc2::::::_______________222222",    // M 192-255, N 8192-12287
-			"2222222cccccc:::::::_____________:222222",    // M 192-255, N 12288-16383
-			"222222ccccccJJ::::::____________:2222222",    // M 192-255, N 16384-24575
-			"22222cccccccJJ:::KKKKKK_____ccc::2222222",    // M 192-255, N 24576-32767
-			"2222cccccccJJJ::LLKKKLKK____cccc22222222",    // M 192-255, N 32768-49151
-			"222ccccccccJJJ:LLLLLLLLK___cccccc2222222",    // M 192-255, N 49152-65535
-			"22cccccccccJJLLLLLLLLLLL___ccccccc222222",    // M 192-255, N 65536-98303
-			"2cccccccccccLLLLLLLLLLLL__ccccccccc22222",    // M 192-255, N 98304-131071
-			"ccccccccccccLLLLLLLLLLLL_ccccccccccc2222",    // M 192-255, N 131072-196607
-			"cccccccccccccLLLLLLLLLLcccccccccccccc222",    // M 192-255, N 196608-262143
-			"cccccccccccccccLLLLccccccccccccccccccc22",    // M 192-255, N >= 262144
-			"========================================",    // M 256-383, N <= 1
-			"4444444444444444444444444444444444444444",    // M 256-383, N (none)
-			"========================================",    // M 256-383, N 2
-			"========================================",    // M 256-383, N 3
-			"========================================",    // M 256-383, N 4-5
-			"7777777777777777777777777777777777777777",    // M 256-383, N 6-7
-			"7777777777777777777777777777777777777777",    // M 256-383, N 8-11
-			"7777777777777777777777777777777777777777",    // M 256-383, N 12-15
-			"7777777877777777777777777777777777777777",    // M 256-383, N 16-23
-			"77777772222222222257777777:<<<<<<<444777",    // M 256-383, N 24-31
-			"2222222222222222225777777:<<<<<<<<<44477",    // M 256-383, N 32-47
-			"222222222222455552542222::<<<<<<<<<<4444",    // M 256-383, N 48-63
-			"777222222222455552442222::<<<<iiiiiii444",    // M 256-383, N 64-95
-			"22222222222222555242222:::<<iiVVVXiiii44",    // M 256-383, N 96-127
-			"2222222224422222222333::::VVVVc66cXXiii4",    // M 256-383, N 128-191
-			"2222222224444352223333:::cVVVc6666cXXii4",    // M 256-383, N 192-255
-			"222222222444435222233::::666V66666cVXiii",    // M 256-383, N 256-383
-			"2222222224442222:::::::::666666666cVXiii",    // M 256-383, N 384-511
-			"222222222444222::::::::::66666666cccXii:",    // M 256-383, N 512-767
-			"22222222222222::::::::::c666666ccccccc::",    // M 256-383, N 768-1023
-			"2222222222222::::::::6cccccccccccccccc::",    // M 256-383, N 1024-1535
-			"222222222222:::::::::6cccccccccccccccc::",    // M 256-383, N 1536-2047
-			"222222222222:::::::::6cccURccccccccccc::",    // M 256-383, N 2048-3071
-			"22222222222:::::::666__ccKRRccccccccc::2",    // M 256-383, N 3072-4095
-			"222222222J2::::::666_____cRR_cccccccc::2",    // M 256-383, N 4096-6143
-			"22222222cccc::::::_________R___ccccc::22",    // M 256-383, N 6144-8191
-			"2222222cccccJ::::::________________:::22",    // M 256-383, N 8192-12287
-			"222222cccccccJJ::::_______________:::222",    // M 256-383, N 12288-16383
-			"22222cccccccJJJJJJ:_KK_______c___::22222",    // M 256-383, N 16384-24575
-			"2222ccccccccJJJJJJKKKKK_____ccc:::222222",    // M 256-383, N 24576-32767
-			"222cccccccccJJJJLLKKKKKK___ccccc:2222222",    // M 256-383, N 32768-49151
-			"22ccccccccccJJLLLLLLLLLK___cccccc2222222",    // M 256-383, N 49152-65535
-			"2cccccccccccJLLLLLLLLLLL___ccccccc222222",    // M 256-383, N 65536-98303
-			"ccccccccccccLLLLLLLLLLLL__ccccccccc22222",    // M 256-383, N 98304-131071
-			"cccccccccccccLLLLLLLLLLL_ccccccccccc2222",    // M 256-383, N 131072-196607
-			"ccccccccccccccLLLLLLccccccccccccccccc222",    // M 256-383, N 196608-262143
-			"ccccccccccccccccLLcccccccccccccccccccc22",    // M 256-383, N >= 262144
-			"========================================",    // M 384-511, N <= 1
-			"4444444444444444444444444444444444444444",    // M 384-511, N (none)
-			"========================================",    // M 384-511, N 2
-			"========================================",    // M 384-511, N 3
-			"===========777==========================",    // M 384-511, N 4-5
-			"7777777777777777777777777777777777777777",    // M 384-511, N 6-7
-			"7777777777777777777777777777777777777777",    // M 384-511, N 8-11
-			"7777777877777777777777777777777777777777",    // M 384-511, N 12-15
-			"7777777887777777777777777777777777777777",    // M 384-511, N 16-23
-			"77777772227777222227777777:::<<<<<<44777",    // M 384-511, N 24-31
-			"2222222222277725522477777:::<<<<<<<<4444",    // M 384-511, N 32-47
-			"22222222222222555524422::::<<<<iiii<<444",    // M 384-511, N 48-63
-			"7772222222222245522::2:::::<<iiiiiiiii44",    // M 384-511, N 64-95
-			"2222222222222225522::::::::VVVVVVXXiiii4",    // M 384-511, N 96-127
-			"2222222742222225527::::::cVVVVc6ccVXiii4",    // M 384-511, N 128-191
-			"222222244222222222::::::c066Vc666ccXXiii",    // M 384-511, N 192-255
-			"2222222224442222::::::ccc666666666cVXiii",    // M 384-511, N 256-383
-			"222222224333322::::cccccc666666666ccXXii",    // M 384-511, N 384-511
-			"22222222433332::::::66cc066666666ccccei:",    // M 384-511, N 512-767
-			"2222222224222:::::::c6cc00666666cccccc::",    // M 384-511, N 768-1023
-			"222222222222::::::Rc6cRRcc060cccccccccc:",    // M 384-511, N 1024-1535
-			"22222222222:::::::_66ccRRcccccccccccccc:",    // M 384-511, N 1536-2047
-			"2222222222::::::6R666cccKKKUccccccccccc:",    // M 384-511, N 2048-3071
-			"222222222:::::::6RRR_RRRUKKfRccccccccc::",    // M 384-511, N 3072-4095
-			"22222222JJ::::::6RVR_RRRUfKfRccccccccc::",    // M 384-511, N 4096-6143
-			"2222222cJJJJ:::::_R___R__b_URccccccccc::",    // M 384-511, N 6144-8191
-			"222222ccccccJJ:::KK__6Kb______ccccccc:::",    // M 384-511, N 8192-12287
-			"22222ccccccccJJJJKKKKKKb____c_____cc:::2",    // M 384-511, N 12288-16383
-			"2222cccccccccJJJJJKKKKKK_____c____::::22",    // M 384-511, N 16384-24575
-			"222ccccccccccJJJJJJKKKK____cccc_:::::222",    // M 384-511, N 24576-32767
-			"22ccccccccccJJJJJJJJKKK____ccccc::::2222",    // M 384-511, N 32768-49151
-			"2cccccccccccJJJLLLLJLLL___ccccccc:222222",    // M 384-511, N 49152-65535
-			"ccccccccccccJJLLLLLLLLL___cccccccc222222",    // M 384-511, N 65536-98303
-			"cccccccccccccLLLLLLLLLL__cccccccccc22222",    // M 384-511, N 98304-131071
-			"ccccccccccccccLLLLLLLLLccccccccccccc2222",    // M 384-511, N 131072-196607
-			"cccccccccccccccLLLLcccccccccccccccccc222",    // M 384-511, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc22",    // M 384-511, N >= 262144
-			"================BBAA====================",    // M 512-767, N <= 1
-			"4444444444444444444444444444444444444444",    // M 512-767, N (none)
-			"===============77777====================",    // M 512-767, N 2
-			"================7777====================",    // M 512-767, N 3
-			"==========77777==77=7777================",    // M 512-767, N 4-5
-			"7777777777777777777777777777777777777777",    // M 512-767, N 6-7
-			"7777777777777777777777777777777777777777",    // M 512-767, N 8-11
-			"7777777877777777777777777777777777777777",    // M 512-767, N 12-15
-			"7777777887777777777777777777777777777777",    // M 512-767, N 16-23
-			"7777772227777772222277777777:::::::47777",    // M 512-767, N 24-31
-			"22222222227775777222:77777:::::<<<<<4447",    // M 512-767, N 32-47
-			"22222222222777755222:::::::::<iiiiii<444",    // M 512-767, N 48-63
-			"7772222222222225725::::::::::iiXiiiiii44",    // M 512-767, N 64-95
-			"222222777222222555::::::::VVVVVVVXXiiii4",    // M 512-767, N 96-127
-			"772227783722222527::::::cccVVVccccVXiiii",    // M 512-767, N 128-191
-			"7222227434222225:::::ccccc666cc6cccVXiii",    // M 512-767, N 192-255
-			"722222774444222:::::ccccc66666666cccXXii",    // M 512-767, N 256-383
-			"72222222433333::::::ccccc66666666cccceii",    // M 512-767, N 384-511
-			"2222222243233:::::::cccc06666666ccccce::",    // M 512-767, N 512-767
-			"222222222422::::::c:c6cc006666ccccccccc:",    // M 512-767, N 768-1023
-			"22222222222:::::::Rc0ccR0000000cccccccc:",    // M 512-767, N 1024-1535
-			"2222222222:::::::__c6ccRRcccccccccccccc:",    // M 512-767, N 1536-2047
-			"222222222:::::::6:_66cccKKKfccccccccccc:",    // M 512-767, N 2048-3071
-			"22222222::::::::66KR_RRcUKKKfffcccccccc:",    // M 512-767, N 3072-4095
-			"2222222JJJ::::::6R6R_RKRKfKKffccccccccc:",    // M 512-767, N 4096-6143
-			"222222JJJJJJJ:::KKRRRRR_Ubcffcccccccccc:",    // M 512-767, N 6144-8191
-			"22222cccJJJJJJJJJKKRRKKU___cRcccccccccc:",    // M 512-767, N 8192-12287
-			"2222cccccccccJJJJKKKKKKK____cccccccccc::",    // M 512-767, N 12288-16383
-			"222cccccccccccJJJJKKKKKK____cc___cccc:::",    // M 512-767, N 16384-24575
-			"22ccccccccccccJJJJJKKKKK___cccc____:::::",    // M 512-767, N 24576-32767
-			"2ccccccccccccJJJJJJJKKK____ccccc:::::::2",    // M 512-767, N 32768-49151
-			"cccccccccccccJJJLLJJJK____ccccccc::::222",    // M 512-767, N 49152-65535
-			"cccccccccccccJLLLLLLLLL__ccccccccc:22222",    // M 512-767, N 65536-98303
-			"ccccccccccccccLLLLLLcLLcccccccccccc22222",    // M 512-767, N 98304-131071
-			"cccccccccccccccLLLLccccccccccccccccc2222",    // M 512-767, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccc222",    // M 512-767, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc22",    // M 512-767, N >= 262144
-			"===============BBBBAA===================",    // M 768-1023, N <= 1
-			"4444444444444444444444444444444444444444",    // M 768-1023, N (none)
-			"==============777777777=================",    // M 768-1023, N 2
-			"==============77777777777===============",    // M 768-1023, N 3
-			"==========7777777777777777==============",    // M 768-1023, N 4-5
-			"7777777777777777777777777777777777777777",    // M 768-1023, N 6-7
-			"7777777777777777777777777777777777777777",    // M 768-1023, N 8-11
-			"7777777877777777777777777777777777777777",    // M 768-1023, N 12-15
-			"7777778887777777777777777777777777777777",    // M 768-1023, N 16-23
-			"777777222777777222222777777777:::::77777",    // M 768-1023, N 24-31
-			"22222222277775722222:7777777:::::::::777",    // M 768-1023, N 32-47
-			"2222222222777727222::::::::::::iiiii::44",    // M 768-1023, N 48-63
-			"777222777222222222:::::::::::VVXXiiiiii4",    // M 768-1023, N 64-95
-			"22222777772222255:::::::::VVVVVVVXXiiii4",    // M 768-1023, N 96-127
-			"7222277887222225::::::000cccVVVccVVXiiii",    // M 768-1023, N 128-191
-			"722227782722222::::::ccccc066ccccccVXiii",    // M 768-1023, N 192-255
-			"72222277722422::5::::cccc066666cccccXei:",    // M 768-1023, N 256-383
-			"2222772224433:::::::ccccc0666666cccccei:",    // M 768-1023, N 384-511
-			"222222222443::5::::0cccc0066666cccccccc:",    // M 768-1023, N 512-767
-			"22222222222::::::6c00cc00006600cccccccc:",    // M 768-1023, N 768-1023
-			"2222222222<::::::cc66ccc000000Lcccccccc:",    // M 768-1023, N 1024-1535
-			"222222222<<:::::::666ccRccccLLLLcccccccc",    // M 768-1023, N 1536-2047
-			"22222222:::::::::666ccccUfffMLLLLccccccc",    // M 768-1023, N 2048-3071
-			"2222222J::::::::66__cccccKKfMMMLLccccccc",    // M 768-1023, N 3072-4095
-			"222222JJJJ::::::K___RRccccfffKLLLccccccc",    // M 768-1023, N 4096-6143
-			"22222JJJJJJJJJJJKKK_UR__cccfffffcccccccc",    // M 768-1023, N 6144-8191
-			"2222JJJJJJJJJJJJJKKLLKUb__ccffcccccccccc",    // M 768-1023, N 8192-12287
-			"222cJJJJcJJJJJJJJKKLKKKK___cccccccccccc:",    // M 768-1023, N 12288-16383
-			"22ccccccccccccJJJJKLLLLKb___cccccccccc::",    // M 768-1023, N 16384-24575
-			"2ccccccccccccccJJJJKLLLLb___ccc__cccc:::",    // M 768-1023, N 24576-32767
-			"cccccccccccccccJJJJJLLLL___ccccc__::::::",    // M 768-1023, N 32768-49151
-			"cccccccccccccccJJJJJLLLL__ccccccc:::::::",    // M 768-1023, N 49152-65535
-			"cccccccccccccccJLLLcLLL__ccccccccc::::22",    // M 768-1023, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccc:2222",    // M 768-1023, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccc2222",    // M 768-1023, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccc222",    // M 768-1023, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc22",    // M 768-1023, N >= 262144
-			"=================BBBAC==================",    // M 1024-1535, N <= 1
-			"4444444444444444444444444444444444444444",    // M 1024-1535, N (none)
-			"=============77====BAA7777==============",    // M 1024-1535, N 2
-			"=============7777777777777==============",    // M 1024-1535, N 3
-			"=========777777777777777777=============",    // M 1024-1535, N 4-5
-			"7777777777777777777777777777777777777777",    // M 1024-1535, N 6-7
-			"7777778777777777777777777777777777777777",    // M 1024-1535, N 8-11
-			"7777778877777777777777777777777777777777",    // M 1024-1535, N 12-15
-			"7777778887777777777777777777777777777777",    // M 1024-1535, N 16-23
-			"77777222277777722222777777777777:::77777",    // M 1024-1535, N 24-31
-			"2222222227777772222ii:7777777::::::::777",    // M 1024-1535, N 32-47
-			"222222227777772222::ii:777::::::::::::77",    // M 1024-1535, N 48-63
-			"77222277772222222::::g:::::::::VXiii:::4",    // M 1024-1535, N 64-95
-			"22222777772222227:::gg:::::VVVVVVVXii:::",    // M 1024-1535, N 96-127
-			"72222777772222278:::::000066cccVVVVXii::",    // M 1024-1535, N 128-191
-			"72227777772222::::::::6666666ccccccVei::",    // M 1024-1535, N 192-255
-			"2227777772222::::::::066666666ccccccce::",    // M 1024-1535, N 256-383
-			"222778722222:::::::0cc666666666ccccccc::",    // M 1024-1535, N 384-511
-			"22277872222:::::c::c6c666666600cccccccc:",    // M 1024-1535, N 512-767
-			"2222772222<::::::cc0cc66006000Lcccccccc:",    // M 1024-1535, N 768-1023
-			"222222222<<::::::cccccc66000LLLLLccccccc",    // M 1024-1535, N 1024-1535
-			"22222222<<<::::6cccccccccc0LLLLLLccccccc",    // M 1024-1535, N 1536-2047
-			"2222222<<::::::_6_ccccccMMfMLLLLLLcccccc",    // M 1024-1535, N 2048-3071
-			"222222J::::::::KK__ccccccMfMMLLLLLcccccc",    // M 1024-1535, N 3072-4095
-			"22222JJJJ::JJJJJKKK_RccccU0fMMMMLLcccccc",    // M 1024-1535, N 4096-6143
-			"2222JJJJJJJJJJJJKKKKKUUUUUUffMLLLccccccc",    // M 1024-1535, N 6144-8191
-			"222JJJJJJJJJJJJJJKKLLKKKUUUcfffffccccccc",    // M 1024-1535, N 8192-12287
-			"22cJJJJJJJJJJJJJJJLLLLLLKbbccfcccccccccc",    // M 1024-1535, N 12288-16383
-			"2cccJJJJccJJJJJJJJLLLLLLLb_cccccccccccc:",    // M 1024-1535, N 16384-24575
-			"cccccccccccccccJJJLLLLLLLL__cccccccccc::",    // M 1024-1535, N 24576-32767
-			"ccccccccccccccccJJJLLLLLL___cccccccc::::",    // M 1024-1535, N 32768-49151
-			"ccccccccccccccccccJLLLLLL__cccccc:::::::",    // M 1024-1535, N 49152-65535
-			"ccccccccccccccccccccLLLL_ccccccccc::::::",    // M 1024-1535, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccc::::2",    // M 1024-1535, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccc:222",    // M 1024-1535, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccc222",    // M 1024-1535, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc22",    // M 1024-1535, N >= 262144
-			"====================CCCCC===============",    // M 1536-2047, N <= 1
-			"4444444444444444444444444444444444444444",    // M 1536-2047, N (none)
-			"============7========ACCCC7=============",    // M 1536-2047, N 2
-			"=============777====AAA77777============",    // M 1536-2047, N 3
-			"========77777777777777777777============",    // M 1536-2047, N 4-5
-			"7777777777777777777777777777777777777777",    // M 1536-2047, N 6-7
-			"7777778877777777777777777777777777777777",    // M 1536-2047, N 8-11
-			"7777778887777777777777777777777777777777",    // M 1536-2047, N 12-15
-			"7777788887777777777777777777777777777777",    // M 1536-2047, N 16-23
-			"7777222277777772222777777777777777777777",    // M 1536-2047, N 24-31
-			"222222277777777772ii::777777777::::::777",    // M 1536-2047, N 32-47
-			"222227777777777777:iii:77777::::::::::77",    // M 1536-2047, N 48-63
-			"772277777777777277:gggg::::::::::::::::7",    // M 1536-2047, N 64-95
-			"22227777777277277::gggg::::::::VVVV:::::",    // M 1536-2047, N 96-127
-			"7222777777722277P::::::000066cccccVV::::",    // M 1536-2047, N 128-191
-			"2227777777722::::::::::6666666cccccce:::",    // M 1536-2047, N 192-255
-			"227778777772:::::<::66c6666666cccccccc::",    // M 1536-2047, N 256-383
-			"22778587222::::::::ccc666666666cccccccc:",    // M 1536-2047, N 384-511
-			"2277888722::::::::6c^c666666600cccccccc:",    // M 1536-2047, N 512-767
-			"222777722<<:;::::ccccc666660LLLLcccccccc",    // M 1536-2047, N 768-1023
-			"22222222<<<:::J::ccccccb660LLLLLLccccccc",    // M 1536-2047, N 1024-1535
-			"2222222<<K;KK::Kccccccc6c00LLLLLLLcccccc",    // M 1536-2047, N 1536-2047
-			"222222<<<JKKK:KKMcMcccccMMMMLLLLLLLccccc",    // M 1536-2047, N 2048-3071
-			"22222<<<<::::JJKK_fccKccMMMMLLLLLMLccccc",    // M 1536-2047, N 3072-4095
-			"2222<<<:::<<JJJJKbaKKKK00000MMMMMLLccccc",    // M 1536-2047, N 4096-6143
-			"222JJ::JJJJJJJJJKLLLLLK0ffM0MMMMLLcccccc",    // M 1536-2047, N 6144-8191
-			"22JJJJJJJJJJJJJJJKLLLLLMLMMUMffLLccccccc",    // M 1536-2047, N 8192-12287
-			"2cJJJJJJJJJJJJJJJJLLLLLMLLLccfffcccccccc",    // M 1536-2047, N 12288-16383
-			"cccJJJJJJJJJJJJJJJLLLLLLLLccccccccccccc6",    // M 1536-2047, N 16384-24575
-			"ccccJJJJcJJcccccJJLLLLLLLL_ccccccccccc6:",    // M 1536-2047, N 24576-32767
-			"cccccccccccccccccJLLLLLLLL__ccccccccc:::",    // M 1536-2047, N 32768-49151
-			"ccccccccccccccccccLLLLLLLL_cccccccc:::::",    // M 1536-2047, N 49152-65535
-			"cccccccccccccccccccLLLLLL_cccccccc::::::",    // M 1536-2047, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccc:::::",    // M 1536-2047, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccc:::2",    // M 1536-2047, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccc222",    // M 1536-2047, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc22",    // M 1536-2047, N >= 262144
-			"=====================CCCCCC=============",    // M 2048-3071, N <= 1
-			"4444444444444444444444444444444444444444",    // M 2048-3071, N (none)
-			"=====================ACCACCC============",    // M 2048-3071, N 2
-			"============777========AAA777===========",    // M 2048-3071, N 3
-			"=======77777777777777===77777===========",    // M 2048-3071, N 4-5
-			"7777788777777777777777777777777777777777",    // M 2048-3071, N 6-7
-			"7777788877777777777777777777777777777777",    // M 2048-3071, N 8-11
-			"7777888887777777777777777777777777777777",    // M 2048-3071, N 12-15
-			"7777888888888777777777777777777777777777",    // M 2048-3071, N 16-23
-			"7777222777888777727777777777777777777777",    // M 2048-3071, N 24-31
-			"2222227777777777777::7777777777777777777",    // M 2048-3071, N 32-47
-			"2222777778877887577ii::77777777:::::::77",    // M 2048-3071, N 48-63
-			"772277777887777477ggggg:7:::::::::::::::",    // M 2048-3071, N 64-95
-			"22277788777777777ggggggg::::::::::::::::",    // M 2048-3071, N 96-127
-			"72227788777777::::::g:::60000cccccc:::::",    // M 2048-3071, N 128-191
-			"222777887887::::::::cc:V666666ccccccc:::",    // M 2048-3071, N 192-255
-			"22777877788:::::::cccccc6666666ccccccc::",    // M 2048-3071, N 256-383
-			"2277858777::::::::66cccc66666660ccccccc:",    // M 2048-3071, N 384-511
-			"227788872::::::::66ccccc666600Lcccccccc:",    // M 2048-3071, N 512-767
-			"22277772::::::::6ccccc6c6660LLLLLccccccc",    // M 2048-3071, N 768-1023
-			"2222772<<<<:::::6cKcccKc660LLLLLLLcccccc",    // M 2048-3071, N 1024-1535
-			"222222<<<;;KK::Kccccccccc0MLLLLLLLLccccc",    // M 2048-3071, N 1536-2047
-			"22227<<<<JKKKJKK_fcc6cccMMMMLLLLLLMccccc",    // M 2048-3071, N 2048-3071
-			"2222<;;<<<JKJJJKKfdKc600MMMMLLLLLML0cccc",    // M 2048-3071, N 3072-4095
-			"222<<;;<J<::JJJKLLMKKLMML000MMMMMMLccccc",    // M 2048-3071, N 4096-6143
-			"22JJ<<<<JJJJJJJLLLLLLLLMMMM0MMMMMLLccccc",    // M 2048-3071, N 6144-8191
-			"2JJJJ:JJJJJJJJJJLLLLLL0MLMMLMMMMLLcccccc",    // M 2048-3071, N 8192-12287
-			"ccJJJJJJJJJJJJJJJLLLLLMMLLLbcffffccccccc",    // M 2048-3071, N 12288-16383
-			"ccJJJJJJJJJJJJJJJLLLLLLLLLbcccfccccccccc",    // M 2048-3071, N 16384-24575
-			"cccJJJJJJJJJJJJJJJLLLLLLLLbcccccccccccc6",    // M 2048-3071, N 24576-32767
-			"ccccJJJJJJJJcccccJLLLLLLLL_ccccccccccc::",    // M 2048-3071, N 32768-49151
-			"ccccccccccccccccccLLLLLLLL_ccccccccc6:::",    // M 2048-3071, N 49152-65535
-			"cccccccccccccccccccLLLLLL_cccccccc::::::",    // M 2048-3071, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccc:::::",    // M 2048-3071, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccc::::",    // M 2048-3071, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 2048-3071, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc22",    // M 2048-3071, N >= 262144
-			"=====================CCCCCCC============",    // M 3072-4095, N <= 1
-			"4444444444444444444444444444444444444444",    // M 3072-4095, N (none)
-			"=========================ACCC===========",    // M 3072-4095, N 2
-			"============777==========AAC7===========",    // M 3072-4095, N 3
-			"=====887777777777777=====A777===========",    // M 3072-4095, N 4-5
-			"7777888777777777777777777777777777777777",    // M 3072-4095, N 6-7
-			"7777888877777777777777777777777777777777",    // M 3072-4095, N 8-11
-			"7778888877777777777777777777777777777777",    // M 3072-4095, N 12-15
-			"7778888888888777777777777777777777777777",    // M 3072-4095, N 16-23
-			"7772277777872777777777777777777777777777",    // M 3072-4095, N 24-31
-			"2222277778777777577:77777777777777777777",    // M 3072-4095, N 32-47
-			"2222777788877887577i::77777777777:::::77",    // M 3072-4095, N 48-63
-			"772777777877785757gggg:::77:::::::::::::",    // M 3072-4095, N 64-95
-			"22277788777772777:ggggg:::::::::::::::::",    // M 3072-4095, N 96-127
-			"722778858777:77:::::::::V00:::::::::::::",    // M 3072-4095, N 128-191
-			"72277788788:::::::cccccVV66666cccccc::::",    // M 3072-4095, N 192-255
-			"22777777782::::::6ccccccc6666666cccccc::",    // M 3072-4095, N 256-383
-			"227778777::::::::66cccccc6666660ccccccc:",    // M 3072-4095, N 384-511
-			"22777777::::::::66ccccccc6666LLLcccccccc",    // M 3072-4095, N 512-767
-			"2227777:::::::::6cccccccc660LLLLLccccccc",    // M 3072-4095, N 768-1023
-			"222222<<<<<;;;;6ccccccccc60MLLLLLLcccccc",    // M 3072-4095, N 1024-1535
-			"22222<<<<<<<JJK_ccccccccc0MMLLLLLLMccccc",    // M 3072-4095, N 1536-2047
-			"2222<;;<<<<KJJK_TKKcc6cccMMMLLLLLLM0cccc",    // M 3072-4095, N 2048-3071
-			"222<1WW;J<<KRJK_6KKK66M00MMMMLLLLMM0cccc",    // M 3072-4095, N 3072-4095
-			"22J<PXW;JJ<RRJM6LLLLLLMMMM0MMMMMMML0cccc",    // M 3072-4095, N 4096-6143
-			"2JJJ<PX<JJURTJLLLLLLLLLMMMM0MMMMMMLccccc",    // M 3072-4095, N 6144-8191
-			"cJJJ<<<JJJJJJJLLLLLLLLLLLMMLMMMMLLcccccc",    // M 3072-4095, N 8192-12287
-			"cJJJJJJJJJJJJJJLLLLLLLLLLLLccMff0ccccccc",    // M 3072-4095, N 12288-16383
-			"cJJJJJJJJJJJJJJLLLLLLLLLLLccccfccccccccc",    // M 3072-4095, N 16384-24575
-			"ccJJJJJJJLLLLJJJJLLLLLLLLLLcccccccccccc6",    // M 3072-4095, N 24576-32767
-			"cccJJJJJLLLLLccccLLLLLLLLLcccccccccccc6:",    // M 3072-4095, N 32768-49151
-			"cccccccccLLcccccccLLLLLLLL_ccccccccc66::",    // M 3072-4095, N 49152-65535
-			"ccccccccccccccccccccLLLLLccccccccc66::::",    // M 3072-4095, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccc:::::",    // M 3072-4095, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccc::::",    // M 3072-4095, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 3072-4095, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 3072-4095, N >= 262144
-			"======================CCCCCC============",    // M 4096-6143, N <= 1
-			"4444444444444444444444444444444444444444",    // M 4096-6143, N (none)
-			"=========================AACC===========",    // M 4096-6143, N 2
-			"======7777==777=========AAAACC==========",    // M 4096-6143, N 3
-			"====8887777777777777===AAAA777==========",    // M 4096-6143, N 4-5
-			"7778888877777777777777777777777777777777",    // M 4096-6143, N 6-7
-			"7778888877777777777777777777777777777777",    // M 4096-6143, N 8-11
-			"7778888887777777777777777777777777777777",    // M 4096-6143, N 12-15
-			"7778888887877777777777777777777777777777",    // M 4096-6143, N 16-23
-			"7722777777888777477777777777777777777777",    // M 4096-6143, N 24-31
-			"2227777777777775777777777777777777777777",    // M 4096-6143, N 32-47
-			"22277777787788;777::::77777777777777:777",    // M 4096-6143, N 48-63
-			"7227777778778;;77:::::::::777:::::::::::",    // M 4096-6143, N 64-95
-			"222777887777<;7O;::RRRU:::::::::::::::::",    // M 4096-6143, N 96-127
-			"722777887777:::::::::::VVV0:::::::::::::",    // M 4096-6143, N 128-191
-			"7222777777:::::::cccccVVVV66000cccc:::::",    // M 4096-6143, N 192-255
-			"7227777777;::::::ccccccccV666666ccccc:::",    // M 4096-6143, N 256-383
-			"72277777<4::::::6cccc666cc666666ccccccc:",    // M 4096-6143, N 384-511
-			"2227777::<<::::0ccccc606cc6660L00ccccccc",    // M 4096-6143, N 512-767
-			"222277::::<;;JYcccccc0cccc66LLLLL0cccccc",    // M 4096-6143, N 768-1023
-			"22222JJJ:<<JJKKccccccccccc0LLLLLLL0ccccc",    // M 4096-6143, N 1024-1535
-			"2222<<<<JJJJJJKKddcccccccc0MLLLLLMM0cccc",    // M 4096-6143, N 1536-2047
-			"222<<;;<JJJJJJJK66KKKK0cccMMMLLLLMM0cccc",    // M 4096-6143, N 2048-3071
-			"22J<1XW;JJSTTJK666LLLMMMMMMMMMMMMMM0cccc",    // M 4096-6143, N 3072-4095
-			"2JJ<XXW<JJUUTMM6LLLLLMMMMMMMMMMMMML0cccc",    // M 4096-6143, N 4096-6143
-			"cJJJWXWWJSSTSMMLLLLLLLLMMMMMMMMMMMLccccc",    // M 4096-6143, N 6144-8191
-			"cJJJWXXVSUUJMMLLLLLLLLLMMMMLMMMMML0ccccc",    // M 4096-6143, N 8192-12287
-			"cJJJWXVWSUSMLLLLLLLLLLLLMMLLcM0000cccccc",    // M 4096-6143, N 12288-16383
-			"cJJJJWWJJJLLLLLLLLLLLLLLLLLccc0ccccccccc",    // M 4096-6143, N 16384-24575
-			"ccJJJJJJLLLLLLJLLLLLLLLLLLLcccccccccccc6",    // M 4096-6143, N 24576-32767
-			"cccJLLLLLLLLLLccccLLLLLLLLcccccccccccc66",    // M 4096-6143, N 32768-49151
-			"ccccLLLLLLLLLccccccLLLLLLLccccccccccc6::",    // M 4096-6143, N 49152-65535
-			"cccccccccccccccccccccLLLcccccccccc666:::",    // M 4096-6143, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccc:::::",    // M 4096-6143, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccc::::",    // M 4096-6143, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 4096-6143, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 4096-6143, N >= 262144
-			"=======================CCCCC============",    // M 6144-8191, N <= 1
-			"4444444444444444444444444444444444444444",    // M 6144-8191, N (none)
-			"=======================CCCACCC==========",    // M 6144-8191, N 2
-			"=====877777=77=========@CCAACC==========",    // M 6144-8191, N 3
-			"====8887777777777777===@@AAAC7==========",    // M 6144-8191, N 4-5
-			"7778888877777777777777777777777777777777",    // M 6144-8191, N 6-7
-			"7778888887777777777777777777777777777777",    // M 6144-8191, N 8-11
-			"7788888887777777777777777777777777777777",    // M 6144-8191, N 12-15
-			"7788888887777777777777777777777777777777",    // M 6144-8191, N 16-23
-			"7727777877777778877777777777777777777777",    // M 6144-8191, N 24-31
-			"22777778777777;;4i::77777777777777777777",    // M 6144-8191, N 32-47
-			"2277777777778;;;;1iU:::777R7777777777777",    // M 6144-8191, N 48-63
-			"727778877777;;;;;11TUR:::OO777::::::::::",    // M 6144-8191, N 64-95
-			"227778877775;;;Q111VVYUU::R:::::::::::::",    // M 6144-8191, N 96-127
-			"72777777778::::::11VVVVVVVV:::::::::::::",    // M 6144-8191, N 128-191
-			"722777777:::::::1cccXcVVVVV60000cc::::::",    // M 6144-8191, N 192-255
-			"72222777:4::::::0ffcXc6ccVV66666ccccc:::",    // M 6144-8191, N 256-383
-			"7222777:<Xc::::06cccc606ccV66666ccccccc:",    // M 6144-8191, N 384-511
-			"222222:::<h<:;00YY6cV000ccc666000ccccccc",    // M 6144-8191, N 512-767
-			"22222JJ::<<JJJXXXVccWX0cccc60LLLL0cccccc",    // M 6144-8191, N 768-1023
-			"2222JJJJJJJJJKKeKfccc0ccccc0LLLLLL0ccccc",    // M 6144-8191, N 1024-1535
-			"222JJ<JJJJJJJJKKe6KKccccccc0MMMMMMM0cccc",    // M 6144-8191, N 1536-2047
-			"22JJ<<<JJJJJJJJK6KLMMMMMcccMMMMMMMM0cccc",    // M 6144-8191, N 2048-3071
-			"2JJJ<1X<JJJSSJMM66LMLLMMMMcMMMMMMMM0cccc",    // M 6144-8191, N 3072-4095
-			"cJJJWXXWJSSSSMMLLLLMLLMMMMMMMMMMMML0cccc",    // M 6144-8191, N 4096-6143
-			"cJJWXXXXWVUSMMMLLLLLLLLMMMMMMMMMML0ccccc",    // M 6144-8191, N 6144-8191
-			"cJJWXXXXXVUWMMMLLLLLLLLLMMMLMMMML00ccccc",    // M 6144-8191, N 8192-12287
-			"cJJJWXXWWVUWMLLLLLLLLLLLMMMLcM0000cccccc",    // M 6144-8191, N 12288-16383
-			"cJJJWWWSWWWLLLLLLLLLLLLLLLLLcc0ccccccccc",    // M 6144-8191, N 16384-24575
-			"ccJJJJJLLLLLLLLLLcLLLLLLLLLLccccccccccc6",    // M 6144-8191, N 24576-32767
-			"ccLLLLLLLLLLLLcccccLLLLLLLLccccccccccc66",    // M 6144-8191, N 32768-49151
-			"ccccLLLLLLLLLcccccccLLLLLLccccccccccc66:",    // M 6144-8191, N 49152-65535
-			"cccccccccccccccccccccccccccccccccc666:::",    // M 6144-8191, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccc:::::",    // M 6144-8191, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccc::::",    // M 6144-8191, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 6144-8191, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 6144-8191, N >= 262144
-			"======================@@CCCC============",    // M 8192-12287, N <= 1
-			"4444444444444444444444444444444444444444",    // M 8192-12287, N (none)
-			"==================@@@@@CCCCCCC==========",    // M 8192-12287, N 2
-			"=====877777==7====@@@@@CCCACCC==========",    // M 8192-12287, N 3
-			"===88887777777777777@@@@C@ACCC==========",    // M 8192-12287, N 4-5
-			"7778888877777777777777777777777777777777",    // M 8192-12287, N 6-7
-			"7788888887777777777777777777777777777777",    // M 8192-12287, N 8-11
-			"7788888888777777777777777777777777777777",    // M 8192-12287, N 12-15
-			"7788888888777777777777777777777777777777",    // M 8192-12287, N 16-23
-			"772777888777778877777777777O777777777777",    // M 8192-12287, N 24-31
-			"2277778887777878ii::7777777R777777777777",    // M 8192-12287, N 32-47
-			"227778887778<;;;111Y:::777RR777777777777",    // M 8192-12287, N 48-63
-			"7277888877755;;;11YYVV:::OOO77::::::::::",    // M 8192-12287, N 64-95
-			"2277888877455;;11_YYVVVW::RR::::::::::::",    // M 8192-12287, N 96-127
-			"7277788778:::::111cVVVVVVVVc::::::::::::",    // M 8192-12287, N 128-191
-			"727777778::::::11VVVcVVVVVVV00::::::::::",    // M 8192-12287, N 192-255
-			"72227778::::::::VYcVcVcVVVVV6666ccccc:::",    // M 8192-12287, N 256-383
-			"772222:::<:::::0VccVVc6ccVVV6666ccccccc:",    // M 8192-12287, N 384-511
-			"22222J::::<<:YYYYccVc60cccVV6600cccccccc",    // M 8192-12287, N 512-767
-			"2222JJJJ::JJJKKYffccf0cccccc000000cccccc",    // M 8192-12287, N 768-1023
-			"222JJJJJJJJJJKKKKKKcKfcccccc0LLLL00ccccc",    // M 8192-12287, N 1024-1535
-			"22JJJJJJJJJJJJJKKLMKKMcccccc0LLLLL00cccc",    // M 8192-12287, N 1536-2047
-			"2JJJJJJJJJJJJJJMLLLMMMMcccccLMMMMM00cccc",    // M 8192-12287, N 2048-3071
-			"cJJJJWWJJJJJJMMMLLLMMMMMMMccMMMMMM00cccc",    // M 8192-12287, N 3072-4095
-			"cJJJWXXWWWWMMMMMLLMMMMMMMMMcMMMMMM00cccc",    // M 8192-12287, N 4096-6143
-			"cJJWXXXXWVVWMMMMMMMMMLLLMMMMMMMMM00ccccc",    // M 8192-12287, N 6144-8191
-			"cJJWXXXXXVVWMMMMMMMMLLLLMMMMMM00000ccccc",    // M 8192-12287, N 8192-12287
-			"cJJWWXXWWVVWMMMMMMMLLLLLMMMLcM000ccccccc",    // M 8192-12287, N 12288-16383
-			"cJJJWWWWWWWLLLLMLLMLLLLLLLLLcc0ccccccccc",    // M 8192-12287, N 16384-24575
-			"ccJJJMMLMLLLLLLccccLLLLLLLLLccccccccccc6",    // M 8192-12287, N 24576-32767
-			"ccLLLLLLLLLLLLccccccLLLLLLLccccccccccc66",    // M 8192-12287, N 32768-49151
-			"ccccLLLLLLLLLcccccccccLLLLcccccccccc666:",    // M 8192-12287, N 49152-65535
-			"cccccccccccccccccccccccccccccccccc6666::",    // M 8192-12287, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccc6::::",    // M 8192-12287, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccc::::",    // M 8192-12287, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 8192-12287, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 8192-12287, N >= 262144
-			"====================@@@@@CCC============",    // M 12288-16383, N <= 1
-			"4444444444444444444444444444444444444444",    // M 12288-16383, N (none)
-			"==================@@@@@@@@CCC===========",    // M 12288-16383, N 2
-			"====8877777=======@@@@@@@@CCCC==========",    // M 12288-16383, N 3
-			"===8888777777=77777@@@@@@@CCCC==========",    // M 12288-16383, N 4-5
-			"7778888877777777777777777777777777777777",    // M 12288-16383, N 6-7
-			"7788888887777777777777777777777777777777",    // M 12288-16383, N 8-11
-			"7788888888777777777777777777777777777777",    // M 12288-16383, N 12-15
-			"7788888888777777777777777777777777777777",    // M 12288-16383, N 16-23
-			"77777888877778887777777777OOO77777777777",    // M 12288-16383, N 24-31
-			"22777788877788O7Q11::77777RRR77777777777",    // M 12288-16383, N 32-47
-			"27777888777888OO11YYV:::7RRRR77777777777",    // M 12288-16383, N 48-63
-			"7777888877555791XVYYYVV::OOOO77:::::::::",    // M 12288-16383, N 64-95
-			"2777888878455Y1_VVYYYVVWW:RRR:::::::::::",    // M 12288-16383, N 96-127
-			"727778878::::::1VVYVVVVVVVVcc:::::::::::",    // M 12288-16383, N 128-191
-			"72777778:::::::1VVVVVVVVVVVcc:::::::::::",    // M 12288-16383, N 192-255
-			"7227778:::::::1VVVVVVVVVVVVVc000000:::::",    // M 12288-16383, N 256-383
-			"772228::::::YYYVVVVVVV6cVVVVc666cccccc::",    // M 12288-16383, N 384-511
-			"2222JJ:::::WYYYYVVVVVV0ccVVVc66cccccccc:",    // M 12288-16383, N 512-767
-			"222cJJJJJJJJJYYYYYVVVVcccVVVc0000ccccccc",    // M 12288-16383, N 768-1023
-			"22cJJJJJJJJJJJJKKKVVVMVVVVccc00000cccccc",    // M 12288-16383, N 1024-1535
-			"2cJJJJJJJJJJJJJMMMMVVVVVVcccc000000ccccc",    // M 12288-16383, N 1536-2047
-			"ccJJJJJJJJJJJJMMMMMMVVVcccccc0LL000ccccc",    // M 12288-16383, N 2048-3071
-			"cJJJJJJJJJJJMMMMMMMMMMMMMMMcc0LLL000cccc",    // M 12288-16383, N 3072-4095
-			"cJJJWWWWWWWMMMMMMMMMMMMMMMMMc00M000ccccc",    // M 12288-16383, N 4096-6143
-			"cJJWWXXWWXWWMMMMMMMMMMMMMMMMcM00000ccccc",    // M 12288-16383, N 6144-8191
-			"cJJWWXXWXVVWMMMMMMMMMMLMMMMMcM0000cccccc",    // M 12288-16383, N 8192-12287
-			"cJJJWWWWWVVWMMMMMMMMMLLMMMMLcML0cccccccc",    // M 12288-16383, N 12288-16383
-			"cJJJWWWMWWWMMMMMMMcMLLLLLLLLccLccccccccc",    // M 12288-16383, N 16384-24575
-			"ccLLMMMMMMMLLLMccccLLLLLLLLLccccccccccc6",    // M 12288-16383, N 24576-32767
-			"cccLLLLLLLLLLLccccccLLLLLLLcccccccccc666",    // M 12288-16383, N 32768-49151
-			"cccccLLLLLLLLcccccccccLLLccccccccccc666:",    // M 12288-16383, N 49152-65535
-			"ccccccccccccccccccccccccccccccccccc666::",    // M 12288-16383, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccc6::::",    // M 12288-16383, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccc::::",    // M 12288-16383, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 12288-16383, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 12288-16383, N >= 262144
-			"===================@@@@@@@CC============",    // M 16384-24575, N <= 1
-			"4444444444444444444444444444444444444444",    // M 16384-24575, N (none)
-			"==================@@@@@@@@CCC===========",    // M 16384-24575, N 2
-			"=====877777=======@@@@@@@@CCC===========",    // M 16384-24575, N 3
-			"====8877777777=777@@@@@@@@CCC===========",    // M 16384-24575, N 4-5
-			"777888887777777777777777777CC77777777777",    // M 16384-24575, N 6-7
-			"7778888887777777777777777777777777777777",    // M 16384-24575, N 8-11
-			"7788888888777777777777777777777777777777",    // M 16384-24575, N 12-15
-			"7788888888777777777777777777777777777777",    // M 16384-24575, N 16-23
-			"777777888778888877777777MOOOOO7777777777",    // M 16384-24575, N 24-31
-			"22777788877888OOX1::::777RRRRR7777777777",    // M 16384-24575, N 32-47
-			"27777777778888OXUVYYVV::RRRRRR7777777777",    // M 16384-24575, N 48-63
-			"7777888778888YXVVVYYYVWW:OOOOO77::::::::",    // M 16384-24575, N 64-95
-			"2777888888450WYYVYYYYVVWW:RRRR::::::::::",    // M 16384-24575, N 96-127
-			"727777888:::::1XXVYVVVVVVVVccc::::::::::",    // M 16384-24575, N 128-191
-			"727777<8<:::::XXXVVVVVVVVVVVcc::::::::::",    // M 16384-24575, N 192-255
-			"772778:<<:::XYYXXVVVVV6VVVVVcc0000::::::",    // M 16384-24575, N 256-383
-			"77228:::::WXXXXYYVVX66LLcVVVcc0000000:::",    // M 16384-24575, N 384-511
-			"222JJJ::::WWWWWYVVYLLLLLcVVVccccccccccc:",    // M 16384-24575, N 512-767
-			"22ccJJJJJJWWWWKKYVMMMMLMcVVVcccccccccccc",    // M 16384-24575, N 768-1023
-			"2cccJJJJJJJWJJMMYVMMMMMMVVVVcc00cccccccc",    // M 16384-24575, N 1024-1535
-			"cccJJJJJJJJJJJMMMMMMMMMVVVVccc0000cccccc",    // M 16384-24575, N 1536-2047
-			"ccJJJJJJJJJJJJMMMMMMVVVVVccccc0000cccccc",    // M 16384-24575, N 2048-3071
-			"cJJJJJJJJMMMMJMMMMMMUMMMMMcccc0000cccccc",    // M 16384-24575, N 3072-4095
-			"cJJJJWWJMMMMMMMMMMMMMMMMMMMccc0000cccccc",    // M 16384-24575, N 4096-6143
-			"cJJJWWWWWWWMMMMMMMMMMMMMMMMMcc000ccccccc",    // M 16384-24575, N 6144-8191
-			"cJJJWWWWWWWMMMMMMMMMMMMMMMMMcc00cccccccc",    // M 16384-24575, N 8192-12287
-			"cJJJWWWMWWWMMMMMMMMMMMMMMMMMcc0ccccccccc",    // M 16384-24575, N 12288-16383
-			"ccMMMMMMMMMMMMMccccMMMLLLLLLcc0cccccccc6",    // M 16384-24575, N 16384-24575
-			"ccMMMMMMMMMMMMMcccccMLLLLLLLcccccccccc66",    // M 16384-24575, N 24576-32767
-			"cccLLLLLLLLLLMcccccccLLLLLLcccccccccc666",    // M 16384-24575, N 32768-49151
-			"cccccccLLLLLLcccccccccccccccccccccc6666:",    // M 16384-24575, N 49152-65535
-			"ccccccccccccccccccccccccccccccccccc666::",    // M 16384-24575, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccc66:::",    // M 16384-24575, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccc::::",    // M 16384-24575, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 16384-24575, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 16384-24575, N >= 262144
-			"=====================@@@@@@=============",    // M 24576-32767, N <= 1
-			"4444444444444444444444444444444444444444",    // M 24576-32767, N (none)
-			"==================@@@@@@@@CC============",    // M 24576-32767, N 2
-			"=====877777======@@@@@@@@@CCC===========",    // M 24576-32767, N 3
-			"====88777777777777@@@@@@@@CCC===========",    // M 24576-32767, N 4-5
-			"7778888777777777777777777@CCC77777777777",    // M 24576-32767, N 6-7
-			"7778888877777777777777777777777777777777",    // M 24576-32767, N 8-11
-			"7778888887777777777777777777777777777777",    // M 24576-32767, N 12-15
-			"7788888887788777777777777777777777777777",    // M 24576-32767, N 16-23
-			"77277777777888Q88877777OOOOOOOO777777777",    // M 24576-32767, N 24-31
-			"22777777778888OXVV:::::RRRRRRRR777777777",    // M 24576-32767, N 32-47
-			"2277778878888OOVVVVVYV::RRRRRRR7777777::",    // M 24576-32767, N 48-63
-			"72777788V8888YYVVVVWWYWW:OOOOOO77:::::::",    // M 24576-32767, N 64-95
-			"2277777VV8VYYYWYYYWWW_VWW:RRRRR:::::::::",    // M 24576-32767, N 96-127
-			"72777788::::::XYYYYVVVVVVVVcccc:::::::::",    // M 24576-32767, N 128-191
-			"722778<4V::::YXWYVVVVVVVVVVVccc:::::::::",    // M 24576-32767, N 192-255
-			"772288<<<::XXXYWKVVVX000VVVVccc:::::::::",    // M 24576-32767, N 256-383
-			"777J8:::::WWWWWYYYYMMMLLMVVVccc00000::::",    // M 24576-32767, N 384-511
-			"22cJJJ::JWWWWWeWYYMLLLLLMVVVccc0000000::",    // M 24576-32767, N 512-767
-			"2cccJJJJJWWWWMMMMYMMLMLMMVVVccccccccccc:",    // M 24576-32767, N 768-1023
-			"cccccJJJJJWWMMMMMMMMMMMMMVVVcccccccccccc",    // M 24576-32767, N 1024-1535
-			"ccccJJJJJJJMMMMMMMMMMMMMVVVccccccccccccc",    // M 24576-32767, N 1536-2047
-			"cccJJJJJJJJMMMMMMMMMMVVVVVVccccccccccccc",    // M 24576-32767, N 2048-3071
-			"ccJJJJJJMMMMMJMMMMMMVMMMMMcccccccccccccc",    // M 24576-32767, N 3072-4095
-			"ccJJJMMMMMMMMMMMMMMMMMMMMMMccccccccccccc",    // M 24576-32767, N 4096-6143
-			"ccJJMMMMMMMMMMMMMMMMMMMMMMMccccccccccccc",    // M 24576-32767, N 6144-8191
-			"ccMMMMMMMMMMMMMMMMMMMMMMMMMMccccccccccc6",    // M 24576-32767, N 8192-12287
-			"ccMMMMMMMMMMMMMccccMMMMMMMMMccccccccccc6",    // M 24576-32767, N 12288-16383
-			"ccMMMMMMMMMMMMMcccccMMMMMMMMcccccccccc66",    // M 24576-32767, N 16384-24575
-			"cccMMMMMMMMMMMcccccccMMMMMMcccccccccc666",    // M 24576-32767, N 24576-32767
-			"cccccMMMMMMMMcccccccccMLLccccccccccc6666",    // M 24576-32767, N 32768-49151
-			"cccccccccMMcccccccccccccccccccccccc6666:",    // M 24576-32767, N 49152-65535
-			"ccccccccccccccccccccccccccccccccccc666::",    // M 24576-32767, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccc66:::",    // M 24576-32767, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccc::::",    // M 24576-32767, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 24576-32767, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 24576-32767, N >= 262144
-			"========================================",    // M 32768-49151, N <= 1
-			"4444444444444444444444444444444444444444",    // M 32768-49151, N (none)
-			"=====================@@@@@@=============",    // M 32768-49151, N 2
-			"=======77=======@@@@@@@@@@@C============",    // M 32768-49151, N 3
-			"=====87777777777777@@@@@@@@C============",    // M 32768-49151, N 4-5
-			"7777888777777777777777@@@@@C777777777777",    // M 32768-49151, N 6-7
-			"7778888777777777777777777777777777777777",    // M 32768-49151, N 8-11
-			"7778888877777777777777777777777777777777",    // M 32768-49151, N 12-15
-			"7778888887777777777777777777777777777777",    // M 32768-49151, N 16-23
-			"772777777788888888877777OOOOOOOO77777777",    // M 32768-49151, N 24-31
-			"2277778888888QQVVV8777:RRRRRRRRR77777777",    // M 32768-49151, N 32-47
-			"22777888YOOOOOXVVVVVV:::RRRRRRRR77777:::",    // M 32768-49151, N 48-63
-			"7277778VVYOOOYYVVVWWWWV:OOOOOOOO77::::::",    // M 32768-49151, N 64-95
-			"227777VVVVXYYYYYWWWWWWW0W:RRRRRR::::::::",    // M 32768-49151, N 96-127
-			"7727788:::::::XXXXXVVVVVVVVccccc::::::::",    // M 32768-49151, N 128-191
-			"772788:<<:::YYYYYVVVVVVVVVVVcccc::::::::",    // M 32768-49151, N 192-255
-			"772888:<<:WWYYYYYVVVVVMMVVVVcccc::::::::",    // M 32768-49151, N 256-383
-			"77cJ::::WWWWWWWWYYYMMMLLMVVVcccc00::::::",    // M 32768-49151, N 384-511
-			"2ccJJJJJJWWWWMMMYYMMLLLLMVVVcccc00000:::",    // M 32768-49151, N 512-767
-			"ccccJJJJJWWWWMMMMMMMMMMMMVVVcccc000000::",    // M 32768-49151, N 768-1023
-			"ccccccJJJMMMMMMMMMMMMMMMMVVccccccc00cc0:",    // M 32768-49151, N 1024-1535
-			"cccccccJJMMMMMMMMMMMMMMMVVVcccccccccccc6",    // M 32768-49151, N 1536-2047
-			"ccccJJJJJMMMMMMMMMMMMMMVVVcccccccccccccc",    // M 32768-49151, N 2048-3071
-			"cccJJMMMMMMMMMMMMMMUVVVVVVVccccccccccccc",    // M 32768-49151, N 3072-4095
-			"cccMMMMMMMMMMMcMMMMcMMMMMMccccccccccccc6",    // M 32768-49151, N 4096-6143
-			"ccMMMMMMMMMMMMccMMccMMMMMMMcccccccccccc6",    // M 32768-49151, N 6144-8191
-			"ccMMMMMMMMMMMMccccccMMMMMMMcccccccccccc6",    // M 32768-49151, N 8192-12287
-			"cccMMMMMMMMMMMccccccMMMMMMMccccccccccc66",    // M 32768-49151, N 12288-16383
-			"cccMMMMMMMMMMMcccccccMMMMMMcccccccccc666",    // M 32768-49151, N 16384-24575
-			"cccccMMMMMMMMcccccccccMMMccccccccccc6666",    // M 32768-49151, N 24576-32767
-			"ccccccccMMMMcccccccccccccccccccccccc6666",    // M 32768-49151, N 32768-49151
-			"ccccccccccccccccccccccccccccccccccc6666:",    // M 32768-49151, N 49152-65535
-			"cccccccccccccccccccccccccccccccccc6666::",    // M 32768-49151, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccc66:::",    // M 32768-49151, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccc6:::",    // M 32768-49151, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 32768-49151, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 32768-49151, N >= 262144
-			"========================================",    // M 49152-65535, N <= 1
-			"4444444444444444444444444444444444444444",    // M 49152-65535, N (none)
-			"=======================@@===============",    // M 49152-65535, N 2
-			"===============@@@@@@=@@@@==============",    // M 49152-65535, N 3
-			"======7777777777777@@@@@@@==============",    // M 49152-65535, N 4-5
-			"7777788777777777777777@@@@77777777777777",    // M 49152-65535, N 6-7
-			"7777888777777777777777777777777777777777",    // M 49152-65535, N 8-11
-			"7777888877777777788777777777777777777777",    // M 49152-65535, N 12-15
-			"7778888888887777788777777777777777777777",    // M 49152-65535, N 16-23
-			"777777777NNNNN8888887777OOOOOOOOO7777777",    // M 49152-65535, N 24-31
-			"22777788WQQQQQXVVV:7777RRRRRRRRRR7777777",    // M 49152-65535, N 32-47
-			"2277788YYYOOOXXVVVVV::::RRRRRRRRR7777:::",    // M 49152-65535, N 48-63
-			"777778XXYYRYYYVVVVVWWWY::OOOOOOOO7::::::",    // M 49152-65535, N 64-95
-			"22777111XYYYYYYYVVWWWWMMM:RRRRRRR:::::::",    // M 49152-65535, N 96-127
-			"7777888:::::XXYXVVVVVVVVVVVcccccc:::::::",    // M 49152-65535, N 128-191
-			"772888:::<XYYYYYYXXXXVVVVVVcccccc:::::::",    // M 49152-65535, N 192-255
-			"77888:::<WWWYYYYYYMMMMVVVVVVccccc:::::::",    // M 49152-65535, N 256-383
-			"7ccJ:::WWWWWWWWYYMMMMMMMMVVVccccc:::::::",    // M 49152-65535, N 384-511
-			"cccJJJJWWWWWWMMMYMMMMMMMMVVVccccc00:::::",    // M 49152-65535, N 512-767
-			"cccccJJJMWWWMMMMMMMMMMMMMVVVccccc0000:::",    // M 49152-65535, N 768-1023
-			"ccccccJJMMMMMMMMMMMMMMMMMVVcccccc000000:",    // M 49152-65535, N 1024-1535
-			"ccccccccMMMMMMMMMMMMMMMMVVccccccc000000:",    // M 49152-65535, N 1536-2047
-			"cccccccccMMMMMMMMMMMMMMVVccccccccccccc06",    // M 49152-65535, N 2048-3071
-			"cccccccccMMccccccccccccccccccccccccccc66",    // M 49152-65535, N 3072-4095
-			"ccccMMMMMMMMMcccccccccMMVVcccccccccccc66",    // M 49152-65535, N 4096-6143
-			"ccccMMMMMMMMMcccccccccMMMMcccccccccccc66",    // M 49152-65535, N 6144-8191
-			"ccccMMMMMMMMMcccccccccMMMMccccccccccc666",    // M 49152-65535, N 8192-12287
-			"cccccMMMMMMMMcccccccccMMMccccccccccc6666",    // M 49152-65535, N 12288-16383
-			"cccccccMMMMMMccccccccccccccccccccccc6666",    // M 49152-65535, N 16384-24575
-			"cccccccccMMccccccccccccccccccccccccc6666",    // M 49152-65535, N 24576-32767
-			"ccccccccccccccccccccccccccccccccccc6666:",    // M 49152-65535, N 32768-49151
-			"ccccccccccccccccccccccccccccccccccc6666:",    // M 49152-65535, N 49152-65535
-			"cccccccccccccccccccccccccccccccccc6666::",    // M 49152-65535, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccc66:::",    // M 49152-65535, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccc6:::",    // M 49152-65535, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 49152-65535, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 49152-65535, N >= 262144
-			"========================================",    // M 65536-98303, N <= 1
-			"4444444444444444444444444444444444444444",    // M 65536-98303, N (none)
-			"========================================",    // M 65536-98303, N 2
-			"===============@@@@@@===================",    // M 65536-98303, N 3
-			"=======777777777777@@@@=================",    // M 65536-98303, N 4-5
-			"7777788777777777777777@77777777777777777",    // M 65536-98303, N 6-7
-			"7777788777777777777777777777777777777777",    // M 65536-98303, N 8-11
-			"7777888878887777888777777777777777777777",    // M 65536-98303, N 12-15
-			"7778888888888777887777777777777777777777",    // M 65536-98303, N 16-23
-			"77777777NNNNNNQ:88887777OOOOOOOOOO777777",    // M 65536-98303, N 24-31
-			"2277778QQQNNQXXVVV:7777RRRRRRRRRRR777777",    // M 65536-98303, N 32-47
-			"227777VYYRRYXXXVVVV:::::RRRRRRRRRR777:::",    // M 65536-98303, N 48-63
-			"77777111YRRYYXXVVVXVVVMM:OOOOOOOOO::::::",    // M 65536-98303, N 64-95
-			"227711111RRYYYYVVVXXXWMMMMRRRRRRRR::::::",    // M 65536-98303, N 96-127
-			"77788871::XXXYYYYYXXXMVVVVcccccccc::::::",    // M 65536-98303, N 128-191
-			"77888<;;<:XWWWWYYYMMMMMVVVVccccccc::::::",    // M 65536-98303, N 192-255
-			"7c888:PP<:_WWWYYMMLMLMMVVVVccccccc::::::",    // M 65536-98303, N 256-383
-			"ccJJ::PWWWWWWYYYMMMMMMMMVVVccccccc::::::",    // M 65536-98303, N 384-511
-			"cccJJJJWWWWWWMMMMMMMMMMMMVVccccccc::::::",    // M 65536-98303, N 512-767
-			"ccccJJMMMMMMMMMMMMMMMMMMMVVccccccc00::::",    // M 65536-98303, N 768-1023
-			"ccccccMMMMMMMMMMMMMMMMMMVVVccccccc000:::",    // M 65536-98303, N 1024-1535
-			"ccccccccMMMMMMMMMMMMMMMMVVcccccccc0000::",    // M 65536-98303, N 1536-2047
-			"ccccccccccMMMMMMccMMMVVVcccccccccc00000:",    // M 65536-98303, N 2048-3071
-			"cccccccccccccccccccccccccccccccccc000006",    // M 65536-98303, N 3072-4095
-			"ccccccccccccccccccccccccccccccccccc00066",    // M 65536-98303, N 4096-6143
-			"cccccccccccccccccccccccccccccccccccc6666",    // M 65536-98303, N 6144-8191
-			"ccccccccccccccccccccccccccccccccccc66666",    // M 65536-98303, N 8192-12287
-			"ccccccccccccccccccccccccccccccccccc66666",    // M 65536-98303, N 12288-16383
-			"ccccccccccccccccccccccccccccccccccc66666",    // M 65536-98303, N 16384-24575
-			"ccccccccccccccccccccccccccccccccccc6666:",    // M 65536-98303, N 24576-32767
-			"ccccccccccccccccccccccccccccccccccc6666:",    // M 65536-98303, N 32768-49151
-			"cccccccccccccccccccccccccccccccccc6666::",    // M 65536-98303, N 49152-65535
-			"cccccccccccccccccccccccccccccccccc6666::",    // M 65536-98303, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccc66:::",    // M 65536-98303, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccc6:::",    // M 65536-98303, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 65536-98303, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 65536-98303, N >= 262144
-			"========================================",    // M 98304-131071, N <= 1
-			"4444444444444444444444444444444444444444",    // M 98304-131071, N (none)
-			"========================================",    // M 98304-131071, N 2
-			"===============@@@@@@===================",    // M 98304-131071, N 3
-			"=====87777777777777@@@==================",    // M 98304-131071, N 4-5
-			"777788877777777777777@@77777777777777777",    // M 98304-131071, N 6-7
-			"7777888777777777777777777777777777777777",    // M 98304-131071, N 8-11
-			"7778888878887777788777777777777777777777",    // M 98304-131071, N 12-15
-			"7778888888878777788777777777777777777777",    // M 98304-131071, N 16-23
-			"7777777QNNNNNNQ::777777OOOOOOOOOOOO77777",    // M 98304-131071, N 24-31
-			"227777QQQQNNNXXXXX::77:RRRRRRRRRRRR77777",    // M 98304-131071, N 32-47
-			"22777QQOORRYXXXXXXV:::::RRRRRRRRRRR77:::",    // M 98304-131071, N 48-63
-			"7777OOOOYRTYYXXXXXVVVVMMMOOOOOOOOOO:::::",    // M 98304-131071, N 64-95
-			"227OOO111RRYYYYVVYYXWMMMMMRRRRRRRRR:::::",    // M 98304-131071, N 96-127
-			"77888771::WWWaYYYYYXMMMVVVccccccccc:::::",    // M 98304-131071, N 128-191
-			"7c888P;;<:WWWWWWWMMMLMMMVVccccccccc:::::",    // M 98304-131071, N 192-255
-			"cc888PPP<aWWWWWWMMMLLMMMVVccccccccc:::::",    // M 98304-131071, N 256-383
-			"ccJJPPPWWddWWWYMMMMMMMMMVVccccccccc:::::",    // M 98304-131071, N 384-511
-			"cccJMMMWWWWMMMMMMMMMMMMMVVccccccccc:::::",    // M 98304-131071, N 512-767
-			"ccccMMMMMMMMMMMMMMMMMMMMVVccccccccc:::::",    // M 98304-131071, N 768-1023
-			"ccccccMMMMMMMMMMMMMMMMMVVcccccccccc0::::",    // M 98304-131071, N 1024-1535
-			"ccccccccMMMMMMMMMMMMMMVVccccccccccc00:::",    // M 98304-131071, N 1536-2047
-			"ccccccccccccccccccccccccccccccccccc000::",    // M 98304-131071, N 2048-3071
-			"ccccccccccccccccccccccccccccccccccc0000:",    // M 98304-131071, N 3072-4095
-			"ccccccccccccccccccccccccccccccccccc0000:",    // M 98304-131071, N 4096-6143
-			"ccccccccccccccccccccccccccccccccccc0006:",    // M 98304-131071, N 6144-8191
-			"ccccccccccccccccccccccccccccccccccc0666:",    // M 98304-131071, N 8192-12287
-			"ccccccccccccccccccccccccccccccccccc6666:",    // M 98304-131071, N 12288-16383
-			"ccccccccccccccccccccccccccccccccccc6666:",    // M 98304-131071, N 16384-24575
-			"ccccccccccccccccccccccccccccccccccc666::",    // M 98304-131071, N 24576-32767
-			"ccccccccccccccccccccccccccccccccccc666::",    // M 98304-131071, N 32768-49151
-			"ccccccccccccccccccccccccccccccccccc666::",    // M 98304-131071, N 49152-65535
-			"ccccccccccccccccccccccccccccccccccc666::",    // M 98304-131071, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccc66:::",    // M 98304-131071, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccc6:::",    // M 98304-131071, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 98304-131071, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 98304-131071, N >= 262144
-			"========================================",    // M 131072-196607, N <= 1
-			"4444444444444444444444444444444444444444",    // M 131072-196607, N (none)
-			"========================================",    // M 131072-196607, N 2
-			"======7777=====@@@@@====================",    // M 131072-196607, N 3
-			"====88777777777777@@@@==================",    // M 131072-196607, N 4-5
-			"777888877777777777777@@77777777777777777",    // M 131072-196607, N 6-7
-			"7778888877777777777777777777777777777777",    // M 131072-196607, N 8-11
-			"7778888887887777777777777777777777777777",    // M 131072-196607, N 12-15
-			"7778888888888777777777777777777777777777",    // M 131072-196607, N 16-23
-			"777777QQQNNNNNQ:::77777OOOOOOOOOOOOO7777",    // M 131072-196607, N 24-31
-			"22777QPPQQNNQXXXXX:::::RRRRRRRRRRRRR7777",    // M 131072-196607, N 32-47
-			"2777OOOOOORYXXXXXVVV::::RRRRRRRRRRRR7:::",    // M 131072-196607, N 48-63
-			"777OOOOOORRYYXXXXVVVVVMMMOOOOOOOOOOO::::",    // M 131072-196607, N 64-95
-			"27eOOOOOORYYYYYYYVVVMMMMMMRRRRRRRRRR::::",    // M 131072-196607, N 96-127
-			"78888PPPPWWWWWWWYWMMMMMVVVcccccccccc::::",    // M 131072-196607, N 128-191
-			"cc888PPPP<WWWWWWMMMMMMMMVVcccccccccc::::",    // M 131072-196607, N 192-255
-			"ccJ8PPPPde`WWWWMMMMMMMMMVVcccccccccc::::",    // M 131072-196607, N 256-383
-			"ccMMPPWWWddWMMMMMMMMMMMMVVcccccccccc::::",    // M 131072-196607, N 384-511
-			"cccMMMMWWWMMMMMMMMMMMMMMVccccccccccc::::",    // M 131072-196607, N 512-767
-			"cccccMMMMMMMMMMMMMMMMMMMVccccccccccc::::",    // M 131072-196607, N 768-1023
-			"ccccccMMMMMMMMMMMMMMMMMVcccccccccccc::::",    // M 131072-196607, N 1024-1535
-			"ccccccccMMMMcccccMMMMMcccccccccccccc::::",    // M 131072-196607, N 1536-2047
-			"cccccccccccccccccccccccccccccccccccc::::",    // M 131072-196607, N 2048-3071
-			"cccccccccccccccccccccccccccccccccccc0:::",    // M 131072-196607, N 3072-4095
-			"cccccccccccccccccccccccccccccccccccc00::",    // M 131072-196607, N 4096-6143
-			"cccccccccccccccccccccccccccccccccccc00::",    // M 131072-196607, N 6144-8191
-			"cccccccccccccccccccccccccccccccccccc00::",    // M 131072-196607, N 8192-12287
-			"cccccccccccccccccccccccccccccccccccc66::",    // M 131072-196607, N 12288-16383
-			"cccccccccccccccccccccccccccccccccccc66::",    // M 131072-196607, N 16384-24575
-			"cccccccccccccccccccccccccccccccccccc66::",    // M 131072-196607, N 24576-32767
-			"cccccccccccccccccccccccccccccccccccc66::",    // M 131072-196607, N 32768-49151
-			"cccccccccccccccccccccccccccccccccccc66::",    // M 131072-196607, N 49152-65535
-			"cccccccccccccccccccccccccccccccccccc6:::",    // M 131072-196607, N 65536-98303
-			"cccccccccccccccccccccccccccccccccccc6:::",    // M 131072-196607, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccc::::",    // M 131072-196607, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 131072-196607, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 131072-196607, N >= 262144
-			"========================================",    // M 196608-262143, N <= 1
-			"4444444444444444444444444444444444444444",    // M 196608-262143, N (none)
-			"=====77=================================",    // M 196608-262143, N 2
-			"===88877777=============================",    // M 196608-262143, N 3
-			"==888877777777=7@@@@@===================",    // M 196608-262143, N 4-5
-			"77888887777777777777@@777777777777777777",    // M 196608-262143, N 6-7
-			"7788888887777777777777777777777777777777",    // M 196608-262143, N 8-11
-			"7788888888777777777777777777777777777777",    // M 196608-262143, N 12-15
-			"7788888888887777777777777777777777777777",    // M 196608-262143, N 16-23
-			"777777PPQQNNNNN:::::7:OOOOOOOOOOOOOOO777",    // M 196608-262143, N 24-31
-			"2777OPPPQQQ711XXXV:::::RRRRRRRRRRRRRR777",    // M 196608-262143, N 32-47
-			"277OOOOPPPY111XXXVVVV:::RRRRRRRRRRRRR:::",    // M 196608-262143, N 48-63
-			"77OOOOOOOOY111XXXVVVVVMMMOOOOOOOOOOOO:::",    // M 196608-262143, N 64-95
-			"2eeOOOOOOXYY1YYXYYMMMMMMMRRRRRRRRRRRR:::",    // M 196608-262143, N 96-127
-			"c8887PPPPWWWWWWWMMMMMMMVVVccccccccccc:::",    // M 196608-262143, N 128-191
-			"c888PPPPWWWWWWWMMMMMMMMMVVccccccccccc:::",    // M 196608-262143, N 192-255
-			"ccMPPPPWWWWWWMMMMMMMMMMMVVccccccccccc:::",    // M 196608-262143, N 256-383
-			"ccMMMMWWWWWMMMMMMMMMMMMMVVccccccccccc:::",    // M 196608-262143, N 384-511
-			"ccccMMMMMMMMMMMMMMMMMMMMVcccccccccccc:::",    // M 196608-262143, N 512-767
-			"cccccMMMMMMMMMMMMMMMMMMMccccccccccccc:::",    // M 196608-262143, N 768-1023
-			"cccccccMMMMMMccMMMMMMMMcccccccccccccc:::",    // M 196608-262143, N 1024-1535
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 196608-262143, N 1536-2047
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 196608-262143, N 2048-3071
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 196608-262143, N 3072-4095
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 196608-262143, N 4096-6143
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 196608-262143, N 6144-8191
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 196608-262143, N 8192-12287
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 196608-262143, N 12288-16383
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 196608-262143, N 16384-24575
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 196608-262143, N 24576-32767
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 196608-262143, N 32768-49151
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 196608-262143, N 49152-65535
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 196608-262143, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 196608-262143, N 98304-131071
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 196608-262143, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccc:::",    // M 196608-262143, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 196608-262143, N >= 262144
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",    // M 262144-393215, N <= 1
-			"4444444444444444444444444444444444444444",    // M 262144-393215, N (none)
-			"AAA887777AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",    // M 262144-393215, N 2
-			"AA888777777AAAAAAAAAAAAAAAAAAAAAAAAAAAAA",    // M 262144-393215, N 3
-			"7788887777777777777777777777777777777777",    // M 262144-393215, N 4-5
-			"7888888877777777777777777777777777777777",    // M 262144-393215, N 6-7
-			"7888888888777777777777777777777777777777",    // M 262144-393215, N 8-11
-			"7788888888777777777777777777777777777777",    // M 262144-393215, N 12-15
-			"7788888888877777777777777777777777777777",    // M 262144-393215, N 16-23
-			"77778777777771W:::::::OOOOOOOOOOOOOOOO77",    // M 262144-393215, N 24-31
-			"2777OOPPPQ71111XYYVV:::RRRRRRRRRRRRRRR77",    // M 262144-393215, N 32-47
-			"27OOOOOPPQV1111XYYVVVMMMRRRRRRRRRRRRRR::",    // M 262144-393215, N 48-63
-			"7eOOOOOOOO1111YXMMMMMMMMOOOOOOOOOOOOOO::",    // M 262144-393215, N 64-95
-			"ReeOOOOOO11111XMMMMMMMMMMRRRRRRRRRRRRR::",    // M 262144-393215, N 96-127
-			"c888OOOPPWWWWWMMMMMMMMMVVccccccccccccc::",    // M 262144-393215, N 128-191
-			"c88PPPPPWWWWWWMMMMMMMMMMVccccccccccccc::",    // M 262144-393215, N 192-255
-			"cMMPPPPWWWWWMMMMMMMMMMMMVccccccccccccc::",    // M 262144-393215, N 256-383
-			"ccMMMMMMMMMMMMMMMMMMMMMMVccccccccccccc::",    // M 262144-393215, N 384-511
-			"ccccMMMMMMMMMMMMMMMMMMMMVccccccccccccc::",    // M 262144-393215, N 512-767
-			"cccccccMMMMMMcMMMMMMMMMVcccccccccccccc::",    // M 262144-393215, N 768-1023
-			"ccccccccMMMMccccMMMMMMcccccccccccccccc::",    // M 262144-393215, N 1024-1535
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 262144-393215, N 1536-2047
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 262144-393215, N 2048-3071
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 262144-393215, N 3072-4095
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 262144-393215, N 4096-6143
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 262144-393215, N 6144-8191
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 262144-393215, N 8192-12287
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 262144-393215, N 12288-16383
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 262144-393215, N 16384-24575
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 262144-393215, N 24576-32767
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 262144-393215, N 32768-49151
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 262144-393215, N 49152-65535
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 262144-393215, N 65536-98303
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 262144-393215, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 262144-393215, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 262144-393215, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccc::",    // M 262144-393215, N >= 262144
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",    // M 393216-524287, N <= 1
-			"4444444444444444444444444444444444444444",    // M 393216-524287, N (none)
-			"AA88877777AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",    // M 393216-524287, N 2
-			"AA888777777AAAAAAAAAAAAAAAAAAAAAAAAAAAAA",    // M 393216-524287, N 3
-			"7888877777777777777777777777777777777777",    // M 393216-524287, N 4-5
-			"7888888877777777777777777777777777777777",    // M 393216-524287, N 6-7
-			"7888888888777777777777777777777777777777",    // M 393216-524287, N 8-11
-			"7888888888877777777777777777777777777777",    // M 393216-524287, N 12-15
-			"7888888888877777777777777777777777777777",    // M 393216-524287, N 16-23
-			"777788888888:11:::::::OOOOOOOOOOOOOOOOO7",    // M 393216-524287, N 24-31
-			"27788OPPP771111YYYVVMM:RRRRRRRRRRRRRRRR:",    // M 393216-524287, N 32-47
-			"2eOOOOOOPQ:1111YMMMMMMMMRRRRRRRRRRRRRRR:",    // M 393216-524287, N 48-63
-			"OeeOOOOOO11111YMMMMMMMMMOOOOOOOOOOOOOOO:",    // M 393216-524287, N 64-95
-			"ReOOOOOOO11111XMMMMMMMMMRRRRRRRRRRRRRRR:",    // M 393216-524287, N 96-127
-			"c88POOePPWWWWMMMMMMMMMMVccccccccccccccc:",    // M 393216-524287, N 128-191
-			"c88PPPPPWWWWMMMMMMMMMMMVccccccccccccccc:",    // M 393216-524287, N 192-255
-			"cMMPPPPWMMMMMMMMMMMMMMMVccccccccccccccc:",    // M 393216-524287, N 256-383
-			"ccMMMMMMMMMMMMMMMMMMMMMVccccccccccccccc:",    // M 393216-524287, N 384-511
-			"ccccMMMMMMMMMMMMMMMMMMMcccccccccccccccc:",    // M 393216-524287, N 512-767
-			"ccccccccMMMMccMMMMMMMMccccccccccccccccc:",    // M 393216-524287, N 768-1023
-			"ccccccccccccccccccccccccccccccccccccccc:",    // M 393216-524287, N 1024-1535
-			"ccccccccccccccccccccccccccccccccccccccc:",    // M 393216-524287, N 1536-2047
-			"ccccccccccccccccccccccccccccccccccccccc:",    // M 393216-524287, N 2048-3071
-			"ccccccccccccccccccccccccccccccccccccccc:",    // M 393216-524287, N 3072-4095
-			"ccccccccccccccccccccccccccccccccccccccc:",    // M 393216-524287, N 4096-6143
-			"ccccccccccccccccccccccccccccccccccccccc:",    // M 393216-524287, N 6144-8191
-			"ccccccccccccccccccccccccccccccccccccccc:",    // M 393216-524287, N 8192-12287
-			"ccccccccccccccccccccccccccccccccccccccc:",    // M 393216-524287, N 12288-16383
-			"ccccccccccccccccccccccccccccccccccccccc:",    // M 393216-524287, N 16384-24575
-			"ccccccccccccccccccccccccccccccccccccccc:",    // M 393216-524287, N 24576-32767
-			"ccccccccccccccccccccccccccccccccccccccc:",    // M 393216-524287, N 32768-49151
-			"ccccccccccccccccccccccccccccccccccccccc:",    // M 393216-524287, N 49152-65535
-			"ccccccccccccccccccccccccccccccccccccccc:",    // M 393216-524287, N 65536-98303
-			"ccccccccccccccccccccccccccccccccccccccc:",    // M 393216-524287, N 98304-131071
-			"ccccccccccccccccccccccccccccccccccccccc:",    // M 393216-524287, N 131072-196607
-			"ccccccccccccccccccccccccccccccccccccccc:",    // M 393216-524287, N 196608-262143
-			"ccccccccccccccccccccccccccccccccccccccc:",    // M 393216-524287, N >= 262144
-			"7777777777777777777777777777777777777777",    // M 524288-786431, N <= 1
-			"4444444444444444444444444444444444444444",    // M 524288-786431, N (none)
-			"7788777777777777777777777777777777777777",    // M 524288-786431, N 2
-			"7888777777777777777777777777777777777777",    // M 524288-786431, N 3
-			"7888777777777777777777777777777777777777",    // M 524288-786431, N 4-5
-			"7887777877777777777777777777777777777777",    // M 524288-786431, N 6-7
-			"7888778888777777777777777777777777777777",    // M 524288-786431, N 8-11
-			"7888788888777777777777777777777777777777",    // M 524288-786431, N 12-15
-			"7888888888877777777777777777777777777777",    // M 524288-786431, N 16-23
-			"77777888888::11:::::::OOOOOOOOOOOOOOOOOO",    // M 524288-786431, N 24-31
-			"2e7888OPP8:11111YMMMMMMRRRRRRRRRRRRRRRRR",    // M 524288-786431, N 32-47
-			"ReeOOOOOO7:1111YMMMMMMMMRRRRRRRRRRRRRRRR",    // M 524288-786431, N 48-63
-			"OeeOOOOOO:11111MMMMMMMMMOOOOOOOOOOOOOOOO",    // M 524288-786431, N 64-95
-			"ReeOOOOOO11111XMMMMMMMMMRRRRRRRRRRRRRRRR",    // M 524288-786431, N 96-127
-			"c88PPOePWWWWMMMMMMMMMMMVcccccccccccccccc",    // M 524288-786431, N 128-191
-			"cMPPPPPPWMMMMMMMMMMMMMMVcccccccccccccccc",    // M 524288-786431, N 192-255
-			"ccMPPPPMMMMMMMMMMMMMMMMccccccccccccccccc",    // M 524288-786431, N 256-383
-			"ccMMMMMMMMMMMMMMMMMMMMMccccccccccccccccc",    // M 524288-786431, N 384-511
-			"ccccMMMMcMMccMMMMMMMMMcccccccccccccccccc",    // M 524288-786431, N 512-767
-			"cccccccccccccccMMMMMcccccccccccccccccccc",    // M 524288-786431, N 768-1023
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 1024-1535
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 1536-2047
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 2048-3071
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 3072-4095
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 4096-6143
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 6144-8191
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 8192-12287
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 12288-16383
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 16384-24575
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 24576-32767
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 32768-49151
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 49152-65535
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 65536-98303
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 524288-786431, N >= 262144
-			"7777777777777777777777777777777777777777",    // M 786432-1048575, N <= 1
-			"4444444444444444444444444444444444444444",    // M 786432-1048575, N (none)
-			"7788777777777777777777777777777777777777",    // M 786432-1048575, N 2
-			"7888777777777777777777777777777777777777",    // M 786432-1048575, N 3
-			"7887777777777777777777777777777777777777",    // M 786432-1048575, N 4-5
-			"7887777777777777777777777777777777777777",    // M 786432-1048575, N 6-7
-			"7887777887777777777777777777777777777777",    // M 786432-1048575, N 8-11
-			"7888778888777777777777777777777777777777",    // M 786432-1048575, N 12-15
-			"7888888888887777777777777777777777777777",    // M 786432-1048575, N 16-23
-			"7eee7788888:::::::MMMMOOOOOOOOOOOOOOOOOO",    // M 786432-1048575, N 24-31
-			"Ree7888888::1111YMMMMMMRRRRRRRRRRRRRRRRR",    // M 786432-1048575, N 32-47
-			"ReeOOOO88::1111YMMMMMMMRRRRRRRRRRRRRRRRR",    // M 786432-1048575, N 48-63
-			"OeeOOOOO8:11111XMMMMMMMMOOOOOOOOOOOOOOOO",    // M 786432-1048575, N 64-95
-			"ReeOOOOOO11111XMMMMMMMMMRRRRRRRRRRRRRRRR",    // M 786432-1048575, N 96-127
-			"c88PPPPPWWWMMMMMMMMMMMMVcccccccccccccccc",    // M 786432-1048575, N 128-191
-			"cMPPPPPWMMMMMMMMMMMMMMMVcccccccccccccccc",    // M 786432-1048575, N 192-255
-			"ccMMPMMMMMMMMMMMMMMMMMMccccccccccccccccc",    // M 786432-1048575, N 256-383
-			"cccMMMMMMcccMMMMMMMMMMcccccccccccccccccc",    // M 786432-1048575, N 384-511
-			"cccccMMccccccMMMMMMMMccccccccccccccccccc",    // M 786432-1048575, N 512-767
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 768-1023
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 1024-1535
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 1536-2047
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 2048-3071
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 3072-4095
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 4096-6143
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 6144-8191
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 8192-12287
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 12288-16383
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 16384-24575
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 24576-32767
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 32768-49151
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 49152-65535
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 65536-98303
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 786432-1048575, N >= 262144
-			"7777777777777777777777777777777777777777",    // M 1048576-1572863, N <= 1
-			"4444444444444444444444444444444444444444",    // M 1048576-1572863, N (none)
-			"7788777777777777777777777777777777777777",    // M 1048576-1572863, N 2
-			"7888777777777777777777777777777777777777",    // M 1048576-1572863, N 3
-			"7887777777777777777777777777777777777777",    // M 1048576-1572863, N 4-5
-			"7887777777777777777777777777777777777777",    // M 1048576-1572863, N 6-7
-			"7887777777777777777777777777777777777777",    // M 1048576-1572863, N 8-11
-			"7887777888877777777777777777777777777777",    // M 1048576-1572863, N 12-15
-			"7888878888888777777777777777777777777777",    // M 1048576-1572863, N 16-23
-			"OOeee778888:::::::MMOOOOOOOOOOOOOOOOOOOO",    // M 1048576-1572863, N 24-31
-			"RRee778888::::11YMMMMMRRRRRRRRRRRRRRRRRR",    // M 1048576-1572863, N 32-47
-			"RRee88888:::1111MMMMMMMRRRRRRRRRRRRRRRRR",    // M 1048576-1572863, N 48-63
-			"OeeeOOOO:::1111YMMMMMMMOOOOOOOOOOOOOOOOO",    // M 1048576-1572863, N 64-95
-			"ReeeOOOO:e1111XMMMMMMMMRRRRRRRRRRRRRRRRR",    // M 1048576-1572863, N 96-127
-			"ccPPPPPWMMMMMMMMMMMMMMMccccccccccccccccc",    // M 1048576-1572863, N 128-191
-			"ccMPPPMMMMMMMMMMMMMMMMMccccccccccccccccc",    // M 1048576-1572863, N 192-255
-			"cccMMMMMMMMMMMMMMMMMMMMccccccccccccccccc",    // M 1048576-1572863, N 256-383
-			"ccccMMMMcccccMMMMMMMMMcccccccccccccccccc",    // M 1048576-1572863, N 384-511
-			"ccccccccccccccMMMMMMcccccccccccccccccccc",    // M 1048576-1572863, N 512-767
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 768-1023
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 1024-1535
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 1536-2047
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 2048-3071
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 3072-4095
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 4096-6143
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 6144-8191
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 8192-12287
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 12288-16383
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 16384-24575
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 24576-32767
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 32768-49151
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 49152-65535
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 65536-98303
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccccc",    // M 1048576-1572863, N >= 262144
-			"7777777777777777777777777777777777777777",    // M >= 1572864, N <= 1
-			"4444444444444444444444444444444444444444",    // M >= 1572864, N (none)
-			"7788877777777777777777777777777777777777",    // M >= 1572864, N 2
-			"7888777777777777777777777777777777777777",    // M >= 1572864, N 3
-			"7887777777777777777777777777777777777777",    // M >= 1572864, N 4-5
-			"7887777777777777777777777777777777777777",    // M >= 1572864, N 6-7
-			"7887777778777777777777777777777777777777",    // M >= 1572864, N 8-11
-			"7888777788877777777777777777777777777777",    // M >= 1572864, N 12-15
-			"7888888888888777777777777777777777777777",    // M >= 1572864, N 16-23
-			"OOeeee77888888::OOOOOOOOOOOOOOOOOOOOOOOO",    // M >= 1572864, N 24-31
-			"RRRee788888:::::MMMMMRRRRRRRRRRRRRRRRRRR",    // M >= 1572864, N 32-47
-			"RReee88888::::11MMMMMMRRRRRRRRRRRRRRRRRR",    // M >= 1572864, N 48-63
-			"OOeeee888:::111MMMMMMMOOOOOOOOOOOOOOOOOO",    // M >= 1572864, N 64-95
-			"RReeeeeeeeee11MMMMMMMMRRRRRRRRRRRRRRRRRR",    // M >= 1572864, N 96-127
-			"ccMMPMMMMMMMMMMMMMMMMMcccccccccccccccccc",    // M >= 1572864, N 128-191
-			"cccMMMMMMcMMMMMMMMMMMMcccccccccccccccccc",    // M >= 1572864, N 192-255
-			"ccccMMMMcccccMMMMMMMMccccccccccccccccccc",    // M >= 1572864, N 256-383
-			"ccccccccccccccMMMMMMcccccccccccccccccccc",    // M >= 1572864, N 384-511
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 512-767
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 768-1023
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 1024-1535
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 1536-2047
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 2048-3071
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 3072-4095
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 4096-6143
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 6144-8191
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 8192-12287
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 12288-16383
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 16384-24575
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 24576-32767
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 32768-49151
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 49152-65535
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 65536-98303
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 98304-131071
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 131072-196607
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N 196608-262143
-			"cccccccccccccccccccccccccccccccccccccccc",    // M >= 1572864, N >= 262144
+			"====BBBBBBBBBBBBBBBBBBBBBBBBBBBBCCCDDBBB",       // M <= 1, N <= 1
+			"4444444444444444444444444444444444444444",       // M <= 1, N (none)
+			"======BBBBCCCCCCC>BBBBBB>BBBBBBBCCDDBBBB",       // M <= 1, N 2
+			"======BBBCCCCCCCCC>>>>>B>BBBBBBBCCDDBBBB",       // M <= 1, N 3
+			"===EE=BBBCCCCCCCCC>>>>>>B>BBBBBBCCDDDBBB",       // M <= 1, N 4-5
+			"==EEE=BBCCCCCCCCCC>>>>>>B>BBBBBCCCDDDBBB",       // M <= 1, N 6-7
+			"EEEEE=BBCCCCCCCCCC>>>>>>BB>BBCCCCCDDDDBB",       // M <= 1, N 8-11
+			"EEEEFBBBCCCCCCCCCC>>>>>>BBBBBCCCCDDDDDDD",       // M <= 1, N 12-15
+			"BBBBBBBBBCCCCCCCC>>>>>>>BBBBBBBBBBBBBBBB",       // M <= 1, N 16-23
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 24-31
+			"BBBBBBBBBBB55555BBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 32-47
+			"BBBBBBBBBBBBB55BBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 48-63
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 64-95
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 96-127
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 128-191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 192-255
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 256-383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 384-511
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 512-767
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 768-1023
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 1024-1535
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 1536-2047
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 2048-3071
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 3072-4095
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBLBBBBBBBBBBBB",       // M <= 1, N 4096-6143
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 6144-8191
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBLBBBBBBBBBBBB",       // M <= 1, N 8192-12287
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBLBBBBBBBBBBBB",       // M <= 1, N 12288-16383
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",       // M <= 1, N 16384-24575
+			"BBBBBBBBBBBBBBBBBBBBBBBBBBLBBBBBBBBBBBBB",       // M <= 1, N 24576-32767
+			"BBBBBBBBBBBBBBBBBBLLBBBBLLBBBBBBBBBBBBBB",       // M <= 1, N 32768-49151
+			"BBBBBBBBBBBBBBBBBBLLLLLLLLBBBBBBBBBBBBBB",       // M <= 1, N 49152-65535
+			"BBBBBBBBBBBBBBBBBBLLLLLLLLBBBBBBBBBBBBBB",       // M <= 1, N 65536-98303
+			"BBBBBBBBBBBBBBBBBLLLLLLLLLBBBBBBBBBBBBBB",       // M <= 1, N 98304-131071
+			"BBBBBBBBBBBBBBBBBLLLBBBBLLBBBBBBBBBBBBBB",       // M <= 1, N 131072-196607
+			"BBBBBBBBBBBBBBBBBBLBBBBBBLBBBBBBBBBBBBBB",       // M <= 1, N 196608-262143
+			"BBBBBBBBBBBBBBBBBBLBBBBBBLBBBBBBBBBBBBBB",       // M <= 1, N >= 262144
+			"4444444444444444444444444444444444444444",       // M (none), N <= 1
+			"4444444444444444444444444444444444444444",       // M (none), N (none)
+			"4444444444444444444444444444444444444444",       // M (none), N 2
+			"4444444444444444444444444444444444444444",       // M (none), N 3
+			"4444444444444444444444444444444444444444",       // M (none), N 4-5
+			"4444444444444444444444444444444444444444",       // M (none), N 6-7
+			"4444444444444444444444444444444444444444",       // M (none), N 8-11
+			"4444444444444444444444444444444444444444",       // M (none), N 12-15
+			"4444444444444444444444444444444444444444",       // M (none), N 16-23
+			"4444444444444444444444444444444444444444",       // M (none), N 24-31
+			"4444444444444444444444444444444444444444",       // M (none), N 32-47
+			"4444444444444444444444444444444444444444",       // M (none), N 48-63
+			"4444444444444444444444444444444444444444",       // M (none), N 64-95
+			"4444444444444444444444444444444444444444",       // M (none), N 96-127
+			"4444444444444444444444444444444444444444",       // M (none), N 128-191
+			"4444444444444444444444444444444444444444",       // M (none), N 192-255
+			"4444444444444444444444444444444444444444",       // M (none), N 256-383
+			"4444444444444444444444444444444444444444",       // M (none), N 384-511
+			"4444444444444444444444444444444444444444",       // M (none), N 512-767
+			"4444444444444444444444444444444444444444",       // M (none), N 768-1023
+			"4444444444444444444444444444444444444444",       // M (none), N 1024-1535
+			"4444444444444444444444444444444444444444",       // M (none), N 1536-2047
+			"4444444444444444444444444444444444444444",       // M (none), N 2048-3071
+			"4444444444444444444444444444444444444444",       // M (none), N 3072-4095
+			"4444444444444444444444444444444444444444",       // M (none), N 4096-6143
+			"4444444444444444444444444444444444444444",       // M (none), N 6144-8191
+			"4444444444444444444444444444444444444444",       // M (none), N 8192-12287
+			"4444444444444444444444444444444444444444",       // M (none), N 12288-16383
+			"4444444444444444444444444444444444444444",       // M (none), N 16384-24575
+			"4444444444444444444444444444444444444444",       // M (none), N 24576-32767
+			"4444444444444444444444444444444444444444",       // M (none), N 32768-49151
+			"4444444444444444444444444444444444444444",       // M (none), N 49152-65535
+			"4444444444444444444444444444444444444444",       // M (none), N 65536-98303
+			"4444444444444444444444444444444444444444",       // M (none), N 98304-131071
+			"4444444444444444444444444444444444444444",       // M (none), N 131072-196607
+			"4444444444444444444444444444444444444444",       // M (none), N 196608-262143
+			"4444444444444444444444444444444444444444",       // M (none), N >= 262144
+			"======CCCCCCC=======>CCC>BBBBBBBCCDDBBBB",       // M 2, N <= 1
+			"4444444444444444444444444444444444444444",       // M 2, N (none)
+			"======F=CCCCCCC===>>>>>C>BBBBBBBBCDDBBBB",       // M 2, N 2
+			"====EEFFCCCCCCCCC>>>>>>>>BBBBBBBBBDDBBBB",       // M 2, N 3
+			"====EEFFCCCCCCCCC>>>>>>>>>BBBBBBBBDDBBBB",       // M 2, N 4-5
+			"===EEEFFCCCCCCCCC>>>>>>>>C>BBBBBBBDDDBBB",       // M 2, N 6-7
+			"=EEEEEFFCCCCCCCCC>>>>>>>>C>BBBCCCDDDDDBB",       // M 2, N 8-11
+			"EEEEEEF=CCCCCCCCC>>>>>>>>CD>FFCCCDDDDDDD",       // M 2, N 12-15
+			"EEEEEFF=CCCCCCCCC>>>>>>>CCDDDDDCCDDDDDDD",       // M 2, N 16-23
+			"C55CCCCCC=5555555CCCCCCCBCCCCCCCCDDCCCCC",       // M 2, N 24-31
+			"HHHHHHHHHH55555552222CBBHHHHHHHHHHHHHHHH",       // M 2, N 32-47
+			"HHHHHHHHHHHH5555HBB2BBBHHHHHHHHHHHHHHHHH",       // M 2, N 48-63
+			"LLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLL",       // M 2, N 64-95
+			"LLLLLLLLLLLLLLLLBBLLLLLLLLLLLLLLLLLLLLLL",       // M 2, N 96-127
+			"LLLLLLLLLLLLLLBBBBBBBBBLLLLLLLLLLLLLLLLL",       // M 2, N 128-191
+			"LLLLLLLLLLLLLBCCCCCCCCJJLLLLLLLLLLLLLLLL",       // M 2, N 192-255
+			"HHHHHHHHHHHHBCCCCCCCCCCJJHHHHHHHHHHHHHHH",       // M 2, N 256-383
+			"HHHHHHHHHHHHBCCCCCCCCCCCJJHHHHHHHHHHHHHH",       // M 2, N 384-511
+			"LLLLLLLLLLLBCCCCCCCCCCCCJJKLLLLLLLLLLLLL",       // M 2, N 512-767
+			"LLLLLLLLLLLBCCCCCCCCCCCKKKKLLLLLLLLLLLLL",       // M 2, N 768-1023
+			"LLLLLLLLLLLLCCCCCCCCCCCKLLLLLLLLLLLLLLLL",       // M 2, N 1024-1535
+			"LLLLLLLLLLLLBCCCCCCCCKLLLLLLLLLLLLLLLLLL",       // M 2, N 1536-2047
+			"LLLLLLLLLLLLLCCCCMMKLLLLLLLLLLLLLLLLLLLL",       // M 2, N 2048-3071
+			"LLLLLLLLLLLLLCCCCLLLLLLLLLLLLLLLLLLLLLLL",       // M 2, N 3072-4095
+			"LLLLLLLLLLLLLCCCCLLLLLLLLLLLLLLLLLLLLLLL",       // M 2, N 4096-6143
+			"LLLLLLLLLLLLLCCCLLLLLLLLLLLLLLLLLLLLLLLL",       // M 2, N 6144-8191
+			"LLLLLLLLLLLLLLLLLLLLCCCCLLLLLLLLLLLLLLLL",       // M 2, N 8192-12287
+			"LLLLLLLLLLLLLLLLLLLLCCCCLLLLLLLLLLLLLLLL",       // M 2, N 12288-16383
+			"LLLLLLLLLLLLLLLLLLLLLCCLLLLLLLLLLLLLLLLL",       // M 2, N 16384-24575
+			"LLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLL",       // M 2, N 24576-32767
+			"LLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLL",       // M 2, N 32768-49151
+			"LLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLL",       // M 2, N 49152-65535
+			"LLLLLLLLLLLLLLLLLLLLMMMMLLLLLLLLLLLLLLLL",       // M 2, N 65536-98303
+			"LLLLLLLLLLLLLLLLLLLMMMMMMLLLLLLLLLLLLLLL",       // M 2, N 98304-131071
+			"LLLLLLLLLLLLLLLLLLMMMMMMMMLLLLLLLLLLLLLL",       // M 2, N 131072-196607
+			"LLLLLLLLLLLLLLLLLLMMMMMMMMLLLLLLLLLLLLLL",       // M 2, N 196608-262143
+			"LLLLLLLLLLLLLLLLLLMMMMMMMMLLLLLLLLLLLLLL",       // M 2, N >= 262144
+			"======BBB==B=========>BB>BBBBBBBCCDDBBBB",       // M 3, N <= 1
+			"4444444444444444444444444444444444444444",       // M 3, N (none)
+			"====E=FFFFCCC=======>>>>>BBBBBBBBBDDBBBB",       // M 3, N 2
+			"====EEFFFFCCCCC===>>>>>>>BBBBBBBBBBDBBBB",       // M 3, N 3
+			"===EEEFFFFCCCCCCC>>>>>>>CCBBBBBBBBBDBBBB",       // M 3, N 4-5
+			"==EEEEFFFFCCCCCCC>>>>>>>CC>BBBBBBBBDDBBB",       // M 3, N 6-7
+			"EEEEEEFFFFCCCCCCC>>>>>>>CC>FFBCBBBDDDDDD",       // M 3, N 8-11
+			"EEEEEGFFFCCCCCCCC>>>>>>>CC>>FFFCDDDDDDDD",       // M 3, N 12-15
+			"EEEEGGFF=CCCCCCC>>>>>>>CCC>>>>AAADDDDDDD",       // M 3, N 16-23
+			"5555BBB=>>>55555>>2222BBBHHHHHHHMMMDDDMM",       // M 3, N 24-31
+			"HH55HBB>HH>=5555>22222BBHHHHHHHHHHHMMMMM",       // M 3, N 32-47
+			"HHHH5HHHHHHH====H522222HHHHHHHHHHHHHHHHH",       // M 3, N 48-63
+			"LLLLLLLLLLLLLLLBBLLBLLLLLLLLLLLLLLLLLLLL",       // M 3, N 64-95
+			"LLLLLLLLLLLLLBBBBBBLLLLLLLLLLLLLLLLLLLLL",       // M 3, N 96-127
+			"LLLLLLLLLLLLLBBBBB=JJJJJLLLLLLLLLLLLLLLL",       // M 3, N 128-191
+			"LLLMLLLLLLLLBBBB===JJJJJJLLLLLLLLLLLLLLL",       // M 3, N 192-255
+			"HHMLHHHLBHHHBBBBB==IIJJJJJHHHHHHHHHHHHHH",       // M 3, N 256-383
+			"HHHHHHHHBHHBBBBBBB=IIJJJJJJHHHHHHHHHHHHH",       // M 3, N 384-511
+			"LLLHHHLLBLLBBBBBBBMMMMJJJJJJLLLLLLLLLLLL",       // M 3, N 512-767
+			"LLHHHHHHBLLBBBBBB=MMMMJJJJJJLLLLLLLLLLLL",       // M 3, N 768-1023
+			"LLLHHHHBLLLBBBBBB=MMMMJKKKKLLLLLLLLLLLLL",       // M 3, N 1024-1535
+			"LLLLLLLLLLLLBBBB=MMMMKLLLLLLLLLLLLLLLLLL",       // M 3, N 1536-2047
+			"LLLLLLLLLLLLBLLLLJMKLLLLLLLLLLLLLLLLLLLL",       // M 3, N 2048-3071
+			"LLLLLLLLLLLLBLLLLLLLLLLLLLLLLLLLLLLLLLLL",       // M 3, N 3072-4095
+			"LLLLLLLLLLLLBLLLLLLLLLLLLLLLLLLLLLLLLLLL",       // M 3, N 4096-6143
+			"LLLLLLLLLLLLLLLLLHLLLLLLLLLLLLLLLLLLLLLL",       // M 3, N 6144-8191
+			"LLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLL",       // M 3, N 8192-12287
+			"LLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLL",       // M 3, N 12288-16383
+			"LLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLL",       // M 3, N 16384-24575
+			"LLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLL",       // M 3, N 24576-32767
+			"LLLLLLLLLLLLHHHLLLLLLLLLLLLLLLLLLLLLLLLL",       // M 3, N 32768-49151
+			"LLLLLLLLLLLIIIILLLLLLLLLLLLLLLLLLLLLLLLL",       // M 3, N 49152-65535
+			"LLLLLLLLLLIIIIIILLLMMMMMMLLLLLLLLLLLLLLL",       // M 3, N 65536-98303
+			"LLLLLLLLLLIIIIIILLMMMMMMMMLLLLLLLLLLLLLL",       // M 3, N 98304-131071
+			"LLLLLLLLLLLIIIIILLMMMMMMMMLLLLLLLLLLLLLL",       // M 3, N 131072-196607
+			"LLLLLLLLLLLIIIIILLMMMMMMMMLLLLLLLLLLLLLL",       // M 3, N 196608-262143
+			"LLLLLLLLLLLLLIILLLMMMMMMMMLLLLLLLLLLLLLL",       // M 3, N >= 262144
+			"===EEFBF==============BBBBBBBBBBCCDDDBBB",       // M 4-5, N <= 1
+			"4444444444444444444444444444444444444444",       // M 4-5, N (none)
+			"====EFFFFFFC========>>>>CBBBBBBBBBDDBBBB",       // M 4-5, N 2
+			"===EEEFFFFFFC======>>>>CCCBBBBBBBBBDBBBB",       // M 4-5, N 3
+			"===EEEFFFFFFCCC==>>>>>>CCC>BBBBBBBBDDBBB",       // M 4-5, N 4-5
+			"=EEEEEFFFFFFCCCC>>>>>>>CCC>FBBBBBBBDDBBD",       // M 4-5, N 6-7
+			"EEEEEGFFFFFCCCCC>>>>>>>CCC>FFFFBBBDDDDDD",       // M 4-5, N 8-11
+			"EEEEGGFFFFFCCCCC>>>>>>>CCC>>>FFFDDDDDDDD",       // M 4-5, N 12-15
+			"EEEGGGGFFFCCCCCC>>>>>>CCCCA444FAAADDDDDD",       // M 4-5, N 16-23
+			"5555BBBB>>>@@5@@>22222@B@@HHHMMMMMMMMMMM",       // M 4-5, N 24-31
+			"H5555BBB>>>@@@@5552222@B@5HHH2222HMMMMMM",       // M 4-5, N 32-47
+			"HH555544>HHHHH55552225555HHHHH22HHHMMMMM",       // M 4-5, N 48-63
+			"LLLLLLLLLLLLLBBBBBBBBBBLLLLLLLLLLLLLLMML",       // M 4-5, N 64-95
+			"LLLLLLLLLLLLBBBBBBBBBBLLLLLLLLLLLLLLLLLL",       // M 4-5, N 96-127
+			"LLMMLLLLBLLBBBBBBBBBBBBB2LLLLLLLLLLLLLLL",       // M 4-5, N 128-191
+			"LLMLLLLLBLLBBBBBBB=JJJJJ22LLLLLLLLLLLLLL",       // M 4-5, N 192-255
+			"HMHHHHHHHBHBBBCCCC=JJJJJJ22HHHHHHHHHHHHH",       // M 4-5, N 256-383
+			"HHHHHHHHHBHBBBC@@@@JJJJJJJ22HHHHHHHHHHHH",       // M 4-5, N 384-511
+			"LLHHHHHHBBLBBCC@@@@JJJJJJJJ2LLLLLLLLLLLL",       // M 4-5, N 512-767
+			"LHHHHHHHBBLBB@C@@C@JJJJJJJJJ2LLLLLLLLLLL",       // M 4-5, N 768-1023
+			"LLHHHHHHBLLBB@@@@@MMJJJJJJJJ2LLLLLLLLLLL",       // M 4-5, N 1024-1535
+			"LLHHHHHBLLLBB@@@@@IIJJJJJJJJ22LLLLLLLLLL",       // M 4-5, N 1536-2047
+			"LLLLHHBLLLLBB@CCCCCJKKKKJLLL22LLLLLLLLLL",       // M 4-5, N 2048-3071
+			"LLLLLLLLLLLBBCCCCCCJKKKLLLLL222LLLLLLLLL",       // M 4-5, N 3072-4095
+			"LLLLLLLLLLLLBCCCCCJJKLKLLLLL22LLLLLLLLLL",       // M 4-5, N 4096-6143
+			"LLLLLLLLLLLLBCCCCJJJHLLLLLLLL2LLLLLLLLLL",       // M 4-5, N 6144-8191
+			"LLLLLLLLLLLL2LLHJJJHIIIILLLLLLLLLLLLLLLL",       // M 4-5, N 8192-12287
+			"LLLLLLLLLLLLLLHHHHHIIIIILLLLLLLLLLLLLLLL",       // M 4-5, N 12288-16383
+			"LLLLLLLLLLLLLHHHHHHIIIIILLLLLLLLLLLLLLLL",       // M 4-5, N 16384-24575
+			"LLLLLLLLLLLHHHHHHHLLLLLLLLLLLLLLLLLLLLLL",       // M 4-5, N 24576-32767
+			"LLLLLLLLLLIIIIIHHLLLLLLLLLLLLLLLLLLLLLLL",       // M 4-5, N 32768-49151
+			"LLLLLLLLLIIIIIIIILLLLMMLLLLLLLLLLLLLLLLL",       // M 4-5, N 49152-65535
+			"LLLLLLLLLIIIIIIIILLMMMMMMLLLLLLLLLLLLLLL",       // M 4-5, N 65536-98303
+			"LLLLLLLLLIIIIIIIILMMMMMMMMLLLLLLLLLLLLLL",       // M 4-5, N 98304-131071
+			"LLLLLLLLLIIIIIIIKLMMMMMMMMLLLLLLLLLLLLLL",       // M 4-5, N 131072-196607
+			"LLLLLLLLLLIIIIIKKLMMMMMMMMMLLLLLLLLLLLLL",       // M 4-5, N 196608-262143
+			"LLLLLLLLLLLIIIIKKLMMMMMMMMLLLLLLLLLLLLLL",       // M 4-5, N >= 262144
+			"==EEEF@FF==============@@CBBBBBCCCDDDBBB",       // M 6-7, N <= 1
+			"4444444444444444444444444444444444444444",       // M 6-7, N (none)
+			"===EEFFFFFF==========>>@@CBBBBBBBBDDDBBB",       // M 6-7, N 2
+			"==EEEEFFFFFF========>>CCCC>BBBBBBBBDDBBB",       // M 6-7, N 3
+			"=EEEEEFFFFFFC=====>>>>CCCC>FBBBBBBBDDBBD",       // M 6-7, N 4-5
+			"EEEEEGFFFFFFC====>>>>>CCCC>FFFBBBBBDDDDD",       // M 6-7, N 6-7
+			"EEEEGGGFFFFFC====>>>>>CCCC>>FFFFB?DDDDDD",       // M 6-7, N 8-11
+			"EEEGGGGFFFFF=====>>>>CCCCCA4AFFFFFAAMMII",       // M 6-7, N 12-15
+			"EEGGGGGFFFFC=====>>>CCCCCC548888AAAMMIII",       // M 6-7, N 16-23
+			"5555FFFFFF@@@@@@@@22@@@@@@A88888FAFMIIII",       // M 6-7, N 24-31
+			"H55555FFFF@@@@@@5555@@@@@52222222224IIII",       // M 6-7, N 32-47
+			"HH555544444HH5555555555555HH222222244444",       // M 6-7, N 48-63
+			"LLLFFFFFFFBLBBBBBBB222222LLL222222L244MM",       // M 6-7, N 64-95
+			"LLFFFFFFLLLBBBBBBBB2222LLLLLLL222LLLLLLL",       // M 6-7, N 96-127
+			"LLFFFFFFBBLBBBBBBBBB22222LLLLLLLLLLLLLLL",       // M 6-7, N 128-191
+			"LFFFFFFFFBLBB@@@@@@BBB2222LLLLLLLLLLLLLL",       // M 6-7, N 192-255
+			"HFFFFFFFFBBBB@@@@@@@CCC2222HHHHHHHHHHHHH",       // M 6-7, N 256-383
+			"HFFFFFFFFBBBB@@@@@@@CCCJ2222HHHHHHHHHHHH",       // M 6-7, N 384-511
+			"LFFFFFFFFBBB@@@@@@@CCCCJ22222LLLLLLLLLLL",       // M 6-7, N 512-767
+			"LFFFFFFFFBL2@@@@@@@CCCJ222222LLLLLLLLLLL",       // M 6-7, N 768-1023
+			"LFFFFFFFBBL2@@@@@@CCCJ22222222LLLLLLLLLL",       // M 6-7, N 1024-1535
+			"LLFFFFFFBLL22@@@@CCCC222222222LLLLLLLLLL",       // M 6-7, N 1536-2047
+			"LLLFFFFBLLL22@CCCCC222222222222LLLLLLLLL",       // M 6-7, N 2048-3071
+			"LLLLLLLLLLL22CCCCC2222222222222LLLLLLLLL",       // M 6-7, N 3072-4095
+			"LLLLLLLLLLL222CCC22222222222222LLLLLLLLL",       // M 6-7, N 4096-6143
+			"LLLLLLLLLLLL2222222222222222222LLLLLLLLL",       // M 6-7, N 6144-8191
+			"LLLLLLLLLLLL222222222222222222LLLLLLLLLL",       // M 6-7, N 8192-12287
+			"LLLLLLLLLLLLL22222222222222222LLLLLLLLLL",       // M 6-7, N 12288-16383
+			"LLLLLLLLLLL222222222222222222LLLLLLLLLLL",       // M 6-7, N 16384-24575
+			"LLLLLLLLLL22222222222222222LLLLLLLLLLLLL",       // M 6-7, N 24576-32767
+			"LLLLLLLLL244444222222222LL2LLLLLLLLLLLLL",       // M 6-7, N 32768-49151
+			"LLLLLLLLL44444442222222222LLLLLLLLLLLLLL",       // M 6-7, N 49152-65535
+			"LLLLLLLLL4444444422222242222LLLLLLLLLLLL",       // M 6-7, N 65536-98303
+			"LLLLLLLLL4444444422222224222LLLLLLLLLLLL",       // M 6-7, N 98304-131071
+			"LLLLLLLLL4444444442222224422LLLLLLLLLLLL",       // M 6-7, N 131072-196607
+			"LLLLLLLLL4444444442222224422LLLLLLLLLLLL",       // M 6-7, N 196608-262143
+			"LLLLLLLLLL44444444222222442LLLLLLLLLLLLL",       // M 6-7, N >= 262144
+			"EEEEFFGFF==============GGGBBBCCCCCDDDDBB",       // M 8-11, N <= 1
+			"4444444444444444444444444444444444444444",       // M 8-11, N (none)
+			"=EEEEFFFFFF===========CGGG>BBBCCCDDDDDBB",       // M 8-11, N 2
+			"EEEEEEFFFFFF========>CCCCG>FFBCBBBDDDDDD",       // M 8-11, N 3
+			"EEEEEGFFFFFF=======>CCCCCC>FFFFBBBDDDDDD",       // M 8-11, N 4-5
+			"EEEEGGGFFFFF======>>CCCCCCA>FFFFB?DDDDDD",       // M 8-11, N 6-7
+			"EEEGGGGFFFFF======>>CCCCCCAAFFFFFFFFMIII",       // M 8-11, N 8-11
+			"EEGGGGGGFFFF======>CCCCCCC588888FFFMIIII",       // M 8-11, N 12-15
+			"EGGGGGGGFFF=======CCCCCCCC58888888MMIIII",       // M 8-11, N 16-23
+			"5555555BB788855BB555BBBBBB58888888888888",       // M 8-11, N 24-31
+			"H555555422444555555555BB5522222222244444",       // M 8-11, N 32-47
+			"H5555442224455555555555555H2222222244444",       // M 8-11, N 48-63
+			"LLL54442BBBBBBBBBB5225552LL2222222224444",       // M 8-11, N 64-95
+			"LL5554222444BBBBBB522222LLLL222222LL444L",       // M 8-11, N 96-127
+			"LMLLLLCC222BBBCCCBB222222LLLLL222LLLLLLL",       // M 8-11, N 128-191
+			"LLLHHHHLC22BBBCCCCB2222222LLLLLLLLLLLLLL",       // M 8-11, N 192-255
+			"LHHHHHHHH52BBCCCCCB222222222222222222222",       // M 8-11, N 256-383
+			"HHHHHHHHH522BBCCCCC222222222222222222222",       // M 8-11, N 384-511
+			"LHHHHHHHH22222CCCCC222222222222222222222",       // M 8-11, N 512-767
+			"HHHHHHHH522222CCC@22MJ222222222222222222",       // M 8-11, N 768-1023
+			"2HHHHHHH522222CCC22222222222222222222222",       // M 8-11, N 1024-1535
+			"2HHHHHH5222222LC222222222222222222222222",       // M 8-11, N 1536-2047
+			"22HHHH55222222L2222222222222222222222222",       // M 8-11, N 2048-3071
+			"2222555222222222552222222222222222222222",       // M 8-11, N 3072-4095
+			"2222222222222222222222222222222222222222",       // M 8-11, N 4096-6143
+			"2222222222222222222222222222222222222222",       // M 8-11, N 6144-8191
+			"2222222222222222222222222222222222222222",       // M 8-11, N 8192-12287
+			"2222222222222222222222222222222222222222",       // M 8-11, N 12288-16383
+			"2222222222222222222222222222222222222222",       // M 8-11, N 16384-24575
+			"2222222222222222222222222222222222222222",       // M 8-11, N 24576-32767
+			"2222222224444444222222222222222222222222",       // M 8-11, N 32768-49151
+			"2222222244444444422222222222222222222222",       // M 8-11, N 49152-65535
+			"2222222244444444422444444222222222222222",       // M 8-11, N 65536-98303
+			"2222222244444444444224444422222222222222",       // M 8-11, N 98304-131071
+			"2222222244444444442222244422222222222222",       // M 8-11, N 131072-196607
+			"2222222224444444442222244422222222222222",       // M 8-11, N 196608-262143
+			"2222222224444444444222244442222222222222",       // M 8-11, N >= 262144
+			"EEEEFGGFF==============GGG>>>CCCCDDDDDDD",       // M 12-15, N <= 1
+			"4444444444444444444444444444444444444444",       // M 12-15, N (none)
+			"EEEEEFFFFFF===========CGGG>FFFCCCDDDDDDD",       // M 12-15, N 2
+			"EEEEEFFFFFFF=========CCCCG>>FFFCDDDDDDDD",       // M 12-15, N 3
+			"EEEEGGFFFFFF========CCCCCCA>>FFFDDDDDDDD",       // M 12-15, N 4-5
+			"EEEGGGGFFFFF=======CCCCCCCA>FFFFFFAAMMII",       // M 12-15, N 6-7
+			"EEGGGGGGFFFF=======CCCCCCC588888FFFMIIII",       // M 12-15, N 8-11
+			"EGGGGEGGFFF========CCCCCCC58888888MIIIII",       // M 12-15, N 12-15
+			"GGGGGGGGGF>=======CCCCCCCC588888888IIIII",       // M 12-15, N 16-23
+			"55555557BB7885555555BBBBB588888888888888",       // M 12-15, N 24-31
+			"H555552222244555555555555522222222244444",       // M 12-15, N 32-47
+			"2555442222244555555555555522222222224444",       // M 12-15, N 48-63
+			"LL544222222445BB555525552222222222224444",       // M 12-15, N 64-95
+			"2255422222445BBBB55222222222222222222444",       // M 12-15, N 96-127
+			"2FGGGGG22444BBCCCB5222222222422222222222",       // M 12-15, N 128-191
+			"5GGEEEEE5425BBCCCB5222222222244222222222",       // M 12-15, N 192-255
+			"7GEEEEEE7422BCCCCC2222222222222222222222",       // M 12-15, N 256-383
+			"7777777774222BCCCC2222222222222222222222",       // M 12-15, N 384-511
+			"555555555422222CC22222222222222222222222",       // M 12-15, N 512-767
+			"5555555552222222222222222222222222222222",       // M 12-15, N 768-1023
+			"2555555552222222222222222222222222222222",       // M 12-15, N 1024-1535
+			"2555555522222222222222222222222222222222",       // M 12-15, N 1536-2047
+			"2255555522222222222222222222222222222222",       // M 12-15, N 2048-3071
+			"2225555222222222222222222222222222222222",       // M 12-15, N 3072-4095
+			"2222222222222222222222222222222222222222",       // M 12-15, N 4096-6143
+			"2222222222222222222222222222222222222222",       // M 12-15, N 6144-8191
+			"2222222222222222222222222222222222222222",       // M 12-15, N 8192-12287
+			"2222222222222222222222222222222222222222",       // M 12-15, N 12288-16383
+			"2222222222222222222222222222222222222222",       // M 12-15, N 16384-24575
+			"2222222222244422222222222222222222222222",       // M 12-15, N 24576-32767
+			"2222222224444444422222222222222222222222",       // M 12-15, N 32768-49151
+			"2222222244444444442224422222222222222222",       // M 12-15, N 49152-65535
+			"2222222244444444442444444222222222222222",       // M 12-15, N 65536-98303
+			"2222222244444444444444444422222222222222",       // M 12-15, N 98304-131071
+			"2222222244444444444444444442222222222222",       // M 12-15, N 131072-196607
+			"2222222244444444444444444442222222222222",       // M 12-15, N 196608-262143
+			"2222222224444444444444444442222222222222",       // M 12-15, N >= 262144
+			"GGGGGGGG==============GGGG>>>>>>>>>>>>>>",       // M 16-23, N <= 1
+			"4444444444444444444444444444444444444444",       // M 16-23, N (none)
+			"EEEEEFFFFFF==========CCGGG>>>>>CCDDDDDDD",       // M 16-23, N 2
+			"EEEEGFFFFFF=========CCCCCG>>>>FAADDDDDDD",       // M 16-23, N 3
+			"EEEGGGFFFFFF=======CCCCCCCA>>>FAAADDDDDD",       // M 16-23, N 4-5
+			"EEGGGGGFFFF========CCCCCCC548888AAAMMIII",       // M 16-23, N 6-7
+			"EGGGGGGGFFF========CCCCCCC58888888MMIIII",       // M 16-23, N 8-11
+			"GGGGGGGGFFF========CCCCCCC588888888IIIII",       // M 16-23, N 12-15
+			"GGGGGGGG77>=======CCCCCCCC888888888IIIII",       // M 16-23, N 16-23
+			"5555557777888555555555555528888888888888",       // M 16-23, N 24-31
+			"2555522222224555555555555522222222244444",       // M 16-23, N 32-47
+			"2254422222224555555555555222222222224444",       // M 16-23, N 48-63
+			"2244422222224555555222224442222222224444",       // M 16-23, N 64-95
+			"2254222222245555555222224244422222222444",       // M 16-23, N 96-127
+			"25GGGG52224455BB555222444444444222222222",       // M 16-23, N 128-191
+			"5GGEEEEE44445BBBB55222444444444442222222",       // M 16-23, N 192-255
+			"7GEEEEEE744457CB=52222444442444442222222",       // M 16-23, N 256-383
+			"7777777774442577722222444422222222222222",       // M 16-23, N 384-511
+			"5555555554444222222224444222222222222222",       // M 16-23, N 512-767
+			"55555555544442222C2224444222222222222222",       // M 16-23, N 768-1023
+			"2555555544444222222224442222222222222222",       // M 16-23, N 1024-1535
+			"2555555544442222222222222222222222222222",       // M 16-23, N 1536-2047
+			"2255555422222222222222222222222222222222",       // M 16-23, N 2048-3071
+			"2225552222222222222222222222222222222222",       // M 16-23, N 3072-4095
+			"2222222222222222222222222222222222222222",       // M 16-23, N 4096-6143
+			"2222222222222222222222222222222222222222",       // M 16-23, N 6144-8191
+			"2222222222222222222222222222222222222222",       // M 16-23, N 8192-12287
+			"2222222222222222222222222222222222222222",       // M 16-23, N 12288-16383
+			"2222222222222222222222222222222222222222",       // M 16-23, N 16384-24575
+			"2222222222444444222222222222222222222222",       // M 16-23, N 24576-32767
+			"2222222224444444442222222222222222222222",       // M 16-23, N 32768-49151
+			"2222222244444444442224422222222222222222",       // M 16-23, N 49152-65535
+			"2222222244444444444444444222222222222222",       // M 16-23, N 65536-98303
+			"2222222244444444444444444422222222222222",       // M 16-23, N 98304-131071
+			"2222222244444444444444444442222222222222",       // M 16-23, N 131072-196607
+			"2222222244444444444444444442222222222222",       // M 16-23, N 196608-262143
+			"2222222224444444444444444442222222222222",       // M 16-23, N >= 262144
+			"CCCCCCCCCCCCCGGGGGGGGCCCCCCCCCCCCCCCCCCC",       // M 24-31, N <= 1
+			"4444444444444444444444444444444444444444",       // M 24-31, N (none)
+			"CGGGGGGGGGGGGGGGGGGGGGCCCCCCCCCCC44CCCCC",       // M 24-31, N 2
+			"GGGGGGGGGGGGGGGGGGGGGG444CCCCCCC44444444",       // M 24-31, N 3
+			"GGGGGGGGGGGGGGGGGGG4444444HHH44444444444",       // M 24-31, N 4-5
+			"GGGGGGGGGGGGGGGGGG4444444444444444444444",       // M 24-31, N 6-7
+			"EEEEGGGGG4444455554444444477444444448888",       // M 24-31, N 8-11
+			"55555GG444444455554445524777722224478888",       // M 24-31, N 12-15
+			"5554777774447745477745527777778877778888",       // M 24-31, N 16-23
+			"22222247742885BBBB5BCCCCC52888888888IIII",       // M 24-31, N 24-31
+			"222222477222855555555BCC522788888888IIII",       // M 24-31, N 32-47
+			"2222222422222555552222554447788888888III",       // M 24-31, N 48-63
+			"222222222222225555222224444477888888888I",       // M 24-31, N 64-95
+			"222222222222222555222444444<<47777778884",       // M 24-31, N 96-127
+			"222222222222222255224444444<<<<477774444",       // M 24-31, N 128-191
+			"222222222222222225224444444:<<<<<4444444",       // M 24-31, N 192-255
+			"22222222222222222222444444444:<<<<444444",       // M 24-31, N 256-383
+			"2222242222222222222244444444444444444444",       // M 24-31, N 384-511
+			"2222222222222222222244444422244444444444",       // M 24-31, N 512-767
+			"2222222222222222222224444422222444444444",       // M 24-31, N 768-1023
+			"2222222222222222222222444222222244444444",       // M 24-31, N 1024-1535
+			"222222222222222222222222222^^22224444444",       // M 24-31, N 1536-2047
+			"222222222222222222222222^^^^^^2224444444",       // M 24-31, N 2048-3071
+			"22222222222222222222222^^^^^^^^224444444",       // M 24-31, N 3072-4095
+			"22222222222222222222222^^^^^^^^224444444",       // M 24-31, N 4096-6143
+			"22222222222222222222222^^^^^^^2224444444",       // M 24-31, N 6144-8191
+			"22222222222222222442222^^^^^^22224444444",       // M 24-31, N 8192-12287
+			"2222222222222222224222222222222244444444",       // M 24-31, N 12288-16383
+			"2222222222222222222222222222222444444444",       // M 24-31, N 16384-24575
+			"22222222222224___^22222222222aa444444444",       // M 24-31, N 24576-32767
+			"22222222222444____^22222222aaaaa44444444",       // M 24-31, N 32768-49151
+			"222222222444444___222222222aaaaaa4444444",       // M 24-31, N 49152-65535
+			"222222222444444___4244442242aaaaaa444444",       // M 24-31, N 65536-98303
+			"2222222a24444444__4444444444aaaaaaa44444",       // M 24-31, N 98304-131071
+			"222222aa22444444444444444444aaaaaaaa4444",       // M 24-31, N 131072-196607
+			"22222aaaa224444444444444444aaaaaaaaaa444",       // M 24-31, N 196608-262143
+			"2222aaaaa224444444444444444aaaaaaaaaaa44",       // M 24-31, N >= 262144
+			"==============GGGGAA====================",       // M 32-47, N <= 1
+			"4444444444444444444444444444444444444444",       // M 32-47, N (none)
+			"========GGGG=GGGGAAAA===================",       // M 32-47, N 2
+			"HHGGGGGGGGGGGG7777777777HHHHHHHHHHH77777",       // M 32-47, N 3
+			"HGGGGGGG777777777777777777HHH7777H777777",       // M 32-47, N 4-5
+			"L888888877777777777777777777777777777777",       // M 32-47, N 6-7
+			"7888888877777777777777777777777777777887",       // M 32-47, N 8-11
+			"7888888877777777777777777777777777777888",       // M 32-47, N 12-15
+			"7888887778777777777777777777777877777787",       // M 32-47, N 16-23
+			"722222478422855555555BCC522788888888IIII",       // M 32-47, N 24-31
+			"2222224778228555554222555447888888888III",       // M 32-47, N 32-47
+			"22222224882225555422222244447888888888II",       // M 32-47, N 48-63
+			"77722222422222555522277444<<<<7888888888",       // M 32-47, N 64-95
+			"22222222222222255222274444<<<<<;77777:::",       // M 32-47, N 96-127
+			"77222222222222255222444444<<<<<<<<77::::",       // M 32-47, N 128-191
+			"72222222222222222222477744:<<<<<<<<4::::",       // M 32-47, N 192-255
+			"722222222222222222337777744:<<<<<<<:::::",       // M 32-47, N 256-383
+			"22222222222222222223477744444:::::::::::",       // M 32-47, N 384-511
+			"2222222222222222222244744444444:::::::::",       // M 32-47, N 512-767
+			"2222222222222222222244444422224:::::::::",       // M 32-47, N 768-1023
+			"22222222222222222242222442222222::::::::",       // M 32-47, N 1024-1535
+			"22222222222222222222222422^^^^222:::::::",       // M 32-47, N 1536-2047
+			"2222222222222222222222^^^^^^^^^22:::::::",       // M 32-47, N 2048-3071
+			"222222222222222222222`^^^^^^^^^22:::::::",       // M 32-47, N 3072-4095
+			"2222222222222222222``^`^^^^^^^^22:::::::",       // M 32-47, N 4096-6143
+			"2222222222222222aaa`2^^^^^^^^^^22:::::::",       // M 32-47, N 6144-8191
+			"2222222222222222aaaa^^^^^^^^^^222:::::::",       // M 32-47, N 8192-12287
+			"22222222222222222a:a^^^^^^^^^222::::::::",       // M 32-47, N 12288-16383
+			"222222222222222^aa^^^^^^^^22222:::::::::",       // M 32-47, N 16384-24575
+			"22222222222224___^^^^^^222222cc:::::::::",       // M 32-47, N 24576-32767
+			"22222222222244____^22222222ccccc::::::::",       // M 32-47, N 32768-49151
+			"22222222c24444____^22222222cccccc:::::::",       // M 32-47, N 49152-65535
+			"2222222cc44444____42444444:ccccccc::::::",       // M 32-47, N 65536-98303
+			"222222ccc444444___44444444:cccccccc:::::",       // M 32-47, N 98304-131071
+			"22222cccc2444444__44444444:ccccccccc::::",       // M 32-47, N 131072-196607
+			"2222ccccc24444444444444444:cccccccccc:::",       // M 32-47, N 196608-262143
+			"222ccccccc2444444444444444:ccccccccccc::",       // M 32-47, N >= 262144
+			"================GG======================",       // M 48-63, N <= 1
+			"4444444444444444444444444444444444444444",       // M 48-63, N (none)
+			"===============GGG7=====================",       // M 48-63, N 2
+			"HHHHGGHHHGGHH777777HHHHHHHHHHHHHHHHHHHHH",       // M 48-63, N 3
+			"HHGGGGG777777777777777777HHHHH77HHH77777",       // M 48-63, N 4-5
+			"7788888877777777777777777777777777777777",       // M 48-63, N 6-7
+			"7888888877777777777777777777777777777777",       // M 48-63, N 8-11
+			"7888888877777777777777777777777777777777",       // M 48-63, N 12-15
+			"7788888787777777777777777777777777777777",       // M 48-63, N 16-23
+			"7722222444222555554222555447788888888III",       // M 48-63, N 24-31
+			"22222224884225555522722244447888888888II",       // M 48-63, N 32-47
+			"22222224828225555427777444<<<<7788888888",       // M 48-63, N 48-63
+			"7772222244422255552777774<<<<<7777777887",       // M 48-63, N 64-95
+			"2222222222222225522277774:<<<<<;;;777:::",       // M 48-63, N 96-127
+			"7722222222222225522227774:<<<<<<<<<47:::",       // M 48-63, N 128-191
+			"77222222222222225222477774:<<<<<<<<<::::",       // M 48-63, N 192-255
+			"72222222222222222333477774:<<<<<<<<:::::",       // M 48-63, N 256-383
+			"7222222222222222222337777444:<<mmmm:::::",       // M 48-63, N 384-511
+			"222222222222222222223777444444::::::::::",       // M 48-63, N 512-767
+			"22222222222222222222244444444444a:::::::",       // M 48-63, N 768-1023
+			"22222222222222422222224444222222::::::::",       // M 48-63, N 1024-1535
+			"22222222222222222::2224422a^^^22::::::::",       // M 48-63, N 1536-2047
+			"2222222222222222::;22^^^a^^^^^^22:::::::",       // M 48-63, N 2048-3071
+			"2222222222222222222^^^^^^^^^^^^22:::::::",       // M 48-63, N 3072-4095
+			"22222222222222222aaaa^^^^^^^^^^22:::::::",       // M 48-63, N 4096-6143
+			"2222222222222222aaccca^^^^^^^^^22:::::::",       // M 48-63, N 6144-8191
+			"2222222222222222acccca^^^^^j^^22::::::::",       // M 48-63, N 8192-12287
+			"22222222222c2222aacccaaa^^^^j222::::::::",       // M 48-63, N 12288-16383
+			"2222222222c2222^aaacc^^^^^^^222:::::::::",       // M 48-63, N 16384-24575
+			"222222222cc222^^^aa^ccc^^::::cc:::::::::",       // M 48-63, N 24576-32767
+			"22222222cc222_____^^cccc:::ccccc::::::::",       // M 48-63, N 32768-49151
+			"2222222cc22244____^^:::::::cccccc:::::::",       // M 48-63, N 49152-65535
+			"222222ccc24444_____2:::::::ccccccc::::::",       // M 48-63, N 65536-98303
+			"22222cccc244444___444::::::cccccccc:::::",       // M 48-63, N 98304-131071
+			"2222ccccc2444444__444444:::ccccccccc::::",       // M 48-63, N 131072-196607
+			"222ccccccc24444444444444::ccccccccccc:::",       // M 48-63, N 196608-262143
+			"22cccccccc24444444444444::cccccccccccc::",       // M 48-63, N >= 262144
+			"========================================",       // M 64-95, N <= 1
+			"4444444444444444444444444444444444444444",       // M 64-95, N (none)
+			"========================================",       // M 64-95, N 2
+			"HHHHHHHHHHHHHHGGG7HHHHHHHHHHHHHHHHHHHHHH",       // M 64-95, N 3
+			"HHHHHGGHHHHHH777777HH77HHHHHHHHHHHHHH77H",       // M 64-95, N 4-5
+			"LLLGGGG7777L7777777777777LLL777777L77777",       // M 64-95, N 6-7
+			"7778888877777777777777777777777777777777",       // M 64-95, N 8-11
+			"7788888887777777777777777777777777777777",       // M 64-95, N 12-15
+			"7788888887777777777777777777777777777777",       // M 64-95, N 16-23
+			"777222222222225555777222444477888888888I",       // M 64-95, N 24-31
+			"22222222444222555577777444<<<<7888888888",       // M 64-95, N 32-47
+			"2222222248445255547777774<<<<<7777777884",       // M 64-95, N 48-63
+			"2222222244252255547777774<<<<<<777777SSS",       // M 64-95, N 64-95
+			"2222222224442225522777774<<<<<<<<<<47444",       // M 64-95, N 96-127
+			"2222222224222222522777724:<<<<<<<<<<4444",       // M 64-95, N 128-191
+			"222222222222222222233777::<<<<<<mmm<4444",       // M 64-95, N 192-255
+			"2222222222222222223377777::<<<mmmmmm4444",       // M 64-95, N 256-383
+			"2222222222222222222447777:::<mmmmmmm4444",       // M 64-95, N 384-511
+			"2222222222222222222247774444::cmmmm44444",       // M 64-95, N 512-767
+			"222222222222225222::2444444444aacc:44444",       // M 64-95, N 768-1023
+			"22222222222222222:::::gggg44222aa4444444",       // M 64-95, N 1024-1535
+			"2222222222222222::::::aZgggaaaa244444444",       // M 64-95, N 1536-2047
+			"222222222222222::::k:g66ggca^^^244444444",       // M 64-95, N 2048-3071
+			"22222222222222::::::ggggggca^^^^24444444",       // M 64-95, N 3072-4095
+			"2222222222222::::kmcccccccca^^^224444444",       // M 64-95, N 4096-6143
+			"22222222222222::kcccccccccjaa^^244444444",       // M 64-95, N 6144-8191
+			"22222222222a222:ccccccgccjjjaa2244444444",       // M 64-95, N 8192-12287
+			"2222222222aaa22^acccccc::::jjc2444444444",       // M 64-95, N 12288-16383
+			"222222222aaa22^^^ccccccO:c::::4444444444",       // M 64-95, N 16384-24575
+			"22222222aaa222^^cccccPOOccc::aa444444444",       // M 64-95, N 24576-32767
+			"2222222aaaa222__fffcPPPPPc::aaaa44444444",       // M 64-95, N 32768-49151
+			"222222aaaa2224___ffPPPPPPPPPaaaaa4444444",       // M 64-95, N 49152-65535
+			"22222aaaaa2244___ffPPPPPPPPaaaaaaa444444",       // M 64-95, N 65536-98303
+			"2222aaaaaa22444____:PPPPPPaaaaaaaaa44444",       // M 64-95, N 98304-131071
+			"222aaaaaaa244444__::PPPPPPaaaaaaaaaa4444",       // M 64-95, N 131072-196607
+			"22aaaaaaaaa2444442:PPPPPPaaaaaaaaaaaa444",       // M 64-95, N 196608-262143
+			"2aaaaaaaaaaa222244PPP:PPPaaaaaaaaaaaaa44",       // M 64-95, N >= 262144
+			"========================================",       // M 96-127, N <= 1
+			"4444444444444444444444444444444444444444",       // M 96-127, N (none)
+			"========================================",       // M 96-127, N 2
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",       // M 96-127, N 3
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",       // M 96-127, N 4-5
+			"7777777777777777777777777777777777777777",       // M 96-127, N 6-7
+			"7777888877777777777777777777777777777777",       // M 96-127, N 8-11
+			"7777888877777777777777777777777777777777",       // M 96-127, N 12-15
+			"7777888887777777777777777777777777777777",       // M 96-127, N 16-23
+			"77722222222222255577772444<<<4777777888S",       // M 96-127, N 24-31
+			"2222222222255225557777744<<<<<<;77777SSS",       // M 96-127, N 32-47
+			"2222222224455555557777774<<<<<<;;;777SSS",       // M 96-127, N 48-63
+			"7777222224455225577777724<<<<<<<<<<47SSS",       // M 96-127, N 64-95
+			"2222222244475525577777724<<<<<<<<<<<4SSS",       // M 96-127, N 96-127
+			"777722224444522253377322::<<mm<<mmm<SSSS",       // M 96-127, N 128-191
+			"77772222222222222333332:::<<m<mmmmmmmSSS",       // M 96-127, N 192-255
+			"777722222222222222233::::::<mmZZZ\\mmmSSS",      // M 96-127, N 256-383
+			"77722222222222222224::::::::ZZZZZ\\\\mSSSS",     // M 96-127, N 384-511
+			"222222222222222222::<<:::::::gZZZ\\\\mSSSS",     // M 96-127, N 512-767
+			"22222222222222222::::<:kkk:::ggggggSSSSS",       // M 96-127, N 768-1023
+			"2222222222222222:::kkkZZZZgggaagggSSSSSS",       // M 96-127, N 1024-1535
+			"222222222222222:::kkkVZZZggggaaSSSSSSSSS",       // M 96-127, N 1536-2047
+			"22222222222222::::kkVVZZZZgccaacSSSSSSSS",       // M 96-127, N 2048-3071
+			"2222222222222<::::cVVZVZZZVccaacSSSSSSSS",       // M 96-127, N 3072-4095
+			"222222222222<:::kcccccVVVVVccaacSSSSSSSS",       // M 96-127, N 4096-6143
+			"2222222222222::kccccccVVVVjccaccSSSSSSSS",       // M 96-127, N 6144-8191
+			"2222222222VV22::cfcccgZVVjjjcccSSSSSSSSS",       // M 96-127, N 8192-12287
+			"222222222VVV22^^ccccccVN::jjjccSSSSSSSSS",       // M 96-127, N 12288-16383
+			"22222222VVVV22^ffcccccNOOVf:fjSSSSSSSSSS",       // M 96-127, N 16384-24575
+			"2222222VVVV22:fffXccPPOOOYYYYVVSSSSSSSSS",       // M 96-127, N 24576-32767
+			"222222VVVVV2::fffXXOPPPPPPYYVVVVSSSSSSSS",       // M 96-127, N 32768-49151
+			"22222VVVVVV2::ffffXOPPPPPPPPVVVVVSSSSSSS",       // M 96-127, N 49152-65535
+			"2222VVVVVVV:::ffffffPPPPPPPVVVVVVVSSSSSS",       // M 96-127, N 65536-98303
+			"222VVVVVVVV::::ffffdPPPPPPPVVVVVVVVSSSSS",       // M 96-127, N 98304-131071
+			"22VVVVVVVVVV::::ff:PPPPPPPVVVVVVVVVVSSSS",       // M 96-127, N 131072-196607
+			"2VVVVVVVVVVVV::::::PPPPPVVVVVVVVVVVVVSSS",       // M 96-127, N 196608-262143
+			"VVVVVVVVVVVVVV::::PPVVVVVVVVVVVVVVVVVVSS",       // M 96-127, N >= 262144
+			"========================================",       // M 128-191, N <= 1
+			"4444444444444444444444444444444444444444",       // M 128-191, N (none)
+			"========================================",       // M 128-191, N 2
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",       // M 128-191, N 3
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",       // M 128-191, N 4-5
+			"LLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLL",       // M 128-191, N 6-7
+			"7777778777777777777777777777777777777777",       // M 128-191, N 8-11
+			"7777788877777777777777777777777777777777",       // M 128-191, N 12-15
+			"7777888887777777777777777777777777777777",       // M 128-191, N 16-23
+			"77772222222222225557777474<<<<<477777777",       // M 128-191, N 24-31
+			"2222222222245555557777724<<<<<<<<<774444",       // M 128-191, N 32-47
+			"2222222222455555557777724<<<<<<<<<<47444",       // M 128-191, N 48-63
+			"7777222224452555557777724<<<<<<<<<<<4777",       // M 128-191, N 64-95
+			"222222224445525555777332:<<<mm<<mmm<4444",       // M 128-191, N 96-127
+			"222222224424322253333322::<mmmmZ\\mmmm444",      // M 128-191, N 128-191
+			"2222222244444422233333::::<mmmZggZ\\mm444",      // M 128-191, N 192-255
+			"222222224444422225333::::::ZZZg66g\\\\m444",     // M 128-191, N 256-383
+			"2222222244442222224::::::::ZZZg6ggZ\\m444",      // M 128-191, N 384-511
+			"222222222243222224:::::::::ggZggggZ\\4444",      // M 128-191, N 512-767
+			"222222222222244245:::<::k::ggggggggg4444",       // M 128-191, N 768-1023
+			"222222222222242:::::::ZZZZggggggggg44444",       // M 128-191, N 1024-1535
+			"222222222222222::::k::gZZZggggggg4444444",       // M 128-191, N 1536-2047
+			"222222222222222::::::::gZZVggcc444444444",       // M 128-191, N 2048-3071
+			"22222222222222:::::6:VVgVZVVccc444444444",       // M 128-191, N 3072-4095
+			"22222222222222::::cZcVVV6VVVccc444444444",       // M 128-191, N 4096-6143
+			"2222222222gg22::::cVcccccfcVccc444444444",       // M 128-191, N 6144-8191
+			"222222222ggg22:::::ccV6cccccccc444444444",       // M 128-191, N 8192-12287
+			"22222222gggg22::::::ccNYccccccc444444444",       // M 128-191, N 12288-16383
+			"2222222ggggg22:::::::cNfc:cccc4444444444",       // M 128-191, N 16384-24575
+			"222222ggggg2222:::::OPPN::cccgg444444444",       // M 128-191, N 24576-32767
+			"22222gggggg22222fY::OPPN::ccgggg44444444",       // M 128-191, N 32768-49151
+			"2222ggggggg22222XXP::PP:::ccggggg4444444",       // M 128-191, N 49152-65535
+			"222gggggggg22224PPP:::::::cggggggg444444",       // M 128-191, N 65536-98303
+			"22gggggggggg22244:::::::::cgggggggg44444",       // M 128-191, N 98304-131071
+			"2ggggggggggg22222::::::::cgggggggggg4444",       // M 128-191, N 131072-196607
+			"gggggggggggggP:::::P::::ggggggggggggg444",       // M 128-191, N 196608-262143
+			"ggggggggggggggPPPPPPgggggggggggggggggg44",       // M 128-191, N >= 262144
+			"========================================",       // M 192-255, N <= 1
+			"4444444444444444444444444444444444444444",       // M 192-255, N (none)
+			"========================================",       // M 192-255, N 2
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",       // M 192-255, N 3
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",       // M 192-255, N 4-5
+			"7777777777777777777777777777777777777777",       // M 192-255, N 6-7
+			"7777777777777777777777777777777777777777",       // M 192-255, N 8-11
+			"7777777777777777777777777777777777777777",       // M 192-255, N 12-15
+			"7777778877777777777777777777777777777777",       // M 192-255, N 16-23
+			"777772222222222225577777S4<<<<<<<44SSSSS",       // M 192-255, N 24-31
+			"2222222222225555255777724:<<<<<<<<<4SSSS",       // M 192-255, N 32-47
+			"2222222222245555557777224<<<<<<<<<<<SSSS",       // M 192-255, N 48-63
+			"777722222224555555777322::<<<<<<mmm<SSSS",       // M 192-255, N 64-95
+			"222222222444225555733322::<<m<mmmmmmmSSS",       // M 192-255, N 96-127
+			"22222222444442255333332:::<mmmZggZ\\mmSSS",      // M 192-255, N 128-191
+			"2222222244473552233333::::ZZZZ666gZ\\mSSS",      // M 192-255, N 192-255
+			"222222224447354225333:::::6ZZg6666g\\\\SSS",     // M 192-255, N 256-383
+			"222222224483222224::::::::66Zg666gg\\\\SSS",     // M 192-255, N 384-511
+			"22222222243322224:2:::::::666gg6gggZ\\SSS",      // M 192-255, N 512-767
+			"222222222244234::4::::::::g66gggggggSSSS",       // M 192-255, N 768-1023
+			"22222222222223<:k::::::ggggggggggggSSSSS",       // M 192-255, N 1024-1535
+			"2222222222222::::::::::ZZggggggggSSSSSSS",       // M 192-255, N 1536-2047
+			"2222222222222::::a:::::gggVggggSSSSSSSSS",       // M 192-255, N 2048-3071
+			"2222222222222:::6Z:::cccgVVVccgSSSSSSSSS",       // M 192-255, N 3072-4095
+			"2222222222222::::::::cccccVVcccSSSSSSSSS",       // M 192-255, N 4096-6143
+			"222222222ggg2::::::c:ccccccVcccSSSSSSSSS",       // M 192-255, N 6144-8191
+			"22222222gggg:::::::::ccccccccccSSSSSSSSS",       // M 192-255, N 8192-12287
+			"2222222gggggg::::::::cccccccccSSSSSSSSSS",       // M 192-255, N 12288-16383
+			"222222gggggg:::::::::cccccccccSSSSSSSSSS",       // M 192-255, N 16384-24575
+			"22222ggggggg::::::::OOOcccccgggSSSSSSSSS",       // M 192-255, N 24576-32767
+			"2222ggggggg:::::PPO:OPOO:cccggggSSSSSSSS",       // M 192-255, N 32768-49151
+			"222ggggggggN::::PPP:PPPO:ccggggggSSSSSSS",       // M 192-255, N 49152-65535
+			"22gggggggggN::::PPPPPPPP:ccgggggggSSSSSS",       // M 192-255, N 65536-98303
+			"2gggggggggggP:::PPPPPPPPccgggggggggSSSSS",       // M 192-255, N 98304-131071
+			"ggggggggggggPPPPPPPPPPPPcgggggggggggSSSS",       // M 192-255, N 131072-196607
+			"gggggggggggggPPPPPPPPPPggggggggggggggSSS",       // M 192-255, N 196608-262143
+			"gggggggggggggggPPPPgggggggggggggggggggSS",       // M 192-255, N >= 262144
+			"========================================",       // M 256-383, N <= 1
+			"4444444444444444444444444444444444444444",       // M 256-383, N (none)
+			"========================================",       // M 256-383, N 2
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",       // M 256-383, N 3
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",       // M 256-383, N 4-5
+			"7777777777777777777777777777777777777777",       // M 256-383, N 6-7
+			"7777777777777777777777777777777777777777",       // M 256-383, N 8-11
+			"7777777777777777777777777777777777777777",       // M 256-383, N 12-15
+			"7777777877777777777777777777777777777777",       // M 256-383, N 16-23
+			"77777772222222222257777SSS:<<<<<<<SSSSSS",       // M 256-383, N 24-31
+			"2222222222222222225777774:<<<<<<<<<44444",       // M 256-383, N 32-47
+			"222222222222555552542222::<<<<<<<<<44444",       // M 256-383, N 48-63
+			"777222222222455552442222::<<<<mmmmmmSSSS",       // M 256-383, N 64-95
+			"22222222222222555242222:::<<mmZZZ\\mmm444",      // M 256-383, N 96-127
+			"2222222224422222222333::::ZZZZg66g\\\\mSSS",     // M 256-383, N 128-191
+			"2222222224444352223333:::gZZZg6666g\\\\444",     // M 256-383, N 192-255
+			"222222222444435222233::::666Z66666gZ\\SSS",      // M 256-383, N 256-383
+			"2222222224442222:::::::::666666666gZ\\444",      // M 256-383, N 384-511
+			"222222222444222::::::::::66666666ggg\\444",      // M 256-383, N 512-767
+			"22222222222222::::::::::g666666ggggg4444",       // M 256-383, N 768-1023
+			"2222222222222::::::::6ggggggggggggg44444",       // M 256-383, N 1024-1535
+			"222222222222::::::::::ggggggggggg4444444",       // M 256-383, N 1536-2047
+			"222222222222::::::::::gggYVggggg44444444",       // M 256-383, N 2048-3071
+			"22222222222:::::::66:ccggOVVggg444444444",       // M 256-383, N 3072-4095
+			"22222222222:::::::66cccccgVVcgg444444444",       // M 256-383, N 4096-6143
+			"22222222gggg::::::cccccccccVccc444444444",       // M 256-383, N 6144-8191
+			"2222222ggggg::::::::cccccccccc4444444444",       // M 256-383, N 8192-12287
+			"222222ggggggg:::::::cccccccccc4444444444",       // M 256-383, N 12288-16383
+			"22222ggggggg::::::::OOcccccccg4444444444",       // M 256-383, N 16384-24575
+			"2222gggggggg::::::::OOOcccccggg444444444",       // M 256-383, N 24576-32767
+			"222gggggggggN:::PPOOOOOOcccggggg44444444",       // M 256-383, N 32768-49151
+			"22ggggggggggN::PPPPPPPPOcccgggggg4444444",       // M 256-383, N 49152-65535
+			"2gggggggggggNPPPPPPPPPPPcccggggggg444444",       // M 256-383, N 65536-98303
+			"ggggggggggggPPPPPPPPPPPPccggggggggg44444",       // M 256-383, N 98304-131071
+			"gggggggggggggPPPPPPPPPPPcggggggggggg4444",       // M 256-383, N 131072-196607
+			"ggggggggggggggPPPPPPggggggggggggggggg444",       // M 256-383, N 196608-262143
+			"ggggggggggggggggPPgggggggggggggggggggg44",       // M 256-383, N >= 262144
+			"========================================",       // M 384-511, N <= 1
+			"4444444444444444444444444444444444444444",       // M 384-511, N (none)
+			"========================================",       // M 384-511, N 2
+			"HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",       // M 384-511, N 3
+			"HHHHHHHHHHH777HHHHHHHHHHHHHHHHHHHHHHHHHH",       // M 384-511, N 4-5
+			"7777777777777777777777777777777777777777",       // M 384-511, N 6-7
+			"7777777777777777777777777777777777777777",       // M 384-511, N 8-11
+			"7777777777777777777777777777777777777777",       // M 384-511, N 12-15
+			"7777777887777777777777777777777777777777",       // M 384-511, N 16-23
+			"77777772227777222227777SSSS::<<<SSSSSSSS",       // M 384-511, N 24-31
+			"222222222227772552247777::::<<<<<:::::::",       // M 384-511, N 32-47
+			"22222222222222555524422::::<<<<mmmm:::::",       // M 384-511, N 48-63
+			"7772222222222255552::2:::::<<mmmmmmmSSSS",       // M 384-511, N 64-95
+			"2222222222222225555::::::::ZZZZZZ\\\\m::::",     // M 384-511, N 96-127
+			"2222222742222225527::::::gZZZZg6ggZ\\mSSS",      // M 384-511, N 128-191
+			"222222244222222222::::::g066Zg666gg\\\\SSS",     // M 384-511, N 192-255
+			"2222222224442222::::::ggg666666666gZ\\SSS",      // M 384-511, N 256-383
+			"222222224333322::::gggggg666666666gg\\SSS",      // M 384-511, N 384-511
+			"22222222433332::::::66gg066666666ggg::::",       // M 384-511, N 512-767
+			"2222222224222:::::::g6gg00666666gggg::::",       // M 384-511, N 768-1023
+			"222222222222::::::Vg6gVVgg060gggggg:::::",       // M 384-511, N 1024-1535
+			"22222222222:::::::c6:ggVVgggggggg:::::::",       // M 384-511, N 1536-2047
+			"2222222222::::::6V666gggOOOYggggg:::::::",       // M 384-511, N 2048-3071
+			"222222222:::::::6VVVcVVVYOOjVgggg:::::::",       // M 384-511, N 3072-4095
+			"222222222:::::::6VZVcVVVYjOjVggg::::::::",       // M 384-511, N 4096-6143
+			"2222222gN::::::::cVcccVccfcYVgg:::::::::",       // M 384-511, N 6144-8191
+			"222222gggggg:::::OOcc6Ofcccccc::::::::::",       // M 384-511, N 8192-12287
+			"22222gggggggg:::::OOOOOfccccgc::::::::::",       // M 384-511, N 12288-16383
+			"2222gggggggggN::::OOOOOOcccccg::::::::::",       // M 384-511, N 16384-24575
+			"222ggggggggggNNNNNNOOOOccccgggg:::::::::",       // M 384-511, N 24576-32767
+			"22ggggggggggNNNNNNNNOOOccccggggg::::::::",       // M 384-511, N 32768-49151
+			"2gggggggggggNNNPPPPNPPPcccggggggg:::::::",       // M 384-511, N 49152-65535
+			"ggggggggggggNNPPPPPPPPPcccgggggggg::::::",       // M 384-511, N 65536-98303
+			"gggggggggggggPPPPPPPPPPccgggggggggg:::::",       // M 384-511, N 98304-131071
+			"ggggggggggggggPPPPPPPPPggggggggggggg::::",       // M 384-511, N 131072-196607
+			"gggggggggggggggPPPPgggggggggggggggggg:::",       // M 384-511, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggg::",       // M 384-511, N >= 262144
+			"================GGAA====================",       // M 512-767, N <= 1
+			"4444444444444444444444444444444444444444",       // M 512-767, N (none)
+			"===============GGGAA====================",       // M 512-767, N 2
+			"HHHHHHHHHHHHHHHH7777HHHHHHHHHHHHHHHHHHHH",       // M 512-767, N 3
+			"HHHHHHHHHH77777HH77H7777HHHHHHHHHHHHHHHH",       // M 512-767, N 4-5
+			"7777777777777777777777777777777777777777",       // M 512-767, N 6-7
+			"7777777777777777777777777777777777777777",       // M 512-767, N 8-11
+			"7777777877777777777777777777777777777777",       // M 512-767, N 12-15
+			"7777777887777777777777777777777777777777",       // M 512-767, N 16-23
+			"777777222777777222227777SSSSSSSSSSSSSSSS",       // M 512-767, N 24-31
+			"22222222227775775222:7777:::::<:::::::::",       // M 512-767, N 32-47
+			"22222222222777755522:::::::::<mmmm::::::",       // M 512-767, N 48-63
+			"7772222222222225725:::::::::Zmm\\mmmSSSSS",      // M 512-767, N 64-95
+			"222222777222222555::::::::ZZZZZZZ\\\\m::::",     // M 512-767, N 96-127
+			"772227784722222527::::::gggZZZggggZ\\SSSS",      // M 512-767, N 128-191
+			"7222227434222225:::::ggggg666gg6gggZ\\:::",      // M 512-767, N 192-255
+			"722222774444222:::::ggggg66666666ggg\\SSS",      // M 512-767, N 256-383
+			"72222222433333::::::ggggg66666666gggSSSS",       // M 512-767, N 384-511
+			"2222222243233:::::::gggg06666666gggg::::",       // M 512-767, N 512-767
+			"222222222422::::::g:g6gg006666ggggg:::::",       // M 512-767, N 768-1023
+			"22222222222:::::::Vg0ggV0000000ggg::::::",       // M 512-767, N 1024-1535
+			"2222222222:::::::ccg6ggVVggggggggg::::::",       // M 512-767, N 1536-2047
+			"222222222:::::::6:c66gggOOOjgggggg::::::",       // M 512-767, N 2048-3071
+			"22222222::::::::66OVcVVgYOOOjjjggg::::::",       // M 512-767, N 3072-4095
+			"2222222N::::::::6V6VcVOVOjOOjjggg:::::::",       // M 512-767, N 4096-6143
+			"222222NNNN::::::OOVVVVVcYfgjjgggg:::::::",       // M 512-767, N 6144-8191
+			"22222gggNNNNN:::NOOVVOOYcccgVgg:::::::::",       // M 512-767, N 8192-12287
+			"2222gggggggggNNNNOOOOOOOccccgg::::::::::",       // M 512-767, N 12288-16383
+			"222gggggggggggNNNNOOOOOOccccgg::::::::::",       // M 512-767, N 16384-24575
+			"22ggggggggggggNNNNNOOOOOcccgggg:::::::::",       // M 512-767, N 24576-32767
+			"2ggggggggggggNNNNNNNOOOccccggggg::::::::",       // M 512-767, N 32768-49151
+			"gggggggggggggNNNPPNNNOccccggggggg:::::::",       // M 512-767, N 49152-65535
+			"gggggggggggggNPPPPPPPPPccggggggggg::::::",       // M 512-767, N 65536-98303
+			"ggggggggggggggPPPPPPgPPgggggggggggg:::::",       // M 512-767, N 98304-131071
+			"gggggggggggggggPPPPggggggggggggggggg::::",       // M 512-767, N 131072-196607
+			"ggggggggggggggggggggggggggggggggggggg:::",       // M 512-767, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggg::",       // M 512-767, N >= 262144
+			"==============GGGGAAA===================",       // M 768-1023, N <= 1
+			"4444444444444444444444444444444444444444",       // M 768-1023, N (none)
+			"==============GGGAAAAAA=================",       // M 768-1023, N 2
+			"HHHHHHHHHHHHHHGG777777777HHHHHHHHHHHHHHH",       // M 768-1023, N 3
+			"HHHHHHHHHH7777777777777777HHHHHHHHHHHHHH",       // M 768-1023, N 4-5
+			"7777777777777777777777777777777777777777",       // M 768-1023, N 6-7
+			"7777777777777777777777777777777777777777",       // M 768-1023, N 8-11
+			"7777777877777777777777777777777777777777",       // M 768-1023, N 12-15
+			"7777778887777777777777777777777777777777",       // M 768-1023, N 16-23
+			"77777722277777722222277777SSSSSSSSSSSSSS",       // M 768-1023, N 24-31
+			"22222222277775722222:7777:::::::::::::::",       // M 768-1023, N 32-47
+			"2222222222777727222::::::::::::mm:::::::",       // M 768-1023, N 48-63
+			"777222777222222222:::::::::::ZZ\\\\mmSSSSS",     // M 768-1023, N 64-95
+			"22222777772222255::::::::0ZZZZZZZ\\\\:::::",     // M 768-1023, N 96-127
+			"7222277887222225::::::000gggZZZggZZ\\SSSS",      // M 768-1023, N 128-191
+			"722227782722222::::::ggggg066ggggggZSSSS",       // M 768-1023, N 192-255
+			"72222277722422::5::::gggg066666gggggSSSS",       // M 768-1023, N 256-383
+			"2222772224433:::::::ggggg0666666ggggSSSS",       // M 768-1023, N 384-511
+			"222222222443::5::::0gggg0066666gggg:::::",       // M 768-1023, N 512-767
+			"22222222222::::::6g00gg00006600ggg::::::",       // M 768-1023, N 768-1023
+			"2222222222<::::::gg66ggg000000Pggg::::::",       // M 768-1023, N 1024-1535
+			"222222222:::::::::666ggVggggPPPPggg:::::",       // M 768-1023, N 1536-2047
+			"22222222:::::::::666ggggYjjjQPPPPgg:::::",       // M 768-1023, N 2048-3071
+			"2222222:::::::::66ccgggggOOjQQQPPg::::::",       // M 768-1023, N 3072-4095
+			"222222NN::::::::OcccVVggggjjjOPPPg::::::",       // M 768-1023, N 4096-6143
+			"22222NNNNNNNNNNNOOOcYVccgggjjjjjg:::::::",       // M 768-1023, N 6144-8191
+			"2222NNNNNNNNNNNNNOOPPOYfccggjjgg::::::::",       // M 768-1023, N 8192-12287
+			"222gNNNNgNNNNNNNNOOPOOOOcccggg::::::::::",       // M 768-1023, N 12288-16383
+			"22ggggggggggggNNNNOPPPPOfcccgg::::::::::",       // M 768-1023, N 16384-24575
+			"2ggggggggggggggNNNNOPPPPfcccggg:::::::::",       // M 768-1023, N 24576-32767
+			"gggggggggggggggNNNNNPPPPcccggggg::::::::",       // M 768-1023, N 32768-49151
+			"gggggggggggggggNNNNNPPPPccggggggg:::::::",       // M 768-1023, N 49152-65535
+			"gggggggggggggggNPPPgPPPccggggggggg::::::",       // M 768-1023, N 65536-98303
+			"ggggggggggggggggggggggggggggggggggg:::::",       // M 768-1023, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggg::::",       // M 768-1023, N 131072-196607
+			"ggggggggggggggggggggggggggggggggggggg:::",       // M 768-1023, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggg::",       // M 768-1023, N >= 262144
+			"=============GGGG=AAAA==================",       // M 1024-1535, N <= 1
+			"4444444444444444444444444444444444444444",       // M 1024-1535, N (none)
+			"=============GGGG==AAAAAAA==============",       // M 1024-1535, N 2
+			"HHHHHHHHHHHHHGGGHHHHAAAAA7HHHHHHHHHHHHHH",       // M 1024-1535, N 3
+			"HHHHHHHHH777777777777777777HHHHHHHHHHHHH",       // M 1024-1535, N 4-5
+			"7777777777777777777777777777777777777777",       // M 1024-1535, N 6-7
+			"7777778777777777777777777777777777777777",       // M 1024-1535, N 8-11
+			"7777778877777777777777777777777777777777",       // M 1024-1535, N 12-15
+			"7777778887777777777777777777777777777777",       // M 1024-1535, N 16-23
+			"777772222777777222227777777SSSSSSSSSSSSS",       // M 1024-1535, N 24-31
+			"2222222227777772222mm:7777SSSSSSSSSSSSSS",       // M 1024-1535, N 32-47
+			"222222227777772222::mm:777SSSSSSSSSSSSSS",       // M 1024-1535, N 48-63
+			"77222277772222222::::k::::SSS::ZmSSSSSSS",       // M 1024-1535, N 64-95
+			"22222777772222227:::kk::::0ZZZZZZZSSSSSS",       // M 1024-1535, N 96-127
+			"72222777772222278:::::000066gggZZZZSSSSS",       // M 1024-1535, N 128-191
+			"72227777772222::::::::6666666ggggggSSSSS",       // M 1024-1535, N 192-255
+			"2227777772222::::::::066666666gggggSSSSS",       // M 1024-1535, N 256-383
+			"222778722222:::::::0gg666666666ggggSSSSS",       // M 1024-1535, N 384-511
+			"22277872222:::::g::g6g666666600gggSSSSSS",       // M 1024-1535, N 512-767
+			"2222772222<::::::gg0gg66006000PgggSSSSSS",       // M 1024-1535, N 768-1023
+			"222222222<<::::::gggggg66000PPPPPggSSSSS",       // M 1024-1535, N 1024-1535
+			"22222222<<<::::6gggggggggg0PPPPPPggSSSSS",       // M 1024-1535, N 1536-2047
+			"2222222:<::::::c6cggggggQQjQPPPPPPgSSSSS",       // M 1024-1535, N 2048-3071
+			"222222:::::::::OOccggggggQjQQPPPPPgSSSSS",       // M 1024-1535, N 3072-4095
+			"22222::N::::NNNNOOOcVggggY0jQQQQPPSSSSSS",       // M 1024-1535, N 4096-6143
+			"2222NNNNNNNNNNNNOOOOOYYYYYYjjQPPPgSSSSSS",       // M 1024-1535, N 6144-8191
+			"222NNNNNNNNNNNNNNOOPPOOOYYYgjjjjjSSSSSSS",       // M 1024-1535, N 8192-12287
+			"22gNNNNNNNNNNNNNNNPPPPPPOffggjgSSSSSSSSS",       // M 1024-1535, N 12288-16383
+			"2gggNNNNggNNNNNNNNPPPPPPPfcgggSSSSSSSSSS",       // M 1024-1535, N 16384-24575
+			"gggggggggggggggNNNPPPPPPPPccgggSSSSSSSSS",       // M 1024-1535, N 24576-32767
+			"ggggggggggggggggNNNPPPPPPcccggggSSSSSSSS",       // M 1024-1535, N 32768-49151
+			"ggggggggggggggggggNPPPPPPccggggggSSSSSSS",       // M 1024-1535, N 49152-65535
+			"ggggggggggggggggggggPPPPcgggggggggSSSSSS",       // M 1024-1535, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 1024-1535, N 98304-131071
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 1024-1535, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 1024-1535, N 196608-262143
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 1024-1535, N >= 262144
+			"=============GGGG===AAAAA===============",       // M 1536-2047, N <= 1
+			"4444444444444444444444444444444444444444",       // M 1536-2047, N (none)
+			"============GGGG====CAAAAAA=============",       // M 1536-2047, N 2
+			"HHHHHHHHHHHHHGGHHHHHCCCCCAAAHHHHHHHHHHHH",       // M 1536-2047, N 3
+			"HHHHHHHH77777777777777777777HHHHHHHHHHHH",       // M 1536-2047, N 4-5
+			"7777777777777777777777777777777777777777",       // M 1536-2047, N 6-7
+			"7777778877777777777777777777777777777777",       // M 1536-2047, N 8-11
+			"7777778887777777777777777777777777777777",       // M 1536-2047, N 12-15
+			"7777788887777777777777777777777777777777",       // M 1536-2047, N 16-23
+			"777722227777777222277777777SSSSSSSSSSSSS",       // M 1536-2047, N 24-31
+			"222222277777777772mmm:77777SSSSSSSSSSSSS",       // M 1536-2047, N 32-47
+			"222227777777777777:mmm:777SSSSSSSSSSSSSS",       // M 1536-2047, N 48-63
+			"772277777777777777:kkkk:::SSSSSSSSSSSSSS",       // M 1536-2047, N 64-95
+			"22227777777277277::kkkk:::::SSSSSSSSSSSS",       // M 1536-2047, N 96-127
+			"7222777777722277T::::::000066ggggSSSSSSS",       // M 1536-2047, N 128-191
+			"2227777777722::::::::::6666666gggSSSSSSS",       // M 1536-2047, N 192-255
+			"227778777772:::::<::66g6666666gggSSSSSSS",       // M 1536-2047, N 256-383
+			"22778587222::::::::ggg666666666ggSSSSSSS",       // M 1536-2047, N 384-511
+			"2277888722::::::::6gbg666666600gggSSSSSS",       // M 1536-2047, N 512-767
+			"222777722:::;::::ggggg666660PPPPgggSSSSS",       // M 1536-2047, N 768-1023
+			"22222222<<<:::N::ggggggf660PPPPPPggSSSSS",       // M 1536-2047, N 1024-1535
+			"2222222<<O;OO::Oggggggg6g00PPPPPPPgSSSSS",       // M 1536-2047, N 1536-2047
+			"222222:<<NOOO:OOQgQgggggQQQQPPPPPPPSSSSS",       // M 1536-2047, N 2048-3071
+			"22222:<:<::::NNOOcjggOggQQQQPPPPPQPSSSSS",       // M 1536-2047, N 3072-4095
+			"2222::::::::NNNNOfeOOOO00000QQQQQPPSSSSS",       // M 1536-2047, N 4096-6143
+			"222N:::NNNNNNNNNOPPPPPO0jjQ0QQQQPPSSSSSS",       // M 1536-2047, N 6144-8191
+			"22NNNNNNNNNNNNNNNOPPPPPQPQQYQjjPPSSSSSSS",       // M 1536-2047, N 8192-12287
+			"2gNNNNNNNNNNNNNNNNPPPPPQPPPggjjSSSSSSSSS",       // M 1536-2047, N 12288-16383
+			"gggNNNNNNNNNNNNNNNPPPPPPPPggggSSSSSSSSSS",       // M 1536-2047, N 16384-24575
+			"ggggNNNNgNNgggggNNPPPPPPPPcggggSSSSSSSSS",       // M 1536-2047, N 24576-32767
+			"gggggggggggggggggNPPPPPPPPccggggSSSSSSSS",       // M 1536-2047, N 32768-49151
+			"ggggggggggggggggggPPPPPPPPcggggggSSSSSSS",       // M 1536-2047, N 49152-65535
+			"gggggggggggggggggggPPPPPPcggggggggSSSSSS",       // M 1536-2047, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 1536-2047, N 98304-131071
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 1536-2047, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 1536-2047, N 196608-262143
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 1536-2047, N >= 262144
+			"============GGGG====CCAAAAA=============",       // M 2048-3071, N <= 1
+			"4444444444444444444444444444444444444444",       // M 2048-3071, N (none)
+			"============GGGG====CCCCCCCA============",       // M 2048-3071, N 2
+			"HHHHHHHHHHHHGGGHHHHHHCCCCCCAAHHHHHHHHHHH",       // M 2048-3071, N 3
+			"HHHHHHHG777777777777HCCC77777HHHHHHHHHHH",       // M 2048-3071, N 4-5
+			"7777788777777777777777777777777777777777",       // M 2048-3071, N 6-7
+			"7777788877777777777777777777777777777777",       // M 2048-3071, N 8-11
+			"7777888887777777777777777777777777777777",       // M 2048-3071, N 12-15
+			"7777888888888777777777777777777777777777",       // M 2048-3071, N 16-23
+			"7777222777888777727777777777SSSSSSSSSSSS",       // M 2048-3071, N 24-31
+			"2222227777777777777m:777777SSSSSSSSSSSSS",       // M 2048-3071, N 32-47
+			"2222777778877887577mmm:7777SSSSSSSSSSSSS",       // M 2048-3071, N 48-63
+			"772277777887777477kkkkk:7:SSSSSSSSSSSSSS",       // M 2048-3071, N 64-95
+			"22277788777777777kkkkkkk::SSSSSSSSSSSSSS",       // M 2048-3071, N 96-127
+			"72227788777777::::::k:::6000SSSSSSSSSSSS",       // M 2048-3071, N 128-191
+			"222777887887::::::::gggZ666666SSSSSSSSSS",       // M 2048-3071, N 192-255
+			"22777877788:::::::gggggg6666666gSSSSSSSS",       // M 2048-3071, N 256-383
+			"2277858777::::::::66gggg66666660gSSSSSSS",       // M 2048-3071, N 384-511
+			"227788872::::::::66ggggg666600PgggSSSSSS",       // M 2048-3071, N 512-767
+			"22277772::::::::6ggggg6g6660PPPPPggSSSSS",       // M 2048-3071, N 768-1023
+			"2222772:<<<:::::6gOgggOg660PPPPPPPgSSSSS",       // M 2048-3071, N 1024-1535
+			"222222<<<;;OO::Oggggggggg0QPPPPPPPPSSSSS",       // M 2048-3071, N 1536-2047
+			"22227<<<<NOOONOOcjgg6gggQQQQPPPPPPQSSSSS",       // M 2048-3071, N 2048-3071
+			"2222<;;<<<NONNNOOjhOg600QQQQPPPPPQPSSSSS",       // M 2048-3071, N 3072-4095
+			"222:<;;<N<::NNNOPPQOOPQQP000QQQQQQPSSSSS",       // M 2048-3071, N 4096-6143
+			"22NN:<<:NNNNNNNPPPPPPPPQQQQ0QQQQQPSSSSSS",       // M 2048-3071, N 6144-8191
+			"2NNNN::NNNNNNNNNPPPPPP0QPQQPQQQQPSSSSSSS",       // M 2048-3071, N 8192-12287
+			"ggNNNNNNNNNNNNNNNPPPPPQQPPPfgjjSSSSSSSSS",       // M 2048-3071, N 12288-16383
+			"ggNNNNNNNNNNNNNNNPPPPPPPPPfgggSSSSSSSSSS",       // M 2048-3071, N 16384-24575
+			"gggNNNNNNNNNNNNNNNPPPPPPPPfggggSSSSSSSSS",       // M 2048-3071, N 24576-32767
+			"ggggNNNNNNNNgggggNPPPPPPPPcgggggSSSSSSSS",       // M 2048-3071, N 32768-49151
+			"ggggggggggggggggggPPPPPPPPcggggggSSSSSSS",       // M 2048-3071, N 49152-65535
+			"gggggggggggggggggggPPPPPPcggggggggSSSSSS",       // M 2048-3071, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 2048-3071, N 98304-131071
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 2048-3071, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 2048-3071, N 196608-262143
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 2048-3071, N >= 262144
+			"============GGGG====CCCCCCAA============",       // M 3072-4095, N <= 1
+			"4444444444444444444444444444444444444444",       // M 3072-4095, N (none)
+			"============GGGG====CCCCCCCCA===========",       // M 3072-4095, N 2
+			"HHHHHHHHHHHHGGHHHHHHHCCCCCCCAHHHHHHHHHHH",       // M 3072-4095, N 3
+			"HHHHHGGGG77777777HHHHCCCCCC77HHHHHHHHHHH",       // M 3072-4095, N 4-5
+			"7777888777777777777777777777777777777777",       // M 3072-4095, N 6-7
+			"7777888877777777777777777777777777777777",       // M 3072-4095, N 8-11
+			"7778888887777777777777777777777777777777",       // M 3072-4095, N 12-15
+			"7778888888888777777777777777777777777777",       // M 3072-4095, N 16-23
+			"7772277777872777777777777777SSSSSSSSSSSS",       // M 3072-4095, N 24-31
+			"2222277778777777577:7777777SSSSSSSSSSSSS",       // M 3072-4095, N 32-47
+			"2222777788877887577mm:77777SSSSSSSSSSSSS",       // M 3072-4095, N 48-63
+			"772777777877785757kkkk:::7SSSSSSSSSSSSSS",       // M 3072-4095, N 64-95
+			"22277788777772777:kkkkk:::SSSSSSSSSSSSSS",       // M 3072-4095, N 96-127
+			"722778858777:77::::::::ZZ00SSSSSSSSSSSSS",       // M 3072-4095, N 128-191
+			"72277788788:::::::gggggZZ66SSSSSSSSSSSSS",       // M 3072-4095, N 192-255
+			"22777777782::::::6ggggggg666666SSSSSSSSS",       // M 3072-4095, N 256-383
+			"227778777::::::::66gggggg6666660gSSSSSSS",       // M 3072-4095, N 384-511
+			"22777777::::::::66ggggggg6666PPPggSSSSSS",       // M 3072-4095, N 512-767
+			"2227777:::::::::6gggggggg660PPPPPgSSSSSS",       // M 3072-4095, N 768-1023
+			"222222:::<<:;;;6ggggggggg60QPPPPPPgSSSSS",       // M 3072-4095, N 1024-1535
+			"22222<<<<<<<NNOcggggggggg0QQPPPPPPQSSSSS",       // M 3072-4095, N 1536-2047
+			"2222<;;<<<<ONNOcXOOgg6gggQQQPPPPPPQSSSSS",       // M 3072-4095, N 2048-3071
+			"222<1[[;N<<OVNOc6OOO66Q00QQQQPPPPQQSSSSS",       // M 3072-4095, N 3072-4095
+			"22N<T\\[;NN<VVNQ6PPPPPPQQQQ0QQQQQQQSSSSSS",      // M 3072-4095, N 4096-6143
+			"2NNN<T\\<NNYVXNPPPPPPPPPQQQQ0QQQQQQSSSSSS",      // M 3072-4095, N 6144-8191
+			"gNNN:<<NNNNNNNPPPPPPPPPPPQQPQQQQPSSSSSSS",       // M 3072-4095, N 8192-12287
+			"gNNNNNNNNNNNNNNPPPPPPPPPPPPggQjSSSSSSSSS",       // M 3072-4095, N 12288-16383
+			"gNNNNNNNNNNNNNNPPPPPPPPPPPggggSSSSSSSSSS",       // M 3072-4095, N 16384-24575
+			"ggNNNNNNNPPPPNNNNPPPPPPPPPPggggSSSSSSSSS",       // M 3072-4095, N 24576-32767
+			"gggNNNNNPPPPPggggPPPPPPPPPggggggSSSSSSSS",       // M 3072-4095, N 32768-49151
+			"gggggggggPPgggggggPPPPPPPPcggggggSSSSSSS",       // M 3072-4095, N 49152-65535
+			"ggggggggggggggggggggPPPPPgggggggggSSSSSS",       // M 3072-4095, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 3072-4095, N 98304-131071
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 3072-4095, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 3072-4095, N 196608-262143
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 3072-4095, N >= 262144
+			"============GGGGG===CCCCCCCA============",       // M 4096-6143, N <= 1
+			"4444444444444444444444444444444444444444",       // M 4096-6143, N (none)
+			"============GGGG===CCCCCCCCCC===========",       // M 4096-6143, N 2
+			"HHHHHHGGGGHHGGHHHHHHHCCCCCCCCAHHHHHHHHHH",       // M 4096-6143, N 3
+			"HHHHGGGGGG777777HHHHHCCCCCCC77HHHHHHHHHH",       // M 4096-6143, N 4-5
+			"7778888877777777777777777777777777777777",       // M 4096-6143, N 6-7
+			"7778888877777777777777777777777777777777",       // M 4096-6143, N 8-11
+			"7778888887777777777777777777777777777777",       // M 4096-6143, N 12-15
+			"7778888887877777777777777777777777777777",       // M 4096-6143, N 16-23
+			"7722777777888777477777777777SSSSSSSSSSSS",       // M 4096-6143, N 24-31
+			"222777777777777577777777777SSSSSSSSSSSSS",       // M 4096-6143, N 32-47
+			"22277777787788;777::::77777SSSSSSSSSSSSS",       // M 4096-6143, N 48-63
+			"7227777778778;;77:::::::::SSSSSSSSSSSSSS",       // M 4096-6143, N 64-95
+			"222777887777<;7S;::VVVYY::SSSSSSSSSSSSSS",       // M 4096-6143, N 96-127
+			"722777887777::::::::ZZZZZZ0SSSSSSSSSSSSS",       // M 4096-6143, N 128-191
+			"7222777777:::::::gggggZZZZ66SSSSSSSSSSSS",       // M 4096-6143, N 192-255
+			"7227777777;::::::ggggggggZ66SSSSSSSSSSSS",       // M 4096-6143, N 256-383
+			"72277777:4::::::6gggg666gg666666SSSSSSSS",       // M 4096-6143, N 384-511
+			"2227777::<<::::0ggggg606gg6660P00SSSSSSS",       // M 4096-6143, N 512-767
+			"222277::::<;;N]gggggg0gggg66PPPPP0SSSSSS",       // M 4096-6143, N 768-1023
+			"22222::N:::NNOOggggggggggg0PPPPPPPSSSSSS",       // M 4096-6143, N 1024-1535
+			"2222::<<NNNNNNOOhhgggggggg0QPPPPPQQSSSSS",       // M 4096-6143, N 1536-2047
+			"222:<;;<NNNNNNNO66OOOO0gggQQQPPPPQQSSSSS",       // M 4096-6143, N 2048-3071
+			"22N<1\\[;NNWXXNO666PPPQQQQQQQQQQQQQSSSSSS",      // M 4096-6143, N 3072-4095
+			"2NN<\\\\[<NNYYXQQ6PPPPPQQQQQQQQQQQQQSSSSSS",     // M 4096-6143, N 4096-6143
+			"gNNN[\\[[NWWXWQQPPPPPPPPQQQQQQQQQQSSSSSSS",      // M 4096-6143, N 6144-8191
+			"gNNN[\\\\ZWYYNQQPPPPPPPPPQQQQPQQQQSSSSSSSS",     // M 4096-6143, N 8192-12287
+			"gNNN[\\Z[WYWQPPPPPPPPPPPPQQPPgQSSSSSSSSSS",      // M 4096-6143, N 12288-16383
+			"gNNNN[[NNNPPPPPPPPPPPPPPPPPgggSSSSSSSSSS",       // M 4096-6143, N 16384-24575
+			"ggNNNNNNPPPPPPNPPPPPPPPPPPPggggSSSSSSSSS",       // M 4096-6143, N 24576-32767
+			"gggNPPPPPPPPPPggggPPPPPPPPggggggSSSSSSSS",       // M 4096-6143, N 32768-49151
+			"ggggPPPPPPPPPggggggPPPPPPPgggggggSSSSSSS",       // M 4096-6143, N 49152-65535
+			"gggggggggggggggggggggPPPggggggggggSSSSSS",       // M 4096-6143, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 4096-6143, N 98304-131071
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 4096-6143, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 4096-6143, N 196608-262143
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 4096-6143, N >= 262144
+			"============GGGGG==CCCCCCCCC============",       // M 6144-8191, N <= 1
+			"4444444444444444444444444444444444444444",       // M 6144-8191, N (none)
+			"============GGGG===CCCCCCCCCCA==========",       // M 6144-8191, N 2
+			"HHHHHGGGGGGHGGHHHHHHCCCCCCCCCAHHHHHHHHHH",       // M 6144-8191, N 3
+			"HHHHGGGGGG777777HHHHHCCCCCCCCAHHHHHHHHHH",       // M 6144-8191, N 4-5
+			"777888GGG7777777777777777777777777777777",       // M 6144-8191, N 6-7
+			"7778888887777777777777777777777777777777",       // M 6144-8191, N 8-11
+			"7788888887777777777777777777777777777777",       // M 6144-8191, N 12-15
+			"7788888887777777777777777777777777777777",       // M 6144-8191, N 16-23
+			"772777787777777887777777777SSSSSSSSSSSSS",       // M 6144-8191, N 24-31
+			"22777778777777;;4m::7777777SSSSSSSSSSSSS",       // M 6144-8191, N 32-47
+			"2277777777778;;;;1mY:::777VSSSSSSSSSSSSS",       // M 6144-8191, N 48-63
+			"727778877777;;;;;11XYV:::SSSSSSSSSSSSSSS",       // M 6144-8191, N 64-95
+			"227778877775;;;U111ZZ]YY::VSSSSSSSSSSSSS",       // M 6144-8191, N 96-127
+			"72777777778::::::11ZZZZZZZZSSSSSSSSSSSSS",       // M 6144-8191, N 128-191
+			"722777777:::::::1ggg\\gZZZZZ6SSSSSSSSSSSS",      // M 6144-8191, N 192-255
+			"72222777:4::::::0jjg\\g6ggZZ6SSSSSSSSSSSS",      // M 6144-8191, N 256-383
+			"7222777:<\\g::::06gggg606ggZ6666SSSSSSSSS",      // M 6144-8191, N 384-511
+			"222222:::<l<:;00]]6gZ000ggg666000SSSSSSS",       // M 6144-8191, N 512-767
+			"22222:::::<NNN\\\\\\Zgg[\\0gggg60PPPPSSSSSSS",   // M 6144-8191, N 768-1023
+			"2222NNNNNNNNNOOiOjggg0ggggg0PPPPPPSSSSSS",       // M 6144-8191, N 1024-1535
+			"222NN:NNNNNNNNOOi6OOggggggg0QQQQQQSSSSSS",       // M 6144-8191, N 1536-2047
+			"22NN:<<NNNNNNNNO6OPQQQQQgggQQQQQQQSSSSSS",       // M 6144-8191, N 2048-3071
+			"2NNN<1\\<NNNWWNQQ66PQPPQQQQgQQQQQQQSSSSSS",      // M 6144-8191, N 3072-4095
+			"gNNN[\\\\[NWWWWQQPPPPQPPQQQQQQQQQQQSSSSSSS",     // M 6144-8191, N 4096-6143
+			"gNN[\\\\\\\\[ZYWQQQPPPPPPPPQQQQQQQQQSSSSSSSS",   // M 6144-8191, N 6144-8191
+			"gNN[\\\\\\\\\\ZY[QQQPPPPPPPPPQQQPQQQSSSSSSSSS",  // M 6144-8191, N 8192-12287
+			"gNNN[\\\\[[ZY[QPPPPPPPPPPPQQQPgQSSSSSSSSSS",     // M 6144-8191, N 12288-16383
+			"gNNN[[[W[[[PPPPPPPPPPPPPPPPPggSSSSSSSSSS",       // M 6144-8191, N 16384-24575
+			"ggNNNNNPPPPPPPPPPgPPPPPPPPPPgggSSSSSSSSS",       // M 6144-8191, N 24576-32767
+			"ggPPPPPPPPPPPPgggggPPPPPPPPgggggSSSSSSSS",       // M 6144-8191, N 32768-49151
+			"ggggPPPPPPPPPgggggggPPPPPPgggggggSSSSSSS",       // M 6144-8191, N 49152-65535
+			"ggggggggggggggggggggggggggggggggggSSSSSS",       // M 6144-8191, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 6144-8191, N 98304-131071
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 6144-8191, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 6144-8191, N 196608-262143
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 6144-8191, N >= 262144
+			"=============GGGG==CCCCCCCCC============",       // M 8192-12287, N <= 1
+			"4444444444444444444444444444444444444444",       // M 8192-12287, N (none)
+			"=============GGGG=?CCCCCCCCCCC==========",       // M 8192-12287, N 2
+			"HHHHHGGGGGGHHHHHHHHHCCCCCCCCCCHHHHHHHHHH",       // M 8192-12287, N 3
+			"HHHGGGGGGG7777777HHHCCCCHCCCCCHHHHHHHHHH",       // M 8192-12287, N 4-5
+			"77788GGGG7777777777777777777777777777777",       // M 8192-12287, N 6-7
+			"778888GG87777777777777777777777777777777",       // M 8192-12287, N 8-11
+			"7788888888777777777777777777777777777777",       // M 8192-12287, N 12-15
+			"7788888888777777777777777777777777777777",       // M 8192-12287, N 16-23
+			"772777888777778877777777777SSSSSSSSSSSSS",       // M 8192-12287, N 24-31
+			"2277778887777878mmm:777777QVSSSSSSSSSSSS",       // M 8192-12287, N 32-47
+			"227778887778<;;;111]]::777VVSSSSSSSSSSSS",       // M 8192-12287, N 48-63
+			"7777888877755;;;11]]ZZZ::SSSSSSSSSSSSSSS",       // M 8192-12287, N 64-95
+			"2277888877455;;11c]]ZZZ[[:VVSSSSSSSSSSSS",       // M 8192-12287, N 96-127
+			"7277788778:::::111gZZZZZZZZgSSSSSSSSSSSS",       // M 8192-12287, N 128-191
+			"727777778::::::11ZZZgZZZZZZZSSSSSSSSSSSS",       // M 8192-12287, N 192-255
+			"72227778::::::::Z]gZgZgZZZZZSSSSSSSSSSSS",       // M 8192-12287, N 256-383
+			"772222:::<:::::0ZggZZg6ggZZZSSSSSSSSSSSS",       // M 8192-12287, N 384-511
+			"22222:::::<<:]]]]ggZg60gggZZ660SSSSSSSSS",       // M 8192-12287, N 512-767
+			"2222NNN:::NNNOO]jjggj0gggggg0000SSSSSSSS",       // M 8192-12287, N 768-1023
+			"222NNNNNNNNNNOOOOOOgOjgggggg0PPPPSSSSSSS",       // M 8192-12287, N 1024-1535
+			"22NNNNNNNNNNNNNOOPQOOQgggggg0PPPPSSSSSSS",       // M 8192-12287, N 1536-2047
+			"2NNNNNNNNNNNNNNQPPPQQQQgggggPQQQQSSSSSSS",       // M 8192-12287, N 2048-3071
+			"gNNNN[[NNNNNNQQQPPPQQQQQQQggQQQQQSSSSSSS",       // M 8192-12287, N 3072-4095
+			"gNNN[\\\\[[[[QQQQQPPQQQQQQQQQgQQQQSSSSSSSS",     // M 8192-12287, N 4096-6143
+			"gNN[\\\\\\\\[ZZ[QQQQQQQQQPPPQQQQQQQSSSSSSSSS",   // M 8192-12287, N 6144-8191
+			"gNN[\\\\\\\\\\ZZ[QQQQQQQQPPPPQQQQQQSSSSSSSSSS",  // M 8192-12287, N 8192-12287
+			"gNN[[\\\\[[ZZ[QQQQQQQPPPPPQQQPgQSSSSSSSSSS",     // M 8192-12287, N 12288-16383
+			"gNNN[[[[[[[PPPPQPPQPPPPPPPPPggSSSSSSSSSS",       // M 8192-12287, N 16384-24575
+			"ggNNNQQPQPPPPPPggggPPPPPPPPPgggSSSSSSSSS",       // M 8192-12287, N 24576-32767
+			"ggPPPPPPPPPPPPggggggPPPPPPPgggggSSSSSSSS",       // M 8192-12287, N 32768-49151
+			"ggggPPPPPPPPPgggggggggPPPPgggggggSSSSSSS",       // M 8192-12287, N 49152-65535
+			"ggggggggggggggggggggggggggggggggggSSSSSS",       // M 8192-12287, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 8192-12287, N 98304-131071
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 8192-12287, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 8192-12287, N 196608-262143
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 8192-12287, N >= 262144
+			"==============GG===CCCCCCCCC============",       // M 12288-16383, N <= 1
+			"4444444444444444444444444444444444444444",       // M 12288-16383, N (none)
+			"=============GGG==?CCCCCCCCCC===========",       // M 12288-16383, N 2
+			"HHHHGGGGGGGHHHHHHHHHCCCCCCCCCCHHHHHHHHHH",       // M 12288-16383, N 3
+			"HHHGGGGGGG777H777HHHCCCCCCCCCCHHHHHHHHHH",       // M 12288-16383, N 4-5
+			"77788GGGG7777777777777777777777777777777",       // M 12288-16383, N 6-7
+			"7788888GG7777777777777777777777777777777",       // M 12288-16383, N 8-11
+			"7788888888777777777777777777777777777777",       // M 12288-16383, N 12-15
+			"7788888888777777777777777777777777777777",       // M 12288-16383, N 16-23
+			"7777788887777888777777777QSSSSSSSSSSSSSS",       // M 12288-16383, N 24-31
+			"22777788877788S7U11::777QQVVVSSSSSSSSSSS",       // M 12288-16383, N 32-47
+			"27777888777888SS11]]ZZ::7VVVVSSSSSSSSSSS",       // M 12288-16383, N 48-63
+			"7777888877555791\\Z]]]ZZ[:SSSSSSSSSSSSSSS",      // M 12288-16383, N 64-95
+			"2777888878455]1cZZ]]]ZZ[[[VVVSSSSSSSSSSS",       // M 12288-16383, N 96-127
+			"727778878::::::1ZZ]ZZZZZZZZggSSSSSSSSSSS",       // M 12288-16383, N 128-191
+			"72777778:::::::1ZZZZZZZZZZZggSSSSSSSSSSS",       // M 12288-16383, N 192-255
+			"7227778:::::::1ZZZZZZZZZZZZZgSSSSSSSSSSS",       // M 12288-16383, N 256-383
+			"772228::::::]]]ZZZZZZZ6gZZZZgSSSSSSSSSSS",       // M 12288-16383, N 384-511
+			"2222N::::::[]]]]ZZZZZZ0ggZZZgSSSSSSSSSSS",       // M 12288-16383, N 512-767
+			"222gNNNNNNNNN]]]]]ZZZZgggZZZgSSSSSSSSSSS",       // M 12288-16383, N 768-1023
+			"22gNNNNNNNNNNNNOOOZZZQZZZZggg00SSSSSSSSS",       // M 12288-16383, N 1024-1535
+			"2gNNNNNNNNNNNNNQQQQZZZZZZgggg00SSSSSSSSS",       // M 12288-16383, N 1536-2047
+			"ggNNNNNNNNNNNNQQQQQQZZZgggggg0PSSSSSSSSS",       // M 12288-16383, N 2048-3071
+			"gNNNNNNNNNNNQQQQQQQQQQQQQQQgg0PSSSSSSSSS",       // M 12288-16383, N 3072-4095
+			"gNNN[[[[[[[QQQQQQQQQQQQQQQQQg0SSSSSSSSSS",       // M 12288-16383, N 4096-6143
+			"gNN[[\\\\[[\\[[QQQQQQQQQQQQQQQQgQSSSSSSSSSS",    // M 12288-16383, N 6144-8191
+			"gNN[[\\\\[\\ZZ[QQQQQQQQQQPQQQQQgQSSSSSSSSSS",    // M 12288-16383, N 8192-12287
+			"gNNN[[[[[ZZ[QQQQQQQQQPPQQQQPgSSSSSSSSSSS",       // M 12288-16383, N 12288-16383
+			"gNNN[[[Q[[[QQQQQQQgQPPPPPPPPggSSSSSSSSSS",       // M 12288-16383, N 16384-24575
+			"ggPPQQQQQQQPPPQggggPPPPPPPPPgggSSSSSSSSS",       // M 12288-16383, N 24576-32767
+			"gggPPPPPPPPPPPggggggPPPPPPPgggggSSSSSSSS",       // M 12288-16383, N 32768-49151
+			"gggggPPPPPPPPgggggggggPPPggggggggSSSSSSS",       // M 12288-16383, N 49152-65535
+			"ggggggggggggggggggggggggggggggggggSSSSSS",       // M 12288-16383, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 12288-16383, N 98304-131071
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 12288-16383, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 12288-16383, N 196608-262143
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 12288-16383, N >= 262144
+			"===================CCCCCCCCC============",       // M 16384-24575, N <= 1
+			"4444444444444444444444444444444444444444",       // M 16384-24575, N (none)
+			"==============G===?CCCCCCCCCC===========",       // M 16384-24575, N 2
+			"HHHHHGGGGGGHHHHHHHHHCCCCCCCCCHHHHHHHHHHH",       // M 16384-24575, N 3
+			"HHHHGGGGG77777H7HHHHCCCCCCCCCHHHHHHHHHHH",       // M 16384-24575, N 4-5
+			"77788887777777777777777777CCC77777777777",       // M 16384-24575, N 6-7
+			"7778888887777777777777777777777777777777",       // M 16384-24575, N 8-11
+			"7788888888777777777777777777777777777777",       // M 16384-24575, N 12-15
+			"7788888888777777777777777777777777777777",       // M 16384-24575, N 16-23
+			"77777788877888887777777QQSSSSSSSSSSSSSSS",       // M 16384-24575, N 24-31
+			"22777788877888SS\\1ZZ::77QVVVVVSSSSSSSSSS",      // M 16384-24575, N 32-47
+			"27777777778888S\\YZ]]ZZ[:VVVVVVSSSSSSSSSS",      // M 16384-24575, N 48-63
+			"7777788778888]\\ZZZ]]]Z[[[SSSSSSSSSSSSSSS",      // M 16384-24575, N 64-95
+			"2777888888450[]]Z]]]]ZZ[[[VVVVSSSSSSSSSS",       // M 16384-24575, N 96-127
+			"727777888:::::1\\\\Z]ZZZZZZZZgggSSSSSSSSSS",     // M 16384-24575, N 128-191
+			"727777<8<:::::\\\\\\ZZZZZZZZZZZggSSSSSSSSSS",    // M 16384-24575, N 192-255
+			"772778:<<:::\\]]\\\\ZZZZZ6ZZZZZggSSSSSSSSSS",    // M 16384-24575, N 256-383
+			"77228:::::[\\\\\\\\]]ZZ\\66PPgZZZggSSSSSSSSSS",  // M 16384-24575, N 384-511
+			"222NN:::::[[[[[]ZZ]PPPPPgZZZggSSSSSSSSSS",       // M 16384-24575, N 512-767
+			"22ggNNNNNN[[[[OO]ZQQQQPQgZZZggSSSSSSSSSS",       // M 16384-24575, N 768-1023
+			"2gggNNNNNNN[NNQQ]ZQQQQQQZZZZggSSSSSSSSSS",       // M 16384-24575, N 1024-1535
+			"gggNNNNNNNNNNNQQQQQQQQQZZZZgggSSSSSSSSSS",       // M 16384-24575, N 1536-2047
+			"ggNNNNNNNNNNNNQQQQQQZZZZZgggggSSSSSSSSSS",       // M 16384-24575, N 2048-3071
+			"gNNNNNNNNQQQQNQQQQQQYQQQQQggggSSSSSSSSSS",       // M 16384-24575, N 3072-4095
+			"gNNNN[[NQQQQQQQQQQQQQQQQQQQgggSSSSSSSSSS",       // M 16384-24575, N 4096-6143
+			"gNNN[[[[[[[QQQQQQQQQQQQQQQQQggSSSSSSSSSS",       // M 16384-24575, N 6144-8191
+			"gNNN[[[[[[[QQQQQQQQQQQQQQQQQggSSSSSSSSSS",       // M 16384-24575, N 8192-12287
+			"gNNN[[[Q[[[QQQQQQQQQQQQQQQQQggSSSSSSSSSS",       // M 16384-24575, N 12288-16383
+			"ggQQQQQQQQQQQQQggggQQQPPPPPPggSSSSSSSSSS",       // M 16384-24575, N 16384-24575
+			"ggQQQQQQQQQQQQQgggggQPPPPPPPgggSSSSSSSSS",       // M 16384-24575, N 24576-32767
+			"gggPPPPPPPPPPQgggggggPPPPPPgggggSSSSSSSS",       // M 16384-24575, N 32768-49151
+			"gggggggPPPPPPggggggggggggggggggggSSSSSSS",       // M 16384-24575, N 49152-65535
+			"ggggggggggggggggggggggggggggggggggSSSSSS",       // M 16384-24575, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 16384-24575, N 98304-131071
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 16384-24575, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 16384-24575, N 196608-262143
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 16384-24575, N >= 262144
+			"=====================CCCCCC=============",       // M 24576-32767, N <= 1
+			"4444444444444444444444444444444444444444",       // M 24576-32767, N (none)
+			"==================?CCCCCCCCC============",       // M 24576-32767, N 2
+			"HHHHHGGGGGGHHHHHHHHCCCCCCCCCCHHHHHHHHHHH",       // M 24576-32767, N 3
+			"HHHH8877777777777HHHCCBBBBBBBHHHHHHHHHHH",       // M 24576-32767, N 4-5
+			"77788887777777777777777BBBBBB77777777777",       // M 24576-32767, N 6-7
+			"7778888877777777777777777777777777777777",       // M 24576-32767, N 8-11
+			"7778888887777777777777777777777777777777",       // M 24576-32767, N 12-15
+			"7788888887787777777777777777777777777777",       // M 24576-32767, N 16-23
+			"77277777777888U87777777SSSSSSSSSSSSSSSSS",       // M 24576-32767, N 24-31
+			"22777777778888S\\ZZZ::::VVVVVVVVSSSSSSSSS",      // M 24576-32767, N 32-47
+			"2277778878888SSZZZZZ]Z[:VVVVVVVSSSSSSSSS",       // M 24576-32767, N 48-63
+			"72777788Z8888]]ZZZZ[[][[[SSSSSSSSSSSSSSS",       // M 24576-32767, N 64-95
+			"2277777ZZ8Z]]][]]][[[cZ[[[VVVVVSSSSSSSSS",       // M 24576-32767, N 96-127
+			"72777788::::::\\]]]]ZZZZZZZZggggSSSSSSSSS",      // M 24576-32767, N 128-191
+			"722778<4Z::::]\\[]ZZZZZZZZZZZgggSSSSSSSSS",      // M 24576-32767, N 192-255
+			"772288<<<::\\\\\\][OZZZ\\000ZZZZgggSSSSSSSSS",   // M 24576-32767, N 256-383
+			"77788:::::[[[[[]]]]QQQPPQZZZgggSSSSSSSSS",       // M 24576-32767, N 384-511
+			"22gNN::::[[[[[i[]]QPPPPPQZZZgggSSSSSSSSS",       // M 24576-32767, N 512-767
+			"2gggNNNNN[[[[QQQQ]QQPQPQQZZZgggSSSSSSSSS",       // M 24576-32767, N 768-1023
+			"gggggNNNNN[[QQQQQQQQQQQQQZZZgggSSSSSSSSS",       // M 24576-32767, N 1024-1535
+			"ggggNNNNNNNQQQQQQQQQQQQQZZZggggSSSSSSSSS",       // M 24576-32767, N 1536-2047
+			"gggNNNNNNNNQQQQQQQQQQZZZZZZggggSSSSSSSSS",       // M 24576-32767, N 2048-3071
+			"ggNNNNNNQQQQQNQQQQQQZQQQQQgggggSSSSSSSSS",       // M 24576-32767, N 3072-4095
+			"ggNNNQQQQQQQQQQQQQQQQQQQQQQggggSSSSSSSSS",       // M 24576-32767, N 4096-6143
+			"ggNNQQQQQQQQQQQQQQQQQQQQQQQggggSSSSSSSSS",       // M 24576-32767, N 6144-8191
+			"ggQQQQQQQQQQQQQQQQQQQQQQQQQQgggSSSSSSSSS",       // M 24576-32767, N 8192-12287
+			"ggQQQQQQQQQQQQQggggQQQQQQQQQgggSSSSSSSSS",       // M 24576-32767, N 12288-16383
+			"ggQQQQQQQQQQQQQgggggQQQQQQQQgggSSSSSSSSS",       // M 24576-32767, N 16384-24575
+			"gggQQQQQQQQQQQgggggggQQQQQQggggSSSSSSSSS",       // M 24576-32767, N 24576-32767
+			"gggggQQQQQQQQgggggggggQPPgggggggSSSSSSSS",       // M 24576-32767, N 32768-49151
+			"gggggggggQQggggggggggggggggggggggSSSSSSS",       // M 24576-32767, N 49152-65535
+			"ggggggggggggggggggggggggggggggggggSSSSSS",       // M 24576-32767, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 24576-32767, N 98304-131071
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 24576-32767, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 24576-32767, N 196608-262143
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 24576-32767, N >= 262144
+			"========================================",       // M 32768-49151, N <= 1
+			"4444444444444444444444444444444444444444",       // M 32768-49151, N (none)
+			"=====================CCCBBB=============",       // M 32768-49151, N 2
+			"HHHHHHHGGHHHHHHHHHH?CCBBBBBBHHHHHHHHHHHH",       // M 32768-49151, N 3
+			"HHHHH8777777777777H?CBBBBBBBHHHHHHHHHHHH",       // M 32768-49151, N 4-5
+			"7777888777777777777777BBBBBB777777777777",       // M 32768-49151, N 6-7
+			"7778888777777777777777777777777777777777",       // M 32768-49151, N 8-11
+			"7778888877777777777777777777777777777777",       // M 32768-49151, N 12-15
+			"7778888877777777777777777777777777777777",       // M 32768-49151, N 16-23
+			"772777777788888877777777SSSSSSSSSSSSSSSS",       // M 32768-49151, N 24-31
+			"2277778888888UUZZZ7777:VVVVVVVVVSSSSSSSS",       // M 32768-49151, N 32-47
+			"22777888]SSSSS\\ZZZZZZZZ:VVVVVVVVSSSSSSSS",      // M 32768-49151, N 48-63
+			"7277778ZZ]SSS]]ZZZ[[[[Z[SSSSSSSSSSSSSSSS",       // M 32768-49151, N 64-95
+			"227777ZZZZ\\]]]]][[[[[[[0[[VVVVVVSSSSSSSS",      // M 32768-49151, N 96-127
+			"7727788:::::::\\\\\\\\\\ZZZZZZZZgggggSSSSSSSS",  // M 32768-49151, N 128-191
+			"772788:<<:::]]]]]ZZZZZZZZZZZggggSSSSSSSS",       // M 32768-49151, N 192-255
+			"772888:<<:[[]]]]]ZZZZZQQZZZZggggSSSSSSSS",       // M 32768-49151, N 256-383
+			"77gN:::::[[[[[[[]]]QQQPPQZZZggggSSSSSSSS",       // M 32768-49151, N 384-511
+			"2ggNNNNNN[[[[QQQ]]QQPPPPQZZZggggSSSSSSSS",       // M 32768-49151, N 512-767
+			"ggggNNNNN[[[[QQQQQQQQQQQQZZZggggSSSSSSSS",       // M 32768-49151, N 768-1023
+			"ggggggNNNQQQQQQQQQQQQQQQQZZgggggSSSSSSSS",       // M 32768-49151, N 1024-1535
+			"gggggggNNQQQQQQQQQQQQQQQZZZgggggSSSSSSSS",       // M 32768-49151, N 1536-2047
+			"ggggNNNNNQQQQQQQQQQQQQQZZZggggggSSSSSSSS",       // M 32768-49151, N 2048-3071
+			"gggNNQQQQQQQQQQQQQQYZZZZZZZgggggSSSSSSSS",       // M 32768-49151, N 3072-4095
+			"gggQQQQQQQQQQQgQQQQgQQQQQQggggggSSSSSSSS",       // M 32768-49151, N 4096-6143
+			"ggQQQQQQQQQQQQggQQggQQQQQQQgggggSSSSSSSS",       // M 32768-49151, N 6144-8191
+			"ggQQQQQQQQQQQQggggggQQQQQQQgggggSSSSSSSS",       // M 32768-49151, N 8192-12287
+			"gggQQQQQQQQQQQggggggQQQQQQQgggggSSSSSSSS",       // M 32768-49151, N 12288-16383
+			"gggQQQQQQQQQQQgggggggQQQQQQgggggSSSSSSSS",       // M 32768-49151, N 16384-24575
+			"gggggQQQQQQQQgggggggggQQQgggggggSSSSSSSS",       // M 32768-49151, N 24576-32767
+			"ggggggggQQQQggggggggggggggggggggSSSSSSSS",       // M 32768-49151, N 32768-49151
+			"gggggggggggggggggggggggggggggggggSSSSSSS",       // M 32768-49151, N 49152-65535
+			"ggggggggggggggggggggggggggggggggggSSSSSS",       // M 32768-49151, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 32768-49151, N 98304-131071
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 32768-49151, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 32768-49151, N 196608-262143
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 32768-49151, N >= 262144
+			"========================================",       // M 49152-65535, N <= 1
+			"4444444444444444444444444444444444444444",       // M 49152-65535, N (none)
+			"=======================BB===============",       // M 49152-65535, N 2
+			"HHHHHHHHHHHHHHHHHH??CHBBBBHHHHHHHHHHHHHH",       // M 49152-65535, N 3
+			"HHHHHH7777777777777?BBBBBBHHHHHHHHHHHHHH",       // M 49152-65535, N 4-5
+			"777778777777777777777BBBBB77777777777777",       // M 49152-65535, N 6-7
+			"7777888777777777777777777777777777777777",       // M 49152-65535, N 8-11
+			"7777888877777777777777777777777777777777",       // M 49152-65535, N 12-15
+			"7778888888887777777777777777777777777777",       // M 49152-65535, N 16-23
+			"777777777RRRRRU877777777SSSSSSSSSSSSSSSS",       // M 49152-65535, N 24-31
+			"22777788[UUUUU\\ZZZ:7777VVVVVVVVVVSSSSSSS",      // M 49152-65535, N 32-47
+			"2277788]]]SSS\\\\ZZZZZZZ::VVVVVVVVVSSSSSSS",     // M 49152-65535, N 48-63
+			"777778\\\\]]V]]]ZZZZZ[[[]6:SSSSSSSSSSSSSSS",     // M 49152-65535, N 64-95
+			"22777111\\]]]]]]]ZZ[[[[QQQ6VVVVVVVSSSSSSS",      // M 49152-65535, N 96-127
+			"7777888:::::\\\\]\\ZZZZZZZZZZZggggggSSSSSSS",    // M 49152-65535, N 128-191
+			"772888:<:<\\]]]]]]\\\\\\\\ZZZZZZggggggSSSSSSS",  // M 49152-65535, N 192-255
+			"77888:::<[[[]]]]]]QQQQZZZZZZgggggSSSSSSS",       // M 49152-65535, N 256-383
+			"7ggN::::[[[[[[[]]QQQQQQQQZZZgggggSSSSSSS",       // M 49152-65535, N 384-511
+			"gggNNNN[[[[[[QQQ]QQQQQQQQZZZgggggSSSSSSS",       // M 49152-65535, N 512-767
+			"gggggNNNQ[[[QQQQQQQQQQQQQZZZgggggSSSSSSS",       // M 49152-65535, N 768-1023
+			"ggggggNNQQQQQQQQQQQQQQQQQZZggggggSSSSSSS",       // M 49152-65535, N 1024-1535
+			"ggggggggQQQQQQQQQQQQQQQQZZgggggggSSSSSSS",       // M 49152-65535, N 1536-2047
+			"gggggggggQQQQQQQQQQQQQQZZggggggggSSSSSSS",       // M 49152-65535, N 2048-3071
+			"gggggggggQQggggggggggggggggggggggSSSSSSS",       // M 49152-65535, N 3072-4095
+			"ggggQQQQQQQQQgggggggggQQZZgggggggSSSSSSS",       // M 49152-65535, N 4096-6143
+			"ggggQQQQQQQQQgggggggggQQQQgggggggSSSSSSS",       // M 49152-65535, N 6144-8191
+			"ggggQQQQQQQQQgggggggggQQQQgggggggSSSSSSS",       // M 49152-65535, N 8192-12287
+			"gggggQQQQQQQQgggggggggQQQggggggggSSSSSSS",       // M 49152-65535, N 12288-16383
+			"gggggggQQQQQQggggggggggggggggggggSSSSSSS",       // M 49152-65535, N 16384-24575
+			"gggggggggQQggggggggggggggggggggggSSSSSSS",       // M 49152-65535, N 24576-32767
+			"gggggggggggggggggggggggggggggggggSSSSSSS",       // M 49152-65535, N 32768-49151
+			"gggggggggggggggggggggggggggggggggSSSSSSS",       // M 49152-65535, N 49152-65535
+			"ggggggggggggggggggggggggggggggggggSSSSSS",       // M 49152-65535, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 49152-65535, N 98304-131071
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 49152-65535, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 49152-65535, N 196608-262143
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 49152-65535, N >= 262144
+			"========================================",       // M 65536-98303, N <= 1
+			"4444444444444444444444444444444444444444",       // M 65536-98303, N (none)
+			"========================================",       // M 65536-98303, N 2
+			"HHHHHHHHHHHHHHHHHH??CHHHHHHHHHHHHHHHHHHH",       // M 65536-98303, N 3
+			"HHHHHHH777777777777??CCHHHHHHHHHHHHHHHHH",       // M 65536-98303, N 4-5
+			"7777787777777777777777C77777777777777777",       // M 65536-98303, N 6-7
+			"7777788777777777777777777777777777777777",       // M 65536-98303, N 8-11
+			"7777888877877777777777777777777777777777",       // M 65536-98303, N 12-15
+			"7778888888887777777777777777777777777777",       // M 65536-98303, N 16-23
+			"77777777RRRRRRU:77777777SSSSSSSSSSSSSSSS",       // M 65536-98303, N 24-31
+			"2277777UUURRU\\\\ZZZ:7777VVVVVVVVVVVSSSSSS",     // M 65536-98303, N 32-47
+			"227777Z]]VV]\\\\\\ZZZZZZ:::VVVVVVVVVVSSSSSS",    // M 65536-98303, N 48-63
+			"77777111]VV]]\\\\ZZZ\\ZZZQQQSSSSSSSSSSSSSSS",    // M 65536-98303, N 64-95
+			"227711111VV]]]]ZZZ\\\\\\[QQQQVVVVVVVVSSSSSS",    // M 65536-98303, N 96-127
+			"77788871::\\\\\\]]]]]\\\\\\QZZZZggggggggSSSSSS", // M 65536-98303, N 128-191
+			"77888<;;<:\\[[[[]]]QQQQQZZZZgggggggSSSSSS",      // M 65536-98303, N 192-255
+			"7g888:TT<:c[[[]]QQPQPQQZZZZgggggggSSSSSS",       // M 65536-98303, N 256-383
+			"ggNN::T[[[[[[]]]QQQQQQQQZZZgggggggSSSSSS",       // M 65536-98303, N 384-511
+			"gggNNNN[[[[[[QQQQQQQQQQQQZZgggggggSSSSSS",       // M 65536-98303, N 512-767
+			"ggggNNQQQQQQQQQQQQQQQQQQQZZgggggggSSSSSS",       // M 65536-98303, N 768-1023
+			"ggggggQQQQQQQQQQQQQQQQQQZZZgggggggSSSSSS",       // M 65536-98303, N 1024-1535
+			"ggggggggQQQQQQQQQQQQQQQQZZggggggggSSSSSS",       // M 65536-98303, N 1536-2047
+			"ggggggggggQQQQQQggQQQZZZggggggggggSSSSSS",       // M 65536-98303, N 2048-3071
+			"ggggggggggggggggggggggggggggggggggSSSSSS",       // M 65536-98303, N 3072-4095
+			"ggggggggggggggggggggggggggggggggggSSSSSS",       // M 65536-98303, N 4096-6143
+			"ggggggggggggggggggggggggggggggggggSSSSSS",       // M 65536-98303, N 6144-8191
+			"ggggggggggggggggggggggggggggggggggSSSSSS",       // M 65536-98303, N 8192-12287
+			"ggggggggggggggggggggggggggggggggggSSSSSS",       // M 65536-98303, N 12288-16383
+			"ggggggggggggggggggggggggggggggggggSSSSSS",       // M 65536-98303, N 16384-24575
+			"ggggggggggggggggggggggggggggggggggSSSSSS",       // M 65536-98303, N 24576-32767
+			"ggggggggggggggggggggggggggggggggggSSSSSS",       // M 65536-98303, N 32768-49151
+			"ggggggggggggggggggggggggggggggggggSSSSSS",       // M 65536-98303, N 49152-65535
+			"ggggggggggggggggggggggggggggggggggSSSSSS",       // M 65536-98303, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 65536-98303, N 98304-131071
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 65536-98303, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 65536-98303, N 196608-262143
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 65536-98303, N >= 262144
+			"========================================",       // M 98304-131071, N <= 1
+			"4444444444444444444444444444444444444444",       // M 98304-131071, N (none)
+			"========================================",       // M 98304-131071, N 2
+			"HHHHHHHHHHHHHHHHH????HHHHHHHHHHHHHHHHHHH",       // M 98304-131071, N 3
+			"HHHHH87777777777777??CHHHHHHHHHHHHHHHHHH",       // M 98304-131071, N 4-5
+			"777788777777777777777DC77777777777777777",       // M 98304-131071, N 6-7
+			"7777888777777777777777777777777777777777",       // M 98304-131071, N 8-11
+			"7778888877877777777777777777777777777777",       // M 98304-131071, N 12-15
+			"7778888888877777777777777777777777777777",       // M 98304-131071, N 16-23
+			"7777777URRRRRRU\\:777777SSSSSSSSSSSSSSSSS",      // M 98304-131071, N 24-31
+			"227777UUUURRR\\\\\\\\\\::77:VVVVVVVVVVVVSSSSS",  // M 98304-131071, N 32-47
+			"22777UUSSVV]\\\\\\\\\\\\ZZZ:::VVVVVVVVVVVSSSSS", // M 98304-131071, N 48-63
+			"7777SSSS]VX]]\\\\\\\\\\ZZZZQQQSSSSSSSSSSSSSSS",  // M 98304-131071, N 64-95
+			"227SSS111VV]]]]ZZ]]\\[QQQQQVVVVVVVVVSSSSS",      // M 98304-131071, N 96-127
+			"77888771::[[[e]]]]]\\QQQZZZgggggggggSSSSS",      // M 98304-131071, N 128-191
+			"7g888T;;<:[[[[[[[QQQPQQQZZgggggggggSSSSS",       // M 98304-131071, N 192-255
+			"gg888TTT<e[[[[[[QQQPPQQQZZgggggggggSSSSS",       // M 98304-131071, N 256-383
+			"ggNN:TT[[hh[[[]QQQQQQQQQZZgggggggggSSSSS",       // M 98304-131071, N 384-511
+			"gggNQQQ[[[[QQQQQQQQQQQQQZZgggggggggSSSSS",       // M 98304-131071, N 512-767
+			"ggggQQQQQQQQQQQQQQQQQQQQZZgggggggggSSSSS",       // M 98304-131071, N 768-1023
+			"ggggggQQQQQQQQQQQQQQQQQZZggggggggggSSSSS",       // M 98304-131071, N 1024-1535
+			"ggggggggQQQQQQQQQQQQQQZZgggggggggggSSSSS",       // M 98304-131071, N 1536-2047
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 98304-131071, N 2048-3071
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 98304-131071, N 3072-4095
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 98304-131071, N 4096-6143
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 98304-131071, N 6144-8191
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 98304-131071, N 8192-12287
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 98304-131071, N 12288-16383
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 98304-131071, N 16384-24575
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 98304-131071, N 24576-32767
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 98304-131071, N 32768-49151
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 98304-131071, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 98304-131071, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggSSSSS",       // M 98304-131071, N 98304-131071
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 98304-131071, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 98304-131071, N 196608-262143
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 98304-131071, N >= 262144
+			"========================================",       // M 131072-196607, N <= 1
+			"4444444444444444444444444444444444444444",       // M 131072-196607, N (none)
+			"========================================",       // M 131072-196607, N 2
+			"HHHHHHGGGHHHHHHHH???HHHHHHHHHHHHHHHHHHHH",       // M 131072-196607, N 3
+			"HHHH88777777777777????HHHHHHHHHHHHHHHHHH",       // M 131072-196607, N 4-5
+			"777888777777777777777??77777777777777777",       // M 131072-196607, N 6-7
+			"7778888777777777777777777777777777777777",       // M 131072-196607, N 8-11
+			"7778888877777777777777777777777777777777",       // M 131072-196607, N 12-15
+			"7778888888887777777777777777777777777777",       // M 131072-196607, N 16-23
+			"777777UUURRRRRU\\::77777SSSSSSSSSSSSSSSSS",      // M 131072-196607, N 24-31
+			"22777UTTUURRU\\\\\\\\\\:::::VVVVVVVVVVVVVSSSS",  // M 131072-196607, N 32-47
+			"2777SSSSSSV]\\\\\\\\\\ZZZZ::QVVVVVVVVVVVVSSSS",  // M 131072-196607, N 48-63
+			"777SSSSSSVV]]\\\\\\\\ZZZZZQQQSSSSSSSSSSSSSSS",   // M 131072-196607, N 64-95
+			"27iSSSSSSV]]]]]]]ZZZQQQQQQVVVVVVVVVVSSSS",       // M 131072-196607, N 96-127
+			"78888TTTT[[[[[[[][QQQQQZZZggggggggggSSSS",       // M 131072-196607, N 128-191
+			"gg888TTTT<[[[[[[QQQQQQQQZZggggggggggSSSS",       // M 131072-196607, N 192-255
+			"gg88:TTThid[[[[QQQQQQQQQZZggggggggggSSSS",       // M 131072-196607, N 256-383
+			"ggQQTT[[[hh[QQQQQQQQQQQQZZggggggggggSSSS",       // M 131072-196607, N 384-511
+			"gggQQQQ[[[QQQQQQQQQQQQQQZgggggggggggSSSS",       // M 131072-196607, N 512-767
+			"gggggQQQQQQQQQQQQQQQQQQQZgggggggggggSSSS",       // M 131072-196607, N 768-1023
+			"ggggggQQQQQQQQQQQQQQQQQZggggggggggggSSSS",       // M 131072-196607, N 1024-1535
+			"ggggggggQQQQgggggQQQQQggggggggggggggSSSS",       // M 131072-196607, N 1536-2047
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 131072-196607, N 2048-3071
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 131072-196607, N 3072-4095
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 131072-196607, N 4096-6143
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 131072-196607, N 6144-8191
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 131072-196607, N 8192-12287
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 131072-196607, N 12288-16383
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 131072-196607, N 16384-24575
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 131072-196607, N 24576-32767
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 131072-196607, N 32768-49151
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 131072-196607, N 49152-65535
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 131072-196607, N 65536-98303
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 131072-196607, N 98304-131071
+			"ggggggggggggggggggggggggggggggggggggSSSS",       // M 131072-196607, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 131072-196607, N 196608-262143
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 131072-196607, N >= 262144
+			"========================================",       // M 196608-262143, N <= 1
+			"4444444444444444444444444444444444444444",       // M 196608-262143, N (none)
+			"=====GG=================================",       // M 196608-262143, N 2
+			"HHHGG77777HHHHHHHHHHHHHHHHHHHHHHHHHHHHHH",       // M 196608-262143, N 3
+			"HH888777777777HH7????HHHHHHHHHHHHHHHHHHH",       // M 196608-262143, N 4-5
+			"77888877777777777777??777777777777777777",       // M 196608-262143, N 6-7
+			"7788888877777777777777777777777777777777",       // M 196608-262143, N 8-11
+			"7788888887777777777777777777777777777777",       // M 196608-262143, N 12-15
+			"7788888888777777777777777777777777777777",       // M 196608-262143, N 16-23
+			"777777TTUURRRRR\\::::7:SSSSSSSSSSSSSSSSSS",      // M 196608-262143, N 24-31
+			"2777STTTUUU711\\\\\\ZZ::::VVVVVVVVVVVVVVSSS",    // M 196608-262143, N 32-47
+			"277SSSSTTT]111\\\\\\ZZZZZQQVVVVVVVVVVVVVSSS",    // M 196608-262143, N 48-63
+			"77SSSSSSSS]111\\\\\\ZZZZZQQQSSSSSSSSSSSSSSS",    // M 196608-262143, N 64-95
+			"2iiSSSSSS\\]]1]]\\]]QQQQQQQVVVVVVVVVVVVSSS",     // M 196608-262143, N 96-127
+			"g8887TTTT[[[[[[[QQQQQQQZZZgggggggggggSSS",       // M 196608-262143, N 128-191
+			"g8888TTT[[[[[[[QQQQQQQQQZZgggggggggggSSS",       // M 196608-262143, N 192-255
+			"gg88TTT[[[[[[QQQQQQQQQQQZZgggggggggggSSS",       // M 196608-262143, N 256-383
+			"ggQQQQ[[[[[QQQQQQQQQQQQQZZgggggggggggSSS",       // M 196608-262143, N 384-511
+			"ggggQQQQQQQQQQQQQQQQQQQQZggggggggggggSSS",       // M 196608-262143, N 512-767
+			"gggggQQQQQQQQQQQQQQQQQQQgggggggggggggSSS",       // M 196608-262143, N 768-1023
+			"gggggggQQQQQQggQQQQQQQQggggggggggggggSSS",       // M 196608-262143, N 1024-1535
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 196608-262143, N 1536-2047
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 196608-262143, N 2048-3071
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 196608-262143, N 3072-4095
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 196608-262143, N 4096-6143
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 196608-262143, N 6144-8191
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 196608-262143, N 8192-12287
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 196608-262143, N 12288-16383
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 196608-262143, N 16384-24575
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 196608-262143, N 24576-32767
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 196608-262143, N 32768-49151
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 196608-262143, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 196608-262143, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 196608-262143, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 196608-262143, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggSSS",       // M 196608-262143, N 196608-262143
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 196608-262143, N >= 262144
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 262144-393215, N <= 1
+			"4444444444444444444444444444444444444444",       // M 262144-393215, N (none)
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 262144-393215, N 2
+			"GGG88777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 262144-393215, N 3
+			"7788877777777777777777777777777777777777",       // M 262144-393215, N 4-5
+			"7888877777777777777777777777777777777777",       // M 262144-393215, N 6-7
+			"7888887887777777777777777777777777777777",       // M 262144-393215, N 8-11
+			"7788888888777777777777777777777777777777",       // M 262144-393215, N 12-15
+			"7788888888777777777777777777777777777777",       // M 262144-393215, N 16-23
+			"77777777777771[[::::::SSSSSSSSSSSSSSSSSS",       // M 262144-393215, N 24-31
+			"2777SSTTTU71111\\]]ZZZ::VVVVVVVVVVVVVVVSS",      // M 262144-393215, N 32-47
+			"27SSSSSTTUZ1111\\]]ZZZQQQVVVVVVVVVVVVVVSS",      // M 262144-393215, N 48-63
+			"7iSSSSSSSS1111]\\QQQQQQQQSSSSSSSSSSSSSSSS",      // M 262144-393215, N 64-95
+			"ViiSSSSSS11111\\QQQQQQQQQQVVVVVVVVVVVVVSS",      // M 262144-393215, N 96-127
+			"g888SSSTT[[[[[QQQQQQQQQZZgggggggggggggSS",       // M 262144-393215, N 128-191
+			"g888TTTT[[[[[[QQQQQQQQQQZgggggggggggggSS",       // M 262144-393215, N 192-255
+			"gQ8TTTT[[[[[QQQQQQQQQQQQZgggggggggggggSS",       // M 262144-393215, N 256-383
+			"ggQQQQQQQQQQQQQQQQQQQQQQZgggggggggggggSS",       // M 262144-393215, N 384-511
+			"ggggQQQQQQQQQQQQQQQQQQQQZgggggggggggggSS",       // M 262144-393215, N 512-767
+			"gggggggQQQQQQgQQQQQQQQQZggggggggggggggSS",       // M 262144-393215, N 768-1023
+			"ggggggggQQQQggggQQQQQQggggggggggggggggSS",       // M 262144-393215, N 1024-1535
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 262144-393215, N 1536-2047
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 262144-393215, N 2048-3071
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 262144-393215, N 3072-4095
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 262144-393215, N 4096-6143
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 262144-393215, N 6144-8191
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 262144-393215, N 8192-12287
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 262144-393215, N 12288-16383
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 262144-393215, N 16384-24575
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 262144-393215, N 24576-32767
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 262144-393215, N 32768-49151
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 262144-393215, N 49152-65535
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 262144-393215, N 65536-98303
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 262144-393215, N 98304-131071
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 262144-393215, N 131072-196607
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 262144-393215, N 196608-262143
+			"ggggggggggggggggggggggggggggggggggggggSS",       // M 262144-393215, N >= 262144
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 393216-524287, N <= 1
+			"4444444444444444444444444444444444444444",       // M 393216-524287, N (none)
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 393216-524287, N 2
+			"GG887777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 393216-524287, N 3
+			"7888777777777777777777777777777777777777",       // M 393216-524287, N 4-5
+			"7888777777777777777777777777777777777777",       // M 393216-524287, N 6-7
+			"7888777887777777777777777777777777777777",       // M 393216-524287, N 8-11
+			"7888878888777777777777777777777777777777",       // M 393216-524287, N 12-15
+			"7888878888777777777777777777777777777777",       // M 393216-524287, N 16-23
+			"777778888888:11Z::::::SSSSSSSSSSSSSSSSSS",       // M 393216-524287, N 24-31
+			"27778STTT771111]]]ZZQQQVVVVVVVVVVVVVVVVS",       // M 393216-524287, N 32-47
+			"2iSSSSSSTU:1111]QQQQQQQQVVVVVVVVVVVVVVVS",       // M 393216-524287, N 48-63
+			"SiiSSSSSS11111]QQQQQQQQQSSSSSSSSSSSSSSSS",       // M 393216-524287, N 64-95
+			"ViSSSSSSS11111\\QQQQQQQQQVVVVVVVVVVVVVVVS",      // M 393216-524287, N 96-127
+			"g88TSSiTT[[[[QQQQQQQQQQZgggggggggggggggS",       // M 393216-524287, N 128-191
+			"g88TTTTT[[[[QQQQQQQQQQQZgggggggggggggggS",       // M 393216-524287, N 192-255
+			"gQQTTTT[QQQQQQQQQQQQQQQZgggggggggggggggS",       // M 393216-524287, N 256-383
+			"ggQQQQQQQQQQQQQQQQQQQQQZgggggggggggggggS",       // M 393216-524287, N 384-511
+			"ggggQQQQQQQQQQQQQQQQQQQggggggggggggggggS",       // M 393216-524287, N 512-767
+			"ggggggggQQQQggQQQQQQQQgggggggggggggggggS",       // M 393216-524287, N 768-1023
+			"gggggggggggggggggggggggggggggggggggggggS",       // M 393216-524287, N 1024-1535
+			"gggggggggggggggggggggggggggggggggggggggS",       // M 393216-524287, N 1536-2047
+			"gggggggggggggggggggggggggggggggggggggggS",       // M 393216-524287, N 2048-3071
+			"gggggggggggggggggggggggggggggggggggggggS",       // M 393216-524287, N 3072-4095
+			"gggggggggggggggggggggggggggggggggggggggS",       // M 393216-524287, N 4096-6143
+			"gggggggggggggggggggggggggggggggggggggggS",       // M 393216-524287, N 6144-8191
+			"gggggggggggggggggggggggggggggggggggggggS",       // M 393216-524287, N 8192-12287
+			"gggggggggggggggggggggggggggggggggggggggS",       // M 393216-524287, N 12288-16383
+			"gggggggggggggggggggggggggggggggggggggggS",       // M 393216-524287, N 16384-24575
+			"gggggggggggggggggggggggggggggggggggggggS",       // M 393216-524287, N 24576-32767
+			"gggggggggggggggggggggggggggggggggggggggS",       // M 393216-524287, N 32768-49151
+			"gggggggggggggggggggggggggggggggggggggggS",       // M 393216-524287, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggggS",       // M 393216-524287, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggS",       // M 393216-524287, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggS",       // M 393216-524287, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggS",       // M 393216-524287, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggS",       // M 393216-524287, N >= 262144
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 524288-786431, N <= 1
+			"4444444444444444444444444444444444444444",       // M 524288-786431, N (none)
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 524288-786431, N 2
+			"G8877777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 524288-786431, N 3
+			"7887777777777777777777777777777777777777",       // M 524288-786431, N 4-5
+			"7887777777777777777777777777777777777777",       // M 524288-786431, N 6-7
+			"7887777777777777777777777777777777777777",       // M 524288-786431, N 8-11
+			"7887777787777777777777777777777777777777",       // M 524288-786431, N 12-15
+			"7888877887777777777777777777777777777777",       // M 524288-786431, N 16-23
+			"77777788888::111Z]ZQQQSSSSSSSSSSSSSSSSSS",       // M 524288-786431, N 24-31
+			"277778STT8:11111]QQQQQQVVVVVVVVVVVVVVVVV",       // M 524288-786431, N 32-47
+			"ViiSSSSSS7:1111]QQQQQQQQVVVVVVVVVVVVVVVV",       // M 524288-786431, N 48-63
+			"SiiSSSSSS111111QQQQQQQQQSSSSSSSSSSSSSSSS",       // M 524288-786431, N 64-95
+			"ViiSSSSSS11111\\QQQQQQQQQVVVVVVVVVVVVVVVV",      // M 524288-786431, N 96-127
+			"g88TTSiT[[[[QQQQQQQQQQQZgggggggggggggggg",       // M 524288-786431, N 128-191
+			"g88TTTTT[QQQQQQQQQQQQQQZgggggggggggggggg",       // M 524288-786431, N 192-255
+			"ggQTTTTQQQQQQQQQQQQQQQQggggggggggggggggg",       // M 524288-786431, N 256-383
+			"ggQQQQQQQQQQQQQQQQQQQQQggggggggggggggggg",       // M 524288-786431, N 384-511
+			"ggggQQQQgQQggQQQQQQQQQgggggggggggggggggg",       // M 524288-786431, N 512-767
+			"gggggggggggggggQQQQQgggggggggggggggggggg",       // M 524288-786431, N 768-1023
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 1024-1535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 1536-2047
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 2048-3071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 3072-4095
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 4096-6143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 6144-8191
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 8192-12287
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 12288-16383
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 16384-24575
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 24576-32767
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 32768-49151
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 524288-786431, N >= 262144
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 786432-1048575, N <= 1
+			"4444444444444444444444444444444444444444",       // M 786432-1048575, N (none)
+			"GGGG77777GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 786432-1048575, N 2
+			"G8877777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 786432-1048575, N 3
+			"7887777777777777777777777777777777777777",       // M 786432-1048575, N 4-5
+			"7887777777777777777777777777777777777777",       // M 786432-1048575, N 6-7
+			"7887777777777777777777777777777777777777",       // M 786432-1048575, N 8-11
+			"7887777777777777777777777777777777777777",       // M 786432-1048575, N 12-15
+			"7888777777777777777777777777777777777777",       // M 786432-1048575, N 16-23
+			"77777778888::::::]QQQQSSSSSSSSSSSSSSSSSS",       // M 786432-1048575, N 24-31
+			"V777778888::1111]QQQQQQVVVVVVVVVVVVVVVVV",       // M 786432-1048575, N 32-47
+			"Vii7SSS88::1111]QQQQQQQVVVVVVVVVVVVVVVVV",       // M 786432-1048575, N 48-63
+			"SiiSSSSSS:11111\\QQQQQQQQSSSSSSSSSSSSSSSS",      // M 786432-1048575, N 64-95
+			"ViiSSSSSS11111\\QQQQQQQQQVVVVVVVVVVVVVVVV",      // M 786432-1048575, N 96-127
+			"g88TTTTT[[[QQQQQQQQQQQQZgggggggggggggggg",       // M 786432-1048575, N 128-191
+			"gQTTTTT[QQQQQQQQQQQQQQQZgggggggggggggggg",       // M 786432-1048575, N 192-255
+			"ggQQTQQQQQQQQQQQQQQQQQQggggggggggggggggg",       // M 786432-1048575, N 256-383
+			"gggQQQQQQgggQQQQQQQQQQgggggggggggggggggg",       // M 786432-1048575, N 384-511
+			"gggggQQggggggQQQQQQQQggggggggggggggggggg",       // M 786432-1048575, N 512-767
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 768-1023
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 1024-1535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 1536-2047
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 2048-3071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 3072-4095
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 4096-6143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 6144-8191
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 8192-12287
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 12288-16383
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 16384-24575
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 24576-32767
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 32768-49151
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 786432-1048575, N >= 262144
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 1048576-1572863, N <= 1
+			"4444444444444444444444444444444444444444",       // M 1048576-1572863, N (none)
+			"GGG777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 1048576-1572863, N 2
+			"G8877777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M 1048576-1572863, N 3
+			"7887777777777777777777777777777777777777",       // M 1048576-1572863, N 4-5
+			"7877777777777777777777777777777777777777",       // M 1048576-1572863, N 6-7
+			"7887777777777777777777777777777777777777",       // M 1048576-1572863, N 8-11
+			"7887777777777777777777777777777777777777",       // M 1048576-1572863, N 12-15
+			"7888777777777777777777777777777777777777",       // M 1048576-1572863, N 16-23
+			"SS777777888::::::QQQSSSSSSSSSSSSSSSSSSSS",       // M 1048576-1572863, N 24-31
+			"VV77777888::::11]QQQQQVVVVVVVVVVVVVVVVVV",       // M 1048576-1572863, N 32-47
+			"VVi777888:::1111QQQQQQQVVVVVVVVVVVVVVVVV",       // M 1048576-1572863, N 48-63
+			"SiiiSSSS:::1111]QQQQQQQSSSSSSSSSSSSSSSSS",       // M 1048576-1572863, N 64-95
+			"ViiiSSSS:i1111\\QQQQQQQQVVVVVVVVVVVVVVVVV",      // M 1048576-1572863, N 96-127
+			"gg8TTTT[QQQQQQQQQQQQQQQggggggggggggggggg",       // M 1048576-1572863, N 128-191
+			"ggQTTTQQQQQQQQQQQQQQQQQggggggggggggggggg",       // M 1048576-1572863, N 192-255
+			"gggQQQQQQQQQQQQQQQQQQQQggggggggggggggggg",       // M 1048576-1572863, N 256-383
+			"ggggQQQQgggggQQQQQQQQQgggggggggggggggggg",       // M 1048576-1572863, N 384-511
+			"ggggggggggggggQQQQQQgggggggggggggggggggg",       // M 1048576-1572863, N 512-767
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 768-1023
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 1024-1535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 1536-2047
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 2048-3071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 3072-4095
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 4096-6143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 6144-8191
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 8192-12287
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 12288-16383
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 16384-24575
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 24576-32767
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 32768-49151
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M 1048576-1572863, N >= 262144
+			"GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M >= 1572864, N <= 1
+			"4444444444444444444444444444444444444444",       // M >= 1572864, N (none)
+			"GG88777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M >= 1572864, N 2
+			"G8877777777GGGGGGGGGGGGGGGGGGGGGGGGGGGGG",       // M >= 1572864, N 3
+			"7887777777777777777777777777777777777777",       // M >= 1572864, N 4-5
+			"7887777777777777777777777777777777777777",       // M >= 1572864, N 6-7
+			"7887777777777777777777777777777777777777",       // M >= 1572864, N 8-11
+			"7887777777777777777777777777777777777777",       // M >= 1572864, N 12-15
+			"7888777788877777777777777777777777777777",       // M >= 1572864, N 16-23
+			"SS777777777787::SSSSSSSSSSSSSSSSSSSSSSSS",       // M >= 1572864, N 24-31
+			"VVV77777777:::::QQQQQVVVVVVVVVVVVVVVVVVV",       // M >= 1572864, N 32-47
+			"VVi7777788::::11QQQQQQVVVVVVVVVVVVVVVVVV",       // M >= 1572864, N 48-63
+			"SSiii8888:::111QQQQQQQSSSSSSSSSSSSSSSSSS",       // M >= 1572864, N 64-95
+			"VViiiiiiiiii11QQQQQQQQVVVVVVVVVVVVVVVVVV",       // M >= 1572864, N 96-127
+			"ggQQTQQQQQQQQQQQQQQQQQgggggggggggggggggg",       // M >= 1572864, N 128-191
+			"gggQQQQQQgQQQQQQQQQQQQgggggggggggggggggg",       // M >= 1572864, N 192-255
+			"ggggQQQQgggggQQQQQQQQggggggggggggggggggg",       // M >= 1572864, N 256-383
+			"ggggggggggggggQQQQQQgggggggggggggggggggg",       // M >= 1572864, N 384-511
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 512-767
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 768-1023
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 1024-1535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 1536-2047
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 2048-3071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 3072-4095
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 4096-6143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 6144-8191
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 8192-12287
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 12288-16383
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 16384-24575
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 24576-32767
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 32768-49151
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 49152-65535
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 65536-98303
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 98304-131071
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 131072-196607
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 196608-262143
+			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N >= 262144
 		},
 	},
 	// TN: Columns (K): <= 2 | 3 | 4-5 | 6-7 | 8-11 | 12-15 | 16-23 | 24-31 | 32-47 | 48-63 | 64-95 |
@@ -21163,7 +21239,7 @@ var rules = [4]*opRule{
 			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M >= 1572864, N 262144-393215
 			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M >= 1572864, N >= 393216
 		},
-		bulk:      114,
+		bulk:      118,
 		bulkDen:   10,
 		bulkK:     1024,
 		bulkNum:   11,
@@ -22769,7 +22845,7 @@ var rules = [4]*opRule{
 		},
 		guard:   -1,
 		hi:      [3]int{41, 37, 41},
-		kernels: []int{14, 18, 20, 24, 27, 30, 34, 39, 41, 43, 48, 50, 53, 56, 58, 60, 63, 66, 69, 71, 112, 114, 122, 123, 137, 139, 141, 148, 162, 164, 166, 173, 176, 179, 182, 185, 187, 189},
+		kernels: []int{14, 18, 20, 24, 27, 30, 34, 39, 41, 43, 48, 50, 53, 56, 58, 60, 63, 66, 69, 71, 116, 118, 126, 127, 141, 143, 145, 152, 166, 168, 170, 177, 180, 183, 186, 189, 191, 193},
 		lo:      [3]int{0, 0, 2},
 		nn:      38,
 		shift:   1,
@@ -25781,7 +25857,7 @@ var rules = [4]*opRule{
 			"88888888888888888888888888888888888888888", // M >= 786432, N 98304-131071
 			"88888888888888888888888888888888888888888", // M >= 786432, N >= 131072
 		},
-		bulk:      125,
+		bulk:      129,
 		bulkDen:   10,
 		bulkK:     1024,
 		bulkNum:   11,
@@ -27191,7 +27267,7 @@ var rules = [4]*opRule{
 		},
 		guard:   -1,
 		hi:      [3]int{39, 34, 42},
-		kernels: []int{15, 16, 19, 21, 25, 28, 31, 35, 40, 42, 44, 45, 49, 51, 54, 57, 59, 64, 67, 70, 72, 73, 74, 125, 126},
+		kernels: []int{15, 16, 19, 21, 25, 28, 31, 35, 40, 42, 44, 45, 49, 51, 54, 57, 59, 64, 67, 70, 72, 73, 74, 129, 130},
 		lo:      [3]int{0, 0, 2},
 		nn:      35,
 		shift:   1,
