@@ -17,7 +17,7 @@ import (
 // The committed export of examples/export-go is made from the results listed in
 // examples/export-go/results.txt (the H100 workload corpus's tunes and edge suites, the
 // register-tiled kernels of the other ops, the strided batches and the fused epilogues), its
-// dispatch fitted on the corpus (its shapes for NN), the corpus's products as NT and as TN
+// dispatch fitted on the corpus (its shapes for NN), the corpus's products as NT, TN and TT
 // (exampleOpCorpora) and examples/export-go/shapes.txt (the ops' squares).
 const (
 	exampleResultsFile = "examples/export-go/results.txt"
@@ -30,6 +30,7 @@ var exampleOpCorpora = []string{
 	"results/workload/nvidia-h100-80gb-hbm3/portfolio/nt/shapes.txt",
 	"results/workload/nvidia-h100-80gb-hbm3/portfolio/nt/shapes-gemv.txt",
 	"results/workload/nvidia-h100-80gb-hbm3/portfolio/tn/shapes.txt",
+	"results/workload/nvidia-h100-80gb-hbm3/portfolio/tt/shapes.txt",
 }
 
 // exampleCommand regenerates the committed export of examples/export-go (README, "Export the

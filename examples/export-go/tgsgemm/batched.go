@@ -28,27 +28,27 @@ type batchClass struct {
 
 // batchClasses are the batched shapes, by op, then in M, N, K, batch order.
 var batchClasses = []batchClass{
-	{op: OpNN, m: 64, n: 64, k: 64, batch: 1024, kernel: 205, tunedMS: 0.025631999596953392, cublasMS: 0.029519999399781227},
-	{op: OpNN, m: 128, n: 128, k: 128, batch: 64, kernel: 205, tunedMS: 0.014208000153303146, cublasMS: 0.015296000055968761},
-	{op: OpNN, m: 384, n: 384, k: 64, batch: 12, kernel: 201, tunedMS: 0.013407999649643898, cublasMS: 0.014431999996304512},
-	{op: OpNN, m: 512, n: 512, k: 64, batch: 64, kernel: 198, tunedMS: 0.07315199822187424, cublasMS: 0.07283200323581696},
-	{op: OpNN, m: 4096, n: 4096, k: 64, batch: 8, kernel: 200, tunedMS: 0.4414080083370209, cublasMS: 0.49478399753570557},
-	{op: OpNT, m: 64, n: 64, k: 64, batch: 1024, kernel: 203, tunedMS: 0.02921600081026554, cublasMS: 0.031231999397277832},
-	{op: OpNT, m: 128, n: 128, k: 128, batch: 64, kernel: 208, tunedMS: 0.016383999958634377, cublasMS: 0.016416000202298164},
-	{op: OpNT, m: 384, n: 384, k: 64, batch: 12, kernel: 196, tunedMS: 0.014175999909639359, cublasMS: 0.015231999568641186},
-	{op: OpNT, m: 512, n: 512, k: 64, batch: 64, kernel: 195, tunedMS: 0.08188799768686295, cublasMS: 0.08454400300979614},
-	{op: OpTN, m: 64, n: 64, k: 64, batch: 1024, kernel: 207, tunedMS: 0.026079999282956123, cublasMS: 0.027615999802947044},
-	{op: OpTN, m: 128, n: 128, k: 128, batch: 64, kernel: 207, tunedMS: 0.01360000018030405, cublasMS: 0.014944000169634819},
-	{op: OpTN, m: 384, n: 384, k: 64, batch: 12, kernel: 199, tunedMS: 0.013248000293970108, cublasMS: 0.014592000283300877},
-	{op: OpTN, m: 512, n: 512, k: 64, batch: 64, kernel: 206, tunedMS: 0.0671359971165657, cublasMS: 0.07075200229883194},
-	{op: OpTT, m: 64, n: 64, k: 64, batch: 1024, kernel: 204, tunedMS: 0.02812799997627735, cublasMS: 0.0297279991209507},
-	{op: OpTT, m: 128, n: 128, k: 128, batch: 64, kernel: 202, tunedMS: 0.01539199985563755, cublasMS: 0.01539199985563755},
-	{op: OpTT, m: 384, n: 384, k: 64, batch: 12, kernel: 209, tunedMS: 0.014336000196635723, cublasMS: 0.014911999925971031},
-	{op: OpTT, m: 512, n: 512, k: 64, batch: 64, kernel: 197, tunedMS: 0.07977599650621414, cublasMS: 0.07430399954319},
+	{op: OpNN, m: 64, n: 64, k: 64, batch: 1024, kernel: 219, tunedMS: 0.025631999596953392, cublasMS: 0.029519999399781227},
+	{op: OpNN, m: 128, n: 128, k: 128, batch: 64, kernel: 219, tunedMS: 0.014208000153303146, cublasMS: 0.015296000055968761},
+	{op: OpNN, m: 384, n: 384, k: 64, batch: 12, kernel: 215, tunedMS: 0.013407999649643898, cublasMS: 0.014431999996304512},
+	{op: OpNN, m: 512, n: 512, k: 64, batch: 64, kernel: 212, tunedMS: 0.07315199822187424, cublasMS: 0.07283200323581696},
+	{op: OpNN, m: 4096, n: 4096, k: 64, batch: 8, kernel: 214, tunedMS: 0.4414080083370209, cublasMS: 0.49478399753570557},
+	{op: OpNT, m: 64, n: 64, k: 64, batch: 1024, kernel: 217, tunedMS: 0.02921600081026554, cublasMS: 0.031231999397277832},
+	{op: OpNT, m: 128, n: 128, k: 128, batch: 64, kernel: 222, tunedMS: 0.016383999958634377, cublasMS: 0.016416000202298164},
+	{op: OpNT, m: 384, n: 384, k: 64, batch: 12, kernel: 210, tunedMS: 0.014175999909639359, cublasMS: 0.015231999568641186},
+	{op: OpNT, m: 512, n: 512, k: 64, batch: 64, kernel: 209, tunedMS: 0.08188799768686295, cublasMS: 0.08454400300979614},
+	{op: OpTN, m: 64, n: 64, k: 64, batch: 1024, kernel: 221, tunedMS: 0.026079999282956123, cublasMS: 0.027615999802947044},
+	{op: OpTN, m: 128, n: 128, k: 128, batch: 64, kernel: 221, tunedMS: 0.01360000018030405, cublasMS: 0.014944000169634819},
+	{op: OpTN, m: 384, n: 384, k: 64, batch: 12, kernel: 213, tunedMS: 0.013248000293970108, cublasMS: 0.014592000283300877},
+	{op: OpTN, m: 512, n: 512, k: 64, batch: 64, kernel: 220, tunedMS: 0.0671359971165657, cublasMS: 0.07075200229883194},
+	{op: OpTT, m: 64, n: 64, k: 64, batch: 1024, kernel: 218, tunedMS: 0.02812799997627735, cublasMS: 0.0297279991209507},
+	{op: OpTT, m: 128, n: 128, k: 128, batch: 64, kernel: 216, tunedMS: 0.01539199985563755, cublasMS: 0.01539199985563755},
+	{op: OpTT, m: 384, n: 384, k: 64, batch: 12, kernel: 223, tunedMS: 0.014336000196635723, cublasMS: 0.014911999925971031},
+	{op: OpTT, m: 512, n: 512, k: 64, batch: 64, kernel: 211, tunedMS: 0.07977599650621414, cublasMS: 0.07430399954319},
 }
 
 // batchDefault holds each op's robust strided-batched default (-1: no batched kernel for the op).
-var batchDefault = [4]int{205, 208, 207, 209}
+var batchDefault = [4]int{219, 222, 221, 223}
 
 // BatchClasses returns the batched shapes the strided-batched dispatch was built from.
 func BatchClasses() []BatchClass {

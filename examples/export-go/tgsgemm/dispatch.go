@@ -8,7 +8,7 @@
 // Choose, ChooseOp and ChooseBLAS tell which variant a problem gets. The PTX is embedded; nothing
 // else is read at run time.
 //
-// Concurrency: 146 of the 210 kernels (split-K and stream-K, such as
+// Concurrency: 159 of the 224 kernels (split-K and stream-K, such as
 // cpasynca_128x64x16_w64_t8x8_s3_b0_nt, cpasynca_128x64x16_w64_t8x8_s3_b0_tn) keep partial sums
 // and tile counters in global variables of their module, one set per kernel and context (1-26 MB
 // each; Load leaves these modules to each kernel's first launch). Each launch of one of them waits
@@ -28,7 +28,7 @@
 // uintptr(unsafe.Pointer(s.C())) for a cu.Stream s; the context cu made current is the one Load
 // and Sgemm use (both packages' calls go to the same libcuda.so.1).
 //
-// Dispatch: each op has its own rule (NN 2 buckets per octave, fitted on 331 shapes; NT 2 buckets per octave, fitted on 269 shapes; TN 2 buckets per octave, fitted on 90 shapes and, in the regime classes where it had fewer than 8 (gemv-m, gemv-n, skinny, large), 231 NN shapes on which 53 of its variants' NN twins were timed (their times ×0.993, the op's cost measured on 3614 pairs); TT 2 buckets per octave, fitted on 2 shapes and, in the regime classes where it had fewer than 8 (deep-k, small, skinny, large, tiny), 242 NN shapes on which 27 of its variants' NN twins were timed (their times as measured: no shape timed a variant and its twin both)), whose tables pick the variant from M, N and K, each put
+// Dispatch: each op has its own rule (NN 2 buckets per octave, fitted on 331 shapes; NT 2 buckets per octave, fitted on 269 shapes; TN 2 buckets per octave, fitted on 90 shapes and, in the regime classes where it had fewer than 8 (gemv-m, gemv-n, skinny, large), 231 NN shapes on which 53 of its variants' NN twins were timed (their times ×0.993, the op's cost measured on 3614 pairs); TT 2 buckets per octave, fitted on 269 shapes), whose tables pick the variant from M, N and K, each put
 // in a bucket: integer operations and table reads per call. They were fitted on the timings of a workload corpus of
 // the op: a smoother of measured ratios to cuBLAS over log M, N, K, with wave-quantization and
 // edge-waste features and regime classes (tilegen's internal/dispatch; parameters in tgsgemm.json).
@@ -50,7 +50,7 @@
 // TN's bulk guard, regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_tn (a 128×256 tile), runs instead, before
 // the wave guard, where K ≥ 1024, its blocks fill at least 2 waves of 132 and the area its waves
 // cover beyond M×N is at most 1/10 of M×N.
-// TT's bulk guard, regtile_128x256x16_w64_t8x16_p4_f1_s4_b1_tt (a 128×256 tile), runs instead, before
+// TT's bulk guard, regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt (a 256×128 tile), runs instead, before
 // the wave guard, where K ≥ 1024, its blocks fill at least 2 waves of 132 and the area its waves
 // cover beyond M×N is at most 1/10 of M×N.
 // A column-major call (transa, transb) is the row-major product Cᵀ = op(B)ᵀ·op(A)ᵀ: op (transb,
@@ -749,11 +749,277 @@
 //	8192x8192x8192:TN   regtile_128x256x16_w32_t8x16_p0_f1_s4_b1_tn 21.1514 ms (cuBLAS 20.5712 ms, ratio 0.97)
 //	12544x32x27:TN      cpasynca_64x32x16_w16_t4x4_s3_b0_tn 0.0071 ms (cuBLAS 0.0073 ms, ratio 1.03)
 //	12544x96x16:TN      cpasynca_64x32x16_w16_t4x4_s3_b3_tn 0.0074 ms (cuBLAS 0.0083 ms, ratio 1.13)
-//	4096x4096x4096:TT   regtile_128x256x16_w64_t8x16_p4_f1_s4_b1_tt 2.9633 ms (cuBLAS 2.7949 ms, ratio 0.94)
-//	8192x8192x8192:TT   regtile_128x256x16_w64_t8x16_p4_f1_s4_b1_tt 23.0254 ms (cuBLAS 21.6795 ms, ratio 0.94)
+//	2x2x65536:TT        cpasynca_64x32x16_w16_t4x4_s3_b2_tt 0.0228 ms (cuBLAS 0.0265 ms, ratio 1.16)
+//	2x8x256:TT          cpasynca_64x32x16_w16_t4x4_s3_b2_tt 0.0093 ms (cuBLAS 0.0090 ms, ratio 0.97)
+//	2x1000x2048:TT      cpasynca_32x64x16_w16_t4x4_s3_b3_tt 0.0157 ms (cuBLAS 0.0202 ms, ratio 1.28)
+//	2x4096x4096:TT      splitka_32x128x16_w32_t4x8_s1_b0_tt 0.0507 ms (cuBLAS 0.0668 ms, ratio 1.32)
+//	2x11008x4096:TT     splitka_32x128x16_w32_t4x8_s1_b0_tt 0.1108 ms (cuBLAS 0.1086 ms, ratio 0.98)
+//	3x3x1000000:TT      cpasynca_64x32x16_w16_t4x4_s3_b3_tt 0.1369 ms (cuBLAS 0.1604 ms, ratio 1.17)
+//	4x4x4:TT            cpasynca_64x32x16_w16_t4x4_s3_b2_tt 0.0052 ms (cuBLAS 0.0052 ms, ratio 0.99)
+//	4x4x262144:TT       cpasynca_64x32x16_w16_t4x4_s3_b3_tt 0.0482 ms (cuBLAS 0.0696 ms, ratio 1.44)
+//	4x10x2048:TT        cpasynca_64x32x16_w16_t4x4_s3_b2_tt 0.0119 ms (cuBLAS 0.0107 ms, ratio 0.90)
+//	4x768x768:TT        cpasynca_32x64x16_w16_t4x4_s3_b2_tt 0.0112 ms (cuBLAS 0.0134 ms, ratio 1.19)
+//	4x4096x4096:TT      splitka_32x128x16_w32_t4x8_s1_b0_tt 0.0508 ms (cuBLAS 0.0667 ms, ratio 1.31)
+//	4x11008x4096:TT     splitka_32x128x16_w32_t4x8_s1_b0_tt 0.1115 ms (cuBLAS 0.1193 ms, ratio 1.07)
+//	4x128256x4096:TT    splitka_32x128x16_w32_t4x8_s1_b0_tt 1.1623 ms (cuBLAS 1.1397 ms, ratio 0.98)
+//	6x6x6:TT            cpasynca_32x64x16_w16_t4x4_s3_b2_tt 0.0052 ms (cuBLAS 0.0052 ms, ratio 1.00)
+//	8x2x768:TT          cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0100 ms (cuBLAS 0.0096 ms, ratio 0.95)
+//	8x6x64:TT           cpasynca_64x32x16_w16_t4x4_s3_b3_tt 0.0061 ms (cuBLAS 0.0062 ms, ratio 1.01)
+//	8x768x768:TT        cpasynca_32x64x16_w16_t4x4_s3_b2_tt 0.0112 ms (cuBLAS 0.0138 ms, ratio 1.23)
+//	8x768x3072:TT       cpasynca_32x64x16_w16_t4x4_s3_b0_tt 0.0180 ms (cuBLAS 0.0234 ms, ratio 1.30)
+//	8x1000x2048:TT      cpasynca_32x64x16_w16_t4x4_s3_b0_tt 0.0158 ms (cuBLAS 0.0230 ms, ratio 1.45)
+//	8x1600x1600:TT      cpasynca_32x64x16_w16_t4x4_s3_b0_tt 0.0162 ms (cuBLAS 0.0208 ms, ratio 1.28)
+//	8x1600x6400:TT      cpasynca_32x64x16_w16_t4x4_s3_b4_tt 0.0373 ms (cuBLAS 0.0649 ms, ratio 1.74)
+//	8x3072x768:TT       cpasynca_32x64x16_w16_t4x4_s3_b0_tt 0.0154 ms (cuBLAS 0.0169 ms, ratio 1.10)
+//	8x4096x4096:TT      splitka_32x128x16_w32_t4x8_s1_b4_tt 0.0507 ms (cuBLAS 0.0621 ms, ratio 1.22)
+//	8x4096x11008:TT     splitka_32x128x16_w32_t4x8_s1_b0_tt 0.1164 ms (cuBLAS 0.1300 ms, ratio 1.12)
+//	8x4800x1600:TT      cpasynca_32x64x16_w16_t4x4_s3_b0_tt 0.0286 ms (cuBLAS 0.0401 ms, ratio 1.40)
+//	8x6400x1600:TT      splitka_32x128x16_w32_t4x8_s1_b4_tt 0.0351 ms (cuBLAS 0.0430 ms, ratio 1.22)
+//	8x11008x4096:TT     splitka_32x128x16_w32_t4x8_s1_b0_tt 0.1119 ms (cuBLAS 0.1175 ms, ratio 1.05)
+//	8x152064x3584:TT    splitka_32x128x16_w32_t4x8_s1_b0_tt 1.2932 ms (cuBLAS 1.1659 ms, ratio 0.90)
+//	12x12x12:TT         cpasynca_32x64x16_w16_t4x4_s3_b2_tt 0.0051 ms (cuBLAS 0.0053 ms, ratio 1.04)
+//	16x10x512:TT        cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0098 ms (cuBLAS 0.0093 ms, ratio 0.95)
+//	16x16x16:TT         cpasynca_64x32x16_w16_t4x4_s3_b3_tt 0.0051 ms (cuBLAS 0.0053 ms, ratio 1.06)
+//	16x16x4096:TT       cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0136 ms (cuBLAS 0.0132 ms, ratio 0.97)
+//	16x16x1000000:TT    cpasynca_64x32x16_w16_t4x4_s3_b3_tt 0.1398 ms (cuBLAS 0.1831 ms, ratio 1.31)
+//	16x256x512:TT       cpasynca_64x32x16_w16_t4x4_s3_b2_tt 0.0102 ms (cuBLAS 0.0108 ms, ratio 1.06)
+//	16x512x13:TT        cpasynca_32x64x16_w16_t4x4_s3_b2_tt 0.0052 ms (cuBLAS 0.0055 ms, ratio 1.06)
+//	16x768x768:TT       cpasynca_32x64x16_w16_t4x4_s3_b3_tt 0.0112 ms (cuBLAS 0.0130 ms, ratio 1.16)
+//	16x2048x512:TT      cpasynca_32x64x16_w16_t4x4_s3_b0_tt 0.0112 ms (cuBLAS 0.0142 ms, ratio 1.27)
+//	16x4096x1024:TT     cpasynca_32x64x16_w16_t4x4_s3_b0_tt 0.0193 ms (cuBLAS 0.0243 ms, ratio 1.26)
+//	16x4096x4096:TT     splitka_32x128x16_w32_t4x8_s1_b0_tt 0.0510 ms (cuBLAS 0.0490 ms, ratio 0.96)
+//	16x8192x2048:TT     splitka_32x128x16_w32_t4x8_s1_b0_tt 0.0492 ms (cuBLAS 0.0490 ms, ratio 1.00)
+//	16x11008x4096:TT    splitka_32x128x16_w32_t4x8_s1_b0_tt 0.1112 ms (cuBLAS 0.1015 ms, ratio 0.91)
+//	16x100000x256:TT    splitka_32x128x16_w32_t4x8_s1_b4_tt 0.0637 ms (cuBLAS 0.0606 ms, ratio 0.95)
+//	16x128256x4096:TT   splitka_32x128x16_w32_t4x8_s1_b2_tt 1.1808 ms (cuBLAS 1.0635 ms, ratio 0.90)
+//	32x32x32:TT         cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0053 ms (cuBLAS 0.0089 ms, ratio 1.66)
+//	32x32x100000:TT     cpasynca_64x32x16_w16_t4x4_s3_b2_tt 0.0292 ms (cuBLAS 0.0410 ms, ratio 1.41)
+//	32x1000x1280:TT     cpasynca_32x64x16_w16_t4x4_s3_b0_tt 0.0126 ms (cuBLAS 0.0162 ms, ratio 1.28)
+//	32x1000x2048:TT     cpasynca_32x64x16_w16_t4x4_s3_b3_tt 0.0158 ms (cuBLAS 0.0186 ms, ratio 1.18)
+//	32x1000x4096:TT     cpasynca_32x64x16_w16_t4x4_s3_b2_tt 0.0211 ms (cuBLAS 0.0242 ms, ratio 1.14)
+//	32x1024x1024:TT     cpasynca_32x64x16_w16_t4x4_s3_b4_tt 0.0117 ms (cuBLAS 0.0150 ms, ratio 1.28)
+//	32x1024x4096:TT     cpasynca_32x64x16_w16_t4x4_s3_b2_tt 0.0210 ms (cuBLAS 0.0243 ms, ratio 1.15)
+//	32x2304x768:TT      cpasynca_32x64x16_w16_t4x4_s3_b4_tt 0.0139 ms (cuBLAS 0.0159 ms, ratio 1.15)
+//	32x3072x1024:TT     cpasynca_32x64x16_w16_t4x4_s3_b4_tt 0.0169 ms (cuBLAS 0.0202 ms, ratio 1.20)
+//	32x4096x1024:TT     cpasynca_32x64x16_w16_t4x4_s3_b0_tt 0.0190 ms (cuBLAS 0.0224 ms, ratio 1.18)
+//	32x4096x4096:TT     splitka_32x128x16_w32_t4x8_s1_b4_tt 0.0507 ms (cuBLAS 0.0480 ms, ratio 0.95)
+//	32x4096x11008:TT    splitka_32x128x16_w32_t4x8_s1_b0_tt 0.1146 ms (cuBLAS 0.1064 ms, ratio 0.93)
+//	32x4096x25088:TT    splitka_32x128x16_w32_t4x8_s1_b0_tt 0.2420 ms (cuBLAS 0.2483 ms, ratio 1.03)
+//	32x7680x2560:TT     cpasynca_32x64x16_w16_t4x4_s3_b2_tt 0.0615 ms (cuBLAS 0.0540 ms, ratio 0.88)
+//	32x11008x4096:TT    splitka_32x128x16_w32_t4x8_s1_b0_tt 0.1122 ms (cuBLAS 0.1387 ms, ratio 1.24)
+//	32x65536x512:TT     splitka_32x128x16_w32_t4x8_s1_b2_tt 0.0815 ms (cuBLAS 0.0782 ms, ratio 0.96)
+//	48x48x48:TT         cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0058 ms (cuBLAS 0.0089 ms, ratio 1.52)
+//	49x160x576:TT       cpasynca_64x32x16_w16_t4x4_s3_b3_tt 0.0106 ms (cuBLAS 0.0115 ms, ratio 1.08)
+//	49x160x960:TT       cpasynca_64x32x16_w16_t4x4_s3_b3_tt 0.0113 ms (cuBLAS 0.0121 ms, ratio 1.07)
+//	49x320x960:TT       cpasynca_64x32x16_w16_t4x4_s3_b3_tt 0.0115 ms (cuBLAS 0.0123 ms, ratio 1.07)
+//	49x512x2048:TT      cpasynca_64x32x16_w16_t4x4_s3_b2_tt 0.0153 ms (cuBLAS 0.0181 ms, ratio 1.18)
+//	49x512x4608:TT      cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0223 ms (cuBLAS 0.0266 ms, ratio 1.19)
+//	49x960x160:TT       cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0090 ms (cuBLAS 0.0103 ms, ratio 1.15)
+//	49x1280x320:TT      cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0109 ms (cuBLAS 0.0121 ms, ratio 1.11)
+//	49x2048x512:TT      cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0132 ms (cuBLAS 0.0153 ms, ratio 1.16)
+//	49x2048x1024:TT     cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0184 ms (cuBLAS 0.0190 ms, ratio 1.03)
+//	64x64x64:TT         cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0062 ms (cuBLAS 0.0094 ms, ratio 1.52)
+//	64x64x100000:TT     cpasynca_64x32x16_w16_t4x4_s3_b3_tt 0.0419 ms (cuBLAS 0.0491 ms, ratio 1.17)
+//	64x768x256:TT       cpasynca_64x32x16_w16_t4x4_s3_b3_tt 0.0100 ms (cuBLAS 0.0117 ms, ratio 1.17)
+//	64x2048x512:TT      cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0131 ms (cuBLAS 0.0152 ms, ratio 1.16)
+//	64x4096x1024:TT     cpasynca_64x64x16_w32_t8x4_s3_b0_tt 0.0256 ms (cuBLAS 0.0250 ms, ratio 0.98)
+//	64x8192x2048:TT     splitka_64x128x16_w64_t8x8_s1_b0_tt 0.0656 ms (cuBLAS 0.0604 ms, ratio 0.92)
+//	96x96x96:TT         cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0070 ms (cuBLAS 0.0111 ms, ratio 1.60)
+//	100x100x2000:TT     cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0125 ms (cuBLAS 0.0125 ms, ratio 0.99)
+//	100x100x60000:TT    cpasynca_64x64x16_w32_t8x4_s3_b3_tt 0.0690 ms (cuBLAS 0.0667 ms, ratio 0.97)
+//	127x131x137:TT      cpasynca_32x64x16_w16_t4x4_s3_b0_tt 0.0086 ms (cuBLAS 0.0077 ms, ratio 0.90)
+//	128x64x128:TT       cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0078 ms (cuBLAS 0.0093 ms, ratio 1.19)
+//	128x128x64:TT       cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0062 ms (cuBLAS 0.0130 ms, ratio 2.09)
+//	128x128x128:TT      cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0078 ms (cuBLAS 0.0075 ms, ratio 0.96)
+//	128x128x50000:TT    splitka_128x64x16_w64_t8x8_s1_b2_tt 0.0636 ms (cuBLAS 0.0547 ms, ratio 0.86)
+//	128x768x768:TT      cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0148 ms (cuBLAS 0.0167 ms, ratio 1.13)
+//	128x768x3072:TT     splitka_64x64x16_w32_t4x8_s1_b2_tt 0.0302 ms (cuBLAS 0.0276 ms, ratio 0.91)
+//	128x1600x1600:TT    cpasynca_64x64x16_w32_t8x4_s3_b0_tt 0.0310 ms (cuBLAS 0.0278 ms, ratio 0.89)
+//	128x1600x6400:TT    splitka_128x64x16_w64_t8x8_s1_b0_tt 0.0785 ms (cuBLAS 0.0695 ms, ratio 0.89)
+//	128x3072x768:TT     cpasynca_64x64x16_w32_t8x4_s3_b0_tt 0.0265 ms (cuBLAS 0.0256 ms, ratio 0.97)
+//	128x3072x1024:TT    cpasynca_64x64x16_w32_t8x4_s3_b0_tt 0.0322 ms (cuBLAS 0.0305 ms, ratio 0.95)
+//	128x4096x4096:TT    splitka_128x64x16_w64_t8x8_s1_b0_tt 0.1078 ms (cuBLAS 0.1106 ms, ratio 1.03)
+//	128x4096x11008:TT   splitka_128x64x16_w64_t8x8_s1_b0_tt 0.2640 ms (cuBLAS 0.2513 ms, ratio 0.95)
+//	128x4800x1600:TT    splitka_128x64x16_w64_t8x8_s1_b0_tt 0.0572 ms (cuBLAS 0.0648 ms, ratio 1.13)
+//	128x5120x5120:TT    splitka_128x64x16_w64_t8x8_s1_b0_tt 0.1689 ms (cuBLAS 0.1648 ms, ratio 0.98)
+//	128x5120x13824:TT   splitka_128x64x16_w64_t8x8_s1_b0_tt 0.4333 ms (cuBLAS 0.4020 ms, ratio 0.93)
+//	128x6400x1600:TT    splitka_128x64x16_w64_t8x8_s1_b1_tt 0.0862 ms (cuBLAS 0.0799 ms, ratio 0.93)
+//	128x11008x4096:TT   splitka_128x64x16_w64_t8x8_s1_b4_tt 0.2924 ms (cuBLAS 0.2326 ms, ratio 0.80)
+//	128x13824x5120:TT   regtile_128x128x32_w32_t8x8_p4_f1_s2_b1_tt 0.4822 ms (cuBLAS 0.4159 ms, ratio 0.86)
+//	128x32000x4096:TT   regtile_128x256x16_w64_t8x16_p4_f1_s4_b1_tt 0.7412 ms (cuBLAS 0.7036 ms, ratio 0.95)
+//	128x50257x768:TT    splitka_128x64x16_w64_t8x8_s1_b4_tt 0.2380 ms (cuBLAS 0.2155 ms, ratio 0.91)
+//	196x64x192:TT       cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0095 ms (cuBLAS 0.0086 ms, ratio 0.90)
+//	196x64x384:TT       cpasynca_64x32x16_w16_t4x4_s3_b3_tt 0.0101 ms (cuBLAS 0.0115 ms, ratio 1.13)
+//	196x96x384:TT       cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0102 ms (cuBLAS 0.0116 ms, ratio 1.14)
+//	196x96x576:TT       cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0108 ms (cuBLAS 0.0117 ms, ratio 1.09)
+//	196x256x1024:TT     cpasynca_64x32x16_w16_t4x4_s3_b2_tt 0.0138 ms (cuBLAS 0.0156 ms, ratio 1.13)
+//	196x256x2304:TT     cpasynca_64x32x16_w16_t4x4_s3_b3_tt 0.0202 ms (cuBLAS 0.0211 ms, ratio 1.04)
+//	196x384x64:TT       cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0064 ms (cuBLAS 0.0068 ms, ratio 1.05)
+//	196x512x1024:TT     cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0181 ms (cuBLAS 0.0184 ms, ratio 1.01)
+//	196x512x4608:TT     cpasynca_64x64x16_w32_t8x4_s3_b0_tt 0.0451 ms (cuBLAS 0.0410 ms, ratio 0.91)
+//	196x576x96:TT       cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0074 ms (cuBLAS 0.0085 ms, ratio 1.14)
+//	196x768x768:TT      cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0188 ms (cuBLAS 0.0190 ms, ratio 1.01)
+//	196x1024x256:TT     cpasynca_64x32x16_w16_t4x4_s3_b2_tt 0.0127 ms (cuBLAS 0.0140 ms, ratio 1.11)
+//	196x1024x512:TT     cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0175 ms (cuBLAS 0.0176 ms, ratio 1.01)
+//	197x64x197:TT       cpasynca_64x32x16_w16_t4x4_s3_b2_tt 0.0099 ms (cuBLAS 0.0086 ms, ratio 0.87)
+//	197x197x64:TT       cpasynca_32x64x16_w16_t4x4_s3_b4_tt 0.0067 ms (cuBLAS 0.0064 ms, ratio 0.96)
+//	197x768x768:TT      cpasynca_32x64x16_w16_t4x4_s3_b4_tt 0.0187 ms (cuBLAS 0.0189 ms, ratio 1.01)
+//	197x768x3072:TT     cpasynca_64x64x16_w32_t8x4_s3_b0_tt 0.0440 ms (cuBLAS 0.0408 ms, ratio 0.93)
+//	197x2304x768:TT     cpasynca_64x64x16_w32_t8x4_s3_b0_tt 0.0370 ms (cuBLAS 0.0364 ms, ratio 0.98)
+//	197x3072x768:TT     cpasynca_128x64x16_w64_t8x8_s3_b0_tt 0.0423 ms (cuBLAS 0.0381 ms, ratio 0.90)
+//	200x256x100:TT      cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0075 ms (cuBLAS 0.0074 ms, ratio 0.98)
+//	224x256x192:TT      cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0096 ms (cuBLAS 0.0116 ms, ratio 1.20)
+//	256x256x256:TT      cpasynca_32x64x16_w16_t4x4_s3_b0_tt 0.0101 ms (cuBLAS 0.0117 ms, ratio 1.15)
+//	256x256x100000:TT   splitka_128x64x16_w64_t8x8_s1_b2_tt 0.3190 ms (cuBLAS 0.2692 ms, ratio 0.84)
+//	512x64x512:TT       cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0105 ms (cuBLAS 0.0112 ms, ratio 1.06)
+//	512x128x512:TT      cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0109 ms (cuBLAS 0.0114 ms, ratio 1.05)
+//	512x512x64:TT       cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0068 ms (cuBLAS 0.0077 ms, ratio 1.14)
+//	512x512x128:TT      cpasynca_64x32x16_w16_t4x4_s3_b2_tt 0.0084 ms (cuBLAS 0.0099 ms, ratio 1.19)
+//	512x512x20000:TT    splitka_128x64x16_w64_t8x8_s1_b0_tt 0.2549 ms (cuBLAS 0.2315 ms, ratio 0.91)
+//	512x768x768:TT      cpasynca_64x64x16_w32_t8x4_s3_b0_tt 0.0264 ms (cuBLAS 0.0256 ms, ratio 0.97)
+//	512x768x3072:TT     splitka_128x64x16_w64_t8x8_s1_b0_tt 0.0688 ms (cuBLAS 0.0647 ms, ratio 0.94)
+//	512x1024x1024:TT    splitka_128x64x16_w64_t8x8_s1_b0_tt 0.0385 ms (cuBLAS 0.0369 ms, ratio 0.96)
+//	512x1024x4096:TT    splitka_128x64x16_w64_t8x8_s1_b0_tt 0.1104 ms (cuBLAS 0.0988 ms, ratio 0.90)
+//	512x1280x1280:TT    splitka_128x64x16_w64_t8x8_s1_b0_tt 0.0539 ms (cuBLAS 0.0546 ms, ratio 1.01)
+//	512x1280x5120:TT    splitka_128x64x16_w64_t8x8_s1_b0_tt 0.1774 ms (cuBLAS 0.1574 ms, ratio 0.89)
+//	512x2304x768:TT     cpasynca_64x64x16_w32_t8x4_s3_b0_tt 0.0601 ms (cuBLAS 0.0644 ms, ratio 1.07)
+//	512x3072x768:TT     splitka_128x64x16_w64_t8x8_s1_b0_tt 0.0655 ms (cuBLAS 0.0645 ms, ratio 0.99)
+//	512x3840x1280:TT    regtile_128x128x32_w32_t8x8_p4_f1_s2_b1_tt 0.1284 ms (cuBLAS 0.1367 ms, ratio 1.06)
+//	512x4096x1024:TT    splitka_128x64x16_w64_t8x8_s1_b1_tt 0.1064 ms (cuBLAS 0.0979 ms, ratio 0.92)
+//	512x4096x4096:TT    regtile_128x128x32_w32_t8x8_p4_f1_s2_b1_tt 0.3964 ms (cuBLAS 0.3564 ms, ratio 0.90)
+//	512x4096x11008:TT   regtile_128x128x32_w32_t8x8_p4_f1_s2_b1_tt 1.0417 ms (cuBLAS 0.9297 ms, ratio 0.89)
+//	512x5120x1280:TT    splitka_128x64x16_w64_t8x8_s1_b1_tt 0.1883 ms (cuBLAS 0.1690 ms, ratio 0.90)
+//	512x11008x4096:TT   splitka_128x64x16_w64_t8x8_s1_b4_tt 1.1360 ms (cuBLAS 0.9004 ms, ratio 0.79)
+//	535x792x414:TT      cpasynca_64x64x16_w32_t8x4_s3_b0_tt 0.0216 ms (cuBLAS 0.0210 ms, ratio 0.97)
+//	768x768x10000:TT    splitka_128x64x16_w64_t8x8_s1_b0_tt 0.2948 ms (cuBLAS 0.2551 ms, ratio 0.87)
+//	784x32x144:TT       cpasynca_64x32x16_w16_t4x4_s3_b3_tt 0.0084 ms (cuBLAS 0.0100 ms, ratio 1.19)
+//	784x32x192:TT       cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0097 ms (cuBLAS 0.0120 ms, ratio 1.23)
+//	784x128x512:TT      cpasynca_64x32x16_w16_t4x4_s3_b2_tt 0.0130 ms (cuBLAS 0.0146 ms, ratio 1.13)
+//	784x128x1152:TT     cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0181 ms (cuBLAS 0.0186 ms, ratio 1.03)
+//	784x192x32:TT       cpasynca_64x32x16_w16_t4x4_s3_b2_tt 0.0059 ms (cuBLAS 0.0111 ms, ratio 1.87)
+//	784x256x512:TT      cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0172 ms (cuBLAS 0.0164 ms, ratio 0.95)
+//	784x512x128:TT      cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0105 ms (cuBLAS 0.0111 ms, ratio 1.05)
+//	784x512x256:TT      cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0159 ms (cuBLAS 0.0164 ms, ratio 1.03)
+//	784x512x2304:TT     cpasynca_64x64x16_w32_t8x4_s3_b0_tt 0.0609 ms (cuBLAS 0.0579 ms, ratio 0.95)
+//	784x512x4608:TT     cpasynca_64x64x16_w32_t8x4_s3_b0_tt 0.1114 ms (cuBLAS 0.1003 ms, ratio 0.90)
+//	800x8192x2048:TT    cpasynca_128x64x16_w64_t8x8_s3_b2_tt 0.7140 ms (cuBLAS 0.6496 ms, ratio 0.91)
+//	997x1021x509:TT     cpasynca_64x64x16_w32_t8x4_s3_b0_tt 0.0423 ms (cuBLAS 0.0333 ms, ratio 0.79)
+//	1000x1000x1000:TT   cpasynca_128x64x16_w64_t8x8_s3_b2_tt 0.0635 ms (cuBLAS 0.0617 ms, ratio 0.97)
+//	1009x1013x1019:TT   cpasynca_128x64x16_w64_t8x8_s3_b0_tt 0.0687 ms (cuBLAS 0.0634 ms, ratio 0.92)
+//	1023x1023x1023:TT   cpasynca_128x64x16_w64_t8x8_s3_b0_tt 0.0686 ms (cuBLAS 0.0637 ms, ratio 0.93)
+//	1025x1025x1025:TT   cpasynca_64x64x16_w32_t8x4_s3_b0_tt 0.0791 ms (cuBLAS 0.0731 ms, ratio 0.92)
+//	1041x1247x139:TT    cpasynca_64x64x16_w32_t8x4_s3_b0_tt 0.0214 ms (cuBLAS 0.0174 ms, ratio 0.81)
+//	1500x512x512:TT     cpasynca_128x64x8_w64_t8x8_s3_b0_tt 0.0325 ms (cuBLAS 0.0339 ms, ratio 1.04)
+//	1500x512x2048:TT    cpasynca_128x64x16_w64_t8x8_s3_b0_tt 0.0879 ms (cuBLAS 0.0840 ms, ratio 0.96)
+//	1500x2048x512:TT    cpasynca_128x64x8_w64_t8x8_s3_b0_tt 0.0857 ms (cuBLAS 0.0909 ms, ratio 1.06)
+//	1568x160x576:TT     cpasynca_64x32x16_w16_t4x4_s3_b3_tt 0.0186 ms (cuBLAS 0.0185 ms, ratio 1.00)
+//	1568x320x960:TT     cpasynca_64x64x16_w32_t8x4_s3_b3_tt 0.0366 ms (cuBLAS 0.0382 ms, ratio 1.04)
+//	1568x512x2048:TT    cpasynca_64x64x16_w32_t8x4_s3_b0_tt 0.1075 ms (cuBLAS 0.0851 ms, ratio 0.79)
+//	1568x512x4608:TT    cpasynca_64x64x16_w32_t8x4_s3_b0_tt 0.2289 ms (cuBLAS 0.1643 ms, ratio 0.72)
+//	1568x960x160:TT     cpasynca_64x64x16_w32_t8x4_s3_b3_tt 0.0201 ms (cuBLAS 0.0296 ms, ratio 1.47)
+//	1568x1280x320:TT    regtile_128x128x32_w32_t8x8_p4_f1_s2_b1_tt 0.0390 ms (cuBLAS 0.0455 ms, ratio 1.17)
+//	1568x2048x512:TT    cpasynca_64x64x16_w32_t8x4_s3_b2_tt 0.1056 ms (cuBLAS 0.0908 ms, ratio 0.86)
+//	1568x2048x1024:TT   cpasynca_64x64x16_w32_t8x4_s3_b3_tt 0.2041 ms (cuBLAS 0.1650 ms, ratio 0.81)
+//	1600x3072x1024:TT   cpasynca_128x64x16_w64_t8x8_s3_b2_tt 0.2648 ms (cuBLAS 0.2622 ms, ratio 0.99)
+//	1600x4096x1024:TT   cpasynca_64x128x16_w64_t8x8_s3_b0_tt 0.3637 ms (cuBLAS 0.3381 ms, ratio 0.93)
+//	1600x7680x2560:TT   regtile_128x256x16_w64_t8x16_p4_f1_s4_b1_tt 1.4280 ms (cuBLAS 1.3180 ms, ratio 0.92)
+//	2048x64x2048:TT     cpasynca_64x64x16_w32_t8x4_s3_b0_tt 0.0275 ms (cuBLAS 0.0256 ms, ratio 0.93)
+//	2048x128x2048:TT    cpasynca_64x64x16_w32_t8x4_s3_b0_tt 0.0405 ms (cuBLAS 0.0381 ms, ratio 0.94)
+//	2048x512x13:TT      cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0069 ms (cuBLAS 0.0075 ms, ratio 1.09)
+//	2048x1024x1024:TT   regtile_128x128x32_w32_t8x8_p4_f1_s2_b1_tt 0.1045 ms (cuBLAS 0.1047 ms, ratio 1.00)
+//	2048x1024x4096:TT   regtile_128x128x32_w32_t8x8_p4_f1_s2_b1_tt 0.3965 ms (cuBLAS 0.3589 ms, ratio 0.91)
+//	2048x2048x64:TT     cpasynca_64x64x16_w32_t8x4_s3_b3_tt 0.0223 ms (cuBLAS 0.0220 ms, ratio 0.98)
+//	2048x2048x128:TT    regtile_128x128x32_w32_t8x8_p4_f1_s2_b1_tt 0.0348 ms (cuBLAS 0.0333 ms, ratio 0.96)
+//	2048x2048x784:TT    regtile_128x256x16_w64_t8x16_p4_f1_s4_b1_tt 0.1575 ms (cuBLAS 0.1392 ms, ratio 0.88)
+//	2048x2048x50000:TT  regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt 8.6335 ms (cuBLAS 8.1802 ms, ratio 0.95)
+//	2048x4096x1024:TT   regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt 0.3831 ms (cuBLAS 0.3605 ms, ratio 0.94)
+//	2048x4096x4096:TT   splitka_128x64x16_w64_t8x8_s1_b2_tt 1.5405 ms (cuBLAS 1.3942 ms, ratio 0.91)
+//	2048x4096x11008:TT  regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt 3.8549 ms (cuBLAS 3.7236 ms, ratio 0.97)
+//	2048x5120x5120:TT   splitka_128x64x16_w64_t8x8_s1_b2_tt 2.3856 ms (cuBLAS 2.2951 ms, ratio 0.96)
+//	2048x5120x13824:TT  splitka_128x64x16_w64_t8x8_s1_b2_tt 6.3537 ms (cuBLAS 5.9689 ms, ratio 0.94)
+//	2048x11008x4096:TT  splitka_128x64x16_w64_t8x8_s1_b0_tt 3.8967 ms (cuBLAS 4.1524 ms, ratio 1.07)
+//	2048x13824x5120:TT  regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt 6.2822 ms (cuBLAS 6.0205 ms, ratio 0.96)
+//	2049x2049x2049:TT   cpasynca_128x64x16_w64_t8x8_s3_b2_tt 0.5251 ms (cuBLAS 0.4648 ms, ratio 0.89)
+//	3000x3000x3000:TT   cpasynca_128x64x16_w64_t8x8_s3_b2_tt 1.3201 ms (cuBLAS 1.2270 ms, ratio 0.93)
+//	3001x2999x97:TT     cpasynca_64x64x16_w32_t8x4_s3_b0_tt 0.0717 ms (cuBLAS 0.0588 ms, ratio 0.82)
+//	3136x24x96:TT       cpasynca_64x32x16_w16_t4x4_s3_b3_tt 0.0076 ms (cuBLAS 0.0091 ms, ratio 1.19)
+//	3136x24x144:TT      cpasynca_64x32x16_w16_t4x4_s3_b2_tt 0.0087 ms (cuBLAS 0.0108 ms, ratio 1.24)
+//	3136x64x64:TT       cpasynca_64x32x16_w16_t4x4_s3_b2_tt 0.0069 ms (cuBLAS 0.0080 ms, ratio 1.16)
+//	3136x64x256:TT      cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0126 ms (cuBLAS 0.0150 ms, ratio 1.19)
+//	3136x64x576:TT      cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0163 ms (cuBLAS 0.0175 ms, ratio 1.07)
+//	3136x128x256:TT     cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0150 ms (cuBLAS 0.0154 ms, ratio 1.03)
+//	3136x144x24:TT      cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0066 ms (cuBLAS 0.0068 ms, ratio 1.02)
+//	3136x256x64:TT      cpasynca_64x32x16_w16_t4x4_s3_b3_tt 0.0091 ms (cuBLAS 0.0100 ms, ratio 1.10)
+//	3136x256x1152:TT    splitka_64x128x16_w64_t8x8_s1_b0_tt 0.0557 ms (cuBLAS 0.0528 ms, ratio 0.95)
+//	3136x256x2304:TT    cpasynca_64x128x16_w64_t8x8_s3_b0_tt 0.0980 ms (cuBLAS 0.0973 ms, ratio 0.99)
+//	3200x2048x512:TT    splitka_128x64x16_w64_t8x8_s1_b0_tt 0.1788 ms (cuBLAS 0.1738 ms, ratio 0.97)
+//	4093x4091x127:TT    splitka_128x64x16_w64_t8x8_s1_b0_tt 0.1732 ms (cuBLAS 0.1206 ms, ratio 0.70)
+//	4096x2x1024:TT      cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0173 ms (cuBLAS 0.0198 ms, ratio 1.14)
+//	4096x8x4096:TT      cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0423 ms (cuBLAS 0.0429 ms, ratio 1.01)
+//	4096x16x4096:TT     cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0429 ms (cuBLAS 0.0431 ms, ratio 1.01)
+//	4096x4096x16:TT     cpasynca_64x64x16_w32_t8x4_s3_b0_tt 0.0343 ms (cuBLAS 0.0404 ms, ratio 1.18)
+//	4096x4096x128:TT    cpasynca_128x64x16_w64_t8x8_s3_b0_tt 0.1154 ms (cuBLAS 0.1194 ms, ratio 1.03)
+//	4096x4096x4096:TT   regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt 2.9306 ms (cuBLAS 2.7949 ms, ratio 0.95)
+//	4097x4097x513:TT    cpasynca_128x64x16_w64_t8x8_s3_b2_tt 0.4704 ms (cuBLAS 0.4376 ms, ratio 0.93)
+//	6272x64x192:TT      cpasynca_64x64x16_w32_t8x4_s3_b0_tt 0.0133 ms (cuBLAS 0.0137 ms, ratio 1.02)
+//	6272x96x384:TT      splitka_128x32x16_w32_t4x8_s1_b2_tt 0.0261 ms (cuBLAS 0.0253 ms, ratio 0.97)
+//	6272x256x1024:TT    splitka_128x64x16_w64_t8x8_s1_b0_tt 0.0835 ms (cuBLAS 0.0832 ms, ratio 1.00)
+//	6272x256x2304:TT    splitka_128x64x16_w64_t8x8_s1_b0_tt 0.1736 ms (cuBLAS 0.1683 ms, ratio 0.97)
+//	6272x384x64:TT      cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0165 ms (cuBLAS 0.0163 ms, ratio 0.99)
+//	6272x512x1024:TT    splitka_128x64x16_w64_t8x8_s1_b2_tt 0.1527 ms (cuBLAS 0.1616 ms, ratio 1.06)
+//	6272x512x4608:TT    splitka_128x64x16_w64_t8x8_s1_b0_tt 0.6563 ms (cuBLAS 0.5899 ms, ratio 0.90)
+//	6272x576x96:TT      cpasynca_64x64x16_w32_t8x4_s3_b2_tt 0.0263 ms (cuBLAS 0.0268 ms, ratio 1.02)
+//	6272x768x768:TT     splitka_128x64x16_w64_t8x8_s1_b0_tt 0.1912 ms (cuBLAS 0.1792 ms, ratio 0.94)
+//	6272x1024x256:TT    splitka_128x64x16_w64_t8x8_s1_b0_tt 0.0817 ms (cuBLAS 0.0820 ms, ratio 1.00)
+//	6272x1024x512:TT    splitka_128x64x16_w64_t8x8_s1_b2_tt 0.1542 ms (cuBLAS 0.1425 ms, ratio 0.92)
+//	6304x768x768:TT     cpasynca_128x64x16_w64_t8x8_s3_b2_tt 0.1992 ms (cuBLAS 0.1794 ms, ratio 0.90)
+//	6304x768x3072:TT    cpasynca_128x64x16_w64_t8x8_s3_b2_tt 0.7659 ms (cuBLAS 0.6361 ms, ratio 0.83)
+//	6304x2304x768:TT    cpasynca_128x64x16_w64_t8x8_s3_b2_tt 0.5330 ms (cuBLAS 0.5301 ms, ratio 0.99)
+//	6304x3072x768:TT    cpasynca_64x128x16_w64_t8x8_s3_b0_tt 0.6928 ms (cuBLAS 0.6742 ms, ratio 0.97)
+//	7919x331x1031:TT    cpasynca_128x64x8_w64_t8x8_s3_b0_tt 0.1709 ms (cuBLAS 0.1593 ms, ratio 0.93)
+//	8192x4x8192:TT      splitka_128x32x16_w32_t4x8_s2_b0_tt 0.1314 ms (cuBLAS 0.1303 ms, ratio 0.99)
+//	8192x8192x16:TT     cpasynca_128x64x8_w64_t8x8_s3_b0_tt 0.1039 ms (cuBLAS 0.1345 ms, ratio 1.29)
+//	8192x8192x8192:TT   regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt 22.6888 ms (cuBLAS 21.6795 ms, ratio 0.96)
+//	10000x10000x64:TT   splitka_128x64x16_w64_t8x8_s1_b4_tt 0.3503 ms (cuBLAS 0.3861 ms, ratio 1.10)
+//	12544x16x32:TT      cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0070 ms (cuBLAS 0.0073 ms, ratio 1.04)
+//	12544x32x27:TT      cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0070 ms (cuBLAS 0.0073 ms, ratio 1.05)
+//	12544x64x147:TT     cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0146 ms (cuBLAS 0.0151 ms, ratio 1.04)
+//	12544x96x16:TT      cpasynca_64x32x16_w16_t4x4_s3_b3_tt 0.0074 ms (cuBLAS 0.0082 ms, ratio 1.11)
+//	12544x128x576:TT    splitka_128x64x16_w64_t8x8_s1_b4_tt 0.0522 ms (cuBLAS 0.0500 ms, ratio 0.96)
+//	12544x128x1152:TT   splitka_128x64x16_w64_t8x8_s1_b4_tt 0.0931 ms (cuBLAS 0.0944 ms, ratio 1.01)
+//	25088x32x144:TT     cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0143 ms (cuBLAS 0.0143 ms, ratio 1.00)
+//	25088x128x512:TT    splitka_128x64x16_w64_t8x8_s1_b4_tt 0.0804 ms (cuBLAS 0.0872 ms, ratio 1.08)
+//	25088x128x1152:TT   splitka_128x64x16_w64_t8x8_s1_b2_tt 0.1705 ms (cuBLAS 0.1841 ms, ratio 1.08)
+//	25088x192x32:TT     cpasynca_128x64x16_w64_t8x8_s3_b2_tt 0.0203 ms (cuBLAS 0.0201 ms, ratio 0.99)
+//	25088x256x512:TT    splitka_128x64x16_w64_t8x8_s1_b0_tt 0.1538 ms (cuBLAS 0.1656 ms, ratio 1.08)
+//	25088x512x128:TT    splitka_128x64x16_w64_t8x8_s1_b0_tt 0.0855 ms (cuBLAS 0.0846 ms, ratio 0.99)
+//	25088x512x256:TT    splitka_128x64x16_w64_t8x8_s1_b1_tt 0.1574 ms (cuBLAS 0.1441 ms, ratio 0.92)
+//	25088x512x2304:TT   regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt 1.2306 ms (cuBLAS 1.1549 ms, ratio 0.94)
+//	25088x512x4608:TT   regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt 2.4231 ms (cuBLAS 2.2770 ms, ratio 0.94)
+//	50176x64x27:TT      cpasynca_128x64x8_w64_t8x8_s3_b2_tt 0.0138 ms (cuBLAS 0.0163 ms, ratio 1.18)
+//	50176x64x576:TT     splitka_128x64x16_w64_t8x8_s1_b0_tt 0.0893 ms (cuBLAS 0.0972 ms, ratio 1.09)
+//	65536x16x1024:TT    splitka_128x32x16_w32_t4x8_s2_b0_tt 0.1261 ms (cuBLAS 0.1192 ms, ratio 0.95)
+//	100000x64x64:TT     splitka_128x64x16_w64_t8x8_s1_b2_tt 0.0312 ms (cuBLAS 0.0334 ms, ratio 1.07)
+//	100352x24x96:TT     cpasynca_64x32x16_w16_t4x4_s3_b0_tt 0.0293 ms (cuBLAS 0.0403 ms, ratio 1.38)
+//	100352x64x64:TT     splitka_128x64x16_w64_t8x8_s1_b1_tt 0.0305 ms (cuBLAS 0.0333 ms, ratio 1.09)
+//	100352x64x256:TT    splitka_128x64x16_w64_t8x8_s1_b0_tt 0.0817 ms (cuBLAS 0.0820 ms, ratio 1.00)
+//	100352x64x576:TT    splitka_128x64x16_w64_t8x8_s1_b1_tt 0.1704 ms (cuBLAS 0.1851 ms, ratio 1.09)
+//	100352x128x256:TT   splitka_128x64x16_w64_t8x8_s1_b4_tt 0.1565 ms (cuBLAS 0.1438 ms, ratio 0.92)
+//	100352x144x24:TT    splitka_128x32x16_w32_t4x8_s2_b4_tt 0.0511 ms (cuBLAS 0.0522 ms, ratio 1.02)
+//	100352x256x64:TT    splitka_128x64x16_w64_t8x8_s1_b0_tt 0.0996 ms (cuBLAS 0.1051 ms, ratio 1.06)
+//	100352x256x1152:TT  regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt 1.2427 ms (cuBLAS 1.1679 ms, ratio 0.94)
+//	100352x256x2304:TT  regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt 2.4405 ms (cuBLAS 2.2928 ms, ratio 0.94)
+//	262144x32x32:TT     splitka_128x32x16_w32_t4x8_s1_b4_tt 0.0313 ms (cuBLAS 0.0347 ms, ratio 1.11)
+//	401408x16x32:TT     splitka_128x32x16_w32_t4x8_s2_b0_tt 0.0407 ms (cuBLAS 0.0428 ms, ratio 1.05)
+//	401408x32x27:TT     splitka_128x32x16_w32_t4x8_s2_b0_tt 0.0463 ms (cuBLAS 0.0497 ms, ratio 1.07)
+//	401408x64x147:TT    cpasynca_128x64x8_w64_t8x8_s3_b2_tt 0.2042 ms (cuBLAS 0.2061 ms, ratio 1.01)
+//	401408x96x16:TT     splitka_128x32x16_w32_t4x8_s1_b2_tt 0.0821 ms (cuBLAS 0.1042 ms, ratio 1.27)
+//	401408x128x576:TT   regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt 1.2672 ms (cuBLAS 1.1543 ms, ratio 0.91)
+//	401408x128x1152:TT  regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt 2.4604 ms (cuBLAS 2.2328 ms, ratio 0.91)
+//	1000000x8x16:TT     splitka_128x32x16_w32_t4x8_s1_b2_tt 0.0607 ms (cuBLAS 0.0661 ms, ratio 1.09)
 //
 // Provenance (parameters, times, verification errors, GPU, driver, nvcc, results hash): tgsgemm.json.
-// PTX: nvcc release 11.8, V11.8.89, sm_90; generator tilegen-gen 1; results content hash 21cd3d7697d566c05619de0512f442ab4b3874ef427c2c783d801a2b30872a41.
+// PTX: nvcc release 11.8, V11.8.89, sm_90; generator tilegen-gen 1; results content hash 4248b5ea79591f2c6b3aa84a674d13c922586eb829e19d45bf27c32a5c133b17.
 package tgsgemm
 
 import (
@@ -802,7 +1068,7 @@ type kernel struct {
 }
 
 // kernels are the exported variants, sorted by name.
-var kernels = [210]kernel{{
+var kernels = [224]kernel{{
 	blockX:        8,
 	blockY:        8,
 	dynamicShared: 0,
@@ -1555,25 +1821,6 @@ var kernels = [210]kernel{{
 	tileRows:        64,
 	workspaceFloats: 4194304,
 }, {
-	blockX:          128,
-	blockY:          1,
-	blocksPerSM:     2,
-	dynamicShared:   38400,
-	gridZ:           512,
-	kMultiple:       1,
-	kStep:           16,
-	ldMultiple:      1,
-	mMultiple:       1,
-	minK:            128,
-	nMultiple:       1,
-	name:            "cpasynca_64x128x16_w64_t8x8_s3_b2_tt",
-	op:              OpTT,
-	splitMax:        512,
-	state:           true,
-	tileCols:        128,
-	tileRows:        64,
-	workspaceFloats: 4194304,
-}, {
 	balance:         1,
 	blockX:          128,
 	blockY:          1,
@@ -1607,25 +1854,6 @@ var kernels = [210]kernel{{
 	minK:            64,
 	nMultiple:       1,
 	name:            "cpasynca_64x128x8_w64_t8x8_s3_b0_tt",
-	op:              OpTT,
-	splitMax:        512,
-	state:           true,
-	tileCols:        128,
-	tileRows:        64,
-	workspaceFloats: 4194304,
-}, {
-	blockX:          128,
-	blockY:          1,
-	blocksPerSM:     2,
-	dynamicShared:   19200,
-	gridZ:           512,
-	kMultiple:       1,
-	kStep:           8,
-	ldMultiple:      1,
-	mMultiple:       1,
-	minK:            64,
-	nMultiple:       1,
-	name:            "cpasynca_64x128x8_w64_t8x8_s3_b2_tt",
 	op:              OpTT,
 	splitMax:        512,
 	state:           true,
@@ -1890,25 +2118,6 @@ var kernels = [210]kernel{{
 }, {
 	blockX:          128,
 	blockY:          1,
-	blocksPerSM:     2,
-	dynamicShared:   26112,
-	gridZ:           512,
-	kMultiple:       1,
-	kStep:           16,
-	ldMultiple:      1,
-	mMultiple:       1,
-	minK:            128,
-	nMultiple:       1,
-	name:            "cpasynca_64x64x16_w32_t4x8_s3_b2_tt",
-	op:              OpTT,
-	splitMax:        512,
-	state:           true,
-	tileCols:        64,
-	tileRows:        64,
-	workspaceFloats: 4194304,
-}, {
-	blockX:          128,
-	blockY:          1,
 	blocksPerSM:     3,
 	dynamicShared:   26112,
 	gridZ:           512,
@@ -2135,64 +2344,6 @@ var kernels = [210]kernel{{
 	nMultiple:       1,
 	name:            "cpasynca_64x64x8_w32_t8x4_s3_b0_tn",
 	op:              OpTN,
-	splitMax:        512,
-	state:           true,
-	tileCols:        64,
-	tileRows:        64,
-	workspaceFloats: 4194304,
-}, {
-	balance:         1,
-	blockX:          128,
-	blockY:          1,
-	blocksPerSM:     3,
-	dynamicShared:   13056,
-	gridZ:           512,
-	kMultiple:       1,
-	kStep:           8,
-	ldMultiple:      1,
-	mMultiple:       1,
-	minK:            64,
-	nMultiple:       1,
-	name:            "cpasynca_64x64x8_w32_t8x4_s3_b0_tt",
-	op:              OpTT,
-	splitMax:        512,
-	state:           true,
-	tileCols:        64,
-	tileRows:        64,
-	workspaceFloats: 4194304,
-}, {
-	blockX:          128,
-	blockY:          1,
-	blocksPerSM:     2,
-	dynamicShared:   13056,
-	gridZ:           512,
-	kMultiple:       1,
-	kStep:           8,
-	ldMultiple:      1,
-	mMultiple:       1,
-	minK:            64,
-	nMultiple:       1,
-	name:            "cpasynca_64x64x8_w32_t8x4_s3_b2_tt",
-	op:              OpTT,
-	splitMax:        512,
-	state:           true,
-	tileCols:        64,
-	tileRows:        64,
-	workspaceFloats: 4194304,
-}, {
-	blockX:          128,
-	blockY:          1,
-	blocksPerSM:     3,
-	dynamicShared:   13056,
-	gridZ:           512,
-	kMultiple:       1,
-	kStep:           8,
-	ldMultiple:      1,
-	mMultiple:       1,
-	minK:            64,
-	nMultiple:       1,
-	name:            "cpasynca_64x64x8_w32_t8x4_s3_b3_tt",
-	op:              OpTT,
 	splitMax:        512,
 	state:           true,
 	tileCols:        64,
@@ -2918,6 +3069,19 @@ var kernels = [210]kernel{{
 }, {
 	blockX:        256,
 	blockY:        1,
+	dynamicShared: 67584,
+	gridZ:         1,
+	kMultiple:     1,
+	ldMultiple:    1,
+	mMultiple:     1,
+	nMultiple:     1,
+	name:          "regtile_128x128x32_w32_t8x8_p4_f1_s2_b1_tt",
+	op:            OpTT,
+	tileCols:      128,
+	tileRows:      128,
+}, {
+	blockX:        256,
+	blockY:        1,
 	dynamicShared: 65536,
 	gridZ:         1,
 	kMultiple:     1,
@@ -3242,6 +3406,64 @@ var kernels = [210]kernel{{
 	mMultiple:       1,
 	minK:            128,
 	nMultiple:       1,
+	name:            "splitka_128x32x16_w32_t4x8_s1_b0_tt",
+	op:              OpTT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        32,
+	tileRows:        128,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   20480,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_128x32x16_w32_t4x8_s1_b2_tt",
+	op:              OpTT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        32,
+	tileRows:        128,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   20480,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_128x32x16_w32_t4x8_s1_b4_tt",
+	op:              OpTT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        32,
+	tileRows:        128,
+	workspaceFloats: 4194304,
+}, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   20480,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
 	name:            "splitka_128x32x16_w32_t4x8_s2_b0",
 	op:              OpNN,
 	splitMax:        512,
@@ -3291,6 +3513,26 @@ var kernels = [210]kernel{{
 	tileRows:        128,
 	workspaceFloats: 4194304,
 }, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   21504,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_128x32x16_w32_t4x8_s2_b0_tt",
+	op:              OpTT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        32,
+	tileRows:        128,
+	workspaceFloats: 4194304,
+}, {
 	blockX:          128,
 	blockY:          1,
 	blocksPerSM:     2,
@@ -3323,6 +3565,25 @@ var kernels = [210]kernel{{
 	nMultiple:       1,
 	name:            "splitka_128x32x16_w32_t4x8_s2_b2_tn",
 	op:              OpTN,
+	splitMax:        512,
+	state:           true,
+	tileCols:        32,
+	tileRows:        128,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   21504,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_128x32x16_w32_t4x8_s2_b2_tt",
+	op:              OpTT,
 	splitMax:        512,
 	state:           true,
 	tileCols:        32,
@@ -3367,6 +3628,25 @@ var kernels = [210]kernel{{
 	tileRows:        128,
 	workspaceFloats: 4194304,
 }, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   21504,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_128x32x16_w32_t4x8_s2_b4_tt",
+	op:              OpTT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        32,
+	tileRows:        128,
+	workspaceFloats: 4194304,
+}, {
 	balance:         1,
 	blockX:          128,
 	blockY:          1,
@@ -3381,6 +3661,26 @@ var kernels = [210]kernel{{
 	nMultiple:       1,
 	name:            "splitka_128x64x16_w64_t8x8_s1_b0_nt",
 	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        128,
+	workspaceFloats: 4194304,
+}, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
+	dynamicShared:   24576,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+	op:              OpTT,
 	splitMax:        512,
 	state:           true,
 	tileCols:        64,
@@ -3408,6 +3708,25 @@ var kernels = [210]kernel{{
 }, {
 	blockX:          128,
 	blockY:          1,
+	blocksPerSM:     1,
+	dynamicShared:   24576,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_128x64x16_w64_t8x8_s1_b1_tt",
+	op:              OpTT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        128,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
 	blocksPerSM:     2,
 	dynamicShared:   24576,
 	gridZ:           512,
@@ -3427,6 +3746,25 @@ var kernels = [210]kernel{{
 }, {
 	blockX:          128,
 	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   24576,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_128x64x16_w64_t8x8_s1_b2_tt",
+	op:              OpTT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        128,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
 	blocksPerSM:     4,
 	dynamicShared:   24576,
 	gridZ:           512,
@@ -3438,6 +3776,25 @@ var kernels = [210]kernel{{
 	nMultiple:       1,
 	name:            "splitka_128x64x16_w64_t8x8_s1_b4_nt",
 	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        128,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   24576,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_128x64x16_w64_t8x8_s1_b4_tt",
+	op:              OpTT,
 	splitMax:        512,
 	state:           true,
 	tileCols:        64,
@@ -3538,6 +3895,25 @@ var kernels = [210]kernel{{
 	nMultiple:       1,
 	name:            "splitka_128x64x16_w64_t8x8_s2_b1_nt",
 	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
+	tileRows:        128,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     1,
+	dynamicShared:   25600,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_128x64x16_w64_t8x8_s2_b1_tt",
+	op:              OpTT,
 	splitMax:        512,
 	state:           true,
 	tileCols:        64,
@@ -3683,6 +4059,26 @@ var kernels = [210]kernel{{
 	tileRows:        32,
 	workspaceFloats: 4194304,
 }, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   20480,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_32x128x16_w32_t4x8_s1_b0_tt",
+	op:              OpTT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        128,
+	tileRows:        32,
+	workspaceFloats: 4194304,
+}, {
 	blockX:          128,
 	blockY:          1,
 	blocksPerSM:     2,
@@ -3704,6 +4100,25 @@ var kernels = [210]kernel{{
 }, {
 	blockX:          128,
 	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   20480,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_32x128x16_w32_t4x8_s1_b2_tt",
+	op:              OpTT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        128,
+	tileRows:        32,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
 	blocksPerSM:     4,
 	dynamicShared:   20480,
 	gridZ:           512,
@@ -3715,6 +4130,25 @@ var kernels = [210]kernel{{
 	nMultiple:       1,
 	name:            "splitka_32x128x16_w32_t4x8_s1_b4_nt",
 	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        128,
+	tileRows:        32,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   20480,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_32x128x16_w32_t4x8_s1_b4_tt",
+	op:              OpTT,
 	splitMax:        512,
 	state:           true,
 	tileCols:        128,
@@ -3822,6 +4256,25 @@ var kernels = [210]kernel{{
 }, {
 	blockX:          128,
 	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   21504,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_32x128x16_w32_t4x8_s2_b2_tt",
+	op:              OpTT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        128,
+	tileRows:        32,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
 	blocksPerSM:     4,
 	dynamicShared:   20480,
 	gridZ:           512,
@@ -3859,6 +4312,25 @@ var kernels = [210]kernel{{
 	tileRows:        32,
 	workspaceFloats: 4194304,
 }, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     4,
+	dynamicShared:   21504,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_32x128x16_w32_t4x8_s2_b4_tt",
+	op:              OpTT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        128,
+	tileRows:        32,
+	workspaceFloats: 4194304,
+}, {
 	balance:         1,
 	blockX:          128,
 	blockY:          1,
@@ -3879,6 +4351,26 @@ var kernels = [210]kernel{{
 	tileRows:        64,
 	workspaceFloats: 4194304,
 }, {
+	balance:         1,
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     3,
+	dynamicShared:   24576,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_64x128x16_w64_t8x8_s1_b0_tt",
+	op:              OpTT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        128,
+	tileRows:        64,
+	workspaceFloats: 4194304,
+}, {
 	blockX:          128,
 	blockY:          1,
 	blocksPerSM:     1,
@@ -3892,6 +4384,25 @@ var kernels = [210]kernel{{
 	nMultiple:       1,
 	name:            "splitka_64x128x16_w64_t8x8_s1_b1_nt",
 	op:              OpNT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        128,
+	tileRows:        64,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     1,
+	dynamicShared:   24576,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_64x128x16_w64_t8x8_s1_b1_tt",
+	op:              OpTT,
 	splitMax:        512,
 	state:           true,
 	tileCols:        128,
@@ -4168,6 +4679,25 @@ var kernels = [210]kernel{{
 	splitMax:        512,
 	state:           true,
 	tileCols:        128,
+	tileRows:        64,
+	workspaceFloats: 4194304,
+}, {
+	blockX:          128,
+	blockY:          1,
+	blocksPerSM:     2,
+	dynamicShared:   16384,
+	gridZ:           512,
+	kMultiple:       1,
+	kStep:           16,
+	ldMultiple:      1,
+	mMultiple:       1,
+	minK:            128,
+	nMultiple:       1,
+	name:            "splitka_64x64x16_w32_t4x8_s1_b2_tt",
+	op:              OpTT,
+	splitMax:        512,
+	state:           true,
+	tileCols:        64,
 	tileRows:        64,
 	workspaceFloats: 4194304,
 }, {
@@ -4541,7 +5071,7 @@ var kernels = [210]kernel{{
 
 // defaultKernel holds each op's robust default, launched when none of the variants of a problem's
 // cell can take it (-1: the export has no kernel for the op).
-var defaultKernel = [4]int{75, 33, 189, 64}
+var defaultKernel = [4]int{69, 33, 203, 61}
 
 // Class is a shape and op the op's dispatch rule was fitted on, the variant it launches there, and
 // the median times recorded at tuning (milliseconds; cuBLAS with the same op).
@@ -10076,21 +10606,2149 @@ var classes = []Class{{
 	TunedMS:  0.007391999941319227,
 	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_tn",
 }, {
+	CublasMS: 0.026496000587940216,
+	K:        65536,
+	M:        2,
+	N:        2,
+	Op:       OpTT,
+	TunedMS:  0.02284800074994564,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.00902399979531765,
+	K:        256,
+	M:        2,
+	N:        8,
+	Op:       OpTT,
+	TunedMS:  0.009279999881982803,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.020191999152302742,
+	K:        2048,
+	M:        2,
+	N:        1000,
+	Op:       OpTT,
+	TunedMS:  0.015744000673294067,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b3_tt",
+}, {
+	CublasMS: 0.06675200164318085,
+	K:        4096,
+	M:        2,
+	N:        4096,
+	Op:       OpTT,
+	TunedMS:  0.050655998289585114,
+	Variant:  "splitka_32x128x16_w32_t4x8_s1_b0_tt",
+}, {
+	CublasMS: 0.10864000022411346,
+	K:        4096,
+	M:        2,
+	N:        11008,
+	Op:       OpTT,
+	TunedMS:  0.11075200140476227,
+	Variant:  "splitka_32x128x16_w32_t4x8_s1_b0_tt",
+}, {
+	CublasMS: 0.16044799983501434,
+	K:        1000000,
+	M:        3,
+	N:        3,
+	Op:       OpTT,
+	TunedMS:  0.136912003159523,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_tt",
+}, {
+	CublasMS: 0.005152000114321709,
+	K:        4,
+	M:        4,
+	N:        4,
+	Op:       OpTT,
+	TunedMS:  0.005216000135987997,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.06956800073385239,
+	K:        262144,
+	M:        4,
+	N:        4,
+	Op:       OpTT,
+	TunedMS:  0.04822399839758873,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_tt",
+}, {
+	CublasMS: 0.010688000358641148,
+	K:        2048,
+	M:        4,
+	N:        10,
+	Op:       OpTT,
+	TunedMS:  0.011872000060975552,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.013376000337302685,
+	K:        768,
+	M:        4,
+	N:        768,
+	Op:       OpTT,
+	TunedMS:  0.01119999960064888,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.06665600091218948,
+	K:        4096,
+	M:        4,
+	N:        4096,
+	Op:       OpTT,
+	TunedMS:  0.050783999264240265,
+	Variant:  "splitka_32x128x16_w32_t4x8_s1_b0_tt",
+}, {
+	CublasMS: 0.11927999928593636,
+	K:        4096,
+	M:        4,
+	N:        11008,
+	Op:       OpTT,
+	TunedMS:  0.11148799955844879,
+	Variant:  "splitka_32x128x16_w32_t4x8_s1_b0_tt",
+}, {
+	CublasMS: 1.1397280097007751,
+	K:        4096,
+	M:        4,
+	N:        128256,
+	Op:       OpTT,
+	TunedMS:  1.1623200178146362,
+	Variant:  "splitka_32x128x16_w32_t4x8_s1_b0_tt",
+}, {
+	CublasMS: 0.005183999892324209,
+	K:        6,
+	M:        6,
+	N:        6,
+	Op:       OpTT,
+	TunedMS:  0.005183999892324209,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.009568000212311745,
+	K:        768,
+	M:        8,
+	N:        2,
+	Op:       OpTT,
+	TunedMS:  0.010048000141978264,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.006175999995321035,
+	K:        64,
+	M:        8,
+	N:        6,
+	Op:       OpTT,
+	TunedMS:  0.006111999973654747,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_tt",
+}, {
+	CublasMS: 0.01375999953597784,
+	K:        768,
+	M:        8,
+	N:        768,
+	Op:       OpTT,
+	TunedMS:  0.011168000288307667,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.023391999304294586,
+	K:        3072,
+	M:        8,
+	N:        768,
+	Op:       OpTT,
+	TunedMS:  0.0180479995906353,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.022975999861955643,
+	K:        2048,
+	M:        8,
+	N:        1000,
+	Op:       OpTT,
+	TunedMS:  0.01583999954164028,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.020800000056624413,
+	K:        1600,
+	M:        8,
+	N:        1600,
+	Op:       OpTT,
+	TunedMS:  0.016224000602960587,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.06486400216817856,
+	K:        6400,
+	M:        8,
+	N:        1600,
+	Op:       OpTT,
+	TunedMS:  0.03734400123357773,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b4_tt",
+}, {
+	CublasMS: 0.016912000253796577,
+	K:        768,
+	M:        8,
+	N:        3072,
+	Op:       OpTT,
+	TunedMS:  0.01539199985563755,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.062111999839544296,
+	K:        4096,
+	M:        8,
+	N:        4096,
+	Op:       OpTT,
+	TunedMS:  0.05071999877691269,
+	Variant:  "splitka_32x128x16_w32_t4x8_s1_b4_tt",
+}, {
+	CublasMS: 0.1300159990787506,
+	K:        11008,
+	M:        8,
+	N:        4096,
+	Op:       OpTT,
+	TunedMS:  0.11641599982976913,
+	Variant:  "splitka_32x128x16_w32_t4x8_s1_b0_tt",
+}, {
+	CublasMS: 0.040063999593257904,
+	K:        1600,
+	M:        8,
+	N:        4800,
+	Op:       OpTT,
+	TunedMS:  0.02860799990594387,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.04297599941492081,
+	K:        1600,
+	M:        8,
+	N:        6400,
+	Op:       OpTT,
+	TunedMS:  0.03513599932193756,
+	Variant:  "splitka_32x128x16_w32_t4x8_s1_b4_tt",
+}, {
+	CublasMS: 0.11752000078558922,
+	K:        4096,
+	M:        8,
+	N:        11008,
+	Op:       OpTT,
+	TunedMS:  0.11187200248241425,
+	Variant:  "splitka_32x128x16_w32_t4x8_s1_b0_tt",
+}, {
+	CublasMS: 1.1659200191497803,
+	K:        3584,
+	M:        8,
+	N:        152064,
+	Op:       OpTT,
+	TunedMS:  1.2932000160217285,
+	Variant:  "splitka_32x128x16_w32_t4x8_s1_b0_tt",
+}, {
+	CublasMS: 0.005344000179320574,
+	K:        12,
+	M:        12,
+	N:        12,
+	Op:       OpTT,
+	TunedMS:  0.005119999870657921,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.009344000369310379,
+	K:        512,
+	M:        16,
+	N:        10,
+	Op:       OpTT,
+	TunedMS:  0.009824000298976898,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.005344000179320574,
+	K:        16,
+	M:        16,
+	N:        16,
+	Op:       OpTT,
+	TunedMS:  0.0050559998489916325,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_tt",
+}, {
+	CublasMS: 0.013183999806642532,
+	K:        4096,
+	M:        16,
+	N:        16,
+	Op:       OpTT,
+	TunedMS:  0.013567999936640263,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.1831039935350418,
+	K:        1000000,
+	M:        16,
+	N:        16,
+	Op:       OpTT,
+	TunedMS:  0.13976000249385834,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_tt",
+}, {
+	CublasMS: 0.010751999914646149,
+	K:        512,
+	M:        16,
+	N:        256,
+	Op:       OpTT,
+	TunedMS:  0.01017600018531084,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.005504000000655651,
+	K:        13,
+	M:        16,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  0.005216000135987997,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.012992000207304955,
+	K:        768,
+	M:        16,
+	N:        768,
+	Op:       OpTT,
+	TunedMS:  0.011168000288307667,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b3_tt",
+}, {
+	CublasMS: 0.014208000153303146,
+	K:        512,
+	M:        16,
+	N:        2048,
+	Op:       OpTT,
+	TunedMS:  0.01119999960064888,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.024288000538945198,
+	K:        1024,
+	M:        16,
+	N:        4096,
+	Op:       OpTT,
+	TunedMS:  0.019328000023961067,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.04899200052022934,
+	K:        4096,
+	M:        16,
+	N:        4096,
+	Op:       OpTT,
+	TunedMS:  0.05097600072622299,
+	Variant:  "splitka_32x128x16_w32_t4x8_s1_b0_tt",
+}, {
+	CublasMS: 0.04902400076389313,
+	K:        2048,
+	M:        16,
+	N:        8192,
+	Op:       OpTT,
+	TunedMS:  0.04915200173854828,
+	Variant:  "splitka_32x128x16_w32_t4x8_s1_b0_tt",
+}, {
+	CublasMS: 0.10150399804115295,
+	K:        4096,
+	M:        16,
+	N:        11008,
+	Op:       OpTT,
+	TunedMS:  0.11118399724364281,
+	Variant:  "splitka_32x128x16_w32_t4x8_s1_b0_tt",
+}, {
+	CublasMS: 0.06060799956321716,
+	K:        256,
+	M:        16,
+	N:        100000,
+	Op:       OpTT,
+	TunedMS:  0.06371200084686279,
+	Variant:  "splitka_32x128x16_w32_t4x8_s1_b4_tt",
+}, {
+	CublasMS: 1.0634559988975525,
+	K:        4096,
+	M:        16,
+	N:        128256,
+	Op:       OpTT,
+	TunedMS:  1.1808319687843323,
+	Variant:  "splitka_32x128x16_w32_t4x8_s1_b2_tt",
+}, {
+	CublasMS: 0.00886400043964386,
+	K:        32,
+	M:        32,
+	N:        32,
+	Op:       OpTT,
+	TunedMS:  0.005344000179320574,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.04102399945259094,
+	K:        100000,
+	M:        32,
+	N:        32,
+	Op:       OpTT,
+	TunedMS:  0.029184000566601753,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.016176000237464905,
+	K:        1280,
+	M:        32,
+	N:        1000,
+	Op:       OpTT,
+	TunedMS:  0.012640000320971012,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.018624000251293182,
+	K:        2048,
+	M:        32,
+	N:        1000,
+	Op:       OpTT,
+	TunedMS:  0.015776000916957855,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b3_tt",
+}, {
+	CublasMS: 0.024159999564290047,
+	K:        4096,
+	M:        32,
+	N:        1000,
+	Op:       OpTT,
+	TunedMS:  0.021136000752449036,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.015039999969303608,
+	K:        1024,
+	M:        32,
+	N:        1024,
+	Op:       OpTT,
+	TunedMS:  0.011711999773979187,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b4_tt",
+}, {
+	CublasMS: 0.02425600029528141,
+	K:        4096,
+	M:        32,
+	N:        1024,
+	Op:       OpTT,
+	TunedMS:  0.021023999899625778,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.015936000272631645,
+	K:        768,
+	M:        32,
+	N:        2304,
+	Op:       OpTT,
+	TunedMS:  0.013856000266969204,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b4_tt",
+}, {
+	CublasMS: 0.020239999517798424,
+	K:        1024,
+	M:        32,
+	N:        3072,
+	Op:       OpTT,
+	TunedMS:  0.016863999888300896,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b4_tt",
+}, {
+	CublasMS: 0.02236800082027912,
+	K:        1024,
+	M:        32,
+	N:        4096,
+	Op:       OpTT,
+	TunedMS:  0.01897599920630455,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.04798400029540062,
+	K:        4096,
+	M:        32,
+	N:        4096,
+	Op:       OpTT,
+	TunedMS:  0.0506879985332489,
+	Variant:  "splitka_32x128x16_w32_t4x8_s1_b4_tt",
+}, {
+	CublasMS: 0.1064319983124733,
+	K:        11008,
+	M:        32,
+	N:        4096,
+	Op:       OpTT,
+	TunedMS:  0.1146400012075901,
+	Variant:  "splitka_32x128x16_w32_t4x8_s1_b0_tt",
+}, {
+	CublasMS: 0.24828800559043884,
+	K:        25088,
+	M:        32,
+	N:        4096,
+	Op:       OpTT,
+	TunedMS:  0.24196799844503403,
+	Variant:  "splitka_32x128x16_w32_t4x8_s1_b0_tt",
+}, {
+	CublasMS: 0.054016001522541046,
+	K:        2560,
+	M:        32,
+	N:        7680,
+	Op:       OpTT,
+	TunedMS:  0.06147199869155884,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.13867200165987015,
+	K:        4096,
+	M:        32,
+	N:        11008,
+	Op:       OpTT,
+	TunedMS:  0.11219199746847153,
+	Variant:  "splitka_32x128x16_w32_t4x8_s1_b0_tt",
+}, {
+	CublasMS: 0.07817599922418594,
+	K:        512,
+	M:        32,
+	N:        65536,
+	Op:       OpTT,
+	TunedMS:  0.08152000233530998,
+	Variant:  "splitka_32x128x16_w32_t4x8_s1_b2_tt",
+}, {
+	CublasMS: 0.00886400043964386,
+	K:        48,
+	M:        48,
+	N:        48,
+	Op:       OpTT,
+	TunedMS:  0.005824000108987093,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.011455999687314034,
+	K:        576,
+	M:        49,
+	N:        160,
+	Op:       OpTT,
+	TunedMS:  0.01056000031530857,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_tt",
+}, {
+	CublasMS: 0.012095999903976917,
+	K:        960,
+	M:        49,
+	N:        160,
+	Op:       OpTT,
+	TunedMS:  0.011327999643981457,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_tt",
+}, {
+	CublasMS: 0.01228800043463707,
+	K:        960,
+	M:        49,
+	N:        320,
+	Op:       OpTT,
+	TunedMS:  0.011487999930977821,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_tt",
+}, {
+	CublasMS: 0.018079999834299088,
+	K:        2048,
+	M:        49,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  0.015263999812304974,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.02659199945628643,
+	K:        4608,
+	M:        49,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  0.022336000576615334,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.010304000228643417,
+	K:        160,
+	M:        49,
+	N:        960,
+	Op:       OpTT,
+	TunedMS:  0.008960000239312649,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.012128000147640705,
+	K:        320,
+	M:        49,
+	N:        1280,
+	Op:       OpTT,
+	TunedMS:  0.010944000445306301,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.015296000055968761,
+	K:        512,
+	M:        49,
+	N:        2048,
+	Op:       OpTT,
+	TunedMS:  0.013183999806642532,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.01897599920630455,
+	K:        1024,
+	M:        49,
+	N:        2048,
+	Op:       OpTT,
+	TunedMS:  0.018400000408291817,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.00940799992531538,
+	K:        64,
+	M:        64,
+	N:        64,
+	Op:       OpTT,
+	TunedMS:  0.006175999995321035,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.049056001007556915,
+	K:        100000,
+	M:        64,
+	N:        64,
+	Op:       OpTT,
+	TunedMS:  0.04187199845910072,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_tt",
+}, {
+	CublasMS: 0.011680000461637974,
+	K:        256,
+	M:        64,
+	N:        768,
+	Op:       OpTT,
+	TunedMS:  0.009983999654650688,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_tt",
+}, {
+	CublasMS: 0.015200000256299973,
+	K:        512,
+	M:        64,
+	N:        2048,
+	Op:       OpTT,
+	TunedMS:  0.013120000250637531,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.024992000311613083,
+	K:        1024,
+	M:        64,
+	N:        4096,
+	Op:       OpTT,
+	TunedMS:  0.025631999596953392,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0_tt",
+}, {
+	CublasMS: 0.06035200133919716,
+	K:        2048,
+	M:        64,
+	N:        8192,
+	Op:       OpTT,
+	TunedMS:  0.0655680000782013,
+	Variant:  "splitka_64x128x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.011136000044643879,
+	K:        96,
+	M:        96,
+	N:        96,
+	Op:       OpTT,
+	TunedMS:  0.006976000033318996,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.012480000033974648,
+	K:        2000,
+	M:        100,
+	N:        100,
+	Op:       OpTT,
+	TunedMS:  0.012543999589979649,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.06672000139951706,
+	K:        60000,
+	M:        100,
+	N:        100,
+	Op:       OpTT,
+	TunedMS:  0.06896000355482101,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b3_tt",
+}, {
+	CublasMS: 0.007712000049650669,
+	K:        137,
+	M:        127,
+	N:        131,
+	Op:       OpTT,
+	TunedMS:  0.008576000109314919,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.009312000125646591,
+	K:        128,
+	M:        128,
+	N:        64,
+	Op:       OpTT,
+	TunedMS:  0.007840000092983246,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.012959999963641167,
+	K:        64,
+	M:        128,
+	N:        128,
+	Op:       OpTT,
+	TunedMS:  0.006207999773323536,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.007519999984651804,
+	K:        128,
+	M:        128,
+	N:        128,
+	Op:       OpTT,
+	TunedMS:  0.007840000092983246,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.05471999943256378,
+	K:        50000,
+	M:        128,
+	N:        128,
+	Op:       OpTT,
+	TunedMS:  0.06358399987220764,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b2_tt",
+}, {
+	CublasMS: 0.016736000776290894,
+	K:        768,
+	M:        128,
+	N:        768,
+	Op:       OpTT,
+	TunedMS:  0.014783999882638454,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.02755199931561947,
+	K:        3072,
+	M:        128,
+	N:        768,
+	Op:       OpTT,
+	TunedMS:  0.030239999294281006,
+	Variant:  "splitka_64x64x16_w32_t4x8_s1_b2_tt",
+}, {
+	CublasMS: 0.027775999158620834,
+	K:        1600,
+	M:        128,
+	N:        1600,
+	Op:       OpTT,
+	TunedMS:  0.031039999797940254,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0_tt",
+}, {
+	CublasMS: 0.0695360004901886,
+	K:        6400,
+	M:        128,
+	N:        1600,
+	Op:       OpTT,
+	TunedMS:  0.07849600166082382,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.025631999596953392,
+	K:        768,
+	M:        128,
+	N:        3072,
+	Op:       OpTT,
+	TunedMS:  0.026528000831604004,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0_tt",
+}, {
+	CublasMS: 0.030527999624609947,
+	K:        1024,
+	M:        128,
+	N:        3072,
+	Op:       OpTT,
+	TunedMS:  0.03222399950027466,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0_tt",
+}, {
+	CublasMS: 0.11062400043010712,
+	K:        4096,
+	M:        128,
+	N:        4096,
+	Op:       OpTT,
+	TunedMS:  0.10777600109577179,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.2512799948453903,
+	K:        11008,
+	M:        128,
+	N:        4096,
+	Op:       OpTT,
+	TunedMS:  0.2640160024166107,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.06483200192451477,
+	K:        1600,
+	M:        128,
+	N:        4800,
+	Op:       OpTT,
+	TunedMS:  0.05721599981188774,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.16476799547672272,
+	K:        5120,
+	M:        128,
+	N:        5120,
+	Op:       OpTT,
+	TunedMS:  0.16894400119781494,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.40195199847221375,
+	K:        13824,
+	M:        128,
+	N:        5120,
+	Op:       OpTT,
+	TunedMS:  0.43329599499702454,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.07993599772453308,
+	K:        1600,
+	M:        128,
+	N:        6400,
+	Op:       OpTT,
+	TunedMS:  0.08617600053548813,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b1_tt",
+}, {
+	CublasMS: 0.23257599771022797,
+	K:        4096,
+	M:        128,
+	N:        11008,
+	Op:       OpTT,
+	TunedMS:  0.29238399863243103,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b4_tt",
+}, {
+	CublasMS: 0.4159039855003357,
+	K:        5120,
+	M:        128,
+	N:        13824,
+	Op:       OpTT,
+	TunedMS:  0.4822080135345459,
+	Variant:  "regtile_128x128x32_w32_t8x8_p4_f1_s2_b1_tt",
+}, {
+	CublasMS: 0.7035840153694153,
+	K:        4096,
+	M:        128,
+	N:        32000,
+	Op:       OpTT,
+	TunedMS:  0.7411679923534393,
+	Variant:  "regtile_128x256x16_w64_t8x16_p4_f1_s4_b1_tt",
+}, {
+	CublasMS: 0.21545599400997162,
+	K:        768,
+	M:        128,
+	N:        50257,
+	Op:       OpTT,
+	TunedMS:  0.23795199394226074,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b4_tt",
+}, {
+	CublasMS: 0.008608000352978706,
+	K:        192,
+	M:        196,
+	N:        64,
+	Op:       OpTT,
+	TunedMS:  0.009535999968647957,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.011455999687314034,
+	K:        384,
+	M:        196,
+	N:        64,
+	Op:       OpTT,
+	TunedMS:  0.010143999941647053,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_tt",
+}, {
+	CublasMS: 0.011648000217974186,
+	K:        384,
+	M:        196,
+	N:        96,
+	Op:       OpTT,
+	TunedMS:  0.010208000428974628,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.011711999773979187,
+	K:        576,
+	M:        196,
+	N:        96,
+	Op:       OpTT,
+	TunedMS:  0.010784000158309937,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.015615999698638916,
+	K:        1024,
+	M:        196,
+	N:        256,
+	Op:       OpTT,
+	TunedMS:  0.013791999779641628,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.021088000386953354,
+	K:        2304,
+	M:        196,
+	N:        256,
+	Op:       OpTT,
+	TunedMS:  0.020191999152302742,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_tt",
+}, {
+	CublasMS: 0.006783999968320131,
+	K:        64,
+	M:        196,
+	N:        384,
+	Op:       OpTT,
+	TunedMS:  0.006432000081986189,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.01836800016462803,
+	K:        1024,
+	M:        196,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  0.018144000321626663,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.040991999208927155,
+	K:        4608,
+	M:        196,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  0.04505600035190582,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0_tt",
+}, {
+	CublasMS: 0.00848000030964613,
+	K:        96,
+	M:        196,
+	N:        576,
+	Op:       OpTT,
+	TunedMS:  0.007424000184983015,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.01897599920630455,
+	K:        768,
+	M:        196,
+	N:        768,
+	Op:       OpTT,
+	TunedMS:  0.01881599985063076,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.014015999622642994,
+	K:        256,
+	M:        196,
+	N:        1024,
+	Op:       OpTT,
+	TunedMS:  0.012671999633312225,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.01756799966096878,
+	K:        512,
+	M:        196,
+	N:        1024,
+	Op:       OpTT,
+	TunedMS:  0.017472000792622566,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.008576000109314919,
+	K:        197,
+	M:        197,
+	N:        64,
+	Op:       OpTT,
+	TunedMS:  0.009855999611318111,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.006432000081986189,
+	K:        64,
+	M:        197,
+	N:        197,
+	Op:       OpTT,
+	TunedMS:  0.006719999946653843,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b4_tt",
+}, {
+	CublasMS: 0.018912000581622124,
+	K:        768,
+	M:        197,
+	N:        768,
+	Op:       OpTT,
+	TunedMS:  0.018688000738620758,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b4_tt",
+}, {
+	CublasMS: 0.04076800122857094,
+	K:        3072,
+	M:        197,
+	N:        768,
+	Op:       OpTT,
+	TunedMS:  0.0440480001270771,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0_tt",
+}, {
+	CublasMS: 0.03641600161790848,
+	K:        768,
+	M:        197,
+	N:        2304,
+	Op:       OpTT,
+	TunedMS:  0.03702399879693985,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0_tt",
+}, {
+	CublasMS: 0.03807999938726425,
+	K:        768,
+	M:        197,
+	N:        3072,
+	Op:       OpTT,
+	TunedMS:  0.04230400174856186,
+	Variant:  "cpasynca_128x64x16_w64_t8x8_s3_b0_tt",
+}, {
+	CublasMS: 0.007391999941319227,
+	K:        100,
+	M:        200,
+	N:        256,
+	Op:       OpTT,
+	TunedMS:  0.007519999984651804,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.011552000418305397,
+	K:        192,
+	M:        224,
+	N:        256,
+	Op:       OpTT,
+	TunedMS:  0.009631999768316746,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.011680000461637974,
+	K:        256,
+	M:        256,
+	N:        256,
+	Op:       OpTT,
+	TunedMS:  0.010143999941647053,
+	Variant:  "cpasynca_32x64x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.2691839933395386,
+	K:        100000,
+	M:        256,
+	N:        256,
+	Op:       OpTT,
+	TunedMS:  0.3189759999513626,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b2_tt",
+}, {
+	CublasMS: 0.011168000288307667,
+	K:        512,
+	M:        512,
+	N:        64,
+	Op:       OpTT,
+	TunedMS:  0.010528000071644783,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.01142400037497282,
+	K:        512,
+	M:        512,
+	N:        128,
+	Op:       OpTT,
+	TunedMS:  0.010912000201642513,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.007679999805986881,
+	K:        64,
+	M:        512,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  0.006752000190317631,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.009920000098645687,
+	K:        128,
+	M:        512,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  0.008352000266313553,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.23148800432682037,
+	K:        20000,
+	M:        512,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  0.25492800772190094,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.025631999596953392,
+	K:        768,
+	M:        512,
+	N:        768,
+	Op:       OpTT,
+	TunedMS:  0.026367999613285065,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0_tt",
+}, {
+	CublasMS: 0.06470400094985962,
+	K:        3072,
+	M:        512,
+	N:        768,
+	Op:       OpTT,
+	TunedMS:  0.06884800270199776,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.036896001547575,
+	K:        1024,
+	M:        512,
+	N:        1024,
+	Op:       OpTT,
+	TunedMS:  0.038495998829603195,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.09883200004696846,
+	K:        4096,
+	M:        512,
+	N:        1024,
+	Op:       OpTT,
+	TunedMS:  0.1103999987244606,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.05462399870157242,
+	K:        1280,
+	M:        512,
+	N:        1280,
+	Op:       OpTT,
+	TunedMS:  0.05392000079154968,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.1574079990386963,
+	K:        5120,
+	M:        512,
+	N:        1280,
+	Op:       OpTT,
+	TunedMS:  0.17737600207328796,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.06444799900054932,
+	K:        768,
+	M:        512,
+	N:        2304,
+	Op:       OpTT,
+	TunedMS:  0.06006399914622307,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0_tt",
+}, {
+	CublasMS: 0.06454399973154068,
+	K:        768,
+	M:        512,
+	N:        3072,
+	Op:       OpTT,
+	TunedMS:  0.06550399959087372,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.1366560012102127,
+	K:        1280,
+	M:        512,
+	N:        3840,
+	Op:       OpTT,
+	TunedMS:  0.12835200130939484,
+	Variant:  "regtile_128x128x32_w32_t8x8_p4_f1_s2_b1_tt",
+}, {
+	CublasMS: 0.09785600006580353,
+	K:        1024,
+	M:        512,
+	N:        4096,
+	Op:       OpTT,
+	TunedMS:  0.1064319983124733,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b1_tt",
+}, {
+	CublasMS: 0.3563840091228485,
+	K:        4096,
+	M:        512,
+	N:        4096,
+	Op:       OpTT,
+	TunedMS:  0.39640000462532043,
+	Variant:  "regtile_128x128x32_w32_t8x8_p4_f1_s2_b1_tt",
+}, {
+	CublasMS: 0.9297440052032471,
+	K:        11008,
+	M:        512,
+	N:        4096,
+	Op:       OpTT,
+	TunedMS:  1.041696012020111,
+	Variant:  "regtile_128x128x32_w32_t8x8_p4_f1_s2_b1_tt",
+}, {
+	CublasMS: 0.16899199783802032,
+	K:        1280,
+	M:        512,
+	N:        5120,
+	Op:       OpTT,
+	TunedMS:  0.18833599984645844,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b1_tt",
+}, {
+	CublasMS: 0.9004319906234741,
+	K:        4096,
+	M:        512,
+	N:        11008,
+	Op:       OpTT,
+	TunedMS:  1.1359999775886536,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b4_tt",
+}, {
+	CublasMS: 0.02099199965596199,
+	K:        414,
+	M:        535,
+	N:        792,
+	Op:       OpTT,
+	TunedMS:  0.02160000056028366,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0_tt",
+}, {
+	CublasMS: 0.2550559937953949,
+	K:        10000,
+	M:        768,
+	N:        768,
+	Op:       OpTT,
+	TunedMS:  0.29476800560951233,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.009983999654650688,
+	K:        144,
+	M:        784,
+	N:        32,
+	Op:       OpTT,
+	TunedMS:  0.008415999822318554,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_tt",
+}, {
+	CublasMS: 0.01196799986064434,
+	K:        192,
+	M:        784,
+	N:        32,
+	Op:       OpTT,
+	TunedMS:  0.009696000255644321,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.01462399959564209,
+	K:        512,
+	M:        784,
+	N:        128,
+	Op:       OpTT,
+	TunedMS:  0.012959999963641167,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.018592000007629395,
+	K:        1152,
+	M:        784,
+	N:        128,
+	Op:       OpTT,
+	TunedMS:  0.018112000077962875,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.011071999557316303,
+	K:        32,
+	M:        784,
+	N:        192,
+	Op:       OpTT,
+	TunedMS:  0.005919999908655882,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.016448000445961952,
+	K:        512,
+	M:        784,
+	N:        256,
+	Op:       OpTT,
+	TunedMS:  0.01724799908697605,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.011071999557316303,
+	K:        128,
+	M:        784,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  0.010495999827980995,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.01635199971497059,
+	K:        256,
+	M:        784,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  0.015904000028967857,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.05793600156903267,
+	K:        2304,
+	M:        784,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  0.060896001756191254,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0_tt",
+}, {
+	CublasMS: 0.10028800368309021,
+	K:        4608,
+	M:        784,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  0.11140799894928932,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0_tt",
+}, {
+	CublasMS: 0.6496480107307434,
+	K:        2048,
+	M:        800,
+	N:        8192,
+	Op:       OpTT,
+	TunedMS:  0.7139520049095154,
+	Variant:  "cpasynca_128x64x16_w64_t8x8_s3_b2_tt",
+}, {
+	CublasMS: 0.033344000577926636,
+	K:        509,
+	M:        997,
+	N:        1021,
+	Op:       OpTT,
+	TunedMS:  0.04227200150489807,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0_tt",
+}, {
+	CublasMS: 0.06172800064086914,
+	K:        1000,
+	M:        1000,
+	N:        1000,
+	Op:       OpTT,
+	TunedMS:  0.06351999938488007,
+	Variant:  "cpasynca_128x64x16_w64_t8x8_s3_b2_tt",
+}, {
+	CublasMS: 0.06335999816656113,
+	K:        1019,
+	M:        1009,
+	N:        1013,
+	Op:       OpTT,
+	TunedMS:  0.0687360018491745,
+	Variant:  "cpasynca_128x64x16_w64_t8x8_s3_b0_tt",
+}, {
+	CublasMS: 0.06371200084686279,
+	K:        1023,
+	M:        1023,
+	N:        1023,
+	Op:       OpTT,
+	TunedMS:  0.06859200075268745,
+	Variant:  "cpasynca_128x64x16_w64_t8x8_s3_b0_tt",
+}, {
+	CublasMS: 0.07311999797821045,
+	K:        1025,
+	M:        1025,
+	N:        1025,
+	Op:       OpTT,
+	TunedMS:  0.0790719985961914,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0_tt",
+}, {
+	CublasMS: 0.017376000061631203,
+	K:        139,
+	M:        1041,
+	N:        1247,
+	Op:       OpTT,
+	TunedMS:  0.021376000717282295,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0_tt",
+}, {
+	CublasMS: 0.03392000123858452,
+	K:        512,
+	M:        1500,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  0.03251200169324875,
+	Variant:  "cpasynca_128x64x8_w64_t8x8_s3_b0_tt",
+}, {
+	CublasMS: 0.08396799862384796,
+	K:        2048,
+	M:        1500,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  0.0878559984266758,
+	Variant:  "cpasynca_128x64x16_w64_t8x8_s3_b0_tt",
+}, {
+	CublasMS: 0.09091199934482574,
+	K:        512,
+	M:        1500,
+	N:        2048,
+	Op:       OpTT,
+	TunedMS:  0.08566399663686752,
+	Variant:  "cpasynca_128x64x8_w64_t8x8_s3_b0_tt",
+}, {
+	CublasMS: 0.01849599927663803,
+	K:        576,
+	M:        1568,
+	N:        160,
+	Op:       OpTT,
+	TunedMS:  0.018559999763965607,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_tt",
+}, {
+	CublasMS: 0.0382080003619194,
+	K:        960,
+	M:        1568,
+	N:        320,
+	Op:       OpTT,
+	TunedMS:  0.036607999354600906,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b3_tt",
+}, {
+	CublasMS: 0.08508799970149994,
+	K:        2048,
+	M:        1568,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  0.10753599926829338,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0_tt",
+}, {
+	CublasMS: 0.1642879992723465,
+	K:        4608,
+	M:        1568,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  0.22886399924755096,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0_tt",
+}, {
+	CublasMS: 0.029600000008940697,
+	K:        160,
+	M:        1568,
+	N:        960,
+	Op:       OpTT,
+	TunedMS:  0.020096000283956528,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b3_tt",
+}, {
+	CublasMS: 0.04545599967241287,
+	K:        320,
+	M:        1568,
+	N:        1280,
+	Op:       OpTT,
+	TunedMS:  0.0390079990029335,
+	Variant:  "regtile_128x128x32_w32_t8x8_p4_f1_s2_b1_tt",
+}, {
+	CublasMS: 0.09081599861383438,
+	K:        512,
+	M:        1568,
+	N:        2048,
+	Op:       OpTT,
+	TunedMS:  0.10558399930596352,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b2_tt",
+}, {
+	CublasMS: 0.16499200463294983,
+	K:        1024,
+	M:        1568,
+	N:        2048,
+	Op:       OpTT,
+	TunedMS:  0.2040639966726303,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b3_tt",
+}, {
+	CublasMS: 0.2622399926185608,
+	K:        1024,
+	M:        1600,
+	N:        3072,
+	Op:       OpTT,
+	TunedMS:  0.2648160010576248,
+	Variant:  "cpasynca_128x64x16_w64_t8x8_s3_b2_tt",
+}, {
+	CublasMS: 0.3381440043449402,
+	K:        1024,
+	M:        1600,
+	N:        4096,
+	Op:       OpTT,
+	TunedMS:  0.36366400122642517,
+	Variant:  "cpasynca_64x128x16_w64_t8x8_s3_b0_tt",
+}, {
+	CublasMS: 1.3179519772529602,
+	K:        2560,
+	M:        1600,
+	N:        7680,
+	Op:       OpTT,
+	TunedMS:  1.4280319809913635,
+	Variant:  "regtile_128x256x16_w64_t8x16_p4_f1_s4_b1_tt",
+}, {
+	CublasMS: 0.025567999109625816,
+	K:        2048,
+	M:        2048,
+	N:        64,
+	Op:       OpTT,
+	TunedMS:  0.027488000690937042,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0_tt",
+}, {
+	CublasMS: 0.03811199963092804,
+	K:        2048,
+	M:        2048,
+	N:        128,
+	Op:       OpTT,
+	TunedMS:  0.040511999279260635,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0_tt",
+}, {
+	CublasMS: 0.0074880002066493034,
+	K:        13,
+	M:        2048,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  0.00687999976798892,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.10467199981212616,
+	K:        1024,
+	M:        2048,
+	N:        1024,
+	Op:       OpTT,
+	TunedMS:  0.10454399883747101,
+	Variant:  "regtile_128x128x32_w32_t8x8_p4_f1_s2_b1_tt",
+}, {
+	CublasMS: 0.35889600217342377,
+	K:        4096,
+	M:        2048,
+	N:        1024,
+	Op:       OpTT,
+	TunedMS:  0.3964959979057312,
+	Variant:  "regtile_128x128x32_w32_t8x8_p4_f1_s2_b1_tt",
+}, {
+	CublasMS: 0.02195199951529503,
+	K:        64,
+	M:        2048,
+	N:        2048,
+	Op:       OpTT,
+	TunedMS:  0.022304000332951546,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b3_tt",
+}, {
+	CublasMS: 0.03328000009059906,
+	K:        128,
+	M:        2048,
+	N:        2048,
+	Op:       OpTT,
+	TunedMS:  0.03478400036692619,
+	Variant:  "regtile_128x128x32_w32_t8x8_p4_f1_s2_b1_tt",
+}, {
+	CublasMS: 0.13915199786424637,
+	K:        784,
+	M:        2048,
+	N:        2048,
+	Op:       OpTT,
+	TunedMS:  0.15748800337314606,
+	Variant:  "regtile_128x256x16_w64_t8x16_p4_f1_s4_b1_tt",
+}, {
+	CublasMS: 8.1802077293396,
+	K:        50000,
+	M:        2048,
+	N:        2048,
+	Op:       OpTT,
+	TunedMS:  8.633504390716553,
+	Variant:  "regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt",
+}, {
+	CublasMS: 0.3604799956083298,
+	K:        1024,
+	M:        2048,
+	N:        4096,
+	Op:       OpTT,
+	TunedMS:  0.38310399651527405,
+	Variant:  "regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt",
+}, {
+	CublasMS: 1.3941919803619385,
+	K:        4096,
+	M:        2048,
+	N:        4096,
+	Op:       OpTT,
+	TunedMS:  1.5404639840126038,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b2_tt",
+}, {
+	CublasMS: 3.7236160039901733,
+	K:        11008,
+	M:        2048,
+	N:        4096,
+	Op:       OpTT,
+	TunedMS:  3.854912042617798,
+	Variant:  "regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt",
+}, {
+	CublasMS: 2.2950719594955444,
+	K:        5120,
+	M:        2048,
+	N:        5120,
+	Op:       OpTT,
+	TunedMS:  2.3855520486831665,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b2_tt",
+}, {
+	CublasMS: 5.968944072723389,
+	K:        13824,
+	M:        2048,
+	N:        5120,
+	Op:       OpTT,
+	TunedMS:  6.353695869445801,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b2_tt",
+}, {
+	CublasMS: 4.152431964874268,
+	K:        4096,
+	M:        2048,
+	N:        11008,
+	Op:       OpTT,
+	TunedMS:  3.8967199325561523,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 6.020543813705444,
+	K:        5120,
+	M:        2048,
+	N:        13824,
+	Op:       OpTT,
+	TunedMS:  6.2821760177612305,
+	Variant:  "regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt",
+}, {
+	CublasMS: 0.46481600403785706,
+	K:        2049,
+	M:        2049,
+	N:        2049,
+	Op:       OpTT,
+	TunedMS:  0.5251200199127197,
+	Variant:  "cpasynca_128x64x16_w64_t8x8_s3_b2_tt",
+}, {
+	CublasMS: 1.226960003376007,
+	K:        3000,
+	M:        3000,
+	N:        3000,
+	Op:       OpTT,
+	TunedMS:  1.3200799822807312,
+	Variant:  "cpasynca_128x64x16_w64_t8x8_s3_b2_tt",
+}, {
+	CublasMS: 0.058848001062870026,
+	K:        97,
+	M:        3001,
+	N:        2999,
+	Op:       OpTT,
+	TunedMS:  0.07171200215816498,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0_tt",
+}, {
+	CublasMS: 0.009056000038981438,
+	K:        96,
+	M:        3136,
+	N:        24,
+	Op:       OpTT,
+	TunedMS:  0.007599999895319343,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_tt",
+}, {
+	CublasMS: 0.010751999914646149,
+	K:        144,
+	M:        3136,
+	N:        24,
+	Op:       OpTT,
+	TunedMS:  0.008671999908983707,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.00800000037997961,
+	K:        64,
+	M:        3136,
+	N:        64,
+	Op:       OpTT,
+	TunedMS:  0.006912000011652708,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b2_tt",
+}, {
+	CublasMS: 0.014992000069469213,
+	K:        256,
+	M:        3136,
+	N:        64,
+	Op:       OpTT,
+	TunedMS:  0.012608000077307224,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.017503999173641205,
+	K:        576,
+	M:        3136,
+	N:        64,
+	Op:       OpTT,
+	TunedMS:  0.016287999227643013,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.01539199985563755,
+	K:        256,
+	M:        3136,
+	N:        128,
+	Op:       OpTT,
+	TunedMS:  0.01500799972563982,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.006752000190317631,
+	K:        24,
+	M:        3136,
+	N:        144,
+	Op:       OpTT,
+	TunedMS:  0.006591999903321266,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.010015999898314476,
+	K:        64,
+	M:        3136,
+	N:        256,
+	Op:       OpTT,
+	TunedMS:  0.009088000282645226,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_tt",
+}, {
+	CublasMS: 0.052799999713897705,
+	K:        1152,
+	M:        3136,
+	N:        256,
+	Op:       OpTT,
+	TunedMS:  0.05567999929189682,
+	Variant:  "splitka_64x128x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.09734400361776352,
+	K:        2304,
+	M:        3136,
+	N:        256,
+	Op:       OpTT,
+	TunedMS:  0.09795200079679489,
+	Variant:  "cpasynca_64x128x16_w64_t8x8_s3_b0_tt",
+}, {
+	CublasMS: 0.1738400012254715,
+	K:        512,
+	M:        3200,
+	N:        2048,
+	Op:       OpTT,
+	TunedMS:  0.178847998380661,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.12064000219106674,
+	K:        127,
+	M:        4093,
+	N:        4091,
+	Op:       OpTT,
+	TunedMS:  0.17323199659585953,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.0197759997099638,
+	K:        1024,
+	M:        4096,
+	N:        2,
+	Op:       OpTT,
+	TunedMS:  0.017343999817967415,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.04289599880576134,
+	K:        4096,
+	M:        4096,
+	N:        8,
+	Op:       OpTT,
+	TunedMS:  0.04233599826693535,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.043136000633239746,
+	K:        4096,
+	M:        4096,
+	N:        16,
+	Op:       OpTT,
+	TunedMS:  0.04291199892759323,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.040383998304605484,
+	K:        16,
+	M:        4096,
+	N:        4096,
+	Op:       OpTT,
+	TunedMS:  0.034272000193595886,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0_tt",
+}, {
+	CublasMS: 0.11937600001692772,
+	K:        128,
+	M:        4096,
+	N:        4096,
+	Op:       OpTT,
+	TunedMS:  0.11539199948310852,
+	Variant:  "cpasynca_128x64x16_w64_t8x8_s3_b0_tt",
+}, {
 	CublasMS: 2.7949440479278564,
 	K:        4096,
 	M:        4096,
 	N:        4096,
 	Op:       OpTT,
-	TunedMS:  2.9633278846740723,
-	Variant:  "regtile_128x256x16_w64_t8x16_p4_f1_s4_b1_tt",
+	TunedMS:  2.930624008178711,
+	Variant:  "regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt",
+}, {
+	CublasMS: 0.4375999867916107,
+	K:        513,
+	M:        4097,
+	N:        4097,
+	Op:       OpTT,
+	TunedMS:  0.47043199837207794,
+	Variant:  "cpasynca_128x64x16_w64_t8x8_s3_b2_tt",
+}, {
+	CublasMS: 0.013663999736309052,
+	K:        192,
+	M:        6272,
+	N:        64,
+	Op:       OpTT,
+	TunedMS:  0.013344000093638897,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b0_tt",
+}, {
+	CublasMS: 0.025312000885605812,
+	K:        384,
+	M:        6272,
+	N:        96,
+	Op:       OpTT,
+	TunedMS:  0.0261439997702837,
+	Variant:  "splitka_128x32x16_w32_t4x8_s1_b2_tt",
+}, {
+	CublasMS: 0.08320000022649765,
+	K:        1024,
+	M:        6272,
+	N:        256,
+	Op:       OpTT,
+	TunedMS:  0.08345600217580795,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.16828800737857819,
+	K:        2304,
+	M:        6272,
+	N:        256,
+	Op:       OpTT,
+	TunedMS:  0.17364799976348877,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.0163199994713068,
+	K:        64,
+	M:        6272,
+	N:        384,
+	Op:       OpTT,
+	TunedMS:  0.01648000068962574,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.16158399730920792,
+	K:        1024,
+	M:        6272,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  0.15270400047302246,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b2_tt",
+}, {
+	CublasMS: 0.5899199843406677,
+	K:        4608,
+	M:        6272,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  0.6563200056552887,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.026847999542951584,
+	K:        96,
+	M:        6272,
+	N:        576,
+	Op:       OpTT,
+	TunedMS:  0.02630399912595749,
+	Variant:  "cpasynca_64x64x16_w32_t8x4_s3_b2_tt",
+}, {
+	CublasMS: 0.17924799770116806,
+	K:        768,
+	M:        6272,
+	N:        768,
+	Op:       OpTT,
+	TunedMS:  0.19116799533367157,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.08204799890518188,
+	K:        256,
+	M:        6272,
+	N:        1024,
+	Op:       OpTT,
+	TunedMS:  0.08169600367546082,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.1425279974937439,
+	K:        512,
+	M:        6272,
+	N:        1024,
+	Op:       OpTT,
+	TunedMS:  0.15423999726772308,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b2_tt",
+}, {
+	CublasMS: 0.1793759986758232,
+	K:        768,
+	M:        6304,
+	N:        768,
+	Op:       OpTT,
+	TunedMS:  0.19923199713230133,
+	Variant:  "cpasynca_128x64x16_w64_t8x8_s3_b2_tt",
+}, {
+	CublasMS: 0.6361279785633087,
+	K:        3072,
+	M:        6304,
+	N:        768,
+	Op:       OpTT,
+	TunedMS:  0.7659040093421936,
+	Variant:  "cpasynca_128x64x16_w64_t8x8_s3_b2_tt",
+}, {
+	CublasMS: 0.5300800204277039,
+	K:        768,
+	M:        6304,
+	N:        2304,
+	Op:       OpTT,
+	TunedMS:  0.53302401304245,
+	Variant:  "cpasynca_128x64x16_w64_t8x8_s3_b2_tt",
+}, {
+	CublasMS: 0.6741759777069092,
+	K:        768,
+	M:        6304,
+	N:        3072,
+	Op:       OpTT,
+	TunedMS:  0.6928319931030273,
+	Variant:  "cpasynca_64x128x16_w64_t8x8_s3_b0_tt",
+}, {
+	CublasMS: 0.15932799875736237,
+	K:        1031,
+	M:        7919,
+	N:        331,
+	Op:       OpTT,
+	TunedMS:  0.1709440052509308,
+	Variant:  "cpasynca_128x64x8_w64_t8x8_s3_b0_tt",
+}, {
+	CublasMS: 0.1303360015153885,
+	K:        8192,
+	M:        8192,
+	N:        4,
+	Op:       OpTT,
+	TunedMS:  0.1313920021057129,
+	Variant:  "splitka_128x32x16_w32_t4x8_s2_b0_tt",
+}, {
+	CublasMS: 0.1345279961824417,
+	K:        16,
+	M:        8192,
+	N:        8192,
+	Op:       OpTT,
+	TunedMS:  0.10393600165843964,
+	Variant:  "cpasynca_128x64x8_w64_t8x8_s3_b0_tt",
 }, {
 	CublasMS: 21.67950439453125,
 	K:        8192,
 	M:        8192,
 	N:        8192,
 	Op:       OpTT,
-	TunedMS:  23.025360107421875,
-	Variant:  "regtile_128x256x16_w64_t8x16_p4_f1_s4_b1_tt",
+	TunedMS:  22.68876838684082,
+	Variant:  "regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt",
+}, {
+	CublasMS: 0.3860799968242645,
+	K:        64,
+	M:        10000,
+	N:        10000,
+	Op:       OpTT,
+	TunedMS:  0.3503359854221344,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b4_tt",
+}, {
+	CublasMS: 0.007296000141650438,
+	K:        32,
+	M:        12544,
+	N:        16,
+	Op:       OpTT,
+	TunedMS:  0.007007999811321497,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.007296000141650438,
+	K:        27,
+	M:        12544,
+	N:        32,
+	Op:       OpTT,
+	TunedMS:  0.006976000033318996,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.015104000456631184,
+	K:        147,
+	M:        12544,
+	N:        64,
+	Op:       OpTT,
+	TunedMS:  0.014560000039637089,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.008224000222980976,
+	K:        16,
+	M:        12544,
+	N:        96,
+	Op:       OpTT,
+	TunedMS:  0.007424000184983015,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b3_tt",
+}, {
+	CublasMS: 0.04995200037956238,
+	K:        576,
+	M:        12544,
+	N:        128,
+	Op:       OpTT,
+	TunedMS:  0.052191998809576035,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b4_tt",
+}, {
+	CublasMS: 0.09440000355243683,
+	K:        1152,
+	M:        12544,
+	N:        128,
+	Op:       OpTT,
+	TunedMS:  0.09312000125646591,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b4_tt",
+}, {
+	CublasMS: 0.014271999709308147,
+	K:        144,
+	M:        25088,
+	N:        32,
+	Op:       OpTT,
+	TunedMS:  0.014271999709308147,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.08720000088214874,
+	K:        512,
+	M:        25088,
+	N:        128,
+	Op:       OpTT,
+	TunedMS:  0.08038400113582611,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b4_tt",
+}, {
+	CublasMS: 0.18412800133228302,
+	K:        1152,
+	M:        25088,
+	N:        128,
+	Op:       OpTT,
+	TunedMS:  0.17049600183963776,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b2_tt",
+}, {
+	CublasMS: 0.020096000283956528,
+	K:        32,
+	M:        25088,
+	N:        192,
+	Op:       OpTT,
+	TunedMS:  0.020255999639630318,
+	Variant:  "cpasynca_128x64x16_w64_t8x8_s3_b2_tt",
+}, {
+	CublasMS: 0.1656000018119812,
+	K:        512,
+	M:        25088,
+	N:        256,
+	Op:       OpTT,
+	TunedMS:  0.15379199385643005,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.08460800349712372,
+	K:        128,
+	M:        25088,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  0.0854720026254654,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.1441439986228943,
+	K:        256,
+	M:        25088,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  0.1573920026421547,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b1_tt",
+}, {
+	CublasMS: 1.1549279689788818,
+	K:        2304,
+	M:        25088,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  1.2306399941444397,
+	Variant:  "regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt",
+}, {
+	CublasMS: 2.276960015296936,
+	K:        4608,
+	M:        25088,
+	N:        512,
+	Op:       OpTT,
+	TunedMS:  2.423135995864868,
+	Variant:  "regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt",
+}, {
+	CublasMS: 0.0163199994713068,
+	K:        27,
+	M:        50176,
+	N:        64,
+	Op:       OpTT,
+	TunedMS:  0.013824000023305416,
+	Variant:  "cpasynca_128x64x8_w64_t8x8_s3_b2_tt",
+}, {
+	CublasMS: 0.09715200215578079,
+	K:        576,
+	M:        50176,
+	N:        64,
+	Op:       OpTT,
+	TunedMS:  0.08931200206279755,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.1191519983112812,
+	K:        1024,
+	M:        65536,
+	N:        16,
+	Op:       OpTT,
+	TunedMS:  0.1260800063610077,
+	Variant:  "splitka_128x32x16_w32_t4x8_s2_b0_tt",
+}, {
+	CublasMS: 0.033376000821590424,
+	K:        64,
+	M:        100000,
+	N:        64,
+	Op:       OpTT,
+	TunedMS:  0.031231999397277832,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b2_tt",
+}, {
+	CublasMS: 0.04032000154256821,
+	K:        96,
+	M:        100352,
+	N:        24,
+	Op:       OpTT,
+	TunedMS:  0.029279999434947968,
+	Variant:  "cpasynca_64x32x16_w16_t4x4_s3_b0_tt",
+}, {
+	CublasMS: 0.03328000009059906,
+	K:        64,
+	M:        100352,
+	N:        64,
+	Op:       OpTT,
+	TunedMS:  0.03046399913728237,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b1_tt",
+}, {
+	CublasMS: 0.08203199878334999,
+	K:        256,
+	M:        100352,
+	N:        64,
+	Op:       OpTT,
+	TunedMS:  0.08166400343179703,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 0.18512000143527985,
+	K:        576,
+	M:        100352,
+	N:        64,
+	Op:       OpTT,
+	TunedMS:  0.1703999936580658,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b1_tt",
+}, {
+	CublasMS: 0.1438080072402954,
+	K:        256,
+	M:        100352,
+	N:        128,
+	Op:       OpTT,
+	TunedMS:  0.15652800351381302,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b4_tt",
+}, {
+	CublasMS: 0.052191998809576035,
+	K:        24,
+	M:        100352,
+	N:        144,
+	Op:       OpTT,
+	TunedMS:  0.05113599821925163,
+	Variant:  "splitka_128x32x16_w32_t4x8_s2_b4_tt",
+}, {
+	CublasMS: 0.10512000322341919,
+	K:        64,
+	M:        100352,
+	N:        256,
+	Op:       OpTT,
+	TunedMS:  0.09958399832248688,
+	Variant:  "splitka_128x64x16_w64_t8x8_s1_b0_tt",
+}, {
+	CublasMS: 1.1678880453109741,
+	K:        1152,
+	M:        100352,
+	N:        256,
+	Op:       OpTT,
+	TunedMS:  1.242688000202179,
+	Variant:  "regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt",
+}, {
+	CublasMS: 2.2927680015563965,
+	K:        2304,
+	M:        100352,
+	N:        256,
+	Op:       OpTT,
+	TunedMS:  2.4404959678649902,
+	Variant:  "regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt",
+}, {
+	CublasMS: 0.03465599939227104,
+	K:        32,
+	M:        262144,
+	N:        32,
+	Op:       OpTT,
+	TunedMS:  0.0313120000064373,
+	Variant:  "splitka_128x32x16_w32_t4x8_s1_b4_tt",
+}, {
+	CublasMS: 0.04278400167822838,
+	K:        32,
+	M:        401408,
+	N:        16,
+	Op:       OpTT,
+	TunedMS:  0.040720000863075256,
+	Variant:  "splitka_128x32x16_w32_t4x8_s2_b0_tt",
+}, {
+	CublasMS: 0.04971199855208397,
+	K:        27,
+	M:        401408,
+	N:        32,
+	Op:       OpTT,
+	TunedMS:  0.04630399867892265,
+	Variant:  "splitka_128x32x16_w32_t4x8_s2_b0_tt",
+}, {
+	CublasMS: 0.20611199736595154,
+	K:        147,
+	M:        401408,
+	N:        64,
+	Op:       OpTT,
+	TunedMS:  0.20416000485420227,
+	Variant:  "cpasynca_128x64x8_w64_t8x8_s3_b2_tt",
+}, {
+	CublasMS: 0.10422399640083313,
+	K:        16,
+	M:        401408,
+	N:        96,
+	Op:       OpTT,
+	TunedMS:  0.08207999914884567,
+	Variant:  "splitka_128x32x16_w32_t4x8_s1_b2_tt",
+}, {
+	CublasMS: 1.1543359756469727,
+	K:        576,
+	M:        401408,
+	N:        128,
+	Op:       OpTT,
+	TunedMS:  1.2671680450439453,
+	Variant:  "regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt",
+}, {
+	CublasMS: 2.232751965522766,
+	K:        1152,
+	M:        401408,
+	N:        128,
+	Op:       OpTT,
+	TunedMS:  2.460416078567505,
+	Variant:  "regtile_256x128x16_w64_t8x16_p4_f1_s2_b1_tt",
+}, {
+	CublasMS: 0.06606399640440941,
+	K:        16,
+	M:        1000000,
+	N:        8,
+	Op:       OpTT,
+	TunedMS:  0.06067200005054474,
+	Variant:  "splitka_128x32x16_w32_t4x8_s1_b2_tt",
 }}
 
 // opRule is one op's dispatch rule: M, N and K go into buckets (bucket; 2^shift per octave),
@@ -11727,7 +14385,7 @@ var rules = [4]*opRule{
 			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N 262144-393215
 			"jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj",   // M >= 1572864, N >= 393216
 		},
-		bulk:      119,
+		bulk:      114,
 		bulkDen:   10,
 		bulkK:     1024,
 		bulkNum:   11,
@@ -13331,7 +15989,7 @@ var rules = [4]*opRule{
 			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N 262144-393215
 			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N >= 393216
 		},
-		guard:      194,
+		guard:      208,
 		guardDen:   10,
 		guardEdge:  4,
 		guardNum:   13,
@@ -13343,7 +16001,7 @@ var rules = [4]*opRule{
 			{1568, 2048, 512},
 			{6272, 768, 768},
 		},
-		kernels: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 22, 26, 32, 36, 46, 61, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 86, 91, 94, 96, 100, 101, 102, 103, 104, 105, 112, 113, 117, 119, 132, 133, 134, 135, 136, 137, 139, 150, 153, 157, 158, 159, 160, 164, 169, 175, 178, 181, 184, 187, 194},
+		kernels: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 22, 26, 32, 36, 44, 58, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 80, 85, 88, 90, 94, 95, 96, 97, 98, 99, 106, 107, 112, 114, 127, 128, 129, 130, 131, 132, 137, 155, 158, 163, 164, 165, 166, 173, 179, 188, 191, 194, 197, 201, 208},
 		lo:      [3]int{0, 0, 2},
 		nn:      38,
 		shift:   1,
@@ -15112,8 +17770,8 @@ var rules = [4]*opRule{
 			"EEEEGGFFFFFCCCCC>>>>>>>CCC2BB88B??DDIIII",       // M 4-5, N 12-15
 			"EEEGGGGFFFCCCCCC>>>>>>CCCC2BBB888DDIIIII",       // M 4-5, N 16-23
 			"5555BBBBBB885555522222BBBBCCC7888888IIII",       // M 4-5, N 24-31
-			"H5555BBBBBBBB555552222BBBBHHH2222H24IIII",       // M 4-5, N 32-47
-			"HH5555BBBHHHHHCCCC2222555HHHHH22HHH24444",       // M 4-5, N 48-63
+			"H5555BBBBBBBB555522222BBBBHHH2222H24IIII",       // M 4-5, N 32-47
+			"HH5555BBBHHHHHCCCC2222552HHHHH22HHH24444",       // M 4-5, N 48-63
 			"JJJJJBBJJJJJJCCCCCCCCCCJJJJJJJJJJJJJJIIJ",       // M 4-5, N 64-95
 			"JJJJCCCJJJJJCCCCCCCCCCJJJJJJJJJJJJJJJJJJ",       // M 4-5, N 96-127
 			"JJCCHHCCCJJCCCCCCCCCCCCCCJJJJJJJJJJJJJJJ",       // M 4-5, N 128-191
@@ -15148,8 +17806,8 @@ var rules = [4]*opRule{
 			"EEEEGGGFFFFFC====>>>>>CCCC2B888>BB?DIIII",       // M 6-7, N 8-11
 			"EEEGGGGFFFFF=====>>>>CCCCC2B88888DDIIIII",       // M 6-7, N 12-15
 			"EEGGGGGFFFFC=====>>>CCCCCC2B8888888IIIII",       // M 6-7, N 16-23
-			"5555BBBBBBBBB55555225BBBBB777888888IIIII",       // M 6-7, N 24-31
-			"H555555BBBBBCCC5555555BBB52222222224IIII",       // M 6-7, N 32-47
+			"5555BBBBBBBBB55555222BBBBB777888888IIIII",       // M 6-7, N 24-31
+			"H555555BBBBBCCC5555255BBB52222222224IIII",       // M 6-7, N 32-47
 			"2255522BBBB22CCCCCC555555222222222224444",       // M 6-7, N 48-63
 			"JJJBBBBBBBCJCCCCCCCCCCCCCJJJ222222J224II",       // M 6-7, N 64-95
 			"225CCCCCC22CCCCCCCCCCCC22222222222222222",       // M 6-7, N 96-127
@@ -15295,7 +17953,7 @@ var rules = [4]*opRule{
 			"GGGGGGGGGGGGGGGGGG4444444444444444444444",       // M 24-31, N 6-7
 			"EEEEGGGGG4444455554444444477444444448888",       // M 24-31, N 8-11
 			"55555GG444444455554445524777722224478888",       // M 24-31, N 12-15
-			"5554777774447745477745527777778877778888",       // M 24-31, N 16-23
+			"5554777774447745477725527777778877778888",       // M 24-31, N 16-23
 			"22277777777822@=@@@@CCCCC57788888888IIII",       // M 24-31, N 24-31
 			"2222277787722225555@@@C@@77788888888IIII",       // M 24-31, N 32-47
 			"222227777772222555222@@A7777788888878III",       // M 24-31, N 48-63
@@ -16509,7 +19167,7 @@ var rules = [4]*opRule{
 			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N 196608-262143
 			"gggggggggggggggggggggggggggggggggggggggg",       // M >= 1572864, N >= 262144
 		},
-		bulk:      131,
+		bulk:      126,
 		bulkDen:   10,
 		bulkK:     1024,
 		bulkNum:   11,
@@ -16638,7 +19296,7 @@ var rules = [4]*opRule{
 			"EEEEGGFF=CCCCCCC>>>>>>>CCCBBBB8>>DDDDDDD",         // M 3, N 16-23
 			"5555BBBBBB555555522222BBBHHHHHHH8888MMMM",         // M 3, N 24-31
 			"HH55BBBBHH555555522222BBHHHHHHHHHHH44MMM",         // M 3, N 32-47
-			"HHHH5BHHHHHH5555H522222HHHHHHHHHHHHHHHHH",         // M 3, N 48-63
+			"HHHH5BHHHHHH5555H222222HHHHHHHHHHHHHHHHH",         // M 3, N 48-63
 			"HHHHHHHHHHHHHHHBBHHBHHHHHHHHHHHHHHHHHHHH",         // M 3, N 64-95
 			"HHHHHHHHHHHHHBBBBBBHHHHHHHHHHHHHHHHHHHHH",         // M 3, N 96-127
 			"HHHHLLHHHHHHHBBBBBBBBBJJHHHHHHHHHHHHHHHH",         // M 3, N 128-191
@@ -16674,8 +19332,8 @@ var rules = [4]*opRule{
 			"EEEEGGFFFFFCCCCC>>>>>>>CCC2BB88B>?DDDIII",         // M 4-5, N 12-15
 			"EEEGGGGFFFCCCCCC>>>>>>CCCC2777888DDIIIII",         // M 4-5, N 16-23
 			"5555BBBBBB885555522222BBBBHHH8888888MIII",         // M 4-5, N 24-31
-			"H5555BBBBB455555552222BBB5HHH2222H24IIII",         // M 4-5, N 32-47
-			"HH5555444HHHHH55552225555HHHHH22HHH44444",         // M 4-5, N 48-63
+			"H5555BBBBB455555522222BBB5HHH2222H24IIII",         // M 4-5, N 32-47
+			"HH5555444HHHHH55552222555HHHHH22HHH44444",         // M 4-5, N 48-63
 			"HHHHHBBHHHHHHBCCCCCCBBBHHHHHHHHHHHHHH4MH",         // M 4-5, N 64-95
 			"HHHHCCCHHHHHCCCCCCCCCCHHHHHHHHHHHHHHHHHH",         // M 4-5, N 96-127
 			"HHMMLLCCCHHCCCCCCCCCCCCC2HHHHHHHHHHHHHHH",         // M 4-5, N 128-191
@@ -16708,10 +19366,10 @@ var rules = [4]*opRule{
 			"=EEEEEFFFFFFC=====>>>>CCCCBBBBBBBBBBBBBB",         // M 6-7, N 4-5
 			"EEEEEGFFFFFFC====>>>>>CCCCBBBBBBBBBBDDDD",         // M 6-7, N 6-7
 			"EEEEGGGFFFFFC====>>>>>CCCC2B888BBB?DIIII",         // M 6-7, N 8-11
-			"EEEGGGGFFFFF=====>>>>CCCCC5788888DDIIIII",         // M 6-7, N 12-15
+			"EEEGGGGFFFFF=====>>>>CCCCC2788888DDIIIII",         // M 6-7, N 12-15
 			"EEGGGGGFFFFC=====>>>CCCCCC578888888IIIII",         // M 6-7, N 16-23
-			"5555BBBBB788855@5522@BBBBB288888888IIIII",         // M 6-7, N 24-31
-			"H555555BB4445555555555BBB52222222224IIII",         // M 6-7, N 32-47
+			"5555BBBBB788855@55222BBBBB288888888IIIII",         // M 6-7, N 24-31
+			"H555555BB4445555555255BBB52222222224IIII",         // M 6-7, N 32-47
 			"HH555542222HH5555555555555HH222222244444",         // M 6-7, N 48-63
 			"HHH5BBBBBBBHBCCCCCCC22222HHH222222H24444",         // M 6-7, N 64-95
 			"HH5FFFCCBHHBCCCCCCC2222HHHHHHH222HHHHHHH",         // M 6-7, N 96-127
@@ -16747,7 +19405,7 @@ var rules = [4]*opRule{
 			"EEEGGGGFFFFF======>>CCCCCC588888>DDIIIII",         // M 8-11, N 8-11
 			"EEGGGGGGFFFF======>CCCCCCC58888888IIIIII",         // M 8-11, N 12-15
 			"EGGGGGGGFFF=======CCCCCCCC588888888IIIII",         // M 8-11, N 16-23
-			"5555555BB788855BB555BBBBBB58888888888888",         // M 8-11, N 24-31
+			"5555555BB788855BB555BBBBBB28888888888888",         // M 8-11, N 24-31
 			"2555555222245555555555BB5522222222244444",         // M 8-11, N 32-47
 			"2555542222225555555555555522222222244444",         // M 8-11, N 48-63
 			"2225422BBBBBBCCCCC5225552222222222224444",         // M 8-11, N 64-95
@@ -16779,12 +19437,12 @@ var rules = [4]*opRule{
 			"4444444444444444444444444444444444444444",         // M 12-15, N (none)
 			"EEEEEFFFFFF===========CGGGBBBBBBBBBBDDDD",         // M 12-15, N 2
 			"EEEEEFFFFFFF=========CCCCGBBBBBBBBDDDDDD",         // M 12-15, N 3
-			"EEEEGGFFFFFF========CCCCCC8BB88B>?DDDIII",         // M 12-15, N 4-5
+			"EEEEGGFFFFFF========CCCCCC2BB88B>?DDDIII",         // M 12-15, N 4-5
 			"EEEGGGGFFFFF=======CCCCCCC5788888DDIIIII",         // M 12-15, N 6-7
 			"EEGGGGGGFFFF=======CCCCCCC58888888IIIIII",         // M 12-15, N 8-11
 			"EGGGGGGGFFF========CCCCCCC588888888IIIII",         // M 12-15, N 12-15
 			"GGGGGGGGGF>=======CCCCCCCC588888888IIIII",         // M 12-15, N 16-23
-			"55555557BB7885555555BBBBB588888888888888",         // M 12-15, N 24-31
+			"55555557BB7885555555BBBBB528888888888888",         // M 12-15, N 24-31
 			"2555552222225555555555555522222222244444",         // M 12-15, N 32-47
 			"2555422222225555555555555222222222224444",         // M 12-15, N 48-63
 			"22542222222255CC555522552222222222224444",         // M 12-15, N 64-95
@@ -16896,7 +19554,7 @@ var rules = [4]*opRule{
 			"7777777777777777777777777777777777777777",         // M 32-47, N 12-15
 			"7777778788777777777777777777777777777777",         // M 32-47, N 16-23
 			"725555522555555555555CCCC27788888888IIII",         // M 32-47, N 24-31
-			"5525555225555555554222555277888888888III",         // M 32-47, N 32-47
+			"5525555225555555552222555277888888888III",         // M 32-47, N 32-47
 			"55225555225555555522222444<77788888888II",         // M 32-47, N 48-63
 			"77722555555555555522277444<<<77778777888",         // M 32-47, N 64-95
 			"55222255555555555222274444<<<m;777777:::",         // M 32-47, N 96-127
@@ -18073,7 +20731,7 @@ var rules = [4]*opRule{
 		},
 		guard:   -1,
 		hi:      [3]int{41, 36, 41},
-		kernels: []int{13, 17, 23, 29, 33, 37, 38, 47, 52, 55, 62, 65, 68, 85, 87, 88, 89, 90, 92, 93, 95, 97, 98, 99, 106, 107, 108, 109, 110, 111, 114, 115, 128, 131, 138, 140, 142, 144, 146, 147, 148, 149, 151, 154, 155, 156, 161, 162, 163, 165, 167, 171, 172, 173, 174, 176, 179, 182, 185, 188, 190, 192},
+		kernels: []int{13, 17, 23, 29, 33, 37, 38, 45, 50, 53, 59, 62, 65, 79, 81, 82, 83, 84, 86, 87, 89, 91, 92, 93, 100, 101, 102, 103, 104, 105, 108, 109, 123, 126, 133, 138, 141, 144, 147, 149, 151, 153, 156, 159, 161, 162, 167, 169, 171, 174, 176, 182, 184, 186, 187, 189, 192, 195, 198, 202, 204, 206},
 		lo:      [3]int{0, 0, 2},
 		nn:      37,
 		shift:   1,
@@ -18163,7 +20821,7 @@ var rules = [4]*opRule{
 			"EEEEEFF=CCCCCCCCC>>>>>>>CCDDDDDCCDDDDDDD",       // M 2, N 16-23
 			"C55CCCCCC=5555555CCCCCCCBCCCCCCCCDDCCCCC",       // M 2, N 24-31
 			"HHHHHHHHHH55555552222CBBHHHHHHHHHHHHHHHH",       // M 2, N 32-47
-			"HHHHHHHHHHHH5555HBB2BBBHHHHHHHHHHHHHHHHH",       // M 2, N 48-63
+			"HHHHHHHHHHHH5555HBB22BBHHHHHHHHHHHHHHHHH",       // M 2, N 48-63
 			"LLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLL",       // M 2, N 64-95
 			"LLLLLLLLLLLLLLLLBBLLLLLLLLLLLLLLLLLLLLLL",       // M 2, N 96-127
 			"LLLLLLLLLLLLLLBBBBBBBBBLLLLLLLLLLLLLLLLL",       // M 2, N 128-191
@@ -18200,7 +20858,7 @@ var rules = [4]*opRule{
 			"EEEEGGFF=CCCCCCC>>>>>>>CCC>>>>AAADDDDDDD",       // M 3, N 16-23
 			"5555BBB=>>>55555>>2222BBBHHHHHHHMMMDDDMM",       // M 3, N 24-31
 			"HH55HBB>HH>=5555>22222BBHHHHHHHHHHHMMMMM",       // M 3, N 32-47
-			"HHHH5HHHHHHH====H522222HHHHHHHHHHHHHHHHH",       // M 3, N 48-63
+			"HHHH5HHHHHHH====H222222HHHHHHHHHHHHHHHHH",       // M 3, N 48-63
 			"LLLLLLLLLLLLLLLBBLLBLLLLLLLLLLLLLLLLLLLL",       // M 3, N 64-95
 			"LLLLLLLLLLLLLBBBBBBLLLLLLLLLLLLLLLLLLLLL",       // M 3, N 96-127
 			"LLLLLLLLLLLLLBBBBB=JJJJJLLLLLLLLLLLLLLLL",       // M 3, N 128-191
@@ -18236,8 +20894,8 @@ var rules = [4]*opRule{
 			"EEEEGGFFFFFCCCCC>>>>>>>CCC>>>FFFDDDDDDDD",       // M 4-5, N 12-15
 			"EEEGGGGFFFCCCCCC>>>>>>CCCCA444FAAADDDDDD",       // M 4-5, N 16-23
 			"5555BBBB>>>@@5@@>22222@B@@HHHMMMMMMMMMMM",       // M 4-5, N 24-31
-			"H5555BBB>>>@@@@5552222@B@5HHH2222HMMMMMM",       // M 4-5, N 32-47
-			"HH555544>HHHHH55552225555HHHHH22HHHMMMMM",       // M 4-5, N 48-63
+			"H5555BBB>>>@@@@5522222@B@5HHH2222HMMMMMM",       // M 4-5, N 32-47
+			"HH555544>HHHHH55552222555HHHHH22HHHMMMMM",       // M 4-5, N 48-63
 			"LLLLLLLLLLLLLBBBBBBBBBBLLLLLLLLLLLLLLMML",       // M 4-5, N 64-95
 			"LLLLLLLLLLLLBBBBBBBBBBLLLLLLLLLLLLLLLLLL",       // M 4-5, N 96-127
 			"LLMMLLLLBLLBBBBBBBBBBBBB2LLLLLLLLLLLLLLL",       // M 4-5, N 128-191
@@ -18273,7 +20931,7 @@ var rules = [4]*opRule{
 			"EEEGGGGFFFFF=====>>>>CCCCCA4AFFFFFAAMMII",       // M 6-7, N 12-15
 			"EEGGGGGFFFFC=====>>>CCCCCC548888AAAMMIII",       // M 6-7, N 16-23
 			"5555FFFFFF@@@@@@@@22@@@@@@A88888FAFMIIII",       // M 6-7, N 24-31
-			"H55555FFFF@@@@@@5555@@@@@52222222224IIII",       // M 6-7, N 32-47
+			"H55555FFFF@@@@@@5552@@@@@52222222224IIII",       // M 6-7, N 32-47
 			"HH555544444HH5555555555555HH222222244444",       // M 6-7, N 48-63
 			"LLLFFFFFFFBLBBBBBBB222222LLL222222L244MM",       // M 6-7, N 64-95
 			"LLFFFFFFLLLBBBBBBBB2222LLLLLLL222LLLLLLL",       // M 6-7, N 96-127
@@ -18419,7 +21077,7 @@ var rules = [4]*opRule{
 			"GGGGGGGGGGGGGGGGGG4444444444444444444444",       // M 24-31, N 6-7
 			"EEEEGGGGG4444455554444444477444444448888",       // M 24-31, N 8-11
 			"55555GG444444455554445524777722224478888",       // M 24-31, N 12-15
-			"5554777774447745477745527777778877778888",       // M 24-31, N 16-23
+			"5554777774447745477725527777778877778888",       // M 24-31, N 16-23
 			"22222247742885BBBB5BCCCCC52888888888IIII",       // M 24-31, N 24-31
 			"222222477222855555555BCC522788888888IIII",       // M 24-31, N 32-47
 			"2222222422222555552222554447788888888III",       // M 24-31, N 48-63
@@ -21239,7 +23897,7 @@ var rules = [4]*opRule{
 			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M >= 1572864, N 262144-393215
 			"OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO", // M >= 1572864, N >= 393216
 		},
-		bulk:      118,
+		bulk:      113,
 		bulkDen:   10,
 		bulkK:     1024,
 		bulkNum:   11,
@@ -22845,7 +25503,7 @@ var rules = [4]*opRule{
 		},
 		guard:   -1,
 		hi:      [3]int{41, 37, 41},
-		kernels: []int{14, 18, 20, 24, 27, 30, 34, 39, 41, 43, 48, 50, 53, 56, 58, 60, 63, 66, 69, 71, 116, 118, 126, 127, 141, 143, 145, 152, 166, 168, 170, 177, 180, 183, 186, 189, 191, 193},
+		kernels: []int{14, 18, 20, 24, 27, 30, 34, 39, 41, 42, 46, 48, 51, 54, 56, 57, 60, 63, 66, 68, 111, 113, 121, 122, 139, 142, 145, 157, 175, 177, 180, 190, 193, 196, 199, 203, 205, 207},
 		lo:      [3]int{0, 0, 2},
 		nn:      38,
 		shift:   1,
@@ -24453,4225 +27111,4687 @@ var rules = [4]*opRule{
 	// 2048-3071 | 3072-4095 | 4096-6143 | 6144-8191 | 8192-12287 | 12288-16383 | 16384-24575 |
 	// 24576-32767 | 32768-49151 | 49152-65535 | 65536-98303 | 98304-131071 | 131072-196607 |
 	// 196608-262143 | 262144-393215 | 393216-524287 | 524288-786431 | 786432-1048575 | 1048576-1572863
-	// | 1572864-2097151 | >= 2097152.,
+	// | >= 1572864.,
 	OpTT: {
 		aligned: []string{
-			"DDDD4444>>4444444>>>>>>>>>>>55>>>>>>>>>>>", // M <= 1, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N (none)
-			"DD77DE44>>>>>>>>6674<>>===55555>>66>>>>>>", // M <= 1, N 2
-			"D7777E444>>>>>>><4475555=>66>5>>6666>>>>6", // M <= 1, N 3
-			"D7777E444>>>>>><<<777555=>666666666666666", // M <= 1, N 4-5
-			"DD7EEE44>>>>>><<<4777=55=>666666666666666", // M <= 1, N 6-7
-			"DDEEEE44>>>>><<444575=55=<666666666666666", // M <= 1, N 8-11
-			"EEEEE444>>>>><44445===55=<<<<44446666666<", // M <= 1, N 12-15
-			"444444444>>><<444455575=<4<<<<<<<<<<<<<<<", // M <= 1, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N >= 131072
-			"D777DD44>44444444444444555==555>>>>>>>>>>", // M 2, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N (none)
-			"<<<<7777>>4444>>444444555==5555>>>>>>>>>>", // M 2, N 2
-			"<<<<7777>>444>>><4744455==5555=>>>>>>>>>>", // M 2, N 3
-			"<<777777>>>4>>><<47776==<>645==>>>>>>>>>>", // M 2, N 4-5
-			"7777777>>>><<><<<47777==<<6666666>>>>>>>6", // M 2, N 6-7
-			"7777777>>>><<><<4477777=<<666666666666666", // M 2, N 8-11
-			"E77777>>>>><<<<44477777=<<<44446666666666", // M 2, N 12-15
-			"EE777>>>>>>><<44447777=<<4<<<<<444444444<", // M 2, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N >= 131072
-			"77777D44444444444444444455==555>>>>>>>>>>", // M 3, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N (none)
-			"<<<<777774444444444446655==555=>>>>>>>>>>", // M 3, N 2
-			"<<77=777>44444444444444==>>55==>>>>>>>>>>", // M 3, N 3
-			"<7777777>444<<<<<447764=<>6445>>>>>>>>>>>", // M 3, N 4-5
-			"7777777>>>4<<<<<<447776=<<666666>>>>>>>>>", // M 3, N 6-7
-			"7777777>>>><<<<<<447777=<<6666666>>666666", // M 3, N 8-11
-			"7777777>>>><<<<<<447777=<<<<4446666666666", // M 3, N 12-15
-			"777777>>>>>><<<<<444777<<<<<<<44444446644", // M 3, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N >= 131072
-			"77777D4D444444444444466555=====>>>>>>>>>>", // M 4-5, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N (none)
-			"<<77777744444444<<4444455======>>>>>>>>>>", // M 4-5, N 2
-			"<77777744444444<<444444==>>====>>>>>>>>>>", // M 4-5, N 3
-			"7777747444<44<<<<444444=<<>>>>>>>>>>>>>>>", // M 4-5, N 4-5
-			"7777777444<<<<<<<<47777=<<666644>>>>>>>>>", // M 4-5, N 6-7
-			"7777777>>4<<<<<<<444477=<<<444466>>>66666", // M 4-5, N 8-11
-			"7777777>>><<<<<<<444777=<<4<<444666666666", // M 4-5, N 12-15
-			"7777777>>>><<<<<<444777<<<4<<<44444466666", // M 4-5, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N >= 131072
-			"D777DD4D444444444444445555=======>>>>>>>>", // M 6-7, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N (none)
-			"777777774444444>>><44445=>======>>>>>>>>>", // M 6-7, N 2
-			"777777744444444<><44444444>>===>>>>>>>>>>", // M 6-7, N 3
-			"77777744444<<4<<<<44444444>>>>>>>>>>>>>>>", // M 6-7, N 4-5
-			"77777744444<<<<<<<4477==<<>>>>><>>>>>>>>>", // M 6-7, N 6-7
-			"7777775554<<<<<<<<44777==<6<444446>>>>>>>", // M 6-7, N 8-11
-			"77777655><<<<<<<<<44777==<4<444444666>>>6", // M 6-7, N 12-15
-			"7776665>>><<<<<<<<44777=<<4<444444466>>66", // M 6-7, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N >= 131072
-			"DDDDDD4744444444444444555>========>>>>>>>", // M 8-11, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N (none)
-			"7777777744444444<<<4444444>======>>>>>>>>", // M 8-11, N 2
-			"777777744444444<<<44444444>>>>>=>>>>>>>>>", // M 8-11, N 3
-			"777777544444<4<<<<<4444444<>>>><>>>>>>>>>", // M 8-11, N 4-5
-			"77777755544<<<<<<<<<<<===4><>><<<>>>>>>>>", // M 8-11, N 6-7
-			"7777775554<<<<<<<<<<<77==4<<<<<<<<>>>>>>>", // M 8-11, N 8-11
-			"77777755<<<<<<<<<<<<<7<==<444444777>>>>>>", // M 8-11, N 12-15
-			"77766655<<<<<<<<<4<<<<===<4444444777>>>>>", // M 8-11, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N >= 131072
-			"DDDDD444444444444444444444<<<==>=>>>>>>><", // M 12-15, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N (none)
-			"77777777444444444<<4444444<>>>>===>>>>>>>", // M 12-15, N 2
-			"777777664444444<<<<4444444<<>>>>=<>>>>>>>", // M 12-15, N 3
-			"77777755544444<<<<<<4<<444><<>><<<<<>>>>>", // M 12-15, N 4-5
-			"7777765554<<<<<<<<<<<<===4><<<<<<<<<>>>>>", // M 12-15, N 6-7
-			"77777755<<<<<<<<<<<<<====4<<<<<<<<<>>>>>>", // M 12-15, N 8-11
-			"77667755<<<<<<<<<<<<<=====444447777>>>>>>", // M 12-15, N 12-15
-			"77666555<<<<<<<<<<<<=====<444444777>>>>>>", // M 12-15, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N >= 131072
-			"44444444444444444444444444<<<<<<<<<<<<<<<", // M 16-23, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N (none)
-			"77777776644444444<<4444444<<<<<>>>>>>><<<", // M 16-23, N 2
-			"7777766664444444<<<4444444<<<<>><<<<<<<<<", // M 16-23, N 3
-			"77777666544444<<<<<44<<444><<<<<<<<<<>>><", // M 16-23, N 4-5
-			"7776655554<<4<<<<<<<<====4><<<<<<<<<>>>>>", // M 16-23, N 6-7
-			"777666555<<<<<<<<<<<<====4<<<<<<<<<>>>>>>", // M 16-23, N 8-11
-			"77666555<<<4<<<<<<<<=====4<<<<<<<<<>>>>>>", // M 16-23, N 12-15
-			"7766555<<<<<<<<<<<<<=====4774444777>>>>>>", // M 16-23, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N 16-23
-			"6666664<<665555555555==577777====7777>>>>", // M 24-31, N 24-31
-			"6666664<466655555555555777777===677777777", // M 24-31, N 32-47
-			"66666664666665555557777777777444477777777", // M 24-31, N 48-63
-			"66666666666666555555777777777774444444444", // M 24-31, N 64-95
-			"66666666666666655555777777777774444444477", // M 24-31, N 96-127
-			"66666666666666665555777777777744444477777", // M 24-31, N 128-191
-			"66666666666666666555777777774444444777777", // M 24-31, N 192-255
-			"66666666666666664455577777744444447777777", // M 24-31, N 256-383
-			"66666666666666664445557777444444777777777", // M 24-31, N 384-511
-			"66666666666666664444555777444477777777777", // M 24-31, N 512-767
-			"66666666666644444444455774444447777777777", // M 24-31, N 768-1023
-			"66666666666444444444665744444444777777777", // M 24-31, N 1024-1535
-			"66666666666444444446777444444444477777777", // M 24-31, N 1536-2047
-			"66666666666644444477777744444444477777777", // M 24-31, N 2048-3071
-			"66666666666664444577744444444444477777777", // M 24-31, N 3072-4095
-			"66666666666664445777777744444444477777777", // M 24-31, N 4096-6143
-			"66666666666666457777774444444444477777777", // M 24-31, N 6144-8191
-			"66666666666666544466677444444444477777777", // M 24-31, N 8192-12287
-			"6666666666666E555445577744444444777777777", // M 24-31, N 12288-16383
-			"66666666666644444444477744444447777777777", // M 24-31, N 16384-24575
-			"66666666666644554444555554444447777777777", // M 24-31, N 24576-32767
-			"66666666666644444444455544444444777777777", // M 24-31, N 32768-49151
-			"66666666646646444444444444444444477777777", // M 24-31, N 49152-65535
-			"66666666446646666677755554444444447777777", // M 24-31, N 65536-98303
-			"66666664447666666677777544444444444777777", // M 24-31, N 98304-131071
-			"66666644444666666777744444444444444477777", // M 24-31, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N 16-23
-			">666664<4666>55>><<<<<<<<<7<<===6777<<<<<", // M 32-47, N 24-31
-			"66666644<46655555557777777777===477777777", // M 32-47, N 32-47
-			"66666666446665555555777777777744777777777", // M 32-47, N 48-63
-			">>>66666666666555555777777777744447444444", // M 32-47, N 64-95
-			"6666666666666665555577777777774444444AAAA", // M 32-47, N 96-127
-			">>>>66666666666644557777777777744444AAAAA", // M 32-47, N 128-191
-			">>>>>6666666666645557777777777444444AAAAA", // M 32-47, N 192-255
-			">>>>>>66666666664455577777774444444AAAAAA", // M 32-47, N 256-383
-			">>>>>>666666666644455577777444444AAAAAAAA", // M 32-47, N 384-511
-			"6666666666666444444457777744444AAAAAAAAAA", // M 32-47, N 512-767
-			"6666666666644444444447577444444AAAAAAAAAA", // M 32-47, N 768-1023
-			"66666666666444444447775744444444AAAAAAAAA", // M 32-47, N 1024-1535
-			"666666666664444444777774444444444AAAAAAAA", // M 32-47, N 1536-2047
-			"666666666666444447777744444444444AAAAAAAA", // M 32-47, N 2048-3071
-			"666666666666644477644444444444444AAAAAAAA", // M 32-47, N 3072-4095
-			"666666666666644444744444444444444AAAAAAAA", // M 32-47, N 4096-6143
-			"666666666666665554444444444444444AAAAAAAA", // M 32-47, N 6144-8191
-			"6666666666666D4444444464444444444AAAAAAAA", // M 32-47, N 8192-12287
-			"66666666666644554444477554444444AAAAAAAAA", // M 32-47, N 12288-16383
-			"6666666666644444444455755444444AAAAAAAAAA", // M 32-47, N 16384-24575
-			"6666666666764444444444444444488AAAAAAAAAA", // M 32-47, N 24576-32767
-			"66666666687644464555555555588888AAAAAAAAA", // M 32-47, N 32768-49151
-			"666666668876446664777775555888888AAAAAAAA", // M 32-47, N 49152-65535
-			"6666666888764666667777777588888888AAAAAAA", // M 32-47, N 65536-98303
-			"66666688887646666677777778888888888AAAAAA", // M 32-47, N 98304-131071
-			"666668888887666667777778888888888888AAAAA", // M 32-47, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N 16-23
-			">>66666666666>>>><<<<<<<<<<<<==47<<<<<<<<", // M 48-63, N 24-31
-			"66666666446665555<<<<<7777777774777777777", // M 48-63, N 32-47
-			"666666664<4665555555577777777776477777777", // M 48-63, N 48-63
-			">>>666666466665555555777777777744477744<<", // M 48-63, N 64-95
-			"6666666666666665==5557777777777444444AAAA", // M 48-63, N 96-127
-			">>>>666666666666445577777777777444444AAAA", // M 48-63, N 128-191
-			">>>>>6666666666645577777777777444444AAAAA", // M 48-63, N 192-255
-			">>>>>666666666664457777777777444444AAAAAA", // M 48-63, N 256-383
-			">>>>>666666666664444777777744444444AAAAAA", // M 48-63, N 384-511
-			"6666666666666444444477777744444444AAAAAAA", // M 48-63, N 512-767
-			"666666666664444444467777744444444AAAAAAAA", // M 48-63, N 768-1023
-			"66666666666444444467777744444444AAAAAAAAA", // M 48-63, N 1024-1535
-			"66666666666444444677777444444444AAAAAAAAA", // M 48-63, N 1536-2047
-			"666666666666444467777777444444444AAAAAAAA", // M 48-63, N 2048-3071
-			"666666666666644577744444444444444AAAAAAAA", // M 48-63, N 3072-4095
-			"666666666666645444444444444444444AAAAAAAA", // M 48-63, N 4096-6143
-			"6666666666666E5554444444444444444AAAAAAAA", // M 48-63, N 6144-8191
-			"6666666666664D444444444444444444AAAAAAAAA", // M 48-63, N 8192-12287
-			"66666666666845584444445544444444AAAAAAAAA", // M 48-63, N 12288-16383
-			"6666666666874444444444544444444AAAAAAAAAA", // M 48-63, N 16384-24575
-			"6666666668874444444444444444488AAAAAAAAAA", // M 48-63, N 24576-32767
-			"66666666887644444477777555588888AAAAAAAAA", // M 48-63, N 32768-49151
-			"666666688876446647777777755888888AAAAAAAA", // M 48-63, N 49152-65535
-			"6666668888766466667777777758888888AAAAAAA", // M 48-63, N 65536-98303
-			"66666888887766666677777777888888888AAAAAA", // M 48-63, N 98304-131071
-			"666688888887766667777777788888888888AAAAA", // M 48-63, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N 16-23
-			">>>66666666666>>>><<<<<<<<<<<<<<<<<<<<<<<", // M 64-95, N 24-31
-			"66666666666666>>><<<<<<<<<<<<77477<<<<<<<", // M 64-95, N 32-47
-			"666666666466665555>=<<7777777774477777777", // M 64-95, N 48-63
-			"6666666666466655555==77777777C7444777<<<<", // M 64-95, N 64-95
-			"6666666666666665555=777777777CAA444447777", // M 64-95, N 96-127
-			"66666666666666665557777777777AA4444447777", // M 64-95, N 128-191
-			"66666666666666666577777777777774444477777", // M 64-95, N 192-255
-			"66666666666666666477777777777744444477777", // M 64-95, N 256-383
-			"66666666666666664447777777774444444477777", // M 64-95, N 384-511
-			"6666666666666444444B777777444444444777777", // M 64-95, N 512-767
-			"666666666666444444BAA77774444444444777777", // M 64-95, N 768-1023
-			"66666666666644444AAA787744444444477777777", // M 64-95, N 1024-1535
-			"6666666666664444BA77888444444444777777777", // M 64-95, N 1536-2047
-			"666666666666644>4444444444444444777777777", // M 64-95, N 2048-3071
-			"66666666666664>B4444444444444444477777777", // M 64-95, N 3072-4095
-			"6666666666666D5ADDDDDDDDDD444444877777777", // M 64-95, N 4096-6143
-			"666666666666EEB84444444448844448777777777", // M 64-95, N 6144-8191
-			"66666666666445894444:44444444488777777777", // M 64-95, N 8192-12287
-			"66666666664445444444444444444887777777777", // M 64-95, N 12288-16383
-			"6666666664444444444444888:444477777777777", // M 64-95, N 16384-24575
-			"66666666444774444447455555555447777777777", // M 64-95, N 24576-32767
-			"6666666444477445444788888:554444777777777", // M 64-95, N 32768-49151
-			"66666644444766446467778877554444477777777", // M 64-95, N 49152-65535
-			"666664444447766666999888:::44444447777777", // M 64-95, N 65536-98303
-			"6666444444477766666777:::7444444444777777", // M 64-95, N 98304-131071
-			"66644444444777777777777774444444444477777", // M 64-95, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N 16-23
-			">>>666666666666==><<<<<<<<<<<<<<<<<<<<<<<", // M 96-127, N 24-31
-			"666666666666666=>><<<<<<<<<<<<77AA<<<0000", // M 96-127, N 32-47
-			"666666666666666=>>>=<<<777777774AAAA70000", // M 96-127, N 48-63
-			">>>>66666666666>>>>=<7777777CCAAAAAA7<<<<", // M 96-127, N 64-95
-			"66666666666=6665555<<7777777CCAAAADD40000", // M 96-127, N 96-127
-			">>>>66666666666656667777777ACCAAADDD00000", // M 96-127, N 128-191
-			">>>>66666666666666777777777AAAAAADDDD0000", // M 96-127, N 192-255
-			">>>>666666666666647777777777AAAAADDDD0000", // M 96-127, N 256-383
-			">>>>666666666666444777777777444D444D00000", // M 96-127, N 384-511
-			"666666666666666444BB777777444444444D00000", // M 96-127, N 512-767
-			"666666666666664444AAA77774444444444000000", // M 96-127, N 768-1023
-			"6666666666666444BAAAA87044444448880000000", // M 96-127, N 1024-1535
-			"666666666666644BBAA4444044444880000000000", // M 96-127, N 1536-2047
-			"66666666666666F>4>>4444484444888000000000", // M 96-127, N 2048-3071
-			"6666666666666E>B>444D4DD48844888000000000", // M 96-127, N 3072-4095
-			"666666666666EDFADDDDDDDDDD844888000000000", // M 96-127, N 4096-6143
-			"66666666666445B8BB8:EE8888844888000000000", // M 96-127, N 6144-8191
-			"666666666688458444DD999999888880000000000", // M 96-127, N 8192-12287
-			"666666666888CC4444444444D4444880000000000", // M 96-127, N 12288-16383
-			"6666666688887488888899998:::5500000000000", // M 96-127, N 16384-24575
-			"66666668888776455544466555555880000000000", // M 96-127, N 24576-32767
-			"6666668888877658999988898::58888000000000", // M 96-127, N 32768-49151
-			"6666688888877666BB6698811:758888800000000", // M 96-127, N 49152-65535
-			"666688888887776699999911::788888880000000", // M 96-127, N 65536-98303
-			"66688888888777769999:99:::788888888000000", // M 96-127, N 98304-131071
-			"66888888888877776667777777888888888800000", // M 96-127, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N 16-23
-			">>>>666666666666==<<<<<<<<<<<<AAAA<<<<<<<", // M 128-191, N 24-31
-			"6666666666666666=><<<<<<<<<AAAAAAAAAAAAAA", // M 128-191, N 32-47
-			"6666666666666666=><<<<<<AAAAAAAAAAAAAAAAA", // M 128-191, N 48-63
-			">>>>666666666666>>>><77AAAAACCAAAAAAD<<<<", // M 128-191, N 64-95
-			"6666666666666666>566677AAAAACCAAAADDAAAAA", // M 128-191, N 96-127
-			"66666666667666665666477AAAAACFAAADDDDAAAA", // M 128-191, N 128-191
-			"66666666666666666566647AAAAAAA888DDDDAAAA", // M 128-191, N 192-255
-			"666666666566666664A74777AAAAAA8888DDDAAAA", // M 128-191, N 256-383
-			"66666666655666664AAAA447AAAAD88888DDDAAAA", // M 128-191, N 384-511
-			"66666666665566644AAAAAAAAAAAD8888888AAAAA", // M 128-191, N 512-767
-			"6666666666666444AAAAA7AAAA8888888888AAAAA", // M 128-191, N 768-1023
-			"666666666666644AAAAAAAD088888888888AAAAAA", // M 128-191, N 1024-1535
-			"66666666666664AAAAA4AA00888888888AAAAAAAA", // M 128-191, N 1536-2047
-			"6666666666666AAAAAAAA8888888888AAAAAAAAAA", // M 128-191, N 2048-3071
-			"666666666666AAAAADA880880888888AAAAAAAAAA", // M 128-191, N 3072-4095
-			"66666666666AAAAAAA:088888988888AAAAAAAAAA", // M 128-191, N 4096-6143
-			"666666666688AAAAAA:988888888888AAAAAAAAAA", // M 128-191, N 6144-8191
-			"666666666888AAAAAA8889888888888AAAAAAAAAA", // M 128-191, N 8192-12287
-			"666666668888AAAAAA8889D98888888AAAAAAAAAA", // M 128-191, N 12288-16383
-			"666666688888AAAAAA888999888888AAAAAAAAAAA", // M 128-191, N 16384-24575
-			"66666688888AAAAAAAA8AAB98888888AAAAAAAAAA", // M 128-191, N 24576-32767
-			"66666888888AAAAB89B9ABA988888888AAAAAAAAA", // M 128-191, N 32768-49151
-			"66668888888AAABB01B99AA9888888888AAAAAAAA", // M 128-191, N 49152-65535
-			"66688888888AAABBBBB999988888888888AAAAAAA", // M 128-191, N 65536-98303
-			"66888888888899BBBB99898888888888888AAAAAA", // M 128-191, N 98304-131071
-			"688888888888999999998888888888888888AAAAA", // M 128-191, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N 16-23
-			">>>>>666666666666==<<<<<<<<AAAAAAAA<<<<<<", // M 192-255, N 24-31
-			"66666666666666666><<<<<<AAAAAAAAAAAA00000", // M 192-255, N 32-47
-			"66666666666666676><<<<AAAAAAAAAAAAAA00000", // M 192-255, N 48-63
-			">>>>6666666664644><<77AAAAAAAAAAAAAA<<<<<", // M 192-255, N 64-95
-			"666666666666666>>5777AAAAAAAAAAAADDDD0000", // M 192-255, N 96-127
-			"6666666666666666666647AAAAAAAA888DDDD0000", // M 192-255, N 128-191
-			"6666666665666666656664AAAAAAA88888DDD0000", // M 192-255, N 192-255
-			"6666666665546466645A64AAAAAAA888888DD0000", // M 192-255, N 256-383
-			"66666666655566664AAAAAAAAAA88888888880000", // M 192-255, N 384-511
-			"6666666665546664AAAAAAADA8888888888880000", // M 192-255, N 512-767
-			"666666666655644AAAAAADA888888888888800000", // M 192-255, N 768-1023
-			"666666666666644AAAAAAA8888888888888000000", // M 192-255, N 1024-1535
-			"6666666666666AAAAAAAAA8:88888888800000000", // M 192-255, N 1536-2047
-			"666666666666AAAAAAAAA88888888880000000000", // M 192-255, N 2048-3071
-			"66666666666AAAAAAAA8888888888880000000000", // M 192-255, N 3072-4095
-			"6666666666AAAAAAAA88888888888880000000000", // M 192-255, N 4096-6143
-			"666666666888AAAAAA88888888888880000000000", // M 192-255, N 6144-8191
-			"666666668888AAAAAA88888888888880000000000", // M 192-255, N 8192-12287
-			"6666666888888AAAA888888888888800000000000", // M 192-255, N 12288-16383
-			"666666888888AAAAA888888888888800000000000", // M 192-255, N 16384-24575
-			"666668888888AAAAA998999888888880000000000", // M 192-255, N 24576-32767
-			"66668888888AAAABBB99999988888888000000000", // M 192-255, N 32768-49151
-			"66688888888A99BBBBB9999988888888800000000", // M 192-255, N 49152-65535
-			"668888888889999BBB99999888888888880000000", // M 192-255, N 65536-98303
-			"6888888888889999B999888888888888888000000", // M 192-255, N 98304-131071
-			"88888888888899999999888888888888888800000", // M 192-255, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 16-23
-			">>>>>>>66666666666=<<<<<<<AAAAAAAA<<<<<<<", // M 256-383, N 24-31
-			"666666666666666666<<<AAAAAAAAAAAAAAAAAAAA", // M 256-383, N 32-47
-			"666666666666666666<<AAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 48-63
-			">>>666666666666666<AAAAAAAAAAAAAAAAA<<<<<", // M 256-383, N 64-95
-			"666666666666666666AAAAAAAAAAAAA00DDDDAAAA", // M 256-383, N 96-127
-			"666666666666666666AAAAAAAAAAA08800DDDAAAA", // M 256-383, N 128-191
-			"666666666666666666AAAAAAAAAAA888888DDAAAA", // M 256-383, N 192-255
-			"66666666666666466AAAAAAAAA88888888888AAAA", // M 256-383, N 256-383
-			"6666666665666666AAAAAAAAA888888888888AAAA", // M 256-383, N 384-511
-			"666666666555666AAAAAAAA88888888888888AAAA", // M 256-383, N 512-767
-			"66666666666665AAAAAAA888888888888888AAAAA", // M 256-383, N 768-1023
-			"6666666666666AAAAAAAA88888888888888AAAAAA", // M 256-383, N 1024-1535
-			"666666666666AAAAAAAAA888888888888AAAAAAAA", // M 256-383, N 1536-2047
-			"66666666666AAAAAAAAA888888888888AAAAAAAAA", // M 256-383, N 2048-3071
-			"6666666666AAAAAAAA8888888888888AAAAAAAAAA", // M 256-383, N 3072-4095
-			"666666666AAAAAAAA88888888888888AAAAAAAAAA", // M 256-383, N 4096-6143
-			"666666668888AAAAA88888888888888AAAAAAAAAA", // M 256-383, N 6144-8191
-			"666666688888AAAAA8888888888888AAAAAAAAAAA", // M 256-383, N 8192-12287
-			"6666668888888AAA88888888888888AAAAAAAAAAA", // M 256-383, N 12288-16383
-			"666668888888AAA888888888888888AAAAAAAAAAA", // M 256-383, N 16384-24575
-			"666688888888AA99998888888888888AAAAAAAAAA", // M 256-383, N 24576-32767
-			"66688888888899999998999888888888AAAAAAAAA", // M 256-383, N 32768-49151
-			"668888888888999999999998888888888AAAAAAAA", // M 256-383, N 49152-65535
-			"6888888888889999999999888888888888AAAAAAA", // M 256-383, N 65536-98303
-			"88888888888899999999888888888888888AAAAAA", // M 256-383, N 98304-131071
-			"888888888888899999988888888888888888AAAAA", // M 256-383, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 16-23
-			">>>>>>>666666666666<<AA<<<<AAAAA<<<<<<<<<", // M 384-511, N 24-31
-			"6666666666666666666AAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 32-47
-			"6666666666666667766AAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 48-63
-			">>>6666666666667766AAAAAAAAAAAAA0000<<<<<", // M 384-511, N 64-95
-			"6666666666666664766AAAAAAAAAAA000000AAAAA", // M 384-511, N 96-127
-			"666666666666666446AAAAAAAAAAA00000000AAAA", // M 384-511, N 128-191
-			"66666666666666666AAAAAAAAA00008800000AAAA", // M 384-511, N 192-255
-			"6666666666666666AAAAAAAAA888088888888AAAA", // M 384-511, N 256-383
-			"666666665555566AAAAAAAA88888888888888AAAA", // M 384-511, N 384-511
-			"66666666555556AAAAAA8888888888888888AAAAA", // M 384-511, N 512-767
-			"6666666665556AAAAAAA8888888888888888AAAAA", // M 384-511, N 768-1023
-			"666666666666AAAAAA08888088888888888AAAAAA", // M 384-511, N 1024-1535
-			"66666666666AAAAAAA888880888888888AAAAAAAA", // M 384-511, N 1536-2047
-			"6666666666AAAAAAA0888888888888888AAAAAAAA", // M 384-511, N 2048-3071
-			"666666666AAAAAAA00888888108888888AAAAAAAA", // M 384-511, N 3072-4095
-			"66666666AAAAAAAA8888888811888888AAAAAAAAA", // M 384-511, N 4096-6143
-			"66666668BAAAAAAAA88888888888888AAAAAAAAAA", // M 384-511, N 6144-8191
-			"666666888888AAAA88888888888888AAAAAAAAAAA", // M 384-511, N 8192-12287
-			"6666688888888A8888888998888888AAAAAAAAAAA", // M 384-511, N 12288-16383
-			"666688888888888888889998888888AAAAAAAAAAA", // M 384-511, N 16384-24575
-			"6668888888888888888889888888888AAAAAAAAAA", // M 384-511, N 24576-32767
-			"66888888888889999988888888888888AAAAAAAAA", // M 384-511, N 32768-49151
-			"688888888888999999988888888888888AAAAAAAA", // M 384-511, N 49152-65535
-			"8888888888889999999888888888888888AAAAAAA", // M 384-511, N 65536-98303
-			"88888888888889999998888888888888888AAAAAA", // M 384-511, N 98304-131071
-			"888888888888889999988888888888888888AAAAA", // M 384-511, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 16-23
-			">>>>>>666666==666666AAAA<<<<<<<<<<<<<<<<<", // M 512-767, N 24-31
-			"666666666666=7666666AAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 32-47
-			"66666666666666677666AAAAAAAAAAAA00AAAAAAA", // M 512-767, N 48-63
-			">>>66666666666677674AAAAAAAAAA00000<<<<<<", // M 512-767, N 64-95
-			"66666666666666677744AAAAAAAAA0000000AAAAA", // M 512-767, N 96-127
-			">>666665566666674AAAAAAAAAA000000000AAAAA", // M 512-767, N 128-191
-			">666665556666664AAAAAAAAA000000000000AAAA", // M 512-767, N 192-255
-			">66666656666666AAAAAAAAA0888000000000AAAA", // M 512-767, N 256-383
-			">6666666555555AAAAAAAAA8888880888888AAAAA", // M 512-767, N 384-511
-			"6666666655455AAAAAAA8888888888888888AAAAA", // M 512-767, N 512-767
-			"666666666555AAAAAAAA888880888888888AAAAAA", // M 512-767, N 768-1023
-			"66666666666AAAAAAA8888888888888888AAAAAAA", // M 512-767, N 1024-1535
-			"6666666666AAAAAAAA8888888888888888AAAAAAA", // M 512-767, N 1536-2047
-			"666666666AAAAAAAAA8888888888888888AAAAAAA", // M 512-767, N 2048-3071
-			"66666666AAAAAAAA088888881088888888AAAAAAA", // M 512-767, N 3072-4095
-			"6666666BBAAAAAAA888888:8118888888AAAAAAAA", // M 512-767, N 4096-6143
-			"666666BBBBAAAAAA88888888888888888AAAAAAAA", // M 512-767, N 6144-8191
-			"66666888BBAAAA88888888988888888AAAAAAAAAA", // M 512-767, N 8192-12287
-			"666688888888888888999998888888AAAAAAAAAAA", // M 512-767, N 12288-16383
-			"66688888888888888899G998888888AAAAAAAAAAA", // M 512-767, N 16384-24575
-			"668888888888888888889GG88888888AAAAAAAAAA", // M 512-767, N 24576-32767
-			"68888888888888888888888888888888AAAAAAAAA", // M 512-767, N 32768-49151
-			"888888888888889998888888888888888AAAAAAAA", // M 512-767, N 49152-65535
-			"8888888888888999998888888888888888AAAAAAA", // M 512-767, N 65536-98303
-			"88888888888888999988888888888888888AAAAAA", // M 512-767, N 98304-131071
-			"888888888888888988888888888888888888AAAAA", // M 512-767, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 16-23
-			">>>>>>66666===7666666AAAA<<<<<<<<<<<<<<<<", // M 768-1023, N 24-31
-			"66666666666===6666664AAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 32-47
-			"666666666666666666644AAAAAAAAA000AAAAAAAA", // M 768-1023, N 48-63
-			">>>666666666666677744AAAAAAAA000000<<<<<<", // M 768-1023, N 64-95
-			"666666666666666774AAAAAAAAA00000000AAAAAA", // M 768-1023, N 96-127
-			">666665>56666667BA7AAAAAA00000000000AAAAA", // M 768-1023, N 128-191
-			">666665<<666666AAAAAAAAA000000000000AAAAA", // M 768-1023, N 192-255
-			">6666667766666AABAAAAAA8000000000000AAAAA", // M 768-1023, N 256-383
-			"6666666666755AAAAAAA8888888800000000AAAAA", // M 768-1023, N 384-511
-			"666666666675AABAAAA8888888880088888AAAAAA", // M 768-1023, N 512-767
-			"66666666666AAAAAA;:888880888888888AAAAAAA", // M 768-1023, N 768-1023
-			"6666666666AAAAAAAA8888888888888888AAAAAAA", // M 768-1023, N 1024-1535
-			"666666666AAAAAAAAA88888888888888888AAAAAA", // M 768-1023, N 1536-2047
-			"66666666AAAAAAAAA888888888888888888AAAAAA", // M 768-1023, N 2048-3071
-			"6666666BAAAAAAAAA88888888888888888AAAAAAA", // M 768-1023, N 3072-4095
-			"666666BBAAAAAAAA888888888888888888AAAAAAA", // M 768-1023, N 4096-6143
-			"66666BBBBBBAAA8888888888888888888AAAAAAAA", // M 768-1023, N 6144-8191
-			"6666BBBBBBBBA88888GGG88888888888AAAAAAAAA", // M 768-1023, N 8192-12287
-			"6668BBBB8BBB888889GGGGGG888888AAAAAAAAAAA", // M 768-1023, N 12288-16383
-			"668888888888888888GGGGGG888888AAAAAAAAAAA", // M 768-1023, N 16384-24575
-			"68888888888888888889GGGG8888888AAAAAAAAAA", // M 768-1023, N 24576-32767
-			"8888888888888888888888G888888888AAAAAAAAA", // M 768-1023, N 32768-49151
-			"888888888888888888888888888888888AAAAAAAA", // M 768-1023, N 49152-65535
-			"8888888888888888888888888888888888AAAAAAA", // M 768-1023, N 65536-98303
-			"88888888888888888888888888888888888AAAAAA", // M 768-1023, N 98304-131071
-			"888888888888888888888888888888888888AAAAA", // M 768-1023, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N 16-23
-			">>>>>666666677666666DDAAA<<<<<<<<<<<<<<<<", // M 1024-1535, N 24-31
-			"6666666666667766666DDDAAAA000000000000000", // M 1024-1535, N 32-47
-			"6666666666666666666DDDAAAA000000000000000", // M 1024-1535, N 48-63
-			">>666666666666666A7444AAAA<<<0000<<<<<<<<", // M 1024-1535, N 64-95
-			"6666666666666667BAAA44AAAA000000000000000", // M 1024-1535, N 96-127
-			">66666676666666AAAAAAAAA00000000000000000", // M 1024-1535, N 128-191
-			">6666667766666AAAAAAAAA000000000000000000", // M 1024-1535, N 192-255
-			"6666666666666AAAAAAAA88800000000000000000", // M 1024-1535, N 256-383
-			"666677766667AAAAAAA:888880000000000000000", // M 1024-1535, N 384-511
-			"66667776666AAAAAAAA8:88888000000000000000", // M 1024-1535, N 512-767
-			"6666676666AAAAAAAA:8888888000008880000000", // M 1024-1535, N 768-1023
-			"666666666AAAAAAAAA88888888888888888000000", // M 1024-1535, N 1024-1535
-			"66666666AAAAAAA?AA88888888888888888000000", // M 1024-1535, N 1536-2047
-			"6666666AAAAAAAA?8888888888888198888000000", // M 1024-1535, N 2048-3071
-			"666666BBAAAAAAAA8888888888888888888000000", // M 1024-1535, N 3072-4095
-			"66666BBBAAAAAAA88888888888188888880000000", // M 1024-1535, N 4096-6143
-			"6666BBBBBBAAB8888GG8G88888888888880000000", // M 1024-1535, N 6144-8191
-			"666BBBBBBBBB988888GGGGGG8G888888800000000", // M 1024-1535, N 8192-12287
-			"668BBBBBBB;9988889GGGGGGG8888880000000000", // M 1024-1535, N 12288-16383
-			"6888BBBB8899888888GGGGGGGG888800000000000", // M 1024-1535, N 16384-24575
-			"8888888888888888888GGGGGGG888880000000000", // M 1024-1535, N 24576-32767
-			"88888888888888888888GGGGG8888888000000000", // M 1024-1535, N 32768-49151
-			"888888888888888888888GGGG8888888800000000", // M 1024-1535, N 49152-65535
-			"88888888888888888888888888888888880000000", // M 1024-1535, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 1024-1535, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 1024-1535, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N 16-23
-			">>>>6666666776666664444AA<<<<<<<<<<<<<<<<", // M 1536-2047, N 24-31
-			"66666666666666666664444AAA000000000000000", // M 1536-2047, N 32-47
-			"66666666666667777=D4444AAA000000000000000", // M 1536-2047, N 48-63
-			">>66666666666777BAB4444AA0<<<<<<<<<<<<<<<", // M 1536-2047, N 64-95
-			"666666666666677BAAA4444A00000000000000000", // M 1536-2047, N 96-127
-			">6666677666667AAAAAAAAA000000000000000000", // M 1536-2047, N 128-191
-			"6666666667666AAAAAAAAA8000000000000000000", // M 1536-2047, N 192-255
-			"666677766776AAAAABAA888800000000000000000", // M 1536-2047, N 256-383
-			"66677<76666AAAAAAAA8888880000000000000000", // M 1536-2047, N 384-511
-			"66677<7666BAAAAAAA:8080880000000000000000", // M 1536-2047, N 512-767
-			"666677766BAAAAAAAB88888800000000000000000", // M 1536-2047, N 768-1023
-			"66666666BBAAAA:AAB88888800008800888000000", // M 1536-2047, N 1024-1535
-			"6666666BBBBBAAA?BBB8888888888918888000000", // M 1536-2047, N 1536-2047
-			"666666BBBBBBBAA?GBG8888888888919888000000", // M 1536-2047, N 2048-3071
-			"66666BBBAAAAAAA88:888888G8181198888000000", // M 1536-2047, N 3072-4095
-			"6666BBAAAAAAA888G:;888G8GG198888888000000", // M 1536-2047, N 4096-6143
-			"666BBAABBBAA8888GGGGGGGG11198888880000000", // M 1536-2047, N 6144-8191
-			"66BBBBBBBB;999889GGGGGGGGGGG8888800000000", // M 1536-2047, N 8192-12287
-			"68BBBBB;;;;9998888GGGGGGGGGG8880000000000", // M 1536-2047, N 12288-16383
-			"888BB;;;;;99988888GGGGGGGG888800000000000", // M 1536-2047, N 16384-24575
-			"8888;;;;89988888888GGGGGGG888880000000000", // M 1536-2047, N 24576-32767
-			"8888888888888888888GGGGGGG888888000000000", // M 1536-2047, N 32768-49151
-			"88888888888888888888GGGGGG888888800000000", // M 1536-2047, N 49152-65535
-			"88888888888888888888GGGGG8888888880000000", // M 1536-2047, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 1536-2047, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 1536-2047, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N 16-23
-			">>>>666667>>776666744444A<<<<<<<<<<<<<<<<", // M 2048-3071, N 24-31
-			"666666666777777777744444AA000000000000000", // M 2048-3071, N 32-47
-			"666666667>>7777757744444A0000000000000000", // M 2048-3071, N 48-63
-			">>6666777>>777722CC4D44400<<<<<<<<<<<<<<<", // M 2048-3071, N 64-95
-			"6666675>777677AAAA04444400000000000000000", // M 2048-3071, N 96-127
-			">66667>>77767AAAAAAADAA000000000000000000", // M 2048-3071, N 128-191
-			"666667777777AAAAAAAA888000000000000000000", // M 2048-3071, N 192-255
-			"66667776777AAAAAAA:8888800000000000000000", // M 2048-3071, N 256-383
-			"66677<7667AAAAAAAA:8888800000000000000000", // M 2048-3071, N 384-511
-			"666777766BBAAAAAA:88888800000000000000000", // M 2048-3071, N 512-767
-			"66667776BBBAAAAA:888888800000000000000000", // M 2048-3071, N 768-1023
-			"6666666BBBAAAABA888888:800008800000000000", // M 2048-3071, N 1024-1535
-			"666666BBBBBBBAB88888888800088991088000000", // M 2048-3071, N 1536-2047
-			"66666BBBBBBBBAB88A88188888089911888000000", // M 2048-3071, N 2048-3071
-			"6666B;BBAABBAB8GG;888888G8181199888000000", // M 2048-3071, N 3072-4095
-			"666BB;;ABAAAA88GGGGGGGGGG8118988888000000", // M 2048-3071, N 4096-6143
-			"66BBB;BABB:8889GGGGGGGGGGGG98888880000000", // M 2048-3071, N 6144-8191
-			"6BBBB;;;;;;;999GGGGGGGGGGGGG8888800000000", // M 2048-3071, N 8192-12287
-			"88B;;;;;;;;9999999GGGGGGGGGG8880000000000", // M 2048-3071, N 12288-16383
-			"88;;;;;;;;99999888GGGGGGGGG88800000000000", // M 2048-3071, N 16384-24575
-			"888;;;;;;999988888GGGGGGGGG88880000000000", // M 2048-3071, N 24576-32767
-			"8888G;;G;9998888888GGGGGGGG88888000000000", // M 2048-3071, N 32768-49151
-			"8888888888888888888GGGGGGG888888800000000", // M 2048-3071, N 49152-65535
-			"8888888888888888888GGGGGGG888888880000000", // M 2048-3071, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 2048-3071, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 2048-3071, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N 16-23
-			">>>6666667>><77677C444444<<<<<<<<<<<<<<<<", // M 3072-4095, N 24-31
-			"666666667777777777C4444440000000000000000", // M 3072-4095, N 32-47
-			"666666667>>777752774444440000000000000000", // M 3072-4095, N 48-63
-			">>6666777>>7777A7AA4444440<<<<<<<<<<<<<<<", // M 3072-4095, N 64-95
-			"6666675>77777E=AAAAA444AA0000000000000000", // M 3072-4095, N 96-127
-			">66667>>7777AA6AAAAAA80000000000000000000", // M 3072-4095, N 128-191
-			">6666777777AAAAAAA88888000000000000000000", // M 3072-4095, N 192-255
-			"66667777774AAAAAA:88888800000000000000000", // M 3072-4095, N 256-383
-			"666777767AAAAAAAA:88888880000000000000000", // M 3072-4095, N 384-511
-			"66677776BBAABAAA:888888880000000000000000", // M 3072-4095, N 512-767
-			"6666777BBBBBBBB:8888888880000000000000000", // M 3072-4095, N 768-1023
-			"666666BBBBBBBBB88888888880000000000000000", // M 3072-4095, N 1024-1535
-			"66666BBBBBBBBB888888888880008910000000000", // M 3072-4095, N 1536-2047
-			"6666B;;BBBBBB888G888808888009911088000000", // M 3072-4095, N 2048-3071
-			"666B;;;BBBBBB8G89GGG800889101118888000000", // M 3072-4095, N 3072-4095
-			"66BB;;;:BBAA89G;;GGGGGGGGG118888880000000", // M 3072-4095, N 4096-6143
-			"6BB;;;;;;;:;;GGGGGGGGGGGGGG98888880000000", // M 3072-4095, N 6144-8191
-			"8B;;;;;;;;;;99GGGGGGGGGGGGGG8888800000000", // M 3072-4095, N 8192-12287
-			"8B;;;;;;;;;9999GG9GGGGGGGGGG8880000000000", // M 3072-4095, N 12288-16383
-			"8G;;;;;;;;;9999998GGGGGGGGG88800000000000", // M 3072-4095, N 16384-24575
-			"88;;;;;;;;99998888GGGGGGGGG88880000000000", // M 3072-4095, N 24576-32767
-			"888;;;;;;9999888888GGGGGGGG88888000000000", // M 3072-4095, N 32768-49151
-			"888888888GG8888888GGGGGGGGG88888800000000", // M 3072-4095, N 49152-65535
-			"88888888888888888888GGGGG8888888880000000", // M 3072-4095, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 3072-4095, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 3072-4095, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N 16-23
-			">>666667677777764CC444444<<<<<<<<<<<<<<<<", // M 4096-6143, N 24-31
-			"666666667777777>4CC4444440000000000000000", // M 4096-6143, N 32-47
-			"66666666777777=>CCC4444440000000000000000", // M 4096-6143, N 48-63
-			">666667777777F=CCAAA444AA<<<<<<<<<<<<<<<<", // M 4096-6143, N 64-95
-			"666667777777EFFCAAAAAAAAAA000000000000000", // M 4096-6143, N 96-127
-			">6666777777AAAAAAAAA880000000000000000000", // M 4096-6143, N 128-191
-			">666677777AAAAAAA:88888000000000000000000", // M 4096-6143, N 192-255
-			">66666677@AAAAAA:888888880000000000000000", // M 4096-6143, N 256-383
-			">6667767B:@@AAAA8888888880000000000000000", // M 4096-6143, N 384-511
-			"6666776BBA@@AB::8888880880000000000000000", // M 4096-6143, N 512-767
-			"666666BBBBAAB::88888808880000000000000000", // M 4096-6143, N 768-1023
-			"66666BBBBBBBB:888888888880000000000000000", // M 4096-6143, N 1024-1535
-			"6666BBBBBBBB::888888888888000000000000000", // M 4096-6143, N 1536-2047
-			"666B32;BBB:::8899898888888000100000000000", // M 4096-6143, N 2048-3071
-			"66B32;;:;::8899999GGG00G80000000080000000", // M 4096-6143, N 3072-4095
-			"6BB;20;:;;:;8;G;GGGGGGHGGG100088880000000", // M 4096-6143, N 4096-6143
-			"8B;;;0;;;;;;;GGGGGGGGGGGGGG88888800000000", // M 4096-6143, N 6144-8191
-			"8;;;00;;;;;;;GGGGGGGGGGGGGGG8888000000000", // M 4096-6143, N 8192-12287
-			"8;;;;;;;;;;;G9GGGGGGGGGGGGGG8800000000000", // M 4096-6143, N 12288-16383
-			"8;;;;;;;;;;GG99998GGGGGGGGGG8800000000000", // M 4096-6143, N 16384-24575
-			"88;;;;;;;;;GG99988GGGGGGGGGG8880000000000", // M 4096-6143, N 24576-32767
-			"888;;;;;;9GGGG8888GGGGGGGGG88888000000000", // M 4096-6143, N 32768-49151
-			"8888GGGGGGGGG888888GGGGGGG888888800000000", // M 4096-6143, N 49152-65535
-			"888888888888888888888GGG88888888880000000", // M 4096-6143, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 4096-6143, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 4096-6143, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N 16-23
-			">>6667777777777CCC444444<<<<<<<<<<<<<<<<<", // M 6144-8191, N 24-31
-			"66666777777777==CC44444440000000000000000", // M 6144-8191, N 32-47
-			"6666777777777C=CCC44444440000000000000000", // M 6144-8191, N 48-63
-			">66777777777AACCBBBEBBBBB<<<<<<<<<<<<<<<<", // M 6144-8191, N 64-95
-			"66677777776==2CABBBBBBBBBB800000000000000", // M 6144-8191, N 96-127
-			">666777777BAAAAAAA88880000000000000000000", // M 6144-8191, N 128-191
-			">66667777AAAAAAA8888988000000000000000000", // M 6144-8191, N 192-255
-			">6666667B;:AAAAA8888988880000000000000000", // M 6144-8191, N 256-383
-			">666666BB::@ABB08888888880000000000000000", // M 6144-8191, N 384-511
-			"666666BBBA@@:::88888808880000000000000000", // M 6144-8191, N 512-767
-			"66666BBBBBA:::8898880;8880000000000000000", // M 6144-8191, N 768-1023
-			"6666BBBBBBBB:;898888888800000000000000000", // M 6144-8191, N 1024-1535
-			"666BBBBBBBB::9999998888800000000000000000", // M 6144-8191, N 1536-2047
-			"66BB33;;B;;;;99G99G88GG880000000000000000", // M 6144-8191, N 2048-3071
-			"6BB;32;;;;;;;9GG9GGGGGGGGG000000000000000", // M 6144-8191, N 3072-4095
-			"8B;;300;;;;;;9GGGGGGGGGGGGG00000800000000", // M 6144-8191, N 4096-6143
-			"8;;3211;;;;;;GGGGGGGGGGHGGG08888000000000", // M 6144-8191, N 6144-8191
-			"8;;;211;;;;;GGGGGGGGGGGGGGGG8880000000000", // M 6144-8191, N 8192-12287
-			"8;;;011;;;;;GGGGGG8GGGGGGGGGG800000000000", // M 6144-8191, N 12288-16383
-			"8;;;;;;;;;;;GG99G98GGGGGGGGGG800000000000", // M 6144-8191, N 16384-24575
-			"88;;;;;;;;;GGGGGG8GGGGGGGGGG8880000000000", // M 6144-8191, N 24576-32767
-			"88G;;;;;;GGGGG88888GGGGGGGGG8888000000000", // M 6144-8191, N 32768-49151
-			"8888GGGGGGGGG8888888GGGGGG888888800000000", // M 6144-8191, N 49152-65535
-			"88888888888888888888888888888888880000000", // M 6144-8191, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 6144-8191, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 6144-8191, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N 16-23
-			">>66775<577777CCCCAAAAA<<<<<<<<<<<<<<<<<<", // M 8192-12287, N 24-31
-			"6666775<57777DCCCACAAAAA00000000000000000", // M 8192-12287, N 32-47
-			"666777777777<DACCADDDAAA00000000000000000", // M 8192-12287, N 48-63
-			">6677<<7777CCA1AAAAD44444<<<<<<<<<<<<<<<<", // M 8192-12287, N 64-95
-			"66677<<776AAAA144AAAA44444880000000000000", // M 8192-12287, N 96-127
-			">66777777BBAAAAA:888000000080000000000000", // M 8192-12287, N 128-191
-			">6667777BAABBAAA0888880000000000000000000", // M 8192-12287, N 192-255
-			">666666BBAAABBA08888888800000000000000000", // M 8192-12287, N 256-383
-			">>6666BBBAAABB008888888880000000000000000", // M 8192-12287, N 384-511
-			"66666BBBBB;::1088888888880000000000000000", // M 8192-12287, N 512-767
-			"6666BBBBBB;;:;999988888800000000000000000", // M 8192-12287, N 768-1023
-			"666BBBBBBBB;;;999988888000000000000000000", // M 8192-12287, N 1024-1535
-			"66BBBBBBBB;;;999GGG8888000000000000000000", // M 8192-12287, N 1536-2047
-			"6BBBB;;;;;;;;99GGGGG888000000000000000000", // M 8192-12287, N 2048-3071
-			"8BB;;;;;;;;;;99GGGGGGGGGGGG00000000000000", // M 8192-12287, N 3072-4095
-			"8B;3320;;;;;;9GGGGGGGGGGGGGG0000000000000", // M 8192-12287, N 4096-6143
-			"8;;3211;;;;;;GGGGGGGGGGHHGGG0880000000000", // M 8192-12287, N 6144-8191
-			"8;;3211;;;;;GGGGGGGGGGGHHGGG8800000000000", // M 8192-12287, N 8192-12287
-			"8;;;111;;;;;GG9GGGGGGGGGGGGGG800000000000", // M 8192-12287, N 12288-16383
-			"8;;;;;;;;;;;GGGGGG8GGGGGGGGGG800000000000", // M 8192-12287, N 16384-24575
-			"88;;;;;;;;;GGGG8888GGGGGGGGGG880000000000", // M 8192-12287, N 24576-32767
-			"88G;;;;;;GGGGG888888GGGGGGGG8888000000000", // M 8192-12287, N 32768-49151
-			"8888GGGGGGGGG888888888GGGG888888800000000", // M 8192-12287, N 49152-65535
-			"88888888888888888888888888888888880000000", // M 8192-12287, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 8192-12287, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 8192-12287, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N 16-23
-			">>6677<<57777ECCCBBBBB<<<<<<<<<<<<<<<<<<<", // M 12288-16383, N 24-31
-			"666677<<5777>=CBBBBEEBB000000000000000000", // M 12288-16383, N 32-47
-			"66677777777>>=BBBBEEEBBB00000000000000000", // M 12288-16383, N 48-63
-			">6677D<777ACCAAAAEEEE4BBB<<<<<<<<<<<<<<<<", // M 12288-16383, N 64-95
-			"6667<DD77AAAAAADDDDABBBBB4888000000000000", // M 12288-16383, N 96-127
-			">6677<77AABAAAA88881000000088000000000000", // M 12288-16383, N 128-191
-			">667777BBABBBAA00000000000088000000000000", // M 12288-16383, N 192-255
-			">66667BBBBBBB0000080008000008000000000000", // M 12288-16383, N 256-383
-			">>666BBBBBB000000088888800008000000000000", // M 12288-16383, N 384-511
-			"6666BBBBBBB;11100008888800008000000000000", // M 12288-16383, N 512-767
-			"6668BBBBBB1111111808888800008000000000000", // M 12288-16383, N 768-1023
-			"668BBBBBBB1111999100880000000000000000000", // M 12288-16383, N 1024-1535
-			"68BBBBBBB11111999G90000000000000000000000", // M 12288-16383, N 1536-2047
-			"88BBB;;;;;111119GGG8000000000000000000000", // M 12288-16383, N 2048-3071
-			"8BB;;;;;;;;;919GGGGG0GGGGGG00000000000000", // M 12288-16383, N 3072-4095
-			"8;;;33;;;;;;999GGGGGGGGGGGGG0000000000000", // M 12288-16383, N 4096-6143
-			"8;;3321;;;;;GG9GGGGGGGGGGGGG0000000000000", // M 12288-16383, N 6144-8191
-			"8;;;321;;;;;GG9GGGGGGGGGGGGGG800000000000", // M 12288-16383, N 8192-12287
-			"8;;;;1;;;;;;GGGGGGGGGGGGGGGGG000000000000", // M 12288-16383, N 12288-16383
-			"8;;;;;;;;;;GGGGGGG8GGGGGGGGGG800000000000", // M 12288-16383, N 16384-24575
-			"88;;;;;;;;GGGGG8888GGGGGGGGG8880000000000", // M 12288-16383, N 24576-32767
-			"888;;;;;GGGGGG888888GGGGGGG88888000000000", // M 12288-16383, N 32768-49151
-			"88888GGGGGGGG888888888GGG8888888800000000", // M 12288-16383, N 49152-65535
-			"88888888888888888888888888888888880000000", // M 12288-16383, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 12288-16383, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 12288-16383, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N 16-23
-			">>6677<<777>>>01AA4444<<<<<<<<<<<<<<<<<<<", // M 16384-24575, N 24-31
-			"666777<<777>>D01AAA4444000000000000000000", // M 16384-24575, N 32-47
-			"6667777777BABB01AAAD444400000000000000000", // M 16384-24575, N 48-63
-			">6677<<771000000550155555<<<<<<<<<<<<<<<<", // M 16384-24575, N 64-95
-			"66677<<<000000088888111555888800000000000", // M 16384-24575, N 96-127
-			">6677<<2AABBAA000080000000088800000000000", // M 16384-24575, N 128-191
-			">66777322ABBBB088000000000008800000000000", // M 16384-24575, N 192-255
-			">>666BB33BA000088000888800008800000000000", // M 16384-24575, N 256-383
-			">>66BBBBBB0;:880000888GG00008800000000000", // M 16384-24575, N 384-511
-			"666BBBBBBB;;;889009GGGGG00008800000000000", // M 16384-24575, N 512-767
-			"6688BBBBB11;;991001GGGGG00008800000000000", // M 16384-24575, N 768-1023
-			"6888BBBBB11111111001G1G000008800000000000", // M 16384-24575, N 1024-1535
-			"888BBBBB111111111100000000088800000000000", // M 16384-24575, N 1536-2047
-			"88BB;;;1111111111110000000008800000000000", // M 16384-24575, N 2048-3071
-			"8G;;;;;;;;;11111GGG100GGGG000800000000000", // M 16384-24575, N 3072-4095
-			"8;;;;;;;;;;;911GGGG10GGGGGGG0800000000000", // M 16384-24575, N 4096-6143
-			"8;;;;;;;;;;;GG9GGGG8GGGGGGGG0800000000000", // M 16384-24575, N 6144-8191
-			"8;;;;;;;;;;;GG9GGGGGGGGGGGGGG800000000000", // M 16384-24575, N 8192-12287
-			"8;;;;;;;;;;GGGGGGGGGGGGGGGGGG800000000000", // M 16384-24575, N 12288-16383
-			"88;;;;;;;;;GGGG8888GGGGGGGGGG800000000000", // M 16384-24575, N 16384-24575
-			"88;;;;;;;GGGGGG88888GGGGGGGG8880000000000", // M 16384-24575, N 24576-32767
-			"888G;;GGGGGGGG8888888GGGGGG88888000000000", // M 16384-24575, N 32768-49151
-			"8888888GGGGGG8888888888888888888800000000", // M 16384-24575, N 49152-65535
-			"88888888888888888888888888888888880000000", // M 16384-24575, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 16384-24575, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 16384-24575, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N 16-23
-			">>66777>77>>>>BCCCBB44<<<<<<<<<<<<<<<<<<<", // M 24576-32767, N 24-31
-			"666677<<>7>>>>BBBBBEE44000000000000000000", // M 24576-32767, N 32-47
-			"666777<<<BBBBBBBBBBEE44400000000000000000", // M 24576-32767, N 48-63
-			">6677<<<BBAAAABBBDDEEB555<<<<<<<<<<<<<<<<", // M 24576-32767, N 64-95
-			"66677<<BBAAAAA?DDDFFEBB555888880000000000", // M 24576-32767, N 96-127
-			">6677<322ABBBA008080000000088880000000000", // M 24576-32767, N 128-191
-			">6667B3202BB00088000000000008880000000000", // M 24576-32767, N 192-255
-			">>66BB33333000088000108800008880000000000", // M 24576-32767, N 256-383
-			">>>BBBB333;99880000GGGGG00008880000000000", // M 24576-32767, N 384-511
-			"668BBBBBB1;99889109GGGGGG0008880000000000", // M 24576-32767, N 512-767
-			"6888BBBB111;;991111GGGGGG0008880000000000", // M 24576-32767, N 768-1023
-			"88888BB111111111111GGGGG00008880000000000", // M 24576-32767, N 1024-1535
-			"8888BBB1111111111001100000088880000000000", // M 24576-32767, N 1536-2047
-			"888B3111111111111100000000088880000000000", // M 24576-32767, N 2048-3071
-			"88;;;;;;111111111110000GG0008880000000000", // M 24576-32767, N 3072-4095
-			"88;;;;;;;;;1111111100GGGGGG00880000000000", // M 24576-32767, N 4096-6143
-			"88;;;;;;;;;GG1111G10GGGGGGGG0880000000000", // M 24576-32767, N 6144-8191
-			"88;;;;;;;;;GGGGGGGGGGGGGGGGG0880000000000", // M 24576-32767, N 8192-12287
-			"88;;;;;;;;GGGGG8888GGGGGGGGG8880000000000", // M 24576-32767, N 12288-16383
-			"88G;;;;;;GGGGGG88888GGGGGGGG8880000000000", // M 24576-32767, N 16384-24575
-			"888G;;GGGGGGGG8888888GGGGGG88880000000000", // M 24576-32767, N 24576-32767
-			"88888GGGGGGGG888888888GGG8888888000000000", // M 24576-32767, N 32768-49151
-			"888888888GG888888888888888888888800000000", // M 24576-32767, N 49152-65535
-			"88888888888888888888888888888888880000000", // M 24576-32767, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 24576-32767, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 24576-32767, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N 16-23
-			">>6677>>>7000000005555<<<<<<<<<<<<<<<<<<<", // M 32768-49151, N 24-31
-			"66667<<<<>0000000005555000000000000000000", // M 32768-49151, N 32-47
-			"66677<<3100000003001555500000000000000000", // M 32768-49151, N 48-63
-			">6677<<BB0000BBBBADEEB55<<<<<<<<<<<<<<<<<", // M 32768-49151, N 64-95
-			"66677<3220000AB??DFDEB5555888888000000000", // M 32768-49151, N 96-127
-			">>667BB32ABBB0000000000000088888000000000", // M 32768-49151, N 128-191
-			">>66BB3333B310000000000000008888000000000", // M 32768-49151, N 192-255
-			">>6BBB33333000000000000000008888000000000", // M 32768-49151, N 256-383
-			">>8BBB33330;9991101GGGGG00008888000000000", // M 32768-49151, N 384-511
-			"688BBB3331;;9991111GGGGGG0008888000000000", // M 32768-49151, N 512-767
-			"8888BB33111;;991111GGGGGG0008888000000000", // M 32768-49151, N 768-1023
-			"8888883111111111111GGGGG00088888000000000", // M 32768-49151, N 1024-1535
-			"88888881111111111011111000088888000000000", // M 32768-49151, N 1536-2047
-			"88883111111111110000000000888888000000000", // M 32768-49151, N 2048-3071
-			"888G;111111111111000000000088888000000000", // M 32768-49151, N 3072-4095
-			"888;;;;1111111811108000GGG008888000000000", // M 32768-49151, N 4096-6143
-			"88G;;;;;;;GGG18810880GGGGGG08888000000000", // M 32768-49151, N 6144-8191
-			"88G;;;;;;GGGGG888888GGGGGGGG8888000000000", // M 32768-49151, N 8192-12287
-			"888;;;;;GGGGGG888888GGGGGGG88888000000000", // M 32768-49151, N 12288-16383
-			"888GGGGGGGGGGG8888888GGGGGG88888000000000", // M 32768-49151, N 16384-24575
-			"88888GGGGGGGG888888888GGG8888888000000000", // M 32768-49151, N 24576-32767
-			"88888888GGGG88888888888888888888000000000", // M 32768-49151, N 32768-49151
-			"88888888888888888888888888888888800000000", // M 32768-49151, N 49152-65535
-			"88888888888888888888888888888888880000000", // M 32768-49151, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 32768-49151, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 32768-49151, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N 16-23
-			">>667><>>>>>>CCCCCCC55<<<<<<<<<<<<<<<<<<<", // M 49152-65535, N 24-31
-			"66677<<<>>>>BBBBCCCBE55000000000000000000", // M 49152-65535, N 32-47
-			"6667<<<CDBBBBBBBBACBBB5500000000000000000", // M 49152-65535, N 48-63
-			">>67<<BBABBBBBBB2AABBB555<<<<<<<<<<<<<<<<", // M 49152-65535, N 64-95
-			"6667<3BAAAAAABBAAAAABB5555888888800000000", // M 49152-65535, N 96-127
-			">>67B333332220000000000000088888800000000", // M 49152-65535, N 128-191
-			">>6BB333333300000000100000088888800000000", // M 49152-65535, N 192-255
-			">>BB3333333011100000G00000008888800000000", // M 49152-65535, N 256-383
-			">88B333333011111111111G000008888800000000", // M 49152-65535, N 384-511
-			"888B333331111111111GGGGG00008888800000000", // M 49152-65535, N 512-767
-			"8888833311111111111GGGGG00008888800000000", // M 49152-65535, N 768-1023
-			"88888831111111111111GGGG00088888800000000", // M 49152-65535, N 1024-1535
-			"88888888111111111011110000888888800000000", // M 49152-65535, N 1536-2047
-			"88888888811111110000000008888888800000000", // M 49152-65535, N 2048-3071
-			"88888888811888888888888888888888800000000", // M 49152-65535, N 3072-4095
-			"8888GG1G111118888888880000888888800000000", // M 49152-65535, N 4096-6143
-			"8888GGGG11GGG888888888GGGG888888800000000", // M 49152-65535, N 6144-8191
-			"8888GGGGGGGGG888888888GGGG888888800000000", // M 49152-65535, N 8192-12287
-			"88888GGGGGGGG888888888GGG8888888800000000", // M 49152-65535, N 12288-16383
-			"8888888GGGGGG8888888888888888888800000000", // M 49152-65535, N 16384-24575
-			"888888888GG888888888888888888888800000000", // M 49152-65535, N 24576-32767
-			"88888888888888888888888888888888800000000", // M 49152-65535, N 32768-49151
-			"88888888888888888888888888888888800000000", // M 49152-65535, N 49152-65535
-			"88888888888888888888888888888888880000000", // M 49152-65535, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 49152-65535, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 49152-65535, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N 16-23
-			">>667>>>>>>>>BCCCCCCE5<<<<<<<<<<<<<<<<<<<", // M 65536-98303, N 24-31
-			"6667><<>>>>>>BBCCCCCE55000000000000000000", // M 65536-98303, N 32-47
-			"6667<<BB322>B2BCAACBBE5500000000000000000", // M 65536-98303, N 48-63
-			">>67<33322200220A00011555<<<<<<<<<<<<<<<<", // M 65536-98303, N 64-95
-			"66673333222200000000011155888888880000000", // M 65536-98303, N 96-127
-			">>6B3332222300000000110000888888880000000", // M 65536-98303, N 128-191
-			">>B333222A03000000GGGG0000088888880000000", // M 65536-98303, N 192-255
-			">8B33333:98;11110GGGGGG000088888880000000", // M 65536-98303, N 256-383
-			"883333333;;0111119GGGG1000088888880000000", // M 65536-98303, N 384-511
-			"8883333333111111111GGG1000088888880000000", // M 65536-98303, N 512-767
-			"88883333111111111111111000088888880000000", // M 65536-98303, N 768-1023
-			"88888811111111111111111000088888880000000", // M 65536-98303, N 1024-1535
-			"88888888111111111011000000888888880000000", // M 65536-98303, N 1536-2047
-			"88888888881111118800000088888888880000000", // M 65536-98303, N 2048-3071
-			"88888888888888888888888888888888880000000", // M 65536-98303, N 3072-4095
-			"88888888888888888888888888888888880000000", // M 65536-98303, N 4096-6143
-			"88888888888888888888888888888888880000000", // M 65536-98303, N 6144-8191
-			"88888888888888888888888888888888880000000", // M 65536-98303, N 8192-12287
-			"88888888888888888888888888888888880000000", // M 65536-98303, N 12288-16383
-			"88888888888888888888888888888888880000000", // M 65536-98303, N 16384-24575
-			"88888888888888888888888888888888880000000", // M 65536-98303, N 24576-32767
-			"88888888888888888888888888888888880000000", // M 65536-98303, N 32768-49151
-			"88888888888888888888888888888888880000000", // M 65536-98303, N 49152-65535
-			"88888888888888888888888888888888880000000", // M 65536-98303, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 65536-98303, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 65536-98303, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N 16-23
-			">>>67>>>>>>>>BCCCCCCCE<<<<<<<<<<<<<<<<<<<", // M 98304-131071, N 24-31
-			"66677<>>>>>>>BAAACCCCE5000000000000000000", // M 98304-131071, N 32-47
-			"6667>>>>>FFFFBCCAACCEEE500000000000000000", // M 98304-131071, N 48-63
-			">>6733332232222000ACBBEEE<<<<<<<<<<<<<<<<", // M 98304-131071, N 64-95
-			"66633332222220000000111155888888888000000", // M 98304-131071, N 96-127
-			">>B33332222308800000110000888888888000000", // M 98304-131071, N 128-191
-			">83333:22:80000000GGGG1000888888888000000", // M 98304-131071, N 192-255
-			"88333333:88;11119GGGGGG000888888888000000", // M 98304-131071, N 256-383
-			"88333333;::;111199GGGGG000888888888000000", // M 98304-131071, N 384-511
-			"888333333;;1111119GGGG1000888888888000000", // M 98304-131071, N 512-767
-			"88883333111111111111111000888888888000000", // M 98304-131071, N 768-1023
-			"88888811111111111111100008888888888000000", // M 98304-131071, N 1024-1535
-			"88888888111111111100000088888888888000000", // M 98304-131071, N 1536-2047
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 2048-3071
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 3072-4095
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 4096-6143
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 6144-8191
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 8192-12287
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 12288-16383
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 16384-24575
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 24576-32767
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 32768-49151
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 49152-65535
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 98304-131071, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N 16-23
-			">>67><>>>>>>33333CCCC5<<<<<<<<<<<<<<<<<<<", // M 131072-196607, N 24-31
-			"6667>>>>>>>>333220CCCE0000000000000000000", // M 131072-196607, N 32-47
-			"667>>>>>>=2332220000115500000000000000000", // M 131072-196607, N 48-63
-			">67>3AAAAAFAFBCCAACCCCEEE<<<<<<<<<<<<<<<<", // M 131072-196607, N 64-95
-			"66333AAAAAAAAA0000001111EE888888888800000", // M 131072-196607, N 96-127
-			">3333322333330001001110000888888888800000", // M 131072-196607, N 128-191
-			"883333::3::3000108889G1000888888888800000", // M 131072-196607, N 192-255
-			"88333333;:8;11119889GGG000888888888800000", // M 131072-196607, N 256-383
-			"88333333;;;;1111199GGGG100888888888800000", // M 131072-196607, N 384-511
-			"888333333311111111GGGG1008888888888800000", // M 131072-196607, N 512-767
-			"88888333111111111111111008888888888800000", // M 131072-196607, N 768-1023
-			"88888811111111111111110088888888888800000", // M 131072-196607, N 1024-1535
-			"88888888111188888110008888888888888800000", // M 131072-196607, N 1536-2047
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 2048-3071
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 3072-4095
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 4096-6143
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 6144-8191
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 8192-12287
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 12288-16383
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 16384-24575
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 24576-32767
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 32768-49151
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 49152-65535
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 65536-98303
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 131072-196607, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N 16-23
-			">>6>>>>>>>>>>3CCCCCCCC<<<<<<<<<<<<<<<<<<<", // M 196608-262143, N 24-31
-			"667>>>>>>>>>>33CCCCCCCE000000000000000000", // M 196608-262143, N 32-47
-			"67>>>>>>>>>23330000CCCEE00000000000000000", // M 196608-262143, N 48-63
-			">7=3AAAAAA222200000001EEE<<<<<<<<<<<<<<<<", // M 196608-262143, N 64-95
-			"63;;:AAAAA22200000001111E8888888888880000", // M 196608-262143, N 96-127
-			"83333333333330000001110000888888888880000", // M 196608-262143, N 128-191
-			"83333333333311100191911000888888888880000", // M 196608-262143, N 192-255
-			"883333333;;111111999991000888888888880000", // M 196608-262143, N 256-383
-			"883333333;;1111119999G1100888888888880000", // M 196608-262143, N 384-511
-			"88883333311111111111G11008888888888880000", // M 196608-262143, N 512-767
-			"88888331111111111111111088888888888880000", // M 196608-262143, N 768-1023
-			"88888881111118811111110888888888888880000", // M 196608-262143, N 1024-1535
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 1536-2047
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 2048-3071
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 3072-4095
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 4096-6143
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 6144-8191
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 8192-12287
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 12288-16383
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 16384-24575
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 24576-32767
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 32768-49151
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 49152-65535
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 65536-98303
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 98304-131071
-			"88888888888888888888888888888888888880000", // M 196608-262143, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N 16-23
-			">>7>>>>>>>>>>>CCCCCCCC<<<<<<<<<<<<<<<<<<<", // M 262144-393215, N 24-31
-			"67>>>>>>>>>>DACCCCCCCCE000000000000000000", // M 262144-393215, N 32-47
-			"67>>>>>>>>CFFDCCCC00CCCE00000000000000000", // M 262144-393215, N 48-63
-			">==:9=====AFF2000000011E<<<<<<<<<<<<<<<<<", // M 262144-393215, N 64-95
-			"8:;:;99AA2A0000888880111E8888888888888000", // M 262144-393215, N 96-127
-			"8333:::3333301088888110008888888888888000", // M 262144-393215, N 128-191
-			"83333;;3333111988889111008888888888888000", // M 262144-393215, N 192-255
-			"83333333333111199999111008888888888888000", // M 262144-393215, N 256-383
-			"88333333331111111111111008888888888888000", // M 262144-393215, N 384-511
-			"88883333311111111111111008888888888888000", // M 262144-393215, N 512-767
-			"88888881111118111111111088888888888888000", // M 262144-393215, N 768-1023
-			"88888888111188881111118888888888888888000", // M 262144-393215, N 1024-1535
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 1536-2047
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 2048-3071
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 3072-4095
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 4096-6143
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 6144-8191
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 8192-12287
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 12288-16383
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 16384-24575
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 24576-32767
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 32768-49151
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 49152-65535
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 65536-98303
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 98304-131071
-			"88888888888888888888888888888888888888000", // M 262144-393215, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N 16-23
-			">>7>>>==>>>>>>3CCCCCCC<<<<<<<<<<<<<<<<<<<", // M 393216-524287, N 24-31
-			"67>>>>==>>>BD33CCCCCCCC000000000000000000", // M 393216-524287, N 32-47
-			"6>>>===>>>CFFF11000001CE00000000000000000", // M 393216-524287, N 48-63
-			"<=:988===CAFF00110800111<<<<<<<<<<<<<<<<<", // M 393216-524287, N 64-95
-			"8::;888ECA0000088888881188888888888888800", // M 393216-524287, N 96-127
-			"8333::8:333301888888911088888888888888800", // M 393216-524287, N 128-191
-			"8333;;;3333111988889911088888888888888800", // M 393216-524287, N 192-255
-			"83333333331111199999111088888888888888800", // M 393216-524287, N 256-383
-			"88333333311111111111111088888888888888800", // M 393216-524287, N 384-511
-			"88883333111111111111111888888888888888800", // M 393216-524287, N 512-767
-			"88888888111188111111118888888888888888800", // M 393216-524287, N 768-1023
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 1024-1535
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 1536-2047
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 2048-3071
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 3072-4095
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 4096-6143
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 6144-8191
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 8192-12287
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 12288-16383
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 16384-24575
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 24576-32767
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 32768-49151
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 49152-65535
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 65536-98303
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 98304-131071
-			"88888888888888888888888888888888888888800", // M 393216-524287, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N 16-23
-			">>>>>>===>>>>>3CCCCCCC<<<<<<<<<<<<<<<<<<<", // M 524288-786431, N 24-31
-			"6>>>>>===>>>01111000CCC000000000000000000", // M 524288-786431, N 32-47
-			"0>======>>>EF011110011CE00000000000000000", // M 524288-786431, N 48-63
-			"<=9988==CCC3301118880111<<<<<<<<<<<<<<<<<", // M 524288-786431, N 64-95
-			"8::98888889011188888881988888888888888880", // M 524288-786431, N 96-127
-			"8333:88;333311988888911088888888888888880", // M 524288-786431, N 128-191
-			"83333;;3333111998999911088888888888888880", // M 524288-786431, N 192-255
-			"88333333311111199999111888888888888888880", // M 524288-786431, N 256-383
-			"88333333111111111111111888888888888888880", // M 524288-786431, N 384-511
-			"88883331811881111111118888888888888888880", // M 524288-786431, N 512-767
-			"88888888888888811111888888888888888888880", // M 524288-786431, N 768-1023
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 1024-1535
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 1536-2047
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 2048-3071
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 3072-4095
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 4096-6143
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 6144-8191
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 8192-12287
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 12288-16383
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 16384-24575
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 24576-32767
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 32768-49151
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 49152-65535
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 65536-98303
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 98304-131071
-			"88888888888888888888888888888888888888880", // M 524288-786431, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 16-23
-			"><>>>>>=>>>>>>1CCCCCCC<<<<<<<<<<<<<<<<<<<", // M >= 786432, N 24-31
-			"0>>>>>==>>>>>1111111CCC000000000000000000", // M >= 786432, N 32-47
-			"0>======>>>011111111111000000000000000000", // M >= 786432, N 48-63
-			"<==988==CCC0111118881111<<<<<<<<<<<<<<<<<", // M >= 786432, N 64-95
-			"8:988888888998888888888988888888888888888", // M >= 786432, N 96-127
-			"83333;;3333311199999111088888888888888888", // M >= 786432, N 128-191
-			"83333333331111199999111088888888888888888", // M >= 786432, N 192-255
-			"88333333311111119191111888888888888888888", // M >= 786432, N 256-383
-			"88833333188811111111118888888888888888888", // M >= 786432, N 384-511
-			"88888338888881111111188888888888888888888", // M >= 786432, N 512-767
-			"88888888888888888888888888888888888888888", // M >= 786432, N 768-1023
-			"88888888888888888888888888888888888888888", // M >= 786432, N 1024-1535
-			"88888888888888888888888888888888888888888", // M >= 786432, N 1536-2047
-			"88888888888888888888888888888888888888888", // M >= 786432, N 2048-3071
-			"88888888888888888888888888888888888888888", // M >= 786432, N 3072-4095
-			"88888888888888888888888888888888888888888", // M >= 786432, N 4096-6143
-			"88888888888888888888888888888888888888888", // M >= 786432, N 6144-8191
-			"88888888888888888888888888888888888888888", // M >= 786432, N 8192-12287
-			"88888888888888888888888888888888888888888", // M >= 786432, N 12288-16383
-			"88888888888888888888888888888888888888888", // M >= 786432, N 16384-24575
-			"88888888888888888888888888888888888888888", // M >= 786432, N 24576-32767
-			"88888888888888888888888888888888888888888", // M >= 786432, N 32768-49151
-			"88888888888888888888888888888888888888888", // M >= 786432, N 49152-65535
-			"88888888888888888888888888888888888888888", // M >= 786432, N 65536-98303
-			"88888888888888888888888888888888888888888", // M >= 786432, N 98304-131071
-			"88888888888888888888888888888888888888888", // M >= 786432, N >= 131072
+			":<::<<<<<<<<<<<<<<<<<<<<<:;;;;;;;;:<<<<<", // M <= 1, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M <= 1, N (none)
+			"<<<<<:<<<<::::::::<<<<<<::;;;;;;;<<<<<<<", // M <= 1, N 2
+			"<<<<<:<<<:::<<:::::::::<::;;;;;;;<<<<<<<", // M <= 1, N 3
+			"<<<<<:<<<::<<<<:::::::::<:;;;;;;<<<<<<<<", // M <= 1, N 4-5
+			"<<<<::<<:::<<<;:::::::::<:55;;;;<<<<<<<<", // M <= 1, N 6-7
+			"<<<:::<<:::<<<::::::::::<<5544::<<<<<<<<", // M <= 1, N 8-11
+			":::::<<<::::<:::::::::::<<44444446<<<<<<", // M <= 1, N 12-15
+			"<<<<<<<<<:::::::::::::::<<44444444444466", // M <= 1, N 16-23
+			"::::::::::;;;;;;::::::::::::::::::::::::", // M <= 1, N 24-31
+			"4444444444477777747777444444444444444444", // M <= 1, N 32-47
+			"4444444444444774444444444444444444444444", // M <= 1, N 48-63
+			"::::::::::::::::::::::::::::::::::::::::", // M <= 1, N 64-95
+			"4444444444444444444444444444444444444444", // M <= 1, N 96-127
+			"4444444444444444446665444444444444444444", // M <= 1, N 128-191
+			"44444444444444::666666574444444444444444", // M <= 1, N 192-255
+			"4444444444444::::66666644444444444444444", // M <= 1, N 256-383
+			"4444444444444::6666666644444444444444444", // M <= 1, N 384-511
+			"4444444444444666666666444444444444444444", // M <= 1, N 512-767
+			"4444444444444666666666444444444444444444", // M <= 1, N 768-1023
+			"4444444444444666666664444444444444444444", // M <= 1, N 1024-1535
+			"44444444444444444444444444O4444444444444", // M <= 1, N 1536-2047
+			"4444444444444444444444OOOOO4444444444444", // M <= 1, N 2048-3071
+			"44444444444444444444OOOOOOOO444444444444", // M <= 1, N 3072-4095
+			"4444444444444444444OOOOOOOOO444444444444", // M <= 1, N 4096-6143
+			"444444444444444444OOOOOOOOO4444444444444", // M <= 1, N 6144-8191
+			"44444444444444444OOOOOOOOOOO444444444444", // M <= 1, N 8192-12287
+			"4444444444444444OOOOOOOOOOOO444444444444", // M <= 1, N 12288-16383
+			"44444444444444444OOOOOOOOOO4444444444444", // M <= 1, N 16384-24575
+			"44444444444444444OOOOOOOOOO4444444444444", // M <= 1, N 24576-32767
+			"444444444444444444OOOOOOOO44444444444444", // M <= 1, N 32768-49151
+			"444444444444444444OOOOOOOO44444444444444", // M <= 1, N 49152-65535
+			"444444444444444444OOOOOOOO44444444444444", // M <= 1, N 65536-98303
+			"44444444444444444OOOOOOOOO44444444444444", // M <= 1, N 98304-131071
+			"44444444444444444OOOOOOOOO44444444444444", // M <= 1, N 131072-196607
+			"444444444444444444OOOOOOOO44444444444444", // M <= 1, N 196608-262143
+			"444444444444444444OOOOOOOO44444444444444", // M <= 1, N >= 262144
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N (none)
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 2
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 3
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 4-5
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 6-7
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 8-11
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 12-15
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 16-23
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 24-31
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 32-47
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 48-63
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 64-95
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 96-127
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 128-191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 192-255
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 256-383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 384-511
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 512-767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 768-1023
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 1024-1535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N >= 262144
+			"<<<<<:<<<<<<<::::::::<<<::;;;;;;;<<<<<<<", // M 2, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 2, N (none)
+			"<<<<<<:::::::::::::::::<::;;;;;;;<<<<<<<", // M 2, N 2
+			"<<<<<<:::::<<<<:::::::::::;;;;;;<<<<<<<<", // M 2, N 3
+			"<<<<<<::::<<<;;<::::::::::;;;;;<<<<<<<<<", // M 2, N 4-5
+			"<<<<<<::::<<;;;;::::::::::5;;;;<<<<<<<<<", // M 2, N 6-7
+			"<<<<<<::::<<;;;;::::::::::555;;<<<<<<<<<", // M 2, N 8-11
+			"<<<<<::::::<<;;:::::::::::44444<<<<<<<<<", // M 2, N 12-15
+			":::::::::::::::::::::::::<44444446<<<<<<", // M 2, N 16-23
+			":;<<<<<:::;;;;;;;;;;;<<::::::::::<<:::::", // M 2, N 24-31
+			"4444444444777777777755544444444444444444", // M 2, N 32-47
+			"4444444444447777477754444444444444444444", // M 2, N 48-63
+			"::::::::::::::::::::::::::::::::::::::::", // M 2, N 64-95
+			"4444444444444444664444444444444444444444", // M 2, N 96-127
+			"44444444444444:::::555544444444444444444", // M 2, N 128-191
+			"4444444444444::::66555444444444444444444", // M 2, N 192-255
+			"444444444444::::::6544444444444444444444", // M 2, N 256-383
+			"444444444444:::::56664444444444444444444", // M 2, N 384-511
+			"4444444444466555556666444444444444444444", // M 2, N 512-767
+			"4444444444466555556666444444444444444444", // M 2, N 768-1023
+			"444444444444445556666444444O444444444444", // M 2, N 1024-1535
+			"4444444444444444444444444OOOO44444444444", // M 2, N 1536-2047
+			"444444444444444444444OOOOOOOO44444444444", // M 2, N 2048-3071
+			"44444444444444444444OOOOOOOOO44444444444", // M 2, N 3072-4095
+			"4444444444444444444OOOOOOOOOO44444444444", // M 2, N 4096-6143
+			"444444444444444444OOOOOOOOOOO44444444444", // M 2, N 6144-8191
+			"44444444444444444OOOOOOOOOOO444444444444", // M 2, N 8192-12287
+			"44444444444444444OOOOOOOOOOO444444444444", // M 2, N 12288-16383
+			"4444444444444444OOOOOOOOOOOO444444444444", // M 2, N 16384-24575
+			"44444444444444444OOOOOOOOOO4444444444444", // M 2, N 24576-32767
+			"44444444444444444OOOOOOOOOO4444444444444", // M 2, N 32768-49151
+			"44444444444444444OOOOOOOOOO4444444444444", // M 2, N 49152-65535
+			"4444444444444444OOOOOOOOOOO4444444444444", // M 2, N 65536-98303
+			"4444444444444444OOOOOOOOOOOO444444444444", // M 2, N 98304-131071
+			"4444444444444444OOOOOOOOOOOO444444444444", // M 2, N 131072-196607
+			"44444444444444444OOOOOOOOOO4444444444444", // M 2, N 196608-262143
+			"44444444444444444OOOOOOOOOO4444444444444", // M 2, N >= 262144
+			"<<<<<:<<<::<::::::::::<<::;;;;;;;<<<<<<<", // M 3, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 3, N (none)
+			"<<<<<<::<<::::::::::::::::;;;;;;<<<<<<<<", // M 3, N 2
+			"<55<<<<<<<<<<<<:::::::::::;;;;;<<<<<<<<<", // M 3, N 3
+			"<55<<<<<<<<<<<<<::::::::::;;;;;<<<<<<<<<", // M 3, N 4-5
+			"<<<<<<<<<<<<<;;:::::::::::5;;;;<<<<<<<<<", // M 3, N 6-7
+			"<<<<<<<<<<<<<;;::::;;:::::555;;<<<<<<<<<", // M 3, N 8-11
+			"<<<<<<:::::<<<::::::::::::44444<<<<<<<<<", // M 3, N 12-15
+			":<<<<:::::::::::::::::::::4444446<<<<<<<", // M 3, N 16-23
+			";<<<<<<<<<;;;;;;;;;<<<<:::::::::<<<<<<<<", // M 3, N 24-31
+			"4455555544777777777775444444444444466666", // M 3, N 32-47
+			"4444554444447777477554444444444444444444", // M 3, N 48-63
+			"::::::::::::::::::::::::::::::::::::::::", // M 3, N 64-95
+			"4444444444444776665444444444444444444444", // M 3, N 96-127
+			"4444554444444:::::::55444444444444444444", // M 3, N 128-191
+			"444<<<<<4444::::::5555444444444444444444", // M 3, N 192-255
+			"44<<<<<<:444:::::::554444444444444444444", // M 3, N 256-383
+			"44<<<<<<:44:::::::5544444444444444444444", // M 3, N 384-511
+			"4455555554457555555444444444444444444444", // M 3, N 512-767
+			"4455555554457555555444444444444444444444", // M 3, N 768-1023
+			"44455555444444455554444444OOO44444444444", // M 3, N 1024-1535
+			"444444444444444444444444OOOOO44444444444", // M 3, N 1536-2047
+			"444444444444444444444OOOOOOOOO4444444444", // M 3, N 2048-3071
+			"44444444444444444444OOOOOOOOOO4444444444", // M 3, N 3072-4095
+			"44444444444444444444OOOOOOOOOO4444444444", // M 3, N 4096-6143
+			"444444444444444444OOOOOOOOOOOO4444444444", // M 3, N 6144-8191
+			"44444444444444444OOOOOOOOOOOO44444444444", // M 3, N 8192-12287
+			"44444444444444444OOOOOOOOOOOO44444444444", // M 3, N 12288-16383
+			"4444444444444444OOOOOOOOOOOO444444444444", // M 3, N 16384-24575
+			"4444444444444444OOOOOOOOOOO4444444444444", // M 3, N 24576-32767
+			"444444444444OOOO4OOOOOOOOOO4444444444444", // M 3, N 32768-49151
+			"44444444444OOOOOOOOOOOOOOOO4444444444444", // M 3, N 49152-65535
+			"4444444444QQQOOOOOOOOOOOOOOO444444444444", // M 3, N 65536-98303
+			"4444444444QQQQOOOOOOOOOOOOOO444444444444", // M 3, N 98304-131071
+			"44444444444QQQQQOOOOOOOOOOOO444444444444", // M 3, N 131072-196607
+			"44444444444QQQQQQOOOOOOOOOOO444444444444", // M 3, N 196608-262143
+			"4444444444444QQ44OOOOOOOOOO4444444444444", // M 3, N >= 262144
+			"<<<<<:<:::::::<<<<::::<<<:;;;;;;<<<<<<<<", // M 4-5, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 4-5, N (none)
+			"<<<<<<<<<<<<::<<::::::::::;;;;;<<<<<<<<<", // M 4-5, N 2
+			"<55<<<<<<<<<:::<::::::::::;;;;;<<<<<<<<<", // M 4-5, N 3
+			"<5;5<<<<<<<<<<<:::::::::::;;;;;<<<<<<<<<", // M 4-5, N 4-5
+			"<555<<<<<<<<<<<:::::::::::5;;;;<<<<<<<<<", // M 4-5, N 6-7
+			"<<<<<<<<<<<<<<<::::<;:::::555;;<<<<<<<<<", // M 4-5, N 8-11
+			"<<<<<<<<<<<:::::::::::::::54446<<<<<<<<<", // M 4-5, N 12-15
+			"<<<<<<<:::::::::::::::::::444444<<<<<<<<", // M 4-5, N 16-23
+			";<<555<<<<<;;;;;;;;<<::::;:::<<<<<<<<<<<", // M 4-5, N 24-31
+			"4555555567777777777774444444446664666666", // M 4-5, N 32-47
+			"4455555554444477777444444444444444466666", // M 4-5, N 48-63
+			":::::88::::::::::::::44::::::::::::::66:", // M 4-5, N 64-95
+			"444488O4444477::775554444444444444444444", // M 4-5, N 96-127
+			"44<<<<<6644:::::::::55444444444444444444", // M 4-5, N 128-191
+			"44<<<<<<:44::::::::555444444444444444444", // M 4-5, N 192-255
+			"4<<<<<<<::4::::::::554444444444444444444", // M 4-5, N 256-383
+			"4<<<<<<<::4::::::::554444444444444444444", // M 4-5, N 384-511
+			"4555555655457555555544444444444444444444", // M 4-5, N 512-767
+			"4555556554447555555544444444444444444444", // M 4-5, N 768-1023
+			"44555555444444455554444444OOO44444444444", // M 4-5, N 1024-1535
+			"445555544444444444444444OOOOOO4444444444", // M 4-5, N 1536-2047
+			"4444<6444444444444444OOOOOOOOO4444444444", // M 4-5, N 2048-3071
+			"44444444444444444444OOOOOOOOOOO444444444", // M 4-5, N 3072-4095
+			"44444444444444444444OOOOOOOOOO4444444444", // M 4-5, N 4096-6143
+			"444444444444444444OOOOOOOOOOOO4444444444", // M 4-5, N 6144-8191
+			"44444444444444444OOOOOOOOOOOOO4444444444", // M 4-5, N 8192-12287
+			"44444444444444444OOOOOOOOOOOO44444444444", // M 4-5, N 12288-16383
+			"4444444444444444OOOOOOOOOOOO444444444444", // M 4-5, N 16384-24575
+			"44444444444444OOOOOOOOOOOOO4444444444444", // M 4-5, N 24576-32767
+			"4444444444QOOOOOOOOOOOOOOOO4444444444444", // M 4-5, N 32768-49151
+			"444444444QQQQQOOOOOOOOOOOOO4444444444444", // M 4-5, N 49152-65535
+			"444444444QQQQQQOOOOOOOOOOOOO444444444444", // M 4-5, N 65536-98303
+			"444444444QQQQQQQOOOOOOOOOOOO444444444444", // M 4-5, N 98304-131071
+			"444444444QQQQQQQOOOOOOOOOOOO444444444444", // M 4-5, N 131072-196607
+			"4444444444QQQQQQQOOOOOOOOOOO444444444444", // M 4-5, N 196608-262143
+			"44444444444QQQQQQOOOOOOOOOO4444444444444", // M 4-5, N >= 262144
+			"<<<<<:<:::::::<<<::::::<<:;;;;;;<<<<<<<<", // M 6-7, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 6-7, N (none)
+			"<<<<<<<<<<<<::<<:::::::<<:;;;;;<<<<<<<<<", // M 6-7, N 2
+			"<<<<<<<<<<<<<:<<::::::::::;;;;;<<<<<<<<<", // M 6-7, N 3
+			"<555<<<<<<<<<:::::::::::::;;;;;<<<<<<<<<", // M 6-7, N 4-5
+			"<<55<<<<<<<<<:::::::::::::;;;;;<<<<<<<<<", // M 6-7, N 6-7
+			"<<55<<<<<<<<<:::::::::::::;::<<<<<<<<<<<", // M 6-7, N 8-11
+			"<<<<<<<<<<<<::::::::::::::5446<<<<<<<<<<", // M 6-7, N 12-15
+			"<<<<<<<<::::::::::::::::::44446<<<<<<<<<", // M 6-7, N 16-23
+			"<<555<<<<<<<;;;;;;;::::::<;<<<<<<<<<<<<<", // M 6-7, N 24-31
+			"4555554444777777777777774444666666666666", // M 6-7, N 32-47
+			"4455555666644777774444444444466666666666", // M 6-7, N 48-63
+			":::888OO88P::;;;;::::44OO:::OUOOOO:OO666", // M 6-7, N 64-95
+			"4488OOOOO4467;;;::444444444444OOO4444444", // M 6-7, N 96-127
+			"44<<<<<<664::::::::::4444444444444444444", // M 6-7, N 128-191
+			"4<<<<<<<<:4::::::::455444444444444444444", // M 6-7, N 192-255
+			"4<<<<<<<<:::::::::::55444444444444444444", // M 6-7, N 256-383
+			"4<<<<<<<<:::::::::5554444444444444444444", // M 6-7, N 384-511
+			"4555555565557755555544444444444444444444", // M 6-7, N 512-767
+			"4555555655447755555444444444444444444444", // M 6-7, N 768-1023
+			"45555565544444444444444774OOOO4444444444", // M 6-7, N 1024-1535
+			"4455565544444444444444444OOOOO4444444444", // M 6-7, N 1536-2047
+			"444<<<5444444444444444OOOOOOOOO444444444", // M 6-7, N 2048-3071
+			"444444444444444444444OOOOOOOOOO444444444", // M 6-7, N 3072-4095
+			"444444444444444444444OOOOOOOOOO444444444", // M 6-7, N 4096-6143
+			"444444444444444444OOOOOOOOOOOOO444444444", // M 6-7, N 6144-8191
+			"44444444444444444OOOOOOOOOOOOO4444444444", // M 6-7, N 8192-12287
+			"44444444444444444OOOOOOOOOOOOO4444444444", // M 6-7, N 12288-16383
+			"4444444444444444OOOOOOOOOOOOO44444444444", // M 6-7, N 16384-24575
+			"44444444444OOOOOOOOOOOOOOOO4444444444444", // M 6-7, N 24576-32767
+			"444444444QQQQQOOOOOOOOOOOOO4444444444444", // M 6-7, N 32768-49151
+			"444444444QQQQQQQOOOOOOOOOOO4444444444444", // M 6-7, N 49152-65535
+			"444444444QQQQQQQOOOOOOOOOOOO444444444444", // M 6-7, N 65536-98303
+			"444444444QQQQQQQQOOOOOOOOOOO444444444444", // M 6-7, N 98304-131071
+			"444444444QQQQQQQQOOOOOOOOOOO444444444444", // M 6-7, N 131072-196607
+			"444444444QQQQQQQQOOOOOOOOOOQ444444444444", // M 6-7, N 196608-262143
+			"4444444444QQQQQQQOOOOOOOOOO4444444444444", // M 6-7, N >= 262144
+			"<<<<::<:::::::<<<::::::<<<;;;;;<<<<<<<<<", // M 8-11, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 8-11, N (none)
+			"<<<<<<:<<<<<::<<:::::::<<<;;;;;<<<<<<<<<", // M 8-11, N 2
+			"<<<<<<<<<<<<<:<<:::::::::<;;;;;<<<<<<<<<", // M 8-11, N 3
+			"<<<<<<<<<<<<<:::::::::::::;;;;;<<<<<<<<<", // M 8-11, N 4-5
+			"<<55<<<<<<<<<:<<::::::::::;;;;;<<<<<<<<<", // M 8-11, N 6-7
+			"<<<<<<<<<<<<<:<:::::::::::;<<<<<<<<<<<<<", // M 8-11, N 8-11
+			"<<<<5<<<<<<<::::::::::::::::<<<<<<<<<<<<", // M 8-11, N 12-15
+			":<<<<<<<<:::::::::::::::::546<<<<<<<<<<<", // M 8-11, N 16-23
+			"<<55<<<<<<<<<;;;;;::::::::<<;;;;<<<<<<<<", // M 8-11, N 24-31
+			"4555544444777766677777777446666666666666", // M 8-11, N 32-47
+			"4555554444777776777444444444666666666666", // M 8-11, N 48-63
+			":::88OOOOOOS<;;;;;:::4OOO::OOOOOOOOOO666", // M 8-11, N 64-95
+			"448OOOOOOPS77;;;;;4444444444OOOOOO44OOO4", // M 8-11, N 96-127
+			"4<<<<<<666:<<;<;<<:::4444444444444444444", // M 8-11, N 128-191
+			"4<<<<<<<<<:::<<<<:::44444444444444444444", // M 8-11, N 192-255
+			"<<<<<<<<<<::::::::::55444444444444444444", // M 8-11, N 256-383
+			"<<<<<<<<<:::::::::5554444444444444444444", // M 8-11, N 384-511
+			"5555555566567777555544444444444444444444", // M 8-11, N 512-767
+			"5555555555447775555444444444444444444444", // M 8-11, N 768-1023
+			"45555556544444444444444774OOOOO444444444", // M 8-11, N 1024-1535
+			"4555556544444444444444474OOOOOO444444444", // M 8-11, N 1536-2047
+			"44<<<<<644444444444444OOOOOOOOOO44444444", // M 8-11, N 2048-3071
+			"444455444444444444444OOOOOOOOOOO44444444", // M 8-11, N 3072-4095
+			"44444444444444444444OOQOOOOOOOOO44444444", // M 8-11, N 4096-6143
+			"444444444444444444OQOOOOOOOOOOOO44444444", // M 8-11, N 6144-8191
+			"44444444444444444OOOOOOOOOOOOOO444444444", // M 8-11, N 8192-12287
+			"44444444444444444OOOOOOOOOOOOO4444444444", // M 8-11, N 12288-16383
+			"4444444444744444OOOOOOOOOOOOO44444444444", // M 8-11, N 16384-24575
+			"4444444444OOOOOOOOOOOOOOOOO4444444444444", // M 8-11, N 24576-32767
+			"444444444QQQQQQOOOOOOOOOOOO4444444444444", // M 8-11, N 32768-49151
+			"44444444QQQQQQQQOOOOOOOOOOO4444444444444", // M 8-11, N 49152-65535
+			"44444444QQQQQQQQOOOOOOOOOOOO444444444444", // M 8-11, N 65536-98303
+			"44444444QQQQQQQQQOOOOOOOOOOO444444444444", // M 8-11, N 98304-131071
+			"44444444QQQQQQQQQOOOOOOOOOOO444444444444", // M 8-11, N 131072-196607
+			"444444444QQQQQQQQOOOOOOOOOP4444444444444", // M 8-11, N 196608-262143
+			"444444444QQQQQQQQQOOOOOOOOP4444444444444", // M 8-11, N >= 262144
+			":<<::<<::::::::<<<:::::<<<;;;;;<<<<<<<<<", // M 12-15, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 12-15, N (none)
+			"<<<<<<:<<<<<::<<:::::::<<<;;;;;<<<<<<<<<", // M 12-15, N 2
+			"<<<<<<<<<<<<:::<<::::::::<;;;;;<<<<<<<<<", // M 12-15, N 3
+			"<<<<<<<<<<<<<:<<::::::::::;;;;;<<<<<<<<<", // M 12-15, N 4-5
+			"<<<<<<<<<<<<<<<:::::::::::;<;;<<<<<<<<<<", // M 12-15, N 6-7
+			"<<<<5<<<<<<<:<<:::::::::::;<;;<<<<<<<<<<", // M 12-15, N 8-11
+			"<<<<55<<<<<:::<;::::::::::;<;;<<<<<<<<<<", // M 12-15, N 12-15
+			":<<<<<<<<::::::::::::::::::<;;<<<<<<<<<<", // M 12-15, N 16-23
+			"<<5<<<<<<<<<<;;;;:::::::::<;;;;;;<<<<<<<", // M 12-15, N 24-31
+			"4555444444777766677777777656666666666666", // M 12-15, N 32-47
+			"4555544447777776677774444445666666666666", // M 12-15, N 48-63
+			"::88OOOOOOOO<;;;;;;:44OOOOOOOOOOOOOOOO66", // M 12-15, N 64-95
+			"44OOOOOOOOO77<<<<<;44444444OOOOOOOO4OOO6", // M 12-15, N 96-127
+			"4<<<<<<66667<;<<<<::44444444444OO6444444", // M 12-15, N 128-191
+			"<<<<<<<<<66<<<<<<<::444444444OOOO4444444", // M 12-15, N 192-255
+			"<<<<<<<<<<:::<<<::::45444444444444444444", // M 12-15, N 256-383
+			"<<<<<<<<<<:::::::::455444444444444444444", // M 12-15, N 384-511
+			"5555555566667766665454444444444444444444", // M 12-15, N 512-767
+			"5555555555547776654444444444444444444444", // M 12-15, N 768-1023
+			"45555556544444444444444474OOOOO444444444", // M 12-15, N 1024-1535
+			"4555556554444444444444444OOOOOOO44444444", // M 12-15, N 1536-2047
+			"44<<<<<64444444444444OOOOOOOOOOO44444444", // M 12-15, N 2048-3071
+			"44455664444444444444OOOOOOOOOOOOO4444444", // M 12-15, N 3072-4095
+			"44444444444444444444OOOOOOOOOOOOO4444444", // M 12-15, N 4096-6143
+			"4444444444444444444OOOOOOOOOOOOO44444444", // M 12-15, N 6144-8191
+			"444444444444444444OOOOOOOOOOOOOO44444444", // M 12-15, N 8192-12287
+			"44444444444444444OOOOOOOOOOOOOO444444444", // M 12-15, N 12288-16383
+			"4444444444744444OOOOOOOOOOOOOO4444444444", // M 12-15, N 16384-24575
+			"444444444QQOOOOOOOOOOOOOOOO4444444444444", // M 12-15, N 24576-32767
+			"444444444QQQQQOOOOOOOOOOOOO4444444444444", // M 12-15, N 32768-49151
+			"44444444QQQQQQQOOOOOOOOOOOO4444444444444", // M 12-15, N 49152-65535
+			"44444444QQQQQQQQOOOPPPPPPOOO444444444444", // M 12-15, N 65536-98303
+			"44444444QQQQQQQQOOOPPPPPPPOO444444444444", // M 12-15, N 98304-131071
+			"44444444QQQQQQQQQOOPPPPPPPPO444444444444", // M 12-15, N 131072-196607
+			"44444444QQQQQQQQQOOOOPPPPPPQ444444444444", // M 12-15, N 196608-262143
+			"444444444QQQQQQQQQOOOOPPPPP4444444444444", // M 12-15, N >= 262144
+			"<<<<<<<<::::::::::::::<<<<;;;;;<<<<<<<<<", // M 16-23, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 16-23, N (none)
+			"<<<<<::::<::::::<::::::<<<;;;;;<<<<<<<<<", // M 16-23, N 2
+			"<<<<<<:<<<<<:::::::::::::<;<;;;<<<<<<<<<", // M 16-23, N 3
+			"<<<<<<<<<<<<::<<::::::::::;<<;;<<<<<<<<<", // M 16-23, N 4-5
+			"<<<<<<<<<<<<:<<:::::::::::;<;;<<<<<<<<<<", // M 16-23, N 6-7
+			"<<<<<<<<<<<::<<:::::::::::;<;;<<<<<<<<<<", // M 16-23, N 8-11
+			":<<<<<<<<<::::<:::::::::::<<;;<<<<<<<<<<", // M 16-23, N 12-15
+			":<<<<<<<<<::::::::::::::::<<;;::<<<<<<<<", // M 16-23, N 16-23
+			"<<<<<<<<::::::;;;::::::::<<;;;;;;<<<<<<<", // M 16-23, N 24-31
+			"4554444447777766667777777666666666666666", // M 16-23, N 32-47
+			"4455544477777776667777744446666666666666", // M 16-23, N 48-63
+			"::8OOOOOOOOOP<<<<<<:444OOOOOOOOOOOOOOO66", // M 16-23, N 64-95
+			"44OOOOOOOOOO77<<<<64444444OOOOOOOOOOOOOO", // M 16-23, N 96-127
+			"4<<<<<<66777<<<<<<<:4444444444OOOOO44444", // M 16-23, N 128-191
+			"<<<<<<<<6667<<<<<<::4454444OOOOOOO444444", // M 16-23, N 192-255
+			"<<<<<<<<<<<:<<<<;:::55544444OOOOO4444444", // M 16-23, N 256-383
+			"<<<<<<<<<<:67::::::455544444444444444444", // M 16-23, N 384-511
+			"5555555566677766664455544444444444444444", // M 16-23, N 512-767
+			"65555556555777466644555444444OO444444444", // M 16-23, N 768-1023
+			"45555556555444444444554444OOOOOO44444444", // M 16-23, N 1024-1535
+			"465556655444444444444444OOOOOOOO44444444", // M 16-23, N 1536-2047
+			"44<<<<<64444444444444OOOOOOOOOOOO4444444", // M 16-23, N 2048-3071
+			"44465664444444444444OOOOOOOOOOOOO4444444", // M 16-23, N 3072-4095
+			"44444444444444444444OOOOOOOOOOOOO4444444", // M 16-23, N 4096-6143
+			"4444444444474444444OOOOOOOOOOOOOO4444444", // M 16-23, N 6144-8191
+			"444444444444744444OOOOOOOOOOOOOO44444444", // M 16-23, N 8192-12287
+			"44444444444474444OOOOOOOOOOOOOOO44444444", // M 16-23, N 12288-16383
+			"4444444444744444OOOOOOOOOOOOOOO444444444", // M 16-23, N 16384-24575
+			"444444444QQOOOOOOOOOOOOOOOOOO44444444444", // M 16-23, N 24576-32767
+			"444444444QQQQOOOOOOOOOOOOOO4444444444444", // M 16-23, N 32768-49151
+			"44444444QQQQQQOOOOOOOPOOOOO4444444444444", // M 16-23, N 49152-65535
+			"44444444QQQQQQQOOOOPPPPPPOOO444444444444", // M 16-23, N 65536-98303
+			"44444444QQQQQQQOOOOPPPPPPPOO444444444444", // M 16-23, N 98304-131071
+			"44444444QQQQQQQQOOOPPPPPPPPP444444444444", // M 16-23, N 131072-196607
+			"44444444QQQQQQQQOOOPPPPPPPPQ444444444444", // M 16-23, N 196608-262143
+			"444444444QQQQQQQQQOPPPPPPPP4444444444444", // M 16-23, N >= 262144
+			"4444444444444::::::::4444444444444444444", // M 24-31, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24-31, N (none)
+			"4<<<<<<:<<::::::::::::44444444444::44444", // M 24-31, N 2
+			";;<<<<<<<<<<:::::::::::::4444444:::::<<<", // M 24-31, N 3
+			"<<6<<<<<<<<<<<<:::::::::::444::::::<<<<<", // M 24-31, N 4-5
+			"<<6<<<<<<<<<<<<::::::::<::::::::<<<<<<<<", // M 24-31, N 6-7
+			"<66<<<<<<<<<<<:;::::::::<:<<<<<<<<<<<<<<", // M 24-31, N 8-11
+			"<64<<<<<<<<<<::;::::::::<<<<<<;<<<<<<<<<", // M 24-31, N 12-15
+			"<<6<<<<<<<<<<:::::::::::<<<<<;;;;<<<<<<<", // M 24-31, N 16-23
+			":::::::::::<:::;;;;;:::<<<<<:;;;;<<<<<<<", // M 24-31, N 24-31
+			"7::::::::::::::::::;;;;;<<<<:;;;<<<<<<<<", // M 24-31, N 32-47
+			"77:::::::::::77777775555566<<:<<<<<<<<<<", // M 24-31, N 48-63
+			"777:::::::::::7;;;77555554555<<<<<<<<<<<", // M 24-31, N 64-95
+			"77:::::::::::::;;;;7555554555<<<<<44444<", // M 24-31, N 96-127
+			"7:::::::::::::::<<7755555555544444444444", // M 24-31, N 128-191
+			"7:::::::::::::::7:5555555544444444444444", // M 24-31, N 192-255
+			":::::::::::::::7775555555544444444444444", // M 24-31, N 256-383
+			":::::::::::::::7744555455544444444444444", // M 24-31, N 384-511
+			":::::::::::::::7744455555444444444444444", // M 24-31, N 512-767
+			":::::::::::::774444445554444OOOO44444444", // M 24-31, N 768-1023
+			"7:::::::::::77744444555544OOOOOOOOO44444", // M 24-31, N 1024-1535
+			"7:::::::::::7744744444444OOOOOOOOOOOO444", // M 24-31, N 1536-2047
+			"77:::::::::::4447744444OOOOOOOOOOOOOOOOO", // M 24-31, N 2048-3071
+			"7777:::7:::::44444444QOOOOOOOOOOOOOOOOOO", // M 24-31, N 3072-4095
+			"777777777:::::4444444QOOOOOOOOOOOOOOOOOO", // M 24-31, N 4096-6143
+			"77777777777:::47446554OOOOOOOOOOOOOOOOOO", // M 24-31, N 6144-8191
+			"777777777777::7744666OOOOOOOOOOOOOOOOOOO", // M 24-31, N 8192-12287
+			"777777777777:77444666OOOOOOOOOOOOOOOOOOO", // M 24-31, N 12288-16383
+			"7777777777::777PPPPOOOOOOOOOOOOOOOOOOOOO", // M 24-31, N 16384-24575
+			"777777777::77PPPPPOOOOOOOOOOOOOOOOOOOOOO", // M 24-31, N 24576-32767
+			"777777777:PPPOPPPPOOOOOOOOOOOOOOOOOOOOOO", // M 24-31, N 32768-49151
+			"77777777:PPOOOOPPPOOOOOOOOOOOOOOOOOOOOOO", // M 24-31, N 49152-65535
+			"77777777PPOOOOOPPPOOOOOOOOOOOOOOOOOOOOOO", // M 24-31, N 65536-98303
+			"7777777OPPOOOOOOOOOOPPQQBBOOOOOOOOOOOOOO", // M 24-31, N 98304-131071
+			"777777OOPPOOOOOOOOOOPPQQBBBOOOOOOOOOOOOO", // M 24-31, N 131072-196607
+			"77777OOOOPPOOOOOOOOPPQQBBBBOOOOOOOOOOOOO", // M 24-31, N 196608-262143
+			"7777OOOOOPPOOOOOOOOPPQBBBBBOOOOOOOOOOOOO", // M 24-31, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 32-47, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32-47, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 32-47, N 2
+			"::<<<<<:::::::::::::::::::::::::::::::::", // M 32-47, N 3
+			":<<<<<<<<<::::::::::::::::::::::::::<<<<", // M 32-47, N 4-5
+			":<<<<<<<<<<::<<::::::::::::::::::<<<<<<<", // M 32-47, N 6-7
+			":<<<<<<<<<<::<::::::::::::::::<<<<<<<<<<", // M 32-47, N 8-11
+			":<<<<<<<<<<<:<:::::::::<:<<<<<;;<<<<<<<<", // M 32-47, N 12-15
+			":<<<<<<<:<<<:::::::::::<<<<<<;;;<<<<<<<<", // M 32-47, N 16-23
+			"::::::::::::<<;;;;<;;;;;<<<<:;;;<<<<<<<<", // M 32-47, N 24-31
+			":::::::::::::::;;;;;;;<<<<<<:;<;<<<<<<<<", // M 32-47, N 32-47
+			"::::::::::::::;;;;;;;;<<<<<<<;<<<<<<<<<<", // M 32-47, N 48-63
+			"::::::::::::::;;;;;77555445<<;<<<<<<<<<<", // M 32-47, N 64-95
+			":::::::::::::::<<<;775555555<<<<<<<<<<<<", // M 32-47, N 96-127
+			"::::::::::::::::<<<7555555555<<<<<444444", // M 32-47, N 128-191
+			"::::::::::::::::7<:555555555444444444444", // M 32-47, N 192-255
+			"::::::::::::::::74:554:45544444444444444", // M 32-47, N 256-383
+			"::::::::::::::::774;:::45544444444444444", // M 32-47, N 384-511
+			"::::::::::::::77444455445444444444444444", // M 32-47, N 512-767
+			"::::::::::::<77777446555444OOOOOOO444444", // M 32-47, N 768-1023
+			"::::::::::::77774774555544OOOOOOOOOO4444", // M 32-47, N 1024-1535
+			"::::::::::::7777744444444OOOOOOOOOOOOOO4", // M 32-47, N 1536-2047
+			":::::::::::::4777744444OOOOOOOOOOOOOOOOO", // M 32-47, N 2048-3071
+			":::::::::::::44444744QOOOOOOOOOOOOOOOOOO", // M 32-47, N 3072-4095
+			":::::::::::::447444444QOOOOOOOOOOOOOOOOO", // M 32-47, N 4096-6143
+			"::::::::::::::77446654OOOOOOOOOOOOOOOOOO", // M 32-47, N 6144-8191
+			":::::::::::::77744666OOOOOOOOOOOOOOOOOOO", // M 32-47, N 8192-12287
+			"::::::::::::777744666OOOOOOOOOOOOOOOOOOO", // M 32-47, N 12288-16383
+			":::::::::::777PPPPPPPOOOOOOOOOOOOOOOOOOO", // M 32-47, N 16384-24575
+			"::::::::::7PPPPPPPPOOOOOOOOOOTTOOOOOOOOO", // M 32-47, N 24576-32767
+			":::::::::PPPPOPPPPOOOOOOOOOTTTTTOOOOOOOO", // M 32-47, N 32768-49151
+			"::::::::TPPPOOOPPPOOOOOOOOOTTTTTTOOOOOOO", // M 32-47, N 49152-65535
+			":::::::TTPPOOOOPPPOOOBBBBAMTTTTTTTOOOOOO", // M 32-47, N 65536-98303
+			"::::::TTTPPOOOOOPOOOOBBBBBMTTTTTTTTOOOOO", // M 32-47, N 98304-131071
+			":::::TTTTPPOOOOOOOOOBBBBBBMTTTTTTTTTOOOO", // M 32-47, N 131072-196607
+			"::::TTTTTPPOOOOOOOOOBBBBBBBTTTTTTTTTTOOO", // M 32-47, N 196608-262143
+			":::TTTTTTTPPPOOPPPPOBBBBBBBTTTTTTTTTTTOO", // M 32-47, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 48-63, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 48-63, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 48-63, N 2
+			"::::<<::::::::::::::::::::::::::::::::::", // M 48-63, N 3
+			"::<<<<<<:::::::::::::::::::::::::::<::::", // M 48-63, N 4-5
+			"::<<<<<<<::::::::::::::::::::::::<<<<<<<", // M 48-63, N 6-7
+			":<<<<<<<<<:::::::::::::::::::::<<<<<<<<<", // M 48-63, N 8-11
+			":<<<<<<<<<<::::::::::::::::<<<<<<<<<<<<<", // M 48-63, N 12-15
+			"::<<<<<<<<<<::::::::::::::<<<;;<<<<<<<<<", // M 48-63, N 16-23
+			":::::::::::::;;<<<<<<<<<<<<<;:<<<<<<<<<<", // M 48-63, N 24-31
+			":::::::::::::;;;;;;;;<<<<<<<;;<<<<<<<<<<", // M 48-63, N 32-47
+			"::::::::::::::;;;;;;;;<<<<<<;;<<<<<<<<<<", // M 48-63, N 48-63
+			"::::::::::::::;;;;;;;7<<<<<<@<<<<<<<<<<<", // M 48-63, N 64-95
+			":::::::::::::::<<<;;;754445<?@?<<<<<<<<<", // M 48-63, N 96-127
+			"::::::::::::::::<<<:55555455???<<<<44444", // M 48-63, N 128-191
+			"::::::::::::::::7<<55545555544<444444444", // M 48-63, N 192-255
+			"::::::::::::::::74;544:45544444444444444", // M 48-63, N 256-383
+			"::::::::::::::::774;:<<:554444OO44444444", // M 48-63, N 384-511
+			"::::::::::::::777444544444444OOOOO444444", // M 48-63, N 512-767
+			"::::::::::::<:7744444554444OOOOOOOOO4444", // M 48-63, N 768-1023
+			":::::::::::::7<74444445544OOOOOOOOOOOO44", // M 48-63, N 1024-1535
+			"::::::::::::7777744444444OOOOOOOOOOOOOOO", // M 48-63, N 1536-2047
+			":::::::::::::7774444444OOOOOOOOOOOOOOOOO", // M 48-63, N 2048-3071
+			":::::::::::::444444444OOOOOOOOOOOOOOOOOO", // M 48-63, N 3072-4095
+			"::::::::::::::774>>444OOOOOOOOOOOOOOOOOO", // M 48-63, N 4096-6143
+			":::::::::::::7777>>>>4OOOOOOOOOOOOOOOOOO", // M 48-63, N 6144-8191
+			"::::::::::::777776>TTOOOOOOOOOOOOOOOOOOO", // M 48-63, N 8192-12287
+			":::::::::::T7777PPPTTOOOOOOOOOOOOOOOOOOO", // M 48-63, N 12288-16383
+			"::::::::::T7RRRPPPPPPLOOOOOOMMOOOOOOOOOO", // M 48-63, N 16384-24575
+			":::::::::TTRRRRPPPPPOBBAMMMMMTTOOOOOOOOO", // M 48-63, N 24576-32767
+			"::::::::TTRRROOOPPOOOBBBAMMTTTTTOOOOOOOO", // M 48-63, N 32768-49151
+			":::::::TTPRRPOOPPOOOOBBBAMMTTTTTTOOOOOOO", // M 48-63, N 49152-65535
+			"::::::TTTPPPPOOPPOOOOBBBLMMTTTTTTTOOOOOO", // M 48-63, N 65536-98303
+			":::::TTTTPPPOOOOOOOOBBBBBMMTTTTTTTTOOOOO", // M 48-63, N 98304-131071
+			"::::TTTTTPPPPOOOOOOOBBBBBBMTTTTTTTTTOOOO", // M 48-63, N 131072-196607
+			":::TTTTTTTPPPPPOOPPOBBBBBBTTTTTTTTTTTOOO", // M 48-63, N 196608-262143
+			"::TTTTTTTTPPPPPPPPPPBBBBBBTTTTTTTTTTTTOO", // M 48-63, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 64-95, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 64-95, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 64-95, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 64-95, N 3
+			":::::<<::::::::::::::::::::::::::::::<<:", // M 64-95, N 4-5
+			":::<<<<<:::::::::::::::::::::::<<<:<<<<<", // M 64-95, N 6-7
+			":::<<<<<<::::::::::::::::::::<<<<<<<<<<<", // M 64-95, N 8-11
+			"::<<<<<<<<<::::::::::::::::<<<<<<<<<<<<<", // M 64-95, N 12-15
+			"::<<<<<<<<<<:::::::::::::::<<<<<<<<<<<<<", // M 64-95, N 16-23
+			"::::::::::::::;;;<;;;<<<<<<<<;<<<<<<<<<<", // M 64-95, N 24-31
+			"777:::::::::::;;;;;;;;<<<<<<<;<<<<<<<<<<", // M 64-95, N 32-47
+			"777:::::::::::;;;;;;;;<<<<<<@<<<<<<<<<<<", // M 64-95, N 48-63
+			"::::::::::::::;;;;;::;<<<<<@@@@<<<<<<<<<", // M 64-95, N 64-95
+			"7777:::::::::::;;;;::::<<<<?@@@<<<<<<<<<", // M 64-95, N 96-127
+			"7777::::::::::::;;<::444444???J0<<<<<<<<", // M 64-95, N 128-191
+			"777::::::::::::::;:44444444?JJJLL4444444", // M 64-95, N 192-255
+			"77::::::::::::::77:44444444JJJLLL4444444", // M 64-95, N 256-383
+			"77::::::::::::::774444444444JOOOLO444444", // M 64-95, N 384-511
+			"77::::::::::::77744454444444OOOOOOO44444", // M 64-95, N 512-767
+			"77::::::::::::<774444>4444OOOOOOOOOOO444", // M 64-95, N 768-1023
+			"777::::::::::777444444JJ4OOOOOOOOOOOOOOO", // M 64-95, N 1024-1535
+			"7777:::::::::777>>>>444JJOOOOOOOOOOOOOOO", // M 64-95, N 1536-2047
+			"7777777::::::77>:>>4444OJOOOOOOOOOOOOOOO", // M 64-95, N 2048-3071
+			"77777777::::::>>>>>>44OJJOOOOOOOOOOOOOOO", // M 64-95, N 3072-4095
+			"777777777::::7>>>>>>JJJJJJOOOOOOOOOOOOOO", // M 64-95, N 4096-6143
+			"77777777777:777=>>>>>JJJJMMOOOOOOOOOOOOO", // M 64-95, N 6144-8191
+			"77777777777B777RR>>>TJJJMMMMOOOOOOOOOOOO", // M 64-95, N 8192-12287
+			"7777777777BBBRRRRPTTMMMMMMMMMOOOOOOOOOOO", // M 64-95, N 12288-16383
+			"777777777BBBRRRRRPJMMLLMMMMMMMOOOOOOOOOO", // M 64-95, N 16384-24575
+			"77777777BBBRRRRROOPMBBBAMMMMMBBOOOOOOOOO", // M 64-95, N 24576-32767
+			"7777777BBBBRRRROPPPMBBBBBMMMBBBBOOOOOOOO", // M 64-95, N 32768-49151
+			"777777BBBBRRRROOPPTBBBBBBMMMBBBBBOOOOOOO", // M 64-95, N 49152-65535
+			"77777BBBBBRRRROOOOTBBBBBBMMBBBBBBBOOOOOO", // M 64-95, N 65536-98303
+			"7777BBBBBBRRRROOOOTBLBBBLMBBBBBBBBBOOOOO", // M 64-95, N 98304-131071
+			"777BBBBBBBRRRRRRRRRLLLLLLMBBBBBBBBBBOOOO", // M 64-95, N 131072-196607
+			"77BBBBBBBBBRRRRRRRRLLLBLLBBBBBBBBBBBBOOO", // M 64-95, N 196608-262143
+			"7BBBBBBBBBBBRRRRRRRLLLLLLBBBBBBBBBBBBBOO", // M 64-95, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 96-127, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 96-127, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 96-127, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 96-127, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 96-127, N 4-5
+			":::::::<::::::::::::::::::::::<<<:::::::", // M 96-127, N 6-7
+			"::::<<<<<::::::::::::::::::::<<<<<::<<<:", // M 96-127, N 8-11
+			"::::<<<<<:::::::::::::::::::<<<<<<<:<<<<", // M 96-127, N 12-15
+			"::::<<<<<<<:::::::::::::::::<<<<<<<<<<<<", // M 96-127, N 16-23
+			":::::::::::::::;;;<;<<<<<<<<<<<<<<<<<<<<", // M 96-127, N 24-31
+			":::::::::::::::;;;;;;;<<<<<<<<<<<<<<<<<<", // M 96-127, N 32-47
+			"::::::::::::::::;;;;;;<<<<<<?@?<<<<<<<<<", // M 96-127, N 48-63
+			"::::::::::::::::;;;:::<<<<<?@@@<<<<<<<<<", // M 96-127, N 64-95
+			"::::::::::::::::;;;::::<<<<?L@@0<<<<<<<<", // M 96-127, N 96-127
+			"::::::::::::::::;;<:::::<<?LLLJ0LL<<<<<<", // M 96-127, N 128-191
+			":::::::::::::::::;::::4444JJLLLL0LL477<<", // M 96-127, N 192-255
+			":::::::::::::::::7:::44444JJJJJLLLL44444", // M 96-127, N 256-383
+			"::::::::::::::::7744>>444JJJJJLLLLLL4444", // M 96-127, N 384-511
+			":::::::::::::::774:>V>>4JJJJJJJLLLLO4444", // M 96-127, N 512-767
+			"::::::::::::::777:>>>>>0JJJJOOOOOOOOOO44", // M 96-127, N 768-1023
+			"::::::::::::::77>>>>>>JJJJOOOOOOOOOOOOOO", // M 96-127, N 1024-1535
+			"::::::::::::::7>>>>>JJJJJJOOOOOOOOOOOOOO", // M 96-127, N 1536-2047
+			"::::::::::::::>>>>>JJJJJJJOOOOOOOOOOOOOO", // M 96-127, N 2048-3071
+			":::::::::::::>>>>>JJJJJJJJJOOOOOOOOOOOOO", // M 96-127, N 3072-4095
+			"::::::::::::77>>>>JJJJJJJJJOOOOOOOOOOOOO", // M 96-127, N 4096-6143
+			":::::::::::777=>>>>JJJJJJJJOOOOOOOOOOOOO", // M 96-127, N 6144-8191
+			"::::::::::BB77RRJ>>>JJJJJMMMOOOOOOOOOOOO", // M 96-127, N 8192-12287
+			":::::::::BBBRRRRJJJJMMMAMMMMMOOOOOOOOOOO", // M 96-127, N 12288-16383
+			"::::::::BBBBRRRRRJJJMMMAMMMMMMOOOOOOOOOO", // M 96-127, N 16384-24575
+			":::::::BBBBRRRROJJJMBBBAMMMMMBBOOOOOOOOO", // M 96-127, N 24576-32767
+			"::::::BBBBBRRROPMMMMBBBBBMMMBBBBOOOOOOOO", // M 96-127, N 32768-49151
+			":::::BBBBBBRRROPMMMBBBBBBMMMBBBBBOOOOOOO", // M 96-127, N 49152-65535
+			"::::BBBBBBBRRROPPMLBBBBBBMMBBBBBBBOOOOOO", // M 96-127, N 65536-98303
+			":::BBBBBBBBRRRROOLBBLBBBLMMBBBBBBBBOOOOO", // M 96-127, N 98304-131071
+			"::BBBBBBBBBBRRRRRLBLLLLLMMBBBBBBBBBBOOOO", // M 96-127, N 131072-196607
+			":BBBBBBBBBBBBRRRRRLLLLLMBBBBBBBBBBBBBOOO", // M 96-127, N 196608-262143
+			"BBBBBBBBBBBBBBRRRRLLBBBBBBBBBBBBBBBBBBOO", // M 96-127, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 128-191, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 128-191, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 128-191, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 128-191, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 128-191, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 128-191, N 6-7
+			"::::::<<::::::::::::::::::::::<<<:::::::", // M 128-191, N 8-11
+			":::::<<<<::::::::::::::::::::<<<<<::::::", // M 128-191, N 12-15
+			"::::<<<<<<::::::::::::::::::<<<<<<<:::::", // M 128-191, N 16-23
+			"::::::::::::::::;;<<<<<<<<<<<<<<<<<<<<<<", // M 128-191, N 24-31
+			"7777::::::::::::;;;;;<<<<<<<<?<<<<<<<<<<", // M 128-191, N 32-47
+			"7777:::::::::::::;;;:<<<<<<@???<<<<<<<<<", // M 128-191, N 48-63
+			":::::::::::::::::;;:::<<<<<???J0<<<<<<<<", // M 128-191, N 64-95
+			"7777:::::::::::::;::::<<<<?VLLJ0LLL<<<<<", // M 128-191, N 96-127
+			"::::::::::::::::;;<<::::<<JJVLL000LL<<<<", // M 128-191, N 128-191
+			"7777:::::::::::::;<<<:::4JJJJLLJ00LLL<<<", // M 128-191, N 192-255
+			":::::::::::::::::4<:::>>>JJJJJLL0LLLL777", // M 128-191, N 256-383
+			"7777::::::::::::74>>>>>>>JJJJJJLLLLLL447", // M 128-191, N 384-511
+			"7777:::::::::::74>>>>>>>JJJJJJJLLLLLL444", // M 128-191, N 512-767
+			"77777::::::::::7>:>J>V>JJJJJJJJLLLLOOOO4", // M 128-191, N 768-1023
+			"77777:::::::::7>>>>>JJJJJJJJJOOOOOOOOOOO", // M 128-191, N 1024-1535
+			"777777::::::::>>>>>>JJJJJJJOOOOOOOOOOOOO", // M 128-191, N 1536-2047
+			"7777777::::::JJ>>>JJJJJJJJJOOOOOOOOOOOOO", // M 128-191, N 2048-3071
+			"77777777::::JJJJ>>>JJJJJJJJOOOOOOOOOOOOO", // M 128-191, N 3072-4095
+			"7777777777:JJJJJJJJJJJJJJJJOOOOOOOOOOOOO", // M 128-191, N 4096-6143
+			"7777777777JJJJJJJJJKJJJJJJJOOOOOOOOOOOOO", // M 128-191, N 6144-8191
+			"777777777JJJJJJJJJJJJJMJJJJJOOOOOOOOOOOO", // M 128-191, N 8192-12287
+			"77777777JJJJJJJJJJJJJJAJJJJJJOOOOOOOOOOO", // M 128-191, N 12288-16383
+			"7777777JJJJJJJJJJJJJJJJJJJJJJJOOOOOOOOOO", // M 128-191, N 16384-24575
+			"777777JJJJJJJJJJJJJJJMBJJJJJJJJOOOOOOOOO", // M 128-191, N 24576-32767
+			"77777JJJJJJJJJJJJJJJJMJJJJJJJJJJOOOOOOOO", // M 128-191, N 32768-49151
+			"7777JJJJJJJJJJJJOMJJJJJJJJJJJJJJJOOOOOOO", // M 128-191, N 49152-65535
+			"777JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOO", // M 128-191, N 65536-98303
+			"77JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOO", // M 128-191, N 98304-131071
+			"7JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOO", // M 128-191, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOO", // M 128-191, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOO", // M 128-191, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 192-255, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 192-255, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 192-255, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 192-255, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 192-255, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 192-255, N 6-7
+			"::::::::::::::::::::::::::::::::::::::::", // M 192-255, N 8-11
+			":::::::<<:::::::::::::::::::::<<<:::::::", // M 192-255, N 12-15
+			"::::::<<<::::::::::::::::::::<<<<<::::::", // M 192-255, N 16-23
+			":::::::::::::::::;<<<<<<<<<<<<<<<<<<<<<<", // M 192-255, N 24-31
+			"77777::::::::::::;:<<<<<<<<<<??L<<<<<<<<", // M 192-255, N 32-47
+			"77777::::::::::::;:::<<<<<<<??JLLLL<<<<<", // M 192-255, N 48-63
+			":::::::::::::::<:::::<<<<<<?JJJLLLLL<<<<", // M 192-255, N 64-95
+			"7777::::::::::::::::::<<<<<JLLLL0LLL<<<<", // M 192-255, N 96-127
+			":::::::::::::::::::<<::<<<JJJLLJ00LLL<<<", // M 192-255, N 128-191
+			":::::::::::::4:::;<<<::::JJJJJLLL0LLLL<<", // M 192-255, N 192-255
+			":::::::::::::::::4;<<:>>>JJJJJLLLLLLLLL<", // M 192-255, N 256-383
+			":::::::::::::::::>>>>>>>>JJJJJJLLLLLLLLL", // M 192-255, N 384-511
+			"7777::::::::::::>>:J>>>>JJJJJJJLLLLLLLLL", // M 192-255, N 512-767
+			"77777::::::::::>>:>J>>>JJJJJJJJLLLLLLLLL", // M 192-255, N 768-1023
+			"77777:::::::::;>:>JJJJJJJJJJJJJOOOOOOOOJ", // M 192-255, N 1024-1535
+			"777777:::::::>>>>>JJJJJJJJJJJOOOOOOOOOOO", // M 192-255, N 1536-2047
+			"7777777:::::JJJJ>>JJJJJJJJJOOOOOOOOOOOOO", // M 192-255, N 2048-3071
+			"77777777:::JJJJJJJJJJJJJJJJOOOOOOOOOOOOO", // M 192-255, N 3072-4095
+			"7777777777JJJJJJJJJJJJJJJJJOOOOOOOOOOOOO", // M 192-255, N 4096-6143
+			"777777777JJJJJJJJJJJJJJJJJJOOOOOOOOOOOOO", // M 192-255, N 6144-8191
+			"77777777JJJJJJJJJJJJJJJJJJJJOOOOOOOOOOOO", // M 192-255, N 8192-12287
+			"7777777JJJJJJJJJJJJJJJJJJJJJJOOOOOOOOOOO", // M 192-255, N 12288-16383
+			"777777JJJJJJJJJJJJJJJJJJJJJJJJOOOOOOOOOO", // M 192-255, N 16384-24575
+			"77777JJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOOOOO", // M 192-255, N 24576-32767
+			"7777JJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOOOO", // M 192-255, N 32768-49151
+			"777JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOOO", // M 192-255, N 49152-65535
+			"77JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOO", // M 192-255, N 65536-98303
+			"7JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOO", // M 192-255, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOO", // M 192-255, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOO", // M 192-255, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOO", // M 192-255, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 256-383, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N 6-7
+			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N 8-11
+			"::::::::<:::::::::::::::::::::::::::::::", // M 256-383, N 12-15
+			":::::::<<<::::::::::::::::::::<<<:::::::", // M 256-383, N 16-23
+			"::::::::::::::::::::<<<<<<<<<<<<<<<<<<<<", // M 256-383, N 24-31
+			"77777:::::::::::::::<<<<<<<<<<<LL<<<<<<<", // M 256-383, N 32-47
+			"7777::::::::::::::::<<<<<<<<JJJJLLL<<<<<", // M 256-383, N 48-63
+			":::::::::::::::::::::<<<<<<JJJJLLLLL<<<<", // M 256-383, N 64-95
+			"777:::::::::::::::::::<<<<<JJJJLLLLLL<<<", // M 256-383, N 96-127
+			":::::::::::::::::::::::<<JJJJJLL0LLLLL<<", // M 256-383, N 128-191
+			"777::::::::::::::::<<:::JJJJJJLLLLLLLLLL", // M 256-383, N 192-255
+			"::::::::::::::4::>:<:>>>JJJJJJLLLLLLLLLL", // M 256-383, N 256-383
+			"777:::::::::::::>>>>>>>>00JJJJ00LLLLLLLL", // M 256-383, N 384-511
+			"777::::::::::::>>>>J>>>>JJJJJJJLLLLLLLLL", // M 256-383, N 512-767
+			"777:::::::::::>>>>JJJJJJJJJJJJJLLLLLLLLL", // M 256-383, N 768-1023
+			"77777::::::::4>>>JJJJJJJJJJJJJJJLLLLLLLJ", // M 256-383, N 1024-1535
+			"77777:::::::JJJJJJJJJJJJJJJJJJJOOOOOOOJJ", // M 256-383, N 1536-2047
+			"777777:::::JJJJJJJJJJJJJJJJJOOOOOOOOOOJJ", // M 256-383, N 2048-3071
+			"77777777::JJJJJJJJJJJJJJJJJOOOOOOOOOOOJJ", // M 256-383, N 3072-4095
+			"777777777JJJJJJJJJJJJJJJJJJOOOOOOOOOOOOJ", // M 256-383, N 4096-6143
+			"77777777JJJJJJJJJJJJJJJJJJJOOOOOOOOOOOOO", // M 256-383, N 6144-8191
+			"7777777JJJJJJJJJJJJJJJJJJJJJOOOOOOOOOOOO", // M 256-383, N 8192-12287
+			"777777JJJJJJJJJJJJJJJJJJJJJJJOOOOOOOOOOO", // M 256-383, N 12288-16383
+			"77777JJJJJJJJJJJJJJJJJJJJJJJJJOOOOOOOOOO", // M 256-383, N 16384-24575
+			"7777JJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOOOOO", // M 256-383, N 24576-32767
+			"777JJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOOOO", // M 256-383, N 32768-49151
+			"77JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOOO", // M 256-383, N 49152-65535
+			"7JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOO", // M 256-383, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOO", // M 256-383, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOO", // M 256-383, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOO", // M 256-383, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOO", // M 256-383, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 384-511, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 384-511, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 384-511, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 384-511, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 384-511, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 384-511, N 6-7
+			"::::::::<:::::::::::::::::::::::::::::::", // M 384-511, N 8-11
+			":::::::<<:::::::::::::::::::::::::::::::", // M 384-511, N 12-15
+			":::::::<<<<<<7::::::::::::::::::::::::::", // M 384-511, N 16-23
+			":::::::::::::::::::::<<<<<<<<<<<<<<<<<<<", // M 384-511, N 24-31
+			"77777::::::::::::::::<<<<<<<<<<<<<<<<<<<", // M 384-511, N 32-47
+			"7777:::::::::::::::::<<<<<<<<JJJLLLL<<<<", // M 384-511, N 48-63
+			":::::::::::::::::::::<<<<<<<JJJJLLLLL<<<", // M 384-511, N 64-95
+			"777:::::::::::::::::::<<<<JJJJJLLLLLLL<<", // M 384-511, N 96-127
+			"::::::::::::::::::>::::<<0JJJJJLLLLLLLLL", // M 384-511, N 128-191
+			":::::::::::::::::>J::::>00JJJJJLLLLLLLLL", // M 384-511, N 192-255
+			":::::::::::::::::JJ>>>>>00JJJJ00LLLLLLLL", // M 384-511, N 256-383
+			"::::::::::::::::>>J>>>>00JJJJJJ0LLLLLLLL", // M 384-511, N 384-511
+			"77::::::::::::4>>>JJJ000JJJJJJJLLLLLLLLL", // M 384-511, N 512-767
+			"77::::::::::::>>>>JJJJJJJJJJJJJLLLLLLLLJ", // M 384-511, N 768-1023
+			"77::::::::::JJ>>J>JJJJJJJJJJJJJJLLLLLLJJ", // M 384-511, N 1024-1535
+			"7777:::::::JJJJJ00JJJJJJJJJJJJJJLLLLLJJJ", // M 384-511, N 1536-2047
+			"777777::::JJJJJJ00JJJJJJJJJJJJOOOOOOJJJJ", // M 384-511, N 2048-3071
+			"777777:::JJJJJJJ0JJJJJJJAAJJOOOOOOOOOJJJ", // M 384-511, N 3072-4095
+			"7777777:JJJJJJJJJJJJJJJJJJJMOOOOOOOOOOJJ", // M 384-511, N 4096-6143
+			"7777777JJJJJJJJJJJJJJJJJJJJMOOOOOOOOOOOJ", // M 384-511, N 6144-8191
+			"777777JJJJJJJJJJJJJJJJJJJJJJOOOOOOOOOOOJ", // M 384-511, N 8192-12287
+			"77777JJJJJJJJJJJJJJJJJJJJJJJJOOOOOOOOOOO", // M 384-511, N 12288-16383
+			"7777JJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOOOOOO", // M 384-511, N 16384-24575
+			"777JJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOOOOO", // M 384-511, N 24576-32767
+			"77JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOOOO", // M 384-511, N 32768-49151
+			"7JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOOO", // M 384-511, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOO", // M 384-511, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOO", // M 384-511, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOO", // M 384-511, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOO", // M 384-511, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOO", // M 384-511, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 512-767, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 512-767, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 512-767, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 512-767, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 512-767, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 512-767, N 6-7
+			"::::::::<:::::::::::::::::::::::::::::::", // M 512-767, N 8-11
+			":::::::<<:::::::::::::::::::::::::::::::", // M 512-767, N 12-15
+			":::::::<<<<<<:7:::::::::::::::::::::::::", // M 512-767, N 16-23
+			":::::::::::::::::::::::<<<<<<<<<<<<<<<<<", // M 512-767, N 24-31
+			":::::::::::::::::::::::<<<<<<<<<<<<<<<<<", // M 512-767, N 32-47
+			":::::::::::::::::::::::<<<<<<<JJLLLL<<<<", // M 512-767, N 48-63
+			":::::::::::::::::::>::<<<<<<0JJJLLLLLL<<", // M 512-767, N 64-95
+			":::::::::::::::::::>::<<<<00JJJJLLLLLLL<", // M 512-767, N 96-127
+			":::::::::::::::::::>:::<0000JJJLLLLLLLLJ", // M 512-767, N 128-191
+			":::::::::::::::::>>J>>>>000JJJJ0LLLLLLLL", // M 512-767, N 192-255
+			":::::::::::::::::JJJ>>>>00JJJJJLLLLLLLLL", // M 512-767, N 256-383
+			":::::::::::::::>JJJJ>>>00JJJJJJLLLLLLLLL", // M 512-767, N 384-511
+			"::::::::::::;44>>>JJ0000JJJJJJJLLLLLLLLJ", // M 512-767, N 512-767
+			"::::::::::::::>>>>JJJJJJJJJJJJJJLLLLLLLJ", // M 512-767, N 768-1023
+			":::::::::::44JJJJJJJJJJJJJJJJJJLLLLLLLJJ", // M 512-767, N 1024-1535
+			"::::::::::00JJJJJJJJJJJJJJJJJJCLLLLLJJJJ", // M 512-767, N 1536-2047
+			":::::::::000JJJJ0>JJJJJJJJJJJCCCCLLLJJJJ", // M 512-767, N 2048-3071
+			"::::::::00JJJJJJJJAJJJJJAAJJCCCCOOOOOJJJ", // M 512-767, N 3072-4095
+			":::::::JJJJJJJJJJJKJJJAJAJAMCCOOOOOOOJJJ", // M 512-767, N 4096-6143
+			"::::::JJJJJJJJJJJJJJJJJJJJJMOOOOOOOOOOJJ", // M 512-767, N 6144-8191
+			":::::JJJJJJJJJJJJJJJJJMJJJJJOOOOOOOOOOJJ", // M 512-767, N 8192-12287
+			"::::JJJJJJJJJJJJJJJJJJJJJJJJJOOOOOOOOOOJ", // M 512-767, N 12288-16383
+			":::JJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOOOOOJ", // M 512-767, N 16384-24575
+			"::JJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOOOOJ", // M 512-767, N 24576-32767
+			":JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOOOJ", // M 512-767, N 32768-49151
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOOJ", // M 512-767, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOJ", // M 512-767, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOJ", // M 512-767, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOJ", // M 512-767, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOJ", // M 512-767, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOO", // M 512-767, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 768-1023, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 768-1023, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 768-1023, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 768-1023, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 768-1023, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 768-1023, N 6-7
+			":::::::<::::::::::::::::::::::::::::::::", // M 768-1023, N 8-11
+			":::::::<<:::::::::::::::::::::::::::::::", // M 768-1023, N 12-15
+			"::::::<<<<<<<:7:::::::::::::::::::::::::", // M 768-1023, N 16-23
+			"::::::::::::::::::::::::<<<<<<<<<<<<<<<<", // M 768-1023, N 24-31
+			"::::::::::::<:::::::>:::<<<<<<<<<<<<<<<<", // M 768-1023, N 32-47
+			":::::::::::::::::::>>:::<<<<<<00LLLL<<<<", // M 768-1023, N 48-63
+			"::::::::::::::::::>>>:::<<<000JJLLLLLL<<", // M 768-1023, N 64-95
+			"::::::::::::::::::>>>::<<0000JJJLLLLLLJJ", // M 768-1023, N 96-127
+			":::::::<<:::::::;::>J>>000000JJJLLLLLLLJ", // M 768-1023, N 128-191
+			"::::::::;::::::::>>JJ>>>00000JJJLLLLLLLJ", // M 768-1023, N 192-255
+			":::::::::::::::::JJJJ>>>00000JJLLLLLLLLJ", // M 768-1023, N 256-383
+			":::::::::::::4:JJJJJ0>>000JJJJJLLLLLLLLJ", // M 768-1023, N 384-511
+			":::::::::::::4:JJJJJ>0>00JJJJJJJLLLLLLJJ", // M 768-1023, N 512-767
+			":::::::::::44JJ>J1JJJ00JJJJJJJJLLLLLLLJJ", // M 768-1023, N 768-1023
+			"::::::::::444JJ>0JJJJJJJJJJJJJLLLLLLJJJJ", // M 768-1023, N 1024-1535
+			":::::::::00AAJJJJJJJJJJJJJJJJCCCCLLLLJJJ", // M 768-1023, N 1536-2047
+			"::::::::00000JJJJJJJJJJJJJJJJCCCCCCLLJJJ", // M 768-1023, N 2048-3071
+			":::::::00000JJJJJJJJJJJJJJJCCCCCCCCCLJJJ", // M 768-1023, N 3072-4095
+			"::::::00000JJJJJJJJJJJJJJJJCCCCCCCCCCJJJ", // M 768-1023, N 4096-6143
+			":::::0000JJJJJJJJJJJJJJJJJJCCCCCCCOOOJJJ", // M 768-1023, N 6144-8191
+			"::::000JJJJJJJJJJJJJ1JJJJJJJCCCOOOOOOOJJ", // M 768-1023, N 8192-12287
+			":::J00JJJJJJJJJJJJJJJJJJJJJJJOOOOOOOOOJJ", // M 768-1023, N 12288-16383
+			"::JJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOOOOJJ", // M 768-1023, N 16384-24575
+			":JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOOOJJ", // M 768-1023, N 24576-32767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOOJJ", // M 768-1023, N 32768-49151
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOJJ", // M 768-1023, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOJJ", // M 768-1023, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOJJJ", // M 768-1023, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOJJJ", // M 768-1023, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 768-1023, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 768-1023, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 1024-1535, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1024-1535, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 1024-1535, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 1024-1535, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 1024-1535, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 1024-1535, N 6-7
+			"::::::<<::::::::::::::::::::::::::::::::", // M 1024-1535, N 8-11
+			"::::::<<<<::::::::::::::::::::::::::::::", // M 1024-1535, N 12-15
+			"::::::<<<<<<::::::::::::::::::::::::::::", // M 1024-1535, N 16-23
+			"::::::::::::::::::::>>::::<<<<<<<<<<<<<<", // M 1024-1535, N 24-31
+			":::::::::::::::::::>>>:::<<<<<<<<<<<<<<<", // M 1024-1535, N 32-47
+			"::::::::::::::::::>>>>:::<<<<<00JLLL<<<<", // M 1024-1535, N 48-63
+			"::::::::::::::::::>>>>::<<<0000JLLLLLJJ<", // M 1024-1535, N 64-95
+			"::::::::::::::::::>>>>>:000000JJLLLLLLJJ", // M 1024-1535, N 96-127
+			":::::::::::::::::>>>TJ>000000JJJLLLLLLJJ", // M 1024-1535, N 128-191
+			"::::::::::::::::>>JJJJ>000000JJJLLLLLLJJ", // M 1024-1535, N 192-255
+			":::::::::::::::JJ>TJJJ>>00000JJJLLLLLLJJ", // M 1024-1535, N 256-383
+			"::::::::::::::JJJJJ00J>000000JJJLLLLLLJJ", // M 1024-1535, N 384-511
+			":::::::::::44:JJ2JJJ0J000000JJJLLLLLLJJJ", // M 1024-1535, N 512-767
+			":::::::::::444JJJJJJJJ000JJJJJCLLLLLJJJJ", // M 1024-1535, N 768-1023
+			":::::::::@A44AAJJJJJJJJJJJJJJCCCLLLLLJJJ", // M 1024-1535, N 1024-1535
+			"::::::::@AAAAJJAJJJJJJJJJJJJCCCCCCCLLLJJ", // M 1024-1535, N 1536-2047
+			":::::::00@AAAJJJ2JJJJJJJJJJCCCCCCCCCLLJJ", // M 1024-1535, N 2048-3071
+			"::::::0000000JJJJJJJJJJJJJJCCCCCCCCCCLJJ", // M 1024-1535, N 3072-4095
+			":::::0000000JJJJJJJJJJJJJJACCCCCCCCCCCJJ", // M 1024-1535, N 4096-6143
+			"::::0000000JJJJJJJJJJJJJJJJACCCCCCCCCCJJ", // M 1024-1535, N 6144-8191
+			":::00000JJJJJJJJJJJJJJJJJJJJCCCCCCCCCJJJ", // M 1024-1535, N 8192-12287
+			"::J00000JJJJJJJJJJJJJJJJJJJJJCCCCCOOOJJJ", // M 1024-1535, N 12288-16383
+			":JJJ00JJJJJJJJJJJJJJJJJJJJJJJJCOOOOOOJJJ", // M 1024-1535, N 16384-24575
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOOJJJ", // M 1024-1535, N 24576-32767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOOOJJJ", // M 1024-1535, N 32768-49151
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOJJJJ", // M 1024-1535, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOJJJJ", // M 1024-1535, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1024-1535, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1024-1535, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1024-1535, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1024-1535, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 1536-2047, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1536-2047, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 1536-2047, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 1536-2047, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 1536-2047, N 4-5
+			":::::::::::::::::::::::::::G::::::::::::", // M 1536-2047, N 6-7
+			"::::::<<::::::::::::::::::::::::::::::::", // M 1536-2047, N 8-11
+			"::::::<<<<<:::::::::::::::G:::::::::::::", // M 1536-2047, N 12-15
+			":::::7<<<<<<;:::::::::::::G:::::::::::::", // M 1536-2047, N 16-23
+			":::::::::::::::::::>>>>::::<<<<<<<<<<<<<", // M 1536-2047, N 24-31
+			"::::::::::::::::::>>>>>:::<<<<<<<<<<<<<<", // M 1536-2047, N 32-47
+			"::::::::::::::::::>>>>>::<<<<<<0JJJ<<<<<", // M 1536-2047, N 48-63
+			"::::::::::::::::::>>>>>::<<0000JJLLLJJJJ", // M 1536-2047, N 64-95
+			"::::::::::::::::::>>>>>000000JJJLLLLJJJJ", // M 1536-2047, N 96-127
+			"::::::::::::::::<>>>>JJ000000JJJLLLLLJJJ", // M 1536-2047, N 128-191
+			"::::::::::::::::>TTJJJJ800000JJJLLLLLJJJ", // M 1536-2047, N 192-255
+			"::::<<:::::::JJJJ@TJJJJ800000JJJJLLLLJJJ", // M 1536-2047, N 256-383
+			"::::<:<::::::JJJJJJ888800000JJJJLLLLJJJJ", // M 1536-2047, N 384-511
+			"::::<:<:::::4JJJJJJJ>J>00000JJLLLLLLJJJJ", // M 1536-2047, N 512-767
+			":::::::::004@4JJJAJJJJJ0000JJCCCLLLLLJJJ", // M 1536-2047, N 768-1023
+			"::::::::@@AA4AAJJAJJJJJJJJJCCCCCCCLLLJJJ", // M 1536-2047, N 1024-1535
+			":::::::0@AAAAAATTAAAJJJJJJCCCCCCCCCCLLJJ", // M 1536-2047, N 1536-2047
+			"::::::00@AAAAJJJ?T@AJJJJJJCCCCCCCCCCCLJJ", // M 1536-2047, N 2048-3071
+			":::::000000A0JJJJC1JJJJJKCCCCCCCCCCCCCJJ", // M 1536-2047, N 3072-4095
+			"::::000000000JJJJ88JJJKJKKKCCCCCCCCCCCJJ", // M 1536-2047, N 4096-6143
+			":::0000000000JJJJJJJBJJJJJJKCCCCCCCCCCJJ", // M 1536-2047, N 6144-8191
+			"::0000000000JJJJJJJJJJKJJJJJCCCCCCCCCCJJ", // M 1536-2047, N 8192-12287
+			":J000000JJJJJJJJJJJJJJKJJJJJJCCCCCCCCJJJ", // M 1536-2047, N 12288-16383
+			"JJJ00000JJJJJJJJJJJJJJJJJJJJJJCCCCCCCJJJ", // M 1536-2047, N 16384-24575
+			"JJJJ000JJJJJJJJJJJJJJJJJJJJJJJJCCCCOJJJJ", // M 1536-2047, N 24576-32767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOOOJJJJJ", // M 1536-2047, N 32768-49151
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJOJJJJJJ", // M 1536-2047, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1536-2047, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1536-2047, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1536-2047, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1536-2047, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1536-2047, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 2048-3071, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 2048-3071, N (none)
+			":::::::::::::::::::::::::GGG::::::::::::", // M 2048-3071, N 2
+			":::::::::::::::::::::::::GGGG:::::::::::", // M 2048-3071, N 3
+			":::::::::::::::::::::::::GGGG:::::::::::", // M 2048-3071, N 4-5
+			":::::<<::::::::::::::::::GGGG:::::::::::", // M 2048-3071, N 6-7
+			":::::4<::::::::::::::::::GGG::::::::::::", // M 2048-3071, N 8-11
+			"::::774<<<<:;::::::::::::GGG::::::::::::", // M 2048-3071, N 12-15
+			"::::777<<<<:;::::::::::::GGG::::::::::::", // M 2048-3071, N 16-23
+			":::::::::<<<:::::::>>GGGDDD;<<<<<<<<<<<<", // M 2048-3071, N 24-31
+			"777::::::<<::::::<>>>>>>DD:<<<<<<<<<<<<<", // M 2048-3071, N 32-47
+			"77::::::<<<:::::<:>>>>>>::<<<<<<JJJJ<<<<", // M 2048-3071, N 48-63
+			"::::::<<<<<:::::::>>>>>>:<000JJJJJJJJJJJ", // M 2048-3071, N 64-95
+			"77:::<<<<::::::::>>>>>>>00000JJJJJJJJJJJ", // M 2048-3071, N 96-127
+			":::::<<<<<::::::>JJT>JJJ00000JJJJJJJJJJJ", // M 2048-3071, N 128-191
+			"::::::<<<<<::::JJJTTTTJJ00000JJJJJJJJJJJ", // M 2048-3071, N 192-255
+			"::::<<<:<<<:JJJJJJTT8JJJ0000JJJJJJJJJJJJ", // M 2048-3071, N 256-383
+			":::<<:<:::::JJJJJJJJJJJJ0000JJLLLLLJJJJJ", // M 2048-3071, N 384-511
+			"::::<:<:::0:JJJJJJJJJJJJ0000CCCCLLLLJJJJ", // M 2048-3071, N 512-767
+			"::::<<::000AAJJJJJJJJJJJ000CCCCCCCLLLJJJ", // M 2048-3071, N 768-1023
+			"7::::::0@@AAAJJJJJAJJJAJ0JCCCCCCCCCCLLJJ", // M 2048-3071, N 1024-1535
+			"7:::::00@AAAAJJJJAJAAJJJCCCCCCCCCCCCCLJJ", // M 2048-3071, N 1536-2047
+			":::::@@0@A@AAJJJJBJA1AJJCCCCCCCCCCCCCCJJ", // M 2048-3071, N 2048-3071
+			"7:::0@@000AAAJJJJCJJCCJJKCCCCCCCCCCCCCJJ", // M 2048-3071, N 3072-4095
+			"7::00110000000JJJJCJJJLJCLLCCCCCCCCCCCJJ", // M 2048-3071, N 4096-6143
+			"::00000000000JJJJJJJJJJJJJJCCCCCCCCCCCJJ", // M 2048-3071, N 6144-8191
+			"7000000000000JJJJJJJJKJJJJJJCCCCCCCCCCJJ", // M 2048-3071, N 8192-12287
+			"JJ0000000000JJJJJJJJJJKJJJJJJCCCCCCCCCJJ", // M 2048-3071, N 12288-16383
+			"JJ000000000JJJJJJJJJJJJJJJJJJJCCCCCCCJJJ", // M 2048-3071, N 16384-24575
+			"JJJ000000JJJJJJJJJJJJJJJJJJJJJJCCCCCJJJJ", // M 2048-3071, N 24576-32767
+			"JJJJ000JJJJJJJJJJJJJJJJJJJJJJJJJCCCJJJJJ", // M 2048-3071, N 32768-49151
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 2048-3071, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 2048-3071, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 2048-3071, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 2048-3071, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 2048-3071, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 2048-3071, N >= 262144
+			"::::::::::::::::::::::::;;GG::::::::::::", // M 3072-4095, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 3072-4095, N (none)
+			"::::::::::::::::::::::::GGGGG:::::::::::", // M 3072-4095, N 2
+			"::::::::::::::::::::::::GGGGG:::::::::::", // M 3072-4095, N 3
+			":::::<::::::::::::::::::GGGGG:::::::::::", // M 3072-4095, N 4-5
+			"::::444:::::::::::::::::GGGGG:::::::::::", // M 3072-4095, N 6-7
+			"::::444:::::::::::::::::GGGGG:::::::::::", // M 3072-4095, N 8-11
+			":::444<<<<::;::::::::::::GGG::::::::::::", // M 3072-4095, N 12-15
+			":::446<<<<<:;::::::::::::GGG::::::::::::", // M 3072-4095, N 16-23
+			":::::::::<<<;::::::::::GGDDD;<<<<<<<<<<<", // M 3072-4095, N 24-31
+			"::::::::<<<<<:::<<>>>>>GGDD;;<<<<<<<<<<<", // M 3072-4095, N 32-47
+			"::::::::<<<<::::<<>>>>>>>D;;<<<<JJJJJJ<<", // M 3072-4095, N 48-63
+			"::::::<<<<;::::::>>>>>>>>0000JJJJJJJJJJJ", // M 3072-4095, N 64-95
+			":::::<<<<<<:::;::>>>>>>>>000JJJJJJJJJJJJ", // M 3072-4095, N 96-127
+			":::::<<:<<<::;:JJJJJJJJJJ000JJJJJJJJJJJJ", // M 3072-4095, N 128-191
+			":::::<<<<<<:::JJJJTT8JJJJ000JJJJJJJJJJJJ", // M 3072-4095, N 192-255
+			":::::<::<<<:JJJJJJTJ8JJJJ00JJJJLLJJJJJJJ", // M 3072-4095, N 256-383
+			"::::<<<:::::JJJJJJJJJJJJJ000JLLLLLLJJJJJ", // M 3072-4095, N 384-511
+			"::::<<<:0@@@JJJJJJJJJJJJJ00CCCCCCLLLLJJJ", // M 3072-4095, N 512-767
+			":::::::00000JJJJJJJJJJJJJ0CCCCCCCCCLLJJJ", // M 3072-4095, N 768-1023
+			"::::::000000JJJJJJJJJJJJJCCCCCCCCCCCCLJJ", // M 3072-4095, N 1024-1535
+			":::::0000@0AAJJJJJJJJJJJJCCCCCCCCCCCCCJJ", // M 3072-4095, N 1536-2047
+			"::::@@@000AAAJJJJJJJACJJJCCCCCCCCCCCCCJJ", // M 3072-4095, N 2048-3071
+			":::01>@000AAAJJJJJJJCCCJJCCCCCCCCCCCCCJJ", // M 3072-4095, N 3072-4095
+			"::001110000000JJJJJJJCCJJJCCCCCCCCCCCCCJ", // M 3072-4095, N 4096-6143
+			":0000110000000JJJJJJJJJJJJJCCCCCCCCCCCJJ", // M 3072-4095, N 6144-8191
+			"J000000000000JJJJJJJJJJJJJJJCCCCCCCCCCJJ", // M 3072-4095, N 8192-12287
+			"J000000000000JJJJJJJJJJJJJJJJCCCCCCCCCJJ", // M 3072-4095, N 12288-16383
+			"J00000000000JJJJJJJJJJJJJJJJJJCCCCCCCJJJ", // M 3072-4095, N 16384-24575
+			"JJ000000000JJJJJJJJJJJJJJJJJJJJCCCCCJJJJ", // M 3072-4095, N 24576-32767
+			"JJJ0000000JJJJJJJJJJJJJJJJJJJJJJCCCJJJJJ", // M 3072-4095, N 32768-49151
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 3072-4095, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 3072-4095, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 3072-4095, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 3072-4095, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 3072-4095, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 3072-4095, N >= 262144
+			"::::::::::::::::::::<<;;;;GG::::::::::::", // M 4096-6143, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 4096-6143, N (none)
+			":::::::::::::::::::::::GGGGGG:::::::::::", // M 4096-6143, N 2
+			":::::::::::::::::::::::GGGGGGG::::::::::", // M 4096-6143, N 3
+			"::::44:::::::::::::::::GGGGGGG::::::::::", // M 4096-6143, N 4-5
+			":::4444::::::::::::::::GGGGGGG::::::::::", // M 4096-6143, N 6-7
+			":::444<:::::::::::::::::GGGGG:::::::::::", // M 4096-6143, N 8-11
+			":::44<<<<:::::::::::::::GGGGG:::::::::::", // M 4096-6143, N 12-15
+			":::4<<<<<<::;:::::::::::GGGG::::::::::::", // M 4096-6143, N 16-23
+			":::::::::<<<<::::::::::GGGDD;;<<<<<<<<<<", // M 4096-6143, N 24-31
+			":::::::::<<:<::<<<>>>GGGGGDD;;<<<<<<<<<<", // M 4096-6143, N 32-47
+			"::::::::<<<<<:::<<>>>>>>>>D;;;<JJJJJJJJJ", // M 4096-6143, N 48-63
+			"::::::<<<<<<<;;><>>>>>>>>>000JJJJJJJJJJJ", // M 4096-6143, N 64-95
+			":::::<<<<:::;;;?>>>>>>>>>J00JJJJJJJJJJJJ", // M 4096-6143, N 96-127
+			":::::<<<<<:::;JJJJJJJJJJJJ00JJJJJJJJJJJJ", // M 4096-6143, N 128-191
+			"::::::<<<<::JJJJJJJJJJJJJJ00JJJJJJJJJJJJ", // M 4096-6143, N 192-255
+			"::::::::<<<:JJJJJJJJJJJJJJ00JJLLLLJJJJJJ", // M 4096-6143, N 256-383
+			"::::::::<<@@JJJJJJJJJJJJJJ0JCCLLLLLLJJJJ", // M 4096-6143, N 384-511
+			":::::::0@@@@JJJJJJJJJJJJJJCCCCCCCCLLLJJJ", // M 4096-6143, N 512-767
+			"::::::000@@AJJJJJJJJJJJJJJCCCCCCCCCCLJJJ", // M 4096-6143, N 768-1023
+			":::::0000000JJJJJJJJJJJJJJCCCCCCCCCCCLJJ", // M 4096-6143, N 1024-1535
+			"::::00000000JJJJJJJJJJJJJJCCCCCCCCCCCCJJ", // M 4096-6143, N 1536-2047
+			":::00@@000000JJJJJJJJJJJJJCCCCCCCCCCCCJJ", // M 4096-6143, N 2048-3071
+			"::00111000000JJJJJJJJCCJJJCCCCCCCCCCCCJJ", // M 4096-6143, N 3072-4095
+			":00011>0000000JJJJJJJCCJJJCCCCCCCCCCCCCJ", // M 4096-6143, N 4096-6143
+			"J0000110000000JJJJJJJJJJJJJCCCCCCCCCCCJJ", // M 4096-6143, N 6144-8191
+			"J0000110000000JJJJJJJJJJJJJJCCCCCCCCCCJJ", // M 4096-6143, N 8192-12287
+			"J000000000000JJJJJJJJJJJJJJJJCCCCCCCCCJJ", // M 4096-6143, N 12288-16383
+			"J000000000000JJJJJJJJJJJJJJJJJCCCCCCCJJJ", // M 4096-6143, N 16384-24575
+			"JJ0000000000JJJJJJJJJJJJJJJJJJJCCCCCJJJJ", // M 4096-6143, N 24576-32767
+			"JJJ00000000JJJJJJJJJJJJJJJJJJJJJCCCJJJJJ", // M 4096-6143, N 32768-49151
+			"JJJJ000JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 4096-6143, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 4096-6143, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 4096-6143, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 4096-6143, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 4096-6143, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 4096-6143, N >= 262144
+			":::::::::::::::::::<;;;;;;GG::::::::::::", // M 6144-8191, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 6144-8191, N (none)
+			"::::::::::::::::::::::;GGGGGGG::::::::::", // M 6144-8191, N 2
+			"::::::::::::::::::::::GGGGGGGG::::::::::", // M 6144-8191, N 3
+			"::::4=::::::::::::::::GGGGGGGG::::::::::", // M 6144-8191, N 4-5
+			":::44=::::::::::::::::GGGGGGGG::::::::::", // M 6144-8191, N 6-7
+			":::42<:<:::::::::::::::GGGGGG:::::::::::", // M 6144-8191, N 8-11
+			"::44<<<<<::::::::::::::GGGGGG:::::::::::", // M 6144-8191, N 12-15
+			"::4<<<<<<::::::::::::::GGGGG::::::::::::", // M 6144-8191, N 16-23
+			":::::<<<<::::::::::::GGGGGGDD;;<<<<<<<<<", // M 6144-8191, N 24-31
+			":::::<<<<:::<<:::::>>GGGGGGD;;;<<<<<<<<<", // M 6144-8191, N 32-47
+			":::::<<<:::<<>>:<>>>>>>GGGJD;;JJJJJJJJJJ", // M 6144-8191, N 48-63
+			"::::<<<<:::<:>>>>>>>>>>>>CC00JJJJJJJJJJJ", // M 6144-8191, N 64-95
+			"::::<<<<:::;;;>E>JJJJJ>>JJC0JJJJJJJJJJJJ", // M 6144-8191, N 96-127
+			"::::<<<<:::JJJJJJJJJJJJJJJJ0JJJJJJJJJJJJ", // M 6144-8191, N 128-191
+			"::::::::<::JJJJJJJJJJJJJJJJ0JJJJJJJJJJJJ", // M 6144-8191, N 192-255
+			"::::::::<<<JJJJJJJJJJJJJJJJLJJLLLLJJJJJJ", // M 6144-8191, N 256-383
+			":::::::@<<:@JJJJJJJJJJJJJJJCCCCLLLLJJJJJ", // M 6144-8191, N 384-511
+			"::::::00@@@?JJJJJJLJJJJJJJJCCCCCCCCLJJJJ", // M 6144-8191, N 512-767
+			":::::0000@@@JJJJJJJJJ1JJJJJCCCCCCCCCLJJJ", // M 6144-8191, N 768-1023
+			"::::0000000JJJJJLJJJJJJJJJJCCCCCCCCCCJJJ", // M 6144-8191, N 1024-1535
+			":::000000000JJJJJJJJJJJJJJJCCCCCCCCCCCJJ", // M 6144-8191, N 1536-2047
+			"::00000000000JJJJ1JJJJJJJJJCCCCCCCCCCCJJ", // M 6144-8191, N 2048-3071
+			":000011000000JJJJ8JJJJJJJJJCCCCCCCCCCCJJ", // M 6144-8191, N 3072-4095
+			"J0000110000000JJJJJJJJJCCJJCCCCCCCCCCCJJ", // M 6144-8191, N 4096-6143
+			"J0001111000000JJJJJJJJCCCCJCCCCCCCCCCCJJ", // M 6144-8191, N 6144-8191
+			"J000111101000JJJJJJJJJCCCCJJCCCCCCCCCCJJ", // M 6144-8191, N 8192-12287
+			"J000011001000JJJJJJJJJJCCJJJJCCCCCCCCCJJ", // M 6144-8191, N 12288-16383
+			"J000000000000JJJJJJJJJJJJJJJJJCCCCCCCJJJ", // M 6144-8191, N 16384-24575
+			"JJ00000000000JJJJJJJJJJJJJJJJJJCCCCCJJJJ", // M 6144-8191, N 24576-32767
+			"JJ0000000000JJJJJJJJJJJJJJJJJJJJCCCJJJJJ", // M 6144-8191, N 32768-49151
+			"JJJJ000000JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 6144-8191, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 6144-8191, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 6144-8191, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 6144-8191, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 6144-8191, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 6144-8191, N >= 262144
+			":::::::::::::::<<<<<;;;;;;GG::::::::::::", // M 8192-12287, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 8192-12287, N (none)
+			"::::::::::::::::::::;;;GGGGGGG::::::::::", // M 8192-12287, N 2
+			"::::::::::::::::::::::GGGGGGGG::::::::::", // M 8192-12287, N 3
+			":::<<::::::::::::::::GGGGGGGGG::::::::::", // M 8192-12287, N 4-5
+			":::42=:::::::::::::::GGGGGGGGG::::::::::", // M 8192-12287, N 6-7
+			"::422:::<::::::::::::GGGGGGGG:::::::::::", // M 8192-12287, N 8-11
+			"::42<<::::::::::::::GGGGGGGGG:::::::::::", // M 8192-12287, N 12-15
+			"::4<<<<:::::::::::::GGGGGGGG::::::::::::", // M 8192-12287, N 16-23
+			":::::<<<<<::::::::::GGGGGGGDD;;;<<<<<<<<", // M 8192-12287, N 24-31
+			":::::<<<<<:<<:::::::GGGGGGGJD;;;<<<<<<<<", // M 8192-12287, N 32-47
+			"::::<<<<<:<<:;::::>>>>>GGGJJ;;JJJJJJJJJJ", // M 8192-12287, N 48-63
+			":::<<<<<::<:;;;>MMJJJJJJJCCCJJJJJJJJJJJJ", // M 8192-12287, N 64-95
+			":::<<<<<::;::;>>MMMJJJJJJJCCJJJJJJJJJJJJ", // M 8192-12287, N 96-127
+			"::::<<<<:JJJJJJJMJJJJJJJJJJJJJJJJJJJJJJJ", // M 8192-12287, N 128-191
+			":::::<<:::JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 8192-12287, N 192-255
+			":::::::::<JJJJJJJJJJJJJJJJJJJJLLLJJJJJJJ", // M 8192-12287, N 256-383
+			"::::::J0@@JJJJJJJJJJJJJJJJJJCCCCLLLJJJJJ", // M 8192-12287, N 384-511
+			":::::J000JJJJJJJJJJJJJJJJJJJCCCCCCCLJJJJ", // M 8192-12287, N 512-767
+			"::::0JJ000JJJJJJJJJJJJJJJJJJCCCCCCCCLJJJ", // M 8192-12287, N 768-1023
+			":::0000J000JJJJJJJJJJJJJJJJJCCCCCCCCCJJJ", // M 8192-12287, N 1024-1535
+			"::000000JJJJJJJJJJJJJJJJJJJJCCCCCCCCCCJJ", // M 8192-12287, N 1536-2047
+			":00000000000JJJJJJJJJJJJJJJJCCCCCCCCCCJJ", // M 8192-12287, N 2048-3071
+			"J000000000000JJJJJJJJJJJJJJJCCCCCCCCCCJJ", // M 8192-12287, N 3072-4095
+			"J000011000000JJJJJJJJJJCCJJJCCCCCCCCCCJJ", // M 8192-12287, N 4096-6143
+			"J000111101000JJJJJJJJJCCCCJJCCCCCCCCCCJJ", // M 8192-12287, N 6144-8191
+			"J00011211MM00JJJJJJJJJCCCCJJCCCCCCCCCCJJ", // M 8192-12287, N 8192-12287
+			"J000011001000JJJJJJJJJJCCJJJJCCCCCCCCJJJ", // M 8192-12287, N 12288-16383
+			"J000000000000JJJJJJJJJJJJJJJJJCCCCCCCJJJ", // M 8192-12287, N 16384-24575
+			"JJ00000000000JJJJJJJJJJJJJJJJJJCCCCCJJJJ", // M 8192-12287, N 24576-32767
+			"JJ0000000000JJJJJJJJJJJJJJJJJJJJCCJJJJJJ", // M 8192-12287, N 32768-49151
+			"JJJJ0000000JJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 8192-12287, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 8192-12287, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 8192-12287, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 8192-12287, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 8192-12287, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 8192-12287, N >= 262144
+			":::::::::::::::<<<<;;;;;;GGG::::::::::::", // M 12288-16383, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 12288-16383, N (none)
+			"::::::::::::::::<<<<;;;GGGGGG:::::::::::", // M 12288-16383, N 2
+			"::::::::::::::::::::GGGGGGGGGG::::::::::", // M 12288-16383, N 3
+			":::<<:::::::::::::::GGGGGGGGGG::::::::::", // M 12288-16383, N 4-5
+			":::<<<:::::::::::::GGGGGGGGGGG::::::::::", // M 12288-16383, N 6-7
+			"::<<<::::::::::::::GGGGGGGGGG:::::::::::", // M 12288-16383, N 8-11
+			"::<<<<<::::::::::::GGGGGGGGGG:::::::::::", // M 12288-16383, N 12-15
+			"::<<<<<:::::<::::::GGGGGGGGG::::::::::::", // M 12288-16383, N 16-23
+			":::::<<<<<<<<:::::::GGGGGGDDD;;;;<<<<<<<", // M 12288-16383, N 24-31
+			":::::<<<<<<<;;::::::GGGGGGJJJ;;;;<<<JJJJ", // M 12288-16383, N 32-47
+			"::::<<<<<:<::;;:::JJJGGGGJJJJJJJJJJJJJJJ", // M 12288-16383, N 48-63
+			":::<<<<<<:::;;;;MMMJJJJJJCCCCJJJJJJJJJJJ", // M 12288-16383, N 64-95
+			":::<<<<<<;;::;;MMMMMJJJJJJCCCJJJJJJJJJJJ", // M 12288-16383, N 96-127
+			":::<<<<<<JJJJJJMMMMJJJJJJJJJJJJJJJJJJJJJ", // M 12288-16383, N 128-191
+			"::::<<<<<JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 12288-16383, N 192-255
+			":::::::<JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 12288-16383, N 256-383
+			":::::JJJJJJJJJJJJJJJJJJJJJJJJCCCLLJJJJJJ", // M 12288-16383, N 384-511
+			"::::JJJJJJJJJJJJJJJJJJJJJJJJJCCCCCCJJJJJ", // M 12288-16383, N 512-767
+			":::JJJJJJJJJJJJJJJJJJJJJJJJJJCCCCCCCJJJJ", // M 12288-16383, N 768-1023
+			"::JJJJJJJJJJJJJJJJJJJJJJJJJJJCCCCCCCCJJJ", // M 12288-16383, N 1024-1535
+			":J00000JJJJJJJJJJJJJJJJJJJJJJCCCCCCCCJJJ", // M 12288-16383, N 1536-2047
+			"JJ0000000JJJJJJJJJJJJJJJJJJJJCCCCCCCCCJJ", // M 12288-16383, N 2048-3071
+			"J0000000000JJJJJJJJJJJJJJJJJJCCCCCCCCCJJ", // M 12288-16383, N 3072-4095
+			"J00000000000JJJJJJJJJJJJJJJJJCCCCCCCCCJJ", // M 12288-16383, N 4096-6143
+			"J000011000000JJJJJJJJJJCCJJJJCCCCCCCCCJJ", // M 12288-16383, N 6144-8191
+			"J000011000000JJJJJJJJJJCCJJJJCCCCCCCCCJJ", // M 12288-16383, N 8192-12287
+			"J000000001000JJJJJJJJJJJJJJJJCCCCCCCCJJJ", // M 12288-16383, N 12288-16383
+			"J000000000000JJJJJJJJJJJJJJJJJCCCCCCJJJJ", // M 12288-16383, N 16384-24575
+			"JJ00000000000JJJJJJJJJJJJJJJJJJCCCCJJJJJ", // M 12288-16383, N 24576-32767
+			"JJJ000000000JJJJJJJJJJJJJJJJJJJJCCJJJJJJ", // M 12288-16383, N 32768-49151
+			"JJJJJ000000JJJJJJJJJJJJJJJJJJJJJJCJJJJJJ", // M 12288-16383, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 12288-16383, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 12288-16383, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 12288-16383, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 12288-16383, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 12288-16383, N >= 262144
+			"::::::::::::::::<<<;;;;;GGGG::::::::::::", // M 16384-24575, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 16384-24575, N (none)
+			":::::::::::::::::<<;GGGGGGGGG:::::::::::", // M 16384-24575, N 2
+			":::::::::::::::::::GGGGGGGGGG:::::::::::", // M 16384-24575, N 3
+			"::::<:::::::::::::GGGGGGGGGGG:::::::::::", // M 16384-24575, N 4-5
+			":::<<:::::::::::::GGGGGGGGGGG:::::::::::", // M 16384-24575, N 6-7
+			":::<<::::::::::::GGGGGGGGGGGG:::::::::::", // M 16384-24575, N 8-11
+			"::<<<<:::::::::::GGGGGGGGGGG::::::::::::", // M 16384-24575, N 12-15
+			"::<<<<<<<::<<;:::GGGGGGGGGG:::::::::::::", // M 16384-24575, N 16-23
+			":::::<<<<<<<:;::::::GGGGGDDDDD;;;;<<<<<<", // M 16384-24575, N 24-31
+			":::::<<<<<<::;::::::GGGGGJJJJJ;;;JJJJJJJ", // M 16384-24575, N 32-47
+			"::::<<<<<:;:;;;:::JJJGGJJJJJJJJJJJJJJJJJ", // M 16384-24575, N 48-63
+			":::<<<<<<;;;:;;MMMMJJJJJJCCCCCJJJJJJJJJJ", // M 16384-24575, N 64-95
+			":::<<<<<<;;J;;MMMMLLJJJJJJCCCCJJJJJJJJJJ", // M 16384-24575, N 96-127
+			"::::<<<1JJJJJJJMMMMJJJJJJJJJJJJJJJJJJJJJ", // M 16384-24575, N 128-191
+			":::::<<1JJJJJJJMMJJJJJJJJJJJJJJJJJJJJJJJ", // M 16384-24575, N 192-255
+			":::::JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 16384-24575, N 256-383
+			"::::JJJJJJJJJJJJJJJJCCCCJJJJJJCCJJJJJJJJ", // M 16384-24575, N 384-511
+			":::JJJJJJJJJJJJJJJJJCCCCJJJJJJCCCCCJJJJJ", // M 16384-24575, N 512-767
+			"::JJJJJJJJJJJJJJJJJJJJJJJJJJJJCCCCCCJJJJ", // M 16384-24575, N 768-1023
+			":JJJJJJJJJJJJJJJJJJJJJJJJJJJJJCCCCCCJJJJ", // M 16384-24575, N 1024-1535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJCCCCCCCJJJ", // M 16384-24575, N 1536-2047
+			"JJ000000JJJJJJJJJJJJJJJJJJJJJJCCCCCCCJJJ", // M 16384-24575, N 2048-3071
+			"J0000000000JJJJJJJJJJJJJJJJJJJCCCCCCCJJJ", // M 16384-24575, N 3072-4095
+			"J00000000000JJJJJJJJJJJJJJJJJJCCCCCCCJJJ", // M 16384-24575, N 4096-6143
+			"J000000000000JJJJJJJJJJJJJJJJJCCCCCCCJJJ", // M 16384-24575, N 6144-8191
+			"J000000000000JJJJJJJJJJJJJJJJJCCCCCCCJJJ", // M 16384-24575, N 8192-12287
+			"J000000000000JJJJJJJJJJJJJJJJJCCCCCCJJJJ", // M 16384-24575, N 12288-16383
+			"JJ00000000000JJJJJJJJJJJJJJJJJCCCCCCJJJJ", // M 16384-24575, N 16384-24575
+			"JJ0000000000JJJJJJJJJJJJJJJJJJJCCCJJJJJJ", // M 16384-24575, N 24576-32767
+			"JJJ000000000JJJJJJJJJJJJJJJJJJJJCCJJJJJJ", // M 16384-24575, N 32768-49151
+			"JJJJJJJ000JJJJJJJJJJJJJJJJJJJJJJJCJJJJJJ", // M 16384-24575, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 16384-24575, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 16384-24575, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 16384-24575, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 16384-24575, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 16384-24575, N >= 262144
+			":::::::::::::::::<<::GGGGGG:::::::::::::", // M 24576-32767, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24576-32767, N (none)
+			"::::::::::::::::::GGGGGGGGGG::::::::::::", // M 24576-32767, N 2
+			":::::::::::::::::GGGGGGGGGGGG:::::::::::", // M 24576-32767, N 3
+			"::::::::::::::::GGGGGGGGGGGGG:::::::::::", // M 24576-32767, N 4-5
+			":::<<:::::::::::HHGGGGGGGGGGG:::::::::::", // M 24576-32767, N 6-7
+			":::<<<:::::::::GHGGGGGGGGGGG::::::::::::", // M 24576-32767, N 8-11
+			":::<<<:::::<<GGGGGGGGGGGGGG:::::::::::::", // M 24576-32767, N 12-15
+			"::<<<<<<:<<<<<GGGGGGGGGGGG::::::::::::::", // M 24576-32767, N 16-23
+			":::::<<<<<<<<<<::::GGGGDDDDDDDD;;;<<<<<<", // M 24576-32767, N 24-31
+			":::::<<<<::::;;::::GGGGJJJJJJJJ;;JJJJJJJ", // M 24576-32767, N 32-47
+			":::::<<<<;;;;;;;JJJJGGGJJJJJJJJJJJJJJJJJ", // M 24576-32767, N 48-63
+			"::::<<<<<;;;;;;MMJJLJJJJJCCCCCCJJJJJJJJJ", // M 24576-32767, N 64-95
+			"::::<<<@JJJJJMMMMJKKLJJJJJCCCCCJJJJJJJJJ", // M 24576-32767, N 96-127
+			"::::<<J1JJJJJJJMMMLJJJJJJJJJJJJJJJJJJJJJ", // M 24576-32767, N 128-191
+			":::::JJ11JJJJJJMMJJJJJJJJJJJJJJJJJJJJJJJ", // M 24576-32767, N 192-255
+			"::::JJJJJJJJJJJJJJJJJJCJJJJJJJJJJJJJJJJJ", // M 24576-32767, N 256-383
+			":::JJJJJJJJJJJJJJJJCCCCCJJJJJJJJJJJJJJJJ", // M 24576-32767, N 384-511
+			"::JJJJJJJJJJJJKJJJJCCCCCJJJJJJJCCJJJJJJJ", // M 24576-32767, N 512-767
+			":JJJJJJJJJJJJJJJJJJJJJCJJJJJJJJCCCCJJJJJ", // M 24576-32767, N 768-1023
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJCCCCCJJJJ", // M 24576-32767, N 1024-1535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJCCCCCJJJJ", // M 24576-32767, N 1536-2047
+			"JJJ000JJJJJJJJJJJJJJJJJJJJJJJJJCCCCCCJJJ", // M 24576-32767, N 2048-3071
+			"JJ000000JJJJJJJJJJJJJJJJJJJJJJJCCCCCCJJJ", // M 24576-32767, N 3072-4095
+			"JJ000000000JJJJJJJJJJJJJJJJJJJJCCCCCCJJJ", // M 24576-32767, N 4096-6143
+			"JJ0000000000JJJJJJJJJJJJJJJJJJJCCCCCCJJJ", // M 24576-32767, N 6144-8191
+			"JJ0000000000JJJJJJJJJJJJJJJJJJJCCCCCJJJJ", // M 24576-32767, N 8192-12287
+			"JJ0000000000JJJJJJJJJJJJJJJJJJJCCCCCJJJJ", // M 24576-32767, N 12288-16383
+			"JJ0000000000JJJJJJJJJJJJJJJJJJJCCCCJJJJJ", // M 24576-32767, N 16384-24575
+			"JJJ000000000JJJJJJJJJJJJJJJJJJJCCCJJJJJJ", // M 24576-32767, N 24576-32767
+			"JJJJJ000000JJJJJJJJJJJJJJJJJJJJJCCJJJJJJ", // M 24576-32767, N 32768-49151
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJCJJJJJJ", // M 24576-32767, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 24576-32767, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 24576-32767, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 24576-32767, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 24576-32767, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 24576-32767, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 32768-49151, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32768-49151, N (none)
+			":::::::::::::::::::::GGGGGG:::::::::::::", // M 32768-49151, N 2
+			":::::::::::::::GGGGGGGGGGGGG::::::::::::", // M 32768-49151, N 3
+			":::::::::::::::GHHGGGGGGGGGG::::::::::::", // M 32768-49151, N 4-5
+			"::::<:::::::::GHHHGGGGGGGGGG::::::::::::", // M 32768-49151, N 6-7
+			":::<<<::::::GGGHHGGGGGGGGGG:::::::::::::", // M 32768-49151, N 8-11
+			":::<<<::::<DGGGGHGGGGGGGGG::::::::::::::", // M 32768-49151, N 12-15
+			":::<<<:::<<<<EGGHGGGGGGG::::::::::::::::", // M 32768-49151, N 16-23
+			":::::<<<<:::<<<<<HGGGGGGDDDDDDDD;;;<<<JJ", // M 32768-49151, N 24-31
+			":::::<<<<::::;;;;HGGGGGJJJJJJJJJJJJJJJJJ", // M 32768-49151, N 32-47
+			"::::<<<<3;;;;;;JJJJJGGGJJJJJJJJJJJJJJJJJ", // M 32768-49151, N 48-63
+			"::::<<<3JJJJ;MMJJJJLJJJJCCCCCCCCJJJJJJJJ", // M 32768-49151, N 64-95
+			":::::<EJJKKJJMMMMKKKLJJJJJCCCCCCJJJJJJJJ", // M 32768-49151, N 96-127
+			":::::JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 32768-49151, N 128-191
+			"::::JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 32768-49151, N 192-255
+			":::JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 32768-49151, N 256-383
+			"::JJJJJJJJJJJJJJJJJJCCCCJJJJJJJJJJJJJJJJ", // M 32768-49151, N 384-511
+			":JJJJJJJJJJJJJJJJJJJCCCCJJJJJJJJJJJJJJJJ", // M 32768-49151, N 512-767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJCJJJJJJJ", // M 32768-49151, N 768-1023
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJCCCJJJJJ", // M 32768-49151, N 1024-1535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJCCCJJJJJ", // M 32768-49151, N 1536-2047
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJCCCCJJJJ", // M 32768-49151, N 2048-3071
+			"JJJJ00JJJJJJJJJJJJJJJJJJJJJJJJJJCCCCJJJJ", // M 32768-49151, N 3072-4095
+			"JJJ0000JJJJJJJJJJJJJJJJJJJJJJJJJCCCCJJJJ", // M 32768-49151, N 4096-6143
+			"JJ00000000JJJJJJJJJJJJJJJJJJJJJJCCCCJJJJ", // M 32768-49151, N 6144-8191
+			"JJ000000000JJJJJJJJJJJJJJJJJJJJJCCCJJJJJ", // M 32768-49151, N 8192-12287
+			"JJJ00000000JJJJJJJJJJJJJJJJJJJJJCCJJJJJJ", // M 32768-49151, N 12288-16383
+			"JJJ00000000JJJJJJJJJJJJJJJJJJJJJCCJJJJJJ", // M 32768-49151, N 16384-24575
+			"JJJJJ00000JJJJJJJJJJJJJJJJJJJJJJCCJJJJJJ", // M 32768-49151, N 24576-32767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJCCJJJJJJ", // M 32768-49151, N 32768-49151
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJCJJJJJJ", // M 32768-49151, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 32768-49151, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 32768-49151, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 32768-49151, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 32768-49151, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 32768-49151, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 49152-65535, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 49152-65535, N (none)
+			":::::::::::::::::::::::GG:::::::::::::::", // M 49152-65535, N 2
+			"::::::::::::::GGGGGGG:GGGG::::::::::::::", // M 49152-65535, N 3
+			":::::::::::::GGGHHHGGGGGGG::::::::::::::", // M 49152-65535, N 4-5
+			":::::::::::GGGGHHHGGGGGGGG::::::::::::::", // M 49152-65535, N 6-7
+			"::::<<:::DDGGGGHHGGGGGGG::::::::::::::::", // M 49152-65535, N 8-11
+			"::::<<<::DEEHGGHGGGGGGGG::::::::::::::::", // M 49152-65535, N 12-15
+			":::<<::::<<<EHGHGGGGGGGG::::::::::::::::", // M 49152-65535, N 16-23
+			":::::<<<<::::<<<EGGGGGGGDDDDDDDDD;;<JJJJ", // M 49152-65535, N 24-31
+			"::::<<<<::::::<<HGGGGGGJJJJJJJJJJJJJJJJJ", // M 49152-65535, N 32-47
+			"::::<<<3JJ:;;:;JJJJJGGGGJJJJJJJJJJJJJJJJ", // M 49152-65535, N 48-63
+			"::::<<33JJJJJJJJJMJJJJJJJCCCCCCCCJJJJJJJ", // M 49152-65535, N 64-95
+			"::::<EHJJJJJJMMMMMLLLJJJJJCCCCCCCJJJJJJJ", // M 49152-65535, N 96-127
+			"::::JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 49152-65535, N 128-191
+			":::JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 49152-65535, N 192-255
+			"::JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 49152-65535, N 256-383
+			":JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 49152-65535, N 384-511
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 49152-65535, N 512-767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 49152-65535, N 768-1023
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 49152-65535, N 1024-1535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJCJJJJJJ", // M 49152-65535, N 1536-2047
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJCJJJJJJ", // M 49152-65535, N 2048-3071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJCCJJJJJ", // M 49152-65535, N 3072-4095
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJCJJJJJJ", // M 49152-65535, N 4096-6143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJCJJJJJJ", // M 49152-65535, N 6144-8191
+			"JJJJ00JJJJJJJJJJJJJJJJJJJJJJJJJJJCJJJJJJ", // M 49152-65535, N 8192-12287
+			"JJJJJ0JJJJJJJJJJJJJJJJJJJJJJJJJJJCJJJJJJ", // M 49152-65535, N 12288-16383
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJCJJJJJJ", // M 49152-65535, N 16384-24575
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJCJJJJJJ", // M 49152-65535, N 24576-32767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJCJJJJJJ", // M 49152-65535, N 32768-49151
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 49152-65535, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 49152-65535, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 49152-65535, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 49152-65535, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 49152-65535, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 49152-65535, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 65536-98303, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 65536-98303, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 65536-98303, N 2
+			"::::::::::::::GGGGGGG:::::::::::::::::::", // M 65536-98303, N 3
+			"::::::::::DGGGGGHHHGGGG:::::::::::::::::", // M 65536-98303, N 4-5
+			":::::::::DGGGGGHHHGGGGG:::::::::::::::::", // M 65536-98303, N 6-7
+			"::::::::DDGGGGGHHGGGGGGG::::::::::::::::", // M 65536-98303, N 8-11
+			"::::<<:DDEEEEGGHGGGGGGGG::::::::::::::::", // M 65536-98303, N 12-15
+			":::<<:FFDF::EHGHGGGGGGGG::::::::::::::::", // M 65536-98303, N 16-23
+			":::::<<<FF::<<<<HGGGGGGGDDDDDDDDDDJJJJJJ", // M 65536-98303, N 24-31
+			":::::<<FF::<:<<<HGGGGGGJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 32-47
+			"::::<<FFJKKK:JJKKKMJGGGGJJJJJJJJJJJJJJJJ", // M 65536-98303, N 48-63
+			"::::<EFKKKKJJJJMKKMJJJCCCCCCCCCCCCJJJJJJ", // M 65536-98303, N 64-95
+			"::::EEIIKJJJJMMMMMMLLLCCCCCCCCCCCCJJJJJJ", // M 65536-98303, N 96-127
+			":::JJKJJJJJJJMMJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 128-191
+			"::JJJJKJJJJJJJJJJMCCCCJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 192-255
+			":JJJJJJJJJJJJJJJJMCCCCJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 256-383
+			"JJJJJJJJJJJJJJJJJJJJCJJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 384-511
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 512-767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 768-1023
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 1024-1535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 1536-2047
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 2048-3071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 3072-4095
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 4096-6143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 6144-8191
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 8192-12287
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 12288-16383
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 16384-24575
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 24576-32767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 32768-49151
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 65536-98303, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 98304-131071, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 98304-131071, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 98304-131071, N 2
+			":::::::::::::::GGGGGG:::::::::::::::::::", // M 98304-131071, N 3
+			"::::::::DDGGGGGGGHHGGG::::::::::::::::::", // M 98304-131071, N 4-5
+			":::::::DDDGGGGGGHHHGGGG:::::::::::::::::", // M 98304-131071, N 6-7
+			"::::<:FDDDGGGGGHHGGGGGG:::::::::::::::::", // M 98304-131071, N 8-11
+			":::<FFFDDEEEHGGHHGGGGGGG::::::::::::::::", // M 98304-131071, N 12-15
+			":::FFFFDDF::EHGHHGGGGGGG::::::::::::::::", // M 98304-131071, N 16-23
+			":::::<<FFF::::EEEHGGGGGDDDDDDDDDDDDJJJJJ", // M 98304-131071, N 24-31
+			":::::<FFFFF:F:<KKHGGGGGJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 32-47
+			":::::FFFFKKKKJJKKKKGGGGCJJJJJJJJJJJJJJJJ", // M 98304-131071, N 48-63
+			"::::EFFFKKKKJJJKKKMJCCCCCCCCCCCCCCCJJJJJ", // M 98304-131071, N 64-95
+			":::EEEIIKKKKMMMMMMMCCCCCCCCCCCCCCCCJJJJJ", // M 98304-131071, N 96-127
+			"::JJJEIIKJJJJMMJJMMJCJJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 128-191
+			":JJJJKKKJJJJJJJJJCCCCCJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 192-255
+			"JJJJJJJJJJJJJJJJJCCCCCJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 256-383
+			"JJJJJJJJJJJJJJJJJJJJCJJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 384-511
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 512-767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 768-1023
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 1024-1535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 1536-2047
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 2048-3071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 3072-4095
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 4096-6143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 6144-8191
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 8192-12287
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 12288-16383
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 16384-24575
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 24576-32767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 32768-49151
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 98304-131071, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 131072-196607, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 131072-196607, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 131072-196607, N 2
+			"::::::::DD:::::GGGGG::::::::::::::::::::", // M 131072-196607, N 3
+			"::::::EEDGGGGGGGGGGGGG::::::::::::::::::", // M 131072-196607, N 4-5
+			":::<:FEEEGGGGGGGGHHHGGG:::::::::::::::::", // M 131072-196607, N 6-7
+			":::FFFEDDGGGGGGGHHHHGGG:::::::::::::::::", // M 131072-196607, N 8-11
+			":::FFFDDDDEEGGGHHGHHGGG:::::::::::::::::", // M 131072-196607, N 12-15
+			":::FFFDDDDEEHGGHHGHHGGG:::::::::::::::::", // M 131072-196607, N 16-23
+			":::::<FFFFFFFFEEEEHGGGGDDDDDDDDDDDDDJJJJ", // M 131072-196607, N 24-31
+			":::::FFFFFFFFFEEEHHGGGGJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 32-47
+			"::::FFFFFFFFFKKKKKKCCCCCJJJJJJJJJJJJJJJJ", // M 131072-196607, N 48-63
+			":::EEEFFFKKKKJMKKKCCCCCCCCCCCCCCCCCCJJJJ", // M 131072-196607, N 64-95
+			"::EEEEEEKKKKKMMMMMCCCCCCCCCCCCCCCCCCJJJJ", // M 131072-196607, N 96-127
+			":JJJJEFKKJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 128-191
+			"JJJJJKKKKKJJJJJJJMMMCCJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 192-255
+			"JJJJJJJJJJJJJJJJJJCCCCJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 256-383
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 384-511
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 512-767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 768-1023
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 1024-1535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 1536-2047
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 2048-3071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 3072-4095
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 4096-6143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 6144-8191
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 8192-12287
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 12288-16383
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 16384-24575
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 24576-32767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 32768-49151
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 131072-196607, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 196608-262143, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 196608-262143, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 196608-262143, N 2
+			"::::::EDGGG:::::::::::::::::::::::::::::", // M 196608-262143, N 3
+			":::::EEEEGGGGG:GGGGGG:::::::::::::::::::", // M 196608-262143, N 4-5
+			"::FFFEEEEGGGGGGGGGHGGG::::::::::::::::::", // M 196608-262143, N 6-7
+			"::FFFEDGDDGGGGGGHHHHGG::::::::::::::::::", // M 196608-262143, N 8-11
+			"::FFFEDGDDGGGGGGHHHHHGG:::::::::::::::::", // M 196608-262143, N 12-15
+			"::FFFFDDDDDGGGGHHHHHHGG:::::::::::::::::", // M 196608-262143, N 16-23
+			"::::<FFFFFFFFFFEEDDDDGDDDDDDDDDDDDDDDJJJ", // M 196608-262143, N 24-31
+			"::::FFFFFFFFFFFEEEDDGGGJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 32-47
+			":::FFFFFFFFFFFFKKKCCCCCCJJJJJJJJJJJJJJJJ", // M 196608-262143, N 48-63
+			"::EEEEEFFFFKKKKKKCCCCCCCCCCCCCCCCCCCCJJJ", // M 196608-262143, N 64-95
+			":EEEEEEEEEKKKKKMKCCCCCCCCCCCCCCCCCCCCJJJ", // M 196608-262143, N 96-127
+			"JJJEEFFKJJJJJJJJMJMJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 128-191
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 192-255
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 256-383
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 384-511
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 512-767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 768-1023
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 1024-1535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 1536-2047
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 2048-3071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 3072-4095
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 4096-6143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 6144-8191
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 8192-12287
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 12288-16383
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 16384-24575
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 24576-32767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 32768-49151
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 196608-262143, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 262144-393215, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 262144-393215, N (none)
+			"::::::EDG:::::::::::::::::::::::::::::::", // M 262144-393215, N 2
+			":::::EEEGGG:::::::::::::::::::::::::::::", // M 262144-393215, N 3
+			"::::EEEEEHGGG::::GG:::::::::::::::::::::", // M 262144-393215, N 4-5
+			":FFEEEEGDGGGGG:GGGGGG:::::::::::::::::::", // M 262144-393215, N 6-7
+			":FFEEEGGGGGGGGGGGHHHG:::::::::::::::::::", // M 262144-393215, N 8-11
+			"::FFEDGGGGGGGGGGHHHHGG::::::::::::::::::", // M 262144-393215, N 12-15
+			"::FFEFGGGDGGGGGHHHHHHG::::::::::::::::::", // M 262144-393215, N 16-23
+			"::::FFFFFFFFFFFFDDDDDDDDDDDDDDDDDDDDDDJJ", // M 262144-393215, N 24-31
+			":::FFFFFFFFFFFFFEEDGGGCJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 32-47
+			"::FFFFFFFFF322FFCCCCCCCCJJJJJJJJJJJJJJJJ", // M 262144-393215, N 48-63
+			":EEEEEEFFFF32MKKCCCCCCCCCCCCCCCCCCCCCCJJ", // M 262144-393215, N 64-95
+			"CEEEEEEEEEEKKKMCCCCCCCCCCCCCCCCCCCCCCCJJ", // M 262144-393215, N 96-127
+			"JJJEFFFFJJJJJJJMCCCCJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 128-191
+			"JJJJEFKJJJJJJJJJMMMJJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 192-255
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 256-383
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 384-511
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 512-767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 768-1023
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 1024-1535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 1536-2047
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 2048-3071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 3072-4095
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 4096-6143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 6144-8191
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 8192-12287
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 12288-16383
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 16384-24575
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 24576-32767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 32768-49151
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 262144-393215, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 393216-524287, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 393216-524287, N (none)
+			"::::EEEEGG::::::::::::::::::::::::::::::", // M 393216-524287, N 2
+			":::EEEEEHGG:::::::::::::::::::::::::::::", // M 393216-524287, N 3
+			":FEEEEEEHHGGG:::::::::::::::::::::::::::", // M 393216-524287, N 4-5
+			":FEEEEGGGGGGG:::::::::::::::::::::::::::", // M 393216-524287, N 6-7
+			":FEEEGGGGGGGGGG:GGG:::::::::::::::::::::", // M 393216-524287, N 8-11
+			":FFEEFGGGGGGGGGGGGGG::::::::::::::::::::", // M 393216-524287, N 12-15
+			":FFFEFGGGGGGGGGHHHHHG:::::::::::::::::::", // M 393216-524287, N 16-23
+			":::FFFGDDFFFFFFFDDDDDDDDDDDDDDDDDDDDDDDJ", // M 393216-524287, N 24-31
+			"::FFFFEDFFFFFFFFEEEDCCCJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 32-47
+			":FFFEEFFFFF333FCCCCCCCCCJJJJJJJJJJJJJJJJ", // M 393216-524287, N 48-63
+			"CEEEEEEEFFF333CCCCCCCCCCCCCCCCCCCCCCCCCJ", // M 393216-524287, N 64-95
+			"CEEEEEEEEEEE3KCCCCCCCCCCCCCCCCCCCCCCCCCJ", // M 393216-524287, N 96-127
+			"JJEEFEFFJJJJJJJCCCCCJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 128-191
+			"JJJEEFFJJJJJJJJMMMCJJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 192-255
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 256-383
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 384-511
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 512-767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 768-1023
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 1024-1535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 1536-2047
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 2048-3071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 3072-4095
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 4096-6143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 6144-8191
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 8192-12287
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 12288-16383
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 16384-24575
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 24576-32767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 32768-49151
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 393216-524287, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 524288-786431, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N (none)
+			"::FEEEEEHG::::::::::::::::::::::::::::::", // M 524288-786431, N 2
+			":FEEEEEEHGG:::::::::::::::::::::::::::::", // M 524288-786431, N 3
+			":FEEEEEEGHGG::::::::::::::::::::::::::::", // M 524288-786431, N 4-5
+			":FEEEEEGGGGGG:::::::::::::::::::::::::::", // M 524288-786431, N 6-7
+			":FEEEEGGGGGGGG::::::::::::::::::::::::::", // M 524288-786431, N 8-11
+			":FEEEEGGGGGGGGGG::::::::::::::::::::::::", // M 524288-786431, N 12-15
+			":FEEEEDGGGGGGGGHHHHH::::::::::::::::::::", // M 524288-786431, N 16-23
+			"::FFFFEGDFFFFFFFFDDDDDDDDDDDDDDDDDDDDDDD", // M 524288-786431, N 24-31
+			":FFFFFEEFFFFFFFFFEECCCCJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 32-47
+			"JFFFEEFFFFFF33FFCCCCCCCCJJJJJJJJJJJJJJJJ", // M 524288-786431, N 48-63
+			"CEEEEEEEFFFF33CCCCCCCCCCCCCCCCCCCCCCCCCC", // M 524288-786431, N 64-95
+			"CEEEEEEEEEEEFCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 524288-786431, N 96-127
+			"JJJEFFFFJJJJJJJMCCCCJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 128-191
+			"JJJEEFFJJJJJJJJJJJMJJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 192-255
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 256-383
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 384-511
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 512-767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 768-1023
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 1024-1535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 1536-2047
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 2048-3071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 3072-4095
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 4096-6143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 6144-8191
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 8192-12287
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 12288-16383
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 16384-24575
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 24576-32767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 32768-49151
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 524288-786431, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 786432-1048575, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N (none)
+			"::EEEEEEHG::::::::::::::::::::::::::::::", // M 786432-1048575, N 2
+			":FEEEEEEHHG:::::::::::::::::::::::::::::", // M 786432-1048575, N 3
+			":EEEEEEEEHGG::::::::::::::::::::::::::::", // M 786432-1048575, N 4-5
+			":EEEEEEEGGGGG:::::::::::::::::::::::::::", // M 786432-1048575, N 6-7
+			":EEEEEEEGGGGG:::::::::::::::::::::::::::", // M 786432-1048575, N 8-11
+			":FEEEEEGGGGGGGG:::::::::::::::::::::::::", // M 786432-1048575, N 12-15
+			":FEEEEEGGGGGGGHHH:H:::::::::::::::::::::", // M 786432-1048575, N 16-23
+			":FFFFFFFFFFFFFFFFDDDDCDDDDDDDDDDDDDDDDDD", // M 786432-1048575, N 24-31
+			"JFFFFFFFFFFFFFFFFDDCCCCJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 32-47
+			"JFFFEEFFFFFFFFFFCCCCCCCJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 48-63
+			"CEEEEEEEFFFFFFFCCCCCCCCCCCCCCCCCCCCCCCCC", // M 786432-1048575, N 64-95
+			"CEEEEEEEEFFFFFCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 786432-1048575, N 96-127
+			"JJJEFFFEJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 128-191
+			"JJJJEEJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 192-255
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 256-383
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 384-511
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 512-767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 768-1023
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 1024-1535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 1536-2047
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 2048-3071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 3072-4095
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 4096-6143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 6144-8191
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 8192-12287
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 12288-16383
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 16384-24575
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 24576-32767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 32768-49151
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 1048576-1572863, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N (none)
+			"::EEEEEEHG::::::::::::::::::::::::::::::", // M 1048576-1572863, N 2
+			":FEEEEEEEHG:::::::::::::::::::::::::::::", // M 1048576-1572863, N 3
+			":EEEEEEEEHGG::::::::::::::::::::::::::::", // M 1048576-1572863, N 4-5
+			":EEEEEEEEGHG::::::::::::::::::::::::::::", // M 1048576-1572863, N 6-7
+			":EEEEEEEGGGGG:::::::::::::::::::::::::::", // M 1048576-1572863, N 8-11
+			":FEEEEEEGGGGGG::::::::::::::::::::::::::", // M 1048576-1572863, N 12-15
+			":FEEEEEEGGGGGHHH::::::::::::::::::::::::", // M 1048576-1572863, N 16-23
+			"DDFFFFFFFFFFFFFFDDDDDDDDDDDDDDDDDDDDDDDD", // M 1048576-1572863, N 24-31
+			"JJFFFFFFFFFFFFFFFDDCCCJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 32-47
+			"JJFFFFFFFFFFFFFFFCCCCCCJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 48-63
+			"CFEEEEEFFFFFFFFFCCCCCCCCCCCCCCCCCCCCCCCC", // M 1048576-1572863, N 64-95
+			"CEEEEEEEEFFFFFFCCCCCCCCCCCCCCCCCCCCCCCCC", // M 1048576-1572863, N 96-127
+			"JJJJEEJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 128-191
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 192-255
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 256-383
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 384-511
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 512-767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 768-1023
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 1024-1535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 1536-2047
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 2048-3071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 3072-4095
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 4096-6143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 6144-8191
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 8192-12287
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 12288-16383
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 16384-24575
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 24576-32767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 32768-49151
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M >= 1572864, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N (none)
+			"::EEEEEEHG::::::::::::::::::::::::::::::", // M >= 1572864, N 2
+			":FEEEEEEHHG:::::::::::::::::::::::::::::", // M >= 1572864, N 3
+			":FEEEEEEEHG:::::::::::::::::::::::::::::", // M >= 1572864, N 4-5
+			":EEEEEEEEHHG::::::::::::::::::::::::::::", // M >= 1572864, N 6-7
+			":EEEEEEEEHGG::::::::::::::::::::::::::::", // M >= 1572864, N 8-11
+			":FEEEEEEEGGG::::::::::::::::::::::::::::", // M >= 1572864, N 12-15
+			":FEEEEEEEGGHHHH:::::::::::::::::::::::::", // M >= 1572864, N 16-23
+			"DDFFFFFFFFFFFFFFDDDDDDDDDDDDDDDDDDDDDDDD", // M >= 1572864, N 24-31
+			"JJJFFFFFFFFFFFFFFDCCCJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 32-47
+			"JJFFFFFFFFFFFFFFFCCCCCJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 48-63
+			"CCFEEEEFFFFFFFFFCCCCCCCCCCCCCCCCCCCCCCCC", // M >= 1572864, N 64-95
+			"CCEEEEEEFFFFFFFCCCCCCCCCCCCCCCCCCCCCCCCC", // M >= 1572864, N 96-127
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 128-191
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 192-255
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 256-383
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 384-511
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 512-767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 768-1023
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 1024-1535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 1536-2047
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 2048-3071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 3072-4095
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 4096-6143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 6144-8191
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 8192-12287
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 12288-16383
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 16384-24575
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 24576-32767
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 32768-49151
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 49152-65535
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 65536-98303
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 98304-131071
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 131072-196607
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 196608-262143
+			"JJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N >= 262144
 		},
-		bulk:      129,
+		bulk:      125,
 		bulkDen:   10,
 		bulkK:     1024,
 		bulkNum:   11,
 		bulkSlots: 132,
 		bulkWaves: 2,
 		general: []string{
-			"77774444444444444444>>>>>57>>>>>>>>>>>>>>", // M <= 1, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N (none)
-			"77777444444>>>>>67744<>>444>>>>>>>>>>>>>>", // M <= 1, N 2
-			"7777744444444>><<4477444447>>>>>>>>>>>>>>", // M <= 1, N 3
-			"777777444444><<<<47777744477>>>>66>>>>>>>", // M <= 1, N 4-5
-			"77777444444<<<<<<<777774447777777777>>>>7", // M <= 1, N 6-7
-			"77777444444<<<<44477777744777777777777777", // M <= 1, N 8-11
-			"77777444444<<<<44477777744777777777777777", // M <= 1, N 12-15
-			"444444444444<<<44477777444777777777777777", // M <= 1, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N >= 131072
-			"777774444444444444444444454>>>>>>>>>>>>>>", // M 2, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N (none)
-			"777777444444444444444444444>555>>>>>>>>>>", // M 2, N 2
-			"7777774444444>><<<744444444>===>>>>>>>>>>", // M 2, N 3
-			"77777744444<<<<<<<7777444474>>>>>>>>>>>>>", // M 2, N 4-5
-			"77777744444<<<<<<<77777444777446>>>>>>>>>", // M 2, N 6-7
-			"77777744444<<<<<<<777774447777777>>>>>>>7", // M 2, N 8-11
-			"77777744444<<<<<<477777444777777777777777", // M 2, N 12-15
-			"777774444444<<<<4447777444777777777777777", // M 2, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N >= 131072
-			"777774444444444444444444557>>>>>>>>>>>>>>", // M 3, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N (none)
-			"777777444444444444444444444>===>>>>>>>>>>", // M 3, N 2
-			"777777444444444444444444447>>>>>>>>>>>>>>", // M 3, N 3
-			"77777774444<<<<<<44777444477>>>>>>>>>>>>>", // M 3, N 4-5
-			"7777777444<<<<<<<<7777744477777>>>>>>>>>>", // M 3, N 6-7
-			"7777775444<<<<<<<477777444777777>>>>>>>>7", // M 3, N 8-11
-			"77777754444<<<<<4477777444777777777777777", // M 3, N 12-15
-			"7777775444444<<44447777447777777777777777", // M 3, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N >= 131072
-			"7777774444444444444444445574>>>>>>>>>>>>>", // M 4-5, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N (none)
-			"7777774444444444<<4444444474>>>>>>>>>>>>>", // M 4-5, N 2
-			"777777744444444<<<4444444477>>>>>>>>>>>>>", // M 4-5, N 3
-			"7777777544<<<<<<<44474444477744>>>>>>>>>>", // M 4-5, N 4-5
-			"777777554<<<<<<<444777744477777>>>>>>>>>>", // M 4-5, N 6-7
-			"7777775554<<<<<<4444477444777777>>>>7>>77", // M 4-5, N 8-11
-			"7777775554<44<<44444777444777777777777777", // M 4-5, N 12-15
-			"77777555444444444447777447777777777777777", // M 4-5, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N >= 131072
-			"777774444444444444444444447777777777>>>>7", // M 6-7, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N (none)
-			"777777444444444<<<<44444447774>>>>>>>>>>>", // M 6-7, N 2
-			"777777554444444<<<4444444477777>>>>>>>>>>", // M 6-7, N 3
-			"77777755444<<44<<<4444444477777>>>>>>>>>>", // M 6-7, N 4-5
-			"77777755444<<44<<444774444777777>>>>>>>>7", // M 6-7, N 6-7
-			"7777765554<<<4<<<4447774447777777>>>>>>>7", // M 6-7, N 8-11
-			"7777665554<<444444447777447777777777>>>>7", // M 6-7, N 12-15
-			"777665554444444444444777447777777777>>>>7", // M 6-7, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N >= 131072
-			"77777444444444444444444444777777777777777", // M 8-11, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N (none)
-			"7777774444444444<<<4444444777777>>>>>>>>7", // M 8-11, N 2
-			"777777554444444<<<<4444444777777>>>>>>>>7", // M 8-11, N 3
-			"77777755444<<4<<<<<4444444777777>>>>>>>>7", // M 8-11, N 4-5
-			"77777655444<<4<<<<444444447777777>>>>>>>7", // M 8-11, N 6-7
-			"77777765544<<<<<<<4447<<447777777777>>>>>", // M 8-11, N 8-11
-			"777676555<<444<<<444<<==44777777777>>>>>>", // M 8-11, N 12-15
-			"777666555444444444447===747777777777>>>>>", // M 8-11, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N >= 131072
-			"77777444444444444444444444777777777777777", // M 12-15, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N (none)
-			"77777744444444444<44444444777777777777777", // M 12-15, N 2
-			"7777775554444444<<<4444444777777777777777", // M 12-15, N 3
-			"777775555444<4<<<<44444444777777777777777", // M 12-15, N 4-5
-			"77776655544<<<<<<<444<<4447777777777>>>>7", // M 12-15, N 6-7
-			"7776765554<<4<<<<<44<====4777777777>>>>>>", // M 12-15, N 8-11
-			"777666555<<444<<<<44=====4777777777>>>>>>", // M 12-15, N 12-15
-			"67666555<444444<4444=====7777777777>>>>>>", // M 12-15, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N >= 131072
-			"44444444444444444444444444777777777777777", // M 16-23, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N (none)
-			"77777744444444444444444444777777777777777", // M 16-23, N 2
-			"7777755544444444<<44444444777777777777777", // M 16-23, N 3
-			"7777755554<<44<<<<44444444777777777777777", // M 16-23, N 4-5
-			"777665555<<<4<<<<<444<<4447777777777>>>>7", // M 16-23, N 6-7
-			"777666555<<44<<<<<44<===447777777777>>>>>", // M 16-23, N 8-11
-			"67666555<44444<<<<44=====4777777777>>>>>>", // M 16-23, N 12-15
-			"66555555<<4444444444====777777777777>>>>>", // M 16-23, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N 16-23
-			"666666<<<767777777777777777777==47777>>77", // M 24-31, N 24-31
-			"6666664<<666777777777777777777==477777777", // M 24-31, N 32-47
-			"66666664466667777777777777777777777777777", // M 24-31, N 48-63
-			"66666666666664777777777777777777777777777", // M 24-31, N 64-95
-			"66666666666644477777777777777777777777777", // M 24-31, N 96-127
-			"66666666666444447777777777777777777777777", // M 24-31, N 128-191
-			"66666666664444444777777777777777777777777", // M 24-31, N 192-255
-			"66666666644444444477777777777777777777777", // M 24-31, N 256-383
-			"66666666644444444447777777777777777777777", // M 24-31, N 384-511
-			"66666666444444444444777777777777777777777", // M 24-31, N 512-767
-			"66666666444444444444477777777777777777777", // M 24-31, N 768-1023
-			"66666664444444444444667777777777777777777", // M 24-31, N 1024-1535
-			"6666666444444444444CA78777777777777777777", // M 24-31, N 1536-2047
-			"666666664444444444CC887777747777777777777", // M 24-31, N 2048-3071
-			"66666666444444444578844444444777777777777", // M 24-31, N 3072-4095
-			"6666666664444444C777777744444777777777777", // M 24-31, N 4096-6143
-			"666666666664444BC777774444444777A77777777", // M 24-31, N 6144-8191
-			"66666666666644BA9AA467744444777AA77777777", // M 24-31, N 8192-12287
-			"6666666666664;BBB8B45574444447AA777777777", // M 24-31, N 12288-16383
-			"666666666664BB8999944444444444A7777777777", // M 24-31, N 16384-24575
-			"66666666664BBBBBBBBBB444BBBBB447777777777", // M 24-31, N 24576-32767
-			"66666666668888444488888888844444777777777", // M 24-31, N 32768-49151
-			"6666666664BBBB444444BBBBBB444444477777777", // M 24-31, N 49152-65535
-			"66666666448884666688888884444444447777777", // M 24-31, N 65536-98303
-			"6666666444BB54666655BBBB44444444444777777", // M 24-31, N 98304-131071
-			"66666644444888998888844444444444444477777", // M 24-31, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N 16-23
-			"<666664<<666777777777777777777==477777777", // M 32-47, N 24-31
-			"6666664<<<6677777777777777777746777777777", // M 32-47, N 32-47
-			"66666666<<6667777777777777777777777777777", // M 32-47, N 48-63
-			"<<<66666666666777777777777777777777777777", // M 32-47, N 64-95
-			"6666666666666444447777777777777777777AAAA", // M 32-47, N 96-127
-			"<<<<66666666444444477777777777777777<<<<<", // M 32-47, N 128-191
-			"666666666664444444777777777777777777AAAAA", // M 32-47, N 192-255
-			"<<<<<<66664444444477777777777777777<<<<<<", // M 32-47, N 256-383
-			"666666666444444444477777777777777AAAAAAAA", // M 32-47, N 384-511
-			"6666666664444444444477777777777AAAAAAAAAA", // M 32-47, N 512-767
-			"6666666644466444444477777777777AAAAAAAAAA", // M 32-47, N 768-1023
-			"66666666444464444447777777777777AAAAAAAAA", // M 32-47, N 1024-1535
-			"66666664444444444477A787777777777AAAAAAAA", // M 32-47, N 1536-2047
-			"666666644444444447CC8848777477777AAAAAAAA", // M 32-47, N 2048-3071
-			"66666666444444447774444444444777AAAAAAAAA", // M 32-47, N 3072-4095
-			"66666666644444444444444444444777AAAAAAAAA", // M 32-47, N 4096-6143
-			"666666666664445BC44455444444777AAAAAAAAAA", // M 32-47, N 6144-8191
-			"6666666666664DBA9AA44474444477AAAAAAAAAAA", // M 32-47, N 8192-12287
-			"666666666666E;BBBBB445554B444AAAAAAAAAAAA", // M 32-47, N 12288-16383
-			"66666666666ABB8999994454449449AAAAAAAAAAA", // M 32-47, N 16384-24575
-			"6666666666ABBBB44BBB444444BBB88AAAAAAAAAA", // M 32-47, N 24576-32767
-			"66666666688899964888888888888888AAAAAAAAA", // M 32-47, N 32768-49151
-			"6666666688BBB466645BB5555BB888888AAAAAAAA", // M 32-47, N 49152-65535
-			"6666666888899466661888888888888888AAAAAAA", // M 32-47, N 65536-98303
-			"6666668888BB5466645BBBBBB8888888888AAAAAA", // M 32-47, N 98304-131071
-			"666668888888999998888888888888888888AAAAA", // M 32-47, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N 16-23
-			"<<666666666667777777777777777777777777777", // M 48-63, N 24-31
-			"66666666<<6667777777777777777777777777777", // M 48-63, N 32-47
-			"66666666<=6667777777777777777774777777777", // M 48-63, N 48-63
-			"<<<666666466667777777777777777777777777<<", // M 48-63, N 64-95
-			"6666666666666644447777777777777777777AAAA", // M 48-63, N 96-127
-			"<<<<666666666444444777777777777777777<<<<", // M 48-63, N 128-191
-			"666666666666444444777777777777777777AAAAA", // M 48-63, N 192-255
-			"<<<<<666666444444447777777777777777<<<<<<", // M 48-63, N 256-383
-			"66666666664444444444777777777777777AAAAAA", // M 48-63, N 384-511
-			"666666666644464444445777777A777777AAAAAAA", // M 48-63, N 512-767
-			"666666666446664444467777777777A77AAAAAAAA", // M 48-63, N 768-1023
-			"666666666446644444677A777777777AAAAAAAAAA", // M 48-63, N 1024-1535
-			"66666666444444444577A8877777777AAAAAAAAAA", // M 48-63, N 1536-2047
-			"6666666644444444477988887777777AAAAAAAAAA", // M 48-63, N 2048-3071
-			"666666664444444577C484444777777AAAAAAAAAA", // M 48-63, N 3072-4095
-			"6666666664444444444444444474777AAAAAAAAAA", // M 48-63, N 4096-6143
-			"666666666664435BAA444444444777AAAAAAAAAAA", // M 48-63, N 6144-8191
-			"6666666666663DBA9A44444444447AAAAAAAAAAAA", // M 48-63, N 8192-12287
-			"666666666668E;BBBBB444448BBBBAAAAAAAAAAAA", // M 48-63, N 12288-16383
-			"66666666668ABB8999999444499999AAAAAAAAAAA", // M 48-63, N 16384-24575
-			"66666666688BBBBBBBBB444444BBB88AAAAAAAAAA", // M 48-63, N 24576-32767
-			"66666666888899999888888888888888AAAAAAAAA", // M 48-63, N 32768-49151
-			"6666666888BBBB464BBB555555B888888AAAAAAAA", // M 48-63, N 49152-65535
-			"6666668888B89196111188888888888888AAAAAAA", // M 48-63, N 65536-98303
-			"6666688888BBB144111BBBBBBB888888888AAAAAA", // M 48-63, N 98304-131071
-			"666688888888999998888888888888888888AAAAA", // M 48-63, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N 16-23
-			"<<<66666666666777777777777777777777777777", // M 64-95, N 24-31
-			"66666666666666777777777777777777777777777", // M 64-95, N 32-47
-			"66666666666666777777777777777777777777777", // M 64-95, N 48-63
-			"66666666666666777776777777777CC7777777777", // M 64-95, N 64-95
-			"6666666666666667777677777777CCCA777777777", // M 64-95, N 96-127
-			"6666666666666644777777777777AAA7777777777", // M 64-95, N 128-191
-			"66666666666664444777777777777777777777777", // M 64-95, N 192-255
-			"66666666666644444477777777777777777777777", // M 64-95, N 256-383
-			"66666666666444444447777777777777777777777", // M 64-95, N 384-511
-			"6666666666644444444B777777AAA777777777777", // M 64-95, N 512-767
-			"666666666644464444BAA77777AAAAAA777777777", // M 64-95, N 768-1023
-			"66666666644444444AA9887777AAAAAAA77777777", // M 64-95, N 1024-1535
-			"6666666664444444BB988887777AAAAA777777777", // M 64-95, N 1536-2047
-			"666666666444444>C988884477777AAA777777777", // M 64-95, N 2048-3071
-			"66666666644444BBAAAAA444D7777AAAA77777777", // M 64-95, N 3072-4095
-			"6666666664444DBAAAAAADDDDD777AAAA77777777", // M 64-95, N 4096-6143
-			"666666666664A;BBBBB444444847AAAA777777777", // M 64-95, N 6144-8191
-			"666666666664AA89994444444444AAAA777777777", // M 64-95, N 8192-12287
-			"6666666666444ABBBBB44444444BBAA7777777777", // M 64-95, N 12288-16383
-			"66666666644488999998888884888877777777777", // M 64-95, N 16384-24575
-			"66666666444ABBBBBBBBB5555BBBB447777777777", // M 64-95, N 24576-32767
-			"66666664444BB9999998888885884444777777777", // M 64-95, N 32768-49151
-			"66666644444BBBBBBBBBB85555BB4444477777777", // M 64-95, N 49152-65535
-			"66666444444899999998888888844444447777777", // M 64-95, N 65536-98303
-			"66664444444899999988888888444444444777777", // M 64-95, N 98304-131071
-			"66644444444BBB999888BBBBB4444444444477777", // M 64-95, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N 16-23
-			"<<<666666666666777777777777777777777777<<", // M 96-127, N 24-31
-			"66666666666666677777777777777777777770000", // M 96-127, N 32-47
-			"66666666666676677777777777777777777770000", // M 96-127, N 48-63
-			"<<<<666666666667777667777777CCCA77777<<<<", // M 96-127, N 64-95
-			"6666666666666667777<67777777CCCA777770000", // M 96-127, N 96-127
-			"<<<<666666664666777777777777CCAA777700000", // M 96-127, N 128-191
-			"6666666666666664477777777777AAAA777770000", // M 96-127, N 192-255
-			"<<<<666666666444447777777A7777AAA77770000", // M 96-127, N 256-383
-			"6666666666666444444777777AAA777A777700000", // M 96-127, N 384-511
-			"66666666666644444ABB77777AAAAAAAA77700000", // M 96-127, N 512-767
-			"6666666666644444ABBA47777AAAAAAAAAA000000", // M 96-127, N 768-1023
-			"6666666666444444BAAA887777AAAAAAAA0000000", // M 96-127, N 1024-1535
-			"666666666644444BBB:4884077AAAAA0000000000", // M 96-127, N 1536-2047
-			"66666666664444BBB:98844<777AAAAA000000000", // M 96-127, N 2048-3071
-			"6666666664444;BBAAA?A4DDD877AAAA000000000", // M 96-127, N 3072-4095
-			"666666666644A;BAAA?D?DDDDD47AAAA000000000", // M 96-127, N 4096-6143
-			"66666666666AA;BBBBBBB8888887AAAA000000000", // M 96-127, N 6144-8191
-			"666666666688AA89999449999994AAA0000000000", // M 96-127, N 8192-12287
-			"666666666888AABBBBBB4444D4444AA0000000000", // M 96-127, N 12288-16383
-			"66666666888888999999899988888800000000000", // M 96-127, N 16384-24575
-			"66666668888ABBBBBBBB766555BBB880000000000", // M 96-127, N 24576-32767
-			"66666688888AB9999998999988888888000000000", // M 96-127, N 32768-49151
-			"66666888888ABBBBBBBBA99855BB8888800000000", // M 96-127, N 49152-65535
-			"66668888888889999999888888888888880000000", // M 96-127, N 65536-98303
-			"66688888888A89999998888888888888888000000", // M 96-127, N 98304-131071
-			"668888888888BBB99988B888BB888888888800000", // M 96-127, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N 16-23
-			"<<<<66666666666677777777<77777777777<<<<<", // M 128-191, N 24-31
-			"66666666666666777777777777777777777777777", // M 128-191, N 32-47
-			"666666666667777<7777777777777777777777777", // M 128-191, N 48-63
-			"<<<<66666666677767777777A777AAAA77777<<<<", // M 128-191, N 64-95
-			"666666666666667767777777A77ACCAA777777777", // M 128-191, N 96-127
-			"666666666666666677777777A77AAAAAA77777777", // M 128-191, N 128-191
-			"666666666666666647777777AA7AAAAAAA7777777", // M 128-191, N 192-255
-			"6666666666666644447777777AAAAAAAAAA777777", // M 128-191, N 256-383
-			"66666666666666444AAA77A77AAAAAAAAAA777777", // M 128-191, N 384-511
-			"6666666666666444AAAAAAA7AAAAAAAAAAAA77777", // M 128-191, N 512-767
-			"666666666666444AAAAAAAAAAAAAAAAAAAAA77777", // M 128-191, N 768-1023
-			"666666666664444AAAAAAAAAAAAAAAAAAAA777777", // M 128-191, N 1024-1535
-			"66666666666444AAAAAAAAA:AAAAAAAAA77777777", // M 128-191, N 1536-2047
-			"6666666666644AAAAAAAAAAAAAAAAAA7777777777", // M 128-191, N 2048-3071
-			"666666666644AAAAAAAAA88A8:AAAAA7777777777", // M 128-191, N 3072-4095
-			"66666666664AAAAAAAA:A888888AAAA7777777777", // M 128-191, N 4096-6143
-			"6666666666AAAAAAAA::A888888AAAA7777777777", // M 128-191, N 6144-8191
-			"666666666AAAAAAAAAAAA888A8AAAAA7777777777", // M 128-191, N 8192-12287
-			"66666666AAAAAAAAAAAAA8988AAAAAA7777777777", // M 128-191, N 12288-16383
-			"6666666AAAAAAAAAAAAAA888AAAAAA77777777777", // M 128-191, N 16384-24575
-			"666666AAAAAAAAAAAAAA8AA8AAAAAAA7777777777", // M 128-191, N 24576-32767
-			"66666AAAAAAAAAAA998A8AA8AAAAAAAA777777777", // M 128-191, N 32768-49151
-			"6666AAAAAAAAAAA8998AA888AAAAAAAAA77777777", // M 128-191, N 49152-65535
-			"666AAAAAAAAAAAAA888AAAAAAAAAAAAAAA7777777", // M 128-191, N 65536-98303
-			"66AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA777777", // M 128-191, N 98304-131071
-			"6AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA77777", // M 128-191, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N 16-23
-			"<<<<<66666666666677777AA<A777777777<<<<<<", // M 192-255, N 24-31
-			"6666666666666777777777AAAA777777777700000", // M 192-255, N 32-47
-			"6666666666667===7777777AAA777777777700000", // M 192-255, N 48-63
-			"<<<<666666667<7<>77777AAAA77AAAA7777<<<<<", // M 192-255, N 64-95
-			"666666666666667>>77777AAAAAAAAAAA77770000", // M 192-255, N 96-127
-			"6666666666666666677777AAAAAAAAAAAA7770000", // M 192-255, N 128-191
-			"6666666666446466667767AAAAAAAA88AAA770000", // M 192-255, N 192-255
-			"66666666666664464AAAAAAAAAAAAA888AAAA0000", // M 192-255, N 256-383
-			"66666666666666644AAAAAAAAAAAAAA8AAAAA0000", // M 192-255, N 384-511
-			"6666666666656444AAAAAAAAAAAAAAAAAAAAA0000", // M 192-255, N 512-767
-			"6666666666666AAAAAAAAAAAAAAAAAAAAAAA00000", // M 192-255, N 768-1023
-			"6666666666664AAAAAAAAAAAAAAAAAAAAAA000000", // M 192-255, N 1024-1535
-			"6666666666664AAAAAAAAAAAAAAAAAAAA00000000", // M 192-255, N 1536-2047
-			"666666666664AAAA:8AAAAAAAAAAAAA0000000000", // M 192-255, N 2048-3071
-			"66666666666AAAAA:BAAAAAA8AAAAAA0000000000", // M 192-255, N 3072-4095
-			"6666666666AAAAAAAAAAAA8A88AAAAA0000000000", // M 192-255, N 4096-6143
-			"666666666AAAAAAAAAAAAAAAA88AAAA0000000000", // M 192-255, N 6144-8191
-			"66666666AAAAAAAAAAAAA88AAAAAAAA0000000000", // M 192-255, N 8192-12287
-			"6666666AAAAAAAAAAAAAA888AAAAAA00000000000", // M 192-255, N 12288-16383
-			"666666AAAAAAAAAAAAAAAA88AAAAAA00000000000", // M 192-255, N 16384-24575
-			"66666AAAAAAAAAAAAAAAA888AAAAAAA0000000000", // M 192-255, N 24576-32767
-			"6666AAAAAAAAAAAA88AAA888AAAAAAAA000000000", // M 192-255, N 32768-49151
-			"666AAAAAAAAAAAAA88AAA88AAAAAAAAAA00000000", // M 192-255, N 49152-65535
-			"66AAAAAAAAAAAAAAA8AAAAAAAAAAAAAAAA0000000", // M 192-255, N 65536-98303
-			"6AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 192-255, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 192-255, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 16-23
-			"<<<<<<<66666666666AAAAA<<<AA777777<<<<<<<", // M 256-383, N 24-31
-			"6666666666666666667AAAAA7AAA7777777777777", // M 256-383, N 32-47
-			"6666666666666677767AAAAAAAAAAA77777777777", // M 256-383, N 48-63
-			"<<<666666666666777AAAAAAAAAAAAAAA777<<<<<", // M 256-383, N 64-95
-			"666666666666666777AAAAAAAAAAAAAAAAA777777", // M 256-383, N 96-127
-			"666666666666666666AAAAAAAAAAAAAAAAAA77777", // M 256-383, N 128-191
-			"666666666666666667AAAAAAAAAAAA888AAAA7777", // M 256-383, N 192-255
-			"66666666666666666AAAAAAAAAAAAA888AAAA7777", // M 256-383, N 256-383
-			"6666666666666666AAAAAAAAAAAAAA88AAAAA7777", // M 256-383, N 384-511
-			"666666666666666AAAAAAAAAAAAAAAAAAAAAA7777", // M 256-383, N 512-767
-			"66666666666664AAAAAAAAAAAAAAAAAAAAAA77777", // M 256-383, N 768-1023
-			"6666666666666AAAAAAAAAAAAAAAAAAAAAA777777", // M 256-383, N 1024-1535
-			"666666666666AAAAAAAAAAAAAAAAAAAAA77777777", // M 256-383, N 1536-2047
-			"66666666666AAAAAAAAAAAAAAAAAAAAA777777777", // M 256-383, N 2048-3071
-			"6666666666AAAAAAAAAAAAAA8AAAAAA7777777777", // M 256-383, N 3072-4095
-			"666666666AAAAAAAAAAAAA8A88AAAAA7777777777", // M 256-383, N 4096-6143
-			"66666666AAAAAAAAAAAAAAAAAAAAAAA7777777777", // M 256-383, N 6144-8191
-			"6666666AAAAAAAAAAAAAA88AAAAAAA77777777777", // M 256-383, N 8192-12287
-			"666666AAAAAAAAAAAAAAA88AAAAAAA77777777777", // M 256-383, N 12288-16383
-			"66666AAAAAAAAAAAAAAAAAAAAAAAAA77777777777", // M 256-383, N 16384-24575
-			"6666AAAAAAAAAAAAAAAAAAAAAAAAAAA7777777777", // M 256-383, N 24576-32767
-			"666AAAAAAAAAAAAAAAAAAAAAAAAAAAAA777777777", // M 256-383, N 32768-49151
-			"66AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA77777777", // M 256-383, N 49152-65535
-			"6AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA7777777", // M 256-383, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA777777", // M 256-383, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA77777", // M 256-383, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 16-23
-			"<<<<<<<666666766666AAAA<<<<AAAA7<<<<<<<<<", // M 384-511, N 24-31
-			"6666666666666667776AAAAA77AAAAAAA77777777", // M 384-511, N 32-47
-			"6666666666666677776AAAAA7AAAAAAAAA7777777", // M 384-511, N 48-63
-			"<<<6666666666667777AAAAAAAAAAAAAAAAA<<<<<", // M 384-511, N 64-95
-			"6666666666666667777AAAAAAAAAAAAAAAAA77777", // M 384-511, N 96-127
-			"666666666666666777AAAAAAAAAAAAAAAAAAA7777", // M 384-511, N 128-191
-			"66666666666666666AAAAAAAAAAAAA88AAAAA7777", // M 384-511, N 192-255
-			"6666666666666666AAAAAAAAAA8AAA88AAAAA7777", // M 384-511, N 256-383
-			"666666666665566AAAAAAAAAA888AAAAAAAAA7777", // M 384-511, N 384-511
-			"66666666666556AAAAAAAAAAA888AAAAAAAA77777", // M 384-511, N 512-767
-			"6666666666666AAAAAAAA88AAA8AAAAAAAAA77777", // M 384-511, N 768-1023
-			"666666666666AAAAAA8AA888AAAAAAAAAAA777777", // M 384-511, N 1024-1535
-			"66666666666AAAAAAAAAAA88AAAAAAAAA77777777", // M 384-511, N 1536-2047
-			"6666666666AAAAAAA:AAAAAA88AAAAAAA77777777", // M 384-511, N 2048-3071
-			"666666666AAAAAAA::88A888188AAAAAA77777777", // M 384-511, N 3072-4095
-			"66666666AAAAAAAAA:88A888888AAAAA777777777", // M 384-511, N 4096-6143
-			"6666666AAAAAAAAAAA88A88A888AAAA7777777777", // M 384-511, N 6144-8191
-			"666666AAAAAAAAAAAAAA8888AAAAAA77777777777", // M 384-511, N 8192-12287
-			"66666AAAAAAAAAAAAAAA8888AAAAAA77777777777", // M 384-511, N 12288-16383
-			"6666AAAAAAAAAAAAAAAAA888AAAAAA77777777777", // M 384-511, N 16384-24575
-			"666AAAAAAAAAAAAAAAAAAAAAAAAAAAA7777777777", // M 384-511, N 24576-32767
-			"66AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA777777777", // M 384-511, N 32768-49151
-			"6AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA77777777", // M 384-511, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA7777777", // M 384-511, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA777777", // M 384-511, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA77777", // M 384-511, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 16-23
-			"<<<<<<66666===766666AAAA<<<<<<<<<<<<<<<<<", // M 512-767, N 24-31
-			"66666666666===777766AAAAA00AAAA0000000000", // M 512-767, N 32-47
-			"66666666666666777766AAAAA0AAAAAAAA0000000", // M 512-767, N 48-63
-			"<<<6666666666667777AAAAAAAAAAAAAAAA<<<<<<", // M 512-767, N 64-95
-			"6666666666666667774AAAAAAAAAAAAAAAAA00000", // M 512-767, N 96-127
-			"<<666666666666677AAAAAAAAAAAAAAAAAAA<<<<<", // M 512-767, N 128-191
-			"6666666566666667AAAAAAAAAAAAAAAAAAAAA0000", // M 512-767, N 192-255
-			"<66666666666666AAAAAAAAAAA8AAAAAAAAAA<<<<", // M 512-767, N 256-383
-			"6666666665655AAAAAAA8A8AA888AAAAAAAA00000", // M 512-767, N 384-511
-			"666666666555ABBBAAAA88888888AAAAAAAA00000", // M 512-767, N 512-767
-			"666666666666AABABAAAA888888AAAAAAAA000000", // M 512-767, N 768-1023
-			"66666666666AAAAAAABAA8888AAAAAAAAA0000000", // M 512-767, N 1024-1535
-			"6666666666AAAAAAAAAAAA88AAAAAAAAAA0000000", // M 512-767, N 1536-2047
-			"666666666AAAAAAAAAAAAAAA88AAAAAAAA0000000", // M 512-767, N 2048-3071
-			"66666666AAAAAAAAA888A888188AAAAAAA0000000", // M 512-767, N 3072-4095
-			"6666666AAAAAAAAAA888A888888AAAAAA00000000", // M 512-767, N 4096-6143
-			"666666AAAAAAAAAAAA888888888AAAAAA00000000", // M 512-767, N 6144-8191
-			"66666AAAAAAAAAAAAAA88888AAAAAAA0000000000", // M 512-767, N 8192-12287
-			"6666AAAAAAAAAAAAAAA88888AAAAAA00000000000", // M 512-767, N 12288-16383
-			"666AAAAAAAAAAAAAAAAAA888AAAAAA00000000000", // M 512-767, N 16384-24575
-			"66AAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000000", // M 512-767, N 24576-32767
-			"6AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 512-767, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 512-767, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 512-767, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 512-767, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 512-767, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 16-23
-			"<<<<<<6666=====666666AAAA<<<<<<<<<<<<<<<<", // M 768-1023, N 24-31
-			"66666666666===767667:AAAA0000000000000000", // M 768-1023, N 32-47
-			"6666666666666667777::AAAA0000AAAA00000000", // M 768-1023, N 48-63
-			"<<<666666666666777AAAAAAAAAAAAAAAAA<<<<<<", // M 768-1023, N 64-95
-			"666666666666666774AAAAAAAAAAAAAAAAA000000", // M 768-1023, N 96-127
-			"<666666<=6666667AAAAAAAAAAAAAAAAAAAA00000", // M 768-1023, N 128-191
-			"6666666<=666666AAAAAAAAAAAAAAAAAAAAA00000", // M 768-1023, N 192-255
-			"<6666666666666ABAAAAAAAAAAAAAAAAAAAA00000", // M 768-1023, N 256-383
-			"666666666665ABBAAAAA88888A88AAAAAAAA00000", // M 768-1023, N 384-511
-			"66666666666ABBBAAAAA88888888AAAAAAA000000", // M 768-1023, N 512-767
-			"66666666666BBAABBBAAAAA888AAAAAAAA0000000", // M 768-1023, N 768-1023
-			"6666666666AAABABBBAAAA8A88AAAAAAAA0000000", // M 768-1023, N 1024-1535
-			"666666666AABBAAAAAAAAAAAAAAAAAAAAAA000000", // M 768-1023, N 1536-2047
-			"66666666AAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 768-1023, N 2048-3071
-			"6666666AAAAAAAAAAAAAAA8A88AAAAAAAA0000000", // M 768-1023, N 3072-4095
-			"666666AAAAAAAAAAAAAA888888AAAAAAAA0000000", // M 768-1023, N 4096-6143
-			"66666AAAAAAAAAAAAAA8888A88AAAAAAA00000000", // M 768-1023, N 6144-8191
-			"6666AAAAAAAAAAAAAA888888AAAAAAAA000000000", // M 768-1023, N 8192-12287
-			"666AAAAAAAAAAAAAAAA88888AAAAAA00000000000", // M 768-1023, N 12288-16383
-			"66AAAAAAAAAAAAAAAAAAAA8AAAAAAA00000000000", // M 768-1023, N 16384-24575
-			"6AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000000", // M 768-1023, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 768-1023, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 768-1023, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 768-1023, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 768-1023, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 768-1023, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N 16-23
-			"<<<<<666<<=====66667AAAAA<<<<<<<<<<<<<<<<", // M 1024-1535, N 24-31
-			"66666666<<====66667DAAAAAA000000000000000", // M 1024-1535, N 32-47
-			"666666666666666666:DDAAAAA000000000000000", // M 1024-1535, N 48-63
-			"<<666666666666667AAA40AAAA<<<AAAA<<<<<<<<", // M 1024-1535, N 64-95
-			"6666666666666667BAAA:0AAAAAAAAAAAA0000000", // M 1024-1535, N 96-127
-			"<66666666666666AAAAAAAAAAAAAAAAAAAA000000", // M 1024-1535, N 128-191
-			"66666666666666AAAAAAAAAAAAAAAAAAAAA000000", // M 1024-1535, N 192-255
-			"6666666666666AAAAAAAAAAAAAAAAAAAAAA000000", // M 1024-1535, N 256-383
-			"66666566666ABBABBAAA8888AAAAAAAAAAA000000", // M 1024-1535, N 384-511
-			"66666566666BBBABBAAA888888AAAAAAAA0000000", // M 1024-1535, N 512-767
-			"6666666666ABBBBBBBBAAA8888AAAAAAAA0000000", // M 1024-1535, N 768-1023
-			"666666666AAAABBBBBAAAA8A8AAA888AAAA000000", // M 1024-1535, N 1024-1535
-			"66666666AABBBBBBBBBAAAAAAAA8888AAAA000000", // M 1024-1535, N 1536-2047
-			"6666666AAAABBAABBBBAAAAA88A8888AAAA000000", // M 1024-1535, N 2048-3071
-			"666666AAAAAAAAAAABAAA888888A888AAAA000000", // M 1024-1535, N 3072-4095
-			"66666AAAAAAAAAAAA88A8888888AAAAAAA0000000", // M 1024-1535, N 4096-6143
-			"6666AAAAAAAAAAAAAAA88888888AAAAAAA0000000", // M 1024-1535, N 6144-8191
-			"666AAAAAAAAAAAAAAAA88888A88AAAAAA00000000", // M 1024-1535, N 8192-12287
-			"66AAAAAAAAAAAAAAAAAA88888AAAAAA0000000000", // M 1024-1535, N 12288-16383
-			"6AAAAAAAAAAAAAAAAAAAA8888AAAAA00000000000", // M 1024-1535, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAA88AAAAAAA0000000000", // M 1024-1535, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 1024-1535, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 1024-1535, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 1024-1535, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 1024-1535, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 1024-1535, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N 16-23
-			"<<<<66<<<<====<6666AAA0AA<<<<<<<<<<<<<<<<", // M 1536-2047, N 24-31
-			"66666<<<<<====<677B44A0AAA000000000000000", // M 1536-2047, N 32-47
-			"6666<<<<<==<<==77:D44A0AAA000000000000000", // M 1536-2047, N 48-63
-			"<<6<<<<<<==66667AAA4440AAA<<<<<<<<<<<<<<<", // M 1536-2047, N 64-95
-			"666<<<<<<<66666BAA:4400AAAAA0000000000000", // M 1536-2047, N 96-127
-			"<66<<<<<<66666AAAAAAAAAAAAAAAAAAA00000000", // M 1536-2047, N 128-191
-			"666<<<<666666AAAAAAAAAAAAAAAAAAAA00000000", // M 1536-2047, N 192-255
-			"66<<<<666666AAAABAAAAA8AAAAAAAAAA00000000", // M 1536-2047, N 256-383
-			"66<<<<<6666AAABBBBA88888AAAAAAAAA00000000", // M 1536-2047, N 384-511
-			"666<<<<666ABBBBBBAA88888AAAAAAAAAA0000000", // M 1536-2047, N 512-767
-			"666655666AABABBBBBBAA888AAAAA8AAAAA000000", // M 1536-2047, N 768-1023
-			"66666666AABBBBBBBBBAAA88AAA8888AAAA000000", // M 1536-2047, N 1024-1535
-			"6666666AAAAABBBBBBBAAA8AAAA88988AAA000000", // M 1536-2047, N 1536-2047
-			"666666AAAAAABBBBBBBAA88888888988AAA000000", // M 1536-2047, N 2048-3071
-			"66666AAAAAABBAAAB8AA8888G8888888AAA000000", // M 1536-2047, N 3072-4095
-			"6666AAAAAAAAAAAAA88A88G8GG8888AAAAA000000", // M 1536-2047, N 4096-6143
-			"666AAAAAAAAAAAAAAAA8G8888888AAAAAA0000000", // M 1536-2047, N 6144-8191
-			"66AAAAAAAAAAAAAAAAA8GGG88888AAAAA00000000", // M 1536-2047, N 8192-12287
-			"6AAAAAAAAAAAAAAAAAAA8GGG8AAAAAA0000000000", // M 1536-2047, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAA88G88AAAAA00000000000", // M 1536-2047, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAA8888AAAAAA0000000000", // M 1536-2047, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 1536-2047, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 1536-2047, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 1536-2047, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 1536-2047, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 1536-2047, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N 16-23
-			"<<<<<<<<<>>>==<<<<720000A<<<<<<<<<<<<<<<<", // M 2048-3071, N 24-31
-			"666<<<<<<>======77744000AA000000000000000", // M 2048-3071, N 32-47
-			"666<<<<<>>>==77757744000AA000000000000000", // M 2048-3071, N 48-63
-			"<<<<<<<<<>>==77220044400AA<<<<<<<<<<<<<<<", // M 2048-3071, N 64-95
-			"66<<<<<><<<<=7FAAA044000AA000000000000000", // M 2048-3071, N 96-127
-			"66<<<<<><<<<6AAAAAAAAAAAAAAA0000000000000", // M 2048-3071, N 128-191
-			"66<<<<<<<776AAAAAA8888AAAAAAAA00000000000", // M 2048-3071, N 192-255
-			"66<<<<<<<77BAAAAAA8888AAAAAAAAAA000000000", // M 2048-3071, N 256-383
-			"66<<<<<666BAAAABAAAA8888AAAAAAAAA00000000", // M 2048-3071, N 384-511
-			"66<<<5<66AAABAABAAAAA888AAAAAAAAAA0000000", // M 2048-3071, N 512-767
-			"666<<<66AAABBBBABBBAA888AAAA88AAAAA000000", // M 2048-3071, N 768-1023
-			"6666666AAABBBBBBBBBAA888AAA88888AAA000000", // M 2048-3071, N 1024-1535
-			"666666AAAAAABBBBBBAAA88AAAA88988AAA000000", // M 2048-3071, N 1536-2047
-			"6666AAAAAAAAABBBBBAAAA8888888988AAA000000", // M 2048-3071, N 2048-3071
-			"6666AAAAAAAABAABB8BA8888G8888888AAA000000", // M 2048-3071, N 3072-4095
-			"666AAAAAAAAABAABB88A88G8GG88888AAAA000000", // M 2048-3071, N 4096-6143
-			"66AAAAAAAAAAAAAAAAA888888G88AAAAAA0000000", // M 2048-3071, N 6144-8191
-			"6AAAAAAAAAAAAAAAAAA88GG88888AAAAA00000000", // M 2048-3071, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAA8GGG8AAAAAA0000000000", // M 2048-3071, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAA88G88AAAAA00000000000", // M 2048-3071, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAA8888AAAAAA0000000000", // M 2048-3071, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 2048-3071, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 2048-3071, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 2048-3071, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 2048-3071, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 2048-3071, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N 16-23
-			"<<<<<<<<<>>>>=<<<72000000<<<<<<<<<<<<<<<<", // M 3072-4095, N 24-31
-			"66<<<<<<<>>>====772400000A000000000000000", // M 3072-4095, N 32-47
-			"66<<<<<<>>>>=775222440000A000000000000000", // M 3072-4095, N 48-63
-			"<<<<<<<<>>>==75CCAAAAAAAAA<<<<<<<<<<<<<<<", // M 3072-4095, N 64-95
-			"66<<<<>><<<<=E=AAAAAAAAAAA000000000000000", // M 3072-4095, N 96-127
-			"<6<<<<>><<<<AAAAAAAA8AAAAAA00000000000000", // M 3072-4095, N 128-191
-			"6<<<<<<<<77AABAAA88888AAAAA00000000000000", // M 3072-4095, N 192-255
-			"6<<<<<<<<7ABAAAAA88888AAAAAAAAA0000000000", // M 3072-4095, N 256-383
-			"6<<<<<<<<ABBAAAAAAAA8888AAAAAAAAA00000000", // M 3072-4095, N 384-511
-			"66<<<<<<AABBAAAAAAAAA888AAAAAAAAAA0000000", // M 3072-4095, N 512-767
-			"66<<<<<AAAAAABBBBBAA8888AAAAAAAAAA0000000", // M 3072-4095, N 768-1023
-			"666666AAAAAAABBBBAAAA888AAA8888AAAA000000", // M 3072-4095, N 1024-1535
-			"66666AAAAABBBAB88BAA888AAAA88888AAA000000", // M 3072-4095, N 1536-2047
-			"6666AAAAAAAABAB88BAAAA8888A88888AAA000000", // M 3072-4095, N 2048-3071
-			"666AA;;AAAAAABB88BA888888888888AAAA000000", // M 3072-4095, N 3072-4095
-			"66AAA;;AAAAAABB88AAA88888888AAAAAA0000000", // M 3072-4095, N 4096-6143
-			"6AAAAAAAAAAAAAABBAAAA8888888AAAAAA0000000", // M 3072-4095, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAA8888888AAAAAA00000000", // M 3072-4095, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAA88888AAAAAA0000000000", // M 3072-4095, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAA8888AAAAA00000000000", // M 3072-4095, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAA88AAAAAAA0000000000", // M 3072-4095, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 3072-4095, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 3072-4095, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 3072-4095, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 3072-4095, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 3072-4095, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N 16-23
-			"<<<<<<<<<>>>>><<CC0000000<<<<<<<<<<<<<<<<", // M 4096-6143, N 24-31
-			"66<<<<<<<>>>>><>CC00000000000000000000000", // M 4096-6143, N 32-47
-			"6<<<<<<<<>>>>7=>CC00000000000000000000000", // M 4096-6143, N 48-63
-			"<<<<<<<<<>><=F=CCAAAAAAAA<<<<<<<<<<<<<<<<", // M 4096-6143, N 64-95
-			"6<<<<<<<<<<<=FFCAAAAAAAAAA000000000000000", // M 4096-6143, N 96-127
-			"<<<<<<<<<<<AAAAAAAAA8AAAAAA00000000000000", // M 4096-6143, N 128-191
-			"6<<<<<<<<<AAAAAAA88888AAAAAA0000000000000", // M 4096-6143, N 192-255
-			"<<<<<<<<<AABAAAAA8888888AAAA0000000000000", // M 4096-6143, N 256-383
-			"6<<<<<<<A@AABAAAB88888888AAAAAAA000000000", // M 4096-6143, N 384-511
-			"66<<<<<AAAA@BBBB888888888AAAAAAAA00000000", // M 4096-6143, N 512-767
-			"66<<<<AAAABBBB8888888888AAAAAAAAAA0000000", // M 4096-6143, N 768-1023
-			"66666AAAAAAABBB88BAA888AAAAAAAAAAA0000000", // M 4096-6143, N 1024-1535
-			"666<AAAAAAABABBB88BAA8AAAAAA888AAAA000000", // M 4096-6143, N 1536-2047
-			"666AAAAAAAABBABB88BA8888AAAA888AAAA000000", // M 4096-6143, N 2048-3071
-			"66AAA;;AAAAAABB888BA888888AAA8AAAA0000000", // M 4096-6143, N 3072-4095
-			"6AAAA0BAAAAAABBA8BAA8888888AAAAAAA0000000", // M 4096-6143, N 4096-6143
-			"AAAAAAAAAAAAAAABBAAA8888888AAAAAA00000000", // M 4096-6143, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAA88888AAAAA000000000", // M 4096-6143, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAA8888AAAA00000000000", // M 4096-6143, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAA8A8AAAAA00000000000", // M 4096-6143, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000000", // M 4096-6143, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 4096-6143, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 4096-6143, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 4096-6143, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 4096-6143, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 4096-6143, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N 16-23
-			"<<<<<<>>><<<<<<ACAAAAAAA<<<<<<<<<<<<<<<<<", // M 6144-8191, N 24-31
-			"6<<<<<>>><<<>>=ACAAAAAAAA0000000000000000", // M 6144-8191, N 32-47
-			"6<<<<<<<<<<>=E=ACAAAAAAAA0000000000000000", // M 6144-8191, N 48-63
-			"<<<<<<<<<<<>C2CCBBBBBBBBB<<<<<<<<<<<<<<<<", // M 6144-8191, N 64-95
-			"6<<<<<<<<<<==2C=BBBBBBBBBB800000000000000", // M 6144-8191, N 96-127
-			"<<<<<<<<<<AAAAAAAA8888AAAAA00000000000000", // M 6144-8191, N 128-191
-			"6<<<<<<<<AAAAAAAA88888AAAAAA0000000000000", // M 6144-8191, N 192-255
-			"<<<<<<<<A:@BAAAA88988888AAAA0000000000000", // M 6144-8191, N 256-383
-			"6<<<<<<AA:@@BAAA888888888AAAAAA0000000000", // M 6144-8191, N 384-511
-			"66<<<<AAAA@@BBBB888888888AAAAAAAA00000000", // M 6144-8191, N 512-767
-			"666<<AAAAAABB88888888088AAAAAAAAA00000000", // M 6144-8191, N 768-1023
-			"6666AAAAAAAAB88888AA888AAAAAAAAAAA0000000", // M 6144-8191, N 1024-1535
-			"666AAAAAAAAABBBB888AAAAAAAAAAAAAAA0000000", // M 6144-8191, N 1536-2047
-			"66AAAAAAAAABBAAB898AA888AAAAAAAAAA0000000", // M 6144-8191, N 2048-3071
-			"6AAAAAAAAAAABAAB888A888888AAAAAAAA0000000", // M 6144-8191, N 3072-4095
-			"AAAAAAAAAAAAAAABBBAA8888888AAAAAA00000000", // M 6144-8191, N 4096-6143
-			"AAAAB11AAAAAAAAAAAAAA88GG88AAAAA000000000", // M 6144-8191, N 6144-8191
-			"AAAAB11AAAAAAAAAAAAAA88GG88AAAA0000000000", // M 6144-8191, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAA88888AAA00000000000", // M 6144-8191, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAA888AAAA00000000000", // M 6144-8191, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000000", // M 6144-8191, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 6144-8191, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 6144-8191, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 6144-8191, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 6144-8191, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 6144-8191, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N 16-23
-			"<<<<<>><>><<<<AA1AAAAAA<<<<<<<<<<<<<<<<<<", // M 8192-12287, N 24-31
-			"6<<<<<><>><>>DAA1AAAAAAA00000000000000000", // M 8192-12287, N 32-47
-			"6<<<<<<>><>>=DAACAAAAAAA00000000000000000", // M 8192-12287, N 48-63
-			"<<<<<<<<<<<CCC11AAAAAAAAA<<<<<<<<<<<<<<<<", // M 8192-12287, N 64-95
-			"6<<<<<<<<<AACA14AAAAAAAAAA880000000000000", // M 8192-12287, N 96-127
-			"<<<<<<<<<AAAAAA188888AAAAAAA0000000000000", // M 8192-12287, N 128-191
-			"6<<<<<<<AAAAAAAAA88888AAAAAA0000000000000", // M 8192-12287, N 192-255
-			"<<<<<<<AAAAAAAAA08888888AAAA0000000000000", // M 8192-12287, N 256-383
-			"66<<<<AAAAABBAAAB88888888AAA0000000000000", // M 8192-12287, N 384-511
-			"66<<<AAAAAABBBBB888888888AAAAAA0000000000", // M 8192-12287, N 512-767
-			"6666AAAAAABBBBB888888888AAAAAAAA000000000", // M 8192-12287, N 768-1023
-			"666AAAAAAAAABBBB8BAA888AAAAAAAAAA00000000", // M 8192-12287, N 1024-1535
-			"66AAAAAAAAAAABBBB8AAAAAAAAAAAAAAA00000000", // M 8192-12287, N 1536-2047
-			"6AAAAAAAAAAAAAAB888AAAAAAAAAAAAAA00000000", // M 8192-12287, N 2048-3071
-			"AAAAAAAAAAAAAAABB8BAAA8888AAAAAAA00000000", // M 8192-12287, N 3072-4095
-			"AAAAAAAAAAAAAAAABBAAAA88888AAAAA000000000", // M 8192-12287, N 4096-6143
-			"AAAAB11AAAAAAAAAAAAAA88GG88AAAA0000000000", // M 8192-12287, N 6144-8191
-			"AAAAB11AA;;AAAAAAAAAA88GG88AAA00000000000", // M 8192-12287, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAA88888AAA00000000000", // M 8192-12287, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAA888AAAA00000000000", // M 8192-12287, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000000", // M 8192-12287, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 8192-12287, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 8192-12287, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 8192-12287, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 8192-12287, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 8192-12287, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N 16-23
-			"<<<<<><<>><>>2B0000BBB<<<<<<<<<<<<<<<<<<<", // M 12288-16383, N 24-31
-			"6<<<<<<<>><>=2B000BBBBB000000000000000000", // M 12288-16383, N 32-47
-			"6<<<<<>>><>==2B00BBBBBBB00000000000000000", // M 12288-16383, N 48-63
-			"<<<<<<<><<AC<CAABBBBBAAAA<<<<<<<<<<<<<<<<", // M 12288-16383, N 64-95
-			"6<<<<<<<<AAACAADDDDABAAAAA888000000000000", // M 12288-16383, N 96-127
-			"<<<<<<<<AAAAAAA08888AAAAAAAAA000000000000", // M 12288-16383, N 128-191
-			"6<<<<<<AAAAAAAAA0000AAAAAAAAA000000000000", // M 12288-16383, N 192-255
-			"<<<<<<AAAAAAAAAB008A8888AAAAA000000000000", // M 12288-16383, N 256-383
-			"66<<<AAAAAABBBBAA8888888AAAAA000000000000", // M 12288-16383, N 384-511
-			"6666AAAAAABBBBBAAAA888888AAAA000000000000", // M 12288-16383, N 512-767
-			"666AAAAAAAABBBAAAAAA8888AAAAA000000000000", // M 12288-16383, N 768-1023
-			"66AAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000000", // M 12288-16383, N 1024-1535
-			"6AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000000", // M 12288-16383, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000000", // M 12288-16383, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAA88AAAAAA0000000000", // M 12288-16383, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAA8888AAAA00000000000", // M 12288-16383, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAA88888AAA00000000000", // M 12288-16383, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAA88888AAA00000000000", // M 12288-16383, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAA88888AA000000000000", // M 12288-16383, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAA88AAAAA00000000000", // M 12288-16383, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000000", // M 12288-16383, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 12288-16383, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 12288-16383, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 12288-16383, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 12288-16383, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 12288-16383, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N 16-23
-			"<<<<<<>>>>>>>C01111111<<<<<<<<<<<<<<<<<<<", // M 16384-24575, N 24-31
-			"6<<<<<>>><>CCC011111111000000000000000000", // M 16384-24575, N 32-47
-			"6<<<<<<><<BCCC01111A111A00000000000000000", // M 16384-24575, N 48-63
-			"<<<<<<<<<1100000000000000<<<<<<<<<<<<<<<<", // M 16384-24575, N 64-95
-			"6<<<<<<<111100088888000000888800000000000", // M 16384-24575, N 96-127
-			"<<<<<<<BBAAAAAA000800AAAAAAAAA00000000000", // M 16384-24575, N 128-191
-			"6<<<<<B30AAAAA088000AA0AAAAAAA00000000000", // M 16384-24575, N 192-255
-			"<<<<<AAAAAAAA00880A888888AAAAA00000000000", // M 16384-24575, N 256-383
-			"66<<AAAAAAA;98800A8888G88AAAAA00000000000", // M 16384-24575, N 384-511
-			"666AAAAAAAA;:880AA8888G88AAAAA00000000000", // M 16384-24575, N 512-767
-			"66AAAAAAAABBBBBAAAA888888AAAAA00000000000", // M 16384-24575, N 768-1023
-			"6AAAAAAAAAAAAAAAAAAAAA8AAAAAAA00000000000", // M 16384-24575, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000000", // M 16384-24575, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000000", // M 16384-24575, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000000", // M 16384-24575, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAA88AAAAA00000000000", // M 16384-24575, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAA888AAAA00000000000", // M 16384-24575, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAA888AAAA00000000000", // M 16384-24575, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAA88AAAAA00000000000", // M 16384-24575, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000000", // M 16384-24575, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000000", // M 16384-24575, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 16384-24575, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 16384-24575, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 16384-24575, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 16384-24575, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 16384-24575, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N 16-23
-			"<<<<<<<>><>>>BBBBBAAAA<<<<<<<<<<<<<<<<<<<", // M 24576-32767, N 24-31
-			"6<<<<<>>><B>>CBBBBBAAAA000000000000000000", // M 24576-32767, N 32-47
-			"6<<<<<>>>BBCCBBBBBBBBAAA00000000000000000", // M 24576-32767, N 48-63
-			"<<<<<<<>BBBBBABB?DD?BAAAA<<<<<<<<<<<<<<<<", // M 24576-32767, N 64-95
-			"6<<<<<<BBBBAAA@DDDDDBAAAAA888880000000000", // M 24576-32767, N 96-127
-			"<<<<<<B33BAAAA0000800AAAAAAAAAA0000000000", // M 24576-32767, N 128-191
-			"6<<<<BB22BAAAA0880000000AAAAAAA0000000000", // M 24576-32767, N 192-255
-			"<<<<AABBBBBA0008800088880AAAAAA0000000000", // M 24576-32767, N 256-383
-			"666AAAAAAAA998800008GGG88AAAAAA0000000000", // M 24576-32767, N 384-511
-			"66AAAAAAAAA99880AA88GGG88AAAAAA0000000000", // M 24576-32767, N 512-767
-			"6AAAAAAAAABAB00BAAA888888AAAAAA0000000000", // M 24576-32767, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAA8888AAAAAAA0000000000", // M 24576-32767, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000000", // M 24576-32767, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000000", // M 24576-32767, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000000", // M 24576-32767, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000000", // M 24576-32767, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000000", // M 24576-32767, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000000", // M 24576-32767, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000000", // M 24576-32767, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000000", // M 24576-32767, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000000", // M 24576-32767, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 24576-32767, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 24576-32767, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 24576-32767, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 24576-32767, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 24576-32767, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N 16-23
-			"<<<<<<<><<100000000000<<<<<<<<<<<<<<<<<<<", // M 32768-49151, N 24-31
-			"66<<<<>>>11100000000000000000000000000000", // M 32768-49151, N 32-47
-			"66<<<>>>411100022000000000000000000000000", // M 32768-49151, N 48-63
-			"<<<<<<>CBB11100BBAAABAAA<<<<<<<<<<<<<<<<<", // M 32768-49151, N 64-95
-			"6<<<<<BBBB11000??DDDBAAAAA888888000000000", // M 32768-49151, N 96-127
-			"<<<<<BBBBBAAAAA000000AAAAAAAAAAA000000000", // M 32768-49151, N 128-191
-			"66<<ABB3BBAAAA0000000A0AAAAAAAAA000000000", // M 32768-49151, N 192-255
-			"<<<AAABBBBBBBB0000A000000AAAAAAA000000000", // M 32768-49151, N 256-383
-			"66AAAAAAAAB000000A0088880AAAAAAA000000000", // M 32768-49151, N 384-511
-			"6AAAAAAAAAA00000AA0888888AAAAAAA000000000", // M 32768-49151, N 512-767
-			"AAAAAAAAAABBBBBAAAA08888AAAAAAAA000000000", // M 32768-49151, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 32768-49151, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 32768-49151, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 32768-49151, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 32768-49151, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 32768-49151, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 32768-49151, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 32768-49151, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 32768-49151, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 32768-49151, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 32768-49151, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000000", // M 32768-49151, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 32768-49151, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 32768-49151, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 32768-49151, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 32768-49151, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N 16-23
-			"<<<<<<>>>BBBBBBBBBBAAA<<<<<<<<<<<<<<<<<<<", // M 49152-65535, N 24-31
-			"66<<<>>>BBBBBBBBAAABAAA000000000000000000", // M 49152-65535, N 32-47
-			"66<<<>>CCBBBBBBBBAABAAAA00000000000000000", // M 49152-65535, N 48-63
-			"<<<<<>B3BBBBBBBBBAABAAAAA<<<<<<<<<<<<<<<<", // M 49152-65535, N 64-95
-			"66<<<BBBBBBBBBBAAAAAABAAAA888888800000000", // M 49152-65535, N 96-127
-			"<<<<BBBBBBBBB000000000AAAAAAAAAAA00000000", // M 49152-65535, N 128-191
-			"66<AABBBBBBBABAA0000000AAAAAAAAAA00000000", // M 49152-65535, N 192-255
-			"<<AAAABBBBBBAAAA00000000AAAAAAAAA00000000", // M 49152-65535, N 256-383
-			"6AAAAAAABBBBBBBAA0000000AAAAAAAAA00000000", // M 49152-65535, N 384-511
-			"AAAAAAAAAAABBBBAAAA00000AAAAAAAAA00000000", // M 49152-65535, N 512-767
-			"AAAAAAAAAAAAAAAAAAAA000AAAAAAAAAA00000000", // M 49152-65535, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 49152-65535, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 49152-65535, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 49152-65535, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 49152-65535, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 49152-65535, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 49152-65535, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 49152-65535, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 49152-65535, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 49152-65535, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 49152-65535, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 49152-65535, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000000", // M 49152-65535, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 49152-65535, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 49152-65535, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 49152-65535, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N 16-23
-			"<<<<<<<>BB>>>000BB00AA<<<<<<<<<<<<<<<<<<<", // M 65536-98303, N 24-31
-			"66<<<<>BBBD>0BBAAAABAAA000000000000000000", // M 65536-98303, N 32-47
-			"66<<<>BBBFFBB2CCAAABAAAA00000000000000000", // M 65536-98303, N 48-63
-			"<<<<<BBBB2200222AA0000000<<<<<<<<<<<<<<<<", // M 65536-98303, N 64-95
-			"66<<BBBBBBB100000000000000888888880000000", // M 65536-98303, N 96-127
-			"<<<ABB3333BB00000000000AAAAAAAAAAA0000000", // M 65536-98303, N 128-191
-			"66AABB333221B00000G0G00AAAAAAAAAAA0000000", // M 65536-98303, N 192-255
-			"<AAAABBB3211BAAA00G0G00AAAAAAAAAAA0000000", // M 65536-98303, N 256-383
-			"AAAAAAABBBBBAAAA0000000AAAAAAAAAAA0000000", // M 65536-98303, N 384-511
-			"AAAAAAAABBBAAAAAAA0000AAAAAAAAAAAA0000000", // M 65536-98303, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 65536-98303, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 65536-98303, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 65536-98303, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 65536-98303, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 65536-98303, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 65536-98303, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 65536-98303, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 65536-98303, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 65536-98303, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 65536-98303, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 65536-98303, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 65536-98303, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 65536-98303, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000000", // M 65536-98303, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 65536-98303, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 65536-98303, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N 16-23
-			"<<<<<<>BB>>>>BBBAABBAA<<<<<<<<<<<<<<<<<<<", // M 98304-131071, N 24-31
-			"66<<<<BBBD>>DBBCCAABAAA000000000000000000", // M 98304-131071, N 32-47
-			"66<<<BBBBFFDDBCCAAAAAAAA00000000000000000", // M 98304-131071, N 48-63
-			"<<<<BBBBBF2222220A00000AA<<<<<<<<<<<<<<<<", // M 98304-131071, N 64-95
-			"66<BBB33BBAB200000000000AA888888888000000", // M 98304-131071, N 96-127
-			"<<ABBB33333B00000000000AAAAAAAAAAAA000000", // M 98304-131071, N 128-191
-			"6AAABB333B13B00000GGG000AAAAAAAAAAA000000", // M 98304-131071, N 192-255
-			"AAAABBBB3:10BBBA00GGG000AAAAAAAAAAA000000", // M 98304-131071, N 256-383
-			"AAAAAABBB33BAAAA0000000AAAAAAAAAAAA000000", // M 98304-131071, N 384-511
-			"AAAAAAAABBBAAAAAA00000AAAAAAAAAAAAA000000", // M 98304-131071, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 98304-131071, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 98304-131071, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 98304-131071, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 98304-131071, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 98304-131071, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 98304-131071, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 98304-131071, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 98304-131071, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 98304-131071, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 98304-131071, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 98304-131071, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 98304-131071, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 98304-131071, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 98304-131071, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000", // M 98304-131071, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 98304-131071, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N 16-23
-			"<<<<<>===>>33000000000<<<<<<<<<<<<<<<<<<<", // M 131072-196607, N 24-31
-			"66<<<>>=>>>332222000000000000000000000000", // M 131072-196607, N 32-47
-			"6<<<>>>>>>2322220000000000000000000000000", // M 131072-196607, N 48-63
-			"<<<BBBBBBBFDDFCAAAAAAAAAA<<<<<<<<<<<<<<<<", // M 131072-196607, N 64-95
-			"6<BBBBBBBBBBFFCAAA00000AAA888888888800000", // M 131072-196607, N 96-127
-			"<AABBBB3BBBBB2000000000AAAAAAAAAAAAA00000", // M 131072-196607, N 128-191
-			"AAAABBBBB33BB0000000000AAAAAAAAAAAAA00000", // M 131072-196607, N 192-255
-			"AAAABBBBB33BBBAA0000000AAAAAAAAAAAAA00000", // M 131072-196607, N 256-383
-			"AAAAAABBBBBBAAAA0000000AAAAAAAAAAAAA00000", // M 131072-196607, N 384-511
-			"AAAAAAAABBBAAAAAAA0000AAAAAAAAAAAAAA00000", // M 131072-196607, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 131072-196607, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 131072-196607, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 131072-196607, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 131072-196607, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 131072-196607, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 131072-196607, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 131072-196607, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 131072-196607, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 131072-196607, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 131072-196607, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 131072-196607, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 131072-196607, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 131072-196607, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 131072-196607, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 131072-196607, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00000", // M 131072-196607, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N 16-23
-			"<<<<<=====BBBBB000000A<<<<<<<<<<<<<<<<<<<", // M 196608-262143, N 24-31
-			"6<<<>=====>DD220000000A000000000000000000", // M 196608-262143, N 32-47
-			"6<<>>=====BF22220000000A00000000000000000", // M 196608-262143, N 48-63
-			"<<>>===>BBBFFFD0000000AAA<<<<<<<<<<<<<<<<", // M 196608-262143, N 64-95
-			"6BBB>B=BBBBDFDD000000000A8888888888880000", // M 196608-262143, N 96-127
-			"AABBBBBBBBBBBB00000000AAAAAAAAAAAAAAA0000", // M 196608-262143, N 128-191
-			"AAABBBBBBBBBBBB00000000AAAAAAAAAAAAAA0000", // M 196608-262143, N 192-255
-			"AAAAABBBBBBBAAAA0000000AAAAAAAAAAAAAA0000", // M 196608-262143, N 256-383
-			"AAAAAAAABBBBAAAAA00000AAAAAAAAAAAAAAA0000", // M 196608-262143, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000", // M 196608-262143, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000", // M 196608-262143, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000", // M 196608-262143, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000", // M 196608-262143, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000", // M 196608-262143, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000", // M 196608-262143, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000", // M 196608-262143, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000", // M 196608-262143, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000", // M 196608-262143, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000", // M 196608-262143, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000", // M 196608-262143, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000", // M 196608-262143, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000", // M 196608-262143, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000", // M 196608-262143, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000", // M 196608-262143, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000", // M 196608-262143, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0000", // M 196608-262143, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N 16-23
-			"<<<<=======BDDBBBBBBAA<<<<<<<<<<<<<<<<<<<", // M 262144-393215, N 24-31
-			"6<<=======BFFFDBBBBBBAA000000000000000000", // M 262144-393215, N 32-47
-			"6<>=======FFFFFDDA000AAA00000000000000000", // M 262144-393215, N 48-63
-			"<>>======BFFFF200000000A<<<<<<<<<<<<<<<<<", // M 262144-393215, N 64-95
-			"8B>==99==BBFFF2188880000A8888888888888000", // M 262144-393215, N 96-127
-			"AABBBBBBBBBBBB00008000AAAAAAAAAAAAAAAA000", // M 262144-393215, N 128-191
-			"AAABBBBBBBBAAB0000000AAAAAAAAAAAAAAAAA000", // M 262144-393215, N 192-255
-			"AAAABBBBBBBAAAB000000AAAAAAAAAAAAAAAAA000", // M 262144-393215, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000", // M 262144-393215, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000", // M 262144-393215, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000", // M 262144-393215, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000", // M 262144-393215, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000", // M 262144-393215, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000", // M 262144-393215, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000", // M 262144-393215, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000", // M 262144-393215, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000", // M 262144-393215, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000", // M 262144-393215, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000", // M 262144-393215, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000", // M 262144-393215, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000", // M 262144-393215, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000", // M 262144-393215, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000", // M 262144-393215, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000", // M 262144-393215, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000", // M 262144-393215, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000", // M 262144-393215, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N 16-23
-			"<<<=======BBFDDBBBBBBA<<<<<<<<<<<<<<<<<<<", // M 393216-524287, N 24-31
-			"6<>=======BFFFFBB00000A000000000000000000", // M 393216-524287, N 32-47
-			"6>========EFFFFF0000000A00000000000000000", // M 393216-524287, N 48-63
-			"<>=======BFF2F2000800000<<<<<<<<<<<<<<<<<", // M 393216-524287, N 64-95
-			"8>===88==BEFF2288888000088888888888888800", // M 393216-524287, N 96-127
-			"AABBBBBBBBBBBB20808000AAAAAAAAAAAAAAAAA00", // M 393216-524287, N 128-191
-			"AABBBBBBBAABBB00000000AAAAAAAAAAAAAAAAA00", // M 393216-524287, N 192-255
-			"AAABBBBBAAAAAAB000000AAAAAAAAAAAAAAAAAA00", // M 393216-524287, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00", // M 393216-524287, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00", // M 393216-524287, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00", // M 393216-524287, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00", // M 393216-524287, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00", // M 393216-524287, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00", // M 393216-524287, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00", // M 393216-524287, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00", // M 393216-524287, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00", // M 393216-524287, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00", // M 393216-524287, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00", // M 393216-524287, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00", // M 393216-524287, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00", // M 393216-524287, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00", // M 393216-524287, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00", // M 393216-524287, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00", // M 393216-524287, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00", // M 393216-524287, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA00", // M 393216-524287, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N 16-23
-			"<<>=======BBEDDBBB0000<<<<<<<<<<<<<<<<<<<", // M 524288-786431, N 24-31
-			"6>=========FFFFB0000000000000000000000000", // M 524288-786431, N 32-47
-			"0>========BFFFF20000000000000000000000000", // M 524288-786431, N 48-63
-			"<>=======BE2222000000000<<<<<<<<<<<<<<<<<", // M 524288-786431, N 64-95
-			"8>=======BB222201888000088888888888888880", // M 524288-786431, N 96-127
-			"AABBBBBBBBBBBB00000000AAAAAAAAAAAAAAAAAA0", // M 524288-786431, N 128-191
-			"AABBBBBBBAABAB0000000AAAAAAAAAAAAAAAAAAA0", // M 524288-786431, N 192-255
-			"AAAABBBBAAAAAAB000000AAAAAAAAAAAAAAAAAAA0", // M 524288-786431, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0", // M 524288-786431, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0", // M 524288-786431, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0", // M 524288-786431, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0", // M 524288-786431, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0", // M 524288-786431, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0", // M 524288-786431, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0", // M 524288-786431, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0", // M 524288-786431, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0", // M 524288-786431, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0", // M 524288-786431, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0", // M 524288-786431, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0", // M 524288-786431, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0", // M 524288-786431, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0", // M 524288-786431, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0", // M 524288-786431, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0", // M 524288-786431, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0", // M 524288-786431, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0", // M 524288-786431, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 16-23
-			"<<>=======BBBBBBBB0000<<<<<<<<<<<<<<<<<<<", // M >= 786432, N 24-31
-			"0>========BBFFDB0000000000000000000000000", // M >= 786432, N 32-47
-			"0>========BFFFF20000000000000000000000000", // M >= 786432, N 48-63
-			"<>=======BBFF22200000000<<<<<<<<<<<<<<<<<", // M >= 786432, N 64-95
-			"8>=======BBFF2200000000088888888888888888", // M >= 786432, N 96-127
-			"AABBBBBBBABBBBB000000AAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 128-191
-			"AAABBBBBBAAAAAB000000AAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 192-255
-			"AAAABBBAAAAAAAABBA0AAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N >= 131072
+			"::::<<<<<<<<<<<<<<<<<<<<<:;;;;;;<<<<<<<<", // M <= 1, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M <= 1, N (none)
+			"::::::<<<<::::::::<<<<<<::;;;;;;<<<<<<<<", // M <= 1, N 2
+			":<<:::<<<::::::::::::::<::;;;;;;<<<<<<<<", // M <= 1, N 3
+			":<<:::<<<:::<<::::::::::<:;;;;;<<<<<<<<<", // M <= 1, N 4-5
+			"::::::<<::::<<::::::::::<:<;;<<<<<<<<<<<", // M <= 1, N 6-7
+			"::::::<<::::<<::::::::::<<<<<<<<<<<<<<<<", // M <= 1, N 8-11
+			":::::<<<::::::::::::::::<<<<<<<<<<<<<<<<", // M <= 1, N 12-15
+			"<<<<<<<<<:::::::::::::::<<<<<<<<<<<<<<<<", // M <= 1, N 16-23
+			"::::::::::;;;;;;;::;::::::::::::::::::::", // M <= 1, N 24-31
+			"4444444444477777745554444444444444444444", // M <= 1, N 32-47
+			"4444444444444774444444444444444444444444", // M <= 1, N 48-63
+			"::::::::::::::::::::::::::::::::::::::::", // M <= 1, N 64-95
+			"4444444444444444444444444444444444444444", // M <= 1, N 96-127
+			"4444444444444444444444444444444444444444", // M <= 1, N 128-191
+			"4444444444444455554444444444444444444444", // M <= 1, N 192-255
+			"4444444444444:::555644444444444444444444", // M <= 1, N 256-383
+			"4444444444444555566666444444444444444444", // M <= 1, N 384-511
+			"4444444444444455566666444444444444444444", // M <= 1, N 512-767
+			"4444444444444445566666444444444444444444", // M <= 1, N 768-1023
+			"4444444444444444466664444444444444444444", // M <= 1, N 1024-1535
+			"4444444444444444444444444444444444444444", // M <= 1, N 1536-2047
+			"4444444444444444444444OOOOO4444444444444", // M <= 1, N 2048-3071
+			"44444444444444444444OOOOOOOO444444444444", // M <= 1, N 3072-4095
+			"4444444444444444444OOOOOOOOO444444444444", // M <= 1, N 4096-6143
+			"444444444444444444OOOOOOOOO4444444444444", // M <= 1, N 6144-8191
+			"44444444444444444OOOOOOOOOOO444444444444", // M <= 1, N 8192-12287
+			"4444444444444444OOOOOOOOOOOO444444444444", // M <= 1, N 12288-16383
+			"44444444444444444OOOOOOOOOO4444444444444", // M <= 1, N 16384-24575
+			"44444444444444444OOOOOOOOOO4444444444444", // M <= 1, N 24576-32767
+			"444444444444444444OOOOOOOO44444444444444", // M <= 1, N 32768-49151
+			"444444444444444444OOOOOOOO44444444444444", // M <= 1, N 49152-65535
+			"444444444444444444OOOOOOOO44444444444444", // M <= 1, N 65536-98303
+			"44444444444444444OOOOOOOOO44444444444444", // M <= 1, N 98304-131071
+			"44444444444444444OOOOOOOOO44444444444444", // M <= 1, N 131072-196607
+			"444444444444444444OOOOOOOO44444444444444", // M <= 1, N 196608-262143
+			"444444444444444444OOOOOOOO44444444444444", // M <= 1, N >= 262144
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N (none)
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 2
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 3
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 4-5
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 6-7
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 8-11
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 12-15
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 16-23
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 24-31
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 32-47
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 48-63
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 64-95
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 96-127
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 128-191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 192-255
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 256-383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 384-511
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 512-767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 768-1023
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 1024-1535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N >= 262144
+			":<<:::<<<<<<<::::::::<<<::;;;;;;<<<<<<<<", // M 2, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 2, N (none)
+			"<<<<<::::::::::::::::::<::;;;;;;<<<<<<<<", // M 2, N 2
+			"<<<<<:::::::<<::::::::::::;;;;;;<<<<<<<<", // M 2, N 3
+			"<<<<<::::::<<;;:::::::::::;;;;;<<<<<<<<<", // M 2, N 4-5
+			"<<<<<::::::<;;;;::::::::::<;;;<<<<<<<<<<", // M 2, N 6-7
+			"<<<<<::::::<;;;;::::::::::<<<<<<<<<<<<<<", // M 2, N 8-11
+			"::::::::::::<;;:::::::::::<<<<<<<<<<<<<<", // M 2, N 12-15
+			":::::::::::::::::::::::::<<<<<<<<<<<<<<<", // M 2, N 16-23
+			":<<<<<<::<;;;;;;;;;;<<<::::::::::<<:::::", // M 2, N 24-31
+			"4444444444777777777777544444444444444444", // M 2, N 32-47
+			"4444444444447777455544444444444444444444", // M 2, N 48-63
+			"::::::::::::::::::::::::::::::::::::::::", // M 2, N 64-95
+			"4444444444444444544444444444444444444444", // M 2, N 96-127
+			"44444444444444::::5444444444444444444444", // M 2, N 128-191
+			"4444444444444::::55544444444444444444444", // M 2, N 192-255
+			"444444444444::::::5544444444444444444444", // M 2, N 256-383
+			"444444444444:::::56664444444444444444444", // M 2, N 384-511
+			"4444444444445555556666444444444444444444", // M 2, N 512-767
+			"4444444444444555556666444444444444444444", // M 2, N 768-1023
+			"4444444444444455556666444444444444444444", // M 2, N 1024-1535
+			"4444444444444444446644444OOOO44444444444", // M 2, N 1536-2047
+			"444444444444444444444OOOOOOOO44444444444", // M 2, N 2048-3071
+			"4444444444444444444OOOOOOOOOO44444444444", // M 2, N 3072-4095
+			"4444444444444444444OOOOOOOOOO44444444444", // M 2, N 4096-6143
+			"444444444444444444OOOOOOOOOOO44444444444", // M 2, N 6144-8191
+			"44444444444444444OOOOOOOOOOO444444444444", // M 2, N 8192-12287
+			"44444444444444444OOOOOOOOOOO444444444444", // M 2, N 12288-16383
+			"4444444444444444OOOOOOOOOOOO444444444444", // M 2, N 16384-24575
+			"44444444444444444OOOOOOOOOO4444444444444", // M 2, N 24576-32767
+			"44444444444444444OOOOOOOOOO4444444444444", // M 2, N 32768-49151
+			"44444444444444444OOOOOOOOOO4444444444444", // M 2, N 49152-65535
+			"4444444444444444OOOOOOOOOOO4444444444444", // M 2, N 65536-98303
+			"4444444444444444OOOOOOOOOOOO444444444444", // M 2, N 98304-131071
+			"4444444444444444OOOOOOOOOOOO444444444444", // M 2, N 131072-196607
+			"44444444444444444OOOOOOOOOO4444444444444", // M 2, N 196608-262143
+			"44444444444444444OOOOOOOOOO4444444444444", // M 2, N >= 262144
+			"<<<<::<<<::<::::::::::<<::;;;;;;<<<<<<<<", // M 3, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 3, N (none)
+			"<<<<<:::::::::::::::::::::;;;;;;<<<<<<<<", // M 3, N 2
+			"<55<<<:::<::::::::::::::::;;;;;<<<<<<<<<", // M 3, N 3
+			"<55<<<::<<<:<<<:::::::::::;;;;<<<<<<<<<<", // M 3, N 4-5
+			"<<5<<<::<<<<<;;:::::::::::<<<<<<<<<<<<<<", // M 3, N 6-7
+			"<<<<<<:::<:<<;;::::;;:::::<<<<<<<<<<<<<<", // M 3, N 8-11
+			":<<<<:::::::<<::::::::::::<<<<<<<<<<<<<<", // M 3, N 12-15
+			"::::::::::::::::::::::::::<<<<<<<<<<<<<<", // M 3, N 16-23
+			"<<55<<<<<<<;;;;;;;;<<<<:::::::::<<<<<<<<", // M 3, N 24-31
+			"4455555544777777777777744444444444466666", // M 3, N 32-47
+			"4444554444447777455444444444444444444444", // M 3, N 48-63
+			"::::::::::::::::::::::::::::::::::::::::", // M 3, N 64-95
+			"4444444444444555554444444444444444444444", // M 3, N 96-127
+			"4444<<4444444::::::444444444444444444444", // M 3, N 128-191
+			"444<<<<<4444::::::5544444444444444444444", // M 3, N 192-255
+			"44<<<<<<:444:::::::544444444444444444444", // M 3, N 256-383
+			"44<<<<<<:444::::::5544444444444444444444", // M 3, N 384-511
+			"4455566654445555555644444444444444444444", // M 3, N 512-767
+			"4465666554444555555644444444444444444444", // M 3, N 768-1023
+			"444666654444445555544444444OO44444444444", // M 3, N 1024-1535
+			"444444444444444444444444OOOOO44444444444", // M 3, N 1536-2047
+			"444444444444444444444OOOOOOOOO4444444444", // M 3, N 2048-3071
+			"44444444444444444444OOOOOOOOOO4444444444", // M 3, N 3072-4095
+			"4444444444444444444OOOOOOOOOOO4444444444", // M 3, N 4096-6143
+			"444444444444444444OOOOOOOOOOOO4444444444", // M 3, N 6144-8191
+			"44444444444444444OOOOOOOOOOOO44444444444", // M 3, N 8192-12287
+			"44444444444444444OOOOOOOOOOOO44444444444", // M 3, N 12288-16383
+			"4444444444444444OOOOOOOOOOOO444444444444", // M 3, N 16384-24575
+			"4444444444444444OOOOOOOOOOO4444444444444", // M 3, N 24576-32767
+			"444444444444OOOO4OOOOOOOOOO4444444444444", // M 3, N 32768-49151
+			"44444444444OOOOOOOOOOOOOOOO4444444444444", // M 3, N 49152-65535
+			"4444444444QQQQOOOOOOOOOOOOOO444444444444", // M 3, N 65536-98303
+			"4444444444QQQQQOOOOOOOOOOOOO444444444444", // M 3, N 98304-131071
+			"44444444444QQQQOOOOOOOOOOOOO444444444444", // M 3, N 131072-196607
+			"44444444444QQQQOOOOOOOOOOOOO444444444444", // M 3, N 196608-262143
+			"4444444444444QO44OOOOOOOOOO4444444444444", // M 3, N >= 262144
+			"<<<<::<:::::::::<:::::<<<:;;;;;<<<<<<<<<", // M 4-5, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 4-5, N (none)
+			"<<<<<::::::::::<::::::::::;;;;;<<<<<<<<<", // M 4-5, N 2
+			"<55<<<:<<<<<:::<::::::::::;;;;<<<<<<<<<<", // M 4-5, N 3
+			"<5;5<<<<<<<<::::::::::::::<;;<<<<<<<<<<<", // M 4-5, N 4-5
+			"<555<<<<<<<<<<::::::::::::<<<<<<<<<<<<<<", // M 4-5, N 6-7
+			"<<<<<<<<<<<<:<:::::<<:::::<<<<<<<<<<<<<<", // M 4-5, N 8-11
+			":<<<<<<::<::::::::::::::::<<<<<<<<<<<<<<", // M 4-5, N 12-15
+			"::<<<<::::::::::::::::::::<<<<<<<<<<<<<<", // M 4-5, N 16-23
+			"<55555<<<<<;;;;;;;;<<::::::::<<<<<<<<<<<", // M 4-5, N 24-31
+			"4555555444777777777777774444466664666666", // M 4-5, N 32-47
+			"4455555664444477444444444444446644466666", // M 4-5, N 48-63
+			":::::<<::::::::::::::::::::::::::::::66:", // M 4-5, N 64-95
+			"4444556444447777754444444444444444444444", // M 4-5, N 96-127
+			"44<<<<<<<447:::::::444444444444444444444", // M 4-5, N 128-191
+			"44<<<<<<<447::::::5444444444444444444444", // M 4-5, N 192-255
+			"4<<<<<<<<:4::::::::544444444444444444444", // M 4-5, N 256-383
+			"4<<<<<<<<:44:::::::544444444444444444444", // M 4-5, N 384-511
+			"4555555665444555555544444444444444444444", // M 4-5, N 512-767
+			"4555556654444555555544444444444444444444", // M 4-5, N 768-1023
+			"44555666544444455554444744OOO44444444444", // M 4-5, N 1024-1535
+			"4466666644444444444444444OOOOO4444444444", // M 4-5, N 1536-2047
+			"4444<6644444444444444OOOOOOOOO4444444444", // M 4-5, N 2048-3071
+			"44444444444444444444OOOOOOOOOOO444444444", // M 4-5, N 3072-4095
+			"44444444444444444444OOOOOOOOOO4444444444", // M 4-5, N 4096-6143
+			"444444444444444444OOOOOOOOOOOO4444444444", // M 4-5, N 6144-8191
+			"444444444444444444OOOOOOOOOOOO4444444444", // M 4-5, N 8192-12287
+			"44444444444444444OOOOOOOOOOOO44444444444", // M 4-5, N 12288-16383
+			"4444444444444444OOOOOOOOOOOO444444444444", // M 4-5, N 16384-24575
+			"44444444444OOOOOOOOOOOOOOOO4444444444444", // M 4-5, N 24576-32767
+			"4444444444OQQOOOOOOOOOOOOOO4444444444444", // M 4-5, N 32768-49151
+			"444444444QQQQQQOOOOOOOOOOOO4444444444444", // M 4-5, N 49152-65535
+			"444444444QQQQQQQOOOOOOOOOOOO444444444444", // M 4-5, N 65536-98303
+			"444444444QQQQQQQOOOOOOOOOOOO444444444444", // M 4-5, N 98304-131071
+			"444444444QQQQQQQOOOOOOOOOOOO444444444444", // M 4-5, N 131072-196607
+			"4444444444QQQQQQOOOOOOOOOOOO444444444444", // M 4-5, N 196608-262143
+			"44444444444QQQQQOOOOOOOOOOO4444444444444", // M 4-5, N >= 262144
+			":<<:::<::::::::<<::::::<<:<;;<<<<<<<<<<<", // M 6-7, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 6-7, N (none)
+			"<<<<<<::<<<:::<<:::::::<<:<;;;<<<<<<<<<<", // M 6-7, N 2
+			"<<<<<<:<<<<<:::<::::::::::<<<<<<<<<<<<<<", // M 6-7, N 3
+			"<555<<<<<<<<<:::::::::::::<<<<<<<<<<<<<<", // M 6-7, N 4-5
+			"<<55<<<<<<<<<:::::::::::::<<<<<<<<<<<<<<", // M 6-7, N 6-7
+			"<<55<<<<<<<<::::::::::::::<<<<<<<<<<<<<<", // M 6-7, N 8-11
+			":<<<<<<<<<<:::::::::::::::<<<<<<<<<<<<<<", // M 6-7, N 12-15
+			"::<<<<<:::::::::::::::::::<<<<<<<<<<<<<<", // M 6-7, N 16-23
+			"<<555<<<<<<<;;;;;;;:::::::<<<<<<<<<<<<<<", // M 6-7, N 24-31
+			"4555554444777776677777777444666666666666", // M 6-7, N 32-47
+			"4455555447744776644444444444666666666666", // M 6-7, N 48-63
+			":::<<<<<O<::::::::::::::4:::OOOOOO:OO666", // M 6-7, N 64-95
+			"445556666447777:77444444444444OOO4444444", // M 6-7, N 96-127
+			"44<<<<<<<647:::::::444444444444444444444", // M 6-7, N 128-191
+			"4<<<<<<<<647:::::::544444444444444444444", // M 6-7, N 192-255
+			"4<<<<<<<<<6::::::::554444444444444444444", // M 6-7, N 256-383
+			"4<<<<<<<<<44::::::5554444444444444444444", // M 6-7, N 384-511
+			"4555555566444555555544444444444444444444", // M 6-7, N 512-767
+			"4555555666444455555444444444444444444444", // M 6-7, N 768-1023
+			"45555566644444445444444774OOOO4444444444", // M 6-7, N 1024-1535
+			"4465566664444444444444444OOOOO4444444444", // M 6-7, N 1536-2047
+			"444<<<6644444444444444OOOOOOOOO444444444", // M 6-7, N 2048-3071
+			"44444444444444444444OOOOOOOOOOO444444444", // M 6-7, N 3072-4095
+			"444444444444444444444OOOOOOOOOO444444444", // M 6-7, N 4096-6143
+			"444444444444444444OOOOOOOOOOOOO444444444", // M 6-7, N 6144-8191
+			"44444444444444444OOOOOOOOOOOOO4444444444", // M 6-7, N 8192-12287
+			"44444444444444444OOOOOOOOOOOOO4444444444", // M 6-7, N 12288-16383
+			"4444444444444444OOOOOOOOOOOOO44444444444", // M 6-7, N 16384-24575
+			"4444444444OOOOOOOOOOOOOOOOO4444444444444", // M 6-7, N 24576-32767
+			"444444444QQQQQQOOOOOOOOOOOO4444444444444", // M 6-7, N 32768-49151
+			"444444444QQQQQQQOOOOOOOOOOO4444444444444", // M 6-7, N 49152-65535
+			"444444444QQQQQQQOOOOOOOOOOOO444444444444", // M 6-7, N 65536-98303
+			"444444444QQQQQQQQOOOOOOOOOOO444444444444", // M 6-7, N 98304-131071
+			"444444444QQQQQQQQOOOOOOOOOOO444444444444", // M 6-7, N 131072-196607
+			"444444444QQQQQQQOOOOOOOOOOOO444444444444", // M 6-7, N 196608-262143
+			"4444444444QQQQQQOOOOOOOOOOO4444444444444", // M 6-7, N >= 262144
+			"::::::<::::::::<<::::::<<<<<<<<<<<<<<<<<", // M 8-11, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 8-11, N (none)
+			"<<<<<:::<<<:::<<:::::::<<<<<<<<<<<<<<<<<", // M 8-11, N 2
+			"<<<<<<:<<<<<:::<:::::::::<<<<<<<<<<<<<<<", // M 8-11, N 3
+			"<<<<<<<<<<<<<:::::::::::::<<<<<<<<<<<<<<", // M 8-11, N 4-5
+			"<<55<<<<<<<<<::<::::::::::<<<<<<<<<<<<<<", // M 8-11, N 6-7
+			"<<<<<<<<<<<<::<:::::::::::<<<<<<<<<<<<<<", // M 8-11, N 8-11
+			":<<<5<<<<<<:::::::::::::::<<<<<<<<<<<<<<", // M 8-11, N 12-15
+			"::<<<<<<::::::::::::::::::<<<<<<<<<<<<<<", // M 8-11, N 16-23
+			"<<55<<<<<<<<<;;;;:::::::::<<<;;;<<<<<<<<", // M 8-11, N 24-31
+			"4555544444777766667777777446666666666666", // M 8-11, N 32-47
+			"4555544444777766664444444446666666666666", // M 8-11, N 48-63
+			":::<<<<OOO7:::<<<::444444::OOOOOOOOOO666", // M 8-11, N 64-95
+			"44556666667776<<<66444444444OOOOOO44OO64", // M 8-11, N 96-127
+			"4<<<<<<<<667:<<;<<:444444444444464444444", // M 8-11, N 128-191
+			"4<<<<<<<<666:<<<<::444444444444444444444", // M 8-11, N 192-255
+			"<<<<<<<<<<66::<::::544444444444444444444", // M 8-11, N 256-383
+			"<<<<<<<<<<677:::::5554444444444444444444", // M 8-11, N 384-511
+			"5555555566444777555544444444444444444444", // M 8-11, N 512-767
+			"5555555566444455555444444444444444444444", // M 8-11, N 768-1023
+			"45555556664444444444444774OOOOO444444444", // M 8-11, N 1024-1535
+			"4655556664444444444444444OOOOOO444444444", // M 8-11, N 1536-2047
+			"44<<<<6644444444444444OOOOOOOOOO44444444", // M 8-11, N 2048-3071
+			"44446664444444444444OOOOOOOOOOOO44444444", // M 8-11, N 3072-4095
+			"44444444444444444444OOOOOOOOOOOO44444444", // M 8-11, N 4096-6143
+			"444444444444444444OOOOOOOOOOOOOO44444444", // M 8-11, N 6144-8191
+			"44444444444444444OOOOOOOOOOOOOO444444444", // M 8-11, N 8192-12287
+			"44444444444444444OOOOOOOOOOOOO4444444444", // M 8-11, N 12288-16383
+			"44444444444444444OOOOOOOOOOOO44444444444", // M 8-11, N 16384-24575
+			"444444444OOQQOOOOOOOOOOOOOO4444444444444", // M 8-11, N 24576-32767
+			"444444444QQQQQQOOOOOOOOOOOO4444444444444", // M 8-11, N 32768-49151
+			"44444444QQQQQQQQOOOOOOOOOOO4444444444444", // M 8-11, N 49152-65535
+			"44444444QQQQQQQQQOOOOOOOOOOO444444444444", // M 8-11, N 65536-98303
+			"44444444QQQQQQQQQOOOOOOOOOOO444444444444", // M 8-11, N 98304-131071
+			"44444444QQQQQQQQQOOOOOOOOOOO444444444444", // M 8-11, N 131072-196607
+			"444444444QQQQQQQQOOOOOOOOOO4444444444444", // M 8-11, N 196608-262143
+			"444444444QQQQQQQQOOOOOOOOOO4444444444444", // M 8-11, N >= 262144
+			":::::<<:::::::::<::::::<<<<<<<<<<<<<<<<<", // M 12-15, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 12-15, N (none)
+			":<<<:::::::::::<:::::::<<<<<<<<<<<<<<<<<", // M 12-15, N 2
+			"<<<<<::<<<<<:::<<::::::::<<<<<<<<<<<<<<<", // M 12-15, N 3
+			"<<<<<<<<<<<<::::::::::::::<<<<<<<<<<<<<<", // M 12-15, N 4-5
+			"<<<<<<<<<<<<::<:::::::::::<<<<<<<<<<<<<<", // M 12-15, N 6-7
+			":<<<5<<<<<<<::<:::::::::::<<<<<<<<<<<<<<", // M 12-15, N 8-11
+			"::<<5<<<<<::::<;::::::::::<<<<<<<<<<<<<<", // M 12-15, N 12-15
+			"::<<<<<<<:::::::::::::::::<<<<<<<<<<<<<<", // M 12-15, N 16-23
+			"<<5<<<<<<:<<<;;;::::::::::<<;;;;;<<<<<<<", // M 12-15, N 24-31
+			"4555444444777766666777777666666666666666", // M 12-15, N 32-47
+			"4555444447777766666667744446666666666666", // M 12-15, N 48-63
+			"::<<<<OOOOO7:<<<<6644444444OOOOOOOOOO666", // M 12-15, N 64-95
+			"44566666OO77766<666444444444OOOOOOO4OOO6", // M 12-15, N 96-127
+			"4<<<<<<<6677<<<<<<6444444444444OOO444444", // M 12-15, N 128-191
+			"<<<<<<<<<666:<<<<<:4444444444OOOO4444444", // M 12-15, N 192-255
+			"<<<<<<<<<666:<<<:::444444444444444444444", // M 12-15, N 256-383
+			"<<<<<<<<<6666::::::444444444444444444444", // M 12-15, N 384-511
+			"6555555566667766665444444444444444444444", // M 12-15, N 512-767
+			"5555555566644476655444444444444444444444", // M 12-15, N 768-1023
+			"45555556664444444444444774OOOOO444444444", // M 12-15, N 1024-1535
+			"4655556664444444444444444OOOOOOO44444444", // M 12-15, N 1536-2047
+			"44<<<<664444444444444OOOOOOOOOOO44444444", // M 12-15, N 2048-3071
+			"44466664444444444444OOOOOOOOOOOOO4444444", // M 12-15, N 3072-4095
+			"44444444444444444444OOOOOOOOOOOOO4444444", // M 12-15, N 4096-6143
+			"4444444444444444444OOOOOOOOOOOOO44444444", // M 12-15, N 6144-8191
+			"444444444444444444OOOOOOOOOOOOOO44444444", // M 12-15, N 8192-12287
+			"44444444444444444OOOOOOOOOOOOOO444444444", // M 12-15, N 12288-16383
+			"44444444444444444OOOOOOOOOOOOO4444444444", // M 12-15, N 16384-24575
+			"444444444OQQQOOOOOOOOOOOOOO4444444444444", // M 12-15, N 24576-32767
+			"444444444QQQQQQOOOOOOOOOOOO4444444444444", // M 12-15, N 32768-49151
+			"44444444QQQQQQQOOOOOOPPOOOO4444444444444", // M 12-15, N 49152-65535
+			"44444444QQQQQQQQOOOPPPPPPOOO444444444444", // M 12-15, N 65536-98303
+			"44444444QQQQQQQQOOOPPPPPPPOO444444444444", // M 12-15, N 98304-131071
+			"44444444QQQQQQQQQOOOPPPPPPOO444444444444", // M 12-15, N 131072-196607
+			"44444444QQQQQQQQQOOOOPPPPPOO444444444444", // M 12-15, N 196608-262143
+			"444444444QQQQQQQQOOOOOPPOOO4444444444444", // M 12-15, N >= 262144
+			"<<<<<<<<::::::::::::::<<<<<<<<<<<<<<<<<<", // M 16-23, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 16-23, N (none)
+			":::::::::::::::::::::::<<<<<<<<<<<<<<<<<", // M 16-23, N 2
+			":::::::::<:::::::::::::::<<<<<<<<<<<<<<<", // M 16-23, N 3
+			"::<<<<<:<<<:::::::::::::::<<<<<<<<<<<<<<", // M 16-23, N 4-5
+			"::<<<<<<<<<:::<<::::::::::<<<<<<<<<<<<<<", // M 16-23, N 6-7
+			"::<<<<<<:<::::<:::::::::::<<<<<<<<<<<<<<", // M 16-23, N 8-11
+			"::<<<<<<<:::::<:::::::::::<<<<<<<<<<<<<<", // M 16-23, N 12-15
+			":::<<<<<<<::::::::::::::::<<<<<<<<<<<<<<", // M 16-23, N 16-23
+			"<<<<<<<<::::::;::67:::::::<<;;;;;;<<<<<<", // M 16-23, N 24-31
+			"4554444447777766666777777666666666666666", // M 16-23, N 32-47
+			"4455444477777766666664444466666666666666", // M 16-23, N 48-63
+			"::<<<OOOOOOO77666666444444OOOOOOOOOOO666", // M 16-23, N 64-95
+			"4466666OOOO7766666664444444OOOOOOOOOOOO6", // M 16-23, N 96-127
+			"4<<<<<<<67777<<<<6664444444446OOOOO44444", // M 16-23, N 128-191
+			"<<<<<<<<<6777<<<<<6444444444OOOOOO444444", // M 16-23, N 192-255
+			"<<<<<<<<<6676<<<::6444444444444OO4444444", // M 16-23, N 256-383
+			"<<<<<<<<<66666::::6444444444444444444444", // M 16-23, N 384-511
+			"6555555566666666664444444444444444444444", // M 16-23, N 512-767
+			"5555555666666666664455544444444444444444", // M 16-23, N 768-1023
+			"45555556666644444444554444OOOOOO44444444", // M 16-23, N 1024-1535
+			"465556666644444444444444OOOOOOOO44444444", // M 16-23, N 1536-2047
+			"44<<<<666444444444444OOOOOOOOOOOO4444444", // M 16-23, N 2048-3071
+			"44466664444444444444OOOOOOOOOOOOO4444444", // M 16-23, N 3072-4095
+			"44444444444444444444OOOOOOOOOOOOO4444444", // M 16-23, N 4096-6143
+			"4444444444444444444OOOOOOOOOOOOOO4444444", // M 16-23, N 6144-8191
+			"444444444444444444OOOOOOOOOOOOOO44444444", // M 16-23, N 8192-12287
+			"44444444444444444OOOOOOOOOOOOOOO44444444", // M 16-23, N 12288-16383
+			"444444444444OOO4OOOOOOOOOOOOOOO444444444", // M 16-23, N 16384-24575
+			"444444444OOOOOOOOOOOOOOOOOOOO44444444444", // M 16-23, N 24576-32767
+			"444444444QQQQQOOOOOOOOOOOOO4444444444444", // M 16-23, N 32768-49151
+			"44444444QQQQQQOOOOOOOPPOOOO4444444444444", // M 16-23, N 49152-65535
+			"44444444QQQQQQQOOOPPPPPPPOOO444444444444", // M 16-23, N 65536-98303
+			"44444444QQQQQQQQOOPPPPPPPPOO444444444444", // M 16-23, N 98304-131071
+			"44444444QQQQQQQQOOOPPPPPPPPO444444444444", // M 16-23, N 131072-196607
+			"44444444QQQQQQQQOOOPPPPPPPPO444444444444", // M 16-23, N 196608-262143
+			"444444444QQQQQQQOOOPPPPPPPO4444444444444", // M 16-23, N >= 262144
+			"4444444444444::::::::4444444444444444444", // M 24-31, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24-31, N (none)
+			"4<<<<<<<<<<<::::::::::44444444444<<44444", // M 24-31, N 2
+			"<<<<<<<<<<<<:<<<:::::::::4444444<<<<<<<<", // M 24-31, N 3
+			"<<<<<<<<<<<<<<<:::::::::::444:<<<<<<<<<<", // M 24-31, N 4-5
+			"<<<<<<<<<<<<<<;:::::::::<:::<<<<<<<<<<<<", // M 24-31, N 6-7
+			"<<<<<<<<<<<<<<;:::::::::<<:<<<<<<<<<<<<<", // M 24-31, N 8-11
+			"<<<<<<<<<<<<<<;::::::::::<<<<<<<<<<<<<<<", // M 24-31, N 12-15
+			"<<<<<<<<<<<<<<<<<<<:::::<<<<<<;;<<<<<<<<", // M 24-31, N 16-23
+			"7::::::::::<<<<<<<:<<<:<<<<<<<;;;<<<<<<<", // M 24-31, N 24-31
+			"7:::::::::::<:::::::<<<<<<<<<<;;<<<<<<<<", // M 24-31, N 32-47
+			"77::::::::::::<<<<::::::<<<<<<<<<<<<<<<<", // M 24-31, N 48-63
+			"777:::::::::::<<<<<:::::::<<<<<<<<<<<<<<", // M 24-31, N 64-95
+			"77:::::::::::::<<<<:::::::<<<<<<<<<<<<<<", // M 24-31, N 96-127
+			"7:::::::::::::::<<<::::::::<<<<<<<<<<<<<", // M 24-31, N 128-191
+			"7::::::::::::::::<::::::::::<<<<<<<<<<<<", // M 24-31, N 192-255
+			"::::::::::::::::::::::::::::<<<<<<<<<<<<", // M 24-31, N 256-383
+			":::::::::::::::::::::::::::::44<<<<<<<<<", // M 24-31, N 384-511
+			":::::::::::::::::::::::::::44444444<<<<<", // M 24-31, N 512-767
+			":::::::::::::::::444455444444444444444<<", // M 24-31, N 768-1023
+			"7::::::::::::::::44445544444444444444444", // M 24-31, N 1024-1535
+			"7::::::::::::::::4:44444444OO44444444444", // M 24-31, N 1536-2047
+			"77:::::::::::::::444444OOOOOOO4444444444", // M 24-31, N 2048-3071
+			"7777:::7:::::::::4444QOOOOOOOOO444444444", // M 24-31, N 3072-4095
+			"777777777:::::::444444OOOOOOOOO444444444", // M 24-31, N 4096-6143
+			"77777777777::::4444554OOOOOOOOO444444444", // M 24-31, N 6144-8191
+			"777777777777::44444666OOOOOOOOO444444444", // M 24-31, N 8192-12287
+			"777777777777:44444446OOOOOOOOO4444444444", // M 24-31, N 12288-16383
+			"7777777777::444444444OOOO444444444444444", // M 24-31, N 16384-24575
+			"777777777::444PPP44444OO44444OO444444444", // M 24-31, N 24576-32767
+			"777777777:44PPPPPPP44444444OOOOO44444444", // M 24-31, N 32768-49151
+			"77777777:4PPPOPPPPPMOOOJJJJOOOOOO4444444", // M 24-31, N 49152-65535
+			"7777777744POOOOPPPOOOOOMJJJJOOOOOO444444", // M 24-31, N 65536-98303
+			"7777777O4PPOOOOPPPOOOPPOMJJJOOOOOOO44444", // M 24-31, N 98304-131071
+			"777777OO4PPOOOOOPOOOOPPOMJJJOOOOOOOO4444", // M 24-31, N 131072-196607
+			"77777OOOOPPPOOOOOOMOOOOOMJJOOOOOOOOOO444", // M 24-31, N 196608-262143
+			"7777OOOOOOPPPOOOOMMMOOOMMJJOOOOOOOOOOO44", // M 24-31, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 32-47, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32-47, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 32-47, N 2
+			"::<<<<<<<<:::::::::::::::::::::::::<<<<<", // M 32-47, N 3
+			":<<<<<<<<<<::<<::::::::::::::::<<:<<<<<<", // M 32-47, N 4-5
+			":<<<<<<<<<<:<<<::::::::::::::<<<<<<<<<<<", // M 32-47, N 6-7
+			":<<<<<<<<<<:<<<:::::::::::::<<<<<<<<<<<<", // M 32-47, N 8-11
+			":<<<<<<<<<<<:<<<<<::::::<::<<<<<<<<<<<<<", // M 32-47, N 12-15
+			":<<<<<<<::<<:<<<<<::::::<::<<<<<<<<<<<<<", // M 32-47, N 16-23
+			"::::::::::::<<<<<::<<<<<<<<<<<;;<<<<<<<<", // M 32-47, N 24-31
+			"77::::7:::::<<:::::::::<<<<<<<<<<<<<<<<<", // M 32-47, N 32-47
+			"77::::::77:::<<<<<<<::::<<<<<<<<<<<<<<<<", // M 32-47, N 48-63
+			"::::::::::::::<<<<<<:::::<<<<<<<<<<<<<<<", // M 32-47, N 64-95
+			"77:::::::::::::<<<<<::::::<<<<<<<<<<<<<<", // M 32-47, N 96-127
+			":::::::::::::::<<<<<::::::<<<?<<<<<<<<<<", // M 32-47, N 128-191
+			":::::::::::::::::<<::::::::<<<<<<<<<<<<<", // M 32-47, N 192-255
+			"::::::::::::::::::;:::::::::<<<<<<<<<<<<", // M 32-47, N 256-383
+			":::::::::::::::::::;:::::::::<<<<<<<<<<<", // M 32-47, N 384-511
+			"7::::::::::::::::::4::::::::4444444<<<<<", // M 32-47, N 512-767
+			"7::::::::::::::::444444:::444444444444<<", // M 32-47, N 768-1023
+			"7:::::::::::::::::4:45544444444444444444", // M 32-47, N 1024-1535
+			"77:::::::::::::::::444444444444444444444", // M 32-47, N 1536-2047
+			"777::::::::::::::::4444O4OOOOO4444444444", // M 32-47, N 2048-3071
+			"77777777::::::::44444QOOOOOOOOO444444444", // M 32-47, N 3072-4095
+			"777777777::::::4444444OOOOOOOOO444444444", // M 32-47, N 4096-6143
+			"77777777777:::44444554OOOOOOOOO444444444", // M 32-47, N 6144-8191
+			"777777777777:444444666OOOOOOOOO444444444", // M 32-47, N 8192-12287
+			"777777777777444444446OOOO4OOOO4444444444", // M 32-47, N 12288-16383
+			"777777777774444444444OOOO4JJJJ4444444444", // M 32-47, N 16384-24575
+			"77777777774444PPPMJJJJJJJJJJJTT444444444", // M 32-47, N 24576-32767
+			"777777777444PPPPPPMJJJJJJJJTTTTT44444444", // M 32-47, N 32768-49151
+			"77777777T44PPPPPPPMMJJJJJJJTTTTTT4444444", // M 32-47, N 49152-65535
+			"7777777TT4PPPPPPPPMMMMMJJJJTTTTTTT444444", // M 32-47, N 65536-98303
+			"777777TTT4PPOOOPPPMMMMMMJJJTTTTTTTT44444", // M 32-47, N 98304-131071
+			"77777TTTTMPPPOPPPPMMMMMMMJJTTTTTTTTT4444", // M 32-47, N 131072-196607
+			"7777TTTTTMPPPPPPMMMMMMMMMJJTTTTTTTTTT444", // M 32-47, N 196608-262143
+			"777TTTTTTTMPPPPMMMMMMMMMMJJTTTTTTTTTTT44", // M 32-47, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 48-63, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 48-63, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 48-63, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 48-63, N 3
+			"::<<<<<::::::::::::::::::::::::::::<<<<<", // M 48-63, N 4-5
+			"::<<<<<<<:::::::::::::::::::::<<<<<<<<<<", // M 48-63, N 6-7
+			":<<<<<<<<<::::<<::::::::::::<<<<<<<<<<<<", // M 48-63, N 8-11
+			":<<<<<<<<<<::::<::::::::::::<<<<<<<<<<<<", // M 48-63, N 12-15
+			"::<<<<<:::<<:::::::::::::::<<<<<<<<<<<<<", // M 48-63, N 16-23
+			":::::::::::::<<:::::::<<<<<<<<<<<<<<<<<<", // M 48-63, N 24-31
+			"77::::::7::::<<<::<<:::<<<<<<<<<<<<<<<<<", // M 48-63, N 32-47
+			"777:::::7:7::<<<<<<<<::::<<<<<<<<<<<<<<<", // M 48-63, N 48-63
+			":::::::::77:::<<<<<<<::::<<???<<<<<<<<<<", // M 48-63, N 64-95
+			"7777:::::::::::<<<<<<:::::<?????<<<<<<<<", // M 48-63, N 96-127
+			":::::::::::::::<<<<<::::::<<????<<<<<<<<", // M 48-63, N 128-191
+			":::::::::::::::::<<::::::::<????<<<<<<<<", // M 48-63, N 192-255
+			":::::::::::::::::<;:::::::::<<<<<<<<<<<<", // M 48-63, N 256-383
+			":::::::::::::::::::;:::::::::<<<<<<<<<<<", // M 48-63, N 384-511
+			"7::::::::::::::::::4;::::::::44444<<<<<<", // M 48-63, N 512-767
+			"7:::::::::::::::::::::::::444444444444<<", // M 48-63, N 768-1023
+			"77:::::::::::::::::::44:4444444444444444", // M 48-63, N 1024-1535
+			"77::::::::::::::::::44444444444444444444", // M 48-63, N 1536-2047
+			"7777:::::::::::::::4444444OOOO4444444444", // M 48-63, N 2048-3071
+			"77777777:::::::44444444OOOOOOOO444444444", // M 48-63, N 3072-4095
+			"777777777:::::4444>4444OOOOOOOO444444444", // M 48-63, N 4096-6143
+			"77777777777::44444>>>444OOOOOOO444444444", // M 48-63, N 6144-8191
+			"777777777777444444>TT4OOJJJJOO4444444444", // M 48-63, N 8192-12287
+			"77777777777T4444444>66OJJJJJJ44444444444", // M 48-63, N 12288-16383
+			"7777777777T4444JJJJJJJJJJJJJJJ4444444444", // M 48-63, N 16384-24575
+			"777777777TT44JMMMMJJJJJJJJJJJTT444444444", // M 48-63, N 24576-32767
+			"77777777TT4JMMMMMMMJMMJJJJJTTTTT44444444", // M 48-63, N 32768-49151
+			"7777777TT4JJMMPPMMMMMMJJJJJTTTTTT4444444", // M 48-63, N 49152-65535
+			"777777TTTJJMMPPPPMMMMMJJJJJTTTTTTT444444", // M 48-63, N 65536-98303
+			"77777TTTTJMMMMPPMMMMMMMJJJJTTTTTTTT44444", // M 48-63, N 98304-131071
+			"7777TTTTTJMMMMMMMMMMMMMMJJJTTTTTTTTT4444", // M 48-63, N 131072-196607
+			"777TTTTTTTMMMMMMMMMMMMMMJJTTTTTTTTTTT444", // M 48-63, N 196608-262143
+			"77TTTTTTTTMMMMMMMMMMMMMMJJTTTTTTTTTTTT44", // M 48-63, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 64-95, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 64-95, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 64-95, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 64-95, N 3
+			":::::::::::::::::::::::::::::::::::::<<:", // M 64-95, N 4-5
+			"::::<<::::::::::::::::::::::::::<<:<<<<<", // M 64-95, N 6-7
+			":::<<<<<<::::::::::::::::::::<<<<<<<<<<<", // M 64-95, N 8-11
+			":::<<<<<<<<:::::::::::::::::<<<<<<<<<<<<", // M 64-95, N 12-15
+			":::<<<<<<<<<<:::::::::::::::<<<<<<<<<<<<", // M 64-95, N 16-23
+			"EEE:::::::::::<<<::::::<<<<<<<<<<<<<<<<<", // M 64-95, N 24-31
+			"777:::::::::::<<<<<<<::<<<<<<<<<<<<<<<<<", // M 64-95, N 32-47
+			"777:::::777:::<<<<<<<::::<<???<<<<<<<<<<", // M 64-95, N 48-63
+			"777::::::777::<<<<<::::::<<?@@@<<<<<<<<<", // M 64-95, N 64-95
+			"7777::::::77:::<<<<::::::<<??@@??<<<<<<<", // M 64-95, N 96-127
+			"7777::::::::::::<<<<::::::<??????<<<<<<<", // M 64-95, N 128-191
+			"777::::::::::::::<<::::::::?JJJJJ<<<<<<<", // M 64-95, N 192-255
+			"77::::::::::::::::::::::::::JJJJJJ<<<<<<", // M 64-95, N 256-383
+			"77::::::::::::::::::::::::::<<JJJJ<<<<<<", // M 64-95, N 384-511
+			"77:::::::::::::::::::::::::::44JJJ<<<<<<", // M 64-95, N 512-767
+			"77:::::::::::::::::::::::::4444444444<<<", // M 64-95, N 768-1023
+			"777:::::::::::::::::>>>>>>>4444444444444", // M 64-95, N 1024-1535
+			"7777::::::::::::::::>>JJ>444444444444444", // M 64-95, N 1536-2047
+			"7777777:::::::::>>>>>>JJJ444444444444444", // M 64-95, N 2048-3071
+			"77777777::::::>>>>>>>JJJJOOOOO4444444444", // M 64-95, N 3072-4095
+			"777777777::::4>>>>>>JJJJJJOOOO4444444444", // M 64-95, N 4096-6143
+			"77777777777:444>>>>>>JJJJJJOOO4444444444", // M 64-95, N 6144-8191
+			"77777777777B4444>>>>>JJJJJJJO44444444444", // M 64-95, N 8192-12287
+			"7777777777BBB44JJJJJJJJJJJJJJ44444444444", // M 64-95, N 12288-16383
+			"777777777BBB4JJJJJJJJJJJJJJJJJ4444444444", // M 64-95, N 16384-24575
+			"77777777BBB4JJJMMMMJMMMJJJJJJBB444444444", // M 64-95, N 24576-32767
+			"7777777BBBBJJMMMMMMMMMMJJJJJBBBB44444444", // M 64-95, N 32768-49151
+			"777777BBBBJJMMMMMMMMMMMJJJJJBBBBB4444444", // M 64-95, N 49152-65535
+			"77777BBBBBJJMMMMMMMMMMMJJJJBBBBBBB444444", // M 64-95, N 65536-98303
+			"7777BBBBBBJMMMMMMMMMMMJJJJBBBBBBBBB44444", // M 64-95, N 98304-131071
+			"777BBBBBBBJMMMMMMMMMJJJJJJBBBBBBBBBB4444", // M 64-95, N 131072-196607
+			"77BBBBBBBBBMMMMMMMMJJJJJJBBBBBBBBBBBB444", // M 64-95, N 196608-262143
+			"7BBBBBBBBBBBMMMMMMJJJJJJJBBBBBBBBBBBBB44", // M 64-95, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 96-127, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 96-127, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 96-127, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 96-127, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 96-127, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 96-127, N 6-7
+			"::::::::::::::::::::::::::::::::<<::<<<:", // M 96-127, N 8-11
+			"::::::<<::::::::::::::::::::::<<<<<:<<<<", // M 96-127, N 12-15
+			"::::::<<<<<<<::::::::::::::::<<<<<<<<<<<", // M 96-127, N 16-23
+			"EEE::::::::::::<<<:::::<<<<<<<<<<<<<<<<<", // M 96-127, N 24-31
+			"KKK::::::::<<::<<<<<<:::<<<<?<<<<<<<<<<<", // M 96-127, N 32-47
+			"KKKK:::::::7<::<<<<<:::::<<?????<<<<<<<<", // M 96-127, N 48-63
+			"EEEE::::::777::<<<<::::::<<??@@??<<<<<<<", // M 96-127, N 64-95
+			"KKKK::::77777::<<<<:::::::????@??<<<<<<<", // M 96-127, N 96-127
+			"KKKK:::::7774:::<<<<::::::<LL?JJJJ<<<<<<", // M 96-127, N 128-191
+			"KKKK:::::::::::::<<::::::::JLLJJJJJ<<<<<", // M 96-127, N 192-255
+			"KKKK:::::::::::::::::::::::>JJJJJJJ<<<<<", // M 96-127, N 256-383
+			"KKK:::::::::::::::::>>>>>>:>>JJJJJJ<<<<<", // M 96-127, N 384-511
+			"KKK::::::::::::::::>>>>>>>>>>JJJJJJ<<<<<", // M 96-127, N 512-767
+			"KKKK::::::::::::::>>>>>>>>>>>>JJJJJ44<<<", // M 96-127, N 768-1023
+			"KKKKK::::::::::::>>>>>JJJ>>>>>>>44444444", // M 96-127, N 1024-1535
+			"KKKKKK:::::::::>>>>>>JJJJ>>>>>>444444444", // M 96-127, N 1536-2047
+			"KKKKKKK:::::::>>>>>>>JJJJJJ44>>444444444", // M 96-127, N 2048-3071
+			"KKKKKKKKK::::>>>>>JJJJJJJJOO444444444444", // M 96-127, N 3072-4095
+			"KKKKKKKKKK::>>>>>>JJJJJJJJJOO44444444444", // M 96-127, N 4096-6143
+			"KKKKKKKKKKK44>>>>>JJJJJJJJJOO44444444444", // M 96-127, N 6144-8191
+			"KKKKKKKKKKBB44>>JJJJJJJJJJJJO44444444444", // M 96-127, N 8192-12287
+			"KKKKKKKKKBBB44JJJJJJJMMMJJJJJ44444444444", // M 96-127, N 12288-16383
+			"KKKKKKKKBBBBJJJJJJJJJMMMJJJJJJ4444444444", // M 96-127, N 16384-24575
+			"KKKKKKKBBBBJJJMMMMMMMBBMJJJJJBB444444444", // M 96-127, N 24576-32767
+			"KKKKKKBBBBBJJMMMMMMMMBBMJJJJBBBB44444444", // M 96-127, N 32768-49151
+			"KKKKKBBBBBBJJMMMMMMMMMMMJJJJBBBBB4444444", // M 96-127, N 49152-65535
+			"KKKKBBBBBBBJJMMMMMMMMMMJJJJBBBBBBB444444", // M 96-127, N 65536-98303
+			"KKKBBBBBBBBJJMMMMMMMMMMJJJJBBBBBBBB44444", // M 96-127, N 98304-131071
+			"KKBBBBBBBBBBJMMMMMMMJJJJJJBBBBBBBBBB4444", // M 96-127, N 131072-196607
+			"KBBBBBBBBBBBBMMMMMMMJJJJBBBBBBBBBBBBB444", // M 96-127, N 196608-262143
+			"BBBBBBBBBBBBBBJMMMJJBBBBBBBBBBBBBBBBBB44", // M 96-127, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 128-191, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 128-191, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 128-191, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 128-191, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 128-191, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 128-191, N 6-7
+			"::::::::::::::::::::::::::::::::::::::::", // M 128-191, N 8-11
+			"::::::::::::::::::::::::::::::::::::::::", // M 128-191, N 12-15
+			":::::::::::<::::::::::::::::::<<<<<:::::", // M 128-191, N 16-23
+			"::::::::::::::::<<::::::<<<<<<<<<<<<<<<<", // M 128-191, N 24-31
+			"7777::::::::::::<<::::::<<<<???<<<<<<<<<", // M 128-191, N 32-47
+			"7777:::::::7<<<<<<<<:::::<<?????<<<<<<<<", // M 128-191, N 48-63
+			":::::::::::77<<<:<<::::::<???????<<<<<<<", // M 128-191, N 64-95
+			"7777:::::7777:<<:<<:::::::JLL?JJJJ<<<<<<", // M 128-191, N 96-127
+			"7777:::::7777:::<<<:::::::JJLLLJJJJ<<<<<", // M 128-191, N 128-191
+			"7777:::::777:::::<<<<:>>>:>JJLLLLJJJ<<<<", // M 128-191, N 192-255
+			"7777:::::777::::::<<:>>>>>>JJJLLLJJJ<<<<", // M 128-191, N 256-383
+			"7777:::::77::::::::>>>>>>>>>JJJJJJJJ<<<<", // M 128-191, N 384-511
+			"7777::::::::::::::::>>>>>>>>>JJJJJJJ<<<<", // M 128-191, N 512-767
+			"77777:::::::::::::>>>>>>>>>>>>JJJJJJ<<<<", // M 128-191, N 768-1023
+			"77777::::::::::>>>>>>>>JJ>>>>>>JJJJ4444<", // M 128-191, N 1024-1535
+			"777777:::::::::>>>>>>>>JJ>>>>>>>>>444444", // M 128-191, N 1536-2047
+			"7777777::::::::>>>>>>>>>JJJJ>>>>>4444444", // M 128-191, N 2048-3071
+			"77777777::::::>>>>>>>JJJJJJJJ>>>>4444444", // M 128-191, N 3072-4095
+			"7777777777::::>>>>>J>JJJJJJOO>>>>4444444", // M 128-191, N 4096-6143
+			"7777777777>>::>>>>>J>JJJJJJOO4>>>4444444", // M 128-191, N 6144-8191
+			"777777777>>>::>>>>>0JJJJ>JJ>O4>>>4444444", // M 128-191, N 8192-12287
+			"77777777>>>>::>>>>>>JJMJJ>>>>4>>>4444444", // M 128-191, N 12288-16383
+			"7777777>>>>>:>>>>>>>0JJJJ>>>44>>>4444444", // M 128-191, N 16384-24575
+			"777777>>>>>:>>>>JJ0>JMJJ>>>44>>>44444444", // M 128-191, N 24576-32767
+			"77777>>>>>>4>>>JMMJ>JMMJ0>>4>>>>44444444", // M 128-191, N 32768-49151
+			"7777>>>>>>>>>>>JMMJ0JJJJ>>>4>>>>>4444444", // M 128-191, N 49152-65535
+			"777>>>>>>>>>>>>JMMJ0>0J>>>4>>>>>>>444444", // M 128-191, N 65536-98303
+			"77>>>>>>>>>>>>>>JJ0>>>>>>44>>>>>>>>44444", // M 128-191, N 98304-131071
+			"7>>>>>>>>>>>>>>>>>>>>>>>44>>>>>>>>>>4444", // M 128-191, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>444>>>>>>>>>>>>>444", // M 128-191, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>44", // M 128-191, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 192-255, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 192-255, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 192-255, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 192-255, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 192-255, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 192-255, N 6-7
+			"::::::::::::::::::::::::::::::::::::::::", // M 192-255, N 8-11
+			"::::::::::::::::::::::::::::::::::::::::", // M 192-255, N 12-15
+			"::::::::::::::::::::::::::::::::::::::::", // M 192-255, N 16-23
+			"EEEEE::::::::::::::::::::<<<<<<<<<<<<<<<", // M 192-255, N 24-31
+			"KKKKK::::::::<:<:<:::::::<<<<??<<<<<<<<<", // M 192-255, N 32-47
+			"KKKKK:::::::<<<<:<:::::::<<JJJ?J<<<<<<<<", // M 192-255, N 48-63
+			"EEEE::::::::7;<<<::::::::<JJJJJJJ<<<<<<<", // M 192-255, N 64-95
+			"KKKK::::::::::<<<<::::::::JJLLJJJJJ<<<<<", // M 192-255, N 96-127
+			"KKK::::::77::::::<<:::>::>JJJLLLLJJJ<<<<", // M 192-255, N 128-191
+			"KKK::::::77777:::<<<<>>>>>>JJJLLLLJJ<<<<", // M 192-255, N 192-255
+			"KKKK:::::77777::::<<:>>>>>>JJJLLLLJJJ<<<", // M 192-255, N 256-383
+			"KKKK:::::777:::::::>>>>>>>JJJJJLLJJJJ<<<", // M 192-255, N 384-511
+			"KKKK::::::7:::::::>>>>>>>>>JJJJJJJJJJ<<<", // M 192-255, N 512-767
+			"KKKKK:::::::::::>7>>>>>>>>>JJJJJJJJJJ<<<", // M 192-255, N 768-1023
+			"KKKKK:::::::::>>>>>>>>>>>>>>>>JJJJJJ444<", // M 192-255, N 1024-1535
+			"KKKKKK:::::::>>>>>>>>>>>>>>>>>>>>>>44444", // M 192-255, N 1536-2047
+			"KKKKKKK::::::>>>>>>>>>>>JJJ>>>>>>>>44444", // M 192-255, N 2048-3071
+			"KKKKKKKK:::::>>>>0>>>>>>JJJJJ>>>>>444444", // M 192-255, N 3072-4095
+			"KKKKKKKKKK:::>>>>>>>>>>>JJJJJ>>>>>444444", // M 192-255, N 4096-6143
+			"KKKKKKKKK>>>:>>>>>>>>>>>>JJJJ>>>>>444444", // M 192-255, N 6144-8191
+			"KKKKKKKK>>>>:>>>>>>>>JJ>>>>>J>>>>>444444", // M 192-255, N 8192-12287
+			"KKKKKKK>>>>>>:>>>>>>>JJJ>>>>>>>>>>444444", // M 192-255, N 12288-16383
+			"KKKKKK>>>>>>:>>>>>>>>0JJ>>>>>4>>>>444444", // M 192-255, N 16384-24575
+			"KKKKK>>>>>>>>>>>>>>>0JJJ>>>>>>>>>4444444", // M 192-255, N 24576-32767
+			"KKKK>>>>>>>>>>>>JJ0>0JJJ>>>>>>>>>4444444", // M 192-255, N 32768-49151
+			"KKK>>>>>>>>>>>>0JJJ>0JJ0>>>>>>>>>4444444", // M 192-255, N 49152-65535
+			"KK>>>>>>>>>>>>>0JJ0>>>>>>>>>>>>>>>444444", // M 192-255, N 65536-98303
+			"K>>>>>>>>>>>>>>>00>>>>>>>>>>>>>>>>>44444", // M 192-255, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>4444", // M 192-255, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>444", // M 192-255, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>44", // M 192-255, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 256-383, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N 6-7
+			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N 8-11
+			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N 12-15
+			":::::::::::<<:::::::::::::::::::::::::::", // M 256-383, N 16-23
+			":::::::::::::::::::::::::<<<<<<<<<<<<<<<", // M 256-383, N 24-31
+			"77777::::::::::::::::::::<<<<<<<<<<<<<<<", // M 256-383, N 32-47
+			"7777:::::::::<:::::::::::<<JJJJJ<<<<<<<<", // M 256-383, N 48-63
+			"::::::::::::::::::::::::::<JJJJJJJ<<<<<<", // M 256-383, N 64-95
+			"777::::::::::::::::::::::>>JJJJJJJJ<<<<<", // M 256-383, N 96-127
+			"777::::::::::::::::::>>>>>>JJJLLLJJJ<<<<", // M 256-383, N 128-191
+			"777::::::::::7::::<::>>>>>JJJJLLLLJJJ<<<", // M 256-383, N 192-255
+			"777:::::::::::::::>>>>>>>>JJJJLLLJJJJ<<<", // M 256-383, N 256-383
+			"777::::::::::::::>>>>>>>>JJJJJJLJJJJJ<<<", // M 256-383, N 384-511
+			"777::::::::::::>>>>>>>>>>JJJJJJJJJJJJ<<<", // M 256-383, N 512-767
+			"777:::::::::::>>>>>>>>>>>>JJJJJJJJJJJ<<<", // M 256-383, N 768-1023
+			"77777::::::::>>>>>>>>>>>>>>JJJJJJJJJ444<", // M 256-383, N 1024-1535
+			"77777:::::::>>>>>>>>>>>>>>>>>>>>JJ>>4444", // M 256-383, N 1536-2047
+			"777777::::::>>>>>>>>>>>>JJJJ>>>>>>>>4444", // M 256-383, N 2048-3071
+			"77777777:::::>>>>>>>>>>>JJJJJ>>>>>>>4444", // M 256-383, N 3072-4095
+			"777777777::::>>>>>>>>>>>JJJJJ>>>>>>>4444", // M 256-383, N 4096-6143
+			"77777777>>>>:>>>>>>>>>>>>>>JJ>>>>>>>4444", // M 256-383, N 6144-8191
+			"7777777>>>>>:>>>>>>>>JJ0>>>>J>>>>>>44444", // M 256-383, N 8192-12287
+			"777777>>>>>>>:>>>>>>>JJ0>>>>>>>>>>>44444", // M 256-383, N 12288-16383
+			"77777>>>>>>>:>>>>>>>>00>>>>>>>>>>>444444", // M 256-383, N 16384-24575
+			"7777>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>444444", // M 256-383, N 24576-32767
+			"777>>>>>>>>>>>>>>>>>>00>>>>>>>>>>>444444", // M 256-383, N 32768-49151
+			"77>>>>>>>>>>>>>>>0>>>>>>>>>>>>>>>4444444", // M 256-383, N 49152-65535
+			"7>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>444444", // M 256-383, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>44444", // M 256-383, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>4444", // M 256-383, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>444", // M 256-383, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>44", // M 256-383, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 384-511, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 384-511, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 384-511, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 384-511, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 384-511, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 384-511, N 6-7
+			"::::::::::::::::::::::::::::::::::::::::", // M 384-511, N 8-11
+			"::::::::::::::::::::::::::::::::::::::::", // M 384-511, N 12-15
+			"::::::::::<<<<::::::::::::::::::::::::::", // M 384-511, N 16-23
+			"::::::::::::::::::::::::::<<<<<<<<<<<<<<", // M 384-511, N 24-31
+			"77777:::::::::::::::::::::<<<<<<<<<<<<<<", // M 384-511, N 32-47
+			"7777:::::::::::<<:::::::::<<JJJJJ<<<<<<<", // M 384-511, N 48-63
+			":::::::::::::::<<:::::::::>JJJJJJJJ<<<<<", // M 384-511, N 64-95
+			"777::::::::::::<:::::>>>>>>JJJJJJJJJ<<<<", // M 384-511, N 96-127
+			"77:::::::::::::::::>>>>>>>JJJJJJJJJJ<<<<", // M 384-511, N 128-191
+			"77:::::::::::::::::>>>>>>JJJJJJLLJJJJ<<<", // M 384-511, N 192-255
+			"77::::::::::::::>:>>>>>>>JJJJJJLJJJJJ<<<", // M 384-511, N 256-383
+			"77:::::::77::::>>>>>>>>>>JJJJJJJJJJJJ<<<", // M 384-511, N 384-511
+			"77::::::::::::>>>>>>JJ>>JJJJJJJJJJJJJ<<<", // M 384-511, N 512-767
+			"77:::::::::::>>>>>>>>JJJJJJJJJJJJJJJJ<<<", // M 384-511, N 768-1023
+			"77::::::::::>>>>>>0>>>JJJJJJJJJJJJJJ>4<<", // M 384-511, N 1024-1535
+			"7777:::::::>>>>>>>>>>>>JJJJJJJJJJJ>>>444", // M 384-511, N 1536-2047
+			"777777::::>>>>>>>0>>>>>>JJJJJJJJJJ>>>444", // M 384-511, N 2048-3071
+			"777777:::::>>>>>00J0>JJ0AAJJJJJJJ>>>>444", // M 384-511, N 3072-4095
+			"7777777:::::>>>>>0J0>JJJJJJJJJ>>>>>>>444", // M 384-511, N 4096-6143
+			"7777777>::::>>>>>>00>00>JJ0JJ>>>>>>>>444", // M 384-511, N 6144-8191
+			"777777>>>>>>:>>>>>>>0JJJ>>>>J>>>>>>>>444", // M 384-511, N 8192-12287
+			"77777>>>>>>>>>>>>>>>0JJJ>>>>>>>>>>>>4444", // M 384-511, N 12288-16383
+			"7777>>>>>>>>>>>>>>>>0000>>>>>>>>>>>>4444", // M 384-511, N 16384-24575
+			"777>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>44444", // M 384-511, N 24576-32767
+			"77>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>44444", // M 384-511, N 32768-49151
+			"7>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>444444", // M 384-511, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>444444", // M 384-511, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>44444", // M 384-511, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>4444", // M 384-511, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>444", // M 384-511, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>44", // M 384-511, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 512-767, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 512-767, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 512-767, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 512-767, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 512-767, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 512-767, N 6-7
+			"::::::::::::::::::::::::::::::::::::::::", // M 512-767, N 8-11
+			":::::::::::<<:::::::::::::::::::::::::::", // M 512-767, N 12-15
+			":::::::::<<<<<<:::::::::::::::::::::::::", // M 512-767, N 16-23
+			":::::::::::<<<::::::::::::<<<<<<<<<<<<<<", // M 512-767, N 24-31
+			"7777:::::::<<<::::::::::::<<<<<<<<<<<<<<", // M 512-767, N 32-47
+			"777::::::::::::<<:::::::::<<<JJJJ<<<<<<<", // M 512-767, N 48-63
+			":::::::::::::::<:::>:>>>:>>>JJJJJJJ<<<<<", // M 512-767, N 64-95
+			"77:::::::::::::::::>>>>>>>>>JJJJJJJJ<<<<", // M 512-767, N 96-127
+			":::::::77::::::::::>>>>>>>JJJJJJJJJJJ<<<", // M 512-767, N 128-191
+			":::::::77:::::::>>>>>>>>>JJJJJJJJJJJJ<<<", // M 512-767, N 192-255
+			":::::::::::::::>>>>>>>>>>JJJJJJJJJJJJ<<<", // M 512-767, N 256-383
+			"::::::::::::::>>>>>>00000JJJJJJJJJJJJ<<<", // M 512-767, N 384-511
+			"7::::::::::::>>>>>>>J000JJJJJJJJJJJJJ<<<", // M 512-767, N 512-767
+			"7:::::::::::>>>>>>>>>JJJJJJJJJJJJJJJJ<<<", // M 512-767, N 768-1023
+			"77:::::::::>>>>>>>>>>>JJJJJJJJJJJJJJ>><<", // M 512-767, N 1024-1535
+			"77::::::::>>>>>>>>>>>>0JJJJJJJJJJJJ>>>4<", // M 512-767, N 1536-2047
+			"7777:::::>>>>>>>>>>>>>>>JJJJJJJJJJJ>>>44", // M 512-767, N 2048-3071
+			"7777::::>>>>>>>>>0J0>0J0AAJJJJJJJJJ>>>44", // M 512-767, N 3072-4095
+			"7777::::>>>>>>>>>0J0>0J0JJJJJJJJJJ>>>>44", // M 512-767, N 4096-6143
+			"7777:::::>>>>>>>>>000000000JJJJJJ>>>>>44", // M 512-767, N 6144-8191
+			"77777>>>::::>>>>>>0000J0>>>>J>>>>>>>>>44", // M 512-767, N 8192-12287
+			"7777>>>>>>>>>>>>>>>00JJ0>>>>>>>>>>>>>>44", // M 512-767, N 12288-16383
+			"777>>>>>>>>>>>>>>>>>0000>>>>>>>>>>>>>444", // M 512-767, N 16384-24575
+			"77>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>444", // M 512-767, N 24576-32767
+			"7>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>4444", // M 512-767, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>44444", // M 512-767, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>444444", // M 512-767, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>44444", // M 512-767, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>4444", // M 512-767, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>444", // M 512-767, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>4:", // M 512-767, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 768-1023, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 768-1023, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 768-1023, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 768-1023, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 768-1023, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 768-1023, N 6-7
+			"::::::::::::::::::::::::::::::::::::::::", // M 768-1023, N 8-11
+			"::::::::::::::::::::::::::::::::::::::::", // M 768-1023, N 12-15
+			"::::::::::<<<:::::::::::::::::::::::::::", // M 768-1023, N 16-23
+			":::::::::::<<<::::::::::::<<<<<<<<<<<<<<", // M 768-1023, N 24-31
+			"KKKK:::::::<<<::::::>::::::<<<<<<<<<<<<<", // M 768-1023, N 32-47
+			"KKK::::::::::::::::>>>>>>::<<<<J<<<<<<<<", // M 768-1023, N 48-63
+			"::::::::::::::::::>>>>>>>>>>>JJJJJJ<<<<<", // M 768-1023, N 64-95
+			"KK:::::::::::::::::>>>>>>>>>JJJJJJJJ<<<<", // M 768-1023, N 96-127
+			":::::::::::::::::>>>>>>>>>JJJJJJJJJJ<<<<", // M 768-1023, N 128-191
+			"::::::::::::::::>>>>>>>>>JJJJJJJJJJJJ<<<", // M 768-1023, N 192-255
+			"::::::::::::::>>>>>>>>008JJJJJJJJJJJJ<<<", // M 768-1023, N 256-383
+			":::::::::::::>>>>>>>>>>00JJJJJJJJJJJJ<<<", // M 768-1023, N 384-511
+			"::::::::::::>>>>>>>>>000JJJJJJJJJJJJJ<<<", // M 768-1023, N 512-767
+			"K::::::::::>>>>>>0>>>0JJJJJJJJJJJJJJJ><<", // M 768-1023, N 768-1023
+			"K:::::::::>>>>>>>>>>>>JJJJJJJJJJJJJJ>><<", // M 768-1023, N 1024-1535
+			"KK:::::::>>>>>>>>>>>>>>JJJJJJJJJJJJJ>>4<", // M 768-1023, N 1536-2047
+			"KK::::::>>>>>>>>>>>>>>>>JJJJJCCJJJJJ>>44", // M 768-1023, N 2048-3071
+			"KK:::::>>>>>>>>>>>>>>>0>0JJJJJJJJJJJ>>>4", // M 768-1023, N 3072-4095
+			"KK::::>>>>>>>>>>>>>0000000JJJJJJJJJ>>>>4", // M 768-1023, N 4096-6143
+			"KK:::>>>>>>>>>>>>>00000>00>JJJJJJJJ>>>>4", // M 768-1023, N 6144-8191
+			"KKK::>>>>>>>>>>>>>000000>>>>JJJJJ>>>>>>4", // M 768-1023, N 8192-12287
+			"KKK>::::>:>>>>>>>>>00000>>>>>>>>>>>>>>44", // M 768-1023, N 12288-16383
+			"KK>>>>>>>>>>>>>>>>>>>00>>>>>>>>>>>>>>>44", // M 768-1023, N 16384-24575
+			"K>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>44", // M 768-1023, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>444", // M 768-1023, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>4444", // M 768-1023, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>44444", // M 768-1023, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>44444", // M 768-1023, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>4444", // M 768-1023, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>444", // M 768-1023, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>4:", // M 768-1023, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 1024-1535, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1024-1535, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 1024-1535, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 1024-1535, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 1024-1535, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 1024-1535, N 6-7
+			"::::::::::::::::::::::::::::::::::::::::", // M 1024-1535, N 8-11
+			"::::::::::::::::::::::::::::::::::::::::", // M 1024-1535, N 12-15
+			"::::::::::<<::::::::::::::::::::::::::::", // M 1024-1535, N 16-23
+			"EEEEE:::::::::::::::>>::::<<<<<<<<<<<<<<", // M 1024-1535, N 24-31
+			"KKK::::::::::::::::>>>>>>>:<<<<<<<<<<<<<", // M 1024-1535, N 32-47
+			"KKK:::::::::::::::>>>>>>>>::<<<<<<<<<<<<", // M 1024-1535, N 48-63
+			"EE:::::::::::::::>>>>>>>>>>>>>JJJJ<<<<<<", // M 1024-1535, N 64-95
+			"KK:::::::::::::::>>>>>>>>>>>>JJJJJJ<<<<<", // M 1024-1535, N 96-127
+			"K::::::::::::::::>>>>>>>>>>JJJJJJJJJ<<<<", // M 1024-1535, N 128-191
+			"K:::::::::::::>>>>>>>>>>>>JJJJJJJJJJJ<<<", // M 1024-1535, N 192-255
+			":::::::::::::>>>>>>>>>008JJJJJJJJJJJJ<<<", // M 1024-1535, N 256-383
+			"::::::::::::>>>>>>>>>>>00JJJJJJJJJJJJ<<<", // M 1024-1535, N 384-511
+			":::::::::::>>>>>>>>>>>000JJJJJJJJJJJJ><<", // M 1024-1535, N 512-767
+			"::::::::::>>>>>>>>>>>>00JJJJJJJJJJJJ>><<", // M 1024-1535, N 768-1023
+			"K::::::::>>>>>>>>>>>>>0JJJJJJCCJJJJJ>><<", // M 1024-1535, N 1024-1535
+			"K:::::::>>>>>>>>>>>>>>>JJJJJCCCCJJJJJ>><", // M 1024-1535, N 1536-2047
+			"KK:::::>>>>>>>>>>>>>>>>>JJJCCCCCJJJJJ>>4", // M 1024-1535, N 2048-3071
+			"K:::::>>>>>>>>>>>00>>0000JJJCCCCJJJJ>>>4", // M 1024-1535, N 3072-4095
+			"K::::>>>>>>>>>>>>00>000000CCCCCJJJJJ>>>4", // M 1024-1535, N 4096-6143
+			"KK::>>>>>>>>>>>>>>>00000000CJJJJJJJ>>>>4", // M 1024-1535, N 6144-8191
+			"KK:>>>>>>>>>>>>>>>>00000000>JJJJJJ>>>>>4", // M 1024-1535, N 8192-12287
+			"KK>:>>>>>>>>>>>>>>>000000>>>>JJJ>>>>>>>4", // M 1024-1535, N 12288-16383
+			"K>>>:>>>>>>>>>>>>>>>>0000>>>>>>>>>>>>>>4", // M 1024-1535, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>000>>>>>>>>>>>>>>44", // M 1024-1535, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>44", // M 1024-1535, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>444", // M 1024-1535, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>444", // M 1024-1535, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>44444", // M 1024-1535, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>4444", // M 1024-1535, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>444", // M 1024-1535, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>4:", // M 1024-1535, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 1536-2047, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1536-2047, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 1536-2047, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 1536-2047, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 1536-2047, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 1536-2047, N 6-7
+			"::::::::::::::::::::::::::::::::::::::::", // M 1536-2047, N 8-11
+			"::::::::::::::::::::::::::::::::::::::::", // M 1536-2047, N 12-15
+			":::::::::<<:::::::::::::::::::::::::::::", // M 1536-2047, N 16-23
+			"EEEE:::::::::::::::>>>>::>><<<<<<<<<<<<<", // M 1536-2047, N 24-31
+			"KKK:::::::::::::::>>>>>>>>><<<<<<<<<<<<<", // M 1536-2047, N 32-47
+			"KK:::::::::::::::>>>>>>>>>>>:<<<<<<<<<<<", // M 1536-2047, N 48-63
+			"EE:::::::::::::::>>>>>>>>>>>>>>>J<<<<<<<", // M 1536-2047, N 64-95
+			"KK:::::::::::::::>>>>>>>>>>>>>>JJJJ<<<<<", // M 1536-2047, N 96-127
+			"K:::::::::::::::<>>>>>>>>>>>>>JJJJJJ<<<<", // M 1536-2047, N 128-191
+			"::::::::::::::>>>>>>>>>0>>>JJJJJJJJJ<<<<", // M 1536-2047, N 192-255
+			":::::::::::::>>>>>>>>>>00JJJJJJJJJJJ><<<", // M 1536-2047, N 256-383
+			":::::::::::>>>>>>>>>>>>00JJJJJJJJJJJ><<<", // M 1536-2047, N 384-511
+			"::::::::::>>>>>>>>>>00000JJJJJJJJJJJ>><<", // M 1536-2047, N 512-767
+			":::::::::>>>>>>>>>>>>0000JJJJJJJJJJJ>><<", // M 1536-2047, N 768-1023
+			"K:::::::>>>>>>>>>>>>>000JJJJCCCCJJJJJ>><", // M 1536-2047, N 1024-1535
+			"K::::::>@@@@>>>>>>>>0000JJJCCCCCCJJJJ>><", // M 1536-2047, N 1536-2047
+			"K:::::>>@@@@>>>>>>>00000JJJCCCCCCJJJJ>>>", // M 1536-2047, N 2048-3071
+			"K::::>>>>>>>>>>>>00>0000KCCCCCCCCJJJJ>>>", // M 1536-2047, N 3072-4095
+			"K:::>>>>>>>>>>>>>00000K0KKKCCCCCJJJJ>>>>", // M 1536-2047, N 4096-6143
+			"K::>>>>>>>>>>>>>>>00B0000JJCCCCJJJJJ>>>>", // M 1536-2047, N 6144-8191
+			"K:>>>>>>>>>>>>>>>>>00JJ00000JJJJJJJ>>>>>", // M 1536-2047, N 8192-12287
+			"K>:>>>>>>>>>>>>>>>>00JKJ00>>>JJJJ>>>>>>>", // M 1536-2047, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>00J00>>>>>>>>>>>>>>4", // M 1536-2047, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>0000>>>>>>>>>>>>>>4", // M 1536-2047, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>4", // M 1536-2047, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>44", // M 1536-2047, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>444", // M 1536-2047, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>4444", // M 1536-2047, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>4444", // M 1536-2047, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>44:", // M 1536-2047, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 1536-2047, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 2048-3071, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 2048-3071, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 2048-3071, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 2048-3071, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 2048-3071, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 2048-3071, N 6-7
+			"::::::::::::::::::::::::::::::::::::::::", // M 2048-3071, N 8-11
+			":::::::::<::::::::::::::::::::::::::::::", // M 2048-3071, N 12-15
+			"::::::::<<<:;:::::::::::::::::::::::::::", // M 2048-3071, N 16-23
+			"EEEE::::::<<::::::>>>>>>:>>><<<<<<<<<<<<", // M 2048-3071, N 24-31
+			"KKK::::::::::::::>>>>>>>>>>><<<<<<<<<<<<", // M 2048-3071, N 32-47
+			"KK:::::::<<:::::::>>>>>>>>>>::<<<<<<<<<<", // M 2048-3071, N 48-63
+			"EE:::::::<::::::::>>>>>>>>>>>>>>><<<<<<<", // M 2048-3071, N 64-95
+			"KK:::::::::::::::>>>>>>>>>>>>>>>>><<<<<<", // M 2048-3071, N 96-127
+			"K::::::::::::::>>>>>>>>>>>>>>>>>>>><<<<<", // M 2048-3071, N 128-191
+			":::::::::::::>>>>>>>8>>>>>>>>>>>JJ>><<<<", // M 2048-3071, N 192-255
+			":::::::::::>>>>>>>>>>0>>0J>>JJJJJJ>>><<<", // M 2048-3071, N 256-383
+			"::::::::::>>>>>>>>>>>0000JJJJJJJJJJ>><<<", // M 2048-3071, N 384-511
+			":::::::::>>>>>>>>>>>>0000JJJJJJJJJJJ>><<", // M 2048-3071, N 512-767
+			"::::::::>>>>>>>>>>0>00000JJJJCCJJJJJJ>><", // M 2048-3071, N 768-1023
+			"K::::::>>>>>>>>>>>>>00000JJCCCCCJJJJJ>><", // M 2048-3071, N 1024-1535
+			"K:::::>>@@@@@>>>>>>0000>0JJCCCCCCJJJJ>>>", // M 2048-3071, N 1536-2047
+			"K::::>>>@@@>@>>>00>01000JCCCCCCCCJJJJ>>>", // M 2048-3071, N 2048-3071
+			"K:::>@@>>>@@>>>>>0000000KCCCCCCCCJJJJ>>>", // M 2048-3071, N 3072-4095
+			"K::>>@@>>>>>>>>>>00000K0KKKCCCCCJJJJJ>>>", // M 2048-3071, N 4096-6143
+			"K:>>>>>>>>>>>>>>>>0000000J0CCCCJJJJJ>>>>", // M 2048-3071, N 6144-8191
+			"K:>>>>>>>>>>>>>>>>>00JJ00000CJJJJJJ>>>>>", // M 2048-3071, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>0JKJ000>>JJJJJ>>>>>>", // M 2048-3071, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>00J000>>>>>>>>>>>>>>", // M 2048-3071, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>0000>>>>>>>>>>>>>>>", // M 2048-3071, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>0>>>>>>>>>>>>>>>>4", // M 2048-3071, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>4", // M 2048-3071, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>44", // M 2048-3071, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>444", // M 2048-3071, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>444:", // M 2048-3071, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>4::", // M 2048-3071, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 2048-3071, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 3072-4095, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 3072-4095, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 3072-4095, N 2
+			"::::::::::::::::::::::::GG::::::::::::::", // M 3072-4095, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 3072-4095, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 3072-4095, N 6-7
+			"::::::::::::::::::::::::::::::::::::::::", // M 3072-4095, N 8-11
+			"::::::::::::::::::::::::::::::::::::::::", // M 3072-4095, N 12-15
+			":::::::::<<:;:::::::::::::::::::::::::::", // M 3072-4095, N 16-23
+			"EEE:::::::<::::::::>>>>>>:>>><<<<<<<<<<<", // M 3072-4095, N 24-31
+			"KK::::::::::::::::>>>>>>>>>>><<<<<<<<<<<", // M 3072-4095, N 32-47
+			"KK:::::::<<:::::::>>>>>>>>>>>::<<<<<<<<<", // M 3072-4095, N 48-63
+			"EE:::::::<<:::::::>>>>>>>>>>>>>><<<<<<<<", // M 3072-4095, N 64-95
+			"KK:::::::::::;;::>>>>>>>>>>>>>>>>><<<<<<", // M 3072-4095, N 96-127
+			"K::::::::::::;;>>>>>0>>>>>>>>>>>>>><<<<<", // M 3072-4095, N 128-191
+			"K::::::::::::>>>>08880>>>>>>>>>>>>>><<<<", // M 3072-4095, N 192-255
+			"::::::::::<>>>>>>08080>>>0>>>JJJJJ>>><<<", // M 3072-4095, N 256-383
+			":::::::::>>>>>>>>>000000>0>JJJJJJJJ>>><<", // M 3072-4095, N 384-511
+			"::::::::>>>>>>>>>>>>0000>0>JJJJJJJJJ>><<", // M 3072-4095, N 512-767
+			":::::::>>>>>>>>>>>>>0000>0JJJCCJJJJJJ>><", // M 3072-4095, N 768-1023
+			"K:::::>>>>>>>>>>>>>>>000>0JCCCCCJJJJJ>>>", // M 3072-4095, N 1024-1535
+			"K::::>>>>>>>>>>00>>0000>>JJCCCCCCJJJJ>>>", // M 3072-4095, N 1536-2047
+			"K:::>@@>>>@@>>>00>>000000CCCCCCCCJJJJ>>>", // M 3072-4095, N 2048-3071
+			"K::>@>@@>>@JJ>>10>0001000CCCCCCCCJJJJ>>>", // M 3072-4095, N 3072-4095
+			"K:>>@>@@>>@JJ>>11>0>010000CCCCCCJJJJJ>>>", // M 3072-4095, N 4096-6143
+			"K>>>>@@>>>>>>>>>>>>>0000000CCCCJJJJJ>>>>", // M 3072-4095, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>00000000JJJJJJJ>>>>>", // M 3072-4095, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>00000>>>>JJJJJ>>>>>>", // M 3072-4095, N 12288-16383
+			">:>>>>>>>>>>>>>>>>>>>0000>>>>>>>>>>>>>>>", // M 3072-4095, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>0000>>>>>>>>>>>>>>>", // M 3072-4095, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 3072-4095, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>4", // M 3072-4095, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>44", // M 3072-4095, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>4:", // M 3072-4095, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>44:", // M 3072-4095, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 3072-4095, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 3072-4095, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 4096-6143, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 4096-6143, N (none)
+			":::::::::::::::::::::::GGGG:::::::::::::", // M 4096-6143, N 2
+			":::::::::::::::::::::::GGGGG::::::::::::", // M 4096-6143, N 3
+			":::::::::::::::::::::::GGGGG::::::::::::", // M 4096-6143, N 4-5
+			"::::::::::::::::::::::::GGG:::::::::::::", // M 4096-6143, N 6-7
+			"::::::::::::::::::::::::::::::::::::::::", // M 4096-6143, N 8-11
+			"::::::::::::::::::::::::::::::::::::::::", // M 4096-6143, N 12-15
+			"::::::::::::::::::::::::::::::::::::::::", // M 4096-6143, N 16-23
+			"EE:::::::::::::::::>>>:>>>>>><<<<<<<<<<<", // M 4096-6143, N 24-31
+			"KK:::::::::::::::::>>>>>>>>>>:::<<<<<<<<", // M 4096-6143, N 32-47
+			"K:::::::::::::::::>>>>>>>>>>>>::<<<<<<<<", // M 4096-6143, N 48-63
+			"E::::::::::::;;>:>>>>>>>>>>>>>::<<<<<<<<", // M 4096-6143, N 64-95
+			"K:::::::::::;;;>>>>>>>>>>>>>>>>>><<<<<<<", // M 4096-6143, N 96-127
+			"K::::::::::::::>>00000>>>>>>>>>>>><<<<<<", // M 4096-6143, N 128-191
+			"K:::::::::::>>>>000080>>>>>>>>>>>>>><<<<", // M 4096-6143, N 192-255
+			"K::::::::::>>>>>00000000>>J>>JJJJ>>>><<<", // M 4096-6143, N 256-383
+			"K:::::::><@>>>>>000000000>J>JJJJJJJ>>><<", // M 4096-6143, N 384-511
+			"K::::::>>>@@>>>>000000000>JJJJJJJJJJ>>><", // M 4096-6143, N 512-767
+			"K:::::>>>>>>>@0000000000>>JJJJJJJJJJ>>><", // M 4096-6143, N 768-1023
+			"K::::>>>>>>>>>>000>>000>>>JJCCCCJJJJJ>>>", // M 4096-6143, N 1024-1535
+			"K:::>>>>>>>>>>>>000>00>>>>JCCCCCJJJJJ>>>", // M 4096-6143, N 1536-2047
+			"K::>>@@>>>>>>>>>000>0000>>JCCCCCCJJJJ>>>", // M 4096-6143, N 2048-3071
+			"K:>>@>@@>>@JJ>>11000000000CCCCCCJJJJJ>>>", // M 4096-6143, N 3072-4095
+			"K>>>@>@@>>@JJ>>110>>000000CCCCCCJJJJ>>>>", // M 4096-6143, N 4096-6143
+			">>>>@@@>>>>>>>>>>>>>0000000CJJJJJJJJ>>>>", // M 4096-6143, N 6144-8191
+			">>>>@@@>>>>>>>>>>>>>>000000>JJJJJJJ>>>>>", // M 4096-6143, N 8192-12287
+			">>>>>@>>>>>>>>>>>>>>>000000>>JJJJ>>>>>>>", // M 4096-6143, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>0000>>>>>>>>>>>>>>", // M 4096-6143, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 4096-6143, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 4096-6143, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>4", // M 4096-6143, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 4096-6143, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 4096-6143, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 4096-6143, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 4096-6143, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 4096-6143, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 6144-8191, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 6144-8191, N (none)
+			":::::::::::::::::::::::GGGGG::::::::::::", // M 6144-8191, N 2
+			"::::::::::::::::::::::GGGGGG::::::::::::", // M 6144-8191, N 3
+			"::::::::::::::::::::::GGGGGG::::::::::::", // M 6144-8191, N 4-5
+			":::::::::::::::::::::::GGGGG::::::::::::", // M 6144-8191, N 6-7
+			"::::::<<::::::::::::::::::::::::::::::::", // M 6144-8191, N 8-11
+			":::::<<<<:::::::::::::::::::::::::::::::", // M 6144-8191, N 12-15
+			":::::<<<<:::::::::::::::::::::::::::::::", // M 6144-8191, N 16-23
+			"EE::::::::::::::::::>>>>>>>>>:<<<<<<<<<<", // M 6144-8191, N 24-31
+			"K:::::::::::::::::::>>>>>>>>>>::::<<<<<<", // M 6144-8191, N 32-47
+			"K::::::::::::;;;:::>>>>>>>J>>>::::<<<<<<", // M 6144-8191, N 48-63
+			"E::::::::::::;;>>:J>>>>>>CC>>>::::<<<<<<", // M 6144-8191, N 64-95
+			"K::::::::::;;;>>>JJJJ>>>>>C>>>>>:::<<<<<", // M 6144-8191, N 96-127
+			"K:::::::::::::::000000>>>>:>>>>>>><<<<<<", // M 6144-8191, N 128-191
+			"K::::::::::::>>>0000000>>>>>>>>>>>>><<<<", // M 6144-8191, N 192-255
+			"K::::::::<<:>>>>002000000>>>>>>>>>>>><<<", // M 6144-8191, N 256-383
+			"K::::::::<@@>>>>000000000>>JJJJJJJ>>>><<", // M 6144-8191, N 384-511
+			"K::::::>>@@?>>>0000000000>>JJJJJJJJ>>>><", // M 6144-8191, N 512-767
+			"K::::::>>>@>>J00000000000>>JJJJJJJJJ>>>:", // M 6144-8191, N 768-1023
+			"KK:::>>>>>>>>J000000000>>>>JJJJJJJJJ>>>>", // M 6144-8191, N 1024-1535
+			"K::>>>>>>>>>>>>>000>>0>>>>>JJCCJJJJJJ>>>", // M 6144-8191, N 1536-2047
+			"K:>>>>>>>>>>>>>>110>>000>>>JCCCCJJJJJ>>>", // M 6144-8191, N 2048-3071
+			"K:>>@@@>>>>>>>>>110>000000>JJCCJJJJJ>>>>", // M 6144-8191, N 3072-4095
+			">>>>@@@>>>>>>>>>000>0000000JJJJJJJJJ>>>>", // M 6144-8191, N 4096-6143
+			">>>>@11@>@J>>>>>>>>>>00CC00CJJJJJJJ>>>>>", // M 6144-8191, N 6144-8191
+			">>>>@11@@JJ>>>>>>>>>>00CC00>JJJJJJ>>>>>>", // M 6144-8191, N 8192-12287
+			">>>>@@@>@JJ>>>>>>>>>>000000>>J>>>>>>>>>>", // M 6144-8191, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>0000>>>>>>>>>>>>>>", // M 6144-8191, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 6144-8191, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 6144-8191, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 6144-8191, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 6144-8191, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 6144-8191, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 6144-8191, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 6144-8191, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 6144-8191, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 8192-12287, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 8192-12287, N (none)
+			"::::::::::::::::::::::GGGGGG::::::::::::", // M 8192-12287, N 2
+			"::::::::::::::::::::::GGGGGGG:::::::::::", // M 8192-12287, N 3
+			"::::::::::::::::::::::GGGGGGG:::::::::::", // M 8192-12287, N 4-5
+			"::::::::::::::::::::::GGGGGG::::::::::::", // M 8192-12287, N 6-7
+			":::::<<<<:::::::::::::::GGG:::::::::::::", // M 8192-12287, N 8-11
+			":::::<<:::::::::::::::::::::::::::::::::", // M 8192-12287, N 12-15
+			":::::<<:::::::::::::::::::::::::::::::::", // M 8192-12287, N 16-23
+			"EE::::<<<::::::::::::>>>>>>D>>:<<<::::::", // M 8192-12287, N 24-31
+			"K::::::<:::::::::::::>>>>>>J>>::::::::::", // M 8192-12287, N 32-47
+			"K::::::::::::;;;::JJ>>>>>>JJ>>::::::::::", // M 8192-12287, N 48-63
+			"E::::<<::::::;;;MMMJJ>>>>CCC>>::::::::::", // M 8192-12287, N 64-95
+			"K:::::<:::::;;;>MMMMJJJ>>>CC>>>>::::::::", // M 8192-12287, N 96-127
+			"K::::::::::::::0000000>>>>:>>>>>>>::::::", // M 8192-12287, N 128-191
+			"K::::::::::::>>00000000>>>>:>>>>>>>>::::", // M 8192-12287, N 192-255
+			"K::::::::::>>>>>00000000>>>>>>>>>>>>><::", // M 8192-12287, N 256-383
+			"KK:::::::@@>>>>>000000000>>>>>JJJ>>>>>::", // M 8192-12287, N 384-511
+			"KK:::::>>>@>>>>>000000000>>>JJJJJJ>>>>>:", // M 8192-12287, N 512-767
+			"KK:::::>>>>>>>0000000000>>>>JJJJJJJ>>>>:", // M 8192-12287, N 768-1023
+			"KK::::>>>>>>>>>000>>000>>>>>JJJJJJJJ>>>>", // M 8192-12287, N 1024-1535
+			"K:::>>>>>>>>>>>>000>>>>>>>>>JJJJJJJJ>>>>", // M 8192-12287, N 1536-2047
+			"K::>>>>>>>>>>>>>000>>>>>>>>>JJJJJJJJ>>>>", // M 8192-12287, N 2048-3071
+			">:>>>>>>>>>>>>>>000>>00000>>JJJJJJJJ>>>>", // M 8192-12287, N 3072-4095
+			">>>>@@@>>>>>>>>>>0>>>000000>JJJJJJJ>>>>>", // M 8192-12287, N 4096-6143
+			">>>>@11@@JJ>>>>>>>>>>00CC00>JJJJJJ>>>>>>", // M 8192-12287, N 6144-8191
+			">>>>@11@@MMJ>>>>>>>>>00CC00>JJJJJ>>>>>>>", // M 8192-12287, N 8192-12287
+			">>>>@@@>@JJJ>>>>>>>>>000000>>JJ>>>>>>>>>", // M 8192-12287, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>0000>>>>>>>>>>>>>>", // M 8192-12287, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 8192-12287, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 8192-12287, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 8192-12287, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 8192-12287, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 8192-12287, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 8192-12287, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 8192-12287, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 8192-12287, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 12288-16383, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 12288-16383, N (none)
+			"::::::::::::::::::::::GGGGGG::::::::::::", // M 12288-16383, N 2
+			"::::::::::::::::::::::GGGGGGG:::::::::::", // M 12288-16383, N 3
+			"::::::::::::::::::::::GGGGGGG:::::::::::", // M 12288-16383, N 4-5
+			"::::::::::::::::::::::GGGGGG::::::::::::", // M 12288-16383, N 6-7
+			":::::<<<::::::::::::::::GGG:::::::::::::", // M 12288-16383, N 8-11
+			":::::<<:::::::::::::::::::::::::::::::::", // M 12288-16383, N 12-15
+			":::::<<:::::::::::::::::::::::::::::::::", // M 12288-16383, N 16-23
+			"EE::::<<<:::::::::::::::::DDD>::::::::::", // M 12288-16383, N 24-31
+			"K:::::<:<:::::;:::::::::::JJJ>::::::::::", // M 12288-16383, N 32-47
+			"K:::::::::::::;;;;JJJ::::JJJJ>::::::::::", // M 12288-16383, N 48-63
+			"E::::<<:::::::;;MMMMJJ>::CCCC>::::::::::", // M 12288-16383, N 64-95
+			"K::::<<::::::;;MMMMMJJJ>>>CCC>>:::::::::", // M 12288-16383, N 96-127
+			"K::::::::::::::110000>>>>>:>>>>>>>::::::", // M 12288-16383, N 128-191
+			"K::::::::::::>>0000000>>>>>>>>>>>>>>::::", // M 12288-16383, N 192-255
+			"K:::::::::::>>>0000000000>>>>>>>>>>>>:::", // M 12288-16383, N 256-383
+			"KK:::::::>>>>>0>>00000000>>>>>>>>>>>>>::", // M 12288-16383, N 384-511
+			"KKK:::::>>>>>>0>>>0000000>>>>>JJJ>>>>>>:", // M 12288-16383, N 512-767
+			"KKK>::::>>>>>>>>>>>00000>>>>>JJJJJ>>>>>:", // M 12288-16383, N 768-1023
+			"KK>:::::>>>>>>>>>>>>>0>>>>>>>JJJJJJ>>>>>", // M 12288-16383, N 1024-1535
+			"K>:::>>>>>>>>>>>>>>>>>>>>>>>>JJJJJJ>>>>>", // M 12288-16383, N 1536-2047
+			">>:>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJJ>>>>>", // M 12288-16383, N 2048-3071
+			">:>>>>>>>>>>>>>>>>>>>>>000>>>JJJJJJ>>>>>", // M 12288-16383, N 3072-4095
+			">:>>>@@>>>>>>>>>>>>>>>00000>>JJJJJ>>>>>>", // M 12288-16383, N 4096-6143
+			">>>>@@@>@JJ>>>>>>>>>>000000>>JJJJ>>>>>>>", // M 12288-16383, N 6144-8191
+			">>>>@@@>@JJJ>>>>>>>>>000000>>JJ>>>>>>>>>", // M 12288-16383, N 8192-12287
+			">>>>>@@>@JJ>>>>>>>>>>>00000>>JJ>>>>>>>>>", // M 12288-16383, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>000>>>>>>>>>>>>>>", // M 12288-16383, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 12288-16383, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 12288-16383, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 12288-16383, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 12288-16383, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 12288-16383, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 12288-16383, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 12288-16383, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 12288-16383, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 16384-24575, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 16384-24575, N (none)
+			":::::::::::::::::::::::GGGGG::::::::::::", // M 16384-24575, N 2
+			"::::::::::::::::::::::GGGGGGG:::::::::::", // M 16384-24575, N 3
+			"::::::::::::::::::::::GGGGGGG:::::::::::", // M 16384-24575, N 4-5
+			"::::::::::::::::::::::GGGGGG::::::::::::", // M 16384-24575, N 6-7
+			"::::::::::::::::::::::GGGGGG::::::::::::", // M 16384-24575, N 8-11
+			":::::<<<:::::::::GGG::::::::::::::::::::", // M 16384-24575, N 12-15
+			":::::<<<:::::::::GGG::::::::::::::::::::", // M 16384-24575, N 16-23
+			"EE:::::<:::::::::::::::::DDDDD::::::::::", // M 16384-24575, N 24-31
+			"K:::::::::::::;::::::::::JJJJJ::::::::::", // M 16384-24575, N 32-47
+			"K:::::::::::::;;;;MJJ:::JJJJJJ::::::::::", // M 16384-24575, N 48-63
+			"E:::::::::::::;;MMMMJJJ::CCCCC>:::::::::", // M 16384-24575, N 64-95
+			"K:::::::3::::;;MMMMMJJJJJ>CCCC>>::::::::", // M 16384-24575, N 96-127
+			"K::::::3:::::::J10000>>>>>:>>>>>>>::::::", // M 16384-24575, N 128-191
+			"K::::::0J::::::J00000000>>>>>>>>>>>:::::", // M 16384-24575, N 192-255
+			"KK::::::::::::00000000000>>>>>>>>>>>>:::", // M 16384-24575, N 256-383
+			"KK::::::::JJJJJ0000000C000>>>>>>>>>>>>::", // M 16384-24575, N 384-511
+			"KKK::::::>JJJJJ0>>0000C000>>>>>>>>>>>>::", // M 16384-24575, N 512-767
+			"KK>>::::>>>>>>0>>>0000000>>>>>>>>>>>>>>:", // M 16384-24575, N 768-1023
+			"K>>>::::>>>>>>>>>>>00000>>>>>>JJ>>>>>>>>", // M 16384-24575, N 1024-1535
+			">>>:::::>>>>>>>>>>>>>>>>>>>>>>JJJ>>>>>>>", // M 16384-24575, N 1536-2047
+			">>::>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ>>>>>>>", // M 16384-24575, N 2048-3071
+			">::>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ>>>>>>>>", // M 16384-24575, N 3072-4095
+			">:>>>>>>>>>>>>>>>>>>>>>000>>>>>>>>>>>>>>", // M 16384-24575, N 4096-6143
+			">:>>>>>>>>>>>>>>>>>>>>00000>>>>>>>>>>>>>", // M 16384-24575, N 6144-8191
+			">>>>>>>>>@>>>>>>>>>>>>00000>>>>>>>>>>>>>", // M 16384-24575, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>0000>>>>>>>>>>>>>>", // M 16384-24575, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 16384-24575, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 16384-24575, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 16384-24575, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 16384-24575, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 16384-24575, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 16384-24575, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 16384-24575, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 16384-24575, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 16384-24575, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 24576-32767, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24576-32767, N (none)
+			":::::::::::::::::::::::GGGGG::::::::::::", // M 24576-32767, N 2
+			"::::::::::::::::::::::GGGGGG::::::::::::", // M 24576-32767, N 3
+			"::::::::::::::::::::::GGGGGGG:::::::::::", // M 24576-32767, N 4-5
+			"::::::::::::::::GGGGGGGGGGGG::::::::::::", // M 24576-32767, N 6-7
+			":::::::::::::::GGGGGGGGGGGGG::::::::::::", // M 24576-32767, N 8-11
+			":::::::::::::::GGGGGGG:GGG::::::::::::::", // M 24576-32767, N 12-15
+			":::::::::::::;;GGGGGGG::::::::::::::::::", // M 24576-32767, N 16-23
+			"EE:::::::::::::::::::::DDDDDDDD:::::::::", // M 24576-32767, N 24-31
+			"K::::::::::::::;;;:::::JJJJJJJJ:::::::::", // M 24576-32767, N 32-47
+			"K:::::::::::::;;MMMMJJ::JJJJJJJ:::::::::", // M 24576-32767, N 48-63
+			"E:::::::3::::;;MMMMMJJJ::CCCCCC:::::::::", // M 24576-32767, N 64-95
+			"K::::::333::;;;MMMLLMJJJJJCCCCC>::::::::", // M 24576-32767, N 96-127
+			"K::::::33:::::;MJJJ00>>>>>>>>>>>>:::::::", // M 24576-32767, N 128-191
+			"K::::::0J:::::JMJ00000000>>>>>>>>>>:::::", // M 24576-32767, N 192-255
+			"KK:::::JJ::JJJJJ000000000>>>>>>>>>>>::::", // M 24576-32767, N 256-383
+			"KKK:::::::JJJJJ00000CCC000>>>>>>>>>>>:::", // M 24576-32767, N 384-511
+			"KK>::::::>JJJJJ0>>00CCC000>>>>>>>>>>>>::", // M 24576-32767, N 512-767
+			"K>>>::::>>>JJJ00>>0000000>>>>>>>>>>>>>>:", // M 24576-32767, N 768-1023
+			">>>>>:::>>>>>>>>>>>000000>>>>>>>>>>>>>>:", // M 24576-32767, N 1024-1535
+			">>>>::::>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24576-32767, N 1536-2047
+			">>>:::>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24576-32767, N 2048-3071
+			">>::>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24576-32767, N 3072-4095
+			">>:>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24576-32767, N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24576-32767, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>0>>>>>>>>>>>>>>>", // M 24576-32767, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24576-32767, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24576-32767, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24576-32767, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 24576-32767, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 24576-32767, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 24576-32767, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 24576-32767, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 24576-32767, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 24576-32767, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 24576-32767, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 32768-49151, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32768-49151, N (none)
+			"::::::::::::::::::::::::GGG:::::::::::::", // M 32768-49151, N 2
+			"::::::::::::::::::::::GGGGGG::::::::::::", // M 32768-49151, N 3
+			"::::::::::::::::GGGGG:GGGGGG::::::::::::", // M 32768-49151, N 4-5
+			":::::::::::::::GGGGGGGGGGGGG::::::::::::", // M 32768-49151, N 6-7
+			":::::::::::::::GGGGGGGGGGGG:::::::::::::", // M 32768-49151, N 8-11
+			"::::::::::::<:GGGGGGGGG:::::::::::::::::", // M 32768-49151, N 12-15
+			":::::::::::::;GGGGGGGGG:::::::::::::::::", // M 32768-49151, N 16-23
+			"EE::::::::::::::;JJMJ:::DDDDDDDD::::::::", // M 32768-49151, N 24-31
+			"KK::::::::::::::JJMMJ::JJJJJJJJJ::::::::", // M 32768-49151, N 32-47
+			"KK::::<<3N:::::JJJMMJJ::JJJJJJJJ::::::::", // M 32768-49151, N 48-63
+			"E:::::<33N:::::JJJMMMJJ:CCCCCCCC::::::::", // M 32768-49151, N 64-95
+			"K:::::333N:::;;MMMJMMJJJJJCCCCCC::::::::", // M 32768-49151, N 96-127
+			"KK:::::J:::::::JJJ0000>>>>:>>>>>>:::::::", // M 32768-49151, N 128-191
+			"KK:::::JJ::::::JJ00000000>>:>>>>>>::::::", // M 32768-49151, N 192-255
+			"KK:::::::::::JJJ000000000>>>>>>>>>>>::::", // M 32768-49151, N 256-383
+			"KK>:::::::JJJJJ00000000000>>>>>>>>>>>:::", // M 32768-49151, N 384-511
+			"K>>:::::::JJJJJ0>>00000000>>>>>>>>>>>>::", // M 32768-49151, N 512-767
+			">>>>:::::>>JJJ00>>0000000>>>>>>>>>>>>>::", // M 32768-49151, N 768-1023
+			">>>>>>:::>>>>>>>>>>00000>>>>>>>>>>>>>>>:", // M 32768-49151, N 1024-1535
+			">>>>>>>::>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 32768-49151, N 1536-2047
+			">>>>:::::>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32768-49151, N 2048-3071
+			">>>::>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32768-49151, N 3072-4095
+			">>>:>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32768-49151, N 4096-6143
+			">>:>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32768-49151, N 6144-8191
+			">>:>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32768-49151, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32768-49151, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32768-49151, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 32768-49151, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 32768-49151, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 32768-49151, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 32768-49151, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 32768-49151, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 32768-49151, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 32768-49151, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 32768-49151, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 49152-65535, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 49152-65535, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 49152-65535, N 2
+			":::::::::::::::::GGG:::GGG::::::::::::::", // M 49152-65535, N 3
+			":::::::::::::::GGGGGGGGGGG::::::::::::::", // M 49152-65535, N 4-5
+			"::::::::::::::GGGGGGGGGGGG::::::::::::::", // M 49152-65535, N 6-7
+			":::::::::::::GGGGGGGGGGG::::::::::::::::", // M 49152-65535, N 8-11
+			":::::::::::<<GGGGGGGGGGG::::::::::::::::", // M 49152-65535, N 12-15
+			"::::::::::::<HGGGGGGGGGG::::::::::::::::", // M 49152-65535, N 16-23
+			"EE::::::::::::::JJGMMJ::DDDDDDDDD:::::::", // M 49152-65535, N 24-31
+			"KK:::::<3N:::::JJJMMMJ:JJJJJJJJJJ:::::::", // M 49152-65535, N 32-47
+			"KK::::<33NJ:::JJJJMMJJ::JJJJJJJJJ:::::::", // M 49152-65535, N 48-63
+			"EE::::333NJ::JMJJJMMMJJJJCCCCCCCC:::::::", // M 49152-65535, N 64-95
+			"KK:::333NNJ::MMMMMMMMMJJJJCCCCCCC:::::::", // M 49152-65535, N 96-127
+			"KK:::::::::::::::000000>>>:>>>>>>:::::::", // M 49152-65535, N 128-191
+			"KK::::::::::::::0J000000>>>>>>>>>>::::::", // M 49152-65535, N 192-255
+			"KK:::::::JJ::::0000000000>>>>>>>>>>:::::", // M 49152-65535, N 256-383
+			"K>>::::::::::J00000000000>>>>>>>>>>>::::", // M 49152-65535, N 384-511
+			">>>::::::::JJ000>00000000>>>>>>>>>>>>:::", // M 49152-65535, N 512-767
+			">>>>>:::::>>>>>>>>>000000>>>>>>>>>>>>>::", // M 49152-65535, N 768-1023
+			">>>>>>:::>>>>>>>>>>>>>00>>>>>>>>>>>>>>::", // M 49152-65535, N 1024-1535
+			">>>>>>>>:>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 49152-65535, N 1536-2047
+			">>>>>>>>>:>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 49152-65535, N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 49152-65535, N 3072-4095
+			">>>>::::>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 49152-65535, N 4096-6143
+			">>>>:>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 49152-65535, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 49152-65535, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 49152-65535, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 49152-65535, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 49152-65535, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 49152-65535, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 49152-65535, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 49152-65535, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 49152-65535, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 49152-65535, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 49152-65535, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 49152-65535, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 65536-98303, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 65536-98303, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 65536-98303, N 2
+			":::::::::::::::GGGGGG:::::::::::::::::::", // M 65536-98303, N 3
+			":::::::::DDDG:GGGGGGGGG:::::::::::::::::", // M 65536-98303, N 4-5
+			":::::DDDDDDDGGGGGGGGGGG:::::::::::::::::", // M 65536-98303, N 6-7
+			":::::DDDDDDDGGGGGGGGGGGG::::::::::::::::", // M 65536-98303, N 8-11
+			":::::DDDDDEEEGGGGGGGGGGG::::::::::::::::", // M 65536-98303, N 12-15
+			"::::DDDDDF::<HGGGGGGGGGG::::::::::::::::", // M 65536-98303, N 16-23
+			"EE::::::::::::::MKGMMMJ:DDDDDDDDDD::::::", // M 65536-98303, N 24-31
+			"KK:::::3NJ::::JMMMMMMJ:JJJJJJJJJJJ::::::", // M 65536-98303, N 32-47
+			"KK::::33NJKJKJJKKMMMMJJJJJJJJJJJJJ::::::", // M 65536-98303, N 48-63
+			"EE:::333NJKJJJJMKMMMMMJJJCCCCCCCCC::::::", // M 65536-98303, N 64-95
+			"KK::3333NJJJJMMMMMMMMMMJJJCCCCCCCC::::::", // M 65536-98303, N 96-127
+			"KK::::0NJ:::JMMJ:JJJJ000>:>>>>>>>>::::::", // M 65536-98303, N 128-191
+			"KK::::KKKJJJ:JJJJJCCCC00>>:>>>>>>>::::::", // M 65536-98303, N 192-255
+			"K>::::::KJJJ::::JJCCCC00>>>>>>>>>>::::::", // M 65536-98303, N 256-383
+			">>:::::::JJ::::>0JJ00000>>>>>>>>>>>:::::", // M 65536-98303, N 384-511
+			">>>::::::::::>>>00000000>>>>>>>>>>>>::::", // M 65536-98303, N 512-767
+			">>>>:::::::>>>>>>>>>>>0>>>>>>>>>>>>>>:::", // M 65536-98303, N 768-1023
+			">>>>>>::::>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 65536-98303, N 1024-1535
+			">>>>>>>>::>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 65536-98303, N 1536-2047
+			">>>>>>>>>>:>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 65536-98303, N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 65536-98303, N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 65536-98303, N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 65536-98303, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 65536-98303, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 65536-98303, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 65536-98303, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 65536-98303, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 65536-98303, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 65536-98303, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 65536-98303, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 65536-98303, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 65536-98303, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 65536-98303, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 65536-98303, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 98304-131071, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 98304-131071, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 98304-131071, N 2
+			":::::::::::::::GGGGGG:::::::::::::::::::", // M 98304-131071, N 3
+			":::::DDDDDDGGGGGGGGGGG::::::::::::::::::", // M 98304-131071, N 4-5
+			"::::DDDDDDDGGGGGGGGGGGG:::::::::::::::::", // M 98304-131071, N 6-7
+			"::::DDDDDDDDGGGGGGGGGGG:::::::::::::::::", // M 98304-131071, N 8-11
+			":::DDDDDDDFEEGGGGGGGGGGG::::::::::::::::", // M 98304-131071, N 12-15
+			":::DDDDDDD::EHGGGGGGGGGG::::::::::::::::", // M 98304-131071, N 16-23
+			"EEE::::DDF:::::MMMMMMMJDDDDDDDDDDDD:::::", // M 98304-131071, N 24-31
+			"KK::::DDDFF::KMMKMMMMM:JJJJJJJJJJJJ:::::", // M 98304-131071, N 32-47
+			"KK:::DDDJKKKKJJKKKMMMMJJJJJJJJJJJJJ:::::", // M 98304-131071, N 48-63
+			"EE::EE3NJKKJMJJKKKMMMMMJJCCCCCCCCCC:::::", // M 98304-131071, N 64-95
+			"KK:EE33NJJJMMMMMMMMMMMMJJJCCCCCCCCC:::::", // M 98304-131071, N 96-127
+			"KK::::II::K:MMMMJJJJCJ00>:>>>>>>>>>:::::", // M 98304-131071, N 128-191
+			"K>::::EKKJJJ:JJJJCCCCC00>>>>>>>>>>>:::::", // M 98304-131071, N 192-255
+			">>::::::KJJJ::::JCCCCC00>>>>>>>>>>>:::::", // M 98304-131071, N 256-383
+			">>:::::::KK::::0JJJJC000>>>>>>>>>>>:::::", // M 98304-131071, N 384-511
+			">>>::::::::::::>0000000>>>>>>>>>>>>:::::", // M 98304-131071, N 512-767
+			">>>>::::::::::>>>>0000>>>>>>>>>>>>>>::::", // M 98304-131071, N 768-1023
+			">>>>>>:::::::>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 98304-131071, N 1024-1535
+			">>>>>>>>:::::>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 98304-131071, N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 98304-131071, N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 98304-131071, N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 98304-131071, N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 98304-131071, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 98304-131071, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 98304-131071, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 98304-131071, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 98304-131071, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 98304-131071, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 98304-131071, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 98304-131071, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 98304-131071, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 98304-131071, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 98304-131071, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 98304-131071, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 131072-196607, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 131072-196607, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 131072-196607, N 2
+			"::::::DDDD:::::GGGGG::::::::::::::::::::", // M 131072-196607, N 3
+			"::::DDDDDDGGGGGGGGGGGG::::::::::::::::::", // M 131072-196607, N 4-5
+			":::DDDDDDDGGGGGGGGGGGGG:::::::::::::::::", // M 131072-196607, N 6-7
+			":::DDDDGDDGGGGGGGGGGGGG:::::::::::::::::", // M 131072-196607, N 8-11
+			":::DDDGGGDDDGGGGGGGGGGG:::::::::::::::::", // M 131072-196607, N 12-15
+			":::DDDGGGDDFEGGGGGGGGGG:::::::::::::::::", // M 131072-196607, N 16-23
+			"EE::::GDDDF::::2MMMMMM:DDDDDDDDDDDDD::::", // M 131072-196607, N 24-31
+			"KK:::DGDDDEE:22MMMMMMM:JJJJJJJJJJJJJ::::", // M 131072-196607, N 32-47
+			"K:::EDDDDDK222MMKMMMMMMJJJJJJJJJJJJJ::::", // M 131072-196607, N 48-63
+			"E::EEEEDDKM222MMKMMMMMMMJCCCCCCCCCCC::::", // M 131072-196607, N 64-95
+			"K:EEEEEEEEK22MMMMMMMMMMMJJCCCCCCCCCC::::", // M 131072-196607, N 96-127
+			"K:::::EE:::::MMJ:JJJJJ00::>>>>>>>>>>::::", // M 131072-196607, N 128-191
+			">>:::::::KK:::J:JMCCCC00>>>>>>>>>>>>::::", // M 131072-196607, N 192-255
+			">>:::::::KK:::::JJCCCC00>>>>>>>>>>>>::::", // M 131072-196607, N 256-383
+			">>::::::::::::::0JJJJ000>>>>>>>>>>>>::::", // M 131072-196607, N 384-511
+			">>>:::::::::::::0000000>>>>>>>>>>>>>::::", // M 131072-196607, N 512-767
+			">>>>>::::::::::>>>>>00>>>>>>>>>>>>>>::::", // M 131072-196607, N 768-1023
+			">>>>>>:::::::::>>>>>>>>>>>>>>>>>>>>>::::", // M 131072-196607, N 1024-1535
+			">>>>>>>>::::>>>>>>>>>>>>>>>>>>>>>>>>::::", // M 131072-196607, N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 131072-196607, N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 131072-196607, N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 131072-196607, N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 131072-196607, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 131072-196607, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 131072-196607, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 131072-196607, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 131072-196607, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 131072-196607, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 131072-196607, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 131072-196607, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 131072-196607, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::::", // M 131072-196607, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 131072-196607, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 131072-196607, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 196608-262143, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 196608-262143, N (none)
+			":::::DD:::::::::::::::::::::::::::::::::", // M 196608-262143, N 2
+			":::DDDDDDDG:::::::::::::::::::::::::::::", // M 196608-262143, N 3
+			"::DDDDDDGGGGGG:GGGGGG:::::::::::::::::::", // M 196608-262143, N 4-5
+			"::DDDDGGGGGGGGGGGGGGGG::::::::::::::::::", // M 196608-262143, N 6-7
+			"::DDDGGGGGGGGGGGGGGGGG::::::::::::::::::", // M 196608-262143, N 8-11
+			"::DDDGGGGGGGGGGGGGGGGGG:::::::::::::::::", // M 196608-262143, N 12-15
+			"::DDGGGGGGGDGGGGGGGGGGG:::::::::::::::::", // M 196608-262143, N 16-23
+			"EE:::GGDDDDE::::2MMMM:DDDDDDDDDDDDDDD:::", // M 196608-262143, N 24-31
+			"K:::DGGDDDDE2222MMMMMM:JJJJJJJJJJJJJJ:::", // M 196608-262143, N 32-47
+			"K::EEEDGGDD22222MMMMMMMJJJJJJJJJJJJJJ:::", // M 196608-262143, N 48-63
+			"E:EEEEEEDDD22222MMMMMMMMJCCCCCCCCCCCC:::", // M 196608-262143, N 64-95
+			"KEEEEEEEEEE2222MMCCCCMMMJCCCCCCCCCCCC:::", // M 196608-262143, N 96-127
+			">::::::::::::::MMMMJ000:::>>>>>>>>>>>:::", // M 196608-262143, N 128-191
+			">:::::::::::::::JJJJJ000>:>>>>>>>>>>>:::", // M 196608-262143, N 192-255
+			">>:::::::::::::::JJJJ000>>>>>>>>>>>>>:::", // M 196608-262143, N 256-383
+			">>:::::::::::::::0000000>>>>>>>>>>>>>:::", // M 196608-262143, N 384-511
+			">>>>:::::::::::::000000>>>>>>>>>>>>>>:::", // M 196608-262143, N 512-767
+			">>>>>:::::::::::>>>>>>>>>>>>>>>>>>>>>:::", // M 196608-262143, N 768-1023
+			">>>>>>>::::::>>:>>>>>>>>>>>>>>>>>>>>>:::", // M 196608-262143, N 1024-1535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 196608-262143, N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 196608-262143, N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 196608-262143, N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 196608-262143, N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 196608-262143, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 196608-262143, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 196608-262143, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 196608-262143, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 196608-262143, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 196608-262143, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 196608-262143, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 196608-262143, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 196608-262143, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 196608-262143, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:::", // M 196608-262143, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 196608-262143, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 262144-393215, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 262144-393215, N (none)
+			":::DDDDDD:::::::::::::::::::::::::::::::", // M 262144-393215, N 2
+			"::EEEGGGGGG:::::::::::::::::::::::::::::", // M 262144-393215, N 3
+			"::EEGGGGGGGGG::::GG:::::::::::::::::::::", // M 262144-393215, N 4-5
+			":DDGGGGGGGGGGG:GGGGGG:::::::::::::::::::", // M 262144-393215, N 6-7
+			":DDGGGGGGGGGGGGGGGGGG:::::::::::::::::::", // M 262144-393215, N 8-11
+			"::DDGGGGGGGGGGGGGGGGGG::::::::::::::::::", // M 262144-393215, N 12-15
+			"::DDGGGGGGGGGGGGGGGGGG::::::::::::::::::", // M 262144-393215, N 16-23
+			"EE::GGGGGGDDE2:::::MM:DDDDDDDDDDDDDDDD::", // M 262144-393215, N 24-31
+			"K::EGGGGGGD222222MMMMMMJJJJJJJJJJJJJJJ::", // M 262144-393215, N 32-47
+			"K:EEEEGGGDD332222MMMMMMMJJJJJJJJJJJJJJ::", // M 262144-393215, N 48-63
+			"EEEEEEEEDDD33222CCCCCMMMCCCCCCCCCCCCCC::", // M 262144-393215, N 64-95
+			"CEEEEEEEEED2222CCCCCCCMMJCCCCCCCCCCCCC::", // M 262144-393215, N 96-127
+			">:::EEEE::::::MMCCCCJ::::>>>>>>>>>>>>>::", // M 262144-393215, N 128-191
+			">::::::::::::::MMMMMJ00::>>>>>>>>>>>>>::", // M 262144-393215, N 192-255
+			">:::::::::::::::JJJ0000>:>>>>>>>>>>>>>::", // M 262144-393215, N 256-383
+			">>::::::::::::::::00000>>>>>>>>>>>>>>>::", // M 262144-393215, N 384-511
+			">>>>:::::::::::::::>0>>>>>>>>>>>>>>>>>::", // M 262144-393215, N 512-767
+			">>>>>>>::::::>:::>>>>>>>>>>>>>>>>>>>>>::", // M 262144-393215, N 768-1023
+			">>>>>>>>::::>>>>::>>>>>>>>>>>>>>>>>>>>::", // M 262144-393215, N 1024-1535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 262144-393215, N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 262144-393215, N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 262144-393215, N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 262144-393215, N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 262144-393215, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 262144-393215, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 262144-393215, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 262144-393215, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 262144-393215, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 262144-393215, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 262144-393215, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 262144-393215, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 262144-393215, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 262144-393215, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 262144-393215, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>::", // M 262144-393215, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 393216-524287, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 393216-524287, N (none)
+			"::EEEGGGGG::::::::::::::::::::::::::::::", // M 393216-524287, N 2
+			"::EEGGGGGGG:::::::::::::::::::::::::::::", // M 393216-524287, N 3
+			":EEGGGGGGGGGG:::::::::::::::::::::::::::", // M 393216-524287, N 4-5
+			":EGGGGGGGGGGG:::::::::::::::::::::::::::", // M 393216-524287, N 6-7
+			":EGGGGGGGGGGGGG:GGG:::::::::::::::::::::", // M 393216-524287, N 8-11
+			":DGGGGGGGGGGGGGGGGGG::::::::::::::::::::", // M 393216-524287, N 12-15
+			":DDGGGGGGGGGGGGGGGGGG:::::::::::::::::::", // M 393216-524287, N 16-23
+			"EE:DGGGGGGDDD22:::2MM:DDDDDDDDDDDDDDDDD:", // M 393216-524287, N 24-31
+			"K:EEGGGGGGG3322222MMMMMJJJJJJJJJJJJJJJJ:", // M 393216-524287, N 32-47
+			"KEEEEEGGGGG333222MCCMMMMJJJJJJJJJJJJJJJ:", // M 393216-524287, N 48-63
+			"CEEEEEEEDD333322CCCCCMMMCCCCCCCCCCCCCCC:", // M 393216-524287, N 64-95
+			"CEEEEEEEEED3322CCCCCCCMMCCCCCCCCCCCCCCC:", // M 393216-524287, N 96-127
+			">:::EEEE::::::2MCCCCM:::>>>>>>>>>>>>>>>:", // M 393216-524287, N 128-191
+			">::::E:::::::::MMMCMJ:::>>>>>>>>>>>>>>>:", // M 393216-524287, N 192-255
+			">:::::::::::::::JJJJ0:::>>>>>>>>>>>>>>>:", // M 393216-524287, N 256-383
+			">>:::::::::::::::::0::::>>>>>>>>>>>>>>>:", // M 393216-524287, N 384-511
+			">>>>:::::::::::::::::>>>>>>>>>>>>>>>>>>:", // M 393216-524287, N 512-767
+			">>>>>>>>::::>>::::::>>>>>>>>>>>>>>>>>>>:", // M 393216-524287, N 768-1023
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 393216-524287, N 1024-1535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 393216-524287, N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 393216-524287, N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 393216-524287, N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 393216-524287, N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 393216-524287, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 393216-524287, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 393216-524287, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 393216-524287, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 393216-524287, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 393216-524287, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 393216-524287, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 393216-524287, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 393216-524287, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 393216-524287, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 393216-524287, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>:", // M 393216-524287, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 524288-786431, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N (none)
+			"::EEEEGGGG::::::::::::::::::::::::::::::", // M 524288-786431, N 2
+			":EEEEEEGGGG:::::::::::::::::::::::::::::", // M 524288-786431, N 3
+			":EEEEEEGGGGG::::::::::::::::::::::::::::", // M 524288-786431, N 4-5
+			":EEEEEEGGGGGG:::::::::::::::::::::::::::", // M 524288-786431, N 6-7
+			":EGEEEEGGGGGGG::::::::::::::::::::::::::", // M 524288-786431, N 8-11
+			":EGGGGGGGGGGGGGG::::::::::::::::::::::::", // M 524288-786431, N 12-15
+			":EGGGGGGGGGGGGGGGGGG::::::::::::::::::::", // M 524288-786431, N 16-23
+			"EEEGGGGGGGDDDD:::::M::DDDDDDDDDDDDDDDDDD", // M 524288-786431, N 24-31
+			"KEEEGGGGGGGG3222222MMMMJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 32-47
+			"JEEEEEGGGGG3332222MMMMMMJJJJJJJJJJJJJJJJ", // M 524288-786431, N 48-63
+			"CEEEEEEEGDG33322MCCCCMMMCCCCCCCCCCCCCCCC", // M 524288-786431, N 64-95
+			"CEEEEEEEEEE3322MCCCCCCMMCCCCCCCCCCCCCCCC", // M 524288-786431, N 96-127
+			">:::EEEE:::::::2MMCMJ:::>>>>>>>>>>>>>>>>", // M 524288-786431, N 128-191
+			">::::::::::::::MMMMMJ:::>>>>>>>>>>>>>>>>", // M 524288-786431, N 192-255
+			">>::::::::::::::::J::::>>>>>>>>>>>>>>>>>", // M 524288-786431, N 256-383
+			">>:::::::::::::::::::::>>>>>>>>>>>>>>>>>", // M 524288-786431, N 384-511
+			">>>>::::>::>>:::::::::>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 512-767
+			">>>>>>>>>>>>>>>:::::>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 768-1023
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 1024-1535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 786432-1048575, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N (none)
+			"::EEEEEGGG::::::::::::::::::::::::::::::", // M 786432-1048575, N 2
+			":EEEEEEEGGG:::::::::::::::::::::::::::::", // M 786432-1048575, N 3
+			":EEEEEEEGGGG::::::::::::::::::::::::::::", // M 786432-1048575, N 4-5
+			":EEEEEEEGGGGG:::::::::::::::::::::::::::", // M 786432-1048575, N 6-7
+			":EEEEEEEGGGGG:::::::::::::::::::::::::::", // M 786432-1048575, N 8-11
+			":GGEEEEGGGGGGGG:::::::::::::::::::::::::", // M 786432-1048575, N 12-15
+			":EGGGGGGGGGGGGGGG:G:::::::::::::::::::::", // M 786432-1048575, N 16-23
+			"EEEGGGGGGGDDDD::::::::DDDDDDDDDDDDDDDDDD", // M 786432-1048575, N 24-31
+			"JEEEGGGGGGGG222:2222MM:JJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 32-47
+			"JEEEEEGGGGGG322222MMMMMJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 48-63
+			"CEEEEEEEEDG332222MCCCMMMCCCCCCCCCCCCCCCC", // M 786432-1048575, N 64-95
+			"CEEEEEEEEEED2222MCCCCMMMCCCCCCCCCCCCCCCC", // M 786432-1048575, N 96-127
+			">::::EE:::::::::::MM::::>>>>>>>>>>>>>>>>", // M 786432-1048575, N 128-191
+			">:::::::::::::::::::::::>>>>>>>>>>>>>>>>", // M 786432-1048575, N 192-255
+			">>:::::::::::::::::::::>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 256-383
+			">>>::::::>>>::::::::::>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 384-511
+			">>>>>::>>>>>>::::::::>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 512-767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 768-1023
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 1024-1535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 1048576-1572863, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N (none)
+			"::EEEEEGGG::::::::::::::::::::::::::::::", // M 1048576-1572863, N 2
+			":EEEEEEEGGG:::::::::::::::::::::::::::::", // M 1048576-1572863, N 3
+			":EEEEEEEGGGG::::::::::::::::::::::::::::", // M 1048576-1572863, N 4-5
+			":EEEEEEEGGGG::::::::::::::::::::::::::::", // M 1048576-1572863, N 6-7
+			":EEEEEEEGGGGG:::::::::::::::::::::::::::", // M 1048576-1572863, N 8-11
+			":GEEEEEGGGGGGG::::::::::::::::::::::::::", // M 1048576-1572863, N 12-15
+			":GGGGGGGGGGGGGGG::::::::::::::::::::::::", // M 1048576-1572863, N 16-23
+			"DDEGGGGGGGDDDD::::::DDDDDDDDDDDDDDDDDDDD", // M 1048576-1572863, N 24-31
+			"JJEEEGGGGGDGDDD:::22M:JJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 32-47
+			"JJEEEEGGGDDGGDD22222MMMJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 48-63
+			"CEEEEEEEEDDDD2D222MMMMMCCCCCCCCCCCCCCCCC", // M 1048576-1572863, N 64-95
+			"CEEEEEEEEEEDDD2222MMMMMCCCCCCCCCCCCCCCCC", // M 1048576-1572863, N 96-127
+			">>:::::::::::::::::::::>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 128-191
+			">>:::::::::::::::::::::>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 192-255
+			">>>::::::::::::::::::::>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 256-383
+			">>>>::::>>>>>:::::::::>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 384-511
+			">>>>>>>>>>>>>>::::::>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 512-767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 768-1023
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 1024-1535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M >= 1572864, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N (none)
+			"::EEEEEGGG::::::::::::::::::::::::::::::", // M >= 1572864, N 2
+			":EEEEEEEGGG:::::::::::::::::::::::::::::", // M >= 1572864, N 3
+			":EEEEEEEGGG:::::::::::::::::::::::::::::", // M >= 1572864, N 4-5
+			":EEEEEEEGGGG::::::::::::::::::::::::::::", // M >= 1572864, N 6-7
+			":EEEEEEEGGGG::::::::::::::::::::::::::::", // M >= 1572864, N 8-11
+			":EEEEEEGGGGG::::::::::::::::::::::::::::", // M >= 1572864, N 12-15
+			":GGGGGGGGGGGGGG:::::::::::::::::::::::::", // M >= 1572864, N 16-23
+			"DDEGGGGGGDDDD:::DDDDDDDDDDDDDDDDDDDDDDDD", // M >= 1572864, N 24-31
+			"JJJEEDGGGDDDDD:::::::JJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 32-47
+			"JJEEEEEDDDDDDD::::222:JJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 48-63
+			"CCEEEEEEEEDDDD::2222MMCCCCCCCCCCCCCCCCCC", // M >= 1572864, N 64-95
+			"CCEEEEEEEEEEEEE2222MMMCCCCCCCCCCCCCCCCCC", // M >= 1572864, N 96-127
+			">>::::::::::::::::::::>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 128-191
+			">>>::::::>::::::::::::>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 192-255
+			">>>>::::>>>>>::::::::>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 256-383
+			">>>>>>>>>>>>>>::::::>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 384-511
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 512-767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 768-1023
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 1024-1535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N >= 262144
 		},
 		guard:   -1,
-		hi:      [3]int{39, 34, 42},
-		kernels: []int{15, 16, 19, 21, 25, 28, 31, 35, 40, 42, 44, 45, 49, 51, 54, 57, 59, 64, 67, 70, 72, 73, 74, 129, 130},
+		hi:      [3]int{41, 36, 41},
+		kernels: []int{15, 16, 19, 21, 25, 28, 31, 35, 40, 43, 47, 49, 52, 55, 61, 64, 67, 110, 124, 125, 134, 135, 136, 140, 143, 146, 148, 150, 152, 154, 160, 168, 170, 172, 178, 181, 183, 185, 200},
 		lo:      [3]int{0, 0, 2},
-		nn:      35,
+		nn:      37,
 		shift:   1,
 		unaligned: []string{
-			"DDDD4444>>4444444>>>>>>>>>>>55>>>>>>>>>>>", // M <= 1, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N (none)
-			"DD77DE44>>>>>>>>6674<>>===55555>>66>>>>>>", // M <= 1, N 2
-			"D7777E444>>>>>>><4475555=>66>5>>6666>>>>6", // M <= 1, N 3
-			"D7777E444>>>>>><<<777555=>666666666666666", // M <= 1, N 4-5
-			"DD7EEE44>>>>>><<<4777=55=>666666666666666", // M <= 1, N 6-7
-			"DDEEEE44>>>>><<444575=55=<666666666666666", // M <= 1, N 8-11
-			"EEEEE444>>>>><44445===55=<<<<44446666666<", // M <= 1, N 12-15
-			"444444444>>><<444455575=<4<<<<<<<<<<<<<<<", // M <= 1, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M <= 1, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M (none), N >= 131072
-			"D777DD44>44444444444444555==555>>>>>>>>>>", // M 2, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N (none)
-			"<<<<7777>>4444>>444444555==5555>>>>>>>>>>", // M 2, N 2
-			"<<<<7777>>444>>><4744455==5555=>>>>>>>>>>", // M 2, N 3
-			"<<777777>>>4>>><<47776==<>645==>>>>>>>>>>", // M 2, N 4-5
-			"7777777>>>><<><<<47777==<<6666666>>>>>>>6", // M 2, N 6-7
-			"7777777>>>><<><<4477777=<<666666666666666", // M 2, N 8-11
-			"E77777>>>>><<<<44477777=<<<44446666666666", // M 2, N 12-15
-			"EE777>>>>>>><<44447777=<<4<<<<<444444444<", // M 2, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2, N >= 131072
-			"77777D44444444444444444455==555>>>>>>>>>>", // M 3, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N (none)
-			"<<<<777774444444444446655==555=>>>>>>>>>>", // M 3, N 2
-			"<<77=777>44444444444444==>>55==>>>>>>>>>>", // M 3, N 3
-			"<7777777>444<<<<<447764=<>6445>>>>>>>>>>>", // M 3, N 4-5
-			"7777777>>>4<<<<<<447776=<<666666>>>>>>>>>", // M 3, N 6-7
-			"7777777>>>><<<<<<447777=<<6666666>>666666", // M 3, N 8-11
-			"7777777>>>><<<<<<447777=<<<<4446666666666", // M 3, N 12-15
-			"777777>>>>>><<<<<444777<<<<<<<44444446644", // M 3, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3, N >= 131072
-			"77777D4D444444444444466555=====>>>>>>>>>>", // M 4-5, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N (none)
-			"<<77777744444444<<4444455======>>>>>>>>>>", // M 4-5, N 2
-			"<77777744444444<<444444==>>====>>>>>>>>>>", // M 4-5, N 3
-			"7777747444<44<<<<444444=<<>>>>>>>>>>>>>>>", // M 4-5, N 4-5
-			"7777777444<<<<<<<<47777=<<666644>>>>>>>>>", // M 4-5, N 6-7
-			"7777777>>4<<<<<<<444477=<<<444466>>>66666", // M 4-5, N 8-11
-			"7777777>>><<<<<<<444777=<<4<<444666666666", // M 4-5, N 12-15
-			"7777777>>>><<<<<<444777<<<4<<<44444466666", // M 4-5, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4-5, N >= 131072
-			"D777DD4D444444444444445555=======>>>>>>>>", // M 6-7, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N (none)
-			"777777774444444>>><44445=>======>>>>>>>>>", // M 6-7, N 2
-			"777777744444444<><44444444>>===>>>>>>>>>>", // M 6-7, N 3
-			"77777744444<<4<<<<44444444>>>>>>>>>>>>>>>", // M 6-7, N 4-5
-			"77777744444<<<<<<<4477==<<>>>>><>>>>>>>>>", // M 6-7, N 6-7
-			"7777775554<<<<<<<<44777==<6<444446>>>>>>>", // M 6-7, N 8-11
-			"77777655><<<<<<<<<44777==<4<444444666>>>6", // M 6-7, N 12-15
-			"7776665>>><<<<<<<<44777=<<4<444444466>>66", // M 6-7, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6-7, N >= 131072
-			"DDDDDD4744444444444444555>========>>>>>>>", // M 8-11, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N (none)
-			"7777777744444444<<<4444444>======>>>>>>>>", // M 8-11, N 2
-			"777777744444444<<<44444444>>>>>=>>>>>>>>>", // M 8-11, N 3
-			"777777544444<4<<<<<4444444<>>>><>>>>>>>>>", // M 8-11, N 4-5
-			"77777755544<<<<<<<<<<<===4><>><<<>>>>>>>>", // M 8-11, N 6-7
-			"7777775554<<<<<<<<<<<77==4<<<<<<<<>>>>>>>", // M 8-11, N 8-11
-			"77777755<<<<<<<<<<<<<7<==<444444777>>>>>>", // M 8-11, N 12-15
-			"77766655<<<<<<<<<4<<<<===<4444444777>>>>>", // M 8-11, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8-11, N >= 131072
-			"DDDDD444444444444444444444<<<==>=>>>>>>><", // M 12-15, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N (none)
-			"77777777444444444<<4444444<>>>>===>>>>>>>", // M 12-15, N 2
-			"777777664444444<<<<4444444<<>>>>=<>>>>>>>", // M 12-15, N 3
-			"77777755544444<<<<<<4<<444><<>><<<<<>>>>>", // M 12-15, N 4-5
-			"7777765554<<<<<<<<<<<<===4><<<<<<<<<>>>>>", // M 12-15, N 6-7
-			"77777755<<<<<<<<<<<<<====4<<<<<<<<<>>>>>>", // M 12-15, N 8-11
-			"77667755<<<<<<<<<<<<<=====444447777>>>>>>", // M 12-15, N 12-15
-			"77666555<<<<<<<<<<<<=====<444444777>>>>>>", // M 12-15, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12-15, N >= 131072
-			"44444444444444444444444444<<<<<<<<<<<<<<<", // M 16-23, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N (none)
-			"77777776644444444<<4444444<<<<<>>>>>>><<<", // M 16-23, N 2
-			"7777766664444444<<<4444444<<<<>><<<<<<<<<", // M 16-23, N 3
-			"77777666544444<<<<<44<<444><<<<<<<<<<>>><", // M 16-23, N 4-5
-			"7776655554<<4<<<<<<<<====4><<<<<<<<<>>>>>", // M 16-23, N 6-7
-			"777666555<<<<<<<<<<<<====4<<<<<<<<<>>>>>>", // M 16-23, N 8-11
-			"77666555<<<4<<<<<<<<=====4<<<<<<<<<>>>>>>", // M 16-23, N 12-15
-			"7766555<<<<<<<<<<<<<=====4774444777>>>>>>", // M 16-23, N 16-23
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 24-31
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 32-47
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 48-63
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 64-95
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 96-127
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 128-191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 192-255
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 256-383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 384-511
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 512-767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 768-1023
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 1024-1535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 1536-2047
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 2048-3071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 3072-4095
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 4096-6143
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 6144-8191
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 8192-12287
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 12288-16383
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 16384-24575
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 24576-32767
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 32768-49151
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 49152-65535
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 65536-98303
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N 98304-131071
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16-23, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24-31, N 16-23
-			"4<<<<<<<<<<5555555555==577777====7777>>>>", // M 24-31, N 24-31
-			"44<<<<<<<<<455555555555777777===677777777", // M 24-31, N 32-47
-			"4444<<<<<<<445555557777777777444477777777", // M 24-31, N 48-63
-			"444444<<<<4444555555777777777774444444444", // M 24-31, N 64-95
-			"44444444444444455555777777777774444444477", // M 24-31, N 96-127
-			"44444444444444445555777777777744444477777", // M 24-31, N 128-191
-			"44444444444444444555777777774444444777777", // M 24-31, N 192-255
-			"44444444444444444455577777744444447777777", // M 24-31, N 256-383
-			"44444444444444444445557777444444777777777", // M 24-31, N 384-511
-			"44444444444444444444555777444477777777777", // M 24-31, N 512-767
-			"44444444444444444444455774444447777777777", // M 24-31, N 768-1023
-			"44444444444444444444665744444444777777777", // M 24-31, N 1024-1535
-			"44444444444444444446777444444444477777777", // M 24-31, N 1536-2047
-			"44444444444444444477777744444444477777777", // M 24-31, N 2048-3071
-			"44444444444444444577744444444444477777777", // M 24-31, N 3072-4095
-			"44444444444444445777777744444444477777777", // M 24-31, N 4096-6143
-			"44444444444444457777774444444444477777777", // M 24-31, N 6144-8191
-			"44444444444444544466677444444444477777777", // M 24-31, N 8192-12287
-			"4444444444444E555445577744444444777777777", // M 24-31, N 12288-16383
-			"44444444444444444444477744444447777777777", // M 24-31, N 16384-24575
-			"44444444444644554444555554444447777777777", // M 24-31, N 24576-32767
-			"44444444446644444444455544444444777777777", // M 24-31, N 32768-49151
-			"44444444446646444444444444444444477777777", // M 24-31, N 49152-65535
-			"44444444446646666677755554444444447777777", // M 24-31, N 65536-98303
-			"44444444447666666677777544444444444777777", // M 24-31, N 98304-131071
-			"44444444444666666777744444444444444477777", // M 24-31, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32-47, N 16-23
-			"<4<<<<<<<<<<>55>><<<<<<<<<7<<===6777<<<<<", // M 32-47, N 24-31
-			"AA4<<<<<<<<<55555557777777777===477777777", // M 32-47, N 32-47
-			"AA44<<<<<<<<45555555777777777744777777777", // M 32-47, N 48-63
-			"<<<44<<<<<<<44555555777777777744447444444", // M 32-47, N 64-95
-			"AAA4444<<<<44445555577777777774444444AAAA", // M 32-47, N 96-127
-			"<<<<44444444444444557777777777744444AAAAA", // M 32-47, N 128-191
-			"<<<<<4444444444445557777777777444444AAAAA", // M 32-47, N 192-255
-			"<<<<<<44444444444455577777774444444AAAAAA", // M 32-47, N 256-383
-			"<<<<<<444444444444455577777444444AAAAAAAA", // M 32-47, N 384-511
-			"AAAAAA4444444444444457777744444AAAAAAAAAA", // M 32-47, N 512-767
-			"AAAAAAA444446444444447577444444AAAAAAAAAA", // M 32-47, N 768-1023
-			"AAAAAAA4444444444447775744444444AAAAAAAAA", // M 32-47, N 1024-1535
-			"AAAAAAA44444444444777774444444444AAAAAAAA", // M 32-47, N 1536-2047
-			"AAAAAAA44444444447777744444444444AAAAAAAA", // M 32-47, N 2048-3071
-			"AAAAAAAA4444444477644444444444444AAAAAAAA", // M 32-47, N 3072-4095
-			"AAAAAAAAA444444444744444444444444AAAAAAAA", // M 32-47, N 4096-6143
-			"AAAAAAAAAAA4445554444444444444444AAAAAAAA", // M 32-47, N 6144-8191
-			"AAAAAAAAAAAA4D4444444464444444444AAAAAAAA", // M 32-47, N 8192-12287
-			"AAAAAAAAAAAA44554444477554444444AAAAAAAAA", // M 32-47, N 12288-16383
-			"AAAAAAAAAAA44444444455755444444AAAAAAAAAA", // M 32-47, N 16384-24575
-			"AAAAAAAAAA764444444444444444488AAAAAAAAAA", // M 32-47, N 24576-32767
-			"AAAAAAAAA87644464555555555588888AAAAAAAAA", // M 32-47, N 32768-49151
-			"AAAAAAAA8876446664777775555888888AAAAAAAA", // M 32-47, N 49152-65535
-			"AAAAAAA888764666667777777588888888AAAAAAA", // M 32-47, N 65536-98303
-			"AAAAAA88887646666677777778888888888AAAAAA", // M 32-47, N 98304-131071
-			"AAAAA8888887666667777778888888888888AAAAA", // M 32-47, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 48-63, N 16-23
-			"<<<<<<<<<<><4>>>><<<<<<<<<<<<==47<<<<<<<<", // M 48-63, N 24-31
-			"AA4<<<<<<<>>45555<<<<<7777777774777777777", // M 48-63, N 32-47
-			"AAA4<<<<<<<><5555555577777777776477777777", // M 48-63, N 48-63
-			"<<<44<<<<<=>>45555555777777777744477744<<", // M 48-63, N 64-95
-			"AAAA444<<<=>4445==5557777777777444444AAAA", // M 48-63, N 96-127
-			"<<<<444444<4444<445577777777777444444AAAA", // M 48-63, N 128-191
-			"<<<<<4444444444445577777777777444444AAAAA", // M 48-63, N 192-255
-			"<<<<<444444444444457777777777444444AAAAAA", // M 48-63, N 256-383
-			"<<<<<444444444444444777777744444444AAAAAA", // M 48-63, N 384-511
-			"AAAAA44444444444444477777744444444AAAAAAA", // M 48-63, N 512-767
-			"AAAAAA444445644444467777744444444AAAAAAAA", // M 48-63, N 768-1023
-			"AAAAAAA4444444444467777744444444AAAAAAAAA", // M 48-63, N 1024-1535
-			"AAAAAAA4444444444677777444444444AAAAAAAAA", // M 48-63, N 1536-2047
-			"AAAAAAA44444444467777777444444444AAAAAAAA", // M 48-63, N 2048-3071
-			"AAAAAAAA4444444577744444444444444AAAAAAAA", // M 48-63, N 3072-4095
-			"AAAAAAAAA444445444444444444444444AAAAAAAA", // M 48-63, N 4096-6143
-			"AAAAAAAAAAA44E5554444444444444444AAAAAAAA", // M 48-63, N 6144-8191
-			"AAAAAAAAAAAA4D444444444444444444AAAAAAAAA", // M 48-63, N 8192-12287
-			"AAAAAAAAAAA845584444445544444444AAAAAAAAA", // M 48-63, N 12288-16383
-			"AAAAAAAAAA874444444444544444444AAAAAAAAAA", // M 48-63, N 16384-24575
-			"AAAAAAAAA8874444444444444444488AAAAAAAAAA", // M 48-63, N 24576-32767
-			"AAAAAAAA887644444477777555588888AAAAAAAAA", // M 48-63, N 32768-49151
-			"AAAAAAA88876446647777777755888888AAAAAAAA", // M 48-63, N 49152-65535
-			"AAAAAA8888766466667777777758888888AAAAAAA", // M 48-63, N 65536-98303
-			"AAAAA888887766666677777777888888888AAAAAA", // M 48-63, N 98304-131071
-			"AAAA88888887766667777777788888888888AAAAA", // M 48-63, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 64-95, N 16-23
-			"<<<<<<<<<>>>>4>>>><<<<<<<<<<<<<<<<<<<<<<<", // M 64-95, N 24-31
-			"4444<<<<<>>>>>>>><<<<<<<<<<<<77477<<<<<<<", // M 64-95, N 32-47
-			"4444<<<<<<=>>>5555>=<<7777777774477777777", // M 64-95, N 48-63
-			"444444<<<=4=>>55555==77777777C7444777<<<<", // M 64-95, N 64-95
-			"4444444<<===>>45555=777777777CAA444447777", // M 64-95, N 96-127
-			"4444444<<====44>5557777777777AA4444447777", // M 64-95, N 128-191
-			"44444444<<6444444577777777777774444477777", // M 64-95, N 192-255
-			"44444444444444444477777777777744444477777", // M 64-95, N 256-383
-			"44444444444444444447777777774444444477777", // M 64-95, N 384-511
-			"4444444444444444444B777777444444444777777", // M 64-95, N 512-767
-			"444444444444444444BAA77774444444444777777", // M 64-95, N 768-1023
-			"44444444444444444AAA787744444444477777777", // M 64-95, N 1024-1535
-			"4444444444444444BA77888444444444777777777", // M 64-95, N 1536-2047
-			"444444444444444>4444444444444444777777777", // M 64-95, N 2048-3071
-			"44444444444444>B4444444444444444477777777", // M 64-95, N 3072-4095
-			"4444444444444D5ADDDDDDDDDD444444877777777", // M 64-95, N 4096-6143
-			"444444444444EEB84444444448844448777777777", // M 64-95, N 6144-8191
-			"44444444444445894444:44444444488777777777", // M 64-95, N 8192-12287
-			"44444444444445444444444444444887777777777", // M 64-95, N 12288-16383
-			"4444444444444444444444888:444477777777777", // M 64-95, N 16384-24575
-			"44444444444774444447455555555447777777777", // M 64-95, N 24576-32767
-			"4444444444477445444788888:554444777777777", // M 64-95, N 32768-49151
-			"44444444444766446467778877554444477777777", // M 64-95, N 49152-65535
-			"444444444447766666999888:::44444447777777", // M 64-95, N 65536-98303
-			"4444444444477766666777:::7444444444777777", // M 64-95, N 98304-131071
-			"44444444444777777777777774444444444477777", // M 64-95, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 96-127, N 16-23
-			"<<<4<<<<>>>>>>4==><<<<<<<<<<<<<<<<<<<<<<<", // M 96-127, N 24-31
-			"AAA44<<<>>>>>>>=>><<<<<<<<<<<<77AA<<<0000", // M 96-127, N 32-47
-			"AAAA4<<<==>=>>>=>>>=<<<777777774AAAA70000", // M 96-127, N 48-63
-			"<<<<44<<====>>>>>>>=<7777777CCAAAAAA7<<<<", // M 96-127, N 64-95
-			"AAAA44<<=====>>5555<<7777777CCAAAADD40000", // M 96-127, N 96-127
-			"<<<<44<<=====>4456667777777ACCAAADDD00000", // M 96-127, N 128-191
-			"<<<<444<<====44446777777777AAAAAADDDD0000", // M 96-127, N 192-255
-			"<<<<4447<==<4444447777777777AAAAADDDD0000", // M 96-127, N 256-383
-			"<<<<44446=664444444777777777444D444D00000", // M 96-127, N 384-511
-			"AAAA444466664444AABB777777444444444D00000", // M 96-127, N 512-767
-			"AAAAA44444444444A4AAA77774444444444000000", // M 96-127, N 768-1023
-			"AAAAA44444444444BAAAA87044444448880000000", // M 96-127, N 1024-1535
-			"AAAAAA444444444BBAA4444044444880000000000", // M 96-127, N 1536-2047
-			"AAAAAAA4444444F>4>>4444484444888000000000", // M 96-127, N 2048-3071
-			"AAAAAAAAA4444E>B>444D4DD48844888000000000", // M 96-127, N 3072-4095
-			"AAAAAAAAAA44EDFADDDDDDDDDD844888000000000", // M 96-127, N 4096-6143
-			"AAAAAAAAAAA445B8BB8:EE8888844888000000000", // M 96-127, N 6144-8191
-			"AAAAAAAAAA88458444DD999999888880000000000", // M 96-127, N 8192-12287
-			"AAAAAAAAA888CC4444444444D4444880000000000", // M 96-127, N 12288-16383
-			"AAAAAAAA88887488888899998:::5500000000000", // M 96-127, N 16384-24575
-			"AAAAAAA8888776455544466555555880000000000", // M 96-127, N 24576-32767
-			"AAAAAA8888877658999988898::58888000000000", // M 96-127, N 32768-49151
-			"AAAAA88888877666BB6698811:758888800000000", // M 96-127, N 49152-65535
-			"AAAA88888887776699999911::788888880000000", // M 96-127, N 65536-98303
-			"AAA88888888777769999:99:::788888888000000", // M 96-127, N 98304-131071
-			"AA888888888877776667777777888888888800000", // M 96-127, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 128-191, N 16-23
-			"<<<<44<<<<>>>>>>==<<<<<<<<<<<<AAAA<<<<<<<", // M 128-191, N 24-31
-			"444444<<<>==>>>>=><<<<<<<<<AAAAAAAAAAAAAA", // M 128-191, N 32-47
-			"444444<<<===>>>>=><<<<<<AAAAAAAAAAAAAAAAA", // M 128-191, N 48-63
-			"<<<<44<<====6>>>>>>><77AAAAACCAAAAAAD<<<<", // M 128-191, N 64-95
-			"444444<=====>>>>>566677AAAAACCAAAADDAAAAA", // M 128-191, N 96-127
-			"444444<<==7=6>>>5666477AAAAACFAAADDDDAAAA", // M 128-191, N 128-191
-			"4444447<=====>>44566647AAAAAAA888DDDDAAAA", // M 128-191, N 192-255
-			"4444444<======<44AA74777AAAAAA8888DDDAAAA", // M 128-191, N 256-383
-			"44444446=5==<4444AAAA447AAAAD88888DDDAAAA", // M 128-191, N 384-511
-			"4444444755555444AAAAAAAAAAAAD8888888AAAAA", // M 128-191, N 512-767
-			"44444444455554AAAAAAA7AAAA8888888888AAAAA", // M 128-191, N 768-1023
-			"44444444444444AAAAAAAAD088888888888AAAAAA", // M 128-191, N 1024-1535
-			"44444444444444AAAAA4AA00888888888AAAAAAAA", // M 128-191, N 1536-2047
-			"4444444444444AAAAAAAA8888888888AAAAAAAAAA", // M 128-191, N 2048-3071
-			"444444444444AAAAADA880880888888AAAAAAAAAA", // M 128-191, N 3072-4095
-			"44444444444AAAAAAA:088888988888AAAAAAAAAA", // M 128-191, N 4096-6143
-			"444444444488AAAAAA:988888888888AAAAAAAAAA", // M 128-191, N 6144-8191
-			"444444444888AAAAAA8889888888888AAAAAAAAAA", // M 128-191, N 8192-12287
-			"444444448888AAAAAA8889D98888888AAAAAAAAAA", // M 128-191, N 12288-16383
-			"444444488888AAAAAA888999888888AAAAAAAAAAA", // M 128-191, N 16384-24575
-			"44444488888AAAAAAAA8AAB98888888AAAAAAAAAA", // M 128-191, N 24576-32767
-			"44444888888AAAAB89B9ABA988888888AAAAAAAAA", // M 128-191, N 32768-49151
-			"44448888888AAABB01B99AA9888888888AAAAAAAA", // M 128-191, N 49152-65535
-			"44488888888AAABBBBB999988888888888AAAAAAA", // M 128-191, N 65536-98303
-			"44888888888899BBBB99898888888888888AAAAAA", // M 128-191, N 98304-131071
-			"488888888888999999998888888888888888AAAAA", // M 128-191, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 192-255, N 16-23
-			"<<<<<444<<>>=>>>4==<<<<<<<<AAAAAAAA<<<<<<", // M 192-255, N 24-31
-			"4444444<<>===>>>>><<<<<<AAAAAAAAAAAA00000", // M 192-255, N 32-47
-			"444444<<<===>>>>>><<<<AAAAAAAAAAAAAA00000", // M 192-255, N 48-63
-			"<<<<44<<====>4>4>><<77AAAAAAAAAAAAAA<<<<<", // M 192-255, N 64-95
-			"444444<<=====>>>>5777AAAAAAAAAAAADDDD0000", // M 192-255, N 96-127
-			"<<<444<======>>>>66647AAAAAAAA888DDDD0000", // M 192-255, N 128-191
-			"444444<==5===>>>>56664AAAAAAA88888DDD0000", // M 192-255, N 192-255
-			"<<<<447<===4=4><<A5A64AAAAAAA888888DD0000", // M 192-255, N 256-383
-			"4444447<555<<<44<AAAAAAAAAA88888888880000", // M 192-255, N 384-511
-			"4444444555545544AAAAAAADA8888888888880000", // M 192-255, N 512-767
-			"44444444555554AAAAAAADA888888888888800000", // M 192-255, N 768-1023
-			"444444444454544AAAAAAA8888888888888000000", // M 192-255, N 1024-1535
-			"4444444444444AAAAAAAAA8:88888888800000000", // M 192-255, N 1536-2047
-			"444444444444AAAAAAAAA88888888880000000000", // M 192-255, N 2048-3071
-			"44444444444AAAAAAAA8888888888880000000000", // M 192-255, N 3072-4095
-			"4444444444AAAAAAAA88888888888880000000000", // M 192-255, N 4096-6143
-			"444444444888AAAAAA88888888888880000000000", // M 192-255, N 6144-8191
-			"444444448888AAAAAA88888888888880000000000", // M 192-255, N 8192-12287
-			"4444444888888AAAA888888888888800000000000", // M 192-255, N 12288-16383
-			"444444888888AAAAA888888888888800000000000", // M 192-255, N 16384-24575
-			"444448888888AAAAA998999888888880000000000", // M 192-255, N 24576-32767
-			"44448888888AAAABBB99999988888888000000000", // M 192-255, N 32768-49151
-			"44488888888A99BBBBB9999988888888800000000", // M 192-255, N 49152-65535
-			"448888888889999BBB99999888888888880000000", // M 192-255, N 65536-98303
-			"4888888888889999B999888888888888888000000", // M 192-255, N 98304-131071
-			"88888888888899999999888888888888888800000", // M 192-255, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 16-23
-			"<<<<<<<4<<====>>>4=<<<<<<<AAAAAAAA<<<<<<<", // M 256-383, N 24-31
-			"44444444<<====>>>4<<<AAAAAAAAAAAAAAAAAAAA", // M 256-383, N 32-47
-			"44444<<<<<===>>>>><<AAAAAAAAAAAAAAAAAAAAA", // M 256-383, N 48-63
-			"<<<4<<<<<====>>>>><AAAAAAAAAAAAAAAAA<<<<<", // M 256-383, N 64-95
-			"4444<<<<======>>>>AAAAAAAAAAAAA00DDDDAAAA", // M 256-383, N 96-127
-			"4444<<<=======>>>4AAAAAAAAAAA08800DDDAAAA", // M 256-383, N 128-191
-			"4444<<<======>>>4>AAAAAAAAAAA888888DDAAAA", // M 256-383, N 192-255
-			"44444<<<======444AAAAAAAAA88888888888AAAA", // M 256-383, N 256-383
-			"4444447<555==<64AAAAAAAAA888888888888AAAA", // M 256-383, N 384-511
-			"444444455555544AAAAAAAA88888888888888AAAA", // M 256-383, N 512-767
-			"44444445555555AAAAAAA888888888888888AAAAA", // M 256-383, N 768-1023
-			"4444444444445AAAAAAAA88888888888888AAAAAA", // M 256-383, N 1024-1535
-			"444444444444AAAAAAAAA888888888888AAAAAAAA", // M 256-383, N 1536-2047
-			"44444444444AAAAAAAAA888888888888AAAAAAAAA", // M 256-383, N 2048-3071
-			"4444444444AAAAAAAA8888888888888AAAAAAAAAA", // M 256-383, N 3072-4095
-			"444444444AAAAAAAA88888888888888AAAAAAAAAA", // M 256-383, N 4096-6143
-			"444444448888AAAAA88888888888888AAAAAAAAAA", // M 256-383, N 6144-8191
-			"444444488888AAAAA8888888888888AAAAAAAAAAA", // M 256-383, N 8192-12287
-			"4444448888888AAA88888888888888AAAAAAAAAAA", // M 256-383, N 12288-16383
-			"444448888888AAA888888888888888AAAAAAAAAAA", // M 256-383, N 16384-24575
-			"444488888888AA99998888888888888AAAAAAAAAA", // M 256-383, N 24576-32767
-			"44488888888899999998999888888888AAAAAAAAA", // M 256-383, N 32768-49151
-			"448888888888999999999998888888888AAAAAAAA", // M 256-383, N 49152-65535
-			"4888888888889999999999888888888888AAAAAAA", // M 256-383, N 65536-98303
-			"88888888888899999999888888888888888AAAAAA", // M 256-383, N 98304-131071
-			"888888888888899999988888888888888888AAAAA", // M 256-383, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 16-23
-			"<<<<<<<<<======>>44<<AA<<<<AAAAA<<<<<<<<<", // M 384-511, N 24-31
-			"44444<<<<======>>>4AAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 32-47
-			"4444<<<<<<=====>>>4AAAAAAAAAAAAAAAAAAAAAA", // M 384-511, N 48-63
-			"<<<<<<===<<===>>>>7AAAAAAAAAAAAA0000<<<<<", // M 384-511, N 64-95
-			"444<<======77=>>>77AAAAAAAAAAA000000AAAAA", // M 384-511, N 96-127
-			"<<4<<=========>>>7AAAAAAAAAAA00000000AAAA", // M 384-511, N 128-191
-			"444<<=========>>7AAAAAAAAA00008800000AAAA", // M 384-511, N 192-255
-			"<<44<<===5====67AAAAAAAAA888088888888AAAA", // M 384-511, N 256-383
-			"44444<<=5555<56AAAAAAAA88888888888888AAAA", // M 384-511, N 384-511
-			"44444475555555AAAAAA8888888888888888AAAAA", // M 384-511, N 512-767
-			"4444444555555AAAAAAA8888888888888888AAAAA", // M 384-511, N 768-1023
-			"444444445555AAAAAA08888088888888888AAAAAA", // M 384-511, N 1024-1535
-			"44444444444AAAAAAA888880888888888AAAAAAAA", // M 384-511, N 1536-2047
-			"4444444444AAAAAAA0888888888888888AAAAAAAA", // M 384-511, N 2048-3071
-			"444444444AAAAAAA00888888108888888AAAAAAAA", // M 384-511, N 3072-4095
-			"44444444AAAAAAAA8888888811888888AAAAAAAAA", // M 384-511, N 4096-6143
-			"44444448BAAAAAAAA88888888888888AAAAAAAAAA", // M 384-511, N 6144-8191
-			"444444888888AAAA88888888888888AAAAAAAAAAA", // M 384-511, N 8192-12287
-			"4444488888888A8888888998888888AAAAAAAAAAA", // M 384-511, N 12288-16383
-			"444488888888888888889998888888AAAAAAAAAAA", // M 384-511, N 16384-24575
-			"4448888888888888888889888888888AAAAAAAAAA", // M 384-511, N 24576-32767
-			"44888888888889999988888888888888AAAAAAAAA", // M 384-511, N 32768-49151
-			"488888888888999999988888888888888AAAAAAAA", // M 384-511, N 49152-65535
-			"8888888888889999999888888888888888AAAAAAA", // M 384-511, N 65536-98303
-			"88888888888889999998888888888888888AAAAAA", // M 384-511, N 98304-131071
-			"888888888888889999988888888888888888AAAAA", // M 384-511, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 16-23
-			"<<<<<<4<========>444AAAA<<<<<<<<<<<<<<<<<", // M 512-767, N 24-31
-			"AAAA<<<<<=======>>44AAAAAAAAAAAAAAAAAAAAA", // M 512-767, N 32-47
-			"AAA<<<<=<======>7>74AAAAAAAAAAAA00AAAAAAA", // M 512-767, N 48-63
-			"<<<<<==========77774AAAAAAAAAA00000<<<<<<", // M 512-767, N 64-95
-			"AA4<<======44=>77744AAAAAAAAA0000000AAAAA", // M 512-767, N 96-127
-			"<<4<<======447>74AAAAAAAAAA000000000AAAAA", // M 512-767, N 128-191
-			"<4<<<=======77=BAAAAAAAAA000000000000AAAA", // M 512-767, N 192-255
-			"<4<<<====555557AAAAAAAAA0888000000000AAAA", // M 512-767, N 256-383
-			"<4<<<<==55555AAAAAAAAAA8888880888888AAAAA", // M 512-767, N 384-511
-			"A4<<<<7555455AAAAAAA8888888888888888AAAAA", // M 512-767, N 512-767
-			"A44<<7755555AAAAAAAA888880888888888AAAAAA", // M 512-767, N 768-1023
-			"AA444445555AAAAAAA8888888888888888AAAAAAA", // M 512-767, N 1024-1535
-			"AA44444445AAAAAAAA8888888888888888AAAAAAA", // M 512-767, N 1536-2047
-			"AAAA44444AAAAAAAAA8888888888888888AAAAAAA", // M 512-767, N 2048-3071
-			"AAAA4444AAAAAAAA088888881088888888AAAAAAA", // M 512-767, N 3072-4095
-			"AAAA444BBAAAAAAA888888:8118888888AAAAAAAA", // M 512-767, N 4096-6143
-			"AAAA44BBBBAAAAAA88888888888888888AAAAAAAA", // M 512-767, N 6144-8191
-			"AAAAA888BBAAAA88888888988888888AAAAAAAAAA", // M 512-767, N 8192-12287
-			"AAAA88888888888888999998888888AAAAAAAAAAA", // M 512-767, N 12288-16383
-			"AAA88888888888888899G998888888AAAAAAAAAAA", // M 512-767, N 16384-24575
-			"AA8888888888888888889GG88888888AAAAAAAAAA", // M 512-767, N 24576-32767
-			"A8888888888888888888888888888888AAAAAAAAA", // M 512-767, N 32768-49151
-			"888888888888889998888888888888888AAAAAAAA", // M 512-767, N 49152-65535
-			"8888888888888999998888888888888888AAAAAAA", // M 512-767, N 65536-98303
-			"88888888888888999988888888888888888AAAAAA", // M 512-767, N 98304-131071
-			"888888888888888988888888888888888888AAAAA", // M 512-767, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 16-23
-			"<<<<<<<<========>4444AAAA<<<<<<<<<<<<<<<<", // M 768-1023, N 24-31
-			"AAAA<<<<=========7474AAAAAAAAAAAAAAAAAAAA", // M 768-1023, N 32-47
-			"AAA<<<==========>7744AAAAAAAAA000AAAAAAAA", // M 768-1023, N 48-63
-			"<<<<<===========77744AAAAAAAA000000<<<<<<", // M 768-1023, N 64-95
-			"AA<<<======77==BB4AAAAAAAAA00000000AAAAAA", // M 768-1023, N 96-127
-			"<<<<===>===777=BBA7AAAAAA00000000000AAAAA", // M 768-1023, N 128-191
-			"<<<<<==><===777AAAAAAAAA000000000000AAAAA", // M 768-1023, N 192-255
-			"<<<=======5555AABAAAAAA8000000000000AAAAA", // M 768-1023, N 256-383
-			"4<<======55AAAAAAAAA8888888800000000AAAAA", // M 768-1023, N 384-511
-			"4<<<===<555AAABAAAA8888888880088888AAAAAA", // M 768-1023, N 512-767
-			"A<<<<<55555AAAAAA;:888880888888888AAAAAAA", // M 768-1023, N 768-1023
-			"A47<<55555AAAAAAAA8888888888888888AAAAAAA", // M 768-1023, N 1024-1535
-			"AA4474455AAAAAAAAA88888888888888888AAAAAA", // M 768-1023, N 1536-2047
-			"AA444445AAAAAAAAA888888888888888888AAAAAA", // M 768-1023, N 2048-3071
-			"AA44444BAAAAAAAAA88888888888888888AAAAAAA", // M 768-1023, N 3072-4095
-			"AA4444BBAAAAAAAA888888888888888888AAAAAAA", // M 768-1023, N 4096-6143
-			"AA444BBBBBBAAA8888888888888888888AAAAAAAA", // M 768-1023, N 6144-8191
-			"AAA4BBBBBBBBA88888GGG88888888888AAAAAAAAA", // M 768-1023, N 8192-12287
-			"AAA8BBBB8BBB888889GGGGGG888888AAAAAAAAAAA", // M 768-1023, N 12288-16383
-			"AA8888888888888888GGGGGG888888AAAAAAAAAAA", // M 768-1023, N 16384-24575
-			"A8888888888888888889GGGG8888888AAAAAAAAAA", // M 768-1023, N 24576-32767
-			"8888888888888888888888G888888888AAAAAAAAA", // M 768-1023, N 32768-49151
-			"888888888888888888888888888888888AAAAAAAA", // M 768-1023, N 49152-65535
-			"8888888888888888888888888888888888AAAAAAA", // M 768-1023, N 65536-98303
-			"88888888888888888888888888888888888AAAAAA", // M 768-1023, N 98304-131071
-			"888888888888888888888888888888888888AAAAA", // M 768-1023, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1024-1535, N 16-23
-			"<<<<<<<<========7477DDAAA<<<<<<<<<<<<<<<<", // M 1024-1535, N 24-31
-			"AAA<<<<=========777DDDAAAA000000000000000", // M 1024-1535, N 32-47
-			"AAA<<<==========776DDDAAAA000000000000000", // M 1024-1535, N 48-63
-			"<<<<<===========7A7444AAAA<<<0000<<<<<<<<", // M 1024-1535, N 64-95
-			"AA<<=======<===7BAAA44AAAA000000000000000", // M 1024-1535, N 96-127
-			"<<<<=======7777AAAAAAAAA00000000000000000", // M 1024-1535, N 128-191
-			"<<<=========77AAAAAAAAA000000000000000000", // M 1024-1535, N 192-255
-			"<<<========55AAAAAAAA88800000000000000000", // M 1024-1535, N 256-383
-			"<<===<===555AAAAAAA:888880000000000000000", // M 1024-1535, N 384-511
-			"<<<=<<==555AAAAAAAA8:88888000000000000000", // M 1024-1535, N 512-767
-			"4<<====555AAAAAAAA:8888888000008880000000", // M 1024-1535, N 768-1023
-			"A7<<<<555AAAAAAAAA88888888888888888000000", // M 1024-1535, N 1024-1535
-			"A4755555AAAAAAA?AA88888888888888888000000", // M 1024-1535, N 1536-2047
-			"AA45555AAAAAAAA?8888888888888198888000000", // M 1024-1535, N 2048-3071
-			"A44555BBAAAAAAAA8888888888888888888000000", // M 1024-1535, N 3072-4095
-			"A4455BBBAAAAAAA88888888888188888880000000", // M 1024-1535, N 4096-6143
-			"AA45BBBBBBAAB8888GG8G88888888888880000000", // M 1024-1535, N 6144-8191
-			"AA4BBBBBBBBB988888GGGGGG8G888888800000000", // M 1024-1535, N 8192-12287
-			"AA8BBBBBBB;9988889GGGGGGG8888880000000000", // M 1024-1535, N 12288-16383
-			"A888BBBB8899888888GGGGGGGG888800000000000", // M 1024-1535, N 16384-24575
-			"8888888888888888888GGGGGGG888880000000000", // M 1024-1535, N 24576-32767
-			"88888888888888888888GGGGG8888888000000000", // M 1024-1535, N 32768-49151
-			"888888888888888888888GGGG8888888800000000", // M 1024-1535, N 49152-65535
-			"88888888888888888888888888888888880000000", // M 1024-1535, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 1024-1535, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 1024-1535, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 1536-2047, N 16-23
-			"<<<<<<<==========774444AA<<<<<<<<<<<<<<<<", // M 1536-2047, N 24-31
-			"AAA<<<===========764444AAA000000000000000", // M 1536-2047, N 32-47
-			"AA<<==============D4444AAA000000000000000", // M 1536-2047, N 48-63
-			"<<<<===========7BAB4444AA0<<<<<<<<<<<<<<<", // M 1536-2047, N 64-95
-			"AA<<==========7BAAA4444A00000000000000000", // M 1536-2047, N 96-127
-			"<<<==========7AAAAAAAAA000000000000000000", // M 1536-2047, N 128-191
-			"<<==========7AAAAAAAAA8000000000000000000", // M 1536-2047, N 192-255
-			"<<==>>====55AAAAABAA888800000000000000000", // M 1536-2047, N 256-383
-			"<<==><>===5AAAAAAAA8888880000000000000000", // M 1536-2047, N 384-511
-			"<<==><<=55BAAAAAAA:8080880000000000000000", // M 1536-2047, N 512-767
-			"<<<=<<<=5BAAAAAAAB88888800000000000000000", // M 1536-2047, N 768-1023
-			"A<<<==<5BBAAAA:AAB88888800008800888000000", // M 1536-2047, N 1024-1535
-			"A47<<55BBBBBAAA?BBB8888888888918888000000", // M 1536-2047, N 1536-2047
-			"A45<55BBBBBBBAA?GBG8888888888919888000000", // M 1536-2047, N 2048-3071
-			"A4555BBBAAAAAAA88:888888G8181198888000000", // M 1536-2047, N 3072-4095
-			"A455BBAAAAAAA888G:;888G8GG198888888000000", // M 1536-2047, N 4096-6143
-			"A45BBAABBBAA8888GGGGGGGG11198888880000000", // M 1536-2047, N 6144-8191
-			"A4BBBBBBBB;999889GGGGGGGGGGG8888800000000", // M 1536-2047, N 8192-12287
-			"A8BBBBB;;;;9998888GGGGGGGGGG8880000000000", // M 1536-2047, N 12288-16383
-			"888BB;;;;;99988888GGGGGGGG888800000000000", // M 1536-2047, N 16384-24575
-			"8888;;;;89988888888GGGGGGG888880000000000", // M 1536-2047, N 24576-32767
-			"8888888888888888888GGGGGGG888888000000000", // M 1536-2047, N 32768-49151
-			"88888888888888888888GGGGGG888888800000000", // M 1536-2047, N 49152-65535
-			"88888888888888888888GGGGG8888888880000000", // M 1536-2047, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 1536-2047, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 1536-2047, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 2048-3071, N 16-23
-			"<<<<<<====>>======744444A<<<<<<<<<<<<<<<<", // M 2048-3071, N 24-31
-			"444<<============7744444AA000000000000000", // M 2048-3071, N 32-47
-			"44<<=====>======57744444A0000000000000000", // M 2048-3071, N 48-63
-			"<<<======>=====22CC4D44400<<<<<<<<<<<<<<<", // M 2048-3071, N 64-95
-			"44<==>>>=====BAAAA04444400000000000000000", // M 2048-3071, N 96-127
-			"<<<==>>>>====AAAAAAADAA000000000000000000", // M 2048-3071, N 128-191
-			"<<====>>=>>=AAAAAAAA888000000000000000000", // M 2048-3071, N 192-255
-			"<<==>>===>5AAAAAAA:8888800000000000000000", // M 2048-3071, N 256-383
-			"<<==>>>===AAAAAAAA:8888800000000000000000", // M 2048-3071, N 384-511
-			"<<==>>>==BBAAAAAA:88888800000000000000000", // M 2048-3071, N 512-767
-			"<<==<<==BBBAAAAA:888888800000000000000000", // M 2048-3071, N 768-1023
-			"4<<<===BBBAAAABA888888:800008800000000000", // M 2048-3071, N 1024-1535
-			"47<<<<BBBBBBBAB88888888800088991088000000", // M 2048-3071, N 1536-2047
-			"47<<<BBBBBBBBAB88A88188888089911888000000", // M 2048-3071, N 2048-3071
-			"47<<B;BBAABBAB8GG;888888G8181199888000000", // M 2048-3071, N 3072-4095
-			"455BB;;ABAAAA88GGGGGGGGGG8118988888000000", // M 2048-3071, N 4096-6143
-			"44BBB;BABB:8889GGGGGGGGGGGG98888880000000", // M 2048-3071, N 6144-8191
-			"4BBBB;;;;;;;999GGGGGGGGGGGGG8888800000000", // M 2048-3071, N 8192-12287
-			"88B;;;;;;;;9999999GGGGGGGGGG8880000000000", // M 2048-3071, N 12288-16383
-			"88;;;;;;;;99999888GGGGGGGGG88800000000000", // M 2048-3071, N 16384-24575
-			"888;;;;;;999988888GGGGGGGGG88880000000000", // M 2048-3071, N 24576-32767
-			"8888G;;G;9998888888GGGGGGGG88888000000000", // M 2048-3071, N 32768-49151
-			"8888888888888888888GGGGGGG888888800000000", // M 2048-3071, N 49152-65535
-			"8888888888888888888GGGGGGG888888880000000", // M 2048-3071, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 2048-3071, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 2048-3071, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 3072-4095, N 16-23
-			"<<<<<=====>><====7C444444<<<<<<<<<<<<<<<<", // M 3072-4095, N 24-31
-			"AA<<============77C4444440000000000000000", // M 3072-4095, N 32-47
-			"AA<<====>>>===<52774444440000000000000000", // M 3072-4095, N 48-63
-			"<<<===>>>>>===7A7AA4444440<<<<<<<<<<<<<<<", // M 3072-4095, N 64-95
-			"AA<==>>>>====E=AAAAA444AA0000000000000000", // M 3072-4095, N 96-127
-			"<<<==>>>>>==AA6AAAAAA80000000000000000000", // M 3072-4095, N 128-191
-			"<<===>>>>>>AAAAAAA88888000000000000000000", // M 3072-4095, N 192-255
-			"<<======>>4AAAAAA:88888800000000000000000", // M 3072-4095, N 256-383
-			"<<==>>===AAAAAAAA:88888880000000000000000", // M 3072-4095, N 384-511
-			"<<==>>==BBAABAAA:888888880000000000000000", // M 3072-4095, N 512-767
-			"<<<====BBBBBBBB:8888888880000000000000000", // M 3072-4095, N 768-1023
-			"A<<<==BBBBBBBBB88888888880000000000000000", // M 3072-4095, N 1024-1535
-			"A7<<=BBBBBBBBB888888888880008910000000000", // M 3072-4095, N 1536-2047
-			"A<<<B;;BBBBBB888G888808888009911088000000", // M 3072-4095, N 2048-3071
-			"A<<B;;;BBBBBB8G89GGG800889101118888000000", // M 3072-4095, N 3072-4095
-			"A5BB;;;:BBAA89G;;GGGGGGGGG118888880000000", // M 3072-4095, N 4096-6143
-			"ABB;;;;;;;:;;GGGGGGGGGGGGGG98888880000000", // M 3072-4095, N 6144-8191
-			"8B;;;;;;;;;;99GGGGGGGGGGGGGG8888800000000", // M 3072-4095, N 8192-12287
-			"8B;;;;;;;;;9999GG9GGGGGGGGGG8880000000000", // M 3072-4095, N 12288-16383
-			"8G;;;;;;;;;9999998GGGGGGGGG88800000000000", // M 3072-4095, N 16384-24575
-			"88;;;;;;;;99998888GGGGGGGGG88880000000000", // M 3072-4095, N 24576-32767
-			"888;;;;;;9999888888GGGGGGGG88888000000000", // M 3072-4095, N 32768-49151
-			"888888888GG8888888GGGGGGGGG88888800000000", // M 3072-4095, N 49152-65535
-			"88888888888888888888GGGGG8888888880000000", // M 3072-4095, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 3072-4095, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 3072-4095, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 4096-6143, N 16-23
-			"<<<=============4CC444444<<<<<<<<<<<<<<<<", // M 4096-6143, N 24-31
-			"AA<============>4CC4444440000000000000000", // M 4096-6143, N 32-47
-			"A<<======>>=>>=>CCC4444440000000000000000", // M 4096-6143, N 48-63
-			"<<=======>>=>F=CCAAA444AA<<<<<<<<<<<<<<<<", // M 4096-6143, N 64-95
-			"A<===>>>====EFFCAAAAAAAAAA000000000000000", // M 4096-6143, N 96-127
-			"<<<==>>>>==AAAAAAAAA880000000000000000000", // M 4096-6143, N 128-191
-			"<<<===>>=>AAAAAAA:88888000000000000000000", // M 4096-6143, N 192-255
-			"<<<=====>@AAAAAA:888888880000000000000000", // M 4096-6143, N 256-383
-			"<<======B:@@AAAA8888888880000000000000000", // M 4096-6143, N 384-511
-			"A<<====BBA@@AB::8888880880000000000000000", // M 4096-6143, N 512-767
-			"A<<===BBBBAAB::88888808880000000000000000", // M 4096-6143, N 768-1023
-			"A<<<<BBBBBBBB:888888888880000000000000000", // M 4096-6143, N 1024-1535
-			"A<<<BBBBBBBB::888888888888000000000000000", // M 4096-6143, N 1536-2047
-			"A<<B32;BBB:::8899898888888000100000000000", // M 4096-6143, N 2048-3071
-			"A<B32;;:;::8899999GGG00G80000000080000000", // M 4096-6143, N 3072-4095
-			"ABB;20;:;;:;8;G;GGGGGGHGGG100088880000000", // M 4096-6143, N 4096-6143
-			"8B;;;0;;;;;;;GGGGGGGGGGGGGG88888800000000", // M 4096-6143, N 6144-8191
-			"8;;;00;;;;;;;GGGGGGGGGGGGGGG8888000000000", // M 4096-6143, N 8192-12287
-			"8;;;;;;;;;;;G9GGGGGGGGGGGGGG8800000000000", // M 4096-6143, N 12288-16383
-			"8;;;;;;;;;;GG99998GGGGGGGGGG8800000000000", // M 4096-6143, N 16384-24575
-			"88;;;;;;;;;GG99988GGGGGGGGGG8880000000000", // M 4096-6143, N 24576-32767
-			"888;;;;;;9GGGG8888GGGGGGGGG88888000000000", // M 4096-6143, N 32768-49151
-			"8888GGGGGGGGG888888GGGGGGG888888800000000", // M 4096-6143, N 49152-65535
-			"888888888888888888888GGG88888888880000000", // M 4096-6143, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 4096-6143, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 4096-6143, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 6144-8191, N 16-23
-			"<<<===>>>======CCC444444<<<<<<<<<<<<<<<<<", // M 6144-8191, N 24-31
-			"4<====>>>=======CC44444440000000000000000", // M 6144-8191, N 32-47
-			"4<===>>=====>C=CCC44444440000000000000000", // M 6144-8191, N 48-63
-			"<<==>>>=====AACCBBBEBBBBB<<<<<<<<<<<<<<<<", // M 6144-8191, N 64-95
-			"4<==>>>======2CABBBBBBBBBB800000000000000", // M 6144-8191, N 96-127
-			"<<===>>===BAAAAAAA88880000000000000000000", // M 6144-8191, N 128-191
-			"<<<======AAAAAAA8888988000000000000000000", // M 6144-8191, N 192-255
-			"<<<<====B;:AAAAA8888988880000000000000000", // M 6144-8191, N 256-383
-			"<<<====BB::@ABB08888888880000000000000000", // M 6144-8191, N 384-511
-			"4<<<==BBBA@@:::88888808880000000000000000", // M 6144-8191, N 512-767
-			"4<<<<BBBBBA:::889;880;8880000000000000000", // M 6144-8191, N 768-1023
-			"44<<BBBBBBBB:;898888888800000000000000000", // M 6144-8191, N 1024-1535
-			"4<<BBBBBBBB::9999998888800000000000000000", // M 6144-8191, N 1536-2047
-			"4<BB33;;B;;;;99G99G88GG880000000000000000", // M 6144-8191, N 2048-3071
-			"4BB;32;;;;;;;9GG9GGGGGGGGG000000000000000", // M 6144-8191, N 3072-4095
-			"8B;;300;;;;;;9GGGGGGGGGGGGG00000800000000", // M 6144-8191, N 4096-6143
-			"8;;3211;;;;;;GGGGGGGGGGHGGG08888000000000", // M 6144-8191, N 6144-8191
-			"8;;;211;;;;;GGGGGGGGGGGGGGGG8880000000000", // M 6144-8191, N 8192-12287
-			"8;;;011;;;;;GGGGGG8GGGGGGGGGG800000000000", // M 6144-8191, N 12288-16383
-			"8;;;;;;;;;;;GG99G98GGGGGGGGGG800000000000", // M 6144-8191, N 16384-24575
-			"88;;;;;;;;;GGGGGG8GGGGGGGGGG8880000000000", // M 6144-8191, N 24576-32767
-			"88G;;;;;;GGGGG88888GGGGGGGGG8888000000000", // M 6144-8191, N 32768-49151
-			"8888GGGGGGGGG8888888GGGGGG888888800000000", // M 6144-8191, N 49152-65535
-			"88888888888888888888888888888888880000000", // M 6144-8191, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 6144-8191, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 6144-8191, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 8192-12287, N 16-23
-			"<<<==>>>>=====CCCCAAAAA<<<<<<<<<<<<<<<<<<", // M 8192-12287, N 24-31
-			"A<===>>>>==>>DCCCACAAAAA00000000000000000", // M 8192-12287, N 32-47
-			"A<==>>>>>=>><DACCADDDAAA00000000000000000", // M 8192-12287, N 48-63
-			"<==>>>>>==>CCA1AAAAD44444<<<<<<<<<<<<<<<<", // M 8192-12287, N 64-95
-			"A<=>>D>>==AAAA144AAAA44444880000000000000", // M 8192-12287, N 96-127
-			"<<==>>>>=BBAAAAA:888000000080000000000000", // M 8192-12287, N 128-191
-			"<<===>==BAABBAAA0888880000000000000000000", // M 8192-12287, N 192-255
-			"<<<====BBAAABBA08888888800000000000000000", // M 8192-12287, N 256-383
-			"<<<<<<BBBAAABB008888888880000000000000000", // M 8192-12287, N 384-511
-			"AA<<<BBBBB;::1088888888880000000000000000", // M 8192-12287, N 512-767
-			"AA<<BBBBBB;;:;999988888800000000000000000", // M 8192-12287, N 768-1023
-			"AA<BBBBBBBB;;;999988888000000000000000000", // M 8192-12287, N 1024-1535
-			"A7BBBBBBBB;;;999GGG8888000000000000000000", // M 8192-12287, N 1536-2047
-			"ABBBB;;;;;;;;99GGGGG888000000000000000000", // M 8192-12287, N 2048-3071
-			"8BB;;;;;;;;;;99GGGGGGGGGGGG00000000000000", // M 8192-12287, N 3072-4095
-			"8B;3320;;;;;;9GGGGGGGGGGGGGG0000000000000", // M 8192-12287, N 4096-6143
-			"8;;3211;;;;;;GGGGGGGGGGHHGGG0880000000000", // M 8192-12287, N 6144-8191
-			"8;;3211;;;;;GGGGGGGGGGGHHGGG8800000000000", // M 8192-12287, N 8192-12287
-			"8;;;111;;;;;GG9GGGGGGGGGGGGGG800000000000", // M 8192-12287, N 12288-16383
-			"8;;;;;;;;;;;GGGGGG8GGGGGGGGGG800000000000", // M 8192-12287, N 16384-24575
-			"88;;;;;;;;;GGGG8888GGGGGGGGGG880000000000", // M 8192-12287, N 24576-32767
-			"88G;;;;;;GGGGG888888GGGGGGGG8888000000000", // M 8192-12287, N 32768-49151
-			"8888GGGGGGGGG888888888GGGG888888800000000", // M 8192-12287, N 49152-65535
-			"88888888888888888888888888888888880000000", // M 8192-12287, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 8192-12287, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 8192-12287, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 12288-16383, N 16-23
-			"<<===>><>>=>>ECCCBBBBB<<<<<<<<<<<<<<<<<<<", // M 12288-16383, N 24-31
-			"4<===>><>>=>>=CBBBBEEBB000000000000000000", // M 12288-16383, N 32-47
-			"4===>>>>>=>>>=BBBBEEEBBB00000000000000000", // M 12288-16383, N 48-63
-			"<==>>DD>==ACCAAAAEEEE4BBB<<<<<<<<<<<<<<<<", // M 12288-16383, N 64-95
-			"4==>>DD>>AAAAAADDDDABBBBB4888000000000000", // M 12288-16383, N 96-127
-			"<<==>>>>AABAAAA88881000000088000000000000", // M 12288-16383, N 128-191
-			"<<===>>BBABBBAA00000000000088000000000000", // M 12288-16383, N 192-255
-			"<<<===BBBBBBB0000080008000008000000000000", // M 12288-16383, N 256-383
-			"<<<<<BBBBBB000000088888800008000000000000", // M 12288-16383, N 384-511
-			"444<BBBBBBB;11100008888800008000000000000", // M 12288-16383, N 512-767
-			"4448BBBBBB1111111808888800008000000000000", // M 12288-16383, N 768-1023
-			"448BBBBBBB1111999100880000000000000000000", // M 12288-16383, N 1024-1535
-			"48BBBBBBB11111999G90000000000000000000000", // M 12288-16383, N 1536-2047
-			"88BBB;;;;;111119GGG8000000000000000000000", // M 12288-16383, N 2048-3071
-			"8BB;;;;;;;;;919GGGGG0GGGGGG00000000000000", // M 12288-16383, N 3072-4095
-			"8;;;33;;;;;;999GGGGGGGGGGGGG0000000000000", // M 12288-16383, N 4096-6143
-			"8;;3321;;;;;GG9GGGGGGGGGGGGG0000000000000", // M 12288-16383, N 6144-8191
-			"8;;;321;;;;;GG9GGGGGGGGGGGGGG800000000000", // M 12288-16383, N 8192-12287
-			"8;;;;1;;;;;;GGGGGGGGGGGGGGGGG000000000000", // M 12288-16383, N 12288-16383
-			"8;;;;;;;;;;GGGGGGG8GGGGGGGGGG800000000000", // M 12288-16383, N 16384-24575
-			"88;;;;;;;;GGGGG8888GGGGGGGGG8880000000000", // M 12288-16383, N 24576-32767
-			"888;;;;;GGGGGG888888GGGGGGG88888000000000", // M 12288-16383, N 32768-49151
-			"88888GGGGGGGG888888888GGG8888888800000000", // M 12288-16383, N 49152-65535
-			"88888888888888888888888888888888880000000", // M 12288-16383, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 12288-16383, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 12288-16383, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 16384-24575, N 16-23
-			"<<===>>>>>>>>>01AA4444<<<<<<<<<<<<<<<<<<<", // M 16384-24575, N 24-31
-			"A<===>>>>>>>>D01AAA4444000000000000000000", // M 16384-24575, N 32-47
-			"A===>>>>>=BABB01AAAD444400000000000000000", // M 16384-24575, N 48-63
-			"<==>>>>>=1000000550155555<<<<<<<<<<<<<<<<", // M 16384-24575, N 64-95
-			"A==>>>>>000000088888111555888800000000000", // M 16384-24575, N 96-127
-			"<<==>>>2AABBAA000080000000088800000000000", // M 16384-24575, N 128-191
-			"<<===>322ABBBB088000000000008800000000000", // M 16384-24575, N 192-255
-			"<<<==BB33BA000088000888800008800000000000", // M 16384-24575, N 256-383
-			"<<<<BBBBBB0;:880000888GG00008800000000000", // M 16384-24575, N 384-511
-			"AAABBBBBBB;;;889009GGGGG00008800000000000", // M 16384-24575, N 512-767
-			"AA88BBBBB11;;991001GGGGG00008800000000000", // M 16384-24575, N 768-1023
-			"A888BBBBB11111111001G1G000008800000000000", // M 16384-24575, N 1024-1535
-			"888BBBBB111111111100000000088800000000000", // M 16384-24575, N 1536-2047
-			"88BB;;;1111111111110000000008800000000000", // M 16384-24575, N 2048-3071
-			"8G;;;;;;;;;11111GGG100GGGG000800000000000", // M 16384-24575, N 3072-4095
-			"8;;;;;;;;;;;911GGGG10GGGGGGG0800000000000", // M 16384-24575, N 4096-6143
-			"8;;;;;;;;;;;GG9GGGG8GGGGGGGG0800000000000", // M 16384-24575, N 6144-8191
-			"8;;;;;;;;;;;GG9GGGGGGGGGGGGGG800000000000", // M 16384-24575, N 8192-12287
-			"8;;;;;;;;;;GGGGGGGGGGGGGGGGGG800000000000", // M 16384-24575, N 12288-16383
-			"88;;;;;;;;;GGGG8888GGGGGGGGGG800000000000", // M 16384-24575, N 16384-24575
-			"88;;;;;;;GGGGGG88888GGGGGGGG8880000000000", // M 16384-24575, N 24576-32767
-			"888G;;GGGGGGGG8888888GGGGGG88888000000000", // M 16384-24575, N 32768-49151
-			"8888888GGGGGG8888888888888888888800000000", // M 16384-24575, N 49152-65535
-			"88888888888888888888888888888888880000000", // M 16384-24575, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 16384-24575, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 16384-24575, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 24576-32767, N 16-23
-			"<<<===>>>=>>>>BCCCBB44<<<<<<<<<<<<<<<<<<<", // M 24576-32767, N 24-31
-			"A<===>>>>=>>>>BBBBBEE44000000000000000000", // M 24576-32767, N 32-47
-			"A<===>>>>BBBBBBBBBBEE44400000000000000000", // M 24576-32767, N 48-63
-			"<<==>>>>BBAAAABBBDDEEB555<<<<<<<<<<<<<<<<", // M 24576-32767, N 64-95
-			"A<==>>>BBAAAAA?DDDFFEBB555888880000000000", // M 24576-32767, N 96-127
-			"<<==>>322ABBBA008080000000088880000000000", // M 24576-32767, N 128-191
-			"<<<==B3202BB00088000000000008880000000000", // M 24576-32767, N 192-255
-			"<<<<BB33333000088000108800008880000000000", // M 24576-32767, N 256-383
-			"<<<BBBB333;99880000GGGGG00008880000000000", // M 24576-32767, N 384-511
-			"AA8BBBBBB1;99889109GGGGGG0008880000000000", // M 24576-32767, N 512-767
-			"A888BBBB111;;991111GGGGGG0008880000000000", // M 24576-32767, N 768-1023
-			"88888BB111111111111GGGGG00008880000000000", // M 24576-32767, N 1024-1535
-			"8888BBB1111111111001100000088880000000000", // M 24576-32767, N 1536-2047
-			"888B3111111111111100000000088880000000000", // M 24576-32767, N 2048-3071
-			"88;;;;;;111111111110000GG0008880000000000", // M 24576-32767, N 3072-4095
-			"88;;;;;;;;;1111111100GGGGGG00880000000000", // M 24576-32767, N 4096-6143
-			"88;;;;;;;;;GG1111G10GGGGGGGG0880000000000", // M 24576-32767, N 6144-8191
-			"88;;;;;;;;;GGGGGGGGGGGGGGGGG0880000000000", // M 24576-32767, N 8192-12287
-			"88;;;;;;;;GGGGG8888GGGGGGGGG8880000000000", // M 24576-32767, N 12288-16383
-			"88G;;;;;;GGGGGG88888GGGGGGGG8880000000000", // M 24576-32767, N 16384-24575
-			"888G;;GGGGGGGG8888888GGGGGG88880000000000", // M 24576-32767, N 24576-32767
-			"88888GGGGGGGG888888888GGG8888888000000000", // M 24576-32767, N 32768-49151
-			"888888888GG888888888888888888888800000000", // M 24576-32767, N 49152-65535
-			"88888888888888888888888888888888880000000", // M 24576-32767, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 24576-32767, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 24576-32767, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 32768-49151, N 16-23
-			"<<<==>>>>=000000005555<<<<<<<<<<<<<<<<<<<", // M 32768-49151, N 24-31
-			"AA===>>>>>0000000005555000000000000000000", // M 32768-49151, N 32-47
-			"AA==>>BB100000003001555500000000000000000", // M 32768-49151, N 48-63
-			"<<==>>BBB0000BBBBADEEB55<<<<<<<<<<<<<<<<<", // M 32768-49151, N 64-95
-			"A<===>3220000AB??DFDEB5555888888000000000", // M 32768-49151, N 96-127
-			"<<<==BB32ABBB0000000000000088888000000000", // M 32768-49151, N 128-191
-			"<<<=BB3333B310000000000000008888000000000", // M 32768-49151, N 192-255
-			"<<<BBB33333000000000000000008888000000000", // M 32768-49151, N 256-383
-			"<<8BBB33330;9991101GGGGG00008888000000000", // M 32768-49151, N 384-511
-			"A88BBB3331;;9991111GGGGGG0008888000000000", // M 32768-49151, N 512-767
-			"8888BB33111;;991111GGGGGG0008888000000000", // M 32768-49151, N 768-1023
-			"8888883111111111111GGGGG00088888000000000", // M 32768-49151, N 1024-1535
-			"88888881111111111011111000088888000000000", // M 32768-49151, N 1536-2047
-			"88883111111111110000000000888888000000000", // M 32768-49151, N 2048-3071
-			"888G;111111111111000000000088888000000000", // M 32768-49151, N 3072-4095
-			"888;;;;1111111811108000GGG008888000000000", // M 32768-49151, N 4096-6143
-			"88G;;;;;;;GGG18810880GGGGGG08888000000000", // M 32768-49151, N 6144-8191
-			"88G;;;;;;GGGGG888888GGGGGGGG8888000000000", // M 32768-49151, N 8192-12287
-			"888;;;;;GGGGGG888888GGGGGGG88888000000000", // M 32768-49151, N 12288-16383
-			"888GGGGGGGGGGG8888888GGGGGG88888000000000", // M 32768-49151, N 16384-24575
-			"88888GGGGGGGG888888888GGG8888888000000000", // M 32768-49151, N 24576-32767
-			"88888888GGGG88888888888888888888000000000", // M 32768-49151, N 32768-49151
-			"88888888888888888888888888888888800000000", // M 32768-49151, N 49152-65535
-			"88888888888888888888888888888888880000000", // M 32768-49151, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 32768-49151, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 32768-49151, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 49152-65535, N 16-23
-			"<<<==>>>>>>>>CCCCCCC55<<<<<<<<<<<<<<<<<<<", // M 49152-65535, N 24-31
-			"AA==>>BB>>>>BBBBCCCBE55000000000000000000", // M 49152-65535, N 32-47
-			"AA==>>BCDBBBBBBBBACBBB5500000000000000000", // M 49152-65535, N 48-63
-			"<<==>>BBABBBBBBB2AABBB555<<<<<<<<<<<<<<<<", // M 49152-65535, N 64-95
-			"AA==>3BAAAAAABBAAAAABB5555888888800000000", // M 49152-65535, N 96-127
-			"<<==B333332220000000000000088888800000000", // M 49152-65535, N 128-191
-			"<<<BB333333300000000100000088888800000000", // M 49152-65535, N 192-255
-			"<<BB3333333011100000G00000008888800000000", // M 49152-65535, N 256-383
-			"<88B333333011111111111G000008888800000000", // M 49152-65535, N 384-511
-			"888B333331111111111GGGGG00008888800000000", // M 49152-65535, N 512-767
-			"8888833311111111111GGGGG00008888800000000", // M 49152-65535, N 768-1023
-			"88888831111111111111GGGG00088888800000000", // M 49152-65535, N 1024-1535
-			"88888888111111111011110000888888800000000", // M 49152-65535, N 1536-2047
-			"88888888811111110000000008888888800000000", // M 49152-65535, N 2048-3071
-			"88888888811888888888888888888888800000000", // M 49152-65535, N 3072-4095
-			"8888GG1G111118888888880000888888800000000", // M 49152-65535, N 4096-6143
-			"8888GGGG11GGG888888888GGGG888888800000000", // M 49152-65535, N 6144-8191
-			"8888GGGGGGGGG888888888GGGG888888800000000", // M 49152-65535, N 8192-12287
-			"88888GGGGGGGG888888888GGG8888888800000000", // M 49152-65535, N 12288-16383
-			"8888888GGGGGG8888888888888888888800000000", // M 49152-65535, N 16384-24575
-			"888888888GG888888888888888888888800000000", // M 49152-65535, N 24576-32767
-			"88888888888888888888888888888888800000000", // M 49152-65535, N 32768-49151
-			"88888888888888888888888888888888800000000", // M 49152-65535, N 49152-65535
-			"88888888888888888888888888888888880000000", // M 49152-65535, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 49152-65535, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 49152-65535, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 65536-98303, N 16-23
-			"<<<==>>>>>>>>BCCCCCCE5<<<<<<<<<<<<<<<<<<<", // M 65536-98303, N 24-31
-			"AA==>>>>>>>>>BBCCCCCE55000000000000000000", // M 65536-98303, N 32-47
-			"AA==>>BB322>B2BCAACBBE5500000000000000000", // M 65536-98303, N 48-63
-			"<<==>33322200220A00011555<<<<<<<<<<<<<<<<", // M 65536-98303, N 64-95
-			"AA==3333222200000000011155888888880000000", // M 65536-98303, N 96-127
-			"<<=B3332222300000000110000888888880000000", // M 65536-98303, N 128-191
-			"<<B333222A03000000GGGG0000088888880000000", // M 65536-98303, N 192-255
-			"<8B33333:98;11110GGGGGG000088888880000000", // M 65536-98303, N 256-383
-			"883333333;;0111119GGGG1000088888880000000", // M 65536-98303, N 384-511
-			"8883333333111111111GGG1000088888880000000", // M 65536-98303, N 512-767
-			"88883333111111111111111000088888880000000", // M 65536-98303, N 768-1023
-			"88888811111111111111111000088888880000000", // M 65536-98303, N 1024-1535
-			"88888888111111111011000000888888880000000", // M 65536-98303, N 1536-2047
-			"88888888881111118800000088888888880000000", // M 65536-98303, N 2048-3071
-			"88888888888888888888888888888888880000000", // M 65536-98303, N 3072-4095
-			"88888888888888888888888888888888880000000", // M 65536-98303, N 4096-6143
-			"88888888888888888888888888888888880000000", // M 65536-98303, N 6144-8191
-			"88888888888888888888888888888888880000000", // M 65536-98303, N 8192-12287
-			"88888888888888888888888888888888880000000", // M 65536-98303, N 12288-16383
-			"88888888888888888888888888888888880000000", // M 65536-98303, N 16384-24575
-			"88888888888888888888888888888888880000000", // M 65536-98303, N 24576-32767
-			"88888888888888888888888888888888880000000", // M 65536-98303, N 32768-49151
-			"88888888888888888888888888888888880000000", // M 65536-98303, N 49152-65535
-			"88888888888888888888888888888888880000000", // M 65536-98303, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 65536-98303, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 65536-98303, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 98304-131071, N 16-23
-			"<<<==>>>>>>>>BCCCCCCCE<<<<<<<<<<<<<<<<<<<", // M 98304-131071, N 24-31
-			"AA>==>>>>>>>>BAAACCCCE5000000000000000000", // M 98304-131071, N 32-47
-			"AA===>>>>FFFFBCCAACCEEE500000000000000000", // M 98304-131071, N 48-63
-			"<<==333322D2222000ACBBEEE<<<<<<<<<<<<<<<<", // M 98304-131071, N 64-95
-			"AA=33332222220000000111155888888888000000", // M 98304-131071, N 96-127
-			"<<B33332222308800000110000888888888000000", // M 98304-131071, N 128-191
-			"<83333:22:80000000GGGG1000888888888000000", // M 98304-131071, N 192-255
-			"88333333:88;11119GGGGGG000888888888000000", // M 98304-131071, N 256-383
-			"88333333;::;111199GGGGG000888888888000000", // M 98304-131071, N 384-511
-			"888333333;;1111119GGGG1000888888888000000", // M 98304-131071, N 512-767
-			"88883333111111111111111000888888888000000", // M 98304-131071, N 768-1023
-			"88888811111111111111100008888888888000000", // M 98304-131071, N 1024-1535
-			"88888888111111111100000088888888888000000", // M 98304-131071, N 1536-2047
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 2048-3071
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 3072-4095
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 4096-6143
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 6144-8191
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 8192-12287
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 12288-16383
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 16384-24575
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 24576-32767
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 32768-49151
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 49152-65535
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 65536-98303
-			"88888888888888888888888888888888888000000", // M 98304-131071, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 98304-131071, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 131072-196607, N 16-23
-			"<<>=>>>>>>>>33333CCCC5<<<<<<<<<<<<<<<<<<<", // M 131072-196607, N 24-31
-			"AA==>>>>>>>>333220CCCE0000000000000000000", // M 131072-196607, N 32-47
-			"A===>>>>>=2332220000115500000000000000000", // M 131072-196607, N 48-63
-			"<==>3AAAAAFAFBCCAACCCCEEE<<<<<<<<<<<<<<<<", // M 131072-196607, N 64-95
-			"A=333AAAAAAAAA0000001111EE888888888800000", // M 131072-196607, N 96-127
-			"<3333322333330001001110000888888888800000", // M 131072-196607, N 128-191
-			"883333::3::3000108889G1000888888888800000", // M 131072-196607, N 192-255
-			"88333333;:8;11119889GGG000888888888800000", // M 131072-196607, N 256-383
-			"88333333;;;;1111199GGGG100888888888800000", // M 131072-196607, N 384-511
-			"888333333311111111GGGG1008888888888800000", // M 131072-196607, N 512-767
-			"88888333111111111111111008888888888800000", // M 131072-196607, N 768-1023
-			"88888811111111111111110088888888888800000", // M 131072-196607, N 1024-1535
-			"88888888111188888110008888888888888800000", // M 131072-196607, N 1536-2047
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 2048-3071
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 3072-4095
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 4096-6143
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 6144-8191
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 8192-12287
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 12288-16383
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 16384-24575
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 24576-32767
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 32768-49151
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 49152-65535
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 65536-98303
-			"88888888888888888888888888888888888800000", // M 131072-196607, N 98304-131071
-			"88888888888888888888888888888888888800000", // M 131072-196607, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 196608-262143, N 16-23
-			"<<==>>>>>>>>>3CCCCCCCC<<<<<<<<<<<<<<<<<<<", // M 196608-262143, N 24-31
-			"A==>>>>>>>>>>33CCCCCCCE000000000000000000", // M 196608-262143, N 32-47
-			"A==>>>>>>>>23330000CCCEE00000000000000000", // M 196608-262143, N 48-63
-			"<==3AAAAAA222200000001EEE<<<<<<<<<<<<<<<<", // M 196608-262143, N 64-95
-			"A3;;:AAAAA22200000001111E8888888888880000", // M 196608-262143, N 96-127
-			"83333333333330000001110000888888888880000", // M 196608-262143, N 128-191
-			"83333333333311100191911000888888888880000", // M 196608-262143, N 192-255
-			"883333333;;111111999991000888888888880000", // M 196608-262143, N 256-383
-			"883333333;;1111119999G1100888888888880000", // M 196608-262143, N 384-511
-			"88883333311111111111G11008888888888880000", // M 196608-262143, N 512-767
-			"88888331111111111111111088888888888880000", // M 196608-262143, N 768-1023
-			"88888881111118811111110888888888888880000", // M 196608-262143, N 1024-1535
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 1536-2047
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 2048-3071
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 3072-4095
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 4096-6143
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 6144-8191
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 8192-12287
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 12288-16383
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 16384-24575
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 24576-32767
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 32768-49151
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 49152-65535
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 65536-98303
-			"88888888888888888888888888888888888880000", // M 196608-262143, N 98304-131071
-			"88888888888888888888888888888888888880000", // M 196608-262143, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 262144-393215, N 16-23
-			"<<=>>>>>>>>>>>CCCCCCCC<<<<<<<<<<<<<<<<<<<", // M 262144-393215, N 24-31
-			"A==>>>>>>>>>DACCCCCCCCE000000000000000000", // M 262144-393215, N 32-47
-			"A=>>>>>>>>CFFDCCCC00CCCE00000000000000000", // M 262144-393215, N 48-63
-			"<==:9=====AFF2000000011E<<<<<<<<<<<<<<<<<", // M 262144-393215, N 64-95
-			"8:;:;99AA2A0000888880111E8888888888888000", // M 262144-393215, N 96-127
-			"8333:::3333301088888110008888888888888000", // M 262144-393215, N 128-191
-			"83333;;3333111988889111008888888888888000", // M 262144-393215, N 192-255
-			"83333333333111199999111008888888888888000", // M 262144-393215, N 256-383
-			"88333333331111111111111008888888888888000", // M 262144-393215, N 384-511
-			"88883333311111111111111008888888888888000", // M 262144-393215, N 512-767
-			"88888881111118111111111088888888888888000", // M 262144-393215, N 768-1023
-			"88888888111188881111118888888888888888000", // M 262144-393215, N 1024-1535
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 1536-2047
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 2048-3071
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 3072-4095
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 4096-6143
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 6144-8191
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 8192-12287
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 12288-16383
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 16384-24575
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 24576-32767
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 32768-49151
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 49152-65535
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 65536-98303
-			"88888888888888888888888888888888888888000", // M 262144-393215, N 98304-131071
-			"88888888888888888888888888888888888888000", // M 262144-393215, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 393216-524287, N 16-23
-			"<<=>>>==>>>>>>3CCCCCCC<<<<<<<<<<<<<<<<<<<", // M 393216-524287, N 24-31
-			"A=>>>>==>>>BD33CCCCCCCC000000000000000000", // M 393216-524287, N 32-47
-			"A>>>===>>>CFFF11000001CE00000000000000000", // M 393216-524287, N 48-63
-			"<=:988===CAFF00110800111<<<<<<<<<<<<<<<<<", // M 393216-524287, N 64-95
-			"8::;888ECA0000088888881188888888888888800", // M 393216-524287, N 96-127
-			"8333::8:333301888888911088888888888888800", // M 393216-524287, N 128-191
-			"8333;;;3333111988889911088888888888888800", // M 393216-524287, N 192-255
-			"83333333331111199999111088888888888888800", // M 393216-524287, N 256-383
-			"88333333311111111111111088888888888888800", // M 393216-524287, N 384-511
-			"88883333111111111111111888888888888888800", // M 393216-524287, N 512-767
-			"88888888111188111111118888888888888888800", // M 393216-524287, N 768-1023
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 1024-1535
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 1536-2047
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 2048-3071
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 3072-4095
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 4096-6143
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 6144-8191
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 8192-12287
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 12288-16383
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 16384-24575
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 24576-32767
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 32768-49151
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 49152-65535
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 65536-98303
-			"88888888888888888888888888888888888888800", // M 393216-524287, N 98304-131071
-			"88888888888888888888888888888888888888800", // M 393216-524287, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M 524288-786431, N 16-23
-			"<<>>>>===>>>>>3CCCCCCC<<<<<<<<<<<<<<<<<<<", // M 524288-786431, N 24-31
-			"A>>>>>===>>>01111000CCC000000000000000000", // M 524288-786431, N 32-47
-			"0>======>>>EF011110011CE00000000000000000", // M 524288-786431, N 48-63
-			"<=9988==CCC3301118880111<<<<<<<<<<<<<<<<<", // M 524288-786431, N 64-95
-			"8::98888889011188888881988888888888888880", // M 524288-786431, N 96-127
-			"8333:88;333311988888911088888888888888880", // M 524288-786431, N 128-191
-			"83333;;3333111998999911088888888888888880", // M 524288-786431, N 192-255
-			"88333333311111199999111888888888888888880", // M 524288-786431, N 256-383
-			"88333333111111111111111888888888888888880", // M 524288-786431, N 384-511
-			"88883331811881111111118888888888888888880", // M 524288-786431, N 512-767
-			"88888888888888811111888888888888888888880", // M 524288-786431, N 768-1023
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 1024-1535
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 1536-2047
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 2048-3071
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 3072-4095
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 4096-6143
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 6144-8191
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 8192-12287
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 12288-16383
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 16384-24575
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 24576-32767
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 32768-49151
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 49152-65535
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 65536-98303
-			"88888888888888888888888888888888888888880", // M 524288-786431, N 98304-131071
-			"88888888888888888888888888888888888888880", // M 524288-786431, N >= 131072
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N <= 1
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N (none)
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 2
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 3
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 4-5
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 6-7
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 8-11
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 12-15
-			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", // M >= 786432, N 16-23
-			"<<>>>>>=>>>>>>1CCCCCCC<<<<<<<<<<<<<<<<<<<", // M >= 786432, N 24-31
-			"0>>>>>==>>>>>1111111CCC000000000000000000", // M >= 786432, N 32-47
-			"0>======>>>011111111111000000000000000000", // M >= 786432, N 48-63
-			"<==988==CCC0111118881111<<<<<<<<<<<<<<<<<", // M >= 786432, N 64-95
-			"8:988888888998888888888988888888888888888", // M >= 786432, N 96-127
-			"83333;;3333311199999111088888888888888888", // M >= 786432, N 128-191
-			"83333333331111199999111088888888888888888", // M >= 786432, N 192-255
-			"88333333311111119191111888888888888888888", // M >= 786432, N 256-383
-			"88833333188811111111118888888888888888888", // M >= 786432, N 384-511
-			"88888338888881111111188888888888888888888", // M >= 786432, N 512-767
-			"88888888888888888888888888888888888888888", // M >= 786432, N 768-1023
-			"88888888888888888888888888888888888888888", // M >= 786432, N 1024-1535
-			"88888888888888888888888888888888888888888", // M >= 786432, N 1536-2047
-			"88888888888888888888888888888888888888888", // M >= 786432, N 2048-3071
-			"88888888888888888888888888888888888888888", // M >= 786432, N 3072-4095
-			"88888888888888888888888888888888888888888", // M >= 786432, N 4096-6143
-			"88888888888888888888888888888888888888888", // M >= 786432, N 6144-8191
-			"88888888888888888888888888888888888888888", // M >= 786432, N 8192-12287
-			"88888888888888888888888888888888888888888", // M >= 786432, N 12288-16383
-			"88888888888888888888888888888888888888888", // M >= 786432, N 16384-24575
-			"88888888888888888888888888888888888888888", // M >= 786432, N 24576-32767
-			"88888888888888888888888888888888888888888", // M >= 786432, N 32768-49151
-			"88888888888888888888888888888888888888888", // M >= 786432, N 49152-65535
-			"88888888888888888888888888888888888888888", // M >= 786432, N 65536-98303
-			"88888888888888888888888888888888888888888", // M >= 786432, N 98304-131071
-			"88888888888888888888888888888888888888888", // M >= 786432, N >= 131072
+			":<::<<<<<<<<<<<<<<<<<<<<<:;;;;;;;;:<<<<<", // M <= 1, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M <= 1, N (none)
+			"<<<<<:<<<<::::::::<<<<<<::;;;;;;;<<<<<<<", // M <= 1, N 2
+			"<<<<<:<<<:::<<:::::::::<::;;;;;;;<<<<<<<", // M <= 1, N 3
+			"<<<<<:<<<::<<<<:::::::::<:;;;;;;<<<<<<<<", // M <= 1, N 4-5
+			"<<<<::<<:::<<<;:::::::::<:55;;;;<<<<<<<<", // M <= 1, N 6-7
+			"<<<:::<<:::<<<::::::::::<<5544::<<<<<<<<", // M <= 1, N 8-11
+			":::::<<<::::<:::::::::::<<44444446<<<<<<", // M <= 1, N 12-15
+			"<<<<<<<<<:::::::::::::::<<44444444444466", // M <= 1, N 16-23
+			"::::::::::;;;;;;::::::::::::::::::::::::", // M <= 1, N 24-31
+			"4444444444477777747777444444444444444444", // M <= 1, N 32-47
+			"4444444444444774444444444444444444444444", // M <= 1, N 48-63
+			"::::::::::::::::::::::::::::::::::::::::", // M <= 1, N 64-95
+			"4444444444444444444444444444444444444444", // M <= 1, N 96-127
+			"4444444444444444446665444444444444444444", // M <= 1, N 128-191
+			"44444444444444::666666574444444444444444", // M <= 1, N 192-255
+			"4444444444444::::66666644444444444444444", // M <= 1, N 256-383
+			"4444444444444::6666666644444444444444444", // M <= 1, N 384-511
+			"4444444444444666666666444444444444444444", // M <= 1, N 512-767
+			"4444444444444666666666444444444444444444", // M <= 1, N 768-1023
+			"4444444444444666666664444444444444444444", // M <= 1, N 1024-1535
+			"44444444444444444444444444O4444444444444", // M <= 1, N 1536-2047
+			"4444444444444444444444OOOOO4444444444444", // M <= 1, N 2048-3071
+			"44444444444444444444OOOOOOOO444444444444", // M <= 1, N 3072-4095
+			"4444444444444444444OOOOOOOOO444444444444", // M <= 1, N 4096-6143
+			"444444444444444444OOOOOOOOO4444444444444", // M <= 1, N 6144-8191
+			"44444444444444444OOOOOOOOOOO444444444444", // M <= 1, N 8192-12287
+			"4444444444444444OOOOOOOOOOOO444444444444", // M <= 1, N 12288-16383
+			"44444444444444444OOOOOOOOOO4444444444444", // M <= 1, N 16384-24575
+			"44444444444444444OOOOOOOOOO4444444444444", // M <= 1, N 24576-32767
+			"444444444444444444OOOOOOOO44444444444444", // M <= 1, N 32768-49151
+			"444444444444444444OOOOOOOO44444444444444", // M <= 1, N 49152-65535
+			"444444444444444444OOOOOOOO44444444444444", // M <= 1, N 65536-98303
+			"44444444444444444OOOOOOOOO44444444444444", // M <= 1, N 98304-131071
+			"44444444444444444OOOOOOOOO44444444444444", // M <= 1, N 131072-196607
+			"444444444444444444OOOOOOOO44444444444444", // M <= 1, N 196608-262143
+			"444444444444444444OOOOOOOO44444444444444", // M <= 1, N >= 262144
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N (none)
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 2
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 3
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 4-5
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 6-7
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 8-11
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 12-15
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 16-23
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 24-31
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 32-47
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 48-63
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 64-95
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 96-127
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 128-191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 192-255
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 256-383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 384-511
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 512-767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 768-1023
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 1024-1535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M (none), N >= 262144
+			"<<<<<:<<<<<<<::::::::<<<::;;;;;;;<<<<<<<", // M 2, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 2, N (none)
+			"<<<<<<:::::::::::::::::<::;;;;;;;<<<<<<<", // M 2, N 2
+			"<<<<<<:::::<<<<:::::::::::;;;;;;<<<<<<<<", // M 2, N 3
+			"<<<<<<::::<<<;;<::::::::::;;;;;<<<<<<<<<", // M 2, N 4-5
+			"<<<<<<::::<<;;;;::::::::::5;;;;<<<<<<<<<", // M 2, N 6-7
+			"<<<<<<::::<<;;;;::::::::::555;;<<<<<<<<<", // M 2, N 8-11
+			"<<<<<::::::<<;;:::::::::::44444<<<<<<<<<", // M 2, N 12-15
+			":::::::::::::::::::::::::<44444446<<<<<<", // M 2, N 16-23
+			":;<<<<<:::;;;;;;;;;;;<<::::::::::<<:::::", // M 2, N 24-31
+			"4444444444777777777755544444444444444444", // M 2, N 32-47
+			"4444444444447777477754444444444444444444", // M 2, N 48-63
+			"::::::::::::::::::::::::::::::::::::::::", // M 2, N 64-95
+			"4444444444444444664444444444444444444444", // M 2, N 96-127
+			"44444444444444:::::555544444444444444444", // M 2, N 128-191
+			"4444444444444::::66555444444444444444444", // M 2, N 192-255
+			"444444444444::::::6544444444444444444444", // M 2, N 256-383
+			"444444444444:::::56664444444444444444444", // M 2, N 384-511
+			"4444444444466555556666444444444444444444", // M 2, N 512-767
+			"4444444444466555556666444444444444444444", // M 2, N 768-1023
+			"444444444444445556666444444O444444444444", // M 2, N 1024-1535
+			"4444444444444444444444444OOOO44444444444", // M 2, N 1536-2047
+			"444444444444444444444OOOOOOOO44444444444", // M 2, N 2048-3071
+			"44444444444444444444OOOOOOOOO44444444444", // M 2, N 3072-4095
+			"4444444444444444444OOOOOOOOOO44444444444", // M 2, N 4096-6143
+			"444444444444444444OOOOOOOOOOO44444444444", // M 2, N 6144-8191
+			"44444444444444444OOOOOOOOOOO444444444444", // M 2, N 8192-12287
+			"44444444444444444OOOOOOOOOOO444444444444", // M 2, N 12288-16383
+			"4444444444444444OOOOOOOOOOOO444444444444", // M 2, N 16384-24575
+			"44444444444444444OOOOOOOOOO4444444444444", // M 2, N 24576-32767
+			"44444444444444444OOOOOOOOOO4444444444444", // M 2, N 32768-49151
+			"44444444444444444OOOOOOOOOO4444444444444", // M 2, N 49152-65535
+			"4444444444444444OOOOOOOOOOO4444444444444", // M 2, N 65536-98303
+			"4444444444444444OOOOOOOOOOOO444444444444", // M 2, N 98304-131071
+			"4444444444444444OOOOOOOOOOOO444444444444", // M 2, N 131072-196607
+			"44444444444444444OOOOOOOOOO4444444444444", // M 2, N 196608-262143
+			"44444444444444444OOOOOOOOOO4444444444444", // M 2, N >= 262144
+			"<<<<<:<<<::<::::::::::<<::;;;;;;;<<<<<<<", // M 3, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 3, N (none)
+			"<<<<<<::<<::::::::::::::::;;;;;;<<<<<<<<", // M 3, N 2
+			"<55<<<<<<<<<<<<:::::::::::;;;;;<<<<<<<<<", // M 3, N 3
+			"<55<<<<<<<<<<<<<::::::::::;;;;;<<<<<<<<<", // M 3, N 4-5
+			"<<<<<<<<<<<<<;;:::::::::::5;;;;<<<<<<<<<", // M 3, N 6-7
+			"<<<<<<<<<<<<<;;::::;;:::::555;;<<<<<<<<<", // M 3, N 8-11
+			"<<<<<<:::::<<<::::::::::::44444<<<<<<<<<", // M 3, N 12-15
+			":<<<<:::::::::::::::::::::4444446<<<<<<<", // M 3, N 16-23
+			";<<<<<<<<<;;;;;;;;;<<<<:::::::::<<<<<<<<", // M 3, N 24-31
+			"4455555544777777777775444444444444466666", // M 3, N 32-47
+			"4444554444447777477554444444444444444444", // M 3, N 48-63
+			"::::::::::::::::::::::::::::::::::::::::", // M 3, N 64-95
+			"4444444444444776665444444444444444444444", // M 3, N 96-127
+			"4444554444444:::::::55444444444444444444", // M 3, N 128-191
+			"444<<<<<4444::::::5555444444444444444444", // M 3, N 192-255
+			"44<<<<<<:444:::::::554444444444444444444", // M 3, N 256-383
+			"44<<<<<<:44:::::::5544444444444444444444", // M 3, N 384-511
+			"4455555554457555555444444444444444444444", // M 3, N 512-767
+			"4455555554457555555444444444444444444444", // M 3, N 768-1023
+			"44455555444444455554444444OOO44444444444", // M 3, N 1024-1535
+			"444444444444444444444444OOOOO44444444444", // M 3, N 1536-2047
+			"444444444444444444444OOOOOOOOO4444444444", // M 3, N 2048-3071
+			"44444444444444444444OOOOOOOOOO4444444444", // M 3, N 3072-4095
+			"44444444444444444444OOOOOOOOOO4444444444", // M 3, N 4096-6143
+			"444444444444444444OOOOOOOOOOOO4444444444", // M 3, N 6144-8191
+			"44444444444444444OOOOOOOOOOOO44444444444", // M 3, N 8192-12287
+			"44444444444444444OOOOOOOOOOOO44444444444", // M 3, N 12288-16383
+			"4444444444444444OOOOOOOOOOOO444444444444", // M 3, N 16384-24575
+			"4444444444444444OOOOOOOOOOO4444444444444", // M 3, N 24576-32767
+			"444444444444OOOO4OOOOOOOOOO4444444444444", // M 3, N 32768-49151
+			"44444444444OOOOOOOOOOOOOOOO4444444444444", // M 3, N 49152-65535
+			"4444444444QQQOOOOOOOOOOOOOOO444444444444", // M 3, N 65536-98303
+			"4444444444QQQQOOOOOOOOOOOOOO444444444444", // M 3, N 98304-131071
+			"44444444444QQQQQOOOOOOOOOOOO444444444444", // M 3, N 131072-196607
+			"44444444444QQQQQQOOOOOOOOOOO444444444444", // M 3, N 196608-262143
+			"4444444444444QQ44OOOOOOOOOO4444444444444", // M 3, N >= 262144
+			"<<<<<:<:::::::<<<<::::<<<:;;;;;;<<<<<<<<", // M 4-5, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 4-5, N (none)
+			"<<<<<<<<<<<<::<<::::::::::;;;;;<<<<<<<<<", // M 4-5, N 2
+			"<55<<<<<<<<<:::<::::::::::;;;;;<<<<<<<<<", // M 4-5, N 3
+			"<5;5<<<<<<<<<<<:::::::::::;;;;;<<<<<<<<<", // M 4-5, N 4-5
+			"<555<<<<<<<<<<<:::::::::::5;;;;<<<<<<<<<", // M 4-5, N 6-7
+			"<<<<<<<<<<<<<<<::::<;:::::555;;<<<<<<<<<", // M 4-5, N 8-11
+			"<<<<<<<<<<<:::::::::::::::54446<<<<<<<<<", // M 4-5, N 12-15
+			"<<<<<<<:::::::::::::::::::444444<<<<<<<<", // M 4-5, N 16-23
+			";<<555<<<<<;;;;;;;;<<::::;:::<<<<<<<<<<<", // M 4-5, N 24-31
+			"4555555567777777777774444444446664666666", // M 4-5, N 32-47
+			"4455555554444477777444444444444444466666", // M 4-5, N 48-63
+			":::::88::::::::::::::44::::::::::::::66:", // M 4-5, N 64-95
+			"444488O4444477::775554444444444444444444", // M 4-5, N 96-127
+			"44<<<<<6644:::::::::55444444444444444444", // M 4-5, N 128-191
+			"44<<<<<<:44::::::::555444444444444444444", // M 4-5, N 192-255
+			"4<<<<<<<::4::::::::554444444444444444444", // M 4-5, N 256-383
+			"4<<<<<<<::4::::::::554444444444444444444", // M 4-5, N 384-511
+			"4555555655457555555544444444444444444444", // M 4-5, N 512-767
+			"4555556554447555555544444444444444444444", // M 4-5, N 768-1023
+			"44555555444444455554444444OOO44444444444", // M 4-5, N 1024-1535
+			"445555544444444444444444OOOOOO4444444444", // M 4-5, N 1536-2047
+			"4444<6444444444444444OOOOOOOOO4444444444", // M 4-5, N 2048-3071
+			"44444444444444444444OOOOOOOOOOO444444444", // M 4-5, N 3072-4095
+			"44444444444444444444OOOOOOOOOO4444444444", // M 4-5, N 4096-6143
+			"444444444444444444OOOOOOOOOOOO4444444444", // M 4-5, N 6144-8191
+			"44444444444444444OOOOOOOOOOOOO4444444444", // M 4-5, N 8192-12287
+			"44444444444444444OOOOOOOOOOOO44444444444", // M 4-5, N 12288-16383
+			"4444444444444444OOOOOOOOOOOO444444444444", // M 4-5, N 16384-24575
+			"44444444444444OOOOOOOOOOOOO4444444444444", // M 4-5, N 24576-32767
+			"4444444444QOOOOOOOOOOOOOOOO4444444444444", // M 4-5, N 32768-49151
+			"444444444QQQQQOOOOOOOOOOOOO4444444444444", // M 4-5, N 49152-65535
+			"444444444QQQQQQOOOOOOOOOOOOO444444444444", // M 4-5, N 65536-98303
+			"444444444QQQQQQQOOOOOOOOOOOO444444444444", // M 4-5, N 98304-131071
+			"444444444QQQQQQQOOOOOOOOOOOO444444444444", // M 4-5, N 131072-196607
+			"4444444444QQQQQQQOOOOOOOOOOO444444444444", // M 4-5, N 196608-262143
+			"44444444444QQQQQQOOOOOOOOOO4444444444444", // M 4-5, N >= 262144
+			"<<<<<:<:::::::<<<::::::<<:;;;;;;<<<<<<<<", // M 6-7, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 6-7, N (none)
+			"<<<<<<<<<<<<::<<:::::::<<:;;;;;<<<<<<<<<", // M 6-7, N 2
+			"<<<<<<<<<<<<<:<<::::::::::;;;;;<<<<<<<<<", // M 6-7, N 3
+			"<555<<<<<<<<<:::::::::::::;;;;;<<<<<<<<<", // M 6-7, N 4-5
+			"<<55<<<<<<<<<:::::::::::::;;;;;<<<<<<<<<", // M 6-7, N 6-7
+			"<<55<<<<<<<<<:::::::::::::;::<<<<<<<<<<<", // M 6-7, N 8-11
+			"<<<<<<<<<<<<::::::::::::::5446<<<<<<<<<<", // M 6-7, N 12-15
+			"<<<<<<<<::::::::::::::::::44446<<<<<<<<<", // M 6-7, N 16-23
+			"<<555<<<<<<<;;;;;;;::::::<;<<<<<<<<<<<<<", // M 6-7, N 24-31
+			"4555554444777777777777774444666666666666", // M 6-7, N 32-47
+			"4455555666644777774444444444466666666666", // M 6-7, N 48-63
+			":::888OO88P::;;;;::::44OO:::OUOOOO:OO666", // M 6-7, N 64-95
+			"4488OOOOO4467;;;::444444444444OOO4444444", // M 6-7, N 96-127
+			"44<<<<<<664::::::::::4444444444444444444", // M 6-7, N 128-191
+			"4<<<<<<<<:4::::::::455444444444444444444", // M 6-7, N 192-255
+			"4<<<<<<<<:::::::::::55444444444444444444", // M 6-7, N 256-383
+			"4<<<<<<<<:::::::::5554444444444444444444", // M 6-7, N 384-511
+			"4555555565557755555544444444444444444444", // M 6-7, N 512-767
+			"4555555655447755555444444444444444444444", // M 6-7, N 768-1023
+			"45555565544444444444444774OOOO4444444444", // M 6-7, N 1024-1535
+			"4455565544444444444444444OOOOO4444444444", // M 6-7, N 1536-2047
+			"444<<<5444444444444444OOOOOOOOO444444444", // M 6-7, N 2048-3071
+			"444444444444444444444OOOOOOOOOO444444444", // M 6-7, N 3072-4095
+			"444444444444444444444OOOOOOOOOO444444444", // M 6-7, N 4096-6143
+			"444444444444444444OOOOOOOOOOOOO444444444", // M 6-7, N 6144-8191
+			"44444444444444444OOOOOOOOOOOOO4444444444", // M 6-7, N 8192-12287
+			"44444444444444444OOOOOOOOOOOOO4444444444", // M 6-7, N 12288-16383
+			"4444444444444444OOOOOOOOOOOOO44444444444", // M 6-7, N 16384-24575
+			"44444444444OOOOOOOOOOOOOOOO4444444444444", // M 6-7, N 24576-32767
+			"444444444QQQQQOOOOOOOOOOOOO4444444444444", // M 6-7, N 32768-49151
+			"444444444QQQQQQQOOOOOOOOOOO4444444444444", // M 6-7, N 49152-65535
+			"444444444QQQQQQQOOOOOOOOOOOO444444444444", // M 6-7, N 65536-98303
+			"444444444QQQQQQQQOOOOOOOOOOO444444444444", // M 6-7, N 98304-131071
+			"444444444QQQQQQQQOOOOOOOOOOO444444444444", // M 6-7, N 131072-196607
+			"444444444QQQQQQQQOOOOOOOOOOQ444444444444", // M 6-7, N 196608-262143
+			"4444444444QQQQQQQOOOOOOOOOO4444444444444", // M 6-7, N >= 262144
+			"<<<<::<:::::::<<<::::::<<<;;;;;<<<<<<<<<", // M 8-11, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 8-11, N (none)
+			"<<<<<<:<<<<<::<<:::::::<<<;;;;;<<<<<<<<<", // M 8-11, N 2
+			"<<<<<<<<<<<<<:<<:::::::::<;;;;;<<<<<<<<<", // M 8-11, N 3
+			"<<<<<<<<<<<<<:::::::::::::;;;;;<<<<<<<<<", // M 8-11, N 4-5
+			"<<55<<<<<<<<<:<<::::::::::;;;;;<<<<<<<<<", // M 8-11, N 6-7
+			"<<<<<<<<<<<<<:<:::::::::::;<<<<<<<<<<<<<", // M 8-11, N 8-11
+			"<<<<5<<<<<<<::::::::::::::::<<<<<<<<<<<<", // M 8-11, N 12-15
+			":<<<<<<<<:::::::::::::::::546<<<<<<<<<<<", // M 8-11, N 16-23
+			"<<55<<<<<<<<<;;;;;::::::::<<;;;;<<<<<<<<", // M 8-11, N 24-31
+			"4555544444777766677777777446666666666666", // M 8-11, N 32-47
+			"4555554444777776777444444444666666666666", // M 8-11, N 48-63
+			":::88OOOOOOS<;;;;;:::4OOO::OOOOOOOOOO666", // M 8-11, N 64-95
+			"448OOOOOOPS77;;;;;4444444444OOOOOO44OOO4", // M 8-11, N 96-127
+			"4<<<<<<666:<<;<;<<:::4444444444444444444", // M 8-11, N 128-191
+			"4<<<<<<<<<:::<<<<:::44444444444444444444", // M 8-11, N 192-255
+			"<<<<<<<<<<::::::::::55444444444444444444", // M 8-11, N 256-383
+			"<<<<<<<<<:::::::::5554444444444444444444", // M 8-11, N 384-511
+			"5555555566567777555544444444444444444444", // M 8-11, N 512-767
+			"5555555555447775555444444444444444444444", // M 8-11, N 768-1023
+			"45555556544444444444444774OOOOO444444444", // M 8-11, N 1024-1535
+			"4555556544444444444444474OOOOOO444444444", // M 8-11, N 1536-2047
+			"44<<<<<644444444444444OOOOOOOOOO44444444", // M 8-11, N 2048-3071
+			"444455444444444444444OOOOOOOOOOO44444444", // M 8-11, N 3072-4095
+			"44444444444444444444OOQOOOOOOOOO44444444", // M 8-11, N 4096-6143
+			"444444444444444444OQOOOOOOOOOOOO44444444", // M 8-11, N 6144-8191
+			"44444444444444444OOOOOOOOOOOOOO444444444", // M 8-11, N 8192-12287
+			"44444444444444444OOOOOOOOOOOOO4444444444", // M 8-11, N 12288-16383
+			"4444444444744444OOOOOOOOOOOOO44444444444", // M 8-11, N 16384-24575
+			"4444444444OOOOOOOOOOOOOOOOO4444444444444", // M 8-11, N 24576-32767
+			"444444444QQQQQQOOOOOOOOOOOO4444444444444", // M 8-11, N 32768-49151
+			"44444444QQQQQQQQOOOOOOOOOOO4444444444444", // M 8-11, N 49152-65535
+			"44444444QQQQQQQQOOOOOOOOOOOO444444444444", // M 8-11, N 65536-98303
+			"44444444QQQQQQQQQOOOOOOOOOOO444444444444", // M 8-11, N 98304-131071
+			"44444444QQQQQQQQQOOOOOOOOOOO444444444444", // M 8-11, N 131072-196607
+			"444444444QQQQQQQQOOOOOOOOOP4444444444444", // M 8-11, N 196608-262143
+			"444444444QQQQQQQQQOOOOOOOOP4444444444444", // M 8-11, N >= 262144
+			":<<::<<::::::::<<<:::::<<<;;;;;<<<<<<<<<", // M 12-15, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 12-15, N (none)
+			"<<<<<<:<<<<<::<<:::::::<<<;;;;;<<<<<<<<<", // M 12-15, N 2
+			"<<<<<<<<<<<<:::<<::::::::<;;;;;<<<<<<<<<", // M 12-15, N 3
+			"<<<<<<<<<<<<<:<<::::::::::;;;;;<<<<<<<<<", // M 12-15, N 4-5
+			"<<<<<<<<<<<<<<<:::::::::::;<;;<<<<<<<<<<", // M 12-15, N 6-7
+			"<<<<5<<<<<<<:<<:::::::::::;<;;<<<<<<<<<<", // M 12-15, N 8-11
+			"<<<<55<<<<<:::<;::::::::::;<;;<<<<<<<<<<", // M 12-15, N 12-15
+			":<<<<<<<<::::::::::::::::::<;;<<<<<<<<<<", // M 12-15, N 16-23
+			"<<5<<<<<<<<<<;;;;:::::::::<;;;;;;<<<<<<<", // M 12-15, N 24-31
+			"4555444444777766677777777656666666666666", // M 12-15, N 32-47
+			"4555544447777776677774444445666666666666", // M 12-15, N 48-63
+			"::88OOOOOOOO<;;;;;;:44OOOOOOOOOOOOOOOO66", // M 12-15, N 64-95
+			"44OOOOOOOOO77<<<<<;44444444OOOOOOOO4OOO6", // M 12-15, N 96-127
+			"4<<<<<<66667<;<<<<::44444444444OO6444444", // M 12-15, N 128-191
+			"<<<<<<<<<66<<<<<<<::444444444OOOO4444444", // M 12-15, N 192-255
+			"<<<<<<<<<<:::<<<::::45444444444444444444", // M 12-15, N 256-383
+			"<<<<<<<<<<:::::::::455444444444444444444", // M 12-15, N 384-511
+			"5555555566667766665454444444444444444444", // M 12-15, N 512-767
+			"5555555555547776654444444444444444444444", // M 12-15, N 768-1023
+			"45555556544444444444444474OOOOO444444444", // M 12-15, N 1024-1535
+			"4555556554444444444444444OOOOOOO44444444", // M 12-15, N 1536-2047
+			"44<<<<<64444444444444OOOOOOOOOOO44444444", // M 12-15, N 2048-3071
+			"44455664444444444444OOOOOOOOOOOOO4444444", // M 12-15, N 3072-4095
+			"44444444444444444444OOOOOOOOOOOOO4444444", // M 12-15, N 4096-6143
+			"4444444444444444444OOOOOOOOOOOOO44444444", // M 12-15, N 6144-8191
+			"444444444444444444OOOOOOOOOOOOOO44444444", // M 12-15, N 8192-12287
+			"44444444444444444OOOOOOOOOOOOOO444444444", // M 12-15, N 12288-16383
+			"4444444444744444OOOOOOOOOOOOOO4444444444", // M 12-15, N 16384-24575
+			"444444444QQOOOOOOOOOOOOOOOO4444444444444", // M 12-15, N 24576-32767
+			"444444444QQQQQOOOOOOOOOOOOO4444444444444", // M 12-15, N 32768-49151
+			"44444444QQQQQQQOOOOOOOOOOOO4444444444444", // M 12-15, N 49152-65535
+			"44444444QQQQQQQQOOOPPPPPPOOO444444444444", // M 12-15, N 65536-98303
+			"44444444QQQQQQQQOOOPPPPPPPOO444444444444", // M 12-15, N 98304-131071
+			"44444444QQQQQQQQQOOPPPPPPPPO444444444444", // M 12-15, N 131072-196607
+			"44444444QQQQQQQQQOOOOPPPPPPQ444444444444", // M 12-15, N 196608-262143
+			"444444444QQQQQQQQQOOOOPPPPP4444444444444", // M 12-15, N >= 262144
+			"<<<<<<<<::::::::::::::<<<<;;;;;<<<<<<<<<", // M 16-23, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 16-23, N (none)
+			"<<<<<::::<::::::<::::::<<<;;;;;<<<<<<<<<", // M 16-23, N 2
+			"<<<<<<:<<<<<:::::::::::::<;<;;;<<<<<<<<<", // M 16-23, N 3
+			"<<<<<<<<<<<<::<<::::::::::;<<;;<<<<<<<<<", // M 16-23, N 4-5
+			"<<<<<<<<<<<<:<<:::::::::::;<;;<<<<<<<<<<", // M 16-23, N 6-7
+			"<<<<<<<<<<<::<<:::::::::::;<;;<<<<<<<<<<", // M 16-23, N 8-11
+			":<<<<<<<<<::::<:::::::::::<<;;<<<<<<<<<<", // M 16-23, N 12-15
+			":<<<<<<<<<::::::::::::::::<<;;::<<<<<<<<", // M 16-23, N 16-23
+			"<<<<<<<<::::::;;;::::::::<<;;;;;;<<<<<<<", // M 16-23, N 24-31
+			"4554444447777766667777777666666666666666", // M 16-23, N 32-47
+			"4455544477777776667777744446666666666666", // M 16-23, N 48-63
+			"::8OOOOOOOOOP<<<<<<:444OOOOOOOOOOOOOOO66", // M 16-23, N 64-95
+			"44OOOOOOOOOO77<<<<64444444OOOOOOOOOOOOOO", // M 16-23, N 96-127
+			"4<<<<<<66777<<<<<<<:4444444444OOOOO44444", // M 16-23, N 128-191
+			"<<<<<<<<6667<<<<<<::4454444OOOOOOO444444", // M 16-23, N 192-255
+			"<<<<<<<<<<<:<<<<;:::55544444OOOOO4444444", // M 16-23, N 256-383
+			"<<<<<<<<<<:67::::::455544444444444444444", // M 16-23, N 384-511
+			"5555555566677766664455544444444444444444", // M 16-23, N 512-767
+			"65555556555777466644555444444OO444444444", // M 16-23, N 768-1023
+			"45555556555444444444554444OOOOOO44444444", // M 16-23, N 1024-1535
+			"465556655444444444444444OOOOOOOO44444444", // M 16-23, N 1536-2047
+			"44<<<<<64444444444444OOOOOOOOOOOO4444444", // M 16-23, N 2048-3071
+			"44465664444444444444OOOOOOOOOOOOO4444444", // M 16-23, N 3072-4095
+			"44444444444444444444OOOOOOOOOOOOO4444444", // M 16-23, N 4096-6143
+			"4444444444474444444OOOOOOOOOOOOOO4444444", // M 16-23, N 6144-8191
+			"444444444444744444OOOOOOOOOOOOOO44444444", // M 16-23, N 8192-12287
+			"44444444444474444OOOOOOOOOOOOOOO44444444", // M 16-23, N 12288-16383
+			"4444444444744444OOOOOOOOOOOOOOO444444444", // M 16-23, N 16384-24575
+			"444444444QQOOOOOOOOOOOOOOOOOO44444444444", // M 16-23, N 24576-32767
+			"444444444QQQQOOOOOOOOOOOOOO4444444444444", // M 16-23, N 32768-49151
+			"44444444QQQQQQOOOOOOOPOOOOO4444444444444", // M 16-23, N 49152-65535
+			"44444444QQQQQQQOOOOPPPPPPOOO444444444444", // M 16-23, N 65536-98303
+			"44444444QQQQQQQOOOOPPPPPPPOO444444444444", // M 16-23, N 98304-131071
+			"44444444QQQQQQQQOOOPPPPPPPPP444444444444", // M 16-23, N 131072-196607
+			"44444444QQQQQQQQOOOPPPPPPPPQ444444444444", // M 16-23, N 196608-262143
+			"444444444QQQQQQQQQOPPPPPPPP4444444444444", // M 16-23, N >= 262144
+			"4444444444444::::::::4444444444444444444", // M 24-31, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24-31, N (none)
+			"4<<<<<<:<<::::::::::::44444444444::44444", // M 24-31, N 2
+			";;<<<<<<<<<<:::::::::::::4444444:::::<<<", // M 24-31, N 3
+			"<<6<<<<<<<<<<<<:::::::::::444::::::<<<<<", // M 24-31, N 4-5
+			"<<6<<<<<<<<<<<<::::::::<::::::::<<<<<<<<", // M 24-31, N 6-7
+			"<66<<<<<<<<<<<:;::::::::<:<<<<<<<<<<<<<<", // M 24-31, N 8-11
+			"<64<<<<<<<<<<::;::::::::<<<<<<;<<<<<<<<<", // M 24-31, N 12-15
+			"<<6<<<<<<<<<<:::::::::::<<<<<;;;;<<<<<<<", // M 24-31, N 16-23
+			":::::::::::<:::;;;;;:::<<<<<:;;;;<<<<<<<", // M 24-31, N 24-31
+			"4::::::::::::::::::;;;;;<<<<:;;;<<<<<<<<", // M 24-31, N 32-47
+			"44:::::::::4477777775555566<<:<<<<<<<<<<", // M 24-31, N 48-63
+			"SSS::::::::4447;;;77555554555<<<<<<<<<<<", // M 24-31, N 64-95
+			"SS:::::::444444;;;;7555554555<<<<<44444<", // M 24-31, N 96-127
+			"4::::::444444444<<7755555555544444444444", // M 24-31, N 128-191
+			"S::::::4444444444:5555555544444444444444", // M 24-31, N 192-255
+			":::::::444444444445555555544444444444444", // M 24-31, N 256-383
+			":::::::444444444444555455544444444444444", // M 24-31, N 384-511
+			":::::::444444444444455555444444444444444", // M 24-31, N 512-767
+			"4444444444444444444445554444OOOO44444444", // M 24-31, N 768-1023
+			"S4444444444444444444555544OOOOOOOOO44444", // M 24-31, N 1024-1535
+			"S444444444444444444444444OOOOOOOOOOOO444", // M 24-31, N 1536-2047
+			"SS444444444444444444444OOOOOOOOOOOOOOOOO", // M 24-31, N 2048-3071
+			"SSSS444S4444444444444QOOOOOOOOOOOOOOOOOO", // M 24-31, N 3072-4095
+			"SSSSSSSSS444444444444QOOOOOOOOOOOOOOOOOO", // M 24-31, N 4096-6143
+			"SSSSSSSSSSS44447446554OOOOOOOOOOOOOOOOOO", // M 24-31, N 6144-8191
+			"SSSSSSSSSSSS447744666OOOOOOOOOOOOOOOOOOO", // M 24-31, N 8192-12287
+			"SSSSSSSSSSSS477444666OOOOOOOOOOOOOOOOOOO", // M 24-31, N 12288-16383
+			"SSSSSSSSSS44777PPPPOOOOOOOOOOOOOOOOOOOOO", // M 24-31, N 16384-24575
+			"SSSSSSSSS4477PPPPPOOOOOOOOOOOOOOOOOOOOOO", // M 24-31, N 24576-32767
+			"SSSSSSSSS4PPPOPPPPOOOOOOOOOOOOOOOOOOOOOO", // M 24-31, N 32768-49151
+			"SSSSSSSS4PPOOOOPPPOOOOOOOOOOOOOOOOOOOOOO", // M 24-31, N 49152-65535
+			"SSSSSSSSPPOOOOOPPPOOOOOOOOOOOOOOOOOOOOOO", // M 24-31, N 65536-98303
+			"SSSSSSSOPPOOOOOOOOOOPPQQBBOOOOOOOOOOOOOO", // M 24-31, N 98304-131071
+			"SSSSSSOOPPOOOOOOOOOOPPQQBBBOOOOOOOOOOOOO", // M 24-31, N 131072-196607
+			"SSSSSOOOOPPOOOOOOOOPPQQBBBBOOOOOOOOOOOOO", // M 24-31, N 196608-262143
+			"SSSSOOOOOPPOOOOOOOOPPQBBBBBOOOOOOOOOOOOO", // M 24-31, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 32-47, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32-47, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 32-47, N 2
+			"::<<<<<:::::::::::::::::::::::::::::::::", // M 32-47, N 3
+			":<<<<<<<<<::::::::::::::::::::::::::<<<<", // M 32-47, N 4-5
+			":<<<<<<<<<<::<<::::::::::::::::::<<<<<<<", // M 32-47, N 6-7
+			":<<<<<<<<<<::<::::::::::::::::<<<<<<<<<<", // M 32-47, N 8-11
+			":<<<<<<<<<<<:<:::::::::<:<<<<<;;<<<<<<<<", // M 32-47, N 12-15
+			":<<<<<<<:<<<:::::::::::<<<<<<;;;<<<<<<<<", // M 32-47, N 16-23
+			"::::::::::::<<;;;;<;;;;;<<<<:;;;<<<<<<<<", // M 32-47, N 24-31
+			":::::::::::::::;;;;;;;<<<<<<:;<;<<<<<<<<", // M 32-47, N 32-47
+			"::::::::::::::;;;;;;;;<<<<<<<;<<<<<<<<<<", // M 32-47, N 48-63
+			"::::::::::::44;;;;;77555445<<;<<<<<<<<<<", // M 32-47, N 64-95
+			"SS:::::::::4444<<<;775555555<<<<<<<<<<<<", // M 32-47, N 96-127
+			":::::::::444444:<<<7555555555<<<<<444444", // M 32-47, N 128-191
+			":::::::4444444444<:555555555444444444444", // M 32-47, N 192-255
+			":::::::44444444444:554:45544444444444444", // M 32-47, N 256-383
+			":::::::444444444444;:::45544444444444444", // M 32-47, N 384-511
+			"::::::4444444444444455445444444444444444", // M 32-47, N 512-767
+			":::444444444:44444446555444OOOOOOO444444", // M 32-47, N 768-1023
+			"S4444444444444444474555544OOOOOOOOOO4444", // M 32-47, N 1024-1535
+			"SS44444444444444444444444OOOOOOOOOOOOOO4", // M 32-47, N 1536-2047
+			"SSS44444444444444744444OOOOOOOOOOOOOOOOO", // M 32-47, N 2048-3071
+			"SSSSSSSS4444444444744QOOOOOOOOOOOOOOOOOO", // M 32-47, N 3072-4095
+			"SSSSSSSSS4444447444444QOOOOOOOOOOOOOOOOO", // M 32-47, N 4096-6143
+			"SSSSSSSSSSS44477446654OOOOOOOOOOOOOOOOOO", // M 32-47, N 6144-8191
+			"SSSSSSSSSSSS477744666OOOOOOOOOOOOOOOOOOO", // M 32-47, N 8192-12287
+			"SSSSSSSSSSSS777744666OOOOOOOOOOOOOOOOOOO", // M 32-47, N 12288-16383
+			"SSSSSSSSSSS777PPPPPPPOOOOOOOOOOOOOOOOOOO", // M 32-47, N 16384-24575
+			"SSSSSSSSSS7PPPPPPPPOOOOOOOOOOTTOOOOOOOOO", // M 32-47, N 24576-32767
+			"SSSSSSSSSPPPPOPPPPOOOOOOOOOTTTTTOOOOOOOO", // M 32-47, N 32768-49151
+			"SSSSSSSSTPPPOOOPPPOOOOOOOOOTTTTTTOOOOOOO", // M 32-47, N 49152-65535
+			"SSSSSSSTTPPOOOOPPPOOOBBBBAMTTTTTTTOOOOOO", // M 32-47, N 65536-98303
+			"SSSSSSTTTPPOOOOOPOOOOBBBBBMTTTTTTTTOOOOO", // M 32-47, N 98304-131071
+			"SSSSSTTTTPPOOOOOOOOOBBBBBBMTTTTTTTTTOOOO", // M 32-47, N 131072-196607
+			"SSSSTTTTTPPOOOOOOOOOBBBBBBBTTTTTTTTTTOOO", // M 32-47, N 196608-262143
+			"SSSTTTTTTTPPPOOPPPPOBBBBBBBTTTTTTTTTTTOO", // M 32-47, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 48-63, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 48-63, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 48-63, N 2
+			"::::<<::::::::::::::::::::::::::::::::::", // M 48-63, N 3
+			"::<<<<<<:::::::::::::::::::::::::::<::::", // M 48-63, N 4-5
+			"::<<<<<<<::::::::::::::::::::::::<<<<<<<", // M 48-63, N 6-7
+			":<<<<<<<<<:::::::::::::::::::::<<<<<<<<<", // M 48-63, N 8-11
+			":<<<<<<<<<<::::::::::::::::<<<<<<<<<<<<<", // M 48-63, N 12-15
+			"::<<<<<<<<<<::::::::::::::<<<;;<<<<<<<<<", // M 48-63, N 16-23
+			":::::::::::::;;<<<<<<<<<<<<<;:<<<<<<<<<<", // M 48-63, N 24-31
+			":::::::::::::;;;;;;;;<<<<<<<;;<<<<<<<<<<", // M 48-63, N 32-47
+			"::::::::::::::;;;;;;;;<<<<<<;;<<<<<<<<<<", // M 48-63, N 48-63
+			":::::::::::::4;;;;;;;7<<<<<<@<<<<<<<<<<<", // M 48-63, N 64-95
+			"SSSS:::::::::44<<<;;;754445<?@?<<<<<<<<<", // M 48-63, N 96-127
+			"::::::::::::444:<<<:55555455???<<<<44444", // M 48-63, N 128-191
+			"::::::::::4444444<<55545555544<444444444", // M 48-63, N 192-255
+			":::::::4444444444:;544:45544444444444444", // M 48-63, N 256-383
+			"::::::4444444444444;:<<:554444OO44444444", // M 48-63, N 384-511
+			"::::::4444444:444444544444444OOOOO444444", // M 48-63, N 512-767
+			"::::4444444:<44444444554444OOOOOOOOO4444", // M 48-63, N 768-1023
+			"SS444444444444:44444445544OOOOOOOOOOOO44", // M 48-63, N 1024-1535
+			"SS44444444444444444444444OOOOOOOOOOOOOOO", // M 48-63, N 1536-2047
+			"SSSS4444444444444444444OOOOOOOOOOOOOOOOO", // M 48-63, N 2048-3071
+			"SSSSSSSS44444444444444OOOOOOOOOOOOOOOOOO", // M 48-63, N 3072-4095
+			"SSSSSSSSS44444774>>444OOOOOOOOOOOOOOOOOO", // M 48-63, N 4096-6143
+			"SSSSSSSSSSS447777>>>>4OOOOOOOOOOOOOOOOOO", // M 48-63, N 6144-8191
+			"SSSSSSSSSSSS777776>TTOOOOOOOOOOOOOOOOOOO", // M 48-63, N 8192-12287
+			"SSSSSSSSSSST7777PPPTTOOOOOOOOOOOOOOOOOOO", // M 48-63, N 12288-16383
+			"SSSSSSSSSST7RRRPPPPPPLOOOOOOMMOOOOOOOOOO", // M 48-63, N 16384-24575
+			"SSSSSSSSSTTRRRRPPPPPOBBAMMMMMTTOOOOOOOOO", // M 48-63, N 24576-32767
+			"SSSSSSSSTTRRROOOPPOOOBBBAMMTTTTTOOOOOOOO", // M 48-63, N 32768-49151
+			"SSSSSSSTTPRRPOOPPOOOOBBBAMMTTTTTTOOOOOOO", // M 48-63, N 49152-65535
+			"SSSSSSTTTPPPPOOPPOOOOBBBLMMTTTTTTTOOOOOO", // M 48-63, N 65536-98303
+			"SSSSSTTTTPPPOOOOOOOOBBBBBMMTTTTTTTTOOOOO", // M 48-63, N 98304-131071
+			"SSSSTTTTTPPPPOOOOOOOBBBBBBMTTTTTTTTTOOOO", // M 48-63, N 131072-196607
+			"SSSTTTTTTTPPPPPOOPPOBBBBBBTTTTTTTTTTTOOO", // M 48-63, N 196608-262143
+			"SSTTTTTTTTPPPPPPPPPPBBBBBBTTTTTTTTTTTTOO", // M 48-63, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 64-95, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 64-95, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 64-95, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 64-95, N 3
+			":::::<<::::::::::::::::::::::::::::::<<:", // M 64-95, N 4-5
+			":::<<<<<:::::::::::::::::::::::<<<:<<<<<", // M 64-95, N 6-7
+			":::<<<<<<::::::::::::::::::::<<<<<<<<<<<", // M 64-95, N 8-11
+			"::<<<<<<<<<::::::::::::::::<<<<<<<<<<<<<", // M 64-95, N 12-15
+			"::<<<<<<<<<<:::::::::::::::<<<<<<<<<<<<<", // M 64-95, N 16-23
+			"::::::::::::::;;;<;;;<<<<<<<<;<<<<<<<<<<", // M 64-95, N 24-31
+			"444:::::::::::;;;;;;;;<<<<<<<;<<<<<<<<<<", // M 64-95, N 32-47
+			"444:::::::::::;;;;;;;;<<<<<<@<<<<<<<<<<<", // M 64-95, N 48-63
+			"SSS:::::::::::;;;;;::;<<<<<@@@@<<<<<<<<<", // M 64-95, N 64-95
+			"SSSS::::::::::4;;;;::::<<<<?@@@<<<<<<<<<", // M 64-95, N 96-127
+			"4444::::::::::4:;;<::444444???J0<<<<<<<<", // M 64-95, N 128-191
+			"SSS::::::::::4444;:44444444?JJJLL4444444", // M 64-95, N 192-255
+			"44::::::::44444444:44444444JJJLLL4444444", // M 64-95, N 256-383
+			"44:::::::4444444444444444444JOOOLO444444", // M 64-95, N 384-511
+			"44::::4444444:44444454444444OOOOOOO44444", // M 64-95, N 512-767
+			"44:::44444444:<444444>4444OOOOOOOOOOO444", // M 64-95, N 768-1023
+			"SSS4444444444444444444JJ4OOOOOOOOOOOOOOO", // M 64-95, N 1024-1535
+			"SSSS444444444444>>>>444JJOOOOOOOOOOOOOOO", // M 64-95, N 1536-2047
+			"SSSSSSS44444444>:>>4444OJOOOOOOOOOOOOOOO", // M 64-95, N 2048-3071
+			"SSSSSSSS444444>>>>>>44OJJOOOOOOOOOOOOOOO", // M 64-95, N 3072-4095
+			"SSSSSSSSS44447>>>>>>JJJJJJOOOOOOOOOOOOOO", // M 64-95, N 4096-6143
+			"SSSSSSSSSSS4777=>>>>>JJJJMMOOOOOOOOOOOOO", // M 64-95, N 6144-8191
+			"SSSSSSSSSSSB777RR>>>TJJJMMMMOOOOOOOOOOOO", // M 64-95, N 8192-12287
+			"SSSSSSSSSSBBBRRRRPTTMMMMMMMMMOOOOOOOOOOO", // M 64-95, N 12288-16383
+			"SSSSSSSSSBBBRRRRRPJMMLLMMMMMMMOOOOOOOOOO", // M 64-95, N 16384-24575
+			"SSSSSSSSBBBRRRRROOPMBBBAMMMMMBBOOOOOOOOO", // M 64-95, N 24576-32767
+			"SSSSSSSBBBBRRRROPPPMBBBBBMMMBBBBOOOOOOOO", // M 64-95, N 32768-49151
+			"SSSSSSBBBBRRRROOPPTBBBBBBMMMBBBBBOOOOOOO", // M 64-95, N 49152-65535
+			"SSSSSBBBBBRRRROOOOTBBBBBBMMBBBBBBBOOOOOO", // M 64-95, N 65536-98303
+			"SSSSBBBBBBRRRROOOOTBLBBBLMBBBBBBBBBOOOOO", // M 64-95, N 98304-131071
+			"SSSBBBBBBBRRRRRRRRRLLLLLLMBBBBBBBBBBOOOO", // M 64-95, N 131072-196607
+			"SSBBBBBBBBBRRRRRRRRLLLBLLBBBBBBBBBBBBOOO", // M 64-95, N 196608-262143
+			"SBBBBBBBBBBBRRRRRRRLLLLLLBBBBBBBBBBBBBOO", // M 64-95, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 96-127, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 96-127, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 96-127, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 96-127, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 96-127, N 4-5
+			":::::::<::::::::::::::::::::::<<<:::::::", // M 96-127, N 6-7
+			"::::<<<<<::::::::::::::::::::<<<<<::<<<:", // M 96-127, N 8-11
+			"::::<<<<<:::::::::::::::::::<<<<<<<:<<<<", // M 96-127, N 12-15
+			"::::<<<<<<<:::::::::::::::::<<<<<<<<<<<<", // M 96-127, N 16-23
+			":::::::::::::::;;;<;<<<<<<<<<<<<<<<<<<<<", // M 96-127, N 24-31
+			"KKK::::::::::::;;;;;;;<<<<<<<<<<<<<<<<<<", // M 96-127, N 32-47
+			"KKKK::::::::::::;;;;;;<<<<<<?@?<<<<<<<<<", // M 96-127, N 48-63
+			"::::::::::::::::;;;:::<<<<<?@@@<<<<<<<<<", // M 96-127, N 64-95
+			"KKKK::::::::::::;;;::::<<<<?L@@0<<<<<<<<", // M 96-127, N 96-127
+			":::::::::::::::4;;<:::::<<?LLLJ0LL<<<<<<", // M 96-127, N 128-191
+			"::::::::::::::444;::::4444JJLLLL0LL477<<", // M 96-127, N 192-255
+			":::::::::::::44444:::44444JJJJJLLLL44444", // M 96-127, N 256-383
+			"::::::::::::44444444>>444JJJJJLLLLLL4444", // M 96-127, N 384-511
+			"KKK:::::::::444444:>V>>4JJJJJJJLLLLO4444", // M 96-127, N 512-767
+			"KKKK::44444444444:>>>>>0JJJJOOOOOOOOOO44", // M 96-127, N 768-1023
+			"KKKKK44444444444>>>>>>JJJJOOOOOOOOOOOOOO", // M 96-127, N 1024-1535
+			"KKKKKK444444444>>>>>JJJJJJOOOOOOOOOOOOOO", // M 96-127, N 1536-2047
+			"KKKKKKK4444444>>>>>JJJJJJJOOOOOOOOOOOOOO", // M 96-127, N 2048-3071
+			"KKKKKKKKK4444>>>>>JJJJJJJJJOOOOOOOOOOOOO", // M 96-127, N 3072-4095
+			"KKKKKKKKKK4477>>>>JJJJJJJJJOOOOOOOOOOOOO", // M 96-127, N 4096-6143
+			"KKKKKKKKKKK777=>>>>JJJJJJJJOOOOOOOOOOOOO", // M 96-127, N 6144-8191
+			"KKKKKKKKKKBB77RRJ>>>JJJJJMMMOOOOOOOOOOOO", // M 96-127, N 8192-12287
+			"KKKKKKKKKBBBRRRRJJJJMMMAMMMMMOOOOOOOOOOO", // M 96-127, N 12288-16383
+			"KKKKKKKKBBBBRRRRRJJJMMMAMMMMMMOOOOOOOOOO", // M 96-127, N 16384-24575
+			"KKKKKKKBBBBRRRROJJJMBBBAMMMMMBBOOOOOOOOO", // M 96-127, N 24576-32767
+			"KKKKKKBBBBBRRROPMMMMBBBBBMMMBBBBOOOOOOOO", // M 96-127, N 32768-49151
+			"KKKKKBBBBBBRRROPMMMBBBBBBMMMBBBBBOOOOOOO", // M 96-127, N 49152-65535
+			"KKKKBBBBBBBRRROPPMLBBBBBBMMBBBBBBBOOOOOO", // M 96-127, N 65536-98303
+			"KKKBBBBBBBBRRRROOLBBLBBBLMMBBBBBBBBOOOOO", // M 96-127, N 98304-131071
+			"KKBBBBBBBBBBRRRRRLBLLLLLMMBBBBBBBBBBOOOO", // M 96-127, N 131072-196607
+			"KBBBBBBBBBBBBRRRRRLLLLLMBBBBBBBBBBBBBOOO", // M 96-127, N 196608-262143
+			"BBBBBBBBBBBBBBRRRRLLBBBBBBBBBBBBBBBBBBOO", // M 96-127, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 128-191, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 128-191, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 128-191, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 128-191, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 128-191, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 128-191, N 6-7
+			"::::::<<::::::::::::::::::::::<<<:::::::", // M 128-191, N 8-11
+			":::::<<<<::::::::::::::::::::<<<<<::::::", // M 128-191, N 12-15
+			"::::<<<<<<::::::::::::::::::<<<<<<<:::::", // M 128-191, N 16-23
+			"::::::::::::::::;;<<<<<<<<<<<<<<<<<<<<<<", // M 128-191, N 24-31
+			"4444::::::::::::;;;;;<<<<<<<<?<<<<<<<<<<", // M 128-191, N 32-47
+			"4444:::::::::::::;;;:<<<<<<@???<<<<<<<<<", // M 128-191, N 48-63
+			":::::::::::::::::;;:::<<<<<???J0<<<<<<<<", // M 128-191, N 64-95
+			"SSSS:::::::::::::;::::<<<<?VLLJ0LLL<<<<<", // M 128-191, N 96-127
+			"::::::::::::::::;;<<::::<<JJVLL000LL<<<<", // M 128-191, N 128-191
+			"SSSS:::::::::::4:;<<<:::4JJJJLLJ00LLL<<<", // M 128-191, N 192-255
+			":::::::::::::::44:<:::>>>JJJJJLL0LLLL777", // M 128-191, N 256-383
+			"4444::::::::::444::>>>>>>JJJJJJLLLLLL447", // M 128-191, N 384-511
+			"4444::::::::::44:::4>>>>JJJJJJJLLLLLL444", // M 128-191, N 512-767
+			"44444:::::::::::::44>V>JJJJJJJJLLLLOOOO4", // M 128-191, N 768-1023
+			"SSSSS:444444:::::4:>44JJJJJJJOOOOOOOOOOO", // M 128-191, N 1024-1535
+			"SSSSSS4444444444::>>44>JJJJOOOOOOOOOOOOO", // M 128-191, N 1536-2047
+			"SSSSSSS444444444>>>44444JJJOOOOOOOOOOOOO", // M 128-191, N 2048-3071
+			"SSSSSSSS44444444>>>>4JJ4JJJOOOOOOOOOOOOO", // M 128-191, N 3072-4095
+			"SSSSSSSSSS444444449J48JJJJJOOOOOOOOOOOOO", // M 128-191, N 4096-6143
+			"SSSSSSSSSS>>4444448K44844J4OOOOOOOOOOOOO", // M 128-191, N 6144-8191
+			"SSSSSSSSS>>>4444444448M44444OOOOOOOOOOOO", // M 128-191, N 8192-12287
+			"SSSSSSSS>>>>4444444448AJ44444OOOOOOOOOOO", // M 128-191, N 12288-16383
+			"SSSSSSS>>>>>444444444OJO444444OOOOOOOOOO", // M 128-191, N 16384-24575
+			"SSSSSS>>>>>444444444OMBO44444>>OOOOOOOOO", // M 128-191, N 24576-32767
+			"SSSSS>>>>>>44444OTO4OJJO4444>>>>OOOOOOOO", // M 128-191, N 32768-49151
+			"SSSS>>>>>>>4444OOMO44OOO4444>>>>>OOOOOOO", // M 128-191, N 49152-65535
+			"SSS>>>>>>>>4444OOOO44444444>>>>>>>OOOOOO", // M 128-191, N 65536-98303
+			"SS>>>>>>>>>>4444OO444444444>>>>>>>>OOOOO", // M 128-191, N 98304-131071
+			"S>>>>>>>>>>>44444444444444>>>>>>>>>>OOOO", // M 128-191, N 131072-196607
+			">>>>>>>>>>>>>44444444444>>>>>>>>>>>>>OOO", // M 128-191, N 196608-262143
+			">>>>>>>>>>>>>>444444>>>>>>>>>>>>>>>>>>OO", // M 128-191, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 192-255, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 192-255, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 192-255, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 192-255, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 192-255, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 192-255, N 6-7
+			"::::::::::::::::::::::::::::::::::::::::", // M 192-255, N 8-11
+			":::::::<<:::::::::::::::::::::<<<:::::::", // M 192-255, N 12-15
+			"::::::<<<::::::::::::::::::::<<<<<::::::", // M 192-255, N 16-23
+			":::::::::::::::::;<<<<<<<<<<<<<<<<<<<<<<", // M 192-255, N 24-31
+			"44444::::::::::::;:<<<<<<<<<<??L<<<<<<<<", // M 192-255, N 32-47
+			"44444::::::::::::;:::<<<<<<<??JLLLL<<<<<", // M 192-255, N 48-63
+			":::::::::::::::<:::::<<<<<<?JJJLLLLL<<<<", // M 192-255, N 64-95
+			"SSSS::::::::::::::::::<<<<<JLLLL0LLL<<<<", // M 192-255, N 96-127
+			":::::::::::::::::::<<::<<<JJJLLJ00LLL<<<", // M 192-255, N 128-191
+			"SSS::::::::::::::;<<<::::JJJJJLLL0LLLL<<", // M 192-255, N 192-255
+			"::::::::::::::::::;<<:>>>JJJJJLLLLLLLLL<", // M 192-255, N 256-383
+			":::::::::::::::4:::>>>>>>JJJJJJLLLLLLLLL", // M 192-255, N 384-511
+			"4444:::::::::::::::4>>>>JJJJJJJLLLLLLLLL", // M 192-255, N 512-767
+			"44444:::::::::::::44>>>JJJJJJJJLLLLLLLLL", // M 192-255, N 768-1023
+			"SSSSS::::::4::;::4444>JJJJJJJJJOOOOOOOOJ", // M 192-255, N 1024-1535
+			"SSSSSS4444444::4>>44444JJJJJJOOOOOOOOOOO", // M 192-255, N 1536-2047
+			"SSSSSSS444444444>>444444JJJOOOOOOOOOOOOO", // M 192-255, N 2048-3071
+			"SSSSSSSS44444444>>4444444JJOOOOOOOOOOOOO", // M 192-255, N 3072-4095
+			"SSSSSSSSSS4444444444444444JOOOOOOOOOOOOO", // M 192-255, N 4096-6143
+			"SSSSSSSSS>>>444444444444444OOOOOOOOOOOOO", // M 192-255, N 6144-8191
+			"SSSSSSSS>>>>4444444444444444OOOOOOOOOOOO", // M 192-255, N 8192-12287
+			"SSSSSSS>>>>>>4444444444444444OOOOOOOOOOO", // M 192-255, N 12288-16383
+			"SSSSSS>>>>>>444444444444444444OOOOOOOOOO", // M 192-255, N 16384-24575
+			"SSSSS>>>>>>>444444444OO44444>>>OOOOOOOOO", // M 192-255, N 24576-32767
+			"SSSS>>>>>>>4444444444OO44444>>>>OOOOOOOO", // M 192-255, N 32768-49151
+			"SSS>>>>>>>>44444OO444444444>>>>>>OOOOOOO", // M 192-255, N 49152-65535
+			"SS>>>>>>>>>44444OO444444444>>>>>>>OOOOOO", // M 192-255, N 65536-98303
+			"S>>>>>>>>>>>44444444444444>>>>>>>>>OOOOO", // M 192-255, N 98304-131071
+			">>>>>>>>>>>>4444444444444>>>>>>>>>>>OOOO", // M 192-255, N 131072-196607
+			">>>>>>>>>>>>>4444444444>>>>>>>>>>>>>>OOO", // M 192-255, N 196608-262143
+			">>>>>>>>>>>>>>>4444>>>>>>>>>>>>>>>>>>>OO", // M 192-255, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 256-383, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N 6-7
+			"::::::::::::::::::::::::::::::::::::::::", // M 256-383, N 8-11
+			"::::::::<:::::::::::::::::::::::::::::::", // M 256-383, N 12-15
+			":::::::<<<::::::::::::::::::::<<<:::::::", // M 256-383, N 16-23
+			"::::::::::::::::::::<<<<<<<<<<<<<<<<<<<<", // M 256-383, N 24-31
+			"44444:::::::::::::::<<<<<<<<<<<LL<<<<<<<", // M 256-383, N 32-47
+			"4444::::::::::::::::<<<<<<<<JJJJLLL<<<<<", // M 256-383, N 48-63
+			":::::::::::::::::::::<<<<<<JJJJLLLLL<<<<", // M 256-383, N 64-95
+			"SSS:::::::::::::::::::<<<<<JJJJLLLLLL<<<", // M 256-383, N 96-127
+			"444::::::::::::::::::::<<JJJJJLL0LLLLL<<", // M 256-383, N 128-191
+			"SSS::::::::::::::::<<:::JJJJJJLLLLLLLLLL", // M 256-383, N 192-255
+			"::::::::::::::4::::<:>>>JJJJJJLLLLLLLLLL", // M 256-383, N 256-383
+			"444::::::::::::4:::>>>>>00JJJJ00LLLLLLLL", // M 256-383, N 384-511
+			"444:::::::::::::::>4>>>>JJJJJJJLLLLLLLLL", // M 256-383, N 512-767
+			"444::::::::::::::>>4>JJJJJJJJJJLLLLLLLLL", // M 256-383, N 768-1023
+			"SSSSS:::::::::::>>>>4>JJJJJJJJJJLLLLLLLJ", // M 256-383, N 1024-1535
+			"SSSSS::::4444444>>>444>JJJJJJJJOOOOOOOJJ", // M 256-383, N 1536-2047
+			"SSSSSS4444444444>>444444JJJJOOOOOOOOOOJJ", // M 256-383, N 2048-3071
+			"SSSSSSSS44444444>>>>4>>40JJOOOOOOOOOOOJJ", // M 256-383, N 3072-4095
+			"SSSSSSSSS44444444>>>4>>404JOOOOOOOOOOOOJ", // M 256-383, N 4096-6143
+			"SSSSSSSS>>>>444444>44444444OOOOOOOOOOOOO", // M 256-383, N 6144-8191
+			"SSSSSSS>>>>>4444444440044444OOOOOOOOOOOO", // M 256-383, N 8192-12287
+			"SSSSSS>>>>>>>4444444400444444OOOOOOOOOOO", // M 256-383, N 12288-16383
+			"SSSSS>>>>>>>44444444444444444>OOOOOOOOOO", // M 256-383, N 16384-24575
+			"SSSS>>>>>>>>4444444444444444>>>OOOOOOOOO", // M 256-383, N 24576-32767
+			"SSS>>>>>>>>>444444444444444>>>>>OOOOOOOO", // M 256-383, N 32768-49151
+			"SS>>>>>>>>>>444444444444444>>>>>>OOOOOOO", // M 256-383, N 49152-65535
+			"S>>>>>>>>>>>444444444444444>>>>>>>OOOOOO", // M 256-383, N 65536-98303
+			">>>>>>>>>>>>44444444444444>>>>>>>>>OOOOO", // M 256-383, N 98304-131071
+			">>>>>>>>>>>>>444444444444>>>>>>>>>>>OOOO", // M 256-383, N 131072-196607
+			">>>>>>>>>>>>>>444444>>>>>>>>>>>>>>>>>OOO", // M 256-383, N 196608-262143
+			">>>>>>>>>>>>>>>>44>>>>>>>>>>>>>>>>>>>>OO", // M 256-383, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 384-511, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 384-511, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 384-511, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 384-511, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 384-511, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 384-511, N 6-7
+			"::::::::<:::::::::::::::::::::::::::::::", // M 384-511, N 8-11
+			":::::::<<:::::::::::::::::::::::::::::::", // M 384-511, N 12-15
+			":::::::<<<<<<7::::::::::::::::::::::::::", // M 384-511, N 16-23
+			":::::::::::::::::::::<<<<<<<<<<<<<<<<<<<", // M 384-511, N 24-31
+			"44444::::::::::::::::<<<<<<<<<<<<<<<<<<<", // M 384-511, N 32-47
+			"4444:::::::::::::::::<<<<<<<<JJJLLLL<<<<", // M 384-511, N 48-63
+			":::::::::::::::::::::<<<<<<<JJJJLLLLL<<<", // M 384-511, N 64-95
+			"SSS:::::::::::::::::::<<<<JJJJJLLLLLLL<<", // M 384-511, N 96-127
+			":::::::::::::::::::::::<<0JJJJJLLLLLLLLL", // M 384-511, N 128-191
+			"SS::::::::::::::::4::::>00JJJJJLLLLLLLLL", // M 384-511, N 192-255
+			":::::::::::::::::44>>>>>00JJJJ00LLLLLLLL", // M 384-511, N 256-383
+			"::::::::::::::::::4>>>>00JJJJJJ0LLLLLLLL", // M 384-511, N 384-511
+			"44:::::::::::::::>>>J000JJJJJJJLLLLLLLLL", // M 384-511, N 512-767
+			"44:::::::::::::>>>>>>JJJJJJJJJJLLLLLLLLJ", // M 384-511, N 768-1023
+			"SS::::::::::44:>>>J>>>JJJJJJJJJJLLLLLLJJ", // M 384-511, N 1024-1535
+			"SSSS:::::::4444>>>>>4>0JJJJJJJJJLLLLLJJJ", // M 384-511, N 1536-2047
+			"SSSSSS:::444444>>0>>>>>>JJJJJJOOOOOOJJJJ", // M 384-511, N 2048-3071
+			"SSSSSS:44444444>00J0>JJ0AAJJOOOOOOOOOJJJ", // M 384-511, N 3072-4095
+			"SSSSSSS444444444>0J0>000JJJMOOOOOOOOOOJJ", // M 384-511, N 4096-6143
+			"SSSSSSS>444444444>00>004004MOOOOOOOOOOOJ", // M 384-511, N 6144-8191
+			"SSSSSS>>>>>>444444>>00004444OOOOOOOOOOOJ", // M 384-511, N 8192-12287
+			"SSSSS>>>>>>>>4444444000044444OOOOOOOOOOO", // M 384-511, N 12288-16383
+			"SSSS>>>>>>>>>4444444400444444>OOOOOOOOOO", // M 384-511, N 16384-24575
+			"SSS>>>>>>>>>>44444444444444>>>>OOOOOOOOO", // M 384-511, N 24576-32767
+			"SS>>>>>>>>>>444444444444444>>>>>OOOOOOOO", // M 384-511, N 32768-49151
+			"S>>>>>>>>>>>44444444444444>>>>>>>OOOOOOO", // M 384-511, N 49152-65535
+			">>>>>>>>>>>>44444444444444>>>>>>>>OOOOOO", // M 384-511, N 65536-98303
+			">>>>>>>>>>>>>444444444444>>>>>>>>>>OOOOO", // M 384-511, N 98304-131071
+			">>>>>>>>>>>>>>444444444>>>>>>>>>>>>>OOOO", // M 384-511, N 131072-196607
+			">>>>>>>>>>>>>>>4444>>>>>>>>>>>>>>>>>>OOO", // M 384-511, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>OO", // M 384-511, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 512-767, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 512-767, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 512-767, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 512-767, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 512-767, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 512-767, N 6-7
+			"::::::::<:::::::::::::::::::::::::::::::", // M 512-767, N 8-11
+			":::::::<<:::::::::::::::::::::::::::::::", // M 512-767, N 12-15
+			":::::::<<<<<<:7:::::::::::::::::::::::::", // M 512-767, N 16-23
+			":::::::::::::::::::::::<<<<<<<<<<<<<<<<<", // M 512-767, N 24-31
+			":::::::::::::::::::::::<<<<<<<<<<<<<<<<<", // M 512-767, N 32-47
+			":::::::::::::::::::::::<<<<<<<JJLLLL<<<<", // M 512-767, N 48-63
+			":::::::::::::::::::>::<<<<<<0JJJLLLLLL<<", // M 512-767, N 64-95
+			"SS:::::::::::::::::>::<<<<00JJJJLLLLLLL<", // M 512-767, N 96-127
+			":::::::;:::::::::::::::<0000JJJLLLLLLLLJ", // M 512-767, N 128-191
+			":::::::;;::::::::::4>>>>000JJJJ0LLLLLLLL", // M 512-767, N 192-255
+			"::::::::::::::::::4>>>>>00JJJJJLLLLLLLLL", // M 512-767, N 256-383
+			":::::::::::::::::>>>>>>00JJJJJJLLLLLLLLL", // M 512-767, N 384-511
+			"::::::::::::;:::>>>>0000JJJJJJJLLLLLLLLJ", // M 512-767, N 512-767
+			":::::::::::::::>>>>>>JJJJJJJJJJJLLLLLLLJ", // M 512-767, N 768-1023
+			"SS::::::::::::>>>>J>>>JJJJJJJJJLLLLLLLJJ", // M 512-767, N 1024-1535
+			"SS:::::::::::44>>>>>>>0JJJJJJJCLLLLLJJJJ", // M 512-767, N 1536-2047
+			"SSSS:::::444444>>>>>>>>>JJJJJCCCCLLLJJJJ", // M 512-767, N 2048-3071
+			"SSSS::::4444444>>JA0>000JAJJCCCCOOOOOJJJ", // M 512-767, N 3072-4095
+			"SSSS:::44444444>>0K000A0AJAMCCOOOOOOOJJJ", // M 512-767, N 4096-6143
+			"SSSS::4444444444>>000000004MOOOOOOOOOOJJ", // M 512-767, N 6144-8191
+			"SSSSS>>>444444444>0000M04444OOOOOOOOOOJJ", // M 512-767, N 8192-12287
+			"SSSS>>>>>>>>>44444>0000044444OOOOOOOOOOJ", // M 512-767, N 12288-16383
+			"SSS>>>>>>>>>>>444444400444444>OOOOOOOOOJ", // M 512-767, N 16384-24575
+			"SS>>>>>>>>>>>>4444444444444>>>>OOOOOOOOJ", // M 512-767, N 24576-32767
+			"S>>>>>>>>>>>>44444444444444>>>>>OOOOOOOJ", // M 512-767, N 32768-49151
+			">>>>>>>>>>>>>4444444444444>>>>>>>OOOOOOJ", // M 512-767, N 49152-65535
+			">>>>>>>>>>>>>444444444444>>>>>>>>>OOOOOJ", // M 512-767, N 65536-98303
+			">>>>>>>>>>>>>>444444>44>>>>>>>>>>>>OOOOJ", // M 512-767, N 98304-131071
+			">>>>>>>>>>>>>>>4444>>>>>>>>>>>>>>>>>OOOJ", // M 512-767, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>OOJ", // M 512-767, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>OO", // M 512-767, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 768-1023, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 768-1023, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 768-1023, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 768-1023, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 768-1023, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 768-1023, N 6-7
+			":::::::<::::::::::::::::::::::::::::::::", // M 768-1023, N 8-11
+			":::::::<<:::::::::::::::::::::::::::::::", // M 768-1023, N 12-15
+			"::::::<<<<<<<:7:::::::::::::::::::::::::", // M 768-1023, N 16-23
+			"::::::::::::<:::::::::::<<<<<<<<<<<<<<<<", // M 768-1023, N 24-31
+			"::::::::::::<:::::::>:::<<<<<<<<<<<<<<<<", // M 768-1023, N 32-47
+			":::::::::::::::::::>>:::<<<<<<00LLLL<<<<", // M 768-1023, N 48-63
+			"::::::::::::::::::>>>:::<<<000JJLLLLLL<<", // M 768-1023, N 64-95
+			"SS::::::::::::::::>>>::<<0000JJJLLLLLLJJ", // M 768-1023, N 96-127
+			":::::::;;:::::::;::>:>>000000JJJLLLLLLLJ", // M 768-1023, N 128-191
+			":::::::;;:::::::::>>4>>>00000JJJLLLLLLLJ", // M 768-1023, N 192-255
+			":::::::::::::::::>>>>>>>00000JJLLLLLLLLJ", // M 768-1023, N 256-383
+			"::::::::::::::::>>>>>>>000JJJJJLLLLLLLLJ", // M 768-1023, N 384-511
+			":::::::::::::::>>>>>>0>00JJJJJJJLLLLLLJJ", // M 768-1023, N 512-767
+			"::::::::::::@:>0010>>00JJJJJJJJLLLLLLLJJ", // M 768-1023, N 768-1023
+			"S::::::::::@@@>@>>>>>>JJJJJJJJLLLLLLJJJJ", // M 768-1023, N 1024-1535
+			"SS:::::::::@@>>>>>>>>>>JJJJJJCCCCLLLLJJJ", // M 768-1023, N 1536-2047
+			"SS:::::::::>>>>>>>>>>>>>JJJJJCCCCCCLLJJJ", // M 768-1023, N 2048-3071
+			"SS:::::44444444>>>>>>0000JJCCCCCCCCCLJJJ", // M 768-1023, N 3072-4095
+			"SS::::4444444444>>00000000JCCCCCCCCCCJJJ", // M 768-1023, N 4096-6143
+			"SS:::444444444444>000004004CCCCCCCOOOJJJ", // M 768-1023, N 6144-8191
+			"SSS:4444444444444>0010004444CCCOOOOOOOJJ", // M 768-1023, N 8192-12287
+			"SSS>4444>44444444400000044444OOOOOOOOOJJ", // M 768-1023, N 12288-16383
+			"SS>>>>>>>>>>>>444444400444444>OOOOOOOOJJ", // M 768-1023, N 16384-24575
+			"S>>>>>>>>>>>>>>4444444444444>>>OOOOOOOJJ", // M 768-1023, N 24576-32767
+			">>>>>>>>>>>>>>>444444444444>>>>>OOOOOOJJ", // M 768-1023, N 32768-49151
+			">>>>>>>>>>>>>>>44444444444>>>>>>>OOOOOJJ", // M 768-1023, N 49152-65535
+			">>>>>>>>>>>>>>>4444>44444>>>>>>>>>OOOOJJ", // M 768-1023, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>OOJJJ", // M 768-1023, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>OJJJ", // M 768-1023, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 768-1023, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 768-1023, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 1024-1535, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1024-1535, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 1024-1535, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 1024-1535, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 1024-1535, N 4-5
+			"::::::::::::::::::::::::::::::::::::::::", // M 1024-1535, N 6-7
+			"::::::<<::::::::::::::::::::::::::::::::", // M 1024-1535, N 8-11
+			"::::::<<<<::::::::::::::::::::::::::::::", // M 1024-1535, N 12-15
+			"::::::<<<<<<::::::::::::::::::::::::::::", // M 1024-1535, N 16-23
+			"::::::::::::::::::::>>::::<<<<<<<<<<<<<<", // M 1024-1535, N 24-31
+			"KKK::::::::::::::::>>>:::<<<<<<<<<<<<<<<", // M 1024-1535, N 32-47
+			"KKK:::::::::::::::>>>>:::<<<<<00JLLL<<<<", // M 1024-1535, N 48-63
+			"::::::::::::::::::>>>>::<<<0000JLLLLLJJ<", // M 1024-1535, N 64-95
+			"KK::::::::::::::::>>>>>:000000JJLLLLLLJJ", // M 1024-1535, N 96-127
+			"::::::::::::::::::>>>>>000000JJJLLLLLLJJ", // M 1024-1535, N 128-191
+			":::::::::::::::::>>>>4>000000JJJLLLLLLJJ", // M 1024-1535, N 192-255
+			"::::::::::::::::>>>>>>>>00000JJJLLLLLLJJ", // M 1024-1535, N 256-383
+			"::::::::::::::::0>>>>>>000000JJJLLLLLLJJ", // M 1024-1535, N 384-511
+			"::::::::::::::>02>>00>000000JJJLLLLLLJJJ", // M 1024-1535, N 512-767
+			":::::::::::@@@@@000>>>000JJJJJCLLLLLJJJJ", // M 1024-1535, N 768-1023
+			"K::::::::::@@@A@>>>>>>JJJJJJJCCCLLLLLJJJ", // M 1024-1535, N 1024-1535
+			"K::::::::@@@@@@@@>>>>>>JJJJJCCCCCCCLLLJJ", // M 1024-1535, N 1536-2047
+			"KK:::::::@@@@>>@2>>00>>>JJJCCCCCCCCCLLJJ", // M 1024-1535, N 2048-3071
+			"K:::::44:@@>>>>>>000>0000JJCCCCCCCCCCLJJ", // M 1024-1535, N 3072-4095
+			"K::::4444444444>>000000000ACCCCCCCCCCCJJ", // M 1024-1535, N 4096-6143
+			"KK::444444444444>0000000000ACCCCCCCCCCJJ", // M 1024-1535, N 6144-8191
+			"KK:44444444444444>0000000004CCCCCCCCCJJJ", // M 1024-1535, N 8192-12287
+			"KK>444444444444444>0000004444CCCCCOOOJJJ", // M 1024-1535, N 12288-16383
+			"K>>>4444>>44444444440000044444COOOOOOJJJ", // M 1024-1535, N 16384-24575
+			">>>>>>>>>>>>>>>44444440044444>>OOOOOOJJJ", // M 1024-1535, N 24576-32767
+			">>>>>>>>>>>>>>>>444444444444>>>>OOOOOJJJ", // M 1024-1535, N 32768-49151
+			">>>>>>>>>>>>>>>>>>444444444>>>>>>OOOJJJJ", // M 1024-1535, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>44444>>>>>>>>>OOJJJJ", // M 1024-1535, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 1024-1535, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 1024-1535, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 1024-1535, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 1024-1535, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 1536-2047, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1536-2047, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 1536-2047, N 2
+			"::::::::::::::::::::::::::::::::::::::::", // M 1536-2047, N 3
+			"::::::::::::::::::::::::::::::::::::::::", // M 1536-2047, N 4-5
+			":::::::::::::::::::::::::::G::::::::::::", // M 1536-2047, N 6-7
+			"::::::<<::::::::::::::::::::::::::::::::", // M 1536-2047, N 8-11
+			"::::::<<<<<:::::::::::::::G:::::::::::::", // M 1536-2047, N 12-15
+			":::::7<<<<<<;:::::::::::::G:::::::::::::", // M 1536-2047, N 16-23
+			":::::::::::::::::::>>>>::::<<<<<<<<<<<<<", // M 1536-2047, N 24-31
+			"KKK:::::::::::::::>>>>>:::<<<<<<<<<<<<<<", // M 1536-2047, N 32-47
+			"KK::::::::::::::::>>>>>::<<<<<<0JJJ<<<<<", // M 1536-2047, N 48-63
+			"::::::::::::::::::>>>>>::<<0000JJLLLJJJJ", // M 1536-2047, N 64-95
+			"KK::::::::::::::::>>>>>000000JJJLLLLJJJJ", // M 1536-2047, N 96-127
+			"::::::::::::::::<>>>>>:000000JJJLLLLLJJJ", // M 1536-2047, N 128-191
+			":::::::::::::::::>>>>>>800000JJJLLLLLJJJ", // M 1536-2047, N 192-255
+			":::::::::::::::>>@>>>>>800000JJJJLLLLJJJ", // M 1536-2047, N 256-383
+			"::::::::::::::>00>>>>>>00000JJJJLLLLJJJJ", // M 1536-2047, N 384-511
+			"::::::::::::@>>00>>0>0>00000JJLLLLLLJJJJ", // M 1536-2047, N 512-767
+			":::::::::::@@@@>>00>>000000JJCCCLLLLLJJJ", // M 1536-2047, N 768-1023
+			"K::::::::@@@@@A@>>>>000JJJJCCCCCCCLLLJJJ", // M 1536-2047, N 1024-1535
+			"K:::::::@@@@@@@@@@>>>00JJJCCCCCCCCCCLLJJ", // M 1536-2047, N 1536-2047
+			"K:::::::@@@@@@@@?@@>0000JJCCCCCCCCCCCLJJ", // M 1536-2047, N 2048-3071
+			"K:::::::@@@@@>>>>0100000KCCCCCCCCCCCCCJJ", // M 1536-2047, N 3072-4095
+			"K::::@@::>@@>>>>>08000K0KKKCCCCCCCCCCCJJ", // M 1536-2047, N 4096-6143
+			"K::::::444>>>44>>000B0000J0KCCCCCCCCCCJJ", // M 1536-2047, N 6144-8191
+			"K:44444444444444>>0011100004CCCCCCCCCCJJ", // M 1536-2047, N 8192-12287
+			"K>4444444444444444>001K004444CCCCCCCCJJJ", // M 1536-2047, N 12288-16383
+			">>>444444444444444440000044444CCCCCCCJJJ", // M 1536-2047, N 16384-24575
+			">>>>4444>44>>>>>4444400004444>>CCCCOJJJJ", // M 1536-2047, N 24576-32767
+			">>>>>>>>>>>>>>>>>44444444444>>>>OOOJJJJJ", // M 1536-2047, N 32768-49151
+			">>>>>>>>>>>>>>>>>>444444444>>>>>>OJJJJJJ", // M 1536-2047, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>4444444>>>>>>>>JJJJJJ", // M 1536-2047, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 1536-2047, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 1536-2047, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 1536-2047, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 1536-2047, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 2048-3071, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 2048-3071, N (none)
+			":::::::::::::::::::::::::GGG::::::::::::", // M 2048-3071, N 2
+			":::::::::::::::::::::::::GGGG:::::::::::", // M 2048-3071, N 3
+			":::::::::::::::::::::::::GGGG:::::::::::", // M 2048-3071, N 4-5
+			":::::<<::::::::::::::::::GGGG:::::::::::", // M 2048-3071, N 6-7
+			":::::4<::::::::::::::::::GGG::::::::::::", // M 2048-3071, N 8-11
+			"::::774<<<<:;::::::::::::GGG::::::::::::", // M 2048-3071, N 12-15
+			"::::777<<<<:;::::::::::::GGG::::::::::::", // M 2048-3071, N 16-23
+			":::::::::::::::::::>>GGGDDD;<<<<<<<<<<<<", // M 2048-3071, N 24-31
+			"KKK::::::::::::::<>>>>>>DD:<<<<<<<<<<<<<", // M 2048-3071, N 32-47
+			"KK::::::::::::::<:>>>>>>::<<<<<<JJJJ<<<<", // M 2048-3071, N 48-63
+			"::::::::::::::::::>>>>>>:<000JJJJJJJJJJJ", // M 2048-3071, N 64-95
+			"SS:::::::::::::::>>>>>>>00000JJJJJJJJJJJ", // M 2048-3071, N 96-127
+			":::::::::::::::::>>>>>::00000JJJJJJJJJJJ", // M 2048-3071, N 128-191
+			"::::::::::::::::>>>>>>>>00000JJJJJJJJJJJ", // M 2048-3071, N 192-255
+			"::::::::::::::::>>>>>>>>0000JJJJJJJJJJJJ", // M 2048-3071, N 256-383
+			"::::::::::::::>>>>>>>>>>0000JJLLLLLJJJJJ", // M 2048-3071, N 384-511
+			":::::::::::::>>>>>>>>00>0000CCCCLLLLJJJJ", // M 2048-3071, N 512-767
+			":::::::::::@@>>>>00>0000000CCCCCCCLLLJJJ", // M 2048-3071, N 768-1023
+			"S::::::::@@@@>@>>>A000A00JCCCCCCCCCCLLJJ", // M 2048-3071, N 1024-1535
+			"S:::::::@@@@@@@@@@0>0000CCCCCCCCCCCCCLJJ", // M 2048-3071, N 1536-2047
+			"S::::@@:@@@@A@@@@B001000CCCCCCCCCCCCCCJJ", // M 2048-3071, N 2048-3071
+			"S:::@00@@@@@@>>@00000000KCCCCCCCCCCCCCJJ", // M 2048-3071, N 3072-4095
+			"K:::@00@>@@@@>>@00C000L0CLLCCCCCCCCCCCJJ", // M 2048-3071, N 4096-6143
+			"S:::@00@4>>@@>>>000000000J0CCCCCCCCCCCJJ", // M 2048-3071, N 6144-8191
+			"S44::@@4444>>44>>>000BJ00000CCCCCCCCCCJJ", // M 2048-3071, N 8192-12287
+			">>4444444444444444>001K000444CCCCCCCCCJJ", // M 2048-3071, N 12288-16383
+			">>44444444444444444>0000044444CCCCCCCJJJ", // M 2048-3071, N 16384-24575
+			">>>44444444444444444000004444>>CCCCCJJJJ", // M 2048-3071, N 24576-32767
+			">>>>44444444>>>>>44444444444>>>>CCCJJJJJ", // M 2048-3071, N 32768-49151
+			">>>>>>>>>>>>>>>>>>444444444>>>>>>JJJJJJJ", // M 2048-3071, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>4444444>>>>>>>>JJJJJJ", // M 2048-3071, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 2048-3071, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 2048-3071, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 2048-3071, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 2048-3071, N >= 262144
+			"::::::::::::::::::::::::;;GG::::::::::::", // M 3072-4095, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 3072-4095, N (none)
+			"::::::::::::::::::::::::GGGGG:::::::::::", // M 3072-4095, N 2
+			"::::::::::::::::::::::::GGGGG:::::::::::", // M 3072-4095, N 3
+			":::::<::::::::::::::::::GGGGG:::::::::::", // M 3072-4095, N 4-5
+			"::::444:::::::::::::::::GGGGG:::::::::::", // M 3072-4095, N 6-7
+			"::::444:::::::::::::::::GGGGG:::::::::::", // M 3072-4095, N 8-11
+			":::444<<<<::;::::::::::::GGG::::::::::::", // M 3072-4095, N 12-15
+			":::446<<<<<:;::::::::::::GGG::::::::::::", // M 3072-4095, N 16-23
+			":::::::::::<;::::::::::GGDDD;<<<<<<<<<<<", // M 3072-4095, N 24-31
+			"KK::::::::::::::<<>>>>>GGDD;;<<<<<<<<<<<", // M 3072-4095, N 32-47
+			"KK::::::::::::::<<>>>>>>>D;;<<<<JJJJJJ<<", // M 3072-4095, N 48-63
+			"::::::::::;::::::>>>>>>>>0000JJJJJJJJJJJ", // M 3072-4095, N 64-95
+			"KK::::::::::::;::>>>>>>>>000JJJJJJJJJJJJ", // M 3072-4095, N 96-127
+			":::::::::::::;:::>>>>>>::000JJJJJJJJJJJJ", // M 3072-4095, N 128-191
+			"::::::::::::::::>>>>8>>::000JJJJJJJJJJJJ", // M 3072-4095, N 192-255
+			"::::::::::<:::::>>T>8>>>>00JJJJLLJJJJJJJ", // M 3072-4095, N 256-383
+			":::::::::::::::>>>>>>>0>>000JLLLLLLJJJJJ", // M 3072-4095, N 384-511
+			":::::::::::::>>>>>>>>000>00CCCCCCLLLLJJJ", // M 3072-4095, N 512-767
+			":::::::::::>>>>>>>>>0000>0CCCCCCCCCLLJJJ", // M 3072-4095, N 768-1023
+			"K::::::::@@>>>>>000>>000>CCCCCCCCCCCCLJJ", // M 3072-4095, N 1024-1535
+			"K:::::::@@@@@>@@@0>0000>>CCCCCCCCCCCCCJJ", // M 3072-4095, N 1536-2047
+			"K:::@0@@@@@@@>@@J00000000CCCCCCCCCCCCCJJ", // M 3072-4095, N 2048-3071
+			"K::@0>10@@KKJ@@@000011100CCCCCCCCCCCCCJJ", // M 3072-4095, N 3072-4095
+			"K::@0110@@0JJ@@10000011000CCCCCCCCCCCCCJ", // M 3072-4095, N 4096-6143
+			"K::@0000>>00000000000000000CCCCCCCCCCCJJ", // M 3072-4095, N 6144-8191
+			">4::@00@>>>0>>>>0>>000000000CCCCCCCCCCJJ", // M 3072-4095, N 8192-12287
+			">44:@00>>>>444444440000004444CCCCCCCCCJJ", // M 3072-4095, N 12288-16383
+			">4444>>44444444444440000044444CCCCCCCJJJ", // M 3072-4095, N 16384-24575
+			">>44444444444444444440000444>>>CCCCCJJJJ", // M 3072-4095, N 24576-32767
+			">>>4444444444>>>>4444444444>>>>>CCCJJJJJ", // M 3072-4095, N 32768-49151
+			">>>>>>>>>44>>>>>>>444444444>>>>>>JJJJJJJ", // M 3072-4095, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>44444>>>>>>>>>JJJJJJ", // M 3072-4095, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 3072-4095, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 3072-4095, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 3072-4095, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 3072-4095, N >= 262144
+			"::::::::::::::::::::<<;;;;GG::::::::::::", // M 4096-6143, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 4096-6143, N (none)
+			":::::::::::::::::::::::GGGGGG:::::::::::", // M 4096-6143, N 2
+			":::::::::::::::::::::::GGGGGGG::::::::::", // M 4096-6143, N 3
+			"::::44:::::::::::::::::GGGGGGG::::::::::", // M 4096-6143, N 4-5
+			":::4444::::::::::::::::GGGGGGG::::::::::", // M 4096-6143, N 6-7
+			":::444<:::::::::::::::::GGGGG:::::::::::", // M 4096-6143, N 8-11
+			":::44<<<<:::::::::::::::GGGGG:::::::::::", // M 4096-6143, N 12-15
+			":::4<<<<<<::;:::::::::::GGGG::::::::::::", // M 4096-6143, N 16-23
+			":::::::::::::::::::::::GGGDD;;<<<<<<<<<<", // M 4096-6143, N 24-31
+			"KK:::::::::::::<<<>>>GGGGGDD;;<<<<<<<<<<", // M 4096-6143, N 32-47
+			"K:::::::::::::::<<>>>>>>>>D;;;<JJJJJJJJJ", // M 4096-6143, N 48-63
+			":::::::::::::;;><>>>>>>>>>000JJJJJJJJJJJ", // M 4096-6143, N 64-95
+			"S:::::::::::;;;?>>>>>>>>>J00JJJJJJJJJJJJ", // M 4096-6143, N 96-127
+			":::::::::::::::::>>>>>::::00JJJJJJJJJJJJ", // M 4096-6143, N 128-191
+			"::::::::::::::::>>>>T>>>::00JJJJJJJJJJJJ", // M 4096-6143, N 192-255
+			"::::::::::::::::>>>>T000>:00JJLLLLJJJJJJ", // M 4096-6143, N 256-383
+			":::::::::::@:::>>88>00000>0JCCLLLLLLJJJJ", // M 4096-6143, N 384-511
+			"K:::::::::@@>>>>000000000>CCCCCCCCLLLJJJ", // M 4096-6143, N 512-767
+			"K:::::::::@@@@0000000000>4CCCCCCCCCCLJJJ", // M 4096-6143, N 768-1023
+			"S:::::::::@>@@@00000000>>4CCCCCCCCCCCLJJ", // M 4096-6143, N 1024-1535
+			"S:::::::::@@>@>0000>000>44CCCCCCCCCCCCJJ", // M 4096-6143, N 1536-2047
+			"S:::@00@:@@@@>>00000000000CCCCCCCCCCCCJJ", // M 4096-6143, N 2048-3071
+			"S::@0110@@0JJ0080000011000CCCCCCCCCCCCJJ", // M 4096-6143, N 3072-4095
+			"K::@01>0@@0J0001000001C000CCCCCCCCCCCCCJ", // M 4096-6143, N 4096-6143
+			">::@00000000000000000000000CCCCCCCCCCCJJ", // M 4096-6143, N 6144-8191
+			">::@000000000>>00>4400000004CCCCCCCCCCJJ", // M 4096-6143, N 8192-12287
+			">4:@00000000>4444444000000044CCCCCCCCCJJ", // M 4096-6143, N 12288-16383
+			">44:0000000044444444000000444>CCCCCCCJJJ", // M 4096-6143, N 16384-24575
+			">>4444444>>444444444440044444>>CCCCCJJJJ", // M 4096-6143, N 24576-32767
+			">>>44444444444>>>>4444444444>>>>CCCJJJJJ", // M 4096-6143, N 32768-49151
+			">>>>444444444>>>>>>4444444>>>>>>>JJJJJJJ", // M 4096-6143, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>444>>>>>>>>>>JJJJJJ", // M 4096-6143, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 4096-6143, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 4096-6143, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 4096-6143, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 4096-6143, N >= 262144
+			":::::::::::::::::::<;;;;;;GG::::::::::::", // M 6144-8191, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 6144-8191, N (none)
+			"::::::::::::::::::::::;GGGGGGG::::::::::", // M 6144-8191, N 2
+			"::::::::::::::::::::::GGGGGGGG::::::::::", // M 6144-8191, N 3
+			"::::4=::::::::::::::::GGGGGGGG::::::::::", // M 6144-8191, N 4-5
+			":::44=::::::::::::::::GGGGGGGG::::::::::", // M 6144-8191, N 6-7
+			":::42<:<:::::::::::::::GGGGGG:::::::::::", // M 6144-8191, N 8-11
+			"::44<<<<<::::::::::::::GGGGGG:::::::::::", // M 6144-8191, N 12-15
+			"::4<<<<<<::::::::::::::GGGGG::::::::::::", // M 6144-8191, N 16-23
+			":::::::::::::::::::::GGGGGGDD;;<<<<<<<<<", // M 6144-8191, N 24-31
+			"K::::::::::::::::::>>GGGGGGD;;;<<<<<<<<<", // M 6144-8191, N 32-47
+			"K::::::::::::>>:<>>>>>>GGGJD;;JJJJJJJJJJ", // M 6144-8191, N 48-63
+			":::::::::::::>>>>>>>>>>>>CC00JJJJJJJJJJJ", // M 6144-8191, N 64-95
+			"S::::::::::;;;>E>JJJJJ>>JJC0JJJJJJJJJJJJ", // M 6144-8191, N 96-127
+			":::::::::::::::>>>>>>>:::::0JJJJJJJJJJJJ", // M 6144-8191, N 128-191
+			"::::::::::::::::>88880>>:::0JJJJJJJJJJJJ", // M 6144-8191, N 192-255
+			"::::::::::::::::>8J8J000>::LJJLLLLJJJJJJ", // M 6144-8191, N 256-383
+			":::::::::<:>>:>>>00000000>4CCCCLLLLJJJJJ", // M 6144-8191, N 384-511
+			"K:::::::::@?@>>000L000J00>4CCCCCCCCLJJJJ", // M 6144-8191, N 512-767
+			"K::::::::@@@@000010001000>4CCCCCCCCCLJJJ", // M 6144-8191, N 768-1023
+			"SS::::::::@>@0J0L0000000>44CCCCCCCCCCJJJ", // M 6144-8191, N 1024-1535
+			"S::::::::::>>0000000000>444CCCCCCCCCCCJJ", // M 6144-8191, N 1536-2047
+			"S:::@@@@::@@0>>081000000>44CCCCCCCCCCCJJ", // M 6144-8191, N 2048-3071
+			"S:::0000@@0000008800000000>CCCCCCCCCCCJJ", // M 6144-8191, N 3072-4095
+			">::@00000000000000000000000CCCCCCCCCCCJJ", // M 6144-8191, N 4096-6143
+			">::0011000J00000000>000CC00CCCCCCCCCCCJJ", // M 6144-8191, N 6144-8191
+			">::001000MK00>>00>44000CC004CCCCCCCCCCJJ", // M 6144-8191, N 8192-12287
+			">::000000KJ004444444400000044CCCCCCCCCJJ", // M 6144-8191, N 12288-16383
+			">4:@0000000004444444400000444>CCCCCCCJJJ", // M 6144-8191, N 16384-24575
+			">>44@004000044444>44444444444>>CCCCCJJJJ", // M 6144-8191, N 24576-32767
+			">>444444444444>>>>>444444444>>>>CCCJJJJJ", // M 6144-8191, N 32768-49151
+			">>>>444444444>>>>>>>444444>>>>>>>JJJJJJJ", // M 6144-8191, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJJ", // M 6144-8191, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 6144-8191, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 6144-8191, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 6144-8191, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 6144-8191, N >= 262144
+			":::::::::::::::<<<<<;;;;;;GG::::::::::::", // M 8192-12287, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 8192-12287, N (none)
+			"::::::::::::::::::::;;;GGGGGGG::::::::::", // M 8192-12287, N 2
+			"::::::::::::::::::::::GGGGGGGG::::::::::", // M 8192-12287, N 3
+			":::<<::::::::::::::::GGGGGGGGG::::::::::", // M 8192-12287, N 4-5
+			":::42=:::::::::::::::GGGGGGGGG::::::::::", // M 8192-12287, N 6-7
+			"::422:::<::::::::::::GGGGGGGG:::::::::::", // M 8192-12287, N 8-11
+			"::42<<::::::::::::::GGGGGGGGG:::::::::::", // M 8192-12287, N 12-15
+			"::4<<<<:::::::::::::GGGGGGGG::::::::::::", // M 8192-12287, N 16-23
+			":::::::<::::::::::::GGGGGGGDD;;;<<<<<<<<", // M 8192-12287, N 24-31
+			"K:::::::::::::::::::GGGGGGGJD;;;<<<<<<<<", // M 8192-12287, N 32-47
+			"K::::::::::::;::::>>>>>GGGJJ;;JJJJJJJJJJ", // M 8192-12287, N 48-63
+			"::::::::::::;;;>MMJJJJJJJCCCJJJJJJJJJJJJ", // M 8192-12287, N 64-95
+			"K:::::::::;::;>>MMMJJJJJJJCCJJJJJJJJJJJJ", // M 8192-12287, N 96-127
+			":::::::::::::::>>>T>>>:::::>JJJJJJJJJJJJ", // M 8192-12287, N 128-191
+			":::::::::::::::>>>>>00>:::::JJJJJJJJJJJJ", // M 8192-12287, N 192-255
+			"::::::::::::::::>8800000>:::JJLLLJJJJJJJ", // M 8192-12287, N 256-383
+			":::::::::::::::>>00000000>:4CCCCLLLJJJJJ", // M 8192-12287, N 384-511
+			"KK::::::::@@>>>>000000000>44CCCCCCCLJJJJ", // M 8192-12287, N 512-767
+			"KK::::::::@@>000000000000>44CCCCCCCCLJJJ", // M 8192-12287, N 768-1023
+			"KK:::::::::>>0000000000>>444CCCCCCCCCJJJ", // M 8192-12287, N 1024-1535
+			"K:::::::::::>000000>000>4444CCCCCCCCCCJJ", // M 8192-12287, N 1536-2047
+			"K::::::::::>>>>00000>00>>>44CCCCCCCCCCJJ", // M 8192-12287, N 2048-3071
+			">:::@00@:@>00>>0000000000004CCCCCCCCCCJJ", // M 8192-12287, N 3072-4095
+			">::@000000000>>0000000000004CCCCCCCCCCJJ", // M 8192-12287, N 4096-6143
+			">::001000MM00>>0000>000CC000CCCCCCCCCCJJ", // M 8192-12287, N 6144-8191
+			">::000200MMJ0>4>>>44000CC000CCCCCCCCCCJJ", // M 8192-12287, N 8192-12287
+			">::000000MM00>444444400000044CCCCCCCCJJJ", // M 8192-12287, N 12288-16383
+			">::@0000000004444444400000044>CCCCCCCJJJ", // M 8192-12287, N 16384-24575
+			">>4:@00>0000444>>>>4444004444>>CCCCCJJJJ", // M 8192-12287, N 24576-32767
+			">>4444444>4444>>>>>>44444444>>>>CCJJJJJJ", // M 8192-12287, N 32768-49151
+			">>>>444444444>>>>>>>>>4444>>>>>>>JJJJJJJ", // M 8192-12287, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJJ", // M 8192-12287, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 8192-12287, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 8192-12287, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 8192-12287, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 8192-12287, N >= 262144
+			":::::::::::::::<<<<;;;;;;GGG::::::::::::", // M 12288-16383, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 12288-16383, N (none)
+			"::::::::::::::::<<<<;;;GGGGGG:::::::::::", // M 12288-16383, N 2
+			"::::::::::::::::::::GGGGGGGGGG::::::::::", // M 12288-16383, N 3
+			":::<<:::::::::::::::GGGGGGGGGG::::::::::", // M 12288-16383, N 4-5
+			":::<<<:::::::::::::GGGGGGGGGGG::::::::::", // M 12288-16383, N 6-7
+			"::<<<::::::::::::::GGGGGGGGGG:::::::::::", // M 12288-16383, N 8-11
+			"::<<<<<::::::::::::GGGGGGGGGG:::::::::::", // M 12288-16383, N 12-15
+			"::<<<<<:::::<::::::GGGGGGGGG::::::::::::", // M 12288-16383, N 16-23
+			":::::::<::::::::::::GGGGGGDDD;;;;<<<<<<<", // M 12288-16383, N 24-31
+			"K::::::<::::;;::::::GGGGGGJJJ;;;;<<<JJJJ", // M 12288-16383, N 32-47
+			"K::::::::::::;;:::JJJGGGGJJJJJJJJJJJJJJJ", // M 12288-16383, N 48-63
+			"::::::::::::;;;;MMMJJJJJJCCCCJJJJJJJJJJJ", // M 12288-16383, N 64-95
+			"S:::::<::;;::;;MMMMMJJJJJJCCCJJJJJJJJJJJ", // M 12288-16383, N 96-127
+			":::::::::::::::>M>MB:::::::>>JJJJJJJJJJJ", // M 12288-16383, N 128-191
+			":::::::::::::::>>>8>>>:::::>>JJJJJJJJJJJ", // M 12288-16383, N 192-255
+			":::::::::::::::>>00>0000>:::>JJJJJJJJJJJ", // M 12288-16383, N 256-383
+			"::::::::::::>>>>>00000000>::>CCCLLJJJJJJ", // M 12288-16383, N 384-511
+			"KKK::::::::@>>0>>>>000000>:4>CCCCCCJJJJJ", // M 12288-16383, N 512-767
+			"KKK>:::::::@>>>>>0>000000>44>CCCCCCCJJJJ", // M 12288-16383, N 768-1023
+			"SS>:::::::::>>>00>>>000>>4444CCCCCCCCJJJ", // M 12288-16383, N 1024-1535
+			"S>::::::::::>>>>000>>>>444444CCCCCCCCJJJ", // M 12288-16383, N 1536-2047
+			">>:::::::::::>>0000>4>>>>4444CCCCCCCCCJJ", // M 12288-16383, N 2048-3071
+			">::::@@::@>>>:>0000>>>0000>44CCCCCCCCCJJ", // M 12288-16383, N 3072-4095
+			">:::00000000>>>0000>>00000044CCCCCCCCCJJ", // M 12288-16383, N 4096-6143
+			">::000000KJ00>4>>0>4>00000004CCCCCCCCCJJ", // M 12288-16383, N 6144-8191
+			">::000000MM00>444444>00000044CCCCCCCCCJJ", // M 12288-16383, N 8192-12287
+			">::000000KK00>444444400000044CCCCCCCCJJJ", // M 12288-16383, N 12288-16383
+			">:::00000000044444>4400000444>CCCCCCJJJJ", // M 12288-16383, N 16384-24575
+			">>:::0000000>44>>>>444404444>>>CCCCJJJJJ", // M 12288-16383, N 24576-32767
+			">>>444444>4444>>>>>>4444444>>>>>CCJJJJJJ", // M 12288-16383, N 32768-49151
+			">>>>>44444444>>>>>>>>>444>>>>>>>>CJJJJJJ", // M 12288-16383, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJJ", // M 12288-16383, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 12288-16383, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 12288-16383, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 12288-16383, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 12288-16383, N >= 262144
+			"::::::::::::::::<<<;;;;;GGGG::::::::::::", // M 16384-24575, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 16384-24575, N (none)
+			":::::::::::::::::<<;GGGGGGGGG:::::::::::", // M 16384-24575, N 2
+			":::::::::::::::::::GGGGGGGGGG:::::::::::", // M 16384-24575, N 3
+			"::::<:::::::::::::GGGGGGGGGGG:::::::::::", // M 16384-24575, N 4-5
+			":::<<:::::::::::::GGGGGGGGGGG:::::::::::", // M 16384-24575, N 6-7
+			":::<<::::::::::::GGGGGGGGGGGG:::::::::::", // M 16384-24575, N 8-11
+			"::<<<<:::::::::::GGGGGGGGGGG::::::::::::", // M 16384-24575, N 12-15
+			"::<<<<<<<::<<;:::GGGGGGGGGG:::::::::::::", // M 16384-24575, N 16-23
+			":::::::::::::;::::::GGGGGDDDDD;;;;<<<<<<", // M 16384-24575, N 24-31
+			"K::::::::::::;::::::GGGGGJJJJJ;;;JJJJJJJ", // M 16384-24575, N 32-47
+			"K:::::::::;:;;;:::JJJGGJJJJJJJJJJJJJJJJJ", // M 16384-24575, N 48-63
+			":::::::::;;;:;;MMMMJJJJJJCCCCCJJJJJJJJJJ", // M 16384-24575, N 64-95
+			"K:::::::<;;J;;MMMMLLJJJJJJCCCCJJJJJJJJJJ", // M 16384-24575, N 96-127
+			":::::::@@::::::MTTJB:::::::>>>JJJJJJJJJJ", // M 16384-24575, N 128-191
+			":::::::@@::::::M08800000::::>>JJJJJJJJJJ", // M 16384-24575, N 192-255
+			":::::::::::::>>008>000000:::>>JJJJJJJJJJ", // M 16384-24575, N 256-383
+			":::::::::::JJJJ00000000000::>>CCJJJJJJJJ", // M 16384-24575, N 384-511
+			"KKK:::::::@JJJ00>>00000000::>>CCCCCJJJJJ", // M 16384-24575, N 512-767
+			"KK>>::::::@00000>>0000000>:4>>CCCCCCJJJJ", // M 16384-24575, N 768-1023
+			"K>>>:::::::@>>>>>>>000000>44>>CCCCCCJJJJ", // M 16384-24575, N 1024-1535
+			">>>:::::::::::::>>>>>>>>444>>>CCCCCCCJJJ", // M 16384-24575, N 1536-2047
+			">>:::::::::::::>>>>>44444444>>CCCCCCCJJJ", // M 16384-24575, N 2048-3071
+			">::::::::::::::>>>>444>000444>CCCCCCCJJJ", // M 16384-24575, N 3072-4095
+			">::::00@0000>:4>>>>44>0000044>CCCCCCCJJJ", // M 16384-24575, N 4096-6143
+			">:::0000000004444>44400000044>CCCCCCCJJJ", // M 16384-24575, N 6144-8191
+			">:::000000000>444444400000044>CCCCCCCJJJ", // M 16384-24575, N 8192-12287
+			">:::0000000004444444400000044>CCCCCCJJJJ", // M 16384-24575, N 12288-16383
+			">>:::0000000044>>>>4440000444>CCCCCCJJJJ", // M 16384-24575, N 16384-24575
+			">>::::::0000444>>>>>44444444>>>CCCJJJJJJ", // M 16384-24575, N 24576-32767
+			">>>44444444444>>>>>>>444444>>>>>CCJJJJJJ", // M 16384-24575, N 32768-49151
+			">>>>>>>444444>>>>>>>>>>>>>>>>>>>>CJJJJJJ", // M 16384-24575, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJJ", // M 16384-24575, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 16384-24575, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 16384-24575, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 16384-24575, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 16384-24575, N >= 262144
+			":::::::::::::::::<<::GGGGGG:::::::::::::", // M 24576-32767, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 24576-32767, N (none)
+			"::::::::::::::::::GGGGGGGGGG::::::::::::", // M 24576-32767, N 2
+			":::::::::::::::::GGGGGGGGGGGG:::::::::::", // M 24576-32767, N 3
+			"::::::::::::::::GGGGGGGGGGGGG:::::::::::", // M 24576-32767, N 4-5
+			":::<<:::::::::::HHGGGGGGGGGGG:::::::::::", // M 24576-32767, N 6-7
+			":::<<<:::::::::GHGGGGGGGGGGG::::::::::::", // M 24576-32767, N 8-11
+			":::<<<:::::<<GGGGGGGGGGGGGG:::::::::::::", // M 24576-32767, N 12-15
+			"::<<<<<<:<<<<<GGGGGGGGGGGG::::::::::::::", // M 24576-32767, N 16-23
+			":::::::::::<<<<::::GGGGDDDDDDDD;;;<<<<<<", // M 24576-32767, N 24-31
+			"K::::::::::::;;::::GGGGJJJJJJJJ;;JJJJJJJ", // M 24576-32767, N 32-47
+			"K::::::::;;;;;;;JJJJGGGJJJJJJJJJJJJJJJJJ", // M 24576-32767, N 48-63
+			"::::::::<;;;;;;MMJJLJJJJJCCCCCCJJJJJJJJJ", // M 24576-32767, N 64-95
+			"K::::::@JJJJJMMMMJKKLJJJJJCCCCCJJJJJJJJJ", // M 24576-32767, N 96-127
+			":::::::@@:::::;MMJLB:::::::>>>>JJJJJJJJJ", // M 24576-32767, N 128-191
+			":::::::@1:::::8MM8O8000:::::>>>JJJJJJJJJ", // M 24576-32767, N 192-255
+			":::::::::::::J8JJ88O00000:::>>>JJJJJJJJJ", // M 24576-32767, N 256-383
+			":::::::::::JJJJ0000BCBC000::>>>JJJJJJJJJ", // M 24576-32767, N 384-511
+			"KK>:::::::JJJJK00>00C0C000::>>>CCJJJJJJJ", // M 24576-32767, N 512-767
+			"K>>>::::::@J0000>>00000000::>>>CCCCJJJJJ", // M 24576-32767, N 768-1023
+			">>>>>::::::@000>::0000000>44>>>CCCCCJJJJ", // M 24576-32767, N 1024-1535
+			">>>>:::::::::::::::>>>0>>44>>>>CCCCCJJJJ", // M 24576-32767, N 1536-2047
+			">>>:::::::::::::::::4444444>>>>CCCCCCJJJ", // M 24576-32767, N 2048-3071
+			">>::::::::::::::::4444444444>>>CCCCCCJJJ", // M 24576-32767, N 3072-4095
+			">>::::::::::::::444444>00>444>>CCCCCCJJJ", // M 24576-32767, N 4096-6143
+			">>::::::0000::444444440000444>>CCCCCCJJJ", // M 24576-32767, N 6144-8191
+			">>::::0:0000>4444444440000444>>CCCCCJJJJ", // M 24576-32767, N 8192-12287
+			">>::::::0000>44>>>>444000044>>>CCCCCJJJJ", // M 24576-32767, N 12288-16383
+			">>::::::0000444>>>>>44444444>>>CCCCJJJJJ", // M 24576-32767, N 16384-24575
+			">>>::::::0>444>>>>>>>444444>>>>CCCJJJJJJ", // M 24576-32767, N 24576-32767
+			">>>>>44444444>>>>>>>>>444>>>>>>>CCJJJJJJ", // M 24576-32767, N 32768-49151
+			">>>>>>>>>44>>>>>>>>>>>>>>>>>>>>>>CJJJJJJ", // M 24576-32767, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJJ", // M 24576-32767, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 24576-32767, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 24576-32767, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 24576-32767, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 24576-32767, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 32768-49151, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 32768-49151, N (none)
+			":::::::::::::::::::::GGGGGG:::::::::::::", // M 32768-49151, N 2
+			":::::::::::::::GGGGGGGGGGGGG::::::::::::", // M 32768-49151, N 3
+			":::::::::::::::GHHGGGGGGGGGG::::::::::::", // M 32768-49151, N 4-5
+			"::::<:::::::::GHHHGGGGGGGGGG::::::::::::", // M 32768-49151, N 6-7
+			":::<<<::::::GGGHHGGGGGGGGGG:::::::::::::", // M 32768-49151, N 8-11
+			":::<<<::::<DGGGGHGGGGGGGGG::::::::::::::", // M 32768-49151, N 12-15
+			":::<<<:::<<<<EGGHGGGGGGG::::::::::::::::", // M 32768-49151, N 16-23
+			"::::::::::::<<<<<HGGGGGGDDDDDDDD;;;<<<JJ", // M 32768-49151, N 24-31
+			"KK:::::::::::;;;;HGGGGGJJJJJJJJJJJJJJJJJ", // M 32768-49151, N 32-47
+			"KK:::::<3;;;;;;JJJJJGGGJJJJJJJJJJJJJJJJJ", // M 32768-49151, N 48-63
+			":::::::3JJJJ;MMJJJJLJJJJCCCCCCCCJJJJJJJJ", // M 32768-49151, N 64-95
+			"K:::::EJJKKJJMMMMKKKLJJJJJCCCCCCJJJJJJJJ", // M 32768-49151, N 96-127
+			":::::::::::::::;8BBB:::::::>>>>>JJJJJJJJ", // M 32768-49151, N 128-191
+			":::::::::::::::8888:::::::::>>>>JJJJJJJJ", // M 32768-49151, N 192-255
+			":::::::::::::::888:8O0000:::>>>>JJJJJJJJ", // M 32768-49151, N 256-383
+			"::>::::::::JJJJ88080000000::>>>>JJJJJJJJ", // M 32768-49151, N 384-511
+			"K>>::::::::JJJ00::00000000::>>>>JJJJJJJJ", // M 32768-49151, N 512-767
+			">>>>:::::::@0000::00000000::>>>>CJJJJJJJ", // M 32768-49151, N 768-1023
+			">>>>>>::::::::0:::>000000::>>>>>CCCJJJJJ", // M 32768-49151, N 1024-1535
+			">>>>>>>::::::::::::>>>>>::4>>>>>CCCJJJJJ", // M 32768-49151, N 1536-2047
+			">>>>:::::::::::::::::::444>>>>>>CCCCJJJJ", // M 32768-49151, N 2048-3071
+			">>>::::::::::::::::44444444>>>>>CCCCJJJJ", // M 32768-49151, N 3072-4095
+			">>>:::::::::::>:444>44444444>>>>CCCCJJJJ", // M 32768-49151, N 4096-6143
+			">>::::::::::::>>44>>44444444>>>>CCCCJJJJ", // M 32768-49151, N 6144-8191
+			">>:::::::::::4>>>>>>44444444>>>>CCCJJJJJ", // M 32768-49151, N 8192-12287
+			">>>::::::::::4>>>>>>4444444>>>>>CCJJJJJJ", // M 32768-49151, N 12288-16383
+			">>>:::::::::44>>>>>>>444444>>>>>CCJJJJJJ", // M 32768-49151, N 16384-24575
+			">>>>>:::::444>>>>>>>>>444>>>>>>>CCJJJJJJ", // M 32768-49151, N 24576-32767
+			">>>>>>>>4444>>>>>>>>>>>>>>>>>>>>CCJJJJJJ", // M 32768-49151, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>CJJJJJJ", // M 32768-49151, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJJ", // M 32768-49151, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 32768-49151, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 32768-49151, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 32768-49151, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 32768-49151, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 49152-65535, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 49152-65535, N (none)
+			":::::::::::::::::::::::GG:::::::::::::::", // M 49152-65535, N 2
+			"::::::::::::::GGGGGGG:GGGG::::::::::::::", // M 49152-65535, N 3
+			":::::::::::::GGGHHHGGGGGGG::::::::::::::", // M 49152-65535, N 4-5
+			":::::::::::GGGGHHHGGGGGGGG::::::::::::::", // M 49152-65535, N 6-7
+			"::::<<:::DDGGGGHHGGGGGGG::::::::::::::::", // M 49152-65535, N 8-11
+			"::::<<<::DEEHGGHGGGGGGGG::::::::::::::::", // M 49152-65535, N 12-15
+			":::<<::::<<<EHGHGGGGGGGG::::::::::::::::", // M 49152-65535, N 16-23
+			":::::::::::::<<<EGGGGGGGDDDDDDDDD;;<JJJJ", // M 49152-65535, N 24-31
+			"KK::::::::::::<<HGGGGGGJJJJJJJJJJJJJJJJJ", // M 49152-65535, N 32-47
+			"KK:::::3JJ:;;:;JJJJJGGGGJJJJJJJJJJJJJJJJ", // M 49152-65535, N 48-63
+			"::::::33JJJJJJJJJMJJJJJJJCCCCCCCCJJJJJJJ", // M 49152-65535, N 64-95
+			"KK:::EHJJJJJJMMMMMLLLJJJJJCCCCCCCJJJJJJJ", // M 49152-65535, N 96-127
+			"::::::::::::::::::::B::::::>>>>>>JJJJJJJ", // M 49152-65535, N 128-191
+			":::::::::::::::::8OBBB:::::>>>>>>JJJJJJJ", // M 49152-65535, N 192-255
+			":::::::::::::::::8OOOO0:::::>>>>>JJJJJJJ", // M 49152-65535, N 256-383
+			":>>::::::::::::::88880000:::>>>>>JJJJJJJ", // M 49152-65535, N 384-511
+			">>>:::::::::::::::0000000:::>>>>>JJJJJJJ", // M 49152-65535, N 512-767
+			">>>>>:::::::::::::0000000:::>>>>>JJJJJJJ", // M 49152-65535, N 768-1023
+			">>>>>>:::::::::::::00000>::>>>>>>JJJJJJJ", // M 49152-65535, N 1024-1535
+			">>>>>>>>::::::::::::::::::>>>>>>>CJJJJJJ", // M 49152-65535, N 1536-2047
+			">>>>>>>>>:::::::::::::::4>>>>>>>>CJJJJJJ", // M 49152-65535, N 2048-3071
+			">>>>>>>>>::>>>>>>>>>>>>>>>>>>>>>>CCJJJJJ", // M 49152-65535, N 3072-4095
+			">>>>:::::::::>>>>>>>>>4444>>>>>>>CJJJJJJ", // M 49152-65535, N 4096-6143
+			">>>>:::::::::>>>>>>>>>4444>>>>>>>CJJJJJJ", // M 49152-65535, N 6144-8191
+			">>>>:::::::::>>>>>>>>>4444>>>>>>>CJJJJJJ", // M 49152-65535, N 8192-12287
+			">>>>>::::::::>>>>>>>>>444>>>>>>>>CJJJJJJ", // M 49152-65535, N 12288-16383
+			">>>>>>>:::::4>>>>>>>>>>>>>>>>>>>>CJJJJJJ", // M 49152-65535, N 16384-24575
+			">>>>>>>>>44>>>>>>>>>>>>>>>>>>>>>>CJJJJJJ", // M 49152-65535, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>CJJJJJJ", // M 49152-65535, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJJJ", // M 49152-65535, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJJ", // M 49152-65535, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 49152-65535, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 49152-65535, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 49152-65535, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 49152-65535, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 65536-98303, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 65536-98303, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 65536-98303, N 2
+			"::::::::::::::GGGGGGG:::::::::::::::::::", // M 65536-98303, N 3
+			"::::::::::DGGGGGHHHGGGG:::::::::::::::::", // M 65536-98303, N 4-5
+			":::::::::DGGGGGHHHGGGGG:::::::::::::::::", // M 65536-98303, N 6-7
+			"::::::::DDGGGGGHHGGGGGGG::::::::::::::::", // M 65536-98303, N 8-11
+			"::::<<:DDEEEEGGHGGGGGGGG::::::::::::::::", // M 65536-98303, N 12-15
+			":::<<:FFDF::EHGHGGGGGGGG::::::::::::::::", // M 65536-98303, N 16-23
+			"::::::::FF::<<<<HGGGGGGGDDDDDDDDDDJJJJJJ", // M 65536-98303, N 24-31
+			"KK:::::FF::<:<<<HGGGGGGJJJJJJJJJJJJJJJJJ", // M 65536-98303, N 32-47
+			"KK::::FFJKKK:JJKKKMJGGGGJJJJJJJJJJJJJJJJ", // M 65536-98303, N 48-63
+			":::::EFKKKKJJJJMKKMJJJCCCCCCCCCCCCJJJJJJ", // M 65536-98303, N 64-95
+			"KK::EEIIKJJJJMMMMMMLLLCCCCCCCCCCCCJJJJJJ", // M 65536-98303, N 96-127
+			":::::HIIHH:::JM;:TCBBB::::>>>>>>>>JJJJJJ", // M 65536-98303, N 128-191
+			"::::::HHHIJ:::;::CCCCCB::::>>>>>>>JJJJJJ", // M 65536-98303, N 192-255
+			":>::::::HIJ:::::8CCCCBB::::>>>>>>>JJJJJJ", // M 65536-98303, N 256-383
+			">>:::::::H:::::::8OOOO0::::>>>>>>>JJJJJJ", // M 65536-98303, N 384-511
+			">>>::::::::::::::880000::::>>>>>>>JJJJJJ", // M 65536-98303, N 512-767
+			">>>>::::::::::::::::::0::::>>>>>>>JJJJJJ", // M 65536-98303, N 768-1023
+			">>>>>>:::::::::::::::::::::>>>>>>>JJJJJJ", // M 65536-98303, N 1024-1535
+			">>>>>>>>::::::::::::::::::>>>>>>>>JJJJJJ", // M 65536-98303, N 1536-2047
+			">>>>>>>>>>::::::>>::::::>>>>>>>>>>JJJJJJ", // M 65536-98303, N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJJ", // M 65536-98303, N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJJ", // M 65536-98303, N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJJ", // M 65536-98303, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJJ", // M 65536-98303, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJJ", // M 65536-98303, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJJ", // M 65536-98303, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJJ", // M 65536-98303, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJJ", // M 65536-98303, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJJ", // M 65536-98303, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJJ", // M 65536-98303, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 65536-98303, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 65536-98303, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 65536-98303, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 65536-98303, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 98304-131071, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 98304-131071, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 98304-131071, N 2
+			":::::::::::::::GGGGGG:::::::::::::::::::", // M 98304-131071, N 3
+			"::::::::DDGGGGGGGHHGGG::::::::::::::::::", // M 98304-131071, N 4-5
+			":::::::DDDGGGGGGHHHGGGG:::::::::::::::::", // M 98304-131071, N 6-7
+			"::::<:FDDDGGGGGHHGGGGGG:::::::::::::::::", // M 98304-131071, N 8-11
+			":::<FFFDDEEEHGGHHGGGGGGG::::::::::::::::", // M 98304-131071, N 12-15
+			":::FFFFDDF::EHGHHGGGGGGG::::::::::::::::", // M 98304-131071, N 16-23
+			":::::::FFF::::EEEHGGGGGDDDDDDDDDDDDJJJJJ", // M 98304-131071, N 24-31
+			"KK::::FFFFF:F:<KKHGGGGGJJJJJJJJJJJJJJJJJ", // M 98304-131071, N 32-47
+			"KK:::FFFFKKKKJJKKKKGGGGCJJJJJJJJJJJJJJJJ", // M 98304-131071, N 48-63
+			"::::EFFFKKLKJJJKKKMJCCCCCCCCCCCCCCCJJJJJ", // M 98304-131071, N 64-95
+			"KK:EEEIIKKKKMMMMMMMCCCCCCCCCCCCCCCCJJJJJ", // M 98304-131071, N 96-127
+			":::::HIIHHE:EMME:CCCCB::::>>>>>>>>>JJJJJ", // M 98304-131071, N 128-191
+			":>:::HHHHIJE:E;:TCCCCCB:::>>>>>>>>>JJJJJ", // M 98304-131071, N 192-255
+			">>::::::HIJH::::TCCCCCB:::>>>>>>>>>JJJJJ", // M 98304-131071, N 256-383
+			">>:::::::HH::::::8C8CO8:::>>>>>>>>>JJJJJ", // M 98304-131071, N 384-511
+			">>>::::::::::::::88880::::>>>>>>>>>JJJJJ", // M 98304-131071, N 512-767
+			">>>>::::::::::::::::::::::>>>>>>>>>JJJJJ", // M 98304-131071, N 768-1023
+			">>>>>>:::::::::::::::::::>>>>>>>>>>JJJJJ", // M 98304-131071, N 1024-1535
+			">>>>>>>>::::::::::::::::>>>>>>>>>>>JJJJJ", // M 98304-131071, N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 98304-131071, N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 98304-131071, N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 98304-131071, N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 98304-131071, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 98304-131071, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 98304-131071, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 98304-131071, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 98304-131071, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 98304-131071, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 98304-131071, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 98304-131071, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJJ", // M 98304-131071, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 98304-131071, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 98304-131071, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 98304-131071, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 131072-196607, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 131072-196607, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 131072-196607, N 2
+			"::::::::DD:::::GGGGG::::::::::::::::::::", // M 131072-196607, N 3
+			"::::::EEDGGGGGGGGGGGGG::::::::::::::::::", // M 131072-196607, N 4-5
+			":::<:FEEEGGGGGGGGHHHGGG:::::::::::::::::", // M 131072-196607, N 6-7
+			":::FFFEDDGGGGGGGHHHHGGG:::::::::::::::::", // M 131072-196607, N 8-11
+			":::FFFDDDDEEGGGHHGHHGGG:::::::::::::::::", // M 131072-196607, N 12-15
+			":::FFFDDDDEEHGGHHGHHGGG:::::::::::::::::", // M 131072-196607, N 16-23
+			"::::::FFFFFFFFEEEEHGGGGDDDDDDDDDDDDDJJJJ", // M 131072-196607, N 24-31
+			"KK:::FFFFFFFFFEEEHHGGGGJJJJJJJJJJJJJJJJJ", // M 131072-196607, N 32-47
+			"K:::FFFFFFFFFKKKKKKCCCCCJJJJJJJJJJJJJJJJ", // M 131072-196607, N 48-63
+			":::EEEFFFKKKKJMKKKCCCCCCCCCCCCCCCCCCJJJJ", // M 131072-196607, N 64-95
+			"K:EEEEEEKKKKKMMMMMCCCCCCCCCCCCCCCCCCJJJJ", // M 131072-196607, N 96-127
+			":::::EHHEEE:EEE::GGGGG::::>>>>>>>>>>JJJJ", // M 131072-196607, N 128-191
+			">>::::HHHHH::::::CCCCC::::>>>>>>>>>>JJJJ", // M 131072-196607, N 192-255
+			">>::::::HHH::::::CCCCCB:::>>>>>>>>>>JJJJ", // M 131072-196607, N 256-383
+			">>:::::::H:::::::888O8::::>>>>>>>>>>JJJJ", // M 131072-196607, N 384-511
+			">>>:::::::::::::::::8::::>>>>>>>>>>>JJJJ", // M 131072-196607, N 512-767
+			">>>>>::::::::::::::::::::>>>>>>>>>>>JJJJ", // M 131072-196607, N 768-1023
+			">>>>>>::::::::::::::::::>>>>>>>>>>>>JJJJ", // M 131072-196607, N 1024-1535
+			">>>>>>>>::::>>>>>:::::>>>>>>>>>>>>>>JJJJ", // M 131072-196607, N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 131072-196607, N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 131072-196607, N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 131072-196607, N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 131072-196607, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 131072-196607, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 131072-196607, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 131072-196607, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 131072-196607, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 131072-196607, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 131072-196607, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 131072-196607, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 131072-196607, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJJ", // M 131072-196607, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 131072-196607, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 131072-196607, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 196608-262143, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 196608-262143, N (none)
+			"::::::::::::::::::::::::::::::::::::::::", // M 196608-262143, N 2
+			"::::::EDGGG:::::::::::::::::::::::::::::", // M 196608-262143, N 3
+			":::::EEEEGGGGG:GGGGGG:::::::::::::::::::", // M 196608-262143, N 4-5
+			"::FFFEEEEGGGGGGGGGHGGG::::::::::::::::::", // M 196608-262143, N 6-7
+			"::FFFEDGDDGGGGGGHHHHGG::::::::::::::::::", // M 196608-262143, N 8-11
+			"::FFFEDGDDGGGGGGHHHHHGG:::::::::::::::::", // M 196608-262143, N 12-15
+			"::FFFFDDDDDGGGGHHHHHHGG:::::::::::::::::", // M 196608-262143, N 16-23
+			":::::FFFFFFFFFFEEDDDDGDDDDDDDDDDDDDDDJJJ", // M 196608-262143, N 24-31
+			"K:::FFFFFFFFFFFEEEDDGGGJJJJJJJJJJJJJJJJJ", // M 196608-262143, N 32-47
+			"K::FFFFFFFFFFFFKKKCCCCCCJJJJJJJJJJJJJJJJ", // M 196608-262143, N 48-63
+			"::EEEEEFFFFKKKKKKCCCCCCCCCCCCCCCCCCCCJJJ", // M 196608-262143, N 64-95
+			"KEEEEEEEEEKKKKKMKCCCCCCCCCCCCCCCCCCCCJJJ", // M 196608-262143, N 96-127
+			">:::EEEE:::::::EEHCG::::::>>>>>>>>>>>JJJ", // M 196608-262143, N 128-191
+			">::::::::E::::::::G:G:::::>>>>>>>>>>>JJJ", // M 196608-262143, N 192-255
+			">>::::::::::::::::::8:::::>>>>>>>>>>>JJJ", // M 196608-262143, N 256-383
+			">>::::::::::::::::::::::::>>>>>>>>>>>JJJ", // M 196608-262143, N 384-511
+			">>>>:::::::::::::::::::::>>>>>>>>>>>>JJJ", // M 196608-262143, N 512-767
+			">>>>>:::::::::::::::::::>>>>>>>>>>>>>JJJ", // M 196608-262143, N 768-1023
+			">>>>>>>::::::>>::::::::>>>>>>>>>>>>>>JJJ", // M 196608-262143, N 1024-1535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 196608-262143, N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 196608-262143, N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 196608-262143, N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 196608-262143, N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 196608-262143, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 196608-262143, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 196608-262143, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 196608-262143, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 196608-262143, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 196608-262143, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 196608-262143, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 196608-262143, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 196608-262143, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 196608-262143, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJJ", // M 196608-262143, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 196608-262143, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 262144-393215, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 262144-393215, N (none)
+			"::::::EDG:::::::::::::::::::::::::::::::", // M 262144-393215, N 2
+			":::::EEEGGG:::::::::::::::::::::::::::::", // M 262144-393215, N 3
+			"::::EEEEEHGGG::::GG:::::::::::::::::::::", // M 262144-393215, N 4-5
+			":FFEEEEGDGGGGG:GGGGGG:::::::::::::::::::", // M 262144-393215, N 6-7
+			":FFEEEGGGGGGGGGGGHHHG:::::::::::::::::::", // M 262144-393215, N 8-11
+			"::FFEDGGGGGGGGGGHHHHGG::::::::::::::::::", // M 262144-393215, N 12-15
+			"::FFEFGGGDGGGGGHHHHHHG::::::::::::::::::", // M 262144-393215, N 16-23
+			"::::FFFFFFFFFFFFDDDDDDDDDDDDDDDDDDDDDDJJ", // M 262144-393215, N 24-31
+			"K::FFFFFFFFFFFFFEEDGGGCJJJJJJJJJJJJJJJJJ", // M 262144-393215, N 32-47
+			"K:FFFFFFFFF322FFCCCCCCCCJJJJJJJJJJJJJJJJ", // M 262144-393215, N 48-63
+			":EEEEEEFFFF32MKKCCCCCCCCCCCCCCCCCCCCCCJJ", // M 262144-393215, N 64-95
+			"CEEEEEEEEEEKKKMCCCCCCCCCCCCCCCCCCCCCCCJJ", // M 262144-393215, N 96-127
+			">::EHIHE::::::ECCCCCG::::>>>>>>>>>>>>>JJ", // M 262144-393215, N 128-191
+			">:::EEE:::::::EECCCC:::::>>>>>>>>>>>>>JJ", // M 262144-393215, N 192-255
+			">::::::::::::::::::::::::>>>>>>>>>>>>>JJ", // M 262144-393215, N 256-383
+			">>:::::::::::::::::::::::>>>>>>>>>>>>>JJ", // M 262144-393215, N 384-511
+			">>>>:::::::::::::::::::::>>>>>>>>>>>>>JJ", // M 262144-393215, N 512-767
+			">>>>>>>::::::>::::::::::>>>>>>>>>>>>>>JJ", // M 262144-393215, N 768-1023
+			">>>>>>>>::::>>>>::::::>>>>>>>>>>>>>>>>JJ", // M 262144-393215, N 1024-1535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 262144-393215, N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 262144-393215, N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 262144-393215, N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 262144-393215, N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 262144-393215, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 262144-393215, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 262144-393215, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 262144-393215, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 262144-393215, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 262144-393215, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 262144-393215, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 262144-393215, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 262144-393215, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 262144-393215, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 262144-393215, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>JJ", // M 262144-393215, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 393216-524287, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 393216-524287, N (none)
+			"::::EEEEGG::::::::::::::::::::::::::::::", // M 393216-524287, N 2
+			":::EEEEEHGG:::::::::::::::::::::::::::::", // M 393216-524287, N 3
+			":FEEEEEEHHGGG:::::::::::::::::::::::::::", // M 393216-524287, N 4-5
+			":FEEEEGGGGGGG:::::::::::::::::::::::::::", // M 393216-524287, N 6-7
+			":FEEEGGGGGGGGGG:GGG:::::::::::::::::::::", // M 393216-524287, N 8-11
+			":FFEEFGGGGGGGGGGGGGG::::::::::::::::::::", // M 393216-524287, N 12-15
+			":FFFEFGGGGGGGGGHHHHHG:::::::::::::::::::", // M 393216-524287, N 16-23
+			":::FFFGDDFFFFFFFDDDDDDDDDDDDDDDDDDDDDDDJ", // M 393216-524287, N 24-31
+			"K:FFFFEDFFFFFFFFEEEDCCCJJJJJJJJJJJJJJJJJ", // M 393216-524287, N 32-47
+			"KFFFEEFFFFF333FCCCCCCCCCJJJJJJJJJJJJJJJJ", // M 393216-524287, N 48-63
+			"CEEEEEEEFFF333CCCCCCCCCCCCCCCCCCCCCCCCCJ", // M 393216-524287, N 64-95
+			"CEEEEEEEEEEE3KCCCCCCCCCCCCCCCCCCCCCCCCCJ", // M 393216-524287, N 96-127
+			">::EHIIFE::EE:ECCCCCG:::>>>>>>>>>>>>>>>J", // M 393216-524287, N 128-191
+			">:::EEEE::::::EECCCC::::>>>>>>>>>>>>>>>J", // M 393216-524287, N 192-255
+			">:::::::::::::::::::::::>>>>>>>>>>>>>>>J", // M 393216-524287, N 256-383
+			">>::::::::::::::::::::::>>>>>>>>>>>>>>>J", // M 393216-524287, N 384-511
+			">>>>:::::::::::::::::::>>>>>>>>>>>>>>>>J", // M 393216-524287, N 512-767
+			">>>>>>>>::::>>::::::::>>>>>>>>>>>>>>>>>J", // M 393216-524287, N 768-1023
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>J", // M 393216-524287, N 1024-1535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>J", // M 393216-524287, N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>J", // M 393216-524287, N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>J", // M 393216-524287, N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>J", // M 393216-524287, N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>J", // M 393216-524287, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>J", // M 393216-524287, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>J", // M 393216-524287, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>J", // M 393216-524287, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>J", // M 393216-524287, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>J", // M 393216-524287, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>J", // M 393216-524287, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>J", // M 393216-524287, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>J", // M 393216-524287, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>J", // M 393216-524287, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>J", // M 393216-524287, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>J", // M 393216-524287, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 524288-786431, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N (none)
+			"::FEEEEEHG::::::::::::::::::::::::::::::", // M 524288-786431, N 2
+			":FEEEEEEHGG:::::::::::::::::::::::::::::", // M 524288-786431, N 3
+			":FEEEEEEGHGG::::::::::::::::::::::::::::", // M 524288-786431, N 4-5
+			":FEEEEEGGGGGG:::::::::::::::::::::::::::", // M 524288-786431, N 6-7
+			":FEEEEGGGGGGGG::::::::::::::::::::::::::", // M 524288-786431, N 8-11
+			":FEEEEGGGGGGGGGG::::::::::::::::::::::::", // M 524288-786431, N 12-15
+			":FEEEEDGGGGGGGGHHHHH::::::::::::::::::::", // M 524288-786431, N 16-23
+			"::FFFFEGDFFFFFFFFDDDDDDDDDDDDDDDDDDDDDDD", // M 524288-786431, N 24-31
+			"KFFFFFEEFFFFFFFFFEECCCCJJJJJJJJJJJJJJJJJ", // M 524288-786431, N 32-47
+			"JFFFEEFFFFFF33FFCCCCCCCCJJJJJJJJJJJJJJJJ", // M 524288-786431, N 48-63
+			"CEEEEEEEFFFF33CCCCCCCCCCCCCCCCCCCCCCCCCC", // M 524288-786431, N 64-95
+			"CEEEEEEEEEEEFCCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 524288-786431, N 96-127
+			">::EEFFEE::EE:ECCCCCG:::>>>>>>>>>>>>>>>>", // M 524288-786431, N 128-191
+			">:::EEEE::::::EEEECG::::>>>>>>>>>>>>>>>>", // M 524288-786431, N 192-255
+			">>:::::::::::::::::::::>>>>>>>>>>>>>>>>>", // M 524288-786431, N 256-383
+			">>:::::::::::::::::::::>>>>>>>>>>>>>>>>>", // M 524288-786431, N 384-511
+			">>>>::::>::>>:::::::::>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 512-767
+			">>>>>>>>>>>>>>>:::::>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 768-1023
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 1024-1535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 524288-786431, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 786432-1048575, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N (none)
+			"::EEEEEEHG::::::::::::::::::::::::::::::", // M 786432-1048575, N 2
+			":FEEEEEEHHG:::::::::::::::::::::::::::::", // M 786432-1048575, N 3
+			":EEEEEEEEHGG::::::::::::::::::::::::::::", // M 786432-1048575, N 4-5
+			":EEEEEEEGGGGG:::::::::::::::::::::::::::", // M 786432-1048575, N 6-7
+			":EEEEEEEGGGGG:::::::::::::::::::::::::::", // M 786432-1048575, N 8-11
+			":FEEEEEGGGGGGGG:::::::::::::::::::::::::", // M 786432-1048575, N 12-15
+			":FEEEEEGGGGGGGHHH:H:::::::::::::::::::::", // M 786432-1048575, N 16-23
+			":FFFFFFFFFFFFFFFFDDDDCDDDDDDDDDDDDDDDDDD", // M 786432-1048575, N 24-31
+			"JFFFFFFFFFFFFFFFFDDCCCCJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 32-47
+			"JFFFEEFFFFFFFFFFCCCCCCCJJJJJJJJJJJJJJJJJ", // M 786432-1048575, N 48-63
+			"CEEEEEEEFFFFFFFCCCCCCCCCCCCCCCCCCCCCCCCC", // M 786432-1048575, N 64-95
+			"CEEEEEEEEFFFFFCCCCCCCCCCCCCCCCCCCCCCCCCC", // M 786432-1048575, N 96-127
+			">:::EEEE::::::DEEEHG::::>>>>>>>>>>>>>>>>", // M 786432-1048575, N 128-191
+			">::::EE::::::::DDDD:::::>>>>>>>>>>>>>>>>", // M 786432-1048575, N 192-255
+			">>:::::::::::::::::::::>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 256-383
+			">>>::::::>>>::::::::::>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 384-511
+			">>>>>::>>>>>>::::::::>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 512-767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 768-1023
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 1024-1535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 786432-1048575, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M 1048576-1572863, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N (none)
+			"::EEEEEEHG::::::::::::::::::::::::::::::", // M 1048576-1572863, N 2
+			":FEEEEEEEHG:::::::::::::::::::::::::::::", // M 1048576-1572863, N 3
+			":EEEEEEEEHGG::::::::::::::::::::::::::::", // M 1048576-1572863, N 4-5
+			":EEEEEEEEGHG::::::::::::::::::::::::::::", // M 1048576-1572863, N 6-7
+			":EEEEEEEGGGGG:::::::::::::::::::::::::::", // M 1048576-1572863, N 8-11
+			":FEEEEEEGGGGGG::::::::::::::::::::::::::", // M 1048576-1572863, N 12-15
+			":FEEEEEEGGGGGHHH::::::::::::::::::::::::", // M 1048576-1572863, N 16-23
+			"DDFFFFFFFFFFFFFFDDDDDDDDDDDDDDDDDDDDDDDD", // M 1048576-1572863, N 24-31
+			"JJFFFFFFFFFFFFFFFDDCCCJJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 32-47
+			"JJFFFFFFFFFFFFFFFCCCCCCJJJJJJJJJJJJJJJJJ", // M 1048576-1572863, N 48-63
+			"CFEEEEEFFFFFFFFFCCCCCCCCCCCCCCCCCCCCCCCC", // M 1048576-1572863, N 64-95
+			"CEEEEEEEEFFFFFFCCCCCCCCCCCCCCCCCCCCCCCCC", // M 1048576-1572863, N 96-127
+			">>:::EE::::::::::::::::>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 128-191
+			">>:::::::::::::::::::::>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 192-255
+			">>>::::::::::::::::::::>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 256-383
+			">>>>::::>>>>>:::::::::>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 384-511
+			">>>>>>>>>>>>>>::::::>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 512-767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 768-1023
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 1024-1535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M 1048576-1572863, N >= 262144
+			"::::::::::::::::::::::::::::::::::::::::", // M >= 1572864, N <= 1
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N (none)
+			"::EEEEEEHG::::::::::::::::::::::::::::::", // M >= 1572864, N 2
+			":FEEEEEEHHG:::::::::::::::::::::::::::::", // M >= 1572864, N 3
+			":FEEEEEEEHG:::::::::::::::::::::::::::::", // M >= 1572864, N 4-5
+			":EEEEEEEEHHG::::::::::::::::::::::::::::", // M >= 1572864, N 6-7
+			":EEEEEEEEHGG::::::::::::::::::::::::::::", // M >= 1572864, N 8-11
+			":FEEEEEEEGGG::::::::::::::::::::::::::::", // M >= 1572864, N 12-15
+			":FEEEEEEEGGHHHH:::::::::::::::::::::::::", // M >= 1572864, N 16-23
+			"DDFFFFFFFFFFFFFFDDDDDDDDDDDDDDDDDDDDDDDD", // M >= 1572864, N 24-31
+			"JJJFFFFFFFFFFFFFFDCCCJJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 32-47
+			"JJFFFFFFFFFFFFFFFCCCCCJJJJJJJJJJJJJJJJJJ", // M >= 1572864, N 48-63
+			"CCFEEEEFFFFFFFFFCCCCCCCCCCCCCCCCCCCCCCCC", // M >= 1572864, N 64-95
+			"CCEEEEEEFFFFFFFCCCCCCCCCCCCCCCCCCCCCCCCC", // M >= 1572864, N 96-127
+			">>::::::::::::::::::::>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 128-191
+			">>>::::::>::::::::::::>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 192-255
+			">>>>::::>>>>>::::::::>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 256-383
+			">>>>>>>>>>>>>>::::::>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 384-511
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 512-767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 768-1023
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 1024-1535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 1536-2047
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 2048-3071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 3072-4095
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 4096-6143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 6144-8191
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 8192-12287
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 12288-16383
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 16384-24575
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 24576-32767
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 32768-49151
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 49152-65535
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 65536-98303
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 98304-131071
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 131072-196607
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N 196608-262143
+			">>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>", // M >= 1572864, N >= 262144
 		},
 	},
 }

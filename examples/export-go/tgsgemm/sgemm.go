@@ -221,7 +221,7 @@ const (
 // bias_relu_col: regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_relu_col (ratio 1.020 against cuBLAS + the separate epilogue over 2 shape(s))
 // bias_gelu_row: regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_gelu_row (ratio 1.004 against cuBLAS + the separate epilogue over 2 shape(s))
 // bias_gelu_col: regtile_128x256x16_w64_t8x16_p0_f1_s3_b1_bias_gelu_col (ratio 0.993 against cuBLAS + the separate epilogue over 2 shape(s))
-var epilogueKernels = [7]int{-1, 125, 120, 124, 123, 122, 121}
+var epilogueKernels = [7]int{-1, 120, 115, 119, 118, 117, 116}
 
 // SgemmEpilogue enqueues the row-major C = act(alpha·A·B + beta·C + bias) of epi on stream (see
 // Sgemm for the other arguments; bias is a device address). It returns an error, and launches
