@@ -1,0 +1,16 @@
+#!/bin/bash
+# Builds tb.cu against an export's header (tg.cuh, the README's export command with --name tg) with
+# the GPU host's nvcc and runs it on shapes.txt: cuBLAS, the export's NT/TT entry, and the composite
+# (B transposed into a workspace, then the export's NN/TN entry), every result checked first.
+# Usage: X=<folder with tg.cuh.xz> run.sh   (from the repository root; writes under $OUT)
+set -u
+T=$(mktemp -d)
+X=${X:?the carry folder}
+P=$(dirname "$0")
+mkdir -p $T/tg && xz -dc $X/tg.cuh.xz > $T/tg/tg.cuh
+nvidia-smi -L
+cuda=$(cd "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")/.." && pwd)
+/usr/bin/time -f "build %e s" $cuda/bin/nvcc -O2 -arch=sm_90 -I$T/tg -o $T/tb $P/tb.cu -lcublas > $OUT/build.txt 2>&1 || { tail $OUT/build.txt; exit 1; }
+cat $OUT/build.txt
+timeout ${TB_S:-240} $T/tb $P/shapes.txt > $OUT/tb.txt 2>&1
+echo "tb rc=$?"; tail -n 2 $OUT/tb.txt
