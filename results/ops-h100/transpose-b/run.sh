@@ -1,7 +1,7 @@
 #!/bin/bash
 # Builds tb.cu against an export's header (tg.cuh, the README's export command with --name tg) with
-# the GPU host's nvcc and runs it on shapes.txt: cuBLAS, the export's NT/TT entry, and the composite
-# (B transposed into a workspace, then the export's NN/TN entry), every result checked first.
+# the GPU host's nvcc and runs it on shapes.txt: cuBLAS, the export's entry for each op, and the
+# composites (operands transposed into workspaces, then another op's entry), every result checked first.
 # Usage: X=<folder with tg.cuh.xz> run.sh   (from the repository root; writes under $OUT)
 set -u
 T=$(mktemp -d)

@@ -1,15 +1,18 @@
-// tb: does a k-contiguous B pay for its own transposition? Under op(B) = Bᵀ (NT and TT, B stored
-// N x K) every tilegen kernel transposes B's tiles on the way into shared memory, and NT and TT run
-// 5-15 % behind the same products under NN and TN (results/workload/nvidia-h100-80gb-hbm3/portfolio/
-// {nt,tt}/workload). This harness times, on each shape of a file ("M N K op=NT|TT  # source"), with
-// an export's header (tg.cuh: `runner export --name tg`) and cuBLAS in one process:
+// tb: does a transposed operand pay for its own transposition? Every tilegen SIMT kernel computes
+// outer products of a column of op(A) and a row of op(B), and reads them best where op(A) is stored
+// K x M and op(B) K x N: the TN op. Under NN (A stored M x K) it transposes A's tiles on their way
+// into shared memory, under NT and TT (B stored N x K) B's, and the bench has NN 4096^3 at 0.963 of
+// cuBLAS, NT 0.931, TT 0.955 and TN 0.993. This harness times, on each shape of a file
+// ("M N K op=NN|NT|TT  # source"), with an export's header (tg.cuh: `runner export --name tg`) and
+// cuBLAS in one process:
 //   cublas   cublasSgemm with the op (the baseline);
 //   direct   the export's entry for the op (tg_sgemm_op);
-//   split    the two parts of the composite apart: the transpose of B into a K x N workspace
-//            (transpose_ms, a 64 x 64 shared-memory tile, float4 along both rows) and the export's
-//            entry for the op with B untransposed (NN for NT, TN for TT) on that workspace (gemm_ms);
-//   composite both, back to back on one stream (what a composite kernel of the export would cost).
-// Every result is first checked against cuBLAS (relative Frobenius error below 1e-4, NaN-poisoned C).
+//   comp_b   B transposed into a K x N workspace when stored N x K, then the entry of (op(A), N);
+//   comp_tn  A transposed into a K x M workspace when stored M x K and B as in comp_b, then the TN
+//            entry;
+// and their parts apart (the transposes: a 64 x 64 shared-memory tile, float4 along both rows; the
+// entries on the workspaces). Every result is first checked against cuBLAS (relative Frobenius error
+// below 1e-4, NaN-poisoned C and workspaces).
 // Timing as ../../workload/nvidia-h100-80gb-hbm3/vector-nt/ab.cu: three rounds whose order rotates,
 // each the median of event pairs after warm-up over rotated input sets, the lowest round kept.
 //
@@ -182,7 +185,7 @@ int main(int argc, char** argv)
     CB(cublasSetStream(h, s));
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    std::vector<double> rd, rc;
+    std::vector<double> rd, rc, rt, rbest;
     bool ok = true;
     char buf[4096];
     for (int line = 1; std::fgets(buf, sizeof buf, f); line++) {
@@ -192,72 +195,95 @@ int main(int argc, char** argv)
         while (!src.empty() && (src.back() == '\n' || src.back() == ' ')) src.pop_back();
         int M, N, K, used = 0;
         if (std::sscanf(l.c_str(), "%d %d %d %n", &M, &N, &K, &used) != 3) continue;
-        char opa = 'N', opb = 'T';
-        if (std::sscanf(l.c_str() + used, "op=%c%c", &opa, &opb) != 2 || opb != 'T') {
-            std::fprintf(stderr, "line %d: want op=NT or op=TT\n", line);
+        char opa = 'N', opb = 'N';
+        if (std::sscanf(l.c_str() + used, "op=%c%c", &opa, &opb) != 2 || (opa != 'N' && opa != 'T') || (opb != 'N' && opb != 'T') ||
+            (opa == 'T' && opb == 'N')) {
+            std::fprintf(stderr, "line %d: want op=NN, NT or TT\n", line);
             return 2;
         }
-        // Stored A is K x M under op(A) = T (lda = M), else M x K; B is N x K (ldb = K); the
-        // workspace holds B transposed, K x N (ldw = N).
-        const int lda = opa == 'T' ? M : K, ldb = K, ldw = N;
-        const cublasOperation_t tb = opa == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
-        long long set_bytes = 4LL * ((long long)M * K + 2LL * K * N + (long long)M * N);
+        // Stored A is K x M under op(A) = T (lda = M), else M x K (lda = K); B is N x K under
+        // op(B) = T (ldb = K), else K x N (ldb = N). The workspaces hold A transposed (K x M, ldwa =
+        // M) and B transposed (K x N, ldwb = N).
+        const int lda = opa == 'T' ? M : K, ldb = opb == 'T' ? K : N, ldwa = M, ldwb = N;
+        const cublasOperation_t ta = opa == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N, tbo = opb == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
+        long long set_bytes = 4LL * (2LL * M * K + 2LL * K * N + (long long)M * N);
         int n = set_bytes <= l2 ? (int)std::min<long long>(std::max<long long>((3 * l2 + set_bytes - 1) / set_bytes, 2), 64) : 1;
-        std::vector<float*> A(n), B(n), C(n), Wk(n);
+        std::vector<float*> A(n), B(n), C(n), WA(n), WB(n);
         for (int i = 0; i < n; i++) {
             std::vector<float> a((size_t)M * K), b((size_t)K * N);
             for (auto& x : a) x = u(rng);
             for (auto& x : b) x = u(rng);
             A[i] = upload(a), B[i] = upload(b);
             CK(cudaMalloc(&C[i], (size_t)M * N * sizeof(float)));
-            CK(cudaMalloc(&Wk[i], (size_t)K * N * sizeof(float)));
+            CK(cudaMalloc(&WA[i], (size_t)K * M * sizeof(float)));
+            CK(cudaMalloc(&WB[i], (size_t)K * N * sizeof(float)));
         }
         float* R = nullptr;
         CK(cudaMalloc(&R, (size_t)M * N * sizeof(float)));
         const float one = 1.0f, zero = 0.0f;
-        auto cub = [&](int j) { CB(cublasSgemm(h, CUBLAS_OP_T, tb, N, M, K, &one, B[j % n], ldb, A[j % n], lda, &zero, C[j % n], N)); };
-        auto direct = [&](int j) { CK(tg_sgemm_op(opa, 'T', M, N, K, 1.0f, A[j % n], lda, B[j % n], ldb, 0.0f, C[j % n], N, s)); };
-        auto tr = [&](int j) { launch_transpose(B[j % n], ldb, Wk[j % n], ldw, N, K, s); };
-        auto gemm = [&](int j) { CK(tg_sgemm_op(opa, 'N', M, N, K, 1.0f, A[j % n], lda, Wk[j % n], ldw, 0.0f, C[j % n], N, s)); };
-        auto composite = [&](int j) { tr(j), gemm(j); };
-        CB(cublasSgemm(h, CUBLAS_OP_T, tb, N, M, K, &one, B[0], ldb, A[0], lda, &zero, R, N));
-        double err[2];
-        const std::function<void(int)> checked[2] = {direct, composite};
-        for (int q = 0; q < 2; q++) {
+        // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
+        auto cub = [&](int j) { CB(cublasSgemm(h, tbo, ta, N, M, K, &one, B[j % n], ldb, A[j % n], lda, &zero, C[j % n], N)); };
+        auto direct = [&](int j) { CK(tg_sgemm_op(opa, opb, M, N, K, 1.0f, A[j % n], lda, B[j % n], ldb, 0.0f, C[j % n], N, s)); };
+        // The composite "b": B transposed when stored N x K, then the entry of (opa, N). The composite
+        // "tn": A transposed when stored M x K and B when stored N x K, then the TN entry (the one op
+        // whose two operands a SIMT tile reads along M and N as stored).
+        const bool tb_b = opb == 'T', tn_a = opa == 'N', tn_b = opb == 'T';
+        auto trb = [&](int j) { launch_transpose(B[j % n], ldb, WB[j % n], ldwb, N, K, s); };
+        auto tra = [&](int j) { launch_transpose(A[j % n], lda, WA[j % n], ldwa, M, K, s); };
+        auto gemm_b = [&](int j) { CK(tg_sgemm_op(opa, 'N', M, N, K, 1.0f, A[j % n], lda, WB[j % n], ldwb, 0.0f, C[j % n], N, s)); };
+        auto gemm_tn = [&](int j) {
+            CK(tg_sgemm_op('T', 'N', M, N, K, 1.0f, tn_a ? WA[j % n] : A[j % n], tn_a ? ldwa : lda, tn_b ? WB[j % n] : B[j % n],
+                           tn_b ? ldwb : ldb, 0.0f, C[j % n], N, s));
+        };
+        auto comp_b = [&](int j) { if (tb_b) trb(j); gemm_b(j); };
+        auto comp_tn = [&](int j) { if (tn_a) tra(j); if (tn_b) trb(j); gemm_tn(j); };
+        CB(cublasSgemm(h, tbo, ta, N, M, K, &one, B[0], ldb, A[0], lda, &zero, R, N));
+        double err[3];
+        const std::function<void(int)> checked[3] = {direct, comp_b, comp_tn};
+        for (int q = 0; q < 3; q++) {
             CK(cudaMemsetAsync(C[0], 0xff, (size_t)M * N * sizeof(float), s));
-            CK(cudaMemsetAsync(Wk[0], 0xff, (size_t)K * N * sizeof(float), s));
+            CK(cudaMemsetAsync(WA[0], 0xff, (size_t)K * M * sizeof(float), s));
+            CK(cudaMemsetAsync(WB[0], 0xff, (size_t)K * N * sizeof(float), s));
             checked[q](0);
             CK(cudaStreamSynchronize(s));
             err[q] = rel_err(C[0], R, (size_t)M * N);
         }
-        const bool good = err[0] < 1e-4 && err[1] < 1e-4;
+        const bool good = err[0] < 1e-4 && err[1] < 1e-4 && err[2] < 1e-4;
         ok &= good;
-        // cuBLAS, direct, composite, transpose, gemm.
-        const std::function<void(int)> who[5] = {cub, direct, composite, tr, gemm};
-        double t[5] = {INFINITY, INFINITY, INFINITY, INFINITY, INFINITY};
+        // cuBLAS, direct, composite b, composite tn, transpose of A, transpose of B, gemm of b, gemm of tn.
+        const int nw = 8;
+        const std::function<void(int)> who[nw] = {cub, direct, comp_b, comp_tn, tra, trb, gemm_b, gemm_tn};
+        double t[nw];
+        for (double& x : t) x = INFINITY;
         for (int round = 0; round < 3; round++)
-            for (int q = 0; q < 5; q++) {
-                int w = (round + q) % 5;
+            for (int q = 0; q < nw; q++) {
+                int w = (round + q) % nw;
                 t[w] = std::min(t[w], time_ms(s, who[w]));
             }
-        const char* vd = tg_variant_op(opa, 'T', M, N, K, lda, ldb, N, A[0], B[0], C[0]);
-        const char* vg = tg_variant_op(opa, 'N', M, N, K, lda, ldw, N, A[0], Wk[0], C[0]);
-        rd.push_back(t[0] / t[1]), rc.push_back(t[0] / t[2]);
-        std::printf("shape %dx%dx%d op=%c%c direct=%s gemm=%s cublas_ms=%.5f direct_ms=%.5f composite_ms=%.5f transpose_ms=%.5f "
-                    "gemm_ms=%.5f ratio_direct=%.3f ratio_composite=%.3f transpose_gbps=%.0f err_direct=%.1e err_composite=%.1e%s  # %s\n",
-                    M, N, K, opa, opb, vd ? vd : "none", vg ? vg : "none", t[0], t[1], t[2], t[3], t[4], t[0] / t[1], t[0] / t[2],
-                    8.0 * N * K / (t[3] * 1e6), err[0], err[1], good ? "" : " WRONG", src.c_str());
+        const char* vd = tg_variant_op(opa, opb, M, N, K, lda, ldb, N, A[0], B[0], C[0]);
+        const char* vb = tg_variant_op(opa, 'N', M, N, K, lda, ldwb, N, A[0], WB[0], C[0]);
+        const char* vt = tg_variant_op('T', 'N', M, N, K, tn_a ? ldwa : lda, tn_b ? ldwb : ldb, N, WA[0], WB[0], C[0]);
+        rd.push_back(t[0] / t[1]), rc.push_back(t[0] / t[2]), rt.push_back(t[0] / t[3]);
+        rbest.push_back(t[0] / std::min({t[1], t[2], t[3]}));
+        std::printf("shape %dx%dx%d op=%c%c direct=%s gemm_b=%s gemm_tn=%s cublas_ms=%.5f direct_ms=%.5f comp_b_ms=%.5f comp_tn_ms=%.5f "
+                    "transpose_a_ms=%.5f transpose_b_ms=%.5f gemm_b_ms=%.5f gemm_tn_ms=%.5f ratio_direct=%.3f ratio_comp_b=%.3f "
+                    "ratio_comp_tn=%.3f transpose_gbps=%.0f err_direct=%.1e err_comp_b=%.1e err_comp_tn=%.1e%s  # %s\n",
+                    M, N, K, opa, opb, vd ? vd : "none", vb ? vb : "none", vt ? vt : "none", t[0], t[1], t[2], t[3], t[4], t[5], t[6],
+                    t[7], t[0] / t[1], t[0] / t[2], t[0] / t[3], 8.0 * (double)std::max(M, N) * K / (std::max(t[4], t[5]) * 1e6),
+                    err[0], err[1], err[2], good ? "" : " WRONG", src.c_str());
         std::fflush(stdout);
         for (int i = 0; i < n; i++) {
             CK(cudaFree(A[i]));
             CK(cudaFree(B[i]));
             CK(cudaFree(C[i]));
-            CK(cudaFree(Wk[i]));
+            CK(cudaFree(WA[i]));
+            CK(cudaFree(WB[i]));
         }
         CK(cudaFree(R));
     }
     std::fclose(f);
-    std::printf("all %zu: geomean ratio_direct %.3f ratio_composite %.3f\n", rd.size(), geomean(rd), geomean(rc));
+    std::printf("all %zu: geomean ratio_direct %.3f ratio_comp_b %.3f ratio_comp_tn %.3f best_of_three %.3f\n", rd.size(), geomean(rd),
+                geomean(rc), geomean(rt), geomean(rbest));
     std::printf("%s\n", ok ? "PASS" : "FAIL");
     CB(cublasDestroy(h));
     return ok ? 0 : 1;
