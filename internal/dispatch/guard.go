@@ -45,6 +45,14 @@ import (
 // products (K ≥ 4·max(M, N)) instead, which also left out the unseen 500×4544×18176 (K = 4·4544,
 // 144 blocks of a fixed 128×256 split-K kernel on 132 SMs: 0.56×), whose 288 stream-K tiles fill
 // the SMs.
+//
+// The guard also acts, with the other conditions holding, where the tables' kernel's tiles cover at
+// least twice M×N (Cover): a 128-row tile on a 64-row problem computes as many zero rows as real
+// ones, whatever its waves. The tables fill the cells of such problems from the corpus's products
+// of whole tiles around them (TT 64×18176×4544, Falcon-7B's MLP at 64 tokens: a 128×64 split-K
+// kernel at 0.40× cuBLAS through the header on the H100, where a 64-row tile ran 0.88×). No corpus
+// shape of the H100 NN rule meets it (held out 1.0796 and exported 1.1519 unchanged); the guard's
+// edge test keeps it to problems its own tile fits (M ≥ 52 for 64 rows).
 const (
 	// guardWork is the smallest M·N·K the guard acts on (about 2 GFLOP).
 	guardWork = 1 << 30
@@ -53,6 +61,9 @@ const (
 	// guardEdgeDen: the guard acts only where its own tiles cover at most M·N/guardEdgeDen beyond
 	// M×N.
 	guardEdgeDen = 4
+	// guardCover: the guard also acts where the replaced kernel's tiles cover at least guardCover ×
+	// M·N (a 128-row tile on 64 rows), whatever its waves.
+	guardCover = 2
 	// guardEvidence is how many covered training shapes a stream-K kernel must have been timed on
 	// to be the guard.
 	guardEvidence = 3
@@ -74,6 +85,9 @@ type WaveGuard struct {
 	// SMs is the SM count (the tuning GPU's) for which the guard computes a launch-time split-K
 	// kernel's slices.
 	SMs int `json:"sms"`
+	// Cover > 0: the guard also acts (the other conditions holding) where the replaced kernel's
+	// tiles cover at least Cover × M·N, whatever its waves (0: waves only).
+	Cover int `json:"cover,omitempty"`
 	// Keep lists training shapes (M, N, K; sorted) on which the guard does not act: those where it
 	// would replace a kernel measured faster there than its own (or its own was not measured).
 	Keep [][3]int `json:"keep,omitempty"`
@@ -107,6 +121,10 @@ func (g *WaveGuard) Replaces(j, m, n, k int) bool {
 	edge := int64((m+own.TileRows-1)/own.TileRows*own.TileRows)*int64((n+own.TileCols-1)/own.TileCols*own.TileCols) - area
 	if edge*int64(g.EdgeDen) > area || g.keep(m, n, k) || !own.splits(m, n, k, g.SMs) {
 		return false
+	}
+	// The replaced kernel's tiles over M×N: at most (2^31 + 255)^2 < 2^63, divided before comparing.
+	if covered := int64(variant.CeilDiv(m, gk.TileRows)*gk.TileRows) * int64(variant.CeilDiv(n, gk.TileCols)*gk.TileCols); g.Cover > 0 && covered/int64(g.Cover) >= area {
+		return true
 	}
 	tiles := int64((m+gk.TileRows-1)/gk.TileRows) * int64((n+gk.TileCols-1)/gk.TileCols)
 	blocks := tiles * int64(max(gk.GridZ, 1))
@@ -179,7 +197,7 @@ func (m *model) waveGuard() *WaveGuard {
 		return nil
 	}
 	g := &WaveGuard{Kernel: at, MinWork: guardWork, WavesNum: guardWavesNum, WavesDen: guardWavesDen, MinTiles: d.SMs, EdgeDen: guardEdgeDen,
-		SMs: d.SMs, Kernels: make([]GuardKernel, len(d.Kernels))}
+		Cover: guardCover, SMs: d.SMs, Kernels: make([]GuardKernel, len(d.Kernels))}
 	for j := range d.Kernels {
 		kn := &d.Kernels[j]
 		if kn.Split == nil {
@@ -200,7 +218,7 @@ func (g *WaveGuard) check(nk int) error {
 	if g.Kernel < 0 || g.Kernel >= nk || g.Kernel >= len(g.Kernels) || len(g.Kernels) > nk {
 		return fmt.Errorf("dispatch rule: wave guard kernel %d, %d kernel entries, of %d kernels", g.Kernel, len(g.Kernels), nk)
 	}
-	if g.MinWork < 1 || g.WavesNum < 1 || g.WavesDen < 1 || g.MinTiles < 0 || g.EdgeDen < 1 || g.SMs < 1 {
+	if g.MinWork < 1 || g.WavesNum < 1 || g.WavesDen < 1 || g.MinTiles < 0 || g.EdgeDen < 1 || g.SMs < 1 || g.Cover < 0 {
 		return fmt.Errorf("dispatch rule: wave guard thresholds %d, %d/%d, %d tiles, edge 1/%d, %d SMs", g.MinWork, g.WavesNum, g.WavesDen, g.MinTiles, g.EdgeDen, g.SMs)
 	}
 	for i := 1; i < len(g.Keep); i++ {

@@ -74,6 +74,32 @@ func TestWaveGuardReplaces(t *testing.T) {
 		t.Error("a stream-K guard that would run whole tiles acts, or one that splits does not")
 	}
 	g.Kernels[1].Split = nil
+	// The cover test: a 128-row tile on 64 rows covers twice M×N whatever its waves (kernel 3: 132
+	// blocks of 128×128 on 132 slots fill one wave on 64×16896), and only with Cover set.
+	g.Kernels = append(g.Kernels, GuardKernel{TileRows: 128, TileCols: 128, GridZ: 1, Slots: 132})
+	for _, c := range []struct {
+		j, m, n, k, cover int
+		want              bool
+	}{
+		{3, 64, 16896, 4544, 0, false},  // one full wave
+		{3, 64, 16896, 4544, 2, true},   // 128 rows on 64: twice M×N
+		{3, 96, 16896, 4544, 2, false},  // 128 rows on 96 cover 1.33 M×N (and the guard's 64 rows too)
+		{3, 128, 16896, 4544, 2, false}, // whole tiles
+		{3, 64, 16896, 256, 2, false},   // M·N·K below guardWork
+		{3, 40, 16896, 4544, 2, false},  // the guard's own 64 rows cover 1.6 M×N
+		{3, 1 << 30, 1 << 30, 1 << 30, 2, false},
+	} {
+		g.Cover = c.cover
+		if got := g.Replaces(c.j, c.m, c.n, c.k); got != c.want {
+			t.Errorf("cover %d: Replaces(%d, %dx%dx%d) = %v, want %v", c.cover, c.j, c.m, c.n, c.k, got, c.want)
+		}
+	}
+	g.Cover = -1
+	if err := g.check(4); err == nil {
+		t.Error("a negative cover passes the check")
+	}
+	g.Cover = 0
+	g.Kernels = g.Kernels[:3]
 	// The work test does not overflow at the largest dimensions.
 	if !large(math.MaxInt32, 128, 1<<30, guardWork) || large(1<<10, 1<<9, 1<<10, guardWork) || !large(1<<10, 1<<10, 1<<10, guardWork) {
 		t.Error("large: the work test overflows or misses")

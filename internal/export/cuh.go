@@ -96,7 +96,7 @@ func cuhFile(p *Plan) ([]byte, error) {
 		ArchFlag string
 		// Ops lists the ops with kernels; DefaultTable is the C initializer of the per-op defaults,
 		// GuardTable that of the per-op wave guards ({kernel, min_work, waves_num, waves_den, min_tiles,
-		// edge_den, sms, keep offset, keep count}),
+		// edge_den, sms, keep offset, keep count, cover}),
 		// BulkTable that of the per-op bulk guards ({kernel, min_waves, min_k, full_num, full_den, slots}).
 		Ops, DefaultTable, GuardTable, BulkTable string
 		// KeepTable lists the wave guards' kept shapes ({M, N, K}, each op's sorted, at its offset).
@@ -136,12 +136,12 @@ func cuhFile(p *Plan) ([]byte, error) {
 	var table, guards, bulks, keep []string
 	for _, op := range variant.Ops {
 		table = append(table, strconv.Itoa(p.DefaultOf(op)))
-		g, b := "{-1, 0, 1, 1, 0, 1, 1, 0, 0}", "{-1, 1, 1, 1, 1, 1}"
+		g, b := "{-1, 0, 1, 1, 0, 1, 1, 0, 0, 0}", "{-1, 1, 1, 1, 1, 1}"
 		if r := p.RuleOf(op); r != nil {
 			data.Rules = append(data.Rules, cuhRuleData(r))
 			if rg := r.Rule.Guard; rg != nil {
-				g = fmt.Sprintf("{%d, %dLL, %d, %d, %d, %d, %d, %d, %d}", rg.Kernel, rg.MinWork, rg.WavesNum, rg.WavesDen, rg.MinTiles,
-					rg.EdgeDen, rg.SMs, len(keep), len(rg.Keep))
+				g = fmt.Sprintf("{%d, %dLL, %d, %d, %d, %d, %d, %d, %d, %d}", rg.Kernel, rg.MinWork, rg.WavesNum, rg.WavesDen, rg.MinTiles,
+					rg.EdgeDen, rg.SMs, len(keep), len(rg.Keep), rg.Cover)
 				for _, x := range rg.Keep {
 					keep = append(keep, fmt.Sprintf("{%d, %d, %d}", x[0], x[1], x[2]))
 				}

@@ -143,21 +143,32 @@ func requirementsFixture(t *testing.T) (string, *Plan) {
 }
 
 // injectGuard gives p's NN rule a wave guard, as Fit gives a corpus with a stream-K kernel (the
-// fixture has none): its robust default replaces every other variant on problems of M·N·K ≥ 2^18
+// fixture has none): a 32×32 kernel without requirements (else its robust default) replaces every other variant on problems of M·N·K ≥ 2^18
 // on which it has 16 tiles or more covering at most a quarter of M×N beyond it and whose blocks
 // (a launch-time split kernel's slices computed for 132 SMs) would fill their waves to at most 5/7
-// on 132 SMs at two blocks per SM, except on the first two probes it acts on (kept); and a bulk guard (the fixture has no big tile): the first other
+// on 132 SMs at two blocks per SM, or whose tiles cover twice M×N (Cover), except on the first two
+// probes it acts on (kept); and a bulk guard (the fixture has no big tile): the first other
 // fixed-grid variant without requirements runs where K ≥ 64 and its tiles fill two waves of 16
 // blocks or more with at most a tenth of M×N to spare.
 func injectGuard(t *testing.T, p *Plan) {
 	t.Helper()
 	r := p.RuleOf(variant.OpNN)
-	g := &dispatch.WaveGuard{Kernel: r.Default, MinWork: 1 << 18, WavesNum: 7, WavesDen: 5, MinTiles: 16, EdgeDen: 4, SMs: 132,
-		Kernels: make([]dispatch.GuardKernel, len(p.Variants))}
-	d := &p.Variants[r.Default].V
-	g.Kernels[r.Default] = dispatch.GuardKernel{TileRows: d.Tile.Rows, TileCols: d.Tile.Cols, GridZ: 1}
+	// The guard: the robust default, or a smaller tile without requirements where the fixture has
+	// one, so that the cover test can act (a 64-row tile on 32 rows, where the guard's 32 fit).
+	at := r.Default
 	for i, c := range p.Variants {
-		if i != r.Default && c.V.Op == variant.OpNN && (c.V.Split == nil || !c.V.Split.StreamK) {
+		if d := &p.Variants[at].V; c.V.Op == variant.OpNN && c.V.Tile.Rows*2 <= d.Tile.Rows && c.V.Tile.Cols*2 <= d.Tile.Cols && c.V.Split == nil &&
+			atLeast1(c.V.GridZ) == 1 && supports(&c.V, 7, 7, 7, 7, 7, 7) == nil {
+			at = i
+			break
+		}
+	}
+	g := &dispatch.WaveGuard{Kernel: at, MinWork: 1 << 18, WavesNum: 7, WavesDen: 5, MinTiles: 16, EdgeDen: 4, SMs: 132, Cover: 2,
+		Kernels: make([]dispatch.GuardKernel, len(p.Variants))}
+	d := &p.Variants[at].V
+	g.Kernels[at] = dispatch.GuardKernel{TileRows: d.Tile.Rows, TileCols: d.Tile.Cols, GridZ: 1}
+	for i, c := range p.Variants {
+		if i != at && c.V.Op == variant.OpNN && (c.V.Split == nil || !c.V.Split.StreamK) {
 			g.Kernels[i] = dispatch.GuardKernel{TileRows: c.V.Tile.Rows, TileCols: c.V.Tile.Cols, GridZ: atLeast1(c.V.GridZ), Slots: 264, Split: c.V.Split}
 		}
 	}
@@ -179,7 +190,7 @@ func injectGuard(t *testing.T, p *Plan) {
 	r.Rule.Guard = g
 	// A bulk guard on another fixed-grid kernel without requirements, at thresholds the probes reach.
 	for i, c := range p.Variants {
-		if i != r.Default && c.V.Split == nil && c.V.Op == variant.OpNN && atLeast1(c.V.GridZ) == 1 && supports(&c.V, 7, 7, 7, 7, 7, 7) == nil {
+		if i != r.Default && i != at && c.V.Split == nil && c.V.Op == variant.OpNN && atLeast1(c.V.GridZ) == 1 && supports(&c.V, 7, 7, 7, 7, 7, 7) == nil {
 			r.Rule.Bulk = &dispatch.BulkGuard{Kernel: i, TileRows: c.V.Tile.Rows, TileCols: c.V.Tile.Cols, Slots: 16, MinWaves: 2, MinK: 64,
 				FullNum: 11, FullDen: 10}
 			break
@@ -230,6 +241,10 @@ func TestChooseFollowsRule(t *testing.T) {
 				used["bulk"]++
 			} else {
 				used["guard"]++
+				// By its cover test alone: the replaced kernel's tiles cover twice M×N.
+				if vc := &p.Variants[jc].V; int64((m+vc.Tile.Rows-1)/vc.Tile.Rows*vc.Tile.Rows)*int64((n+vc.Tile.Cols-1)/vc.Tile.Cols*vc.Tile.Cols) >= 2*int64(m)*int64(n) {
+					used["cover"]++
+				}
 			}
 			continue
 		}
@@ -247,7 +262,7 @@ func TestChooseFollowsRule(t *testing.T) {
 		}
 	}
 	t.Logf("launched from: %v", used)
-	for _, from := range []string{"aligned", "unaligned", "guard", "bulk", "kept", "twin1", "twin2", "twin3"} {
+	for _, from := range []string{"aligned", "unaligned", "guard", "cover", "bulk", "kept", "twin1", "twin2", "twin3"} {
 		if used[from] == 0 {
 			t.Errorf("no probe launched the cell's %s kernel: that path is not exercised", from)
 		}

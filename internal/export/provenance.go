@@ -90,7 +90,8 @@ type OpDispatchDoc struct {
 // or a launch-time split, its slices computed for SMs) on a problem of M·N·K ≥ MinWork on which it
 // has MinTiles output tiles or more covering at most M·N/EdgeDen beyond M×N, that is not one of
 // the Keep shapes (MxNxK, where the kernel was measured faster than the guard's), and whose blocks
-// fill ceil(blocks/slots)·slots·WavesDen ≥ blocks·WavesNum (slots: the variant's wave_slots).
+// fill ceil(blocks/slots)·slots·WavesDen ≥ blocks·WavesNum (slots: the variant's wave_slots) or,
+// with Cover > 0, whose tiles cover at least Cover × M·N.
 type WaveGuardDoc struct {
 	Variant  string   `json:"variant"`
 	MinWork  int64    `json:"min_work"`
@@ -99,6 +100,7 @@ type WaveGuardDoc struct {
 	MinTiles int      `json:"min_tiles"`
 	EdgeDen  int      `json:"edge_den"`
 	SMs      int      `json:"sms"`
+	Cover    int      `json:"cover,omitempty"`
 	Keep     []string `json:"keep,omitempty"`
 }
 
@@ -203,7 +205,7 @@ func provenanceFile(p *Plan, resultsNVCC string, files []string) ([]byte, error)
 			FittedOn: r.FitShapes, Borrowed: borrowedDoc(r.Borrowed)})
 		if g := r.Rule.Guard; g != nil {
 			pv.Dispatch.Ops[len(pv.Dispatch.Ops)-1].WaveGuard = &WaveGuardDoc{Variant: p.Variants[g.Kernel].V.Name, MinWork: g.MinWork,
-				WavesNum: g.WavesNum, WavesDen: g.WavesDen, MinTiles: g.MinTiles, EdgeDen: g.EdgeDen, SMs: g.SMs}
+				WavesNum: g.WavesNum, WavesDen: g.WavesDen, MinTiles: g.MinTiles, EdgeDen: g.EdgeDen, SMs: g.SMs, Cover: g.Cover}
 			for _, x := range g.Keep {
 				pv.Dispatch.Ops[len(pv.Dispatch.Ops)-1].WaveGuard.Keep = append(pv.Dispatch.Ops[len(pv.Dispatch.Ops)-1].WaveGuard.Keep,
 					fmt.Sprintf("%dx%dx%d", x[0], x[1], x[2]))

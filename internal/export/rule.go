@@ -200,8 +200,9 @@ func goRule(f *jen.File, p *Plan) {
 		jen.Id("guardWork").Int64(),
 		jen.List(jen.Id("guardNum"), jen.Id("guardDen"), jen.Id("guardTiles")).Int64(),
 		jen.Comment("The guard's tiles cover at most M·N/guardEdge beyond M×N; a launch-time split kernel's slices"),
-		jen.Comment("are computed for guardSMs SMs; keep lists the shapes it leaves alone (M, N, K; sorted)."),
-		jen.List(jen.Id("guardEdge"), jen.Id("guardSMs")).Int64(),
+		jen.Comment("are computed for guardSMs SMs; keep lists the shapes it leaves alone (M, N, K; sorted);"),
+		jen.Comment("guardCover > 0: it also acts where the kernel's tiles cover guardCover × M·N."),
+		jen.List(jen.Id("guardEdge"), jen.Id("guardSMs"), jen.Id("guardCover")).Int64(),
 		jen.Id("keep").Index().Index(jen.Lit(3)).Int(),
 		jen.Comment("The bulk guard (guarded): its kernel (-1: none), the fewest waves of its blocks and the"),
 		jen.Comment("shallowest K it acts on, the area beyond M·N its waves may cover, (bulkNum-bulkDen)/bulkDen"),
@@ -246,6 +247,9 @@ func goRule(f *jen.File, p *Plan) {
 					fields[jen.Id("guard")], fields[jen.Id("guardWork")] = jen.Lit(g.Kernel), jen.Lit(int(g.MinWork))
 					fields[jen.Id("guardNum")], fields[jen.Id("guardDen")], fields[jen.Id("guardTiles")] = jen.Lit(g.WavesNum), jen.Lit(g.WavesDen), jen.Lit(g.MinTiles)
 					fields[jen.Id("guardEdge")], fields[jen.Id("guardSMs")] = jen.Lit(g.EdgeDen), jen.Lit(g.SMs)
+					if g.Cover > 0 {
+						fields[jen.Id("guardCover")] = jen.Lit(g.Cover)
+					}
 					if len(g.Keep) > 0 {
 						var shapes []jen.Code
 						for _, x := range g.Keep {
@@ -300,9 +304,10 @@ func goRule(f *jen.File, p *Plan) {
 		"kernel whose blocks share the work over one wave, when i may be replaced (waveSlots > 0: a\n" +
 		"fixed grid, or a launch-time split whose slices it computes for guardSMs SMs), M·N·K is at\n" +
 		"least guardWork, the guard has at least guardTiles output tiles covering at most M·N/guardEdge\n" +
-		"beyond M×N and splits some tile's K, M×N×K is not kept, i's blocks would fill its waves to at\n" +
-		"most guardDen/guardNum on average (a large problem whose last wave would be mostly empty) and\n" +
-		"the guard takes the problem; else i."))
+		"beyond M×N and splits some tile's K, M×N×K is not kept, and i's tiles cover at least guardCover\n" +
+		"× M·N (guardCover > 0: a 128-row tile on 64 rows) or its blocks would fill its waves to at most\n" +
+		"guardDen/guardNum on average (a large problem whose last wave would be mostly empty), and the\n" +
+		"guard takes the problem; else i."))
 	id := jen.Id
 	i64 := func(x string) *jen.Statement { return jen.Int64().Call(jen.Id(x)) }
 	f.Func().Params(id("r").Op("*").Id("opRule")).Id("guarded").Params(jen.List(id("i"), id("m"), id("n"), id("k"), id("lda"), id("ldb"), id("ldc")).Int(), id("ptrs").Uintptr()).Int().Block(
@@ -333,6 +338,14 @@ func goRule(f *jen.File, p *Plan) {
 			id("g").Op(":=").Int64().Call(id("streamKBlocks").Call(jen.Int().Call(id("gt")), id("kg").Dot("tileRows").Op("*").Id("kg").Dot("tileCols"), id("k"),
 				jen.Int().Call(id("r").Dot("guardSMs")), id("kg").Dot("splitMax"), id("kg").Dot("kStep"), id("kg").Dot("blocksPerSM"), id("kg").Dot("workspaceFloats"))),
 			jen.If(id("gt").Op(">=").Id("g").Op("&&").Parens(id("gt").Op("%").Id("g").Op("==").Lit(0).Op("||").Lit(2).Op("*").Parens(id("gt").Op("%").Id("g")).Op(">").Id("g"))).Block(jen.Return(id("i"))),
+		),
+		jen.Comment("i's tiles over M·N: below 2^63 for M and N up to 2^31, divided before comparing."),
+		jen.If(id("r").Dot("guardCover").Op(">").Lit(0).Op("&&").
+			Int64().Call(jen.Parens(id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows").Op("*").Id("kn").Dot("tileRows")).Op("*").
+			Int64().Call(jen.Parens(id("n").Op("+").Id("kn").Dot("tileCols").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileCols").Op("*").Id("kn").Dot("tileCols")).Op("/").Id("r").Dot("guardCover").
+			Op(">=").Add(i64("m")).Op("*").Add(i64("n"))).Block(
+			jen.If(id("reject").Call(jen.Op("&").Id("kernels").Index(id("r").Dot("guard")), id("m"), id("n"), id("k"), id("lda"), id("ldb"), id("ldc"), id("ptrs")).Op("!=").Lit(0)).Block(jen.Return(id("i"))),
+			jen.Return(id("r").Dot("guard")),
 		),
 		id("tiles").Op(":=").Int64().Call(jen.Parens(id("m").Op("+").Id("kn").Dot("tileRows").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileRows")).Op("*").
 			Int64().Call(jen.Parens(id("n").Op("+").Id("kn").Dot("tileCols").Op("-").Lit(1)).Op("/").Id("kn").Dot("tileCols")),

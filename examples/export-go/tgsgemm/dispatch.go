@@ -12768,9 +12768,10 @@ type opRule struct {
 	guardWork                      int64
 	guardNum, guardDen, guardTiles int64
 	// The guard's tiles cover at most M·N/guardEdge beyond M×N; a launch-time split kernel's slices
-	// are computed for guardSMs SMs; keep lists the shapes it leaves alone (M, N, K; sorted).
-	guardEdge, guardSMs int64
-	keep                [][3]int
+	// are computed for guardSMs SMs; keep lists the shapes it leaves alone (M, N, K; sorted);
+	// guardCover > 0: it also acts where the kernel's tiles cover guardCover × M·N.
+	guardEdge, guardSMs, guardCover int64
+	keep                            [][3]int
 	// The bulk guard (guarded): its kernel (-1: none), the fewest waves of its blocks and the
 	// shallowest K it acts on, the area beyond M·N its waves may cover, (bulkNum-bulkDen)/bulkDen
 	// of M·N, and its blocks per wave.
@@ -15990,6 +15991,7 @@ var rules = [4]*opRule{
 			"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",   // M >= 1572864, N >= 393216
 		},
 		guard:      208,
+		guardCover: 2,
 		guardDen:   10,
 		guardEdge:  4,
 		guardNum:   13,
@@ -31828,9 +31830,10 @@ func (r *opRule) pick(m, n, k int) (aligned, unaligned, general int) {
 // kernel whose blocks share the work over one wave, when i may be replaced (waveSlots > 0: a
 // fixed grid, or a launch-time split whose slices it computes for guardSMs SMs), M·N·K is at
 // least guardWork, the guard has at least guardTiles output tiles covering at most M·N/guardEdge
-// beyond M×N and splits some tile's K, M×N×K is not kept, i's blocks would fill its waves to at
-// most guardDen/guardNum on average (a large problem whose last wave would be mostly empty) and
-// the guard takes the problem; else i.
+// beyond M×N and splits some tile's K, M×N×K is not kept, and i's tiles cover at least guardCover
+// × M·N (guardCover > 0: a 128-row tile on 64 rows) or its blocks would fill its waves to at most
+// guardDen/guardNum on average (a large problem whose last wave would be mostly empty), and the
+// guard takes the problem; else i.
 func (r *opRule) guarded(i, m, n, k, lda, ldb, ldc int, ptrs uintptr) int {
 	if r.bulk >= 0 && i != r.bulk && int64(k) >= r.bulkK {
 		kb := &kernels[r.bulk]
@@ -31860,6 +31863,13 @@ func (r *opRule) guarded(i, m, n, k, lda, ldb, ldc int, ptrs uintptr) int {
 		if gt >= g && (gt%g == 0 || 2*(gt%g) > g) {
 			return i
 		}
+	}
+	// i's tiles over M·N: below 2^63 for M and N up to 2^31, divided before comparing.
+	if r.guardCover > 0 && int64((m+kn.tileRows-1)/kn.tileRows*kn.tileRows)*int64((n+kn.tileCols-1)/kn.tileCols*kn.tileCols)/r.guardCover >= int64(m)*int64(n) {
+		if reject(&kernels[r.guard], m, n, k, lda, ldb, ldc, ptrs) != 0 {
+			return i
+		}
+		return r.guard
 	}
 	tiles := int64((m+kn.tileRows-1)/kn.tileRows) * int64((n+kn.tileCols-1)/kn.tileCols)
 	z := int64(kn.gridZ)
