@@ -1,4 +1,4 @@
-// emu.h: a host emulation of the CUDA subset the split-rule kernels (deepk, gemvm, gemvn) use, so
+// emu.h: a host emulation of the CUDA subset the split-rule kernels (deepk, gemvm, gemvn, streamk) use, so
 // that their indexing, edge handling and slice fix-up can be checked against a float64 reference
 // on a machine without a GPU (TestSplitKernelsOnHost). One std::thread per CUDA thread of a block,
 // kept for the whole run; blocks run one after another; __syncthreads is a barrier of the block's
@@ -89,6 +89,23 @@ static inline void tg_dk_cp16(float* s, const float* g, bool ok)
 static inline void tg_dk_cp4(float* s, const float* g, bool ok) { *s = ok ? *g : 0.0f; }
 static inline void tg_dk_commit() {}
 template <int N> static inline void tg_dk_wait() {}
+
+// tilegen/cp_async.cuh (the pipelined kernels' copies: streamk), replaced by synchronous copies
+// (zero-fill when invalid); the generated source's own definitions are skipped by its guard.
+#define TILEGEN_CP_ASYNC_CUH
+namespace tg {
+inline void cp_async16(float* s, const float* g)
+{
+    for (int i = 0; i < 4; i++) s[i] = g[i];
+}
+inline void cp_async16_zfill(float* s, const float* g, bool ok)
+{
+    for (int i = 0; i < 4; i++) s[i] = ok ? g[i] : 0.0f;
+}
+inline void cp_async4_zfill(float* s, const float* g, bool ok) { *s = ok ? *g : 0.0f; }
+inline void cp_async_commit() {}
+template <int N> inline void cp_async_wait() {}
+} // namespace tg
 
 // emu_pool runs a kernel block by block on T persistent threads.
 struct emu_pool {

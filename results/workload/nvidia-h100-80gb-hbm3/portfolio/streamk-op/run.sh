@@ -13,14 +13,6 @@ P=${P:-$(dirname "$0")}
 . $P/../carry.sh
 carry_unpack $X
 nvidia-smi -L
-tune() { # step shapes-file variants seconds
-  timeout $4 $T/runner tune --shapes-file $2 --variants "$3" \
-    --rank-rounds 1 --min-time 10ms --reps 10 --warmup 2 --shared-inputs-above 1e9 --progress plain --worker $T/tilegen-worker \
-    --cache $OUT/$1/cache.jsonl --out $OUT/$1 > $OUT/$1.log 2>&1
-  echo "$1 rc=$? $(date +%T)"
-  tail -n 1 $OUT/$1.log
-  carry_pack $1
-}
 for s in ${STEPS:-verify nt tn tt}; do
   case $s in
   verify)
@@ -29,8 +21,8 @@ for s in ${STEPS:-verify nt tn tt}; do
     echo "verify rc=$? $(date +%T)"
     tail -n 2 $OUT/verify.log
     carry_pack verify ;;
-  nt) tune nt $P/shapes-nt.txt 'streamka_*_nt' ${NT_S:-210} ;;
-  tn) tune tn $P/shapes-tn.txt 'streamka_*_tn' ${TN_S:-60} ;;
-  tt) tune tt $P/shapes-tt.txt 'streamka_*_tt' ${TT_S:-210} ;;
+  nt) carry_tune nt $P/shapes-nt.txt 'streamka_*_nt' ${NT_S:-210} ;;
+  tn) carry_tune tn $P/shapes-tn.txt 'streamka_*_tn' ${TN_S:-60} ;;
+  tt) carry_tune tt $P/shapes-tt.txt 'streamka_*_tt' ${TT_S:-210} ;;
   esac
 done
