@@ -123,7 +123,7 @@ func (g *WaveGuard) Replaces(j, m, n, k int) bool {
 		return false
 	}
 	// The replaced kernel's tiles over M×N: at most (2^31 + 255)^2 < 2^63, divided before comparing.
-	if covered := int64(variant.CeilDiv(m, gk.TileRows)*gk.TileRows) * int64(variant.CeilDiv(n, gk.TileCols)*gk.TileCols); g.Cover > 0 && covered/int64(g.Cover) >= area {
+	if g.Cover > 0 && int64(variant.CeilDiv(m, gk.TileRows)*gk.TileRows)*int64(variant.CeilDiv(n, gk.TileCols)*gk.TileCols)/int64(g.Cover) >= area {
 		return true
 	}
 	tiles := int64((m+gk.TileRows-1)/gk.TileRows) * int64((n+gk.TileCols-1)/gk.TileCols)

@@ -80,32 +80,26 @@ inline int min(int a, int b) { return a < b ? a : b; }
 inline long long min(long long a, long long b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }
 
-// deepk's cp.async helpers, replaced by synchronous copies (zero-fill when invalid).
-#define TG_DK_HELPERS
-static inline void tg_dk_cp16(float* s, const float* g, bool ok)
-{
-    for (int i = 0; i < 4; i++) s[i] = ok ? g[i] : 0.0f;
-}
-static inline void tg_dk_cp4(float* s, const float* g, bool ok) { *s = ok ? *g : 0.0f; }
-static inline void tg_dk_commit() {}
-template <int N> static inline void tg_dk_wait() {}
-
 // tilegen/cp_async.cuh (the pipelined kernels' copies: streamk), replaced by synchronous copies
 // (zero-fill when invalid); the generated source's own definitions are skipped by its guard.
 #define TILEGEN_CP_ASYNC_CUH
 namespace tg {
-inline void cp_async16(float* s, const float* g)
-{
-    for (int i = 0; i < 4; i++) s[i] = g[i];
-}
 inline void cp_async16_zfill(float* s, const float* g, bool ok)
 {
     for (int i = 0; i < 4; i++) s[i] = ok ? g[i] : 0.0f;
 }
+inline void cp_async16(float* s, const float* g) { cp_async16_zfill(s, g, true); }
 inline void cp_async4_zfill(float* s, const float* g, bool ok) { *s = ok ? *g : 0.0f; }
 inline void cp_async_commit() {}
 template <int N> inline void cp_async_wait() {}
 } // namespace tg
+
+// deepk's own cp.async helpers: the same synchronous copies.
+#define TG_DK_HELPERS
+static inline void tg_dk_cp16(float* s, const float* g, bool ok) { tg::cp_async16_zfill(s, g, ok); }
+static inline void tg_dk_cp4(float* s, const float* g, bool ok) { tg::cp_async4_zfill(s, g, ok); }
+static inline void tg_dk_commit() {}
+template <int N> static inline void tg_dk_wait() {}
 
 // emu_pool runs a kernel block by block on T persistent threads.
 struct emu_pool {
