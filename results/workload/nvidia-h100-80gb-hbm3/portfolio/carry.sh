@@ -13,7 +13,11 @@ carry_pack() { # name
   tar czf $OUT/$n.tgz -C $OUT $n $n.log && rm -rf $OUT/$n $OUT/$n.log
 }
 carry_tune() { # name shapes-file variants seconds: an exhaustive tune of the variants on the shapes,
-  # timed against cuBLAS with the shapes' op, its cache resumed, then packed
+  # timed against cuBLAS with the shapes' op, its cache resumed, then packed; with RESUME=<carry
+  # folder>, the cache a cut-short run packed there (<name>/cache.jsonl.gz) is where it starts
+  if [ -n "${RESUME:-}" ] && [ -f $RESUME/$1/cache.jsonl.gz ] && [ ! -f $OUT/$1/cache.jsonl ]; then
+    mkdir -p $OUT/$1 && gzip -dc $RESUME/$1/cache.jsonl.gz > $OUT/$1/cache.jsonl
+  fi
   timeout $4 $T/runner tune --shapes-file $2 --variants "$3" \
     --rank-rounds 1 --min-time 10ms --reps 10 --warmup 2 --shared-inputs-above 1e9 --progress plain --worker $T/tilegen-worker \
     --cache $OUT/$1/cache.jsonl --out $OUT/$1 > $OUT/$1.log 2>&1
