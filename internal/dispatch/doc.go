@@ -142,4 +142,11 @@
 // shape's ratio from its measurements for the variant that rule launches there. The rule fitted on
 // every shape gives the ratio the export delivers on the corpus itself. Summary renders both, per
 // shape and in total, as `runner workload` writes them (summary.json).
+//
+// Tried and not kept (H100 NN corpus, `runner workload` over the README's export results, held out
+// 1.0796, min 0.604, 51 below 0.9×, 2026-12-08): fitting the smoother on risk-adjusted targets, log r
+// + min(0, log r − log a) (the objective's shortfall term, a = 0.9, 0.8, 0.6, or three times it at
+// 0.9), held out 1.069-1.076 with a minimum down to 0.109 (the leave-one-out then picks other
+// hyperparameters); vouching for a candidate in a regime class only when it was timed on two or
+// three of the class's training shapes instead of one, 1.0796 / 1.0785.
 package dispatch
